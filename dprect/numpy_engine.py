@@ -1,15 +1,44 @@
 """The in-memory engine: positives as numpy columns, the remaining set as a boolean mask.
 
-A round costs O(n): one masked column read and one ``np.partition`` (introselect) that
-places the ranks [stop − size, stop) — no full sort. A cut is one vectorised comparison.
+A round costs O(n) and touches one column. ``window`` answers a small rank range (the
+usual case: N_t ≪ remaining rows) without copying or partitioning the whole column: a
+fixed strided sample of the column (no randomness is drawn) suggests a threshold t; the
+remaining values at or beyond t form an *upper set* of the order from ``side``, so when it
+holds at least ``stop`` values its first ``stop`` ranks are exactly those of the whole
+remaining set, and only that small set is partitioned (introselect). When the guess holds
+too few values (adversarial layouts) the engine falls back to partitioning every remaining
+value. Either way the returned multiset is the same, so the output never depends on the
+path. A cut is one vectorised comparison into a reused scratch mask.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from dprect.domains import Domain, Side
 from dprect.errors import InputDataError
+
+_SAMPLE_SIZE = 1 << 14  # strided sample that suggests the threshold
+_MIN_FAST_ROWS = 1 << 16  # below this a full partition is already cheap
+
+
+def _ranks(values: np.ndarray, side: Side, first: int, last: int, *, inplace: bool
+           ) -> np.ndarray:
+    """Values at ranks [first, last) of ``values`` ordered from ``side`` (any order)."""
+    n = len(values)
+    if side == "lo":
+        lo, hi = first, last - 1
+    else:  # rank r from the top is ascending index n - 1 - r
+        lo, hi = n - last, n - 1 - first
+    kth = (lo, hi) if lo != hi else lo
+    if inplace:
+        values.partition(kth)
+        part = values
+    else:
+        part = np.partition(values, kth)
+    return part[lo:hi + 1].copy()
 
 
 class NumpyEngine:
@@ -23,6 +52,8 @@ class NumpyEngine:
             raise InputDataError("all feature columns must have the same length")
         self._columns = [np.ascontiguousarray(c) for c in columns]
         self._remaining = np.ones(n, dtype=bool)
+        self._scratch: np.ndarray | None = None  # reused boolean buffer of length n
+        self._count = n  # number of remaining rows
         self._all = True  # fast path while nothing has been cut
 
     @classmethod
@@ -38,21 +69,54 @@ class NumpyEngine:
         col = self._columns[axis]
         return col if self._all else col[self._remaining]
 
+    def _buffer(self) -> np.ndarray:
+        if self._scratch is None:
+            self._scratch = np.empty(len(self._remaining), dtype=bool)
+        return self._scratch
+
+    def _upper_set(self, axis: int, side: Side, stop: int) -> np.ndarray | None:
+        """The remaining values at or beyond a guessed threshold, if at least ``stop``.
+
+        The set is closed upwards in the order from ``side`` (every remaining value at or
+        beyond t, ties included), so its first ``stop`` ranks equal the full set's.
+        Returns None when the guess is useless (too few values, or no saving).
+        """
+        col = self._columns[axis]
+        step = max(1, len(col) // _SAMPLE_SIZE)
+        sample = col[::step] if self._all else col[::step][self._remaining[::step]]
+        expected = stop * len(sample) / self._count  # sample points expected in the prefix
+        k = math.ceil(expected + 4 * math.sqrt(expected) + 16)
+        if k >= len(sample):
+            return None
+        hit = self._buffer()
+        if side == "hi":
+            np.greater_equal(col, np.partition(sample, len(sample) - k)[len(sample) - k],
+                             out=hit)
+        else:
+            np.less_equal(col, np.partition(sample, k - 1)[k - 1], out=hit)
+        if not self._all:
+            np.logical_and(hit, self._remaining, out=hit)
+        found = col[hit]
+        return found if len(found) >= stop else None
+
     def window(self, axis: int, side: Side, stop: int, size: int) -> np.ndarray:
-        col = self._column(axis)
-        n = len(col)
+        n = self._count
         first, last = max(0, stop - size), min(stop, n)  # ranks [first, last) from `side`
         if last <= first:
-            return col[:0].copy()
-        if side == "lo":
-            lo, hi = first, last - 1
-        else:  # rank r from the top is ascending index n - 1 - r
-            lo, hi = n - last, n - 1 - first
-        part = np.partition(col, (lo, hi)) if lo != hi else np.partition(col, lo)
-        return part[lo:hi + 1].copy()
+            return self._columns[axis][:0].copy()
+        if n >= _MIN_FAST_ROWS and 2 * last <= n:
+            found = self._upper_set(axis, side, last)
+            if found is not None:
+                return _ranks(found, side, first, last, inplace=True)
+        return _ranks(self._column(axis), side, first, last, inplace=not self._all)
 
     def cut(self, axis: int, side: Side, threshold: int | float) -> None:
         col = self._columns[axis]
-        keep = col < threshold if side == "hi" else col > threshold
-        self._remaining &= keep
+        keep = self._buffer()
+        if side == "hi":
+            np.less(col, threshold, out=keep)
+        else:
+            np.greater(col, threshold, out=keep)
+        np.logical_and(self._remaining, keep, out=self._remaining)
+        self._count = int(np.count_nonzero(self._remaining))
         self._all = False

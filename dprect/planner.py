@@ -189,22 +189,54 @@ def _refined_guarantee(eps: float, k: int, kind: str, delta2: float, q: float, r
     return refined_azuma(eps, k=k, q=q, rounds=rounds, delta2=delta2)
 
 
-def _rounds_with(order: list[tuple[int, Side]], domains: list[Domain], eps: float,
-                 ip_beta: float, make_law) -> tuple[RoundPlan, ...]:
-    sizes: dict[int, int] = {}
-    out = []
+_SizeLaws = dict[int, tuple[int, MarginLaw | None]]  # grid size m -> (Δ, law)
+
+
+def _size_laws(order: list[tuple[int, Side]], domains: list[Domain], eps: float,
+               ip_beta: float, make_law) -> _SizeLaws:
+    """Δ and the margin law of every distinct grid size (they depend on nothing else)."""
+    per_size: _SizeLaws = {}
+    for axis, _side in order:
+        m = domains[axis].size
+        if m not in per_size:
+            size = interior_point_size(eps, ip_beta, m)
+            per_size[m] = (size, make_law(size))
+    return per_size
+
+
+def _build_rounds(order: list[tuple[int, Side]], domains: list[Domain], per_size: _SizeLaws
+                  ) -> tuple[RoundPlan, ...]:
+    """The rounds; rounds on equal grid sizes share one (immutable) law."""
+    rounds = []
     for axis, side in order:
         m = domains[axis].size
-        if m not in sizes:
-            sizes[m] = interior_point_size(eps, ip_beta, m)
-        out.append(RoundPlan(axis, side, m, sizes[m], make_law(sizes[m])))
-    return tuple(out)
+        size, law = per_size[m]
+        rounds.append(RoundPlan(axis, side, m, size, law))
+    return tuple(rounds)
+
+
+def _rounds_with(order: list[tuple[int, Side]], domains: list[Domain], eps: float,
+                 ip_beta: float, make_law) -> tuple[RoundPlan, ...]:
+    return _build_rounds(order, domains, _size_laws(order, domains, eps, ip_beta, make_law))
+
+
+def _predicted_from(order: list[tuple[int, Side]], domains: list[Domain], per_size: _SizeLaws
+                    ) -> float:
+    """What ``MethodPlan.predicted_misclassified`` of these rounds returns (same values,
+    same order, hence the same float), without building the rounds."""
+    value = {m: RoundPlan(0, "hi", m, size, law).predicted_misclassified
+             for m, (size, law) in per_size.items()}
+    return float(sum([value[domains[axis].size] for axis, _side in order]))
 
 
 def _plan_refined(eps_t: float, delta_t: float, domains: list[Domain],
                   order: list[tuple[int, Side]], ip_beta: float, margin_law: str) -> MethodPlan:
+    """Best refined-accounting plan over the staircase ratios (or the paper's law).
+
+    Only a candidate that beats the best prediction so far is materialised as a plan."""
     rounds = len(order)
     best: MethodPlan | None = None
+    best_predicted = math.inf
     if margin_law == "staircase":
         candidates: list[Fraction | None] = list(RHO_GRID)
     else:
@@ -216,9 +248,9 @@ def _plan_refined(eps_t: float, delta_t: float, domains: list[Domain],
                 q = rho_val * (1 - ip_beta)
                 eps, k, kind, d2 = _best_refined_epsilon(eps_t, delta_t, q, rounds)
                 eps *= _SHRINK
-                rs = _rounds_with(order, domains, eps, ip_beta,
-                                  lambda size: LaplaceLaw(size, ip_beta))
-                law_rho = min(r.law.rho for r in rs)  # type: ignore[union-attr]
+                per_size = _size_laws(order, domains, eps, ip_beta,
+                                      lambda size: LaplaceLaw(size, ip_beta))
+                law_rho = min(law.rho for _, law in per_size.values())  # type: ignore[union-attr]
                 if law_rho >= rho_val:
                     break
                 rho_val = law_rho
@@ -228,23 +260,25 @@ def _plan_refined(eps_t: float, delta_t: float, domains: list[Domain],
             q = rho_val * (1 - ip_beta)
             eps, k, kind, d2 = _best_refined_epsilon(eps_t, delta_t, q, rounds)
             eps *= _SHRINK
-            rs = _rounds_with(order, domains, eps, ip_beta,
-                              lambda size, rho=rho: StaircaseLaw(size, rho))
+            per_size = _size_laws(order, domains, eps, ip_beta,
+                                  lambda size, rho=rho: StaircaseLaw(size, rho))
             rho_txt = str(rho)
         # q from the IP's actual failure bound (≤ the target) can only be larger: safe.
         guarantee = _refined_guarantee(eps, k, kind, d2, q, rounds)
         if guarantee.epsilon > eps_t * (1 + 1e-12) or guarantee.delta > delta_t * (1 + 1e-12):
             raise AssertionError("planner produced a guarantee above the budget")
-        plan = MethodPlan(
+        predicted = _predicted_from(order, domains, per_size)
+        if best is not None and not predicted < best_predicted:
+            continue
+        best_predicted = predicted
+        best = MethodPlan(
             method="randmargins", accounting="refined", ip_epsilon=eps, ip_beta=ip_beta,
-            rounds=rs, guarantee=guarantee,
+            rounds=_build_rounds(order, domains, per_size), guarantee=guarantee,
             details={"margin_law": margin_law, "rho": rho_txt, "k": k, "bound_kind": kind,
                      "delta_split": {"escape": escape_probability(q, k, rounds),
                                      "azuma": d2 if kind == "azuma" else 0.0},
                      "shape_rounds": rounds},
         )
-        if best is None or plan.predicted_misclassified < best.predicted_misclassified:
-            best = plan
     assert best is not None
     return best
 
