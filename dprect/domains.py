@@ -11,7 +11,7 @@ Three domains:
 * :class:`IntegerRange` ``(lower, upper)`` — one grid point per integer; x ↦ ⌊x⌋ − lower,
   clamped. Index i ↦ the integer lower + i.
 * :class:`FloatOrder` — every float64 (±inf included, NaN excluded) through an
-  order-preserving 64-bit key: no bounds at all, m = 2^64 − 2^53 + 1 ≈ 2^64 (design note
+  order-preserving 64-bit key: no bounds at all, m = 2^64 − 2^53 + 2 ≈ 2^64 (every non-NaN bit pattern) (design note
   §1: it costs ln(2^64) ≈ 44 in Δ instead of ln m). −0.0 is read as +0.0.
 
 Engines see *sort values*: the representation an engine sorts and filters on. For
@@ -102,6 +102,11 @@ class Grid(Domain):
         self.width = (self.upper - self.lower) / self.size
         if not self.width > 0 or not math.isfinite(self.width):
             raise ParameterError(f"grid [{lower}, {upper}] with {size} bins has no usable width")
+        resolution = math.ulp(max(abs(self.lower), abs(self.upper)))
+        if self.width < 4 * resolution:
+            raise ParameterError(
+                f"grid [{lower}, {upper}] with {size} bins is finer than float64 resolution "
+                f"there (bin width {self.width:.3g} < 4 x {resolution:.3g}); use fewer bins")
 
     def encode(self, x: np.ndarray) -> np.ndarray:
         # Spark engine mirrors this exactly: floor(least(greatest((x-lower)/w, 0), size-1)).

@@ -1,0 +1,151 @@
+"""RandMargins, the composition baseline and the bounding box on synthetic data."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dprect import FloatOrder, Grid, IntegerRange, RandomSource, nonprivate_bounding_box, plan
+from dprect.algorithms import run_composition, run_randmargins
+from dprect.numpy_engine import NumpyEngine
+
+
+def quiet_rng(seed):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return RandomSource(seed=seed)
+
+
+def synthetic(seed, n, d, positive_rate=0.3):
+    """Uniform rows in [0, 1]^d; positives = inside a random true box (continuous: no ties)."""
+    gen = np.random.default_rng(seed)
+    side = positive_rate ** (1 / d)
+    lo = gen.uniform(0, 1 - side, d)
+    hi = lo + side
+    X = gen.uniform(0, 1, (n, d))
+    y = ((X >= lo) & (X <= hi)).all(axis=1)
+    return X, y, lo, hi
+
+
+def run(method, X_pos, domains, seed, eps=1.0, delta=1e-6, beta=1e-4, **kw):
+    p = plan(epsilon=eps, delta=delta, domains=domains, beta=beta, method=method, **kw).chosen
+    engine = NumpyEngine.from_features(X_pos, domains)
+    trace = []
+    runner = run_randmargins if method == "randmargins" else run_composition
+    rect = runner(engine, domains, p, quiet_rng(seed), trace=trace)
+    return rect, trace, p
+
+
+def index_box(domains, X_pos):
+    idx = np.column_stack([d.to_index(d.encode(X_pos[:, j])) for j, d in enumerate(domains)])
+    return idx
+
+
+@pytest.mark.parametrize("method", ["randmargins", "composition"])
+@pytest.mark.parametrize("d,domain", [(1, Grid(0, 1, 2**32)), (3, Grid(0, 1, 2**32)),
+                                      (6, FloatOrder())])
+def test_rectangle_inside_truth_and_error_bounded(method, d, domain):
+    domains = [domain] * d
+    for seed in range(6):
+        X, y, _, _ = synthetic(seed, 60_000, d)
+        X_pos = X[y]
+        rect, trace, p = run(method, X_pos, domains, seed)
+        assert len(trace) == 2 * d
+        if any(t.failed for t in trace):
+            continue
+        idx = index_box(domains, X_pos)
+        lo, hi = np.array(rect.lo, dtype=object), np.array(rect.hi, dtype=object)
+        # inside the positives' bounding box (hence inside the true rectangle), per axis
+        for j in range(d):
+            assert int(idx[:, j].min()) <= rect.lo[j] or rect.lo[j] > rect.hi[j]
+            assert rect.hi[j] <= int(idx[:, j].max()) or rect.lo[j] > rect.hi[j]
+        inside = np.ones(len(X_pos), dtype=bool)
+        for j in range(d):
+            inside &= (idx[:, j] >= np.uint64(lo[j])) & (idx[:, j] <= np.uint64(hi[j]))
+        missed = int((~inside).sum())
+        assert missed <= sum(t.block_size - 1 for t in trace)
+        for t, r in zip(trace, p.rounds, strict=True):
+            assert t.block_size >= r.ip_size
+
+
+def test_randmargins_beats_its_bound_and_prediction_is_right_order():
+    X, y, _, _ = synthetic(1, 400_000, 4)
+    X_pos = X[y]
+    domains = [Grid(0, 1, 2**32)] * 4
+    misses = []
+    for seed in range(5):
+        rect, trace, p = run("randmargins", X_pos, domains, seed)
+        idx = index_box(domains, X_pos)
+        inside = np.ones(len(X_pos), dtype=bool)
+        for j in range(4):
+            inside &= (idx[:, j] >= np.uint64(rect.lo[j])) & (idx[:, j] <= np.uint64(rect.hi[j]))
+        misses.append(int((~inside).sum()))
+    predicted = p.predicted_misclassified
+    assert 0.5 * predicted < np.mean(misses) < 1.5 * predicted
+
+
+def test_remaining_set_runs_dry_gives_a_rectangle_not_an_error():
+    X = np.array([[0.5, 0.5], [0.51, 0.49]])
+    domains = [Grid(0, 1, 1024)] * 2
+    rect, trace, _ = run("randmargins", X, domains, 0)
+    assert all(t.real_points <= 2 for t in trace)
+    assert any(t.real_points == 0 for t in trace)  # later rounds see only pads
+
+
+def test_no_positives_gives_an_empty_rectangle():
+    X = np.empty((0, 3))
+    domains = [IntegerRange(0, 99)] * 3
+    for method in ("randmargins", "composition"):
+        rect, _, _ = run(method, X, domains, 0)
+        assert any(lo > hi for lo, hi in zip(rect.lo, rect.hi, strict=True))
+
+
+def test_origin_shape_keeps_lower_bounds_at_grid_start():
+    X, y, _, _ = synthetic(2, 20_000, 3)
+    domains = [Grid(0, 1, 2**20)] * 3
+    rect, trace, _ = run("randmargins", X[y], domains, 0, shape="origin")
+    assert rect.lo == (0, 0, 0) and [t.side for t in trace] == ["hi"] * 3
+
+
+def test_same_seed_same_rectangle_different_seed_different():
+    X, y, _, _ = synthetic(3, 30_000, 2)
+    domains = [FloatOrder()] * 2
+    a, _, _ = run("randmargins", X[y], domains, 7)
+    b, _, _ = run("randmargins", X[y], domains, 7)
+    c, _, _ = run("randmargins", X[y], domains, 8)
+    assert a == b and a != c
+
+
+def test_nonprivate_bounding_box_is_exact():
+    X, y, _, _ = synthetic(4, 10_000, 3)
+    res = nonprivate_bounding_box(X, y, grid=FloatOrder())
+    assert res.privacy is None and "NON-PRIVATE" in res.to_json()["warning"]
+    assert np.allclose(res.lower, X[y].min(axis=0)) and np.allclose(res.upper, X[y].max(axis=0))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(0, 15), min_size=0, max_size=60), st.integers(1, 200),
+       st.integers(1, 30), st.sampled_from(["hi", "lo"]))
+def test_numpy_engine_window_is_the_sorted_slice(vals, stop, size, side):
+    col = np.array(vals, dtype=np.int64)
+    eng = NumpyEngine([col])
+    ordered = np.sort(col)[::-1] if side == "hi" else np.sort(col)
+    expected = sorted(ordered[max(0, stop - size):stop].tolist())
+    assert sorted(eng.window(0, side, stop, size).tolist()) == expected
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 9), st.integers(0, 9)), min_size=1, max_size=40),
+       st.integers(0, 9), st.sampled_from(["hi", "lo"]), st.integers(0, 1))
+def test_numpy_engine_cut_is_row_local(rows, t, side, axis):
+    arr = np.array(rows, dtype=np.int64)
+    eng = NumpyEngine([arr[:, 0], arr[:, 1]])
+    eng.cut(axis, side, t)
+    keep = arr[:, axis] < t if side == "hi" else arr[:, axis] > t
+    other = 1 - axis
+    expected = sorted(arr[keep, other].tolist())
+    assert sorted(eng.window(other, "lo", len(rows), len(rows)).tolist()) == expected

@@ -1,0 +1,121 @@
+"""Domains: grid round trips, clamping, the float-order key, --grid parsing."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from dprect import FloatOrder, Grid, IntegerRange, ParameterError, parse_grid_spec
+from dprect.domains import domain_from_json, parse_domain
+
+
+def test_grid_bins_and_clamping():
+    g = Grid(0.0, 10.0, 10)
+    x = np.array([-5.0, 0.0, 0.99, 1.0, 5.5, 9.999, 10.0, 1e300, -1e300])
+    assert g.encode(x).tolist() == [0, 0, 0, 1, 5, 9, 9, 9, 0]
+
+
+@settings(max_examples=200, deadline=None)
+@given(lower=st.floats(-1e6, 1e6), span=st.floats(1e-3, 1e6), size=st.integers(2, 2**40),
+       frac=st.floats(0, 1))
+def test_grid_round_trip(lower, span, size, frac):
+    """index → bin → a value inside the bin → the same index; bins tile [lower, upper]."""
+    assume(span / size >= 4 * math.ulp(abs(lower) + span))
+    g = Grid(lower, lower + span, size)
+    i = min(size - 1, int(frac * size))
+    lo, hi = g.lower_value(i), g.upper_value(i)
+    assert lo <= hi
+    mid = lo + (hi - lo) / 2
+    assert int(g.encode(np.array([mid]))[0]) in (i - 1, i, i + 1)  # float rounding at edges
+    assert g.lower_value(0) == g.lower and math.isclose(g.upper_value(size - 1), g.upper)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(-1e9, 1e9), min_size=2, max_size=50))
+def test_grid_encoding_is_monotone(xs):
+    g = Grid(-1e8, 1e8, 2**30)
+    xs = np.sort(np.array(xs))
+    assert (np.diff(g.encode(xs)) >= 0).all()
+
+
+def test_integer_range():
+    r = IntegerRange(-3, 4)
+    assert r.size == 8
+    assert r.encode(np.array([-10.0, -3.0, 0.0, 0.7, 4.0, 99.0])).tolist() == [0, 0, 3, 3, 7, 7]
+    assert [r.lower_value(i) for i in (0, 3, 7)] == [-3.0, 0.0, 4.0]
+    assert [r.upper_value(i) for i in (0, 3, 7)] == [-3.0, 0.0, 4.0]
+
+
+def test_float_order_key_orders_every_float():
+    special = [-math.inf, -1e308, -1.0, -5e-324, 0.0, 5e-324, 1e-300, 1.0, 2.0, 1e308, math.inf]
+    fo = FloatOrder()
+    idx = fo.to_index(fo.encode(np.array(special)))
+    assert all(int(a) < int(b) for a, b in zip(idx[:-1], idx[1:], strict=True))
+    assert int(idx[0]) == 0 and int(idx[-1]) == fo.size - 1
+    assert fo.size == 2**64 - 2**53 + 2  # every non-NaN bit pattern, -0.0 included
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.floats(allow_nan=False))
+def test_float_order_round_trip(x):
+    fo = FloatOrder()
+    i = int(fo.to_index(fo.encode(np.array([x])))[0])
+    assert i == fo.index_of(x)
+    back = fo.float_at(i)
+    assert back == x and (x != 0.0 or math.copysign(1, back) == 1.0)  # -0.0 reads as +0.0
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.floats(allow_nan=False), min_size=1, max_size=30),
+       st.integers(0, 2**64 - 2**53), st.sampled_from(["hi", "lo"]))
+def test_float_order_cut_threshold_matches_index_comparison(xs, p, side):
+    """An engine's float comparison with cut_threshold equals the grid-index comparison,
+    including the -0.0 grid point, which no data value has."""
+    fo = FloatOrder()
+    neg_zero = fo.index_of(0.0) - 1  # the grid point of -0.0
+    for index in (p, neg_zero):
+        vals = fo.encode(np.array(xs))
+        idx = fo.to_index(vals)
+        t = fo.cut_threshold(index, side)
+        by_float = vals >= t if side == "hi" else vals <= t
+        by_index = idx >= np.uint64(index) if side == "hi" else idx <= np.uint64(index)
+        assert (by_float == by_index).all()
+
+
+@pytest.mark.parametrize("bad", [(1.0, 1.0, 10), (2.0, 1.0, 10), (0.0, 1.0, 1), (0.0, 1.0, 0),
+                                 (0.0, math.inf, 10), (math.nan, 1.0, 10), (0.0, 1.0, 2.5),
+                                 (131072.0, 131072.001, 86978756)])
+def test_bad_grid_raises_naming_it(bad):
+    with pytest.raises(ParameterError, match="grid"):
+        Grid(*bad)
+
+
+def test_bad_integer_range():
+    with pytest.raises(ParameterError, match="integer range"):
+        IntegerRange(5, 5)
+    with pytest.raises(ParameterError, match="integer range"):
+        IntegerRange(0.5, 3)  # type: ignore[arg-type]
+
+
+def test_parse_grid_spec():
+    assert parse_grid_spec(None, ["a", "b"]) == [FloatOrder(), FloatOrder()]
+    assert parse_grid_spec("0:1:100", ["a", "b"]) == [Grid(0, 1, 100)] * 2
+    doms = parse_grid_spec("b=int:0:9, a=float", ["a", "b"])
+    assert doms == [FloatOrder(), IntegerRange(0, 9)]
+    assert parse_domain("-1.5:2.5:1e6") == Grid(-1.5, 2.5, 10**6)
+    for d in (Grid(0, 1, 7), IntegerRange(-2, 2), FloatOrder()):
+        assert domain_from_json(d.to_json()) == d
+
+
+@pytest.mark.parametrize("spec,match", [
+    ("0:1", "cannot read grid"), ("a=0:1:10", "no domain for feature"),
+    ("a=0:1:10,a=0:1:10,b=float", "twice"), ("c=float,a=float,b=float", "not one of"),
+    ("1:0:10", "lower must be < upper"), ("0:1:1", "size"), ("x:y:z", "cannot read grid"),
+])
+def test_parse_grid_spec_errors(spec, match):
+    with pytest.raises(ParameterError, match=match):
+        parse_grid_spec(spec, ["a", "b"])
