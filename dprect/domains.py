@@ -11,8 +11,9 @@ Three domains:
 * :class:`IntegerRange` ``(lower, upper)`` — one grid point per integer; x ↦ ⌊x⌋ − lower,
   clamped. Index i ↦ the integer lower + i.
 * :class:`FloatOrder` — every float64 (±inf included, NaN excluded) through an
-  order-preserving 64-bit key: no bounds at all, m = 2^64 − 2^53 + 2 ≈ 2^64 (every non-NaN bit pattern) (design note
-  §1: it costs ln(2^64) ≈ 44 in Δ instead of ln m). −0.0 is read as +0.0.
+  order-preserving 64-bit key: no bounds at all, m = 2^64 − 2^53 + 2 ≈ 2^64 (every
+  non-NaN bit pattern; design note §1: it costs ln(2^64) ≈ 44 in Δ instead of ln m).
+  −0.0 is read as +0.0.
 
 Engines see *sort values*: the representation an engine sorts and filters on. For
 :class:`Grid`/:class:`IntegerRange` these are the int64 grid indices themselves; for

@@ -78,7 +78,7 @@ def test_randmargins_beats_its_bound_and_prediction_is_right_order():
     domains = [Grid(0, 1, 2**32)] * 4
     misses = []
     for seed in range(5):
-        rect, trace, p = run("randmargins", X_pos, domains, seed)
+        rect, _, p = run("randmargins", X_pos, domains, seed)
         idx = index_box(domains, X_pos)
         inside = np.ones(len(X_pos), dtype=bool)
         for j in range(4):
@@ -91,7 +91,7 @@ def test_randmargins_beats_its_bound_and_prediction_is_right_order():
 def test_remaining_set_runs_dry_gives_a_rectangle_not_an_error():
     X = np.array([[0.5, 0.5], [0.51, 0.49]])
     domains = [Grid(0, 1, 1024)] * 2
-    rect, trace, _ = run("randmargins", X, domains, 0)
+    _, trace, _ = run("randmargins", X, domains, 0)
     assert all(t.real_points <= 2 for t in trace)
     assert any(t.real_points == 0 for t in trace)  # later rounds see only pads
 

@@ -80,7 +80,7 @@ def test_same_seed_same_result(data):
 
 
 def test_float_order_infinite_bounds_serialise(data):
-    X, y = data
+    X, _ = data
     r = quiet_fit(X, np.zeros(len(X), dtype=int), epsilon=1.0, delta=1e-6, seed=4,
                   grid=FloatOrder())
     js = json.loads(r.to_json_string())  # strict JSON even when a bound is ±inf

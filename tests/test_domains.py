@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -54,7 +55,7 @@ def test_float_order_key_orders_every_float():
     special = [-math.inf, -1e308, -1.0, -5e-324, 0.0, 5e-324, 1e-300, 1.0, 2.0, 1e308, math.inf]
     fo = FloatOrder()
     idx = fo.to_index(fo.encode(np.array(special)))
-    assert all(int(a) < int(b) for a, b in zip(idx[:-1], idx[1:], strict=True))
+    assert all(int(a) < int(b) for a, b in itertools.pairwise(idx))
     assert int(idx[0]) == 0 and int(idx[-1]) == fo.size - 1
     assert fo.size == 2**64 - 2**53 + 2  # every non-NaN bit pattern, -0.0 included
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import warnings
 from fractions import Fraction
@@ -79,10 +80,10 @@ def test_laplace_sampler_matches_law_with_power(rng):
     assert draws.min() >= law.size
     edges = list(range(law.size, law.mu + 40, 3))
     def cell_probs(lw):
-        p = [lw.tail(a) - lw.tail(b) for a, b in zip(edges[:-1], edges[1:], strict=True)]
+        p = [lw.tail(a) - lw.tail(b) for a, b in itertools.pairwise(edges)]
         return np.array([*p, lw.tail(edges[-1])])
     obs = np.array([((draws >= a) & (draws < b)).sum()
-                    for a, b in zip(edges[:-1], edges[1:], strict=True)]
+                    for a, b in itertools.pairwise(edges)]
                    + [(draws >= edges[-1]).sum()])
     assert chisquare(obs, cell_probs(law) * n).pvalue > 1e-3
     wrong = LaplaceLaw(4, 0.2)

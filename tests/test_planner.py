@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from dprect import FloatOrder, Grid, IntegerRange, ParameterError, plan
@@ -18,7 +20,7 @@ def test_prediction_falls_as_epsilon_grows(d):
         for m in preds:
             preds[m].append(p.candidates[m].predicted_misclassified)
     for series in preds.values():
-        assert all(a > b for a, b in zip(series, series[1:], strict=False))
+        assert all(a > b for a, b in itertools.pairwise(series))
 
 
 @pytest.mark.parametrize("d", [1, 2, 16, 64, 256])
