@@ -1,0 +1,383 @@
+"""Empirical privacy audit: Clopper–Pearson lower bounds on ε beside the reported ε.
+
+Every audit runs a mechanism many times on two neighbouring inputs and hands the outputs
+to :func:`dprect.audit.audit_samples` (held-out event selection, Clopper–Pearson bounds,
+stated confidence). A lower bound above the reported ε refutes the report (up to the
+confidence level); a bound below it is consistent with it (an audit can never prove
+privacy). Mechanisms run through dprect itself (NumpyEngine + ``run_plan``) with
+hand-built plans on tiny grids, so that a run is cheap and the per-round ε is large
+enough for the audit to be sharp. The reported ε is always the accountant's value for the
+plan that was run (refined theorem, or basic composition).
+
+Audits (``S'`` = ``S`` plus one point x' for add/remove; ``v``/``w`` for replace-one):
+
+* ``ip`` — the interior point alone, replace-one: v = (0, 1^{Δ−1}) vs w = (1^Δ) on the grid
+  {0, 1}; Δ is chosen before sampling, from the exact output law, to maximise the
+  expected bound. Broken variant: the IP runs at 2ε while ε is reported.
+* ``margin-boundary`` — RandMargins, one round (origin shape, d = 1), S = Δ−1 points at 1,
+  x' = 1: when N_t = Δ the neighbour sits exactly at the boundary of the window D_t, and
+  D_t, D'_t are the IP pair above. Broken variant: its IP runs at 2ε while the
+  accountant reports the ε plan.
+* ``domino`` — the paper's §1.2 failure mode: S = ∅, x' = (1, …, 1) on {0, 1}^d, Δ = 2,
+  origin shape (R = d rounds). Correct RandMargins removes x' after one round
+  (non-strict cut), so the loss does not grow with d. Broken variant: a strict cut
+  (remove y_j > p_t), under which x' survives every round that outputs 1 and keeps
+  paying. The composition baseline on the same neighbours pays every round.
+* ``no-pads`` — S = ∅, x' = m − 1 on a grid of m = 1024, one round; the audit observes
+  whether the upper bound sits on the pad end (index 0). Broken variant: RandMargins
+  without pad points (D_t = the real points only; a round with none left outputs its pad
+  end without an IP call), which makes an empty dataset's output deterministic.
+
+Writes ``privacy_audit.json`` and ``privacy_audit.png`` (docs/figures/ by default,
+benchmarks/output/ with ``--quick``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Callable, Hashable
+from dataclasses import asdict, dataclass, replace
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from evidence_common import Stopwatch, machine_info, output_dir, seeded_runs_allowed, write_json
+
+from dprect.accounting import Guarantee, composition_pure, refined_best
+from dprect.api import run_plan
+from dprect.audit import audit_samples, clopper_pearson
+from dprect.domains import Domain, IntegerRange
+from dprect.interior_point import (
+    interior_point,
+    interior_point_failure_bound,
+    interior_point_pieces,
+)
+from dprect.margins import StaircaseLaw
+from dprect.numpy_engine import NumpyEngine
+from dprect.planner import MethodPlan, Plan, RoundPlan
+from dprect.randomness import RandomSource
+
+
+@dataclass(frozen=True)
+class Setup:
+    """Sample sizes and parameters of one audit run (recorded in the JSON)."""
+
+    ip_epsilons: tuple[float, ...] = (0.5, 1.0, 2.0)
+    ip_samples: int = 100_000
+    run_samples: int = 20_000
+    boundary_epsilon: float = 1.0
+    domino_dims: tuple[int, ...] = (1, 2, 3)
+    domino_epsilon: float = 2.0
+    no_pads_epsilon: float = 2.0
+    target_delta: float = 1e-6
+    confidence: float = 0.95
+    seed: int = 20261122
+
+
+QUICK = Setup(ip_epsilons=(1.0,), ip_samples=20_000, run_samples=4_000, domino_dims=(2,))
+Outcome = Hashable
+Sampler = Callable[[RandomSource], Outcome]
+
+
+# -- the audit itself --------------------------------------------------------------------
+def audit(name: str, variant: str, reported: Guarantee, neighbouring: str,
+          sample_a: Sampler, sample_b: Sampler, n: int, setup: Setup, key: int,
+          exact_epsilon: float | None = None, params: dict[str, Any] | None = None
+          ) -> dict[str, Any]:
+    """Draw n outputs on each neighbour and bound ε from below."""
+    clock = Stopwatch()
+    rng_a = RandomSource(seed=setup.seed * 1000 + 2 * key)
+    rng_b = RandomSource(seed=setup.seed * 1000 + 2 * key + 1)
+    outs_a = [sample_a(rng_a) for _ in range(n)]
+    outs_b = [sample_b(rng_b) for _ in range(n)]
+    res = audit_samples(outs_a, outs_b, delta=reported.delta, confidence=setup.confidence)
+    return {
+        "audit": name, "variant": variant, "neighbouring": neighbouring,
+        "reported_epsilon": reported.epsilon, "reported_delta": reported.delta,
+        "reported_bound": reported.bound, "epsilon_lower_bound": res.epsilon_lower,
+        "refutes_report": res.epsilon_lower > reported.epsilon,
+        "exact_epsilon": exact_epsilon, "confidence": res.confidence,
+        "samples_per_side": n, "event_size": len(res.event), "direction": res.direction,
+        "event_counts": [res.count_a, res.count_b], "evaluation_samples": [res.n_a, res.n_b],
+        "params": params or {}, "seconds": clock.seconds(),
+    }
+
+
+# -- the interior-point pair -------------------------------------------------------------
+def ip_pair(size: int) -> tuple[np.ndarray, np.ndarray]:
+    """v = (0, 1^{Δ−1}) and its replace-one neighbour w = (1^Δ) on the grid {0, 1}."""
+    v = np.ones(size, dtype=np.int64)
+    v[0] = 0
+    return v, np.ones(size, dtype=np.int64)
+
+
+def output_law(values: np.ndarray, epsilon: float, grid_size: int) -> np.ndarray:
+    """Exact output probabilities of the IP on a small grid."""
+    pieces = interior_point_pieces(values, epsilon=epsilon, grid_size=grid_size)
+    return np.array([pieces.point_probability(y) for y in range(grid_size)])
+
+
+def exact_epsilon(p: np.ndarray, q: np.ndarray) -> float:
+    """max over outcomes of |ln p(y)/q(y)|: the true ε of a pair of output laws."""
+    return float(np.max(np.abs(np.log(p) - np.log(q))))
+
+
+def expected_bound(p_a: float, p_b: float, n: int, confidence: float) -> float:
+    """The bound an audit with n samples per side would give at the expected counts."""
+    half = n // 2
+    alpha = (1 - (1 - (1 - confidence) / 2)) / 2  # as in audit_samples (two directions)
+    lo, _ = clopper_pearson(round(p_a * half), half, alpha)
+    _, hi = clopper_pearson(round(p_b * half), half, alpha)
+    return math.log(lo / hi) if lo > 0 else 0.0
+
+
+def best_ip_size(epsilon: float, n: int, confidence: float, min_size: int = 1) -> int:
+    """Δ of the pair that maximises the expected audit bound (chosen before sampling,
+    from the public exact law, so the choice cannot bias the held-out bound)."""
+    def score(size: int) -> float:
+        v, w = ip_pair(size)
+        return expected_bound(output_law(v, epsilon, 2)[0], output_law(w, epsilon, 2)[0], n,
+                              confidence)
+    return max(range(min_size, 31), key=score)
+
+
+def ip_audits(setup: Setup) -> list[dict[str, Any]]:
+    rows = []
+    for i, eps in enumerate(setup.ip_epsilons):
+        size = best_ip_size(eps, setup.ip_samples, setup.confidence)
+        v, w = ip_pair(size)
+        reported = Guarantee(eps, 0.0, "replace-one", "interior point: exponential mechanism")
+        for variant, run_eps in (("correct", eps), ("broken: IP at 2 eps", 2 * eps)):
+            def draw(values: np.ndarray, e: float = run_eps) -> Sampler:
+                return lambda rng: interior_point(values, epsilon=e, grid_size=2, rng=rng)
+            exact = exact_epsilon(output_law(v, run_eps, 2), output_law(w, run_eps, 2))
+            rows.append(audit("ip", variant, reported, "replace-one", draw(v), draw(w),
+                              setup.ip_samples, setup, key=10 * i + len(rows) % 2,
+                              exact_epsilon=exact, params={"ip_size": size, "grid": 2}))
+    return rows
+
+
+# -- RandMargins and composition through dprect -------------------------------------------
+def hand_plan(method: str, epsilon: float, size: int, grid: int, dims: int,
+              rho: Fraction | None, reported: Guarantee, run_epsilon: float | None = None
+              ) -> Plan:
+    """A one-method Plan with origin-shape rounds (hi side of every axis)."""
+    law = None if rho is None else StaircaseLaw(size, rho)
+    rounds = tuple(RoundPlan(j, "hi", grid, size, law) for j in range(dims))
+    chosen = MethodPlan(method=method, accounting="audit", ip_epsilon=run_epsilon or epsilon,
+                        ip_beta=interior_point_failure_bound(epsilon, size, grid),
+                        rounds=rounds, guarantee=reported)
+    return Plan(chosen=chosen, candidates={method: chosen}, request={"audit": True})
+
+
+def refined_report(epsilon: float, size: int, grid: int, rounds: int, rho: Fraction,
+                   setup: Setup) -> Guarantee:
+    """The refined accountant's best (ε̃, δ̃ ≤ target) for this plan, with q from the
+    IP's actual failure bound."""
+    beta = interior_point_failure_bound(epsilon, size, grid)
+    q = StaircaseLaw(size, rho).rho * (1 - beta)
+    return refined_best(epsilon, q=q, rounds=rounds, target_delta=setup.target_delta)
+
+
+class StrictCutEngine(NumpyEngine):
+    """BROKEN on purpose: removes y_j > p (hi) / y_j < p (lo) instead of ≥ / ≤.
+    Integer grids only (sort values are grid indices)."""
+
+    def cut(self, axis: int, side: str, threshold: int | float) -> None:  # type: ignore[override]
+        super().cut(axis, side, threshold + 1 if side == "hi" else threshold - 1)  # type: ignore[arg-type]
+
+
+def run_without_pads(engine: NumpyEngine, domains: list[Domain], p: MethodPlan,
+                     rng: RandomSource) -> tuple[int, ...]:
+    """BROKEN on purpose: RandMargins with no pad points. D_t holds only the real points
+    of the window, and a round with none left outputs its pad end without an IP call."""
+    out = []
+    for r in p.rounds:
+        assert r.law is not None
+        domain = domains[r.axis]
+        block = r.law.sample(rng)
+        real = domain.to_index(engine.window(r.axis, r.side, block, r.ip_size))
+        if len(real):
+            point = interior_point(real, epsilon=p.ip_epsilon, grid_size=domain.size, rng=rng)
+        else:
+            point = 0 if r.side == "hi" else domain.size - 1
+        engine.cut(r.axis, r.side, domain.cut_threshold(point, r.side))
+        out.append(point)
+    return tuple(out)
+
+
+def sampler(points: np.ndarray, grid: int, the_plan: Plan, engine_cls: type = NumpyEngine,
+            unpadded: bool = False,
+            observe: Callable[[tuple[int, ...]], Outcome] | None = None) -> Sampler:
+    """One run of the plan on the given positives (rows x features) → the rectangle's
+    grid indices (lower bounds, then upper bounds; the upper bounds alone for the
+    unpadded variant), or ``observe`` of them: post-processing keeps every lower bound
+    valid and lets the audit's event search work on a small outcome space."""
+    dims = points.shape[1]
+    domains: list[Domain] = [IntegerRange(0, grid - 1)] * dims
+    features = [f"x{j}" for j in range(dims)]
+    columns = [np.ascontiguousarray(points[:, j]) for j in range(dims)]
+
+    def draw(rng: RandomSource) -> Outcome:
+        engine = engine_cls(columns)
+        if unpadded:
+            out = run_without_pads(engine, domains, the_plan.chosen, rng)
+        else:
+            res = run_plan(engine, domains, features, the_plan, rng)
+            out = (*res.lower_index, *res.upper_index)
+        return out if observe is None else observe(out)
+    return draw
+
+
+def margin_boundary_audits(setup: Setup) -> list[dict[str, Any]]:
+    eps, grid, rho = setup.boundary_epsilon, 2, Fraction(1, 1000)
+    min_size = next(s for s in range(1, 64)
+                    if interior_point_failure_bound(eps, s, grid) < 1)  # accountant needs β<1
+    size = best_ip_size(eps, setup.run_samples, setup.confidence, min_size)
+    reported = refined_report(eps, size, grid, 1, rho, setup)
+    s = np.ones((size - 1, 1), dtype=np.int64)
+    s_prime = np.ones((size, 1), dtype=np.int64)
+    rows = []
+    for variant, run_eps in (("correct", eps), ("broken: IP at 2 eps", 2 * eps)):
+        p = hand_plan("randmargins", eps, size, grid, 1, rho, reported, run_eps)
+        rows.append(audit("margin-boundary", variant, reported, "add-remove",
+                          sampler(s, grid, p), sampler(s_prime, grid, p), setup.run_samples,
+                          setup, key=100 + len(rows),
+                          params={"ip_size": size, "grid": grid, "rho": str(rho),
+                                  "ip_epsilon_run": run_eps}))
+    return rows
+
+
+def domino_audits(setup: Setup) -> list[dict[str, Any]]:
+    eps, grid, size, rho = setup.domino_epsilon, 2, 2, Fraction(1, 2)
+    rows = []
+    for d in setup.domino_dims:
+        empty = np.zeros((0, d), dtype=np.int64)
+        corner = np.ones((1, d), dtype=np.int64)
+        rm_report = refined_report(eps, size, grid, d, rho, setup)
+        comp_report = composition_pure(eps, rounds=d)
+        params = {"dims": d, "ip_size": size, "grid": grid, "rho": str(rho), "ip_epsilon": eps}
+        rm = hand_plan("randmargins", eps, size, grid, d, rho, rm_report)
+        comp = hand_plan("composition", eps, size, grid, d, None, comp_report)
+        for name, variant, p, engine_cls, reported in (
+            ("domino", "correct", rm, NumpyEngine, rm_report),
+            ("domino", "broken: strict cut", rm, StrictCutEngine, rm_report),
+            ("domino-composition", "correct", comp, NumpyEngine, comp_report),
+        ):
+            rows.append(audit(name, variant, reported, "add-remove",
+                              sampler(empty, grid, p, engine_cls),
+                              sampler(corner, grid, p, engine_cls), setup.run_samples, setup,
+                              key=200 + 10 * d + len(rows) % 3, params=params))
+    return rows
+
+
+def no_pads_audits(setup: Setup) -> list[dict[str, Any]]:
+    eps, grid, rho = setup.no_pads_epsilon, 1024, Fraction(1, 2)
+    size = next(s for s in range(1, 200) if interior_point_failure_bound(eps, s, grid) < 0.5)
+    reported = refined_report(eps, size, grid, 1, rho, setup)
+    p = hand_plan("randmargins", eps, size, grid, 1, rho, reported)
+    empty = np.zeros((0, 1), dtype=np.int64)
+    top = np.full((1, 1), grid - 1, dtype=np.int64)
+
+    def at_pad_end(out: tuple[int, ...]) -> bool:
+        return out[-1] == 0  # the hi bound sits on the hi rounds' pad end
+    rows = []
+    for variant, unpadded in (("correct", False), ("broken: no pads", True)):
+        rows.append(audit("no-pads", variant, reported, "add-remove",
+                          sampler(empty, grid, p, unpadded=unpadded, observe=at_pad_end),
+                          sampler(top, grid, p, unpadded=unpadded, observe=at_pad_end),
+                          setup.run_samples, setup,
+                          key=300 + len(rows),
+                          params={"ip_size": size, "grid": grid, "rho": str(rho),
+                                  "ip_epsilon": eps}))
+    return rows
+
+
+# -- report ------------------------------------------------------------------------------
+def plot(rows: list[dict[str, Any]], setup: Setup, path: Path) -> None:
+    """One bar per audit: the lower bound, with the reported ε (and the exact ε where
+    known) marked."""
+    import matplotlib.pyplot as plt
+
+    labels = [f"{r['audit']}"
+              + (f" d={r['params']['dims']}" if "dims" in r["params"] else "")
+              + (f" eps={r['reported_epsilon']:g}" if r["audit"] == "ip" else "")
+              + f"\n{r['variant']}" for r in rows]
+    y = np.arange(len(rows))[::-1]
+    fig, ax = plt.subplots(figsize=(9, 0.48 * len(rows) + 1.6))
+    colours = ["C3" if r["variant"].startswith("broken") else "C0" for r in rows]
+    ax.barh(y, [r["epsilon_lower_bound"] for r in rows], color=colours, alpha=0.75,
+            label="audit lower bound on ε")
+    ax.scatter([r["reported_epsilon"] for r in rows], y, marker="|", s=400, color="k",
+               zorder=3, label="reported ε (accountant)")
+    exact = [(r["exact_epsilon"], yy) for r, yy in zip(rows, y, strict=True)
+             if r["exact_epsilon"] is not None]
+    if exact:
+        ax.scatter([e for e, _ in exact], [yy for _, yy in exact], marker="x", color="k",
+                   zorder=3, label="exact ε of the pair (mechanism as run)")
+    ax.set_yticks(y, labels, fontsize=7)
+    ax.set_xlabel("ε")
+    ax.set_title(f"Privacy audit: Clopper–Pearson lower bounds at {setup.confidence:.0%} "
+                 f"confidence\n(red: deliberately broken variants; blue: dprect as shipped)",
+                 fontsize=10)
+    ax.legend(fontsize=8, loc="lower right")
+    ax.grid(True, axis="x", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def print_table(rows: list[dict[str, Any]]) -> None:
+    print(f"{'audit':<20}{'variant':<22}{'reported eps':>13}{'delta':>9}{'lower bound':>13}"
+          f"{'exact':>8}  verdict")
+    for r in rows:
+        tag = r["audit"] + (f" d={r['params']['dims']}" if "dims" in r["params"] else "")
+        exact = "" if r["exact_epsilon"] is None else f"{r['exact_epsilon']:.3f}"
+        verdict = "REFUTED" if r["refutes_report"] else "consistent"
+        print(f"{tag:<20}{r['variant']:<22}{r['reported_epsilon']:>13.3f}"
+              f"{r['reported_delta']:>9.2g}{r['epsilon_lower_bound']:>13.3f}{exact:>8}  "
+              f"{verdict}")
+
+
+def run(setup: Setup, out: Path) -> dict[str, Any]:
+    """All audits; writes JSON and PNG under ``out``."""
+    clock = Stopwatch()
+    rows: list[dict[str, Any]] = []
+    with seeded_runs_allowed():
+        for part in (ip_audits, margin_boundary_audits, domino_audits, no_pads_audits):
+            rows.extend(part(setup))
+            print(f"{part.__name__} done at {clock.seconds()} s", flush=True)
+    result = {"setup": asdict(setup), "machine": machine_info(),
+              "command": " ".join(["python", *sys.argv]), "seconds": clock.seconds(),
+              "audits": rows}
+    write_json(out / "privacy_audit.json", result)
+    plot(rows, setup, out / "privacy_audit.png")
+    print_table(rows)
+    print(f"\nwrote {out / 'privacy_audit.json'} and {out / 'privacy_audit.png'} "
+          f"in {clock.seconds()} s")
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="small smoke run (seconds)")
+    ap.add_argument("--ip-samples", type=int, help="IP outputs per neighbour")
+    ap.add_argument("--run-samples", type=int, help="RandMargins/composition runs per side")
+    ap.add_argument("--confidence", type=float)
+    ap.add_argument("--seed", type=int)
+    ap.add_argument("--out-dir", help="default docs/figures (benchmarks/output with --quick)")
+    args = ap.parse_args(argv)
+    setup = QUICK if args.quick else Setup()
+    changes = {k: v for k, v in {"ip_samples": args.ip_samples,
+                                 "run_samples": args.run_samples,
+                                 "confidence": args.confidence, "seed": args.seed}.items()
+               if v is not None}
+    run(replace(setup, **changes), output_dir(args.out_dir, args.quick))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,135 @@
+"""Evidence benchmarks, in small configurations: the privacy audit respects correct
+mechanisms and catches broken ones; measured misclassification agrees with the planner;
+the numpy engine's fast window path answers exactly what a full partition answers."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+sys.path.insert(0, str(BENCHMARKS))
+
+import privacy_audit  # noqa: E402
+import sample_complexity  # noqa: E402
+from evidence_common import seeded_runs_allowed  # noqa: E402
+
+from dprect.numpy_engine import NumpyEngine, _ranks  # noqa: E402
+
+AUDIT = replace(privacy_audit.QUICK, ip_samples=4000, run_samples=1000, domino_dims=(1,))
+
+
+def _by_variant(rows: list[dict]) -> dict[str, dict]:
+    return {f"{r['audit']}/{r['variant']}": r for r in rows}
+
+
+# -- privacy audit -------------------------------------------------------------------------
+def test_ip_audit_bounds_correct_ip_and_refutes_ip_at_twice_epsilon() -> None:
+    with seeded_runs_allowed():
+        rows = _by_variant(privacy_audit.ip_audits(AUDIT))
+    correct, broken = rows["ip/correct"], rows["ip/broken: IP at 2 eps"]
+    assert 0 < correct["epsilon_lower_bound"] <= correct["reported_epsilon"]
+    assert correct["epsilon_lower_bound"] <= correct["exact_epsilon"] + 0.05
+    assert broken["epsilon_lower_bound"] > broken["reported_epsilon"]
+
+
+def test_audit_refutes_randmargins_without_pads_but_not_randmargins() -> None:
+    with seeded_runs_allowed():
+        rows = _by_variant(privacy_audit.no_pads_audits(AUDIT))
+    correct, broken = rows["no-pads/correct"], rows["no-pads/broken: no pads"]
+    assert correct["epsilon_lower_bound"] <= correct["reported_epsilon"]
+    assert broken["epsilon_lower_bound"] > broken["reported_epsilon"] + 1
+
+
+def test_domino_audit_stays_below_reported_epsilon_for_shipped_mechanisms() -> None:
+    with seeded_runs_allowed():
+        rows = _by_variant(privacy_audit.domino_audits(AUDIT))
+    for key in ("domino/correct", "domino-composition/correct"):
+        assert rows[key]["epsilon_lower_bound"] <= rows[key]["reported_epsilon"], key
+    # the composition baseline pays its one round in full on this neighbour pair
+    assert rows["domino-composition/correct"]["epsilon_lower_bound"] > 0.5
+
+
+# -- sample complexity ---------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def quick_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("sample_complexity")
+
+
+@pytest.fixture(scope="module")
+def quick_result(quick_dir: Path) -> dict:
+    setup = replace(sample_complexity.QUICK, dims=(1, 2), predict_max_dim=128)
+    return sample_complexity.run(setup, quick_dir)
+
+
+def test_randmargins_misclassification_matches_the_planner(quick_result: dict) -> None:
+    """RandMargins removes what it cuts, so its count does not depend on n: the planner's
+    Σ(E[N_t] − Δ/2) should match within 3% (observed: within 1.5%)."""
+    for d, entry in quick_result["large_sample"].items():
+        rm = entry["randmargins-refined"]
+        assert rm["trials_with_pads"] == 0 and rm["trials_leaving_truth"] == 0
+        ratio = quick_result["summary"]["measured_over_predicted"]["randmargins-refined"][d]
+        assert 0.97 <= ratio <= 1.03, (d, ratio)
+
+
+def test_composition_matches_its_overlap_aware_prediction(quick_result: dict) -> None:
+    """Composition cuts overlap (nothing is removed), so at finite n it misclassifies
+    n·(1 − Π_j(1 − c_j/n)) rather than Σ c_j; agreement within 5%."""
+    for d, entry in quick_result["large_sample"].items():
+        comp = entry["composition"]
+        measured = comp["misclassified"]["mean"]
+        assert abs(measured / comp["predicted_at_n"] - 1) <= 0.05, (d, measured)
+
+
+def test_smallest_n_lies_near_the_predicted_n(quick_result: dict) -> None:
+    """n(α) ≈ prediction/α for the private methods and the Gamma quantile for the
+    bounding box, within the search's precision and trial noise (±35%)."""
+    preds = {row["d"]: row for row in quick_result["predictions"]}
+    for d, entry in quick_result["smallest_n"].items():
+        for method in ("randmargins-refined", "composition", "bounding-box"):
+            found = entry[method]["n_min"]
+            p = preds[int(d)][method]
+            predicted = p.get("predicted_n_quantile", p["predicted_n"])
+            assert 0.65 <= found / predicted <= 1.35, (d, method, found, predicted)
+
+
+def test_quick_run_writes_files_and_predicts_the_documented_crossover(
+        quick_result: dict, quick_dir: Path) -> None:
+    """Design note §6: RandMargins and composition tie near d = 64."""
+    assert (quick_dir / "sample_complexity.png").stat().st_size > 10_000
+    assert (quick_dir / "sample_complexity.json").exists()
+    assert 32 <= quick_result["summary"]["crossover_predicted"] <= 128
+
+
+# -- the engine's fast path ------------------------------------------------------------------
+@pytest.mark.parametrize("layout", ["uniform", "ties", "sorted", "periodic"])
+def test_engine_window_equals_a_full_partition(layout: str) -> None:
+    gen = np.random.default_rng(5)
+    n = 80_000
+    make = {
+        "uniform": lambda: gen.integers(0, 2**32, n),
+        "ties": lambda: gen.integers(0, 5, n),
+        "sorted": lambda: np.sort(gen.integers(0, 10**6, n)),
+        "periodic": lambda: (np.arange(n) % 97) * 10 + (np.arange(n) // 97 == 3) * 10**6,
+    }[layout]
+    columns = [make() for _ in range(2)]
+    engine = NumpyEngine(columns)
+    remaining = np.ones(n, dtype=bool)
+    for step in range(10):
+        axis, side = step % 2, ("hi", "lo")[step // 2 % 2]
+        stop, size = int(gen.integers(1, n // 3)), int(gen.integers(1, 500))
+        got = np.sort(engine.window(axis, side, stop, size))
+        alive = columns[axis][remaining]
+        first, last = max(0, stop - size), min(stop, len(alive))
+        if last <= first:
+            assert len(got) == 0
+            continue
+        want = np.sort(_ranks(alive.copy(), side, first, last, inplace=True))
+        assert np.array_equal(got, want), (layout, step)
+        threshold = int(got[len(got) // 2])
+        engine.cut(axis, side, threshold)
+        remaining &= columns[axis] < threshold if side == "hi" else columns[axis] > threshold
