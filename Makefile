@@ -35,5 +35,14 @@ demo: setup
 bench-core: setup
 	$(BIN)/python benchmarks/core_fit.py
 
+# Evidence shown in docs/results.md: sample complexity beside the planner's predictions,
+# and the privacy audit. Both rewrite their JSON and PNG under docs/figures/.
+.PHONY: bench-sample audit
+bench-sample: setup
+	$(BIN)/python benchmarks/sample_complexity.py
+
+audit: setup
+	$(BIN)/python benchmarks/privacy_audit.py
+
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache build *.egg-info demo-output
