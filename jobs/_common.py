@@ -1,0 +1,51 @@
+"""Spark plumbing shared by the jobs: the session and the rectangle as a Spark predicate.
+
+The jobs import this module as ``_common`` (``spark-submit jobs/x.py`` puts ``jobs/`` first
+on ``sys.path``; the tests do the same). Configuration and exit codes live in the
+pyspark-free :mod:`dprect.jobs_support`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pyspark import SparkConf, SparkContext
+from pyspark.sql import Column, SparkSession
+from pyspark.sql import functions as F  # noqa: N812
+
+from dprect.result import FitResult
+from dprect.spark.engine import quote, sort_value
+from dprect.spark.session import DEFAULT_MASTER, local_session
+
+
+def get_spark(spark_cfg: Mapping[str, Any], app_name: str,
+              spark: SparkSession | None = None) -> tuple[SparkSession, bool]:
+    """The job's SparkSession and whether the job owns it (and must stop it).
+
+    A session passed in (tests) is used as it is. Otherwise the master is spark-submit's
+    ``--master`` when it gave one, else ``spark.master`` from the config, else
+    ``local[2]``; the session is :func:`dprect.spark.session.local_session`'s (no UI, no
+    progress bars) with the config's ``spark.conf`` entries on top.
+    """
+    if spark is not None:
+        return spark, False
+    SparkContext._ensure_initialized()  # so SparkConf sees spark-submit's properties
+    master = SparkConf().get("spark.master") or spark_cfg.get("master") or DEFAULT_MASTER
+    session = local_session(master, app_name=spark_cfg.get("app_name") or app_name,
+                            conf=spark_cfg.get("conf") or {},
+                            log_level=spark_cfg.get("log_level"))
+    return session, True
+
+
+def inside_rectangle(result: FitResult) -> Column:
+    """True for rows inside ``result``'s rectangle, with the grid semantics of
+    :meth:`FitResult.contains` (each feature's grid index between the bounds' indices)."""
+    cond = F.lit(not result.empty)
+    for name, domain, lo, hi in zip(result.features, result.domains, result.lower_index,
+                                    result.upper_index, strict=True):
+        v = sort_value(F.col(quote(name)), domain)
+        # index >= lo  <=>  v >= cut_threshold(lo, "hi");  index <= hi  <=>  v <= (hi, "lo")
+        cond = cond & (v >= F.lit(domain.cut_threshold(lo, "hi"))) & (
+            v <= F.lit(domain.cut_threshold(hi, "lo")))
+    return cond

@@ -1,0 +1,195 @@
+"""NON-PRIVATE evaluation of a learned rectangle on labelled data — synthetic or public only.
+
+    spark-submit jobs/evaluate_rectangle.py --config conf/local.yaml
+
+Reads a result JSON and a labelled table and reports EXACT counts: rows, positives, false
+negatives (positives outside the rectangle), false positives (negatives inside) and the
+error rate, plus the learned rectangle beside the true one when a synthetic-data sidecar
+is given, and the privacy the fit spent. Exact counts are not private: this job is for
+synthetic or public data only, and it says so loudly on every run and in its output file.
+
+Keys not set in ``evaluate`` fall back to ``fit``'s (input, format, where, version,
+timestamp, label, result = fit.output, truth), so one config file serves both jobs.
+Membership uses the result's grid semantics (:meth:`FitResult.contains`), as a Spark
+column expression — the table is scanned once and never collected.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from _common import get_spark, inside_rectangle
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F  # noqa: N812
+
+from dprect.errors import InputDataError
+from dprect.io import write_atomic
+from dprect.jobs_support import (
+    SPARK_OPTIONS,
+    ConfigError,
+    Option,
+    build_parser,
+    exit_now,
+    load_config,
+    read_truth,
+    run_job,
+    section_values,
+    step,
+)
+from dprect.result import FitResult
+from dprect.spark.engine import quote
+
+PROG = "evaluate_rectangle"
+SECTION = "evaluate"
+BANNER = ("NON-PRIVATE EVALUATION: exact counts on labelled data. For synthetic or public "
+          "data only — never publish these numbers for data you are protecting.")
+
+OPTIONS: dict[str, Option] = {
+    "input": Option(None, "str", "labelled table (default fit.input)"),
+    "format": Option(None, "str", "parquet, csv or delta (default fit.format)"),
+    "where": Option(None, "str", "Spark SQL filter (default fit.where)"),
+    "version": Option(None, "int", "Delta version (default fit.version)"),
+    "timestamp": Option(None, "str", "Delta timestamp (default fit.timestamp)"),
+    "label": Option(None, "str", "0/1 label column (default fit.label)"),
+    "result": Option(None, "str", "result JSON to evaluate (default fit.output)"),
+    "truth": Option(None, "str", "synthetic sidecar with the true rectangle (default "
+                                 "fit.truth)"),
+    "output": Option(None, "str", "where to write the evaluation JSON (optional)"),
+}
+_FROM_FIT = {"input": "input", "format": "format", "where": "where", "version": "version",
+             "timestamp": "timestamp", "label": "label", "result": "output",
+             "truth": "truth"}
+
+
+def settings(doc: dict[str, Any]) -> dict[str, Any]:
+    """The evaluate section with unset keys taken from ``fit``; required keys checked."""
+    cfg = section_values(doc, SECTION, OPTIONS)
+    fit = doc.get("fit") or {}
+    for key, fit_key in _FROM_FIT.items():
+        if cfg[key] is None and fit.get(fit_key) is not None:
+            cfg[key] = fit[fit_key]
+    for key in ("input", "label", "result"):
+        if cfg[key] is None:
+            raise ConfigError(f"evaluate.{key} is required (or set fit.{_FROM_FIT[key]})")
+    return cfg
+
+
+def load_result(path: str) -> FitResult:
+    """A result JSON written by the fit job."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputDataError(f"result file {path!r} does not exist")
+    try:
+        return FitResult.from_json(json.loads(p.read_text()))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InputDataError(f"{path!r} is not a dprect result JSON: {exc}") from None
+
+
+def confusion(df: DataFrame, result: FitResult, label: str) -> dict[str, int]:
+    """Exact confusion counts in one scan (NON-PRIVATE)."""
+    missing = [c for c in [*result.features, label] if c not in df.columns]
+    if missing:
+        raise InputDataError(f"the table has no column(s) {', '.join(map(repr, missing))}")
+    y = F.col(quote(label))
+    inside = inside_rectangle(result)
+
+    def count(cond: Any) -> Any:
+        return F.sum(F.when(cond, 1).otherwise(0))
+
+    row = df.agg(
+        F.count(F.lit(1)).alias("rows"),
+        count(y == 1).alias("positives"),
+        count(y == 0).alias("negatives"),
+        count((y == 1) & ~inside).alias("false_negatives"),
+        count((y == 0) & inside).alias("false_positives"),
+    ).first()
+    counts = {k: int(row[k] or 0) for k in row.asDict()}
+    other = counts["rows"] - counts["positives"] - counts["negatives"]
+    if other:
+        raise InputDataError(f"label {label!r} must be 0 or 1; {other} row(s) hold another "
+                             "value or null")
+    if counts["rows"] == 0:
+        raise InputDataError("the table has no rows")
+    return counts
+
+
+def report(result: FitResult, counts: dict[str, int],
+           truth: tuple[list[float], list[float]] | None) -> dict[str, Any]:
+    """Print the comparison and return it as a JSON-ready dict."""
+    rows, pos, neg = counts["rows"], counts["positives"], counts["negatives"]
+    fn, fp = counts["false_negatives"], counts["false_positives"]
+    error = (fn + fp) / rows
+    width = max(8, *(len(f) for f in result.features))
+    print("=" * 88)
+    print(BANNER)
+    print("=" * 88)
+    head = f"{'feature':<{width}}  {'true lower':>12} {'learned lower':>14}  "
+    head += f"{'true upper':>12} {'learned upper':>14}"
+    print(head)
+    for j, f in enumerate(result.features):
+        tl = f"{truth[0][j]:.4f}" if truth else "?"
+        tu = f"{truth[1][j]:.4f}" if truth else "?"
+        print(f"{f:<{width}}  {tl:>12} {result.lower[j]:>14.4f}  {tu:>12} "
+              f"{result.upper[j]:>14.4f}")
+    g = result.privacy
+    if g is None:
+        print("privacy spent: none — the result is NOT private")
+    else:
+        print(f"privacy spent: ({g.epsilon:.6g}, {g.delta:.3g})-DP, {g.neighbouring} "
+              f"neighbours [{g.bound}]; method {result.method}")
+    if result.seeded:
+        print("WARNING: the result comes from a seeded run (not private)")
+    print(f"rows {rows:,}: positives {pos:,}, negatives {neg:,}")
+    print(f"false negatives (positives outside): {fn:,} ({fn / max(pos, 1):.4%} of positives)")
+    print(f"false positives (negatives inside):  {fp:,} ({fp / max(neg, 1):.4%} of negatives)")
+    print(f"error (misclassified / rows): {error:.6f}")
+    print("=" * 88, flush=True)
+    learned = result.to_json()  # infinite bounds become "inf" / "-inf"
+    out: dict[str, Any] = {"warning": BANNER, **counts, "error": error,
+                           "features": result.features, "learned_lower": learned["lower"],
+                           "learned_upper": learned["upper"],
+                           "privacy": None if g is None else g.to_json(),
+                           "method": result.method, "seeded": result.seeded}
+    if truth:
+        out["true_lower"], out["true_upper"] = truth
+    return out
+
+
+def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> int:
+    """Entry point; ``spark`` lets tests pass a running session (it is not stopped)."""
+    parser = build_parser(PROG, "NON-PRIVATE evaluation of a result on labelled "
+                                "(synthetic or public) data.", SECTION, OPTIONS)
+    args = parser.parse_args(argv)
+
+    def body() -> int:
+        from dprect.spark.source import read_source
+
+        doc = load_config(args.config, args.overrides, section=SECTION)
+        cfg = settings(doc)
+        result = load_result(cfg["result"])
+        truth = read_truth(cfg["truth"], result.features)
+        print(f"[{PROG}] NON-PRIVATE: this job prints exact counts (synthetic or public "
+              "data only)", file=sys.stderr, flush=True)
+        session, owned = get_spark(section_values(doc, "spark", SPARK_OPTIONS), PROG, spark)
+        try:
+            step(PROG, f"scanning {cfg['input']} (exact, non-private counts)")
+            df = read_source(session, cfg["input"], format=cfg["format"], where=cfg["where"],
+                             version=cfg["version"], timestamp=cfg["timestamp"])
+            counts = confusion(df, result, cfg["label"])
+        finally:
+            if owned:
+                session.stop()
+        out = report(result, counts, truth)
+        if cfg["output"] is not None:
+            write_atomic(cfg["output"], json.dumps(out, indent=2, allow_nan=False) + "\n")
+            step(PROG, f"evaluation written to {cfg['output']}")
+        return 0
+
+    return run_job(PROG, body)
+
+
+if __name__ == "__main__":
+    exit_now(main(sys.argv[1:]))

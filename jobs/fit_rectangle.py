@@ -1,0 +1,201 @@
+"""Learn a differentially private rectangle from a table on Spark.
+
+    spark-submit jobs/fit_rectangle.py --config conf/local.yaml [--set epsilon=0.5 ...]
+
+Reads ``fit.input`` (Parquet, CSV or Delta; optional ``where`` filter, Delta ``version`` or
+``timestamp``) with :func:`dprect.spark.source.read_source`, fits with
+:func:`dprect.spark.fit.fit_dataframe`, then writes three outputs:
+
+* ``fit.output`` — the result JSON (:meth:`FitResult.to_json`), written atomically;
+* ``fit.results_table`` — one appended row in a Delta table (:mod:`dprect.results_table`);
+* ``fit.plot`` — a PNG of the rectangle's 2-D projections (:mod:`dprect.plotting`), with
+  the true rectangle when ``fit.truth`` names a synthetic-data sidecar.
+
+Guarantees: every parameter, the grid and the output locations are checked before Spark
+starts and before any data is read; bad input ends the job with one line on stderr and a
+non-zero exit code (:mod:`dprect.jobs_support`), and then nothing is written — no result
+file, no PNG, no results-table row. What the job prints and writes is the private result
+and public settings only: no counts, no data-derived bounds, no timings.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+from _common import get_spark
+from pyspark.sql import SparkSession
+
+from dprect.accounting import NEIGHBOURING
+from dprect.api import resolve_domains
+from dprect.domains import Domain
+from dprect.io import write_atomic
+from dprect.jobs_support import (
+    SPARK_OPTIONS,
+    ConfigError,
+    Option,
+    build_parser,
+    exit_now,
+    load_config,
+    read_truth,
+    run_job,
+    section_values,
+    step,
+)
+from dprect.planner import ACCOUNTINGS, MARGIN_LAWS, METHODS, SHAPES, plan
+from dprect.result import FitResult
+
+PROG = "fit_rectangle"
+SECTION = "fit"
+
+OPTIONS: dict[str, Option] = {
+    "input": Option(None, "str", "table to learn from: Parquet/CSV path or Delta table "
+                                 "(required)"),
+    "format": Option(None, "str", "parquet, csv or delta (default: detected)"),
+    "where": Option(None, "str", "optional Spark SQL filter applied when reading"),
+    "version": Option(None, "int", "Delta version to read (time travel)"),
+    "timestamp": Option(None, "str", "Delta timestamp to read (time travel)"),
+    "dataset": Option(None, "str", "dataset name for the results table (default: input)"),
+    "features": Option(None, "str_list", "feature columns (required)"),
+    "label": Option(None, "str", "0/1 label column (required)"),
+    "grid": Option(None, "any", "public domains: 'float', 'LOWER:UPPER:SIZE', "
+                                "'int:L:U', or a mapping feature -> spec (default float)"),
+    "epsilon": Option(None, "float", "total epsilon of the run (required)"),
+    "delta": Option(None, "float", "total delta of the run (required)"),
+    "method": Option("auto", "str", f"one of {', '.join(METHODS)}"),
+    "beta": Option(1e-4, "float", "failure target of the whole run"),
+    "accounting": Option("refined", "str", f"one of {', '.join(ACCOUNTINGS)}"),
+    "shape": Option("general", "str", f"one of {', '.join(SHAPES)}"),
+    "margin_law": Option("staircase", "str", f"one of {', '.join(MARGIN_LAWS)}"),
+    "neighbouring": Option("add-remove", "str", f"one of {', '.join(NEIGHBOURING)}"),
+    "spark_plan": Option(None, "str", "Spark engine plan: prefetch or rounds "
+                                      "(default: the engine's)"),
+    "seed": Option(None, "int", "FOR TESTS ONLY: reproducible noise, NOT private"),
+    "output": Option(None, "str", "result JSON path (required)"),
+    "results_table": Option(None, "str", "Delta results table to append to (optional)"),
+    "plot": Option(None, "str", "PNG path (optional)"),
+    "truth": Option(None, "str", "synthetic-data sidecar JSON; draws the true rectangle"),
+}
+
+_PLAN_KEYS = ("accounting", "shape", "margin_law", "neighbouring")
+
+
+def _grid_spec(grid: Any, features: list[str]) -> str | None:
+    """The ``--grid`` spelling of the config's ``grid`` (string, or feature -> spec)."""
+    if grid is None or isinstance(grid, str):
+        return grid
+    if isinstance(grid, dict):
+        return ",".join(f"{name}={spec}" for name, spec in grid.items())
+    raise ConfigError(f"fit.grid must be a string or a mapping feature -> spec, got {grid!r}")
+
+
+def check_settings(cfg: dict[str, Any]) -> list[Domain]:
+    """Every check that needs no data: required keys, names, grid, budget and plan, output
+    locations. Returns the domains. Raises a :class:`DprectError` naming the problem."""
+    for key in ("input", "features", "label", "epsilon", "delta", "output"):
+        if cfg[key] is None:
+            raise ConfigError(f"fit.{key} is required")
+    features: list[str] = cfg["features"]
+    if len(set(features)) != len(features):
+        raise ConfigError("fit.features names a column twice")
+    if cfg["label"] in features:
+        raise ConfigError(f"the label column {cfg['label']!r} is also listed as a feature")
+    domains = resolve_domains(_grid_spec(cfg["grid"], features), features)
+    plan(epsilon=cfg["epsilon"], delta=cfg["delta"], domains=domains, beta=cfg["beta"],
+         method=cfg["method"], **{k: cfg[k] for k in _PLAN_KEYS})
+    outputs = [cfg["output"], cfg["plot"], cfg["results_table"]]
+    named = [p for p in outputs if p is not None]
+    if len({str(Path(p).resolve()) for p in named}) != len(named):
+        raise ConfigError("fit.output, fit.plot and fit.results_table must be different paths")
+    for key in ("output", "plot"):
+        if cfg[key] is not None and Path(cfg[key]).is_dir():
+            raise ConfigError(f"fit.{key} {cfg[key]!r} is a folder; give a file path")
+    if cfg["results_table"] is not None:
+        from dprect.results_table import check_results_table
+
+        check_results_table(cfg["results_table"])
+    return domains
+
+
+def fit(cfg: dict[str, Any], domains: list[Domain], spark: SparkSession) -> FitResult:
+    """Read the table and fit; nothing is written here."""
+    from dprect.spark.fit import fit_dataframe
+    from dprect.spark.source import read_source
+
+    step(PROG, f"reading {cfg['input']}")
+    df = read_source(spark, cfg["input"], format=cfg["format"], where=cfg["where"],
+                     version=cfg["version"], timestamp=cfg["timestamp"])
+    step(PROG, f"fitting {len(domains)} features (epsilon={cfg['epsilon']:g}, "
+               f"delta={cfg['delta']:g}, method={cfg['method']})")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the seeded warning is printed by the job instead
+        return fit_dataframe(df, features=cfg["features"], label=cfg["label"],
+                             domains=domains, epsilon=cfg["epsilon"], delta=cfg["delta"],
+                             method=cfg["method"], beta=cfg["beta"],
+                             spark_plan=cfg["spark_plan"], seed=cfg["seed"],
+                             **{k: cfg[k] for k in _PLAN_KEYS})
+
+
+def write_outputs(cfg: dict[str, Any], result: FitResult, started_at: Any) -> None:
+    """Render everything in memory first, then write the JSON, the PNG and the row."""
+    from dprect.results_table import append_result, new_run_id, result_row
+
+    payload = result.to_json_string() + "\n"
+    png = None
+    if cfg["plot"] is not None:
+        from dprect.plotting import render_png
+
+        truth = read_truth(cfg["truth"], result.features)
+        png = render_png(result, true_lower=truth[0] if truth else None,
+                         true_upper=truth[1] if truth else None,
+                         title=cfg["dataset"] or Path(cfg["input"]).name)
+    row = None
+    if cfg["results_table"] is not None:
+        extra = {"input": {k: cfg[k] for k in ("format", "where", "version", "timestamp")},
+                 "spark_plan": cfg["spark_plan"]}
+        row = result_row(result, run_id=new_run_id(), dataset=cfg["dataset"] or cfg["input"],
+                         started_at=started_at, extra_parameters=extra)
+    write_atomic(cfg["output"], payload)
+    step(PROG, f"result written to {cfg['output']}")
+    if png is not None:
+        write_atomic(cfg["plot"], png)
+        step(PROG, f"plot written to {cfg['plot']}")
+    if row is not None:
+        version = append_result(cfg["results_table"], row)
+        step(PROG, f"row appended to results table {cfg['results_table']} "
+                   f"(Delta version {version})")
+
+
+def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> int:
+    """Entry point; ``spark`` lets tests pass a running session (it is not stopped)."""
+    from dprect.results_table import utc_now
+
+    started_at = utc_now()
+    parser = build_parser(PROG, "Learn a differentially private rectangle on Spark.",
+                          SECTION, OPTIONS)
+    args = parser.parse_args(argv)
+
+    def body() -> int:
+        doc = load_config(args.config, args.overrides, section=SECTION)
+        cfg = section_values(doc, SECTION, OPTIONS)
+        domains = check_settings(cfg)
+        if cfg["seed"] is not None:
+            step(PROG, "WARNING: fit.seed is set — reproducible noise for tests only; "
+                       "this result is NOT differentially private")
+        session, owned = get_spark(section_values(doc, "spark", SPARK_OPTIONS), PROG, spark)
+        try:
+            result = fit(cfg, domains, session)
+        finally:
+            if owned:
+                session.stop()
+        print(result.summary(), flush=True)
+        write_outputs(cfg, result, started_at)
+        return 0
+
+    return run_job(PROG, body)
+
+
+if __name__ == "__main__":
+    exit_now(main(sys.argv[1:]))

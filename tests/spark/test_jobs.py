@@ -1,0 +1,341 @@
+"""The Spark jobs: generator, fit (JSON + results-table row + PNG), evaluation, and how
+bad input ends a job — one clear line, a non-zero exit code, and nothing written.
+
+Most tests call a job's ``main(argv, spark)`` in this process with the shared session;
+two run the real ``spark-submit`` to check that exit codes and messages survive it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "jobs"))
+
+import evaluate_rectangle  # noqa: E402
+import fit_rectangle  # noqa: E402
+import generate_synthetic  # noqa: E402
+
+from dprect.jobs_support import (  # noqa: E402
+    EXIT_BAD_INPUT,
+    ConfigError,
+    apply_override,
+    load_config,
+    section_values,
+)
+from dprect.result import FitResult  # noqa: E402
+from dprect.results_table import SCHEMA, read_results  # noqa: E402
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+FEATURES = ["f0", "f1", "f2"]
+
+
+# -- configuration ------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["local.yaml", "standalone.yaml", "docker.yaml"])
+def test_example_configs_are_valid_for_every_job(name: str) -> None:
+    for module in (generate_synthetic, fit_rectangle, evaluate_rectangle):
+        doc = load_config(REPO / "conf" / name, [], section=module.SECTION)
+        section_values(doc, module.SECTION, module.OPTIONS)
+    doc = load_config(REPO / "conf" / name, [], section="fit")
+    fit_cfg = section_values(doc, "fit", fit_rectangle.OPTIONS)
+    domains = fit_rectangle.check_settings(
+        {**fit_cfg, "results_table": None})  # paths are for the target machine
+    gen = section_values(doc, "generate", generate_synthetic.OPTIONS)
+    assert len(domains) == gen["features"] == len(fit_cfg["features"])
+    assert fit_cfg["input"] == gen["output"]
+
+
+def test_overrides_address_sections_and_parse_yaml_values() -> None:
+    doc: dict = {"fit": {"epsilon": 1.0}}
+    apply_override(doc, "epsilon=0.25", section="fit")
+    apply_override(doc, "spark.conf.spark.sql.shuffle.partitions=3", section="fit")
+    apply_override(doc, "features=[a, b]", section="fit")
+    assert doc["fit"]["epsilon"] == 0.25 and doc["fit"]["features"] == ["a", "b"]
+    assert doc["spark"]["conf"]["spark"]["sql"]["shuffle"]["partitions"] == 3
+    with pytest.raises(ConfigError, match="KEY=VALUE"):
+        apply_override(doc, "epsilon", section="fit")
+    with pytest.raises(ConfigError, match=r"unknown key fit\.epsilom"):
+        section_values({"fit": {"epsilom": 1}}, "fit", fit_rectangle.OPTIONS)
+    with pytest.raises(ConfigError, match=r"fit\.epsilon must be a number"):
+        section_values({"fit": {"epsilon": "much"}}, "fit", fit_rectangle.OPTIONS)
+
+
+def test_help_lists_every_key(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        fit_rectangle.main(["--help"])
+    assert exc.value.code == 0
+    text = capsys.readouterr().out
+    for key in fit_rectangle.OPTIONS:
+        assert f"fit.{key} " in text
+    assert "--set KEY=VALUE" in text and "exit codes" in text
+
+
+# -- generator ----------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def synthetic(spark, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """Small generated data shared by the fit and evaluation tests."""
+    out = tmp_path_factory.mktemp("synthetic")
+    code = generate_synthetic.main(
+        ["--set", f"output={out / 'data'}", "--set", "rows=20000", "--set", "features=3",
+         "--set", "parts=2", "--set", "seed=5", "--set", "positive_rate=0.4",
+         "--set", "lower=0", "--set", "upper=1000"], spark)
+    assert code == 0
+    truth = json.loads((out / "data.truth.json").read_text())
+    return {"dir": out, "data": out / "data", "truth_path": out / "data.truth.json",
+            "truth": truth}
+
+
+def test_generator_writes_partitioned_parquet_and_sidecar(spark, synthetic: dict) -> None:
+    truth = synthetic["truth"]
+    df = spark.read.parquet(str(synthetic["data"]))
+    assert sorted(df.columns) == ["f0", "f1", "f2", "label", "part"]
+    assert sorted(p.name for p in synthetic["data"].iterdir() if p.is_dir()) == [
+        "part=0", "part=1"]
+    rows = df.select(*FEATURES, "label").toArrow()
+    X = np.column_stack([rows.column(f).to_numpy() for f in FEATURES])
+    y = rows.column("label").to_numpy()
+    assert len(y) == truth["rows"] == 20000
+    assert int(y.sum()) == truth["positives"]
+    assert 0.35 < y.mean() < 0.45  # positive_rate 0.4
+    lo, hi = np.array(truth["true_lower"]), np.array(truth["true_upper"])
+    inside = ((X >= lo) & (X <= hi)).all(axis=1)
+    assert np.array_equal(inside, y == 1)  # labels are exactly "inside the true rectangle"
+    assert X.min() >= 0 and X.max() <= 1000
+    assert truth["features"] == FEATURES and truth["label"] == "label"
+    assert truth["span_lower"] == [0.0] * 3 and truth["span_upper"] == [1000.0] * 3
+
+
+def test_generator_is_deterministic_and_writes_delta(spark, synthetic: dict,
+                                                    tmp_path: Path) -> None:
+    from deltalake import DeltaTable
+
+    code = generate_synthetic.main(
+        ["--set", f"output={tmp_path / 'delta'}", "--set", "format=delta",
+         "--set", "rows=20000", "--set", "features=3", "--set", "parts=3",
+         "--set", "seed=5", "--set", "positive_rate=0.4", "--set", "lower=0",
+         "--set", "upper=1000"], spark)
+    assert code == 0
+    table = DeltaTable(str(tmp_path / "delta"))
+    assert table.metadata().partition_columns == ["part"]
+    data = table.to_pyarrow_table().sort_by([("f0", "ascending")])
+    ref = pq.read_table(synthetic["data"]).sort_by([("f0", "ascending")])
+    # same seed, other partitioning: the very same rows
+    for c in [*FEATURES, "label"]:
+        assert data.column(c).to_pylist() == ref.column(c).to_pylist()
+
+
+def test_generator_rejects_bad_settings(spark, tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    code = generate_synthetic.main(["--set", f"output={tmp_path / 'x'}",
+                                    "--set", "positive_rate=1.5"], spark)
+    assert code == EXIT_BAD_INPUT
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["generate_synthetic: error: generate.positive_rate must be in (0, 1), "
+                   "got 1.5"]
+    assert not (tmp_path / "x").exists()
+
+
+# -- fit, outputs, evaluation -------------------------------------------------------------
+def fit_args(synthetic: dict, out: Path, *extra: str) -> list[str]:
+    return ["--set", f"input={synthetic['data']}", "--set", "features=[f0, f1, f2]",
+            "--set", "label=label", "--set", "grid=0:1000:4096",
+            "--set", "epsilon=1.0", "--set", "delta=1e-6", "--set", "seed=3",
+            "--set", "dataset=synthetic-test",
+            "--set", f"output={out / 'result.json'}",
+            "--set", f"results_table={out / 'results'}",
+            "--set", f"plot={out / 'rect.png'}",
+            "--set", f"truth={synthetic['truth_path']}", *extra]
+
+
+def test_fit_job_end_to_end(spark, synthetic: dict, tmp_path: Path,
+                            capsys: pytest.CaptureFixture[str]) -> None:
+    assert fit_rectangle.main(fit_args(synthetic, tmp_path), spark) == 0
+    printed = capsys.readouterr().out
+    assert "NOT differentially private" in printed  # seeded test run says so
+
+    data = json.loads((tmp_path / "result.json").read_text())
+    result = FitResult.from_json(data)
+    assert result.features == FEATURES and result.seeded
+    assert result.privacy is not None and result.privacy.epsilon <= 1.0 + 1e-9
+    truth = synthetic["truth"]
+    for j in range(3):
+        assert abs(result.lower[j] - truth["true_lower"][j]) < 100
+        assert abs(result.upper[j] - truth["true_upper"][j]) < 100
+    assert (tmp_path / "rect.png").read_bytes()[:8] == PNG_MAGIC
+
+    table = read_results(tmp_path / "results")
+    assert table.num_rows == 1
+    assert table.schema.names == SCHEMA.names  # nothing else is recorded
+    row = table.to_pylist()[0]
+    assert row["dataset"] == "synthetic-test" and row["features"] == FEATURES
+    assert row["lower"] == result.lower and row["upper"] == result.upper
+    assert row["epsilon"] == result.privacy.epsilon and row["method"] == result.method
+    params = json.loads(row["parameters"])
+    assert params["seeded"] is True and params["plan"] == result.parameters
+    assert len(row["run_id"]) == 32 and row["started_at"].tzinfo is not None
+
+    # a second run appends one more row
+    assert fit_rectangle.main(fit_args(synthetic, tmp_path), spark) == 0
+    rows = read_results(tmp_path / "results").to_pylist()
+    assert len(rows) == 2 and rows[0]["run_id"] != rows[1]["run_id"]
+
+    # non-private evaluation of the same result on the same (synthetic) data
+    capsys.readouterr()
+    code = evaluate_rectangle.main(
+        ["--set", f"fit.input={synthetic['data']}", "--set", "fit.label=label",
+         "--set", f"fit.output={tmp_path / 'result.json'}",
+         "--set", f"fit.truth={synthetic['truth_path']}",
+         "--set", f"evaluate.output={tmp_path / 'eval.json'}"], spark)
+    assert code == 0
+    captured = capsys.readouterr()
+    assert "NON-PRIVATE EVALUATION" in captured.out and "NON-PRIVATE" in captured.err
+    ev = json.loads((tmp_path / "eval.json").read_text())
+    assert ev["rows"] == 20000 and ev["positives"] == truth["positives"]
+    assert "NON-PRIVATE" in ev["warning"]
+    df = spark.read.parquet(str(synthetic["data"])).select(*FEATURES, "label").toArrow()
+    X = np.column_stack([df.column(f).to_numpy() for f in FEATURES])
+    y = df.column("label").to_numpy() == 1
+    inside = result.contains(X)  # the Spark predicate agrees with FitResult.contains
+    assert ev["false_negatives"] == int((y & ~inside).sum())
+    assert ev["false_positives"] == int((~y & inside).sum())
+    assert ev["error"] == pytest.approx((ev["false_negatives"] + ev["false_positives"]) / 20000)
+
+
+# -- bad input: one line, non-zero exit, nothing written ----------------------------------
+@pytest.fixture(scope="module")
+def bad_tables(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Small tables each broken in one way."""
+    d = tmp_path_factory.mktemp("bad")
+    n = 50
+    x = np.linspace(0, 1000, n)
+    good_label = (np.arange(n) % 2).astype(np.int32)
+    tables = {
+        "text_feature": pa.table({"f0": x, "f1": [f"v{i}" for i in range(n)], "f2": x,
+                                  "label": good_label}),
+        "label_not_01": pa.table({"f0": x, "f1": x, "f2": x,
+                                  "label": np.where(good_label == 1, 2, 0).astype(np.int32)}),
+        "empty": pa.table({"f0": pa.array([], pa.float64()), "f1": pa.array([], pa.float64()),
+                           "f2": pa.array([], pa.float64()),
+                           "label": pa.array([], pa.int32())}),
+    }
+    paths = {}
+    for name, table in tables.items():
+        pq.write_table(table, d / f"{name}.parquet")
+        paths[name] = d / f"{name}.parquet"
+    paths["not_delta"] = d / "not_delta"
+    paths["not_delta"].mkdir()
+    pq.write_table(tables["label_not_01"], paths["not_delta"] / "part-0.parquet")
+    return paths
+
+
+BAD_CASES = {
+    "missing column": ([], {"features": "[f0, nope, f2]"}),
+    "non-numeric column": (["text_feature"], {}),
+    "label not 0/1": (["label_not_01"], {}),
+    "empty table": (["empty"], {}),
+    "not a Delta table": (["not_delta"], {"format": "delta"}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_CASES))
+def test_bad_input_ends_with_one_line_and_writes_nothing(
+        case: str, spark, synthetic: dict, bad_tables: dict[str, Path], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    table_key, sets = BAD_CASES[case]
+    # a results table that already holds one row: a failed run must not add to it
+    assert fit_rectangle.main(fit_args(synthetic, tmp_path), spark) == 0
+    (tmp_path / "result.json").unlink()
+    (tmp_path / "rect.png").unlink()
+    capsys.readouterr()
+
+    extra: list[str] = []
+    if table_key:
+        extra += ["--set", f"input={bad_tables[table_key[0]]}"]
+    for k, v in sets.items():
+        extra += ["--set", f"{k}={v}"]
+    code = fit_rectangle.main(fit_args(synthetic, tmp_path, *extra), spark)
+
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code != 0 and code == EXIT_BAD_INPUT, err
+    assert len(lines) == 1 and lines[0].startswith("fit_rectangle: error: "), err
+    assert "Traceback" not in err and "Exception" not in err
+    assert not (tmp_path / "result.json").exists()
+    assert not (tmp_path / "rect.png").exists()
+    assert read_results(tmp_path / "results").num_rows == 1
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_results_path_that_is_not_a_delta_table_is_refused_before_fitting(
+        spark, synthetic: dict, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "notes.txt").write_text("not a table")
+    code = fit_rectangle.main(fit_args(synthetic, tmp_path), spark)
+    err = capsys.readouterr().err
+    assert code == EXIT_BAD_INPUT and "is not a Delta table" in err
+    assert not (tmp_path / "result.json").exists()
+
+
+def test_bad_parameters_fail_before_spark_starts(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    # no session is passed and none is needed: the check happens first
+    code = fit_rectangle.main(["--set", "input=x", "--set", "features=a",
+                               "--set", "label=y", "--set", "epsilon=-1",
+                               "--set", "delta=1e-6",
+                               "--set", f"output={tmp_path / 'r.json'}"])
+    err = capsys.readouterr().err.strip()
+    assert code == EXIT_BAD_INPUT
+    assert err == "fit_rectangle: error: epsilon must be a finite number > 0, got -1.0"
+    assert not (tmp_path / "r.json").exists()
+
+
+# -- the real spark-submit ----------------------------------------------------------------
+def spark_submit(job: str, *args: str) -> subprocess.CompletedProcess[str]:
+    import pyspark
+
+    env = dict(os.environ)
+    env.update({"SPARK_CONF_DIR": str(REPO / "conf" / "spark"),
+                "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable,
+                "SPARK_LOCAL_IP": "127.0.0.1"})
+    submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
+    return subprocess.run([str(submit), "--master", "local[1]", str(REPO / "jobs" / job),
+                           *args], env=env, cwd=REPO, capture_output=True, text=True,
+                          timeout=400)
+
+
+@pytest.mark.slow
+def test_spark_submit_fit_job(synthetic: dict, tmp_path: Path) -> None:
+    cfg = tmp_path / "job.yaml"
+    cfg.write_text(yaml.safe_dump({"spark": {"log_level": "ERROR"}}))
+    done = spark_submit("fit_rectangle.py", "--config", str(cfg),
+                        *fit_args(synthetic, tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads((tmp_path / "result.json").read_text())["features"] == FEATURES
+    assert read_results(tmp_path / "results").num_rows == 1
+    assert (tmp_path / "rect.png").read_bytes()[:8] == PNG_MAGIC
+
+
+@pytest.mark.slow
+def test_spark_submit_bad_input_exit_code_and_one_line(synthetic: dict,
+                                                       tmp_path: Path) -> None:
+    done = spark_submit("fit_rectangle.py",
+                        *fit_args(synthetic, tmp_path, "--set", "features=[f0, nope]"))
+    # spark-submit merges the Python driver's stderr into its stdout: read both
+    output = done.stdout + done.stderr
+    assert done.returncode == EXIT_BAD_INPUT, output
+    errors = [ln for ln in output.splitlines() if "error" in ln.lower()]
+    assert len(errors) == 1 and errors[0].startswith("fit_rectangle: error: "), output
+    assert "nope" in errors[0]
+    assert "Traceback" not in output and "Exception" not in output
+    assert not (tmp_path / "result.json").exists()
+    assert not (tmp_path / "results").exists()
