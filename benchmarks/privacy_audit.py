@@ -66,8 +66,8 @@ class Setup:
     """Sample sizes and parameters of one audit run (recorded in the JSON)."""
 
     ip_epsilons: tuple[float, ...] = (0.5, 1.0, 2.0)
-    ip_samples: int = 100_000
-    run_samples: int = 20_000
+    ip_samples: int = 40_000
+    run_samples: int = 10_000
     boundary_epsilon: float = 1.0
     domino_dims: tuple[int, ...] = (1, 2, 3)
     domino_epsilon: float = 2.0

@@ -15,7 +15,8 @@ are not generated. Methods, all at the same total (ε, δ) (add/remove neighbour
     composition, and 1.25 × Σ_t E[N_t] for the paper's accounting. Each trial checks
     (trace) that no round used a pad. Mean, sd, quantiles over ``trials`` fresh datasets.
 (b) For d ≤ ``search_max_dim``: the smallest n (positives) with error ≤ α in at least a
-    fraction ``quantile`` of ``search_trials`` fresh trials, where
+    fraction ``quantile`` of ``search_trials`` fresh trials (searched from the predicted n
+    while n·d ≤ ``search_max_cells``), where
 
         error(h) = P_{x ~ Uniform(T)}[h(x) = 0]
 
@@ -24,6 +25,10 @@ are not generated. Methods, all at the same total (ε, δ) (add/remove neighbour
     happens only when an interior-point call fails; such trials are counted.
     For a distribution with positive mass π and negatives outside T, the error of an
     h ⊆ T is π·error(h), and n positives correspond to about n/π samples.
+    RandMargins removes what it cuts, so once no margin runs dry its misclassified count
+    M does not depend on n and error ≈ M/n. Where the search would exceed its budget
+    (the paper's accounting: n ≈ 10^8 and more) n(α) is *derived* from (a) as
+    quantile(M)/α, and marked so.
 
 Predictions (planner): misclassified positives Σ_t (E[N_t] − Δ_t/2) (RandMargins) and
 R·Δ₀/2 (composition); n(α) ≈ prediction/α. Bounding box: E[misclassified on a fresh
@@ -53,6 +58,7 @@ from scipy.stats import gamma as gamma_dist
 from dprect.algorithms import run_nonprivate_bounding_box
 from dprect.api import run_plan
 from dprect.domains import Domain, IntegerRange
+from dprect.margins import LaplaceLaw, StaircaseLaw
 from dprect.numpy_engine import NumpyEngine
 from dprect.planner import MethodPlan, Plan, plan
 from dprect.randomness import RandomSource
@@ -70,7 +76,7 @@ class Setup:
     delta: float = 1e-6
     beta: float = 1e-4
     grid_bits: int = 32
-    dims: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
+    dims: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128)
     trials: int = 10
     n_factor: float = 4.0
     search_max_dim: int = 16
@@ -80,6 +86,7 @@ class Setup:
     search_precision: float = 1.05
     predict_max_dim: int = 4096
     max_cells: float = 6e8
+    search_max_cells: float = 1e8
     seed: int = 20261122
 
     @property
@@ -94,7 +101,7 @@ class Setup:
 
 
 QUICK = Setup(dims=(1, 2, 4), trials=4, search_max_dim=2, search_trials=6,
-              search_precision=1.2, predict_max_dim=256, max_cells=3e6)
+              search_precision=1.2, predict_max_dim=256, max_cells=3e6, search_max_cells=3e6)
 
 
 # -- plans and predictions ----------------------------------------------------------------
@@ -128,10 +135,30 @@ def bbox_predicted_n(d: int, alpha: float) -> float:
     return 2 / -math.expm1(math.log1p(-alpha) / d) - 1
 
 
-def bbox_quantile_n(d: int, alpha: float, quantile: float) -> float:
-    """The n with P(error ≤ α) = ``quantile`` for the bounding box: n·error is close to a
-    sum of 2d unit exponentials (the gaps at the 2d ends), i.e. Gamma(2d, 1)."""
-    return float(gamma_dist.ppf(quantile, 2 * d)) / alpha
+def error_count_quantile(p: MethodPlan | None, d: int, quantile: float,
+                         draws: int = 100_000) -> float:
+    """The ``quantile`` of n·error(h) under a simple model of a run (p None: the bounding
+    box), for the 90%-of-trials criterion of part (b).
+
+    The rectangle removes M positives (M = Σ_t (N_t − Δ/2), the interior point taken at
+    the median of D_t; all rounds share one law here): staircase N_t = Δ(1 + J_t), so
+    Σ J_t is negative binomial; the paper's law adds R Laplace(2Δ) shifts (normal
+    approximation); composition fixes M. The population mass beyond the cut order
+    statistics is then Gamma(M + d) / n (uniform spacings, half a gap per side); the
+    bounding box sits on the 2d extreme points, Gamma(2d) / n."""
+    if p is None:
+        return float(gamma_dist.ppf(quantile, 2 * d))
+    gen = np.random.default_rng(0)
+    law, rounds = p.rounds[0].law, len(p.rounds)
+    if isinstance(law, StaircaseLaw) and all(r.law is law for r in p.rounds):
+        jumps = gen.negative_binomial(rounds, 1 - float(law.rho_fraction), draws)
+        removed = rounds * law.size / 2 + law.size * jumps
+    elif isinstance(law, LaplaceLaw) and all(r.law is law for r in p.rounds):
+        removed = p.predicted_misclassified + gen.normal(
+            0, law.scale * math.sqrt(2 * rounds), draws)
+    else:
+        removed = np.full(draws, p.predicted_misclassified)
+    return float(np.quantile(gen.gamma(removed + d), quantile))
 
 
 def paper_utility_bound(p: MethodPlan) -> float:
@@ -164,13 +191,16 @@ def predictions(setup: Setup) -> list[dict[str, Any]]:
         for name, p in plans.items():
             summary = plan_summary(p.chosen)
             summary["predicted_n"] = summary["predicted_misclassified"] / setup.target_error
+            summary["predicted_n_quantile"] = error_count_quantile(
+                p.chosen, d, setup.quantile) / setup.target_error
             row[name] = summary
         row["randmargins-paper"]["paper_utility_bound"] = paper_utility_bound(
             plans["randmargins-paper"].chosen)
         row["bounding-box"] = {
             "predicted_misclassified": 2.0 * d,
             "predicted_n": bbox_predicted_n(d, setup.target_error),
-            "predicted_n_quantile": bbox_quantile_n(d, setup.target_error, setup.quantile)}
+            "predicted_n_quantile": error_count_quantile(None, d, setup.quantile)
+            / setup.target_error}
         rows.append(row)
         d *= 2
     return rows
@@ -289,10 +319,21 @@ def stats(values: list[float]) -> dict[str, float]:
             "max": float(a.max()), "trials": len(a)}
 
 
-def large_sizes(setup: Setup, plans: dict[str, Plan]) -> dict[str, int]:
-    """The sample size of part (a) for each method (see the module docstring)."""
-    main = nice_ceil(setup.n_factor * max(block_sum(plans["randmargins-refined"].chosen),
-                                          block_sum(plans["composition"].chosen)))
+def nice_floor(x: float) -> int:
+    """x rounded down to two significant digits."""
+    scale = 10 ** max(0, math.floor(math.log10(x)) - 1)
+    return int(x // scale * scale)
+
+
+def large_sizes(setup: Setup, plans: dict[str, Plan], d: int) -> dict[str, int]:
+    """The sample size of part (a) for each method (see the module docstring). When
+    ``n_factor`` × the block sum does not fit in ``max_cells``, the largest n that fits,
+    as long as it still keeps RandMargins' margins from running dry."""
+    refined = block_sum(plans["randmargins-refined"].chosen)
+    main = nice_ceil(setup.n_factor * max(refined, block_sum(plans["composition"].chosen)))
+    fits = nice_floor(setup.max_cells / d)
+    if main > fits >= PAPER_N_FACTOR * refined:
+        main = fits
     paper = nice_ceil(PAPER_N_FACTOR * block_sum(plans["randmargins-paper"].chosen))
     return {"randmargins-refined": main, "composition": main, "bounding-box": main,
             "randmargins-paper": paper}
@@ -316,7 +357,7 @@ def without_overlap(measured: float, n: int, d: int) -> float:
 
 def measure_large(setup: Setup, d: int, plans: dict[str, Plan]) -> dict[str, Any]:
     """Part (a) at dimension d."""
-    sizes = large_sizes(setup, plans)
+    sizes = large_sizes(setup, plans, d)
     groups = [("randmargins-refined", "composition", "bounding-box"), ("randmargins-paper",)]
     out: dict[str, Any] = {}
     for g, group in enumerate(groups):
@@ -424,8 +465,8 @@ def search_smallest_n(setup: Setup, d: int, method: str, plans: dict[str, Plan],
             seen[n] = evaluate_n(setup, d, method, plans, n)
         return seen[n]["passed"]
 
-    limit = int(setup.max_cells // d)
-    if nice_ceil(start) > limit:  # the prediction alone already needs more memory
+    limit = int(setup.search_max_cells // d)
+    if nice_ceil(start) > limit:  # the prediction alone is already beyond the budget
         return {"n_min": None, "n_largest_failing": None, "beyond_budget": True,
                 "limit": limit, "seconds": 0.0, "evaluations": []}
     n_min, n_fail = bracket_search(passes, nice_ceil(start), limit, setup.search_precision)
@@ -434,11 +475,19 @@ def search_smallest_n(setup: Setup, d: int, method: str, plans: dict[str, Plan],
             "evaluations": [seen[k] for k in sorted(seen)]}
 
 
+def derived_n(setup: Setup, entry: dict[str, Any]) -> float | None:
+    """n(α) from part (a) for RandMargins: quantile(M)/α (M does not depend on n)."""
+    if not entry.get("measured"):
+        return None
+    counts = entry["misclassified"]
+    q = counts["q90"] if setup.quantile == 0.9 else counts["max"]
+    return q / setup.target_error
+
+
 def search_start(setup: Setup, method: str, plans: dict[str, Plan], d: int) -> float:
     """Where the search starts: the prediction of n."""
-    if method == "bounding-box":
-        return bbox_quantile_n(d, setup.target_error, setup.quantile)
-    return plans[method].chosen.predicted_misclassified / setup.target_error
+    p = None if method == "bounding-box" else plans[method].chosen
+    return error_count_quantile(p, d, setup.quantile) / setup.target_error
 
 
 # -- summary: exponents, crossover, agreement -----------------------------------------------
@@ -458,6 +507,13 @@ def measured_count(entry: dict[str, Any], method: str) -> float | None:
         return None
     key = "fresh_sample_misclassified" if method == "bounding-box" else "misclassified"
     return entry[key]["mean"]
+
+
+def first_win(dims: list[int], ours: dict[int, float | None],
+              theirs: dict[int, float | None]) -> int | None:
+    """The smallest measured d from which ``ours`` < ``theirs`` at every measured d."""
+    wins = [d for d in dims if None not in (ours[d], theirs[d]) and ours[d] < theirs[d]]
+    return next((d for d in dims if all(e in wins for e in dims if e >= d)), None)
 
 
 def summarize(setup: Setup, large: dict[int, dict[str, Any]], search: dict[int, dict[str, Any]],
@@ -482,12 +538,13 @@ def summarize(setup: Setup, large: dict[int, dict[str, Any]], search: dict[int, 
     ratios = {method: {d: (measured_count(large[d][method], method) or math.nan)
                        / by_d[d][method]["predicted_misclassified"] for d in dims}
               for method in METHODS}
-    wins = [d for d in dims
-            if measured_count(large[d]["randmargins-refined"], "randmargins-refined")
-            < measured_count(large[d]["composition"], "composition")]
-    measured_cross = next((d for d in dims if all(e in wins for e in dims if e >= d)), None)
+    rm = {d: measured_count(large[d]["randmargins-refined"], "randmargins-refined")
+          for d in dims}
+    raw = {d: measured_count(large[d]["composition"], "composition") for d in dims}
+    unbounded = {d: large[d]["composition"].get("misclassified_without_overlap") for d in dims}
     return {"exponents": exponents, "crossover_predicted": crossover,
-            "crossover_measured": measured_cross,
+            "crossover_measured": first_win(dims, rm, raw),
+            "crossover_measured_without_overlap": first_win(dims, rm, unbounded),
             "measured_over_predicted": {m: {str(d): (None if math.isnan(v) else v)
                                             for d, v in r.items()} for m, r in ratios.items()}}
 
@@ -510,7 +567,7 @@ def plot(setup: Setup, large: dict[int, dict[str, Any]], search: dict[int, dict[
                      color=colour, alpha=0.6, label=f"{method} (predicted)")
         axes[1].plot(pd, [row[method]["predicted_n"] for row in preds], "-", color=colour,
                      alpha=0.6, label=f"{method} (predicted, mean)")
-        if "predicted_n_quantile" in preds[0][method]:
+        if method != "randmargins-paper":  # its quantile line sits on its mean line
             axes[1].plot(pd, [row[method]["predicted_n_quantile"] for row in preds], "--",
                          color=colour, alpha=0.6,
                          label=f"{method} (predicted, {setup.quantile:.0%} quantile)")
@@ -527,6 +584,11 @@ def plot(setup: Setup, large: dict[int, dict[str, Any]], search: dict[int, dict[
             axes[1].errorbar([d for d, _ in found], [r["n_min"] for _, r in found],
                              yerr=[lo, [0] * len(found)], fmt=marker, color=colour, capsize=3,
                              label=f"{method} (measured)")
+        derived = [(d, search[d][method]["derived_n"]) for d in sorted(search)
+                   if search[d][method].get("derived_n")]
+        if derived:
+            axes[1].plot([d for d, _ in derived], [v for _, v in derived], marker,
+                         color=colour, mfc="none", label=f"{method} (derived from (a))")
     axes[0].set_title("(a) misclassified positives at a large sample\n"
                       f"(ε, δ) = ({setup.epsilon:g}, {setup.delta:g}), grid 2^{setup.grid_bits},"
                       f" mean ± sd over {setup.trials} trials")
@@ -574,8 +636,12 @@ def print_report(setup: Setup, large: dict[int, dict[str, Any]],
         for d in sorted(search):
             for method in METHODS:
                 r, p = search[d][method], by_d[d][method]
-                txt = ("beyond the memory budget" if r["beyond_budget"]
-                       else f"{r['n_min']:,} (fails at {r['n_largest_failing']:,})")
+                if not r["beyond_budget"]:
+                    txt = f"{r['n_min']:,} (fails at {r['n_largest_failing']:,})"
+                elif r.get("derived_n"):
+                    txt = f"~{r['derived_n']:,.0f} (derived from (a))"
+                else:
+                    txt = "beyond the search budget"
                 pred = p.get("predicted_n_quantile", p["predicted_n"])
                 print(f"{d:>5} {method:<21}{txt:<36} predicted {pred:,.0f}")
     print("\ngrowth exponents in d (least-squares slope on log-log):")
@@ -583,8 +649,10 @@ def print_report(setup: Setup, large: dict[int, dict[str, Any]],
         parts = [f"{k}={v:.3f}" for k, v in ex.items() if v is not None]
         print(f"  {method:<21}" + ", ".join(parts))
     print(f"crossover (RandMargins refined < composition): predicted d = "
-          f"{summary['crossover_predicted']}, measured d = {summary['crossover_measured']} "
-          f"(among the measured dimensions)")
+          f"{summary['crossover_predicted']}; measured (among the measured d) = "
+          f"{summary['crossover_measured']} at the benchmark's n, "
+          f"{summary['crossover_measured_without_overlap']} against composition's count "
+          "without overlap")
 
 
 def parse_args(argv: list[str] | None) -> tuple[Setup, argparse.Namespace]:
@@ -629,6 +697,9 @@ def run(setup: Setup, out: Path) -> dict[str, Any]:
                 search[d] = {m: search_smallest_n(setup, d, m, plans,
                                                   search_start(setup, m, plans, d))
                              for m in METHODS}
+                for m in ("randmargins-refined", "randmargins-paper"):
+                    if search[d][m]["beyond_budget"]:
+                        search[d][m]["derived_n"] = derived_n(setup, large[d][m])
                 print(f"(b) d={d} done at {clock.seconds()} s", flush=True)
     preds = predictions(setup)
     summary = summarize(setup, large, search, preds, predicted_crossover(setup))

@@ -86,15 +86,15 @@ def test_composition_matches_its_overlap_aware_prediction(quick_result: dict) ->
 
 
 def test_smallest_n_lies_near_the_predicted_n(quick_result: dict) -> None:
-    """n(α) ≈ prediction/α for the private methods and the Gamma quantile for the
-    bounding box, within the search's precision and trial noise (±35%)."""
+    """n(α) agrees with the 90%-quantile model of n·error (the plan's margin law plus
+    uniform spacings), within the quick search's precision and trial noise (±25%)."""
     preds = {row["d"]: row for row in quick_result["predictions"]}
     for d, entry in quick_result["smallest_n"].items():
         for method in ("randmargins-refined", "composition", "bounding-box"):
             found = entry[method]["n_min"]
             p = preds[int(d)][method]
             predicted = p.get("predicted_n_quantile", p["predicted_n"])
-            assert 0.65 <= found / predicted <= 1.35, (d, method, found, predicted)
+            assert 0.75 <= found / predicted <= 1.25, (d, method, found, predicted)
 
 
 def test_quick_run_writes_files_and_predicts_the_documented_crossover(
