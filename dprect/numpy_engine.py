@@ -89,11 +89,12 @@ class NumpyEngine:
         if k >= len(sample):
             return None
         hit = self._buffer()
-        if side == "hi":
-            np.greater_equal(col, np.partition(sample, len(sample) - k)[len(sample) - k],
-                             out=hit)
-        else:
-            np.less_equal(col, np.partition(sample, k - 1)[k - 1], out=hit)
+        if side == "hi":  # the k-th largest sample value
+            threshold = np.partition(sample, len(sample) - k)[len(sample) - k]
+            np.greater_equal(col, threshold, out=hit)
+        else:  # the k-th smallest
+            threshold = np.partition(sample, k - 1)[k - 1]
+            np.less_equal(col, threshold, out=hit)
         if not self._all:
             np.logical_and(hit, self._remaining, out=hit)
         found = col[hit]
