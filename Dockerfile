@@ -8,9 +8,9 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /app
-COPY pyproject.toml ./
+COPY pyproject.toml README.md ./
 COPY dprect ./dprect
-RUN touch README.md && pip install --no-cache-dir .
+RUN pip install --no-cache-dir .
 
 COPY jobs ./jobs
 COPY conf ./conf

@@ -11,7 +11,8 @@ command-line overrides ``--set KEY=VALUE`` in order:
 
 * ``KEY`` is a dotted path from the top of the file (``fit.epsilon``, ``spark.master``);
   a key that does not start with a section name is read inside the job's own section
-  (``--set epsilon=0.5`` in the fit job means ``fit.epsilon``).
+  (``--set epsilon=0.5`` in the fit job means ``fit.epsilon``). Below ``spark.conf`` the
+  rest of the key is one Spark property (``--set spark.conf.spark.driver.memory=2g``).
 * ``VALUE`` is read as one YAML value: ``0.5`` is a number, ``[a, b]`` a list, ``null``
   nothing, anything else a string.
 
@@ -59,7 +60,8 @@ class Option(NamedTuple):
     """One key of a config section: its default, its kind and a line of help.
 
     Kinds: ``str``, ``int``, ``float``, ``bool``, ``str_list`` (a list of names, or one
-    comma-separated string), ``float_list``, ``mapping`` and ``any``. A default of None
+    comma-separated string), ``float_list``, ``properties`` (a mapping of
+    names to single values, returned as strings) and ``any``. A default of None
     makes the key optional (None is then accepted for it).
     """
 
@@ -76,7 +78,8 @@ SPARK_OPTIONS: dict[str, Option] = {
                                   "(default local[*]); spark-submit --master wins"),
     "app_name": Option(None, "str", "application name (default: the job's name)"),
     "log_level": Option("ERROR", "str", "Spark log level once the session is up"),
-    "conf": Option({}, "mapping", "extra Spark properties, e.g. spark.sql.shuffle.partitions"),
+    "conf": Option({}, "properties", "extra Spark properties, e.g. "
+                                     "spark.sql.shuffle.partitions: 8"),
 }
 
 
@@ -125,6 +128,8 @@ def apply_override(doc: dict[str, Any], item: str, *, section: str) -> None:
         raise ConfigError(f"override {item!r} has an empty key")
     if parts[0] not in SECTIONS:
         parts = [section, *parts]
+    if parts[:2] == ["spark", "conf"] and len(parts) > 3:
+        parts = [*parts[:2], ".".join(parts[2:])]  # one Spark property, dots and all
     try:
         value = yaml.safe_load(text) if text.strip() else None
     except yaml.YAMLError:
@@ -196,10 +201,14 @@ def _check_kind(name: str, value: Any, opt: Option) -> Any:
             raise ConfigError(f"{name} must be a non-empty list of numbers, got {value!r}")
         return [_check_kind(f"{name}[{i}]", v, Option(None, "float", ""))
                 for i, v in enumerate(value)]
-    if kind == "mapping":
+    if kind == "properties":
         if not isinstance(value, dict):
-            raise ConfigError(f"{name} must be a mapping, got {value!r}")
-        return dict(value)
+            raise ConfigError(f"{name} must be a mapping of property -> value, got {value!r}")
+        for key, item in value.items():
+            if isinstance(item, dict | list) or item is None:
+                raise ConfigError(f"{name}.{key} must be a single value, got {item!r}")
+        return {str(k): str(v).lower() if isinstance(v, bool) else str(v)
+                for k, v in value.items()}
     return value
 
 

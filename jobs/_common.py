@@ -7,6 +7,7 @@ pyspark-free :mod:`dprect.jobs_support`.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -30,8 +31,11 @@ def get_spark(spark_cfg: Mapping[str, Any], app_name: str,
     """
     if spark is not None:
         return spark, False
-    SparkContext._ensure_initialized()  # so SparkConf sees spark-submit's properties
-    master = SparkConf().get("spark.master") or spark_cfg.get("master") or DEFAULT_MASTER
+    submitted = None
+    if os.environ.get("PYSPARK_GATEWAY_PORT"):  # started by spark-submit: JVM is up
+        SparkContext._ensure_initialized()  # so SparkConf sees spark-submit's properties
+        submitted = SparkConf().get("spark.master")
+    master = submitted or spark_cfg.get("master") or DEFAULT_MASTER
     session = local_session(master, app_name=spark_cfg.get("app_name") or app_name,
                             conf=spark_cfg.get("conf") or {},
                             log_level=spark_cfg.get("log_level"))

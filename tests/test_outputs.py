@@ -158,3 +158,15 @@ def test_read_truth_orders_by_feature_and_ignores_other_files(tmp_path: Path) ->
     assert read_truth(tmp_path / "t.json", ["b", "a"]) == ([2.0, 1.0], [4.0, 3.0])
     assert read_truth(tmp_path / "t.json", ["c"]) is None
     assert read_truth(tmp_path / "missing.json", ["a"]) is None
+
+
+def test_spark_conf_overrides_are_single_properties() -> None:
+    from dprect.jobs_support import SPARK_OPTIONS, apply_override, section_values
+
+    doc: dict = {}
+    apply_override(doc, "spark.conf.spark.driver.memory=2g", section="fit")
+    apply_override(doc, "spark.conf.spark.ui.enabled=false", section="fit")
+    conf = section_values(doc, "spark", SPARK_OPTIONS)["conf"]
+    assert conf == {"spark.driver.memory": "2g", "spark.ui.enabled": "false"}
+    with pytest.raises(ConfigError, match="single value"):
+        section_values({"spark": {"conf": {"a": {"b": 1}}}}, "spark", SPARK_OPTIONS)

@@ -61,7 +61,7 @@ def test_overrides_address_sections_and_parse_yaml_values() -> None:
     apply_override(doc, "spark.conf.spark.sql.shuffle.partitions=3", section="fit")
     apply_override(doc, "features=[a, b]", section="fit")
     assert doc["fit"]["epsilon"] == 0.25 and doc["fit"]["features"] == ["a", "b"]
-    assert doc["spark"]["conf"]["spark"]["sql"]["shuffle"]["partitions"] == 3
+    assert doc["spark"]["conf"] == {"spark.sql.shuffle.partitions": 3}
     with pytest.raises(ConfigError, match="KEY=VALUE"):
         apply_override(doc, "epsilon", section="fit")
     with pytest.raises(ConfigError, match=r"unknown key fit\.epsilom"):
