@@ -1,0 +1,53 @@
+"""Shared fixtures of the Spark tests: one local SparkSession for the whole run.
+
+The session is local[2] with 4 shuffle partitions and no UI, built by
+:func:`dprect.spark.session.local_session`; test files anywhere under ``tests/spark`` reuse
+it through the ``spark`` fixture. Without Java the Spark tests are skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+pytest.importorskip("pyspark")
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[object]:
+    """The session-wide SparkSession (local[2], shuffle partitions 4, UI disabled)."""
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("the Spark tests need Java 17")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from dprect.spark.session import local_session
+
+    session = local_session("local[2]", app_name="dprect-tests", shuffle_partitions=4,
+                            conf={"spark.sql.session.timeZone": "UTC"})
+    yield session
+    session.stop()
+
+
+def _frame(spark, X, names, y=None, label="y", partitions=None):
+    """A DataFrame of double feature columns (and an int label column when y is given)."""
+    import numpy as np
+    from pyspark.sql import types as T  # noqa: N812
+
+    fields = [T.StructField(n, T.DoubleType(), False) for n in names]
+    rows = [tuple(float(v) for v in row) for row in np.asarray(X, dtype=np.float64)]
+    if y is not None:
+        fields.append(T.StructField(label, T.IntegerType(), False))
+        rows = [(*r, int(v)) for r, v in zip(rows, y, strict=True)]
+    df = spark.createDataFrame(rows, T.StructType(fields))
+    return df.repartition(partitions) if partitions else df
+
+
+@pytest.fixture(scope="session")
+def make_frame(spark):
+    """``make_frame(X, names, y=None, label="y", partitions=None)`` → a DataFrame of double
+    features (and an int label column when ``y`` is given), repartitioned when asked."""
+    return lambda *args, **kwargs: _frame(spark, *args, **kwargs)

@@ -1,0 +1,126 @@
+"""SparkEngine against NumpyEngine: encodings, windows and cuts agree exactly."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dprect import FloatOrder, Grid, IntegerRange
+from dprect.numpy_engine import NumpyEngine
+from dprect.spark import engine as spark_engine
+from dprect.spark.engine import PrefixSpec, SparkEngine, law_quantile, sort_value
+
+EDGE_VALUES = np.array([
+    -1e308, -7.25, -1.5, -1.4999999999999998, -0.0, 0.0, 5e-324, -5e-324, 0.1, 0.3,
+    1.0 / 3.0, 2.4999999999999996, 2.5, 2.5000000000000004, 3.0, 1e15 + 0.5, 1e308,
+])
+
+
+@pytest.mark.parametrize("domain", [
+    Grid(-1.5, 2.5, 7), Grid(0.0, 1.0, 2**20), Grid(-1e300, 1e300, 2**40),
+    IntegerRange(-3, 4), FloatOrder(),
+])
+def test_sort_value_is_encode_bit_for_bit(make_frame, domain):
+    from pyspark.sql import functions as F  # noqa: N812
+
+    df = make_frame(EDGE_VALUES[:, None], ["x"])
+    got = df.select(sort_value(F.col("x"), domain).alias("v")).toArrow().column("v")
+    got = got.to_numpy(zero_copy_only=False)
+    want = domain.encode(EDGE_VALUES)
+    assert got.dtype == want.dtype
+    assert np.array_equal(got.view(np.int64), want.view(np.int64))  # bits: -0.0 is +0.0
+
+
+def _data(n: int = 300, seed: int = 0) -> np.ndarray:
+    gen = np.random.default_rng(seed)
+    X = np.column_stack([
+        np.round(gen.normal(size=n), 1),                # heavy ties
+        gen.normal(size=n),                              # distinct
+        gen.integers(-5, 6, size=n).astype(np.float64),  # integers
+    ])
+    X[:7, 1] = -0.0
+    X[7:12, 1] = 0.0
+    X[20:40] = X[0]  # duplicate rows
+    return X
+
+
+DOMAINS = [Grid(-2.0, 2.0, 40), FloatOrder(), IntegerRange(-4, 4)]
+NAMES = ["a", "b c", "d.e"]  # a space and a dot: names are quoted
+
+SCRIPT = [  # (axis, side, stop, size, cut threshold index or None)
+    (0, "hi", 30, 10, 30), (1, "lo", 100, 25, None), (1, "lo", 60, 60, -0.5),
+    (2, "hi", 500, 40, 2), (0, "lo", 3000, 100, 5), (1, "hi", 12, 5, 0.0),
+    (2, "lo", 1, 1, -2), (0, "hi", 250, 250, None), (1, "lo", 10**6, 10, None),
+]
+
+
+@pytest.mark.parametrize(("plan", "prefix"), [
+    ("rounds", None), ("prefetch", None), ("prefetch", 3), ("prefetch", 40),
+])
+def test_window_and_cut_match_numpy(make_frame, plan, prefix):
+    X = _data()
+    ref = NumpyEngine.from_features(X, DOMAINS)
+    df = make_frame(X, NAMES, partitions=3)
+    with SparkEngine(df, DOMAINS, NAMES, plan=plan, prefix=prefix) as eng:
+        assert eng.dims == 3
+        for axis, side, stop, size, cut in SCRIPT:
+            want = np.sort(ref.window(axis, side, stop, size))
+            got = np.sort(eng.window(axis, side, stop, size))
+            assert got.dtype == want.dtype
+            assert np.array_equal(got.view(np.int64), want.view(np.int64)), (axis, side, stop)
+            if cut is not None:
+                ref.cut(axis, side, cut)
+                eng.cut(axis, side, cut)
+        if plan == "prefetch":
+            assert eng.stats["prefetch_jobs"] == 1
+            if prefix == 3:
+                assert eng.stats["fallbacks"] > 0  # short lists: answered by jobs instead
+
+
+def test_prefetch_lists_that_miss_a_cut_axis_fall_back(make_frame):
+    X = _data(120, seed=3)
+    ref = NumpyEngine.from_features(X, DOMAINS)
+    specs = [PrefixSpec(0, "hi", 50, (0,)), PrefixSpec(1, "lo", 50, (1,))]
+    with SparkEngine(make_frame(X, NAMES), DOMAINS, NAMES, plan="prefetch",
+                     prefix=specs) as eng:
+        first = eng.window(0, "hi", 5, 5)  # triggers the prefetch
+        assert np.array_equal(np.sort(first), np.sort(ref.window(0, "hi", 5, 5)))
+        ref.cut(2, "hi", 1)
+        eng.cut(2, "hi", 1)  # after the prefetch; axis 2 is carried by no list
+        for axis, side in [(0, "hi"), (1, "lo"), (2, "lo")]:
+            assert np.array_equal(np.sort(eng.window(axis, side, 30, 20)),
+                                  np.sort(ref.window(axis, side, 30, 20)))
+        assert eng.stats["fallbacks"] == 3
+
+
+def test_large_windows_count_then_take_the_cheaper_end(make_frame, monkeypatch):
+    monkeypatch.setattr(spark_engine, "_TOP_N_ROWS", 5)  # exercise the >1M-row paths
+    X = _data(80, seed=5)
+    ref = NumpyEngine.from_features(X, DOMAINS)
+    with SparkEngine(make_frame(X, NAMES), DOMAINS, NAMES, plan="rounds") as eng:
+        ref.cut(1, "hi", 1.0)
+        eng.cut(1, "hi", 1.0)
+        for axis, side, stop, size in [(0, "hi", 50, 20), (0, "lo", 90, 30), (2, "hi", 10**9, 10),
+                                       (1, "lo", 8, 4), (1, "hi", 70, 69), (0, "lo", 500, 3)]:
+            want = np.sort(ref.window(axis, side, stop, size))
+            assert np.array_equal(np.sort(eng.window(axis, side, stop, size)), want)
+
+
+def test_empty_positives(make_frame):
+    X = np.empty((0, 3))
+    ref = NumpyEngine.from_features(X, DOMAINS)
+    for plan in ("rounds", "prefetch"):
+        with SparkEngine(make_frame(X, NAMES), DOMAINS, NAMES, plan=plan) as eng:
+            for axis in range(3):
+                got = eng.window(axis, "hi", 10, 5)
+                assert len(got) == 0 and got.dtype == ref.window(axis, "hi", 10, 5).dtype
+
+
+def test_law_quantile_is_the_tail_quantile():
+    from dprect.margins import LaplaceLaw, StaircaseLaw
+
+    for law in (StaircaseLaw(10, "1/2"), StaircaseLaw(7, "1/100"), LaplaceLaw(5, 1e-3)):
+        for miss in (0.5, 1e-2, 1e-5):
+            q = law_quantile(law, miss)
+            assert law.tail(q + 1) <= miss
+            assert q == law.size or law.tail(q) > miss

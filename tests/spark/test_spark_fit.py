@@ -1,0 +1,93 @@
+"""fit_dataframe / validate_dataframe: every bad input is a DprectError naming the problem."""
+
+from __future__ import annotations
+
+import warnings
+from decimal import Decimal
+
+import numpy as np
+import pytest
+
+import dprect
+from dprect.errors import DprectError, InputDataError, ParameterError
+from dprect.spark.fit import fit_dataframe, validate_dataframe
+
+BUDGET = {"epsilon": 2.0, "delta": 1e-6}
+
+
+def _fit(df, features=("a", "b"), label="y", **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fit_dataframe(df, features=list(features), label=label, seed=1,
+                             **{**BUDGET, **kw})
+
+
+@pytest.fixture(scope="module")
+def table(spark):
+    rows = [(0.5, 1.0, 1, "s", 1.0), (1.5, -2.0, 0, "t", 0.0), (2.5, 3.0, 1, "u", 1.0)]
+    return spark.createDataFrame(rows, "a double, b double, y int, s string, yd double")
+
+
+@pytest.mark.parametrize(("make", "features", "label", "words"), [
+    (lambda t: t, ("a", "nope"), "y", ["nope"]),
+    (lambda t: t, ("a", "b"), "missing_label", ["missing_label"]),
+    (lambda t: t, ("a", "s"), "y", ["'s'", "numeric", "string"]),
+    (lambda t: t, ("a", "b"), "s", ["'s'", "numeric"]),
+    (lambda t: t.selectExpr("a", "b", "CAST(2 AS INT) AS y"), ("a", "b"), "y", ["0 or 1", "2"]),
+    (lambda t: t.selectExpr("a", "b", "CAST(yd + 0.5 AS DOUBLE) AS y"), ("a", "b"), "y",
+     ["0 or 1", "1.5"]),
+    (lambda t: t.selectExpr("a", "b", "CAST(NULL AS INT) AS y"), ("a", "b"), "y",
+     ["0 or 1", "null"]),
+    (lambda t: t.selectExpr("CAST('NaN' AS DOUBLE) AS a", "b", "y"), ("a", "b"), "y",
+     ["'a'", "NaN"]),
+    (lambda t: t.selectExpr("a", "CAST('-Infinity' AS DOUBLE) AS b", "y"), ("a", "b"), "y",
+     ["'b'", "infinite"]),
+    (lambda t: t.selectExpr("a", "CAST(NULL AS DOUBLE) AS b", "y"), ("a", "b"), "y",
+     ["'b'", "null"]),
+    (lambda t: t.filter("a > 100"), ("a", "b"), "y", ["empty", "zero rows"]),
+])
+def test_bad_input_is_a_clear_error(table, make, features, label, words):
+    df = make(table)
+    with pytest.raises(InputDataError) as info:
+        validate_dataframe(df, list(features), label)
+    for w in words:
+        assert w in str(info.value)
+    with pytest.raises(DprectError) as info:
+        _fit(df, features, label)
+    assert "Traceback" not in str(info.value) and "JVM" not in str(info.value)
+
+
+def test_bad_parameters_before_any_job(table):
+    with pytest.raises(ParameterError, match="also listed as a feature"):
+        _fit(table, ("a", "y"), "y")
+    with pytest.raises(ParameterError, match="named twice"):
+        _fit(table, ("a", "a"), "y")
+    with pytest.raises(ParameterError, match="spark_plan"):
+        _fit(table, spark_plan="fast")
+    with pytest.raises(ParameterError, match="epsilon"):
+        _fit(table, epsilon=-1.0)
+    with pytest.raises(ParameterError, match="grid"):
+        _fit(table, domains="0:1")
+
+
+def test_other_numeric_types_and_labels(spark):
+    """Integer, decimal and float features; boolean and decimal labels; same as numpy."""
+    df = spark.createDataFrame(
+        [(1, Decimal("2.5"), 1.25, True), (3, Decimal("-1"), 0.5, False),
+         (2, Decimal("0"), -3.0, True)],
+        "i int, d decimal(10,3), f float, lab boolean")
+    X = np.array([[1, 2.5, 1.25], [3, -1.0, 0.5], [2, 0.0, -3.0]])
+    grid = [dprect.IntegerRange(0, 5), dprect.Grid(-4.0, 4.0, 16), dprect.FloatOrder()]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = dprect.fit(X, [1, 0, 1], grid=grid, features=["i", "d", "f"], seed=3, **BUDGET)
+    got = _fit(df, ("i", "d", "f"), "lab", domains=grid)
+    assert (got.lower_index, got.upper_index) == (want.lower_index, want.upper_index)
+    result_json = got.to_json()
+    assert result_json["features"] == ["i", "d", "f"]
+
+
+def test_grid_string_and_column_names_with_dots(spark):
+    df = spark.createDataFrame([(0.5, 1), (0.7, 1), (0.1, 0)], "`a.b` double, `the y` int")
+    r = _fit(df, ("a.b",), "the y", domains="0:1:10")
+    assert r.features == ["a.b"] and len(r.lower_index) == 1

@@ -1,0 +1,155 @@
+"""read_source: Parquet (partitioned), CSV, Delta through deltalake (time travel, partition
+columns), refusal of Delta features the fallback cannot read, and clear errors."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from dprect.errors import InputDataError, ParameterError
+from dprect.spark.source import check_fallback_readable, detect_format, read_source
+
+deltalake = pytest.importorskip("deltalake")
+
+
+def _rows(df, *cols):
+    return sorted(tuple(r) for r in df.select(*cols).collect())
+
+
+def test_parquet_partitioned_and_where(spark, tmp_path):
+    table = pa.table({"x": [1.0, 2.0, 3.0, 4.0], "y": [1, 0, 1, 1],
+                      "day": ["2024-01-01", "2024-01-01", "2024-01-02", "2024-01-03"]})
+    pq.write_to_dataset(table, tmp_path / "pq", partition_cols=["day"])
+    df = read_source(spark, tmp_path / "pq")
+    assert set(df.columns) == {"x", "y", "day"}
+    assert _rows(df, "x", "y") == [(1.0, 1), (2.0, 0), (3.0, 1), (4.0, 1)]
+    kept = read_source(spark, str(tmp_path / "pq"), where="day >= '2024-01-02'")
+    assert _rows(kept, "x") == [(3.0,), (4.0,)]
+    with pytest.raises(InputDataError, match="row filter"):
+        read_source(spark, tmp_path / "pq", where="nosuchcolumn > 1")
+    with pytest.raises(InputDataError, match="row filter"):
+        read_source(spark, tmp_path / "pq", where="x >>> (")
+
+
+def test_csv(spark, tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("a,b,label\n1.5,2,1\n-0.25,3,0\n")
+    assert detect_format(spark, str(path)) == "csv"
+    df = read_source(spark, path)
+    assert dict(df.dtypes) == {"a": "double", "b": "int", "label": "int"}
+    assert _rows(df, "a", "b", "label") == [(-0.25, 3, 0), (1.5, 2, 1)]
+
+
+def test_missing_path_and_bad_arguments(spark, tmp_path):
+    with pytest.raises(InputDataError, match="does not exist"):
+        read_source(spark, tmp_path / "nothing.parquet")
+    (tmp_path / "f.csv").write_text("a\n1\n")
+    with pytest.raises(ParameterError, match="Delta version"):
+        read_source(spark, tmp_path / "f.csv", version=1)
+    with pytest.raises(ParameterError, match="format"):
+        read_source(spark, tmp_path / "f.csv", format="orc")
+    with pytest.raises(ParameterError, match="not both"):
+        read_source(spark, tmp_path / "f.csv", format="delta", version=0, timestamp="2024-01-01")
+
+
+def test_not_a_delta_table(spark, tmp_path):
+    pq.write_table(pa.table({"x": [1.0]}), tmp_path / "plain.parquet")
+    (tmp_path / "folder").mkdir()
+    pq.write_table(pa.table({"x": [1.0]}), tmp_path / "folder" / "part.parquet")
+    for path in (tmp_path / "plain.parquet", tmp_path / "folder"):
+        with pytest.raises(InputDataError, match="not a Delta table"):
+            read_source(spark, path, format="delta")
+
+
+def test_delta_versions_timestamps_and_partitions(spark, tmp_path):
+    path = str(tmp_path / "delta")
+    v0 = pa.table({"x": [1.0, 2.0, 3.0], "y": [1, 0, 1], "p": ["01", "a b/c", None]})
+    deltalake.write_deltalake(path, v0, partition_by=["p"])
+    time.sleep(1.2)
+    between = dt.datetime.now(dt.UTC)
+    time.sleep(1.2)
+    v1 = pa.table({"x": [4.0], "y": [1], "p": ["01"]})
+    deltalake.write_deltalake(path, v1, mode="append", partition_by=["p"])
+
+    assert detect_format(spark, path) == "delta"
+    latest = read_source(spark, path)
+    assert dict(latest.dtypes)["p"] == "string"  # '01' is not read as the integer 1
+    assert _rows(latest, "x", "y", "p") == [(1.0, 1, "01"), (2.0, 0, "a b/c"),
+                                            (3.0, 1, None), (4.0, 1, "01")]
+    old = read_source(spark, path, version=0)
+    assert _rows(old, "x") == [(1.0,), (2.0,), (3.0,)]
+    at = read_source(spark, path, timestamp=between.isoformat())
+    assert _rows(at, "x") == [(1.0,), (2.0,), (3.0,)]
+    assert _rows(read_source(spark, path, timestamp=dt.datetime.now(dt.UTC)), "x")[-1] == (4.0,)
+    assert _rows(read_source(spark, path, where="p = '01'"), "x") == [(1.0,), (4.0,)]
+    with pytest.raises(InputDataError, match="version 7"):
+        read_source(spark, path, version=7)
+    with pytest.raises(InputDataError, match="no version at or before"):
+        read_source(spark, path, timestamp="2001-01-01T00:00:00Z")
+    with pytest.raises(ParameterError, match="ISO-8601"):
+        read_source(spark, path, timestamp="yesterday")
+
+
+def test_delta_column_mapping_is_refused(spark, tmp_path):
+    path = str(tmp_path / "cm")
+    deltalake.write_deltalake(path, pa.table({"x": [1.0], "y": [1]}),
+                              configuration={"delta.columnMapping.mode": "name"})
+    with pytest.raises(InputDataError, match="column mapping"):
+        read_source(spark, path)
+
+
+def test_delta_deletion_vectors_are_refused(spark, tmp_path):
+    path = str(tmp_path / "dv")
+    deltalake.write_deltalake(path, pa.table({"x": [1.0], "y": [1]}),
+                              configuration={"delta.enableDeletionVectors": "true"})
+    with pytest.raises(InputDataError, match="deletion vectors"):
+        read_source(spark, path)
+
+
+def test_delta_unknown_reader_feature_in_the_log_is_refused(spark, tmp_path):
+    """A tiny table whose protocol action is edited to declare a reader feature."""
+    path = tmp_path / "tw"
+    deltalake.write_deltalake(str(path), pa.table({"x": [1.0], "y": [1]}))
+    log = path / "_delta_log" / "00000000000000000000.json"
+    actions = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    for action in actions:
+        if "protocol" in action:
+            action["protocol"] = {"minReaderVersion": 3, "minWriterVersion": 7,
+                                  "readerFeatures": ["typeWidening"],
+                                  "writerFeatures": ["typeWidening"]}
+    log.write_text("".join(json.dumps(a) + "\n" for a in actions))
+    with pytest.raises(InputDataError, match="typeWidening"):
+        read_source(spark, str(path))
+
+
+def test_protocol_checks_name_the_feature():
+    class Proto:
+        def __init__(self, reader, features=None):
+            self.min_reader_version = reader
+            self.reader_features = features
+
+    check_fallback_readable(Proto(1), {}, "t")
+    check_fallback_readable(Proto(3, ["timestampNtz", "vacuumProtocolCheck"]), {}, "t")
+    for proto, config, word in [
+        (Proto(2), {}, "reader version 2"), (Proto(4), {}, "reader version 4"),
+        (Proto(3, ["deletionVectors"]), {}, "deletion vectors"),
+        (Proto(3, ["columnMapping"]), {"delta.columnMapping.mode": "id"}, "column mapping"),
+        (Proto(3, ["variantType", "typeWidening"]), {}, "typeWidening, variantType"),
+    ]:
+        with pytest.raises(InputDataError, match=word):
+            check_fallback_readable(proto, config, "t")
+
+
+def test_delta_empty_table_keeps_its_schema(spark, tmp_path):
+    path = str(tmp_path / "empty")
+    deltalake.write_deltalake(path, pa.table({"x": pa.array([], pa.float64()),
+                                              "y": pa.array([], pa.int64())}))
+    df = read_source(spark, Path(path), format="delta")
+    assert dict(df.dtypes) == {"x": "double", "y": "bigint"}
+    assert df.count() == 0
