@@ -3,10 +3,15 @@
     dprect fit  --input FILE --features a,b --label y --epsilon E --delta D
                 [--method auto|randmargins|composition] [--grid SPEC] [--beta B]
                 [--seed S] --output result.json
+                [--engine numpy|spark] [--format parquet|csv|delta]
+                [--plan rounds|prefetch] [--master URL] [--where SQL]
+                [--delta-version N | --delta-timestamp TIME]      (Spark engine only)
     dprect plan --epsilon E --delta D (--dims D | --features a,b) [--grid SPEC] [--json]
 
 Errors in parameters or data end the command with one line on stderr and exit code 2;
-nothing is written.
+nothing is written. ``--engine spark`` reads the input with Spark (Parquet, CSV or Delta) and
+fits on the Spark engine; pyspark is imported only then. Both engines write the same result
+JSON, identical for the same seed.
 """
 
 from __future__ import annotations
@@ -23,6 +28,10 @@ from dprect.errors import DprectError, ParameterError
 from dprect.planner import ACCOUNTINGS, MARGIN_LAWS, METHODS, SHAPES
 
 EXIT_USAGE = 2
+ENGINES = ("numpy", "spark")
+SPARK_PLANS = ("rounds", "prefetch")  # dprect.spark.engine.PLANS, without importing pyspark
+SPARK_ONLY = (("plan", "--plan"), ("master", "--master"), ("where", "--where"),
+              ("delta_version", "--delta-version"), ("delta_timestamp", "--delta-timestamp"))
 
 
 def _float(text: str) -> float:
@@ -69,9 +78,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     fit = sub.add_parser("fit", help="learn a private rectangle from a table")
-    fit.add_argument("--input", required=True, help="Parquet file/folder or CSV file")
-    fit.add_argument("--format", choices=("parquet", "csv"), default=None,
-                     help="input format (default: from the file name)")
+    fit.add_argument("--input", required=True,
+                     help="Parquet file/folder, CSV file, or Delta table (--engine spark)")
+    fit.add_argument("--format", choices=("parquet", "csv", "delta"), default=None,
+                     help="input format (default: from the path; delta needs --engine spark)")
     fit.add_argument("--features", type=_features, required=True,
                      help="comma-separated feature columns")
     fit.add_argument("--label", required=True, help="0/1 label column")
@@ -79,8 +89,19 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--seed", type=int, default=None,
                      help="FOR TESTS ONLY: makes the noise reproducible (not private)")
     fit.add_argument("--output", required=True, help="where to write the result JSON")
-    fit.add_argument("--engine", choices=("numpy",), default="numpy",
-                     help="execution engine (numpy: in memory)")
+    fit.add_argument("--engine", choices=ENGINES, default="numpy",
+                     help="execution engine: numpy (default, in memory) or spark")
+    spark = fit.add_argument_group("Spark engine options (--engine spark)")
+    spark.add_argument("--plan", choices=SPARK_PLANS, default=None,
+                       help="Spark plan: prefetch (default, one scan) or rounds (a job a round)")
+    spark.add_argument("--master", default=None,
+                       help="Spark master URL (default local[2])")
+    spark.add_argument("--where", default=None,
+                       help="Spark SQL row filter on the input, e.g. \"day >= '2024-01-01'\"")
+    spark.add_argument("--delta-version", type=int, default=None,
+                       help="read this version of a Delta table (time travel)")
+    spark.add_argument("--delta-timestamp", default=None,
+                       help="read a Delta table as of this ISO-8601 time (UTC if no zone)")
 
     pl = sub.add_parser("plan", help="show what the planner would choose for a budget")
     dims = pl.add_mutually_exclusive_group(required=True)
@@ -100,6 +121,13 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     if len(set(args.features)) != len(args.features):
         raise ParameterError("a feature is listed twice in --features")
     resolve_domains(args.grid, args.features)  # grid errors before any reading
+    if args.engine == "spark":
+        return _cmd_fit_spark(args)
+    for attr, flag in SPARK_ONLY:
+        if getattr(args, attr) is not None:
+            raise ParameterError(f"{flag} needs --engine spark")
+    if args.format == "delta":
+        raise ParameterError("--format delta needs --engine spark")
     table = read_table(args.input, [*args.features, args.label], args.format)
     X = [numeric_column(table, f) for f in args.features]
     y = numeric_column(table, args.label)
@@ -111,6 +139,51 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         warnings.simplefilter("ignore")  # the seeded warning is printed below instead
         result = fit(X_arr, y, grid=args.grid, seed=args.seed, features=args.features,
                      **plan_kwargs(args))
+    write_atomic(args.output, result.to_json_string() + "\n")
+    print(result.summary())
+    print(f"result written to {args.output}")
+    return 0
+
+
+def _cmd_fit_spark(args: argparse.Namespace) -> int:
+    """``fit --engine spark``: read with Spark, fit on the Spark engine, same JSON."""
+    from dprect.api import resolve_domains
+    from dprect.io import write_atomic
+    from dprect.planner import plan
+
+    if args.delta_version is not None and args.delta_timestamp is not None:
+        raise ParameterError("give --delta-version or --delta-timestamp, not both")
+    if args.delta_version is not None and args.delta_version < 0:
+        raise ParameterError(f"--delta-version must be >= 0, got {args.delta_version}")
+    plan(domains=resolve_domains(args.grid, args.features), **plan_kwargs(args))  # no Spark yet
+
+    from pyspark import SparkContext
+    from pyspark.errors import PySparkException
+    from pyspark.sql import SparkSession
+
+    from dprect.spark.fit import fit_dataframe
+    from dprect.spark.session import local_session
+    from dprect.spark.source import read_source
+
+    # a session this process already runs (tests, notebooks) is used, and left running
+    owned = (SparkSession.getActiveSession() is None
+             and SparkContext._active_spark_context is None)
+    try:
+        spark = local_session(args.master, app_name="dprect-fit")
+    except PySparkException as exc:
+        raise DprectError(f"cannot start Spark (master {args.master or 'local[2]'}): "
+                          f"{str(exc).strip().splitlines()[0]}") from None
+    try:
+        df = read_source(spark, args.input, format=args.format, where=args.where,
+                         version=args.delta_version, timestamp=args.delta_timestamp)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the seeded warning is printed below instead
+            result = fit_dataframe(df, features=args.features, label=args.label,
+                                   domains=args.grid, seed=args.seed, spark_plan=args.plan,
+                                   **plan_kwargs(args))
+    finally:
+        if owned:
+            spark.stop()
     write_atomic(args.output, result.to_json_string() + "\n")
     print(result.summary())
     print(f"result written to {args.output}")
