@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import sys
 import warnings
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -138,7 +139,7 @@ def fit(cfg: dict[str, Any], domains: list[Domain], spark: SparkSession) -> FitR
                              **{k: cfg[k] for k in _PLAN_KEYS})
 
 
-def write_outputs(cfg: dict[str, Any], result: FitResult, started_at: Any) -> None:
+def write_outputs(cfg: dict[str, Any], result: FitResult, started_at: datetime) -> None:
     """Render everything in memory first, then write the JSON, the PNG and the row."""
     from dprect.results_table import append_result, new_run_id, result_row
 
