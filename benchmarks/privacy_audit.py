@@ -99,7 +99,10 @@ def audit(name: str, variant: str, reported: Guarantee, neighbouring: str,
         "reported_epsilon": reported.epsilon, "reported_delta": reported.delta,
         "reported_bound": reported.bound, "epsilon_lower_bound": res.epsilon_lower,
         "refutes_report": res.epsilon_lower > reported.epsilon,
-        "exact_epsilon": exact_epsilon, "confidence": res.confidence,
+        "exact_epsilon": None if exact_epsilon is None or math.isinf(exact_epsilon)
+        else exact_epsilon,
+        "exact_epsilon_unbounded": exact_epsilon is not None and math.isinf(exact_epsilon),
+        "confidence": res.confidence,
         "samples_per_side": n, "event_size": len(res.event), "direction": res.direction,
         "event_counts": [res.count_a, res.count_b], "evaluation_samples": [res.n_a, res.n_b],
         "params": params or {}, "seconds": clock.seconds(),
@@ -122,7 +125,18 @@ def output_law(values: np.ndarray, epsilon: float, grid_size: int) -> np.ndarray
 
 def exact_epsilon(p: np.ndarray, q: np.ndarray) -> float:
     """max over outcomes of |ln p(y)/q(y)|: the true ε of a pair of output laws."""
-    return float(np.max(np.abs(np.log(p) - np.log(q))))
+    with np.errstate(divide="ignore"):
+        return float(np.max(np.abs(np.log(p) - np.log(q))))
+
+
+def staircase_round_law(window: np.ndarray, size: int, epsilon: float, grid: int,
+                        rho: Fraction) -> np.ndarray:
+    """Exact output law of one hi round whose window D_t is ``window`` when J_t = 0 and
+    Δ pads (index 0) when J_t ≥ 1 — the case of every audit dataset here, which hold at
+    most Δ points."""
+    pads = np.zeros(size, dtype=np.int64)
+    r = float(rho)
+    return (1 - r) * output_law(window, epsilon, grid) + r * output_law(pads, epsilon, grid)
 
 
 def expected_bound(p_a: float, p_b: float, n: int, confidence: float) -> float:
@@ -241,14 +255,40 @@ def margin_boundary_audits(setup: Setup) -> list[dict[str, Any]]:
     s = np.ones((size - 1, 1), dtype=np.int64)
     s_prime = np.ones((size, 1), dtype=np.int64)
     rows = []
+    v, w = ip_pair(size)
     for variant, run_eps in (("correct", eps), ("broken: IP at 2 eps", 2 * eps)):
         p = hand_plan("randmargins", eps, size, grid, 1, rho, reported, run_eps)
+        exact = exact_epsilon(staircase_round_law(v, size, run_eps, grid, rho),
+                              staircase_round_law(w, size, run_eps, grid, rho))
         rows.append(audit("margin-boundary", variant, reported, "add-remove",
                           sampler(s, grid, p), sampler(s_prime, grid, p), setup.run_samples,
-                          setup, key=100 + len(rows),
+                          setup, key=100 + len(rows), exact_epsilon=exact,
                           params={"ip_size": size, "grid": grid, "rho": str(rho),
                                   "ip_epsilon_run": run_eps}))
     return rows
+
+
+def domino_exact(d: int, epsilon: float, size: int, grid: int, rho: Fraction
+                 ) -> dict[str, float]:
+    """Exact ε of the domino pair (S = ∅ vs the corner x' on {0, 1}^d, Δ = 2).
+
+    Round 1's laws: all pads on S; the window (x', pad) when J = 0 on S'. With the
+    non-strict cut every output p ≤ 1 removes x', so later rounds agree: ε is round 1's.
+    With the strict cut x' survives exactly when p = 1, so the all-ones output pays
+    every round: max(d·|ln r(1)|, |ln r(0)|). Composition: d independent rounds on
+    (x', pad) vs pads."""
+    pads = np.zeros(size, dtype=np.int64)
+    window = np.zeros(size, dtype=np.int64)
+    window[0] = 1
+    on_s = output_law(pads, epsilon, grid)
+    on_s_prime = staircase_round_law(window, size, epsilon, grid, rho)
+    log_r = np.log(on_s_prime) - np.log(on_s)
+    return {
+        "domino/correct": float(np.max(np.abs(log_r))),
+        "domino/broken: strict cut": float(max(d * abs(log_r[1]), abs(log_r[0]))),
+        "domino-composition/correct": d * exact_epsilon(output_law(window, epsilon, grid),
+                                                        on_s),
+    }
 
 
 def domino_audits(setup: Setup) -> list[dict[str, Any]]:
@@ -262,6 +302,7 @@ def domino_audits(setup: Setup) -> list[dict[str, Any]]:
         params = {"dims": d, "ip_size": size, "grid": grid, "rho": str(rho), "ip_epsilon": eps}
         rm = hand_plan("randmargins", eps, size, grid, d, rho, rm_report)
         comp = hand_plan("composition", eps, size, grid, d, None, comp_report)
+        exact = domino_exact(d, eps, size, grid, rho)
         for name, variant, p, engine_cls, reported in (
             ("domino", "correct", rm, NumpyEngine, rm_report),
             ("domino", "broken: strict cut", rm, StrictCutEngine, rm_report),
@@ -270,7 +311,8 @@ def domino_audits(setup: Setup) -> list[dict[str, Any]]:
             rows.append(audit(name, variant, reported, "add-remove",
                               sampler(empty, grid, p, engine_cls),
                               sampler(corner, grid, p, engine_cls), setup.run_samples, setup,
-                              key=200 + 10 * d + len(rows) % 3, params=params))
+                              key=200 + 10 * d + len(rows) % 3, params=params,
+                              exact_epsilon=exact[f"{name}/{variant}"]))
     return rows
 
 
@@ -284,12 +326,17 @@ def no_pads_audits(setup: Setup) -> list[dict[str, Any]]:
 
     def at_pad_end(out: tuple[int, ...]) -> bool:
         return out[-1] == 0  # the hi bound sits on the hi rounds' pad end
+    window = np.zeros(size, dtype=np.int64)
+    window[0] = grid - 1
+    exact = {False: exact_epsilon(output_law(np.zeros(size, dtype=np.int64), eps, grid),
+                                  staircase_round_law(window, size, eps, grid, rho)),
+             True: math.inf}  # on S the unpadded output is always the pad end
     rows = []
     for variant, unpadded in (("correct", False), ("broken: no pads", True)):
         rows.append(audit("no-pads", variant, reported, "add-remove",
                           sampler(empty, grid, p, unpadded=unpadded, observe=at_pad_end),
                           sampler(top, grid, p, unpadded=unpadded, observe=at_pad_end),
-                          setup.run_samples, setup,
+                          setup.run_samples, setup, exact_epsilon=exact[unpadded],
                           key=300 + len(rows),
                           params={"ip_size": size, "grid": grid, "rho": str(rho),
                                   "ip_epsilon": eps}))
@@ -317,13 +364,13 @@ def plot(rows: list[dict[str, Any]], setup: Setup, path: Path) -> None:
              if r["exact_epsilon"] is not None]
     if exact:
         ax.scatter([e for e, _ in exact], [yy for _, yy in exact], marker="x", color="k",
-                   zorder=3, label="exact ε of the pair (mechanism as run)")
+                   zorder=3, label="exact ε of the neighbour pair (mechanism as run)")
     ax.set_yticks(y, labels, fontsize=7)
     ax.set_xlabel("ε")
     ax.set_title(f"Privacy audit: Clopper–Pearson lower bounds at {setup.confidence:.0%} "
                  f"confidence\n(red: deliberately broken variants; blue: dprect as shipped)",
                  fontsize=10)
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc="upper right")
     ax.grid(True, axis="x", alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -331,13 +378,14 @@ def plot(rows: list[dict[str, Any]], setup: Setup, path: Path) -> None:
 
 
 def print_table(rows: list[dict[str, Any]]) -> None:
-    print(f"{'audit':<20}{'variant':<22}{'reported eps':>13}{'delta':>9}{'lower bound':>13}"
+    print(f"{'audit':<24}{'variant':<22}{'reported eps':>13}{'delta':>9}{'lower bound':>13}"
           f"{'exact':>8}  verdict")
     for r in rows:
         tag = r["audit"] + (f" d={r['params']['dims']}" if "dims" in r["params"] else "")
-        exact = "" if r["exact_epsilon"] is None else f"{r['exact_epsilon']:.3f}"
+        exact = ("inf" if r["exact_epsilon_unbounded"] else "" if r["exact_epsilon"] is None
+                 else f"{r['exact_epsilon']:.3f}")
         verdict = "REFUTED" if r["refutes_report"] else "consistent"
-        print(f"{tag:<20}{r['variant']:<22}{r['reported_epsilon']:>13.3f}"
+        print(f"{tag:<24}{r['variant']:<22}{r['reported_epsilon']:>13.3f}"
               f"{r['reported_delta']:>9.2g}{r['epsilon_lower_bound']:>13.3f}{exact:>8}  "
               f"{verdict}")
 

@@ -44,6 +44,7 @@ and the crossover dimension where RandMargins starts to win.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 from collections.abc import Callable
@@ -554,58 +555,94 @@ STYLE = {"randmargins-refined": ("C0", "o"), "randmargins-paper": ("C3", "s"),
          "composition": ("C1", "^"), "bounding-box": ("C2", "D")}
 
 
-def plot(setup: Setup, large: dict[int, dict[str, Any]], search: dict[int, dict[str, Any]],
-         preds: list[dict[str, Any]], path: Path) -> None:
-    """Log-log: (a) misclassified positives and (b) n(α), measured beside predicted."""
-    import matplotlib.pyplot as plt
+def _panel_counts(ax: Any, result: dict[str, Any]) -> None:
+    """(a) misclassified positives: planner lines, measured mean ± sd."""
+    preds, large = result["predictions"], result["large_sample"]
+    for method in METHODS:
+        colour, marker = STYLE[method]
+        ax.plot([row["d"] for row in preds],
+                [row[method]["predicted_misclassified"] for row in preds], "-", color=colour,
+                alpha=0.6, label=f"{method} (predicted)")
+        pts = [(int(d), e[method]) for d, e in large.items() if e[method].get("measured")]
+        key = "fresh_sample_misclassified" if method == "bounding-box" else "misclassified"
+        if pts:
+            ax.errorbar([d for d, _ in pts], [e[key]["mean"] for _, e in pts],
+                        yerr=[e[key]["sd"] for _, e in pts], fmt=marker, color=colour,
+                        capsize=3, label=f"{method} (measured"
+                        + (", fresh sample)" if method == "bounding-box" else ")"))
+    setup = result["setup"]
+    ax.set_title("(a) misclassified positives at a large sample\n"
+                 f"(ε, δ) = ({setup['epsilon']:g}, {setup['delta']:g}), grid "
+                 f"2^{setup['grid_bits']}, mean ± sd over {setup['trials']} trials")
+    ax.set_ylabel("misclassified positives")
 
-    fig, axes = plt.subplots(1, 2, figsize=(13, 5.2))
+
+def _panel_sizes(ax: Any, result: dict[str, Any]) -> None:
+    """(b) n(α): mean and quantile predictions, measured searches, derived values."""
+    preds, search, setup = result["predictions"], result["smallest_n"], result["setup"]
     pd = [row["d"] for row in preds]
     for method in METHODS:
         colour, marker = STYLE[method]
-        axes[0].plot(pd, [row[method]["predicted_misclassified"] for row in preds], "-",
-                     color=colour, alpha=0.6, label=f"{method} (predicted)")
-        axes[1].plot(pd, [row[method]["predicted_n"] for row in preds], "-", color=colour,
-                     alpha=0.6, label=f"{method} (predicted, mean)")
+        ax.plot(pd, [row[method]["predicted_n"] for row in preds], "-", color=colour,
+                alpha=0.6, label=f"{method} (predicted, mean)")
         if method != "randmargins-paper":  # its quantile line sits on its mean line
-            axes[1].plot(pd, [row[method]["predicted_n_quantile"] for row in preds], "--",
-                         color=colour, alpha=0.6,
-                         label=f"{method} (predicted, {setup.quantile:.0%} quantile)")
-        pts = [(d, large[d][method]) for d in sorted(large) if large[d][method].get("measured")]
-        if pts:
-            key = "fresh_sample_misclassified" if method == "bounding-box" else "misclassified"
-            axes[0].errorbar([d for d, _ in pts], [e[key]["mean"] for _, e in pts],
-                             yerr=[e[key]["sd"] for _, e in pts], fmt=marker, color=colour,
-                             capsize=3, label=f"{method} (measured)")
-        found = [(d, search[d][method]) for d in sorted(search)
-                 if search[d][method]["n_min"] is not None]
+            ax.plot(pd, [row[method]["predicted_n_quantile"] for row in preds], "--",
+                    color=colour, alpha=0.6,
+                    label=f"{method} (predicted, {setup['quantile']:.0%} quantile)")
+        found = [(int(d), e[method]) for d, e in search.items() if e[method]["n_min"]]
         if found:
-            lo = [r["n_min"] - max(r["n_largest_failing"] or 0, 0) for _, r in found]
-            axes[1].errorbar([d for d, _ in found], [r["n_min"] for _, r in found],
-                             yerr=[lo, [0] * len(found)], fmt=marker, color=colour, capsize=3,
-                             label=f"{method} (measured)")
-        derived = [(d, search[d][method]["derived_n"]) for d in sorted(search)
-                   if search[d][method].get("derived_n")]
+            below = [r["n_min"] - (r["n_largest_failing"] or 0) for _, r in found]
+            ax.errorbar([d for d, _ in found], [r["n_min"] for _, r in found],
+                        yerr=[below, [0] * len(found)], fmt=marker, color=colour, capsize=3,
+                        label=f"{method} (measured)")
+        derived = [(int(d), e[method]["derived_n"]) for d, e in search.items()
+                   if e[method].get("derived_n")]
         if derived:
-            axes[1].plot([d for d, _ in derived], [v for _, v in derived], marker,
-                         color=colour, mfc="none", label=f"{method} (derived from (a))")
-    axes[0].set_title("(a) misclassified positives at a large sample\n"
-                      f"(ε, δ) = ({setup.epsilon:g}, {setup.delta:g}), grid 2^{setup.grid_bits},"
-                      f" mean ± sd over {setup.trials} trials")
-    axes[0].set_ylabel("misclassified positives")
-    axes[1].set_title(f"(b) smallest n with error ≤ {setup.target_error:g} in ≥ "
-                      f"{setup.quantile:.0%} of {setup.search_trials} trials\n"
-                      "(bar: down to the largest failing n)")
-    axes[1].set_ylabel("positives n")
+            ax.plot([d for d, _ in derived], [v for _, v in derived], marker, color=colour,
+                    mfc="none", label=f"{method} (derived from (a))")
+    ax.set_title(f"(b) smallest n with error ≤ {setup['target_error']:g} in ≥ "
+                 f"{setup['quantile']:.0%} of {setup['search_trials']} trials\n"
+                 "(bar: down to the largest failing n)")
+    ax.set_ylabel("positives n")
+
+
+def _panel_ratio(ax: Any, result: dict[str, Any]) -> None:
+    """(c) RandMargins (refined) / composition: predicted, measured, without overlap."""
+    preds, large = result["predictions"], result["large_sample"]
+    ax.plot([row["d"] for row in preds],
+            [row["randmargins-refined"]["predicted_misclassified"]
+             / row["composition"]["predicted_misclassified"] for row in preds],
+            "-", color="C0", alpha=0.6, label="predicted (planner)")
+    pts = [(int(d), e) for d, e in large.items() if e["composition"].get("measured")]
+    rm = [e["randmargins-refined"]["misclassified"]["mean"] for _, e in pts]
+    ax.plot([d for d, _ in pts], [r / e["composition"]["misclassified"]["mean"]
+                                  for r, (_, e) in zip(rm, pts, strict=True)],
+            "o", color="C0", label="measured, at the benchmark's n")
+    ax.plot([d for d, _ in pts], [r / e["composition"]["misclassified_without_overlap"]
+                                  for r, (_, e) in zip(rm, pts, strict=True)],
+            "o", color="C0", mfc="none", label="measured, composition without overlap")
+    ax.axhline(1.0, color="k", lw=0.8)
+    ax.set_title("(c) misclassified: RandMargins (refined) / composition\n"
+                 "(below 1: RandMargins wins)")
+    ax.set_ylabel("ratio")
+
+
+def plot(result: dict[str, Any], path: Path) -> None:
+    """The figure of a run (or of its JSON): panels (a), (b), (c), log-log."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(19, 5.6))
+    _panel_counts(axes[0], result)
+    _panel_sizes(axes[1], result)
+    _panel_ratio(axes[2], result)
     for ax in axes:
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("dimension d")
         ax.grid(True, which="both", alpha=0.3)
-    for ax in axes:
-        ax.legend(fontsize=7, ncol=2)
+        ax.legend(fontsize=7, ncol=2 if ax is not axes[2] else 1)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
@@ -671,6 +708,8 @@ def parse_args(argv: list[str] | None) -> tuple[Setup, argparse.Namespace]:
     ap.add_argument("--max-cells", type=float, help="largest rows x features held in memory")
     ap.add_argument("--seed", type=int)
     ap.add_argument("--out-dir", help="default docs/figures (benchmarks/output with --quick)")
+    ap.add_argument("--replot", metavar="JSON",
+                    help="only redraw the figure of an earlier run's JSON (beside it)")
     args = ap.parse_args(argv)
     setup = QUICK if args.quick else Setup()
     changes = {k: v for k, v in {
@@ -709,7 +748,7 @@ def run(setup: Setup, out: Path) -> dict[str, Any]:
               "smallest_n": {str(d): v for d, v in search.items()},
               "predictions": preds, "summary": summary}
     write_json(out / "sample_complexity.json", result)
-    plot(setup, large, search, preds, out / "sample_complexity.png")
+    plot(result, out / "sample_complexity.png")
     print_report(setup, large, search, preds, summary)
     print(f"\nwrote {out / 'sample_complexity.json'} and {out / 'sample_complexity.png'} "
           f"in {clock.seconds()} s")
@@ -718,6 +757,10 @@ def run(setup: Setup, out: Path) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     setup, args = parse_args(argv)
+    if args.replot:
+        source = Path(args.replot)
+        plot(json.loads(source.read_text()), source.with_suffix(".png"))
+        return 0
     run(setup, output_dir(args.out_dir, args.quick))
     return 0
 
