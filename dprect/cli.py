@@ -6,12 +6,18 @@
                 [--engine numpy|spark] [--format parquet|csv|delta]
                 [--plan rounds|prefetch] [--master URL] [--where SQL]
                 [--delta-version N | --delta-timestamp TIME]      (Spark engine only)
+                [--invalid-rows drop|error]
+                [--ledger PATH --dataset ID [--run-id ID] [--cap-epsilon E --cap-delta D]]
     dprect plan --epsilon E --delta D (--dims D | --features a,b) [--grid SPEC] [--json]
+    dprect budget show DATASET --ledger PATH [--json]
+    dprect budget set-cap DATASET --epsilon E --delta D --ledger PATH
 
 Errors in parameters or data end the command with one line on stderr and exit code 2;
-nothing is written. ``--engine spark`` reads the input with Spark (Parquet, CSV or Delta) and
-fits on the Spark engine; pyspark is imported only then. Both engines write the same result
-JSON, identical for the same seed.
+nothing is written (no result, no ledger entry). With ``--ledger`` the run reserves its
+(ε, δ) before releasing anything (:mod:`dprect.release`); a cap it would exceed ends it
+with exit code 2 and nothing released. ``--engine spark`` reads the input with Spark
+(Parquet, CSV or Delta) and fits on the Spark engine; pyspark is imported only then. Both
+engines write the same result JSON, identical for the same seed.
 """
 
 from __future__ import annotations
@@ -91,6 +97,19 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--output", required=True, help="where to write the result JSON")
     fit.add_argument("--engine", choices=ENGINES, default="numpy",
                      help="execution engine: numpy (default, in memory) or spark")
+    fit.add_argument("--invalid-rows", choices=("drop", "error"), default="drop",
+                     help="rows with a null, NaN or infinite feature: drop them (default; "
+                          "row-local, costs no privacy) or refuse the table")
+    budget_opts = fit.add_argument_group("privacy budget ledger")
+    budget_opts.add_argument("--ledger", default=None,
+                             help="Delta table that records every release (created if absent)")
+    budget_opts.add_argument("--dataset", default=None, help="dataset id charged in the ledger")
+    budget_opts.add_argument("--run-id", default=None,
+                             help="idempotency key: a released run id is not run again")
+    budget_opts.add_argument("--cap-epsilon", type=_float, default=None,
+                             help="cap on the dataset's total epsilon (with --cap-delta)")
+    budget_opts.add_argument("--cap-delta", type=_float, default=None,
+                             help="cap on the dataset's total delta (with --cap-epsilon)")
     spark = fit.add_argument_group("Spark engine options (--engine spark)")
     spark.add_argument("--plan", choices=SPARK_PLANS, default=None,
                        help="Spark plan: prefetch (default, one scan) or rounds (a job a round)")
@@ -109,59 +128,107 @@ def build_parser() -> argparse.ArgumentParser:
     dims.add_argument("--features", type=_features, help="comma-separated feature names")
     add_budget_arguments(pl)
     pl.add_argument("--json", action="store_true", help="print the plan as JSON")
+
+    bud = sub.add_parser("budget", help="show or cap a dataset's privacy spend")
+    bsub = bud.add_subparsers(dest="budget_command", required=True)
+    show = bsub.add_parser("show", help="spent, cap, remaining and runs of a dataset")
+    show.add_argument("dataset")
+    show.add_argument("--ledger", required=True, help="the ledger's Delta table path")
+    show.add_argument("--json", action="store_true", help="print as JSON")
+    cap = bsub.add_parser("set-cap", help="set a dataset's cap (the latest cap counts)")
+    cap.add_argument("dataset")
+    cap.add_argument("--epsilon", type=_float, required=True)
+    cap.add_argument("--delta", type=_float, required=True)
+    cap.add_argument("--ledger", required=True, help="the ledger's Delta table path")
     return parser
 
 
 def _cmd_fit(args: argparse.Namespace) -> int:
-    from dprect.api import fit, positive_rows, resolve_domains
-    from dprect.io import numeric_column, read_table, write_atomic
+    """Plan (public) → read and validate → reserve → compute → release → publish."""
+    from dprect.api import resolve_domains
+    from dprect.planner import plan
+    from dprect.release import LedgerSettings, guarded_release
+    from dprect.result import FitResult
 
     if args.label in args.features:
         raise ParameterError(f"the label column {args.label!r} is also listed as a feature")
     if len(set(args.features)) != len(args.features):
         raise ParameterError("a feature is listed twice in --features")
-    resolve_domains(args.grid, args.features)  # grid errors before any reading
-    if args.engine == "spark":
-        return _cmd_fit_spark(args)
-    for attr, flag in SPARK_ONLY:
-        if getattr(args, attr) is not None:
-            raise ParameterError(f"{flag} needs --engine spark")
-    if args.format == "delta":
-        raise ParameterError("--format delta needs --engine spark")
-    table = read_table(args.input, [*args.features, args.label], args.format)
-    X = [numeric_column(table, f) for f in args.features]
-    y = numeric_column(table, args.label)
-    import numpy as np
-
-    X_arr = np.column_stack(X) if X else np.empty((len(y), 0))
-    positive_rows(X_arr, y, args.features)  # validate before spending anything
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the seeded warning is printed below instead
-        result = fit(X_arr, y, grid=args.grid, seed=args.seed, features=args.features,
-                     **plan_kwargs(args))
-    write_atomic(args.output, result.to_json_string() + "\n")
-    print(result.summary())
+    settings = LedgerSettings.build(args.ledger, args.dataset, args.run_id,
+                                    args.cap_epsilon, args.cap_delta)
+    domains = resolve_domains(args.grid, args.features)  # grid errors before any reading
+    the_plan = plan(domains=domains, **plan_kwargs(args))  # public: before any data
+    if args.engine == "numpy":
+        for attr, flag in SPARK_ONLY:
+            if getattr(args, attr) is not None:
+                raise ParameterError(f"{flag} needs --engine spark")
+        if args.format == "delta":
+            raise ParameterError("--format delta needs --engine spark")
+        compute = _numpy_compute(args, domains, the_plan)
+        outcome = guarded_release(settings, the_plan, args.features, compute,
+                                  lambda js: _publish(args.output, js))
+    else:
+        outcome = _spark_fit(args, domains, the_plan, settings)
+    print(FitResult.from_json(outcome.result).summary())
+    if outcome.replayed:
+        print(f"run id {outcome.run_id} was released before: its recorded result was "
+              "written again and nothing was spent")
     print(f"result written to {args.output}")
     return 0
 
 
-def _cmd_fit_spark(args: argparse.Namespace) -> int:
-    """``fit --engine spark``: read with Spark, fit on the Spark engine, same JSON."""
-    from dprect.api import resolve_domains
+def _publish(path: str, result: dict) -> None:
     from dprect.io import write_atomic
-    from dprect.planner import plan
 
+    write_atomic(path, json.dumps(result, indent=2, allow_nan=False) + "\n")
+
+
+def _quiet_rng(seed: int | None):
+    from dprect.randomness import RandomSource
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the seeded warning is printed with the result
+        return RandomSource(seed=seed)
+
+
+def _numpy_compute(args: argparse.Namespace, domains: list, the_plan):
+    """Read and validate the table in memory; return the compute step of the run."""
+    import numpy as np
+
+    from dprect.api import positive_rows, run_plan
+    from dprect.errors import InputDataError
+    from dprect.io import numeric_column, read_table
+    from dprect.numpy_engine import NumpyEngine
+
+    table = read_table(args.input, [*args.features, args.label], args.format)
+    X = np.column_stack([numeric_column(table, f, nulls_as_nan=True) for f in args.features])
+    y = numeric_column(table, args.label, nulls_as_nan=True)
+    if len(y) == 0:
+        raise InputDataError("the input table is empty (zero rows)")
+    X_pos = positive_rows(X, y, args.features, invalid_rows=args.invalid_rows)
+    if len(X_pos) == 0:
+        raise InputDataError(f"the input has no positive rows ({args.label} = 1)")
+
+    def compute():
+        engine = NumpyEngine.from_features(X_pos, domains)
+        return run_plan(engine, domains, args.features, the_plan, _quiet_rng(args.seed))
+
+    return compute
+
+
+def _spark_fit(args: argparse.Namespace, domains: list, the_plan, settings):
+    """``fit --engine spark``: read with Spark, validate, and run the guarded release."""
     if args.delta_version is not None and args.delta_timestamp is not None:
         raise ParameterError("give --delta-version or --delta-timestamp, not both")
     if args.delta_version is not None and args.delta_version < 0:
         raise ParameterError(f"--delta-version must be >= 0, got {args.delta_version}")
-    plan(domains=resolve_domains(args.grid, args.features), **plan_kwargs(args))  # no Spark yet
 
     from pyspark import SparkContext
     from pyspark.errors import PySparkException
     from pyspark.sql import SparkSession
 
-    from dprect.spark.fit import fit_dataframe
+    from dprect.release import guarded_release
+    from dprect.spark.fit import fit_dataframe, prepare_dataframe
     from dprect.spark.session import local_session
     from dprect.spark.source import read_source
 
@@ -176,17 +243,57 @@ def _cmd_fit_spark(args: argparse.Namespace) -> int:
     try:
         df = read_source(spark, args.input, format=args.format, where=args.where,
                          version=args.delta_version, timestamp=args.delta_timestamp)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # the seeded warning is printed below instead
-            result = fit_dataframe(df, features=args.features, label=args.label,
-                                   domains=args.grid, seed=args.seed, spark_plan=args.plan,
-                                   **plan_kwargs(args))
+        df = prepare_dataframe(df, args.features, args.label, invalid_rows=args.invalid_rows)
+
+        def compute():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the seeded warning is printed instead
+                return fit_dataframe(df, features=args.features, label=args.label,
+                                     domains=domains, seed=args.seed, spark_plan=args.plan,
+                                     validate=False, **plan_kwargs(args))
+
+        return guarded_release(settings, the_plan, args.features, compute,
+                               lambda js: _publish(args.output, js))
     finally:
         if owned:
             spark.stop()
-    write_atomic(args.output, result.to_json_string() + "\n")
-    print(result.summary())
-    print(f"result written to {args.output}")
+
+
+def _cmd_budget(args: argparse.Namespace) -> int:
+    from dprect.ledger import Ledger
+
+    ledger = Ledger(args.ledger)
+    if args.budget_command == "set-cap":
+        cap = ledger.set_cap(args.dataset, args.epsilon, args.delta)
+        print(f"cap for {args.dataset!r} set to epsilon={cap.epsilon:g}, delta={cap.delta:g}")
+        return 0
+    spent, cap, runs = ledger.spent(args.dataset), ledger.cap(args.dataset), \
+        ledger.runs(args.dataset)
+    remaining = None if cap is None else {
+        "epsilon": max(0.0, cap.epsilon - spent.epsilon),
+        "delta": max(0.0, cap.delta - spent.delta)}
+    report = {
+        "dataset": args.dataset, "spent": spent.to_json(),
+        "cap": None if cap is None else cap.to_json(), "remaining": remaining,
+        "composition": "basic (sum of the charged runs' epsilon and delta)",
+        "runs": [{"run_id": r.run_id, "status": r.status, "epsilon": r.epsilon,
+                  "delta": r.delta, "method": r.method, "features": r.features,
+                  "reserved_at": None if r.reserved_at is None else r.reserved_at.isoformat()}
+                 for r in runs],
+    }
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    print(f"dataset {args.dataset}: spent epsilon={spent.epsilon:g}, delta={spent.delta:g} "
+          f"(basic composition over {len(runs)} charged run(s))")
+    if cap is None:
+        print("cap: none set")
+    else:
+        print(f"cap: epsilon={cap.epsilon:g}, delta={cap.delta:g}; remaining "
+              f"epsilon={remaining['epsilon']:g}, delta={remaining['delta']:g}")
+    for r in runs:
+        print(f"  {r.run_id}  {r.status:<9} epsilon={r.epsilon:g} delta={r.delta:g} "
+              f"{r.method} [{', '.join(r.features)}]")
     return 0
 
 
@@ -212,6 +319,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "fit":
             return _cmd_fit(args)
+        if args.command == "budget":
+            return _cmd_budget(args)
         return _cmd_plan(args)
     except DprectError as exc:
         print(f"dprect: error: {exc}", file=sys.stderr)

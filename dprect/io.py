@@ -62,15 +62,19 @@ def read_table(path: str | os.PathLike[str], columns: list[str], fmt: str | None
     return table.select(columns)
 
 
-def numeric_column(table: pa.Table, name: str) -> np.ndarray:
-    """A column as float64; non-numeric types and nulls are errors naming the column."""
+def numeric_column(table: pa.Table, name: str, *, nulls_as_nan: bool = False) -> np.ndarray:
+    """A column as float64; a non-numeric type is an error naming the column. Nulls are an
+    error too, unless ``nulls_as_nan`` (then they become NaN, for a row policy to handle)."""
     col = table.column(name)
     if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)
             or pa.types.is_decimal(col.type) or pa.types.is_boolean(col.type)):
         raise InputDataError(f"column {name!r} must be numeric, but its type is {col.type}")
+    if col.null_count and not nulls_as_nan:
+        raise InputDataError(f"column {name!r} has null values")
+    out = pc.cast(col, pa.float64())
     if col.null_count:
-        raise InputDataError(f"column {name!r} has {col.null_count} null value(s)")
-    return pc.cast(col, pa.float64()).to_numpy(zero_copy_only=False)
+        out = pc.fill_null(out, float("nan"))
+    return out.to_numpy(zero_copy_only=False)
 
 
 def write_atomic(path: str | os.PathLike[str], data: bytes | str) -> None:
