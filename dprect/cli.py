@@ -168,7 +168,10 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         outcome = guarded_release(settings, the_plan, args.features, compute,
                                   lambda js: _publish(args.output, js))
     else:
-        outcome = _spark_fit(args, domains, the_plan, settings)
+        from dprect.spark.cli import spark_fit  # pyspark is imported only here
+
+        outcome = spark_fit(args, domains, the_plan, settings, plan_kwargs(args),
+                            lambda js: _publish(args.output, js))
     print(FitResult.from_json(outcome.result).summary())
     if outcome.replayed:
         print(f"run id {outcome.run_id} was released before: its recorded result was "
@@ -214,49 +217,6 @@ def _numpy_compute(args: argparse.Namespace, domains: list, the_plan):
         return run_plan(engine, domains, args.features, the_plan, _quiet_rng(args.seed))
 
     return compute
-
-
-def _spark_fit(args: argparse.Namespace, domains: list, the_plan, settings):
-    """``fit --engine spark``: read with Spark, validate, and run the guarded release."""
-    if args.delta_version is not None and args.delta_timestamp is not None:
-        raise ParameterError("give --delta-version or --delta-timestamp, not both")
-    if args.delta_version is not None and args.delta_version < 0:
-        raise ParameterError(f"--delta-version must be >= 0, got {args.delta_version}")
-
-    from pyspark import SparkContext
-    from pyspark.errors import PySparkException
-    from pyspark.sql import SparkSession
-
-    from dprect.release import guarded_release
-    from dprect.spark.fit import fit_dataframe, prepare_dataframe
-    from dprect.spark.session import local_session
-    from dprect.spark.source import read_source
-
-    # a session this process already runs (tests, notebooks) is used, and left running
-    owned = (SparkSession.getActiveSession() is None
-             and SparkContext._active_spark_context is None)
-    try:
-        spark = local_session(args.master, app_name="dprect-fit")
-    except PySparkException as exc:
-        raise DprectError(f"cannot start Spark (master {args.master or 'local[2]'}): "
-                          f"{str(exc).strip().splitlines()[0]}") from None
-    try:
-        df = read_source(spark, args.input, format=args.format, where=args.where,
-                         version=args.delta_version, timestamp=args.delta_timestamp)
-        df = prepare_dataframe(df, args.features, args.label, invalid_rows=args.invalid_rows)
-
-        def compute():
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # the seeded warning is printed instead
-                return fit_dataframe(df, features=args.features, label=args.label,
-                                     domains=domains, seed=args.seed, spark_plan=args.plan,
-                                     validate=False, **plan_kwargs(args))
-
-        return guarded_release(settings, the_plan, args.features, compute,
-                               lambda js: _publish(args.output, js))
-    finally:
-        if owned:
-            spark.stop()
 
 
 def _cmd_budget(args: argparse.Namespace) -> int:
