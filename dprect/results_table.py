@@ -135,6 +135,17 @@ def append_result(path: str | os.PathLike[str], row: pa.Table) -> int:
     return int(DeltaTable(str(path)).version())
 
 
+def has_run(path: str | os.PathLike[str], run_id: str) -> bool:
+    """Whether the results table at ``path`` already holds a row for ``run_id``."""
+    from deltalake import DeltaTable
+
+    if not DeltaTable.is_deltatable(str(path)):
+        return False
+    rows = DeltaTable(str(path)).to_pyarrow_table(columns=["run_id"],
+                                                 filters=[("run_id", "=", run_id)])
+    return rows.num_rows > 0
+
+
 def read_results(path: str | os.PathLike[str]) -> pa.Table:
     """The whole results table (for reports and tests)."""
     from deltalake import DeltaTable
@@ -147,5 +158,6 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-__all__ = ["SCHEMA", "append_result", "check_results_table", "new_run_id", "read_results",
+__all__ = ["SCHEMA", "append_result", "check_results_table", "has_run", "new_run_id",
+           "read_results",
            "result_row", "utc_now"]

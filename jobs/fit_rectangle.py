@@ -11,8 +11,15 @@ Reads ``fit.input`` (Parquet, CSV or Delta; optional ``where`` filter, Delta ``v
 * ``fit.plot`` — a PNG of the rectangle's 2-D projections (:mod:`dprect.plotting`), with
   the true rectangle when ``fit.truth`` names a synthetic-data sidecar.
 
+With ``fit.ledger`` (and ``fit.dataset``) the run spends before it releases
+(:mod:`dprect.release`): the plan's (ε, δ) is reserved in the ledger — refused if a cap
+(``fit.cap_epsilon``/``fit.cap_delta`` or one set with ``dprect budget set-cap``) would be
+exceeded — then the fit runs, the result is recorded in the ledger, and only then are the
+outputs written. ``fit.run_id`` makes the run idempotent.
+
 Guarantees: every parameter, the grid and the output locations are checked before Spark
-starts and before any data is read; bad input ends the job with one line on stderr and a
+starts and before any data is read; the input is checked before anything is reserved;
+bad input ends the job with one line on stderr and a
 non-zero exit code (:mod:`dprect.jobs_support`), and then nothing is written — no result
 file, no PNG, no results-table row. What the job prints and writes is the private result
 and public settings only: no counts, no data-derived bounds, no timings.
@@ -27,10 +34,10 @@ from pathlib import Path
 from typing import Any
 
 from _common import get_spark
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from dprect.accounting import NEIGHBOURING
-from dprect.api import resolve_domains
+from dprect.api import INVALID_ROWS, resolve_domains
 from dprect.domains import Domain
 from dprect.io import write_atomic
 from dprect.jobs_support import (
@@ -45,7 +52,8 @@ from dprect.jobs_support import (
     section_values,
     step,
 )
-from dprect.planner import ACCOUNTINGS, MARGIN_LAWS, METHODS, SHAPES, plan
+from dprect.planner import ACCOUNTINGS, MARGIN_LAWS, METHODS, SHAPES, Plan, plan
+from dprect.release import LedgerSettings, guarded_release
 from dprect.result import FitResult
 
 PROG = "fit_rectangle"
@@ -58,7 +66,16 @@ OPTIONS: dict[str, Option] = {
     "where": Option(None, "str", "optional Spark SQL filter applied when reading"),
     "version": Option(None, "int", "Delta version to read (time travel)"),
     "timestamp": Option(None, "str", "Delta timestamp to read (time travel)"),
-    "dataset": Option(None, "str", "dataset name for the results table (default: input)"),
+    "dataset": Option(None, "str", "dataset id: charged in the ledger, named in the results "
+                                   "table (default there: input)"),
+    "ledger": Option(None, "str", "privacy budget ledger (Delta table); the run reserves its "
+                                  "budget there before releasing anything"),
+    "run_id": Option(None, "str", "idempotency key: a released run id is not run again "
+                                  "(default: a fresh random id)"),
+    "cap_epsilon": Option(None, "float", "cap on the dataset's total epsilon (ledger)"),
+    "cap_delta": Option(None, "float", "cap on the dataset's total delta (ledger)"),
+    "invalid_rows": Option("drop", "str", "rows with a null/NaN/inf feature: drop (default, "
+                                          "row-local, no privacy cost) or error"),
     "features": Option(None, "str_list", "feature columns (required)"),
     "label": Option(None, "str", "0/1 label column (required)"),
     "grid": Option(None, "any", "public domains: 'float', 'LOWER:UPPER:SIZE', "
@@ -92,9 +109,10 @@ def _grid_spec(grid: Any, features: list[str]) -> str | None:
     raise ConfigError(f"fit.grid must be a string or a mapping feature -> spec, got {grid!r}")
 
 
-def check_settings(cfg: dict[str, Any]) -> list[Domain]:
-    """Every check that needs no data: required keys, names, grid, budget and plan, output
-    locations. Returns the domains. Raises a :class:`DprectError` naming the problem."""
+def check_settings(cfg: dict[str, Any]) -> tuple[list[Domain], Plan, LedgerSettings | None]:
+    """Every check that needs no data: required keys, names, grid, budget and plan, ledger
+    options, output locations. Returns the domains, the (public) plan and the ledger
+    settings. Raises a :class:`DprectError` naming the problem."""
     for key in ("input", "features", "label", "epsilon", "delta", "output"):
         if cfg[key] is None:
             raise ConfigError(f"fit.{key} is required")
@@ -103,13 +121,19 @@ def check_settings(cfg: dict[str, Any]) -> list[Domain]:
         raise ConfigError("fit.features names a column twice")
     if cfg["label"] in features:
         raise ConfigError(f"the label column {cfg['label']!r} is also listed as a feature")
+    if cfg["invalid_rows"] not in INVALID_ROWS:
+        raise ConfigError(f"fit.invalid_rows must be one of {', '.join(INVALID_ROWS)}, "
+                          f"got {cfg['invalid_rows']!r}")
     domains = resolve_domains(_grid_spec(cfg["grid"], features), features)
-    plan(epsilon=cfg["epsilon"], delta=cfg["delta"], domains=domains, beta=cfg["beta"],
-         method=cfg["method"], **{k: cfg[k] for k in _PLAN_KEYS})
-    outputs = [cfg["output"], cfg["plot"], cfg["results_table"]]
+    the_plan = plan(epsilon=cfg["epsilon"], delta=cfg["delta"], domains=domains,
+                    beta=cfg["beta"], method=cfg["method"], **{k: cfg[k] for k in _PLAN_KEYS})
+    settings = LedgerSettings.build(cfg["ledger"], cfg["dataset"], cfg["run_id"],
+                                    cfg["cap_epsilon"], cfg["cap_delta"])
+    outputs = [cfg["output"], cfg["plot"], cfg["results_table"], cfg["ledger"]]
     named = [p for p in outputs if p is not None]
     if len({str(Path(p).resolve()) for p in named}) != len(named):
-        raise ConfigError("fit.output, fit.plot and fit.results_table must be different paths")
+        raise ConfigError("fit.output, fit.plot, fit.results_table and fit.ledger must be "
+                          "different paths")
     for key in ("output", "plot"):
         if cfg[key] is not None and Path(cfg[key]).is_dir():
             raise ConfigError(f"fit.{key} {cfg[key]!r} is a folder; give a file path")
@@ -117,17 +141,27 @@ def check_settings(cfg: dict[str, Any]) -> list[Domain]:
         from dprect.results_table import check_results_table
 
         check_results_table(cfg["results_table"])
-    return domains
+    return domains, the_plan, settings
 
 
-def fit(cfg: dict[str, Any], domains: list[Domain], spark: SparkSession) -> FitResult:
-    """Read the table and fit; nothing is written here."""
-    from dprect.spark.fit import fit_dataframe
+def read_input(cfg: dict[str, Any], spark: SparkSession) -> DataFrame:
+    """Read and validate the table (invalid rows dropped or refused); nothing is spent or
+    written here, so bad input ends the job before the ledger is touched."""
+    from dprect.spark.fit import prepare_dataframe
     from dprect.spark.source import read_source
 
     step(PROG, f"reading {cfg['input']}")
     df = read_source(spark, cfg["input"], format=cfg["format"], where=cfg["where"],
                      version=cfg["version"], timestamp=cfg["timestamp"])
+    step(PROG, "checking the input")
+    return prepare_dataframe(df, cfg["features"], cfg["label"],
+                             invalid_rows=cfg["invalid_rows"])
+
+
+def fit(cfg: dict[str, Any], domains: list[Domain], df: DataFrame) -> FitResult:
+    """Fit on a checked table; nothing is written here."""
+    from dprect.spark.fit import fit_dataframe
+
     step(PROG, f"fitting {len(domains)} features (epsilon={cfg['epsilon']:g}, "
                f"delta={cfg['delta']:g}, method={cfg['method']})")
     with warnings.catch_warnings():
@@ -135,13 +169,15 @@ def fit(cfg: dict[str, Any], domains: list[Domain], spark: SparkSession) -> FitR
         return fit_dataframe(df, features=cfg["features"], label=cfg["label"],
                              domains=domains, epsilon=cfg["epsilon"], delta=cfg["delta"],
                              method=cfg["method"], beta=cfg["beta"],
-                             spark_plan=cfg["spark_plan"], seed=cfg["seed"],
+                             spark_plan=cfg["spark_plan"], seed=cfg["seed"], validate=False,
                              **{k: cfg[k] for k in _PLAN_KEYS})
 
 
-def write_outputs(cfg: dict[str, Any], result: FitResult, started_at: datetime) -> None:
-    """Render everything in memory first, then write the JSON, the PNG and the row."""
-    from dprect.results_table import append_result, new_run_id, result_row
+def write_outputs(cfg: dict[str, Any], result: FitResult, started_at: datetime,
+                  run_id: str) -> None:
+    """Render everything in memory first, then write the JSON, the PNG and the row (once
+    per run id: re-publishing a released run does not add a second row)."""
+    from dprect.results_table import append_result, has_run, result_row
 
     payload = result.to_json_string() + "\n"
     png = None
@@ -153,10 +189,10 @@ def write_outputs(cfg: dict[str, Any], result: FitResult, started_at: datetime) 
                          true_upper=truth[1] if truth else None,
                          title=cfg["dataset"] or Path(cfg["input"]).name)
     row = None
-    if cfg["results_table"] is not None:
+    if cfg["results_table"] is not None and not has_run(cfg["results_table"], run_id):
         extra = {"input": {k: cfg[k] for k in ("format", "where", "version", "timestamp")},
                  "spark_plan": cfg["spark_plan"]}
-        row = result_row(result, run_id=new_run_id(), dataset=cfg["dataset"] or cfg["input"],
+        row = result_row(result, run_id=run_id, dataset=cfg["dataset"] or cfg["input"],
                          started_at=started_at, extra_parameters=extra)
     write_atomic(cfg["output"], payload)
     step(PROG, f"result written to {cfg['output']}")
@@ -171,7 +207,7 @@ def write_outputs(cfg: dict[str, Any], result: FitResult, started_at: datetime) 
 
 def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> int:
     """Entry point; ``spark`` lets tests pass a running session (it is not stopped)."""
-    from dprect.results_table import utc_now
+    from dprect.results_table import new_run_id, utc_now
 
     started_at = utc_now()
     parser = build_parser(PROG, "Learn a differentially private rectangle on Spark.",
@@ -181,18 +217,31 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
     def body() -> int:
         doc = load_config(args.config, args.overrides, section=SECTION)
         cfg = section_values(doc, SECTION, OPTIONS)
-        domains = check_settings(cfg)
+        domains, the_plan, settings = check_settings(cfg)
+        run_id = settings.run_id if settings is not None else new_run_id()
         if cfg["seed"] is not None:
             step(PROG, "WARNING: fit.seed is set — reproducible noise for tests only; "
                        "this result is NOT differentially private")
         session, owned = get_spark(section_values(doc, "spark", SPARK_OPTIONS), PROG, spark)
         try:
-            result = fit(cfg, domains, session)
+            df = read_input(cfg, session)
+
+            def publish(recorded: dict[str, Any]) -> None:
+                result = FitResult.from_json(recorded)
+                print(result.summary(), flush=True)
+                write_outputs(cfg, result, started_at, run_id)
+
+            outcome = guarded_release(settings, the_plan, cfg["features"],
+                                      lambda: fit(cfg, domains, df), publish)
         finally:
             if owned:
                 session.stop()
-        print(result.summary(), flush=True)
-        write_outputs(cfg, result, started_at)
+        if outcome.replayed:
+            step(PROG, f"run id {run_id} was released before: its recorded result was "
+                       "published again and nothing was spent")
+        elif settings is not None:
+            step(PROG, f"charged to dataset {settings.dataset!r} in ledger {settings.path} "
+                       f"(run id {run_id})")
         return 0
 
     return run_job(PROG, body)
