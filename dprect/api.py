@@ -100,7 +100,7 @@ def positive_rows(X: object, y: object, names: Sequence[str] | None = None,
         j = int(np.argmax(~finite.all(axis=0)))
         name = names[j] if names is not None else f"column {j}"
         raise InputDataError(f"feature {name} has NaN or infinite values "
-                             "(use invalid_rows='drop' to drop such rows)")
+                             "(the 'drop' invalid-rows policy drops such rows)")
     return X_arr[labels]
 
 
