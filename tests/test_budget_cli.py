@@ -1,0 +1,385 @@
+"""``dprect fit --ledger`` and ``dprect budget``: spend before release, from the command line.
+
+Numpy engine only (fast). Properties checked:
+
+* concurrent ``dprect fit`` processes against one cap: exactly as many runs as the cap
+  admits are charged and publish, the others end with exit 2 and write nothing;
+* a released run id is replayed (same rectangle, nothing spent); a failed or crashed run
+  id is retried under its one charge;
+* ``budget set-cap`` / ``budget show`` (text and JSON) report spent, cap, remaining, runs;
+* bad input ends with one clear line, exit 2, no result file and no ledger row; the
+  default ``drop`` policy makes invalid rows irrelevant, values off the grid are clamped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from dprect.api import resolve_domains
+from dprect.cli import main
+from dprect.ledger import Ledger
+from dprect.planner import plan
+
+GRID = "0:10:1024"
+EPSILON, DELTA = 1.0, 1e-7
+N = 2000
+#: delta-rs native threads can abort the interpreter's teardown (exit 134); the jobs
+#: avoid it with dprect.jobs_support.exit_now, ``python -m dprect`` does not (a bug).
+ABORT = "terminate called without an active exception"
+
+
+def charge(epsilon: float = EPSILON, delta: float = DELTA, grid: str = GRID):
+    """The (ε, δ) the CLI reserves for a run: the public plan's guarantee."""
+    return plan(epsilon=epsilon, delta=delta,
+                domains=resolve_domains(grid, ["a", "b"])).chosen.guarantee
+
+
+def _clean(gen: np.random.Generator, n: int) -> dict[str, np.ndarray]:
+    X = gen.uniform(0, 10, (n, 2))
+    y = ((X > 2) & (X < 7)).all(axis=1).astype(np.int64)
+    return {"a": X[:, 0], "b": X[:, 1], "label": y}
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Small Parquet tables: a good one and one per kind of bad input."""
+    d = tmp_path_factory.mktemp("budget_cli")
+    cols = _clean(np.random.default_rng(1), N)
+    pq.write_table(pa.table(cols), d / "good.parquet")
+
+    def with_a(values: list) -> pa.Table:
+        return pa.table({"a": pa.array(values, pa.float64()), "b": cols["b"],
+                         "label": cols["label"]})
+
+    a = list(cols["a"])
+    pq.write_table(with_a([*a[:5], None, *a[6:]]), d / "null.parquet")
+    pq.write_table(with_a([*a[:5], float("nan"), *a[6:]]), d / "nan.parquet")
+    pq.write_table(with_a([*a[:5], float("inf"), *a[6:]]), d / "posinf.parquet")
+    pq.write_table(with_a([*a[:5], float("-inf"), *a[6:]]), d / "neginf.parquet")
+    label = cols["label"].copy()
+    label[3] = 2
+    pq.write_table(pa.table({**cols, "label": label}), d / "label2.parquet")
+    label_null = pa.array([None if i == 3 else int(v) for i, v in enumerate(cols["label"])],
+                          pa.int64())
+    pq.write_table(pa.table({**cols, "label": label_null}), d / "label_null.parquet")
+    pq.write_table(pa.table({**cols, "label": np.zeros(N, np.int64)}), d / "no_pos.parquet")
+    pq.write_table(pa.table({k: v[:0] for k, v in cols.items()}), d / "empty.parquet")
+    return d
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """``dprect ARGV`` in this process: (exit code, stdout, stderr)."""
+    capsys.readouterr()
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse errors
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def fit_argv(data: Path, tmp: Path, *extra: str, table: str = "good.parquet",
+             output: str = "result.json") -> list[str]:
+    return ["fit", "--input", str(data / table), "--features", "a,b", "--label", "label",
+            "--epsilon", str(EPSILON), "--delta", str(DELTA), "--grid", GRID,
+            "--output", str(tmp / output), "--ledger", str(tmp / "ledger"),
+            "--dataset", "ds", *extra]
+
+
+def show(tmp: Path, capsys: pytest.CaptureFixture[str]) -> dict:
+    code, out, err = run(["budget", "show", "ds", "--ledger", str(tmp / "ledger"),
+                          "--json"], capsys)
+    assert code == 0, err
+    return json.loads(out)
+
+
+def reserves(ledger: Ledger, run_id: str | None = None) -> list[dict]:
+    return [e for e in ledger.events("ds") if e["event"] == "reserve"
+            and (run_id is None or e["run_id"] == run_id)]
+
+
+# -- concurrency ----------------------------------------------------------------------------
+def test_concurrent_fits_never_overspend_the_cap(data: Path, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """8 processes at once, a cap that admits 5: 5 publish, 3 are refused and write nothing."""
+    ledger = tmp_path / "ledger"  # does not exist yet: the creation race is part of the test
+    procs = []
+    for i in range(8):
+        argv = [sys.executable, "-m", "dprect", *fit_argv(
+            data, tmp_path, "--run-id", f"run-{i}", "--cap-epsilon", "5",
+            "--cap-delta", "1e-5", output=f"out-{i}.json")]
+        procs.append(subprocess.Popen(argv, cwd=tmp_path, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True))
+    try:
+        done = [(p.wait(timeout=180), *p.communicate()) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    # Known bug (see ABORT): the process may abort in interpreter teardown after doing its
+    # work; everything else is checked first, then such a run is reported as xfail.
+    aborted = {i for i, (code, _, err) in enumerate(done)
+               if code in (-6, 134) and ABORT in err}
+    ok = {i for i in range(8) if (tmp_path / f"out-{i}.json").exists()}
+    refused = set(range(8)) - ok
+    assert len(ok) == 5 and len(refused) == 3, done
+    for i in refused:
+        code, _, err = done[i]
+        lines = [ln for ln in err.splitlines() if ln.strip() and ABORT not in ln]
+        assert code == 2 or i in aborted, done[i]
+        assert len(lines) == 1, err
+        assert lines[0].startswith("dprect: error: ") and "cap exceeded" in lines[0], err
+    for i in ok:
+        assert done[i][0] == 0 or i in aborted, done[i]
+        js = json.loads((tmp_path / f"out-{i}.json").read_text())
+        assert js["features"] == ["a", "b"] and len(js["lower"]) == 2
+    assert not list(tmp_path.glob(".*.tmp"))
+
+    g = charge()
+    runs = Ledger(ledger).runs("ds")
+    assert sorted(r.run_id for r in runs) == sorted(f"run-{i}" for i in ok)
+    assert all(r.status == "released" for r in runs)
+    assert len(reserves(Ledger(ledger))) == 5
+    # each publisher wrote exactly what the ledger recorded for its run id
+    for r in runs:
+        i = int(r.run_id.split("-")[1])
+        assert r.result == json.loads((tmp_path / f"out-{i}.json").read_text())
+    report = show(tmp_path, capsys)
+    assert report["spent"]["epsilon"] == pytest.approx(5 * g.epsilon)
+    assert report["spent"]["epsilon"] <= 5.0 * (1 + 1e-12)
+    assert report["spent"]["delta"] == pytest.approx(5 * g.delta, abs=1e-18)
+    assert len(report["runs"]) == 5
+    if aborted:
+        pytest.xfail(f"known bug: {len(aborted)} `python -m dprect` process(es) aborted "
+                     f"with SIGABRT ({ABORT!r}) at interpreter exit")
+
+
+# -- idempotency ----------------------------------------------------------------------------
+def test_released_run_id_is_replayed_without_spending(
+        data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(fit_argv(data, tmp_path, "--run-id", "r1", output="first.json"),
+                         capsys)
+    assert code == 0, err
+    assert "released before" not in out
+    before = show(tmp_path, capsys)
+    assert before["spent"]["epsilon"] == pytest.approx(charge().epsilon)
+
+    code, out, err = run(fit_argv(data, tmp_path, "--run-id", "r1", output="second.json"),
+                         capsys)
+    assert code == 0, err
+    assert "run id r1 was released before" in out and "nothing was spent" in out
+    first = json.loads((tmp_path / "first.json").read_text())
+    second = json.loads((tmp_path / "second.json").read_text())
+    # no seed: only a replay of the recorded result gives the same noisy rectangle
+    assert second["lower"] == first["lower"] and second["upper"] == first["upper"]
+    assert second == first and not first.get("seeded")
+    assert show(tmp_path, capsys) == before
+    led = Ledger(tmp_path / "ledger")
+    assert len(reserves(led, "r1")) == 1
+    assert len([e for e in led.events("ds") if e["event"] == "release"]) == 1
+
+
+@pytest.mark.parametrize("how", ["failed", "crashed"])
+def test_failed_or_crashed_run_id_is_retried_under_one_charge(
+        how: str, data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    g = charge()
+    led = Ledger(tmp_path / "ledger")
+    led.reserve("ds", "r-retry", epsilon=g.epsilon, delta=g.delta, method="composition",
+                features=["a", "b"], bound=g.bound, neighbouring=g.neighbouring)
+    if how == "failed":
+        led.fail("ds", "r-retry", "RuntimeError: simulated")
+    assert led.run("ds", "r-retry").status == ("failed" if how == "failed" else "reserved")
+
+    code, out, err = run(fit_argv(data, tmp_path, "--run-id", "r-retry"), capsys)
+    assert code == 0, err
+    assert "released before" not in out
+    result = json.loads((tmp_path / "result.json").read_text())
+    record = led.run("ds", "r-retry")
+    assert record.status == "released" and record.result == result
+    assert len(reserves(led)) == 1  # charged once
+    report = show(tmp_path, capsys)
+    assert report["spent"]["epsilon"] == pytest.approx(g.epsilon)
+    assert [r["run_id"] for r in report["runs"]] == ["r-retry"]
+
+
+def test_retry_cannot_ask_for_more_than_was_charged(
+        data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    led = Ledger(tmp_path / "ledger")
+    led.reserve("ds", "r-small", epsilon=0.25, delta=1e-8, method="composition",
+                features=["a", "b"], bound="b", neighbouring="add-remove")
+    led.fail("ds", "r-small", "boom")
+    code, _, err = run(fit_argv(data, tmp_path, "--run-id", "r-small"), capsys)
+    assert code == 2 and "cannot ask for more" in err, err
+    assert not (tmp_path / "result.json").exists()
+    assert len(reserves(led)) == 1 and led.spent("ds").epsilon == 0.25
+    assert led.run("ds", "r-small").status == "failed"
+
+
+# -- budget set-cap / show ------------------------------------------------------------------
+def test_set_cap_and_show(data: Path, tmp_path: Path,
+                          capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(tmp_path / "ledger")
+    code, out, err = run(["budget", "show", "ds", "--ledger", path], capsys)
+    assert code == 0, err
+    assert "spent epsilon=0, delta=0" in out and "cap: none set" in out
+    report = show(tmp_path, capsys)
+    assert report["spent"] == {"epsilon": 0.0, "delta": 0.0}
+    assert report["cap"] is None and report["remaining"] is None and report["runs"] == []
+
+    code, out, err = run(["budget", "set-cap", "ds", "--epsilon", "3", "--delta", "1e-5",
+                          "--ledger", path], capsys)
+    assert code == 0, err
+    assert "epsilon=3" in out and "delta=1e-05" in out
+    code, _, err = run(fit_argv(data, tmp_path, "--run-id", "r1"), capsys)
+    assert code == 0, err
+
+    g = charge()
+    code, out, err = run(["budget", "show", "ds", "--ledger", path], capsys)
+    assert code == 0, err
+    assert f"spent epsilon={g.epsilon:g}, delta={g.delta:g}" in out
+    assert "over 1 charged run(s)" in out
+    assert (f"cap: epsilon=3, delta=1e-05; remaining epsilon={3 - g.epsilon:g}, "
+            f"delta={1e-5 - g.delta:g}") in out
+    run_lines = [ln.split() for ln in out.splitlines() if ln.startswith("  ")]
+    assert len(run_lines) == 1 and run_lines[0][:2] == ["r1", "released"]
+
+    report = show(tmp_path, capsys)
+    assert report["dataset"] == "ds"
+    assert report["spent"]["epsilon"] == pytest.approx(g.epsilon)
+    assert report["cap"] == {"epsilon": 3.0, "delta": 1e-5}
+    assert report["remaining"]["epsilon"] == pytest.approx(3 - g.epsilon)
+    assert report["remaining"]["delta"] == pytest.approx(1e-5 - g.delta)
+    (entry,) = report["runs"]
+    assert entry["run_id"] == "r1" and entry["status"] == "released"
+    assert entry["features"] == ["a", "b"] and entry["epsilon"] == pytest.approx(g.epsilon)
+
+    # the latest cap counts, even below the spend: remaining is 0 and every run is refused
+    code, _, err = run(["budget", "set-cap", "ds", "--epsilon", "0.5", "--delta", "1e-5",
+                        "--ledger", path], capsys)
+    assert code == 0, err
+    report = show(tmp_path, capsys)
+    assert report["cap"] == {"epsilon": 0.5, "delta": 1e-5}
+    assert report["remaining"]["epsilon"] == 0.0
+    code, _, err = run(fit_argv(data, tmp_path, "--run-id", "r2", output="r2.json"), capsys)
+    assert code == 2 and "cap exceeded" in err, err
+    assert not (tmp_path / "r2.json").exists()
+    assert len(show(tmp_path, capsys)["runs"]) == 1
+
+    # a bad cap is refused and not recorded
+    code, _, err = run(["budget", "set-cap", "ds", "--epsilon", "-1", "--delta", "1e-5",
+                        "--ledger", path], capsys)
+    assert code == 2 and err.startswith("dprect: error: ") and "epsilon" in err, err
+    assert show(tmp_path, capsys)["cap"] == {"epsilon": 0.5, "delta": 1e-5}
+
+
+# -- bad input: exit 2, one clear line, no output, no ledger row -----------------------------
+BAD = {
+    # case: (table, extra arguments, pattern the message must match)
+    "null feature, --invalid-rows error": (
+        "null.parquet", ["--invalid-rows", "error"], r"feature '?a'? .*(null|NaN)"),
+    "NaN feature, --invalid-rows error": (
+        "nan.parquet", ["--invalid-rows", "error"], r"feature '?a'? .*NaN"),
+    "+inf feature, --invalid-rows error": (
+        "posinf.parquet", ["--invalid-rows", "error"], r"feature '?a'? .*infinite"),
+    "-inf feature, --invalid-rows error": (
+        "neginf.parquet", ["--invalid-rows", "error"], r"feature '?a'? .*infinite"),
+    "label 2": ("label2.parquet", [], r"labels must be 0 or 1"),
+    "label null": ("label_null.parquet", [], r"labels must be 0 or 1.*null"),
+    "duplicate feature": ("good.parquet", ["--features", "a,a"], r"listed twice"),
+    "zero rows": ("empty.parquet", [], r"empty \(zero rows\)"),
+    "zero positives": ("no_pos.parquet", [], r"no positive rows \(label = 1\)"),
+    "no feature names": ("good.parquet", ["--features", ","],
+                         r"argument --features: give at least one feature name"),
+    "grid size < 2": ("good.parquet", ["--grid", "0:1:1"], r"grid size must be .*got 1"),
+    "cap exceeded": ("good.parquet", ["--cap-epsilon", "0.5", "--cap-delta", "1e-5"],
+                     r"privacy budget cap exceeded for dataset 'ds'.*nothing was released"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_bad_input_exit_2_no_output_no_ledger_row(
+        case: str, data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    table, extra, pattern = BAD[case]
+    code, out, err = run(fit_argv(data, tmp_path, *extra, table=table), capsys)
+    assert code == 2, (code, out, err)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    if case == "no feature names":  # argparse: usage, then one error line
+        assert lines[-1].startswith("dprect fit: error: "), err
+    else:
+        assert len(lines) == 1 and lines[0].startswith("dprect: error: "), err
+    assert re.search(pattern, lines[-1]), lines[-1]
+    assert "Traceback" not in err and "result written" not in out
+    assert not (tmp_path / "result.json").exists()
+    assert not list(tmp_path.glob(".*.tmp"))
+    assert Ledger(tmp_path / "ledger").events("ds") == []
+
+
+# -- the default drop policy, and values off the grid ----------------------------------------
+def test_drop_policy_ignores_invalid_rows(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """Rows with a null, NaN or ±inf feature are dropped: the result (same seed) is the one
+    of the table without them, though they are positives far from the others."""
+    cols = _clean(np.random.default_rng(4), N)
+    clean = pa.table(cols)
+    bad_a = [None, float("nan"), float("inf"), float("-inf"), 5.0, 5.0, 5.0, 5.0]
+    bad_b = [9.9, 0.1, 9.9, 0.1, None, float("nan"), float("inf"), float("-inf")]
+    dirty_rows = pa.table({"a": pa.array(bad_a, pa.float64()),
+                           "b": pa.array(bad_b, pa.float64()),
+                           "label": pa.array([1] * 8, pa.int64())})
+    # invalid rows spread through the table, in 40 copies each: they would move the bounds
+    pieces, step = [], N // 40
+    for k in range(40):
+        pieces += [clean.slice(k * step, step), dirty_rows]
+    dirty = pa.concat_tables(pieces)
+    pq.write_table(clean, tmp_path / "clean.parquet")
+    pq.write_table(dirty, tmp_path / "dirty.parquet")
+
+    results = {}
+    for name in ("clean", "dirty"):
+        argv = ["fit", "--input", str(tmp_path / f"{name}.parquet"), "--features", "a,b",
+                "--label", "label", "--epsilon", "1", "--delta", "1e-7", "--grid", GRID,
+                "--seed", "11", "--output", str(tmp_path / f"{name}.json"),
+                "--ledger", str(tmp_path / "ledger"), "--dataset", "ds"]
+        code, _, err = run(argv, capsys)
+        assert code == 0, err
+        results[name] = json.loads((tmp_path / f"{name}.json").read_text())
+    assert results["dirty"]["lower"] == results["clean"]["lower"]
+    assert results["dirty"]["upper"] == results["clean"]["upper"]
+    assert len(reserves(Ledger(tmp_path / "ledger"))) == 2  # both runs were charged
+
+    # the same dirty table is refused under --invalid-rows error
+    code, _, err = run(["fit", "--input", str(tmp_path / "dirty.parquet"), "--features",
+                        "a,b", "--label", "label", "--epsilon", "1", "--delta", "1e-7",
+                        "--invalid-rows", "error", "--output", str(tmp_path / "x.json")],
+                       capsys)
+    assert code == 2 and "NaN or infinite" in err, err
+
+
+def test_values_off_the_grid_are_clamped(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    gen = np.random.default_rng(5)
+    a = gen.uniform(-50, 60, N)  # most of it outside the grid 0..10
+    b = gen.uniform(-50, 60, N)
+    y = np.ones(N, np.int64)
+    pq.write_table(pa.table({"a": a, "b": b, "label": y}), tmp_path / "wide.parquet")
+    code, _, err = run(["fit", "--input", str(tmp_path / "wide.parquet"), "--features",
+                        "a,b", "--label", "label", "--epsilon", "1", "--delta", "1e-7",
+                        "--grid", GRID, "--seed", "2", "--output", str(tmp_path / "r.json"),
+                        "--ledger", str(tmp_path / "ledger"), "--dataset", "ds"], capsys)
+    assert code == 0, err
+    js = json.loads((tmp_path / "r.json").read_text())
+    for lo, hi in zip(js["lower"], js["upper"], strict=True):
+        assert 0.0 <= lo <= 10.0 and 0.0 <= hi <= 10.0
+    # the clamped data piles up at both grid ends: the rectangle spans (nearly) all of it
+    assert max(js["lower"]) < 1.0 and min(js["upper"]) > 9.0
+    assert len(reserves(Ledger(tmp_path / "ledger"))) == 1
