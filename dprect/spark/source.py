@@ -139,7 +139,8 @@ def read_source(spark: SparkSession, path: str | os.PathLike[str], *,
     if version is not None and (isinstance(version, bool) or not isinstance(version, int)
                                 or version < 0):
         raise ParameterError(f"Delta version must be an integer >= 0, got {version!r}")
-    exists = _exists(spark, text)
+    globbed = any(ch in text for ch in "*?[{")  # Spark expands glob patterns itself
+    exists = None if globbed else _exists(spark, text)
     if exists is False:
         raise InputDataError(f"input {text!r} does not exist")
     fmt = format or detect_format(spark, text)

@@ -10,7 +10,7 @@ import pytest
 
 import dprect
 from dprect.errors import DprectError, InputDataError, ParameterError
-from dprect.spark.fit import fit_dataframe, validate_dataframe
+from dprect.spark.fit import fit_dataframe, prepare_dataframe, validate_dataframe
 
 BUDGET = {"epsilon": 2.0, "delta": 1e-6}
 
@@ -18,8 +18,8 @@ BUDGET = {"epsilon": 2.0, "delta": 1e-6}
 def _fit(df, features=("a", "b"), label="y", **kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return fit_dataframe(df, features=list(features), label=label, seed=1,
-                             **{**BUDGET, **kw})
+        return fit_dataframe(df, features=list(features), label=label,
+                             **{"seed": 1, **BUDGET, **kw})
 
 
 @pytest.fixture(scope="module")
@@ -33,9 +33,10 @@ def table(spark):
     (lambda t: t, ("a", "b"), "missing_label", ["missing_label"]),
     (lambda t: t, ("a", "s"), "y", ["'s'", "numeric", "string"]),
     (lambda t: t, ("a", "b"), "s", ["'s'", "numeric"]),
-    (lambda t: t.selectExpr("a", "b", "CAST(2 AS INT) AS y"), ("a", "b"), "y", ["0 or 1", "2"]),
+    (lambda t: t.selectExpr("a", "b", "CAST(2 AS INT) AS y"), ("a", "b"), "y",
+     ["0 or 1", "other values"]),
     (lambda t: t.selectExpr("a", "b", "CAST(yd + 0.5 AS DOUBLE) AS y"), ("a", "b"), "y",
-     ["0 or 1", "1.5"]),
+     ["0 or 1", "other values"]),
     (lambda t: t.selectExpr("a", "b", "CAST(NULL AS INT) AS y"), ("a", "b"), "y",
      ["0 or 1", "null"]),
     (lambda t: t.selectExpr("CAST('NaN' AS DOUBLE) AS a", "b", "y"), ("a", "b"), "y",
@@ -91,3 +92,35 @@ def test_grid_string_and_column_names_with_dots(spark):
     df = spark.createDataFrame([(0.5, 1), (0.7, 1), (0.1, 0)], "`a.b` double, `the y` int")
     r = _fit(df, ("a.b",), "the y", domains="0:1:10")
     assert r.features == ["a.b"] and len(r.lower_index) == 1
+
+
+def test_messages_carry_no_counts_or_values(spark):
+    rows = [(float(i), 7 if i % 3 == 2 else i % 2) for i in range(2000)]
+    df = spark.createDataFrame(rows, "a double, y int")
+    for check in (lambda: validate_dataframe(df, ["a"], "y"),
+                  lambda: prepare_dataframe(df, ["a"], "y")):
+        with pytest.raises(InputDataError) as info:
+            check()
+        text = str(info.value)
+        assert "0 or 1" in text and "666" not in text and "7" not in text
+
+
+def test_prepare_dataframe_invalid_row_policy(spark):
+    rows = [(1.0, 1.0, 1), (float("nan"), 2.0, 1), (3.0, None, 1), (4.0, float("inf"), 0),
+            (5.0, 5.0, 0)]
+    df = spark.createDataFrame(rows, "a double, b double, y int")
+    kept = prepare_dataframe(df, ["a", "b"], "y")
+    assert sorted(r.a for r in kept.collect()) == [1.0, 5.0]
+    with pytest.raises(InputDataError, match="feature 'a' has null, NaN or infinite"):
+        prepare_dataframe(df, ["a", "b"], "y", invalid_rows="error")
+    with pytest.raises(ParameterError, match="invalid_rows"):
+        prepare_dataframe(df, ["a", "b"], "y", invalid_rows="ignore")
+    only_bad_positives = df.filter("y = 0 OR isnan(a)")
+    with pytest.raises(InputDataError, match=r"no positive rows \(y = 1\)"):
+        prepare_dataframe(only_bad_positives, ["a", "b"], "y")
+    validate_dataframe(df.filter("y = 0 AND b < 10"), ["a", "b"], "y")  # no positives: fine
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = dprect.fit([[1.0, 1.0], [5.0, 5.0]], [1, 0], grid="0:8:16", seed=2, **BUDGET)
+    got = _fit(kept, ("a", "b"), "y", domains="0:8:16", seed=2, validate=False)
+    assert (got.lower_index, got.upper_index) == (want.lower_index, want.upper_index)
