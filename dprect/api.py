@@ -99,7 +99,7 @@ def positive_rows(X: object, y: object, names: Sequence[str] | None = None,
             return X_arr[labels & keep]
         j = int(np.argmax(~finite.all(axis=0)))
         name = names[j] if names is not None else f"column {j}"
-        raise InputDataError(f"feature {name} has NaN or infinite values "
+        raise InputDataError(f"feature {name} has null, NaN or infinite values "
                              "(the 'drop' invalid-rows policy drops such rows)")
     return X_arr[labels]
 

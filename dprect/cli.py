@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import warnings
 from collections.abc import Sequence
@@ -147,7 +148,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     """Plan (public) → read and validate → reserve → compute → release → publish."""
     from dprect.api import resolve_domains
     from dprect.planner import plan
-    from dprect.release import LedgerSettings, guarded_release
+    from dprect.release import LedgerSettings, guarded_release, released_result, replay
     from dprect.result import FitResult
 
     if args.label in args.features:
@@ -158,7 +159,10 @@ def _cmd_fit(args: argparse.Namespace) -> int:
                                     args.cap_epsilon, args.cap_delta)
     domains = resolve_domains(args.grid, args.features)  # grid errors before any reading
     the_plan = plan(domains=domains, **plan_kwargs(args))  # public: before any data
-    if args.engine == "numpy":
+    previous = released_result(settings)
+    if settings is not None and previous is not None:  # finished before: re-publish only
+        outcome = replay(settings, previous, lambda js: _publish(args.output, js))
+    elif args.engine == "numpy":
         for attr, flag in SPARK_ONLY:
             if getattr(args, attr) is not None:
                 raise ParameterError(f"{flag} needs --engine spark")
@@ -271,6 +275,16 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     else:
         print(the_plan.table())
     return 0
+
+
+def run() -> None:
+    """Console-script entry point: :func:`main`, then end the process with its exit code
+    without the interpreter's teardown, where delta-rs's native threads can, rarely, abort
+    the process and replace the exit code with 134 (see ``jobs_support.exit_now``)."""
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

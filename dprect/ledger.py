@@ -111,7 +111,7 @@ class Reservation:
 
 
 def _now() -> datetime:
-    return datetime.now(UTC).replace(microsecond=0)
+    return datetime.now(UTC)
 
 
 def _check_name(value: str, what: str) -> str:

@@ -53,7 +53,7 @@ from dprect.jobs_support import (
     step,
 )
 from dprect.planner import ACCOUNTINGS, MARGIN_LAWS, METHODS, SHAPES, Plan, plan
-from dprect.release import LedgerSettings, guarded_release
+from dprect.release import LedgerSettings, guarded_release, released_result, replay
 from dprect.result import FitResult
 
 PROG = "fit_rectangle"
@@ -222,20 +222,25 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
         if cfg["seed"] is not None:
             step(PROG, "WARNING: fit.seed is set — reproducible noise for tests only; "
                        "this result is NOT differentially private")
-        session, owned = get_spark(section_values(doc, "spark", SPARK_OPTIONS), PROG, spark)
-        try:
-            df = read_input(cfg, session)
 
-            def publish(recorded: dict[str, Any]) -> None:
-                result = FitResult.from_json(recorded)
-                print(result.summary(), flush=True)
-                write_outputs(cfg, result, started_at, run_id)
+        def publish(recorded: dict[str, Any]) -> None:
+            result = FitResult.from_json(recorded)
+            print(result.summary(), flush=True)
+            write_outputs(cfg, result, started_at, run_id)
 
-            outcome = guarded_release(settings, the_plan, cfg["features"],
-                                      lambda: fit(cfg, domains, df), publish)
-        finally:
-            if owned:
-                session.stop()
+        previous = released_result(settings)
+        if settings is not None and previous is not None:
+            outcome = replay(settings, previous, publish)  # no Spark, no input read
+        else:
+            session, owned = get_spark(section_values(doc, "spark", SPARK_OPTIONS), PROG,
+                                       spark)
+            try:
+                df = read_input(cfg, session)
+                outcome = guarded_release(settings, the_plan, cfg["features"],
+                                          lambda: fit(cfg, domains, df), publish)
+            finally:
+                if owned:
+                    session.stop()
         if outcome.replayed:
             step(PROG, f"run id {run_id} was released before: its recorded result was "
                        "published again and nothing was spent")

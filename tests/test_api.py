@@ -130,7 +130,7 @@ def test_bad_data_raises_naming_it(data):
         (X, y[:-1], "one label per row"),
         (X, y.reshape(-1, 1), "one label per row"),
         (np.empty((10, 0)), np.zeros(10), "no feature columns"),
-        (np.where(np.arange(len(X))[:, None] == 5, np.nan, X), y, "feature x0 has NaN"),
+        (np.where(np.arange(len(X))[:, None] == 5, np.nan, X), y, "feature x0 has null, NaN"),
         (np.where(np.arange(len(X))[:, None] == 5, np.inf, X), y, "NaN or infinite"),
         (X, np.where(np.arange(len(y)) == 3, 2, y), "labels must be 0 or 1"),
         (X, np.where(np.arange(len(y)) == 3, np.nan, y), "labels must be 0 or 1"),
