@@ -53,10 +53,10 @@ class LedgerSettings:
               cap_epsilon: float | None = None, cap_delta: float | None = None,
               ) -> LedgerSettings | None:
         """Validate the ledger options (None when no ledger is configured)."""
-        if path is None:
-            if dataset is None and run_id is None and cap_epsilon is None and cap_delta is None:
+        if path is None:  # a dataset id alone may name results elsewhere (results table)
+            if run_id is None and cap_epsilon is None and cap_delta is None:
                 return None
-            raise ParameterError("a dataset id, run id or cap needs a ledger path (--ledger)")
+            raise ParameterError("a run id or a cap needs a ledger path (--ledger)")
         if not dataset:
             raise ParameterError("a ledger needs a dataset id (--dataset)")
         if (cap_epsilon is None) != (cap_delta is None):

@@ -48,7 +48,7 @@ def test_example_configs_are_valid_for_every_job(name: str) -> None:
         section_values(doc, module.SECTION, module.OPTIONS)
     doc = load_config(REPO / "conf" / name, [], section="fit")
     fit_cfg = section_values(doc, "fit", fit_rectangle.OPTIONS)
-    domains = fit_rectangle.check_settings(
+    domains, _, _ = fit_rectangle.check_settings(
         {**fit_cfg, "results_table": None})  # paths are for the target machine
     gen = section_values(doc, "generate", generate_synthetic.OPTIONS)
     assert len(domains) == gen["features"] == len(fit_cfg["features"])
