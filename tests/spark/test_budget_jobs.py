@@ -326,3 +326,19 @@ def test_bad_input_messages_carry_no_counts(spark, tables: dict[str, Path], tmp_
     assert "labels must be 0 or 1" in err
     bad = int((np.arange(2000) % 3 == 2).sum())
     assert str(bad) not in err and "e.g." not in err, err
+
+
+@pytest.mark.parametrize("text", ["fit: [unclosed", "fit:\n  epsilon: one\n", "- just a list\n"],
+                         ids=["not YAML", "wrong type", "not a mapping"])
+def test_unreadable_config_ends_the_job_before_anything_is_written(tmp_path, capsys, text):
+    """A config the job cannot use: exit 2, one line, no output and no ledger."""
+    config = tmp_path / "job.yaml"
+    config.write_text(text)
+    out = tmp_path / "out"
+    code = fit_rectangle.main(["--config", str(config),
+                               "--set", f"fit.ledger={out / 'ledger'}",
+                               "--set", f"fit.output={out / 'result.json'}"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == EXIT_BAD_INPUT
+    assert len(err) == 1 and err[0].startswith("fit_rectangle: error:"), err
+    assert not out.exists()
