@@ -149,6 +149,18 @@ def run_plan(engine: Engine, domains: list[Domain], features: list[str], the_pla
     )
 
 
+def _in_memory(X: object, y: object, grid: GridArg, features: Sequence[str] | None
+               ) -> tuple[list[str], list[Domain], NumpyEngine]:
+    """Validate (X, y), name the features, resolve their domains and load the positives
+    into a :class:`NumpyEngine` (shared by :func:`fit` and the bounding box)."""
+    X_arr = np.asarray(X)
+    names = feature_names(features, X_arr.shape[1]) if X_arr.ndim == 2 else None
+    X_pos = positive_rows(X_arr, y, names)  # raises for anything that is not 2-D
+    assert names is not None
+    domains = resolve_domains(grid, names)
+    return names, domains, NumpyEngine.from_features(X_pos, domains)
+
+
 def fit(
     X: object,
     y: object,
@@ -183,13 +195,7 @@ def fit(
     shape : ``general`` (R = 2d rounds) or ``origin`` (the paper's origin-anchored class).
     neighbouring : ``add-remove`` (default) or ``replace-one`` (via group privacy).
     """
-    X_arr = np.asarray(X) if not isinstance(X, np.ndarray) else X
-    dims = X_arr.shape[1] if X_arr.ndim == 2 else 0
-    names = feature_names(features, dims) if X_arr.ndim == 2 else None
-    X_pos = positive_rows(X_arr, y, names)
-    assert names is not None
-    domains = resolve_domains(grid, names)
-    engine = NumpyEngine.from_features(X_pos, domains)
+    names, domains, engine = _in_memory(X, y, grid, features)
     return fit_engine(engine, domains, names, epsilon=epsilon, delta=delta, method=method,
                       beta=beta, accounting=accounting, shape=shape, margin_law=margin_law,
                       neighbouring=neighbouring, seed=seed)
@@ -198,13 +204,8 @@ def fit(
 def nonprivate_bounding_box(X: object, y: object, *, grid: GridArg = None,
                             features: Sequence[str] | None = None) -> FitResult:
     """The exact bounding box of the positives, on the same grid. **NOT private.**"""
-    X_arr = np.asarray(X)
-    dims = X_arr.shape[1] if X_arr.ndim == 2 else 0
-    names = feature_names(features, dims) if X_arr.ndim == 2 else None
-    X_pos = positive_rows(X_arr, y, names)
-    assert names is not None
-    domains = resolve_domains(grid, names)
-    rect = run_nonprivate_bounding_box(NumpyEngine.from_features(X_pos, domains), domains)
+    names, domains, engine = _in_memory(X, y, grid, features)
+    rect = run_nonprivate_bounding_box(engine, domains)
     lower, upper = rect.to_units(domains)
     params: dict[str, Any] = {"note": "exact bounding box; no noise, no privacy"}
     return FitResult(list(names), lower, upper, list(rect.lo), list(rect.hi), domains,

@@ -73,9 +73,6 @@ class Domain(ABC):
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready description (public parameters only)."""
 
-    def spec(self) -> str:
-        """The ``--grid`` spelling of this domain."""
-        raise NotImplementedError
 
 
 class Grid(Domain):
@@ -129,8 +126,6 @@ class Grid(Domain):
     def to_json(self) -> dict[str, Any]:
         return {"type": "grid", "lower": self.lower, "upper": self.upper, "size": self.size}
 
-    def spec(self) -> str:
-        return f"{self.lower!r}:{self.upper!r}:{self.size}"
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and self.to_json() == other.to_json()  # type: ignore[attr-defined]
@@ -169,8 +164,6 @@ class IntegerRange(Grid):
         return {"type": "integers", "lower": self.int_lower, "upper": self.int_upper,
                 "size": self.size}
 
-    def spec(self) -> str:
-        return f"int:{self.int_lower}:{self.int_upper}"
 
     def __repr__(self) -> str:
         return f"IntegerRange(lower={self.int_lower}, upper={self.int_upper})"
@@ -247,8 +240,6 @@ class FloatOrder(Domain):
     def to_json(self) -> dict[str, Any]:
         return {"type": "float", "size": self.size}
 
-    def spec(self) -> str:
-        return "float"
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self)

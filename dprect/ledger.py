@@ -175,10 +175,7 @@ class Ledger:
         return _runs(self.events(dataset))
 
     def run(self, dataset: str, run_id: str) -> RunRecord | None:
-        for r in self.runs(dataset):
-            if r.run_id == run_id:
-                return r
-        return None
+        return _find_run(self.events(dataset), run_id)
 
     # -- writing ------------------------------------------------------------------------
     def _append(self, table, rows: list[dict[str, Any]], *, exclusive: bool) -> bool:
@@ -245,7 +242,7 @@ class Ledger:
         for attempt in range(1, _MAX_ATTEMPTS + 1):
             table = self._table()
             rows = self._rows(table, dataset)
-            previous = {r.run_id: r for r in _runs(rows)}.get(run_id)
+            previous = _find_run(rows, run_id)
             if previous is not None:
                 if previous.status == "released":
                     return Reservation(run_id, False, previous.result)
@@ -280,7 +277,7 @@ class Ledger:
         same run id released first, its result is returned and this one must be dropped."""
         for attempt in range(1, _MAX_ATTEMPTS + 1):
             table = self._table()
-            record = {r.run_id: r for r in _runs(self._rows(table, dataset))}.get(run_id)
+            record = _find_run(self._rows(table, dataset), run_id)
             if record is None:
                 raise LedgerError(f"run id {run_id!r} has no reservation in {self.path!r}")
             if record.status == "released":
@@ -304,6 +301,11 @@ def _stricter(a: Budget | None, b: Budget | None) -> Budget | None:
     if a is None or b is None:
         return a or b
     return Budget(min(a.epsilon, b.epsilon), min(a.delta, b.delta))
+
+
+def _find_run(rows: list[dict[str, Any]], run_id: str) -> RunRecord | None:
+    """What ``rows`` say of one run id (None if it was never reserved)."""
+    return next((r for r in _runs(rows) if r.run_id == run_id), None)
 
 
 def _runs(rows: list[dict[str, Any]]) -> list[RunRecord]:

@@ -45,7 +45,7 @@ from dprect.accounting import (
 )
 from dprect.domains import Domain, Side
 from dprect.errors import ParameterError
-from dprect.interior_point import interior_point_failure_bound, interior_point_size
+from dprect.interior_point import interior_point_size
 from dprect.margins import LaplaceLaw, MarginLaw, StaircaseLaw
 from dprect.validation import check_choice, check_epsilon, check_open_unit
 
@@ -378,8 +378,3 @@ def plan(
 def _with_guarantee(p: MethodPlan, g: Guarantee) -> MethodPlan:
     return MethodPlan(p.method, p.accounting, p.ip_epsilon, p.ip_beta, p.rounds, g, p.details)
 
-
-def actual_ip_failure(p: MethodPlan) -> float:
-    """The largest one-sided IP failure bound over the plan's rounds (≤ p.ip_beta)."""
-    return max(interior_point_failure_bound(p.ip_epsilon, r.ip_size, r.grid_size)
-               for r in p.rounds)
