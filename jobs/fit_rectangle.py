@@ -31,10 +31,10 @@ import sys
 import warnings
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from _common import get_spark
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import SparkSession
 
 from dprect.accounting import NEIGHBOURING
 from dprect.api import INVALID_ROWS, resolve_domains
@@ -55,6 +55,9 @@ from dprect.jobs_support import (
 from dprect.planner import ACCOUNTINGS, MARGIN_LAWS, METHODS, SHAPES, Plan, plan
 from dprect.release import LedgerSettings, guarded_release, released_result, replay
 from dprect.result import FitResult
+
+if TYPE_CHECKING:
+    from dprect.spark.fit import PreparedFit
 
 PROG = "fit_rectangle"
 SECTION = "fit"
@@ -144,33 +147,31 @@ def check_settings(cfg: dict[str, Any]) -> tuple[list[Domain], Plan, LedgerSetti
     return domains, the_plan, settings
 
 
-def read_input(cfg: dict[str, Any], spark: SparkSession) -> DataFrame:
-    """Read and validate the table (invalid rows dropped or refused); nothing is spent or
-    written here, so bad input ends the job before the ledger is touched."""
-    from dprect.spark.fit import prepare_dataframe
+def read_input(cfg: dict[str, Any], domains: list[Domain], spark: SparkSession) -> PreparedFit:
+    """Read and check the table and gather what the fit needs (invalid rows dropped or
+    refused); nothing is drawn, spent or written here, so bad input ends the job before
+    the ledger is touched."""
+    from dprect.spark.fit import prepare_fit
     from dprect.spark.source import read_source
 
     step(PROG, f"reading {cfg['input']}")
     df = read_source(spark, cfg["input"], format=cfg["format"], where=cfg["where"],
                      version=cfg["version"], timestamp=cfg["timestamp"])
-    step(PROG, "checking the input")
-    return prepare_dataframe(df, cfg["features"], cfg["label"],
-                             invalid_rows=cfg["invalid_rows"])
+    step(PROG, "checking the input and reading what the fit needs")
+    return prepare_fit(df, features=cfg["features"], label=cfg["label"],
+                       domains=domains, epsilon=cfg["epsilon"], delta=cfg["delta"],
+                       method=cfg["method"], beta=cfg["beta"], spark_plan=cfg["spark_plan"],
+                       invalid_rows=cfg["invalid_rows"],
+                       **{k: cfg[k] for k in _PLAN_KEYS})
 
 
-def fit(cfg: dict[str, Any], domains: list[Domain], df: DataFrame) -> FitResult:
+def fit(cfg: dict[str, Any], domains: list[Domain], prepared: PreparedFit) -> FitResult:
     """Fit on a checked table; nothing is written here."""
-    from dprect.spark.fit import fit_dataframe
-
     step(PROG, f"fitting {len(domains)} features (epsilon={cfg['epsilon']:g}, "
                f"delta={cfg['delta']:g}, method={cfg['method']})")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the seeded warning is printed by the job instead
-        return fit_dataframe(df, features=cfg["features"], label=cfg["label"],
-                             domains=domains, epsilon=cfg["epsilon"], delta=cfg["delta"],
-                             method=cfg["method"], beta=cfg["beta"],
-                             spark_plan=cfg["spark_plan"], seed=cfg["seed"], validate=False,
-                             **{k: cfg[k] for k in _PLAN_KEYS})
+        return prepared.run(seed=cfg["seed"])
 
 
 def write_outputs(cfg: dict[str, Any], result: FitResult, started_at: datetime,
@@ -235,9 +236,9 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
             session, owned = get_spark(section_values(doc, "spark", SPARK_OPTIONS), PROG,
                                        spark)
             try:
-                df = read_input(cfg, session)
-                outcome = guarded_release(settings, the_plan, cfg["features"],
-                                          lambda: fit(cfg, domains, df), publish)
+                with read_input(cfg, domains, session) as prepared:
+                    outcome = guarded_release(settings, the_plan, cfg["features"],
+                                              lambda: fit(cfg, domains, prepared), publish)
             finally:
                 if owned:
                     session.stop()

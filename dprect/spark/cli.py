@@ -15,7 +15,7 @@ from dprect.domains import Domain
 from dprect.errors import DprectError, ParameterError
 from dprect.planner import Plan
 from dprect.release import LedgerSettings, Outcome, guarded_release
-from dprect.spark.fit import fit_dataframe, prepare_dataframe
+from dprect.spark.fit import prepare_fit
 from dprect.spark.session import local_session
 from dprect.spark.source import read_source
 
@@ -41,16 +41,17 @@ def spark_fit(args: argparse.Namespace, domains: list[Domain], the_plan: Plan,
     try:
         df = read_source(spark, args.input, format=args.format, where=args.where,
                          version=args.delta_version, timestamp=args.delta_timestamp)
-        df = prepare_dataframe(df, args.features, args.label, invalid_rows=args.invalid_rows)
+        prepared = prepare_fit(df, features=args.features, label=args.label,
+                               domains=domains, spark_plan=args.plan,
+                               invalid_rows=args.invalid_rows, **budget)
 
         def compute():
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # the seeded warning is printed instead
-                return fit_dataframe(df, features=args.features, label=args.label,
-                                     domains=domains, seed=args.seed, spark_plan=args.plan,
-                                     validate=False, **budget)
+                return prepared.run(seed=args.seed)
 
-        return guarded_release(settings, the_plan, args.features, compute, publish)
+        with prepared:
+            return guarded_release(settings, the_plan, args.features, compute, publish)
     finally:
         if owned:
             spark.stop()

@@ -230,7 +230,9 @@ def test_killed_after_reserve_stays_charged_and_publishes_nothing(
 def test_killed_during_fit_fails_closed_and_retry_completes_once(
         spark, big_table: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run_id = "killed-mid-fit"
-    config = job_config(tmp_path, big_table, run_id)
+    # the rounds plan runs Spark jobs after the reservation (prefetch reads the table
+    # before it, then fits on the driver), so the kill lands inside a Spark stage
+    config = job_config(tmp_path, big_table, run_id, spark_plan="rounds")
     job = Job(tmp_path, config)
     try:
         job.wait_for("] fitting ", timeout=300)

@@ -125,3 +125,88 @@ def test_law_quantile_is_the_tail_quantile():
             q = law_quantile(law, miss)
             assert law.tail(q + 1) <= miss
             assert q == law.size or law.tail(q) > miss
+
+
+# -- the prefetch pass: per-partition top-K, pruning by a sample, exact either way ----------
+def test_topk_keeps_a_prefix_and_merging_parts_is_exact():
+    from dprect.spark import topk
+
+    gen = np.random.default_rng(7)
+    x = np.round(gen.normal(size=5000), 1)  # many ties
+    other = gen.normal(size=5000)
+    for hi in (False, True):
+        order = topk.Order(0, hi, 300, (0, 1))
+        whole = topk.TopK(order)
+        parts = [topk.TopK(order) for _ in range(4)]
+        for i, chunk in enumerate(np.array_split(np.arange(5000), 23)):
+            whole.add({0: x[chunk], 1: other[chunk]})
+            parts[i % 4].add({0: x[chunk], 1: other[chunk]})
+        merged = topk.TopK(order)
+        for p in parts:
+            merged.add(p.result())
+        want = np.sort(-x if hi else x)[:300]
+        for got in (whole.result(), merged.result()):
+            key = -got[0] if hi else got[0]
+            assert np.array_equal(np.sort(key), want)  # the same multiset of values
+            # rows travel whole: every kept (x, other) pair is a row of the input
+            pairs = set(zip(x.tolist(), other.tolist(), strict=True))
+            assert all(p in pairs for p in zip(got[0].tolist(), got[1].tolist(), strict=True))
+
+
+@pytest.mark.parametrize("hint", [1, 300, 10**7])  # right, and badly wrong either way
+@pytest.mark.parametrize("sorted_rows", [False, True])  # a sample that is not representative
+def test_pruned_prefetch_is_exact_whatever_the_sample(make_frame, monkeypatch, hint,
+                                                      sorted_rows):
+    from dprect.spark import prefetch
+
+    monkeypatch.setattr(prefetch, "SAMPLE_ROWS", 60)
+    monkeypatch.setattr(prefetch, "PRUNE_MIN_ROWS", 1)
+    monkeypatch.setattr(prefetch, "SAMPLE_MIN_RANK", 2)
+    X = _data(300, seed=11)
+    if sorted_rows:
+        X = X[np.argsort(X[:, 0], kind="stable")]
+    ref = NumpyEngine.from_features(X, DOMAINS)
+    df = make_frame(X, NAMES, partitions=1 if sorted_rows else 3)
+    with SparkEngine(df, DOMAINS, NAMES, plan="prefetch", prefix=25, size_hint=hint) as eng:
+        for axis, side, stop, size, cut in SCRIPT:
+            want = np.sort(ref.window(axis, side, stop, size))
+            got = np.sort(eng.window(axis, side, stop, size))
+            assert np.array_equal(got.view(np.int64), want.view(np.int64)), (axis, side, stop)
+            if cut is not None:
+                ref.cut(axis, side, cut)
+                eng.cut(axis, side, cut)
+        # a hint of 1 row asks for more sample ranks than the sample has: no pruning
+        assert eng.stats["pruned"] == (hint > 1) and eng.stats["prefetch_jobs"] == 1
+
+
+def test_prefetch_merges_in_spark_when_lists_are_large(make_frame, monkeypatch):
+    from dprect.spark import prefetch
+
+    monkeypatch.setattr(prefetch, "MERGE_CELLS", 10)  # force the merge stage
+    X = _data(200, seed=13)
+    ref = NumpyEngine.from_features(X, DOMAINS)
+    with SparkEngine(make_frame(X, NAMES, partitions=4), DOMAINS, NAMES, plan="prefetch",
+                     prefix=30) as eng:
+        for axis, side in [(0, "hi"), (1, "lo"), (2, "hi")]:
+            assert np.array_equal(np.sort(eng.window(axis, side, 30, 30)),
+                                  np.sort(ref.window(axis, side, 30, 30)))
+        assert eng.stats["fallbacks"] == 0
+
+
+def test_problem_rows_are_reported_by_the_pass(make_frame):
+    from pyspark.sql import functions as F  # noqa: N812
+
+    X = _data(50, seed=17)
+    df = make_frame(X, NAMES)
+    seen = []
+    for plan in PLANS_UNDER_TEST:
+        with SparkEngine(df, DOMAINS, NAMES, plan=plan, problem=F.col("a") > F.lit(1.5),
+                         on_problem=lambda p=plan: seen.append(p)) as eng:
+            eng.prepare()
+        with SparkEngine(df, DOMAINS, NAMES, plan=plan, problem=F.col("a") > F.lit(99.0),
+                         on_problem=lambda: seen.append("wrong")) as eng:
+            eng.prepare()
+    assert seen == list(PLANS_UNDER_TEST)
+
+
+PLANS_UNDER_TEST = ("rounds", "prefetch")

@@ -10,7 +10,7 @@ import pytest
 
 import dprect
 from dprect.errors import DprectError, InputDataError, ParameterError
-from dprect.spark.fit import fit_dataframe, prepare_dataframe, validate_dataframe
+from dprect.spark.fit import fit_dataframe, prepare_fit, validate_dataframe
 
 BUDGET = {"epsilon": 2.0, "delta": 1e-6}
 
@@ -94,33 +94,40 @@ def test_grid_string_and_column_names_with_dots(spark):
     assert r.features == ["a.b"] and len(r.lower_index) == 1
 
 
-def test_messages_carry_no_counts_or_values(spark):
+def _prepare(df, features, label="y", **kw):
+    return prepare_fit(df, features=list(features), label=label, **{**BUDGET, **kw})
+
+
+@pytest.mark.parametrize("plan", ["prefetch", "rounds"])
+def test_messages_carry_no_counts_or_values(spark, plan):
     rows = [(float(i), 7 if i % 3 == 2 else i % 2) for i in range(2000)]
     df = spark.createDataFrame(rows, "a double, y int")
     for check in (lambda: validate_dataframe(df, ["a"], "y"),
-                  lambda: prepare_dataframe(df, ["a"], "y")):
+                  lambda: _prepare(df, ["a"], spark_plan=plan)):
         with pytest.raises(InputDataError) as info:
             check()
         text = str(info.value)
         assert "0 or 1" in text and "666" not in text and "7" not in text
 
 
-def test_prepare_dataframe_invalid_row_policy(spark):
+@pytest.mark.parametrize("plan", ["prefetch", "rounds"])
+def test_prepare_fit_invalid_row_policy(spark, plan):
     rows = [(1.0, 1.0, 1), (float("nan"), 2.0, 1), (3.0, None, 1), (4.0, float("inf"), 0),
             (5.0, 5.0, 0)]
     df = spark.createDataFrame(rows, "a double, b double, y int")
-    kept = prepare_dataframe(df, ["a", "b"], "y")
-    assert sorted(r.a for r in kept.collect()) == [1.0, 5.0]
-    with pytest.raises(InputDataError, match="feature 'a' has null, NaN or infinite"):
-        prepare_dataframe(df, ["a", "b"], "y", invalid_rows="error")
-    with pytest.raises(ParameterError, match="invalid_rows"):
-        prepare_dataframe(df, ["a", "b"], "y", invalid_rows="ignore")
-    only_bad_positives = df.filter("y = 0 OR isnan(a)")
-    with pytest.raises(InputDataError, match=r"no positive rows \(y = 1\)"):
-        prepare_dataframe(only_bad_positives, ["a", "b"], "y")
-    validate_dataframe(df.filter("y = 0 AND b < 10"), ["a", "b"], "y")  # no positives: fine
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         want = dprect.fit([[1.0, 1.0], [5.0, 5.0]], [1, 0], grid="0:8:16", seed=2, **BUDGET)
-    got = _fit(kept, ("a", "b"), "y", domains="0:8:16", seed=2, validate=False)
+        with _prepare(df, ("a", "b"), domains="0:8:16", spark_plan=plan) as prepared:
+            got = prepared.run(seed=2)  # the drop policy: rows 2 and 3 are left out
     assert (got.lower_index, got.upper_index) == (want.lower_index, want.upper_index)
+    with pytest.raises(InputDataError, match="feature 'a' has null, NaN or infinite"):
+        _prepare(df, ("a", "b"), invalid_rows="error", spark_plan=plan)
+    with pytest.raises(ParameterError, match="invalid_rows"):
+        _prepare(df, ("a", "b"), invalid_rows="ignore", spark_plan=plan)
+    only_bad_positives = df.filter("y = 0 OR isnan(a)")
+    with pytest.raises(InputDataError, match=r"no positive rows \(y = 1\)"):
+        _prepare(only_bad_positives, ("a", "b"), spark_plan=plan)
+    with pytest.raises(InputDataError, match=r"no positive rows \(y = 1\)"):
+        _prepare(df.filter("y = 0"), ("a", "b"), spark_plan=plan)
+    validate_dataframe(df.filter("y = 0 AND b < 10"), ["a", "b"], "y")  # no positives: fine
