@@ -218,12 +218,12 @@ def gather(data: DataFrame, value: dict[int, Column], domains: Sequence[Domain],
     tags = final.column(topk.ORDER).to_numpy()
     bad = bool(final.column(topk.BAD).to_numpy(zero_copy_only=False)[tags == topk.SUMMARY]
                .any())
+    values = {c: final.column(topk.value_column(c)).to_numpy(zero_copy_only=False)
+              for c in carried}
     lists: dict[tuple[int, Side], PrefixList] = {}
     for i, s in enumerate(specs):
         idx = np.flatnonzero(tags == i)
-        encoded = {c: domains[c].encode(
-            final.column(topk.value_column(c)).to_numpy(zero_copy_only=False)[idx])
-            for c in s.columns}
+        encoded = {c: domains[c].encode(values[c][idx]) for c in s.columns}
         order = np.argsort(encoded[s.axis], kind="stable")
         if s.side == "hi":
             order = order[::-1]
