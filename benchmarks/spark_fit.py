@@ -12,11 +12,11 @@ reruns skip that step. Then, in one Spark session on ``local[2]``, it times
 3. the fit with the ``rounds`` plan,
 
 and prints each as a ratio to the scan. The scan is warmed up once (JIT) and the prefetch
-fit once (its first call in a session starts Spark's Python workers, a fixed cost of a few
-seconds that is printed too); then scans and prefetch fits run interleaved ``--repeats``
-times and their medians are compared. Target: prefetch within 2× the scan. Both fits use
-the same seed, so they must return the identical rectangle (design note §7); the benchmark
-checks that too. A seeded fit is not private: this is a benchmark on synthetic data.
+fit once (its first call in a session compiles and JIT-warms the generated code, a fixed
+cost of a few seconds that is printed too); then scans and prefetch fits run interleaved
+``--repeats`` times and their medians are compared. Target: prefetch within 2× the scan.
+Both fits use the same seed, so they must return the identical rectangle (design note §7);
+the benchmark checks that too. A seeded fit is not private: this is a benchmark on synthetic data.
 """
 
 from __future__ import annotations
@@ -102,8 +102,8 @@ def main(argv: list[str] | None = None) -> int:
                                      spark_plan=plan, seed=20261122)
 
         timed("warm-up scan (not counted)", scan)
-        t_cold, _ = timed("first fit in this session, spark_plan=prefetch (Python workers "
-                          "start; reported, not in the ratio)", lambda: fit("prefetch"))
+        t_cold, _ = timed("first fit in this session, spark_plan=prefetch (JVM warm-up; "
+                          "reported, not in the ratio)", lambda: fit("prefetch"))
         scans, fits = [], []
         for rep in range(args.repeats):  # interleaved, so drifts of a shared machine cancel
             scans.append(timed(f"aggregate scan (min/max of every feature over positives) "

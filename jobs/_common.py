@@ -16,7 +16,7 @@ from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F  # noqa: N812
 
 from dprect.result import FitResult
-from dprect.spark.engine import quote, sort_value
+from dprect.spark.engine import sort_value
 from dprect.spark.session import DEFAULT_MASTER, local_session
 
 
@@ -48,7 +48,7 @@ def inside_rectangle(result: FitResult) -> Column:
     cond = F.lit(not result.empty)
     for name, domain, lo, hi in zip(result.features, result.domains, result.lower_index,
                                     result.upper_index, strict=True):
-        v = sort_value(F.col(quote(name)), domain)
+        v = sort_value(name, domain)
         # index >= lo  <=>  v >= cut_threshold(lo, "hi");  index <= hi  <=>  v <= (hi, "lo")
         cond = cond & (v >= F.lit(domain.cut_threshold(lo, "hi"))) & (
             v <= F.lit(domain.cut_threshold(hi, "lo")))

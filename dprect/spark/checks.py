@@ -7,9 +7,11 @@ Spark job, and then offers
   the table is not empty, every label is 0 or 1; it also returns the number of rows
   labelled 1, which the engine uses *inside the driver only* to size its sample (a speed
   decision: the result does not depend on it, and it is never output);
-* :attr:`TableChecks.positive` — the rows learned from: label 1 and every feature finite;
+* :attr:`TableChecks.positive` — the rows learned from: label 1 (and, under ``drop``, every
+  feature finite);
 * :attr:`TableChecks.problem` — under the ``error`` policy, rows with a null, NaN or ±inf
-  feature (any label); the engine's pass reports whether one exists;
+  feature (any label); the engine's pass reports whether one exists, and one stops the fit
+  before any row is used;
 * :meth:`TableChecks.raise_invalid_feature` — the error naming the first bad feature.
 
 Messages name the problem and never carry a count or a value of the data. Expressions are
@@ -20,29 +22,18 @@ the JVM, and a scan running interpreted code is some 30× slower.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import reduce
 from typing import NoReturn
 
 from pyspark.errors import PySparkException
-from pyspark.sql import Column, DataFrame
-from pyspark.sql import functions as F  # noqa: N812
+from pyspark.sql import DataFrame
 from pyspark.sql import types as T  # noqa: N812
 
 from dprect.api import INVALID_ROWS
 from dprect.errors import InputDataError, ParameterError
-from dprect.spark.engine import quote
 from dprect.spark.source import spark_message
+from dprect.spark.sql import all_of, any_of, finite, ident, literal, seen
 
 _NUMERIC = (T.NumericType, T.BooleanType)
-_INF = float("inf")
-
-
-def _any(flags: Sequence[Column]) -> Column:
-    return reduce(lambda a, b: a | b, flags)
-
-
-def _all(flags: Sequence[Column]) -> Column:
-    return reduce(lambda a, b: a & b, flags)
 
 
 class TableChecks:
@@ -79,25 +70,21 @@ class TableChecks:
         self.invalid_rows = invalid_rows
         self.require_positives = require_positives
         self._types = types
-        is_one = F.col(quote(label)).cast("double") == F.lit(1.0)
-        if invalid_rows is None:
-            self.positive: Column = is_one
-            self.problem: Column | None = None
-        else:
-            self.positive = _all([is_one, *map(self._finite, names)])
-            self.problem = (_any([~F.coalesce(self._finite(c), F.lit(False)) for c in names])
-                            if invalid_rows == "error" else None)
+        self._label_value = f"CAST({ident(label)} AS DOUBLE)"
+        is_one = f"{self._label_value} = {literal(1.0)}"
+        #: Spark SQL predicates (text, see :mod:`dprect.spark.sql`): the rows learned from,
+        #: and (``error`` policy) the rows that refuse the table. Under ``error`` a problem
+        #: row stops the fit before any row is used, so ``positive`` need not test features.
+        self.positive: str = is_one
+        self.problem: str | None = None
+        if invalid_rows == "drop":
+            self.positive = all_of([is_one, *map(self._finite, names)])
+        elif invalid_rows == "error":
+            self.problem = any_of(f"NOT coalesce({self._finite(c)}, false)" for c in names)
 
-    def _finite(self, name: str) -> Column:
-        """True where the feature is a finite number; null where it is null.
-
-        For floating columns ``abs(x) < inf`` (Spark orders NaN above +inf, so NaN fails);
-        other numeric types cannot hold NaN or ±inf.
-        """
-        x = F.col(quote(name))
-        if isinstance(self._types[name], T.FloatType | T.DoubleType):
-            return F.abs(x) < F.lit(_INF)
-        return x.isNotNull()
+    def _finite(self, name: str) -> str:
+        """True where the feature is a finite number; null where it is null."""
+        return finite(name, isinstance(self._types[name], T.FloatType | T.DoubleType))
 
     def _collect(self, frame: DataFrame) -> dict:
         try:
@@ -108,13 +95,13 @@ class TableChecks:
     def check_labels(self) -> int:
         """One job over the label column: raise if the table is empty or a label is null or
         not 0/1 (when checking); return the number of rows labelled 1 (internal only)."""
-        y = F.col(quote(self.label)).cast("double")
-        flag = lambda cond: F.max(F.when(cond, 1).otherwise(0))  # noqa: E731
-        row = self._collect(self.df.agg(
-            F.count(F.lit(1)).alias("rows"),
-            flag(y.isNull()).alias("label_null"),
-            flag(y.isNotNull() & ~y.isin(0.0, 1.0)).alias("label_bad"),
-            F.count(F.when(y == F.lit(1.0), 1)).alias("ones")))
+        y = self._label_value
+        row = self._collect(self.df.selectExpr(
+            "count(1) AS rows",
+            f"{seen(f'{y} IS NULL')} AS label_null",
+            f"{seen(f'{y} IS NOT NULL AND {y} NOT IN ({literal(0.0)}, {literal(1.0)})')}"
+            " AS label_bad",
+            f"count(CASE WHEN {y} = {literal(1.0)} THEN 1 END) AS ones"))
         if self.invalid_rows is not None:
             if not row["rows"]:
                 raise InputDataError("the input table is empty (zero rows)")
@@ -131,10 +118,10 @@ class TableChecks:
     def check_features(self) -> None:
         """One aggregation: the ``error`` policy's feature check, and (when required) that
         a positive row is left. Used where no prefetch pass does it."""
-        aggs = [F.max(F.when(self.positive, 1).otherwise(0)).alias("positive")]
+        aggs = [f"{seen(self.positive)} AS positive"]
         if self.problem is not None:
-            aggs.append(F.max(F.when(self.problem, 1).otherwise(0)).alias("problem"))
-        row = self._collect(self.df.agg(*aggs))
+            aggs.append(f"{seen(self.problem)} AS problem")
+        row = self._collect(self.df.selectExpr(*aggs))
         if row.get("problem"):
             self.raise_invalid_feature()
         if self.require_positives and not row["positive"]:
@@ -142,9 +129,9 @@ class TableChecks:
 
     def raise_invalid_feature(self) -> NoReturn:
         """Name the first feature holding a null, NaN or ±inf (one job; error path only)."""
-        bad = self._collect(self.df.agg(*[
-            F.max(F.when(F.coalesce(self._finite(c), F.lit(False)), 0).otherwise(1))
-            .alias(f"f{j}") for j, c in enumerate(self.features)]))
+        bad = self._collect(self.df.selectExpr(*[
+            f"{seen(f'NOT coalesce({self._finite(c)}, false)')} AS f{j}"
+            for j, c in enumerate(self.features)]))
         name = next((c for j, c in enumerate(self.features) if bad[f"f{j}"]),
                     self.features[0])
         hint = " (the 'drop' invalid-rows policy drops such rows)" \

@@ -28,7 +28,6 @@ Two plans answer :meth:`SparkEngine.window`:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from functools import reduce
 
 import numpy as np
 from pyspark import StorageLevel
@@ -43,10 +42,15 @@ from dprect.spark.prefetch import (
     gather,
     law_quantile,
     prefetch_specs,
+    take_sample,
 )
+from dprect.spark.sql import all_of, as_double, ident, literal, seen
 
 __all__ = ["DEFAULT_PLAN", "PLANS", "PrefixSpec", "SparkEngine", "law_quantile",
-           "prefetch_specs", "quote", "sort_value"]
+           "prefetch_specs", "quote", "sort_value", "sort_value_sql"]
+
+#: a column name quoted for Spark (:func:`dprect.spark.sql.ident`)
+quote = ident
 
 PLANS = ("rounds", "prefetch")
 #: the faster plan (see benchmarks/spark_fit.py and the README for measurements)
@@ -60,13 +64,8 @@ _MAX_LIMIT = 2**31 - 1
 _TOP_K_CONF = "spark.sql.execution.topKSortFallbackThreshold"
 
 
-def quote(name: str) -> str:
-    """A column name quoted for Spark, so dots, spaces and backticks are taken literally."""
-    return "`" + name.replace("`", "``") + "`"
-
-
-def sort_value(column: Column, domain: Domain) -> Column:
-    """The Spark twin of ``domain.encode``: the value the engine sorts and cuts on.
+def sort_value_sql(name: str, domain: Domain) -> str:
+    """The Spark twin of ``domain.encode`` for column ``name``, as SQL text (:mod:`.sql`).
 
     Guarantee: for every finite value the result equals ``domain.encode`` of the same
     value read as float64 — ``Grid``/``IntegerRange``: ``floor(least(greatest((x − lower)
@@ -74,21 +73,28 @@ def sort_value(column: Column, domain: Domain) -> Column:
     ANSI error is possible: double arithmetic never raises and the floor lies in
     [0, size − 1] ⊂ ±2^53); ``FloatOrder``: x as a double with −0.0 read as +0.0.
     """
-    x = column.cast("double")
+    x = as_double(name)
     if isinstance(domain, FloatOrder):
-        return F.when(x == F.lit(0.0), F.lit(0.0)).otherwise(x).cast("double")
+        zero = literal(0.0)
+        return f"CAST(CASE WHEN {x} = {zero} THEN {zero} ELSE {x} END AS DOUBLE)"
     if isinstance(domain, Grid):
-        r = (x - F.lit(float(domain.lower))) / F.lit(float(domain.width))
-        clipped = F.least(F.greatest(r, F.lit(0.0)), F.lit(float(domain.size - 1)))
-        return F.floor(clipped).cast("long")
+        r = f"(({x} - {literal(float(domain.lower))}) / {literal(float(domain.width))})"
+        clipped = f"least(greatest({r}, {literal(0.0)}), {literal(float(domain.size - 1))})"
+        return f"CAST(floor({clipped}) AS BIGINT)"
     raise ParameterError(f"the Spark engine has no encoding for domain {domain!r}")
+
+
+def sort_value(name: str, domain: Domain) -> Column:
+    """Column ``name``'s sort value (:func:`sort_value_sql`) as a Spark Column."""
+    return F.expr(sort_value_sql(name, domain))
 
 
 class SparkEngine:
     """The engine interface on the rows of a DataFrame.
 
-    ``data``: the table; ``positive``: a predicate choosing the rows to learn from (None:
-    every row), which must have numeric, non-null, finite ``features`` (see
+    ``data``: the table; ``positive``: a Spark SQL predicate (text, see :mod:`.sql`)
+    choosing the rows to learn from (None: every row), which must have numeric, non-null,
+    finite ``features`` unless ``problem`` flags them (see
     :class:`dprect.spark.checks.TableChecks`). Guarantee: :meth:`window` and :meth:`cut`
     answer exactly as :class:`~dprect.numpy_engine.NumpyEngine` on those rows, whatever the
     plan, the prefix lengths, the size hint or the partitioning.
@@ -96,16 +102,17 @@ class SparkEngine:
     ``plan`` — ``rounds`` or ``prefetch`` (module notes). ``prefix`` — the prefetch lists:
     a list of :class:`PrefixSpec` (see :func:`prefetch_specs`), or one row count for every
     (axis, side) order carrying every column, or None for :data:`DEFAULT_PREFIX_ROWS`.
-    ``problem`` / ``on_problem``: rows that make the input invalid, and what to do when
-    :meth:`prepare` finds one (raise). ``size_hint``: about how many rows ``positive``
-    selects, used only to size the prefetch sample (:mod:`dprect.spark.prefetch`).
+    ``problem`` / ``on_problem``: rows that make the input invalid (SQL text), and what to
+    do when :meth:`prepare` finds one (raise: no window is answered after a problem row).
+    ``size_hint``: about how many rows ``positive`` selects, used only to set the prefetch
+    thresholds (:mod:`dprect.spark.prefetch`).
     ``cache`` — persist the encoded rows for window jobs (released by :meth:`close`).
     """
 
     def __init__(self, data: DataFrame, domains: Sequence[Domain],
                  features: Sequence[str] | None = None, *, plan: str = DEFAULT_PLAN,
                  prefix: Sequence[PrefixSpec] | int | None = None, cache: bool = True,
-                 positive: Column | None = None, problem: Column | None = None,
+                 positive: str | None = None, problem: str | None = None,
                  on_problem: Callable[[], None] | None = None,
                  size_hint: int | None = None) -> None:
         if plan not in PLANS:
@@ -123,49 +130,62 @@ class SparkEngine:
         self.plan = plan
         self._spark = data.sparkSession
         self._data = data
+        self._names = names
         self._positive = positive
         self._problem = problem
         self._on_problem = on_problem
         self._size_hint = size_hint
-        self._values = {j: F.col(quote(n)).cast("double") for j, n in enumerate(names)}
+        self._values = {j: as_double(n) for j, n in enumerate(names)}
         self._vcols = [f"_v{j}" for j in range(len(names))]
-        rows = data if positive is None else data.where(positive)
-        encoded = rows.select(*[sort_value(F.col(quote(n)), d).alias(v)
-                                for n, d, v in zip(names, self._domains, self._vcols,
-                                                   strict=True)])
-        self._cached = cache
-        self._encoded = encoded.persist(StorageLevel.MEMORY_AND_DISK) if cache else encoded
+        self._cache = cache
+        self._cached = False
+        self._encoded_rows: DataFrame | None = None
         self._dtypes = [np.dtype(np.float64) if isinstance(d, FloatOrder) else np.dtype(np.int64)
                         for d in self._domains]
         self._cuts: list[tuple[int, Side, int | float]] = []
         self._specs = self._resolve_prefix(prefix)
         self._prefixes: dict[tuple[int, Side], PrefixList] | None = None
+        self._sample: dict[int, np.ndarray] | None = None
+        self._partitions: int | None = None
         self._prepared = False
-        #: jobs run, rounds that fell back to a job, whether the pass was pruned
-        #: (diagnostics for tests and benchmarks; never part of a result)
-        self.stats = {"window_jobs": 0, "prefetch_jobs": 0, "fallbacks": 0, "pruned": 0}
+        #: jobs run, rounds that fell back to a job, whether the pass was pruned and whether
+        #: it was direct (diagnostics for tests and benchmarks; never part of a result)
+        self.stats = {"window_jobs": 0, "prefetch_jobs": 0, "fallbacks": 0, "pruned": 0,
+                      "direct": 0}
 
     # -- the engine interface ----------------------------------------------------------
     @property
     def dims(self) -> int:
         return len(self._domains)
 
-    def prepare(self) -> None:
+    def presample(self) -> None:
+        """For ``prefetch``: take the pass's sample and count the table's partitions now
+        (short jobs that a caller may run beside others, e.g. the label checks)."""
+        if self.plan == "prefetch" and self._sample is None:
+            self._sample = take_sample(self._data, self._values, self._specs,
+                                       positive=self._positive)
+            self._partitions = self._data.rdd.getNumPartitions()
+
+    def prepare(self, size_hint: int | None = None) -> None:
         """Check the rows and, for ``prefetch``, gather the lists now (one pass); later
-        windows then run no job unless a list runs short. Idempotent; :meth:`window`
-        calls it first."""
+        windows then run no job unless a list runs short. ``size_hint`` replaces the
+        constructor's. Idempotent; :meth:`window` calls it first."""
         if self._prepared:
             return
+        if size_hint is not None:
+            self._size_hint = size_hint
         if self.plan == "prefetch":
             got = gather(self._data, self._values, self._domains, self._specs,
                          positive=self._positive, problem=self._problem,
-                         size_hint=self._size_hint)
+                         size_hint=self._size_hint, sample=self._sample,
+                         partitions=self._partitions)
             self.stats["prefetch_jobs"] += 1
             self.stats["pruned"] = int(got.pruned)
+            self.stats["direct"] = int(got.direct)
             bad, self._prefixes = got.bad, got.lists
         else:
-            bad = self._problem is not None and bool(self._data.agg(
-                F.max(F.when(self._problem, 1).otherwise(0))).collect()[0][0])
+            bad = self._problem is not None and bool(
+                self._data.selectExpr(seen(self._problem)).collect()[0][0])
         if bad and self._on_problem is not None:
             self._on_problem()
         self._prepared = True
@@ -206,9 +226,9 @@ class SparkEngine:
     # -- resources ---------------------------------------------------------------------
     def close(self) -> None:
         """Release the cached rows (the engine can still answer, uncached)."""
-        if self._cached:
-            self._encoded.unpersist()
-            self._cached = False
+        if self._cached and self._encoded_rows is not None:
+            self._encoded_rows.unpersist()
+        self._cached = False
 
     def __enter__(self) -> SparkEngine:
         return self
@@ -242,12 +262,25 @@ class SparkEngine:
         col = F.col(self._vcols[axis])
         return col.desc() if side == "hi" else col.asc()
 
+    def _encoded(self) -> DataFrame:
+        """The positive rows as sort values ``_v{j}`` (built, and cached when asked, on the
+        first window job; the ``prefetch`` pass does not need them)."""
+        if self._encoded_rows is None:
+            rows = self._data if self._positive is None else self._data.where(self._positive)
+            encoded = rows.selectExpr(*[f"{sort_value_sql(n, d)} AS {v}" for n, d, v in zip(
+                self._names, self._domains, self._vcols, strict=True)])
+            if self._cache:
+                encoded = encoded.persist(StorageLevel.MEMORY_AND_DISK)
+                self._cached = True
+            self._encoded_rows = encoded
+        return self._encoded_rows
+
     def _remaining(self) -> DataFrame:
         if not self._cuts:
-            return self._encoded
-        preds = [(F.col(self._vcols[a]) < F.lit(t)) if s == "hi"
-                 else (F.col(self._vcols[a]) > F.lit(t)) for a, s, t in self._cuts]
-        return self._encoded.filter(reduce(lambda p, q: p & q, preds))
+            return self._encoded()
+        return self._encoded().where(all_of(
+            f"{self._vcols[a]} {'<' if s == 'hi' else '>'} {literal(t)}"
+            for a, s, t in self._cuts))
 
     def _window_job(self, axis: int, side: Side, first: int, stop: int) -> np.ndarray:
         """Ranks [first, stop) from ``side`` of the remaining rows, by Spark jobs.

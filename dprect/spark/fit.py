@@ -11,11 +11,12 @@ refused before a budget is reserved.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from pyspark.errors import PySparkException
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.util import InheritableThread
 
 from dprect.accounting import ADD_REMOVE
 from dprect.api import GridArg, feature_names, fit_engine, resolve_domains
@@ -25,6 +26,32 @@ from dprect.result import FitResult
 from dprect.spark.checks import TableChecks
 from dprect.spark.engine import DEFAULT_PLAN, PLANS, SparkEngine, prefetch_specs
 from dprect.spark.source import spark_message
+
+T = TypeVar("T")
+
+
+def _beside(action: Callable[[], T], session: SparkSession) -> Callable[[], T]:
+    """Start ``action`` (Spark jobs) in a thread that inherits the caller's Spark job
+    properties; the returned function waits for it and returns its value or raises its
+    error. Two short jobs side by side keep both cores of a small cluster busy."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = action()
+        except BaseException as exc:  # handed to the caller by result()
+            box["error"] = exc
+
+    thread = InheritableThread(target=run, session=session)
+    thread.start()
+
+    def result() -> T:
+        thread.join()
+        if "error" in box:
+            raise box["error"]
+        return box["value"]
+
+    return result
 
 
 def validate_dataframe(df: DataFrame, features: Sequence[str], label: str) -> None:
@@ -95,10 +122,11 @@ def prepare_fit(
     """Check everything and read the data; nothing is drawn yet (see :meth:`PreparedFit.run`).
 
     Order: parameters and the public plan (no Spark job); columns (no job); the label
-    column (one job: empty table, labels 0/1); then, with ``prefetch``, the one pass that
-    gathers the prefix lists *and* checks the features, or with ``rounds`` one feature
-    aggregation. So a bad table is refused before a budget is reserved, and the reserved
-    run does no more than the driver-side fit (plus a job if a list runs short).
+    column (one job: empty table, labels 0/1), beside it for ``prefetch`` the pass's short
+    sample job; then, with ``prefetch``, the one pass that gathers the prefix lists *and*
+    checks the features, or with ``rounds`` one feature aggregation. So a bad table is
+    refused before a budget is reserved, and the reserved run does no more than the
+    driver-side fit (plus a job if a list runs short).
 
     ``invalid_rows``: ``drop`` (default) leaves out rows with a null, NaN or ±inf feature
     — row-local, so it costs no privacy; ``error`` refuses such a table naming the
@@ -125,15 +153,18 @@ def prepare_fit(
     the_plan = plan(domains=doms, **budget)  # public; errors before any Spark job
     checks = TableChecks(df, names, label, invalid_rows=invalid_rows,
                          require_positives=require_positives)
-    ones = checks.check_labels()
     prefix = prefix_rows if prefix_rows is not None else prefetch_specs(the_plan.chosen,
                                                                          len(doms))
     engine = SparkEngine(df, doms, names, plan=chosen_plan, prefix=prefix,
                          cache=chosen_plan == "rounds", positive=checks.positive,
-                         problem=checks.problem, on_problem=checks.raise_invalid_feature,
-                         size_hint=ones)
+                         problem=checks.problem, on_problem=checks.raise_invalid_feature)
     try:
-        engine.prepare()
+        labels = _beside(checks.check_labels, df.sparkSession)
+        try:
+            engine.presample()  # the pass's sample, while the label column is checked
+        finally:
+            ones = labels()  # a label error wins over anything the sample ran into
+        engine.prepare(size_hint=ones)
         if require_positives and invalid_rows == "drop":  # is a positive left after it?
             if chosen_plan == "rounds":
                 checks.check_features()

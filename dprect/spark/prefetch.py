@@ -10,20 +10,27 @@ The pass (:func:`gather`):
    returns, no full scan — sets a *threshold* per order: its s-th best value, with s
    chosen from the sample size and a hint n of the number of rows so that about
    :data:`SAMPLE_SAFETY` × K rows lie beyond it;
-2. one Spark job: rows beyond any order's threshold (and rows that make the input
-   invalid, when checked) go to Spark's Python workers, which keep the top K of every order
-   with numpy (:mod:`dprect.spark.topk`); the driver merges the partitions' lists.
+2. one Spark job keeps the rows beyond any order's threshold (and rows that make the
+   input invalid, when checked) with a small column-expression filter, and sends them to
+   the driver as Arrow batches, each partition at most its share of
+   :data:`DIRECT_CELLS`; the driver keeps the top K of every order with numpy
+   (:mod:`dprect.spark.topk`). No Python runs on the executors.
+3. only if a partition had more rows than its share (a sample that misled the thresholds,
+   or a skewed layout): the pass runs again with the top K taken inside Spark's Python
+   workers (``mapInArrow``), partition by partition, so driver memory stays bounded
+   whatever the data; the driver merges the partitions' lists.
 
 Exactness. Every row strictly better than an order's threshold is offered to that order,
 so its merged list is a prefix of the order over *all* rows (the prefix property of
 :mod:`dprect.spark.topk`), of length K when at least K rows lie beyond the threshold and
 shorter otherwise. A short list is never mistaken for the whole set: a list is
-``complete`` only when it had no threshold and holds fewer than K rows. Values are
-compared as float64 in the pass and encoded on the driver with the core's own
+``complete`` only when it had no threshold and holds fewer than K rows. Step 2's result is
+used only when no partition reached its share, i.e. when it holds every kept row. Values
+are compared as float64 in the pass and encoded on the driver with the core's own
 :meth:`~dprect.domains.Domain.encode`; encodings are non-decreasing, so a prefix by value
-is a prefix by sort value. The sample, the hint and the thresholds therefore change only
-the speed (how many rows cross to Python, how often a round falls back to a job), never
-an answer; none of them leaves the driver.
+is a prefix by sort value. The sample, the hint, the thresholds and the shares therefore
+change only the speed (how many rows are shipped, whether step 3 runs, how often a round
+falls back to a job), never an answer; none of them leaves the driver.
 """
 
 from __future__ import annotations
@@ -32,17 +39,18 @@ import math
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import partial, reduce
+from functools import partial
 
 import numpy as np
+import pyarrow as pa
 from pyspark import cloudpickle
-from pyspark.sql import Column, DataFrame
-from pyspark.sql import functions as F  # noqa: N812
+from pyspark.sql import DataFrame
 
 from dprect.domains import Domain, Side
 from dprect.margins import MarginLaw
 from dprect.planner import MethodPlan
 from dprect.spark import topk
+from dprect.spark.sql import all_of, any_of, literal
 
 # executors get the kernel's code with the task: they need numpy and pyarrow, not dprect
 cloudpickle.register_pickle_by_value(sys.modules[topk.__name__])
@@ -52,11 +60,16 @@ PREFETCH_CELL_BUDGET = 16_000_000
 #: the chance, summed over rounds, that a round's block N_t exceeds half its prefix
 PREFETCH_MISS = 0.05
 #: rows sampled to set thresholds, and the smallest hint n worth sampling for
-SAMPLE_ROWS = 20_000
+SAMPLE_ROWS = 10_000
 PRUNE_MIN_ROWS = 8 * SAMPLE_ROWS
 #: a threshold aims at SAMPLE_SAFETY × K rows beyond it, and sits at sample rank ≥ MIN_RANK
 SAMPLE_SAFETY = 4
-SAMPLE_MIN_RANK = 32
+SAMPLE_MIN_RANK = 16
+#: driver-side budget of cells (rows × shipped columns) for step 2 of the pass; each of the P
+#: partitions may send DIRECT_CELLS / P of them, or step 3 runs instead
+DIRECT_CELLS = 8_000_000
+#: monotonically_increasing_id: the partition index above bit 33, the row's number below
+_ROW_BITS = 33
 #: above this many listed cells, the partitions' lists are merged in Spark before the driver
 #: (each partition returns up to this many; a shuffle of them is cheap next to the pass)
 MERGE_CELLS = 250_000
@@ -154,6 +167,7 @@ class Gathered:
     lists: dict[tuple[int, Side], PrefixList]
     bad: bool
     pruned: bool
+    direct: bool  # step 2 of the pass sufficed (no Python on the executors)
 
 
 def thresholds(sample: dict[int, np.ndarray], specs: Sequence[PrefixSpec],
@@ -175,46 +189,58 @@ def thresholds(sample: dict[int, np.ndarray], specs: Sequence[PrefixSpec],
     return out
 
 
-def gather(data: DataFrame, value: dict[int, Column], domains: Sequence[Domain],
-           specs: Sequence[PrefixSpec], *, positive: Column | None = None,
-           problem: Column | None = None, size_hint: int | None = None) -> Gathered:
-    """Run the pass over ``data`` (see the module notes) and build the lists.
-
-    ``value[c]``: feature c as a double column; ``positive``: the rows to learn from (None:
-    every row); ``problem``: rows that make the input invalid (reported, never listed);
-    ``size_hint``: about how many positive rows there are (None: no sample, no pruning).
-    """
+def take_sample(data: DataFrame, value: dict[int, str], specs: Sequence[PrefixSpec], *,
+                positive: str | None = None) -> dict[int, np.ndarray]:
+    """Step 1's job: up to :data:`SAMPLE_ROWS` rows of ``positive`` — the first ones Spark
+    returns (a ``limit``: it reads the first partition, more only if that one has too few)
+    — with the values of every column the specs carry."""
     carried = sorted({c for s in specs for c in s.columns})
     rows = data if positive is None else data.where(positive)
+    got = rows.selectExpr(*[value[c] for c in carried]).limit(SAMPLE_ROWS).collect()
+    arr = np.array([tuple(r) for r in got], dtype=np.float64).reshape(len(got), len(carried))
+    return {c: arr[:, i] for i, c in enumerate(carried)}
+
+
+def gather(data: DataFrame, value: dict[int, str], domains: Sequence[Domain],
+           specs: Sequence[PrefixSpec], *, positive: str | None = None,
+           problem: str | None = None, size_hint: int | None = None,
+           sample: dict[int, np.ndarray] | None = None,
+           partitions: int | None = None) -> Gathered:
+    """Run the pass over ``data`` (see the module notes) and build the lists.
+
+    Expressions are Spark SQL text (:mod:`dprect.spark.sql`). ``value[c]``: feature c as a
+    double; ``positive``: the rows to learn from (None: every row); ``problem``: rows that
+    make the input invalid (reported, never listed); ``size_hint``: about how many positive
+    rows there are (None: no thresholds); ``sample``: :func:`take_sample`'s result, taken
+    here when needed and not given; ``partitions``: ``data``'s partition count, if known.
+    """
+    carried = sorted({c for s in specs for c in s.columns})
+    cols = [f"{value[c]} AS {topk.value_column(c)}" for c in carried]
     cuts: list[float | None] = [None] * len(specs)
     if size_hint is not None and size_hint >= PRUNE_MIN_ROWS:
-        picked = rows.select(*[value[c].alias(topk.value_column(c)) for c in carried])
-        sample = picked.limit(SAMPLE_ROWS).collect()
-        arr = np.array([tuple(r) for r in sample], dtype=np.float64).reshape(
-            len(sample), len(carried))
-        cuts = thresholds({c: arr[:, i] for i, c in enumerate(carried)}, specs, size_hint)
+        if sample is None:
+            sample = take_sample(data, value, specs, positive=positive)
+        cuts = thresholds(sample, specs, size_hint)
     pruned = all(t is not None for t in cuts)
-    keep = positive
+    keep = [] if positive is None else [positive]
     if pruned:
-        beyond = reduce(lambda a, b: a | b, [
-            (value[s.axis] <= F.lit(t)) if s.side == "lo" else (value[s.axis] >= F.lit(t))
-            for s, t in zip(specs, cuts, strict=True)])
-        keep = beyond if keep is None else keep & beyond
-    cols = [value[c].alias(topk.value_column(c)) for c in carried]
+        keep.append(any_of(
+            f"{value[s.axis]} {'<=' if s.side == 'lo' else '>='} {literal(t)}"
+            for s, t in zip(specs, cuts, strict=True) if t is not None))
     if problem is not None:
-        keep = problem if keep is None else problem | keep
-        cols.insert(0, F.coalesce(problem, F.lit(False)).alias(topk.BAD))
-    passed = data if keep is None else data.where(keep)
+        keep = [any_of([problem, all_of(keep)])] if keep else [problem]
+        cols.insert(0, f"coalesce({problem}, false) AS {topk.BAD}")
+    passed = (data.where(all_of(keep)) if keep else data).selectExpr(*cols)
     orders = [topk.Order(s.axis, s.side == "hi", s.rows, s.columns) for s in specs]
-    schema = topk.output_schema(carried)
-    out = passed.select(*cols).mapInArrow(
-        partial(topk.partition_top, orders=orders, carried=carried), schema)
-    if sum(s.rows * len(s.columns) for s in specs) > MERGE_CELLS:
-        parallelism = data.sparkSession.sparkContext.defaultParallelism
-        out = out.repartition(max(1, min(parallelism, len(orders))), topk.ORDER).mapInArrow(
-            partial(topk.merge_top, orders=orders, carried=carried), schema)
-    table = out.toArrow()
-    final = next(topk.merge_top(iter(table.to_batches()), orders, carried))
+    if partitions is None:
+        partitions = data.rdd.getNumPartitions()
+    table = _collect_within_shares(passed, partitions, DIRECT_CELLS)
+    direct = table is not None
+    if table is not None:
+        final = next(topk.partition_top(iter(table.to_batches()), orders, carried))
+    else:
+        final = _top_in_workers(passed, orders, carried,
+                                merge=sum(s.rows * len(s.columns) for s in specs) > MERGE_CELLS)
     tags = final.column(topk.ORDER).to_numpy()
     bad = bool(final.column(topk.BAD).to_numpy(zero_copy_only=False)[tags == topk.SUMMARY]
                .any())
@@ -230,4 +256,38 @@ def gather(data: DataFrame, value: dict[int, Column], domains: Sequence[Domain],
         lists[(s.axis, s.side)] = PrefixList(
             s, {c: v[order] for c, v in encoded.items()},
             complete=not pruned and len(idx) < s.rows)
-    return Gathered(lists, bad, pruned)
+    return Gathered(lists, bad, pruned, direct)
+
+
+def _collect_within_shares(passed: DataFrame, partitions: int, cells: int) -> pa.Table | None:
+    """Step 2: every row of ``passed`` as one Arrow table, or None when one of its
+    ``partitions`` has more than its share of ``cells`` (rows past the share are never
+    shipped).
+
+    A row's number within its partition is the low bits of ``monotonically_increasing_id``,
+    evaluated after the filter that made ``passed``; rows numbered up to the share pass, so a
+    partition returning share + 1 rows may have had more.
+    """
+    share = max(1, cells // ((len(passed.columns) + 1) * max(1, partitions)))
+    table = (passed.selectExpr("*", f"monotonically_increasing_id() AS {topk.ROW_ID}")
+             .where(f"({topk.ROW_ID} & {(1 << _ROW_BITS) - 1}) <= {share}")
+             .toArrow())
+    ids = table.column(topk.ROW_ID).to_numpy()
+    if len(ids) and np.unique(ids >> _ROW_BITS, return_counts=True)[1].max() > share:
+        return None
+    return table
+
+
+def _top_in_workers(passed: DataFrame, orders: list[topk.Order], carried: list[int],
+                    merge: bool) -> pa.RecordBatch:
+    """Step 3: the top K of every order per partition in Spark's Python workers, then
+    (``merge``: when lists are long) once more per order in Spark, then on the driver."""
+    schema = topk.output_schema(carried)
+    out = passed.mapInArrow(partial(topk.partition_top, orders=orders, carried=carried),
+                            schema)
+    if merge:
+        parallelism = passed.sparkSession.sparkContext.defaultParallelism
+        out = out.repartition(max(1, min(parallelism, len(orders))), topk.ORDER).mapInArrow(
+            partial(topk.merge_top, orders=orders, carried=carried), schema)
+    table = out.toArrow()
+    return next(topk.merge_top(iter(table.to_batches()), orders, carried))

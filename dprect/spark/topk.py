@@ -5,7 +5,8 @@ numpy and pyarrow only, and :mod:`dprect.spark.engine` registers this module to 
 *by value*, so executors do not need dprect installed.
 
 Columns: ``_x{j}`` is the value of feature j as a float64 (Spark's ``cast("double")``),
-``_bad`` (optional) marks rows that make the input invalid, ``_o`` tags output rows with
+``_bad`` (optional) marks rows that make the input invalid, ``_id`` (ignored)
+numbers rows in the direct pass, ``_o`` tags output rows with
 their order (−1: the summary row, whose ``_bad`` says whether a bad row was seen).
 
 Guarantee (the prefix property used by the engine): for an order with key κ (κ = x for
@@ -25,6 +26,7 @@ import pyarrow as pa
 
 ORDER = "_o"
 BAD = "_bad"
+ROW_ID = "_id"
 SUMMARY = -1
 
 

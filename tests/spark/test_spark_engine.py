@@ -22,10 +22,8 @@ EDGE_VALUES = np.array([
     IntegerRange(-3, 4), FloatOrder(),
 ])
 def test_sort_value_is_encode_bit_for_bit(make_frame, domain):
-    from pyspark.sql import functions as F  # noqa: N812
-
     df = make_frame(EDGE_VALUES[:, None], ["x"])
-    got = df.select(sort_value(F.col("x"), domain).alias("v")).toArrow().column("v")
+    got = df.select(sort_value("x", domain).alias("v")).toArrow().column("v")
     got = got.to_numpy(zero_copy_only=False)
     want = domain.encode(EDGE_VALUES)
     assert got.dtype == want.dtype
@@ -153,12 +151,28 @@ def test_topk_keeps_a_prefix_and_merging_parts_is_exact():
             assert all(p in pairs for p in zip(got[0].tolist(), got[1].tolist(), strict=True))
 
 
-@pytest.mark.parametrize("hint", [1, 300, 10**7])  # right, and badly wrong either way
-@pytest.mark.parametrize("sorted_rows", [False, True])  # a sample that is not representative
-def test_pruned_prefetch_is_exact_whatever_the_sample(make_frame, monkeypatch, hint,
-                                                      sorted_rows):
+#: DIRECT_CELLS values: the default (rows reach the driver directly), and so small that a
+#: partition always exceeds its share (the top-K then runs in Spark's Python workers)
+DIRECT, IN_WORKERS = None, 1
+
+
+def _route(monkeypatch, cells: int | None) -> int:
+    """Set the pass's route; return the value stats["direct"] must then have."""
     from dprect.spark import prefetch
 
+    if cells is not None:
+        monkeypatch.setattr(prefetch, "DIRECT_CELLS", cells)
+    return int(cells is None)
+
+
+@pytest.mark.parametrize("hint", [1, 300, 10**7])  # right, and badly wrong either way
+@pytest.mark.parametrize("sorted_rows", [False, True])  # a sample that is not representative
+@pytest.mark.parametrize("cells", [DIRECT, IN_WORKERS])
+def test_pruned_prefetch_is_exact_whatever_the_sample(make_frame, monkeypatch, hint,
+                                                      sorted_rows, cells):
+    from dprect.spark import prefetch
+
+    direct = _route(monkeypatch, cells)
     monkeypatch.setattr(prefetch, "SAMPLE_ROWS", 60)
     monkeypatch.setattr(prefetch, "PRUNE_MIN_ROWS", 1)
     monkeypatch.setattr(prefetch, "SAMPLE_MIN_RANK", 2)
@@ -177,11 +191,13 @@ def test_pruned_prefetch_is_exact_whatever_the_sample(make_frame, monkeypatch, h
                 eng.cut(axis, side, cut)
         # a hint of 1 row asks for more sample ranks than the sample has: no pruning
         assert eng.stats["pruned"] == (hint > 1) and eng.stats["prefetch_jobs"] == 1
+        assert eng.stats["direct"] == direct
 
 
 def test_prefetch_merges_in_spark_when_lists_are_large(make_frame, monkeypatch):
     from dprect.spark import prefetch
 
+    assert _route(monkeypatch, IN_WORKERS) == 0
     monkeypatch.setattr(prefetch, "MERGE_CELLS", 10)  # force the merge stage
     X = _data(200, seed=13)
     ref = NumpyEngine.from_features(X, DOMAINS)
@@ -190,20 +206,30 @@ def test_prefetch_merges_in_spark_when_lists_are_large(make_frame, monkeypatch):
         for axis, side in [(0, "hi"), (1, "lo"), (2, "hi")]:
             assert np.array_equal(np.sort(eng.window(axis, side, 30, 30)),
                                   np.sort(ref.window(axis, side, 30, 30)))
-        assert eng.stats["fallbacks"] == 0
+        assert eng.stats["fallbacks"] == 0 and eng.stats["direct"] == 0
 
 
-def test_problem_rows_are_reported_by_the_pass(make_frame):
-    from pyspark.sql import functions as F  # noqa: N812
+def test_direct_pass_ships_each_partition_up_to_its_share(spark):
+    from dprect.spark import prefetch
 
+    df = spark.range(0, 30, numPartitions=3)  # 10 rows in each partition; 1 column + _id
+    whole = prefetch._collect_within_shares(df, 3, cells=10 * 2 * 3)  # share: 10 rows
+    assert whole is not None
+    assert sorted(whole.column("id").to_pylist()) == list(range(30))
+    assert prefetch._collect_within_shares(df, 3, cells=9 * 2 * 3) is None  # share: 9
+
+
+@pytest.mark.parametrize("cells", [DIRECT, IN_WORKERS])
+def test_problem_rows_are_reported_by_the_pass(make_frame, monkeypatch, cells):
+    _route(monkeypatch, cells)
     X = _data(50, seed=17)
     df = make_frame(X, NAMES)
     seen = []
     for plan in PLANS_UNDER_TEST:
-        with SparkEngine(df, DOMAINS, NAMES, plan=plan, problem=F.col("a") > F.lit(1.5),
+        with SparkEngine(df, DOMAINS, NAMES, plan=plan, problem="a > 1.5",
                          on_problem=lambda p=plan: seen.append(p)) as eng:
             eng.prepare()
-        with SparkEngine(df, DOMAINS, NAMES, plan=plan, problem=F.col("a") > F.lit(99.0),
+        with SparkEngine(df, DOMAINS, NAMES, plan=plan, problem="a > 99.0",
                          on_problem=lambda: seen.append("wrong")) as eng:
             eng.prepare()
     assert seen == list(PLANS_UNDER_TEST)
