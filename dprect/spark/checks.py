@@ -31,7 +31,7 @@ from pyspark.sql import types as T  # noqa: N812
 from dprect.api import INVALID_ROWS
 from dprect.errors import InputDataError, ParameterError
 from dprect.spark.source import spark_message
-from dprect.spark.sql import all_of, any_of, finite, ident, literal, seen
+from dprect.spark.sql import all_of, any_of, as_double, finite, literal, seen
 
 _NUMERIC = (T.NumericType, T.BooleanType)
 
@@ -70,7 +70,7 @@ class TableChecks:
         self.invalid_rows = invalid_rows
         self.require_positives = require_positives
         self._types = types
-        self._label_value = f"CAST({ident(label)} AS DOUBLE)"
+        self._label_value = as_double(label)
         is_one = f"{self._label_value} = {literal(1.0)}"
         #: Spark SQL predicates (text, see :mod:`dprect.spark.sql`): the rows learned from,
         #: and (``error`` policy) the rows that refuse the table. Under ``error`` a problem

@@ -226,7 +226,7 @@ def gather(data: DataFrame, value: dict[int, str], domains: Sequence[Domain],
     if pruned:
         keep.append(any_of(
             f"{value[s.axis]} {'<=' if s.side == 'lo' else '>='} {literal(t)}"
-            for s, t in zip(specs, cuts, strict=True) if t is not None))
+            for s, t in zip(specs, cuts, strict=True)))
     if problem is not None:
         keep = [any_of([problem, all_of(keep)])] if keep else [problem]
         cols.insert(0, f"coalesce({problem}, false) AS {topk.BAD}")
