@@ -12,21 +12,12 @@ grid and on the float-order domain. Prints each as a ratio to the reference (bes
 from __future__ import annotations
 
 import argparse
-import time
 import warnings
 
 import numpy as np
+from evidence_common import best_of
 
 import dprect
-
-
-def best_of(repeat: int, fn) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def main() -> None:

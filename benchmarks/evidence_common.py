@@ -88,3 +88,13 @@ class Stopwatch:
 
     def seconds(self) -> float:
         return round(time.perf_counter() - self._start, 2)
+
+
+def best_of(repeat: int, fn) -> float:
+    """The fastest of ``repeat`` timed calls of ``fn`` (seconds)."""
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)

@@ -4,7 +4,8 @@
   rounds, or R = d hi-rounds for the paper's origin-anchored class). Round t = (j, s):
   draw N_t from the margin law; B_t = the first N_t points of the remaining set ordered
   from side s, padded with virtual points at the far end of the grid (index 0 for hi,
-  m_j − 1 for lo); D_t = the last Δ points of B_t; p_t = IP_ε(D_t); remove every remaining
+  m_j − 1 for lo; counted, never materialised); D_t = the last Δ points of B_t, i.e. the
+  engine's ranks [N_t − Δ, N_t); p_t = IP_ε(D_t); remove every remaining
   point with y_j ≥ p_t (hi) or y_j ≤ p_t (lo) — non-strict, as the proof needs.
 * :func:`run_composition` — the composition baseline (paper §1.2): each round is
   IP_ε₀ of the first Δ₀ points of ALL positives in its order (padded); nothing is removed.
@@ -62,23 +63,31 @@ class Rectangle:
         return lower, upper
 
 
-def _window_indices(engine: Engine, domain: Domain, r: RoundPlan, stop: int
-                    ) -> tuple[np.ndarray, int]:
-    """Grid indices of D_t (pads appended) and how many of them are real points."""
+def _window(engine: Engine, domain: Domain, r: RoundPlan, stop: int) -> tuple[np.ndarray, int]:
+    """D_t: grid indices of its real points (ranks [stop − Δ, stop) of the remaining points
+    from side r.side) and the number of virtual pads that complete it to Δ points, all at
+    the far end of the grid (index 0 for hi, m − 1 for lo). Pads are counted, never
+    materialised, so Δ costs no memory beyond the real points."""
     real = domain.to_index(engine.window(r.axis, r.side, stop, r.ip_size))
-    pads = r.ip_size - len(real)
-    if pads:
-        pad_index = 0 if r.side == "hi" else domain.size - 1
-        real_all = np.concatenate([real, np.full(pads, pad_index, dtype=np.uint64)])
-        return real_all, len(real)
-    return real, len(real)
+    return real, r.ip_size - len(real)
 
 
-def _record(trace: list[RoundTrace] | None, r: RoundPlan, block: int, p: int,
-            values: np.ndarray, real: int) -> None:
+def _pad_index(domain: Domain, side: Side) -> int:
+    return 0 if side == "hi" else domain.size - 1
+
+
+def _interior_point(engine: Engine, domain: Domain, r: RoundPlan, stop: int, epsilon: float,
+                    rng: RandomSource, trace: list[RoundTrace] | None) -> int:
+    """p_t = IP_ε(D_t), D_t the window ending at rank ``stop`` plus its virtual pads."""
+    real, pads = _window(engine, domain, r, stop)
+    pad_index = _pad_index(domain, r.side)
+    p = interior_point(real, epsilon=epsilon, grid_size=domain.size, rng=rng,
+                       pad_count=pads, pad_index=pad_index)
     if trace is not None:
-        trace.append(RoundTrace(r.axis, r.side, block, p, int(values.min()),
-                                int(values.max()), real))
+        ends = [int(real.min()), int(real.max())] if len(real) else []
+        ends += [pad_index] if pads else []
+        trace.append(RoundTrace(r.axis, r.side, stop, p, min(ends), max(ends), len(real)))
+    return p
 
 
 def _assemble(domains: list[Domain], found: dict[tuple[int, Side], int]) -> Rectangle:
@@ -95,9 +104,7 @@ def run_randmargins(engine: Engine, domains: list[Domain], plan: MethodPlan,
         assert r.law is not None
         domain = domains[r.axis]
         block = r.law.sample(rng)  # N_t ≥ Δ, independent of the data
-        values, real = _window_indices(engine, domain, r, block)
-        p = interior_point(values, epsilon=plan.ip_epsilon, grid_size=domain.size, rng=rng)
-        _record(trace, r, block, p, values, real)
+        p = _interior_point(engine, domain, r, block, plan.ip_epsilon, rng, trace)
         engine.cut(r.axis, r.side, domain.cut_threshold(p, r.side))
         found[(r.axis, r.side)] = p
     return _assemble(domains, found)
@@ -109,9 +116,7 @@ def run_composition(engine: Engine, domains: list[Domain], plan: MethodPlan,
     found: dict[tuple[int, Side], int] = {}
     for r in plan.rounds:
         domain = domains[r.axis]
-        values, real = _window_indices(engine, domain, r, r.ip_size)
-        p = interior_point(values, epsilon=plan.ip_epsilon, grid_size=domain.size, rng=rng)
-        _record(trace, r, r.ip_size, p, values, real)
+        p = _interior_point(engine, domain, r, r.ip_size, plan.ip_epsilon, rng, trace)
         found[(r.axis, r.side)] = p
     return _assemble(domains, found)
 

@@ -6,16 +6,23 @@
                 [--engine numpy|spark] [--format parquet|csv|delta]
                 [--plan rounds|prefetch] [--master URL] [--where SQL]
                 [--delta-version N | --delta-timestamp TIME]      (Spark engine only)
-                [--invalid-rows drop|error]
+                [--positive-label VALUE] [--invalid-rows drop|error]
                 [--ledger PATH --dataset ID [--run-id ID] [--cap-epsilon E --cap-delta D]]
     dprect plan --epsilon E --delta D (--dims D | --features a,b) [--grid SPEC] [--json]
+    dprect budget init --ledger PATH                      (once, before any other use)
     dprect budget show DATASET --ledger PATH [--json]
     dprect budget set-cap DATASET --epsilon E --delta D --ledger PATH
 
-Errors in parameters or data end the command with one line on stderr and exit code 2;
-nothing is written (no result, no ledger entry). With ``--ledger`` the run reserves its
-(ε, δ) before releasing anything (:mod:`dprect.release`); a cap it would exceed ends it
-with exit code 2 and nothing released. ``--engine spark`` reads the input with Spark
+Errors in parameters, paths or the table's schema (a missing column, a column of the
+wrong type) end the command with one line on stderr and exit code 2; nothing is written
+(no result, no ledger entry). They never depend on the table's values: rows whose label
+is not ``--positive-label`` (default 1) — other values, nulls — are negatives, rows with a
+null, NaN or ±inf feature are dropped, and a table with no rows or no positives gives an
+ordinary (empty) result. Only the opt-in ``--invalid-rows error`` refuses a table for its
+values, outside the privacy guarantee. Every output location is checked before the input
+is read. With ``--ledger`` the run prints its run id, then reserves its (ε, δ) before
+releasing anything (:mod:`dprect.release`); a cap it would exceed ends it with exit code 2
+and nothing released. ``--engine spark`` reads the input with Spark
 (Parquet, CSV or Delta) and fits on the Spark engine; pyspark is imported only then. Both
 engines write the same result JSON, identical for the same seed.
 """
@@ -91,7 +98,13 @@ def build_parser() -> argparse.ArgumentParser:
                      help="input format (default: from the path; delta needs --engine spark)")
     fit.add_argument("--features", type=_features, required=True,
                      help="comma-separated feature columns")
-    fit.add_argument("--label", required=True, help="0/1 label column")
+    fit.add_argument("--label", required=True,
+                     help="label column (numbers, booleans or strings); the rows whose label "
+                          "equals --positive-label are learned from")
+    fit.add_argument("--positive-label", default=None, metavar="VALUE",
+                     help="label of the positive rows (default 1), read against the label "
+                          "column's type: a number, true/false (or yes/no) or a string; "
+                          "every other row, null labels included, is a negative")
     add_budget_arguments(fit)
     fit.add_argument("--seed", type=int, default=None,
                      help="FOR TESTS ONLY: makes the noise reproducible (not private)")
@@ -100,10 +113,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="execution engine: numpy (default, in memory) or spark")
     fit.add_argument("--invalid-rows", choices=("drop", "error"), default="drop",
                      help="rows with a null, NaN or infinite feature: drop them (default; "
-                          "row-local, costs no privacy) or refuse the table")
+                          "row-local, costs no privacy) or refuse the table (error: a "
+                          "refusal that depends on the data, OUTSIDE the privacy guarantee)")
     budget_opts = fit.add_argument_group("privacy budget ledger")
     budget_opts.add_argument("--ledger", default=None,
-                             help="Delta table that records every release (created if absent)")
+                             help="budget ledger (Delta table) that records every release; "
+                                  "create it once with `dprect budget init`")
     budget_opts.add_argument("--dataset", default=None, help="dataset id charged in the ledger")
     budget_opts.add_argument("--run-id", default=None,
                              help="idempotency key: a released run id is not run again")
@@ -130,13 +145,17 @@ def build_parser() -> argparse.ArgumentParser:
     add_budget_arguments(pl)
     pl.add_argument("--json", action="store_true", help="print the plan as JSON")
 
-    bud = sub.add_parser("budget", help="show or cap a dataset's privacy spend")
+    bud = sub.add_parser("budget", help="create the ledger; show or cap a dataset's spend")
     bsub = bud.add_subparsers(dest="budget_command", required=True)
+    init = bsub.add_parser("init", help="create a budget ledger (once; in a new or empty "
+                                        "folder)")
+    init.add_argument("--ledger", required=True, help="the ledger's Delta table path")
     show = bsub.add_parser("show", help="spent, cap, remaining and runs of a dataset")
     show.add_argument("dataset")
     show.add_argument("--ledger", required=True, help="the ledger's Delta table path")
     show.add_argument("--json", action="store_true", help="print as JSON")
-    cap = bsub.add_parser("set-cap", help="set a dataset's cap (the latest cap counts)")
+    cap = bsub.add_parser("set-cap", help="set a dataset's cap (the cap committed last "
+                                          "counts)")
     cap.add_argument("dataset")
     cap.add_argument("--epsilon", type=_float, required=True)
     cap.add_argument("--delta", type=_float, required=True)
@@ -144,8 +163,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def positive_label_arg(args: argparse.Namespace) -> object:
+    """``--positive-label`` as text to read against the label column's type (default 1)."""
+    from dprect.api import LabelText
+
+    return 1 if args.positive_label is None else LabelText(args.positive_label)
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Every output location, before anything is read or reserved (paths only)."""
+    from pathlib import Path
+
+    from dprect.io import check_output_path
+
+    check_output_path(args.output, "--output")
+    out = Path(args.output).absolute()
+    for flag, other in (("--input", args.input), ("--ledger", args.ledger)):
+        if other is not None and Path(other).absolute() == out:
+            raise ParameterError(f"--output and {flag} are the same path")
+
+
 def _cmd_fit(args: argparse.Namespace) -> int:
-    """Plan (public) → read and validate → reserve → compute → release → publish."""
+    """Parameters, plan (public) and output paths → read and check the schema → reserve →
+    compute → release → publish."""
     from dprect.api import resolve_domains
     from dprect.planner import plan
     from dprect.release import LedgerSettings, guarded_release, released_result, replay
@@ -155,19 +195,24 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         raise ParameterError(f"the label column {args.label!r} is also listed as a feature")
     if len(set(args.features)) != len(args.features):
         raise ParameterError("a feature is listed twice in --features")
-    settings = LedgerSettings.build(args.ledger, args.dataset, args.run_id,
-                                    args.cap_epsilon, args.cap_delta)
-    domains = resolve_domains(args.grid, args.features)  # grid errors before any reading
-    the_plan = plan(domains=domains, **plan_kwargs(args))  # public: before any data
-    previous = released_result(settings)
-    if settings is not None and previous is not None:  # finished before: re-publish only
-        outcome = replay(settings, previous, lambda js: _publish(args.output, js))
-    elif args.engine == "numpy":
+    if args.engine == "numpy":
         for attr, flag in SPARK_ONLY:
             if getattr(args, attr) is not None:
                 raise ParameterError(f"{flag} needs --engine spark")
         if args.format == "delta":
             raise ParameterError("--format delta needs --engine spark")
+    settings = LedgerSettings.build(args.ledger, args.dataset, args.run_id,
+                                    args.cap_epsilon, args.cap_delta)
+    domains = resolve_domains(args.grid, args.features)  # grid errors before any reading
+    the_plan = plan(domains=domains, **plan_kwargs(args))  # public: before any data
+    _check_outputs(args)  # before the ledger is read, the input opened or budget reserved
+    if settings is not None:  # printed first, so that a run that dies can be retried
+        print(f"run id {settings.run_id} (dataset {settings.dataset!r}, ledger "
+              f"{settings.path})", flush=True)
+    previous = released_result(settings)
+    if settings is not None and previous is not None:  # finished before: re-publish only
+        outcome = replay(settings, previous, lambda js: _publish(args.output, js))
+    elif args.engine == "numpy":
         compute = _numpy_compute(args, domains, the_plan)
         outcome = guarded_release(settings, the_plan, args.features, compute,
                                   lambda js: _publish(args.output, js))
@@ -199,22 +244,23 @@ def _quiet_rng(seed: int | None):
 
 
 def _numpy_compute(args: argparse.Namespace, domains: list, the_plan):
-    """Read and validate the table in memory; return the compute step of the run."""
+    """Read the table in memory and check its schema; return the compute step of the run.
+    Nothing here depends on the rows' values: other labels and nulls are negatives, rows
+    with an invalid feature are dropped (unless ``--invalid-rows error``), and no rows or
+    no positives make an ordinary run."""
     import numpy as np
 
-    from dprect.api import positive_rows, run_plan
-    from dprect.errors import InputDataError
-    from dprect.io import numeric_column, read_table
+    from dprect.api import resolve_positive_label, run_plan, select_rows
+    from dprect.io import label_kind, label_matches, numeric_column, read_table
     from dprect.numpy_engine import NumpyEngine
 
     table = read_table(args.input, [*args.features, args.label], args.format)
-    X = np.column_stack([numeric_column(table, f, nulls_as_nan=True) for f in args.features])
-    y = numeric_column(table, args.label, nulls_as_nan=True)
-    if len(y) == 0:
-        raise InputDataError("the input table is empty (zero rows)")
-    X_pos = positive_rows(X, y, args.features, invalid_rows=args.invalid_rows)
-    if len(X_pos) == 0:
-        raise InputDataError(f"the input has no positive rows ({args.label} = 1)")
+    columns = [numeric_column(table, f, nulls_as_nan=True) for f in args.features]
+    value = resolve_positive_label(positive_label_arg(args), label_kind(table, args.label),
+                                   args.label)  # from the schema: no row is looked at
+    X = np.column_stack(columns)
+    X_pos = select_rows(X, label_matches(table, args.label, value), args.features,
+                        invalid_rows=args.invalid_rows)
 
     def compute():
         engine = NumpyEngine.from_features(X_pos, domains)
@@ -227,12 +273,18 @@ def _cmd_budget(args: argparse.Namespace) -> int:
     from dprect.ledger import Ledger
 
     ledger = Ledger(args.ledger)
+    if args.budget_command == "init":
+        ledger.init()
+        print(f"budget ledger created at {args.ledger}; only the jobs and administrators "
+              "that charge it may write there, and it must never be deleted or edited by "
+              "hand (docs/operations.md)")
+        return 0
     if args.budget_command == "set-cap":
         cap = ledger.set_cap(args.dataset, args.epsilon, args.delta)
         print(f"cap for {args.dataset!r} set to epsilon={cap.epsilon:g}, delta={cap.delta:g}")
         return 0
-    spent, cap, runs = ledger.spent(args.dataset), ledger.cap(args.dataset), \
-        ledger.runs(args.dataset)
+    status = ledger.status(args.dataset)  # one verified read: all three at one version
+    spent, cap, runs = status.spent, status.cap, status.runs
     remaining = None if cap is None else {
         "epsilon": max(0.0, cap.epsilon - spent.epsilon),
         "delta": max(0.0, cap.delta - spent.delta)}
@@ -296,9 +348,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "budget":
             return _cmd_budget(args)
         return _cmd_plan(args)
-    except DprectError as exc:
-        print(f"dprect: error: {exc}", file=sys.stderr)
+    except (DprectError, OSError) as exc:  # parameters, schema, paths: named, one line
+        print(f"dprect: error: {_first_line(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
-    except OSError as exc:
-        print(f"dprect: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    except Exception as exc:  # Spark or internal: named by class or type, never by text
+        from dprect.jobs_support import describe_failure
+
+        if os.environ.get("DPRECT_DEBUG"):
+            import traceback
+
+            traceback.print_exc()
+        code, message = describe_failure(exc)
+        print(f"dprect: error: {message}", file=sys.stderr)
+        return code
+
+
+def _first_line(text: str) -> str:
+    return next((ln.strip() for ln in text.strip().splitlines() if ln.strip()), "(no message)")

@@ -108,7 +108,11 @@ class Grid(Domain):
 
     def encode(self, x: np.ndarray) -> np.ndarray:
         # Spark engine mirrors this exactly: floor(least(greatest((x-lower)/w, 0), size-1)).
-        r = (np.asarray(x, dtype=np.float64) - self.lower) / self.width
+        # A value far outside the bounds (1e308) overflows to ±inf in IEEE-754 double
+        # arithmetic, exactly as in Spark SQL, and clamps to an end bin: the overflow is
+        # expected, so numpy is told not to warn about it (the results are unchanged).
+        with np.errstate(over="ignore", under="ignore"):
+            r = (np.asarray(x, dtype=np.float64) - self.lower) / self.width
         return np.floor(np.clip(r, 0.0, float(self.size - 1))).astype(np.int64)
 
     def to_index(self, sort_values: np.ndarray) -> np.ndarray:

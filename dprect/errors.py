@@ -17,5 +17,7 @@ class ParameterError(DprectError):
 
 
 class InputDataError(DprectError):
-    """The input data is unusable: wrong shape, missing or non-numeric column, NaN or
-    infinite feature values, labels other than 0/1, unreadable file."""
+    """The input is unusable by its schema or path: wrong shape, a missing or
+    non-numeric column, a label column whose type cannot hold the positive label, an
+    unreadable file. (Row values never refuse a run, except under the opt-in ``error``
+    invalid-row policy, which is outside the guarantee.)"""

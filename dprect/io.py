@@ -1,8 +1,9 @@
 """Reading tables for the in-memory engine, and writing outputs atomically.
 
 Parquet (a file or a directory of files) and CSV through pyarrow. Only the named columns
-are read. Outputs are written to a temporary file in the target folder and renamed into
-place, so a reader sees the whole file or nothing.
+are read. Outputs are checked before a run reads or reserves anything
+(:func:`check_output_path`) and written to a temporary file in the target folder and
+renamed into place, so a reader sees the whole file or nothing.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dprect.errors import InputDataError
+from dprect.errors import InputDataError, ParameterError
 
 FORMATS = ("parquet", "csv")
 
@@ -38,6 +39,7 @@ def read_table(path: str | os.PathLike[str], columns: list[str], fmt: str | None
             import pyarrow.csv as pcsv
 
             table = pcsv.read_csv(p)
+            _check_csv_typed(table, str(path))
         elif fmt == "parquet":
             import pyarrow.dataset as ds
 
@@ -62,19 +64,118 @@ def read_table(path: str | os.PathLike[str], columns: list[str], fmt: str | None
     return table.select(columns)
 
 
+def _check_csv_typed(table: pa.Table, path: str) -> None:
+    """Refuse a CSV file whose columns have no type because it has no rows (the Spark
+    engine's rule, :func:`dprect.spark.source._check_csv_typed`, so both engines agree).
+
+    CSV types are inferred from the rows: a header-only file gives every column the null
+    type. Typed inputs (Parquet) keep their schema, and an empty typed table fits like
+    any other."""
+    if not table.column_names:
+        raise InputDataError(f"cannot read {path!r} as csv: the file is empty (no header "
+                             "row, so no columns)")
+    if table.num_rows == 0:
+        names = ", ".join(repr(c) for c in table.column_names)
+        raise InputDataError(
+            f"cannot read {path!r} as csv: it has a header but no rows, so column(s) {names} "
+            "have no type (CSV types are inferred from the rows); give a file with rows, "
+            "or the table in a typed format (Parquet or Delta), where an empty table "
+            "keeps its schema")
+
+
 def numeric_column(table: pa.Table, name: str, *, nulls_as_nan: bool = False) -> np.ndarray:
     """A column as float64; a non-numeric type is an error naming the column. Nulls are an
-    error too, unless ``nulls_as_nan`` (then they become NaN, for a row policy to handle)."""
+    error too, unless ``nulls_as_nan`` (then they become NaN, for a row policy to handle).
+    A column of the null type (no values, e.g. a header-only CSV) is all nulls."""
     col = table.column(name)
+    if pa.types.is_null(col.type):
+        if len(col) and not nulls_as_nan:
+            raise InputDataError(f"column {name!r} has null values")
+        return np.full(len(col), np.nan)
     if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)
             or pa.types.is_decimal(col.type) or pa.types.is_boolean(col.type)):
         raise InputDataError(f"column {name!r} must be numeric, but its type is {col.type}")
     if col.null_count and not nulls_as_nan:
         raise InputDataError(f"column {name!r} has null values")
-    out = pc.cast(col, pa.float64())
+    # safe=False: an integer beyond ±2^53 is rounded to the nearest double (as Spark's
+    # CAST AS DOUBLE does), not refused — a refusal would depend on a row's value
+    out = pc.cast(col, pa.float64(), safe=False)
     if col.null_count:
         out = pc.fill_null(out, float("nan"))
     return out.to_numpy(zero_copy_only=False)
+
+
+def label_kind(table: pa.Table, name: str) -> str:
+    """What label column ``name`` can hold, from its type only (see
+    :data:`dprect.api.LABEL_KINDS`): numeric, boolean, string, or null (a column of the
+    null type). Any other type is refused, naming the column and its type."""
+    t = table.schema.field(name).type
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t):
+        return "numeric"
+    if pa.types.is_boolean(t):
+        return "boolean"
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or (
+            hasattr(pa.types, "is_string_view") and pa.types.is_string_view(t)):
+        return "string"
+    if pa.types.is_null(t):
+        return "null"
+    raise InputDataError(f"the label column {name!r} must hold numbers, booleans or "
+                         f"strings, but its type is {t}")
+
+
+def label_matches(table: pa.Table, name: str, value: bool | float | str | None
+                  ) -> np.ndarray:
+    """True for the rows whose label equals ``value`` — a value made comparable with the
+    column by :func:`dprect.api.resolve_positive_label` (None: no row); nulls and every
+    other value are False. Row-local; never raises for a value. Numbers are compared as
+    float64 (as the Spark engine does)."""
+    col = table.column(name)
+    if value is None or pa.types.is_null(col.type):
+        return np.zeros(len(col), dtype=bool)
+    if pa.types.is_dictionary(col.type):
+        col = pc.cast(col, col.type.value_type)
+    if isinstance(value, bool) and pa.types.is_boolean(col.type):
+        hit = pc.equal(col, pa.scalar(value))
+    elif isinstance(value, str):
+        hit = pc.equal(col, pa.scalar(value, col.type))
+    else:
+        hit = pc.equal(pc.cast(col, pa.float64(), safe=False),
+                       pa.scalar(float(value), pa.float64()))
+    return pc.fill_null(hit, False).to_numpy(zero_copy_only=False).astype(bool)
+
+
+def check_output_path(path: str | os.PathLike[str], what: str, *, folder: bool = False
+                      ) -> None:
+    """Refuse, before anything is read, reserved or written, an output location that
+    cannot be written: for a file (``folder=False``) a path that is a folder; for a folder
+    (a Delta table) a path that is a file; and a path whose nearest existing ancestor is
+    not a writable folder (missing folders are created when the output is written).
+    Raises :class:`ParameterError` naming ``what`` and the path. Nothing is created."""
+    target = Path(path)
+    shown = str(path)
+    if not shown.strip():
+        raise ParameterError(f"{what} is an empty path")
+    if target.exists():
+        if folder and not target.is_dir():
+            raise ParameterError(f"{what} {shown!r} is a file; give a folder path")
+        if not folder and target.is_dir():
+            raise ParameterError(f"{what} {shown!r} is a folder; give a file path")
+        where = target if folder else target.parent
+        if not os.access(where, os.W_OK | os.X_OK):
+            raise ParameterError(f"{what} {shown!r} cannot be written: no write permission "
+                                 f"in {str(where)!r}")
+        return
+    ancestor = target.absolute().parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise ParameterError(f"{what} {shown!r} cannot be written: {str(ancestor)!r} is "
+                             "not a folder")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise ParameterError(f"{what} {shown!r} cannot be written: no write permission in "
+                             f"{str(ancestor)!r}")
 
 
 def write_atomic(path: str | os.PathLike[str], data: bytes | str) -> None:

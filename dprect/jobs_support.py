@@ -25,6 +25,12 @@ Exit codes (:func:`run_job`)
 missing file); ``3`` Spark itself failed; ``1`` an unexpected internal error; ``130``
 interrupted. Every failure prints exactly one line ``<job>: error: ...`` on stderr and no
 traceback (set ``DPRECT_DEBUG=1`` to see the traceback of an unexpected error).
+
+The line never carries a value from the data: a Spark error is described by
+:func:`dprect.spark.source.spark_message` (its condition, not its text), and an unexpected
+error by its type only. Under ``spark-submit`` the Python driver's stderr is merged into
+spark-submit's stdout (Spark's ``PythonRunner``), so the line is written to spark-submit's
+own stderr instead (:func:`report_error`).
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ import sys
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TextIO
 
 import yaml
 
@@ -243,8 +249,26 @@ def _is_spark_error(exc: BaseException) -> bool:
     return mod.startswith(("pyspark", "py4j"))
 
 
+def _spark_text(exc: BaseException) -> str:
+    """A Spark error in one line without a value from the data: Spark's and Py4J's Java
+    errors by their condition (:func:`dprect.spark.source.spark_message`); Py4J's own
+    errors (a lost gateway), which hold no data, by their first line."""
+    try:
+        from dprect.spark.source import SPARK_ERRORS, spark_message
+    except ImportError:  # pragma: no cover - pyspark raised it, so pyspark is there
+        return type(exc).__name__
+    if isinstance(exc, SPARK_ERRORS):
+        return spark_message(exc)
+    return _one_line(str(exc))
+
+
 def describe_failure(exc: BaseException) -> tuple[int, str]:
-    """Exit code and one-line message for an exception that ended a job."""
+    """Exit code and one-line message for an exception that ended a job.
+
+    dprect's own errors and file errors keep their message (they name parameters,
+    columns and paths); a Spark error is named by its condition (``Spark failed: ...``,
+    exit 3); an unexpected error by its type only, since its text could quote data.
+    """
     if isinstance(exc, KeyboardInterrupt):
         return EXIT_INTERRUPTED, "interrupted"
     if isinstance(exc, DprectError):
@@ -253,12 +277,77 @@ def describe_failure(exc: BaseException) -> tuple[int, str]:
                   | NotADirectoryError):
         return EXIT_BAD_INPUT, _one_line(str(exc))
     if _is_spark_error(exc):
-        return EXIT_SPARK, "Spark failed: " + _one_line(str(exc))
-    return EXIT_INTERNAL, f"internal error ({type(exc).__name__}): {_one_line(str(exc))}"
+        return EXIT_SPARK, "Spark failed: " + _spark_text(exc)
+    return EXIT_INTERNAL, (f"internal error ({type(exc).__name__}); its message is not shown "
+                           "as it could quote the data (DPRECT_DEBUG=1 prints the traceback)")
+
+
+def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def stderr_merged_by_spark_submit() -> bool:
+    """Whether this process is spark-submit's Python driver (``PYSPARK_GATEWAY_PORT`` is
+    set) with its stderr merged into its stdout, as Spark's ``PythonRunner`` starts it."""
+    if not os.environ.get("PYSPARK_GATEWAY_PORT"):
+        return False
+    try:
+        return _same_file(os.fstat(1), os.fstat(2))
+    except OSError:
+        return False
+
+
+def _print_on_jvm_stderr(line: str) -> bool:
+    """Print ``line`` on the stderr of spark-submit's JVM (through the Spark package's
+    py4j helper, imported only under spark-submit); False when it cannot."""
+    try:
+        from dprect.spark.session import print_on_jvm_stderr
+    except ImportError:
+        return False
+    return print_on_jvm_stderr(line)
+
+
+def error_stream() -> TextIO | None:
+    """spark-submit's own stderr opened for appending, on Linux, when this process's
+    stderr is merged into its stdout (:func:`stderr_merged_by_spark_submit`): the parent
+    JVM's ``/proc/<parent>/fd/2``, unless that is this stdout. Else None."""
+    if not sys.platform.startswith("linux") or not stderr_merged_by_spark_submit():
+        return None
+    try:
+        target = f"/proc/{os.getppid()}/fd/2"
+        if _same_file(os.stat(target), os.fstat(1)):
+            return None
+        return open(target, "a", encoding="utf-8")  # the caller closes it
+    except OSError:
+        return None
+
+
+def report_error(line: str) -> None:
+    """Write one error line where the person who ran the job reads errors.
+
+    Normally :data:`sys.stderr`. Under spark-submit the driver's stderr is merged into
+    spark-submit's stdout, so the line goes to spark-submit's own stderr instead: printed
+    by its JVM through py4j (in order with Spark's own log lines, and at the right place
+    in a file the JVM writes), else appended to the JVM's stderr (:func:`error_stream`),
+    else written to :data:`sys.stderr` after all."""
+    sys.stdout.flush()
+    if stderr_merged_by_spark_submit():
+        if _print_on_jvm_stderr(line):
+            return
+        stream = error_stream()
+        if stream is not None:
+            try:
+                with stream:
+                    print(line, file=stream, flush=True)
+                return
+            except OSError:
+                pass
+    print(line, file=sys.stderr, flush=True)
 
 
 def run_job(prog: str, body: Callable[[], int | None]) -> int:
-    """Run ``body`` and turn any failure into one line on stderr and an exit code."""
+    """Run ``body`` and turn any failure into one line on stderr (:func:`report_error`)
+    and an exit code."""
     try:
         code = body()
         return EXIT_OK if code is None else int(code)
@@ -268,7 +357,7 @@ def run_job(prog: str, body: Callable[[], int | None]) -> int:
         code, message = describe_failure(exc)
         if code == EXIT_INTERNAL and os.environ.get("DPRECT_DEBUG"):
             traceback.print_exc()
-        print(f"{prog}: error: {message}", file=sys.stderr, flush=True)
+        report_error(f"{prog}: error: {message}")
         return code
 
 
@@ -318,10 +407,13 @@ __all__ = [
     "apply_override",
     "build_parser",
     "describe_failure",
+    "error_stream",
     "exit_now",
     "load_config",
     "read_truth",
+    "report_error",
     "run_job",
     "section_values",
+    "stderr_merged_by_spark_submit",
     "step",
 ]

@@ -16,6 +16,14 @@ rectangle shape and a method. Nothing here looks at data.
   rounds; prediction Σ_t Δ₀_t/2.
 * ``auto`` runs RandMargins (refined) and composition and picks the smaller prediction.
 
+**Plan-time limits** (:data:`MAX_IP_SIZE`, :data:`MAX_EXPECTED_MARGIN`). A method whose
+rounds would need an interior-point input Δ above ``MAX_IP_SIZE`` or expect a block
+E[N_t] above ``MAX_EXPECTED_MARGIN`` is not planned: ``auto`` picks the other method if
+that one is within the limits, and otherwise (or when that method was asked for) the
+planner raises a one-line :class:`ParameterError` naming ε, the limit and what to change.
+This happens before any budget is reserved or any data is read, wherever a plan is made
+(API, CLI, Spark jobs): the limits depend only on the public request.
+
 Replace-one neighbours: the planner plans the add/remove budget whose group-privacy image
 is the requested one (:func:`dprect.accounting.add_remove_budget`).
 """
@@ -54,6 +62,17 @@ ACCOUNTINGS = ("refined", "paper")
 SHAPES = ("general", "origin")
 MARGIN_LAWS = ("staircase", "laplace")
 RHO_GRID = tuple(Fraction(i, 100) for i in range(1, 100))
+
+# -- plan-time limits (defined here only; see the module docstring) -------------------------
+#: The largest interior-point input Δ (real points and virtual pads) a plan may use: the
+#: size the exact IP sampler is built and benchmarked for (benchmarks/interior_point.py;
+#: about 40 ms per call at Δ = 10^6, holding Δ grid indices in memory). Δ ≈ (4/ε)·ln(m/β)
+#: per round, so a tiny per-round ε or a huge grid exceeds it.
+MAX_IP_SIZE = 10**6
+#: The largest expected block E[N_t] of one RandMargins round: a round may misclassify up
+#: to N_t − 1 positives and an engine reads N_t ranks, so a plan expecting more than this
+#: per round is useless and slow. (The composition baseline's block is Δ₀.)
+MAX_EXPECTED_MARGIN = 10**8
 _SHRINK = 1.0 - 1e-9  # per-round ε is shrunk this much so the stated bound holds after rounding
 
 
@@ -111,14 +130,17 @@ class MethodPlan:
 
 @dataclass(frozen=True)
 class Plan:
-    """The chosen method's plan plus every candidate the planner compared."""
+    """The chosen method's plan plus every candidate the planner compared.
+
+    ``excluded`` names the methods left out by the plan-time limits, with the reason."""
 
     chosen: MethodPlan
     candidates: dict[str, MethodPlan]
     request: dict[str, Any]
+    excluded: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "request": self.request,
             "chosen": self.chosen.method,
             "plan": self.chosen.to_json(),
@@ -126,6 +148,9 @@ class Plan:
                 name: c.predicted_misclassified for name, c in self.candidates.items()
             },
         }
+        if self.excluded:
+            out["excluded"] = dict(self.excluded)
+        return out
 
     def table(self) -> str:
         """A human-readable comparison of the candidates."""
@@ -144,6 +169,8 @@ class Plan:
                 f"{mark}{name:<12}{c.accounting:<12}{c.ip_epsilon:>11.5g}{size_txt:>10}"
                 f"{law_txt:>22}{c.predicted_misclassified:>18.1f}  {c.guarantee.bound}"
             )
+        for name, reason in self.excluded.items():
+            lines.append(f" {name:<12}excluded: {reason}")
         g = self.chosen.guarantee
         lines.append(f"* chosen: {self.chosen.method}; guarantee ({g.epsilon:.6g}, {g.delta:.3g})"
                      f"-DP, {g.neighbouring} neighbours")
@@ -192,15 +219,49 @@ def _refined_guarantee(eps: float, k: int, kind: str, delta2: float, q: float, r
 _SizeLaws = dict[int, tuple[int, MarginLaw | None]]  # grid size m -> (Δ, law)
 
 
+class _OverLimit(Exception):  # noqa: N818 — internal signal, never escapes the planner
+    """A candidate plan exceeds a plan-time limit (``what`` is a phrase for the message)."""
+
+    def __init__(self, what: str, excess: float) -> None:
+        super().__init__(what)
+        self.what = what
+        self.excess = excess  # value / limit: the smallest one is reported
+
+
+def _checked_ip_size(eps: float, ip_beta: float, m: int) -> int:
+    """Δ = interior_point_size(ε, β_IP, m), or :class:`_OverLimit` above MAX_IP_SIZE (an
+    estimate screens out sizes too large to compute in floating point)."""
+    eps = float(eps)
+    estimate = 4 * (math.log(m) - math.log(ip_beta)) / eps if eps > 0 else math.inf
+    if not estimate <= 2 * MAX_IP_SIZE:  # also catches inf (ε underflowed to 0)
+        amount = f"about {estimate:.3g}" if math.isfinite(estimate) else "unboundedly many"
+        raise _OverLimit(f"interior-point inputs of {amount} values per round "
+                         f"(limit MAX_IP_SIZE = {MAX_IP_SIZE:,})", estimate / MAX_IP_SIZE)
+    size = interior_point_size(eps, ip_beta, m)
+    if size > MAX_IP_SIZE:
+        raise _OverLimit(f"interior-point inputs of {size:,} values per round "
+                         f"(limit MAX_IP_SIZE = {MAX_IP_SIZE:,})", size / MAX_IP_SIZE)
+    return size
+
+
 def _size_laws(order: list[tuple[int, Side]], domains: list[Domain], eps: float,
                ip_beta: float, make_law) -> _SizeLaws:
-    """Δ and the margin law of every distinct grid size (they depend on nothing else)."""
+    """Δ and the margin law of every distinct grid size (they depend on nothing else).
+
+    Raises :class:`_OverLimit` when a Δ or an expected block exceeds the plan-time limits.
+    """
     per_size: _SizeLaws = {}
     for axis, _side in order:
         m = domains[axis].size
         if m not in per_size:
-            size = interior_point_size(eps, ip_beta, m)
-            per_size[m] = (size, make_law(size))
+            size = _checked_ip_size(eps, ip_beta, m)
+            law = make_law(size)
+            if law is not None and not law.mean <= MAX_EXPECTED_MARGIN:
+                raise _OverLimit(
+                    f"blocks of {law.mean:.3g} points per round in expectation "
+                    f"(limit MAX_EXPECTED_MARGIN = {MAX_EXPECTED_MARGIN:,})",
+                    law.mean / MAX_EXPECTED_MARGIN)
+            per_size[m] = (size, law)
     return per_size
 
 
@@ -237,6 +298,7 @@ def _plan_refined(eps_t: float, delta_t: float, domains: list[Domain],
     rounds = len(order)
     best: MethodPlan | None = None
     best_predicted = math.inf
+    over: _OverLimit | None = None  # the mildest violation, if no candidate is in limits
     if margin_law == "staircase":
         candidates: list[Fraction | None] = list(RHO_GRID)
     else:
@@ -248,7 +310,7 @@ def _plan_refined(eps_t: float, delta_t: float, domains: list[Domain],
                 q = rho_val * (1 - ip_beta)
                 eps, k, kind, d2 = _best_refined_epsilon(eps_t, delta_t, q, rounds)
                 eps *= _SHRINK
-                per_size = _size_laws(order, domains, eps, ip_beta,
+                per_size = _size_laws(order, domains, eps, ip_beta,  # _OverLimit: no plan
                                       lambda size: LaplaceLaw(size, ip_beta))
                 law_rho = min(law.rho for _, law in per_size.values())  # type: ignore[union-attr]
                 if law_rho >= rho_val:
@@ -260,8 +322,13 @@ def _plan_refined(eps_t: float, delta_t: float, domains: list[Domain],
             q = rho_val * (1 - ip_beta)
             eps, k, kind, d2 = _best_refined_epsilon(eps_t, delta_t, q, rounds)
             eps *= _SHRINK
-            per_size = _size_laws(order, domains, eps, ip_beta,
-                                  lambda size, rho=rho: StaircaseLaw(size, rho))
+            try:
+                per_size = _size_laws(order, domains, eps, ip_beta,
+                                      lambda size, rho=rho: StaircaseLaw(size, rho))
+            except _OverLimit as exc:  # this ρ is out; another may be within the limits
+                if over is None or exc.excess < over.excess:
+                    over = exc
+                continue
             rho_txt = str(rho)
         # q from the IP's actual failure bound (≤ the target) can only be larger: safe.
         guarantee = _refined_guarantee(eps, k, kind, d2, q, rounds)
@@ -279,7 +346,9 @@ def _plan_refined(eps_t: float, delta_t: float, domains: list[Domain],
                                      "azuma": d2 if kind == "azuma" else 0.0},
                      "shape_rounds": rounds},
         )
-    assert best is not None
+    if best is None:
+        assert over is not None
+        raise over
     return best
 
 
@@ -307,13 +376,12 @@ def _plan_composition(eps_t: float, delta_t: float, domains: list[Domain],
     log_inv = math.log(1 / delta_t)
     rho_z = (math.sqrt(log_inv + eps_t) - math.sqrt(log_inv)) ** 2
     zcdp_eps = math.sqrt(2 * rho_z / rounds)
+    eps = (zcdp_eps if zcdp_eps > pure_eps else pure_eps) * _SHRINK
+    rs = _rounds_with(order, domains, eps, ip_beta, lambda size: None)  # limits first
     if zcdp_eps > pure_eps:
-        eps = zcdp_eps * _SHRINK
         guarantee = composition_zcdp(eps, rounds=rounds, delta=delta_t)
     else:
-        eps = pure_eps * _SHRINK
         guarantee = composition_pure(eps, rounds=rounds)
-    rs = _rounds_with(order, domains, eps, ip_beta, lambda size: None)
     return MethodPlan(
         method="composition", accounting="composition", ip_epsilon=eps, ip_beta=ip_beta,
         rounds=rs, guarantee=guarantee, details={"shape_rounds": rounds},
@@ -356,23 +424,44 @@ def plan(
     ip_beta = beta / (2 * len(order))
     eps_ar, delta_ar = add_remove_budget(epsilon, delta, neighbouring)
 
-    if accounting == "paper":
-        rm = _plan_paper(eps_ar, delta_ar, list(domains), order, ip_beta)
-    else:
-        rm = _plan_refined(eps_ar, delta_ar, list(domains), order, ip_beta, margin_law)
-    comp = _plan_composition(eps_ar, delta_ar, list(domains), order, ip_beta)
+    over: dict[str, _OverLimit] = {}
+    rm: MethodPlan | None = None
+    comp: MethodPlan | None = None
+    try:
+        if accounting == "paper":
+            rm = _plan_paper(eps_ar, delta_ar, list(domains), order, ip_beta)
+        else:
+            rm = _plan_refined(eps_ar, delta_ar, list(domains), order, ip_beta, margin_law)
+    except _OverLimit as exc:
+        over["randmargins"] = exc
+    try:
+        comp = _plan_composition(eps_ar, delta_ar, list(domains), order, ip_beta)
+    except _OverLimit as exc:
+        over["composition"] = exc
     if neighbouring == REPLACE_ONE:
-        rm = _with_guarantee(rm, replace_one(rm.guarantee))
-        comp = _with_guarantee(comp, replace_one(comp.guarantee))
-    candidates = {"randmargins": rm, "composition": comp}
-    if method == "auto":
-        chosen = min((rm, comp), key=lambda c: c.predicted_misclassified)
-    else:
-        chosen = candidates[method]
+        rm = None if rm is None else _with_guarantee(rm, replace_one(rm.guarantee))
+        comp = None if comp is None else _with_guarantee(comp, replace_one(comp.guarantee))
+    candidates = {name: c for name, c in (("randmargins", rm), ("composition", comp))
+                  if c is not None}
+    wanted = list(candidates) if method == "auto" else [method]
+    if not all(name in candidates for name in wanted) or not candidates:
+        raise ParameterError(_limit_message(epsilon, {
+            name: over[name] for name in (("randmargins", "composition")
+                                          if method == "auto" else (method,))}))
+    chosen = min((candidates[name] for name in wanted), key=lambda c: c.predicted_misclassified)
     request = {"epsilon": epsilon, "delta": delta, "beta": beta, "method": method,
                "accounting": accounting, "shape": shape, "margin_law": margin_law,
                "neighbouring": neighbouring, "dims": len(domains)}
-    return Plan(chosen=chosen, candidates=candidates, request=request)
+    excluded = {name: f"over a plan-time limit: it would need {exc.what}"
+                for name, exc in over.items()}
+    return Plan(chosen=chosen, candidates=candidates, request=request, excluded=excluded)
+
+
+def _limit_message(epsilon: float, over: dict[str, _OverLimit]) -> str:
+    """One line: ε, what each method would need, the limit, and what to change."""
+    needs = "; ".join(f"{name} would need {exc.what}" for name, exc in over.items())
+    return (f"epsilon={epsilon:g} is too small for this plan: {needs}. Raise epsilon, "
+            f"coarsen the grids (fewer grid points), use fewer features or a larger beta")
 
 
 def _with_guarantee(p: MethodPlan, g: Guarantee) -> MethodPlan:

@@ -19,7 +19,10 @@ Exact discrete samplers live here as well:
   draw U uniform on {0, …, t−1} accepted with probability exp(−U/t), V geometric with
   ratio e^{−1}; then ⌊(U + t·V)/s⌋ has P(G = g) = (1 − e^{−s/t})·e^{−g·s/t}.
 
-No floating-point arithmetic enters these three samplers.
+No floating-point arithmetic enters these three samplers. Together with
+:meth:`RandomSource.randbits` (k exact uniform bits: the digits of a lazily drawn uniform)
+they are all the exact interior point (:mod:`dprect.interior_point`) draws from;
+:meth:`RandomSource.uniform` (a 53-bit float) is used by no mechanism.
 """
 
 from __future__ import annotations
@@ -62,8 +65,14 @@ class RandomSource:
             raise ValueError(f"randbelow needs n >= 1, got {n}")
         return self._gen.randrange(n)
 
+    def randbits(self, k: int) -> int:
+        """k independent uniform random bits as an integer in {0, …, 2^k − 1}; exact."""
+        if k < 1:
+            raise ValueError(f"randbits needs k >= 1, got {k}")
+        return self._gen.getrandbits(k)
+
     def uniform(self) -> float:
-        """A uniform float in [0, 1) with 53 random bits."""
+        """A uniform float in [0, 1) with 53 random bits (not used by any mechanism)."""
         return self._gen.random()
 
     # -- exact samplers --------------------------------------------------------------

@@ -25,6 +25,7 @@ from _common import get_spark, inside_rectangle
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F  # noqa: N812
 
+from dprect.api import LabelText, check_label_value, resolve_positive_label
 from dprect.errors import InputDataError
 from dprect.io import write_atomic
 from dprect.jobs_support import (
@@ -40,7 +41,7 @@ from dprect.jobs_support import (
     step,
 )
 from dprect.result import FitResult
-from dprect.spark.engine import quote
+from dprect.spark.checks import label_equals, label_kind
 
 PROG = "evaluate_rectangle"
 SECTION = "evaluate"
@@ -53,7 +54,9 @@ OPTIONS: dict[str, Option] = {
     "where": Option(None, "str", "Spark SQL filter (default fit.where)"),
     "version": Option(None, "int", "Delta version (default fit.version)"),
     "timestamp": Option(None, "str", "Delta timestamp (default fit.timestamp)"),
-    "label": Option(None, "str", "0/1 label column (default fit.label)"),
+    "label": Option(None, "str", "label column (default fit.label)"),
+    "positive_label": Option(None, "any", "label of the positive rows (default "
+                                          "fit.positive_label, else 1); others are negatives"),
     "result": Option(None, "str", "result JSON to evaluate (default fit.output)"),
     "truth": Option(None, "str", "synthetic sidecar with the true rectangle (default "
                                  "fit.truth)"),
@@ -61,7 +64,7 @@ OPTIONS: dict[str, Option] = {
 }
 _FROM_FIT = {"input": "input", "format": "format", "where": "where", "version": "version",
              "timestamp": "timestamp", "label": "label", "result": "output",
-             "truth": "truth"}
+             "truth": "truth", "positive_label": "positive_label"}
 
 
 def settings(doc: dict[str, Any]) -> dict[str, Any]:
@@ -74,6 +77,9 @@ def settings(doc: dict[str, Any]) -> dict[str, Any]:
     for key in ("input", "label", "result"):
         if cfg[key] is None:
             raise ConfigError(f"evaluate.{key} is required (or set fit.{_FROM_FIT[key]})")
+    if cfg["positive_label"] is None:
+        cfg["positive_label"] = 1
+    check_label_value(cfg["positive_label"])
     return cfg
 
 
@@ -88,12 +94,19 @@ def load_result(path: str) -> FitResult:
         raise InputDataError(f"{path!r} is not a dprect result JSON: {exc}") from None
 
 
-def confusion(df: DataFrame, result: FitResult, label: str) -> dict[str, int]:
-    """Exact confusion counts in one scan (NON-PRIVATE)."""
+def confusion(df: DataFrame, result: FitResult, label: str,
+              positive_label: object = 1) -> dict[str, int]:
+    """Exact confusion counts in one scan (NON-PRIVATE). Rows whose label equals
+    ``positive_label`` are positives, every other row (null included) a negative — the
+    fit's own rule."""
     missing = [c for c in [*result.features, label] if c not in df.columns]
     if missing:
         raise InputDataError(f"the table has no column(s) {', '.join(map(repr, missing))}")
-    y = F.col(quote(label))
+    kind = label_kind(df.schema[label].dataType, label)
+    value = resolve_positive_label(
+        LabelText(positive_label) if isinstance(positive_label, str) else positive_label,
+        kind, label)
+    is_positive = F.coalesce(F.expr(label_equals(label, kind, value)), F.lit(False))
     inside = inside_rectangle(result)
 
     def count(cond: Any) -> Any:
@@ -101,19 +114,12 @@ def confusion(df: DataFrame, result: FitResult, label: str) -> dict[str, int]:
 
     row = df.agg(
         F.count(F.lit(1)).alias("rows"),
-        count(y == 1).alias("positives"),
-        count(y == 0).alias("negatives"),
-        count((y == 1) & ~inside).alias("false_negatives"),
-        count((y == 0) & inside).alias("false_positives"),
+        count(is_positive).alias("positives"),
+        count(~is_positive).alias("negatives"),
+        count(is_positive & ~inside).alias("false_negatives"),
+        count(~is_positive & inside).alias("false_positives"),
     ).first()
-    counts = {k: int(row[k] or 0) for k in row.asDict()}
-    other = counts["rows"] - counts["positives"] - counts["negatives"]
-    if other:
-        raise InputDataError(f"label {label!r} must be 0 or 1; {other} row(s) hold another "
-                             "value or null")
-    if counts["rows"] == 0:
-        raise InputDataError("the table has no rows")
-    return counts
+    return {k: int(row[k] or 0) for k in row.asDict()}
 
 
 def report(result: FitResult, counts: dict[str, int],
@@ -121,7 +127,7 @@ def report(result: FitResult, counts: dict[str, int],
     """Print the comparison and return it as a JSON-ready dict."""
     rows, pos, neg = counts["rows"], counts["positives"], counts["negatives"]
     fn, fp = counts["false_negatives"], counts["false_positives"]
-    error = (fn + fp) / rows
+    error = (fn + fp) / max(rows, 1)
     width = max(8, *(len(f) for f in result.features))
     print("=" * 88)
     print(BANNER)
@@ -178,7 +184,7 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
             step(PROG, f"scanning {cfg['input']} (exact, non-private counts)")
             df = read_source(session, cfg["input"], format=cfg["format"], where=cfg["where"],
                              version=cfg["version"], timestamp=cfg["timestamp"])
-            counts = confusion(df, result, cfg["label"])
+            counts = confusion(df, result, cfg["label"], cfg["positive_label"])
         finally:
             if owned:
                 session.stop()

@@ -17,12 +17,19 @@ With ``fit.ledger`` (and ``fit.dataset``) the run spends before it releases
 exceeded — then the fit runs, the result is recorded in the ledger, and only then are the
 outputs written. ``fit.run_id`` makes the run idempotent.
 
+The rows learned from are those whose ``fit.label`` equals ``fit.positive_label``
+(default 1); other labels and nulls are negatives, and rows with a null, NaN or ±inf
+feature are dropped (``fit.invalid_rows: drop``, the default).
+
 Guarantees: every parameter, the grid and the output locations are checked before Spark
-starts and before any data is read; the input is checked before anything is reserved;
-bad input ends the job with one line on stderr and a
-non-zero exit code (:mod:`dprect.jobs_support`), and then nothing is written — no result
-file, no PNG, no results-table row. What the job prints and writes is the private result
-and public settings only: no counts, no data-derived bounds, no timings.
+starts and before any data is read; the run id is printed next; the input's schema is
+checked before anything is reserved. No refusal depends on the rows' values (a table with
+no rows or no positives gives an ordinary, empty result), except under the opt-in
+``fit.invalid_rows: error``, which is outside the privacy guarantee. A refused run ends
+with one line on stderr and a non-zero exit code (:mod:`dprect.jobs_support`), and then
+nothing is written — no result file, no PNG, no results-table row. What the job prints
+and writes is the private result and public settings only: no counts, no data-derived
+bounds, no timings.
 """
 
 from __future__ import annotations
@@ -37,9 +44,10 @@ from _common import get_spark
 from pyspark.sql import SparkSession
 
 from dprect.accounting import NEIGHBOURING
-from dprect.api import INVALID_ROWS, resolve_domains
+from dprect.api import INVALID_ROWS, LabelText, check_label_value, resolve_domains
 from dprect.domains import Domain
-from dprect.io import write_atomic
+from dprect.errors import ParameterError
+from dprect.io import check_output_path, write_atomic
 from dprect.jobs_support import (
     SPARK_OPTIONS,
     ConfigError,
@@ -78,9 +86,15 @@ OPTIONS: dict[str, Option] = {
     "cap_epsilon": Option(None, "float", "cap on the dataset's total epsilon (ledger)"),
     "cap_delta": Option(None, "float", "cap on the dataset's total delta (ledger)"),
     "invalid_rows": Option("drop", "str", "rows with a null/NaN/inf feature: drop (default, "
-                                          "row-local, no privacy cost) or error"),
+                                          "row-local, no privacy cost) or error (refuses "
+                                          "the table: data-dependent, OUTSIDE the privacy "
+                                          "guarantee)"),
     "features": Option(None, "str_list", "feature columns (required)"),
-    "label": Option(None, "str", "0/1 label column (required)"),
+    "label": Option(None, "str", "label column: numbers, booleans or strings (required)"),
+    "positive_label": Option(1, "any", "label of the positive rows: a number, true/false or "
+                                       "a string (text is read against the column's type; "
+                                       "quote yes/no/on/off, which YAML reads as booleans); "
+                                       "other labels and nulls are negatives"),
     "grid": Option(None, "any", "public domains: 'float', 'LOWER:UPPER:SIZE', "
                                 "'int:L:U', or a mapping feature -> spec (default float)"),
     "epsilon": Option(None, "float", "total epsilon of the run (required)"),
@@ -112,10 +126,19 @@ def _grid_spec(grid: Any, features: list[str]) -> str | None:
     raise ConfigError(f"fit.grid must be a string or a mapping feature -> spec, got {grid!r}")
 
 
+def positive_label(cfg: dict[str, Any]) -> object:
+    """``fit.positive_label``: a YAML number or boolean as it is; a string is text, read
+    against the label column's type (``"1"`` is 1 for a numeric column)."""
+    value = cfg["positive_label"]
+    return LabelText(value) if isinstance(value, str) else value
+
+
 def check_settings(cfg: dict[str, Any]) -> tuple[list[Domain], Plan, LedgerSettings | None]:
     """Every check that needs no data: required keys, names, grid, budget and plan, ledger
-    options, output locations. Returns the domains, the (public) plan and the ledger
-    settings. Raises a :class:`DprectError` naming the problem."""
+    options, output locations (each must be writable: a file path that is not a folder, a
+    results table that is a folder, in a folder that exists or can be created). Returns
+    the domains, the (public) plan and the ledger settings. Raises a :class:`DprectError`
+    naming the problem."""
     for key in ("input", "features", "label", "epsilon", "delta", "output"):
         if cfg[key] is None:
             raise ConfigError(f"fit.{key} is required")
@@ -127,6 +150,13 @@ def check_settings(cfg: dict[str, Any]) -> tuple[list[Domain], Plan, LedgerSetti
     if cfg["invalid_rows"] not in INVALID_ROWS:
         raise ConfigError(f"fit.invalid_rows must be one of {', '.join(INVALID_ROWS)}, "
                           f"got {cfg['invalid_rows']!r}")
+    if cfg["positive_label"] is None:
+        raise ConfigError("fit.positive_label must be a number, true/false or a string, "
+                          "got null")
+    try:
+        check_label_value(cfg["positive_label"])
+    except ParameterError as exc:
+        raise ConfigError(f"fit.positive_label: {exc}") from None
     domains = resolve_domains(_grid_spec(cfg["grid"], features), features)
     the_plan = plan(epsilon=cfg["epsilon"], delta=cfg["delta"], domains=domains,
                     beta=cfg["beta"], method=cfg["method"], **{k: cfg[k] for k in _PLAN_KEYS})
@@ -138,11 +168,12 @@ def check_settings(cfg: dict[str, Any]) -> tuple[list[Domain], Plan, LedgerSetti
         raise ConfigError("fit.output, fit.plot, fit.results_table and fit.ledger must be "
                           "different paths")
     for key in ("output", "plot"):
-        if cfg[key] is not None and Path(cfg[key]).is_dir():
-            raise ConfigError(f"fit.{key} {cfg[key]!r} is a folder; give a file path")
+        if cfg[key] is not None:
+            check_output_path(cfg[key], f"fit.{key}")
     if cfg["results_table"] is not None:
         from dprect.results_table import check_results_table
 
+        check_output_path(cfg["results_table"], "fit.results_table", folder=True)
         check_results_table(cfg["results_table"])
     return domains, the_plan, settings
 
@@ -161,7 +192,7 @@ def read_input(cfg: dict[str, Any], domains: list[Domain], spark: SparkSession) 
     return prepare_fit(df, features=cfg["features"], label=cfg["label"],
                        domains=domains, epsilon=cfg["epsilon"], delta=cfg["delta"],
                        method=cfg["method"], beta=cfg["beta"], spark_plan=cfg["spark_plan"],
-                       invalid_rows=cfg["invalid_rows"],
+                       invalid_rows=cfg["invalid_rows"], positive_label=positive_label(cfg),
                        **{k: cfg[k] for k in _PLAN_KEYS})
 
 
@@ -220,6 +251,11 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
         cfg = section_values(doc, SECTION, OPTIONS)
         domains, the_plan, settings = check_settings(cfg)
         run_id = settings.run_id if settings is not None else new_run_id()
+        if settings is not None:  # printed first, so that a run that dies can be retried
+            step(PROG, f"run id {run_id} (dataset {settings.dataset!r}, ledger "
+                       f"{settings.path})")
+        else:
+            step(PROG, f"run id {run_id}")
         if cfg["seed"] is not None:
             step(PROG, "WARNING: fit.seed is set — reproducible noise for tests only; "
                        "this result is NOT differentially private")

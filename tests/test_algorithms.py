@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -11,6 +13,8 @@ from hypothesis import strategies as st
 
 from dprect import FloatOrder, Grid, IntegerRange, RandomSource, nonprivate_bounding_box, plan
 from dprect.algorithms import run_composition, run_randmargins
+from dprect.interior_point import interior_point
+from dprect.margins import StaircaseLaw
 from dprect.numpy_engine import NumpyEngine
 
 
@@ -149,3 +153,91 @@ def test_numpy_engine_cut_is_row_local(rows, t, side, axis):
     other = 1 - axis
     expected = sorted(arr[keep, other].tolist())
     assert sorted(eng.window(other, "lo", len(rows), len(rows)).tolist()) == expected
+
+
+# -- the window's position and virtual pads (issue 10, points 4 and 9) ------------------------
+def reference_randmargins(idx: np.ndarray, domains, the_plan, rng):
+    """RandMargins straight from the design note (§2), naively: sort the remaining
+    positives on the round's axis from its side, append MATERIALISED pads at the far end,
+    B_t = the first N_t, D_t = the LAST Δ of B_t, p_t = IP(D_t), remove y_j ≥ p_t (hi) or
+    y_j ≤ p_t (lo). ``idx``: grid indices (rows × features)."""
+    remaining = np.ones(len(idx), dtype=bool)
+    found = {}
+    for r in the_plan.rounds:
+        m = domains[r.axis].size
+        block = r.law.sample(rng)
+        col = idx[remaining, r.axis]
+        ordered = np.sort(col)[::-1] if r.side == "hi" else np.sort(col)
+        pad = 0 if r.side == "hi" else m - 1
+        b_t = np.concatenate([ordered[:block],
+                              np.full(max(0, block - len(ordered)), pad, dtype=np.uint64)])
+        d_t = b_t[len(b_t) - r.ip_size:]
+        assert len(b_t) == block and len(d_t) == r.ip_size
+        p = interior_point(d_t, epsilon=the_plan.ip_epsilon, grid_size=m, rng=rng)
+        remaining &= (idx[:, r.axis] < p) if r.side == "hi" else (idx[:, r.axis] > p)
+        found[(r.axis, r.side)] = p
+    dims = idx.shape[1]
+    return (tuple(found.get((j, "lo"), 0) for j in range(dims)),
+            tuple(found.get((j, "hi"), domains[j].size - 1) for j in range(dims)))
+
+
+class RecordingEngine(NumpyEngine):
+    """A NumpyEngine that records every ``window`` call."""
+
+    def __init__(self, columns):
+        super().__init__(columns)
+        self.calls: list[tuple[int, str, int, int]] = []
+
+    def window(self, axis, side, stop, size):
+        self.calls.append((axis, side, stop, size))
+        return super().window(axis, side, stop, size)
+
+
+def _small_case(seed):
+    """Small Δ (large ε, small grids) so that N_t > Δ, ties and exhausted sets are common."""
+    gen = np.random.default_rng(seed)
+    domains = [IntegerRange(0, 63), IntegerRange(0, 255)]
+    n = int(gen.choice([3, 40, 400]))
+    X = np.column_stack([gen.integers(0, 64, n), gen.integers(0, 256, n)]).astype(float)
+    planned = plan(epsilon=30.0, delta=1e-6, domains=domains, beta=0.2,
+                   method="randmargins").chosen
+    # the planner picks ρ = 1/100 here (N_t = Δ mostly); ρ = 1/2 makes N_t > Δ common
+    rounds = tuple(dataclasses.replace(r, law=StaircaseLaw(r.ip_size, Fraction(1, 2)))
+                   for r in planned.rounds)
+    return X, domains, dataclasses.replace(planned, rounds=rounds)
+
+
+def test_randmargins_equals_the_naive_reference_exactly():
+    """Same seed → the same rectangle as the naive reference, over many seeds and data
+    sets. Taking D_t as the FIRST Δ points of B_t (or materialising pads differently from
+    virtual ones, or cutting strictly) changes the IP's input and the rectangle."""
+    deep = padded = 0
+    for seed in range(120):
+        X, domains, the_plan = _small_case(seed)
+        assert the_plan.rounds[0].ip_size < 40
+        idx = np.column_stack([d.to_index(d.encode(X[:, j])) for j, d in enumerate(domains)])
+        engine = NumpyEngine.from_features(X, domains)
+        trace = []
+        got = run_randmargins(engine, domains, the_plan, quiet_rng(seed), trace=trace)
+        assert (got.lo, got.hi) == reference_randmargins(idx, domains, the_plan,
+                                                         quiet_rng(seed)), seed
+        deep += sum(t.block_size > t_plan.ip_size and t.real_points > 0
+                    for t, t_plan in zip(trace, the_plan.rounds, strict=True))
+        padded += sum(0 < t.real_points < t_plan.ip_size
+                      for t, t_plan in zip(trace, the_plan.rounds, strict=True))
+    assert deep >= 50 and padded >= 20  # both situations the test is about occur often
+
+
+def test_every_window_is_ranks_n_minus_delta_to_n():
+    """The engine is asked for ranks [N_t − Δ, N_t) of the remaining set in every round."""
+    deep = 0
+    for seed in range(30):
+        X, domains, the_plan = _small_case(seed)
+        engine = RecordingEngine([d.encode(X[:, j]) for j, d in enumerate(domains)])
+        trace = []
+        run_randmargins(engine, domains, the_plan, quiet_rng(seed), trace=trace)
+        expected = [(r.axis, r.side, t.block_size, r.ip_size)
+                    for r, t in zip(the_plan.rounds, trace, strict=True)]
+        assert engine.calls == expected
+        deep += sum(t.block_size > r.ip_size for r, t in zip(the_plan.rounds, trace, strict=True))
+    assert deep >= 10  # N_t > Δ: the first and the last Δ points of B_t differ

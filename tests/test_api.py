@@ -124,18 +124,114 @@ def test_bad_parameters_raise_value_error_naming_it(data, kwargs, exc, match):
 
 
 def test_bad_data_raises_naming_it(data):
+    """Only shapes and types are refused (and, opt-in, invalid rows under ``error``)."""
     X, y = data
+    nan_row = np.where(np.arange(len(X))[:, None] == 5, np.nan, X)
+    inf_row = np.where(np.arange(len(X))[:, None] == 5, np.inf, X)
     cases = [
-        (X[:, 0], y, "2-D"),
-        (X, y[:-1], "one label per row"),
-        (X, y.reshape(-1, 1), "one label per row"),
-        (np.empty((10, 0)), np.zeros(10), "no feature columns"),
-        (np.where(np.arange(len(X))[:, None] == 5, np.nan, X), y, "feature x0 has null, NaN"),
-        (np.where(np.arange(len(X))[:, None] == 5, np.inf, X), y, "NaN or infinite"),
-        (X, np.where(np.arange(len(y)) == 3, 2, y), "labels must be 0 or 1"),
-        (X, np.where(np.arange(len(y)) == 3, np.nan, y), "labels must be 0 or 1"),
-        (np.array([["a", "b"]]), [1], "numbers only"),
+        (X[:, 0], y, {}, "2-D"),
+        (X, y[:-1], {}, "one label per row"),
+        (X, y.reshape(-1, 1), {}, "one label per row"),
+        (np.empty((10, 0)), np.zeros(10), {}, "no feature columns"),
+        (nan_row, y, {"invalid_rows": "error"}, "feature x0 has null, NaN"),
+        (inf_row, y, {"invalid_rows": "error"}, "NaN or infinite"),
+        (np.array([["a", "b"]]), [1], {}, "numbers only"),
+        (X, y.astype(complex), {}, "dtype"),
     ]
-    for Xb, yb, match in cases:
+    for Xb, yb, kw, match in cases:
         with pytest.raises(InputDataError, match=match):
-            dprect.fit(Xb, yb, epsilon=1.0, delta=1e-6)
+            dprect.fit(Xb, yb, epsilon=1.0, delta=1e-6, **kw)
+    with pytest.raises(ParameterError, match="invalid_rows"):
+        dprect.fit(X, y, epsilon=1.0, delta=1e-6, invalid_rows="ignore")
+
+
+def test_values_are_never_refused(data):
+    """Other labels, NaN and None labels are negatives; invalid feature rows are dropped
+    by default; no rows, or no positives, give an ordinary empty rectangle."""
+    X, y = data
+    want = quiet_fit(X, y, grid=Grid(-1, 1, 1024), epsilon=1.0, delta=1e-6, seed=8)
+    odd = np.where(np.arange(len(y)) % 7 == 3, 2.0, y.astype(float))
+    odd[np.arange(len(y)) % 11 == 4] = np.nan
+    positives = odd == 1.0
+    X_dirty = np.vstack([X, [[np.nan, 0.0, 0.0], [0.9, np.inf, 0.0]]])
+    y_dirty = np.concatenate([positives.astype(float), [1.0, 1.0]])
+    a = quiet_fit(X_dirty, y_dirty, grid=Grid(-1, 1, 1024), epsilon=1.0, delta=1e-6, seed=8)
+    b = quiet_fit(X, odd, grid=Grid(-1, 1, 1024), epsilon=1.0, delta=1e-6, seed=8)
+    assert (a.lower_index, a.upper_index) == (b.lower_index, b.upper_index)
+    assert a.to_json().keys() == want.to_json().keys()
+    as_objects = [None if np.isnan(v) else v for v in odd]  # a list: compared one by one
+    c = quiet_fit(X, as_objects, grid=Grid(-1, 1, 1024), epsilon=1.0, delta=1e-6, seed=8)
+    assert (c.lower_index, c.upper_index) == (b.lower_index, b.upper_index)
+    for Xe, ye in [(np.empty((0, 3)), np.empty(0)), (X, np.zeros(len(X))), (X, ["x"] * len(X))]:
+        r = quiet_fit(Xe, ye, epsilon=1.0, delta=1e-6, seed=1)
+        assert r.empty and r.to_json().keys() == want.to_json().keys()
+
+
+def test_positive_label_strings_booleans_and_nulls(data):
+    X, y = data
+    grid = Grid(-1, 1, 1024)
+    want = quiet_fit(X, y, grid=grid, epsilon=1.0, delta=1e-6, seed=6)
+    nulls = np.arange(len(y)) % 9 == 0
+    spelled = {
+        "churned": np.array(["churned" if v else "stayed" for v in y]),
+        True: np.array(y, dtype=bool),
+        7: np.where(y == 1, 7, 3),
+    }
+    for label, labels in spelled.items():
+        got = quiet_fit(X, labels, grid=grid, epsilon=1.0, delta=1e-6, seed=6,
+                        positive_label=label)
+        assert (got.lower_index, got.upper_index) == (want.lower_index, want.upper_index)
+    # nulls count as negatives, whatever the spelling
+    ref = quiet_fit(X, np.where(nulls, 0, y), grid=grid, epsilon=1.0, delta=1e-6, seed=6)
+    with_nulls = [
+        (np.array([None if z else ("yes" if v else "no") for v, z in zip(y, nulls,
+                                                                           strict=True)],
+                  dtype=object), "yes"),
+        (np.where(nulls, np.nan, y.astype(float)), 1),
+        ([None if z else bool(v) for v, z in zip(y, nulls, strict=True)], True),
+    ]
+    for labels, label in with_nulls:
+        got = quiet_fit(X, labels, grid=grid, epsilon=1.0, delta=1e-6, seed=6,
+                        positive_label=label)
+        assert (got.lower_index, got.upper_index) == (ref.lower_index, ref.upper_index)
+    # a boolean column takes 1 (the default) as true; a numeric one takes true as 1
+    got = quiet_fit(X, y.astype(float), grid=grid, epsilon=1.0, delta=1e-6, seed=6,
+                    positive_label=True)
+    assert (got.lower_index, got.upper_index) == (want.lower_index, want.upper_index)
+
+
+@pytest.mark.parametrize(("labels", "label", "match"), [
+    (np.array(["a", "b"]), 1, "holds strings"),
+    (np.array([1, 0]), "1", "is numeric"),
+    (np.array([True, False]), 2, "is boolean"),
+    (np.array([True, False]), "yes", "is boolean"),
+    (np.array([1, 0]), float("nan"), "finite"),
+    (np.array([1, 0]), [1], "number, a string or a boolean"),
+])
+def test_positive_label_type_mismatch_is_refused(labels, label, match):
+    with pytest.raises(ParameterError, match=match):
+        dprect.fit(np.zeros((2, 1)), labels, epsilon=1.0, delta=1e-6, positive_label=label)
+
+
+def test_label_text_is_read_against_the_column_type():
+    from dprect.api import LabelText, resolve_positive_label
+
+    assert resolve_positive_label(LabelText("yes"), "numeric", "y") == 1.0
+    assert resolve_positive_label(LabelText(" 2.5 "), "numeric", "y") == 2.5
+    assert resolve_positive_label(LabelText("TRUE"), "boolean", "y") is True
+    assert resolve_positive_label(LabelText("0"), "boolean", "y") is False
+    assert resolve_positive_label(LabelText("1"), "string", "y") == "1"
+    assert resolve_positive_label(LabelText("x"), "null", "y") is None
+    with pytest.raises(ParameterError, match="must be a number"):
+        resolve_positive_label(LabelText("maybe"), "numeric", "y")
+    with pytest.raises(ParameterError, match="true or false"):
+        resolve_positive_label(LabelText("maybe"), "boolean", "y")
+
+
+def test_positive_rows_defaults_to_drop():
+    from dprect.api import positive_rows
+
+    X = np.array([[1.0, 2.0], [np.nan, 1.0], [3.0, 4.0]])
+    assert positive_rows(X, [1, 1, 0]).tolist() == [[1.0, 2.0]]
+    with pytest.raises(InputDataError, match="'error' invalid-rows policy"):
+        positive_rows(X, [1, 1, 0], invalid_rows="error")

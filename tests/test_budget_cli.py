@@ -2,6 +2,10 @@
 
 Numpy engine only (fast). Properties checked:
 
+* ``budget init`` creates the ledger once; every other command refuses a missing ledger
+  (never creates one), a deleted ``_delta_log/`` and a damaged one (a zero-byte commit),
+  with one line, exit 2, nothing written;
+* the cap committed last counts, whatever the writers' clocks say;
 * concurrent ``dprect fit`` processes against one cap: exactly as many runs as the cap
   admits are charged and publish, the others end with exit 2 and write nothing;
 * a released run id is replayed (same rectangle, nothing spent); a failed or crashed run
@@ -15,8 +19,10 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
@@ -102,18 +108,27 @@ def show(tmp: Path, capsys: pytest.CaptureFixture[str]) -> dict:
     return json.loads(out)
 
 
+@pytest.fixture(autouse=True)
+def ledger(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    """Every test gets an initialised ledger at tmp_path/ledger (``dprect budget init``)."""
+    path = tmp_path / "ledger"
+    code, out, err = run(["budget", "init", "--ledger", str(path)], capsys)
+    assert code == 0 and "budget ledger created" in out, err
+    return path
+
+
 def reserves(ledger: Ledger, run_id: str | None = None) -> list[dict]:
     return [e for e in ledger.events("ds") if e["event"] == "reserve"
             and (run_id is None or e["run_id"] == run_id)]
 
 
 # -- concurrency ----------------------------------------------------------------------------
-def test_concurrent_fits_never_overspend_the_cap(data: Path, tmp_path: Path,
+def test_concurrent_fits_never_overspend_the_cap(data: Path, tmp_path: Path, ledger: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    """8 processes at once, a cap that admits 5: 5 publish, 3 are refused and write nothing."""
-    ledger = tmp_path / "ledger"  # does not exist yet: the creation race is part of the test
+    """12 processes at once, a cap that admits 5: 5 publish, 7 are refused and write
+    nothing; the ledger they leave verifies (one event per commit, no gap)."""
     procs = []
-    for i in range(8):
+    for i in range(12):
         argv = [sys.executable, "-m", "dprect", *fit_argv(
             data, tmp_path, "--run-id", f"run-{i}", "--cap-epsilon", "5",
             "--cap-delta", "1e-5", output=f"out-{i}.json")]
@@ -130,9 +145,9 @@ def test_concurrent_fits_never_overspend_the_cap(data: Path, tmp_path: Path,
     # work; everything else is checked first, then such a run is reported as xfail.
     aborted = {i for i, (code, _, err) in enumerate(done)
                if code in (-6, 134) and ABORT in err}
-    ok = {i for i in range(8) if (tmp_path / f"out-{i}.json").exists()}
-    refused = set(range(8)) - ok
-    assert len(ok) == 5 and len(refused) == 3, done
+    ok = {i for i in range(12) if (tmp_path / f"out-{i}.json").exists()}
+    refused = set(range(12)) - ok
+    assert len(ok) == 5 and len(refused) == 7, done
     for i in refused:
         code, _, err = done[i]
         lines = [ln for ln in err.splitlines() if ln.strip() and ABORT not in ln]
@@ -150,6 +165,7 @@ def test_concurrent_fits_never_overspend_the_cap(data: Path, tmp_path: Path,
     assert sorted(r.run_id for r in runs) == sorted(f"run-{i}" for i in ok)
     assert all(r.status == "released" for r in runs)
     assert len(reserves(Ledger(ledger))) == 5
+    assert Ledger(ledger).verify() == 10  # init + 5 reservations + 5 releases
     # each publisher wrote exactly what the ledger recorded for its run id
     for r in runs:
         i = int(r.run_id.split("-")[1])
@@ -282,6 +298,132 @@ def test_set_cap_and_show(data: Path, tmp_path: Path,
     assert show(tmp_path, capsys)["cap"] == {"epsilon": 0.5, "delta": 1e-5}
 
 
+# -- the ledger's life: init once, never implicitly, refuse damage ---------------------------
+def files_under(path: Path) -> list[tuple[str, int]]:
+    return sorted((str(p.relative_to(path)), p.stat().st_size)
+                  for p in path.rglob("*") if p.is_file())
+
+
+def one_error_line(err: str) -> str:
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("dprect: error: "), err
+    assert "\x1b" not in err and "Traceback" not in err, err
+    return lines[0]
+
+
+def ledger_commands(path: Path) -> dict[str, list[str]]:
+    """Every budget command but init, on ``path``."""
+    return {
+        "show": ["budget", "show", "ds", "--ledger", str(path)],
+        "show --json": ["budget", "show", "ds", "--ledger", str(path), "--json"],
+        "set-cap": ["budget", "set-cap", "ds", "--epsilon", "100", "--delta", "1e-3",
+                    "--ledger", str(path)],
+    }
+
+
+def test_budget_init_once(tmp_path: Path, ledger: Path,
+                          capsys: pytest.CaptureFixture[str]) -> None:
+    assert Ledger(ledger).verify() == 0  # the fixture's `budget init`: version 0, one event
+    before = files_under(ledger)
+    code, _, err = run(["budget", "init", "--ledger", str(ledger)], capsys)
+    assert code == 2 and "already exists" in one_error_line(err), err
+    assert files_under(ledger) == before
+    leftover = tmp_path / "leftover"
+    leftover.mkdir()
+    (leftover / "part-0.parquet").write_bytes(b"x")
+    code, _, err = run(["budget", "init", "--ledger", str(leftover)], capsys)
+    assert code == 2 and "not empty" in one_error_line(err), err
+    assert [p.name for p in leftover.iterdir()] == ["part-0.parquet"]
+
+
+def test_missing_ledger_is_refused_and_never_created(
+        data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "no-such" / "ledger"
+    expected = (f"dprect: error: no budget ledger at {path}; create it once with "
+                f"`dprect budget init --ledger {path}`")
+    for name, argv in ledger_commands(path).items():
+        code, _, err = run(argv, capsys)
+        assert code == 2 and one_error_line(err) == expected, (name, err)
+    argv = fit_argv(data, tmp_path, "--run-id", "r1")
+    argv[argv.index("--ledger") + 1] = str(path)
+    code, out, err = run(argv, capsys)
+    assert code == 2 and one_error_line(err) == expected, err
+    assert "result written" not in out and not (tmp_path / "result.json").exists()
+    assert not (tmp_path / "no-such").exists()
+
+
+def test_deleted_log_is_refused_not_a_new_ledger(
+        data: Path, tmp_path: Path, ledger: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """After one charged run, _delta_log/ is deleted: spend and cap must not reset to a
+    fresh ledger's. Every command is refused, `budget init` on the leftovers too."""
+    code, _, err = run(["budget", "set-cap", "ds", "--epsilon", "1.5", "--delta", "1e-5",
+                        "--ledger", str(ledger)], capsys)
+    assert code == 0, err
+    code, _, err = run(fit_argv(data, tmp_path, "--run-id", "r1", output="r1.json"), capsys)
+    assert code == 0, err
+    shutil.rmtree(ledger / "_delta_log")
+    before = files_under(ledger)
+    for name, argv in {**ledger_commands(ledger),
+                       "init": ["budget", "init", "--ledger", str(ledger)],
+                       "fit": fit_argv(data, tmp_path, "--run-id", "r2")}.items():
+        code, out, err = run(argv, capsys)
+        line = one_error_line(err)
+        assert code == 2 and str(ledger) in line and "not empty" in line, (name, err)
+        assert "result written" not in out
+    assert not (tmp_path / "result.json").exists()
+    assert files_under(ledger) == before and not (ledger / "_delta_log").exists()
+
+
+def test_zero_byte_commit_is_refused(data: Path, tmp_path: Path, ledger: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """A reservation's commit file truncated to zero bytes (power loss): delta-rs reads an
+    empty commit, the reservation would vanish and the cap (which admits one run) would
+    let a second run through. Every command fails closed with one line, exit 2."""
+    g = charge()
+    code, _, err = run(["budget", "set-cap", "ds", "--epsilon", str(1.5 * g.epsilon),
+                        "--delta", "1e-5", "--ledger", str(ledger)], capsys)
+    assert code == 0, err
+    code, _, err = run(fit_argv(data, tmp_path, "--run-id", "r1", output="r1.json"), capsys)
+    assert code == 0, err
+    (version,) = [e["version"] for e in reserves(Ledger(ledger), "r1")]
+    (ledger / "_delta_log" / f"{version:020d}.json").write_bytes(b"")
+    before = files_under(ledger)
+    for name, argv in {**ledger_commands(ledger),
+                       "fit": fit_argv(data, tmp_path, "--run-id", "r2"),
+                       "fit replay": fit_argv(data, tmp_path, "--run-id", "r1",
+                                              output="again.json")}.items():
+        code, out, err = run(argv, capsys)
+        line = one_error_line(err)
+        assert code == 2, (name, err)
+        assert f"budget ledger at {ledger} is damaged" in line, (name, line)
+        assert "nothing was charged or released" in line, (name, line)
+        assert "result written" not in out
+    assert not (tmp_path / "result.json").exists() and not (tmp_path / "again.json").exists()
+    assert files_under(ledger) == before
+
+
+def test_the_cap_committed_last_counts_whatever_the_clocks(
+        data: Path, tmp_path: Path, ledger: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """An admin whose clock runs 2 h fast raises the cap; a second admin lowers it later
+    (with an earlier timestamp): the lower cap counts and the run is refused."""
+    import dprect.ledger as ledger_module
+
+    real_now = ledger_module._now
+    monkeypatch.setattr(ledger_module, "_now", lambda: real_now() + timedelta(hours=2))
+    code, _, err = run(["budget", "set-cap", "ds", "--epsilon", "10", "--delta", "1e-5",
+                        "--ledger", str(ledger)], capsys)
+    assert code == 0, err
+    monkeypatch.setattr(ledger_module, "_now", real_now)
+    code, _, err = run(["budget", "set-cap", "ds", "--epsilon", "0.5", "--delta", "1e-5",
+                        "--ledger", str(ledger)], capsys)
+    assert code == 0, err
+    assert show(tmp_path, capsys)["cap"] == {"epsilon": 0.5, "delta": 1e-5}
+    code, _, err = run(fit_argv(data, tmp_path, "--run-id", "r1"), capsys)
+    assert code == 2 and "cap exceeded" in one_error_line(err), err
+    assert not (tmp_path / "result.json").exists() and reserves(Ledger(ledger)) == []
+
+
 # -- bad input: exit 2, one clear line, no output, no ledger row -----------------------------
 BAD = {
     # case: (table, extra arguments, pattern the message must match)
@@ -293,11 +435,7 @@ BAD = {
         "posinf.parquet", ["--invalid-rows", "error"], r"feature '?a'? .*infinite"),
     "-inf feature, --invalid-rows error": (
         "neginf.parquet", ["--invalid-rows", "error"], r"feature '?a'? .*infinite"),
-    "label 2": ("label2.parquet", [], r"labels must be 0 or 1"),
-    "label null": ("label_null.parquet", [], r"labels must be 0 or 1.*null"),
     "duplicate feature": ("good.parquet", ["--features", "a,a"], r"listed twice"),
-    "zero rows": ("empty.parquet", [], r"empty \(zero rows\)"),
-    "zero positives": ("no_pos.parquet", [], r"no positive rows \(label = 1\)"),
     "no feature names": ("good.parquet", ["--features", ","],
                          r"argument --features: give at least one feature name"),
     "grid size < 2": ("good.parquet", ["--grid", "0:1:1"], r"grid size must be .*got 1"),
@@ -322,6 +460,22 @@ def test_bad_input_exit_2_no_output_no_ledger_row(
     assert not (tmp_path / "result.json").exists()
     assert not list(tmp_path.glob(".*.tmp"))
     assert Ledger(tmp_path / "ledger").events("ds") == []
+
+
+#: tables that were refused for their values before issue 10 (point 1): a refusal that
+#: depends on the rows is not private, so they are ordinary runs now — charged like any other
+VALUE_DEPENDENT = {"label 2": "label2.parquet", "label null": "label_null.parquet",
+                   "zero rows": "empty.parquet", "zero positives": "no_pos.parquet"}
+
+
+@pytest.mark.parametrize("case", list(VALUE_DEPENDENT))
+def test_tables_once_refused_for_their_values_are_ordinary_charged_runs(
+        case: str, data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(fit_argv(data, tmp_path, table=VALUE_DEPENDENT[case]), capsys)
+    assert code == 0, (code, out, err)
+    assert (tmp_path / "result.json").exists()
+    assert len(reserves(Ledger(tmp_path / "ledger"))) == 1
+    assert show(tmp_path, capsys)["spent"]["epsilon"] == pytest.approx(charge().epsilon)
 
 
 # -- the default drop policy, and values off the grid ----------------------------------------

@@ -1,4 +1,7 @@
-"""The dprect command line: fit and plan, and bad input → exit 2 with nothing written."""
+"""The dprect command line: fit and plan; bad parameters, paths or schemas → exit 2 with
+nothing written; nothing refused for the rows' values (labels, no rows, no positives);
+outputs checked before anything is read or reserved, and the run id of a ledger run
+printed."""
 
 from __future__ import annotations
 
@@ -58,7 +61,7 @@ def test_same_seed_same_json_across_formats(table, tmp_path):
     (["--input", "missing.parquet"], "does not exist"),
     (["--features", "a,zzz"], "no column"),
     (["--features", "a,name"], "must be numeric"),
-    (["--input", "bad_label.parquet"], "labels must be 0 or 1"),
+    (["--positive-label", "yes please"], "must be a number"),
     (["--epsilon", "0"], "epsilon"),
     (["--delta", "2"], "delta"),
     (["--grid", "5:1:10"], "lower must be < upper"),
@@ -100,3 +103,219 @@ def test_console_script_and_module_entry_point():
     bad = subprocess.run([sys.executable, "-m", "dprect", "plan", "--epsilon", "-1", "--delta",
                           "1e-6", "--dims", "2"], capture_output=True, text=True)
     assert bad.returncode == 2 and "epsilon" in bad.stderr and "Traceback" not in bad.stderr
+
+
+# -- no refusal that depends on row values ---------------------------------------------------
+FIT = ["--features", "a,b", "--label", "label", "--epsilon", "1", "--delta", "1e-6",
+       "--grid", "0:10:1024"]
+
+
+def _shape(node):
+    """A JSON value's structure: keys and value types, not values."""
+    if isinstance(node, dict):
+        return {k: _shape(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return ["list", len(node)]
+    return type(node).__name__ if not isinstance(node, float | int) or isinstance(
+        node, bool) else "number"
+
+
+def test_label_values_no_rows_no_positives_are_ordinary_runs(table, tmp_path, capsys):
+    """A label other than 0/1, a table without positives, one with a single positive and
+    one without rows all exit 0 with a result of the same schema."""
+    t = pq.read_table(table / "data.parquet")
+    n = t.num_rows
+    no_pos = t.set_column(2, "label", pa.array(np.zeros(n, np.int64)))
+    one_pos = pa.concat_tables([no_pos, pa.table({
+        "a": [5.0], "b": [5.0], "label": pa.array([1], pa.int64()), "name": ["r"]})])
+    tables = {"no_pos": no_pos, "one_pos": one_pos, "empty": t.slice(0, 0),
+              "bad_label": pq.read_table(table / "bad_label.parquet")}
+    shapes = {}
+    for name, tab in tables.items():
+        pq.write_table(tab, tmp_path / f"{name}.parquet")
+        out = tmp_path / f"{name}.json"
+        code = main(["fit", "--input", str(tmp_path / f"{name}.parquet"), *FIT,
+                     "--output", str(out)])
+        captured = capsys.readouterr()
+        assert code == 0, captured.err
+        assert captured.err == ""
+        shapes[name] = _shape(json.loads(out.read_text()))
+    assert shapes["no_pos"] == shapes["one_pos"] == shapes["empty"] == shapes["bad_label"]
+
+
+def test_header_only_csv_is_refused_by_its_missing_types(tmp_path, capsys):
+    """A header-only CSV has no column types (CSV types are inferred from rows): refused
+    with the Spark engine's message, nothing written; a typed empty Parquet file fits."""
+    (tmp_path / "h.csv").write_text("a,b,label\n")
+    out = tmp_path / "h.json"
+    assert main(["fit", "--input", str(tmp_path / "h.csv"), *FIT, "--output", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "has a header but no rows" in err and "'a'" in err
+    assert not out.exists()
+    empty = pa.table({"a": pa.array([], pa.float64()), "b": pa.array([], pa.float64()),
+                      "label": pa.array([], pa.int64())})
+    pq.write_table(empty, tmp_path / "e.parquet")
+    assert main(["fit", "--input", str(tmp_path / "e.parquet"), *FIT, "--output", str(out)]) == 0
+    assert json.loads(out.read_text())["empty"] is True
+
+
+@pytest.fixture(scope="module")
+def labelled(tmp_path_factory):
+    """One table, its labels spelled as strings, booleans, numbers (with nulls)."""
+    gen = np.random.default_rng(7)
+    n = 3000
+    X = gen.uniform(0, 10, (n, 2))
+    inside = ((X > 2) & (X < 7)).all(axis=1)
+    nulls = np.arange(n) % 5 == 0  # nulls spread everywhere, positives among them
+    folder = tmp_path_factory.mktemp("labels")
+    cols = {"a": X[:, 0], "b": X[:, 1]}
+
+    def spell(name, yes, no, kind):
+        labels = [None if z else (yes if i else no)
+                  for i, z in zip(inside, nulls, strict=True)]
+        pq.write_table(pa.table({**cols, "label": pa.array(labels, kind)}),
+                       folder / f"{name}.parquet")
+
+    spell("strings", "churned", "stayed", pa.string())
+    spell("booleans", True, False, pa.bool_())
+    spell("numbers", 1, 0, pa.int64())
+    spell("sevens", 7, 3, pa.int32())
+    pq.write_table(pa.table({**cols, "label": inside & ~nulls}), folder / "reference.parquet")
+    return folder
+
+
+@pytest.mark.parametrize(("name", "extra"), [
+    ("strings", ["--positive-label", "churned"]),
+    ("booleans", []),  # default 1 = true
+    ("booleans", ["--positive-label", "true"]),
+    ("booleans", ["--positive-label", "yes"]),
+    ("numbers", []),
+    ("numbers", ["--positive-label", "1.0"]),
+    ("sevens", ["--positive-label", "7"]),
+])
+def test_positive_label_selects_the_same_rows(labelled, tmp_path, name, extra, capsys):
+    """Nulls and other labels are negatives: every spelling learns from the same rows as
+    the reference table (a boolean column without nulls)."""
+    def run(table, *more):
+        out = tmp_path / f"{table}.json"
+        code = main(["fit", "--input", str(labelled / f"{table}.parquet"), *FIT,
+                     "--seed", "4", "--output", str(out), *more])
+        assert code == 0, capsys.readouterr().err
+        return json.loads(out.read_text())
+
+    want = run("reference")
+    got = run(name, *extra)
+    assert (got["lower"], got["upper"]) == (want["lower"], want["upper"])
+    assert not want["empty"]
+
+
+@pytest.mark.parametrize(("name", "extra", "message"), [
+    ("strings", [], "holds strings, but the positive label"),  # default 1 on strings
+    ("numbers", ["--positive-label", "churned"], "numeric: the positive label"),
+    ("booleans", ["--positive-label", "2"], "boolean: the positive label"),
+])
+def test_label_type_mismatch_is_refused_from_the_schema(labelled, tmp_path, name, extra,
+                                                        message, capsys):
+    out = tmp_path / "never.json"
+    code = main(["fit", "--input", str(labelled / f"{name}.parquet"), *FIT,
+                 "--output", str(out), *extra])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
+    assert not out.exists()
+
+
+def test_invalid_rows_error_is_documented_outside_the_guarantee(capsys):
+    with pytest.raises(SystemExit):
+        main(["fit", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "OUTSIDE the privacy guarantee" in text and "--positive-label" in text
+
+
+# -- outputs checked first; the run id printed -------------------------------------------------
+def _init_ledger(path, capsys):
+    assert main(["budget", "init", "--ledger", str(path)]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize("where", ["missing input", "folder", "under a file", "ledger"])
+def test_bad_output_is_refused_before_reading_or_reserving(table, tmp_path, where, capsys):
+    from dprect.ledger import Ledger
+
+    ledger = tmp_path / "ledger"
+    _init_ledger(ledger, capsys)
+    (tmp_path / "a_file").write_text("x")
+    (tmp_path / "a_folder").mkdir()
+    output = {"missing input": tmp_path / "a_folder",
+              "folder": tmp_path / "a_folder",
+              "under a file": tmp_path / "a_file" / "result.json",
+              "ledger": ledger}[where]
+    source = tmp_path / "missing.parquet" if where == "missing input" \
+        else table / "data.parquet"
+    code = main(["fit", "--input", str(source), *FIT, "--output", str(output),
+                 "--ledger", str(ledger), "--dataset", "ds", "--run-id", "r-bad"])
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("dprect: error: --output")
+    assert captured.out == ""  # nothing ran: no run id, no result
+    assert Ledger(ledger).events("ds") == []  # no reservation, nothing spent
+    assert (tmp_path / "a_file").read_text() == "x"
+
+
+def test_ledger_runs_print_their_run_id(table, tmp_path, capsys):
+    import re
+
+    from dprect.ledger import Ledger
+
+    ledger = tmp_path / "ledger"
+    _init_ledger(ledger, capsys)
+    base = ["fit", "--input", str(table / "data.parquet"), *FIT, "--ledger", str(ledger),
+            "--dataset", "ds"]
+    assert main([*base, "--output", str(tmp_path / "a.json")]) == 0  # a generated run id
+    out = capsys.readouterr().out
+    match = re.search(r"^run id ([0-9a-f]{32}) ", out, re.MULTILINE)
+    assert match, out
+    assert [r.run_id for r in Ledger(ledger).runs("ds")] == [match.group(1)]
+    assert out.index("run id") < out.index("result written")
+    assert main([*base, "--run-id", "nightly-1", "--output", str(tmp_path / "b.json")]) == 0
+    assert "run id nightly-1 " in capsys.readouterr().out
+    # a replay prints it too
+    assert main([*base, "--run-id", "nightly-1", "--output", str(tmp_path / "c.json")]) == 0
+    assert "run id nightly-1 " in capsys.readouterr().out
+
+
+def test_missing_output_folders_are_still_created(table, tmp_path, capsys):
+    out = tmp_path / "new" / "deeper" / "r.json"
+    assert main(["fit", "--input", str(table / "data.parquet"), *FIT, "--output",
+                 str(out)]) == 0
+    assert json.loads(out.read_text())["features"] == ["a", "b"]
+
+
+def test_huge_integers_are_rounded_not_refused(tmp_path, capsys):
+    """An int64 value beyond ±2^53 is read as the nearest double (as Spark casts it), in a
+    feature and in the label: no value can make the command fail."""
+    n = 50
+    pq.write_table(pa.table({
+        "a": pa.array([2**60 + 1 if i == 3 else i for i in range(n)], pa.int64()),
+        "b": pa.array(np.linspace(0, 9, n)),
+        "label": pa.array([2**62 + 1 if i == 7 else i % 2 for i in range(n)], pa.int64())}),
+        tmp_path / "huge.parquet")
+    out = tmp_path / "huge.json"
+    code = main(["fit", "--input", str(tmp_path / "huge.parquet"), *FIT, "--output", str(out)])
+    assert code == 0, capsys.readouterr().err
+    assert json.loads(out.read_text())["features"] == ["a", "b"]
+
+
+def test_unexpected_error_is_one_line_without_its_text(monkeypatch, capsys):
+    """An internal error's text could quote data: the CLI names its type only, exit 1."""
+    import dprect.cli as cli
+
+    def boom(args):
+        raise RuntimeError("row value SECRET-VALUE-42")
+
+    monkeypatch.setattr(cli, "_cmd_plan", boom)
+    monkeypatch.delenv("DPRECT_DEBUG", raising=False)
+    assert cli.main(["plan", "--epsilon", "1", "--delta", "1e-6", "--dims", "2"]) == 1
+    captured = capsys.readouterr()
+    assert "SECRET" not in captured.out + captured.err
+    assert captured.err.count("\n") == 1 and "RuntimeError" in captured.err

@@ -170,3 +170,43 @@ def test_spark_conf_overrides_are_single_properties() -> None:
     assert conf == {"spark.driver.memory": "2g", "spark.ui.enabled": "false"}
     with pytest.raises(ConfigError, match="single value"):
         section_values({"spark": {"conf": {"a": {"b": 1}}}}, "spark", SPARK_OPTIONS)
+
+
+def test_output_paths_are_checked_without_writing(tmp_path: Path) -> None:
+    from dprect.io import check_output_path
+
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "dir").mkdir()
+    check_output_path(tmp_path / "r.json", "out")  # a new file in a folder
+    check_output_path(tmp_path / "file", "out")  # an existing file is replaced
+    check_output_path(tmp_path / "new" / "deeper" / "r.json", "out")  # folders are made
+    check_output_path(tmp_path / "dir", "table", folder=True)
+    check_output_path(tmp_path / "new_table", "table", folder=True)
+    with pytest.raises(ParameterError, match=r"out .* is a folder"):
+        check_output_path(tmp_path / "dir", "out")
+    with pytest.raises(ParameterError, match=r"table .* is a file"):
+        check_output_path(tmp_path / "file", "table", folder=True)
+    with pytest.raises(ParameterError, match="is not a folder"):
+        check_output_path(tmp_path / "file" / "r.json", "out")
+    with pytest.raises(ParameterError, match="is not a folder"):
+        check_output_path(tmp_path / "file" / "a" / "b.json", "out")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dir", "file"]  # nothing made
+
+
+def test_unwritable_output_folder_is_refused(tmp_path: Path) -> None:
+    import os
+
+    from dprect.io import check_output_path
+
+    if os.geteuid() == 0:
+        pytest.skip("root may write anywhere")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        with pytest.raises(ParameterError, match="no write permission"):
+            check_output_path(locked / "r.json", "out")
+        with pytest.raises(ParameterError, match="no write permission"):
+            check_output_path(locked / "sub" / "r.json", "out")
+    finally:
+        locked.chmod(0o700)

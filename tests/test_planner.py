@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import itertools
+import time
 
 import pytest
 
 from dprect import FloatOrder, Grid, IntegerRange, ParameterError, plan
+from dprect import planner as planner_module
 from dprect.margins import LaplaceLaw, StaircaseLaw
+from dprect.planner import MAX_EXPECTED_MARGIN, MAX_IP_SIZE
 
 G32 = Grid(0.0, 1.0, 2**32)
 
@@ -100,3 +103,63 @@ def test_bad_plan_parameters(kwargs, match):
     args = {"epsilon": 1.0, "delta": 1e-6, "domains": [G32]} | kwargs
     with pytest.raises(ParameterError, match=match):
         plan(**args)
+
+
+# -- plan-time limits (issue 10, point 9) --------------------------------------------------------
+
+
+@pytest.mark.parametrize("eps", [1e-12, 1e-6, 5e-324])
+@pytest.mark.parametrize("method", ["auto", "randmargins", "composition"])
+def test_tiny_epsilon_is_refused_at_plan_time_in_one_line(eps, method):
+    t0 = time.perf_counter()
+    with pytest.raises(ParameterError) as err:
+        plan(epsilon=eps, delta=1e-6, domains=[G32] * 3, method=method)
+    assert time.perf_counter() - t0 < 2.0
+    msg = str(err.value)
+    assert "\n" not in msg and msg.startswith(f"epsilon={eps:g} ")
+    assert "MAX_IP_SIZE = 1,000,000" in msg and "raise epsilon" in msg.lower()
+    assert "coarsen the grids" in msg and "fewer features" in msg
+
+
+def test_auto_never_chooses_a_method_over_the_limit():
+    """At ε = 1e-3 with 20 features composition needs Δ₀ ≈ 4.8e6 > 10^6 and RandMargins
+    Δ ≈ 8.6e5: auto runs RandMargins and says why composition is out."""
+    p = plan(epsilon=1e-3, delta=1e-6, domains=[G32] * 20)
+    assert p.chosen.method == "randmargins"
+    assert set(p.candidates) == {"randmargins"} and "composition" in p.excluded
+    assert all(r.ip_size <= MAX_IP_SIZE for r in p.chosen.rounds)
+    assert "excluded" in p.table() and p.to_json()["excluded"]["composition"]
+    with pytest.raises(ParameterError, match=r"epsilon=0.001 .*composition would need"):
+        plan(epsilon=1e-3, delta=1e-6, domains=[G32] * 20, method="composition")
+    # within the limits nothing is excluded and the JSON is as before
+    p = plan(epsilon=1.0, delta=1e-6, domains=[G32] * 3)
+    assert p.excluded == {} and "excluded" not in p.to_json()
+
+
+def test_expected_margin_limit(monkeypatch):
+    """A staircase ρ whose E[N_t] = Δ/(1 − ρ) exceeds the limit is not used; when every
+    choice exceeds it the method is out (auto falls back), and alone it is refused."""
+    base = plan(epsilon=1.0, delta=1e-6, domains=[G32] * 64, method="randmargins").chosen
+    size, mean = base.rounds[0].ip_size, base.rounds[0].law.mean
+    monkeypatch.setattr(planner_module, "MAX_EXPECTED_MARGIN", 0.97 * mean)
+    limited = plan(epsilon=1.0, delta=1e-6, domains=[G32] * 64, method="randmargins").chosen
+    assert all(r.law.mean <= 0.97 * mean for r in limited.rounds)
+    assert limited.details["rho"] != base.details["rho"]  # another ρ, within the limit
+    monkeypatch.setattr(planner_module, "MAX_EXPECTED_MARGIN", 0.5 * size)
+    p = plan(epsilon=1.0, delta=1e-6, domains=[G32] * 64)
+    assert p.chosen.method == "composition" and "randmargins" in p.excluded
+    with pytest.raises(ParameterError, match=r"^epsilon=1 .*randmargins would need blocks "
+                                             r"of .*MAX_EXPECTED_MARGIN"):
+        plan(epsilon=1.0, delta=1e-6, domains=[G32] * 64, method="randmargins")
+
+
+def test_paper_law_margin_limit_binds_without_patching():
+    """The paper's Laplace law expects μ = 4Δ·ln(1/β_IP) points: at β = 1e-12 and Δ near
+    10^6 that is above 10^8, so the plan is refused although Δ itself is allowed."""
+    with pytest.raises(ParameterError, match=r"^epsilon=0.13 .*randmargins would need blocks"):
+        plan(epsilon=0.13, delta=1e-6, domains=[IntegerRange(0, 1)], beta=1e-12,
+             accounting="paper", method="randmargins")
+    p = plan(epsilon=0.15, delta=1e-6, domains=[IntegerRange(0, 1)], beta=1e-12,
+             accounting="paper", method="randmargins").chosen
+    assert p.rounds[0].ip_size > 800_000 and p.rounds[0].law.mean <= MAX_EXPECTED_MARGIN
+    assert MAX_EXPECTED_MARGIN == 10**8

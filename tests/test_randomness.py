@@ -66,3 +66,18 @@ def test_randbelow_handles_huge_ranges():
     src = seeded(3)
     draws = [src.randbelow(2**64 - 2**53 + 2) for _ in range(1000)]
     assert max(draws) > 2**63 and min(draws) >= 0
+
+
+def test_randbits_range_reproducibility_and_uniformity():
+    a, b = seeded(9), seeded(9)
+    draws = [a.randbits(3) for _ in range(16_000)]
+    assert draws[:50] == [b.randbits(3) for _ in range(50)]
+    assert min(draws) == 0 and max(draws) == 7
+    assert all(0 <= a.randbits(200) < 2**200 for _ in range(100))
+    counts = np.bincount(draws, minlength=8)
+    assert chisquare(counts).pvalue > 1e-4  # false failure probability 1e-4
+    # power: the same test rejects bits whose top bit is 1 with probability 0.55
+    skew = np.array([d | 4 if d < 4 and i % 10 == 0 else d for i, d in enumerate(draws)])
+    assert chisquare(np.bincount(skew, minlength=8)).pvalue < 1e-4
+    with pytest.raises(ValueError):
+        a.randbits(0)

@@ -11,6 +11,7 @@ from pyspark import SparkContext
 from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
+from dprect.cli import positive_label_arg
 from dprect.domains import Domain
 from dprect.errors import DprectError, ParameterError
 from dprect.planner import Plan
@@ -23,8 +24,9 @@ from dprect.spark.source import read_source
 def spark_fit(args: argparse.Namespace, domains: list[Domain], the_plan: Plan,
               settings: LedgerSettings | None, budget: dict[str, Any],
               publish: Callable[[dict[str, Any]], None]) -> Outcome:
-    """``dprect fit --engine spark``: start (or reuse) a session, read and validate the
-    input, then run the guarded release; the session is stopped if this call started it."""
+    """``dprect fit --engine spark``: start (or reuse) a session, read the input and check
+    its schema, then run the guarded release; the session is stopped if this call started
+    it. The caller has checked the parameters and the output paths already."""
     if args.delta_version is not None and args.delta_timestamp is not None:
         raise ParameterError("give --delta-version or --delta-timestamp, not both")
     if args.delta_version is not None and args.delta_version < 0:
@@ -43,7 +45,8 @@ def spark_fit(args: argparse.Namespace, domains: list[Domain], the_plan: Plan,
                          version=args.delta_version, timestamp=args.delta_timestamp)
         prepared = prepare_fit(df, features=args.features, label=args.label,
                                domains=domains, spark_plan=args.plan,
-                               invalid_rows=args.invalid_rows, **budget)
+                               invalid_rows=args.invalid_rows,
+                               positive_label=positive_label_arg(args), **budget)
 
         def compute():
             with warnings.catch_warnings():

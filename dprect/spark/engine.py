@@ -105,7 +105,9 @@ class SparkEngine:
     ``problem`` / ``on_problem``: rows that make the input invalid (SQL text), and what to
     do when :meth:`prepare` finds one (raise: no window is answered after a problem row).
     ``size_hint``: about how many rows ``positive`` selects, used only to set the prefetch
-    thresholds (:mod:`dprect.spark.prefetch`).
+    thresholds (:mod:`dprect.spark.prefetch`): a speed aid inside the driver — no answer,
+    message or error depends on it. The engine refuses nothing for the rows' values; zero
+    rows, or zero selected, is an ordinary input (every window is then empty).
     ``cache`` — persist the encoded rows for window jobs (released by :meth:`close`).
     """
 
@@ -189,13 +191,6 @@ class SparkEngine:
         if bad and self._on_problem is not None:
             self._on_problem()
         self._prepared = True
-
-    def empty(self) -> bool:
-        """After :meth:`prepare` with ``prefetch``: True when no row was selected."""
-        self.prepare()
-        if self._prefixes is None:
-            raise ParameterError("empty() answers for the prefetch plan only")
-        return all(len(p.columns[p.spec.axis]) == 0 for p in self._prefixes.values())
 
     def window(self, axis: int, side: Side, stop: int, size: int) -> np.ndarray:
         """Sort values at ranks [stop − size, stop) of the remaining rows ordered from

@@ -5,8 +5,9 @@
 prefix lists and checks the features); :meth:`PreparedFit.run` then runs
 :func:`dprect.api.fit_engine`: planning, accounting and every random draw stay in the
 private core, so for the same seed the result is identical to :func:`dprect.fit` on the
-same rows. :func:`fit_dataframe` does both; jobs call them apart so that a bad table is
-refused before a budget is reserved.
+same rows. :func:`fit_dataframe` does both; jobs call them apart so that a table whose
+schema does not fit is refused before a budget is reserved. No refusal depends on the
+rows' values, except under the opt-in ``error`` invalid-row policy.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.util import InheritableThread
 
@@ -25,7 +25,7 @@ from dprect.planner import plan
 from dprect.result import FitResult
 from dprect.spark.checks import TableChecks
 from dprect.spark.engine import DEFAULT_PLAN, PLANS, SparkEngine, prefetch_specs
-from dprect.spark.source import spark_message
+from dprect.spark.source import SPARK_ERRORS, spark_message
 
 T = TypeVar("T")
 
@@ -54,19 +54,21 @@ def _beside(action: Callable[[], T], session: SparkSession) -> Callable[[], T]:
     return result
 
 
-def validate_dataframe(df: DataFrame, features: Sequence[str], label: str) -> None:
+def validate_dataframe(df: DataFrame, features: Sequence[str], label: str, *,
+                       positive_label: object = 1) -> None:
     """Check that ``df`` can be learned from; raise :class:`InputDataError` naming the
     problem otherwise (never a Spark traceback, never a count or a value of the data).
 
-    Guarantees, in this order: every named column exists; every one is numeric (integer,
-    floating, decimal or boolean); the table has at least one row; every label is 0 or 1
-    (a null label is an error); no feature holds a null, NaN or ±inf. Two short Spark jobs
-    (the label column, then the features); column checks cost none. A table without
-    positive rows passes (the fit then rests on pads only).
+    The schema checks of every fit — every named column exists, every feature is numeric
+    (integer, floating, decimal or boolean), the label column's type can hold
+    ``positive_label`` — and, beyond them, the ``error`` policy's check that no feature
+    holds a null, NaN or ±inf (one Spark job). That last check looks at the rows' values:
+    its answer is OUTSIDE the privacy guarantee; treat it as an internal check. Labels are
+    never refused (other values and nulls are negatives); an empty table, or one without
+    positives, passes.
     """
-    checks = TableChecks(df, features, label, invalid_rows="error")
-    checks.check_labels()
-    checks.check_features()
+    TableChecks(df, features, label, invalid_rows="error",
+                positive_label=positive_label).check_features()
 
 
 class PreparedFit:
@@ -87,7 +89,7 @@ class PreparedFit:
         try:
             return fit_engine(self.engine, self.domains, self.features, seed=seed,
                               trace=trace, **self.budget)
-        except PySparkException as exc:
+        except SPARK_ERRORS as exc:
             raise InputDataError(f"Spark failed while fitting: {spark_message(exc)}") from None
 
     def close(self) -> None:
@@ -117,21 +119,29 @@ def prepare_fit(
     neighbouring: str = ADD_REMOVE,
     prefix_rows: int | None = None,
     invalid_rows: str | None = "drop",
-    require_positives: bool = True,
+    positive_label: object = 1,
 ) -> PreparedFit:
     """Check everything and read the data; nothing is drawn yet (see :meth:`PreparedFit.run`).
 
-    Order: parameters and the public plan (no Spark job); columns (no job); the label
-    column (one job: empty table, labels 0/1), beside it for ``prefetch`` the pass's short
-    sample job; then, with ``prefetch``, the one pass that gathers the prefix lists *and*
-    checks the features, or with ``rounds`` one feature aggregation. So a bad table is
-    refused before a budget is reserved, and the reserved run does no more than the
-    driver-side fit (plus a job if a list runs short).
+    Order: parameters and the public plan (no Spark job); the schema — columns, their
+    types, the positive label against the label column's type (no job); then one job
+    counting the positive labels (a speed aid, inside the driver only), beside it for
+    ``prefetch`` the pass's short sample job; then, with ``prefetch``, the one pass that
+    gathers the prefix lists (and, under ``error``, checks the features), or with
+    ``rounds`` (``error`` only) one feature aggregation. So a refused table is refused
+    before a budget is reserved, and the reserved run does no more than the driver-side
+    fit (plus a job if a list runs short).
 
+    Nothing here refuses a table for its values, except the opt-in ``error`` policy: rows
+    whose label is not ``positive_label`` (other values, nulls) are negatives, and a table
+    with no rows or no positives is fitted as any other (an empty rectangle, most likely).
+
+    ``positive_label``: the label of the positive rows (default 1): a number, a string, a
+    boolean, or :class:`dprect.api.LabelText` (text read against the column's type).
     ``invalid_rows``: ``drop`` (default) leaves out rows with a null, NaN or ±inf feature
     — row-local, so it costs no privacy; ``error`` refuses such a table naming the
-    feature; None skips all checks (the caller vouches for the table).
-    ``require_positives``: refuse a table with no positive row left.
+    feature, a data-dependent refusal OUTSIDE the privacy guarantee; None skips the
+    feature checks (the caller vouches for the table).
     Other parameters as in :func:`fit_dataframe`.
     """
     listed = [features] if isinstance(features, str) else list(features)
@@ -152,25 +162,20 @@ def prepare_fit(
               "neighbouring": neighbouring}
     the_plan = plan(domains=doms, **budget)  # public; errors before any Spark job
     checks = TableChecks(df, names, label, invalid_rows=invalid_rows,
-                         require_positives=require_positives)
+                         positive_label=positive_label)
     prefix = prefix_rows if prefix_rows is not None else prefetch_specs(the_plan.chosen,
                                                                          len(doms))
     engine = SparkEngine(df, doms, names, plan=chosen_plan, prefix=prefix,
                          cache=chosen_plan == "rounds", positive=checks.positive,
                          problem=checks.problem, on_problem=checks.raise_invalid_feature)
     try:
-        labels = _beside(checks.check_labels, df.sparkSession)
+        count = _beside(checks.count_positives, df.sparkSession)
         try:
-            engine.presample()  # the pass's sample, while the label column is checked
+            engine.presample()  # the pass's sample, while the labels are counted
         finally:
-            ones = labels()  # a label error wins over anything the sample ran into
-        engine.prepare(size_hint=ones)
-        if require_positives and invalid_rows == "drop":  # is a positive left after it?
-            if chosen_plan == "rounds":
-                checks.check_features()
-            elif engine.empty():
-                checks.raise_no_positives()
-    except PySparkException as exc:
+            ones = count()
+        engine.prepare(size_hint=ones)  # speed only: the hint never changes an answer
+    except SPARK_ERRORS as exc:
         engine.close()
         raise InputDataError(f"cannot read the input: {spark_message(exc)}") from None
     except BaseException:
@@ -196,10 +201,12 @@ def fit_dataframe(
     margin_law: str = "staircase",
     neighbouring: str = ADD_REMOVE,
     prefix_rows: int | None = None,
-    validate: bool = True,
+    invalid_rows: str | None = "drop",
+    positive_label: object = 1,
     trace: list[Any] | None = None,
 ) -> FitResult:
-    """Learn an (ε, δ)-DP axis-aligned rectangle around the rows of ``df`` labelled 1.
+    """Learn an (ε, δ)-DP axis-aligned rectangle around the rows of ``df`` whose label
+    equals ``positive_label`` (default 1).
 
     ``features``/``label``: column names (a single string is one feature). ``domains``:
     per-feature public domains — a Domain, a list, a ``--grid`` string, or None for the
@@ -209,15 +216,20 @@ def fit_dataframe(
     ``spark_plan``: ``rounds`` or ``prefetch`` (None: :data:`DEFAULT_PLAN`, the faster);
     ``prefix_rows``: override the prefetch lengths derived from the plan (speed only).
 
-    Guarantees: parameters are checked before any Spark job; the table is validated as by
-    :func:`validate_dataframe` unless ``validate=False``; the result is identical to
-    :func:`dprect.fit` on the same rows with the same seed, whatever the plan or the
-    partitioning; cached data is released before returning.
+    ``positive_label``, ``invalid_rows``: as in :func:`prepare_fit` (``drop`` by default;
+    ``error`` is a data-dependent refusal outside the guarantee).
+
+    Guarantees: parameters and the schema are checked before any Spark job, and nothing
+    else refuses the table unless ``invalid_rows="error"``: other labels and nulls are
+    negatives, an empty table or one without positives gives an ordinary (empty) result;
+    the result is identical to :func:`dprect.fit` on the same rows with the same seed and
+    options, whatever the plan or the partitioning; cached data is released before
+    returning.
     """
     prepared = prepare_fit(
         df, features=features, label=label, domains=domains, epsilon=epsilon, delta=delta,
         method=method, beta=beta, spark_plan=spark_plan, accounting=accounting, shape=shape,
         margin_law=margin_law, neighbouring=neighbouring, prefix_rows=prefix_rows,
-        invalid_rows="error" if validate else None, require_positives=False)
+        invalid_rows=invalid_rows, positive_label=positive_label)
     with prepared:
         return prepared.run(seed=seed, trace=trace)

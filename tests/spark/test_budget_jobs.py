@@ -6,7 +6,10 @@ input that spends nothing.
   file, no results-table row;
 * re-running the killed run id completes it under the same charge, with one results-table
   row; running it once more replays the recorded result and spends nothing;
-* bad input ends the job with exit 2 before anything is reserved or written.
+* bad input ends the job with exit 2 before anything is reserved or written;
+* a missing ledger (never initialised, or its ``_delta_log/`` deleted) or a damaged one (a
+  zero-byte commit) ends the job with exit 2 and one line before Spark reads anything, and
+  nothing is written — the job never creates a ledger.
 
 The kill tests run ``jobs/fit_rectangle.py`` in its own process group (driver and JVM) and
 SIGKILL the whole group; the other runs call ``main(argv, spark)`` with the shared session.
@@ -18,6 +21,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -86,10 +90,15 @@ def big_table(tmp_path_factory: pytest.TempPathFactory) -> Path:
                        row_group_size=250_000)
 
 
-def job_config(tmp: Path, table: Path, run_id: str, **fit: object) -> Path:
-    """A YAML config: ledger in tmp/ledger, every output in tmp/out (created empty)."""
+def job_config(tmp: Path, table: Path, run_id: str, *, init_ledger: bool = True,
+               **fit: object) -> Path:
+    """A YAML config: ledger in tmp/ledger (initialised with ``Ledger.init``, as
+    ``dprect budget init`` does, unless ``init_ledger`` is False), every output in tmp/out
+    (created empty)."""
     out = tmp / "out"
     out.mkdir(exist_ok=True)
+    if init_ledger and not (tmp / "ledger").exists():
+        Ledger(tmp / "ledger").init()
     doc = {
         "spark": {"master": "local[2]", "log_level": "ERROR",
                   "conf": {"spark.local.dir": str(tmp / "spark-local")}},
@@ -282,8 +291,6 @@ def test_killed_during_fit_fails_closed_and_retry_completes_once(
 # -- bad input: exit 2, nothing reserved, nothing written ---------------------------------------
 BAD = {
     "missing column": ("good", {"features": ["f0", "nope", "f2"]}, r"no column.*'nope'"),
-    "zero positives": ("no_positives", {}, r"no positive rows \(label = 1\)"),
-    "label not 0/1": ("label_not_01", {}, r"labels must be 0 or 1"),
     "null feature, invalid_rows error": ("nulls", {"invalid_rows": "error"},
                                          r"feature 'f1' .*null"),
 }
@@ -316,18 +323,72 @@ def test_bad_input_spends_and_writes_nothing(
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == []  # no JSON/PNG/table
 
 
-def test_bad_input_messages_carry_no_counts(spark, tables: dict[str, Path], tmp_path: Path,
+@pytest.mark.parametrize("state", ["missing", "deleted log", "zero-byte commit"])
+def test_missing_or_damaged_ledger_ends_the_job_before_anything(
+        state: str, spark, tables: dict[str, Path], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    ledger = tmp_path / "ledger"
+    config = job_config(tmp_path, tables["good"], "r-ledger", init_ledger=state != "missing")
+    if state != "missing":
+        Ledger(ledger).reserve(DATASET, "earlier", epsilon=0.5, delta=1e-8,
+                               method="composition", features=FEATURES, bound="b",
+                               neighbouring="add-remove")
+    if state == "deleted log":
+        shutil.rmtree(ledger / "_delta_log")
+    elif state == "zero-byte commit":
+        (ledger / "_delta_log" / f"{1:020d}.json").write_bytes(b"")
+    before = sorted(p.name for p in ledger.rglob("*")) if ledger.exists() else None
+    capsys.readouterr()
+    code = fit_rectangle.main(["--config", str(config)], spark)
+    captured = capsys.readouterr()
+    lines = [ln for ln in captured.err.splitlines() if ln.strip()]
+    assert code == EXIT_BAD_INPUT, captured
+    assert len(lines) == 1 and lines[0].startswith("fit_rectangle: error: "), captured.err
+    expected = {"missing": f"no budget ledger at {ledger}; create it once with "
+                           f"`dprect budget init --ledger {ledger}`",
+                "deleted log": f"no budget ledger at {ledger}, but the folder is not empty",
+                "zero-byte commit": f"the budget ledger at {ledger} is damaged"}[state]
+    assert expected in lines[0], lines[0]
+    assert "\x1b" not in captured.err and "reading " not in captured.out, captured
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == []
+    after = sorted(p.name for p in ledger.rglob("*")) if ledger.exists() else None
+    assert after == before  # never created, never written
+
+
+@pytest.mark.parametrize("key", ["no_positives", "label_not_01"])
+def test_tables_once_refused_for_their_values_are_ordinary_charged_runs(
+        key: str, spark, tables: dict[str, Path], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """No positives, or labels other than 0/1, were refused before issue 10 (point 1): a
+    refusal that depends on the rows is not private, so they are ordinary runs, charged
+    like any other."""
+    config = job_config(tmp_path, tables[key], f"ordinary-{key}")
+    capsys.readouterr()
+    assert fit_rectangle.main(["--config", str(config)], spark) == 0, capsys.readouterr()
+    assert (tmp_path / "out" / "result.json").exists()
+    assert Ledger(tmp_path / "ledger").spent(DATASET) == charge()
+
+
+def test_bad_input_messages_carry_no_counts(spark, tmp_path: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
-    """The job promises to print no counts: a refused table must not reveal how many rows
-    were bad (here 666 of 2000 labels are 2) nor their values. (Regression: the first
-    Spark validation printed "has 666 other value(s), e.g. 2".)"""
-    config = job_config(tmp_path, tables["label_not_01"], "bad-count")
+    """The job promises to print no counts: a refused table (the opt-in
+    ``invalid_rows: error``) must not reveal how many rows were bad (here 666 of 2000 have
+    a null feature). (Regression: the first Spark validation printed "has 666 other
+    value(s), e.g. 2".)"""
+    n, bad = 2000, np.arange(2000) % 3 == 2
+    gen = np.random.default_rng(5)
+    X = gen.uniform(0, 1000, (n, 3))
+    f1 = pa.array([None if b else v for b, v in zip(bad, X[:, 1], strict=True)], pa.float64())
+    table = tmp_path / "nulls.parquet"
+    pq.write_table(pa.table({"f0": X[:, 0], "f1": f1, "f2": X[:, 2],
+                             "label": (np.arange(n) % 2).astype(np.int32)}), table)
+    config = job_config(tmp_path, table, "bad-count", invalid_rows="error")
     capsys.readouterr()
     assert fit_rectangle.main(["--config", str(config)], spark) == EXIT_BAD_INPUT
     err = capsys.readouterr().err
-    assert "labels must be 0 or 1" in err
-    bad = int((np.arange(2000) % 3 == 2).sum())
-    assert str(bad) not in err and "e.g." not in err, err
+    assert "f1" in err
+    assert str(int(bad.sum())) not in err and "e.g." not in err, err
+    assert Ledger(tmp_path / "ledger").events(DATASET) == []
 
 
 @pytest.mark.parametrize("text", ["fit: [unclosed", "fit:\n  epsilon: one\n", "- just a list\n"],

@@ -235,15 +235,28 @@ def bad_tables(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     paths["not_delta"] = d / "not_delta"
     paths["not_delta"].mkdir()
     pq.write_table(tables["label_not_01"], paths["not_delta"] / "part-0.parquet")
+    paths["csv"] = d / "good.csv"
+    paths["csv"].write_text("f0,f1,f2,label\n" + "".join(
+        f"{v},{v},{v},{c}\n" for v, c in zip(x, good_label, strict=True)))
+    paths["header_only"] = d / "header_only.csv"
+    paths["header_only"].write_text("f0,f1,f2,label\n")
     return paths
 
 
+# (no-positive, empty and odd-label tables are ordinary inputs now: issue 10, point 1)
 BAD_CASES = {
     "missing column": ([], {"features": "[f0, nope, f2]"}),
     "non-numeric column": (["text_feature"], {}),
-    "label not 0/1": (["label_not_01"], {}),
-    "empty table": (["empty"], {}),
     "not a Delta table": (["not_delta"], {"format": "delta"}),
+    "CSV read as Parquet": (["csv"], {"format": "parquet"}),
+    "header-only CSV": (["header_only"], {}),
+}
+#: what the one line must say, for some cases
+BAD_CASE_MESSAGES = {
+    "CSV read as Parquet": ["cannot read", "good.csv' as parquet: it is not a Parquet file",
+                            "csv format"],
+    "header-only CSV": ["header_only.csv' as csv: it has a header but no rows",
+                        "'f0', 'f1', 'f2', 'label' have no type", "Parquet or Delta"],
 }
 
 
@@ -270,6 +283,8 @@ def test_bad_input_ends_with_one_line_and_writes_nothing(
     assert code != 0 and code == EXIT_BAD_INPUT, err
     assert len(lines) == 1 and lines[0].startswith("fit_rectangle: error: "), err
     assert "Traceback" not in err and "Exception" not in err
+    for words in BAD_CASE_MESSAGES.get(case, []):
+        assert words in lines[0], lines[0]
     assert not (tmp_path / "result.json").exists()
     assert not (tmp_path / "rect.png").exists()
     assert read_results(tmp_path / "results").num_rows == 1
@@ -330,12 +345,14 @@ def test_spark_submit_bad_input_exit_code_and_one_line(synthetic: dict,
                                                        tmp_path: Path) -> None:
     done = spark_submit("fit_rectangle.py",
                         *fit_args(synthetic, tmp_path, "--set", "features=[f0, nope]"))
-    # spark-submit merges the Python driver's stderr into its stdout: read both
+    # spark-submit merges the Python driver's stderr into its stdout; the job writes its
+    # error line to spark-submit's own stderr
     output = done.stdout + done.stderr
     assert done.returncode == EXIT_BAD_INPUT, output
-    errors = [ln for ln in output.splitlines() if "error" in ln.lower()]
+    errors = [ln for ln in done.stderr.splitlines() if "error" in ln.lower()]
     assert len(errors) == 1 and errors[0].startswith("fit_rectangle: error: "), output
     assert "nope" in errors[0]
+    assert "error" not in done.stdout.lower(), done.stdout
     assert "Traceback" not in output and "Exception" not in output
     assert not (tmp_path / "result.json").exists()
     assert not (tmp_path / "results").exists()

@@ -54,7 +54,8 @@ def test_spark_engine_where_filter(spark, data_file, tmp_path):
 
 @pytest.mark.parametrize(("extra", "message"), [
     (["--engine", "spark", "--features", "a,zz"], "zz"),
-    (["--engine", "spark", "--label", "a", "--features", "b"], "0 or 1"),
+    (["--engine", "spark", "--label", "part", "--features", "b"], "holds strings"),
+    (["--engine", "spark", "--label", "y", "--positive-label", "odd"], "must be a number"),
     (["--engine", "spark", "--where", "nonsense >"], "row filter"),
     (["--engine", "spark", "--format", "delta"], "not a Delta table"),
     (["--engine", "spark", "--delta-version", "1"], "Delta version"),
@@ -87,3 +88,16 @@ def test_numpy_path_does_not_import_pyspark(data_file, tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_spark_engine_positive_label_and_any_label_values(spark, data_file, tmp_path):
+    """A string label column with --positive-label; a double column read as labels (its
+    values other than 1.0 are negatives) fits like any other: the same JSON as numpy."""
+    for extra in (["--label", "part", "--positive-label", "odd", "--features", "a,b"],
+                  ["--label", "a", "--features", "b"]):
+        outs = []
+        for engine in ("numpy", "spark"):
+            out = tmp_path / f"{engine}.json"
+            assert _fit(data_file, out, "--engine", engine, *extra) == 0
+            outs.append(json.loads(out.read_text()))
+        assert outs[0] == outs[1]

@@ -1,4 +1,5 @@
-"""fit_dataframe / validate_dataframe: every bad input is a DprectError naming the problem."""
+"""fit_dataframe / validate_dataframe: a bad schema is a DprectError naming the problem;
+row values are refused only under the opt-in ``error`` policy."""
 
 from __future__ import annotations
 
@@ -32,30 +33,52 @@ def table(spark):
     (lambda t: t, ("a", "nope"), "y", ["nope"]),
     (lambda t: t, ("a", "b"), "missing_label", ["missing_label"]),
     (lambda t: t, ("a", "s"), "y", ["'s'", "numeric", "string"]),
-    (lambda t: t, ("a", "b"), "s", ["'s'", "numeric"]),
-    (lambda t: t.selectExpr("a", "b", "CAST(2 AS INT) AS y"), ("a", "b"), "y",
-     ["0 or 1", "other values"]),
-    (lambda t: t.selectExpr("a", "b", "CAST(yd + 0.5 AS DOUBLE) AS y"), ("a", "b"), "y",
-     ["0 or 1", "other values"]),
-    (lambda t: t.selectExpr("a", "b", "CAST(NULL AS INT) AS y"), ("a", "b"), "y",
-     ["0 or 1", "null"]),
-    (lambda t: t.selectExpr("CAST('NaN' AS DOUBLE) AS a", "b", "y"), ("a", "b"), "y",
-     ["'a'", "NaN"]),
-    (lambda t: t.selectExpr("a", "CAST('-Infinity' AS DOUBLE) AS b", "y"), ("a", "b"), "y",
-     ["'b'", "infinite"]),
-    (lambda t: t.selectExpr("a", "CAST(NULL AS DOUBLE) AS b", "y"), ("a", "b"), "y",
-     ["'b'", "null"]),
-    (lambda t: t.filter("a > 100"), ("a", "b"), "y", ["empty", "zero rows"]),
+    (lambda t: t, ("a", "b"), "s", ["'s'", "holds strings", "positive label"]),
+    (lambda t: t.selectExpr("a", "b", "CAST('2024-01-01' AS DATE) AS y"), ("a", "b"), "y",
+     ["'y'", "numbers, booleans or strings", "date"]),
 ])
-def test_bad_input_is_a_clear_error(table, make, features, label, words):
+def test_bad_schema_is_a_clear_error(table, make, features, label, words):
+    """Schema problems are refused by every entry point, before any Spark job."""
     df = make(table)
-    with pytest.raises(InputDataError) as info:
+    with pytest.raises(DprectError) as info:
         validate_dataframe(df, list(features), label)
     for w in words:
         assert w in str(info.value)
     with pytest.raises(DprectError) as info:
         _fit(df, features, label)
     assert "Traceback" not in str(info.value) and "JVM" not in str(info.value)
+
+
+@pytest.mark.parametrize(("make", "words"), [
+    (lambda t: t.selectExpr("CAST('NaN' AS DOUBLE) AS a", "b", "y"), ["'a'", "NaN"]),
+    (lambda t: t.selectExpr("a", "CAST('-Infinity' AS DOUBLE) AS b", "y"),
+     ["'b'", "infinite"]),
+    (lambda t: t.selectExpr("a", "CAST(NULL AS DOUBLE) AS b", "y"), ["'b'", "null"]),
+])
+def test_invalid_features_are_refused_only_when_asked(table, make, words):
+    """The opt-in ``error`` policy (and validate_dataframe) refuses a null, NaN or ±inf
+    feature — outside the guarantee; the default ``drop`` policy drops the row."""
+    df = make(table)
+    with pytest.raises(InputDataError) as info:
+        validate_dataframe(df, ["a", "b"], "y")
+    for w in words:
+        assert w in str(info.value)
+    with pytest.raises(InputDataError):
+        _fit(df, invalid_rows="error")
+    assert _fit(df).features == ["a", "b"]
+
+
+@pytest.mark.parametrize("make", [
+    lambda t: t.selectExpr("a", "b", "CAST(2 AS INT) AS y"),
+    lambda t: t.selectExpr("a", "b", "CAST(yd + 0.5 AS DOUBLE) AS y"),
+    lambda t: t.selectExpr("a", "b", "CAST(NULL AS INT) AS y"),
+    lambda t: t.filter("a > 100"),
+])
+def test_label_values_and_empty_tables_are_not_refused(table, make):
+    """Other labels and nulls are negatives; an empty table is an ordinary input."""
+    df = make(table)
+    validate_dataframe(df, ["a", "b"], "y")
+    assert _fit(df).empty
 
 
 def test_bad_parameters_before_any_job(table):
@@ -100,14 +123,15 @@ def _prepare(df, features, label="y", **kw):
 
 @pytest.mark.parametrize("plan", ["prefetch", "rounds"])
 def test_messages_carry_no_counts_or_values(spark, plan):
-    rows = [(float(i), 7 if i % 3 == 2 else i % 2) for i in range(2000)]
-    df = spark.createDataFrame(rows, "a double, y int")
+    rows = [(7.25 if i % 3 == 2 else float(i), i % 2) for i in range(2000)]
+    df = spark.createDataFrame(rows, "a double, y int").selectExpr(
+        "CASE WHEN a = 7.25 THEN CAST('NaN' AS DOUBLE) ELSE a END AS a", "y")
     for check in (lambda: validate_dataframe(df, ["a"], "y"),
-                  lambda: _prepare(df, ["a"], spark_plan=plan)):
+                  lambda: _prepare(df, ["a"], spark_plan=plan, invalid_rows="error")):
         with pytest.raises(InputDataError) as info:
             check()
         text = str(info.value)
-        assert "0 or 1" in text and "666" not in text and "7" not in text
+        assert "NaN" in text and "666" not in text and "7" not in text
 
 
 @pytest.mark.parametrize("plan", ["prefetch", "rounds"])
@@ -125,9 +149,10 @@ def test_prepare_fit_invalid_row_policy(spark, plan):
         _prepare(df, ("a", "b"), invalid_rows="error", spark_plan=plan)
     with pytest.raises(ParameterError, match="invalid_rows"):
         _prepare(df, ("a", "b"), invalid_rows="ignore", spark_plan=plan)
-    only_bad_positives = df.filter("y = 0 OR isnan(a)")
-    with pytest.raises(InputDataError, match=r"no positive rows \(y = 1\)"):
-        _prepare(only_bad_positives, ("a", "b"), spark_plan=plan)
-    with pytest.raises(InputDataError, match=r"no positive rows \(y = 1\)"):
-        _prepare(df.filter("y = 0"), ("a", "b"), spark_plan=plan)
+    # no positive row left, or none at all: an ordinary (empty) result, not an error
+    for frame in (df.filter("y = 0 OR isnan(a)"), df.filter("y = 0")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with _prepare(frame, ("a", "b"), domains="0:8:16", spark_plan=plan) as prepared:
+                assert prepared.run(seed=2).empty
     validate_dataframe(df.filter("y = 0 AND b < 10"), ["a", "b"], "y")  # no positives: fine

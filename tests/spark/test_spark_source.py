@@ -153,3 +153,48 @@ def test_delta_empty_table_keeps_its_schema(spark, tmp_path):
     df = read_source(spark, Path(path), format="delta")
     assert dict(df.dtypes) == {"x": "double", "y": "bigint"}
     assert df.count() == 0
+
+
+def test_csv_read_as_parquet_is_a_clear_input_error(spark, tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("x,y\n0.5,1\n2.0,0\n")
+    with pytest.raises(InputDataError) as caught:
+        read_source(spark, path, format="parquet")
+    message = str(caught.value)
+    assert message.startswith(f"cannot read {str(path)!r} as parquet: it is not a Parquet file")
+    assert "FAILED_READ_FILE" in message and "csv format" in message
+    assert "calling o" not in message and "found [" not in message  # no Py4J, no bytes
+    other = tmp_path / "t.data"
+    other.write_text("x,y\n0.5,1\n")
+    with pytest.raises(InputDataError, match="give its format"):
+        read_source(spark, other)  # detected as parquet from the name
+
+
+def test_a_bad_file_found_when_the_rows_are_read_is_an_input_error(spark, tmp_path):
+    from dprect.spark.fit import prepare_fit
+
+    folder = tmp_path / "pq"
+    folder.mkdir()
+    pq.write_table(pa.table({"x": [0.5, 0.7], "y": [1, 0]}), folder / "part-0.parquet")
+    (folder / "part-1.parquet").write_text("x,y\n0.5,1\n")  # not Parquet at all
+    with pytest.raises(InputDataError) as caught:  # at the read, or at the first action
+        df = read_source(spark, folder)
+        prepare_fit(df, features=["x"], label="y", epsilon=1.0, delta=1e-6)
+    message = str(caught.value)
+    assert "FAILED_READ_FILE" in message and "found [" not in message, message
+
+
+def test_header_only_csv_says_its_columns_have_no_type(spark, tmp_path):
+    path = tmp_path / "h.csv"
+    path.write_text("x,y\n")
+    with pytest.raises(InputDataError) as caught:
+        read_source(spark, path)
+    message = str(caught.value)
+    assert "it has a header but no rows, so column(s) 'x', 'y' have no type" in message
+    assert "Parquet or Delta" in message
+    (tmp_path / "empty.csv").write_text("")
+    with pytest.raises(InputDataError, match="the file is empty"):
+        read_source(spark, tmp_path / "empty.csv")
+    words = tmp_path / "words.csv"  # all strings, but rows: read; the checks judge the types
+    words.write_text("x,y\na,b\n")
+    assert dict(read_source(spark, words).dtypes) == {"x": "string", "y": "string"}
