@@ -26,7 +26,7 @@ matplotlib.use("Agg")  # no display on CI or servers
 import numpy as np
 
 import dprect
-from dprect.randomness import SEEDED_WARNING
+from dprect.core.randomness import SEEDED_WARNING
 
 REPO = Path(__file__).resolve().parent.parent
 FIGURES = REPO / "docs" / "figures"

@@ -10,7 +10,7 @@ choose this Δ), then times, in the same run and on the same input:
 * ``old``  — the float sampler dprect used before (a copy is kept below as the "before"
   reference: log weights, a 53-bit uniform, inverse CDF; not exact for pieces of
   probability below ~2^-53);
-* ``new``  — :func:`dprect.interior_point`, the exact sampler.
+* ``new``  — :func:`dprect.core.interior_point`, the exact sampler.
 
 Prints milliseconds per call (best of --repeat) and the ratios new/ref, old/ref, new/old.
 Nothing is asserted: this is a measurement.

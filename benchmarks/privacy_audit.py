@@ -1,7 +1,7 @@
 """Empirical privacy audit: Clopper–Pearson lower bounds on ε beside the reported ε.
 
 Every audit runs a mechanism many times on two neighbouring inputs and hands the outputs
-to :func:`dprect.audit.audit_samples` (held-out event selection, Clopper–Pearson bounds,
+to :func:`dprect.core.audit.audit_samples` (held-out event selection, Clopper–Pearson bounds,
 stated confidence). A lower bound above the reported ε refutes the report (up to the
 confidence level); a bound below it is consistent with it (an audit can never prove
 privacy). Mechanisms run through dprect itself (NumpyEngine + ``run_plan``) with
@@ -46,19 +46,19 @@ from typing import Any
 import numpy as np
 from evidence_common import Stopwatch, machine_info, output_dir, seeded_runs_allowed, write_json
 
-from dprect.accounting import Guarantee, composition_pure, refined_best
-from dprect.api import run_plan
-from dprect.audit import audit_samples, clopper_pearson
-from dprect.domains import Domain, IntegerRange
-from dprect.interior_point import (
+from dprect.app.api import run_plan
+from dprect.core.accounting import Guarantee, composition_pure, refined_best
+from dprect.core.audit import audit_samples, clopper_pearson
+from dprect.core.domains import Domain, IntegerRange
+from dprect.core.interior_point import (
     interior_point,
     interior_point_failure_bound,
     interior_point_pieces,
 )
-from dprect.margins import StaircaseLaw
-from dprect.numpy_engine import NumpyEngine
-from dprect.planner import MethodPlan, Plan, RoundPlan
-from dprect.randomness import RandomSource
+from dprect.core.margins import StaircaseLaw
+from dprect.core.planner import MethodPlan, Plan, RoundPlan
+from dprect.core.randomness import RandomSource
+from dprect.engines.numpy_engine import NumpyEngine
 
 
 @dataclass(frozen=True)

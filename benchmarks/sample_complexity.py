@@ -56,13 +56,13 @@ import numpy as np
 from evidence_common import Stopwatch, machine_info, output_dir, seeded_runs_allowed, write_json
 from scipy.stats import gamma as gamma_dist
 
-from dprect.algorithms import run_nonprivate_bounding_box
-from dprect.api import run_plan
-from dprect.domains import Domain, IntegerRange
-from dprect.margins import LaplaceLaw, StaircaseLaw
-from dprect.numpy_engine import NumpyEngine
-from dprect.planner import MethodPlan, Plan, plan
-from dprect.randomness import RandomSource
+from dprect.app.api import run_plan
+from dprect.core.algorithms import run_nonprivate_bounding_box
+from dprect.core.domains import Domain, IntegerRange
+from dprect.core.margins import LaplaceLaw, StaircaseLaw
+from dprect.core.planner import MethodPlan, Plan, plan
+from dprect.core.randomness import RandomSource
+from dprect.engines.numpy_engine import NumpyEngine
 
 PRIVATE = ("randmargins-refined", "randmargins-paper", "composition")
 METHODS = (*PRIVATE, "bounding-box")

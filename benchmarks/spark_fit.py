@@ -77,9 +77,9 @@ def main(argv: list[str] | None = None) -> int:
 
     from pyspark.sql import functions as F  # noqa: N812
 
-    from dprect.domains import Grid
-    from dprect.spark.fit import fit_dataframe
-    from dprect.spark.session import local_session
+    from dprect.core.domains import Grid
+    from dprect.engines.spark.fit import fit_dataframe
+    from dprect.engines.spark.session import local_session
 
     spark = local_session(args.master, app_name="dprect-bench-spark",
                           conf={"spark.driver.memory": "4g"}, log_level="ERROR")

@@ -1,18 +1,18 @@
 """dprect — differentially private axis-aligned rectangles (RandMargins).
 
-The private core (everything here except :mod:`dprect.spark`) never imports pyspark.
+The private core (everything here except :mod:`dprect.engines.spark`) never imports pyspark.
 """
 
 from dprect._version import __version__
-from dprect.accounting import Guarantee
-from dprect.api import fit, fit_engine, nonprivate_bounding_box
-from dprect.domains import Domain, FloatOrder, Grid, IntegerRange, parse_grid_spec
-from dprect.errors import DprectError, InputDataError, ParameterError
-from dprect.interior_point import interior_point, interior_point_size
-from dprect.margins import LaplaceLaw, StaircaseLaw
-from dprect.planner import Plan, plan
-from dprect.randomness import RandomSource
-from dprect.result import FitResult
+from dprect.app.api import fit, fit_engine, nonprivate_bounding_box
+from dprect.core.accounting import Guarantee
+from dprect.core.domains import Domain, FloatOrder, Grid, IntegerRange, parse_grid_spec
+from dprect.core.errors import DprectError, InputDataError, ParameterError
+from dprect.core.interior_point import interior_point, interior_point_size
+from dprect.core.margins import LaplaceLaw, StaircaseLaw
+from dprect.core.planner import Plan, plan
+from dprect.core.randomness import RandomSource
+from dprect.core.result import FitResult
 
 __all__ = [
     "Domain",

@@ -1,5 +1,5 @@
 """``python -m dprect`` — the same as the ``dprect`` console script."""
 
-from dprect.cli import run
+from dprect.app.cli import run
 
 run()

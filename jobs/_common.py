@@ -2,7 +2,7 @@
 
 The jobs import this module as ``_common`` (``spark-submit jobs/x.py`` puts ``jobs/`` first
 on ``sys.path``; the tests do the same). Configuration and exit codes live in the
-pyspark-free :mod:`dprect.jobs_support`.
+pyspark-free :mod:`dprect.app.jobs_support`.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from pyspark import SparkConf, SparkContext
 from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F  # noqa: N812
 
-from dprect.result import FitResult
-from dprect.spark.engine import sort_value
-from dprect.spark.session import DEFAULT_MASTER, local_session
+from dprect.core.result import FitResult
+from dprect.engines.spark.engine import sort_value
+from dprect.engines.spark.session import DEFAULT_MASTER, local_session
 
 
 def get_spark(spark_cfg: Mapping[str, Any], app_name: str,
@@ -26,7 +26,7 @@ def get_spark(spark_cfg: Mapping[str, Any], app_name: str,
 
     A session passed in (tests) is used as it is. Otherwise the master is spark-submit's
     ``--master`` when it gave one, else ``spark.master`` from the config, else
-    ``local[2]``; the session is :func:`dprect.spark.session.local_session`'s (no UI, no
+    ``local[2]``; the session is :func:`dprect.engines.spark.session.local_session`'s (no UI, no
     progress bars) with the config's ``spark.conf`` entries on top.
     """
     if spark is not None:

@@ -25,10 +25,8 @@ from _common import get_spark, inside_rectangle
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F  # noqa: N812
 
-from dprect.api import LabelText, check_label_value, resolve_positive_label
-from dprect.errors import InputDataError
-from dprect.io import write_atomic
-from dprect.jobs_support import (
+from dprect.app.api import LabelText, check_label_value, resolve_positive_label
+from dprect.app.jobs_support import (
     SPARK_OPTIONS,
     ConfigError,
     Option,
@@ -40,8 +38,10 @@ from dprect.jobs_support import (
     section_values,
     step,
 )
-from dprect.result import FitResult
-from dprect.spark.checks import label_equals, label_kind
+from dprect.core.errors import InputDataError
+from dprect.core.result import FitResult
+from dprect.engines.spark.checks import label_equals, label_kind
+from dprect.release.files import write_atomic
 
 PROG = "evaluate_rectangle"
 SECTION = "evaluate"
@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
     args = parser.parse_args(argv)
 
     def body() -> int:
-        from dprect.spark.source import read_source
+        from dprect.engines.spark.source import read_source
 
         doc = load_config(args.config, args.overrides, section=SECTION)
         cfg = settings(doc)

@@ -3,16 +3,16 @@
     spark-submit jobs/fit_rectangle.py --config conf/local.yaml [--set epsilon=0.5 ...]
 
 Reads ``fit.input`` (Parquet, CSV or Delta; optional ``where`` filter, Delta ``version`` or
-``timestamp``) with :func:`dprect.spark.source.read_source`, fits with
-:func:`dprect.spark.fit.fit_dataframe`, then writes three outputs:
+``timestamp``) with :func:`dprect.engines.spark.source.read_source`, fits with
+:func:`dprect.engines.spark.fit.fit_dataframe`, then writes three outputs:
 
 * ``fit.output`` — the result JSON (:meth:`FitResult.to_json`), written atomically;
-* ``fit.results_table`` — one appended row in a Delta table (:mod:`dprect.results_table`);
-* ``fit.plot`` — a PNG of the rectangle's 2-D projections (:mod:`dprect.plotting`), with
+* ``fit.results_table`` — one appended row in a Delta table (:mod:`dprect.release.results_table`);
+* ``fit.plot`` — a PNG of the rectangle's 2-D projections (:mod:`dprect.release.plotting`), with
   the true rectangle when ``fit.truth`` names a synthetic-data sidecar.
 
 With ``fit.ledger`` (and ``fit.dataset``) the run spends before it releases
-(:mod:`dprect.release`): the plan's (ε, δ) is reserved in the ledger — refused if a cap
+(:mod:`dprect.release.guarded`): the plan's (ε, δ) is reserved in the ledger — refused if a cap
 (``fit.cap_epsilon``/``fit.cap_delta`` or one set with ``dprect budget set-cap``) would be
 exceeded — then the fit runs, the result is recorded in the ledger, and only then are the
 outputs written. ``fit.run_id`` makes the run idempotent.
@@ -26,7 +26,7 @@ starts and before any data is read; the run id is printed next; the input's sche
 checked before anything is reserved. No refusal depends on the rows' values (a table with
 no rows or no positives gives an ordinary, empty result), except under the opt-in
 ``fit.invalid_rows: error``, which is outside the privacy guarantee. A refused run ends
-with one line on stderr and a non-zero exit code (:mod:`dprect.jobs_support`), and then
+with one line on stderr and a non-zero exit code (:mod:`dprect.app.jobs_support`), and then
 nothing is written — no result file, no PNG, no results-table row. What the job prints
 and writes is the private result and public settings only: no counts, no data-derived
 bounds, no timings.
@@ -43,12 +43,8 @@ from typing import TYPE_CHECKING, Any
 from _common import get_spark
 from pyspark.sql import SparkSession
 
-from dprect.accounting import NEIGHBOURING
-from dprect.api import INVALID_ROWS, LabelText, check_label_value, resolve_domains
-from dprect.domains import Domain
-from dprect.errors import ParameterError
-from dprect.io import check_output_path, write_atomic
-from dprect.jobs_support import (
+from dprect.app.api import INVALID_ROWS, LabelText, check_label_value, resolve_domains
+from dprect.app.jobs_support import (
     SPARK_OPTIONS,
     ConfigError,
     Option,
@@ -60,12 +56,16 @@ from dprect.jobs_support import (
     section_values,
     step,
 )
-from dprect.planner import ACCOUNTINGS, MARGIN_LAWS, METHODS, SHAPES, Plan, plan
-from dprect.release import LedgerSettings, guarded_release, released_result, replay
-from dprect.result import FitResult
+from dprect.core.accounting import NEIGHBOURING
+from dprect.core.domains import Domain
+from dprect.core.errors import ParameterError
+from dprect.core.planner import ACCOUNTINGS, MARGIN_LAWS, METHODS, SHAPES, Plan, plan
+from dprect.core.result import FitResult
+from dprect.release.files import check_output_path, write_atomic
+from dprect.release.guarded import LedgerSettings, guarded_release, released_result, replay
 
 if TYPE_CHECKING:
-    from dprect.spark.fit import PreparedFit
+    from dprect.engines.spark.fit import PreparedFit
 
 PROG = "fit_rectangle"
 SECTION = "fit"
@@ -171,7 +171,7 @@ def check_settings(cfg: dict[str, Any]) -> tuple[list[Domain], Plan, LedgerSetti
         if cfg[key] is not None:
             check_output_path(cfg[key], f"fit.{key}")
     if cfg["results_table"] is not None:
-        from dprect.results_table import check_results_table
+        from dprect.release.results_table import check_results_table
 
         check_output_path(cfg["results_table"], "fit.results_table", folder=True)
         check_results_table(cfg["results_table"])
@@ -182,8 +182,8 @@ def read_input(cfg: dict[str, Any], domains: list[Domain], spark: SparkSession) 
     """Read and check the table and gather what the fit needs (invalid rows dropped or
     refused); nothing is drawn, spent or written here, so bad input ends the job before
     the ledger is touched."""
-    from dprect.spark.fit import prepare_fit
-    from dprect.spark.source import read_source
+    from dprect.engines.spark.fit import prepare_fit
+    from dprect.engines.spark.source import read_source
 
     step(PROG, f"reading {cfg['input']}")
     df = read_source(spark, cfg["input"], format=cfg["format"], where=cfg["where"],
@@ -209,12 +209,12 @@ def write_outputs(cfg: dict[str, Any], result: FitResult, started_at: datetime,
                   run_id: str) -> None:
     """Render everything in memory first, then write the JSON, the PNG and the row (once
     per run id: re-publishing a released run does not add a second row)."""
-    from dprect.results_table import append_result, has_run, result_row
+    from dprect.release.results_table import append_result, has_run, result_row
 
     payload = result.to_json_string() + "\n"
     png = None
     if cfg["plot"] is not None:
-        from dprect.plotting import render_png
+        from dprect.release.plotting import render_png
 
         truth = read_truth(cfg["truth"], result.features)
         png = render_png(result, true_lower=truth[0] if truth else None,
@@ -239,7 +239,7 @@ def write_outputs(cfg: dict[str, Any], result: FitResult, started_at: datetime,
 
 def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> int:
     """Entry point; ``spark`` lets tests pass a running session (it is not stopped)."""
-    from dprect.results_table import new_run_id, utc_now
+    from dprect.release.results_table import new_run_id, utc_now
 
     started_at = utc_now()
     parser = build_parser(PROG, "Learn a differentially private rectangle on Spark.",

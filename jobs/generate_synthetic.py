@@ -30,8 +30,7 @@ from _common import get_spark
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F  # noqa: N812
 
-from dprect.io import write_atomic
-from dprect.jobs_support import (
+from dprect.app.jobs_support import (
     SPARK_OPTIONS,
     ConfigError,
     Option,
@@ -42,6 +41,7 @@ from dprect.jobs_support import (
     section_values,
     step,
 )
+from dprect.release.files import write_atomic
 
 PROG = "generate_synthetic"
 SECTION = "generate"

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from dprect import ParameterError
-from dprect.accounting import (
+from dprect.core.accounting import (
     composition_pure,
     composition_zcdp,
     paper_bound,

@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dprect import FloatOrder, Grid, IntegerRange, RandomSource, nonprivate_bounding_box, plan
-from dprect.algorithms import run_composition, run_randmargins
-from dprect.interior_point import interior_point
-from dprect.margins import StaircaseLaw
-from dprect.numpy_engine import NumpyEngine
+from dprect.core.algorithms import run_composition, run_randmargins
+from dprect.core.interior_point import interior_point
+from dprect.core.margins import StaircaseLaw
+from dprect.engines.numpy_engine import NumpyEngine
 
 
 def quiet_rng(seed):

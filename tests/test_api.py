@@ -214,7 +214,7 @@ def test_positive_label_type_mismatch_is_refused(labels, label, match):
 
 
 def test_label_text_is_read_against_the_column_type():
-    from dprect.api import LabelText, resolve_positive_label
+    from dprect.app.api import LabelText, resolve_positive_label
 
     assert resolve_positive_label(LabelText("yes"), "numeric", "y") == 1.0
     assert resolve_positive_label(LabelText(" 2.5 "), "numeric", "y") == 2.5
@@ -229,7 +229,7 @@ def test_label_text_is_read_against_the_column_type():
 
 
 def test_positive_rows_defaults_to_drop():
-    from dprect.api import positive_rows
+    from dprect.app.api import positive_rows
 
     X = np.array([[1.0, 2.0], [np.nan, 1.0], [3.0, 4.0]])
     assert positive_rows(X, [1, 1, 0]).tolist() == [[1.0, 2.0]]

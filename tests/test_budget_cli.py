@@ -30,16 +30,16 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from dprect.api import resolve_domains
-from dprect.cli import main
-from dprect.ledger import Ledger
-from dprect.planner import plan
+from dprect.app.api import resolve_domains
+from dprect.app.cli import main
+from dprect.core.planner import plan
+from dprect.release.ledger import Ledger
 
 GRID = "0:10:1024"
 EPSILON, DELTA = 1.0, 1e-7
 N = 2000
 #: delta-rs native threads can abort the interpreter's teardown (exit 134); the jobs
-#: avoid it with dprect.jobs_support.exit_now, ``python -m dprect`` does not (a bug).
+#: avoid it with dprect.app.jobs_support.exit_now, ``python -m dprect`` does not (a bug).
 ABORT = "terminate called without an active exception"
 
 
@@ -407,7 +407,7 @@ def test_the_cap_committed_last_counts_whatever_the_clocks(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """An admin whose clock runs 2 h fast raises the cap; a second admin lowers it later
     (with an earlier timestamp): the lower cap counts and the run is refused."""
-    import dprect.ledger as ledger_module
+    import dprect.release.ledger as ledger_module
 
     real_now = ledger_module._now
     monkeypatch.setattr(ledger_module, "_now", lambda: real_now() + timedelta(hours=2))

@@ -15,7 +15,7 @@ import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 import pytest
 
-from dprect.cli import main
+from dprect.app.cli import main
 
 
 @pytest.fixture(scope="module")
@@ -240,7 +240,7 @@ def _init_ledger(path, capsys):
 
 @pytest.mark.parametrize("where", ["missing input", "folder", "under a file", "ledger"])
 def test_bad_output_is_refused_before_reading_or_reserving(table, tmp_path, where, capsys):
-    from dprect.ledger import Ledger
+    from dprect.release.ledger import Ledger
 
     ledger = tmp_path / "ledger"
     _init_ledger(ledger, capsys)
@@ -265,7 +265,7 @@ def test_bad_output_is_refused_before_reading_or_reserving(table, tmp_path, wher
 def test_ledger_runs_print_their_run_id(table, tmp_path, capsys):
     import re
 
-    from dprect.ledger import Ledger
+    from dprect.release.ledger import Ledger
 
     ledger = tmp_path / "ledger"
     _init_ledger(ledger, capsys)
@@ -308,7 +308,7 @@ def test_huge_integers_are_rounded_not_refused(tmp_path, capsys):
 
 def test_unexpected_error_is_one_line_without_its_text(monkeypatch, capsys):
     """An internal error's text could quote data: the CLI names its type only, exit 1."""
-    import dprect.cli as cli
+    import dprect.app.cli as cli
 
     def boom(args):
         raise RuntimeError("row value SECRET-VALUE-42")

@@ -11,7 +11,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from dprect import FloatOrder, Grid, IntegerRange, ParameterError, parse_grid_spec
-from dprect.domains import domain_from_json, parse_domain
+from dprect.core.domains import domain_from_json, parse_domain
 
 
 def test_grid_bins_and_clamping():

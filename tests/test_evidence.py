@@ -18,7 +18,7 @@ import privacy_audit  # noqa: E402
 import sample_complexity  # noqa: E402
 from evidence_common import seeded_runs_allowed  # noqa: E402
 
-from dprect.numpy_engine import NumpyEngine, _ranks  # noqa: E402
+from dprect.engines.numpy_engine import NumpyEngine, _ranks  # noqa: E402
 
 AUDIT = replace(privacy_audit.QUICK, ip_samples=4000, run_samples=1000, domino_dims=(1,))
 

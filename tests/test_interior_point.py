@@ -12,8 +12,8 @@ import pytest
 from scipy.stats import chisquare
 
 from dprect import ParameterError, RandomSource, interior_point, interior_point_size
-from dprect.audit import audit_samples, clopper_pearson
-from dprect.interior_point import (
+from dprect.core.audit import audit_samples, clopper_pearson
+from dprect.core.interior_point import (
     _ExactSampler,
     _exp_neg_one,
     _exp_neg_table,

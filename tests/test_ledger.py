@@ -13,8 +13,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import dprect.ledger as ledger_module
-from dprect.ledger import (
+import dprect.release.ledger as ledger_module
+from dprect.release.guarded import LedgerSettings, released_result
+from dprect.release.ledger import (
     SCHEMA,
     Budget,
     BudgetExceededError,
@@ -22,7 +23,6 @@ from dprect.ledger import (
     LedgerError,
     NoLedgerError,
 )
-from dprect.release import LedgerSettings, released_result
 
 REQ = {"method": "randmargins", "features": ["a", "b"], "bound": "test bound",
        "neighbouring": "add-remove"}

@@ -13,8 +13,7 @@ import pyarrow as pa
 import pytest
 
 import dprect
-from dprect.errors import InputDataError, ParameterError
-from dprect.jobs_support import (
+from dprect.app.jobs_support import (
     EXIT_BAD_INPUT,
     EXIT_INTERNAL,
     EXIT_SPARK,
@@ -24,8 +23,9 @@ from dprect.jobs_support import (
     read_truth,
     run_job,
 )
-from dprect.plotting import feature_pairs, render_png, write_png
-from dprect.results_table import (
+from dprect.core.errors import InputDataError, ParameterError
+from dprect.release.plotting import feature_pairs, render_png, write_png
+from dprect.release.results_table import (
     SCHEMA,
     append_result,
     check_results_table,
@@ -161,7 +161,7 @@ def test_read_truth_orders_by_feature_and_ignores_other_files(tmp_path: Path) ->
 
 
 def test_spark_conf_overrides_are_single_properties() -> None:
-    from dprect.jobs_support import SPARK_OPTIONS, apply_override, section_values
+    from dprect.app.jobs_support import SPARK_OPTIONS, apply_override, section_values
 
     doc: dict = {}
     apply_override(doc, "spark.conf.spark.driver.memory=2g", section="fit")
@@ -173,7 +173,7 @@ def test_spark_conf_overrides_are_single_properties() -> None:
 
 
 def test_output_paths_are_checked_without_writing(tmp_path: Path) -> None:
-    from dprect.io import check_output_path
+    from dprect.release.files import check_output_path
 
     (tmp_path / "file").write_text("x")
     (tmp_path / "dir").mkdir()
@@ -196,7 +196,7 @@ def test_output_paths_are_checked_without_writing(tmp_path: Path) -> None:
 def test_unwritable_output_folder_is_refused(tmp_path: Path) -> None:
     import os
 
-    from dprect.io import check_output_path
+    from dprect.release.files import check_output_path
 
     if os.geteuid() == 0:
         pytest.skip("root may write anywhere")

@@ -8,9 +8,9 @@ import time
 import pytest
 
 from dprect import FloatOrder, Grid, IntegerRange, ParameterError, plan
-from dprect import planner as planner_module
-from dprect.margins import LaplaceLaw, StaircaseLaw
-from dprect.planner import MAX_EXPECTED_MARGIN, MAX_IP_SIZE
+from dprect.core import planner as planner_module
+from dprect.core.margins import LaplaceLaw, StaircaseLaw
+from dprect.core.planner import MAX_EXPECTED_MARGIN, MAX_IP_SIZE
 
 G32 = Grid(0.0, 1.0, 2**32)
 

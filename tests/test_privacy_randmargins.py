@@ -5,7 +5,7 @@ at 3 — above a mass of points at 0. The neighbour S' adds x' = (8, 8), which l
 middle of the first window D_t of each axis and moves its median, so it changes the hi
 round of axis 0 and, through the cuts (a removed or kept x'), the rounds after it: the
 domino effect the paper's §1.2 describes. Outputs are whole rectangles; the audit
-(:func:`dprect.audit.audit_samples`) chooses the worst event on held-out samples and bounds
+(:func:`dprect.core.audit.audit_samples`) chooses the worst event on held-out samples and bounds
 ε with Clopper–Pearson at 95% confidence, subtracting the claimed δ.
 """
 
@@ -18,13 +18,13 @@ import numpy as np
 import pytest
 
 from dprect import IntegerRange, RandomSource, plan
-from dprect.accounting import refined_pure
-from dprect.algorithms import run_randmargins
-from dprect.audit import audit_samples
-from dprect.interior_point import interior_point_failure_bound, interior_point_size
-from dprect.margins import StaircaseLaw
-from dprect.numpy_engine import NumpyEngine
-from dprect.planner import MethodPlan, RoundPlan, schedule
+from dprect.core.accounting import refined_pure
+from dprect.core.algorithms import run_randmargins
+from dprect.core.audit import audit_samples
+from dprect.core.interior_point import interior_point_failure_bound, interior_point_size
+from dprect.core.margins import StaircaseLaw
+from dprect.core.planner import MethodPlan, RoundPlan, schedule
+from dprect.engines.numpy_engine import NumpyEngine
 
 M = 16
 DOMAINS = [IntegerRange(0, M - 1)] * 2

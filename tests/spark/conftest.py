@@ -1,7 +1,7 @@
 """Shared fixtures of the Spark tests: one local SparkSession for the whole run.
 
 The session is local[2] with 4 shuffle partitions and no UI, built by
-:func:`dprect.spark.session.local_session`; test files anywhere under ``tests/spark`` reuse
+:func:`dprect.engines.spark.session.local_session`; test files anywhere under ``tests/spark`` reuse
 it through the ``spark`` fixture. Without Java the Spark tests are skipped.
 """
 
@@ -24,7 +24,7 @@ def spark() -> Iterator[object]:
         pytest.skip("the Spark tests need Java 17")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from dprect.spark.session import local_session
+    from dprect.engines.spark.session import local_session
 
     session = local_session("local[2]", app_name="dprect-tests", shuffle_partitions=4,
                             conf={"spark.sql.session.timeZone": "UTC"})

@@ -40,12 +40,12 @@ sys.path.insert(0, str(REPO / "jobs"))
 
 import fit_rectangle  # noqa: E402
 
-from dprect.api import resolve_domains  # noqa: E402
-from dprect.jobs_support import EXIT_BAD_INPUT  # noqa: E402
-from dprect.ledger import Budget, Ledger  # noqa: E402
-from dprect.planner import plan  # noqa: E402
-from dprect.release import FAULT_ENV, PAUSE_MARKER  # noqa: E402
-from dprect.results_table import read_results  # noqa: E402
+from dprect.app.api import resolve_domains  # noqa: E402
+from dprect.app.jobs_support import EXIT_BAD_INPUT  # noqa: E402
+from dprect.core.planner import plan  # noqa: E402
+from dprect.release.guarded import FAULT_ENV, PAUSE_MARKER  # noqa: E402
+from dprect.release.ledger import Budget, Ledger  # noqa: E402
+from dprect.release.results_table import read_results  # noqa: E402
 
 FEATURES = ["f0", "f1", "f2"]
 GRID = "0:1000:4096"

@@ -26,15 +26,15 @@ import evaluate_rectangle  # noqa: E402
 import fit_rectangle  # noqa: E402
 import generate_synthetic  # noqa: E402
 
-from dprect.jobs_support import (  # noqa: E402
+from dprect.app.jobs_support import (  # noqa: E402
     EXIT_BAD_INPUT,
     ConfigError,
     apply_override,
     load_config,
     section_values,
 )
-from dprect.result import FitResult  # noqa: E402
-from dprect.results_table import SCHEMA, read_results  # noqa: E402
+from dprect.core.result import FitResult  # noqa: E402
+from dprect.release.results_table import SCHEMA, read_results  # noqa: E402
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 FEATURES = ["f0", "f1", "f2"]

@@ -21,8 +21,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from dprect.errors import InputDataError
-from dprect.jobs_support import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_SPARK, describe_failure
+from dprect.app.jobs_support import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_SPARK, describe_failure
+from dprect.core.errors import InputDataError
 
 REPO = Path(__file__).resolve().parents[2]
 SECRET = "SECRET-VALUE-42"
@@ -56,7 +56,7 @@ def test_spark_message_never_carries_a_row_value(spark, secret_table: Path,
                                                  tmp_path: Path) -> None:
     from pyspark.errors import PySparkException
 
-    from dprect.spark.source import spark_error_info, spark_message
+    from dprect.engines.spark.source import spark_error_info, spark_message
 
     def boom(batches):  # defined here so that the worker gets it by value
         for batch in batches:  # a Python worker failing with a value in its message
@@ -119,7 +119,7 @@ def test_spark_message_never_carries_a_row_value(spark, secret_table: Path,
 
 
 def test_masked_fragments_keep_names_and_drop_literals() -> None:
-    from dprect.spark.source import mask_literals
+    from dprect.engines.spark.source import mask_literals
 
     assert mask_literals("cast(s as int) > 0") == "cast(s as int) > ?"
     assert mask_literals("`col 1` < CAST('0.53' AS DOUBLE) AND x2 = \"a\"") == \
@@ -129,8 +129,8 @@ def test_masked_fragments_keep_names_and_drop_literals() -> None:
 
 def test_read_and_filter_errors_name_the_step_not_the_value(spark, secret_table: Path,
                                                             tmp_path: Path) -> None:
-    from dprect.spark.fit import prepare_fit
-    from dprect.spark.source import read_source
+    from dprect.engines.spark.fit import prepare_fit
+    from dprect.engines.spark.source import read_source
 
     df = read_source(spark, secret_table, where="cast(s as int) > 0")  # lazy: no error yet
     with pytest.raises(InputDataError) as caught:
@@ -159,7 +159,7 @@ def test_escaped_spark_errors_are_sanitised(spark, secret_table: Path) -> None:
 
 
 def test_log_configurations_turn_the_task_failure_loggers_off() -> None:
-    from dprect.spark.session import LOG4J2_PROPERTIES, QUIET_LOGGERS
+    from dprect.engines.spark.session import LOG4J2_PROPERTIES, QUIET_LOGGERS
 
     def levels(text: str) -> dict[str, str]:
         props = dict(ln.split(" = ", 1) for ln in text.splitlines()
@@ -175,7 +175,7 @@ def test_log_configurations_turn_the_task_failure_loggers_off() -> None:
 
 
 def test_sessions_quiet_the_loggers_at_run_time(spark) -> None:
-    from dprect.spark.session import QUIET_LOGGERS, QUIET_PYTHON_LOGGERS
+    from dprect.engines.spark.session import QUIET_LOGGERS, QUIET_PYTHON_LOGGERS
 
     jvm = spark.sparkContext._jvm
     manager = jvm.org.apache.logging.log4j.LogManager
@@ -259,7 +259,7 @@ def test_fit_job_keeps_the_secret_out_of_messages_and_logs(secret_table: Path,
 
 WORKER_WARNS = """
 import sys
-from dprect.spark.session import local_session
+from dprect.engines.spark.session import local_session
 
 spark = local_session("local[1]", log_level="INFO")
 df = spark.read.parquet(sys.argv[1])

@@ -28,12 +28,12 @@ sys.path.insert(0, str(REPO / "jobs"))
 import fit_rectangle  # noqa: E402
 
 import dprect  # noqa: E402
-from dprect.cli import main as cli  # noqa: E402
-from dprect.errors import InputDataError, ParameterError  # noqa: E402
-from dprect.jobs_support import EXIT_BAD_INPUT  # noqa: E402
-from dprect.ledger import Ledger  # noqa: E402
-from dprect.results_table import read_results  # noqa: E402
-from dprect.spark.fit import fit_dataframe, prepare_fit, validate_dataframe  # noqa: E402
+from dprect.app.cli import main as cli  # noqa: E402
+from dprect.app.jobs_support import EXIT_BAD_INPUT  # noqa: E402
+from dprect.core.errors import InputDataError, ParameterError  # noqa: E402
+from dprect.engines.spark.fit import fit_dataframe, prepare_fit, validate_dataframe  # noqa: E402
+from dprect.release.ledger import Ledger  # noqa: E402
+from dprect.release.results_table import read_results  # noqa: E402
 
 FEATURES = ["f0", "f1"]
 GRID = "0:10:256"

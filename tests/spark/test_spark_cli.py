@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from dprect.cli import main
+from dprect.app.cli import main
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +81,7 @@ def test_missing_input_exit_2(spark, tmp_path, capsys):
 
 
 def test_numpy_path_does_not_import_pyspark(data_file, tmp_path):
-    code = ("import sys; from dprect.cli import main; "
+    code = ("import sys; from dprect.app.cli import main; "
             f"rc = main(['fit', '--input', {str(data_file)!r}, '--output', "
             f"{str(tmp_path / 'n.json')!r}, *{ARGS!r}]); "
             "assert rc == 0, rc; assert 'pyspark' not in sys.modules, 'pyspark imported'")

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from dprect import FloatOrder, Grid, IntegerRange
-from dprect.numpy_engine import NumpyEngine
-from dprect.spark import engine as spark_engine
-from dprect.spark.engine import PrefixSpec, SparkEngine, law_quantile, sort_value
+from dprect.engines.numpy_engine import NumpyEngine
+from dprect.engines.spark import engine as spark_engine
+from dprect.engines.spark.engine import PrefixSpec, SparkEngine, law_quantile, sort_value
 
 EDGE_VALUES = np.array([
     -1e308, -7.25, -1.5, -1.4999999999999998, -0.0, 0.0, 5e-324, -5e-324, 0.1, 0.3,
@@ -115,7 +115,7 @@ def test_empty_positives(make_frame):
 
 
 def test_law_quantile_is_the_tail_quantile():
-    from dprect.margins import LaplaceLaw, StaircaseLaw
+    from dprect.core.margins import LaplaceLaw, StaircaseLaw
 
     for law in (StaircaseLaw(10, "1/2"), StaircaseLaw(7, "1/100"), LaplaceLaw(5, 1e-3)):
         for miss in (0.5, 1e-2, 1e-5):
@@ -126,7 +126,7 @@ def test_law_quantile_is_the_tail_quantile():
 
 # -- the prefetch pass: per-partition top-K, pruning by a sample, exact either way ----------
 def test_topk_keeps_a_prefix_and_merging_parts_is_exact():
-    from dprect.spark import topk
+    from dprect.engines.spark import topk
 
     gen = np.random.default_rng(7)
     x = np.round(gen.normal(size=5000), 1)  # many ties
@@ -157,7 +157,7 @@ DIRECT, IN_WORKERS = None, 1
 
 def _route(monkeypatch, cells: int | None) -> int:
     """Set the pass's route; return the value stats["direct"] must then have."""
-    from dprect.spark import prefetch
+    from dprect.engines.spark import prefetch
 
     if cells is not None:
         monkeypatch.setattr(prefetch, "DIRECT_CELLS", cells)
@@ -169,7 +169,7 @@ def _route(monkeypatch, cells: int | None) -> int:
 @pytest.mark.parametrize("cells", [DIRECT, IN_WORKERS])
 def test_pruned_prefetch_is_exact_whatever_the_sample(make_frame, monkeypatch, hint,
                                                       sorted_rows, cells):
-    from dprect.spark import prefetch
+    from dprect.engines.spark import prefetch
 
     direct = _route(monkeypatch, cells)
     monkeypatch.setattr(prefetch, "SAMPLE_ROWS", 60)
@@ -194,7 +194,7 @@ def test_pruned_prefetch_is_exact_whatever_the_sample(make_frame, monkeypatch, h
 
 
 def test_prefetch_merges_in_spark_when_lists_are_large(make_frame, monkeypatch):
-    from dprect.spark import prefetch
+    from dprect.engines.spark import prefetch
 
     assert _route(monkeypatch, IN_WORKERS) == 0
     monkeypatch.setattr(prefetch, "MERGE_CELLS", 10)  # force the merge stage
@@ -209,7 +209,7 @@ def test_prefetch_merges_in_spark_when_lists_are_large(make_frame, monkeypatch):
 
 
 def test_direct_pass_ships_each_partition_up_to_its_share(spark):
-    from dprect.spark import prefetch
+    from dprect.engines.spark import prefetch
 
     df = spark.range(0, 30, numPartitions=3)  # 10 rows in each partition; 1 column + _id
     whole = prefetch._collect_within_shares(df, 3, cells=10 * 2 * 3)  # share: 10 rows

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import dprect
 from dprect import FloatOrder, Grid, IntegerRange
-from dprect.spark.fit import fit_dataframe
+from dprect.engines.spark.fit import fit_dataframe
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import dprect
-from dprect.errors import DprectError, InputDataError, ParameterError
-from dprect.spark.fit import fit_dataframe, prepare_fit, validate_dataframe
+from dprect.core.errors import DprectError, InputDataError, ParameterError
+from dprect.engines.spark.fit import fit_dataframe, prepare_fit, validate_dataframe
 
 BUDGET = {"epsilon": 2.0, "delta": 1e-6}
 

@@ -12,8 +12,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from dprect.errors import InputDataError, ParameterError
-from dprect.spark.source import check_fallback_readable, detect_format, read_source
+from dprect.core.errors import InputDataError, ParameterError
+from dprect.engines.spark.source import check_fallback_readable, detect_format, read_source
 
 deltalake = pytest.importorskip("deltalake")
 
@@ -171,7 +171,7 @@ def test_csv_read_as_parquet_is_a_clear_input_error(spark, tmp_path):
 
 
 def test_a_bad_file_found_when_the_rows_are_read_is_an_input_error(spark, tmp_path):
-    from dprect.spark.fit import prepare_fit
+    from dprect.engines.spark.fit import prepare_fit
 
     folder = tmp_path / "pq"
     folder.mkdir()

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from dprect.spark import sql
+from dprect.engines.spark import sql
 
 DOUBLES = [0.0, -0.0, 5e-324, -5e-324, 2.2250738585072014e-308, 1e-300, 0.1, 1.0 / 3.0,
            -58.114608, 2.5000000000000004, 1e15 + 0.5, 2.0**53 + 2, 1.7976931348623157e308,

@@ -193,7 +193,7 @@ def test_fit_job_on_standalone_cluster(cluster: Cluster, tmp_path: Path) -> None
         assert abs(result["upper"][j] - truth["true_upper"][j]) < 50
     assert (out / "rect.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
-    from dprect.results_table import read_results
+    from dprect.release.results_table import read_results
 
     assert read_results(out / "results").num_rows == 1
     # both applications really ran on this cluster

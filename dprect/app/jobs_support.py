@@ -1,0 +1,419 @@
+"""Plumbing shared by the Spark jobs in ``jobs/``: configuration and exit codes.
+
+No pyspark import here: the jobs import Spark themselves, and this module stays usable (and
+testable) without a JVM.
+
+Configuration
+-------------
+A job reads one YAML file (``--config conf/local.yaml``) with a section per job
+(``generate``, ``fit``, ``evaluate``) and a shared ``spark`` section, then applies
+command-line overrides ``--set KEY=VALUE`` in order:
+
+* ``KEY`` is a dotted path from the top of the file (``fit.epsilon``, ``spark.master``);
+  a key that does not start with a section name is read inside the job's own section
+  (``--set epsilon=0.5`` in the fit job means ``fit.epsilon``). Below ``spark.conf`` the
+  rest of the key is one Spark property (``--set spark.conf.spark.driver.memory=2g``).
+* ``VALUE`` is read as one YAML value: ``0.5`` is a number, ``[a, b]`` a list, ``null``
+  nothing, anything else a string.
+
+Each section is checked against the job's table of :class:`Option` s: an unknown key (a
+typo) or a value of the wrong type is an error naming the key, before Spark starts.
+
+Exit codes (:func:`run_job`)
+----------------------------
+``0`` success; ``2`` bad configuration, parameters or input (any :class:`DprectError`, a
+missing file); ``3`` Spark itself failed; ``1`` an unexpected internal error; ``130``
+interrupted. Every failure prints exactly one line ``<job>: error: ...`` on stderr and no
+traceback (set ``DPRECT_DEBUG=1`` to see the traceback of an unexpected error).
+
+The line never carries a value from the data: a Spark error is described by
+:func:`dprect.engines.spark.source.spark_message` (its condition, not its text), and an unexpected
+error by its type only. Under ``spark-submit`` the Python driver's stderr is merged into
+spark-submit's stdout (Spark's ``PythonRunner``), so the line is written to spark-submit's
+own stderr instead (:func:`report_error`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple, TextIO
+
+import yaml
+
+from dprect.core.errors import DprectError, ParameterError
+
+SECTIONS = ("spark", "generate", "fit", "evaluate")
+
+EXIT_OK = 0
+EXIT_INTERNAL = 1
+EXIT_BAD_INPUT = 2
+EXIT_SPARK = 3
+EXIT_INTERRUPTED = 130
+
+
+class ConfigError(ParameterError):
+    """The configuration file or an override is unusable (the message names the key)."""
+
+
+class Option(NamedTuple):
+    """One key of a config section: its default, its kind and a line of help.
+
+    Kinds: ``str``, ``int``, ``float``, ``bool``, ``str_list`` (a list of names, or one
+    comma-separated string), ``float_list``, ``properties`` (a mapping of
+    names to single values, returned as strings) and ``any``. A default of None
+    makes the key optional (None is then accepted for it).
+    """
+
+    default: Any
+    kind: str
+    help: str
+
+
+Schema = Mapping[str, Option]
+
+# The shared ``spark`` section: how a job builds its SparkSession.
+SPARK_OPTIONS: dict[str, Option] = {
+    "master": Option(None, "str", "master URL when not given by spark-submit "
+                                  "(default local[*]); spark-submit --master wins"),
+    "app_name": Option(None, "str", "application name (default: the job's name)"),
+    "log_level": Option("ERROR", "str", "Spark log level once the session is up"),
+    "conf": Option({}, "properties", "extra Spark properties, e.g. "
+                                     "spark.sql.shuffle.partitions: 8"),
+}
+
+
+# -- loading ------------------------------------------------------------------------------
+def load_config(path: str | os.PathLike[str] | None, overrides: Sequence[str] = (),
+                *, section: str) -> dict[str, Any]:
+    """The configuration document: the YAML file (if any) with ``overrides`` applied.
+
+    Raises :class:`ConfigError` for a missing or unreadable file, a document that is not
+    a mapping of sections, an unknown section or a malformed override.
+    """
+    doc: dict[str, Any] = {}
+    if path is not None:
+        p = Path(path)
+        if not p.is_file():
+            raise ConfigError(f"config file {str(path)!r} does not exist")
+        try:
+            loaded = yaml.safe_load(p.read_text())
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"config file {str(path)!r} is not valid YAML: "
+                              f"{_one_line(str(exc))}") from None
+        if loaded is None:
+            loaded = {}
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"config file {str(path)!r} must hold a mapping of sections "
+                              f"({', '.join(SECTIONS)})")
+        doc = loaded
+    for item in overrides:
+        apply_override(doc, item, section=section)
+    for name, value in doc.items():
+        if name not in SECTIONS:
+            raise ConfigError(f"unknown config section {name!r}; sections are "
+                              f"{', '.join(SECTIONS)}")
+        if value is not None and not isinstance(value, dict):
+            raise ConfigError(f"config section {name!r} must be a mapping, got {value!r}")
+    return doc
+
+
+def apply_override(doc: dict[str, Any], item: str, *, section: str) -> None:
+    """Apply one ``KEY=VALUE`` override to ``doc`` in place (see the module docstring)."""
+    if "=" not in item:
+        raise ConfigError(f"override {item!r} must look like KEY=VALUE")
+    key, text = item.split("=", 1)
+    parts = [p.strip() for p in key.strip().split(".")]
+    if not parts or any(not p for p in parts):
+        raise ConfigError(f"override {item!r} has an empty key")
+    if parts[0] not in SECTIONS:
+        parts = [section, *parts]
+    if parts[:2] == ["spark", "conf"] and len(parts) > 3:
+        parts = [*parts[:2], ".".join(parts[2:])]  # one Spark property, dots and all
+    try:
+        value = yaml.safe_load(text) if text.strip() else None
+    except yaml.YAMLError:
+        value = text
+    node = doc
+    for p in parts[:-1]:
+        child = node.get(p)
+        if child is None:
+            child = node[p] = {}
+        if not isinstance(child, dict):
+            raise ConfigError(f"override {item!r}: {p!r} is not a mapping")
+        node = child
+    node[parts[-1]] = value
+
+
+def section_values(doc: Mapping[str, Any], section: str, schema: Schema) -> dict[str, Any]:
+    """The keys of ``section`` checked against ``schema``, with defaults filled in.
+
+    Raises :class:`ConfigError` naming the first unknown key or ill-typed value.
+    """
+    raw = doc.get(section) or {}
+    unknown = sorted(set(raw) - set(schema))
+    if unknown:
+        raise ConfigError(f"unknown key {section}.{unknown[0]}; {section} accepts "
+                          f"{', '.join(sorted(schema))}")
+    out: dict[str, Any] = {}
+    for key, opt in schema.items():
+        value = raw.get(key, opt.default)
+        out[key] = _check_kind(f"{section}.{key}", value, opt)
+    return out
+
+
+def _check_kind(name: str, value: Any, opt: Option) -> Any:
+    if value is None:
+        return None
+    kind = opt.kind
+    if kind == "str":
+        if isinstance(value, bool | dict | list):
+            raise ConfigError(f"{name} must be a string, got {value!r}")
+        return str(value)
+    if kind == "int":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{name} must be an integer, got {value!r}")
+        return value
+    if kind == "float":
+        if isinstance(value, str):
+            try:
+                value = float(value)
+            except ValueError:
+                raise ConfigError(f"{name} must be a number, got {value!r}") from None
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ConfigError(f"{name} must be a number, got {value!r}")
+        if not math.isfinite(float(value)):
+            raise ConfigError(f"{name} must be finite, got {value!r}")
+        return float(value)
+    if kind == "bool":
+        if not isinstance(value, bool):
+            raise ConfigError(f"{name} must be true or false, got {value!r}")
+        return value
+    if kind == "str_list":
+        if isinstance(value, str):
+            value = [v.strip() for v in value.split(",") if v.strip()]
+        if not isinstance(value, list) or not value or not all(
+                isinstance(v, str | int) and not isinstance(v, bool) for v in value):
+            raise ConfigError(f"{name} must be a non-empty list of names, got {value!r}")
+        return [str(v) for v in value]
+    if kind == "float_list":
+        if not isinstance(value, list) or not value:
+            raise ConfigError(f"{name} must be a non-empty list of numbers, got {value!r}")
+        return [_check_kind(f"{name}[{i}]", v, Option(None, "float", ""))
+                for i, v in enumerate(value)]
+    if kind == "properties":
+        if not isinstance(value, dict):
+            raise ConfigError(f"{name} must be a mapping of property -> value, got {value!r}")
+        for key, item in value.items():
+            if isinstance(item, dict | list) or item is None:
+                raise ConfigError(f"{name}.{key} must be a single value, got {item!r}")
+        return {str(k): str(v).lower() if isinstance(v, bool) else str(v)
+                for k, v in value.items()}
+    return value
+
+
+# -- command line -------------------------------------------------------------------------
+def build_parser(prog: str, description: str, section: str, schema: Schema
+                 ) -> argparse.ArgumentParser:
+    """The job's argument parser: ``--config``, repeatable ``--set``, and a help text
+    listing every key of the job's section and of ``spark`` with its default."""
+    lines = [f"{section}.{k} (default {o.default!r}): {o.help}" for k, o in schema.items()]
+    lines += [f"spark.{k} (default {o.default!r}): {o.help}" for k, o in SPARK_OPTIONS.items()]
+    epilog = ("configuration keys (set them in the YAML file or with --set KEY=VALUE; a key "
+              f"without a section prefix means {section}.KEY):\n  " + "\n  ".join(lines)
+              + "\n\nexit codes: 0 ok, 2 bad configuration or input, 3 Spark failed, "
+                "1 internal error")
+    parser = argparse.ArgumentParser(prog=prog, description=description, epilog=epilog,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--config", default=None, metavar="FILE",
+                        help="YAML configuration (e.g. conf/local.yaml)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[],
+                        metavar="KEY=VALUE", help="override one configuration key (repeatable)")
+    return parser
+
+
+# -- errors -> exit codes -------------------------------------------------------------------
+def _one_line(text: str) -> str:
+    first = next((ln.strip() for ln in text.strip().splitlines() if ln.strip()), "")
+    return first or "(no message)"
+
+
+def _is_spark_error(exc: BaseException) -> bool:
+    mod = type(exc).__module__ or ""
+    return mod.startswith(("pyspark", "py4j"))
+
+
+def _spark_text(exc: BaseException) -> str:
+    """A Spark error in one line without a value from the data: Spark's and Py4J's Java
+    errors by their condition (:func:`dprect.engines.spark.source.spark_message`); Py4J's own
+    errors (a lost gateway), which hold no data, by their first line."""
+    try:
+        from dprect.engines.spark.source import SPARK_ERRORS, spark_message
+    except ImportError:  # pragma: no cover - pyspark raised it, so pyspark is there
+        return type(exc).__name__
+    if isinstance(exc, SPARK_ERRORS):
+        return spark_message(exc)
+    return _one_line(str(exc))
+
+
+def describe_failure(exc: BaseException) -> tuple[int, str]:
+    """Exit code and one-line message for an exception that ended a job.
+
+    dprect's own errors and file errors keep their message (they name parameters,
+    columns and paths); a Spark error is named by its condition (``Spark failed: ...``,
+    exit 3); an unexpected error by its type only, since its text could quote data.
+    """
+    if isinstance(exc, KeyboardInterrupt):
+        return EXIT_INTERRUPTED, "interrupted"
+    if isinstance(exc, DprectError):
+        return EXIT_BAD_INPUT, _one_line(str(exc))
+    if isinstance(exc, FileNotFoundError | PermissionError | IsADirectoryError
+                  | NotADirectoryError):
+        return EXIT_BAD_INPUT, _one_line(str(exc))
+    if _is_spark_error(exc):
+        return EXIT_SPARK, "Spark failed: " + _spark_text(exc)
+    return EXIT_INTERNAL, (f"internal error ({type(exc).__name__}); its message is not shown "
+                           "as it could quote the data (DPRECT_DEBUG=1 prints the traceback)")
+
+
+def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def stderr_merged_by_spark_submit() -> bool:
+    """Whether this process is spark-submit's Python driver (``PYSPARK_GATEWAY_PORT`` is
+    set) with its stderr merged into its stdout, as Spark's ``PythonRunner`` starts it."""
+    if not os.environ.get("PYSPARK_GATEWAY_PORT"):
+        return False
+    try:
+        return _same_file(os.fstat(1), os.fstat(2))
+    except OSError:
+        return False
+
+
+def _print_on_jvm_stderr(line: str) -> bool:
+    """Print ``line`` on the stderr of spark-submit's JVM (through the Spark package's
+    py4j helper, imported only under spark-submit); False when it cannot."""
+    try:
+        from dprect.engines.spark.session import print_on_jvm_stderr
+    except ImportError:
+        return False
+    return print_on_jvm_stderr(line)
+
+
+def error_stream() -> TextIO | None:
+    """spark-submit's own stderr opened for appending, on Linux, when this process's
+    stderr is merged into its stdout (:func:`stderr_merged_by_spark_submit`): the parent
+    JVM's ``/proc/<parent>/fd/2``, unless that is this stdout. Else None."""
+    if not sys.platform.startswith("linux") or not stderr_merged_by_spark_submit():
+        return None
+    try:
+        target = f"/proc/{os.getppid()}/fd/2"
+        if _same_file(os.stat(target), os.fstat(1)):
+            return None
+        return open(target, "a", encoding="utf-8")  # the caller closes it
+    except OSError:
+        return None
+
+
+def report_error(line: str) -> None:
+    """Write one error line where the person who ran the job reads errors.
+
+    Normally :data:`sys.stderr`. Under spark-submit the driver's stderr is merged into
+    spark-submit's stdout, so the line goes to spark-submit's own stderr instead: printed
+    by its JVM through py4j (in order with Spark's own log lines, and at the right place
+    in a file the JVM writes), else appended to the JVM's stderr (:func:`error_stream`),
+    else written to :data:`sys.stderr` after all."""
+    sys.stdout.flush()
+    if stderr_merged_by_spark_submit():
+        if _print_on_jvm_stderr(line):
+            return
+        stream = error_stream()
+        if stream is not None:
+            try:
+                with stream:
+                    print(line, file=stream, flush=True)
+                return
+            except OSError:
+                pass
+    print(line, file=sys.stderr, flush=True)
+
+
+def run_job(prog: str, body: Callable[[], int | None]) -> int:
+    """Run ``body`` and turn any failure into one line on stderr (:func:`report_error`)
+    and an exit code."""
+    try:
+        code = body()
+        return EXIT_OK if code is None else int(code)
+    except SystemExit:
+        raise
+    except BaseException as exc:  # every failure becomes one line
+        code, message = describe_failure(exc)
+        if code == EXIT_INTERNAL and os.environ.get("DPRECT_DEBUG"):
+            traceback.print_exc()
+        report_error(f"{prog}: error: {message}")
+        return code
+
+
+def read_truth(path: str | os.PathLike[str] | None, features: Sequence[str]
+               ) -> tuple[list[float], list[float]] | None:
+    """The true rectangle from a synthetic-data sidecar (public), in ``features`` order;
+    None when there is no sidecar or it does not describe these features."""
+    if path is None or not Path(path).is_file():
+        return None
+    try:
+        truth = json.loads(Path(path).read_text())
+        index = {name: j for j, name in enumerate(truth["features"])}
+        lower = [float(truth["true_lower"][index[f]]) for f in features]
+        upper = [float(truth["true_upper"][index[f]]) for f in features]
+    except (ValueError, KeyError, TypeError, IndexError):
+        return None
+    return lower, upper
+
+
+def exit_now(code: int) -> None:
+    """End the process with ``code`` right away, after flushing stdout and stderr.
+
+    A job's last act: it skips the interpreter's teardown, where delta-rs's native
+    threads can, rarely, abort the process ("terminate called without an active
+    exception") and so replace the job's exit code with 134. Call it only after the
+    Spark session is stopped and every output is written.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def step(prog: str, message: str) -> None:
+    """Print a progress line at once, so a long step says what runs."""
+    print(f"[{prog}] {message}", flush=True)
+
+
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "EXIT_INTERNAL",
+    "EXIT_OK",
+    "EXIT_SPARK",
+    "SECTIONS",
+    "SPARK_OPTIONS",
+    "ConfigError",
+    "Option",
+    "apply_override",
+    "build_parser",
+    "describe_failure",
+    "error_stream",
+    "exit_now",
+    "load_config",
+    "read_truth",
+    "report_error",
+    "run_job",
+    "section_values",
+    "stderr_merged_by_spark_submit",
+    "step",
+]

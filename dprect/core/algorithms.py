@@ -1,0 +1,135 @@
+"""The algorithms, written once over the engine seam (:mod:`dprect.core.engine`).
+
+* :func:`run_randmargins` — RandMargins for general rectangles (design note §2; R = 2d
+  rounds, or R = d hi-rounds for the paper's origin-anchored class). Round t = (j, s):
+  draw N_t from the margin law; B_t = the first N_t points of the remaining set ordered
+  from side s, padded with virtual points at the far end of the grid (index 0 for hi,
+  m_j − 1 for lo; counted, never materialised); D_t = the last Δ points of B_t, i.e. the
+  engine's ranks [N_t − Δ, N_t); p_t = IP_ε(D_t); remove every remaining
+  point with y_j ≥ p_t (hi) or y_j ≤ p_t (lo) — non-strict, as the proof needs.
+* :func:`run_composition` — the composition baseline (paper §1.2): each round is
+  IP_ε₀ of the first Δ₀ points of ALL positives in its order (padded); nothing is removed.
+* :func:`run_nonprivate_bounding_box` — the exact bounding box of the positives.
+  **NOT differentially private**; a reference for benchmarks on public or synthetic data.
+
+Randomness is drawn only here and only in round order (N_t, then the IP's draws), which is
+what makes every engine return the identical rectangle for the same seed.
+
+``trace`` (tests and benchmarks only) collects per-round internals — data-dependent, so it
+is never part of a result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dprect.core.domains import Domain, Side
+from dprect.core.engine import Engine
+from dprect.core.interior_point import interior_point
+from dprect.core.planner import MethodPlan, RoundPlan
+from dprect.core.randomness import RandomSource
+
+
+@dataclass(frozen=True)
+class RoundTrace:
+    """Internals of one round (test and benchmark use only: data-dependent)."""
+
+    axis: int
+    side: Side
+    block_size: int  # N_t (Δ₀ for the composition baseline)
+    threshold: int  # p_t, a grid index
+    window_min: int  # min D_t (grid index, pads included)
+    window_max: int
+    real_points: int  # points of D_t that are data, not pads
+
+    @property
+    def failed(self) -> bool:
+        """The IP missed [min D_t, max D_t]."""
+        return not self.window_min <= self.threshold <= self.window_max
+
+
+@dataclass(frozen=True)
+class Rectangle:
+    """A rectangle in grid indices: lo[j] ≤ x_j ≤ hi[j]. Empty if any lo[j] > hi[j]."""
+
+    lo: tuple[int, ...]
+    hi: tuple[int, ...]
+
+    def to_units(self, domains: list[Domain]) -> tuple[list[float], list[float]]:
+        lower = [d.lower_value(i) for d, i in zip(domains, self.lo, strict=True)]
+        upper = [d.upper_value(i) for d, i in zip(domains, self.hi, strict=True)]
+        return lower, upper
+
+
+def _window(engine: Engine, domain: Domain, r: RoundPlan, stop: int) -> tuple[np.ndarray, int]:
+    """D_t: grid indices of its real points (ranks [stop − Δ, stop) of the remaining points
+    from side r.side) and the number of virtual pads that complete it to Δ points, all at
+    the far end of the grid (index 0 for hi, m − 1 for lo). Pads are counted, never
+    materialised, so Δ costs no memory beyond the real points."""
+    real = domain.to_index(engine.window(r.axis, r.side, stop, r.ip_size))
+    return real, r.ip_size - len(real)
+
+
+def _pad_index(domain: Domain, side: Side) -> int:
+    return 0 if side == "hi" else domain.size - 1
+
+
+def _interior_point(engine: Engine, domain: Domain, r: RoundPlan, stop: int, epsilon: float,
+                    rng: RandomSource, trace: list[RoundTrace] | None) -> int:
+    """p_t = IP_ε(D_t), D_t the window ending at rank ``stop`` plus its virtual pads."""
+    real, pads = _window(engine, domain, r, stop)
+    pad_index = _pad_index(domain, r.side)
+    p = interior_point(real, epsilon=epsilon, grid_size=domain.size, rng=rng,
+                       pad_count=pads, pad_index=pad_index)
+    if trace is not None:
+        ends = [int(real.min()), int(real.max())] if len(real) else []
+        ends += [pad_index] if pads else []
+        trace.append(RoundTrace(r.axis, r.side, stop, p, min(ends), max(ends), len(real)))
+    return p
+
+
+def _assemble(domains: list[Domain], found: dict[tuple[int, Side], int]) -> Rectangle:
+    lo = tuple(found.get((j, "lo"), 0) for j in range(len(domains)))
+    hi = tuple(found.get((j, "hi"), d.size - 1) for j, d in enumerate(domains))
+    return Rectangle(lo, hi)
+
+
+def run_randmargins(engine: Engine, domains: list[Domain], plan: MethodPlan,
+                    rng: RandomSource, trace: list[RoundTrace] | None = None) -> Rectangle:
+    """RandMargins (design note §2) on the engine's positives."""
+    found: dict[tuple[int, Side], int] = {}
+    for r in plan.rounds:
+        assert r.law is not None
+        domain = domains[r.axis]
+        block = r.law.sample(rng)  # N_t ≥ Δ, independent of the data
+        p = _interior_point(engine, domain, r, block, plan.ip_epsilon, rng, trace)
+        engine.cut(r.axis, r.side, domain.cut_threshold(p, r.side))
+        found[(r.axis, r.side)] = p
+    return _assemble(domains, found)
+
+
+def run_composition(engine: Engine, domains: list[Domain], plan: MethodPlan,
+                    rng: RandomSource, trace: list[RoundTrace] | None = None) -> Rectangle:
+    """The composition baseline: IP of the first Δ₀ positives of each order, no removal."""
+    found: dict[tuple[int, Side], int] = {}
+    for r in plan.rounds:
+        domain = domains[r.axis]
+        p = _interior_point(engine, domain, r, r.ip_size, plan.ip_epsilon, rng, trace)
+        found[(r.axis, r.side)] = p
+    return _assemble(domains, found)
+
+
+def run_nonprivate_bounding_box(engine: Engine, domains: list[Domain]) -> Rectangle:
+    """The exact bounding box of the positives. NOT differentially private.
+
+    With no positives it returns the empty rectangle lo = m − 1, hi = 0 on every axis.
+    """
+    lo, hi = [], []
+    for j, domain in enumerate(domains):
+        low = domain.to_index(engine.window(j, "lo", 1, 1))
+        high = domain.to_index(engine.window(j, "hi", 1, 1))
+        lo.append(int(low[0]) if len(low) else domain.size - 1)
+        hi.append(int(high[0]) if len(high) else 0)
+    return Rectangle(tuple(lo), tuple(hi))

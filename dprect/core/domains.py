@@ -1,0 +1,320 @@
+"""Per-feature domains: how a feature value becomes a point of a finite ordered grid.
+
+Design note §1: every axis j is an ordered finite grid {0, …, m_j − 1}. A feature reaches
+it through PUBLIC parameters only — bounds are never derived from the data.
+
+Three domains:
+
+* :class:`Grid` ``(lower, upper, size)`` — ``size`` equal bins of width
+  w = (upper − lower)/size; x ↦ ⌊(x − lower)/w⌋ clamped to {0, …, size−1} (values outside
+  the bounds clamp to the end bins). Index i ↦ the bin [lower + i·w, lower + (i+1)·w].
+* :class:`IntegerRange` ``(lower, upper)`` — one grid point per integer; x ↦ ⌊x⌋ − lower,
+  clamped. Index i ↦ the integer lower + i.
+* :class:`FloatOrder` — every float64 (±inf included, NaN excluded) through an
+  order-preserving 64-bit key: no bounds at all, m = 2^64 − 2^53 + 2 ≈ 2^64 (every
+  non-NaN bit pattern; design note §1: it costs ln(2^64) ≈ 44 in Δ instead of ln m).
+  −0.0 is read as +0.0.
+
+Engines see *sort values*: the representation an engine sorts and filters on. For
+:class:`Grid`/:class:`IntegerRange` these are the int64 grid indices themselves; for
+:class:`FloatOrder` they are the (canonical) float64 values, whose order is exactly the key
+order. The core converts sort values to grid indices (:meth:`Domain.to_index`) and a grid
+index threshold back to a sort-value threshold (:meth:`Domain.cut_threshold`), so that an
+engine's cut "sort value ≥ t" (hi) or "≤ t" (lo) removes exactly the rows whose grid index
+is ≥ p or ≤ p.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from abc import ABC, abstractmethod
+from typing import Any, Literal
+
+import numpy as np
+
+from dprect.core.errors import ParameterError
+
+Side = Literal["hi", "lo"]
+
+_MAX_GRID_SIZE = 2**53  # bins indexed exactly by float64 arithmetic
+
+
+class Domain(ABC):
+    """A public, finite, ordered domain for one feature."""
+
+    #: number of grid points m
+    size: int
+    #: dtype of the engine's sort values ("int64" or "float64")
+    sort_dtype: str
+
+    @abstractmethod
+    def encode(self, x: np.ndarray) -> np.ndarray:
+        """Feature values (float64, finite) → sort values (numpy reference encoding)."""
+
+    @abstractmethod
+    def to_index(self, sort_values: np.ndarray) -> np.ndarray:
+        """Sort values → grid indices in {0, …, m−1} as uint64."""
+
+    @abstractmethod
+    def cut_threshold(self, index: int, side: Side) -> int | float:
+        """A sort-value threshold t such that, over encoded data, ``v >= t`` (hi) or
+        ``v <= t`` (lo) holds exactly when the grid index is ≥ / ≤ ``index``."""
+
+    @abstractmethod
+    def lower_value(self, index: int) -> float:
+        """Feature-unit value of a lower bound at grid index ``index``."""
+
+    @abstractmethod
+    def upper_value(self, index: int) -> float:
+        """Feature-unit value of an upper bound at grid index ``index``."""
+
+    @abstractmethod
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready description (public parameters only)."""
+
+
+
+class Grid(Domain):
+    """``size`` equal bins between public bounds ``lower`` < ``upper``."""
+
+    sort_dtype = "int64"
+
+    def __init__(self, lower: float, upper: float, size: int) -> None:
+        for name, value in (("lower", lower), ("upper", upper)):
+            if isinstance(value, bool) or not isinstance(value, int | float | np.number):
+                raise ParameterError(f"grid {name} must be a number, got {value!r}")
+            if not math.isfinite(float(value)):
+                raise ParameterError(f"grid {name} must be finite, got {value!r}")
+        if isinstance(size, bool) or not isinstance(size, int | np.integer):
+            raise ParameterError(f"grid size must be an integer, got {size!r}")
+        if not 2 <= int(size) <= _MAX_GRID_SIZE:
+            raise ParameterError(f"grid size must be between 2 and 2**53, got {size}")
+        if not float(lower) < float(upper):
+            raise ParameterError(
+                f"grid lower must be < upper (empty or inverted grid), got {lower} >= {upper}"
+            )
+        self.lower = float(lower)
+        self.upper = float(upper)
+        self.size = int(size)
+        self.width = (self.upper - self.lower) / self.size
+        if not self.width > 0 or not math.isfinite(self.width):
+            raise ParameterError(f"grid [{lower}, {upper}] with {size} bins has no usable width")
+        resolution = math.ulp(max(abs(self.lower), abs(self.upper)))
+        if self.width < 4 * resolution:
+            raise ParameterError(
+                f"grid [{lower}, {upper}] with {size} bins is finer than float64 resolution "
+                f"there (bin width {self.width:.3g} < 4 x {resolution:.3g}); use fewer bins")
+
+    def encode(self, x: np.ndarray) -> np.ndarray:
+        # Spark engine mirrors this exactly: floor(least(greatest((x-lower)/w, 0), size-1)).
+        # A value far outside the bounds (1e308) overflows to ±inf in IEEE-754 double
+        # arithmetic, exactly as in Spark SQL, and clamps to an end bin: the overflow is
+        # expected, so numpy is told not to warn about it (the results are unchanged).
+        with np.errstate(over="ignore", under="ignore"):
+            r = (np.asarray(x, dtype=np.float64) - self.lower) / self.width
+        return np.floor(np.clip(r, 0.0, float(self.size - 1))).astype(np.int64)
+
+    def to_index(self, sort_values: np.ndarray) -> np.ndarray:
+        return np.asarray(sort_values, dtype=np.int64).astype(np.uint64)
+
+    def cut_threshold(self, index: int, side: Side) -> int:
+        return int(index)
+
+    def lower_value(self, index: int) -> float:
+        return self.lower + int(index) * self.width
+
+    def upper_value(self, index: int) -> float:
+        return min(self.lower + (int(index) + 1) * self.width, self.upper)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "grid", "lower": self.lower, "upper": self.upper, "size": self.size}
+
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self.to_json() == other.to_json()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(tuple(sorted(self.to_json().items())))
+
+    def __repr__(self) -> str:
+        return f"Grid(lower={self.lower!r}, upper={self.upper!r}, size={self.size})"
+
+
+class IntegerRange(Grid):
+    """One grid point per integer in [lower, upper] (both public)."""
+
+    def __init__(self, lower: int, upper: int) -> None:
+        for name, value in (("lower", lower), ("upper", upper)):
+            if isinstance(value, bool) or not isinstance(value, int | np.integer):
+                raise ParameterError(f"integer range {name} must be an integer, got {value!r}")
+        if not int(lower) < int(upper):
+            raise ParameterError(
+                f"integer range lower must be < upper (empty or inverted), got {lower} >= {upper}"
+            )
+        if abs(int(lower)) > _MAX_GRID_SIZE or abs(int(upper)) > _MAX_GRID_SIZE:
+            raise ParameterError("integer range bounds must lie within ±2**53")
+        super().__init__(float(lower), float(int(upper) + 1), int(upper) - int(lower) + 1)
+        self.int_lower = int(lower)
+        self.int_upper = int(upper)
+
+    def lower_value(self, index: int) -> float:
+        return float(self.int_lower + int(index))
+
+    def upper_value(self, index: int) -> float:
+        return float(self.int_lower + int(index))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "integers", "lower": self.int_lower, "upper": self.int_upper,
+                "size": self.size}
+
+
+    def __repr__(self) -> str:
+        return f"IntegerRange(lower={self.int_lower}, upper={self.int_upper})"
+
+
+# -- float-order domain -----------------------------------------------------------------
+_LOW63 = 0x7FFF_FFFF_FFFF_FFFF
+
+
+def _key_of_bits(bits: int) -> int:
+    """Signed order key of a float64 bit pattern (as a signed 64-bit int)."""
+    return bits ^ _LOW63 if bits < 0 else bits
+
+
+def _float_key(x: float) -> int:
+    (bits,) = struct.unpack("<q", struct.pack("<d", x))
+    return _key_of_bits(bits)
+
+
+_KEY_NEG_INF = _float_key(-math.inf)
+_KEY_POS_INF = _float_key(math.inf)
+_KEY_NEG_ZERO = _float_key(-0.0)  # == -1; never a data key (data is canonicalised)
+_SMALLEST_NEGATIVE = -5e-324
+
+
+class FloatOrder(Domain):
+    """All float64 values in their natural order; no bounds needed.
+
+    Grid index of x = key(x) − key(−inf), where key is the order-preserving map of the
+    IEEE-754 bit pattern to a signed 64-bit integer (negative patterns have their 63 low
+    bits flipped). The indices run over 0 … m−1 with m = key(+inf) − key(−inf) + 1.
+    """
+
+    sort_dtype = "float64"
+    size = _KEY_POS_INF - _KEY_NEG_INF + 1
+
+    def encode(self, x: np.ndarray) -> np.ndarray:
+        x = np.array(x, dtype=np.float64, copy=True)
+        x[x == 0.0] = 0.0  # -0.0 -> +0.0 (they compare equal; keys would differ)
+        return x
+
+    def to_index(self, sort_values: np.ndarray) -> np.ndarray:
+        bits = np.ascontiguousarray(sort_values, dtype=np.float64).view(np.int64)
+        keys = np.where(bits < 0, bits ^ np.int64(_LOW63), bits)
+        offset = np.uint64(_KEY_NEG_INF % 2**64)
+        return keys.view(np.uint64) - offset  # wraps modulo 2^64: exact index
+
+    @staticmethod
+    def float_at(index: int) -> float:
+        """The float64 whose grid index is ``index``."""
+        key = int(index) + _KEY_NEG_INF
+        bits = key ^ _LOW63 if key < 0 else key
+        (value,) = struct.unpack("<d", struct.pack("<q", bits))
+        return value
+
+    @staticmethod
+    def index_of(x: float) -> int:
+        """Grid index of one float (after canonicalising −0.0)."""
+        return _float_key(0.0 if x == 0.0 else float(x)) - _KEY_NEG_INF
+
+    def cut_threshold(self, index: int, side: Side) -> float:
+        if int(index) + _KEY_NEG_INF == _KEY_NEG_ZERO:
+            # -0.0 is a grid point no data value has: the first data value at or above it
+            # is +0.0, the last at or below it is the largest negative subnormal.
+            return 0.0 if side == "hi" else _SMALLEST_NEGATIVE
+        return self.float_at(index)
+
+    def lower_value(self, index: int) -> float:
+        return self.float_at(index)
+
+    def upper_value(self, index: int) -> float:
+        return self.float_at(index)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "float", "size": self.size}
+
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self)
+
+    def __hash__(self) -> int:
+        return hash("FloatOrder")
+
+    def __repr__(self) -> str:
+        return "FloatOrder()"
+
+
+# -- --grid parsing ---------------------------------------------------------------------
+def parse_domain(text: str) -> Domain:
+    """One domain from its spelling: ``float``, ``int:LOWER:UPPER`` or ``LOWER:UPPER:SIZE``."""
+    spec = text.strip()
+    if spec == "float":
+        return FloatOrder()
+    parts = spec.split(":")
+    try:
+        if parts[0] == "int" and len(parts) == 3:
+            return IntegerRange(int(parts[1]), int(parts[2]))
+        if len(parts) == 3:
+            size = float(parts[2])
+            if not size.is_integer():
+                raise ParameterError(f"grid size must be an integer, got {parts[2]!r}")
+            return Grid(float(parts[0]), float(parts[1]), int(size))
+    except ValueError as exc:
+        if isinstance(exc, ParameterError):
+            raise
+        raise ParameterError(f"cannot read grid {text!r}: {exc}") from None
+    raise ParameterError(
+        f"cannot read grid {text!r}: expected 'float', 'int:LOWER:UPPER' or 'LOWER:UPPER:SIZE'"
+    )
+
+
+def parse_grid_spec(spec: str | None, features: list[str]) -> list[Domain]:
+    """The domains of ``features`` from a ``--grid`` value.
+
+    * None or ``float`` — the float-order domain for every feature (the default);
+    * ``LOWER:UPPER:SIZE`` (or ``int:L:U``) — the same domain for every feature;
+    * ``name=SPEC,name=SPEC,...`` — one domain per feature; every feature must be named
+      exactly once.
+    """
+    if spec is None or not spec.strip():
+        return [FloatOrder() for _ in features]
+    if "=" not in spec:
+        domain = parse_domain(spec)
+        return [domain for _ in features]
+    by_name: dict[str, Domain] = {}
+    for item in spec.split(","):
+        if "=" not in item:
+            raise ParameterError(f"grid entry {item!r} must look like name=SPEC")
+        name, value = (part.strip() for part in item.split("=", 1))
+        if name in by_name:
+            raise ParameterError(f"grid names feature {name!r} twice")
+        if name not in features:
+            raise ParameterError(f"grid names {name!r}, which is not one of the features")
+        by_name[name] = parse_domain(value)
+    missing = [f for f in features if f not in by_name]
+    if missing:
+        raise ParameterError(f"grid gives no domain for feature(s): {', '.join(missing)}")
+    return [by_name[f] for f in features]
+
+
+def domain_from_json(data: dict[str, Any]) -> Domain:
+    """Inverse of :meth:`Domain.to_json`."""
+    kind = data.get("type")
+    if kind == "float":
+        return FloatOrder()
+    if kind == "integers":
+        return IntegerRange(int(data["lower"]), int(data["upper"]))
+    if kind == "grid":
+        return Grid(float(data["lower"]), float(data["upper"]), int(data["size"]))
+    raise ParameterError(f"unknown domain type {kind!r}")

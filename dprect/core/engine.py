@@ -1,0 +1,43 @@
+"""The engine seam: the two questions every execution engine answers (design note §7).
+
+The private core (:mod:`dprect.core.algorithms`) draws all randomness, in a fixed order, and
+runs every interior-point call; an engine only holds the positive rows, encoded as *sort
+values* per feature (:mod:`dprect.core.domains`), and answers:
+
+* :meth:`Engine.window` — the multiset of sort values on ``axis`` at ranks
+  [stop − size, stop) of the *remaining* rows, ordered from ``side`` (rank 0 is the largest
+  value for ``hi``, the smallest for ``lo``); ranks beyond the remaining rows are simply
+  absent (the core pads them);
+* :meth:`Engine.cut` — remove every remaining row whose sort value on ``axis`` is ≥ t
+  (``hi``) or ≤ t (``lo``).
+
+The answer to ``window`` depends only on the multiset of values at those ranks, so how an
+engine breaks ties can never change the output: every engine returns the identical
+rectangle for the same seed.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from dprect.core.domains import Side
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """What the core asks of an execution engine."""
+
+    @property
+    def dims(self) -> int:
+        """Number of features."""
+        ...
+
+    def window(self, axis: int, side: Side, stop: int, size: int) -> np.ndarray:
+        """Sort values at ranks [stop − size, stop) of the remaining rows (any order)."""
+        ...
+
+    def cut(self, axis: int, side: Side, threshold: int | float) -> None:
+        """Remove remaining rows with value ≥ threshold (hi) or ≤ threshold (lo)."""
+        ...

@@ -1,0 +1,401 @@
+"""The interior-point (IP) mechanism: the exponential mechanism on depth (design note §3).
+
+Input: Δ grid indices v_1 … v_Δ of a grid {0, …, m−1} — the real values, plus optionally
+``pad_count`` *virtual* copies of one pad index (counted, never materialised). Score of a
+grid point y:
+
+    depth(y) = min(#{i : v_i ≤ y}, #{i : v_i ≥ y}).
+
+Replacing one v_i changes every depth by at most 1, so sampling y with probability
+∝ exp(ε·depth(y)/2) is ε-differentially private under replace-one neighbours (McSherry &
+Talwar 2007, the exponential mechanism with a sensitivity-1 score).
+
+**Guarantee.** ``interior_point`` is ε-DP w.r.t. replacing one of its Δ inputs.
+
+**Failure.** Points above max v have depth 0 (weight 1 each, at most m of them), and the
+⌈Δ/2⌉-th smallest value has depth ≥ ⌈Δ/2⌉, so
+
+    P(p > max v) ≤ m·exp(−ε⌈Δ/2⌉/2)   and likewise   P(p < min v) ≤ m·exp(−ε⌈Δ/2⌉/2).
+
+:func:`interior_point_size` returns the smallest Δ making this one-sided bound ≤ β.
+
+**Exact sampling in O(Δ log Δ)** (docs/privacy.md, "Exact sampling of the interior
+point"). Depth is constant on O(Δ) pieces (each distinct value, each open gap between
+consecutive distinct values, the two outer gaps), computed in integers. The output law is
+sampled *exactly* — P(y) = exp(c·depth(y)) / Σ_z exp(c·depth(z)) with c = ε/2 taken as the
+exact rational value of the float ε — using only exact uniform integer draws:
+
+1. Let d(y) = depth_max − depth(y) and n(y) = ⌊c·d(y)⌋ (exact rational arithmetic). The
+   grid points with n(y) = n form the *bucket* n: at most two runs of consecutive grid
+   points (depth is unimodal along the grid), of T_n points in all (an exact integer).
+2. Choose a bucket with probability T_n·e^{−n} / Σ_k T_k·e^{−k} by inverse CDF against a
+   uniform U drawn lazily as random bits. The cumulative weights are enclosed in
+   fixed-point integers with rigorous bounds (e^{−1} from its alternating series, powers
+   rounded down for lower and up for upper bounds); a bucket is returned only when U's
+   interval lies inside that bucket's interval for every value the bounds allow, and
+   otherwise more bits of U are drawn and the bounds recomputed at twice the precision.
+   The decision therefore always equals the exact inverse CDF of U.
+3. Choose a grid point y uniformly in the bucket (one exact integer draw) and accept it
+   with probability e^{−(c·d(y) − n(y))} ∈ (e^{−1}, 1], an exact Bernoulli(exp(−γ)) for a
+   rational γ (:meth:`RandomSource.bernoulli_exp`); on rejection start again at 1.
+
+An accepted y has probability ∝ e^{−n(y)}·e^{−(c·d(y) − n(y))} = e^{−c·d(y)} ∝
+exp(ε·depth(y)/2): the exact law, at an expected ≤ e attempts. No floating-point number
+enters the draw. The float ``Pieces.probabilities`` is kept for tests and audits only.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+
+import numpy as np
+
+from dprect.core.errors import ParameterError
+from dprect.core.randomness import RandomSource
+from dprect.core.validation import check_epsilon, check_open_unit, check_positive_int
+
+MAX_GRID_SIZE = 2**64
+_MAX_TOTAL = 2**62  # real values + virtual pads: depths are computed in int64
+
+#: fractional bits of the first fixed-point enclosure of the bucket weights, and random
+#: bits of the first uniform; both double whenever the decision is ambiguous
+_FIRST_PRECISION = 128
+_FIRST_UNIFORM_BITS = 64
+
+
+@dataclass(frozen=True)
+class Pieces:
+    """The exponential mechanism's distribution as constant-depth pieces.
+
+    Piece i covers grid points ``starts[i] … starts[i] + sizes[i] − 1`` (uint64, sorted;
+    the pieces tile the whole grid), each with depth ``depths[i]`` (int64).
+    """
+
+    starts: np.ndarray
+    sizes: np.ndarray
+    depths: np.ndarray
+    epsilon: float
+    grid_size: int
+
+    @property
+    def log_weights(self) -> np.ndarray:
+        """ln(sizes[i]) + ε·depths[i]/2 (floating point: tests and audits only)."""
+        return (np.log(self.sizes.astype(np.float64))
+                + self.epsilon * self.depths.astype(np.float64) / 2)
+
+    def probabilities(self) -> np.ndarray:
+        """Probability of each piece (sums to 1), in floating point (tests and audits)."""
+        lw = self.log_weights
+        weights = np.exp(lw - lw.max())
+        return weights / weights.sum()
+
+    def point_probability(self, y: int) -> float:
+        """Probability of grid point y (floating point)."""
+        i = int(np.searchsorted(self.starts, np.uint64(y), side="right")) - 1
+        if i < 0 or y >= int(self.starts[i]) + int(self.sizes[i]):
+            raise ValueError(f"grid point {y} is outside the grid")
+        return float(self.probabilities()[i]) / int(self.sizes[i])
+
+
+def _check_grid_size(grid_size: object) -> int:
+    if isinstance(grid_size, bool) or not isinstance(grid_size, int | np.integer):
+        raise ParameterError(f"grid_size must be an integer, got {grid_size!r}")
+    if not 2 <= int(grid_size) <= MAX_GRID_SIZE:
+        raise ParameterError(f"grid_size must be between 2 and 2**64, got {grid_size}")
+    return int(grid_size)
+
+
+def _as_indices(values: object, grid_size: int, *, allow_empty: bool) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.ndim != 1 or (arr.size == 0 and not allow_empty):
+        raise ParameterError("values must be a non-empty one-dimensional array of grid indices")
+    if arr.size == 0:
+        return np.zeros(0, dtype=np.uint64)
+    if arr.dtype.kind == "u":
+        out = arr.astype(np.uint64)
+    elif arr.dtype.kind == "i":
+        if (arr < 0).any():
+            raise ParameterError("values must be grid indices >= 0")
+        out = arr.astype(np.uint64)
+    elif arr.dtype.kind == "O":
+        ints = [int(v) for v in arr]
+        if min(ints) < 0:
+            raise ParameterError("values must be grid indices >= 0")
+        if max(ints) >= grid_size:
+            raise ParameterError(f"values must be grid indices < grid_size={grid_size}")
+        out = np.array(ints, dtype=np.uint64)
+    else:
+        raise ParameterError(f"values must be integer grid indices, got dtype {arr.dtype}")
+    if grid_size < MAX_GRID_SIZE and int(out.max()) >= grid_size:
+        raise ParameterError(f"values must be grid indices < grid_size={grid_size}")
+    return out
+
+
+def _check_pads(pad_count: object, pad_index: object, grid_size: int) -> tuple[int, int]:
+    if isinstance(pad_count, bool) or not isinstance(pad_count, int | np.integer) \
+            or int(pad_count) < 0:
+        raise ParameterError(f"pad_count must be an integer >= 0, got {pad_count!r}")
+    if int(pad_count) == 0:
+        return 0, 0
+    if isinstance(pad_index, bool) or not isinstance(pad_index, int | np.integer) \
+            or not 0 <= int(pad_index) < grid_size:
+        raise ParameterError(
+            f"pad_index must be a grid index in [0, {grid_size}) when pad_count > 0, "
+            f"got {pad_index!r}")
+    return int(pad_count), int(pad_index)
+
+
+def interior_point_pieces(values: object, *, epsilon: float, grid_size: int,
+                          pad_count: int = 0, pad_index: int | None = None) -> Pieces:
+    """The exact piece decomposition of the mechanism's output distribution.
+
+    ``pad_count`` virtual copies of ``pad_index`` are counted with ``values`` (never
+    materialised); ``values`` may then be empty.
+    """
+    epsilon = check_epsilon(epsilon)
+    m = _check_grid_size(grid_size)
+    pads, pad_at = _check_pads(pad_count, pad_index, m)
+    v = _as_indices(values, m, allow_empty=pads > 0)
+    if len(v) + pads > _MAX_TOTAL:
+        raise ParameterError(f"the IP takes at most 2**62 values (pads included), got "
+                             f"{len(v) + pads}")
+    if len(v):
+        uniq, counts = np.unique(v, return_counts=True)
+        counts = counts.astype(np.int64)
+    else:
+        uniq, counts = np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
+    if pads:
+        i = int(np.searchsorted(uniq, np.uint64(pad_at)))
+        if i < len(uniq) and int(uniq[i]) == pad_at:
+            counts[i] += pads
+        else:
+            uniq = np.insert(uniq, i, np.uint64(pad_at))
+            counts = np.insert(counts, i, np.int64(pads))
+    total = int(counts.sum())
+    below_incl = np.cumsum(counts)  # #{v <= u_i}
+    above_incl = total - below_incl + counts  # #{v >= u_i}
+    single_depth = np.minimum(below_incl, above_incl)
+    gap_depth = np.minimum(below_incl[:-1], total - below_incl[:-1])
+    gap_sizes = uniq[1:] - uniq[:-1] - np.uint64(1)  # exact in uint64
+
+    # interleave value, gap, value, gap, …, value (already in grid order), drop empty gaps
+    u = len(uniq)
+    starts = np.empty(2 * u - 1, dtype=np.uint64)
+    sizes = np.empty(2 * u - 1, dtype=np.uint64)
+    depths = np.empty(2 * u - 1, dtype=np.int64)
+    starts[0::2], sizes[0::2], depths[0::2] = uniq, 1, single_depth
+    starts[1::2], sizes[1::2], depths[1::2] = uniq[:-1] + np.uint64(1), gap_sizes, gap_depth
+    if u > 1 and not (gap_sizes > 0).all():
+        keep = sizes > 0
+        starts, sizes, depths = starts[keep], sizes[keep], depths[keep]
+    lo, hi = int(uniq[0]), int(uniq[-1])
+    if lo > 0 or hi < m - 1:  # the outer gaps, depth 0
+        head = [(0, lo)] if lo > 0 else []
+        tail = [(hi + 1, m - 1 - hi)] if hi < m - 1 else []
+        starts = np.concatenate([np.array([s for s, _ in head], dtype=np.uint64), starts,
+                                 np.array([s for s, _ in tail], dtype=np.uint64)])
+        sizes = np.concatenate([np.array([n for _, n in head], dtype=np.uint64), sizes,
+                                np.array([n for _, n in tail], dtype=np.uint64)])
+        depths = np.concatenate([np.zeros(len(head), dtype=np.int64), depths,
+                                 np.zeros(len(tail), dtype=np.int64)])
+    return Pieces(starts, sizes, depths, epsilon, m)
+
+
+# -- exact sampling ------------------------------------------------------------------------
+@lru_cache(maxsize=16)
+def _exp_neg_one(p: int) -> tuple[int, int]:
+    """(lo, hi) with lo ≤ e^{−1}·2^p ≤ hi.
+
+    e^{−1} = Σ_k (−1)^k/k! is an alternating series with decreasing terms (k ≥ 1), so it
+    lies between any two consecutive partial sums; sum until a term is below 2^{−p−2}."""
+    partial, term, k = Fraction(1), Fraction(1), 0
+    while True:
+        k += 1
+        term /= k
+        following = partial - term if k % 2 else partial + term
+        if term * 2 ** (p + 2) < 1:
+            low, high = min(partial, following), max(partial, following)
+            return math.floor(low * 2**p), math.ceil(high * 2**p)
+        partial = following
+
+
+def _bucket_cut(p: int) -> int:
+    """The last bucket made explicit at precision p: 2^64·e^{−n} < 2^{−p} beyond it, so
+    the rest (bounded, not computed) holds less than 2^{−p} of the weight."""
+    return int(0.7 * (p + 70)) + 2
+
+
+@lru_cache(maxsize=16)
+def _exp_neg_table(p: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Fixed-point enclosures lo[n] ≤ e^{−n}·2^p ≤ hi[n] for n = 0 … _bucket_cut(p) + 1.
+
+    lo[n+1] = ⌊lo[n]·lo[1]/2^p⌋ and hi[n+1] = ⌈hi[n]·hi[1]/2^p⌉: a product of lower
+    (upper) bounds of positive numbers is a lower (upper) bound, and rounding down (up)
+    keeps it one. The absolute error stays a few units of 2^{−p}."""
+    lo1, hi1 = _exp_neg_one(p)
+    lo, hi = [1 << p], [1 << p]
+    for _ in range(_bucket_cut(p) + 1):
+        lo.append((lo[-1] * lo1) >> p)
+        hi.append(-((-hi[-1] * hi1) >> p))
+    return tuple(lo), tuple(hi)
+
+
+@dataclass(frozen=True)
+class _Buckets:
+    """The buckets n = 0 … n_cut made explicit at precision p (nonempty ones only), their
+    cumulative weight enclosures in units of 2^{−p}, and a bound on the rest (the tail)."""
+
+    ns: tuple[int, ...]
+    sizes: tuple[int, ...]  # T_n
+    runs: tuple[tuple[int, int, int], ...]  # (left start, left length, right start)
+    x_lo: tuple[int, ...]  # x_lo[j] ≤ 2^p·Σ_{i ≤ j} T_i·e^{−n_i} ≤ x_hi[j]
+    x_hi: tuple[int, ...]
+    w_lo: int  # w_lo ≤ 2^p·(total weight) ≤ w_hi
+    w_hi: int
+
+    def decide(self, u: int, bits: int) -> int | None:
+        """The bucket j with X_{j−1} ≤ U·W < X_j for every U in [u/2^bits, (u+1)/2^bits)
+        and every weight the enclosures allow — or None if there is no such j."""
+        need = -((-(u + 1) * self.w_hi) >> bits)  # ⌈(u+1)·W_hi / 2^bits⌉
+        j = bisect.bisect_left(self.x_lo, need)
+        if j == len(self.x_lo):
+            return None  # U·W may lie in the tail or beyond the last enclosure
+        below = self.x_hi[j - 1] if j else 0
+        return j if u * self.w_lo >= below << bits else None
+
+
+class _ExactSampler:
+    """Exact sampler of y ∝ exp(c·depth(y)) on the pieces (module docstring)."""
+
+    def __init__(self, pieces: Pieces, c: Fraction) -> None:
+        self.starts = pieces.starts
+        self.depths = pieces.depths
+        self.m = pieces.grid_size
+        self.c = c
+        self.kmax = int(self.depths.max())
+        self.split = int(np.argmax(self.depths))  # depth rises up to here, then falls
+        self.n_max = (c.numerator * self.kmax) // c.denominator  # ⌊c·kmax⌋
+        self._cache: dict[int, _Buckets] = {}
+
+    def _position(self, indices: np.ndarray) -> list[int]:
+        """Grid position of the start of each piece index (index = #pieces → m)."""
+        n = len(self.starts)
+        inside = np.minimum(indices, n - 1)
+        out = self.starts[inside].tolist()
+        return [self.m if i == n else s for i, s in zip(indices.tolist(), out, strict=True)]
+
+    def buckets(self, p: int) -> _Buckets:
+        if p in self._cache:
+            return self._cache[p]
+        c, kmax = self.c, self.kmax
+        n_cut = min(self.n_max, _bucket_cut(p))
+        # bucket n holds the depths in (t[n+1], t[n]], t[n] = kmax − ⌈n/c⌉ (d = kmax − depth
+        # has ⌊c·d⌋ = n iff ⌈n/c⌉ ≤ d < ⌈(n+1)/c⌉); t is capped below at −1 (no depth)
+        num, den = c.numerator, c.denominator
+        t = np.array([kmax - min(-((-n * den) // num), kmax + 1) for n in range(n_cut + 2)],
+                     dtype=np.int64)
+        left = self.depths[: self.split + 1]  # non-decreasing
+        right = self.depths[self.split + 1:]  # non-increasing
+        i_left = np.searchsorted(left, t, side="right")  # pieces with depth ≤ t
+        j_right = np.searchsorted(-right, -t, side="left") + (self.split + 1)  # depth > t
+        pos_left = self._position(i_left)
+        pos_right = self._position(j_right)
+        lo_tab, hi_tab = _exp_neg_table(p)
+        ns, sizes, runs, x_lo, x_hi = [], [], [], [], []
+        acc_lo = acc_hi = explicit = 0
+        for n in range(n_cut + 1):
+            left_start, left_len = pos_left[n + 1], pos_left[n] - pos_left[n + 1]
+            right_start = pos_right[n]
+            size = left_len + pos_right[n + 1] - right_start
+            if size == 0:
+                continue
+            explicit += size
+            acc_lo += size * lo_tab[n]
+            acc_hi += size * hi_tab[n]
+            ns.append(n)
+            sizes.append(size)
+            runs.append((left_start, left_len, right_start))
+            x_lo.append(acc_lo)
+            x_hi.append(acc_hi)
+        tail = self.m - explicit  # grid points of the buckets n > n_cut: weight ≤ e^{-n_cut-1}
+        if n_cut == self.n_max and tail != 0:
+            raise AssertionError("interior point: the buckets do not tile the grid")
+        out = _Buckets(tuple(ns), tuple(sizes), tuple(runs), tuple(x_lo), tuple(x_hi),
+                       acc_lo, acc_hi + tail * hi_tab[n_cut + 1])
+        self._cache[p] = out
+        return out
+
+    def choose_bucket(self, rng: RandomSource) -> tuple[_Buckets, int]:
+        """Bucket j with probability T_j·e^{−n_j} / Σ_k T_k·e^{−n_k}, exactly."""
+        p, bits = _FIRST_PRECISION, _FIRST_UNIFORM_BITS
+        found = self.buckets(p)
+        if len(found.ns) == 1 and found.w_lo == found.w_hi:
+            return found, 0  # a single bucket and no tail: nothing to choose
+        u = rng.randbits(bits)
+        while True:
+            j = found.decide(u, bits)
+            if j is not None:
+                return found, j
+            u = (u << bits) | rng.randbits(bits)  # refine U and the weights together
+            bits, p = 2 * bits, 2 * p
+            found = self.buckets(p)
+
+    def sample(self, rng: RandomSource) -> int:
+        while True:
+            found, j = self.choose_bucket(rng)
+            left_start, left_len, right_start = found.runs[j]
+            r = rng.randbelow(found.sizes[j])
+            y = left_start + r if r < left_len else right_start + (r - left_len)
+            i = int(np.searchsorted(self.starts, np.uint64(y), side="right")) - 1
+            gamma = self.c * (self.kmax - int(self.depths[i])) - found.ns[j]
+            if not 0 <= gamma < 1:
+                raise AssertionError("interior point: a point outside its bucket")
+            if rng.bernoulli_exp(gamma):
+                return y
+
+
+def interior_point(
+    values: object, *, epsilon: float, grid_size: int, rng: RandomSource,
+    pad_count: int = 0, pad_index: int | None = None,
+) -> int:
+    """An ε-DP interior point of ``values`` (grid indices) on the grid {0, …, grid_size−1}.
+
+    ``pad_count`` virtual copies of the grid index ``pad_index`` join the input (counted,
+    never materialised; ``values`` may then be empty). Returns a grid index drawn with
+    probability exactly ∝ exp(ε·depth/2), ε being the exact value of the float. ε-DP under
+    replacing one input; one-sided failure probability ≤ grid_size·exp(−ε⌈Δ/2⌉/2) with
+    Δ = len(values) + pad_count (see the module docstring).
+    """
+    pieces = interior_point_pieces(values, epsilon=epsilon, grid_size=grid_size,
+                                   pad_count=pad_count, pad_index=pad_index)
+    return _ExactSampler(pieces, Fraction(pieces.epsilon) / 2).sample(rng)
+
+
+def interior_point_failure_bound(epsilon: float, size: int, grid_size: int) -> float:
+    """One-sided failure bound m·exp(−ε⌈Δ/2⌉/2) of the IP on Δ = ``size`` inputs."""
+    epsilon = check_epsilon(epsilon)
+    size = check_positive_int(size, "size")
+    m = _check_grid_size(grid_size)
+    return min(1.0, math.exp(math.log(m) - epsilon * math.ceil(size / 2) / 2))
+
+
+def interior_point_size(epsilon: float, beta: float, grid_size: int) -> int:
+    """The smallest Δ with m·exp(−ε⌈Δ/2⌉/2) ≤ β (design note §3): about (4/ε)·ln(m/β).
+
+    Since only ⌈Δ/2⌉ matters the answer is odd: Δ = 2h − 1 with h = ⌈2·ln(m/β)/ε⌉.
+    """
+    epsilon = check_epsilon(epsilon)
+    beta = check_open_unit(beta, "beta")
+    m = _check_grid_size(grid_size)
+    x = 2.0 * (math.log(m) - math.log(beta)) / epsilon
+    if not math.isfinite(x * (1.0 + 1e-12)):
+        raise ParameterError(f"epsilon={epsilon!r} is too small: the interior point's input "
+                             f"size overflows")
+    h = max(1, math.ceil(x * (1.0 + 1e-12)))  # rounding can only make Δ larger (safer)
+    while interior_point_failure_bound(epsilon, 2 * h - 1, m) > beta:
+        h += 1
+    return 2 * h - 1

@@ -1,0 +1,469 @@
+"""The planner: from a total budget to every parameter of a run (design note §6).
+
+Input: the total (ε̃, δ̃), the features' domains, a failure target β for the whole run, the
+rectangle shape and a method. Nothing here looks at data.
+
+* The IP failure target per round and side is β_IP = β/(2R): the run "fails" if any of the
+  2R one-sided IP failures happens (union bound), and only then may the rectangle leave
+  the true one or misclassify more than Σ N_t positives.
+* RandMargins (refined accounting): for every staircase ratio ρ on a grid of rationals
+  {1/100, …, 99/100}, find the largest per-round ε such that some k and δ split meets
+  (ε̃, δ̃) by one of the two refined bounds; Δ_t = interior_point_size(ε, β_IP, m_t); the
+  predicted misclassified positives are Σ_t (E[N_t] − Δ_t/2). Keep the best ρ.
+* RandMargins (paper accounting): δ = δ̃/(R + 2), ε = ε̃/(70·ln(1/δ)), the paper's Laplace
+  margin law; same prediction formula.
+* Composition baseline: the largest ε₀ meeting (ε̃, δ̃) by basic or zCDP composition of R
+  rounds; prediction Σ_t Δ₀_t/2.
+* ``auto`` runs RandMargins (refined) and composition and picks the smaller prediction.
+
+**Plan-time limits** (:data:`MAX_IP_SIZE`, :data:`MAX_EXPECTED_MARGIN`). A method whose
+rounds would need an interior-point input Δ above ``MAX_IP_SIZE`` or expect a block
+E[N_t] above ``MAX_EXPECTED_MARGIN`` is not planned: ``auto`` picks the other method if
+that one is within the limits, and otherwise (or when that method was asked for) the
+planner raises a one-line :class:`ParameterError` naming ε, the limit and what to change.
+This happens before any budget is reserved or any data is read, wherever a plan is made
+(API, CLI, Spark jobs): the limits depend only on the public request.
+
+Replace-one neighbours: the planner plans the add/remove budget whose group-privacy image
+is the requested one (:func:`dprect.core.accounting.add_remove_budget`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from dprect.core.accounting import (
+    ADD_REMOVE,
+    NEIGHBOURING,
+    REPLACE_ONE,
+    Guarantee,
+    add_remove_budget,
+    composition_pure,
+    composition_zcdp,
+    escape_probability,
+    paper_bound,
+    refined_azuma,
+    refined_pure,
+    replace_one,
+)
+from dprect.core.domains import Domain, Side
+from dprect.core.errors import ParameterError
+from dprect.core.interior_point import interior_point_size
+from dprect.core.margins import LaplaceLaw, MarginLaw, StaircaseLaw
+from dprect.core.validation import check_choice, check_epsilon, check_open_unit
+
+METHODS = ("auto", "randmargins", "composition")
+ACCOUNTINGS = ("refined", "paper")
+SHAPES = ("general", "origin")
+MARGIN_LAWS = ("staircase", "laplace")
+RHO_GRID = tuple(Fraction(i, 100) for i in range(1, 100))
+
+# -- plan-time limits (defined here only; see the module docstring) -------------------------
+#: The largest interior-point input Δ (real points and virtual pads) a plan may use: the
+#: size the exact IP sampler is built and benchmarked for (benchmarks/interior_point.py;
+#: about 40 ms per call at Δ = 10^6, holding Δ grid indices in memory). Δ ≈ (4/ε)·ln(m/β)
+#: per round, so a tiny per-round ε or a huge grid exceeds it.
+MAX_IP_SIZE = 10**6
+#: The largest expected block E[N_t] of one RandMargins round: a round may misclassify up
+#: to N_t − 1 positives and an engine reads N_t ranks, so a plan expecting more than this
+#: per round is useless and slow. (The composition baseline's block is Δ₀.)
+MAX_EXPECTED_MARGIN = 10**8
+_SHRINK = 1.0 - 1e-9  # per-round ε is shrunk this much so the stated bound holds after rounding
+
+
+@dataclass(frozen=True)
+class RoundPlan:
+    """One round: which side of which axis, its grid size, Δ_t and margin law."""
+
+    axis: int
+    side: Side
+    grid_size: int
+    ip_size: int
+    law: MarginLaw | None  # None for the composition baseline (B_t = first Δ₀ points)
+
+    @property
+    def predicted_misclassified(self) -> float:
+        if self.law is None:
+            return self.ip_size / 2
+        return self.law.expected_misclassified
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"axis": self.axis, "side": self.side, "ip_size": self.ip_size}
+        if self.law is not None:
+            out["margin_law"] = self.law.to_json()
+        return out
+
+
+@dataclass(frozen=True)
+class MethodPlan:
+    """Everything one method needs to run, and what it predicts."""
+
+    method: str
+    accounting: str
+    ip_epsilon: float
+    ip_beta: float
+    rounds: tuple[RoundPlan, ...]
+    guarantee: Guarantee
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def predicted_misclassified(self) -> float:
+        return float(sum(r.predicted_misclassified for r in self.rounds))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "accounting": self.accounting,
+            "ip_epsilon": self.ip_epsilon,
+            "ip_failure_per_side": self.ip_beta,
+            "predicted_misclassified_positives": self.predicted_misclassified,
+            "guarantee": self.guarantee.to_json(),
+            **self.details,
+            "rounds": [r.to_json() for r in self.rounds],
+        }
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The chosen method's plan plus every candidate the planner compared.
+
+    ``excluded`` names the methods left out by the plan-time limits, with the reason."""
+
+    chosen: MethodPlan
+    candidates: dict[str, MethodPlan]
+    request: dict[str, Any]
+    excluded: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        out = {
+            "request": self.request,
+            "chosen": self.chosen.method,
+            "plan": self.chosen.to_json(),
+            "predictions": {
+                name: c.predicted_misclassified for name, c in self.candidates.items()
+            },
+        }
+        if self.excluded:
+            out["excluded"] = dict(self.excluded)
+        return out
+
+    def table(self) -> str:
+        """A human-readable comparison of the candidates."""
+        head = (f"{'method':<13}{'accounting':<12}{'eps/round':>11}{'IP size':>10}"
+                f"{'margin law':>22}{'predicted miscl.':>18}  bound")
+        lines = [head, "-" * len(head)]
+        for name, c in self.candidates.items():
+            sizes = sorted({r.ip_size for r in c.rounds})
+            size_txt = str(sizes[0]) if len(sizes) == 1 else f"{sizes[0]}..{sizes[-1]}"
+            law = c.rounds[0].law
+            law_txt = "-" if law is None else (
+                f"staircase rho={law.rho_fraction}" if isinstance(law, StaircaseLaw)
+                else f"laplace mu={law.mu}" if isinstance(law, LaplaceLaw) else law.name)
+            mark = "*" if c is self.chosen else " "
+            lines.append(
+                f"{mark}{name:<12}{c.accounting:<12}{c.ip_epsilon:>11.5g}{size_txt:>10}"
+                f"{law_txt:>22}{c.predicted_misclassified:>18.1f}  {c.guarantee.bound}"
+            )
+        for name, reason in self.excluded.items():
+            lines.append(f" {name:<12}excluded: {reason}")
+        g = self.chosen.guarantee
+        lines.append(f"* chosen: {self.chosen.method}; guarantee ({g.epsilon:.6g}, {g.delta:.3g})"
+                     f"-DP, {g.neighbouring} neighbours")
+        return "\n".join(lines)
+
+
+def schedule(dims: int, shape: str = "general") -> list[tuple[int, Side]]:
+    """The public round order: (axis, side) pairs, lo then hi for each axis (general), or
+    hi only (the paper's origin-anchored class)."""
+    check_choice(shape, "shape", SHAPES)
+    if shape == "origin":
+        return [(j, "hi") for j in range(dims)]
+    return [(j, side) for j in range(dims) for side in ("lo", "hi")]
+
+
+# -- RandMargins, refined accounting -----------------------------------------------------
+def _best_refined_epsilon(eps_total: float, delta_total: float, q: float, rounds: int
+                          ) -> tuple[float, int, str, float]:
+    """Largest per-round ε meeting (ε̃, δ̃) by a refined bound: (ε, k, bound, δ₂)."""
+    k = np.arange(1, rounds + 1, dtype=np.float64)
+    escape = np.where(k >= rounds, 0.0, (1.0 - q) ** k)
+    best = (-1.0, rounds, "pure", 0.0)
+    pure_ok = escape <= delta_total
+    if pure_ok.any():
+        i = int(np.argmax(pure_ok))  # smallest admissible k gives the largest ε = ε̃/k
+        best = (eps_total / k[i], int(k[i]), "pure", 0.0)
+    az_ok = escape < delta_total
+    if az_ok.any():
+        kk = k[az_ok]
+        d2 = delta_total - escape[az_ok]
+        c = np.sqrt(2 * kk * np.log(1 / d2))
+        eps = (-c + np.sqrt(c * c + 2 * kk * eps_total)) / kk
+        i = int(np.argmax(eps))
+        if eps[i] > best[0]:
+            best = (float(eps[i]), int(kk[i]), "azuma", float(d2[i]))
+    return best
+
+
+def _refined_guarantee(eps: float, k: int, kind: str, delta2: float, q: float, rounds: int
+                       ) -> Guarantee:
+    if kind == "pure":
+        return refined_pure(eps, k=k, q=q, rounds=rounds)
+    return refined_azuma(eps, k=k, q=q, rounds=rounds, delta2=delta2)
+
+
+_SizeLaws = dict[int, tuple[int, MarginLaw | None]]  # grid size m -> (Δ, law)
+
+
+class _OverLimit(Exception):  # noqa: N818 — internal signal, never escapes the planner
+    """A candidate plan exceeds a plan-time limit (``what`` is a phrase for the message)."""
+
+    def __init__(self, what: str, excess: float) -> None:
+        super().__init__(what)
+        self.what = what
+        self.excess = excess  # value / limit: the smallest one is reported
+
+
+def _checked_ip_size(eps: float, ip_beta: float, m: int) -> int:
+    """Δ = interior_point_size(ε, β_IP, m), or :class:`_OverLimit` above MAX_IP_SIZE (an
+    estimate screens out sizes too large to compute in floating point)."""
+    eps = float(eps)
+    estimate = 4 * (math.log(m) - math.log(ip_beta)) / eps if eps > 0 else math.inf
+    if not estimate <= 2 * MAX_IP_SIZE:  # also catches inf (ε underflowed to 0)
+        amount = f"about {estimate:.3g}" if math.isfinite(estimate) else "unboundedly many"
+        raise _OverLimit(f"interior-point inputs of {amount} values per round "
+                         f"(limit MAX_IP_SIZE = {MAX_IP_SIZE:,})", estimate / MAX_IP_SIZE)
+    size = interior_point_size(eps, ip_beta, m)
+    if size > MAX_IP_SIZE:
+        raise _OverLimit(f"interior-point inputs of {size:,} values per round "
+                         f"(limit MAX_IP_SIZE = {MAX_IP_SIZE:,})", size / MAX_IP_SIZE)
+    return size
+
+
+def _size_laws(order: list[tuple[int, Side]], domains: list[Domain], eps: float,
+               ip_beta: float, make_law) -> _SizeLaws:
+    """Δ and the margin law of every distinct grid size (they depend on nothing else).
+
+    Raises :class:`_OverLimit` when a Δ or an expected block exceeds the plan-time limits.
+    """
+    per_size: _SizeLaws = {}
+    for axis, _side in order:
+        m = domains[axis].size
+        if m not in per_size:
+            size = _checked_ip_size(eps, ip_beta, m)
+            law = make_law(size)
+            if law is not None and not law.mean <= MAX_EXPECTED_MARGIN:
+                raise _OverLimit(
+                    f"blocks of {law.mean:.3g} points per round in expectation "
+                    f"(limit MAX_EXPECTED_MARGIN = {MAX_EXPECTED_MARGIN:,})",
+                    law.mean / MAX_EXPECTED_MARGIN)
+            per_size[m] = (size, law)
+    return per_size
+
+
+def _build_rounds(order: list[tuple[int, Side]], domains: list[Domain], per_size: _SizeLaws
+                  ) -> tuple[RoundPlan, ...]:
+    """The rounds; rounds on equal grid sizes share one (immutable) law."""
+    rounds = []
+    for axis, side in order:
+        m = domains[axis].size
+        size, law = per_size[m]
+        rounds.append(RoundPlan(axis, side, m, size, law))
+    return tuple(rounds)
+
+
+def _rounds_with(order: list[tuple[int, Side]], domains: list[Domain], eps: float,
+                 ip_beta: float, make_law) -> tuple[RoundPlan, ...]:
+    return _build_rounds(order, domains, _size_laws(order, domains, eps, ip_beta, make_law))
+
+
+def _predicted_from(order: list[tuple[int, Side]], domains: list[Domain], per_size: _SizeLaws
+                    ) -> float:
+    """What ``MethodPlan.predicted_misclassified`` of these rounds returns (same values,
+    same order, hence the same float), without building the rounds."""
+    value = {m: RoundPlan(0, "hi", m, size, law).predicted_misclassified
+             for m, (size, law) in per_size.items()}
+    return float(sum([value[domains[axis].size] for axis, _side in order]))
+
+
+def _plan_refined(eps_t: float, delta_t: float, domains: list[Domain],
+                  order: list[tuple[int, Side]], ip_beta: float, margin_law: str) -> MethodPlan:
+    """Best refined-accounting plan over the staircase ratios (or the paper's law).
+
+    Only a candidate that beats the best prediction so far is materialised as a plan."""
+    rounds = len(order)
+    best: MethodPlan | None = None
+    best_predicted = math.inf
+    over: _OverLimit | None = None  # the mildest violation, if no candidate is in limits
+    if margin_law == "staircase":
+        candidates: list[Fraction | None] = list(RHO_GRID)
+    else:
+        candidates = [None]
+    for rho in candidates:
+        if rho is None:  # the paper's law: ρ = min(e^{-1/2}, P(N ≥ 2Δ)), fixed point
+            rho_val = math.exp(-0.5) * (1 - 1e-12)
+            for _ in range(8):
+                q = rho_val * (1 - ip_beta)
+                eps, k, kind, d2 = _best_refined_epsilon(eps_t, delta_t, q, rounds)
+                eps *= _SHRINK
+                per_size = _size_laws(order, domains, eps, ip_beta,  # _OverLimit: no plan
+                                      lambda size: LaplaceLaw(size, ip_beta))
+                law_rho = min(law.rho for _, law in per_size.values())  # type: ignore[union-attr]
+                if law_rho >= rho_val:
+                    break
+                rho_val = law_rho
+            rho_txt: str = f"{rho_val:.12g}"
+        else:
+            rho_val = StaircaseLaw(1, rho).rho
+            q = rho_val * (1 - ip_beta)
+            eps, k, kind, d2 = _best_refined_epsilon(eps_t, delta_t, q, rounds)
+            eps *= _SHRINK
+            try:
+                per_size = _size_laws(order, domains, eps, ip_beta,
+                                      lambda size, rho=rho: StaircaseLaw(size, rho))
+            except _OverLimit as exc:  # this ρ is out; another may be within the limits
+                if over is None or exc.excess < over.excess:
+                    over = exc
+                continue
+            rho_txt = str(rho)
+        # q from the IP's actual failure bound (≤ the target) can only be larger: safe.
+        guarantee = _refined_guarantee(eps, k, kind, d2, q, rounds)
+        if guarantee.epsilon > eps_t * (1 + 1e-12) or guarantee.delta > delta_t * (1 + 1e-12):
+            raise AssertionError("planner produced a guarantee above the budget")
+        predicted = _predicted_from(order, domains, per_size)
+        if best is not None and not predicted < best_predicted:
+            continue
+        best_predicted = predicted
+        best = MethodPlan(
+            method="randmargins", accounting="refined", ip_epsilon=eps, ip_beta=ip_beta,
+            rounds=_build_rounds(order, domains, per_size), guarantee=guarantee,
+            details={"margin_law": margin_law, "rho": rho_txt, "k": k, "bound_kind": kind,
+                     "delta_split": {"escape": escape_probability(q, k, rounds),
+                                     "azuma": d2 if kind == "azuma" else 0.0},
+                     "shape_rounds": rounds},
+        )
+    if best is None:
+        assert over is not None
+        raise over
+    return best
+
+
+def _plan_paper(eps_t: float, delta_t: float, domains: list[Domain],
+                order: list[tuple[int, Side]], ip_beta: float) -> MethodPlan:
+    rounds = len(order)
+    delta = delta_t / (rounds + 2)
+    if delta >= math.exp(-2):
+        raise ParameterError("the paper's accounting needs delta/(R+2) < e^-2")
+    if ip_beta >= 0.25:
+        raise ParameterError("the paper's accounting needs an IP failure beta < 1/4")
+    eps = eps_t / (70 * math.log(1 / delta)) * _SHRINK
+    rs = _rounds_with(order, domains, eps, ip_beta, lambda size: LaplaceLaw(size, ip_beta))
+    return MethodPlan(
+        method="randmargins", accounting="paper", ip_epsilon=eps, ip_beta=ip_beta, rounds=rs,
+        guarantee=paper_bound(eps, delta=delta, rounds=rounds),
+        details={"margin_law": "laplace", "paper_delta": delta, "shape_rounds": rounds},
+    )
+
+
+def _plan_composition(eps_t: float, delta_t: float, domains: list[Domain],
+                      order: list[tuple[int, Side]], ip_beta: float) -> MethodPlan:
+    rounds = len(order)
+    pure_eps = eps_t / rounds
+    log_inv = math.log(1 / delta_t)
+    rho_z = (math.sqrt(log_inv + eps_t) - math.sqrt(log_inv)) ** 2
+    zcdp_eps = math.sqrt(2 * rho_z / rounds)
+    eps = (zcdp_eps if zcdp_eps > pure_eps else pure_eps) * _SHRINK
+    rs = _rounds_with(order, domains, eps, ip_beta, lambda size: None)  # limits first
+    if zcdp_eps > pure_eps:
+        guarantee = composition_zcdp(eps, rounds=rounds, delta=delta_t)
+    else:
+        guarantee = composition_pure(eps, rounds=rounds)
+    return MethodPlan(
+        method="composition", accounting="composition", ip_epsilon=eps, ip_beta=ip_beta,
+        rounds=rs, guarantee=guarantee, details={"shape_rounds": rounds},
+    )
+
+
+def plan(
+    *,
+    epsilon: float,
+    delta: float,
+    domains: list[Domain],
+    beta: float = 1e-4,
+    method: str = "auto",
+    accounting: str = "refined",
+    shape: str = "general",
+    margin_law: str = "staircase",
+    neighbouring: str = ADD_REMOVE,
+) -> Plan:
+    """Choose per-round ε, Δ, margin law, k and δ split for a total (ε, δ) budget.
+
+    Returns a :class:`Plan` whose ``chosen`` method minimises the predicted misclassified
+    positives among the candidates (for ``method="auto"``), and which reports the
+    prediction of both RandMargins and the composition baseline.
+    """
+    epsilon = check_epsilon(epsilon)
+    delta = check_open_unit(delta, "delta")
+    beta = check_open_unit(beta, "beta")
+    check_choice(method, "method", METHODS)
+    check_choice(accounting, "accounting", ACCOUNTINGS)
+    check_choice(margin_law, "margin_law", MARGIN_LAWS)
+    check_choice(neighbouring, "neighbouring", NEIGHBOURING)
+    if not isinstance(domains, list | tuple) or len(domains) == 0:
+        raise ParameterError("domains must be a non-empty list (one domain per feature)")
+    for i, d in enumerate(domains):
+        if not isinstance(d, Domain):
+            raise ParameterError(f"domains[{i}] must be a Domain, got {d!r}")
+    if accounting == "paper":
+        margin_law = "laplace"
+    order = schedule(len(domains), shape)
+    ip_beta = beta / (2 * len(order))
+    eps_ar, delta_ar = add_remove_budget(epsilon, delta, neighbouring)
+
+    over: dict[str, _OverLimit] = {}
+    rm: MethodPlan | None = None
+    comp: MethodPlan | None = None
+    try:
+        if accounting == "paper":
+            rm = _plan_paper(eps_ar, delta_ar, list(domains), order, ip_beta)
+        else:
+            rm = _plan_refined(eps_ar, delta_ar, list(domains), order, ip_beta, margin_law)
+    except _OverLimit as exc:
+        over["randmargins"] = exc
+    try:
+        comp = _plan_composition(eps_ar, delta_ar, list(domains), order, ip_beta)
+    except _OverLimit as exc:
+        over["composition"] = exc
+    if neighbouring == REPLACE_ONE:
+        rm = None if rm is None else _with_guarantee(rm, replace_one(rm.guarantee))
+        comp = None if comp is None else _with_guarantee(comp, replace_one(comp.guarantee))
+    candidates = {name: c for name, c in (("randmargins", rm), ("composition", comp))
+                  if c is not None}
+    wanted = list(candidates) if method == "auto" else [method]
+    if not all(name in candidates for name in wanted) or not candidates:
+        raise ParameterError(_limit_message(epsilon, {
+            name: over[name] for name in (("randmargins", "composition")
+                                          if method == "auto" else (method,))}))
+    chosen = min((candidates[name] for name in wanted), key=lambda c: c.predicted_misclassified)
+    request = {"epsilon": epsilon, "delta": delta, "beta": beta, "method": method,
+               "accounting": accounting, "shape": shape, "margin_law": margin_law,
+               "neighbouring": neighbouring, "dims": len(domains)}
+    excluded = {name: f"over a plan-time limit: it would need {exc.what}"
+                for name, exc in over.items()}
+    return Plan(chosen=chosen, candidates=candidates, request=request, excluded=excluded)
+
+
+def _limit_message(epsilon: float, over: dict[str, _OverLimit]) -> str:
+    """One line: ε, what each method would need, the limit, and what to change."""
+    needs = "; ".join(f"{name} would need {exc.what}" for name, exc in over.items())
+    return (f"epsilon={epsilon:g} is too small for this plan: {needs}. Raise epsilon, "
+            f"coarsen the grids (fewer grid points), use fewer features or a larger beta")
+
+
+def _with_guarantee(p: MethodPlan, g: Guarantee) -> MethodPlan:
+    return MethodPlan(p.method, p.accounting, p.ip_epsilon, p.ip_beta, p.rounds, g, p.details)
+

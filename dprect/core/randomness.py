@@ -1,0 +1,130 @@
+"""The single source of randomness of a dprect run.
+
+By default every draw comes from the operating system's entropy pool
+(:class:`random.SystemRandom`, i.e. ``os.urandom``). A seed switches to a Mersenne
+Twister (:class:`random.Random`) so that a run can be reproduced exactly — across engines
+too (design note §7) — and it exists *only* for tests and reproducibility: a seeded run is
+not private against anybody who knows or can guess the seed, and every result of a seeded
+run says so.
+
+Exact discrete samplers live here as well:
+
+* :meth:`RandomSource.bernoulli` — Bernoulli(a/b) for a rational a/b, exactly, as
+  ``randbelow(b) < a``.
+* :meth:`RandomSource.bernoulli_exp` — Bernoulli(exp(−γ)) for a rational γ ≥ 0, exactly,
+  by the alternating-series method of Canonne, Kamath & Steinke, "The Discrete Gaussian
+  for Differential Privacy" (NeurIPS 2020), Algorithm 1.
+* :meth:`RandomSource.geometric_exp` — the number of failures before a success of
+  Bernoulli(1 − exp(−s/t)) trials, exactly, by the same paper's Algorithm 2 (first part):
+  draw U uniform on {0, …, t−1} accepted with probability exp(−U/t), V geometric with
+  ratio e^{−1}; then ⌊(U + t·V)/s⌋ has P(G = g) = (1 − e^{−s/t})·e^{−g·s/t}.
+
+No floating-point arithmetic enters these three samplers. Together with
+:meth:`RandomSource.randbits` (k exact uniform bits: the digits of a lazily drawn uniform)
+they are all the exact interior point (:mod:`dprect.core.interior_point`) draws from;
+:meth:`RandomSource.uniform` (a 53-bit float) is used by no mechanism.
+"""
+
+from __future__ import annotations
+
+import random
+import warnings
+from fractions import Fraction
+
+from dprect.core.errors import ParameterError
+
+SEEDED_WARNING = (
+    "this run used a fixed seed: its noise is reproducible and therefore NOT private "
+    "against anyone who knows the seed. Seeds are for tests and reproducibility only; "
+    "never publish a seeded result as differentially private."
+)
+
+
+class RandomSource:
+    """All randomness of one run, drawn in a fixed order.
+
+    ``RandomSource()`` draws from OS entropy; ``RandomSource(seed=s)`` is reproducible and
+    warns (``seeded`` is then True).
+    """
+
+    def __init__(self, seed: int | None = None) -> None:
+        if seed is None:
+            self._gen: random.Random = random.SystemRandom()
+            self.seeded = False
+        else:
+            if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+                raise ParameterError(f"seed must be a non-negative integer, got {seed!r}")
+            self._gen = random.Random(seed)
+            self.seeded = True
+            warnings.warn(SEEDED_WARNING, UserWarning, stacklevel=2)
+
+    # -- primitive draws -------------------------------------------------------------
+    def randbelow(self, n: int) -> int:
+        """A uniform integer in {0, …, n−1}; exact for any n ≥ 1 (arbitrary precision)."""
+        if n < 1:
+            raise ValueError(f"randbelow needs n >= 1, got {n}")
+        return self._gen.randrange(n)
+
+    def randbits(self, k: int) -> int:
+        """k independent uniform random bits as an integer in {0, …, 2^k − 1}; exact."""
+        if k < 1:
+            raise ValueError(f"randbits needs k >= 1, got {k}")
+        return self._gen.getrandbits(k)
+
+    def uniform(self) -> float:
+        """A uniform float in [0, 1) with 53 random bits (not used by any mechanism)."""
+        return self._gen.random()
+
+    # -- exact samplers --------------------------------------------------------------
+    def bernoulli(self, p: Fraction) -> bool:
+        """True with probability exactly ``p`` (a rational in [0, 1])."""
+        p = Fraction(p)
+        if not 0 <= p <= 1:
+            raise ValueError(f"bernoulli needs p in [0, 1], got {p}")
+        return self.randbelow(p.denominator) < p.numerator
+
+    def bernoulli_exp(self, gamma: Fraction) -> bool:
+        """True with probability exactly exp(−γ), for rational γ ≥ 0 (CKS 2020, Alg. 1)."""
+        gamma = Fraction(gamma)
+        if gamma < 0:
+            raise ValueError(f"bernoulli_exp needs gamma >= 0, got {gamma}")
+        whole = gamma.numerator // gamma.denominator
+        for _ in range(whole):  # exp(-γ) = exp(-1)^⌊γ⌋ · exp(-(γ - ⌊γ⌋))
+            if not self._bernoulli_exp_unit(Fraction(1)):
+                return False
+        return self._bernoulli_exp_unit(gamma - whole)
+
+    def _bernoulli_exp_unit(self, gamma: Fraction) -> bool:
+        # For γ in [0, 1]: K = first k with Bernoulli(γ/k) = 0; P(K odd) = exp(-γ).
+        k = 1
+        while self.bernoulli(gamma / k):
+            k += 1
+        return k % 2 == 1
+
+    def geometric_exp(self, s: int, t: int) -> int:
+        """G ≥ 0 with P(G = g) = (1 − e^{−s/t})·e^{−g·s/t}, exactly (CKS 2020, Alg. 2)."""
+        if s < 1 or t < 1:
+            raise ValueError(f"geometric_exp needs s, t >= 1, got s={s}, t={t}")
+        while True:
+            u = self.randbelow(t)
+            if self.bernoulli_exp(Fraction(u, t)):
+                break
+        v = 0
+        while self.bernoulli_exp(Fraction(1)):
+            v += 1
+        return (u + t * v) // s
+
+    def geometric(self, p: Fraction) -> int:
+        """Number of successes of Bernoulli(p) trials before the first failure, exactly:
+        P(J ≥ j) = p^j."""
+        j = 0
+        while self.bernoulli(p):
+            j += 1
+        return j
+
+
+def as_random_source(rng: RandomSource | int | None) -> RandomSource:
+    """Accept a :class:`RandomSource`, a seed, or None (OS entropy)."""
+    if isinstance(rng, RandomSource):
+        return rng
+    return RandomSource(seed=rng) if rng is not None else RandomSource()

@@ -1,0 +1,40 @@
+"""Friendly checks of user-facing parameters (each error names the parameter)."""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+from dprect.core.errors import ParameterError
+
+
+def _is_real(value: object) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def check_epsilon(value: object, name: str = "epsilon") -> float:
+    """ε must be a finite real number > 0."""
+    if not _is_real(value) or not math.isfinite(float(value)) or float(value) <= 0:
+        raise ParameterError(f"{name} must be a finite number > 0, got {value!r}")
+    return float(value)
+
+
+def check_open_unit(value: object, name: str) -> float:
+    """A probability strictly inside (0, 1): δ, β, ρ."""
+    if not _is_real(value) or not (0.0 < float(value) < 1.0):
+        raise ParameterError(f"{name} must be a number in the open interval (0, 1), got {value!r}")
+    return float(value)
+
+
+def check_positive_int(value: object, name: str, minimum: int = 1) -> int:
+    """An integer ≥ ``minimum`` (bools are refused)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < minimum:
+        raise ParameterError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def check_choice(value: object, name: str, choices: tuple[str, ...]) -> str:
+    """One of a fixed set of names."""
+    if value not in choices:
+        raise ParameterError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
+    return str(value)

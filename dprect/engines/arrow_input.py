@@ -1,0 +1,141 @@
+"""Reading tables for the in-memory engine: Parquet (a file or a directory of files) and
+CSV through pyarrow. Only the named columns are read; errors name the file and the column,
+never a value."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from dprect.core.errors import InputDataError
+
+FORMATS = ("parquet", "csv")
+
+
+def detect_format(path: str | os.PathLike[str]) -> str:
+    """``csv`` for *.csv / *.csv.gz, ``parquet`` otherwise (files or dataset folders)."""
+    name = str(path).lower()
+    return "csv" if name.endswith((".csv", ".csv.gz")) else "parquet"
+
+
+def read_table(path: str | os.PathLike[str], columns: list[str], fmt: str | None = None
+               ) -> pa.Table:
+    """Read ``columns`` of a Parquet or CSV table; errors name the file and the column."""
+    p = Path(path)
+    if not p.exists():
+        raise InputDataError(f"input {str(path)!r} does not exist")
+    fmt = fmt or detect_format(p)
+    try:
+        if fmt == "csv":
+            import pyarrow.csv as pcsv
+
+            table = pcsv.read_csv(p)
+            _check_csv_typed(table, str(path))
+        elif fmt == "parquet":
+            import pyarrow.dataset as ds
+
+            dataset = ds.dataset(p, format="parquet", partitioning="hive")
+            missing = [c for c in columns if c not in dataset.schema.names]
+            if missing:
+                raise InputDataError(
+                    f"input {str(path)!r} has no column(s) {', '.join(map(repr, missing))}; "
+                    f"it has {', '.join(dataset.schema.names)}")
+            table = dataset.to_table(columns=columns)
+        else:
+            raise InputDataError(f"unknown input format {fmt!r}; use one of {FORMATS}")
+    except InputDataError:
+        raise
+    except (pa.ArrowInvalid, pa.ArrowException, OSError) as exc:
+        raise InputDataError(f"cannot read {str(path)!r} as {fmt}: {exc}") from None
+    missing = [c for c in columns if c not in table.column_names]
+    if missing:
+        raise InputDataError(
+            f"input {str(path)!r} has no column(s) {', '.join(map(repr, missing))}; "
+            f"it has {', '.join(table.column_names)}")
+    return table.select(columns)
+
+
+def _check_csv_typed(table: pa.Table, path: str) -> None:
+    """Refuse a CSV file whose columns have no type because it has no rows (the Spark
+    engine's rule, :func:`dprect.engines.spark.source._check_csv_typed`, so both engines agree).
+
+    CSV types are inferred from the rows: a header-only file gives every column the null
+    type. Typed inputs (Parquet) keep their schema, and an empty typed table fits like
+    any other."""
+    if not table.column_names:
+        raise InputDataError(f"cannot read {path!r} as csv: the file is empty (no header "
+                             "row, so no columns)")
+    if table.num_rows == 0:
+        names = ", ".join(repr(c) for c in table.column_names)
+        raise InputDataError(
+            f"cannot read {path!r} as csv: it has a header but no rows, so column(s) {names} "
+            "have no type (CSV types are inferred from the rows); give a file with rows, "
+            "or the table in a typed format (Parquet or Delta), where an empty table "
+            "keeps its schema")
+
+
+def numeric_column(table: pa.Table, name: str, *, nulls_as_nan: bool = False) -> np.ndarray:
+    """A column as float64; a non-numeric type is an error naming the column. Nulls are an
+    error too, unless ``nulls_as_nan`` (then they become NaN, for a row policy to handle).
+    A column of the null type (no values, e.g. a header-only CSV) is all nulls."""
+    col = table.column(name)
+    if pa.types.is_null(col.type):
+        if len(col) and not nulls_as_nan:
+            raise InputDataError(f"column {name!r} has null values")
+        return np.full(len(col), np.nan)
+    if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)
+            or pa.types.is_decimal(col.type) or pa.types.is_boolean(col.type)):
+        raise InputDataError(f"column {name!r} must be numeric, but its type is {col.type}")
+    if col.null_count and not nulls_as_nan:
+        raise InputDataError(f"column {name!r} has null values")
+    # safe=False: an integer beyond ±2^53 is rounded to the nearest double (as Spark's
+    # CAST AS DOUBLE does), not refused — a refusal would depend on a row's value
+    out = pc.cast(col, pa.float64(), safe=False)
+    if col.null_count:
+        out = pc.fill_null(out, float("nan"))
+    return out.to_numpy(zero_copy_only=False)
+
+
+def label_kind(table: pa.Table, name: str) -> str:
+    """What label column ``name`` can hold, from its type only (see
+    :data:`dprect.app.api.LABEL_KINDS`): numeric, boolean, string, or null (a column of the
+    null type). Any other type is refused, naming the column and its type."""
+    t = table.schema.field(name).type
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t):
+        return "numeric"
+    if pa.types.is_boolean(t):
+        return "boolean"
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or (
+            hasattr(pa.types, "is_string_view") and pa.types.is_string_view(t)):
+        return "string"
+    if pa.types.is_null(t):
+        return "null"
+    raise InputDataError(f"the label column {name!r} must hold numbers, booleans or "
+                         f"strings, but its type is {t}")
+
+
+def label_matches(table: pa.Table, name: str, value: bool | float | str | None
+                  ) -> np.ndarray:
+    """True for the rows whose label equals ``value`` — a value made comparable with the
+    column by :func:`dprect.app.api.resolve_positive_label` (None: no row); nulls and every
+    other value are False. Row-local; never raises for a value. Numbers are compared as
+    float64 (as the Spark engine does)."""
+    col = table.column(name)
+    if value is None or pa.types.is_null(col.type):
+        return np.zeros(len(col), dtype=bool)
+    if pa.types.is_dictionary(col.type):
+        col = pc.cast(col, col.type.value_type)
+    if isinstance(value, bool) and pa.types.is_boolean(col.type):
+        hit = pc.equal(col, pa.scalar(value))
+    elif isinstance(value, str):
+        hit = pc.equal(col, pa.scalar(value, col.type))
+    else:
+        hit = pc.equal(pc.cast(col, pa.float64(), safe=False),
+                       pa.scalar(float(value), pa.float64()))
+    return pc.fill_null(hit, False).to_numpy(zero_copy_only=False).astype(bool)

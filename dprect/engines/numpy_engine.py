@@ -1,0 +1,123 @@
+"""The in-memory engine: positives as numpy columns, the remaining set as a boolean mask.
+
+A round costs O(n) and touches one column. ``window`` answers a small rank range (the
+usual case: N_t ≪ remaining rows) without copying or partitioning the whole column: a
+fixed strided sample of the column (no randomness is drawn) suggests a threshold t; the
+remaining values at or beyond t form an *upper set* of the order from ``side``, so when it
+holds at least ``stop`` values its first ``stop`` ranks are exactly those of the whole
+remaining set, and only that small set is partitioned (introselect). When the guess holds
+too few values (adversarial layouts) the engine falls back to partitioning every remaining
+value. Either way the returned multiset is the same, so the output never depends on the
+path. A cut is one vectorised comparison into a reused scratch mask.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dprect.core.domains import Domain, Side
+from dprect.core.errors import InputDataError
+
+_SAMPLE_SIZE = 1 << 14  # strided sample that suggests the threshold
+_MIN_FAST_ROWS = 1 << 16  # below this a full partition is already cheap
+
+
+def _ranks(values: np.ndarray, side: Side, first: int, last: int, *, inplace: bool
+           ) -> np.ndarray:
+    """Values at ranks [first, last) of ``values`` ordered from ``side`` (any order)."""
+    n = len(values)
+    if side == "lo":
+        lo, hi = first, last - 1
+    else:  # rank r from the top is ascending index n - 1 - r
+        lo, hi = n - last, n - 1 - first
+    kth = (lo, hi) if lo != hi else lo
+    if inplace:
+        values.partition(kth)
+        part = values
+    else:
+        part = np.partition(values, kth)
+    return part[lo:hi + 1].copy()
+
+
+class NumpyEngine:
+    """Engine over encoded positive rows held in memory."""
+
+    def __init__(self, columns: list[np.ndarray]) -> None:
+        if not columns:
+            raise InputDataError("the engine needs at least one feature column")
+        n = len(columns[0])
+        if any(len(c) != n for c in columns):
+            raise InputDataError("all feature columns must have the same length")
+        self._columns = [np.ascontiguousarray(c) for c in columns]
+        self._remaining = np.ones(n, dtype=bool)
+        self._scratch: np.ndarray | None = None  # reused boolean buffer of length n
+        self._count = n  # number of remaining rows
+        self._all = True  # fast path while nothing has been cut
+
+    @classmethod
+    def from_features(cls, X_pos: np.ndarray, domains: list[Domain]) -> NumpyEngine:
+        """Encode the positive rows' features with their domains."""
+        return cls([d.encode(X_pos[:, j]) for j, d in enumerate(domains)])
+
+    @property
+    def dims(self) -> int:
+        return len(self._columns)
+
+    def _column(self, axis: int) -> np.ndarray:
+        col = self._columns[axis]
+        return col if self._all else col[self._remaining]
+
+    def _buffer(self) -> np.ndarray:
+        if self._scratch is None:
+            self._scratch = np.empty(len(self._remaining), dtype=bool)
+        return self._scratch
+
+    def _upper_set(self, axis: int, side: Side, stop: int) -> np.ndarray | None:
+        """The remaining values at or beyond a guessed threshold, if at least ``stop``.
+
+        The set is closed upwards in the order from ``side`` (every remaining value at or
+        beyond t, ties included), so its first ``stop`` ranks equal the full set's.
+        Returns None when the guess is useless (too few values, or no saving).
+        """
+        col = self._columns[axis]
+        step = max(1, len(col) // _SAMPLE_SIZE)
+        sample = col[::step] if self._all else col[::step][self._remaining[::step]]
+        expected = stop * len(sample) / self._count  # sample points expected in the prefix
+        k = math.ceil(expected + 4 * math.sqrt(expected) + 16)
+        if k >= len(sample):
+            return None
+        hit = self._buffer()
+        if side == "hi":  # the k-th largest sample value
+            threshold = np.partition(sample, len(sample) - k)[len(sample) - k]
+            np.greater_equal(col, threshold, out=hit)
+        else:  # the k-th smallest
+            threshold = np.partition(sample, k - 1)[k - 1]
+            np.less_equal(col, threshold, out=hit)
+        if not self._all:
+            np.logical_and(hit, self._remaining, out=hit)
+        found = col[hit]
+        return found if len(found) >= stop else None
+
+    def window(self, axis: int, side: Side, stop: int, size: int) -> np.ndarray:
+        n = self._count
+        first, last = max(0, stop - size), min(stop, n)  # ranks [first, last) from `side`
+        if last <= first:
+            return self._columns[axis][:0].copy()
+        if n >= _MIN_FAST_ROWS and 2 * last <= n:
+            found = self._upper_set(axis, side, last)
+            if found is not None:
+                return _ranks(found, side, first, last, inplace=True)
+        return _ranks(self._column(axis), side, first, last, inplace=not self._all)
+
+    def cut(self, axis: int, side: Side, threshold: int | float) -> None:
+        col = self._columns[axis]
+        keep = self._buffer()
+        if side == "hi":
+            np.less(col, threshold, out=keep)
+        else:
+            np.greater(col, threshold, out=keep)
+        np.logical_and(self._remaining, keep, out=self._remaining)
+        self._count = int(np.count_nonzero(self._remaining))
+        self._all = False

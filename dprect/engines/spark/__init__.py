@@ -1,0 +1,35 @@
+"""dprect on Apache Spark: the Spark engine, Spark input and a DataFrame front end.
+
+Everything that imports pyspark lives in this package; the private core never does.
+Names are loaded lazily so that ``import dprect.engines.spark`` stays cheap:
+
+* :class:`~dprect.engines.spark.engine.SparkEngine` — the core's engine interface on a DataFrame;
+* :func:`~dprect.engines.spark.fit.fit_dataframe`,
+  :func:`~dprect.engines.spark.fit.validate_dataframe`;
+* :func:`~dprect.engines.spark.source.read_source` — Parquet, CSV or Delta input;
+* :func:`~dprect.engines.spark.session.local_session` — a sensibly configured SparkSession.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+_EXPORTS = {
+    "SparkEngine": "dprect.engines.spark.engine",
+    "PLANS": "dprect.engines.spark.engine",
+    "DEFAULT_PLAN": "dprect.engines.spark.engine",
+    "sort_value": "dprect.engines.spark.engine",
+    "fit_dataframe": "dprect.engines.spark.fit",
+    "validate_dataframe": "dprect.engines.spark.fit",
+    "read_source": "dprect.engines.spark.source",
+    "local_session": "dprect.engines.spark.session",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'dprect.engines.spark' has no attribute {name!r}")

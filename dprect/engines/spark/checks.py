@@ -1,0 +1,169 @@
+"""The checks of an input table: its schema, and the rows learned from as small Spark
+column expressions.
+
+:class:`TableChecks` checks the columns (existence, types) and the positive label against
+the label column's type when it is built, with no Spark job. Nothing it decides depends on
+a row's value: a label other than the positive label — another value, a null — makes a
+negative row, and a table with no rows or no positives is an ordinary input (the fit's
+pads make that private). It then offers
+
+* :attr:`TableChecks.positive` — the rows learned from: label equal to the positive
+  label (and, under ``drop``, every feature finite);
+* :meth:`TableChecks.count_positives` — one aggregation over the label column: the
+  number of rows with the positive label, which the engine uses *inside the driver only*
+  to size its sample (a speed aid: no result, message, refusal or exit code depends on
+  it, and it is never output or logged);
+* :attr:`TableChecks.problem` — under the opt-in ``error`` policy, rows with a null, NaN
+  or ±inf feature (any label); the engine's pass reports whether one exists, and one
+  stops the fit before any row is used. That refusal depends on the data: it is OUTSIDE
+  the privacy guarantee;
+* :meth:`TableChecks.raise_invalid_feature` — the ``error`` policy's error, naming the
+  first bad feature.
+
+Messages name the problem and never carry a count or a value of the data. Expressions are
+kept small on purpose: a generated Java method over 8000 bytes is never JIT-compiled by
+the JVM, and a scan running interpreted code is some 30× slower.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NoReturn
+
+from pyspark.sql import DataFrame
+from pyspark.sql import types as T  # noqa: N812
+
+from dprect.app.api import check_invalid_rows, check_label_value, resolve_positive_label
+from dprect.core.errors import InputDataError, ParameterError
+from dprect.engines.spark.source import SPARK_ERRORS, spark_message
+from dprect.engines.spark.sql import all_of, any_of, as_double, finite, ident, literal, seen
+
+_NUMERIC = (T.NumericType, T.BooleanType, T.NullType)  # null type: a column of nulls
+_STRING = tuple(t for t in (T.StringType, getattr(T, "VarcharType", None),
+                            getattr(T, "CharType", None)) if t is not None)
+
+
+def label_kind(data_type: T.DataType, column: str) -> str:
+    """What label column ``column`` can hold, from its Spark type only (the kinds of
+    :data:`dprect.app.api.LABEL_KINDS`); another type is refused, naming it."""
+    if isinstance(data_type, T.BooleanType):
+        return "boolean"
+    if isinstance(data_type, T.NumericType):
+        return "numeric"
+    if isinstance(data_type, _STRING):
+        return "string"
+    if isinstance(data_type, T.NullType):
+        return "null"
+    raise InputDataError(f"the label column {column!r} must hold numbers, booleans or "
+                         f"strings, but its type is {data_type.simpleString()}")
+
+
+def string_literal(text: str) -> str:
+    """An exact Spark string literal that no text can escape: the UTF-8 bytes in hex."""
+    return f"CAST(unhex('{text.encode('utf-8').hex()}') AS STRING)"
+
+
+def label_equals(column: str, kind: str, value: bool | float | str | None) -> str:
+    """SQL text: true where the label equals ``value`` (from
+    :func:`dprect.app.api.resolve_positive_label`), false or null elsewhere (null labels
+    included). Numbers are compared as doubles, as the numpy engine does."""
+    if value is None or kind == "null":
+        return "false"
+    if kind == "boolean":
+        return f"({ident(column)} = {'true' if value else 'false'})"
+    if kind == "string":
+        return f"({ident(column)} = {string_literal(str(value))})"
+    return f"({as_double(column)} = {literal(float(value))})"
+
+
+class TableChecks:
+    """What the fit learns from, for ``features`` and ``label`` of ``df``.
+
+    ``positive_label``: the label of the positive rows (default 1; a number, a string, a
+    boolean, or :class:`dprect.app.api.LabelText` read against the column's type); it must be
+    comparable with the label column's type (numeric ↔ number or boolean, boolean ↔
+    boolean or 0/1, string ↔ string), a decision from the schema only.
+    ``invalid_rows``: ``drop`` (rows with a null, NaN or ±inf feature are left out — a
+    row-local filter, so neighbouring tables stay neighbouring), ``error`` (such a row
+    anywhere refuses the table — data-dependent, outside the guarantee), or None (no
+    checks: every positive row is used as is; the caller vouches for the features).
+    Raises at once, with no Spark job, for a missing column, a non-numeric feature or a
+    label column that cannot hold the positive label.
+    """
+
+    def __init__(self, df: DataFrame, features: Sequence[str], label: str, *,
+                 invalid_rows: str | None = "drop", positive_label: object = 1) -> None:
+        if invalid_rows is not None:
+            check_invalid_rows(invalid_rows)
+        check_label_value(positive_label)
+        names = [features] if isinstance(features, str) else list(features)
+        if not names:
+            raise ParameterError("give at least one feature column")
+        types = {f.name: f.dataType for f in df.schema.fields}
+        missing = [c for c in [*names, label] if c not in types]
+        if missing:
+            raise InputDataError(
+                f"the input has no column(s) {', '.join(map(repr, missing))}; "
+                f"it has {', '.join(map(repr, types)) or 'no columns'}")
+        for c in names:
+            if not isinstance(types[c], _NUMERIC):
+                raise InputDataError(
+                    f"column {c!r} must be numeric, but its type is {types[c].simpleString()}")
+        kind = label_kind(types[label], label)
+        self.positive_label = resolve_positive_label(positive_label, kind, label)
+        self.df = df
+        self.features = names
+        self.label = label
+        self.invalid_rows = invalid_rows
+        self._types = types
+        is_positive = label_equals(label, kind, self.positive_label)
+        self._is_positive = is_positive
+        #: Spark SQL predicates (text, see :mod:`dprect.engines.spark.sql`): the rows learned from,
+        #: and (``error`` policy) the rows that refuse the table. Under ``error`` a problem
+        #: row stops the fit before any row is used, so ``positive`` need not test features.
+        self.positive: str = is_positive
+        self.problem: str | None = None
+        if invalid_rows == "drop":
+            self.positive = all_of([is_positive, *map(self._finite, names)])
+        elif invalid_rows == "error":
+            self.problem = any_of(f"NOT coalesce({self._finite(c)}, false)" for c in names)
+
+    def _finite(self, name: str) -> str:
+        """True where the feature is a finite number; null or false where it is null."""
+        if isinstance(self._types[name], T.NullType):
+            return "false"
+        return finite(name, isinstance(self._types[name], T.FloatType | T.DoubleType))
+
+    def _collect(self, frame: DataFrame) -> dict:
+        try:
+            return frame.collect()[0].asDict()
+        except SPARK_ERRORS as exc:
+            raise InputDataError(f"cannot read the input: {spark_message(exc)}") from None
+
+    def count_positives(self) -> int:
+        """One job over the label column: the number of rows with the positive label.
+        A speed aid for the engine, used inside the driver only; never a reason to refuse
+        or a part of any message."""
+        row = self._collect(self.df.selectExpr(
+            f"count(CASE WHEN {self._is_positive} THEN 1 END) AS ones"))
+        return int(row["ones"])
+
+    def check_features(self) -> None:
+        """One aggregation: the ``error`` policy's feature check (data-dependent, outside
+        the guarantee). Does nothing under the other policies."""
+        if self.problem is None:
+            return
+        row = self._collect(self.df.selectExpr(f"{seen(self.problem)} AS problem"))
+        if row["problem"]:
+            self.raise_invalid_feature()
+
+    def raise_invalid_feature(self) -> NoReturn:
+        """Name the first feature holding a null, NaN or ±inf (one job; error path only)."""
+        bad = self._collect(self.df.selectExpr(*[
+            f"{seen(f'NOT coalesce({self._finite(c)}, false)')} AS f{j}"
+            for j, c in enumerate(self.features)]))
+        name = next((c for j, c in enumerate(self.features) if bad[f"f{j}"]),
+                    self.features[0])
+        raise InputDataError(f"feature {name!r} has null, NaN or infinite values (refused "
+                             "under the 'error' invalid-rows policy; the default 'drop' "
+                             "drops such rows)")

@@ -1,0 +1,322 @@
+"""The Spark engine: the core's engine interface (:mod:`dprect.core.engine`) on a DataFrame.
+
+The positive rows stay in Spark. Each feature becomes its *sort value* through a Spark
+column expression (:func:`sort_value`, no per-row Python) that reproduces
+:meth:`dprect.core.domains.Domain.encode` bit for bit, so the engine answers every question
+exactly as :class:`~dprect.engines.numpy_engine.NumpyEngine` does on the same rows, and the core
+returns the identical rectangle for the same seed (design note §7).
+
+The remaining set is never materialised: it is the encoded positives filtered by the
+accumulated cut predicates (``hi``: keep v < t; ``lo``: keep v > t).
+
+Two plans answer :meth:`SparkEngine.window`:
+
+* ``rounds`` — one top-N job per round on the filtered, cached positives, collecting
+  only the ranks [stop − size, stop) of the one column asked for.
+* ``prefetch`` (default, see :data:`DEFAULT_PLAN`) — one pass over the table gathers,
+  for every (axis, side) order of the schedule, a prefix of that order with the sort
+  values the driver needs to replay the cuts (:mod:`dprect.engines.spark.prefetch`; the same pass
+  reports rows that make the input invalid). The driver answers each round from its list:
+  if at least ``stop`` listed rows survive all cuts so far, the first ``stop`` survivors
+  are exactly the first ``stop`` remaining rows of the full data (the list is a prefix and
+  cuts are row-local; ties only at the list's last value, which do not change the
+  multiset of values); if fewer survive and the list is not the whole remaining set, that
+  round falls back to a ``rounds`` job. The prefix lengths come from the public plan only
+  (:func:`prefetch_specs`); they change the speed, never the output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from pyspark import StorageLevel
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F  # noqa: N812
+
+from dprect.core.domains import Domain, FloatOrder, Grid, Side
+from dprect.core.errors import InputDataError, ParameterError
+from dprect.engines.spark.prefetch import (
+    PrefixList,
+    PrefixSpec,
+    gather,
+    law_quantile,
+    prefetch_specs,
+    take_sample,
+)
+from dprect.engines.spark.sql import all_of, as_double, ident, literal, seen
+
+__all__ = ["DEFAULT_PLAN", "PLANS", "PrefixSpec", "SparkEngine", "law_quantile",
+           "prefetch_specs", "quote", "sort_value", "sort_value_sql"]
+
+#: a column name quoted for Spark (:func:`dprect.engines.spark.sql.ident`)
+quote = ident
+
+PLANS = ("rounds", "prefetch")
+#: the faster plan (see benchmarks/spark_fit.py and the README for measurements)
+DEFAULT_PLAN = "prefetch"
+
+#: prefix length of every order when the engine is used without a plan
+DEFAULT_PREFIX_ROWS = 4096
+#: above this many rows a window is taken by a full sort instead of a top-N heap
+_TOP_N_ROWS = 1_000_000
+_MAX_LIMIT = 2**31 - 1
+_TOP_K_CONF = "spark.sql.execution.topKSortFallbackThreshold"
+
+
+def sort_value_sql(name: str, domain: Domain) -> str:
+    """The Spark twin of ``domain.encode`` for column ``name``, as SQL text (:mod:`.sql`).
+
+    Guarantee: for every finite value the result equals ``domain.encode`` of the same
+    value read as float64 — ``Grid``/``IntegerRange``: ``floor(least(greatest((x − lower)
+    / width, 0.0), size − 1.0))`` as a long, with the same double literals as numpy (no
+    ANSI error is possible: double arithmetic never raises and the floor lies in
+    [0, size − 1] ⊂ ±2^53); ``FloatOrder``: x as a double with −0.0 read as +0.0.
+    """
+    x = as_double(name)
+    if isinstance(domain, FloatOrder):
+        zero = literal(0.0)
+        return f"CAST(CASE WHEN {x} = {zero} THEN {zero} ELSE {x} END AS DOUBLE)"
+    if isinstance(domain, Grid):
+        r = f"(({x} - {literal(float(domain.lower))}) / {literal(float(domain.width))})"
+        clipped = f"least(greatest({r}, {literal(0.0)}), {literal(float(domain.size - 1))})"
+        return f"CAST(floor({clipped}) AS BIGINT)"
+    raise ParameterError(f"the Spark engine has no encoding for domain {domain!r}")
+
+
+def sort_value(name: str, domain: Domain) -> Column:
+    """Column ``name``'s sort value (:func:`sort_value_sql`) as a Spark Column."""
+    return F.expr(sort_value_sql(name, domain))
+
+
+class SparkEngine:
+    """The engine interface on the rows of a DataFrame.
+
+    ``data``: the table; ``positive``: a Spark SQL predicate (text, see :mod:`.sql`)
+    choosing the rows to learn from (None: every row), which must have numeric, non-null,
+    finite ``features`` unless ``problem`` flags them (see
+    :class:`dprect.engines.spark.checks.TableChecks`). Guarantee: :meth:`window` and :meth:`cut`
+    answer exactly as :class:`~dprect.engines.numpy_engine.NumpyEngine` on those rows, whatever the
+    plan, the prefix lengths, the size hint or the partitioning.
+
+    ``plan`` — ``rounds`` or ``prefetch`` (module notes). ``prefix`` — the prefetch lists:
+    a list of :class:`PrefixSpec` (see :func:`prefetch_specs`), or one row count for every
+    (axis, side) order carrying every column, or None for :data:`DEFAULT_PREFIX_ROWS`.
+    ``problem`` / ``on_problem``: rows that make the input invalid (SQL text), and what to
+    do when :meth:`prepare` finds one (raise: no window is answered after a problem row).
+    ``size_hint``: about how many rows ``positive`` selects, used only to set the prefetch
+    thresholds (:mod:`dprect.engines.spark.prefetch`): a speed aid inside the driver — no answer,
+    message or error depends on it. The engine refuses nothing for the rows' values; zero
+    rows, or zero selected, is an ordinary input (every window is then empty).
+    ``cache`` — persist the encoded rows for window jobs (released by :meth:`close`).
+    """
+
+    def __init__(self, data: DataFrame, domains: Sequence[Domain],
+                 features: Sequence[str] | None = None, *, plan: str = DEFAULT_PLAN,
+                 prefix: Sequence[PrefixSpec] | int | None = None, cache: bool = True,
+                 positive: str | None = None, problem: str | None = None,
+                 on_problem: Callable[[], None] | None = None,
+                 size_hint: int | None = None) -> None:
+        if plan not in PLANS:
+            raise ParameterError(f"spark plan must be one of {', '.join(PLANS)}; got {plan!r}")
+        self._domains = list(domains)
+        if not self._domains:
+            raise InputDataError("the engine needs at least one feature column")
+        names = list(features) if features is not None else list(data.columns)
+        if len(names) != len(self._domains):
+            raise ParameterError(
+                f"{len(self._domains)} domains but {len(names)} feature columns")
+        missing = [n for n in names if n not in data.columns]
+        if missing:
+            raise InputDataError(f"the DataFrame has no column(s) {', '.join(map(repr, missing))}")
+        self.plan = plan
+        self._spark = data.sparkSession
+        self._data = data
+        self._names = names
+        self._positive = positive
+        self._problem = problem
+        self._on_problem = on_problem
+        self._size_hint = size_hint
+        self._values = {j: as_double(n) for j, n in enumerate(names)}
+        self._vcols = [f"_v{j}" for j in range(len(names))]
+        self._cache = cache
+        self._cached = False
+        self._encoded_rows: DataFrame | None = None
+        self._dtypes = [np.dtype(np.float64) if isinstance(d, FloatOrder) else np.dtype(np.int64)
+                        for d in self._domains]
+        self._cuts: list[tuple[int, Side, int | float]] = []
+        self._specs = self._resolve_prefix(prefix)
+        self._prefixes: dict[tuple[int, Side], PrefixList] | None = None
+        self._sample: dict[int, np.ndarray] | None = None
+        self._partitions: int | None = None
+        self._prepared = False
+        #: jobs run, rounds that fell back to a job, whether the pass was pruned and whether
+        #: it was direct (diagnostics for tests and benchmarks; never part of a result)
+        self.stats = {"window_jobs": 0, "prefetch_jobs": 0, "fallbacks": 0, "pruned": 0,
+                      "direct": 0}
+
+    # -- the engine interface ----------------------------------------------------------
+    @property
+    def dims(self) -> int:
+        return len(self._domains)
+
+    def presample(self) -> None:
+        """For ``prefetch``: take the pass's sample and count the table's partitions now
+        (short jobs that a caller may run beside others, e.g. the label checks)."""
+        if self.plan == "prefetch" and self._sample is None:
+            self._sample = take_sample(self._data, self._values, self._specs,
+                                       positive=self._positive)
+            self._partitions = self._data.rdd.getNumPartitions()
+
+    def prepare(self, size_hint: int | None = None) -> None:
+        """Check the rows and, for ``prefetch``, gather the lists now (one pass); later
+        windows then run no job unless a list runs short. ``size_hint`` replaces the
+        constructor's. Idempotent; :meth:`window` calls it first."""
+        if self._prepared:
+            return
+        if size_hint is not None:
+            self._size_hint = size_hint
+        if self.plan == "prefetch":
+            got = gather(self._data, self._values, self._domains, self._specs,
+                         positive=self._positive, problem=self._problem,
+                         size_hint=self._size_hint, sample=self._sample,
+                         partitions=self._partitions)
+            self.stats["prefetch_jobs"] += 1
+            self.stats["pruned"] = int(got.pruned)
+            self.stats["direct"] = int(got.direct)
+            bad, self._prefixes = got.bad, got.lists
+        else:
+            bad = self._problem is not None and bool(
+                self._data.selectExpr(seen(self._problem)).collect()[0][0])
+        if bad and self._on_problem is not None:
+            self._on_problem()
+        self._prepared = True
+
+    def window(self, axis: int, side: Side, stop: int, size: int) -> np.ndarray:
+        """Sort values at ranks [stop − size, stop) of the remaining rows ordered from
+        ``side`` (rank 0 = largest for hi, smallest for lo); ranks past the remaining rows
+        are absent. Same multiset as :meth:`NumpyEngine.window`."""
+        self._check_axis(axis, side)
+        stop, size = int(stop), int(size)
+        first = max(0, stop - size)
+        if stop <= first:
+            return np.empty(0, dtype=self._dtypes[axis])
+        self.prepare()
+        if self.plan == "prefetch":
+            assert self._prefixes is not None
+            pre = self._prefixes.get((axis, side))
+            if pre is not None and pre.usable:
+                values = pre.survivors(self._cuts)
+                if values is not None and (len(values) >= stop or pre.complete):
+                    return np.array(values[first:stop], dtype=self._dtypes[axis])
+            self.stats["fallbacks"] += 1
+        return self._window_job(axis, side, first, stop)
+
+    def cut(self, axis: int, side: Side, threshold: int | float) -> None:
+        """Remove remaining rows with sort value ≥ threshold (hi) or ≤ threshold (lo)."""
+        self._check_axis(axis, side)
+        t: int | float = float(threshold) if self._dtypes[axis] == np.float64 else int(threshold)
+        self._cuts.append((axis, side, t))
+
+    # -- resources ---------------------------------------------------------------------
+    def close(self) -> None:
+        """Release the cached rows (the engine can still answer, uncached)."""
+        if self._cached and self._encoded_rows is not None:
+            self._encoded_rows.unpersist()
+        self._cached = False
+
+    def __enter__(self) -> SparkEngine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- internals ---------------------------------------------------------------------
+    def _check_axis(self, axis: int, side: str) -> None:
+        if not 0 <= int(axis) < self.dims:
+            raise ParameterError(f"axis must be in [0, {self.dims}), got {axis}")
+        if side not in ("hi", "lo"):
+            raise ParameterError(f"side must be 'hi' or 'lo', got {side!r}")
+
+    def _resolve_prefix(self, prefix: Sequence[PrefixSpec] | int | None) -> list[PrefixSpec]:
+        if prefix is None or isinstance(prefix, int | np.integer):
+            rows = DEFAULT_PREFIX_ROWS if prefix is None else int(prefix)
+            if rows < 1:
+                raise ParameterError(f"prefix rows must be >= 1, got {rows}")
+            every = tuple(range(self.dims))
+            return [PrefixSpec(j, s, rows, every) for j in range(self.dims)
+                    for s in ("lo", "hi")]
+        specs = list(prefix)
+        for s in specs:
+            self._check_axis(s.axis, s.side)
+            if s.rows < 1 or s.axis not in s.columns:
+                raise ParameterError(f"bad prefix spec {s!r}")
+        return specs
+
+    def _key(self, axis: int, side: Side) -> Column:
+        col = F.col(self._vcols[axis])
+        return col.desc() if side == "hi" else col.asc()
+
+    def _encoded(self) -> DataFrame:
+        """The positive rows as sort values ``_v{j}`` (built, and cached when asked, on the
+        first window job; the ``prefetch`` pass does not need them)."""
+        if self._encoded_rows is None:
+            rows = self._data if self._positive is None else self._data.where(self._positive)
+            encoded = rows.selectExpr(*[f"{sort_value_sql(n, d)} AS {v}" for n, d, v in zip(
+                self._names, self._domains, self._vcols, strict=True)])
+            if self._cache:
+                encoded = encoded.persist(StorageLevel.MEMORY_AND_DISK)
+                self._cached = True
+            self._encoded_rows = encoded
+        return self._encoded_rows
+
+    def _remaining(self) -> DataFrame:
+        if not self._cuts:
+            return self._encoded()
+        return self._encoded().where(all_of(
+            f"{self._vcols[a]} {'<' if s == 'hi' else '>'} {literal(t)}"
+            for a, s, t in self._cuts))
+
+    def _window_job(self, axis: int, side: Side, first: int, stop: int) -> np.ndarray:
+        """Ranks [first, stop) from ``side`` of the remaining rows, by Spark jobs.
+
+        Small windows (stop ≤ 1M, decided from the public ``stop`` only) are one top-N job.
+        Larger ones first count the remaining rows n, then take the cheaper end: ranks
+        [first, min(stop, n)) from ``side`` or, equivalently, ranks [n − min(stop, n),
+        n − first) from the other side; above 1M rows by a full sort, not a heap.
+        """
+        rem = self._remaining()
+        other: Side = "lo" if side == "hi" else "hi"
+        if stop <= _TOP_N_ROWS:
+            return self._take(rem, axis, side, first, stop, sort=False)
+        n = rem.count()
+        self.stats["window_jobs"] += 1
+        if first >= n:
+            return np.empty(0, dtype=self._dtypes[axis])
+        end = min(stop, n)
+        if n - first < end:
+            first, end, side = n - end, n - first, other
+        return self._take(rem, axis, side, first, end, sort=end > _TOP_N_ROWS)
+
+    def _take(self, rem: DataFrame, axis: int, side: Side, first: int, stop: int,
+              sort: bool) -> np.ndarray:
+        stop = min(stop, _MAX_LIMIT)
+        query = rem.select(self._vcols[axis]).orderBy(self._key(axis, side)).limit(stop)
+        if first:
+            query = query.offset(first)
+        conf = self._spark.conf
+        previous = conf.get(_TOP_K_CONF, None) if sort else None
+        try:
+            if sort:  # a full distributed sort instead of a heap of `stop` rows per task
+                conf.set(_TOP_K_CONF, str(_TOP_N_ROWS))
+            table = query.toArrow()
+        finally:
+            if sort:
+                if previous is None:
+                    conf.unset(_TOP_K_CONF)
+                else:
+                    conf.set(_TOP_K_CONF, previous)
+        self.stats["window_jobs"] += 1
+        values = table.column(0).to_numpy(zero_copy_only=False)
+        return np.asarray(values, dtype=self._dtypes[axis])
+

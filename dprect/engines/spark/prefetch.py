@@ -1,0 +1,293 @@
+"""The ``prefetch`` plan: prefixes of every (axis, side) order gathered in one pass.
+
+:func:`prefetch_specs` turns the public plan into the lists to gather; :func:`gather` runs
+the pass; :class:`PrefixList` answers the driver's windows from one list while the cuts
+are replayed on it.
+
+The pass (:func:`gather`):
+
+1. (optional) a sample of at most :data:`SAMPLE_ROWS` rows — the first ones Spark
+   returns, no full scan — sets a *threshold* per order: its s-th best value, with s
+   chosen from the sample size and a hint n of the number of rows so that about
+   :data:`SAMPLE_SAFETY` × K rows lie beyond it;
+2. one Spark job keeps the rows beyond any order's threshold (and rows that make the
+   input invalid, when checked) with a small column-expression filter, and sends them to
+   the driver as Arrow batches, each partition at most its share of
+   :data:`DIRECT_CELLS`; the driver keeps the top K of every order with numpy
+   (:mod:`dprect.engines.spark.topk`). No Python runs on the executors.
+3. only if a partition had more rows than its share (a sample that misled the thresholds,
+   or a skewed layout): the pass runs again with the top K taken inside Spark's Python
+   workers (``mapInArrow``), partition by partition, so driver memory stays bounded
+   whatever the data; the driver merges the partitions' lists.
+
+Exactness. Every row strictly better than an order's threshold is offered to that order,
+so its merged list is a prefix of the order over *all* rows (the prefix property of
+:mod:`dprect.engines.spark.topk`), of length K when at least K rows lie beyond the threshold and
+shorter otherwise. A short list is never mistaken for the whole set: a list is
+``complete`` only when it had no threshold and holds fewer than K rows. Step 2's result is
+used only when no partition reached its share, i.e. when it holds every kept row. Values
+are compared as float64 in the pass and encoded on the driver with the core's own
+:meth:`~dprect.core.domains.Domain.encode`; encodings are non-decreasing, so a prefix by value
+is a prefix by sort value. The sample, the hint, the thresholds and the shares therefore
+change only the speed (how many rows are shipped, whether step 3 runs, how often a round
+falls back to a job), never an answer; none of them leaves the driver.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
+
+import numpy as np
+import pyarrow as pa
+from pyspark import cloudpickle
+from pyspark.sql import DataFrame
+
+from dprect.core.domains import Domain, Side
+from dprect.core.margins import MarginLaw
+from dprect.core.planner import MethodPlan
+from dprect.engines.spark import topk
+from dprect.engines.spark.sql import all_of, any_of, literal
+
+# executors get the kernel's code with the task: they need numpy and pyarrow, not dprect
+cloudpickle.register_pickle_by_value(sys.modules[topk.__name__])
+
+#: driver-side budget of prefetched cells (rows × carried columns, summed over orders)
+PREFETCH_CELL_BUDGET = 16_000_000
+#: the chance, summed over rounds, that a round's block N_t exceeds half its prefix
+PREFETCH_MISS = 0.05
+#: rows sampled to set thresholds, and the smallest hint n worth sampling for
+SAMPLE_ROWS = 10_000
+PRUNE_MIN_ROWS = 8 * SAMPLE_ROWS
+#: a threshold aims at SAMPLE_SAFETY × K rows beyond it, and sits at sample rank ≥ MIN_RANK
+SAMPLE_SAFETY = 4
+SAMPLE_MIN_RANK = 16
+#: driver-side budget of cells (rows × shipped columns) for step 2 of the pass; each of the P
+#: partitions may send DIRECT_CELLS / P of them, or step 3 runs instead
+DIRECT_CELLS = 8_000_000
+#: monotonically_increasing_id: the partition index above bit 33, the row's number below
+_ROW_BITS = 33
+#: above this many listed cells, the partitions' lists are merged in Spark before the driver
+#: (each partition returns up to this many; a shuffle of them is cheap next to the pass)
+MERGE_CELLS = 250_000
+
+
+@dataclass(frozen=True)
+class PrefixSpec:
+    """What the ``prefetch`` plan gathers for one (axis, side) order: the first ``rows``
+    rows of that order with the sort values of ``columns`` (which must include ``axis``)."""
+
+    axis: int
+    side: Side
+    rows: int
+    columns: tuple[int, ...]
+
+
+def law_quantile(law: MarginLaw, miss: float) -> int:
+    """The smallest n ≥ Δ with P(N > n) ≤ ``miss`` (public: a function of the law only)."""
+    lo = law.size
+    if law.tail(lo + 1) <= miss:
+        return lo
+    hi = 2 * lo
+    while law.tail(hi + 1) > miss:
+        lo, hi = hi, 2 * hi
+    while hi - lo > 1:  # invariant: tail(lo + 1) > miss >= tail(hi + 1)
+        mid = (lo + hi) // 2
+        if law.tail(mid + 1) > miss:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def prefetch_specs(plan: MethodPlan, dims: int, *, miss: float = PREFETCH_MISS,
+                   cell_budget: int = PREFETCH_CELL_BUDGET) -> list[PrefixSpec]:
+    """Prefix lengths for the ``prefetch`` plan, from the public plan alone (never data).
+
+    Round t of the schedule gets a prefix of twice the (1 − miss/R) quantile of its margin
+    law (half of it may be eaten by earlier cuts), or exactly Δ₀ for the composition
+    baseline, which never cuts. Its list carries the sort values of its own axis and of the
+    axes cut before it (RandMargins) — all a driver needs to replay the cuts. Lengths are
+    then capped so that the lists hold at most ``cell_budget`` values in all (but never
+    fewer than Δ rows). A longer or shorter prefix changes the speed only.
+    """
+    rounds = plan.rounds
+    specs: list[PrefixSpec] = []
+    cut_axes: list[int] = []
+    for r in rounds:
+        if r.law is None:
+            rows, cols = r.ip_size, (r.axis,)
+        else:
+            rows = 2 * law_quantile(r.law, miss / max(1, len(rounds)))
+            cols = tuple(sorted({r.axis, *cut_axes}))
+            cut_axes.append(r.axis)
+        specs.append(PrefixSpec(r.axis, r.side, rows, cols))
+    cells = sum(s.rows * len(s.columns) for s in specs)
+    if cells > cell_budget:
+        scale = cell_budget / cells
+        specs = [PrefixSpec(s.axis, s.side, max(int(s.rows * scale), r.ip_size), s.columns)
+                 for s, r in zip(specs, rounds, strict=True)]
+    return specs
+
+
+class PrefixList:
+    """One prefetched order: rows in order from its side, and which survive the cuts."""
+
+    def __init__(self, spec: PrefixSpec, columns: dict[int, np.ndarray], complete: bool,
+                 applied: int = 0) -> None:
+        self.spec = spec
+        self.columns = columns
+        self.complete = complete  # the list held every row remaining when it was fetched
+        self.mask = np.ones(len(columns[spec.axis]), dtype=bool)
+        self.applied = applied  # cuts already reflected in the list / mask
+        self.usable = True
+
+    def survivors(self, cuts: list[tuple[int, Side, int | float]]) -> np.ndarray | None:
+        """Sort values on the list's axis of the listed rows surviving ``cuts``, in order;
+        None when a cut's axis is not carried (the list cannot answer any more)."""
+        for axis, side, t in cuts[self.applied:]:
+            col = self.columns.get(axis)
+            if col is None:
+                self.usable = False
+                break
+            self.mask &= (col < t) if side == "hi" else (col > t)
+        self.applied = len(cuts)
+        if not self.usable:
+            return None
+        return self.columns[self.spec.axis][self.mask]
+
+
+@dataclass
+class Gathered:
+    """The outcome of :func:`gather`: a list per order, and whether a bad row was seen."""
+
+    lists: dict[tuple[int, Side], PrefixList]
+    bad: bool
+    pruned: bool
+    direct: bool  # step 2 of the pass sufficed (no Python on the executors)
+
+
+def thresholds(sample: dict[int, np.ndarray], specs: Sequence[PrefixSpec],
+               hint: int) -> list[float | None]:
+    """Per spec, the value beyond which about SAMPLE_SAFETY × K of ``hint`` rows should
+    lie (the sample's s-th best, s = max(MIN_RANK, ⌈safety · K · m / hint⌉)); None when the
+    sample cannot place it (then every row is offered to that order)."""
+    out: list[float | None] = []
+    for s in specs:
+        x = sample[s.axis]
+        m = len(x)
+        rank = max(SAMPLE_MIN_RANK, math.ceil(SAMPLE_SAFETY * s.rows * m / max(hint, 1)))
+        if m < SAMPLE_ROWS or rank >= m:
+            out.append(None)
+        elif s.side == "lo":
+            out.append(float(np.partition(x, rank - 1)[rank - 1]))
+        else:
+            out.append(float(np.partition(x, m - rank)[m - rank]))
+    return out
+
+
+def take_sample(data: DataFrame, value: dict[int, str], specs: Sequence[PrefixSpec], *,
+                positive: str | None = None) -> dict[int, np.ndarray]:
+    """Step 1's job: up to :data:`SAMPLE_ROWS` rows of ``positive`` — the first ones Spark
+    returns (a ``limit``: it reads the first partition, more only if that one has too few)
+    — with the values of every column the specs carry."""
+    carried = sorted({c for s in specs for c in s.columns})
+    rows = data if positive is None else data.where(positive)
+    got = rows.selectExpr(*[value[c] for c in carried]).limit(SAMPLE_ROWS).collect()
+    arr = np.array([tuple(r) for r in got], dtype=np.float64).reshape(len(got), len(carried))
+    return {c: arr[:, i] for i, c in enumerate(carried)}
+
+
+def gather(data: DataFrame, value: dict[int, str], domains: Sequence[Domain],
+           specs: Sequence[PrefixSpec], *, positive: str | None = None,
+           problem: str | None = None, size_hint: int | None = None,
+           sample: dict[int, np.ndarray] | None = None,
+           partitions: int | None = None) -> Gathered:
+    """Run the pass over ``data`` (see the module notes) and build the lists.
+
+    Expressions are Spark SQL text (:mod:`dprect.engines.spark.sql`). ``value[c]``: feature c as a
+    double; ``positive``: the rows to learn from (None: every row); ``problem``: rows that
+    make the input invalid (reported, never listed); ``size_hint``: about how many positive
+    rows there are (None: no thresholds); ``sample``: :func:`take_sample`'s result, taken
+    here when needed and not given; ``partitions``: ``data``'s partition count, if known.
+    """
+    carried = sorted({c for s in specs for c in s.columns})
+    cols = [f"{value[c]} AS {topk.value_column(c)}" for c in carried]
+    cuts: list[float | None] = [None] * len(specs)
+    if size_hint is not None and size_hint >= PRUNE_MIN_ROWS:
+        if sample is None:
+            sample = take_sample(data, value, specs, positive=positive)
+        cuts = thresholds(sample, specs, size_hint)
+    pruned = all(t is not None for t in cuts)
+    keep = [] if positive is None else [positive]
+    if pruned:
+        keep.append(any_of(
+            f"{value[s.axis]} {'<=' if s.side == 'lo' else '>='} {literal(t)}"
+            for s, t in zip(specs, cuts, strict=True)))
+    if problem is not None:
+        keep = [any_of([problem, all_of(keep)])] if keep else [problem]
+        cols.insert(0, f"coalesce({problem}, false) AS {topk.BAD}")
+    passed = (data.where(all_of(keep)) if keep else data).selectExpr(*cols)
+    orders = [topk.Order(s.axis, s.side == "hi", s.rows, s.columns) for s in specs]
+    if partitions is None:
+        partitions = data.rdd.getNumPartitions()
+    table = _collect_within_shares(passed, partitions, DIRECT_CELLS)
+    direct = table is not None
+    if table is not None:
+        final = next(topk.partition_top(iter(table.to_batches()), orders, carried))
+    else:
+        final = _top_in_workers(passed, orders, carried,
+                                merge=sum(s.rows * len(s.columns) for s in specs) > MERGE_CELLS)
+    tags = final.column(topk.ORDER).to_numpy()
+    bad = bool(final.column(topk.BAD).to_numpy(zero_copy_only=False)[tags == topk.SUMMARY]
+               .any())
+    values = {c: final.column(topk.value_column(c)).to_numpy(zero_copy_only=False)
+              for c in carried}
+    lists: dict[tuple[int, Side], PrefixList] = {}
+    for i, s in enumerate(specs):
+        idx = np.flatnonzero(tags == i)
+        encoded = {c: domains[c].encode(values[c][idx]) for c in s.columns}
+        order = np.argsort(encoded[s.axis], kind="stable")
+        if s.side == "hi":
+            order = order[::-1]
+        lists[(s.axis, s.side)] = PrefixList(
+            s, {c: v[order] for c, v in encoded.items()},
+            complete=not pruned and len(idx) < s.rows)
+    return Gathered(lists, bad, pruned, direct)
+
+
+def _collect_within_shares(passed: DataFrame, partitions: int, cells: int) -> pa.Table | None:
+    """Step 2: every row of ``passed`` as one Arrow table, or None when one of its
+    ``partitions`` has more than its share of ``cells`` (rows past the share are never
+    shipped).
+
+    A row's number within its partition is the low bits of ``monotonically_increasing_id``,
+    evaluated after the filter that made ``passed``; rows numbered up to the share pass, so a
+    partition returning share + 1 rows may have had more.
+    """
+    share = max(1, cells // ((len(passed.columns) + 1) * max(1, partitions)))
+    table = (passed.selectExpr("*", f"monotonically_increasing_id() AS {topk.ROW_ID}")
+             .where(f"({topk.ROW_ID} & {(1 << _ROW_BITS) - 1}) <= {share}")
+             .toArrow())
+    ids = table.column(topk.ROW_ID).to_numpy()
+    if len(ids) and np.unique(ids >> _ROW_BITS, return_counts=True)[1].max() > share:
+        return None
+    return table
+
+
+def _top_in_workers(passed: DataFrame, orders: list[topk.Order], carried: list[int],
+                    merge: bool) -> pa.RecordBatch:
+    """Step 3: the top K of every order per partition in Spark's Python workers, then
+    (``merge``: when lists are long) once more per order in Spark, then on the driver."""
+    schema = topk.output_schema(carried)
+    out = passed.mapInArrow(partial(topk.partition_top, orders=orders, carried=carried),
+                            schema)
+    if merge:
+        parallelism = passed.sparkSession.sparkContext.defaultParallelism
+        out = out.repartition(max(1, min(parallelism, len(orders))), topk.ORDER).mapInArrow(
+            partial(topk.merge_top, orders=orders, carried=carried), schema)
+    table = out.toArrow()
+    return next(topk.merge_top(iter(table.to_batches()), orders, carried))

@@ -1,0 +1,573 @@
+"""Reading the input table into Spark: Parquet, CSV or Delta.
+
+:func:`read_source` returns a lazy DataFrame; every failure it can see (missing path, not a
+Delta table, unreadable file, a bad ``where`` filter, a Delta table the fallback reader
+cannot read correctly) is an :class:`~dprect.core.errors.InputDataError` or
+:class:`~dprect.core.errors.ParameterError` naming the path and the problem, never a Spark
+traceback.
+
+No message carries a value from a row. Spark's own error text can quote one
+(``[CAST_INVALID_INPUT] The value '...' cannot be cast``, a file's bytes, a Python
+worker's traceback), so :func:`spark_message` keeps Spark's text only for analysis errors
+about the schema or the expression (:data:`TEXT_KEPT`) and otherwise names the error
+condition, its SQLSTATE, the failing fragment of the expression (literals masked), the
+file and a fix. Reading errors are :class:`InputDataError` where they surface: at the
+read (a file that is not Parquet), or at the first Spark action, since Spark reads lazily
+(callers catch :data:`SPARK_ERRORS` and use :func:`spark_message`).
+
+Delta tables are read natively when the session has the Delta extension (delta-spark jars
+on the classpath and ``spark.sql.extensions`` containing ``DeltaSparkSessionExtension``),
+with time travel through ``versionAsOf`` / ``timestampAsOf``. Otherwise the snapshot is
+resolved by ``deltalake`` (delta-rs) and its data files are read by Spark as Parquet, with
+the table's own schema and the table root as ``basePath`` so partition columns survive. The
+fallback refuses every table it could read wrongly: column mapping, deletion vectors, type
+widening or any other reader feature it does not know, data files whose folders do not
+spell their partition values, and partition columns of timestamp or binary type.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any, NamedTuple
+from urllib.parse import unquote, urlparse
+
+from py4j.protocol import Py4JJavaError
+from pyspark.errors import AnalysisException, PySparkException
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import types as T  # noqa: N812
+from pyspark.sql.types import StructType
+
+from dprect.core.errors import InputDataError, ParameterError
+
+FORMATS = ("parquet", "csv", "delta")
+
+#: reader features the deltalake fallback reads correctly (they do not change how data
+#: files map to rows): timestamps without zone, vacuum-only and checkpoint-format features
+FALLBACK_READER_FEATURES = frozenset({"timestampNtz", "vacuumProtocolCheck", "v2Checkpoint"})
+_HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
+
+
+#: The Spark errors a reading or checking step turns into an :class:`InputDataError`: the
+#: converted ones (:class:`PySparkException`) and those pyspark passes on raw
+#: (:class:`Py4JJavaError`: a ``SparkException`` such as a file that is not Parquet).
+SPARK_ERRORS: tuple[type[BaseException], ...] = (PySparkException, Py4JJavaError)
+
+#: Error conditions whose text :func:`spark_message` keeps (prefixes, matched as a whole
+#: condition or its ``.SUBCLASS``), and only on an :class:`AnalysisException`: analysis
+#: errors raised before any row is read, naming columns, functions and paths only.
+TEXT_KEPT = (
+    "UNRESOLVED_COLUMN", "UNRESOLVED_FIELD", "UNRESOLVED_ROUTINE", "AMBIGUOUS_REFERENCE",
+    "AMBIGUOUS_COLUMN_OR_FIELD", "PARSE_EMPTY_STATEMENT", "PATH_NOT_FOUND",
+)
+#: Analysis errors that also print the expression, literals included (Spark prints
+#: string literals without their quotes, so they cannot be masked): kept only when the
+#: caller vouches that the expression is its own text (``own_expression=True``: a row
+#: filter resolved against the schema), since dprect's generated expressions can hold
+#: numbers computed from the data. Elsewhere they are named like any other error.
+TEXT_KEPT_FOR_OWN_EXPRESSION = ("PARSE_SYNTAX_ERROR", "DATATYPE_MISMATCH", "WRONG_NUM_ARGS")
+#: Every other error (casts, arithmetic, ``raise_error``, unreadable files, Python worker
+#: failures, ...) runs on rows and can quote one: only its condition is shown.
+
+#: what to do, by condition prefix (the first match wins)
+_FIXES = (
+    ("CAST_", "a value does not convert to the target type: use try_cast(...) in the "
+              "expression to read such values as NULL, or store the column with its type"),
+    ("DIVIDE_BY_ZERO", "use try_divide(...) in the expression"),
+    ("INTERVAL_DIVIDED_BY_ZERO", "use try_divide(...) in the expression"),
+    ("ARITHMETIC_OVERFLOW", "use the try_ form of the operation (try_add, try_multiply, "
+                            "...) or a wider type such as DOUBLE"),
+    ("BINARY_ARITHMETIC_OVERFLOW", "use the try_ form of the operation or a wider type"),
+    ("NUMERIC_VALUE_OUT_OF_RANGE", "use try_cast(...) or a wider type such as DOUBLE"),
+    ("INVALID_ARRAY_INDEX", "use try_element_at(...) in the expression"),
+    ("CANNOT_PARSE_TIMESTAMP", "use try_to_timestamp(...) in the expression"),
+    ("USER_RAISED_EXCEPTION", "raise_error or assert_true in the expression stopped the read"),
+    ("FAILED_READ_FILE", "a data file of the input cannot be read: check that every file "
+                         "is in the format read (parquet, csv or delta) and not damaged"),
+    ("PYTHON_", "a Python worker failed; check the Spark Python setup (PYSPARK_PYTHON)"),
+)
+_DEFAULT_FIX = "check the row filter (where) and the input's column types"
+
+_SQL_TOKEN = re.compile(
+    r"(?P<ident>`(?:[^`]|``)*`)"
+    r"|(?P<string>'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")"
+    r"|(?P<number>(?<![\w.])(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?[a-zA-Z]*)")
+
+
+class SparkErrorInfo(NamedTuple):
+    """What may be said of a Spark error: its condition (error class), SQLSTATE, the
+    exception's class, the failing fragment of a SQL expression, the file path a read
+    failed on, and Spark's text when :data:`TEXT_KEPT` allows it (else None)."""
+
+    condition: str | None
+    sql_state: str | None
+    kind: str
+    fragment: str | None
+    path: str | None
+    text: str | None
+
+
+def _matches(condition: str | None, prefixes: tuple[str, ...]) -> bool:
+    return condition is not None and any(
+        condition == p or condition.startswith(p + ".") for p in prefixes)
+
+
+def mask_literals(sql: str) -> str:
+    """``sql`` with its string and number literals replaced by ``?`` (quoted names kept)."""
+    def repl(m: re.Match[str]) -> str:
+        if m.group("ident"):
+            return m.group("ident")
+        return "'?'" if m.group("string") else "?"
+    return _SQL_TOKEN.sub(repl, sql)
+
+
+def _first_line(text: str) -> str:
+    text = str(text).strip()
+    for marker in ("\nJVM stacktrace:", "\n\tat ", "\n== SQL", "\n== DataFrame"):
+        text = text.split(marker, 1)[0]
+    return next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+
+
+def _short(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _jvm() -> Any:
+    from pyspark import SparkContext
+
+    return SparkContext._jvm  # type: ignore[attr-defined]
+
+
+def _java_info(java_exc: Any) -> tuple[str | None, str | None, str, dict, list, str]:
+    """Condition, SQLSTATE, class, parameters, query contexts and message of the first
+    SparkThrowable in a Java exception's cause chain (or of the exception itself)."""
+    from py4j.java_gateway import is_instance_of
+    from pyspark import SparkContext
+
+    gateway = SparkContext._gateway  # type: ignore[attr-defined]
+    utils = _jvm().PythonErrorUtils
+    top = java_exc
+    seen = 0
+    while java_exc is not None and seen < 20:
+        if is_instance_of(gateway, java_exc, "org.apache.spark.SparkThrowable"):
+            condition = utils.getCondition(java_exc)
+            if condition:
+                contexts = [(q.contextType().toString(), q.fragment())
+                            for q in (utils.getQueryContext(java_exc) or [])]
+                return (str(condition), utils.getSqlState(java_exc),
+                        str(java_exc.getClass().getName()),
+                        dict(utils.getMessageParameters(java_exc) or {}), contexts,
+                        str(java_exc.getMessage() or ""))
+        java_exc = java_exc.getCause()
+        seen += 1
+    return None, None, str(top.getClass().getName()), {}, [], ""
+
+
+def spark_error_info(exc: BaseException, *, own_expression: bool = False) -> SparkErrorInfo:
+    """The publishable facts of a Spark error (see :class:`SparkErrorInfo`); for
+    ``own_expression`` see :data:`TEXT_KEPT_FOR_OWN_EXPRESSION`. Never raises: what
+    cannot be asked of a stopped JVM is left out."""
+    condition = state = None
+    kind = type(exc).__name__
+    params: dict = {}
+    contexts: list[tuple[str, str]] = []
+    message = ""
+    try:
+        if isinstance(exc, Py4JJavaError) and getattr(exc, "java_exception", None) is not None:
+            condition, state, kind, params, contexts, message = _java_info(exc.java_exception)
+        elif isinstance(exc, PySparkException):
+            condition = exc.getCondition()
+            state = exc.getSqlState()
+            params = dict(exc.getMessageParameters() or {})
+            contexts = [(str(q.contextType().name), q.fragment())
+                        for q in exc.getQueryContext()]
+            message = str(exc)
+    except Exception:  # a stopped JVM, a broken gateway: say less
+        pass
+    fragment = None
+    for ctype, frag in contexts:
+        if frag and "SQL" in str(ctype).upper():
+            fragment = _short(" ".join(mask_literals(str(frag)).split()), 200)
+            break
+    path = None
+    if _matches(condition, ("FAILED_READ_FILE",)) and params.get("path"):
+        path = str(params["path"])
+    text = None
+    kept = TEXT_KEPT + (TEXT_KEPT_FOR_OWN_EXPRESSION if own_expression else ())
+    if isinstance(exc, AnalysisException) and _matches(condition, kept):
+        text = _short(_first_line(message), 500) or None
+    return SparkErrorInfo(condition, state, kind, fragment, path, text)
+
+
+def spark_fix(condition: str | None) -> str:
+    """What to do about an error of this condition (a line of advice)."""
+    for prefix, fix in _FIXES:
+        if condition is not None and condition.startswith(prefix):
+            return fix
+    return _DEFAULT_FIX
+
+
+def spark_message(exc: BaseException, *, own_expression: bool = False) -> str:
+    """One line on a Spark/Py4J error that carries no value from a row.
+
+    Analysis errors of :data:`TEXT_KEPT` keep the first line of Spark's text (an unknown
+    column, a missing path); with ``own_expression`` (the caller's own expression text was
+    analysed, and nothing else) so do those of :data:`TEXT_KEPT_FOR_OWN_EXPRESSION` (a
+    syntax error, a type mismatch in the expression). Any other error is named by its
+    condition and SQLSTATE (public; its message parameters are not), with the failing
+    fragment of the SQL expression (literals masked), the file a read failed on, and a
+    fix — e.g. ``Spark error CAST_INVALID_INPUT (SQLSTATE 22018) in `cast(s as int)`;
+    Spark's message is withheld as it can quote values from rows; fix: ...``. Without a
+    condition the Java or Python exception class is named instead.
+    """
+    info = spark_error_info(exc, own_expression=own_expression)
+    if info.text:
+        return info.text
+    head = (f"Spark error {info.condition}" if info.condition
+            else f"Spark failed ({info.kind})")
+    if info.sql_state:
+        head += f" (SQLSTATE {info.sql_state})"
+    if info.fragment:
+        head += f" in `{info.fragment}`"
+    if info.path:
+        head += f" on file {info.path!r}"
+    return (f"{head}; Spark's message is withheld as it can quote values from rows; "
+            f"fix: {spark_fix(info.condition)}")
+
+
+def _is_local(path: str) -> bool:
+    scheme = urlparse(path).scheme
+    return scheme in ("", "file") or (len(scheme) == 1 and os.name == "nt")
+
+
+def _local_path(path: str) -> Path:
+    parsed = urlparse(path)
+    return Path(unquote(parsed.path)) if parsed.scheme == "file" else Path(path)
+
+
+def _exists(spark: SparkSession, path: str, child: str | None = None) -> bool | None:
+    """Whether ``path`` (or ``path/child``) exists; None when it cannot be told."""
+    if _is_local(path):
+        p = _local_path(path)
+        return (p / child).exists() if child else p.exists()
+    try:  # remote file systems: ask Hadoop through the JVM (classic sessions only)
+        jvm = spark._jvm  # type: ignore[attr-defined]
+        target = path.rstrip("/") + ("/" + child if child else "")
+        hpath = jvm.org.apache.hadoop.fs.Path(target)
+        fs = hpath.getFileSystem(spark._jsc.hadoopConfiguration())  # type: ignore[attr-defined]
+        return bool(fs.exists(hpath))
+    except Exception:
+        return None
+
+
+def detect_format(spark: SparkSession, path: str) -> str:
+    """``delta`` for a folder holding ``_delta_log``, ``csv`` for *.csv / *.csv.gz,
+    ``parquet`` otherwise (a file or a folder of files)."""
+    if _exists(spark, path, "_delta_log"):
+        return "delta"
+    name = path.lower().rstrip("/")
+    return "csv" if name.endswith((".csv", ".csv.gz")) else "parquet"
+
+
+def has_delta_extension(spark: SparkSession) -> bool:
+    """True when the session is configured with Delta's SQL extension."""
+    try:
+        extensions = spark.conf.get("spark.sql.extensions", "") or ""
+    except Exception:
+        return False
+    return "DeltaSparkSessionExtension" in extensions
+
+
+def _utc_timestamp(timestamp: str | dt.datetime | dt.date) -> dt.datetime:
+    """A zone-aware timestamp; a date is its midnight and a zone-less value is UTC."""
+    if isinstance(timestamp, dt.datetime):
+        value = timestamp
+    elif isinstance(timestamp, dt.date):
+        value = dt.datetime(timestamp.year, timestamp.month, timestamp.day)
+    elif isinstance(timestamp, str):
+        text = timestamp.strip()
+        if text.endswith(("Z", "z")):
+            text = text[:-1] + "+00:00"
+        try:
+            value = dt.datetime.fromisoformat(text)
+        except ValueError:
+            raise ParameterError(
+                f"Delta timestamp {timestamp!r} is not an ISO-8601 date or time "
+                "(e.g. 2024-05-01T12:00:00Z)") from None
+    else:
+        raise ParameterError(f"Delta timestamp must be a string or datetime, got {timestamp!r}")
+    return value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
+
+
+def read_source(spark: SparkSession, path: str | os.PathLike[str], *,
+                format: str | None = None, where: str | None = None,
+                version: int | None = None,
+                timestamp: str | dt.datetime | dt.date | None = None) -> DataFrame:
+    """The table at ``path`` as a DataFrame, filtered by ``where`` when given.
+
+    ``format``: ``parquet``, ``csv`` (header row, inferred types) or ``delta``; inferred
+    when None (:func:`detect_format`). ``where``: a Spark SQL row filter such as a
+    partition predicate (``"day >= '2024-01-01'"``). ``version`` / ``timestamp``: Delta
+    time travel (at most one; a zone-less timestamp is UTC; the snapshot is the last
+    commit at or before it).
+
+    Guarantees: the rows and columns are those of the table (for Delta: of the requested
+    snapshot, partition columns included, with the table's own types) or an error naming
+    the problem is raised — :class:`InputDataError` for the data, :class:`ParameterError`
+    for the arguments. Nothing is read wrongly in silence.
+    """
+    text = os.fspath(path)
+    if format is not None and format not in FORMATS:
+        raise ParameterError(f"format must be one of {', '.join(FORMATS)}; got {format!r}")
+    if version is not None and timestamp is not None:
+        raise ParameterError("give a Delta version or a timestamp, not both")
+    if version is not None and (isinstance(version, bool) or not isinstance(version, int)
+                                or version < 0):
+        raise ParameterError(f"Delta version must be an integer >= 0, got {version!r}")
+    globbed = any(ch in text for ch in "*?[{")  # Spark expands glob patterns itself
+    exists = None if globbed else _exists(spark, text)
+    if exists is False:
+        raise InputDataError(f"input {text!r} does not exist")
+    fmt = format or detect_format(spark, text)
+    if fmt != "delta" and (version is not None or timestamp is not None):
+        raise ParameterError(
+            f"a Delta version or timestamp was given, but {text!r} is read as {fmt}")
+    if fmt == "delta":
+        when = _utc_timestamp(timestamp) if timestamp is not None else None
+        if has_delta_extension(spark):
+            df = _read_delta_native(spark, text, version, when)
+        else:
+            df = _read_delta_fallback(spark, text, version, when)
+    else:
+        try:
+            if fmt == "csv":
+                df = spark.read.csv(text, header=True, inferSchema=True)
+            else:
+                df = spark.read.parquet(text)
+        except SPARK_ERRORS as exc:
+            raise read_error(text, fmt, exc) from None
+        if fmt == "csv":
+            _check_csv_typed(df, text)
+    if where is not None and where.strip():
+        try:
+            df = df.filter(where)
+            df.schema  # noqa: B018 — resolve now, so a bad filter fails here
+        except SPARK_ERRORS as exc:
+            raise InputDataError(
+                f"the row filter {where!r} is not valid for {text!r}: "
+                f"{spark_message(exc, own_expression=True)}") from None
+    return df
+
+
+def read_error(path: str, fmt: str, exc: BaseException) -> InputDataError:
+    """The error for a table Spark cannot read as ``fmt`` (a file that is not Parquet,
+    a damaged file, ...): it names the path, the format and the fix, never the file's
+    content (Spark's own text can quote its bytes)."""
+    info = spark_error_info(exc)
+    if fmt == "parquet" and _matches(info.condition, ("FAILED_READ_FILE",)):
+        hint = ("; a CSV file needs the csv format (--format csv, or format: csv in a "
+                "job's config)" if path.lower().rstrip("/").endswith((".csv", ".csv.gz"))
+                else "; give its format (parquet, csv or delta)")
+        return InputDataError(
+            f"cannot read {path!r} as parquet: it is not a Parquet file, or it is damaged "
+            f"(Spark error {info.condition}){hint}")
+    return InputDataError(f"cannot read {path!r} as {fmt}: {spark_message(exc)}")
+
+
+def _check_csv_typed(df: DataFrame, path: str) -> None:
+    """Refuse a CSV file whose columns have no type because it has no rows.
+
+    CSV types are inferred from the rows: a file holding only its header gives every
+    column the type string, which no fit can use. Only when *every* column is a string
+    (such a table is refused by the column checks anyway) does one short job look for a
+    first row, so the message can say why; typed inputs (Parquet, Delta) carry their
+    schema and are never looked at here."""
+    fields = df.schema.fields
+    if not fields:
+        raise InputDataError(f"cannot read {path!r} as csv: the file is empty (no header "
+                             "row, so no columns)")
+    if not all(isinstance(f.dataType, T.StringType | T.NullType) for f in fields):
+        return
+    try:
+        has_rows = bool(df.limit(1).count())
+    except SPARK_ERRORS as exc:
+        raise read_error(path, "csv", exc) from None
+    if not has_rows:
+        names = ", ".join(repr(f.name) for f in fields)
+        raise InputDataError(
+            f"cannot read {path!r} as csv: it has a header but no rows, so column(s) {names} "
+            "have no type (CSV types are inferred from the rows); give a file with rows, "
+            "or the table in a typed format (Parquet or Delta), where an empty table "
+            "keeps its schema")
+
+
+# -- Delta, native ---------------------------------------------------------------------
+def _read_delta_native(spark: SparkSession, path: str, version: int | None,
+                       when: dt.datetime | None) -> DataFrame:
+    reader = spark.read.format("delta")
+    if version is not None:
+        reader = reader.option("versionAsOf", version)
+    if when is not None:
+        reader = reader.option("timestampAsOf", when.isoformat())
+    try:
+        return reader.load(path)
+    except SPARK_ERRORS as exc:
+        condition = spark_error_info(exc).condition
+        if _matches(condition, ("DELTA_MISSING_DELTA_TABLE", "DELTA_TABLE_NOT_FOUND")):
+            raise InputDataError(f"{path!r} is not a Delta table ({condition})") from None
+        raise InputDataError(f"cannot read Delta table {path!r}: {spark_message(exc)}"
+                             ) from None
+
+
+# -- Delta, through deltalake ----------------------------------------------------------
+def _open_delta(path: str, version: int | None, when: dt.datetime | None) -> Any:
+    from deltalake import DeltaTable
+    from deltalake.exceptions import DeltaError, TableNotFoundError
+
+    at = (f" at version {version}" if version is not None
+          else f" at {when.isoformat()}" if when is not None else "")
+    try:
+        table = DeltaTable(path, version=version) if version is not None else DeltaTable(path)
+        if when is not None:
+            table.load_as_version(when)
+            _check_not_before_first_commit(table, path, when)
+    except TableNotFoundError as exc:
+        raise InputDataError(
+            f"{path!r} is not a Delta table (no readable _delta_log): {exc}") from None
+    except (DeltaError, OSError, ValueError) as exc:
+        if isinstance(exc, InputDataError):
+            raise
+        raise InputDataError(f"cannot open Delta table {path!r}{at}: {exc}") from None
+    return table
+
+
+def _check_not_before_first_commit(table: Any, path: str, when: dt.datetime) -> None:
+    """delta-rs maps a time before the first commit to version 0; Delta refuses it.
+
+    The history is read from a fresh handle: delta-rs 1.6 numbers the history of a
+    time-travelled handle wrongly."""
+    from deltalake import DeltaTable
+
+    loaded = table.version()
+    for entry in DeltaTable(table.table_uri).history():
+        if entry.get("version") == loaded and entry.get("timestamp") is not None:
+            commit = dt.datetime.fromtimestamp(entry["timestamp"] / 1000, tz=dt.UTC)
+            if commit > when:
+                raise InputDataError(
+                    f"Delta table {path!r} has no version at or before {when.isoformat()} "
+                    f"(its first available commit is at {commit.isoformat()})")
+            return
+
+
+def check_fallback_readable(protocol: Any, configuration: dict[str, Any], path: str) -> None:
+    """Refuse a Delta table whose protocol or configuration needs a reader feature the
+    Parquet fallback does not implement (naming the feature)."""
+    reader = int(protocol.min_reader_version)
+    features = list(protocol.reader_features or [])
+    hint = ("; configure the session with delta-spark (spark.sql.extensions="
+            "io.delta.sql.DeltaSparkSessionExtension) to read it natively")
+    if str(configuration.get("delta.columnMapping.mode", "none")).lower() != "none":
+        raise InputDataError(
+            f"Delta table {path!r} uses column mapping (delta.columnMapping.mode="
+            f"{configuration['delta.columnMapping.mode']}), which the deltalake fallback "
+            f"cannot read correctly{hint}")
+    if "deletionVectors" in features or str(
+            configuration.get("delta.enableDeletionVectors", "false")).lower() == "true":
+        raise InputDataError(
+            f"Delta table {path!r} uses deletion vectors, which the deltalake fallback "
+            f"cannot read correctly{hint}")
+    if reader == 2:
+        raise InputDataError(
+            f"Delta table {path!r} needs reader version 2 (column mapping), which the "
+            f"deltalake fallback cannot read correctly{hint}")
+    if reader > 3:
+        raise InputDataError(
+            f"Delta table {path!r} needs reader version {reader}, which the deltalake "
+            f"fallback does not know{hint}")
+    unknown = sorted(f for f in features if f not in FALLBACK_READER_FEATURES)
+    if reader == 3 and unknown:
+        raise InputDataError(
+            f"Delta table {path!r} uses reader feature(s) {', '.join(unknown)}, which the "
+            f"deltalake fallback cannot read correctly{hint}")
+
+
+def _partition_text_matches(text: str, value: Any) -> bool:
+    """Whether a folder's (unescaped) partition text spells the log's typed value."""
+    if value is None:
+        return text == _HIVE_NULL
+    if text == _HIVE_NULL:
+        return False
+    try:
+        if isinstance(value, bool):
+            return text.lower() == str(value).lower()
+        if isinstance(value, int):
+            return int(text) == value
+        if isinstance(value, float):
+            return float(text) == value
+        if isinstance(value, Decimal):
+            return Decimal(text) == value
+        if isinstance(value, str):
+            return text == value
+        if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+            return dt.date.fromisoformat(text) == value
+    except (ValueError, InvalidOperation):
+        return False
+    return False  # timestamps, binary, anything else: refused
+
+
+def _read_delta_fallback(spark: SparkSession, path: str, version: int | None,
+                         when: dt.datetime | None) -> DataFrame:
+    import pyarrow as pa
+
+    if _is_local(path):
+        local = _local_path(path)
+        if not local.is_dir() or not (local / "_delta_log").is_dir():
+            raise InputDataError(f"{path!r} is not a Delta table (no _delta_log folder)")
+        root = str(local.resolve())
+    else:
+        root = path.rstrip("/")
+    table = _open_delta(root, version, when)
+    meta = table.metadata()
+    check_fallback_readable(table.protocol(), dict(meta.configuration or {}), path)
+    schema = StructType.fromJson(json.loads(table.schema().to_json()))
+    part_cols = list(meta.partition_columns or [])
+    for name in part_cols:
+        ftype = schema[name].dataType.typeName()
+        if ftype in ("timestamp", "timestamp_ntz", "binary"):
+            raise InputDataError(
+                f"Delta table {path!r} is partitioned by {name!r} of type {ftype}, which the "
+                "deltalake fallback cannot read correctly")
+    adds = pa.table(table.get_add_actions(flatten=False))
+    rel_paths = [unquote(p) for p in adds.column("path").to_pylist()]
+    values = (adds.column("partition").to_pylist() if part_cols and adds.num_rows
+              else [{} for _ in rel_paths])
+    files = []
+    for rel, parts in zip(rel_paths, values, strict=True):
+        if urlparse(rel).scheme or rel.startswith("/"):
+            raise InputDataError(
+                f"Delta table {path!r} lists a data file outside its folder ({rel!r}); "
+                "the deltalake fallback cannot read it")
+        folders = rel.split("/")[:-1]
+        ok = len(folders) == len(part_cols)
+        for folder, name in zip(folders, part_cols, strict=False):
+            key, sep, raw = folder.partition("=")
+            ok = ok and sep == "=" and key == name and _partition_text_matches(
+                unquote(raw), (parts or {}).get(name))
+        if not ok:  # the values themselves are data: only the columns are named
+            raise InputDataError(
+                f"Delta table {path!r}: a data file does not sit in folders spelling its "
+                f"partition values (partition columns {', '.join(map(repr, part_cols))}); "
+                "the deltalake fallback cannot read it")
+        files.append(f"{root}/{rel}")
+    if not files:
+        return spark.createDataFrame([], schema)
+    try:
+        return spark.read.schema(schema).option("basePath", root).parquet(*files)
+    except SPARK_ERRORS as exc:
+        raise InputDataError(
+            f"cannot read the data files of Delta table {path!r}: {spark_message(exc)}"
+        ) from None

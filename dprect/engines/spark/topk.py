@@ -1,0 +1,163 @@
+"""Per-partition top-K of every (axis, side) order — the vectorised kernel of the one pass.
+
+Runs inside Spark's Python workers (``DataFrame.mapInArrow``) and on the driver. It needs
+numpy and pyarrow only, and :mod:`dprect.engines.spark.engine` registers this module to be pickled
+*by value*, so executors do not need dprect installed.
+
+Columns: ``_x{j}`` is the value of feature j as a float64 (Spark's ``cast("double")``),
+``_bad`` (optional) marks rows that make the input invalid, ``_id`` (ignored)
+numbers rows in the direct pass, ``_o`` tags output rows with
+their order (−1: the summary row, whose ``_bad`` says whether a bad row was seen).
+
+Guarantee (the prefix property used by the engine): for an order with key κ (κ = x for
+``lo``, −x for ``hi``) and length K, :class:`TopK` keeps a set S of min(K, n) rows such that
+no row it was given and did not keep has a key strictly smaller than a key in S. Merging
+the kept sets of disjoint parts and keeping K again preserves this (a row dropped in its
+part is beaten by the K rows kept there), so partition → merge → driver is exact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+ORDER = "_o"
+BAD = "_bad"
+ROW_ID = "_id"
+SUMMARY = -1
+
+
+def value_column(axis: int) -> str:
+    """The name of feature ``axis``'s float64 column in the pass."""
+    return f"_x{axis}"
+
+
+@dataclass(frozen=True)
+class Order:
+    """One (axis, side) order to keep: its top ``rows`` rows with the values of ``columns``."""
+
+    axis: int
+    hi: bool
+    rows: int
+    columns: tuple[int, ...]
+
+
+class TopK:
+    """The best ``order.rows`` rows of one order seen so far (buffered, reduced in bulk)."""
+
+    def __init__(self, order: Order) -> None:
+        self.order = order
+        self._chunks: list[dict[int, np.ndarray]] = []
+        self._buffered = 0
+        self._cut: float | None = None  # key of the worst kept row after the last reduce
+
+    def key(self, values: np.ndarray) -> np.ndarray:
+        return -values if self.order.hi else values
+
+    def add(self, columns: dict[int, np.ndarray]) -> None:
+        """Offer rows (a dict axis → float64 values, equal lengths)."""
+        key = self.key(columns[self.order.axis])
+        if self._cut is not None:
+            keep = np.flatnonzero(key <= self._cut)  # ties kept: harmless, reduced later
+            if len(keep) == 0:
+                return
+            if len(keep) < len(key):
+                columns = {c: v[keep] for c, v in columns.items()}
+        chunk = {c: columns[c] for c in self.order.columns}
+        self._chunks.append(chunk)
+        self._buffered += len(chunk[self.order.axis])
+        if self._buffered > 4 * self.order.rows + 65536:
+            self._reduce()
+
+    def _reduce(self) -> None:
+        k = self.order.rows
+        cols = {c: np.concatenate([ch[c] for ch in self._chunks]) for c in self.order.columns}
+        n = len(cols[self.order.axis])
+        if n > k:
+            key = self.key(cols[self.order.axis])
+            idx = np.argpartition(key, k - 1)[:k]
+            cols = {c: v[idx] for c, v in cols.items()}
+            self._cut = float(key[idx].max())
+        self._chunks = [cols]
+        self._buffered = min(n, k)
+
+    def result(self) -> dict[int, np.ndarray]:
+        """The kept rows (at most ``rows``), in no particular order."""
+        if not self._chunks:
+            return {c: np.empty(0, dtype=np.float64) for c in self.order.columns}
+        self._reduce()
+        return self._chunks[0]
+
+
+def _numpy(batch: pa.RecordBatch, name: str) -> np.ndarray:
+    return batch.column(name).to_numpy(zero_copy_only=False)
+
+
+def _emit(tops: Sequence[TopK], carried: Sequence[int], bad: bool) -> pa.RecordBatch:
+    """The kept rows of every order, tagged with ``_o``, plus the summary row."""
+    tags, cols = [np.array([SUMMARY], dtype=np.int32)], {c: [np.array([np.nan])]
+                                                         for c in carried}
+    for i, top in enumerate(tops):
+        kept = top.result()
+        n = len(kept[top.order.axis])
+        tags.append(np.full(n, i, dtype=np.int32))
+        for c in carried:
+            cols[c].append(kept[c] if c in kept else np.full(n, np.nan))
+    bads = np.zeros(sum(len(t) for t in tags), dtype=bool)
+    bads[0] = bad
+    arrays = [pa.array(np.concatenate(tags)), pa.array(bads)]
+    arrays += [pa.array(np.concatenate(cols[c])) for c in carried]
+    return pa.RecordBatch.from_arrays(arrays,
+                                      names=[ORDER, BAD, *map(value_column, carried)])
+
+
+def output_schema(carried: Iterable[int]) -> str:
+    """The Spark DDL schema of :func:`partition_top` / :func:`merge_top` output."""
+    return ", ".join([f"{ORDER} int", f"{BAD} boolean",
+                      *(f"{value_column(c)} double" for c in carried)])
+
+
+def partition_top(batches: Iterator[pa.RecordBatch], orders: Sequence[Order],
+                  carried: Sequence[int]) -> Iterator[pa.RecordBatch]:
+    """mapInArrow body of the pass: every input row is offered to every order.
+
+    Input: ``_x{c}`` for c in ``carried`` and optionally ``_bad``; rows with ``_bad`` true
+    are reported in the summary row and kept out of every order.
+    """
+    tops = [TopK(o) for o in orders]
+    bad = False
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        columns = {c: _numpy(batch, value_column(c)) for c in carried}
+        if BAD in batch.schema.names:
+            flags = _numpy(batch, BAD).astype(bool)
+            if flags.any():
+                bad = True
+                good = np.flatnonzero(~flags)
+                columns = {c: v[good] for c, v in columns.items()}
+        for top in tops:
+            top.add(columns)
+    yield _emit(tops, carried, bad)
+
+
+def merge_top(batches: Iterator[pa.RecordBatch], orders: Sequence[Order],
+              carried: Sequence[int]) -> Iterator[pa.RecordBatch]:
+    """mapInArrow body of the merge stage (and the driver's last merge): rows arrive tagged
+    with their order; each order keeps its best rows again; summary flags are or-ed."""
+    tops = [TopK(o) for o in orders]
+    bad = False
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        tags = _numpy(batch, ORDER)
+        bad = bad or bool(_numpy(batch, BAD)[tags == SUMMARY].any())
+        columns = {c: _numpy(batch, value_column(c)) for c in carried}
+        for i in np.unique(tags[tags != SUMMARY]):
+            rows = np.flatnonzero(tags == i)
+            top = tops[int(i)]
+            top.add({c: columns[c][rows] for c in top.order.columns})
+    yield _emit(tops, carried, bad)

@@ -1,0 +1,138 @@
+"""Spend before release: the one order in which every job publishes a result.
+
+:func:`guarded_release` runs a fit under a budget ledger (:mod:`dprect.release.ledger`):
+
+1. **reserve** the plan's (ε, δ) for (dataset, run id) — refused, with nothing computed or
+   written, if it would exceed the cap; a run id that was already released returns its
+   recorded result instead and spends nothing;
+2. **compute** the result (the only step that touches the data's private part);
+3. **release**: commit the result into the ledger (at most one release per run id);
+4. **publish**: write the output files from the recorded result (each atomically).
+
+A failure in step 2 is recorded as ``fail`` (the run stays charged, fail closed) and
+re-raised. A process killed anywhere between 1 and 3 leaves a charged reservation and no
+output at all; killed during 4, the ledger holds the result and re-running the same run id
+re-publishes it (idempotently) without spending again. Without a ledger the steps are
+simply compute → publish.
+
+The plan is made before any data is touched, so the charge is known before the compute;
+the result's own guarantee must equal it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from dprect.core.errors import ParameterError
+from dprect.core.planner import Plan
+from dprect.core.result import FitResult
+from dprect.release.ledger import Budget, Ledger
+
+#: test-only fault injection: "pause-after-reserve" makes the run print a marker and wait
+#: (to be killed) right after its reservation is committed.
+FAULT_ENV = "DPRECT_FAULT_INJECTION"
+PAUSE_MARKER = "dprect-fault: paused after reserve"
+
+
+@dataclass(frozen=True)
+class LedgerSettings:
+    """Where and under which name a run is charged."""
+
+    path: str
+    dataset: str
+    run_id: str
+    cap: Budget | None = None
+
+    @classmethod
+    def build(cls, path: str | None, dataset: str | None, run_id: str | None,
+              cap_epsilon: float | None = None, cap_delta: float | None = None,
+              ) -> LedgerSettings | None:
+        """Validate the ledger options (None when no ledger is configured)."""
+        if path is None:  # a dataset id alone may name results elsewhere (results table)
+            if run_id is None and cap_epsilon is None and cap_delta is None:
+                return None
+            raise ParameterError("a run id or a cap needs a ledger path (--ledger)")
+        if not dataset:
+            raise ParameterError("a ledger needs a dataset id (--dataset)")
+        if (cap_epsilon is None) != (cap_delta is None):
+            raise ParameterError("give both cap epsilon and cap delta, or neither")
+        cap = None
+        if cap_epsilon is not None and cap_delta is not None:
+            from dprect.core.validation import check_epsilon, check_open_unit
+
+            cap = Budget(check_epsilon(cap_epsilon, "cap epsilon"),
+                         check_open_unit(cap_delta, "cap delta"))
+        if run_id is None:
+            from uuid import uuid4
+
+            run_id = uuid4().hex
+        return cls(str(path), dataset, run_id, cap)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a guarded run did."""
+
+    result: dict[str, Any]
+    run_id: str | None
+    replayed: bool  # True: the run id had been released before; nothing was computed
+
+
+def released_result(settings: LedgerSettings | None) -> dict[str, Any] | None:
+    """The recorded result of an already released run id (None otherwise): lets a job
+    re-publish a finished run without reading its input again."""
+    if settings is None:
+        return None
+    record = Ledger(settings.path).run(settings.dataset, settings.run_id)
+    return record.result if record is not None and record.status == "released" else None
+
+
+def replay(settings: LedgerSettings, result: dict[str, Any],
+           publish: Callable[[dict[str, Any]], None]) -> Outcome:
+    """Re-publish a released run's recorded result; nothing is computed or spent."""
+    publish(result)
+    return Outcome(result, settings.run_id, True)
+
+
+def _fault_point(name: str) -> None:
+    if os.environ.get(FAULT_ENV) == name:
+        print(PAUSE_MARKER, flush=True)
+        sys.stderr.flush()
+        while True:  # wait to be killed
+            time.sleep(1)
+
+
+def guarded_release(settings: LedgerSettings | None, plan: Plan, features: list[str],
+                    compute: Callable[[], FitResult],
+                    publish: Callable[[dict[str, Any]], None]) -> Outcome:
+    """Reserve → compute → release → publish (see the module docstring)."""
+    if settings is None:
+        result = compute().to_json()
+        publish(result)
+        return Outcome(result, None, False)
+    ledger = Ledger(settings.path)
+    g = plan.chosen.guarantee
+    reservation = ledger.reserve(
+        settings.dataset, settings.run_id, epsilon=g.epsilon, delta=g.delta,
+        method=plan.chosen.method, features=list(features), bound=g.bound,
+        neighbouring=g.neighbouring, cap=settings.cap)
+    if reservation.previous_result is not None:
+        publish(reservation.previous_result)
+        return Outcome(reservation.previous_result, settings.run_id, True)
+    _fault_point("pause-after-reserve")
+    try:
+        fitted = compute()
+        if fitted.privacy != g:
+            raise AssertionError("the fit's guarantee differs from the reserved plan")
+    except BaseException as exc:
+        ledger.fail(settings.dataset, settings.run_id, f"{type(exc).__name__}: {exc}")
+        raise
+    ours = fitted.to_json()
+    recorded = ledger.release(settings.dataset, settings.run_id, ours)
+    publish(recorded)  # another attempt of this run id may have released first: use its
+    return Outcome(recorded, settings.run_id, recorded != ours)
