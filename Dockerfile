@@ -10,7 +10,8 @@ RUN apt-get update \
 WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY dprect ./dprect
-RUN pip install --no-cache-dir .
+# the jobs' extra: pyspark (and pandas), deltalake, matplotlib, pyyaml
+RUN pip install --no-cache-dir '.[jobs]'
 
 COPY jobs ./jobs
 COPY conf ./conf

@@ -1,6 +1,7 @@
 # dprect — two commands do everything on a fresh machine:
 #   make demo   set up, then learn a private rectangle from generated data
-#   make test   set up, then lint and run the tests
+#   make test   set up, then lint (ruff, mypy) and run every test
+#   make test-core   the tests without Spark (no JVM): a quick check of the private core
 PYTHON ?= python3.11
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -11,7 +12,7 @@ export PYSPARK_DRIVER_PYTHON := $(abspath $(BIN))/python
 export SPARK_LOCAL_IP        := 127.0.0.1
 export PYTHONHASHSEED        := 0
 
-.PHONY: setup test lint demo bench-core clean
+.PHONY: setup test test-core lint demo bench-core clean
 
 setup: $(STAMP)
 
@@ -20,14 +21,18 @@ $(STAMP): pyproject.toml
 	@command -v java >/dev/null 2>&1 || echo "warning: no java on PATH; the Spark engine needs Java 17"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[all,dev]'
 	@touch $(STAMP)
 
 lint: setup
 	$(BIN)/ruff check dprect jobs tests benchmarks
+	$(BIN)/mypy
 
 test: setup lint
 	$(BIN)/python -m pytest
+
+test-core: setup
+	$(BIN)/python -m pytest -m "not spark"
 
 # make demo: the Spark jobs through spark-submit on local Spark (conf/local.yaml); outputs
 # under demo-output/ (result.json, results/ Delta table, rectangle.png, evaluation.json).
@@ -73,4 +78,4 @@ audit: setup
 	$(BIN)/python benchmarks/privacy_audit.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache build *.egg-info demo-output
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache build *.egg-info demo-output

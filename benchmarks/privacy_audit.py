@@ -46,8 +46,8 @@ from typing import Any
 import numpy as np
 from evidence_common import Stopwatch, machine_info, output_dir, seeded_runs_allowed, write_json
 
-from dprect.app.api import run_plan
 from dprect.core.accounting import Guarantee, composition_pure, refined_best
+from dprect.core.algorithms import run_plan
 from dprect.core.audit import audit_samples, clopper_pearson
 from dprect.core.domains import Domain, IntegerRange
 from dprect.core.interior_point import (

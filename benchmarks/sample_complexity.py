@@ -5,7 +5,7 @@ Setting (all public, synthetic): every axis is the grid {0, …, m−1} with m =
 uniformly from the grid points of T. Only positives reach the algorithms, so negatives
 are not generated. Methods, all at the same total (ε, δ) (add/remove neighbours):
 
-* ``randmargins-refined`` — RandMargins with the refined accounting (design note §5);
+* ``randmargins-refined`` — RandMargins with the refined accounting (docs/privacy.md §4);
 * ``randmargins-paper`` — RandMargins with the paper's accounting and Laplace margins;
 * ``composition`` — the composition baseline (paper §1.2);
 * ``bounding-box`` — the exact bounding box of the positives (NOT private; a reference).
@@ -56,8 +56,7 @@ import numpy as np
 from evidence_common import Stopwatch, machine_info, output_dir, seeded_runs_allowed, write_json
 from scipy.stats import gamma as gamma_dist
 
-from dprect.app.api import run_plan
-from dprect.core.algorithms import run_nonprivate_bounding_box
+from dprect.core.algorithms import run_nonprivate_bounding_box, run_plan
 from dprect.core.domains import Domain, IntegerRange
 from dprect.core.margins import LaplaceLaw, StaircaseLaw
 from dprect.core.planner import MethodPlan, Plan, plan

@@ -15,7 +15,7 @@ and prints each as a ratio to the scan. The scan is warmed up once (JIT) and the
 fit once (its first call in a session compiles and JIT-warms the generated code, a fixed
 cost of a few seconds that is printed too); then scans and prefetch fits run interleaved
 ``--repeats`` times and their medians are compared. Target: prefetch within 2× the scan.
-Both fits use the same seed, so they must return the identical rectangle (design note §7);
+Both fits use the same seed, so they must return the identical rectangle (docs/algorithm.md §7);
 the benchmark checks that too. A seeded fit is not private: this is a benchmark on synthetic data.
 """
 

@@ -9,24 +9,44 @@ from dprect.core.accounting import Guarantee
 from dprect.core.domains import Domain, FloatOrder, Grid, IntegerRange, parse_grid_spec
 from dprect.core.errors import DprectError, InputDataError, ParameterError
 from dprect.core.interior_point import interior_point, interior_point_size
+from dprect.core.labels import LabelText
 from dprect.core.margins import LaplaceLaw, StaircaseLaw
 from dprect.core.planner import Plan, plan
 from dprect.core.randomness import RandomSource
+from dprect.core.request import (
+    Accounting,
+    FitRequest,
+    InvalidRows,
+    MarginLawName,
+    Method,
+    Neighbouring,
+    PlanRequest,
+    Shape,
+)
 from dprect.core.result import FitResult
 
 __all__ = [
+    "Accounting",
     "Domain",
     "DprectError",
+    "FitRequest",
     "FitResult",
     "FloatOrder",
     "Grid",
     "Guarantee",
     "InputDataError",
     "IntegerRange",
+    "InvalidRows",
+    "LabelText",
     "LaplaceLaw",
+    "MarginLawName",
+    "Method",
+    "Neighbouring",
     "ParameterError",
     "Plan",
+    "PlanRequest",
     "RandomSource",
+    "Shape",
     "StaircaseLaw",
     "__version__",
     "fit",

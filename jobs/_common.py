@@ -8,13 +8,15 @@ pyspark-free :mod:`dprect.app.jobs_support`.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from pyspark import SparkConf, SparkContext
 from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F  # noqa: N812
 
+from dprect.app.jobs_support import SPARK_OPTIONS, section_values
 from dprect.core.result import FitResult
 from dprect.engines.spark.engine import sort_value
 from dprect.engines.spark.session import DEFAULT_MASTER, local_session
@@ -40,6 +42,25 @@ def get_spark(spark_cfg: Mapping[str, Any], app_name: str,
                             conf=spark_cfg.get("conf") or {},
                             log_level=spark_cfg.get("log_level"))
     return session, True
+
+
+def job_spark(doc: Mapping[str, Any], app_name: str, spark: SparkSession | None = None
+              ) -> tuple[SparkSession, bool]:
+    """:func:`get_spark` with the config document's ``spark`` section."""
+    return get_spark(section_values(doc, "spark", SPARK_OPTIONS), app_name, spark)
+
+
+@contextmanager
+def spark_session(doc: Mapping[str, Any], app_name: str, spark: SparkSession | None = None
+                  ) -> Iterator[SparkSession]:
+    """The job's session (:func:`job_spark`) for a ``with`` block; stopped at its end
+    when the job started it."""
+    session, owned = job_spark(doc, app_name, spark)
+    try:
+        yield session
+    finally:
+        if owned:
+            session.stop()
 
 
 def inside_rectangle(result: FitResult) -> Column:

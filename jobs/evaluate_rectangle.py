@@ -21,27 +21,26 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from _common import get_spark, inside_rectangle
+from _common import inside_rectangle, spark_session
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F  # noqa: N812
 
-from dprect.app.api import LabelText, check_label_value, resolve_positive_label
 from dprect.app.jobs_support import (
-    SPARK_OPTIONS,
     ConfigError,
     Option,
-    build_parser,
+    config_label,
     exit_now,
-    load_config,
-    read_truth,
-    run_job,
+    job_main,
     section_values,
     step,
 )
 from dprect.core.errors import InputDataError
+from dprect.core.labels import check_label_value, resolve_positive_label
+from dprect.core.request import FitRequest
 from dprect.core.result import FitResult
 from dprect.engines.spark.checks import label_equals, label_kind
 from dprect.release.files import write_atomic
+from dprect.release.sinks import read_truth
 
 PROG = "evaluate_rectangle"
 SECTION = "evaluate"
@@ -78,7 +77,7 @@ def settings(doc: dict[str, Any]) -> dict[str, Any]:
         if cfg[key] is None:
             raise ConfigError(f"evaluate.{key} is required (or set fit.{_FROM_FIT[key]})")
     if cfg["positive_label"] is None:
-        cfg["positive_label"] = 1
+        cfg["positive_label"] = FitRequest.positive_label  # the fit's default
     check_label_value(cfg["positive_label"])
     return cfg
 
@@ -95,7 +94,7 @@ def load_result(path: str) -> FitResult:
 
 
 def confusion(df: DataFrame, result: FitResult, label: str,
-              positive_label: object = 1) -> dict[str, int]:
+              positive_label: object = FitRequest.positive_label) -> dict[str, int]:
     """Exact confusion counts in one scan (NON-PRIVATE). Rows whose label equals
     ``positive_label`` are positives, every other row (null included) a negative — the
     fit's own rule."""
@@ -103,9 +102,7 @@ def confusion(df: DataFrame, result: FitResult, label: str,
     if missing:
         raise InputDataError(f"the table has no column(s) {', '.join(map(repr, missing))}")
     kind = label_kind(df.schema[label].dataType, label)
-    value = resolve_positive_label(
-        LabelText(positive_label) if isinstance(positive_label, str) else positive_label,
-        kind, label)
+    value = resolve_positive_label(config_label(positive_label), kind, label)
     is_positive = F.coalesce(F.expr(label_equals(label, kind, value)), F.lit(False))
     inside = inside_rectangle(result)
 
@@ -119,6 +116,7 @@ def confusion(df: DataFrame, result: FitResult, label: str,
         count(is_positive & ~inside).alias("false_negatives"),
         count(~is_positive & inside).alias("false_positives"),
     ).first()
+    assert row is not None  # a global aggregate has exactly one row
     return {k: int(row[k] or 0) for k in row.asDict()}
 
 
@@ -166,35 +164,27 @@ def report(result: FitResult, counts: dict[str, int],
 
 def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> int:
     """Entry point; ``spark`` lets tests pass a running session (it is not stopped)."""
-    parser = build_parser(PROG, "NON-PRIVATE evaluation of a result on labelled "
-                                "(synthetic or public) data.", SECTION, OPTIONS)
-    args = parser.parse_args(argv)
 
-    def body() -> int:
+    def body(doc: dict[str, Any]) -> None:
         from dprect.engines.spark.source import read_source
 
-        doc = load_config(args.config, args.overrides, section=SECTION)
         cfg = settings(doc)
         result = load_result(cfg["result"])
         truth = read_truth(cfg["truth"], result.features)
         print(f"[{PROG}] NON-PRIVATE: this job prints exact counts (synthetic or public "
               "data only)", file=sys.stderr, flush=True)
-        session, owned = get_spark(section_values(doc, "spark", SPARK_OPTIONS), PROG, spark)
-        try:
+        with spark_session(doc, PROG, spark) as session:
             step(PROG, f"scanning {cfg['input']} (exact, non-private counts)")
             df = read_source(session, cfg["input"], format=cfg["format"], where=cfg["where"],
                              version=cfg["version"], timestamp=cfg["timestamp"])
             counts = confusion(df, result, cfg["label"], cfg["positive_label"])
-        finally:
-            if owned:
-                session.stop()
         out = report(result, counts, truth)
         if cfg["output"] is not None:
             write_atomic(cfg["output"], json.dumps(out, indent=2, allow_nan=False) + "\n")
             step(PROG, f"evaluation written to {cfg['output']}")
-        return 0
 
-    return run_job(PROG, body)
+    return job_main(PROG, "NON-PRIVATE evaluation of a result on labelled (synthetic or "
+                          "public) data.", SECTION, OPTIONS, body, argv)
 
 
 if __name__ == "__main__":

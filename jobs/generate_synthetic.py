@@ -26,18 +26,15 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from _common import get_spark
+from _common import spark_session
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F  # noqa: N812
 
 from dprect.app.jobs_support import (
-    SPARK_OPTIONS,
     ConfigError,
     Option,
-    build_parser,
     exit_now,
-    load_config,
-    run_job,
+    job_main,
     section_values,
     step,
 )
@@ -210,23 +207,15 @@ def generate(cfg: dict[str, Any], spark: SparkSession) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> int:
     """Entry point; ``spark`` lets tests pass a running session (it is not stopped)."""
-    parser = build_parser(PROG, "Generate public synthetic data with a hidden rectangle.",
-                          SECTION, OPTIONS)
-    args = parser.parse_args(argv)
 
-    def body() -> int:
-        doc = load_config(args.config, args.overrides, section=SECTION)
+    def body(doc: dict[str, Any]) -> None:
         cfg = section_values(doc, SECTION, OPTIONS)
         _check(cfg)
-        session, owned = get_spark(section_values(doc, "spark", SPARK_OPTIONS), PROG, spark)
-        try:
+        with spark_session(doc, PROG, spark) as session:
             generate(cfg, session)
-        finally:
-            if owned:
-                session.stop()
-        return 0
 
-    return run_job(PROG, body)
+    return job_main(PROG, "Generate public synthetic data with a hidden rectangle.",
+                    SECTION, OPTIONS, body, argv)
 
 
 if __name__ == "__main__":

@@ -157,7 +157,7 @@ def test_numpy_engine_cut_is_row_local(rows, t, side, axis):
 
 # -- the window's position and virtual pads (issue 10, points 4 and 9) ------------------------
 def reference_randmargins(idx: np.ndarray, domains, the_plan, rng):
-    """RandMargins straight from the design note (§2), naively: sort the remaining
+    """RandMargins straight from docs/algorithm.md §2, naively: sort the remaining
     positives on the round's axis from its side, append MATERIALISED pads at the far end,
     B_t = the first N_t, D_t = the LAST Δ of B_t, p_t = IP(D_t), remove y_j ≥ p_t (hi) or
     y_j ≤ p_t (lo). ``idx``: grid indices (rows × features)."""

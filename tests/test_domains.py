@@ -137,3 +137,25 @@ def test_grid_encode_clamps_huge_values_without_warnings():
         assert got[:4].tolist() == [top, 0, top, 0]
         inner = np.floor(np.clip((x[4:] - g.lower) / g.width, 0.0, float(top)))
         assert got[4:].tolist() == inner.astype(np.int64).tolist()
+
+
+def test_sort_sql_text_is_pinned():
+    """Each domain writes its own SQL twin of ``encode`` (the Spark engine parses it; the
+    Spark tests check it against ``encode`` bit for bit). The text is pinned: literals are
+    exact (``repr`` of the double) and names are quoted."""
+    assert Grid(-1.5, 2.5, 7).sort_sql("a b") == (
+        "CAST(floor(least(greatest(((CAST(`a b` AS DOUBLE) - CAST('-1.5' AS DOUBLE)) / "
+        "CAST('0.5714285714285714' AS DOUBLE)), CAST('0.0' AS DOUBLE)), "
+        "CAST('6.0' AS DOUBLE))) AS BIGINT)")
+    assert IntegerRange(-3, 4).sort_sql("n") == (
+        "CAST(floor(least(greatest(((CAST(`n` AS DOUBLE) - CAST('-3.0' AS DOUBLE)) / "
+        "CAST('1.0' AS DOUBLE)), CAST('0.0' AS DOUBLE)), CAST('7.0' AS DOUBLE))) AS BIGINT)")
+    assert FloatOrder().sort_sql("x`y") == (
+        "CAST(CASE WHEN CAST(`x``y` AS DOUBLE) = CAST('0.0' AS DOUBLE) "
+        "THEN CAST('0.0' AS DOUBLE) ELSE CAST(`x``y` AS DOUBLE) END AS DOUBLE)")
+
+
+def test_public_bounds():
+    assert Grid(-1.5, 2.5, 7).bounds == (-1.5, 2.5)
+    assert IntegerRange(-3, 4).bounds == (-3.0, 4.0)
+    assert FloatOrder().bounds is None

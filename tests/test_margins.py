@@ -100,3 +100,10 @@ def test_laplace_sampler_matches_law_with_power(rng):
 def test_bad_law_parameters(make, match):
     with pytest.raises(ParameterError, match=match):
         make()
+
+
+def test_law_names_and_summaries():
+    staircase, laplace = StaircaseLaw(5, Fraction(3, 4)), LaplaceLaw(5, 0.01)
+    assert (staircase.name, staircase.summary) == ("staircase", "staircase rho=3/4")
+    assert (laplace.name, laplace.summary) == ("laplace", f"laplace mu={laplace.mu}")
+    assert staircase.to_json()["law"] == staircase.name

@@ -20,7 +20,6 @@ from dprect.app.jobs_support import (
     ConfigError,
     describe_failure,
     load_config,
-    read_truth,
     run_job,
 )
 from dprect.core.errors import InputDataError, ParameterError
@@ -33,6 +32,7 @@ from dprect.release.results_table import (
     read_results,
     result_row,
 )
+from dprect.release.sinks import read_truth
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

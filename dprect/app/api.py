@@ -1,174 +1,43 @@
 """The public entry points: :func:`fit` (in-memory), :func:`fit_engine` (any engine) and
-:func:`nonprivate_bounding_box` (a non-private reference)."""
+:func:`nonprivate_bounding_box` (a non-private reference).
+
+Each takes a :class:`~dprect.core.request.FitRequest` (or :class:`PlanRequest`), or its
+fields as keywords; the defaults and allowed values are :mod:`dprect.core.request`'s. The
+budget is planned once (:func:`dprect.core.planner.plan`) and the plan run on an engine
+(:func:`run_plan`).
+"""
 
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 
-from dprect.core.accounting import ADD_REMOVE
-from dprect.core.algorithms import run_composition, run_nonprivate_bounding_box, run_randmargins
-from dprect.core.domains import Domain, FloatOrder, parse_grid_spec
+from dprect.core.algorithms import run_nonprivate_bounding_box, run_plan
+from dprect.core.domains import Domain, FloatOrder, GridArg, feature_names, resolve_domains
 from dprect.core.engine import Engine
 from dprect.core.errors import InputDataError, ParameterError
-from dprect.core.planner import Plan, plan
+from dprect.core.labels import LabelText, check_label_value, resolve_positive_label
+from dprect.core.planner import plan
 from dprect.core.randomness import RandomSource
+from dprect.core.request import (
+    BudgetOptions,
+    FitOptions,
+    FitRequest,
+    InvalidRows,
+    PlanRequest,
+    make_request,
+)
 from dprect.core.result import FitResult
 from dprect.engines.numpy_engine import NumpyEngine
 
-GridArg = Domain | Sequence[Domain] | str | None
-
-
-def resolve_domains(grid: GridArg, features: list[str]) -> list[Domain]:
-    """Domains for ``features`` from a Domain (same for all), a list (one per feature), a
-    ``--grid`` string, or None (the float-order domain for all)."""
-    if grid is None or isinstance(grid, str):
-        return parse_grid_spec(grid, features)
-    if isinstance(grid, Domain):
-        return [grid for _ in features]
-    domains = list(grid)
-    if len(domains) != len(features):
-        raise ParameterError(
-            f"grid has {len(domains)} domains but there are {len(features)} features")
-    for i, d in enumerate(domains):
-        if not isinstance(d, Domain):
-            raise ParameterError(f"grid[{i}] must be a Domain, got {d!r}")
-    return domains
-
-
-def feature_names(features: Sequence[str] | None, dims: int) -> list[str]:
-    """Feature names (x0, x1, … by default); duplicates are refused."""
-    if features is None:
-        return [f"x{j}" for j in range(dims)]
-    names = [str(f) for f in features]
-    if len(names) != dims:
-        raise ParameterError(f"features has {len(names)} names but X has {dims} columns")
-    seen: set[str] = set()
-    for n in names:
-        if n in seen:
-            raise ParameterError(f"feature {n!r} is named twice")
-        seen.add(n)
-    return names
-
-
-INVALID_ROWS = ("drop", "error")
-#: what a label column can hold, read from its type (its schema), never from its values
-LABEL_KINDS = ("numeric", "boolean", "string", "null", "any")
-_TRUE_WORDS = frozenset({"1", "true", "t", "yes", "y"})
-_FALSE_WORDS = frozenset({"0", "false", "f", "no", "n"})
-
-
-@dataclass(frozen=True)
-class LabelText:
-    """A positive label given as text (the command line, a config string): it is read
-    against the label column's type by :func:`resolve_positive_label` — ``yes``/``true``
-    is 1 for a numeric column and true for a boolean one; a string column takes the text
-    as it is."""
-
-    text: str
-
-
-def check_invalid_rows(invalid_rows: object) -> str:
-    """The invalid-row policy: ``drop`` (row-local, inside the guarantee) or ``error``."""
-    if invalid_rows not in INVALID_ROWS:
-        raise ParameterError(f"invalid_rows must be one of {', '.join(INVALID_ROWS)}; "
-                             f"got {invalid_rows!r}")
-    return str(invalid_rows)
-
-
-def check_label_value(value: object) -> bool | int | float | str | LabelText:
-    """A positive label must be a number, a string or a boolean (or :class:`LabelText`);
-    a number must be finite. Checked without any data."""
-    if isinstance(value, LabelText | bool | str):
-        return value
-    if isinstance(value, numbers.Real):
-        if not math.isfinite(float(value)):
-            raise ParameterError(f"the positive label must be finite, got {value!r}")
-        return value  # type: ignore[return-value]
-    raise ParameterError("the positive label must be a number, a string or a boolean, "
-                         f"got {type(value).__name__}")
-
-
-def _describe(value: object) -> str:
-    kind = ("a boolean" if isinstance(value, bool) else "a string" if isinstance(value, str)
-            else "a number")
-    return f"{value!r} ({kind})"
-
-
-def resolve_positive_label(value: object, kind: str, column: str) -> bool | float | str | None:
-    """The positive label as a value comparable with a label column of ``kind`` (one of
-    :data:`LABEL_KINDS`, from the column's *type*): a float for a numeric column (labels
-    are compared as float64), a bool for a boolean one, a str for a string one. None for
-    a column of the null type (it holds no value, so no row is positive).
-
-    Compatible pairs: numeric column and a number or a boolean (true is 1); boolean column
-    and a boolean, or the number 0 or 1; string column and a string. Text
-    (:class:`LabelText`) is parsed against the column's type. Anything else is refused
-    with :class:`ParameterError` — a decision from the schema and the parameter only.
-    """
-    value = check_label_value(value)
-    spelling = "positive label (--positive-label / positive_label)"
-    if kind == "null":
-        return None
-    if isinstance(value, LabelText):
-        text = value.text.strip()
-        word = text.lower()
-        if kind in ("string", "any"):
-            return value.text
-        if kind == "boolean":
-            if word in _TRUE_WORDS:
-                return True
-            if word in _FALSE_WORDS:
-                return False
-            raise ParameterError(
-                f"the label column {column!r} is boolean: the {spelling} must be true or "
-                f"false (or yes/no, 1/0), got {value.text!r}")
-        if word in _TRUE_WORDS - {"1"}:
-            return 1.0
-        if word in _FALSE_WORDS - {"0"}:
-            return 0.0
-        try:
-            number = float(text)
-        except ValueError:
-            raise ParameterError(
-                f"the label column {column!r} is numeric: the {spelling} must be a number "
-                f"(or true/false), got {value.text!r}") from None
-        if not math.isfinite(number):
-            raise ParameterError(f"the {spelling} must be finite, got {value.text!r}")
-        return number
-    if kind == "any":
-        return value
-    if kind == "numeric":
-        if isinstance(value, str):
-            raise ParameterError(
-                f"the label column {column!r} is numeric, but the {spelling} is "
-                f"{_describe(value)}; give a number")
-        return float(value)
-    if kind == "boolean":
-        if isinstance(value, bool):
-            return value
-        if not isinstance(value, str) and float(value) in (0.0, 1.0):
-            return float(value) == 1.0
-        raise ParameterError(
-            f"the label column {column!r} is boolean, but the {spelling} is "
-            f"{_describe(value)}; give true or false")
-    if kind == "string":
-        if isinstance(value, str):
-            return value
-        raise ParameterError(
-            f"the label column {column!r} holds strings, but the {spelling} is "
-            f"{_describe(value)}; give the label as a string")
-    raise ParameterError(f"unknown label column kind {kind!r}")
-
 
 def label_kind_of_dtype(dtype: np.dtype, column: str = "y") -> str:
-    """The :data:`LABEL_KINDS` kind of a numpy label array's dtype (its schema): object
-    arrays are ``any`` (each value is compared with the label as Python compares them).
+    """The :data:`dprect.core.labels.LABEL_KINDS` kind of a numpy label array's dtype (its
+    schema): object arrays are ``any`` (each value is compared with the label as Python
+    compares them).
     Other dtypes (complex, dates, bytes) are refused."""
     if dtype == np.bool_:
         return "boolean"
@@ -191,7 +60,8 @@ def _equals(v: object, label: object) -> bool:
         return False
 
 
-def positive_mask(y: object, positive_label: object = 1, column: str = "y") -> np.ndarray:
+def positive_mask(y: object, positive_label: object = FitRequest.positive_label,
+                  column: str = "y") -> np.ndarray:
     """True for the labels equal to ``positive_label`` (:func:`resolve_positive_label`);
     every other value — another label, a null, a NaN — is False. A row-local test that
     never raises for a value; only y's shape and dtype can be refused. A Python list has
@@ -238,7 +108,7 @@ def _features_array(X: object) -> np.ndarray:
 
 
 def select_rows(X: np.ndarray, positive: np.ndarray, names: Sequence[str] | None = None,
-                invalid_rows: str = "drop") -> np.ndarray:
+                invalid_rows: InvalidRows | str = FitRequest.invalid_rows) -> np.ndarray:
     """The rows of X (float64, 2-D) where ``positive`` holds, under the invalid-row policy.
 
     ``drop`` (default): rows with a null, NaN or ±inf feature are left out — row-local, so
@@ -246,11 +116,11 @@ def select_rows(X: np.ndarray, positive: np.ndarray, names: Sequence[str] | None
     anywhere (any label) refuses the table, naming the feature. That refusal depends on
     the data: it is OUTSIDE the privacy guarantee (opt in only for trusted checks).
     """
-    check_invalid_rows(invalid_rows)
+    policy = InvalidRows.parse(invalid_rows, "invalid_rows")
     finite = np.isfinite(X)
     if finite.all():
         return X[positive]
-    if invalid_rows == "drop":
+    if policy is InvalidRows.DROP:
         return X[positive & finite.all(axis=1)]
     j = int(np.argmax(~finite.all(axis=0)))
     name = names[j] if names is not None else f"column {j}"
@@ -259,7 +129,8 @@ def select_rows(X: np.ndarray, positive: np.ndarray, names: Sequence[str] | None
 
 
 def positive_rows(X: object, y: object, names: Sequence[str] | None = None,
-                  invalid_rows: str = "drop", positive_label: object = 1) -> np.ndarray:
+                  invalid_rows: InvalidRows | str = FitRequest.invalid_rows,
+                  positive_label: object = FitRequest.positive_label) -> np.ndarray:
     """Check (X, y) and return the positive rows of X as float64.
 
     Positive rows are those whose label equals ``positive_label`` (default 1; a number, a
@@ -274,7 +145,7 @@ def positive_rows(X: object, y: object, names: Sequence[str] | None = None,
     (refuse a table with a null, NaN or ±inf feature — a data-dependent refusal, OUTSIDE
     the privacy guarantee; see :func:`select_rows`). Messages carry no counts or values.
     """
-    check_invalid_rows(invalid_rows)
+    InvalidRows.parse(invalid_rows, "invalid_rows")
     check_label_value(positive_label)
     try:
         X_arr = _features_array(X)
@@ -293,27 +164,13 @@ def positive_rows(X: object, y: object, names: Sequence[str] | None = None,
     return select_rows(X_arr, positive, names, invalid_rows)
 
 
-def fit_engine(
-    engine: Engine,
-    domains: list[Domain],
-    features: list[str],
-    *,
-    epsilon: float,
-    delta: float,
-    method: str = "auto",
-    beta: float = 1e-4,
-    accounting: str = "refined",
-    shape: str = "general",
-    margin_law: str = "staircase",
-    neighbouring: str = ADD_REMOVE,
-    seed: int | None = None,
-    rng: RandomSource | None = None,
-    trace: list | None = None,
-) -> FitResult:
-    """Plan from the budget, run the chosen method on ``engine``, and package the result."""
-    the_plan = plan(epsilon=epsilon, delta=delta, domains=domains, beta=beta, method=method,
-                    accounting=accounting, shape=shape, margin_law=margin_law,
-                    neighbouring=neighbouring)
+def fit_engine(engine: Engine, domains: list[Domain], features: list[str],
+               request: PlanRequest | None = None, *, seed: int | None = None,
+               rng: RandomSource | None = None, trace: list[Any] | None = None,
+               **options: Unpack[BudgetOptions]) -> FitResult:
+    """Plan from the budget (a :class:`PlanRequest`, or its fields as keywords), run the
+    chosen method on ``engine``, and package the result."""
+    the_plan = plan(make_request(PlanRequest, request, options), domains=domains)
     if rng is None:
         rng = RandomSource(seed=seed)
     elif seed is not None:
@@ -321,30 +178,11 @@ def fit_engine(
     return run_plan(engine, domains, features, the_plan, rng, trace=trace)
 
 
-def run_plan(engine: Engine, domains: list[Domain], features: list[str], the_plan: Plan,
-             rng: RandomSource, trace: list | None = None) -> FitResult:
-    """Run an already-made plan on an engine."""
-    chosen = the_plan.chosen
-    if chosen.method == "randmargins":
-        rect = run_randmargins(engine, domains, chosen, rng, trace=trace)
-    else:
-        rect = run_composition(engine, domains, chosen, rng, trace=trace)
-    lower, upper = rect.to_units(domains)
-    return FitResult(
-        features=list(features), lower=lower, upper=upper,
-        lower_index=list(rect.lo), upper_index=list(rect.hi), domains=list(domains),
-        method=chosen.method, privacy=chosen.guarantee,
-        parameters=the_plan.to_json(), seeded=rng.seeded,
-    )
-
-
 def _in_memory(X: object, y: object, grid: GridArg, features: Sequence[str] | None,
-               positive_label: object = 1, invalid_rows: str = "drop",
+               invalid_rows: InvalidRows | str, positive_label: object,
                ) -> tuple[list[str], list[Domain], NumpyEngine]:
     """Check (X, y), name the features, resolve their domains and load the positives
     into a :class:`NumpyEngine` (shared by :func:`fit` and the bounding box)."""
-    check_invalid_rows(invalid_rows)
-    check_label_value(positive_label)
     shape = np.shape(X) if isinstance(X, np.ndarray) or hasattr(X, "shape") else None
     if shape is None:
         try:
@@ -359,24 +197,9 @@ def _in_memory(X: object, y: object, grid: GridArg, features: Sequence[str] | No
     return names, domains, NumpyEngine.from_features(X_pos, domains)
 
 
-def fit(
-    X: object,
-    y: object,
-    *,
-    grid: GridArg = None,
-    epsilon: float,
-    delta: float,
-    method: str = "auto",
-    beta: float = 1e-4,
-    seed: int | None = None,
-    features: Sequence[str] | None = None,
-    accounting: str = "refined",
-    shape: str = "general",
-    margin_law: str = "staircase",
-    neighbouring: str = ADD_REMOVE,
-    positive_label: object = 1,
-    invalid_rows: str = "drop",
-) -> FitResult:
+def fit(X: object, y: object, request: FitRequest | None = None, *, grid: GridArg = None,
+        features: Sequence[str] | None = None, seed: int | None = None,
+        **options: Unpack[FitOptions]) -> FitResult:
     """Learn an (ε, δ)-DP axis-aligned rectangle around the positive rows of X.
 
     Parameters
@@ -385,40 +208,46 @@ def fit(
         ``positive_label`` are learned from; every other row (another label, a null or NaN
         label) is a negative. No data (an empty X) or no positive row gives an ordinary
         result — an empty rectangle, as the privacy guarantee requires — not an error.
+    request : a :class:`~dprect.core.request.FitRequest`; or give its fields as keywords
+        (below; ``epsilon`` and ``delta`` are required, the others default as
+        :mod:`dprect.core.request` says).
     grid : per-feature public domains (:class:`~dprect.Grid`, :class:`~dprect.IntegerRange`,
         :class:`~dprect.FloatOrder`), one for all, a list, a ``--grid`` string, or None for
         the float-order domain (no bounds needed).
+    features : the features' names (default x0, x1, …).
+    seed : for tests and reproducibility only — a seeded run is not private against anyone
+        who knows the seed, and its result says so. Default: OS entropy.
     epsilon, delta : the total budget (ε̃, δ̃).
     method : ``auto`` (the planner picks the smaller predicted error), ``randmargins`` or
         ``composition``.
     beta : failure target of the whole run (any interior-point call missing its input).
-    seed : for tests and reproducibility only — a seeded run is not private against anyone
-        who knows the seed, and its result says so. Default: OS entropy.
-    accounting : ``refined`` (design note §5) or ``paper`` (the paper's statement).
+    accounting : ``refined`` (docs/privacy.md) or ``paper`` (the paper's statement).
     shape : ``general`` (R = 2d rounds) or ``origin`` (the paper's origin-anchored class).
-    neighbouring : ``add-remove`` (default) or ``replace-one`` (via group privacy).
-    positive_label : the label of the positive rows (default 1): a number (numeric or
+    margin_law : ``staircase`` or ``laplace``.
+    neighbouring : ``add-remove`` or ``replace-one`` (via group privacy).
+    positive_label : the label of the positive rows (1 unless given): a number (numeric or
         boolean labels; true is 1), a string (string labels) or a boolean (boolean or
         numeric labels). A label dtype that cannot hold it is refused (from the dtype,
         not the values); a Python list's values are compared one by one.
-    invalid_rows : ``drop`` (default): rows with a null, NaN or ±inf feature are left out
-        (row-local, inside the guarantee). ``error`` refuses X if any row has one: that
-        refusal depends on the data and is OUTSIDE the privacy guarantee.
+    invalid_rows : ``drop`` (the default): rows with a null, NaN or ±inf feature are left
+        out (row-local, inside the guarantee). ``error`` refuses X if any row has one:
+        that refusal depends on the data and is OUTSIDE the privacy guarantee.
 
     Errors depend only on the parameters and on X's and y's shapes and types.
     """
-    names, domains, engine = _in_memory(X, y, grid, features, positive_label, invalid_rows)
-    return fit_engine(engine, domains, names, epsilon=epsilon, delta=delta, method=method,
-                      beta=beta, accounting=accounting, shape=shape, margin_law=margin_law,
-                      neighbouring=neighbouring, seed=seed)
+    req = make_request(FitRequest, request, options)
+    names, domains, engine = _in_memory(X, y, grid, features, req.invalid_rows,
+                                        req.positive_label)
+    return fit_engine(engine, domains, names, req.budget(), seed=seed)
 
 
 def nonprivate_bounding_box(X: object, y: object, *, grid: GridArg = None,
                             features: Sequence[str] | None = None,
-                            positive_label: object = 1,
-                            invalid_rows: str = "drop") -> FitResult:
+                            positive_label: object = FitRequest.positive_label,
+                            invalid_rows: InvalidRows | str = FitRequest.invalid_rows,
+                            ) -> FitResult:
     """The exact bounding box of the positives, on the same grid. **NOT private.**"""
-    names, domains, engine = _in_memory(X, y, grid, features, positive_label, invalid_rows)
+    names, domains, engine = _in_memory(X, y, grid, features, invalid_rows, positive_label)
     rect = run_nonprivate_bounding_box(engine, domains)
     lower, upper = rect.to_units(domains)
     params: dict[str, Any] = {"note": "exact bounding box; no noise, no privacy"}

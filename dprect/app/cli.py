@@ -7,6 +7,7 @@
                 [--plan rounds|prefetch] [--master URL] [--where SQL]
                 [--delta-version N | --delta-timestamp TIME]      (Spark engine only)
                 [--positive-label VALUE] [--invalid-rows drop|error]
+                [--results-table PATH] [--plot PNG [--truth SIDECAR]] [--dataset ID]
                 [--ledger PATH --dataset ID [--run-id ID] [--cap-epsilon E --cap-delta D]]
     dprect plan --epsilon E --delta D (--dims D | --features a,b) [--grid SPEC] [--json]
     dprect budget init --ledger PATH                      (once, before any other use)
@@ -19,12 +20,16 @@ wrong type) end the command with one line on stderr and exit code 2; nothing is 
 is not ``--positive-label`` (default 1) — other values, nulls — are negatives, rows with a
 null, NaN or ±inf feature are dropped, and a table with no rows or no positives gives an
 ordinary (empty) result. Only the opt-in ``--invalid-rows error`` refuses a table for its
-values, outside the privacy guarantee. Every output location is checked before the input
-is read. With ``--ledger`` the run prints its run id, then reserves its (ε, δ) before
-releasing anything (:mod:`dprect.release.guarded`); a cap it would exceed ends it with exit code 2
-and nothing released. ``--engine spark`` reads the input with Spark
+values, outside the privacy guarantee. Every output location (the result JSON, and with
+``--results-table`` a Delta results table, with ``--plot`` a PNG) is checked before the
+input is read. With ``--ledger`` the run prints its run id, then reserves its (ε, δ)
+before releasing anything (:mod:`dprect.release.guarded`); a cap it would exceed ends it
+with exit code 2 and nothing released. ``--engine spark`` reads the input with Spark
 (Parquet, CSV or Delta) and fits on the Spark engine; pyspark is imported only then. Both
 engines write the same result JSON, identical for the same seed.
+
+``fit`` is a thin adapter to :func:`dprect.app.flow.run_fit` (the fit job is the other);
+the budget options, their choices and defaults come from :mod:`dprect.core.request`.
 """
 
 from __future__ import annotations
@@ -33,13 +38,13 @@ import argparse
 import json
 import os
 import sys
-import warnings
 from collections.abc import Sequence
+from typing import Any
 
 from dprect._version import __version__
-from dprect.core.accounting import NEIGHBOURING
 from dprect.core.errors import DprectError, ParameterError
-from dprect.core.planner import ACCOUNTINGS, MARGIN_LAWS, METHODS, SHAPES
+from dprect.core.labels import LabelText
+from dprect.core.request import FitRequest, PlanRequest, option_specs, request_from
 
 EXIT_USAGE = 2
 ENGINES = ("numpy", "spark")
@@ -62,27 +67,33 @@ def _features(text: str) -> list[str]:
     return names
 
 
-def add_budget_arguments(p: argparse.ArgumentParser) -> None:
-    """Arguments shared by every command that plans a run."""
-    p.add_argument("--epsilon", type=_float, required=True, help="total epsilon of the run")
-    p.add_argument("--delta", type=_float, required=True, help="total delta of the run")
-    p.add_argument("--method", choices=METHODS, default="auto",
-                   help="auto (default: smaller predicted error), randmargins, composition")
+def flag(key: str) -> str:
+    """The flag of an option or config key (``results_table`` → ``--results-table``)."""
+    return "--" + key.replace("_", "-")
+
+
+def add_request_arguments(p: argparse.ArgumentParser,
+                          kind: type[PlanRequest] = PlanRequest) -> None:
+    """The options of a request (:func:`dprect.core.request.option_specs`): choices,
+    defaults and help are the request's."""
+    for spec in option_specs(kind):
+        if spec.kind == "label":  # text, read against the label column's type
+            p.add_argument(flag(spec.name), type=LabelText, default=None, metavar="VALUE",
+                           help=f"{spec.help} (default {spec.plain_default})")
+        elif spec.required:
+            p.add_argument(flag(spec.name), type=_float, required=True, help=spec.help)
+        elif spec.choices:
+            p.add_argument(flag(spec.name), choices=spec.choices, default=spec.plain_default,
+                           help=f"{spec.help} (default {spec.plain_default})")
+        else:
+            p.add_argument(flag(spec.name), type=_float, default=spec.plain_default,
+                           help=f"{spec.help} (default {spec.plain_default})")
+
+
+def _grid_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument("--grid", default=None,
                    help="domains: 'float' (default), 'LOWER:UPPER:SIZE' or 'int:LOWER:UPPER' "
                         "for every feature, or 'name=SPEC,name=SPEC,...'")
-    p.add_argument("--beta", type=_float, default=1e-4,
-                   help="failure target of the whole run (default 1e-4)")
-    p.add_argument("--accounting", choices=ACCOUNTINGS, default="refined")
-    p.add_argument("--shape", choices=SHAPES, default="general")
-    p.add_argument("--margin-law", choices=MARGIN_LAWS, default="staircase")
-    p.add_argument("--neighbouring", choices=NEIGHBOURING, default="add-remove")
-
-
-def plan_kwargs(args: argparse.Namespace) -> dict:
-    return {"epsilon": args.epsilon, "delta": args.delta, "method": args.method,
-            "beta": args.beta, "accounting": args.accounting, "shape": args.shape,
-            "margin_law": args.margin_law, "neighbouring": args.neighbouring}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -101,25 +112,28 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--label", required=True,
                      help="label column (numbers, booleans or strings); the rows whose label "
                           "equals --positive-label are learned from")
-    fit.add_argument("--positive-label", default=None, metavar="VALUE",
-                     help="label of the positive rows (default 1), read against the label "
-                          "column's type: a number, true/false (or yes/no) or a string; "
-                          "every other row, null labels included, is a negative")
-    add_budget_arguments(fit)
+    add_request_arguments(fit, FitRequest)
+    _grid_argument(fit)
     fit.add_argument("--seed", type=int, default=None,
                      help="FOR TESTS ONLY: makes the noise reproducible (not private)")
     fit.add_argument("--output", required=True, help="where to write the result JSON")
     fit.add_argument("--engine", choices=ENGINES, default="numpy",
                      help="execution engine: numpy (default, in memory) or spark")
-    fit.add_argument("--invalid-rows", choices=("drop", "error"), default="drop",
-                     help="rows with a null, NaN or infinite feature: drop them (default; "
-                          "row-local, costs no privacy) or refuse the table (error: a "
-                          "refusal that depends on the data, OUTSIDE the privacy guarantee)")
+    outputs = fit.add_argument_group("more outputs")
+    outputs.add_argument("--results-table", default=None, metavar="PATH",
+                         help="Delta results table to append the result's row to (named "
+                              "by --dataset, else --input)")
+    outputs.add_argument("--plot", default=None, metavar="PNG",
+                         help="PNG of the rectangle's 2-D projections")
+    outputs.add_argument("--truth", default=None, metavar="SIDECAR",
+                         help="synthetic-data sidecar JSON: --plot draws its true rectangle")
     budget_opts = fit.add_argument_group("privacy budget ledger")
     budget_opts.add_argument("--ledger", default=None,
                              help="budget ledger (Delta table) that records every release; "
                                   "create it once with `dprect budget init`")
-    budget_opts.add_argument("--dataset", default=None, help="dataset id charged in the ledger")
+    budget_opts.add_argument("--dataset", default=None,
+                             help="dataset id charged in the ledger (and naming the results "
+                                  "table's row)")
     budget_opts.add_argument("--run-id", default=None,
                              help="idempotency key: a released run id is not run again")
     budget_opts.add_argument("--cap-epsilon", type=_float, default=None,
@@ -142,7 +156,8 @@ def build_parser() -> argparse.ArgumentParser:
     dims = pl.add_mutually_exclusive_group(required=True)
     dims.add_argument("--dims", type=int, help="number of features")
     dims.add_argument("--features", type=_features, help="comma-separated feature names")
-    add_budget_arguments(pl)
+    add_request_arguments(pl)
+    _grid_argument(pl)
     pl.add_argument("--json", action="store_true", help="print the plan as JSON")
 
     bud = sub.add_parser("budget", help="create the ledger; show or cap a dataset's spend")
@@ -163,110 +178,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def positive_label_arg(args: argparse.Namespace) -> object:
-    """``--positive-label`` as text to read against the label column's type (default 1)."""
-    from dprect.app.api import LabelText
-
-    return 1 if args.positive_label is None else LabelText(args.positive_label)
-
-
-def _check_outputs(args: argparse.Namespace) -> None:
-    """Every output location, before anything is read or reserved (paths only)."""
-    from pathlib import Path
-
-    from dprect.release.files import check_output_path
-
-    check_output_path(args.output, "--output")
-    out = Path(args.output).absolute()
-    for flag, other in (("--input", args.input), ("--ledger", args.ledger)):
-        if other is not None and Path(other).absolute() == out:
-            raise ParameterError(f"--output and {flag} are the same path")
-
-
 def _cmd_fit(args: argparse.Namespace) -> int:
-    """Parameters, plan (public) and output paths → read and check the schema → reserve →
-    compute → release → publish."""
-    from dprect.app.api import resolve_domains
-    from dprect.core.planner import plan
-    from dprect.core.result import FitResult
-    from dprect.release.guarded import LedgerSettings, guarded_release, released_result, replay
+    """``dprect fit``: the options become the fit's settings, then the one fit flow
+    (:func:`dprect.app.flow.run_fit`) runs on the chosen engine."""
+    from dprect.app.flow import NumpyRoute, Reporter, fit_settings, run_fit
 
-    if args.label in args.features:
-        raise ParameterError(f"the label column {args.label!r} is also listed as a feature")
-    if len(set(args.features)) != len(args.features):
-        raise ParameterError("a feature is listed twice in --features")
     if args.engine == "numpy":
-        for attr, flag in SPARK_ONLY:
+        for attr, spelled in SPARK_ONLY:
             if getattr(args, attr) is not None:
-                raise ParameterError(f"{flag} needs --engine spark")
+                raise ParameterError(f"{spelled} needs --engine spark")
         if args.format == "delta":
             raise ParameterError("--format delta needs --engine spark")
-    settings = LedgerSettings.build(args.ledger, args.dataset, args.run_id,
-                                    args.cap_epsilon, args.cap_delta)
-    domains = resolve_domains(args.grid, args.features)  # grid errors before any reading
-    the_plan = plan(domains=domains, **plan_kwargs(args))  # public: before any data
-    _check_outputs(args)  # before the ledger is read, the input opened or budget reserved
-    if settings is not None:  # printed first, so that a run that dies can be retried
-        print(f"run id {settings.run_id} (dataset {settings.dataset!r}, ledger "
-              f"{settings.path})", flush=True)
-    previous = released_result(settings)
-    if settings is not None and previous is not None:  # finished before: re-publish only
-        outcome = replay(settings, previous, lambda js: _publish(args.output, js))
-    elif args.engine == "numpy":
-        compute = _numpy_compute(args, domains, the_plan)
-        outcome = guarded_release(settings, the_plan, args.features, compute,
-                                  lambda js: _publish(args.output, js))
+    values: dict[str, Any] = {**vars(args), "version": args.delta_version,
+                              "timestamp": args.delta_timestamp, "spark_plan": args.plan}
+    if values["positive_label"] is None:  # not given: the request's default
+        del values["positive_label"]
+    settings = fit_settings(values, flag)
+    if args.engine == "numpy":
+        route: Any = NumpyRoute()
     else:
-        from dprect.engines.spark.cli import spark_fit  # pyspark is imported only here
+        from dprect.engines.spark.cli import cli_route  # pyspark is imported only here
 
-        outcome = spark_fit(args, domains, the_plan, settings, plan_kwargs(args),
-                            lambda js: _publish(args.output, js))
-    print(FitResult.from_json(outcome.result).summary())
-    if outcome.replayed:
-        print(f"run id {outcome.run_id} was released before: its recorded result was "
-              "written again and nothing was spent")
-    print(f"result written to {args.output}")
+        route = cli_route(args.master, args.plan)
+    run_fit(settings, route, Reporter(name=flag))
     return 0
-
-
-def _publish(path: str, result: dict) -> None:
-    from dprect.release.files import write_atomic
-
-    write_atomic(path, json.dumps(result, indent=2, allow_nan=False) + "\n")
-
-
-def _quiet_rng(seed: int | None):
-    from dprect.core.randomness import RandomSource
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the seeded warning is printed with the result
-        return RandomSource(seed=seed)
-
-
-def _numpy_compute(args: argparse.Namespace, domains: list, the_plan):
-    """Read the table in memory and check its schema; return the compute step of the run.
-    Nothing here depends on the rows' values: other labels and nulls are negatives, rows
-    with an invalid feature are dropped (unless ``--invalid-rows error``), and no rows or
-    no positives make an ordinary run."""
-    import numpy as np
-
-    from dprect.app.api import resolve_positive_label, run_plan, select_rows
-    from dprect.engines.arrow_input import label_kind, label_matches, numeric_column, read_table
-    from dprect.engines.numpy_engine import NumpyEngine
-
-    table = read_table(args.input, [*args.features, args.label], args.format)
-    columns = [numeric_column(table, f, nulls_as_nan=True) for f in args.features]
-    value = resolve_positive_label(positive_label_arg(args), label_kind(table, args.label),
-                                   args.label)  # from the schema: no row is looked at
-    X = np.column_stack(columns)
-    X_pos = select_rows(X, label_matches(table, args.label, value), args.features,
-                        invalid_rows=args.invalid_rows)
-
-    def compute():
-        engine = NumpyEngine.from_features(X_pos, domains)
-        return run_plan(engine, domains, args.features, the_plan, _quiet_rng(args.seed))
-
-    return compute
 
 
 def _cmd_budget(args: argparse.Namespace) -> int:
@@ -280,8 +215,9 @@ def _cmd_budget(args: argparse.Namespace) -> int:
               "hand (docs/operations.md)")
         return 0
     if args.budget_command == "set-cap":
-        cap = ledger.set_cap(args.dataset, args.epsilon, args.delta)
-        print(f"cap for {args.dataset!r} set to epsilon={cap.epsilon:g}, delta={cap.delta:g}")
+        new_cap = ledger.set_cap(args.dataset, args.epsilon, args.delta)
+        print(f"cap for {args.dataset!r} set to epsilon={new_cap.epsilon:g}, "
+              f"delta={new_cap.delta:g}")
         return 0
     status = ledger.status(args.dataset)  # one verified read: all three at one version
     spent, cap, runs = status.spent, status.cap, status.runs
@@ -302,7 +238,7 @@ def _cmd_budget(args: argparse.Namespace) -> int:
         return 0
     print(f"dataset {args.dataset}: spent epsilon={spent.epsilon:g}, delta={spent.delta:g} "
           f"(basic composition over {len(runs)} charged run(s))")
-    if cap is None:
+    if cap is None or remaining is None:
         print("cap: none set")
     else:
         print(f"cap: epsilon={cap.epsilon:g}, delta={cap.delta:g}; remaining "
@@ -321,7 +257,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
         raise ParameterError(f"--dims must be >= 1, got {args.dims}")
     names = args.features or [f"x{j}" for j in range(args.dims)]
     domains = resolve_domains(args.grid, names)
-    the_plan = plan(domains=domains, **plan_kwargs(args))
+    the_plan = plan(request_from(PlanRequest, vars(args)), domains=domains)
     if args.json:
         print(json.dumps(the_plan.to_json(), indent=2))
     else:
@@ -352,7 +288,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"dprect: error: {_first_line(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except Exception as exc:  # Spark or internal: named by class or type, never by text
-        from dprect.app.jobs_support import describe_failure
+        from dprect.app.failures import describe_failure
 
         if os.environ.get("DPRECT_DEBUG"):
             import traceback

@@ -1,4 +1,4 @@
-"""Plumbing shared by the Spark jobs in ``jobs/``: configuration and exit codes.
+"""Plumbing shared by the Spark jobs in ``jobs/``: configuration, exit codes, reporting.
 
 No pyspark import here: the jobs import Spark themselves, and this module stays usable (and
 testable) without a JVM.
@@ -36,26 +36,32 @@ own stderr instead (:func:`report_error`).
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple, TextIO
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-import yaml
+from dprect.app.failures import (
+    EXIT_BAD_INPUT,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_SPARK,
+    describe_failure,
+    one_line,
+    report_error,
+)
+from dprect.core.errors import ParameterError
+from dprect.core.labels import LabelText
+from dprect.core.request import FitRequest, PlanRequest, option_specs
 
-from dprect.core.errors import DprectError, ParameterError
+if TYPE_CHECKING:
+    from dprect.app.flow import Reporter
 
 SECTIONS = ("spark", "generate", "fit", "evaluate")
 
-EXIT_OK = 0
-EXIT_INTERNAL = 1
-EXIT_BAD_INPUT = 2
-EXIT_SPARK = 3
-EXIT_INTERRUPTED = 130
 
 
 class ConfigError(ParameterError):
@@ -89,6 +95,16 @@ SPARK_OPTIONS: dict[str, Option] = {
 }
 
 
+def _yaml() -> Any:
+    """PyYAML, which the jobs' configuration needs (the 'jobs' extra)."""
+    from dprect.core.extras import require
+
+    require("jobs", "the jobs' YAML configuration")
+    import yaml
+
+    return yaml
+
+
 # -- loading ------------------------------------------------------------------------------
 def load_config(path: str | os.PathLike[str] | None, overrides: Sequence[str] = (),
                 *, section: str) -> dict[str, Any]:
@@ -103,10 +119,10 @@ def load_config(path: str | os.PathLike[str] | None, overrides: Sequence[str] = 
         if not p.is_file():
             raise ConfigError(f"config file {str(path)!r} does not exist")
         try:
-            loaded = yaml.safe_load(p.read_text())
-        except yaml.YAMLError as exc:
+            loaded = _yaml().safe_load(p.read_text())
+        except _yaml().YAMLError as exc:
             raise ConfigError(f"config file {str(path)!r} is not valid YAML: "
-                              f"{_one_line(str(exc))}") from None
+                              f"{one_line(str(exc))}") from None
         if loaded is None:
             loaded = {}
         if not isinstance(loaded, dict):
@@ -137,8 +153,8 @@ def apply_override(doc: dict[str, Any], item: str, *, section: str) -> None:
     if parts[:2] == ["spark", "conf"] and len(parts) > 3:
         parts = [*parts[:2], ".".join(parts[2:])]  # one Spark property, dots and all
     try:
-        value = yaml.safe_load(text) if text.strip() else None
-    except yaml.YAMLError:
+        value = _yaml().safe_load(text) if text.strip() else None
+    except _yaml().YAMLError:
         value = text
     node = doc
     for p in parts[:-1]:
@@ -238,111 +254,15 @@ def build_parser(prog: str, description: str, section: str, schema: Schema
     return parser
 
 
-# -- errors -> exit codes -------------------------------------------------------------------
-def _one_line(text: str) -> str:
-    first = next((ln.strip() for ln in text.strip().splitlines() if ln.strip()), "")
-    return first or "(no message)"
-
-
-def _is_spark_error(exc: BaseException) -> bool:
-    mod = type(exc).__module__ or ""
-    return mod.startswith(("pyspark", "py4j"))
-
-
-def _spark_text(exc: BaseException) -> str:
-    """A Spark error in one line without a value from the data: Spark's and Py4J's Java
-    errors by their condition (:func:`dprect.engines.spark.source.spark_message`); Py4J's own
-    errors (a lost gateway), which hold no data, by their first line."""
-    try:
-        from dprect.engines.spark.source import SPARK_ERRORS, spark_message
-    except ImportError:  # pragma: no cover - pyspark raised it, so pyspark is there
-        return type(exc).__name__
-    if isinstance(exc, SPARK_ERRORS):
-        return spark_message(exc)
-    return _one_line(str(exc))
-
-
-def describe_failure(exc: BaseException) -> tuple[int, str]:
-    """Exit code and one-line message for an exception that ended a job.
-
-    dprect's own errors and file errors keep their message (they name parameters,
-    columns and paths); a Spark error is named by its condition (``Spark failed: ...``,
-    exit 3); an unexpected error by its type only, since its text could quote data.
-    """
-    if isinstance(exc, KeyboardInterrupt):
-        return EXIT_INTERRUPTED, "interrupted"
-    if isinstance(exc, DprectError):
-        return EXIT_BAD_INPUT, _one_line(str(exc))
-    if isinstance(exc, FileNotFoundError | PermissionError | IsADirectoryError
-                  | NotADirectoryError):
-        return EXIT_BAD_INPUT, _one_line(str(exc))
-    if _is_spark_error(exc):
-        return EXIT_SPARK, "Spark failed: " + _spark_text(exc)
-    return EXIT_INTERNAL, (f"internal error ({type(exc).__name__}); its message is not shown "
-                           "as it could quote the data (DPRECT_DEBUG=1 prints the traceback)")
-
-
-def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
-    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
-
-
-def stderr_merged_by_spark_submit() -> bool:
-    """Whether this process is spark-submit's Python driver (``PYSPARK_GATEWAY_PORT`` is
-    set) with its stderr merged into its stdout, as Spark's ``PythonRunner`` starts it."""
-    if not os.environ.get("PYSPARK_GATEWAY_PORT"):
-        return False
-    try:
-        return _same_file(os.fstat(1), os.fstat(2))
-    except OSError:
-        return False
-
-
-def _print_on_jvm_stderr(line: str) -> bool:
-    """Print ``line`` on the stderr of spark-submit's JVM (through the Spark package's
-    py4j helper, imported only under spark-submit); False when it cannot."""
-    try:
-        from dprect.engines.spark.session import print_on_jvm_stderr
-    except ImportError:
-        return False
-    return print_on_jvm_stderr(line)
-
-
-def error_stream() -> TextIO | None:
-    """spark-submit's own stderr opened for appending, on Linux, when this process's
-    stderr is merged into its stdout (:func:`stderr_merged_by_spark_submit`): the parent
-    JVM's ``/proc/<parent>/fd/2``, unless that is this stdout. Else None."""
-    if not sys.platform.startswith("linux") or not stderr_merged_by_spark_submit():
-        return None
-    try:
-        target = f"/proc/{os.getppid()}/fd/2"
-        if _same_file(os.stat(target), os.fstat(1)):
-            return None
-        return open(target, "a", encoding="utf-8")  # the caller closes it
-    except OSError:
-        return None
-
-
-def report_error(line: str) -> None:
-    """Write one error line where the person who ran the job reads errors.
-
-    Normally :data:`sys.stderr`. Under spark-submit the driver's stderr is merged into
-    spark-submit's stdout, so the line goes to spark-submit's own stderr instead: printed
-    by its JVM through py4j (in order with Spark's own log lines, and at the right place
-    in a file the JVM writes), else appended to the JVM's stderr (:func:`error_stream`),
-    else written to :data:`sys.stderr` after all."""
-    sys.stdout.flush()
-    if stderr_merged_by_spark_submit():
-        if _print_on_jvm_stderr(line):
-            return
-        stream = error_stream()
-        if stream is not None:
-            try:
-                with stream:
-                    print(line, file=stream, flush=True)
-                return
-            except OSError:
-                pass
-    print(line, file=sys.stderr, flush=True)
+def job_main(prog: str, description: str, section: str, schema: Schema,
+             body: Callable[[dict[str, Any]], int | None],
+             argv: Sequence[str] | None = None) -> int:
+    """A job's whole entry point: parse ``--config`` and ``--set`` (:func:`build_parser`),
+    then run ``body(doc)`` on the loaded configuration (:func:`load_config`) under
+    :func:`run_job` — every failure one line on stderr and an exit code."""
+    args = build_parser(prog, description, section, schema).parse_args(argv)
+    return run_job(prog, lambda: body(load_config(args.config, args.overrides,
+                                                  section=section)))
 
 
 def run_job(prog: str, body: Callable[[], int | None]) -> int:
@@ -359,22 +279,6 @@ def run_job(prog: str, body: Callable[[], int | None]) -> int:
             traceback.print_exc()
         report_error(f"{prog}: error: {message}")
         return code
-
-
-def read_truth(path: str | os.PathLike[str] | None, features: Sequence[str]
-               ) -> tuple[list[float], list[float]] | None:
-    """The true rectangle from a synthetic-data sidecar (public), in ``features`` order;
-    None when there is no sidecar or it does not describe these features."""
-    if path is None or not Path(path).is_file():
-        return None
-    try:
-        truth = json.loads(Path(path).read_text())
-        index = {name: j for j, name in enumerate(truth["features"])}
-        lower = [float(truth["true_lower"][index[f]]) for f in features]
-        upper = [float(truth["true_upper"][index[f]]) for f in features]
-    except (ValueError, KeyError, TypeError, IndexError):
-        return None
-    return lower, upper
 
 
 def exit_now(code: int) -> None:
@@ -395,6 +299,45 @@ def step(prog: str, message: str) -> None:
     print(f"[{prog}] {message}", flush=True)
 
 
+# -- the fit request in a config section ------------------------------------------------------
+_OPTION_KINDS = {"float": "float", "choice": "str", "label": "any"}
+
+
+def request_options(kind: type[PlanRequest] = FitRequest) -> dict[str, Option]:
+    """The config keys of a request (:func:`dprect.core.request.option_specs`): their
+    defaults, allowed values and help are the request's."""
+    options = {}
+    for spec in option_specs(kind):
+        text = spec.help
+        if spec.choices:
+            text += f" (one of {', '.join(spec.choices)})"
+        if spec.kind == "label":
+            text += "; text is read against the column's type (quote yes/no/on/off, which " \
+                    "YAML reads as booleans)"
+        options[spec.name] = Option(spec.plain_default, _OPTION_KINDS[spec.kind], text)
+    return options
+
+
+def config_label(value: object) -> object:
+    """A positive label from a config: a YAML number or boolean as it is; a string is
+    text, read against the label column's type (``"1"`` is 1 for a numeric column)."""
+    return LabelText(value) if isinstance(value, str) else value
+
+
+def job_reporter(prog: str, section: str) -> Reporter:
+    """How a job reports a fit (:class:`dprect.app.flow.Reporter`): every line as a step
+    ``[prog] ...``, options named by their config keys (``fit.seed``)."""
+    from dprect.app.flow import Reporter
+
+    def say(message: str) -> None:
+        step(prog, message)
+
+    def name(key: str) -> str:
+        return f"{section}.{key}"
+
+    return Reporter(say=say, progress=say, name=name)
+
+
 __all__ = [
     "EXIT_BAD_INPUT",
     "EXIT_INTERNAL",
@@ -406,14 +349,15 @@ __all__ = [
     "Option",
     "apply_override",
     "build_parser",
+    "config_label",
     "describe_failure",
-    "error_stream",
     "exit_now",
+    "job_main",
+    "job_reporter",
     "load_config",
-    "read_truth",
     "report_error",
+    "request_options",
     "run_job",
     "section_values",
-    "stderr_merged_by_spark_submit",
     "step",
 ]

@@ -1,10 +1,10 @@
-"""Privacy accounting: the bounds dprect can state for a run (design note §5).
+"""Privacy accounting: the bounds dprect can state for a run (docs/privacy.md §4–§6).
 
 Every function returns a :class:`Guarantee` — (ε̃, δ̃), the neighbouring relation and the
 *name of the bound used* — so a result always says why its numbers hold. Proofs are in
 ``docs/privacy.md``.
 
-RandMargins, refined theorem (design note §5). The IP is ε-DP (replace-one) on inputs of
+RandMargins, refined theorem (docs/privacy.md §4). The IP is ε-DP (replace-one) on inputs of
 size Δ with one-sided failure ≤ β_IP; the margin law has ratio ρ; q = ρ·(1 − β_IP). For
 every integer k ≥ 1 and δ₂ ∈ (0, 1), R rounds are, under add/remove neighbours,
 
@@ -25,20 +25,36 @@ Prop. 1.4 and Lemma 2.3) converted to (ρ_z + 2√(ρ_z·ln(1/δ)), δ)-DP (ibid
 
 Replace-one neighbours follow from add/remove by group privacy of size 2:
 (ε, δ) ↦ (2ε, (1 + e^ε)·δ) — :func:`replace_one`.
+
+Accounting v2, bounded range (issue #12; docs/privacy.md "Bounded-range accounting"; not
+used by the planner yet). The IP is ε-bounded-range, hence (ε²/8)-zCDP (:func:`br_zcdp`):
+
+* RandMargins: (kε²/8 + ε·√(k·ln(1/δ₂)/2), (1 − q)^k + δ₂) — :func:`refined_br`, and the
+  CKS conversion of kε²/8 on {K ≤ k} — :func:`refined_br_cks`; the best of all refined
+  bounds — :func:`refined_best_v2`, its inverse — :func:`refined_v2_epsilon`.
+* Composition baseline: ρ = R·ε₀²/8 converted by Bun–Steinke or Canonne–Kamath–Steinke
+  (:func:`zcdp_to_dp_bun_steinke`, :func:`zcdp_to_dp_cks`), the pure R·ε₀ and, if
+  installed, dp-accounting's PLD of the pure ε₀-DP worst case — :func:`composition_br`,
+  its inverse — :func:`composition_br_epsilon`.
 """
 
 from __future__ import annotations
 
+import decimal
+import functools
+import importlib
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from dprect.core.errors import ParameterError
+from dprect.core.request import Neighbouring
 from dprect.core.validation import check_epsilon, check_open_unit, check_positive_int
 
-ADD_REMOVE = "add-remove"
-REPLACE_ONE = "replace-one"
-NEIGHBOURING = (ADD_REMOVE, REPLACE_ONE)
+#: the neighbouring relations as a guarantee spells them (:class:`Neighbouring`'s values)
+ADD_REMOVE: str = Neighbouring.ADD_REMOVE.value
+REPLACE_ONE: str = Neighbouring.REPLACE_ONE.value
 
 
 @dataclass(frozen=True)
@@ -172,11 +188,486 @@ def replace_one(g: Guarantee) -> Guarantee:
     )
 
 
-def add_remove_budget(epsilon: float, delta: float, neighbouring: str) -> tuple[float, float]:
+def add_remove_budget(epsilon: float, delta: float, neighbouring: Neighbouring | str
+                      ) -> tuple[float, float]:
     """The add/remove budget whose replace-one image is (ε, δ) (identity for add/remove)."""
-    if neighbouring == ADD_REMOVE:
+    if Neighbouring.parse(neighbouring, "neighbouring") is Neighbouring.ADD_REMOVE:
         return epsilon, delta
-    if neighbouring != REPLACE_ONE:
-        raise ParameterError(f"neighbouring must be one of {NEIGHBOURING}, got {neighbouring!r}")
     eps = epsilon / 2
     return eps, delta / (1 + math.exp(eps))
+
+
+# == Accounting v2: bounded range (issue #12) ===============================================
+# Additive: the functions above are unchanged and the planner keeps using them until it
+# adopts these. Proofs: docs/privacy.md, "Bounded-range accounting".
+#
+# Safe rounding. Every closed form below is a short sum of non-negative floats, each within
+# a few ulps of its exact value, so it is rounded up by the relative margin _UP (2^-46,
+# about 64 ulps). The CKS conversion, whose terms cancel, is instead checked in 60-digit
+# decimal arithmetic and raised until the check passes. A stated ε can therefore only be
+# larger than the exact bound, never smaller.
+
+_UP = 1.0 + 2.0**-46
+_DECIMAL = decimal.Context(prec=60, rounding=decimal.ROUND_HALF_EVEN)
+_LOG_DELTA_SLACK = decimal.Decimal("1e-30")  # far above the decimal rounding error (~1e-50)
+#: the CKS search runs over u = ln(α − 1) on this grid, then refines by golden section
+_CKS_U_GRID = tuple(-16.0 + 0.5 * i for i in range(93))  # α − 1 ∈ [1.1e-7, 1.0e13]
+_GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
+
+
+def _up(x: float) -> float:
+    """x ≥ 0 rounded up by the margin :data:`_UP` (and at least one ulp); 0 stays 0."""
+    return 0.0 if x == 0.0 else math.nextafter(x * _UP, math.inf)
+
+
+def _back_off(x: float, ok: Callable[[float], bool]) -> float:
+    """The largest value in (0, x] passing ``ok`` (to about 2^−44 relative), or 0.0.
+
+    Turns a float estimate into a checked value: ``ok`` is the forward bound, assumed
+    monotone (true below some point, false above). Downward steps of doubling size find a
+    passing value, then bisection closes in; whatever is returned has passed ``ok``."""
+    if x > 0 and ok(x):
+        return x
+    hi, step, lo = x, 2.0**-40, x * (1.0 - 2.0**-40)
+    while not (lo > 0 and ok(lo)):
+        if not lo > x * 2.0**-1000:
+            return 0.0
+        hi, step = lo, min(2.0 * step, 0.5)
+        lo = x * (1.0 - step) if step < 0.5 else lo / 2.0
+    while hi - lo > lo * 2.0**-44:
+        mid = 0.5 * (lo + hi)
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def _check_rho(rho: object) -> float:
+    if (isinstance(rho, bool) or not isinstance(rho, int | float)
+            or not math.isfinite(float(rho)) or float(rho) < 0):
+        raise ParameterError(f"rho (zCDP) must be a finite number >= 0, got {rho!r}")
+    return float(rho)
+
+
+def _delta2_for(target_delta: float, escape: float) -> float:
+    """The largest float δ₂ with escape + δ₂ ≤ target_delta in floating point (escape < δ̃)."""
+    d2 = target_delta - escape
+    while d2 > 0 and escape + d2 > target_delta:
+        d2 = math.nextafter(d2, 0.0)
+    return d2
+
+
+def br_zcdp(epsilon: float) -> float:
+    """ρ = ε²/8: an ε-bounded-range mechanism is (ε²/8)-zCDP.
+
+    The interior point samples y ∝ exp(ε·depth(y)/2) with a depth of sensitivity 1, so for
+    neighbouring inputs the log-ratio ln P(y)/P′(y) varies by at most ε over the outputs: it
+    is ε-bounded-range (Durfee & Rogers 2019; Dong, Durfee & Rogers 2020), and an ε-BR
+    mechanism is (ε²/8)-zCDP (Cesar & Rogers 2021) — a quarter of the ε²/2 of ε-DP alone.
+    The float is rounded up by one ulp, so it is never below the exact ε²/8.
+    """
+    epsilon = check_epsilon(epsilon)
+    return math.nextafter(epsilon * epsilon / 8.0, math.inf)
+
+
+def zcdp_to_dp_bun_steinke(rho: float, delta: float) -> float:
+    """ε = ρ + 2√(ρ·ln(1/δ)): ρ-zCDP ⇒ (ε, δ)-DP (Bun & Steinke 2016, Prop. 1.3)."""
+    rho = _check_rho(rho)
+    delta = check_open_unit(delta, "delta")
+    return _up(rho + 2.0 * math.sqrt(rho * -math.log(delta)))
+
+
+def _cks_epsilon_at(rho: float, log_inv_delta: float, alpha: float) -> float:
+    """ε_α = αρ + (ln(1/δ) − ln α)/(α − 1) + ln(1 − 1/α) in floating point (an estimate)."""
+    return (alpha * rho + (log_inv_delta - math.log(alpha)) / (alpha - 1.0)
+            + math.log1p(-1.0 / alpha))
+
+
+def _minimise_over_order(f: Callable[[float], float]) -> tuple[float, float]:
+    """(α, f(α)) with f(α) about minimal over α > 1: a grid in u = ln(α − 1), then golden
+    section around the best grid point. Any α it returns is valid for the callers; the search
+    only decides how tight the result is."""
+    values = [f(1.0 + math.exp(u)) for u in _CKS_U_GRID]
+    i = min(range(len(values)), key=values.__getitem__)
+    lo = _CKS_U_GRID[max(i - 1, 0)]
+    hi = _CKS_U_GRID[min(i + 1, len(_CKS_U_GRID) - 1)]
+    best_u, best = _CKS_U_GRID[i], values[i]
+    a = hi - _GOLDEN * (hi - lo)
+    b = lo + _GOLDEN * (hi - lo)
+    fa, fb = f(1.0 + math.exp(a)), f(1.0 + math.exp(b))
+    for _ in range(60):
+        if fa <= fb:
+            hi, b, fb = b, a, fa
+            a = hi - _GOLDEN * (hi - lo)
+            fa = f(1.0 + math.exp(a))
+        else:
+            lo, a, fa = a, b, fb
+            b = lo + _GOLDEN * (hi - lo)
+            fb = f(1.0 + math.exp(b))
+    for u, v in ((a, fa), (b, fb)):
+        if v < best:
+            best_u, best = u, v
+    return 1.0 + math.exp(best_u), best
+
+
+def cks_log_delta(rho: float, epsilon: float, alpha: float) -> decimal.Decimal:
+    """ln δ_α(ε) = (α−1)(αρ−ε) − ln(α−1) + α·ln(1 − 1/α), in 60-digit decimal arithmetic.
+
+    δ_α(ε) = exp((α−1)(αρ−ε))/(α−1)·(1 − 1/α)^α is the δ of Canonne, Kamath & Steinke
+    (2020, Prop. 12) for a mechanism with Rényi divergence ≤ αρ at order α: every ρ-zCDP
+    mechanism is (ε, δ_α(ε))-DP for every α > 1 (ibid., Cor. 13). The floats are converted
+    exactly; ``ln`` is correctly rounded, so the error is about 10^−50 of the terms.
+    """
+    a = decimal.Decimal(alpha)
+    r = decimal.Decimal(rho)
+    e = decimal.Decimal(epsilon)
+    with decimal.localcontext(_DECIMAL):
+        am1 = a - 1
+        return am1 * (a * r - e) - am1.ln() + a * (am1 / a).ln()
+
+
+def zcdp_to_dp_cks_with_order(rho: float, delta: float) -> tuple[float, float]:
+    """(ε, α): ρ-zCDP ⇒ (ε, δ)-DP by Canonne, Kamath & Steinke (2020, Cor. 13), at order α.
+
+    Method. For a fixed α > 1, δ_α(ε) (:func:`cks_log_delta`) is strictly decreasing in ε
+    and inverts in closed form: ε_α = αρ + (ln(1/δ) − ln α)/(α − 1) + ln(1 − 1/α). Every α
+    gives a valid ε_α, so the search over α (:func:`_minimise_over_order`) affects only how
+    tight the answer is, never its validity. Safety: the float ε_α (clamped at 0) is then
+    checked in 60-digit decimal arithmetic, ln δ_α(ε) ≤ ln δ − 10^−30, and raised in growing
+    steps until the check passes; since δ_α is decreasing in ε, raising can only help. So the
+    returned ε satisfies δ_α(ε) < δ exactly, whatever the float rounding.
+    """
+    rho = _check_rho(rho)
+    delta = check_open_unit(delta, "delta")
+    if rho == 0.0:
+        return 0.0, math.inf  # identical output laws: (0, 0)-DP
+    log_inv = -math.log(delta)
+    alpha, eps = _minimise_over_order(functools.partial(_cks_epsilon_at, rho, log_inv))
+    eps = max(0.0, eps)
+    with decimal.localcontext(_DECIMAL):
+        target = decimal.Decimal(delta).ln() - _LOG_DELTA_SLACK
+    step = max(eps, 1e-12) * 2.0**-44
+    while cks_log_delta(rho, eps, alpha) > target:
+        eps += step
+        step *= 2.0
+    return eps, alpha
+
+
+def zcdp_to_dp_cks(rho: float, delta: float) -> float:
+    """ε with ρ-zCDP ⇒ (ε, δ)-DP by the Canonne–Kamath–Steinke conversion (2020, Cor. 13):
+    δ = inf_{α>1} exp((α−1)(αρ−ε))/(α−1)·(1 − 1/α)^α, inverted for ε safely (see
+    :func:`zcdp_to_dp_cks_with_order`). Never larger than :func:`zcdp_to_dp_bun_steinke`."""
+    return zcdp_to_dp_cks_with_order(rho, delta)[0]
+
+
+def _neg_cks_rho_at(epsilon: float, log_inv_delta: float, alpha: float) -> float:
+    """−(ε − c_α)/α: for a fixed α, ε_α = αρ + c_α, so the largest ρ at α is (ε − c_α)/α."""
+    return -(epsilon - _cks_epsilon_at(0.0, log_inv_delta, alpha)) / alpha
+
+
+def _cks_rho_estimate(epsilon: float, log_inv_delta: float) -> float:
+    """The largest ρ whose CKS conversion at δ = e^{−log_inv_delta} is ε (float estimate)."""
+    neg = _minimise_over_order(functools.partial(_neg_cks_rho_at, epsilon, log_inv_delta))[1]
+    return max(0.0, -neg)
+
+
+def zcdp_budget_rho(epsilon: float, delta: float, *, conversion: str = "cks") -> float:
+    """The largest ρ whose conversion (``"cks"`` or ``"bun-steinke"``) is within (ε, δ).
+
+    The inverse of :func:`zcdp_to_dp_cks` / :func:`zcdp_to_dp_bun_steinke`, checked by calling
+    the forward conversion: the returned ρ always satisfies conversion(ρ, δ) ≤ ε.
+    """
+    epsilon = check_epsilon(epsilon)
+    delta = check_open_unit(delta, "delta")
+    log_inv = -math.log(delta)
+    forward: Callable[[float, float], float]
+    if conversion == "bun-steinke":
+        root = epsilon / (math.sqrt(log_inv + epsilon) + math.sqrt(log_inv))  # √(L+ε) − √L
+        rho = root * root
+        forward = zcdp_to_dp_bun_steinke
+    elif conversion == "cks":
+        rho = _cks_rho_estimate(epsilon, log_inv)
+        forward = zcdp_to_dp_cks
+    else:
+        raise ParameterError(f"conversion must be 'cks' or 'bun-steinke', got {conversion!r}")
+    return _back_off(rho, lambda r: forward(r, delta) <= epsilon)
+
+
+# -- composition baseline, v2 -------------------------------------------------------------
+def _dp_accounting_pld() -> tuple[Any, Any] | None:
+    """dp-accounting's PLD modules, or None when the optional package is not installed."""
+    try:
+        pld = importlib.import_module("dp_accounting.pld.privacy_loss_distribution")
+        common = importlib.import_module("dp_accounting.pld.common")
+    except ImportError:
+        return None
+    return pld, common
+
+
+#: δ is asked of dp-accounting with this relative margin, to absorb the FFT's round-off
+_PLD_DELTA_MARGIN = 1e-6
+#: at most this many loss buckets in the composed PLD (coarser buckets are still pessimistic)
+_PLD_MAX_BUCKETS = 1_000_000
+
+
+def composition_pld_pure(epsilon0: float, *, rounds: int, delta: float) -> Guarantee | None:
+    """R rounds of an ε₀-DP mechanism by dp-accounting's PLD of the pure ε₀-DP worst case.
+
+    ``from_privacy_parameters((ε₀, 0))`` is randomized response with ε₀ — the dominating
+    pair of every ε₀-DP mechanism — rounded pessimistically; its R-fold composition is the
+    optimal composition of R ε₀-DP mechanisms (Kairouz, Oh & Viswanath 2015), adaptive or
+    not, up to the pessimistic discretisation. Valid for the IP because it is ε₀-DP. (A PLD
+    of the Laplace or Gaussian mechanism would NOT be: those are not worst cases.)
+    Fixed R only. Returns None when dp-accounting is not installed.
+    """
+    epsilon0 = check_epsilon(epsilon0, "epsilon0")
+    rounds = check_positive_int(rounds, "rounds")
+    delta = check_open_unit(delta, "delta")
+    mods = _dp_accounting_pld()
+    if mods is None:
+        return None
+    pld, common = mods
+    interval = min(1e-4, epsilon0 / 100.0)
+    interval = max(interval, 2.0 * rounds * epsilon0 / _PLD_MAX_BUCKETS)
+    one = pld.from_privacy_parameters(
+        common.DifferentialPrivacyParameters(epsilon0, 0.0),
+        value_discretization_interval=interval)
+    eps = float(one.self_compose(rounds).get_epsilon_for_delta(delta * (1 - _PLD_DELTA_MARGIN)))
+    return Guarantee(_up(eps), delta, ADD_REMOVE,
+                     f"optimal composition of {rounds} pure eps0-DP rounds "
+                     f"(dp-accounting PLD, randomized-response worst case)")
+
+
+def composition_br(epsilon0: float, *, rounds: int, delta: float,
+                   use_dp_accounting: bool = True) -> Guarantee:
+    """The best valid (ε̃, δ̃ ≤ δ) for R calls of the ε₀-bounded-range interior point.
+
+    Candidates: basic composition (R·ε₀, 0); ρ = R·ε₀²/8 zCDP (:func:`br_zcdp`, zCDP adds
+    up: Bun & Steinke 2016, Lemma 2.3) converted by Bun–Steinke and by CKS; and, when
+    ``use_dp_accounting`` and the package is installed, :func:`composition_pld_pure`. The
+    smallest ε̃ wins and the guarantee's ``bound`` names it. ``delta=0`` allows only the pure
+    bound. For a fixed number of rounds only (the composition baseline); never for the
+    random number of paid rounds of RandMargins.
+    """
+    epsilon0 = check_epsilon(epsilon0, "epsilon0")
+    rounds = check_positive_int(rounds, "rounds")
+    if isinstance(delta, bool) or not isinstance(delta, int | float) or not 0.0 <= delta < 1.0:
+        raise ParameterError(f"delta must be a number in [0, 1), got {delta!r}")
+    delta = float(delta)
+    best = Guarantee(_up(rounds * epsilon0), 0.0, ADD_REMOVE,
+                     f"basic composition of {rounds} rounds")
+    if delta == 0.0:
+        return best
+    rho = _up(rounds * br_zcdp(epsilon0))
+    what = f"zCDP (eps0^2/8 per round, bounded range) of {rounds} rounds"
+    candidates = [
+        Guarantee(zcdp_to_dp_bun_steinke(rho, delta), delta, ADD_REMOVE,
+                  f"{what}, Bun-Steinke conversion"),
+        Guarantee(zcdp_to_dp_cks(rho, delta), delta, ADD_REMOVE, f"{what}, CKS conversion"),
+    ]
+    if use_dp_accounting:
+        pld_bound = composition_pld_pure(epsilon0, rounds=rounds, delta=delta)
+        if pld_bound is not None:
+            candidates.append(pld_bound)
+    for g in candidates:
+        if g.epsilon < best.epsilon:
+            best = g
+    return best
+
+
+def composition_br_epsilon(eps_total: float, delta_total: float, rounds: int, *,
+                           use_dp_accounting: bool = True) -> float:
+    """The largest per-round ε₀ (to about 1e-12) with composition_br(ε₀) within (ε̃, δ̃).
+
+    Every value returned has been checked by calling :func:`composition_br`, so
+    ``composition_br(ε₀, rounds=R, delta=δ̃).epsilon ≤ ε̃`` holds for it.
+    """
+    eps_total = check_epsilon(eps_total, "epsilon")
+    rounds = check_positive_int(rounds, "rounds")
+    if (isinstance(delta_total, bool) or not isinstance(delta_total, int | float)
+            or not 0.0 <= delta_total < 1.0):
+        raise ParameterError(f"delta must be a number in [0, 1), got {delta_total!r}")
+    delta_total = float(delta_total)
+
+    def ok(e0: float, pld: bool) -> bool:
+        return composition_br(e0, rounds=rounds, delta=delta_total,
+                              use_dp_accounting=pld).epsilon <= eps_total
+
+    def shrink_until_ok(e0: float) -> float:
+        return _back_off(e0, lambda e: ok(e, False))
+
+    best = shrink_until_ok(eps_total / rounds)
+    if delta_total > 0:
+        rho = zcdp_budget_rho(eps_total, delta_total, conversion="cks")
+        best = max(best, shrink_until_ok(math.sqrt(8.0 * rho / rounds)))
+    if delta_total > 0 and use_dp_accounting and _dp_accounting_pld() is not None:
+        pld_ok = composition_pld_pure(best, rounds=rounds, delta=delta_total)
+        if pld_ok is not None and pld_ok.epsilon < eps_total:  # PLD allows a larger ε₀
+            lo, hi = best, eps_total
+            while hi - lo > 1e-12 * hi:
+                mid = 0.5 * (lo + hi)
+                if ok(mid, True):
+                    lo = mid
+                else:
+                    hi = mid
+            best = lo
+    if not best > 0 or not ok(best, use_dp_accounting):
+        raise ParameterError("no per-round epsilon meets the requested budget")
+    return best
+
+
+# -- RandMargins, refined theorem v2 -------------------------------------------------------
+def refined_br(epsilon: float, *, k: int, q: float, rounds: int, delta2: float) -> Guarantee:
+    """(kε²/8 + ε·√(k·ln(1/δ₂)/2), (1 − q)^k + δ₂)-DP, add/remove (refined, bounded range).
+
+    The supermartingale exp(λL_t − λ(λ+1)·(ε²/8)·K_t), Markov on {K ≤ k} and the escape term
+    (1 − q)^k; optimising λ gives the closed form. Proof: docs/privacy.md, "Bounded-range
+    accounting". Equal to the Bun–Steinke conversion of ρ = k·ε²/8.
+    """
+    epsilon = check_epsilon(epsilon)
+    k = check_positive_int(k, "k")
+    rounds = check_positive_int(rounds, "rounds")
+    delta2 = check_open_unit(delta2, "delta2")
+    k_eff = min(k, rounds)
+    eps_total = _up(k_eff * epsilon**2 / 8 + epsilon * math.sqrt(k_eff * -math.log(delta2) / 2))
+    return Guarantee(
+        epsilon=eps_total,
+        delta=escape_probability(q, k_eff, rounds) + delta2,
+        neighbouring=ADD_REMOVE,
+        bound=f"refined theorem, bounded-range bound (k={k_eff} paid rounds of {rounds})",
+    )
+
+
+def refined_br_cks(epsilon: float, *, k: int, q: float, rounds: int, delta2: float
+                   ) -> Guarantee:
+    """(CKS(k·ε²/8, δ₂), (1 − q)^k + δ₂)-DP, add/remove: the CKS conversion on {K ≤ k}.
+
+    ε̃ = :func:`zcdp_to_dp_cks` (k·ε²/8, δ₂); never larger than :func:`refined_br`. Proof
+    (CKS's pointwise inequality applied on the event K ≤ k, with the same supermartingale):
+    docs/privacy.md, "Bounded-range accounting".
+    """
+    epsilon = check_epsilon(epsilon)
+    k = check_positive_int(k, "k")
+    rounds = check_positive_int(rounds, "rounds")
+    delta2 = check_open_unit(delta2, "delta2")
+    k_eff = min(k, rounds)
+    rho = _up(k_eff * br_zcdp(epsilon))
+    return Guarantee(
+        epsilon=zcdp_to_dp_cks(rho, delta2),
+        delta=escape_probability(q, k_eff, rounds) + delta2,
+        neighbouring=ADD_REMOVE,
+        bound=f"refined theorem, bounded-range bound, CKS conversion "
+              f"(k={k_eff} paid rounds of {rounds})",
+    )
+
+
+REFINED_V2_KINDS = ("pure", "azuma", "br", "br-cks")
+
+
+def refined_v2_guarantee(epsilon: float, *, kind: str, k: int, q: float, rounds: int,
+                         delta2: float) -> Guarantee:
+    """The refined guarantee of one kind (:data:`REFINED_V2_KINDS`); δ₂ unused for pure."""
+    if kind == "pure":
+        return refined_pure(epsilon, k=k, q=q, rounds=rounds)
+    if kind == "azuma":
+        return refined_azuma(epsilon, k=k, q=q, rounds=rounds, delta2=delta2)
+    if kind == "br":
+        return refined_br(epsilon, k=k, q=q, rounds=rounds, delta2=delta2)
+    if kind == "br-cks":
+        return refined_br_cks(epsilon, k=k, q=q, rounds=rounds, delta2=delta2)
+    raise ParameterError(f"kind must be one of {', '.join(REFINED_V2_KINDS)}; got {kind!r}")
+
+
+def refined_best_v2(epsilon: float, *, q: float, rounds: int, target_delta: float
+                    ) -> Guarantee:
+    """The smallest ε̃ with δ̃ ≤ target_delta over the pure, Azuma, bounded-range and
+    bounded-range-CKS refined bounds, every k and δ split (δ₂ = δ̃ − (1 − q)^k, the best
+    split for a given k, lowered to the float below if the sum would round above δ̃). Its
+    candidates include all of :func:`refined_best`'s. The CKS bound is evaluated safely at
+    the k whose float estimate is smallest."""
+    epsilon = check_epsilon(epsilon)
+    target_delta = check_open_unit(target_delta, "delta")
+    rounds = check_positive_int(rounds, "rounds")
+    _check_q(q)
+    best: Guarantee | None = None
+    cks_pick: tuple[float, int, float] | None = None  # (float estimate, k, δ₂)
+    for k in range(1, rounds + 1):
+        escape = escape_probability(q, k, rounds)
+        candidates = []
+        if escape <= target_delta:
+            candidates.append(refined_pure(epsilon, k=k, q=q, rounds=rounds))
+        if escape < target_delta:
+            d2 = _delta2_for(target_delta, escape)
+            if d2 > 0:
+                candidates.append(refined_azuma(epsilon, k=k, q=q, rounds=rounds, delta2=d2))
+                candidates.append(refined_br(epsilon, k=k, q=q, rounds=rounds, delta2=d2))
+                est = _minimise_over_order(functools.partial(
+                    _cks_epsilon_at, k * epsilon**2 / 8, -math.log(d2)))[1]
+                if cks_pick is None or est < cks_pick[0]:
+                    cks_pick = (est, k, d2)
+        for g in candidates:
+            if best is None or g.epsilon < best.epsilon:
+                best = g
+    if cks_pick is not None:  # the CKS bound, computed safely, at its best k
+        g = refined_br_cks(epsilon, k=cks_pick[1], q=q, rounds=rounds, delta2=cks_pick[2])
+        if best is None or g.epsilon < best.epsilon:
+            best = g
+    if best is None:  # unreachable: k = R always qualifies
+        raise ParameterError("no refined bound meets the requested delta")
+    return best
+
+
+class RefinedChoice(NamedTuple):
+    """A per-round ε and the refined bound that spends the budget: kind, k and δ₂."""
+
+    epsilon: float
+    kind: str
+    k: int
+    delta2: float
+
+
+def refined_v2_epsilon(eps_total: float, delta_total: float, *, q: float, rounds: int
+                       ) -> RefinedChoice:
+    """The largest per-round ε for which some refined bound (pure, Azuma, bounded range, or
+    bounded range with CKS), some k and δ split give (ε̃, δ̃) — the inverse of
+    :func:`refined_best_v2`, for the planner. The returned choice is checked:
+    ``refined_v2_guarantee(choice.epsilon, kind=…, k=…, q=q, rounds=R, delta2=…)`` has
+    ε ≤ ε̃ and δ ≤ δ̃ (up to the float sum escape + δ₂, as in :func:`refined_best`)."""
+    eps_total = check_epsilon(eps_total, "epsilon")
+    delta_total = check_open_unit(delta_total, "delta")
+    rounds = check_positive_int(rounds, "rounds")
+    _check_q(q)
+    best = RefinedChoice(-1.0, "pure", rounds, 0.0)
+    cks_cap = math.sqrt(8.0 * zcdp_budget_rho(eps_total, delta_total))  # ·1/√k: CKS's ceiling
+    for k in range(1, rounds + 1):
+        escape = escape_probability(q, k, rounds)
+        if escape <= delta_total and eps_total / k > best.epsilon:
+            best = RefinedChoice(eps_total / k, "pure", k, 0.0)
+        if not escape < delta_total:
+            continue
+        d2 = _delta2_for(delta_total, escape)
+        if not d2 > 0:
+            continue
+        log_inv = -math.log(d2)
+        c = math.sqrt(2 * k * log_inv)  # Azuma: kε²/2 + cε = ε̃
+        eps_az = 2 * eps_total / (c + math.sqrt(c * c + 2 * k * eps_total))
+        if eps_az > best.epsilon:
+            best = RefinedChoice(eps_az, "azuma", k, d2)
+        root = eps_total / (math.sqrt(log_inv + eps_total) + math.sqrt(log_inv))
+        eps_br = math.sqrt(8.0 / k) * root  # BR: k·ε²/8 = (√(L+ε̃) − √L)²
+        if eps_br > best.epsilon:
+            best = RefinedChoice(eps_br, "br", k, d2)
+        if cks_cap / math.sqrt(k) > best.epsilon:  # CKS at this k could still win
+            rho = _cks_rho_estimate(eps_total, log_inv)
+            eps_cks = math.sqrt(8.0 * rho / k)
+            if eps_cks > best.epsilon:
+                best = RefinedChoice(eps_cks, "br-cks", k, d2)
+    if not best.epsilon > 0:
+        raise ParameterError("no refined bound meets the requested budget")
+    eps = _back_off(best.epsilon, lambda e: refined_v2_guarantee(
+        e, kind=best.kind, k=best.k, q=q, rounds=rounds, delta2=best.delta2
+    ).epsilon <= eps_total)
+    if not eps > 0:
+        raise ParameterError("no refined bound meets the requested budget")
+    return best._replace(epsilon=eps)

@@ -1,6 +1,6 @@
 """The algorithms, written once over the engine seam (:mod:`dprect.core.engine`).
 
-* :func:`run_randmargins` — RandMargins for general rectangles (design note §2; R = 2d
+* :func:`run_randmargins` — RandMargins for general rectangles (docs/algorithm.md §2; R = 2d
   rounds, or R = d hi-rounds for the paper's origin-anchored class). Round t = (j, s):
   draw N_t from the margin law; B_t = the first N_t points of the remaining set ordered
   from side s, padded with virtual points at the far end of the grid (index 0 for hi,
@@ -28,8 +28,9 @@ import numpy as np
 from dprect.core.domains import Domain, Side
 from dprect.core.engine import Engine
 from dprect.core.interior_point import interior_point
-from dprect.core.planner import MethodPlan, RoundPlan
+from dprect.core.planner import MethodPlan, Plan, RoundPlan
 from dprect.core.randomness import RandomSource
+from dprect.core.result import FitResult
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,7 @@ def _assemble(domains: list[Domain], found: dict[tuple[int, Side], int]) -> Rect
 
 def run_randmargins(engine: Engine, domains: list[Domain], plan: MethodPlan,
                     rng: RandomSource, trace: list[RoundTrace] | None = None) -> Rectangle:
-    """RandMargins (design note §2) on the engine's positives."""
+    """RandMargins (docs/algorithm.md §2) on the engine's positives."""
     found: dict[tuple[int, Side], int] = {}
     for r in plan.rounds:
         assert r.law is not None
@@ -133,3 +134,21 @@ def run_nonprivate_bounding_box(engine: Engine, domains: list[Domain]) -> Rectan
         lo.append(int(low[0]) if len(low) else domain.size - 1)
         hi.append(int(high[0]) if len(high) else 0)
     return Rectangle(tuple(lo), tuple(hi))
+
+
+def run_plan(engine: Engine, domains: list[Domain], features: list[str], the_plan: Plan,
+             rng: RandomSource, trace: list | None = None) -> FitResult:
+    """Run an already-made plan on an engine: the chosen method's rounds (all noise drawn
+    here, in round order), the rectangle in feature units, and the plan's guarantee."""
+    chosen = the_plan.chosen
+    if chosen.method == "randmargins":
+        rect = run_randmargins(engine, domains, chosen, rng, trace=trace)
+    else:
+        rect = run_composition(engine, domains, chosen, rng, trace=trace)
+    lower, upper = rect.to_units(domains)
+    return FitResult(
+        features=list(features), lower=lower, upper=upper,
+        lower_index=list(rect.lo), upper_index=list(rect.hi), domains=list(domains),
+        method=chosen.method, privacy=chosen.guarantee,
+        parameters=the_plan.to_json(), seeded=rng.seeded,
+    )

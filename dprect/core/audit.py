@@ -19,11 +19,14 @@ from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
-from scipy.stats import beta as beta_dist
+from dprect.core.extras import require
 
 
 def clopper_pearson(count: int, n: int, alpha: float) -> tuple[float, float]:
     """One-sided Clopper–Pearson bounds (lower, upper), each holding w.p. ≥ 1 − alpha."""
+    require("audit")
+    from scipy.stats import beta as beta_dist
+
     if n <= 0 or not 0 <= count <= n:
         raise ValueError(f"need 0 <= count <= n and n > 0, got count={count}, n={n}")
     lower = 0.0 if count == 0 else float(beta_dist.ppf(alpha, count, n - count + 1))

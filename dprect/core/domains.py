@@ -1,7 +1,7 @@
 """Per-feature domains: how a feature value becomes a point of a finite ordered grid.
 
-Design note §1: every axis j is an ordered finite grid {0, …, m_j − 1}. A feature reaches
-it through PUBLIC parameters only — bounds are never derived from the data.
+Every axis j is an ordered finite grid {0, …, m_j − 1} (docs/algorithm.md §1). A feature
+reaches it through PUBLIC parameters only — bounds are never derived from the data.
 
 Three domains:
 
@@ -12,7 +12,7 @@ Three domains:
   clamped. Index i ↦ the integer lower + i.
 * :class:`FloatOrder` — every float64 (±inf included, NaN excluded) through an
   order-preserving 64-bit key: no bounds at all, m = 2^64 − 2^53 + 2 ≈ 2^64 (every
-  non-NaN bit pattern; design note §1: it costs ln(2^64) ≈ 44 in Δ instead of ln m).
+  non-NaN bit pattern; it costs ln(2^64) ≈ 44 in Δ instead of ln m).
   −0.0 is read as +0.0.
 
 Engines see *sort values*: the representation an engine sorts and filters on. For
@@ -22,6 +22,11 @@ order. The core converts sort values to grid indices (:meth:`Domain.to_index`) a
 index threshold back to a sort-value threshold (:meth:`Domain.cut_threshold`), so that an
 engine's cut "sort value ≥ t" (hi) or "≤ t" (lo) removes exactly the rows whose grid index
 is ≥ p or ≤ p.
+
+Everything that depends on the kind of domain is a method of its class — the encoding and
+its SQL twin (:meth:`Domain.sort_sql`, which the Spark engine runs), the index and
+threshold maps, feature units, the public :attr:`Domain.bounds` and the JSON — so no other
+module tests which domain it holds.
 """
 
 from __future__ import annotations
@@ -29,11 +34,13 @@ from __future__ import annotations
 import math
 import struct
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
 
 from dprect.core.errors import ParameterError
+from dprect.core.sql_text import as_double, literal
 
 Side = Literal["hi", "lo"]
 
@@ -45,12 +52,24 @@ class Domain(ABC):
 
     #: number of grid points m
     size: int
-    #: dtype of the engine's sort values ("int64" or "float64")
-    sort_dtype: str
 
     @abstractmethod
     def encode(self, x: np.ndarray) -> np.ndarray:
         """Feature values (float64, finite) → sort values (numpy reference encoding)."""
+
+    @abstractmethod
+    def sort_sql(self, column: str) -> str:
+        """The SQL twin of :meth:`encode` for column ``column`` (Spark SQL text).
+
+        Guarantee: for every finite value, the expression evaluated on the column read as
+        a double equals :meth:`encode` of that value, bit for bit and with the same type
+        (a BIGINT for int64 sort values, a DOUBLE for float64 ones). Text, not a Spark
+        Column, so the core never imports pyspark (:mod:`dprect.core.sql_text`)."""
+
+    @property
+    @abstractmethod
+    def bounds(self) -> tuple[float, float] | None:
+        """The public bounds in feature units (None for a domain without bounds)."""
 
     @abstractmethod
     def to_index(self, sort_values: np.ndarray) -> np.ndarray:
@@ -77,8 +96,6 @@ class Domain(ABC):
 
 class Grid(Domain):
     """``size`` equal bins between public bounds ``lower`` < ``upper``."""
-
-    sort_dtype = "int64"
 
     def __init__(self, lower: float, upper: float, size: int) -> None:
         for name, value in (("lower", lower), ("upper", upper)):
@@ -115,6 +132,19 @@ class Grid(Domain):
             r = (np.asarray(x, dtype=np.float64) - self.lower) / self.width
         return np.floor(np.clip(r, 0.0, float(self.size - 1))).astype(np.int64)
 
+    def sort_sql(self, column: str) -> str:
+        # floor(least(greatest((x − lower)/width, 0.0), size − 1.0)) as a long, with the
+        # same double literals as encode: double arithmetic never raises an ANSI error,
+        # and the floor lies in [0, size − 1] ⊂ ±2^53, so the cast is exact.
+        x = as_double(column)
+        r = f"(({x} - {literal(float(self.lower))}) / {literal(float(self.width))})"
+        clipped = f"least(greatest({r}, {literal(0.0)}), {literal(float(self.size - 1))})"
+        return f"CAST(floor({clipped}) AS BIGINT)"
+
+    @property
+    def bounds(self) -> tuple[float, float]:
+        return self.lower, self.upper
+
     def to_index(self, sort_values: np.ndarray) -> np.ndarray:
         return np.asarray(sort_values, dtype=np.int64).astype(np.uint64)
 
@@ -132,7 +162,7 @@ class Grid(Domain):
 
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and self.to_json() == other.to_json()  # type: ignore[attr-defined]
+        return type(other) is type(self) and self.to_json() == other.to_json()
 
     def __hash__(self) -> int:
         return hash(tuple(sorted(self.to_json().items())))
@@ -163,6 +193,10 @@ class IntegerRange(Grid):
 
     def upper_value(self, index: int) -> float:
         return float(self.int_lower + int(index))
+
+    @property
+    def bounds(self) -> tuple[float, float]:
+        return float(self.int_lower), float(self.int_upper)
 
     def to_json(self) -> dict[str, Any]:
         return {"type": "integers", "lower": self.int_lower, "upper": self.int_upper,
@@ -201,13 +235,22 @@ class FloatOrder(Domain):
     bits flipped). The indices run over 0 … m−1 with m = key(+inf) − key(−inf) + 1.
     """
 
-    sort_dtype = "float64"
     size = _KEY_POS_INF - _KEY_NEG_INF + 1
 
     def encode(self, x: np.ndarray) -> np.ndarray:
         x = np.array(x, dtype=np.float64, copy=True)
         x[x == 0.0] = 0.0  # -0.0 -> +0.0 (they compare equal; keys would differ)
         return x
+
+    def sort_sql(self, column: str) -> str:
+        # x as a double with −0.0 read as +0.0 (Spark's = treats them as equal, as numpy)
+        x = as_double(column)
+        zero = literal(0.0)
+        return f"CAST(CASE WHEN {x} = {zero} THEN {zero} ELSE {x} END AS DOUBLE)"
+
+    @property
+    def bounds(self) -> None:
+        return None
 
     def to_index(self, sort_values: np.ndarray) -> np.ndarray:
         bits = np.ascontiguousarray(sort_values, dtype=np.float64).view(np.int64)
@@ -318,3 +361,38 @@ def domain_from_json(data: dict[str, Any]) -> Domain:
     if kind == "grid":
         return Grid(float(data["lower"]), float(data["upper"]), int(data["size"]))
     raise ParameterError(f"unknown domain type {kind!r}")
+
+
+GridArg = Domain | Sequence[Domain] | str | None
+
+
+def resolve_domains(grid: GridArg, features: list[str]) -> list[Domain]:
+    """Domains for ``features`` from a Domain (same for all), a list (one per feature), a
+    ``--grid`` string, or None (the float-order domain for all)."""
+    if grid is None or isinstance(grid, str):
+        return parse_grid_spec(grid, features)
+    if isinstance(grid, Domain):
+        return [grid for _ in features]
+    domains = list(grid)
+    if len(domains) != len(features):
+        raise ParameterError(
+            f"grid has {len(domains)} domains but there are {len(features)} features")
+    for i, d in enumerate(domains):
+        if not isinstance(d, Domain):
+            raise ParameterError(f"grid[{i}] must be a Domain, got {d!r}")
+    return domains
+
+
+def feature_names(features: Sequence[str] | None, dims: int) -> list[str]:
+    """Feature names (x0, x1, … by default); duplicates are refused."""
+    if features is None:
+        return [f"x{j}" for j in range(dims)]
+    names = [str(f) for f in features]
+    if len(names) != dims:
+        raise ParameterError(f"features has {len(names)} names but X has {dims} columns")
+    seen: set[str] = set()
+    for n in names:
+        if n in seen:
+            raise ParameterError(f"feature {n!r} is named twice")
+        seen.add(n)
+    return names

@@ -1,4 +1,4 @@
-"""The engine seam: the two questions every execution engine answers (design note §7).
+"""The engine seam: the two questions every execution engine answers (docs/algorithm.md §7).
 
 The private core (:mod:`dprect.core.algorithms`) draws all randomness, in a fixed order, and
 runs every interior-point call; an engine only holds the positive rows, encoded as *sort

@@ -1,4 +1,4 @@
-"""The interior-point (IP) mechanism: the exponential mechanism on depth (design note §3).
+"""The interior-point (IP) mechanism: the exponential mechanism on depth (docs/algorithm.md §3).
 
 Input: Δ grid indices v_1 … v_Δ of a grid {0, …, m−1} — the real values, plus optionally
 ``pad_count`` *virtual* copies of one pad index (counted, never materialised). Score of a
@@ -384,7 +384,7 @@ def interior_point_failure_bound(epsilon: float, size: int, grid_size: int) -> f
 
 
 def interior_point_size(epsilon: float, beta: float, grid_size: int) -> int:
-    """The smallest Δ with m·exp(−ε⌈Δ/2⌉/2) ≤ β (design note §3): about (4/ε)·ln(m/β).
+    """The smallest Δ with m·exp(−ε⌈Δ/2⌉/2) ≤ β (docs/algorithm.md §3): about (4/ε)·ln(m/β).
 
     Since only ⌈Δ/2⌉ matters the answer is odd: Δ = 2h − 1 with h = ⌈2·ln(m/β)/ε⌉.
     """

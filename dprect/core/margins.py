@@ -1,6 +1,6 @@
-"""Margin laws: the law of N_t, the size of the block B_t of round t (design note §4).
+"""Margin laws: the law of N_t, the size of the block B_t of round t (docs/algorithm.md §4).
 
-The privacy proof (design note §5, step 4) uses one number of the law:
+The privacy proof (docs/privacy.md §4, step 4) uses one number of the law:
 
     ρ = inf_{r ≥ 1} P(N ≥ r + Δ) / P(N ≥ r),
 
@@ -39,6 +39,8 @@ _SAFETY = 1.0 - 1e-12
 class MarginLaw(ABC):
     """The law of the block size N ≥ Δ of one round."""
 
+    #: the law's name in a request and in JSON (``margin_law``)
+    name: str
     #: the interior-point input size Δ
     size: int
 
@@ -63,6 +65,11 @@ class MarginLaw(ABC):
     @abstractmethod
     def to_json(self) -> dict[str, Any]:
         """Public parameters of the law."""
+
+    @property
+    @abstractmethod
+    def summary(self) -> str:
+        """The law and its defining parameter in a few characters (the plan's table)."""
 
     @property
     def expected_misclassified(self) -> float:
@@ -103,6 +110,10 @@ class StaircaseLaw(MarginLaw):
 
     def to_json(self) -> dict[str, Any]:
         return {"law": self.name, "size": self.size, "rho": str(self._rho)}
+
+    @property
+    def summary(self) -> str:
+        return f"{self.name} rho={self._rho}"
 
 
 class LaplaceLaw(MarginLaw):
@@ -157,3 +168,7 @@ class LaplaceLaw(MarginLaw):
     def to_json(self) -> dict[str, Any]:
         return {"law": self.name, "size": self.size, "mu": self.mu, "scale": self.scale,
                 "beta": self.beta}
+
+    @property
+    def summary(self) -> str:
+        return f"{self.name} mu={self.mu}"

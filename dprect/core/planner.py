@@ -1,4 +1,4 @@
-"""The planner: from a total budget to every parameter of a run (design note §6).
+"""The planner: from a total budget to every parameter of a run (docs/algorithm.md §6).
 
 Input: the total (ε̃, δ̃), the features' domains, a failure target β for the whole run, the
 rectangle shape and a method. Nothing here looks at data.
@@ -33,14 +33,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 
 from dprect.core.accounting import (
-    ADD_REMOVE,
-    NEIGHBOURING,
-    REPLACE_ONE,
     Guarantee,
     add_remove_budget,
     composition_pure,
@@ -55,12 +52,17 @@ from dprect.core.domains import Domain, Side
 from dprect.core.errors import ParameterError
 from dprect.core.interior_point import interior_point_size
 from dprect.core.margins import LaplaceLaw, MarginLaw, StaircaseLaw
-from dprect.core.validation import check_choice, check_epsilon, check_open_unit
+from dprect.core.request import (
+    Accounting,
+    BudgetOptions,
+    MarginLawName,
+    Method,
+    Neighbouring,
+    PlanRequest,
+    Shape,
+    make_request,
+)
 
-METHODS = ("auto", "randmargins", "composition")
-ACCOUNTINGS = ("refined", "paper")
-SHAPES = ("general", "origin")
-MARGIN_LAWS = ("staircase", "laplace")
 RHO_GRID = tuple(Fraction(i, 100) for i in range(1, 100))
 
 # -- plan-time limits (defined here only; see the module docstring) -------------------------
@@ -161,9 +163,7 @@ class Plan:
             sizes = sorted({r.ip_size for r in c.rounds})
             size_txt = str(sizes[0]) if len(sizes) == 1 else f"{sizes[0]}..{sizes[-1]}"
             law = c.rounds[0].law
-            law_txt = "-" if law is None else (
-                f"staircase rho={law.rho_fraction}" if isinstance(law, StaircaseLaw)
-                else f"laplace mu={law.mu}" if isinstance(law, LaplaceLaw) else law.name)
+            law_txt = "-" if law is None else law.summary
             mark = "*" if c is self.chosen else " "
             lines.append(
                 f"{mark}{name:<12}{c.accounting:<12}{c.ip_epsilon:>11.5g}{size_txt:>10}"
@@ -177,11 +177,10 @@ class Plan:
         return "\n".join(lines)
 
 
-def schedule(dims: int, shape: str = "general") -> list[tuple[int, Side]]:
+def schedule(dims: int, shape: Shape | str) -> list[tuple[int, Side]]:
     """The public round order: (axis, side) pairs, lo then hi for each axis (general), or
     hi only (the paper's origin-anchored class)."""
-    check_choice(shape, "shape", SHAPES)
-    if shape == "origin":
+    if Shape.parse(shape, "shape") is Shape.ORIGIN:
         return [(j, "hi") for j in range(dims)]
     return [(j, side) for j in range(dims) for side in ("lo", "hi")]
 
@@ -388,73 +387,60 @@ def _plan_composition(eps_t: float, delta_t: float, domains: list[Domain],
     )
 
 
-def plan(
-    *,
-    epsilon: float,
-    delta: float,
-    domains: list[Domain],
-    beta: float = 1e-4,
-    method: str = "auto",
-    accounting: str = "refined",
-    shape: str = "general",
-    margin_law: str = "staircase",
-    neighbouring: str = ADD_REMOVE,
-) -> Plan:
+def plan(request: PlanRequest | None = None, /, *, domains: list[Domain],
+         **options: Unpack[BudgetOptions]) -> Plan:
     """Choose per-round ε, Δ, margin law, k and δ split for a total (ε, δ) budget.
 
-    Returns a :class:`Plan` whose ``chosen`` method minimises the predicted misclassified
-    positives among the candidates (for ``method="auto"``), and which reports the
-    prediction of both RandMargins and the composition baseline.
+    The budget is a :class:`~dprect.core.request.PlanRequest` (a ``FitRequest`` will do),
+    or its fields as keywords — ``epsilon`` and ``delta`` required, the others defaulting
+    as :mod:`dprect.core.request` says. Returns a :class:`Plan` whose ``chosen`` method
+    minimises the predicted misclassified positives among the candidates (for
+    ``method="auto"``), and which reports the prediction of both RandMargins and the
+    composition baseline.
     """
-    epsilon = check_epsilon(epsilon)
-    delta = check_open_unit(delta, "delta")
-    beta = check_open_unit(beta, "beta")
-    check_choice(method, "method", METHODS)
-    check_choice(accounting, "accounting", ACCOUNTINGS)
-    check_choice(margin_law, "margin_law", MARGIN_LAWS)
-    check_choice(neighbouring, "neighbouring", NEIGHBOURING)
+    req = make_request(PlanRequest, request, options)
+    epsilon, delta, beta, method = req.epsilon, req.delta, req.beta, req.method
     if not isinstance(domains, list | tuple) or len(domains) == 0:
         raise ParameterError("domains must be a non-empty list (one domain per feature)")
     for i, d in enumerate(domains):
         if not isinstance(d, Domain):
             raise ParameterError(f"domains[{i}] must be a Domain, got {d!r}")
-    if accounting == "paper":
-        margin_law = "laplace"
-    order = schedule(len(domains), shape)
+    paper = req.accounting is Accounting.PAPER
+    margin_law = MarginLawName.LAPLACE if paper else req.margin_law
+    order = schedule(len(domains), req.shape)
     ip_beta = beta / (2 * len(order))
-    eps_ar, delta_ar = add_remove_budget(epsilon, delta, neighbouring)
+    eps_ar, delta_ar = add_remove_budget(epsilon, delta, req.neighbouring)
 
     over: dict[str, _OverLimit] = {}
     rm: MethodPlan | None = None
     comp: MethodPlan | None = None
     try:
-        if accounting == "paper":
+        if paper:
             rm = _plan_paper(eps_ar, delta_ar, list(domains), order, ip_beta)
         else:
-            rm = _plan_refined(eps_ar, delta_ar, list(domains), order, ip_beta, margin_law)
+            rm = _plan_refined(eps_ar, delta_ar, list(domains), order, ip_beta,
+                               margin_law.value)
     except _OverLimit as exc:
         over["randmargins"] = exc
     try:
         comp = _plan_composition(eps_ar, delta_ar, list(domains), order, ip_beta)
     except _OverLimit as exc:
         over["composition"] = exc
-    if neighbouring == REPLACE_ONE:
+    if req.neighbouring is Neighbouring.REPLACE_ONE:
         rm = None if rm is None else _with_guarantee(rm, replace_one(rm.guarantee))
         comp = None if comp is None else _with_guarantee(comp, replace_one(comp.guarantee))
     candidates = {name: c for name, c in (("randmargins", rm), ("composition", comp))
                   if c is not None}
-    wanted = list(candidates) if method == "auto" else [method]
+    auto = method is Method.AUTO
+    wanted = list(candidates) if auto else [method.value]
     if not all(name in candidates for name in wanted) or not candidates:
         raise ParameterError(_limit_message(epsilon, {
-            name: over[name] for name in (("randmargins", "composition")
-                                          if method == "auto" else (method,))}))
+            name: over[name] for name in (over if auto else (method.value,))}))
     chosen = min((candidates[name] for name in wanted), key=lambda c: c.predicted_misclassified)
-    request = {"epsilon": epsilon, "delta": delta, "beta": beta, "method": method,
-               "accounting": accounting, "shape": shape, "margin_law": margin_law,
-               "neighbouring": neighbouring, "dims": len(domains)}
+    asked = {**req.to_json(), "margin_law": margin_law.value, "dims": len(domains)}
     excluded = {name: f"over a plan-time limit: it would need {exc.what}"
                 for name, exc in over.items()}
-    return Plan(chosen=chosen, candidates=candidates, request=request, excluded=excluded)
+    return Plan(chosen=chosen, candidates=candidates, request=asked, excluded=excluded)
 
 
 def _limit_message(epsilon: float, over: dict[str, _OverLimit]) -> str:

@@ -3,7 +3,7 @@
 By default every draw comes from the operating system's entropy pool
 (:class:`random.SystemRandom`, i.e. ``os.urandom``). A seed switches to a Mersenne
 Twister (:class:`random.Random`) so that a run can be reproduced exactly — across engines
-too (design note §7) — and it exists *only* for tests and reproducibility: a seeded run is
+too (docs/algorithm.md §7) — and it exists *only* for tests and reproducibility: a seeded run is
 not private against anybody who knows or can guess the seed, and every result of a seeded
 run says so.
 
@@ -121,10 +121,3 @@ class RandomSource:
         while self.bernoulli(p):
             j += 1
         return j
-
-
-def as_random_source(rng: RandomSource | int | None) -> RandomSource:
-    """Accept a :class:`RandomSource`, a seed, or None (OS entropy)."""
-    if isinstance(rng, RandomSource):
-        return rng
-    return RandomSource(seed=rng) if rng is not None else RandomSource()

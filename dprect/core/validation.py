@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import TypeGuard
 
 from dprect.core.errors import ParameterError
 
 
-def _is_real(value: object) -> bool:
+def _is_real(value: object) -> TypeGuard[numbers.Real]:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
@@ -31,10 +32,3 @@ def check_positive_int(value: object, name: str, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < minimum:
         raise ParameterError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return int(value)
-
-
-def check_choice(value: object, name: str, choices: tuple[str, ...]) -> str:
-    """One of a fixed set of names."""
-    if value not in choices:
-        raise ParameterError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
-    return str(value)

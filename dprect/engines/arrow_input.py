@@ -102,7 +102,7 @@ def numeric_column(table: pa.Table, name: str, *, nulls_as_nan: bool = False) ->
 
 def label_kind(table: pa.Table, name: str) -> str:
     """What label column ``name`` can hold, from its type only (see
-    :data:`dprect.app.api.LABEL_KINDS`): numeric, boolean, string, or null (a column of the
+    :data:`dprect.core.labels.LABEL_KINDS`): numeric, boolean, string, or null (a column of the
     null type). Any other type is refused, naming the column and its type."""
     t = table.schema.field(name).type
     if pa.types.is_dictionary(t):
@@ -123,7 +123,7 @@ def label_kind(table: pa.Table, name: str) -> str:
 def label_matches(table: pa.Table, name: str, value: bool | float | str | None
                   ) -> np.ndarray:
     """True for the rows whose label equals ``value`` — a value made comparable with the
-    column by :func:`dprect.app.api.resolve_positive_label` (None: no row); nulls and every
+    column by :func:`dprect.core.labels.resolve_positive_label` (None: no row); nulls and every
     other value are False. Row-local; never raises for a value. Numbers are compared as
     float64 (as the Spark engine does)."""
     col = table.column(name)

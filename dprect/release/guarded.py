@@ -21,9 +21,6 @@ the result's own guarantee must equal it.
 
 from __future__ import annotations
 
-import os
-import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -32,11 +29,6 @@ from dprect.core.errors import ParameterError
 from dprect.core.planner import Plan
 from dprect.core.result import FitResult
 from dprect.release.ledger import Budget, Ledger
-
-#: test-only fault injection: "pause-after-reserve" makes the run print a marker and wait
-#: (to be killed) right after its reservation is committed.
-FAULT_ENV = "DPRECT_FAULT_INJECTION"
-PAUSE_MARKER = "dprect-fault: paused after reserve"
 
 
 @dataclass(frozen=True)
@@ -99,14 +91,6 @@ def replay(settings: LedgerSettings, result: dict[str, Any],
     return Outcome(result, settings.run_id, True)
 
 
-def _fault_point(name: str) -> None:
-    if os.environ.get(FAULT_ENV) == name:
-        print(PAUSE_MARKER, flush=True)
-        sys.stderr.flush()
-        while True:  # wait to be killed
-            time.sleep(1)
-
-
 def guarded_release(settings: LedgerSettings | None, plan: Plan, features: list[str],
                     compute: Callable[[], FitResult],
                     publish: Callable[[dict[str, Any]], None]) -> Outcome:
@@ -124,7 +108,6 @@ def guarded_release(settings: LedgerSettings | None, plan: Plan, features: list[
     if reservation.previous_result is not None:
         publish(reservation.previous_result)
         return Outcome(reservation.previous_result, settings.run_id, True)
-    _fault_point("pause-after-reserve")
     try:
         fitted = compute()
         if fitted.privacy != g:

@@ -70,6 +70,7 @@ import pyarrow as pa
 
 from dprect._version import __version__
 from dprect.core.errors import DprectError, ParameterError
+from dprect.core.extras import require
 from dprect.core.validation import check_epsilon, check_open_unit
 
 SCHEMA = pa.schema([
@@ -239,6 +240,7 @@ class Ledger:
     :meth:`init` (``dprect budget init``)."""
 
     def __init__(self, path: str | Path) -> None:
+        require("delta", "the budget ledger")
         self.path = str(path)
 
     # -- messages -----------------------------------------------------------------------
@@ -402,7 +404,7 @@ class Ledger:
     # -- writing ------------------------------------------------------------------------
     def _row(self, event: str, dataset: str | None, version: int, previous: str,
              **fields: Any) -> dict[str, Any]:
-        row = {name: None for name in SCHEMA.names}
+        row: dict[str, Any] = {name: None for name in SCHEMA.names}
         row.update(event=event, dataset=dataset, recorded_at=_now(),
                    dprect_version=__version__, version=version)
         row.update(fields)

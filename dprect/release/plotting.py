@@ -17,20 +17,11 @@ import math
 import os
 from collections.abc import Sequence
 
-from dprect.core.domains import Domain, Grid, IntegerRange
+from dprect.core.extras import require
 from dprect.core.result import FitResult
 from dprect.release.files import write_atomic
 
 MAX_PANELS = 8
-
-
-def _domain_bounds(d: Domain) -> tuple[float, float] | None:
-    """Public bounds of a domain (None for the unbounded float order)."""
-    if isinstance(d, IntegerRange):
-        return float(d.int_lower), float(d.int_upper)
-    if isinstance(d, Grid):
-        return d.lower, d.upper
-    return None
 
 
 def feature_pairs(dims: int) -> list[tuple[int, int]]:
@@ -51,7 +42,7 @@ def _clip(lo: float, hi: float, lim: tuple[float, float]) -> tuple[float, float]
 def _view(j: int, result: FitResult, true_lower: Sequence[float] | None,
           true_upper: Sequence[float] | None) -> tuple[float, float]:
     """Axis limits of feature j: the grid bounds, else the rectangles' finite ends."""
-    bounds = _domain_bounds(result.domains[j])
+    bounds = result.domains[j].bounds  # public; None for the unbounded float order
     if bounds is not None:
         lo, hi = bounds
     else:
@@ -70,6 +61,7 @@ def render_png(result: FitResult, *, true_lower: Sequence[float] | None = None,
                true_upper: Sequence[float] | None = None, title: str | None = None,
                dpi: int = 110) -> bytes:
     """The PNG bytes of the rectangle's 2-D projections (see the module docstring)."""
+    require("plot")
     import matplotlib
 
     matplotlib.use("Agg", force=True)
@@ -89,7 +81,7 @@ def render_png(result: FitResult, *, true_lower: Sequence[float] | None = None,
         ylim = (0.0, 1.0) if a == b else _view(b, result, true_lower, true_upper)
 
         # public grid bounds
-        gx, gy = _domain_bounds(result.domains[a]), _domain_bounds(result.domains[b])
+        gx, gy = result.domains[a].bounds, result.domains[b].bounds
         if gx is not None and (a == b or gy is not None):
             gy_ = (0.05, 0.95) if a == b else gy
             assert gy_ is not None

@@ -28,6 +28,7 @@ from typing import Any
 import pyarrow as pa
 
 from dprect.core.errors import InputDataError, ParameterError
+from dprect.core.extras import require
 from dprect.core.result import FitResult
 
 SCHEMA = pa.schema([
@@ -92,6 +93,7 @@ def result_row(result: FitResult, *, run_id: str, dataset: str, started_at: date
 def check_results_table(path: str | os.PathLike[str]) -> None:
     """Raise :class:`InputDataError` unless ``path`` is absent, an empty folder, or a
     Delta table whose schema is :data:`SCHEMA` (so the append after the fit will work)."""
+    require("delta", "the Delta results table")
     from deltalake import DeltaTable
 
     p = Path(path)
@@ -125,6 +127,7 @@ def _plain(t: pa.DataType) -> str:
 
 def append_result(path: str | os.PathLike[str], row: pa.Table) -> int:
     """Append ``row`` (from :func:`result_row`) in one Delta commit; returns the version."""
+    require("delta", "the Delta results table")
     from deltalake import DeltaTable, write_deltalake
 
     if row.schema != SCHEMA:
@@ -137,6 +140,7 @@ def append_result(path: str | os.PathLike[str], row: pa.Table) -> int:
 
 def has_run(path: str | os.PathLike[str], run_id: str) -> bool:
     """Whether the results table at ``path`` already holds a row for ``run_id``."""
+    require("delta", "the Delta results table")
     from deltalake import DeltaTable
 
     if not DeltaTable.is_deltatable(str(path)):
@@ -148,6 +152,7 @@ def has_run(path: str | os.PathLike[str], run_id: str) -> bool:
 
 def read_results(path: str | os.PathLike[str]) -> pa.Table:
     """The whole results table (for reports and tests)."""
+    require("delta", "the Delta results table")
     from deltalake import DeltaTable
 
     return DeltaTable(str(path)).to_pyarrow_table()

@@ -1,7 +1,8 @@
 """The fit job under a budget ledger: fail closed when killed, idempotent retries, and bad
 input that spends nothing.
 
-* killed right after its reservation (fault injection) or in the middle of a Spark stage,
+* killed right after its reservation (fault injection by a test-only entry,
+  ``tests/spark/fault_fit_job.py``) or in the middle of a Spark stage,
   the job leaves its reservation charged and nothing else: no result, no PNG, no temporary
   file, no results-table row;
 * re-running the killed run id completes it under the same charge, with one results-table
@@ -43,10 +44,12 @@ import fit_rectangle  # noqa: E402
 from dprect.app.api import resolve_domains  # noqa: E402
 from dprect.app.jobs_support import EXIT_BAD_INPUT  # noqa: E402
 from dprect.core.planner import plan  # noqa: E402
-from dprect.release.guarded import FAULT_ENV, PAUSE_MARKER  # noqa: E402
 from dprect.release.ledger import Budget, Ledger  # noqa: E402
 from dprect.release.results_table import read_results  # noqa: E402
 
+#: the test-only entry that pauses the job after its reservation (see its docstring)
+FAULT_JOB = Path(__file__).resolve().parent / "fault_fit_job.py"
+PAUSE_MARKER = "dprect-fault: paused after reserve"  # as fault_fit_job.PAUSE_MARKER
 FEATURES = ["f0", "f1", "f2"]
 GRID = "0:1000:4096"
 EPSILON, DELTA = 1.0, 1e-6
@@ -131,19 +134,20 @@ def _group_members(pgid: int) -> list[int]:
 
 
 class Job:
-    """``python jobs/fit_rectangle.py --config CFG`` in a new session; stdout is collected
-    line by line in the background, stderr goes to a file."""
+    """``python jobs/fit_rectangle.py --config CFG`` (or another ``script`` taking the
+    same arguments) in a new session; stdout is collected line by line in the
+    background, stderr goes to a file."""
 
-    def __init__(self, tmp: Path, config: Path, env: dict[str, str] | None = None) -> None:
-        environ = {k: v for k, v in os.environ.items()
-                   if not k.startswith("PYSPARK_GATEWAY") and k != FAULT_ENV}
+    def __init__(self, tmp: Path, config: Path,
+                 script: Path = REPO / "jobs" / "fit_rectangle.py") -> None:
+        environ = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK_GATEWAY")}
         environ.update({"PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1",
-                        "PYTHONUNBUFFERED": "1", **(env or {})})
+                        "PYTHONUNBUFFERED": "1"})
         self.stderr_path = tmp / "job.stderr"
         self._stderr = self.stderr_path.open("w")
         self.lines: list[str] = []
         self.proc = subprocess.Popen(
-            [sys.executable, str(REPO / "jobs" / "fit_rectangle.py"), "--config", str(config)],
+            [sys.executable, str(script), "--config", str(config)],
             cwd=tmp, env=environ, stdout=subprocess.PIPE, stderr=self._stderr, text=True,
             start_new_session=True)
         self.pgid = self.proc.pid  # the session leader's pid is the group id
@@ -223,7 +227,7 @@ def assert_charged_not_released(tmp: Path, run_id: str) -> None:
 def test_killed_after_reserve_stays_charged_and_publishes_nothing(
         tables: dict[str, Path], tmp_path: Path) -> None:
     config = job_config(tmp_path, tables["good"], "crash-after-reserve")
-    job = Job(tmp_path, config, env={FAULT_ENV: "pause-after-reserve"})
+    job = Job(tmp_path, config, script=FAULT_JOB)
     try:
         job.wait_for(PAUSE_MARKER, timeout=240)
         kill_and_check_group(job)

@@ -26,6 +26,7 @@ import evaluate_rectangle  # noqa: E402
 import fit_rectangle  # noqa: E402
 import generate_synthetic  # noqa: E402
 
+from dprect.app.api import resolve_domains  # noqa: E402
 from dprect.app.jobs_support import (  # noqa: E402
     EXIT_BAD_INPUT,
     ConfigError,
@@ -33,6 +34,7 @@ from dprect.app.jobs_support import (  # noqa: E402
     load_config,
     section_values,
 )
+from dprect.core.planner import plan  # noqa: E402
 from dprect.core.result import FitResult  # noqa: E402
 from dprect.release.results_table import SCHEMA, read_results  # noqa: E402
 
@@ -48,8 +50,11 @@ def test_example_configs_are_valid_for_every_job(name: str) -> None:
         section_values(doc, module.SECTION, module.OPTIONS)
     doc = load_config(REPO / "conf" / name, [], section="fit")
     fit_cfg = section_values(doc, "fit", fit_rectangle.OPTIONS)
-    domains, _, _ = fit_rectangle.check_settings(
-        {**fit_cfg, "results_table": None})  # paths are for the target machine
+    fit = fit_rectangle.settings({**fit_cfg, "results_table": None})  # paths: target machine
+    domains = resolve_domains(fit.grid, fit.source.features)
+    plan(fit.request, domains=domains)
+    for sink in fit.sinks:
+        sink.check()
     gen = section_values(doc, "generate", generate_synthetic.OPTIONS)
     assert len(domains) == gen["features"] == len(fit_cfg["features"])
     assert fit_cfg["input"] == gen["output"]

@@ -8,12 +8,19 @@ Names are loaded lazily so that ``import dprect.engines.spark`` stays cheap:
   :func:`~dprect.engines.spark.fit.validate_dataframe`;
 * :func:`~dprect.engines.spark.source.read_source` — Parquet, CSV or Delta input;
 * :func:`~dprect.engines.spark.session.local_session` — a sensibly configured SparkSession.
+
+Without the ``spark`` extra (pyspark, pandas), importing anything here raises
+:class:`~dprect.core.extras.MissingExtraError`, which names the extra to install.
 """
 
 from __future__ import annotations
 
 from importlib import import_module
 from typing import Any
+
+from dprect.core.extras import require
+
+require("spark")  # before any module of this package imports pyspark
 
 _EXPORTS = {
     "SparkEngine": "dprect.engines.spark.engine",

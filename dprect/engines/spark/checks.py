@@ -33,8 +33,9 @@ from typing import NoReturn
 from pyspark.sql import DataFrame
 from pyspark.sql import types as T  # noqa: N812
 
-from dprect.app.api import check_invalid_rows, check_label_value, resolve_positive_label
 from dprect.core.errors import InputDataError, ParameterError
+from dprect.core.labels import check_label_value, resolve_positive_label
+from dprect.core.request import InvalidRows
 from dprect.engines.spark.source import SPARK_ERRORS, spark_message
 from dprect.engines.spark.sql import all_of, any_of, as_double, finite, ident, literal, seen
 
@@ -45,7 +46,7 @@ _STRING = tuple(t for t in (T.StringType, getattr(T, "VarcharType", None),
 
 def label_kind(data_type: T.DataType, column: str) -> str:
     """What label column ``column`` can hold, from its Spark type only (the kinds of
-    :data:`dprect.app.api.LABEL_KINDS`); another type is refused, naming it."""
+    :data:`dprect.core.labels.LABEL_KINDS`); another type is refused, naming it."""
     if isinstance(data_type, T.BooleanType):
         return "boolean"
     if isinstance(data_type, T.NumericType):
@@ -65,7 +66,7 @@ def string_literal(text: str) -> str:
 
 def label_equals(column: str, kind: str, value: bool | float | str | None) -> str:
     """SQL text: true where the label equals ``value`` (from
-    :func:`dprect.app.api.resolve_positive_label`), false or null elsewhere (null labels
+    :func:`dprect.core.labels.resolve_positive_label`), false or null elsewhere (null labels
     included). Numbers are compared as doubles, as the numpy engine does."""
     if value is None or kind == "null":
         return "false"
@@ -80,7 +81,7 @@ class TableChecks:
     """What the fit learns from, for ``features`` and ``label`` of ``df``.
 
     ``positive_label``: the label of the positive rows (default 1; a number, a string, a
-    boolean, or :class:`dprect.app.api.LabelText` read against the column's type); it must be
+    boolean, or :class:`dprect.core.labels.LabelText` read against the column's type); it must be
     comparable with the label column's type (numeric ↔ number or boolean, boolean ↔
     boolean or 0/1, string ↔ string), a decision from the schema only.
     ``invalid_rows``: ``drop`` (rows with a null, NaN or ±inf feature are left out — a
@@ -92,9 +93,9 @@ class TableChecks:
     """
 
     def __init__(self, df: DataFrame, features: Sequence[str], label: str, *,
-                 invalid_rows: str | None = "drop", positive_label: object = 1) -> None:
+                 invalid_rows: InvalidRows | str | None, positive_label: object) -> None:
         if invalid_rows is not None:
-            check_invalid_rows(invalid_rows)
+            invalid_rows = InvalidRows.parse(invalid_rows, "invalid_rows")
         check_label_value(positive_label)
         names = [features] if isinstance(features, str) else list(features)
         if not names:
@@ -123,9 +124,9 @@ class TableChecks:
         #: row stops the fit before any row is used, so ``positive`` need not test features.
         self.positive: str = is_positive
         self.problem: str | None = None
-        if invalid_rows == "drop":
+        if invalid_rows is InvalidRows.DROP:
             self.positive = all_of([is_positive, *map(self._finite, names)])
-        elif invalid_rows == "error":
+        elif invalid_rows is InvalidRows.ERROR:
             self.problem = any_of(f"NOT coalesce({self._finite(c)}, false)" for c in names)
 
     def _finite(self, name: str) -> str:

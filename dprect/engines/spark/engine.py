@@ -1,10 +1,11 @@
 """The Spark engine: the core's engine interface (:mod:`dprect.core.engine`) on a DataFrame.
 
-The positive rows stay in Spark. Each feature becomes its *sort value* through a Spark
-column expression (:func:`sort_value`, no per-row Python) that reproduces
-:meth:`dprect.core.domains.Domain.encode` bit for bit, so the engine answers every question
-exactly as :class:`~dprect.engines.numpy_engine.NumpyEngine` does on the same rows, and the core
-returns the identical rectangle for the same seed (design note §7).
+The positive rows stay in Spark. Each feature becomes its *sort value* through the SQL
+expression its domain writes (:meth:`dprect.core.domains.Domain.sort_sql`, no per-row
+Python), which reproduces :meth:`dprect.core.domains.Domain.encode` bit for bit, so the
+engine answers every question exactly as :class:`~dprect.engines.numpy_engine.NumpyEngine`
+does on the same rows, and the core returns the identical rectangle for the same seed
+(docs/algorithm.md §7).
 
 The remaining set is never materialised: it is the encoded positives filtered by the
 accumulated cut predicates (``hi``: keep v < t; ``lo``: keep v > t).
@@ -34,7 +35,7 @@ from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F  # noqa: N812
 
-from dprect.core.domains import Domain, FloatOrder, Grid, Side
+from dprect.core.domains import Domain, Side
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.engines.spark.prefetch import (
     PrefixList,
@@ -44,13 +45,10 @@ from dprect.engines.spark.prefetch import (
     prefetch_specs,
     take_sample,
 )
-from dprect.engines.spark.sql import all_of, as_double, ident, literal, seen
+from dprect.engines.spark.sql import all_of, as_double, literal, seen
 
 __all__ = ["DEFAULT_PLAN", "PLANS", "PrefixSpec", "SparkEngine", "law_quantile",
-           "prefetch_specs", "quote", "sort_value", "sort_value_sql"]
-
-#: a column name quoted for Spark (:func:`dprect.engines.spark.sql.ident`)
-quote = ident
+           "prefetch_specs", "sort_value"]
 
 PLANS = ("rounds", "prefetch")
 #: the faster plan (see benchmarks/spark_fit.py and the README for measurements)
@@ -64,29 +62,10 @@ _MAX_LIMIT = 2**31 - 1
 _TOP_K_CONF = "spark.sql.execution.topKSortFallbackThreshold"
 
 
-def sort_value_sql(name: str, domain: Domain) -> str:
-    """The Spark twin of ``domain.encode`` for column ``name``, as SQL text (:mod:`.sql`).
-
-    Guarantee: for every finite value the result equals ``domain.encode`` of the same
-    value read as float64 — ``Grid``/``IntegerRange``: ``floor(least(greatest((x − lower)
-    / width, 0.0), size − 1.0))`` as a long, with the same double literals as numpy (no
-    ANSI error is possible: double arithmetic never raises and the floor lies in
-    [0, size − 1] ⊂ ±2^53); ``FloatOrder``: x as a double with −0.0 read as +0.0.
-    """
-    x = as_double(name)
-    if isinstance(domain, FloatOrder):
-        zero = literal(0.0)
-        return f"CAST(CASE WHEN {x} = {zero} THEN {zero} ELSE {x} END AS DOUBLE)"
-    if isinstance(domain, Grid):
-        r = f"(({x} - {literal(float(domain.lower))}) / {literal(float(domain.width))})"
-        clipped = f"least(greatest({r}, {literal(0.0)}), {literal(float(domain.size - 1))})"
-        return f"CAST(floor({clipped}) AS BIGINT)"
-    raise ParameterError(f"the Spark engine has no encoding for domain {domain!r}")
-
-
 def sort_value(name: str, domain: Domain) -> Column:
-    """Column ``name``'s sort value (:func:`sort_value_sql`) as a Spark Column."""
-    return F.expr(sort_value_sql(name, domain))
+    """Column ``name``'s sort value (:meth:`Domain.sort_sql <dprect.core.domains.Domain.sort_sql>`)
+    as a Spark Column."""
+    return F.expr(domain.sort_sql(name))
 
 
 class SparkEngine:
@@ -142,8 +121,8 @@ class SparkEngine:
         self._cache = cache
         self._cached = False
         self._encoded_rows: DataFrame | None = None
-        self._dtypes = [np.dtype(np.float64) if isinstance(d, FloatOrder) else np.dtype(np.int64)
-                        for d in self._domains]
+        # each axis's sort values have the dtype of the core's own encoding (int64, float64)
+        self._dtypes = [d.encode(np.empty(0)).dtype for d in self._domains]
         self._cuts: list[tuple[int, Side, int | float]] = []
         self._specs = self._resolve_prefix(prefix)
         self._prefixes: dict[tuple[int, Side], PrefixList] | None = None
@@ -262,7 +241,7 @@ class SparkEngine:
         first window job; the ``prefetch`` pass does not need them)."""
         if self._encoded_rows is None:
             rows = self._data if self._positive is None else self._data.where(self._positive)
-            encoded = rows.selectExpr(*[f"{sort_value_sql(n, d)} AS {v}" for n, d, v in zip(
+            encoded = rows.selectExpr(*[f"{d.sort_sql(n)} AS {v}" for n, d, v in zip(
                 self._names, self._domains, self._vcols, strict=True)])
             if self._cache:
                 encoded = encoded.persist(StorageLevel.MEMORY_AND_DISK)

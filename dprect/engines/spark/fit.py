@@ -1,31 +1,39 @@
 """Learning a private rectangle from a Spark DataFrame.
 
 :func:`prepare_fit` checks the table and readies a
-:class:`~dprect.engines.spark.engine.SparkEngine` (with ``prefetch``: one pass that gathers the
-prefix lists and checks the features); :meth:`PreparedFit.run` then runs
-:func:`dprect.app.api.fit_engine`: planning, accounting and every random draw stay in the
+:class:`~dprect.engines.spark.engine.SparkEngine` for a plan (with ``prefetch``: one pass
+that gathers the prefix lists and checks the features); :meth:`PreparedFit.run` then runs
+the plan (:func:`dprect.core.algorithms.run_plan`): accounting and every random draw stay in the
 private core, so for the same seed the result is identical to :func:`dprect.fit` on the
-same rows. :func:`fit_dataframe` does both; jobs call them apart so that a table whose
-schema does not fit is refused before a budget is reserved. No refusal depends on the
-rows' values, except under the opt-in ``error`` invalid-row policy.
+same rows. :func:`fit_dataframe` does both; the fit flow (:mod:`dprect.app.flow`) calls
+them apart through :class:`SparkRoute`, so that a table whose schema does not fit is
+refused before a budget is reserved. The plan is made once: by the flow (and handed to
+:func:`prepare_fit`), or by :func:`prepare_fit` when it is called alone. No refusal
+depends on the rows' values, except under the opt-in ``error`` invalid-row policy.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.util import InheritableThread
 
-from dprect.app.api import GridArg, feature_names, fit_engine, resolve_domains
-from dprect.core.accounting import ADD_REMOVE
+from dprect.core.algorithms import run_plan
+from dprect.core.domains import GridArg, feature_names, resolve_domains
 from dprect.core.errors import InputDataError, ParameterError
-from dprect.core.planner import plan
+from dprect.core.planner import Plan
+from dprect.core.planner import plan as make_plan
+from dprect.core.randomness import RandomSource
+from dprect.core.request import FitOptions, FitRequest, Source, make_request
 from dprect.core.result import FitResult
 from dprect.engines.spark.checks import TableChecks
 from dprect.engines.spark.engine import DEFAULT_PLAN, PLANS, SparkEngine, prefetch_specs
-from dprect.engines.spark.source import SPARK_ERRORS, spark_message
+from dprect.engines.spark.source import SPARK_ERRORS, read_source, spark_message
+
+if TYPE_CHECKING:
+    from dprect.core.domains import Domain
 
 T = TypeVar("T")
 
@@ -55,7 +63,7 @@ def _beside(action: Callable[[], T], session: SparkSession) -> Callable[[], T]:
 
 
 def validate_dataframe(df: DataFrame, features: Sequence[str], label: str, *,
-                       positive_label: object = 1) -> None:
+                       positive_label: object = FitRequest.positive_label) -> None:
     """Check that ``df`` can be learned from; raise :class:`InputDataError` naming the
     problem otherwise (never a Spark traceback, never a count or a value of the data).
 
@@ -72,28 +80,36 @@ def validate_dataframe(df: DataFrame, features: Sequence[str], label: str, *,
 
 
 class PreparedFit:
-    """A checked table with its engine ready: :meth:`run` draws the noise and learns.
+    """A checked table with its engine ready for its plan: :meth:`run` draws the noise
+    and learns.
 
-    Built by :func:`prepare_fit`; a context manager that releases cached data on exit.
+    Built by :func:`prepare_fit`; a context manager that releases cached data on exit
+    (and then calls ``on_close``, e.g. to stop a session started for this fit).
     """
 
-    def __init__(self, engine: SparkEngine, domains: list, features: list[str],
-                 budget: dict[str, Any]) -> None:
+    def __init__(self, engine: SparkEngine, domains: list[Domain], features: list[str],
+                 plan: Plan, on_close: Callable[[], None] | None = None) -> None:
         self.engine = engine
         self.domains = domains
         self.features = features
-        self.budget = budget
+        self.plan = plan
+        self.on_close = on_close
 
     def run(self, *, seed: int | None = None, trace: list[Any] | None = None) -> FitResult:
-        """The fit (:func:`dprect.app.api.fit_engine`); a seed is for tests only."""
+        """The fit (:func:`dprect.core.algorithms.run_plan`); a seed is for tests only."""
+        rng = RandomSource(seed=seed)
         try:
-            return fit_engine(self.engine, self.domains, self.features, seed=seed,
-                              trace=trace, **self.budget)
+            return run_plan(self.engine, self.domains, self.features, self.plan, rng,
+                            trace=trace)
         except SPARK_ERRORS as exc:
             raise InputDataError(f"Spark failed while fitting: {spark_message(exc)}") from None
 
     def close(self) -> None:
-        self.engine.close()
+        try:
+            self.engine.close()
+        finally:
+            if self.on_close is not None:
+                self.on_close()
 
     def __enter__(self) -> PreparedFit:
         return self
@@ -108,20 +124,18 @@ def prepare_fit(
     features: Sequence[str],
     label: str,
     domains: GridArg = None,
-    epsilon: float,
-    delta: float,
-    method: str = "auto",
-    beta: float = 1e-4,
+    request: FitRequest | None = None,
+    plan: Plan | None = None,
     spark_plan: str | None = None,
-    accounting: str = "refined",
-    shape: str = "general",
-    margin_law: str = "staircase",
-    neighbouring: str = ADD_REMOVE,
     prefix_rows: int | None = None,
-    invalid_rows: str | None = "drop",
-    positive_label: object = 1,
+    **options: Unpack[FitOptions],
 ) -> PreparedFit:
     """Check everything and read the data; nothing is drawn yet (see :meth:`PreparedFit.run`).
+
+    ``request``: the :class:`~dprect.core.request.FitRequest` (or its fields as keywords:
+    ``epsilon``, ``delta``, ``method``, …, ``invalid_rows``, ``positive_label``).
+    ``plan``: the run's plan, made from that request by the caller (the fit flow plans
+    once per run); None plans it here.
 
     Order: parameters and the public plan (no Spark job); the schema — columns, their
     types, the positive label against the label column's type (no job); then one job
@@ -136,14 +150,14 @@ def prepare_fit(
     whose label is not ``positive_label`` (other values, nulls) are negatives, and a table
     with no rows or no positives is fitted as any other (an empty rectangle, most likely).
 
-    ``positive_label``: the label of the positive rows (default 1): a number, a string, a
-    boolean, or :class:`dprect.app.api.LabelText` (text read against the column's type).
-    ``invalid_rows``: ``drop`` (default) leaves out rows with a null, NaN or ±inf feature
-    — row-local, so it costs no privacy; ``error`` refuses such a table naming the
-    feature, a data-dependent refusal OUTSIDE the privacy guarantee; None skips the
-    feature checks (the caller vouches for the table).
+    ``positive_label``: the label of the positive rows: a number, a string, a boolean, or
+    :class:`dprect.core.labels.LabelText` (text read against the column's type).
+    ``invalid_rows``: ``drop`` leaves out rows with a null, NaN or ±inf feature —
+    row-local, so it costs no privacy; ``error`` refuses such a table naming the feature,
+    a data-dependent refusal OUTSIDE the privacy guarantee.
     Other parameters as in :func:`fit_dataframe`.
     """
+    req = make_request(FitRequest, request, options)
     listed = [features] if isinstance(features, str) else list(features)
     names = feature_names(listed, len(listed))
     if not names:
@@ -157,12 +171,9 @@ def prepare_fit(
                                     or not isinstance(prefix_rows, int) or prefix_rows < 1):
         raise ParameterError(f"prefix_rows must be an integer >= 1, got {prefix_rows!r}")
     doms = resolve_domains(domains, names)
-    budget = {"epsilon": epsilon, "delta": delta, "method": method, "beta": beta,
-              "accounting": accounting, "shape": shape, "margin_law": margin_law,
-              "neighbouring": neighbouring}
-    the_plan = plan(domains=doms, **budget)  # public; errors before any Spark job
-    checks = TableChecks(df, names, label, invalid_rows=invalid_rows,
-                         positive_label=positive_label)
+    the_plan = plan if plan is not None else make_plan(req, domains=doms)  # public: no Spark job
+    checks = TableChecks(df, names, label, invalid_rows=req.invalid_rows,
+                         positive_label=req.positive_label)
     prefix = prefix_rows if prefix_rows is not None else prefetch_specs(the_plan.chosen,
                                                                          len(doms))
     engine = SparkEngine(df, doms, names, plan=chosen_plan, prefix=prefix,
@@ -181,7 +192,7 @@ def prepare_fit(
     except BaseException:
         engine.close()
         raise
-    return PreparedFit(engine, doms, names, budget)
+    return PreparedFit(engine, doms, names, the_plan)
 
 
 def fit_dataframe(
@@ -190,34 +201,27 @@ def fit_dataframe(
     features: Sequence[str],
     label: str,
     domains: GridArg = None,
-    epsilon: float,
-    delta: float,
-    method: str = "auto",
-    beta: float = 1e-4,
+    request: FitRequest | None = None,
     spark_plan: str | None = None,
     seed: int | None = None,
-    accounting: str = "refined",
-    shape: str = "general",
-    margin_law: str = "staircase",
-    neighbouring: str = ADD_REMOVE,
     prefix_rows: int | None = None,
-    invalid_rows: str | None = "drop",
-    positive_label: object = 1,
     trace: list[Any] | None = None,
+    **options: Unpack[FitOptions],
 ) -> FitResult:
     """Learn an (ε, δ)-DP axis-aligned rectangle around the rows of ``df`` whose label
     equals ``positive_label`` (default 1).
 
     ``features``/``label``: column names (a single string is one feature). ``domains``:
     per-feature public domains — a Domain, a list, a ``--grid`` string, or None for the
-    float-order domain. ``epsilon``, ``delta``, ``method``, ``beta``, ``accounting``,
-    ``shape``, ``margin_law``, ``neighbouring``, ``seed``: as in :func:`dprect.fit` (a seed
-    is for tests only).
+    float-order domain. ``request`` (a :class:`~dprect.core.request.FitRequest`) or its
+    fields as keywords — ``epsilon``, ``delta``, ``method``, ``beta``, ``accounting``,
+    ``shape``, ``margin_law``, ``neighbouring``, ``positive_label``, ``invalid_rows`` —
+    and ``seed``: as in :func:`dprect.fit` (a seed is for tests only).
     ``spark_plan``: ``rounds`` or ``prefetch`` (None: :data:`DEFAULT_PLAN`, the faster);
     ``prefix_rows``: override the prefetch lengths derived from the plan (speed only).
 
-    ``positive_label``, ``invalid_rows``: as in :func:`prepare_fit` (``drop`` by default;
-    ``error`` is a data-dependent refusal outside the guarantee).
+    ``positive_label``, ``invalid_rows``: as in :func:`prepare_fit` (``error`` is a
+    data-dependent refusal outside the guarantee).
 
     Guarantees: parameters and the schema are checked before any Spark job, and nothing
     else refuses the table unless ``invalid_rows="error"``: other labels and nulls are
@@ -226,10 +230,40 @@ def fit_dataframe(
     options, whatever the plan or the partitioning; cached data is released before
     returning.
     """
-    prepared = prepare_fit(
-        df, features=features, label=label, domains=domains, epsilon=epsilon, delta=delta,
-        method=method, beta=beta, spark_plan=spark_plan, accounting=accounting, shape=shape,
-        margin_law=margin_law, neighbouring=neighbouring, prefix_rows=prefix_rows,
-        invalid_rows=invalid_rows, positive_label=positive_label)
+    prepared = prepare_fit(df, features=features, label=label, domains=domains,
+                           request=make_request(FitRequest, request, options),
+                           spark_plan=spark_plan, prefix_rows=prefix_rows)
     with prepared:
         return prepared.run(seed=seed, trace=trace)
+
+
+class SparkRoute:
+    """The Spark engine's part of the fit flow (:class:`dprect.app.flow.EngineRoute`):
+    start or reuse a session (``session`` returns it and whether this fit owns it), read
+    the table (:func:`~dprect.engines.spark.source.read_source`) and prepare the fit for
+    the flow's plan. A session the fit owns is stopped when the prepared fit closes, or
+    at once if reading fails."""
+
+    def __init__(self, session: Callable[[], tuple[SparkSession, bool]],
+                 spark_plan: str | None = None) -> None:
+        self.session = session
+        self.spark_plan = spark_plan
+
+    def open(self, source: Source, domains: list[Domain], request: FitRequest, plan: Plan,
+             progress: Callable[[str], None]) -> PreparedFit:
+        spark, owned = self.session()
+        try:
+            progress(f"reading {source.path}")
+            df = read_source(spark, source.path, format=source.format, where=source.where,
+                             version=source.version, timestamp=source.timestamp)
+            progress("checking the input and reading what the fit needs")
+            prepared = prepare_fit(df, features=source.features, label=source.label,
+                                   domains=domains, request=request, plan=plan,
+                                   spark_plan=self.spark_plan)
+        except BaseException:
+            if owned:
+                spark.stop()
+            raise
+        if owned:
+            prepared.on_close = spark.stop
+        return prepared

@@ -117,6 +117,7 @@ def prefetch_specs(plan: MethodPlan, dims: int, *, miss: float = PREFETCH_MISS,
     rounds = plan.rounds
     specs: list[PrefixSpec] = []
     cut_axes: list[int] = []
+    cols: tuple[int, ...]
     for r in rounds:
         if r.law is None:
             rows, cols = r.ip_size, (r.axis,)
@@ -221,12 +222,13 @@ def gather(data: DataFrame, value: dict[int, str], domains: Sequence[Domain],
         if sample is None:
             sample = take_sample(data, value, specs, positive=positive)
         cuts = thresholds(sample, specs, size_hint)
-    pruned = all(t is not None for t in cuts)
+    bounds = [t for t in cuts if t is not None]
+    pruned = len(bounds) == len(cuts)
     keep = [] if positive is None else [positive]
     if pruned:
         keep.append(any_of(
             f"{value[s.axis]} {'<=' if s.side == 'lo' else '>='} {literal(t)}"
-            for s, t in zip(specs, cuts, strict=True)))
+            for s, t in zip(specs, bounds, strict=True)))
     if problem is not None:
         keep = [any_of([problem, all_of(keep)])] if keep else [problem]
         cols.insert(0, f"coalesce({problem}, false) AS {topk.BAD}")

@@ -29,6 +29,7 @@ import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
@@ -88,7 +89,7 @@ def quiet_task_failures(spark: SparkSession) -> None:
         logger.disabled = True
         logger.setLevel(logging.CRITICAL + 1)
     try:
-        jvm = spark.sparkContext._jvm  # type: ignore[attr-defined]
+        jvm: Any = spark.sparkContext._jvm  # None without a JVM: caught below
         level = jvm.org.apache.logging.log4j.Level.OFF
         configurator = jvm.org.apache.logging.log4j.core.config.Configurator
         for name in QUIET_LOGGERS:
@@ -105,7 +106,7 @@ def _quiet_launch_options(settings: dict[str, str]) -> str | None:
     configure (spark-submit started it, it runs already, ``SPARK_CONF_DIR`` is set, or the
     Java options name a log4j configuration)."""
     if (os.environ.get("PYSPARK_GATEWAY_PORT") or os.environ.get("SPARK_CONF_DIR")
-            or SparkContext._gateway is not None):  # type: ignore[attr-defined]
+            or SparkContext._gateway is not None):
         return None
     key = "spark.driver.extraJavaOptions"
     options = settings.get(key, "")
@@ -173,13 +174,14 @@ def local_session(master: str | None = None, *, app_name: str = "dprect",
 def print_on_jvm_stderr(line: str) -> bool:
     """Print ``line`` on the stderr of spark-submit's JVM through py4j (which starts no
     JVM when ``PYSPARK_GATEWAY_PORT`` is set); False when it cannot. Used by
-    :func:`dprect.app.jobs_support.report_error`: under spark-submit the Python driver's own
+    :func:`dprect.app.failures.report_error`: under spark-submit the Python driver's own
     stderr is merged into spark-submit's stdout."""
     try:
         from pyspark import SparkContext
 
-        SparkContext._ensure_initialized()  # type: ignore[attr-defined]
-        err = SparkContext._jvm.java.lang.System.err  # type: ignore[attr-defined]
+        SparkContext._ensure_initialized()
+        jvm: Any = SparkContext._jvm
+        err = jvm.java.lang.System.err
         err.println(line)
         err.flush()
         return True

@@ -43,6 +43,7 @@ from pyspark.sql import types as T  # noqa: N812
 from pyspark.sql.types import StructType
 
 from dprect.core.errors import InputDataError, ParameterError
+from dprect.core.extras import require
 
 FORMATS = ("parquet", "csv", "delta")
 
@@ -139,7 +140,7 @@ def _short(text: str, limit: int = 300) -> str:
 def _jvm() -> Any:
     from pyspark import SparkContext
 
-    return SparkContext._jvm  # type: ignore[attr-defined]
+    return SparkContext._jvm
 
 
 def _java_info(java_exc: Any) -> tuple[str | None, str | None, str, dict, list, str]:
@@ -148,7 +149,7 @@ def _java_info(java_exc: Any) -> tuple[str | None, str | None, str, dict, list, 
     from py4j.java_gateway import is_instance_of
     from pyspark import SparkContext
 
-    gateway = SparkContext._gateway  # type: ignore[attr-defined]
+    gateway = SparkContext._gateway
     utils = _jvm().PythonErrorUtils
     top = java_exc
     seen = 0
@@ -255,10 +256,10 @@ def _exists(spark: SparkSession, path: str, child: str | None = None) -> bool | 
         p = _local_path(path)
         return (p / child).exists() if child else p.exists()
     try:  # remote file systems: ask Hadoop through the JVM (classic sessions only)
-        jvm = spark._jvm  # type: ignore[attr-defined]
+        jvm: Any = spark._jvm
         target = path.rstrip("/") + ("/" + child if child else "")
         hpath = jvm.org.apache.hadoop.fs.Path(target)
-        fs = hpath.getFileSystem(spark._jsc.hadoopConfiguration())  # type: ignore[attr-defined]
+        fs = hpath.getFileSystem(spark._jsc.hadoopConfiguration())
         return bool(fs.exists(hpath))
     except Exception:
         return None
@@ -425,6 +426,7 @@ def _read_delta_native(spark: SparkSession, path: str, version: int | None,
 
 # -- Delta, through deltalake ----------------------------------------------------------
 def _open_delta(path: str, version: int | None, when: dt.datetime | None) -> Any:
+    require("delta", "Delta input without Spark's Delta extension")
     from deltalake import DeltaTable
     from deltalake.exceptions import DeltaError, TableNotFoundError
 

@@ -10,6 +10,9 @@ parsed expressions are the same Catalyst trees the builders make (``CAST``, ``+`
 Everything here returns text; nothing touches Spark. Names are quoted with backticks
 (:func:`ident`) and numbers are written so that Spark reads back exactly the same value
 (:func:`literal`), so no data value or column name can change an expression's meaning.
+Those two and :func:`as_double` live in the core (:mod:`dprect.core.sql_text`), because a
+domain writes its own encoding as SQL (:meth:`dprect.core.domains.Domain.sort_sql`); they
+are re-exported here.
 """
 
 from __future__ import annotations
@@ -17,34 +20,9 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+from dprect.core.sql_text import as_double, ident, literal
+
 __all__ = ["all_of", "any_of", "as_double", "finite", "ident", "literal", "seen"]
-
-
-def ident(name: str) -> str:
-    """A column name quoted for Spark, so dots, spaces and backticks are taken literally."""
-    return "`" + name.replace("`", "``") + "`"
-
-
-def literal(x: float | int) -> str:
-    """An exact Spark literal: an int as a BIGINT, a float as a DOUBLE.
-
-    Doubles are written as ``CAST('<repr>' AS DOUBLE)``: Python's ``repr`` is the shortest
-    string that reads back to the same float, Spark parses it with Java's correctly rounded
-    ``Double.parseDouble`` (``inf``, ``-inf`` and ``nan`` are read as such), and constant
-    folding turns the cast into a literal before any row is seen.
-    """
-    if isinstance(x, bool):
-        raise TypeError("a boolean is not a numeric literal")
-    if isinstance(x, int):
-        return f"CAST({int(x)} AS BIGINT)"
-    value = float(x)
-    text = "nan" if math.isnan(value) else repr(value)
-    return f"CAST('{text}' AS DOUBLE)"
-
-
-def as_double(name: str) -> str:
-    """Column ``name`` read as a double (the float64 the numpy engine sees)."""
-    return f"CAST({ident(name)} AS DOUBLE)"
 
 
 def finite(name: str, floating: bool) -> str:

@@ -1,0 +1,121 @@
+"""The positive label: what it may be, and how it reads against a label column's type.
+
+A positive label is a number, a string or a boolean, or :class:`LabelText` (text from a
+command line or a config file, read against the column's type). Every decision here
+depends on the label and the column's *type* (its schema) only, never on a row's value.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+from dprect.core.errors import ParameterError
+
+#: what a label column can hold, read from its type (its schema), never from its values
+LABEL_KINDS = ("numeric", "boolean", "string", "null", "any")
+_TRUE_WORDS = frozenset({"1", "true", "t", "yes", "y"})
+_FALSE_WORDS = frozenset({"0", "false", "f", "no", "n"})
+
+#: a positive label as a caller gives it
+PositiveLabel = bool | int | float | str
+
+
+@dataclass(frozen=True)
+class LabelText:
+    """A positive label given as text (the command line, a config string): it is read
+    against the label column's type by :func:`resolve_positive_label` — ``yes``/``true``
+    is 1 for a numeric column and true for a boolean one; a string column takes the text
+    as it is."""
+
+    text: str
+
+
+def check_label_value(value: object) -> PositiveLabel | LabelText:
+    """A positive label must be a number, a string or a boolean (or :class:`LabelText`);
+    a number must be finite. Checked without any data."""
+    if isinstance(value, LabelText | bool | str):
+        return value
+    if isinstance(value, numbers.Real):
+        if not math.isfinite(float(value)):
+            raise ParameterError(f"the positive label must be finite, got {value!r}")
+        return value  # type: ignore[return-value]
+    raise ParameterError("the positive label must be a number, a string or a boolean, "
+                         f"got {type(value).__name__}")
+
+
+def _describe(value: object) -> str:
+    kind = ("a boolean" if isinstance(value, bool) else "a string" if isinstance(value, str)
+            else "a number")
+    return f"{value!r} ({kind})"
+
+
+def resolve_positive_label(value: object, kind: str, column: str) -> bool | float | str | None:
+    """The positive label as a value comparable with a label column of ``kind`` (one of
+    :data:`LABEL_KINDS`, from the column's *type*): a float for a numeric column (labels
+    are compared as float64), a bool for a boolean one, a str for a string one. None for
+    a column of the null type (it holds no value, so no row is positive).
+
+    Compatible pairs: numeric column and a number or a boolean (true is 1); boolean column
+    and a boolean, or the number 0 or 1; string column and a string. Text
+    (:class:`LabelText`) is parsed against the column's type. Anything else is refused
+    with :class:`ParameterError` — a decision from the schema and the parameter only.
+    """
+    value = check_label_value(value)
+    spelling = "positive label (--positive-label / positive_label)"
+    if kind == "null":
+        return None
+    if isinstance(value, LabelText):
+        text = value.text.strip()
+        word = text.lower()
+        if kind in ("string", "any"):
+            return value.text
+        if kind == "boolean":
+            if word in _TRUE_WORDS:
+                return True
+            if word in _FALSE_WORDS:
+                return False
+            raise ParameterError(
+                f"the label column {column!r} is boolean: the {spelling} must be true or "
+                f"false (or yes/no, 1/0), got {value.text!r}")
+        if word in _TRUE_WORDS - {"1"}:
+            return 1.0
+        if word in _FALSE_WORDS - {"0"}:
+            return 0.0
+        try:
+            number = float(text)
+        except ValueError:
+            raise ParameterError(
+                f"the label column {column!r} is numeric: the {spelling} must be a number "
+                f"(or true/false), got {value.text!r}") from None
+        if not math.isfinite(number):
+            raise ParameterError(f"the {spelling} must be finite, got {value.text!r}")
+        return number
+    if kind == "any":
+        return value
+    if kind == "numeric":
+        if isinstance(value, str):
+            raise ParameterError(
+                f"the label column {column!r} is numeric, but the {spelling} is "
+                f"{_describe(value)}; give a number")
+        return float(value)
+    if kind == "boolean":
+        if isinstance(value, bool):
+            return value
+        if not isinstance(value, str) and float(value) in (0.0, 1.0):
+            return float(value) == 1.0
+        raise ParameterError(
+            f"the label column {column!r} is boolean, but the {spelling} is "
+            f"{_describe(value)}; give true or false")
+    if kind == "string":
+        if isinstance(value, str):
+            return value
+        raise ParameterError(
+            f"the label column {column!r} holds strings, but the {spelling} is "
+            f"{_describe(value)}; give the label as a string")
+    raise ParameterError(f"unknown label column kind {kind!r}")
+
+
+__all__ = ["LABEL_KINDS", "LabelText", "PositiveLabel", "check_label_value",
+           "resolve_positive_label"]

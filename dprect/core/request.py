@@ -1,0 +1,286 @@
+"""What a run asks for: the budget and the fit options, typed and validated once.
+
+This module is the one place where every option of a plan or a fit has its allowed values
+(the :class:`~enum.StrEnum` s below) and its default (the field defaults of
+:class:`PlanRequest` and :class:`FitRequest`). Everything else reads them from here:
+:func:`dprect.plan` and :func:`dprect.fit` build a request from their keyword arguments,
+the command line's choices and defaults and the fit job's option table are generated from
+:func:`option_specs`, and the planner and the engines take the request (or the plan made
+from it) instead of loose strings.
+
+* :class:`PlanRequest` — the budget: ε, δ, method, β, accounting, shape, margin law,
+  neighbouring. All the planner needs besides the features' domains.
+* :class:`FitRequest` — a :class:`PlanRequest` plus the options of reading a table:
+  the invalid-row policy and the positive label.
+
+A request is frozen and valid from the moment it exists: the constructor accepts an enum
+member or its string value and raises :class:`~dprect.core.errors.ParameterError` naming
+the option otherwise (strings become enum members, numbers become floats). Nothing here
+looks at data.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Self, TypedDict, TypeVar, get_type_hints
+
+from dprect.core.errors import ParameterError
+from dprect.core.labels import LabelText, PositiveLabel, check_label_value
+from dprect.core.validation import check_epsilon, check_open_unit
+
+
+class Choice(enum.StrEnum):
+    """An option with a fixed set of values (each member's value is its spelling)."""
+
+    @classmethod
+    def parse(cls, value: object, name: str) -> Self:
+        """The member spelled ``value`` (or ``value`` itself); :class:`ParameterError`
+        naming the option and its values otherwise."""
+        if isinstance(value, str):
+            try:
+                return cls(value)
+            except ValueError:
+                pass
+        raise ParameterError(f"{name} must be one of {', '.join(cls.values())}; got {value!r}")
+
+    @classmethod
+    def values(cls) -> tuple[str, ...]:
+        """The allowed spellings, in order."""
+        return tuple(m.value for m in cls)
+
+
+class Method(Choice):
+    """``auto``: the planner runs both methods' plans and keeps the smaller predicted
+    error; ``randmargins``; ``composition`` (the baseline)."""
+
+    AUTO = "auto"
+    RANDMARGINS = "randmargins"
+    COMPOSITION = "composition"
+
+
+class Accounting(Choice):
+    """How RandMargins' privacy is accounted: ``refined`` (docs/privacy.md) or ``paper``
+    (the paper's statement, with its Laplace margin law)."""
+
+    REFINED = "refined"
+    PAPER = "paper"
+
+
+class Shape(Choice):
+    """``general`` rectangles (2d rounds) or the paper's ``origin``-anchored class
+    (d rounds)."""
+
+    GENERAL = "general"
+    ORIGIN = "origin"
+
+
+class MarginLawName(Choice):
+    """RandMargins' margin law: ``staircase`` or ``laplace``."""
+
+    STAIRCASE = "staircase"
+    LAPLACE = "laplace"
+
+
+class Neighbouring(Choice):
+    """The neighbouring relation of the guarantee."""
+
+    ADD_REMOVE = "add-remove"
+    REPLACE_ONE = "replace-one"
+
+
+class InvalidRows(Choice):
+    """Rows with a null, NaN or ±inf feature: ``drop`` them (row-local, inside the
+    guarantee) or refuse the table (``error``: a data-dependent refusal, OUTSIDE the
+    privacy guarantee)."""
+
+    DROP = "drop"
+    ERROR = "error"
+
+
+def _help(text: str) -> dict[str, str]:
+    """A request field's one-line help (the CLI's and the job's), as field metadata."""
+    return {"help": text}
+
+
+_set = object.__setattr__  # frozen dataclasses normalise their fields in __post_init__
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    """The budget of a run: everything the planner needs besides the domains."""
+
+    epsilon: float = field(metadata=_help("total epsilon of the run (required)"))
+    delta: float = field(metadata=_help("total delta of the run (required)"))
+    method: Method = field(default=Method.AUTO, metadata=_help(
+        "auto (the smaller predicted error), randmargins or composition"))
+    beta: float = field(default=1e-4, metadata=_help("failure target of the whole run"))
+    accounting: Accounting = field(default=Accounting.REFINED, metadata=_help(
+        "refined or paper (the paper's statement)"))
+    shape: Shape = field(default=Shape.GENERAL, metadata=_help(
+        "general (2d rounds) or origin (the paper's origin-anchored class)"))
+    margin_law: MarginLawName = field(default=MarginLawName.STAIRCASE, metadata=_help(
+        "RandMargins' margin law: staircase or laplace"))
+    neighbouring: Neighbouring = field(default=Neighbouring.ADD_REMOVE, metadata=_help(
+        "add-remove or replace-one (by group privacy)"))
+
+    def __post_init__(self) -> None:
+        _set(self, "epsilon", check_epsilon(self.epsilon))
+        _set(self, "delta", check_open_unit(self.delta, "delta"))
+        _set(self, "beta", check_open_unit(self.beta, "beta"))
+        for f in dataclasses.fields(self):
+            if isinstance(f.default, Choice):
+                _set(self, f.name, type(f.default).parse(getattr(self, f.name), f.name))
+
+    def budget(self) -> PlanRequest:
+        """The budget alone (a :class:`FitRequest` without its reading options)."""
+        return PlanRequest(**{f.name: getattr(self, f.name)
+                              for f in dataclasses.fields(PlanRequest)})
+
+    def to_json(self) -> dict[str, Any]:
+        """The budget as plain JSON values, in the order of a plan's ``request``."""
+        return {"epsilon": self.epsilon, "delta": self.delta, "beta": self.beta,
+                "method": self.method.value, "accounting": self.accounting.value,
+                "shape": self.shape.value, "margin_law": self.margin_law.value,
+                "neighbouring": self.neighbouring.value}
+
+
+@dataclass(frozen=True)
+class FitRequest(PlanRequest):
+    """A fit's request: the budget and how the table's rows are read."""
+
+    invalid_rows: InvalidRows = field(default=InvalidRows.DROP, metadata=_help(
+        "rows with a null, NaN or infinite feature: drop them (row-local, costs no "
+        "privacy) or refuse the table (error: a refusal that depends on the data, OUTSIDE "
+        "the privacy guarantee)"))
+    positive_label: PositiveLabel | LabelText = field(default=1, metadata=_help(
+        "label of the positive rows, read against the label column's type: a number, "
+        "true/false (or yes/no) or a string; every other row, null labels included, is a "
+        "negative"))
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _set(self, "positive_label", check_label_value(self.positive_label))
+
+
+class BudgetOptions(TypedDict, total=False):
+    """:class:`PlanRequest`'s fields as keyword arguments (``epsilon`` and ``delta`` are
+    required; the others default as the request says)."""
+
+    epsilon: float
+    delta: float
+    method: Method | str
+    beta: float
+    accounting: Accounting | str
+    shape: Shape | str
+    margin_law: MarginLawName | str
+    neighbouring: Neighbouring | str
+
+
+class FitOptions(BudgetOptions, total=False):
+    """:class:`FitRequest`'s fields as keyword arguments."""
+
+    invalid_rows: InvalidRows | str
+    positive_label: PositiveLabel | LabelText
+
+
+@dataclass(frozen=True)
+class Source:
+    """The table a fit reads: where, how, and which columns (public settings only).
+
+    ``format``: parquet, csv or delta (None: from the path); ``where`` a row filter,
+    ``version``/``timestamp`` a Delta snapshot (the Spark engine's). The names are
+    checked here: at least one feature, none twice, the label not among them."""
+
+    path: str
+    features: list[str]
+    label: str
+    format: str | None = None
+    where: str | None = None
+    version: int | None = None
+    timestamp: str | None = None
+
+    def __post_init__(self) -> None:
+        names = [str(f) for f in self.features]
+        if not names:
+            raise ParameterError("give at least one feature column")
+        seen: set[str] = set()
+        for n in names:
+            if n in seen:
+                raise ParameterError(f"feature {n!r} is listed twice")
+            seen.add(n)
+        if self.label in seen:
+            raise ParameterError(f"the label column {self.label!r} is also listed as a "
+                                 "feature")
+        object.__setattr__(self, "features", names)
+
+    def settings(self) -> dict[str, Any]:
+        """How the table is read, as the results table records it."""
+        return {"format": self.format, "where": self.where, "version": self.version,
+                "timestamp": self.timestamp}
+
+
+R = TypeVar("R", bound=PlanRequest)
+
+
+def make_request(kind: type[R], request: R | None, options: Mapping[str, Any]) -> R:
+    """``request`` itself, or a new ``kind`` built from keyword ``options`` (not both).
+
+    A missing ε or δ, or an unknown option, is a :class:`TypeError` as for any call."""
+    if request is None:
+        return kind(**options)
+    if options:
+        raise ParameterError(f"give a request or the options {', '.join(options)}, not both")
+    if not isinstance(request, kind):
+        raise ParameterError(f"request must be a {kind.__name__}, got "
+                             f"{type(request).__name__}")
+    return request
+
+
+def request_from(kind: type[R], values: Mapping[str, Any]) -> R:
+    """A ``kind`` from the entries of ``values`` that name its fields (a front end's
+    parsed arguments or config section); other entries are ignored."""
+    names = {f.name for f in dataclasses.fields(kind)}
+    return kind(**{k: v for k, v in values.items() if k in names})
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """One request field as the command line and the job config present it."""
+
+    name: str  # the field and config key; the flag is --name-with-dashes
+    default: Any  # dataclasses.MISSING when required
+    choices: tuple[str, ...] | None
+    kind: str  # "float", "choice" or "label" (a positive label: a number, bool or text)
+    help: str
+
+    @property
+    def required(self) -> bool:
+        return self.default is dataclasses.MISSING
+
+    @property
+    def plain_default(self) -> Any:
+        """The default as a plain value (an enum member's spelling); None if required."""
+        if self.required:
+            return None
+        return self.default.value if isinstance(self.default, Choice) else self.default
+
+
+def option_specs(kind: type[PlanRequest] = FitRequest) -> tuple[OptionSpec, ...]:
+    """The fields of ``kind`` with their defaults, allowed values and help."""
+    hints = get_type_hints(kind)
+    specs = []
+    for f in dataclasses.fields(kind):
+        choices = f.default.values() if isinstance(f.default, Choice) else None
+        specs.append(OptionSpec(
+            f.name, f.default, choices,
+            "choice" if choices else "float" if hints[f.name] is float else "label",
+            f.metadata["help"]))
+    return tuple(specs)
+
+
+__all__ = ["Accounting", "BudgetOptions", "Choice", "FitOptions", "FitRequest",
+           "InvalidRows", "MarginLawName", "Method", "Neighbouring", "OptionSpec",
+           "PlanRequest", "Shape", "Source", "make_request", "option_specs", "request_from"]

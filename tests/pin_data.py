@@ -1,0 +1,96 @@
+"""A small deterministic slice of the demo data, made in memory with numpy the way
+``jobs/generate_synthetic.py`` makes it on Spark (the same true rectangle from the seed;
+positives uniform inside it, negatives outside it on one random axis), for the pinned
+rectangles of ``test_pinned_rectangle.py`` and ``spark/test_pinned_rectangle_spark.py``."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+
+ROWS, DIMS, SEED, RATE = 20_000, 4, 20261122, 0.3
+LOWER, UPPER = -100.0, 100.0
+GRID = "-100:100:1048576"
+FEATURES = [f"f{j}" for j in range(DIMS)]
+FIT = {"epsilon": 1.0, "delta": 1e-6, "seed": 7}
+
+#: recorded with the code of commit 746eef4 (before the fit flow and the typed request):
+#: method auto (the planner picks composition here), staircase law
+PIN_AUTO = {
+    "method": "composition",
+    "lower_index": [258693, 359141, 451362, 189655],
+    "upper_index": [795397, 801867, 727641, 674953],
+    "lower": [-50.658226013183594, -31.499290466308594, -13.909530639648438,
+              -63.82617950439453],
+    "upper": [51.71012878417969, 52.944183349609375, 38.78669738769531, 28.737258911132812],
+}
+#: method randmargins, staircase law (same commit)
+PIN_RANDMARGINS = {
+    "method": "randmargins",
+    "lower_index": [258693, 366659, 459738, 225718],
+    "upper_index": [790880, 794402, 720077, 646706],
+    "lower": [-50.658226013183594, -30.065345764160156, -12.311935424804688,
+              -56.94770812988281],
+    "upper": [50.84857940673828, 51.520347595214844, 37.34397888183594, 23.349571228027344],
+}
+
+
+def true_rectangle(dims: int, lower: float, upper: float, seed: int
+                   ) -> tuple[list[float], list[float]]:
+    """As ``jobs/generate_synthetic.true_rectangle``."""
+    gen = random.Random(seed)
+    span = upper - lower
+    lo, hi = [], []
+    for _ in range(dims):
+        width = gen.uniform(0.3, 0.6) * span
+        start = lower + 0.1 * span + gen.uniform(0.0, 0.8 * span - width)
+        lo.append(round(start, 6))
+        hi.append(round(start + width, 6))
+    return lo, hi
+
+
+def demo_slice() -> tuple[np.ndarray, np.ndarray]:
+    """(X, y): ROWS rows of DIMS features in [LOWER, UPPER], y 1 inside the true rectangle."""
+    tl, tu = true_rectangle(DIMS, LOWER, UPPER, SEED)
+    rng = np.random.default_rng(SEED)
+    positive = rng.random(ROWS) < RATE
+    bad_axis = rng.integers(0, DIMS, ROWS)
+    X = np.empty((ROWS, DIMS))
+    for j in range(DIMS):
+        u = rng.random(ROWS)
+        inside = tl[j] + u * (tu[j] - tl[j])
+        anywhere = LOWER + u * (UPPER - LOWER)
+        left, right = tl[j] - LOWER, UPPER - tu[j]
+        v = u * (left + right)
+        outside = np.where(v < left, LOWER + v, UPPER - (v - left))
+        X[:, j] = np.where(positive, inside, np.where(bad_axis == j, outside, anywhere))
+    return X, positive.astype(np.int64)
+
+
+def write_parquet(folder: Path) -> Path:
+    """The slice as a Parquet file (columns f0…f3 and ``label``)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    X, y = demo_slice()
+    path = folder / "demo_slice.parquet"
+    pq.write_table(pa.table({**{f: X[:, j] for j, f in enumerate(FEATURES)}, "label": y}),
+                   path)
+    return path
+
+
+def cli_args(path: Path, output: Path, *extra: str) -> list[str]:
+    """``dprect fit`` arguments of the pinned run."""
+    return ["fit", "--input", str(path), "--features", ",".join(FEATURES), "--label", "label",
+            f"--grid={GRID}", "--epsilon", str(FIT["epsilon"]), "--delta", str(FIT["delta"]),
+            "--seed", str(FIT["seed"]), "--output", str(output), *extra]
+
+
+def assert_pinned(js: dict, pin: dict) -> None:
+    """A result (FitResult.to_json()) holds exactly the pinned rectangle."""
+    assert js["method"] == pin["method"]
+    assert js["lower"] == pin["lower"] and js["upper"] == pin["upper"]
+    assert [int(v) for v in js["grid"]["lower_index"]] == pin["lower_index"]
+    assert [int(v) for v in js["grid"]["upper_index"]] == pin["upper_index"]

@@ -1,0 +1,23 @@
+"""The pinned rectangle of ``tests/test_pinned_rectangle.py`` through ``dprect fit --engine
+spark`` (both Spark plans): the values recorded before the restructure (issue 11)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from pin_data import PIN_AUTO, assert_pinned, cli_args, write_parquet
+
+from dprect.app.cli import main
+
+
+@pytest.mark.parametrize("plan", ["prefetch", "rounds"])
+def test_cli_spark_pinned(spark, tmp_path, plan):
+    out = tmp_path / "result.json"
+    assert main(cli_args(write_parquet(tmp_path), out, "--engine", "spark",
+                         "--plan", plan)) == 0
+    assert_pinned(json.loads(out.read_text()), PIN_AUTO)
