@@ -16,24 +16,25 @@ GRID = "-100:100:1048576"
 FEATURES = [f"f{j}" for j in range(DIMS)]
 FIT = {"epsilon": 1.0, "delta": 1e-6, "seed": 7}
 
-#: recorded with the code of commit 746eef4 (before the fit flow and the typed request):
-#: method auto (the planner picks composition here), staircase law
+#: pinned after accounting v2, issue #12 (the planner's bounded-range accounting changed the
+#: per-round ε; same data, same seed): method auto (the planner picks composition here),
+#: staircase law
 PIN_AUTO = {
     "method": "composition",
-    "lower_index": [258693, 359141, 451362, 189655],
-    "upper_index": [795397, 801867, 727641, 674953],
-    "lower": [-50.658226013183594, -31.499290466308594, -13.909530639648438,
-              -63.82617950439453],
-    "upper": [51.71012878417969, 52.944183349609375, 38.78669738769531, 28.737258911132812],
+    "lower_index": [247982, 352133, 447126, 180295],
+    "upper_index": [803260, 809978, 734250, 684673],
+    "lower": [-52.70118713378906, -32.835960388183594, -14.717483520507812,
+              -65.61145782470703],
+    "upper": [53.209877014160156, 54.491233825683594, 40.047264099121094, 30.591201782226562],
 }
-#: method randmargins, staircase law (same commit)
+#: method randmargins, staircase law (pinned after accounting v2, issue #12)
 PIN_RANDMARGINS = {
     "method": "randmargins",
-    "lower_index": [258693, 366659, 459738, 225718],
-    "upper_index": [790880, 794402, 720077, 646706],
-    "lower": [-50.658226013183594, -30.065345764160156, -12.311935424804688,
-              -56.94770812988281],
-    "upper": [50.84857940673828, 51.520347595214844, 37.34397888183594, 23.349571228027344],
+    "lower_index": [250604, 355776, 452607, 194234],
+    "upper_index": [801775, 802418, 728401, 665514],
+    "lower": [-52.201080322265625, -32.14111328125, -13.672065734863281,
+              -62.95280456542969],
+    "upper": [52.9266357421875, 53.049278259277344, 38.93165588378906, 26.936912536621094],
 }
 
 

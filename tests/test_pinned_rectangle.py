@@ -1,5 +1,6 @@
-"""The rectangle of a fixed seed on a slice of the demo data, pinned to the values the
-code gave before the restructure (issue 11): dprect.fit and ``dprect fit`` (numpy)."""
+"""The rectangle of a fixed seed on a slice of the demo data: dprect.fit and ``dprect fit``
+(numpy). First pinned before the restructure (issue 11); pinned after accounting v2, issue
+#12 (the planner's new per-round ε changes every draw; same data, same seed)."""
 
 from __future__ import annotations
 

@@ -26,16 +26,21 @@ Prop. 1.4 and Lemma 2.3) converted to (ρ_z + 2√(ρ_z·ln(1/δ)), δ)-DP (ibid
 Replace-one neighbours follow from add/remove by group privacy of size 2:
 (ε, δ) ↦ (2ε, (1 + e^ε)·δ) — :func:`replace_one`.
 
-Accounting v2, bounded range (issue #12; docs/privacy.md "Bounded-range accounting"; not
-used by the planner yet). The IP is ε-bounded-range, hence (ε²/8)-zCDP (:func:`br_zcdp`):
+Accounting v2, bounded range (issue #12; docs/privacy.md "Bounded-range accounting"), what
+the planner uses. The IP is ε-bounded-range, hence (ε²/8)-zCDP (:func:`br_zcdp`):
 
 * RandMargins: (kε²/8 + ε·√(k·ln(1/δ₂)/2), (1 − q)^k + δ₂) — :func:`refined_br`, and the
   CKS conversion of kε²/8 on {K ≤ k} — :func:`refined_br_cks`; the best of all refined
-  bounds — :func:`refined_best_v2`, its inverse — :func:`refined_v2_epsilon`.
+  bounds — :func:`refined_best_v2`, its inverse — :func:`refined_v2_epsilon` (the
+  planner's; :func:`refined_v2_estimate` is its unchecked float search). :func:`refined_best`
+  is the best of the pure and Azuma bounds alone, the accounting before issue #12.
 * Composition baseline: ρ = R·ε₀²/8 converted by Bun–Steinke or Canonne–Kamath–Steinke
   (:func:`zcdp_to_dp_bun_steinke`, :func:`zcdp_to_dp_cks`), the pure R·ε₀ and, if
   installed, dp-accounting's PLD of the pure ε₀-DP worst case — :func:`composition_br`,
-  its inverse — :func:`composition_br_epsilon`.
+  its inverse — :func:`composition_br_epsilon`. The planner calls both with
+  ``use_dp_accounting=False``: dp-accounting is a dev-only cross-check, and a plan must
+  not depend on which optional packages are installed. (:func:`composition_pure` and
+  :func:`composition_zcdp` above are the baseline's accounting before issue #12.)
 """
 
 from __future__ import annotations
@@ -118,26 +123,11 @@ def refined_azuma(
 def refined_best(
     epsilon: float, *, q: float, rounds: int, target_delta: float
 ) -> Guarantee:
-    """The smallest ε̃ over both refined bounds, every k and δ₂, with δ̃ ≤ target_delta."""
-    epsilon = check_epsilon(epsilon)
-    target_delta = check_open_unit(target_delta, "delta")
-    rounds = check_positive_int(rounds, "rounds")
-    best: Guarantee | None = None
-    for k in range(1, rounds + 1):
-        escape = escape_probability(q, k, rounds)
-        candidates = []
-        if escape <= target_delta:
-            candidates.append(refined_pure(epsilon, k=k, q=q, rounds=rounds))
-        if escape < target_delta:
-            candidates.append(
-                refined_azuma(epsilon, k=k, q=q, rounds=rounds, delta2=target_delta - escape)
-            )
-        for g in candidates:
-            if best is None or g.epsilon < best.epsilon:
-                best = g
-    if best is None:  # unreachable: k = R always qualifies
-        raise ParameterError("no refined bound meets the requested delta")
-    return best
+    """The smallest ε̃ over both refined bounds of §4 (pure and Azuma), every k and δ₂, with
+    δ̃ ≤ target_delta: the accounting before the bounded-range bounds (issue #12), kept to
+    report what they gain. :func:`refined_best_v2` restricted to those two kinds."""
+    return _refined_best_of(("pure", "azuma"), epsilon, q=q, rounds=rounds,
+                            target_delta=target_delta)
 
 
 def paper_bound(epsilon: float, *, delta: float, rounds: int) -> Guarantee:
@@ -198,8 +188,8 @@ def add_remove_budget(epsilon: float, delta: float, neighbouring: Neighbouring |
 
 
 # == Accounting v2: bounded range (issue #12) ===============================================
-# Additive: the functions above are unchanged and the planner keeps using them until it
-# adopts these. Proofs: docs/privacy.md, "Bounded-range accounting".
+# The functions above are unchanged (the accounting before issue #12, kept to report what
+# these gain); the planner uses these. Proofs: docs/privacy.md, "Bounded-range accounting".
 #
 # Safe rounding. Every closed form below is a short sum of non-negative floats, each within
 # a few ulps of its exact value, so it is rounded up by the relative margin _UP (2^-46,
@@ -258,6 +248,12 @@ def _delta2_for(target_delta: float, escape: float) -> float:
     return d2
 
 
+#: ρ per ε² of an ε-bounded-range mechanism: ε-BR ⇒ (ε²/8)-zCDP (Cesar & Rogers 2021). Every
+#: bounded-range bound and inverse below reads it from here (the tests change it to check
+#: that a wrong constant shows).
+BR_ZCDP_FACTOR: float = 1.0 / 8.0
+
+
 def br_zcdp(epsilon: float) -> float:
     """ρ = ε²/8: an ε-bounded-range mechanism is (ε²/8)-zCDP.
 
@@ -268,7 +264,7 @@ def br_zcdp(epsilon: float) -> float:
     The float is rounded up by one ulp, so it is never below the exact ε²/8.
     """
     epsilon = check_epsilon(epsilon)
-    return math.nextafter(epsilon * epsilon / 8.0, math.inf)
+    return math.nextafter(epsilon * epsilon * BR_ZCDP_FACTOR, math.inf)
 
 
 def zcdp_to_dp_bun_steinke(rho: float, delta: float) -> float:
@@ -449,6 +445,10 @@ def composition_br(epsilon0: float, *, rounds: int, delta: float,
     smallest ε̃ wins and the guarantee's ``bound`` names it. ``delta=0`` allows only the pure
     bound. For a fixed number of rounds only (the composition baseline); never for the
     random number of paid rounds of RandMargins.
+
+    The planner passes ``use_dp_accounting=False``: dp-accounting is an optional, dev-only
+    cross-check (the tests compare against it), and a plan must be the same whether or not
+    it is installed.
     """
     epsilon0 = check_epsilon(epsilon0, "epsilon0")
     rounds = check_positive_int(rounds, "rounds")
@@ -481,7 +481,8 @@ def composition_br_epsilon(eps_total: float, delta_total: float, rounds: int, *,
     """The largest per-round ε₀ (to about 1e-12) with composition_br(ε₀) within (ε̃, δ̃).
 
     Every value returned has been checked by calling :func:`composition_br`, so
-    ``composition_br(ε₀, rounds=R, delta=δ̃).epsilon ≤ ε̃`` holds for it.
+    ``composition_br(ε₀, rounds=R, delta=δ̃).epsilon ≤ ε̃`` holds for it. The planner passes
+    ``use_dp_accounting=False`` (plans never depend on the optional dp-accounting).
     """
     eps_total = check_epsilon(eps_total, "epsilon")
     rounds = check_positive_int(rounds, "rounds")
@@ -500,7 +501,7 @@ def composition_br_epsilon(eps_total: float, delta_total: float, rounds: int, *,
     best = shrink_until_ok(eps_total / rounds)
     if delta_total > 0:
         rho = zcdp_budget_rho(eps_total, delta_total, conversion="cks")
-        best = max(best, shrink_until_ok(math.sqrt(8.0 * rho / rounds)))
+        best = max(best, shrink_until_ok(math.sqrt(rho / BR_ZCDP_FACTOR / rounds)))
     if delta_total > 0 and use_dp_accounting and _dp_accounting_pld() is not None:
         pld_ok = composition_pld_pure(best, rounds=rounds, delta=delta_total)
         if pld_ok is not None and pld_ok.epsilon < eps_total:  # PLD allows a larger ε₀
@@ -530,7 +531,9 @@ def refined_br(epsilon: float, *, k: int, q: float, rounds: int, delta2: float) 
     rounds = check_positive_int(rounds, "rounds")
     delta2 = check_open_unit(delta2, "delta2")
     k_eff = min(k, rounds)
-    eps_total = _up(k_eff * epsilon**2 / 8 + epsilon * math.sqrt(k_eff * -math.log(delta2) / 2))
+    c = BR_ZCDP_FACTOR  # 1/8: kcε² + 2ε√(ck·ln(1/δ₂)) = kε²/8 + ε√(k·ln(1/δ₂)/2)
+    eps_total = _up(k_eff * epsilon**2 * c
+                    + epsilon * math.sqrt(4.0 * c * k_eff * -math.log(delta2)))
     return Guarantee(
         epsilon=eps_total,
         delta=escape_probability(q, k_eff, rounds) + delta2,
@@ -586,26 +589,37 @@ def refined_best_v2(epsilon: float, *, q: float, rounds: int, target_delta: floa
     split for a given k, lowered to the float below if the sum would round above δ̃). Its
     candidates include all of :func:`refined_best`'s. The CKS bound is evaluated safely at
     the k whose float estimate is smallest."""
+    return _refined_best_of(REFINED_V2_KINDS, epsilon, q=q, rounds=rounds,
+                            target_delta=target_delta)
+
+
+def _refined_best_of(kinds: tuple[str, ...], epsilon: float, *, q: float, rounds: int,
+                     target_delta: float) -> Guarantee:
+    """The smallest ε̃ with δ̃ ≤ target_delta over the refined bounds ``kinds``
+    (:data:`REFINED_V2_KINDS`), every k and the best δ split for each k."""
     epsilon = check_epsilon(epsilon)
     target_delta = check_open_unit(target_delta, "delta")
     rounds = check_positive_int(rounds, "rounds")
     _check_q(q)
+    closed_forms = [kind for kind in ("azuma", "br") if kind in kinds]
     best: Guarantee | None = None
     cks_pick: tuple[float, int, float] | None = None  # (float estimate, k, δ₂)
     for k in range(1, rounds + 1):
         escape = escape_probability(q, k, rounds)
         candidates = []
-        if escape <= target_delta:
+        if "pure" in kinds and escape <= target_delta:
             candidates.append(refined_pure(epsilon, k=k, q=q, rounds=rounds))
         if escape < target_delta:
             d2 = _delta2_for(target_delta, escape)
             if d2 > 0:
-                candidates.append(refined_azuma(epsilon, k=k, q=q, rounds=rounds, delta2=d2))
-                candidates.append(refined_br(epsilon, k=k, q=q, rounds=rounds, delta2=d2))
-                est = _minimise_over_order(functools.partial(
-                    _cks_epsilon_at, k * epsilon**2 / 8, -math.log(d2)))[1]
-                if cks_pick is None or est < cks_pick[0]:
-                    cks_pick = (est, k, d2)
+                candidates += [refined_v2_guarantee(epsilon, kind=kind, k=k, q=q,
+                                                    rounds=rounds, delta2=d2)
+                               for kind in closed_forms]
+                if "br-cks" in kinds:
+                    est = _minimise_over_order(functools.partial(
+                        _cks_epsilon_at, k * epsilon**2 * BR_ZCDP_FACTOR, -math.log(d2)))[1]
+                    if cks_pick is None or est < cks_pick[0]:
+                        cks_pick = (est, k, d2)
         for g in candidates:
             if best is None or g.epsilon < best.epsilon:
                 best = g
@@ -627,19 +641,28 @@ class RefinedChoice(NamedTuple):
     delta2: float
 
 
-def refined_v2_epsilon(eps_total: float, delta_total: float, *, q: float, rounds: int
-                       ) -> RefinedChoice:
-    """The largest per-round ε for which some refined bound (pure, Azuma, bounded range, or
-    bounded range with CKS), some k and δ split give (ε̃, δ̃) — the inverse of
-    :func:`refined_best_v2`, for the planner. The returned choice is checked:
-    ``refined_v2_guarantee(choice.epsilon, kind=…, k=…, q=q, rounds=R, delta2=…)`` has
-    ε ≤ ε̃ and δ ≤ δ̃ (up to the float sum escape + δ₂, as in :func:`refined_best`)."""
+@functools.lru_cache(maxsize=256)
+def _cks_budget_rho(eps_total: float, delta_total: float) -> float:
+    """:func:`zcdp_budget_rho` (CKS), cached: the planner asks it once per staircase ρ."""
+    return zcdp_budget_rho(eps_total, delta_total)
+
+
+def refined_v2_estimate(eps_total: float, delta_total: float, *, q: float, rounds: int
+                        ) -> RefinedChoice:
+    """The float search of :func:`refined_v2_epsilon`, before the check: the kind, k and δ₂
+    of the best refined bound and its per-round ε as a float estimate.
+
+    **Not a guarantee**: the estimate may exceed the largest valid ε by a few ulps. It is
+    never below the checked :func:`refined_v2_epsilon` of the same arguments (which backs
+    off from it), so the planner uses it to rank the staircase ratios cheaply and bound
+    their predictions from below, and plans only with checked values."""
     eps_total = check_epsilon(eps_total, "epsilon")
     delta_total = check_open_unit(delta_total, "delta")
     rounds = check_positive_int(rounds, "rounds")
     _check_q(q)
     best = RefinedChoice(-1.0, "pure", rounds, 0.0)
-    cks_cap = math.sqrt(8.0 * zcdp_budget_rho(eps_total, delta_total))  # ·1/√k: CKS's ceiling
+    # no BR-CKS per-round ε at k paid rounds exceeds cks_cap/√k (δ₂ ≤ δ̃)
+    cks_cap = math.sqrt(_cks_budget_rho(eps_total, delta_total) / BR_ZCDP_FACTOR)
     for k in range(1, rounds + 1):
         escape = escape_probability(q, k, rounds)
         if escape <= delta_total and eps_total / k > best.epsilon:
@@ -655,16 +678,28 @@ def refined_v2_epsilon(eps_total: float, delta_total: float, *, q: float, rounds
         if eps_az > best.epsilon:
             best = RefinedChoice(eps_az, "azuma", k, d2)
         root = eps_total / (math.sqrt(log_inv + eps_total) + math.sqrt(log_inv))
-        eps_br = math.sqrt(8.0 / k) * root  # BR: k·ε²/8 = (√(L+ε̃) − √L)²
+        eps_br = math.sqrt(1.0 / BR_ZCDP_FACTOR / k) * root  # BR: k·ε²/8 = (√(L+ε̃) − √L)²
         if eps_br > best.epsilon:
             best = RefinedChoice(eps_br, "br", k, d2)
         if cks_cap / math.sqrt(k) > best.epsilon:  # CKS at this k could still win
             rho = _cks_rho_estimate(eps_total, log_inv)
-            eps_cks = math.sqrt(8.0 * rho / k)
+            eps_cks = math.sqrt(rho / BR_ZCDP_FACTOR / k)
             if eps_cks > best.epsilon:
                 best = RefinedChoice(eps_cks, "br-cks", k, d2)
     if not best.epsilon > 0:
         raise ParameterError("no refined bound meets the requested budget")
+    return best
+
+
+def refined_v2_epsilon(eps_total: float, delta_total: float, *, q: float, rounds: int
+                       ) -> RefinedChoice:
+    """The largest per-round ε for which some refined bound (pure, Azuma, bounded range, or
+    bounded range with CKS), some k and δ split give (ε̃, δ̃) — the inverse of
+    :func:`refined_best_v2`, for the planner. The returned choice is checked:
+    ``refined_v2_guarantee(choice.epsilon, kind=…, k=…, q=q, rounds=R, delta2=…)`` has
+    ε ≤ ε̃ and δ ≤ δ̃ (δ₂ is lowered so that the float sum escape + δ₂ is ≤ δ̃). It is
+    :func:`refined_v2_estimate` backed off until that check passes."""
+    best = refined_v2_estimate(eps_total, delta_total, q=q, rounds=rounds)
     eps = _back_off(best.epsilon, lambda e: refined_v2_guarantee(
         e, kind=best.kind, k=best.k, q=q, rounds=rounds, delta2=best.delta2
     ).epsilon <= eps_total)

@@ -6,15 +6,28 @@ rectangle shape and a method. Nothing here looks at data.
 * The IP failure target per round and side is β_IP = β/(2R): the run "fails" if any of the
   2R one-sided IP failures happens (union bound), and only then may the rectangle leave
   the true one or misclassify more than Σ N_t positives.
-* RandMargins (refined accounting): for every staircase ratio ρ on a grid of rationals
-  {1/100, …, 99/100}, find the largest per-round ε such that some k and δ split meets
-  (ε̃, δ̃) by one of the two refined bounds; Δ_t = interior_point_size(ε, β_IP, m_t); the
-  predicted misclassified positives are Σ_t (E[N_t] − Δ_t/2). Keep the best ρ.
+* RandMargins (refined accounting, issue #12): for every staircase ratio ρ on a grid of
+  rationals {1/100, …, 99/100}, find the largest per-round ε such that some k and δ split
+  meets (ε̃, δ̃) by one of the four refined bounds — pure, Azuma, bounded range (BR) and BR
+  with the CKS conversion (:func:`~dprect.core.accounting.refined_v2_epsilon`);
+  Δ_t = interior_point_size(ε, β_IP, m_t); the predicted misclassified positives are
+  Σ_t (E[N_t] − Δ_t/2). Keep the best ρ. The checked inverse costs milliseconds (CKS in
+  60-digit arithmetic), so the ratios are ranked by the float estimate, a lower bound on
+  each prediction, and checked in that order until none left can win: the same plan as an
+  exhaustive check, at d = 1024 in about 0.2 s.
 * RandMargins (paper accounting): δ = δ̃/(R + 2), ε = ε̃/(70·ln(1/δ)), the paper's Laplace
-  margin law; same prediction formula.
-* Composition baseline: the largest ε₀ meeting (ε̃, δ̃) by basic or zCDP composition of R
-  rounds; prediction Σ_t Δ₀_t/2.
+  margin law; same prediction formula. Unchanged by the bounded-range accounting.
+* Composition baseline: the largest ε₀ meeting (ε̃, δ̃) by the bounded-range composition of
+  R rounds (:func:`~dprect.core.accounting.composition_br`): basic R·ε₀, or
+  ρ = R·ε₀²/8 zCDP converted by Canonne–Kamath–Steinke or Bun–Steinke, whichever is
+  smallest; prediction Σ_t Δ₀_t/2.
 * ``auto`` runs RandMargins (refined) and composition and picks the smaller prediction.
+* Every per-round ε is shrunk by 10⁻⁹ and the stated guarantee recomputed from it by the
+  accountant (its ``bound`` names the bound used), then checked against the request.
+
+**Plans do not depend on optional packages.** dp-accounting (a dev-only cross-check of the
+composition bound, in the tests) is never asked at plan time: ``use_dp_accounting=False``.
+The same request gives the same plan wherever it is made.
 
 **Plan-time limits** (:data:`MAX_IP_SIZE`, :data:`MAX_EXPECTED_MARGIN`). A method whose
 rounds would need an interior-point input Δ above ``MAX_IP_SIZE`` or expect a block
@@ -35,17 +48,17 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Unpack
 
-import numpy as np
-
 from dprect.core.accounting import (
     Guarantee,
+    RefinedChoice,
     add_remove_budget,
-    composition_pure,
-    composition_zcdp,
+    composition_br,
+    composition_br_epsilon,
     escape_probability,
     paper_bound,
-    refined_azuma,
-    refined_pure,
+    refined_v2_epsilon,
+    refined_v2_estimate,
+    refined_v2_guarantee,
     replace_one,
 )
 from dprect.core.domains import Domain, Side
@@ -149,6 +162,7 @@ class Plan:
             "predictions": {
                 name: c.predicted_misclassified for name, c in self.candidates.items()
             },
+            "bounds": {name: c.guarantee.bound for name, c in self.candidates.items()},
         }
         if self.excluded:
             out["excluded"] = dict(self.excluded)
@@ -186,33 +200,24 @@ def schedule(dims: int, shape: Shape | str) -> list[tuple[int, Side]]:
 
 
 # -- RandMargins, refined accounting -----------------------------------------------------
-def _best_refined_epsilon(eps_total: float, delta_total: float, q: float, rounds: int
-                          ) -> tuple[float, int, str, float]:
-    """Largest per-round ε meeting (ε̃, δ̃) by a refined bound: (ε, k, bound, δ₂)."""
-    k = np.arange(1, rounds + 1, dtype=np.float64)
-    escape = np.where(k >= rounds, 0.0, (1.0 - q) ** k)
-    best = (-1.0, rounds, "pure", 0.0)
-    pure_ok = escape <= delta_total
-    if pure_ok.any():
-        i = int(np.argmax(pure_ok))  # smallest admissible k gives the largest ε = ε̃/k
-        best = (eps_total / k[i], int(k[i]), "pure", 0.0)
-    az_ok = escape < delta_total
-    if az_ok.any():
-        kk = k[az_ok]
-        d2 = delta_total - escape[az_ok]
-        c = np.sqrt(2 * kk * np.log(1 / d2))
-        eps = (-c + np.sqrt(c * c + 2 * kk * eps_total)) / kk
-        i = int(np.argmax(eps))
-        if eps[i] > best[0]:
-            best = (float(eps[i]), int(kk[i]), "azuma", float(d2[i]))
-    return best
+def _refined_choice(eps_total: float, delta_total: float, q: float, rounds: int, *,
+                    checked: bool = True) -> RefinedChoice:
+    """The largest per-round ε meeting (ε̃, δ̃) by a refined bound (pure, Azuma, bounded
+    range, bounded range with CKS), with its kind, k and δ₂ (``checked=False``: the float
+    estimate, an upper bound, only for ranking); ε = 0.0 when none does (the plan-time
+    limits then refuse it). Depends on nothing installed optionally."""
+    inverse = refined_v2_epsilon if checked else refined_v2_estimate
+    try:
+        return inverse(eps_total, delta_total, q=q, rounds=rounds)
+    except ParameterError:  # ε̃ so small that no positive per-round ε is representable
+        return RefinedChoice(0.0, "pure", rounds, 0.0)
 
 
-def _refined_guarantee(eps: float, k: int, kind: str, delta2: float, q: float, rounds: int
-                       ) -> Guarantee:
-    if kind == "pure":
-        return refined_pure(eps, k=k, q=q, rounds=rounds)
-    return refined_azuma(eps, k=k, q=q, rounds=rounds, delta2=delta2)
+def _within_budget(g: Guarantee, eps_total: float, delta_total: float) -> Guarantee:
+    """``g``, after checking that it is within the (add/remove) budget it was planned for."""
+    if g.epsilon > eps_total or g.delta > delta_total:
+        raise AssertionError("planner produced a guarantee above the budget")
+    return g
 
 
 _SizeLaws = dict[int, tuple[int, MarginLaw | None]]  # grid size m -> (Δ, law)
@@ -291,70 +296,115 @@ def _predicted_from(order: list[tuple[int, Side]], domains: list[Domain], per_si
 
 def _plan_refined(eps_t: float, delta_t: float, domains: list[Domain],
                   order: list[tuple[int, Side]], ip_beta: float, margin_law: str) -> MethodPlan:
-    """Best refined-accounting plan over the staircase ratios (or the paper's law).
+    """Best refined-accounting plan: over the staircase ratios ρ ∈ :data:`RHO_GRID`, or the
+    paper's law (whose ρ depends on Δ: a short fixed-point iteration).
 
-    Only a candidate that beats the best prediction so far is materialised as a plan."""
+    For a given ρ the accountant's inverse (:func:`refined_v2_epsilon`) gives the largest
+    per-round ε over the pure, Azuma, bounded-range and bounded-range-CKS bounds, every k
+    and the best δ split. Checking that ε (the CKS conversion in 60-digit arithmetic) costs
+    milliseconds, so the staircase search is a branch and bound: the float estimate
+    (:func:`refined_v2_estimate`, never below the checked ε) gives every ρ a lower bound on
+    its prediction (a smaller ε means a larger Δ, and E[N] − Δ/2 grows with Δ); ratios are
+    checked in the order of that bound until it cannot beat the best checked prediction.
+    The result is the one an exhaustive check would give, ties going to the smaller ρ."""
     rounds = len(order)
-    best: MethodPlan | None = None
-    best_predicted = math.inf
+    if margin_law != "staircase":
+        return _plan_refined_laplace(eps_t, delta_t, domains, order, ip_beta)
     over: _OverLimit | None = None  # the mildest violation, if no candidate is in limits
-    if margin_law == "staircase":
-        candidates: list[Fraction | None] = list(RHO_GRID)
-    else:
-        candidates = [None]
-    for rho in candidates:
-        if rho is None:  # the paper's law: ρ = min(e^{-1/2}, P(N ≥ 2Δ)), fixed point
-            rho_val = math.exp(-0.5) * (1 - 1e-12)
-            for _ in range(8):
-                q = rho_val * (1 - ip_beta)
-                eps, k, kind, d2 = _best_refined_epsilon(eps_t, delta_t, q, rounds)
-                eps *= _SHRINK
-                per_size = _size_laws(order, domains, eps, ip_beta,  # _OverLimit: no plan
-                                      lambda size: LaplaceLaw(size, ip_beta))
-                law_rho = min(law.rho for _, law in per_size.values())  # type: ignore[union-attr]
-                if law_rho >= rho_val:
-                    break
-                rho_val = law_rho
-            rho_txt: str = f"{rho_val:.12g}"
-        else:
-            rho_val = StaircaseLaw(1, rho).rho
-            q = rho_val * (1 - ip_beta)
-            eps, k, kind, d2 = _best_refined_epsilon(eps_t, delta_t, q, rounds)
-            eps *= _SHRINK
-            try:
-                per_size = _size_laws(order, domains, eps, ip_beta,
-                                      lambda size, rho=rho: StaircaseLaw(size, rho))
-            except _OverLimit as exc:  # this ρ is out; another may be within the limits
-                if over is None or exc.excess < over.excess:
-                    over = exc
-                continue
-            rho_txt = str(rho)
-        # q from the IP's actual failure bound (≤ the target) can only be larger: safe.
-        guarantee = _refined_guarantee(eps, k, kind, d2, q, rounds)
-        if guarantee.epsilon > eps_t * (1 + 1e-12) or guarantee.delta > delta_t * (1 + 1e-12):
-            raise AssertionError("planner produced a guarantee above the budget")
-        predicted = _predicted_from(order, domains, per_size)
-        if best is not None and not predicted < best_predicted:
+
+    def note(exc: _OverLimit) -> None:
+        nonlocal over
+        if over is None or exc.excess < over.excess:
+            over = exc
+
+    bounds: list[tuple[float, int]] = []  # (lower bound on the prediction, index in grid)
+    for i, rho in enumerate(RHO_GRID):
+        q = StaircaseLaw(1, rho).rho * (1 - ip_beta)
+        estimate = _refined_choice(eps_t, delta_t, q, rounds, checked=False)
+        try:
+            per_size = _size_laws(order, domains, estimate.epsilon * _SHRINK, ip_beta,
+                                  lambda size, rho=rho: StaircaseLaw(size, rho))
+        except _OverLimit as exc:  # this ρ is out (the checked ε is no larger)
+            note(exc)
             continue
-        best_predicted = predicted
-        best = MethodPlan(
-            method="randmargins", accounting="refined", ip_epsilon=eps, ip_beta=ip_beta,
-            rounds=_build_rounds(order, domains, per_size), guarantee=guarantee,
-            details={"margin_law": margin_law, "rho": rho_txt, "k": k, "bound_kind": kind,
-                     "delta_split": {"escape": escape_probability(q, k, rounds),
-                                     "azuma": d2 if kind == "azuma" else 0.0},
-                     "shape_rounds": rounds},
-        )
+        bounds.append((_predicted_from(order, domains, per_size), i))
+    best: MethodPlan | None = None
+    best_key = (math.inf, len(RHO_GRID))  # (prediction, index): the smallest wins
+    for key in sorted(bounds):
+        if key > best_key:  # no ρ from here on can reach the best checked prediction
+            break
+        rho = RHO_GRID[key[1]]
+        q = StaircaseLaw(1, rho).rho * (1 - ip_beta)
+        choice = _refined_choice(eps_t, delta_t, q, rounds)
+        eps = choice.epsilon * _SHRINK
+        try:
+            per_size = _size_laws(order, domains, eps, ip_beta,
+                                  lambda size, rho=rho: StaircaseLaw(size, rho))
+        except _OverLimit as exc:
+            note(exc)
+            continue
+        checked_key = (_predicted_from(order, domains, per_size), key[1])
+        if checked_key < best_key:
+            best_key = checked_key
+            best = _refined_method_plan(eps, choice, q, str(rho), "staircase", order, domains,
+                                        per_size, ip_beta, eps_t, delta_t)
     if best is None:
         assert over is not None
         raise over
     return best
 
 
+def _plan_refined_laplace(eps_t: float, delta_t: float, domains: list[Domain],
+                          order: list[tuple[int, Side]], ip_beta: float) -> MethodPlan:
+    """Refined accounting with the paper's law: ρ = min(e^{-1/2}, P(N ≥ 2Δ)) depends on Δ,
+    hence on ε, found by a short fixed-point iteration (ρ only falls)."""
+    rounds = len(order)
+    rho_val = math.exp(-0.5) * (1 - 1e-12)
+    for _ in range(8):
+        q = rho_val * (1 - ip_beta)
+        choice = _refined_choice(eps_t, delta_t, q, rounds)
+        eps = choice.epsilon * _SHRINK
+        per_size = _size_laws(order, domains, eps, ip_beta,  # _OverLimit: no plan
+                              lambda size: LaplaceLaw(size, ip_beta))
+        law_rho = min(law.rho for _, law in per_size.values())  # type: ignore[union-attr]
+        if law_rho >= rho_val:  # the laws' ratio is at least the q the accountant used
+            break
+        rho_val = law_rho
+    else:  # ρ settles in one or two steps; never plan with a q above the laws' ratio
+        raise AssertionError("the paper's law: its ratio did not settle")
+    return _refined_method_plan(eps, choice, q, f"{rho_val:.12g}", "laplace", order, domains,
+                                per_size, ip_beta, eps_t, delta_t)
+
+
+def _refined_method_plan(eps: float, choice: RefinedChoice, q: float, rho_txt: str,
+                         margin_law: str, order: list[tuple[int, Side]],
+                         domains: list[Domain], per_size: _SizeLaws, ip_beta: float,
+                         eps_t: float, delta_t: float) -> MethodPlan:
+    """The RandMargins plan at the (shrunk) per-round ε of ``choice``. Its guarantee is the
+    accountant's value at that ε, for the choice's bound, k and δ₂. (q from the IP's actual
+    failure bound, ≤ the target, can only be larger: safe.)"""
+    rounds = len(order)
+    guarantee = _within_budget(refined_v2_guarantee(
+        eps, kind=choice.kind, k=choice.k, q=q, rounds=rounds, delta2=choice.delta2),
+        eps_t, delta_t)
+    return MethodPlan(
+        method="randmargins", accounting="refined", ip_epsilon=eps, ip_beta=ip_beta,
+        rounds=_build_rounds(order, domains, per_size), guarantee=guarantee,
+        details={"margin_law": margin_law, "rho": rho_txt, "q": q, "k": choice.k,
+                 "bound_kind": choice.kind,
+                 "delta_split": {"escape": escape_probability(q, choice.k, rounds),
+                                 "delta2": choice.delta2},
+                 "shape_rounds": rounds},
+    )
+
+
 def _plan_paper(eps_t: float, delta_t: float, domains: list[Domain],
                 order: list[tuple[int, Side]], ip_beta: float) -> MethodPlan:
+    """The paper's accounting, as the paper states it (its Laplace law, δ = δ̃/(R + 2))."""
     rounds = len(order)
     delta = delta_t / (rounds + 2)
+    while (rounds + 2) * delta > delta_t:  # the stated (R + 2)·δ must not round above δ̃
+        delta = math.nextafter(delta, 0.0)
     if delta >= math.exp(-2):
         raise ParameterError("the paper's accounting needs delta/(R+2) < e^-2")
     if ip_beta >= 0.25:
@@ -363,24 +413,27 @@ def _plan_paper(eps_t: float, delta_t: float, domains: list[Domain],
     rs = _rounds_with(order, domains, eps, ip_beta, lambda size: LaplaceLaw(size, ip_beta))
     return MethodPlan(
         method="randmargins", accounting="paper", ip_epsilon=eps, ip_beta=ip_beta, rounds=rs,
-        guarantee=paper_bound(eps, delta=delta, rounds=rounds),
+        guarantee=_within_budget(paper_bound(eps, delta=delta, rounds=rounds), eps_t, delta_t),
         details={"margin_law": "laplace", "paper_delta": delta, "shape_rounds": rounds},
     )
 
 
 def _plan_composition(eps_t: float, delta_t: float, domains: list[Domain],
                       order: list[tuple[int, Side]], ip_beta: float) -> MethodPlan:
+    """The baseline: the largest ε₀ whose R rounds meet (ε̃, δ̃) by the bounded-range
+    composition (:func:`composition_br`: basic R·ε₀, or ρ = R·ε₀²/8 zCDP converted by CKS or
+    Bun–Steinke, whichever is smallest). Never dp-accounting's PLD: a plan must not depend on
+    which optional packages are installed (that package is a dev-only cross-check)."""
     rounds = len(order)
-    pure_eps = eps_t / rounds
-    log_inv = math.log(1 / delta_t)
-    rho_z = (math.sqrt(log_inv + eps_t) - math.sqrt(log_inv)) ** 2
-    zcdp_eps = math.sqrt(2 * rho_z / rounds)
-    eps = (zcdp_eps if zcdp_eps > pure_eps else pure_eps) * _SHRINK
+    try:
+        eps0 = composition_br_epsilon(eps_t, delta_t, rounds, use_dp_accounting=False)
+    except ParameterError:  # ε̃ so small that no positive ε₀ is representable
+        eps0 = 0.0
+    eps = eps0 * _SHRINK
     rs = _rounds_with(order, domains, eps, ip_beta, lambda size: None)  # limits first
-    if zcdp_eps > pure_eps:
-        guarantee = composition_zcdp(eps, rounds=rounds, delta=delta_t)
-    else:
-        guarantee = composition_pure(eps, rounds=rounds)
+    guarantee = _within_budget(
+        composition_br(eps, rounds=rounds, delta=delta_t, use_dp_accounting=False),
+        eps_t, delta_t)
     return MethodPlan(
         method="composition", accounting="composition", ip_epsilon=eps, ip_beta=ip_beta,
         rounds=rs, guarantee=guarantee, details={"shape_rounds": rounds},
@@ -427,8 +480,10 @@ def plan(request: PlanRequest | None = None, /, *, domains: list[Domain],
     except _OverLimit as exc:
         over["composition"] = exc
     if req.neighbouring is Neighbouring.REPLACE_ONE:
-        rm = None if rm is None else _with_guarantee(rm, replace_one(rm.guarantee))
-        comp = None if comp is None else _with_guarantee(comp, replace_one(comp.guarantee))
+        rm = None if rm is None else _with_guarantee(rm, _within_budget(
+            replace_one(rm.guarantee), epsilon, delta))
+        comp = None if comp is None else _with_guarantee(comp, _within_budget(
+            replace_one(comp.guarantee), epsilon, delta))
     candidates = {name: c for name, c in (("randmargins", rm), ("composition", comp))
                   if c is not None}
     auto = method is Method.AUTO
