@@ -27,6 +27,21 @@ Audits (``S'`` = ``S`` plus one point x' for add/remove; ``v``/``w`` for replace
   whether the upper bound sits on the pad end (index 0). Broken variant: RandMargins
   without pad points (D_t = the real points only; a round with none left outputs its pad
   end without an IP call), which makes an empty dataset's output deterministic.
+* ``composition-large-R`` — the composition baseline at R = 64 and 128 rounds (origin
+  shape, d = R axes on {0, 1}), per-round ε₀ = the largest the bounded-range accountant
+  (``composition_br``: ρ = R·ε₀²/8 zCDP, CKS conversion) allows for ε̃ = 1 at δ̃ = 10⁻⁶, so
+  R·ε₀ ≈ 3.5–5 while the reported ε̃ is 1. S = Δ₀ − 1 copies of the corner (1, …, 1),
+  x' = the corner: every round's window is the IP pair v = (0, 1^{Δ₀−1}) vs w = (1^{Δ₀}),
+  whose log-ratio spans exactly ε₀ (a worst-case ε₀-bounded-range pair), and no round
+  removes anything, so all R rounds leak. The audit observes whether K, the number of
+  rounds that output 1 (the likelihood ratio's sufficient statistic), falls in a low or a
+  high tail fixed from the exact law before sampling (post-processing). Broken
+  variant: the same runs reported by an accountant that charges ε₀²/16 per round.
+* ``composition-refute`` — the same construction at R = 16, ε₀ = 1.2, δ̃ = 0.1, Δ₀ = 1: a
+  point of the privacy curve where the events an audit can resolve (probabilities ≳ 10⁻³)
+  carry the ε₀²/16 accountant's error, so the broken report is refuted empirically. (At
+  δ̃ = 10⁻⁶ the violation lives in events of probability ~10⁻⁶; there the refutation is
+  the exact privacy profile of the same pair, :func:`composition_exact_epsilon`.)
 
 Writes ``privacy_audit.json`` and ``privacy_audit.png`` (docs/figures/ by default,
 benchmarks/output/ with ``--quick``).
@@ -45,8 +60,16 @@ from typing import Any
 
 import numpy as np
 from evidence_common import Stopwatch, machine_info, output_dir, seeded_runs_allowed, write_json
+from scipy.stats import binom
 
-from dprect.core.accounting import Guarantee, composition_pure, refined_best
+from dprect.core.accounting import (
+    Guarantee,
+    composition_br,
+    composition_br_epsilon,
+    refined_best_v2,
+    zcdp_to_dp_bun_steinke,
+    zcdp_to_dp_cks,
+)
 from dprect.core.algorithms import run_plan
 from dprect.core.audit import audit_samples, clopper_pearson
 from dprect.core.domains import Domain, IntegerRange
@@ -66,18 +89,26 @@ class Setup:
     """Sample sizes and parameters of one audit run (recorded in the JSON)."""
 
     ip_epsilons: tuple[float, ...] = (0.5, 1.0, 2.0)
-    ip_samples: int = 40_000
+    ip_samples: int = 80_000
     run_samples: int = 10_000
     boundary_epsilon: float = 1.0
     domino_dims: tuple[int, ...] = (1, 2, 3)
     domino_epsilon: float = 2.0
     no_pads_epsilon: float = 2.0
+    composition_rounds: tuple[int, ...] = (64, 128)
+    composition_target_epsilon: float = 1.0
+    composition_samples: tuple[int, ...] = (5_000, 4_000)
+    refute_rounds: int = 16
+    refute_epsilon0: float = 1.2
+    refute_delta: float = 0.1
+    refute_samples: int = 20_000
     target_delta: float = 1e-6
     confidence: float = 0.95
     seed: int = 20261122
 
 
-QUICK = Setup(ip_epsilons=(1.0,), ip_samples=20_000, run_samples=4_000, domino_dims=(2,))
+QUICK = Setup(ip_epsilons=(1.0,), ip_samples=20_000, run_samples=4_000, domino_dims=(2,),
+              composition_rounds=(64,), composition_samples=(1_000,), refute_samples=4_000)
 Outcome = Hashable
 Sampler = Callable[[RandomSource], Outcome]
 
@@ -159,7 +190,7 @@ def best_ip_size(epsilon: float, n: int, confidence: float, min_size: int = 1) -
 
 
 def ip_audits(setup: Setup) -> list[dict[str, Any]]:
-    rows = []
+    rows: list[dict[str, Any]] = []
     for i, eps in enumerate(setup.ip_epsilons):
         size = best_ip_size(eps, setup.ip_samples, setup.confidence)
         v, w = ip_pair(size)
@@ -190,10 +221,10 @@ def hand_plan(method: str, epsilon: float, size: int, grid: int, dims: int,
 def refined_report(epsilon: float, size: int, grid: int, rounds: int, rho: Fraction,
                    setup: Setup) -> Guarantee:
     """The refined accountant's best (ε̃, δ̃ ≤ target) for this plan, with q from the
-    IP's actual failure bound."""
+    IP's actual failure bound (every refined bound, bounded range included)."""
     beta = interior_point_failure_bound(epsilon, size, grid)
     q = StaircaseLaw(size, rho).rho * (1 - beta)
-    return refined_best(epsilon, q=q, rounds=rounds, target_delta=setup.target_delta)
+    return refined_best_v2(epsilon, q=q, rounds=rounds, target_delta=setup.target_delta)
 
 
 class StrictCutEngine(NumpyEngine):
@@ -254,7 +285,7 @@ def margin_boundary_audits(setup: Setup) -> list[dict[str, Any]]:
     reported = refined_report(eps, size, grid, 1, rho, setup)
     s = np.ones((size - 1, 1), dtype=np.int64)
     s_prime = np.ones((size, 1), dtype=np.int64)
-    rows = []
+    rows: list[dict[str, Any]] = []
     v, w = ip_pair(size)
     for variant, run_eps in (("correct", eps), ("broken: IP at 2 eps", 2 * eps)):
         p = hand_plan("randmargins", eps, size, grid, 1, rho, reported, run_eps)
@@ -293,12 +324,13 @@ def domino_exact(d: int, epsilon: float, size: int, grid: int, rho: Fraction
 
 def domino_audits(setup: Setup) -> list[dict[str, Any]]:
     eps, grid, size, rho = setup.domino_epsilon, 2, 2, Fraction(1, 2)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for d in setup.domino_dims:
         empty = np.zeros((0, d), dtype=np.int64)
         corner = np.ones((1, d), dtype=np.int64)
         rm_report = refined_report(eps, size, grid, d, rho, setup)
-        comp_report = composition_pure(eps, rounds=d)
+        comp_report = composition_br(eps, rounds=d, delta=setup.target_delta,
+                                     use_dp_accounting=False)  # as the planner
         params = {"dims": d, "ip_size": size, "grid": grid, "rho": str(rho), "ip_epsilon": eps}
         rm = hand_plan("randmargins", eps, size, grid, d, rho, rm_report)
         comp = hand_plan("composition", eps, size, grid, d, None, comp_report)
@@ -331,7 +363,7 @@ def no_pads_audits(setup: Setup) -> list[dict[str, Any]]:
     exact = {False: exact_epsilon(output_law(np.zeros(size, dtype=np.int64), eps, grid),
                                   staircase_round_law(window, size, eps, grid, rho)),
              True: math.inf}  # on S the unpadded output is always the pad end
-    rows = []
+    rows: list[dict[str, Any]] = []
     for variant, unpadded in (("correct", False), ("broken: no pads", True)):
         rows.append(audit("no-pads", variant, reported, "add-remove",
                           sampler(empty, grid, p, unpadded=unpadded, observe=at_pad_end),
@@ -343,15 +375,154 @@ def no_pads_audits(setup: Setup) -> list[dict[str, Any]]:
     return rows
 
 
+# -- the composition baseline at a large R ------------------------------------------------
+def composition_exact_epsilon(p_a: float, p_b: float, rounds: int, delta: float) -> float:
+    """The exact ε at δ of R independent rounds whose output is 1 with probability p_a on
+    one neighbour and p_b on the other, in both directions.
+
+    The privacy loss of the output vector depends only on K, the number of ones, so the
+    privacy profile of the vector is that of Binomial(R, p_a) against Binomial(R, p_b):
+    δ(ε) = Σ_K max(0, P_a(K) − e^ε·P_b(K)), inverted by bisection (to 1e-9). This is the
+    true ε of this neighbour pair for the mechanism as run, a lower bound on the
+    mechanism's ε over all pairs: any accountant reporting less is wrong."""
+    ks = np.arange(rounds + 1)
+    log_a, log_b = binom.logpmf(ks, rounds, p_a), binom.logpmf(ks, rounds, p_b)
+
+    def profile(eps: float, la: np.ndarray, lb: np.ndarray) -> float:
+        return float(np.sum(np.maximum(0.0, np.exp(la) - np.exp(eps + lb))))
+
+    out = 0.0
+    for la, lb in ((log_a, log_b), (log_b, log_a)):
+        lo, hi = 0.0, float(np.max(np.abs(log_a - log_b))) + 1.0
+        if profile(0.0, la, lb) <= delta:
+            continue
+        while hi - lo > 1e-9:
+            mid = 0.5 * (lo + hi)
+            lo, hi = (lo, mid) if profile(mid, la, lb) <= delta else (mid, hi)
+        out = max(out, hi)
+    return out
+
+
+def composition_br_wrong(epsilon0: float, rounds: int, delta: float) -> Guarantee:
+    """BROKEN on purpose: :func:`composition_br` with ε₀²/16 zCDP per round — half the
+    true ε₀²/8 of an ε₀-bounded-range round — and the same conversions (the smallest of
+    R·ε₀, Bun–Steinke and CKS of the halved ρ)."""
+    rho = rounds * epsilon0**2 / 16
+    return Guarantee(min(rounds * epsilon0, zcdp_to_dp_bun_steinke(rho, delta),
+                         zcdp_to_dp_cks(rho, delta)), delta, "add-remove",
+                     f"WRONG: zCDP with eps0^2/16 per round, {rounds} rounds, CKS conversion")
+
+
+def composition_pair_laws(epsilon0: float, size: int) -> tuple[float, float]:
+    """P(a round outputs 1) on S' (window w = 1^Δ₀) and on S (window v = (0, 1^{Δ₀−1}))."""
+    v, w = ip_pair(size)
+    return float(output_law(w, epsilon0, 2)[1]), float(output_law(v, epsilon0, 2)[1])
+
+
+def best_composition_size(epsilon0: float, rounds: int, delta: float) -> int:
+    """Δ₀ ∈ 1…15 with the largest exact ε of the R-round pair (chosen from the public exact
+    law before sampling; every such Δ₀ gives a pair whose log-ratio spans exactly ε₀)."""
+    return max(range(1, 16), key=lambda s: composition_exact_epsilon(
+        *composition_pair_laws(epsilon0, s), rounds, delta))
+
+
+def composition_thresholds(p_a: float, p_b: float, rounds: int, n: int, delta: float,
+                           confidence: float) -> tuple[int, int]:
+    """(t_lo, t_hi) for the observation "K ≤ t_lo / in between / K ≥ t_hi" (K = rounds that
+    output 1), each maximising the bound an audit with n runs per side would give at the
+    expected counts of the exact laws (p_a on S', p_b on S). The likelihood ratio is
+    monotone in K, so its best events are such tails; fixing them from the public exact law
+    before sampling spares the held-out selection from ranking R + 1 noisy outcomes (with
+    raw K it finds no event at ε̃ ≈ 1). t_lo = −1 / t_hi = R + 1 switch a tail off."""
+    ks = np.arange(rounds + 1)
+    pmf_a, pmf_b = binom.pmf(ks, rounds, p_a), binom.pmf(ks, rounds, p_b)
+    up_a, up_b = np.cumsum(pmf_a[::-1])[::-1], np.cumsum(pmf_b[::-1])[::-1]  # P(K ≥ t)
+    low_a, low_b = np.cumsum(pmf_a), np.cumsum(pmf_b)  # P(K ≤ t)
+    half = n // 2
+    alpha = (1 - (1 - (1 - confidence) / 2)) / 2  # as in audit_samples (two directions)
+
+    def score(big: float, small: float) -> float:
+        lo, _ = clopper_pearson(min(half, round(big * half)), half, alpha)
+        _, hi = clopper_pearson(min(half, round(small * half)), half, alpha)
+        return math.log((lo - delta) / hi) if lo > delta else 0.0
+    hi_scores = [score(up_a[t], up_b[t]) for t in ks]
+    lo_scores = [score(low_b[t], low_a[t]) for t in ks]
+    t_hi, t_lo = int(np.argmax(hi_scores)), int(np.argmax(lo_scores))
+    if t_lo >= t_hi:  # the tails overlap: keep the better one
+        return (-1, t_hi) if hi_scores[t_hi] >= lo_scores[t_lo] else (t_lo, rounds + 1)
+    return t_lo, t_hi
+
+
+def composition_rounds_audit(name: str, rounds: int, epsilon0: float, delta: float, n: int,
+                             setup: Setup, key: int, size: int | None = None
+                             ) -> list[dict[str, Any]]:
+    """The composition baseline on the large-R pair (module docstring): one set of runs,
+    audited against the shipped accountant's report and the ε₀²/16 accountant's. Δ₀ =
+    ``size``, else :func:`best_composition_size`."""
+    grid = 2
+    size = size or best_composition_size(epsilon0, rounds, delta)
+    reported = composition_br(epsilon0, rounds=rounds, delta=delta,
+                              use_dp_accounting=False)  # what the planner states
+    wrong = composition_br_wrong(epsilon0, rounds, delta)
+    p = hand_plan("composition", epsilon0, size, grid, rounds, None, reported)
+    s = np.ones((size - 1, rounds), dtype=np.int64)  # empty when Δ₀ = 1
+    s_prime = np.ones((size, rounds), dtype=np.int64)
+
+    p_a, p_b = composition_pair_laws(epsilon0, size)
+    t_lo, t_hi = composition_thresholds(p_a, p_b, rounds, n, delta, setup.confidence)
+
+    def tail(out: tuple[int, ...]) -> int:
+        ones = sum(out[rounds:])  # upper bounds that sit on 1 (the lower bounds are 0)
+        return 1 if ones >= t_hi else -1 if ones <= t_lo else 0
+    exact = composition_exact_epsilon(p_a, p_b, rounds, delta)
+    params = {"rounds": rounds, "dims": rounds, "ip_size": size, "grid": grid,
+              "ip_epsilon": epsilon0, "basic_composition_epsilon": rounds * epsilon0,
+              "exact_epsilon_at_delta": exact, "exact_pure_epsilon": rounds * exact_epsilon(
+                  *(output_law(a, epsilon0, grid) for a in ip_pair(size))),
+              "p_one": [p_b, p_a], "observed": f"K <= {t_lo} / K >= {t_hi}"}
+    row = audit(name, "correct", reported, "add-remove", sampler(s, grid, p, observe=tail),
+                sampler(s_prime, grid, p, observe=tail), n, setup, key=key,
+                exact_epsilon=exact, params=params)
+    broken = {**row, "variant": "broken: eps0^2/16 accounting",
+              "reported_epsilon": wrong.epsilon, "reported_bound": wrong.bound,
+              "refutes_report": row["epsilon_lower_bound"] > wrong.epsilon,
+              "exact_refutes_report": exact > wrong.epsilon, "seconds": 0.0}
+    row["exact_refutes_report"] = exact > reported.epsilon
+    return [row, broken]
+
+
+def composition_audits(setup: Setup) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for i, (rounds, n) in enumerate(zip(setup.composition_rounds, setup.composition_samples,
+                                        strict=True)):
+        e0 = composition_br_epsilon(setup.composition_target_epsilon, setup.target_delta,
+                                    rounds, use_dp_accounting=False)  # as the planner
+        rows += composition_rounds_audit("composition-large-R", rounds, e0,
+                                         setup.target_delta, n, setup, key=400 + i)
+    # Δ₀ = 1 (S = ∅ vs {x'}): the pair with the most audit power at this n (simulated from
+    # the exact law before the run); its exact ε is within 2% of the best Δ₀'s
+    rows += composition_rounds_audit("composition-refute", setup.refute_rounds,
+                                     setup.refute_epsilon0, setup.refute_delta,
+                                     setup.refute_samples, setup, key=500, size=1)
+    return rows
+
+
 # -- report ------------------------------------------------------------------------------
+def tag(r: dict[str, Any]) -> str:
+    """The audit's name with its dimension (d) or number of rounds (R)."""
+    if "rounds" in r["params"]:
+        return f"{r['audit']} R={r['params']['rounds']}"
+    return r["audit"] + (f" d={r['params']['dims']}" if "dims" in r["params"] else "")
+
+
 def plot(rows: list[dict[str, Any]], setup: Setup, path: Path) -> None:
     """One bar per audit: the lower bound, with the reported ε (and the exact ε where
     known) marked."""
     import matplotlib.pyplot as plt
 
-    labels = [f"{r['audit']}"
-              + (f" d={r['params']['dims']}" if "dims" in r["params"] else "")
-              + (f" eps={r['reported_epsilon']:g}" if r["audit"] == "ip" else "")
+    labels = [tag(r) + (f" eps={r['reported_epsilon']:g}" if r["audit"] == "ip" else "")
+              + (f" delta={r['reported_delta']:g}" if r["audit"] == "composition-refute"
+                 else "")
               + f"\n{r['variant']}" for r in rows]
     y = np.arange(len(rows))[::-1]
     fig, ax = plt.subplots(figsize=(9, 0.48 * len(rows) + 1.6))
@@ -378,14 +549,13 @@ def plot(rows: list[dict[str, Any]], setup: Setup, path: Path) -> None:
 
 
 def print_table(rows: list[dict[str, Any]]) -> None:
-    print(f"{'audit':<24}{'variant':<22}{'reported eps':>13}{'delta':>9}{'lower bound':>13}"
+    print(f"{'audit':<26}{'variant':<30}{'reported eps':>13}{'delta':>9}{'lower bound':>13}"
           f"{'exact':>8}  verdict")
     for r in rows:
-        tag = r["audit"] + (f" d={r['params']['dims']}" if "dims" in r["params"] else "")
         exact = ("inf" if r["exact_epsilon_unbounded"] else "" if r["exact_epsilon"] is None
                  else f"{r['exact_epsilon']:.3f}")
         verdict = "REFUTED" if r["refutes_report"] else "consistent"
-        print(f"{tag:<24}{r['variant']:<22}{r['reported_epsilon']:>13.3f}"
+        print(f"{tag(r):<26}{r['variant']:<30}{r['reported_epsilon']:>13.3f}"
               f"{r['reported_delta']:>9.2g}{r['epsilon_lower_bound']:>13.3f}{exact:>8}  "
               f"{verdict}")
 
@@ -395,7 +565,8 @@ def run(setup: Setup, out: Path) -> dict[str, Any]:
     clock = Stopwatch()
     rows: list[dict[str, Any]] = []
     with seeded_runs_allowed():
-        for part in (ip_audits, margin_boundary_audits, domino_audits, no_pads_audits):
+        for part in (ip_audits, margin_boundary_audits, domino_audits, no_pads_audits,
+                     composition_audits):
             rows.extend(part(setup))
             print(f"{part.__name__} done at {clock.seconds()} s", flush=True)
     result = {"setup": asdict(setup), "machine": machine_info(),
