@@ -391,3 +391,17 @@ def test_parameter_errors(call, match: str) -> None:
 
 def test_zero_rho_is_free() -> None:
     assert zcdp_to_dp_cks(0.0, 1e-6) == 0.0 and zcdp_to_dp_bun_steinke(0.0, 1e-6) == 0.0
+
+
+@pytest.mark.parametrize("eps_total,delta_total", [(0.5, 1e-6), (1.0, 1e-6), (4.0, 1e-6),
+                                                   (1.0, 1e-9)])
+def test_dp_accounting_never_allows_a_larger_eps0_at_planning_budgets(eps_total, delta_total):
+    """Why the planner can ignore dp-accounting (plans must not depend on an optional
+    package): at the budgets users plan with, its randomized-response PLD never allows a
+    per-round ε₀ more than 0.01% above the closed-form bounds, for R = 2 … 64 rounds."""
+    pytest.importorskip("dp_accounting")
+    for rounds in (2, 4, 8, 16, 32, 64):
+        ours = composition_br_epsilon(eps_total, delta_total, rounds, use_dp_accounting=False)
+        with_pld = composition_br_epsilon(eps_total, delta_total, rounds,
+                                          use_dp_accounting=True)
+        assert with_pld <= ours * 1.0001, rounds
