@@ -19,7 +19,6 @@ span and the counts; this is synthetic data, so it may say how many positives it
 from __future__ import annotations
 
 import json
-import random
 import shutil
 import sys
 import uuid
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from _common import spark_session
+from _truth import true_rectangle
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F  # noqa: N812
 
@@ -66,21 +66,6 @@ OPTIONS: dict[str, Option] = {
 def feature_names(dims: int) -> list[str]:
     """Column names of the generated features."""
     return [f"f{j}" for j in range(dims)]
-
-
-def true_rectangle(dims: int, lower: float, upper: float, seed: int
-                   ) -> tuple[list[float], list[float]]:
-    """A true rectangle drawn from the seed: on each axis 30-60 % of the span, placed
-    at least 10 % of the span away from both ends (so negatives exist on both sides)."""
-    gen = random.Random(seed)
-    span = upper - lower
-    lo, hi = [], []
-    for _ in range(dims):
-        width = gen.uniform(0.3, 0.6) * span
-        start = lower + 0.1 * span + gen.uniform(0.0, 0.8 * span - width)
-        lo.append(round(start, 6))
-        hi.append(round(start + width, 6))
-    return lo, hi
 
 
 def _unit(seed: int, tag: int) -> Column:

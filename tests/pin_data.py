@@ -5,10 +5,13 @@ rectangles of ``test_pinned_rectangle.py`` and ``spark/test_pinned_rectangle_spa
 
 from __future__ import annotations
 
-import random
+import sys
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "jobs"))
+from _truth import true_rectangle
 
 ROWS, DIMS, SEED, RATE = 20_000, 4, 20261122, 0.3
 LOWER, UPPER = -100.0, 100.0
@@ -36,20 +39,6 @@ PIN_RANDMARGINS = {
               -62.95280456542969],
     "upper": [52.9266357421875, 53.049278259277344, 38.93165588378906, 26.936912536621094],
 }
-
-
-def true_rectangle(dims: int, lower: float, upper: float, seed: int
-                   ) -> tuple[list[float], list[float]]:
-    """As ``jobs/generate_synthetic.true_rectangle``."""
-    gen = random.Random(seed)
-    span = upper - lower
-    lo, hi = [], []
-    for _ in range(dims):
-        width = gen.uniform(0.3, 0.6) * span
-        start = lower + 0.1 * span + gen.uniform(0.0, 0.8 * span - width)
-        lo.append(round(start, 6))
-        hi.append(round(start + width, 6))
-    return lo, hi
 
 
 def demo_slice() -> tuple[np.ndarray, np.ndarray]:
