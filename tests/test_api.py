@@ -100,7 +100,7 @@ BAD = [
     ({"epsilon": 0.0}, ParameterError, "epsilon"),
     ({"epsilon": -1.0}, ParameterError, "epsilon"),
     ({"epsilon": math.inf}, ParameterError, "epsilon"),
-    ({"delta": 0.0}, ParameterError, "delta"),
+    ({"delta": -1e-9}, ParameterError, "delta"),  # δ = 0 is pure DP (accepted)
     ({"delta": 1.0}, ParameterError, "delta"),
     ({"delta": -0.1}, ParameterError, "delta"),
     ({"beta": 0.0}, ParameterError, "beta"),

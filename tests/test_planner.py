@@ -98,7 +98,7 @@ def test_plan_json_and_table_have_no_surprises():
 
 
 @pytest.mark.parametrize("kwargs,match", [
-    ({"epsilon": 0}, "epsilon"), ({"epsilon": -1}, "epsilon"), ({"delta": 0}, "delta"),
+    ({"epsilon": 0}, "epsilon"), ({"epsilon": -1}, "epsilon"), ({"delta": -1e-9}, "delta"),
     ({"delta": 1}, "delta"), ({"beta": 0}, "beta"), ({"beta": 1.5}, "beta"),
     ({"method": "magic"}, "method"), ({"domains": []}, "domains"),
     ({"domains": ["0:1:10"]}, "domains"), ({"shape": "circle"}, "shape"),

@@ -178,6 +178,21 @@ def fit_engine(engine: Engine, domains: list[Domain], features: list[str],
     return run_plan(engine, domains, features, the_plan, rng, trace=trace)
 
 
+def column_names(X: object) -> list[str] | None:
+    """A table's column names, read by duck typing (pandas and pyarrow are never imported):
+    ``column_names`` (a pyarrow Table or RecordBatch), else ``columns`` (a pandas or polars
+    DataFrame); None for arrays and lists. Names are read from the schema, not the data."""
+    names = getattr(X, "column_names", None)
+    if names is None:
+        names = getattr(X, "columns", None)
+    if names is None or isinstance(names, str | bytes) or callable(names):
+        return None
+    try:
+        return [str(n) for n in names]
+    except TypeError:
+        return None
+
+
 def _in_memory(X: object, y: object, grid: GridArg, features: Sequence[str] | None,
                invalid_rows: InvalidRows | str, positive_label: object,
                ) -> tuple[list[str], list[Domain], NumpyEngine]:
@@ -189,6 +204,8 @@ def _in_memory(X: object, y: object, grid: GridArg, features: Sequence[str] | No
             shape = np.asarray(X, dtype=object).shape
         except ValueError:  # ragged rows: positive_rows names the problem
             shape = ()
+    if features is None:
+        features = column_names(X)
     names = feature_names(features, shape[1]) if len(shape) == 2 else None
     X_pos = positive_rows(X, y, names, invalid_rows=invalid_rows,
                           positive_label=positive_label)  # raises unless X is 2-D
@@ -214,7 +231,8 @@ def fit(X: object, y: object, request: FitRequest | None = None, *, grid: GridAr
     grid : per-feature public domains (:class:`~dprect.Grid`, :class:`~dprect.IntegerRange`,
         :class:`~dprect.FloatOrder`), one for all, a list, a ``--grid`` string, or None for
         the float-order domain (no bounds needed).
-    features : the features' names (default x0, x1, …).
+    features : the features' names (default: a pandas DataFrame's or pyarrow Table's column
+        names, else x0, x1, …); an explicit list must have one name per column of X.
     seed : for tests and reproducibility only — a seeded run is not private against anyone
         who knows the seed, and its result says so. Default: OS entropy.
     epsilon, delta : the total budget (ε̃, δ̃).
@@ -255,5 +273,6 @@ def nonprivate_bounding_box(X: object, y: object, *, grid: GridArg = None,
                      "nonprivate-bounding-box", None, params, seeded=False)
 
 
-__all__ = ["FloatOrder", "LabelText", "fit", "fit_engine", "nonprivate_bounding_box",
-           "positive_mask", "positive_rows", "resolve_positive_label", "run_plan"]
+__all__ = ["FloatOrder", "LabelText", "column_names", "fit", "fit_engine",
+           "nonprivate_bounding_box", "positive_mask", "positive_rows", "resolve_positive_label",
+           "run_plan"]

@@ -55,7 +55,12 @@ from typing import Any, NamedTuple
 
 from dprect.core.errors import ParameterError
 from dprect.core.request import Neighbouring
-from dprect.core.validation import check_epsilon, check_open_unit, check_positive_int
+from dprect.core.validation import (
+    check_delta,
+    check_epsilon,
+    check_open_unit,
+    check_positive_int,
+)
 
 #: the neighbouring relations as a guarantee spells them (:class:`Neighbouring`'s values)
 ADD_REMOVE: str = Neighbouring.ADD_REMOVE.value
@@ -655,12 +660,15 @@ def refined_v2_estimate(eps_total: float, delta_total: float, *, q: float, round
     **Not a guarantee**: the estimate may exceed the largest valid ε by a few ulps. It is
     never below the checked :func:`refined_v2_epsilon` of the same arguments (which backs
     off from it), so the planner uses it to rank the staircase ratios cheaply and bound
-    their predictions from below, and plans only with checked values."""
+    their predictions from below, and plans only with checked values. δ̃ = 0 (pure DP)
+    leaves only the pure bound with k = R: (R·ε, 0)."""
     eps_total = check_epsilon(eps_total, "epsilon")
-    delta_total = check_open_unit(delta_total, "delta")
+    delta_total = check_delta(delta_total, "delta")
     rounds = check_positive_int(rounds, "rounds")
     _check_q(q)
     best = RefinedChoice(-1.0, "pure", rounds, 0.0)
+    if delta_total == 0.0:  # pure DP: only the pure bound with k = R (no escape, no δ₂)
+        return RefinedChoice(eps_total / rounds, "pure", rounds, 0.0)
     # no BR-CKS per-round ε at k paid rounds exceeds cks_cap/√k (δ₂ ≤ δ̃)
     cks_cap = math.sqrt(_cks_budget_rho(eps_total, delta_total) / BR_ZCDP_FACTOR)
     for k in range(1, rounds + 1):

@@ -61,7 +61,7 @@ from dprect.core.accounting import (
     refined_v2_guarantee,
     replace_one,
 )
-from dprect.core.domains import Domain, Side
+from dprect.core.domains import Domain, GridArg, Side, feature_names, resolve_domains
 from dprect.core.errors import ParameterError
 from dprect.core.interior_point import interior_point_size
 from dprect.core.margins import LaplaceLaw, MarginLaw, StaircaseLaw
@@ -75,6 +75,7 @@ from dprect.core.request import (
     Shape,
     make_request,
 )
+from dprect.core.validation import check_positive_int
 
 RHO_GRID = tuple(Fraction(i, 100) for i in range(1, 100))
 
@@ -440,9 +441,15 @@ def _plan_composition(eps_t: float, delta_t: float, domains: list[Domain],
     )
 
 
-def plan(request: PlanRequest | None = None, /, *, domains: list[Domain],
+def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None = None,
+         dims: int | None = None, grid: GridArg = None,
          **options: Unpack[BudgetOptions]) -> Plan:
     """Choose per-round ε, Δ, margin law, k and δ split for a total (ε, δ) budget.
+
+    The features' public domains are ``domains`` (one per feature), or — like the CLI's
+    ``--dims`` — ``dims`` features x0…x{dims−1} whose domains come from ``grid`` (as in
+    :func:`dprect.fit`: a Domain for all, a list, a ``--grid`` string, or None for the
+    float-order domain).
 
     The budget is a :class:`~dprect.core.request.PlanRequest` (a ``FitRequest`` will do),
     or its fields as keywords — ``epsilon`` and ``delta`` required, the others defaulting
@@ -453,12 +460,17 @@ def plan(request: PlanRequest | None = None, /, *, domains: list[Domain],
     """
     req = make_request(PlanRequest, request, options)
     epsilon, delta, beta, method = req.epsilon, req.delta, req.beta, req.method
+    domains = _plan_domains(domains, dims, grid)
     if not isinstance(domains, list | tuple) or len(domains) == 0:
         raise ParameterError("domains must be a non-empty list (one domain per feature)")
     for i, d in enumerate(domains):
         if not isinstance(d, Domain):
             raise ParameterError(f"domains[{i}] must be a Domain, got {d!r}")
     paper = req.accounting is Accounting.PAPER
+    if paper and delta == 0.0 and method is not Method.COMPOSITION:
+        raise ParameterError("delta=0 cannot be met by accounting='paper': the paper's bound "
+                             "needs delta > 0 (use accounting='refined', whose pure bound "
+                             "gives (epsilon, 0), or method='composition')")
     margin_law = MarginLawName.LAPLACE if paper else req.margin_law
     order = schedule(len(domains), req.shape)
     ip_beta = beta / (2 * len(order))
@@ -468,7 +480,9 @@ def plan(request: PlanRequest | None = None, /, *, domains: list[Domain],
     rm: MethodPlan | None = None
     comp: MethodPlan | None = None
     try:
-        if paper:
+        if paper and delta == 0.0:  # method='composition': RandMargins is not a candidate
+            pass
+        elif paper:
             rm = _plan_paper(eps_ar, delta_ar, list(domains), order, ip_beta)
         else:
             rm = _plan_refined(eps_ar, delta_ar, list(domains), order, ip_beta,
@@ -495,7 +509,25 @@ def plan(request: PlanRequest | None = None, /, *, domains: list[Domain],
     asked = {**req.to_json(), "margin_law": margin_law.value, "dims": len(domains)}
     excluded = {name: f"over a plan-time limit: it would need {exc.what}"
                 for name, exc in over.items()}
+    if paper and delta == 0.0:
+        excluded["randmargins"] = "the paper's accounting needs delta > 0"
     return Plan(chosen=chosen, candidates=candidates, request=asked, excluded=excluded)
+
+
+def _plan_domains(domains: list[Domain] | None, dims: int | None, grid: GridArg
+                  ) -> list[Domain]:
+    """The domains of :func:`plan`: given, or ``dims`` features' domains from ``grid``."""
+    if domains is not None:
+        if grid is not None:
+            raise ParameterError("give either domains or grid (with dims), not both")
+        if (dims is not None and isinstance(domains, list | tuple)
+                and check_positive_int(dims, "dims") != len(domains)):
+            raise ParameterError(f"dims={dims!r} does not match the {len(domains)} domains")
+        return domains
+    if dims is None:
+        raise ParameterError("give dims (the number of features) or domains "
+                             "(one per feature)")
+    return resolve_domains(grid, feature_names(None, check_positive_int(dims, "dims")))
 
 
 def _limit_message(epsilon: float, over: dict[str, _OverLimit]) -> str:

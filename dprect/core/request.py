@@ -29,7 +29,7 @@ from typing import Any, Self, TypedDict, TypeVar, get_type_hints
 
 from dprect.core.errors import ParameterError
 from dprect.core.labels import LabelText, PositiveLabel, check_label_value
-from dprect.core.validation import check_epsilon, check_open_unit
+from dprect.core.validation import check_delta, check_epsilon, check_open_unit
 
 
 class Choice(enum.StrEnum):
@@ -113,7 +113,9 @@ class PlanRequest:
     """The budget of a run: everything the planner needs besides the domains."""
 
     epsilon: float = field(metadata=_help("total epsilon of the run (required)"))
-    delta: float = field(metadata=_help("total delta of the run (required)"))
+    delta: float = field(metadata=_help(
+        "total delta of the run (required; 0 for pure DP: composition, or RandMargins "
+        "with k = R)"))
     method: Method = field(default=Method.AUTO, metadata=_help(
         "auto (the smaller predicted error), randmargins or composition"))
     beta: float = field(default=1e-4, metadata=_help("failure target of the whole run"))
@@ -128,7 +130,7 @@ class PlanRequest:
 
     def __post_init__(self) -> None:
         _set(self, "epsilon", check_epsilon(self.epsilon))
-        _set(self, "delta", check_open_unit(self.delta, "delta"))
+        _set(self, "delta", check_delta(self.delta, "delta"))
         _set(self, "beta", check_open_unit(self.beta, "beta"))
         for f in dataclasses.fields(self):
             if isinstance(f.default, Choice):

@@ -27,6 +27,13 @@ def check_open_unit(value: object, name: str) -> float:
     return float(value)
 
 
+def check_delta(value: object, name: str = "delta") -> float:
+    """A total δ in [0, 1): 0 asks for pure DP (only methods that need no δ can meet it)."""
+    if not _is_real(value) or not (0.0 <= float(value) < 1.0):
+        raise ParameterError(f"{name} must be a number in [0, 1), got {value!r}")
+    return float(value)
+
+
 def check_positive_int(value: object, name: str, minimum: int = 1) -> int:
     """An integer ≥ ``minimum`` (bools are refused)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < minimum:

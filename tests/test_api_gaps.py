@@ -1,0 +1,153 @@
+"""Issue 13, deliverable 4 (API): column names from pandas / pyarrow, ``dprect.plan(dims=)``
+and δ = 0 where the chosen method needs no δ."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+import dprect
+from dprect import FloatOrder, Grid, ParameterError, PlanRequest
+from dprect.app.cli import main
+
+
+def quiet_fit(*args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return dprect.fit(*args, **kwargs)
+
+
+def _table(n: int = 3000, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(n, 3)), (rng.random(n) < 0.5).astype(int)
+
+
+NAMES = ["age", "income", "score"]
+
+
+# -- 1. column names -----------------------------------------------------------------------
+def test_pandas_frame_keeps_column_names():
+    pd = pytest.importorskip("pandas")
+    X, y = _table()
+    df = pd.DataFrame(X, columns=NAMES)
+    assert quiet_fit(df, y, epsilon=4.0, delta=1e-6, seed=1).features == NAMES
+    assert dprect.nonprivate_bounding_box(df, y).features == NAMES
+    # a selection of columns, as a user writes it
+    assert quiet_fit(df[["score", "age"]], y, epsilon=4.0, delta=1e-6,
+                     seed=1).features == ["score", "age"]
+
+
+def test_pyarrow_table_keeps_column_names():
+    pa = pytest.importorskip("pyarrow")
+    X, y = _table()
+    t = pa.table({n: X[:, j] for j, n in enumerate(NAMES)})
+    assert quiet_fit(t, y, epsilon=4.0, delta=1e-6, seed=1).features == NAMES
+    assert dprect.nonprivate_bounding_box(t, y).features == NAMES
+
+
+def test_explicit_features_win_and_must_match_the_width():
+    pd = pytest.importorskip("pandas")
+    X, y = _table()
+    df = pd.DataFrame(X, columns=NAMES)
+    assert quiet_fit(df, y, epsilon=4.0, delta=1e-6, seed=1,
+                     features=["a", "b", "c"]).features == ["a", "b", "c"]
+    with pytest.raises(ParameterError, match="features has 2 names"):
+        dprect.fit(df, y, epsilon=4.0, delta=1e-6, features=["a", "b"])
+    with pytest.raises(ParameterError, match="features has 2 names"):
+        dprect.nonprivate_bounding_box(df, y, features=["a", "b"])
+
+
+def test_arrays_still_get_default_names():
+    X, y = _table()
+    assert quiet_fit(X, y, epsilon=4.0, delta=1e-6, seed=1).features == ["x0", "x1", "x2"]
+    assert dprect.nonprivate_bounding_box(X.tolist(), y).features == ["x0", "x1", "x2"]
+
+
+# -- 2. dprect.plan(dims=...) --------------------------------------------------------------
+def test_plan_dims_like_the_cli():
+    by_dims = dprect.plan(dims=7, epsilon=1.0, delta=1e-6)
+    by_domains = dprect.plan(PlanRequest(epsilon=1.0, delta=1e-6), domains=[FloatOrder()] * 7)
+    assert by_dims.to_json() == by_domains.to_json()
+    assert by_dims.request["dims"] == 7
+
+
+def test_plan_dims_with_grid():
+    g = Grid(0, 100, 2**10)
+    by_dims = dprect.plan(dims=3, grid=g, epsilon=1.0, delta=1e-6)
+    assert by_dims.to_json() == dprect.plan(domains=[g] * 3, epsilon=1.0,
+                                            delta=1e-6).to_json()
+    assert all(r.grid_size == 2**10 for r in by_dims.chosen.rounds)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({}, "give dims"),
+    ({"dims": 0}, "dims must be an integer"),
+    ({"dims": 2, "domains": [FloatOrder()]}, "does not match"),
+    ({"domains": [FloatOrder()], "grid": Grid(0, 1, 16)}, "not both"),
+])
+def test_plan_dims_refusals(kwargs, match):
+    with pytest.raises(ParameterError, match=match):
+        dprect.plan(epsilon=1.0, delta=1e-6, **kwargs)
+
+
+# -- 3. delta = 0 --------------------------------------------------------------------------
+@pytest.mark.parametrize("method", ["auto", "randmargins", "composition"])
+@pytest.mark.parametrize("margin_law", ["staircase", "laplace"])
+def test_plan_with_delta_zero_is_pure(method, margin_law):
+    p = dprect.plan(dims=4, epsilon=1.0, delta=0, method=method, margin_law=margin_law)
+    assert set(p.candidates) == {"randmargins", "composition"}
+    for c in p.candidates.values():
+        assert c.guarantee.delta == 0.0
+        assert c.guarantee.epsilon <= 1.0
+        assert c.ip_epsilon == pytest.approx(1.0 / 8, rel=1e-6)  # R·ε₀ = ε, R = 8
+    assert p.candidates["randmargins"].details["k"] == 8  # pure bound with k = R
+    assert p.candidates["randmargins"].details["bound_kind"] == "pure"
+    if method == "auto":
+        assert p.chosen.predicted_misclassified == min(
+            c.predicted_misclassified for c in p.candidates.values())
+    else:
+        assert p.chosen.method == method
+
+
+def test_delta_zero_replace_one_is_group_privacy():
+    p = dprect.plan(dims=3, epsilon=2.0, delta=0, neighbouring="replace-one")
+    for c in p.candidates.values():
+        assert c.guarantee.delta == 0.0
+        assert c.guarantee.neighbouring == "replace-one"
+        assert c.guarantee.epsilon <= 2.0
+        assert c.ip_epsilon == pytest.approx(1.0 / 6, rel=1e-6)  # (2·R·ε₀, 0) with R = 6
+
+
+def test_paper_accounting_refuses_delta_zero():
+    with pytest.raises(ParameterError, match="delta"):
+        dprect.plan(dims=3, epsilon=1.0, delta=0, accounting="paper")
+    with pytest.raises(ParameterError, match="delta"):
+        dprect.plan(dims=3, epsilon=1.0, delta=0, accounting="paper", method="randmargins")
+    # the composition baseline needs no δ: the paper's RandMargins is only left out
+    p = dprect.plan(dims=3, epsilon=1.0, delta=0, accounting="paper", method="composition")
+    assert p.chosen.method == "composition" and p.chosen.guarantee.delta == 0.0
+    assert "randmargins" in p.excluded
+
+
+@pytest.mark.parametrize("bad", [-1e-9, 1.0, float("nan"), True])
+def test_delta_outside_zero_one_is_refused(bad):
+    with pytest.raises(ParameterError, match="delta"):
+        dprect.plan(dims=2, epsilon=1.0, delta=bad)
+
+
+def test_fit_with_delta_zero():
+    X, y = _table()
+    r = quiet_fit(X, y, epsilon=4.0, delta=0, seed=3)
+    assert r.privacy is not None and r.privacy.delta == 0.0 and r.privacy.epsilon <= 4.0
+    assert json.loads(r.to_json_string())["privacy"]["delta"] == 0.0
+
+
+def test_cli_plan_delta_zero(capsys):
+    assert main(["plan", "--delta", "0", "--epsilon", "1", "--dims", "4", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["request"]["delta"] == 0.0
+    assert out["plan"]["guarantee"]["delta"] == 0.0
+    assert main(["plan", "--delta", "0", "--epsilon", "1", "--dims", "4"]) == 0
