@@ -42,6 +42,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from dprect._version import __version__
+from dprect.app.failures import describe_failure, one_line
 from dprect.core.errors import DprectError, ParameterError
 from dprect.core.labels import LabelText
 from dprect.core.request import FitRequest, PlanRequest, option_specs, request_from
@@ -285,11 +286,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_budget(args)
         return _cmd_plan(args)
     except (DprectError, OSError) as exc:  # parameters, schema, paths: named, one line
-        print(f"dprect: error: {_first_line(str(exc))}", file=sys.stderr)
+        print(f"dprect: error: {one_line(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except Exception as exc:  # Spark or internal: named by class or type, never by text
-        from dprect.app.failures import describe_failure
-
         if os.environ.get("DPRECT_DEBUG"):
             import traceback
 
@@ -298,6 +297,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"dprect: error: {message}", file=sys.stderr)
         return code
 
-
-def _first_line(text: str) -> str:
-    return next((ln.strip() for ln in text.strip().splitlines() if ln.strip()), "(no message)")
