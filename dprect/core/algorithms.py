@@ -6,7 +6,10 @@
   from side s, padded with virtual points at the far end of the grid (index 0 for hi,
   m_j − 1 for lo; counted, never materialised); D_t = the last Δ points of B_t, i.e. the
   engine's ranks [N_t − Δ, N_t); p_t = IP_ε(D_t); remove every remaining
-  point with y_j ≥ p_t (hi) or y_j ≤ p_t (lo) — non-strict, as the proof needs.
+  point with y_j ≥ p_t (hi) or y_j ≤ p_t (lo) — non-strict, as the proof needs. An axis
+  with tie bits b > 0 (the plan's choice, :mod:`dprect.core.ties`) runs the IP and the cut
+  on its refined grid of m·2^b points, where y_j is the row's refined sort value, and
+  reports the value part p_t >> b; the engine refines its rows first (``set_ties``).
 * :func:`run_composition` — the composition baseline (paper §1.2): each round is
   IP_ε₀ of the first Δ₀ points of ALL positives in its order (padded); nothing is removed.
 * :func:`run_nonprivate_bounding_box` — the exact bounding box of the positives.
@@ -31,6 +34,7 @@ from dprect.core.interior_point import interior_point
 from dprect.core.planner import MethodPlan, Plan, RoundPlan
 from dprect.core.randomness import RandomSource
 from dprect.core.result import FitResult
+from dprect.core.ties import refined
 
 
 @dataclass(frozen=True)
@@ -99,15 +103,18 @@ def _assemble(domains: list[Domain], found: dict[tuple[int, Side], int]) -> Rect
 
 def run_randmargins(engine: Engine, domains: list[Domain], plan: MethodPlan,
                     rng: RandomSource, trace: list[RoundTrace] | None = None) -> Rectangle:
-    """RandMargins (docs/algorithm.md §2) on the engine's positives."""
+    """RandMargins (docs/algorithm.md §2, ties §9) on the engine's positives."""
+    ties = plan.tie_breaker(domains)
+    if ties.active:
+        engine.set_ties(ties)
     found: dict[tuple[int, Side], int] = {}
     for r in plan.rounds:
         assert r.law is not None
-        domain = domains[r.axis]
+        domain = refined(domains[r.axis], r.tie_bits)
         block = r.law.sample(rng)  # N_t ≥ Δ, independent of the data
         p = _interior_point(engine, domain, r, block, plan.ip_epsilon, rng, trace)
         engine.cut(r.axis, r.side, domain.cut_threshold(p, r.side))
-        found[(r.axis, r.side)] = p
+        found[(r.axis, r.side)] = p >> r.tie_bits  # the value part: a grid index
     return _assemble(domains, found)
 
 

@@ -11,6 +11,10 @@ values* per feature (:mod:`dprect.core.domains`), and answers:
 * :meth:`Engine.cut` — remove every remaining row whose sort value on ``axis`` is ≥ t
   (``hi``) or ≤ t (``lo``).
 
+and, before the first of them when RandMargins refines ties, :meth:`Engine.set_ties`:
+from then on an axis's sort values are the rows' refined sort values
+(:class:`dprect.core.ties.TieBreaker`: a row-local map of the row's own sort values).
+
 The answer to ``window`` depends only on the multiset of values at those ranks, so how an
 engine breaks ties can never change the output: every engine returns the identical
 rectangle for the same seed.
@@ -23,6 +27,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from dprect.core.domains import Side
+from dprect.core.ties import TieBreaker
 
 
 @runtime_checkable
@@ -40,4 +45,8 @@ class Engine(Protocol):
 
     def cut(self, axis: int, side: Side, threshold: int | float) -> None:
         """Remove remaining rows with value ≥ threshold (hi) or ≤ threshold (lo)."""
+        ...
+
+    def set_ties(self, ties: TieBreaker) -> None:
+        """Refine every axis's sort values by ``ties`` (before any window or cut)."""
         ...

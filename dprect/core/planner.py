@@ -44,6 +44,7 @@ is the requested one (:func:`dprect.core.accounting.add_remove_budget`).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Unpack
@@ -75,6 +76,7 @@ from dprect.core.request import (
     Shape,
     make_request,
 )
+from dprect.core.ties import TieBreaker, removal_failure, tie_bits
 from dprect.core.validation import check_positive_int
 
 RHO_GRID = tuple(Fraction(i, 100) for i in range(1, 100))
@@ -89,6 +91,9 @@ MAX_IP_SIZE = 10**6
 #: to N_t − 1 positives and an engine reads N_t ranks, so a plan expecting more than this
 #: per round is useless and slow. (The composition baseline's block is Δ₀.)
 MAX_EXPECTED_MARGIN = 10**8
+#: ``auto`` picks RandMargins only when it is predicted to misclassify at most this share
+#: fewer positives than the composition baseline (:func:`_safe_choice`)
+AUTO_MARGIN = 0.10
 _SHRINK = 1.0 - 1e-9  # per-round ε is shrunk this much so the stated bound holds after rounding
 
 
@@ -101,6 +106,9 @@ class RoundPlan:
     grid_size: int
     ip_size: int
     law: MarginLaw | None  # None for the composition baseline (B_t = first Δ₀ points)
+    #: RandMargins: the axis's tie bits b (its IP and cuts run on m·2^b refined points,
+    #: :mod:`dprect.core.ties`); 0 for the composition baseline, which never cuts
+    tie_bits: int = 0
 
     @property
     def predicted_misclassified(self) -> float:
@@ -112,6 +120,8 @@ class RoundPlan:
         out: dict[str, Any] = {"axis": self.axis, "side": self.side, "ip_size": self.ip_size}
         if self.law is not None:
             out["margin_law"] = self.law.to_json()
+        if self.tie_bits:
+            out["tie_bits"] = self.tie_bits
         return out
 
 
@@ -130,6 +140,14 @@ class MethodPlan:
     @property
     def predicted_misclassified(self) -> float:
         return float(sum(r.predicted_misclassified for r in self.rounds))
+
+    def tie_breaker(self, domains: Sequence[Domain]) -> TieBreaker:
+        """The refinement the engine applies before this method runs (every b_j = 0 for
+        the composition baseline and the paper's accounting)."""
+        bits = [0] * len(domains)
+        for r in self.rounds:
+            bits[r.axis] = max(bits[r.axis], r.tie_bits)
+        return TieBreaker.for_domains(domains, bits)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -270,14 +288,15 @@ def _size_laws(order: list[tuple[int, Side]], domains: list[Domain], eps: float,
     return per_size
 
 
-def _build_rounds(order: list[tuple[int, Side]], domains: list[Domain], per_size: _SizeLaws
-                  ) -> tuple[RoundPlan, ...]:
-    """The rounds; rounds on equal grid sizes share one (immutable) law."""
+def _build_rounds(order: list[tuple[int, Side]], domains: list[Domain], per_size: _SizeLaws,
+                  bits: Sequence[int] | None = None) -> tuple[RoundPlan, ...]:
+    """The rounds; rounds on equal grid sizes share one (immutable) law. ``bits``: the
+    axes' tie bits (RandMargins with refined accounting), else none."""
     rounds = []
     for axis, side in order:
         m = domains[axis].size
         size, law = per_size[m]
-        rounds.append(RoundPlan(axis, side, m, size, law))
+        rounds.append(RoundPlan(axis, side, m, size, law, bits[axis] if bits else 0))
     return tuple(rounds)
 
 
@@ -311,6 +330,8 @@ def _plan_refined(eps_t: float, delta_t: float, domains: list[Domain],
     rounds = len(order)
     if margin_law != "staircase":
         return _plan_refined_laplace(eps_t, delta_t, domains, order, ip_beta)
+    bits = tie_bits(domains, ip_beta)
+    fail = removal_failure(bits, ip_beta)  # the IP's failure bound on the refined grids
     over: _OverLimit | None = None  # the mildest violation, if no candidate is in limits
 
     def note(exc: _OverLimit) -> None:
@@ -320,7 +341,7 @@ def _plan_refined(eps_t: float, delta_t: float, domains: list[Domain],
 
     bounds: list[tuple[float, int]] = []  # (lower bound on the prediction, index in grid)
     for i, rho in enumerate(RHO_GRID):
-        q = StaircaseLaw(1, rho).rho * (1 - ip_beta)
+        q = StaircaseLaw(1, rho).rho * (1 - fail)
         estimate = _refined_choice(eps_t, delta_t, q, rounds, checked=False)
         try:
             per_size = _size_laws(order, domains, estimate.epsilon * _SHRINK, ip_beta,
@@ -335,7 +356,7 @@ def _plan_refined(eps_t: float, delta_t: float, domains: list[Domain],
         if key > best_key:  # no ρ from here on can reach the best checked prediction
             break
         rho = RHO_GRID[key[1]]
-        q = StaircaseLaw(1, rho).rho * (1 - ip_beta)
+        q = StaircaseLaw(1, rho).rho * (1 - fail)
         choice = _refined_choice(eps_t, delta_t, q, rounds)
         eps = choice.epsilon * _SHRINK
         try:
@@ -348,7 +369,7 @@ def _plan_refined(eps_t: float, delta_t: float, domains: list[Domain],
         if checked_key < best_key:
             best_key = checked_key
             best = _refined_method_plan(eps, choice, q, str(rho), "staircase", order, domains,
-                                        per_size, ip_beta, eps_t, delta_t)
+                                        per_size, ip_beta, eps_t, delta_t, bits)
     if best is None:
         assert over is not None
         raise over
@@ -360,9 +381,11 @@ def _plan_refined_laplace(eps_t: float, delta_t: float, domains: list[Domain],
     """Refined accounting with the paper's law: ρ = min(e^{-1/2}, P(N ≥ 2Δ)) depends on Δ,
     hence on ε, found by a short fixed-point iteration (ρ only falls)."""
     rounds = len(order)
+    bits = tie_bits(domains, ip_beta)
+    fail = removal_failure(bits, ip_beta)
     rho_val = math.exp(-0.5) * (1 - 1e-12)
     for _ in range(8):
-        q = rho_val * (1 - ip_beta)
+        q = rho_val * (1 - fail)
         choice = _refined_choice(eps_t, delta_t, q, rounds)
         eps = choice.epsilon * _SHRINK
         per_size = _size_laws(order, domains, eps, ip_beta,  # _OverLimit: no plan
@@ -374,13 +397,13 @@ def _plan_refined_laplace(eps_t: float, delta_t: float, domains: list[Domain],
     else:  # ρ settles in one or two steps; never plan with a q above the laws' ratio
         raise AssertionError("the paper's law: its ratio did not settle")
     return _refined_method_plan(eps, choice, q, f"{rho_val:.12g}", "laplace", order, domains,
-                                per_size, ip_beta, eps_t, delta_t)
+                                per_size, ip_beta, eps_t, delta_t, bits)
 
 
 def _refined_method_plan(eps: float, choice: RefinedChoice, q: float, rho_txt: str,
                          margin_law: str, order: list[tuple[int, Side]],
                          domains: list[Domain], per_size: _SizeLaws, ip_beta: float,
-                         eps_t: float, delta_t: float) -> MethodPlan:
+                         eps_t: float, delta_t: float, bits: Sequence[int]) -> MethodPlan:
     """The RandMargins plan at the (shrunk) per-round ε of ``choice``. Its guarantee is the
     accountant's value at that ε, for the choice's bound, k and δ₂. (q from the IP's actual
     failure bound, ≤ the target, can only be larger: safe.)"""
@@ -390,8 +413,9 @@ def _refined_method_plan(eps: float, choice: RefinedChoice, q: float, rho_txt: s
         eps_t, delta_t)
     return MethodPlan(
         method="randmargins", accounting="refined", ip_epsilon=eps, ip_beta=ip_beta,
-        rounds=_build_rounds(order, domains, per_size), guarantee=guarantee,
+        rounds=_build_rounds(order, domains, per_size, bits), guarantee=guarantee,
         details={"margin_law": margin_law, "rho": rho_txt, "q": q, "k": choice.k,
+                 "removal_failure": removal_failure(bits, ip_beta),
                  "bound_kind": choice.kind,
                  "delta_split": {"escape": escape_probability(q, choice.k, rounds),
                                  "delta2": choice.delta2},
@@ -453,10 +477,10 @@ def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None 
 
     The budget is a :class:`~dprect.core.request.PlanRequest` (a ``FitRequest`` will do),
     or its fields as keywords — ``epsilon`` and ``delta`` required, the others defaulting
-    as :mod:`dprect.core.request` says. Returns a :class:`Plan` whose ``chosen`` method
-    minimises the predicted misclassified positives among the candidates (for
-    ``method="auto"``), and which reports the prediction of both RandMargins and the
-    composition baseline.
+    as :mod:`dprect.core.request` says. Returns a :class:`Plan` whose ``chosen`` method is,
+    for ``method="auto"``, RandMargins only when it is predicted to misclassify at least
+    :data:`AUTO_MARGIN` fewer positives than the composition baseline
+    (:func:`_safe_choice`); the plan reports both methods' predictions.
     """
     req = make_request(PlanRequest, request, options)
     epsilon, delta, beta, method = req.epsilon, req.delta, req.beta, req.method
@@ -505,13 +529,32 @@ def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None 
     if not all(name in candidates for name in wanted) or not candidates:
         raise ParameterError(_limit_message(epsilon, {
             name: over[name] for name in (over if auto else (method.value,))}))
-    chosen = min((candidates[name] for name in wanted), key=lambda c: c.predicted_misclassified)
+    chosen = _safe_choice([candidates[name] for name in wanted])
     asked = {**req.to_json(), "margin_law": margin_law.value, "dims": len(domains)}
     excluded = {name: f"over a plan-time limit: it would need {exc.what}"
                 for name, exc in over.items()}
     if paper and delta == 0.0:
         excluded["randmargins"] = "the paper's accounting needs delta > 0"
     return Plan(chosen=chosen, candidates=candidates, request=asked, excluded=excluded)
+
+
+def _safe_choice(options: list[MethodPlan]) -> MethodPlan:
+    """``auto``'s rule (docs/algorithm.md §6): the composition baseline unless RandMargins
+    is predicted to misclassify at most (1 − :data:`AUTO_MARGIN`) times as many positives.
+
+    Why not simply the smaller prediction: the predictions are expectations (measured over
+    planned 0.93–1.02 in docs/results.md), so a smaller gap is noise; and the methods fail
+    differently — composition's rounds are independent (a bad round moves one side),
+    while a RandMargins cut that removes more than its block (exact duplicate rows, tied
+    float-order values: :mod:`dprect.core.ties`) starves every later round. So RandMargins
+    must win clearly to be chosen."""
+    if len(options) == 1:
+        return options[0]
+    by_name = {c.method: c for c in options}
+    rm, comp = by_name["randmargins"], by_name["composition"]
+    if rm.predicted_misclassified <= (1 - AUTO_MARGIN) * comp.predicted_misclassified:
+        return rm
+    return comp
 
 
 def _plan_domains(domains: list[Domain] | None, dims: int | None, grid: GridArg

@@ -18,7 +18,8 @@ import math
 import numpy as np
 
 from dprect.core.domains import Domain, Side
-from dprect.core.errors import InputDataError
+from dprect.core.errors import InputDataError, ParameterError
+from dprect.core.ties import TieBreaker
 
 _SAMPLE_SIZE = 1 << 14  # strided sample that suggests the threshold
 _MIN_FAST_ROWS = 1 << 16  # below this a full partition is already cheap
@@ -55,6 +56,8 @@ class NumpyEngine:
         self._scratch: np.ndarray | None = None  # reused boolean buffer of length n
         self._count = n  # number of remaining rows
         self._all = True  # fast path while nothing has been cut
+        self._ties: TieBreaker | None = None
+        self._used = False  # a window or cut has been answered
 
     @classmethod
     def from_features(cls, X_pos: np.ndarray, domains: list[Domain]) -> NumpyEngine:
@@ -64,6 +67,17 @@ class NumpyEngine:
     @property
     def dims(self) -> int:
         return len(self._columns)
+
+    def set_ties(self, ties: TieBreaker) -> None:
+        """Replace every column by its refined sort values (:mod:`dprect.core.ties`)."""
+        if self._ties == ties:
+            return
+        if self._used or self._ties is not None:
+            raise ParameterError("set_ties must come before the first window or cut")
+        if len(ties.bits) != self.dims:
+            raise ParameterError(f"tie bits for {len(ties.bits)} axes, engine has {self.dims}")
+        self._columns = [np.ascontiguousarray(c) for c in ties.refine(self._columns)]
+        self._ties = ties
 
     def _column(self, axis: int) -> np.ndarray:
         col = self._columns[axis]
@@ -101,6 +115,7 @@ class NumpyEngine:
         return found if len(found) >= stop else None
 
     def window(self, axis: int, side: Side, stop: int, size: int) -> np.ndarray:
+        self._used = True
         n = self._count
         first, last = max(0, stop - size), min(stop, n)  # ranks [first, last) from `side`
         if last <= first:
@@ -112,6 +127,7 @@ class NumpyEngine:
         return _ranks(self._column(axis), side, first, last, inplace=not self._all)
 
     def cut(self, axis: int, side: Side, threshold: int | float) -> None:
+        self._used = True
         col = self._columns[axis]
         keep = self._buffer()
         if side == "hi":
