@@ -174,12 +174,13 @@ def test_plans_do_not_depend_on_dp_accounting(monkeypatch) -> None:
 
 
 # -- the ρ search -------------------------------------------------------------------------------
-def _exhaustive_best(eps_t: float, delta_t: float, domains, ip_beta: float):
-    """Every ρ checked: (prediction, ρ, per-round ε) of the best (first on ties)."""
+def _exhaustive_best(eps_t: float, delta_t: float, domains, ip_beta: float, fail: float):
+    """Every ρ checked: (prediction, ρ, per-round ε) of the best (first on ties); ``fail``:
+    the IP's failure bound on the refined grids (tie bits), which enters q."""
     order = planner_module.schedule(len(domains), "general")
     best = (math.inf, None, None)
     for rho in planner_module.RHO_GRID:
-        q = StaircaseLaw(1, rho).rho * (1 - ip_beta)
+        q = StaircaseLaw(1, rho).rho * (1 - fail)
         eps = planner_module._refined_choice(eps_t, delta_t, q, len(order)).epsilon
         eps *= planner_module._SHRINK
         try:
@@ -199,7 +200,7 @@ def _exhaustive_best(eps_t: float, delta_t: float, domains, ip_beta: float):
 ])
 def test_branch_and_bound_matches_an_exhaustive_check(eps, delta, domains) -> None:
     p = plan(epsilon=eps, delta=delta, domains=domains, method="randmargins").chosen
-    expected = _exhaustive_best(eps, delta, domains, p.ip_beta)
+    expected = _exhaustive_best(eps, delta, domains, p.ip_beta, p.details["removal_failure"])
     assert (p.predicted_misclassified, p.details["rho"], p.ip_epsilon) == expected
 
 

@@ -103,7 +103,7 @@ def _assemble(domains: list[Domain], found: dict[tuple[int, Side], int]) -> Rect
 
 def run_randmargins(engine: Engine, domains: list[Domain], plan: MethodPlan,
                     rng: RandomSource, trace: list[RoundTrace] | None = None) -> Rectangle:
-    """RandMargins (docs/algorithm.md §2, ties §9) on the engine's positives."""
+    """RandMargins (docs/algorithm.md §2, ties §8) on the engine's positives."""
     ties = plan.tie_breaker(domains)
     if ties.active:
         engine.set_ties(ties)

@@ -64,6 +64,7 @@ from dprect.core.accounting import (
 )
 from dprect.core.domains import Domain, GridArg, Side, feature_names, resolve_domains
 from dprect.core.errors import ParameterError
+from dprect.core.expectation import DEFAULT_TARGET_SHARE, Sizing
 from dprect.core.interior_point import interior_point_size
 from dprect.core.margins import LaplaceLaw, MarginLaw, StaircaseLaw
 from dprect.core.request import (
@@ -166,22 +167,26 @@ class MethodPlan:
 class Plan:
     """The chosen method's plan plus every candidate the planner compared.
 
-    ``excluded`` names the methods left out by the plan-time limits, with the reason."""
+    ``excluded`` names the methods left out by the plan-time limits, with the reason.
+    ``sizing``: the public estimate of the positives (if any) and the target share of
+    positives outside the rectangle behind the plan's expectation
+    (:mod:`dprect.core.expectation`)."""
 
     chosen: MethodPlan
     candidates: dict[str, MethodPlan]
     request: dict[str, Any]
     excluded: dict[str, str] = field(default_factory=dict)
+    sizing: Sizing = field(default_factory=Sizing)
 
     def to_json(self) -> dict[str, Any]:
+        predictions = {name: c.predicted_misclassified for name, c in self.candidates.items()}
         out = {
             "request": self.request,
             "chosen": self.chosen.method,
             "plan": self.chosen.to_json(),
-            "predictions": {
-                name: c.predicted_misclassified for name, c in self.candidates.items()
-            },
+            "predictions": predictions,
             "bounds": {name: c.guarantee.bound for name, c in self.candidates.items()},
+            "expectation": self.sizing.to_json(predictions),
         }
         if self.excluded:
             out["excluded"] = dict(self.excluded)
@@ -207,6 +212,10 @@ class Plan:
         g = self.chosen.guarantee
         lines.append(f"* chosen: {self.chosen.method}; guarantee ({g.epsilon:.6g}, {g.delta:.3g})"
                      f"-DP, {g.neighbouring} neighbours")
+        lines.append("")
+        lines += self.sizing.table({name: c.predicted_misclassified
+                                    for name, c in self.candidates.items()},
+                                   self.chosen.method)
         return "\n".join(lines)
 
 
@@ -466,7 +475,8 @@ def _plan_composition(eps_t: float, delta_t: float, domains: list[Domain],
 
 
 def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None = None,
-         dims: int | None = None, grid: GridArg = None,
+         dims: int | None = None, grid: GridArg = None, positives: int | None = None,
+         target_share: float = DEFAULT_TARGET_SHARE,
          **options: Unpack[BudgetOptions]) -> Plan:
     """Choose per-round ε, Δ, margin law, k and δ split for a total (ε, δ) budget.
 
@@ -481,7 +491,14 @@ def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None 
     for ``method="auto"``, RandMargins only when it is predicted to misclassify at least
     :data:`AUTO_MARGIN` fewer positives than the composition baseline
     (:func:`_safe_choice`); the plan reports both methods' predictions.
+
+    ``positives`` is an optional public estimate N of the number of positive rows (never
+    read from the data) and ``target_share`` a share of positives outside the rectangle
+    (default 5%): the plan's ``expectation`` (its JSON and table) gives, per method, the
+    expected share outside at N and the smallest N for the target share
+    (:mod:`dprect.core.expectation`). They change nothing else in the plan.
     """
+    sizing = Sizing(positives, target_share)  # checked first, like the budget
     req = make_request(PlanRequest, request, options)
     epsilon, delta, beta, method = req.epsilon, req.delta, req.beta, req.method
     domains = _plan_domains(domains, dims, grid)
@@ -535,7 +552,8 @@ def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None 
                 for name, exc in over.items()}
     if paper and delta == 0.0:
         excluded["randmargins"] = "the paper's accounting needs delta > 0"
-    return Plan(chosen=chosen, candidates=candidates, request=asked, excluded=excluded)
+    return Plan(chosen=chosen, candidates=candidates, request=asked, excluded=excluded,
+                sizing=sizing)
 
 
 def _safe_choice(options: list[MethodPlan]) -> MethodPlan:

@@ -1,6 +1,6 @@
 """Tie-breaking for RandMargins: a refined order in which a cut can split a tie group.
 
-Why (docs/algorithm.md §9). A RandMargins cut is non-strict: it removes every remaining
+Why (docs/algorithm.md §8). A RandMargins cut is non-strict: it removes every remaining
 row whose value is at or beyond the threshold p_t. When the round's window D_t lies inside
 one large tie group (a feature with 95% zeros, pixel intensities, counts), the cut removes
 the whole group — most of the remaining rows — and later rounds read pads: the rectangle
