@@ -11,7 +11,10 @@ or ``timestamp``) and writes ``fit.output`` (the result JSON), and when asked
 rectangle when ``fit.truth`` names a synthetic-data sidecar). With ``fit.ledger`` (and
 ``fit.dataset``) the run spends before it releases (:mod:`dprect.release.guarded`);
 ``fit.run_id`` makes it idempotent. The budget keys, their defaults and allowed values
-are :mod:`dprect.core.request`'s.
+are :mod:`dprect.core.request`'s. Before it reads the input the job prints the plan's
+expectation (the positives it needs for at most ``fit.target_share`` of them outside the
+rectangle; with ``fit.positives``, a public estimate, the share at it), and an empty
+released rectangle explains itself (:mod:`dprect.core.expectation`).
 
 Guarantees (the flow's): every parameter, the grid, the plan and the output locations
 are checked before Spark starts; the run id is printed next; the input's schema is
@@ -39,6 +42,7 @@ from dprect.app.jobs_support import (
     request_options,
     section_values,
 )
+from dprect.core.expectation import DEFAULT_TARGET_SHARE
 
 PROG = "fit_rectangle"
 SECTION = "fit"
@@ -61,8 +65,17 @@ OPTIONS: dict[str, Option] = {
     "features": Option(None, "str_list", "feature columns (required)"),
     "label": Option(None, "str", "label column: numbers, booleans or strings (required)"),
     "grid": Option(None, "any", "public domains: 'float', 'LOWER:UPPER:SIZE', "
-                                "'int:L:U', or a mapping feature -> spec (default float)"),
+                                "'int:L:U', or a mapping feature -> spec (default float); "
+                                "values outside a grid's bounds are clamped into its end "
+                                "bins without a warning, so take bounds from public "
+                                "knowledge"),
     **request_options(),
+    "positives": Option(None, "int", "your public estimate of the number of positive rows "
+                                     "(never read from the data): the printed expectation "
+                                     "adds the share outside the rectangle at it"),
+    "target_share": Option(DEFAULT_TARGET_SHARE, "float",
+                           "share of positives outside the rectangle the printed "
+                           "expectation sizes the positives needed for"),
     "spark_plan": Option(None, "str", "Spark engine plan: prefetch or rounds "
                                       "(default: the engine's)"),
     "seed": Option(None, "int", "FOR TESTS ONLY: reproducible noise, NOT private"),

@@ -6,6 +6,8 @@ printed."""
 from __future__ import annotations
 
 import json
+import math
+import re
 import subprocess
 import sys
 
@@ -319,3 +321,93 @@ def test_unexpected_error_is_one_line_without_its_text(monkeypatch, capsys):
     captured = capsys.readouterr()
     assert "SECRET" not in captured.out + captured.err
     assert captured.err.count("\n") == 1 and "RuntimeError" in captured.err
+
+
+# -- how many positives a run needs (issue #13) -------------------------------------------------
+def test_plan_positives_prints_the_share_and_the_positives_needed(capsys):
+    import dprect
+
+    argv = ["plan", "--epsilon", "1", "--delta", "1e-6", "--dims", "7"]
+    expected = dprect.plan(epsilon=1, delta=1e-6, dims=7)
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "N for <= 5% outside" in text and "share at N" not in text  # no estimate
+    for name, c in expected.candidates.items():
+        needed = math.ceil(c.predicted_misclassified / 0.05 - 1e-6)
+        assert re.search(rf"^[ *]{name} +[\d,]+ +{needed:,}$", text, re.M), text
+    assert main([*argv, "--positives", "200"]) == 0
+    text = capsys.readouterr().out
+    assert "share at N = 200" in text
+    assert re.search(r"^\*composition .* 100%$", text, re.M), text  # 13,503 expected > 200
+    assert main([*argv, "--positives", "1e6", "--target-share", "0.01", "--json"]) == 0
+    js = json.loads(capsys.readouterr().out)["expectation"]
+    assert js["positives"] == 1_000_000 and js["target_share"] == 0.01
+    comp = js["methods"]["composition"]
+    assert comp["share"] == pytest.approx(comp["outside"] / 1e6)
+    assert comp["positives_needed"] == math.ceil(comp["outside"] / 0.01 - 1e-6)
+    with pytest.raises(SystemExit):
+        main(["plan", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "--positives N" in help_text and "--target-share S" in help_text
+    assert "nothing is read from the data" in help_text
+
+
+@pytest.mark.parametrize("extra,message", [
+    (["--positives", "0"], "positives must be an integer >= 1"),
+    (["--target-share", "1.5"], "target_share must be a number in the open interval"),
+])
+def test_bad_estimates_exit_2(table, tmp_path, extra, message, capsys):
+    assert main(["plan", "--epsilon", "1", "--delta", "1e-6", "--dims", "2", *extra]) == 2
+    assert message in capsys.readouterr().err
+    out = tmp_path / "r.json"
+    assert main(["fit", "--input", str(table / "data.parquet"), *FIT, "--output", str(out),
+                 *extra]) == 2
+    captured = capsys.readouterr()
+    assert message in captured.err and captured.out == "" and not out.exists()
+
+
+def test_fit_prints_the_plans_expectation_before_it_runs(table, tmp_path, capsys):
+    import dprect
+
+    out = tmp_path / "r.json"
+    assert main(["fit", "--input", str(table / "data.parquet"), *FIT, "--output", str(out),
+                 "--positives", "1200"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    lines = captured.out.splitlines()
+    the_plan = dprect.plan(epsilon=1, delta=1e-6, dims=2, grid="0:10:1024")
+    chosen = the_plan.chosen
+    needed = math.ceil(chosen.predicted_misclassified / 0.05 - 1e-6)
+    assert lines[0] == (
+        f"the plan ({chosen.method}) expects about {chosen.predicted_misclassified:,.0f} "
+        f"positives outside the rectangle; for at most 5% outside it needs about "
+        f"N >= {needed:,} positives; at the estimated 1,200 positives that is "
+        f"{100 * min(1.0, chosen.predicted_misclassified / 1200):.3g}%"), lines[0]
+    assert lines[1].startswith("method: ")  # then the run's own output
+    js = json.loads(out.read_text())
+    assert js["parameters"]["expectation"]["positives"] == 1200
+    assert not js["empty"] and "rectangle is empty" not in captured.out
+
+
+def test_an_empty_result_explains_itself(tmp_path, capsys):
+    """20 positives at epsilon = 0.5: the released rectangle is empty, and the output says
+    what the plan expected and what to change — on stdout, exit 0, nothing on stderr."""
+    gen = np.random.default_rng(2)
+    n = 400
+    X = gen.uniform(0, 10, (n, 2))
+    y = (np.arange(n) < 20).astype(np.int64)
+    pq.write_table(pa.table({"a": X[:, 0], "b": X[:, 1], "label": y}), tmp_path / "t.parquet")
+    out = tmp_path / "r.json"
+    code = main(["fit", "--input", str(tmp_path / "t.parquet"), "--features", "a,b",
+                 "--label", "label", "--epsilon", "0.5", "--delta", "1e-6", "--grid",
+                 "0:10:1024", "--output", str(out)])
+    captured = capsys.readouterr()
+    assert code == 0 and captured.err == ""
+    assert json.loads(out.read_text())["empty"] is True
+    lines = captured.out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("the rectangle is empty"))
+    assert "expected about" in lines[start] and "N >= " in lines[start]
+    for what in ("--epsilon", "--grid", "--features", "more positive rows"):
+        assert what in lines[start + 1]
+    assert lines[start + 2].startswith("result written")
+    assert lines[0].startswith("the plan (")  # the expectation came first

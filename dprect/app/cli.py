@@ -9,7 +9,9 @@
                 [--positive-label VALUE] [--invalid-rows drop|error]
                 [--results-table PATH] [--plot PNG [--truth SIDECAR]] [--dataset ID]
                 [--ledger PATH --dataset ID [--run-id ID] [--cap-epsilon E --cap-delta D]]
+                [--positives N] [--target-share S]    (public estimates: the plan's expectation)
     dprect plan --epsilon E --delta D (--dims D | --features a,b) [--grid SPEC] [--json]
+                [--positives N] [--target-share S]
     dprect budget init --ledger PATH                      (once, before any other use)
     dprect budget show DATASET --ledger PATH [--json]
     dprect budget set-cap DATASET --epsilon E --delta D --ledger PATH
@@ -28,6 +30,14 @@ with exit code 2 and nothing released. ``--engine spark`` reads the input with S
 (Parquet, CSV or Delta) and fits on the Spark engine; pyspark is imported only then. Both
 engines write the same result JSON, identical for the same seed.
 
+How many positives a run needs (:mod:`dprect.core.expectation`): ``plan`` prints, per
+method, the positives the plan expects outside the rectangle and the smallest number N of
+positive rows for at most ``--target-share`` (default 5%) of them outside, and with
+``--positives N`` (the user's public estimate, never read from the data) the expected
+share outside at N. ``fit`` prints the chosen method's line before it reads the input, and
+a released rectangle that is empty explains itself in two lines (what the plan expected,
+what to change) — read from the released result only.
+
 ``fit`` is a thin adapter to :func:`dprect.app.flow.run_fit` (the fit job is the other);
 the budget options, their choices and defaults come from :mod:`dprect.core.request`.
 """
@@ -44,6 +54,7 @@ from typing import Any
 from dprect._version import __version__
 from dprect.app.failures import describe_failure, one_line
 from dprect.core.errors import DprectError, ParameterError
+from dprect.core.expectation import DEFAULT_TARGET_SHARE
 from dprect.core.labels import LabelText
 from dprect.core.request import FitRequest, PlanRequest, option_specs, request_from
 
@@ -59,6 +70,17 @@ def _float(text: str) -> float:
         return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+
+
+def _count(text: str) -> int:
+    """A whole number of rows (``200``, ``1_000_000``, ``1e6``)."""
+    try:
+        return int(text)
+    except ValueError:
+        value = _float(text)
+        if not value.is_integer():
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        return int(value)
 
 
 def _features(text: str) -> list[str]:
@@ -93,8 +115,26 @@ def add_request_arguments(p: argparse.ArgumentParser,
 
 def _grid_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument("--grid", default=None,
-                   help="domains: 'float' (default), 'LOWER:UPPER:SIZE' or 'int:LOWER:UPPER' "
-                        "for every feature, or 'name=SPEC,name=SPEC,...'")
+                   help="public domains: 'float' (default: every float, no bounds needed), "
+                        "'LOWER:UPPER:SIZE' or 'int:LOWER:UPPER' for every feature, or "
+                        "'name=SPEC,name=SPEC,...'. Values outside LOWER..UPPER are clamped "
+                        "into the end bins without a warning (a warning would look at the "
+                        "data): take the bounds from public knowledge, never from the data")
+
+
+def _expectation_arguments(p: argparse.ArgumentParser) -> None:
+    """``--positives`` and ``--target-share``: public inputs of the plan's expectation."""
+    g = p.add_argument_group(
+        "how many positives a run needs (public estimates only; nothing is read from the "
+        "data)")
+    g.add_argument("--positives", type=_count, default=None, metavar="N",
+                   help="your estimate of the number of positive rows: adds the expected "
+                        "share of them outside the rectangle at N")
+    g.add_argument("--target-share", type=_float, default=DEFAULT_TARGET_SHARE,
+                   metavar="S",
+                   help="the share of positives outside the rectangle to size N for: "
+                        "prints the smallest N with at most this share outside "
+                        f"(default {DEFAULT_TARGET_SHARE:g})")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -120,6 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--output", required=True, help="where to write the result JSON")
     fit.add_argument("--engine", choices=ENGINES, default="numpy",
                      help="execution engine: numpy (default, in memory) or spark")
+    _expectation_arguments(fit)
     outputs = fit.add_argument_group("more outputs")
     outputs.add_argument("--results-table", default=None, metavar="PATH",
                          help="Delta results table to append the result's row to (named "
@@ -153,13 +194,23 @@ def build_parser() -> argparse.ArgumentParser:
     spark.add_argument("--delta-timestamp", default=None,
                        help="read a Delta table as of this ISO-8601 time (UTC if no zone)")
 
-    pl = sub.add_parser("plan", help="show what the planner would choose for a budget")
+    pl = sub.add_parser(
+        "plan", help="show what the planner would choose for a budget, and how many "
+                     "positives it needs",
+        description="Show what the planner would choose for a budget, without touching "
+                    "data: each method's per-round epsilon, interior-point size, margin "
+                    "law, predicted misclassified positives and guarantee; then the "
+                    "positives each method expects outside the rectangle, the smallest "
+                    "number N of positive rows for at most --target-share of them outside "
+                    "(default 5%%), and with --positives N the expected share outside at "
+                    "your estimate N.")
     dims = pl.add_mutually_exclusive_group(required=True)
     dims.add_argument("--dims", type=int, help="number of features")
     dims.add_argument("--features", type=_features, help="comma-separated feature names")
     add_request_arguments(pl)
     _grid_argument(pl)
     pl.add_argument("--json", action="store_true", help="print the plan as JSON")
+    _expectation_arguments(pl)
 
     bud = sub.add_parser("budget", help="create the ledger; show or cap a dataset's spend")
     bsub = bud.add_subparsers(dest="budget_command", required=True)
@@ -258,7 +309,8 @@ def _cmd_plan(args: argparse.Namespace) -> int:
         raise ParameterError(f"--dims must be >= 1, got {args.dims}")
     names = args.features or [f"x{j}" for j in range(args.dims)]
     domains = resolve_domains(args.grid, names)
-    the_plan = plan(request_from(PlanRequest, vars(args)), domains=domains)
+    the_plan = plan(request_from(PlanRequest, vars(args)), domains=domains,
+                    positives=args.positives, target_share=args.target_share)
     if args.json:
         print(json.dumps(the_plan.to_json(), indent=2))
     else:

@@ -10,11 +10,16 @@
 3. the ledger: a run id released before is **replayed** — its recorded result published
    again, the input never read, nothing spent (a missing or damaged ledger ends the run
    here);
-4. the input, read and its schema checked by the chosen engine (:class:`EngineRoute`):
+4. the plan's expectation, printed (:mod:`dprect.core.expectation`): the positives it
+   expects outside the rectangle and the N positive rows it needs for the target share
+   (with the settings' public estimate of N, the share at N) — public inputs only;
+5. the input, read and its schema checked by the chosen engine (:class:`EngineRoute`):
    a refused table ends the run before anything is reserved;
-5. the guarded release (:func:`dprect.release.guarded.guarded_release`): reserve the
+6. the guarded release (:func:`dprect.release.guarded.guarded_release`): reserve the
    plan's (ε, δ), compute on the engine, release into the ledger, then publish to every
-   sink (:func:`dprect.release.sinks.publish`).
+   sink (:func:`dprect.release.sinks.publish`). A released rectangle that is empty (read
+   from the released result only) explains itself in two lines: what its plan expected
+   and what to change (:func:`dprect.core.expectation.empty_explanation`).
 
 A failure anywhere writes nothing (a failure after the reservation leaves it charged).
 The flow does not branch on the engine: a route reads the table and readies its engine
@@ -35,6 +40,13 @@ import numpy as np
 from dprect.app.api import select_rows
 from dprect.core.algorithms import run_plan
 from dprect.core.domains import Domain, GridArg, resolve_domains
+from dprect.core.expectation import (
+    DEFAULT_TARGET_SHARE,
+    Expectation,
+    Sizing,
+    empty_explanation,
+    expectation,
+)
 from dprect.core.labels import resolve_positive_label
 from dprect.core.planner import Plan, plan
 from dprect.core.randomness import SEEDED_WARNING, RandomSource
@@ -83,7 +95,8 @@ def _show(text: str) -> None:
 @dataclass(frozen=True)
 class Reporter:
     """What a run prints: ``say`` the lines every run shows (the run id of a ledger run,
-    where the result went), ``progress`` the steps (the job prints them, the command
+    the plan's expectation, an empty rectangle's explanation, where the result went),
+    ``progress`` the steps (the job prints them, the command
     line does not), ``show`` the result's summary. ``name`` spells an option in
     messages as the front end does (``--seed``, ``fit.seed``)."""
 
@@ -105,7 +118,9 @@ def seeded_run_quietly(run: Callable[[], FitResult]) -> FitResult:
 @dataclass(frozen=True)
 class FitSettings:
     """Everything a fit was asked for, checked: the request, the table, the grid, the
-    ledger (None: no ledger), the sinks and the seed (tests only)."""
+    ledger (None: no ledger), the sinks, the seed (tests only), and the public inputs of
+    the plan's expectation: an estimate of the positive rows (None: none) and the target
+    share of positives outside the rectangle."""
 
     request: FitRequest
     source: Source
@@ -113,6 +128,8 @@ class FitSettings:
     sinks: Sequence[Sink]
     ledger: LedgerSettings | None = None
     seed: int | None = None
+    positives: int | None = None
+    target_share: float = DEFAULT_TARGET_SHARE
 
 
 def fit_settings(values: Mapping[str, Any], name: Callable[[str], str] = str) -> FitSettings:
@@ -121,9 +138,13 @@ def fit_settings(values: Mapping[str, Any], name: Callable[[str], str] = str) ->
     fields (:mod:`dprect.core.request`), ``input``, ``features``, ``label``, ``format``,
     ``where``, ``version``, ``timestamp``, ``grid``, ``seed``, the outputs ``output``,
     ``plot``, ``truth``, ``results_table`` (under ``dataset``), the ledger ``ledger``,
-    ``dataset``, ``run_id``, ``cap_epsilon``, ``cap_delta``, and ``spark_plan`` (recorded
-    in the results table). Each is checked; ``name`` spells a key in messages."""
+    ``dataset``, ``run_id``, ``cap_epsilon``, ``cap_delta``, ``spark_plan`` (recorded
+    in the results table), and the optional ``positives`` and ``target_share`` (the
+    expectation's public inputs). Each is checked; ``name`` spells a key in messages."""
     request = request_from(FitRequest, values)
+    target_share = values.get("target_share")
+    sizing = Sizing(values.get("positives"),
+                    DEFAULT_TARGET_SHARE if target_share is None else target_share)
     source = Source(values["input"], values["features"], values["label"],
                     format=values["format"], where=values["where"],
                     version=values["version"], timestamp=values["timestamp"])
@@ -134,7 +155,8 @@ def fit_settings(values: Mapping[str, Any], name: Callable[[str], str] = str) ->
                          dataset=values["dataset"], input_path=source.path,
                          input_settings={"input": source.settings(),
                                          "spark_plan": values["spark_plan"]})
-    return FitSettings(request, source, values["grid"], sinks, ledger, values["seed"])
+    return FitSettings(request, source, values["grid"], sinks, ledger, values["seed"],
+                       sizing.positives, sizing.target_share)
 
 
 def run_fit(settings: FitSettings, route: EngineRoute, report: Reporter | None = None
@@ -149,7 +171,8 @@ def run_fit(settings: FitSettings, route: EngineRoute, report: Reporter | None =
     started_at = utc_now()
     request, source, ledger = settings.request, settings.source, settings.ledger
     domains = resolve_domains(settings.grid, source.features)
-    the_plan = plan(request, domains=domains)  # the one plan of the run: public, no data
+    the_plan = plan(request, domains=domains, positives=settings.positives,
+                    target_share=settings.target_share)  # the one plan: public, no data
     check_distinct([*((s.name, s.path) for s in settings.sinks),
                     (report.name("input"), source.path),
                     (report.name("ledger"), None if ledger is None else ledger.path)])
@@ -171,6 +194,10 @@ def run_fit(settings: FitSettings, route: EngineRoute, report: Reporter | None =
     def to_sinks(record: dict[str, Any]) -> None:
         release = Release(record, run_id, started_at)
         report.show(release.result.summary())
+        if release.result.empty:  # read from the released result only
+            for line in empty_explanation(_expected_of(release.record, the_plan),
+                                          report.name):
+                report.say(line)
         for line in publish(settings.sinks, release):
             report.say(line)
 
@@ -178,6 +205,7 @@ def run_fit(settings: FitSettings, route: EngineRoute, report: Reporter | None =
     if ledger is not None and previous is not None:
         outcome = replay(ledger, previous, to_sinks)  # the input is never read
     else:
+        report.say(expectation(the_plan).sentence())  # the plan's, before any data
         with route.open(source, domains, request, the_plan, report.progress) as prepared:
 
             def compute() -> FitResult:
@@ -194,6 +222,18 @@ def run_fit(settings: FitSettings, route: EngineRoute, report: Reporter | None =
         report.progress(f"charged to dataset {ledger.dataset!r} in ledger {ledger.path} "
                         f"(run id {run_id})")
     return outcome
+
+
+def _expected_of(record: Mapping[str, Any], the_plan: Plan) -> Expectation:
+    """The expectation of the plan a released record was made with (its recorded method
+    and prediction: a replay's record may predate this run's settings), under this run's
+    public sizing; the run's own plan's if the record does not name them."""
+    params = record.get("parameters") or {}
+    chosen = params.get("chosen")
+    predicted = (params.get("predictions") or {}).get(chosen)
+    if not isinstance(chosen, str) or not isinstance(predicted, int | float):
+        return expectation(the_plan)
+    return the_plan.sizing.expect(chosen, predicted)
 
 
 # -- the numpy engine's route -------------------------------------------------------------

@@ -95,7 +95,17 @@ class Domain(ABC):
 
 
 class Grid(Domain):
-    """``size`` equal bins between public bounds ``lower`` < ``upper``."""
+    """``size`` equal bins between public bounds ``lower`` < ``upper``.
+
+    Values outside ``[lower, upper]`` are clamped, silently: a value below ``lower``
+    (−inf included) counts as the first bin, one above ``upper`` as the last. With
+    ``Grid(0, 100, 2**20)`` a column whose values are in the thousands lands entirely in
+    the last bin: the learned bounds on that axis are that one bin, [99.9999, 100], which
+    says nothing about the values. No warning is possible: whether any value was clamped
+    is a fact about the data, which nothing may report. Take the bounds from public
+    knowledge (units, a form's valid range, a published schema) — never from the data —
+    or use :class:`FloatOrder`, which needs none.
+    """
 
     def __init__(self, lower: float, upper: float, size: int) -> None:
         for name, value in (("lower", lower), ("upper", upper)):
@@ -172,7 +182,8 @@ class Grid(Domain):
 
 
 class IntegerRange(Grid):
-    """One grid point per integer in [lower, upper] (both public)."""
+    """One grid point per integer in [lower, upper] (both public); values outside the
+    range are clamped to its ends, silently, as with :class:`Grid`."""
 
     def __init__(self, lower: int, upper: int) -> None:
         for name, value in (("lower", lower), ("upper", upper)):

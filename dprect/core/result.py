@@ -16,6 +16,7 @@ import numpy as np
 from dprect._version import __version__
 from dprect.core.accounting import Guarantee
 from dprect.core.domains import Domain, domain_from_json
+from dprect.core.errors import ParameterError
 from dprect.core.randomness import SEEDED_WARNING
 
 NON_PRIVATE_LABEL = "NON-PRIVATE: exact bounding box of the data, no privacy guarantee"
@@ -30,9 +31,26 @@ def _from_json_float(x: float | str) -> float:
     return float(x)
 
 
+#: the result JSON's note on a bounded domain: what happens to values off the bounds
+CLAMPING_NOTE = ("values below lower count as the first grid point (bin), values above "
+                 "upper as the last; the bounds are public, never taken from the data")
+
+
+def domain_json(domain: Domain) -> dict[str, Any]:
+    """A domain's entry in the result JSON: :meth:`Domain.to_json` plus, for a domain
+    with public bounds (a grid or an integer range), a ``"clamping"`` note
+    (:data:`CLAMPING_NOTE`). The note is a constant — it says what the encoding does,
+    not whether any value was clamped — and :func:`domain_from_json` ignores it."""
+    out = domain.to_json()
+    if domain.bounds is not None:
+        out["clamping"] = CLAMPING_NOTE
+    return out
+
+
 @dataclass(frozen=True)
 class FitResult:
-    """A learned rectangle: ``lower[j] ≤ x_j ≤ upper[j]`` for every feature j."""
+    """A learned rectangle: ``lower[j] ≤ x_j ≤ upper[j]`` for every feature j (exactly:
+    grid indices between ``lower_index`` and ``upper_index``; see :meth:`contains`)."""
 
     features: list[str]
     lower: list[float]
@@ -52,9 +70,38 @@ class FitResult:
         return any(lo > hi for lo, hi in zip(self.lower_index, self.upper_index, strict=True))
 
     def contains(self, X: np.ndarray) -> np.ndarray:
-        """Boolean mask of the rows of X inside the rectangle (grid semantics: a row is
-        inside when each feature's grid index lies between the bounds' indices)."""
+        """Which rows of ``X`` lie inside the rectangle: a boolean array of shape ``(n,)``.
+
+        ``X`` is an ``(n, d)`` array (or anything :func:`numpy.asarray` turns into one —
+        a DataFrame's columns are taken by position, not by name) whose d columns are the
+        features in the order of :attr:`features`; another shape is a
+        :class:`~dprect.core.errors.ParameterError`.
+
+        A row is inside when, on every feature j, its grid index (the domain's encoding
+        of the value) lies between ``lower_index[j]`` and ``upper_index[j]``, both
+        inclusive — the same test as the Spark jobs' predicate. In feature units:
+
+        * float order: ``lower[j] <= x <= upper[j]``, both ends inclusive;
+        * integer range: ``lower[j] <= floor(x) <= upper[j]``;
+        * grid: x falls in one of the bins from ``lower[j]`` to ``upper[j]``. Bins are
+          ``[left, right)``, so the value ``upper[j]`` itself belongs to the next bin
+          unless it is the grid's upper bound (and, the bin being computed in float64,
+          a value exactly on a bin edge may land on either side of it).
+
+        For a grid or an integer range, values outside the public bounds (±inf included)
+        are clamped into the end bins: a value below the lower bound is inside on axis j
+        whenever ``lower_index[j] == 0``, one above the upper bound whenever
+        ``upper_index[j]`` is the last grid point.
+
+        An empty rectangle (:attr:`empty`) contains no row: every entry is False. NaN
+        has no grid index, so the answer for a row holding one is meaningless (the fit
+        leaves such rows out)."""
         X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2 or X.shape[1] != len(self.features):
+            got = f"{X.shape[1]} columns" if X.ndim == 2 else f"a {X.ndim}-D array"
+            raise ParameterError(
+                f"contains needs a 2-D array with {len(self.features)} columns (the "
+                f"features {', '.join(self.features)}, in that order), got {got}")
         inside = np.ones(len(X), dtype=bool)
         for j, d in enumerate(self.domains):
             idx = d.to_index(d.encode(X[:, j]))
@@ -72,7 +119,7 @@ class FitResult:
             "privacy": None if self.privacy is None else self.privacy.to_json(),
             "parameters": self.parameters,
             "grid": {
-                "domains": [d.to_json() for d in self.domains],
+                "domains": [domain_json(d) for d in self.domains],
                 "lower_index": [str(i) for i in self.lower_index],
                 "upper_index": [str(i) for i in self.upper_index],
             },

@@ -5,9 +5,21 @@ grid bounds of each feature and, for synthetic data, the public true rectangle. 
 draws data points — a scatter of the rows would leak them — and it takes no data argument.
 
 Panels pair consecutive features (f0 × f1, f2 × f3, …; an odd last feature pairs with
-the one before it; a single feature gets a 1-D panel). An unbounded side (a float-order
-domain) is drawn to the panel's edge and marked open. Rendering uses matplotlib's Agg
-backend into memory, so :func:`write_png` can write the file atomically.
+the one before it; a single feature gets a 1-D panel). Each panel:
+
+* draws the learned (DP) rectangle as a solid red outline and the true rectangle, when
+  given, as a dashed blue outline on top of it, so the two stay apart even where they
+  nearly coincide; one legend for the figure names both;
+* zooms to the union of the two rectangles plus a small margin (not to the whole grid;
+  the grid's public bounds are in the axis label and drawn dotted where they are in view);
+* writes the bounds as numbers above the panel: one line per rectangle with each axis's
+  ``[lower, upper]``, rounded to the panel's scale.
+
+An unbounded side (a float-order domain) is drawn at the panel's edge and written ``-inf``
+/ ``inf``. Rendering uses matplotlib's Agg backend into memory, so :func:`write_png` can
+write the file atomically; the same inputs give the same bytes. :func:`render_figure`
+returns the matplotlib figure itself (for tests and notebooks); :func:`render_png` is what
+``dprect fit --plot`` and the fit job write.
 """
 
 from __future__ import annotations
@@ -16,12 +28,34 @@ import io
 import math
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from dprect.core.extras import require
 from dprect.core.result import FitResult
 from dprect.release.files import write_atomic
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
 MAX_PANELS = 8
+
+
+@dataclass(frozen=True)
+class Outline:
+    """How a rectangle's outline is drawn (matplotlib colour, line width, line style)."""
+
+    colour: str
+    width: float
+    style: str
+
+
+#: the learned rectangle solid, the true one dashed, in other colours; the grid dotted
+LEARNED = Outline("tab:red", 2.4, "-")
+TRUE = Outline("tab:blue", 1.6, "--")
+GRID = Outline("0.55", 1.0, ":")
+MARGIN = 0.08  # of the union's extent, on each side
+_HUGE = 1e300  # finite ends beyond this (float-order extremes) are treated as open
 
 
 def feature_pairs(dims: int) -> list[tuple[int, int]]:
@@ -35,92 +69,170 @@ def feature_pairs(dims: int) -> list[tuple[int, int]]:
 
 
 def _clip(lo: float, hi: float, lim: tuple[float, float]) -> tuple[float, float]:
-    """An interval with infinite ends replaced by the panel's edges."""
-    return (lo if math.isfinite(lo) else lim[0]), (hi if math.isfinite(hi) else lim[1])
+    """An interval cut to the panel: open or far-away ends are drawn at its edges."""
+    return min(max(lo, lim[0]), lim[1]), min(max(hi, lim[0]), lim[1])
 
 
 def _view(j: int, result: FitResult, true_lower: Sequence[float] | None,
           true_upper: Sequence[float] | None) -> tuple[float, float]:
-    """Axis limits of feature j: the grid bounds, else the rectangles' finite ends."""
+    """Axis limits of feature j: the union of the rectangles' finite ends with a margin of
+    :data:`MARGIN`; the grid bounds (else ±1) when neither rectangle gives one."""
+    ends: list[float] = []
+    if not result.empty:
+        ends += [result.lower[j], result.upper[j]]
+    if true_lower is not None and true_upper is not None:
+        ends += [float(true_lower[j]), float(true_upper[j])]
+    finite = [e for e in ends if math.isfinite(e) and abs(e) < _HUGE]
     bounds = result.domains[j].bounds  # public; None for the unbounded float order
-    if bounds is not None:
+    if finite:
+        lo, hi = min(finite), max(finite)
+    elif bounds is not None:
         lo, hi = bounds
     else:
-        ends = [result.lower[j], result.upper[j]]
-        if true_lower is not None and true_upper is not None:
-            ends += [true_lower[j], true_upper[j]]
-        finite = [e for e in ends if math.isfinite(e) and abs(e) < 1e300]
-        lo, hi = (min(finite), max(finite)) if finite else (-1.0, 1.0)
-    if not hi > lo:
-        lo, hi = lo - 1.0, hi + 1.0
-    pad = 0.06 * (hi - lo)
+        lo, hi = -1.0, 1.0
+    if not hi > lo:  # a single point: widen it around itself
+        half = 0.5 * abs(lo) if lo != 0 else 1.0
+        lo, hi = lo - half, hi + half
+    pad = MARGIN * (hi - lo)
     return lo - pad, hi + pad
 
 
-def render_png(result: FitResult, *, true_lower: Sequence[float] | None = None,
-               true_upper: Sequence[float] | None = None, title: str | None = None,
-               dpi: int = 110) -> bytes:
-    """The PNG bytes of the rectangle's 2-D projections (see the module docstring)."""
+def format_bound(value: float, extent: float) -> str:
+    """A bound written short: decimals to about 1/10,000 of ``extent`` (the panel's
+    width) without trailing zeros; 4 significant digits for values of 10^7 and more or a
+    panel narrower than 10^-3; ``inf``/``-inf`` for an open side."""
+    if not math.isfinite(value):
+        return "inf" if value > 0 else "-inf"
+    decimals = 4 - math.floor(math.log10(extent)) if extent > 0 else 2
+    if abs(value) >= 1e7 or decimals > 6:
+        return f"{value:.4g}"
+    text = f"{value:.{max(decimals, 0)}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if float(text) == 0 else text  # no "-0"
+
+
+def _bounds_line(name: str, lows: Sequence[float], highs: Sequence[float],
+                 features: Sequence[str], extent: float) -> str:
+    cells = [f"{f} [{format_bound(lo, extent)}, {format_bound(hi, extent)}]"
+             for f, lo, hi in zip(features, lows, highs, strict=True)]
+    return f"{name}: " + "   ".join(cells)
+
+
+def _axis_label(j: int, result: FitResult) -> str:
+    bounds = result.domains[j].bounds
+    if bounds is None:
+        return f"{result.features[j]}  (float order, no bounds)"
+    return f"{result.features[j]}  (grid {bounds[0]:g} … {bounds[1]:g})"
+
+
+def _outline(ax: Any, xs: tuple[float, float], ys: tuple[float, float], outline: Outline,
+             gid: str, zorder: int) -> None:
+    """An unfilled rectangle [xs] × [ys] on ``ax``, tagged ``gid`` (grid, learned, true)."""
+    from matplotlib.patches import Rectangle
+
+    ax.add_patch(Rectangle((xs[0], ys[0]), xs[1] - xs[0], ys[1] - ys[0], fill=False,
+                           ec=outline.colour, lw=outline.width, ls=outline.style, gid=gid,
+                           zorder=zorder))
+
+
+def _legend_entry(outline: Outline, label: str) -> Any:
+    from matplotlib.lines import Line2D
+
+    return Line2D([], [], color=outline.colour, lw=outline.width, ls=outline.style,
+                  label=label)
+
+
+def render_figure(result: FitResult, *, true_lower: Sequence[float] | None = None,
+                  true_upper: Sequence[float] | None = None, title: str | None = None,
+                  dpi: int = 110) -> Figure:
+    """The matplotlib figure of the rectangle's 2-D projections (see the module
+    docstring); :func:`render_png` saves it. Headless: the figure has an Agg canvas."""
     require("plot")
     import matplotlib
 
     matplotlib.use("Agg", force=True)
     from matplotlib.figure import Figure
-    from matplotlib.patches import Rectangle
 
-    dims = len(result.features)
-    pairs = feature_pairs(dims)
+    truth = None
+    if true_lower is not None and true_upper is not None:
+        truth = [float(v) for v in true_lower], [float(v) for v in true_upper]
+    pairs = feature_pairs(len(result.features))
     cols = min(len(pairs), 2)
     rows = math.ceil(len(pairs) / cols)
-    fig = Figure(figsize=(5.2 * cols, 4.6 * rows), dpi=dpi, layout="constrained")
+    fig = Figure(figsize=(5.6 * cols, 5.0 * rows + 0.4), dpi=dpi, layout="constrained")
     axes = fig.subplots(rows, cols, squeeze=False)
     for ax in axes.flat[len(pairs):]:
         ax.set_visible(False)
+    open_side = False
     for ax, (a, b) in zip(axes.flat, pairs, strict=False):
+        one_d = a == b  # a single feature: a 1-D panel, the boxes as bands
+        shown = [a] if one_d else [a, b]
+        names = [result.features[j] for j in shown]
         xlim = _view(a, result, true_lower, true_upper)
-        ylim = (0.0, 1.0) if a == b else _view(b, result, true_lower, true_upper)
+        ylim = (0.0, 1.0) if one_d else _view(b, result, true_lower, true_upper)
+        # one rounding per panel: the narrower axis's
+        extent = min(xlim[1] - xlim[0], math.inf if one_d else ylim[1] - ylim[0])
 
-        # public grid bounds
-        gx, gy = result.domains[a].bounds, result.domains[b].bounds
-        if gx is not None and (a == b or gy is not None):
-            gy_ = (0.05, 0.95) if a == b else gy
-            assert gy_ is not None
-            ax.add_patch(Rectangle((gx[0], gy_[0]), gx[1] - gx[0], gy_[1] - gy_[0],
-                                   fill=False, ls=":", lw=1.0, ec="0.45",
-                                   label="grid bounds (public)"))
-        if true_lower is not None and true_upper is not None:
-            x0, x1 = _clip(true_lower[a], true_upper[a], xlim)
-            y0, y1 = (0.2, 0.8) if a == b else _clip(true_lower[b], true_upper[b], ylim)
-            ax.add_patch(Rectangle((x0, y0), x1 - x0, y1 - y0, fill=True, alpha=0.18,
-                                   fc="tab:green", ec="tab:green", lw=2.0,
-                                   label="true rectangle"))
-        lo_a, hi_a = result.lower[a], result.upper[a]
-        lo_b, hi_b = (0.25, 0.75) if a == b else (result.lower[b], result.upper[b])
-        if lo_a <= hi_a and lo_b <= hi_b:
-            x0, x1 = _clip(lo_a, hi_a, xlim)
-            y0, y1 = _clip(lo_b, hi_b, ylim)
-            open_side = not all(math.isfinite(v) for v in (lo_a, hi_a, lo_b, hi_b))
-            ax.add_patch(Rectangle((x0, y0), x1 - x0, y1 - y0, fill=False,
-                                   ec="tab:red", lw=2.0, ls="--" if open_side else "-",
-                                   label="learned (private)"
-                                         + (" — open side" if open_side else "")))
+        gx = result.domains[a].bounds
+        gy = (0.05, 0.95) if one_d else result.domains[b].bounds
+        if gx is not None and gy is not None:  # public; mostly out of view once zoomed
+            _outline(ax, gx, gy, GRID, "grid", 1)
+        lines: list[tuple[str, str]] = []
+        if not result.empty:
+            lo, hi = result.lower, result.upper
+            ys = (0.25, 0.75) if one_d else (lo[b], hi[b])
+            open_side |= not all(math.isfinite(v) and abs(v) < _HUGE
+                                 for v in (lo[a], hi[a], *ys))
+            _outline(ax, _clip(lo[a], hi[a], xlim), _clip(*ys, ylim), LEARNED, "learned", 3)
+            lines.append((_bounds_line("learned (DP)", [lo[j] for j in shown],
+                                       [hi[j] for j in shown], names, extent),
+                          LEARNED.colour))
         else:
             ax.text(0.5, 0.5, "empty rectangle", transform=ax.transAxes, ha="center",
-                    color="tab:red")
+                    color=LEARNED.colour)
+            lines.append(("learned (DP): empty rectangle (every row is a negative)",
+                          LEARNED.colour))
+        if truth is not None:
+            tlo, thi = truth
+            ys = (0.2, 0.8) if one_d else (tlo[b], thi[b])
+            _outline(ax, _clip(tlo[a], thi[a], xlim), _clip(*ys, ylim), TRUE, "true", 4)
+            lines.append((_bounds_line("true", [tlo[j] for j in shown],
+                                       [thi[j] for j in shown], names, extent), TRUE.colour))
+        for k, (text, colour) in enumerate(reversed(lines)):  # the learned line on top
+            ax.annotate(text, (0.0, 1.0), xycoords="axes fraction", xytext=(0, 4 + 11 * k),
+                        textcoords="offset points", fontsize=8, family="monospace",
+                        color=colour, ha="left", va="bottom", annotation_clip=False)
         ax.set_xlim(*xlim)
         ax.set_ylim(*ylim)
-        ax.set_xlabel(result.features[a])
-        if a == b:
+        ax.set_xlabel(_axis_label(a, result), fontsize=9)
+        if one_d:
             ax.set_yticks([])
         else:
-            ax.set_ylabel(result.features[b])
-        ax.legend(loc="upper right", fontsize=7, framealpha=0.8)
+            ax.set_ylabel(_axis_label(b, result), fontsize=9)
+    handles = [_legend_entry(LEARNED, "learned rectangle (DP)"
+                             + (" — open sides at the panel edge" if open_side else ""))]
+    if truth is not None:
+        handles.append(_legend_entry(TRUE, "true rectangle (public)"))
+    if any(d.bounds is not None for d in result.domains):
+        handles.append(_legend_entry(GRID, "grid bounds (public)"))
+    fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize=8,
+               frameon=False)
     g = result.privacy
     subtitle = (f"{result.method}, ({g.epsilon:.3g}, {g.delta:.2g})-DP"
                 if g is not None else f"{result.method}, NOT private")
     if result.seeded:
         subtitle += " — SEEDED RUN, not for publication"
     fig.suptitle(f"{title + ': ' if title else ''}{subtitle}", fontsize=10)
+    return fig
+
+
+def render_png(result: FitResult, *, true_lower: Sequence[float] | None = None,
+               true_upper: Sequence[float] | None = None, title: str | None = None,
+               dpi: int = 110) -> bytes:
+    """The PNG bytes of :func:`render_figure` (see the module docstring)."""
+    fig = render_figure(result, true_lower=true_lower, true_upper=true_upper, title=title,
+                        dpi=dpi)
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
     return buf.getvalue()
@@ -131,4 +243,5 @@ def write_png(path: str | os.PathLike[str], result: FitResult, **kwargs: object)
     write_atomic(path, render_png(result, **kwargs))  # type: ignore[arg-type]
 
 
-__all__ = ["MAX_PANELS", "feature_pairs", "render_png", "write_png"]
+__all__ = ["MAX_PANELS", "feature_pairs", "format_bound", "render_figure", "render_png",
+           "write_png"]
