@@ -34,6 +34,7 @@ from dprect.core.ties import (
     RefinedGrid,
     TieBreaker,
     coefficient,
+    mixer,
     no_ties,
     removal_failure,
     tie_bits,
@@ -59,7 +60,8 @@ def test_refine_keeps_the_value_part_and_range():
         assert r.dtype == np.int64
         assert np.array_equal(r >> b, col)  # the value part is the grid index
         assert r.min() >= 0 and r.max() < d.size << b
-        assert np.array_equal(r & ((1 << b) - 1), h >> (HASH_BITS - b))
+        u = (mixer(domains.index(d)) * h) % HASH_PRIME  # the axis's own tie-breaker
+        assert np.array_equal(r & ((1 << b) - 1), u >> (HASH_BITS - b))
     assert out[2] is cols[2]  # float-order axes are not refined
 
 

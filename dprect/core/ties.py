@@ -14,13 +14,16 @@ domains). The row's hash is
 
 over the *hashed* axes H (those with integer sort values: :class:`~dprect.core.domains.Grid`
 and :class:`~dprect.core.domains.IntegerRange`), with fixed public coefficients
-a_j = 48271^(j+1) mod P. With b_j tie bits, the refined sort value is
+a_j = 48271^(j+1) mod P. Axis j's tie-breaker is u_j = (c_j·h) mod P with
+c_j = 69621^(j+1) mod P — a bijection of h, different per axis, so that the rows one axis's
+cuts remove are not the first rows of every other axis's tie groups. With b_j tie bits,
+the refined sort value is
 
-    r_j = s_j · 2^{b_j} + ⌊h / 2^{24 − b_j}⌋ ∈ [0, m_j·2^{b_j}),
+    r_j = s_j · 2^{b_j} + ⌊u_j / 2^{24 − b_j}⌋ ∈ [0, m_j·2^{b_j}),
 
 so axis j's refined grid has m_j·2^{b_j} points and r_j's *value part* ⌊r_j / 2^{b_j}⌋ is
 s_j. Axes with b_j = 0 are unchanged. Every term fits a signed 64-bit integer
-(a_j < 2^24, s_j mod P < 2^24, fewer than 2^15 axes), so numpy and Spark SQL compute r_j
+(a_j, c_j, h < 2^24, s_j mod P < 2^24, fewer than 2^15 axes), so numpy and Spark SQL compute r_j
 bit for bit alike (:meth:`TieBreaker.hash_sql`, :meth:`TieBreaker.refined_sql`).
 
 **Privacy** (docs/privacy.md, "Ties"). The refinement is a fixed, row-local, data-independent
@@ -54,8 +57,9 @@ from dprect.core.errors import ParameterError
 HASH_PRIME = 16_777_213
 #: bits of a hash value (h < P < 2^24)
 HASH_BITS = 24
-#: the multiplier whose powers are the coefficients (a primitive root's power mod P)
+#: the multipliers whose powers are the hash's coefficients a_j and the axes' mixers c_j
 _BASE = 48_271
+_MIX_BASE = 69_621
 #: the most tie bits on an axis
 MAX_TIE_BITS = 20
 #: the largest one-sided interior-point failure probability the planner accepts for the
@@ -67,6 +71,12 @@ _MAX_REFINED_GRID = 2**62
 def coefficient(axis: int) -> int:
     """a_j = 48271^(j+1) mod P: fixed, public, nonzero."""
     return pow(_BASE, axis + 1, HASH_PRIME)
+
+
+def mixer(axis: int) -> int:
+    """c_j = 69621^(j+1) mod P: fixed, public, nonzero (so u_j = c_j·h mod P is a
+    bijection of h)."""
+    return pow(_MIX_BASE, axis + 1, HASH_PRIME)
 
 
 def hashable(domain: Domain) -> bool:
@@ -190,12 +200,13 @@ class TieBreaker:
             return list(columns)
         h = self.row_hash(columns)
         out = []
-        for col, b in zip(columns, self.bits, strict=True):
+        for j, (col, b) in enumerate(zip(columns, self.bits, strict=True)):
             if b == 0:
                 out.append(col)
             else:
                 s = np.asarray(col, dtype=np.int64)
-                out.append((s << b) + (h >> (HASH_BITS - b)))
+                u = (mixer(j) * h) % HASH_PRIME
+                out.append((s << b) + (u >> (HASH_BITS - b)))
         return out
 
     def hash_sql(self, sort_exprs: Sequence[str]) -> str:
@@ -211,10 +222,12 @@ class TieBreaker:
         b = self.bits[axis]
         if b == 0:
             return sort_expr
-        return f"(({sort_expr}) * {1 << b} + shiftright({hash_expr}, {HASH_BITS - b}))"
+        u = f"pmod({mixer(axis)} * {hash_expr}, {HASH_PRIME})"
+        return f"(({sort_expr}) * {1 << b} + shiftright({u}, {HASH_BITS - b}))"
 
     def to_json(self) -> dict[str, Any]:
         return {"bits": list(self.bits), "hash": {"prime": HASH_PRIME, "base": _BASE,
+                                                  "mix_base": _MIX_BASE,
                                                   "axes": list(self.hashed)}}
 
 

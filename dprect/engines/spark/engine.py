@@ -24,6 +24,17 @@ Two plans answer :meth:`SparkEngine.window`:
   multiset of values); if fewer survive and the list is not the whole remaining set, that
   round falls back to a ``rounds`` job. The prefix lengths come from the public plan only
   (:func:`prefetch_specs`); they change the speed, never the output.
+
+Ties (:mod:`dprect.core.ties`). With a :class:`~dprect.core.ties.TieBreaker` (the
+constructor's ``ties``, or :meth:`SparkEngine.set_ties` before :meth:`SparkEngine.prepare`),
+every axis's sort values are the rows' refined sort values r_j, computed in Spark SQL from
+the row's hash h, which is one column computed once per row in its own projection
+(:func:`dprect.engines.spark.prefetch.refine`): the encoded rows of ``rounds`` hold r_j,
+and the ``prefetch`` lists are prefixes of the refined orders (their pass computes r_j
+too), so both plans answer exactly as :meth:`NumpyEngine.set_ties
+<dprect.engines.numpy_engine.NumpyEngine.set_ties>` makes the numpy engine answer. The
+ties must be known before the pass: a fit passes them to the constructor, so the one
+pass already gathers in the refined order.
 """
 
 from __future__ import annotations
@@ -37,12 +48,14 @@ from pyspark.sql import functions as F  # noqa: N812
 
 from dprect.core.domains import Domain, Side
 from dprect.core.errors import InputDataError, ParameterError
+from dprect.core.ties import TieBreaker
 from dprect.engines.spark.prefetch import (
     PrefixList,
     PrefixSpec,
     gather,
     law_quantile,
     prefetch_specs,
+    refine,
     take_sample,
 )
 from dprect.engines.spark.sql import all_of, as_double, literal, seen
@@ -88,6 +101,7 @@ class SparkEngine:
     message or error depends on it. The engine refuses nothing for the rows' values; zero
     rows, or zero selected, is an ordinary input (every window is then empty).
     ``cache`` — persist the encoded rows for window jobs (released by :meth:`close`).
+    ``ties`` — the refinement of the sort values (:meth:`set_ties`; None: none).
     """
 
     def __init__(self, data: DataFrame, domains: Sequence[Domain],
@@ -95,7 +109,7 @@ class SparkEngine:
                  prefix: Sequence[PrefixSpec] | int | None = None, cache: bool = True,
                  positive: str | None = None, problem: str | None = None,
                  on_problem: Callable[[], None] | None = None,
-                 size_hint: int | None = None) -> None:
+                 size_hint: int | None = None, ties: TieBreaker | None = None) -> None:
         if plan not in PLANS:
             raise ParameterError(f"spark plan must be one of {', '.join(PLANS)}; got {plan!r}")
         self._domains = list(domains)
@@ -117,6 +131,8 @@ class SparkEngine:
         self._on_problem = on_problem
         self._size_hint = size_hint
         self._values = {j: as_double(n) for j, n in enumerate(names)}
+        self._sorts = {j: d.sort_sql(n) for j, (n, d) in enumerate(
+            zip(names, self._domains, strict=True))}
         self._vcols = [f"_v{j}" for j in range(len(names))]
         self._cache = cache
         self._cached = False
@@ -129,6 +145,8 @@ class SparkEngine:
         self._sample: dict[int, np.ndarray] | None = None
         self._partitions: int | None = None
         self._prepared = False
+        self._used = False  # a cut has been recorded or a window answered
+        self._ties = self._check_ties(ties)
         #: jobs run, rounds that fell back to a job, whether the pass was pruned and whether
         #: it was direct (diagnostics for tests and benchmarks; never part of a result)
         self.stats = {"window_jobs": 0, "prefetch_jobs": 0, "fallbacks": 0, "pruned": 0,
@@ -138,6 +156,21 @@ class SparkEngine:
     @property
     def dims(self) -> int:
         return len(self._domains)
+
+    def set_ties(self, ties: TieBreaker) -> None:
+        """Refine every axis's sort values by ``ties`` (:mod:`dprect.core.ties`).
+
+        The same ties as the engine's (the constructor's, or inactive ties when it has
+        none): nothing to do. Otherwise only before :meth:`prepare` and before any window
+        or cut: the ``prefetch`` pass must gather the lists in the refined order, so a fit
+        hands the ties to the constructor and this call is then a no-op."""
+        wanted = self._check_ties(ties)
+        if wanted == self._ties:
+            return
+        if self._prepared or self._used:
+            raise ParameterError("set_ties must come before prepare() and the first window "
+                                 "or cut (give the ties to the engine's constructor)")
+        self._ties = wanted
 
     def presample(self) -> None:
         """For ``prefetch``: take the pass's sample and count the table's partitions now
@@ -159,7 +192,7 @@ class SparkEngine:
             got = gather(self._data, self._values, self._domains, self._specs,
                          positive=self._positive, problem=self._problem,
                          size_hint=self._size_hint, sample=self._sample,
-                         partitions=self._partitions)
+                         partitions=self._partitions, ties=self._ties, sort=self._sorts)
             self.stats["prefetch_jobs"] += 1
             self.stats["pruned"] = int(got.pruned)
             self.stats["direct"] = int(got.direct)
@@ -176,6 +209,7 @@ class SparkEngine:
         ``side`` (rank 0 = largest for hi, smallest for lo); ranks past the remaining rows
         are absent. Same multiset as :meth:`NumpyEngine.window`."""
         self._check_axis(axis, side)
+        self._used = True
         stop, size = int(stop), int(size)
         first = max(0, stop - size)
         if stop <= first:
@@ -194,6 +228,7 @@ class SparkEngine:
     def cut(self, axis: int, side: Side, threshold: int | float) -> None:
         """Remove remaining rows with sort value ≥ threshold (hi) or ≤ threshold (lo)."""
         self._check_axis(axis, side)
+        self._used = True
         t: int | float = float(threshold) if self._dtypes[axis] == np.float64 else int(threshold)
         self._cuts.append((axis, side, t))
 
@@ -217,6 +252,14 @@ class SparkEngine:
         if side not in ("hi", "lo"):
             raise ParameterError(f"side must be 'hi' or 'lo', got {side!r}")
 
+    def _check_ties(self, ties: TieBreaker | None) -> TieBreaker | None:
+        """``ties`` if it refines some axis (None otherwise), checked against the axes."""
+        if ties is None:
+            return None
+        if len(ties.bits) != self.dims:
+            raise ParameterError(f"tie bits for {len(ties.bits)} axes, engine has {self.dims}")
+        return ties if ties.active else None
+
     def _resolve_prefix(self, prefix: Sequence[PrefixSpec] | int | None) -> list[PrefixSpec]:
         if prefix is None or isinstance(prefix, int | np.integer):
             rows = DEFAULT_PREFIX_ROWS if prefix is None else int(prefix)
@@ -237,12 +280,16 @@ class SparkEngine:
         return col.desc() if side == "hi" else col.asc()
 
     def _encoded(self) -> DataFrame:
-        """The positive rows as sort values ``_v{j}`` (built, and cached when asked, on the
-        first window job; the ``prefetch`` pass does not need them)."""
+        """The positive rows as sort values ``_v{j}`` (refined when the engine has ties;
+        built, and cached when asked, on the first window job; the ``prefetch`` pass does
+        not need them)."""
         if self._encoded_rows is None:
             rows = self._data if self._positive is None else self._data.where(self._positive)
-            encoded = rows.selectExpr(*[f"{d.sort_sql(n)} AS {v}" for n, d, v in zip(
-                self._names, self._domains, self._vcols, strict=True)])
+            encoded = rows.selectExpr(*[f"{self._sorts[j]} AS {v}"
+                                        for j, v in enumerate(self._vcols)])
+            if self._ties is not None:
+                encoded = refine(encoded, self._ties, self._vcols, dict(enumerate(self._vcols)),
+                                 barrier=True)
             if self._cache:
                 encoded = encoded.persist(StorageLevel.MEMORY_AND_DISK)
                 self._cached = True

@@ -176,9 +176,12 @@ def prepare_fit(
                          positive_label=req.positive_label)
     prefix = prefix_rows if prefix_rows is not None else prefetch_specs(the_plan.chosen,
                                                                          len(doms))
+    # the plan's tie refinement is known now, so the one pass gathers in the refined order
+    # (the run's set_ties is then a no-op: no second pass)
     engine = SparkEngine(df, doms, names, plan=chosen_plan, prefix=prefix,
                          cache=chosen_plan == "rounds", positive=checks.positive,
-                         problem=checks.problem, on_problem=checks.raise_invalid_feature)
+                         problem=checks.problem, on_problem=checks.raise_invalid_feature,
+                         ties=the_plan.chosen.tie_breaker(doms))
     try:
         count = _beside(checks.count_positives, df.sparkSession)
         try:

@@ -20,17 +20,32 @@ The pass (:func:`gather`):
    workers (``mapInArrow``), partition by partition, so driver memory stays bounded
    whatever the data; the driver merges the partitions' lists.
 
-Exactness. Every row strictly better than an order's threshold is offered to that order,
-so its merged list is a prefix of the order over *all* rows (the prefix property of
-:mod:`dprect.engines.spark.topk`), of length K when at least K rows lie beyond the threshold and
-shorter otherwise. A short list is never mistaken for the whole set: a list is
-``complete`` only when it had no threshold and holds fewer than K rows. Step 2's result is
-used only when no partition reached its share, i.e. when it holds every kept row. Values
-are compared as float64 in the pass and encoded on the driver with the core's own
-:meth:`~dprect.core.domains.Domain.encode`; encodings are non-decreasing, so a prefix by value
-is a prefix by sort value. The sample, the hint, the thresholds and the shares therefore
-change only the speed (how many rows are shipped, whether step 3 runs, how often a round
-falls back to a job), never an answer; none of them leaves the driver.
+Exactness. Every row at or beyond an order's threshold is offered to that order — a set
+closed upward in the order — so its merged list is a prefix of the order over *all* rows
+(the prefix property of :mod:`dprect.engines.spark.topk`), of length K when at least K rows
+lie beyond the threshold and shorter otherwise. A short list is never mistaken for the
+whole set: a list is ``complete`` only when it had no threshold and holds fewer than K
+rows. Step 2's result is used only when no partition reached its share, i.e. when it holds
+every kept row. Values of unrefined axes are compared as float64 in the pass and encoded
+on the driver with the core's own :meth:`~dprect.core.domains.Domain.encode`; encodings are
+non-decreasing, so a prefix by value is a prefix by sort value.
+
+Ties (:mod:`dprect.core.ties`). When the engine refines axes (b_j > 0), an axis's order is
+the lexicographic (s_j, u) order of its refined sort value r_j, and a prefix by the raw
+value is *not* a prefix of it (rows of one grid bin are ordered by u, not by value). So the
+pass computes, for every refined carried axis, r_j itself in Spark SQL — the row's hash h
+once per row in its own projection (:func:`refine`), then r_j from it — and ships it as an
+int64 (up to 2^62: never through a float64); the top K of that order are taken by r_j, and
+the driver uses r_j as is. A refined axis's threshold is a *sort value* T (the sample's
+threshold encoded): the rows with s_j ≥ T (hi) or s_j ≤ T (lo) are closed upward in the
+(s_j, u) order, so the argument above holds unchanged. Cuts are row-local predicates on
+the same refined values the lists carry, so the survivors of a list are still the first
+rows of the remaining set. Unrefined axes keep their raw float64 lists (ties among their
+rows are broken arbitrarily, which changes no multiset of values).
+
+The sample, the hint, the thresholds and the shares therefore change only the speed (how
+many rows are shipped, whether step 3 runs, how often a round falls back to a job), never
+an answer; none of them leaves the driver.
 """
 
 from __future__ import annotations
@@ -49,6 +64,7 @@ from pyspark.sql import DataFrame
 from dprect.core.domains import Domain, Side
 from dprect.core.margins import MarginLaw
 from dprect.core.planner import MethodPlan
+from dprect.core.ties import TieBreaker
 from dprect.engines.spark import topk
 from dprect.engines.spark.sql import all_of, any_of, literal
 
@@ -73,6 +89,39 @@ _ROW_BITS = 33
 #: above this many listed cells, the partitions' lists are merged in Spark before the driver
 #: (each partition returns up to this many; a shuffle of them is cheap next to the pass)
 MERGE_CELLS = 250_000
+#: the column holding a row's tie hash h (:func:`refine`)
+HASH_COLUMN = "__h"
+
+
+def refine(frame: DataFrame, ties: TieBreaker, sorts: Sequence[str], out: dict[int, str],
+           keep: Sequence[str] = (), *, fill: bool = False, barrier: bool = False
+           ) -> DataFrame:
+    """``frame`` projected to its columns ``keep`` and, for every axis j in ``out``, axis
+    j's refined sort value r_j (:meth:`TieBreaker.refined_sql`) as column ``out[j]``.
+
+    ``sorts[j]`` names the column of ``frame`` holding axis j's unrefined sort value; it
+    must exist for every hashed axis and every axis in ``out``. h is computed once per row,
+    in its own projection (:data:`HASH_COLUMN`), so the expressions grow with the number of
+    axes, not with its square. ``fill``: a null r_j (only rows with a null feature, which
+    the pass reports and never lists) becomes 0, so the column stays an int64 in Arrow.
+
+    ``barrier``: for frames that filters are put on (the cuts of window jobs). Catalyst
+    pushes a filter through deterministic projections by inlining their expressions, which
+    would copy the whole hash into every cut predicate (d terms per cut: d² for a fit). A
+    term ``0 * spark_partition_id()`` — always 0, but nondeterministic to the optimizer —
+    makes the hash projection one that filters are not pushed through, so a cut stays
+    r_j's few operations on the projected h.
+    """
+    needed = sorted({*ties.hashed, *out})
+    h = ties.hash_sql(sorts)
+    if barrier:
+        h = f"({h} + 0 * spark_partition_id())"
+    hashed = frame.selectExpr(*keep, *(sorts[j] for j in needed), f"{h} AS {HASH_COLUMN}")
+    values = []
+    for j, name in out.items():
+        r = ties.refined_sql(j, sorts[j], HASH_COLUMN)
+        values.append(f"{f'coalesce({r}, 0)' if fill else r} AS {name}")
+    return hashed.selectExpr(*keep, *values)
 
 
 @dataclass(frozen=True)
@@ -206,7 +255,8 @@ def gather(data: DataFrame, value: dict[int, str], domains: Sequence[Domain],
            specs: Sequence[PrefixSpec], *, positive: str | None = None,
            problem: str | None = None, size_hint: int | None = None,
            sample: dict[int, np.ndarray] | None = None,
-           partitions: int | None = None) -> Gathered:
+           partitions: int | None = None, ties: TieBreaker | None = None,
+           sort: dict[int, str] | None = None) -> Gathered:
     """Run the pass over ``data`` (see the module notes) and build the lists.
 
     Expressions are Spark SQL text (:mod:`dprect.engines.spark.sql`). ``value[c]``: feature c as a
@@ -214,9 +264,17 @@ def gather(data: DataFrame, value: dict[int, str], domains: Sequence[Domain],
     make the input invalid (reported, never listed); ``size_hint``: about how many positive
     rows there are (None: no thresholds); ``sample``: :func:`take_sample`'s result, taken
     here when needed and not given; ``partitions``: ``data``'s partition count, if known.
+    ``ties``: the engine's refinement (None or inactive: none), with ``sort[j]`` axis j's
+    sort-value SQL (:meth:`Domain.sort_sql <dprect.core.domains.Domain.sort_sql>`) for every
+    axis; the lists then carry refined sort values on the refined axes (module notes).
     """
     carried = sorted({c for s in specs for c in s.columns})
-    cols = [f"{value[c]} AS {topk.value_column(c)}" for c in carried]
+    if ties is not None and not ties.active:
+        ties = None
+    if ties is not None and sort is None:
+        raise ValueError("refined lists need every axis's sort-value SQL")
+    refined = [c for c in carried if ties is not None and ties.bits[c]]
+    named = [(value[c], topk.value_column(c)) for c in carried if c not in refined]
     cuts: list[float | None] = [None] * len(specs)
     if size_hint is not None and size_hint >= PRUNE_MIN_ROWS:
         if sample is None:
@@ -226,22 +284,31 @@ def gather(data: DataFrame, value: dict[int, str], domains: Sequence[Domain],
     pruned = len(bounds) == len(cuts)
     keep = [] if positive is None else [positive]
     if pruned:
-        keep.append(any_of(
-            f"{value[s.axis]} {'<=' if s.side == 'lo' else '>='} {literal(t)}"
-            for s, t in zip(specs, bounds, strict=True)))
+        keep.append(any_of(_beyond(s, t, value, domains, sort, refined)
+                           for s, t in zip(specs, bounds, strict=True)))
     if problem is not None:
         keep = [any_of([problem, all_of(keep)])] if keep else [problem]
-        cols.insert(0, f"coalesce({problem}, false) AS {topk.BAD}")
-    passed = (data.where(all_of(keep)) if keep else data).selectExpr(*cols)
+        named.insert(0, (f"coalesce({problem}, false)", topk.BAD))
+    cols = [f"{expr} AS {name}" for expr, name in named]
+    rows = data.where(all_of(keep)) if keep else data
+    if ties is None:
+        passed = rows.selectExpr(*cols)
+    else:  # the hash once per row, then r_j of every refined carried axis (module notes)
+        assert sort is not None
+        sorts = [f"_s{j}" for j in range(len(domains))]
+        needed = sorted({*ties.hashed, *refined})
+        staged = rows.selectExpr(*cols, *(f"{sort[j]} AS {sorts[j]}" for j in needed))
+        passed = refine(staged, ties, sorts, {c: topk.value_column(c) for c in refined},
+                        [name for _, name in named], fill=True)
     orders = [topk.Order(s.axis, s.side == "hi", s.rows, s.columns) for s in specs]
     if partitions is None:
         partitions = data.rdd.getNumPartitions()
     table = _collect_within_shares(passed, partitions, DIRECT_CELLS)
     direct = table is not None
     if table is not None:
-        final = next(topk.partition_top(iter(table.to_batches()), orders, carried))
+        final = next(topk.partition_top(iter(table.to_batches()), orders, carried, refined))
     else:
-        final = _top_in_workers(passed, orders, carried,
+        final = _top_in_workers(passed, orders, carried, refined,
                                 merge=sum(s.rows * len(s.columns) for s in specs) > MERGE_CELLS)
     tags = final.column(topk.ORDER).to_numpy()
     bad = bool(final.column(topk.BAD).to_numpy(zero_copy_only=False)[tags == topk.SUMMARY]
@@ -251,7 +318,8 @@ def gather(data: DataFrame, value: dict[int, str], domains: Sequence[Domain],
     lists: dict[tuple[int, Side], PrefixList] = {}
     for i, s in enumerate(specs):
         idx = np.flatnonzero(tags == i)
-        encoded = {c: domains[c].encode(values[c][idx]) for c in s.columns}
+        encoded = {c: values[c][idx] if c in refined else domains[c].encode(values[c][idx])
+                   for c in s.columns}
         order = np.argsort(encoded[s.axis], kind="stable")
         if s.side == "hi":
             order = order[::-1]
@@ -259,6 +327,20 @@ def gather(data: DataFrame, value: dict[int, str], domains: Sequence[Domain],
             s, {c: v[order] for c, v in encoded.items()},
             complete=not pruned and len(idx) < s.rows)
     return Gathered(lists, bad, pruned, direct)
+
+
+def _beyond(spec: PrefixSpec, t: float, value: dict[int, str], domains: Sequence[Domain],
+            sort: dict[int, str] | None, refined: Sequence[int]) -> str:
+    """The rows at or beyond threshold ``t`` (a raw value from the sample) in ``spec``'s
+    order: by value, or on a refined axis by sort value (closed upward in (s_j, u))."""
+    op = "<=" if spec.side == "lo" else ">="
+    if spec.axis not in refined:
+        return f"{value[spec.axis]} {op} {literal(t)}"
+    assert sort is not None
+    if math.isnan(t):  # only from rows the pass reports as invalid: prune nothing
+        return "true"
+    bound = int(domains[spec.axis].encode(np.array([t], dtype=np.float64))[0])
+    return f"{sort[spec.axis]} {op} {literal(bound)}"
 
 
 def _collect_within_shares(passed: DataFrame, partitions: int, cells: int) -> pa.Table | None:
@@ -281,15 +363,17 @@ def _collect_within_shares(passed: DataFrame, partitions: int, cells: int) -> pa
 
 
 def _top_in_workers(passed: DataFrame, orders: list[topk.Order], carried: list[int],
-                    merge: bool) -> pa.RecordBatch:
+                    integers: list[int], merge: bool) -> pa.RecordBatch:
     """Step 3: the top K of every order per partition in Spark's Python workers, then
-    (``merge``: when lists are long) once more per order in Spark, then on the driver."""
-    schema = topk.output_schema(carried)
-    out = passed.mapInArrow(partial(topk.partition_top, orders=orders, carried=carried),
-                            schema)
+    (``merge``: when lists are long) once more per order in Spark, then on the driver.
+    ``integers``: the carried columns that are int64 (refined sort values)."""
+    schema = topk.output_schema(carried, integers)
+    out = passed.mapInArrow(partial(topk.partition_top, orders=orders, carried=carried,
+                                    integers=integers), schema)
     if merge:
         parallelism = passed.sparkSession.sparkContext.defaultParallelism
         out = out.repartition(max(1, min(parallelism, len(orders))), topk.ORDER).mapInArrow(
-            partial(topk.merge_top, orders=orders, carried=carried), schema)
+            partial(topk.merge_top, orders=orders, carried=carried, integers=integers),
+            schema)
     table = out.toArrow()
-    return next(topk.merge_top(iter(table.to_batches()), orders, carried))
+    return next(topk.merge_top(iter(table.to_batches()), orders, carried, integers))

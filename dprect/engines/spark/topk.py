@@ -4,22 +4,26 @@ Runs inside Spark's Python workers (``DataFrame.mapInArrow``) and on the driver.
 numpy and pyarrow only, and :mod:`dprect.engines.spark.engine` registers this module to be pickled
 *by value*, so executors do not need dprect installed.
 
-Columns: ``_x{j}`` is the value of feature j as a float64 (Spark's ``cast("double")``),
-``_bad`` (optional) marks rows that make the input invalid, ``_id`` (ignored)
-numbers rows in the direct pass, ``_o`` tags output rows with
-their order (−1: the summary row, whose ``_bad`` says whether a bad row was seen).
+Columns: ``_x{j}`` is the value of feature j as a float64 (Spark's ``cast("double")``) or,
+for the axes in ``integers`` (axes refined for ties, :mod:`dprect.core.ties`), its refined
+sort value as an int64 (up to 2^62: never converted to float64); ``_bad`` (optional)
+marks rows that make the input invalid, ``_id`` (ignored) numbers rows in the direct pass,
+``_o`` tags output rows with their order (−1: the summary row, whose ``_bad`` says whether
+a bad row was seen).
 
 Guarantee (the prefix property used by the engine): for an order with key κ (κ = x for
-``lo``, −x for ``hi``) and length K, :class:`TopK` keeps a set S of min(K, n) rows such that
-no row it was given and did not keep has a key strictly smaller than a key in S. Merging
-the kept sets of disjoint parts and keeping K again preserves this (a row dropped in its
-part is beaten by the K rows kept there), so partition → merge → driver is exact.
+``lo``, −x for ``hi``; x the float64 value or the int64 refined sort value) and length K,
+:class:`TopK` keeps a set S of min(K, n) rows such that no row it was given and did not
+keep has a key strictly smaller than a key in S. Merging the kept sets of disjoint parts
+and keeping K again preserves this (a row dropped in its part is beaten by the K rows kept
+there), so partition → merge → driver is exact.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -52,13 +56,15 @@ class TopK:
         self.order = order
         self._chunks: list[dict[int, np.ndarray]] = []
         self._buffered = 0
-        self._cut: float | None = None  # key of the worst kept row after the last reduce
+        # key of the worst kept row after the last reduce (a numpy scalar of the key's
+        # dtype: an int64 key above 2^53 must not be rounded through a float)
+        self._cut: Any = None
 
     def key(self, values: np.ndarray) -> np.ndarray:
         return -values if self.order.hi else values
 
     def add(self, columns: dict[int, np.ndarray]) -> None:
-        """Offer rows (a dict axis → float64 values, equal lengths)."""
+        """Offer rows (a dict axis → float64 or int64 values, equal lengths)."""
         key = self.key(columns[self.order.axis])
         if self._cut is not None:
             keep = np.flatnonzero(key <= self._cut)  # ties kept: harmless, reduced later
@@ -80,12 +86,13 @@ class TopK:
             key = self.key(cols[self.order.axis])
             idx = np.argpartition(key, k - 1)[:k]
             cols = {c: v[idx] for c, v in cols.items()}
-            self._cut = float(key[idx].max())
+            self._cut = key[idx].max()
         self._chunks = [cols]
         self._buffered = min(n, k)
 
     def result(self) -> dict[int, np.ndarray]:
-        """The kept rows (at most ``rows``), in no particular order."""
+        """The kept rows (at most ``rows``), in no particular order (none: empty float64
+        arrays, which :func:`_emit` casts to the column's dtype)."""
         if not self._chunks:
             return {c: np.empty(0, dtype=np.float64) for c in self.order.columns}
         self._reduce()
@@ -96,16 +103,26 @@ def _numpy(batch: pa.RecordBatch, name: str) -> np.ndarray:
     return batch.column(name).to_numpy(zero_copy_only=False)
 
 
-def _emit(tops: Sequence[TopK], carried: Sequence[int], bad: bool) -> pa.RecordBatch:
-    """The kept rows of every order, tagged with ``_o``, plus the summary row."""
-    tags, cols = [np.array([SUMMARY], dtype=np.int32)], {c: [np.array([np.nan])]
-                                                         for c in carried}
+def _dtype(column: int, integers: Collection[int]) -> type[np.generic]:
+    return np.int64 if column in integers else np.float64
+
+
+def _emit(tops: Sequence[TopK], carried: Sequence[int], bad: bool,
+          integers: Collection[int]) -> pa.RecordBatch:
+    """The kept rows of every order, tagged with ``_o``, plus the summary row. A column an
+    order does not carry (and the summary row's) holds a filler never read: NaN, or 0 in
+    an int64 column."""
+    def filler(c: int, n: int) -> np.ndarray:
+        return np.zeros(n, dtype=np.int64) if c in integers else np.full(n, np.nan)
+
+    tags, cols = [np.array([SUMMARY], dtype=np.int32)], {c: [filler(c, 1)] for c in carried}
     for i, top in enumerate(tops):
         kept = top.result()
         n = len(kept[top.order.axis])
         tags.append(np.full(n, i, dtype=np.int32))
-        for c in carried:
-            cols[c].append(kept[c] if c in kept else np.full(n, np.nan))
+        for c in carried:  # each piece in its column's dtype: no int64 through a float64
+            cols[c].append(kept[c].astype(_dtype(c, integers), copy=False) if c in kept
+                           else filler(c, n))
     bads = np.zeros(sum(len(t) for t in tags), dtype=bool)
     bads[0] = bad
     arrays = [pa.array(np.concatenate(tags)), pa.array(bads)]
@@ -114,18 +131,21 @@ def _emit(tops: Sequence[TopK], carried: Sequence[int], bad: bool) -> pa.RecordB
                                       names=[ORDER, BAD, *map(value_column, carried)])
 
 
-def output_schema(carried: Iterable[int]) -> str:
+def output_schema(carried: Iterable[int], integers: Collection[int] = ()) -> str:
     """The Spark DDL schema of :func:`partition_top` / :func:`merge_top` output."""
     return ", ".join([f"{ORDER} int", f"{BAD} boolean",
-                      *(f"{value_column(c)} double" for c in carried)])
+                      *(f"{value_column(c)} {'bigint' if c in integers else 'double'}"
+                        for c in carried)])
 
 
 def partition_top(batches: Iterator[pa.RecordBatch], orders: Sequence[Order],
-                  carried: Sequence[int]) -> Iterator[pa.RecordBatch]:
+                  carried: Sequence[int], integers: Collection[int] = ()
+                  ) -> Iterator[pa.RecordBatch]:
     """mapInArrow body of the pass: every input row is offered to every order.
 
-    Input: ``_x{c}`` for c in ``carried`` and optionally ``_bad``; rows with ``_bad`` true
-    are reported in the summary row and kept out of every order.
+    Input: ``_x{c}`` for c in ``carried`` (int64 for c in ``integers``, never null) and
+    optionally ``_bad``; rows with ``_bad`` true are reported in the summary row and kept
+    out of every order.
     """
     tops = [TopK(o) for o in orders]
     bad = False
@@ -141,11 +161,12 @@ def partition_top(batches: Iterator[pa.RecordBatch], orders: Sequence[Order],
                 columns = {c: v[good] for c, v in columns.items()}
         for top in tops:
             top.add(columns)
-    yield _emit(tops, carried, bad)
+    yield _emit(tops, carried, bad, integers)
 
 
 def merge_top(batches: Iterator[pa.RecordBatch], orders: Sequence[Order],
-              carried: Sequence[int]) -> Iterator[pa.RecordBatch]:
+              carried: Sequence[int], integers: Collection[int] = ()
+              ) -> Iterator[pa.RecordBatch]:
     """mapInArrow body of the merge stage (and the driver's last merge): rows arrive tagged
     with their order; each order keeps its best rows again; summary flags are or-ed."""
     tops = [TopK(o) for o in orders]
@@ -160,4 +181,4 @@ def merge_top(batches: Iterator[pa.RecordBatch], orders: Sequence[Order],
             rows = np.flatnonzero(tags == i)
             top = tops[int(i)]
             top.add({c: columns[c][rows] for c in top.order.columns})
-    yield _emit(tops, carried, bad)
+    yield _emit(tops, carried, bad, integers)
