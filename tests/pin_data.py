@@ -32,14 +32,13 @@ PIN_AUTO = {
 }
 #: method randmargins, staircase law (pinned after accounting v2, issue #12, and again
 #: after the tie bits of issue #13: the interior point and the cuts now run on each axis's
-#: refined grid, docs/algorithm.md §8 — same data, same seed, bounds moved by a few grid
-#: points)
+#: refined grid, docs/algorithm.md §8, with Δ sized for it — same data, same seed)
 PIN_RANDMARGINS = {
     "method": "randmargins",
-    "lower_index": [250604, 355776, 452608, 194209],
-    "upper_index": [801775, 802418, 728402, 665515],
-    "lower": [-52.201080322265625, -32.14111328125, -13.671875, -62.95757293701172],
-    "upper": [52.9266357421875, 53.049278259277344, 38.931846618652344, 26.937103271484375],
+    "lower_index": [259840, 366964, 462419, 217935],
+    "upper_index": [792637, 791998, 720901, 644447],
+    "lower": [-50.439453125, -30.007171630859375, -11.800575256347656, -58.43219757080078],
+    "upper": [51.18370056152344, 51.06182098388672, 37.50114440917969, 22.918701171875],
 }
 
 

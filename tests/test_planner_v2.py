@@ -31,13 +31,15 @@ from dprect.core.accounting import (
     replace_one,
 )
 from dprect.core.margins import StaircaseLaw
+from dprect.core.ties import tie_bits
 
 G32 = Grid(0.0, 1.0, 2**32)
-#: d -> the issue's acceptance ceiling (the planner gives about 10,104 / 29,168 / 531,342 /
-#: 4,486,199; before issue #12: 17,848 / 68,848 / 1,156,224 / 9,759,744)
+#: d -> the issue's acceptance ceiling (the planner gives 10,104 / 29,168 / 698,240 /
+#: 5,894,916 since the tie bits of issue #13 — 531,342 and 4,486,199 before them; before
+#: issue #12: 17,848 / 68,848 / 1,156,224 / 9,759,744)
 ACCEPTANCE = {8: 12_300, 16: 37_900, 128: 752_000, 1024: 6_050_000}
-#: the chosen method at each acceptance point (the crossover is now d = 75)
-CHOSEN = {8: "composition", 16: "composition", 128: "randmargins", 1024: "randmargins"}
+#: the chosen method at each acceptance point (`auto` picks RandMargins from d = 149 on)
+CHOSEN = {8: "composition", 16: "composition", 128: "composition", 1024: "randmargins"}
 
 
 def _v2_plan(d: int):
@@ -78,8 +80,8 @@ def test_plan_table_names_each_methods_bound(capsys) -> None:
     lines = capsys.readouterr().out.splitlines()
     rm = next(line for line in lines if line[1:].startswith("randmargins"))
     comp = next(line for line in lines if line[1:].startswith("composition"))
-    assert "bounded-range bound, CKS conversion (k=45 paid rounds of 256)" in rm
-    assert rm.startswith("*")  # chosen
+    assert "bounded-range bound, CKS conversion (k=46 paid rounds of 256)" in rm
+    assert comp.startswith("*")  # chosen: RandMargins' edge is below auto's 10% here
     assert "zCDP (eps0^2/8 per round, bounded range) of 256 rounds, CKS conversion" in comp
 
 
@@ -174,18 +176,19 @@ def test_plans_do_not_depend_on_dp_accounting(monkeypatch) -> None:
 
 
 # -- the ρ search -------------------------------------------------------------------------------
-def _exhaustive_best(eps_t: float, delta_t: float, domains, ip_beta: float, fail: float):
-    """Every ρ checked: (prediction, ρ, per-round ε) of the best (first on ties); ``fail``:
-    the IP's failure bound on the refined grids (tie bits), which enters q."""
+def _exhaustive_best(eps_t: float, delta_t: float, domains, ip_beta: float):
+    """Every ρ checked: (prediction, ρ, per-round ε) of the best (first on ties); Δ sized
+    for each axis's refined grid (tie bits)."""
     order = planner_module.schedule(len(domains), "general")
     best = (math.inf, None, None)
     for rho in planner_module.RHO_GRID:
-        q = StaircaseLaw(1, rho).rho * (1 - fail)
+        q = StaircaseLaw(1, rho).rho * (1 - ip_beta)
         eps = planner_module._refined_choice(eps_t, delta_t, q, len(order)).epsilon
         eps *= planner_module._SHRINK
         try:
             per_size = planner_module._size_laws(
-                order, domains, eps, ip_beta, lambda size, rho=rho: StaircaseLaw(size, rho))
+                order, domains, eps, ip_beta, lambda size, rho=rho: StaircaseLaw(size, rho),
+                tie_bits(domains, len(order)))
         except planner_module._OverLimit:
             continue
         predicted = planner_module._predicted_from(order, domains, per_size)
@@ -200,7 +203,7 @@ def _exhaustive_best(eps_t: float, delta_t: float, domains, ip_beta: float, fail
 ])
 def test_branch_and_bound_matches_an_exhaustive_check(eps, delta, domains) -> None:
     p = plan(epsilon=eps, delta=delta, domains=domains, method="randmargins").chosen
-    expected = _exhaustive_best(eps, delta, domains, p.ip_beta, p.details["removal_failure"])
+    expected = _exhaustive_best(eps, delta, domains, p.ip_beta)
     assert (p.predicted_misclassified, p.details["rho"], p.ip_epsilon) == expected
 
 

@@ -22,7 +22,7 @@ import dprect
 from dprect.core.algorithms import run_plan
 from dprect.core.domains import FloatOrder, Grid, IntegerRange
 from dprect.core.errors import ParameterError
-from dprect.core.interior_point import interior_point_failure_bound
+from dprect.core.interior_point import interior_point_failure_bound, interior_point_size
 from dprect.core.margins import StaircaseLaw
 from dprect.core.planner import Plan
 from dprect.core.randomness import RandomSource
@@ -30,18 +30,18 @@ from dprect.core.ties import (
     HASH_BITS,
     HASH_PRIME,
     MAX_TIE_BITS,
-    TIE_FAILURE,
+    TIE_OVERSHOOT,
     RefinedGrid,
     TieBreaker,
     coefficient,
     mixer,
     no_ties,
-    removal_failure,
     tie_bits,
 )
 from dprect.engines.numpy_engine import NumpyEngine
 
 pytestmark = pytest.mark.filterwarnings("ignore:this run used a fixed seed")
+G32 = "0:1:4294967296"
 
 
 # -- the refinement ------------------------------------------------------------------------
@@ -89,35 +89,43 @@ def test_refined_grid_reports_value_bounds():
 
 
 def test_tie_bits_rule():
-    beta = 1e-4 / 64
-    b = tie_bits([Grid(0, 1, 2**32), FloatOrder()], beta)
+    b = tie_bits([Grid(0, 1, 2**32), FloatOrder()], 128)
     assert b[1] == 0
-    assert 2 ** b[0] * beta <= TIE_FAILURE < 2 ** (b[0] + 1) * beta  # the most bits allowed
-    assert tie_bits([Grid(0, 1, 2**50)], 1e-12) == (62 - 50,)  # the 2^62 refined grid
-    assert tie_bits([Grid(0, 1, 4)], 1e-12) == (MAX_TIE_BITS,)
-    assert tie_bits([Grid(0, 1, 4)], 0.5) == (0,)
+    assert 2 ** (b[0] - 1) < 128 / TIE_OVERSHOOT <= 2 ** b[0]  # the fewest bits that do
+    assert tie_bits([Grid(0, 1, 2**50)], 2**20) == (62 - 50,)  # the 2^62 refined grid
+    assert tie_bits([Grid(0, 1, 4)], 2**30) == (MAX_TIE_BITS,)
+    with pytest.raises(ParameterError):
+        tie_bits([Grid(0, 1, 4)], 0)
 
 
 # -- the planner and the accountant ---------------------------------------------------------
 @pytest.mark.parametrize("law", ["staircase", "laplace"])
-@pytest.mark.parametrize("dims, grid", [(4, "0:1:4294967296"), (64, "0:16:17"), (128, None)])
-def test_plans_account_for_the_refined_failure(law, dims, grid):
+@pytest.mark.parametrize("dims, grid", [(4, "0:1:4294967296"), (64, "int:0:16"), (128, None)])
+def test_plans_size_delta_for_the_refined_grid(law, dims, grid):
+    """docs/privacy.md, "Ties": Δ is sized for m·2^b, so β_IP bounds the interior point's
+    failure on the refined grid, and q = ρ·(1 − β_IP) as without ties."""
     plan = dprect.plan(dims=dims, grid=grid, epsilon=1.0, delta=1e-6, margin_law=law,
                        method="randmargins")
     rm = plan.chosen
     bits = [r.tie_bits for r in rm.rounds]
-    fail = rm.details["removal_failure"]
-    assert fail == removal_failure(bits, rm.ip_beta) <= TIE_FAILURE
     if grid is None:  # float-order axes are not refined
-        assert set(bits) == {0} and fail == rm.ip_beta
+        assert set(bits) == {0}
     else:
+        assert tuple(bits[::2]) == tie_bits(plan_domains(dims, grid), len(rm.rounds))
         assert min(bits) >= 1
-    for r in rm.rounds:  # the IP's failure bound on the refined grid, at the planned Δ
-        assert interior_point_failure_bound(rm.ip_epsilon, r.ip_size,
-                                            r.grid_size << r.tie_bits) <= fail
+    for r in rm.rounds:
+        refined_size = r.grid_size << r.tie_bits
+        assert interior_point_failure_bound(rm.ip_epsilon, r.ip_size, refined_size) <= rm.ip_beta
+        assert r.ip_size == interior_point_size(rm.ip_epsilon, rm.ip_beta, refined_size)
     rho = (StaircaseLaw(1, Fraction(rm.details["rho"])).rho if law == "staircase"
            else float(rm.details["rho"]))
-    assert rm.details["q"] == pytest.approx(rho * (1 - fail), rel=1e-12)
+    assert rm.details["q"] == pytest.approx(rho * (1 - rm.ip_beta), rel=1e-12)
+
+
+def plan_domains(dims, grid):
+    from dprect.core.domains import feature_names, resolve_domains
+
+    return resolve_domains(grid, feature_names(None, dims))
 
 
 def test_composition_and_paper_do_not_refine():
@@ -129,14 +137,14 @@ def test_composition_and_paper_do_not_refine():
 
 
 def test_auto_needs_a_clear_margin():
-    for dims in (8, 64, 80, 128, 512):
-        plan = dprect.plan(dims=dims, epsilon=1.0, delta=1e-6)
+    for dims in (8, 64, 128, 140, 512):
+        plan = dprect.plan(dims=dims, grid=G32, epsilon=1.0, delta=1e-6)
         rm = plan.candidates["randmargins"].predicted_misclassified
         comp = plan.candidates["composition"].predicted_misclassified
         expect = "randmargins" if rm <= 0.9 * comp else "composition"
         assert plan.chosen.method == expect
     # near the crossover RandMargins is predicted (slightly) better, yet not chosen
-    plan = dprect.plan(dims=80, epsilon=1.0, delta=1e-6)
+    plan = dprect.plan(dims=130, grid=G32, epsilon=1.0, delta=1e-6)
     assert (plan.candidates["randmargins"].predicted_misclassified
             < plan.candidates["composition"].predicted_misclassified)
     assert plan.chosen.method == "composition"

@@ -77,7 +77,7 @@ from dprect.core.request import (
     Shape,
     make_request,
 )
-from dprect.core.ties import TieBreaker, removal_failure, tie_bits
+from dprect.core.ties import TieBreaker, tie_bits
 from dprect.core.validation import check_positive_int
 
 RHO_GRID = tuple(Fraction(i, 100) for i in range(1, 100))
@@ -277,8 +277,10 @@ def _checked_ip_size(eps: float, ip_beta: float, m: int) -> int:
 
 
 def _size_laws(order: list[tuple[int, Side]], domains: list[Domain], eps: float,
-               ip_beta: float, make_law) -> _SizeLaws:
-    """Δ and the margin law of every distinct grid size (they depend on nothing else).
+               ip_beta: float, make_law, bits: Sequence[int] | None = None) -> _SizeLaws:
+    """Δ and the margin law of every distinct grid size (they depend on nothing else: an
+    axis's tie bits are a function of its grid size). With tie bits b, Δ is sized for the
+    refined grid of m·2^b points, where the interior point runs.
 
     Raises :class:`_OverLimit` when a Δ or an expected block exceeds the plan-time limits.
     """
@@ -286,7 +288,7 @@ def _size_laws(order: list[tuple[int, Side]], domains: list[Domain], eps: float,
     for axis, _side in order:
         m = domains[axis].size
         if m not in per_size:
-            size = _checked_ip_size(eps, ip_beta, m)
+            size = _checked_ip_size(eps, ip_beta, m << (bits[axis] if bits else 0))
             law = make_law(size)
             if law is not None and not law.mean <= MAX_EXPECTED_MARGIN:
                 raise _OverLimit(
@@ -339,8 +341,7 @@ def _plan_refined(eps_t: float, delta_t: float, domains: list[Domain],
     rounds = len(order)
     if margin_law != "staircase":
         return _plan_refined_laplace(eps_t, delta_t, domains, order, ip_beta)
-    bits = tie_bits(domains, ip_beta)
-    fail = removal_failure(bits, ip_beta)  # the IP's failure bound on the refined grids
+    bits = tie_bits(domains, rounds)
     over: _OverLimit | None = None  # the mildest violation, if no candidate is in limits
 
     def note(exc: _OverLimit) -> None:
@@ -350,11 +351,11 @@ def _plan_refined(eps_t: float, delta_t: float, domains: list[Domain],
 
     bounds: list[tuple[float, int]] = []  # (lower bound on the prediction, index in grid)
     for i, rho in enumerate(RHO_GRID):
-        q = StaircaseLaw(1, rho).rho * (1 - fail)
+        q = StaircaseLaw(1, rho).rho * (1 - ip_beta)
         estimate = _refined_choice(eps_t, delta_t, q, rounds, checked=False)
         try:
             per_size = _size_laws(order, domains, estimate.epsilon * _SHRINK, ip_beta,
-                                  lambda size, rho=rho: StaircaseLaw(size, rho))
+                                  lambda size, rho=rho: StaircaseLaw(size, rho), bits)
         except _OverLimit as exc:  # this ρ is out (the checked ε is no larger)
             note(exc)
             continue
@@ -365,12 +366,12 @@ def _plan_refined(eps_t: float, delta_t: float, domains: list[Domain],
         if key > best_key:  # no ρ from here on can reach the best checked prediction
             break
         rho = RHO_GRID[key[1]]
-        q = StaircaseLaw(1, rho).rho * (1 - fail)
+        q = StaircaseLaw(1, rho).rho * (1 - ip_beta)
         choice = _refined_choice(eps_t, delta_t, q, rounds)
         eps = choice.epsilon * _SHRINK
         try:
             per_size = _size_laws(order, domains, eps, ip_beta,
-                                  lambda size, rho=rho: StaircaseLaw(size, rho))
+                                  lambda size, rho=rho: StaircaseLaw(size, rho), bits)
         except _OverLimit as exc:
             note(exc)
             continue
@@ -390,15 +391,14 @@ def _plan_refined_laplace(eps_t: float, delta_t: float, domains: list[Domain],
     """Refined accounting with the paper's law: ρ = min(e^{-1/2}, P(N ≥ 2Δ)) depends on Δ,
     hence on ε, found by a short fixed-point iteration (ρ only falls)."""
     rounds = len(order)
-    bits = tie_bits(domains, ip_beta)
-    fail = removal_failure(bits, ip_beta)
+    bits = tie_bits(domains, rounds)
     rho_val = math.exp(-0.5) * (1 - 1e-12)
     for _ in range(8):
-        q = rho_val * (1 - fail)
+        q = rho_val * (1 - ip_beta)
         choice = _refined_choice(eps_t, delta_t, q, rounds)
         eps = choice.epsilon * _SHRINK
         per_size = _size_laws(order, domains, eps, ip_beta,  # _OverLimit: no plan
-                              lambda size: LaplaceLaw(size, ip_beta))
+                              lambda size: LaplaceLaw(size, ip_beta), bits)
         law_rho = min(law.rho for _, law in per_size.values())  # type: ignore[union-attr]
         if law_rho >= rho_val:  # the laws' ratio is at least the q the accountant used
             break
@@ -424,7 +424,6 @@ def _refined_method_plan(eps: float, choice: RefinedChoice, q: float, rho_txt: s
         method="randmargins", accounting="refined", ip_epsilon=eps, ip_beta=ip_beta,
         rounds=_build_rounds(order, domains, per_size, bits), guarantee=guarantee,
         details={"margin_law": margin_law, "rho": rho_txt, "q": q, "k": choice.k,
-                 "removal_failure": removal_failure(bits, ip_beta),
                  "bound_kind": choice.kind,
                  "delta_split": {"escape": escape_probability(q, choice.k, rounds),
                                  "delta2": choice.delta2},

@@ -28,17 +28,20 @@ bit for bit alike (:meth:`TieBreaker.hash_sql`, :meth:`TieBreaker.refined_sql`).
 
 **Privacy** (docs/privacy.md, "Ties"). The refinement is a fixed, row-local, data-independent
 map: neighbouring tables map to neighbouring refined tables, and RandMargins on the refined
-grid is exactly RandMargins as proved, run on m_j·2^{b_j}-point grids. The coefficients
-need no secrecy and no randomness: the guarantee holds for every choice of them. The one
-price is the interior point's failure bound on the larger grid, m_j·2^{b_j}·e^{−ε⌈Δ/2⌉/2}
-≤ 2^{b_j}·β_IP for a Δ sized for m_j: the accountant uses that larger failure probability
-(:func:`removal_failure`) in q = ρ·(1 − β), and the planner keeps it at most
-:data:`TIE_FAILURE` when it chooses b_j (:func:`tie_bits`).
+grid is exactly RandMargins as proved, run on m_j·2^{b_j}-point grids — so the planner sizes
+Δ for those grids (the interior point's failure bound m_j·2^{b_j}·e^{−ε⌈Δ/2⌉/2} ≤ β_IP).
+The coefficients need no secrecy and no randomness: the guarantee holds for every choice.
 
-**Utility.** Rows that differ on some hashed axis get (pseudo-)independent u, so a tie
-group of G rows is split into 2^b parts of about G/2^b rows and a cut removes at most one
-part beyond its threshold. Rows identical on every hashed axis share u: a table dominated
-by exact duplicates can still lose a duplicate group to one cut.
+**Utility and cost.** Rows that differ on some hashed axis get (pseudo-)independent u_j,
+so a tie group of G rows is split into 2^b parts of about G/2^b rows and a cut removes at
+most one part beyond its block; with 2^b ≥ 100·R (:func:`tie_bits`) the R cuts together
+overshoot by at most about 1% of the positives, whatever the table's size. The price is
+b·ln 2 in the interior point's ln(m/β_IP), i.e. a larger Δ. It cannot be avoided: when a
+window lies inside a tie group of G rows, the interior point must place its output among
+about G/Δ positions of the group, and a Δ sized only for m fails there with probability
+about β_IP·G/Δ (measured: 3·10⁻⁴ per call, and empty boxes, on pixel-like tables).
+Rows identical on every hashed axis share u: a table dominated by exact duplicates can
+still lose a duplicate group to one cut.
 """
 
 from __future__ import annotations
@@ -62,9 +65,8 @@ _BASE = 48_271
 _MIX_BASE = 69_621
 #: the most tie bits on an axis
 MAX_TIE_BITS = 20
-#: the largest one-sided interior-point failure probability the planner accepts for the
-#: refined grid (it enters the accountant's q = ρ·(1 − β) for RandMargins)
-TIE_FAILURE = 0.01
+#: the share of the positives all cuts together may overshoot tie groups by: 2^b ≥ R/share
+TIE_OVERSHOOT = 0.01
 _MAX_REFINED_GRID = 2**62
 
 
@@ -84,30 +86,22 @@ def hashable(domain: Domain) -> bool:
     return isinstance(domain, Grid)
 
 
-def tie_bits(domains: Sequence[Domain], ip_beta: float) -> tuple[int, ...]:
-    """The planner's choice of b_j: the most bits (up to :data:`MAX_TIE_BITS`) with
-    2^{b_j}·β_IP ≤ :data:`TIE_FAILURE` and m_j·2^{b_j} ≤ 2^62; 0 for non-grid axes.
-
-    More bits split tie groups finer (a cut overshoots by about G/2^b rows of a tie group
-    of G) and cost only through the failure probability in q (module notes): Δ is still
-    sized for the axis's own grid."""
-    if not 0 < ip_beta < 1:
-        raise ParameterError(f"ip_beta must be in (0, 1), got {ip_beta!r}")
-    budget = math.floor(math.log2(TIE_FAILURE / ip_beta)) if ip_beta < TIE_FAILURE else 0
+def tie_bits(domains: Sequence[Domain], rounds: int) -> tuple[int, ...]:
+    """The planner's choice of b_j for R = ``rounds`` cuts: the fewest bits with
+    2^{b_j} ≥ R / :data:`TIE_OVERSHOOT` (so the cuts together overshoot tie groups by at
+    most 1% of the positives), at most :data:`MAX_TIE_BITS` and with m_j·2^{b_j} ≤ 2^62;
+    0 for non-grid axes."""
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+        raise ParameterError(f"rounds must be a positive integer, got {rounds!r}")
+    want = math.ceil(math.log2(rounds / TIE_OVERSHOOT))
     out = []
     for d in domains:
         if not hashable(d):
             out.append(0)
             continue
         room = 62 - math.ceil(math.log2(d.size))
-        out.append(max(0, min(MAX_TIE_BITS, budget, room)))
+        out.append(max(0, min(MAX_TIE_BITS, want, room)))
     return tuple(out)
-
-
-def removal_failure(bits: Sequence[int], ip_beta: float) -> float:
-    """β for the accountant's q = ρ·(1 − β): the one-sided interior-point failure bound on
-    the refined grids, max_j 2^{b_j}·β_IP (a Δ sized for m_j has m_j·e^{−ε⌈Δ/2⌉/2} ≤ β_IP)."""
-    return min(1.0, (2 ** max(bits, default=0)) * ip_beta)
 
 
 class RefinedGrid(Domain):
