@@ -156,26 +156,46 @@ def test_numpy_engine_cut_is_row_local(rows, t, side, axis):
 
 
 # -- the window's position and virtual pads (issue 10, points 4 and 9) ------------------------
+def _naive_refined(idx: np.ndarray, bits: list[int]) -> np.ndarray:
+    """The refined sort values of docs/algorithm.md §8, written out from the formula:
+    h = (Σ_j a_j·(s_j mod P)) mod P, u_j = (c_j·h) mod P, r_j = s_j·2^b + ⌊u_j/2^(24−b)⌋,
+    with P = 2^24 − 3, a_j = 48271^(j+1) mod P, c_j = 69621^(j+1) mod P (Python integers)."""
+    P = 2**24 - 3
+    out = np.zeros(idx.shape, dtype=np.int64)
+    for i, row in enumerate(idx.tolist()):
+        h = sum(pow(48271, j + 1, P) * (s % P) for j, s in enumerate(row)) % P
+        for j, s in enumerate(row):
+            u = (pow(69621, j + 1, P) * h) % P
+            out[i, j] = (s << bits[j]) + (u >> (24 - bits[j])) if bits[j] else s
+    return out
+
+
 def reference_randmargins(idx: np.ndarray, domains, the_plan, rng):
-    """RandMargins straight from docs/algorithm.md §2, naively: sort the remaining
-    positives on the round's axis from its side, append MATERIALISED pads at the far end,
-    B_t = the first N_t, D_t = the LAST Δ of B_t, p_t = IP(D_t), remove y_j ≥ p_t (hi) or
-    y_j ≤ p_t (lo). ``idx``: grid indices (rows × features)."""
+    """RandMargins straight from docs/algorithm.md §2 and §8, naively: refine every axis
+    by its tie bits, sort the remaining positives on the round's axis from its side, append
+    MATERIALISED pads at the far end of the refined grid, B_t = the first N_t, D_t = the
+    LAST Δ of B_t, p_t = IP(D_t) on the refined grid, remove y_j ≥ p_t (hi) or y_j ≤ p_t
+    (lo), report p_t's value part. ``idx``: grid indices (rows × features)."""
+    bits = [0] * idx.shape[1]
+    for r in the_plan.rounds:
+        bits[r.axis] = r.tie_bits
+    ref = _naive_refined(idx.astype(np.int64), bits)
     remaining = np.ones(len(idx), dtype=bool)
     found = {}
     for r in the_plan.rounds:
-        m = domains[r.axis].size
+        m = domains[r.axis].size << r.tie_bits
         block = r.law.sample(rng)
-        col = idx[remaining, r.axis]
+        col = ref[remaining, r.axis]
         ordered = np.sort(col)[::-1] if r.side == "hi" else np.sort(col)
         pad = 0 if r.side == "hi" else m - 1
         b_t = np.concatenate([ordered[:block],
-                              np.full(max(0, block - len(ordered)), pad, dtype=np.uint64)])
+                              np.full(max(0, block - len(ordered)), pad, dtype=np.int64)])
         d_t = b_t[len(b_t) - r.ip_size:]
         assert len(b_t) == block and len(d_t) == r.ip_size
-        p = interior_point(d_t, epsilon=the_plan.ip_epsilon, grid_size=m, rng=rng)
-        remaining &= (idx[:, r.axis] < p) if r.side == "hi" else (idx[:, r.axis] > p)
-        found[(r.axis, r.side)] = p
+        p = interior_point(d_t.astype(np.uint64), epsilon=the_plan.ip_epsilon, grid_size=m,
+                           rng=rng)
+        remaining &= (ref[:, r.axis] < p) if r.side == "hi" else (ref[:, r.axis] > p)
+        found[(r.axis, r.side)] = p >> r.tie_bits
     dims = idx.shape[1]
     return (tuple(found.get((j, "lo"), 0) for j in range(dims)),
             tuple(found.get((j, "hi"), domains[j].size - 1) for j in range(dims)))
