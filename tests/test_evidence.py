@@ -120,12 +120,22 @@ def quick_result(quick_dir: Path) -> dict:
 
 def test_randmargins_misclassification_matches_the_planner(quick_result: dict) -> None:
     """RandMargins removes what it cuts, so its count does not depend on n: the planner's
-    Σ(E[N_t] − Δ/2) should match within 3% (observed: within 1.5%)."""
+    Σ(E[N_t] − Δ/2) should match within 3% above and 5% below.
+
+    Why 5% below: at d ≤ 2 (ρ = 1/100, 2–4 rounds) the 4 quick trials rarely draw an
+    extra block, so their mean sits at R·Δ/2 = 0.98 × the prediction (the extra blocks'
+    2% share is missing), and the interior points' positions spread each trial's count by
+    sd ≈ 2.6% at d = 1 (1.3% over 4 trials): 0.95 is 2.3 sd below 0.98. With Δ sized for
+    the tie bits' refined grid this run gives 0.963 at d = 1 (301.5 against R·Δ/2 = 307);
+    1,000 trials at d = 1 gave 312.4 ± 1.3 against the planner's 313.2 (307.3 ± 0.3
+    without an extra block), so the planner is unbiased there. A wrong prediction (Δ
+    sized without the tie bits: 17% low at d = 1; a missing −Δ/2: a factor 2) is far
+    outside."""
     for d, entry in quick_result["large_sample"].items():
         rm = entry["randmargins-refined"]
         assert rm["trials_with_pads"] == 0 and rm["trials_leaving_truth"] == 0
         ratio = quick_result["summary"]["measured_over_predicted"]["randmargins-refined"][d]
-        assert 0.97 <= ratio <= 1.03, (d, ratio)
+        assert 0.95 <= ratio <= 1.03, (d, ratio)
 
 
 def test_composition_matches_its_overlap_aware_prediction(quick_result: dict) -> None:
@@ -151,7 +161,8 @@ def test_smallest_n_lies_near_the_predicted_n(quick_result: dict) -> None:
 
 def test_quick_run_writes_files_and_predicts_the_documented_crossover(
         quick_result: dict, quick_dir: Path) -> None:
-    """Design note §6: RandMargins and composition tie near d = 64."""
+    """docs/algorithm.md §6: RandMargins' prediction falls below composition's from
+    d = 121 on (at (1, 10⁻⁶), 2³²-point grids)."""
     assert (quick_dir / "sample_complexity.png").stat().st_size > 10_000
     assert (quick_dir / "sample_complexity.json").exists()
     assert 32 <= quick_result["summary"]["crossover_predicted"] <= 128
