@@ -4,9 +4,17 @@ The private core (everything here except :mod:`dprect.engines.spark`) never impo
 """
 
 from dprect._version import __version__
-from dprect.app.api import fit, fit_engine, nonprivate_bounding_box
+from dprect.app.api import bounds, fit, fit_engine, nonprivate_bounding_box
 from dprect.core.accounting import Guarantee
-from dprect.core.domains import Domain, FloatOrder, Grid, IntegerRange, parse_grid_spec
+from dprect.core.bounds import BoundsPlan, BoundsRequest, BoundsResult, plan_bounds
+from dprect.core.domains import (
+    Domain,
+    FloatBins,
+    FloatOrder,
+    Grid,
+    IntegerRange,
+    parse_grid_spec,
+)
 from dprect.core.errors import DprectError, InputDataError, ParameterError
 from dprect.core.interior_point import interior_point, interior_point_size
 from dprect.core.labels import LabelText
@@ -27,10 +35,14 @@ from dprect.core.result import FitResult
 
 __all__ = [
     "Accounting",
+    "BoundsPlan",
+    "BoundsRequest",
+    "BoundsResult",
     "Domain",
     "DprectError",
     "FitRequest",
     "FitResult",
+    "FloatBins",
     "FloatOrder",
     "Grid",
     "Guarantee",
@@ -49,6 +61,7 @@ __all__ = [
     "Shape",
     "StaircaseLaw",
     "__version__",
+    "bounds",
     "fit",
     "fit_engine",
     "interior_point",
@@ -56,4 +69,5 @@ __all__ = [
     "nonprivate_bounding_box",
     "parse_grid_spec",
     "plan",
+    "plan_bounds",
 ]

@@ -273,6 +273,164 @@ def nonprivate_bounding_box(X: object, y: object, *, grid: GridArg = None,
                      "nonprivate-bounding-box", None, params, seeded=False)
 
 
-__all__ = ["FloatOrder", "LabelText", "column_names", "fit", "fit_engine",
+def _group_text(value: object) -> str:
+    """A listed group value as text, read against the group column's type as the command
+    line reads it (:func:`dprect.app.bounds_flow.resolve_groups`)."""
+    if isinstance(value, bool | np.bool_):
+        return "true" if value else "false"
+    if isinstance(value, float | np.floating):
+        return repr(float(value))
+    if isinstance(value, str | int | np.integer):
+        return str(value)
+    raise ParameterError(f"a group value must be a string, a number or a boolean, got "
+                         f"{type(value).__name__}")
+
+
+def _bounds_table(data: object, columns: Sequence[str] | None, group_by: object
+                  ) -> tuple[Any, list[str], str | None]:
+    """``data`` as a pyarrow Table of the bounded columns (and the group column, named
+    ``group_by``, or ``__group`` for an array of group values), with the column names."""
+    import pyarrow as pa
+
+    names = column_names(data)
+    arrays: dict[str, Any] = {}
+    if isinstance(data, pa.Table | pa.RecordBatch):
+        table = data if isinstance(data, pa.Table) else pa.Table.from_batches([data])
+        wanted = list(columns) if columns is not None else [
+            n for n in table.column_names if n != group_by]
+        arrays = {n: table.column(n) for n in [*wanted, *([group_by] if isinstance(
+            group_by, str) else [])] if n in table.column_names}
+    elif names is not None and hasattr(data, "__getitem__"):  # pandas, polars
+        wanted = list(columns) if columns is not None else [n for n in names if n != group_by]
+        for n in [*wanted, *([group_by] if isinstance(group_by, str) else [])]:
+            if n in names:
+                try:
+                    arrays[n] = pa.array(data[n])
+                except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError) as exc:
+                    raise InputDataError(f"column {n!r} cannot be read: "
+                                         f"{type(exc).__name__}") from None
+    else:
+        try:
+            X = _features_array(data)
+        except ValueError as exc:  # ragged rows
+            raise InputDataError(f"data must be a table or a 2-D array of numbers: {exc}"
+                                 ) from None
+        if X.ndim != 2:
+            raise InputDataError(f"data must be a 2-D array (rows × columns), got shape "
+                                 f"{X.shape}")
+        wanted = feature_names(columns, X.shape[1])
+        arrays = {n: pa.array(X[:, j]) for j, n in enumerate(wanted)}
+        if isinstance(group_by, str):
+            raise ParameterError("group_by names a column of a table; for an array give "
+                                 "the rows' group values (one per row) instead")
+    missing = [n for n in [*wanted, *([group_by] if isinstance(group_by, str) else [])]
+               if n not in arrays]
+    if missing:
+        raise InputDataError(f"data has no column(s) {', '.join(map(repr, missing))}")
+    group_name: str | None = group_by if isinstance(group_by, str) else None
+    if group_by is not None and not isinstance(group_by, str):
+        group_name = "__group"
+        while group_name in arrays:
+            group_name = "_" + group_name
+        try:
+            arrays[group_name] = pa.array(np.asarray(group_by) if not hasattr(
+                group_by, "__arrow_array__") else group_by)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError) as exc:
+            raise InputDataError(f"group_by values cannot be read: {type(exc).__name__}"
+                                 ) from None
+    lengths = {len(a) for a in arrays.values()}
+    if len(lengths) > 1:
+        raise InputDataError("group_by must give one group value per row of data")
+    return pa.table(arrays), wanted, group_name
+
+
+def bounds(data: object, columns: Sequence[str] | None = None, *, epsilon: float,
+           delta: float = 0.0, coverage: float = 0.999, beta: float = 1e-3,
+           neighbouring: str = "add-remove", grid: GridArg = None,
+           group_by: object = None, groups: Sequence[object] | None = None,
+           rows: int | None = None, seed: int | None = None) -> Any:
+    """Private clamping bounds: per column (and per listed group) a lower and an upper
+    bound that cover about ``coverage`` of its values (:mod:`dprect.core.bounds`).
+
+    Parameters
+    ----------
+    data : a pyarrow Table, a pandas (or polars) DataFrame, or a rows × columns array.
+        Every row counts (there is no label); a null, NaN or ±inf value is left out of its
+        column only.
+    columns : the columns to bound (default: every column but ``group_by``); for an array,
+        the names of its columns (default x0, x1, …).
+    epsilon, delta : the total budget, spent once however many groups.
+    coverage : the share of each column's values the bounds aim to cover (each side clips
+        about (1 − coverage)/2).
+    beta : failure probability of the coverage statement (per group).
+    neighbouring : ``add-remove`` (default) or ``replace-one``.
+    grid : public domains, as in :func:`fit` (default ``FloatBins(12)`` on every column: a
+        log-scale grid over every float, no bounds needed).
+    group_by : the group column's name (a table), or one group value per row.
+    groups : the PUBLIC list of group values (strings, numbers or booleans, read against
+        the group column's type) — required with ``group_by`` and never read from the
+        data, since the set of values a column holds is itself data-dependent. Rows of
+        other groups (or with a null group) are dropped and never reported.
+    rows : your public estimate of a group's row count (only the plan's printout uses it).
+    seed : for tests only — a seeded result is not private and says so.
+
+    Returns a :class:`~dprect.core.bounds.BoundsResult` (``lower[g][j]``,
+    ``upper[g][j]``, ``guarantee``, ``library_forms()``, ``to_json()``). Errors depend
+    only on the parameters and on the data's schema (column names and types).
+    """
+    from dprect.app.bounds_flow import (
+        NumpyBoundsPrepared,
+        bounds_domains,
+        group_index,
+        group_kind_of_arrow,
+        resolve_groups,
+    )
+    from dprect.core.bounds import BoundsRequest, plan_bounds, run_bounds
+    from dprect.engines.arrow_input import numeric_column
+
+    request = BoundsRequest(epsilon, delta=delta, coverage=coverage, beta=beta,
+                            neighbouring=neighbouring)
+    listed: list[object] | None = None
+    if group_by is None:
+        if groups is not None:
+            raise ParameterError("groups needs group_by")
+    else:
+        if groups is None or isinstance(groups, str | bytes):
+            raise ParameterError("group_by needs groups: the PUBLIC list of group values "
+                                 "(never read from the data)")
+        listed = list(groups)
+        if not listed:
+            raise ParameterError("groups is empty")
+        texts = [_group_text(v) for v in listed]
+        if len(set(texts)) != len(texts):
+            raise ParameterError("a group value is listed twice")
+    if columns is not None and isinstance(columns, str):
+        columns = [columns]
+    table, names, group_name = _bounds_table(data, columns, group_by)
+    if not names:
+        raise ParameterError("give at least one column to bound")
+    feature_names(names, len(names))  # no name twice
+    if group_name is not None and group_name in names:
+        raise ParameterError(f"the group column {group_name!r} is also a column to bound")
+    domains = bounds_domains(grid, names)
+    the_plan = plan_bounds(request, domains, rows=rows)
+    values = [numeric_column(table, n, nulls_as_nan=True) for n in names]
+    if group_name is None or listed is None:
+        group = np.zeros(table.num_rows, dtype=np.int32)
+        names_of_groups: list[object] = [None]
+    else:
+        kind = group_kind_of_arrow(table.schema.field(group_name).type, str(group_by)
+                                   if isinstance(group_by, str) else "group_by")
+        resolved = resolve_groups([_group_text(v) for v in listed], kind,
+                                  group_name if isinstance(group_by, str) else "group_by")
+        group = group_index(table.column(group_name), kind, resolved)
+        names_of_groups = listed
+    prepared = NumpyBoundsPrepared(values, group, len(names_of_groups), domains)
+    counts = prepared.histograms()
+    by_name = {(names_of_groups[g], j): h for (g, j), h in counts.items()}
+    return run_bounds(the_plan, by_name, names_of_groups, RandomSource(seed=seed), names)
+
+
+__all__ = ["FloatOrder", "LabelText", "bounds", "column_names", "fit", "fit_engine",
            "nonprivate_bounding_box", "positive_mask", "positive_rows", "resolve_positive_label",
            "run_plan"]

@@ -12,6 +12,13 @@
                 [--positives N] [--target-share S]    (public estimates: the plan's expectation)
     dprect plan --epsilon E --delta D (--dims D | --features a,b) [--grid SPEC] [--json]
                 [--positives N] [--target-share S]
+    dprect bounds --input T --columns a,b --epsilon E [--delta D] [--coverage C]
+                [--beta B] [--neighbouring add-remove|replace-one] [--grid SPEC]
+                [--group-by COL (--groups v1,v2 | --groups-file F)] [--rows N]
+                --output result.json [--table out.csv | --table FOLDER (Delta)]
+                [--engine numpy|spark] [--format parquet|csv|delta] [--master URL]
+                [--seed S] [--ledger PATH --dataset ID [--run-id ID] [--cap-epsilon E
+                --cap-delta D]] [--plan-only]
     dprect budget init --ledger PATH                      (once, before any other use)
     dprect budget show DATASET --ledger PATH [--json]
     dprect budget set-cap DATASET --epsilon E --delta D --ledger PATH
@@ -40,6 +47,15 @@ what to change) — read from the released result only.
 
 ``fit`` is a thin adapter to :func:`dprect.app.flow.run_fit` (the fit job is the other);
 the budget options, their choices and defaults come from :mod:`dprect.core.request`.
+
+``bounds`` releases private clamping bounds — a lower and an upper bound per column (and
+per listed group) covering about ``--coverage`` of the column's values — through
+:func:`dprect.app.bounds_flow.run_bounds_flow` (the ``jobs/private_bounds.py`` job is the
+other front end). It prints its plan before it reads the input (``--plan-only`` prints
+the plan's table and stops: nothing is read, reserved or written). Every row counts; a
+row with a null, NaN or ±inf in a column is left out of that column only. With
+``--group-by`` the group values are a PUBLIC list (``--groups`` or ``--groups-file``),
+never read from the data; rows of other groups are dropped, and the run is charged once.
 """
 
 from __future__ import annotations
@@ -61,6 +77,8 @@ from dprect.core.request import FitRequest, PlanRequest, option_specs, request_f
 EXIT_USAGE = 2
 ENGINES = ("numpy", "spark")
 SPARK_PLANS = ("rounds", "prefetch")  # dprect.engines.spark.engine.PLANS, without importing pyspark
+#: the default domain of ``dprect bounds`` (dprect.app.bounds_flow.DEFAULT_BOUNDS_GRID)
+DEFAULT_BOUNDS_GRID = "floatbins:12"
 SPARK_ONLY = (("plan", "--plan"), ("master", "--master"), ("where", "--where"),
               ("delta_version", "--delta-version"), ("delta_timestamp", "--delta-timestamp"))
 
@@ -212,6 +230,8 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--json", action="store_true", help="print the plan as JSON")
     _expectation_arguments(pl)
 
+    _bounds_parser(sub)
+
     bud = sub.add_parser("budget", help="create the ledger; show or cap a dataset's spend")
     bsub = bud.add_subparsers(dest="budget_command", required=True)
     init = bsub.add_parser("init", help="create a budget ledger (once; in a new or empty "
@@ -228,6 +248,118 @@ def build_parser() -> argparse.ArgumentParser:
     cap.add_argument("--delta", type=_float, required=True)
     cap.add_argument("--ledger", required=True, help="the ledger's Delta table path")
     return parser
+
+
+def _ledger_arguments(p: argparse.ArgumentParser) -> None:
+    """The budget ledger's options (``fit`` and ``bounds``)."""
+    budget_opts = p.add_argument_group("privacy budget ledger")
+    budget_opts.add_argument("--ledger", default=None,
+                             help="budget ledger (Delta table) that records every release; "
+                                  "create it once with `dprect budget init`")
+    budget_opts.add_argument("--dataset", default=None,
+                             help="dataset id charged in the ledger")
+    budget_opts.add_argument("--run-id", default=None,
+                             help="idempotency key: a released run id is not run again")
+    budget_opts.add_argument("--cap-epsilon", type=_float, default=None,
+                             help="cap on the dataset's total epsilon (with --cap-delta)")
+    budget_opts.add_argument("--cap-delta", type=_float, default=None,
+                             help="cap on the dataset's total delta (with --cap-epsilon)")
+
+
+def _bounds_parser(sub: Any) -> None:
+    """``dprect bounds``: private clamping bounds (:mod:`dprect.app.bounds_flow`; its
+    defaults are :class:`dprect.core.bounds.BoundsRequest`'s, named in the help)."""
+    b = sub.add_parser(
+        "bounds", help="private clamping bounds per column (and per listed group)",
+        description="Release differentially private clamping bounds: for each column (and "
+                    "each group of a public list) a lower and an upper bound that cover "
+                    "about --coverage of its values. No bounds are needed in advance "
+                    f"(default grid {DEFAULT_BOUNDS_GRID!r}: a log-scale grid over every "
+                    "float). Every row counts; a row with a null, NaN or infinite value in "
+                    "a column is left out of that column only. The plan is printed before "
+                    "the input is read.")
+    b.add_argument("--input", required=True,
+                   help="Parquet file/folder, CSV file, or Delta table (--engine spark)")
+    b.add_argument("--format", choices=("parquet", "csv", "delta"), default=None,
+                   help="input format (default: from the path; delta needs --engine spark)")
+    b.add_argument("--columns", type=_features, required=True,
+                   help="comma-separated numeric columns to bound")
+    b.add_argument("--epsilon", type=_float, required=True,
+                   help="total epsilon of the run, charged once (required)")
+    b.add_argument("--delta", type=_float, default=None,
+                   help="total delta of the run (default 0: pure DP)")
+    b.add_argument("--coverage", type=_float, default=None,
+                   help="share of each column's values the bounds aim to cover "
+                        "(default 0.999)")
+    b.add_argument("--beta", type=_float, default=None,
+                   help="failure target of the whole run (default 0.001)")
+    b.add_argument("--neighbouring", choices=("add-remove", "replace-one"), default=None,
+                   help="add-remove (default) or replace-one (by group privacy)")
+    b.add_argument("--grid", default=None,
+                   help=f"public domains (default {DEFAULT_BOUNDS_GRID!r} for every column: "
+                        "no bounds needed): 'floatbins:BITS', 'LOWER:UPPER:SIZE', "
+                        "'int:LOWER:UPPER', or 'name=SPEC,name=SPEC,...'")
+    groups = b.add_argument_group(
+        "groups (the group values are a PUBLIC list, never read from the data)")
+    groups.add_argument("--group-by", default=None, metavar="COL",
+                        help="one set of bounds per listed value of this column; rows with "
+                             "another value (or a null) are dropped and never reported")
+    groups.add_argument("--groups", default=None, metavar="V1,V2,...",
+                        help="the public group values, comma-separated (read against the "
+                             "column's type)")
+    groups.add_argument("--groups-file", default=None, metavar="FILE",
+                        help="the public group values, one per line (blank lines skipped)")
+    b.add_argument("--rows", type=_count, default=None, metavar="N",
+                   help="your public estimate of the number of rows (never read from the "
+                        "data): the plan adds the share of values it expects outside the "
+                        "bounds at N")
+    b.add_argument("--output", default=None,
+                   help="where to write the result JSON (required unless --plan-only)")
+    b.add_argument("--table", default=None, metavar="PATH",
+                   help="also write one row per (group, column) — group, column, lower, "
+                        "upper — as CSV (a path ending in .csv) or as a Delta table (a "
+                        "folder)")
+    b.add_argument("--engine", choices=ENGINES, default="numpy",
+                   help="execution engine: numpy (default, in memory) or spark")
+    b.add_argument("--master", default=None,
+                   help="Spark master URL (--engine spark; default local[2])")
+    b.add_argument("--seed", type=int, default=None,
+                   help="FOR TESTS ONLY: makes the noise reproducible (not private)")
+    b.add_argument("--plan-only", action="store_true",
+                   help="print the plan (its guarantee and what it expects) and stop: "
+                        "nothing is read, reserved or written")
+    _ledger_arguments(b)
+
+
+def _cmd_bounds(args: argparse.Namespace) -> int:
+    """``dprect bounds``: the options become the settings of the bounds flow
+    (:func:`dprect.app.bounds_flow.run_bounds_flow`), run on the chosen engine."""
+    from dprect.app.bounds_flow import (
+        NumpyBoundsRoute,
+        bounds_plan,
+        bounds_settings,
+        run_bounds_flow,
+    )
+    from dprect.app.flow import Reporter
+
+    if args.engine == "numpy":
+        if args.master is not None:
+            raise ParameterError("--master needs --engine spark")
+        if args.format == "delta":
+            raise ParameterError("--format delta needs --engine spark")
+    values = dict(vars(args))
+    if args.plan_only:  # public inputs only: nothing is read, reserved or written
+        print(bounds_plan(values, flag).table(args.columns))
+        return 0
+    settings = bounds_settings(values, flag)
+    if args.engine == "numpy":
+        route: Any = NumpyBoundsRoute()
+    else:
+        from dprect.engines.spark.bounds import cli_bounds_route  # imports pyspark
+
+        route = cli_bounds_route(args.master)
+    run_bounds_flow(settings, route, Reporter(name=flag))
+    return 0
 
 
 def _cmd_fit(args: argparse.Namespace) -> int:
@@ -336,6 +468,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_fit(args)
         if args.command == "budget":
             return _cmd_budget(args)
+        if args.command == "bounds":
+            return _cmd_bounds(args)
         return _cmd_plan(args)
     except (DprectError, OSError) as exc:  # parameters, schema, paths: named, one line
         print(f"dprect: error: {one_line(str(exc))}", file=sys.stderr)

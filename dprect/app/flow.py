@@ -40,6 +40,7 @@ import numpy as np
 from dprect.app.api import select_rows
 from dprect.core.algorithms import run_plan
 from dprect.core.domains import Domain, GridArg, resolve_domains
+from dprect.core.errors import ParameterError
 from dprect.core.expectation import (
     DEFAULT_TARGET_SHARE,
     Expectation,
@@ -192,6 +193,9 @@ def run_fit(settings: FitSettings, route: EngineRoute, report: Reporter | None =
                         "tests only; this result is NOT differentially private")
 
     def to_sinks(record: dict[str, Any]) -> None:
+        if record.get("method") == "bounds":  # a `dprect bounds` run under this id
+            raise ParameterError(f"run id {run_id} was released by another kind of run "
+                                 "(private bounds, not a rectangle); use a new run id")
         release = Release(record, run_id, started_at)
         report.show(release.result.summary())
         if release.result.empty:  # read from the released result only

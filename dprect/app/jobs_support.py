@@ -60,7 +60,7 @@ from dprect.core.request import FitRequest, PlanRequest, option_specs
 if TYPE_CHECKING:
     from dprect.app.flow import Reporter
 
-SECTIONS = ("spark", "generate", "fit", "evaluate")
+SECTIONS = ("spark", "generate", "fit", "evaluate", "bounds")
 
 
 

@@ -3,7 +3,7 @@
 Every axis j is an ordered finite grid {0, …, m_j − 1} (docs/algorithm.md §1). A feature
 reaches it through PUBLIC parameters only — bounds are never derived from the data.
 
-Three domains:
+Four domains:
 
 * :class:`Grid` ``(lower, upper, size)`` — ``size`` equal bins of width
   w = (upper − lower)/size; x ↦ ⌊(x − lower)/w⌋ clamped to {0, …, size−1} (values outside
@@ -14,6 +14,10 @@ Three domains:
   order-preserving 64-bit key: no bounds at all, m = 2^64 − 2^53 + 2 ≈ 2^64 (every
   non-NaN bit pattern; it costs ln(2^64) ≈ 44 in Δ instead of ln m).
   −0.0 is read as +0.0.
+* :class:`FloatBins` ``(bits=12)`` — every float64 on a public log-scale grid: the same
+  order key, cut into 2^bits bins per binade (relative bin width ≤ 2^−bits), m = 2^(12+bits)
+  bins and no bounds (docs/algorithm.md §9). Its sort values are int64 bin indices; it has
+  no SQL twin (:meth:`FloatBins.sort_sql` raises: an engine encodes it with numpy).
 
 Engines see *sort values*: the representation an engine sorts and filters on. For
 :class:`Grid`/:class:`IntegerRange` these are the int64 grid indices themselves; for
@@ -309,13 +313,152 @@ class FloatOrder(Domain):
         return "FloatOrder()"
 
 
+# -- log-scale float bins ----------------------------------------------------------------
+_U64_SIGN = np.uint64(1 << 63)
+_POS_INF_BITS = 0x7FF0_0000_0000_0000  # the bit pattern of +inf (its magnitude for -inf)
+MAX_FLOAT_BINS_BITS = 20
+
+
+def _float_of_magnitude(pattern: int) -> float:
+    """The non-negative float64 with bit pattern ``pattern`` (≤ +inf's pattern)."""
+    (value,) = struct.unpack("<d", struct.pack("<Q", pattern))
+    return value
+
+
+class FloatBins(Domain):
+    """Every float64 on a public, data-independent log-scale grid; no bounds needed.
+
+    **The bins.** Let u(x) be the *unsigned* 64-bit IEEE order key of x: the bit pattern
+    with the sign bit set for x ≥ +0.0 and all bits flipped for x < 0, so that u is
+    strictly increasing in x over all non-NaN floats. (It is :class:`FloatOrder`'s key
+    shifted by a constant: ``FloatOrder.index_of(x) == u(x) − (2^52 − 1)``; the unsigned
+    form is used so that bin edges fall on binade edges.) Bin i holds the floats with
+    u(x) >> (52 − bits) = i. So every binade — the floats sharing sign and exponent — is
+    split into 2^bits bins by its top ``bits`` mantissa bits: a bin of normal floats spans
+    [v, v·(1 + 2^−bits)) or less, the subnormals of each sign share 2^bits bins of equal
+    width, and there are m = 2^(12+bits) bins (2^24 at the default 12 bits), in the
+    order of the values. −0.0 is read as +0.0 (as :class:`FloatOrder` does): +0.0 opens
+    bin H = 2^(11+bits), the smallest positive floats share it, and the smallest negative
+    ones fill bin H − 1.
+
+    **Infinities and NaN.** ±inf are ordinary points of the order, as in
+    :class:`FloatOrder`: +inf lies in bin H + 2047·2^bits, the first bin past the largest
+    finite float's, −inf mirrored below. The 2^bits − 1 bins beyond each infinity hold only
+    NaN bit patterns, which are not feature values (callers drop rows with NaN, and with
+    ±inf under the invalid-row policy); their values read as ±inf (:meth:`lower_value`,
+    :meth:`upper_value`). ``encode`` never raises: a NaN, if given, lands in a NaN-only bin.
+
+    **Use.** Sort values are the int64 bin indices (like :class:`Grid`), so the grid
+    methods (``to_index``, ``cut_threshold``) are the identity. ``lower_value(i)`` is the
+    smallest float of bin i and ``upper_value(i)`` the largest (−0.0 excluded: the largest
+    of bin H − 1 is −5e-324), so the clamp [lower_value(i), upper_value(j)] keeps exactly
+    the rows with bin index in [i, j]. It is the natural grid of the private bounds
+    (:mod:`dprect.core.bounds`), where it costs ln(2^24) instead of :class:`FloatOrder`'s
+    ln(2^64) per exponential mechanism, and it also serves as a rectangle axis (RandMargins,
+    the baseline). It is not a :class:`Grid`, so the tie-breaking refinement
+    (:func:`dprect.core.ties.hashable`) leaves it unrefined, as it does float-order axes.
+
+    **No SQL.** :meth:`sort_sql` raises a :class:`ParameterError`: Spark SQL has no
+    portable way to read a double's bit pattern, so the Spark engine encodes FloatBins with
+    this numpy ``encode`` (e.g. in a pandas UDF).
+    """
+
+    def __init__(self, bits: int = 12) -> None:
+        if isinstance(bits, bool) or not isinstance(bits, int | np.integer) \
+                or not 1 <= int(bits) <= MAX_FLOAT_BINS_BITS:
+            raise ParameterError(
+                f"floatbins bits must be an integer in [1, {MAX_FLOAT_BINS_BITS}], "
+                f"got {bits!r}")
+        self.bits = int(bits)
+        self.shift = 52 - self.bits
+        self.size = 1 << (12 + self.bits)
+        self._zero_bin = 1 << (11 + self.bits)  # H: the bin of +0.0
+
+    def encode(self, x: np.ndarray) -> np.ndarray:
+        x = np.array(x, dtype=np.float64, copy=True)
+        x[x == 0.0] = 0.0  # -0.0 -> +0.0
+        b = x.view(np.uint64)  # a fresh C-contiguous copy: any shape, 0-d included
+        u = np.where(b >= _U64_SIGN, ~b, b | _U64_SIGN)
+        return (u >> np.uint64(self.shift)).astype(np.int64)
+
+    def index_of(self, x: float) -> int:
+        """The bin index of one float."""
+        return int(self.encode(np.array([x]))[0])
+
+    def sort_sql(self, column: str) -> str:
+        raise ParameterError("FloatBins has no SQL encoding; the Spark engine encodes it "
+                             "with numpy (FloatBins.encode)")
+
+    @property
+    def bounds(self) -> None:
+        return None
+
+    @property
+    def relative_width(self) -> float:
+        """2^−bits: a bin of normal floats spans at most this share of its smallest value."""
+        return 2.0 ** -self.bits
+
+    def to_index(self, sort_values: np.ndarray) -> np.ndarray:
+        return np.asarray(sort_values, dtype=np.int64).astype(np.uint64)
+
+    def cut_threshold(self, index: int, side: Side) -> int:
+        return int(index)
+
+    def _magnitudes(self, index: int) -> tuple[int, int, bool]:
+        """(smallest, largest) magnitude bit patterns of bin ``index``, capped at inf's,
+        and whether the bin is negative."""
+        i = int(index)
+        if not 0 <= i < self.size:
+            raise ParameterError(f"bin index {index!r} is outside [0, {self.size})")
+        negative = i < self._zero_bin
+        j = self._zero_bin - 1 - i if negative else i - self._zero_bin
+        low = min(j << self.shift, _POS_INF_BITS)
+        high = min(((j + 1) << self.shift) - 1, _POS_INF_BITS)
+        return low, high, negative
+
+    def lower_value(self, index: int) -> float:
+        """The smallest float of bin ``index`` (−inf for the NaN-only bins below −inf)."""
+        low, high, negative = self._magnitudes(index)
+        return -_float_of_magnitude(high) if negative else _float_of_magnitude(low)
+
+    def upper_value(self, index: int) -> float:
+        """The largest float of bin ``index`` (+inf for the NaN-only bins above +inf; −0.0
+        is read as +0.0, so bin H − 1 ends at the largest negative subnormal)."""
+        low, high, negative = self._magnitudes(index)
+        if not negative:
+            return _float_of_magnitude(high)
+        return -_float_of_magnitude(max(low, 1))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "floatbins", "bits": self.bits}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, FloatBins) and type(other) is type(self) \
+            and other.bits == self.bits
+
+    def __hash__(self) -> int:
+        return hash(("FloatBins", self.bits))
+
+    def __repr__(self) -> str:
+        return f"FloatBins(bits={self.bits})"
+
+
 # -- --grid parsing ---------------------------------------------------------------------
 def parse_domain(text: str) -> Domain:
-    """One domain from its spelling: ``float``, ``int:LOWER:UPPER`` or ``LOWER:UPPER:SIZE``."""
+    """One domain from its spelling: ``float``, ``floatbins``, ``floatbins:BITS``,
+    ``int:LOWER:UPPER`` or ``LOWER:UPPER:SIZE``."""
     spec = text.strip()
     if spec == "float":
         return FloatOrder()
+    if spec == "floatbins":
+        return FloatBins()
     parts = spec.split(":")
+    if parts[0] == "floatbins":
+        if len(parts) != 2 or not parts[1].strip().isdigit():
+            raise ParameterError(f"cannot read grid {text!r}: expected 'floatbins' or "
+                                 f"'floatbins:BITS' with BITS an integer in "
+                                 f"[1, {MAX_FLOAT_BINS_BITS}]")
+        return FloatBins(int(parts[1]))
     try:
         if parts[0] == "int" and len(parts) == 3:
             return IntegerRange(int(parts[1]), int(parts[2]))
@@ -329,7 +472,8 @@ def parse_domain(text: str) -> Domain:
             raise
         raise ParameterError(f"cannot read grid {text!r}: {exc}") from None
     raise ParameterError(
-        f"cannot read grid {text!r}: expected 'float', 'int:LOWER:UPPER' or 'LOWER:UPPER:SIZE'"
+        f"cannot read grid {text!r}: expected 'float', 'floatbins[:BITS]', 'int:LOWER:UPPER' "
+        f"or 'LOWER:UPPER:SIZE'"
     )
 
 
@@ -337,6 +481,8 @@ def parse_grid_spec(spec: str | None, features: list[str]) -> list[Domain]:
     """The domains of ``features`` from a ``--grid`` value.
 
     * None or ``float`` — the float-order domain for every feature (the default);
+    * ``floatbins`` or ``floatbins:BITS`` — the log-scale :class:`FloatBins` for every
+      feature;
     * ``LOWER:UPPER:SIZE`` (or ``int:L:U``) — the same domain for every feature;
     * ``name=SPEC,name=SPEC,...`` — one domain per feature; every feature must be named
       exactly once.
@@ -367,6 +513,8 @@ def domain_from_json(data: dict[str, Any]) -> Domain:
     kind = data.get("type")
     if kind == "float":
         return FloatOrder()
+    if kind == "floatbins":
+        return FloatBins(int(data["bits"]))
     if kind == "integers":
         return IntegerRange(int(data["lower"]), int(data["upper"]))
     if kind == "grid":

@@ -358,6 +358,42 @@ class _ExactSampler:
                 return y
 
 
+def sample_unimodal(pieces: Pieces, c: Fraction, rng: RandomSource) -> int:
+    """A grid point y drawn with probability exactly exp(c·depth(y)) / Σ_z exp(c·depth(z)).
+
+    The exact sampler of the interior point (module docstring, steps 1–3), opened to any
+    exponential mechanism whose score is a *unimodal* integer depth on pieces — the private
+    quantiles of :mod:`dprect.core.bounds` use it. ``pieces`` must tile the grid
+    {0, …, grid_size − 1} in order with non-empty pieces and int64 depths ≥ 0 that are
+    non-decreasing up to their first maximum and non-increasing after it; ``c`` > 0 is an
+    exact rational (the float ``pieces.epsilon`` is not read: it serves the float
+    :meth:`Pieces.probabilities` of tests and audits only). The requirements are checked in
+    O(#pieces); a violation is a :class:`ParameterError` (they hold by construction for
+    the callers, whatever the data).
+    """
+    if not isinstance(c, Fraction) or c <= 0:
+        raise ParameterError(f"c must be a rational > 0, got {c!r}")
+    m = _check_grid_size(pieces.grid_size)
+    starts = np.asarray(pieces.starts)
+    sizes = np.asarray(pieces.sizes)
+    depths = np.asarray(pieces.depths)
+    if (starts.dtype != np.uint64 or sizes.dtype != np.uint64 or depths.dtype != np.int64
+            or starts.ndim != 1 or not len(starts) == len(sizes) == len(depths)
+            or len(starts) == 0):
+        raise ParameterError("pieces must hold equally long uint64 starts and sizes and "
+                             "int64 depths")
+    if int(starts[0]) != 0 or (sizes == 0).any() \
+            or int(starts[-1]) + int(sizes[-1]) != m \
+            or not (starts[1:] == starts[:-1] + sizes[:-1]).all():
+        raise ParameterError("pieces must tile the grid in order, each non-empty")
+    if (depths < 0).any():
+        raise ParameterError("piece depths must be >= 0")
+    top = int(np.argmax(depths))
+    if (np.diff(depths[: top + 1]) < 0).any() or (np.diff(depths[top:]) > 0).any():
+        raise ParameterError("piece depths must be unimodal along the grid")
+    return _ExactSampler(pieces, c).sample(rng)
+
+
 def interior_point(
     values: object, *, epsilon: float, grid_size: int, rng: RandomSource,
     pad_count: int = 0, pad_index: int | None = None,

@@ -16,7 +16,10 @@ re-publishes it (idempotently) without spending again. Without a ledger the step
 simply compute → publish.
 
 The plan is made before any data is touched, so the charge is known before the compute;
-the result's own guarantee must equal it.
+the result's own guarantee must equal it. :func:`release_guarded` is the same order for any
+release that states its guarantee (a :class:`Charge` and a result JSON): the private
+clamping bounds (:mod:`dprect.app.bounds_flow`) use it; :func:`guarded_release` is the
+fit's form of it.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from dprect.core.accounting import Guarantee
 from dprect.core.errors import ParameterError
 from dprect.core.planner import Plan
 from dprect.core.result import FitResult
@@ -91,31 +95,57 @@ def replay(settings: LedgerSettings, result: dict[str, Any],
     return Outcome(result, settings.run_id, True)
 
 
+@dataclass(frozen=True)
+class Charge:
+    """What a run reserves before it computes: the plan's guarantee (its (ε, δ), bound and
+    neighbouring relation), the name the ledger records as its method, and the columns."""
+
+    guarantee: Guarantee
+    method: str
+    features: list[str]
+
+
 def guarded_release(settings: LedgerSettings | None, plan: Plan, features: list[str],
                     compute: Callable[[], FitResult],
                     publish: Callable[[dict[str, Any]], None]) -> Outcome:
-    """Reserve → compute → release → publish (see the module docstring)."""
+    """Reserve → compute → release → publish (see the module docstring) for a fit."""
+
+    def computed() -> tuple[Guarantee | None, dict[str, Any]]:
+        fitted = compute()
+        return fitted.privacy, fitted.to_json()
+
+    return release_guarded(settings, Charge(plan.chosen.guarantee, plan.chosen.method,
+                                            list(features)),
+                           computed, publish, what="the fit")
+
+
+def release_guarded(settings: LedgerSettings | None, charge: Charge,
+                    compute: Callable[[], tuple[Guarantee | None, dict[str, Any]]],
+                    publish: Callable[[dict[str, Any]], None], *,
+                    what: str = "the result") -> Outcome:
+    """Reserve ``charge`` → compute (its guarantee and its JSON) → release → publish (see
+    the module docstring). Under a ledger the computed guarantee must equal the charge's
+    (``what`` names the result in that error)."""
     if settings is None:
-        result = compute().to_json()
+        result = compute()[1]
         publish(result)
         return Outcome(result, None, False)
     ledger = Ledger(settings.path)
-    g = plan.chosen.guarantee
+    g = charge.guarantee
     reservation = ledger.reserve(
         settings.dataset, settings.run_id, epsilon=g.epsilon, delta=g.delta,
-        method=plan.chosen.method, features=list(features), bound=g.bound,
+        method=charge.method, features=list(charge.features), bound=g.bound,
         neighbouring=g.neighbouring, cap=settings.cap)
     if reservation.previous_result is not None:
         publish(reservation.previous_result)
         return Outcome(reservation.previous_result, settings.run_id, True)
     try:
-        fitted = compute()
-        if fitted.privacy != g:
-            raise AssertionError("the fit's guarantee differs from the reserved plan")
+        guarantee, ours = compute()
+        if guarantee != g:
+            raise AssertionError(f"{what}'s guarantee differs from the reserved plan")
     except BaseException as exc:
         ledger.fail(settings.dataset, settings.run_id, f"{type(exc).__name__}: {exc}")
         raise
-    ours = fitted.to_json()
     recorded = ledger.release(settings.dataset, settings.run_id, ours)
     publish(recorded)  # another attempt of this run id may have released first: use its
     return Outcome(recorded, settings.run_id, recorded != ours)

@@ -23,6 +23,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -37,15 +38,19 @@ Write = Callable[[], str]
 @dataclass(frozen=True)
 class Release:
     """A released result as the sinks publish it: the recorded JSON (what the ledger
-    holds, or the fit's own without a ledger), the result read from it, and the run."""
+    holds, or the run's own without a ledger), the run, and (for a fit) the result read
+    from it. ``result`` is read on first use, so a release of another kind (the private
+    clamping bounds, :mod:`dprect.app.bounds_flow`) publishes through the same sinks
+    from its record alone."""
 
     record: dict[str, Any]
     run_id: str
     started_at: datetime
-    result: FitResult = field(init=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "result", FitResult.from_json(self.record))
+    @cached_property
+    def result(self) -> FitResult:
+        """The fit's result read from the record (a fit's sinks only)."""
+        return FitResult.from_json(self.record)
 
 
 class Sink(Protocol):

@@ -7,7 +7,9 @@ Names are loaded lazily so that ``import dprect.engines.spark`` stays cheap:
 * :func:`~dprect.engines.spark.fit.fit_dataframe`,
   :func:`~dprect.engines.spark.fit.validate_dataframe`;
 * :func:`~dprect.engines.spark.source.read_source` — Parquet, CSV or Delta input;
-* :func:`~dprect.engines.spark.session.local_session` — a sensibly configured SparkSession.
+* :func:`~dprect.engines.spark.session.local_session` — a sensibly configured SparkSession;
+* :func:`~dprect.engines.spark.bounds.spark_histograms`,
+  :class:`~dprect.engines.spark.bounds.SparkBoundsRoute` — the private bounds' one pass.
 
 Without the ``spark`` extra (pyspark, pandas), importing anything here raises
 :class:`~dprect.core.extras.MissingExtraError`, which names the extra to install.
@@ -31,6 +33,8 @@ _EXPORTS = {
     "validate_dataframe": "dprect.engines.spark.fit",
     "read_source": "dprect.engines.spark.source",
     "local_session": "dprect.engines.spark.session",
+    "spark_histograms": "dprect.engines.spark.bounds",
+    "SparkBoundsRoute": "dprect.engines.spark.bounds",
 }
 
 __all__ = sorted(_EXPORTS)

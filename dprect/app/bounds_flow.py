@@ -1,0 +1,740 @@
+"""Private clamping bounds, end to end: the path both front ends on tables take
+(``dprect bounds`` on either engine, and ``jobs/private_bounds.py``); :func:`dprect.bounds`
+is its in-memory twin for Python data (same row rules, same draws for a seed).
+
+:func:`run_bounds_flow` mirrors the fit flow (:func:`dprect.app.flow.run_fit`), in this
+order:
+
+1. the public checks — the columns, the group list (a PUBLIC list: ``--groups`` or a
+   file, never read from the data), the domains (default :data:`DEFAULT_BOUNDS_GRID` on
+   every column: no bounds needed), **the plan** (:func:`dprect.core.bounds.plan_bounds`,
+   made once, here), every output location (:meth:`Sink.check`), no two locations at one
+   path; nothing has been read or reserved yet;
+2. the run id, printed first (with a ledger);
+3. the ledger: a run id released before is **replayed** — its recorded result published
+   again, the input never read, nothing spent;
+4. the plan, printed (its guarantee and what it expects) — public inputs only;
+5. the input, read and its schema checked by the chosen engine (:class:`BoundsRoute`):
+   every column numeric, the group column's type able to hold the listed values; a refused
+   table ends the run before anything is reserved;
+6. the guarded release (:func:`dprect.release.guarded.release_guarded`): reserve the
+   plan's (ε, δ) ONCE, however many groups (the groups are disjoint sets of rows: parallel
+   composition), compute every histogram on the engine and run the mechanism
+   (:func:`dprect.core.bounds.run_bounds`), release into the ledger, then publish to
+   every sink (the result JSON, and with ``--table`` one row per (group, column) as CSV
+   or Delta).
+
+Row rules (row-local, so neighbouring tables stay neighbouring and they cost no privacy):
+every row counts — there is no label; a row whose value in a column is null, NaN or ±inf
+is left out of THAT column's histogram only; with a group column, a row whose group value
+is not in the public list (another value, a null) is dropped and no group outside the list
+is ever reported. Why the list must be public: the set of values present in a column is
+itself a fact about the data (one row can add a value), so releasing "the groups found"
+would not be differentially private.
+
+A failure anywhere writes nothing (a failure after the reservation leaves it charged).
+The numpy route is :class:`NumpyBoundsRoute` (here); the Spark route,
+:class:`dprect.engines.spark.bounds.SparkBoundsRoute`, imports pyspark and is loaded only
+when a front end chooses it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import re
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+import numpy as np
+
+from dprect.app.flow import Reporter
+from dprect.core.bounds import (
+    BoundsPlan,
+    BoundsRequest,
+    BoundsResult,
+    Histogram,
+    histogram,
+    plan_bounds,
+    run_bounds,
+)
+from dprect.core.domains import Domain, FloatBins, GridArg, resolve_domains
+from dprect.core.errors import InputDataError, ParameterError
+from dprect.core.randomness import SEEDED_WARNING, RandomSource
+from dprect.release.files import check_output_path, write_atomic
+from dprect.release.guarded import (
+    Charge,
+    LedgerSettings,
+    Outcome,
+    release_guarded,
+    released_result,
+    replay,
+)
+from dprect.release.sinks import JsonSink, Release, Sink, Write, check_distinct, publish
+
+#: the default domain of every bounded column: FloatBins(12), a log-scale grid over every
+#: float (no bounds needed)
+DEFAULT_BOUNDS_GRID = "floatbins:12"
+#: what the ledger records as the method of a bounds run
+BOUNDS_METHOD = "bounds"
+#: the columns of the bounds table (``--table``): one row per (group, column)
+TABLE_COLUMNS = ("group", "column", "lower", "upper")
+
+T = TypeVar("T")
+
+# -- public settings ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BoundsSource:
+    """The table a bounds run reads: where, how, which columns and the group column
+    (public settings only). The names are checked here: at least one column, none twice,
+    the group column not among them."""
+
+    path: str
+    columns: list[str]
+    group_by: str | None = None
+    format: str | None = None
+
+    def __post_init__(self) -> None:
+        names = [str(c) for c in self.columns]
+        if not names:
+            raise ParameterError("give at least one column to bound")
+        seen: set[str] = set()
+        for n in names:
+            if n in seen:
+                raise ParameterError(f"column {n!r} is listed twice")
+            seen.add(n)
+        if self.group_by is not None and self.group_by in seen:
+            raise ParameterError(f"the group column {self.group_by!r} is also listed as a "
+                                 "column to bound")
+        object.__setattr__(self, "columns", names)
+
+    def read_columns(self) -> list[str]:
+        """Every column a run reads: the bounded ones, then the group column."""
+        return [*self.columns, *([self.group_by] if self.group_by is not None else [])]
+
+
+@dataclass(frozen=True)
+class BoundsSettings:
+    """Everything a bounds run was asked for, checked: the request, the table, the
+    domains, the public group values (None: no groups), the sinks, the ledger (None: no
+    ledger), the seed (tests only) and the public estimate of the rows (None: none)."""
+
+    request: BoundsRequest
+    source: BoundsSource
+    domains: list[Domain]
+    groups: list[str] | None
+    sinks: Sequence[Sink]
+    ledger: LedgerSettings | None = None
+    seed: int | None = None
+    rows: int | None = None
+    groups_file: str | None = None
+    plan: BoundsPlan = field(init=False)
+
+    def __post_init__(self) -> None:
+        # the one plan: public inputs only, before any data
+        object.__setattr__(self, "plan", plan_bounds(self.request, self.domains,
+                                                     rows=self.rows))
+
+    @property
+    def group_names(self) -> list[str | None]:
+        """The groups as the core names them: the listed values, or one unnamed group."""
+        return list(self.groups) if self.groups is not None else [None]
+
+
+def bounds_domains(grid: GridArg, columns: list[str]) -> list[Domain]:
+    """The domains of the bounded columns: :data:`DEFAULT_BOUNDS_GRID` when none is given,
+    else as ``--grid`` reads (one spec for all, or ``name=SPEC,...``)."""
+    if grid is None or (isinstance(grid, str) and not grid.strip()):
+        return [FloatBins() for _ in columns]
+    return resolve_domains(grid, columns)
+
+
+def bounds_request(values: Mapping[str, Any]) -> BoundsRequest:
+    """The request from flat values (``epsilon`` required; ``delta``, ``coverage``,
+    ``beta``, ``neighbouring`` default to :class:`BoundsRequest`'s when absent or None)."""
+    if values.get("epsilon") is None:
+        raise ParameterError("epsilon is required")
+    given = {k: values[k] for k in ("delta", "coverage", "beta", "neighbouring")
+             if values.get(k) is not None}
+    return BoundsRequest(values["epsilon"], **given)
+
+
+def split_groups(text: str | Sequence[Any]) -> list[str]:
+    """Group values from ``--groups`` (comma-separated) or a config list, as text."""
+    if isinstance(text, str):
+        return [t.strip() for t in text.split(",") if t.strip()]
+    return [str(v).strip() if not isinstance(v, bool) else str(v).lower() for v in text]
+
+
+def read_groups_file(path: str) -> list[str]:
+    """The group values of a file: one per line, surrounding blanks stripped, blank lines
+    skipped (UTF-8)."""
+    p = Path(path)
+    if not p.is_file():
+        raise ParameterError(f"groups file {path!r} does not exist or is not a file")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ParameterError(f"cannot read groups file {path!r}: {type(exc).__name__}"
+                             ) from None
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def public_groups(group_by: str | None, groups: str | Sequence[Any] | None,
+                  groups_file: str | None, name: Callable[[str], str] = str
+                  ) -> list[str] | None:
+    """The public list of group values (None without a group column). The list must be
+    given — by ``groups`` or ``groups_file``, not both — and is never read from the data:
+    the set of values a column holds is itself data-dependent."""
+    given = groups is not None and (not isinstance(groups, str) or groups.strip())
+    if group_by is None:
+        if given or groups_file is not None:
+            raise ParameterError(f"{name('groups')} / {name('groups_file')} need "
+                                 f"{name('group_by')}")
+        return None
+    if not str(group_by).strip():
+        raise ParameterError(f"{name('group_by')} is an empty column name")
+    if given and groups_file is not None:
+        raise ParameterError(f"give {name('groups')} or {name('groups_file')}, not both")
+    if not given and groups_file is None:
+        raise ParameterError(
+            f"{name('group_by')} needs the PUBLIC list of group values: {name('groups')} "
+            f"v1,v2,... or {name('groups_file')} FILE (the values present in the data are "
+            "data-dependent, so they are never read from it)")
+    if groups_file is not None:
+        values = read_groups_file(groups_file)
+        where = f"groups file {groups_file!r}"
+    else:
+        assert groups is not None
+        values = split_groups(groups)
+        where = name("groups")
+    if not values:
+        raise ParameterError(f"the list of group values ({where}) is empty")
+    seen: set[str] = set()
+    for v in values:
+        if v in seen:
+            raise ParameterError(f"group value {v!r} is listed twice")
+        seen.add(v)
+    return values
+
+
+def bounds_plan(values: Mapping[str, Any], name: Callable[[str], str] = str) -> BoundsPlan:
+    """The plan alone (``--plan-only``): from the request, the columns, the grid and the
+    rows estimate; nothing else is checked or read."""
+    columns = list(values["columns"])
+    return plan_bounds(bounds_request(values), bounds_domains(values.get("grid"), columns),
+                       rows=values.get("rows"))
+
+
+def bounds_settings(values: Mapping[str, Any], name: Callable[[str], str] = str
+                    ) -> BoundsSettings:
+    """The settings of a bounds run from a front end's flat values — the command line's
+    parsed arguments or the job's config section, both spelled as the config keys:
+    ``input``, ``format``, ``columns``, ``epsilon``, ``delta``, ``coverage``, ``beta``,
+    ``neighbouring``, ``grid``, ``group_by``, ``groups``, ``groups_file``, ``rows``,
+    ``output``, ``table``, ``ledger``, ``dataset``, ``run_id``, ``cap_epsilon``,
+    ``cap_delta``, ``seed``. Each is checked; ``name`` spells a key in messages."""
+    request = bounds_request(values)
+    if values.get("output") is None:
+        raise ParameterError(f"{name('output')} is required")
+    fmt = values.get("format")
+    if fmt is not None and fmt not in ("parquet", "csv", "delta"):
+        raise ParameterError(f"{name('format')} must be parquet, csv or delta, got {fmt!r}")
+    source = BoundsSource(str(values["input"]), list(values["columns"]),
+                          values.get("group_by"), fmt)
+    groups = public_groups(source.group_by, values.get("groups"), values.get("groups_file"),
+                           name)
+    rows = values.get("rows")  # checked by the plan
+    ledger = LedgerSettings.build(values.get("ledger"), values.get("dataset"),
+                                  values.get("run_id"), values.get("cap_epsilon"),
+                                  values.get("cap_delta"))
+    sinks: list[Sink] = [JsonSink(name("output"), str(values["output"]))]
+    if values.get("table") is not None:
+        sinks.append(table_sink(name("table"), str(values["table"])))
+    seed = values.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise ParameterError(f"{name('seed')} must be a non-negative integer, got {seed!r}")
+    return BoundsSettings(request, source, bounds_domains(values.get("grid"), source.columns),
+                          groups, sinks, ledger, seed, rows, values.get("groups_file"))
+
+
+# -- groups against the column's type -------------------------------------------------------
+_TRUE_WORDS = frozenset({"1", "true", "t", "yes", "y"})
+_FALSE_WORDS = frozenset({"0", "false", "f", "no", "n"})
+
+
+def group_kind_of_arrow(data_type: Any, column: str) -> str:
+    """What group column ``column`` can hold, from its Arrow type only: numeric, boolean,
+    string, or null (a column of the null type); another type is refused."""
+    import pyarrow as pa
+
+    t = data_type.value_type if pa.types.is_dictionary(data_type) else data_type
+    if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t):
+        return "numeric"
+    if pa.types.is_boolean(t):
+        return "boolean"
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or (
+            hasattr(pa.types, "is_string_view") and pa.types.is_string_view(t)):
+        return "string"
+    if pa.types.is_null(t):
+        return "null"
+    raise InputDataError(f"the group column {column!r} must hold numbers, booleans or "
+                         f"strings, but its type is {t}")
+
+
+def resolve_groups(groups: Sequence[str], kind: str, column: str
+                   ) -> list[bool | float | str] | None:
+    """The listed group values as values comparable with a group column of ``kind`` (from
+    its type): floats for a numeric column (compared as float64), booleans for a boolean
+    one (true/false, yes/no, 1/0), the text itself for a string one; None for a column of
+    the null type (no row belongs to any group). Text that cannot be such a value, and two
+    texts naming one value (``1`` and ``1.0``), are refused — from the schema and the
+    list only."""
+    if kind == "null":
+        return None
+    out: list[bool | float | str] = []
+    for text in groups:
+        word = text.strip().lower()
+        value: bool | float | str
+        if kind == "string":
+            value = text
+        elif kind == "boolean":
+            if word in _TRUE_WORDS:
+                value = True
+            elif word in _FALSE_WORDS:
+                value = False
+            else:
+                raise ParameterError(f"the group column {column!r} is boolean: group value "
+                                     f"{text!r} must be true or false (or yes/no, 1/0)")
+        else:
+            try:
+                value = float(text)
+            except ValueError:
+                raise ParameterError(f"the group column {column!r} is numeric: group value "
+                                     f"{text!r} is not a number") from None
+            if not math.isfinite(value):
+                raise ParameterError(f"group value {text!r} must be a finite number")
+            value = value + 0.0  # -0.0 is 0.0
+        if value in out:
+            raise ParameterError(f"group values {out_text(groups, out, value)!r} and "
+                                 f"{text!r} name the same value of column {column!r}")
+        out.append(value)
+    return out
+
+
+def out_text(groups: Sequence[str], values: Sequence[Any], value: Any) -> str:
+    """The listed text of an already resolved ``value``."""
+    return groups[list(values).index(value)]
+
+
+def group_index(array: Any, kind: str, values: Sequence[bool | float | str] | None
+                ) -> np.ndarray:
+    """For each row, the index of its group value in ``values`` (int32), or −1: another
+    value or a null (row-local; never raises for a value). Numbers are compared as
+    float64 (−0.0 as 0.0, NaN matching nothing), as the Spark engine does."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = len(array)
+    if values is None or kind == "null" or n == 0:
+        return np.full(n, -1, dtype=np.int32)
+    col = array
+    if pa.types.is_dictionary(col.type):
+        col = pc.cast(col, col.type.value_type)
+    if kind == "numeric":
+        col = pc.add(pc.cast(col, pa.float64(), safe=False), 0.0)
+        value_set = pa.array([float(v) for v in values], pa.float64())
+    elif kind == "boolean":
+        value_set = pa.array([bool(v) for v in values], pa.bool_())
+    else:
+        col = pc.cast(col, pa.string())
+        value_set = pa.array([str(v) for v in values], pa.string())
+    found = pc.index_in(col, value_set=value_set)
+    return pc.fill_null(found, -1).to_numpy(zero_copy_only=False).astype(np.int32)
+
+
+# -- routes -----------------------------------------------------------------------------------
+#: the histograms of a run: (group index, column index) -> the column's histogram in the group
+Histograms = dict[tuple[int, int], Histogram]
+
+
+class BoundsPrepared(Protocol):
+    """A table read and checked, its engine ready; a context manager that releases what
+    the engine holds (a session it started)."""
+
+    def histograms(self) -> Histograms:
+        """Every (group, column) histogram (the only step that reads the private part)."""
+        ...
+
+    def __enter__(self) -> BoundsPrepared: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+
+class BoundsRoute(Protocol):
+    """The engine-specific part of a bounds run: read the table, check its schema (the
+    columns numeric, the group column able to hold the listed values), ready the engine.
+    Nothing is drawn, spent or written here."""
+
+    def open(self, source: BoundsSource, domains: list[Domain], groups: list[str] | None,
+             progress: Callable[[str], None]) -> BoundsPrepared:
+        ...
+
+
+def complete(found: Mapping[tuple[int, int], Histogram], groups: int, columns: int,
+             domains: Sequence[Domain]) -> Histograms:
+    """``found`` with an empty histogram for every (group, column) it lacks."""
+    out: Histograms = {}
+    for g in range(groups):
+        for j in range(columns):
+            h = found.get((g, j))
+            out[(g, j)] = h if h is not None else histogram(np.empty(0), domains[j])
+    return out
+
+
+class NumpyBoundsPrepared:
+    """The columns in memory (float64, nulls as NaN) and each row's group index."""
+
+    def __init__(self, values: list[np.ndarray], group: np.ndarray, groups: int,
+                 domains: list[Domain]) -> None:
+        self.values = values
+        self.group = group
+        self.groups = groups
+        self.domains = domains
+
+    def histograms(self) -> Histograms:
+        """The core's :func:`~dprect.core.bounds.histogram` of each (group, column): the
+        rows sorted by group once per column, so many groups cost no more passes."""
+        out: Histograms = {}
+        listed = self.group >= 0  # rows of unlisted groups: dropped
+        for j, (x, domain) in enumerate(zip(self.values, self.domains, strict=True)):
+            use = listed & np.isfinite(x)  # null, NaN, ±inf: left out of this column only
+            group, values = self.group[use], x[use]
+            order = np.argsort(group, kind="stable")
+            group, values = group[order], values[order]
+            edges = np.searchsorted(group, np.arange(self.groups + 1))
+            for g in range(self.groups):
+                out[(g, j)] = histogram(values[edges[g]:edges[g + 1]], domain)
+        return out
+
+    def __enter__(self) -> NumpyBoundsPrepared:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+class NumpyBoundsRoute:
+    """Read the table in memory with :mod:`dprect.engines.arrow_input` (Parquet or CSV)
+    and check its schema; nothing depends on the rows' values."""
+
+    def open(self, source: BoundsSource, domains: list[Domain], groups: list[str] | None,
+             progress: Callable[[str], None]) -> NumpyBoundsPrepared:
+        from dprect.engines.arrow_input import numeric_column, read_table
+
+        if source.format == "delta":
+            raise ParameterError("Delta input needs the Spark engine (--engine spark)")
+        progress(f"reading {source.path}")
+        table = read_table(source.path, source.read_columns(), source.format)
+        values = [numeric_column(table, c, nulls_as_nan=True) for c in source.columns]
+        if source.group_by is None:
+            group = np.zeros(table.num_rows, dtype=np.int32)
+            count = 1
+        else:
+            assert groups is not None
+            kind = group_kind_of_arrow(table.schema.field(source.group_by).type,
+                                       source.group_by)
+            resolved = resolve_groups(groups, kind, source.group_by)  # schema + list only
+            group = group_index(table.column(source.group_by), kind, resolved)
+            count = len(groups)
+        return NumpyBoundsPrepared(values, group, count, domains)
+
+
+# -- the released record -------------------------------------------------------------------
+def _jsonable(value: Any) -> Any:
+    """``value`` with tuples as lists and ±inf as the strings ``"inf"`` / ``"-inf"`` (a
+    bound at ±inf can be drawn for a group with very few rows; strict JSON has no
+    infinity)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "inf" if value > 0 else "-inf"
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def coverage_statement(the_plan: BoundsPlan, columns: Sequence[str], groups: int
+                       ) -> dict[str, Any]:
+    """What the bounds promise, from the public plan only (docs/privacy.md §9)."""
+    plan_json = the_plan.to_json()
+    beta = the_plan.request.beta
+    return {
+        "coverage": the_plan.request.coverage,
+        "alpha_per_side": float(the_plan.alpha),
+        "beta_per_group": beta,
+        "rank_error": dict(zip(columns, plan_json["rank_error"], strict=True)),
+        "rows_needed": dict(zip(columns, plan_json["rows_needed"], strict=True)),
+        "statement": (
+            f"with probability at least 1 - {beta:g} per group"
+            + (f" (all {groups} groups together: at least 1 - {groups * beta:g})"
+               if groups > 1 else "")
+            + ", each side of column j clips at most alpha*n + T_j of a group's n "
+              "non-null rows, plus the rows sharing the bound's grid cell "
+              f"(alpha = {float(the_plan.alpha):g}, T_j = rank_error[j]); a group with "
+              "fewer than rows_needed[j] rows may get bounds beyond its data (clipping "
+              "nothing), and lower > upper is possible there: check before clamping"),
+    }
+
+
+def bounds_record(result: BoundsResult, the_plan: BoundsPlan) -> dict[str, Any]:
+    """The released JSON: the core's result (per group and column the bounds and their
+    grid indices, the guarantee, the plan), the coverage statement and the library forms
+    (:meth:`BoundsResult.library_forms`); ±inf written as ``"inf"`` / ``"-inf"``."""
+    record = result.to_json()
+    record["method"] = BOUNDS_METHOD
+    record["coverage"] = coverage_statement(the_plan, result.columns, len(result.groups))
+    forms = result.library_forms()
+    record["library_forms"] = forms if not result.grouped else \
+        {"by_group": {str(g): f for g, f in forms.items()}}
+    return _jsonable(record)
+
+
+def is_bounds_record(record: Mapping[str, Any]) -> bool:
+    """Whether a released record holds private clamping bounds (not a fit's rectangle)."""
+    return record.get("method") == BOUNDS_METHOD and isinstance(record.get("bounds"), list)
+
+
+def _number(value: Any) -> float:
+    """A recorded bound as a float (``"inf"`` / ``"-inf"`` included)."""
+    return float(value)
+
+
+def table_rows(record: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One row per (group, column) — group, column, lower, upper — read from a released
+    bounds record (the recorded JSON only)."""
+    return [{"group": None if row["group"] is None else str(row["group"]),
+             "column": str(row["column"]), "lower": _number(row["lower"]),
+             "upper": _number(row["upper"])} for row in record["bounds"]]
+
+
+def _csv_text(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The bounds table as CSV: a header, then one row per (group, column); an ungrouped
+    run's group is empty; bounds as Python writes floats (``repr``: exact round trip)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(TABLE_COLUMNS)
+    for row in rows:
+        writer.writerow(["" if row["group"] is None else row["group"], row["column"],
+                         repr(row["lower"]), repr(row["upper"])])
+    return buf.getvalue()
+
+
+@dataclass(frozen=True)
+class CsvTableSink:
+    """The bounds table as a CSV file (written atomically; a replay rewrites it with the
+    same content)."""
+
+    name: str
+    path: str
+
+    def check(self) -> None:
+        check_output_path(self.path, self.name)
+
+    def prepare(self, release: Release) -> Write:
+        text = _csv_text(table_rows(release.record))
+
+        def write() -> str:
+            write_atomic(self.path, text)
+            return f"bounds table written to {self.path}"
+
+        return write
+
+
+def _arrow_table(rows: Sequence[Mapping[str, Any]]) -> Any:
+    import pyarrow as pa
+
+    schema = pa.schema([("group", pa.string()), ("column", pa.string()),
+                        ("lower", pa.float64()), ("upper", pa.float64())])
+    return pa.Table.from_pylist([dict(r) for r in rows], schema=schema)
+
+
+@dataclass(frozen=True)
+class DeltaTableSink:
+    """The bounds table as a Delta table (a folder), overwritten by each release in one
+    commit (a reader sees the old rows or the new ones); the folder must be absent,
+    empty, or a Delta table with the bounds table's columns."""
+
+    name: str
+    path: str
+
+    def check(self) -> None:
+        from dprect.core.extras import require
+
+        require("delta", "the Delta bounds table")
+        check_output_path(self.path, self.name, folder=True)
+        where = Path(self.path)
+        if not where.is_dir() or not any(where.iterdir()):
+            return
+        from deltalake import DeltaTable
+
+        try:
+            names = [f.name for f in DeltaTable(self.path).schema().fields]
+        except Exception:
+            raise ParameterError(f"{self.name} {self.path!r} is a folder that is not empty "
+                                 "and holds no Delta table") from None
+        if names != list(TABLE_COLUMNS):
+            raise ParameterError(f"{self.name} {self.path!r} is a Delta table with other "
+                                 f"columns than the bounds table's ({', '.join(TABLE_COLUMNS)})")
+
+    def prepare(self, release: Release) -> Write:
+        data = _arrow_table(table_rows(release.record))
+
+        def write() -> str:
+            from deltalake import write_deltalake
+
+            Path(self.path).mkdir(parents=True, exist_ok=True)
+            write_deltalake(self.path, data, mode="overwrite")
+            return f"bounds table written to {self.path} (Delta)"
+
+        return write
+
+
+def table_sink(name: str, path: str) -> Sink:
+    """``--table``: CSV for a path ending in ``.csv``, else a Delta table (a folder)."""
+    if path.lower().endswith(".csv"):
+        return CsvTableSink(name, path)
+    return DeltaTableSink(name, path)
+
+
+# -- reporting and the run ------------------------------------------------------------------
+def quietly_seeded(run: Callable[[], T]) -> T:
+    """``run()`` without the seeded-run warning (the front ends print their own line)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=re.escape(SEEDED_WARNING),
+                                category=UserWarning)
+        return run()
+
+
+def summary_lines(record: Mapping[str, Any]) -> list[str]:
+    """The released bounds, one line per (group, column), from the recorded JSON."""
+    lines = []
+    for row in table_rows(record):
+        where = "" if row["group"] is None else f"group {row['group']!r}, "
+        lines.append(f"{where}{row['column']}: lower {row['lower']:.6g}, "
+                     f"upper {row['upper']:.6g}")
+    return lines
+
+
+def run_bounds_flow(settings: BoundsSettings, route: BoundsRoute,
+                    report: Reporter | None = None) -> Outcome:
+    """Run one bounds release end to end (the module docstring gives the order and
+    guarantees). Raises a :class:`~dprect.core.errors.DprectError` for bad parameters,
+    paths or schemas — before anything is reserved or written."""
+    from dprect.release.results_table import new_run_id, utc_now
+
+    report = report or Reporter()
+    started_at = utc_now()
+    source, ledger, the_plan = settings.source, settings.ledger, settings.plan
+    check_distinct([*((s.name, s.path) for s in settings.sinks),
+                    (report.name("input"), source.path),
+                    (report.name("groups_file"), settings.groups_file),
+                    (report.name("ledger"), None if ledger is None else ledger.path)])
+    for sink in settings.sinks:
+        sink.check()
+    if ledger is not None:
+        from dprect.core.extras import require
+
+        require("delta", "the budget ledger")
+        run_id = ledger.run_id
+        report.say(f"run id {run_id} (dataset {ledger.dataset!r}, ledger {ledger.path})")
+    else:
+        run_id = new_run_id()
+        report.progress(f"run id {run_id}")
+    if settings.seed is not None:
+        report.progress(f"WARNING: {report.name('seed')} is set — reproducible noise for "
+                        "tests only; these bounds are NOT differentially private")
+
+    def to_sinks(record: dict[str, Any]) -> None:
+        if not is_bounds_record(record):
+            raise ParameterError(f"run id {run_id} was released by another kind of run (not "
+                                 "private bounds); use a new run id")
+        release = Release(record, run_id, started_at)
+        for line in summary_lines(record):
+            report.show(line)
+        for line in publish(settings.sinks, release):
+            report.say(line)
+
+    previous = released_result(ledger)
+    if ledger is not None and previous is not None:
+        outcome = replay(ledger, previous, to_sinks)  # the input is never read
+    else:
+        for line in plan_lines(the_plan, settings):
+            report.say(line)
+        columns = source.columns
+        with route.open(source, settings.domains, settings.groups,
+                        report.progress) as prepared:
+
+            def compute() -> tuple[Any, dict[str, Any]]:
+                report.progress(f"bounding {len(columns)} column(s) in "
+                                f"{len(settings.group_names)} group(s)")
+                counts = prepared.histograms()
+                result = quietly_seeded(lambda: _run(settings, counts))
+                return result.guarantee, bounds_record(result, the_plan)
+
+            outcome = release_guarded(ledger, Charge(the_plan.guarantee, BOUNDS_METHOD,
+                                                     list(columns)),
+                                      compute, to_sinks, what="the bounds")
+    if outcome.replayed:
+        report.say(f"run id {run_id} was released before: its recorded result was "
+                   "published again and nothing was spent")
+    elif ledger is not None:
+        report.progress(f"charged to dataset {ledger.dataset!r} in ledger {ledger.path} "
+                        f"(run id {run_id})")
+    return outcome
+
+
+def _run(settings: BoundsSettings, counts: Histograms) -> BoundsResult:
+    """The mechanism on the histograms (keys by group name, as the core takes them)."""
+    names = settings.group_names
+    by_name = {(names[g], j): h for (g, j), h in counts.items()}
+    return run_bounds(settings.plan, by_name, names, RandomSource(seed=settings.seed),
+                      settings.source.columns)
+
+
+def plan_lines(the_plan: BoundsPlan, settings: BoundsSettings) -> list[str]:
+    """What a run prints before it reads the input (public inputs only): the guarantee,
+    charged once however many groups, the coverage target, and how many rows a group
+    needs for bounds inside its data (with ``rows``, the share a side may clip there)."""
+    g = the_plan.guarantee
+    columns = settings.source.columns
+    groups = f" in each of {len(settings.groups)} listed group(s)" if settings.groups else ""
+    lines = [
+        f"plan: private bounds for {len(columns)} column(s){groups}, "
+        f"{the_plan.mechanisms} exponential mechanisms per group (epsilon "
+        f"{the_plan.epsilon_each:.4g} each); guarantee ({g.epsilon:.6g}, {g.delta:.3g})-DP, "
+        f"{g.neighbouring}, charged once (groups are disjoint: parallel composition)"]
+    needed = the_plan.rows_needed()
+    j = int(np.argmax(needed))
+    text = (f"plan: coverage {the_plan.request.coverage:g} (alpha = "
+            f"{float(the_plan.alpha):.4g} clipped per side); a group needs about "
+            f"{needed[j]:,} non-null rows (column {columns[j]!r}) for bounds inside its "
+            "data")
+    share = the_plan.expected_clipped_share()
+    if share is not None and the_plan.rows is not None:
+        text += (f"; at {the_plan.rows:,} rows a side clips at most {max(share):.3%} "
+                 "(ties aside)")
+    return [*lines, text]
+
+
+__all__ = ["BOUNDS_METHOD", "DEFAULT_BOUNDS_GRID", "TABLE_COLUMNS", "BoundsPrepared",
+           "BoundsRoute", "BoundsSettings", "BoundsSource",
+           "NumpyBoundsRoute", "bounds_domains", "bounds_plan", "bounds_request",
+           "bounds_settings", "group_index", "group_kind_of_arrow", "public_groups",
+           "resolve_groups", "run_bounds_flow", "table_rows"]

@@ -1,0 +1,592 @@
+"""Private clamping bounds: per column, a lower and an upper bound covering a chosen share of
+the rows, with no public bounds needed (issue #14; docs/algorithm.md §9, proofs in
+docs/privacy.md §9).
+
+Every row counts (there is no label). Column j is read on a public grid {0, …, m_j − 1}
+(any domain whose sort values are int64 grid indices: :class:`~dprect.core.domains.Grid`,
+:class:`~dprect.core.domains.IntegerRange` and, the natural choice,
+:class:`~dprect.core.domains.FloatBins`, which needs no bounds). The data enter only as one
+histogram per (group, column): the occupied grid indices and their counts.
+
+**The mechanism.** With α = a/b ∈ (0, 1/2) (a rational, from the coverage: α = (1 − coverage)/2)
+and n rows in the group, each side aims to clip t = max(k_j, α·n) rows, where the floor
+k_j = ⌈T_j⌉ + 1 (below) is public. The lower bound is the exponential mechanism
+(McSherry & Talwar 2007) over the grid with badness |L(i) − t|, L(i) = #{idx < i} the rows
+the clamp at ``lower_value(i)`` clips; the upper bound's is |G(i) − t|, G(i) = #{idx > i}
+the rows the clamp at ``upper_value(i)`` clips. Adding or removing a row moves the clipped
+count by at most 1 and t by at most α, in the same direction, so the badness moves by at
+most 1: the sensitivity. Output i is drawn with probability ∝ exp(−ε_each·badness(i)/2),
+which is ε_each-DP and ε_each-bounded-range. Without the floor (t = α·n) a small group has
+α·n ≪ T_j: the badness then barely separates the data's cells from the millions of empty
+cells beyond them, and the bounds fall far outside the data; with it, every cell beyond
+the data has badness ≥ k_j > T_j.
+
+**Exact sampling.** b·badness is the integer |b·L(i) − max(b·k_j, a·n)| (lower; the upper
+uses the rank L'(i) = #{idx ≤ i} and the target b·n − max(b·k_j, a·n)); the rank is
+non-decreasing along the grid, so the badness is V-shaped and depth(i) = D − b·badness(i)
+(D its maximum) is unimodal and constant on O(#keys) pieces: each occupied grid index, each
+gap between consecutive ones, the two outer gaps. The interior point's exact sampler
+(:func:`dprect.core.interior_point.sample_unimodal`) draws i ∝ exp(c·depth(i)) with the
+exact rational c = ε_each/(2b), ε_each being the exact value of the float the accountant
+used. No floating-point number enters a draw.
+
+**Budget.** A group's 2d mechanisms (d columns, a lower and an upper bound each) compose:
+ε_each is the largest per-mechanism ε whose bounded-range composition over 2d rounds
+(:func:`~dprect.core.accounting.composition_br`: basic 2d·ε_each, or ρ = 2d·ε_each²/8 zCDP
+converted, when δ > 0) meets the budget, shrunk by 10⁻⁹ as the rectangle planner does;
+replace-one neighbours plan the add/remove budget whose group-privacy image is the request.
+Groups are disjoint, so they compose in parallel: the run's guarantee is one group's.
+
+**Coverage** (docs/privacy.md §9). With probability ≥ 1 − β, for every column j and side,
+the group's clipped count C satisfies |C − max(k_j, α·n)| ≤ OPT_j + T_j, with
+
+    T_j = (2/ε_each)·ln(m_j·2d/β)
+
+(the exponential mechanism's utility bound P(badness ≥ OPT + t) ≤ m·exp(−ε t/(2·sens)),
+t = T_j, union over the 2d mechanisms) and OPT_j = min_i badness(i) ≤ c_j/2, c_j being
+the number of rows in the grid cell where the target count falls (ties). So a side clips
+at most max(k_j, α·n) + T_j + c_j/2 rows and, ties aside, at least one: the bound lies
+within the data's range. β is per group: with G public groups, every group's statement
+holds together with probability ≥ 1 − G·β.
+
+**Draw order** (identical across engines for a seed): groups in the given public order,
+columns in order, the lower bound before the upper one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Literal
+
+import numpy as np
+
+from dprect.core.accounting import (
+    Guarantee,
+    add_remove_budget,
+    composition_br,
+    composition_br_epsilon,
+    replace_one,
+)
+from dprect.core.domains import Domain, FloatBins, Grid
+from dprect.core.errors import ParameterError
+from dprect.core.interior_point import Pieces, sample_unimodal
+from dprect.core.randomness import SEEDED_WARNING, RandomSource
+from dprect.core.request import Neighbouring
+from dprect.core.validation import (
+    check_delta,
+    check_epsilon,
+    check_open_unit,
+    check_positive_int,
+)
+
+#: the coverage is read as a fraction with a denominator at most this (α's at most twice it)
+COVERAGE_DENOMINATOR = 10**6
+#: b·n must stay below this (b the denominator of α, n a group's rows): depths are int64
+MAX_WEIGHTED_ROWS = 2**62
+_SHRINK = 1.0 - 1e-9  # ε_each is shrunk this much so the stated bound holds after rounding
+_UP = 1.0 + 2.0**-46  # T_j is rounded up by this relative margin
+
+BoundSide = Literal["lower", "upper"]
+
+_set = object.__setattr__
+
+
+def coverage_alpha(coverage: float) -> Fraction:
+    """α = (1 − coverage)/2 as an exact rational.
+
+    The coverage is read as its shortest decimal spelling (0.999 → 999/1000), or, if that
+    needs a denominator above :data:`COVERAGE_DENOMINATOR`, as the closest fraction with
+    one at most that. A coverage that rounds to 0 or 1 is refused."""
+    cov = check_open_unit(coverage, "coverage")
+    exact = Fraction(repr(cov))
+    if exact.denominator > COVERAGE_DENOMINATOR:
+        exact = exact.limit_denominator(COVERAGE_DENOMINATOR)
+    if not 0 < exact < 1:
+        raise ParameterError(f"coverage must be in (0, 1) at a resolution of "
+                             f"1/{COVERAGE_DENOMINATOR:,}, got {coverage!r}")
+    return (1 - exact) / 2
+
+
+@dataclass(frozen=True)
+class BoundsRequest:
+    """The public parameters of a private-bounds run, validated on construction.
+
+    ``coverage``: the target share of rows inside [lower, upper] per column; each side
+    targets α = (1 − coverage)/2 clipped rows (:func:`coverage_alpha`). ``beta``: the
+    failure probability of the coverage statement (per group; the whole run when
+    ungrouped). ``neighbouring``: ``add-remove`` or ``replace-one``
+    (:class:`~dprect.core.request.Neighbouring`; stored as its member, a ``str``)."""
+
+    epsilon: float
+    delta: float = 0.0
+    coverage: float = 0.999
+    beta: float = 1e-3
+    neighbouring: str = "add-remove"
+
+    def __post_init__(self) -> None:
+        _set(self, "epsilon", check_epsilon(self.epsilon))
+        _set(self, "delta", check_delta(self.delta, "delta"))
+        _set(self, "coverage", check_open_unit(self.coverage, "coverage"))
+        coverage_alpha(self.coverage)
+        _set(self, "beta", check_open_unit(self.beta, "beta"))
+        _set(self, "neighbouring", Neighbouring.parse(self.neighbouring, "neighbouring"))
+
+    @property
+    def alpha(self) -> Fraction:
+        """α = (1 − coverage)/2, exactly (:func:`coverage_alpha`)."""
+        return coverage_alpha(self.coverage)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"epsilon": self.epsilon, "delta": self.delta, "coverage": self.coverage,
+                "beta": self.beta, "neighbouring": str(Neighbouring.parse(
+                    self.neighbouring, "neighbouring").value)}
+
+
+def _check_bounds_domain(name: str, d: object) -> Domain:
+    if not isinstance(d, Grid | FloatBins):
+        raise ParameterError(
+            f"{name} must be a grid whose sort values are grid indices (FloatBins, "
+            f"Grid or IntegerRange), got {d!r}; for columns without public bounds use "
+            f"FloatBins()")
+    return d
+
+
+def _up(x: float) -> float:
+    return math.nextafter(x * _UP, math.inf)
+
+
+@dataclass(frozen=True)
+class BoundsPlan:
+    """Every parameter of a private-bounds run, from the public request and domains only.
+
+    ``alpha``: the lower bound's target quantile (the upper's is 1 − α); ``epsilon_each``:
+    each exponential mechanism's ε; ``guarantee``: the run's (ε̃, δ̃) and the bound proving
+    it; ``rank_error``: T_j per column, in rows (module docstring); ``rows``: the user's
+    public estimate of a group's row count, if given (it changes nothing but the printout).
+    """
+
+    request: BoundsRequest
+    domains: tuple[Domain, ...]
+    alpha: Fraction
+    epsilon_each: float
+    guarantee: Guarantee
+    rank_error: tuple[float, ...]
+    rows: int | None = None
+
+    @property
+    def mechanisms(self) -> int:
+        """2d: the exponential mechanisms of one group."""
+        return 2 * len(self.domains)
+
+    @property
+    def sensitivity(self) -> Fraction:
+        """1: the badness's sensitivity under adding or removing a row (the clipped count
+        moves by at most 1 and the target max(k_j, α·n) by at most α, in the same
+        direction; docs/privacy.md §9, Lemma B1)."""
+        return Fraction(1)
+
+    @property
+    def floor_rows(self) -> tuple[int, ...]:
+        """k_j = ⌈T_j⌉ + 1: the fewest rows a side aims to clip, whatever the group's size.
+        The target is max(k_j, α·n): it keeps every outer grid cell's badness above
+        T_j, so a bound lands beyond the data only with probability ≤ β/(2d)."""
+        return tuple(math.ceil(t) + 1 for t in self.rank_error)
+
+    @property
+    def c(self) -> Fraction:
+        """The exact rate of the sampler: weight exp(c·depth), depth in units of 1/b
+        rows (α = a/b): c = ε_each/(2·b) (sensitivity 1)."""
+        return Fraction(self.epsilon_each) / (2 * self.alpha.denominator)
+
+    @property
+    def failure_each(self) -> float:
+        """β/(2d): each mechanism's share of the failure probability."""
+        return self.request.beta / self.mechanisms
+
+    def expected_clipped_share(self) -> tuple[float, ...] | None:
+        """Per column, the share of ``rows`` a side may clip under the coverage statement
+        (ties aside): (max(k_j, α·rows) + T_j)/rows, capped at 1; None without ``rows``."""
+        if self.rows is None:
+            return None
+        a = float(self.alpha)
+        return tuple(min(1.0, (max(k, a * self.rows) + t) / self.rows)
+                     for t, k in zip(self.rank_error, self.floor_rows, strict=True))
+
+    def rows_needed(self) -> tuple[int, ...]:
+        """Per column, ⌈k_j/α⌉: from this many rows in a group on, the target is the
+        share α·n (the floor k_j no longer binds) and each side clips α·n ± T_j. Below it
+        each side clips about k_j ± T_j rows (at least one, ties aside); below about
+        2(k_j + T_j) rows the two bounds may cross."""
+        return tuple(math.ceil(k / float(self.alpha)) for k in self.floor_rows)
+
+    def to_json(self) -> dict[str, Any]:
+        share = self.expected_clipped_share()
+        return {
+            "request": self.request.to_json(),
+            "domains": [d.to_json() for d in self.domains],
+            "alpha": str(self.alpha),
+            "alpha_float": float(self.alpha),
+            "mechanisms_per_group": self.mechanisms,
+            "epsilon_each": self.epsilon_each,
+            "failure_each": self.failure_each,
+            "guarantee": self.guarantee.to_json(),
+            "rank_error": list(self.rank_error),
+            "rows": self.rows,
+            "expected_clipped_share": None if share is None else list(share),
+            "rows_needed": list(self.rows_needed()),
+        }
+
+    def table(self, columns: Sequence[str] | None = None) -> str:
+        """The planner's printout: per column its grid, α, T_j and (with ``rows``) the
+        share a side may clip at that many rows."""
+        names = ([f"x{j}" for j in range(len(self.domains))] if columns is None
+                 else [str(c) for c in columns])
+        if len(names) != len(self.domains):
+            raise ParameterError(f"{len(names)} column names for {len(self.domains)} domains")
+        share = self.expected_clipped_share()
+        rows_txt = "-" if self.rows is None else f"{self.rows:,}"
+        gw = max(24, *(len(repr(d)) + 2 for d in self.domains))
+        nw = max(16, *(len(n) + 2 for n in names))
+        head = (f"{'column':<{nw}}{'grid':<{gw}}{'m':>14}{'alpha':>11}{'T (rows)':>12}"
+                f"{'clip/side at ' + rows_txt:>24}{'rows needed':>14}")
+        lines = [head, "-" * len(head)]
+        needed = self.rows_needed()
+        for j, (name, d) in enumerate(zip(names, self.domains, strict=True)):
+            share_txt = "-" if share is None else f"{share[j]:.4%}"
+            lines.append(f"{name:<{nw}}{d!r:<{gw}}{d.size:>14,}{float(self.alpha):>11.4g}"
+                         f"{self.rank_error[j]:>12.1f}{share_txt:>24}{needed[j]:>14,}")
+        g = self.guarantee
+        lines += [
+            "",
+            f"{self.mechanisms} exponential mechanisms per group, epsilon each "
+            f"{self.epsilon_each:.6g}; alpha = {self.alpha} per side "
+            f"(coverage {self.request.coverage:g})",
+            f"guarantee ({g.epsilon:.6g}, {g.delta:.3g})-DP, {g.neighbouring} neighbours: "
+            f"{g.bound}",
+            f"with probability >= 1 - {self.request.beta:g} per group, each side of column j "
+            f"clips at most alpha*n + T_j + (ties in the bound's grid cell) rows of a "
+            f"group's n",
+            "rows needed: T_j/alpha; a group with fewer rows may get bounds far outside its "
+            "data (clipping nothing)",
+        ]
+        return "\n".join(lines)
+
+
+def plan_bounds(request: BoundsRequest, domains: Sequence[Domain], *,
+                rows: int | None = None) -> BoundsPlan:
+    """The plan of a private-bounds run (nothing here looks at data).
+
+    ε_each: the largest per-mechanism ε whose bounded-range composition over the 2d
+    mechanisms of a group meets the (add/remove) budget, shrunk by 10⁻⁹; the guarantee is
+    the accountant's value at ε_each (:func:`~dprect.core.accounting.composition_br`),
+    mapped to replace-one by group privacy when asked. ``rows``: an optional public
+    estimate of a group's row count, for the printout."""
+    if not isinstance(request, BoundsRequest):
+        raise ParameterError(f"request must be a BoundsRequest, got {type(request).__name__}")
+    if isinstance(domains, Domain) or not isinstance(domains, Sequence) or not domains:
+        raise ParameterError("domains must be a non-empty list (one domain per column)")
+    doms = tuple(_check_bounds_domain(f"domains[{i}]", d) for i, d in enumerate(domains))
+    if rows is not None:
+        rows = check_positive_int(rows, "rows")
+    alpha = request.alpha
+    rounds = 2 * len(doms)
+    eps_ar, delta_ar = add_remove_budget(request.epsilon, request.delta, request.neighbouring)
+    eps_each = composition_br_epsilon(eps_ar, delta_ar, rounds, use_dp_accounting=False)
+    eps_each *= _SHRINK
+    g = composition_br(eps_each, rounds=rounds, delta=delta_ar, use_dp_accounting=False)
+    if g.epsilon > eps_ar or g.delta > delta_ar:
+        raise AssertionError("bounds planner produced a guarantee above the budget")
+    if Neighbouring.parse(request.neighbouring, "neighbouring") is Neighbouring.REPLACE_ONE:
+        g = replace_one(g)
+        if g.epsilon > request.epsilon or g.delta > request.delta:
+            raise AssertionError("bounds planner produced a guarantee above the budget")
+    g = Guarantee(g.epsilon, g.delta, g.neighbouring,
+                  f"{g.bound}; {rounds} exponential mechanisms per group, groups in parallel")
+    sens = 1.0  # BoundsPlan.sensitivity
+    log_term = [math.log(d.size) + math.log(rounds) - math.log(request.beta) for d in doms]
+    rank_error = tuple(_up(2.0 * sens / eps_each * lt) for lt in log_term)
+    return BoundsPlan(request=request, domains=doms, alpha=alpha, epsilon_each=eps_each,
+                      guarantee=g, rank_error=rank_error, rows=rows)
+
+
+# -- histograms ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Histogram:
+    """One column of one group: sorted unique int64 grid indices and their int64 counts
+    (each ≥ 1). Built by :func:`histogram` (numpy) or by an engine (e.g. a Spark
+    ``groupBy``), merged by :func:`merge_histograms`."""
+
+    keys: np.ndarray
+    counts: np.ndarray
+
+    def __post_init__(self) -> None:
+        keys = np.asarray(self.keys)
+        counts = np.asarray(self.counts)
+        if keys.ndim != 1 or counts.ndim != 1 or len(keys) != len(counts):
+            raise ParameterError("a histogram needs equally long one-dimensional keys and "
+                                 "counts")
+        if len(keys) and (keys.dtype.kind not in "iu" or counts.dtype.kind not in "iu"):
+            raise ParameterError("histogram keys and counts must be integers")
+        keys = keys.astype(np.int64)
+        counts = counts.astype(np.int64)
+        if len(keys) and ((np.diff(keys) <= 0).any() or (counts <= 0).any()
+                          or int(keys[0]) < 0):
+            raise ParameterError("histogram keys must be sorted, unique grid indices >= 0 "
+                                 "and counts >= 1")
+        _set(self, "keys", keys)
+        _set(self, "counts", counts)
+
+    @property
+    def total(self) -> int:
+        """n: the rows counted."""
+        return int(self.counts.sum())
+
+    @classmethod
+    def empty(cls) -> Histogram:
+        return cls(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+
+
+def histogram(values: np.ndarray, domain: Domain) -> Histogram:
+    """The histogram of one column's values on ``domain`` (numpy: encode, then
+    ``np.unique``). NaN values are skipped (a row-local filter; callers normally drop such
+    rows first); ±inf are encoded as the domain encodes them."""
+    _check_bounds_domain("domain", domain)
+    x = np.asarray(values, dtype=np.float64).ravel()
+    x = x[~np.isnan(x)]
+    if not len(x):
+        return Histogram.empty()
+    keys, counts = np.unique(domain.encode(x).astype(np.int64), return_counts=True)
+    return Histogram(keys, counts.astype(np.int64))
+
+
+def merge_histograms(parts: Iterable[Histogram]) -> Histogram:
+    """The exact sum of partial histograms (e.g. one per partition)."""
+    parts = list(parts)
+    for p in parts:
+        if not isinstance(p, Histogram):
+            raise ParameterError(f"merge_histograms takes Histograms, got {type(p).__name__}")
+    if not parts:
+        return Histogram.empty()
+    keys = np.concatenate([p.keys for p in parts])
+    counts = np.concatenate([p.counts for p in parts])
+    if not len(keys):
+        return Histogram.empty()
+    uniq, inverse = np.unique(keys, return_inverse=True)
+    total = np.zeros(len(uniq), dtype=np.int64)
+    np.add.at(total, inverse.ravel(), counts)
+    return Histogram(uniq, total)
+
+
+# -- the mechanism -------------------------------------------------------------------------
+def bound_pieces(hist: Histogram, grid_size: int, alpha: Fraction, side: BoundSide,
+                 epsilon_each: float = 1.0, floor: int = 0) -> Pieces:
+    """The exponential mechanism's law for one bound as constant-depth pieces.
+
+    The badness at i is |C(i) − max(``floor``, α·n)|, C(i) the rows the bound at i clips.
+    Piece depth = D − b·badness (α = a/b, D the largest b·badness over the grid), so the
+    law is P(i) ∝ exp(c·depth(i)) with c = ε_each/(2b) (sensitivity 1). ``epsilon_each``
+    only sets ``Pieces.epsilon`` = 2c (as a float) so that :meth:`Pieces.probabilities` is
+    this law (tests and audits); the draw takes the exact c."""
+    m = int(grid_size)
+    a, b = alpha.numerator, alpha.denominator
+    if not 0 < alpha < 1:
+        raise ParameterError(f"alpha must be in (0, 1), got {alpha}")
+    keys, counts = hist.keys, hist.counts
+    if len(keys) and int(keys[-1]) >= m:
+        raise ParameterError(f"histogram key {int(keys[-1])} is outside the grid of {m} points")
+    if side not in ("lower", "upper"):
+        raise ParameterError(f"side must be 'lower' or 'upper', got {side!r}")
+    n = hist.total
+    if b * n >= MAX_WEIGHTED_ROWS:
+        raise ParameterError(f"a group of {n} rows is beyond the mechanism's integer range "
+                             f"(b*n < 2**62 with alpha = {alpha})")
+    if isinstance(floor, bool) or not isinstance(floor, int) or floor < 0:
+        raise ParameterError(f"floor must be an integer >= 0, got {floor!r}")
+    clip = max(b * floor, a * n)  # b × the rows a side aims to clip
+    if b * max(n, floor) >= MAX_WEIGHTED_ROWS:
+        raise ParameterError(f"a floor of {floor} rows is beyond the mechanism's integer range")
+    target = clip if side == "lower" else b * n - clip  # b × the rank to aim at
+    u = len(keys)
+    if u == 0:
+        starts = np.zeros(1, dtype=np.uint64)
+        sizes = np.array([m], dtype=np.uint64)
+        ranks = np.zeros(1, dtype=np.int64)
+    else:
+        below_incl = np.cumsum(counts)  # #{idx <= k_r}
+        point_rank = below_incl - counts if side == "lower" else below_incl
+        ukeys = keys.astype(np.uint64)
+        gap_sizes = ukeys[1:] - ukeys[:-1] - np.uint64(1)
+        # head gap, then point, gap, point, …, point, then the tail gap (empty ones dropped)
+        starts = np.empty(2 * u + 1, dtype=np.uint64)
+        sizes = np.empty(2 * u + 1, dtype=np.uint64)
+        ranks = np.empty(2 * u + 1, dtype=np.int64)
+        starts[0], sizes[0], ranks[0] = 0, ukeys[0], 0
+        starts[1::2], sizes[1::2], ranks[1::2] = ukeys, 1, point_rank
+        starts[2:-1:2], sizes[2:-1:2], ranks[2:-1:2] = ukeys[:-1] + np.uint64(1), gap_sizes, \
+            below_incl[:-1]
+        starts[-1] = ukeys[-1] + np.uint64(1)
+        sizes[-1] = np.uint64(m - 1 - int(keys[-1]))
+        ranks[-1] = n
+        keep = sizes > 0
+        starts, sizes, ranks = starts[keep], sizes[keep], ranks[keep]
+    weighted = np.abs(ranks * np.int64(b) - np.int64(target))
+    depths = (weighted.max() - weighted).astype(np.int64)
+    c = Fraction(epsilon_each) / (2 * b)
+    return Pieces(starts, sizes, depths, 2.0 * float(c), m)
+
+
+def draw_bound(hist: Histogram, plan: BoundsPlan, column: int, side: BoundSide,
+               rng: RandomSource) -> int:
+    """One private bound: a grid index of column ``column`` drawn exactly from the
+    exponential mechanism (module docstring)."""
+    pieces = bound_pieces(hist, plan.domains[column].size, plan.alpha, side,
+                          plan.epsilon_each, plan.floor_rows[column])
+    return sample_unimodal(pieces, plan.c, rng)
+
+
+@dataclass(frozen=True)
+class BoundsResult:
+    """Private lower and upper bounds per group and column.
+
+    ``lower``/``upper`` are in feature units ([group][column]: the smallest float of the
+    lower bound's grid cell, the largest of the upper's), ``lower_index``/``upper_index``
+    the grid indices drawn. ``groups`` is ``[None]`` for an ungrouped run. A pair with
+    lower > upper can only occur in a group with few rows (about 2·T_j or fewer): the
+    bounds are released as drawn; check before clamping. ±inf can be drawn for a
+    :class:`~dprect.core.domains.FloatBins` column with very few rows (a bound at ±inf
+    clips nothing on its side)."""
+
+    columns: list[str]
+    groups: list[Any]
+    lower: list[list[float]]
+    upper: list[list[float]]
+    lower_index: list[list[int]]
+    upper_index: list[list[int]]
+    domains: list[Domain]
+    guarantee: Guarantee
+    plan: dict[str, Any] = field(default_factory=dict)
+    seeded: bool = False
+
+    @property
+    def grouped(self) -> bool:
+        return self.groups != [None]
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One dict per (group, column) — group, column, lower, upper — in draw order, for
+        a CSV or Delta table."""
+        return [{"group": g, "column": c, "lower": self.lower[gi][j],
+                 "upper": self.upper[gi][j]}
+                for gi, g in enumerate(self.groups) for j, c in enumerate(self.columns)]
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "columns": list(self.columns),
+            "groups": list(self.groups),
+            "bounds": [{"group": g, "column": c, "lower": self.lower[gi][j],
+                        "upper": self.upper[gi][j], "lower_index": self.lower_index[gi][j],
+                        "upper_index": self.upper_index[gi][j]}
+                       for gi, g in enumerate(self.groups)
+                       for j, c in enumerate(self.columns)],
+            "domains": [d.to_json() for d in self.domains],
+            "privacy": self.guarantee.to_json(),
+            "plan": self.plan,
+            "seeded": self.seeded,
+        }
+        if self.seeded:
+            out["warning"] = SEEDED_WARNING
+        return out
+
+    def _forms(self, gi: int) -> dict[str, Any]:
+        lo, hi = self.lower[gi], self.upper[gi]
+        return {
+            "opendp": {c: (lo[j], hi[j]) for j, c in enumerate(self.columns)},
+            "tumult": {c: {"low": lo[j], "high": hi[j]} for j, c in enumerate(self.columns)},
+            "diffprivlib": {"bounds": (list(lo), list(hi))},
+        }
+
+    def library_forms(self, group: Any = ...) -> dict[str, Any]:
+        """The bounds in the forms other DP libraries take them.
+
+        * ``"opendp"``: {column: (lower, upper)} — the ``bounds=`` of OpenDP's
+          ``make_clamp`` (and of the measurements built on a clamped column), or the
+          argument of the context API's ``.clamp((lower, upper))``, per column;
+        * ``"tumult"``: {column: {"low": lower, "high": upper}} — the ``low=``/``high=`` of
+          Tumult Analytics' ``QueryBuilder`` aggregations (``sum``, ``average``,
+          ``variance``, ``stdev``, ``quantile``, …) per column;
+        * ``"diffprivlib"``: {"bounds": ([lower per column], [upper per column])} — the
+          ``bounds=`` of diffprivlib's models and tools (for one column,
+          ``bounds=(lower, upper)``).
+
+        For an ungrouped run (or with ``group`` naming one group) the value is one such
+        dict; for a grouped run without ``group``, a dict {group: forms}. The values are
+        floats: for an integer column in a library that wants integer bounds, round the
+        lower bound down and the upper bound up. Check that lower ≤ upper and that both
+        are finite before passing them on (see the class notes)."""
+        if group is not ...:
+            if group not in self.groups:
+                raise ParameterError(f"group {group!r} is not one of the result's groups")
+            return self._forms(self.groups.index(group))
+        if not self.grouped:
+            return self._forms(0)
+        return {g: self._forms(gi) for gi, g in enumerate(self.groups)}
+
+
+def run_bounds(plan: BoundsPlan, histograms: Mapping[tuple[Any, int], Histogram],
+               groups: Sequence[Any], rng: RandomSource, columns: Sequence[str]
+               ) -> BoundsResult:
+    """Draw the private bounds of every (group, column).
+
+    ``histograms[(group, j)]`` is column j's histogram within ``group`` (``group`` None for
+    an ungrouped run, with ``groups=[None]``); a missing entry is an empty histogram (a
+    group without rows is fine: its bounds are drawn all the same), and entries for groups
+    not in ``groups`` are ignored (nothing about them is released). ``groups`` is the
+    PUBLIC list of groups, in the order of the draws (never read it from the data).
+    Draws: groups in order, columns in order, lower then upper."""
+    if not isinstance(plan, BoundsPlan):
+        raise ParameterError(f"plan must be a BoundsPlan, got {type(plan).__name__}")
+    if not isinstance(rng, RandomSource):
+        raise ParameterError(f"rng must be a RandomSource, got {type(rng).__name__}")
+    cols = [str(c) for c in columns]
+    if len(cols) != len(plan.domains):
+        raise ParameterError(f"{len(cols)} column names for {len(plan.domains)} domains")
+    if len(set(cols)) != len(cols):
+        raise ParameterError("a column is named twice")
+    group_list = list(groups)
+    if not group_list:
+        raise ParameterError("groups must list at least one group ([None] when ungrouped)")
+    for i, g in enumerate(group_list):
+        if g in group_list[:i]:
+            raise ParameterError(f"group {g!r} is listed twice")
+    empty = Histogram.empty()
+    lower: list[list[float]] = []
+    upper: list[list[float]] = []
+    lower_index: list[list[int]] = []
+    upper_index: list[list[int]] = []
+    for g in group_list:
+        lo_v, hi_v, lo_i, hi_i = [], [], [], []
+        for j, d in enumerate(plan.domains):
+            hist = histograms.get((g, j), empty)
+            if not isinstance(hist, Histogram):
+                raise ParameterError(f"histograms[({g!r}, {j})] must be a Histogram")
+            i_lo = draw_bound(hist, plan, j, "lower", rng)
+            i_hi = draw_bound(hist, plan, j, "upper", rng)
+            lo_i.append(i_lo)
+            hi_i.append(i_hi)
+            lo_v.append(d.lower_value(i_lo))
+            hi_v.append(d.upper_value(i_hi))
+        lower.append(lo_v)
+        upper.append(hi_v)
+        lower_index.append(lo_i)
+        upper_index.append(hi_i)
+    return BoundsResult(columns=cols, groups=group_list, lower=lower, upper=upper,
+                        lower_index=lower_index, upper_index=upper_index,
+                        domains=list(plan.domains), guarantee=plan.guarantee,
+                        plan=plan.to_json(), seeded=rng.seeded)
+
+
+__all__ = ["COVERAGE_DENOMINATOR", "MAX_WEIGHTED_ROWS", "BoundsPlan", "BoundsRequest",
+           "BoundsResult", "Histogram", "bound_pieces", "coverage_alpha", "draw_bound",
+           "histogram", "merge_histograms", "plan_bounds", "run_bounds"]

@@ -1,0 +1,361 @@
+"""Private clamping bounds on Spark: every (group, column) histogram in ONE pass.
+
+:class:`SparkBoundsRoute` is the Spark engine's part of the bounds flow
+(:class:`dprect.app.bounds_flow.BoundsRoute`): read the table
+(:func:`~dprect.engines.spark.source.read_source`: Parquet, CSV or Delta), check its schema
+(no Spark job), and, once the flow has reserved the budget, compute the histograms
+(:func:`spark_histograms`):
+
+1. ``mapInArrow`` with :func:`partial_histograms`: each partition's rows are encoded on
+   their public grids and counted per (group, column, grid index) — all groups and all
+   columns at once, in numpy;
+2. a Spark aggregation sums the counts by (group, column, grid index);
+3. the sums are collected to the driver as one :class:`~dprect.core.bounds.Histogram` per
+   (group, column).
+
+So the number of Spark jobs does not depend on the number of groups or columns. The
+mechanism itself (every random draw) runs on the driver in the core
+(:func:`dprect.core.bounds.run_bounds`), so for a seed the result is identical to the numpy
+engine's on the same rows.
+
+**The kernel.** :func:`partial_histograms` and its helpers need numpy and pyarrow only, and
+this module is pickled *by value* (as :mod:`dprect.engines.spark.topk` is), so executors do
+not need dprect installed. Its encodings are the core's, written again in plain numpy:
+:func:`encode_floatbins` is :meth:`dprect.core.domains.FloatBins.encode` and
+:func:`encode_grid` is :meth:`dprect.core.domains.Grid.encode` (tests check them bit for
+bit against the core). Row rules, as the numpy route's: a value is read as float64
+(``pyarrow.compute.cast``, integers beyond 2^53 rounded), a null, NaN or ±inf value is left
+out of its column only, and a row whose group value is not one of the listed values (or is
+null) is dropped; numbers are compared as float64, −0.0 as 0.0.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from functools import partial
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark import cloudpickle
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F  # noqa: N812
+from pyspark.sql import types as T  # noqa: N812
+
+from dprect.app.bounds_flow import (
+    BoundsSource,
+    Histograms,
+    complete,
+    resolve_groups,
+)
+from dprect.core.bounds import Histogram
+from dprect.core.domains import Domain, FloatBins, Grid
+from dprect.core.errors import InputDataError, ParameterError
+from dprect.engines.spark.source import SPARK_ERRORS, read_source, spark_message
+from dprect.engines.spark.sql import ident
+
+GROUP = "_g"
+COLUMN = "_j"
+KEY = "_k"
+COUNT = "_n"
+#: the Spark DDL schema of :func:`partial_histograms`' output
+OUTPUT_SCHEMA = f"{GROUP} int, {COLUMN} int, {KEY} bigint, {COUNT} bigint"
+
+_NUMERIC = (T.NumericType, T.BooleanType, T.NullType)
+_STRING = tuple(t for t in (T.StringType, getattr(T, "VarcharType", None),
+                            getattr(T, "CharType", None)) if t is not None)
+
+
+# -- the kernel (numpy and pyarrow only; shipped by value) ------------------------------------
+def encode_floatbins(x: np.ndarray, shift: int) -> np.ndarray:
+    """:meth:`FloatBins.encode <dprect.core.domains.FloatBins.encode>` (``shift`` = 52 −
+    bits): the unsigned IEEE order key of x (−0.0 read as +0.0) shifted right."""
+    x = np.array(x, dtype=np.float64, copy=True)
+    x[x == 0.0] = 0.0
+    b = np.ascontiguousarray(x).view(np.uint64)
+    sign = np.uint64(1 << 63)
+    u = np.where(b >= sign, ~b, b | sign)
+    return (u >> np.uint64(shift)).astype(np.int64)
+
+
+def encode_grid(x: np.ndarray, lower: float, width: float, size: int) -> np.ndarray:
+    """:meth:`Grid.encode <dprect.core.domains.Grid.encode>`: ⌊(x − lower)/width⌋ clamped to
+    {0, …, size − 1}."""
+    with np.errstate(over="ignore", under="ignore"):
+        r = (np.asarray(x, dtype=np.float64) - lower) / width
+    return np.floor(np.clip(r, 0.0, float(size - 1))).astype(np.int64)
+
+
+def encode(x: np.ndarray, spec: tuple[Any, ...]) -> np.ndarray:
+    """Encode finite values with a domain's spec (:func:`kernel_spec`)."""
+    if spec[0] == "floatbins":
+        return encode_floatbins(x, spec[1])
+    return encode_grid(x, spec[1], spec[2], spec[3])
+
+
+def as_float64(array: Any) -> np.ndarray:
+    """A column as float64 with nulls as NaN (the numpy route's
+    :func:`~dprect.engines.arrow_input.numeric_column`)."""
+    if pa.types.is_null(array.type):
+        return np.full(len(array), np.nan)
+    out = pc.cast(array, pa.float64(), safe=False)
+    if out.null_count:
+        out = pc.fill_null(out, float("nan"))
+    return np.asarray(out.to_numpy(zero_copy_only=False), dtype=np.float64)
+
+
+def group_of(array: Any, kind: str, values: Sequence[Any] | None) -> np.ndarray:
+    """Each row's index in the listed group ``values`` (int32), −1 for another value or a
+    null (the numpy route's :func:`~dprect.app.bounds_flow.group_index`)."""
+    n = len(array)
+    if values is None or kind == "null" or n == 0:
+        return np.full(n, -1, dtype=np.int32)
+    col = array
+    if pa.types.is_dictionary(col.type):
+        col = pc.cast(col, col.type.value_type)
+    if kind == "numeric":
+        col = pc.add(pc.cast(col, pa.float64(), safe=False), 0.0)
+        value_set = pa.array([float(v) for v in values], pa.float64())
+    elif kind == "boolean":
+        value_set = pa.array([bool(v) for v in values], pa.bool_())
+    else:
+        col = pc.cast(col, pa.string())
+        value_set = pa.array([str(v) for v in values], pa.string())
+    found = pc.index_in(col, value_set=value_set)
+    return np.asarray(pc.fill_null(found, -1).to_numpy(zero_copy_only=False), dtype=np.int32)
+
+
+def _count(group: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Unique (group, key) pairs, sorted, with their counts."""
+    if len(keys) == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return group[:0].astype(np.int32), empty, empty
+    order = np.lexsort((keys, group))
+    g, k = group[order], keys[order]
+    new = np.ones(len(k), dtype=bool)
+    new[1:] = (g[1:] != g[:-1]) | (k[1:] != k[:-1])
+    starts = np.flatnonzero(new)
+    counts = np.diff(np.append(starts, len(k))).astype(np.int64)
+    return g[starts].astype(np.int32), k[starts], counts
+
+
+def _reduce(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sum partial (group, key, count) lists of one column."""
+    g = np.concatenate([p[0] for p in parts])
+    k = np.concatenate([p[1] for p in parts])
+    n = np.concatenate([p[2] for p in parts])
+    if len(k) == 0:
+        return g.astype(np.int32), k.astype(np.int64), n.astype(np.int64)
+    order = np.lexsort((k, g))
+    g, k, n = g[order], k[order], n[order]
+    new = np.ones(len(k), dtype=bool)
+    new[1:] = (g[1:] != g[:-1]) | (k[1:] != k[:-1])
+    starts = np.flatnonzero(new)
+    return g[starts].astype(np.int32), k[starts], np.add.reduceat(n, starts).astype(np.int64)
+
+
+def partial_histograms(batches: Iterator[Any], columns: Sequence[str],
+                       specs: Sequence[tuple[Any, ...]], group_column: str | None,
+                       group_kind: str, group_values: Sequence[Any] | None
+                       ) -> Iterator[Any]:
+    """mapInArrow body: one record batch of (group, column, grid index, count) for the
+    rows of a partition. Ungrouped (``group_column`` None): every row is group 0."""
+    parts: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = [[] for _ in columns]
+    buffered = 0
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        if group_column is None:
+            group = np.zeros(batch.num_rows, dtype=np.int32)
+        else:
+            group = group_of(batch.column(group_column), group_kind, group_values)
+        listed = group >= 0
+        for j, name in enumerate(columns):
+            x = as_float64(batch.column(name))
+            use = listed & np.isfinite(x)  # null, NaN, ±inf: left out of this column
+            parts[j].append(_count(group[use], encode(x[use], specs[j])))
+            buffered += int(use.sum())
+        if buffered > 1 << 20:  # keep the partial lists short
+            parts = [[_reduce(p)] if p else [] for p in parts]
+            buffered = 0
+    gs, js, ks, ns = [], [], [], []
+    for j, p in enumerate(parts):
+        if not p:
+            continue
+        g, k, n = _reduce(p)
+        gs.append(g)
+        js.append(np.full(len(k), j, dtype=np.int32))
+        ks.append(k)
+        ns.append(n)
+
+    def cat(xs: list[np.ndarray], dtype: type) -> Any:
+        return pa.array(np.concatenate(xs) if xs else np.zeros(0, dtype=dtype))
+
+    yield pa.RecordBatch.from_arrays(
+        [cat(gs, np.int32), cat(js, np.int32), cat(ks, np.int64), cat(ns, np.int64)],
+        names=[GROUP, COLUMN, KEY, COUNT])
+
+
+# executors get the kernel's code with the task: they need numpy and pyarrow, not dprect
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+
+# -- the driver -------------------------------------------------------------------------------
+def kernel_spec(domain: Domain) -> tuple[Any, ...]:
+    """A domain's public parameters as the kernel reads them."""
+    if isinstance(domain, FloatBins):
+        return ("floatbins", domain.shift)
+    if isinstance(domain, Grid):  # IntegerRange too: its encoding is the Grid's
+        return ("grid", domain.lower, domain.width, domain.size)
+    raise ParameterError(f"the Spark engine bounds columns on FloatBins, Grid or "
+                         f"IntegerRange domains, got {domain!r}")
+
+
+def group_kind(data_type: T.DataType, column: str) -> str:
+    """What the group column can hold, from its Spark type only: numeric, boolean, string
+    or null; another type is refused."""
+    if isinstance(data_type, T.BooleanType):
+        return "boolean"
+    if isinstance(data_type, T.NumericType):
+        return "numeric"
+    if isinstance(data_type, _STRING):
+        return "string"
+    if isinstance(data_type, T.NullType):
+        return "null"
+    raise InputDataError(f"the group column {column!r} must hold numbers, booleans or "
+                         f"strings, but its type is {data_type.simpleString()}")
+
+
+def check_schema(df: DataFrame, columns: Sequence[str], group_by: str | None) -> str | None:
+    """The schema checks of a bounds run (no Spark job): every column exists and is numeric
+    (integer, floating, decimal or boolean), the group column exists and holds numbers,
+    booleans or strings. Returns the group column's kind (None without one)."""
+    types = {f.name: f.dataType for f in df.schema.fields}
+    wanted = [*columns, *([group_by] if group_by is not None else [])]
+    missing = [c for c in wanted if c not in types]
+    if missing:
+        raise InputDataError(f"the input has no column(s) {', '.join(map(repr, missing))}; "
+                             f"it has {', '.join(map(repr, types)) or 'no columns'}")
+    for c in columns:
+        if not isinstance(types[c], _NUMERIC):
+            raise InputDataError(f"column {c!r} must be numeric, but its type is "
+                                 f"{types[c].simpleString()}")
+    return None if group_by is None else group_kind(types[group_by], group_by)
+
+
+def spark_histograms(df: DataFrame, columns: Sequence[str], domains: Sequence[Domain], *,
+                     group_by: str | None = None, groups: Sequence[str] | None = None
+                     ) -> Histograms:
+    """Every (group index, column index) histogram of ``df`` in one pass (module notes):
+    ``groups`` is the PUBLIC list of group values (text, read against the group column's
+    type); without ``group_by`` there is one group, 0. Schema errors are raised before any
+    Spark job; the number of jobs does not depend on the number of groups."""
+    kind = check_schema(df, columns, group_by)
+    specs = [kernel_spec(d) for d in domains]
+    if group_by is not None:
+        if not groups:
+            raise ParameterError("a group column needs the public list of group values")
+        resolved = resolve_groups(list(groups), kind or "null", group_by)
+        count = len(groups)
+    else:
+        resolved, count = None, 1
+    body = partial(partial_histograms, columns=list(columns), specs=specs,
+                   group_column=group_by, group_kind=kind or "", group_values=resolved)
+    read = [*columns, *([group_by] if group_by is not None else [])]
+    selected = df.selectExpr(*[ident(c) for c in read])
+    sums = (selected.mapInArrow(body, OUTPUT_SCHEMA)
+            .groupBy(GROUP, COLUMN, KEY).agg(F.sum(COUNT).alias(COUNT)))
+    try:
+        table = sums.toArrow()
+    except SPARK_ERRORS as exc:
+        raise InputDataError(f"Spark failed while counting: {spark_message(exc)}") from None
+    return complete(to_histograms(table), count, len(columns), domains)
+
+
+def to_histograms(table: Any) -> dict[tuple[int, int], Histogram]:
+    """The collected sums as one histogram per (group, column), keys sorted."""
+    g = np.asarray(table.column(GROUP).to_numpy(zero_copy_only=False), dtype=np.int64)
+    j = np.asarray(table.column(COLUMN).to_numpy(zero_copy_only=False), dtype=np.int64)
+    k = np.asarray(table.column(KEY).to_numpy(zero_copy_only=False), dtype=np.int64)
+    n = np.asarray(table.column(COUNT).to_numpy(zero_copy_only=False), dtype=np.int64)
+    out: dict[tuple[int, int], Histogram] = {}
+    if len(k) == 0:
+        return out
+    order = np.lexsort((k, j, g))
+    g, j, k, n = g[order], j[order], k[order], n[order]
+    cut = np.flatnonzero((g[1:] != g[:-1]) | (j[1:] != j[:-1])) + 1
+    for lo, hi in zip(np.r_[0, cut], np.r_[cut, len(k)], strict=True):
+        out[(int(g[lo]), int(j[lo]))] = Histogram(k[lo:hi], n[lo:hi])
+    return out
+
+
+class SparkBoundsPrepared:
+    """A checked DataFrame, ready for :meth:`histograms`; closing it runs ``on_close``
+    (e.g. stops a session started for this run)."""
+
+    def __init__(self, df: DataFrame, source: BoundsSource, domains: list[Domain],
+                 groups: list[str] | None,
+                 on_close: Callable[[], None] | None = None) -> None:
+        self.df = df
+        self.source = source
+        self.domains = domains
+        self.groups = groups
+        self.on_close = on_close
+
+    def histograms(self) -> Histograms:
+        return spark_histograms(self.df, self.source.columns, self.domains,
+                                group_by=self.source.group_by, groups=self.groups)
+
+    def close(self) -> None:
+        if self.on_close is not None:
+            self.on_close()
+
+    def __enter__(self) -> SparkBoundsPrepared:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class SparkBoundsRoute:
+    """The Spark engine's part of the bounds flow: start or reuse a session (``session``
+    returns it and whether this run owns it), read the table, check its schema and the
+    listed groups against the group column's type (no Spark job beyond what reading
+    needs). A session the run owns is stopped when the prepared run closes, or at once if
+    reading fails."""
+
+    def __init__(self, session: Callable[[], tuple[SparkSession, bool]]) -> None:
+        self.session = session
+
+    def open(self, source: BoundsSource, domains: list[Domain], groups: list[str] | None,
+             progress: Callable[[str], None]) -> SparkBoundsPrepared:
+        spark, owned = self.session()
+        try:
+            progress(f"reading {source.path}")
+            df = read_source(spark, source.path, format=source.format)
+            for d in domains:
+                kernel_spec(d)
+            kind = check_schema(df, source.columns, source.group_by)
+            if source.group_by is not None:
+                resolve_groups(list(groups or []), kind or "null", source.group_by)
+        except BaseException:
+            if owned:
+                spark.stop()
+            raise
+        return SparkBoundsPrepared(df, source, domains, groups,
+                                   spark.stop if owned else None)
+
+
+def cli_bounds_route(master: str | None) -> SparkBoundsRoute:
+    """The Spark route of ``dprect bounds --engine spark --master M``."""
+    from dprect.engines.spark.cli import cli_session
+
+    return SparkBoundsRoute(lambda: cli_session(master))
+
+
+__all__ = ["OUTPUT_SCHEMA", "SparkBoundsPrepared", "SparkBoundsRoute", "check_schema",
+           "cli_bounds_route", "encode_floatbins", "encode_grid", "group_of", "kernel_spec",
+           "partial_histograms", "spark_histograms", "to_histograms"]

@@ -1,0 +1,125 @@
+"""Release private clamping bounds for the columns of a table on Spark.
+
+    spark-submit jobs/private_bounds.py --config conf/private_bounds.yaml [--set epsilon=0.5 ...]
+
+A thin adapter: the ``bounds`` section becomes the settings of the bounds flow
+(:func:`dprect.app.bounds_flow.run_bounds_flow`), run on the Spark engine
+(:class:`dprect.engines.spark.bounds.SparkBoundsRoute`), as ``dprect bounds --engine spark``
+does. It reads ``bounds.input`` (Parquet, CSV or Delta) and writes ``bounds.output`` (the
+result JSON: per group and column the lower and upper bound, the guarantee, the plan, the
+coverage statement and the bounds in the forms OpenDP, Tumult Analytics and diffprivlib
+take) and, when asked, ``bounds.table`` (one row per (group, column): CSV for a path
+ending in ``.csv``, else a Delta table). All groups and columns are counted in one Spark
+pass. With ``bounds.group_by`` the group values are the PUBLIC list ``bounds.groups`` (or
+the file ``bounds.groups_file``), never read from the data; the run is charged once. With
+``bounds.ledger`` (and ``bounds.dataset``) the run spends before it releases
+(:mod:`dprect.release.guarded`); ``bounds.run_id`` makes it idempotent.
+
+Guarantees (the flow's): every parameter, the grid, the plan and the output locations are
+checked before Spark starts; the plan is printed before the input is read; the input's
+schema is checked before anything is reserved; nothing is written on failure. A refused
+run ends with one line on stderr and a non-zero exit code (:mod:`dprect.app.jobs_support`).
+What the job prints and writes is the private result and public settings only.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from _common import job_spark
+from pyspark.sql import SparkSession
+
+from dprect.app.bounds_flow import (
+    DEFAULT_BOUNDS_GRID,
+    BoundsSettings,
+    bounds_settings,
+    run_bounds_flow,
+)
+from dprect.app.jobs_support import (
+    ConfigError,
+    Option,
+    exit_now,
+    job_main,
+    job_reporter,
+    section_values,
+)
+
+PROG = "private_bounds"
+SECTION = "bounds"
+
+OPTIONS: dict[str, Option] = {
+    "input": Option(None, "str", "table to bound: Parquet/CSV path or Delta table "
+                                 "(required)"),
+    "format": Option(None, "str", "parquet, csv or delta (default: detected)"),
+    "columns": Option(None, "str_list", "numeric columns to bound (required)"),
+    "group_by": Option(None, "str", "group column: one set of bounds per listed group; "
+                                    "rows of other groups are dropped, never reported"),
+    "groups": Option(None, "any", "the PUBLIC list of group values (a list, or one "
+                                  "comma-separated string), read against the group "
+                                  "column's type; never read from the data"),
+    "groups_file": Option(None, "str", "a file of public group values, one per line "
+                                       "(instead of groups)"),
+    "epsilon": Option(None, "float", "total epsilon of the run, charged once (required)"),
+    "delta": Option(0.0, "float", "total delta of the run (0: pure DP)"),
+    "coverage": Option(0.999, "float", "share of each column's values the bounds aim to "
+                                       "cover"),
+    "beta": Option(1e-3, "float", "failure probability of the coverage statement, per "
+                                  "group"),
+    "neighbouring": Option("add-remove", "str", "add-remove or replace-one"),
+    "grid": Option(None, "any", f"public domains (default {DEFAULT_BOUNDS_GRID!r}: no "
+                                "bounds needed): 'floatbins:BITS', 'LOWER:UPPER:SIZE', "
+                                "'int:L:U', or a mapping column -> spec"),
+    "rows": Option(None, "int", "your public estimate of a group's rows (never read from "
+                                "the data): the printed plan adds the share a side may "
+                                "clip at it"),
+    "seed": Option(None, "int", "FOR TESTS ONLY: reproducible noise, NOT private"),
+    "output": Option(None, "str", "result JSON path (required)"),
+    "table": Option(None, "str", "bounds table: CSV (a path ending in .csv) or Delta (a "
+                                 "folder); optional"),
+    "dataset": Option(None, "str", "dataset id charged in the ledger"),
+    "ledger": Option(None, "str", "privacy budget ledger (Delta table); the run reserves its "
+                                  "budget there before releasing anything"),
+    "run_id": Option(None, "str", "idempotency key: a released run id is not run again "
+                                  "(default: a fresh random id)"),
+    "cap_epsilon": Option(None, "float", "cap on the dataset's total epsilon (ledger)"),
+    "cap_delta": Option(None, "float", "cap on the dataset's total delta (ledger)"),
+}
+
+
+def settings(cfg: dict[str, Any]) -> BoundsSettings:
+    """The run's settings from the ``bounds`` section (every check that needs no data)."""
+    for key in ("input", "columns", "epsilon", "output"):
+        if cfg[key] is None:
+            raise ConfigError(f"{SECTION}.{key} is required")
+    grid = cfg["grid"]
+    if isinstance(grid, dict):  # column -> spec, in the --grid spelling
+        grid = ",".join(f"{name}={spec}" for name, spec in grid.items())
+    elif grid is not None and not isinstance(grid, str):
+        raise ConfigError(f"{SECTION}.grid must be a string or a mapping column -> spec, "
+                          f"got {grid!r}")
+    groups = cfg["groups"]
+    if groups is not None and not isinstance(groups, str) and not (
+            isinstance(groups, list) and all(isinstance(v, str | int | float | bool)
+                                             for v in groups)):
+        raise ConfigError(f"{SECTION}.groups must be a list of values or a comma-separated "
+                          f"string, got {groups!r}")
+    return bounds_settings({**cfg, "grid": grid}, lambda key: f"{SECTION}.{key}")
+
+
+def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> int:
+    """Entry point; ``spark`` lets tests pass a running session (it is not stopped)."""
+    from dprect.engines.spark.bounds import SparkBoundsRoute
+
+    def body(doc: dict[str, Any]) -> None:
+        cfg = section_values(doc, SECTION, OPTIONS)
+        run = settings(cfg)
+        route = SparkBoundsRoute(lambda: job_spark(doc, PROG, spark))
+        run_bounds_flow(run, route, job_reporter(PROG, SECTION))
+
+    return job_main(PROG, "Release private clamping bounds on Spark.", SECTION, OPTIONS,
+                    body, argv)
+
+
+if __name__ == "__main__":
+    exit_now(main(sys.argv[1:]))

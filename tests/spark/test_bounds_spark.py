@@ -1,0 +1,263 @@
+"""Private clamping bounds on Spark: the one-pass histograms, the engines' identity, the
+job.
+
+* the kernel's numpy encodings are the core's, bit for bit (FloatBins at several widths,
+  Grid, IntegerRange), and its group matching is the numpy route's;
+* ``dprect bounds --engine spark`` writes exactly the numpy engine's result for a seed, on
+  Parquet, CSV and Delta input (nulls, NaN, ±inf, decimals, huge integers, −0.0, unlisted
+  and null groups included);
+* a grouped run's number of Spark jobs does not depend on the number of groups;
+* ``jobs/private_bounds.py`` through its entry point: the numpy engine's result, its
+  options in ``--help``, the example config, and bad input → one line, exit 2, nothing
+  written.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import uuid
+from decimal import Decimal
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pcsv
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "jobs"))
+
+import private_bounds  # noqa: E402
+
+from dprect.app.bounds_flow import group_index, resolve_groups  # noqa: E402
+from dprect.app.cli import main  # noqa: E402
+from dprect.app.jobs_support import load_config, section_values  # noqa: E402
+from dprect.core.domains import FloatBins, Grid, IntegerRange  # noqa: E402
+from dprect.engines.spark.bounds import encode, group_of, kernel_spec  # noqa: E402
+
+N = 3000
+SEED = 11
+COMMON = ["--epsilon", "4", "--coverage", "0.9", "--seed", str(SEED)]
+
+
+def _table(n: int = N, seed: int = 0, groups: int | None = None) -> pa.Table:
+    gen = np.random.default_rng(seed)
+    x = gen.normal(10.0, 2.0, n)
+    x[:6] = [np.nan, np.inf, -np.inf, -0.0, 5e-324, 1e308]
+    x_list: list[float | None] = list(x)
+    x_list[6] = None
+    big = gen.integers(-2**62, 2**62, n)
+    big[:3] = [2**53 + 1, -(2**53) - 1, 0]
+    g: list[object]
+    if groups is None:
+        g = list(gen.choice(["a", "b", "zz"], n, p=[0.45, 0.45, 0.10]))
+        g[7] = None
+        g_arr = pa.array(g, pa.string())
+    else:
+        g_arr = pa.array(gen.integers(0, groups, n))
+    return pa.table({
+        "x": pa.array(x_list, pa.float64()),
+        "big": pa.array(big, pa.int64()),
+        "dec": pa.array([Decimal(f"{v:.3f}") for v in gen.uniform(-50, 50, n)],
+                        pa.decimal128(10, 3)),
+        "g": g_arr,
+    })
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from deltalake import write_deltalake
+
+    d = tmp_path_factory.mktemp("bounds_spark")
+    table = _table()
+    pq.write_table(table, d / "t.parquet")
+    write_deltalake(str(d / "t_delta"), table)
+    # CSV: no NaN/inf spellings (Spark's CSV reader would read the column as strings)
+    csv_table = table.set_column(0, "x", pa.array(
+        [None if v is None or not math.isfinite(v) else v for v in
+         table.column("x").to_pylist()], pa.float64()))
+    pcsv.write_csv(csv_table.select(["x", "big", "g"]), d / "t.csv")
+    return d
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    capsys.readouterr()
+    try:
+        code = main(argv)
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# -- the kernel -----------------------------------------------------------------------------
+SPECIAL = np.array([0.0, -0.0, 5e-324, -5e-324, 2.2250738585072014e-308, -1e-300, 1.0, -1.0,
+                    1.5, 3.141592653589793, 1e15, -1e15, 2.0**53 + 2, 1.7976931348623157e308,
+                    -1.7976931348623157e308, np.inf, -np.inf, 1e-5, 123456.789, -0.001])
+
+
+@pytest.mark.parametrize("domain", [FloatBins(1), FloatBins(), FloatBins(20),
+                                    Grid(-100.0, 100.0, 1000), Grid(0.5, 1.5, 2**20),
+                                    IntegerRange(-5, 5)])
+def test_kernel_encodings_are_the_cores(domain) -> None:
+    gen = np.random.default_rng(3)
+    x = np.concatenate([SPECIAL, gen.normal(0, 50, 2000), gen.standard_cauchy(2000) * 1e6,
+                        np.ldexp(gen.uniform(-1, 1, 500), gen.integers(-1070, 1020, 500))])
+    x = x[np.isfinite(x)] if not isinstance(domain, FloatBins) else x
+    ours = encode(x, kernel_spec(domain))
+    assert ours.dtype == np.int64
+    assert np.array_equal(ours, np.asarray(domain.encode(x), dtype=np.int64))
+
+
+@pytest.mark.parametrize(("array", "groups"), [
+    (pa.array(["a", None, "b", "", "zz", "a"]), ["a", "b", ""]),
+    (pa.array([1, 2, None, -3, 2**53 + 1, 0]), ["2", "-3", "0", "9007199254740992"]),
+    (pa.array([0.0, -0.0, float("nan"), None, 1.5, 2.0]), ["0", "1.5", "2"]),
+    (pa.array([True, False, None, True]), ["yes", "false"]),
+    (pa.array(["a", "b", "a"]).dictionary_encode(), ["b"]),
+    (pa.array([None, None], pa.null()), ["a"]),
+])
+def test_kernel_group_matching_is_the_numpy_routes(array, groups) -> None:
+    from dprect.app.bounds_flow import group_kind_of_arrow
+
+    kind = group_kind_of_arrow(array.type, "g")
+    values = resolve_groups(groups, kind, "g")
+    assert np.array_equal(group_of(array, kind, values), group_index(array, kind, values))
+
+
+# -- numpy and Spark: identical -------------------------------------------------------------
+@pytest.mark.parametrize(("name", "fmt", "columns"), [
+    ("t.parquet", "parquet", "x,big,dec"),
+    ("t.csv", "csv", "x,big"),
+    ("t_delta", "delta", "x,big,dec"),
+])
+def test_spark_equals_numpy_for_a_seed(spark, data: Path, tmp_path: Path,
+                                       capsys: pytest.CaptureFixture[str], name: str,
+                                       fmt: str, columns: str) -> None:
+    groups = ["--group-by", "g", "--groups", "a,b,absent"]
+    numpy_input = "t.csv" if fmt == "csv" else "t.parquet"
+    code, _, err = run(["bounds", "--input", str(data / numpy_input), "--columns", columns,
+                        *groups, *COMMON, "--output", str(tmp_path / "numpy.json"),
+                        "--table", str(tmp_path / "numpy.csv")], capsys)
+    assert code == 0, err
+    code, out, err = run(["bounds", "--input", str(data / name), "--format", fmt,
+                          "--columns", columns, *groups, *COMMON, "--engine", "spark",
+                          "--output", str(tmp_path / "spark.json"),
+                          "--table", str(tmp_path / "spark.csv")], capsys)
+    assert code == 0, err
+    assert (tmp_path / "spark.json").read_text() == (tmp_path / "numpy.json").read_text()
+    assert (tmp_path / "spark.csv").read_text() == (tmp_path / "numpy.csv").read_text()
+    js = json.loads((tmp_path / "spark.json").read_text())
+    assert js["groups"] == ["a", "b", "absent"] and "zz" not in out
+
+
+def test_ungrouped_spark_equals_numpy(spark, data: Path, tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    for engine in ("numpy", "spark"):
+        code, _, err = run(["bounds", "--input", str(data / "t.parquet"), "--columns",
+                            "x,dec", "--grid", "x=floatbins:8,dec=-100:100:4096", *COMMON,
+                            "--engine", engine, "--output", str(tmp_path / f"{engine}.json")],
+                           capsys)
+        assert code == 0, err
+    assert (tmp_path / "spark.json").read_text() == (tmp_path / "numpy.json").read_text()
+
+
+# -- Spark jobs -----------------------------------------------------------------------------
+def _jobs_of_a_run(spark, argv: list[str], capsys: pytest.CaptureFixture[str]) -> int:
+    sc = spark.sparkContext
+    group = f"bounds-{uuid.uuid4().hex}"
+    sc.setJobGroup(group, "dprect bounds job count")
+    try:
+        code, _, err = run(argv, capsys)
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+        sc.setLocalProperty("spark.job.description", None)
+    assert code == 0, err
+    return len(sc.statusTracker().getJobIdsForGroup(group))
+
+
+def test_job_count_does_not_depend_on_the_number_of_groups(
+        spark, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    counts = {}
+    for groups in (2, 20):
+        path = tmp_path / f"g{groups}.parquet"
+        pq.write_table(_table(2000, seed=groups, groups=groups), path)
+        listed = ",".join(str(i) for i in range(groups))
+        counts[groups] = _jobs_of_a_run(spark, [
+            "bounds", "--input", str(path), "--columns", "x,big,dec", "--group-by", "g",
+            "--groups", listed, *COMMON, "--engine", "spark",
+            "--output", str(tmp_path / f"g{groups}.json")], capsys)
+        js = json.loads((tmp_path / f"g{groups}.json").read_text())
+        assert len(js["bounds"]) == 3 * groups
+    assert counts[2] == counts[20], counts
+    assert 1 <= counts[2] <= 4, counts  # the pass and its aggregation (and reading)
+
+
+# -- the job --------------------------------------------------------------------------------
+def _job_config(tmp_path: Path, data: Path, **bounds: object) -> Path:
+    section = {"input": str(data / "t.parquet"), "format": "parquet",
+               "columns": ["x", "big"], "group_by": "g", "groups": ["a", "b"],
+               "epsilon": 4.0, "coverage": 0.9, "seed": SEED,
+               "output": str(tmp_path / "job.json"), "table": str(tmp_path / "job.csv")}
+    section.update(bounds)
+    path = tmp_path / "bounds.yaml"
+    path.write_text(yaml.safe_dump({"bounds": section}))
+    return path
+
+
+def test_job_entry_point_gives_the_numpy_result(spark, data: Path, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    config = _job_config(tmp_path, data)
+    capsys.readouterr()
+    assert private_bounds.main(["--config", str(config), "--set", "rows=1000"], spark) == 0
+    out = capsys.readouterr().out
+    assert "[private_bounds] plan: " in out and "bounds table written" in out
+    code, _, err = run(["bounds", "--input", str(data / "t.parquet"), "--columns", "x,big",
+                        "--group-by", "g", "--groups", "a,b", "--rows", "1000", *COMMON,
+                        "--output", str(tmp_path / "numpy.json")], capsys)
+    assert code == 0, err
+    assert (tmp_path / "job.json").read_text() == (tmp_path / "numpy.json").read_text()
+    assert (tmp_path / "job.csv").read_text().startswith("group,column,lower,upper\n")
+
+
+@pytest.mark.parametrize(("overrides", "message"), [
+    (["--set", "columns=[x, nope]"], "no column"),
+    (["--set", "groups=null"], "PUBLIC list"),
+    (["--set", "epsilom=1"], "unknown key bounds.epsilom"),
+    (["--set", "coverage=2"], "coverage"),
+    (["--set", "grid=float"], "FloatBins"),
+])
+def test_job_bad_input_one_line_exit_2_nothing_written(
+        spark, data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        overrides: list[str], message: str) -> None:
+    config = _job_config(tmp_path, data)
+    capsys.readouterr()
+    assert private_bounds.main(["--config", str(config), *overrides], spark) == 2
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("private_bounds: error: "), err
+    assert message in lines[0], err
+    assert not (tmp_path / "job.json").exists() and not (tmp_path / "job.csv").exists()
+
+
+def test_job_help_lists_every_key(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        private_bounds.main(["--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    for key in private_bounds.OPTIONS:
+        assert f"bounds.{key} " in out, key
+
+
+def test_example_config_is_valid() -> None:
+    doc = load_config(REPO / "conf" / "private_bounds.yaml", [], section="bounds")
+    cfg = section_values(doc, "bounds", private_bounds.OPTIONS)
+    settings = private_bounds.settings(cfg)
+    assert settings.groups == ["0", "1"] and settings.source.group_by == "label"
+    local = load_config(REPO / "conf" / "local.yaml", [], section="generate")
+    assert cfg["input"] == local["generate"]["output"]
+    assert cfg["columns"] == local["fit"]["features"]
