@@ -10,25 +10,31 @@ histogram per (group, column): the occupied grid indices and their counts.
 
 **The mechanism.** With α = a/b ∈ (0, 1/2) (a rational, from the coverage: α = (1 − coverage)/2)
 and n rows in the group, each side aims to clip t = max(k_j, α·n) rows, where the floor
-k_j = ⌈T_j⌉ + 1 (below) is public. The lower bound is the exponential mechanism
-(McSherry & Talwar 2007) over the grid with badness |L(i) − t|, L(i) = #{idx < i} the rows
-the clamp at ``lower_value(i)`` clips; the upper bound's is |G(i) − t|, G(i) = #{idx > i}
-the rows the clamp at ``upper_value(i)`` clips. Adding or removing a row moves the clipped
-count by at most 1 and t by at most α, in the same direction, so the badness moves by at
-most 1: the sensitivity. Output i is drawn with probability ∝ exp(−ε_each·badness(i)/2),
-which is ε_each-DP and ε_each-bounded-range. Without the floor (t = α·n) a small group has
-α·n ≪ T_j: the badness then barely separates the data's cells from the millions of empty
-cells beyond them, and the bounds fall far outside the data; with it, every cell beyond
-the data has badness ≥ k_j > T_j.
+k_j = ⌈T_j⌉ + 1 (below) is public. A lower bound inside grid cell i clips the rows below
+the cell, L(i) = #{idx < i}, plus possibly some of the cell's own rows: between L(i) and
+L'(i) = #{idx ≤ i}. The lower bound is the exponential mechanism (McSherry & Talwar 2007)
+over the grid with badness max(0, L(i) − t, t − L'(i)), the distance from t to [L(i), L'(i)];
+the upper bound's uses G(i) = #{idx > i} and G'(i) = #{idx ≥ i} the same way. Adding or
+removing a row moves L, L' (or G, G') by at most 1 and t by at most α, all in the same
+direction, so the badness moves by at most 1: the sensitivity. Output i is drawn with
+probability ∝ exp(−ε_each·badness(i)/2), which is ε_each-DP and ε_each-bounded-range; the
+released value is the cell's edge (``lower_value(i)`` / ``upper_value(i)``), which clips
+exactly L(i) (G(i)) rows. Two details matter on real tables. The floor: without it
+(t = α·n) a small group has α·n ≪ T_j, and the badness barely separates the data's cells
+from the millions of empty cells beyond them, so bounds fell far outside the data. The
+range [L, L']: when the data's extreme cell holds more than t rows (a minimum of 0 shared
+by many rows, a calendar month), that cell has badness 0 while every empty cell beyond it
+has badness t; scored by L alone they would tie, and the bound would land anywhere beyond
+the data.
 
-**Exact sampling.** b·badness is the integer |b·L(i) − max(b·k_j, a·n)| (lower; the upper
-uses the rank L'(i) = #{idx ≤ i} and the target b·n − max(b·k_j, a·n)); the rank is
-non-decreasing along the grid, so the badness is V-shaped and depth(i) = D − b·badness(i)
-(D its maximum) is unimodal and constant on O(#keys) pieces: each occupied grid index, each
-gap between consecutive ones, the two outer gaps. The interior point's exact sampler
-(:func:`dprect.core.interior_point.sample_unimodal`) draws i ∝ exp(c·depth(i)) with the
-exact rational c = ε_each/(2b), ε_each being the exact value of the float the accountant
-used. No floating-point number enters a draw.
+**Exact sampling.** b·badness is the integer max(0, b·L(i) − B, B − b·L'(i)) with
+B = max(b·k_j, a·n) (lower; the upper uses G, G'); L and L' are non-decreasing along the
+grid (G, G' non-increasing), so the badness is V-shaped (with a flat bottom) and
+depth(i) = D − b·badness(i) (D its maximum) is unimodal and constant on O(#keys) pieces:
+each occupied grid index, each gap between consecutive ones, the two outer gaps. The
+interior point's exact sampler (:func:`dprect.core.interior_point.sample_unimodal`) draws
+i ∝ exp(c·depth(i)) with the exact rational c = ε_each/(2b), ε_each being the exact value
+of the float the accountant used. No floating-point number enters a draw.
 
 **Budget.** A group's 2d mechanisms (d columns, a lower and an upper bound each) compose:
 ε_each is the largest per-mechanism ε whose bounded-range composition over 2d rounds
@@ -38,16 +44,16 @@ replace-one neighbours plan the add/remove budget whose group-privacy image is t
 Groups are disjoint, so they compose in parallel: the run's guarantee is one group's.
 
 **Coverage** (docs/privacy.md §9). With probability ≥ 1 − β, for every column j and side,
-the group's clipped count C satisfies |C − max(k_j, α·n)| ≤ OPT_j + T_j, with
+the released bound's cell i has badness ≤ T_j (some cell has badness 0: the ranges
+[L(i), L'(i)] tile [0, n]), with
 
     T_j = (2/ε_each)·ln(m_j·2d/β)
 
 (the exponential mechanism's utility bound P(badness ≥ OPT + t) ≤ m·exp(−ε t/(2·sens)),
-t = T_j, union over the 2d mechanisms) and OPT_j = min_i badness(i) ≤ c_j/2, c_j being
-the number of rows in the grid cell where the target count falls (ties). So a side clips
-at most max(k_j, α·n) + T_j + c_j/2 rows and, ties aside, at least one: the bound lies
-within the data's range. β is per group: with G public groups, every group's statement
-holds together with probability ≥ 1 − G·β.
+OPT = 0, t = T_j, union over the 2d mechanisms). So the side clips C ≤ max(k_j, α·n) + T_j
+rows — ties cannot push it higher — and L'(i) ≥ max(k_j, α·n) − T_j ≥ 1 in a group of at
+least k_j rows: the bound's cell is at or inside the group's extreme cell. β is per group:
+with G public groups, every group's statement holds together with probability ≥ 1 − G·β.
 
 **Draw order** (identical across engines for a seed): groups in the given public order,
 columns in order, the lower bound before the upper one.
@@ -267,10 +273,10 @@ class BoundsPlan:
             f"guarantee ({g.epsilon:.6g}, {g.delta:.3g})-DP, {g.neighbouring} neighbours: "
             f"{g.bound}",
             f"with probability >= 1 - {self.request.beta:g} per group, each side of column j "
-            f"clips at most alpha*n + T_j + (ties in the bound's grid cell) rows of a "
-            f"group's n",
-            "rows needed: T_j/alpha; a group with fewer rows may get bounds far outside its "
-            "data (clipping nothing)",
+            f"clips max(k_j, alpha*n) +- T_j rows of a group's n (+ ties in the bound's grid "
+            f"cell), k_j = ceil(T_j) + 1",
+            "rows needed: k_j/alpha for the share alpha to bind; below it each side clips "
+            "about k_j rows, and below about 2(k_j + T_j) rows the bounds may cross",
         ]
         return "\n".join(lines)
 
@@ -385,11 +391,13 @@ def bound_pieces(hist: Histogram, grid_size: int, alpha: Fraction, side: BoundSi
                  epsilon_each: float = 1.0, floor: int = 0) -> Pieces:
     """The exponential mechanism's law for one bound as constant-depth pieces.
 
-    The badness at i is |C(i) − max(``floor``, α·n)|, C(i) the rows the bound at i clips.
-    Piece depth = D − b·badness (α = a/b, D the largest b·badness over the grid), so the
-    law is P(i) ∝ exp(c·depth(i)) with c = ε_each/(2b) (sensitivity 1). ``epsilon_each``
-    only sets ``Pieces.epsilon`` = 2c (as a float) so that :meth:`Pieces.probabilities` is
-    this law (tests and audits); the draw takes the exact c."""
+    The badness at i is the distance from the target t = max(``floor``, α·n) to the range
+    [least(i), most(i)] of the counts a bound inside cell i clips (the cell's own rows
+    clipped or not): max(0, least(i) − t, t − most(i)). Piece depth = D − b·badness
+    (α = a/b, D the largest b·badness over the grid), so the law is
+    P(i) ∝ exp(c·depth(i)) with c = ε_each/(2b) (sensitivity 1). ``epsilon_each`` only sets
+    ``Pieces.epsilon`` = 2c (as a float) so that :meth:`Pieces.probabilities` is this law
+    (tests and audits); the draw takes the exact c."""
     m = int(grid_size)
     a, b = alpha.numerator, alpha.denominator
     if not 0 < alpha < 1:
@@ -408,31 +416,39 @@ def bound_pieces(hist: Histogram, grid_size: int, alpha: Fraction, side: BoundSi
     clip = max(b * floor, a * n)  # b × the rows a side aims to clip
     if b * max(n, floor) >= MAX_WEIGHTED_ROWS:
         raise ParameterError(f"a floor of {floor} rows is beyond the mechanism's integer range")
-    target = clip if side == "lower" else b * n - clip  # b × the rank to aim at
     u = len(keys)
     if u == 0:
         starts = np.zeros(1, dtype=np.uint64)
         sizes = np.array([m], dtype=np.uint64)
-        ranks = np.zeros(1, dtype=np.int64)
+        below = np.zeros(1, dtype=np.int64)  # #{idx < piece}
+        upto = np.zeros(1, dtype=np.int64)  # #{idx ≤ piece}
     else:
         below_incl = np.cumsum(counts)  # #{idx <= k_r}
-        point_rank = below_incl - counts if side == "lower" else below_incl
         ukeys = keys.astype(np.uint64)
         gap_sizes = ukeys[1:] - ukeys[:-1] - np.uint64(1)
         # head gap, then point, gap, point, …, point, then the tail gap (empty ones dropped)
         starts = np.empty(2 * u + 1, dtype=np.uint64)
         sizes = np.empty(2 * u + 1, dtype=np.uint64)
-        ranks = np.empty(2 * u + 1, dtype=np.int64)
-        starts[0], sizes[0], ranks[0] = 0, ukeys[0], 0
-        starts[1::2], sizes[1::2], ranks[1::2] = ukeys, 1, point_rank
-        starts[2:-1:2], sizes[2:-1:2], ranks[2:-1:2] = ukeys[:-1] + np.uint64(1), gap_sizes, \
-            below_incl[:-1]
+        below = np.empty(2 * u + 1, dtype=np.int64)
+        upto = np.empty(2 * u + 1, dtype=np.int64)
+        starts[0], sizes[0], below[0], upto[0] = 0, ukeys[0], 0, 0
+        starts[1::2], sizes[1::2] = ukeys, 1
+        below[1::2], upto[1::2] = below_incl - counts, below_incl
+        starts[2:-1:2], sizes[2:-1:2] = ukeys[:-1] + np.uint64(1), gap_sizes
+        below[2:-1:2] = upto[2:-1:2] = below_incl[:-1]
         starts[-1] = ukeys[-1] + np.uint64(1)
         sizes[-1] = np.uint64(m - 1 - int(keys[-1]))
-        ranks[-1] = n
+        below[-1] = upto[-1] = n
         keep = sizes > 0
-        starts, sizes, ranks = starts[keep], sizes[keep], ranks[keep]
-    weighted = np.abs(ranks * np.int64(b) - np.int64(target))
+        starts, sizes, below, upto = starts[keep], sizes[keep], below[keep], upto[keep]
+    # the rows a bound in this cell clips lie in [least, most]: the cell's own rows may be
+    # clipped or not, as the bound moves inside the cell (docs/privacy.md §9, the score)
+    if side == "lower":
+        least, most = below, upto
+    else:
+        least, most = n - upto, n - below
+    bb, target = np.int64(b), np.int64(clip)
+    weighted = np.maximum(0, np.maximum(least * bb - target, target - most * bb))
     depths = (weighted.max() - weighted).astype(np.int64)
     c = Fraction(epsilon_each) / (2 * b)
     return Pieces(starts, sizes, depths, 2.0 * float(c), m)
@@ -454,10 +470,10 @@ class BoundsResult:
     ``lower``/``upper`` are in feature units ([group][column]: the smallest float of the
     lower bound's grid cell, the largest of the upper's), ``lower_index``/``upper_index``
     the grid indices drawn. ``groups`` is ``[None]`` for an ungrouped run. A pair with
-    lower > upper can only occur in a group with few rows (about 2·T_j or fewer): the
-    bounds are released as drawn; check before clamping. ±inf can be drawn for a
-    :class:`~dprect.core.domains.FloatBins` column with very few rows (a bound at ±inf
-    clips nothing on its side)."""
+    lower > upper can only occur in a group with few rows (about 2(k_j + T_j) or fewer): the
+    bounds are released as drawn; check before clamping. A bound beyond the data (even
+    ±inf on a :class:`~dprect.core.domains.FloatBins` column) is drawn with probability at
+    most β/(2d) per bound once a group has k_j rows; below k_j rows it becomes likely."""
 
     columns: list[str]
     groups: list[Any]
