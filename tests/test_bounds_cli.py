@@ -264,7 +264,7 @@ def test_fit_refuses_a_bounds_run_id(data: Path, tmp_path: Path,
     assert code == 0, err
     spent = Ledger(ledger).status("ds").spent.epsilon
     out_json = tmp_path / "fit.json"
-    code, out, err = run(["fit", "--input", str(data), "--features", "x,y", "--label", "k",
+    code, _, err = run(["fit", "--input", str(data), "--features", "x,y", "--label", "k",
                           "--epsilon", "1", "--delta", "1e-6", "--output", str(out_json),
                           "--ledger", str(ledger), "--dataset", "ds", "--run-id", "r1"],
                          capsys)
