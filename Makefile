@@ -34,20 +34,23 @@ test: setup lint
 test-core: setup
 	$(BIN)/python -m pytest -m "not spark"
 
-# make demo: the Spark jobs through spark-submit on local Spark (conf/local.yaml); outputs
-# under demo-output/ (result.json, results/ Delta table, rectangle.png, evaluation.json).
+# make demo: the Spark jobs through spark-submit on local Spark (conf/local.yaml, and
+# conf/private_bounds.yaml for the bounds); outputs under demo-output/ (result.json,
+# results/ Delta table, rectangle.png, evaluation.json, bounds.json, bounds.csv).
 SPARK_SUBMIT := SPARK_CONF_DIR=$(abspath conf/spark) $(BIN)/spark-submit --master 'local[2]' --driver-memory 2g
 DEMO_CONF    := conf/local.yaml
 .PHONY: bench-spark compose-config
 
 demo: setup
-	@echo "== dprect demo 1/3: generating 2,000,000 rows of PUBLIC synthetic data on Spark"
+	@echo "== dprect demo 1/4: generating 2,000,000 rows of PUBLIC synthetic data on Spark"
 	$(SPARK_SUBMIT) jobs/generate_synthetic.py --config $(DEMO_CONF)
-	@echo "== dprect demo 2/3: learning a private rectangle (spark-submit jobs/fit_rectangle.py)"
+	@echo "== dprect demo 2/4: learning a private rectangle (spark-submit jobs/fit_rectangle.py)"
 	$(SPARK_SUBMIT) jobs/fit_rectangle.py --config $(DEMO_CONF)
-	@echo "== dprect demo 3/3: learned vs true rectangle (NON-PRIVATE check, synthetic data only)"
+	@echo "== dprect demo 3/4: learned vs true rectangle (NON-PRIVATE check, synthetic data only)"
 	$(SPARK_SUBMIT) jobs/evaluate_rectangle.py --config $(DEMO_CONF)
-	@echo "== done: demo-output/result.json, demo-output/results (Delta), demo-output/rectangle.png"
+	@echo "== dprect demo 4/4: private clamping bounds per label (spark-submit jobs/private_bounds.py)"
+	$(SPARK_SUBMIT) jobs/private_bounds.py --config conf/private_bounds.yaml
+	@echo "== done: demo-output/result.json, demo-output/results (Delta), demo-output/rectangle.png, demo-output/bounds.json, demo-output/bounds.csv"
 
 # Benchmark of the Spark fit against one aggregate scan (10^7 rows x 8 features, cached
 # under benchmarks/output/).
@@ -85,6 +88,15 @@ audit: setup
 bench-real: setup
 	$(BIN)/pip install --quiet -r benchmarks/requirements-real.txt
 	$(BIN)/python benchmarks/real_data.py
+
+# Private clamping bounds (issue #14): dprect's bounds beside re-implementations of Tumult's
+# get_bounds, Google's ApproxBounds and OpenDP-style DP quantiles on the real tables (+ causaldata's
+# scorecard) and heavy-tailed synthetic columns; clipped share, width and the error of a DP
+# mean and sum. Rewrites docs/figures/bounds.json (--quick: a smoke run into benchmarks/output/).
+.PHONY: bench-bounds
+bench-bounds: setup
+	$(BIN)/pip install --quiet -r benchmarks/requirements-real.txt
+	$(BIN)/python benchmarks/bounds.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache build *.egg-info demo-output
