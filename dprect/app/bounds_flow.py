@@ -481,15 +481,18 @@ def coverage_statement(the_plan: BoundsPlan, columns: Sequence[str], groups: int
         "beta_per_group": beta,
         "rank_error": dict(zip(columns, plan_json["rank_error"], strict=True)),
         "rows_needed": dict(zip(columns, plan_json["rows_needed"], strict=True)),
+        "floor_rows": dict(zip(columns, the_plan.floor_rows, strict=True)),
         "statement": (
             f"with probability at least 1 - {beta:g} per group"
             + (f" (all {groups} groups together: at least 1 - {groups * beta:g})"
                if groups > 1 else "")
-            + ", each side of column j clips at most alpha*n + T_j of a group's n "
-              "non-null rows, plus the rows sharing the bound's grid cell "
-              f"(alpha = {float(the_plan.alpha):g}, T_j = rank_error[j]); a group with "
-              "fewer than rows_needed[j] rows may get bounds beyond its data (clipping "
-              "nothing), and lower > upper is possible there: check before clamping"),
+            + ", each side of column j clips at most max(k_j, alpha*n) + T_j of a group's "
+              "n non-null rows, and the bound's grid cell is at or inside the group's "
+              f"extreme occupied cell once n >= k_j (alpha = {float(the_plan.alpha):g}, "
+              "T_j = rank_error[j], k_j = floor_rows[j] = ceil(T_j) + 1); from "
+              "rows_needed[j] = k_j/alpha rows on the share alpha binds, below it each side "
+              "aims at k_j rows; below about 2(k_j + T_j) rows lower > upper is possible: "
+              "check before clamping"),
     }
 
 
@@ -710,8 +713,9 @@ def _run(settings: BoundsSettings, counts: Histograms) -> BoundsResult:
 
 def plan_lines(the_plan: BoundsPlan, settings: BoundsSettings) -> list[str]:
     """What a run prints before it reads the input (public inputs only): the guarantee,
-    charged once however many groups, the coverage target, and how many rows a group
-    needs for bounds inside its data (with ``rows``, the share a side may clip there)."""
+    charged once however many groups, the coverage target, the rows a side clips at least
+    in aim (the floor k_j) and from how many rows the share binds (with ``rows``, the share
+    a side may clip there)."""
     g = the_plan.guarantee
     columns = settings.source.columns
     groups = f" in each of {len(settings.groups)} listed group(s)" if settings.groups else ""
@@ -723,13 +727,12 @@ def plan_lines(the_plan: BoundsPlan, settings: BoundsSettings) -> list[str]:
     needed = the_plan.rows_needed()
     j = int(np.argmax(needed))
     text = (f"plan: coverage {the_plan.request.coverage:g} (alpha = "
-            f"{float(the_plan.alpha):.4g} clipped per side); a group needs about "
-            f"{needed[j]:,} non-null rows (column {columns[j]!r}) for bounds inside its "
-            "data")
+            f"{float(the_plan.alpha):.4g} clipped per side) from about {needed[j]:,} "
+            f"non-null rows per group (column {columns[j]!r}); below that each side aims to "
+            f"clip about {the_plan.floor_rows[j]:,} rows")
     share = the_plan.expected_clipped_share()
     if share is not None and the_plan.rows is not None:
-        text += (f"; at {the_plan.rows:,} rows a side clips at most {max(share):.3%} "
-                 "(ties aside)")
+        text += f"; at {the_plan.rows:,} rows a side clips at most {max(share):.3%}"
     return [*lines, text]
 
 
