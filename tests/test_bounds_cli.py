@@ -418,3 +418,21 @@ def test_api_refusals() -> None:
         dprect.bounds(table, ["g"], epsilon=1.0)
     result = quiet(dprect.bounds, table, epsilon=1.0, group_by="g", groups=["a"], seed=1)
     assert result.columns == ["x", "y", "k"]  # every column but the group column
+
+
+def test_library_forms_feed_opendp() -> None:
+    """The OpenDP form goes straight into OpenDP's clamp and a DP sum (skipped where OpenDP
+    is not installed: it is not a dependency)."""
+    dp = pytest.importorskip("opendp.prelude")
+    dp.enable_features("contrib")
+    rng = np.random.default_rng(3)
+    X = rng.lognormal(size=(20_000, 2))
+    result = quiet(dprect.bounds, X, columns=["a", "b"], epsilon=2.0, seed=5)
+    lower, upper = result.library_forms()["opendp"]["a"]
+    space = (dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance())
+    clamp = space >> dp.t.then_clamp(bounds=(lower, upper))
+    clamped = clamp(X[:, 0].tolist())
+    assert min(clamped) >= lower and max(clamped) <= upper
+    dp_sum = clamp >> dp.t.then_sum() >> dp.m.then_laplace(scale=upper - lower)
+    assert 0 < dp_sum.map(1) < float("inf")  # OpenDP accepts the bounds and prices them
+    assert np.isfinite(dp_sum(X[:, 0].tolist()))
