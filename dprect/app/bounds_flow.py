@@ -63,8 +63,9 @@ from dprect.core.bounds import (
     run_bounds,
 )
 from dprect.core.domains import Domain, FloatBins, GridArg, resolve_domains
-from dprect.core.errors import InputDataError, ParameterError
+from dprect.core.errors import ParameterError
 from dprect.core.randomness import SEEDED_WARNING, RandomSource
+from dprect.engines.row_kernels import group_index
 from dprect.release.files import check_output_path, write_atomic
 from dprect.release.guarded import (
     Charge,
@@ -272,20 +273,9 @@ _FALSE_WORDS = frozenset({"0", "false", "f", "no", "n"})
 def group_kind_of_arrow(data_type: Any, column: str) -> str:
     """What group column ``column`` can hold, from its Arrow type only: numeric, boolean,
     string, or null (a column of the null type); another type is refused."""
-    import pyarrow as pa
+    from dprect.engines.arrow_input import value_kind
 
-    t = data_type.value_type if pa.types.is_dictionary(data_type) else data_type
-    if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t):
-        return "numeric"
-    if pa.types.is_boolean(t):
-        return "boolean"
-    if pa.types.is_string(t) or pa.types.is_large_string(t) or (
-            hasattr(pa.types, "is_string_view") and pa.types.is_string_view(t)):
-        return "string"
-    if pa.types.is_null(t):
-        return "null"
-    raise InputDataError(f"the group column {column!r} must hold numbers, booleans or "
-                         f"strings, but its type is {t}")
+    return value_kind(data_type, column, "group")
 
 
 def resolve_groups(groups: Sequence[str], kind: str, column: str
@@ -331,32 +321,6 @@ def resolve_groups(groups: Sequence[str], kind: str, column: str
 def out_text(groups: Sequence[str], values: Sequence[Any], value: Any) -> str:
     """The listed text of an already resolved ``value``."""
     return groups[list(values).index(value)]
-
-
-def group_index(array: Any, kind: str, values: Sequence[bool | float | str] | None
-                ) -> np.ndarray:
-    """For each row, the index of its group value in ``values`` (int32), or −1: another
-    value or a null (row-local; never raises for a value). Numbers are compared as
-    float64 (−0.0 as 0.0, NaN matching nothing), as the Spark engine does."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    n = len(array)
-    if values is None or kind == "null" or n == 0:
-        return np.full(n, -1, dtype=np.int32)
-    col = array
-    if pa.types.is_dictionary(col.type):
-        col = pc.cast(col, col.type.value_type)
-    if kind == "numeric":
-        col = pc.add(pc.cast(col, pa.float64(), safe=False), 0.0)
-        value_set = pa.array([float(v) for v in values], pa.float64())
-    elif kind == "boolean":
-        value_set = pa.array([bool(v) for v in values], pa.bool_())
-    else:
-        col = pc.cast(col, pa.string())
-        value_set = pa.array([str(v) for v in values], pa.string())
-    found = pc.index_in(col, value_set=value_set)
-    return pc.fill_null(found, -1).to_numpy(zero_copy_only=False).astype(np.int32)
 
 
 # -- routes -----------------------------------------------------------------------------------

@@ -104,9 +104,13 @@ def label_kind(table: pa.Table, name: str) -> str:
     """What label column ``name`` can hold, from its type only (see
     :data:`dprect.core.labels.LABEL_KINDS`): numeric, boolean, string, or null (a column of the
     null type). Any other type is refused, naming the column and its type."""
-    t = table.schema.field(name).type
-    if pa.types.is_dictionary(t):
-        t = t.value_type
+    return value_kind(table.schema.field(name).type, name, "label")
+
+
+def value_kind(data_type: pa.DataType, name: str, role: str) -> str:
+    """The kind of values (numeric, boolean, string, null) an Arrow type holds, for a
+    column used as ``role`` (label, group); another type is refused, naming the column."""
+    t = data_type.value_type if pa.types.is_dictionary(data_type) else data_type
     if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t):
         return "numeric"
     if pa.types.is_boolean(t):
@@ -116,7 +120,7 @@ def label_kind(table: pa.Table, name: str) -> str:
         return "string"
     if pa.types.is_null(t):
         return "null"
-    raise InputDataError(f"the label column {name!r} must hold numbers, booleans or "
+    raise InputDataError(f"the {role} column {name!r} must hold numbers, booleans or "
                          f"strings, but its type is {t}")
 
 

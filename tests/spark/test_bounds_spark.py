@@ -37,7 +37,7 @@ from dprect.app.bounds_flow import group_index, resolve_groups  # noqa: E402
 from dprect.app.cli import main  # noqa: E402
 from dprect.app.jobs_support import load_config, section_values  # noqa: E402
 from dprect.core.domains import FloatBins, Grid, IntegerRange  # noqa: E402
-from dprect.engines.spark.bounds import encode, group_of, kernel_spec  # noqa: E402
+from dprect.engines.spark.bounds import encode, kernel_spec  # noqa: E402
 
 N = 3000
 SEED = 11
@@ -122,11 +122,31 @@ def test_kernel_encodings_are_the_cores(domain) -> None:
     (pa.array([None, None], pa.null()), ["a"]),
 ])
 def test_kernel_group_matching_is_the_numpy_routes(array, groups) -> None:
-    from dprect.app.bounds_flow import group_kind_of_arrow
+    """One function serves both routes (shipped to executors by value), and it matches a
+    plain Python reading of the rule (numbers as float64 with −0.0 = 0.0, NaN and nulls in
+    no group, booleans as booleans, the rest as text)."""
+    import math
 
+    from dprect.app.bounds_flow import group_kind_of_arrow
+    from dprect.engines.spark import bounds as spark_bounds
+
+    assert spark_bounds.group_index is group_index
     kind = group_kind_of_arrow(array.type, "g")
     values = resolve_groups(groups, kind, "g")
-    assert np.array_equal(group_of(array, kind, values), group_index(array, kind, values))
+
+    def reference(v):
+        if v is None or values is None or kind == "null":
+            return -1
+        if kind == "numeric":
+            x = float(v) + 0.0
+            return next((i for i, g in enumerate(values)
+                         if not math.isnan(x) and float(g) == x), -1)
+        if kind == "boolean":
+            return next((i for i, g in enumerate(values) if bool(g) == v), -1)
+        return next((i for i, g in enumerate(values) if str(g) == str(v)), -1)
+
+    expected = [reference(v) for v in array.to_pylist()]
+    assert group_index(array, kind, values).tolist() == expected
 
 
 # -- numpy and Spark: identical -------------------------------------------------------------

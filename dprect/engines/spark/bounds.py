@@ -53,6 +53,9 @@ from dprect.app.bounds_flow import (
 from dprect.core.bounds import Histogram
 from dprect.core.domains import Domain, FloatBins, Grid
 from dprect.core.errors import InputDataError, ParameterError
+from dprect.engines import row_kernels
+from dprect.engines.row_kernels import group_index
+from dprect.engines.spark.checks import label_kind
 from dprect.engines.spark.source import SPARK_ERRORS, read_source, spark_message
 from dprect.engines.spark.sql import ident
 
@@ -64,8 +67,6 @@ COUNT = "_n"
 OUTPUT_SCHEMA = f"{GROUP} int, {COLUMN} int, {KEY} bigint, {COUNT} bigint"
 
 _NUMERIC = (T.NumericType, T.BooleanType, T.NullType)
-_STRING = tuple(t for t in (T.StringType, getattr(T, "VarcharType", None),
-                            getattr(T, "CharType", None)) if t is not None)
 
 
 # -- the kernel (numpy and pyarrow only; shipped by value) ------------------------------------
@@ -104,27 +105,6 @@ def as_float64(array: Any) -> np.ndarray:
     if out.null_count:
         out = pc.fill_null(out, float("nan"))
     return np.asarray(out.to_numpy(zero_copy_only=False), dtype=np.float64)
-
-
-def group_of(array: Any, kind: str, values: Sequence[Any] | None) -> np.ndarray:
-    """Each row's index in the listed group ``values`` (int32), −1 for another value or a
-    null (the numpy route's :func:`~dprect.app.bounds_flow.group_index`)."""
-    n = len(array)
-    if values is None or kind == "null" or n == 0:
-        return np.full(n, -1, dtype=np.int32)
-    col = array
-    if pa.types.is_dictionary(col.type):
-        col = pc.cast(col, col.type.value_type)
-    if kind == "numeric":
-        col = pc.add(pc.cast(col, pa.float64(), safe=False), 0.0)
-        value_set = pa.array([float(v) for v in values], pa.float64())
-    elif kind == "boolean":
-        value_set = pa.array([bool(v) for v in values], pa.bool_())
-    else:
-        col = pc.cast(col, pa.string())
-        value_set = pa.array([str(v) for v in values], pa.string())
-    found = pc.index_in(col, value_set=value_set)
-    return np.asarray(pc.fill_null(found, -1).to_numpy(zero_copy_only=False), dtype=np.int32)
 
 
 def _count(group: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -171,7 +151,7 @@ def partial_histograms(batches: Iterator[Any], columns: Sequence[str],
         if group_column is None:
             group = np.zeros(batch.num_rows, dtype=np.int32)
         else:
-            group = group_of(batch.column(group_column), group_kind, group_values)
+            group = group_index(batch.column(group_column), group_kind, group_values)
         listed = group >= 0
         for j, name in enumerate(columns):
             x = as_float64(batch.column(name))
@@ -201,6 +181,7 @@ def partial_histograms(batches: Iterator[Any], columns: Sequence[str],
 
 # executors get the kernel's code with the task: they need numpy and pyarrow, not dprect
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
+cloudpickle.register_pickle_by_value(row_kernels)  # group_index, shared with the numpy route
 
 
 # -- the driver -------------------------------------------------------------------------------
@@ -216,17 +197,8 @@ def kernel_spec(domain: Domain) -> tuple[Any, ...]:
 
 def group_kind(data_type: T.DataType, column: str) -> str:
     """What the group column can hold, from its Spark type only: numeric, boolean, string
-    or null; another type is refused."""
-    if isinstance(data_type, T.BooleanType):
-        return "boolean"
-    if isinstance(data_type, T.NumericType):
-        return "numeric"
-    if isinstance(data_type, _STRING):
-        return "string"
-    if isinstance(data_type, T.NullType):
-        return "null"
-    raise InputDataError(f"the group column {column!r} must hold numbers, booleans or "
-                         f"strings, but its type is {data_type.simpleString()}")
+    or null; another type is refused (the label's kinds, :func:`.checks.label_kind`)."""
+    return label_kind(data_type, column, "group")
 
 
 def check_schema(df: DataFrame, columns: Sequence[str], group_by: str | None) -> str | None:
@@ -357,5 +329,5 @@ def cli_bounds_route(master: str | None) -> SparkBoundsRoute:
 
 
 __all__ = ["OUTPUT_SCHEMA", "SparkBoundsPrepared", "SparkBoundsRoute", "check_schema",
-           "cli_bounds_route", "encode_floatbins", "encode_grid", "group_of", "kernel_spec",
+           "cli_bounds_route", "encode_floatbins", "encode_grid", "kernel_spec",
            "partial_histograms", "spark_histograms", "to_histograms"]

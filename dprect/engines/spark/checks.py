@@ -44,9 +44,10 @@ _STRING = tuple(t for t in (T.StringType, getattr(T, "VarcharType", None),
                             getattr(T, "CharType", None)) if t is not None)
 
 
-def label_kind(data_type: T.DataType, column: str) -> str:
+def label_kind(data_type: T.DataType, column: str, role: str = "label") -> str:
     """What label column ``column`` can hold, from its Spark type only (the kinds of
-    :data:`dprect.core.labels.LABEL_KINDS`); another type is refused, naming it."""
+    :data:`dprect.core.labels.LABEL_KINDS`); another type is refused, naming it. ``role``
+    names the column's use in that message (a group column uses the same kinds)."""
     if isinstance(data_type, T.BooleanType):
         return "boolean"
     if isinstance(data_type, T.NumericType):
@@ -55,7 +56,7 @@ def label_kind(data_type: T.DataType, column: str) -> str:
         return "string"
     if isinstance(data_type, T.NullType):
         return "null"
-    raise InputDataError(f"the label column {column!r} must hold numbers, booleans or "
+    raise InputDataError(f"the {role} column {column!r} must hold numbers, booleans or "
                          f"strings, but its type is {data_type.simpleString()}")
 
 
