@@ -52,7 +52,7 @@ from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
-from dprect.app.flow import Reporter
+from dprect.app.flow import Reporter, open_run
 from dprect.core.bounds import (
     BoundsPlan,
     BoundsRequest,
@@ -75,7 +75,7 @@ from dprect.release.guarded import (
     released_result,
     replay,
 )
-from dprect.release.sinks import JsonSink, Release, Sink, Write, check_distinct, publish
+from dprect.release.sinks import JsonSink, Release, Sink, Write, publish
 
 #: the default domain of every bounded column: FloatBins(12), a log-scale grid over every
 #: float (no bounds needed)
@@ -604,29 +604,15 @@ def run_bounds_flow(settings: BoundsSettings, route: BoundsRoute,
     """Run one bounds release end to end (the module docstring gives the order and
     guarantees). Raises a :class:`~dprect.core.errors.DprectError` for bad parameters,
     paths or schemas — before anything is reserved or written."""
-    from dprect.release.results_table import new_run_id, utc_now
+    from dprect.release.results_table import utc_now
 
     report = report or Reporter()
     started_at = utc_now()
     source, ledger, the_plan = settings.source, settings.ledger, settings.plan
-    check_distinct([*((s.name, s.path) for s in settings.sinks),
-                    (report.name("input"), source.path),
-                    (report.name("groups_file"), settings.groups_file),
-                    (report.name("ledger"), None if ledger is None else ledger.path)])
-    for sink in settings.sinks:
-        sink.check()
-    if ledger is not None:
-        from dprect.core.extras import require
-
-        require("delta", "the budget ledger")
-        run_id = ledger.run_id
-        report.say(f"run id {run_id} (dataset {ledger.dataset!r}, ledger {ledger.path})")
-    else:
-        run_id = new_run_id()
-        report.progress(f"run id {run_id}")
-    if settings.seed is not None:
-        report.progress(f"WARNING: {report.name('seed')} is set — reproducible noise for "
-                        "tests only; these bounds are NOT differentially private")
+    run_id = open_run(report, settings.sinks,
+                      [(report.name("input"), source.path),
+                       (report.name("groups_file"), settings.groups_file)],
+                      ledger, settings.seed, "these bounds are")
 
     def to_sinks(record: dict[str, Any]) -> None:
         if not is_bounds_record(record):

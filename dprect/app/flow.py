@@ -160,24 +160,17 @@ def fit_settings(values: Mapping[str, Any], name: Callable[[str], str] = str) ->
                        sizing.positives, sizing.target_share)
 
 
-def run_fit(settings: FitSettings, route: EngineRoute, report: Reporter | None = None
-            ) -> Outcome:
-    """Run one fit end to end (the module docstring gives the order and guarantees). A
-    ledger run is named by its settings' run id, any other by a fresh one. Raises a
-    :class:`~dprect.core.errors.DprectError` for bad parameters, paths or schemas —
-    before anything is reserved or written."""
-    from dprect.release.results_table import new_run_id, utc_now
+def open_run(report: Reporter, sinks: Sequence[Sink], inputs: Sequence[tuple[str, str | None]],
+             ledger: LedgerSettings | None, seed: int | None, what: str) -> str:
+    """The public checks every run starts with, and its run id: no two outputs, inputs or
+    the ledger at one path; every sink's location writable; with a ledger, the delta extra
+    and the ledger's run id (printed first, so a run that dies can be retried), else a new
+    id; a warning when a seed is set (``what``: "this result is", "these bounds are")."""
+    from dprect.release.results_table import new_run_id
 
-    report = report or Reporter()
-    started_at = utc_now()
-    request, source, ledger = settings.request, settings.source, settings.ledger
-    domains = resolve_domains(settings.grid, source.features)
-    the_plan = plan(request, domains=domains, positives=settings.positives,
-                    target_share=settings.target_share)  # the one plan: public, no data
-    check_distinct([*((s.name, s.path) for s in settings.sinks),
-                    (report.name("input"), source.path),
+    check_distinct([*((s.name, s.path) for s in sinks), *inputs,
                     (report.name("ledger"), None if ledger is None else ledger.path)])
-    for sink in settings.sinks:
+    for sink in sinks:
         sink.check()
     if ledger is not None:
         from dprect.core.extras import require
@@ -188,9 +181,28 @@ def run_fit(settings: FitSettings, route: EngineRoute, report: Reporter | None =
     else:
         run_id = new_run_id()
         report.progress(f"run id {run_id}")
-    if settings.seed is not None:
+    if seed is not None:
         report.progress(f"WARNING: {report.name('seed')} is set — reproducible noise for "
-                        "tests only; this result is NOT differentially private")
+                        f"tests only; {what} NOT differentially private")
+    return run_id
+
+
+def run_fit(settings: FitSettings, route: EngineRoute, report: Reporter | None = None
+            ) -> Outcome:
+    """Run one fit end to end (the module docstring gives the order and guarantees). A
+    ledger run is named by its settings' run id, any other by a fresh one. Raises a
+    :class:`~dprect.core.errors.DprectError` for bad parameters, paths or schemas —
+    before anything is reserved or written."""
+    from dprect.release.results_table import utc_now
+
+    report = report or Reporter()
+    started_at = utc_now()
+    request, source, ledger = settings.request, settings.source, settings.ledger
+    domains = resolve_domains(settings.grid, source.features)
+    the_plan = plan(request, domains=domains, positives=settings.positives,
+                    target_share=settings.target_share)  # the one plan: public, no data
+    run_id = open_run(report, settings.sinks, [(report.name("input"), source.path)], ledger,
+                      settings.seed, "this result is")
 
     def to_sinks(record: dict[str, Any]) -> None:
         if record.get("method") == "bounds":  # a `dprect bounds` run under this id
