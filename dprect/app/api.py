@@ -345,8 +345,8 @@ def _bounds_table(data: object, columns: Sequence[str] | None, group_by: object
 
 
 def bounds(data: object, columns: Sequence[str] | None = None, *, epsilon: float,
-           delta: float = 0.0, coverage: float = 0.999, beta: float = 1e-3,
-           neighbouring: str = "add-remove", grid: GridArg = None,
+           delta: float | None = None, coverage: float | None = None,
+           beta: float | None = None, neighbouring: str | None = None, grid: GridArg = None,
            group_by: object = None, groups: Sequence[object] | None = None,
            rows: int | None = None, seed: int | None = None) -> Any:
     """Private clamping bounds: per column (and per listed group) a lower and an upper
@@ -359,11 +359,12 @@ def bounds(data: object, columns: Sequence[str] | None = None, *, epsilon: float
         column only.
     columns : the columns to bound (default: every column but ``group_by``); for an array,
         the names of its columns (default x0, x1, …).
-    epsilon, delta : the total budget, spent once however many groups.
+    epsilon, delta : the total budget, spent once however many groups (δ defaults to 0).
     coverage : the share of each column's values the bounds aim to cover (each side clips
-        about (1 − coverage)/2).
-    beta : failure probability of the coverage statement (per group).
+        about (1 − coverage)/2; default 0.999).
+    beta : failure probability of the coverage statement (per group; default 10⁻³).
     neighbouring : ``add-remove`` (default) or ``replace-one``.
+    (Defaults are :class:`~dprect.core.bounds.BoundsRequest`'s.)
     grid : public domains, as in :func:`fit` (default ``FloatBins(12)`` on every column: a
         log-scale grid over every float, no bounds needed).
     group_by : the group column's name (a table), or one group value per row.
@@ -388,8 +389,10 @@ def bounds(data: object, columns: Sequence[str] | None = None, *, epsilon: float
     from dprect.core.bounds import BoundsRequest, plan_bounds, run_bounds
     from dprect.engines.arrow_input import numeric_column
 
-    request = BoundsRequest(epsilon, delta=delta, coverage=coverage, beta=beta,
-                            neighbouring=neighbouring)
+    given: dict[str, Any] = {k: v for k, v in (("delta", delta), ("coverage", coverage),
+                                               ("beta", beta), ("neighbouring", neighbouring))
+                             if v is not None}
+    request = BoundsRequest(epsilon, **given)  # its defaults: δ = 0, coverage 0.999, …
     listed: list[object] | None = None
     if group_by is None:
         if groups is not None:
