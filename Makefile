@@ -14,7 +14,7 @@ export PYTHONHASHSEED        := 0
 
 .PHONY: setup test test-core lint demo bench-core clean
 
-setup: $(STAMP)
+setup: $(STAMP) jars
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) (Python 3.11) on PATH"; exit 1; }
@@ -23,6 +23,35 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[all,dev]'
 	@touch $(STAMP)
+
+# Delta Lake jars for native Delta (issue #15): the io.delta jars of the delta-spark release
+# built against the installed Spark (its POM's spark-sql version), fetched once with Maven
+# into .jars/spark-<major.minor>/delta-<version>/ (then offline: a complete folder is
+# reused). Spark, Scala, Hadoop and Parquet come from pyspark, so only io.delta:* is kept.
+# dprect's sessions load these jars (dprect.engines.spark.session.delta_jars). Without mvn
+# or network it warns and Delta goes through delta-rs. Override: make jars DELTA_VERSION=x.
+JARS          := .jars
+DELTA_VERSION ?=
+.PHONY: jars
+jars: $(STAMP)
+	@minor=$$($(BIN)/python -c 'import pyspark; print(".".join(pyspark.__version__.split(".")[:2]))'); \
+	case "$$minor" in 4.0) dv=4.0.0 ;; 4.2) dv=4.4.0 ;; *) dv= ;; esac; \
+	if [ -n "$(DELTA_VERSION)" ]; then dv="$(DELTA_VERSION)"; fi; \
+	if [ -z "$$dv" ]; then echo "warning: no known delta-spark release for Spark $$minor; set DELTA_VERSION (Delta goes through delta-rs)"; exit 0; fi; \
+	dir="$(JARS)/spark-$$minor/delta-$$dv"; \
+	if [ -f "$$dir/.complete" ]; then exit 0; fi; \
+	if ! command -v mvn >/dev/null 2>&1; then echo "warning: no mvn on PATH: native Delta jars not fetched (Delta goes through delta-rs)"; exit 0; fi; \
+	echo "fetching delta-spark $$dv (Spark $$minor) into $$dir"; \
+	rm -rf "$$dir" && mkdir -p "$$dir" && \
+	printf '%s\n' '<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>' \
+	  '<groupId>dprect</groupId><artifactId>delta-jars</artifactId><version>0</version>' \
+	  "<dependencies><dependency><groupId>io.delta</groupId><artifactId>delta-spark_2.13</artifactId><version>$$dv</version></dependency></dependencies></project>" \
+	  > "$$dir/pom.xml" && \
+	if mvn -q -B -f "$$dir/pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
+	     -DincludeGroupIds=io.delta -DoutputDirectory="$(abspath $(JARS))/spark-$$minor/delta-$$dv" >"$$dir/mvn.log" 2>&1 \
+	   && ls "$$dir"/delta-spark_2.13-$$dv.jar >/dev/null 2>&1; then \
+	  touch "$$dir/.complete"; ls "$$dir"/*.jar; \
+	else echo "warning: fetching delta-spark $$dv failed (see $$dir/mvn.log); Delta goes through delta-rs"; fi
 
 lint: setup
 	$(BIN)/ruff check dprect jobs tests benchmarks
@@ -37,7 +66,10 @@ test-core: setup
 # make demo: the Spark jobs through spark-submit on local Spark (conf/local.yaml, and
 # conf/private_bounds.yaml for the bounds); outputs under demo-output/ (result.json,
 # results/ Delta table, rectangle.png, evaluation.json, bounds.json, bounds.csv).
-SPARK_SUBMIT := SPARK_CONF_DIR=$(abspath conf/spark) $(BIN)/spark-submit --master 'local[2]' --driver-memory 2g
+# with the jars of `make jars` (native Delta: the results table is written by Spark's Delta);
+# expanded when a recipe runs, after setup has fetched them
+DELTA_JARS    = $(shell $(BIN)/python -c "from dprect.engines.spark.session import delta_jars; print(','.join(delta_jars()))" 2>/dev/null)
+SPARK_SUBMIT  = SPARK_CONF_DIR=$(abspath conf/spark) $(BIN)/spark-submit --master 'local[2]' --driver-memory 2g $(if $(DELTA_JARS),--jars $(DELTA_JARS))
 DEMO_CONF    := conf/local.yaml
 .PHONY: bench-spark compose-config
 

@@ -1,4 +1,4 @@
-"""The results table: one appended row per fit, in a Delta table written with ``deltalake``.
+"""The results table: one appended row per fit, in a Delta table.
 
 A row holds only what a result may publish (:mod:`dprect.core.result`): the run id, the dataset
 name the caller chose, the features, the private bounds, the method, the privacy spent,
@@ -13,13 +13,19 @@ Guarantees:
   than a Delta table with this schema, so a run never spends budget it cannot record.
 * :func:`append_result` adds the row in one Delta commit: readers see the table with the
   whole row or without it.
-* no pyspark import: the table is written from the driver with delta-rs.
+* written natively (``DataFrame.write.format("delta").mode("append")``) when a SparkSession
+  with Delta is active (:func:`delta_session`: the Spark jobs and ``--engine spark`` with
+  the delta-spark jars, :func:`dprect.engines.spark.session.has_delta`); else from the
+  driver with delta-rs (``deltalake``). Both write the same schema and read each other's
+  tables. pyspark is never imported here: a session is looked for only when pyspark is
+  already loaded.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -90,33 +96,98 @@ def result_row(result: FitResult, *, run_id: str, dataset: str, started_at: date
     return pa.Table.from_pydict(row, schema=SCHEMA)
 
 
-def check_results_table(path: str | os.PathLike[str]) -> None:
-    """Raise :class:`InputDataError` unless ``path`` is absent, an empty folder, or a
-    Delta table whose schema is :data:`SCHEMA` (so the append after the fit will work)."""
-    require("delta", "the Delta results table")
-    from deltalake import DeltaTable
+def delta_session() -> Any | None:
+    """The active SparkSession when it has native Delta
+    (:func:`dprect.engines.spark.session.has_delta`), else None — also when pyspark has
+    not been imported (it is not imported here)."""
+    if "pyspark.sql" not in sys.modules:
+        return None
+    try:
+        from pyspark.sql import SparkSession
 
+        from dprect.engines.spark.session import has_delta
+
+        spark = SparkSession.getActiveSession() or getattr(
+            SparkSession, "_instantiatedSession", None)
+        return spark if spark is not None and has_delta(spark) else None
+    except Exception:  # a stopped or broken session: write with delta-rs
+        return None
+
+
+def _spark_type(t: pa.DataType) -> str:
+    """Spark's simple name of a :data:`SCHEMA` type."""
+    if pa.types.is_list(t):
+        return f"array<{_spark_type(t.value_type)}>"
+    if pa.types.is_timestamp(t):
+        return "timestamp"
+    return {"string": "string", "double": "double"}[str(t)]
+
+
+def _is_delta_folder(p: Path) -> bool:
+    log = p / "_delta_log"
+    return log.is_dir() and any(log.glob("*.json"))
+
+
+def _native_schema(spark: Any, path: str) -> list[tuple[str, str]]:
+    fields = spark.read.format("delta").load(path).schema.fields
+    return [(f.name, f.dataType.simpleString()) for f in fields]
+
+
+def check_results_table(path: str | os.PathLike[str], *, spark: Any | None = None) -> None:
+    """Raise :class:`InputDataError` unless ``path`` is absent, an empty folder, or a
+    Delta table whose schema is :data:`SCHEMA` (so the append after the fit will work).
+    Read with ``spark`` (default: :func:`delta_session`) when it has Delta, else delta-rs."""
+    spark = spark or delta_session()
+    if spark is None:  # delta-rs will write it: say so before any fit
+        require("delta", "the Delta results table")
     p = Path(path)
     if not p.exists():
         return
     if not p.is_dir():
         raise InputDataError(f"results table {str(path)!r} is a file, not a Delta table folder")
-    if not DeltaTable.is_deltatable(str(p)):
-        if any(p.iterdir()):
-            raise InputDataError(
-                f"results table {str(path)!r} exists but is not a Delta table; "
-                "choose another path")
-        return
-    try:
-        schema = pa.schema(DeltaTable(str(p)).schema().to_arrow())
-    except Exception as exc:  # any delta-rs failure: unusable input
-        raise InputDataError(f"cannot read results table {str(path)!r}: {exc}") from None
-    theirs = [(f.name, _plain(f.type)) for f in schema]
-    ours = [(f.name, _plain(f.type)) for f in SCHEMA]
+    if spark is not None:
+        if not _is_delta_folder(p):
+            if any(p.iterdir()):
+                raise InputDataError(
+                    f"results table {str(path)!r} exists but is not a Delta table; "
+                    "choose another path")
+            return
+        try:
+            theirs = _native_schema(spark, str(p.resolve()))
+        except Exception as exc:  # any Spark failure: unusable input (names no rows)
+            raise InputDataError(f"cannot read results table {str(path)!r} with Spark's "
+                                 f"Delta ({type(exc).__name__})") from None
+        ours = [(f.name, _spark_type(f.type)) for f in SCHEMA]
+    else:
+        read, ours = _deltars_schema(p, str(path))
+        if read is None:
+            return
+        theirs = read
     if theirs != ours:
         raise InputDataError(
             f"results table {str(path)!r} has another schema "
             f"(columns {', '.join(n for n, _ in theirs)}); choose another path")
+
+
+def _deltars_schema(p: Path, path: str
+                    ) -> tuple[list[tuple[str, str]] | None, list[tuple[str, str]]]:
+    """(the table's, the results') column names and types read by delta-rs; None for
+    the table's when ``p`` is an empty folder."""
+    require("delta", "the Delta results table")
+    from deltalake import DeltaTable
+
+    ours = [(f.name, _plain(f.type)) for f in SCHEMA]
+    if not DeltaTable.is_deltatable(str(p)):
+        if any(p.iterdir()):
+            raise InputDataError(
+                f"results table {path!r} exists but is not a Delta table; "
+                "choose another path")
+        return None, ours
+    try:
+        schema = pa.schema(DeltaTable(str(p)).schema().to_arrow())
+    except Exception as exc:  # any delta-rs failure: unusable input
+        raise InputDataError(f"cannot read results table {path!r}: {exc}") from None
+    return [(f.name, _plain(f.type)) for f in schema], ours
 
 
 def _plain(t: pa.DataType) -> str:
@@ -125,21 +196,44 @@ def _plain(t: pa.DataType) -> str:
     return text.replace("element: ", "item: ")
 
 
-def append_result(path: str | os.PathLike[str], row: pa.Table) -> int:
-    """Append ``row`` (from :func:`result_row`) in one Delta commit; returns the version."""
+def _quoted(path: str) -> str:
+    return "delta.`" + path.replace("`", "``") + "`"
+
+
+def append_result(path: str | os.PathLike[str], row: pa.Table, *,
+                  spark: Any | None = None) -> int:
+    """Append ``row`` (from :func:`result_row`) in one Delta commit; returns the version.
+
+    Written by ``spark`` (default: :func:`delta_session`) with ``format("delta")`` when
+    it has Delta, else by delta-rs."""
+    if row.schema != SCHEMA:
+        raise ParameterError("a results-table row must have the results schema")
+    spark = spark or delta_session()
+    check_results_table(path, spark=spark)
+    Path(path).mkdir(parents=True, exist_ok=True)
+    if spark is not None:
+        target = str(Path(path).resolve())
+        spark.createDataFrame(row).write.format("delta").mode("append").save(target)
+        history = spark.sql(f"DESCRIBE HISTORY {_quoted(target)} LIMIT 1").collect()
+        return int(history[0]["version"])
     require("delta", "the Delta results table")
     from deltalake import DeltaTable, write_deltalake
 
-    if row.schema != SCHEMA:
-        raise ParameterError("a results-table row must have the results schema")
-    check_results_table(path)
-    Path(path).mkdir(parents=True, exist_ok=True)
     write_deltalake(str(path), row, mode="append")
     return int(DeltaTable(str(path)).version())
 
 
-def has_run(path: str | os.PathLike[str], run_id: str) -> bool:
-    """Whether the results table at ``path`` already holds a row for ``run_id``."""
+def has_run(path: str | os.PathLike[str], run_id: str, *, spark: Any | None = None) -> bool:
+    """Whether the results table at ``path`` already holds a row for ``run_id`` (read by
+    ``spark``, default :func:`delta_session`, when it has Delta, else by delta-rs)."""
+    spark = spark or delta_session()
+    if spark is not None:
+        if not _is_delta_folder(Path(path)):
+            return False
+        from pyspark.sql import functions as F  # noqa: N812 — pyspark is loaded already
+
+        rows = spark.read.format("delta").load(str(Path(path).resolve()))
+        return bool(rows.where(F.col("run_id") == F.lit(run_id)).limit(1).count())
     require("delta", "the Delta results table")
     from deltalake import DeltaTable
 
@@ -163,6 +257,7 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-__all__ = ["SCHEMA", "append_result", "check_results_table", "has_run", "new_run_id",
+__all__ = ["SCHEMA", "append_result", "check_results_table", "delta_session", "has_run",
+           "new_run_id",
            "read_results",
            "result_row", "utc_now"]

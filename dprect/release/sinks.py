@@ -129,7 +129,9 @@ class PngSink(FileSink):
 @dataclass(frozen=True)
 class ResultsTableSink:
     """One row per run id in a Delta results table (:mod:`dprect.release.results_table`):
-    re-publishing a released run does not add a second row."""
+    re-publishing a released run does not add a second row. Written natively by the
+    running SparkSession when it has Delta (the Spark jobs with the delta-spark jars), else
+    by delta-rs (:func:`dprect.release.results_table.delta_session`)."""
 
     name: str
     path: str

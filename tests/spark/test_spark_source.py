@@ -96,7 +96,16 @@ def test_delta_versions_timestamps_and_partitions(spark, tmp_path):
         read_source(spark, path, timestamp="yesterday")
 
 
-def test_delta_column_mapping_is_refused(spark, tmp_path):
+def _without_native_delta(monkeypatch):
+    """Read through delta-rs even when the test session has the Delta jars (native Delta
+    reads these tables; the fallback path must refuse what it cannot read)."""
+    from dprect.engines.spark import source
+
+    monkeypatch.setattr(source, "has_delta_extension", lambda spark: False)
+
+
+def test_delta_column_mapping_is_refused(spark, tmp_path, monkeypatch):
+    _without_native_delta(monkeypatch)  # the delta-rs path is what refuses
     path = str(tmp_path / "cm")
     deltalake.write_deltalake(path, pa.table({"x": [1.0], "y": [1]}),
                               configuration={"delta.columnMapping.mode": "name"})
@@ -104,7 +113,8 @@ def test_delta_column_mapping_is_refused(spark, tmp_path):
         read_source(spark, path)
 
 
-def test_delta_deletion_vectors_are_refused(spark, tmp_path):
+def test_delta_deletion_vectors_are_refused(spark, tmp_path, monkeypatch):
+    _without_native_delta(monkeypatch)  # the delta-rs path is what refuses
     path = str(tmp_path / "dv")
     deltalake.write_deltalake(path, pa.table({"x": [1.0], "y": [1]}),
                               configuration={"delta.enableDeletionVectors": "true"})
@@ -112,8 +122,9 @@ def test_delta_deletion_vectors_are_refused(spark, tmp_path):
         read_source(spark, path)
 
 
-def test_delta_unknown_reader_feature_in_the_log_is_refused(spark, tmp_path):
+def test_delta_unknown_reader_feature_in_the_log_is_refused(spark, tmp_path, monkeypatch):
     """A tiny table whose protocol action is edited to declare a reader feature."""
+    _without_native_delta(monkeypatch)  # the delta-rs path is what refuses
     path = tmp_path / "tw"
     deltalake.write_deltalake(str(path), pa.table({"x": [1.0], "y": [1]}))
     log = path / "_delta_log" / "00000000000000000000.json"

@@ -17,6 +17,16 @@ starts with :data:`LOG4J2_PROPERTIES` unless ``SPARK_CONF_DIR`` names a configur
 so even its start-up is quiet. Executors in other JVMs (a standalone or YARN cluster) log
 through their own configuration: give them ``conf/spark/log4j2.properties`` (the
 ``SPARK_CONF_DIR`` of the workers, as docker-compose.yml does).
+
+Delta Lake: :func:`local_session` configures native Delta (``spark.sql.extensions`` =
+:data:`DELTA_EXTENSION`, ``spark.sql.catalog.spark_catalog`` = :data:`DELTA_CATALOG`) when
+the delta-spark jars can be loaded: those :func:`delta_jars` finds (``make jars`` caches
+them under ``.jars/spark-<major.minor>/delta-<version>/``, or ``$DPRECT_DELTA_JARS``
+names them) are added to ``spark.jars`` of a JVM it starts; ``spark.jars.packages``
+naming ``io.delta:`` or a running JVM (spark-submit ``--jars``) that already holds the
+classes count too. ``delta=False`` (or ``DPRECT_DELTA=off``) keeps a session without
+Delta, ``delta=True`` (``DPRECT_DELTA=on``) refuses to start without it.
+:func:`has_delta` says whether a session has Delta.
 """
 
 from __future__ import annotations
@@ -36,6 +46,19 @@ from pyspark.sql import SparkSession
 
 DEFAULT_MASTER = "local[2]"
 LOCAL_SHUFFLE_PARTITIONS = 4
+
+#: Delta Lake's SQL extension and catalog (set by :func:`local_session` when the jars load)
+DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
+DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
+#: the jar cache ``make jars`` fills: ``spark-<major.minor>/delta-<version>/*.jar``
+JAR_CACHE = Path(__file__).resolve().parents[3] / ".jars"
+#: environment: ``DPRECT_DELTA`` = auto (default) | on | off; ``DPRECT_DELTA_JARS`` = jars
+#: or folders of jars (``os.pathsep``-separated) used instead of the cache
+DELTA_ENV = "DPRECT_DELTA"
+DELTA_JARS_ENV = "DPRECT_DELTA_JARS"
+#: Delta's snapshot-state partitions on a local master (Delta's default, 50, makes every
+#: first read of a small table run 50 tasks)
+LOCAL_DELTA_SNAPSHOT_PARTITIONS = 2
 
 #: JVM loggers that report failing tasks or jobs with the exception's text (which can
 #: quote a row's value): always off. Keep conf/spark/log4j2.properties in step.
@@ -119,10 +142,116 @@ def _quiet_launch_options(settings: dict[str, str]) -> str | None:
     return folder
 
 
+def spark_minor_version() -> str:
+    """The installed pyspark's ``major.minor`` (e.g. ``4.2``)."""
+    import pyspark
+
+    return ".".join(pyspark.__version__.split(".")[:2])
+
+
+def _version_key(folder: Path) -> tuple[int, ...]:
+    digits = folder.name.removeprefix("delta-").split(".")
+    return tuple(int(d) if d.isdigit() else -1 for d in digits)
+
+
+def delta_jars() -> list[str]:
+    """The delta-spark jars for the installed Spark: those ``$DPRECT_DELTA_JARS`` names
+    (jars or folders of jars; missing ones are skipped), else the newest
+    ``.jars/spark-<major.minor>/delta-*`` folder ``make jars`` completed; [] when none."""
+    named = os.environ.get(DELTA_JARS_ENV, "").strip()
+    if named:
+        jars: list[str] = []
+        for entry in filter(None, named.split(os.pathsep)):
+            p = Path(entry)
+            if p.is_dir():
+                jars.extend(sorted(str(j) for j in p.glob("*.jar")))
+            elif p.is_file():
+                jars.append(str(p))
+        return jars
+    base = JAR_CACHE / f"spark-{spark_minor_version()}"
+    folders = sorted((f for f in base.glob("delta-*") if (f / ".complete").is_file()),
+                     key=_version_key)
+    return sorted(str(j) for j in folders[-1].glob("*.jar")) if folders else []
+
+
+def _delta_mode(delta: bool | None) -> bool | None:
+    if delta is not None:
+        return bool(delta)
+    value = os.environ.get(DELTA_ENV, "auto").strip().lower()
+    if value in ("0", "off", "false", "no"):
+        return False
+    if value in ("1", "on", "true", "yes"):
+        return True
+    return None
+
+
+def _jvm_has_class(jvm: Any, name: str) -> bool:
+    try:
+        loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+        jvm.java.lang.Class.forName(name, False, loader)
+        return True
+    except Exception:
+        return False
+
+
+def _add_delta(settings: dict[str, str], delta: bool | None, is_local: bool) -> None:
+    """Add Delta's jars, extension and catalog to ``settings`` when they can load (see the
+    module's notes); raise when ``delta`` (or ``DPRECT_DELTA=on``) asks for Delta and
+    it cannot."""
+    mode = _delta_mode(delta)
+    if mode is False:
+        return
+    jvm_running = bool(os.environ.get("PYSPARK_GATEWAY_PORT")) or SparkContext._gateway is not None
+    available = "io.delta:" in settings.get("spark.jars.packages", "")
+    if jvm_running:  # spark-submit (or an earlier session) started the JVM: ask it
+        try:
+            SparkContext._ensure_initialized()
+            available = available or _jvm_has_class(SparkContext._jvm, DELTA_EXTENSION)
+        except Exception:
+            pass
+    elif not available:
+        jars = delta_jars()
+        if jars:
+            present = [j for j in settings.get("spark.jars", "").split(",") if j]
+            settings["spark.jars"] = ",".join(present + [j for j in jars if j not in present])
+            available = True
+    if not available:
+        if mode:
+            raise RuntimeError(
+                "Delta was asked for (delta=True or DPRECT_DELTA=on) but no delta-spark jars "
+                f"were found for Spark {spark_minor_version()}: run `make jars`, set "
+                f"{DELTA_JARS_ENV}, or configure spark.jars.packages")
+        return
+    extensions = [e for e in settings.get("spark.sql.extensions", "").split(",") if e]
+    if DELTA_EXTENSION not in extensions:
+        settings["spark.sql.extensions"] = ",".join([*extensions, DELTA_EXTENSION])
+    settings.setdefault("spark.sql.catalog.spark_catalog", DELTA_CATALOG)
+    if is_local:
+        settings.setdefault("spark.databricks.delta.snapshotPartitions",
+                            str(LOCAL_DELTA_SNAPSHOT_PARTITIONS))
+
+
+def has_delta(spark: SparkSession) -> bool:
+    """Whether ``spark`` reads and writes Delta natively: its ``spark.sql.extensions``
+    holds :data:`DELTA_EXTENSION` and (for a classic session) its JVM can load it."""
+    try:
+        extensions = spark.conf.get("spark.sql.extensions", "") or ""
+    except Exception:
+        return False
+    if DELTA_EXTENSION not in extensions.split(","):
+        return False
+    try:
+        jvm = spark.sparkContext._jvm
+    except Exception:  # Spark Connect: no JVM here; the server's configuration says so
+        return True
+    return jvm is not None and _jvm_has_class(jvm, DELTA_EXTENSION)
+
+
 def local_session(master: str | None = None, *, app_name: str = "dprect",
                   shuffle_partitions: int | None = None,
                   conf: Mapping[str, object] | None = None,
-                  log_level: str | None = "WARN") -> SparkSession:
+                  log_level: str | None = "WARN",
+                  delta: bool | None = None) -> SparkSession:
     """A SparkSession for dprect (``getOrCreate``: an active session is reused).
 
     Guarantees: master ``master`` (default ``local[2]``); ``spark.ui.enabled=false`` and no
@@ -134,6 +263,9 @@ def local_session(master: str | None = None, *, app_name: str = "dprect",
     level is ``log_level``, and failing tasks are never logged with their exception
     (:func:`quiet_task_failures`, whatever the level); Python workers print no warnings
     (``spark.executorEnv.PYTHONWARNINGS=ignore``: their stderr bypasses log4j).
+    Delta: configured when its jars load (``delta=None``, the default, unless
+    ``DPRECT_DELTA=off``), never (``delta=False``), or required (``delta=True``; a
+    ``RuntimeError`` without jars); see the module's notes and :func:`has_delta`.
     """
     master = master or DEFAULT_MASTER
     python = os.environ.get("PYSPARK_PYTHON") or sys.executable
@@ -156,6 +288,7 @@ def local_session(master: str | None = None, *, app_name: str = "dprect",
         settings["spark.driver.bindAddress"] = "127.0.0.1"
     for key, value in (conf or {}).items():
         settings[str(key)] = str(value)
+    _add_delta(settings, delta, is_local)
     launch_folder = _quiet_launch_options(settings)
     builder = SparkSession.builder.master(master)
     for key, value in settings.items():

@@ -15,9 +15,12 @@ file and a fix. Reading errors are :class:`InputDataError` where they surface: a
 read (a file that is not Parquet), or at the first Spark action, since Spark reads lazily
 (callers catch :data:`SPARK_ERRORS` and use :func:`spark_message`).
 
-Delta tables are read natively when the session has the Delta extension (delta-spark jars
-on the classpath and ``spark.sql.extensions`` containing ``DeltaSparkSessionExtension``),
-with time travel through ``versionAsOf`` / ``timestampAsOf``. Otherwise the snapshot is
+Delta tables are read natively (``spark.read.format("delta")``) when the session has
+Delta (:func:`dprect.engines.spark.session.has_delta`: delta-spark jars loaded and
+``spark.sql.extensions`` containing ``DeltaSparkSessionExtension``; sessions from
+:func:`~dprect.engines.spark.session.local_session` get it when ``make jars`` has cached
+the jars), with time travel through ``versionAsOf`` / ``timestampAsOf`` and partition
+filters of ``where`` pruning data files from Delta's log. Otherwise the snapshot is
 resolved by ``deltalake`` (delta-rs) and its data files are read by Spark as Parquet, with
 the table's own schema and the table root as ``basePath`` so partition columns survive. The
 fallback refuses every table it could read wrongly: column mapping, deletion vectors, type
@@ -275,12 +278,11 @@ def detect_format(spark: SparkSession, path: str) -> str:
 
 
 def has_delta_extension(spark: SparkSession) -> bool:
-    """True when the session is configured with Delta's SQL extension."""
-    try:
-        extensions = spark.conf.get("spark.sql.extensions", "") or ""
-    except Exception:
-        return False
-    return "DeltaSparkSessionExtension" in extensions
+    """True when the session reads Delta natively
+    (:func:`dprect.engines.spark.session.has_delta`)."""
+    from dprect.engines.spark.session import has_delta
+
+    return has_delta(spark)
 
 
 def _utc_timestamp(timestamp: str | dt.datetime | dt.date) -> dt.datetime:
@@ -420,8 +422,37 @@ def _read_delta_native(spark: SparkSession, path: str, version: int | None,
         condition = spark_error_info(exc).condition
         if _matches(condition, ("DELTA_MISSING_DELTA_TABLE", "DELTA_TABLE_NOT_FOUND")):
             raise InputDataError(f"{path!r} is not a Delta table ({condition})") from None
+        if version is not None and _matches(condition, (
+                "DELTA_VERSION_NOT_FOUND", "DELTA_CANNOT_TIME_TRAVEL_VIEWS",
+                "DELTA_VERSION_INVALID")):
+            raise InputDataError(f"Delta table {path!r} has no version {version} "
+                                 f"(Spark error {condition})") from None
+        if when is not None and _matches(condition, ("DELTA_TIMESTAMP_GREATER_THAN_COMMIT",)):
+            # Delta refuses a time after the last commit; the snapshot at that time is
+            # the last commit at or before it (as the fallback reads it)
+            at = _last_version_at(spark, path, when)
+            if at is not None:
+                return _read_delta_native(spark, path, at, None)
+        if when is not None and condition is not None and "TIMESTAMP" in condition:
+            raise InputDataError(
+                f"Delta table {path!r} has no version at or before {when.isoformat()} "
+                f"(Spark error {condition})") from None
         raise InputDataError(f"cannot read Delta table {path!r}: {spark_message(exc)}"
                              ) from None
+
+
+def _last_version_at(spark: SparkSession, path: str, when: dt.datetime) -> int | None:
+    """The last version of the Delta table at ``path`` committed at or before ``when``
+    (from its history); None when it cannot be told."""
+    quoted = "delta.`" + path.replace("`", "``") + "`"
+    limit = int(when.timestamp() * 1_000_000)
+    try:
+        rows = (spark.sql(f"DESCRIBE HISTORY {quoted}")
+                .selectExpr("version", "unix_micros(timestamp) AS us")
+                .where(f"us <= {limit}").selectExpr("max(version) AS v").collect())
+    except SPARK_ERRORS:
+        return None
+    return None if not rows or rows[0]["v"] is None else int(rows[0]["v"])
 
 
 # -- Delta, through deltalake ----------------------------------------------------------
