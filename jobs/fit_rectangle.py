@@ -76,8 +76,12 @@ OPTIONS: dict[str, Option] = {
     "target_share": Option(DEFAULT_TARGET_SHARE, "float",
                            "share of positives outside the rectangle the printed "
                            "expectation sizes the positives needed for"),
-    "spark_plan": Option(None, "str", "Spark engine plan: prefetch or rounds "
-                                      "(default: the engine's)"),
+    "spark_plan": Option(None, "str", "Spark engine plan: auto, collect, prefetch or "
+                                      "rounds (default: the engine's, auto)"),
+    "driver_budget_mb": Option(None, "float", "driver memory budget (MiB) of the auto "
+                                              "plan: collect when positives x features x "
+                                              "8 bytes x 3 fit, else prefetch (default "
+                                              "1024)"),
     "seed": Option(None, "int", "FOR TESTS ONLY: reproducible noise, NOT private"),
     "output": Option(None, "str", "result JSON path (required)"),
     "results_table": Option(None, "str", "Delta results table to append to (optional)"),
@@ -111,7 +115,8 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
     def body(doc: dict[str, Any]) -> None:
         cfg = section_values(doc, SECTION, OPTIONS)
         fit = settings(cfg)
-        route = SparkRoute(lambda: job_spark(doc, PROG, spark), cfg["spark_plan"])
+        route = SparkRoute(lambda: job_spark(doc, PROG, spark), cfg["spark_plan"],
+                           cfg["driver_budget_mb"])
         run_fit(fit, route, job_reporter(PROG, SECTION))
 
     return job_main(PROG, "Learn a differentially private rectangle on Spark.", SECTION,

@@ -4,7 +4,8 @@
                 [--method auto|randmargins|composition] [--grid SPEC] [--beta B]
                 [--seed S] --output result.json
                 [--engine numpy|spark] [--format parquet|csv|delta]
-                [--plan rounds|prefetch] [--master URL] [--where SQL]
+                [--plan auto|collect|prefetch|rounds] [--driver-budget-mb MB]
+                [--master URL] [--where SQL]
                 [--delta-version N | --delta-timestamp TIME]      (Spark engine only)
                 [--positive-label VALUE] [--invalid-rows drop|error]
                 [--results-table PATH] [--plot PNG [--truth SIDECAR]] [--dataset ID]
@@ -72,14 +73,21 @@ from dprect.app.failures import describe_failure, one_line
 from dprect.core.errors import DprectError, ParameterError
 from dprect.core.expectation import DEFAULT_TARGET_SHARE
 from dprect.core.labels import LabelText
-from dprect.core.request import FitRequest, PlanRequest, option_specs, request_from
+from dprect.core.request import (
+    FitRequest,
+    Neighbouring,
+    PlanRequest,
+    option_specs,
+    request_from,
+)
 
 EXIT_USAGE = 2
 ENGINES = ("numpy", "spark")
-SPARK_PLANS = ("rounds", "prefetch")  # dprect.engines.spark.engine.PLANS, without importing pyspark
+SPARK_PLANS = ("auto", "collect", "prefetch", "rounds")  # engines.spark.engine.PLANS, no pyspark
 #: the default domain of ``dprect bounds`` (dprect.app.bounds_flow.DEFAULT_BOUNDS_GRID)
 DEFAULT_BOUNDS_GRID = "floatbins:12"
-SPARK_ONLY = (("plan", "--plan"), ("master", "--master"), ("where", "--where"),
+SPARK_ONLY = (("plan", "--plan"), ("driver_budget_mb", "--driver-budget-mb"),
+              ("master", "--master"), ("where", "--where"),
               ("delta_version", "--delta-version"), ("delta_timestamp", "--delta-timestamp"))
 
 
@@ -202,7 +210,13 @@ def build_parser() -> argparse.ArgumentParser:
                              help="cap on the dataset's total delta (with --cap-epsilon)")
     spark = fit.add_argument_group("Spark engine options (--engine spark)")
     spark.add_argument("--plan", choices=SPARK_PLANS, default=None,
-                       help="Spark plan: prefetch (default, one scan) or rounds (a job a round)")
+                       help="Spark plan: auto (default: collect if it fits "
+                            "--driver-budget-mb, else prefetch), collect (one job, the "
+                            "positives' sort values to the driver), prefetch (one scan) or "
+                            "rounds (a job a round); the rectangle is the same")
+    spark.add_argument("--driver-budget-mb", type=_float, default=None,
+                       help="driver memory budget (MiB) of --plan auto: collect when "
+                            "positives x features x 8 bytes x 3 fit (default 1024)")
     spark.add_argument("--master", default=None,
                        help="Spark master URL (default local[2])")
     spark.add_argument("--where", default=None,
@@ -293,7 +307,7 @@ def _bounds_parser(sub: Any) -> None:
                         "(default 0.999)")
     b.add_argument("--beta", type=_float, default=None,
                    help="failure target of the whole run (default 0.001)")
-    b.add_argument("--neighbouring", choices=("add-remove", "replace-one"), default=None,
+    b.add_argument("--neighbouring", choices=[n.value for n in Neighbouring], default=None,
                    help="add-remove (default) or replace-one (by group privacy)")
     b.add_argument("--grid", default=None,
                    help=f"public domains (default {DEFAULT_BOUNDS_GRID!r} for every column: "
@@ -383,7 +397,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     else:
         from dprect.engines.spark.cli import cli_route  # pyspark is imported only here
 
-        route = cli_route(args.master, args.plan)
+        route = cli_route(args.master, args.plan, args.driver_budget_mb)
     run_fit(settings, route, Reporter(name=flag))
     return 0
 

@@ -45,7 +45,12 @@ def _ranks(values: np.ndarray, side: Side, first: int, last: int, *, inplace: bo
 class NumpyEngine:
     """Engine over encoded positive rows held in memory."""
 
-    def __init__(self, columns: list[np.ndarray]) -> None:
+    def __init__(self, columns: list[np.ndarray], *, refined: TieBreaker | None = None
+                 ) -> None:
+        """``columns``: the positives' sort values, one array per axis. ``refined``: the
+        columns are already refined by these ties (e.g. computed elsewhere, as the Spark
+        engine's ``collect`` plan does); :meth:`set_ties` with the same ties is then a
+        no-op. None: unrefined columns."""
         if not columns:
             raise InputDataError("the engine needs at least one feature column")
         n = len(columns[0])
@@ -56,7 +61,10 @@ class NumpyEngine:
         self._scratch: np.ndarray | None = None  # reused boolean buffer of length n
         self._count = n  # number of remaining rows
         self._all = True  # fast path while nothing has been cut
-        self._ties: TieBreaker | None = None
+        if refined is not None and len(refined.bits) != len(columns):
+            raise ParameterError(f"tie bits for {len(refined.bits)} axes, engine has "
+                                 f"{len(columns)}")
+        self._ties: TieBreaker | None = refined
         self._used = False  # a window or cut has been answered
 
     @classmethod

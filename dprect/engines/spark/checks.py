@@ -27,6 +27,7 @@ the JVM, and a scan running interpreted code is some 30× slower.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import NoReturn
 
@@ -40,6 +41,10 @@ from dprect.engines.spark.source import SPARK_ERRORS, spark_message
 from dprect.engines.spark.sql import all_of, any_of, as_double, finite, ident, literal, seen
 
 _NUMERIC = (T.NumericType, T.BooleanType, T.NullType)  # null type: a column of nulls
+#: above this many features the finite checks are one flat ``forall`` over an array: the
+#: optimizer rebuilds a conjunction as a left-deep tree, and one of ~1000 terms overflows
+#: the stack of the thread that plans the query (measured at 1024 features)
+FLAT_CHECKS = 128
 _STRING = tuple(t for t in (T.StringType, getattr(T, "VarcharType", None),
                             getattr(T, "CharType", None)) if t is not None)
 
@@ -125,10 +130,22 @@ class TableChecks:
         #: row stops the fit before any row is used, so ``positive`` need not test features.
         self.positive: str = is_positive
         self.problem: str | None = None
+        flat = len(names) > FLAT_CHECKS
         if invalid_rows is InvalidRows.DROP:
-            self.positive = all_of([is_positive, *map(self._finite, names)])
+            self.positive = all_of([is_positive, self._all_finite()] if flat
+                                   else [is_positive, *map(self._finite, names)])
         elif invalid_rows is InvalidRows.ERROR:
-            self.problem = any_of(f"NOT coalesce({self._finite(c)}, false)" for c in names)
+            self.problem = (f"NOT {self._all_finite()}" if flat else
+                            any_of(f"NOT coalesce({self._finite(c)}, false)" for c in names))
+
+    def _all_finite(self) -> str:
+        """True where every feature is a finite number, false otherwise (nulls included):
+        one ``forall`` over an array of the features as doubles, whatever their number."""
+        if any(isinstance(self._types[c], T.NullType) for c in self.features):
+            return "false"
+        values = ", ".join(as_double(c) for c in self.features)
+        return (f"forall(array({values}), x -> coalesce(abs(x) < {literal(math.inf)}, "
+                f"false))")
 
     def _finite(self, name: str) -> str:
         """True where the feature is a finite number; null or false where it is null."""

@@ -26,6 +26,8 @@ def cli_session(master: str | None) -> tuple[SparkSession, bool]:
                           f"{str(exc).strip().splitlines()[0]}") from None
 
 
-def cli_route(master: str | None, spark_plan: str | None) -> SparkRoute:
-    """The Spark route of ``dprect fit --engine spark --master M --plan P``."""
-    return SparkRoute(lambda: cli_session(master), spark_plan)
+def cli_route(master: str | None, spark_plan: str | None,
+              driver_budget_mb: float | None = None) -> SparkRoute:
+    """The Spark route of ``dprect fit --engine spark --master M --plan P
+    --driver-budget-mb B``."""
+    return SparkRoute(lambda: cli_session(master), spark_plan, driver_budget_mb)

@@ -10,11 +10,11 @@ does on the same rows, and the core returns the identical rectangle for the same
 The remaining set is never materialised: it is the encoded positives filtered by the
 accumulated cut predicates (``hi``: keep v < t; ``lo``: keep v > t).
 
-Two plans answer :meth:`SparkEngine.window`:
+Three plans answer :meth:`SparkEngine.window` (and ``auto`` picks one of two, below):
 
 * ``rounds`` — one top-N job per round on the filtered, cached positives, collecting
   only the ranks [stop − size, stop) of the one column asked for.
-* ``prefetch`` (default, see :data:`DEFAULT_PLAN`) — one pass over the table gathers,
+* ``prefetch`` — one pass over the table gathers,
   for every (axis, side) order of the schedule, a prefix of that order with the sort
   values the driver needs to replay the cuts (:mod:`dprect.engines.spark.prefetch`; the same pass
   reports rows that make the input invalid). The driver answers each round from its list:
@@ -24,6 +24,18 @@ Two plans answer :meth:`SparkEngine.window`:
   multiset of values); if fewer survive and the list is not the whole remaining set, that
   round falls back to a ``rounds`` job. The prefix lengths come from the public plan only
   (:func:`prefetch_specs`); they change the speed, never the output.
+* ``collect`` — ONE Spark job selects every positive row's sort values (refined when the
+  engine has ties) as int64/float64 columns and collects them as Arrow into numpy; the
+  same job reports rows that make the input invalid (they are never collected). The
+  driver then answers every window and cut with the core's
+  :class:`~dprect.engines.numpy_engine.NumpyEngine` built on those columns. Driver
+  memory: about positives × dims × 8 bytes × :data:`COLLECT_OVERHEAD` (the Arrow result
+  on the JVM side, the Arrow table and the numpy columns on the Python side).
+* ``auto`` (default, see :data:`DEFAULT_PLAN`) — ``collect`` when
+  :func:`collect_bytes` of the size hint (the positive count the fit computes anyway)
+  is within the driver budget (``driver_budget_mb``, default
+  :data:`DEFAULT_DRIVER_BUDGET_MB`), else ``prefetch`` (also when there is no hint). The
+  choice is made inside the driver: it changes run time and memory, never an answer.
 
 Ties (:mod:`dprect.core.ties`). With a :class:`~dprect.core.ties.TieBreaker` (the
 constructor's ``ties``, or :meth:`SparkEngine.set_ties` before :meth:`SparkEngine.prepare`),
@@ -42,6 +54,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
+import pyarrow as pa
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F  # noqa: N812
@@ -49,6 +62,7 @@ from pyspark.sql import functions as F  # noqa: N812
 from dprect.core.domains import Domain, Side
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.ties import TieBreaker
+from dprect.engines.numpy_engine import NumpyEngine
 from dprect.engines.spark.prefetch import (
     PrefixList,
     PrefixSpec,
@@ -58,14 +72,22 @@ from dprect.engines.spark.prefetch import (
     refine,
     take_sample,
 )
-from dprect.engines.spark.sql import all_of, as_double, literal, seen
+from dprect.engines.spark.sql import all_of, any_of, as_double, literal, seen
 
-__all__ = ["DEFAULT_PLAN", "PLANS", "PrefixSpec", "SparkEngine", "law_quantile",
+__all__ = ["COLLECT_OVERHEAD", "DEFAULT_DRIVER_BUDGET_MB", "DEFAULT_PLAN", "PLANS",
+           "PrefixSpec", "SparkEngine", "choose_plan", "collect_bytes", "law_quantile",
            "prefetch_specs", "sort_value"]
 
-PLANS = ("rounds", "prefetch")
-#: the faster plan (see benchmarks/spark_fit.py and the README for measurements)
-DEFAULT_PLAN = "prefetch"
+PLANS = ("auto", "collect", "prefetch", "rounds")
+#: ``collect`` when it fits the driver budget, else ``prefetch`` (benchmarks/spark_fit.py
+#: and docs/architecture.md for measurements)
+DEFAULT_PLAN = "auto"
+#: the driver memory budget of ``auto`` (MiB): a public setting, never a data quantity
+DEFAULT_DRIVER_BUDGET_MB = 1024
+#: driver bytes of the ``collect`` plan per collected value, over its 8 bytes: the JVM's
+#: Arrow result, the Python Arrow table and the numpy columns (measured peak below it:
+#: docs/architecture.md)
+COLLECT_OVERHEAD = 3
 
 #: prefix length of every order when the engine is used without a plan
 DEFAULT_PREFIX_ROWS = 4096
@@ -73,6 +95,34 @@ DEFAULT_PREFIX_ROWS = 4096
 _TOP_N_ROWS = 1_000_000
 _MAX_LIMIT = 2**31 - 1
 _TOP_K_CONF = "spark.sql.execution.topKSortFallbackThreshold"
+
+
+def collect_bytes(positives: int, dims: int) -> int:
+    """The driver memory the ``collect`` plan is allowed for: positives × dims × 8 bytes ×
+    :data:`COLLECT_OVERHEAD`."""
+    return int(positives) * int(dims) * 8 * COLLECT_OVERHEAD
+
+
+def check_budget(driver_budget_mb: float | None) -> float:
+    """The driver budget in MiB (None: :data:`DEFAULT_DRIVER_BUDGET_MB`), checked."""
+    if driver_budget_mb is None:
+        return float(DEFAULT_DRIVER_BUDGET_MB)
+    if (isinstance(driver_budget_mb, bool) or not isinstance(driver_budget_mb, int | float)
+            or not driver_budget_mb >= 0 or driver_budget_mb == float("inf")):
+        raise ParameterError(f"driver_budget_mb must be a finite number >= 0, "
+                             f"got {driver_budget_mb!r}")
+    return float(driver_budget_mb)
+
+
+def choose_plan(positives: int | None, dims: int, driver_budget_mb: float | None = None
+                ) -> str:
+    """``auto``'s choice: ``collect`` when :func:`collect_bytes` ≤ the budget (MiB), else
+    ``prefetch`` (also when ``positives`` is unknown). A speed and memory decision inside
+    the driver: every plan returns the identical answers."""
+    budget = check_budget(driver_budget_mb)
+    if positives is None:
+        return "prefetch"
+    return "collect" if collect_bytes(positives, dims) <= budget * 2**20 else "prefetch"
 
 
 def sort_value(name: str, domain: Domain) -> Column:
@@ -91,14 +141,19 @@ class SparkEngine:
     answer exactly as :class:`~dprect.engines.numpy_engine.NumpyEngine` on those rows, whatever the
     plan, the prefix lengths, the size hint or the partitioning.
 
-    ``plan`` — ``rounds`` or ``prefetch`` (module notes). ``prefix`` — the prefetch lists:
-    a list of :class:`PrefixSpec` (see :func:`prefetch_specs`), or one row count for every
-    (axis, side) order carrying every column, or None for :data:`DEFAULT_PREFIX_ROWS`.
+    ``plan`` — ``auto``, ``collect``, ``prefetch`` or ``rounds`` (module notes); ``auto``
+    is resolved by :meth:`prepare` from the size hint and ``driver_budget_mb``
+    (:func:`choose_plan`), after which :attr:`plan` names the plan used.
+    ``prefix`` — the prefetch lists: a list of :class:`PrefixSpec` (see
+    :func:`prefetch_specs`), or one row count for every (axis, side) order carrying every
+    column, or None for :data:`DEFAULT_PREFIX_ROWS`.
     ``problem`` / ``on_problem``: rows that make the input invalid (SQL text), and what to
     do when :meth:`prepare` finds one (raise: no window is answered after a problem row).
     ``size_hint``: about how many rows ``positive`` selects, used only to set the prefetch
-    thresholds (:mod:`dprect.engines.spark.prefetch`): a speed aid inside the driver — no answer,
-    message or error depends on it. The engine refuses nothing for the rows' values; zero
+    thresholds (:mod:`dprect.engines.spark.prefetch`) and to resolve ``auto``: a speed and
+    memory aid inside the driver — no answer, message or error depends on it.
+    ``driver_budget_mb``: ``auto``'s driver memory budget in MiB (None:
+    :data:`DEFAULT_DRIVER_BUDGET_MB`). The engine refuses nothing for the rows' values; zero
     rows, or zero selected, is an ordinary input (every window is then empty).
     ``cache`` — persist the encoded rows for window jobs (released by :meth:`close`).
     ``ties`` — the refinement of the sort values (:meth:`set_ties`; None: none).
@@ -109,9 +164,11 @@ class SparkEngine:
                  prefix: Sequence[PrefixSpec] | int | None = None, cache: bool = True,
                  positive: str | None = None, problem: str | None = None,
                  on_problem: Callable[[], None] | None = None,
-                 size_hint: int | None = None, ties: TieBreaker | None = None) -> None:
+                 size_hint: int | None = None, ties: TieBreaker | None = None,
+                 driver_budget_mb: float | None = None) -> None:
         if plan not in PLANS:
             raise ParameterError(f"spark plan must be one of {', '.join(PLANS)}; got {plan!r}")
+        self._budget_mb = check_budget(driver_budget_mb)
         self._domains = list(domains)
         if not self._domains:
             raise InputDataError("the engine needs at least one feature column")
@@ -144,13 +201,14 @@ class SparkEngine:
         self._prefixes: dict[tuple[int, Side], PrefixList] | None = None
         self._sample: dict[int, np.ndarray] | None = None
         self._partitions: int | None = None
+        self._local: NumpyEngine | None = None  # the collect plan's driver-side engine
         self._prepared = False
         self._used = False  # a cut has been recorded or a window answered
         self._ties = self._check_ties(ties)
         #: jobs run, rounds that fell back to a job, whether the pass was pruned and whether
         #: it was direct (diagnostics for tests and benchmarks; never part of a result)
         self.stats = {"window_jobs": 0, "prefetch_jobs": 0, "fallbacks": 0, "pruned": 0,
-                      "direct": 0}
+                      "direct": 0, "collect_jobs": 0}
 
     # -- the engine interface ----------------------------------------------------------
     @property
@@ -175,20 +233,29 @@ class SparkEngine:
     def presample(self) -> None:
         """For ``prefetch``: take the pass's sample and count the table's partitions now
         (short jobs that a caller may run beside others, e.g. the label checks)."""
-        if self.plan == "prefetch" and self._sample is None:
+        if self.plan == "prefetch" and self._sample is None:  # not for auto: maybe unused
             self._sample = take_sample(self._data, self._values, self._specs,
                                        positive=self._positive)
             self._partitions = self._data.rdd.getNumPartitions()
 
     def prepare(self, size_hint: int | None = None) -> None:
-        """Check the rows and, for ``prefetch``, gather the lists now (one pass); later
-        windows then run no job unless a list runs short. ``size_hint`` replaces the
-        constructor's. Idempotent; :meth:`window` calls it first."""
+        """Check the rows and, for ``prefetch``, gather the lists now (one pass), for
+        ``collect`` collect the positives (one job); later windows then run no job (unless
+        a prefetch list runs short). ``size_hint`` replaces the constructor's; ``auto`` is
+        resolved here. Idempotent; :meth:`window` calls it first."""
         if self._prepared:
             return
         if size_hint is not None:
             self._size_hint = size_hint
-        if self.plan == "prefetch":
+        if self.plan == "auto":  # inside the driver: run time and memory only
+            self.plan = choose_plan(self._size_hint, self.dims, self._budget_mb)
+        if self.plan == "collect":
+            bad, local = self._collect()
+            for axis, side, t in self._cuts:  # cuts recorded before the job
+                local.cut(axis, side, t)
+            self._local = local
+            self.stats["collect_jobs"] = 1
+        elif self.plan == "prefetch":
             got = gather(self._data, self._values, self._domains, self._specs,
                          positive=self._positive, problem=self._problem,
                          size_hint=self._size_hint, sample=self._sample,
@@ -215,6 +282,8 @@ class SparkEngine:
         if stop <= first:
             return np.empty(0, dtype=self._dtypes[axis])
         self.prepare()
+        if self._local is not None:
+            return self._local.window(axis, side, stop, stop - first)
         if self.plan == "prefetch":
             assert self._prefixes is not None
             pre = self._prefixes.get((axis, side))
@@ -231,6 +300,8 @@ class SparkEngine:
         self._used = True
         t: int | float = float(threshold) if self._dtypes[axis] == np.float64 else int(threshold)
         self._cuts.append((axis, side, t))
+        if self._local is not None:
+            self._local.cut(axis, side, t)
 
     # -- resources ---------------------------------------------------------------------
     def close(self) -> None:
@@ -274,6 +345,45 @@ class SparkEngine:
             if s.rows < 1 or s.axis not in s.columns:
                 raise ParameterError(f"bad prefix spec {s!r}")
         return specs
+
+    def _collect(self) -> tuple[bool, NumpyEngine]:
+        """The ``collect`` plan's one job: every positive row's sort values (refined when
+        the engine has ties: the hash once per row in its own projection, :func:`refine`)
+        as Arrow, and whether a row makes the input invalid (such rows are reported, never
+        collected). Returns that flag and the driver's engine on the collected columns."""
+        bad_col = "__bad"
+        keep = [] if self._positive is None else [self._positive]
+        named: list[str] = []
+        if self._problem is not None:
+            keep = [any_of([self._problem, all_of(keep)])] if keep else [self._problem]
+            named.append(f"coalesce({self._problem}, false) AS {bad_col}")
+        rows = self._data.where(all_of(keep)) if keep else self._data
+        kept = [bad_col] if self._problem is not None else []
+        if self._ties is None:
+            passed = rows.selectExpr(*named, *[f"{self._sorts[j]} AS {v}"
+                                              for j, v in enumerate(self._vcols)])
+        else:
+            sorts = [f"_s{j}" for j in range(self.dims)]
+            staged = rows.selectExpr(*named, *[f"{self._sorts[j]} AS {sorts[j]}"
+                                               for j in range(self.dims)])
+            passed = refine(staged, self._ties, sorts, dict(enumerate(self._vcols)), kept,
+                            fill=self._problem is not None)
+        table = passed.toArrow()
+        bad = False
+        if self._problem is not None:
+            flags = table.column(bad_col).to_numpy(zero_copy_only=False).astype(bool)
+            bad = bool(flags.any())
+            table = table.drop_columns([bad_col])
+            if bad:
+                table = table.filter(pa.array(~flags))
+        columns = []
+        for j, name in enumerate(self._vcols):
+            col = table.column(name)
+            columns.append(np.asarray(col.to_numpy(zero_copy_only=False),
+                                      dtype=self._dtypes[j]))
+            table = table.drop_columns([name])  # release each column once copied
+        del table
+        return bad, NumpyEngine(columns, refined=self._ties)
 
     def _key(self, axis: int, side: Side) -> Column:
         col = F.col(self._vcols[axis])

@@ -29,7 +29,13 @@ from dprect.core.randomness import RandomSource
 from dprect.core.request import FitOptions, FitRequest, Source, make_request
 from dprect.core.result import FitResult
 from dprect.engines.spark.checks import TableChecks
-from dprect.engines.spark.engine import DEFAULT_PLAN, PLANS, SparkEngine, prefetch_specs
+from dprect.engines.spark.engine import (
+    DEFAULT_PLAN,
+    PLANS,
+    SparkEngine,
+    check_budget,
+    prefetch_specs,
+)
 from dprect.engines.spark.source import SPARK_ERRORS, read_source, spark_message
 
 if TYPE_CHECKING:
@@ -128,6 +134,7 @@ def prepare_fit(
     plan: Plan | None = None,
     spark_plan: str | None = None,
     prefix_rows: int | None = None,
+    driver_budget_mb: float | None = None,
     **options: Unpack[FitOptions],
 ) -> PreparedFit:
     """Check everything and read the data; nothing is drawn yet (see :meth:`PreparedFit.run`).
@@ -140,9 +147,13 @@ def prepare_fit(
     Order: parameters and the public plan (no Spark job); the schema — columns, their
     types, the positive label against the label column's type (no job); then one job
     counting the positive labels (a speed aid, inside the driver only), beside it for
-    ``prefetch`` the pass's short sample job; then, with ``prefetch``, the one pass that
-    gathers the prefix lists (and, under ``error``, checks the features), or with
-    ``rounds`` (``error`` only) one feature aggregation. So a refused table is refused
+    ``prefetch`` the pass's short sample job; then ``auto`` becomes ``collect`` when the
+    positives' sort values fit ``driver_budget_mb``
+    (:func:`~dprect.engines.spark.engine.choose_plan`; run time and memory only, never the
+    rectangle), else ``prefetch``; then, with ``collect``, the one job that collects the
+    positives' sort values (and, under ``error``, checks the features), with ``prefetch``,
+    the one pass that gathers the prefix lists (and checks likewise), or with ``rounds``
+    (``error`` only) one feature aggregation. So a refused table is refused
     before a budget is reserved, and the reserved run does no more than the driver-side
     fit (plus a job if a list runs short).
 
@@ -167,6 +178,7 @@ def prepare_fit(
     chosen_plan = spark_plan or DEFAULT_PLAN
     if chosen_plan not in PLANS:
         raise ParameterError(f"spark_plan must be one of {', '.join(PLANS)}; got {spark_plan!r}")
+    budget = check_budget(driver_budget_mb)
     if prefix_rows is not None and (isinstance(prefix_rows, bool)
                                     or not isinstance(prefix_rows, int) or prefix_rows < 1):
         raise ParameterError(f"prefix_rows must be an integer >= 1, got {prefix_rows!r}")
@@ -181,14 +193,15 @@ def prepare_fit(
     engine = SparkEngine(df, doms, names, plan=chosen_plan, prefix=prefix,
                          cache=chosen_plan == "rounds", positive=checks.positive,
                          problem=checks.problem, on_problem=checks.raise_invalid_feature,
-                         ties=the_plan.chosen.tie_breaker(doms))
+                         ties=the_plan.chosen.tie_breaker(doms), driver_budget_mb=budget)
     try:
         count = _beside(checks.count_positives, df.sparkSession)
         try:
             engine.presample()  # the pass's sample, while the labels are counted
         finally:
             ones = count()
-        engine.prepare(size_hint=ones)  # speed only: the hint never changes an answer
+        # speed and memory only: the hint (and auto's choice from it) never changes an answer
+        engine.prepare(size_hint=ones)
     except SPARK_ERRORS as exc:
         engine.close()
         raise InputDataError(f"cannot read the input: {spark_message(exc)}") from None
@@ -208,6 +221,7 @@ def fit_dataframe(
     spark_plan: str | None = None,
     seed: int | None = None,
     prefix_rows: int | None = None,
+    driver_budget_mb: float | None = None,
     trace: list[Any] | None = None,
     **options: Unpack[FitOptions],
 ) -> FitResult:
@@ -220,8 +234,11 @@ def fit_dataframe(
     fields as keywords — ``epsilon``, ``delta``, ``method``, ``beta``, ``accounting``,
     ``shape``, ``margin_law``, ``neighbouring``, ``positive_label``, ``invalid_rows`` —
     and ``seed``: as in :func:`dprect.fit` (a seed is for tests only).
-    ``spark_plan``: ``rounds`` or ``prefetch`` (None: :data:`DEFAULT_PLAN`, the faster);
-    ``prefix_rows``: override the prefetch lengths derived from the plan (speed only).
+    ``spark_plan``: ``auto``, ``collect``, ``prefetch`` or ``rounds`` (None:
+    :data:`DEFAULT_PLAN`, ``auto``: ``collect`` when the positives' sort values fit the
+    driver budget, else ``prefetch``); ``driver_budget_mb``: that budget in MiB (None:
+    :data:`~dprect.engines.spark.engine.DEFAULT_DRIVER_BUDGET_MB`); ``prefix_rows``:
+    override the prefetch lengths derived from the plan (speed only).
 
     ``positive_label``, ``invalid_rows``: as in :func:`prepare_fit` (``error`` is a
     data-dependent refusal outside the guarantee).
@@ -235,7 +252,8 @@ def fit_dataframe(
     """
     prepared = prepare_fit(df, features=features, label=label, domains=domains,
                            request=make_request(FitRequest, request, options),
-                           spark_plan=spark_plan, prefix_rows=prefix_rows)
+                           spark_plan=spark_plan, prefix_rows=prefix_rows,
+                           driver_budget_mb=driver_budget_mb)
     with prepared:
         return prepared.run(seed=seed, trace=trace)
 
@@ -248,9 +266,11 @@ class SparkRoute:
     at once if reading fails."""
 
     def __init__(self, session: Callable[[], tuple[SparkSession, bool]],
-                 spark_plan: str | None = None) -> None:
+                 spark_plan: str | None = None,
+                 driver_budget_mb: float | None = None) -> None:
         self.session = session
         self.spark_plan = spark_plan
+        self.driver_budget_mb = driver_budget_mb
 
     def open(self, source: Source, domains: list[Domain], request: FitRequest, plan: Plan,
              progress: Callable[[str], None]) -> PreparedFit:
@@ -262,7 +282,8 @@ class SparkRoute:
             progress("checking the input and reading what the fit needs")
             prepared = prepare_fit(df, features=source.features, label=source.label,
                                    domains=domains, request=request, plan=plan,
-                                   spark_plan=self.spark_plan)
+                                   spark_plan=self.spark_plan,
+                                   driver_budget_mb=self.driver_budget_mb)
         except BaseException:
             if owned:
                 spark.stop()

@@ -64,7 +64,7 @@ from pyspark.sql import DataFrame
 from dprect.core.domains import Domain, Side
 from dprect.core.margins import MarginLaw
 from dprect.core.planner import MethodPlan
-from dprect.core.ties import TieBreaker
+from dprect.core.ties import HASH_PRIME, TieBreaker
 from dprect.engines.spark import topk
 from dprect.engines.spark.sql import all_of, any_of, literal
 
@@ -91,6 +91,10 @@ _ROW_BITS = 33
 MERGE_CELLS = 250_000
 #: the column holding a row's tie hash h (:func:`refine`)
 HASH_COLUMN = "__h"
+#: hashed axes per partial sum of h (:func:`refine`): Spark's SQL parser recurses once per
+#: ``+``, and one sum over hundreds of axes can overflow its stack
+#: (FAILED_TO_PARSE_TOO_COMPLEX), so wider hashes are summed in parts
+HASH_CHUNK = 32
 
 
 def refine(frame: DataFrame, ties: TieBreaker, sorts: Sequence[str], out: dict[int, str],
@@ -111,9 +115,25 @@ def refine(frame: DataFrame, ties: TieBreaker, sorts: Sequence[str], out: dict[i
     term ``0 * spark_partition_id()`` — always 0, but nondeterministic to the optimizer —
     makes the hash projection one that filters are not pushed through, so a cut stays
     r_j's few operations on the projected h.
+
+    Over more than :data:`HASH_CHUNK` hashed axes, h is parsed in parts: each part is h's
+    sum over a run of at most that many axes, reduced mod P (:meth:`TieBreaker.hash_sql`
+    of those axes alone), and h is the parts' sum mod P — the same integer, since
+    reducing each part mod P does not change the total mod P (every term < 2^48, so no
+    sum overflows).
     """
     needed = sorted({*ties.hashed, *out})
-    h = ties.hash_sql(sorts)
+    axes = list(ties.hashed)
+    if len(axes) <= HASH_CHUNK:
+        h = ties.hash_sql(sorts)
+    else:
+        runs = [tuple(axes[i:i + HASH_CHUNK]) for i in range(0, len(axes), HASH_CHUNK)]
+        parts = [f"{HASH_COLUMN}{k}" for k in range(len(runs))]
+        frame = frame.selectExpr(
+            *keep, *(sorts[j] for j in needed),
+            *(f"{TieBreaker(ties.bits, run).hash_sql(sorts)} AS {part}"
+              for run, part in zip(runs, parts, strict=True)))
+        h = f"pmod({' + '.join(parts)}, {HASH_PRIME})"
     if barrier:
         h = f"({h} + 0 * spark_partition_id())"
     hashed = frame.selectExpr(*keep, *(sorts[j] for j in needed), f"{h} AS {HASH_COLUMN}")

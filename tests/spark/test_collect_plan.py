@@ -1,0 +1,257 @@
+"""The Spark engine's ``collect`` plan and the ``auto`` choice (issue #15).
+
+``collect`` runs ONE Spark job that selects the positives' (refined) sort values and
+collects them as Arrow; the driver answers every window and cut with NumpyEngine. A seed
+must give the identical rectangle on numpy, ``rounds``, ``prefetch`` and ``collect`` — here
+at d ∈ {2, 16, 128} on tables dominated by ties (a 95%-zeros grid axis, IntegerRange pixel
+columns, exact duplicate rows), for the composition and randmargins methods. ``auto`` picks
+``collect`` when positives × dims × 8 bytes × COLLECT_OVERHEAD fit the driver budget, else
+``prefetch`` — the same rectangle either way. The ``error`` invalid-row policy still
+refuses a table with a NaN feature in the collect job, before a budget is reserved.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import dprect
+from dprect import Grid, IntegerRange
+from dprect.core.errors import InputDataError, ParameterError
+from dprect.engines.numpy_engine import NumpyEngine
+from dprect.engines.spark.engine import (
+    COLLECT_OVERHEAD,
+    SparkEngine,
+    choose_plan,
+    collect_bytes,
+)
+from dprect.engines.spark.fit import prepare_fit
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+EPSILON, DELTA = 8.0, 1e-6
+
+
+def _ties_table(n: int, dims: int, seed: int) -> tuple[np.ndarray, np.ndarray, list]:
+    """Axis 0: 95% zeros on a grid; the other axes: pixel intensities 0…16 (half dark);
+    about 30% of the rows are exact copies of 20 rows; about 85% positives."""
+    gen = np.random.default_rng(seed)
+    zeros = np.where(gen.random(n) < 0.95, 0.0, gen.uniform(0.1, 19.0, n))
+    pix = gen.integers(0, 17, size=(n, dims - 1)).astype(np.float64)
+    pix[gen.random((n, dims - 1)) < 0.5] = 0.0
+    X = np.column_stack([zeros, pix])
+    dup = gen.random(n) < 0.3
+    X[dup] = X[gen.integers(0, 20, int(dup.sum()))]
+    y = (gen.random(n) < 0.85).astype(int)
+    return X, y, [Grid(0.0, 20.0, 64), *[IntegerRange(0, 16)] * (dims - 1)]
+
+
+def _frame(spark, X, y, names, partitions=3):
+    """Built through Arrow (fast at d = 128)."""
+    table = pa.table({**{n: X[:, j] for j, n in enumerate(names)},
+                      "y": pa.array(y, pa.int32())})
+    return spark.createDataFrame(table.to_pandas()).repartition(partitions)
+
+
+@pytest.mark.parametrize("dims,n,seeds", [(2, 3000, (1, 2)), (16, 3000, (3,)),
+                                          (128, 2000, (4,))])
+@pytest.mark.parametrize("method", ["randmargins", "composition"])
+def test_every_plan_gives_the_same_rectangle(spark, dims, n, seeds, method):
+    X, y, domains = _ties_table(n, dims, seed=dims)
+    names = [f"x{j}" for j in range(dims)]
+    df = _frame(spark, X, y, names)
+    # at d = 128: rounds runs a job per round (one composition case below), and prefetch
+    # with randmargins is the slow case this plan replaces (minutes: its lists carry every
+    # cut axis), so it is compared on composition only
+    plans = {(True, "randmargins"): ("collect", "prefetch", "rounds"),
+             (True, "composition"): ("collect", "prefetch", "rounds"),
+             (False, "randmargins"): ("collect",),
+             (False, "composition"): ("collect", "prefetch")}[(dims <= 16, method)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for seed in seeds:
+            want = dprect.fit(X, y, grid=domains, epsilon=EPSILON, delta=DELTA, method=method,
+                              seed=seed, features=names)
+            for spark_plan in plans:
+                with prepare_fit(df, features=names, label="y", domains=domains,
+                                 epsilon=EPSILON, delta=DELTA, method=method,
+                                 spark_plan=spark_plan) as prepared:
+                    got = prepared.run(seed=seed)
+                    stats = prepared.engine.stats
+                assert got.method == want.method == method
+                assert got.lower_index == want.lower_index, (spark_plan, seed)
+                assert got.upper_index == want.upper_index, (spark_plan, seed)
+                if spark_plan == "collect":  # one job, then the driver only
+                    assert stats["collect_jobs"] == 1 and stats["window_jobs"] == 0
+            if dims == 2:  # enough positives there for a non-empty box
+                assert not want.empty
+
+
+def test_rounds_at_128_dims_agrees_with_collect(spark):
+    """``rounds`` is a job per round: one composition seed at d = 128 (fewer rows)."""
+    X, y, domains = _ties_table(600, 128, seed=5)
+    names = [f"x{j}" for j in range(128)]
+    df = _frame(spark, X, y, names, partitions=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = dprect.fit(X, y, grid=domains, epsilon=EPSILON, delta=DELTA, method="composition",
+                          seed=6, features=names)
+        for spark_plan in ("rounds", "collect"):
+            with prepare_fit(df, features=names, label="y", domains=domains, epsilon=EPSILON,
+                             delta=DELTA, method="composition",
+                             spark_plan=spark_plan) as prepared:
+                got = prepared.run(seed=6)
+            assert (got.lower_index, got.upper_index) == (want.lower_index, want.upper_index)
+
+
+@pytest.mark.parametrize("chunk", [32, 3])
+def test_engine_collect_answers_as_numpy_with_ties(spark, monkeypatch, chunk):
+    """Windows and cuts (a cut before the job included) on the refined values; with
+    ``chunk`` 3 the hash is summed in parts (as at d > 32), to the same integers."""
+    from dprect.core.ties import TieBreaker
+    from dprect.engines.spark import prefetch
+
+    monkeypatch.setattr(prefetch, "HASH_CHUNK", chunk)
+    X, y, domains = _ties_table(1500, 8, seed=9)
+    names = [f"x{j}" for j in range(8)]
+    df = _frame(spark, X, y, names)
+    ties = TieBreaker.for_domains(domains, (6,) * 8)
+    pos = X[y == 1]
+    ref = NumpyEngine.from_features(pos, domains)
+    ref.set_ties(ties)
+    refined = ties.refine([d.encode(pos[:, j]) for j, d in enumerate(domains)])
+    pre = NumpyEngine(refined, refined=ties)
+    pre.set_ties(ties)  # same ties: a no-op (the columns are not refined twice)
+    with SparkEngine(df, domains, names, plan="collect", positive="y = 1", ties=ties) as eng:
+        eng.set_ties(ties)
+        first = ref.window(1, "hi", 40, 20)
+        ref.cut(1, "hi", first.min())
+        pre.cut(1, "hi", first.min())
+        eng.cut(1, "hi", first.min())
+        for axis, side in [(0, "lo"), (2, "hi"), (3, "lo"), (0, "hi")]:
+            want = np.sort(ref.window(axis, side, 50, 25))
+            assert np.array_equal(np.sort(eng.window(axis, side, 50, 25)), want)
+            assert np.array_equal(np.sort(pre.window(axis, side, 50, 25)), want)
+            assert eng.window(axis, side, 50, 25).dtype == np.int64
+            ref.cut(axis, side, want[0] if side == "hi" else want[-1])
+            eng.cut(axis, side, want[0] if side == "hi" else want[-1])
+            pre.cut(axis, side, want[0] if side == "hi" else want[-1])
+        assert eng.stats["collect_jobs"] == 1 and eng.stats["window_jobs"] == 0
+    with pytest.raises(ParameterError):
+        NumpyEngine(refined[:3], refined=ties)
+
+
+def test_wide_hash_parses(spark):
+    """At d = 512 the refined values' hash is one sum over 512 axes: summed in parts, it
+    parses (a single 512-term sum overflows Spark's parser) and gives the numpy values."""
+    from dprect.core.ties import TieBreaker
+
+    dims = 512
+    gen = np.random.default_rng(3)
+    X = gen.integers(0, 17, size=(40, dims)).astype(np.float64)
+    names = [f"x{j}" for j in range(dims)]
+    domains = [IntegerRange(0, 16)] * dims
+    ties = TieBreaker.for_domains(domains, (4,) * dims)
+    want = ties.refine([d.encode(X[:, j]) for j, d in enumerate(domains)])
+    with SparkEngine(_frame(spark, X, np.ones(40, int), names), domains, names,
+                     plan="collect", ties=ties) as eng:
+        for axis in (0, 200, 511):
+            assert np.array_equal(np.sort(eng.window(axis, "lo", 40, 40)), np.sort(want[axis]))
+
+
+def test_empty_and_float_order_tables(spark, make_frame):
+    from dprect import FloatOrder
+
+    X = np.array([[0.5, -0.0], [1.5, 2.0], [2.5, 0.0]])
+    df = make_frame(X, ["a", "b"], y=[1, 1, 0])
+    doms = [FloatOrder(), FloatOrder()]
+    with SparkEngine(df, doms, ["a", "b"], plan="collect", positive="y = 1") as eng:
+        assert sorted(eng.window(0, "hi", 5, 5)) == [0.5, 1.5]
+        assert eng.window(1, "lo", 1, 1).dtype == np.float64
+    with SparkEngine(df.limit(0), doms, ["a", "b"], plan="collect") as eng:
+        assert len(eng.window(0, "lo", 3, 3)) == 0
+
+
+def test_auto_chooses_by_the_driver_budget(spark):
+    assert collect_bytes(1000, 16) == 1000 * 16 * 8 * COLLECT_OVERHEAD
+    budget_mb = collect_bytes(1000, 16) / 2**20
+    assert choose_plan(1000, 16, budget_mb) == "collect"  # exactly at the budget
+    assert choose_plan(1001, 16, budget_mb) == "prefetch"
+    assert choose_plan(None, 16) == "prefetch"  # no count: the bounded-memory plan
+    assert choose_plan(10**6, 32) == "collect"  # default budget: 1024 MiB
+    assert choose_plan(10**7, 32) == "prefetch"
+    for bad in (-1, float("nan"), float("inf"), True, "1"):
+        with pytest.raises(ParameterError, match="driver_budget_mb"):
+            choose_plan(10, 2, bad)  # type: ignore[arg-type]
+
+    X, y, domains = _ties_table(3000, 8, seed=11)
+    names = [f"x{j}" for j in range(8)]
+    df = _frame(spark, X, y, names)
+    got = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for budget, chosen in ((None, "collect"), (1e-4, "prefetch")):
+            with prepare_fit(df, features=names, label="y", domains=domains, epsilon=EPSILON,
+                             delta=DELTA, method="randmargins",
+                             driver_budget_mb=budget) as prepared:
+                assert prepared.engine.plan == chosen
+                got[chosen] = prepared.run(seed=12)
+        with pytest.raises(ParameterError, match="driver_budget_mb"):
+            prepare_fit(df, features=names, label="y", domains=domains, epsilon=EPSILON,
+                        delta=DELTA, driver_budget_mb=-5)
+    assert got["collect"].lower_index == got["prefetch"].lower_index
+    assert got["collect"].upper_index == got["prefetch"].upper_index
+
+
+@pytest.mark.parametrize("plan,budget,flat", [("collect", None, False), ("auto", None, False),
+                                              ("auto", 1e-4, False), ("collect", None, True)])
+def test_error_policy_refuses_a_nan_feature(spark, make_frame, monkeypatch, plan, budget,
+                                            flat):
+    """``flat``: the checks as one ``forall`` (as above FLAT_CHECKS features)."""
+    from dprect.engines.spark import checks
+
+    if flat:
+        monkeypatch.setattr(checks, "FLAT_CHECKS", 1)
+    X = np.array([[1.0, 1.0], [2.0, np.nan], [3.0, 3.0], [4.0, 4.0]])
+    df = make_frame(X, ["a", "b"], y=[1, 0, 1, 1])  # the NaN is on a negative row
+    with pytest.raises(InputDataError, match="feature 'b' has null, NaN or infinite"):
+        prepare_fit(df, features=["a", "b"], label="y", domains="0:8:16", epsilon=1.0,
+                    delta=1e-6, invalid_rows="error", spark_plan=plan,
+                    driver_budget_mb=budget)
+    with warnings.catch_warnings():  # the default policy drops it: an ordinary fit
+        warnings.simplefilter("ignore")
+        with prepare_fit(df, features=["a", "b"], label="y", domains="0:8:16", epsilon=1.0,
+                         delta=1e-6, spark_plan=plan, driver_budget_mb=budget) as prepared:
+            prepared.run(seed=1)
+    # drop: rows with a NaN, an infinity or a null feature are left out, the others kept
+    rows = [(1.0, 1.0, 1), (2.0, float("nan"), 1), (3.0, None, 1), (float("inf"), 4.0, 1),
+            (5.0, 5.0, 1), (6.0, 6.0, 0)]
+    frame = spark.createDataFrame(rows, "a double, b double, y int")
+    with SparkEngine(frame, [IntegerRange(0, 8)] * 2, ["a", "b"], plan="collect",
+                     positive=checks.TableChecks(frame, ["a", "b"], "y", invalid_rows="drop",
+                                                 positive_label=1).positive) as eng:
+        assert sorted(eng.window(0, "lo", 9, 9)) == [1, 5]
+
+
+def test_cli_error_policy_reserves_nothing(spark, tmp_path):
+    """``dprect fit --engine spark`` (auto plan, default budget) with a ledger: the NaN
+    refuses the table, exit code 2, and the ledger holds no event for the dataset."""
+    from dprect.app.cli import main
+    from dprect.release.ledger import Ledger
+
+    data = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"a": [1.0, 2.0, 3.0], "b": [1.0, np.nan, 3.0],
+                             "label": [1, 1, 0]}), data)
+    Ledger(tmp_path / "ledger").init()
+    code = main(["fit", "--input", str(data), "--features", "a,b", "--label", "label",
+                 "--grid=0:8:16", "--epsilon", "1", "--delta", "1e-6", "--seed", "1",
+                 "--output", str(tmp_path / "r.json"), "--engine", "spark",
+                 "--invalid-rows", "error", "--driver-budget-mb", "64",
+                 "--ledger", str(tmp_path / "ledger"), "--dataset", "ds"])
+    assert code == 2
+    assert Ledger(tmp_path / "ledger").events("ds") == []
+    assert not (tmp_path / "r.json").exists()
