@@ -98,20 +98,13 @@ def result_row(result: FitResult, *, run_id: str, dataset: str, started_at: date
 
 def delta_session() -> Any | None:
     """The active SparkSession when it has native Delta
-    (:func:`dprect.engines.spark.session.has_delta`), else None — also when pyspark has
-    not been imported (it is not imported here)."""
+    (:func:`dprect.engines.spark.session.active_delta_session`), else None — also when
+    pyspark has not been imported (it is not imported here)."""
     if "pyspark.sql" not in sys.modules:
         return None
-    try:
-        from pyspark.sql import SparkSession
+    from dprect.engines.spark.session import active_delta_session
 
-        from dprect.engines.spark.session import has_delta
-
-        spark = SparkSession.getActiveSession() or getattr(
-            SparkSession, "_instantiatedSession", None)
-        return spark if spark is not None and has_delta(spark) else None
-    except Exception:  # a stopped or broken session: write with delta-rs
-        return None
+    return active_delta_session()
 
 
 def _spark_type(t: pa.DataType) -> str:
@@ -230,10 +223,8 @@ def has_run(path: str | os.PathLike[str], run_id: str, *, spark: Any | None = No
     if spark is not None:
         if not _is_delta_folder(Path(path)):
             return False
-        from pyspark.sql import functions as F  # noqa: N812 — pyspark is loaded already
-
         rows = spark.read.format("delta").load(str(Path(path).resolve()))
-        return bool(rows.where(F.col("run_id") == F.lit(run_id)).limit(1).count())
+        return bool(rows.where(rows["run_id"] == run_id).limit(1).count())
     require("delta", "the Delta results table")
     from deltalake import DeltaTable
 

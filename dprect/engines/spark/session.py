@@ -247,6 +247,17 @@ def has_delta(spark: SparkSession) -> bool:
     return jvm is not None and _jvm_has_class(jvm, DELTA_EXTENSION)
 
 
+def active_delta_session() -> SparkSession | None:
+    """The active (or last instantiated) SparkSession when it has native Delta
+    (:func:`has_delta`), else None; a stopped or broken session counts as none."""
+    try:
+        spark = SparkSession.getActiveSession() or getattr(
+            SparkSession, "_instantiatedSession", None)
+        return spark if spark is not None and has_delta(spark) else None
+    except Exception:  # a stopped or broken session: the caller writes with delta-rs
+        return None
+
+
 def local_session(master: str | None = None, *, app_name: str = "dprect",
                   shuffle_partitions: int | None = None,
                   conf: Mapping[str, object] | None = None,
