@@ -43,16 +43,14 @@ from __future__ import annotations
 import csv
 import io
 import math
-import re
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
 import numpy as np
 
-from dprect.app.flow import Reporter, open_run
+from dprect.app.flow import Reporter, open_run, release_or_replay, seeded_run_quietly
 from dprect.core.bounds import (
     BoundsPlan,
     BoundsRequest,
@@ -64,7 +62,8 @@ from dprect.core.bounds import (
 )
 from dprect.core.domains import Domain, FloatBins, GridArg, resolve_domains
 from dprect.core.errors import ParameterError
-from dprect.core.randomness import SEEDED_WARNING, RandomSource
+from dprect.core.randomness import RandomSource
+from dprect.core.validation import repeat_at
 from dprect.engines.row_kernels import group_index
 from dprect.release.files import check_output_path, write_atomic
 from dprect.release.guarded import (
@@ -72,8 +71,6 @@ from dprect.release.guarded import (
     LedgerSettings,
     Outcome,
     release_guarded,
-    released_result,
-    replay,
 )
 from dprect.release.sinks import JsonSink, Release, Sink, Write, publish
 
@@ -85,7 +82,6 @@ BOUNDS_METHOD = "bounds"
 #: the columns of the bounds table (``--table``): one row per (group, column)
 TABLE_COLUMNS = ("group", "column", "lower", "upper")
 
-T = TypeVar("T")
 
 # -- public settings ------------------------------------------------------------------------
 
@@ -105,12 +101,9 @@ class BoundsSource:
         names = [str(c) for c in self.columns]
         if not names:
             raise ParameterError("give at least one column to bound")
-        seen: set[str] = set()
-        for n in names:
-            if n in seen:
-                raise ParameterError(f"column {n!r} is listed twice")
-            seen.add(n)
-        if self.group_by is not None and self.group_by in seen:
+        if (i := repeat_at(names)) is not None:
+            raise ParameterError(f"column {names[i]!r} is listed twice")
+        if self.group_by is not None and self.group_by in names:
             raise ParameterError(f"the group column {self.group_by!r} is also listed as a "
                                  "column to bound")
         object.__setattr__(self, "columns", names)
@@ -217,11 +210,8 @@ def public_groups(group_by: str | None, groups: str | Sequence[Any] | None,
         where = name("groups")
     if not values:
         raise ParameterError(f"the list of group values ({where}) is empty")
-    seen: set[str] = set()
-    for v in values:
-        if v in seen:
-            raise ParameterError(f"group value {v!r} is listed twice")
-        seen.add(v)
+    if (i := repeat_at(values)) is not None:
+        raise ParameterError(f"group value {values[i]!r} is listed twice")
     return values
 
 
@@ -581,12 +571,6 @@ def table_sink(name: str, path: str) -> Sink:
 
 
 # -- reporting and the run ------------------------------------------------------------------
-def quietly_seeded(run: Callable[[], T]) -> T:
-    """``run()`` without the seeded-run warning (the front ends print their own line)."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=re.escape(SEEDED_WARNING),
-                                category=UserWarning)
-        return run()
 
 
 def summary_lines(record: Mapping[str, Any]) -> list[str]:
@@ -624,10 +608,7 @@ def run_bounds_flow(settings: BoundsSettings, route: BoundsRoute,
         for line in publish(settings.sinks, release):
             report.say(line)
 
-    previous = released_result(ledger)
-    if ledger is not None and previous is not None:
-        outcome = replay(ledger, previous, to_sinks)  # the input is never read
-    else:
+    def fresh() -> Outcome:
         for line in plan_lines(the_plan, settings):
             report.say(line)
         columns = source.columns
@@ -638,19 +619,14 @@ def run_bounds_flow(settings: BoundsSettings, route: BoundsRoute,
                 report.progress(f"bounding {len(columns)} column(s) in "
                                 f"{len(settings.group_names)} group(s)")
                 counts = prepared.histograms()
-                result = quietly_seeded(lambda: _run(settings, counts))
+                result = seeded_run_quietly(lambda: _run(settings, counts))
                 return result.guarantee, bounds_record(result, the_plan)
 
-            outcome = release_guarded(ledger, Charge(the_plan.guarantee, BOUNDS_METHOD,
-                                                     list(columns)),
-                                      compute, to_sinks, what="the bounds")
-    if outcome.replayed:
-        report.say(f"run id {run_id} was released before: its recorded result was "
-                   "published again and nothing was spent")
-    elif ledger is not None:
-        report.progress(f"charged to dataset {ledger.dataset!r} in ledger {ledger.path} "
-                        f"(run id {run_id})")
-    return outcome
+            return release_guarded(ledger, Charge(the_plan.guarantee, BOUNDS_METHOD,
+                                                  list(columns)),
+                                   compute, to_sinks, what="the bounds")
+
+    return release_or_replay(report, ledger, run_id, to_sinks, fresh)
 
 
 def _run(settings: BoundsSettings, counts: Histograms) -> BoundsResult:

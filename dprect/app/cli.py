@@ -195,19 +195,8 @@ def build_parser() -> argparse.ArgumentParser:
                          help="PNG of the rectangle's 2-D projections")
     outputs.add_argument("--truth", default=None, metavar="SIDECAR",
                          help="synthetic-data sidecar JSON: --plot draws its true rectangle")
-    budget_opts = fit.add_argument_group("privacy budget ledger")
-    budget_opts.add_argument("--ledger", default=None,
-                             help="budget ledger (Delta table) that records every release; "
-                                  "create it once with `dprect budget init`")
-    budget_opts.add_argument("--dataset", default=None,
-                             help="dataset id charged in the ledger (and naming the results "
-                                  "table's row)")
-    budget_opts.add_argument("--run-id", default=None,
-                             help="idempotency key: a released run id is not run again")
-    budget_opts.add_argument("--cap-epsilon", type=_float, default=None,
-                             help="cap on the dataset's total epsilon (with --cap-delta)")
-    budget_opts.add_argument("--cap-delta", type=_float, default=None,
-                             help="cap on the dataset's total delta (with --cap-epsilon)")
+    _ledger_arguments(fit, dataset_help="dataset id charged in the ledger (and naming the "
+                                        "results table's row)")
     spark = fit.add_argument_group("Spark engine options (--engine spark)")
     spark.add_argument("--plan", choices=SPARK_PLANS, default=None,
                        help="Spark plan: auto (default: collect if it fits "
@@ -264,14 +253,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _ledger_arguments(p: argparse.ArgumentParser) -> None:
+def _ledger_arguments(p: argparse.ArgumentParser,
+                      dataset_help: str = "dataset id charged in the ledger") -> None:
     """The budget ledger's options (``fit`` and ``bounds``)."""
     budget_opts = p.add_argument_group("privacy budget ledger")
     budget_opts.add_argument("--ledger", default=None,
                              help="budget ledger (Delta table) that records every release; "
                                   "create it once with `dprect budget init`")
-    budget_opts.add_argument("--dataset", default=None,
-                             help="dataset id charged in the ledger")
+    budget_opts.add_argument("--dataset", default=None, help=dataset_help)
     budget_opts.add_argument("--run-id", default=None,
                              help="idempotency key: a released run id is not run again")
     budget_opts.add_argument("--cap-epsilon", type=_float, default=None,

@@ -33,7 +33,7 @@ import re
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -107,7 +107,10 @@ class Reporter:
     name: Callable[[str], str] = str
 
 
-def seeded_run_quietly(run: Callable[[], FitResult]) -> FitResult:
+T = TypeVar("T")
+
+
+def seeded_run_quietly(run: Callable[[], T]) -> T:
     """``run()`` without the seeded-run warning (the front ends print their own line):
     that one warning only, by its message and category; every other warning stays."""
     with warnings.catch_warnings():
@@ -217,10 +220,7 @@ def run_fit(settings: FitSettings, route: EngineRoute, report: Reporter | None =
         for line in publish(settings.sinks, release):
             report.say(line)
 
-    previous = released_result(ledger)
-    if ledger is not None and previous is not None:
-        outcome = replay(ledger, previous, to_sinks)  # the input is never read
-    else:
+    def fresh() -> Outcome:
         report.say(expectation(the_plan).sentence())  # the plan's, before any data
         with route.open(source, domains, request, the_plan, report.progress) as prepared:
 
@@ -230,7 +230,23 @@ def run_fit(settings: FitSettings, route: EngineRoute, report: Reporter | None =
                                 f"method={request.method})")
                 return seeded_run_quietly(lambda: prepared.run(seed=settings.seed))
 
-            outcome = guarded_release(ledger, the_plan, source.features, compute, to_sinks)
+            return guarded_release(ledger, the_plan, source.features, compute, to_sinks)
+
+    return release_or_replay(report, ledger, run_id, to_sinks, fresh)
+
+
+def release_or_replay(report: Reporter, ledger: LedgerSettings | None, run_id: str,
+                      to_sinks: Callable[[dict[str, Any]], None],
+                      fresh: Callable[[], Outcome]) -> Outcome:
+    """The end every run shares: a run id the ledger released before is replayed (its
+    recorded result published again through ``to_sinks``; the input never read, nothing
+    spent), otherwise ``fresh()`` reads, reserves, computes and releases; then one line
+    saying which happened."""
+    previous = released_result(ledger)
+    if ledger is not None and previous is not None:
+        outcome = replay(ledger, previous, to_sinks)  # the input is never read
+    else:
+        outcome = fresh()
     if outcome.replayed:
         report.say(f"run id {run_id} was released before: its recorded result was "
                    "published again and nothing was spent")
@@ -305,4 +321,4 @@ class NumpyRoute:
 
 
 __all__ = ["EngineRoute", "FitSettings", "NumpyRoute", "Prepared", "Reporter", "fit_settings",
-           "run_fit", "seeded_run_quietly"]
+           "open_run", "release_or_replay", "run_fit", "seeded_run_quietly"]

@@ -86,6 +86,7 @@ from dprect.core.validation import (
     check_epsilon,
     check_open_unit,
     check_positive_int,
+    repeat_at,
 )
 
 #: the coverage is read as a fraction with a denominator at most this (α's at most twice it)
@@ -573,9 +574,8 @@ def run_bounds(plan: BoundsPlan, histograms: Mapping[tuple[Any, int], Histogram]
     group_list = list(groups)
     if not group_list:
         raise ParameterError("groups must list at least one group ([None] when ungrouped)")
-    for i, g in enumerate(group_list):
-        if g in group_list[:i]:
-            raise ParameterError(f"group {g!r} is listed twice")
+    if (i := repeat_at(group_list)) is not None:
+        raise ParameterError(f"group {group_list[i]!r} is listed twice")
     empty = Histogram.empty()
     lower: list[list[float]] = []
     upper: list[list[float]] = []

@@ -45,6 +45,7 @@ import numpy as np
 
 from dprect.core.errors import ParameterError
 from dprect.core.sql_text import as_double, literal
+from dprect.core.validation import repeat_at
 
 Side = Literal["hi", "lo"]
 
@@ -549,9 +550,6 @@ def feature_names(features: Sequence[str] | None, dims: int) -> list[str]:
     names = [str(f) for f in features]
     if len(names) != dims:
         raise ParameterError(f"features has {len(names)} names but X has {dims} columns")
-    seen: set[str] = set()
-    for n in names:
-        if n in seen:
-            raise ParameterError(f"feature {n!r} is named twice")
-        seen.add(n)
+    if (i := repeat_at(names)) is not None:
+        raise ParameterError(f"feature {names[i]!r} is named twice")
     return names

@@ -29,7 +29,7 @@ from typing import Any, Self, TypedDict, TypeVar, get_type_hints
 
 from dprect.core.errors import ParameterError
 from dprect.core.labels import LabelText, PositiveLabel, check_label_value
-from dprect.core.validation import check_delta, check_epsilon, check_open_unit
+from dprect.core.validation import check_delta, check_epsilon, check_open_unit, repeat_at
 
 
 class Choice(enum.StrEnum):
@@ -208,12 +208,9 @@ class Source:
         names = [str(f) for f in self.features]
         if not names:
             raise ParameterError("give at least one feature column")
-        seen: set[str] = set()
-        for n in names:
-            if n in seen:
-                raise ParameterError(f"feature {n!r} is listed twice")
-            seen.add(n)
-        if self.label in seen:
+        if (i := repeat_at(names)) is not None:
+            raise ParameterError(f"feature {names[i]!r} is listed twice")
+        if self.label in names:
             raise ParameterError(f"the label column {self.label!r} is also listed as a "
                                  "feature")
         object.__setattr__(self, "features", names)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Hashable, Iterable
 from typing import TypeGuard
 
 from dprect.core.errors import ParameterError
@@ -39,3 +40,14 @@ def check_positive_int(value: object, name: str, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < minimum:
         raise ParameterError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return int(value)
+
+
+def repeat_at(items: Iterable[Hashable]) -> int | None:
+    """The position of the first item equal to an earlier one, or None when all differ
+    (for the one-line "listed twice" refusals of names, columns and groups)."""
+    seen: set[Hashable] = set()
+    for i, item in enumerate(items):
+        if item in seen:
+            return i
+        seen.add(item)
+    return None
