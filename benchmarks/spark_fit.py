@@ -18,20 +18,38 @@ cost of a few seconds that is printed too); then scans and prefetch fits run int
 Both fits use the same seed, so they must return the identical rectangle (docs/algorithm.md §7);
 the benchmark checks that too. A seeded fit is not private: this is a benchmark on synthetic data.
 
-    .venv/bin/python benchmarks/spark_fit.py --sweep [--prefetch-timeout S]
+    .venv/bin/python benchmarks/spark_fit.py --sweep [--sweep-dims D,..] [--sweep-cells d:n,..]
+                                             [--no-compare] [--plans P,..]
 
-The high-dimension sweep (issue #15): d ∈ {8, 32, 128} at 10^6 rows and d = 1024 at
-2·10^5 rows (public synthetic data, 30% positives inside a hidden box, float32 features
-written once with numpy into ``benchmarks/output/sweep-*.parquet``; Grid domains of 2^20
-points, the planner's method). Each (d, plan) runs in a fresh process with its own
-local[2] session: a warm-up scan, the timed aggregate scan (min/max of every feature over
-the positives), for ``collect`` also ``approxQuantile`` (2 per feature, relative error
-0.01: the non-private reference), then ONE fit (``fit_dataframe``, checks included)
-with ``spark_plan=collect`` or ``prefetch``; a prefetch fit still running after
-``--prefetch-timeout`` seconds is stopped and reported as such. Peak driver RSS is the
+The high-dimension sweep (issue #15): cells (d, n) = (8, 10^6), (8, 4·10^6),
+(8, 1.6·10^7), (32, 10^6), (32, 4·10^6), (32, 1.6·10^7), (128, 2·10^6) and (1024, 10^6)
+(what fits on one 2-core machine) of public synthetic data: 30% positives inside a hidden
+box, float32 features written once with numpy, in bounded memory, into
+``benchmarks/output/sweep-{n}x{d}.parquet``; Grid domains of 2^20 points, the planner's
+method. Every fit runs in a fresh process with its own local[2] session: a warm-up scan,
+the timed aggregate scan (min/max of every feature over the positives: the reference of
+the fit / scan ratio), for the default fit and d ≤ 128 also ``approxQuantile`` (2 per
+feature, relative error 0.01: the non-private reference; "—" at d = 1024, where it is
+slow), then ONE fit, timed whole: ``prepare_fit`` + ``run`` (checks included, as
+``fit_dataframe``). Each cell gets the DEFAULT fit (``spark_plan=None``, i.e. ``auto``;
+the table names the plan auto chose and its passes over the data) and, at d = 128 and
+1024 (``--compare``, on by default), a fit with the other of ``collect``/``pass``;
+``--plans prefetch,…`` adds explicit plans to every cell (a ``prefetch`` or ``rounds``
+fit still running after ``--prefetch-timeout`` seconds is stopped and reported as such).
+Every fit uses the same seed, so the fits of a cell must return the identical rectangle
+(the table says whether they do; the indices are in the JSON). Peak driver RSS is the
 kernel's high-water mark (``VmHWM``, reset just before the fit through
-``/proc/PID/clear_refs``) of the Python driver and of the driver JVM. Writes
-``benchmarks/output/spark_sweep.json`` and prints the table of docs/architecture.md.
+``/proc/PID/clear_refs``) of the Python driver and of the driver JVM. A process is
+stopped after ``PROCESS_TIMEOUT`` (900 s) plus its fit's limit.
+
+Prints the table of docs/architecture.md, then the acceptance lines, each PASS / FAIL
+from the measured default fits (or "not run"): d = 128 at 2·10^6 rows within 3× the
+scan; d = 32 within 2× at every n; d = 1024 at 10^6 rows completes; and fit time linear
+in n — the ratio at 1.6·10^7 rows at most 1.25 × the ratio at 10^6, for d = 8 and
+d = 32 (the 25% tolerance: the timings come from one loaded, shared 2-core machine) —
+then the wall-clock total, and writes
+``benchmarks/output/spark_sweep.json``. ``--sweep-dims`` / ``--sweep-cells`` (``d:rows``
+pairs) run only some cells and keep the others from that JSON.
 """
 
 from __future__ import annotations
@@ -85,17 +103,36 @@ def timed(label: str, fn: object) -> tuple[float, object]:
     return seconds, value
 
 
-#: (dims, rows) of the sweep, and its time limits (seconds)
-SWEEP = ((8, 1_000_000), (32, 1_000_000), (128, 1_000_000), (1024, 200_000))
+#: (dims, rows) cells of the sweep (issue #15), its time limits (seconds) and thresholds
+SWEEP = ((8, 1_000_000), (8, 4_000_000), (8, 16_000_000),
+         (32, 1_000_000), (32, 4_000_000), (32, 16_000_000),
+         (128, 2_000_000), (1024, 1_000_000))
+#: cells whose default fit is compared with the other of collect/pass (``--compare``)
+COMPARE_DIMS = (128, 1024)
+#: approxQuantile (the non-private reference) only up to this d: it is slow at 1024
+QUANTILE_MAX_DIMS = 128
 SWEEP_RATE = 0.3
 SWEEP_SEED = 20261123
-PROCESS_TIMEOUT = 300
+FIT_SEED = 20261122
+PROCESS_TIMEOUT = 900
+#: acceptance: default fit / scan at d = 128 (2·10^6 rows), at d = 32 (every n), and the
+#: tolerance of "linear in n" (ratio at 1.6·10^7 over ratio at 10^6, d = 8 and 32)
+ACCEPT_128 = 3.0
+ACCEPT_32 = 2.0
+LINEAR_TOLERANCE = 1.25
+#: the row count of the smallest and largest n in "linear in n"
+LINEAR_ROWS = (1_000_000, 16_000_000)
 
 
 def sweep_data(rows: int, dims: int) -> Path:
     """The sweep's Parquet file for (rows, dims), written once with numpy (float32 features
     in [−100, 100]; a row is positive with probability 0.3 and then uniform in a hidden
-    box, else uniform anywhere)."""
+    box, else uniform anywhere).
+
+    Memory stays bounded whatever the size: rows are drawn in chunks of about 4·10^6
+    values (2^22 // dims rows; the chunking fixes the random stream, so a file is the same
+    whichever run writes it) and written as row groups of at least 2^15 rows (at most
+    ~128 MB of float32: few row groups keep the footer small at d = 1024)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -111,17 +148,31 @@ def sweep_data(rows: int, dims: int) -> Path:
     names = [f"f{j}" for j in range(dims)]
     schema = pa.schema([*(pa.field(n, pa.float32(), False) for n in names),
                         pa.field("label", pa.int32(), False)])
-    chunk = max(1, 2**22 // dims)  # about 16 MB of floats per row group
+    chunk = max(1, 2**22 // dims)  # about 16 MB of floats per chunk
+    group = max(chunk, 2**15)  # rows per row group
     tmp = path.with_suffix(".tmp")
+    pending: list = []
+
+    def flush(writer: pq.ParquetWriter) -> None:
+        table = pa.concat_tables(pending)
+        writer.write_table(table, row_group_size=len(table))
+        pending.clear()
+
     with pq.ParquetWriter(tmp, schema, compression="snappy") as writer:
         for start in range(0, rows, chunk):
             m = min(chunk, rows - start)
             positive = gen.random(m) < SWEEP_RATE
             u = gen.random((m, dims), dtype=np.float32)
             X = np.where(positive[:, None], lo + u * (hi - lo), -100.0 + 200.0 * u)
-            writer.write_table(pa.table(
+            del u
+            pending.append(pa.table(
                 [*(pa.array(X[:, j].astype(np.float32)) for j in range(dims)),
                  pa.array(positive.astype(np.int32))], schema=schema))
+            del X
+            if sum(len(t) for t in pending) >= group:
+                flush(writer)
+        if pending:
+            flush(writer)
     tmp.rename(path)
     return path
 
@@ -160,9 +211,10 @@ def _jvm_pid() -> int | None:
 
 
 def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> None:
-    """One (d, plan) of the sweep in this process; prints one JSON line."""
+    """One fit of one sweep cell in this process (``plan``: ``auto`` is the default fit,
+    else an explicit ``spark_plan``); prints one ``RESULT {json}`` line."""
     from dprect.core.domains import Grid
-    from dprect.engines.spark.fit import fit_dataframe
+    from dprect.engines.spark.fit import prepare_fit
     from dprect.engines.spark.session import local_session
 
     path = sweep_data(rows, dims)
@@ -174,15 +226,17 @@ def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> N
     positives = df.where("label = 1")
     aggs = [f"{f}({c})" for c in features for f in ("min", "max")]
     out: dict = {"dims": dims, "rows": rows, "plan": plan}
+    tag = f"d={dims}, n={rows:,}"
 
     def scan() -> object:
         return positives.selectExpr(*aggs).collect()
 
-    scan()  # warm-up (JIT)
-    if plan == "collect":  # the reference of both plans' ratios
-        out["scan"], _ = timed(f"d={dims}: aggregate scan", scan)
+    timed(f"{tag}: warm-up scan (not counted)", scan)
+    out["scan"], _ = timed(f"{tag}: aggregate scan (min/max of every feature over positives)",
+                           scan)
+    if plan == "auto" and dims <= QUANTILE_MAX_DIMS:  # the non-private reference
         out["approx_quantile"], _ = timed(
-            f"d={dims}: approxQuantile (2 per feature)",
+            f"{tag}: approxQuantile (2 per feature, rel. error 0.01)",
             lambda: positives.approxQuantile(features, [0.05, 0.95], 0.01))
     jvm = _jvm_pid()
     _reset_hwm()
@@ -190,108 +244,256 @@ def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> N
         _reset_hwm(jvm)
     box: dict = {}
 
-    def fit() -> None:
+    def fit() -> None:  # prepare + run, all of it timed as "fit"
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
-                box["result"] = fit_dataframe(df, features=features, label="label",
-                                              domains=[Grid(-100.0, 100.0, 2**20)] * dims,
-                                              epsilon=1.0, delta=1e-6, spark_plan=plan,
-                                              seed=20261122)
+                prepared = prepare_fit(df, features=features, label="label",
+                                       domains=[Grid(-100.0, 100.0, 2**20)] * dims,
+                                       epsilon=1.0, delta=1e-6,
+                                       spark_plan=None if plan == "auto" else plan)
+                box["chosen"] = prepared.engine.plan
+                with prepared:
+                    box["result"] = prepared.run(seed=FIT_SEED)
+                    box["stats"] = dict(prepared.engine.stats)
             except Exception as exc:  # reported in the table as failed
                 box["error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
 
-    print(f"running: d={dims}: fit, spark_plan={plan} ...", flush=True)
+    print(f"running: {tag}: fit, spark_plan={plan} ...", flush=True)
     t0 = time.perf_counter()
     worker = threading.Thread(target=fit, daemon=True)
     worker.start()
     worker.join(timeout)
     if worker.is_alive():
-        out.update(fit=None, timeout=timeout)
+        out.update(fit=None, timeout=timeout, chosen=box.get("chosen"))
         print("RESULT " + json.dumps(out), flush=True)
         os._exit(0)  # the parent ends the process group (and the JVM)
     out["fit"] = time.perf_counter() - t0
+    out["chosen"] = box.get("chosen")
     if "error" in box:
         out.update(fit=None, error=box["error"])
         print("RESULT " + json.dumps(out), flush=True)
         os._exit(0)
-    result = box["result"]
-    out.update(method=result.method, lower_index=[int(v) for v in result.lower_index],
+    result, stats = box["result"], box["stats"]
+    out.update(method=result.method, passes=stats["passes"],
+               collect_jobs=stats["collect_jobs"], stats=stats,
+               lower_index=[int(v) for v in result.lower_index],
                upper_index=[int(v) for v in result.upper_index],
                driver_python_peak_mb=(_hwm_kb() or 0) / 1024,
                driver_jvm_peak_mb=(_hwm_kb(jvm) or 0) / 1024 if jvm else None,
                ru_maxrss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
-    print(f"  d={dims}: fit {plan}: {out['fit']:.2f} s", flush=True)
+    head = 4 if dims > 4 else dims
+    more = " …" if dims > head else ""
+    print(f"  {tag}: fit {plan} -> {out['chosen']}: {out['fit']:.2f} s "
+          f"({out['fit'] / out['scan']:.2f}× scan), passes {stats['passes']}, "
+          f"method {result.method}", flush=True)
+    print(f"  rectangle indices: lower {out['lower_index'][:head]}{more}, "
+          f"upper {out['upper_index'][:head]}{more} (all {dims} in the JSON)", flush=True)
     print("RESULT " + json.dumps(out), flush=True)
     spark.stop()
 
 
-def run_sweep(master: str, prefetch_timeout: float, only: list[int] | None = None) -> int:
-    """Every (d, plan) of :data:`SWEEP` in its own process (``only``: just those d, the
-    others kept from the previous sweep's JSON); the table and the JSON."""
-    rows_out = []
-    saved = OUTPUT / "spark_sweep.json"
-    if only and saved.is_file():
-        rows_out = [r for r in json.loads(saved.read_text())["runs"] if r["dims"] not in only]
-    started = time.perf_counter()
-    for dims, rows in SWEEP:
-        if only and dims not in only:
+def _run_cell_process(dims: int, rows: int, plan: str, master: str, limit: float) -> dict:
+    """One :func:`sweep_one` in a fresh process (its own session); its RESULT."""
+    cmd = [sys.executable, __file__, "--sweep-one", f"{dims},{rows},{plan}",
+           "--master", master, "--fit-timeout", str(limit)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, start_new_session=True)
+    got = None
+    try:
+        stdout, _ = proc.communicate(timeout=PROCESS_TIMEOUT + limit)
+    except subprocess.TimeoutExpired:
+        stdout = ""
+    finally:
+        # the child, its JVM and Python workers: the process group we started
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    for line in stdout.splitlines():
+        if line.startswith("RESULT "):
+            got = json.loads(line[len("RESULT "):])
+        else:
+            print(line, flush=True)
+    return got or {"dims": dims, "rows": rows, "plan": plan, "fit": None, "failed": True}
+
+
+def _ratio(run: dict | None) -> float | None:
+    """A run's fit / scan, or None when it did not complete."""
+    if not run or run.get("fit") is None or not run.get("scan"):
+        return None
+    return run["fit"] / run["scan"]
+
+
+def acceptance(runs: list[dict]) -> list[tuple[str, str]]:
+    """The issue's acceptance lines from the measured default fits: (criterion, PASS /
+    FAIL / not run …). A criterion over several cells passes only when every cell was
+    measured and passes; it fails as soon as one measured cell fails (or did not finish)."""
+    default = {(r["dims"], r["rows"]): r for r in runs if r["plan"] == "auto"}
+
+    def over(cells: list[tuple[int, int]], ok: object) -> str:
+        got = [default.get(c) for c in cells]
+        seen = [r for r in got if r is not None]
+        if not seen:
+            return "not run"
+        facts = "; ".join(f"n={r['rows']:,}: " + (
+            f"{r['fit']:.1f} s, {r['fit'] / r['scan']:.2f}× scan" if _ratio(r) is not None
+            else f"stopped after {r['timeout']:.0f} s" if r.get("timeout")
+            else "failed") for r in seen)
+        if any(not ok(r) for r in seen):  # type: ignore[operator]
+            return f"FAIL ({facts})"
+        if len(seen) < len(cells):
+            return (f"not run ({len(seen)} of {len(cells)} cells measured, those pass: "
+                    f"{facts})")
+        return f"PASS ({facts})"
+
+    def within(limit: float) -> object:
+        return lambda r: (q := _ratio(r)) is not None and q <= limit
+
+    d32 = [c for c in SWEEP if c[0] == 32]
+    lines = [(f"d=128, 2e6 rows: default fit ≤ {ACCEPT_128:g}× scan",
+              over([(128, 2_000_000)], within(ACCEPT_128))),
+             (f"d=32 (every n): default fit ≤ {ACCEPT_32:g}× scan",
+              over(d32, within(ACCEPT_32))),
+             ("d=1024, 1e6 rows: completed",
+              over([(1024, 1_000_000)], lambda r: r.get("fit") is not None))]
+    small, large = LINEAR_ROWS
+    verdicts, notes = [], []
+    for dims in (8, 32):
+        a, b = default.get((dims, small)), default.get((dims, large))
+        if a is None or b is None:
+            verdicts.append("not run")
             continue
+        qa, qb = _ratio(a), _ratio(b)
+        if qa is None or qb is None:
+            verdicts.append("FAIL")
+            notes.append(f"d={dims}: a fit did not complete")
+            continue
+        verdicts.append("PASS" if qb <= LINEAR_TOLERANCE * qa else "FAIL")
+        notes.append(f"d={dims}: {qa:.2f}× → {qb:.2f}×, {qb / qa:.2f}")
+    if "FAIL" in verdicts:
+        linear = "FAIL"
+    elif all(v == "PASS" for v in verdicts):
+        linear = "PASS"
+    elif all(v == "not run" for v in verdicts):
+        linear = "not run"
+    else:
+        linear = "not run (only part measured, that part passes)"
+    if notes:
+        linear += f" ({'; '.join(notes)})"
+    lines.append(("linear in n: ratio at 1.6e7 ≤ "
+                  f"{LINEAR_TOLERANCE:g} × ratio at 1e6 for d=8 and d=32", linear))
+    return lines
+
+
+def _other(chosen: str | None, dims: int, rows: int) -> str:
+    """The other of collect/pass for a default fit that chose ``chosen`` (unknown: auto's
+    choice for the cell's expected positives)."""
+    if chosen not in ("collect", "pass"):
+        from dprect.engines.spark.engine import choose_plan
+        chosen = choose_plan(int(rows * SWEEP_RATE), dims)
+    return "pass" if chosen == "collect" else "collect"
+
+
+def run_sweep(master: str, prefetch_timeout: float, cells: list[tuple[int, int]],
+              compare: bool = True, plans: list[str] | None = None,
+              saved: Path | None = None) -> int:
+    """Every cell of ``cells`` (default: :data:`SWEEP`): the default fit, for d in
+    :data:`COMPARE_DIMS` (``compare``) the other of collect/pass, and each of ``plans``
+    (extra explicit plans, e.g. ``prefetch``), each in its own process. Runs of other
+    cells are kept from the previous JSON (``saved``); prints the table, the acceptance
+    lines and the wall-clock total, and writes the JSON."""
+    saved = saved or OUTPUT / "spark_sweep.json"
+    rows_out: list[dict] = []
+    if saved.is_file():
+        previous = json.loads(saved.read_text())
+        if previous.get("version") == 2:  # earlier sweeps measured other things
+            rows_out = [r for r in previous["runs"] if (r["dims"], r["rows"]) not in cells]
+    started = time.perf_counter()
+    for dims, rows in cells:
         sweep_data(rows, dims)
-        for plan in ("collect", "prefetch"):
-            limit = prefetch_timeout if plan == "prefetch" else PROCESS_TIMEOUT
-            cmd = [sys.executable, __file__, "--sweep-one", f"{dims},{rows},{plan}",
-                   "--master", master, "--fit-timeout", str(limit)]
-            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True,
-                                    start_new_session=True)
-            got = None
-            try:
-                stdout, _ = proc.communicate(timeout=PROCESS_TIMEOUT + limit)
-            except subprocess.TimeoutExpired:
-                stdout = ""
-            finally:
-                # the child, its JVM and Python workers: the process group we started
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-            for line in stdout.splitlines():
-                if line.startswith("RESULT "):
-                    got = json.loads(line[len("RESULT "):])
-                else:
-                    print(line, flush=True)
-            rows_out.append(got or {"dims": dims, "rows": rows, "plan": plan, "fit": None,
-                                    "failed": True})
+        default = _run_cell_process(dims, rows, "auto", master, PROCESS_TIMEOUT)
+        rows_out.append(default)
+        extra = [p for p in (plans or []) if p != "auto"]
+        if compare and dims in COMPARE_DIMS:
+            other = _other(default.get("chosen"), dims, rows)
+            extra = [other, *(p for p in extra if p != other)]
+        for plan in extra:
+            limit = prefetch_timeout if plan in ("prefetch", "rounds") else PROCESS_TIMEOUT
+            rows_out.append(_run_cell_process(dims, rows, plan, master, limit))
     total = time.perf_counter() - started
-    by = {(r["dims"], r["plan"]): r for r in rows_out}
+
+    order = list(SWEEP) + [c for c in dict.fromkeys((r["dims"], r["rows"]) for r in rows_out)
+                           if c not in SWEEP]
     print()
-    print(f"sweep on {master}, total {total:.0f} s")
-    header = ("| d | rows | positives ≈ | scan s | approxQuantile s (× scan) | collect fit s "
-              "(× scan) | prefetch fit s (× scan) | same box | collect peak RSS MB "
-              "(Python / JVM) |")
-    print(header)
-    print("|---" * 9 + "|")
-    for dims, rows in SWEEP:
-        c, p = by[(dims, "collect")], by[(dims, "prefetch")]
-        scan = c.get("scan") or float("nan")
+    print(f"sweep on {master}: this run {total:.0f} s wall clock "
+          f"({len(cells)} cell(s); other cells from {saved.name} if measured before)")
+    print("| d | rows | positives ≈ | fit | plan used (passes) | scan s | fit s (× scan) | "
+          "approxQuantile s (× scan) | peak driver RSS MB (Python / JVM) | same rectangle |")
+    print("|---" * 10 + "|")
 
-        def cell(t: float | None, ref: float = scan, row: dict = p) -> str:
-            if t is None:
-                return (f"> {row['timeout']:.0f} (stopped)" if row.get("timeout")
-                        else "failed")
-            return f"{t:.1f} ({t / ref:.1f}×)"
+    def cell(t: float | None, run: dict) -> str:
+        if t is None:
+            if run.get("timeout"):
+                return f"> {run['timeout']:g} (stopped)"
+            return "failed" if run.get("failed") or run.get("error") else "—"
+        return f"{t:.1f} ({t / run['scan']:.2f}×)"
 
-        same = ("—" if c.get("fit") is None or p.get("fit") is None else
-                str(c["lower_index"] == p["lower_index"]
-                    and c["upper_index"] == p["upper_index"]).lower())
-        rss = (f"{c['driver_python_peak_mb']:.0f} / {c['driver_jvm_peak_mb']:.0f}"
-               if c.get("fit") is not None and c.get("driver_jvm_peak_mb") else "—")
-        print(f"| {dims} | {rows:,} | {int(rows * SWEEP_RATE):,} | {scan:.1f} | "
-              f"{cell(c.get('approx_quantile'), row=c)} | {cell(c.get('fit'), row=c)} | "
-              f"{cell(p.get('fit'))} | {same} | {rss} |")
-    OUTPUT.mkdir(parents=True, exist_ok=True)
-    (OUTPUT / "spark_sweep.json").write_text(json.dumps(
-        {"master": master, "total_seconds": total, "runs": rows_out}, indent=2) + "\n")
+    for dims, rows in order:
+        runs = [r for r in rows_out if (r["dims"], r["rows"]) == (dims, rows)]
+        if not runs:
+            print(f"| {dims} | {rows:,} | {int(rows * SWEEP_RATE):,} | not run |"
+                  + " |" * 6)
+            continue
+        runs.sort(key=lambda r: r["plan"] != "auto")
+        ref = runs[0] if runs[0]["plan"] == "auto" and runs[0].get("fit") is not None \
+            else None
+        for run in runs:
+            chosen = run.get("chosen") or (run["plan"] if run["plan"] != "auto" else "?")
+            if run.get("fit") is None:
+                used = chosen
+            elif chosen == "collect":
+                used = f"collect ({run.get('collect_jobs', 1)} job)"
+            else:
+                used = f"{chosen} ({run.get('passes', 0)})"
+            label = "default (auto)" if run["plan"] == "auto" else run["plan"]
+            scan = f"{run['scan']:.1f}" if run.get("scan") else "—"
+            aq = (cell(run["approx_quantile"], run) if run.get("approx_quantile")
+                  else "—")
+            rss = (f"{run['driver_python_peak_mb']:.0f} / {run['driver_jvm_peak_mb']:.0f}"
+                   if run.get("fit") is not None and run.get("driver_jvm_peak_mb") else "—")
+            if run is ref:
+                others = [r for r in runs[1:] if r.get("fit") is not None]
+                same = ("—" if not others else str(all(
+                    r["lower_index"] == ref["lower_index"]
+                    and r["upper_index"] == ref["upper_index"] for r in others)).lower())
+            elif ref is not None and run.get("fit") is not None:
+                same = str(run["lower_index"] == ref["lower_index"]
+                           and run["upper_index"] == ref["upper_index"]).lower()
+            else:
+                same = "—"
+            print(f"| {dims} | {rows:,} | {int(rows * SWEEP_RATE):,} | {label} | {used} | "
+                  f"{scan} | {cell(run.get('fit'), run)} | {aq} | {rss} | {same} |")
+    print()
+    verdicts = acceptance(rows_out)
+    print("acceptance (issue #15; one loaded 2-core machine):")
+    for criterion, verdict in verdicts:
+        print(f"  {criterion}: {verdict}")
+    print(f"wall-clock total of this sweep run: {total:.0f} s")
+    saved.parent.mkdir(parents=True, exist_ok=True)
+    saved.write_text(json.dumps(
+        {"version": 2, "master": master, "total_seconds": total,
+         "acceptance": dict(verdicts), "runs": rows_out}, indent=2) + "\n")
     return 0
+
+
+def parse_cells(text: str) -> list[tuple[int, int]]:
+    """``--sweep-cells``: ``d:rows`` pairs, comma-separated (``8:1000000,32:1000000``)."""
+    cells = []
+    for item in text.split(","):
+        d, _, n = item.strip().partition(":")
+        if not d or not n or int(d) < 1 or int(float(n)) < 1:
+            raise SystemExit(f"--sweep-cells: expected d:rows, got {item!r}")
+        cells.append((int(d), int(float(n))))
+    return cells
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -304,11 +506,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3,
                         help="interleaved scan/prefetch pairs; medians are compared")
     parser.add_argument("--sweep", action="store_true",
-                        help="the high-dimension sweep (collect vs prefetch, see above)")
-    parser.add_argument("--prefetch-timeout", type=float, default=45.0,
-                        help="sweep: stop a prefetch fit after this many seconds")
+                        help="the high-dimension sweep of issue #15 (see above)")
     parser.add_argument("--sweep-dims", default=None,
-                        help="sweep: rerun only these d (comma-separated), keep the rest")
+                        help="sweep: run only the cells of these d (comma-separated), "
+                             "keep the others from the previous JSON")
+    parser.add_argument("--sweep-cells", default=None,
+                        help="sweep: run only these cells, d:rows comma-separated "
+                             "(e.g. 8:1000000,32:1000000), keep the others")
+    parser.add_argument("--compare", action=argparse.BooleanOptionalAction, default=True,
+                        help="sweep: at d = 128 and 1024 also fit with the other of "
+                             "collect/pass (default: on)")
+    parser.add_argument("--plans", default=None,
+                        help="sweep: extra explicit plans fitted in every cell "
+                             "(comma-separated, e.g. prefetch)")
+    parser.add_argument("--prefetch-timeout", type=float, default=45.0,
+                        help="sweep: stop a prefetch or rounds fit after this many seconds")
+    parser.add_argument("--sweep-json", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--sweep-one", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--fit-timeout", type=float, default=PROCESS_TIMEOUT,
                         help=argparse.SUPPRESS)
@@ -318,8 +531,18 @@ def main(argv: list[str] | None = None) -> int:
         sweep_one(int(d), int(n), plan, args.master, args.fit_timeout)
         return 0
     if args.sweep:
-        only = [int(d) for d in args.sweep_dims.split(",")] if args.sweep_dims else None
-        return run_sweep(args.master, args.prefetch_timeout, only)
+        from dprect.engines.spark.engine import PLANS
+
+        cells = parse_cells(args.sweep_cells) if args.sweep_cells else list(SWEEP)
+        if args.sweep_dims:
+            dims = {int(d) for d in args.sweep_dims.split(",")}
+            cells = [c for c in cells if c[0] in dims]
+        plans = [p.strip() for p in args.plans.split(",")] if args.plans else []
+        if any(p not in PLANS for p in plans):
+            parser.error(f"--plans: each of {', '.join(PLANS)}")
+        return run_sweep(args.master, args.prefetch_timeout, cells, compare=args.compare,
+                         plans=plans,
+                         saved=Path(args.sweep_json) if args.sweep_json else None)
 
     from pyspark.sql import functions as F  # noqa: N812
 

@@ -76,12 +76,12 @@ OPTIONS: dict[str, Option] = {
     "target_share": Option(DEFAULT_TARGET_SHARE, "float",
                            "share of positives outside the rectangle the printed "
                            "expectation sizes the positives needed for"),
-    "spark_plan": Option(None, "str", "Spark engine plan: auto, collect, prefetch or "
-                                      "rounds (default: the engine's, auto)"),
-    "driver_budget_mb": Option(None, "float", "driver memory budget (MiB) of the auto "
-                                              "plan: collect when positives x features x "
-                                              "8 bytes x 3 fit, else prefetch (default "
-                                              "1024)"),
+    "spark_plan": Option(None, "str", "Spark engine plan: auto, collect, pass, prefetch "
+                                      "or rounds (default: the engine's, auto)"),
+    "driver_budget_mb": Option(None, "float", "driver memory budget (MiB): auto collects "
+                                              "when the positives' values fit it, else the "
+                                              "pass plan keeps its lists within it "
+                                              "(default 1024)"),
     "seed": Option(None, "int", "FOR TESTS ONLY: reproducible noise, NOT private"),
     "output": Option(None, "str", "result JSON path (required)"),
     "results_table": Option(None, "str", "Delta results table to append to (optional)"),

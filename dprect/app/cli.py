@@ -4,7 +4,7 @@
                 [--method auto|randmargins|composition] [--grid SPEC] [--beta B]
                 [--seed S] --output result.json
                 [--engine numpy|spark] [--format parquet|csv|delta]
-                [--plan auto|collect|prefetch|rounds] [--driver-budget-mb MB]
+                [--plan auto|collect|pass|prefetch|rounds] [--driver-budget-mb MB]
                 [--master URL] [--where SQL]
                 [--delta-version N | --delta-timestamp TIME]      (Spark engine only)
                 [--positive-label VALUE] [--invalid-rows drop|error]
@@ -83,7 +83,8 @@ from dprect.core.request import (
 
 EXIT_USAGE = 2
 ENGINES = ("numpy", "spark")
-SPARK_PLANS = ("auto", "collect", "prefetch", "rounds")  # engines.spark.engine.PLANS, no pyspark
+#: engines.spark.engine.PLANS, without importing pyspark
+SPARK_PLANS = ("auto", "collect", "pass", "prefetch", "rounds")
 #: the default domain of ``dprect bounds`` (dprect.app.bounds_flow.DEFAULT_BOUNDS_GRID)
 DEFAULT_BOUNDS_GRID = "floatbins:12"
 SPARK_ONLY = (("plan", "--plan"), ("driver_budget_mb", "--driver-budget-mb"),
@@ -200,12 +201,15 @@ def build_parser() -> argparse.ArgumentParser:
     spark = fit.add_argument_group("Spark engine options (--engine spark)")
     spark.add_argument("--plan", choices=SPARK_PLANS, default=None,
                        help="Spark plan: auto (default: collect if it fits "
-                            "--driver-budget-mb, else prefetch), collect (one job, the "
-                            "positives' sort values to the driver), prefetch (one scan) or "
-                            "rounds (a job a round); the rectangle is the same")
+                            "--driver-budget-mb, else pass), collect (one job, the "
+                            "positives' values to the driver), pass (vectorised passes "
+                            "gather every order's list; driver memory within the budget), "
+                            "prefetch (one filtered scan) or rounds (a job a round); the "
+                            "rectangle is the same")
     spark.add_argument("--driver-budget-mb", type=_float, default=None,
-                       help="driver memory budget (MiB) of --plan auto: collect when "
-                            "positives x features x 8 bytes x 3 fit (default 1024)")
+                       help="driver memory budget (MiB): auto collects when the "
+                            "positives' values fit it, else the pass plan keeps its lists "
+                            "within it (default 1024)")
     spark.add_argument("--master", default=None,
                        help="Spark master URL (default local[2])")
     spark.add_argument("--where", default=None,

@@ -1,12 +1,15 @@
 """The Spark engine's ``collect`` plan and the ``auto`` choice (issue #15).
 
-``collect`` runs ONE Spark job that selects the positives' (refined) sort values and
-collects them as Arrow; the driver answers every window and cut with NumpyEngine. A seed
+``collect`` runs ONE Spark job that ships the positives' raw feature values as Arrow; the
+driver encodes (and refines) them with the core's code and answers every window and cut
+with NumpyEngine. A seed
 must give the identical rectangle on numpy, ``rounds``, ``prefetch`` and ``collect`` — here
 at d ∈ {2, 16, 128} on tables dominated by ties (a 95%-zeros grid axis, IntegerRange pixel
 columns, exact duplicate rows), for the composition and randmargins methods. ``auto`` picks
-``collect`` when positives × dims × 8 bytes × COLLECT_OVERHEAD fit the driver budget, else
-``prefetch`` — the same rectangle either way. The ``error`` invalid-row policy still
+``collect`` when positives × dims × 8 bytes × COLLECT_OVERHEAD (plus a constant) fit the
+driver budget, else ``pass`` — the same rectangle either way. Features of every Spark
+numeric type (float32 shipped as is, the others as Spark's cast to double) give the numpy
+engine's rectangle, on grids and on FloatOrder domains. The ``error`` invalid-row policy still
 refuses a table with a NaN feature in the collect job, before a budget is reserved.
 """
 
@@ -23,6 +26,7 @@ import dprect
 from dprect import Grid, IntegerRange
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.engines.numpy_engine import NumpyEngine
+from dprect.engines.spark.collect import TRANSIENT_BYTES, shipped_widths
 from dprect.engines.spark.engine import (
     COLLECT_OVERHEAD,
     SparkEngine,
@@ -67,10 +71,10 @@ def test_every_plan_gives_the_same_rectangle(spark, dims, n, seeds, method):
     # at d = 128: rounds runs a job per round (one composition case below), and prefetch
     # with randmargins is the slow case this plan replaces (minutes: its lists carry every
     # cut axis), so it is compared on composition only
-    plans = {(True, "randmargins"): ("collect", "prefetch", "rounds"),
-             (True, "composition"): ("collect", "prefetch", "rounds"),
-             (False, "randmargins"): ("collect",),
-             (False, "composition"): ("collect", "prefetch")}[(dims <= 16, method)]
+    plans = {(True, "randmargins"): ("collect", "pass", "prefetch", "rounds"),
+             (True, "composition"): ("collect", "pass", "prefetch", "rounds"),
+             (False, "randmargins"): ("collect", "pass"),
+             (False, "composition"): ("collect", "pass", "prefetch")}[(dims <= 16, method)]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for seed in seeds:
@@ -87,6 +91,9 @@ def test_every_plan_gives_the_same_rectangle(spark, dims, n, seeds, method):
                 assert got.upper_index == want.upper_index, (spark_plan, seed)
                 if spark_plan == "collect":  # one job, then the driver only
                     assert stats["collect_jobs"] == 1 and stats["window_jobs"] == 0
+                if spark_plan == "pass":  # passes serve the rounds: never a job per round
+                    assert stats["window_jobs"] == 0
+                    assert 1 <= stats["passes"] <= 3, stats
             if dims == 2:  # enough positives there for a non-empty box
                 assert not want.empty
 
@@ -177,13 +184,16 @@ def test_empty_and_float_order_tables(spark, make_frame):
 
 
 def test_auto_chooses_by_the_driver_budget(spark):
-    assert collect_bytes(1000, 16) == 1000 * 16 * 8 * COLLECT_OVERHEAD
+    assert collect_bytes(1000, 16) == 1000 * 16 * 8 * COLLECT_OVERHEAD + TRANSIENT_BYTES
+    # a float32 feature ships 4 bytes (JVM and Python Arrow) instead of 8: a tighter bound
+    assert collect_bytes(1000, 2, [4, 8]) == 1000 * (2 * 12 + 16) + TRANSIENT_BYTES
+    assert collect_bytes(1000, 2, [4, 8]) < collect_bytes(1000, 2)
     budget_mb = collect_bytes(1000, 16) / 2**20
     assert choose_plan(1000, 16, budget_mb) == "collect"  # exactly at the budget
-    assert choose_plan(1001, 16, budget_mb) == "prefetch"
-    assert choose_plan(None, 16) == "prefetch"  # no count: the bounded-memory plan
+    assert choose_plan(1001, 16, budget_mb) == "pass"
+    assert choose_plan(None, 16) == "pass"  # no count: the bounded-memory plan
     assert choose_plan(10**6, 32) == "collect"  # default budget: 1024 MiB
-    assert choose_plan(10**7, 32) == "prefetch"
+    assert choose_plan(10**7, 32) == "pass"
     for bad in (-1, float("nan"), float("inf"), True, "1"):
         with pytest.raises(ParameterError, match="driver_budget_mb"):
             choose_plan(10, 2, bad)  # type: ignore[arg-type]
@@ -194,7 +204,7 @@ def test_auto_chooses_by_the_driver_budget(spark):
     got = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for budget, chosen in ((None, "collect"), (1e-4, "prefetch")):
+        for budget, chosen in ((None, "collect"), (1e-4, "pass")):
             with prepare_fit(df, features=names, label="y", domains=domains, epsilon=EPSILON,
                              delta=DELTA, method="randmargins",
                              driver_budget_mb=budget) as prepared:
@@ -203,12 +213,13 @@ def test_auto_chooses_by_the_driver_budget(spark):
         with pytest.raises(ParameterError, match="driver_budget_mb"):
             prepare_fit(df, features=names, label="y", domains=domains, epsilon=EPSILON,
                         delta=DELTA, driver_budget_mb=-5)
-    assert got["collect"].lower_index == got["prefetch"].lower_index
-    assert got["collect"].upper_index == got["prefetch"].upper_index
+    assert got["collect"].lower_index == got["pass"].lower_index
+    assert got["collect"].upper_index == got["pass"].upper_index
 
 
 @pytest.mark.parametrize("plan,budget,flat", [("collect", None, False), ("auto", None, False),
-                                              ("auto", 1e-4, False), ("collect", None, True)])
+                                              ("auto", 1e-4, False), ("collect", None, True),
+                                              ("pass", None, False), ("pass", 1e-4, True)])
 def test_error_policy_refuses_a_nan_feature(spark, make_frame, monkeypatch, plan, budget,
                                             flat):
     """``flat``: the checks as one ``forall`` (as above FLAT_CHECKS features)."""
@@ -255,3 +266,81 @@ def test_cli_error_policy_reserves_nothing(spark, tmp_path):
     assert code == 2
     assert Ledger(tmp_path / "ledger").events("ds") == []
     assert not (tmp_path / "r.json").exists()
+
+
+def _mixed_table(spark, n: int, seed: int):
+    """Features of every shipped path: float32 and float64 (shipped as they are), int32,
+    int64 (with values beyond 2^53, rounded to the nearest double by Spark's cast as by
+    numpy), decimal and boolean (Spark's cast to double); returns the DataFrame and the
+    float64 matrix the numpy engine reads for it."""
+    from decimal import Decimal
+
+    from pyspark.sql import types as T  # noqa: N812
+
+    gen = np.random.default_rng(seed)
+    f32 = gen.normal(0.0, 3.0, n).astype(np.float32)
+    f32[gen.random(n) < 0.1] = np.float32(1e-40)  # float32 subnormals: exact as doubles
+    f32[gen.random(n) < 0.1] = np.float32(-0.0)
+    f64 = gen.normal(0.0, 3.0, n)
+    f64[gen.random(n) < 0.2] = 0.5  # a tie group
+    i32 = gen.integers(-20, 20, n)
+    i64 = gen.integers(0, 50, n) + np.where(gen.random(n) < 0.3, 2**53 + 1, 0)
+    dec = [Decimal(int(v)).scaleb(-3) for v in gen.integers(-9999, 9999, n)]
+    flag = gen.random(n) < 0.4
+    y = (gen.random(n) < 0.85).astype(int)
+    schema = T.StructType([T.StructField("f32", T.FloatType()),
+                           T.StructField("f64", T.DoubleType()),
+                           T.StructField("i32", T.IntegerType()),
+                           T.StructField("i64", T.LongType()),
+                           T.StructField("dec", T.DecimalType(10, 3)),
+                           T.StructField("flag", T.BooleanType()),
+                           T.StructField("y", T.IntegerType())])
+    rows = [(float(f32[i]), float(f64[i]), int(i32[i]), int(i64[i]), dec[i], bool(flag[i]),
+             int(y[i])) for i in range(n)]
+    df = spark.createDataFrame(rows, schema).repartition(3)
+    X = np.column_stack([f32.astype(np.float64), f64, i32.astype(np.float64),
+                         np.array([float(int(v)) for v in i64]),
+                         np.array([float(d) for d in dec]), flag.astype(np.float64)])
+    return df, X, y
+
+
+MIXED = ["f32", "f64", "i32", "i64", "dec", "flag"]
+
+
+def test_collect_reads_every_type_as_the_numpy_engine(spark):
+    """The driver's columns are bit for bit the numpy engine's encoding of the same rows:
+    float32 shipped as float32 and widened, other types through Spark's cast."""
+    from dprect import FloatOrder
+
+    df, X, y = _mixed_table(spark, 400, seed=21)
+    assert shipped_widths(df, MIXED) == [4, 8, 8, 8, 8, 8]
+    pos = X[y == 1]
+    doms = [FloatOrder()] * len(MIXED)
+    with SparkEngine(df, doms, MIXED, plan="collect", positive="y = 1") as eng:
+        for j, d in enumerate(doms):
+            got = np.sort(eng.window(j, "lo", len(pos), len(pos)))
+            want = np.sort(d.encode(pos[:, j]))
+            assert got.dtype == want.dtype == np.float64
+            assert np.array_equal(got.view(np.int64), want.view(np.int64)), MIXED[j]
+
+
+@pytest.mark.parametrize("method,grid", [("randmargins", "grids"), ("composition", "grids"),
+                                         ("composition", None), ("randmargins", None)])
+def test_collect_mixed_types_gives_the_numpy_rectangle(spark, method, grid):
+    """Mixed Spark feature types, on grids (randmargins refines them: ties active) and on
+    FloatOrder domains (None): the collect plan's rectangle is dprect.fit's."""
+    df, X, y = _mixed_table(spark, 2500, seed=22)
+    domains = None if grid is None else [Grid(-10.0, 10.0, 2**16), Grid(-10.0, 10.0, 256),
+                                         IntegerRange(-20, 20), Grid(0.0, 2.0**54, 2**20),
+                                         Grid(-10.0, 10.0, 2**10), IntegerRange(0, 1)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = dprect.fit(X, y, grid=domains, epsilon=EPSILON, delta=DELTA, method=method,
+                          seed=7, features=MIXED)
+        with prepare_fit(df, features=MIXED, label="y", domains=domains, epsilon=EPSILON,
+                         delta=DELTA, method=method, spark_plan="collect") as prepared:
+            got = prepared.run(seed=7)
+            stats = prepared.engine.stats
+    assert stats["collect_jobs"] == 1 and stats["window_jobs"] == 0
+    assert got.method == want.method == method
+    assert (got.lower_index, got.upper_index) == (want.lower_index, want.upper_index)

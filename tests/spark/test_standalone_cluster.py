@@ -1,9 +1,15 @@
-"""A real Spark standalone cluster: master + one worker from the installed Spark, on
+"""A real Spark standalone cluster: master + two workers from the installed Spark, on
 127.0.0.1 with free ports, and the jobs submitted to it with spark-submit.
 
-The fixture starts both daemons in their own process groups, with capped memory and
-cores and their logs and work folders under the test's tmp folder, and stops both by PID
-in its teardown — whatever the test did — then checks that no JVM of theirs is left.
+The fixture starts the three daemons in their own process groups, with capped memory and
+cores (each worker 1 core, 1g) and their logs and work folders under the test's tmp
+folder, and stops them by PID in its teardown — whatever the test did — then checks that
+no JVM of theirs is left.
+
+Issue #15: at d = 128, on a small table dominated by ties written as hive-partitioned
+Parquet (several files, several input partitions), the fit job run with executors on both
+workers releases, for a seed, the identical rectangle to the numpy engine's — for every
+Spark plan that gathers the positives on the driver.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytestmark = pytest.mark.slow
@@ -82,14 +89,23 @@ def _master_state(ui_port: int) -> dict:
         return json.loads(r.read())
 
 
+WORKERS = 2
+
+
 class Cluster:
     """Addresses of the running cluster."""
 
-    def __init__(self, url: str, ui_port: int, env: dict[str, str], logs: Path) -> None:
+    def __init__(self, url: str, ui_port: int, env: dict[str, str], logs: Path,
+                 worker_uis: list[int]) -> None:
         self.url, self.ui_port, self.env, self.logs = url, ui_port, env, logs
+        self.worker_uis = worker_uis
 
     def state(self) -> dict:
         return _master_state(self.ui_port)
+
+    def worker_states(self) -> list[dict]:
+        """Each worker's own /json/ (its running and finished executors)."""
+        return [_master_state(port) for port in self.worker_uis]
 
     def log_tail(self) -> str:
         parts = []
@@ -102,7 +118,7 @@ class Cluster:
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     tmp = tmp_path_factory.mktemp("standalone")
     env = cluster_env(tmp)
-    port, ui, wport, wui = free_port(), free_port(), free_port(), free_port()
+    port, ui = free_port(), free_port()
     spark_class = str(SPARK_HOME / "bin" / "spark-class")
     logs = tmp / "logs"
     procs: list[subprocess.Popen[bytes]] = []
@@ -113,21 +129,27 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
                  "--port", str(port), "--webui-port", str(ui)],
                 env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True))
         url = f"spark://127.0.0.1:{port}"
-        with open(logs / "worker.log", "wb") as out:
-            procs.append(subprocess.Popen(
-                [spark_class, "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
-                 "--port", str(wport), "--webui-port", str(wui), "--cores", "1",
-                 "--memory", "1g", "--work-dir", str(tmp / "work"), url],
-                env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True))
-        c = Cluster(url, ui, env, logs)
+        worker_uis = []
+        for i in range(WORKERS):
+            wport, wui = free_port(), free_port()
+            work = tmp / f"work{i}"
+            work.mkdir()
+            with open(logs / f"worker{i}.log", "wb") as out:
+                procs.append(subprocess.Popen(
+                    [spark_class, "org.apache.spark.deploy.worker.Worker", "--host",
+                     "127.0.0.1", "--port", str(wport), "--webui-port", str(wui), "--cores",
+                     "1", "--memory", "1g", "--work-dir", str(work), url],
+                    env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True))
+            worker_uis.append(wui)
+        c = Cluster(url, ui, env, logs, worker_uis)
         deadline = time.monotonic() + 120
         while True:
             for p in procs:
                 assert p.poll() is None, f"a daemon exited early\n{c.log_tail()}"
             try:
                 st = c.state()
-                if st.get("status") == "ALIVE" and any(
-                        w.get("state") == "ALIVE" for w in st.get("workers", [])):
+                alive = [w for w in st.get("workers", []) if w.get("state") == "ALIVE"]
+                if st.get("status") == "ALIVE" and len(alive) == WORKERS:
                     break
             except OSError:
                 pass
@@ -154,14 +176,15 @@ def _group_gone(pgid: int, wait: float = 15.0) -> bool:
     return False
 
 
-def submit(cluster: Cluster, job: str, *args: str, timeout: float = 400
+def submit(cluster: Cluster, job: str, *args: str, cores: int = 1, timeout: float = 400
            ) -> subprocess.CompletedProcess[str]:
-    """spark-submit a job of ``jobs/`` to the cluster (client mode)."""
+    """spark-submit a job of ``jobs/`` to the cluster (client mode), with at most
+    ``cores`` executor cores (one per worker)."""
     env = dict(cluster.env)
     env["SPARK_CONF_DIR"] = str(REPO / "conf" / "spark")  # quiet driver logs
     cmd = [str(SPARK_HOME / "bin" / "spark-submit"), "--master", cluster.url,
            "--driver-memory", "1g", "--conf", "spark.executor.memory=512m",
-           "--conf", "spark.cores.max=1", str(REPO / "jobs" / job), *args]
+           "--conf", f"spark.cores.max={cores}", str(REPO / "jobs" / job), *args]
     return subprocess.run(cmd, env=env, cwd=REPO, capture_output=True, text=True,
                           timeout=timeout)
 
@@ -199,3 +222,110 @@ def test_fit_job_on_standalone_cluster(cluster: Cluster, tmp_path: Path) -> None
     # both applications really ran on this cluster
     names = {a["name"] for a in cluster.state().get("completedapps", [])}
     assert {"generate_synthetic", "fit_rectangle"} <= names, names
+
+
+# ---------------------------------------------------------------------------------------
+# d = 128 on two workers: the identical rectangle to the numpy engine (issue #15)
+
+DIMS, ROWS, PARTS = 128, 3000, 4
+TIES_EPSILON, TIES_DELTA, TIES_SEED = 8.0, 1e-6, 4
+
+
+def _ties_table(n: int, dims: int, seed: int) -> tuple[np.ndarray, np.ndarray, list]:
+    """As tests/spark/test_collect_plan.py's: axis 0 95% zeros on a grid, the other axes
+    pixel intensities 0…16 (half dark), about 30% exact copies of 20 rows, about 85%
+    positives."""
+    from dprect import Grid, IntegerRange
+
+    gen = np.random.default_rng(seed)
+    zeros = np.where(gen.random(n) < 0.95, 0.0, gen.uniform(0.1, 19.0, n))
+    pix = gen.integers(0, 17, size=(n, dims - 1)).astype(np.float64)
+    pix[gen.random((n, dims - 1)) < 0.5] = 0.0
+    X = np.column_stack([zeros, pix])
+    dup = gen.random(n) < 0.3
+    X[dup] = X[gen.integers(0, 20, int(dup.sum()))]
+    y = (gen.random(n) < 0.85).astype(int)
+    return X, y, [Grid(0.0, 20.0, 64), *[IntegerRange(0, 16)] * (dims - 1)]
+
+
+def _write_partitioned(path: Path, X: np.ndarray, y: np.ndarray, names: list[str]) -> None:
+    """Hive-partitioned Parquet: one folder (one file) per value of ``part``, which is not a
+    feature; the rows are shuffled first, so every file holds ties and duplicates."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    order = np.random.default_rng(0).permutation(len(y))
+    table = pa.table({**{n: X[order, j] for j, n in enumerate(names)},
+                      "y": pa.array(y[order], pa.int32()),
+                      "part": pa.array(np.arange(len(y)) % PARTS, pa.int32())})
+    pq.write_to_dataset(table, str(path), partition_cols=["part"])
+
+
+def _spark_plans() -> list[str]:
+    """The plans that gather the positives on the driver (``pass`` once it exists)."""
+    from dprect.engines.spark.engine import PLANS
+
+    return [p for p in ("collect", "pass") if p in PLANS]
+
+
+@pytest.mark.parametrize("method", ["randmargins"])
+@pytest.mark.parametrize("spark_plan", _spark_plans())
+def test_two_workers_partitioned_128_dims_match_numpy(cluster: Cluster, tmp_path: Path,
+                                                      spark_plan: str, method: str) -> None:
+    import warnings
+
+    import yaml
+
+    import dprect
+
+    X, y, domains = _ties_table(ROWS, DIMS, seed=DIMS)
+    names = [f"x{j}" for j in range(DIMS)]
+    data = tmp_path / "data"
+    _write_partitioned(data, X, y, names)
+    assert len(list(data.glob("part=*/*.parquet"))) == PARTS
+
+    grid = {n: "0:20:64" if j == 0 else "int:0:16" for j, n in enumerate(names)}
+    config = tmp_path / "fit.yaml"
+    config.write_text(yaml.safe_dump({
+        "spark": {"log_level": "ERROR", "conf": {
+            "spark.sql.shuffle.partitions": 4,
+            # one input partition per file (no packing of the small files)
+            "spark.sql.files.openCostInBytes": 134217728}},
+        "fit": {"input": str(data), "format": "parquet", "features": names, "label": "y",
+                "grid": grid, "epsilon": TIES_EPSILON, "delta": TIES_DELTA,
+                "method": method, "spark_plan": spark_plan,
+                "output": str(tmp_path / "result.json")},
+    }))
+    before = {a["id"] for a in cluster.state().get("completedapps", [])}
+    fit = submit(cluster, "fit_rectangle.py", "--config", str(config),
+                 "--set", f"fit.seed={TIES_SEED}", cores=WORKERS)
+    assert fit.returncode == 0, fit.stdout + fit.stderr + cluster.log_tail()
+    got = json.loads((tmp_path / "result.json").read_text())
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = dprect.fit(X, y, grid=domains, epsilon=TIES_EPSILON, delta=TIES_DELTA,
+                          method=method, seed=TIES_SEED, features=names).to_json()
+    assert got["method"] == want["method"] == method
+    assert got["features"] == names
+    assert got["grid"]["lower_index"] == want["grid"]["lower_index"], spark_plan
+    assert got["grid"]["upper_index"] == want["grid"]["upper_index"], spark_plan
+    assert got["lower"] == want["lower"] and got["upper"] == want["upper"], spark_plan
+    assert got["grid"]["domains"] == want["grid"]["domains"]
+    assert got["empty"] == want["empty"]
+    assert got["privacy"] == want["privacy"]
+    assert got["seeded"] is True
+    # not a trivial answer: some pixel axes are cut inside 0…16 (small n at d = 128
+    # leaves too few positives for a non-empty box, the same on both engines)
+    lo, hi = (np.array(want["grid"][k][1:], dtype=np.int64) for k in ("lower_index",
+                                                                        "upper_index"))
+    assert ((lo <= hi) & ((lo > 0) | (hi < 16))).sum() >= 2
+
+    # the application ran on this cluster with an executor on each worker
+    apps = [a for a in cluster.state().get("completedapps", [])
+            if a["id"] not in before and a["name"] == "fit_rectangle"]
+    assert len(apps) == 1, apps
+    used = [w for w in cluster.worker_states()
+            if any(e.get("appid") == apps[0]["id"]
+                   for e in w.get("finishedexecutors", []) + w.get("executors", []))]
+    assert len(used) == WORKERS, cluster.worker_states()

@@ -24,13 +24,17 @@ Three plans answer :meth:`SparkEngine.window` (and ``auto`` picks one of two, be
   multiset of values); if fewer survive and the list is not the whole remaining set, that
   round falls back to a ``rounds`` job. The prefix lengths come from the public plan only
   (:func:`prefetch_specs`); they change the speed, never the output.
-* ``collect`` — ONE Spark job selects every positive row's sort values (refined when the
-  engine has ties) as int64/float64 columns and collects them as Arrow into numpy; the
-  same job reports rows that make the input invalid (they are never collected). The
-  driver then answers every window and cut with the core's
+* ``collect`` — ONE Spark job ships every positive row's raw feature values as Arrow
+  (float32 and float64 columns as they are, other types as Spark's cast to double) and
+  the driver encodes them with the core's own ``Domain.encode`` and, when the engine has
+  ties, ``TieBreaker.refine`` — no sort value or hash in SQL
+  (:mod:`dprect.engines.spark.collect`, which states why the driver sees the same float64
+  the numpy engine encodes); the same job reports rows that make the input invalid (they
+  are never used). The driver then answers every window and cut with the core's
   :class:`~dprect.engines.numpy_engine.NumpyEngine` built on those columns. Driver
-  memory: about positives × dims × 8 bytes × :data:`COLLECT_OVERHEAD` (the Arrow result
-  on the JVM side, the Arrow table and the numpy columns on the Python side).
+  memory: at most positives × dims × 8 bytes × :data:`COLLECT_OVERHEAD` plus a constant
+  (:func:`collect_bytes`: the Arrow result on the JVM side, the Arrow batches and the
+  numpy columns on the Python side).
 * ``auto`` (default, see :data:`DEFAULT_PLAN`) — ``collect`` when
   :func:`collect_bytes` of the size hint (the positive count the fit computes anyway)
   is within the driver budget (``driver_budget_mb``, default
@@ -54,7 +58,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
-import pyarrow as pa
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F  # noqa: N812
@@ -63,6 +66,9 @@ from dprect.core.domains import Domain, Side
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.ties import TieBreaker
 from dprect.engines.numpy_engine import NumpyEngine
+from dprect.engines.spark.collect import collect_bytes as plan_bytes
+from dprect.engines.spark.collect import collect_positives
+from dprect.engines.spark.order_pass import PassEngine, pass_engine
 from dprect.engines.spark.prefetch import (
     PrefixList,
     PrefixSpec,
@@ -72,21 +78,22 @@ from dprect.engines.spark.prefetch import (
     refine,
     take_sample,
 )
-from dprect.engines.spark.sql import all_of, any_of, as_double, literal, seen
+from dprect.engines.spark.sql import all_of, as_double, literal, seen
 
 __all__ = ["COLLECT_OVERHEAD", "DEFAULT_DRIVER_BUDGET_MB", "DEFAULT_PLAN", "PLANS",
            "PrefixSpec", "SparkEngine", "choose_plan", "collect_bytes", "law_quantile",
            "prefetch_specs", "sort_value"]
 
-PLANS = ("auto", "collect", "prefetch", "rounds")
-#: ``collect`` when it fits the driver budget, else ``prefetch`` (benchmarks/spark_fit.py
+PLANS = ("auto", "collect", "pass", "prefetch", "rounds")
+#: ``collect`` when it fits the driver budget, else ``pass`` (benchmarks/spark_fit.py
 #: and docs/architecture.md for measurements)
 DEFAULT_PLAN = "auto"
 #: the driver memory budget of ``auto`` (MiB): a public setting, never a data quantity
 DEFAULT_DRIVER_BUDGET_MB = 1024
-#: driver bytes of the ``collect`` plan per collected value, over its 8 bytes: the JVM's
-#: Arrow result, the Python Arrow table and the numpy columns (measured peak below it:
-#: docs/architecture.md)
+#: driver bytes of the ``collect`` plan per collected value, over 8 bytes, when every
+#: feature is shipped as a double: the JVM's Arrow result (8), the Python Arrow batches
+#: (8) and the numpy column (8); a float32 feature ships 4 + 4 (:mod:`.collect`; the
+#: measured peak is below it)
 COLLECT_OVERHEAD = 3
 
 #: prefix length of every order when the engine is used without a plan
@@ -97,10 +104,14 @@ _MAX_LIMIT = 2**31 - 1
 _TOP_K_CONF = "spark.sql.execution.topKSortFallbackThreshold"
 
 
-def collect_bytes(positives: int, dims: int) -> int:
-    """The driver memory the ``collect`` plan is allowed for: positives × dims × 8 bytes ×
-    :data:`COLLECT_OVERHEAD`."""
-    return int(positives) * int(dims) * 8 * COLLECT_OVERHEAD
+def collect_bytes(positives: int, dims: int, widths: Sequence[int] | None = None) -> int:
+    """The driver memory the ``collect`` plan is allowed for
+    (:func:`dprect.engines.spark.collect.collect_bytes`): positives × dims × 8 bytes ×
+    :data:`COLLECT_OVERHEAD` plus a constant for one batch's transients
+    (:data:`~dprect.engines.spark.collect.TRANSIENT_BYTES`) — the bound for every schema.
+    ``widths``: the bytes each feature is shipped as
+    (:func:`~dprect.engines.spark.collect.shipped_widths`), for a tighter bound."""
+    return plan_bytes(positives, dims, widths)
 
 
 def check_budget(driver_budget_mb: float | None) -> float:
@@ -117,12 +128,13 @@ def check_budget(driver_budget_mb: float | None) -> float:
 def choose_plan(positives: int | None, dims: int, driver_budget_mb: float | None = None
                 ) -> str:
     """``auto``'s choice: ``collect`` when :func:`collect_bytes` ≤ the budget (MiB), else
-    ``prefetch`` (also when ``positives`` is unknown). A speed and memory decision inside
-    the driver: every plan returns the identical answers."""
+    ``pass`` (also when ``positives`` is unknown), whose driver memory the budget bounds
+    whatever the table. A speed and memory decision inside the driver: every plan returns
+    the identical answers."""
     budget = check_budget(driver_budget_mb)
     if positives is None:
-        return "prefetch"
-    return "collect" if collect_bytes(positives, dims) <= budget * 2**20 else "prefetch"
+        return "pass"
+    return "collect" if collect_bytes(positives, dims) <= budget * 2**20 else "pass"
 
 
 def sort_value(name: str, domain: Domain) -> Column:
@@ -165,7 +177,8 @@ class SparkEngine:
                  positive: str | None = None, problem: str | None = None,
                  on_problem: Callable[[], None] | None = None,
                  size_hint: int | None = None, ties: TieBreaker | None = None,
-                 driver_budget_mb: float | None = None) -> None:
+                 driver_budget_mb: float | None = None,
+                 schedule: Sequence[PrefixSpec] | None = None) -> None:
         if plan not in PLANS:
             raise ParameterError(f"spark plan must be one of {', '.join(PLANS)}; got {plan!r}")
         self._budget_mb = check_budget(driver_budget_mb)
@@ -198,17 +211,19 @@ class SparkEngine:
         self._dtypes = [d.encode(np.empty(0)).dtype for d in self._domains]
         self._cuts: list[tuple[int, Side, int | float]] = []
         self._specs = self._resolve_prefix(prefix)
+        self._schedule = self._specs if schedule is None else self._resolve_prefix(schedule)
         self._prefixes: dict[tuple[int, Side], PrefixList] | None = None
         self._sample: dict[int, np.ndarray] | None = None
         self._partitions: int | None = None
-        self._local: NumpyEngine | None = None  # the collect plan's driver-side engine
+        # the driver-side engine of the collect and pass plans
+        self._local: NumpyEngine | PassEngine | None = None
         self._prepared = False
         self._used = False  # a cut has been recorded or a window answered
         self._ties = self._check_ties(ties)
         #: jobs run, rounds that fell back to a job, whether the pass was pruned and whether
         #: it was direct (diagnostics for tests and benchmarks; never part of a result)
         self.stats = {"window_jobs": 0, "prefetch_jobs": 0, "fallbacks": 0, "pruned": 0,
-                      "direct": 0, "collect_jobs": 0}
+                      "direct": 0, "collect_jobs": 0, "passes": 0}
 
     # -- the engine interface ----------------------------------------------------------
     @property
@@ -255,6 +270,15 @@ class SparkEngine:
                 local.cut(axis, side, t)
             self._local = local
             self.stats["collect_jobs"] = 1
+        elif self.plan == "pass":
+            engine = pass_engine(self._data, self._names, self._domains, self._ties,
+                                 self._schedule, self._budget_mb * 2**20,
+                                 positive=self._positive, problem=self._problem,
+                                 size_hint=self._size_hint)
+            for axis, side, t in self._cuts:  # cuts recorded before the pass
+                engine.cut(axis, side, t)
+            bad, self._local = engine.bad, engine
+            self.stats["passes"] = engine.passes
         elif self.plan == "prefetch":
             got = gather(self._data, self._values, self._domains, self._specs,
                          positive=self._positive, problem=self._problem,
@@ -283,7 +307,10 @@ class SparkEngine:
             return np.empty(0, dtype=self._dtypes[axis])
         self.prepare()
         if self._local is not None:
-            return self._local.window(axis, side, stop, stop - first)
+            got = self._local.window(axis, side, stop, stop - first)
+            if isinstance(self._local, PassEngine):
+                self.stats["passes"] = self._local.passes
+            return got
         if self.plan == "prefetch":
             assert self._prefixes is not None
             pre = self._prefixes.get((axis, side))
@@ -347,43 +374,14 @@ class SparkEngine:
         return specs
 
     def _collect(self) -> tuple[bool, NumpyEngine]:
-        """The ``collect`` plan's one job: every positive row's sort values (refined when
-        the engine has ties: the hash once per row in its own projection, :func:`refine`)
-        as Arrow, and whether a row makes the input invalid (such rows are reported, never
-        collected). Returns that flag and the driver's engine on the collected columns."""
-        bad_col = "__bad"
-        keep = [] if self._positive is None else [self._positive]
-        named: list[str] = []
-        if self._problem is not None:
-            keep = [any_of([self._problem, all_of(keep)])] if keep else [self._problem]
-            named.append(f"coalesce({self._problem}, false) AS {bad_col}")
-        rows = self._data.where(all_of(keep)) if keep else self._data
-        kept = [bad_col] if self._problem is not None else []
-        if self._ties is None:
-            passed = rows.selectExpr(*named, *[f"{self._sorts[j]} AS {v}"
-                                              for j, v in enumerate(self._vcols)])
-        else:
-            sorts = [f"_s{j}" for j in range(self.dims)]
-            staged = rows.selectExpr(*named, *[f"{self._sorts[j]} AS {sorts[j]}"
-                                               for j in range(self.dims)])
-            passed = refine(staged, self._ties, sorts, dict(enumerate(self._vcols)), kept,
-                            fill=self._problem is not None)
-        table = passed.toArrow()
-        bad = False
-        if self._problem is not None:
-            flags = table.column(bad_col).to_numpy(zero_copy_only=False).astype(bool)
-            bad = bool(flags.any())
-            table = table.drop_columns([bad_col])
-            if bad:
-                table = table.filter(pa.array(~flags))
-        columns = []
-        for j, name in enumerate(self._vcols):
-            col = table.column(name)
-            columns.append(np.asarray(col.to_numpy(zero_copy_only=False),
-                                      dtype=self._dtypes[j]))
-            table = table.drop_columns([name])  # release each column once copied
-        del table
-        return bad, NumpyEngine(columns, refined=self._ties)
+        """The ``collect`` plan's one job (:func:`~dprect.engines.spark.collect.collect_positives`):
+        every positive row's raw features as Arrow, encoded (and refined when the engine
+        has ties) on the driver by the core's code, and whether a row makes the input
+        invalid (such rows are reported, never used). Returns that flag and the driver's
+        engine on the encoded columns."""
+        return collect_positives(self._data, self._names, self._domains,
+                                 positive=self._positive, problem=self._problem,
+                                 ties=self._ties)
 
     def _key(self, axis: int, side: Side) -> Column:
         col = F.col(self._vcols[axis])

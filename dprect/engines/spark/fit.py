@@ -42,6 +42,9 @@ if TYPE_CHECKING:
     from dprect.core.domains import Domain
 
 T = TypeVar("T")
+#: the ``pass`` plan's lists are not capped by prefetch's cell budget: its own budget
+#: (the driver's) decides how many orders one pass serves
+UNLIMITED = 2**62
 
 
 def _beside(action: Callable[[], T], session: SparkSession) -> Callable[[], T]:
@@ -150,12 +153,13 @@ def prepare_fit(
     ``prefetch`` the pass's short sample job; then ``auto`` becomes ``collect`` when the
     positives' sort values fit ``driver_budget_mb``
     (:func:`~dprect.engines.spark.engine.choose_plan`; run time and memory only, never the
-    rectangle), else ``prefetch``; then, with ``collect``, the one job that collects the
-    positives' sort values (and, under ``error``, checks the features), with ``prefetch``,
-    the one pass that gathers the prefix lists (and checks likewise), or with ``rounds``
-    (``error`` only) one feature aggregation. So a refused table is refused
-    before a budget is reserved, and the reserved run does no more than the driver-side
-    fit (plus a job if a list runs short).
+    rectangle), else ``pass``; then, with ``collect``, the one job that collects the
+    positives' values (and, under ``error``, checks the features), with ``pass`` the
+    first vectorised pass (checks likewise), with ``prefetch``, the one pass that gathers
+    the prefix lists (checks likewise), or with ``rounds`` (``error`` only) one feature
+    aggregation. So a refused table is refused before a budget is reserved, and the
+    reserved run does no more than the driver-side fit (plus a pass or job if a list runs
+    short).
 
     Nothing here refuses a table for its values, except the opt-in ``error`` policy: rows
     whose label is not ``positive_label`` (other values, nulls) are negatives, and a table
@@ -193,7 +197,9 @@ def prepare_fit(
     engine = SparkEngine(df, doms, names, plan=chosen_plan, prefix=prefix,
                          cache=chosen_plan == "rounds", positive=checks.positive,
                          problem=checks.problem, on_problem=checks.raise_invalid_feature,
-                         ties=the_plan.chosen.tie_breaker(doms), driver_budget_mb=budget)
+                         ties=the_plan.chosen.tie_breaker(doms), driver_budget_mb=budget,
+                         schedule=None if prefix_rows is not None else prefetch_specs(
+                             the_plan.chosen, len(doms), cell_budget=UNLIMITED))
     try:
         count = _beside(checks.count_positives, df.sparkSession)
         try:
@@ -234,9 +240,9 @@ def fit_dataframe(
     fields as keywords — ``epsilon``, ``delta``, ``method``, ``beta``, ``accounting``,
     ``shape``, ``margin_law``, ``neighbouring``, ``positive_label``, ``invalid_rows`` —
     and ``seed``: as in :func:`dprect.fit` (a seed is for tests only).
-    ``spark_plan``: ``auto``, ``collect``, ``prefetch`` or ``rounds`` (None:
-    :data:`DEFAULT_PLAN`, ``auto``: ``collect`` when the positives' sort values fit the
-    driver budget, else ``prefetch``); ``driver_budget_mb``: that budget in MiB (None:
+    ``spark_plan``: ``auto``, ``collect``, ``pass``, ``prefetch`` or ``rounds`` (None:
+    :data:`DEFAULT_PLAN`, ``auto``: ``collect`` when the positives' values fit the
+    driver budget, else ``pass``); ``driver_budget_mb``: that budget in MiB (None:
     :data:`~dprect.engines.spark.engine.DEFAULT_DRIVER_BUDGET_MB`); ``prefix_rows``:
     override the prefetch lengths derived from the plan (speed only).
 

@@ -1,0 +1,142 @@
+"""The ``collect`` plan: every positive row's raw features to the driver in one job.
+
+:func:`collect_positives` runs ONE Spark job that keeps the positive rows (and the rows
+that make the input invalid, flagged so that they are reported and never used) and ships
+each feature's *raw* value as Arrow: FloatType and DoubleType columns as they are (a
+float32 column stays float32: half the bytes), every other numeric type (integers,
+decimals, booleans, the null type) read as a double by Spark's cast
+(:func:`~dprect.engines.spark.sql.as_double`). No sort value and no tie hash is computed
+in SQL: the driver encodes the values with the core's own code, batch by batch and column
+by column (float64 conversion, :meth:`Domain.encode <dprect.core.domains.Domain.encode>`,
+then :meth:`TieBreaker.refine <dprect.core.ties.TieBreaker.refine>` when the engine has
+ties), releasing each Arrow batch once converted, and answers every window and cut with
+:class:`~dprect.engines.numpy_engine.NumpyEngine` on the encoded columns.
+
+**Exactness.** The numpy engine encodes the float64 a feature reads as: a Spark engine
+(:meth:`Domain.sort_sql <dprect.core.domains.Domain.sort_sql>`) reads it as
+``CAST(x AS DOUBLE)``, and the in-memory input path
+(:func:`dprect.engines.arrow_input.numeric_column`) as Arrow's cast to float64 — the two
+agree (integers rounded to the nearest double, booleans 0/1, floats widened). Here the
+driver sees that same float64: a DoubleType value is shipped as those 64 bits; a FloatType
+value is shipped as its 32 bits and widened on the driver (float32 → float64 is exact in
+IEEE-754, as is Spark's cast, so both give the same double); every other type is shipped
+as Spark's own ``CAST(x AS DOUBLE)``, the very double ``sort_sql`` encodes. The driver then
+applies :meth:`Domain.encode` — the reference encoding, identical to the numpy engine by
+construction — to those doubles, and the tie refinement with the core's
+:meth:`TieBreaker.refine`. Both are row-local (a sort value depends on its own value, r_j
+on its own row), so encoding batch by batch, or refining block by block, gives the same
+integers as encoding the whole column at once. Arrow moves bits, not decimal text, so no
+rounding happens in transit. Hence every column equals what the numpy engine holds for the
+same rows, bit for bit and with the same dtype (int64 or float64), and the engine answers
+exactly as :class:`~dprect.engines.numpy_engine.NumpyEngine` does.
+
+**Driver memory** (:func:`collect_bytes`). With W shipped bytes per row (4 per float32
+feature, 8 per other feature), n positives and d features: the JVM's collected Arrow
+result (≈ W·n), the Python Arrow batches (≈ W·n, freed batch by batch as they are
+encoded) and the int64/float64 numpy columns (8·d·n), plus one batch column's or one
+refine block's transients (bounded by Spark's Arrow batch size and :data:`REFINE_CELLS`,
+not by n: :data:`TRANSIENT_BYTES`). So at most n·(2·W + 8·d) + that constant; with every
+feature shipped as 8 bytes that is n·d·24 bytes
+(:data:`~dprect.engines.spark.engine.COLLECT_OVERHEAD` = 3 times 8 bytes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+from pyspark.sql import DataFrame
+
+from dprect.core.domains import Domain
+from dprect.core.ties import TieBreaker
+from dprect.engines.numpy_engine import NumpyEngine
+from dprect.engines.spark.shipped import BAD, DOUBLE_BYTES, shipped_rows, shipped_widths
+
+__all__ = ["REFINE_CELLS", "TRANSIENT_BYTES", "collect_bytes", "collect_positives",
+           "shipped_widths"]
+
+#: values refined at a time: blocks of REFINE_CELLS // dims rows (at least 1024), so the
+#: refinement's transients (a new int64 array per refined axis) stay near 16 MiB
+REFINE_CELLS = 1 << 21
+#: the driver's constant share: the transients of one refine block (REFINE_CELLS int64
+#: values and a few row arrays) or of one column of an Arrow batch
+TRANSIENT_BYTES = 32 << 20
+
+
+def collect_bytes(positives: int, dims: int, widths: Sequence[int] | None = None) -> int:
+    """An upper bound on the driver memory the plan needs for ``positives`` rows of
+    ``dims`` features (module notes): positives × (2 × shipped bytes per row + 8 × dims)
+    + a constant for one batch's transients. ``widths``: the bytes each feature is shipped
+    as (:func:`shipped_widths`); None: 8 each, the bound for every schema, i.e.
+    positives × dims × 24 bytes (+ the constant)."""
+    shipped = DOUBLE_BYTES * int(dims) if widths is None else int(sum(widths))
+    return int(positives) * (2 * shipped + 8 * int(dims)) + TRANSIENT_BYTES
+
+
+def collect_positives(data: DataFrame, names: Sequence[str], domains: Sequence[Domain], *,
+                      positive: str | None = None, problem: str | None = None,
+                      ties: TieBreaker | None = None) -> tuple[bool, NumpyEngine]:
+    """The plan's one job, then the driver's encoding (module notes).
+
+    Keeps the rows where ``positive`` holds (every row when None) and, when ``problem`` is
+    given, the rows where it holds too, flagged: such rows are reported, never used.
+    Returns whether a flagged row was seen and the :class:`NumpyEngine` on the encoded
+    (and, with ``ties``, refined) positives; its columns have the dtype of each domain's
+    :meth:`~dprect.core.domains.Domain.encode`."""
+    table = shipped_rows(data, names, positive, problem).toArrow()
+
+    used: np.ndarray | None = None  # per row: not flagged (None: every row is used)
+    bad = False
+    if problem is not None:
+        flags = table.column(BAD).to_numpy(zero_copy_only=False).astype(bool)
+        bad = bool(flags.any())
+        table = table.drop_columns([BAD])
+        if bad:
+            used = ~flags
+    total = table.num_rows if used is None else int(used.sum())
+    columns = [np.empty(total, dtype=d.encode(np.empty(0)).dtype) for d in domains]
+    batches = table.to_batches()
+    del table  # the batches alone hold the Arrow data now: each is freed once encoded
+    batches.reverse()
+    start = stop = 0  # rows of the batch in the collected table; rows written so far
+    written = 0
+    while batches:
+        batch = batches.pop()
+        stop = start + batch.num_rows
+        mask = None if used is None else used[start:stop]
+        for j, domain in enumerate(domains):
+            x = _as_float64(batch.column(j), mask)
+            columns[j][written:written + len(x)] = domain.encode(x)
+            del x
+        written += batch.num_rows if mask is None else int(mask.sum())
+        start = stop
+        del batch
+    if ties is not None and ties.active:
+        _refine_in_place(columns, ties)
+    return bad, NumpyEngine(columns, refined=ties)
+
+
+def _as_float64(values: pa.Array, mask: np.ndarray | None) -> np.ndarray:
+    """A shipped column as float64 (float32 widened exactly), the ``mask`` rows only.
+
+    A null (only in a flagged row, which ``mask`` drops) reads as NaN here."""
+    x = values.to_numpy(zero_copy_only=False)
+    if mask is not None:
+        x = x[mask]
+    return np.asarray(x, dtype=np.float64)
+
+
+def _refine_in_place(columns: list[np.ndarray], ties: TieBreaker) -> None:
+    """``columns`` replaced by ``ties.refine(columns)``, block by block of rows
+    (:data:`REFINE_CELLS`): the refinement is row-local, so this gives the same integers as
+    refining the whole columns at once, without a second copy of every column. Each
+    block's hash is computed from the block's unrefined values before any is replaced."""
+    n = len(columns[0])
+    rows = max(1024, REFINE_CELLS // len(columns))
+    for first in range(0, n, rows):
+        block = [c[first:first + rows] for c in columns]
+        refined = ties.refine(block)  # new arrays for refined axes, the views otherwise
+        for j, bits in enumerate(ties.bits):
+            if bits:
+                columns[j][first:first + rows] = refined[j]

@@ -1,0 +1,310 @@
+"""The ``pass`` plan: the rounds' order lists gathered by vectorised passes, never a job per
+round, with driver memory bounded by a public budget whatever the table's size.
+
+A pass is ONE Spark job: the positive rows' raw feature values go through Spark's Python
+workers (``mapInArrow``), where :mod:`dprect.engines.spark.pass_kernel` turns them into
+sort values with the core's own code, applies the cuts made so far (row-locally, as
+arrays: no SQL predicate grows with the rounds), and keeps, for every (axis, side) order
+the pass serves, its best K rows as (row id, key) pairs — a row listed in many orders costs
+one id and one key per order, never its d values. The partitions' lists are merged in
+Spark (when they could exceed the budget) and then on the driver.
+
+:class:`PassEngine` answers the core's windows and cuts from those lists:
+
+* a cut on order (a, s) at t removes the listed rows beyond t by id — from every list at
+  once, since ids are shared within a pass — provided the list *covers* t (every row of
+  the remaining set beyond t is listed); otherwise the lists are stale;
+* a window of order (a, s) up to rank ``stop`` is answered when the list is complete or at
+  least ``stop`` of its rows survive; the first ``stop`` survivors are then the first
+  ``stop`` rows of the remaining set (every unlisted remaining row has a key ≥ every
+  listed key: the prefix property of the kernel), so the multiset of values is exact;
+* otherwise (a short list, stale lists, or an order this pass did not serve) ONE new pass
+  serves that order and the orders after it in the schedule, on the rows that survive
+  every cut so far.
+
+Which orders a pass serves, their lengths K (from the public plan:
+:func:`dprect.engines.spark.prefetch.prefetch_specs`) and the budget change the number of
+passes, never an answer. Optional thresholds from a sample of the positives (the first
+:data:`SAMPLE_ROWS` Spark returns) keep the shipped lists near K rows each; a threshold
+that was too tight makes a list short, which costs a pass, not exactness (a list cut by a
+threshold is never taken for complete, and a list found short is gathered again without
+one). The sample, the size hint and the budget stay inside the driver (docs/privacy.md §8).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+
+import numpy as np
+import pyarrow as pa
+from pyspark import cloudpickle
+from pyspark.sql import DataFrame
+
+import dprect.core.domains
+import dprect.core.errors
+import dprect.core.sql_text
+import dprect.core.ties
+import dprect.core.validation
+from dprect.core.domains import Domain, Side
+from dprect.core.errors import ParameterError
+from dprect.core.ties import TieBreaker
+from dprect.engines.spark import pass_kernel as kernel
+from dprect.engines.spark.pass_kernel import PassOrder, PassTask
+from dprect.engines.spark.prefetch import PrefixSpec
+from dprect.engines.spark.shipped import shipped_rows
+
+# executors get the kernel and the objects a task carries (domains, ties) by value: they
+# need numpy and pyarrow, not dprect
+for _module in (kernel, dprect.core.domains, dprect.core.ties, dprect.core.errors,
+                dprect.core.sql_text, dprect.core.validation):
+    cloudpickle.register_pickle_by_value(sys.modules[_module.__name__])
+
+#: driver bytes per listed entry: the Arrow result (tag, id, two keys, flag), the merge's
+#: copy and the driver's sorted keys and positions
+ENTRY_BYTES = 96
+#: positives sampled for the thresholds, the smallest size hint worth sampling for, and
+#: how many times K rows a threshold aims to keep
+SAMPLE_ROWS = 10_000
+SAMPLE_SAFETY = 2.0
+SAMPLE_MIN_RANK = 16
+#: passes a window may trigger before the engine gives up (each one at least doubles the
+#: short order's length, or drops its threshold: two always suffice)
+MAX_PASSES_PER_WINDOW = 3
+
+
+@dataclass
+class OrderList:
+    """One order's listed rows: keys ascending (best first), their compact positions, and
+    ``floor``: every unlisted row of the remaining set (as of the pass) has a key ≥ floor
+    (None: the list holds every such row — complete)."""
+
+    hi: bool
+    keys: np.ndarray
+    pos: np.ndarray
+    floor: int | float | None
+
+    @property
+    def complete(self) -> bool:
+        return self.floor is None
+
+    def values(self) -> np.ndarray:
+        return kernel.order_key(self.keys, self.hi)
+
+
+def run_pass(rows: DataFrame, task: PassTask, *, merge: bool) -> pa.RecordBatch:
+    """One pass over ``rows`` (the pass input: ``_id``, ``_x{j}``, optional ``_bad``): the
+    partitions' lists, merged in Spark when ``merge``, then on the driver."""
+    out = rows.mapInArrow(partial(kernel.partition_lists, task=task), kernel.OUTPUT_SCHEMA)
+    if merge:
+        parallelism = rows.sparkSession.sparkContext.defaultParallelism
+        out = out.repartition(max(1, min(parallelism, len(task.orders))), kernel.ORDER) \
+            .mapInArrow(partial(kernel.merge_lists, task=task), kernel.OUTPUT_SCHEMA)
+    table = out.toArrow()
+    return next(kernel.merge_lists(iter(table.to_batches()), task))
+
+
+class PassEngine:
+    """The engine interface answered from order lists gathered by passes (module notes).
+
+    ``run``: runs one pass for a task and returns the merged batch (:func:`run_pass`, or a
+    local stand-in in tests); ``schedule``: the plan's orders in round order with their
+    lengths (``rows``; ``columns`` are ignored); ``budget_bytes``: the driver's budget for
+    the lists of one pass (orders are served in schedule order until it is spent, at least
+    one per pass); ``partitions``: the input's partition count (merge in Spark when the
+    partitions' lists could exceed half the budget); ``sample``: the sort values (refined)
+    of a sample of the positives per axis, and ``size_hint`` about how many positives
+    there are — both optional, speed only.
+    """
+
+    def __init__(self, run: Callable[[PassTask, bool], pa.RecordBatch],
+                 domains: Sequence[Domain], ties: TieBreaker | None,
+                 schedule: Sequence[PrefixSpec], budget_bytes: float, *,
+                 partitions: int = 1, sample: dict[int, np.ndarray] | None = None,
+                 size_hint: int | None = None) -> None:
+        self._run = run
+        self._domains = tuple(domains)
+        self._ties = ties if ties is not None and ties.active else None
+        self._schedule = [(s.axis, s.side, int(s.rows)) for s in schedule]
+        self._budget = max(0.0, float(budget_bytes))
+        self._partitions = max(1, int(partitions))
+        self._sample = sample
+        self._hint = size_hint
+        self._dtypes = [d.encode(np.zeros(1)).dtype for d in self._domains]
+        self._cuts: list[tuple[int, bool, int | float]] = []
+        self._lists: dict[tuple[int, Side], OrderList] = {}
+        self._removed = np.zeros(0, dtype=bool)
+        self._stale = True
+        self._at = 0  # schedule position of the last pass's first order
+        self._scale = 1  # list lengths × this: doubled whenever a list ran short
+        self.bad = False
+        self.passes = 0
+
+    @property
+    def dims(self) -> int:
+        return len(self._domains)
+
+    # -- the engine interface ----------------------------------------------------------
+    def set_ties(self, ties: TieBreaker) -> None:
+        """The passes refine with the ties given at construction; the same ties again are
+        a no-op, others an error (the lists already hold refined keys)."""
+        if (ties if ties.active else None) != self._ties:
+            raise ParameterError("the pass engine's ties are fixed when it is built")
+
+    def prepare(self) -> None:
+        """The first pass (from the schedule's first order): reports bad rows."""
+        if self.passes == 0:
+            first = self._schedule[0] if self._schedule else (0, "hi", 1)
+            self._gather(first[0], first[1], need=0, exact=False)
+
+    def window(self, axis: int, side: Side, stop: int, size: int) -> np.ndarray:
+        first = max(0, stop - size)
+        exact = False
+        for _ in range(MAX_PASSES_PER_WINDOW + 1):
+            lst = None if self._stale else self._lists.get((axis, side))
+            if lst is not None:
+                alive = ~self._removed[lst.pos]
+                if lst.complete or int(np.count_nonzero(alive)) >= stop:
+                    values = lst.values()[alive][first:stop]
+                    return np.asarray(values, dtype=self._dtypes[axis])
+                exact = True  # short: gather this order again, without a threshold
+                self._scale *= 2  # and the next orders' lists longer: cuts ate them
+            self._gather(axis, side, need=stop, exact=exact)
+        raise RuntimeError("the pass plan could not list enough rows")  # unreachable
+
+    def cut(self, axis: int, side: Side, threshold: int | float) -> None:
+        hi = side == "hi"
+        self._cuts.append((axis, hi, threshold))
+        lst = None if self._stale else self._lists.get((axis, side))
+        if lst is None:
+            self._stale = True
+            return
+        c = -threshold if hi else threshold  # the cut removes the rows with key ≤ c
+        if lst.floor is not None and not c < lst.floor:
+            self._stale = True  # unlisted rows may be removed too: gather again
+            return
+        self._removed[lst.pos[:int(np.searchsorted(lst.keys, c, side="right"))]] = True
+
+    # -- passes ------------------------------------------------------------------------
+    def _start(self, axis: int, side: Side) -> int:
+        for at in (*range(self._at, len(self._schedule)), *range(self._at)):
+            a, s, _ = self._schedule[at]
+            if a == axis and s == side:
+                return at
+        return -1
+
+    def _orders(self, axis: int, side: Side, need: int, exact: bool) -> list[PassOrder]:
+        """The orders of the next pass: the asked one first, then the schedule's next ones
+        while the budget lasts (each order once)."""
+        at = self._start(axis, side)
+        tail = self._schedule[at:] if at >= 0 else [(axis, side, max(1, need))]
+        if at >= 0:
+            self._at = at
+        room = self._budget / ENTRY_BYTES
+        orders: list[PassOrder] = []
+        seen: set[tuple[int, str]] = set()
+        for a, s, rows in tail:
+            if (a, s) in seen:
+                continue
+            asked = (a, s) == (axis, side)
+            k = rows * self._scale
+            if asked:  # whatever the budget: the window must be answerable
+                k = max(min(k, int(room)), rows, 2 * need)
+            if orders and k > room:
+                break
+            seen.add((a, s))
+            room -= k
+            orders.append(PassOrder(a, s == "hi", k,
+                                    None if asked and exact else self._threshold(a, s, k)))
+        return orders
+
+    def _threshold(self, axis: int, side: Side, rows: int) -> int | float | None:
+        """A key threshold expected to keep about SAMPLE_SAFETY × ``rows`` remaining rows
+        (None when the sample cannot place one)."""
+        if self._sample is None or not self._hint:
+            return None
+        keep = np.ones(len(self._sample[axis]), dtype=bool)
+        for a, hi, t in self._cuts:
+            keep &= (self._sample[a] < t) if hi else (self._sample[a] > t)
+        keys = kernel.order_key(self._sample[axis][keep], side == "hi")
+        m = len(self._sample[axis])
+        rank = max(SAMPLE_MIN_RANK, math.ceil(SAMPLE_SAFETY * rows * m / self._hint))
+        if m < SAMPLE_ROWS or rank >= len(keys):
+            return None
+        t = np.partition(keys, rank - 1)[rank - 1]
+        return int(t) if keys.dtype.kind == "i" else float(t)
+
+    def _gather(self, axis: int, side: Side, need: int, exact: bool) -> None:
+        orders = self._orders(axis, side, need, exact)
+        task = PassTask(self._domains, self._ties, tuple(orders), tuple(self._cuts))
+        merge = self._partitions * sum(o.rows for o in orders) * ENTRY_BYTES > self._budget / 2
+        batch = self._run(task, merge)
+        self.passes += 1
+        tags = batch.column(kernel.ORDER).to_numpy()
+        flags = np.asarray(batch.column(kernel.BAD).to_numpy(zero_copy_only=False), dtype=bool)
+        self.bad = self.bad or bool(flags[tags == kernel.SUMMARY].any())
+        ids = batch.column(kernel.ROW_ID).to_numpy()
+        ints = batch.column(kernel.INT_KEY).to_numpy()
+        floats = batch.column(kernel.FLOAT_KEY).to_numpy()
+        listed = tags != kernel.SUMMARY
+        _, compact = np.unique(ids[listed], return_inverse=True)
+        pos = np.full(len(tags), -1, dtype=np.int64)
+        pos[listed] = compact
+        lists: dict[tuple[int, Side], OrderList] = {}
+        for i, o in enumerate(orders):
+            rows = np.flatnonzero(tags == i)
+            keys = (ints if self._dtypes[o.axis].kind == "i" else floats)[rows]
+            order = np.argsort(keys, kind="stable")
+            keys, where = keys[order], pos[rows][order]
+            if len(keys) >= o.rows:
+                floor: int | float | None = keys[-1]
+            elif o.threshold is not None:
+                floor = o.threshold
+            else:
+                floor = None
+            lists[(o.axis, "hi" if o.hi else "lo")] = OrderList(o.hi, keys, where, floor)
+        self._lists = lists
+        self._removed = np.zeros(int(compact.max()) + 1 if len(compact) else 0, dtype=bool)
+        self._stale = False
+
+
+def take_pass_sample(rows: DataFrame, domains: Sequence[Domain], ties: TieBreaker | None
+                     ) -> dict[int, np.ndarray]:
+    """Sort values (refined) per axis of the first :data:`SAMPLE_ROWS` good rows Spark
+    returns from the pass input. A ``limit`` collected as rows reads the first partitions
+    only (collected as Arrow, Spark would gather every partition's first rows through a
+    shuffle: several times slower at d = 128)."""
+    if kernel.BAD in rows.columns:
+        rows = rows.where(f"NOT {kernel.BAD}")
+    names = [kernel.feature_column(j) for j in range(len(domains))]
+    got = rows.select(*names).limit(SAMPLE_ROWS).collect()
+    values = np.array([tuple(r) for r in got], dtype=np.float64).reshape(len(got), len(names))
+    batch = pa.RecordBatch.from_arrays([pa.array(values[:, j]) for j in range(len(names))],
+                                       names=names)
+    every = PassTask(tuple(domains), ties if ties is not None and ties.active else None,
+                     tuple(PassOrder(j, False, 1) for j in range(len(domains))))
+    return kernel.sort_values(batch, every, None)
+
+
+def pass_engine(data: DataFrame, names: Sequence[str], domains: Sequence[Domain],
+                ties: TieBreaker | None, schedule: Sequence[PrefixSpec], budget_bytes: float,
+                *, positive: str | None, problem: str | None, size_hint: int | None
+                ) -> PassEngine:
+    """The ``pass`` plan's engine on ``data``, its first pass run (bad rows reported in
+    :attr:`PassEngine.bad`)."""
+    rows = shipped_rows(data, names, positive, problem)
+    partitions = data.rdd.getNumPartitions()
+    sample = None
+    # thresholds only pay when the partitions' lists would need Spark's merge stage
+    listed = partitions * sum(s.rows for s in schedule) * ENTRY_BYTES
+    if size_hint is not None and size_hint >= 8 * SAMPLE_ROWS and listed > budget_bytes / 2:
+        sample = take_pass_sample(rows, domains, ties)
+    with_ids = rows.selectExpr("*", f"monotonically_increasing_id() AS {kernel.ROW_ID}")
+    engine = PassEngine(lambda task, merge: run_pass(with_ids, task, merge=merge),
+                        domains, ties, schedule, budget_bytes, partitions=partitions,
+                        sample=sample, size_hint=size_hint)
+    engine.prepare()
+    return engine

@@ -1,0 +1,193 @@
+"""The ``pass`` plan's engine against the numpy engine, without Spark (issue #15).
+
+:class:`~dprect.engines.spark.order_pass.PassEngine` answers windows and cuts from order
+lists that passes gather; here a pass is the kernel run locally on the table split into
+parts (what Spark's partitions do), so the whole exactness argument is exercised: the
+prefix property across parts and merges, cuts applied by id, stale lists after a cut the
+list does not cover, short lists, thresholds from a sample (too tight on purpose), tiny
+budgets that make every order its own pass. Every answer must equal the numpy engine's
+on the same rows, for random window/cut sequences (hypothesis) and for whole fits.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+pytest.importorskip("pyspark")  # the module imports pyspark's cloudpickle
+
+from dprect.core.algorithms import run_plan
+from dprect.core.domains import FloatOrder, Grid, IntegerRange
+from dprect.core.planner import plan as make_plan
+from dprect.core.randomness import RandomSource
+from dprect.core.request import FitRequest
+from dprect.core.ties import TieBreaker, tie_bits
+from dprect.engines.numpy_engine import NumpyEngine
+from dprect.engines.spark import pass_kernel as kernel
+from dprect.engines.spark.order_pass import ENTRY_BYTES, PassEngine
+from dprect.engines.spark.prefetch import PrefixSpec, prefetch_specs
+
+
+def _table(n: int, dims: int, seed: int) -> tuple[np.ndarray, list]:
+    """Heavy ties: axis 0 95% zeros on a grid, pixel axes 0…16 (half dark), 30% copies of
+    20 rows; the last axis float-order when dims ≥ 3."""
+    gen = np.random.default_rng(seed)
+    zeros = np.where(gen.random(n) < 0.95, 0.0, gen.uniform(0.1, 19.0, n))
+    pix = gen.integers(0, 17, size=(n, dims - 1)).astype(np.float64)
+    pix[gen.random((n, dims - 1)) < 0.5] = 0.0
+    X = np.column_stack([zeros, pix])
+    dup = gen.random(n) < 0.3
+    X[dup] = X[gen.integers(0, min(20, n), int(dup.sum()))]
+    domains: list = [Grid(0.0, 20.0, 64), *[IntegerRange(0, 16)] * (dims - 1)]
+    if dims >= 3:
+        X[:, -1] += gen.normal(0, 0.25, n).round(1)
+        domains[-1] = FloatOrder()
+    return X, domains
+
+
+def _local_run(X: np.ndarray, parts: int):
+    """A pass without Spark: the kernel per part (ids as Spark numbers rows), then the
+    merge — split unevenly so parts hold different row counts."""
+    n, d = X.shape
+    cuts = np.sort(np.random.default_rng(n + parts).integers(0, n + 1, parts - 1))
+    bounds = [0, *cuts.tolist(), n]
+
+    def run(task: kernel.PassTask, merge: bool) -> pa.RecordBatch:
+        outs = []
+        for p in range(parts):
+            lo, hi = bounds[p], bounds[p + 1]
+            cols = [pa.array(X[lo:hi, j]) for j in range(d)]
+            ids = pa.array((np.int64(p) << 33) + np.arange(hi - lo, dtype=np.int64))
+            batch = pa.RecordBatch.from_arrays(
+                [*cols, ids], names=[*map(kernel.feature_column, range(d)), kernel.ROW_ID])
+            step = max(1, (hi - lo) // 3)  # several batches per part
+            pieces = [batch.slice(i, step) for i in range(0, max(hi - lo, 1), step)]
+            outs.append(next(kernel.partition_lists(iter(pieces), task)))
+        if merge:  # a merge stage over two groups of parts, then the driver's merge
+            half = len(outs) // 2 or 1
+            outs = [next(kernel.merge_lists(iter(g), task)) for g in (outs[:half], outs[half:])
+                    if g]
+        return next(kernel.merge_lists(iter(outs), task))
+
+    return run
+
+
+def _sample(X: np.ndarray, domains: list, ties: TieBreaker | None, rows: int
+            ) -> dict[int, np.ndarray]:
+    cols = [d.encode(X[:rows, j]) for j, d in enumerate(domains)]
+    if ties is not None and ties.active:
+        cols = ties.refine(cols)
+    return dict(enumerate(cols))
+
+
+def _engines(X, domains, ties, schedule, budget, parts, sample_rows, hint_scale,
+             monkeypatch):
+    numpy_engine = NumpyEngine([d.encode(X[:, j]) for j, d in enumerate(domains)])
+    if ties is not None:
+        numpy_engine.set_ties(ties)
+    sample = None
+    if sample_rows:
+        monkeypatch.setattr("dprect.engines.spark.order_pass.SAMPLE_ROWS", sample_rows)
+        sample = _sample(X, domains, ties, sample_rows)
+    engine = PassEngine(_local_run(X, parts), domains, ties, schedule, budget,
+                        partitions=parts, sample=sample,
+                        size_hint=max(1, int(len(X) * hint_scale)))
+    engine.prepare()
+    return numpy_engine, engine
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10_000), n=st.integers(0, 600), dims=st.integers(1, 5),
+       parts=st.integers(1, 5), budget_entries=st.sampled_from([1, 40, 400, 10**6]),
+       sample_rows=st.sampled_from([0, 50]), hint_scale=st.sampled_from([0.2, 1.0, 5.0]),
+       ops=st.lists(st.tuples(st.integers(0, 4), st.booleans(), st.integers(1, 120),
+                              st.integers(1, 60), st.booleans(), st.floats(0, 1)),
+                    min_size=1, max_size=25))
+def test_windows_and_cuts_equal_numpy(monkeypatch, seed, n, dims, parts, budget_entries,
+                                      sample_rows, hint_scale, ops):
+    X, domains = _table(n + 20, dims, seed)
+    X = X[:n]
+    ties = TieBreaker.for_domains(domains, [3 if isinstance(d, Grid) else 0 for d in domains])
+    schedule = [PrefixSpec(j, s, 1 + (seed + 7 * j) % 40, (j,)) for j in range(dims)
+                for s in ("hi", "lo")]
+    want, got = _engines(X, domains, ties, schedule, budget_entries * ENTRY_BYTES, parts,
+                         sample_rows if n >= sample_rows else 0, hint_scale, monkeypatch)
+    for axis, hi, stop, size, do_cut, q in ops:
+        axis %= dims
+        side = "hi" if hi else "lo"
+        a = want.window(axis, side, stop, size)
+        b = got.window(axis, side, stop, size)
+        assert b.dtype == a.dtype
+        assert np.array_equal(np.sort(a), np.sort(b))
+        if do_cut and len(a):  # a threshold among the window's values, or just past it
+            t = np.sort(a)[int(q * (len(a) - 1))]
+            want.cut(axis, side, t)
+            got.cut(axis, side, t)
+
+
+@pytest.mark.parametrize("dims,n,method", [(2, 4000, "randmargins"), (16, 3000, "randmargins"),
+                                           (16, 3000, "composition"), (64, 2000, "randmargins")])
+@pytest.mark.parametrize("budget_entries", [64, 10**7])
+def test_whole_fit_equals_numpy(monkeypatch, dims, n, method, budget_entries):
+    X, domains = _table(n, dims, seed=dims)
+    req = FitRequest(epsilon=8.0, delta=1e-6, method=method)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plan = make_plan(req, domains=domains)
+        ties = plan.chosen.tie_breaker(domains)
+        ties = ties if ties is not None and ties.active else None
+        schedule = prefetch_specs(plan.chosen, dims, cell_budget=2**62)
+        want_engine, engine = _engines(X, domains, ties, schedule,
+                                       budget_entries * ENTRY_BYTES, 4, 500, 1.0,
+                                       monkeypatch)
+        names = [f"x{j}" for j in range(dims)]
+        want = run_plan(want_engine, domains, names, plan, RandomSource(seed=3))
+        got = run_plan(engine, domains, names, plan, RandomSource(seed=3))
+    assert list(got.lower_index) == list(want.lower_index)
+    assert list(got.upper_index) == list(want.upper_index)
+    if budget_entries > 10**6:  # the budget holds every list: one pass serves every round
+        assert engine.passes <= 2
+    else:
+        assert engine.passes > 2  # a tiny budget really splits the schedule
+
+
+def test_bad_rows_are_reported_and_never_listed():
+    X, domains = _table(500, 3, seed=1)
+    bad = np.zeros(len(X), dtype=bool)
+    bad[::7] = True
+    X_bad = X.copy()
+    X_bad[bad, 1] = np.nan
+    task = kernel.PassTask(tuple(domains), None, (kernel.PassOrder(1, True, 10**6),))
+    batch = pa.RecordBatch.from_arrays(
+        [*(pa.array(X_bad[:, j]) for j in range(3)),
+         pa.array(np.arange(len(X), dtype=np.int64)), pa.array(bad)],
+        names=[*map(kernel.feature_column, range(3)), kernel.ROW_ID, kernel.BAD])
+    out = next(kernel.partition_lists(iter([batch]), task))
+    tags = out.column(kernel.ORDER).to_numpy()
+    assert out.column(kernel.BAD).to_numpy(zero_copy_only=False)[tags == kernel.SUMMARY].all()
+    listed = out.column(kernel.ROW_ID).to_numpy()[tags == 0]
+    assert set(listed) == set(np.flatnonzero(~bad))
+
+
+def test_tie_bits_come_from_the_core():
+    """The kernel refines with the TieBreaker it is given: same values as the numpy
+    engine's set_ties, including r_j above 2^53 (int64 keys never pass through float64)."""
+    gen = np.random.default_rng(5)
+    domains = [Grid(0.0, 1.0, 2**40), IntegerRange(0, 3)]
+    bits = tie_bits(domains, 100)
+    ties = TieBreaker.for_domains(domains, bits)
+    X = np.column_stack([gen.random(300), gen.integers(0, 4, 300).astype(float)])
+    task = kernel.PassTask(tuple(domains), ties, (kernel.PassOrder(0, True, 300),))
+    batch = pa.RecordBatch.from_arrays([pa.array(X[:, 0]), pa.array(X[:, 1])],
+                                       names=[kernel.feature_column(0),
+                                              kernel.feature_column(1)])
+    got = kernel.sort_values(batch, task, None)
+    want = ties.refine([d.encode(X[:, j]) for j, d in enumerate(domains)])
+    assert np.array_equal(got[0], want[0]) and got[0].dtype == np.int64
+    assert int(got[0].max()) > 2**53
