@@ -344,3 +344,22 @@ def test_collect_mixed_types_gives_the_numpy_rectangle(spark, method, grid):
     assert stats["collect_jobs"] == 1 and stats["window_jobs"] == 0
     assert got.method == want.method == method
     assert (got.lower_index, got.upper_index) == (want.lower_index, want.upper_index)
+
+
+def test_pass_plan_within_a_tiny_budget_merges_in_spark(spark):
+    """A budget far below the lists: every pass serves one or two orders and merges the
+    partitions' lists in Spark (the merge stage) — still the numpy engine's rectangle."""
+    X, y, domains = _ties_table(3000, 6, seed=8)
+    names = [f"x{j}" for j in range(6)]
+    df = _frame(spark, X, y, names, partitions=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = dprect.fit(X, y, grid=domains, epsilon=EPSILON, delta=DELTA,
+                          method="randmargins", seed=9, features=names)
+        with prepare_fit(df, features=names, label="y", domains=domains, epsilon=EPSILON,
+                         delta=DELTA, method="randmargins", spark_plan="pass",
+                         driver_budget_mb=0.05) as prepared:
+            got = prepared.run(seed=9)
+            passes = prepared.engine.stats["passes"]
+    assert (got.lower_index, got.upper_index) == (want.lower_index, want.upper_index)
+    assert passes > 3

@@ -63,9 +63,9 @@ for _module in (kernel, dprect.core.domains, dprect.core.ties, dprect.core.error
                 dprect.core.sql_text, dprect.core.validation):
     cloudpickle.register_pickle_by_value(sys.modules[_module.__name__])
 
-#: driver bytes per listed entry: the Arrow result (tag, id, two keys, flag), the merge's
-#: copy and the driver's sorted keys and positions
-ENTRY_BYTES = 96
+#: driver bytes per listed entry: the Arrow result (tag, id, two keys, flag: 29 bytes),
+#: the driver's merge of it (skipped when Spark merged), the sorted keys and positions
+ENTRY_BYTES = 64
 #: positives sampled for the thresholds, the smallest size hint worth sampling for, and
 #: how many times K rows a threshold aims to keep
 SAMPLE_ROWS = 10_000
@@ -99,10 +99,13 @@ def run_pass(rows: DataFrame, task: PassTask, *, merge: bool) -> pa.RecordBatch:
     """One pass over ``rows`` (the pass input: ``_id``, ``_x{j}``, optional ``_bad``): the
     partitions' lists, merged in Spark when ``merge``, then on the driver."""
     out = rows.mapInArrow(partial(kernel.partition_lists, task=task), kernel.OUTPUT_SCHEMA)
-    if merge:
+    if merge:  # each order's rows meet in one task, which keeps its best K
         parallelism = rows.sparkSession.sparkContext.defaultParallelism
         out = out.repartition(max(1, min(parallelism, len(task.orders))), kernel.ORDER) \
             .mapInArrow(partial(kernel.merge_lists, task=task), kernel.OUTPUT_SCHEMA)
+        table = out.toArrow().combine_chunks()
+        batches = table.to_batches()
+        return batches[0] if batches else next(kernel.merge_lists(iter(()), task))
     table = out.toArrow()
     return next(kernel.merge_lists(iter(table.to_batches()), task))
 
@@ -140,6 +143,10 @@ class PassEngine:
         self._stale = True
         self._at = 0  # schedule position of the last pass's first order
         self._scale = 1  # list lengths × this: doubled whenever a list ran short
+        # at most this many rows remain (the hint, then the last pass's count of rows
+        # surviving the cuts): no list is longer, so a pass may serve more orders (speed
+        # only; inside the driver, like the hint)
+        self._bound = size_hint
         self.bad = False
         self.passes = 0
 
@@ -204,6 +211,10 @@ class PassEngine:
         if at >= 0:
             self._at = at
         room = self._budget / ENTRY_BYTES
+        # rows left: the last pass's count less the rows its lists saw cut since (exact
+        # while the lists are not stale, an upper bound otherwise)
+        bound = None if self._bound is None else \
+            self._bound - int(np.count_nonzero(self._removed))
         orders: list[PassOrder] = []
         seen: set[tuple[int, str]] = set()
         for a, s, rows in tail:
@@ -213,10 +224,11 @@ class PassEngine:
             k = rows * self._scale
             if asked:  # whatever the budget: the window must be answerable
                 k = max(min(k, int(room)), rows, 2 * need)
-            if orders and k > room:
+            cost = k if bound is None else min(k, max(bound, 1))
+            if orders and cost > room:
                 break
             seen.add((a, s))
-            room -= k
+            room -= cost
             orders.append(PassOrder(a, s == "hi", k,
                                     None if asked and exact else self._threshold(a, s, k)))
         return orders
@@ -247,6 +259,8 @@ class PassEngine:
         flags = np.asarray(batch.column(kernel.BAD).to_numpy(zero_copy_only=False), dtype=bool)
         self.bad = self.bad or bool(flags[tags == kernel.SUMMARY].any())
         ids = batch.column(kernel.ROW_ID).to_numpy()
+        # the rows that survived the cuts (summary rows): cuts only shrink that set
+        self._bound = int(ids[tags == kernel.SUMMARY].sum())
         ints = batch.column(kernel.INT_KEY).to_numpy()
         floats = batch.column(kernel.FLOAT_KEY).to_numpy()
         listed = tags != kernel.SUMMARY

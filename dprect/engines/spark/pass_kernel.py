@@ -13,6 +13,10 @@ core's own code — :meth:`Domain.encode <dprect.core.domains.Domain.encode>` of
 as float64, then :meth:`TieBreaker.refine <dprect.core.ties.TieBreaker.refine>` — so a row's
 sort values are, bit for bit, those the numpy engine computes for the same float64 values.
 The cuts so far (:attr:`PassTask.cuts`, sort-value thresholds) are applied row-locally.
+Output: per order kept, rows (``_o`` = the order's index, ``_id``, the key in ``_ki``
+(int64) or ``_kf`` (float64)), plus a summary row per task (``_o`` = −1) whose ``_bad``
+says whether a flagged row was seen and whose ``_id`` counts the rows that survived the
+cuts (a speed aid for the driver, never output).
 
 Order keys: κ = v for ``lo`` and κ = −v for ``hi`` (v the sort value: int64 below 2^62 or a
 canonical float64), so "best" always means "smallest key" and v = ±κ exactly.
@@ -152,8 +156,9 @@ def sort_values(batch: pa.RecordBatch, task: PassTask, rows: np.ndarray | None
     return {j: refined[j] for j in axes}
 
 
-def _offer(batch: pa.RecordBatch, task: PassTask, best: Sequence[Best]) -> bool:
-    """Offer one batch's rows to every order; True if a row makes the input invalid."""
+def _offer(batch: pa.RecordBatch, task: PassTask, best: Sequence[Best]) -> tuple[bool, int]:
+    """Offer one batch's rows to every order: whether a row makes the input invalid, and
+    how many rows survive the cuts."""
     bad = False
     rows: np.ndarray | None = None
     if BAD in batch.schema.names:
@@ -175,13 +180,15 @@ def _offer(batch: pa.RecordBatch, task: PassTask, best: Sequence[Best]) -> bool:
             values = {j: v[idx] for j, v in values.items()}
     for b in best:
         b.add(order_key(values[b.order.axis], b.order.hi), ids)
-    return bad
+    return bad, len(ids)
 
 
-def _emit(task: PassTask, best: Sequence[Best], bad: bool) -> pa.RecordBatch:
-    """Every order's kept rows tagged with ``_o``, plus the summary row (``_bad``)."""
+def _emit(task: PassTask, best: Sequence[Best], bad: bool, remaining: int
+          ) -> pa.RecordBatch:
+    """Every order's kept rows tagged with ``_o``, plus the summary row: ``_bad``, and in
+    ``_id`` the number of rows that survived the cuts."""
     tags = [np.array([SUMMARY], dtype=np.int32)]
-    ids = [np.zeros(1, dtype=np.int64)]
+    ids = [np.array([remaining], dtype=np.int64)]
     ints = [np.zeros(1, dtype=np.int64)]
     floats = [np.zeros(1, dtype=np.float64)]
     for i, b in enumerate(best):
@@ -212,10 +219,12 @@ def partition_lists(batches: Iterator[pa.RecordBatch], task: PassTask
     """mapInArrow body of the pass: every surviving row is offered to every order."""
     best = [Best(o) for o in task.orders]
     bad = False
+    remaining = 0
     for batch in batches:
         if batch.num_rows:
-            bad = _offer(batch, task, best) or bad
-    yield _emit(task, best, bad)
+            flagged, survived = _offer(batch, task, best)
+            bad, remaining = bad or flagged, remaining + survived
+    yield _emit(task, best, bad, remaining)
 
 
 def merge_lists(batches: Iterator[pa.RecordBatch], task: PassTask
@@ -224,6 +233,7 @@ def merge_lists(batches: Iterator[pa.RecordBatch], task: PassTask
     with their order; each order keeps its best rows again; summary flags are or-ed."""
     best = [Best(o) for o in task.orders]
     bad = False
+    remaining = 0
     for batch in batches:
         if batch.num_rows == 0:
             continue
@@ -231,6 +241,7 @@ def merge_lists(batches: Iterator[pa.RecordBatch], task: PassTask
         flags = np.asarray(batch.column(BAD).to_numpy(zero_copy_only=False), dtype=bool)
         bad = bad or bool(flags[tags == SUMMARY].any())
         ids = batch.column(ROW_ID).to_numpy()
+        remaining += int(ids[tags == SUMMARY].sum())
         ints = batch.column(INT_KEY).to_numpy()
         floats = batch.column(FLOAT_KEY).to_numpy()
         for i in np.unique(tags[tags != SUMMARY]):
@@ -238,4 +249,4 @@ def merge_lists(batches: Iterator[pa.RecordBatch], task: PassTask
             b = best[int(i)]
             keys = ints if task.key_is_int(b.order.axis) else floats
             b.add(keys[rows], ids[rows])
-    yield _emit(task, best, bad)
+    yield _emit(task, best, bad, remaining)
