@@ -32,8 +32,10 @@ the fit / scan ratio), for the default fit and d ≤ 128 also ``approxQuantile``
 feature, relative error 0.01: the non-private reference; "—" at d = 1024, where it is
 slow), two warm-up fits (``collect`` and ``pass`` on the file's first 20,000 rows: a
 warm session, JIT-compiled paths and Python workers started, as in the issue's
-measurements), then ONE fit, timed whole: ``prepare_fit`` + ``run`` (checks included, as
-``fit_dataframe``). Each cell gets the DEFAULT fit (``spark_plan=None``, i.e. ``auto``;
+measurements), then the fit, timed whole: ``prepare_fit`` + ``run`` (checks included, as
+``fit_dataframe``), and — at d ≤ 128 — two more interleaved (scan, fit) pairs: the
+ratio is the median fit over the median scan (:func:`repeats`). Each cell gets the
+DEFAULT fit (``spark_plan=None``, i.e. ``auto``;
 the table names the plan auto chose and its passes over the data) and, at d = 128 and
 1024 (``--compare``, on by default), a fit with the other of ``collect``/``pass``;
 ``--plans prefetch,…`` adds explicit plans to every cell (a ``prefetch`` or ``rounds``
@@ -216,6 +218,11 @@ def _jvm_pid() -> int | None:
 WARM_ROWS = 20_000
 
 
+def repeats(dims: int) -> int:
+    """Interleaved (scan, fit) pairs per sweep process: 3, or 1 at d > 128 (minutes each)."""
+    return 3 if dims <= 128 else 1
+
+
 def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> None:
     """One fit of one sweep cell in this process (``plan``: ``auto`` is the default fit,
     else an explicit ``spark_plan``); prints one ``RESULT {json}`` line."""
@@ -292,6 +299,19 @@ def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> N
         print("RESULT " + json.dumps(out), flush=True)
         os._exit(0)
     result, stats = box["result"], box["stats"]
+    # more interleaved (scan, fit) pairs: the ratio is median fit / median scan (a loaded
+    # machine's timings vary by ±30% from one run to the next)
+    scans, fits = [out["scan"]], [out["fit"]]
+    for _ in range(repeats(dims) - 1):
+        scans.append(timed(f"{tag}: aggregate scan (repeat)", scan)[0])
+        t0 = time.perf_counter()
+        fit()
+        fits.append(time.perf_counter() - t0)
+        if "error" in box or box["result"].lower_index != result.lower_index \
+                or box["result"].upper_index != result.upper_index:
+            out["repeat_differs"] = True
+    out.update(scans=scans, fits=fits, scan=statistics.median(scans),
+               fit=statistics.median(fits))
     out.update(method=result.method, passes=stats["passes"],
                collect_jobs=stats["collect_jobs"], stats=stats,
                lower_index=[int(v) for v in result.lower_index],

@@ -92,7 +92,8 @@ def _engines(X, domains, ties, schedule, budget, parts, sample_rows, hint_scale,
         numpy_engine.set_ties(ties)
     sample = None
     if sample_rows:
-        monkeypatch.setattr("dprect.engines.spark.order_pass.SAMPLE_ROWS", sample_rows)
+        monkeypatch.setattr("dprect.engines.spark.order_pass.sample_rows",
+                            lambda dims: sample_rows)
         sample = _sample(X, domains, ties, sample_rows)
     engine = PassEngine(_local_run(X, parts), domains, ties, schedule, budget,
                         partitions=parts, sample=sample,
@@ -105,7 +106,7 @@ def _engines(X, domains, ties, schedule, budget, parts, sample_rows, hint_scale,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 10_000), n=st.integers(0, 600), dims=st.integers(1, 5),
        parts=st.integers(1, 5), budget_entries=st.sampled_from([1, 40, 400, 10**6]),
-       sample_rows=st.sampled_from([0, 50]), hint_scale=st.sampled_from([0.2, 1.0, 5.0]),
+       sample_rows=st.sampled_from([0, 50]), hint_scale=st.sampled_from([0.2, 1.0, 5.0, 50.0]),
        ops=st.lists(st.tuples(st.integers(0, 4), st.booleans(), st.integers(1, 120),
                               st.integers(1, 60), st.booleans(), st.floats(0, 1)),
                     min_size=1, max_size=25))
@@ -191,3 +192,20 @@ def test_tie_bits_come_from_the_core():
     want = ties.refine([d.encode(X[:, j]) for j, d in enumerate(domains)])
     assert np.array_equal(got[0], want[0]) and got[0].dtype == np.int64
     assert int(got[0].max()) > 2**53
+
+
+def test_a_list_cut_short_by_a_threshold_is_never_complete(monkeypatch):
+    """A misleading hint puts the threshold at the sample's 16th best row, so the pass
+    lists 16 rows where K = 100: the list is a prefix, not the whole set, and a window
+    past it gathers again (without a threshold) instead of returning 16 values."""
+    X = np.arange(1000, dtype=np.float64)[:, None]
+    domains = [IntegerRange(0, 999)]
+    monkeypatch.setattr("dprect.engines.spark.order_pass.sample_rows", lambda dims: 1000)
+    engine = PassEngine(_local_run(X, 3), domains, None, [PrefixSpec(0, "hi", 100, (0,))],
+                        10**9, partitions=3, sample={0: domains[0].encode(X[:, 0])},
+                        size_hint=10**6)
+    engine.prepare()
+    assert engine.passes == 1
+    got = engine.window(0, "hi", 50, 50)
+    assert sorted(got.tolist()) == list(range(950, 1000))
+    assert engine.passes == 2

@@ -1,4 +1,5 @@
-"""For the same seed, numpy, Spark `rounds` and Spark `prefetch` return the same rectangle.
+"""For the same seed, numpy and every Spark plan (`rounds`, `prefetch`, `collect`, `pass`)
+return the same rectangle.
 
 Design note §7: engines only answer windows and cuts, so the output must be identical —
 ties, duplicate rows, a remaining set that runs dry, Grid / IntegerRange / FloatOrder
@@ -47,7 +48,7 @@ def _fit_all(make_frame, X, y, domains, *, epsilon, method, seed, partitions=Non
         got = [fit_dataframe(df, features=names, label="y", domains=domains,
                              epsilon=epsilon, delta=1e-6, method=method, seed=seed,
                              spark_plan=plan, prefix_rows=prefix_rows, **kw)
-               for plan in ("rounds", "prefetch")]
+               for plan in ("rounds", "prefetch", "collect", "pass")]
     for g in got:
         _same(g, want)
     return want

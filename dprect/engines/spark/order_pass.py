@@ -64,11 +64,14 @@ for _module in (kernel, dprect.core.domains, dprect.core.ties, dprect.core.error
     cloudpickle.register_pickle_by_value(sys.modules[_module.__name__])
 
 #: driver bytes per listed entry: the Arrow result (tag, id, two keys, flag: 29 bytes),
-#: the driver's merge of it (skipped when Spark merged), the sorted keys and positions
-ENTRY_BYTES = 64
-#: positives sampled for the thresholds, the smallest size hint worth sampling for, and
-#: how many times K rows a threshold aims to keep
+#: the driver's merge of it (skipped when Spark merged), the ids' sort and inverse, the
+#: sorted keys and positions (measured ≈ 90 at d = 1024: docs/architecture.md)
+ENTRY_BYTES = 128
+#: positives sampled for the thresholds (at most SAMPLE_CELLS values in all: rows are
+#: collected as Python objects, ~50 bytes a value), the smallest size hint worth sampling
+#: for, and how many times K rows a threshold aims to keep
 SAMPLE_ROWS = 10_000
+SAMPLE_CELLS = 1 << 20
 SAMPLE_SAFETY = 2.0
 SAMPLE_MIN_RANK = 16
 #: passes a window may trigger before the engine gives up (each one at least doubles the
@@ -244,7 +247,7 @@ class PassEngine:
         keys = kernel.order_key(self._sample[axis][keep], side == "hi")
         m = len(self._sample[axis])
         rank = max(SAMPLE_MIN_RANK, math.ceil(SAMPLE_SAFETY * rows * m / self._hint))
-        if m < SAMPLE_ROWS or rank >= len(keys):
+        if m < sample_rows(self.dims) or rank >= len(keys):
             return None
         t = np.partition(keys, rank - 1)[rank - 1]
         return int(t) if keys.dtype.kind == "i" else float(t)
@@ -285,16 +288,22 @@ class PassEngine:
         self._stale = False
 
 
+def sample_rows(dims: int) -> int:
+    """Rows of the thresholds' sample at ``dims`` features: :data:`SAMPLE_ROWS`, fewer when
+    that would exceed :data:`SAMPLE_CELLS` values (at least 1,000)."""
+    return max(1000, min(SAMPLE_ROWS, SAMPLE_CELLS // max(1, dims)))
+
+
 def take_pass_sample(rows: DataFrame, domains: Sequence[Domain], ties: TieBreaker | None
                      ) -> dict[int, np.ndarray]:
-    """Sort values (refined) per axis of the first :data:`SAMPLE_ROWS` good rows Spark
+    """Sort values (refined) per axis of the first :func:`sample_rows` good rows Spark
     returns from the pass input. A ``limit`` collected as rows reads the first partitions
     only (collected as Arrow, Spark would gather every partition's first rows through a
     shuffle: several times slower at d = 128)."""
     if kernel.BAD in rows.columns:
         rows = rows.where(f"NOT {kernel.BAD}")
     names = [kernel.feature_column(j) for j in range(len(domains))]
-    got = rows.select(*names).limit(SAMPLE_ROWS).collect()
+    got = rows.select(*names).limit(sample_rows(len(names))).collect()
     values = np.array([tuple(r) for r in got], dtype=np.float64).reshape(len(got), len(names))
     batch = pa.RecordBatch.from_arrays([pa.array(values[:, j]) for j in range(len(names))],
                                        names=names)
@@ -314,7 +323,8 @@ def pass_engine(data: DataFrame, names: Sequence[str], domains: Sequence[Domain]
     sample = None
     # thresholds only pay when the partitions' lists would need Spark's merge stage
     listed = partitions * sum(s.rows for s in schedule) * ENTRY_BYTES
-    if size_hint is not None and size_hint >= 8 * SAMPLE_ROWS and listed > budget_bytes / 2:
+    if size_hint is not None and size_hint >= 8 * sample_rows(len(names)) \
+            and listed > budget_bytes / 2:
         sample = take_pass_sample(rows, domains, ties)
     with_ids = rows.selectExpr("*", f"monotonically_increasing_id() AS {kernel.ROW_ID}")
     engine = PassEngine(lambda task, merge: run_pass(with_ids, task, merge=merge),
