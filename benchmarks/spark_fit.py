@@ -33,8 +33,8 @@ feature, relative error 0.01: the non-private reference; "—" at d = 1024, wher
 slow), two warm-up fits (``collect`` and ``pass`` on the file's first 20,000 rows: a
 warm session, JIT-compiled paths and Python workers started, as in the issue's
 measurements), then the fit, timed whole: ``prepare_fit`` + ``run`` (checks included, as
-``fit_dataframe``), and — at d ≤ 128 — two more interleaved (scan, fit) pairs: the
-ratio is the median fit over the median scan (:func:`repeats`). Each cell gets the
+``fit_dataframe``), and — at d ≤ 128 — two or four more interleaved (scan, fit) pairs:
+the ratio is the median fit over the median scan (:func:`repeats`). Each cell gets the
 DEFAULT fit (``spark_plan=None``, i.e. ``auto``;
 the table names the plan auto chose and its passes over the data) and, at d = 128 and
 1024 (``--compare``, on by default), a fit with the other of ``collect``/``pass``;
@@ -218,9 +218,13 @@ def _jvm_pid() -> int | None:
 WARM_ROWS = 20_000
 
 
-def repeats(dims: int) -> int:
-    """Interleaved (scan, fit) pairs per sweep process: 3, or 1 at d > 128 (minutes each)."""
-    return 3 if dims <= 128 else 1
+def repeats(dims: int, rows: int) -> int:
+    """Interleaved (scan, fit) pairs per sweep process: 5 for cells of at most 4·10^7
+    values (a second or two each, where the noise is largest), 3 up to d = 128, 1 above
+    (minutes each)."""
+    if dims > 128:
+        return 1
+    return 5 if dims * rows <= 40_000_000 else 3
 
 
 def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> None:
@@ -302,7 +306,7 @@ def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> N
     # more interleaved (scan, fit) pairs: the ratio is median fit / median scan (a loaded
     # machine's timings vary by ±30% from one run to the next)
     scans, fits = [out["scan"]], [out["fit"]]
-    for _ in range(repeats(dims) - 1):
+    for _ in range(repeats(dims, rows) - 1):
         scans.append(timed(f"{tag}: aggregate scan (repeat)", scan)[0])
         t0 = time.perf_counter()
         fit()

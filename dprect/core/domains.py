@@ -60,7 +60,8 @@ class Domain(ABC):
 
     @abstractmethod
     def encode(self, x: np.ndarray) -> np.ndarray:
-        """Feature values (float64, finite) → sort values (numpy reference encoding)."""
+        """Feature values (float64 — or float32, which every encoding widens to float64
+        exactly first — finite) → sort values (numpy reference encoding)."""
 
     @abstractmethod
     def sort_sql(self, column: str) -> str:
@@ -143,9 +144,14 @@ class Grid(Domain):
         # A value far outside the bounds (1e308) overflows to ±inf in IEEE-754 double
         # arithmetic, exactly as in Spark SQL, and clamps to an end bin: the overflow is
         # expected, so numpy is told not to warn about it (the results are unchanged).
+        # In place, and without np.floor: after the clip r is in [0, size − 1] (size ≤
+        # 2^53, so exact as a double), where truncation to int64 IS the floor. A float32
+        # input is widened exactly by the subtraction's float64 dtype.
         with np.errstate(over="ignore", under="ignore"):
-            r = (np.asarray(x, dtype=np.float64) - self.lower) / self.width
-        return np.floor(np.clip(r, 0.0, float(self.size - 1))).astype(np.int64)
+            r = np.subtract(x, self.lower, dtype=np.float64)
+            r /= self.width
+        np.clip(r, 0.0, float(self.size - 1), out=r)
+        return r.astype(np.int64)
 
     def sort_sql(self, column: str) -> str:
         # floor(least(greatest((x − lower)/width, 0.0), size − 1.0)) as a long, with the

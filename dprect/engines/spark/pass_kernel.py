@@ -145,8 +145,7 @@ def sort_values(batch: pa.RecordBatch, task: PassTask, rows: np.ndarray | None
     raw: dict[int, np.ndarray] = {}
     for j in axes:
         x = batch.column(feature_column(j)).to_numpy(zero_copy_only=False)
-        x = np.asarray(x, dtype=np.float64)
-        raw[j] = task.domains[j].encode(x if rows is None else x[rows])
+        raw[j] = task.domains[j].encode(x if rows is None else x[rows])  # widens float32
     if task.ties is None:
         return raw
     d = len(task.domains)
