@@ -194,6 +194,11 @@ def test_auto_chooses_by_the_driver_budget(spark):
     assert choose_plan(None, 16) == "pass"  # no count: the bounded-memory plan
     assert choose_plan(10**6, 32) == "collect"  # default budget: 1024 MiB
     assert choose_plan(10**7, 32) == "pass"
+    # few features and many positives: prefetch's JVM filter, given a budget for its lists
+    assert choose_plan(5 * 10**6, 8) == "prefetch"
+    assert choose_plan(10**6, 8) == "collect"  # 8·10^6 values: below PREFETCH_MIN_VALUES
+    assert choose_plan(5 * 10**6, 16) == "pass"  # more than PREFETCH_MAX_DIMS features
+    assert choose_plan(5 * 10**6, 8, 256) == "pass"  # a budget below PREFETCH_DRIVER_MB
     for bad in (-1, float("nan"), float("inf"), True, "1"):
         with pytest.raises(ParameterError, match="driver_budget_mb"):
             choose_plan(10, 2, bad)  # type: ignore[arg-type]
