@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import dprect
-from dprect import Grid, IntegerRange
+from dprect import FloatOrder, Grid, IntegerRange
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.engines.numpy_engine import NumpyEngine
 from dprect.engines.spark.collect import TRANSIENT_BYTES, shipped_widths
@@ -368,3 +368,77 @@ def test_pass_plan_within_a_tiny_budget_merges_in_spark(spark):
             passes = prepared.engine.stats["passes"]
     assert (got.lower_index, got.upper_index) == (want.lower_index, want.upper_index)
     assert passes > 3
+
+
+@pytest.mark.parametrize("method", ["randmargins", "composition"])
+def test_pass_plan_prefilter_in_the_jvm(spark, monkeypatch, method):
+    """With thresholds from a sample (made to apply at this size), every pass filters the
+    rows in the JVM by one ``greatest`` over the orders' thresholds before Python sees
+    them: a superset of what the kernel lists, so still the numpy engine's rectangle."""
+    from dprect.engines.spark import order_pass
+
+    monkeypatch.setattr(order_pass, "sample_rows", lambda dims: 200)
+    monkeypatch.setattr(order_pass, "PREFILTER_MAX_SHARE", 1.0)  # sample at any share
+    used = []
+    real = order_pass.prefilter
+
+    def spy(task):
+        got = real(task)
+        used.append(got is not None)
+        return got
+
+    monkeypatch.setattr(order_pass, "prefilter", spy)
+    X, y, domains = _ties_table(4000, 6, seed=21)
+    X[:, 1] = np.round(np.random.default_rng(3).normal(5, 2, len(X)), 2)  # a FloatOrder axis
+    domains = [*domains[:1], FloatOrder(), *domains[2:]]
+    names = [f"x{j}" for j in range(6)]
+    df = _frame(spark, X, y, names, partitions=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = dprect.fit(X, y, grid=domains, epsilon=EPSILON, delta=DELTA, method=method,
+                          seed=22, features=names)
+        with prepare_fit(df, features=names, label="y", domains=domains, epsilon=EPSILON,
+                         delta=DELTA, method=method, spark_plan="pass") as prepared:
+            got = prepared.run(seed=22)
+    assert (got.lower_index, got.upper_index) == (want.lower_index, want.upper_index)
+    assert any(used)
+
+
+def test_prefilter_keeps_every_row_an_order_can_list(spark):
+    """``prefilter``'s SQL against the kernel's own test (κ ≤ T on the refined keys): every
+    row some order can list passes it, on grid (refined), integer and float-order axes
+    with thresholds at tie groups; and it is a real filter (rows beyond no threshold
+    fail it)."""
+    from dprect.core.ties import TieBreaker
+    from dprect.engines.spark import order_pass
+    from dprect.engines.spark import pass_kernel as kernel
+
+    gen = np.random.default_rng(31)
+    n = 3000
+    X = np.column_stack([np.round(gen.uniform(0, 20, n), 1), gen.integers(0, 17, n),
+                         np.round(gen.normal(0, 3, n), 2)]).astype(np.float64)
+    domains = [Grid(0.0, 20.0, 64), IntegerRange(0, 16), FloatOrder()]
+    ties = TieBreaker.for_domains(domains, [7, 5, 0])
+    every = kernel.PassTask(tuple(domains), ties,
+                            tuple(kernel.PassOrder(j, False, 1) for j in range(3)))
+    batch = pa.RecordBatch.from_arrays([pa.array(X[:, j]) for j in range(3)],
+                                       names=[kernel.feature_column(j) for j in range(3)])
+    keys = kernel.sort_values(batch, every, None)
+    orders = []
+    for j in range(3):
+        for hi in (True, False):
+            k = kernel.order_key(keys[j], hi)
+            t = np.sort(k)[n // 20]  # a threshold at a value shared by a tie group
+            orders.append(kernel.PassOrder(j, hi, 10**6, int(t) if k.dtype.kind == "i"
+                                           else float(t)))
+    task = kernel.PassTask(tuple(domains), ties, tuple(orders))
+    listable = np.zeros(n, dtype=bool)
+    for o in orders:
+        listable |= kernel.order_key(keys[o.axis], o.hi) <= o.threshold
+    df = spark.createDataFrame(pa.table({**{kernel.feature_column(j): X[:, j]
+                                            for j in range(3)},
+                                         "i": np.arange(n)}).to_pandas())
+    kept = np.zeros(n, dtype=bool)
+    kept[[r["i"] for r in df.where(order_pass.prefilter(task)).select("i").collect()]] = True
+    assert not np.any(listable & ~kept)  # a superset of what the kernel may list
+    assert kept.sum() < n  # and a real filter

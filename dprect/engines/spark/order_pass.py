@@ -56,6 +56,7 @@ from dprect.engines.spark import pass_kernel as kernel
 from dprect.engines.spark.pass_kernel import PassOrder, PassTask
 from dprect.engines.spark.prefetch import PrefixSpec
 from dprect.engines.spark.shipped import shipped_rows
+from dprect.engines.spark.sql import literal
 
 # executors get the kernel and the objects a task carries (domains, ties) by value: they
 # need numpy and pyarrow, not dprect
@@ -74,6 +75,9 @@ SAMPLE_ROWS = 10_000
 SAMPLE_CELLS = 1 << 20
 SAMPLE_SAFETY = 2.0
 SAMPLE_MIN_RANK = 16
+#: thresholds are sampled for the JVM's prefilter when it is expected to keep at most
+#: this share of the rows
+PREFILTER_MAX_SHARE = 0.5
 #: passes a window may trigger before the engine gives up (each one at least doubles the
 #: short order's length, or drops its threshold: two always suffice)
 MAX_PASSES_PER_WINDOW = 3
@@ -98,9 +102,45 @@ class OrderList:
         return kernel.order_key(self.keys, self.hi)
 
 
+def prefilter(task: PassTask) -> str | None:
+    """SQL: true for the rows beyond some order's threshold — a superset of every row the
+    kernel can list, so filtering by it in the JVM changes no list (None when an order
+    has no threshold: every row may be listed).
+
+    Order o on axis j with key threshold T keeps rows with κ ≤ T. Integer keys: hi keeps
+    r ≥ −T, lo keeps r ≤ T, and r = s·2^b + u with 0 ≤ u < 2^b, so those rows have
+    s ≥ (−T) >> b, resp. s ≤ T >> b (floor shifts); float keys (never refined): v ≥ −T,
+    resp. v ≤ T. s is the axis's sort value (``Domain.sort_sql``, bit-exact with
+    ``encode``). The test is one ``greatest`` of differences ≥ 0 — not an OR of
+    comparisons, which Catalyst's constraint propagation handles badly at high d; the
+    sign of a difference is exact (an int64 difference, or a float difference of finite
+    doubles, which is 0 only for equal values), and its cast to double keeps the sign."""
+    if not task.orders or any(o.threshold is None for o in task.orders):
+        return None
+    terms = []
+    for o in task.orders:
+        s = task.domains[o.axis].sort_sql(kernel.feature_column(o.axis))
+        t = o.threshold
+        assert t is not None
+        if task.key_is_int(o.axis):
+            bits = task.ties.bits[o.axis] if task.ties is not None else 0
+            bound = (-int(t)) >> bits if o.hi else int(t) >> bits
+            terms.append(f"({s} - {bound})" if o.hi else f"({bound} - {s})")
+        else:
+            v = -float(t) if o.hi else float(t)
+            terms.append(f"({s} - {literal(v)})" if o.hi else f"({literal(v)} - {s})")
+    return f"greatest({', '.join(terms)}) >= 0"
+
+
 def run_pass(rows: DataFrame, task: PassTask, *, merge: bool) -> pa.RecordBatch:
     """One pass over ``rows`` (the pass input: ``_id``, ``_x{j}``, optional ``_bad``): the
-    partitions' lists, merged in Spark when ``merge``, then on the driver."""
+    rows :func:`prefilter` keeps (and every flagged row), the partitions' lists, merged in
+    Spark when ``merge``, then on the driver."""
+    keep = prefilter(task)
+    if keep is not None:
+        if kernel.BAD in rows.columns:
+            keep = f"({kernel.BAD} OR coalesce({keep}, false))"
+        rows = rows.where(keep)
     out = rows.mapInArrow(partial(kernel.partition_lists, task=task), kernel.OUTPUT_SCHEMA)
     if merge:  # each order's rows meet in one task, which keeps its best K
         parallelism = rows.sparkSession.sparkContext.defaultParallelism
@@ -321,11 +361,15 @@ def pass_engine(data: DataFrame, names: Sequence[str], domains: Sequence[Domain]
     rows = shipped_rows(data, names, positive, problem)
     partitions = data.rdd.getNumPartitions()
     sample = None
-    # thresholds only pay when the partitions' lists would need Spark's merge stage
+    # thresholds pay when the partitions' lists would need Spark's merge stage, or when
+    # they would let the JVM's prefilter drop most rows (the public lengths against the
+    # hint: about SAMPLE_SAFETY × K rows beyond each order's threshold)
     listed = partitions * sum(s.rows for s in schedule) * ENTRY_BYTES
-    if size_hint is not None and size_hint >= 8 * sample_rows(len(names)) \
-            and listed > budget_bytes / 2:
-        sample = take_pass_sample(rows, domains, ties)
+    if size_hint is not None and size_hint >= 8 * sample_rows(len(names)):
+        missed = math.prod(max(0.0, 1.0 - SAMPLE_SAFETY * s.rows / size_hint)
+                           for s in schedule)
+        if listed > budget_bytes / 2 or missed >= 1 - PREFILTER_MAX_SHARE:
+            sample = take_pass_sample(rows, domains, ties)
     with_ids = rows.selectExpr("*", f"monotonically_increasing_id() AS {kernel.ROW_ID}")
     engine = PassEngine(lambda task, merge: run_pass(with_ids, task, merge=merge),
                         domains, ties, schedule, budget_bytes, partitions=partitions,
