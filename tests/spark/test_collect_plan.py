@@ -186,7 +186,7 @@ def test_empty_and_float_order_tables(spark, make_frame):
 def test_auto_chooses_by_the_driver_budget(spark):
     assert collect_bytes(1000, 16) == 1000 * 16 * 8 * COLLECT_OVERHEAD + TRANSIENT_BYTES
     # a float32 feature ships 4 bytes (JVM and Python Arrow) instead of 8: a tighter bound
-    assert collect_bytes(1000, 2, [4, 8]) == 1000 * (2 * 12 + 16) + TRANSIENT_BYTES
+    assert collect_bytes(1000, 2, [4, 8]) == 1000 * (3 * 12 + 16) + TRANSIENT_BYTES
     assert collect_bytes(1000, 2, [4, 8]) < collect_bytes(1000, 2)
     budget_mb = collect_bytes(1000, 16) / 2**20
     assert choose_plan(1000, 16, budget_mb) == "collect"  # exactly at the budget

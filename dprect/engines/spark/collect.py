@@ -35,9 +35,12 @@ feature, 8 per other feature), n positives and d features: the JVM's collected A
 result (≈ W·n), the Python Arrow batches (≈ W·n, freed batch by batch as they are
 encoded) and the int64/float64 numpy columns (8·d·n), plus one batch column's or one
 refine block's transients (bounded by Spark's Arrow batch size and :data:`REFINE_CELLS`,
-not by n: :data:`TRANSIENT_BYTES`). So at most n·(2·W + 8·d) + that constant; with every
-feature shipped as 8 bytes that is n·d·24 bytes
-(:data:`~dprect.engines.spark.engine.COLLECT_OVERHEAD` = 3 times 8 bytes).
+not by n: :data:`TRANSIENT_BYTES`), plus one more W·n: at d = 128 the Python driver's
+peak measured 1.38 GB over the interpreter for n = 6·10^5 (W = 512), above W·n + 8·d·n
+= 0.92 GB — the Arrow stream's read buffers and the allocator's retained pages. So
+n·(3·W + 8·d) + that constant (1.57 GB there); with every feature shipped as 8 bytes
+that is n·d·32 bytes (:data:`~dprect.engines.spark.engine.COLLECT_OVERHEAD` = 4 times
+8 bytes).
 """
 
 from __future__ import annotations
@@ -66,12 +69,12 @@ TRANSIENT_BYTES = 32 << 20
 
 def collect_bytes(positives: int, dims: int, widths: Sequence[int] | None = None) -> int:
     """An upper bound on the driver memory the plan needs for ``positives`` rows of
-    ``dims`` features (module notes): positives × (2 × shipped bytes per row + 8 × dims)
+    ``dims`` features (module notes): positives × (3 × shipped bytes per row + 8 × dims)
     + a constant for one batch's transients. ``widths``: the bytes each feature is shipped
     as (:func:`shipped_widths`); None: 8 each, the bound for every schema, i.e.
     positives × dims × 24 bytes (+ the constant)."""
     shipped = DOUBLE_BYTES * int(dims) if widths is None else int(sum(widths))
-    return int(positives) * (2 * shipped + 8 * int(dims)) + TRANSIENT_BYTES
+    return int(positives) * (3 * shipped + 8 * int(dims)) + TRANSIENT_BYTES
 
 
 def collect_positives(data: DataFrame, names: Sequence[str], domains: Sequence[Domain], *,

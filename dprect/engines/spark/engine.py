@@ -100,9 +100,9 @@ PREFETCH_MIN_VALUES = 1 << 24
 PREFETCH_DRIVER_MB = 512
 #: driver bytes of the ``collect`` plan per collected value, over 8 bytes, when every
 #: feature is shipped as a double: the JVM's Arrow result (8), the Python Arrow batches
-#: (8) and the numpy column (8); a float32 feature ships 4 + 4 (:mod:`.collect`; the
-#: measured peak is below it)
-COLLECT_OVERHEAD = 3
+#: and their read buffers (8 + 8) and the numpy column (8); a float32 feature ships
+#: 4 + 4 + 4 (:mod:`.collect`: the measured peaks are below it)
+COLLECT_OVERHEAD = 4
 
 #: prefix length of every order when the engine is used without a plan
 DEFAULT_PREFIX_ROWS = 4096
