@@ -21,6 +21,8 @@ from hypothesis import strategies as st
 
 pytest.importorskip("pyspark")  # the module imports pyspark's cloudpickle
 
+from tie_tables import ties_table
+
 from dprect.core.algorithms import run_plan
 from dprect.core.domains import FloatOrder, Grid, IntegerRange
 from dprect.core.planner import plan as make_plan
@@ -34,18 +36,11 @@ from dprect.engines.spark.prefetch import PrefixSpec, prefetch_specs
 
 
 def _table(n: int, dims: int, seed: int) -> tuple[np.ndarray, list]:
-    """Heavy ties: axis 0 95% zeros on a grid, pixel axes 0…16 (half dark), 30% copies of
-    20 rows; the last axis float-order when dims ≥ 3."""
-    gen = np.random.default_rng(seed)
-    zeros = np.where(gen.random(n) < 0.95, 0.0, gen.uniform(0.1, 19.0, n))
-    pix = gen.integers(0, 17, size=(n, dims - 1)).astype(np.float64)
-    pix[gen.random((n, dims - 1)) < 0.5] = 0.0
-    X = np.column_stack([zeros, pix])
-    dup = gen.random(n) < 0.3
-    X[dup] = X[gen.integers(0, min(20, n), int(dup.sum()))]
-    domains: list = [Grid(0.0, 20.0, 64), *[IntegerRange(0, 16)] * (dims - 1)]
+    """The shared tie-heavy table (:func:`tie_tables.ties_table`), with the last axis
+    float-order when dims ≥ 3."""
+    X, _, domains = ties_table(n, dims, seed)
     if dims >= 3:
-        X[:, -1] += gen.normal(0, 0.25, n).round(1)
+        X[:, -1] += np.random.default_rng(seed + 1).normal(0, 0.25, n).round(1)
         domains[-1] = FloatOrder()
     return X, domains
 

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tie_tables import ties_table as _ties_table
 
 pytestmark = pytest.mark.slow
 
@@ -229,23 +230,6 @@ def test_fit_job_on_standalone_cluster(cluster: Cluster, tmp_path: Path) -> None
 
 DIMS, ROWS, PARTS = 128, 3000, 4
 TIES_EPSILON, TIES_DELTA, TIES_SEED = 8.0, 1e-6, 4
-
-
-def _ties_table(n: int, dims: int, seed: int) -> tuple[np.ndarray, np.ndarray, list]:
-    """As tests/spark/test_collect_plan.py's: axis 0 95% zeros on a grid, the other axes
-    pixel intensities 0…16 (half dark), about 30% exact copies of 20 rows, about 85%
-    positives."""
-    from dprect import Grid, IntegerRange
-
-    gen = np.random.default_rng(seed)
-    zeros = np.where(gen.random(n) < 0.95, 0.0, gen.uniform(0.1, 19.0, n))
-    pix = gen.integers(0, 17, size=(n, dims - 1)).astype(np.float64)
-    pix[gen.random((n, dims - 1)) < 0.5] = 0.0
-    X = np.column_stack([zeros, pix])
-    dup = gen.random(n) < 0.3
-    X[dup] = X[gen.integers(0, 20, int(dup.sum()))]
-    y = (gen.random(n) < 0.85).astype(int)
-    return X, y, [Grid(0.0, 20.0, 64), *[IntegerRange(0, 16)] * (dims - 1)]
 
 
 def _write_partitioned(path: Path, X: np.ndarray, y: np.ndarray, names: list[str]) -> None:
