@@ -63,6 +63,11 @@ class Domain(ABC):
         """Feature values (float64 — or float32, which every encoding widens to float64
         exactly first — finite) → sort values (numpy reference encoding)."""
 
+    @property
+    def sort_dtype(self) -> np.dtype:
+        """The dtype of :meth:`encode`'s sort values (int64 or float64)."""
+        return self.encode(np.empty(0)).dtype
+
     @abstractmethod
     def sort_sql(self, column: str) -> str:
         """The SQL twin of :meth:`encode` for column ``column`` (Spark SQL text).

@@ -39,7 +39,7 @@ not by n: :data:`TRANSIENT_BYTES`), plus one more W·n: at d = 128 the Python dr
 peak measured 1.38 GB over the interpreter for n = 6·10^5 (W = 512), above W·n + 8·d·n
 = 0.92 GB — the Arrow stream's read buffers and the allocator's retained pages. So
 n·(3·W + 8·d) + that constant (1.57 GB there); with every feature shipped as 8 bytes
-that is n·d·32 bytes (:data:`~dprect.engines.spark.engine.COLLECT_OVERHEAD` = 4 times
+that is n·d·32 bytes (:data:`COLLECT_OVERHEAD` = 4 times
 8 bytes).
 """
 
@@ -56,8 +56,15 @@ from dprect.core.ties import TieBreaker
 from dprect.engines.numpy_engine import NumpyEngine
 from dprect.engines.spark.shipped import BAD, DOUBLE_BYTES, shipped_rows, shipped_widths
 
-__all__ = ["REFINE_CELLS", "TRANSIENT_BYTES", "collect_bytes", "collect_positives",
-           "shipped_widths"]
+__all__ = ["COLLECT_OVERHEAD", "REFINE_CELLS", "SHIPPED_COPIES", "TRANSIENT_BYTES",
+           "collect_bytes", "collect_positives", "shipped_widths"]
+
+#: copies of the shipped bytes the driver holds at its peak: the JVM's Arrow result, the
+#: Python Arrow batches, and their read buffers and retained pages (module notes)
+SHIPPED_COPIES = 3
+#: driver bytes per collected value over 8 bytes when every feature ships as a double:
+#: the shipped copies plus the int64/float64 numpy column
+COLLECT_OVERHEAD = SHIPPED_COPIES + 1
 
 #: values refined at a time: blocks of REFINE_CELLS // dims rows (at least 1024), so the
 #: refinement's transients (a new int64 array per refined axis) stay near 16 MiB
@@ -69,12 +76,12 @@ TRANSIENT_BYTES = 32 << 20
 
 def collect_bytes(positives: int, dims: int, widths: Sequence[int] | None = None) -> int:
     """An upper bound on the driver memory the plan needs for ``positives`` rows of
-    ``dims`` features (module notes): positives × (3 × shipped bytes per row + 8 × dims)
-    + a constant for one batch's transients. ``widths``: the bytes each feature is shipped
-    as (:func:`shipped_widths`); None: 8 each, the bound for every schema, i.e.
-    positives × dims × 24 bytes (+ the constant)."""
+    ``dims`` features (module notes): positives × (:data:`SHIPPED_COPIES` × shipped bytes
+    per row + 8 × dims) + a constant for one batch's transients. ``widths``: the bytes each
+    feature is shipped as (:func:`shipped_widths`); None: 8 each, the bound for every
+    schema, i.e. positives × dims × 8 × :data:`COLLECT_OVERHEAD` bytes (+ the constant)."""
     shipped = DOUBLE_BYTES * int(dims) if widths is None else int(sum(widths))
-    return int(positives) * (3 * shipped + 8 * int(dims)) + TRANSIENT_BYTES
+    return int(positives) * (SHIPPED_COPIES * shipped + 8 * int(dims)) + TRANSIENT_BYTES
 
 
 def collect_positives(data: DataFrame, names: Sequence[str], domains: Sequence[Domain], *,
@@ -98,7 +105,7 @@ def collect_positives(data: DataFrame, names: Sequence[str], domains: Sequence[D
         if bad:
             used = ~flags
     total = table.num_rows if used is None else int(used.sum())
-    columns = [np.empty(total, dtype=d.encode(np.empty(0)).dtype) for d in domains]
+    columns = [np.empty(total, dtype=d.sort_dtype) for d in domains]
     batches = table.to_batches()
     del table  # the batches alone hold the Arrow data now: each is freed once encoded
     batches.reverse()

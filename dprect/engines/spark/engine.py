@@ -66,8 +66,7 @@ from dprect.core.domains import Domain, Side
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.ties import TieBreaker
 from dprect.engines.numpy_engine import NumpyEngine
-from dprect.engines.spark.collect import collect_bytes as plan_bytes
-from dprect.engines.spark.collect import collect_positives
+from dprect.engines.spark.collect import COLLECT_OVERHEAD, collect_bytes, collect_positives
 from dprect.engines.spark.order_pass import PassEngine, pass_engine
 from dprect.engines.spark.prefetch import (
     PrefixList,
@@ -98,11 +97,6 @@ PREFETCH_MAX_DIMS = 8
 PREFETCH_MIN_VALUES = 1 << 24
 #: ... and with a driver budget that holds its fixed cell budgets (MiB)
 PREFETCH_DRIVER_MB = 512
-#: driver bytes of the ``collect`` plan per collected value, over 8 bytes, when every
-#: feature is shipped as a double: the JVM's Arrow result (8), the Python Arrow batches
-#: and their read buffers (8 + 8) and the numpy column (8); a float32 feature ships
-#: 4 + 4 + 4 (:mod:`.collect`: the measured peaks are below it)
-COLLECT_OVERHEAD = 4
 
 #: prefix length of every order when the engine is used without a plan
 DEFAULT_PREFIX_ROWS = 4096
@@ -110,16 +104,6 @@ DEFAULT_PREFIX_ROWS = 4096
 _TOP_N_ROWS = 1_000_000
 _MAX_LIMIT = 2**31 - 1
 _TOP_K_CONF = "spark.sql.execution.topKSortFallbackThreshold"
-
-
-def collect_bytes(positives: int, dims: int, widths: Sequence[int] | None = None) -> int:
-    """The driver memory the ``collect`` plan is allowed for
-    (:func:`dprect.engines.spark.collect.collect_bytes`): positives × dims × 8 bytes ×
-    :data:`COLLECT_OVERHEAD` plus a constant for one batch's transients
-    (:data:`~dprect.engines.spark.collect.TRANSIENT_BYTES`) — the bound for every schema.
-    ``widths``: the bytes each feature is shipped as
-    (:func:`~dprect.engines.spark.collect.shipped_widths`), for a tighter bound."""
-    return plan_bytes(positives, dims, widths)
 
 
 def check_budget(driver_budget_mb: float | None) -> float:
@@ -224,7 +208,7 @@ class SparkEngine:
         self._cached = False
         self._encoded_rows: DataFrame | None = None
         # each axis's sort values have the dtype of the core's own encoding (int64, float64)
-        self._dtypes = [d.encode(np.empty(0)).dtype for d in self._domains]
+        self._dtypes = [d.sort_dtype for d in self._domains]
         self._cuts: list[tuple[int, Side, int | float]] = []
         self._specs = self._resolve_prefix(prefix)
         self._schedule = self._specs if schedule is None else self._resolve_prefix(schedule)

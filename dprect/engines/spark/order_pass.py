@@ -75,10 +75,11 @@ SAMPLE_ROWS = 10_000
 SAMPLE_CELLS = 1 << 20
 SAMPLE_SAFETY = 2.0
 SAMPLE_MIN_RANK = 16
-#: thresholds are sampled for the JVM's prefilter when it is expected to keep at most
-#: this share of the rows. 0: never, for now — measured at 1.6·10^7 rows × 32 features the
-#: prefiltered fit took 22 s against 9.4 s without it (cause not yet found; the tests
-#: switch it on to keep it exact)
+#: thresholds are sampled for the JVM's prefilter alone (see :func:`pass_engine`; the
+#: merge case samples anyway, and then the prefilter applies) when it is expected to keep
+#: at most this share of the rows. 0: never, for now — measured at 1.6·10^7 rows × 32
+#: features the prefiltered fit took 22 s against 9.4 s without it (cause not yet found;
+#: the tests switch it on to keep it exact)
 PREFILTER_MAX_SHARE = 0.0
 #: passes a window may trigger before the engine gives up (each one at least doubles the
 #: short order's length, or drops its threshold: two always suffice)
@@ -192,7 +193,7 @@ class PassEngine:
         self._partitions = max(1, int(partitions))
         self._sample = sample
         self._hint = size_hint
-        self._dtypes = [d.encode(np.zeros(1)).dtype for d in self._domains]
+        self._dtypes = [d.sort_dtype for d in self._domains]
         self._cuts: list[tuple[int, bool, int | float]] = []
         self._lists: dict[tuple[int, Side], OrderList] = {}
         self._removed = np.zeros(0, dtype=bool)
@@ -294,9 +295,7 @@ class PassEngine:
         (None when the sample cannot place one)."""
         if self._sample is None or not self._hint:
             return None
-        keep = np.ones(len(self._sample[axis]), dtype=bool)
-        for a, hi, t in self._cuts:
-            keep &= (self._sample[a] < t) if hi else (self._sample[a] > t)
+        keep = kernel.surviving(self._sample, self._cuts, len(self._sample[axis]))
         keys = kernel.order_key(self._sample[axis][keep], side == "hi")
         m = len(self._sample[axis])
         rank = max(SAMPLE_MIN_RANK, math.ceil(SAMPLE_SAFETY * rows * m / self._hint))

@@ -84,7 +84,7 @@ class PassTask:
         return sorted(axes)
 
     def key_is_int(self, axis: int) -> bool:
-        return bool(self.domains[axis].encode(np.zeros(1)).dtype.kind == "i")
+        return bool(self.domains[axis].sort_dtype.kind == "i")
 
 
 def order_key(values: np.ndarray, hi: bool) -> np.ndarray:
@@ -155,6 +155,16 @@ def sort_values(batch: pa.RecordBatch, task: PassTask, rows: np.ndarray | None
     return {j: refined[j] for j in axes}
 
 
+def surviving(values: dict[int, np.ndarray], cuts: Sequence[tuple[int, bool, int | float]],
+              n: int) -> np.ndarray:
+    """Which of ``n`` rows (sort values per axis in ``values``) survive ``cuts``: a hi cut
+    at t removes v ≥ t, a lo cut removes v ≤ t."""
+    keep = np.ones(n, dtype=bool)
+    for axis, hi, t in cuts:
+        keep &= (values[axis] < t) if hi else (values[axis] > t)
+    return keep
+
+
 def _offer(batch: pa.RecordBatch, task: PassTask, best: Sequence[Best]) -> tuple[bool, int]:
     """Offer one batch's rows to every order: whether a row makes the input invalid, and
     how many rows survive the cuts."""
@@ -170,10 +180,7 @@ def _offer(batch: pa.RecordBatch, task: PassTask, best: Sequence[Best]) -> tuple
         ids = ids[rows]
     values = sort_values(batch, task, rows)
     if task.cuts:
-        keep = np.ones(len(ids), dtype=bool)
-        for axis, hi, t in task.cuts:
-            keep &= (values[axis] < t) if hi else (values[axis] > t)
-        idx = np.flatnonzero(keep)
+        idx = np.flatnonzero(surviving(values, task.cuts, len(ids)))
         if len(idx) < len(ids):
             ids = ids[idx]
             values = {j: v[idx] for j, v in values.items()}
