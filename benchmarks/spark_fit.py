@@ -430,7 +430,7 @@ def _other(chosen: str | None, dims: int, rows: int) -> str:
     choice for the cell's expected positives)."""
     if chosen not in ("collect", "pass"):
         from dprect.engines.spark.engine import choose_plan
-        chosen = choose_plan(int(rows * SWEEP_RATE), dims)
+        chosen = choose_plan(int(rows * SWEEP_RATE), dims, widths=[4] * dims)  # float32
     return "pass" if chosen == "collect" else "collect"
 
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from dprect import FloatOrder, Grid, IntegerRange, ParameterError, parse_grid_spec
+from dprect import FloatBins, FloatOrder, Grid, IntegerRange, ParameterError, parse_grid_spec
 from dprect.core.domains import domain_from_json, parse_domain
 
 
@@ -159,3 +159,49 @@ def test_public_bounds():
     assert Grid(-1.5, 2.5, 7).bounds == (-1.5, 2.5)
     assert IntegerRange(-3, 4).bounds == (-3.0, 4.0)
     assert FloatOrder().bounds is None
+
+
+def _edge_cases():
+    return [Grid(0.0, 20.0, 64), Grid(-1e-3, 7e-3, 1000), IntegerRange(-5, 40), FloatOrder(),
+            FloatBins(6)]
+
+
+@pytest.mark.parametrize("domain", _edge_cases(), ids=repr)
+@settings(max_examples=60, deadline=None)
+@given(x=st.floats(allow_nan=False))
+def test_value_edges_are_exact(domain, x):
+    """least_value_from(s) is the least float64 encoding to ≥ s, greatest_value_to(s) the
+    greatest encoding to ≤ s — checked at s = the sort value of an arbitrary float, one
+    step either side of it, and against the neighbouring floats (exactly at bin edges)."""
+    enc = lambda v: domain.encode(np.array([v]))[0]  # noqa: E731
+    s0 = enc(x)
+    steps = [s0] if isinstance(s0, float) else [s0 - 1, s0, s0 + 1]
+    top, bottom = enc(math.inf), enc(-math.inf)
+    with np.errstate(over="ignore"):  # nextafter(max float, inf) is inf, as it should be
+        _check_edges(domain, enc, steps, top, bottom)
+
+
+def _check_edges(domain, enc, steps, top, bottom):
+    for s in steps:
+        e = domain.least_value_from(s)
+        if top < s:
+            assert e is None
+        else:
+            assert e is not None and enc(e) >= s
+            assert e == -math.inf or enc(np.nextafter(e, -math.inf)) < s
+        u = domain.greatest_value_to(s)
+        if bottom > s:
+            assert u is None
+        else:
+            assert u is not None and enc(u) <= s
+            assert u == math.inf or enc(np.nextafter(u, math.inf)) > s
+
+
+def test_value_edges_at_the_ends():
+    g = Grid(0.0, 20.0, 64)
+    assert g.least_value_from(0) == -math.inf  # every value reaches bin 0
+    assert g.least_value_from(64) is None  # no value reaches past the last bin
+    assert g.greatest_value_to(63) == math.inf
+    assert g.greatest_value_to(-1) is None
+    assert g.least_value_from(1) == 0.3125  # the edge of bin 1, exactly
+    assert FloatOrder().least_value_from(1.5) == 1.5

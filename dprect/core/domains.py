@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 import struct
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -102,6 +102,26 @@ class Domain(ABC):
     @abstractmethod
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready description (public parameters only)."""
+
+    def least_value_from(self, sort_value: int | float) -> float | None:
+        """The least float64 x (NaN excluded) with ``encode(x) >= sort_value``; None when
+        no float64 reaches ``sort_value``.
+
+        Every encoding is non-decreasing in x over the float64 order (−0.0 = +0.0):
+        IEEE-754 subtraction and division by a positive width round monotonically, and
+        clamping, truncation of a non-negative value and the order key of the float
+        domains are monotone (docs/architecture.md, the ``pass`` plan's prefilter). So
+        {x : encode(x) ≥ s} is an up-set of that order, and bisection over the order keys
+        (at most 64 steps, with :meth:`encode` itself) finds its least element exactly —
+        no bin-edge formula to round the wrong way."""
+        return _bisect_values(lambda x: bool(self.encode(np.array([x]))[0] >= sort_value),
+                              up=True)
+
+    def greatest_value_to(self, sort_value: int | float) -> float | None:
+        """The greatest float64 x (NaN excluded) with ``encode(x) <= sort_value``; None
+        when every float64 encodes above it (the mirror of :meth:`least_value_from`)."""
+        return _bisect_values(lambda x: bool(self.encode(np.array([x]))[0] <= sort_value),
+                              up=False)
 
 
 
@@ -250,6 +270,33 @@ def _float_key(x: float) -> int:
 
 _KEY_NEG_INF = _float_key(-math.inf)
 _KEY_POS_INF = _float_key(math.inf)
+
+
+def _float_of_key(key: int) -> float:
+    """The float64 with order key ``key`` (the inverse of :func:`_float_key`)."""
+    (value,) = struct.unpack("<d", struct.pack("<q", key ^ _LOW63 if key < 0 else key))
+    return value
+
+
+def _bisect_values(holds: Callable[[float], bool], *, up: bool) -> float | None:
+    """For a predicate on the non-NaN float64s that holds on an up-set (``up``) or a
+    down-set of their order: the up-set's least, or the down-set's greatest, element
+    (None when it holds nowhere). Bisection over the order keys, whose integer order is
+    the float order (−inf … +inf, every key between a float)."""
+    first, last = _KEY_NEG_INF, _KEY_POS_INF
+    inner, outer = (last, first) if up else (first, last)
+    if not holds(_float_of_key(inner)):
+        return None
+    if holds(_float_of_key(outer)):
+        return _float_of_key(outer)
+    # invariant: holds at inner, not at outer
+    while abs(inner - outer) > 1:
+        mid = (inner + outer) // 2
+        if holds(_float_of_key(mid)):
+            inner = mid
+        else:
+            outer = mid
+    return _float_of_key(inner)
 _KEY_NEG_ZERO = _float_key(-0.0)  # == -1; never a data key (data is canonicalised)
 _SMALLEST_NEGATIVE = -5e-324
 

@@ -64,3 +64,25 @@ def make_frame(spark):
     """``make_frame(X, names, y=None, label="y", partitions=None)`` → a DataFrame of double
     features (and an int label column when ``y`` is given), repartitioned when asked."""
     return lambda *args, **kwargs: _frame(spark, *args, **kwargs)
+
+
+@pytest.fixture
+def forced_prefilter(monkeypatch):
+    """Make the ``pass`` plan sample thresholds and filter in the JVM on a small table
+    (200 sampled rows, at any share, thresholds at a quarter of the usual reach: tight
+    enough to bite, so some lists run short and are gathered again — exact either way).
+    Returns the list of the prefilter SQL each pass used (None: no filter)."""
+    from dprect.engines.spark import order_pass
+
+    monkeypatch.setattr(order_pass, "sample_rows", lambda dims: 200)
+    monkeypatch.setattr(order_pass, "PREFILTER_MAX_SHARE", 1.0)
+    monkeypatch.setattr(order_pass, "SAMPLE_SAFETY", 0.25)
+    filters: list[str | None] = []
+    real = order_pass.prefilter
+
+    def spy(task, values=None):
+        filters.append(real(task, values))
+        return filters[-1]
+
+    monkeypatch.setattr(order_pass, "prefilter", spy)
+    return filters

@@ -170,6 +170,30 @@ def test_empty_and_float_order_tables(spark, make_frame):
         assert len(eng.window(0, "lo", 3, 3)) == 0
 
 
+@pytest.mark.parametrize("float32,plan", [(True, "collect"), (False, "pass")])
+def test_auto_reads_the_shipped_widths_from_the_schema(spark, float32, plan):
+    """A budget that holds 3,000 positives of two float32 features but not of two
+    doubles: ``auto`` picks by the schema's widths — and both plans give the numpy
+    engine's rectangle."""
+    X, y, domains = _ties_table(4000, 2, seed=12)
+    names = ["x0", "x1"]
+    df = _frame(spark, X, y, names)
+    if float32:
+        df = df.selectExpr("CAST(x0 AS FLOAT) AS x0", "CAST(x1 AS FLOAT) AS x1", "y")
+        X = X.astype(np.float32).astype(np.float64)
+    positives = int(np.count_nonzero(y))
+    budget = (collect_bytes(positives, 2, [4, 4]) + collect_bytes(positives, 2)) / 2 / 2**20
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = dprect.fit(X, y, grid=domains, epsilon=EPSILON, delta=DELTA, seed=13,
+                          features=names)
+        with prepare_fit(df, features=names, label="y", domains=domains, epsilon=EPSILON,
+                         delta=DELTA, driver_budget_mb=budget) as prepared:
+            got = prepared.run(seed=13)
+            assert prepared.engine.plan == plan
+    assert (got.lower_index, got.upper_index) == (want.lower_index, want.upper_index)
+
+
 def test_auto_chooses_by_the_driver_budget(spark):
     assert collect_bytes(1000, 16) == 1000 * 16 * 8 * COLLECT_OVERHEAD + TRANSIENT_BYTES
     # a float32 feature ships 4 bytes (JVM and Python Arrow) instead of 8: a tighter bound
@@ -181,6 +205,9 @@ def test_auto_chooses_by_the_driver_budget(spark):
     assert choose_plan(None, 16) == "pass"  # no count: the bounded-memory plan
     assert choose_plan(10**6, 32) == "collect"  # default budget: 1024 MiB
     assert choose_plan(10**7, 32) == "pass"
+    # float32 features ship half the bytes: 1.2·10^6 positives × 32 fit the default budget
+    assert choose_plan(1_200_000, 32) == "pass"
+    assert choose_plan(1_200_000, 32, widths=[4] * 32) == "collect"
     # few features and many positives: prefetch's JVM filter, given a budget for its lists
     assert choose_plan(5 * 10**6, 8) == "prefetch"
     assert choose_plan(10**6, 8) == "collect"  # 8·10^6 values: below PREFETCH_MIN_VALUES
@@ -358,23 +385,11 @@ def test_pass_plan_within_a_tiny_budget_merges_in_spark(spark):
 
 
 @pytest.mark.parametrize("method", ["randmargins", "composition"])
-def test_pass_plan_prefilter_in_the_jvm(spark, monkeypatch, method):
+def test_pass_plan_prefilter_in_the_jvm(spark, forced_prefilter, method):
     """With thresholds from a sample (made to apply at this size), every pass filters the
-    rows in the JVM by one ``greatest`` over the orders' thresholds before Python sees
-    them: a superset of what the kernel lists, so still the numpy engine's rectangle."""
-    from dprect.engines.spark import order_pass
-
-    monkeypatch.setattr(order_pass, "sample_rows", lambda dims: 200)
-    monkeypatch.setattr(order_pass, "PREFILTER_MAX_SHARE", 1.0)  # sample at any share
-    used = []
-    real = order_pass.prefilter
-
-    def spy(task):
-        got = real(task)
-        used.append(got is not None)
-        return got
-
-    monkeypatch.setattr(order_pass, "prefilter", spy)
+    rows in the JVM by one ``greatest`` over the orders' raw-value edges before Python
+    sees them: a superset of what the kernel lists, so still the numpy engine's
+    rectangle."""
     X, y, domains = _ties_table(4000, 6, seed=21)
     X[:, 1] = np.round(np.random.default_rng(3).normal(5, 2, len(X)), 2)  # a FloatOrder axis
     domains = [*domains[:1], FloatOrder(), *domains[2:]]
@@ -388,7 +403,7 @@ def test_pass_plan_prefilter_in_the_jvm(spark, monkeypatch, method):
                          delta=DELTA, method=method, spark_plan="pass") as prepared:
             got = prepared.run(seed=22)
     assert (got.lower_index, got.upper_index) == (want.lower_index, want.upper_index)
-    assert any(used)
+    assert any(f not in (None, "false") for f in forced_prefilter)
 
 
 def test_prefilter_keeps_every_row_an_order_can_list(spark):
@@ -426,10 +441,6 @@ def test_prefilter_keeps_every_row_an_order_can_list(spark):
                                             for j in range(3)},
                                          "i": np.arange(n)}).to_pandas())
     kept = np.zeros(n, dtype=bool)
-    projected = df.selectExpr("*", *(f"{d.sort_sql(kernel.feature_column(j))} AS "
-                                     f"{order_pass.sort_column(j)}"
-                                     for j, d in enumerate(domains)))
-    kept[[r["i"] for r in projected.where(order_pass.prefilter(task)).select("i").collect()]] \
-        = True
+    kept[[r["i"] for r in df.where(order_pass.prefilter(task)).select("i").collect()]] = True
     assert not np.any(listable & ~kept)  # a superset of what the kernel may list
     assert kept.sum() < n  # and a real filter

@@ -31,8 +31,9 @@ from dprect.core.request import FitRequest
 from dprect.core.ties import TieBreaker, tie_bits
 from dprect.engines.numpy_engine import NumpyEngine
 from dprect.engines.spark import pass_kernel as kernel
-from dprect.engines.spark.order_pass import ENTRY_BYTES, PassEngine
+from dprect.engines.spark.order_pass import ENTRY_BYTES, PassEngine, prefilter
 from dprect.engines.spark.prefetch import PrefixSpec, prefetch_specs
+from dprect.engines.spark.sql import literal
 
 
 def _table(n: int, dims: int, seed: int) -> tuple[np.ndarray, list]:
@@ -204,3 +205,38 @@ def test_a_list_cut_short_by_a_threshold_is_never_complete(monkeypatch):
     got = engine.window(0, "hi", 50, 50)
     assert sorted(got.tolist()) == list(range(950, 1000))
     assert engine.passes == 2
+
+
+def test_prefilter_at_the_ends_of_a_domain():
+    """The prefilter's SQL where a threshold reaches past a domain's ends: an order that
+    keeps every value means no filter at all; an order no value can reach adds no term
+    (none left: no row needs Python); otherwise the raw edge, exactly."""
+    domains = (Grid(0.0, 20.0, 64), IntegerRange(0, 16))
+    hi_all = kernel.PassOrder(0, True, 5, 0)  # κ = −v ≤ 0: v ≥ 0, every value
+    lo_none = kernel.PassOrder(0, False, 5, -1)  # v ≤ −1: no value
+    hi_top = kernel.PassOrder(1, True, 5, -16)  # v ≥ 16: x ≥ 16.0
+    assert prefilter(kernel.PassTask(domains, None, (hi_all, hi_top))) is None
+    assert prefilter(kernel.PassTask(domains, None, (lo_none,))) == "false"
+    x1 = f"CAST({kernel.feature_column(1)} AS DOUBLE)"
+    assert prefilter(kernel.PassTask(domains, None, (lo_none, hi_top))) == \
+        f"({x1} - {literal(16.0)}) >= 0"
+    assert prefilter(kernel.PassTask(domains, None, (hi_top, kernel.PassOrder(1, False, 5, 3)))) \
+        == f"greatest(({x1} - {literal(16.0)}), ({literal(3.9999999999999996)} - {x1})) >= 0"
+
+
+def test_a_prefiltered_pass_input_keeps_every_flagged_row(make_frame):
+    """The prefilter narrows the positives only: a row the problem predicate flags reaches
+    the kernel whatever the filter says (so the ``error`` policy still sees it)."""
+    from dprect.engines.spark.order_pass import PassSource
+
+    X = np.array([[1.0, 2.0], [np.nan, 0.0], [5.0, 6.0], [7.0, np.inf]])
+    df = make_frame(X, ["a", "b"], y=[1, 0, 1, 1])
+    problem = "NOT (abs(a) < CAST('inf' AS DOUBLE) AND abs(b) < CAST('inf' AS DOUBLE))"
+    source = PassSource(df, ("a", "b"), "y = 1", problem)
+    everything = source.rows(None).collect()
+    assert len(everything) == 4 and sum(r[kernel.BAD] for r in everything) == 2
+    flagged = source.rows("false").collect()
+    assert len(flagged) == 2 and all(r[kernel.BAD] for r in flagged)
+    kept = source.rows("a >= 5").collect()  # the flagged rows and the positive (5, 6)
+    assert sorted(r[kernel.feature_column(0)] for r in kept if not r[kernel.BAD]) == [5.0]
+    assert sum(r[kernel.BAD] for r in kept) == 2

@@ -77,6 +77,7 @@ from dprect.engines.spark.prefetch import (
     refine,
     take_sample,
 )
+from dprect.engines.spark.shipped import shipped_widths
 from dprect.engines.spark.sql import all_of, as_double, literal, seen
 
 __all__ = ["COLLECT_OVERHEAD", "DEFAULT_DRIVER_BUDGET_MB", "DEFAULT_PLAN", "PLANS",
@@ -117,15 +118,16 @@ def check_budget(driver_budget_mb: float | None) -> float:
     return float(driver_budget_mb)
 
 
-def choose_plan(positives: int | None, dims: int, driver_budget_mb: float | None = None
-                ) -> str:
+def choose_plan(positives: int | None, dims: int, driver_budget_mb: float | None = None,
+                widths: Sequence[int] | None = None) -> str:
     """``auto``'s choice. At most :data:`PREFETCH_MAX_DIMS` features with more than
     :data:`PREFETCH_MIN_VALUES` positive values and a budget of at least
     :data:`PREFETCH_DRIVER_MB`: ``prefetch`` (its JVM filter ships a few rows per order
     where the others convert every positive to Arrow: ≈ 1.4× a scan against 1.8× at
     1.6·10^7 rows × 8 features, benchmarks/spark_fit.py; its driver memory is bounded by
-    its own fixed cell budgets). Otherwise ``collect`` when :func:`collect_bytes` ≤ the
-    budget (MiB), else ``pass`` (also when ``positives`` is unknown), whose driver memory
+    its own fixed cell budgets). Otherwise ``collect`` when :func:`collect_bytes` (with
+    the features' shipped ``widths``, from the schema; None: 8 bytes each) ≤ the budget
+    (MiB), else ``pass`` (also when ``positives`` is unknown), whose driver memory
     the budget bounds whatever the table. A speed and memory decision inside the driver:
     every plan returns the identical answers."""
     budget = check_budget(driver_budget_mb)
@@ -134,7 +136,7 @@ def choose_plan(positives: int | None, dims: int, driver_budget_mb: float | None
     if (dims <= PREFETCH_MAX_DIMS and positives * dims > PREFETCH_MIN_VALUES
             and budget >= PREFETCH_DRIVER_MB):
         return "prefetch"
-    return "collect" if collect_bytes(positives, dims) <= budget * 2**20 else "pass"
+    return "collect" if collect_bytes(positives, dims, widths) <= budget * 2**20 else "pass"
 
 
 def sort_value(name: str, domain: Domain) -> Column:
@@ -263,7 +265,8 @@ class SparkEngine:
         if size_hint is not None:
             self._size_hint = size_hint
         if self.plan == "auto":  # inside the driver: run time and memory only
-            self.plan = choose_plan(self._size_hint, self.dims, self._budget_mb)
+            self.plan = choose_plan(self._size_hint, self.dims, self._budget_mb,
+                                    shipped_widths(self._data, self._names))
         if self.plan == "collect":
             bad, local = self._collect()
             for axis, side, t in self._cuts:  # cuts recorded before the job

@@ -25,10 +25,12 @@ Spark (when they could exceed the budget) and then on the driver.
 Which orders a pass serves, their lengths K (from the public plan:
 :func:`dprect.engines.spark.prefetch.prefetch_specs`) and the budget change the number of
 passes, never an answer. Optional thresholds from a sample of the positives (the first
-:data:`SAMPLE_ROWS` Spark returns) keep the shipped lists near K rows each; a threshold
-that was too tight makes a list short, which costs a pass, not exactness (a list cut by a
-threshold is never taken for complete, and a list found short is gathered again without
-one). The sample, the size hint and the budget stay inside the driver (docs/privacy.md §8).
+:data:`SAMPLE_ROWS` Spark returns) keep the shipped lists near K rows each, and let the JVM
+drop the rows beyond every order's reach before they cross to Python (:func:`prefilter`,
+on the raw values); a threshold that was too tight makes a list short, which costs a
+pass, not exactness (a list cut by a threshold is never taken for complete, and a list
+found short is gathered again without one). The sample, the size hint and the budget stay
+inside the driver (docs/privacy.md §8).
 """
 
 from __future__ import annotations
@@ -55,8 +57,9 @@ from dprect.core.ties import TieBreaker
 from dprect.engines.spark import pass_kernel as kernel
 from dprect.engines.spark.pass_kernel import PassOrder, PassTask
 from dprect.engines.spark.prefetch import PrefixSpec
+from dprect.engines.spark.session import compiles_huge_methods
 from dprect.engines.spark.shipped import shipped_rows
-from dprect.engines.spark.sql import literal
+from dprect.engines.spark.sql import as_double, literal
 
 # executors get the kernel and the objects a task carries (domains, ties) by value: they
 # need numpy and pyarrow, not dprect
@@ -77,10 +80,11 @@ SAMPLE_SAFETY = 2.0
 SAMPLE_MIN_RANK = 16
 #: thresholds are sampled for the JVM's prefilter alone (see :func:`pass_engine`; the
 #: merge case samples anyway, and then the prefilter applies) when it is expected to keep
-#: at most this share of the rows. 0: never, for now — measured at 1.6·10^7 rows × 32
-#: features the prefiltered fit took 22 s against 9.4 s without it (cause not yet found;
-#: the tests switch it on to keep it exact)
-PREFILTER_MAX_SHARE = 0.0
+#: at most this share of the rows — and only where the JVM compiles huge methods
+#: (:func:`~dprect.engines.spark.session.compiles_huge_methods`): the prefiltered stage's
+#: generated code passes HotSpot's 8,000-byte limit at about 32 features, and interpreted
+#: it ran 4× slower (measured at 1.6·10^7 rows × 32: 21 s against 6 s compiled)
+PREFILTER_MAX_SHARE = 0.5
 #: passes a window may trigger before the engine gives up (each one at least doubles the
 #: short order's length, or drops its threshold: two always suffice)
 MAX_PASSES_PER_WINDOW = 3
@@ -105,56 +109,78 @@ class OrderList:
         return kernel.order_key(self.keys, self.hi)
 
 
-def prefilter(task: PassTask) -> str | None:
-    """SQL: true for the rows beyond some order's threshold — a superset of every row the
-    kernel can list, so filtering by it in the JVM changes no list (None when an order
-    has no threshold: every row may be listed).
+def prefilter(task: PassTask, values: Sequence[str] | None = None) -> str | None:
+    """SQL on the raw feature values (``values[j]``: axis j's value as a double; None: the
+    pass input's ``CAST(_x{j} AS DOUBLE)``): true for the rows beyond some order's
+    threshold — a superset of every row the kernel can list, so filtering by it in the
+    JVM changes no list (None when an order keeps every row, or has no threshold).
 
     Order o on axis j with key threshold T keeps rows with κ ≤ T. Integer keys: hi keeps
-    r ≥ −T, lo keeps r ≤ T, and r = s·2^b + u with 0 ≤ u < 2^b, so those rows have
-    s ≥ (−T) >> b, resp. s ≤ T >> b (floor shifts); float keys (never refined): v ≥ −T,
-    resp. v ≤ T. s is the axis's sort value (``Domain.sort_sql``, bit-exact with
-    ``encode``). The test is one ``greatest`` of differences ≥ 0 — not an OR of
-    comparisons, which Catalyst's constraint propagation handles badly at high d; the
-    sign of a difference is exact (an int64 difference, or a float difference of finite
-    doubles, which is 0 only for equal values), and its cast to double keeps the sign."""
+    r ≥ −T, lo keeps r ≤ T, and r = s·2^b + u with 0 ≤ u < 2^b, so those rows have sort
+    value s ≥ S = (−T) >> b, resp. s ≤ S = T >> b (floor shifts); float keys (never
+    refined): s ≥ S = −T, resp. s ≤ S = T. Every encoding is monotone in the raw value x,
+    so s ≥ S exactly when x ≥ e = :meth:`Domain.least_value_from(S)
+    <dprect.core.domains.Domain.least_value_from>`, and s ≤ S exactly when x ≤ u =
+    ``greatest_value_to(S)`` — the filter compares raw doubles, no sort value is computed
+    in SQL. The test is one ``greatest`` of differences x − e and u − x ≥ 0 (not an OR of
+    comparisons, which Catalyst's constraint propagation handles badly at high d): a
+    difference of doubles is 0 only for equal values and keeps its sign when it
+    overflows; a NaN (from ∞ − ∞, or a NaN row) is the greatest value in Spark's order,
+    so such rows are kept — a superset still."""
     if not task.orders or any(o.threshold is None for o in task.orders):
         return None
     terms = []
     for o in task.orders:
-        s = sort_column(o.axis)
         t = o.threshold
         assert t is not None
+        domain = task.domains[o.axis]
+        x = f"CAST({kernel.feature_column(o.axis)} AS DOUBLE)" if values is None \
+            else values[o.axis]
         if task.key_is_int(o.axis):
             bits = task.ties.bits[o.axis] if task.ties is not None else 0
-            bound = (-int(t)) >> bits if o.hi else int(t) >> bits
-            terms.append(f"({s} - {bound})" if o.hi else f"({bound} - {s})")
+            bound: int | float = (-int(t)) >> bits if o.hi else int(t) >> bits
         else:
-            v = -float(t) if o.hi else float(t)
-            terms.append(f"({s} - {literal(v)})" if o.hi else f"({literal(v)} - {s})")
-    return f"greatest({', '.join(terms)}) >= 0"
+            bound = -float(t) if o.hi else float(t)
+        edge = domain.least_value_from(bound) if o.hi else domain.greatest_value_to(bound)
+        if edge is None:
+            continue  # no value is beyond this threshold: the order lists nothing
+        if math.isinf(edge) and (edge < 0) == o.hi:
+            return None  # every value is beyond it: no filter
+        terms.append(f"({x} - {literal(edge)})" if o.hi else f"({literal(edge)} - {x})")
+    if not terms:
+        return "false"
+    return f"greatest({', '.join(terms)}) >= 0" if len(terms) > 1 else f"{terms[0]} >= 0"
 
 
-def sort_column(axis: int) -> str:
-    """The column holding axis ``axis``'s sort value for :func:`prefilter` (projected once
-    per axis before the filter: written inline, twice per axis, the filter's generated
-    code grows too large to be compiled and the scan slows several times)."""
-    return f"_p{axis}"
+@dataclass(frozen=True)
+class PassSource:
+    """What every pass reads: the table, its feature columns, and the positive and
+    problem predicates (:func:`~dprect.engines.spark.shipped.shipped_rows`)."""
+
+    data: DataFrame
+    names: tuple[str, ...]
+    positive: str | None
+    problem: str | None
+
+    def rows(self, keep: str | None) -> DataFrame:
+        """The pass input (``_id``, ``_x{j}``, optional ``_bad``) of the rows where ``keep``
+        (SQL on the table's own columns; None: every row) holds or ``problem`` flags.
+        ``keep`` filters the table BEFORE the renaming projection: a filter above it
+        makes Catalyst's constraint propagation double its constraint set per renamed
+        column (the driver JVM ran out of heap at 1,024 features)."""
+        data = self.data
+        if keep is not None:
+            if self.problem is not None:
+                keep = f"(coalesce({self.problem}, false) OR coalesce({keep}, false))"
+            data = data.where(keep)
+        return shipped_rows(data, self.names, self.positive, self.problem) \
+            .selectExpr("*", f"monotonically_increasing_id() AS {kernel.ROW_ID}")
 
 
-def run_pass(rows: DataFrame, task: PassTask, *, merge: bool) -> pa.RecordBatch:
-    """One pass over ``rows`` (the pass input: ``_id``, ``_x{j}``, optional ``_bad``): the
-    rows :func:`prefilter` keeps (and every flagged row), the partitions' lists, merged in
-    Spark when ``merge``, then on the driver."""
-    keep = prefilter(task)
-    if keep is not None:
-        if kernel.BAD in rows.columns:
-            keep = f"({kernel.BAD} OR coalesce({keep}, false))"
-        axes = sorted({o.axis for o in task.orders})
-        columns = list(rows.columns)
-        rows = rows.selectExpr("*", *(
-            f"{task.domains[j].sort_sql(kernel.feature_column(j))} AS {sort_column(j)}"
-            for j in axes)).where(keep).select(*columns)
+def run_pass(source: PassSource, task: PassTask, *, merge: bool) -> pa.RecordBatch:
+    """One pass: the rows :func:`prefilter` keeps (and every flagged row), the partitions'
+    lists, merged in Spark when ``merge``, then on the driver."""
+    rows = source.rows(prefilter(task, [as_double(n) for n in source.names]))
     out = rows.mapInArrow(partial(kernel.partition_lists, task=task), kernel.OUTPUT_SCHEMA)
     if merge:  # each order's rows meet in one task, which keeps its best K
         parallelism = rows.sparkSession.sparkContext.defaultParallelism
@@ -370,6 +396,7 @@ def pass_engine(data: DataFrame, names: Sequence[str], domains: Sequence[Domain]
                 ) -> PassEngine:
     """The ``pass`` plan's engine on ``data``, its first pass run (bad rows reported in
     :attr:`PassEngine.bad`)."""
+    source = PassSource(data, tuple(names), positive, problem)
     rows = shipped_rows(data, names, positive, problem)
     partitions = data.rdd.getNumPartitions()
     sample = None
@@ -380,10 +407,11 @@ def pass_engine(data: DataFrame, names: Sequence[str], domains: Sequence[Domain]
     if size_hint is not None and size_hint >= 8 * sample_rows(len(names)):
         missed = math.prod(max(0.0, 1.0 - SAMPLE_SAFETY * s.rows / size_hint)
                            for s in schedule)
-        if listed > budget_bytes / 2 or missed >= 1 - PREFILTER_MAX_SHARE:
+        prefilter_pays = missed >= 1 - PREFILTER_MAX_SHARE and \
+            compiles_huge_methods(data.sparkSession)
+        if listed > budget_bytes / 2 or prefilter_pays:
             sample = take_pass_sample(rows, domains, ties)
-    with_ids = rows.selectExpr("*", f"monotonically_increasing_id() AS {kernel.ROW_ID}")
-    engine = PassEngine(lambda task, merge: run_pass(with_ids, task, merge=merge),
+    engine = PassEngine(lambda task, merge: run_pass(source, task, merge=merge),
                         domains, ties, schedule, budget_bytes, partitions=partitions,
                         sample=sample, size_hint=size_hint)
     engine.prepare()

@@ -60,6 +60,16 @@ DELTA_JARS_ENV = "DPRECT_DELTA_JARS"
 #: first read of a small table run 50 tasks)
 LOCAL_DELTA_SNAPSHOT_PARTITIONS = 2
 
+#: HotSpot interprets any method above 8,000 bytes of bytecode instead of compiling it.
+#: Spark's whole-stage generated code for a wide table passes that (the ``pass`` plan's
+#: prefiltered stage at 32 features: 8,436 bytes, 4x slower than compiled; Spark's other
+#: remedy, ``spark.sql.codegen.hugeMethodLimit`` = 8000, falls back to unfused operators
+#: and was 1.7x slower than this flag: docs/architecture.md). dprect's sessions and
+#: conf/spark/spark-defaults.conf set it.
+JIT_OPTION = "-XX:-DontCompileHugeMethods"
+DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+EXECUTOR_JAVA_OPTIONS = "spark.executor.extraJavaOptions"
+
 #: JVM loggers that report failing tasks or jobs with the exception's text (which can
 #: quote a row's value): always off. Keep conf/spark/log4j2.properties in step.
 QUIET_LOGGERS = (
@@ -100,6 +110,23 @@ LOG4J2_PROPERTIES = "\n".join([
 ]) + "\n"
 
 
+def compiles_huge_methods(spark: SparkSession) -> bool:
+    """Whether the JVMs that run this session's tasks compile methods of any size
+    (:data:`JIT_OPTION`): the driver's own arguments for a ``local`` master (its tasks run
+    there), ``spark.executor.extraJavaOptions`` otherwise. Read from the configuration
+    only; False when it cannot be read."""
+    try:
+        conf = spark.sparkContext.getConf()
+        if conf.get("spark.master", "").startswith("local"):
+            jvm: Any = spark.sparkContext._jvm
+            args = jvm.java.lang.management.ManagementFactory.getRuntimeMXBean() \
+                .getInputArguments()
+            return JIT_OPTION in [str(a) for a in args]
+        return JIT_OPTION in (conf.get(EXECUTOR_JAVA_OPTIONS) or "").split()
+    except Exception:
+        return False
+
+
 def quiet_task_failures(spark: SparkSession) -> None:
     """Turn off the loggers that echo a failing task's exception: :data:`QUIET_LOGGERS`
     in this session's JVM (log4j2's ``Configurator``, through py4j) and
@@ -122,17 +149,20 @@ def quiet_task_failures(spark: SparkSession) -> None:
             spark.sparkContext.setLogLevel("OFF")
 
 
-def _quiet_launch_options(settings: dict[str, str]) -> str | None:
-    """For a JVM about to be started by this process: add ``-Dlog4j2.configurationFile``
-    (a private temporary copy of :data:`LOG4J2_PROPERTIES`) to the driver's Java options
-    and return the folder to delete once the JVM is up; None when the JVM is not ours to
-    configure (spark-submit started it, it runs already, ``SPARK_CONF_DIR`` is set, or the
-    Java options name a log4j configuration)."""
+def _launch_options(settings: dict[str, str]) -> str | None:
+    """For a JVM about to be started by this process (not when spark-submit started it,
+    it runs already, or ``SPARK_CONF_DIR`` names a configuration — conf/spark's
+    spark-defaults.conf says the same): :data:`JIT_OPTION` for the driver and executors
+    unless their Java options are given, and ``-Dlog4j2.configurationFile`` (a private
+    temporary copy of :data:`LOG4J2_PROPERTIES`) for the driver unless its options name a
+    log4j configuration. Returns the folder to delete once the JVM is up (None: none)."""
     if (os.environ.get("PYSPARK_GATEWAY_PORT") or os.environ.get("SPARK_CONF_DIR")
             or SparkContext._gateway is not None):
         return None
-    key = "spark.driver.extraJavaOptions"
-    options = settings.get(key, "")
+    for key in (DRIVER_JAVA_OPTIONS, EXECUTOR_JAVA_OPTIONS):
+        settings.setdefault(key, JIT_OPTION)
+    key = DRIVER_JAVA_OPTIONS
+    options = settings[key]
     if "log4j" in options:
         return None
     folder = tempfile.mkdtemp(prefix="dprect-log4j2-")
@@ -300,7 +330,7 @@ def local_session(master: str | None = None, *, app_name: str = "dprect",
     for key, value in (conf or {}).items():
         settings[str(key)] = str(value)
     _add_delta(settings, delta, is_local)
-    launch_folder = _quiet_launch_options(settings)
+    launch_folder = _launch_options(settings)
     builder = SparkSession.builder.master(master)
     for key, value in settings.items():
         builder = builder.config(key, value)

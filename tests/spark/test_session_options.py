@@ -1,0 +1,69 @@
+"""The JVM options dprect's sessions start with: HotSpot's huge-method flag
+(:data:`dprect.engines.spark.session.JIT_OPTION`) for the driver and executors, beside the
+log configuration, never over options a caller gave; conf/spark says the same for
+spark-submit; and the pass plan's check that the tasks' JVMs have it."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from types import SimpleNamespace
+
+from pyspark import SparkContext
+
+from dprect.engines.spark import session as S  # noqa: N812
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _launch(monkeypatch, settings):
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    monkeypatch.delenv("SPARK_CONF_DIR", raising=False)
+    monkeypatch.setattr(SparkContext, "_gateway", None)  # as before a JVM starts
+    folder = S._launch_options(settings)
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
+    return folder
+
+
+def test_a_jvm_dprect_starts_compiles_huge_methods(monkeypatch):
+    settings: dict[str, str] = {}
+    assert _launch(monkeypatch, settings) is not None
+    assert settings[S.EXECUTOR_JAVA_OPTIONS] == S.JIT_OPTION
+    driver = settings[S.DRIVER_JAVA_OPTIONS].split()
+    assert driver[0] == S.JIT_OPTION and driver[1].startswith("-Dlog4j2.configurationFile=")
+
+
+def test_options_a_caller_gave_are_kept(monkeypatch):
+    settings = {S.EXECUTOR_JAVA_OPTIONS: "-Xss4m", S.DRIVER_JAVA_OPTIONS: "-Xss8m"}
+    _launch(monkeypatch, settings)
+    assert settings[S.EXECUTOR_JAVA_OPTIONS] == "-Xss4m"
+    assert settings[S.DRIVER_JAVA_OPTIONS].split()[0] == "-Xss8m"
+    assert S.JIT_OPTION not in settings[S.DRIVER_JAVA_OPTIONS]
+
+
+def test_a_configuration_folder_is_left_to_itself(monkeypatch):
+    monkeypatch.setenv("SPARK_CONF_DIR", str(REPO / "conf" / "spark"))
+    settings: dict[str, str] = {}
+    assert S._launch_options(settings) is None and settings == {}
+
+
+def test_conf_spark_sets_the_flag_for_spark_submit():
+    lines = (REPO / "conf" / "spark" / "spark-defaults.conf").read_text().splitlines()
+    entries = dict(line.split(None, 1) for line in lines if line.strip()
+                   and not line.startswith("#"))
+    for key in (S.DRIVER_JAVA_OPTIONS, S.EXECUTOR_JAVA_OPTIONS):
+        assert S.JIT_OPTION in entries[key].split()
+
+
+def test_compiles_huge_methods(spark):
+    assert S.compiles_huge_methods(spark)  # the test session: a JVM dprect started
+
+    def fake(master, options):
+        values = {"spark.master": master, S.EXECUTOR_JAVA_OPTIONS: options}
+        conf = SimpleNamespace(get=lambda key, default=None: values.get(key, default))
+        return SimpleNamespace(sparkContext=SimpleNamespace(getConf=lambda: conf))
+
+    assert S.compiles_huge_methods(fake("spark://m:7077", f"-Xss4m {S.JIT_OPTION}"))
+    assert not S.compiles_huge_methods(fake("spark://m:7077", "-Xss4m"))
+    assert not S.compiles_huge_methods(fake("yarn", None))
