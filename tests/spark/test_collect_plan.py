@@ -41,6 +41,24 @@ pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 EPSILON, DELTA = 8.0, 1e-6
 
 
+def _numpy_fit(X, y, names, domains, seed, **method):
+    """``dprect.fit`` on the in-memory table (the reference; seeded-run warnings off)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return dprect.fit(X, y, grid=domains, epsilon=EPSILON, delta=DELTA, seed=seed,
+                          features=names, **method)
+
+
+def _spark_fit(df, names, domains, seed, **options):
+    """The same fit on ``df`` (label ``y``) through ``prepare_fit(**options)``: the result
+    and the engine (its ``plan`` and ``stats``)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with prepare_fit(df, features=names, label="y", domains=domains, epsilon=EPSILON,
+                         delta=DELTA, **options) as prepared:
+            return prepared.run(seed=seed), prepared.engine
+
+
 def _frame(spark, X, y, names, partitions=3):
     """Built through Arrow (fast at d = 128)."""
     table = pa.table({**{n: X[:, j] for j, n in enumerate(names)},
@@ -62,27 +80,22 @@ def test_every_plan_gives_the_same_rectangle(spark, dims, n, seeds, method):
              (True, "composition"): ("collect", "pass", "prefetch", "rounds"),
              (False, "randmargins"): ("collect", "pass"),
              (False, "composition"): ("collect", "pass", "prefetch")}[(dims <= 16, method)]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for seed in seeds:
-            want = dprect.fit(X, y, grid=domains, epsilon=EPSILON, delta=DELTA, method=method,
-                              seed=seed, features=names)
-            for spark_plan in plans:
-                with prepare_fit(df, features=names, label="y", domains=domains,
-                                 epsilon=EPSILON, delta=DELTA, method=method,
-                                 spark_plan=spark_plan) as prepared:
-                    got = prepared.run(seed=seed)
-                    stats = prepared.engine.stats
-                assert got.method == want.method == method
-                assert got.lower_index == want.lower_index, (spark_plan, seed)
-                assert got.upper_index == want.upper_index, (spark_plan, seed)
-                if spark_plan == "collect":  # one job, then the driver only
-                    assert stats["collect_jobs"] == 1 and stats["window_jobs"] == 0
-                if spark_plan == "pass":  # passes serve the rounds: never a job per round
-                    assert stats["window_jobs"] == 0
-                    assert 1 <= stats["passes"] <= 3, stats
-            if dims == 2:  # enough positives there for a non-empty box
-                assert not want.empty
+    for seed in seeds:
+        want = _numpy_fit(X, y, names, domains, seed, method=method)
+        for spark_plan in plans:
+            got, engine = _spark_fit(df, names, domains, seed, method=method,
+                                     spark_plan=spark_plan)
+            stats = engine.stats
+            assert got.method == want.method == method
+            assert got.lower_index == want.lower_index, (spark_plan, seed)
+            assert got.upper_index == want.upper_index, (spark_plan, seed)
+            if spark_plan == "collect":  # one job, then the driver only
+                assert stats["collect_jobs"] == 1 and stats["window_jobs"] == 0
+            if spark_plan == "pass":  # passes serve the rounds: never a job per round
+                assert stats["window_jobs"] == 0
+                assert 1 <= stats["passes"] <= 3, stats
+        if dims == 2:  # enough positives there for a non-empty box
+            assert not want.empty
 
 
 def test_rounds_at_128_dims_agrees_with_collect(spark):
@@ -90,16 +103,10 @@ def test_rounds_at_128_dims_agrees_with_collect(spark):
     X, y, domains = _ties_table(600, 128, seed=5)
     names = [f"x{j}" for j in range(128)]
     df = _frame(spark, X, y, names, partitions=2)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        want = dprect.fit(X, y, grid=domains, epsilon=EPSILON, delta=DELTA, method="composition",
-                          seed=6, features=names)
-        for spark_plan in ("rounds", "collect"):
-            with prepare_fit(df, features=names, label="y", domains=domains, epsilon=EPSILON,
-                             delta=DELTA, method="composition",
-                             spark_plan=spark_plan) as prepared:
-                got = prepared.run(seed=6)
-            assert (got.lower_index, got.upper_index) == (want.lower_index, want.upper_index)
+    want = _numpy_fit(X, y, names, domains, 6, method="composition")
+    for spark_plan in ("rounds", "collect"):
+        got, _ = _spark_fit(df, names, domains, 6, method="composition", spark_plan=spark_plan)
+        assert (got.lower_index, got.upper_index) == (want.lower_index, want.upper_index)
 
 
 @pytest.mark.parametrize("chunk", [32, 3])
@@ -183,14 +190,9 @@ def test_auto_reads_the_shipped_widths_from_the_schema(spark, float32, plan):
         X = X.astype(np.float32).astype(np.float64)
     positives = int(np.count_nonzero(y))
     budget = (collect_bytes(positives, 2, [4, 4]) + collect_bytes(positives, 2)) / 2 / 2**20
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        want = dprect.fit(X, y, grid=domains, epsilon=EPSILON, delta=DELTA, seed=13,
-                          features=names)
-        with prepare_fit(df, features=names, label="y", domains=domains, epsilon=EPSILON,
-                         delta=DELTA, driver_budget_mb=budget) as prepared:
-            got = prepared.run(seed=13)
-            assert prepared.engine.plan == plan
+    want = _numpy_fit(X, y, names, domains, 13)
+    got, engine = _spark_fit(df, names, domains, 13, driver_budget_mb=budget)
+    assert engine.plan == plan
     assert (got.lower_index, got.upper_index) == (want.lower_index, want.upper_index)
 
 
@@ -352,14 +354,9 @@ def test_collect_mixed_types_gives_the_numpy_rectangle(spark, method, grid):
     domains = None if grid is None else [Grid(-10.0, 10.0, 2**16), Grid(-10.0, 10.0, 256),
                                          IntegerRange(-20, 20), Grid(0.0, 2.0**54, 2**20),
                                          Grid(-10.0, 10.0, 2**10), IntegerRange(0, 1)]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        want = dprect.fit(X, y, grid=domains, epsilon=EPSILON, delta=DELTA, method=method,
-                          seed=7, features=MIXED)
-        with prepare_fit(df, features=MIXED, label="y", domains=domains, epsilon=EPSILON,
-                         delta=DELTA, method=method, spark_plan="collect") as prepared:
-            got = prepared.run(seed=7)
-            stats = prepared.engine.stats
+    want = _numpy_fit(X, y, MIXED, domains, 7, method=method)
+    got, engine = _spark_fit(df, MIXED, domains, 7, method=method, spark_plan="collect")
+    stats = engine.stats
     assert stats["collect_jobs"] == 1 and stats["window_jobs"] == 0
     assert got.method == want.method == method
     assert (got.lower_index, got.upper_index) == (want.lower_index, want.upper_index)
@@ -371,17 +368,11 @@ def test_pass_plan_within_a_tiny_budget_merges_in_spark(spark):
     X, y, domains = _ties_table(3000, 6, seed=8)
     names = [f"x{j}" for j in range(6)]
     df = _frame(spark, X, y, names, partitions=4)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        want = dprect.fit(X, y, grid=domains, epsilon=EPSILON, delta=DELTA,
-                          method="randmargins", seed=9, features=names)
-        with prepare_fit(df, features=names, label="y", domains=domains, epsilon=EPSILON,
-                         delta=DELTA, method="randmargins", spark_plan="pass",
-                         driver_budget_mb=0.05) as prepared:
-            got = prepared.run(seed=9)
-            passes = prepared.engine.stats["passes"]
+    want = _numpy_fit(X, y, names, domains, 9, method="randmargins")
+    got, engine = _spark_fit(df, names, domains, 9, method="randmargins", spark_plan="pass",
+                             driver_budget_mb=0.05)
     assert (got.lower_index, got.upper_index) == (want.lower_index, want.upper_index)
-    assert passes > 3
+    assert engine.stats["passes"] > 3
 
 
 @pytest.mark.parametrize("method", ["randmargins", "composition"])
@@ -395,13 +386,8 @@ def test_pass_plan_prefilter_in_the_jvm(spark, forced_prefilter, method):
     domains = [*domains[:1], FloatOrder(), *domains[2:]]
     names = [f"x{j}" for j in range(6)]
     df = _frame(spark, X, y, names, partitions=3)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        want = dprect.fit(X, y, grid=domains, epsilon=EPSILON, delta=DELTA, method=method,
-                          seed=22, features=names)
-        with prepare_fit(df, features=names, label="y", domains=domains, epsilon=EPSILON,
-                         delta=DELTA, method=method, spark_plan="pass") as prepared:
-            got = prepared.run(seed=22)
+    want = _numpy_fit(X, y, names, domains, 22, method=method)
+    got, _ = _spark_fit(df, names, domains, 22, method=method, spark_plan="pass")
     assert (got.lower_index, got.upper_index) == (want.lower_index, want.upper_index)
     assert any(f not in (None, "false") for f in forced_prefilter)
 

@@ -113,8 +113,8 @@ LOG4J2_PROPERTIES = "\n".join([
 def compiles_huge_methods(spark: SparkSession) -> bool:
     """Whether the JVMs that run this session's tasks compile methods of any size
     (:data:`JIT_OPTION`): the driver's own arguments for a ``local`` master (its tasks run
-    there), ``spark.executor.extraJavaOptions`` otherwise. Read from the configuration
-    only; False when it cannot be read."""
+    there), ``spark.executor.extraJavaOptions`` otherwise. Never runs a job; False when
+    neither can be read."""
     try:
         conf = spark.sparkContext.getConf()
         if conf.get("spark.master", "").startswith("local"):
