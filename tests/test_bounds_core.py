@@ -428,8 +428,9 @@ def test_pieces_floor_examples_and_validation():
     for bad in (-1, True, 2.5, "3"):
         with pytest.raises(ParameterError, match="floor"):
             bound_pieces(hist, 9, Fraction(1, 4), "lower", 1.0, bad)  # type: ignore[arg-type]
-    with pytest.raises(ParameterError, match="floor"):
-        bound_pieces(hist, 9, Fraction(1, 4), "lower", 1.0, 2**61)
+    # a floor beyond int64 weights is computed in exact integers, not refused (issue #21)
+    wide = bound_pieces(hist, 9, Fraction(1, 4), "lower", 1.0, 2**61)
+    assert wide.depths.dtype == object and all(type(v) is int for v in wide.depths)
 
 
 def _gof(draw, pieces: Pieces, n: int) -> tuple[float, np.ndarray, np.ndarray]:

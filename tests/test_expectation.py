@@ -21,8 +21,6 @@ from dprect.core.expectation import (
     DEFAULT_TARGET_SHARE,
     Sizing,
     empty_explanation,
-    expectation,
-    expectations,
     percent,
     positives_needed,
     share_outside,
@@ -111,8 +109,8 @@ def test_plan_positives_adds_the_expectation_and_changes_nothing_else():
         assert entry["share"] == min(1.0, c.predicted_misclassified / 200)
         assert entry["positives_needed"] == math.ceil(c.predicted_misclassified / 0.01
                                                       - 1e-6)
-    assert set(expectations(sized)) == set(sized.candidates)
-    assert expectation(sized).method == sized.chosen.method
+    assert set(sized.expectations()) == set(sized.candidates)
+    assert sized.expectation().method == sized.chosen.method
     table = sized.table()
     assert "N for <= 1% outside" in table and "share at N = 200" in table
     assert "share at N" not in base.table() and "N for <= 5% outside" in base.table()

@@ -98,7 +98,8 @@ def test_mixed_domains_get_their_own_ip_size():
 def test_plan_json_and_table_have_no_surprises():
     p = plan(epsilon=1.0, delta=1e-6, domains=[G32] * 2)
     js = p.to_json()
-    assert set(js) == {"request", "chosen", "plan", "predictions", "bounds", "expectation"}
+    assert set(js) == {"request", "chosen", "plan", "predictions", "bounds", "expectation",
+                       "guarantee_check"}
     assert set(js["bounds"]) == {"randmargins", "composition"}
     assert "chosen" in p.table()
 

@@ -30,6 +30,7 @@ from dprect.core.accounting import (
     refined_v2_guarantee,
     replace_one,
 )
+from dprect.core.guarantee_check import GuaranteeCheckError
 from dprect.core.margins import StaircaseLaw
 from dprect.core.ties import tie_bits
 
@@ -152,6 +153,9 @@ def test_paper_accounting_states_at_most_the_request() -> None:
 def test_a_wrong_bounded_range_constant_changes_the_plans(monkeypatch, d: int) -> None:
     right = _v2_plan(d)
     monkeypatch.setattr(accounting, "BR_ZCDP_FACTOR", 1.0 / 16.0)
+    with pytest.raises(GuaranteeCheckError):  # the independent check keeps its own ε²/8
+        _v2_plan(d)
+    monkeypatch.setattr(planner_module, "check_fit_plan", lambda *_a, **_k: None)
     wrong = _v2_plan(d)
     for name in ("randmargins", "composition"):
         r, w = right.candidates[name], wrong.candidates[name]
@@ -191,7 +195,8 @@ def _exhaustive_best(eps_t: float, delta_t: float, domains, ip_beta: float):
                 tie_bits(domains, len(order)))
         except planner_module._OverLimit:
             continue
-        predicted = planner_module._predicted_from(order, domains, per_size)
+        predicted = planner_module._predicted_from(order, domains, per_size,
+                                                   tie_bits(domains, len(order)))
         if predicted < best[0]:
             best = (predicted, str(rho), eps)
     return best

@@ -22,6 +22,7 @@ from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.labels import LabelText, check_label_value, resolve_positive_label
 from dprect.core.planner import plan
 from dprect.core.randomness import RandomSource
+from dprect.core.reading import floats_of, select_rows
 from dprect.core.request import (
     BudgetOptions,
     FitOptions,
@@ -81,51 +82,46 @@ def positive_mask(y: object, positive_label: object = FitRequest.positive_label,
     return y_arr.astype(np.float64) == value
 
 
+def _list_rows(X: object) -> np.ndarray:
+    """An untyped table (a list of rows, a DataFrame of mixed columns) as an array: numeric
+    when numpy reads every value as a number, else an object array of its rows × columns,
+    whatever the values are (a value that is itself a list stays one value). The schema of
+    a list of rows is its nesting: rows of unequal length are refused, with no count."""
+    try:
+        arr = np.asarray(X)
+    except ValueError:  # ragged, or a value that is a sequence
+        arr = None
+    if arr is not None and arr.ndim != 2 and arr.ndim > 0 and len(arr) == 0:
+        return arr  # an empty list: no rows to look at, refused as not 2-D
+    if arr is not None and arr.dtype.kind in "biuf" and arr.ndim == 2:
+        return arr
+    if arr is None or arr.ndim != 2 or arr.dtype.kind not in "biufO":
+        rows = list(X)  # type: ignore[call-overload]
+        if not all(isinstance(r, list | tuple | np.ndarray) for r in rows) \
+                or len({len(r) for r in rows}) > 1:
+            raise InputDataError("X must be a list of equally long rows (rows × features)")
+        out = np.empty((len(rows), len(rows[0]) if rows else 0), dtype=object)
+        for i, row in enumerate(rows):
+            for j, v in enumerate(row):
+                out[i, j] = v
+        return out
+    return np.asarray(X, dtype=object)
+
+
 def _features_array(X: object) -> np.ndarray:
     """X as float64. Its dtype is its schema: numbers and booleans are read, strings and
     other types refused. An object array — and a Python list, whose dtype numpy would
-    guess from its values — is converted value by value: a value that is not a number
-    becomes NaN (an invalid row for the row policy), so no value refuses it."""
+    guess from its values — is read value by value (:mod:`dprect.core.reading`): a value
+    that is not a number becomes NaN and one beyond float64 ±inf (invalid rows for the row
+    policy), so no value refuses it."""
     typed = isinstance(X, np.ndarray) or hasattr(X, "dtype")
-    arr = np.asarray(X)
-    if not typed and arr.dtype.kind not in "biuf":
-        arr = np.asarray(X, dtype=object)
+    arr = np.asarray(X) if typed else _list_rows(X)
     if arr.dtype.kind == "O":
-        def number(v: object) -> float:
-            try:
-                out = float(v)  # type: ignore[arg-type]
-            except (TypeError, ValueError):
-                return math.nan
-            return math.nan if isinstance(v, str) else out
-
-        flat = np.fromiter((number(v) for v in arr.ravel()), dtype=np.float64,
-                           count=arr.size)
-        return flat.reshape(arr.shape)
+        return floats_of(arr)  # the per-value rule (dprect.core.reading)
     if arr.dtype == np.bool_ or np.issubdtype(arr.dtype, np.integer) \
             or np.issubdtype(arr.dtype, np.floating):
         return arr.astype(np.float64, copy=False)
     raise InputDataError(f"X must hold numbers only; its dtype is {arr.dtype}")
-
-
-def select_rows(X: np.ndarray, positive: np.ndarray, names: Sequence[str] | None = None,
-                invalid_rows: InvalidRows | str = FitRequest.invalid_rows) -> np.ndarray:
-    """The rows of X (float64, 2-D) where ``positive`` holds, under the invalid-row policy.
-
-    ``drop`` (default): rows with a null, NaN or ±inf feature are left out — row-local, so
-    neighbouring tables stay neighbouring and it costs no privacy. ``error``: such a row
-    anywhere (any label) refuses the table, naming the feature. That refusal depends on
-    the data: it is OUTSIDE the privacy guarantee (opt in only for trusted checks).
-    """
-    policy = InvalidRows.parse(invalid_rows, "invalid_rows")
-    finite = np.isfinite(X)
-    if finite.all():
-        return X[positive]
-    if policy is InvalidRows.DROP:
-        return X[positive & finite.all(axis=1)]
-    j = int(np.argmax(~finite.all(axis=0)))
-    name = names[j] if names is not None else f"column {j}"
-    raise InputDataError(f"feature {name} has null, NaN or infinite values (refused under "
-                         "the 'error' invalid-rows policy; the default 'drop' drops such rows)")
 
 
 def positive_rows(X: object, y: object, names: Sequence[str] | None = None,
@@ -149,17 +145,19 @@ def positive_rows(X: object, y: object, names: Sequence[str] | None = None,
     check_label_value(positive_label)
     try:
         X_arr = _features_array(X)
-    except ValueError as exc:  # ragged rows
-        raise InputDataError(f"X must be a 2-D array of numbers: {exc}") from None
+    except InputDataError:
+        raise
+    except ValueError:  # ragged rows of an array-like
+        raise InputDataError("X must be a 2-D array of numbers (rows × features)") from None
     if X_arr.ndim != 2:
-        raise InputDataError(f"X must be a 2-D array (rows × features), got shape {X_arr.shape}")
+        raise InputDataError(f"X must be a 2-D array (rows × features), got {X_arr.ndim} "
+                             f"dimension(s)")
     if X_arr.shape[1] == 0:
         raise InputDataError("X has no feature columns")
     typed = isinstance(y, np.ndarray) or hasattr(y, "dtype")
     y_arr = np.asarray(y) if typed else np.asarray(y, dtype=object)
     if y_arr.ndim != 1 or len(y_arr) != len(X_arr):
-        raise InputDataError(
-            f"y must be 1-D with one label per row of X ({len(X_arr)}), got shape {y_arr.shape}")
+        raise InputDataError("y must be 1-D with one label per row of X")
     positive = positive_mask(y if typed else y_arr, positive_label)
     return select_rows(X_arr, positive, names, invalid_rows)
 
@@ -201,8 +199,8 @@ def _in_memory(X: object, y: object, grid: GridArg, features: Sequence[str] | No
     shape = np.shape(X) if isinstance(X, np.ndarray) or hasattr(X, "shape") else None
     if shape is None:
         try:
-            shape = np.asarray(X, dtype=object).shape
-        except ValueError:  # ragged rows: positive_rows names the problem
+            shape = _list_rows(X).shape
+        except InputDataError:  # ragged rows: positive_rows names the problem
             shape = ()
     if features is None:
         features = column_names(X)
@@ -286,6 +284,38 @@ def _group_text(value: object) -> str:
                          f"{type(value).__name__}")
 
 
+def _data_group_text(value: object) -> str | None:
+    """A group value of the data, as text (never raises): null and NaN are no group;
+    booleans, floats and the rest are spelled as the listed groups are
+    (:func:`_group_text`)."""
+    if value is None or (isinstance(value, float | np.floating) and math.isnan(value)):
+        return None
+    try:
+        return _group_text(value)
+    except ParameterError:
+        return str(value)
+
+
+def _column_array(values: Any, name: str, *, group: bool) -> Any:
+    """One column of an in-memory table as a pyarrow array. A column of Python objects
+    (dtype ``object``: its schema fixes no type) is read value by value — a bounded
+    column by :mod:`dprect.core.reading`, a group column as text — so no value refuses
+    it; a typed column keeps its type (a column of another type than numbers is refused
+    by its schema later)."""
+    import pyarrow as pa
+
+    if getattr(getattr(values, "dtype", None), "kind", None) == "O":
+        objects = np.asarray(values, dtype=object)
+        if group:
+            return pa.array([_data_group_text(v) for v in objects], type=pa.string())
+        return pa.array(floats_of(objects))
+    try:
+        return pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError) as exc:
+        raise InputDataError(f"column {name!r} cannot be read: {type(exc).__name__}"
+                             ) from None
+
+
 def _bounds_table(data: object, columns: Sequence[str] | None, group_by: object
                   ) -> tuple[Any, list[str], str | None]:
     """``data`` as a pyarrow Table of the bounded columns (and the group column, named
@@ -304,20 +334,17 @@ def _bounds_table(data: object, columns: Sequence[str] | None, group_by: object
         wanted = list(columns) if columns is not None else [n for n in names if n != group_by]
         for n in [*wanted, *([group_by] if isinstance(group_by, str) else [])]:
             if n in names:
-                try:
-                    arrays[n] = pa.array(data[n])
-                except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError) as exc:
-                    raise InputDataError(f"column {n!r} cannot be read: "
-                                         f"{type(exc).__name__}") from None
+                arrays[n] = _column_array(data[n], n, group=n == group_by)
     else:
         try:
             X = _features_array(data)
-        except ValueError as exc:  # ragged rows
-            raise InputDataError(f"data must be a table or a 2-D array of numbers: {exc}"
-                                 ) from None
+        except InputDataError:
+            raise
+        except ValueError:  # ragged rows of an array-like
+            raise InputDataError("data must be a table or a 2-D array of numbers") from None
         if X.ndim != 2:
-            raise InputDataError(f"data must be a 2-D array (rows × columns), got shape "
-                                 f"{X.shape}")
+            raise InputDataError(f"data must be a 2-D array (rows × columns), got {X.ndim} "
+                                 f"dimension(s)")
         wanted = feature_names(columns, X.shape[1])
         arrays = {n: pa.array(X[:, j]) for j, n in enumerate(wanted)}
         if isinstance(group_by, str):
@@ -332,12 +359,9 @@ def _bounds_table(data: object, columns: Sequence[str] | None, group_by: object
         group_name = "__group"
         while group_name in arrays:
             group_name = "_" + group_name
-        try:
-            arrays[group_name] = pa.array(np.asarray(group_by) if not hasattr(
-                group_by, "__arrow_array__") else group_by)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError) as exc:
-            raise InputDataError(f"group_by values cannot be read: {type(exc).__name__}"
-                                 ) from None
+        arrays[group_name] = _column_array(
+            group_by if hasattr(group_by, "__arrow_array__") or hasattr(group_by, "dtype")
+            else np.asarray(group_by), "group_by", group=True)
     lengths = {len(a) for a in arrays.values()}
     if len(lengths) > 1:
         raise InputDataError("group_by must give one group value per row of data")

@@ -55,7 +55,6 @@ from dprect.core.bounds import (
     BoundsPlan,
     BoundsRequest,
     BoundsResult,
-    Histogram,
     histogram,
     plan_bounds,
     run_bounds,
@@ -64,6 +63,12 @@ from dprect.core.domains import Domain, FloatBins, GridArg, resolve_domains
 from dprect.core.errors import ParameterError
 from dprect.core.randomness import RandomSource
 from dprect.core.validation import repeat_at
+from dprect.engines.bounds_input import (
+    BoundsSource,
+    Histograms,
+    group_kind_of_arrow,
+    resolve_groups,
+)
 from dprect.engines.row_kernels import group_index
 from dprect.release.files import check_output_path, write_atomic
 from dprect.release.guarded import (
@@ -84,33 +89,6 @@ TABLE_COLUMNS = ("group", "column", "lower", "upper")
 
 
 # -- public settings ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class BoundsSource:
-    """The table a bounds run reads: where, how, which columns and the group column
-    (public settings only). The names are checked here: at least one column, none twice,
-    the group column not among them."""
-
-    path: str
-    columns: list[str]
-    group_by: str | None = None
-    format: str | None = None
-
-    def __post_init__(self) -> None:
-        names = [str(c) for c in self.columns]
-        if not names:
-            raise ParameterError("give at least one column to bound")
-        if (i := repeat_at(names)) is not None:
-            raise ParameterError(f"column {names[i]!r} is listed twice")
-        if self.group_by is not None and self.group_by in names:
-            raise ParameterError(f"the group column {self.group_by!r} is also listed as a "
-                                 "column to bound")
-        object.__setattr__(self, "columns", names)
-
-    def read_columns(self) -> list[str]:
-        """Every column a run reads: the bounded ones, then the group column."""
-        return [*self.columns, *([self.group_by] if self.group_by is not None else [])]
 
 
 @dataclass(frozen=True)
@@ -255,69 +233,7 @@ def bounds_settings(values: Mapping[str, Any], name: Callable[[str], str] = str
                           groups, sinks, ledger, seed, rows, values.get("groups_file"))
 
 
-# -- groups against the column's type -------------------------------------------------------
-_TRUE_WORDS = frozenset({"1", "true", "t", "yes", "y"})
-_FALSE_WORDS = frozenset({"0", "false", "f", "no", "n"})
-
-
-def group_kind_of_arrow(data_type: Any, column: str) -> str:
-    """What group column ``column`` can hold, from its Arrow type only: numeric, boolean,
-    string, or null (a column of the null type); another type is refused."""
-    from dprect.engines.arrow_input import value_kind
-
-    return value_kind(data_type, column, "group")
-
-
-def resolve_groups(groups: Sequence[str], kind: str, column: str
-                   ) -> list[bool | float | str] | None:
-    """The listed group values as values comparable with a group column of ``kind`` (from
-    its type): floats for a numeric column (compared as float64), booleans for a boolean
-    one (true/false, yes/no, 1/0), the text itself for a string one; None for a column of
-    the null type (no row belongs to any group). Text that cannot be such a value, and two
-    texts naming one value (``1`` and ``1.0``), are refused — from the schema and the
-    list only."""
-    if kind == "null":
-        return None
-    out: list[bool | float | str] = []
-    for text in groups:
-        word = text.strip().lower()
-        value: bool | float | str
-        if kind == "string":
-            value = text
-        elif kind == "boolean":
-            if word in _TRUE_WORDS:
-                value = True
-            elif word in _FALSE_WORDS:
-                value = False
-            else:
-                raise ParameterError(f"the group column {column!r} is boolean: group value "
-                                     f"{text!r} must be true or false (or yes/no, 1/0)")
-        else:
-            try:
-                value = float(text)
-            except ValueError:
-                raise ParameterError(f"the group column {column!r} is numeric: group value "
-                                     f"{text!r} is not a number") from None
-            if not math.isfinite(value):
-                raise ParameterError(f"group value {text!r} must be a finite number")
-            value = value + 0.0  # -0.0 is 0.0
-        if value in out:
-            raise ParameterError(f"group values {out_text(groups, out, value)!r} and "
-                                 f"{text!r} name the same value of column {column!r}")
-        out.append(value)
-    return out
-
-
-def out_text(groups: Sequence[str], values: Sequence[Any], value: Any) -> str:
-    """The listed text of an already resolved ``value``."""
-    return groups[list(values).index(value)]
-
-
 # -- routes -----------------------------------------------------------------------------------
-#: the histograms of a run: (group index, column index) -> the column's histogram in the group
-Histograms = dict[tuple[int, int], Histogram]
-
-
 class BoundsPrepared(Protocol):
     """A table read and checked, its engine ready; a context manager that releases what
     the engine holds (a session it started)."""
@@ -339,17 +255,6 @@ class BoundsRoute(Protocol):
     def open(self, source: BoundsSource, domains: list[Domain], groups: list[str] | None,
              progress: Callable[[str], None]) -> BoundsPrepared:
         ...
-
-
-def complete(found: Mapping[tuple[int, int], Histogram], groups: int, columns: int,
-             domains: Sequence[Domain]) -> Histograms:
-    """``found`` with an empty histogram for every (group, column) it lacks."""
-    out: Histograms = {}
-    for g in range(groups):
-        for j in range(columns):
-            h = found.get((g, j))
-            out[(g, j)] = h if h is not None else histogram(np.empty(0), domains[j])
-    return out
 
 
 class NumpyBoundsPrepared:

@@ -37,7 +37,6 @@ from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
-from dprect.app.api import select_rows
 from dprect.core.algorithms import run_plan
 from dprect.core.domains import Domain, GridArg, resolve_domains
 from dprect.core.errors import ParameterError
@@ -46,11 +45,11 @@ from dprect.core.expectation import (
     Expectation,
     Sizing,
     empty_explanation,
-    expectation,
 )
 from dprect.core.labels import resolve_positive_label
 from dprect.core.planner import Plan, plan
 from dprect.core.randomness import SEEDED_WARNING, RandomSource
+from dprect.core.reading import select_rows
 from dprect.core.request import FitRequest, Source, request_from
 from dprect.core.result import FitResult
 from dprect.release.guarded import (
@@ -221,7 +220,7 @@ def run_fit(settings: FitSettings, route: EngineRoute, report: Reporter | None =
             report.say(line)
 
     def fresh() -> Outcome:
-        report.say(expectation(the_plan).sentence())  # the plan's, before any data
+        report.say(the_plan.expectation().sentence())  # the plan's, before any data
         with route.open(source, domains, request, the_plan, report.progress) as prepared:
 
             def compute() -> FitResult:
@@ -264,7 +263,7 @@ def _expected_of(record: Mapping[str, Any], the_plan: Plan) -> Expectation:
     chosen = params.get("chosen")
     predicted = (params.get("predictions") or {}).get(chosen)
     if not isinstance(chosen, str) or not isinstance(predicted, int | float):
-        return expectation(the_plan)
+        return the_plan.expectation()
     return the_plan.sizing.expect(chosen, predicted)
 
 

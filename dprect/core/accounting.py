@@ -87,10 +87,11 @@ def _check_q(q: float) -> float:
 
 
 def escape_probability(q: float, k: int, rounds: int) -> float:
-    """(1 − q)^k, the chance of more than k paid rounds; 0 when k ≥ R."""
+    """(1 − q)^k, the chance of more than k paid rounds, rounded up (:func:`_up`); 0 when
+    k ≥ R."""
     if k >= rounds:
         return 0.0
-    return (1.0 - _check_q(q)) ** k
+    return _up((1.0 - _check_q(q)) ** k)
 
 
 def refined_pure(epsilon: float, *, k: int, q: float, rounds: int) -> Guarantee:
@@ -100,7 +101,7 @@ def refined_pure(epsilon: float, *, k: int, q: float, rounds: int) -> Guarantee:
     rounds = check_positive_int(rounds, "rounds")
     k_eff = min(k, rounds)
     return Guarantee(
-        epsilon=k_eff * epsilon,
+        epsilon=_up(k_eff * epsilon),
         delta=escape_probability(q, k_eff, rounds),
         neighbouring=ADD_REMOVE,
         bound=f"refined theorem, pure bound (k={k_eff} paid rounds of {rounds})",
@@ -118,7 +119,7 @@ def refined_azuma(
     k_eff = min(k, rounds)
     eps_total = k_eff * epsilon**2 / 2 + epsilon * math.sqrt(2 * k_eff * math.log(1 / delta2))
     return Guarantee(
-        epsilon=eps_total,
+        epsilon=_up(eps_total),
         delta=escape_probability(q, k_eff, rounds) + delta2,
         neighbouring=ADD_REMOVE,
         bound=f"refined theorem, Azuma bound (k={k_eff} paid rounds of {rounds})",
@@ -143,8 +144,8 @@ def paper_bound(epsilon: float, *, delta: float, rounds: int) -> Guarantee:
     if delta >= math.exp(-2):
         raise ParameterError(f"the paper's accounting needs delta < e^-2, got {delta}")
     return Guarantee(
-        epsilon=70 * epsilon * math.log(1 / delta),
-        delta=(rounds + 2) * delta,
+        epsilon=_up(70 * epsilon * math.log(1 / delta)),
+        delta=_up((rounds + 2) * delta),
         neighbouring=ADD_REMOVE,
         bound="paper (Sadigurschi & Stemmer 2021, Lemma 3.2: 35 ln(1/delta) paid rounds)",
     )
@@ -154,7 +155,8 @@ def composition_pure(epsilon: float, *, rounds: int) -> Guarantee:
     """Basic composition of R ε₀-DP rounds: (R·ε₀, 0)."""
     epsilon = check_epsilon(epsilon)
     rounds = check_positive_int(rounds, "rounds")
-    return Guarantee(rounds * epsilon, 0.0, ADD_REMOVE, f"basic composition of {rounds} rounds")
+    return Guarantee(_up(rounds * epsilon), 0.0, ADD_REMOVE,
+                     f"basic composition of {rounds} rounds")
 
 
 def composition_zcdp(epsilon: float, *, rounds: int, delta: float) -> Guarantee:
@@ -164,7 +166,7 @@ def composition_zcdp(epsilon: float, *, rounds: int, delta: float) -> Guarantee:
     delta = check_open_unit(delta, "delta")
     rho_z = rounds * epsilon**2 / 2
     return Guarantee(
-        rho_z + 2 * math.sqrt(rho_z * math.log(1 / delta)),
+        _up(rho_z + 2 * math.sqrt(rho_z * math.log(1 / delta))),
         delta,
         ADD_REMOVE,
         f"zCDP composition of {rounds} rounds (rho={rho_z:.6g})",
@@ -177,7 +179,7 @@ def replace_one(g: Guarantee) -> Guarantee:
         raise ParameterError("replace_one expects an add/remove guarantee")
     return Guarantee(
         2 * g.epsilon,
-        (1 + math.exp(g.epsilon)) * g.delta,
+        _up((1 + math.exp(g.epsilon)) * g.delta),
         REPLACE_ONE,
         g.bound + "; replace-one by group privacy (2eps, (1+e^eps)delta)",
     )

@@ -61,6 +61,7 @@ columns in order, the lower bound before the upper one.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -78,6 +79,7 @@ from dprect.core.accounting import (
 )
 from dprect.core.domains import Domain, FloatBins, Grid
 from dprect.core.errors import ParameterError
+from dprect.core.guarantee_check import CheckReport, check_bounds_plan
 from dprect.core.interior_point import Pieces, sample_unimodal
 from dprect.core.randomness import SEEDED_WARNING, RandomSource
 from dprect.core.request import Neighbouring
@@ -91,7 +93,8 @@ from dprect.core.validation import (
 
 #: the coverage is read as a fraction with a denominator at most this (α's at most twice it)
 COVERAGE_DENOMINATOR = 10**6
-#: b·n must stay below this (b the denominator of α, n a group's rows): depths are int64
+#: depths are int64 while b·n stays below this (b the denominator of α, n a group's rows),
+#: and exact Python integers above it
 MAX_WEIGHTED_ROWS = 2**62
 _SHRINK = 1.0 - 1e-9  # ε_each is shrunk this much so the stated bound holds after rounding
 _UP = 1.0 + 2.0**-46  # T_j is rounded up by this relative margin
@@ -182,6 +185,8 @@ class BoundsPlan:
     guarantee: Guarantee
     rank_error: tuple[float, ...]
     rows: int | None = None
+    #: what the independent guarantee check re-derived (set by :func:`plan_bounds`)
+    check: CheckReport | None = None
 
     @property
     def mechanisms(self) -> int:
@@ -244,6 +249,7 @@ class BoundsPlan:
             "rows": self.rows,
             "expected_clipped_share": None if share is None else list(share),
             "rows_needed": list(self.rows_needed()),
+            **({} if self.check is None else {"guarantee_check": self.check.to_json()}),
         }
 
     def table(self, columns: Sequence[str] | None = None) -> str:
@@ -273,9 +279,13 @@ class BoundsPlan:
             f"(coverage {self.request.coverage:g})",
             f"guarantee ({g.epsilon:.6g}, {g.delta:.3g})-DP, {g.neighbouring} neighbours: "
             f"{g.bound}",
+            *([] if self.check is None else [
+                f"re-derived by the independent check: ({self.check.epsilon:.6g}, "
+                f"{self.check.delta:.3g}) by {self.check.route}"]),
             f"with probability >= 1 - {self.request.beta:g} per group, each side of column j "
-            f"clips max(k_j, alpha*n) +- T_j rows of a group's n (+ ties in the bound's grid "
-            f"cell), k_j = ceil(T_j) + 1",
+            f"clips at most max(k_j, alpha*n) + T_j rows of a group's n (at least "
+            f"max(k_j, alpha*n) - T_j less the rows of the bound's grid cell), "
+            f"k_j = ceil(T_j) + 1",
             "rows needed: k_j/alpha for the share alpha to bind; below it each side clips "
             "about k_j rows, and below about 2(k_j + T_j) rows the bounds may cross",
         ]
@@ -315,8 +325,10 @@ def plan_bounds(request: BoundsRequest, domains: Sequence[Domain], *,
     sens = 1.0  # BoundsPlan.sensitivity
     log_term = [math.log(d.size) + math.log(rounds) - math.log(request.beta) for d in doms]
     rank_error = tuple(_up(2.0 * sens / eps_each * lt) for lt in log_term)
-    return BoundsPlan(request=request, domains=doms, alpha=alpha, epsilon_each=eps_each,
-                      guarantee=g, rank_error=rank_error, rows=rows)
+    unchecked = BoundsPlan(request=request, domains=doms, alpha=alpha, epsilon_each=eps_each,
+                           guarantee=g, rank_error=rank_error, rows=rows)
+    # the plan as it will execute, re-derived independently before anything is read
+    return dataclasses.replace(unchecked, check=check_bounds_plan(unchecked))
 
 
 # -- histograms ----------------------------------------------------------------------------
@@ -408,15 +420,13 @@ def bound_pieces(hist: Histogram, grid_size: int, alpha: Fraction, side: BoundSi
         raise ParameterError(f"histogram key {int(keys[-1])} is outside the grid of {m} points")
     if side not in ("lower", "upper"):
         raise ParameterError(f"side must be 'lower' or 'upper', got {side!r}")
-    n = hist.total
-    if b * n >= MAX_WEIGHTED_ROWS:
-        raise ParameterError(f"a group of {n} rows is beyond the mechanism's integer range "
-                             f"(b*n < 2**62 with alpha = {alpha})")
+    n = int(hist.total)
     if isinstance(floor, bool) or not isinstance(floor, int) or floor < 0:
         raise ParameterError(f"floor must be an integer >= 0, got {floor!r}")
     clip = max(b * floor, a * n)  # b × the rows a side aims to clip
-    if b * max(n, floor) >= MAX_WEIGHTED_ROWS:
-        raise ParameterError(f"a floor of {floor} rows is beyond the mechanism's integer range")
+    # depths in units of 1/b rows are int64 while b·max(n, floor) < 2^62, else exact Python
+    # integers (object arrays): the same law for a group of any size, never a refusal
+    wide = b * max(n, floor) >= MAX_WEIGHTED_ROWS
     u = len(keys)
     if u == 0:
         starts = np.zeros(1, dtype=np.uint64)
@@ -444,13 +454,17 @@ def bound_pieces(hist: Histogram, grid_size: int, alpha: Fraction, side: BoundSi
         starts, sizes, below, upto = starts[keep], sizes[keep], below[keep], upto[keep]
     # the rows a bound in this cell clips lie in [least, most]: the cell's own rows may be
     # clipped or not, as the bound moves inside the cell (docs/privacy.md §9, the score)
+    if wide:
+        below, upto = below.astype(object), upto.astype(object)
     if side == "lower":
         least, most = below, upto
     else:
         least, most = n - upto, n - below
-    bb, target = np.int64(b), np.int64(clip)
+    bb, target = (b, clip) if wide else (np.int64(b), np.int64(clip))
     weighted = np.maximum(0, np.maximum(least * bb - target, target - most * bb))
-    depths = (weighted.max() - weighted).astype(np.int64)
+    depths = weighted.max() - weighted
+    if not wide:
+        depths = depths.astype(np.int64)
     c = Fraction(epsilon_each) / (2 * b)
     return Pieces(starts, sizes, depths, 2.0 * float(c), m)
 

@@ -37,12 +37,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from dprect.core.validation import check_open_unit, check_positive_int
-
-if TYPE_CHECKING:  # the planner imports this module
-    from dprect.core.planner import Plan
 
 #: the default target: at most 5% of the positives outside the rectangle
 DEFAULT_TARGET_SHARE = 0.05
@@ -147,18 +144,6 @@ class Sizing:
         return lines
 
 
-def expectations(the_plan: Plan) -> dict[str, Expectation]:
-    """Every candidate method's expectation under the plan's :class:`Sizing`."""
-    return {name: the_plan.sizing.expect(name, c.predicted_misclassified)
-            for name, c in the_plan.candidates.items()}
-
-
-def expectation(the_plan: Plan) -> Expectation:
-    """The chosen method's expectation."""
-    return the_plan.sizing.expect(the_plan.chosen.method,
-                                  the_plan.chosen.predicted_misclassified)
-
-
 def empty_explanation(expected: Expectation, name: Callable[[str], str] = str) -> list[str]:
     """Two lines for a released rectangle that is empty (some lower bound above its upper
     bound — read from the released result only): what the plan expected, and what to
@@ -177,4 +162,4 @@ def empty_explanation(expected: Expectation, name: Callable[[str], str] = str) -
 
 
 __all__ = ["DEFAULT_TARGET_SHARE", "Expectation", "Sizing", "empty_explanation",
-           "expectation", "expectations", "percent", "positives_needed", "share_outside"]
+           "percent", "positives_needed", "share_outside"]

@@ -297,7 +297,7 @@ class _ExactSampler:
         # has ⌊c·d⌋ = n iff ⌈n/c⌉ ≤ d < ⌈(n+1)/c⌉); t is capped below at −1 (no depth)
         num, den = c.numerator, c.denominator
         t = np.array([kmax - min(-((-n * den) // num), kmax + 1) for n in range(n_cut + 2)],
-                     dtype=np.int64)
+                     dtype=self.depths.dtype)
         left = self.depths[: self.split + 1]  # non-decreasing
         right = self.depths[self.split + 1:]  # non-increasing
         i_left = np.searchsorted(left, t, side="right")  # pieces with depth ≤ t
@@ -364,7 +364,8 @@ def sample_unimodal(pieces: Pieces, c: Fraction, rng: RandomSource) -> int:
     The exact sampler of the interior point (module docstring, steps 1–3), opened to any
     exponential mechanism whose score is a *unimodal* integer depth on pieces — the private
     quantiles of :mod:`dprect.core.bounds` use it. ``pieces`` must tile the grid
-    {0, …, grid_size − 1} in order with non-empty pieces and int64 depths ≥ 0 that are
+    {0, …, grid_size − 1} in order with non-empty pieces and int64 depths ≥ 0 (or an
+    object array of Python ints, for depths beyond int64) that are
     non-decreasing up to their first maximum and non-increasing after it; ``c`` > 0 is an
     exact rational (the float ``pieces.epsilon`` is not read: it serves the float
     :meth:`Pieces.probabilities` of tests and audits only). The requirements are checked in
@@ -377,11 +378,13 @@ def sample_unimodal(pieces: Pieces, c: Fraction, rng: RandomSource) -> int:
     starts = np.asarray(pieces.starts)
     sizes = np.asarray(pieces.sizes)
     depths = np.asarray(pieces.depths)
-    if (starts.dtype != np.uint64 or sizes.dtype != np.uint64 or depths.dtype != np.int64
+    exact_ints = depths.dtype == object and all(type(v) is int for v in depths)
+    if (starts.dtype != np.uint64 or sizes.dtype != np.uint64
+            or not (depths.dtype == np.int64 or exact_ints)
             or starts.ndim != 1 or not len(starts) == len(sizes) == len(depths)
             or len(starts) == 0):
         raise ParameterError("pieces must hold equally long uint64 starts and sizes and "
-                             "int64 depths")
+                             "int64 (or Python int) depths")
     if int(starts[0]) != 0 or (sizes == 0).any() \
             or int(starts[-1]) + int(sizes[-1]) != m \
             or not (starts[1:] == starts[:-1] + sizes[:-1]).all():

@@ -64,7 +64,8 @@ from dprect.core.accounting import (
 )
 from dprect.core.domains import Domain, GridArg, Side, feature_names, resolve_domains
 from dprect.core.errors import ParameterError
-from dprect.core.expectation import DEFAULT_TARGET_SHARE, Sizing
+from dprect.core.expectation import DEFAULT_TARGET_SHARE, Expectation, Sizing
+from dprect.core.guarantee_check import CheckReport, check_fit_plan
 from dprect.core.interior_point import interior_point_size
 from dprect.core.margins import LaplaceLaw, MarginLaw, StaircaseLaw
 from dprect.core.request import (
@@ -177,6 +178,17 @@ class Plan:
     request: dict[str, Any]
     excluded: dict[str, str] = field(default_factory=dict)
     sizing: Sizing = field(default_factory=Sizing)
+    #: what the independent guarantee check re-derived for the chosen plan
+    check: CheckReport | None = None
+
+    def expectations(self) -> dict[str, Expectation]:
+        """Every candidate method's expectation under the plan's :class:`Sizing`."""
+        return {name: self.sizing.expect(name, c.predicted_misclassified)
+                for name, c in self.candidates.items()}
+
+    def expectation(self) -> Expectation:
+        """The chosen method's expectation."""
+        return self.sizing.expect(self.chosen.method, self.chosen.predicted_misclassified)
 
     def to_json(self) -> dict[str, Any]:
         predictions = {name: c.predicted_misclassified for name, c in self.candidates.items()}
@@ -188,6 +200,8 @@ class Plan:
             "bounds": {name: c.guarantee.bound for name, c in self.candidates.items()},
             "expectation": self.sizing.to_json(predictions),
         }
+        if self.check is not None:
+            out["guarantee_check"] = self.check.to_json()
         if self.excluded:
             out["excluded"] = dict(self.excluded)
         return out
@@ -212,6 +226,9 @@ class Plan:
         g = self.chosen.guarantee
         lines.append(f"* chosen: {self.chosen.method}; guarantee ({g.epsilon:.6g}, {g.delta:.3g})"
                      f"-DP, {g.neighbouring} neighbours")
+        if self.check is not None:
+            lines.append(f"  re-derived by the independent check: ({self.check.epsilon:.6g}, "
+                         f"{self.check.delta:.3g}) by {self.check.route}")
         lines.append("")
         lines += self.sizing.table({name: c.predicted_misclassified
                                     for name, c in self.candidates.items()},
@@ -248,7 +265,14 @@ def _within_budget(g: Guarantee, eps_total: float, delta_total: float) -> Guaran
     return g
 
 
-_SizeLaws = dict[int, tuple[int, MarginLaw | None]]  # grid size m -> (Δ, law)
+_SizeLaws = dict[int, tuple[int, MarginLaw | None]]  # IP grid m·2^b -> (Δ, law)
+
+
+def _ip_grid(domains: Sequence[Domain], axis: int, bits: Sequence[int] | None) -> int:
+    """The grid the interior point of a round on ``axis`` runs on: m·2^b, the axis's
+    refined grid (b = 0 without tie bits). Windows are sized for it, never for m alone:
+    axes of different kinds share grid sizes but not tie bits."""
+    return domains[axis].size << (bits[axis] if bits else 0)
 
 
 class _OverLimit(Exception):  # noqa: N818 — internal signal, never escapes the planner
@@ -278,17 +302,18 @@ def _checked_ip_size(eps: float, ip_beta: float, m: int) -> int:
 
 def _size_laws(order: list[tuple[int, Side]], domains: list[Domain], eps: float,
                ip_beta: float, make_law, bits: Sequence[int] | None = None) -> _SizeLaws:
-    """Δ and the margin law of every distinct grid size (they depend on nothing else: an
-    axis's tie bits are a function of its grid size). With tie bits b, Δ is sized for the
-    refined grid of m·2^b points, where the interior point runs.
+    """Δ and the margin law of every distinct grid the interior point runs on: the refined
+    grid of m·2^b points of an axis with tie bits b (:func:`_ip_grid`), keyed by its size.
+    Two axes with the same m but different tie bits (an IntegerRange and a FloatBins of
+    2^16 points) get different windows.
 
     Raises :class:`_OverLimit` when a Δ or an expected block exceeds the plan-time limits.
     """
     per_size: _SizeLaws = {}
     for axis, _side in order:
-        m = domains[axis].size
+        m = _ip_grid(domains, axis, bits)
         if m not in per_size:
-            size = _checked_ip_size(eps, ip_beta, m << (bits[axis] if bits else 0))
+            size = _checked_ip_size(eps, ip_beta, m)
             law = make_law(size)
             if law is not None and not law.mean <= MAX_EXPECTED_MARGIN:
                 raise _OverLimit(
@@ -305,9 +330,9 @@ def _build_rounds(order: list[tuple[int, Side]], domains: list[Domain], per_size
     axes' tie bits (RandMargins with refined accounting), else none."""
     rounds = []
     for axis, side in order:
-        m = domains[axis].size
-        size, law = per_size[m]
-        rounds.append(RoundPlan(axis, side, m, size, law, bits[axis] if bits else 0))
+        size, law = per_size[_ip_grid(domains, axis, bits)]
+        rounds.append(RoundPlan(axis, side, domains[axis].size, size, law,
+                                bits[axis] if bits else 0))
     return tuple(rounds)
 
 
@@ -316,13 +341,13 @@ def _rounds_with(order: list[tuple[int, Side]], domains: list[Domain], eps: floa
     return _build_rounds(order, domains, _size_laws(order, domains, eps, ip_beta, make_law))
 
 
-def _predicted_from(order: list[tuple[int, Side]], domains: list[Domain], per_size: _SizeLaws
-                    ) -> float:
+def _predicted_from(order: list[tuple[int, Side]], domains: list[Domain], per_size: _SizeLaws,
+                    bits: Sequence[int] | None = None) -> float:
     """What ``MethodPlan.predicted_misclassified`` of these rounds returns (same values,
     same order, hence the same float), without building the rounds."""
     value = {m: RoundPlan(0, "hi", m, size, law).predicted_misclassified
              for m, (size, law) in per_size.items()}
-    return float(sum([value[domains[axis].size] for axis, _side in order]))
+    return float(sum([value[_ip_grid(domains, axis, bits)] for axis, _side in order]))
 
 
 def _plan_refined(eps_t: float, delta_t: float, domains: list[Domain],
@@ -359,7 +384,7 @@ def _plan_refined(eps_t: float, delta_t: float, domains: list[Domain],
         except _OverLimit as exc:  # this ρ is out (the checked ε is no larger)
             note(exc)
             continue
-        bounds.append((_predicted_from(order, domains, per_size), i))
+        bounds.append((_predicted_from(order, domains, per_size, bits), i))
     best: MethodPlan | None = None
     best_key = (math.inf, len(RHO_GRID))  # (prediction, index): the smallest wins
     for key in sorted(bounds):
@@ -375,7 +400,7 @@ def _plan_refined(eps_t: float, delta_t: float, domains: list[Domain],
         except _OverLimit as exc:
             note(exc)
             continue
-        checked_key = (_predicted_from(order, domains, per_size), key[1])
+        checked_key = (_predicted_from(order, domains, per_size, bits), key[1])
         if checked_key < best_key:
             best_key = checked_key
             best = _refined_method_plan(eps, choice, q, str(rho), "staircase", order, domains,
@@ -436,12 +461,13 @@ def _plan_paper(eps_t: float, delta_t: float, domains: list[Domain],
     """The paper's accounting, as the paper states it (its Laplace law, δ = δ̃/(R + 2))."""
     rounds = len(order)
     delta = delta_t / (rounds + 2)
-    while (rounds + 2) * delta > delta_t:  # the stated (R + 2)·δ must not round above δ̃
-        delta = math.nextafter(delta, 0.0)
     if delta >= math.exp(-2):
         raise ParameterError("the paper's accounting needs delta/(R+2) < e^-2")
     if ip_beta >= 0.25:
         raise ParameterError("the paper's accounting needs an IP failure beta < 1/4")
+    # the stated (R + 2)·δ (rounded up by the accountant) must not exceed δ̃
+    while paper_bound(1.0, delta=delta, rounds=rounds).delta > delta_t:
+        delta = math.nextafter(delta, 0.0) * (1.0 - 2.0**-50)
     eps = eps_t / (70 * math.log(1 / delta)) * _SHRINK
     rs = _rounds_with(order, domains, eps, ip_beta, lambda size: LaplaceLaw(size, ip_beta))
     return MethodPlan(
@@ -513,7 +539,7 @@ def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None 
                              "gives (epsilon, 0), or method='composition')")
     margin_law = MarginLawName.LAPLACE if paper else req.margin_law
     order = schedule(len(domains), req.shape)
-    ip_beta = beta / (2 * len(order))
+    ip_beta = _ip_failure_target(beta, len(order))
     eps_ar, delta_ar = add_remove_budget(epsilon, delta, req.neighbouring)
 
     over: dict[str, _OverLimit] = {}
@@ -551,8 +577,18 @@ def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None 
                 for name, exc in over.items()}
     if paper and delta == 0.0:
         excluded["randmargins"] = "the paper's accounting needs delta > 0"
+    # the plan as it will execute, re-derived independently before anything is read
+    check = check_fit_plan(chosen, list(domains), beta=beta, shape=req.shape.value)
     return Plan(chosen=chosen, candidates=candidates, request=asked, excluded=excluded,
-                sizing=sizing)
+                sizing=sizing, check=check)
+
+
+def _ip_failure_target(beta: float, rounds: int) -> float:
+    """β_IP = β/(2R), rounded down so that the union bound 2R·β_IP ≤ β holds exactly."""
+    ip_beta = beta / (2 * rounds)
+    while Fraction(ip_beta) * (2 * rounds) > Fraction(beta):
+        ip_beta = math.nextafter(ip_beta, 0.0)
+    return ip_beta
 
 
 def _safe_choice(options: list[MethodPlan]) -> MethodPlan:

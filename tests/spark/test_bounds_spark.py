@@ -33,10 +33,11 @@ sys.path.insert(0, str(REPO / "jobs"))
 
 import private_bounds  # noqa: E402
 
-from dprect.app.bounds_flow import group_index, resolve_groups  # noqa: E402
 from dprect.app.cli import main  # noqa: E402
 from dprect.app.jobs_support import load_config, section_values  # noqa: E402
 from dprect.core.domains import FloatBins, Grid, IntegerRange  # noqa: E402
+from dprect.engines.bounds_input import resolve_groups  # noqa: E402
+from dprect.engines.row_kernels import group_index  # noqa: E402
 from dprect.engines.spark.bounds import encode, kernel_spec  # noqa: E402
 
 N = 3000
@@ -127,7 +128,7 @@ def test_kernel_group_matching_is_the_numpy_routes(array, groups) -> None:
     no group, booleans as booleans, the rest as text)."""
     import math
 
-    from dprect.app.bounds_flow import group_kind_of_arrow
+    from dprect.engines.bounds_input import group_kind_of_arrow
     from dprect.engines.spark import bounds as spark_bounds
 
     assert spark_bounds.group_index is group_index

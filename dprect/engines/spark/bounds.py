@@ -44,16 +44,16 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F  # noqa: N812
 from pyspark.sql import types as T  # noqa: N812
 
-from dprect.app.bounds_flow import (
+from dprect.core.bounds import Histogram
+from dprect.core.domains import Domain, FloatBins, Grid
+from dprect.core.errors import InputDataError, ParameterError
+from dprect.engines import row_kernels
+from dprect.engines.bounds_input import (
     BoundsSource,
     Histograms,
     complete,
     resolve_groups,
 )
-from dprect.core.bounds import Histogram
-from dprect.core.domains import Domain, FloatBins, Grid
-from dprect.core.errors import InputDataError, ParameterError
-from dprect.engines import row_kernels
 from dprect.engines.row_kernels import group_index
 from dprect.engines.spark.checks import label_kind
 from dprect.engines.spark.source import SPARK_ERRORS, read_source, spark_message

@@ -1,0 +1,426 @@
+"""The independent guarantee check: every plan's stated (ε, δ) re-derived before a run reads
+any data (docs/privacy.md §10).
+
+The planner (:mod:`dprect.core.planner`) and the bounds planner (:mod:`dprect.core.bounds`)
+*size* a run: from a budget they search for per-round ε, windows Δ, margin laws, k and δ
+splits, with floating-point searches and caches. This module *verifies* the result. It
+takes the plan as it will execute — per round the ε the sampler uses, Δ, the grid the
+interior point runs on (the axis's domain size times 2^b for the tie bits the engine
+applies), the margin law's own parameters, β_IP; the method, the accounting and the
+neighbouring relation — and re-derives from first principles, in 80-digit decimal and
+exact rational arithmetic, that the stated guarantee holds. It shares no sizing or
+accounting code with the planners (it imports neither :mod:`~dprect.core.accounting` nor
+:mod:`~dprect.core.interior_point`); its constants are written here once, with the
+lemma each comes from:
+
+* **interior-point failure** (McSherry & Talwar's utility bound for the depth score):
+  a round on a grid of M points with window Δ fails on one side with probability at most
+  M·exp(−ε·⌈Δ/2⌉/2); it must be ≤ β_IP, and 2R·β_IP ≤ β (union bound over 2R sides);
+* **margin-law ratio** ρ = inf_{r≥1} P(N ≥ r + Δ)/P(N ≥ r), computed from the law's own
+  definition (staircase: ρ_law^⌈Δ/Δ_law⌉; the paper's Laplace law: by log-concavity
+  min(e^{−Δ/scale}, P(N ≥ Δ_law + Δ))), and q = ρ·(1 − β_IP);
+* **RandMargins, refined** (docs/privacy.md §4 and "Bounded-range accounting"): with the
+  plan's k as a witness and δ₂ = δ̃ − (1 − q)^k (k < R), the run is (k·ε, (1 − q)^k)-DP
+  (pure), and (s, (1 − q)^k + δ₂)-DP for s = ρ_k + 2√(ρ_k·ln(1/δ₂)) (bounded range,
+  ρ_k = k·ε²/8) or for any s with min_α δ_α(s; ρ_k) ≤ δ₂ (the CKS conversion, every
+  α > 1 valid: the check searches α itself);
+* **RandMargins, the paper's statement**: (70·ε·ln(1/δ_p), (R + 2)·δ_p) with the paper's
+  Laplace law, β_IP < 1/4, δ_p < e^{−2};
+* **composition of R ε₀-bounded-range mechanisms**: basic (R·ε₀, 0), or ρ = R·ε₀²/8 zCDP
+  converted by Bun–Steinke or CKS;
+* **private bounds**: the sampler's rate c per 1/b row gives each exponential mechanism
+  ε = 2·c·b·s with the score's sensitivity s = 1 (docs/privacy.md §9, Lemma B1), 2d of
+  them per group composed as above (groups are disjoint: parallel), and each column's
+  rank error T_j must satisfy m_j·exp(−ε·T_j/(2s)) ≤ β/(2d);
+* **replace-one**: an add/remove (ε, δ) run is (2ε, (1 + e^ε)·δ) under replace-one (group
+  privacy of size 2), so a replace-one statement (ε̃, δ̃) is checked as the add/remove
+  statement (ε̃/2, δ̃/(1 + e^{ε̃/2})).
+
+A route verifies a statement only if its re-derived ε and δ are both at most the stated
+ones, after every decimal quantity has been pushed to its unsafe side by a relative
+:data:`SLACK` (far above the 10^−80 rounding of the arithmetic, far below the 2^−46
+rounding margin the accountant states its floats with). A plan no route verifies is a bug
+in dprect: :func:`check_fit_plan` and :func:`check_bounds_plan` refuse it with one line
+naming only parameters (:class:`GuaranteeCheckError`), before anything is read or
+reserved. A verified plan carries a :class:`CheckReport`, which the run's JSON states.
+"""
+
+from __future__ import annotations
+
+import decimal
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any
+
+from dprect.core.domains import Domain
+from dprect.core.errors import ParameterError
+from dprect.core.margins import LaplaceLaw, StaircaseLaw
+
+#: ρ per ε² of an ε-bounded-range mechanism (Cesar & Rogers 2021: ε-BR ⇒ ε²/8-zCDP)
+BR_ZCDP = Fraction(1, 8)
+#: the paper's constant: 35·ln(1/δ) paid rounds, each costing 2ε (Lemma 3.2)
+PAPER_FACTOR = 70
+#: the paper's accounting needs β < 1/4 and δ_p < e^{−2}
+PAPER_MAX_BETA = Fraction(1, 4)
+PAPER_MAX_LOG_DELTA = -2
+#: the sensitivity of the private bounds' badness score, in rows (docs/privacy.md §9)
+BOUNDS_SENSITIVITY = 1
+#: relative slack by which every re-derived quantity is pushed to its unsafe side
+SLACK = Decimal("1e-40")
+
+_CONTEXT = decimal.Context(prec=80, rounding=decimal.ROUND_HALF_EVEN)
+_ONE = Decimal(1)
+
+
+class GuaranteeCheckError(ParameterError):
+    """The independent check could not re-derive a plan's stated guarantee: a dprect bug.
+    The message names parameters only; nothing was read or reserved."""
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """What the check re-derived: the route that verified the stated guarantee, its
+    (ε, δ) (both at most the stated ones), and the failure bounds it recomputed."""
+
+    product: str
+    route: str
+    epsilon: float
+    delta: float
+    neighbouring: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"product": self.product, "route": self.route, "epsilon": self.epsilon,
+                "delta": self.delta, "neighbouring": self.neighbouring, **self.details}
+
+
+# -- decimal helpers ---------------------------------------------------------------------------
+def _dec(x: float | int | Fraction) -> Decimal:
+    """The exact value of a float or int (a Fraction is divided out at 80 digits)."""
+    with decimal.localcontext(_CONTEXT):
+        if isinstance(x, Fraction):
+            return Decimal(x.numerator) / Decimal(x.denominator)
+        return Decimal(x)
+
+
+def _high(x: Decimal) -> Decimal:
+    """x pushed up by the relative slack (an upper bound of a computed quantity)."""
+    with decimal.localcontext(_CONTEXT):
+        return x + abs(x) * SLACK
+
+
+def _low(x: Decimal) -> Decimal:
+    """x pushed down by the relative slack (a lower bound of a computed quantity)."""
+    with decimal.localcontext(_CONTEXT):
+        return x - abs(x) * SLACK
+
+
+def _ln(x: Decimal) -> Decimal:
+    with decimal.localcontext(_CONTEXT):
+        return x.ln()
+
+
+def _exp(x: Decimal) -> Decimal:
+    with decimal.localcontext(_CONTEXT):
+        return x.exp()
+
+
+def _float_up(x: Decimal) -> float:
+    """A float ≥ x (for the report)."""
+    f = float(x)
+    return math.nextafter(f, math.inf) if _dec(f) < x else f
+
+
+# -- statements --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Route:
+    name: str
+    epsilon: Decimal
+    delta: Decimal
+
+
+def _bun_steinke(rho: Decimal, delta: Decimal) -> Decimal:
+    """ε = ρ + 2√(ρ·ln(1/δ)): ρ-zCDP ⇒ (ε, δ)-DP (Bun & Steinke 2016, Prop. 1.3); upper."""
+    with decimal.localcontext(_CONTEXT):
+        return _high(rho + 2 * (rho * -_ln(delta)).sqrt())
+
+
+def _cks_log_delta(rho: float, eps: float, alpha: float) -> float:
+    """ln δ_α(ε) in floating point, for the search over α only."""
+    am1 = alpha - 1.0
+    return am1 * (alpha * rho - eps) - math.log(am1) + alpha * math.log1p(-1.0 / alpha)
+
+
+def _cks_order(rho: Decimal, eps: Decimal) -> float:
+    """An order α > 1 where ln δ_α(ε) is about minimal (every α is valid; the search only
+    decides how tight the check is): a grid in u = ln(α − 1), then golden section."""
+    r, e = float(rho), float(eps)
+
+    def f(u: float) -> float:
+        try:
+            return _cks_log_delta(r, e, 1.0 + math.exp(u))
+        except (OverflowError, ValueError):
+            return math.inf
+
+    grid = [-30.0 + 0.25 * i for i in range(281)]  # α − 1 from 1e-13 to 1.3e17
+    values = [f(u) for u in grid]
+    i = min(range(len(grid)), key=values.__getitem__)
+    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
+    g = (math.sqrt(5.0) - 1.0) / 2.0
+    for _ in range(200):
+        a, b = hi - g * (hi - lo), lo + g * (hi - lo)
+        if f(a) <= f(b):
+            hi = b
+        else:
+            lo = a
+        if hi - lo < 1e-15:
+            break
+    best = min((grid[i], lo, hi, 0.5 * (lo + hi)), key=f)
+    return 1.0 + math.exp(best)
+
+
+def _cks_holds(rho: Decimal, eps: Decimal, delta: Decimal) -> Decimal | None:
+    """The CKS δ at ε for ρ-zCDP (Canonne, Kamath & Steinke 2020, Prop. 12 and Cor. 13):
+    δ_α(ε) = exp((α−1)(αρ − ε))/(α − 1)·(1 − 1/α)^α at the searched α, in decimal (upper);
+    returned when it is at most ``delta``, else None."""
+    if rho == 0:
+        return Decimal(0)
+    alpha = _dec(_cks_order(rho, eps))
+    if not alpha > 1:
+        return None
+    with decimal.localcontext(_CONTEXT):
+        am1 = alpha - 1
+        log_d = am1 * (alpha * rho - eps) - _ln(am1) + alpha * _ln(am1 / alpha)
+        log_d = log_d + abs(log_d) * SLACK + SLACK
+        if log_d > _ln(delta):
+            return None
+        return _high(_exp(log_d))
+
+
+def _zcdp_routes(name: str, rho: Decimal, eps: Decimal, delta: Decimal, extra_delta: Decimal
+                 ) -> list[_Route]:
+    """The routes from ρ-zCDP (on an event whose complement has probability
+    ``extra_delta``) to the stated (ε, δ): Bun–Steinke and CKS at δ₂ = δ − extra."""
+    with decimal.localcontext(_CONTEXT):
+        d2 = delta - extra_delta
+    if not d2 > 0:
+        return []
+    out = [_Route(f"{name}, Bun-Steinke conversion", _bun_steinke(rho, d2), delta)]
+    cks = _cks_holds(rho, eps, d2)
+    if cks is not None:
+        with decimal.localcontext(_CONTEXT):
+            out.append(_Route(f"{name}, CKS conversion", eps, _high(cks + extra_delta)))
+    return out
+
+
+def _best(routes: list[_Route], eps: Decimal, delta: Decimal) -> _Route | None:
+    """The first route (in order) whose ε and δ are both within the stated ones."""
+    for r in routes:
+        if r.epsilon <= eps and r.delta <= delta:
+            return r
+    return None
+
+
+def _composition_routes(eps0: Decimal, rounds: int, eps: Decimal, delta: Decimal
+                        ) -> list[_Route]:
+    """R mechanisms, each ε₀-DP and ε₀-bounded-range, composed adaptively."""
+    with decimal.localcontext(_CONTEXT):
+        routes = [_Route(f"basic composition of {rounds} mechanisms",
+                         _high(rounds * eps0), Decimal(0))]
+        if delta > 0:
+            rho = _high(rounds * eps0 * eps0 * _dec(BR_ZCDP))
+            routes += _zcdp_routes(f"zCDP of {rounds} bounded-range mechanisms", rho, eps,
+                                   delta, Decimal(0))
+    return routes
+
+
+def _add_remove_target(eps: float, delta: float, neighbouring: str) -> tuple[Decimal, Decimal]:
+    """The add/remove statement that implies the stated one: itself, or for replace-one
+    (ε̃/2, δ̃/(1 + e^{ε̃/2})) (group privacy of size 2), rounded to the safe side."""
+    e, d = _dec(eps), _dec(delta)
+    if neighbouring == "add-remove":
+        return e, d
+    if neighbouring != "replace-one":
+        raise GuaranteeCheckError(f"the independent guarantee check knows no neighbouring "
+                                  f"relation {neighbouring!r}")
+    with decimal.localcontext(_CONTEXT):
+        half = e / 2
+        return _low(half), _low(d / (1 + _high(_exp(half))))
+
+
+def _refuse(product: str, what: str, eps: float, delta: float) -> GuaranteeCheckError:
+    return GuaranteeCheckError(
+        f"the independent guarantee check refused this {product} plan: {what} (stated "
+        f"epsilon={eps!r}, delta={delta!r}); nothing was read or reserved. This is a bug "
+        f"in dprect: please report it with the parameters")
+
+
+# -- RandMargins and the composition baseline ----------------------------------------------
+def _law_ratio(law: object, window: int) -> Decimal:
+    """ρ = inf_{r ≥ 1} P(N ≥ r + Δ)/P(N ≥ r) of a margin law, for a round whose window is
+    Δ = ``window``, from the law's own definition (a lower bound)."""
+    if isinstance(law, StaircaseLaw):
+        # N = Δ_L·(1 + J), P(J ≥ j) = ρ_L^j: P(N ≥ r) = ρ_L^(⌈r/Δ_L⌉ − 1) for r > Δ_L, else 1.
+        # Between r and r + Δ at most ⌈Δ/Δ_L⌉ steps are crossed.
+        steps = -(-window // law.size)
+        return _low(_dec(law.rho_fraction ** steps))
+    if isinstance(law, LaplaceLaw):
+        # N = max(Δ_L, μ + ⌈w⌉), w ~ Laplace(0, b): P(N ≥ r) = T(r − μ) for r > Δ_L with
+        # T(k) = P(w > k − 1) = ½e^{−(k−1)/b} (k ≥ 1), 1 − ½e^{(k−1)/b} (k ≤ 0). T is
+        # log-concave, so its ratio over Δ falls to its limit e^{−Δ/b}; for r ≤ Δ_L the
+        # ratio is P(N ≥ r + Δ) ≥ P(N ≥ Δ_L + Δ).
+        b = _dec(law.scale)
+        with decimal.localcontext(_CONTEXT):
+            k = Decimal(law.size + window - law.mu)
+            tail = (_exp(-(k - 1) / b) / 2) if k >= 1 else (1 - _exp((k - 1) / b) / 2)
+            return _low(min(_exp(-Decimal(window) / b), tail))
+    raise GuaranteeCheckError(f"the independent guarantee check knows no margin law "
+                              f"{type(law).__name__}")
+
+
+def _rounds_of(shape: str, dims: int) -> set[tuple[int, str]]:
+    if shape == "origin":
+        return {(j, "hi") for j in range(dims)}
+    return {(j, s) for j in range(dims) for s in ("lo", "hi")}
+
+
+def check_fit_plan(method_plan: Any, domains: Sequence[Domain], *, beta: float,
+                   shape: str) -> CheckReport:
+    """Re-derive the guarantee of a rectangle plan (a :class:`~dprect.core.planner.MethodPlan`
+    as it will execute on ``domains``) and its interior-point failure bounds; refuse it
+    (:class:`GuaranteeCheckError`) unless both hold. ``beta`` and ``shape`` are the
+    request's."""
+    p = method_plan
+    g = p.guarantee
+    product = "rectangle"
+    rounds = list(p.rounds)
+    big_r = len(rounds)
+    if {(r.axis, r.side) for r in rounds} != _rounds_of(shape, len(domains)) or \
+            big_r != len(_rounds_of(shape, len(domains))):
+        raise _refuse(product, "its rounds are not one per side of every axis", g.epsilon,
+                      g.delta)
+    eps0 = _dec(p.ip_epsilon)
+    beta_ip = _dec(p.ip_beta)
+    if not 0 < p.ip_beta or Fraction(p.ip_beta) * 2 * big_r > Fraction(beta):  # exact
+        raise _refuse(product, "its interior-point failure targets exceed beta",
+                          g.epsilon, g.delta)
+    # -- every round's interior point: M·exp(−ε⌈Δ/2⌉/2) ≤ β_IP on the grid it runs on
+    bits = [0] * len(domains)
+    for r in rounds:  # the refinement the engine applies (MethodPlan.tie_breaker)
+        bits[r.axis] = max(bits[r.axis], int(r.tie_bits))
+    log_beta_ip = _ln(beta_ip)
+    worst = None
+    seen: dict[tuple[int, int], Decimal] = {}
+    for r in rounds:
+        grid = int(domains[r.axis].size) << bits[r.axis]
+        key = (grid, int(r.ip_size))
+        if key not in seen:
+            with decimal.localcontext(_CONTEXT):
+                seen[key] = _high(_ln(Decimal(grid)) - eps0 * ((r.ip_size + 1) // 2) / 2)
+        log_fail = seen[key]
+        if log_fail > log_beta_ip:
+            raise _refuse(product, f"a round on axis {r.axis} ({grid:,} grid points, "
+                          f"window {r.ip_size}) fails more often than beta_IP",
+                          g.epsilon, g.delta)
+        worst = log_fail if worst is None else max(worst, log_fail)
+    details: dict[str, Any] = {
+        "ip_failure_target": p.ip_beta,
+        "max_ip_failure_bound": _float_up(_exp(worst)) if worst is not None else 0.0,
+        "rounds": big_r,
+    }
+    eps_a, delta_a = _add_remove_target(g.epsilon, g.delta, g.neighbouring)
+    if p.method == "composition":
+        routes = _composition_routes(eps0, big_r, eps_a, delta_a)
+    elif p.method == "randmargins" and p.accounting == "refined":
+        rho = min(_law_ratio(r.law, int(r.ip_size)) for r in rounds)
+        with decimal.localcontext(_CONTEXT):
+            q = _low(rho * (1 - beta_ip))
+        details["q"] = float(q)
+        routes = []
+        witness = int(p.details.get("k", big_r))
+        for k in sorted({max(1, min(witness, big_r)), big_r}):
+            with decimal.localcontext(_CONTEXT):
+                escape = Decimal(0) if k >= big_r else _high((1 - q) ** k)
+                routes.append(_Route(f"refined theorem, pure bound (k={k} of {big_r})",
+                                     _high(k * eps0), escape))
+                rho_k = _high(k * eps0 * eps0 * _dec(BR_ZCDP))
+            routes += _zcdp_routes(f"refined theorem, bounded range (k={k} of {big_r})",
+                                   rho_k, eps_a, delta_a, escape)
+    elif p.method == "randmargins" and p.accounting == "paper":
+        routes = _paper_routes(p, rounds, beta_ip, big_r)
+    else:
+        raise _refuse(product, f"method {p.method!r} with accounting {p.accounting!r} is "
+                      f"not one the check knows", g.epsilon, g.delta)
+    best = _best(routes, eps_a, delta_a)
+    if best is None:
+        raise _refuse(product, "no route re-derives its stated guarantee from its per-round "
+                      f"epsilon {p.ip_epsilon!r}", g.epsilon, g.delta)
+    return _report(product, best, g.neighbouring, details)
+
+
+def _paper_routes(p: Any, rounds: list[Any], beta_ip: Decimal, big_r: int) -> list[_Route]:
+    """The paper's Lemma 3.2: (70·ε·ln(1/δ_p), (R + 2)·δ_p) with its Laplace law."""
+    delta_p = _dec(float(p.details.get("paper_delta", 0.0)))
+    if not (0 < delta_p and _ln(delta_p) < PAPER_MAX_LOG_DELTA
+            and beta_ip < _dec(PAPER_MAX_BETA)):
+        return []
+    for r in rounds:
+        law = r.law
+        with decimal.localcontext(_CONTEXT):
+            if not (isinstance(law, LaplaceLaw) and law.size == r.ip_size
+                    and law.scale == 2 * r.ip_size
+                    and Decimal(law.mu) >= _high(4 * law.size * -_ln(beta_ip))):
+                return []
+    eps0 = _dec(p.ip_epsilon)
+    with decimal.localcontext(_CONTEXT):
+        return [_Route("paper (Lemma 3.2)", _high(PAPER_FACTOR * eps0 * -_ln(delta_p)),
+                       _high((big_r + 2) * delta_p))]
+
+
+def _report(product: str, best: _Route, neighbouring: str, details: dict[str, Any]
+            ) -> CheckReport:
+    eps, delta = best.epsilon, best.delta
+    route = best.name
+    if neighbouring == "replace-one":
+        with decimal.localcontext(_CONTEXT):
+            eps, delta = 2 * eps, _high((1 + _high(_exp(eps))) * delta)
+        route += "; replace-one by group privacy (2eps, (1+e^eps)delta)"
+    return CheckReport(product, route, _float_up(eps), _float_up(delta), neighbouring, details)
+
+
+# -- private bounds --------------------------------------------------------------------------
+def check_bounds_plan(plan: Any) -> CheckReport:
+    """Re-derive the guarantee of a private-bounds plan (a
+    :class:`~dprect.core.bounds.BoundsPlan`) and each column's rank error; refuse it
+    (:class:`GuaranteeCheckError`) unless both hold."""
+    g = plan.guarantee
+    product = "bounds"
+    b = plan.alpha.denominator
+    mechanisms = 2 * len(plan.domains)
+    # each draw: weight exp(c·depth), depth in units of 1/b rows, sensitivity s rows, so the
+    # mechanism is (2·c·b·s)-DP and -bounded-range
+    eps_m = Fraction(plan.c) * 2 * b * BOUNDS_SENSITIVITY
+    eps0 = _dec(eps_m)
+    lam = _dec(Fraction(plan.c) * b)  # the rate per row: exp(−λ·badness)
+    log_target = _ln(_dec(plan.request.beta) / mechanisms)
+    for j, (d, t) in enumerate(zip(plan.domains, plan.rank_error, strict=True)):
+        with decimal.localcontext(_CONTEXT):
+            log_fail = _high(_ln(Decimal(int(d.size))) - lam * _dec(t))
+        if log_fail > log_target:
+            raise _refuse(product, f"column {j}'s rank error T does not reach beta/(2d)",
+                          g.epsilon, g.delta)
+    eps_a, delta_a = _add_remove_target(g.epsilon, g.delta, g.neighbouring)
+    best = _best(_composition_routes(eps0, mechanisms, eps_a, delta_a), eps_a, delta_a)
+    if best is None:
+        raise _refuse(product, "no route re-derives its stated guarantee from its sampler "
+                      "rate", g.epsilon, g.delta)
+    return _report(product, best, g.neighbouring,
+                   {"mechanisms_per_group": mechanisms, "epsilon_each": float(eps_m),
+                    "groups": "parallel (disjoint)"})
+
+
+__all__ = ["BOUNDS_SENSITIVITY", "BR_ZCDP", "PAPER_FACTOR", "SLACK", "CheckReport",
+           "GuaranteeCheckError", "check_bounds_plan", "check_fit_plan"]

@@ -1,0 +1,98 @@
+"""Numbers the docs print are the numbers the code prints (issue #21).
+
+Each check regenerates a printout or a figure from the code and looks for it, written as the
+docs write it, in the doc: a planner constant or sizing change that moves a number makes
+this test fail until the docs are updated.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+import dprect
+from dprect.core.bounds import BoundsRequest, plan_bounds
+from dprect.core.planner import AUTO_MARGIN
+
+ROOT = Path(__file__).resolve().parent.parent
+ALGORITHM = (ROOT / "docs" / "algorithm.md").read_text(encoding="utf-8")
+PRIVACY = (ROOT / "docs" / "privacy.md").read_text(encoding="utf-8")
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+G32 = dprect.Grid(0.0, 1.0, 2**32)
+
+
+@cache
+def predictions(d: int) -> tuple[float, float, str]:
+    """(RandMargins, composition, chosen) at (1, 1e-6), β = 1e-4, 2^32-point grids."""
+    p = dprect.plan(epsilon=1.0, delta=1e-6, domains=[G32] * d)
+    return (p.candidates["randmargins"].predicted_misclassified,
+            p.candidates["composition"].predicted_misclassified, p.chosen.method)
+
+
+def _n(x: float) -> str:
+    return f"{round(x):,}"
+
+
+def test_the_bounds_printout_in_algorithm_md_is_the_codes() -> None:
+    p = plan_bounds(BoundsRequest(1.0), [dprect.FloatBins(12), dprect.FloatBins(12),
+                                         dprect.IntegerRange(0, 120)], rows=10**6)
+    block = "\n".join("    " + line if line else ""
+                      for line in p.table(["income", "balance", "age"]).splitlines())
+    assert block in ALGORITHM
+
+
+def test_the_prediction_table_in_algorithm_md() -> None:
+    rm128, comp128, _ = predictions(128)
+    cells = [_n(min(predictions(8)[:2])), _n(min(predictions(16)[:2])),
+             f"{_n(rm128)} (RandMargins) / {_n(comp128)}", _n(min(predictions(256)[:2])),
+             _n(min(predictions(1024)[:2]))]
+    assert "| predicted | " + " | ".join(cells) + " |" in ALGORITHM
+    chosen = ["RandMargins" if predictions(d)[2] == "randmargins" else "composition"
+              for d in (8, 16, 128, 256, 1024)]
+    assert "| chosen | " + " | ".join(chosen) + " |" in ALGORITHM
+
+
+def test_the_ratio_tables_in_algorithm_md_and_readme() -> None:
+    ds = (8, 16, 64, 128, 192, 256, 512, 1024)
+    ratios = {d: f"{predictions(d)[0] / predictions(d)[1]:.2f}" for d in ds}
+    assert "| ratio | " + " | ".join(ratios[d] for d in ds) + " |" in ALGORITHM
+    for d in (128, 256, 512, 1024):
+        assert f"| {d} | ≈ {ratios[d]}" in README
+    low = f"≈ {min(ratios[d] for d in (8, 16, 64))}–{max(ratios[d] for d in (8, 16, 64))}"
+    assert f"| ≤ 64 | {low} (composition is chosen) |" in README
+
+
+def _first(predicate, lo: int, hi: int) -> int:
+    """The smallest d in [lo, hi] where predicate holds (it holds from there on)."""
+    assert not predicate(lo) and predicate(hi)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if predicate(mid) else (mid, hi)
+    return hi
+
+
+@pytest.mark.slow
+def test_the_crossover_and_autos_switch_as_the_docs_state() -> None:
+    crossover = _first(lambda d: predictions(d)[0] < predictions(d)[1], 64, 256)
+    switch = _first(lambda d: predictions(d)[0] <= (1 - AUTO_MARGIN) * predictions(d)[1],
+                    64, 256)
+    assert f"From about d = {crossover} on (the crossover" in _flat(ALGORITHM)
+    assert f"`auto` switches at d = {switch}" in _flat(ALGORITHM)
+    assert f"RandMargins is predicted better from d = {crossover} on, and `method auto` " \
+           f"chooses it from d = {switch}" in _flat(README)
+    assert f"predicted better from d = {crossover} on, and `auto`" in _flat(PRIVACY)
+    tied = ", ".join(_n(predictions(d)[0]) for d in (8, 16, 128)) + \
+        f" and {_n(predictions(1024)[0])}"
+    assert f"its predictions become {tied} at these d" in _flat(PRIVACY)
+
+
+def _flat(text: str) -> str:
+    """The text with every run of white space as one space (lines are wrapped)."""
+    return " ".join(text.split())
+
+
+def test_auto_margin_as_documented() -> None:
+    assert f"(`AUTO_MARGIN` = {AUTO_MARGIN:.2f})" in _flat(ALGORITHM)
+    assert f"at most {1 - AUTO_MARGIN:g} times the baseline's" in _flat(ALGORITHM)
