@@ -6,7 +6,7 @@ The private core (everything here except :mod:`dprect.engines.spark`) never impo
 from dprect._version import __version__
 from dprect.app.api import bounds, fit, fit_engine, nonprivate_bounding_box
 from dprect.core.accounting import Guarantee
-from dprect.core.bounds import BoundsPlan, BoundsRequest, BoundsResult, plan_bounds
+from dprect.core.bounds import BoundsPlan, BoundsResult, plan_bounds
 from dprect.core.domains import (
     Domain,
     FloatBins,
@@ -23,6 +23,7 @@ from dprect.core.planner import Plan, plan
 from dprect.core.randomness import RandomSource
 from dprect.core.request import (
     Accounting,
+    BoundsRequest,
     FitRequest,
     InvalidRows,
     MarginLawName,

@@ -42,8 +42,10 @@ from dprect.app.jobs_support import (
     exit_now,
     job_main,
     job_reporter,
+    request_options,
     section_values,
 )
+from dprect.core.request import BoundsRequest
 
 PROG = "private_bounds"
 SECTION = "bounds"
@@ -60,13 +62,7 @@ OPTIONS: dict[str, Option] = {
                                   "column's type; never read from the data"),
     "groups_file": Option(None, "str", "a file of public group values, one per line "
                                        "(instead of groups)"),
-    "epsilon": Option(None, "float", "total epsilon of the run, charged once (required)"),
-    "delta": Option(0.0, "float", "total delta of the run (0: pure DP)"),
-    "coverage": Option(0.999, "float", "share of each column's values the bounds aim to "
-                                       "cover"),
-    "beta": Option(1e-3, "float", "failure probability of the coverage statement, per "
-                                  "group"),
-    "neighbouring": Option("add-remove", "str", "add-remove or replace-one"),
+    **request_options(BoundsRequest),
     "grid": Option(None, "any", f"public domains (default {DEFAULT_BOUNDS_GRID!r}: no "
                                 "bounds needed): 'floatbins:BITS', 'LOWER:UPPER:SIZE', "
                                 "'int:L:U', or a mapping column -> spec"),

@@ -410,7 +410,8 @@ def bounds(data: object, columns: Sequence[str] | None = None, *, epsilon: float
         group_kind_of_arrow,
         resolve_groups,
     )
-    from dprect.core.bounds import BoundsRequest, plan_bounds, run_bounds
+    from dprect.core.bounds import plan_bounds, run_bounds
+    from dprect.core.request import BoundsRequest
     from dprect.engines.arrow_input import numeric_column
 
     given: dict[str, Any] = {k: v for k, v in (("delta", delta), ("coverage", coverage),

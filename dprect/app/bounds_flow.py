@@ -62,6 +62,7 @@ from dprect.core.bounds import (
 from dprect.core.domains import Domain, FloatBins, GridArg, resolve_domains
 from dprect.core.errors import ParameterError
 from dprect.core.randomness import RandomSource
+from dprect.core.request import request_from
 from dprect.core.validation import repeat_at
 from dprect.engines.bounds_input import (
     BoundsSource,
@@ -132,9 +133,7 @@ def bounds_request(values: Mapping[str, Any]) -> BoundsRequest:
     ``beta``, ``neighbouring`` default to :class:`BoundsRequest`'s when absent or None)."""
     if values.get("epsilon") is None:
         raise ParameterError("epsilon is required")
-    given = {k: values[k] for k in ("delta", "coverage", "beta", "neighbouring")
-             if values.get(k) is not None}
-    return BoundsRequest(values["epsilon"], **given)
+    return request_from(BoundsRequest, {k: v for k, v in values.items() if v is not None})
 
 
 def split_groups(text: str | Sequence[Any]) -> list[str]:

@@ -74,8 +74,8 @@ from dprect.core.errors import DprectError, ParameterError
 from dprect.core.expectation import DEFAULT_TARGET_SHARE
 from dprect.core.labels import LabelText
 from dprect.core.request import (
+    BoundsRequest,
     FitRequest,
-    Neighbouring,
     PlanRequest,
     option_specs,
     request_from,
@@ -123,7 +123,7 @@ def flag(key: str) -> str:
 
 
 def add_request_arguments(p: argparse.ArgumentParser,
-                          kind: type[PlanRequest] = PlanRequest) -> None:
+                          kind: type[Any] = PlanRequest) -> None:
     """The options of a request (:func:`dprect.core.request.option_specs`): choices,
     defaults and help are the request's."""
     for spec in option_specs(kind):
@@ -291,17 +291,7 @@ def _bounds_parser(sub: Any) -> None:
                    help="input format (default: from the path; delta needs --engine spark)")
     b.add_argument("--columns", type=_features, required=True,
                    help="comma-separated numeric columns to bound")
-    b.add_argument("--epsilon", type=_float, required=True,
-                   help="total epsilon of the run, charged once (required)")
-    b.add_argument("--delta", type=_float, default=None,
-                   help="total delta of the run (default 0: pure DP)")
-    b.add_argument("--coverage", type=_float, default=None,
-                   help="share of each column's values the bounds aim to cover "
-                        "(default 0.999)")
-    b.add_argument("--beta", type=_float, default=None,
-                   help="failure target of the whole run (default 0.001)")
-    b.add_argument("--neighbouring", choices=[n.value for n in Neighbouring], default=None,
-                   help="add-remove (default) or replace-one (by group privacy)")
+    add_request_arguments(b, BoundsRequest)
     b.add_argument("--grid", default=None,
                    help=f"public domains (default {DEFAULT_BOUNDS_GRID!r} for every column: "
                         "no bounds needed): 'floatbins:BITS', 'LOWER:UPPER:SIZE', "

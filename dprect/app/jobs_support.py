@@ -55,7 +55,7 @@ from dprect.app.failures import (
 )
 from dprect.core.errors import ParameterError
 from dprect.core.labels import LabelText
-from dprect.core.request import FitRequest, PlanRequest, option_specs
+from dprect.core.request import FitRequest, option_specs
 
 if TYPE_CHECKING:
     from dprect.app.flow import Reporter
@@ -303,7 +303,7 @@ def step(prog: str, message: str) -> None:
 _OPTION_KINDS = {"float": "float", "choice": "str", "label": "any"}
 
 
-def request_options(kind: type[PlanRequest] = FitRequest) -> dict[str, Option]:
+def request_options(kind: type[Any] = FitRequest) -> dict[str, Option]:
     """The config keys of a request (:func:`dprect.core.request.option_specs`): their
     defaults, allowed values and help are the request's."""
     options = {}

@@ -82,17 +82,17 @@ from dprect.core.errors import ParameterError
 from dprect.core.guarantee_check import CheckReport, check_bounds_plan
 from dprect.core.interior_point import Pieces, sample_unimodal
 from dprect.core.randomness import SEEDED_WARNING, RandomSource
-from dprect.core.request import Neighbouring
+from dprect.core.request import (
+    COVERAGE_DENOMINATOR,
+    BoundsRequest,
+    Neighbouring,
+    coverage_alpha,
+)
 from dprect.core.validation import (
-    check_delta,
-    check_epsilon,
-    check_open_unit,
     check_positive_int,
     repeat_at,
 )
 
-#: the coverage is read as a fraction with a denominator at most this (α's at most twice it)
-COVERAGE_DENOMINATOR = 10**6
 #: depths are int64 while b·n stays below this (b the denominator of α, n a group's rows),
 #: and exact Python integers above it
 MAX_WEIGHTED_ROWS = 2**62
@@ -102,57 +102,6 @@ _UP = 1.0 + 2.0**-46  # T_j is rounded up by this relative margin
 BoundSide = Literal["lower", "upper"]
 
 _set = object.__setattr__
-
-
-def coverage_alpha(coverage: float) -> Fraction:
-    """α = (1 − coverage)/2 as an exact rational.
-
-    The coverage is read as its shortest decimal spelling (0.999 → 999/1000), or, if that
-    needs a denominator above :data:`COVERAGE_DENOMINATOR`, as the closest fraction with
-    one at most that. A coverage that rounds to 0 or 1 is refused."""
-    cov = check_open_unit(coverage, "coverage")
-    exact = Fraction(repr(cov))
-    if exact.denominator > COVERAGE_DENOMINATOR:
-        exact = exact.limit_denominator(COVERAGE_DENOMINATOR)
-    if not 0 < exact < 1:
-        raise ParameterError(f"coverage must be in (0, 1) at a resolution of "
-                             f"1/{COVERAGE_DENOMINATOR:,}, got {coverage!r}")
-    return (1 - exact) / 2
-
-
-@dataclass(frozen=True)
-class BoundsRequest:
-    """The public parameters of a private-bounds run, validated on construction.
-
-    ``coverage``: the target share of rows inside [lower, upper] per column; each side
-    targets α = (1 − coverage)/2 clipped rows (:func:`coverage_alpha`). ``beta``: the
-    failure probability of the coverage statement (per group; the whole run when
-    ungrouped). ``neighbouring``: ``add-remove`` or ``replace-one``
-    (:class:`~dprect.core.request.Neighbouring`; stored as its member, a ``str``)."""
-
-    epsilon: float
-    delta: float = 0.0
-    coverage: float = 0.999
-    beta: float = 1e-3
-    neighbouring: str = "add-remove"
-
-    def __post_init__(self) -> None:
-        _set(self, "epsilon", check_epsilon(self.epsilon))
-        _set(self, "delta", check_delta(self.delta, "delta"))
-        _set(self, "coverage", check_open_unit(self.coverage, "coverage"))
-        coverage_alpha(self.coverage)
-        _set(self, "beta", check_open_unit(self.beta, "beta"))
-        _set(self, "neighbouring", Neighbouring.parse(self.neighbouring, "neighbouring"))
-
-    @property
-    def alpha(self) -> Fraction:
-        """α = (1 − coverage)/2, exactly (:func:`coverage_alpha`)."""
-        return coverage_alpha(self.coverage)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"epsilon": self.epsilon, "delta": self.delta, "coverage": self.coverage,
-                "beta": self.beta, "neighbouring": str(Neighbouring.parse(
-                    self.neighbouring, "neighbouring").value)}
 
 
 def _check_bounds_domain(name: str, d: object) -> Domain:

@@ -12,6 +12,7 @@ from it) instead of loose strings.
   neighbouring. All the planner needs besides the features' domains.
 * :class:`FitRequest` — a :class:`PlanRequest` plus the options of reading a table:
   the invalid-row policy and the positive label.
+* :class:`BoundsRequest` — a private-bounds run: ε, δ, coverage, β, neighbouring.
 
 A request is frozen and valid from the moment it exists: the constructor accepts an enum
 member or its string value and raises :class:`~dprect.core.errors.ParameterError` naming
@@ -25,6 +26,7 @@ import dataclasses
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, Self, TypedDict, TypeVar, get_type_hints
 
 from dprect.core.errors import ParameterError
@@ -167,6 +169,64 @@ class FitRequest(PlanRequest):
         _set(self, "positive_label", check_label_value(self.positive_label))
 
 
+#: the coverage is read as a fraction with a denominator at most this (α's at most twice it)
+COVERAGE_DENOMINATOR = 10**6
+
+
+def coverage_alpha(coverage: float) -> Fraction:
+    """α = (1 − coverage)/2 as an exact rational.
+
+    The coverage is read as its shortest decimal spelling (0.999 → 999/1000), or, if that
+    needs a denominator above :data:`COVERAGE_DENOMINATOR`, as the closest fraction with
+    one at most that. A coverage that rounds to 0 or 1 is refused."""
+    cov = check_open_unit(coverage, "coverage")
+    exact = Fraction(repr(cov))
+    if exact.denominator > COVERAGE_DENOMINATOR:
+        exact = exact.limit_denominator(COVERAGE_DENOMINATOR)
+    if not 0 < exact < 1:
+        raise ParameterError(f"coverage must be in (0, 1) at a resolution of "
+                             f"1/{COVERAGE_DENOMINATOR:,}, got {coverage!r}")
+    return (1 - exact) / 2
+
+
+@dataclass(frozen=True)
+class BoundsRequest:
+    """The public parameters of a private-bounds run (:mod:`dprect.core.bounds`),
+    validated on construction.
+
+    ``coverage``: the target share of rows inside [lower, upper] per column; each side
+    targets α = (1 − coverage)/2 clipped rows (:func:`coverage_alpha`). ``beta``: the
+    failure probability of the coverage statement (per group; the whole run when
+    ungrouped). ``neighbouring``: a :class:`Neighbouring` member (a ``str``)."""
+
+    epsilon: float = field(metadata=_help("total epsilon of the run, charged once "
+                                          "(required)"))
+    delta: float = field(default=0.0, metadata=_help("total delta of the run (0: pure DP)"))
+    coverage: float = field(default=0.999, metadata=_help(
+        "share of each column's values the bounds aim to cover"))
+    beta: float = field(default=1e-3, metadata=_help(
+        "failure probability of the coverage statement, per group"))
+    neighbouring: Neighbouring = field(default=Neighbouring.ADD_REMOVE, metadata=_help(
+        "add-remove or replace-one (by group privacy)"))
+
+    def __post_init__(self) -> None:
+        _set(self, "epsilon", check_epsilon(self.epsilon))
+        _set(self, "delta", check_delta(self.delta, "delta"))
+        _set(self, "coverage", check_open_unit(self.coverage, "coverage"))
+        coverage_alpha(self.coverage)
+        _set(self, "beta", check_open_unit(self.beta, "beta"))
+        _set(self, "neighbouring", Neighbouring.parse(self.neighbouring, "neighbouring"))
+
+    @property
+    def alpha(self) -> Fraction:
+        """α = (1 − coverage)/2, exactly (:func:`coverage_alpha`)."""
+        return coverage_alpha(self.coverage)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"epsilon": self.epsilon, "delta": self.delta, "coverage": self.coverage,
+                "beta": self.beta, "neighbouring": self.neighbouring.value}
+
+
 class BudgetOptions(TypedDict, total=False):
     """:class:`PlanRequest`'s fields as keyword arguments (``epsilon`` and ``delta`` are
     required; the others default as the request says)."""
@@ -238,10 +298,13 @@ def make_request(kind: type[R], request: R | None, options: Mapping[str, Any]) -
     return request
 
 
-def request_from(kind: type[R], values: Mapping[str, Any]) -> R:
+T = TypeVar("T")
+
+
+def request_from(kind: type[T], values: Mapping[str, Any]) -> T:
     """A ``kind`` from the entries of ``values`` that name its fields (a front end's
     parsed arguments or config section); other entries are ignored."""
-    names = {f.name for f in dataclasses.fields(kind)}
+    names = {f.name for f in dataclasses.fields(kind)}  # type: ignore[arg-type]
     return kind(**{k: v for k, v in values.items() if k in names})
 
 
@@ -267,8 +330,9 @@ class OptionSpec:
         return self.default.value if isinstance(self.default, Choice) else self.default
 
 
-def option_specs(kind: type[PlanRequest] = FitRequest) -> tuple[OptionSpec, ...]:
-    """The fields of ``kind`` with their defaults, allowed values and help."""
+def option_specs(kind: type[Any] = FitRequest) -> tuple[OptionSpec, ...]:
+    """The fields of a request type (:class:`PlanRequest`, :class:`FitRequest`,
+    :class:`BoundsRequest`) with their defaults, allowed values and help."""
     hints = get_type_hints(kind)
     specs = []
     for f in dataclasses.fields(kind):
@@ -280,6 +344,7 @@ def option_specs(kind: type[PlanRequest] = FitRequest) -> tuple[OptionSpec, ...]
     return tuple(specs)
 
 
-__all__ = ["Accounting", "BudgetOptions", "Choice", "FitOptions", "FitRequest",
-           "InvalidRows", "MarginLawName", "Method", "Neighbouring", "OptionSpec",
-           "PlanRequest", "Shape", "Source", "make_request", "option_specs", "request_from"]
+__all__ = ["COVERAGE_DENOMINATOR", "Accounting", "BoundsRequest", "BudgetOptions", "Choice",
+           "FitOptions", "FitRequest", "InvalidRows", "MarginLawName", "Method",
+           "Neighbouring", "OptionSpec", "PlanRequest", "Shape", "Source", "coverage_alpha",
+           "make_request", "option_specs", "request_from"]
