@@ -40,6 +40,7 @@ from dprect.app.jobs_support import (
     job_main,
     job_reporter,
     request_options,
+    run_options,
     section_values,
 )
 from dprect.core.expectation import DEFAULT_TARGET_SHARE
@@ -48,20 +49,7 @@ PROG = "fit_rectangle"
 SECTION = "fit"
 
 OPTIONS: dict[str, Option] = {
-    "input": Option(None, "str", "table to learn from: Parquet/CSV path or Delta table "
-                                 "(required)"),
-    "format": Option(None, "str", "parquet, csv or delta (default: detected)"),
-    "where": Option(None, "str", "optional Spark SQL filter applied when reading"),
-    "version": Option(None, "int", "Delta version to read (time travel)"),
-    "timestamp": Option(None, "str", "Delta timestamp to read (time travel)"),
-    "dataset": Option(None, "str", "dataset id: charged in the ledger, named in the results "
-                                   "table (default there: input)"),
-    "ledger": Option(None, "str", "privacy budget ledger (Delta table); the run reserves its "
-                                  "budget there before releasing anything"),
-    "run_id": Option(None, "str", "idempotency key: a released run id is not run again "
-                                  "(default: a fresh random id)"),
-    "cap_epsilon": Option(None, "float", "cap on the dataset's total epsilon (ledger)"),
-    "cap_delta": Option(None, "float", "cap on the dataset's total delta (ledger)"),
+    **run_options(required=("input",)),
     "features": Option(None, "str_list", "feature columns (required)"),
     "label": Option(None, "str", "label column: numbers, booleans or strings (required)"),
     "grid": Option(None, "any", "public domains: 'float', 'LOWER:UPPER:SIZE', "
@@ -82,7 +70,6 @@ OPTIONS: dict[str, Option] = {
                                               "when the positives' values fit it, else the "
                                               "pass plan keeps its lists within it "
                                               "(default 1024)"),
-    "seed": Option(None, "int", "FOR TESTS ONLY: reproducible noise, NOT private"),
     "output": Option(None, "str", "result JSON path (required)"),
     "results_table": Option(None, "str", "Delta results table to append to (optional)"),
     "plot": Option(None, "str", "PNG path (optional)"),

@@ -43,6 +43,7 @@ from dprect.app.jobs_support import (
     job_main,
     job_reporter,
     request_options,
+    run_options,
     section_values,
 )
 from dprect.core.request import BoundsRequest
@@ -51,9 +52,7 @@ PROG = "private_bounds"
 SECTION = "bounds"
 
 OPTIONS: dict[str, Option] = {
-    "input": Option(None, "str", "table to bound: Parquet/CSV path or Delta table "
-                                 "(required)"),
-    "format": Option(None, "str", "parquet, csv or delta (default: detected)"),
+    **run_options(required=("input",)),
     "columns": Option(None, "str_list", "numeric columns to bound (required)"),
     "group_by": Option(None, "str", "group column: one set of bounds per listed group; "
                                     "rows of other groups are dropped, never reported"),
@@ -69,17 +68,9 @@ OPTIONS: dict[str, Option] = {
     "rows": Option(None, "int", "your public estimate of a group's rows (never read from "
                                 "the data): the printed plan adds the share a side may "
                                 "clip at it"),
-    "seed": Option(None, "int", "FOR TESTS ONLY: reproducible noise, NOT private"),
     "output": Option(None, "str", "result JSON path (required)"),
     "table": Option(None, "str", "bounds table: CSV (a path ending in .csv) or Delta (a "
                                  "folder); optional"),
-    "dataset": Option(None, "str", "dataset id charged in the ledger"),
-    "ledger": Option(None, "str", "privacy budget ledger (Delta table); the run reserves its "
-                                  "budget there before releasing anything"),
-    "run_id": Option(None, "str", "idempotency key: a released run id is not run again "
-                                  "(default: a fresh random id)"),
-    "cap_epsilon": Option(None, "float", "cap on the dataset's total epsilon (ledger)"),
-    "cap_delta": Option(None, "float", "cap on the dataset's total delta (ledger)"),
 }
 
 

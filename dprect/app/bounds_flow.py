@@ -215,7 +215,8 @@ def bounds_settings(values: Mapping[str, Any], name: Callable[[str], str] = str
     if fmt is not None and fmt not in ("parquet", "csv", "delta"):
         raise ParameterError(f"{name('format')} must be parquet, csv or delta, got {fmt!r}")
     source = BoundsSource(str(values["input"]), list(values["columns"]),
-                          values.get("group_by"), fmt)
+                          values.get("group_by"), fmt, where=values.get("where"),
+                          version=values.get("version"), timestamp=values.get("timestamp"))
     groups = public_groups(source.group_by, values.get("groups"), values.get("groups_file"),
                            name)
     rows = values.get("rows")  # checked by the plan
@@ -298,6 +299,9 @@ class NumpyBoundsRoute:
 
         if source.format == "delta":
             raise ParameterError("Delta input needs the Spark engine (--engine spark)")
+        if (source.where, source.version, source.timestamp) != (None, None, None):
+            raise ParameterError("a row filter or a Delta snapshot needs the Spark engine "
+                                 "(--engine spark)")
         progress(f"reading {source.path}")
         table = read_table(source.path, source.read_columns(), source.format)
         values = [numeric_column(table, c, nulls_as_nan=True) for c in source.columns]

@@ -18,8 +18,13 @@
                 [--group-by COL (--groups v1,v2 | --groups-file F)] [--rows N]
                 --output result.json [--table out.csv | --table FOLDER (Delta)]
                 [--engine numpy|spark] [--format parquet|csv|delta] [--master URL]
+                [--where SQL] [--delta-version N | --delta-timestamp TIME]  (Spark only)
                 [--seed S] [--ledger PATH --dataset ID [--run-id ID] [--cap-epsilon E
                 --cap-delta D]] [--plan-only]
+
+The options a fit and bounds share (input, format, filter, Delta snapshot, seed, engine,
+master, ledger) are declared once in :mod:`dprect.app.options`; the budget options come
+from the requests (:mod:`dprect.core.request`).
     dprect budget init --ledger PATH                      (once, before any other use)
     dprect budget show DATASET --ledger PATH [--json]
     dprect budget set-cap DATASET --epsilon E --delta D --ledger PATH
@@ -70,6 +75,13 @@ from typing import Any
 
 from dprect._version import __version__
 from dprect.app.failures import describe_failure, one_line
+from dprect.app.options import (
+    ENGINE_OPTIONS,
+    LEDGER_OPTIONS,
+    SOURCE_OPTIONS,
+    RunOption,
+    spark_only_given,
+)
 from dprect.core.errors import DprectError, ParameterError
 from dprect.core.expectation import DEFAULT_TARGET_SHARE
 from dprect.core.labels import LabelText
@@ -82,14 +94,12 @@ from dprect.core.request import (
 )
 
 EXIT_USAGE = 2
-ENGINES = ("numpy", "spark")
 #: engines.spark.engine.PLANS, without importing pyspark
 SPARK_PLANS = ("auto", "collect", "pass", "prefetch", "rounds")
 #: the default domain of ``dprect bounds`` (dprect.app.bounds_flow.DEFAULT_BOUNDS_GRID)
 DEFAULT_BOUNDS_GRID = "floatbins:12"
-SPARK_ONLY = (("plan", "--plan"), ("driver_budget_mb", "--driver-budget-mb"),
-              ("master", "--master"), ("where", "--where"),
-              ("delta_version", "--delta-version"), ("delta_timestamp", "--delta-timestamp"))
+#: the fit's own Spark-only options (the shared ones are marked in dprect.app.options)
+FIT_SPARK_ONLY = (("plan", "--plan"), ("driver_budget_mb", "--driver-budget-mb"))
 
 
 def _float(text: str) -> float:
@@ -149,6 +159,34 @@ def _grid_argument(p: argparse.ArgumentParser) -> None:
                         "data): take the bounds from public knowledge, never from the data")
 
 
+def add_run_arguments(p: Any, options: Sequence[RunOption], spark: Any = None) -> None:
+    """Shared run options (:mod:`dprect.app.options`) as flags; Spark-only ones go to the
+    ``spark`` argument group when one is given."""
+    types: dict[str, Any] = {"int": int, "float": _float, "str": str}
+    for o in options:
+        target = spark if (o.spark_only and spark is not None) else p
+        kwargs: dict[str, Any] = {"dest": o.name, "default": o.default, "help": o.help}
+        if o.choices:
+            kwargs["choices"] = o.choices
+        else:
+            kwargs["type"] = types[o.kind]
+        if o.required:
+            kwargs["required"] = True
+        target.add_argument(o.spelled, **kwargs)
+
+
+def _refuse_spark_only(args: argparse.Namespace, own: Sequence[tuple[str, str]] = ()) -> None:
+    """With the numpy engine: a Spark-only option, or Delta input, is a parameter error."""
+    if args.engine != "numpy":
+        return
+    spelled = spark_only_given(vars(args)) or next(
+        (flag for attr, flag in own if getattr(args, attr) is not None), None)
+    if spelled is not None:
+        raise ParameterError(f"{spelled} needs --engine spark")
+    if args.format == "delta":
+        raise ParameterError("--format delta needs --engine spark")
+
+
 def _expectation_arguments(p: argparse.ArgumentParser) -> None:
     """``--positives`` and ``--target-share``: public inputs of the plan's expectation."""
     g = p.add_argument_group(
@@ -171,10 +209,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     fit = sub.add_parser("fit", help="learn a private rectangle from a table")
-    fit.add_argument("--input", required=True,
-                     help="Parquet file/folder, CSV file, or Delta table (--engine spark)")
-    fit.add_argument("--format", choices=("parquet", "csv", "delta"), default=None,
-                     help="input format (default: from the path; delta needs --engine spark)")
+    spark = fit.add_argument_group("Spark engine options (--engine spark)")
+    add_run_arguments(fit, SOURCE_OPTIONS, spark)
     fit.add_argument("--features", type=_features, required=True,
                      help="comma-separated feature columns")
     fit.add_argument("--label", required=True,
@@ -182,11 +218,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "equals --positive-label are learned from")
     add_request_arguments(fit, FitRequest)
     _grid_argument(fit)
-    fit.add_argument("--seed", type=int, default=None,
-                     help="FOR TESTS ONLY: makes the noise reproducible (not private)")
     fit.add_argument("--output", required=True, help="where to write the result JSON")
-    fit.add_argument("--engine", choices=ENGINES, default="numpy",
-                     help="execution engine: numpy (default, in memory) or spark")
+    add_run_arguments(fit, ENGINE_OPTIONS, spark)
     _expectation_arguments(fit)
     outputs = fit.add_argument_group("more outputs")
     outputs.add_argument("--results-table", default=None, metavar="PATH",
@@ -196,9 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help="PNG of the rectangle's 2-D projections")
     outputs.add_argument("--truth", default=None, metavar="SIDECAR",
                          help="synthetic-data sidecar JSON: --plot draws its true rectangle")
-    _ledger_arguments(fit, dataset_help="dataset id charged in the ledger (and naming the "
-                                        "results table's row)")
-    spark = fit.add_argument_group("Spark engine options (--engine spark)")
+    add_run_arguments(fit.add_argument_group("privacy budget ledger"), LEDGER_OPTIONS)
     spark.add_argument("--plan", choices=SPARK_PLANS, default=None,
                        help="Spark plan: auto (default: collect if it fits "
                             "--driver-budget-mb, else pass), collect (one job, the "
@@ -210,14 +241,6 @@ def build_parser() -> argparse.ArgumentParser:
                        help="driver memory budget (MiB): auto collects when the "
                             "positives' values fit it, else the pass plan keeps its lists "
                             "within it (default 1024)")
-    spark.add_argument("--master", default=None,
-                       help="Spark master URL (default local[2])")
-    spark.add_argument("--where", default=None,
-                       help="Spark SQL row filter on the input, e.g. \"day >= '2024-01-01'\"")
-    spark.add_argument("--delta-version", type=int, default=None,
-                       help="read this version of a Delta table (time travel)")
-    spark.add_argument("--delta-timestamp", default=None,
-                       help="read a Delta table as of this ISO-8601 time (UTC if no zone)")
 
     pl = sub.add_parser(
         "plan", help="show what the planner would choose for a budget, and how many "
@@ -257,22 +280,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _ledger_arguments(p: argparse.ArgumentParser,
-                      dataset_help: str = "dataset id charged in the ledger") -> None:
-    """The budget ledger's options (``fit`` and ``bounds``)."""
-    budget_opts = p.add_argument_group("privacy budget ledger")
-    budget_opts.add_argument("--ledger", default=None,
-                             help="budget ledger (Delta table) that records every release; "
-                                  "create it once with `dprect budget init`")
-    budget_opts.add_argument("--dataset", default=None, help=dataset_help)
-    budget_opts.add_argument("--run-id", default=None,
-                             help="idempotency key: a released run id is not run again")
-    budget_opts.add_argument("--cap-epsilon", type=_float, default=None,
-                             help="cap on the dataset's total epsilon (with --cap-delta)")
-    budget_opts.add_argument("--cap-delta", type=_float, default=None,
-                             help="cap on the dataset's total delta (with --cap-epsilon)")
-
-
 def _bounds_parser(sub: Any) -> None:
     """``dprect bounds``: private clamping bounds (:mod:`dprect.app.bounds_flow`; its
     defaults are :class:`dprect.core.bounds.BoundsRequest`'s, named in the help)."""
@@ -285,10 +292,8 @@ def _bounds_parser(sub: Any) -> None:
                     "float). Every row counts; a row with a null, NaN or infinite value in "
                     "a column is left out of that column only. The plan is printed before "
                     "the input is read.")
-    b.add_argument("--input", required=True,
-                   help="Parquet file/folder, CSV file, or Delta table (--engine spark)")
-    b.add_argument("--format", choices=("parquet", "csv", "delta"), default=None,
-                   help="input format (default: from the path; delta needs --engine spark)")
+    spark = b.add_argument_group("Spark engine options (--engine spark)")
+    add_run_arguments(b, SOURCE_OPTIONS, spark)
     b.add_argument("--columns", type=_features, required=True,
                    help="comma-separated numeric columns to bound")
     add_request_arguments(b, BoundsRequest)
@@ -316,16 +321,11 @@ def _bounds_parser(sub: Any) -> None:
                    help="also write one row per (group, column) — group, column, lower, "
                         "upper — as CSV (a path ending in .csv) or as a Delta table (a "
                         "folder)")
-    b.add_argument("--engine", choices=ENGINES, default="numpy",
-                   help="execution engine: numpy (default, in memory) or spark")
-    b.add_argument("--master", default=None,
-                   help="Spark master URL (--engine spark; default local[2])")
-    b.add_argument("--seed", type=int, default=None,
-                   help="FOR TESTS ONLY: makes the noise reproducible (not private)")
+    add_run_arguments(b, ENGINE_OPTIONS, spark)
     b.add_argument("--plan-only", action="store_true",
                    help="print the plan (its guarantee and what it expects) and stop: "
                         "nothing is read, reserved or written")
-    _ledger_arguments(b)
+    add_run_arguments(b.add_argument_group("privacy budget ledger"), LEDGER_OPTIONS)
 
 
 def _cmd_bounds(args: argparse.Namespace) -> int:
@@ -339,11 +339,7 @@ def _cmd_bounds(args: argparse.Namespace) -> int:
     )
     from dprect.app.flow import Reporter
 
-    if args.engine == "numpy":
-        if args.master is not None:
-            raise ParameterError("--master needs --engine spark")
-        if args.format == "delta":
-            raise ParameterError("--format delta needs --engine spark")
+    _refuse_spark_only(args)
     values = dict(vars(args))
     if args.plan_only:  # public inputs only: nothing is read, reserved or written
         print(bounds_plan(values, flag).table(args.columns))
@@ -364,14 +360,8 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     (:func:`dprect.app.flow.run_fit`) runs on the chosen engine."""
     from dprect.app.flow import NumpyRoute, Reporter, fit_settings, run_fit
 
-    if args.engine == "numpy":
-        for attr, spelled in SPARK_ONLY:
-            if getattr(args, attr) is not None:
-                raise ParameterError(f"{spelled} needs --engine spark")
-        if args.format == "delta":
-            raise ParameterError("--format delta needs --engine spark")
-    values: dict[str, Any] = {**vars(args), "version": args.delta_version,
-                              "timestamp": args.delta_timestamp, "spark_plan": args.plan}
+    _refuse_spark_only(args, FIT_SPARK_ONLY)
+    values: dict[str, Any] = {**vars(args), "spark_plan": args.plan}
     if values["positive_label"] is None:  # not given: the request's default
         del values["positive_label"]
     settings = fit_settings(values, flag)

@@ -53,6 +53,7 @@ from dprect.app.failures import (
     one_line,
     report_error,
 )
+from dprect.app.options import RUN_OPTIONS
 from dprect.core.errors import ParameterError
 from dprect.core.labels import LabelText
 from dprect.core.request import FitRequest, option_specs
@@ -318,6 +319,22 @@ def request_options(kind: type[Any] = FitRequest) -> dict[str, Option]:
     return options
 
 
+def run_options(required: Sequence[str] = ()) -> dict[str, Option]:
+    """The shared run options (:mod:`dprect.app.options`) as config keys, but those the
+    command line alone has (a job's engine is Spark, its master is ``spark.master``);
+    ``required`` names the keys the job requires (checked by the job)."""
+    kinds = {"str": "str", "int": "int", "float": "float", "choice": "str"}
+    out = {}
+    for o in RUN_OPTIONS:
+        if o.cli_only:
+            continue
+        text = o.help + (" (required)" if o.name in required else "")
+        if o.choices:
+            text += f" (one of {', '.join(o.choices)})"
+        out[o.name] = Option(o.default, kinds[o.kind], text)
+    return out
+
+
 def config_label(value: object) -> object:
     """A positive label from a config: a YAML number or boolean as it is; a string is
     text, read against the label column's type (``"1"`` is 1 for a numeric column)."""
@@ -358,6 +375,7 @@ __all__ = [
     "report_error",
     "request_options",
     "run_job",
+    "run_options",
     "section_values",
     "step",
 ]

@@ -22,13 +22,18 @@ from dprect.core.validation import repeat_at
 @dataclass(frozen=True)
 class BoundsSource:
     """The table a bounds run reads: where, how, which columns and the group column
-    (public settings only). The names are checked here: at least one column, none twice,
-    the group column not among them."""
+    (public settings only), read as a fit's :class:`~dprect.core.request.Source` is:
+    ``format`` parquet, csv or delta (None: from the path), ``where`` a row filter,
+    ``version``/``timestamp`` a Delta snapshot (the Spark engine's). The names are checked
+    here: at least one column, none twice, the group column not among them."""
 
     path: str
     columns: list[str]
     group_by: str | None = None
     format: str | None = None
+    where: str | None = None
+    version: int | None = None
+    timestamp: str | None = None
 
     def __post_init__(self) -> None:
         names = [str(c) for c in self.columns]

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 import pytest
@@ -185,6 +186,32 @@ def test_ungrouped_spark_equals_numpy(spark, data: Path, tmp_path: Path,
                            capsys)
         assert code == 0, err
     assert (tmp_path / "spark.json").read_text() == (tmp_path / "numpy.json").read_text()
+
+
+def test_a_row_filter_and_a_delta_snapshot_are_read_as_for_a_fit(
+        spark, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--where`` and ``--delta-version`` (the shared source options): Spark's bounds of
+    version 0 filtered equal the numpy engine's bounds of the same rows."""
+    from deltalake import write_deltalake
+
+    first, later = _table(seed=3), _table(seed=4)
+    write_deltalake(str(tmp_path / "d"), first)
+    write_deltalake(str(tmp_path / "d"), later, mode="append")  # version 1
+    kept = first.filter(pc.greater(first.column("big"), 0))
+    pq.write_table(kept, tmp_path / "kept.parquet")
+    argv = ["bounds", "--columns", "x,dec", "--group-by", "g", "--groups", "a,b", *COMMON]
+    code, _, err = run([*argv, "--input", str(tmp_path / "kept.parquet"),
+                        "--output", str(tmp_path / "numpy.json")], capsys)
+    assert code == 0, err
+    code, _, err = run([*argv, "--input", str(tmp_path / "d"), "--engine", "spark",
+                        "--where", "big > 0", "--delta-version", "0",
+                        "--output", str(tmp_path / "spark.json")], capsys)
+    assert code == 0, err
+    assert (tmp_path / "spark.json").read_text() == (tmp_path / "numpy.json").read_text()
+    code, _, err = run([*argv, "--input", str(tmp_path / "kept.parquet"), "--where", "big > 0",
+                        "--output", str(tmp_path / "refused.json")], capsys)
+    assert code == 2 and "--where needs --engine spark" in err
+    assert not (tmp_path / "refused.json").exists()
 
 
 # -- Spark jobs -----------------------------------------------------------------------------

@@ -307,7 +307,8 @@ class SparkBoundsRoute:
         spark, owned = self.session()
         try:
             progress(f"reading {source.path}")
-            df = read_source(spark, source.path, format=source.format)
+            df = read_source(spark, source.path, format=source.format, where=source.where,
+                             version=source.version, timestamp=source.timestamp)
             for d in domains:
                 kernel_spec(d)
             kind = check_schema(df, source.columns, source.group_by)

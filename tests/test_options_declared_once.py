@@ -1,0 +1,84 @@
+"""Every product's options are declared once (issue #22): the budget options in the
+requests of dprect/core/request.py, the shared run options in dprect/app/options.py; the
+command line and the jobs' config keys are generated from them."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+import pytest
+
+from dprect.app.cli import build_parser
+from dprect.app.jobs_support import Option, request_options, run_options
+from dprect.app.options import RUN_OPTIONS
+from dprect.core.request import BoundsRequest, FitRequest, option_specs
+
+ROOT = Path(__file__).resolve().parent.parent
+PRODUCTS = {"fit": FitRequest, "bounds": BoundsRequest}
+
+
+def _subparser(name: str) -> argparse.ArgumentParser:
+    parser = build_parser()
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return action.choices[name]
+
+
+def _actions(name: str) -> dict[str, argparse.Action]:
+    return {a.dest: a for a in _subparser(name)._actions}
+
+
+def _job_options(product: str) -> dict[str, Option]:
+    if product == "fit":
+        from fit_rectangle import OPTIONS
+    else:
+        from private_bounds import OPTIONS
+    return OPTIONS
+
+
+@pytest.fixture(autouse=True)
+def _jobs_on_path(monkeypatch) -> None:
+    monkeypatch.syspath_prepend(str(ROOT / "jobs"))
+
+
+@pytest.mark.parametrize("product", sorted(PRODUCTS))
+def test_the_budget_options_come_from_the_request(product: str) -> None:
+    actions, job = _actions(product), _job_options(product)
+    generated = request_options(PRODUCTS[product])
+    for spec in option_specs(PRODUCTS[product]):
+        action = actions[spec.name]
+        assert spec.help in (action.help or "")
+        if spec.choices:
+            assert tuple(action.choices or ()) == spec.choices
+        if not spec.required and spec.kind != "label":
+            assert action.default == spec.plain_default
+        assert job[spec.name] == generated[spec.name]
+
+
+@pytest.mark.parametrize("product", sorted(PRODUCTS))
+def test_the_run_options_come_from_one_table(product: str) -> None:
+    actions, job = _actions(product), _job_options(product)
+    shared = run_options()
+    for o in RUN_OPTIONS:
+        action = actions[o.name]
+        assert o.spelled in action.option_strings and action.help == o.help
+        assert action.default == o.default and bool(action.required) == o.required
+        if not o.cli_only:
+            assert job[o.name].default == shared[o.name].default
+            assert job[o.name].kind == shared[o.name].kind
+
+
+def test_no_shared_option_is_spelled_out_again() -> None:
+    cli = (ROOT / "dprect" / "app" / "cli.py").read_text()
+    for o in (*RUN_OPTIONS, *option_specs(FitRequest), *option_specs(BoundsRequest)):
+        flag = getattr(o, "spelled", "--" + o.name.replace("_", "-"))
+        # the fit's and the bounds' parsers (the budget commands administer the ledger)
+        assert not re.search(rf'\b(fit|b|spark|outputs|groups)\.add_argument\("{flag}"',
+                             cli), flag
+    for job in ("fit_rectangle.py", "private_bounds.py"):
+        text = (ROOT / "jobs" / job).read_text()
+        keys = {o.name for o in RUN_OPTIONS} | {s.name for s in option_specs(FitRequest)} \
+            | {s.name for s in option_specs(BoundsRequest)}
+        for key in keys:
+            assert not re.search(rf'^\s+"{key}": Option\(', text, re.M), (job, key)
