@@ -66,7 +66,7 @@ from dprect.core.accounting import (
     Guarantee,
     composition_br,
     composition_br_epsilon,
-    refined_best_v2,
+    refined_best,
     zcdp_to_dp_bun_steinke,
     zcdp_to_dp_cks,
 )
@@ -224,7 +224,7 @@ def refined_report(epsilon: float, size: int, grid: int, rounds: int, rho: Fract
     IP's actual failure bound (every refined bound, bounded range included)."""
     beta = interior_point_failure_bound(epsilon, size, grid)
     q = StaircaseLaw(size, rho).rho * (1 - beta)
-    return refined_best_v2(epsilon, q=q, rounds=rounds, target_delta=setup.target_delta)
+    return refined_best(epsilon, q=q, rounds=rounds, target_delta=setup.target_delta)
 
 
 class StrictCutEngine(NumpyEngine):

@@ -12,7 +12,7 @@ from dprect.core.accounting import (
     composition_zcdp,
     paper_bound,
     refined_azuma,
-    refined_best,
+    refined_best_pure_azuma,
     refined_pure,
     replace_one,
 )
@@ -42,7 +42,7 @@ def test_refined_azuma():
 
 def test_refined_best_takes_the_smaller_epsilon():
     q, rounds = 0.6, 100
-    best = refined_best(0.05, q=q, rounds=rounds, target_delta=1e-6)
+    best = refined_best_pure_azuma(0.05, q=q, rounds=rounds, target_delta=1e-6)
     # brute force over the same family
     cands = []
     for k in range(1, rounds + 1):

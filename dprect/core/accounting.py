@@ -26,14 +26,15 @@ Prop. 1.4 and Lemma 2.3) converted to (ρ_z + 2√(ρ_z·ln(1/δ)), δ)-DP (ibid
 Replace-one neighbours follow from add/remove by group privacy of size 2:
 (ε, δ) ↦ (2ε, (1 + e^ε)·δ) — :func:`replace_one`.
 
-Accounting v2, bounded range (issue #12; docs/privacy.md "Bounded-range accounting"), what
+Bounded-range accounting (issue #12; docs/privacy.md "Bounded-range accounting"), what
 the planner uses. The IP is ε-bounded-range, hence (ε²/8)-zCDP (:func:`br_zcdp`):
 
 * RandMargins: (kε²/8 + ε·√(k·ln(1/δ₂)/2), (1 − q)^k + δ₂) — :func:`refined_br`, and the
   CKS conversion of kε²/8 on {K ≤ k} — :func:`refined_br_cks`; the best of all refined
-  bounds — :func:`refined_best_v2`, its inverse — :func:`refined_v2_epsilon` (the
-  planner's; :func:`refined_v2_estimate` is its unchecked float search). :func:`refined_best`
-  is the best of the pure and Azuma bounds alone, the accounting before issue #12.
+  bounds — :func:`refined_best`, its inverse — :func:`refined_epsilon` (the
+  planner's; :func:`refined_estimate` is its unchecked float search).
+  :func:`refined_best_pure_azuma` is the best of the pure and Azuma bounds alone, the
+  accounting before issue #12.
 * Composition baseline: ρ = R·ε₀²/8 converted by Bun–Steinke or Canonne–Kamath–Steinke
   (:func:`zcdp_to_dp_bun_steinke`, :func:`zcdp_to_dp_cks`), the pure R·ε₀ and, if
   installed, dp-accounting's PLD of the pure ε₀-DP worst case — :func:`composition_br`,
@@ -126,12 +127,12 @@ def refined_azuma(
     )
 
 
-def refined_best(
+def refined_best_pure_azuma(
     epsilon: float, *, q: float, rounds: int, target_delta: float
 ) -> Guarantee:
     """The smallest ε̃ over both refined bounds of §4 (pure and Azuma), every k and δ₂, with
     δ̃ ≤ target_delta: the accounting before the bounded-range bounds (issue #12), kept to
-    report what they gain. :func:`refined_best_v2` restricted to those two kinds."""
+    report what they gain. :func:`refined_best` restricted to those two kinds."""
     return _refined_best_of(("pure", "azuma"), epsilon, q=q, rounds=rounds,
                             target_delta=target_delta)
 
@@ -194,7 +195,7 @@ def add_remove_budget(epsilon: float, delta: float, neighbouring: Neighbouring |
     return eps, delta / (1 + math.exp(eps))
 
 
-# == Accounting v2: bounded range (issue #12) ===============================================
+# == Bounded-range accounting (issue #12) =====================================================
 # The functions above are unchanged (the accounting before issue #12, kept to report what
 # these gain); the planner uses these. Proofs: docs/privacy.md, "Bounded-range accounting".
 #
@@ -397,7 +398,7 @@ def zcdp_budget_rho(epsilon: float, delta: float, *, conversion: str = "cks") ->
     return _back_off(rho, lambda r: forward(r, delta) <= epsilon)
 
 
-# -- composition baseline, v2 -------------------------------------------------------------
+# -- composition baseline, bounded range---------------------------------------------------------
 def _dp_accounting_pld() -> tuple[Any, Any] | None:
     """dp-accounting's PLD modules, or None when the optional package is not installed."""
     try:
@@ -525,7 +526,7 @@ def composition_br_epsilon(eps_total: float, delta_total: float, rounds: int, *,
     return best
 
 
-# -- RandMargins, refined theorem v2 -------------------------------------------------------
+# -- RandMargins, refined theorem, bounded range---------------------------------------------------
 def refined_br(epsilon: float, *, k: int, q: float, rounds: int, delta2: float) -> Guarantee:
     """(kε²/8 + ε·√(k·ln(1/δ₂)/2), (1 − q)^k + δ₂)-DP, add/remove (refined, bounded range).
 
@@ -572,12 +573,12 @@ def refined_br_cks(epsilon: float, *, k: int, q: float, rounds: int, delta2: flo
     )
 
 
-REFINED_V2_KINDS = ("pure", "azuma", "br", "br-cks")
+REFINED_KINDS = ("pure", "azuma", "br", "br-cks")
 
 
-def refined_v2_guarantee(epsilon: float, *, kind: str, k: int, q: float, rounds: int,
+def refined_guarantee(epsilon: float, *, kind: str, k: int, q: float, rounds: int,
                          delta2: float) -> Guarantee:
-    """The refined guarantee of one kind (:data:`REFINED_V2_KINDS`); δ₂ unused for pure."""
+    """The refined guarantee of one kind (:data:`REFINED_KINDS`); δ₂ unused for pure."""
     if kind == "pure":
         return refined_pure(epsilon, k=k, q=q, rounds=rounds)
     if kind == "azuma":
@@ -586,24 +587,24 @@ def refined_v2_guarantee(epsilon: float, *, kind: str, k: int, q: float, rounds:
         return refined_br(epsilon, k=k, q=q, rounds=rounds, delta2=delta2)
     if kind == "br-cks":
         return refined_br_cks(epsilon, k=k, q=q, rounds=rounds, delta2=delta2)
-    raise ParameterError(f"kind must be one of {', '.join(REFINED_V2_KINDS)}; got {kind!r}")
+    raise ParameterError(f"kind must be one of {', '.join(REFINED_KINDS)}; got {kind!r}")
 
 
-def refined_best_v2(epsilon: float, *, q: float, rounds: int, target_delta: float
+def refined_best(epsilon: float, *, q: float, rounds: int, target_delta: float
                     ) -> Guarantee:
     """The smallest ε̃ with δ̃ ≤ target_delta over the pure, Azuma, bounded-range and
     bounded-range-CKS refined bounds, every k and δ split (δ₂ = δ̃ − (1 − q)^k, the best
     split for a given k, lowered to the float below if the sum would round above δ̃). Its
-    candidates include all of :func:`refined_best`'s. The CKS bound is evaluated safely at
-    the k whose float estimate is smallest."""
-    return _refined_best_of(REFINED_V2_KINDS, epsilon, q=q, rounds=rounds,
+    candidates include all of :func:`refined_best_pure_azuma`'s. The CKS bound is evaluated
+    safely at the k whose float estimate is smallest."""
+    return _refined_best_of(REFINED_KINDS, epsilon, q=q, rounds=rounds,
                             target_delta=target_delta)
 
 
 def _refined_best_of(kinds: tuple[str, ...], epsilon: float, *, q: float, rounds: int,
                      target_delta: float) -> Guarantee:
     """The smallest ε̃ with δ̃ ≤ target_delta over the refined bounds ``kinds``
-    (:data:`REFINED_V2_KINDS`), every k and the best δ split for each k."""
+    (:data:`REFINED_KINDS`), every k and the best δ split for each k."""
     epsilon = check_epsilon(epsilon)
     target_delta = check_open_unit(target_delta, "delta")
     rounds = check_positive_int(rounds, "rounds")
@@ -619,7 +620,7 @@ def _refined_best_of(kinds: tuple[str, ...], epsilon: float, *, q: float, rounds
         if escape < target_delta:
             d2 = _delta2_for(target_delta, escape)
             if d2 > 0:
-                candidates += [refined_v2_guarantee(epsilon, kind=kind, k=k, q=q,
+                candidates += [refined_guarantee(epsilon, kind=kind, k=k, q=q,
                                                     rounds=rounds, delta2=d2)
                                for kind in closed_forms]
                 if "br-cks" in kinds:
@@ -654,13 +655,13 @@ def _cks_budget_rho(eps_total: float, delta_total: float) -> float:
     return zcdp_budget_rho(eps_total, delta_total)
 
 
-def refined_v2_estimate(eps_total: float, delta_total: float, *, q: float, rounds: int
+def refined_estimate(eps_total: float, delta_total: float, *, q: float, rounds: int
                         ) -> RefinedChoice:
-    """The float search of :func:`refined_v2_epsilon`, before the check: the kind, k and δ₂
+    """The float search of :func:`refined_epsilon`, before the check: the kind, k and δ₂
     of the best refined bound and its per-round ε as a float estimate.
 
     **Not a guarantee**: the estimate may exceed the largest valid ε by a few ulps. It is
-    never below the checked :func:`refined_v2_epsilon` of the same arguments (which backs
+    never below the checked :func:`refined_epsilon` of the same arguments (which backs
     off from it), so the planner uses it to rank the staircase ratios cheaply and bound
     their predictions from below, and plans only with checked values. δ̃ = 0 (pure DP)
     leaves only the pure bound with k = R: (R·ε, 0)."""
@@ -701,16 +702,16 @@ def refined_v2_estimate(eps_total: float, delta_total: float, *, q: float, round
     return best
 
 
-def refined_v2_epsilon(eps_total: float, delta_total: float, *, q: float, rounds: int
+def refined_epsilon(eps_total: float, delta_total: float, *, q: float, rounds: int
                        ) -> RefinedChoice:
     """The largest per-round ε for which some refined bound (pure, Azuma, bounded range, or
     bounded range with CKS), some k and δ split give (ε̃, δ̃) — the inverse of
-    :func:`refined_best_v2`, for the planner. The returned choice is checked:
-    ``refined_v2_guarantee(choice.epsilon, kind=…, k=…, q=q, rounds=R, delta2=…)`` has
+    :func:`refined_best`, for the planner. The returned choice is checked:
+    ``refined_guarantee(choice.epsilon, kind=…, k=…, q=q, rounds=R, delta2=…)`` has
     ε ≤ ε̃ and δ ≤ δ̃ (δ₂ is lowered so that the float sum escape + δ₂ is ≤ δ̃). It is
-    :func:`refined_v2_estimate` backed off until that check passes."""
-    best = refined_v2_estimate(eps_total, delta_total, q=q, rounds=rounds)
-    eps = _back_off(best.epsilon, lambda e: refined_v2_guarantee(
+    :func:`refined_estimate` backed off until that check passes."""
+    best = refined_estimate(eps_total, delta_total, q=q, rounds=rounds)
+    eps = _back_off(best.epsilon, lambda e: refined_guarantee(
         e, kind=best.kind, k=best.k, q=q, rounds=rounds, delta2=best.delta2
     ).epsilon <= eps_total)
     if not eps > 0:

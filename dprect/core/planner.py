@@ -9,7 +9,7 @@ rectangle shape and a method. Nothing here looks at data.
 * RandMargins (refined accounting, issue #12): for every staircase ratio ρ on a grid of
   rationals {1/100, …, 99/100}, find the largest per-round ε such that some k and δ split
   meets (ε̃, δ̃) by one of the four refined bounds — pure, Azuma, bounded range (BR) and BR
-  with the CKS conversion (:func:`~dprect.core.accounting.refined_v2_epsilon`);
+  with the CKS conversion (:func:`~dprect.core.accounting.refined_epsilon`);
   Δ_t = interior_point_size(ε, β_IP, m_t); the predicted misclassified positives are
   Σ_t (E[N_t] − Δ_t/2). Keep the best ρ. The checked inverse costs milliseconds (CKS in
   60-digit arithmetic), so the ratios are ranked by the float estimate, a lower bound on
@@ -57,9 +57,9 @@ from dprect.core.accounting import (
     composition_br_epsilon,
     escape_probability,
     paper_bound,
-    refined_v2_epsilon,
-    refined_v2_estimate,
-    refined_v2_guarantee,
+    refined_epsilon,
+    refined_estimate,
+    refined_guarantee,
     replace_one,
 )
 from dprect.core.domains import Domain, GridArg, Side, feature_names, resolve_domains
@@ -251,7 +251,7 @@ def _refined_choice(eps_total: float, delta_total: float, q: float, rounds: int,
     range, bounded range with CKS), with its kind, k and δ₂ (``checked=False``: the float
     estimate, an upper bound, only for ranking); ε = 0.0 when none does (the plan-time
     limits then refuse it). Depends on nothing installed optionally."""
-    inverse = refined_v2_epsilon if checked else refined_v2_estimate
+    inverse = refined_epsilon if checked else refined_estimate
     try:
         return inverse(eps_total, delta_total, q=q, rounds=rounds)
     except ParameterError:  # ε̃ so small that no positive per-round ε is representable
@@ -355,11 +355,11 @@ def _plan_refined(eps_t: float, delta_t: float, domains: list[Domain],
     """Best refined-accounting plan: over the staircase ratios ρ ∈ :data:`RHO_GRID`, or the
     paper's law (whose ρ depends on Δ: a short fixed-point iteration).
 
-    For a given ρ the accountant's inverse (:func:`refined_v2_epsilon`) gives the largest
+    For a given ρ the accountant's inverse (:func:`refined_epsilon`) gives the largest
     per-round ε over the pure, Azuma, bounded-range and bounded-range-CKS bounds, every k
     and the best δ split. Checking that ε (the CKS conversion in 60-digit arithmetic) costs
     milliseconds, so the staircase search is a branch and bound: the float estimate
-    (:func:`refined_v2_estimate`, never below the checked ε) gives every ρ a lower bound on
+    (:func:`refined_estimate`, never below the checked ε) gives every ρ a lower bound on
     its prediction (a smaller ε means a larger Δ, and E[N] − Δ/2 grows with Δ); ratios are
     checked in the order of that bound until it cannot beat the best checked prediction.
     The result is the one an exhaustive check would give, ties going to the smaller ρ."""
@@ -442,7 +442,7 @@ def _refined_method_plan(eps: float, choice: RefinedChoice, q: float, rho_txt: s
     accountant's value at that ε, for the choice's bound, k and δ₂. (q from the IP's actual
     failure bound, ≤ the target, can only be larger: safe.)"""
     rounds = len(order)
-    guarantee = _within_budget(refined_v2_guarantee(
+    guarantee = _within_budget(refined_guarantee(
         eps, kind=choice.kind, k=choice.k, q=q, rounds=rounds, delta2=choice.delta2),
         eps_t, delta_t)
     return MethodPlan(

@@ -18,7 +18,7 @@ import pytest
 
 from dprect import ParameterError
 from dprect.core.accounting import (
-    REFINED_V2_KINDS,
+    REFINED_KINDS,
     br_zcdp,
     cks_log_delta,
     composition_br,
@@ -26,12 +26,12 @@ from dprect.core.accounting import (
     composition_pld_pure,
     refined_azuma,
     refined_best,
-    refined_best_v2,
+    refined_best_pure_azuma,
     refined_br,
     refined_br_cks,
+    refined_epsilon,
+    refined_guarantee,
     refined_pure,
-    refined_v2_epsilon,
-    refined_v2_guarantee,
     zcdp_budget_rho,
     zcdp_to_dp_bun_steinke,
     zcdp_to_dp_cks,
@@ -298,7 +298,7 @@ def test_refined_br_spelled_out() -> None:
 
 @pytest.mark.parametrize("eps,q,rounds", [(0.05, 0.6, 100), (0.01, 0.5, 2048),
                                           (0.2, 0.3, 16)])
-def test_refined_best_v2_brute_force(eps: float, q: float, rounds: int) -> None:
+def test_refined_best_brute_force(eps: float, q: float, rounds: int) -> None:
     target = 1e-6
     cands: list[float] = []
     for k in range(1, rounds + 1):
@@ -310,33 +310,33 @@ def test_refined_best_v2_brute_force(eps: float, q: float, rounds: int) -> None:
             cands.append(k * eps**2 / 2 + eps * math.sqrt(2 * k * L))
             cands.append(k * eps**2 / 8 + eps * math.sqrt(k * L / 2))
             cands.append(cks_reference(k * eps**2 / 8, target - esc))
-    best = refined_best_v2(eps, q=q, rounds=rounds, target_delta=target)
+    best = refined_best(eps, q=q, rounds=rounds, target_delta=target)
     assert close(best.epsilon, min(cands), 1e-8) and best.delta <= target
-    assert best.epsilon <= refined_best(eps, q=q, rounds=rounds,
+    assert best.epsilon <= refined_best_pure_azuma(eps, q=q, rounds=rounds,
                                         target_delta=target).epsilon * (1 + 1e-12)
 
 
-def test_refined_v2_epsilon_inverts_refined_best_v2() -> None:
+def test_refined_epsilon_inverts_refined_best() -> None:
     for q, rounds in ((0.26, 2048), (0.5, 256), (0.01, 16), (0.9, 32)):
-        c = refined_v2_epsilon(1.0, 1e-6, q=q, rounds=rounds)
-        assert c.kind in REFINED_V2_KINDS
-        g = refined_v2_guarantee(c.epsilon, kind=c.kind, k=c.k, q=q, rounds=rounds,
+        c = refined_epsilon(1.0, 1e-6, q=q, rounds=rounds)
+        assert c.kind in REFINED_KINDS
+        g = refined_guarantee(c.epsilon, kind=c.kind, k=c.k, q=q, rounds=rounds,
                                  delta2=c.delta2)
         assert g.epsilon <= 1.0 and g.delta <= 1e-6
-        fwd = refined_best_v2(c.epsilon, q=q, rounds=rounds, target_delta=1e-6)
+        fwd = refined_best(c.epsilon, q=q, rounds=rounds, target_delta=1e-6)
         assert fwd.epsilon <= 1.0
         # the largest: a slightly larger per-round ε fits no bound
-        assert refined_best_v2(c.epsilon * (1 + 1e-7), q=q, rounds=rounds,
+        assert refined_best(c.epsilon * (1 + 1e-7), q=q, rounds=rounds,
                                target_delta=1e-6).epsilon > 1.0
 
 
-def test_refined_v2_guarantee_dispatch() -> None:
+def test_refined_guarantee_dispatch() -> None:
     args = {"k": 5, "q": 0.5, "rounds": 20, "delta2": 1e-6}
-    assert refined_v2_guarantee(0.1, kind="pure", **args) == refined_pure(
+    assert refined_guarantee(0.1, kind="pure", **args) == refined_pure(
         0.1, k=5, q=0.5, rounds=20)
-    assert refined_v2_guarantee(0.1, kind="br", **args) == refined_br(0.1, **args)
+    assert refined_guarantee(0.1, kind="br", **args) == refined_br(0.1, **args)
     with pytest.raises(ParameterError, match="kind"):
-        refined_v2_guarantee(0.1, kind="pld", **args)
+        refined_guarantee(0.1, kind="pld", **args)
 
 
 # -- planner-level effect ((ε, δ) = (1, 1e-6), 2^32 grids, β = 1e-4) ------------------------
@@ -362,9 +362,9 @@ def test_randmargins_prediction_meets_issue_targets(d: int, target: int) -> None
     for i in range(1, 100):
         rho = i / 100
         q = rho * (1 - 1e-12) * (1 - ip_beta)
-        c = refined_v2_epsilon(1.0, 1e-6, q=q, rounds=rounds)
+        c = refined_epsilon(1.0, 1e-6, q=q, rounds=rounds)
         eps = c.epsilon * (1 - 1e-9)
-        g = refined_v2_guarantee(eps, kind=c.kind, k=c.k, q=q, rounds=rounds, delta2=c.delta2)
+        g = refined_guarantee(eps, kind=c.kind, k=c.k, q=q, rounds=rounds, delta2=c.delta2)
         assert g.epsilon <= 1.0 and g.delta <= 1e-6 * (1 + 1e-12)
         size = interior_point_size(eps, ip_beta, M)
         best = min(best, rounds * (size / (1 - rho) - size / 2))
@@ -382,7 +382,7 @@ def test_randmargins_prediction_meets_issue_targets(d: int, target: int) -> None
     (lambda: composition_br(0.1, rounds=4, delta=-1e-6), "delta"),
     (lambda: refined_br(0.1, k=0, q=0.5, rounds=4, delta2=1e-6), "k"),
     (lambda: refined_br_cks(0.1, k=2, q=0.0, rounds=4, delta2=1e-6), "q"),
-    (lambda: refined_best_v2(0.1, q=1.5, rounds=4, target_delta=1e-6), "q"),
+    (lambda: refined_best(0.1, q=1.5, rounds=4, target_delta=1e-6), "q"),
 ])
 def test_parameter_errors(call, match: str) -> None:
     with pytest.raises(ParameterError, match=match):

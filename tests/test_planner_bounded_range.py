@@ -26,8 +26,8 @@ from dprect.core.accounting import (
     add_remove_budget,
     composition_br,
     paper_bound,
-    refined_best_v2,
-    refined_v2_guarantee,
+    refined_best,
+    refined_guarantee,
     replace_one,
 )
 from dprect.core.guarantee_check import GuaranteeCheckError
@@ -43,13 +43,13 @@ ACCEPTANCE = {8: 12_300, 16: 37_900, 128: 752_000, 1024: 6_050_000}
 CHOSEN = {8: "composition", 16: "composition", 128: "composition", 1024: "randmargins"}
 
 
-def _v2_plan(d: int):
+def _plan_at(d: int):
     return plan(epsilon=1.0, delta=1e-6, beta=1e-4, domains=[G32] * d)
 
 
 @pytest.mark.parametrize("d,limit", ACCEPTANCE.items())
 def test_acceptance_predictions_api(d: int, limit: int) -> None:
-    p = _v2_plan(d)
+    p = _plan_at(d)
     assert p.chosen.method == CHOSEN[d]
     assert p.chosen.predicted_misclassified <= limit
     # both methods use the bounded-range bounds with the CKS conversion here
@@ -111,7 +111,7 @@ def _accountant_value(c, delta_ar: float):
                               use_dp_accounting=False)
     if c.accounting == "paper":
         return paper_bound(c.ip_epsilon, delta=c.details["paper_delta"], rounds=rounds)
-    return refined_v2_guarantee(c.ip_epsilon, kind=c.details["bound_kind"], k=c.details["k"],
+    return refined_guarantee(c.ip_epsilon, kind=c.details["bound_kind"], k=c.details["k"],
                                 q=c.details["q"], rounds=rounds,
                                 delta2=c.details["delta_split"]["delta2"])
 
@@ -131,7 +131,7 @@ def test_guarantee_within_request_and_equal_to_the_accountant(request_) -> None:
         assert g == expected
         if c.method == "randmargins" and c.accounting == "refined":
             # the best of all refined bounds at this ε is no better than the one stated
-            best = refined_best_v2(c.ip_epsilon, q=c.details["q"], rounds=len(c.rounds),
+            best = refined_best(c.ip_epsilon, q=c.details["q"], rounds=len(c.rounds),
                                    target_delta=delta_ar)
             ar = expected if neighbouring == "add-remove" else _accountant_value(c, delta_ar)
             assert ar.epsilon == pytest.approx(best.epsilon, rel=1e-12)
@@ -151,12 +151,12 @@ def test_paper_accounting_states_at_most_the_request() -> None:
 # -- the constant matters ---------------------------------------------------------------------
 @pytest.mark.parametrize("d", [8, 128])
 def test_a_wrong_bounded_range_constant_changes_the_plans(monkeypatch, d: int) -> None:
-    right = _v2_plan(d)
+    right = _plan_at(d)
     monkeypatch.setattr(accounting, "BR_ZCDP_FACTOR", 1.0 / 16.0)
     with pytest.raises(GuaranteeCheckError):  # the independent check keeps its own ε²/8
-        _v2_plan(d)
+        _plan_at(d)
     monkeypatch.setattr(planner_module, "check_fit_plan", lambda *_a, **_k: None)
-    wrong = _v2_plan(d)
+    wrong = _plan_at(d)
     for name in ("randmargins", "composition"):
         r, w = right.candidates[name], wrong.candidates[name]
         assert w.ip_epsilon > 1.2 * r.ip_epsilon  # ε²/16 lets each round spend more
@@ -168,7 +168,7 @@ def test_a_wrong_bounded_range_constant_changes_the_plans(monkeypatch, d: int) -
 
 # -- no optional package at plan time ---------------------------------------------------------
 def test_plans_do_not_depend_on_dp_accounting(monkeypatch) -> None:
-    with_it = {d: _v2_plan(d).to_json() for d in (1, 2, 8, 64)}
+    with_it = {d: _plan_at(d).to_json() for d in (1, 2, 8, 64)}
 
     def unavailable(*_args, **_kwargs):
         raise AssertionError("the planner asked dp-accounting")
@@ -176,7 +176,7 @@ def test_plans_do_not_depend_on_dp_accounting(monkeypatch) -> None:
     monkeypatch.setattr(accounting, "_dp_accounting_pld", lambda: None)
     monkeypatch.setattr(accounting, "composition_pld_pure", unavailable)
     for d, js in with_it.items():
-        assert _v2_plan(d).to_json() == js
+        assert _plan_at(d).to_json() == js
 
 
 # -- the ρ search -------------------------------------------------------------------------------
@@ -214,5 +214,5 @@ def test_branch_and_bound_matches_an_exhaustive_check(eps, delta, domains) -> No
 
 def test_plan_at_d_1024_takes_about_a_second_or_less() -> None:
     t0 = time.perf_counter()
-    _v2_plan(1024)
+    _plan_at(1024)
     assert time.perf_counter() - t0 < 5.0  # about 0.2 s; exhaustive CKS checks took 0.6 s
