@@ -124,6 +124,22 @@ def _features_array(X: object) -> np.ndarray:
     raise InputDataError(f"X must hold numbers only; its dtype is {arr.dtype}")
 
 
+def _matrix(X: object, what: str, columns: str) -> np.ndarray:
+    """``X`` as a 2-D float64 array (:func:`_features_array`); refused by its shape and
+    type only, never for a value, with no count in the message."""
+    try:
+        arr = _features_array(X)
+    except InputDataError:
+        raise
+    except ValueError:  # ragged rows of an array-like
+        raise InputDataError(f"{what} must be a 2-D array of numbers (rows × {columns})"
+                             ) from None
+    if arr.ndim != 2:
+        raise InputDataError(f"{what} must be a 2-D array (rows × {columns}), got {arr.ndim} "
+                             f"dimension(s)")
+    return arr
+
+
 def positive_rows(X: object, y: object, names: Sequence[str] | None = None,
                   invalid_rows: InvalidRows | str = FitRequest.invalid_rows,
                   positive_label: object = FitRequest.positive_label) -> np.ndarray:
@@ -143,15 +159,7 @@ def positive_rows(X: object, y: object, names: Sequence[str] | None = None,
     """
     InvalidRows.parse(invalid_rows, "invalid_rows")
     check_label_value(positive_label)
-    try:
-        X_arr = _features_array(X)
-    except InputDataError:
-        raise
-    except ValueError:  # ragged rows of an array-like
-        raise InputDataError("X must be a 2-D array of numbers (rows × features)") from None
-    if X_arr.ndim != 2:
-        raise InputDataError(f"X must be a 2-D array (rows × features), got {X_arr.ndim} "
-                             f"dimension(s)")
+    X_arr = _matrix(X, "X", "features")
     if X_arr.shape[1] == 0:
         raise InputDataError("X has no feature columns")
     typed = isinstance(y, np.ndarray) or hasattr(y, "dtype")
@@ -336,15 +344,7 @@ def _bounds_table(data: object, columns: Sequence[str] | None, group_by: object
             if n in names:
                 arrays[n] = _column_array(data[n], n, group=n == group_by)
     else:
-        try:
-            X = _features_array(data)
-        except InputDataError:
-            raise
-        except ValueError:  # ragged rows of an array-like
-            raise InputDataError("data must be a table or a 2-D array of numbers") from None
-        if X.ndim != 2:
-            raise InputDataError(f"data must be a 2-D array (rows × columns), got {X.ndim} "
-                                 f"dimension(s)")
+        X = _matrix(data, "data", "columns")
         wanted = feature_names(columns, X.shape[1])
         arrays = {n: pa.array(X[:, j]) for j, n in enumerate(wanted)}
         if isinstance(group_by, str):
