@@ -11,7 +11,7 @@ plans. Counts the plans the check verified, the requests the planner refused for
 parameters (plan-time limits; no plan to check), and the plans the check refused (a bug:
 the run exits 1). Writes the counts and the routes that verified to ``--output``
 (default docs/figures/guarantee_check.json). The test suite runs a sample of the same
-kind of requests (tests/test_guarantee_check.py); this is the full count.
+kind of requests (tests/core/test_guarantee_check.py); this is the full count.
 """
 
 from __future__ import annotations

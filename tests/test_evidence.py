@@ -5,7 +5,6 @@ the numpy engine's fast window path answers exactly what a full partition answer
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,7 +13,6 @@ import pytest
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 FIGURES = BENCHMARKS.parent / "docs" / "figures"
-sys.path.insert(0, str(BENCHMARKS))
 
 import privacy_audit  # noqa: E402
 import sample_complexity  # noqa: E402

@@ -3,8 +3,8 @@
 The session is local[2] with 4 shuffle partitions and no UI, built by
 :func:`dprect.engines.spark.session.local_session`; test files anywhere under ``tests/spark`` reuse
 it through the ``spark`` fixture. Without Java the Spark tests are skipped. Every test
-under ``tests/spark`` carries the ``spark`` marker (``make test-core`` runs
-``pytest -m "not spark"``).
+under ``tests/spark`` carries the ``spark`` marker (tests/conftest.py; ``make test-core``
+runs ``pytest -m "not spark"``).
 """
 
 from __future__ import annotations
@@ -13,19 +13,8 @@ import os
 import shutil
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-
-SPARK_TESTS = Path(__file__).resolve().parent
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark every test collected under tests/spark ``spark`` (the hook sees every item)."""
-    for item in items:
-        if SPARK_TESTS in Path(item.path).resolve().parents:
-            item.add_marker(pytest.mark.spark)
-
 
 pytest.importorskip("pyspark")
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 import uuid
 from decimal import Decimal
 from pathlib import Path
@@ -30,7 +29,6 @@ import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "jobs"))
 
 import private_bounds  # noqa: E402
 

@@ -37,7 +37,6 @@ import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "jobs"))
 
 import fit_rectangle  # noqa: E402
 

@@ -20,7 +20,6 @@ import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "jobs"))
 
 import evaluate_rectangle  # noqa: E402
 import fit_rectangle  # noqa: E402

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 import warnings
 from pathlib import Path
 
@@ -23,7 +22,6 @@ import pyarrow.parquet as pq
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "jobs"))
 
 import fit_rectangle  # noqa: E402
 

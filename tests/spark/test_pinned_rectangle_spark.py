@@ -1,16 +1,12 @@
-"""The pinned rectangle of ``tests/test_pinned_rectangle.py`` through ``dprect fit --engine
+"""The pinned rectangle of ``tests/app/test_pinned_rectangle.py`` through ``dprect fit --engine
 spark`` (both Spark plans): first recorded before the restructure (issue 11), pinned after
 accounting v2, issue #12 (same data, same seed; the new planner changes the per-round ε)."""
 
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from pin_data import PIN_AUTO, assert_pinned, cli_args, write_parquet
 
 from dprect.app.cli import main

@@ -15,7 +15,7 @@ from dprect.app.jobs_support import Option, request_options, run_options
 from dprect.app.options import RUN_OPTIONS
 from dprect.core.request import BoundsRequest, FitRequest, option_specs
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PRODUCTS = {"fit": FitRequest, "bounds": BoundsRequest}
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import ast
 import dataclasses
-import sys
 from pathlib import Path
 
 import pytest
@@ -29,7 +28,7 @@ from dprect.core.request import (
     option_specs,
 )
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CHOICES = {spec.name: spec for spec in option_specs() if spec.choices}
 
 
@@ -107,7 +106,6 @@ def test_cli_choices_and_defaults_are_the_requests(command, kind):
 
 
 def test_job_options_are_the_requests():
-    sys.path.insert(0, str(REPO / "jobs"))
     import fit_rectangle
 
     generated = request_options()

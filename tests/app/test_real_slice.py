@@ -34,7 +34,7 @@ from dprect.engines.numpy_engine import NumpyEngine
 
 pytestmark = pytest.mark.filterwarnings("ignore:this run used a fixed seed")
 
-DATA = Path(__file__).resolve().parent / "data" / "flights_slice.csv"
+DATA = Path(__file__).resolve().parents[1] / "data" / "flights_slice.csv"
 COLUMNS = ("month", "day", "hour", "dep_delay", "arr_delay", "air_time", "distance")
 DELTA = 1e-6
 SEEDS = (11, 12, 13, 14)

@@ -3,14 +3,11 @@ spark`` (both Spark plans) and ``jobs/fit_rectangle.py`` (with a ledger)."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
 TESTS = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(TESTS))
-sys.path.insert(0, str(TESTS.parent / "jobs"))
 import fit_rectangle  # noqa: E402
 from pin_data import FEATURES, FIT, GRID, cli_args, write_parquet  # noqa: E402
 from plan_spy import count_plans  # noqa: E402

@@ -26,7 +26,7 @@ from dprect.core.expectation import (
     share_outside,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BENCH = json.loads((ROOT / "docs" / "figures" / "sample_complexity.json").read_text())
 
 

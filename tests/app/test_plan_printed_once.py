@@ -1,6 +1,6 @@
 """The budget is planned exactly once per run (issue 11): ``dprect fit`` (numpy engine,
 with and without a ledger, and a replay), ``dprect plan`` and :func:`dprect.fit`. The
-Spark engine and the fit job: ``tests/spark/test_one_plan_spark.py``."""
+Spark engine and the fit job: ``tests/spark/test_plan_printed_once_spark.py``."""
 
 from __future__ import annotations
 
