@@ -264,7 +264,7 @@ def test_set_cap_and_show(data: Path, tmp_path: Path,
     assert code == 0, err
     assert f"spent epsilon={g.epsilon:g}, delta={g.delta:g}" in out
     assert "over 1 charged run(s)" in out
-    assert (f"cap: epsilon=3, delta=1e-05; remaining epsilon={3 - g.epsilon:g}, "
+    assert (f"cap: epsilon=3, delta=1e-05 (add-remove); remaining epsilon={3 - g.epsilon:g}, "
             f"delta={1e-5 - g.delta:g}") in out
     run_lines = [ln.split() for ln in out.splitlines() if ln.startswith("  ")]
     assert len(run_lines) == 1 and run_lines[0][:2] == ["r1", "released"]
@@ -272,7 +272,7 @@ def test_set_cap_and_show(data: Path, tmp_path: Path,
     report = show(tmp_path, capsys)
     assert report["dataset"] == "ds"
     assert report["spent"]["epsilon"] == pytest.approx(g.epsilon)
-    assert report["cap"] == {"epsilon": 3.0, "delta": 1e-5}
+    assert report["cap"] == {"epsilon": 3.0, "delta": 1e-5, "neighbouring": "add-remove"}
     assert report["remaining"]["epsilon"] == pytest.approx(3 - g.epsilon)
     assert report["remaining"]["delta"] == pytest.approx(1e-5 - g.delta)
     (entry,) = report["runs"]
@@ -284,7 +284,7 @@ def test_set_cap_and_show(data: Path, tmp_path: Path,
                         "--ledger", path], capsys)
     assert code == 0, err
     report = show(tmp_path, capsys)
-    assert report["cap"] == {"epsilon": 0.5, "delta": 1e-5}
+    assert report["cap"] == {"epsilon": 0.5, "delta": 1e-5, "neighbouring": "add-remove"}
     assert report["remaining"]["epsilon"] == 0.0
     code, _, err = run(fit_argv(data, tmp_path, "--run-id", "r2", output="r2.json"), capsys)
     assert code == 2 and "cap exceeded" in err, err
@@ -295,7 +295,8 @@ def test_set_cap_and_show(data: Path, tmp_path: Path,
     code, _, err = run(["budget", "set-cap", "ds", "--epsilon", "-1", "--delta", "1e-5",
                         "--ledger", path], capsys)
     assert code == 2 and err.startswith("dprect: error: ") and "epsilon" in err, err
-    assert show(tmp_path, capsys)["cap"] == {"epsilon": 0.5, "delta": 1e-5}
+    assert show(tmp_path, capsys)["cap"] == {"epsilon": 0.5, "delta": 1e-5,
+                                             "neighbouring": "add-remove"}
 
 
 # -- the ledger's life: init once, never implicitly, refuse damage ---------------------------
@@ -418,7 +419,8 @@ def test_the_cap_committed_last_counts_whatever_the_clocks(
     code, _, err = run(["budget", "set-cap", "ds", "--epsilon", "0.5", "--delta", "1e-5",
                         "--ledger", str(ledger)], capsys)
     assert code == 0, err
-    assert show(tmp_path, capsys)["cap"] == {"epsilon": 0.5, "delta": 1e-5}
+    assert show(tmp_path, capsys)["cap"] == {"epsilon": 0.5, "delta": 1e-5,
+                                             "neighbouring": "add-remove"}
     code, _, err = run(fit_argv(data, tmp_path, "--run-id", "r1"), capsys)
     assert code == 2 and "cap exceeded" in one_error_line(err), err
     assert not (tmp_path / "result.json").exists() and reserves(Ledger(ledger)) == []

@@ -18,6 +18,7 @@ from dprect.release.guarded import LedgerSettings, released_result
 from dprect.release.ledger import (
     SCHEMA,
     Budget,
+    Cap,
     BudgetExceededError,
     Ledger,
     LedgerError,
@@ -112,7 +113,7 @@ def test_later_cap_wins_whatever_the_clocks_say(tmp_path, monkeypatch):
     led.set_cap("ds", 1.0, 1e-5)  # admin B, later, but its timestamp is 2 h earlier
     caps = [e for e in led.events("ds") if e["event"] == "cap"]
     assert caps[0]["recorded_at"] > caps[1]["recorded_at"]  # the clocks disagree
-    assert led.cap("ds") == Budget(1.0, 1e-5)
+    assert led.cap("ds") == Cap(1.0, 1e-5)
     before = log_listing(tmp_path / "ledger")
     with pytest.raises(BudgetExceededError, match="cap exceeded"):
         led.reserve("ds", "r1", epsilon=5.0, delta=1e-7, **REQ)
