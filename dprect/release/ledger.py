@@ -123,6 +123,7 @@ when it quotes delta-rs (whose errors may carry backtraces and coloured lines).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -215,7 +216,7 @@ class BudgetExceededError(LedgerError):
     """The reservation would take the dataset's spend over its cap."""
 
 
-class _Damaged(Exception):
+class _DamageError(Exception):
     """Internal: a verification step failed (the reason is one short line)."""
 
 
@@ -236,7 +237,7 @@ class Cap(Budget):
 
     neighbouring: str = ADD_REMOVE
 
-    def to_json(self) -> dict[str, Any]:  # type: ignore[override]
+    def to_json(self) -> dict[str, Any]:
         return {"epsilon": self.epsilon, "delta": self.delta,
                 "neighbouring": self.neighbouring}
 
@@ -338,7 +339,7 @@ class _DatasetState:
     def from_json(cls, doc: dict[str, Any]) -> _DatasetState:
         texts = doc["runs"]
         if not isinstance(texts, list) or len(texts) != RUN_BUCKETS:
-            raise _Damaged("a checkpoint of an unknown format")
+            raise _DamageError("a checkpoint of an unknown format")
         return cls(doc["cap"], doc["spent"], texts)
 
 
@@ -356,7 +357,7 @@ class _State:
     def parse(cls, text: str) -> _State:
         doc = json.loads(text)
         if doc.get("format") != _STATE_FORMAT:
-            raise _Damaged("a checkpoint of an unknown format")
+            raise _DamageError("a checkpoint of an unknown format")
         return cls({name: _DatasetState.from_json(d) for name, d in doc["datasets"].items()})
 
     def text(self) -> str:
@@ -369,7 +370,7 @@ class _State:
         text it was read as)."""
         try:
             other = _State.parse(text)
-        except (ValueError, KeyError, TypeError, AttributeError, _Damaged):
+        except (ValueError, KeyError, TypeError, AttributeError, _DamageError):
             return False
         if set(other.datasets) != set(self.datasets):
             return False
@@ -593,7 +594,7 @@ class Ledger:
                     f"released — {_RESTORE}") from None
             raise self._missing() from None
         except Exception as exc:  # an empty, truncated or missing commit file, ...
-            raise _Damaged(_delta_reason(exc)) from None
+            raise _DamageError(_delta_reason(exc)) from None
 
     def _load(self, *, full: bool = False) -> _Snapshot:
         """Read and verify the ledger (see "Integrity" in the module docstring). A read
@@ -603,7 +604,7 @@ class Ledger:
         for attempt in (1, 2, 3):
             try:
                 return self._load_once(full)
-            except _Damaged as exc:
+            except _DamageError as exc:
                 if attempt == 3:
                     raise self._damaged(str(exc)) from None
                 time.sleep(0.02 * attempt)
@@ -615,35 +616,35 @@ class Ledger:
         adds = pa.table(table.get_add_actions(flatten=True))
         need = ["path", "size_bytes", "num_records", "min.version", "max.version"]
         if any(name not in adds.column_names for name in need):
-            raise _Damaged("its data files carry no version statistics")
+            raise _DamageError("its data files carry no version statistics")
         cols = [adds.column(name).to_pylist() for name in need]
         files = sorted((_File(*values) for values in zip(*cols, strict=True)),
                        key=lambda f: (-1 if f.first is None else f.first))
         expected = 0
         for f in files:
             if f.first is None or f.last is None or f.rows is None:
-                raise _Damaged("an event has no commit version")
+                raise _DamageError("an event has no commit version")
             if f.first != expected:
                 if f.first > expected:
-                    raise _Damaged(f"commit version {expected} has no event (an empty, "
+                    raise _DamageError(f"commit version {expected} has no event (an empty, "
                                    f"truncated or edited commit file?)")
-                raise _Damaged(f"more than one event at commit version {f.first}")
+                raise _DamageError(f"more than one event at commit version {f.first}")
             if f.rows != f.last - f.first + 1:
-                raise _Damaged(f"the events of versions {f.first}..{f.last} are not one "
+                raise _DamageError(f"the events of versions {f.first}..{f.last} are not one "
                                f"per version")
             expected = f.last + 1
         if expected != version + 1:
             if expected > version + 1:
-                raise _Damaged(f"an event claims a version after the log's last ({version})")
-            raise _Damaged(f"commit version {expected} has no event (an empty, truncated or "
+                raise _DamageError(f"an event claims a version after the log's last ({version})")
+            raise _DamageError(f"commit version {expected} has no event (an empty, truncated or "
                            f"edited commit file?)")
         for f in files:
             try:
                 size = os.stat(os.path.join(self.path, f.path)).st_size
             except OSError:
-                raise _Damaged("a file its log refers to is missing") from None
+                raise _DamageError("a file its log refers to is missing") from None
             if size != f.size:
-                raise _Damaged("a data file is not the one its log recorded (edited or "
+                raise _DamageError("a data file is not the one its log recorded (edited or "
                                "truncated)")
         log = os.path.join(self.path, "_delta_log")
         present: dict[int, int] = {}
@@ -654,9 +655,9 @@ class Ledger:
                     present[int(match.group(1))] = entry.stat().st_size
         present = {v: size for v, size in present.items() if v <= version}  # later: newer
         if version not in present or len(present) != version - min(present) + 1:
-            raise _Damaged("a commit file is missing from its _delta_log")
+            raise _DamageError("a commit file is missing from its _delta_log")
         if any(size == 0 for size in present.values()):
-            raise _Damaged("a commit file is empty (truncated by a power loss?)")
+            raise _DamageError("a commit file is empty (truncated by a power loss?)")
         return files
 
     def _read(self, files: list[_File]) -> list[dict[str, Any]]:
@@ -668,7 +669,7 @@ class Ledger:
             data = pads.dataset([os.path.join(self.path, f.path) for f in files],
                                 schema=SCHEMA, format="parquet").to_table()
         except Exception as exc:
-            raise _Damaged(_delta_reason(exc)) from None
+            raise _DamageError(_delta_reason(exc)) from None
         rows = data.to_pylist()
         rows.sort(key=lambda r: -1 if r["version"] is None else r["version"])
         return rows
@@ -679,20 +680,18 @@ class Ledger:
             version = table.version()
             names = [f.name for f in table.schema().fields]
         except Exception as exc:
-            raise _Damaged(_delta_reason(exc)) from None
+            raise _DamageError(_delta_reason(exc)) from None
         if names != SCHEMA.names:
             raise LedgerError(f"{self.path} is a Delta table but not a budget ledger of "
                               f"this dprect version (its columns differ)")
         try:
             files = self._files(table, version)
-        except _Damaged:
+        except _DamageError:
             raise
         except Exception as exc:
-            raise _Damaged(_delta_reason(exc)) from None
+            raise _DamageError(_delta_reason(exc)) from None
         checkpoints = [f for f in files if f.checkpoint]
-        if full or not checkpoints:
-            chosen, start = files, None
-        elif len(checkpoints) == 1:  # the first checkpoint's file starts at version 0
+        if full or not checkpoints or len(checkpoints) == 1:
             chosen, start = files, None
         else:
             start = checkpoints[-2]
@@ -707,8 +706,9 @@ class Ledger:
         first = 0 if start is None else start.first
         recorded = [r["version"] for r in rows]
         if recorded != list(range(first, version + 1)):
-            raise _Damaged("the events read are not one per commit version")
+            raise _DamageError("the events read are not one per commit version")
         ends = {f.last for f in files if f.checkpoint}
+        archived = [(f.first, f.last) for f in files if f.path.startswith(_ARCHIVE_FILE)]
         state = _State()
         previous = "" if start is None else rows[0]["chain"]
         anchored = start is not None  # the first row read is the anchor
@@ -717,14 +717,16 @@ class Ledger:
         after = 0
         for row in rows:
             v, event = row["version"], row["event"]
+            placed = v in ends or any(a <= v <= b for a, b in archived)
             if event not in EVENTS or (event == "init") != (v == 0) or \
-                    (event == "checkpoint") != (v in ends):
-                raise _Damaged(f"commit version {v} holds an unexpected event")
+                    (event == "checkpoint" and not placed) or \
+                    (event != "checkpoint" and v in ends):
+                raise _DamageError(f"commit version {v} holds an unexpected event")
             if anchored:
                 anchored = False
             else:
                 if row["chain"] != _chain(previous, row):
-                    raise _Damaged(f"the hash chain breaks at commit version {v} (an "
+                    raise _DamageError(f"the hash chain breaks at commit version {v} (an "
                                    f"edited file?)")
             previous = row["chain"]
             if event == "checkpoint":
@@ -732,11 +734,11 @@ class Ledger:
                     try:  # the previous checkpoint: the state we start from
                         state = _State.parse(row["result"])
                     except (ValueError, KeyError, TypeError, AttributeError):
-                        raise _Damaged(f"the checkpoint at commit version {v} cannot be "
+                        raise _DamageError(f"the checkpoint at commit version {v} cannot be "
                                        f"read") from None
                     base = v
                 elif not state.equals(row["result"]):
-                    raise _Damaged(f"the checkpoint at commit version {v} does not equal "
+                    raise _DamageError(f"the checkpoint at commit version {v} does not equal "
                                    f"the events before it (a forged checkpoint?)")
                 newest, after = v, 0
                 continue
@@ -745,7 +747,7 @@ class Ledger:
             state.apply(row)
             after += 1
         if start is not None and base is None:
-            raise _Damaged("the checkpoint file holds no checkpoint")
+            raise _DamageError("the checkpoint file holds no checkpoint")
         return state, newest, after
 
     def verify(self, *, full: bool = False) -> int:
@@ -765,12 +767,11 @@ class Ledger:
         try:
             previous = ""
             for i, row in enumerate(rows):
-                if i > 0 or row["version"] == 0:
-                    if row["chain"] != _chain(previous, row):
-                        raise _Damaged(f"the hash chain breaks at commit version "
+                if (i > 0 or row["version"] == 0) and row["chain"] != _chain(previous, row):
+                    raise _DamageError(f"the hash chain breaks at commit version "
                                        f"{row['version']} (an edited file?)")
                 previous = row["chain"]
-        except _Damaged as exc:
+        except _DamageError as exc:
             raise self._damaged(str(exc)) from None
         return [r for r in rows if r["version"] >= since and r["dataset"] == dataset]
 
@@ -915,15 +916,13 @@ class Ledger:
             try:
                 snap.table.load_as_version(snap.version)
                 self._checkpoint(snap, archive=False)
-            except LedgerError:
-                pass  # the event is committed; the next writer checkpoints
+            except Exception:
+                pass  # checkpoints (a half-written checkpoint file is never referenced)
         return True
 
     def _discard(self, name: str) -> None:
-        try:
+        with contextlib.suppress(OSError):
             os.remove(os.path.join(self.path, name))
-        except OSError:
-            pass
 
     def _checkpoint(self, snap: _Snapshot, *, archive: bool, maintain: bool = True
                     ) -> _File | None:
@@ -1010,7 +1009,7 @@ class Ledger:
                 if self._checkpoint(snap, archive=False) is None:
                     self._retry(attempt)
                     continue
-                snap = self._load(full=True)
+                snap = self._load()  # the files merged below were verified just now
             if self._checkpoint(snap, archive=True) is not None:
                 return snap.version + 1
             self._retry(attempt)

@@ -42,6 +42,7 @@ def fill(ledger: Ledger, events: Iterable[Mapping[str, Any]]) -> int:
     e.g. ``run_id``, ``epsilon``, ``delta``, ``method``, ``features`` as JSON text,
     ``bound``, ``neighbouring``, ``result``) to ``ledger``; return its new version."""
     snap = ledger._load()
+    previous: int | None = None  # the checkpoint before the newest (the cleanup horizon)
     pending: list[dict[str, Any]] = []
 
     def flush(final: bool) -> None:
@@ -75,14 +76,15 @@ def fill(ledger: Ledger, events: Iterable[Mapping[str, Any]]) -> int:
             made = ledger._checkpoint(snap, archive=False)
             if made is None:
                 raise RuntimeError("another writer committed during fill()")
-            newest = snap.checkpoint
+            newest = previous = snap.checkpoint
             snap.files = [f for f in snap.files if newest is not None and f.first <= newest]
             snap.files.append(made)
             snap.version = made.last
             snap.checkpoint, snap.since_checkpoint = made.last, 0
+            assert ledger._checkpoint_row is not None
             snap.rows = [ledger._checkpoint_row]
     flush(final=True)
     table = ledger._open()
     table.create_checkpoint()
-    ledger._cleanup(table, snap.checkpoint)
+    ledger._cleanup(table, previous)
     return ledger.verify()
