@@ -228,9 +228,13 @@ def test_forged_checkpoint_is_found(led: Ledger, monkeypatch: pytest.MonkeyPatch
     real_text = ledger_module._State.text
 
     def forged(self):
-        doc = json.loads(real_text(self))
-        doc["datasets"]["ds"]["spent"]["add-remove"] = [0.0, 0.0]
-        return json.dumps(doc, sort_keys=True, separators=(",", ":"))
+        lines = real_text(self).split("\n")
+        (i,) = [i for i, line in enumerate(lines) if line.startswith('"ds"\th\t')]
+        cap, spent = json.loads(lines[i].split("\t", 2)[2])
+        assert spent["add-remove"][0] == pytest.approx(8.0)
+        spent["add-remove"] = [0.0, 0.0]
+        lines[i] = '"ds"\th\t' + ledger_module._canonical([cap, spent])
+        return "\n".join(lines)
 
     monkeypatch.setattr(ledger_module._State, "text", forged)
     assert led._checkpoint(snap, archive=False, maintain=False) is not None

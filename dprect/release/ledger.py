@@ -132,7 +132,7 @@ import random
 import re
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -305,18 +305,47 @@ def _bucket(run_id: str) -> int:
     return int(hashlib.sha256(run_id.encode("utf-8")).hexdigest()[:8], 16) % RUN_BUCKETS
 
 
-@dataclass
 class _DatasetState:
-    cap: list[Any] | None = None  # [epsilon, delta, relation]
-    spent: dict[str, list[float] | None] = field(
-        default_factory=lambda: {ADD_REMOVE: [0.0, 0.0], REPLACE_ONE: [0.0, 0.0]})
-    texts: list[str] = field(default_factory=lambda: ["{}"] * RUN_BUCKETS)
-    parsed: dict[int, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    """One dataset's cap, spend and runs; parsed from a checkpoint's lines on demand."""
+
+    def __init__(self, head: str | None = None, texts: dict[int, str] | None = None) -> None:
+        self.head_text = head  # JSON [cap, spent]; None once changed
+        self._cap: list[Any] | None = None  # [epsilon, delta, relation]
+        self._spent: dict[str, list[float] | None] = {ADD_REMOVE: [0.0, 0.0],
+                                                      REPLACE_ONE: [0.0, 0.0]}
+        self._head_parsed = head is None
+        self.texts = texts or {}  # bucket → its JSON text (buckets without runs absent)
+        self.parsed: dict[int, dict[str, dict[str, Any]]] = {}
+
+    def _head(self) -> None:
+        if not self._head_parsed:
+            assert self.head_text is not None
+            self._cap, self._spent = json.loads(self.head_text)
+            self._head_parsed = True
+
+    @property
+    def cap(self) -> list[Any] | None:
+        self._head()
+        return self._cap
+
+    @cap.setter
+    def cap(self, value: list[Any] | None) -> None:
+        self._head()
+        self._cap, self.head_text = value, None
+
+    @property
+    def spent(self) -> dict[str, list[float] | None]:
+        self._head()
+        return self._spent
+
+    def add_spent(self, target: str, value: list[float] | None) -> None:
+        self._head()
+        self._spent[target], self.head_text = value, None
 
     def bucket(self, run_id: str) -> dict[str, dict[str, Any]]:
         k = _bucket(run_id)
         if k not in self.parsed:
-            self.parsed[k] = json.loads(self.texts[k])
+            self.parsed[k] = json.loads(self.texts.get(k, "{}"))
         return self.parsed[k]
 
     def get(self, run_id: str) -> dict[str, Any] | None:
@@ -325,61 +354,65 @@ class _DatasetState:
     def runs(self) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
         for k in range(RUN_BUCKETS):
-            out.update(self.parsed[k] if k in self.parsed else json.loads(self.texts[k]))
+            if k in self.parsed:
+                out.update(self.parsed[k])
+            elif k in self.texts:
+                out.update(json.loads(self.texts[k]))
         return out
 
-    def run_texts(self) -> list[str]:
-        return [_canonical(self.parsed[k]) if k in self.parsed else self.texts[k]
-                for k in range(RUN_BUCKETS)]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"cap": self.cap, "spent": self.spent, "runs": self.run_texts()}
-
-    @classmethod
-    def from_json(cls, doc: dict[str, Any]) -> _DatasetState:
-        texts = doc["runs"]
-        if not isinstance(texts, list) or len(texts) != RUN_BUCKETS:
-            raise _DamageError("a checkpoint of an unknown format")
-        return cls(doc["cap"], doc["spent"], texts)
+    def lines(self, name: str) -> list[str]:
+        """The checkpoint lines of this dataset (``name`` as JSON, a tab, the key, a tab,
+        JSON: ``h`` for [cap, spent], else a bucket number for its runs)."""
+        if self.head_text is None:
+            self.head_text = _canonical([self.cap, self.spent])
+        for k, runs in self.parsed.items():
+            self.texts[k] = _canonical(runs)
+        return [f"{name}\th\t{self.head_text}", *(
+            f"{name}\t{k}\t{self.texts[k]}" for k in sorted(self.texts)
+            if self.texts[k] != "{}")]
 
 
 def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
+_STATE_HEADER = "dprect ledger state 1"
+
+
 class _State:
-    """Every dataset's spend (in both relations), cap and runs after a prefix of events."""
+    """Every dataset's spend (in both relations), cap and runs after a prefix of events.
+
+    Its text (a checkpoint row's ``result``) is line-based: a header, then per dataset (in
+    name order) a line with its cap and spend and one line per run bucket — so a read parses
+    only the datasets and buckets it touches, and a re-derived state is compared with a
+    checkpoint as text."""
 
     def __init__(self, datasets: dict[str, _DatasetState] | None = None) -> None:
         self.datasets = datasets or {}
 
     @classmethod
     def parse(cls, text: str) -> _State:
-        doc = json.loads(text)
-        if doc.get("format") != _STATE_FORMAT:
+        lines = text.split("\n")
+        if lines[0] != _STATE_HEADER:
             raise _DamageError("a checkpoint of an unknown format")
-        return cls({name: _DatasetState.from_json(d) for name, d in doc["datasets"].items()})
+        datasets: dict[str, _DatasetState] = {}
+        for line in lines[1:]:
+            name_json, key, body = line.split("\t", 2)
+            if key == "h":
+                datasets[name_json] = _DatasetState(body)
+            else:
+                datasets[name_json].texts[int(key)] = body
+        return cls({json.loads(k): v for k, v in datasets.items()})
 
     def text(self) -> str:
-        return _canonical({"format": _STATE_FORMAT, "datasets": {
-            name: d.to_json() for name, d in sorted(self.datasets.items())}})
+        lines = [_STATE_HEADER]
+        for name in sorted(self.datasets):
+            lines += self.datasets[name].lines(json.dumps(name))
+        return "\n".join(lines)
 
     def equals(self, text: str) -> bool:
-        """Whether ``text`` (a checkpoint's) records this state: caps and spends exactly,
-        runs as canonical JSON, bucket by bucket (an untouched bucket is compared as the
-        text it was read as)."""
-        try:
-            other = _State.parse(text)
-        except (ValueError, KeyError, TypeError, AttributeError, _DamageError):
-            return False
-        if set(other.datasets) != set(self.datasets):
-            return False
-        for name, ours in self.datasets.items():
-            theirs = other.datasets[name]
-            if ours.cap != theirs.cap or ours.spent != theirs.spent or \
-                    ours.run_texts() != theirs.texts:
-                return False
-        return True
+        """Whether ``text`` (a checkpoint's) records this state."""
+        return self.text() == text
 
     def of(self, dataset: str) -> _DatasetState:
         return self.datasets.get(dataset) or _DatasetState()
@@ -402,8 +435,8 @@ class _State:
             for target in RELATIONS:
                 total = ds.spent[target]
                 image = _image(row["epsilon"], row["delta"], relation, target)
-                ds.spent[target] = None if total is None or image is None else \
-                    [total[0] + image[0], total[1] + image[1]]
+                ds.add_spent(target, None if total is None or image is None else
+                             [total[0] + image[0], total[1] + image[1]])
             if run is None:
                 at = row["recorded_at"]
                 ds.bucket(run_id)[run_id] = {
@@ -489,6 +522,8 @@ def _json_default(value: Any) -> str:
 def _chain(previous: str, row: dict[str, Any]) -> str:
     """The chain value of ``row``: SHA-256 of the previous chain and every other field."""
     body = {name: row[name] for name in SCHEMA.names if name != "chain"}
+    if row["event"] == "checkpoint" and isinstance(row["result"], str):  # bound by digest
+        body["result"] = "sha256:" + hashlib.sha256(row["result"].encode()).hexdigest()
     text = json.dumps([previous, body], default=_json_default, sort_keys=True,
                       separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -733,7 +768,7 @@ class Ledger:
                 if start is not None and base is None:
                     try:  # the previous checkpoint: the state we start from
                         state = _State.parse(row["result"])
-                    except (ValueError, KeyError, TypeError, AttributeError):
+                    except (ValueError, KeyError, TypeError, AttributeError, IndexError):
                         raise _DamageError(f"the checkpoint at commit version {v} cannot be "
                                        f"read") from None
                     base = v
