@@ -9,8 +9,13 @@ each size in ``--sizes`` (events) with :func:`dprect.release.ledger_fill.fill` (
 ledger's own rows and checkpoints, written fast), and at each size, in the same run:
 
 * ``reserve+release`` — :meth:`Ledger.reserve` then :meth:`Ledger.release` of a new run id
-  (what every run adds to its compute; the median of ``--repeat``);
+  (what every run adds to its compute; the median of ``--repeat``), *cold* (the process's
+  cache of files read is emptied first, as in a new job process: the release then reads
+  only what the reserve did not) and *warm* (a long-lived process);
 * ``status`` — :meth:`Ledger.status` of one dataset (spend, cap and its runs);
+
+each as the median wall-clock time and the median CPU time of this process (all its
+threads: what the operation costs when the machine is not shared);
 * ``show`` — ``dprect budget show`` of one dataset of a ledger that also holds caps of
   1,000 datasets (measured once, at the end, after ``dprect budget compact``).
 
@@ -33,6 +38,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import dprect.release.ledger as ledger_module
 from dprect.release.ledger import Ledger
 from dprect.release.ledger_fill import fill
 
@@ -51,13 +57,15 @@ def history(start: int, runs: int, datasets: int) -> Iterator[dict[str, Any]]:
                                      "upper": [2.0, 3.0]}), "method": "randmargins"}
 
 
-def median_ms(action: Callable[[], Any], repeat: int) -> float:
-    times = []
+def median_ms(action: Callable[[], Any], repeat: int) -> tuple[float, float]:
+    """Median wall-clock and median CPU (this process, all its threads) milliseconds."""
+    wall, cpu = [], []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         action()
-        times.append(time.perf_counter() - start)
-    return 1000 * statistics.median(times)
+        wall.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
+    return 1000 * statistics.median(wall), 1000 * statistics.median(cpu)
 
 
 def main() -> None:
@@ -93,13 +101,24 @@ def main() -> None:
                 led.reserve(name, f"bench-{counter}", epsilon=1e-4, delta=1e-13, **REQ)
                 led.release(name, f"bench-{counter}", {"method": "randmargins"})
 
-            rr = median_ms(reserve_release, args.repeat)
-            st = median_ms(lambda: led.status("d3"), args.repeat)
+            def cold(action: Callable[[], Any]) -> Callable[[], Any]:
+                def run() -> Any:  # as a new process would: no file read before
+                    ledger_module._ROWS.clear()
+                    return action()
+                return run
+
+            rr, rr_cpu = median_ms(cold(reserve_release), args.repeat)
+            st, st_cpu = median_ms(cold(lambda: led.status("d3")), args.repeat)
+            rr_warm, _ = median_ms(reserve_release, args.repeat)
+            st_warm, _ = median_ms(lambda: led.status("d3"), args.repeat)
             files = sum(1 for p in path.rglob("*") if p.is_file())
             rows.append({"events": events, "reserve_release_ms": rr, "status_ms": st,
+                         "reserve_release_cpu_ms": rr_cpu, "status_cpu_ms": st_cpu,
+                         "reserve_release_warm_ms": rr_warm, "status_warm_ms": st_warm,
                          "files": files})
-            print(f"{events:>7} events  reserve+release {rr:7.1f} ms  status {st:7.1f} ms  "
-                  f"({files} files)", flush=True)
+            print(f"{events:>7} events  reserve+release {rr:7.1f} ms (cpu {rr_cpu:6.1f}, "
+                  f"warm {rr_warm:6.1f})  status {st:7.1f} ms (cpu {st_cpu:6.1f}, warm "
+                  f"{st_warm:6.1f})  ({files} files)", flush=True)
 
         # dprect budget show with 1,000 datasets, after compaction
         fill(led, ({"event": "cap", "dataset": f"many-{k}", "epsilon": 1.0, "delta": 1e-6,
@@ -113,7 +132,7 @@ def main() -> None:
             with contextlib.redirect_stdout(io.StringIO()):
                 cli(["budget", "show", "many-999", "--ledger", str(path)])
 
-        show_ms = median_ms(show, args.repeat)
+        show_ms = median_ms(show, args.repeat)[0]
         files_after = sum(1 for p in path.rglob("*") if p.is_file())
         print(f"1,000 more datasets, compacted in {compact_s:.1f} s to {files_after} files; "
               f"`dprect budget show` {show_ms:.1f} ms")
@@ -125,12 +144,17 @@ def main() -> None:
             files_after,
         "growth_reserve_release": last["reserve_release_ms"] / first["reserve_release_ms"],
         "growth_status": last["status_ms"] / first["status_ms"],
+        "growth_reserve_release_cpu":
+            last["reserve_release_cpu_ms"] / first["reserve_release_cpu_ms"],
+        "growth_status_cpu": last["status_cpu_ms"] / first["status_cpu_ms"],
     }
     for r in rows:
         if r["events"] >= 10_000:
             ok = r["reserve_release_ms"] <= 100 and r["status_ms"] <= 100
             print(f"acceptance at {r['events']} events (both <= 100 ms): "
                   f"{'met' if ok else 'NOT met'}")
+    print(f"CPU time: growth x{summary['growth_reserve_release_cpu']:.2f} (reserve+release), "
+          f"x{summary['growth_status_cpu']:.2f} (status)")
     worst = max(summary["growth_reserve_release"], summary["growth_status"])
     print(f"growth from {first['events']} to {last['events']} events: reserve+release "
           f"x{summary['growth_reserve_release']:.2f}, status x{summary['growth_status']:.2f} "
@@ -148,13 +172,17 @@ def main() -> None:
     xs = [r["events"] for r in rows]
     ax.plot(xs, [r["reserve_release_ms"] for r in rows], "o-", label="reserve + release")
     ax.plot(xs, [r["status_ms"] for r in rows], "s-", label="status")
+    ax.plot(xs, [r["reserve_release_cpu_ms"] for r in rows], "o--", color="C0", alpha=0.6,
+            label="reserve + release (CPU time)")
+    ax.plot(xs, [r["status_cpu_ms"] for r in rows], "s--", color="C1", alpha=0.6,
+            label="status (CPU time)")
     ax.axhline(100, color="grey", linestyle=":", label="acceptance (100 ms)")
     ax.set_xscale("log")
     ax.set_xlabel("events in the ledger")
     ax.set_ylabel("median time per operation (ms)")
     ax.set_ylim(bottom=0)
     ax.set_title(f"budget ledger: {args.datasets} datasets, checkpoints every 32 events")
-    ax.legend()
+    ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(out / "ledger_bench.png", dpi=120)
     print(f"wrote {out / 'ledger_bench.json'} and {out / 'ledger_bench.png'}")

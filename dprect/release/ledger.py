@@ -15,7 +15,8 @@ exactly one new event:
   add-remove); the one committed last counts;
 * ``checkpoint`` — the ledger's state (per dataset: spend, cap, runs) after every event
   before it, written by the ledger itself every :data:`CHECKPOINT_EVERY` events and by
-  :meth:`Ledger.compact`.
+  :meth:`Ledger.compact` (the state is text lines, see :class:`_State`; the chain hashes
+  it by its SHA-256).
 
 **Spend.** A dataset's spend is the sum of (ε, δ) over its ``reserve`` rows: basic
 composition (Dwork & Roth 2014, Thm 3.16), which holds for any sequence of adaptively
@@ -60,7 +61,7 @@ this event's fields). Every operation (every write starts with one) checks:
    a ``checkpoint`` row is the last row of its own checkpoint file, and the schema is the
    ledger's;
 5. the newest checkpoint's state equals the previous checkpoint's state with the events
-   between them applied (re-derived on every operation, field by field as canonical JSON).
+   between them applied (re-derived on every operation and compared as text).
 
 A commit file emptied by a power loss (delta-rs reads it as an empty commit and the
 event's row vanishes: step 2 or 3), a deleted, truncated or unreadable commit file
@@ -132,6 +133,7 @@ import random
 import re
 import time
 import uuid
+from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -180,6 +182,9 @@ _ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\
 _RESTORE = "restore it from a backup (see 'The privacy budget ledger' in docs/operations.md)"
 _EVENT_FILE, _CHECKPOINT_FILE, _ARCHIVE_FILE = "event-", "checkpoint-", "archive-"
 _COMMIT = re.compile(r"^(\d{20})\.json$")
+#: rows of the data files this process read, by (path, size, modification time)
+_ROWS: OrderedDict[tuple[str, int, int], list[dict[str, Any]]] = OrderedDict()
+_CACHED_FILES = 256
 
 
 def one_line(text: str, limit: int | None = None) -> str:
@@ -696,16 +701,34 @@ class Ledger:
         return files
 
     def _read(self, files: list[_File]) -> list[dict[str, Any]]:
-        import pyarrow.dataset as pads
+        """The rows of ``files``, in version order. A file this process read before is
+        taken from :data:`_ROWS` if its size and modification time are unchanged (the
+        ledger never rewrites a file: every name holds a random part; a rewrite by anyone
+        else changes the modification time, and the file is read, and re-hashed, again)."""
+        import pyarrow.parquet as pq
 
-        if not files:
-            return []
-        try:
-            data = pads.dataset([os.path.join(self.path, f.path) for f in files],
-                                schema=SCHEMA, format="parquet").to_table()
-        except Exception as exc:
-            raise _DamageError(_delta_reason(exc)) from None
-        rows = data.to_pylist()
+        rows: list[dict[str, Any]] = []
+        for f in files:
+            where = os.path.join(self.path, f.path)
+            try:
+                info = os.stat(where)
+                key = (os.path.abspath(where), info.st_size, info.st_mtime_ns)
+                cached = _ROWS.get(key)
+                if cached is None:
+                    table = pq.ParquetFile(where).read(use_threads=False)
+                    if not table.schema.equals(SCHEMA):
+                        raise _DamageError("its column types are not the ledger's")
+                    cached = table.to_pylist()
+                    _ROWS[key] = cached
+                    while len(_ROWS) > _CACHED_FILES:
+                        _ROWS.popitem(last=False)
+                else:
+                    _ROWS.move_to_end(key)
+            except _DamageError:
+                raise
+            except Exception as exc:
+                raise _DamageError(_delta_reason(exc)) from None
+            rows += cached
         rows.sort(key=lambda r: -1 if r["version"] is None else r["version"])
         return rows
 
@@ -808,7 +831,7 @@ class Ledger:
                 previous = row["chain"]
         except _DamageError as exc:
             raise self._damaged(str(exc)) from None
-        return [r for r in rows if r["version"] >= since and r["dataset"] == dataset]
+        return [dict(r) for r in rows if r["version"] >= since and r["dataset"] == dataset]
 
     def events(self, dataset: str) -> list[dict[str, Any]]:
         """Every event row of ``dataset``, in commit order (reads the whole log)."""
