@@ -63,6 +63,10 @@ this event's fields). Every operation (every write starts with one) checks:
 5. the newest checkpoint's state equals the previous checkpoint's state with the events
    between them applied (re-derived on every operation and compared as text).
 
+A process keeps the rows of the data files it has read and re-reads (and re-hashes) a
+file whenever its size or modification time changed: the ledger never rewrites a file
+(every name holds a random part), so an edit by anyone else is read again.
+
 A commit file emptied by a power loss (delta-rs reads it as an empty commit and the
 event's row vanishes: step 2 or 3), a deleted, truncated or unreadable commit file
 (1, 3), a missing or edited data file (1, 2, 4), a forged checkpoint (4, 5) or a foreign
