@@ -138,6 +138,7 @@ import re
 import time
 import uuid
 from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -178,6 +179,7 @@ TABLE_CONFIGURATION = {"delta.appendOnly": "true",
                        "delta.deletedFileRetentionDuration": "interval 0 seconds"}
 #: a checkpoint is written once this many events follow the newest one
 CHECKPOINT_EVERY = 32
+_DELTA_CHECKPOINT_EVERY = 8  # and a Delta checkpoint every this many commits
 _STATE_FORMAT = 1
 _TOLERANCE = 1e-12  # relative slack when comparing float sums with a cap
 _MAX_ATTEMPTS = 200
@@ -569,6 +571,8 @@ class Ledger:
         require("delta", "the budget ledger")
         self.path = str(path)
         self._checkpoint_row: dict[str, Any] | None = None  # the last one written
+        self._table: Any = None  # the Delta table as last read (reused while unchanged)
+        self._seen: dict[int, tuple[int, int]] = {}  # its commit files' sizes and times
 
     # -- messages -----------------------------------------------------------------------
     def _missing(self) -> NoLedgerError:
@@ -625,8 +629,16 @@ class Ledger:
         from deltalake import DeltaTable
         from deltalake.exceptions import TableNotFoundError
 
+        if self._table is not None and self._seen == self._commit_files(self._seen):
+            try:  # every commit file it read is unchanged: read only the new ones
+                self._table.update_incremental()
+                return self._table
+            except Exception:  # read afresh below, which reports it
+                pass
+        self._table = None
         try:
-            return DeltaTable(self.path)
+            self._table = DeltaTable(self.path)
+            return self._table
         except TableNotFoundError:
             where = Path(self.path)
             if where.is_file():
@@ -640,6 +652,24 @@ class Ledger:
         except Exception as exc:  # an empty, truncated or missing commit file, ...
             raise _DamageError(_delta_reason(exc)) from None
 
+    def _commit_files(self, only: Iterable[int] | None = None
+                      ) -> dict[int, tuple[int, int]]:
+        """Version → (size, modification time) of the commit files in ``_delta_log/``
+        (only the versions in ``only``, when given)."""
+        log = os.path.join(self.path, "_delta_log")
+        wanted = None if only is None else set(only)
+        out: dict[int, tuple[int, int]] = {}
+        try:
+            with os.scandir(log) as entries:
+                for entry in entries:
+                    match = _COMMIT.match(entry.name)
+                    if match and (wanted is None or int(match.group(1)) in wanted):
+                        info = entry.stat()
+                        out[int(match.group(1))] = (info.st_size, info.st_mtime_ns)
+        except OSError:
+            return {}
+        return out
+
     def _load(self, *, full: bool = False) -> _Snapshot:
         """Read and verify the ledger (see "Integrity" in the module docstring). A read
         that fails is tried once more after a short pause (a checkpoint's cleanup may have
@@ -649,6 +679,7 @@ class Ledger:
             try:
                 return self._load_once(full)
             except _DamageError as exc:
+                self._table = None  # read afresh
                 if attempt == 3:
                     raise self._damaged(str(exc)) from None
                 time.sleep(0.02 * attempt)
@@ -690,18 +721,12 @@ class Ledger:
             if size != f.size:
                 raise _DamageError("a data file is not the one its log recorded (edited or "
                                "truncated)")
-        log = os.path.join(self.path, "_delta_log")
-        present: dict[int, int] = {}
-        with os.scandir(log) as entries:
-            for entry in entries:
-                match = _COMMIT.match(entry.name)
-                if match:
-                    present[int(match.group(1))] = entry.stat().st_size
-        present = {v: size for v, size in present.items() if v <= version}  # later: newer
+        present = {v: k for v, k in self._commit_files().items() if v <= version}
         if version not in present or len(present) != version - min(present) + 1:
             raise _DamageError("a commit file is missing from its _delta_log")
-        if any(size == 0 for size in present.values()):
+        if any(size == 0 for size, _ in present.values()):
             raise _DamageError("a commit file is empty (truncated by a power loss?)")
+        self._seen = present  # what the next read compares before it reuses the table
         return files
 
     def _read(self, files: list[_File]) -> list[dict[str, Any]]:
@@ -968,6 +993,14 @@ class Ledger:
         if not self._transact(snap, [action]):
             self._discard(action.path)
             return False
+        if (row["version"] % _DELTA_CHECKPOINT_EVERY == 0
+                and snap.since_checkpoint + 1 < CHECKPOINT_EVERY):
+            try:  # keeps the log a reader replays short
+                from deltalake import DeltaTable
+
+                DeltaTable(self.path, version=row["version"]).create_checkpoint()
+            except Exception:  # an optimisation only
+                pass
         if snap.since_checkpoint + 1 >= CHECKPOINT_EVERY:
             snap.state.apply(row)
             snap.rows.append(row)
