@@ -259,7 +259,7 @@ def test_foreign_commit_and_deleted_log(led: Ledger):
 def test_compaction_is_not_damage_and_leaves_a_few_files(led: Ledger):
     before = led.status("ds")
     d7 = led.status("d7")
-    assert len(list(Path(led.path).glob("*.parquet"))) > 100
+    assert len(led._load().files) > 5
     led.compact()
     files = listing(Path(led.path))
     assert len([f for f, _ in files if f.endswith(".parquet") and "/" not in f]) <= 4

@@ -180,6 +180,8 @@ TABLE_CONFIGURATION = {"delta.appendOnly": "true",
 #: a checkpoint is written once this many events follow the newest one
 CHECKPOINT_EVERY = 32
 _DELTA_CHECKPOINT_EVERY = 8  # and a Delta checkpoint every this many commits
+#: a checkpoint also merges the older files into one archive once there are more than this
+ARCHIVE_AFTER = 48
 _STATE_FORMAT = 1
 _TOLERANCE = 1e-12  # relative slack when comparing float sums with a cap
 _MAX_ATTEMPTS = 200
@@ -571,6 +573,7 @@ class Ledger:
         require("delta", "the budget ledger")
         self.path = str(path)
         self._checkpoint_row: dict[str, Any] | None = None  # the last one written
+        self._files_after: list[_File] = []  # the table's files after it
         self._table: Any = None  # the Delta table as last read (reused while unchanged)
         self._seen: dict[int, tuple[int, int]] = {}  # its commit files' sizes and times
 
@@ -1038,12 +1041,12 @@ class Ledger:
         self._checkpoint_row = row
         actions = [self._write_file(_CHECKPOINT_FILE, w, [*tail_rows, row])]
         merged = list(tail)
-        if archive:
-            keep = {f.path for f in snap.files if f.checkpoint and f.last == newest}
-            old = [f for f in snap.files if f not in tail and f.path not in keep]
-            if len(old) > 1 or (old and not old[0].path.startswith(_ARCHIVE_FILE)):
-                actions.append(self._write_file(_ARCHIVE_FILE, w, self._read(old)))
-                merged += old
+        keep = {f.path for f in snap.files if f.checkpoint and f.last == newest}
+        old = [f for f in snap.files if f not in tail and f.path not in keep]
+        merge_old = len(old) > 1 or bool(old and not old[0].path.startswith(_ARCHIVE_FILE))
+        if (archive and merge_old) or len(old) > ARCHIVE_AFTER:
+            actions.append(self._archive(w, old))
+            merged += old
         now = int(time.time() * 1000)
         actions += [RemoveAction(f.path, False, now, f.size) for f in merged]
         if not self._transact(snap, actions):
@@ -1061,8 +1064,38 @@ class Ledger:
             except Exception:
                 pass  # an optimisation only: the checkpoint is committed
         first = actions[0]
-        return _File(first.path, first.size, len(tail_rows) + 1,
+        made = _File(first.path, first.size, len(tail_rows) + 1,
                      tail_rows[0]["version"] if tail_rows else w, w)
+        kept = [f for f in snap.files if f not in merged]
+        if len(actions) > 1 and not isinstance(actions[1], RemoveAction):
+            kept.append(_File(actions[1].path, actions[1].size, sum(f.rows for f in old),
+                              min(f.first for f in old), max(f.last for f in old)))
+        self._files_after = sorted([*kept, made], key=lambda f: f.first)
+        return made
+
+    def _archive(self, version: int, files: list[_File]) -> Any:
+        """One archive file with the rows of ``files`` (merged as Arrow tables); its add
+        action."""
+        import pyarrow.parquet as pq
+        from deltalake.transaction import AddAction
+
+        try:
+            data = pa.concat_tables([
+                pq.read_table(os.path.join(self.path, f.path), schema=SCHEMA)
+                for f in files]).sort_by("version")
+        except Exception as exc:
+            raise LedgerError(f"cannot compact the budget ledger at {self.path}: "
+                              f"{_delta_reason(exc)}") from None
+        name = f"{_ARCHIVE_FILE}{version:020d}-{uuid.uuid4().hex}.parquet"
+        where = os.path.join(self.path, name)
+        pq.write_table(data, where, row_group_size=4096)
+        versions = data.column("version")
+        stats = json.dumps({"numRecords": data.num_rows,
+                            "minValues": {"version": versions[0].as_py()},
+                            "maxValues": {"version": versions[-1].as_py()},
+                            "nullCount": {}})
+        return AddAction(name, os.path.getsize(where), {}, int(time.time() * 1000), True,
+                         stats)
 
     def _cleanup(self, table: Any, horizon: int | None) -> None:
         """Remove commit files, Delta checkpoints and data files no reader at a version

@@ -76,9 +76,8 @@ def fill(ledger: Ledger, events: Iterable[Mapping[str, Any]]) -> int:
             made = ledger._checkpoint(snap, archive=False)
             if made is None:
                 raise RuntimeError("another writer committed during fill()")
-            newest = previous = snap.checkpoint
-            snap.files = [f for f in snap.files if newest is not None and f.first <= newest]
-            snap.files.append(made)
+            previous = snap.checkpoint
+            snap.files = list(ledger._files_after)
             snap.version = made.last
             snap.checkpoint, snap.since_checkpoint = made.last, 0
             assert ledger._checkpoint_row is not None
