@@ -380,6 +380,7 @@ class _DatasetState:
             self.head_text = _canonical([self.cap, self.spent])
         for k, runs in self.parsed.items():
             self.texts[k] = _canonical(runs)
+        self.parsed.clear()  # dumped once: parsed again only if touched again
         return [f"{name}\th\t{self.head_text}", *(
             f"{name}\t{k}\t{self.texts[k]}" for k in sorted(self.texts)
             if self.texts[k] != "{}")]
