@@ -129,6 +129,7 @@ when it quotes delta-rs (whose errors may carry backtraces and coloured lines).
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import math
@@ -329,6 +330,7 @@ class _DatasetState:
         self._head_parsed = head is None
         self.texts = texts or {}  # bucket → its JSON text (buckets without runs absent)
         self.parsed: dict[int, dict[str, dict[str, Any]]] = {}
+        self._lines: list[str] | None = None
 
     def _head(self) -> None:
         if not self._head_parsed:
@@ -375,15 +377,19 @@ class _DatasetState:
 
     def lines(self, name: str) -> list[str]:
         """The checkpoint lines of this dataset (``name`` as JSON, a tab, the key, a tab,
-        JSON: ``h`` for [cap, spent], else a bucket number for its runs)."""
+        JSON: ``h`` for [cap, spent], else a bucket number for its runs); kept until the
+        dataset is touched again."""
+        if self._lines is not None and self.head_text is not None and not self.parsed:
+            return self._lines
         if self.head_text is None:
             self.head_text = _canonical([self.cap, self.spent])
         for k, runs in self.parsed.items():
             self.texts[k] = _canonical(runs)
         self.parsed.clear()  # dumped once: parsed again only if touched again
-        return [f"{name}\th\t{self.head_text}", *(
+        self._lines = [f"{name}\th\t{self.head_text}", *(
             f"{name}\t{k}\t{self.texts[k]}" for k in sorted(self.texts)
             if self.texts[k] != "{}")]
+        return self._lines
 
 
 def _canonical(value: Any) -> str:
@@ -391,6 +397,11 @@ def _canonical(value: Any) -> str:
 
 
 _STATE_HEADER = "dprect ledger state 1"
+
+
+@functools.lru_cache(maxsize=65536)
+def _name_json(name: str) -> str:
+    return json.dumps(name)
 
 
 class _State:
@@ -421,7 +432,7 @@ class _State:
     def text(self) -> str:
         lines = [_STATE_HEADER]
         for name in sorted(self.datasets):
-            lines += self.datasets[name].lines(json.dumps(name))
+            lines += self.datasets[name].lines(_name_json(name))
         return "\n".join(lines)
 
     def equals(self, text: str) -> bool:
