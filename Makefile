@@ -116,6 +116,13 @@ bench-ip: setup
 check-plans: setup
 	$(BIN)/python benchmarks/guarantee_check.py
 
+# The budget ledger at scale (issue #26): ms per reserve+release and per status against the
+# number of events (10^3 … 2·10^4; 20 datasets), `budget show` with 1,000 datasets after
+# `budget compact`; rewrites docs/figures/ledger_bench.json and .png.
+.PHONY: bench-ledger
+bench-ledger: setup
+	$(BIN)/python benchmarks/ledger.py
+
 # Evidence shown in docs/results.md: sample complexity beside the planner's predictions,
 # and the privacy audit. Both rewrite their JSON and PNG under docs/figures/.
 .PHONY: bench-sample audit

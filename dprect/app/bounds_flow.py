@@ -50,7 +50,13 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from dprect.app.flow import Reporter, open_run, release_or_replay, seeded_run_quietly
+from dprect.app.flow import (
+    Reporter,
+    failure_line,
+    open_run,
+    release_or_replay,
+    seeded_run_quietly,
+)
 from dprect.core.bounds import (
     BoundsPlan,
     BoundsRequest,
@@ -532,9 +538,11 @@ def run_bounds_flow(settings: BoundsSettings, route: BoundsRoute,
 
             return release_guarded(ledger, Charge(the_plan.guarantee, BOUNDS_METHOD,
                                                   list(columns)),
-                                   compute, to_sinks, what="the bounds")
+                                   compute, to_sinks, what="the bounds",
+                                   describe=failure_line)
 
-    return release_or_replay(report, ledger, run_id, to_sinks, fresh)
+    return release_or_replay(report, ledger, run_id, to_sinks, fresh,
+                             neighbouring=the_plan.guarantee.neighbouring)
 
 
 def _run(settings: BoundsSettings, counts: Histograms) -> BoundsResult:

@@ -26,8 +26,11 @@ The options a fit and bounds share (input, format, filter, Delta snapshot, seed,
 master, ledger) are declared once in :mod:`dprect.app.options`; the budget options come
 from the requests (:mod:`dprect.core.request`).
     dprect budget init --ledger PATH                      (once, before any other use)
-    dprect budget show DATASET --ledger PATH [--json]
-    dprect budget set-cap DATASET --epsilon E --delta D --ledger PATH
+    dprect budget show DATASET --ledger PATH [--since VERSION|DATE] [--json]
+    dprect budget set-cap DATASET --epsilon E --delta D [--neighbouring add-remove|replace-one]
+                --ledger PATH
+    dprect budget compact --ledger PATH     (merge the ledger's files; safe while runs charge it)
+    dprect budget verify --ledger PATH      (check every event from version 0)
 
 Errors in parameters, paths or the table's schema (a missing column, a column of the
 wrong type) end the command with one line on stderr and exit code 2; nothing is written
@@ -71,6 +74,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from dprect._version import __version__
@@ -270,13 +274,29 @@ def build_parser() -> argparse.ArgumentParser:
     show = bsub.add_parser("show", help="spent, cap, remaining and runs of a dataset")
     show.add_argument("dataset")
     show.add_argument("--ledger", required=True, help="the ledger's Delta table path")
+    show.add_argument("--since", default=None,
+                      help="list only the runs reserved at or after this commit version "
+                           "(an integer) or this time (ISO 8601, the reserving writer's "
+                           "clock: informational); read from the ledger's run index, "
+                           "not from the whole log")
     show.add_argument("--json", action="store_true", help="print as JSON")
     cap = bsub.add_parser("set-cap", help="set a dataset's cap (the cap committed last "
                                           "counts)")
     cap.add_argument("dataset")
     cap.add_argument("--epsilon", type=_float, required=True)
     cap.add_argument("--delta", type=_float, required=True)
+    cap.add_argument("--neighbouring", choices=["add-remove", "replace-one"],
+                     default="add-remove",
+                     help="the neighbouring relation the cap is stated in (default "
+                          "add-remove): runs are charged in it (an add/remove run's (e, d) "
+                          "counts as (2e, (1+exp(e))d) against a replace-one cap; a "
+                          "replace-one run is refused against an add/remove cap)")
     cap.add_argument("--ledger", required=True, help="the ledger's Delta table path")
+    compact = bsub.add_parser("compact", help="verify the whole ledger, then merge its "
+                                              "files into a few (safe while runs charge it)")
+    compact.add_argument("--ledger", required=True, help="the ledger's Delta table path")
+    verify = bsub.add_parser("verify", help="check every event of the ledger from version 0")
+    verify.add_argument("--ledger", required=True, help="the ledger's Delta table path")
     return parser
 
 
@@ -386,38 +406,76 @@ def _cmd_budget(args: argparse.Namespace) -> int:
               "hand (docs/operations.md)")
         return 0
     if args.budget_command == "set-cap":
-        new_cap = ledger.set_cap(args.dataset, args.epsilon, args.delta)
+        new_cap = ledger.set_cap(args.dataset, args.epsilon, args.delta, args.neighbouring)
         print(f"cap for {args.dataset!r} set to epsilon={new_cap.epsilon:g}, "
-              f"delta={new_cap.delta:g}")
+              f"delta={new_cap.delta:g} ({new_cap.neighbouring} neighbours)")
         return 0
-    status = ledger.status(args.dataset)  # one verified read: all three at one version
-    spent, cap, runs = status.spent, status.cap, status.runs
-    remaining = None if cap is None else {
+    if args.budget_command == "compact":
+        version = ledger.compact()
+        print(f"budget ledger at {args.ledger} verified and compacted (checkpoint at commit "
+              f"version {version})")
+        return 0
+    if args.budget_command == "verify":
+        version = ledger.verify(full=True)
+        print(f"budget ledger at {args.ledger} verified: commit versions 0..{version}, every "
+              "link of the hash chain and every checkpoint")
+        return 0
+    since = _since(args.since)
+    status = ledger.status(args.dataset)  # one verified read: all of it at one version
+    spent, cap = status.spent, status.cap
+    runs = [r for r in status.runs if since is None or (
+        r.reserved_version >= since if isinstance(since, int)
+        else r.reserved_at is not None and r.reserved_at >= since)]
+    remaining = None if cap is None or spent is None else {
         "epsilon": max(0.0, cap.epsilon - spent.epsilon),
         "delta": max(0.0, cap.delta - spent.delta)}
+    if cap is not None and spent is None:
+        remaining = {"epsilon": 0.0, "delta": 0.0}
     report = {
-        "dataset": args.dataset, "spent": spent.to_json(),
+        "dataset": args.dataset, "neighbouring": status.neighbouring,
+        "spent": None if spent is None else spent.to_json(),
         "cap": None if cap is None else cap.to_json(), "remaining": remaining,
         "composition": "basic (sum of the charged runs' epsilon and delta)",
+        "charged_runs": len(status.runs), "ledger_version": status.ledger_version,
         "runs": [{"run_id": r.run_id, "status": r.status, "epsilon": r.epsilon,
-                  "delta": r.delta, "method": r.method, "features": r.features,
+                  "delta": r.delta, "neighbouring": r.neighbouring, "method": r.method,
+                  "features": r.features, "reserved_version": r.reserved_version,
                   "reserved_at": None if r.reserved_at is None else r.reserved_at.isoformat()}
                  for r in runs],
     }
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
-    print(f"dataset {args.dataset}: spent epsilon={spent.epsilon:g}, delta={spent.delta:g} "
-          f"(basic composition over {len(runs)} charged run(s))")
+    if spent is None:
+        print(f"dataset {args.dataset}: spent is unbounded under add-remove neighbours (it "
+              f"holds replace-one charges; {len(status.runs)} charged run(s))")
+    else:
+        print(f"dataset {args.dataset}: spent epsilon={spent.epsilon:g}, delta={spent.delta:g} "
+              f"(basic composition over {len(status.runs)} charged run(s), "
+              f"{status.neighbouring} neighbours)")
     if cap is None or remaining is None:
         print("cap: none set")
     else:
-        print(f"cap: epsilon={cap.epsilon:g}, delta={cap.delta:g}; remaining "
-              f"epsilon={remaining['epsilon']:g}, delta={remaining['delta']:g}")
+        print(f"cap: epsilon={cap.epsilon:g}, delta={cap.delta:g} ({cap.neighbouring}); "
+              f"remaining epsilon={remaining['epsilon']:g}, delta={remaining['delta']:g}")
     for r in runs:
         print(f"  {r.run_id}  {r.status:<9} epsilon={r.epsilon:g} delta={r.delta:g} "
               f"{r.method} [{', '.join(r.features)}]")
     return 0
+
+
+def _since(text: str | None) -> int | datetime | None:
+    """``--since``: a commit version (an integer) or an ISO 8601 time (UTC if no zone)."""
+    if text is None:
+        return None
+    if text.strip().isdigit():
+        return int(text)
+    try:
+        when = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise ParameterError(f"--since must be a commit version or an ISO 8601 time, got "
+                             f"{text!r}") from None
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
 
 
 def _cmd_plan(args: argparse.Namespace) -> int:

@@ -37,6 +37,7 @@ from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
+from dprect.app.failures import describe_failure
 from dprect.core.algorithms import run_plan
 from dprect.core.domains import Domain, GridArg, resolve_domains
 from dprect.core.errors import ParameterError
@@ -162,6 +163,12 @@ def fit_settings(values: Mapping[str, Any], name: Callable[[str], str] = str) ->
                        sizing.positives, sizing.target_share)
 
 
+def failure_line(exc: BaseException) -> str:
+    """What the command prints for ``exc`` (:func:`dprect.app.failures.describe_failure`),
+    which is all a ledger's ``fail`` row may hold: never an exception's own text."""
+    return describe_failure(exc)[1]
+
+
 def open_run(report: Reporter, sinks: Sequence[Sink], inputs: Sequence[tuple[str, str | None]],
              ledger: LedgerSettings | None, seed: int | None, what: str) -> str:
     """The public checks every run starts with, and its run id: no two outputs, inputs or
@@ -229,19 +236,23 @@ def run_fit(settings: FitSettings, route: EngineRoute, report: Reporter | None =
                                 f"method={request.method})")
                 return seeded_run_quietly(lambda: prepared.run(seed=settings.seed))
 
-            return guarded_release(ledger, the_plan, source.features, compute, to_sinks)
+            return guarded_release(ledger, the_plan, source.features, compute, to_sinks,
+                                   describe=failure_line)
 
-    return release_or_replay(report, ledger, run_id, to_sinks, fresh)
+    return release_or_replay(report, ledger, run_id, to_sinks, fresh,
+                             neighbouring=the_plan.chosen.guarantee.neighbouring)
 
 
 def release_or_replay(report: Reporter, ledger: LedgerSettings | None, run_id: str,
                       to_sinks: Callable[[dict[str, Any]], None],
-                      fresh: Callable[[], Outcome]) -> Outcome:
+                      fresh: Callable[[], Outcome], *,
+                      neighbouring: str | None = None) -> Outcome:
     """The end every run shares: a run id the ledger released before is replayed (its
     recorded result published again through ``to_sinks``; the input never read, nothing
     spent), otherwise ``fresh()`` reads, reserves, computes and releases; then one line
-    saying which happened."""
-    previous = released_result(ledger)
+    saying which happened. With ``neighbouring`` (the plan's relation) a run the dataset's
+    cap cannot charge in that relation is refused first, before any read or reservation."""
+    previous = released_result(ledger, neighbouring)
     if ledger is not None and previous is not None:
         outcome = replay(ledger, previous, to_sinks)  # the input is never read
     else:

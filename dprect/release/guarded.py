@@ -10,7 +10,10 @@
 4. **publish**: write the output files from the recorded result (each atomically).
 
 A failure in step 2 is recorded as ``fail`` (the run stays charged, fail closed) and
-re-raised. A process killed anywhere between 1 and 3 leaves a charged reservation and no
+re-raised. The ``fail`` row holds the line the command prints for that error (the caller's
+``describe``: :func:`dprect.app.failures.describe_failure`'s message), never the
+exception's own text, which could quote data; without a ``describe`` only the error's
+type is recorded. A process killed anywhere between 1 and 3 leaves a charged reservation and no
 output at all; killed during 4, the ledger holds the result and re-running the same run id
 re-publishes it (idempotently) without spending again. Without a ledger the steps are
 simply compute → publish.
@@ -79,13 +82,22 @@ class Outcome:
     replayed: bool  # True: the run id had been released before; nothing was computed
 
 
-def released_result(settings: LedgerSettings | None) -> dict[str, Any] | None:
+def released_result(settings: LedgerSettings | None, neighbouring: str | None = None
+                    ) -> dict[str, Any] | None:
     """The recorded result of an already released run id (None otherwise): lets a job
-    re-publish a finished run without reading its input again."""
+    re-publish a finished run without reading its input again. Otherwise, with
+    ``neighbouring`` (the plan's relation), a run the dataset's cap cannot charge in its
+    relation is refused here, at plan time, before any read or reservation
+    (:meth:`Ledger.check_relation`)."""
     if settings is None:
         return None
-    record = Ledger(settings.path).run(settings.dataset, settings.run_id)
-    return record.result if record is not None and record.status == "released" else None
+    ledger = Ledger(settings.path)
+    record = ledger.run(settings.dataset, settings.run_id)
+    if record is not None and record.status == "released":
+        return record.result
+    if neighbouring is not None:
+        ledger.check_relation(settings.dataset, neighbouring, settings.cap)
+    return None
 
 
 def replay(settings: LedgerSettings, result: dict[str, Any],
@@ -105,9 +117,14 @@ class Charge:
     features: list[str]
 
 
+def _type_only(exc: BaseException) -> str:
+    return f"{type(exc).__name__} (its message is not recorded)"
+
+
 def guarded_release(settings: LedgerSettings | None, plan: Plan, features: list[str],
                     compute: Callable[[], FitResult],
-                    publish: Callable[[dict[str, Any]], None]) -> Outcome:
+                    publish: Callable[[dict[str, Any]], None], *,
+                    describe: Callable[[BaseException], str] = _type_only) -> Outcome:
     """Reserve → compute → release → publish (see the module docstring) for a fit."""
 
     def computed() -> tuple[Guarantee | None, dict[str, Any]]:
@@ -116,16 +133,18 @@ def guarded_release(settings: LedgerSettings | None, plan: Plan, features: list[
 
     return release_guarded(settings, Charge(plan.chosen.guarantee, plan.chosen.method,
                                             list(features)),
-                           computed, publish, what="the fit")
+                           computed, publish, what="the fit", describe=describe)
 
 
 def release_guarded(settings: LedgerSettings | None, charge: Charge,
                     compute: Callable[[], tuple[Guarantee | None, dict[str, Any]]],
                     publish: Callable[[dict[str, Any]], None], *,
-                    what: str = "the result") -> Outcome:
+                    what: str = "the result",
+                    describe: Callable[[BaseException], str] = _type_only) -> Outcome:
     """Reserve ``charge`` → compute (its guarantee and its JSON) → release → publish (see
     the module docstring). Under a ledger the computed guarantee must equal the charge's
-    (``what`` names the result in that error)."""
+    (``what`` names the result in that error); a failure is recorded as ``describe``
+    says it (the printed line, never the exception's text)."""
     if settings is None:
         result = compute()[1]
         publish(result)
@@ -144,7 +163,7 @@ def release_guarded(settings: LedgerSettings | None, charge: Charge,
         if guarantee != g:
             raise AssertionError(f"{what}'s guarantee differs from the reserved plan")
     except BaseException as exc:
-        ledger.fail(settings.dataset, settings.run_id, f"{type(exc).__name__}: {exc}")
+        ledger.fail(settings.dataset, settings.run_id, describe(exc))
         raise
     recorded = ledger.release(settings.dataset, settings.run_id, ours)
     publish(recorded)  # another attempt of this run id may have released first: use its

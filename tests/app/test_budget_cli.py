@@ -264,7 +264,7 @@ def test_set_cap_and_show(data: Path, tmp_path: Path,
     assert code == 0, err
     assert f"spent epsilon={g.epsilon:g}, delta={g.delta:g}" in out
     assert "over 1 charged run(s)" in out
-    assert (f"cap: epsilon=3, delta=1e-05; remaining epsilon={3 - g.epsilon:g}, "
+    assert (f"cap: epsilon=3, delta=1e-05 (add-remove); remaining epsilon={3 - g.epsilon:g}, "
             f"delta={1e-5 - g.delta:g}") in out
     run_lines = [ln.split() for ln in out.splitlines() if ln.startswith("  ")]
     assert len(run_lines) == 1 and run_lines[0][:2] == ["r1", "released"]
@@ -272,7 +272,7 @@ def test_set_cap_and_show(data: Path, tmp_path: Path,
     report = show(tmp_path, capsys)
     assert report["dataset"] == "ds"
     assert report["spent"]["epsilon"] == pytest.approx(g.epsilon)
-    assert report["cap"] == {"epsilon": 3.0, "delta": 1e-5}
+    assert report["cap"] == {"epsilon": 3.0, "delta": 1e-5, "neighbouring": "add-remove"}
     assert report["remaining"]["epsilon"] == pytest.approx(3 - g.epsilon)
     assert report["remaining"]["delta"] == pytest.approx(1e-5 - g.delta)
     (entry,) = report["runs"]
@@ -284,7 +284,7 @@ def test_set_cap_and_show(data: Path, tmp_path: Path,
                         "--ledger", path], capsys)
     assert code == 0, err
     report = show(tmp_path, capsys)
-    assert report["cap"] == {"epsilon": 0.5, "delta": 1e-5}
+    assert report["cap"] == {"epsilon": 0.5, "delta": 1e-5, "neighbouring": "add-remove"}
     assert report["remaining"]["epsilon"] == 0.0
     code, _, err = run(fit_argv(data, tmp_path, "--run-id", "r2", output="r2.json"), capsys)
     assert code == 2 and "cap exceeded" in err, err
@@ -295,7 +295,8 @@ def test_set_cap_and_show(data: Path, tmp_path: Path,
     code, _, err = run(["budget", "set-cap", "ds", "--epsilon", "-1", "--delta", "1e-5",
                         "--ledger", path], capsys)
     assert code == 2 and err.startswith("dprect: error: ") and "epsilon" in err, err
-    assert show(tmp_path, capsys)["cap"] == {"epsilon": 0.5, "delta": 1e-5}
+    assert show(tmp_path, capsys)["cap"] == {"epsilon": 0.5, "delta": 1e-5,
+                                             "neighbouring": "add-remove"}
 
 
 # -- the ledger's life: init once, never implicitly, refuse damage ---------------------------
@@ -418,7 +419,8 @@ def test_the_cap_committed_last_counts_whatever_the_clocks(
     code, _, err = run(["budget", "set-cap", "ds", "--epsilon", "0.5", "--delta", "1e-5",
                         "--ledger", str(ledger)], capsys)
     assert code == 0, err
-    assert show(tmp_path, capsys)["cap"] == {"epsilon": 0.5, "delta": 1e-5}
+    assert show(tmp_path, capsys)["cap"] == {"epsilon": 0.5, "delta": 1e-5,
+                                             "neighbouring": "add-remove"}
     code, _, err = run(fit_argv(data, tmp_path, "--run-id", "r1"), capsys)
     assert code == 2 and "cap exceeded" in one_error_line(err), err
     assert not (tmp_path / "result.json").exists() and reserves(Ledger(ledger)) == []
@@ -537,3 +539,91 @@ def test_values_off_the_grid_are_clamped(tmp_path: Path,
     # the clamped data piles up at both grid ends: the rectangle spans (nearly) all of it
     assert max(js["lower"]) < 1.0 and min(js["upper"]) > 9.0
     assert len(reserves(Ledger(tmp_path / "ledger"))) == 1
+
+
+# -- caps state their neighbouring relation (issue #21) ----------------------------------------
+def test_caps_state_their_relation(data: Path, tmp_path: Path, ledger: Path,
+                                   capsys: pytest.CaptureFixture[str],
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A replace-one run against an add/remove cap is refused with one line before the
+    input is read or anything reserved; an add/remove run against a replace-one cap is
+    charged its image (2ε, (1 + e^ε)δ); the cap event records the relation."""
+    import math
+
+    import dprect.app.bounds_flow as bounds_flow
+
+    code, out, err = run(["budget", "set-cap", "ds", "--epsilon", "10", "--delta", "1e-5",
+                          "--ledger", str(ledger)], capsys)
+    assert code == 0 and "(add-remove neighbours)" in out, err
+    (cap_row,) = [e for e in Ledger(ledger).events("ds") if e["event"] == "cap"]
+    assert cap_row["neighbouring"] == "add-remove"
+
+    def no_read(*args, **kwargs):
+        raise AssertionError("the input was read")
+
+    for name in dir(bounds_flow):  # every engine route the bounds flow could open
+        if name.endswith("Route") and hasattr(getattr(bounds_flow, name), "open"):
+            monkeypatch.setattr(getattr(bounds_flow, name), "open", no_read)
+    code, out, err = run(["bounds", "--input", str(data / "good.parquet"), "--columns", "a,b",
+                          "--epsilon", "1", "--delta", "1e-7", "--neighbouring",
+                          "replace-one", "--output", str(tmp_path / "b.json"), "--ledger",
+                          str(ledger), "--dataset", "ds"], capsys)
+    line = one_error_line(err)
+    assert code == 2 and "implies nothing under add-remove" in line, err
+    assert "--neighbouring replace-one" in line
+    assert not (tmp_path / "b.json").exists() and reserves(Ledger(ledger)) == []
+    monkeypatch.undo()
+
+    code, out, err = run(["budget", "set-cap", "ds", "--epsilon", "10", "--delta", "1e-5",
+                          "--neighbouring", "replace-one", "--ledger", str(ledger)], capsys)
+    assert code == 0 and "(replace-one neighbours)" in out, err
+    code, _, err = run(fit_argv(data, tmp_path, "--run-id", "r1"), capsys)
+    assert code == 0, err
+    g = charge()
+    assert g.neighbouring == "add-remove"
+    report = show(tmp_path, capsys)
+    assert report["neighbouring"] == "replace-one"
+    assert report["cap"] == {"epsilon": 10.0, "delta": 1e-5, "neighbouring": "replace-one"}
+    assert report["spent"]["epsilon"] == pytest.approx(2 * g.epsilon)
+    assert report["spent"]["delta"] == pytest.approx((1 + math.exp(g.epsilon)) * g.delta)
+    # a replace-one run is charged as stated against the replace-one cap
+    code, _, err = run(["bounds", "--input", str(data / "good.parquet"), "--columns", "a,b",
+                        "--epsilon", "1", "--delta", "1e-7", "--neighbouring", "replace-one",
+                        "--output", str(tmp_path / "b.json"), "--ledger", str(ledger),
+                        "--dataset", "ds", "--run-id", "b1"], capsys)
+    assert code == 0, err
+    report = show(tmp_path, capsys)
+    assert report["spent"]["epsilon"] == pytest.approx(2 * g.epsilon + 1.0)
+
+
+def test_show_since_compact_and_verify(data: Path, tmp_path: Path, ledger: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    for run_id in ("a", "b", "c"):
+        code, _, err = run(fit_argv(data, tmp_path, "--run-id", run_id,
+                                    output=f"{run_id}.json"), capsys)
+        assert code == 0, err
+    versions = {r["run_id"]: r["reserved_version"] for r in show(tmp_path, capsys)["runs"]}
+    code, out, err = run(["budget", "show", "ds", "--ledger", str(ledger), "--json",
+                          "--since", str(versions["b"])], capsys)
+    assert code == 0, err
+    report = json.loads(out)
+    assert [r["run_id"] for r in report["runs"]] == ["b", "c"] and report["charged_runs"] == 3
+    assert report["spent"]["epsilon"] == pytest.approx(3 * charge().epsilon)
+    code, out, err = run(["budget", "show", "ds", "--ledger", str(ledger), "--json",
+                          "--since", "2999-01-01"], capsys)
+    assert code == 0 and json.loads(out)["runs"] == [], err
+    code, _, err = run(["budget", "show", "ds", "--ledger", str(ledger), "--since", "soon"],
+                       capsys)
+    assert code == 2 and "--since must be" in one_error_line(err)
+    before = show(tmp_path, capsys)
+    code, out, err = run(["budget", "compact", "--ledger", str(ledger)], capsys)
+    assert code == 0 and "verified and compacted" in out, err
+    code, out, err = run(["budget", "verify", "--ledger", str(ledger)], capsys)
+    assert code == 0 and "verified" in out, err
+    after = show(tmp_path, capsys)
+    assert after["runs"] == before["runs"] and after["spent"] == before["spent"]
+    # a replay after compaction still publishes the recorded result, spending nothing
+    code, out, err = run(fit_argv(data, tmp_path, "--run-id", "a", output="a2.json"), capsys)
+    assert code == 0 and "released before" in out, err
+    assert json.loads((tmp_path / "a2.json").read_text()) == \
+        json.loads((tmp_path / "a.json").read_text())

@@ -14,11 +14,13 @@ import pyarrow.parquet as pq
 import pytest
 
 import dprect.release.ledger as ledger_module
+from dprect.core.errors import ParameterError
 from dprect.release.guarded import LedgerSettings, released_result
 from dprect.release.ledger import (
     SCHEMA,
     Budget,
     BudgetExceededError,
+    Cap,
     Ledger,
     LedgerError,
     NoLedgerError,
@@ -112,7 +114,7 @@ def test_later_cap_wins_whatever_the_clocks_say(tmp_path, monkeypatch):
     led.set_cap("ds", 1.0, 1e-5)  # admin B, later, but its timestamp is 2 h earlier
     caps = [e for e in led.events("ds") if e["event"] == "cap"]
     assert caps[0]["recorded_at"] > caps[1]["recorded_at"]  # the clocks disagree
-    assert led.cap("ds") == Budget(1.0, 1e-5)
+    assert led.cap("ds") == Cap(1.0, 1e-5)
     before = log_listing(tmp_path / "ledger")
     with pytest.raises(BudgetExceededError, match="cap exceeded"):
         led.reserve("ds", "r1", epsilon=5.0, delta=1e-7, **REQ)
@@ -417,3 +419,106 @@ def test_concurrent_reservations_never_overspend(tmp_path):
         f"run-{i}" for i, o in outcomes.items() if o == "reserved")
     assert led.spent("ds").epsilon == pytest.approx(5.0)
     assert led.verify() == 6  # init, cap, five reservations
+
+
+# -- neighbouring relations of caps and charges (issue #21) -------------------------------------
+def test_replace_one_cap_charges_the_image_of_add_remove_runs(tmp_path):
+    """Against a replace-one cap an add/remove (ε, δ) run counts (2ε, (1 + e^ε)δ)."""
+    import math
+
+    led = new_ledger(tmp_path / "ledger")
+    led.set_cap("ds", 3.0, 1e-5, "replace-one")
+    assert led.cap("ds") == Cap(3.0, 1e-5, "replace-one")
+    led.reserve("ds", "r1", epsilon=1.0, delta=1e-7, **REQ)  # add-remove
+    status = led.status("ds")
+    assert status.neighbouring == "replace-one"
+    assert status.spent.epsilon == pytest.approx(2.0)
+    assert status.spent.delta == pytest.approx((1 + math.e) * 1e-7)
+    # 2 + 2·0.6 > 3: refused in the cap's relation (in add/remove it would fit)
+    with pytest.raises(BudgetExceededError, match="cap exceeded"):
+        led.reserve("ds", "r2", epsilon=0.6, delta=1e-9, **REQ)
+    led.reserve("ds", "r3", epsilon=0.4, delta=1e-9, **{**REQ, "neighbouring": "replace-one"})
+    assert led.spent("ds").epsilon == pytest.approx(2.4)
+    assert led.spent("ds", "add-remove") is None  # a replace-one charge bounds nothing there
+
+
+def test_replace_one_run_is_refused_against_an_add_remove_cap(tmp_path):
+    led = new_ledger(tmp_path / "ledger")
+    led.set_cap("ds", 10.0, 1e-5)  # add-remove by default
+    before = log_listing(tmp_path / "ledger")
+    replace_one = {**REQ, "neighbouring": "replace-one"}
+    with pytest.raises(ParameterError, match="implies nothing under add-remove"):
+        led.check_relation("ds", "replace-one")
+    with pytest.raises(ParameterError, match="implies nothing under add-remove"):
+        led.reserve("ds", "r1", epsilon=0.1, delta=1e-9, **replace_one)
+    assert log_listing(tmp_path / "ledger") == before
+    led.check_relation("ds", "add-remove")  # fine
+    # a config cap (add-remove unless stated) refuses it too, on a dataset without a cap
+    with pytest.raises(ParameterError, match="implies nothing"):
+        led.reserve("other", "r1", epsilon=0.1, delta=1e-9, cap=Budget(1.0, 1e-6),
+                    **replace_one)
+    # an add/remove cap set after replace-one charges admits nothing more
+    led.reserve("x", "r1", epsilon=0.1, delta=1e-9, **replace_one)
+    led.set_cap("x", 100.0, 1e-3)
+    with pytest.raises(BudgetExceededError, match="bound nothing"):
+        led.reserve("x", "r2", epsilon=0.1, delta=1e-9, **REQ)
+
+
+def test_a_cap_row_without_a_relation_is_add_remove(tmp_path):
+    """Ledgers written before caps stated their relation: the cap row's neighbouring is
+    null, and it reads as add-remove."""
+    from dprect.release.ledger_fill import fill
+
+    led = new_ledger(tmp_path / "ledger")
+    fill(led, [{"event": "cap", "dataset": "ds", "epsilon": 2.0, "delta": 1e-6}])
+    (row,) = [e for e in led.events("ds") if e["event"] == "cap"]
+    assert row["neighbouring"] is None
+    assert led.cap("ds") == Cap(2.0, 1e-6, "add-remove")
+    with pytest.raises(ParameterError):
+        led.check_relation("ds", "replace-one")
+
+
+# -- the fail row holds the printed line, never the exception's text (issue #21) --------------
+def test_fail_row_holds_the_printed_line_not_the_data(tmp_path):
+    from dprect.app.failures import describe_failure
+    from dprect.app.flow import failure_line
+    from dprect.core.accounting import Guarantee
+    from dprect.release.guarded import Charge, release_guarded
+
+    secret = "row 1234: salary=98765.43"
+    charge = Charge(Guarantee(0.5, 1e-7, "add-remove", "test"), "randmargins", ["a"])
+    settings = LedgerSettings(str(tmp_path / "ledger"), "ds", "r1")
+    new_ledger(tmp_path / "ledger")
+
+    def compute():
+        raise ValueError(secret)
+
+    with pytest.raises(ValueError):
+        release_guarded(settings, charge, compute, lambda r: None, describe=failure_line)
+    (fail,) = [e for e in Ledger(settings.path).events("ds") if e["event"] == "fail"]
+    assert fail["message"] == describe_failure(ValueError(secret))[1]
+    assert "salary" not in fail["message"] and "1234" not in fail["message"]
+    assert fail["message"].startswith("internal error (ValueError)")
+    # without a describe only the type is recorded
+    settings2 = LedgerSettings(settings.path, "ds", "r2")
+    with pytest.raises(ValueError):
+        release_guarded(settings2, charge, compute, lambda r: None)
+    (fail2,) = [e for e in Ledger(settings.path).events("ds")
+                if e["event"] == "fail" and e["run_id"] == "r2"]
+    assert "salary" not in fail2["message"] and fail2["message"].startswith("ValueError")
+
+
+# -- checkpoints on a small ledger ---------------------------------------------------------------
+def test_checkpoints_are_written_and_reads_start_from_them(tmp_path):
+    """After CHECKPOINT_EVERY events a checkpoint event is committed; reads verify from the
+    previous checkpoint and give the same spend as a full replay."""
+    from dprect.release.ledger import CHECKPOINT_EVERY
+
+    led = new_ledger(tmp_path / "ledger")
+    for i in range(2 * CHECKPOINT_EVERY + 3):
+        led.reserve("ds", f"r{i}", epsilon=0.01, delta=1e-10, **REQ)
+    snap = led._load()
+    assert snap.checkpoint is not None and snap.since_checkpoint < CHECKPOINT_EVERY
+    assert led.verify(full=True) == snap.version
+    assert led.spent("ds").epsilon == pytest.approx(0.01 * (2 * CHECKPOINT_EVERY + 3))
+    assert len(led.runs("ds")) == 2 * CHECKPOINT_EVERY + 3
