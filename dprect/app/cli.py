@@ -5,7 +5,7 @@
                 [--seed S] --output result.json
                 [--engine numpy|spark] [--format parquet|csv|delta]
                 [--plan auto|collect|pass|prefetch|rounds] [--driver-budget-mb MB]
-                [--master URL] [--where SQL]
+                [--master URL | --remote sc://HOST:PORT] [--where SQL]
                 [--delta-version N | --delta-timestamp TIME]      (Spark engine only)
                 [--positive-label VALUE] [--invalid-rows drop|error]
                 [--results-table PATH] [--plot PNG [--truth SIDECAR]] [--dataset ID]
@@ -17,9 +17,10 @@
                 [--beta B] [--neighbouring add-remove|replace-one] [--grid SPEC]
                 [--group-by COL (--groups v1,v2 | --groups-file F)] [--rows N]
                 --output result.json [--table out.csv | --table FOLDER (Delta)]
-                [--engine numpy|spark] [--format parquet|csv|delta] [--master URL]
-                [--seed S] [--ledger PATH --dataset ID [--run-id ID] [--cap-epsilon E
-                --cap-delta D]] [--plan-only]
+                [--engine numpy|spark] [--format parquet|csv|delta]
+                [--master URL | --remote sc://HOST:PORT] [--seed S]
+                [--ledger PATH --dataset ID [--run-id ID] [--cap-epsilon E --cap-delta D]]
+                [--plan-only]
     dprect budget init --ledger PATH                      (once, before any other use)
     dprect budget show DATASET --ledger PATH [--json]
     dprect budget set-cap DATASET --epsilon E --delta D --ledger PATH
@@ -70,6 +71,7 @@ from typing import Any
 
 from dprect._version import __version__
 from dprect.app.failures import describe_failure, one_line
+from dprect.app.session_options import add_session_arguments, chosen, session_flags
 from dprect.core.errors import DprectError, ParameterError
 from dprect.core.expectation import DEFAULT_TARGET_SHARE
 from dprect.core.labels import LabelText
@@ -88,7 +90,7 @@ SPARK_PLANS = ("auto", "collect", "pass", "prefetch", "rounds")
 #: the default domain of ``dprect bounds`` (dprect.app.bounds_flow.DEFAULT_BOUNDS_GRID)
 DEFAULT_BOUNDS_GRID = "floatbins:12"
 SPARK_ONLY = (("plan", "--plan"), ("driver_budget_mb", "--driver-budget-mb"),
-              ("master", "--master"), ("where", "--where"),
+              *session_flags(), ("where", "--where"),
               ("delta_version", "--delta-version"), ("delta_timestamp", "--delta-timestamp"))
 
 
@@ -210,8 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="driver memory budget (MiB): auto collects when the "
                             "positives' values fit it, else the pass plan keeps its lists "
                             "within it (default 1024)")
-    spark.add_argument("--master", default=None,
-                       help="Spark master URL (default local[2])")
+    add_session_arguments(spark)
     spark.add_argument("--where", default=None,
                        help="Spark SQL row filter on the input, e.g. \"day >= '2024-01-01'\"")
     spark.add_argument("--delta-version", type=int, default=None,
@@ -328,8 +329,7 @@ def _bounds_parser(sub: Any) -> None:
                         "folder)")
     b.add_argument("--engine", choices=ENGINES, default="numpy",
                    help="execution engine: numpy (default, in memory) or spark")
-    b.add_argument("--master", default=None,
-                   help="Spark master URL (--engine spark; default local[2])")
+    add_session_arguments(b, note=" (--engine spark)")
     b.add_argument("--seed", type=int, default=None,
                    help="FOR TESTS ONLY: makes the noise reproducible (not private)")
     b.add_argument("--plan-only", action="store_true",
@@ -350,8 +350,9 @@ def _cmd_bounds(args: argparse.Namespace) -> int:
     from dprect.app.flow import Reporter
 
     if args.engine == "numpy":
-        if args.master is not None:
-            raise ParameterError("--master needs --engine spark")
+        for attr, spelled in session_flags():
+            if getattr(args, attr) is not None:
+                raise ParameterError(f"{spelled} needs --engine spark")
         if args.format == "delta":
             raise ParameterError("--format delta needs --engine spark")
     values = dict(vars(args))
@@ -364,7 +365,7 @@ def _cmd_bounds(args: argparse.Namespace) -> int:
     else:
         from dprect.engines.spark.bounds import cli_bounds_route  # imports pyspark
 
-        route = cli_bounds_route(args.master)
+        route = cli_bounds_route(**chosen(args))
     run_bounds_flow(settings, route, Reporter(name=flag))
     return 0
 
@@ -390,7 +391,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     else:
         from dprect.engines.spark.cli import cli_route  # pyspark is imported only here
 
-        route = cli_route(args.master, args.plan, args.driver_budget_mb)
+        route = cli_route(args.plan, args.driver_budget_mb, **chosen(args))
     run_fit(settings, route, Reporter(name=flag))
     return 0
 
