@@ -52,10 +52,13 @@ def table(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def _child(args: list[str], cwd: Path, timeout: float = 300
+def _child(args: list[str], cwd: Path, timeout: float = 300, *, warnings: bool = False
            ) -> subprocess.CompletedProcess[str]:
+    env = client_env()
+    if warnings:
+        env["PYTHONWARNINGS"] = "always"
     return subprocess.run([sys.executable, *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=cwd, env=client_env())
+                          timeout=timeout, cwd=cwd, env=env)
 
 
 def test_python_api_on_a_remote_session_equals_classic(spark, connect_url: str,
@@ -121,9 +124,14 @@ def test_fit_job_with_spark_remote_writes_the_classic_result(
 
     classic, remote = tmp_path / "classic", tmp_path / "remote"
     assert fit_rectangle.main(args(classic), spark) == 0
+    # a config written for spark-submit: its static settings are the server's, skipped
     done = _child([str(REPO / "jobs" / "fit_rectangle.py"), *args(remote),
-                   "--set", f"spark.remote={connect_url}"], tmp_path)
+                   "--set", f"spark.remote={connect_url}",
+                   "--set", "spark.conf.spark.executor.memory=1g",
+                   "--set", "spark.conf.spark.sql.shuffle.partitions=3"], tmp_path,
+                  warnings=True)
     assert done.returncode == 0, done.stderr[-2000:]
+    assert "CANNOT_MODIFY" not in done.stdout + done.stderr
     assert (json.loads((remote / "result.json").read_text())
             == json.loads((classic / "result.json").read_text()))
     from dprect.release.results_table import read_results

@@ -32,6 +32,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 import pyarrow as pa
+from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
 from dprect.core.errors import DprectError, ParameterError
@@ -107,20 +108,26 @@ def check_reachable(remote: str, timeout: float = CONNECT_TIMEOUT) -> None:
 def connect_session(remote: str, *, shuffle_partitions: int | None = None,
                     conf: Mapping[str, object] | None = None) -> SparkSession:
     """A Spark Connect session on the server at ``remote`` (``sc://HOST:PORT``;
-    ``getOrCreate``: a session to the same server is reused). Only runtime SQL settings
-    travel with it — ``shuffle_partitions`` and ``conf`` — (Spark ignores static ones
-    sent by a client; the application's name is the server's). The server is checked
-    first (:func:`check_reachable`). Needs the ``connect`` extra (grpcio and friends)."""
+    ``getOrCreate``: a session to the same server is reused). Of ``shuffle_partitions``
+    and ``conf`` only the runtime settings are applied to the session; static ones (Java
+    options, executor memory: what a config written for spark-submit holds) are the
+    server's and are skipped without a warning. The application's name is the server's.
+    The server is checked first (:func:`check_reachable`). Needs the ``connect`` extra
+    (grpcio and friends)."""
     require("connect", "a Spark Connect session (--remote)")
     check_reachable(remote)
-    builder: Any = SparkSession.builder.remote(remote)
     settings: dict[str, str] = {}
     if shuffle_partitions is not None:
         settings["spark.sql.shuffle.partitions"] = str(int(shuffle_partitions))
     settings.update({str(k): str(v) for k, v in (conf or {}).items()})
+    session: Any = SparkSession.builder.remote(remote).getOrCreate()
     for key, value in settings.items():
-        builder = builder.config(key, value)
-    return builder.getOrCreate()
+        try:
+            session.conf.set(key, value)
+        except PySparkException as exc:  # a static setting: the server's (it names the key)
+            if "CANNOT_MODIFY" not in str(exc.getCondition() or ""):
+                raise
+    return session
 
 
 __all__ = ["check_reachable", "connect_session", "default_parallelism", "is_connect",
