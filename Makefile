@@ -101,6 +101,19 @@ bench-spark-sweep: setup
 compose-config: setup
 	$(BIN)/python -m pytest -q tests/spark/test_docker_compose.py
 
+# The Python packages of the Docker image, built on the host (dprect's wheel from this
+# checkout): the image installs them with no network (Dockerfile).
+.PHONY: wheelhouse compose-test
+wheelhouse: setup
+	$(BIN)/python -m pip wheel --quiet --wheel-dir .wheelhouse '.[jobs,connect]'
+
+# The compose cluster run for real (tests/compose/compose_run.py; docs/operations.md): Docker
+# installed and dockerd started when missing (as root; stopped again only if started here),
+# the image built on an upstream or debootstrap'd base, the demo's jobs on master + 2 workers,
+# Spark Connect, the two-submit ledger race and a failing submit; down -v whatever happened.
+compose-test: setup
+	$(BIN)/python tests/compose/compose_run.py
+
 bench-core: setup
 	$(BIN)/python benchmarks/core_fit.py
 

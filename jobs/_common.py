@@ -19,26 +19,33 @@ from pyspark.sql import functions as F  # noqa: N812
 from dprect.app.jobs_support import SPARK_OPTIONS, section_values
 from dprect.core.result import FitResult
 from dprect.engines.spark.engine import sort_value
-from dprect.engines.spark.session import DEFAULT_MASTER, local_session
+from dprect.engines.spark.session import DEFAULT_MASTER, local_session, open_session
 
 
 def get_spark(spark_cfg: Mapping[str, Any], app_name: str,
               spark: SparkSession | None = None) -> tuple[SparkSession, bool]:
     """The job's SparkSession and whether the job owns it (and must stop it).
 
-    A session passed in (tests) is used as it is. Otherwise the master is spark-submit's
-    ``--master`` when it gave one, else ``spark.master`` from the config, else
-    ``local[2]``; the session is :func:`dprect.engines.spark.session.local_session`'s (no UI, no
-    progress bars) with the config's ``spark.conf`` entries on top.
+    A session passed in (tests) is used as it is. With ``spark.remote`` (a Spark Connect
+    URL, ``sc://HOST:PORT``) the job is a Connect client of that server (run it with
+    ``python``; no local JVM is started) and ``spark.conf`` entries are runtime
+    settings of its session. Otherwise the master is spark-submit's ``--master`` when it
+    gave one, else ``spark.master`` from the config, else ``local[2]``; the session is
+    :func:`dprect.engines.spark.session.local_session`'s (no UI, no progress bars) with
+    the config's ``spark.conf`` entries on top.
     """
     if spark is not None:
         return spark, False
+    name = spark_cfg.get("app_name") or app_name
+    if spark_cfg.get("remote"):
+        return open_session(remote=spark_cfg["remote"], app_name=name,
+                            conf=spark_cfg.get("conf") or {}), True
     submitted = None
     if os.environ.get("PYSPARK_GATEWAY_PORT"):  # started by spark-submit: JVM is up
         SparkContext._ensure_initialized()  # so SparkConf sees spark-submit's properties
         submitted = SparkConf().get("spark.master")
     master = submitted or spark_cfg.get("master") or DEFAULT_MASTER
-    session = local_session(master, app_name=spark_cfg.get("app_name") or app_name,
+    session = local_session(master, app_name=name,
                             conf=spark_cfg.get("conf") or {},
                             log_level=spark_cfg.get("log_level"))
     return session, True

@@ -31,7 +31,9 @@ REPO = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
 #: distribution name → top-level module, for the optional dependencies
 MODULE_OF = {"pyspark": "pyspark", "pandas": "pandas", "deltalake": "deltalake",
-             "matplotlib": "matplotlib", "pyyaml": "yaml", "scipy": "scipy"}
+             "matplotlib": "matplotlib", "pyyaml": "yaml", "scipy": "scipy",
+             "grpcio": "grpc", "grpcio-status": "grpc_status",
+             "googleapis-common-protos": "google.rpc", "zstandard": "zstandard"}
 HIDDEN = ("pyspark", "py4j", "pandas", "deltalake", "matplotlib", "yaml", "scipy")
 SPARK_MESSAGE = ("dprect: error: the Spark engine needs the 'spark' extra: "
                  "pip install 'dprect[spark]'")
@@ -65,11 +67,13 @@ def test_core_install_is_numpy_and_pyarrow_with_ranges_not_pins():
 
 def test_extras_and_the_runtime_table_agree():
     optional = PYPROJECT["project"]["optional-dependencies"]
-    assert set(optional) == {"spark", "delta", "plot", "jobs", "audit", "all", "dev"}
+    assert set(optional) == {"spark", "connect", "delta", "plot", "jobs", "audit", "all",
+                             "dev"}
     assert _own("spark")[0] == {"pyspark", "pandas"}
     assert "delta-spark" not in {d for name in optional for d in _own(name)[0]}  # never imported
     assert _own("jobs") == ({"pyyaml"}, {"spark", "delta", "plot"})
-    assert _own("all") == (set(), {"spark", "delta", "plot", "jobs", "audit"})
+    assert _own("connect")[1] == {"spark"}
+    assert _own("all") == (set(), {"spark", "connect", "delta", "plot", "jobs", "audit"})
     assert {"pytest", "hypothesis", "ruff", "mypy"} <= _own("dev")[0]
     for extra, (modules, _) in EXTRAS.items():  # dprect.core.extras names what pyproject has
         assert {MODULE_OF[d] for d in _own(extra)[0]} == set(modules), extra

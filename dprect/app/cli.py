@@ -5,7 +5,7 @@
                 [--seed S] --output result.json
                 [--engine numpy|spark] [--format parquet|csv|delta]
                 [--plan auto|collect|pass|prefetch|rounds] [--driver-budget-mb MB]
-                [--master URL] [--where SQL]
+                [--master URL | --remote sc://HOST:PORT] [--where SQL]
                 [--delta-version N | --delta-timestamp TIME]      (Spark engine only)
                 [--positive-label VALUE] [--invalid-rows drop|error]
                 [--results-table PATH] [--plot PNG [--truth SIDECAR]] [--dataset ID]
@@ -17,14 +17,16 @@
                 [--beta B] [--neighbouring add-remove|replace-one] [--grid SPEC]
                 [--group-by COL (--groups v1,v2 | --groups-file F)] [--rows N]
                 --output result.json [--table out.csv | --table FOLDER (Delta)]
-                [--engine numpy|spark] [--format parquet|csv|delta] [--master URL]
+                [--engine numpy|spark] [--format parquet|csv|delta]
+                [--master URL | --remote sc://HOST:PORT]
                 [--where SQL] [--delta-version N | --delta-timestamp TIME]  (Spark only)
                 [--seed S] [--ledger PATH --dataset ID [--run-id ID] [--cap-epsilon E
                 --cap-delta D]] [--plan-only]
 
 The options a fit and bounds share (input, format, filter, Delta snapshot, seed, engine,
-master, ledger) are declared once in :mod:`dprect.app.options`; the budget options come
-from the requests (:mod:`dprect.core.request`).
+ledger) are declared once in :mod:`dprect.app.options`, the session options (``--master``,
+``--remote``) in :mod:`dprect.app.session_options`; the budget options come from the
+requests (:mod:`dprect.core.request`).
     dprect budget init --ledger PATH                      (once, before any other use)
     dprect budget show DATASET --ledger PATH [--since VERSION|DATE] [--json]
     dprect budget set-cap DATASET --epsilon E --delta D [--neighbouring add-remove|replace-one]
@@ -86,6 +88,7 @@ from dprect.app.options import (
     RunOption,
     spark_only_given,
 )
+from dprect.app.session_options import add_session_arguments, chosen, session_flags
 from dprect.core.errors import DprectError, ParameterError
 from dprect.core.expectation import DEFAULT_TARGET_SHARE
 from dprect.core.labels import LabelText
@@ -245,6 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="driver memory budget (MiB): auto collects when the "
                             "positives' values fit it, else the pass plan keeps its lists "
                             "within it (default 1024)")
+    add_session_arguments(spark)
 
     pl = sub.add_parser(
         "plan", help="show what the planner would choose for a budget, and how many "
@@ -342,6 +346,7 @@ def _bounds_parser(sub: Any) -> None:
                         "upper — as CSV (a path ending in .csv) or as a Delta table (a "
                         "folder)")
     add_run_arguments(b, ENGINE_OPTIONS, spark)
+    add_session_arguments(spark)
     b.add_argument("--plan-only", action="store_true",
                    help="print the plan (its guarantee and what it expects) and stop: "
                         "nothing is read, reserved or written")
@@ -359,7 +364,7 @@ def _cmd_bounds(args: argparse.Namespace) -> int:
     )
     from dprect.app.flow import Reporter
 
-    _refuse_spark_only(args)
+    _refuse_spark_only(args, session_flags())
     values = dict(vars(args))
     if args.plan_only:  # public inputs only: nothing is read, reserved or written
         print(bounds_plan(values, flag).table(args.columns))
@@ -370,7 +375,7 @@ def _cmd_bounds(args: argparse.Namespace) -> int:
     else:
         from dprect.engines.spark.bounds import cli_bounds_route  # imports pyspark
 
-        route = cli_bounds_route(args.master)
+        route = cli_bounds_route(**chosen(args))
     run_bounds_flow(settings, route, Reporter(name=flag))
     return 0
 
@@ -380,7 +385,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     (:func:`dprect.app.flow.run_fit`) runs on the chosen engine."""
     from dprect.app.flow import NumpyRoute, Reporter, fit_settings, run_fit
 
-    _refuse_spark_only(args, FIT_SPARK_ONLY)
+    _refuse_spark_only(args, (*FIT_SPARK_ONLY, *session_flags()))
     values: dict[str, Any] = {**vars(args), "spark_plan": args.plan}
     if values["positive_label"] is None:  # not given: the request's default
         del values["positive_label"]
@@ -390,7 +395,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     else:
         from dprect.engines.spark.cli import cli_route  # pyspark is imported only here
 
-        route = cli_route(args.master, args.plan, args.driver_budget_mb)
+        route = cli_route(args.plan, args.driver_budget_mb, **chosen(args))
     run_fit(settings, route, Reporter(name=flag))
     return 0
 

@@ -54,6 +54,7 @@ from dprect.app.failures import (
     report_error,
 )
 from dprect.app.options import RUN_OPTIONS
+from dprect.app.session_options import SESSION_OPTIONS
 from dprect.core.errors import ParameterError
 from dprect.core.labels import LabelText
 from dprect.core.request import FitRequest, option_specs
@@ -86,9 +87,12 @@ class Option(NamedTuple):
 Schema = Mapping[str, Option]
 
 # The shared ``spark`` section: how a job builds its SparkSession.
+# ``master`` and ``remote`` are generated from dprect.app.session_options (the CLI's
+# --master and --remote come from the same table); a ``remote`` wins over ``master``.
 SPARK_OPTIONS: dict[str, Option] = {
-    "master": Option(None, "str", "master URL when not given by spark-submit "
-                                  "(default local[*]); spark-submit --master wins"),
+    **{key: Option(None, "str", option.help + ("; spark.master is then ignored"
+                                               if key == "remote" else ""))
+       for key, option in SESSION_OPTIONS.items()},
     "app_name": Option(None, "str", "application name (default: the job's name)"),
     "log_level": Option("ERROR", "str", "Spark log level once the session is up"),
     "conf": Option({}, "properties", "extra Spark properties, e.g. "

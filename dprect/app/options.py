@@ -1,12 +1,13 @@
 """The run options every product shares, declared once.
 
-Where a run reads its table, its test seed, the engine's master and the budget ledger are
-the same options for a fit and for bounds, on the command line and in a job's config
+Where a run reads its table, its test seed, its engine and the budget ledger are the same
+options for a fit and for bounds, on the command line and in a job's config
 section. They are declared here, once; :mod:`dprect.app.cli` and
 :mod:`dprect.app.jobs_support` generate their flags and config keys from these tables, as
 they generate the budget options from the requests
-(:func:`dprect.core.request.option_specs`). A product adds only what is its own (the
-features and label of a fit, the columns and groups of bounds, their outputs).
+(:func:`dprect.core.request.option_specs`). Where Spark runs (``--master``,
+``--remote``) is :mod:`dprect.app.session_options`'. A product adds only what is its own
+(the features and label of a fit, the columns and groups of bounds, their outputs).
 """
 
 from __future__ import annotations
@@ -61,8 +62,6 @@ ENGINE_OPTIONS = (
     RunOption("seed", "int", "FOR TESTS ONLY: makes the noise reproducible (not private)"),
     RunOption("engine", "choice", "execution engine: numpy (in memory) or spark",
               default="numpy", choices=("numpy", "spark"), cli_only=True),
-    RunOption("master", "str", "Spark master URL (default local[2])", spark_only=True,
-              cli_only=True),
 )
 
 #: the privacy budget ledger

@@ -24,6 +24,8 @@ from dprect.core.errors import DprectError
 #: ``[project.optional-dependencies]`` (tests/test_packaging.py checks).
 EXTRAS: dict[str, tuple[tuple[str, ...], str]] = {
     "spark": (("pyspark", "pandas"), "the Spark engine"),
+    "connect": (("grpc", "grpc_status", "google.rpc", "zstandard"),
+                "a Spark Connect session"),
     "delta": (("deltalake",), "Delta tables (the budget ledger, the results table, Delta input)"),
     "plot": (("matplotlib",), "the rectangle plot"),
     "jobs": (("yaml",), "the Spark jobs' YAML configuration"),

@@ -75,3 +75,21 @@ def forced_prefilter(monkeypatch):
 
     monkeypatch.setattr(order_pass, "prefilter", spy)
     return filters
+
+
+@pytest.fixture(scope="session")
+def connect_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``sc://127.0.0.1:PORT`` of a local Spark Connect server started once for the run
+    from the pip-installed Spark (tests/spark/connect_server.py), stopped at its end.
+    Skipped without Java or the ``connect`` extra."""
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("the Spark Connect tests need Java 17")
+    from dprect.core.extras import missing
+
+    if missing("connect") is not None:
+        pytest.skip("the Spark Connect tests need the 'connect' extra")
+    from connect_server import ConnectServer
+
+    log = tmp_path_factory.mktemp("connect-server") / "server.log"
+    with ConnectServer(log) as url:
+        yield url

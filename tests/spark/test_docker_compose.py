@@ -99,12 +99,52 @@ def test_compose_runs_master_two_workers_and_submit(
         assert "spark://spark-master:7077" in cmd
     script = " ".join(services["submit"]["command"])
     for piece in ("jobs/generate_synthetic.py", "jobs/fit_rectangle.py",
+                  "jobs/evaluate_rectangle.py", "jobs/private_bounds.py",
                   "conf/docker.yaml", "spark://spark-master:7077"):
         assert piece in script
+    for s in services.values():  # published ports on this machine's loopback only
+        assert all(p.get("host_ip") == "127.0.0.1" for p in s.get("ports", []))
 
 
-def test_dockerfile_pins_python_and_java() -> None:
+def test_profiles_add_spark_connect_and_the_ledger_race(
+        compose: tuple[list[str], dict[str, str]]) -> None:
+    cmd, env = compose
+    out = subprocess.run([*cmd, "-f", str(REPO / "docker-compose.yml"), "--profile", "connect",
+                          "--profile", "race", "config", "--format", "json"],
+                         capture_output=True, text=True, timeout=120, env=env, cwd=REPO)
+    assert out.returncode == 0, out.stderr
+    services = json.loads(out.stdout)["services"]
+    assert {"connect-server", "connect-submit", "race-setup", "race-a",
+            "race-b"} <= set(services)
+    server = " ".join(services["connect-server"]["command"])
+    assert "org.apache.spark.sql.connect.service.SparkConnectServer" in server
+    assert "spark://spark-master:7077" in server
+    client = " ".join(services["connect-submit"]["command"])
+    assert "spark.remote=sc://connect-server:15002" in client
+    assert "spark-submit" not in client  # a Connect client needs no local JVM
+    for racer in ("race-a", "race-b"):
+        script = " ".join(services[racer]["command"])
+        assert "fit.ledger=/data/ledger" in script and "fit.dataset=race" in script
+    setup = " ".join(services["race-setup"]["command"])
+    assert "set-cap race --epsilon 1.0 --delta 1e-6" in setup
+
+
+def test_dockerfile_pins_python_and_java_and_installs_offline() -> None:
     text = (REPO / "Dockerfile").read_text()
-    assert "FROM python:3.11" in text
+    assert "ARG BASE_IMAGE=python:3.11-slim-bookworm" in text
+    assert "FROM ${BASE_IMAGE}" in text
     assert "openjdk-17" in text
-    assert "pip install" in text and "COPY jobs" in text and "COPY conf" in text
+    assert "pip install --no-cache-dir --no-index --find-links /wheels" in text
+    assert "COPY jobs" in text and "COPY conf" in text
+
+
+def test_compose_builds_with_the_base_image_argument(
+        compose: tuple[list[str], dict[str, str]]) -> None:
+    cmd, env = compose
+    env = {**env, "DPRECT_BASE_IMAGE": "dprect-base:bookworm"}
+    out = subprocess.run([*cmd, "-f", str(REPO / "docker-compose.yml"), "config", "--format",
+                          "json"], capture_output=True, text=True, timeout=120, env=env,
+                         cwd=REPO)
+    assert out.returncode == 0, out.stderr
+    for s in json.loads(out.stdout)["services"].values():
+        assert s["build"]["args"]["BASE_IMAGE"] == "dprect-base:bookworm"

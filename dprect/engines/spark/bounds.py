@@ -322,11 +322,12 @@ class SparkBoundsRoute:
                                    spark.stop if owned else None)
 
 
-def cli_bounds_route(master: str | None) -> SparkBoundsRoute:
-    """The Spark route of ``dprect bounds --engine spark --master M``."""
+def cli_bounds_route(master: str | None = None, remote: str | None = None
+                     ) -> SparkBoundsRoute:
+    """The Spark route of ``dprect bounds --engine spark --master M | --remote URL``."""
     from dprect.engines.spark.cli import cli_session
 
-    return SparkBoundsRoute(lambda: cli_session(master))
+    return SparkBoundsRoute(lambda: cli_session(master, remote))
 
 
 __all__ = ["OUTPUT_SCHEMA", "SparkBoundsPrepared", "SparkBoundsRoute", "check_schema",

@@ -10,24 +10,31 @@ from pyspark.sql import SparkSession
 
 from dprect.core.errors import DprectError
 from dprect.engines.spark.fit import SparkRoute
-from dprect.engines.spark.session import local_session
+from dprect.engines.spark.session import open_session
 
 
-def cli_session(master: str | None) -> tuple[SparkSession, bool]:
-    """A session for one command, and whether the command owns it (and stops it): a
-    session this process already runs (tests, notebooks) is used and left running;
-    otherwise a local one on ``master`` (default local[2]) is started."""
-    owned = (SparkSession.getActiveSession() is None
-             and SparkContext._active_spark_context is None)
+def cli_session(master: str | None, remote: str | None = None
+                ) -> tuple[SparkSession, bool]:
+    """A session for one command, and whether the command owns it (and stops it). With
+    ``remote`` (``--remote sc://HOST:PORT``): a Spark Connect session to that server, which
+    the command owns. Otherwise a session this process already runs (tests, notebooks) is
+    used and left running, or a local one on ``master`` (default local[2]) is started."""
+    if remote:
+        where = f"Spark Connect server {remote}"
+        owned = True
+    else:
+        where = f"master {master or 'local[2]'}"
+        owned = (SparkSession.getActiveSession() is None
+                 and SparkContext._active_spark_context is None)
     try:
-        return local_session(master, app_name="dprect-fit"), owned
-    except PySparkException as exc:
-        raise DprectError(f"cannot start Spark (master {master or 'local[2]'}): "
+        return open_session(master, remote, app_name="dprect-fit"), owned
+    except (PySparkException, ValueError) as exc:
+        raise DprectError(f"cannot start Spark ({where}): "
                           f"{str(exc).strip().splitlines()[0]}") from None
 
 
-def cli_route(master: str | None, spark_plan: str | None,
-              driver_budget_mb: float | None = None) -> SparkRoute:
-    """The Spark route of ``dprect fit --engine spark --master M --plan P
+def cli_route(spark_plan: str | None, driver_budget_mb: float | None = None, *,
+              master: str | None = None, remote: str | None = None) -> SparkRoute:
+    """The Spark route of ``dprect fit --engine spark --master M | --remote URL --plan P
     --driver-budget-mb B``."""
-    return SparkRoute(lambda: cli_session(master), spark_plan, driver_budget_mb)
+    return SparkRoute(lambda: cli_session(master, remote), spark_plan, driver_budget_mb)

@@ -77,6 +77,7 @@ from dprect.engines.spark.prefetch import (
     refine,
     take_sample,
 )
+from dprect.engines.spark.remote import partition_count
 from dprect.engines.spark.shipped import shipped_widths
 from dprect.engines.spark.sql import all_of, as_double, literal, seen
 
@@ -253,7 +254,7 @@ class SparkEngine:
         if self.plan == "prefetch" and self._sample is None:  # not for auto: maybe unused
             self._sample = take_sample(self._data, self._values, self._specs,
                                        positive=self._positive)
-            self._partitions = self._data.rdd.getNumPartitions()
+            self._partitions = partition_count(self._data)
 
     def prepare(self, size_hint: int | None = None) -> None:
         """Check the rows and, for ``prefetch``, gather the lists now (one pass), for

@@ -57,6 +57,7 @@ from dprect.core.ties import TieBreaker
 from dprect.engines.spark import pass_kernel as kernel
 from dprect.engines.spark.pass_kernel import PassOrder, PassTask
 from dprect.engines.spark.prefetch import PrefixSpec
+from dprect.engines.spark.remote import default_parallelism, partition_count
 from dprect.engines.spark.session import compiles_huge_methods
 from dprect.engines.spark.shipped import shipped_rows
 from dprect.engines.spark.sql import as_double, literal
@@ -183,7 +184,7 @@ def run_pass(source: PassSource, task: PassTask, *, merge: bool) -> pa.RecordBat
     rows = source.rows(prefilter(task, [as_double(n) for n in source.names]))
     out = rows.mapInArrow(partial(kernel.partition_lists, task=task), kernel.OUTPUT_SCHEMA)
     if merge:  # each order's rows meet in one task, which keeps its best K
-        parallelism = rows.sparkSession.sparkContext.defaultParallelism
+        parallelism = default_parallelism(rows.sparkSession)
         out = out.repartition(max(1, min(parallelism, len(task.orders))), kernel.ORDER) \
             .mapInArrow(partial(kernel.merge_lists, task=task), kernel.OUTPUT_SCHEMA)
         table = out.toArrow().combine_chunks()
@@ -398,7 +399,7 @@ def pass_engine(data: DataFrame, names: Sequence[str], domains: Sequence[Domain]
     :attr:`PassEngine.bad`)."""
     source = PassSource(data, tuple(names), positive, problem)
     rows = shipped_rows(data, names, positive, problem)
-    partitions = data.rdd.getNumPartitions()
+    partitions = partition_count(data)
     sample = None
     # thresholds pay when the partitions' lists would need Spark's merge stage, or when
     # they would let the JVM's prefilter drop most rows (the public lengths against the

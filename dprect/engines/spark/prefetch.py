@@ -66,6 +66,7 @@ from dprect.core.margins import MarginLaw
 from dprect.core.planner import MethodPlan
 from dprect.core.ties import HASH_PRIME, TieBreaker
 from dprect.engines.spark import topk
+from dprect.engines.spark.remote import default_parallelism, partition_count
 from dprect.engines.spark.sql import all_of, any_of, literal
 
 # executors get the kernel's code with the task: they need numpy and pyarrow, not dprect
@@ -322,7 +323,7 @@ def gather(data: DataFrame, value: dict[int, str], domains: Sequence[Domain],
                         [name for _, name in named], fill=True)
     orders = [topk.Order(s.axis, s.side == "hi", s.rows, s.columns) for s in specs]
     if partitions is None:
-        partitions = data.rdd.getNumPartitions()
+        partitions = partition_count(data)
     table = _collect_within_shares(passed, partitions, DIRECT_CELLS)
     direct = table is not None
     if table is not None:
@@ -391,7 +392,7 @@ def _top_in_workers(passed: DataFrame, orders: list[topk.Order], carried: list[i
     out = passed.mapInArrow(partial(topk.partition_top, orders=orders, carried=carried,
                                     integers=integers), schema)
     if merge:
-        parallelism = passed.sparkSession.sparkContext.defaultParallelism
+        parallelism = default_parallelism(passed.sparkSession)
         out = out.repartition(max(1, min(parallelism, len(orders))), topk.ORDER).mapInArrow(
             partial(topk.merge_top, orders=orders, carried=carried, integers=integers),
             schema)

@@ -27,6 +27,12 @@ naming ``io.delta:`` or a running JVM (spark-submit ``--jars``) that already hol
 classes count too. ``delta=False`` (or ``DPRECT_DELTA=off``) keeps a session without
 Delta, ``delta=True`` (``DPRECT_DELTA=on``) refuses to start without it.
 :func:`has_delta` says whether a session has Delta.
+
+Spark Connect: :func:`open_session` with ``remote="sc://HOST:PORT"`` returns a Connect
+session (:mod:`dprect.engines.spark.remote`), which has no JVM in this process. Its log
+levels, quiet loggers, JIT flag and jars are the server's configuration (start the server
+with ``SPARK_CONF_DIR`` = conf/spark); :func:`quiet_task_failures` then quiets only the
+Python loggers and :func:`compiles_huge_methods` reads the server's Java options.
 """
 
 from __future__ import annotations
@@ -43,6 +49,8 @@ from typing import Any
 
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
+
+from dprect.engines.spark.remote import connect_session, is_connect
 
 DEFAULT_MASTER = "local[2]"
 LOCAL_SHUFFLE_PARTITIONS = 4
@@ -113,8 +121,17 @@ LOG4J2_PROPERTIES = "\n".join([
 def compiles_huge_methods(spark: SparkSession) -> bool:
     """Whether the JVMs that run this session's tasks compile methods of any size
     (:data:`JIT_OPTION`): the driver's own arguments for a ``local`` master (its tasks run
-    there), ``spark.executor.extraJavaOptions`` otherwise. Never runs a job; False when
-    neither can be read."""
+    there), ``spark.executor.extraJavaOptions`` otherwise. A Spark Connect session has no
+    JVM here: the server's configuration is read instead (its
+    ``spark.driver.extraJavaOptions`` for a ``local`` master). Never runs a job; False
+    when neither can be read."""
+    if is_connect(spark):
+        try:
+            local = (spark.conf.get("spark.master", "") or "").startswith("local")
+            key = DRIVER_JAVA_OPTIONS if local else EXECUTOR_JAVA_OPTIONS
+            return JIT_OPTION in (spark.conf.get(key, "") or "").split()
+        except Exception:
+            return False
     try:
         conf = spark.sparkContext.getConf()
         if conf.get("spark.master", "").startswith("local"):
@@ -131,13 +148,17 @@ def quiet_task_failures(spark: SparkSession) -> None:
     """Turn off the loggers that echo a failing task's exception: :data:`QUIET_LOGGERS`
     in this session's JVM (log4j2's ``Configurator``, through py4j) and
     :data:`QUIET_PYTHON_LOGGERS` here. Idempotent; the root level is left as it is. When
-    log4j2 cannot be reached, the JVM's logging is turned off altogether."""
+    log4j2 cannot be reached, the JVM's logging is turned off altogether. A Spark Connect
+    session's JVM is the server's: its loggers are the server's log4j2 configuration
+    (conf/spark/log4j2.properties), so only the Python loggers are turned off here."""
     from pyspark.logger import PySparkLogger
 
     for name in QUIET_PYTHON_LOGGERS:
         logger = PySparkLogger.getLogger(name)
         logger.disabled = True
         logger.setLevel(logging.CRITICAL + 1)
+    if is_connect(spark):
+        return
     try:
         jvm: Any = spark.sparkContext._jvm  # None without a JVM: caught below
         level = jvm.org.apache.logging.log4j.Level.OFF
@@ -343,6 +364,25 @@ def local_session(master: str | None = None, *, app_name: str = "dprect",
         session.sparkContext.setLogLevel(log_level)
     quiet_task_failures(session)
     return session
+
+
+def open_session(master: str | None = None, remote: str | None = None, *,
+                 app_name: str = "dprect", shuffle_partitions: int | None = None,
+                 conf: Mapping[str, object] | None = None,
+                 log_level: str | None = "WARN") -> SparkSession:
+    """A classic session (:func:`local_session` on ``master``) or, when ``remote``
+    names a Spark Connect server (``sc://HOST:PORT``), a Connect session to it
+    (:func:`~dprect.engines.spark.remote.connect_session`: ``conf`` and
+    ``shuffle_partitions`` as runtime settings; the log level, Java options and jars are
+    the server's). Both ``master`` and ``remote``: a :class:`ValueError`."""
+    if remote:
+        if master:
+            raise ValueError("give a master URL or a Spark Connect URL (remote), not both")
+        session = connect_session(remote, shuffle_partitions=shuffle_partitions, conf=conf)
+        quiet_task_failures(session)
+        return session
+    return local_session(master, app_name=app_name, shuffle_partitions=shuffle_partitions,
+                         conf=conf, log_level=log_level)
 
 
 def print_on_jvm_stderr(line: str) -> bool:

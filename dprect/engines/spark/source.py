@@ -47,6 +47,7 @@ from pyspark.sql.types import StructType
 
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.extras import require
+from dprect.engines.spark.remote import is_connect
 
 FORMATS = ("parquet", "csv", "delta")
 
@@ -324,6 +325,10 @@ def read_source(spark: SparkSession, path: str | os.PathLike[str], *,
     for the arguments. Nothing is read wrongly in silence.
     """
     text = os.fspath(path)
+    if is_connect(spark) and not urlparse(text).scheme:
+        # a Connect server resolves a relative path against its own working folder: make
+        # it this process's, as for a classic session (the server must see the path)
+        text = os.path.abspath(text)
     if format is not None and format not in FORMATS:
         raise ParameterError(f"format must be one of {', '.join(FORMATS)}; got {format!r}")
     if version is not None and timestamp is not None:
