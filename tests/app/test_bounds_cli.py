@@ -32,6 +32,7 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 import pytest
+from cli_run import run
 
 import dprect
 from dprect.app.bounds_flow import (
@@ -40,7 +41,6 @@ from dprect.app.bounds_flow import (
     bounds_record,
     table_rows,
 )
-from dprect.app.cli import main
 from dprect.core.accounting import Guarantee
 from dprect.core.bounds import BoundsRequest, BoundsResult, histogram, plan_bounds
 from dprect.core.domains import FloatBins
@@ -77,15 +77,6 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return d
 
 
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """``dprect ARGV`` in this process: (exit code, stdout, stderr)."""
-    capsys.readouterr()
-    try:
-        code = main(argv)
-    except SystemExit as exc:  # argparse errors
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def bounds_argv(data: Path, tmp: Path, *extra: str, table: str = "t.parquet",

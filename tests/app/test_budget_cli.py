@@ -29,9 +29,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from cli_run import run
 
 from dprect.app.api import resolve_domains
-from dprect.app.cli import main
 from dprect.core.planner import plan
 from dprect.release.ledger import Ledger
 
@@ -82,15 +82,6 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return d
 
 
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """``dprect ARGV`` in this process: (exit code, stdout, stderr)."""
-    capsys.readouterr()
-    try:
-        code = main(argv)
-    except SystemExit as exc:  # argparse errors
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def fit_argv(data: Path, tmp: Path, *extra: str, table: str = "good.parquet",

@@ -4,7 +4,6 @@ integrity — commit order instead of clocks, no silent gaps, no implicit creati
 from __future__ import annotations
 
 import json
-import multiprocessing as mp
 import shutil
 from datetime import timedelta
 from pathlib import Path
@@ -12,6 +11,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from ledger_race import race
 
 import dprect.release.ledger as ledger_module
 from dprect.core.errors import ParameterError
@@ -382,37 +382,13 @@ def test_ledger_error_messages_are_one_line():
 
 
 # -- concurrency ---------------------------------------------------------------------------------
-def _reserve_when_all_ready(path: str, i: int, barrier, results) -> None:
-    led = Ledger(path)
-    barrier.wait(timeout=120)  # every worker has imported dprect and deltalake
-    try:
-        led.reserve("ds", f"run-{i}", epsilon=1.0, delta=1e-7, **REQ)
-        results.put((i, "reserved"))
-    except BudgetExceededError:
-        results.put((i, "refused"))
-    except Exception as exc:  # reported to the test
-        results.put((i, f"{type(exc).__name__}: {exc}"))
-
-
 def test_concurrent_reservations_never_overspend(tmp_path):
     """12 processes reserve ε = 1 at once against a ledger cap of 5: exactly 5 are
     admitted, and the ledger they leave verifies (versions 0..6, one event each)."""
     path = str(tmp_path / "ledger")
     led = new_ledger(path)
     led.set_cap("ds", 5.0, 1e-6)
-    ctx = mp.get_context("spawn")
-    barrier, results = ctx.Barrier(12), ctx.Queue()
-    procs = [ctx.Process(target=_reserve_when_all_ready, args=(path, i, barrier, results))
-             for i in range(12)]
-    for p in procs:
-        p.start()
-    try:
-        outcomes = dict(results.get(timeout=300) for _ in procs)
-    finally:
-        for p in procs:
-            p.join(timeout=60)
-            if p.is_alive():
-                p.kill()
+    outcomes = race(path, "ds", REQ)
     assert sorted(outcomes.values()) == ["refused"] * 7 + ["reserved"] * 5, outcomes
     runs = led.runs("ds")
     assert sorted(r.run_id for r in runs) == sorted(

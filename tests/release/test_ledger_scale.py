@@ -10,13 +10,13 @@ ledger's own cleanup it is a few hundred files)."""
 from __future__ import annotations
 
 import json
-import multiprocessing as mp
 import shutil
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from ledger_race import race
 
 import dprect.release.ledger as ledger_module
 from dprect.release.guarded import LedgerSettings, released_result
@@ -297,35 +297,11 @@ def test_damage_after_compaction_fails_closed(led: Ledger, tmp_path: Path):
 
 
 # -- the race at 10^4 events ----------------------------------------------------------------
-def _reserve_when_all_ready(path: str, i: int, barrier, results) -> None:
-    led = Ledger(path)
-    barrier.wait(timeout=120)
-    try:
-        led.reserve("race", f"run-{i}", epsilon=1.0, delta=1e-7, **REQ)
-        results.put((i, "reserved"))
-    except BudgetExceededError:
-        results.put((i, "refused"))
-    except Exception as exc:  # reported to the test
-        results.put((i, f"{type(exc).__name__}: {exc}"))
-
-
 def test_concurrent_reservations_at_scale(led: Ledger):
     """12 processes reserve ε = 1 at once against a cap of 5 on a 10^4-event ledger
     (checkpoints are written while they race): exactly 5 are admitted."""
     led.set_cap("race", 5.0, 1e-6)
-    ctx = mp.get_context("spawn")
-    barrier, results = ctx.Barrier(12), ctx.Queue()
-    procs = [ctx.Process(target=_reserve_when_all_ready, args=(led.path, i, barrier, results))
-             for i in range(12)]
-    for p in procs:
-        p.start()
-    try:
-        outcomes = dict(results.get(timeout=300) for _ in procs)
-    finally:
-        for p in procs:
-            p.join(timeout=60)
-            if p.is_alive():
-                p.kill()
+    outcomes = race(led.path, "race", REQ)
     assert sorted(outcomes.values()) == ["refused"] * 7 + ["reserved"] * 5, outcomes
     status = led.status("race")
     assert sorted(r.run_id for r in status.runs) == sorted(

@@ -21,23 +21,22 @@ from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
+import private_bounds
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from cli_run import run
+
+from dprect.app.jobs_support import load_config, section_values
+from dprect.core.domains import FloatBins, Grid, IntegerRange
+from dprect.engines.bounds_input import resolve_groups
+from dprect.engines.row_kernels import group_index
+from dprect.engines.spark.bounds import encode, kernel_spec
 
 REPO = Path(__file__).resolve().parents[2]
-
-import private_bounds  # noqa: E402
-
-from dprect.app.cli import main  # noqa: E402
-from dprect.app.jobs_support import load_config, section_values  # noqa: E402
-from dprect.core.domains import FloatBins, Grid, IntegerRange  # noqa: E402
-from dprect.engines.bounds_input import resolve_groups  # noqa: E402
-from dprect.engines.row_kernels import group_index  # noqa: E402
-from dprect.engines.spark.bounds import encode, kernel_spec  # noqa: E402
 
 N = 3000
 SEED = 11
@@ -84,14 +83,6 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return d
 
 
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    capsys.readouterr()
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 # -- the kernel -----------------------------------------------------------------------------
