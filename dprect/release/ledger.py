@@ -613,11 +613,30 @@ def _json_default(value: Any) -> str:
     raise TypeError(f"cannot hash a {type(value).__name__}")
 
 
+#: SHA-256 of the checkpoint states this process hashed last, by the string object (kept
+#: referenced, so an id is never reused while it is a key; strings are immutable)
+_DIGESTS: OrderedDict[int, tuple[str, str]] = OrderedDict()
+
+
+def _digest(text: str) -> str:
+    """SHA-256 hex of ``text``; a state read from a cached file (the same string object)
+    is hashed once per process, not once per operation."""
+    hit = _DIGESTS.get(id(text))
+    if hit is not None and hit[0] is text:
+        _DIGESTS.move_to_end(id(text))
+        return hit[1]
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    _DIGESTS[id(text)] = (text, digest)
+    while len(_DIGESTS) > 8:
+        _DIGESTS.popitem(last=False)
+    return digest
+
+
 def _chain(previous: str, row: dict[str, Any]) -> str:
     """The chain value of ``row``: SHA-256 of the previous chain and every other field."""
     body = {name: row[name] for name in SCHEMA.names if name != "chain"}
     if row["event"] == "checkpoint" and isinstance(row["result"], str):  # bound by digest
-        body["result"] = "sha256:" + hashlib.sha256(row["result"].encode()).hexdigest()
+        body["result"] = "sha256:" + _digest(row["result"])
     text = json.dumps([previous, body], default=_json_default, sort_keys=True,
                       separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
