@@ -12,7 +12,8 @@ ledger's own rows and checkpoints, written fast), and at each size, in the same 
   (what every run adds to its compute; the median of ``--repeat``), *cold* (the process's
   cache of files read is emptied first, as in a new job process: the release then reads
   only what the reserve did not) and *warm* (a long-lived process);
-* ``status`` — :meth:`Ledger.status` of one dataset (spend, cap and its runs);
+* ``status`` — :meth:`Ledger.status` of one dataset (spend and cap: it reads no run
+  index; ``dprect budget show``, which lists the runs, is measured below);
 
 each as the median wall-clock time and the median CPU time of this process (all its
 threads: what the operation costs when the machine is not shared);

@@ -426,9 +426,9 @@ def _cmd_budget(args: argparse.Namespace) -> int:
               "link of the hash chain and every checkpoint")
         return 0
     since = _since(args.since)
-    status = ledger.status(args.dataset)  # one verified read: all of it at one version
-    spent, cap = status.spent, status.cap
-    runs = [r for r in status.runs if since is None or (
+    status = ledger.status(args.dataset, runs=True)  # one verified read, at one version
+    spent, cap, charged = status.spent, status.cap, status.runs or []
+    runs = [r for r in charged if since is None or (
         r.reserved_version >= since if isinstance(since, int)
         else r.reserved_at is not None and r.reserved_at >= since)]
     remaining = None if cap is None or spent is None else {
@@ -441,7 +441,7 @@ def _cmd_budget(args: argparse.Namespace) -> int:
         "spent": None if spent is None else spent.to_json(),
         "cap": None if cap is None else cap.to_json(), "remaining": remaining,
         "composition": "basic (sum of the charged runs' epsilon and delta)",
-        "charged_runs": len(status.runs), "ledger_version": status.ledger_version,
+        "charged_runs": len(charged), "ledger_version": status.ledger_version,
         "runs": [{"run_id": r.run_id, "status": r.status, "epsilon": r.epsilon,
                   "delta": r.delta, "neighbouring": r.neighbouring, "method": r.method,
                   "features": r.features, "reserved_version": r.reserved_version,
@@ -453,10 +453,10 @@ def _cmd_budget(args: argparse.Namespace) -> int:
         return 0
     if spent is None:
         print(f"dataset {args.dataset}: spent is unbounded under add-remove neighbours (it "
-              f"holds replace-one charges; {len(status.runs)} charged run(s))")
+              f"holds replace-one charges; {len(charged)} charged run(s))")
     else:
         print(f"dataset {args.dataset}: spent epsilon={spent.epsilon:g}, delta={spent.delta:g} "
-              f"(basic composition over {len(status.runs)} charged run(s), "
+              f"(basic composition over {len(charged)} charged run(s), "
               f"{status.neighbouring} neighbours)")
     if cap is None or remaining is None:
         print("cap: none set")

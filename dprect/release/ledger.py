@@ -139,7 +139,7 @@ import re
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -291,11 +291,12 @@ class DatasetStatus:
     """What :meth:`Ledger.status` reports of one dataset, read at one ledger version.
     ``spent`` is in ``neighbouring`` (the cap's relation; without a cap add/remove, or
     replace-one once a replace-one run was charged); ``None`` when it is unbounded there.
-    The runs carry no result (:meth:`Ledger.run` reads one)."""
+    ``runs`` is ``None`` unless asked for (``Ledger.status(..., runs=True)``: it reads the
+    dataset's whole run index); the runs carry no result (:meth:`Ledger.run` reads one)."""
 
     spent: Budget | None
     cap: Cap | None
-    runs: list[RunRecord]
+    runs: list[RunRecord] | None
     ledger_version: int
     neighbouring: str = ADD_REMOVE
 
@@ -311,31 +312,67 @@ def _image(epsilon: float, delta: float, relation: str, target: str) -> tuple[fl
 
 
 #: a dataset's runs are kept in this many buckets (by a hash of the run id), so a
-#: lookup, and the re-derivation of a checkpoint, parse only the buckets they touch
-RUN_BUCKETS = 16
+#: lookup, and the re-derivation of a checkpoint, parse only the buckets they touch: with
+#: this many, a bucket holds about one run up to ~10^3 runs of a dataset, so what an
+#: operation parses and re-dumps does not grow with the number of runs ever charged
+RUN_BUCKETS = 1024
+#: a state text's header → its number of run buckets (format 1: checkpoints written
+#: before the buckets were widened; read, re-derived in, and replaced by the next one)
+_FORMATS = {"dprect ledger state 1": 16, "dprect ledger state 2": RUN_BUCKETS}
+_HEADERS = {n: h for h, n in _FORMATS.items()}
 
 
-def _bucket(run_id: str) -> int:
-    return int(hashlib.sha256(run_id.encode("utf-8")).hexdigest()[:8], 16) % RUN_BUCKETS
+def _bucket(run_id: str, buckets: int) -> int:
+    return int(hashlib.sha256(run_id.encode("utf-8")).hexdigest()[:8], 16) % buckets
+
+
+@contextlib.contextmanager
+def _readable() -> Iterator[None]:
+    """Parsing a part of a checkpoint's state read on demand (after the chain and the
+    newest checkpoint were verified): a part that cannot be parsed is damage, one line."""
+    try:
+        yield
+    except (ValueError, KeyError, TypeError, IndexError, AssertionError):
+        raise LedgerError(f"the budget ledger is damaged: a checkpoint's state cannot be "
+                          f"read; nothing was charged or released — {_RESTORE}") from None
 
 
 class _DatasetState:
-    """One dataset's cap, spend and runs; parsed from a checkpoint's lines on demand."""
+    """One dataset's cap, spend and runs; parsed from a checkpoint's text on demand: its
+    block of lines (see :class:`_State`) is kept as read until a run bucket is needed, and
+    written back unchanged while nothing in it changed."""
 
-    def __init__(self, head: str | None = None, texts: dict[int, str] | None = None) -> None:
+    def __init__(self, buckets: int, head: str | None = None, block: str | None = None
+                 ) -> None:
+        self.buckets = buckets
         self.head_text = head  # JSON [cap, spent]; None once changed
         self._cap: list[Any] | None = None  # [epsilon, delta, relation]
         self._spent: dict[str, list[float] | None] = {ADD_REMOVE: [0.0, 0.0],
                                                       REPLACE_ONE: [0.0, 0.0]}
         self._head_parsed = head is None
-        self.texts = texts or {}  # bucket → its JSON text (buckets without runs absent)
+        self._block = block  # its lines as last read or written; None once changed
+        self._texts: dict[int, str] | None = None if block is not None else {}
         self.parsed: dict[int, dict[str, dict[str, Any]]] = {}
-        self._lines: list[str] | None = None
+
+    @property
+    def texts(self) -> dict[int, str]:
+        """Bucket → its JSON text (buckets without runs absent), split from the block on
+        first use."""
+        if self._texts is None:
+            assert self._block is not None
+            with _readable():
+                self._texts = {}
+                for line in self._block.split("\n")[1:]:
+                    _, key, body = line.split("\t", 2)
+                    self._texts[int(key)] = body
+        return self._texts
 
     def _head(self) -> None:
         if not self._head_parsed:
             assert self.head_text is not None
-            self._cap, self._spent = json.loads(self.head_text)
+            with _readable():
+                self._cap, self._spent = json.loads(self.head_text)
+                assert isinstance(self._spent, dict)
             self._head_parsed = True
 
     @property
@@ -358,9 +395,10 @@ class _DatasetState:
         self._spent[target], self.head_text = value, None
 
     def bucket(self, run_id: str) -> dict[str, dict[str, Any]]:
-        k = _bucket(run_id)
+        k = _bucket(run_id, self.buckets)
         if k not in self.parsed:
-            self.parsed[k] = json.loads(self.texts.get(k, "{}"))
+            with _readable():
+                self.parsed[k] = json.loads(self.texts.get(k, "{}"))
         return self.parsed[k]
 
     def get(self, run_id: str) -> dict[str, Any] | None:
@@ -368,35 +406,42 @@ class _DatasetState:
 
     def runs(self) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
-        for k in range(RUN_BUCKETS):
+        for k in sorted({*self.parsed, *self.texts}):
             if k in self.parsed:
                 out.update(self.parsed[k])
-            elif k in self.texts:
-                out.update(json.loads(self.texts[k]))
+            else:
+                with _readable():
+                    out.update(json.loads(self.texts[k]))
         return out
 
-    def lines(self, name: str) -> list[str]:
-        """The checkpoint lines of this dataset (``name`` as JSON, a tab, the key, a tab,
-        JSON: ``h`` for [cap, spent], else a bucket number for its runs); kept until the
-        dataset is touched again."""
-        if self._lines is not None and self.head_text is not None and not self.parsed:
-            return self._lines
+    def block(self, name: str) -> str:
+        """The checkpoint lines of this dataset, joined by newlines (``name`` as JSON, a
+        tab, the key, a tab, JSON: ``h`` for [cap, spent], else a bucket number for its
+        runs); kept until the dataset is touched again. A bucket looked up (parsed) is
+        dumped again (the same text when it did not change)."""
+        if self._block is not None and self.head_text is not None and not self.parsed:
+            return self._block
         if self.head_text is None:
             self.head_text = _canonical([self.cap, self.spent])
+        texts = self.texts
         for k, runs in self.parsed.items():
-            self.texts[k] = _canonical(runs)
+            texts[k] = _canonical(runs)
         self.parsed.clear()  # dumped once: parsed again only if touched again
-        self._lines = [f"{name}\th\t{self.head_text}", *(
-            f"{name}\t{k}\t{self.texts[k]}" for k in sorted(self.texts)
-            if self.texts[k] != "{}")]
-        return self._lines
+        self._block = "\n".join([f"{name}\th\t{self.head_text}", *(
+            f"{name}\t{k}\t{texts[k]}" for k in sorted(texts) if texts[k] != "{}")])
+        return self._block
+
+    def rebucket(self, buckets: int) -> None:
+        """Keep the runs in ``buckets`` buckets (a state compared with, or written as, a
+        checkpoint of another format)."""
+        runs = self.runs()
+        self.buckets, self._texts, self.parsed, self._block = buckets, {}, {}, None
+        for run_id, run in runs.items():
+            self.bucket(run_id)[run_id] = run
 
 
 def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
-
-
-_STATE_HEADER = "dprect ledger state 1"
 
 
 @functools.lru_cache(maxsize=65536)
@@ -407,47 +452,71 @@ def _name_json(name: str) -> str:
 class _State:
     """Every dataset's spend (in both relations), cap and runs after a prefix of events.
 
-    Its text (a checkpoint row's ``result``) is line-based: a header, then per dataset (in
-    name order) a line with its cap and spend and one line per run bucket — so a read parses
-    only the datasets and buckets it touches, and a re-derived state is compared with a
-    checkpoint as text."""
+    Its text (a checkpoint row's ``result``) is a header, then per dataset (in name order)
+    a block of lines: one with its cap and spend and one per non-empty run bucket. In
+    format 2 the blocks are separated by an empty line, so a read splits the text into
+    datasets (not lines) and parses only the datasets and buckets it touches, and a
+    re-derived state is written back from the blocks as read and compared as text."""
 
-    def __init__(self, datasets: dict[str, _DatasetState] | None = None) -> None:
+    def __init__(self, datasets: dict[str, _DatasetState] | None = None,
+                 buckets: int = RUN_BUCKETS) -> None:
         self.datasets = datasets or {}
+        self.buckets = buckets
 
     @classmethod
     def parse(cls, text: str) -> _State:
-        lines = text.split("\n")
-        if lines[0] != _STATE_HEADER:
+        header = text.split("\n", 1)[0]
+        buckets = _FORMATS.get(header)
+        if buckets is None:
             raise _DamageError("a checkpoint of an unknown format")
         datasets: dict[str, _DatasetState] = {}
-        for line in lines[1:]:
-            name_json, key, body = line.split("\t", 2)
-            if key == "h":
-                datasets[name_json] = _DatasetState(body)
-            else:
-                datasets[name_json].texts[int(key)] = body
-        return cls({json.loads(k): v for k, v in datasets.items()})
+        if buckets == _FORMATS["dprect ledger state 1"]:  # one line per bucket, no blocks
+            lines: dict[str, list[str]] = {}
+            for line in text.split("\n")[1:]:
+                lines.setdefault(line.split("\t", 1)[0], []).append(line)
+            blocks = ["\n".join(group) for group in lines.values()]
+        else:
+            blocks = text.split("\n\n")[1:]
+        for block in blocks:
+            end = block.find("\n")
+            name_json, key, head = (block if end < 0 else block[:end]).split("\t", 2)
+            if key != "h":
+                raise ValueError("a dataset's block does not start with its totals")
+            datasets[json.loads(name_json)] = _DatasetState(buckets, head, block)
+        return cls(datasets, buckets)
+
+    def rebucket(self, buckets: int) -> None:
+        if buckets != self.buckets:
+            self.buckets = buckets
+            for ds in self.datasets.values():
+                ds.rebucket(buckets)
 
     def text(self) -> str:
-        lines = [_STATE_HEADER]
-        for name in sorted(self.datasets):
-            lines += self.datasets[name].lines(_name_json(name))
-        return "\n".join(lines)
+        blocks = [_HEADERS[self.buckets], *(
+            self.datasets[name].block(_name_json(name)) for name in sorted(self.datasets))]
+        return ("\n" if self.buckets == _FORMATS["dprect ledger state 1"] else "\n\n"
+                ).join(blocks)
 
     def equals(self, text: str) -> bool:
-        """Whether ``text`` (a checkpoint's) records this state."""
+        """Whether ``text`` (a checkpoint's) records this state (compared in the
+        checkpoint's format: its header names its number of buckets)."""
+        buckets = _FORMATS.get(text.split("\n", 1)[0])
+        if buckets is None:
+            return False
+        self.rebucket(buckets)
         return self.text() == text
 
     def of(self, dataset: str) -> _DatasetState:
-        return self.datasets.get(dataset) or _DatasetState()
+        return self.datasets.get(dataset) or _DatasetState(self.buckets)
 
     def apply(self, row: dict[str, Any]) -> None:
         """Fold one event into the state (the same rules the reads always used)."""
         event, name = row["event"], row["dataset"]
         if event in ("init", "checkpoint") or name is None:
             return
-        ds = self.datasets.setdefault(name, _DatasetState())
+        ds = self.datasets.get(name)
+        if ds is None:
+            ds = self.datasets[name] = _DatasetState(self.buckets)
         if event == "cap":
             ds.cap = [row["epsilon"], row["delta"], row["neighbouring"] or ADD_REMOVE]
             return
@@ -544,11 +613,30 @@ def _json_default(value: Any) -> str:
     raise TypeError(f"cannot hash a {type(value).__name__}")
 
 
+#: SHA-256 of the checkpoint states this process hashed last, by the string object (kept
+#: referenced, so an id is never reused while it is a key; strings are immutable)
+_DIGESTS: OrderedDict[int, tuple[str, str]] = OrderedDict()
+
+
+def _digest(text: str) -> str:
+    """SHA-256 hex of ``text``; a state read from a cached file (the same string object)
+    is hashed once per process, not once per operation."""
+    hit = _DIGESTS.get(id(text))
+    if hit is not None and hit[0] is text:
+        _DIGESTS.move_to_end(id(text))
+        return hit[1]
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    _DIGESTS[id(text)] = (text, digest)
+    while len(_DIGESTS) > 8:
+        _DIGESTS.popitem(last=False)
+    return digest
+
+
 def _chain(previous: str, row: dict[str, Any]) -> str:
     """The chain value of ``row``: SHA-256 of the previous chain and every other field."""
     body = {name: row[name] for name in SCHEMA.names if name != "chain"}
     if row["event"] == "checkpoint" and isinstance(row["result"], str):  # bound by digest
-        body["result"] = "sha256:" + hashlib.sha256(row["result"].encode()).hexdigest()
+        body["result"] = "sha256:" + _digest(row["result"])
     text = json.dumps([previous, body], default=_json_default, sort_keys=True,
                       separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -897,14 +985,16 @@ class Ledger:
     def _cap_of(ds: _DatasetState) -> Cap | None:
         return None if ds.cap is None else Cap(ds.cap[0], ds.cap[1], ds.cap[2])
 
-    def status(self, dataset: str) -> DatasetStatus:
-        """Spend, cap and runs of ``dataset`` from one verified read of the ledger."""
+    def status(self, dataset: str, *, runs: bool = False) -> DatasetStatus:
+        """Spend and cap of ``dataset`` from one verified read of the ledger; with
+        ``runs`` also its runs (which reads the dataset's whole run index; without it no
+        run bucket is parsed)."""
         snap = self._load()
         ds = snap.state.of(_check_name(dataset, "dataset"))
         relation = self._relation(ds)
-        runs = sorted((_record(k, v) for k, v in ds.runs().items()),
-                      key=lambda r: r.reserved_version)
-        return DatasetStatus(self._spent_in(ds, relation), self._cap_of(ds), runs,
+        records = None if not runs else sorted(
+            (_record(k, v) for k, v in ds.runs().items()), key=lambda r: r.reserved_version)
+        return DatasetStatus(self._spent_in(ds, relation), self._cap_of(ds), records,
                              snap.version, relation)
 
     def datasets(self) -> list[str]:
@@ -924,7 +1014,7 @@ class Ledger:
         rows = self.events(dataset)
         results = {r["run_id"]: json.loads(r["result"]) for r in rows
                    if r["event"] == "release" and r["result"] is not None}
-        records = self.status(dataset).runs
+        records = self.status(dataset, runs=True).runs or []
         return [RunRecord(**{**r.__dict__, "result": results.get(r.run_id)})
                 for r in records]
 
@@ -1048,6 +1138,7 @@ class Ledger:
         tail = [f for f in snap.files if newest is None or f.first > newest]
         tail_rows = [r for r in snap.rows if newest is None or r["version"] > newest]
         w = snap.version + 1
+        snap.state.rebucket(RUN_BUCKETS)  # a ledger's older format is replaced here
         row = self._row("checkpoint", None, w, snap.last_chain, result=snap.state.text(),
                         message=f"state after commit versions 0..{w - 1}")
         self._checkpoint_row = row

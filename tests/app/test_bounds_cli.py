@@ -227,7 +227,7 @@ def test_grouped_run_is_charged_once(data: Path, tmp_path: Path,
     assert out.splitlines()[0].startswith("run id r1")
     g: Guarantee = plan_bounds(BoundsRequest(4.0, coverage=0.9),
                                [FloatBins()] * 3).guarantee
-    status = Ledger(ledger).status("ds")
+    status = Ledger(ledger).status("ds", runs=True)
     assert len(status.runs) == 1 and status.runs[0].status == "released"
     assert status.runs[0].method == "bounds" and status.runs[0].features == ["x", "y", "k"]
     assert status.spent.epsilon == pytest.approx(g.epsilon)  # once, not 3 times

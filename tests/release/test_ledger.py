@@ -498,3 +498,57 @@ def test_checkpoints_are_written_and_reads_start_from_them(tmp_path):
     assert led.verify(full=True) == snap.version
     assert led.spent("ds").epsilon == pytest.approx(0.01 * (2 * CHECKPOINT_EVERY + 3))
     assert len(led.runs("ds")) == 2 * CHECKPOINT_EVERY + 3
+
+
+def _reserves(n: int, offset: int = 0):
+    for i in range(offset, offset + n):
+        yield {"event": "reserve", "dataset": f"d{i % 3}", "run_id": f"r{i}",
+               "epsilon": 0.01, "delta": 1e-10, "method": "randmargins",
+               "features": '["a"]', "bound": "b", "neighbouring": "add-remove"}
+
+
+
+def test_status_reads_no_run_index(tmp_path, monkeypatch):
+    """status (spend and cap) never reads a dataset's run index; runs=True does."""
+    from dprect.release.ledger_fill import fill
+
+    led = new_ledger(tmp_path / "ledger")
+    led.set_cap("d0", 5.0, 1e-6)
+    fill(led, _reserves(100))
+
+    def refuse(self):
+        raise AssertionError("the whole run index was read")
+
+    monkeypatch.setattr(ledger_module._DatasetState, "runs", refuse)
+    status = led.status("d0")
+    assert status.runs is None and status.cap == Cap(5.0, 1e-6)
+    assert status.spent.epsilon == pytest.approx(0.01 * 34)
+    with pytest.raises(AssertionError, match="run index"):
+        led.status("d0", runs=True)
+
+
+def test_checkpoints_of_the_16_bucket_format_are_read_and_replaced(tmp_path, monkeypatch):
+    """A ledger whose checkpoints hold 16 run buckets (state format 1) is verified, finds
+    its run ids (a retry is not charged again), and its next checkpoint is format 2."""
+    from dprect.release.ledger import CHECKPOINT_EVERY, RUN_BUCKETS
+    from dprect.release.ledger_fill import fill
+
+    assert RUN_BUCKETS == 1024
+    led = new_ledger(tmp_path / "ledger")
+    monkeypatch.setattr(ledger_module, "RUN_BUCKETS", 16)
+    fill(led, _reserves(3 * CHECKPOINT_EVERY))
+    monkeypatch.undo()
+    rows = led._load(full=True).rows
+    old = {r["result"].split("\n", 1)[0] for r in rows if r["event"] == "checkpoint"}
+    assert old == {"dprect ledger state 1"}
+    spent = led.spent("d0")
+    assert not led.reserve("d0", "r3", epsilon=0.01, delta=1e-10, **REQ).new_charge
+    assert led.spent("d0") == spent
+    fill(led, _reserves(CHECKPOINT_EVERY, offset=10**6))
+    snap = led._load()
+    newest = [r for r in snap.rows if r["event"] == "checkpoint"][-1]
+    assert newest["result"].startswith("dprect ledger state 2\n")
+    assert led.verify(full=True) == snap.version
+    assert not led.reserve("d0", "r6", epsilon=0.01, delta=1e-10, **REQ).new_charge
+    assert led.run("d1", "r7").status == "reserved"
+    assert len(led.runs("d2")) == CHECKPOINT_EVERY + CHECKPOINT_EVERY // 3 + 1

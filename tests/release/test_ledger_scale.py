@@ -134,12 +134,12 @@ def test_state_at_scale_matches_a_full_replay(led: Ledger):
     snap = led._load()
     newest = snap.checkpoint
     assert newest is not None and version_of(led, "r1") < newest < version_of(led, "r2")
-    status = led.status("ds")
+    status = led.status("ds", runs=True)
     assert status.spent == Budget(8.0, 2e-7) and status.cap == ledger_module.Cap(10.0, 1e-5)
     assert [(r.run_id, r.status) for r in status.runs] == [("r1", "released"),
                                                             ("r2", "reserved")]
     assert led.run("ds", "r1").result == {"method": "randmargins", "lower": [1.0]}
-    d3 = led.status("d3")
+    d3 = led.status("d3", runs=True)
     assert len(d3.runs) == len([i for i in range((EVENTS - 10) // 2) if i % 20 == 3])
     assert d3.spent.epsilon == pytest.approx(0.001 * len(d3.runs))
     assert led.verify(full=True) == snap.version  # every link, every checkpoint
@@ -257,21 +257,21 @@ def test_foreign_commit_and_deleted_log(led: Ledger):
 
 # -- compaction -----------------------------------------------------------------------------
 def test_compaction_is_not_damage_and_leaves_a_few_files(led: Ledger):
-    before = led.status("ds")
-    d7 = led.status("d7")
+    before = led.status("ds", runs=True)
+    d7 = led.status("d7", runs=True)
     assert len(led._load().files) > 5
     led.compact()
     files = listing(Path(led.path))
     assert len([f for f, _ in files if f.endswith(".parquet") and "/" not in f]) <= 4
     assert len([f for f, _ in files if f.startswith("_delta_log/")]) <= 4
-    after = led.status("ds")
+    after = led.status("ds", runs=True)
     assert (after.spent, after.cap, after.runs) == (before.spent, before.cap, before.runs)
-    assert led.status("d7").runs == d7.runs
+    assert led.status("d7", runs=True).runs == d7.runs
     assert led.verify(full=True) == after.ledger_version
     assert led.run("ds", "r1").result == {"method": "randmargins", "lower": [1.0]}
     led.release("ds", "r2", {"method": "randmargins"})  # the ledger goes on
     fill(led, history(3 * CHECKPOINT_EVERY, offset=10**6))
-    assert led.status("ds").runs[-1].status == "released"
+    assert led.status("ds", runs=True).runs[-1].status == "released"
 
 
 def test_damage_after_compaction_fails_closed(led: Ledger, tmp_path: Path):
@@ -303,7 +303,7 @@ def test_concurrent_reservations_at_scale(led: Ledger):
     led.set_cap("race", 5.0, 1e-6)
     outcomes = race(led.path, "race", REQ)
     assert sorted(outcomes.values()) == ["refused"] * 7 + ["reserved"] * 5, outcomes
-    status = led.status("race")
+    status = led.status("race", runs=True)
     assert sorted(r.run_id for r in status.runs) == sorted(
         f"run-{i}" for i, o in outcomes.items() if o == "reserved")
     assert status.spent.epsilon == pytest.approx(5.0)
