@@ -95,6 +95,7 @@ from dprect.core.labels import LabelText
 from dprect.core.request import (
     BoundsRequest,
     FitRequest,
+    Neighbouring,
     PlanRequest,
     option_specs,
     request_from,
@@ -289,8 +290,8 @@ def build_parser() -> argparse.ArgumentParser:
     cap.add_argument("dataset")
     cap.add_argument("--epsilon", type=_float, required=True)
     cap.add_argument("--delta", type=_float, required=True)
-    cap.add_argument("--neighbouring", choices=["add-remove", "replace-one"],
-                     default="add-remove",
+    cap.add_argument("--neighbouring", choices=Neighbouring.values(),
+                     default=Neighbouring.ADD_REMOVE.value,
                      help="the neighbouring relation the cap is stated in (default "
                           "add-remove): runs are charged in it (an add/remove run's (e, d) "
                           "counts as (2e, (1+exp(e))d) against a replace-one cap; a "

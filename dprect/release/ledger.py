@@ -150,6 +150,7 @@ import pyarrow as pa
 from dprect._version import __version__
 from dprect.core.errors import DprectError, ParameterError
 from dprect.core.extras import require
+from dprect.core.request import Neighbouring
 from dprect.core.validation import check_epsilon, check_open_unit
 
 SCHEMA = pa.schema([
@@ -171,8 +172,9 @@ SCHEMA = pa.schema([
 ])
 
 EVENTS = ("init", "reserve", "release", "fail", "cap", "checkpoint")
-ADD_REMOVE, REPLACE_ONE = "add-remove", "replace-one"
-RELATIONS = (ADD_REMOVE, REPLACE_ONE)
+#: the neighbouring relations a cap is stated in (the request module's spellings)
+ADD_REMOVE, REPLACE_ONE = Neighbouring.ADD_REMOVE.value, Neighbouring.REPLACE_ONE.value
+RELATIONS = Neighbouring.values()
 #: appendOnly: Delta writers refuse deletes and updates. The tombstones of files merged by a
 #: checkpoint expire at once, so Delta checkpoints stay as small as the table (the
 #: ledger removes those files itself, one checkpoint later: see "Compaction").
