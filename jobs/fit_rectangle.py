@@ -43,37 +43,23 @@ from dprect.app.jobs_support import (
     run_options,
     section_values,
 )
-from dprect.core.expectation import DEFAULT_TARGET_SHARE
+from dprect.app.options import (
+    EXPECTATION_OPTIONS,
+    FIT_COLUMNS,
+    FIT_GRID,
+    FIT_OUTPUTS,
+    FIT_SPARK_OPTIONS,
+)
 
 PROG = "fit_rectangle"
 SECTION = "fit"
 
 OPTIONS: dict[str, Option] = {
     **run_options(required=("input",)),
-    "features": Option(None, "str_list", "feature columns (required)"),
-    "label": Option(None, "str", "label column: numbers, booleans or strings (required)"),
-    "grid": Option(None, "any", "public domains: 'float', 'LOWER:UPPER:SIZE', "
-                                "'int:L:U', or a mapping feature -> spec (default float); "
-                                "values outside a grid's bounds are clamped into its end "
-                                "bins without a warning, so take bounds from public "
-                                "knowledge"),
+    **run_options(("features", "label", "output"), FIT_COLUMNS),
+    **run_options(options=(FIT_GRID,)),
     **request_options(),
-    "positives": Option(None, "int", "your public estimate of the number of positive rows "
-                                     "(never read from the data): the printed expectation "
-                                     "adds the share outside the rectangle at it"),
-    "target_share": Option(DEFAULT_TARGET_SHARE, "float",
-                           "share of positives outside the rectangle the printed "
-                           "expectation sizes the positives needed for"),
-    "spark_plan": Option(None, "str", "Spark engine plan: auto, collect, pass, prefetch "
-                                      "or rounds (default: the engine's, auto)"),
-    "driver_budget_mb": Option(None, "float", "driver memory budget (MiB): auto collects "
-                                              "when the positives' values fit it, else the "
-                                              "pass plan keeps its lists within it "
-                                              "(default 1024)"),
-    "output": Option(None, "str", "result JSON path (required)"),
-    "results_table": Option(None, "str", "Delta results table to append to (optional)"),
-    "plot": Option(None, "str", "PNG path (optional)"),
-    "truth": Option(None, "str", "synthetic-data sidecar JSON; draws the true rectangle"),
+    **run_options(("output",), (*EXPECTATION_OPTIONS, *FIT_OUTPUTS, *FIT_SPARK_OPTIONS)),
 }
 
 

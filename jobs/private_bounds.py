@@ -30,12 +30,7 @@ from typing import Any
 from _common import job_spark
 from pyspark.sql import SparkSession
 
-from dprect.app.bounds_flow import (
-    DEFAULT_BOUNDS_GRID,
-    BoundsSettings,
-    bounds_settings,
-    run_bounds_flow,
-)
+from dprect.app.bounds_flow import BoundsSettings, bounds_settings, run_bounds_flow
 from dprect.app.jobs_support import (
     ConfigError,
     Option,
@@ -46,6 +41,7 @@ from dprect.app.jobs_support import (
     run_options,
     section_values,
 )
+from dprect.app.options import BOUNDS_COLUMNS, BOUNDS_GRID, BOUNDS_OUTPUTS, GROUP_OPTIONS
 from dprect.core.request import BoundsRequest
 
 PROG = "private_bounds"
@@ -53,24 +49,10 @@ SECTION = "bounds"
 
 OPTIONS: dict[str, Option] = {
     **run_options(required=("input",)),
-    "columns": Option(None, "str_list", "numeric columns to bound (required)"),
-    "group_by": Option(None, "str", "group column: one set of bounds per listed group; "
-                                    "rows of other groups are dropped, never reported"),
-    "groups": Option(None, "any", "the PUBLIC list of group values (a list, or one "
-                                  "comma-separated string), read against the group "
-                                  "column's type; never read from the data"),
-    "groups_file": Option(None, "str", "a file of public group values, one per line "
-                                       "(instead of groups)"),
+    **run_options(("columns",), BOUNDS_COLUMNS),
+    **run_options(options=GROUP_OPTIONS),
     **request_options(BoundsRequest),
-    "grid": Option(None, "any", f"public domains (default {DEFAULT_BOUNDS_GRID!r}: no "
-                                "bounds needed): 'floatbins:BITS', 'LOWER:UPPER:SIZE', "
-                                "'int:L:U', or a mapping column -> spec"),
-    "rows": Option(None, "int", "your public estimate of a group's rows (never read from "
-                                "the data): the printed plan adds the share a side may "
-                                "clip at it"),
-    "output": Option(None, "str", "result JSON path (required)"),
-    "table": Option(None, "str", "bounds table: CSV (a path ending in .csv) or Delta (a "
-                                 "folder); optional"),
+    **run_options(("output",), (BOUNDS_GRID, *BOUNDS_OUTPUTS)),
 }
 
 

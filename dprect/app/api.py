@@ -281,7 +281,7 @@ def nonprivate_bounding_box(X: object, y: object, *, grid: GridArg = None,
 
 def _group_text(value: object) -> str:
     """A listed group value as text, read against the group column's type as the command
-    line reads it (:func:`dprect.app.bounds_flow.resolve_groups`)."""
+    line reads it (:func:`dprect.engines.bounds_input.resolve_groups`)."""
     if isinstance(value, bool | np.bool_):
         return "true" if value else "false"
     if isinstance(value, float | np.floating):
@@ -403,16 +403,13 @@ def bounds(data: object, columns: Sequence[str] | None = None, *, epsilon: float
     ``upper[g][j]``, ``guarantee``, ``library_forms()``, ``to_json()``). Errors depend
     only on the parameters and on the data's schema (column names and types).
     """
-    from dprect.app.bounds_flow import (
-        NumpyBoundsPrepared,
-        bounds_domains,
-        group_index,
-        group_kind_of_arrow,
-        resolve_groups,
-    )
+    from dprect.app.bounds_flow import bounds_domains
     from dprect.core.bounds import plan_bounds, run_bounds
     from dprect.core.request import BoundsRequest
     from dprect.engines.arrow_input import numeric_column
+    from dprect.engines.bounds_input import group_kind_of_arrow, resolve_groups
+    from dprect.engines.numpy_bounds import NumpyBoundsPrepared
+    from dprect.engines.row_kernels import group_index
 
     given: dict[str, Any] = {k: v for k, v in (("delta", delta), ("coverage", coverage),
                                                ("beta", beta), ("neighbouring", neighbouring))

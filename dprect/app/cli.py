@@ -82,15 +82,27 @@ from typing import Any
 from dprect._version import __version__
 from dprect.app.failures import describe_failure, one_line
 from dprect.app.options import (
+    BOUNDS_COLUMNS,
+    BOUNDS_GRID,
+    BOUNDS_OUTPUTS,
+    DEFAULT_BOUNDS_GRID,
     ENGINE_OPTIONS,
+    EXPECTATION_OPTIONS,
+    FIT_COLUMNS,
+    FIT_GRID,
+    FIT_OPTIONS,
+    FIT_OUTPUTS,
+    FIT_SPARK_OPTIONS,
+    GROUP_OPTIONS,
+    GROUPS,
     LEDGER_OPTIONS,
+    RUN_OPTIONS,
     SOURCE_OPTIONS,
     RunOption,
     spark_only_given,
 )
 from dprect.app.session_options import add_session_arguments, chosen, session_flags
 from dprect.core.errors import DprectError, ParameterError
-from dprect.core.expectation import DEFAULT_TARGET_SHARE
 from dprect.core.labels import LabelText
 from dprect.core.request import (
     BoundsRequest,
@@ -102,12 +114,6 @@ from dprect.core.request import (
 )
 
 EXIT_USAGE = 2
-#: engines.spark.engine.PLANS, without importing pyspark
-SPARK_PLANS = ("auto", "collect", "pass", "prefetch", "rounds")
-#: the default domain of ``dprect bounds`` (dprect.app.bounds_flow.DEFAULT_BOUNDS_GRID)
-DEFAULT_BOUNDS_GRID = "floatbins:12"
-#: the fit's own Spark-only options (the shared ones are marked in dprect.app.options)
-FIT_SPARK_ONLY = (("plan", "--plan"), ("driver_budget_mb", "--driver-budget-mb"))
 
 
 def _float(text: str) -> float:
@@ -158,21 +164,21 @@ def add_request_arguments(p: argparse.ArgumentParser,
                            help=f"{spec.help} (default {spec.plain_default})")
 
 
-def _grid_argument(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--grid", default=None,
-                   help="public domains: 'float' (default: every float, no bounds needed), "
-                        "'LOWER:UPPER:SIZE' or 'int:LOWER:UPPER' for every feature, or "
-                        "'name=SPEC,name=SPEC,...'. Values outside LOWER..UPPER are clamped "
-                        "into the end bins without a warning (a warning would look at the "
-                        "data): take the bounds from public knowledge, never from the data")
-
-
 def add_run_arguments(p: Any, options: Sequence[RunOption], spark: Any = None) -> None:
-    """Shared run options (:mod:`dprect.app.options`) as flags; Spark-only ones go to the
-    ``spark`` argument group when one is given."""
-    types: dict[str, Any] = {"int": int, "float": _float, "str": str}
+    """Run options (:mod:`dprect.app.options`) as flags; Spark-only ones go to the
+    ``spark`` argument group when one is given, the others to their own group
+    (``RunOption.group``, created once per parser) or to ``p``."""
+    types: dict[str, Any] = {"int": int, "float": _float, "str": str, "names": _features,
+                             "count": _count, "spec": str, "values": str}
+    made: dict[str, Any] = _GROUPS_MADE.setdefault(id(p), {})
     for o in options:
-        target = spark if (o.spark_only and spark is not None) else p
+        if o.spark_only and spark is not None:
+            target = spark
+        elif o.group is not None:
+            target = made.get(o.group) or made.setdefault(
+                o.group, p.add_argument_group(GROUPS[o.group]))
+        else:
+            target = p
         kwargs: dict[str, Any] = {"dest": o.name, "default": o.default, "help": o.help}
         if o.choices:
             kwargs["choices"] = o.choices
@@ -180,34 +186,26 @@ def add_run_arguments(p: Any, options: Sequence[RunOption], spark: Any = None) -
             kwargs["type"] = types[o.kind]
         if o.required:
             kwargs["required"] = True
+        if o.metavar is not None:
+            kwargs["metavar"] = o.metavar
         target.add_argument(o.spelled, **kwargs)
 
 
-def _refuse_spark_only(args: argparse.Namespace, own: Sequence[tuple[str, str]] = ()) -> None:
+#: the argument groups made by :func:`add_run_arguments`, per parser
+_GROUPS_MADE: dict[int, dict[str, Any]] = {}
+
+
+def _refuse_spark_only(args: argparse.Namespace, own: Sequence[tuple[str, str]] = (),
+                       options: tuple[RunOption, ...] = RUN_OPTIONS) -> None:
     """With the numpy engine: a Spark-only option, or Delta input, is a parameter error."""
     if args.engine != "numpy":
         return
-    spelled = spark_only_given(vars(args)) or next(
+    spelled = spark_only_given(vars(args), options) or next(
         (flag for attr, flag in own if getattr(args, attr) is not None), None)
     if spelled is not None:
         raise ParameterError(f"{spelled} needs --engine spark")
     if args.format == "delta":
         raise ParameterError("--format delta needs --engine spark")
-
-
-def _expectation_arguments(p: argparse.ArgumentParser) -> None:
-    """``--positives`` and ``--target-share``: public inputs of the plan's expectation."""
-    g = p.add_argument_group(
-        "how many positives a run needs (public estimates only; nothing is read from the "
-        "data)")
-    g.add_argument("--positives", type=_count, default=None, metavar="N",
-                   help="your estimate of the number of positive rows: adds the expected "
-                        "share of them outside the rectangle at N")
-    g.add_argument("--target-share", type=_float, default=DEFAULT_TARGET_SHARE,
-                   metavar="S",
-                   help="the share of positives outside the rectangle to size N for: "
-                        "prints the smallest N with at most this share outside "
-                        f"(default {DEFAULT_TARGET_SHARE:g})")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -219,36 +217,14 @@ def build_parser() -> argparse.ArgumentParser:
     fit = sub.add_parser("fit", help="learn a private rectangle from a table")
     spark = fit.add_argument_group("Spark engine options (--engine spark)")
     add_run_arguments(fit, SOURCE_OPTIONS, spark)
-    fit.add_argument("--features", type=_features, required=True,
-                     help="comma-separated feature columns")
-    fit.add_argument("--label", required=True,
-                     help="label column (numbers, booleans or strings); the rows whose label "
-                          "equals --positive-label are learned from")
+    add_run_arguments(fit, FIT_COLUMNS)
     add_request_arguments(fit, FitRequest)
-    _grid_argument(fit)
-    fit.add_argument("--output", required=True, help="where to write the result JSON")
+    add_run_arguments(fit, (FIT_GRID, FIT_OUTPUTS[0]))
     add_run_arguments(fit, ENGINE_OPTIONS, spark)
-    _expectation_arguments(fit)
-    outputs = fit.add_argument_group("more outputs")
-    outputs.add_argument("--results-table", default=None, metavar="PATH",
-                         help="Delta results table to append the result's row to (named "
-                              "by --dataset, else --input)")
-    outputs.add_argument("--plot", default=None, metavar="PNG",
-                         help="PNG of the rectangle's 2-D projections")
-    outputs.add_argument("--truth", default=None, metavar="SIDECAR",
-                         help="synthetic-data sidecar JSON: --plot draws its true rectangle")
+    add_run_arguments(fit, EXPECTATION_OPTIONS)
+    add_run_arguments(fit, FIT_OUTPUTS[1:])
     add_run_arguments(fit.add_argument_group("privacy budget ledger"), LEDGER_OPTIONS)
-    spark.add_argument("--plan", choices=SPARK_PLANS, default=None,
-                       help="Spark plan: auto (default: collect if it fits "
-                            "--driver-budget-mb, else pass), collect (one job, the "
-                            "positives' values to the driver), pass (vectorised passes "
-                            "gather every order's list; driver memory within the budget), "
-                            "prefetch (one filtered scan) or rounds (a job a round); the "
-                            "rectangle is the same")
-    spark.add_argument("--driver-budget-mb", type=_float, default=None,
-                       help="driver memory budget (MiB): auto collects when the "
-                            "positives' values fit it, else the pass plan keeps its lists "
-                            "within it (default 1024)")
+    add_run_arguments(fit, FIT_SPARK_OPTIONS, spark)
     add_session_arguments(spark)
 
     pl = sub.add_parser(
@@ -265,9 +241,9 @@ def build_parser() -> argparse.ArgumentParser:
     dims.add_argument("--dims", type=int, help="number of features")
     dims.add_argument("--features", type=_features, help="comma-separated feature names")
     add_request_arguments(pl)
-    _grid_argument(pl)
+    add_run_arguments(pl, (FIT_GRID,))
     pl.add_argument("--json", action="store_true", help="print the plan as JSON")
-    _expectation_arguments(pl)
+    add_run_arguments(pl, EXPECTATION_OPTIONS)
 
     _bounds_parser(sub)
 
@@ -319,33 +295,9 @@ def _bounds_parser(sub: Any) -> None:
                     "the input is read.")
     spark = b.add_argument_group("Spark engine options (--engine spark)")
     add_run_arguments(b, SOURCE_OPTIONS, spark)
-    b.add_argument("--columns", type=_features, required=True,
-                   help="comma-separated numeric columns to bound")
+    add_run_arguments(b, BOUNDS_COLUMNS)
     add_request_arguments(b, BoundsRequest)
-    b.add_argument("--grid", default=None,
-                   help=f"public domains (default {DEFAULT_BOUNDS_GRID!r} for every column: "
-                        "no bounds needed): 'floatbins:BITS', 'LOWER:UPPER:SIZE', "
-                        "'int:LOWER:UPPER', or 'name=SPEC,name=SPEC,...'")
-    groups = b.add_argument_group(
-        "groups (the group values are a PUBLIC list, never read from the data)")
-    groups.add_argument("--group-by", default=None, metavar="COL",
-                        help="one set of bounds per listed value of this column; rows with "
-                             "another value (or a null) are dropped and never reported")
-    groups.add_argument("--groups", default=None, metavar="V1,V2,...",
-                        help="the public group values, comma-separated (read against the "
-                             "column's type)")
-    groups.add_argument("--groups-file", default=None, metavar="FILE",
-                        help="the public group values, one per line (blank lines skipped)")
-    b.add_argument("--rows", type=_count, default=None, metavar="N",
-                   help="your public estimate of the number of rows (never read from the "
-                        "data): the plan adds the share of values it expects outside the "
-                        "bounds at N")
-    b.add_argument("--output", default=None,
-                   help="where to write the result JSON (required unless --plan-only)")
-    b.add_argument("--table", default=None, metavar="PATH",
-                   help="also write one row per (group, column) — group, column, lower, "
-                        "upper — as CSV (a path ending in .csv) or as a Delta table (a "
-                        "folder)")
+    add_run_arguments(b, (BOUNDS_GRID, *GROUP_OPTIONS, *BOUNDS_OUTPUTS))
     add_run_arguments(b, ENGINE_OPTIONS, spark)
     add_session_arguments(spark)
     b.add_argument("--plan-only", action="store_true",
@@ -357,13 +309,9 @@ def _bounds_parser(sub: Any) -> None:
 def _cmd_bounds(args: argparse.Namespace) -> int:
     """``dprect bounds``: the options become the settings of the bounds flow
     (:func:`dprect.app.bounds_flow.run_bounds_flow`), run on the chosen engine."""
-    from dprect.app.bounds_flow import (
-        NumpyBoundsRoute,
-        bounds_plan,
-        bounds_settings,
-        run_bounds_flow,
-    )
-    from dprect.app.flow import Reporter
+    from dprect.app.bounds_flow import bounds_plan, bounds_settings, run_bounds_flow
+    from dprect.app.spine import Reporter
+    from dprect.engines.numpy_bounds import NumpyBoundsRoute
 
     _refuse_spark_only(args, session_flags())
     values = dict(vars(args))
@@ -384,10 +332,12 @@ def _cmd_bounds(args: argparse.Namespace) -> int:
 def _cmd_fit(args: argparse.Namespace) -> int:
     """``dprect fit``: the options become the fit's settings, then the one fit flow
     (:func:`dprect.app.flow.run_fit`) runs on the chosen engine."""
-    from dprect.app.flow import NumpyRoute, Reporter, fit_settings, run_fit
+    from dprect.app.flow import fit_settings, run_fit
+    from dprect.app.spine import Reporter
+    from dprect.engines.numpy_fit import NumpyRoute
 
-    _refuse_spark_only(args, (*FIT_SPARK_ONLY, *session_flags()))
-    values: dict[str, Any] = {**vars(args), "spark_plan": args.plan}
+    _refuse_spark_only(args, session_flags(), (*RUN_OPTIONS, *FIT_OPTIONS))
+    values: dict[str, Any] = dict(vars(args))
     if values["positive_label"] is None:  # not given: the request's default
         del values["positive_label"]
     settings = fit_settings(values, flag)
@@ -396,7 +346,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     else:
         from dprect.engines.spark.cli import cli_route  # pyspark is imported only here
 
-        route = cli_route(args.plan, args.driver_budget_mb, **chosen(args))
+        route = cli_route(args.spark_plan, args.driver_budget_mb, **chosen(args))
     run_fit(settings, route, Reporter(name=flag))
     return 0
 

@@ -1,79 +1,48 @@
-"""One fit, end to end: the path every front end takes (``dprect fit`` on either engine,
-``jobs/fit_rectangle.py``).
+"""The fit product on the run spine (:mod:`dprect.app.spine`): ``dprect fit`` on either
+engine and ``jobs/fit_rectangle.py``.
 
-:func:`run_fit` runs, in this order:
-
-1. the public checks — the domains of the features, **the plan** (made here, once, and
-   handed to the engine), every output location (:meth:`Sink.check`), no two locations
-   at one path; nothing has been read or reserved yet;
-2. the run id, printed first (with a ledger), so that a run that dies can be retried;
-3. the ledger: a run id released before is **replayed** — its recorded result published
-   again, the input never read, nothing spent (a missing or damaged ledger ends the run
-   here);
-4. the plan's expectation, printed (:mod:`dprect.core.expectation`): the positives it
-   expects outside the rectangle and the N positive rows it needs for the target share
-   (with the settings' public estimate of N, the share at N) — public inputs only;
-5. the input, read and its schema checked by the chosen engine (:class:`EngineRoute`):
-   a refused table ends the run before anything is reserved;
-6. the guarded release (:func:`dprect.release.guarded.guarded_release`): reserve the
-   plan's (ε, δ), compute on the engine, release into the ledger, then publish to every
-   sink (:func:`dprect.release.sinks.publish`). A released rectangle that is empty (read
-   from the released result only) explains itself in two lines: what its plan expected
-   and what to change (:func:`dprect.core.expectation.empty_explanation`).
-
-A failure anywhere writes nothing (a failure after the reservation leaves it charged).
-The flow does not branch on the engine: a route reads the table and readies its engine
-(:class:`NumpyRoute` here; :class:`dprect.engines.spark.fit.SparkRoute`, which imports
-pyspark, only when a front end chooses it).
+:func:`fit_settings` checks a front end's values; :class:`FitProduct` makes the domains
+and **the plan** (once, public inputs only) and says what the spine runs in its order:
+the announcement is the plan's expectation (:mod:`dprect.core.expectation`: the positives
+it expects outside the rectangle and the N positive rows it needs for the target share —
+with the settings' public estimate of N, the share at N); the engine's route reads the
+table (:class:`dprect.engines.numpy_fit.NumpyRoute`, or
+:class:`dprect.engines.spark.fit.SparkRoute`, which imports pyspark, only when a front end
+chooses it); the charge is the plan's chosen method's guarantee; after the release the
+result's summary is shown and a released rectangle that is empty (read from the released
+result only) explains itself in two lines: what its plan expected and what to change
+(:func:`dprect.core.expectation.empty_explanation`).
 """
 
 from __future__ import annotations
 
-import re
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
-import numpy as np
-
-from dprect.app.failures import describe_failure
-from dprect.core.algorithms import run_plan
+from dprect.app.spine import Prepared, Reporter, run_release
+from dprect.core.accounting import Guarantee
 from dprect.core.domains import Domain, GridArg, resolve_domains
-from dprect.core.errors import ParameterError
 from dprect.core.expectation import (
     DEFAULT_TARGET_SHARE,
     Expectation,
     Sizing,
     empty_explanation,
 )
-from dprect.core.labels import resolve_positive_label
 from dprect.core.planner import Plan, plan
-from dprect.core.randomness import SEEDED_WARNING, RandomSource
-from dprect.core.reading import select_rows
 from dprect.core.request import FitRequest, Source, request_from
 from dprect.core.result import FitResult
-from dprect.release.guarded import (
-    LedgerSettings,
-    Outcome,
-    guarded_release,
-    released_result,
-    replay,
-)
-from dprect.release.sinks import Release, Sink, check_distinct, output_sinks, publish
+from dprect.release.bounds_record import is_bounds_record
+from dprect.release.guarded import Charge, LedgerSettings, Outcome
+from dprect.release.sinks import Sink, output_sinks
 
 
-class Prepared(Protocol):
-    """A table read and checked, its engine ready; a context manager that releases what
-    the engine holds (cached data, a session it started)."""
+class FitPrepared(Prepared, Protocol):
+    """A fit's table read and checked, its engine ready."""
 
     def run(self, *, seed: int | None = None) -> FitResult:
         """Draw the noise and learn (a seed is for tests only)."""
         ...
-
-    def __enter__(self) -> Prepared: ...
-
-    def __exit__(self, *exc: object) -> None: ...
 
 
 class EngineRoute(Protocol):
@@ -81,42 +50,8 @@ class EngineRoute(Protocol):
     engine for the plan. Nothing is drawn, spent or written here."""
 
     def open(self, source: Source, domains: list[Domain], request: FitRequest, plan: Plan,
-             progress: Callable[[str], None]) -> Prepared:
+             progress: Callable[[str], None]) -> FitPrepared:
         ...
-
-
-def _quiet(message: str) -> None:
-    """A progress line nobody asked for."""
-
-
-def _show(text: str) -> None:
-    print(text, flush=True)
-
-
-@dataclass(frozen=True)
-class Reporter:
-    """What a run prints: ``say`` the lines every run shows (the run id of a ledger run,
-    the plan's expectation, an empty rectangle's explanation, where the result went),
-    ``progress`` the steps (the job prints them, the command
-    line does not), ``show`` the result's summary. ``name`` spells an option in
-    messages as the front end does (``--seed``, ``fit.seed``)."""
-
-    say: Callable[[str], None] = _show
-    progress: Callable[[str], None] = _quiet
-    show: Callable[[str], None] = _show
-    name: Callable[[str], str] = str
-
-
-T = TypeVar("T")
-
-
-def seeded_run_quietly(run: Callable[[], T]) -> T:
-    """``run()`` without the seeded-run warning (the front ends print their own line):
-    that one warning only, by its message and category; every other warning stays."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=re.escape(SEEDED_WARNING),
-                                category=UserWarning)
-        return run()
 
 
 @dataclass(frozen=True)
@@ -163,107 +98,58 @@ def fit_settings(values: Mapping[str, Any], name: Callable[[str], str] = str) ->
                        sizing.positives, sizing.target_share)
 
 
-def failure_line(exc: BaseException) -> str:
-    """What the command prints for ``exc`` (:func:`dprect.app.failures.describe_failure`),
-    which is all a ledger's ``fail`` row may hold: never an exception's own text."""
-    return describe_failure(exc)[1]
+class FitProduct:
+    """A fit's rectangle as a product of the spine: its settings, its domains and its plan
+    (made here, once: public inputs only, before any data)."""
 
+    what = "this result is"
+    noun = "the fit"
 
-def open_run(report: Reporter, sinks: Sequence[Sink], inputs: Sequence[tuple[str, str | None]],
-             ledger: LedgerSettings | None, seed: int | None, what: str) -> str:
-    """The public checks every run starts with, and its run id: no two outputs, inputs or
-    the ledger at one path; every sink's location writable; with a ledger, the delta extra
-    and the ledger's run id (printed first, so a run that dies can be retried), else a new
-    id; a warning when a seed is set (``what``: "this result is", "these bounds are")."""
-    from dprect.release.results_table import new_run_id
+    def __init__(self, settings: FitSettings) -> None:
+        self.settings = settings
+        self.domains = resolve_domains(settings.grid, settings.source.features)
+        self.plan = plan(settings.request, domains=self.domains,
+                         positives=settings.positives, target_share=settings.target_share)
 
-    check_distinct([*((s.name, s.path) for s in sinks), *inputs,
-                    (report.name("ledger"), None if ledger is None else ledger.path)])
-    for sink in sinks:
-        sink.check()
-    if ledger is not None:
-        from dprect.core.extras import require
+    def inputs(self, name: Callable[[str], str]) -> list[tuple[str, str | None]]:
+        return [(name("input"), self.settings.source.path)]
 
-        require("delta", "the budget ledger")  # before the run id is printed
-        run_id = ledger.run_id
-        report.say(f"run id {run_id} (dataset {ledger.dataset!r}, ledger {ledger.path})")
-    else:
-        run_id = new_run_id()
-        report.progress(f"run id {run_id}")
-    if seed is not None:
-        report.progress(f"WARNING: {report.name('seed')} is set — reproducible noise for "
-                        f"tests only; {what} NOT differentially private")
-    return run_id
+    def charge(self) -> Charge:
+        chosen = self.plan.chosen
+        return Charge(chosen.guarantee, chosen.method, list(self.settings.source.features))
+
+    def foreign(self, record: Mapping[str, Any]) -> str | None:
+        return "private bounds, not a rectangle" if is_bounds_record(record) else None
+
+    def announce(self) -> list[str]:
+        return [self.plan.expectation().sentence()]  # the plan's, before any data
+
+    def open(self, route: EngineRoute, progress: Callable[[str], None]) -> FitPrepared:
+        return route.open(self.settings.source, self.domains, self.settings.request,
+                          self.plan, progress)
+
+    def compute(self, prepared: FitPrepared, progress: Callable[[str], None]
+                ) -> tuple[Guarantee | None, dict[str, Any]]:
+        request = self.settings.request
+        progress(f"fitting {len(self.domains)} features (epsilon={request.epsilon:g}, "
+                 f"delta={request.delta:g}, method={request.method})")
+        fitted = prepared.run(seed=self.settings.seed)
+        return fitted.privacy, fitted.to_json()
+
+    def summary(self, record: dict[str, Any], name: Callable[[str], str]
+                ) -> tuple[list[str], list[str]]:
+        result = FitResult.from_json(record)
+        said = (empty_explanation(_expected_of(record, self.plan), name)
+                if result.empty else [])  # read from the released result only
+        return [result.summary()], list(said)
 
 
 def run_fit(settings: FitSettings, route: EngineRoute, report: Reporter | None = None
             ) -> Outcome:
-    """Run one fit end to end (the module docstring gives the order and guarantees). A
-    ledger run is named by its settings' run id, any other by a fresh one. Raises a
-    :class:`~dprect.core.errors.DprectError` for bad parameters, paths or schemas —
+    """Run one fit end to end on the spine (:func:`dprect.app.spine.run_release`). Raises
+    a :class:`~dprect.core.errors.DprectError` for bad parameters, paths or schemas —
     before anything is reserved or written."""
-    from dprect.release.results_table import utc_now
-
-    report = report or Reporter()
-    started_at = utc_now()
-    request, source, ledger = settings.request, settings.source, settings.ledger
-    domains = resolve_domains(settings.grid, source.features)
-    the_plan = plan(request, domains=domains, positives=settings.positives,
-                    target_share=settings.target_share)  # the one plan: public, no data
-    run_id = open_run(report, settings.sinks, [(report.name("input"), source.path)], ledger,
-                      settings.seed, "this result is")
-
-    def to_sinks(record: dict[str, Any]) -> None:
-        if record.get("method") == "bounds":  # a `dprect bounds` run under this id
-            raise ParameterError(f"run id {run_id} was released by another kind of run "
-                                 "(private bounds, not a rectangle); use a new run id")
-        release = Release(record, run_id, started_at)
-        report.show(release.result.summary())
-        if release.result.empty:  # read from the released result only
-            for line in empty_explanation(_expected_of(release.record, the_plan),
-                                          report.name):
-                report.say(line)
-        for line in publish(settings.sinks, release):
-            report.say(line)
-
-    def fresh() -> Outcome:
-        report.say(the_plan.expectation().sentence())  # the plan's, before any data
-        with route.open(source, domains, request, the_plan, report.progress) as prepared:
-
-            def compute() -> FitResult:
-                report.progress(f"fitting {len(domains)} features (epsilon="
-                                f"{request.epsilon:g}, delta={request.delta:g}, "
-                                f"method={request.method})")
-                return seeded_run_quietly(lambda: prepared.run(seed=settings.seed))
-
-            return guarded_release(ledger, the_plan, source.features, compute, to_sinks,
-                                   describe=failure_line)
-
-    return release_or_replay(report, ledger, run_id, to_sinks, fresh,
-                             neighbouring=the_plan.chosen.guarantee.neighbouring)
-
-
-def release_or_replay(report: Reporter, ledger: LedgerSettings | None, run_id: str,
-                      to_sinks: Callable[[dict[str, Any]], None],
-                      fresh: Callable[[], Outcome], *,
-                      neighbouring: str | None = None) -> Outcome:
-    """The end every run shares: a run id the ledger released before is replayed (its
-    recorded result published again through ``to_sinks``; the input never read, nothing
-    spent), otherwise ``fresh()`` reads, reserves, computes and releases; then one line
-    saying which happened. With ``neighbouring`` (the plan's relation) a run the dataset's
-    cap cannot charge in that relation is refused first, before any read or reservation."""
-    previous = released_result(ledger, neighbouring)
-    if ledger is not None and previous is not None:
-        outcome = replay(ledger, previous, to_sinks)  # the input is never read
-    else:
-        outcome = fresh()
-    if outcome.replayed:
-        report.say(f"run id {run_id} was released before: its recorded result was "
-                   "published again and nothing was spent")
-    elif ledger is not None:
-        report.progress(f"charged to dataset {ledger.dataset!r} in ledger {ledger.path} "
-                        f"(run id {run_id})")
-    return outcome
+    return run_release(FitProduct(settings), route, report)
 
 
 def _expected_of(record: Mapping[str, Any], the_plan: Plan) -> Expectation:
@@ -278,57 +164,5 @@ def _expected_of(record: Mapping[str, Any], the_plan: Plan) -> Expectation:
     return the_plan.sizing.expect(chosen, predicted)
 
 
-# -- the numpy engine's route -------------------------------------------------------------
-class NumpyPrepared:
-    """The positive rows in memory (float64), fitted on a :class:`NumpyEngine`."""
-
-    def __init__(self, rows: np.ndarray, domains: list[Domain], features: list[str],
-                 plan: Plan) -> None:
-        self.rows = rows
-        self.domains = domains
-        self.features = features
-        self.plan = plan
-
-    def run(self, *, seed: int | None = None) -> FitResult:
-        from dprect.engines.numpy_engine import NumpyEngine
-
-        engine = NumpyEngine.from_features(self.rows, self.domains)
-        return run_plan(engine, self.domains, self.features, self.plan,
-                        RandomSource(seed=seed))
-
-    def __enter__(self) -> NumpyPrepared:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-
-class NumpyRoute:
-    """Read the table in memory with :mod:`dprect.engines.arrow_input` (Parquet or CSV)
-    and check its schema. Nothing depends on the rows' values: other labels and nulls are
-    negatives, rows with an invalid feature are dropped (unless ``invalid_rows`` is
-    ``error``), and no rows or no positives make an ordinary run."""
-
-    def open(self, source: Source, domains: list[Domain], request: FitRequest, plan: Plan,
-             progress: Callable[[str], None]) -> NumpyPrepared:
-        from dprect.engines.arrow_input import (
-            label_kind,
-            label_matches,
-            numeric_column,
-            read_table,
-        )
-
-        progress(f"reading {source.path}")
-        table = read_table(source.path, [*source.features, source.label], source.format)
-        columns = [numeric_column(table, f, nulls_as_nan=True) for f in source.features]
-        value = resolve_positive_label(request.positive_label,
-                                       label_kind(table, source.label),
-                                       source.label)  # from the schema: no row is looked at
-        rows = select_rows(np.column_stack(columns),
-                           label_matches(table, source.label, value), source.features,
-                           invalid_rows=request.invalid_rows)
-        return NumpyPrepared(rows, domains, list(source.features), plan)
-
-
-__all__ = ["EngineRoute", "FitSettings", "NumpyRoute", "Prepared", "Reporter", "fit_settings",
-           "open_run", "release_or_replay", "run_fit", "seeded_run_quietly"]
+__all__ = ["EngineRoute", "FitPrepared", "FitProduct", "FitSettings", "fit_settings",
+           "run_fit"]

@@ -53,14 +53,14 @@ from dprect.app.failures import (
     one_line,
     report_error,
 )
-from dprect.app.options import RUN_OPTIONS
+from dprect.app.options import RUN_OPTIONS, RunOption
 from dprect.app.session_options import SESSION_OPTIONS
 from dprect.core.errors import ParameterError
 from dprect.core.labels import LabelText
 from dprect.core.request import FitRequest, option_specs
 
 if TYPE_CHECKING:
-    from dprect.app.flow import Reporter
+    from dprect.app.spine import Reporter
 
 SECTIONS = ("spark", "generate", "fit", "evaluate", "bounds")
 
@@ -323,18 +323,23 @@ def request_options(kind: type[Any] = FitRequest) -> dict[str, Option]:
     return options
 
 
-def run_options(required: Sequence[str] = ()) -> dict[str, Option]:
-    """The shared run options (:mod:`dprect.app.options`) as config keys, but those the
-    command line alone has (a job's engine is Spark, its master is ``spark.master``);
-    ``required`` names the keys the job requires (checked by the job)."""
-    kinds = {"str": "str", "int": "int", "float": "float", "choice": "str"}
+def run_options(required: Sequence[str] = (),
+                options: Sequence[RunOption] = RUN_OPTIONS) -> dict[str, Option]:
+    """Run options (:mod:`dprect.app.options`: the shared ones by default, or a product's)
+    as config keys, but those the command line alone has (a job's engine is Spark, its
+    master is ``spark.master``); ``required`` names the keys the job requires (checked by
+    the job)."""
+    kinds = {"str": "str", "int": "int", "float": "float", "choice": "str",
+             "names": "str_list", "count": "int", "spec": "any", "values": "any"}
     out = {}
-    for o in RUN_OPTIONS:
+    for o in options:
         if o.cli_only:
             continue
         text = o.help + (" (required)" if o.name in required else "")
         if o.choices:
             text += f" (one of {', '.join(o.choices)})"
+        text += {"spec": "; in a config also a mapping column -> spec",
+                 "values": "; in a config also a list of values"}.get(o.kind, "")
         out[o.name] = Option(o.default, kinds[o.kind], text)
     return out
 
@@ -346,9 +351,9 @@ def config_label(value: object) -> object:
 
 
 def job_reporter(prog: str, section: str) -> Reporter:
-    """How a job reports a fit (:class:`dprect.app.flow.Reporter`): every line as a step
+    """How a job reports a fit (:class:`dprect.app.spine.Reporter`): every line as a step
     ``[prog] ...``, options named by their config keys (``fit.seed``)."""
-    from dprect.app.flow import Reporter
+    from dprect.app.spine import Reporter
 
     def say(message: str) -> None:
         step(prog, message)

@@ -1,19 +1,21 @@
-"""The run options every product shares, declared once.
+"""Every run option of every product, declared once.
 
 Where a run reads its table, its test seed, its engine and the budget ledger are the same
-options for a fit and for bounds, on the command line and in a job's config
-section. They are declared here, once; :mod:`dprect.app.cli` and
-:mod:`dprect.app.jobs_support` generate their flags and config keys from these tables, as
-they generate the budget options from the requests
-(:func:`dprect.core.request.option_specs`). Where Spark runs (``--master``,
-``--remote``) is :mod:`dprect.app.session_options`'. A product adds only what is its own
-(the features and label of a fit, the columns and groups of bounds, their outputs).
+options for a fit and for bounds (:data:`RUN_OPTIONS`); what is a product's own — the
+features and label of a fit, its outputs and Spark strategy (:data:`FIT_OPTIONS`); the
+columns, groups and outputs of bounds (:data:`BOUNDS_OPTIONS`) — is declared beside them.
+:mod:`dprect.app.cli` and :mod:`dprect.app.jobs_support` generate the flags and the config
+keys from these tables, as they generate the budget options from the requests
+(:func:`dprect.core.request.option_specs`). Where Spark runs (``--master``, ``--remote``)
+is :mod:`dprect.app.session_options`'.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+
+from dprect.core.expectation import DEFAULT_TARGET_SHARE
 
 
 @dataclass(frozen=True)
@@ -23,7 +25,12 @@ class RunOption:
     spelling when it is not ``--name-with-dashes``; ``spark_only`` options are refused
     with the numpy engine and listed under the Spark options on the command line;
     ``cli_only`` options have no config key (a job takes them from its ``spark``
-    section)."""
+    section). Kinds beyond the plain ones: ``names`` (comma-separated on the command
+    line, a list or such a string in a config), ``count`` (a whole number of rows:
+    ``1e6`` on the command line), ``spec`` (a grid: text, or in a config a mapping
+    column → spec), ``values`` (public group values: text, or a config list). ``group``
+    names the command line's argument group (:data:`GROUPS`); ``required`` is the
+    command line's (a job checks its own required keys)."""
 
     name: str
     kind: str
@@ -34,6 +41,8 @@ class RunOption:
     flag: str | None = None
     spark_only: bool = False
     cli_only: bool = False
+    metavar: str | None = None
+    group: str | None = None
 
     @property
     def spelled(self) -> str:
@@ -79,14 +88,115 @@ LEDGER_OPTIONS = (
 
 RUN_OPTIONS = (*SOURCE_OPTIONS, *ENGINE_OPTIONS, *LEDGER_OPTIONS)
 
+#: the Spark engine's strategies (dprect.engines.spark.engine.PLANS; named here without
+#: importing pyspark)
+SPARK_PLANS = ("auto", "collect", "pass", "prefetch", "rounds")
+#: the default domain of every bounded column: FloatBins(12), a log-scale grid over every
+#: float (no bounds needed)
+DEFAULT_BOUNDS_GRID = "floatbins:12"
+#: the titles of the command line's argument groups (``RunOption.group``)
+GROUPS = {
+    "expectation": "how many positives a run needs (public estimates only; nothing is read "
+                   "from the data)",
+    "outputs": "more outputs",
+    "groups": "groups (the group values are a PUBLIC list, never read from the data)",
+}
 
-def spark_only_given(values: dict[str, Any]) -> str | None:
-    """The flag of the first Spark-only option set in ``values`` (None if none is)."""
-    for option in RUN_OPTIONS:
+#: a fit's columns
+FIT_COLUMNS = (
+    RunOption("features", "names", "comma-separated feature columns", required=True),
+    RunOption("label", "str", "label column (numbers, booleans or strings); the rows whose "
+              "label equals --positive-label are learned from", required=True),
+)
+
+#: a fit's public domains
+FIT_GRID = RunOption(
+    "grid", "spec", "public domains: 'float' (default: every float, no bounds needed), "
+    "'LOWER:UPPER:SIZE' or 'int:LOWER:UPPER' for every feature, or "
+    "'name=SPEC,name=SPEC,...'. Values outside LOWER..UPPER are clamped into the end bins "
+    "without a warning (a warning would look at the data): take the bounds from public "
+    "knowledge, never from the data")
+
+#: the public inputs of a fit's expectation (also ``dprect plan``'s)
+EXPECTATION_OPTIONS = (
+    RunOption("positives", "count", "your estimate of the number of positive rows (never "
+              "read from the data): adds the expected share of them outside the rectangle "
+              "at N", metavar="N", group="expectation"),
+    RunOption("target_share", "float", "the share of positives outside the rectangle to "
+              "size N for: prints the smallest N with at most this share outside "
+              f"(default {DEFAULT_TARGET_SHARE:g})", default=DEFAULT_TARGET_SHARE,
+              metavar="S", group="expectation"),
+)
+
+#: a fit's outputs
+FIT_OUTPUTS = (
+    RunOption("output", "str", "where to write the result JSON", required=True),
+    RunOption("results_table", "str", "Delta results table to append the result's row to "
+              "(named by --dataset, else --input)", metavar="PATH", group="outputs"),
+    RunOption("plot", "str", "PNG of the rectangle's 2-D projections", metavar="PNG",
+              group="outputs"),
+    RunOption("truth", "str", "synthetic-data sidecar JSON: --plot draws its true "
+              "rectangle", metavar="SIDECAR", group="outputs"),
+)
+
+#: how the Spark engine fits
+FIT_SPARK_OPTIONS = (
+    RunOption("spark_plan", "choice", "Spark strategy: auto (default: collect if it fits "
+              "--driver-budget-mb, else pass), collect (one job, the positives' values to "
+              "the driver), pass (vectorised passes gather every order's list; driver "
+              "memory within the budget), prefetch (one filtered scan) or rounds (a job a "
+              "round); the rectangle is the same", choices=SPARK_PLANS, flag="--plan",
+              spark_only=True),
+    RunOption("driver_budget_mb", "float", "driver memory budget (MiB): auto collects when "
+              "the positives' values fit it, else the pass strategy keeps its lists within "
+              "it (default 1024)", spark_only=True),
+)
+
+FIT_OPTIONS = (*FIT_COLUMNS, FIT_GRID, *EXPECTATION_OPTIONS, *FIT_OUTPUTS,
+               *FIT_SPARK_OPTIONS)
+
+#: the columns and public groups of bounds
+BOUNDS_COLUMNS = (
+    RunOption("columns", "names", "comma-separated numeric columns to bound",
+              required=True),
+)
+BOUNDS_GRID = RunOption(
+    "grid", "spec", f"public domains (default {DEFAULT_BOUNDS_GRID!r} for every column: no "
+    "bounds needed): 'floatbins:BITS', 'LOWER:UPPER:SIZE', 'int:LOWER:UPPER', or "
+    "'name=SPEC,name=SPEC,...'")
+GROUP_OPTIONS = (
+    RunOption("group_by", "str", "one set of bounds per listed value of this column; rows "
+              "with another value (or a null) are dropped and never reported",
+              metavar="COL", group="groups"),
+    RunOption("groups", "values", "the public group values, comma-separated (read against "
+              "the column's type)", metavar="V1,V2,...", group="groups"),
+    RunOption("groups_file", "str", "the public group values, one per line (blank lines "
+              "skipped)", metavar="FILE", group="groups"),
+)
+BOUNDS_OUTPUTS = (
+    RunOption("rows", "count", "your public estimate of the number of rows (never read "
+              "from the data): the plan adds the share of values it expects outside the "
+              "bounds at N", metavar="N"),
+    RunOption("output", "str", "where to write the result JSON (required unless "
+              "--plan-only)"),
+    RunOption("table", "str", "also write one row per (group, column) — group, column, "
+              "lower, upper — as CSV (a path ending in .csv) or as a Delta table (a "
+              "folder)", metavar="PATH"),
+)
+
+BOUNDS_OPTIONS = (*BOUNDS_COLUMNS, BOUNDS_GRID, *GROUP_OPTIONS, *BOUNDS_OUTPUTS)
+
+
+def spark_only_given(values: dict[str, Any],
+                     options: tuple[RunOption, ...] = RUN_OPTIONS) -> str | None:
+    """The flag of the first Spark-only option of ``options`` set in ``values`` (None if
+    none is)."""
+    for option in options:
         if option.spark_only and values.get(option.name) is not None:
             return option.spelled
     return None
 
 
-__all__ = ["ENGINE_OPTIONS", "FORMATS", "LEDGER_OPTIONS", "RUN_OPTIONS", "SOURCE_OPTIONS",
-           "RunOption", "spark_only_given"]
+__all__ = ["BOUNDS_OPTIONS", "DEFAULT_BOUNDS_GRID", "ENGINE_OPTIONS", "FIT_OPTIONS",
+           "FORMATS", "GROUPS", "LEDGER_OPTIONS", "RUN_OPTIONS", "SOURCE_OPTIONS",
+           "SPARK_PLANS", "RunOption", "spark_only_given"]

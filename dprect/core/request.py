@@ -250,30 +250,58 @@ class FitOptions(BudgetOptions, total=False):
 
 @dataclass(frozen=True)
 class Source:
-    """The table a fit reads: where, how, and which columns (public settings only).
+    """The table a run reads, for every product: where, how, and which columns (public
+    settings only).
 
-    ``format``: parquet, csv or delta (None: from the path); ``where`` a row filter,
-    ``version``/``timestamp`` a Delta snapshot (the Spark engine's). The names are
-    checked here: at least one feature, none twice, the label not among them."""
+    ``columns`` are the numeric columns the run reads (a fit's features, the columns
+    bounds are drawn for); ``label`` is a fit's label column, ``group_by`` the column of
+    a run's public groups (bounds); ``format``: parquet, csv or delta (None: from the
+    path); ``where`` a row filter, ``version``/``timestamp`` a Delta snapshot (the Spark
+    engine's). The names are checked here: at least one column, none twice, neither the
+    label nor the group column among them. A fit's messages call the columns features."""
 
     path: str
-    features: list[str]
-    label: str
+    columns: list[str]
+    label: str | None = None
+    group_by: str | None = None
     format: str | None = None
     where: str | None = None
     version: int | None = None
     timestamp: str | None = None
 
     def __post_init__(self) -> None:
-        names = [str(f) for f in self.features]
+        names = [str(f) for f in self.columns]
+        fit = self.label is not None
         if not names:
-            raise ParameterError("give at least one feature column")
+            raise ParameterError("give at least one feature column" if fit else
+                                 "give at least one column to bound")
         if (i := repeat_at(names)) is not None:
-            raise ParameterError(f"feature {names[i]!r} is listed twice")
-        if self.label in names:
+            raise ParameterError(f"{'feature' if fit else 'column'} {names[i]!r} is listed "
+                                 "twice")
+        if fit and self.label in names:
             raise ParameterError(f"the label column {self.label!r} is also listed as a "
                                  "feature")
-        object.__setattr__(self, "features", names)
+        if self.group_by is not None and self.group_by in names:
+            raise ParameterError(f"the group column {self.group_by!r} is also listed as a "
+                                 "column to bound")
+        object.__setattr__(self, "columns", names)
+
+    @property
+    def features(self) -> list[str]:
+        """A fit's name for :attr:`columns`."""
+        return self.columns
+
+    @property
+    def fit_label(self) -> str:
+        """A fit's label column (a fit's source always has one)."""
+        if self.label is None:
+            raise ParameterError("a fit needs a label column")
+        return self.label
+
+    def read_columns(self) -> list[str]:
+        """Every column a run reads: the numeric ones, then the label or the group
+        column."""
+        return [*self.columns, *(c for c in (self.label, self.group_by) if c is not None)]
 
     def settings(self) -> dict[str, Any]:
         """How the table is read, as the results table records it."""

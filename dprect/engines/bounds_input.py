@@ -1,6 +1,6 @@
-"""What an engine needs to read a private-bounds table: the public source settings, the
-listed groups resolved against the group column's type, and the histograms it hands to the
-core (:mod:`dprect.core.bounds`). Shared by the numpy route (:mod:`dprect.app.bounds_flow`)
+"""What an engine needs to read a private-bounds table: the listed groups resolved against
+the group column's type, and the histograms it hands to the core (:mod:`dprect.core.bounds`).
+Shared by the numpy route (:mod:`dprect.engines.numpy_bounds`)
 and the Spark route (:mod:`dprect.engines.spark.bounds`); everything here depends on
 public settings and on the schema only."""
 
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -16,40 +15,6 @@ import numpy as np
 from dprect.core.bounds import Histogram, histogram
 from dprect.core.domains import Domain
 from dprect.core.errors import ParameterError
-from dprect.core.validation import repeat_at
-
-
-@dataclass(frozen=True)
-class BoundsSource:
-    """The table a bounds run reads: where, how, which columns and the group column
-    (public settings only), read as a fit's :class:`~dprect.core.request.Source` is:
-    ``format`` parquet, csv or delta (None: from the path), ``where`` a row filter,
-    ``version``/``timestamp`` a Delta snapshot (the Spark engine's). The names are checked
-    here: at least one column, none twice, the group column not among them."""
-
-    path: str
-    columns: list[str]
-    group_by: str | None = None
-    format: str | None = None
-    where: str | None = None
-    version: int | None = None
-    timestamp: str | None = None
-
-    def __post_init__(self) -> None:
-        names = [str(c) for c in self.columns]
-        if not names:
-            raise ParameterError("give at least one column to bound")
-        if (i := repeat_at(names)) is not None:
-            raise ParameterError(f"column {names[i]!r} is listed twice")
-        if self.group_by is not None and self.group_by in names:
-            raise ParameterError(f"the group column {self.group_by!r} is also listed as a "
-                                 "column to bound")
-        object.__setattr__(self, "columns", names)
-
-    def read_columns(self) -> list[str]:
-        """Every column a run reads: the bounded ones, then the group column."""
-        return [*self.columns, *([self.group_by] if self.group_by is not None else [])]
-
 
 _TRUE_WORDS = frozenset({"1", "true", "t", "yes", "y"})
 _FALSE_WORDS = frozenset({"0", "false", "f", "no", "n"})
@@ -123,5 +88,5 @@ def complete(found: Mapping[tuple[int, int], Histogram], groups: int, columns: i
     return out
 
 
-__all__ = ["BoundsSource", "Histograms", "complete", "group_kind_of_arrow", "out_text",
+__all__ = ["Histograms", "complete", "group_kind_of_arrow", "out_text",
            "resolve_groups"]

@@ -1,10 +1,11 @@
 """Spend before release: the one order in which every job publishes a result.
 
-:func:`guarded_release` runs a fit under a budget ledger (:mod:`dprect.release.ledger`):
+:func:`guarded_release` runs every product's release (a fit's rectangle, private bounds)
+under a budget ledger (:mod:`dprect.release.ledger`), the same way:
 
-1. **reserve** the plan's (ε, δ) for (dataset, run id) — refused, with nothing computed or
-   written, if it would exceed the cap; a run id that was already released returns its
-   recorded result instead and spends nothing;
+1. **reserve** the plan's (ε, δ) — a :class:`Charge` — for (dataset, run id) — refused,
+   with nothing computed or written, if it would exceed the cap; a run id that was already
+   released returns its recorded result instead and spends nothing;
 2. **compute** the result (the only step that touches the data's private part);
 3. **release**: commit the result into the ledger (at most one release per run id);
 4. **publish**: write the output files from the recorded result (each atomically).
@@ -19,10 +20,9 @@ re-publishes it (idempotently) without spending again. Without a ledger the step
 simply compute → publish.
 
 The plan is made before any data is touched, so the charge is known before the compute;
-the result's own guarantee must equal it. :func:`release_guarded` is the same order for any
-release that states its guarantee (a :class:`Charge` and a result JSON): the private
-clamping bounds (:mod:`dprect.app.bounds_flow`) use it; :func:`guarded_release` is the
-fit's form of it.
+the result's own guarantee must equal it. Nothing here knows a product: a release is a
+:class:`Charge` and a compute that returns its guarantee and its result JSON
+(:mod:`dprect.app.spine` builds both from a product).
 """
 
 from __future__ import annotations
@@ -33,8 +33,6 @@ from typing import Any
 
 from dprect.core.accounting import Guarantee
 from dprect.core.errors import ParameterError
-from dprect.core.planner import Plan
-from dprect.core.result import FitResult
 from dprect.release.ledger import Budget, Ledger
 
 
@@ -121,22 +119,7 @@ def _type_only(exc: BaseException) -> str:
     return f"{type(exc).__name__} (its message is not recorded)"
 
 
-def guarded_release(settings: LedgerSettings | None, plan: Plan, features: list[str],
-                    compute: Callable[[], FitResult],
-                    publish: Callable[[dict[str, Any]], None], *,
-                    describe: Callable[[BaseException], str] = _type_only) -> Outcome:
-    """Reserve → compute → release → publish (see the module docstring) for a fit."""
-
-    def computed() -> tuple[Guarantee | None, dict[str, Any]]:
-        fitted = compute()
-        return fitted.privacy, fitted.to_json()
-
-    return release_guarded(settings, Charge(plan.chosen.guarantee, plan.chosen.method,
-                                            list(features)),
-                           computed, publish, what="the fit", describe=describe)
-
-
-def release_guarded(settings: LedgerSettings | None, charge: Charge,
+def guarded_release(settings: LedgerSettings | None, charge: Charge,
                     compute: Callable[[], tuple[Guarantee | None, dict[str, Any]]],
                     publish: Callable[[dict[str, Any]], None], *,
                     what: str = "the result",

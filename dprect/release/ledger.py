@@ -1367,7 +1367,7 @@ class Ledger:
     def fail(self, dataset: str, run_id: str, message: str) -> None:
         """Record that ``run_id`` stopped before releasing anything (it stays charged).
         ``message`` must be what the command printed (never an exception's own text,
-        which could quote data: :func:`dprect.release.guarded.release_guarded`)."""
+        which could quote data: :func:`dprect.release.guarded.guarded_release`)."""
         for attempt in range(1, _MAX_ATTEMPTS + 1):
             if self._commit(self._load(), "fail", dataset, run_id=run_id,
                             message=one_line(message, 2000)):

@@ -1,4 +1,5 @@
-"""Where a released result goes: the result JSON, a Delta results table, a PNG.
+"""Where a released result goes: the result JSON (every product), and a fit's Delta results
+table and PNG (the bounds table: :mod:`dprect.release.bounds_table`).
 
 Every output is a :class:`Sink` with two steps, in the order of a guarded run
 (:mod:`dprect.release.guarded`):
@@ -23,7 +24,6 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -37,24 +37,22 @@ Write = Callable[[], str]
 
 @dataclass(frozen=True)
 class Release:
-    """A released result as the sinks publish it: the recorded JSON (what the ledger
-    holds, or the run's own without a ledger), the run, and (for a fit) the result read
-    from it. ``result`` is read on first use, so a release of another kind (the private
-    clamping bounds, :mod:`dprect.app.bounds_flow`) publishes through the same sinks
-    from its record alone."""
+    """A released result as the sinks publish it, whatever the product: the recorded
+    JSON (what the ledger holds, or the run's own without a ledger) and the run. A sink
+    reads what it needs from the record (a fit's sinks: :func:`fit_result`)."""
 
     record: dict[str, Any]
     run_id: str
     started_at: datetime
 
-    @cached_property
-    def result(self) -> FitResult:
-        """The fit's result read from the record (a fit's sinks only)."""
-        return FitResult.from_json(self.record)
+
+def fit_result(release: Release) -> FitResult:
+    """A fit's result, read from its released record (the fit's sinks only)."""
+    return FitResult.from_json(release.record)
 
 
 class Sink(Protocol):
-    """One output of a fit."""
+    """One output of a run (any product)."""
 
     @property
     def name(self) -> str:
@@ -119,8 +117,9 @@ class PngSink(FileSink):
     def prepare(self, release: Release) -> Write:
         from dprect.release.plotting import render_png
 
-        truth = read_truth(self.truth, release.result.features)
-        return self._writer(render_png(release.result,
+        result = fit_result(release)
+        truth = read_truth(self.truth, result.features)
+        return self._writer(render_png(result,
                                        true_lower=truth[0] if truth else None,
                                        true_upper=truth[1] if truth else None,
                                        title=self.title), "plot")
@@ -149,7 +148,7 @@ class ResultsTableSink:
 
         if has_run(self.path, release.run_id):
             return None
-        row = result_row(release.result, run_id=release.run_id, dataset=self.dataset,
+        row = result_row(fit_result(release), run_id=release.run_id, dataset=self.dataset,
                          started_at=release.started_at,
                          extra_parameters=self.extra_parameters)
 
@@ -217,4 +216,4 @@ def read_truth(path: str | os.PathLike[str] | None, features: Sequence[str]
 
 
 __all__ = ["FileSink", "JsonSink", "PngSink", "Release", "ResultsTableSink", "Sink", "Write",
-           "check_distinct", "output_sinks", "publish", "read_truth"]
+           "check_distinct", "fit_result", "output_sinks", "publish", "read_truth"]

@@ -35,15 +35,12 @@ import pytest
 from cli_run import run
 
 import dprect
-from dprect.app.bounds_flow import (
-    BoundsSource,
-    NumpyBoundsRoute,
-    bounds_record,
-    table_rows,
-)
 from dprect.core.accounting import Guarantee
 from dprect.core.bounds import BoundsRequest, BoundsResult, histogram, plan_bounds
 from dprect.core.domains import FloatBins
+from dprect.core.request import Source
+from dprect.engines.numpy_bounds import NumpyBoundsRoute
+from dprect.release.bounds_record import bounds_record, table_rows
 from dprect.release.ledger import Ledger
 
 N = 6000
@@ -173,7 +170,7 @@ def test_null_nan_inf_values_leave_only_their_column(tmp_path: Path) -> None:
     x[1], x[2], x[3] = None, float("nan"), float("-inf")
     table = table.set_column(0, "x", pa.array(x, pa.float64()))
     pq.write_table(table, tmp_path / "t.parquet")
-    source = BoundsSource(str(tmp_path / "t.parquet"), ["x", "y"])
+    source = Source(str(tmp_path / "t.parquet"), ["x", "y"])
     domains = [FloatBins(), FloatBins()]
     with NumpyBoundsRoute().open(source, domains, None, lambda m: None) as prepared:
         hists = prepared.histograms()

@@ -13,7 +13,7 @@ import pytest
 from pin_data import FIT, cli_args, write_parquet
 
 from dprect.app.cli import main
-from dprect.app.flow import seeded_run_quietly
+from dprect.app.spine import seeded_run_quietly
 from dprect.release.ledger import Ledger
 from dprect.release.results_table import read_results
 

@@ -1,6 +1,7 @@
 """Every product's options are declared once (issue #22): the budget options in the
-requests of dprect/core/request.py, the shared run options in dprect/app/options.py; the
-command line and the jobs' config keys are generated from them."""
+requests of dprect/core/request.py, the shared run options and each product's own in
+dprect/app/options.py; the command line and the jobs' config keys are generated from
+them."""
 
 from __future__ import annotations
 
@@ -12,11 +13,12 @@ import pytest
 
 from dprect.app.cli import build_parser
 from dprect.app.jobs_support import Option, request_options, run_options
-from dprect.app.options import RUN_OPTIONS
+from dprect.app.options import BOUNDS_OPTIONS, FIT_OPTIONS, RUN_OPTIONS
 from dprect.core.request import BoundsRequest, FitRequest, option_specs
 
 ROOT = Path(__file__).resolve().parents[2]
 PRODUCTS = {"fit": FitRequest, "bounds": BoundsRequest}
+OWN = {"fit": FIT_OPTIONS, "bounds": BOUNDS_OPTIONS}
 
 
 def _subparser(name: str) -> argparse.ArgumentParser:
@@ -69,16 +71,46 @@ def test_the_run_options_come_from_one_table(product: str) -> None:
             assert job[o.name].kind == shared[o.name].kind
 
 
+@pytest.mark.parametrize("product", sorted(PRODUCTS))
+def test_a_products_own_options_come_from_its_table(product: str) -> None:
+    actions, job = _actions(product), _job_options(product)
+    generated = run_options(options=OWN[product])
+    for o in OWN[product]:
+        action = actions[o.name]
+        assert o.spelled in action.option_strings and action.help == o.help
+        assert action.default == o.default and bool(action.required) == o.required
+        assert tuple(action.choices or ()) == (o.choices or ())
+        assert job[o.name].default == generated[o.name].default
+        assert job[o.name].kind == generated[o.name].kind
+    # nothing else: every flag of the product's parser is a shared, request, own or
+    # session option (or the parser's own switches)
+    declared = {o.name for o in (*RUN_OPTIONS, *OWN[product])} | {
+        s.name for s in option_specs(PRODUCTS[product])}
+    extra = set(actions) - declared - {"help", "master", "remote", "plan_only"}
+    assert not extra, extra
+    assert set(job) - declared == set()
+
+
+def test_the_spark_strategies_are_the_engines() -> None:
+    pytest.importorskip("pyspark")
+    from dprect.app.options import SPARK_PLANS
+    from dprect.engines.spark.engine import PLANS
+
+    assert tuple(SPARK_PLANS) == tuple(PLANS)
+
+
 def test_no_shared_option_is_spelled_out_again() -> None:
     cli = (ROOT / "dprect" / "app" / "cli.py").read_text()
-    for o in (*RUN_OPTIONS, *option_specs(FitRequest), *option_specs(BoundsRequest)):
+    for o in (*RUN_OPTIONS, *FIT_OPTIONS, *BOUNDS_OPTIONS, *option_specs(FitRequest),
+              *option_specs(BoundsRequest)):
         flag = getattr(o, "spelled", "--" + o.name.replace("_", "-"))
         # the fit's and the bounds' parsers (the budget commands administer the ledger)
         assert not re.search(rf'\b(fit|b|spark|outputs|groups)\.add_argument\("{flag}"',
                              cli), flag
     for job in ("fit_rectangle.py", "private_bounds.py"):
         text = (ROOT / "jobs" / job).read_text()
-        keys = {o.name for o in RUN_OPTIONS} | {s.name for s in option_specs(FitRequest)} \
+        keys = {o.name for o in (*RUN_OPTIONS, *FIT_OPTIONS, *BOUNDS_OPTIONS)} \
+            | {s.name for s in option_specs(FitRequest)} \
             | {s.name for s in option_specs(BoundsRequest)}
         for key in keys:
             assert not re.search(rf'^\s+"{key}": Option\(', text, re.M), (job, key)

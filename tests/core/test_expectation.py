@@ -138,8 +138,9 @@ def test_the_job_reporter_prints_the_expectation_and_explains_an_empty_rectangle
         tmp_path, capsys):
     """The fit job's reporting path (jobs/fit_rectangle.py: ``job_reporter``, options named
     ``fit.KEY``), on the numpy route: no Spark needed for what the flow prints."""
-    from dprect.app.flow import NumpyRoute, fit_settings, run_fit
+    from dprect.app.flow import fit_settings, run_fit
     from dprect.app.jobs_support import job_reporter
+    from dprect.engines.numpy_fit import NumpyRoute
 
     data = _small_table(tmp_path / "t.parquet", 20)
     values = {"input": str(data), "features": ["a", "b"], "label": "label",

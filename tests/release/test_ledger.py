@@ -457,9 +457,9 @@ def test_a_cap_row_without_a_relation_is_add_remove(tmp_path):
 # -- the fail row holds the printed line, never the exception's text (issue #21) --------------
 def test_fail_row_holds_the_printed_line_not_the_data(tmp_path):
     from dprect.app.failures import describe_failure
-    from dprect.app.flow import failure_line
+    from dprect.app.spine import failure_line
     from dprect.core.accounting import Guarantee
-    from dprect.release.guarded import Charge, release_guarded
+    from dprect.release.guarded import Charge, guarded_release
 
     secret = "row 1234: salary=98765.43"
     charge = Charge(Guarantee(0.5, 1e-7, "add-remove", "test"), "randmargins", ["a"])
@@ -470,7 +470,7 @@ def test_fail_row_holds_the_printed_line_not_the_data(tmp_path):
         raise ValueError(secret)
 
     with pytest.raises(ValueError):
-        release_guarded(settings, charge, compute, lambda r: None, describe=failure_line)
+        guarded_release(settings, charge, compute, lambda r: None, describe=failure_line)
     (fail,) = [e for e in Ledger(settings.path).events("ds") if e["event"] == "fail"]
     assert fail["message"] == describe_failure(ValueError(secret))[1]
     assert "salary" not in fail["message"] and "1234" not in fail["message"]
@@ -478,7 +478,7 @@ def test_fail_row_holds_the_printed_line_not_the_data(tmp_path):
     # without a describe only the type is recorded
     settings2 = LedgerSettings(settings.path, "ds", "r2")
     with pytest.raises(ValueError):
-        release_guarded(settings2, charge, compute, lambda r: None)
+        guarded_release(settings2, charge, compute, lambda r: None)
     (fail2,) = [e for e in Ledger(settings.path).events("ds")
                 if e["event"] == "fail" and e["run_id"] == "r2"]
     assert "salary" not in fail2["message"] and fail2["message"].startswith("ValueError")

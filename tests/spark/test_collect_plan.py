@@ -27,13 +27,14 @@ import dprect
 from dprect import FloatOrder, Grid, IntegerRange
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.engines.numpy_engine import NumpyEngine
-from dprect.engines.spark.collect import TRANSIENT_BYTES, shipped_widths
-from dprect.engines.spark.engine import (
+from dprect.engines.spark.chooser import choose_plan
+from dprect.engines.spark.collect import (
     COLLECT_OVERHEAD,
-    SparkEngine,
-    choose_plan,
+    TRANSIENT_BYTES,
     collect_bytes,
+    shipped_widths,
 )
+from dprect.engines.spark.engine import SparkEngine
 from dprect.engines.spark.fit import prepare_fit
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")

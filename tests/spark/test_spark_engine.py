@@ -7,7 +7,7 @@ import pytest
 
 from dprect import FloatOrder, Grid, IntegerRange
 from dprect.engines.numpy_engine import NumpyEngine
-from dprect.engines.spark import engine as spark_engine
+from dprect.engines.spark import rounds as spark_rounds
 from dprect.engines.spark.engine import PrefixSpec, SparkEngine, law_quantile, sort_value
 
 EDGE_VALUES = np.array([
@@ -92,7 +92,7 @@ def test_prefetch_lists_that_miss_a_cut_axis_fall_back(make_frame):
 
 
 def test_large_windows_count_then_take_the_cheaper_end(make_frame, monkeypatch):
-    monkeypatch.setattr(spark_engine, "_TOP_N_ROWS", 5)  # exercise the >1M-row paths
+    monkeypatch.setattr(spark_rounds, "TOP_N_ROWS", 5)  # exercise the >1M-row paths
     X = _data(80, seed=5)
     ref = NumpyEngine.from_features(X, DOMAINS)
     with SparkEngine(make_frame(X, NAMES), DOMAINS, NAMES, plan="rounds") as eng:

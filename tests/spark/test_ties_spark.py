@@ -230,7 +230,7 @@ def test_prefetch_lists_are_prefixes_of_the_refined_orders(make_frame, monkeypat
         eng.prepare()
         assert eng.stats["pruned"] == 1 and eng.stats["direct"] == int(not in_workers)
         for spec in specs:
-            listed = eng._prefixes[(spec.axis, spec.side)]
+            listed = eng.strategy.lists[(spec.axis, spec.side)]
             order = np.argsort(refined[spec.axis], kind="stable")
             if spec.side == "hi":
                 order = order[::-1]
@@ -260,6 +260,6 @@ def test_problem_rows_are_reported_by_the_refined_pass(make_frame, monkeypatch, 
                      on_problem=lambda: seen.append(True), ties=ENGINE_TIES) as eng:
         eng.prepare()
         assert seen == [True]
-        for (axis, _side), listed in eng._prefixes.items():
+        for (axis, _side), listed in eng.strategy.lists.items():
             if ENGINE_TIES.bits[axis]:
                 assert listed.columns[axis].dtype == np.int64

@@ -1,7 +1,7 @@
 """Private clamping bounds on Spark: every (group, column) histogram in ONE pass.
 
 :class:`SparkBoundsRoute` is the Spark engine's part of the bounds flow
-(:class:`dprect.app.bounds_flow.BoundsRoute`): read the table
+(:class:`dprect.app.bounds_flow.BoundsRoute`, structurally): read the table
 (:func:`~dprect.engines.spark.source.read_source`: Parquet, CSV or Delta), check its schema
 (no Spark job), and, once the flow has reserved the budget, compute the histograms
 (:func:`spark_histograms`):
@@ -47,16 +47,17 @@ from pyspark.sql import types as T  # noqa: N812
 from dprect.core.bounds import Histogram
 from dprect.core.domains import Domain, FloatBins, Grid
 from dprect.core.errors import InputDataError, ParameterError
+from dprect.core.request import Source
 from dprect.engines import row_kernels
 from dprect.engines.bounds_input import (
-    BoundsSource,
     Histograms,
     complete,
     resolve_groups,
 )
+from dprect.engines.prepared import PreparedRun
 from dprect.engines.row_kernels import group_index
 from dprect.engines.spark.checks import label_kind
-from dprect.engines.spark.source import SPARK_ERRORS, read_source, spark_message
+from dprect.engines.spark.source import SPARK_ERRORS, opened_source, spark_message
 from dprect.engines.spark.sql import ident
 
 GROUP = "_g"
@@ -264,32 +265,23 @@ def to_histograms(table: Any) -> dict[tuple[int, int], Histogram]:
     return out
 
 
-class SparkBoundsPrepared:
+class SparkBoundsPrepared(PreparedRun):
     """A checked DataFrame, ready for :meth:`histograms`; closing it runs ``on_close``
     (e.g. stops a session started for this run)."""
 
-    def __init__(self, df: DataFrame, source: BoundsSource, domains: list[Domain],
+    def __init__(self, df: DataFrame, source: Source, domains: list[Domain],
                  groups: list[str] | None,
                  on_close: Callable[[], None] | None = None) -> None:
+        super().__init__(on_close)
         self.df = df
         self.source = source
         self.domains = domains
         self.groups = groups
-        self.on_close = on_close
 
     def histograms(self) -> Histograms:
         return spark_histograms(self.df, self.source.columns, self.domains,
                                 group_by=self.source.group_by, groups=self.groups)
 
-    def close(self) -> None:
-        if self.on_close is not None:
-            self.on_close()
-
-    def __enter__(self) -> SparkBoundsPrepared:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 class SparkBoundsRoute:
@@ -302,24 +294,15 @@ class SparkBoundsRoute:
     def __init__(self, session: Callable[[], tuple[SparkSession, bool]]) -> None:
         self.session = session
 
-    def open(self, source: BoundsSource, domains: list[Domain], groups: list[str] | None,
+    def open(self, source: Source, domains: list[Domain], groups: list[str] | None,
              progress: Callable[[str], None]) -> SparkBoundsPrepared:
-        spark, owned = self.session()
-        try:
-            progress(f"reading {source.path}")
-            df = read_source(spark, source.path, format=source.format, where=source.where,
-                             version=source.version, timestamp=source.timestamp)
+        with opened_source(self.session, source, progress) as (df, stop):
             for d in domains:
                 kernel_spec(d)
             kind = check_schema(df, source.columns, source.group_by)
             if source.group_by is not None:
                 resolve_groups(list(groups or []), kind or "null", source.group_by)
-        except BaseException:
-            if owned:
-                spark.stop()
-            raise
-        return SparkBoundsPrepared(df, source, domains, groups,
-                                   spark.stop if owned else None)
+            return SparkBoundsPrepared(df, source, domains, groups, stop)
 
 
 def cli_bounds_route(master: str | None = None, remote: str | None = None

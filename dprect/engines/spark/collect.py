@@ -51,13 +51,14 @@ import numpy as np
 import pyarrow as pa
 from pyspark.sql import DataFrame
 
-from dprect.core.domains import Domain
+from dprect.core.domains import Domain, Side
 from dprect.core.ties import TieBreaker
 from dprect.engines.numpy_engine import NumpyEngine
 from dprect.engines.spark.shipped import BAD, DOUBLE_BYTES, shipped_rows, shipped_widths
+from dprect.engines.spark.strategy import Rows
 
 __all__ = ["COLLECT_OVERHEAD", "REFINE_CELLS", "SHIPPED_COPIES", "TRANSIENT_BYTES",
-           "collect_bytes", "collect_positives", "shipped_widths"]
+           "CollectStrategy", "collect_bytes", "collect_positives", "shipped_widths"]
 
 #: copies of the shipped bytes the driver holds at its peak: the JVM's Arrow result, the
 #: Python Arrow batches, and their read buffers and retained pages (module notes)
@@ -150,3 +151,34 @@ def _refine_in_place(columns: list[np.ndarray], ties: TieBreaker) -> None:
         for j, bits in enumerate(ties.bits):
             if bits:
                 columns[j][first:first + rows] = refined[j]
+
+
+class CollectStrategy:
+    """The ``collect`` strategy (:mod:`dprect.engines.spark.strategy`): the one job of
+    :func:`collect_positives`, then every window and cut answered on the driver by the
+    numpy engine on the encoded columns."""
+
+    def __init__(self, rows: Rows) -> None:
+        self.rows = rows
+        self._local: NumpyEngine | None = None
+
+    def prepare(self) -> bool:
+        r = self.rows
+        bad, local = collect_positives(r.data, r.names, r.domains, positive=r.positive,
+                                       problem=r.problem, ties=r.ties)
+        for axis, side, t in r.cuts:  # cuts recorded before the job
+            local.cut(axis, side, t)
+        self._local = local
+        r.stats["collect_jobs"] = 1
+        return bad
+
+    def window(self, axis: int, side: Side, first: int, stop: int) -> np.ndarray:
+        assert self._local is not None
+        return self._local.window(axis, side, stop, stop - first)
+
+    def cut(self, axis: int, side: Side, threshold: int | float) -> None:
+        if self._local is not None:
+            self._local.cut(axis, side, threshold)
+
+    def close(self) -> None:
+        """Nothing is held in Spark."""

@@ -7,10 +7,9 @@ engine answers every question exactly as :class:`~dprect.engines.numpy_engine.Nu
 does on the same rows, and the core returns the identical rectangle for the same seed
 (docs/algorithm.md §7).
 
-The remaining set is never materialised: it is the encoded positives filtered by the
-accumulated cut predicates (``hi``: keep v < t; ``lo``: keep v > t).
-
-Three plans answer :meth:`SparkEngine.window` (and ``auto`` picks one of two, below):
+The engine validates, records the cuts and delegates every window and cut to ONE strategy
+(:mod:`dprect.engines.spark.strategy`; one module each), built when the engine is
+prepared; ``auto`` is resolved then by :func:`dprect.engines.spark.chooser.choose_plan`:
 
 * ``rounds`` — one top-N job per round on the filtered, cached positives, collecting
   only the ranks [stop − size, stop) of the one column asked for.
@@ -58,86 +57,39 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F  # noqa: N812
 
 from dprect.core.domains import Domain, Side
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.ties import TieBreaker
-from dprect.engines.numpy_engine import NumpyEngine
-from dprect.engines.spark.collect import COLLECT_OVERHEAD, collect_bytes, collect_positives
-from dprect.engines.spark.order_pass import PassEngine, pass_engine
+from dprect.engines.spark.chooser import (
+    DEFAULT_DRIVER_BUDGET_MB,
+    DEFAULT_PLAN,
+    PLANS,
+    check_budget,
+    choose_plan,
+)
+from dprect.engines.spark.collect import CollectStrategy
+from dprect.engines.spark.order_pass import PassStrategy
 from dprect.engines.spark.prefetch import (
-    PrefixList,
+    PrefetchStrategy,
     PrefixSpec,
-    gather,
     law_quantile,
     prefetch_specs,
-    refine,
     take_sample,
 )
 from dprect.engines.spark.remote import partition_count
+from dprect.engines.spark.rounds import RoundsStrategy
 from dprect.engines.spark.shipped import shipped_widths
-from dprect.engines.spark.sql import all_of, as_double, literal, seen
+from dprect.engines.spark.sql import as_double
+from dprect.engines.spark.strategy import Cut, Rows, Strategy
 
-__all__ = ["COLLECT_OVERHEAD", "DEFAULT_DRIVER_BUDGET_MB", "DEFAULT_PLAN", "PLANS",
-           "PrefixSpec", "SparkEngine", "choose_plan", "collect_bytes", "law_quantile",
-           "prefetch_specs", "sort_value"]
-
-PLANS = ("auto", "collect", "pass", "prefetch", "rounds")
-#: ``collect`` when it fits the driver budget, else ``pass`` (benchmarks/spark_fit.py
-#: and docs/architecture.md for measurements)
-DEFAULT_PLAN = "auto"
-#: the driver memory budget of ``auto`` (MiB): a public setting, never a data quantity
-DEFAULT_DRIVER_BUDGET_MB = 1024
-#: ``auto`` takes ``prefetch`` at most at this many features (its filter is one OR over the
-#: orders: fine at 8, a Catalyst problem from about 16 on) ...
-PREFETCH_MAX_DIMS = 8
-#: ... above this many positive values (positives × features: below it the count and
-#: the sample jobs cost more than converting the positives to Arrow saves) ...
-PREFETCH_MIN_VALUES = 1 << 24
-#: ... and with a driver budget that holds its fixed cell budgets (MiB)
-PREFETCH_DRIVER_MB = 512
+__all__ = ["DEFAULT_DRIVER_BUDGET_MB", "DEFAULT_PLAN", "PLANS", "PrefixSpec", "SparkEngine",
+           "check_budget", "choose_plan", "law_quantile", "prefetch_specs", "sort_value"]
 
 #: prefix length of every order when the engine is used without a plan
 DEFAULT_PREFIX_ROWS = 4096
-#: above this many rows a window is taken by a full sort instead of a top-N heap
-_TOP_N_ROWS = 1_000_000
-_MAX_LIMIT = 2**31 - 1
-_TOP_K_CONF = "spark.sql.execution.topKSortFallbackThreshold"
-
-
-def check_budget(driver_budget_mb: float | None) -> float:
-    """The driver budget in MiB (None: :data:`DEFAULT_DRIVER_BUDGET_MB`), checked."""
-    if driver_budget_mb is None:
-        return float(DEFAULT_DRIVER_BUDGET_MB)
-    if (isinstance(driver_budget_mb, bool) or not isinstance(driver_budget_mb, int | float)
-            or not driver_budget_mb >= 0 or driver_budget_mb == float("inf")):
-        raise ParameterError(f"driver_budget_mb must be a finite number >= 0, "
-                             f"got {driver_budget_mb!r}")
-    return float(driver_budget_mb)
-
-
-def choose_plan(positives: int | None, dims: int, driver_budget_mb: float | None = None,
-                widths: Sequence[int] | None = None) -> str:
-    """``auto``'s choice. At most :data:`PREFETCH_MAX_DIMS` features with more than
-    :data:`PREFETCH_MIN_VALUES` positive values and a budget of at least
-    :data:`PREFETCH_DRIVER_MB`: ``prefetch`` (its JVM filter ships a few rows per order
-    where the others convert every positive to Arrow: ≈ 1.4× a scan against 1.8× at
-    1.6·10^7 rows × 8 features, benchmarks/spark_fit.py; its driver memory is bounded by
-    its own fixed cell budgets). Otherwise ``collect`` when :func:`collect_bytes` (with
-    the features' shipped ``widths``, from the schema; None: 8 bytes each) ≤ the budget
-    (MiB), else ``pass`` (also when ``positives`` is unknown), whose driver memory
-    the budget bounds whatever the table. A speed and memory decision inside the driver:
-    every plan returns the identical answers."""
-    budget = check_budget(driver_budget_mb)
-    if positives is None:
-        return "pass"
-    if (dims <= PREFETCH_MAX_DIMS and positives * dims > PREFETCH_MIN_VALUES
-            and budget >= PREFETCH_DRIVER_MB):
-        return "prefetch"
-    return "collect" if collect_bytes(positives, dims, widths) <= budget * 2**20 else "pass"
 
 
 def sort_value(name: str, domain: Domain) -> Column:
@@ -196,31 +148,21 @@ class SparkEngine:
         if missing:
             raise InputDataError(f"the DataFrame has no column(s) {', '.join(map(repr, missing))}")
         self.plan = plan
-        self._spark = data.sparkSession
         self._data = data
         self._names = names
         self._positive = positive
         self._problem = problem
         self._on_problem = on_problem
         self._size_hint = size_hint
-        self._values = {j: as_double(n) for j, n in enumerate(names)}
-        self._sorts = {j: d.sort_sql(n) for j, (n, d) in enumerate(
-            zip(names, self._domains, strict=True))}
-        self._vcols = [f"_v{j}" for j in range(len(names))]
         self._cache = cache
-        self._cached = False
-        self._encoded_rows: DataFrame | None = None
         # each axis's sort values have the dtype of the core's own encoding (int64, float64)
         self._dtypes = [d.sort_dtype for d in self._domains]
-        self._cuts: list[tuple[int, Side, int | float]] = []
+        self._cuts: list[Cut] = []
         self._specs = self._resolve_prefix(prefix)
         self._schedule = self._specs if schedule is None else self._resolve_prefix(schedule)
-        self._prefixes: dict[tuple[int, Side], PrefixList] | None = None
         self._sample: dict[int, np.ndarray] | None = None
         self._partitions: int | None = None
-        # the driver-side engine of the collect and pass plans
-        self._local: NumpyEngine | PassEngine | None = None
-        self._prepared = False
+        self._strategy: Strategy | None = None
         self._used = False  # a cut has been recorded or a window answered
         self._ties = self._check_ties(ties)
         #: jobs run, rounds that fell back to a job, whether the pass was pruned and whether
@@ -233,6 +175,11 @@ class SparkEngine:
     def dims(self) -> int:
         return len(self._domains)
 
+    @property
+    def strategy(self) -> Strategy | None:
+        """The strategy answering (None before :meth:`prepare`)."""
+        return self._strategy
+
     def set_ties(self, ties: TieBreaker) -> None:
         """Refine every axis's sort values by ``ties`` (:mod:`dprect.core.ties`).
 
@@ -243,7 +190,7 @@ class SparkEngine:
         wanted = self._check_ties(ties)
         if wanted == self._ties:
             return
-        if self._prepared or self._used:
+        if self._strategy is not None or self._used:
             raise ParameterError("set_ties must come before prepare() and the first window "
                                  "or cut (give the ties to the engine's constructor)")
         self._ties = wanted
@@ -252,52 +199,40 @@ class SparkEngine:
         """For ``prefetch``: take the pass's sample and count the table's partitions now
         (short jobs that a caller may run beside others, e.g. the label checks)."""
         if self.plan == "prefetch" and self._sample is None:  # not for auto: maybe unused
-            self._sample = take_sample(self._data, self._values, self._specs,
+            values = {j: as_double(n) for j, n in enumerate(self._names)}
+            self._sample = take_sample(self._data, values, self._specs,
                                        positive=self._positive)
             self._partitions = partition_count(self._data)
 
     def prepare(self, size_hint: int | None = None) -> None:
-        """Check the rows and, for ``prefetch``, gather the lists now (one pass), for
-        ``collect`` collect the positives (one job); later windows then run no job (unless
-        a prefetch list runs short). ``size_hint`` replaces the constructor's; ``auto`` is
-        resolved here. Idempotent; :meth:`window` calls it first."""
-        if self._prepared:
+        """Build the strategy and run its first job(s) (``prefetch``: the one pass;
+        ``collect``: the one job; ``pass``: the first pass; ``rounds``: the input check);
+        ``size_hint`` replaces the constructor's; ``auto`` is resolved here. Idempotent;
+        :meth:`window` calls it first."""
+        if self._strategy is not None:
             return
         if size_hint is not None:
             self._size_hint = size_hint
         if self.plan == "auto":  # inside the driver: run time and memory only
             self.plan = choose_plan(self._size_hint, self.dims, self._budget_mb,
                                     shipped_widths(self._data, self._names))
+        rows = Rows(self._data, self._names, self._domains, self._positive, self._problem,
+                    self._ties, self._size_hint, self._cuts, self.stats)
+        strategy: Strategy
         if self.plan == "collect":
-            bad, local = self._collect()
-            for axis, side, t in self._cuts:  # cuts recorded before the job
-                local.cut(axis, side, t)
-            self._local = local
-            self.stats["collect_jobs"] = 1
+            strategy = CollectStrategy(rows)
         elif self.plan == "pass":
-            engine = pass_engine(self._data, self._names, self._domains, self._ties,
-                                 self._schedule, self._budget_mb * 2**20,
-                                 positive=self._positive, problem=self._problem,
-                                 size_hint=self._size_hint)
-            for axis, side, t in self._cuts:  # cuts recorded before the pass
-                engine.cut(axis, side, t)
-            bad, self._local = engine.bad, engine
-            self.stats["passes"] = engine.passes
+            strategy = PassStrategy(rows, self._schedule, self._budget_mb * 2**20)
         elif self.plan == "prefetch":
-            got = gather(self._data, self._values, self._domains, self._specs,
-                         positive=self._positive, problem=self._problem,
-                         size_hint=self._size_hint, sample=self._sample,
-                         partitions=self._partitions, ties=self._ties, sort=self._sorts)
-            self.stats["prefetch_jobs"] += 1
-            self.stats["pruned"] = int(got.pruned)
-            self.stats["direct"] = int(got.direct)
-            bad, self._prefixes = got.bad, got.lists
+            strategy = PrefetchStrategy(rows, self._specs,
+                                        RoundsStrategy(rows, cache=self._cache),
+                                        sample=self._sample, partitions=self._partitions)
         else:
-            bad = self._problem is not None and bool(
-                self._data.selectExpr(seen(self._problem)).collect()[0][0])
+            strategy = RoundsStrategy(rows, cache=self._cache)
+        bad = strategy.prepare()
+        self._strategy = strategy
         if bad and self._on_problem is not None:
             self._on_problem()
-        self._prepared = True
 
     def window(self, axis: int, side: Side, stop: int, size: int) -> np.ndarray:
         """Sort values at ranks [stop − size, stop) of the remaining rows ordered from
@@ -310,20 +245,8 @@ class SparkEngine:
         if stop <= first:
             return np.empty(0, dtype=self._dtypes[axis])
         self.prepare()
-        if self._local is not None:
-            got = self._local.window(axis, side, stop, stop - first)
-            if isinstance(self._local, PassEngine):
-                self.stats["passes"] = self._local.passes
-            return got
-        if self.plan == "prefetch":
-            assert self._prefixes is not None
-            pre = self._prefixes.get((axis, side))
-            if pre is not None and pre.usable:
-                values = pre.survivors(self._cuts)
-                if values is not None and (len(values) >= stop or pre.complete):
-                    return np.array(values[first:stop], dtype=self._dtypes[axis])
-            self.stats["fallbacks"] += 1
-        return self._window_job(axis, side, first, stop)
+        assert self._strategy is not None
+        return self._strategy.window(axis, side, first, stop)
 
     def cut(self, axis: int, side: Side, threshold: int | float) -> None:
         """Remove remaining rows with sort value ≥ threshold (hi) or ≤ threshold (lo)."""
@@ -331,15 +254,14 @@ class SparkEngine:
         self._used = True
         t: int | float = float(threshold) if self._dtypes[axis] == np.float64 else int(threshold)
         self._cuts.append((axis, side, t))
-        if self._local is not None:
-            self._local.cut(axis, side, t)
+        if self._strategy is not None:
+            self._strategy.cut(axis, side, t)
 
     # -- resources ---------------------------------------------------------------------
     def close(self) -> None:
-        """Release the cached rows (the engine can still answer, uncached)."""
-        if self._cached and self._encoded_rows is not None:
-            self._encoded_rows.unpersist()
-        self._cached = False
+        """Release what the strategy holds (cached rows; the engine can still answer)."""
+        if self._strategy is not None:
+            self._strategy.close()
 
     def __enter__(self) -> SparkEngine:
         return self
@@ -376,85 +298,3 @@ class SparkEngine:
             if s.rows < 1 or s.axis not in s.columns:
                 raise ParameterError(f"bad prefix spec {s!r}")
         return specs
-
-    def _collect(self) -> tuple[bool, NumpyEngine]:
-        """The ``collect`` plan's one job (:func:`~dprect.engines.spark.collect.collect_positives`):
-        every positive row's raw features as Arrow, encoded (and refined when the engine
-        has ties) on the driver by the core's code, and whether a row makes the input
-        invalid (such rows are reported, never used). Returns that flag and the driver's
-        engine on the encoded columns."""
-        return collect_positives(self._data, self._names, self._domains,
-                                 positive=self._positive, problem=self._problem,
-                                 ties=self._ties)
-
-    def _key(self, axis: int, side: Side) -> Column:
-        col = F.col(self._vcols[axis])
-        return col.desc() if side == "hi" else col.asc()
-
-    def _encoded(self) -> DataFrame:
-        """The positive rows as sort values ``_v{j}`` (refined when the engine has ties;
-        built, and cached when asked, on the first window job; the ``prefetch`` pass does
-        not need them)."""
-        if self._encoded_rows is None:
-            rows = self._data if self._positive is None else self._data.where(self._positive)
-            encoded = rows.selectExpr(*[f"{self._sorts[j]} AS {v}"
-                                        for j, v in enumerate(self._vcols)])
-            if self._ties is not None:
-                encoded = refine(encoded, self._ties, self._vcols, dict(enumerate(self._vcols)),
-                                 barrier=True)
-            if self._cache:
-                encoded = encoded.persist(StorageLevel.MEMORY_AND_DISK)
-                self._cached = True
-            self._encoded_rows = encoded
-        return self._encoded_rows
-
-    def _remaining(self) -> DataFrame:
-        if not self._cuts:
-            return self._encoded()
-        return self._encoded().where(all_of(
-            f"{self._vcols[a]} {'<' if s == 'hi' else '>'} {literal(t)}"
-            for a, s, t in self._cuts))
-
-    def _window_job(self, axis: int, side: Side, first: int, stop: int) -> np.ndarray:
-        """Ranks [first, stop) from ``side`` of the remaining rows, by Spark jobs.
-
-        Small windows (stop ≤ 1M, decided from the public ``stop`` only) are one top-N job.
-        Larger ones first count the remaining rows n, then take the cheaper end: ranks
-        [first, min(stop, n)) from ``side`` or, equivalently, ranks [n − min(stop, n),
-        n − first) from the other side; above 1M rows by a full sort, not a heap.
-        """
-        rem = self._remaining()
-        other: Side = "lo" if side == "hi" else "hi"
-        if stop <= _TOP_N_ROWS:
-            return self._take(rem, axis, side, first, stop, sort=False)
-        n = rem.count()
-        self.stats["window_jobs"] += 1
-        if first >= n:
-            return np.empty(0, dtype=self._dtypes[axis])
-        end = min(stop, n)
-        if n - first < end:
-            first, end, side = n - end, n - first, other
-        return self._take(rem, axis, side, first, end, sort=end > _TOP_N_ROWS)
-
-    def _take(self, rem: DataFrame, axis: int, side: Side, first: int, stop: int,
-              sort: bool) -> np.ndarray:
-        stop = min(stop, _MAX_LIMIT)
-        query = rem.select(self._vcols[axis]).orderBy(self._key(axis, side)).limit(stop)
-        if first:
-            query = query.offset(first)
-        conf = self._spark.conf
-        previous = conf.get(_TOP_K_CONF, None) if sort else None
-        try:
-            if sort:  # a full distributed sort instead of a heap of `stop` rows per task
-                conf.set(_TOP_K_CONF, str(_TOP_N_ROWS))
-            table = query.toArrow()
-        finally:
-            if sort:
-                if previous is None:
-                    conf.unset(_TOP_K_CONF)
-                else:
-                    conf.set(_TOP_K_CONF, previous)
-        self.stats["window_jobs"] += 1
-        values = table.column(0).to_numpy(zero_copy_only=False)
-        return np.asarray(values, dtype=self._dtypes[axis])
-

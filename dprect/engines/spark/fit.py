@@ -28,6 +28,7 @@ from dprect.core.planner import plan as make_plan
 from dprect.core.randomness import RandomSource
 from dprect.core.request import FitOptions, FitRequest, Source, make_request
 from dprect.core.result import FitResult
+from dprect.engines.prepared import PreparedRun
 from dprect.engines.spark.checks import TableChecks
 from dprect.engines.spark.engine import (
     DEFAULT_PLAN,
@@ -36,7 +37,7 @@ from dprect.engines.spark.engine import (
     check_budget,
     prefetch_specs,
 )
-from dprect.engines.spark.source import SPARK_ERRORS, read_source, spark_message
+from dprect.engines.spark.source import SPARK_ERRORS, opened_source, spark_message
 
 if TYPE_CHECKING:
     from dprect.core.domains import Domain
@@ -88,7 +89,7 @@ def validate_dataframe(df: DataFrame, features: Sequence[str], label: str, *,
                 positive_label=positive_label).check_features()
 
 
-class PreparedFit:
+class PreparedFit(PreparedRun):
     """A checked table with its engine ready for its plan: :meth:`run` draws the noise
     and learns.
 
@@ -98,11 +99,11 @@ class PreparedFit:
 
     def __init__(self, engine: SparkEngine, domains: list[Domain], features: list[str],
                  plan: Plan, on_close: Callable[[], None] | None = None) -> None:
+        super().__init__(on_close)
         self.engine = engine
         self.domains = domains
         self.features = features
         self.plan = plan
-        self.on_close = on_close
 
     def run(self, *, seed: int | None = None, trace: list[Any] | None = None) -> FitResult:
         """The fit (:func:`dprect.core.algorithms.run_plan`); a seed is for tests only."""
@@ -113,18 +114,8 @@ class PreparedFit:
         except SPARK_ERRORS as exc:
             raise InputDataError(f"Spark failed while fitting: {spark_message(exc)}") from None
 
-    def close(self) -> None:
-        try:
-            self.engine.close()
-        finally:
-            if self.on_close is not None:
-                self.on_close()
-
-    def __enter__(self) -> PreparedFit:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def release(self) -> None:
+        self.engine.close()
 
 
 def prepare_fit(
@@ -280,20 +271,11 @@ class SparkRoute:
 
     def open(self, source: Source, domains: list[Domain], request: FitRequest, plan: Plan,
              progress: Callable[[str], None]) -> PreparedFit:
-        spark, owned = self.session()
-        try:
-            progress(f"reading {source.path}")
-            df = read_source(spark, source.path, format=source.format, where=source.where,
-                             version=source.version, timestamp=source.timestamp)
+        with opened_source(self.session, source, progress) as (df, stop):
             progress("checking the input and reading what the fit needs")
-            prepared = prepare_fit(df, features=source.features, label=source.label,
+            prepared = prepare_fit(df, features=source.features, label=source.fit_label,
                                    domains=domains, request=request, plan=plan,
                                    spark_plan=self.spark_plan,
                                    driver_budget_mb=self.driver_budget_mb)
-        except BaseException:
-            if owned:
-                spark.stop()
-            raise
-        if owned:
-            prepared.on_close = spark.stop
-        return prepared
+            prepared.on_close = stop
+            return prepared

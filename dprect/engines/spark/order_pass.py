@@ -61,6 +61,7 @@ from dprect.engines.spark.remote import default_parallelism, partition_count
 from dprect.engines.spark.session import compiles_huge_methods
 from dprect.engines.spark.shipped import shipped_rows
 from dprect.engines.spark.sql import as_double, literal
+from dprect.engines.spark.strategy import Rows
 
 # executors get the kernel and the objects a task carries (domains, ties) by value: they
 # need numpy and pyarrow, not dprect
@@ -417,3 +418,41 @@ def pass_engine(data: DataFrame, names: Sequence[str], domains: Sequence[Domain]
                         sample=sample, size_hint=size_hint)
     engine.prepare()
     return engine
+
+
+class PassStrategy:
+    """The ``pass`` strategy (:mod:`dprect.engines.spark.strategy`): :func:`pass_engine`'s
+    first pass at :meth:`prepare`, later passes when a round needs them, every window and
+    cut answered on the driver within ``budget_bytes``."""
+
+    def __init__(self, rows: Rows, schedule: Sequence[PrefixSpec], budget_bytes: float
+                 ) -> None:
+        self.rows = rows
+        self.schedule = list(schedule)
+        self.budget_bytes = budget_bytes
+        self._local: PassEngine | None = None
+
+    def prepare(self) -> bool:
+        r = self.rows
+        engine = pass_engine(r.data, r.names, r.domains, r.ties, self.schedule,
+                             self.budget_bytes, positive=r.positive, problem=r.problem,
+                             size_hint=r.size_hint)
+        for axis, side, t in r.cuts:  # cuts recorded before the pass
+            engine.cut(axis, side, t)
+        self._local = engine
+        r.stats["passes"] = engine.passes
+        return engine.bad
+
+    def window(self, axis: int, side: Side, first: int, stop: int) -> np.ndarray:
+        assert self._local is not None
+        got = self._local.window(axis, side, stop, stop - first)
+        self.rows.stats["passes"] = self._local.passes
+        return got
+
+    def cut(self, axis: int, side: Side, threshold: int | float) -> None:
+        if self._local is not None:
+            self._local.cut(axis, side, threshold)
+
+    def close(self) -> None:
+        """Nothing is held in Spark."""
+

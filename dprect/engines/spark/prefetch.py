@@ -67,7 +67,8 @@ from dprect.core.planner import MethodPlan
 from dprect.core.ties import HASH_PRIME, TieBreaker
 from dprect.engines.spark import topk
 from dprect.engines.spark.remote import default_parallelism, partition_count
-from dprect.engines.spark.sql import all_of, any_of, literal
+from dprect.engines.spark.sql import all_of, any_of, as_double, literal
+from dprect.engines.spark.strategy import Rows, Strategy
 
 # executors get the kernel's code with the task: they need numpy and pyarrow, not dprect
 cloudpickle.register_pickle_by_value(sys.modules[topk.__name__])
@@ -398,3 +399,54 @@ def _top_in_workers(passed: DataFrame, orders: list[topk.Order], carried: list[i
             schema)
     table = out.toArrow()
     return next(topk.merge_top(iter(table.to_batches()), orders, carried, integers))
+
+
+class PrefetchStrategy:
+    """The ``prefetch`` strategy (:mod:`dprect.engines.spark.strategy`): :func:`gather`'s
+    one pass at :meth:`prepare`; a round is answered from its order's list when at least
+    ``stop`` listed rows survive the cuts (or the list held every remaining row), else by
+    ``fallback`` (a :class:`~dprect.engines.spark.rounds.RoundsStrategy`: one job).
+    ``sample`` and ``partitions``: taken beforehand (the engine's ``presample``; None: by
+    the pass when it needs them)."""
+
+    def __init__(self, rows: Rows, specs: Sequence[PrefixSpec], fallback: Strategy, *,
+                 sample: dict[int, np.ndarray] | None = None,
+                 partitions: int | None = None) -> None:
+        self.rows = rows
+        self.specs = list(specs)
+        self.fallback = fallback
+        self.sample = sample
+        self.partitions = partitions
+        self.lists: dict[tuple[int, Side], PrefixList] | None = None
+
+    def values(self) -> dict[int, str]:
+        """Each feature as a double (SQL text)."""
+        return {j: as_double(n) for j, n in enumerate(self.rows.names)}
+
+    def prepare(self) -> bool:
+        r = self.rows
+        got = gather(r.data, self.values(), r.domains, self.specs, positive=r.positive,
+                     problem=r.problem, size_hint=r.size_hint, sample=self.sample,
+                     partitions=self.partitions, ties=r.ties, sort=r.sorts)
+        r.stats["prefetch_jobs"] += 1
+        r.stats["pruned"] = int(got.pruned)
+        r.stats["direct"] = int(got.direct)
+        self.lists = got.lists
+        return got.bad
+
+    def window(self, axis: int, side: Side, first: int, stop: int) -> np.ndarray:
+        assert self.lists is not None
+        pre = self.lists.get((axis, side))
+        if pre is not None and pre.usable:
+            values = pre.survivors(self.rows.cuts)
+            if values is not None and (len(values) >= stop or pre.complete):
+                return np.array(values[first:stop], dtype=self.rows.dtypes[axis])
+        self.rows.stats["fallbacks"] += 1
+        return self.fallback.window(axis, side, first, stop)
+
+    def cut(self, axis: int, side: Side, threshold: int | float) -> None:
+        """Nothing to do: the lists read the recorded cuts as they answer."""
+
+    def close(self) -> None:
+        self.fallback.close()
+

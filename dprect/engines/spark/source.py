@@ -34,6 +34,8 @@ import datetime as dt
 import json
 import os
 import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -47,6 +49,7 @@ from pyspark.sql.types import StructType
 
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.extras import require
+from dprect.core.request import Source
 from dprect.engines.spark.remote import is_connect
 
 FORMATS = ("parquet", "csv", "delta")
@@ -609,3 +612,24 @@ def _read_delta_fallback(spark: SparkSession, path: str, version: int | None,
         raise InputDataError(
             f"cannot read the data files of Delta table {path!r}: {spark_message(exc)}"
         ) from None
+
+
+@contextmanager
+def opened_source(session: Callable[[], tuple[SparkSession, bool]], source: Source,
+                  progress: Callable[[str], None]
+                  ) -> Iterator[tuple[DataFrame, Callable[[], None] | None]]:
+    """A route's start: the session (``session`` returns it and whether this run owns
+    it) and ``source`` read lazily (:func:`read_source`). Yields the DataFrame and what
+    closes the run (stopping a session the run owns; None otherwise); a failure inside
+    the block stops an owned session at once and is re-raised."""
+    spark, owned = session()
+    try:
+        progress(f"reading {source.path}")
+        yield (read_source(spark, source.path, format=source.format, where=source.where,
+                           version=source.version, timestamp=source.timestamp),
+               spark.stop if owned else None)
+    except BaseException:
+        if owned:
+            spark.stop()
+        raise
+

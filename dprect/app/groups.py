@@ -1,0 +1,73 @@
+"""A run's public groups: the list of group values, given by the user (``--groups`` or a
+file, a config list), never read from the data — the set of values a column holds is
+itself a fact about the data (one row can add a value), so releasing "the groups found"
+would not be differentially private. Groups are disjoint sets of rows, so a product run
+per group composes in parallel: one charge for the whole list."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from dprect.core.errors import ParameterError
+from dprect.core.validation import repeat_at
+
+
+def split_groups(text: str | Sequence[Any]) -> list[str]:
+    """Group values from ``--groups`` (comma-separated) or a config list, as text."""
+    if isinstance(text, str):
+        return [t.strip() for t in text.split(",") if t.strip()]
+    return [str(v).strip() if not isinstance(v, bool) else str(v).lower() for v in text]
+
+
+def read_groups_file(path: str) -> list[str]:
+    """The group values of a file: one per line, surrounding blanks stripped, blank lines
+    skipped (UTF-8)."""
+    p = Path(path)
+    if not p.is_file():
+        raise ParameterError(f"groups file {path!r} does not exist or is not a file")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ParameterError(f"cannot read groups file {path!r}: {type(exc).__name__}"
+                             ) from None
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def public_groups(group_by: str | None, groups: str | Sequence[Any] | None,
+                  groups_file: str | None, name: Callable[[str], str] = str
+                  ) -> list[str] | None:
+    """The public list of group values (None without a group column). The list must be
+    given — by ``groups`` or ``groups_file``, not both — and is never read from the data:
+    the set of values a column holds is itself data-dependent."""
+    given = groups is not None and (not isinstance(groups, str) or groups.strip())
+    if group_by is None:
+        if given or groups_file is not None:
+            raise ParameterError(f"{name('groups')} / {name('groups_file')} need "
+                                 f"{name('group_by')}")
+        return None
+    if not str(group_by).strip():
+        raise ParameterError(f"{name('group_by')} is an empty column name")
+    if given and groups_file is not None:
+        raise ParameterError(f"give {name('groups')} or {name('groups_file')}, not both")
+    if not given and groups_file is None:
+        raise ParameterError(
+            f"{name('group_by')} needs the PUBLIC list of group values: {name('groups')} "
+            f"v1,v2,... or {name('groups_file')} FILE (the values present in the data are "
+            "data-dependent, so they are never read from it)")
+    if groups_file is not None:
+        values = read_groups_file(groups_file)
+        where = f"groups file {groups_file!r}"
+    else:
+        assert groups is not None
+        values = split_groups(groups)
+        where = name("groups")
+    if not values:
+        raise ParameterError(f"the list of group values ({where}) is empty")
+    if (i := repeat_at(values)) is not None:
+        raise ParameterError(f"group value {values[i]!r} is listed twice")
+    return values
+
+
+__all__ = ["public_groups", "read_groups_file", "split_groups"]

@@ -1,0 +1,259 @@
+"""The one run flow every product rides: request → public plan → source → engine route →
+guarded release → sinks (``dprect fit`` and ``dprect bounds`` on either engine, and their
+Spark jobs).
+
+A product (:class:`Product`: a fit's rectangle, :mod:`dprect.app.flow`; private bounds,
+:mod:`dprect.app.bounds_flow`) is built from its checked settings, so its plan is made —
+once, from public inputs — before the run starts. :func:`run_release` then runs, in this
+order:
+
+1. the public checks: no two outputs, inputs or the ledger at one path; every sink's
+   location writable (:meth:`Sink.check`); nothing has been read or reserved yet;
+2. the run id, printed first (with a ledger), so that a run that dies can be retried; a
+   warning when a seed is set;
+3. the ledger: a run id released before is **replayed** — its recorded result published
+   again, the input never read, nothing spent; a run the dataset's cap cannot charge in
+   the plan's neighbouring relation is refused (a missing or damaged ledger ends the run
+   here);
+4. the product's announcement (the plan's guarantee and what it expects) — public inputs
+   only;
+5. the input, read and its schema checked by the chosen engine's route: a refused table
+   ends the run before anything is reserved;
+6. the guarded release (:func:`dprect.release.guarded.guarded_release`): reserve the
+   product's :class:`~dprect.release.guarded.Charge` once, compute on the engine, release
+   into the ledger, then publish to every sink (:func:`dprect.release.sinks.publish`),
+   after the product's summary lines.
+
+A failure anywhere writes nothing (a failure after the reservation leaves it charged). A
+recorded result of another product under the same run id is refused before anything is
+published. The flow does not branch on the product or the engine.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+from dprect.app.failures import describe_failure
+from dprect.core.accounting import Guarantee
+from dprect.core.errors import ParameterError
+from dprect.core.randomness import SEEDED_WARNING
+from dprect.release.guarded import (
+    Charge,
+    LedgerSettings,
+    Outcome,
+    guarded_release,
+    released_result,
+    replay,
+)
+from dprect.release.sinks import Release, Sink, check_distinct, publish
+
+
+def _quiet(message: str) -> None:
+    """A progress line nobody asked for."""
+
+
+def _show(text: str) -> None:
+    print(text, flush=True)
+
+
+@dataclass(frozen=True)
+class Reporter:
+    """What a run prints: ``say`` the lines every run shows (the run id of a ledger run,
+    the plan's announcement, an empty rectangle's explanation, where the result went),
+    ``progress`` the steps (the job prints them, the command line does not), ``show`` the
+    result's summary. ``name`` spells an option in messages as the front end does
+    (``--seed``, ``fit.seed``)."""
+
+    say: Callable[[str], None] = _show
+    progress: Callable[[str], None] = _quiet
+    show: Callable[[str], None] = _show
+    name: Callable[[str], str] = str
+
+
+T = TypeVar("T")
+
+
+def seeded_run_quietly(run: Callable[[], T]) -> T:
+    """``run()`` without the seeded-run warning (the front ends print their own line):
+    that one warning only, by its message and category; every other warning stays."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=re.escape(SEEDED_WARNING),
+                                category=UserWarning)
+        return run()
+
+
+def failure_line(exc: BaseException) -> str:
+    """What the command prints for ``exc`` (:func:`dprect.app.failures.describe_failure`),
+    which is all a ledger's ``fail`` row may hold: never an exception's own text."""
+    return describe_failure(exc)[1]
+
+
+class Prepared(Protocol):
+    """A table read and checked, its engine ready; a context manager that releases what
+    the engine holds (cached data, a session it started)."""
+
+    def __enter__(self) -> Any: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+
+class RunSettings(Protocol):
+    """What every product's checked settings hold for the spine: the sinks, the ledger
+    (None: none) and the seed (tests only)."""
+
+    @property
+    def sinks(self) -> Sequence[Sink]: ...
+
+    @property
+    def ledger(self) -> LedgerSettings | None: ...
+
+    @property
+    def seed(self) -> int | None: ...
+
+
+class Product(Protocol):
+    """One kind of release, built from its checked ``settings`` (its plan already made).
+
+    ``what`` names the result in the seeded-run warning ("this result is"), ``noun`` in
+    the guarantee check ("the fit")."""
+
+    @property
+    def settings(self) -> RunSettings: ...
+
+    @property
+    def what(self) -> str: ...
+
+    @property
+    def noun(self) -> str: ...
+
+    def inputs(self, name: Callable[[str], str]) -> list[tuple[str, str | None]]:
+        """The named paths the run reads (the input, a groups file), for the distinctness
+        check."""
+        ...
+
+    def charge(self) -> Charge:
+        """What the run reserves: the plan's guarantee, method and columns."""
+        ...
+
+    def foreign(self, record: Mapping[str, Any]) -> str | None:
+        """None for a record of this product, else what the refusal says it is."""
+        ...
+
+    def announce(self) -> list[str]:
+        """The lines printed before the input is read (public inputs only)."""
+        ...
+
+    def open(self, route: Any, progress: Callable[[str], None]) -> Prepared:
+        """Read the table and ready the engine through ``route`` (nothing drawn or
+        spent)."""
+        ...
+
+    def compute(self, prepared: Any, progress: Callable[[str], None]
+                ) -> tuple[Guarantee | None, dict[str, Any]]:
+        """Draw the noise on the prepared engine: the result's guarantee and its JSON."""
+        ...
+
+    def summary(self, record: dict[str, Any], name: Callable[[str], str]
+                ) -> tuple[list[str], list[str]]:
+        """From the released record only: the summary lines (shown) and the lines every
+        run says before publishing (e.g. an empty rectangle's explanation)."""
+        ...
+
+
+def open_run(report: Reporter, sinks: Sequence[Sink], inputs: Sequence[tuple[str, str | None]],
+             ledger: LedgerSettings | None, seed: int | None, what: str) -> str:
+    """The public checks every run starts with, and its run id: no two outputs, inputs or
+    the ledger at one path; every sink's location writable; with a ledger, the delta extra
+    and the ledger's run id (printed first, so a run that dies can be retried), else a new
+    id; a warning when a seed is set (``what``: "this result is", "these bounds are")."""
+    from dprect.release.results_table import new_run_id
+
+    check_distinct([*((s.name, s.path) for s in sinks), *inputs,
+                    (report.name("ledger"), None if ledger is None else ledger.path)])
+    for sink in sinks:
+        sink.check()
+    if ledger is not None:
+        from dprect.core.extras import require
+
+        require("delta", "the budget ledger")  # before the run id is printed
+        run_id = ledger.run_id
+        report.say(f"run id {run_id} (dataset {ledger.dataset!r}, ledger {ledger.path})")
+    else:
+        run_id = new_run_id()
+        report.progress(f"run id {run_id}")
+    if seed is not None:
+        report.progress(f"WARNING: {report.name('seed')} is set — reproducible noise for "
+                        f"tests only; {what} NOT differentially private")
+    return run_id
+
+
+def release_or_replay(report: Reporter, ledger: LedgerSettings | None, run_id: str,
+                      to_sinks: Callable[[dict[str, Any]], None],
+                      fresh: Callable[[], Outcome], *,
+                      neighbouring: str | None = None) -> Outcome:
+    """The end every run shares: a run id the ledger released before is replayed (its
+    recorded result published again through ``to_sinks``; the input never read, nothing
+    spent), otherwise ``fresh()`` reads, reserves, computes and releases; then one line
+    saying which happened. With ``neighbouring`` (the plan's relation) a run the dataset's
+    cap cannot charge in that relation is refused first, before any read or reservation."""
+    previous = released_result(ledger, neighbouring)
+    if ledger is not None and previous is not None:
+        outcome = replay(ledger, previous, to_sinks)  # the input is never read
+    else:
+        outcome = fresh()
+    if outcome.replayed:
+        report.say(f"run id {run_id} was released before: its recorded result was "
+                   "published again and nothing was spent")
+    elif ledger is not None:
+        report.progress(f"charged to dataset {ledger.dataset!r} in ledger {ledger.path} "
+                        f"(run id {run_id})")
+    return outcome
+
+
+def run_release(product: Product, route: Any, report: Reporter | None = None) -> Outcome:
+    """Run one release of ``product`` end to end on ``route``'s engine (the module
+    docstring gives the order and guarantees). A ledger run is named by its settings' run
+    id, any other by a fresh one. Raises a :class:`~dprect.core.errors.DprectError` for
+    bad parameters, paths or schemas — before anything is reserved or written."""
+    from dprect.release.results_table import utc_now
+
+    report = report or Reporter()
+    started_at = utc_now()
+    settings, charge = product.settings, product.charge()
+    ledger = settings.ledger
+    run_id = open_run(report, settings.sinks, product.inputs(report.name), ledger,
+                      settings.seed, product.what)
+
+    def to_sinks(record: dict[str, Any]) -> None:
+        other = product.foreign(record)
+        if other is not None:
+            raise ParameterError(f"run id {run_id} was released by another kind of run "
+                                 f"({other}); use a new run id")
+        shown, said = product.summary(record, report.name)
+        for line in shown:
+            report.show(line)
+        for line in said:
+            report.say(line)
+        for line in publish(settings.sinks, Release(record, run_id, started_at)):
+            report.say(line)
+
+    def fresh() -> Outcome:
+        for line in product.announce():
+            report.say(line)
+        with product.open(route, report.progress) as prepared:
+            return guarded_release(
+                ledger, charge,
+                lambda: seeded_run_quietly(lambda: product.compute(prepared,
+                                                                   report.progress)),
+                to_sinks, what=product.noun, describe=failure_line)
+
+    return release_or_replay(report, ledger, run_id, to_sinks, fresh,
+                             neighbouring=charge.guarantee.neighbouring)
+
+
+__all__ = ["Prepared", "Product", "Reporter", "RunSettings", "failure_line", "open_run",
+           "release_or_replay", "run_release", "seeded_run_quietly"]

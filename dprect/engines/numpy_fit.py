@@ -1,0 +1,73 @@
+"""The numpy engine's part of a fit: the table read in memory with
+:mod:`dprect.engines.arrow_input` (Parquet or CSV), its schema checked, the positive rows
+kept (float64) and fitted on a :class:`~dprect.engines.numpy_engine.NumpyEngine` (the Spark
+engine's twin: :mod:`dprect.engines.spark.fit`). Nothing depends on the rows' values:
+other labels and nulls are negatives, rows with an invalid feature are dropped (unless
+``invalid_rows`` is ``error``), and no rows or no positives make an ordinary run."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from dprect.core.algorithms import run_plan
+from dprect.core.domains import Domain
+from dprect.core.labels import resolve_positive_label
+from dprect.core.planner import Plan
+from dprect.core.randomness import RandomSource
+from dprect.core.reading import select_rows
+from dprect.core.request import FitRequest, Source
+from dprect.core.result import FitResult
+from dprect.engines.prepared import PreparedRun
+
+
+class NumpyPrepared(PreparedRun):
+    """The positive rows in memory (float64), fitted on a :class:`NumpyEngine`."""
+
+    def __init__(self, rows: np.ndarray, domains: list[Domain], features: list[str],
+                 plan: Plan) -> None:
+        super().__init__()
+        self.rows = rows
+        self.domains = domains
+        self.features = features
+        self.plan = plan
+
+    def run(self, *, seed: int | None = None) -> FitResult:
+        from dprect.engines.numpy_engine import NumpyEngine
+
+        engine = NumpyEngine.from_features(self.rows, self.domains)
+        return run_plan(engine, self.domains, self.features, self.plan,
+                        RandomSource(seed=seed))
+
+
+
+class NumpyRoute:
+    """Read the table in memory with :mod:`dprect.engines.arrow_input` (Parquet or CSV)
+    and check its schema. Nothing depends on the rows' values: other labels and nulls are
+    negatives, rows with an invalid feature are dropped (unless ``invalid_rows`` is
+    ``error``), and no rows or no positives make an ordinary run."""
+
+    def open(self, source: Source, domains: list[Domain], request: FitRequest, plan: Plan,
+             progress: Callable[[str], None]) -> NumpyPrepared:
+        from dprect.engines.arrow_input import (
+            label_kind,
+            label_matches,
+            numeric_column,
+            read_table,
+        )
+
+        label = source.fit_label
+        progress(f"reading {source.path}")
+        table = read_table(source.path, [*source.features, label], source.format)
+        columns = [numeric_column(table, f, nulls_as_nan=True) for f in source.features]
+        value = resolve_positive_label(request.positive_label,
+                                       label_kind(table, label),
+                                       label)  # from the schema: no row is looked at
+        rows = select_rows(np.column_stack(columns),
+                           label_matches(table, label, value), source.features,
+                           invalid_rows=request.invalid_rows)
+        return NumpyPrepared(rows, domains, list(source.features), plan)
+
+
+__all__ = ["NumpyPrepared", "NumpyRoute"]

@@ -1,0 +1,130 @@
+"""The ``rounds`` strategy: one top-N Spark job a round — the simple reference.
+
+The positive rows are encoded once into their sort values ``_v{j}`` by the SQL twin of the
+core's encoding (:meth:`Domain.sort_sql <dprect.core.domains.Domain.sort_sql>`; refined by
+the row hash when the engine has ties, :func:`dprect.engines.spark.prefetch.refine`) and,
+when asked, cached. The remaining set is never materialised: it is the encoded rows
+filtered by the recorded cuts (``hi``: keep v < t; ``lo``: keep v > t). Each window is one
+job collecting only the ranks asked for, of the one column asked for. It answers exactly
+as the numpy engine (docs/algorithm.md §7) and is what the exactness tests compare the
+other strategies with; :class:`~dprect.engines.spark.prefetch.PrefetchStrategy` also uses
+it for a round whose list runs short.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from pyspark import StorageLevel
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F  # noqa: N812
+
+from dprect.core.domains import Side
+from dprect.engines.spark.prefetch import refine
+from dprect.engines.spark.sql import all_of, literal, seen
+from dprect.engines.spark.strategy import Rows
+
+#: above this many rows a window is taken by a full sort instead of a top-N heap
+TOP_N_ROWS = 1_000_000
+_MAX_LIMIT = 2**31 - 1
+_TOP_K_CONF = "spark.sql.execution.topKSortFallbackThreshold"
+
+
+class RoundsStrategy:
+    """A job a round on the encoded positives (``cache``: persist them, released by
+    :meth:`close`)."""
+
+    def __init__(self, rows: Rows, *, cache: bool = True) -> None:
+        self.rows = rows
+        self.cache = cache
+        self._vcols = [f"_v{j}" for j in range(len(rows.names))]
+        self._encoded_rows: DataFrame | None = None
+        self._cached = False
+
+    def prepare(self) -> bool:
+        problem = self.rows.problem
+        return problem is not None and bool(
+            self.rows.data.selectExpr(seen(problem)).collect()[0][0])
+
+    def window(self, axis: int, side: Side, first: int, stop: int) -> np.ndarray:
+        """Ranks [first, stop) from ``side`` of the remaining rows, by Spark jobs.
+
+        Small windows (stop ≤ 1M, decided from the public ``stop`` only) are one top-N job.
+        Larger ones first count the remaining rows n, then take the cheaper end: ranks
+        [first, min(stop, n)) from ``side`` or, equivalently, ranks [n − min(stop, n),
+        n − first) from the other side; above 1M rows by a full sort, not a heap.
+        """
+        rem = self._remaining()
+        other: Side = "lo" if side == "hi" else "hi"
+        if stop <= TOP_N_ROWS:
+            return self._take(rem, axis, side, first, stop, sort=False)
+        n = rem.count()
+        self.rows.stats["window_jobs"] += 1
+        if first >= n:
+            return np.empty(0, dtype=self.rows.dtypes[axis])
+        end = min(stop, n)
+        if n - first < end:
+            first, end, side = n - end, n - first, other
+        return self._take(rem, axis, side, first, end, sort=end > TOP_N_ROWS)
+
+    def cut(self, axis: int, side: Side, threshold: int | float) -> None:
+        """Nothing to do: the remaining rows are filtered by the recorded cuts."""
+
+    def close(self) -> None:
+        """Release the cached rows (the strategy can still answer, uncached)."""
+        if self._cached and self._encoded_rows is not None:
+            self._encoded_rows.unpersist()
+        self._cached = False
+
+    def _key(self, axis: int, side: Side) -> Column:
+        col = F.col(self._vcols[axis])
+        return col.desc() if side == "hi" else col.asc()
+
+    def _encoded(self) -> DataFrame:
+        """The positive rows as sort values ``_v{j}`` (refined when the engine has ties;
+        built, and cached when asked, on the first window job)."""
+        if self._encoded_rows is None:
+            rows = self.rows
+            data = rows.data if rows.positive is None else rows.data.where(rows.positive)
+            encoded = data.selectExpr(*[f"{rows.sorts[j]} AS {v}"
+                                        for j, v in enumerate(self._vcols)])
+            if rows.ties is not None:
+                encoded = refine(encoded, rows.ties, self._vcols,
+                                 dict(enumerate(self._vcols)), barrier=True)
+            if self.cache:
+                encoded = encoded.persist(StorageLevel.MEMORY_AND_DISK)
+                self._cached = True
+            self._encoded_rows = encoded
+        return self._encoded_rows
+
+    def _remaining(self) -> DataFrame:
+        cuts = self.rows.cuts
+        if not cuts:
+            return self._encoded()
+        return self._encoded().where(all_of(
+            f"{self._vcols[a]} {'<' if s == 'hi' else '>'} {literal(t)}"
+            for a, s, t in cuts))
+
+    def _take(self, rem: DataFrame, axis: int, side: Side, first: int, stop: int,
+              sort: bool) -> np.ndarray:
+        stop = min(stop, _MAX_LIMIT)
+        query = rem.select(self._vcols[axis]).orderBy(self._key(axis, side)).limit(stop)
+        if first:
+            query = query.offset(first)
+        conf = self.rows.data.sparkSession.conf
+        previous = conf.get(_TOP_K_CONF, None) if sort else None
+        try:
+            if sort:  # a full distributed sort instead of a heap of `stop` rows per task
+                conf.set(_TOP_K_CONF, str(TOP_N_ROWS))
+            table = query.toArrow()
+        finally:
+            if sort:
+                if previous is None:
+                    conf.unset(_TOP_K_CONF)
+                else:
+                    conf.set(_TOP_K_CONF, previous)
+        self.rows.stats["window_jobs"] += 1
+        values = table.column(0).to_numpy(zero_copy_only=False)
+        return np.asarray(values, dtype=self.rows.dtypes[axis])
+
+
+__all__ = ["TOP_N_ROWS", "RoundsStrategy"]
