@@ -1,11 +1,12 @@
 """What every test shares.
 
-The layout follows the package: tests/core, tests/release, tests/app, and tests/spark for
-the Spark engine (its fixtures in tests/spark/conftest.py); the structure and docs checks
-sit at the top. The jobs, the benchmarks and the helpers in this folder import by module
-name through pytest's ``pythonpath`` (pyproject.toml), so no test inserts into
-``sys.path``. Every test under tests/spark carries the ``spark`` marker, so
-``make test-core`` (``pytest -m "not spark"``) needs no JVM.
+The layout follows the package: tests/core, tests/engines (the numpy engines),
+tests/release, tests/app, and tests/spark for the Spark engine (its fixtures in
+tests/spark/conftest.py); the structure and docs checks sit at the top. The jobs, the
+benchmarks and the helpers in this folder import by module name through pytest's
+``pythonpath`` (pyproject.toml), so no test inserts into ``sys.path``. Every test under
+tests/spark carries the ``spark`` marker, so ``make test-core`` (``pytest -m "not
+spark"``) needs no JVM.
 """
 
 from __future__ import annotations

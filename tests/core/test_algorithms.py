@@ -8,8 +8,6 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from dprect import FloatOrder, Grid, IntegerRange, RandomSource, nonprivate_bounding_box, plan
 from dprect.core.algorithms import run_composition, run_randmargins
@@ -129,30 +127,6 @@ def test_nonprivate_bounding_box_is_exact():
     res = nonprivate_bounding_box(X, y, grid=FloatOrder())
     assert res.privacy is None and "NON-PRIVATE" in res.to_json()["warning"]
     assert np.allclose(res.lower, X[y].min(axis=0)) and np.allclose(res.upper, X[y].max(axis=0))
-
-
-@settings(max_examples=40, deadline=None)
-@given(st.lists(st.integers(0, 15), min_size=0, max_size=60), st.integers(1, 200),
-       st.integers(1, 30), st.sampled_from(["hi", "lo"]))
-def test_numpy_engine_window_is_the_sorted_slice(vals, stop, size, side):
-    col = np.array(vals, dtype=np.int64)
-    eng = NumpyEngine([col])
-    ordered = np.sort(col)[::-1] if side == "hi" else np.sort(col)
-    expected = sorted(ordered[max(0, stop - size):stop].tolist())
-    assert sorted(eng.window(0, side, stop, size).tolist()) == expected
-
-
-@settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 9), st.integers(0, 9)), min_size=1, max_size=40),
-       st.integers(0, 9), st.sampled_from(["hi", "lo"]), st.integers(0, 1))
-def test_numpy_engine_cut_is_row_local(rows, t, side, axis):
-    arr = np.array(rows, dtype=np.int64)
-    eng = NumpyEngine([arr[:, 0], arr[:, 1]])
-    eng.cut(axis, side, t)
-    keep = arr[:, axis] < t if side == "hi" else arr[:, axis] > t
-    other = 1 - axis
-    expected = sorted(arr[keep, other].tolist())
-    assert sorted(eng.window(other, "lo", len(rows), len(rows)).tolist()) == expected
 
 
 # -- the window's position and virtual pads (issue 10, points 4 and 9) ------------------------

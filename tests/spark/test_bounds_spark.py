@@ -31,10 +31,11 @@ import yaml
 from cli_run import run
 
 from dprect.app.jobs_support import load_config, section_values
+from dprect.core.bounds import histogram
 from dprect.core.domains import FloatBins, Grid, IntegerRange
 from dprect.engines.bounds_input import resolve_groups
 from dprect.engines.row_kernels import group_index
-from dprect.engines.spark.bounds import encode, kernel_spec
+from dprect.engines.spark.bounds import COUNT, KEY, partial_histograms
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -94,14 +95,18 @@ SPECIAL = np.array([0.0, -0.0, 5e-324, -5e-324, 2.2250738585072014e-308, -1e-300
 @pytest.mark.parametrize("domain", [FloatBins(1), FloatBins(), FloatBins(20),
                                     Grid(-100.0, 100.0, 1000), Grid(0.5, 1.5, 2**20),
                                     IntegerRange(-5, 5)])
-def test_kernel_encodings_are_the_cores(domain) -> None:
+def test_the_kernel_counts_the_cores_histogram(domain) -> None:
+    """The executors' kernel encodes with the domain's own encoder (shipped by value):
+    its counts are the core's histogram of the same values, key for key."""
     gen = np.random.default_rng(3)
     x = np.concatenate([SPECIAL, gen.normal(0, 50, 2000), gen.standard_cauchy(2000) * 1e6,
                         np.ldexp(gen.uniform(-1, 1, 500), gen.integers(-1070, 1020, 500))])
-    x = x[np.isfinite(x)] if not isinstance(domain, FloatBins) else x
-    ours = encode(x, kernel_spec(domain))
-    assert ours.dtype == np.int64
-    assert np.array_equal(ours, np.asarray(domain.encode(x), dtype=np.int64))
+    batch = pa.RecordBatch.from_arrays([pa.array(x)], names=["x"])
+    (out,) = partial_histograms(iter([batch]), columns=["x"], domains=[domain],
+                                group_column=None, group_kind="", group_values=None)
+    core = histogram(x[np.isfinite(x)], domain)
+    assert np.array_equal(out.column(KEY).to_numpy(), np.asarray(core.keys, dtype=np.int64))
+    assert np.array_equal(out.column(COUNT).to_numpy(), np.asarray(core.counts))
 
 
 @pytest.mark.parametrize(("array", "groups"), [

@@ -20,10 +20,10 @@ engine's on the same rows.
 
 **The kernel.** :func:`partial_histograms` and its helpers need numpy and pyarrow only, and
 this module is pickled *by value* (as :mod:`dprect.engines.spark.topk` is), so executors do
-not need dprect installed. Its encodings are the core's, written again in plain numpy:
-:func:`encode_floatbins` is :meth:`dprect.core.domains.FloatBins.encode` and
-:func:`encode_grid` is :meth:`dprect.core.domains.Grid.encode` (tests check them bit for
-bit against the core). Row rules, as the numpy route's: a value is read as float64
+not need dprect installed. Its encodings ARE the core's: the domains travel with the task
+by value (:mod:`dprect.engines.spark.by_value`) and each column is encoded by its
+domain's own :meth:`~dprect.core.domains.Domain.encode`, as the numpy route encodes it —
+one encoding per domain, no copy. Row rules, as the numpy route's: a value is read as float64
 (``pyarrow.compute.cast``, integers beyond 2^53 rounded), a null, NaN or ±inf value is left
 out of its column only, and a row whose group value is not one of the listed values (or is
 null) is dropped; numbers are compared as float64, −0.0 as 0.0.
@@ -56,6 +56,7 @@ from dprect.engines.bounds_input import (
 )
 from dprect.engines.prepared import PreparedRun
 from dprect.engines.row_kernels import group_index
+from dprect.engines.spark import by_value  # noqa: F401  (registers the core's modules)
 from dprect.engines.spark.checks import label_kind
 from dprect.engines.spark.source import SPARK_ERRORS, opened_source, spark_message
 from dprect.engines.spark.sql import ident
@@ -71,32 +72,6 @@ _NUMERIC = (T.NumericType, T.BooleanType, T.NullType)
 
 
 # -- the kernel (numpy and pyarrow only; shipped by value) ------------------------------------
-def encode_floatbins(x: np.ndarray, shift: int) -> np.ndarray:
-    """:meth:`FloatBins.encode <dprect.core.domains.FloatBins.encode>` (``shift`` = 52 −
-    bits): the unsigned IEEE order key of x (−0.0 read as +0.0) shifted right."""
-    x = np.array(x, dtype=np.float64, copy=True)
-    x[x == 0.0] = 0.0
-    b = np.ascontiguousarray(x).view(np.uint64)
-    sign = np.uint64(1 << 63)
-    u = np.where(b >= sign, ~b, b | sign)
-    return (u >> np.uint64(shift)).astype(np.int64)
-
-
-def encode_grid(x: np.ndarray, lower: float, width: float, size: int) -> np.ndarray:
-    """:meth:`Grid.encode <dprect.core.domains.Grid.encode>`: ⌊(x − lower)/width⌋ clamped to
-    {0, …, size − 1}."""
-    with np.errstate(over="ignore", under="ignore"):
-        r = (np.asarray(x, dtype=np.float64) - lower) / width
-    return np.floor(np.clip(r, 0.0, float(size - 1))).astype(np.int64)
-
-
-def encode(x: np.ndarray, spec: tuple[Any, ...]) -> np.ndarray:
-    """Encode finite values with a domain's spec (:func:`kernel_spec`)."""
-    if spec[0] == "floatbins":
-        return encode_floatbins(x, spec[1])
-    return encode_grid(x, spec[1], spec[2], spec[3])
-
-
 def as_float64(array: Any) -> np.ndarray:
     """A column as float64 with nulls as NaN (the numpy route's
     :func:`~dprect.engines.arrow_input.numeric_column`)."""
@@ -139,7 +114,7 @@ def _reduce(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
 
 
 def partial_histograms(batches: Iterator[Any], columns: Sequence[str],
-                       specs: Sequence[tuple[Any, ...]], group_column: str | None,
+                       domains: Sequence[Domain], group_column: str | None,
                        group_kind: str, group_values: Sequence[Any] | None
                        ) -> Iterator[Any]:
     """mapInArrow body: one record batch of (group, column, grid index, count) for the
@@ -157,7 +132,7 @@ def partial_histograms(batches: Iterator[Any], columns: Sequence[str],
         for j, name in enumerate(columns):
             x = as_float64(batch.column(name))
             use = listed & np.isfinite(x)  # null, NaN, ±inf: left out of this column
-            parts[j].append(_count(group[use], encode(x[use], specs[j])))
+            parts[j].append(_count(group[use], domains[j].encode(x[use])))
             buffered += int(use.sum())
         if buffered > 1 << 20:  # keep the partial lists short
             parts = [[_reduce(p)] if p else [] for p in parts]
@@ -180,18 +155,18 @@ def partial_histograms(batches: Iterator[Any], columns: Sequence[str],
         names=[GROUP, COLUMN, KEY, COUNT])
 
 
-# executors get the kernel's code with the task: they need numpy and pyarrow, not dprect
+# executors get the kernel's code with the task, and the domains with their encoders
+# (by_value): they need numpy and pyarrow, not dprect
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 cloudpickle.register_pickle_by_value(row_kernels)  # group_index, shared with the numpy route
 
 
 # -- the driver -------------------------------------------------------------------------------
-def kernel_spec(domain: Domain) -> tuple[Any, ...]:
-    """A domain's public parameters as the kernel reads them."""
-    if isinstance(domain, FloatBins):
-        return ("floatbins", domain.shift)
-    if isinstance(domain, Grid):  # IntegerRange too: its encoding is the Grid's
-        return ("grid", domain.lower, domain.width, domain.size)
+def check_domain(domain: Domain) -> None:
+    """Refuse a domain whose sort values are not grid indices (the histograms count grid
+    cells)."""
+    if isinstance(domain, FloatBins | Grid):  # IntegerRange too: its encoding is the Grid's
+        return
     raise ParameterError(f"the Spark engine bounds columns on FloatBins, Grid or "
                          f"IntegerRange domains, got {domain!r}")
 
@@ -227,7 +202,8 @@ def spark_histograms(df: DataFrame, columns: Sequence[str], domains: Sequence[Do
     type); without ``group_by`` there is one group, 0. Schema errors are raised before any
     Spark job; the number of jobs does not depend on the number of groups."""
     kind = check_schema(df, columns, group_by)
-    specs = [kernel_spec(d) for d in domains]
+    for d in domains:
+        check_domain(d)
     if group_by is not None:
         if not groups:
             raise ParameterError("a group column needs the public list of group values")
@@ -235,7 +211,7 @@ def spark_histograms(df: DataFrame, columns: Sequence[str], domains: Sequence[Do
         count = len(groups)
     else:
         resolved, count = None, 1
-    body = partial(partial_histograms, columns=list(columns), specs=specs,
+    body = partial(partial_histograms, columns=list(columns), domains=list(domains),
                    group_column=group_by, group_kind=kind or "", group_values=resolved)
     read = [*columns, *([group_by] if group_by is not None else [])]
     selected = df.selectExpr(*[ident(c) for c in read])
@@ -298,7 +274,7 @@ class SparkBoundsRoute:
              progress: Callable[[str], None]) -> SparkBoundsPrepared:
         with opened_source(self.session, source, progress) as (df, stop):
             for d in domains:
-                kernel_spec(d)
+                check_domain(d)
             kind = check_schema(df, source.columns, source.group_by)
             if source.group_by is not None:
                 resolve_groups(list(groups or []), kind or "null", source.group_by)
@@ -313,6 +289,14 @@ def cli_bounds_route(master: str | None = None, remote: str | None = None
     return SparkBoundsRoute(lambda: cli_session(master, remote))
 
 
-__all__ = ["OUTPUT_SCHEMA", "SparkBoundsPrepared", "SparkBoundsRoute", "check_schema",
-           "cli_bounds_route", "encode_floatbins", "encode_grid", "kernel_spec",
-           "partial_histograms", "spark_histograms", "to_histograms"]
+__all__ = [
+    "OUTPUT_SCHEMA",
+    "SparkBoundsPrepared",
+    "SparkBoundsRoute",
+    "check_domain",
+    "check_schema",
+    "cli_bounds_route",
+    "partial_histograms",
+    "spark_histograms",
+    "to_histograms",
+]

@@ -46,14 +46,10 @@ import pyarrow as pa
 from pyspark import cloudpickle
 from pyspark.sql import DataFrame
 
-import dprect.core.domains
-import dprect.core.errors
-import dprect.core.sql_text
-import dprect.core.ties
-import dprect.core.validation
 from dprect.core.domains import Domain, Side
 from dprect.core.errors import ParameterError
 from dprect.core.ties import TieBreaker
+from dprect.engines.spark import by_value  # noqa: F401  (registers the core's modules)
 from dprect.engines.spark import pass_kernel as kernel
 from dprect.engines.spark.pass_kernel import PassOrder, PassTask
 from dprect.engines.spark.prefetch import PrefixSpec
@@ -63,11 +59,9 @@ from dprect.engines.spark.shipped import shipped_rows
 from dprect.engines.spark.sql import as_double, literal
 from dprect.engines.spark.strategy import Rows
 
-# executors get the kernel and the objects a task carries (domains, ties) by value: they
-# need numpy and pyarrow, not dprect
-for _module in (kernel, dprect.core.domains, dprect.core.ties, dprect.core.errors,
-                dprect.core.sql_text, dprect.core.validation):
-    cloudpickle.register_pickle_by_value(sys.modules[_module.__name__])
+# executors get the kernel and the objects a task carries (domains, ties: by_value) by
+# value: they need numpy and pyarrow, not dprect
+cloudpickle.register_pickle_by_value(sys.modules[kernel.__name__])
 
 #: driver bytes per listed entry: the Arrow result (tag, id, two keys, flag: 29 bytes),
 #: the driver's merge of it (skipped when Spark merged), the ids' sort and inverse, the
