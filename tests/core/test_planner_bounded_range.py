@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 
 import pytest
 
@@ -212,7 +211,8 @@ def test_branch_and_bound_matches_an_exhaustive_check(eps, delta, domains) -> No
     assert (p.predicted_misclassified, p.details["rho"], p.ip_epsilon) == expected
 
 
-def test_plan_at_d_1024_takes_about_a_second_or_less() -> None:
-    t0 = time.perf_counter()
-    _plan_at(1024)
-    assert time.perf_counter() - t0 < 5.0  # about 0.2 s; exhaustive CKS checks took 0.6 s
+def test_plan_at_d_1024_is_made_and_checked() -> None:
+    """d = 1,024 plans within the budget, re-derived by the independent check (how long
+    planning takes belongs in benchmarks/, not in a timed test)."""
+    p = _plan_at(1024)
+    assert p.check is not None and p.chosen.guarantee.epsilon <= 1.0
