@@ -8,8 +8,8 @@ reruns skip that step. Then, in one Spark session on ``local[2]``, it times
 
 1. one aggregate scan: min and max of every feature over the positives (the floor any
    plan that reads the data once must pay),
-2. the fit with the ``prefetch`` plan (checks included: it is ``fit_dataframe``),
-3. the fit with the ``rounds`` plan,
+2. the fit with the ``prefetch`` strategy (checks included: it is ``fit_dataframe``),
+3. the fit with the ``rounds`` strategy,
 
 and prints each as a ratio to the scan. The scan is warmed up once (JIT) and the prefetch
 fit once (its first call in a session compiles and JIT-warms the generated code, a fixed
@@ -35,7 +35,7 @@ warm session, JIT-compiled paths and Python workers started, as in the issue's
 measurements), then the fit, timed whole: ``prepare_fit`` + ``run`` (checks included, as
 ``fit_dataframe``), and — at d ≤ 128 — two or four more interleaved (scan, fit) pairs:
 the ratio is the median fit over the median scan (:func:`repeats`). Each cell gets the
-DEFAULT fit (``spark_plan=None``, i.e. ``auto``;
+DEFAULT fit (``strategy=None``, i.e. ``auto``;
 the table names the plan auto chose and its passes over the data) and, at d = 128 and
 1024 (``--compare``, on by default), a fit with the other of ``collect``/``pass``;
 ``--plans prefetch,…`` adds explicit plans to every cell (a ``prefetch`` or ``rounds``
@@ -229,7 +229,7 @@ def repeats(dims: int, rows: int) -> int:
 
 def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> None:
     """One fit of one sweep cell in this process (``plan``: ``auto`` is the default fit,
-    else an explicit ``spark_plan``); prints one ``RESULT {json}`` line."""
+    else an explicit ``strategy``); prints one ``RESULT {json}`` line."""
     from dprect.core.domains import Grid
     from dprect.engines.spark.fit import prepare_fit
     from dprect.engines.spark.session import local_session
@@ -261,7 +261,7 @@ def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> N
             for warm_plan in ("collect", "pass"):
                 with prepare_fit(df.limit(WARM_ROWS), features=features, label="label",
                                  domains=[Grid(-100.0, 100.0, 2**20)] * dims, epsilon=1.0,
-                                 delta=1e-6, spark_plan=warm_plan) as warm:
+                                 delta=1e-6, strategy=warm_plan) as warm:
                     warm.run(seed=FIT_SEED)
 
     timed(f"{tag}: warm-up fits on {WARM_ROWS:,} rows, collect and pass (not counted)",
@@ -279,15 +279,15 @@ def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> N
                 prepared = prepare_fit(df, features=features, label="label",
                                        domains=[Grid(-100.0, 100.0, 2**20)] * dims,
                                        epsilon=1.0, delta=1e-6,
-                                       spark_plan=None if plan == "auto" else plan)
-                box["chosen"] = prepared.engine.plan
+                                       strategy=None if plan == "auto" else plan)
+                box["chosen"] = prepared.engine.strategy
                 with prepared:
                     box["result"] = prepared.run(seed=FIT_SEED)
                     box["stats"] = dict(prepared.engine.stats)
             except Exception as exc:  # reported in the table as failed
                 box["error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
 
-    print(f"running: {tag}: fit, spark_plan={plan} ...", flush=True)
+    print(f"running: {tag}: fit, strategy={plan} ...", flush=True)
     t0 = time.perf_counter()
     worker = threading.Thread(target=fit, daemon=True)
     worker.start()
@@ -429,8 +429,8 @@ def _other(chosen: str | None, dims: int, rows: int) -> str:
     """The other of collect/pass for a default fit that chose ``chosen`` (unknown: auto's
     choice for the cell's expected positives)."""
     if chosen not in ("collect", "pass"):
-        from dprect.engines.spark.engine import choose_plan
-        chosen = choose_plan(int(rows * SWEEP_RATE), dims, widths=[4] * dims)  # float32
+        from dprect.engines.spark.engine import choose_strategy
+        chosen = choose_strategy(int(rows * SWEEP_RATE), dims, widths=[4] * dims)  # float32
     return "pass" if chosen == "collect" else "collect"
 
 
@@ -572,15 +572,15 @@ def main(argv: list[str] | None = None) -> int:
         sweep_one(int(d), int(n), plan, args.master, args.fit_timeout)
         return 0
     if args.sweep:
-        from dprect.engines.spark.engine import PLANS
+        from dprect.engines.spark.engine import STRATEGIES
 
         cells = parse_cells(args.sweep_cells) if args.sweep_cells else list(SWEEP)
         if args.sweep_dims:
             dims = {int(d) for d in args.sweep_dims.split(",")}
             cells = [c for c in cells if c[0] in dims]
         plans = [p.strip() for p in args.plans.split(",")] if args.plans else []
-        if any(p not in PLANS for p in plans):
-            parser.error(f"--plans: each of {', '.join(PLANS)}")
+        if any(p not in STRATEGIES for p in plans):
+            parser.error(f"--plans: each of {', '.join(STRATEGIES)}")
         return run_sweep(args.master, args.prefetch_timeout, cells, compare=args.compare,
                          plans=plans,
                          saved=Path(args.sweep_json) if args.sweep_json else None)
@@ -609,19 +609,19 @@ def main(argv: list[str] | None = None) -> int:
                 warnings.simplefilter("ignore")
                 return fit_dataframe(df, features=features, label=label, domains=domains,
                                      epsilon=args.epsilon, delta=args.delta,
-                                     spark_plan=plan, seed=20261122)
+                                     strategy=plan, seed=20261122)
 
         timed("warm-up scan (not counted)", scan)
-        t_cold, _ = timed("first fit in this session, spark_plan=prefetch (JVM warm-up; "
+        t_cold, _ = timed("first fit in this session, strategy=prefetch (JVM warm-up; "
                           "reported, not in the ratio)", lambda: fit("prefetch"))
         scans, fits = [], []
         for rep in range(args.repeats):  # interleaved, so drifts of a shared machine cancel
             scans.append(timed(f"aggregate scan (min/max of every feature over positives) "
                                f"#{rep + 1}", scan)[0])
-            t, r_pre = timed(f"fit, spark_plan=prefetch #{rep + 1}", lambda: fit("prefetch"))
+            t, r_pre = timed(f"fit, strategy=prefetch #{rep + 1}", lambda: fit("prefetch"))
             fits.append(t)
         t_scan, t_pre = statistics.median(scans), statistics.median(fits)
-        t_rounds, r_rounds = timed("fit, spark_plan=rounds", lambda: fit("rounds"))
+        t_rounds, r_rounds = timed("fit, strategy=rounds", lambda: fit("rounds"))
     finally:
         spark.stop()
 

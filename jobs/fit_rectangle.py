@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
     def body(doc: dict[str, Any]) -> None:
         cfg = section_values(doc, SECTION, OPTIONS)
         fit = settings(cfg)
-        route = SparkRoute(lambda: job_spark(doc, PROG, spark), cfg["spark_plan"],
+        route = SparkRoute(lambda: job_spark(doc, PROG, spark), cfg["strategy"],
                            cfg["driver_budget_mb"])
         run_fit(fit, route, job_reporter(PROG, SECTION))
 

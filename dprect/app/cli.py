@@ -4,7 +4,7 @@
                 [--method auto|randmargins|composition] [--grid SPEC] [--beta B]
                 [--seed S] --output result.json
                 [--engine numpy|spark] [--format parquet|csv|delta]
-                [--plan auto|collect|pass|prefetch|rounds] [--driver-budget-mb MB]
+                [--strategy auto|collect|pass|prefetch|rounds] [--driver-budget-mb MB]
                 [--master URL | --remote sc://HOST:PORT] [--where SQL]
                 [--delta-version N | --delta-timestamp TIME]      (Spark engine only)
                 [--positive-label VALUE] [--invalid-rows drop|error]
@@ -188,7 +188,7 @@ def add_run_arguments(p: Any, options: Sequence[RunOption], spark: Any = None) -
             kwargs["required"] = True
         if o.metavar is not None:
             kwargs["metavar"] = o.metavar
-        target.add_argument(o.spelled, **kwargs)
+        target.add_argument(o.spelled, *o.aliases, **kwargs)
 
 
 #: the argument groups made by :func:`add_run_arguments`, per parser
@@ -346,7 +346,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     else:
         from dprect.engines.spark.cli import cli_route  # pyspark is imported only here
 
-        route = cli_route(args.spark_plan, args.driver_budget_mb, **chosen(args))
+        route = cli_route(args.strategy, args.driver_budget_mb, **chosen(args))
     run_fit(settings, route, Reporter(name=flag))
     return 0
 

@@ -77,7 +77,7 @@ def fit_settings(values: Mapping[str, Any], name: Callable[[str], str] = str) ->
     fields (:mod:`dprect.core.request`), ``input``, ``features``, ``label``, ``format``,
     ``where``, ``version``, ``timestamp``, ``grid``, ``seed``, the outputs ``output``,
     ``plot``, ``truth``, ``results_table`` (under ``dataset``), the ledger ``ledger``,
-    ``dataset``, ``run_id``, ``cap_epsilon``, ``cap_delta``, ``spark_plan`` (recorded
+    ``dataset``, ``run_id``, ``cap_epsilon``, ``cap_delta``, ``strategy`` (recorded
     in the results table), and the optional ``positives`` and ``target_share`` (the
     expectation's public inputs). Each is checked; ``name`` spells a key in messages."""
     request = request_from(FitRequest, values)
@@ -93,7 +93,7 @@ def fit_settings(values: Mapping[str, Any], name: Callable[[str], str] = str) ->
                          results_table=values["results_table"], truth=values["truth"],
                          dataset=values["dataset"], input_path=source.path,
                          input_settings={"input": source.settings(),
-                                         "spark_plan": values["spark_plan"]})
+                                         "strategy": values["strategy"]})
     return FitSettings(request, source, values["grid"], sinks, ledger, values["seed"],
                        sizing.positives, sizing.target_share)
 

@@ -53,7 +53,7 @@ from dprect.app.failures import (
     one_line,
     report_error,
 )
-from dprect.app.options import RUN_OPTIONS, RunOption
+from dprect.app.options import OLD_KEYS, RUN_OPTIONS, RunOption
 from dprect.app.session_options import SESSION_OPTIONS
 from dprect.core.errors import ParameterError
 from dprect.core.labels import LabelText
@@ -177,7 +177,13 @@ def section_values(doc: Mapping[str, Any], section: str, schema: Schema) -> dict
 
     Raises :class:`ConfigError` naming the first unknown key or ill-typed value.
     """
-    raw = doc.get(section) or {}
+    raw = dict(doc.get(section) or {})
+    for old, new in OLD_KEYS.items():  # a renamed key, in its old spelling
+        if old in raw and old not in schema and new in schema:
+            if new in raw:
+                raise ConfigError(f"give {section}.{new} or its old spelling "
+                                  f"{section}.{old}, not both")
+            raw[new] = raw.pop(old)
     unknown = sorted(set(raw) - set(schema))
     if unknown:
         raise ConfigError(f"unknown key {section}.{unknown[0]}; {section} accepts "

@@ -30,7 +30,8 @@ class RunOption:
     ``1e6`` on the command line), ``spec`` (a grid: text, or in a config a mapping
     column → spec), ``values`` (public group values: text, or a config list). ``group``
     names the command line's argument group (:data:`GROUPS`); ``required`` is the
-    command line's (a job checks its own required keys)."""
+    command line's (a job checks its own required keys); ``aliases`` are older
+    spellings of the flag, still accepted, as ``old_key`` is of the config key."""
 
     name: str
     kind: str
@@ -43,6 +44,8 @@ class RunOption:
     cli_only: bool = False
     metavar: str | None = None
     group: str | None = None
+    aliases: tuple[str, ...] = ()
+    old_key: str | None = None
 
     @property
     def spelled(self) -> str:
@@ -90,7 +93,7 @@ RUN_OPTIONS = (*SOURCE_OPTIONS, *ENGINE_OPTIONS, *LEDGER_OPTIONS)
 
 #: the Spark engine's strategies (dprect.engines.spark.engine.PLANS; named here without
 #: importing pyspark)
-SPARK_PLANS = ("auto", "collect", "pass", "prefetch", "rounds")
+SPARK_STRATEGIES = ("auto", "collect", "pass", "prefetch", "rounds")
 #: the default domain of every bounded column: FloatBins(12), a log-scale grid over every
 #: float (no bounds needed)
 DEFAULT_BOUNDS_GRID = "floatbins:12"
@@ -141,11 +144,12 @@ FIT_OUTPUTS = (
 
 #: how the Spark engine fits
 FIT_SPARK_OPTIONS = (
-    RunOption("spark_plan", "choice", "Spark strategy: auto (default: collect if it fits "
+    RunOption("strategy", "choice", "Spark strategy: auto (default: collect if it fits "
               "--driver-budget-mb, else pass), collect (one job, the positives' values to "
               "the driver), pass (vectorised passes gather every order's list; driver "
               "memory within the budget), prefetch (one filtered scan) or rounds (a job a "
-              "round); the rectangle is the same", choices=SPARK_PLANS, flag="--plan",
+              "round); the rectangle is the same (--plan: its old spelling)",
+              choices=SPARK_STRATEGIES, aliases=("--plan",), old_key="spark_plan",
               spark_only=True),
     RunOption("driver_budget_mb", "float", "driver memory budget (MiB): auto collects when "
               "the positives' values fit it, else the pass strategy keeps its lists within "
@@ -187,6 +191,10 @@ BOUNDS_OUTPUTS = (
 BOUNDS_OPTIONS = (*BOUNDS_COLUMNS, BOUNDS_GRID, *GROUP_OPTIONS, *BOUNDS_OUTPUTS)
 
 
+#: config keys renamed, old → new (a job still reads the old spelling)
+OLD_KEYS = {o.old_key: o.name for o in FIT_OPTIONS if o.old_key is not None}
+
+
 def spark_only_given(values: dict[str, Any],
                      options: tuple[RunOption, ...] = RUN_OPTIONS) -> str | None:
     """The flag of the first Spark-only option of ``options`` set in ``values`` (None if
@@ -198,5 +206,5 @@ def spark_only_given(values: dict[str, Any],
 
 
 __all__ = ["BOUNDS_OPTIONS", "DEFAULT_BOUNDS_GRID", "ENGINE_OPTIONS", "FIT_OPTIONS",
-           "FORMATS", "GROUPS", "LEDGER_OPTIONS", "RUN_OPTIONS", "SOURCE_OPTIONS",
-           "SPARK_PLANS", "RunOption", "spark_only_given"]
+           "FORMATS", "GROUPS", "LEDGER_OPTIONS", "OLD_KEYS", "RUN_OPTIONS", "SOURCE_OPTIONS",
+           "SPARK_STRATEGIES", "RunOption", "spark_only_given"]

@@ -110,7 +110,7 @@ class Domain(ABC):
         Every encoding is non-decreasing in x over the float64 order (−0.0 = +0.0):
         IEEE-754 subtraction and division by a positive width round monotonically, and
         clamping, truncation of a non-negative value and the order key of the float
-        domains are monotone (docs/architecture.md, the ``pass`` plan's prefilter). So
+        domains are monotone (docs/architecture.md, the ``pass`` strategy's prefilter). So
         {x : encode(x) ≥ s} is an up-set of that order, and bisection over the order keys
         (at most 64 steps, with :meth:`encode` itself) finds its least element exactly —
         no bin-edge formula to round the wrong way."""

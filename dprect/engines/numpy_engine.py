@@ -49,7 +49,7 @@ class NumpyEngine:
                  ) -> None:
         """``columns``: the positives' sort values, one array per axis. ``refined``: the
         columns are already refined by these ties (e.g. computed elsewhere, as the Spark
-        engine's ``collect`` plan does); :meth:`set_ties` with the same ties is then a
+        engine's ``collect`` strategy does); :meth:`set_ties` with the same ties is then a
         no-op. None: unrefined columns."""
         if not columns:
             raise InputDataError("the engine needs at least one feature column")

@@ -63,7 +63,7 @@ def result_row(result: FitResult, *, run_id: str, dataset: str, started_at: date
                extra_parameters: dict[str, Any] | None = None) -> pa.Table:
     """The one-row table recording ``result``.
 
-    ``extra_parameters`` are public run settings (input format, Spark plan, ...) merged
+    ``extra_parameters`` are public run settings (input format, Spark strategy, ...) merged
     into the parameters JSON beside the result's own plan. Only private results are
     recorded: a result without a privacy guarantee raises :class:`ParameterError`.
     """

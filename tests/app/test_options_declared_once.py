@@ -93,10 +93,10 @@ def test_a_products_own_options_come_from_its_table(product: str) -> None:
 
 def test_the_spark_strategies_are_the_engines() -> None:
     pytest.importorskip("pyspark")
-    from dprect.app.options import SPARK_PLANS
-    from dprect.engines.spark.engine import PLANS
+    from dprect.app.options import SPARK_STRATEGIES
+    from dprect.engines.spark.engine import STRATEGIES
 
-    assert tuple(SPARK_PLANS) == tuple(PLANS)
+    assert tuple(SPARK_STRATEGIES) == tuple(STRATEGIES)
 
 
 def test_no_shared_option_is_spelled_out_again() -> None:
@@ -114,3 +114,19 @@ def test_no_shared_option_is_spelled_out_again() -> None:
             | {s.name for s in option_specs(BoundsRequest)}
         for key in keys:
             assert not re.search(rf'^\s+"{key}": Option\(', text, re.M), (job, key)
+
+
+def test_the_strategys_old_spellings_still_read() -> None:
+    """The Spark strategy was once called a plan: ``--plan`` and the job key
+    ``spark_plan`` still read, as ``--strategy`` and ``strategy`` (one of them only)."""
+    from dprect.app.jobs_support import ConfigError, section_values
+
+    parse = build_parser().parse_args
+    base = ["fit", "--input", "t.csv", "--features", "a", "--label", "y", "--epsilon", "1",
+            "--delta", "0", "--output", "o.json"]
+    assert parse([*base, "--plan", "pass"]).strategy == "pass"
+    assert parse([*base, "--strategy", "collect"]).strategy == "collect"
+    job = _job_options("fit")
+    assert section_values({"fit": {"spark_plan": "rounds"}}, "fit", job)["strategy"] == "rounds"
+    with pytest.raises(ConfigError, match="not both"):
+        section_values({"fit": {"spark_plan": "rounds", "strategy": "pass"}}, "fit", job)

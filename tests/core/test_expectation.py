@@ -148,7 +148,7 @@ def test_the_job_reporter_prints_the_expectation_and_explains_an_empty_rectangle
               "version": None, "timestamp": None, "grid": "0:10:1024", "seed": None,
               "output": str(tmp_path / "r.json"), "plot": None, "truth": None,
               "results_table": None, "ledger": None, "dataset": None, "run_id": None,
-              "cap_epsilon": None, "cap_delta": None, "spark_plan": None,
+              "cap_epsilon": None, "cap_delta": None, "strategy": None,
               "positives": 25, "target_share": 0.05}
     settings = fit_settings(values, lambda key: f"fit.{key}")
     assert (settings.positives, settings.target_share) == (25, 0.05)

@@ -56,7 +56,7 @@ def hand_plan(rho: Fraction, k: int, shape: str, eps: float = 2.0) -> MethodPlan
                       refined_pure(eps, k=k, q=q, rounds=len(order)))
 
 
-PLANS = {
+STRATEGIES = {
     "k=R (plain composition), origin": lambda: hand_plan(Fraction(1, 2), 2, "origin"),
     "k=1 < R (refined), general": lambda: hand_plan(Fraction(9, 10), 1, "general"),
     "planner (2, 0.05), general": lambda: plan(
@@ -65,9 +65,9 @@ PLANS = {
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", list(PLANS))
+@pytest.mark.parametrize("name", list(STRATEGIES))
 def test_domino_neighbours_never_exceed_reported_epsilon(name):
-    p = PLANS[name]()
+    p = STRATEGIES[name]()
     a, b = outputs(p, S, 1), outputs(p, S_PRIME, 2)
     claimed = p.guarantee
     result = audit_samples(a, b, delta=claimed.delta, confidence=0.95)

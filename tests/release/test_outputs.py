@@ -51,7 +51,7 @@ def result() -> dprect.FitResult:
 def _row(result: dprect.FitResult) -> pa.Table:
     return result_row(result, run_id=new_run_id(), dataset="unit",
                       started_at=datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC),
-                      extra_parameters={"spark_plan": "prefetch"})
+                      extra_parameters={"strategy": "prefetch"})
 
 
 def test_results_row_holds_only_public_fields(result: dprect.FitResult) -> None:
@@ -62,7 +62,7 @@ def test_results_row_holds_only_public_fields(result: dprect.FitResult) -> None:
                         "dprect_version", "started_at"}
     assert row["lower"] == result.lower and row["upper"] == result.upper
     params = json.loads(row["parameters"])
-    assert params["plan"] == result.parameters and params["spark_plan"] == "prefetch"
+    assert params["plan"] == result.parameters and params["strategy"] == "prefetch"
     assert params["seeded"] is True
 
 

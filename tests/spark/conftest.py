@@ -57,7 +57,7 @@ def make_frame(spark):
 
 @pytest.fixture
 def forced_prefilter(monkeypatch):
-    """Make the ``pass`` plan sample thresholds and filter in the JVM on a small table
+    """Make the ``pass`` strategy sample thresholds and filter in the JVM on a small table
     (200 sampled rows, at any share, thresholds at a quarter of the usual reach: tight
     enough to bite, so some lists run short and are gathered again — exact either way).
     Returns the list of the prefilter SQL each pass used (None: no filter)."""

@@ -3,7 +3,7 @@
     python connect_client.py sc://HOST:PORT TABLE.parquet OUT.json
 
 A user's own ``SparkSession.builder.remote(...)`` session, handed to dprect's Python API:
-the fit on every Spark plan, the bounds' one pass, and what the engine reads without a
+the fit on every Spark strategy, the bounds' one pass, and what the engine reads without a
 JVM (partitions, the JIT flag from the server's configuration). Writes what it saw as
 JSON. Fit arguments are those of :data:`FIT` (the test runs the same on the classic
 session)."""
@@ -16,7 +16,7 @@ import warnings
 
 FIT = {"features": ["a", "b"], "label": "y", "domains": "-3:3:64", "epsilon": 4.0,
        "delta": 1e-6, "seed": 5}
-PLANS = ("collect", "pass", "prefetch")  # rounds runs no Connect-specific code
+STRATEGIES = ("collect", "pass", "prefetch")  # rounds runs no Connect-specific code
 BOUNDS = {"columns": ["a", "b"], "group_by": "part", "groups": ["even", "odd"]}
 
 
@@ -37,8 +37,8 @@ def main(url: str, table: str, out: str) -> None:
         "partitions": partition_count(df),
         "partitions_of_8": partition_count(df.repartition(8)),
         "compiles_huge_methods": compiles_huge_methods(spark),
-        "fits": {plan: fit_dataframe(df, spark_plan=plan, **FIT).to_json()
-                 for plan in PLANS},
+        "fits": {plan: fit_dataframe(df, strategy=plan, **FIT).to_json()
+                 for plan in STRATEGIES},
     }
     domains = [FloatBins(12)] * len(BOUNDS["columns"])
     histograms = spark_histograms(df, BOUNDS["columns"], domains, group_by="part",

@@ -244,7 +244,7 @@ def test_killed_during_fit_fails_closed_and_retry_completes_once(
     run_id = "killed-mid-fit"
     # the rounds plan runs Spark jobs after the reservation (prefetch reads the table
     # before it, then fits on the driver), so the kill lands inside a Spark stage
-    config = job_config(tmp_path, big_table, run_id, spark_plan="rounds")
+    config = job_config(tmp_path, big_table, run_id, strategy="rounds")
     job = Job(tmp_path, config)
     try:
         job.wait_for("] fitting ", timeout=300)

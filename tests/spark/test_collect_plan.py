@@ -1,4 +1,4 @@
-"""The Spark engine's ``collect`` plan and the ``auto`` choice (issue #15).
+"""The Spark engine's ``collect`` strategy and the ``auto`` choice (issue #15).
 
 ``collect`` runs ONE Spark job that ships the positives' raw feature values as Arrow; the
 driver encodes (and refines) them with the core's code and answers every window and cut
@@ -27,7 +27,7 @@ import dprect
 from dprect import FloatOrder, Grid, IntegerRange
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.engines.numpy_engine import NumpyEngine
-from dprect.engines.spark.chooser import choose_plan
+from dprect.engines.spark.chooser import choose_strategy
 from dprect.engines.spark.collect import (
     COLLECT_OVERHEAD,
     TRANSIENT_BYTES,
@@ -83,16 +83,16 @@ def test_every_plan_gives_the_same_rectangle(spark, dims, n, seeds, method):
              (False, "composition"): ("collect", "pass", "prefetch")}[(dims <= 16, method)]
     for seed in seeds:
         want = _numpy_fit(X, y, names, domains, seed, method=method)
-        for spark_plan in plans:
+        for strategy in plans:
             got, engine = _spark_fit(df, names, domains, seed, method=method,
-                                     spark_plan=spark_plan)
+                                     strategy=strategy)
             stats = engine.stats
             assert got.method == want.method == method
-            assert got.lower_index == want.lower_index, (spark_plan, seed)
-            assert got.upper_index == want.upper_index, (spark_plan, seed)
-            if spark_plan == "collect":  # one job, then the driver only
+            assert got.lower_index == want.lower_index, (strategy, seed)
+            assert got.upper_index == want.upper_index, (strategy, seed)
+            if strategy == "collect":  # one job, then the driver only
                 assert stats["collect_jobs"] == 1 and stats["window_jobs"] == 0
-            if spark_plan == "pass":  # passes serve the rounds: never a job per round
+            if strategy == "pass":  # passes serve the rounds: never a job per round
                 assert stats["window_jobs"] == 0
                 assert 1 <= stats["passes"] <= 3, stats
         if dims == 2:  # enough positives there for a non-empty box
@@ -105,8 +105,8 @@ def test_rounds_at_128_dims_agrees_with_collect(spark):
     names = [f"x{j}" for j in range(128)]
     df = _frame(spark, X, y, names, partitions=2)
     want = _numpy_fit(X, y, names, domains, 6, method="composition")
-    for spark_plan in ("rounds", "collect"):
-        got, _ = _spark_fit(df, names, domains, 6, method="composition", spark_plan=spark_plan)
+    for strategy in ("rounds", "collect"):
+        got, _ = _spark_fit(df, names, domains, 6, method="composition", strategy=strategy)
         assert (got.lower_index, got.upper_index) == (want.lower_index, want.upper_index)
 
 
@@ -128,7 +128,7 @@ def test_engine_collect_answers_as_numpy_with_ties(spark, monkeypatch, chunk):
     refined = ties.refine([d.encode(pos[:, j]) for j, d in enumerate(domains)])
     pre = NumpyEngine(refined, refined=ties)
     pre.set_ties(ties)  # same ties: a no-op (the columns are not refined twice)
-    with SparkEngine(df, domains, names, plan="collect", positive="y = 1", ties=ties) as eng:
+    with SparkEngine(df, domains, names, strategy="collect", positive="y = 1", ties=ties) as eng:
         eng.set_ties(ties)
         first = ref.window(1, "hi", 40, 20)
         ref.cut(1, "hi", first.min())
@@ -160,7 +160,7 @@ def test_wide_hash_parses(spark):
     ties = TieBreaker.for_domains(domains, (4,) * dims)
     want = ties.refine([d.encode(X[:, j]) for j, d in enumerate(domains)])
     with SparkEngine(_frame(spark, X, np.ones(40, int), names), domains, names,
-                     plan="collect", ties=ties) as eng:
+                     strategy="collect", ties=ties) as eng:
         for axis in (0, 200, 511):
             assert np.array_equal(np.sort(eng.window(axis, "lo", 40, 40)), np.sort(want[axis]))
 
@@ -171,10 +171,10 @@ def test_empty_and_float_order_tables(spark, make_frame):
     X = np.array([[0.5, -0.0], [1.5, 2.0], [2.5, 0.0]])
     df = make_frame(X, ["a", "b"], y=[1, 1, 0])
     doms = [FloatOrder(), FloatOrder()]
-    with SparkEngine(df, doms, ["a", "b"], plan="collect", positive="y = 1") as eng:
+    with SparkEngine(df, doms, ["a", "b"], strategy="collect", positive="y = 1") as eng:
         assert sorted(eng.window(0, "hi", 5, 5)) == [0.5, 1.5]
         assert eng.window(1, "lo", 1, 1).dtype == np.float64
-    with SparkEngine(df.limit(0), doms, ["a", "b"], plan="collect") as eng:
+    with SparkEngine(df.limit(0), doms, ["a", "b"], strategy="collect") as eng:
         assert len(eng.window(0, "lo", 3, 3)) == 0
 
 
@@ -193,7 +193,7 @@ def test_auto_reads_the_shipped_widths_from_the_schema(spark, float32, plan):
     budget = (collect_bytes(positives, 2, [4, 4]) + collect_bytes(positives, 2)) / 2 / 2**20
     want = _numpy_fit(X, y, names, domains, 13)
     got, engine = _spark_fit(df, names, domains, 13, driver_budget_mb=budget)
-    assert engine.plan == plan
+    assert engine.strategy == plan
     assert (got.lower_index, got.upper_index) == (want.lower_index, want.upper_index)
 
 
@@ -203,22 +203,22 @@ def test_auto_chooses_by_the_driver_budget(spark):
     assert collect_bytes(1000, 2, [4, 8]) == 1000 * (3 * 12 + 16) + TRANSIENT_BYTES
     assert collect_bytes(1000, 2, [4, 8]) < collect_bytes(1000, 2)
     budget_mb = collect_bytes(1000, 16) / 2**20
-    assert choose_plan(1000, 16, budget_mb) == "collect"  # exactly at the budget
-    assert choose_plan(1001, 16, budget_mb) == "pass"
-    assert choose_plan(None, 16) == "pass"  # no count: the bounded-memory plan
-    assert choose_plan(10**6, 32) == "collect"  # default budget: 1024 MiB
-    assert choose_plan(10**7, 32) == "pass"
+    assert choose_strategy(1000, 16, budget_mb) == "collect"  # exactly at the budget
+    assert choose_strategy(1001, 16, budget_mb) == "pass"
+    assert choose_strategy(None, 16) == "pass"  # no count: the bounded-memory plan
+    assert choose_strategy(10**6, 32) == "collect"  # default budget: 1024 MiB
+    assert choose_strategy(10**7, 32) == "pass"
     # float32 features ship half the bytes: 1.2·10^6 positives × 32 fit the default budget
-    assert choose_plan(1_200_000, 32) == "pass"
-    assert choose_plan(1_200_000, 32, widths=[4] * 32) == "collect"
+    assert choose_strategy(1_200_000, 32) == "pass"
+    assert choose_strategy(1_200_000, 32, widths=[4] * 32) == "collect"
     # few features and many positives: prefetch's JVM filter, given a budget for its lists
-    assert choose_plan(5 * 10**6, 8) == "prefetch"
-    assert choose_plan(10**6, 8) == "collect"  # 8·10^6 values: below PREFETCH_MIN_VALUES
-    assert choose_plan(5 * 10**6, 16) == "pass"  # more than PREFETCH_MAX_DIMS features
-    assert choose_plan(5 * 10**6, 8, 256) == "pass"  # a budget below PREFETCH_DRIVER_MB
+    assert choose_strategy(5 * 10**6, 8) == "prefetch"
+    assert choose_strategy(10**6, 8) == "collect"  # 8·10^6 values: below PREFETCH_MIN_VALUES
+    assert choose_strategy(5 * 10**6, 16) == "pass"  # more than PREFETCH_MAX_DIMS features
+    assert choose_strategy(5 * 10**6, 8, 256) == "pass"  # a budget below PREFETCH_DRIVER_MB
     for bad in (-1, float("nan"), float("inf"), True, "1"):
         with pytest.raises(ParameterError, match="driver_budget_mb"):
-            choose_plan(10, 2, bad)  # type: ignore[arg-type]
+            choose_strategy(10, 2, bad)  # type: ignore[arg-type]
 
     X, y, domains = _ties_table(3000, 8, seed=11)
     names = [f"x{j}" for j in range(8)]
@@ -230,7 +230,7 @@ def test_auto_chooses_by_the_driver_budget(spark):
             with prepare_fit(df, features=names, label="y", domains=domains, epsilon=EPSILON,
                              delta=DELTA, method="randmargins",
                              driver_budget_mb=budget) as prepared:
-                assert prepared.engine.plan == chosen
+                assert prepared.engine.strategy == chosen
                 got[chosen] = prepared.run(seed=12)
         with pytest.raises(ParameterError, match="driver_budget_mb"):
             prepare_fit(df, features=names, label="y", domains=domains, epsilon=EPSILON,
@@ -253,18 +253,18 @@ def test_error_policy_refuses_a_nan_feature(spark, make_frame, monkeypatch, plan
     df = make_frame(X, ["a", "b"], y=[1, 0, 1, 1])  # the NaN is on a negative row
     with pytest.raises(InputDataError, match="feature 'b' has null, NaN or infinite"):
         prepare_fit(df, features=["a", "b"], label="y", domains="0:8:16", epsilon=1.0,
-                    delta=1e-6, invalid_rows="error", spark_plan=plan,
+                    delta=1e-6, invalid_rows="error", strategy=plan,
                     driver_budget_mb=budget)
     with warnings.catch_warnings():  # the default policy drops it: an ordinary fit
         warnings.simplefilter("ignore")
         with prepare_fit(df, features=["a", "b"], label="y", domains="0:8:16", epsilon=1.0,
-                         delta=1e-6, spark_plan=plan, driver_budget_mb=budget) as prepared:
+                         delta=1e-6, strategy=plan, driver_budget_mb=budget) as prepared:
             prepared.run(seed=1)
     # drop: rows with a NaN, an infinity or a null feature are left out, the others kept
     rows = [(1.0, 1.0, 1), (2.0, float("nan"), 1), (3.0, None, 1), (float("inf"), 4.0, 1),
             (5.0, 5.0, 1), (6.0, 6.0, 0)]
     frame = spark.createDataFrame(rows, "a double, b double, y int")
-    with SparkEngine(frame, [IntegerRange(0, 8)] * 2, ["a", "b"], plan="collect",
+    with SparkEngine(frame, [IntegerRange(0, 8)] * 2, ["a", "b"], strategy="collect",
                      positive=checks.TableChecks(frame, ["a", "b"], "y", invalid_rows="drop",
                                                  positive_label=1).positive) as eng:
         assert sorted(eng.window(0, "lo", 9, 9)) == [1, 5]
@@ -338,7 +338,7 @@ def test_collect_reads_every_type_as_the_numpy_engine(spark):
     assert shipped_widths(df, MIXED) == [4, 8, 8, 8, 8, 8]
     pos = X[y == 1]
     doms = [FloatOrder()] * len(MIXED)
-    with SparkEngine(df, doms, MIXED, plan="collect", positive="y = 1") as eng:
+    with SparkEngine(df, doms, MIXED, strategy="collect", positive="y = 1") as eng:
         for j, d in enumerate(doms):
             got = np.sort(eng.window(j, "lo", len(pos), len(pos)))
             want = np.sort(d.encode(pos[:, j]))
@@ -356,7 +356,7 @@ def test_collect_mixed_types_gives_the_numpy_rectangle(spark, method, grid):
                                          IntegerRange(-20, 20), Grid(0.0, 2.0**54, 2**20),
                                          Grid(-10.0, 10.0, 2**10), IntegerRange(0, 1)]
     want = _numpy_fit(X, y, MIXED, domains, 7, method=method)
-    got, engine = _spark_fit(df, MIXED, domains, 7, method=method, spark_plan="collect")
+    got, engine = _spark_fit(df, MIXED, domains, 7, method=method, strategy="collect")
     stats = engine.stats
     assert stats["collect_jobs"] == 1 and stats["window_jobs"] == 0
     assert got.method == want.method == method
@@ -370,7 +370,7 @@ def test_pass_plan_within_a_tiny_budget_merges_in_spark(spark):
     names = [f"x{j}" for j in range(6)]
     df = _frame(spark, X, y, names, partitions=4)
     want = _numpy_fit(X, y, names, domains, 9, method="randmargins")
-    got, engine = _spark_fit(df, names, domains, 9, method="randmargins", spark_plan="pass",
+    got, engine = _spark_fit(df, names, domains, 9, method="randmargins", strategy="pass",
                              driver_budget_mb=0.05)
     assert (got.lower_index, got.upper_index) == (want.lower_index, want.upper_index)
     assert engine.stats["passes"] > 3
@@ -388,7 +388,7 @@ def test_pass_plan_prefilter_in_the_jvm(spark, forced_prefilter, method):
     names = [f"x{j}" for j in range(6)]
     df = _frame(spark, X, y, names, partitions=3)
     want = _numpy_fit(X, y, names, domains, 22, method=method)
-    got, _ = _spark_fit(df, names, domains, 22, method=method, spark_plan="pass")
+    got, _ = _spark_fit(df, names, domains, 22, method=method, strategy="pass")
     assert (got.lower_index, got.upper_index) == (want.lower_index, want.upper_index)
     assert any(f not in (None, "false") for f in forced_prefilter)
 

@@ -4,7 +4,7 @@ One local Connect server (the ``connect_url`` fixture, tests/spark/connect_serve
 serves every test here; the clients run as child processes (a Connect session switches
 pyspark into Connect mode for its whole process). Each result is compared with the same
 run on the tests' classic session: the Python API on a user's
-``SparkSession.builder.remote(...)`` session (every Spark plan, the bounds' pass),
+``SparkSession.builder.remote(...)`` session (every Spark strategy, the bounds' pass),
 ``dprect fit`` and ``dprect bounds`` with ``--remote``, and the fit job with
 ``spark.remote`` in its configuration.
 """
@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from connect_client import BOUNDS, FIT, PLANS
+from connect_client import BOUNDS, FIT, STRATEGIES
 from connect_server import client_env, free_port
 
 from dprect.app.cli import main
@@ -80,8 +80,8 @@ def test_python_api_on_a_remote_session_equals_classic(spark, connect_url: str,
     assert seen["partitions_of_8"] == 8
     # the server runs with conf/spark (SPARK_CONF_DIR): its JIT flag is read remotely
     assert seen["compiles_huge_methods"] is True
-    for plan in PLANS:
-        classic = fit_dataframe(df, spark_plan=plan, **FIT).to_json()  # type: ignore[arg-type]
+    for plan in STRATEGIES:
+        classic = fit_dataframe(df, strategy=plan, **FIT).to_json()  # type: ignore[arg-type]
         assert seen["fits"][plan] == json.loads(json.dumps(classic)), plan
     domains = [FloatBins(12)] * len(BOUNDS["columns"])
     histograms = spark_histograms(df, BOUNDS["columns"], domains, group_by="part",

@@ -228,12 +228,12 @@ def test_positive_label_kinds_match_numpy(spark, plan: str) -> None:
         "a double, s string, b boolean, n int")
     want = _numpy(a, np.array([s == "yes" for s in text]))
     for label, positive in (("s", "yes"), ("b", True), ("b", 1), ("n", 1), ("n", True)):
-        got = _fit(df, label, positive_label=positive, spark_plan=plan)
+        got = _fit(df, label, positive_label=positive, strategy=plan)
         assert (got.lower_index, got.upper_index) == (want.lower_index, want.upper_index)
     for label, positive, match in (("s", 1, "holds strings"), ("n", "yes", "is numeric"),
                                    ("b", 2, "is boolean")):
         with pytest.raises(ParameterError, match=match):
-            _fit(df, label, positive_label=positive, spark_plan=plan)
+            _fit(df, label, positive_label=positive, strategy=plan)
 
 
 def test_string_labels_cannot_escape_the_literal(spark) -> None:
@@ -253,13 +253,13 @@ def test_dataframes_are_never_refused_for_values(spark, plan: str) -> None:
                                "a double, y int")
     frames = [df.limit(0), df.filter("y = 7"), df,
               df.selectExpr("a", "NULL AS y"), df.selectExpr("NULL AS a", "y")]
-    shapes = {repr(_shape(_fit(f, spark_plan=plan).to_json())) for f in frames}
+    shapes = {repr(_shape(_fit(f, strategy=plan).to_json())) for f in frames}
     assert len(shapes) == 1
-    assert _fit(df.limit(0), spark_plan=plan).empty
+    assert _fit(df.limit(0), strategy=plan).empty
     with pytest.raises(InputDataError, match="'error' invalid-rows policy"):
-        _fit(df, invalid_rows="error", spark_plan=plan)
+        _fit(df, invalid_rows="error", strategy=plan)
     validate_dataframe(df.filter("y = 7"), ["a"], "y")  # other labels: fine
     with prepare_fit(df.limit(0), features=["a"], label="y", epsilon=1.0, delta=1e-6,
-                     spark_plan=plan) as prepared, warnings.catch_warnings():
+                     strategy=plan) as prepared, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert prepared.run(seed=2).empty

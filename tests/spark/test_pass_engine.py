@@ -1,4 +1,4 @@
-"""The ``pass`` plan's engine against the numpy engine, without Spark (issue #15).
+"""The ``pass`` strategy's engine against the numpy engine, without Spark (issue #15).
 
 :class:`~dprect.engines.spark.order_pass.PassEngine` answers windows and cuts from order
 lists that passes gather; here a pass is the kernel run locally on the table split into

@@ -1,5 +1,5 @@
 """The pinned rectangle of ``tests/app/test_pinned_rectangle.py`` through ``dprect fit --engine
-spark`` (both Spark plans): first recorded before the restructure (issue 11), pinned after
+spark`` (both Spark strategy): first recorded before the restructure (issue 11), pinned after
 accounting v2, issue #12 (same data, same seed; the new planner changes the per-round ε)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The budget is planned exactly once per run on Spark (issue 11): ``dprect fit --engine
-spark`` (both Spark plans) and ``jobs/fit_rectangle.py`` (with a ledger)."""
+spark`` (both Spark strategy) and ``jobs/fit_rectangle.py`` (with a ledger)."""
 
 from __future__ import annotations
 

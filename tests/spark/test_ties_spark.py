@@ -2,8 +2,8 @@
 
 RandMargins with tie bits refines every grid axis's sort values by a per-row hash before
 the first round (``Engine.set_ties``). The Spark engine must answer every window and cut
-on those refined values exactly as NumpyEngine does — the ``rounds`` plan on its encoded
-rows, the ``prefetch`` plan from lists that are prefixes of the *refined* orders, gathered
+on those refined values exactly as NumpyEngine does — the ``rounds`` strategy on its encoded
+rows, the ``prefetch`` strategy from lists that are prefixes of the *refined* orders, gathered
 by the one pass — so a seed gives the identical rectangle on numpy, ``rounds`` and
 ``prefetch``, on tables dominated by ties: a feature with 95% zeros, pixel-like columns,
 exact duplicate rows, beside a float-order axis (never refined).
@@ -26,7 +26,7 @@ from dprect.engines.spark.fit import prepare_fit
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
-PLANS = ("rounds", "prefetch")
+STRATEGIES = ("rounds", "prefetch")
 
 
 def _heavy_ties(n: int, pixels: int, seed: int) -> tuple[np.ndarray, np.ndarray, list]:
@@ -57,17 +57,17 @@ def _fit_everywhere(make_frame, X, y, domains, *, method, seeds, epsilon=4.0, pa
         for seed in seeds:
             want = dprect.fit(X, y, grid=domains, epsilon=epsilon, delta=1e-6, method=method,
                               seed=seed, features=names)
-            for spark_plan in PLANS:
+            for strategy in STRATEGIES:
                 with prepare_fit(df, features=names, label="y", domains=domains,
                                  epsilon=epsilon, delta=1e-6, method=method,
-                                 spark_plan=spark_plan) as prepared:
+                                 strategy=strategy) as prepared:
                     got = prepared.run(seed=seed)
                     stats = dict(prepared.engine.stats)
-                assert got.lower_index == want.lower_index, (spark_plan, seed)
-                assert got.upper_index == want.upper_index, (spark_plan, seed)
+                assert got.lower_index == want.lower_index, (strategy, seed)
+                assert got.upper_index == want.upper_index, (strategy, seed)
                 assert got.lower == want.lower and got.upper == want.upper
                 assert got.method == want.method == plan.chosen.method
-                if spark_plan == "prefetch":
+                if strategy == "prefetch":
                     assert stats["prefetch_jobs"] == 1  # the ties add no second pass
             results.append(want)
     return plan, results
@@ -179,9 +179,9 @@ def test_set_ties_rules(make_frame):
     X = _engine_data(200, seed=3)
     df = make_frame(X, ENGINE_NAMES)
     other = TieBreaker.for_domains(ENGINE_DOMAINS, [1, 0, 0, 0, 0])
-    for plan in PLANS:
+    for plan in STRATEGIES:
         # the constructor's ties: set_ties with them is a no-op, even after the pass
-        with SparkEngine(df, ENGINE_DOMAINS, ENGINE_NAMES, plan=plan,
+        with SparkEngine(df, ENGINE_DOMAINS, ENGINE_NAMES, strategy=plan,
                          ties=ENGINE_TIES) as eng:
             eng.prepare()
             eng.set_ties(ENGINE_TIES)
@@ -190,16 +190,16 @@ def test_set_ties_rules(make_frame):
             with pytest.raises(ParameterError):
                 eng.set_ties(no_ties(len(ENGINE_DOMAINS)))
         # no ties: inactive ones are the same; active ones only before prepare()
-        with SparkEngine(df, ENGINE_DOMAINS, ENGINE_NAMES, plan=plan) as eng:
+        with SparkEngine(df, ENGINE_DOMAINS, ENGINE_NAMES, strategy=plan) as eng:
             eng.prepare()
             eng.set_ties(no_ties(len(ENGINE_DOMAINS)))
             with pytest.raises(ParameterError):
                 eng.set_ties(ENGINE_TIES)
-        with SparkEngine(df, ENGINE_DOMAINS, ENGINE_NAMES, plan=plan) as eng:
+        with SparkEngine(df, ENGINE_DOMAINS, ENGINE_NAMES, strategy=plan) as eng:
             eng.cut(0, "hi", 3)  # a cut recorded on unrefined values
             with pytest.raises(ParameterError):
                 eng.set_ties(ENGINE_TIES)
-        with (SparkEngine(df, ENGINE_DOMAINS, ENGINE_NAMES, plan=plan) as eng,
+        with (SparkEngine(df, ENGINE_DOMAINS, ENGINE_NAMES, strategy=plan) as eng,
               pytest.raises(ParameterError)):
             eng.set_ties(no_ties(2))  # wrong number of axes
     with pytest.raises(ParameterError):
@@ -225,7 +225,7 @@ def test_prefetch_lists_are_prefixes_of_the_refined_orders(make_frame, monkeypat
     specs = [PrefixSpec(0, "hi", 40, (0,)), PrefixSpec(3, "lo", 30, (3, 0))]
     refined = ENGINE_TIES.refine([d.encode(X[:, j]) for j, d in enumerate(ENGINE_DOMAINS)])
     df = make_frame(X, ENGINE_NAMES, partitions=3)
-    with SparkEngine(df, ENGINE_DOMAINS, ENGINE_NAMES, plan="prefetch", prefix=specs,
+    with SparkEngine(df, ENGINE_DOMAINS, ENGINE_NAMES, strategy="prefetch", prefix=specs,
                      size_hint=len(X), ties=ENGINE_TIES) as eng:
         eng.prepare()
         assert eng.stats["pruned"] == 1 and eng.stats["direct"] == int(not in_workers)
@@ -256,7 +256,7 @@ def test_problem_rows_are_reported_by_the_refined_pass(make_frame, monkeypatch, 
     df = df.withColumn("zero", F.when(F.col("zero") > 19.9, F.lit(None))
                        .otherwise(F.col("zero")))
     seen = []
-    with SparkEngine(df, ENGINE_DOMAINS, ENGINE_NAMES, plan="prefetch", problem="zero IS NULL",
+    with SparkEngine(df, ENGINE_DOMAINS, ENGINE_NAMES, strategy="prefetch", problem="zero IS NULL",
                      on_problem=lambda: seen.append(True), ties=ENGINE_TIES) as eng:
         eng.prepare()
         assert seen == [True]

@@ -26,8 +26,8 @@ require("spark")  # before any module of this package imports pyspark
 
 _EXPORTS = {
     "SparkEngine": "dprect.engines.spark.engine",
-    "PLANS": "dprect.engines.spark.engine",
-    "DEFAULT_PLAN": "dprect.engines.spark.engine",
+    "STRATEGIES": "dprect.engines.spark.engine",
+    "DEFAULT_STRATEGY": "dprect.engines.spark.engine",
     "sort_value": "dprect.engines.spark.engine",
     "fit_dataframe": "dprect.engines.spark.fit",
     "validate_dataframe": "dprect.engines.spark.fit",

@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from dprect.core.errors import ParameterError
 from dprect.engines.spark.collect import collect_bytes
 
-PLANS = ("auto", "collect", "pass", "prefetch", "rounds")
+STRATEGIES = ("auto", "collect", "pass", "prefetch", "rounds")
 #: ``collect`` when it fits the driver budget, else ``pass`` (benchmarks/spark_fit.py
 #: and docs/architecture.md for measurements)
-DEFAULT_PLAN = "auto"
+DEFAULT_STRATEGY = "auto"
 #: the driver memory budget of ``auto`` (MiB): a public setting, never a data quantity
 DEFAULT_DRIVER_BUDGET_MB = 1024
 #: ``auto`` takes ``prefetch`` at most at this many features (its filter is one OR over the
@@ -40,7 +40,7 @@ def check_budget(driver_budget_mb: float | None) -> float:
     return float(driver_budget_mb)
 
 
-def choose_plan(positives: int | None, dims: int, driver_budget_mb: float | None = None,
+def choose_strategy(positives: int | None, dims: int, driver_budget_mb: float | None = None,
                 widths: Sequence[int] | None = None) -> str:
     """``auto``'s choice. At most :data:`PREFETCH_MAX_DIMS` features with more than
     :data:`PREFETCH_MIN_VALUES` positive values and a budget of at least
@@ -61,5 +61,5 @@ def choose_plan(positives: int | None, dims: int, driver_budget_mb: float | None
     return "collect" if collect_bytes(positives, dims, widths) <= budget * 2**20 else "pass"
 
 
-__all__ = ["DEFAULT_DRIVER_BUDGET_MB", "DEFAULT_PLAN", "PLANS", "check_budget",
-           "choose_plan"]
+__all__ = ["DEFAULT_DRIVER_BUDGET_MB", "DEFAULT_STRATEGY", "STRATEGIES", "check_budget",
+           "choose_strategy"]

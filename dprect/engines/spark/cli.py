@@ -33,8 +33,8 @@ def cli_session(master: str | None, remote: str | None = None
                           f"{str(exc).strip().splitlines()[0]}") from None
 
 
-def cli_route(spark_plan: str | None, driver_budget_mb: float | None = None, *,
+def cli_route(strategy: str | None, driver_budget_mb: float | None = None, *,
               master: str | None = None, remote: str | None = None) -> SparkRoute:
-    """The Spark route of ``dprect fit --engine spark --master M | --remote URL --plan P
+    """The Spark route of ``dprect fit --engine spark --master M | --remote URL --strategy S
     --driver-budget-mb B``."""
-    return SparkRoute(lambda: cli_session(master, remote), spark_plan, driver_budget_mb)
+    return SparkRoute(lambda: cli_session(master, remote), strategy, driver_budget_mb)

@@ -1,4 +1,4 @@
-"""The ``collect`` plan: every positive row's raw features to the driver in one job.
+"""The ``collect`` strategy: every positive row's raw features to the driver in one job.
 
 :func:`collect_positives` runs ONE Spark job that keeps the positive rows (and the rows
 that make the input invalid, flagged so that they are reported and never used) and ships

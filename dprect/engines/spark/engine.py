@@ -9,7 +9,7 @@ does on the same rows, and the core returns the identical rectangle for the same
 
 The engine validates, records the cuts and delegates every window and cut to ONE strategy
 (:mod:`dprect.engines.spark.strategy`; one module each), built when the engine is
-prepared; ``auto`` is resolved then by :func:`dprect.engines.spark.chooser.choose_plan`:
+prepared; ``auto`` is resolved then by :func:`dprect.engines.spark.chooser.choose_strategy`:
 
 * ``rounds`` — one top-N job per round on the filtered, cached positives, collecting
   only the ranks [stop − size, stop) of the one column asked for.
@@ -34,7 +34,7 @@ prepared; ``auto`` is resolved then by :func:`dprect.engines.spark.chooser.choos
   memory: at most positives × dims × 8 bytes × :data:`COLLECT_OVERHEAD` plus a constant
   (:func:`collect_bytes`: the Arrow result on the JVM side, the Arrow batches and the
   numpy columns on the Python side).
-* ``auto`` (default, see :data:`DEFAULT_PLAN`) — ``collect`` when
+* ``auto`` (default, see :data:`DEFAULT_STRATEGY`) — ``collect`` when
   :func:`collect_bytes` of the size hint (the positive count the fit computes anyway)
   is within the driver budget (``driver_budget_mb``, default
   :data:`DEFAULT_DRIVER_BUDGET_MB`), else ``prefetch`` (also when there is no hint). The
@@ -46,7 +46,7 @@ every axis's sort values are the rows' refined sort values r_j, computed in Spar
 the row's hash h, which is one column computed once per row in its own projection
 (:func:`dprect.engines.spark.prefetch.refine`): the encoded rows of ``rounds`` hold r_j,
 and the ``prefetch`` lists are prefixes of the refined orders (their pass computes r_j
-too), so both plans answer exactly as :meth:`NumpyEngine.set_ties
+too), so both strategies answer exactly as :meth:`NumpyEngine.set_ties
 <dprect.engines.numpy_engine.NumpyEngine.set_ties>` makes the numpy engine answer. The
 ties must be known before the pass: a fit passes them to the constructor, so the one
 pass already gathers in the refined order.
@@ -65,10 +65,10 @@ from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.ties import TieBreaker
 from dprect.engines.spark.chooser import (
     DEFAULT_DRIVER_BUDGET_MB,
-    DEFAULT_PLAN,
-    PLANS,
+    DEFAULT_STRATEGY,
+    STRATEGIES,
     check_budget,
-    choose_plan,
+    choose_strategy,
 )
 from dprect.engines.spark.collect import CollectStrategy
 from dprect.engines.spark.order_pass import PassStrategy
@@ -85,10 +85,11 @@ from dprect.engines.spark.shipped import shipped_widths
 from dprect.engines.spark.sql import as_double
 from dprect.engines.spark.strategy import Cut, Rows, Strategy
 
-__all__ = ["DEFAULT_DRIVER_BUDGET_MB", "DEFAULT_PLAN", "PLANS", "PrefixSpec", "SparkEngine",
-           "check_budget", "choose_plan", "law_quantile", "prefetch_specs", "sort_value"]
+__all__ = ["DEFAULT_DRIVER_BUDGET_MB", "DEFAULT_STRATEGY", "STRATEGIES", "PrefixSpec",
+           "SparkEngine", "check_budget", "choose_strategy", "law_quantile", "prefetch_specs",
+           "sort_value"]
 
-#: prefix length of every order when the engine is used without a plan
+#: prefix length of every order when the engine is used without a privacy plan's lists
 DEFAULT_PREFIX_ROWS = 4096
 
 
@@ -106,11 +107,12 @@ class SparkEngine:
     finite ``features`` unless ``problem`` flags them (see
     :class:`dprect.engines.spark.checks.TableChecks`). Guarantee: :meth:`window` and :meth:`cut`
     answer exactly as :class:`~dprect.engines.numpy_engine.NumpyEngine` on those rows, whatever the
-    plan, the prefix lengths, the size hint or the partitioning.
+    strategy, the prefix lengths, the size hint or the partitioning.
 
-    ``plan`` — ``auto``, ``collect``, ``prefetch`` or ``rounds`` (module notes); ``auto``
+    ``strategy`` — ``auto``, ``collect``, ``pass``, ``prefetch`` or ``rounds`` (module
+    notes); ``auto``
     is resolved by :meth:`prepare` from the size hint and ``driver_budget_mb``
-    (:func:`choose_plan`), after which :attr:`plan` names the plan used.
+    (:func:`choose_strategy`), after which :attr:`strategy` names the one used.
     ``prefix`` — the prefetch lists: a list of :class:`PrefixSpec` (see
     :func:`prefetch_specs`), or one row count for every (axis, side) order carrying every
     column, or None for :data:`DEFAULT_PREFIX_ROWS`.
@@ -127,15 +129,16 @@ class SparkEngine:
     """
 
     def __init__(self, data: DataFrame, domains: Sequence[Domain],
-                 features: Sequence[str] | None = None, *, plan: str = DEFAULT_PLAN,
+                 features: Sequence[str] | None = None, *, strategy: str = DEFAULT_STRATEGY,
                  prefix: Sequence[PrefixSpec] | int | None = None, cache: bool = True,
                  positive: str | None = None, problem: str | None = None,
                  on_problem: Callable[[], None] | None = None,
                  size_hint: int | None = None, ties: TieBreaker | None = None,
                  driver_budget_mb: float | None = None,
                  schedule: Sequence[PrefixSpec] | None = None) -> None:
-        if plan not in PLANS:
-            raise ParameterError(f"spark plan must be one of {', '.join(PLANS)}; got {plan!r}")
+        if strategy not in STRATEGIES:
+            raise ParameterError(f"spark strategy must be one of {', '.join(STRATEGIES)}; "
+                                 f"got {strategy!r}")
         self._budget_mb = check_budget(driver_budget_mb)
         self._domains = list(domains)
         if not self._domains:
@@ -147,7 +150,7 @@ class SparkEngine:
         missing = [n for n in names if n not in data.columns]
         if missing:
             raise InputDataError(f"the DataFrame has no column(s) {', '.join(map(repr, missing))}")
-        self.plan = plan
+        self.strategy = strategy
         self._data = data
         self._names = names
         self._positive = positive
@@ -176,8 +179,8 @@ class SparkEngine:
         return len(self._domains)
 
     @property
-    def strategy(self) -> Strategy | None:
-        """The strategy answering (None before :meth:`prepare`)."""
+    def implementation(self) -> Strategy | None:
+        """The strategy object answering (None before :meth:`prepare`)."""
         return self._strategy
 
     def set_ties(self, ties: TieBreaker) -> None:
@@ -198,7 +201,7 @@ class SparkEngine:
     def presample(self) -> None:
         """For ``prefetch``: take the pass's sample and count the table's partitions now
         (short jobs that a caller may run beside others, e.g. the label checks)."""
-        if self.plan == "prefetch" and self._sample is None:  # not for auto: maybe unused
+        if self.strategy == "prefetch" and self._sample is None:  # not for auto: maybe unused
             values = {j: as_double(n) for j, n in enumerate(self._names)}
             self._sample = take_sample(self._data, values, self._specs,
                                        positive=self._positive)
@@ -213,24 +216,24 @@ class SparkEngine:
             return
         if size_hint is not None:
             self._size_hint = size_hint
-        if self.plan == "auto":  # inside the driver: run time and memory only
-            self.plan = choose_plan(self._size_hint, self.dims, self._budget_mb,
+        if self.strategy == "auto":  # inside the driver: run time and memory only
+            self.strategy = choose_strategy(self._size_hint, self.dims, self._budget_mb,
                                     shipped_widths(self._data, self._names))
         rows = Rows(self._data, self._names, self._domains, self._positive, self._problem,
                     self._ties, self._size_hint, self._cuts, self.stats)
-        strategy: Strategy
-        if self.plan == "collect":
-            strategy = CollectStrategy(rows)
-        elif self.plan == "pass":
-            strategy = PassStrategy(rows, self._schedule, self._budget_mb * 2**20)
-        elif self.plan == "prefetch":
-            strategy = PrefetchStrategy(rows, self._specs,
+        built: Strategy
+        if self.strategy == "collect":
+            built = CollectStrategy(rows)
+        elif self.strategy == "pass":
+            built = PassStrategy(rows, self._schedule, self._budget_mb * 2**20)
+        elif self.strategy == "prefetch":
+            built = PrefetchStrategy(rows, self._specs,
                                         RoundsStrategy(rows, cache=self._cache),
                                         sample=self._sample, partitions=self._partitions)
         else:
-            strategy = RoundsStrategy(rows, cache=self._cache)
-        bad = strategy.prepare()
-        self._strategy = strategy
+            built = RoundsStrategy(rows, cache=self._cache)
+        bad = built.prepare()
+        self._strategy = built
         if bad and self._on_problem is not None:
             self._on_problem()
 

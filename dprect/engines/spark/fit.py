@@ -31,8 +31,8 @@ from dprect.core.result import FitResult
 from dprect.engines.prepared import PreparedRun
 from dprect.engines.spark.checks import TableChecks
 from dprect.engines.spark.engine import (
-    DEFAULT_PLAN,
-    PLANS,
+    DEFAULT_STRATEGY,
+    STRATEGIES,
     SparkEngine,
     check_budget,
     prefetch_specs,
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from dprect.core.domains import Domain
 
 T = TypeVar("T")
-#: the ``pass`` plan's lists are not capped by prefetch's cell budget: its own budget
+#: the ``pass`` strategy's lists are not capped by prefetch's cell budget: its own budget
 #: (the driver's) decides how many orders one pass serves
 UNLIMITED = 2**62
 
@@ -126,7 +126,7 @@ def prepare_fit(
     domains: GridArg = None,
     request: FitRequest | None = None,
     plan: Plan | None = None,
-    spark_plan: str | None = None,
+    strategy: str | None = None,
     prefix_rows: int | None = None,
     driver_budget_mb: float | None = None,
     **options: Unpack[FitOptions],
@@ -143,7 +143,7 @@ def prepare_fit(
     counting the positive labels (a speed aid, inside the driver only), beside it for
     ``prefetch`` the pass's short sample job; then ``auto`` becomes ``collect`` when the
     positives' sort values fit ``driver_budget_mb``
-    (:func:`~dprect.engines.spark.engine.choose_plan`; run time and memory only, never the
+    (:func:`~dprect.engines.spark.engine.choose_strategy`; run time and memory only, never the
     rectangle), else ``pass``; then, with ``collect``, the one job that collects the
     positives' values (and, under ``error``, checks the features), with ``pass`` the
     first vectorised pass (checks likewise), with ``prefetch``, the one pass that gathers
@@ -170,9 +170,9 @@ def prepare_fit(
         raise ParameterError("give at least one feature column")
     if label in names:
         raise ParameterError(f"the label column {label!r} is also listed as a feature")
-    chosen_plan = spark_plan or DEFAULT_PLAN
-    if chosen_plan not in PLANS:
-        raise ParameterError(f"spark_plan must be one of {', '.join(PLANS)}; got {spark_plan!r}")
+    chosen = strategy or DEFAULT_STRATEGY
+    if chosen not in STRATEGIES:
+        raise ParameterError(f"strategy must be one of {', '.join(STRATEGIES)}; got {strategy!r}")
     budget = check_budget(driver_budget_mb)
     if prefix_rows is not None and (isinstance(prefix_rows, bool)
                                     or not isinstance(prefix_rows, int) or prefix_rows < 1):
@@ -185,8 +185,8 @@ def prepare_fit(
                                                                          len(doms))
     # the plan's tie refinement is known now, so the one pass gathers in the refined order
     # (the run's set_ties is then a no-op: no second pass)
-    engine = SparkEngine(df, doms, names, plan=chosen_plan, prefix=prefix,
-                         cache=chosen_plan == "rounds", positive=checks.positive,
+    engine = SparkEngine(df, doms, names, strategy=chosen, prefix=prefix,
+                         cache=chosen == "rounds", positive=checks.positive,
                          problem=checks.problem, on_problem=checks.raise_invalid_feature,
                          ties=the_plan.chosen.tie_breaker(doms), driver_budget_mb=budget,
                          schedule=None if prefix_rows is not None else prefetch_specs(
@@ -215,7 +215,7 @@ def fit_dataframe(
     label: str,
     domains: GridArg = None,
     request: FitRequest | None = None,
-    spark_plan: str | None = None,
+    strategy: str | None = None,
     seed: int | None = None,
     prefix_rows: int | None = None,
     driver_budget_mb: float | None = None,
@@ -231,8 +231,8 @@ def fit_dataframe(
     fields as keywords — ``epsilon``, ``delta``, ``method``, ``beta``, ``accounting``,
     ``shape``, ``margin_law``, ``neighbouring``, ``positive_label``, ``invalid_rows`` —
     and ``seed``: as in :func:`dprect.fit` (a seed is for tests only).
-    ``spark_plan``: ``auto``, ``collect``, ``pass``, ``prefetch`` or ``rounds`` (None:
-    :data:`DEFAULT_PLAN`, ``auto``: ``collect`` when the positives' values fit the
+    ``strategy``: ``auto``, ``collect``, ``pass``, ``prefetch`` or ``rounds`` (None:
+    :data:`DEFAULT_STRATEGY`, ``auto``: ``collect`` when the positives' values fit the
     driver budget, else ``pass``); ``driver_budget_mb``: that budget in MiB (None:
     :data:`~dprect.engines.spark.engine.DEFAULT_DRIVER_BUDGET_MB`); ``prefix_rows``:
     override the prefetch lengths derived from the plan (speed only).
@@ -249,7 +249,7 @@ def fit_dataframe(
     """
     prepared = prepare_fit(df, features=features, label=label, domains=domains,
                            request=make_request(FitRequest, request, options),
-                           spark_plan=spark_plan, prefix_rows=prefix_rows,
+                           strategy=strategy, prefix_rows=prefix_rows,
                            driver_budget_mb=driver_budget_mb)
     with prepared:
         return prepared.run(seed=seed, trace=trace)
@@ -263,10 +263,10 @@ class SparkRoute:
     at once if reading fails."""
 
     def __init__(self, session: Callable[[], tuple[SparkSession, bool]],
-                 spark_plan: str | None = None,
+                 strategy: str | None = None,
                  driver_budget_mb: float | None = None) -> None:
         self.session = session
-        self.spark_plan = spark_plan
+        self.strategy = strategy
         self.driver_budget_mb = driver_budget_mb
 
     def open(self, source: Source, domains: list[Domain], request: FitRequest, plan: Plan,
@@ -275,7 +275,7 @@ class SparkRoute:
             progress("checking the input and reading what the fit needs")
             prepared = prepare_fit(df, features=source.features, label=source.fit_label,
                                    domains=domains, request=request, plan=plan,
-                                   spark_plan=self.spark_plan,
+                                   strategy=self.strategy,
                                    driver_budget_mb=self.driver_budget_mb)
             prepared.on_close = stop
             return prepared

@@ -1,4 +1,4 @@
-"""The ``pass`` plan: the rounds' order lists gathered by vectorised passes, never a job per
+"""The ``pass`` strategy: the rounds' order lists gathered by vectorised passes, never a job per
 round, with driver memory bounded by a public budget whatever the table's size.
 
 A pass is ONE Spark job: the positive rows' raw feature values go through Spark's Python
@@ -390,7 +390,7 @@ def pass_engine(data: DataFrame, names: Sequence[str], domains: Sequence[Domain]
                 ties: TieBreaker | None, schedule: Sequence[PrefixSpec], budget_bytes: float,
                 *, positive: str | None, problem: str | None, size_hint: int | None
                 ) -> PassEngine:
-    """The ``pass`` plan's engine on ``data``, its first pass run (bad rows reported in
+    """The ``pass`` strategy's engine on ``data``, its first pass run (bad rows reported in
     :attr:`PassEngine.bad`)."""
     source = PassSource(data, tuple(names), positive, problem)
     rows = shipped_rows(data, names, positive, problem)

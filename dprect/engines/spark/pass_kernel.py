@@ -1,4 +1,4 @@
-"""The ``pass`` plan's vectorised kernel: every (axis, side) order's best rows, per partition.
+"""The ``pass`` strategy's vectorised kernel: every (axis, side) order's best rows, per partition.
 
 Runs inside Spark's Python workers (``DataFrame.mapInArrow``) and on the driver; it needs
 numpy and pyarrow only (no pyspark). :mod:`dprect.engines.spark.order_pass` registers this

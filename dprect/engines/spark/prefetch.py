@@ -1,4 +1,4 @@
-"""The ``prefetch`` plan: prefixes of every (axis, side) order gathered in one pass.
+"""The ``prefetch`` strategy: prefixes of every (axis, side) order gathered in one pass.
 
 :func:`prefetch_specs` turns the public plan into the lists to gather; :func:`gather` runs
 the pass; :class:`PrefixList` answers the driver's windows from one list while the cuts
@@ -148,7 +148,7 @@ def refine(frame: DataFrame, ties: TieBreaker, sorts: Sequence[str], out: dict[i
 
 @dataclass(frozen=True)
 class PrefixSpec:
-    """What the ``prefetch`` plan gathers for one (axis, side) order: the first ``rows``
+    """What the ``prefetch`` strategy gathers for one (axis, side) order: the first ``rows``
     rows of that order with the sort values of ``columns`` (which must include ``axis``)."""
 
     axis: int
@@ -176,7 +176,7 @@ def law_quantile(law: MarginLaw, miss: float) -> int:
 
 def prefetch_specs(plan: MethodPlan, dims: int, *, miss: float = PREFETCH_MISS,
                    cell_budget: int = PREFETCH_CELL_BUDGET) -> list[PrefixSpec]:
-    """Prefix lengths for the ``prefetch`` plan, from the public plan alone (never data).
+    """Prefix lengths for the ``prefetch`` strategy, from the public plan alone (never data).
 
     Round t of the schedule gets a prefix of twice the (1 − miss/R) quantile of its margin
     law (half of it may be eaten by earlier cuts), or exactly Δ₀ for the composition

@@ -69,7 +69,7 @@ DELTA_JARS_ENV = "DPRECT_DELTA_JARS"
 LOCAL_DELTA_SNAPSHOT_PARTITIONS = 2
 
 #: HotSpot interprets any method above 8,000 bytes of bytecode instead of compiling it.
-#: Spark's whole-stage generated code for a wide table passes that (the ``pass`` plan's
+#: Spark's whole-stage generated code for a wide table passes that (the ``pass`` strategy's
 #: prefiltered stage at 32 features: 8,436 bytes, 4x slower than compiled; Spark's other
 #: remedy, ``spark.sql.codegen.hugeMethodLimit`` = 8000, falls back to unfused operators
 #: and was 1.7x slower than this flag: docs/architecture.md). dprect's sessions and

@@ -8,7 +8,7 @@ workers (``pass``). What is shipped: a FloatType or DoubleType column as it is (
 stays float32: half the bytes; widening it to float64 is exact, in numpy as in Spark's
 cast), any other numeric type (integers, decimals, booleans, the null type) as Spark's
 ``CAST(x AS DOUBLE)`` (:func:`~dprect.engines.spark.sql.as_double`) — the very double every
-Spark plan's ``sort_sql`` encodes and the in-memory input path
+Spark strategy's ``sort_sql`` encodes and the in-memory input path
 (:func:`dprect.engines.arrow_input.numeric_column`) reads. Arrow moves bits, so the
 encoder sees, bit for bit, the float64 the numpy engine encodes for the same row.
 """
