@@ -260,7 +260,7 @@ def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> N
             warnings.simplefilter("ignore")
             for warm_plan in ("collect", "pass"):
                 with prepare_fit(df.limit(WARM_ROWS), features=features, label="label",
-                                 domains=[Grid(-100.0, 100.0, 2**20)] * dims, epsilon=1.0,
+                                 grid=[Grid(-100.0, 100.0, 2**20)] * dims, epsilon=1.0,
                                  delta=1e-6, strategy=warm_plan) as warm:
                     warm.run(seed=FIT_SEED)
 
@@ -277,7 +277,7 @@ def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> N
             warnings.simplefilter("ignore")
             try:
                 prepared = prepare_fit(df, features=features, label="label",
-                                       domains=[Grid(-100.0, 100.0, 2**20)] * dims,
+                                       grid=[Grid(-100.0, 100.0, 2**20)] * dims,
                                        epsilon=1.0, delta=1e-6,
                                        strategy=None if plan == "auto" else plan)
                 box["chosen"] = prepared.engine.strategy
@@ -607,7 +607,7 @@ def main(argv: list[str] | None = None) -> int:
         def fit(plan: str) -> object:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                return fit_dataframe(df, features=features, label=label, domains=domains,
+                return fit_dataframe(df, features=features, label=label, grid=domains,
                                      epsilon=args.epsilon, delta=args.delta,
                                      strategy=plan, seed=20261122)
 

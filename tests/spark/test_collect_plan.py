@@ -55,7 +55,7 @@ def _spark_fit(df, names, domains, seed, **options):
     and the engine (its ``plan`` and ``stats``)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        with prepare_fit(df, features=names, label="y", domains=domains, epsilon=EPSILON,
+        with prepare_fit(df, features=names, label="y", grid=domains, epsilon=EPSILON,
                          delta=DELTA, **options) as prepared:
             return prepared.run(seed=seed), prepared.engine
 
@@ -227,13 +227,13 @@ def test_auto_chooses_by_the_driver_budget(spark):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for budget, chosen in ((None, "collect"), (1e-4, "pass")):
-            with prepare_fit(df, features=names, label="y", domains=domains, epsilon=EPSILON,
+            with prepare_fit(df, features=names, label="y", grid=domains, epsilon=EPSILON,
                              delta=DELTA, method="randmargins",
                              driver_budget_mb=budget) as prepared:
                 assert prepared.engine.strategy == chosen
                 got[chosen] = prepared.run(seed=12)
         with pytest.raises(ParameterError, match="driver_budget_mb"):
-            prepare_fit(df, features=names, label="y", domains=domains, epsilon=EPSILON,
+            prepare_fit(df, features=names, label="y", grid=domains, epsilon=EPSILON,
                         delta=DELTA, driver_budget_mb=-5)
     assert got["collect"].lower_index == got["pass"].lower_index
     assert got["collect"].upper_index == got["pass"].upper_index
@@ -252,12 +252,12 @@ def test_error_policy_refuses_a_nan_feature(spark, make_frame, monkeypatch, plan
     X = np.array([[1.0, 1.0], [2.0, np.nan], [3.0, 3.0], [4.0, 4.0]])
     df = make_frame(X, ["a", "b"], y=[1, 0, 1, 1])  # the NaN is on a negative row
     with pytest.raises(InputDataError, match="feature 'b' has null, NaN or infinite"):
-        prepare_fit(df, features=["a", "b"], label="y", domains="0:8:16", epsilon=1.0,
+        prepare_fit(df, features=["a", "b"], label="y", grid="0:8:16", epsilon=1.0,
                     delta=1e-6, invalid_rows="error", strategy=plan,
                     driver_budget_mb=budget)
     with warnings.catch_warnings():  # the default policy drops it: an ordinary fit
         warnings.simplefilter("ignore")
-        with prepare_fit(df, features=["a", "b"], label="y", domains="0:8:16", epsilon=1.0,
+        with prepare_fit(df, features=["a", "b"], label="y", grid="0:8:16", epsilon=1.0,
                          delta=1e-6, strategy=plan, driver_budget_mb=budget) as prepared:
             prepared.run(seed=1)
     # drop: rows with a NaN, an infinity or a null feature are left out, the others kept

@@ -190,7 +190,7 @@ def test_same_rectangle_native_and_delta_rs(native, tmp_path, monkeypatch) -> No
 
     def fit() -> dprect.FitResult:
         df = read_source(native, path, where="p <> 'z'")
-        return fit_dataframe(df, features=["a", "b"], label="y", domains=GRID, epsilon=4.0,
+        return fit_dataframe(df, features=["a", "b"], label="y", grid=GRID, epsilon=4.0,
                              delta=1e-6, seed=11)
 
     first = fit()

@@ -207,7 +207,7 @@ BUDGET = {"epsilon": 2.0, "delta": 1e-6, "seed": 1}
 def _fit(df, label="y", **kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return fit_dataframe(df, features=["a"], label=label, domains="0:8:16",
+        return fit_dataframe(df, features=["a"], label=label, grid="0:8:16",
                              **{**BUDGET, **kw})
 
 

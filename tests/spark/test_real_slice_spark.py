@@ -35,7 +35,7 @@ def _numpy_fit(method: str, seed: int):
 def _spark_fit(spark, plan: str, method: str, seed: int):
     df = spark.read.csv(str(DATA), header=True, inferSchema=True) \
         .selectExpr(*FEATURES, "CAST(arr_delay >= 15 AS INT) AS late").repartition(3)
-    with prepare_fit(df, features=list(FEATURES), label="late", domains=list(DOMAINS),
+    with prepare_fit(df, features=list(FEATURES), label="late", grid=list(DOMAINS),
                      epsilon=EPSILON, delta=DELTA, method=method,
                      strategy=plan) as prepared:
         return prepared.run(seed=seed)

@@ -45,7 +45,7 @@ def _fit_all(make_frame, X, y, domains, *, epsilon, method, seed, partitions=Non
         want = dprect.fit(X, y, grid=domains, epsilon=epsilon, delta=1e-6, method=method,
                           seed=seed, features=names, **kw)
         df = make_frame(X, names, y=y, partitions=partitions)
-        got = [fit_dataframe(df, features=names, label="y", domains=domains,
+        got = [fit_dataframe(df, features=names, label="y", grid=domains,
                              epsilon=epsilon, delta=1e-6, method=method, seed=seed,
                              strategy=plan, prefix_rows=prefix_rows, **kw)
                for plan in ("rounds", "prefetch", "collect", "pass")]

@@ -58,7 +58,7 @@ def _fit_everywhere(make_frame, X, y, domains, *, method, seeds, epsilon=4.0, pa
             want = dprect.fit(X, y, grid=domains, epsilon=epsilon, delta=1e-6, method=method,
                               seed=seed, features=names)
             for strategy in STRATEGIES:
-                with prepare_fit(df, features=names, label="y", domains=domains,
+                with prepare_fit(df, features=names, label="y", grid=domains,
                                  epsilon=epsilon, delta=1e-6, method=method,
                                  strategy=strategy) as prepared:
                     got = prepared.run(seed=seed)

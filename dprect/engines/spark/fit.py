@@ -123,7 +123,7 @@ def prepare_fit(
     *,
     features: Sequence[str],
     label: str,
-    domains: GridArg = None,
+    grid: GridArg = None,
     request: FitRequest | None = None,
     plan: Plan | None = None,
     strategy: str | None = None,
@@ -177,7 +177,7 @@ def prepare_fit(
     if prefix_rows is not None and (isinstance(prefix_rows, bool)
                                     or not isinstance(prefix_rows, int) or prefix_rows < 1):
         raise ParameterError(f"prefix_rows must be an integer >= 1, got {prefix_rows!r}")
-    doms = resolve_domains(domains, names)
+    doms = resolve_domains(grid, names)
     the_plan = plan if plan is not None else make_plan(req, domains=doms)  # public: no Spark job
     checks = TableChecks(df, names, label, invalid_rows=req.invalid_rows,
                          positive_label=req.positive_label)
@@ -213,7 +213,7 @@ def fit_dataframe(
     *,
     features: Sequence[str],
     label: str,
-    domains: GridArg = None,
+    grid: GridArg = None,
     request: FitRequest | None = None,
     strategy: str | None = None,
     seed: int | None = None,
@@ -225,9 +225,10 @@ def fit_dataframe(
     """Learn an (ε, δ)-DP axis-aligned rectangle around the rows of ``df`` whose label
     equals ``positive_label`` (default 1).
 
-    ``features``/``label``: column names (a single string is one feature). ``domains``:
-    per-feature public domains — a Domain, a list, a ``--grid`` string, or None for the
-    float-order domain. ``request`` (a :class:`~dprect.core.request.FitRequest`) or its
+    ``features``/``label``: column names (a single string is one feature). ``grid``:
+    per-feature public domains (as :func:`dprect.fit`'s) — a Domain, a list, a
+    ``--grid`` string, or None for the float-order domain.
+    ``request`` (a :class:`~dprect.core.request.FitRequest`) or its
     fields as keywords — ``epsilon``, ``delta``, ``method``, ``beta``, ``accounting``,
     ``shape``, ``margin_law``, ``neighbouring``, ``positive_label``, ``invalid_rows`` —
     and ``seed``: as in :func:`dprect.fit` (a seed is for tests only).
@@ -247,7 +248,7 @@ def fit_dataframe(
     options, whatever the plan or the partitioning; cached data is released before
     returning.
     """
-    prepared = prepare_fit(df, features=features, label=label, domains=domains,
+    prepared = prepare_fit(df, features=features, label=label, grid=grid,
                            request=make_request(FitRequest, request, options),
                            strategy=strategy, prefix_rows=prefix_rows,
                            driver_budget_mb=driver_budget_mb)
@@ -274,7 +275,7 @@ class SparkRoute:
         with opened_source(self.session, source, progress) as (df, stop):
             progress("checking the input and reading what the fit needs")
             prepared = prepare_fit(df, features=source.features, label=source.fit_label,
-                                   domains=domains, request=request, plan=plan,
+                                   grid=domains, request=request, plan=plan,
                                    strategy=self.strategy,
                                    driver_budget_mb=self.driver_budget_mb)
             prepared.on_close = stop
