@@ -18,8 +18,13 @@ Exact discrete samplers live here as well:
   Bernoulli(1 − exp(−s/t)) trials, exactly, by the same paper's Algorithm 2 (first part):
   draw U uniform on {0, …, t−1} accepted with probability exp(−U/t), V geometric with
   ratio e^{−1}; then ⌊(U + t·V)/s⌋ has P(G = g) = (1 − e^{−s/t})·e^{−g·s/t}.
+* :meth:`RandomSource.discrete_laplace` — Z on the integers with
+  P(Z = z) = (1 − e^{−s/t})/(1 + e^{−s/t})·e^{−|z|·s/t}, exactly, by the same paper's
+  Algorithm 2: G as above, a fair sign B; (B = minus, G = 0) is rejected (so that 0 is not
+  counted twice), else ±G is returned. Used by the DP aggregates (:mod:`dprect.core.aggregates`)
+  and the outward bound search (:mod:`dprect.core.tail_bounds`).
 
-No floating-point arithmetic enters these three samplers. Together with
+No floating-point arithmetic enters these samplers. Together with
 :meth:`RandomSource.randbits` (k exact uniform bits: the digits of a lazily drawn uniform)
 they are all the exact interior point (:mod:`dprect.core.interior_point`) draws from;
 :meth:`RandomSource.uniform` (a 53-bit float) is used by no mechanism.
@@ -113,6 +118,23 @@ class RandomSource:
         while self.bernoulli_exp(Fraction(1)):
             v += 1
         return (u + t * v) // s
+
+    def discrete_laplace(self, scale: Fraction) -> int:
+        """Z ∈ ℤ with P(Z = z) ∝ exp(−|z|/scale), exactly, for a rational ``scale`` > 0
+        (CKS 2020, Algorithm 2, with scale = t/s): a draw G of :meth:`geometric_exp` and a
+        fair sign; the pair (negative, 0) is rejected, so P(Z = z) = P(G = |z|)/2 for
+        z ≠ 0 and P(G = 0) for z = 0, divided by the acceptance probability — the
+        two-sided geometric law."""
+        scale = Fraction(scale)
+        if scale <= 0:
+            raise ValueError(f"discrete_laplace needs scale > 0, got {scale}")
+        s, t = scale.denominator, scale.numerator  # rate s/t = 1/scale
+        while True:
+            g = self.geometric_exp(s, t)
+            negative = self.randbits(1) == 1
+            if negative and g == 0:
+                continue
+            return -g if negative else g
 
     def geometric(self, p: Fraction) -> int:
         """Number of successes of Bernoulli(p) trials before the first failure, exactly:
