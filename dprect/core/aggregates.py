@@ -59,7 +59,7 @@ from dprect.core.validation import repeat_at
 
 CENTRE_SHARE = 0.1
 SIDES_SHARE = 0.3
-THRESHOLD_SHARE = 0.6  # of the sides' share: ε₁; the rest is ε₂
+THRESHOLD_SHARE = 0.7  # of the sides' share: ε₁; the rest is ε₂
 SUM_SHARE = 0.7  # of the query's share: ε_S; the rest is ε_n
 TARGET_FACTOR = 0.5
 MARGIN_FACTOR = 3.0

@@ -136,6 +136,29 @@ class RandomSource:
                 continue
             return -g if negative else g
 
+    def discrete_laplace_at_most(self, a: int, scale: Fraction) -> bool:
+        """The event Z ≤ a for Z ~ DLap(``scale``), with exactly its probability, drawing
+        only as much of Z as decides it: the sign first, then (memorylessness of the
+        geometric G) Bernoulli(exp(−g/scale)) for "G ≥ g". The same pairs (sign, G) as
+        :meth:`discrete_laplace`, and the same rejection of (negative, 0): for a ≥ 0,
+        a positive sign gives Z = G ≤ a unless G ≥ a + 1, an accepted negative one
+        Z ≤ −1 ≤ a; for a < 0 a positive sign gives Z ≥ 0 > a, an accepted negative one
+        (G ≥ 1) gives Z ≤ a iff G ≥ −a, probability exp(−(−a − 1)/scale) given G ≥ 1.
+        Expected O(1) exact Bernoulli draws whatever a (the outward searches of
+        :mod:`dprect.core.tail_bounds` test one such event per step)."""
+        scale = Fraction(scale)
+        if scale <= 0:
+            raise ValueError(f"discrete_laplace_at_most needs scale > 0, got {scale}")
+        rate = 1 / scale
+        a = int(a)
+        while True:
+            negative = self.randbits(1) == 1
+            if negative:
+                if not self.bernoulli_exp(rate):  # G = 0 with a negative sign: rejected
+                    continue
+                return True if a >= 0 else self.bernoulli_exp((-a - 1) * rate)
+            return False if a < 0 else not self.bernoulli_exp((a + 1) * rate)
+
     def geometric(self, p: Fraction) -> int:
         """Number of successes of Bernoulli(p) trials before the first failure, exactly:
         P(J ≥ j) = p^j."""

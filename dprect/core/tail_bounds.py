@@ -205,11 +205,14 @@ class SideOutcome:
 def above_threshold(tails: np.ndarray, target: int, threshold_scale: Fraction,
                     query_scale: Fraction, rng: RandomSource) -> tuple[int, bool]:
     """The first k with tails[k] + ν_k ≤ target + ρ (ρ ~ DLap(threshold_scale), ν_k ~
-    DLap(query_scale), drawn exactly in that order), or (last, False) if none stops."""
+    DLap(query_scale), drawn exactly in that order: ν_k only as far as it decides the
+    test, :meth:`~dprect.core.randomness.RandomSource.discrete_laplace_at_most`), or
+    (last, False) if none stops."""
     rho = rng.discrete_laplace(threshold_scale)
     level = int(target) + rho
     for k in range(len(tails)):
-        if int(tails[k]) + rng.discrete_laplace(query_scale) <= level:
+        # ν_k ≤ level − q_k, decided exactly without drawing all of ν_k (DLap is symmetric)
+        if rng.discrete_laplace_at_most(level - int(tails[k]), query_scale):
             return k, True
     return len(tails) - 1, False
 
