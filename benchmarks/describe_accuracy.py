@@ -81,7 +81,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--draws", type=int, default=500)
     ap.add_argument("--synthetic", action="store_true", help="add heavy-tailed columns")
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                    help="override a constant of dprect.core.aggregates or "
+                         "dprect.core.tail_bounds for a side run (tuning)")
+    ap.add_argument("--only", default=None, help="comma-separated table.column names")
     args = ap.parse_args(argv)
+    from dprect.core import tail_bounds
+    for item in args.set:
+        name, value = item.split("=", 1)
+        mod = aggregates if hasattr(aggregates, name) else tail_bounds
+        setattr(mod, name, type(getattr(mod, name))(value))
+        tail_bounds._candidates_cached.cache_clear()
+    only = set(args.only.split(",")) if args.only else None
     tables, missing = load_real(None)
     if missing:
         print("missing tables:", ", ".join(missing), file=sys.stderr)
@@ -93,6 +104,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{'clip med':>9}{'clip max':>9}{'within':>8}")
     for t in tables:
         for i, col in enumerate(t.columns):
+            if only is not None and f"{t.name}.{col.name}" not in only:
+                continue
             g = google_mean_rmse(col, args.epsilon, args.trials, args.draws, rng)
             d = dprect_runs(col, args.epsilon, args.trials, 1000 + i)
             ratio = d["rmse"] / g if g > 0 else math.inf

@@ -50,6 +50,7 @@ from dprect.core.guarantee_check import CheckReport, check_describe_plan
 from dprect.core.randomness import SEEDED_WARNING, RandomSource
 from dprect.core.request import Neighbouring
 from dprect.core.tail_bounds import (
+    CENTRE_BITS,
     candidate_count,
     draw_centre,
     search_side,
@@ -117,6 +118,15 @@ class DescribePlan:
     def bounds_epsilon(self) -> float:
         return self.centre_epsilon + self.threshold_epsilon + self.step_epsilon
 
+    @property
+    def centre_rows(self) -> int:
+        """From this many rows in a group on, the centre lies between the group's smallest
+        and largest value's bins with probability ≥ 1 − β: bins outside the data have depth
+        0 and the median's bin depth ≥ n/2, so P(outside) ≤ m·exp(−ε_c·n/4) with m the
+        centre grid's 2^(12 + CENTRE_BITS) bins: n ≥ (4/ε_c)·ln(m/β)."""
+        m = 1 << (12 + CENTRE_BITS)
+        return math.ceil(4.0 / self.centre_epsilon * math.log(m / self.beta))
+
     def side_clip_bound(self, steps: int | None = None) -> float:
         """Rows a side clips at most with probability ≥ 1 − β (given a centre inside
         the data), for ``steps`` visited (default: every candidate)."""
@@ -140,6 +150,7 @@ class DescribePlan:
                 "sum_fraction_bits": SUM_FRACTION_BITS,
             },
             "clip_per_side_bound": self.side_clip_bound(),
+            "centre_rows": self.centre_rows,
             "beta": self.beta,
             "guarantee": self.guarantee.to_json(),
             **({} if self.check is None else {"guarantee_check": self.check.to_json()}),
@@ -163,6 +174,9 @@ class DescribePlan:
             f"1 - {self.beta:g} per side a side clips at most {clip:.1f} rows once the "
             f"centre lies inside the data (t + ln(2/beta)/eps1 + ln(2S/beta)/eps2, S = all "
             f"{candidate_count()} candidates; fewer steps visited, less)",
+            f"the centre lies inside a group's data with probability >= 1 - {self.beta:g} "
+            f"once the group has {self.centre_rows:,} rows (4/eps_c * ln(m/beta)); with "
+            f"fewer, the bounds and the mean of that group may be far off",
             *([] if self.count_scale is None else [
                 f"count: error <= {math.log(2 / self.beta) / self.count_epsilon:.1f} rows "
                 f"with probability >= 1 - {self.beta:g}; mean: noise sd about "
@@ -229,9 +243,9 @@ def plan_describe(epsilon: float, columns: int, *, delta: float = 0.0,
     aim = _check_epsilon(aim, "query_epsilon")
     target = max(1, math.ceil(TARGET_FACTOR / aim + MARGIN_FACTOR / eps_sides))
     exact = columns * sum(Fraction(e) for e in (eps_c, eps_1, eps_2, eps_n, eps_s))
-    total = float(exact)
-    if Fraction(total) < exact:  # stated rounded up
-        total = math.nextafter(total, math.inf)
+    # stated rounded up by a relative 2^-46, as the accountant states its floats (the
+    # check pushes its own value up by 10^-40; the 10^-9 shrink leaves the room)
+    total = math.nextafter(float(exact) * (1.0 + 2.0**-46), math.inf)
     if total > eps_ar:
         raise AssertionError("describe planner produced a budget above the request")
     g = Guarantee(total, 0.0, "add-remove",

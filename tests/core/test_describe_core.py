@@ -273,3 +273,34 @@ def test_discrete_laplace_at_most_has_the_cdf_with_power(a):
     assert binomtest(hits, n, p).pvalue > 1e-3
     # power: the CDF one step off is rejected on the same draws
     assert binomtest(hits, n, _dlap_cdf(a + 2, 1 / 3)).pvalue < 1e-3
+
+
+def test_random_plans_are_verified_and_within_budget():
+    rs = np.random.default_rng(8)
+    for _ in range(200):
+        eps = float(np.exp(rs.uniform(np.log(1e-3), np.log(50))))
+        d = int(rs.integers(1, 300))
+        stats = tuple(s for s in aggregates.STATISTICS if rs.random() < 0.6)
+        nb = str(rs.choice(["add-remove", "replace-one"]))
+        p = plan_describe(eps, d, statistics=stats, neighbouring=nb,
+                          query_epsilon=None if stats else eps / d)
+        assert p.check is not None and p.check.epsilon <= eps
+        assert p.guarantee.epsilon <= eps and p.guarantee.delta == 0.0
+        assert p.target >= 1 and p.centre_rows > 0
+
+
+def test_centre_rows_statement_holds_on_a_small_group():
+    p = plan_describe(4.0, 1)
+    n = p.centre_rows
+    x = np.sort(np.random.default_rng(3).uniform(100.0, 200.0, n))
+    rng = seeded(4)
+    pieces = tail_bounds.centre_pieces(x, epsilon=p.centre_epsilon)
+    probs = pieces.probabilities()
+    grid = FloatBins(tail_bounds.CENTRE_BITS)
+    lo, hi = grid.index_of(x[0]), grid.index_of(x[-1])
+    inside = sum(float(pr) for pr, st, sz in zip(probs, pieces.starts, pieces.sizes,
+                                                 strict=True)
+                 if lo <= int(st) and int(st) + int(sz) - 1 <= hi)
+    assert 1.0 - inside <= p.beta
+    c = tail_bounds.draw_centre(x, p.centre_rate, rng)
+    assert grid.lower_value(lo) <= c <= x[-1]
