@@ -51,8 +51,10 @@ from dprect.core.randomness import SEEDED_WARNING, RandomSource
 from dprect.core.request import Neighbouring
 from dprect.core.tail_bounds import (
     CENTRE_BITS,
+    STEPS_PER_OCTAVE,
     candidate_count,
     draw_centre,
+    overshoot_probability,
     search_side,
     side_clip_bound,
 )
@@ -127,6 +129,15 @@ class DescribePlan:
         m = 1 << (12 + CENTRE_BITS)
         return math.ceil(4.0 / self.centre_epsilon * math.log(m / self.beta))
 
+    def overshoot(self, factor: float) -> float:
+        """The probability that a side's bound lies beyond ``factor`` times the offset
+        from the centre at which its data end (its tail counts all 0 by then):
+        :func:`~dprect.core.tail_bounds.overshoot_probability` over r·log2(factor)
+        candidates (floating point, for the printout)."""
+        steps = math.ceil(STEPS_PER_OCTAVE * math.log2(factor))
+        return overshoot_probability(self.target, self.threshold_epsilon,
+                                     self.step_epsilon, steps)
+
     def side_clip_bound(self, steps: int | None = None) -> float:
         """Rows a side clips at most with probability ≥ 1 − β (given a centre inside
         the data), for ``steps`` visited (default: every candidate)."""
@@ -151,6 +162,8 @@ class DescribePlan:
             },
             "clip_per_side_bound": self.side_clip_bound(),
             "centre_rows": self.centre_rows,
+            "overshoot_probability": {"2x": self.overshoot(2.0), "4x": self.overshoot(4.0),
+                                      "1000x": self.overshoot(1000.0)},
             "beta": self.beta,
             "guarantee": self.guarantee.to_json(),
             **({} if self.check is None else {"guarantee_check": self.check.to_json()}),
@@ -174,6 +187,10 @@ class DescribePlan:
             f"1 - {self.beta:g} per side a side clips at most {clip:.1f} rows once the "
             f"centre lies inside the data (t + ln(2/beta)/eps1 + ln(2S/beta)/eps2, S = all "
             f"{candidate_count()} candidates; fewer steps visited, less)",
+            f"past the data a side's bound lies beyond 2x / 4x / 1000x the offset where "
+            f"the data end with probability {self.overshoot(2.0):.1e} / "
+            f"{self.overshoot(4.0):.1e} / {self.overshoot(1000.0):.1e} (per side, exact "
+            f"laws summed in floating point)",
             f"the centre lies inside a group's data with probability >= 1 - {self.beta:g} "
             f"once the group has {self.centre_rows:,} rows (4/eps_c * ln(m/beta)); with "
             f"fewer, the bounds and the mean of that group may be far off",

@@ -304,3 +304,31 @@ def test_centre_rows_statement_holds_on_a_small_group():
     assert 1.0 - inside <= p.beta
     c = tail_bounds.draw_centre(x, p.centre_rate, rng)
     assert grid.lower_value(lo) <= c <= x[-1]
+
+
+def test_a_side_crossing_zero_passes_through_zero():
+    lo = tail_bounds.candidates(1500.0, "lower")
+    i = int(np.argmax(lo <= 0))
+    assert lo[i] == 0.0 and -1e-9 < lo[i + 1] < 0  # then outward from zero again
+    up = tail_bounds.candidates(-3.0, "upper")
+    j = int(np.argmax(up >= 0))
+    assert 0 <= up[j] < 1e-300 and 0 < up[j + 1] < 1e-9
+    # on data of one sign the lower bound stays near zero
+    x = np.sort(np.random.default_rng(6).uniform(1.0, 2400.0, 20_000))
+    p = plan_describe(1.0, 1)
+    rng = seeded(12)
+    for _ in range(20):
+        c = describe_cell(x, p, rng)
+        assert c.lower > -1.0
+
+
+def test_overshoot_statement_matches_the_law_and_is_small():
+    # the float sum equals the exact law's no-stop mass on all-zero tails
+    law = _above_threshold_law([0] * 6, 3, 0.5, 0.3)
+    assert tail_bounds.overshoot_probability(3, 0.5, 0.3, 6) == pytest.approx(law[-1],
+                                                                              rel=1e-9)
+    for eps in (0.5, 1.0, 4.0):
+        p = plan_describe(eps, 1)
+        # the acceptance's "no bound beyond 1000x": rare per side at the default split
+        assert p.overshoot(1000.0) < 5e-5
+        assert p.overshoot(4.0) < 2e-3
