@@ -159,12 +159,22 @@ def test_planner_constants_cannot_overspend(monkeypatch):
 def test_centred_integer_sum_is_bounded_per_row():
     x = np.array([-1e300, -2.0, 0.0, 1.0, 3.0, 1e300])
     k = 1 << aggregates.SUM_FRACTION_BITS
-    s = centred_integer_sum(x, -1.0, 3.0)
-    # clamp: -1, -1, 0, 1, 3, 3; m = 1, gamma = 2/k
+    s = centred_integer_sum(x, -1.0, 3.0, 1.0)
+    # clamp: -1, -1, 0, 1, 3, 3; p = 1, gamma = 2/k
     assert s == round((-2 - 2 - 1 + 0 + 2 + 2) / (2 / k))
-    for extra in (-1e308, 7.0, 1.0):
-        d = centred_integer_sum(np.append(x, extra), -1.0, 3.0) - s
-        assert abs(d) <= k
+    # pivot 0: gamma = max(3 - 0, 0 + 1)/k = 3/k
+    assert centred_integer_sum(x, -1.0, 3.0, 0.0) == round((-1 - 1 + 0 + 1 + 3 + 3) / (3 / k))
+    for pivot in (1.0, 0.0, -1.0):
+        base = centred_integer_sum(x, -1.0, 3.0, pivot)
+        for extra in (-1e308, 7.0, 1.0):
+            d = centred_integer_sum(np.append(x, extra), -1.0, 3.0, pivot) - base
+            assert abs(d) <= k
+
+
+def test_pivot_is_the_centre_on_a_skewed_column_and_the_midpoint_otherwise():
+    assert aggregates.choose_pivot(0.0, 100.0, 16000.0, 0.18, 0.42) == 100.0
+    assert aggregates.choose_pivot(-10.0, 0.5, 10.0, 0.18, 0.42) == 0.0
+    assert aggregates.choose_pivot(0.0, -5.0, 10.0, 0.18, 0.42) in (0.0, 5.0)
 
 
 def test_describe_cell_accuracy_and_clipping_on_a_heavy_tail():
