@@ -13,13 +13,15 @@ mechanism here is pure) is split by public constants:
   balances clipping bias and noise for a mean or sum is about 1/(2ε) rows per side
   (Amin et al. 2019; Huang, Liang & Yi 2021).
 
-**The aggregates** (given the released bounds L ≤ U, public). Midpoint m = (L + U)/2 and
-half-width h = (U − L)/2; each row contributes v(x) = clip(round((clamp(x, L, U) − m)/γ),
-−2^K, 2^K) with γ = h/2^K (K = ``SUM_FRACTION_BITS``): a row-local integer in [−2^K, 2^K],
-so the integer sum S = Σ v changes by at most 2^K when a row is added or removed. Released:
-ñ = n + DLap(1/ε_n) and S̃ = S + DLap(2^K/ε_S) (exact discrete Laplace), then by
-post-processing count = max(ñ, 0), sum = m·count + γ·S̃ and mean = clamp(m + γ·S̃/max(1, ñ),
-L, U). The rounding moves the sum by at most n·γ/2 = n·h/2^(K+1) (≈ 10⁻¹⁰ of n·h).
+**The aggregates** (given the released L ≤ c ≤ U, public). A pivot p, the midpoint
+(L + U)/2 or the centre c, whichever predicts the smaller variance of the mean
+(:func:`choose_pivot`: post-processing of released values); w = max(U − p, p − L) and
+γ = w/2^K (K = ``SUM_FRACTION_BITS``); each row contributes v(x) = clip(round((clamp(x, L,
+U) − p)/γ), −2^K, 2^K): a row-local integer in [−2^K, 2^K], so the integer sum S = Σ v
+changes by at most 2^K when a row is added or removed. Released: ñ = n + DLap(1/ε_n) and
+S̃ = S + DLap(2^K/ε_S) (exact discrete Laplace), then by post-processing count = max(ñ, 0),
+sum = p·count + γ·S̃ and mean = clamp(p + γ·S̃/max(1, ñ), L, U). The rounding moves the
+sum by at most n·γ/2 = n·w/2^(K+1) (≈ 5·10⁻¹⁰ of n·w).
 
 **Guarantee.** Per column: centre ε_c + sides (ε₁ + ε₂) + count ε_n + sum ε_S = ε_col
 (up to the 10⁻⁹ shrink), sequential; d columns, sequential; public groups hold disjoint
@@ -63,7 +65,7 @@ from dprect.core.validation import repeat_at
 CENTRE_SHARE = 0.1
 SIDES_SHARE = 0.3
 THRESHOLD_SHARE = 0.7  # of the sides' share: ε₁; the rest is ε₂
-SUM_SHARE = 0.7  # of the query's share: ε_S; the rest is ε_n
+SUM_SHARE = 0.8  # of the query's share: ε_S; the rest is ε_n
 TARGET_FACTOR = 0.5
 MARGIN_FACTOR = 3.0
 SUM_FRACTION_BITS = 30
