@@ -145,19 +145,40 @@ class RandomSource:
         Z ≤ −1 ≤ a; for a < 0 a positive sign gives Z ≥ 0 > a, an accepted negative one
         (G ≥ 1) gives Z ≤ a iff G ≥ −a, probability exp(−(−a − 1)/scale) given G ≥ 1.
         Expected O(1) exact Bernoulli draws whatever a (the outward searches of
-        :mod:`dprect.core.tail_bounds` test one such event per step)."""
+        :mod:`dprect.core.tail_bounds` test one such event per step); the Bernoulli draws
+        use integer arithmetic (:meth:`_bernoulli_exp_int`)."""
         scale = Fraction(scale)
         if scale <= 0:
             raise ValueError(f"discrete_laplace_at_most needs scale > 0, got {scale}")
-        rate = 1 / scale
-        a = int(a)
+        # the rate 1/scale = n/d
+        return self.discrete_laplace_at_most_rate(int(a), scale.denominator, scale.numerator)
+
+    def discrete_laplace_at_most_rate(self, a: int, n: int, d: int) -> bool:
+        """:meth:`discrete_laplace_at_most` with the rate 1/scale given as integers n/d
+        (n, d ≥ 1), for callers that test many events at one scale."""
         while True:
             negative = self.randbits(1) == 1
             if negative:
-                if not self.bernoulli_exp(rate):  # G = 0 with a negative sign: rejected
+                if not self._bernoulli_exp_int(n, d):  # G = 0, negative sign: rejected
                     continue
-                return True if a >= 0 else self.bernoulli_exp((-a - 1) * rate)
-            return False if a < 0 else not self.bernoulli_exp((a + 1) * rate)
+                return True if a >= 0 else self._bernoulli_exp_int((-a - 1) * n, d)
+            return False if a < 0 else not self._bernoulli_exp_int((a + 1) * n, d)
+
+    def _bernoulli_exp_int(self, n: int, d: int) -> bool:
+        """True with probability exactly exp(−n/d) (integers n ≥ 0, d ≥ 1): the method of
+        :meth:`bernoulli_exp` with Bernoulli(γ/k) drawn as ``randbelow(d·k) < n'``
+        (γ = n'/d the fractional part), no Fraction objects."""
+        whole, frac = divmod(n, d)
+        for _ in range(whole):  # exp(−1) each: K = the first k with Bernoulli(1/k) = 0
+            k = 1
+            while self._gen.randrange(k) < 1:
+                k += 1
+            if k % 2 == 0:  # P(K odd) = exp(−1)
+                return False
+        k = 1
+        while self._gen.randrange(d * k) < frac:
+            k += 1
+        return k % 2 == 1
 
     def geometric(self, p: Fraction) -> int:
         """Number of successes of Bernoulli(p) trials before the first failure, exactly:

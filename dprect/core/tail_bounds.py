@@ -217,9 +217,13 @@ def above_threshold(tails: np.ndarray, target: int, threshold_scale: Fraction,
     (last, False) if none stops."""
     rho = rng.discrete_laplace(threshold_scale)
     level = int(target) + rho
-    for k in range(len(tails)):
+    scale = Fraction(query_scale)
+    if scale <= 0:
+        raise ParameterError("query_scale must be > 0")
+    n, d = scale.denominator, scale.numerator  # the rate 1/scale = n/d
+    for k, q in enumerate(tails.tolist()):
         # ν_k ≤ level − q_k, decided exactly without drawing all of ν_k (DLap is symmetric)
-        if rng.discrete_laplace_at_most(level - int(tails[k]), query_scale):
+        if rng.discrete_laplace_at_most_rate(level - q, n, d):
             return k, True
     return len(tails) - 1, False
 

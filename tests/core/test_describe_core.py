@@ -342,3 +342,14 @@ def test_overshoot_statement_matches_the_law_and_is_small():
         # the acceptance's "no bound beyond 1000x": rare per side at the default split
         assert p.overshoot(1000.0) < 5e-5
         assert p.overshoot(4.0) < 2e-3
+
+
+@pytest.mark.parametrize("n,d", [(0, 1), (1, 3), (1, 1), (7, 2)])
+def test_integer_bernoulli_exp_frequency_with_power(n, d):
+    from scipy.stats import binomtest
+    rng = seeded(60 + n)
+    draws = 4000
+    hits = sum(rng._bernoulli_exp_int(n, d) for _ in range(draws))
+    assert binomtest(hits, draws, math.exp(-n / d)).pvalue > 1e-3
+    if n:
+        assert binomtest(hits, draws, math.exp(-1.3 * n / d)).pvalue < 1e-3
