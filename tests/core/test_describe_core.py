@@ -353,3 +353,25 @@ def test_integer_bernoulli_exp_frequency_with_power(n, d):
     assert binomtest(hits, draws, math.exp(-n / d)).pvalue > 1e-3
     if n:
         assert binomtest(hits, draws, math.exp(-1.3 * n / d)).pvalue < 1e-3
+
+
+def test_clipped_rows_meet_the_issue_target_on_a_heavy_tail():
+    """Issue #23's clipping target: at most 1/(2ε_q) + 20/ε_b rows per side in ≥ 95% of
+    runs (ε_q the query's, ε_b the bounds' ε per column); and aimed, not covering: the
+    upper side clips at least one row in most runs. A target or margin constant several
+    times too large, or a threshold share far off, fails it."""
+    x = np.sort(np.random.default_rng(9).pareto(1.5, 30_000) + 1.0)
+    p = plan_describe(1.0, 1)
+    limit = 1 / (2 * (p.count_epsilon + p.sum_epsilon)) + 20 / p.bounds_epsilon
+    rng = seeded(31)
+    clips = []
+    for _ in range(30):
+        lo, hi = _bounds(x, p, rng)
+        clips += [int(np.sum(x < lo)), int(np.sum(x > hi))]
+    assert np.mean(np.array(clips) <= limit) >= 0.95
+    assert np.mean(np.array(clips[1::2]) >= 1) >= 0.7
+
+
+def _bounds(x: np.ndarray, p: aggregates.DescribePlan, rng: RandomSource) -> tuple[float, float]:
+    c = describe_cell(x, p, rng)
+    return c.lower, c.upper
