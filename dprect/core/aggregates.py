@@ -63,7 +63,7 @@ from dprect.core.tail_bounds import (
 from dprect.core.validation import repeat_at
 
 CENTRE_SHARE = 0.1
-SIDES_SHARE = 0.3
+SIDES_SHARE = 0.4
 THRESHOLD_SHARE = 0.7  # of the sides' share: ε₁; the rest is ε₂
 SUM_SHARE = 0.8  # of the query's share: ε_S; the rest is ε_n
 TARGET_FACTOR = 0.5
@@ -183,8 +183,8 @@ class DescribePlan:
             f"(AboveThreshold: threshold {self.threshold_epsilon:.6g}, steps "
             f"{self.step_epsilon:.6g}; the two sides in parallel)",
             f"per column: count eps {self.count_epsilon:.6g}, clamped sum eps "
-            f"{self.sum_epsilon:.6g} (discrete Laplace, sum on a 2^-{SUM_FRACTION_BITS} "
-            f"fixed-point grid of the half-width)",
+            f"{self.sum_epsilon:.6g} (discrete Laplace; the sum centred on a pivot p, on a "
+            f"2^-{SUM_FRACTION_BITS} fixed-point grid of w = max(U - p, p - L))",
             f"target: {self.target} clipped row(s) per side; with probability >= "
             f"1 - {self.beta:g} per side a side clips at most {clip:.1f} rows once the "
             f"centre lies inside the data (t + ln(2/beta)/eps1 + ln(2S/beta)/eps2, S = all "
@@ -199,7 +199,8 @@ class DescribePlan:
             *([] if self.count_scale is None else [
                 f"count: error <= {math.log(2 / self.beta) / self.count_epsilon:.1f} rows "
                 f"with probability >= 1 - {self.beta:g}; mean: noise sd about "
-                f"sqrt(2)*(U-L)/(2*{self.sum_epsilon:.3g}*n) plus the clipped rows' bias"]),
+                f"sqrt(2)*w/({self.sum_epsilon:.3g}*n) + sqrt(2)*|mean - p|/"
+                f"({self.count_epsilon:.3g}*n), plus the clipped rows' bias"]),
             f"guarantee ({g.epsilon:.6g}, {g.delta:.3g})-DP, {g.neighbouring} neighbours: "
             f"{g.bound}",
             *([] if self.check is None else [
