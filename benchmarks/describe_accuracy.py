@@ -12,7 +12,14 @@ per column: relative RMSE of the mean (RMSE/|true mean|) for both and their rati
 clipped rows per side (the largest over runs and the share of runs within
 1/(2ε_q) + 20/ε_b), and whether any bound exceeds 1000× the column's largest |x|.
 A tuning tool: the real-library comparison is the benchmark of issue #23, part B.
-Runs are seeded (public data, not a release).
+Runs are seeded (public data, not a release). Needs the tables of
+benchmarks/requirements-real.txt. ``--set NAME=VALUE`` overrides a constant for a side run.
+
+Last run (100 runs per column, the committed constants), real columns: at ε = 1 dprect's
+relative RMSE ≤ the Google peer's in 35 of 35 (worst ratio 1.00, median 0.60); at
+ε = 0.5 in 34 of 35 (worst 1.18); at ε = 4 in 30 of 35 (worst 1.20); clipped rows per side
+within 1/(2ε_q) + 20/ε_b in ≥ 97% of runs on every real column; no bound beyond 1000× a
+column's largest |x|.
 """
 
 from __future__ import annotations
