@@ -5,7 +5,9 @@ The private core (everything here except :mod:`dprect.engines.spark`) never impo
 
 from dprect._version import __version__
 from dprect.app.api import bounds, fit, fit_engine, nonprivate_bounding_box
+from dprect.app.describe import describe, mean_bounds
 from dprect.core.accounting import Guarantee
+from dprect.core.aggregates import DescribePlan, DescribeResult, plan_describe
 from dprect.core.bounds import BoundsPlan, BoundsResult, plan_bounds
 from dprect.core.domains import (
     Domain,
@@ -39,6 +41,8 @@ __all__ = [
     "BoundsPlan",
     "BoundsRequest",
     "BoundsResult",
+    "DescribePlan",
+    "DescribeResult",
     "Domain",
     "DprectError",
     "FitRequest",
@@ -63,12 +67,15 @@ __all__ = [
     "StaircaseLaw",
     "__version__",
     "bounds",
+    "describe",
     "fit",
     "fit_engine",
     "interior_point",
     "interior_point_size",
+    "mean_bounds",
     "nonprivate_bounding_box",
     "parse_grid_spec",
     "plan",
     "plan_bounds",
+    "plan_describe",
 ]

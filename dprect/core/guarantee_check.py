@@ -32,6 +32,13 @@ lemma each comes from:
   ε = 2·c·b·s with the score's sensitivity s = 1 (docs/privacy.md §9, Lemma B1), 2d of
   them per group composed as above (groups are disjoint: parallel), and each column's
   rank error T_j must satisfy m_j·exp(−ε·T_j/(2s)) ≤ β/(2d);
+* **describe** (bounds aimed at a query + DP aggregates, docs/privacy.md §11): per column
+  the centre's exponential mechanism at rate c (weight exp(c·depth), depth sensitivity
+  1) is 2c-DP; each side's AboveThreshold with DLap threshold scale b₁ and step scale b₂
+  on monotone sensitivity-1 counts is (1/b₁ + 1/b₂)-DP, and the two sides (disjoint rows)
+  compose in parallel; the count with DLap scale b_n is (1/b_n)-DP and the integer sum
+  with per-row clip k and scale b_S is (k/b_S)-DP; columns compose by basic composition,
+  groups in parallel;
 * **replace-one**: an add/remove (ε, δ) run is (2ε, (1 + e^ε)·δ) under replace-one (group
   privacy of size 2), so a replace-one statement (ε̃, δ̃) is checked as the add/remove
   statement (ε̃/2, δ̃/(1 + e^{ε̃/2})).
@@ -68,6 +75,8 @@ PAPER_MAX_BETA = Fraction(1, 4)
 PAPER_MAX_LOG_DELTA = -2
 #: the sensitivity of the private bounds' badness score, in rows (docs/privacy.md §9)
 BOUNDS_SENSITIVITY = 1
+#: the sensitivity of the describe centre's depth and of a side's tail counts, in rows
+DESCRIBE_SENSITIVITY = 1
 #: relative slack by which every re-derived quantity is pushed to its unsafe side
 SLACK = Decimal("1e-40")
 
@@ -422,5 +431,45 @@ def check_bounds_plan(plan: Any) -> CheckReport:
                     "groups": "parallel (disjoint)"})
 
 
-__all__ = ["BOUNDS_SENSITIVITY", "BR_ZCDP", "PAPER_FACTOR", "SLACK", "CheckReport",
-           "GuaranteeCheckError", "check_bounds_plan", "check_fit_plan"]
+# -- describe: bounds aimed at a query, then count / sum / mean -----------------------------
+def check_describe_plan(plan: Any) -> CheckReport:
+    """Re-derive the guarantee of a describe plan (a
+    :class:`~dprect.core.aggregates.DescribePlan`) from the exact rates and scales its
+    samplers use; refuse it (:class:`GuaranteeCheckError`) unless it holds."""
+    g = plan.guarantee
+    product = "describe"
+    s = Fraction(DESCRIBE_SENSITIVITY)
+    per_column = Fraction(plan.centre_rate) * 2 * s  # exponential mechanism, rate c
+    per_column += s / Fraction(plan.threshold_scale) + s / Fraction(plan.step_scale)
+    parts = {"centre": float(Fraction(plan.centre_rate) * 2 * s),
+             "sides (parallel)": float(s / Fraction(plan.threshold_scale)
+                                       + s / Fraction(plan.step_scale))}
+    if plan.statistics:
+        if plan.count_scale is None or plan.sum_scale is None:
+            raise _refuse(product, "statistics without count or sum noise", g.epsilon,
+                          g.delta)
+        sens = int(plan.sum_sensitivity)
+        if sens < 1:
+            raise _refuse(product, "a sum clip below one unit", g.epsilon, g.delta)
+        per_column += s / Fraction(plan.count_scale)
+        per_column += Fraction(sens) / Fraction(plan.sum_scale)
+        parts["count"] = float(s / Fraction(plan.count_scale))
+        parts["sum"] = float(Fraction(sens) / Fraction(plan.sum_scale))
+    total = per_column * int(plan.columns)
+    eps_a, delta_a = _add_remove_target(g.epsilon, g.delta, g.neighbouring)
+    with decimal.localcontext(_CONTEXT):
+        route = _Route(f"basic composition of {plan.columns} column(s) (centre, two "
+                       f"sides in parallel, count, sum), groups in parallel",
+                       _high(_dec(total)), Decimal(0))
+    best = _best([route], eps_a, delta_a)
+    if best is None:
+        raise _refuse(product, "no route re-derives its stated guarantee from its sampler "
+                      "rates", g.epsilon, g.delta)
+    return _report(product, best, g.neighbouring,
+                   {"epsilon_per_column": float(per_column), "per_column": parts,
+                    "groups": "parallel (disjoint)"})
+
+
+__all__ = ["BOUNDS_SENSITIVITY", "BR_ZCDP", "DESCRIBE_SENSITIVITY", "PAPER_FACTOR", "SLACK",
+           "CheckReport", "GuaranteeCheckError", "check_bounds_plan", "check_describe_plan",
+           "check_fit_plan"]

@@ -18,8 +18,13 @@ Exact discrete samplers live here as well:
   Bernoulli(1 − exp(−s/t)) trials, exactly, by the same paper's Algorithm 2 (first part):
   draw U uniform on {0, …, t−1} accepted with probability exp(−U/t), V geometric with
   ratio e^{−1}; then ⌊(U + t·V)/s⌋ has P(G = g) = (1 − e^{−s/t})·e^{−g·s/t}.
+* :meth:`RandomSource.discrete_laplace` — Z on the integers with
+  P(Z = z) = (1 − e^{−s/t})/(1 + e^{−s/t})·e^{−|z|·s/t}, exactly, by the same paper's
+  Algorithm 2: G as above, a fair sign B; (B = minus, G = 0) is rejected (so that 0 is not
+  counted twice), else ±G is returned. Used by the DP aggregates (:mod:`dprect.core.aggregates`)
+  and the outward bound search (:mod:`dprect.core.tail_bounds`).
 
-No floating-point arithmetic enters these three samplers. Together with
+No floating-point arithmetic enters these samplers. Together with
 :meth:`RandomSource.randbits` (k exact uniform bits: the digits of a lazily drawn uniform)
 they are all the exact interior point (:mod:`dprect.core.interior_point`) draws from;
 :meth:`RandomSource.uniform` (a 53-bit float) is used by no mechanism.
@@ -113,6 +118,67 @@ class RandomSource:
         while self.bernoulli_exp(Fraction(1)):
             v += 1
         return (u + t * v) // s
+
+    def discrete_laplace(self, scale: Fraction) -> int:
+        """Z ∈ ℤ with P(Z = z) ∝ exp(−|z|/scale), exactly, for a rational ``scale`` > 0
+        (CKS 2020, Algorithm 2, with scale = t/s): a draw G of :meth:`geometric_exp` and a
+        fair sign; the pair (negative, 0) is rejected, so P(Z = z) = P(G = |z|)/2 for
+        z ≠ 0 and P(G = 0) for z = 0, divided by the acceptance probability — the
+        two-sided geometric law."""
+        scale = Fraction(scale)
+        if scale <= 0:
+            raise ValueError(f"discrete_laplace needs scale > 0, got {scale}")
+        s, t = scale.denominator, scale.numerator  # rate s/t = 1/scale
+        while True:
+            g = self.geometric_exp(s, t)
+            negative = self.randbits(1) == 1
+            if negative and g == 0:
+                continue
+            return -g if negative else g
+
+    def discrete_laplace_at_most(self, a: int, scale: Fraction) -> bool:
+        """The event Z ≤ a for Z ~ DLap(``scale``), with exactly its probability, drawing
+        only as much of Z as decides it: the sign first, then (memorylessness of the
+        geometric G) Bernoulli(exp(−g/scale)) for "G ≥ g". The same pairs (sign, G) as
+        :meth:`discrete_laplace`, and the same rejection of (negative, 0): for a ≥ 0,
+        a positive sign gives Z = G ≤ a unless G ≥ a + 1, an accepted negative one
+        Z ≤ −1 ≤ a; for a < 0 a positive sign gives Z ≥ 0 > a, an accepted negative one
+        (G ≥ 1) gives Z ≤ a iff G ≥ −a, probability exp(−(−a − 1)/scale) given G ≥ 1.
+        Expected O(1) exact Bernoulli draws whatever a (the outward searches of
+        :mod:`dprect.core.tail_bounds` test one such event per step); the Bernoulli draws
+        use integer arithmetic (:meth:`_bernoulli_exp_int`)."""
+        scale = Fraction(scale)
+        if scale <= 0:
+            raise ValueError(f"discrete_laplace_at_most needs scale > 0, got {scale}")
+        # the rate 1/scale = n/d
+        return self.discrete_laplace_at_most_rate(int(a), scale.denominator, scale.numerator)
+
+    def discrete_laplace_at_most_rate(self, a: int, n: int, d: int) -> bool:
+        """:meth:`discrete_laplace_at_most` with the rate 1/scale given as integers n/d
+        (n, d ≥ 1), for callers that test many events at one scale."""
+        while True:
+            negative = self.randbits(1) == 1
+            if negative:
+                if not self._bernoulli_exp_int(n, d):  # G = 0, negative sign: rejected
+                    continue
+                return True if a >= 0 else self._bernoulli_exp_int((-a - 1) * n, d)
+            return False if a < 0 else not self._bernoulli_exp_int((a + 1) * n, d)
+
+    def _bernoulli_exp_int(self, n: int, d: int) -> bool:
+        """True with probability exactly exp(−n/d) (integers n ≥ 0, d ≥ 1): the method of
+        :meth:`bernoulli_exp` with Bernoulli(γ/k) drawn as ``randbelow(d·k) < n'``
+        (γ = n'/d the fractional part), no Fraction objects."""
+        whole, frac = divmod(n, d)
+        for _ in range(whole):  # exp(−1) each: K = the first k with Bernoulli(1/k) = 0
+            k = 1
+            while self._gen.randrange(k) < 1:
+                k += 1
+            if k % 2 == 0:  # P(K odd) = exp(−1)
+                return False
+        k = 1
+        while self._gen.randrange(d * k) < frac:
+            k += 1
+        return k % 2 == 1
 
     def geometric(self, p: Fraction) -> int:
         """Number of successes of Bernoulli(p) trials before the first failure, exactly:

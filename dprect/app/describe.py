@@ -1,0 +1,127 @@
+"""``dprect.describe``: DP count, sum and mean per public group and column, with bounds found
+privately and aimed at the query (issue #23; the mechanism is
+:mod:`dprect.core.aggregates` over :mod:`dprect.core.tail_bounds`), in one charge.
+
+The numpy route: the columns are read into memory (nulls, NaN and ±inf are left out of
+their column only), each row is assigned its index in the PUBLIC group list (rows of other
+groups are dropped, never reported), and the core draws every (group, column) in the
+public order. The data's schema (column names and types) decides every refusal; no value
+does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from dprect.core.aggregates import STATISTICS, DescribeResult, plan_describe, run_describe
+from dprect.core.errors import ParameterError
+from dprect.core.randomness import RandomSource
+
+
+def _prepare(data: object, columns: Sequence[str] | None, groups: Sequence[object] | None,
+             group_column: object) -> tuple[list[str], list[Any], dict[tuple[Any, int],
+                                                                        np.ndarray]]:
+    from dprect.app.api import _bounds_table, _group_text
+    from dprect.core.domains import feature_names
+    from dprect.engines.arrow_input import numeric_column
+    from dprect.engines.bounds_input import group_kind_of_arrow, resolve_groups
+    from dprect.engines.row_kernels import group_index
+
+    listed: list[Any] | None = None
+    if group_column is None:
+        if groups is not None:
+            raise ParameterError("groups needs group_column")
+    else:
+        if groups is None or isinstance(groups, str | bytes):
+            raise ParameterError("group_column needs groups: the PUBLIC list of group "
+                                 "values (never read from the data)")
+        listed = list(groups)
+        if not listed:
+            raise ParameterError("groups is empty")
+        texts = [_group_text(v) for v in listed]
+        if len(set(texts)) != len(texts):
+            raise ParameterError("a group value is listed twice")
+    if columns is not None and isinstance(columns, str):
+        columns = [columns]
+    table, names, group_name = _bounds_table(data, columns, group_column)
+    if not names:
+        raise ParameterError("give at least one column to describe")
+    feature_names(names, len(names))  # no name twice
+    if group_name is not None and group_name in names:
+        raise ParameterError(f"the group column {group_name!r} is also a column to describe")
+    values = [numeric_column(table, n, nulls_as_nan=True) for n in names]
+    if group_name is None or listed is None:
+        group = np.zeros(table.num_rows, dtype=np.int32)
+        group_list: list[Any] = [None]
+    else:
+        label = group_column if isinstance(group_column, str) else "group_column"
+        kind = group_kind_of_arrow(table.schema.field(group_name).type, str(label))
+        resolved = resolve_groups([_group_text(v) for v in listed], kind, str(label))
+        group = group_index(table.column(group_name), kind, resolved)
+        group_list = listed
+    by_cell: dict[tuple[Any, int], np.ndarray] = {}
+    order = np.argsort(group, kind="stable")
+    sorted_group = group[order]
+    cuts = np.searchsorted(sorted_group, np.arange(len(group_list) + 1))
+    for j, col in enumerate(values):
+        x = np.asarray(col, dtype=np.float64)[order]
+        for gi, g in enumerate(group_list):
+            part = x[cuts[gi]:cuts[gi + 1]]
+            by_cell[(g, j)] = part[np.isfinite(part)]
+    return names, group_list, by_cell
+
+
+def describe(data: object, columns: Sequence[str] | None = None,
+             groups: Sequence[object] | None = None, group_column: object = None, *,
+             epsilon: float, delta: float = 0.0,
+             statistics: Sequence[str] = STATISTICS, seed: int | None = None,
+             neighbouring: str = "add-remove",
+             query_epsilon: float | None = None) -> DescribeResult:
+    """DP count, sum and mean per (public group, column), with private bounds aimed at
+    the query, for one charge of ``epsilon`` (:mod:`dprect.core.aggregates`).
+
+    Parameters
+    ----------
+    data : a pyarrow Table, a pandas (or polars) DataFrame, or a rows × columns array.
+    columns : the columns to describe (default: every column but ``group_column``).
+    groups : the PUBLIC list of group values (never read from the data); with
+        ``group_column``. Rows of other groups are dropped and never reported; a listed
+        group without rows is released all the same.
+    group_column : the group column's name (a table), or one group value per row.
+    epsilon, delta : the total budget, spent once however many groups. Every mechanism is
+        pure: the guarantee is (ε, 0) and δ is not used.
+    statistics : any of "count", "sum", "mean" (default all three, released from one noisy
+        count and one noisy clamped sum); ``()`` for bounds alone, aimed at a query
+        spending ``query_epsilon`` per column (the whole budget then goes to the bounds).
+    seed : for tests only — a seeded result is not private and says so.
+    neighbouring : ``add-remove`` (default) or ``replace-one``.
+    query_epsilon : the ε the sum or mean spends per column, which sets each side's
+        target of clipped rows (default: the plan's own sum ε).
+
+    Returns a :class:`~dprect.core.aggregates.DescribeResult`: ``cells[g][j]`` (lower,
+    upper, count, sum, mean), ``rows()``, ``plan`` (public; ``plan.table()`` is the
+    printout with the accuracy statements), ``guarantee``, ``to_dict()``.
+    """
+    if isinstance(statistics, str):
+        statistics = (statistics,)
+    names, group_list, by_cell = _prepare(data, columns, groups, group_column)
+    plan = plan_describe(epsilon, len(names), delta=delta, neighbouring=neighbouring,
+                         statistics=tuple(statistics), query_epsilon=query_epsilon)
+    return run_describe(plan, by_cell, group_list, names, RandomSource(seed=seed))
+
+
+def mean_bounds(data: object, columns: Sequence[str] | None = None,
+                groups: Sequence[object] | None = None, group_column: object = None, *,
+                epsilon: float, query_epsilon: float, seed: int | None = None,
+                neighbouring: str = "add-remove") -> DescribeResult:
+    """Bounds alone, aimed at a DP mean or sum the caller runs at ``query_epsilon`` per
+    column: ``describe(..., statistics=())`` with all of ``epsilon`` on the bounds.
+    ``cells[g][j].lower``/``.upper``."""
+    return describe(data, columns, groups, group_column, epsilon=epsilon, statistics=(),
+                    seed=seed, neighbouring=neighbouring, query_epsilon=query_epsilon)
+
+
+__all__ = ["describe", "mean_bounds"]

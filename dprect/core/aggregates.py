@@ -1,0 +1,440 @@
+"""DP count, sum and mean per (public group, column) with automatic bounds, in one charge
+(issue #23; proofs in docs/privacy.md §11).
+
+Per column the budget ε_col = ε/d (d columns, basic composition; δ is not used: every
+mechanism here is pure) is split by public constants:
+
+* ``CENTRE_SHARE`` to the private centre, ``SIDES_SHARE`` to the two outward searches
+  (:mod:`dprect.core.tail_bounds`; ε₁ = ε₂ = half of it each: threshold and step noise),
+  the rest, ε_q, to the query: ``SUM_SHARE`` of ε_q to the centred clamped sum and the
+  rest to the count. With statistics=() (bounds alone) the query share is not spent.
+* Each side's target t (rows to clip) is ⌈TARGET_FACTOR/ε_sum⌉, with ε_sum the
+  query's ε on the clamped sum (or the ``query_epsilon`` a caller names): the clip that
+  balances clipping bias and noise for a mean or sum is about 1/(2ε) rows per side
+  (Amin et al. 2019; Huang, Liang & Yi 2021).
+
+**The aggregates** (given the released L ≤ c ≤ U, public). A pivot p, the midpoint
+(L + U)/2 or the centre c, whichever predicts the smaller variance of the mean
+(:func:`choose_pivot`: post-processing of released values); w = max(U − p, p − L) and
+γ = w/2^K (K = ``SUM_FRACTION_BITS``); each row contributes v(x) = clip(round((clamp(x, L,
+U) − p)/γ), −2^K, 2^K): a row-local integer in [−2^K, 2^K], so the integer sum S = Σ v
+changes by at most 2^K when a row is added or removed. Released: ñ = n + DLap(1/ε_n) and
+S̃ = S + DLap(2^K/ε_S) (exact discrete Laplace), then by post-processing count = max(ñ, 0),
+sum = p·count + γ·S̃ and mean = clamp(p + γ·S̃/max(1, ñ), L, U). The rounding moves the
+sum by at most n·γ/2 = n·w/2^(K+1) (≈ 5·10⁻¹⁰ of n·w).
+
+**Guarantee.** Per column: centre ε_c + sides (ε₁ + ε₂) + count ε_n + sum ε_S = ε_col
+(up to the 10⁻⁹ shrink), sequential; d columns, sequential; public groups hold disjoint
+rows, so they compose in parallel: ONE charge of ε whatever the number of groups. Under
+replace-one neighbours the add/remove plan spends ε/2 (group privacy). The independent
+check (:func:`dprect.core.guarantee_check.check_describe_plan`) re-derives it from the
+exact rates the samplers use.
+
+**Draw order** (identical across engines for a seed): groups in the given public order;
+per group, columns in order; per column the centre, the lower side, the upper side, then
+the count noise and the sum noise.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from dprect.core.accounting import Guarantee, add_remove_budget, replace_one
+from dprect.core.errors import ParameterError
+from dprect.core.guarantee_check import CheckReport, check_describe_plan
+from dprect.core.randomness import SEEDED_WARNING, RandomSource
+from dprect.core.request import Neighbouring
+from dprect.core.tail_bounds import (
+    CENTRE_BITS,
+    STEPS_PER_OCTAVE,
+    candidate_count,
+    draw_centre,
+    overshoot_probability,
+    search_side,
+    side_clip_bound,
+)
+from dprect.core.validation import repeat_at
+
+CENTRE_SHARE = 0.1
+SIDES_SHARE = 0.4
+THRESHOLD_SHARE = 0.7  # of the sides' share: ε₁; the rest is ε₂
+SUM_SHARE = 0.8  # of the query's share: ε_S; the rest is ε_n
+TARGET_FACTOR = 0.5
+MARGIN_FACTOR = 3.0
+SUM_FRACTION_BITS = 30
+STATISTICS = ("count", "sum", "mean")
+_SHRINK = 1.0 - 1e-9
+
+
+@dataclass(frozen=True)
+class DescribePlan:
+    """Every parameter of a describe run, from public inputs only (no data)."""
+
+    epsilon: float
+    delta: float
+    neighbouring: str
+    columns: int
+    statistics: tuple[str, ...]
+    centre_epsilon: float
+    threshold_epsilon: float
+    step_epsilon: float
+    count_epsilon: float
+    sum_epsilon: float
+    target: int
+    guarantee: Guarantee
+    beta: float = 1e-3
+    #: k = 2^K: the integer sum's per-row clip (its sensitivity), read by the sum itself
+    sum_sensitivity: int = 1 << SUM_FRACTION_BITS
+    check: CheckReport | None = None
+
+    # the exact rates and scales the samplers use (the check re-derives ε from these)
+    @property
+    def centre_rate(self) -> Fraction:
+        """exp(rate·depth): rate = ε_c/2 (the depth's sensitivity is 1)."""
+        return Fraction(self.centre_epsilon) / 2
+
+    @property
+    def threshold_scale(self) -> Fraction:
+        return 1 / Fraction(self.threshold_epsilon)
+
+    @property
+    def step_scale(self) -> Fraction:
+        return 1 / Fraction(self.step_epsilon)
+
+    @property
+    def count_scale(self) -> Fraction | None:
+        return None if self.count_epsilon == 0 else 1 / Fraction(self.count_epsilon)
+
+    @property
+    def sum_scale(self) -> Fraction | None:
+        """DLap scale of the integer sum, in units of γ: 2^K/ε_S."""
+        return (None if self.sum_epsilon == 0
+                else Fraction(self.sum_sensitivity) / Fraction(self.sum_epsilon))
+
+    @property
+    def bounds_epsilon(self) -> float:
+        return self.centre_epsilon + self.threshold_epsilon + self.step_epsilon
+
+    @property
+    def centre_rows(self) -> int:
+        """From this many rows in a group on, the centre lies between the group's smallest
+        and largest value's bins with probability ≥ 1 − β: bins outside the data have depth
+        0 and the median's bin depth ≥ n/2, so P(outside) ≤ m·exp(−ε_c·n/4) with m the
+        centre grid's 2^(12 + CENTRE_BITS) bins: n ≥ (4/ε_c)·ln(m/β)."""
+        m = 1 << (12 + CENTRE_BITS)
+        return math.ceil(4.0 / self.centre_epsilon * math.log(m / self.beta))
+
+    def overshoot(self, factor: float) -> float:
+        """The probability that a side's bound lies beyond ``factor`` times the offset
+        from the centre at which its data end (its tail counts all 0 by then):
+        :func:`~dprect.core.tail_bounds.overshoot_probability` over r·log2(factor)
+        candidates (floating point, for the printout)."""
+        steps = math.ceil(STEPS_PER_OCTAVE * math.log2(factor))
+        return overshoot_probability(self.target, self.threshold_epsilon,
+                                     self.step_epsilon, steps)
+
+    def side_clip_bound(self, steps: int | None = None) -> float:
+        """Rows a side clips at most with probability ≥ 1 − β (given a centre inside
+        the data), for ``steps`` visited (default: every candidate)."""
+        s = candidate_count() if steps is None else steps
+        return side_clip_bound(self.target, self.threshold_epsilon, self.step_epsilon, s,
+                               self.beta)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "product": "describe",
+            "epsilon": self.epsilon, "delta": self.delta, "neighbouring": self.neighbouring,
+            "columns": self.columns, "statistics": list(self.statistics),
+            "per_column": {
+                "centre_epsilon": self.centre_epsilon,
+                "threshold_epsilon": self.threshold_epsilon,
+                "step_epsilon": self.step_epsilon,
+                "count_epsilon": self.count_epsilon,
+                "sum_epsilon": self.sum_epsilon,
+                "bounds_epsilon": self.bounds_epsilon,
+                "target_rows_per_side": self.target,
+                "sum_fraction_bits": SUM_FRACTION_BITS,
+            },
+            "clip_per_side_bound": self.side_clip_bound(),
+            "centre_rows": self.centre_rows,
+            "overshoot_probability": {"2x": self.overshoot(2.0), "4x": self.overshoot(4.0),
+                                      "1000x": self.overshoot(1000.0)},
+            "beta": self.beta,
+            "guarantee": self.guarantee.to_json(),
+            **({} if self.check is None else {"guarantee_check": self.check.to_json()}),
+        }
+
+    def table(self) -> str:
+        """The planner's printout: the split and the accuracy statements."""
+        g = self.guarantee
+        clip = self.side_clip_bound()
+        lines = [
+            f"describe: {self.columns} column(s), statistics {', '.join(self.statistics)}"
+            f" (or bounds alone)",
+            f"per column: centre eps {self.centre_epsilon:.6g} (median exponential "
+            f"mechanism), sides eps {self.threshold_epsilon + self.step_epsilon:.6g} "
+            f"(AboveThreshold: threshold {self.threshold_epsilon:.6g}, steps "
+            f"{self.step_epsilon:.6g}; the two sides in parallel)",
+            f"per column: count eps {self.count_epsilon:.6g}, clamped sum eps "
+            f"{self.sum_epsilon:.6g} (discrete Laplace; the sum centred on a pivot p, on a "
+            f"2^-{SUM_FRACTION_BITS} fixed-point grid of w = max(U - p, p - L))",
+            f"target: {self.target} clipped row(s) per side; with probability >= "
+            f"1 - {self.beta:g} per side a side clips at most {clip:.1f} rows once the "
+            f"centre lies inside the data (t + ln(2/beta)/eps1 + ln(2S/beta)/eps2, S = all "
+            f"{candidate_count()} candidates; fewer steps visited, less)",
+            f"past the data a side's bound lies beyond 2x / 4x / 1000x the offset where "
+            f"the data end with probability {self.overshoot(2.0):.1e} / "
+            f"{self.overshoot(4.0):.1e} / {self.overshoot(1000.0):.1e} (per side, exact "
+            f"laws summed in floating point)",
+            f"the centre lies inside a group's data with probability >= 1 - {self.beta:g} "
+            f"once the group has {self.centre_rows:,} rows (4/eps_c * ln(m/beta)); with "
+            f"fewer, the bounds and the mean of that group may be far off",
+            *([] if self.count_scale is None else [
+                f"count: error <= {math.log(2 / self.beta) / self.count_epsilon:.1f} rows "
+                f"with probability >= 1 - {self.beta:g}; mean: noise sd about "
+                f"sqrt(2)*w/({self.sum_epsilon:.3g}*n) + sqrt(2)*|mean - p|/"
+                f"({self.count_epsilon:.3g}*n), plus the clipped rows' bias"]),
+            f"guarantee ({g.epsilon:.6g}, {g.delta:.3g})-DP, {g.neighbouring} neighbours: "
+            f"{g.bound}",
+            *([] if self.check is None else [
+                f"re-derived by the independent check: ({self.check.epsilon:.6g}, "
+                f"{self.check.delta:.3g}) by {self.check.route}"]),
+        ]
+        return "\n".join(lines)
+
+
+def _check_epsilon(x: object, name: str) -> float:
+    if isinstance(x, bool) or not isinstance(x, int | float) or not math.isfinite(x) \
+            or not x > 0:
+        raise ParameterError(f"{name} must be a finite number > 0, got {x!r}")
+    return float(x)
+
+
+def plan_describe(epsilon: float, columns: int, *, delta: float = 0.0,
+                  neighbouring: str = "add-remove",
+                  statistics: Sequence[str] = STATISTICS,
+                  query_epsilon: float | None = None, beta: float = 1e-3) -> DescribePlan:
+    """The plan of a describe run (nothing here looks at data). ``statistics=()`` spends
+    the whole budget on the bounds; its target is then set by ``query_epsilon`` (the ε
+    the caller's own sum or mean will spend per column; required). ``query_epsilon``
+    with statistics overrides the ε_S the target is aimed at."""
+    eps = _check_epsilon(epsilon, "epsilon")
+    if isinstance(delta, bool) or not isinstance(delta, int | float) \
+            or not 0 <= delta < 1:
+        raise ParameterError(f"delta must be in [0, 1), got {delta!r}")
+    if isinstance(columns, bool) or not isinstance(columns, int) or columns < 1:
+        raise ParameterError(f"columns must be an integer >= 1, got {columns!r}")
+    if isinstance(statistics, str):
+        statistics = (statistics,)
+    stats = tuple(statistics)
+    for s in stats:
+        if s not in STATISTICS:
+            raise ParameterError(f"statistics must be among {', '.join(STATISTICS)}, "
+                                 f"got {s!r}")
+    if len(set(stats)) != len(stats):
+        raise ParameterError("a statistic is named twice")
+    if not (isinstance(beta, float) and 0 < beta < 1):
+        raise ParameterError(f"beta must be a float in (0, 1), got {beta!r}")
+    nb = Neighbouring.parse(neighbouring, "neighbouring")
+    eps_ar, _ = add_remove_budget(eps, float(delta), nb)
+    eps_col = eps_ar / columns * _SHRINK
+    if stats:
+        eps_c, eps_sides = CENTRE_SHARE * eps_col, SIDES_SHARE * eps_col
+        eps_q = eps_col - eps_c - eps_sides
+        eps_s = SUM_SHARE * eps_q
+        eps_n = eps_q - eps_s
+    else:
+        eps_c = CENTRE_SHARE / (CENTRE_SHARE + SIDES_SHARE) * eps_col
+        eps_sides = eps_col - eps_c
+        eps_s = eps_n = 0.0
+    eps_1 = THRESHOLD_SHARE * eps_sides
+    eps_2 = eps_sides - eps_1
+    aim = query_epsilon if query_epsilon is not None else (eps_s if stats else None)
+    if aim is None:
+        raise ParameterError("bounds alone (statistics=()) need query_epsilon: the "
+                             "epsilon your sum or mean will spend per column")
+    aim = _check_epsilon(aim, "query_epsilon")
+    target = max(1, math.ceil(TARGET_FACTOR / aim + MARGIN_FACTOR / eps_sides))
+    exact = columns * sum(Fraction(e) for e in (eps_c, eps_1, eps_2, eps_n, eps_s))
+    # stated rounded up by a relative 2^-46, as the accountant states its floats (the
+    # check pushes its own value up by 10^-40; the 10^-9 shrink leaves the room)
+    total = math.nextafter(float(exact) * (1.0 + 2.0**-46), math.inf)
+    if total > eps_ar:
+        raise AssertionError("describe planner produced a budget above the request")
+    g = Guarantee(total, 0.0, "add-remove",
+                  f"basic composition of {columns} column(s) x (centre + two sides in "
+                  f"parallel + count + sum); groups in parallel")
+    if nb is Neighbouring.REPLACE_ONE:
+        g = replace_one(g)
+        if g.epsilon > eps:
+            raise AssertionError("describe planner produced a guarantee above the budget")
+    unchecked = DescribePlan(epsilon=eps, delta=float(delta), neighbouring=nb.value,
+                             columns=columns, statistics=stats, centre_epsilon=eps_c,
+                             threshold_epsilon=eps_1, step_epsilon=eps_2,
+                             count_epsilon=eps_n, sum_epsilon=eps_s, target=target,
+                             guarantee=g, beta=beta)
+    return dataclasses.replace(unchecked, check=check_describe_plan(unchecked))
+
+
+# -- one (group, column) ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class Cell:
+    """What is released for one (group, column)."""
+
+    lower: float
+    upper: float
+    count: float | None = None
+    sum: float | None = None
+    mean: float | None = None
+
+
+def choose_pivot(lower: float, centre: float, upper: float, count_epsilon: float,
+                 sum_epsilon: float) -> float:
+    """The pivot p the sum is centred on, from released values only (post-processing):
+    the midpoint m or the centre c, whichever gives the smaller predicted variance of the
+    mean, 2(w(p)/ε_S)² + 2((c − p)/ε_n)² with w(p) = max(U − p, p − L) the sum's per-row
+    range (the median c stands in for the unknown mean). On a skewed column (c far from
+    m) the centre removes the count noise's lever |mean − p|."""
+    mid = lower / 2 + upper / 2
+    c = min(max(centre, lower), upper)
+
+    def cost(p: float) -> float:  # the root of it; inf when it overflows
+        w = max(upper - p, p - lower)
+        try:
+            return math.hypot(w / sum_epsilon, (c - p) / count_epsilon)
+        except OverflowError:
+            return math.inf
+
+    return c if cost(c) < cost(mid) else mid
+
+
+def pivot_step(lower: float, upper: float, pivot: float, sensitivity: int) -> float:
+    """γ = max(U − p, p − L)/k: the value of one unit of the integer sum."""
+    return max(upper - pivot, pivot - lower) / sensitivity
+
+
+def centred_integer_sum(sorted_values: np.ndarray, lower: float, upper: float,
+                        pivot: float, sensitivity: int = 1 << SUM_FRACTION_BITS) -> int:
+    """S = Σ clip(round((clamp(x, L, U) − p)/γ), −k, k), γ = max(U − p, p − L)/k
+    (k = ``sensitivity``, 2^K in a plan; S = 0 when γ = 0): row-local integers in
+    [−k, k], summed exactly, so adding or removing a row moves S by at most k."""
+    if not len(sorted_values) or upper <= lower:
+        return 0
+    k = int(sensitivity)
+    gamma = pivot_step(lower, upper, pivot, k)
+    if not gamma > 0.0 or not math.isfinite(gamma):
+        return 0
+    with np.errstate(over="ignore", invalid="ignore"):
+        v = np.rint((np.clip(sorted_values, lower, upper) - pivot) / gamma)
+    v = np.clip(np.nan_to_num(v, nan=0.0), -k, k).astype(np.int64)
+    if len(v) < 2**62 // k:
+        return int(v.sum())
+    return sum(int(part.sum()) for part in np.array_split(v, 1 + len(v) // 2**20))
+
+
+def describe_cell(sorted_values: np.ndarray, plan: DescribePlan, rng: RandomSource) -> Cell:
+    """One (group, column): centre, lower side, upper side, count, sum (draw order)."""
+    centre = draw_centre(sorted_values, plan.centre_rate, rng)
+    lo = search_side(sorted_values, centre, "lower", plan.target, plan.threshold_scale,
+                     plan.step_scale, rng).bound
+    hi = search_side(sorted_values, centre, "upper", plan.target, plan.threshold_scale,
+                     plan.step_scale, rng).bound
+    if not plan.statistics:
+        return Cell(lo, hi)
+    count_scale, sum_scale = plan.count_scale, plan.sum_scale
+    assert count_scale is not None and sum_scale is not None
+    pivot = choose_pivot(lo, centre, hi, plan.count_epsilon, plan.sum_epsilon)
+    noisy_n = len(sorted_values) + rng.discrete_laplace(count_scale)
+    noisy_s = (centred_integer_sum(sorted_values, lo, hi, pivot, plan.sum_sensitivity)
+               + rng.discrete_laplace(sum_scale))
+    gamma = pivot_step(lo, hi, pivot, plan.sum_sensitivity)
+    if not math.isfinite(gamma):
+        gamma = 0.0
+    count = max(noisy_n, 0)
+    centred = gamma * noisy_s
+    total = pivot * count + centred
+    mean = min(max(pivot + centred / max(1, noisy_n), lo), hi)
+    want = set(plan.statistics)
+    return Cell(lo, hi, float(count) if "count" in want else None,
+                total if "sum" in want else None, mean if "mean" in want else None)
+
+
+@dataclass(frozen=True)
+class DescribeResult:
+    """Per (group, column): lower, upper and the asked statistics; what was clipped is
+    not released. ``cells[g][j]``; ``groups`` is ``[None]`` for an ungrouped run."""
+
+    columns: list[str]
+    groups: list[Any]
+    cells: list[list[Cell]]
+    guarantee: Guarantee
+    plan: DescribePlan
+    seeded: bool = False
+    _rows: list[dict[str, Any]] = field(default_factory=list, repr=False)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One dict per (group, column) in draw order (a results table)."""
+        out = []
+        for gi, g in enumerate(self.groups):
+            for j, c in enumerate(self.columns):
+                cell = self.cells[gi][j]
+                row: dict[str, Any] = {"group": g, "column": c, "lower": cell.lower,
+                                       "upper": cell.upper}
+                for s in self.plan.statistics:
+                    row[s] = getattr(cell, s)
+                out.append(row)
+        return out
+
+    def cell(self, column: str, group: Any = None) -> Cell:
+        if column not in self.columns or group not in self.groups:
+            raise ParameterError(f"no result for column {column!r}, group {group!r}")
+        return self.cells[self.groups.index(group)][self.columns.index(column)]
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"columns": list(self.columns), "groups": list(self.groups),
+                               "results": self.rows(),
+                               "privacy": self.guarantee.to_json(),
+                               "plan": self.plan.to_json(), "seeded": self.seeded}
+        if self.seeded:
+            out["warning"] = SEEDED_WARNING
+        return out
+
+
+def run_describe(plan: DescribePlan, values: Mapping[tuple[Any, int], np.ndarray],
+                 groups: Sequence[Any], columns: Sequence[str], rng: RandomSource
+                 ) -> DescribeResult:
+    """Every (group, column) of a run. ``values[(group, j)]``: column j's finite values in
+    ``group`` (any order; a missing entry is no rows). ``groups``: the PUBLIC list, in
+    draw order ([None] when ungrouped); entries for other groups are ignored."""
+    if not isinstance(plan, DescribePlan):
+        raise ParameterError(f"plan must be a DescribePlan, got {type(plan).__name__}")
+    cols = [str(c) for c in columns]
+    if len(cols) != plan.columns:
+        raise ParameterError(f"{len(cols)} column names for a plan of {plan.columns}")
+    group_list = list(groups)
+    if not group_list:
+        raise ParameterError("groups must list at least one group ([None] when ungrouped)")
+    if (i := repeat_at(group_list)) is not None:
+        raise ParameterError(f"group {group_list[i]!r} is listed twice")
+    empty = np.zeros(0, dtype=np.float64)
+    cells = []
+    for g in group_list:
+        row = []
+        for j in range(len(cols)):
+            x = np.asarray(values.get((g, j), empty), dtype=np.float64).ravel()
+            x = np.sort(x[np.isfinite(x)])
+            row.append(describe_cell(x, plan, rng))
+        cells.append(row)
+    return DescribeResult(cols, group_list, cells, plan.guarantee, plan, rng.seeded)
+
+
+__all__ = ["CENTRE_SHARE", "SIDES_SHARE", "STATISTICS", "SUM_FRACTION_BITS", "SUM_SHARE",
+           "TARGET_FACTOR", "THRESHOLD_SHARE", "Cell", "DescribePlan", "DescribeResult",
+           "centred_integer_sum", "choose_pivot", "describe_cell", "plan_describe", "run_describe"]

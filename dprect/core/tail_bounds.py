@@ -1,0 +1,295 @@
+"""Bounds v2: a private centre, then each side searched outward until its tail is small
+(issue #23; proofs in docs/privacy.md §11, "Bounds aimed at a query").
+
+The coverage bounds of :mod:`dprect.core.bounds` aim at a share of the rows and pay a
+union bound over a whole 2^24-cell grid: each side clips at least a floor of hundreds of
+rows. A DP mean or sum wants something else: the clip that balances the bias of clipping
+against the noise of a wide range, about 1/(2ε_q) rows per side (Amin et al. 2019;
+Huang, Liang & Yi 2021). This module finds it, for one (group, column) at a time, in two
+steps that never need a user-given range:
+
+1. **Centre.** The exponential mechanism (McSherry & Talwar 2007) for the median on the
+   coarse public grid ``FloatBins(CENTRE_BITS)`` (every float, 2^(12 + CENTRE_BITS)
+   bins): bin i is drawn with probability ∝ exp(ε_c·depth(i)/2),
+   depth(i) = min(#{x in bins ≤ i}, #{x in bins ≥ i}). Adding or removing a row moves every
+   depth by at most 1, so the draw is ε_c-DP; the depth is unimodal and constant on
+   O(#occupied bins) pieces, so :func:`~dprect.core.interior_point.sample_unimodal` draws it
+   exactly with the rational rate ε_c/2. The centre c is the drawn bin's smallest float,
+   capped to the finite floats.
+2. **Two sides, outward, in parallel.** Given c, the candidate upper bounds are
+   U_k = the largest float of the ``FloatBins(SEARCH_BITS)`` bin holding c + 2^(k/r)
+   (k = r·MIN_OFFSET_EXPONENT, …, r·MAX_OFFSET_EXPONENT − 1, r = STEPS_PER_OCTAVE; sums
+   that overflow are capped at the largest float; repeated bins are dropped), and the
+   lower ones L_k = the smallest float of the bin holding c − 2^(k/r). A side that
+   crosses zero (the lower side of c > 0, the upper of c < 0) takes the points
+   c ∓ 2^(k/r) of c's sign, then 0, then ∓2^(k/r) for every k — outward from zero again —
+   so that on data of one sign the bound beyond zero stays near zero (a lower bound
+   of −83,712 for a column of times in 1…2,400 was the failure this fixes). Every
+   candidate is a public function of c; U_k ≥ c ≥ L_k. Each side runs AboveThreshold (the sparse
+   vector technique, Dwork & Roth 2014 §3.6) on its tail counts q_k = #{x > U_k} (upper)
+   or #{x < L_k} (lower): one threshold noise ρ ~ DLap(1/ε₁), then, step by step outward,
+   a fresh ν_k ~ DLap(1/ε₂), stopping at the first k with q_k + ν_k ≤ t + ρ (t the public
+   target of clipped rows); the released bound is that candidate (the last one if no step
+   stops). The tail counts of one side move together (adding a row raises some of them by
+   one and lowers none: the queries are *monotone*), so each side is (ε₁ + ε₂)-DP
+   (Lyu, Su & Li 2017, the monotone case; proof in docs/privacy.md §11 for the exact
+   discrete noise). The rows above c and the rows below c are disjoint and a row equal to
+   c is in no tail, so the two sides together are (ε₁ + ε₂)-DP too (parallel
+   composition), and a column's bounds cost ε_c + ε₁ + ε₂.
+
+DLap(b) is the discrete Laplace law P(Z = z) ∝ exp(−|z|/b) on the integers, drawn exactly
+by :meth:`~dprect.core.randomness.RandomSource.discrete_laplace` with b the exact rational
+value of 1/ε (the float the plan states). No floating-point number enters a draw; the
+candidate offsets 2^(k/r) are public constants computed in floating point once.
+
+**Accuracy** (per side, given c inside the data). A stop at step k needs
+q_k ≤ t + ρ − ν_k: with probability ≥ 1 − β, |ρ| ≤ ln(2/β)/ε₁ and every visited |ν_k|
+≤ ln(2S/β)/ε₂ (S steps visited; DLap(b) has P(|Z| ≥ a) ≤ 2e^{−a/b}/(1 + e^{−1/b}) ≤ 2e^{−a/b}),
+so the side clips at most t + ln(2/β)/ε₁ + ln(2S/β)/ε₂ rows, and it stops no later than
+the first candidate whose tail is at most t − ln(2/β)/ε₁ − ln(2S/β)/ε₂; past the data's
+last row every step stops with probability ≥ P(ν_k ≤ t + ρ), so a bound runs K candidates
+(K/r octaves) past the data with probability at most P(ν > t + ρ)^K. S is at most the
+number of candidates (≤ r·(MAX − MIN) octaves), and in practice the steps from c to the
+tail, so the error grows with the log of the steps visited (Durfee 2023), not of the grid.
+
+**Draw order** (identical across engines for a seed): the centre, then the lower side
+(ρ, then ν_k step by step), then the upper side.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+from typing import Literal
+
+import numpy as np
+
+from dprect.core.domains import FloatBins
+from dprect.core.errors import ParameterError
+from dprect.core.interior_point import Pieces, sample_unimodal
+from dprect.core.randomness import RandomSource
+
+#: the centre's grid: FloatBins(2), 2^14 bins over every float (bins ≤ 25% wide)
+CENTRE_BITS = 2
+#: the candidates are edges of FloatBins(12) bins, as the coverage bounds' are
+SEARCH_BITS = 12
+#: offsets 2^(k/r): r steps per factor of 2
+STEPS_PER_OCTAVE = 8
+#: the smallest and (one past the) largest offset exponent: 2^-32 … 2^1024
+MIN_OFFSET_EXPONENT = -32
+MAX_OFFSET_EXPONENT = 1024
+
+_MAX_FLOAT = float(np.finfo(np.float64).max)
+_CENTRE_GRID = FloatBins(CENTRE_BITS)
+_SEARCH_GRID = FloatBins(SEARCH_BITS)
+
+Side = Literal["lower", "upper"]
+
+
+# -- the centre ------------------------------------------------------------------------------
+def centre_pieces(values: np.ndarray, epsilon: float = 1.0) -> Pieces:
+    """The median exponential mechanism's law on ``FloatBins(CENTRE_BITS)`` as pieces of
+    constant depth min(#{x ≤ bin}, #{x ≥ bin}) (``values``: one column's finite values).
+    ``epsilon`` only sets the float ``Pieces.epsilon`` for tests and audits."""
+    m = _CENTRE_GRID.size
+    x = np.asarray(values, dtype=np.float64)
+    if len(x):
+        keys, counts = np.unique(_CENTRE_GRID.encode(x), return_counts=True)
+    else:
+        keys, counts = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    n = int(counts.sum())
+    u = len(keys)
+    if u == 0:
+        return Pieces(np.zeros(1, dtype=np.uint64), np.array([m], dtype=np.uint64),
+                      np.zeros(1, dtype=np.int64), epsilon, m)
+    ukeys = keys.astype(np.uint64)
+    incl = np.cumsum(counts).astype(np.int64)  # #{x in bins ≤ key_r}
+    before = incl - counts  # #{x in bins < key_r}
+    starts = np.empty(2 * u + 1, dtype=np.uint64)
+    sizes = np.empty(2 * u + 1, dtype=np.uint64)
+    depths = np.empty(2 * u + 1, dtype=np.int64)
+    starts[0], sizes[0], depths[0] = 0, ukeys[0], 0
+    starts[1::2], sizes[1::2] = ukeys, 1
+    depths[1::2] = np.minimum(incl, n - before)
+    starts[2:-1:2] = ukeys[:-1] + np.uint64(1)
+    sizes[2:-1:2] = ukeys[1:] - ukeys[:-1] - np.uint64(1)
+    depths[2:-1:2] = np.minimum(incl[:-1], n - incl[:-1])
+    starts[-1] = ukeys[-1] + np.uint64(1)
+    sizes[-1] = np.uint64(m - 1 - int(keys[-1]))
+    depths[-1] = 0
+    keep = sizes > 0
+    return Pieces(starts[keep], sizes[keep], depths[keep], epsilon, m)
+
+
+def centre_value(index: int) -> float:
+    """The centre a drawn bin stands for: its smallest float, capped to the finite ones."""
+    v = _CENTRE_GRID.lower_value(int(index))
+    return min(max(v, -_MAX_FLOAT), _MAX_FLOAT)
+
+
+def draw_centre(values: np.ndarray, rate: Fraction, rng: RandomSource) -> float:
+    """The private centre: a bin drawn ∝ exp(rate·depth) (rate = ε_c/2, exact)."""
+    return centre_value(sample_unimodal(centre_pieces(values), rate, rng))
+
+
+# -- the candidates --------------------------------------------------------------------------
+def _offsets() -> np.ndarray:
+    k = np.arange(MIN_OFFSET_EXPONENT * STEPS_PER_OCTAVE,
+                  MAX_OFFSET_EXPONENT * STEPS_PER_OCTAVE, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        return np.exp2(k / STEPS_PER_OCTAVE)
+
+
+def _bin_edges(index: np.ndarray, upper: bool) -> np.ndarray:
+    """``FloatBins(SEARCH_BITS)`` edges, vectorised: the largest (``upper``) or smallest
+    float of each bin (finite bins only; the callers cap values to the finite floats)."""
+    g = _SEARCH_GRID
+    half = np.int64(1 << (11 + g.bits))
+    i = index.astype(np.int64)
+    negative = i < half
+    j = np.where(negative, half - 1 - i, i - half).astype(np.uint64)
+    shift = np.uint64(g.shift)
+    low = j << shift
+    high = ((j + np.uint64(1)) << shift) - np.uint64(1)
+    inf_bits = np.uint64(0x7FF0000000000000)
+    low, high = np.minimum(low, inf_bits), np.minimum(high, inf_bits)
+    low_v, high_v = low.view(np.float64), high.view(np.float64)
+    if upper:  # the largest float: +high, or −low for a negative bin (never −0.0)
+        small = np.maximum(low, np.uint64(1)).view(np.float64)
+        return np.where(negative, -small, high_v)
+    return np.where(negative, -high_v, low_v)
+
+
+@lru_cache(maxsize=256)
+def _candidates_cached(centre: float, side: Side) -> np.ndarray:
+    off = _offsets()
+    sign = 1.0 if side == "upper" else -1.0
+    with np.errstate(over="ignore"):
+        raw = centre + sign * off
+    if sign * centre < 0:  # the side crosses zero: through 0, then outward from 0
+        raw = np.concatenate([raw[sign * raw < 0], [0.0], sign * off])
+    raw = np.clip(raw, -_MAX_FLOAT, _MAX_FLOAT)
+    idx = _SEARCH_GRID.encode(raw)
+    keep = np.concatenate([[True], idx[1:] != idx[:-1]])  # the offsets are monotone
+    edges = _bin_edges(idx[keep], upper=side == "upper")
+    edges.setflags(write=False)
+    return edges
+
+
+def candidates(centre: float, side: Side) -> np.ndarray:
+    """The public candidate bounds of one side, outward from ``centre`` (module
+    docstring): non-decreasing (upper) or non-increasing (lower), no two equal."""
+    if side not in ("lower", "upper"):
+        raise ParameterError(f"side must be 'lower' or 'upper', got {side!r}")
+    c = float(centre)
+    if not math.isfinite(c):
+        raise ParameterError("the centre must be finite")
+    return _candidates_cached(c, side)
+
+
+def tail_counts(sorted_values: np.ndarray, bounds: np.ndarray, side: Side) -> np.ndarray:
+    """#{x > U_k} (upper) or #{x < L_k} (lower) for every candidate; ``sorted_values``
+    ascending. These are the rows a bound at the candidate clips."""
+    v = sorted_values
+    if side == "upper":
+        return (len(v) - np.searchsorted(v, bounds, side="right")).astype(np.int64)
+    return np.searchsorted(v, bounds, side="left").astype(np.int64)
+
+
+# -- AboveThreshold --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SideOutcome:
+    """One side's search: the released bound, the candidate's index, the steps visited
+    (public: a function of the released index) and whether a step stopped."""
+
+    bound: float
+    step: int
+    stopped: bool
+
+
+def above_threshold(tails: np.ndarray, target: int, threshold_scale: Fraction,
+                    query_scale: Fraction, rng: RandomSource) -> tuple[int, bool]:
+    """The first k with tails[k] + ν_k ≤ target + ρ (ρ ~ DLap(threshold_scale), ν_k ~
+    DLap(query_scale), drawn exactly in that order: ν_k only as far as it decides the
+    test, :meth:`~dprect.core.randomness.RandomSource.discrete_laplace_at_most`), or
+    (last, False) if none stops."""
+    rho = rng.discrete_laplace(threshold_scale)
+    level = int(target) + rho
+    scale = Fraction(query_scale)
+    if scale <= 0:
+        raise ParameterError("query_scale must be > 0")
+    n, d = scale.denominator, scale.numerator  # the rate 1/scale = n/d
+    for k, q in enumerate(tails.tolist()):
+        # ν_k ≤ level − q_k, decided exactly without drawing all of ν_k (DLap is symmetric)
+        if rng.discrete_laplace_at_most_rate(level - q, n, d):
+            return k, True
+    return len(tails) - 1, False
+
+
+def search_side(sorted_values: np.ndarray, centre: float, side: Side, target: int,
+                threshold_scale: Fraction, query_scale: Fraction,
+                rng: RandomSource) -> SideOutcome:
+    """One side's private bound (module docstring, step 2)."""
+    cands = candidates(centre, side)
+    tails = tail_counts(sorted_values, cands, side)
+    k, stopped = above_threshold(tails, target, threshold_scale, query_scale, rng)
+    return SideOutcome(float(cands[k]), k, stopped)
+
+
+def side_clip_bound(target: int, threshold_epsilon: float, query_epsilon: float,
+                    steps: int, beta: float) -> float:
+    """With probability ≥ 1 − β a side clips at most
+    t + ln(2/β)/ε₁ + ln(2S/β)/ε₂ rows (S = ``steps`` visited; module docstring)."""
+    return (target + math.log(2.0 / beta) / threshold_epsilon
+            + math.log(2.0 * steps / beta) / query_epsilon)
+
+
+def _dlap_cdf(a: np.ndarray, epsilon: float) -> np.ndarray:
+    """P(Z ≤ a) for Z ~ DLap(1/ε) at integer points a (floating point: printouts)."""
+    q = math.exp(-epsilon)
+    a = np.asarray(a, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        return np.where(a < 0, np.exp(epsilon * np.minimum(a, 0)) / (1 + q),
+                        1 - np.exp(-epsilon * (np.maximum(a, 0) + 1)) / (1 + q))
+
+
+def overshoot_probability(target: int, threshold_epsilon: float, step_epsilon: float,
+                          steps: int) -> float:
+    """The probability that a side visits ``steps`` candidates past its data's last row
+    without stopping: E_ρ[P(ν > t + ρ)^steps] (every tail count there is 0), summed over
+    ρ in floating point (a printout, not a guarantee). ``steps`` = r·log2(F) is F times
+    the offset at which the data end."""
+    span = int(60.0 / threshold_epsilon) + 60
+    rho = np.arange(-span, span + 1)
+    q1 = math.exp(-threshold_epsilon)
+    p_rho = (1 - q1) / (1 + q1) * np.exp(-threshold_epsilon * np.abs(rho))
+    go_on = 1.0 - _dlap_cdf(target + rho, step_epsilon)
+    return float(np.sum(p_rho * go_on ** steps))
+
+
+def candidate_count() -> int:
+    """The most candidates a side can visit: 2·r·(MAX − MIN) + 1 (a side crossing zero
+    visits at most every offset on each sign, and zero)."""
+    return 2 * STEPS_PER_OCTAVE * (MAX_OFFSET_EXPONENT - MIN_OFFSET_EXPONENT) + 1
+
+
+__all__ = [
+    "CENTRE_BITS",
+    "MAX_OFFSET_EXPONENT",
+    "MIN_OFFSET_EXPONENT",
+    "SEARCH_BITS",
+    "STEPS_PER_OCTAVE",
+    "SideOutcome",
+    "above_threshold",
+    "candidate_count",
+    "candidates",
+    "centre_pieces",
+    "centre_value",
+    "draw_centre",
+    "overshoot_probability",
+    "search_side",
+    "side_clip_bound",
+    "tail_counts",
+]

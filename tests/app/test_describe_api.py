@@ -1,0 +1,58 @@
+"""dprect.describe / dprect.mean_bounds: the Python function of issue #23 (numpy route)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dprect
+from dprect.core.errors import ParameterError
+
+
+def _frame() -> pd.DataFrame:
+    rs = np.random.default_rng(4)
+    n = 6000
+    g = rs.choice(["east", "west", "north"], n)
+    x = np.where(g == "east", rs.normal(50, 5, n), rs.normal(20, 3, n))
+    y = rs.exponential(2.0, n)
+    y[::97] = np.nan
+    return pd.DataFrame({"g": g, "x": x, "y": y})
+
+
+def test_describe_grouped_one_charge_and_accuracy():
+    df = _frame()
+    with pytest.warns(UserWarning, match="NOT private"):
+        res = dprect.describe(df, ["x", "y"], groups=["east", "west", "south"],
+                              group_column="g", epsilon=2.0, seed=5)
+    assert res.groups == ["east", "west", "south"] and res.columns == ["x", "y"]
+    east = res.cell("x", "east")
+    truth = df.loc[df.g == "east", "x"]
+    assert east.lower <= truth.mean() <= east.upper
+    assert abs(east.mean - truth.mean()) < 0.5
+    assert abs(east.count - len(truth)) < 60
+    assert res.cell("x", "south").count is not None  # listed, no rows: released anyway
+    assert res.guarantee.epsilon <= 2.0 and res.guarantee.delta == 0.0
+    d = res.to_dict()
+    assert d["plan"]["product"] == "describe" and len(d["results"]) == 6
+    # north is not listed: nothing about it is released
+    assert "north" not in str(d["results"])
+    # the charge does not depend on the number of groups
+    with pytest.warns(UserWarning):
+        one = dprect.describe(df, ["x", "y"], groups=["east"], group_column="g",
+                              epsilon=2.0, seed=5)
+    assert one.guarantee == res.guarantee
+
+
+def test_mean_bounds_and_refusals():
+    x = np.random.default_rng(2).normal(0, 1, (5000, 1))
+    with pytest.warns(UserWarning):
+        res = dprect.mean_bounds(x, epsilon=0.5, query_epsilon=0.5, seed=1)
+    c = res.cells[0][0]
+    assert c.mean is None and -10 < c.lower < -1 and 1 < c.upper < 10
+    with pytest.raises(ParameterError):
+        dprect.describe(x, epsilon=0.0)
+    with pytest.raises(ParameterError, match="groups"):
+        dprect.describe(_frame(), ["x"], group_column="g", epsilon=1.0)
+    with pytest.raises(ParameterError, match="statistics"):
+        dprect.describe(x, epsilon=1.0, statistics=("max",))

@@ -1,0 +1,377 @@
+"""Bounds aimed at a query and the DP aggregates (issue #23): dprect.core.tail_bounds,
+dprect.core.aggregates, the exact discrete Laplace sampler and the guarantee check."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import warnings
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from scipy.stats import chisquare
+
+from dprect.core import aggregates, guarantee_check, tail_bounds
+from dprect.core.aggregates import centred_integer_sum, describe_cell, plan_describe, run_describe
+from dprect.core.domains import FloatBins
+from dprect.core.errors import ParameterError
+from dprect.core.guarantee_check import GuaranteeCheckError, check_describe_plan
+from dprect.core.randomness import RandomSource
+
+
+def seeded(seed: int) -> RandomSource:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return RandomSource(seed=seed)
+
+
+def _dlap_pmf(z: np.ndarray, scale: float) -> np.ndarray:
+    q = math.exp(-1 / scale)
+    return (1 - q) / (1 + q) * q ** np.abs(z)
+
+
+def _chi2_pvalue(draws: list[int], scale: float) -> float:
+    z = np.asarray(draws)
+    edges = np.arange(-6, 7)  # cells ..., -6, -5, ..., 5, 6, ... (tails pooled)
+    obs = [np.sum(z <= -6)] + [np.sum(z == e) for e in edges[1:-1]] + [np.sum(z >= 6)]
+    pmf = _dlap_pmf(edges[1:-1], scale)
+    tail = (1 - pmf.sum()) / 2
+    exp = np.concatenate([[tail], pmf, [tail]]) * len(z)
+    return float(chisquare(obs, exp).pvalue)
+
+
+def test_discrete_laplace_matches_its_law_with_power():
+    rng = seeded(11)
+    scale = Fraction(5, 2)
+    draws = [rng.discrete_laplace(scale) for _ in range(6000)]
+    assert _chi2_pvalue(draws, 2.5) > 1e-3
+    # power: the same test rejects the law at a 20% larger scale on these draws
+    assert _chi2_pvalue(draws, 3.0) < 1e-3
+    # symmetric: mean near 0 (sd of the mean ≈ 0.05)
+    assert abs(np.mean(draws)) < 0.25
+
+
+def test_discrete_laplace_rejects_bad_scale():
+    with pytest.raises(ValueError):
+        seeded(1).discrete_laplace(Fraction(0))
+
+
+def test_centre_pieces_are_the_median_depth():
+    x = np.array([1.0, 1.0, 2.0, 5.0, 100.0, -3.0])
+    p = tail_bounds.centre_pieces(x)
+    grid = FloatBins(tail_bounds.CENTRE_BITS)
+    keys = grid.encode(x)
+    for i in sorted(set(keys.tolist()) | {0, grid.size - 1, int(keys.min()) + 1}):
+        want = min(int(np.sum(keys <= i)), int(np.sum(keys >= i)))
+        k = int(np.searchsorted(p.starts, np.uint64(i), side="right")) - 1
+        assert int(p.depths[k]) == want
+    assert int(p.starts[-1]) + int(p.sizes[-1]) == grid.size
+
+
+def test_candidates_are_bin_edges_outward_and_tail_counts_exact():
+    g = FloatBins(tail_bounds.SEARCH_BITS)
+    for c in (0.0, 3.5, -1e6):
+        up = tail_bounds.candidates(c, "upper")
+        lo = tail_bounds.candidates(c, "lower")
+        assert (np.diff(up) > 0).all() and (np.diff(lo) < 0).all()
+        assert up[0] >= c >= lo[0]
+        for v in up[::97]:
+            assert g.upper_value(g.index_of(v)) == v
+        for v in lo[::97]:
+            assert g.lower_value(g.index_of(v)) == v
+        assert len(up) <= tail_bounds.candidate_count()
+    x = np.sort(np.array([-5.0, 0.0, 1.0, 2.0, 2.0, 9.0]))
+    b = np.array([-6.0, 0.5, 2.0, 10.0])
+    assert tail_bounds.tail_counts(x, b, "upper").tolist() == [6, 4, 1, 0]
+    assert tail_bounds.tail_counts(x, b, "lower").tolist() == [0, 2, 3, 6]
+
+
+def test_above_threshold_stops_near_the_target():
+    tails = np.array([1000, 500, 200, 100, 50, 5, 0, 0, 0])
+    rng = seeded(3)
+    stops = [tail_bounds.above_threshold(tails, 5, Fraction(1, 2), Fraction(1, 2), rng)[0]
+             for _ in range(200)]
+    # with noise of scale 1/2 the first tail <= 5 (index 5) is where most runs stop, and
+    # nearly all stop there or one step later; none before the tail of 50
+    s = np.array(stops)
+    assert np.mean(s == 5) > 0.75 and np.mean((s == 5) | (s == 6)) > 0.97 and s.min() >= 4
+
+
+def test_plan_split_and_guarantee():
+    p = plan_describe(1.0, 4)
+    per = p.centre_epsilon + p.bounds_epsilon - p.centre_epsilon + p.count_epsilon \
+        + p.sum_epsilon
+    assert 4 * per <= 1.0
+    assert p.guarantee.epsilon == pytest.approx(1.0, rel=1e-8)
+    assert p.guarantee.delta == 0.0
+    assert p.check is not None and p.check.epsilon <= 1.0 + 1e-12
+    assert p.centre_epsilon == pytest.approx(aggregates.CENTRE_SHARE * 0.25, rel=1e-8)
+    assert p.threshold_epsilon + p.step_epsilon == pytest.approx(
+        aggregates.SIDES_SHARE * 0.25, rel=1e-8)
+    assert p.target == math.ceil(aggregates.TARGET_FACTOR / p.sum_epsilon
+                                 + aggregates.MARGIN_FACTOR / (0.25 * aggregates.SIDES_SHARE))
+    assert "guarantee (1, 0)-DP" in p.table()
+    r = plan_describe(1.0, 1, neighbouring="replace-one")
+    assert r.guarantee.epsilon <= 1.0 and r.sum_epsilon == pytest.approx(
+        plan_describe(0.5, 1).sum_epsilon, rel=1e-8)
+    b = plan_describe(1.0, 1, statistics=(), query_epsilon=0.5)
+    assert b.count_epsilon == b.sum_epsilon == 0 and b.bounds_epsilon == pytest.approx(1.0)
+    with pytest.raises(ParameterError, match="query_epsilon"):
+        plan_describe(1.0, 1, statistics=())
+    with pytest.raises(ParameterError, match="statistics"):
+        plan_describe(1.0, 1, statistics=("median",))
+
+
+# -- the independent check: it refuses a plan whose noise is smaller than stated -----------
+@pytest.mark.parametrize("field,factor", [("centre_epsilon", 1.01), ("threshold_epsilon", 1.01),
+                                          ("step_epsilon", 1.01), ("count_epsilon", 1.01),
+                                          ("sum_epsilon", 1.01)])
+def test_check_refuses_a_larger_mechanism_epsilon(field, factor):
+    p = plan_describe(1.0, 3)
+    bad = dataclasses.replace(p, **{field: getattr(p, field) * factor}, check=None)
+    with pytest.raises(GuaranteeCheckError, match="describe"):
+        check_describe_plan(bad)
+
+
+def test_check_reads_the_sum_sensitivity_and_its_own_constant(monkeypatch):
+    p = plan_describe(1.0, 2)
+    # the sum noise scaled for 2^30 but rows clipped at 2^31: twice the stated epsilon_S
+    bad = dataclasses.replace(p, sum_sensitivity=p.sum_sensitivity * 2, check=None)
+    assert bad.sum_scale == 2 * p.sum_scale  # the plan scales noise by it ...
+    tampered = dataclasses.replace(p, check=None)
+    object.__setattr__(tampered, "sum_sensitivity", p.sum_sensitivity * 2)
+    assert check_describe_plan(tampered).epsilon <= 1.0  # ... consistently (same epsilon)
+    check_describe_plan(p)
+    monkeypatch.setattr(guarantee_check, "DESCRIBE_SENSITIVITY", 2)
+    with pytest.raises(GuaranteeCheckError):
+        check_describe_plan(p)
+
+
+def test_planner_constants_cannot_overspend(monkeypatch):
+    monkeypatch.setattr(aggregates, "SUM_SHARE", 1.2)  # count epsilon would be negative
+    with pytest.raises((AssertionError, GuaranteeCheckError, ParameterError)):
+        p = plan_describe(1.0, 1)
+        assert p.count_epsilon > 0
+
+
+# -- the aggregates --------------------------------------------------------------------------
+def test_centred_integer_sum_is_bounded_per_row():
+    x = np.array([-1e300, -2.0, 0.0, 1.0, 3.0, 1e300])
+    k = 1 << aggregates.SUM_FRACTION_BITS
+    s = centred_integer_sum(x, -1.0, 3.0, 1.0)
+    # clamp: -1, -1, 0, 1, 3, 3; p = 1, gamma = 2/k
+    assert s == round((-2 - 2 - 1 + 0 + 2 + 2) / (2 / k))
+    # pivot 0: gamma = max(3 - 0, 0 + 1)/k = 3/k
+    assert centred_integer_sum(x, -1.0, 3.0, 0.0) == round((-1 - 1 + 0 + 1 + 3 + 3) / (3 / k))
+    for pivot in (1.0, 0.0, -1.0):
+        base = centred_integer_sum(x, -1.0, 3.0, pivot)
+        for extra in (-1e308, 7.0, 1.0):
+            d = centred_integer_sum(np.append(x, extra), -1.0, 3.0, pivot) - base
+            assert abs(d) <= k
+
+
+def test_pivot_is_the_centre_on_a_skewed_column_and_the_midpoint_otherwise():
+    assert aggregates.choose_pivot(0.0, 100.0, 16000.0, 0.18, 0.42) == 100.0
+    assert aggregates.choose_pivot(-10.0, 0.5, 10.0, 0.18, 0.42) == 0.0
+    assert aggregates.choose_pivot(0.0, -5.0, 10.0, 0.18, 0.42) in (0.0, 5.0)
+
+
+def test_describe_cell_accuracy_and_clipping_on_a_heavy_tail():
+    x = np.sort(np.random.default_rng(5).lognormal(0.0, 1.0, 50_000))
+    p = plan_describe(1.0, 1)
+    rng = seeded(21)
+    errs, clips = [], []
+    for _ in range(12):
+        c = describe_cell(x, p, rng)
+        assert c.lower <= c.upper and c.mean is not None and c.count is not None
+        errs.append(abs(c.mean - x.mean()) / x.mean())
+        clips += [int(np.sum(x < c.lower)), int(np.sum(x > c.upper))]
+        assert max(abs(c.lower), abs(c.upper)) < 1000 * x.max()
+    assert np.median(errs) < 0.01
+    assert max(clips) <= p.side_clip_bound()
+    # the bounds are aimed: the upper side clips some rows in most runs (not the max)
+    assert np.mean(np.array(clips[1::2]) > 0) >= 0.5
+
+
+def test_run_describe_draw_order_and_groups_in_parallel():
+    rs = np.random.default_rng(1)
+    vals = {("a", 0): rs.normal(10, 2, 3000), ("b", 0): rs.normal(-5, 1, 2000),
+            ("a", 1): rs.exponential(3, 3000), ("b", 1): rs.exponential(1, 2000)}
+    p = plan_describe(2.0, 2)
+    res = run_describe(p, vals, ["a", "b", "c"], ["x", "y"], seeded(9))
+    rng = seeded(9)
+    for gi, g in enumerate(["a", "b", "c"]):
+        for j in range(2):
+            x = np.sort(vals.get((g, j), np.zeros(0)))
+            assert describe_cell(x, p, rng) == res.cells[gi][j]
+    # one charge for any number of groups: the guarantee is the plan's
+    many = run_describe(p, vals, [f"g{i}" for i in range(40)], ["x", "y"], seeded(2))
+    assert many.guarantee == res.guarantee == p.guarantee
+    assert res.to_dict()["seeded"] and "warning" in res.to_dict()
+    assert [r["group"] for r in res.rows()] == ["a", "a", "b", "b", "c", "c"]
+    with pytest.raises(ParameterError, match="twice"):
+        run_describe(p, vals, ["a", "a"], ["x", "y"], seeded(1))
+
+
+# -- AboveThreshold with exact discrete noise: its law, and privacy on monotone neighbours ---
+def _dlap_cdf(a: int, eps: float) -> float:
+    """P(Z ≤ a) for Z ~ DLap(1/eps), integer a."""
+    q = math.exp(-eps)
+    return q ** (-a) / (1 + q) if a < 0 else 1 - q ** (a + 1) / (1 + q)
+
+
+def _above_threshold_law(tails: list[int], t: int, e1: float, e2: float) -> np.ndarray:
+    """P(stop at k) for each k, then P(no stop): Σ_ρ P(ρ) Π_{i<k} P(ν > t+ρ−q_i)·P(ν ≤ t+ρ−q_k)."""
+    q1 = math.exp(-e1)
+    out = np.zeros(len(tails) + 1)
+    for r in range(-400, 401):
+        pr = (1 - q1) / (1 + q1) * q1 ** abs(r)
+        alive = 1.0
+        for k, q in enumerate(tails):
+            s = _dlap_cdf(t + r - q, e2)
+            out[k] += pr * alive * s
+            alive *= 1 - s
+        out[-1] += pr * alive
+    return out
+
+
+TAILS = [30, 20, 10, 6, 4, 3, 2, 1, 0, 0]
+
+
+def test_above_threshold_sampler_follows_its_law():
+    rng = seeded(17)
+    law = _above_threshold_law(TAILS, 3, 0.5, 0.3)
+    hits = np.zeros(len(TAILS) + 1)
+    for _ in range(1500):
+        k, stopped = tail_bounds.above_threshold(np.array(TAILS), 3, Fraction(2),
+                                                 Fraction(10, 3), rng)
+        hits[k if stopped else len(TAILS)] += 1
+    keep = law * 1500 >= 5
+    obs = np.append(hits[keep], hits[~keep].sum())
+    exp = np.append(law[keep], law[~keep].sum()) * 1500
+    assert chisquare(obs, exp).pvalue > 1e-3
+
+
+def test_above_threshold_is_e1_plus_e2_private_on_monotone_neighbours():
+    """Adding (removing) a row above the centre raises (lowers) the tail counts of a prefix
+    of the candidates by one: every such neighbour's law is within e^(ε₁+ε₂). The worst
+    ratio is well above e^ε₁ alone (so a plan charging only the threshold would fail)."""
+    e1, e2 = 0.5, 0.3
+    base = _above_threshold_law(TAILS, 3, e1, e2)
+    assert base.sum() == pytest.approx(1.0, abs=1e-12)
+    worst = 0.0
+    for j in range(len(TAILS) + 1):
+        for d in (1, -1):
+            nb = [q + d if i < j else q for i, q in enumerate(TAILS)]
+            if min(nb) < 0:
+                continue
+            other = _above_threshold_law(nb, 3, e1, e2)
+            worst = max(worst, float(np.max(np.abs(np.log(other / base)))))
+    assert worst <= e1 + e2 + 1e-9
+    assert worst > e1 + 0.5 * e2
+
+
+@pytest.mark.parametrize("a", [-7, -1, 0, 2])
+def test_discrete_laplace_at_most_has_the_cdf_with_power(a):
+    rng = seeded(40 + a)
+    scale = Fraction(3)
+    n = 4000
+    hits = sum(rng.discrete_laplace_at_most(a, scale) for _ in range(n))
+    from scipy.stats import binomtest
+    p = _dlap_cdf(a, 1 / 3)
+    assert binomtest(hits, n, p).pvalue > 1e-3
+    # power: the CDF one step off is rejected on the same draws
+    assert binomtest(hits, n, _dlap_cdf(a + 2, 1 / 3)).pvalue < 1e-3
+
+
+def test_random_plans_are_verified_and_within_budget():
+    rs = np.random.default_rng(8)
+    for _ in range(200):
+        eps = float(np.exp(rs.uniform(np.log(1e-3), np.log(50))))
+        d = int(rs.integers(1, 300))
+        stats = tuple(s for s in aggregates.STATISTICS if rs.random() < 0.6)
+        nb = str(rs.choice(["add-remove", "replace-one"]))
+        p = plan_describe(eps, d, statistics=stats, neighbouring=nb,
+                          query_epsilon=None if stats else eps / d)
+        assert p.check is not None and p.check.epsilon <= eps
+        assert p.guarantee.epsilon <= eps and p.guarantee.delta == 0.0
+        assert p.target >= 1 and p.centre_rows > 0
+
+
+def test_centre_rows_statement_holds_on_a_small_group():
+    p = plan_describe(4.0, 1)
+    n = p.centre_rows
+    x = np.sort(np.random.default_rng(3).uniform(100.0, 200.0, n))
+    rng = seeded(4)
+    pieces = tail_bounds.centre_pieces(x, epsilon=p.centre_epsilon)
+    probs = pieces.probabilities()
+    grid = FloatBins(tail_bounds.CENTRE_BITS)
+    lo, hi = grid.index_of(x[0]), grid.index_of(x[-1])
+    inside = sum(float(pr) for pr, st, sz in zip(probs, pieces.starts, pieces.sizes,
+                                                 strict=True)
+                 if lo <= int(st) and int(st) + int(sz) - 1 <= hi)
+    assert 1.0 - inside <= p.beta
+    c = tail_bounds.draw_centre(x, p.centre_rate, rng)
+    assert grid.lower_value(lo) <= c <= x[-1]
+
+
+def test_a_side_crossing_zero_passes_through_zero():
+    lo = tail_bounds.candidates(1500.0, "lower")
+    i = int(np.argmax(lo <= 0))
+    assert lo[i] == 0.0 and -1e-9 < lo[i + 1] < 0  # then outward from zero again
+    up = tail_bounds.candidates(-3.0, "upper")
+    j = int(np.argmax(up >= 0))
+    assert 0 <= up[j] < 1e-300 and 0 < up[j + 1] < 1e-9
+    # on data of one sign the lower bound stays near zero
+    x = np.sort(np.random.default_rng(6).uniform(1.0, 2400.0, 20_000))
+    p = plan_describe(1.0, 1)
+    rng = seeded(12)
+    for _ in range(20):
+        c = describe_cell(x, p, rng)
+        assert c.lower > -1.0
+
+
+def test_overshoot_statement_matches_the_law_and_is_small():
+    # the float sum equals the exact law's no-stop mass on all-zero tails
+    law = _above_threshold_law([0] * 6, 3, 0.5, 0.3)
+    assert tail_bounds.overshoot_probability(3, 0.5, 0.3, 6) == pytest.approx(law[-1],
+                                                                              rel=1e-9)
+    for eps in (0.5, 1.0, 4.0):
+        p = plan_describe(eps, 1)
+        # the acceptance's "no bound beyond 1000x": rare per side at the default split
+        assert p.overshoot(1000.0) < 5e-5
+        assert p.overshoot(4.0) < 2e-3
+
+
+@pytest.mark.parametrize("n,d", [(0, 1), (1, 3), (1, 1), (7, 2)])
+def test_integer_bernoulli_exp_frequency_with_power(n, d):
+    from scipy.stats import binomtest
+    rng = seeded(60 + n)
+    draws = 4000
+    hits = sum(rng._bernoulli_exp_int(n, d) for _ in range(draws))
+    assert binomtest(hits, draws, math.exp(-n / d)).pvalue > 1e-3
+    if n:
+        assert binomtest(hits, draws, math.exp(-1.3 * n / d)).pvalue < 1e-3
+
+
+def test_clipped_rows_meet_the_issue_target_on_a_heavy_tail():
+    """Issue #23's clipping target: at most 1/(2ε_q) + 20/ε_b rows per side in ≥ 95% of
+    runs (ε_q the query's, ε_b the bounds' ε per column); and aimed, not covering: the
+    upper side clips at least one row in most runs. A target or margin constant several
+    times too large, or a threshold share far off, fails it."""
+    x = np.sort(np.random.default_rng(9).pareto(1.5, 30_000) + 1.0)
+    p = plan_describe(1.0, 1)
+    limit = 1 / (2 * (p.count_epsilon + p.sum_epsilon)) + 20 / p.bounds_epsilon
+    rng = seeded(31)
+    clips = []
+    for _ in range(30):
+        lo, hi = _bounds(x, p, rng)
+        clips += [int(np.sum(x < lo)), int(np.sum(x > hi))]
+    assert np.mean(np.array(clips) <= limit) >= 0.95
+    assert np.mean(np.array(clips[1::2]) >= 1) >= 0.7
+
+
+def _bounds(x: np.ndarray, p: aggregates.DescribePlan, rng: RandomSource) -> tuple[float, float]:
+    c = describe_cell(x, p, rng)
+    return c.lower, c.upper
