@@ -22,7 +22,7 @@ from dprect.core.randomness import RandomSource
 
 
 def _prepare(data: object, columns: Sequence[str] | None, groups: Sequence[object] | None,
-             group_column: object) -> tuple[list[str], list[Any], dict[tuple[Any, int],
+             group_by: object) -> tuple[list[str], list[Any], dict[tuple[Any, int],
                                                                         np.ndarray]]:
     from dprect.app.api import _bounds_table, _group_text
     from dprect.core.domains import feature_names
@@ -31,12 +31,12 @@ def _prepare(data: object, columns: Sequence[str] | None, groups: Sequence[objec
     from dprect.engines.row_kernels import group_index
 
     listed: list[Any] | None = None
-    if group_column is None:
+    if group_by is None:
         if groups is not None:
-            raise ParameterError("groups needs group_column")
+            raise ParameterError("groups needs group_by")
     else:
         if groups is None or isinstance(groups, str | bytes):
-            raise ParameterError("group_column needs groups: the PUBLIC list of group "
+            raise ParameterError("group_by needs groups: the PUBLIC list of group "
                                  "values (never read from the data)")
         listed = list(groups)
         if not listed:
@@ -46,7 +46,7 @@ def _prepare(data: object, columns: Sequence[str] | None, groups: Sequence[objec
             raise ParameterError("a group value is listed twice")
     if columns is not None and isinstance(columns, str):
         columns = [columns]
-    table, names, group_name = _bounds_table(data, columns, group_column)
+    table, names, group_name = _bounds_table(data, columns, group_by)
     if not names:
         raise ParameterError("give at least one column to describe")
     feature_names(names, len(names))  # no name twice
@@ -57,7 +57,7 @@ def _prepare(data: object, columns: Sequence[str] | None, groups: Sequence[objec
         group = np.zeros(table.num_rows, dtype=np.int32)
         group_list: list[Any] = [None]
     else:
-        label = group_column if isinstance(group_column, str) else "group_column"
+        label = group_by if isinstance(group_by, str) else "group_by"
         kind = group_kind_of_arrow(table.schema.field(group_name).type, str(label))
         resolved = resolve_groups([_group_text(v) for v in listed], kind, str(label))
         group = group_index(table.column(group_name), kind, resolved)
@@ -74,9 +74,9 @@ def _prepare(data: object, columns: Sequence[str] | None, groups: Sequence[objec
     return names, group_list, by_cell
 
 
-def describe(data: object, columns: Sequence[str] | None = None,
-             groups: Sequence[object] | None = None, group_column: object = None, *,
-             epsilon: float, delta: float = 0.0,
+def describe(data: object, columns: Sequence[str] | None = None, *,
+             epsilon: float, delta: float = 0.0, group_by: object = None,
+             groups: Sequence[object] | None = None,
              statistics: Sequence[str] = STATISTICS, seed: int | None = None,
              neighbouring: str = "add-remove",
              query_epsilon: float | None = None) -> DescribeResult:
@@ -86,11 +86,11 @@ def describe(data: object, columns: Sequence[str] | None = None,
     Parameters
     ----------
     data : a pyarrow Table, a pandas (or polars) DataFrame, or a rows × columns array.
-    columns : the columns to describe (default: every column but ``group_column``).
+    columns : the columns to describe (default: every column but ``group_by``).
     groups : the PUBLIC list of group values (never read from the data); with
-        ``group_column``. Rows of other groups are dropped and never reported; a listed
+        ``group_by``. Rows of other groups are dropped and never reported; a listed
         group without rows is released all the same.
-    group_column : the group column's name (a table), or one group value per row.
+    group_by : the group column's name (a table), or one group value per row.
     epsilon, delta : the total budget, spent once however many groups. Every mechanism is
         pure: the guarantee is (ε, 0) and δ is not used.
     statistics : any of "count", "sum", "mean" (default all three, released from one noisy
@@ -107,20 +107,21 @@ def describe(data: object, columns: Sequence[str] | None = None,
     """
     if isinstance(statistics, str):
         statistics = (statistics,)
-    names, group_list, by_cell = _prepare(data, columns, groups, group_column)
+    names, group_list, by_cell = _prepare(data, columns, groups, group_by)
     plan = plan_describe(epsilon, len(names), delta=delta, neighbouring=neighbouring,
                          statistics=tuple(statistics), query_epsilon=query_epsilon)
     return run_describe(plan, by_cell, group_list, names, RandomSource(seed=seed))
 
 
-def mean_bounds(data: object, columns: Sequence[str] | None = None,
-                groups: Sequence[object] | None = None, group_column: object = None, *,
+def mean_bounds(data: object, columns: Sequence[str] | None = None, *,
+                group_by: object = None, groups: Sequence[object] | None = None,
                 epsilon: float, query_epsilon: float, seed: int | None = None,
                 neighbouring: str = "add-remove") -> DescribeResult:
     """Bounds alone, aimed at a DP mean or sum the caller runs at ``query_epsilon`` per
     column: ``describe(..., statistics=())`` with all of ``epsilon`` on the bounds.
     ``cells[g][j].lower``/``.upper``."""
-    return describe(data, columns, groups, group_column, epsilon=epsilon, statistics=(),
+    return describe(data, columns, group_by=group_by, groups=groups, epsilon=epsilon,
+                    statistics=(),
                     seed=seed, neighbouring=neighbouring, query_epsilon=query_epsilon)
 
 

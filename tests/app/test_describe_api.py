@@ -24,7 +24,7 @@ def test_describe_grouped_one_charge_and_accuracy():
     df = _frame()
     with pytest.warns(UserWarning, match="NOT private"):
         res = dprect.describe(df, ["x", "y"], groups=["east", "west", "south"],
-                              group_column="g", epsilon=2.0, seed=5)
+                              group_by="g", epsilon=2.0, seed=5)
     assert res.groups == ["east", "west", "south"] and res.columns == ["x", "y"]
     east = res.cell("x", "east")
     truth = df.loc[df.g == "east", "x"]
@@ -39,7 +39,7 @@ def test_describe_grouped_one_charge_and_accuracy():
     assert "north" not in str(d["results"])
     # the charge does not depend on the number of groups
     with pytest.warns(UserWarning):
-        one = dprect.describe(df, ["x", "y"], groups=["east"], group_column="g",
+        one = dprect.describe(df, ["x", "y"], groups=["east"], group_by="g",
                               epsilon=2.0, seed=5)
     assert one.guarantee == res.guarantee
 
@@ -53,6 +53,6 @@ def test_mean_bounds_and_refusals():
     with pytest.raises(ParameterError):
         dprect.describe(x, epsilon=0.0)
     with pytest.raises(ParameterError, match="groups"):
-        dprect.describe(_frame(), ["x"], group_column="g", epsilon=1.0)
+        dprect.describe(_frame(), ["x"], group_by="g", epsilon=1.0)
     with pytest.raises(ParameterError, match="statistics"):
         dprect.describe(x, epsilon=1.0, statistics=("max",))
