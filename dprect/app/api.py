@@ -368,6 +368,49 @@ def _bounds_table(data: object, columns: Sequence[str] | None, group_by: object
     return pa.table(arrays), wanted, group_name
 
 
+def grouped_columns(data: object, columns: Sequence[str] | None, group_by: object,
+                    groups: Sequence[object] | None, noun: str
+                    ) -> tuple[list[str], list[np.ndarray], np.ndarray, list[object]]:
+    """An in-memory table read for a product over public groups (bounds, describe): the
+    column names, each column as float64 (nulls as NaN), each row's index in the PUBLIC
+    group list (−1: a row of no listed group, dropped) and the groups as the core names
+    them (``[None]`` without ``group_by``). ``noun`` names a column in messages ("column
+    to bound"). Refusals depend on the parameters and the schema only."""
+    from dprect.engines.arrow_input import numeric_column
+    from dprect.engines.bounds_input import group_kind_of_arrow, resolve_groups
+    from dprect.engines.row_kernels import group_index
+
+    listed: list[object] | None = None
+    if group_by is None:
+        if groups is not None:
+            raise ParameterError("groups needs group_by")
+    else:
+        if groups is None or isinstance(groups, str | bytes):
+            raise ParameterError("group_by needs groups: the PUBLIC list of group values "
+                                 "(never read from the data)")
+        listed = list(groups)
+        if not listed:
+            raise ParameterError("groups is empty")
+        texts = [_group_text(v) for v in listed]
+        if len(set(texts)) != len(texts):
+            raise ParameterError("a group value is listed twice")
+    if columns is not None and isinstance(columns, str):
+        columns = [columns]
+    table, names, group_name = _bounds_table(data, columns, group_by)
+    if not names:
+        raise ParameterError(f"give at least one {noun}")
+    feature_names(names, len(names))  # no name twice
+    if group_name is not None and group_name in names:
+        raise ParameterError(f"the group column {group_name!r} is also a {noun}")
+    values = [numeric_column(table, n, nulls_as_nan=True) for n in names]
+    if group_name is None or listed is None:
+        return names, values, np.zeros(table.num_rows, dtype=np.int32), [None]
+    label = group_by if isinstance(group_by, str) else "group_by"
+    kind = group_kind_of_arrow(table.schema.field(group_name).type, label)
+    resolved = resolve_groups([_group_text(v) for v in listed], kind, label)
+    return names, values, group_index(table.column(group_name), kind, resolved), listed
+
+
 def bounds(data: object, columns: Sequence[str] | None = None, *, epsilon: float,
            delta: float | None = None, coverage: float | None = None,
            beta: float | None = None, neighbouring: str | None = None, grid: GridArg = None,
@@ -406,50 +449,16 @@ def bounds(data: object, columns: Sequence[str] | None = None, *, epsilon: float
     from dprect.app.bounds_flow import bounds_domains
     from dprect.core.bounds import plan_bounds, run_bounds
     from dprect.core.request import BoundsRequest
-    from dprect.engines.arrow_input import numeric_column
-    from dprect.engines.bounds_input import group_kind_of_arrow, resolve_groups
     from dprect.engines.numpy_bounds import NumpyBoundsPrepared
-    from dprect.engines.row_kernels import group_index
 
     given: dict[str, Any] = {k: v for k, v in (("delta", delta), ("coverage", coverage),
                                                ("beta", beta), ("neighbouring", neighbouring))
                              if v is not None}
     request = BoundsRequest(epsilon, **given)  # its defaults: δ = 0, coverage 0.999, …
-    listed: list[object] | None = None
-    if group_by is None:
-        if groups is not None:
-            raise ParameterError("groups needs group_by")
-    else:
-        if groups is None or isinstance(groups, str | bytes):
-            raise ParameterError("group_by needs groups: the PUBLIC list of group values "
-                                 "(never read from the data)")
-        listed = list(groups)
-        if not listed:
-            raise ParameterError("groups is empty")
-        texts = [_group_text(v) for v in listed]
-        if len(set(texts)) != len(texts):
-            raise ParameterError("a group value is listed twice")
-    if columns is not None and isinstance(columns, str):
-        columns = [columns]
-    table, names, group_name = _bounds_table(data, columns, group_by)
-    if not names:
-        raise ParameterError("give at least one column to bound")
-    feature_names(names, len(names))  # no name twice
-    if group_name is not None and group_name in names:
-        raise ParameterError(f"the group column {group_name!r} is also a column to bound")
+    names, values, group, names_of_groups = grouped_columns(data, columns, group_by, groups,
+                                                            "column to bound")
     domains = bounds_domains(grid, names)
     the_plan = plan_bounds(request, domains, rows=rows)
-    values = [numeric_column(table, n, nulls_as_nan=True) for n in names]
-    if group_name is None or listed is None:
-        group = np.zeros(table.num_rows, dtype=np.int32)
-        names_of_groups: list[object] = [None]
-    else:
-        kind = group_kind_of_arrow(table.schema.field(group_name).type, str(group_by)
-                                   if isinstance(group_by, str) else "group_by")
-        resolved = resolve_groups([_group_text(v) for v in listed], kind,
-                                  group_name if isinstance(group_by, str) else "group_by")
-        group = group_index(table.column(group_name), kind, resolved)
-        names_of_groups = listed
     prepared = NumpyBoundsPrepared(values, group, len(names_of_groups), domains)
     counts = prepared.histograms()
     by_name = {(names_of_groups[g], j): h for (g, j), h in counts.items()}

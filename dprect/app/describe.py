@@ -17,51 +17,16 @@ from typing import Any
 import numpy as np
 
 from dprect.core.aggregates import STATISTICS, DescribeResult, plan_describe, run_describe
-from dprect.core.errors import ParameterError
 from dprect.core.randomness import RandomSource
 
 
 def _prepare(data: object, columns: Sequence[str] | None, groups: Sequence[object] | None,
              group_by: object) -> tuple[list[str], list[Any], dict[tuple[Any, int],
                                                                         np.ndarray]]:
-    from dprect.app.api import _bounds_table, _group_text
-    from dprect.core.domains import feature_names
-    from dprect.engines.arrow_input import numeric_column
-    from dprect.engines.bounds_input import group_kind_of_arrow, resolve_groups
-    from dprect.engines.row_kernels import group_index
+    from dprect.app.api import grouped_columns
 
-    listed: list[Any] | None = None
-    if group_by is None:
-        if groups is not None:
-            raise ParameterError("groups needs group_by")
-    else:
-        if groups is None or isinstance(groups, str | bytes):
-            raise ParameterError("group_by needs groups: the PUBLIC list of group "
-                                 "values (never read from the data)")
-        listed = list(groups)
-        if not listed:
-            raise ParameterError("groups is empty")
-        texts = [_group_text(v) for v in listed]
-        if len(set(texts)) != len(texts):
-            raise ParameterError("a group value is listed twice")
-    if columns is not None and isinstance(columns, str):
-        columns = [columns]
-    table, names, group_name = _bounds_table(data, columns, group_by)
-    if not names:
-        raise ParameterError("give at least one column to describe")
-    feature_names(names, len(names))  # no name twice
-    if group_name is not None and group_name in names:
-        raise ParameterError(f"the group column {group_name!r} is also a column to describe")
-    values = [numeric_column(table, n, nulls_as_nan=True) for n in names]
-    if group_name is None or listed is None:
-        group = np.zeros(table.num_rows, dtype=np.int32)
-        group_list: list[Any] = [None]
-    else:
-        label = group_by if isinstance(group_by, str) else "group_by"
-        kind = group_kind_of_arrow(table.schema.field(group_name).type, str(label))
-        resolved = resolve_groups([_group_text(v) for v in listed], kind, str(label))
-        group = group_index(table.column(group_name), kind, resolved)
-        group_list = listed
+    names, values, group, group_list = grouped_columns(data, columns, group_by, groups,
+                                                       "column to describe")
     by_cell: dict[tuple[Any, int], np.ndarray] = {}
     order = np.argsort(group, kind="stable")
     sorted_group = group[order]
