@@ -7,6 +7,7 @@ from dprect._version import __version__
 from dprect.app.api import bounds, fit, fit_engine, nonprivate_bounding_box
 from dprect.core.accounting import Guarantee
 from dprect.core.bounds import BoundsPlan, BoundsResult, plan_bounds
+from dprect.core.classes import ClassesResult
 from dprect.core.domains import (
     Domain,
     FloatBins,
@@ -39,6 +40,7 @@ __all__ = [
     "BoundsPlan",
     "BoundsRequest",
     "BoundsResult",
+    "ClassesResult",
     "Domain",
     "DprectError",
     "FitRequest",
@@ -58,6 +60,7 @@ __all__ = [
     "ParameterError",
     "Plan",
     "PlanRequest",
+    "RectangleClassifier",
     "RandomSource",
     "Shape",
     "StaircaseLaw",
@@ -72,3 +75,13 @@ __all__ = [
     "plan",
     "plan_bounds",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``dprect.RectangleClassifier`` is imported on first use: it needs the ``sklearn``
+    extra (a one-line :class:`~dprect.core.extras.MissingExtraError` without it)."""
+    if name == "RectangleClassifier":
+        from dprect.app.classifier import RectangleClassifier
+
+        return RectangleClassifier
+    raise AttributeError(f"module 'dprect' has no attribute {name!r}")

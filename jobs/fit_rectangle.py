@@ -36,6 +36,7 @@ from dprect.app.jobs_support import (
     ConfigError,
     Option,
     config_label,
+    config_labels,
     exit_now,
     job_main,
     job_reporter,
@@ -91,7 +92,8 @@ def settings(cfg: dict[str, Any]) -> FitSettings:
     elif grid is not None and not isinstance(grid, str):
         raise ConfigError(f"fit.grid must be a string or a mapping feature -> spec, got {grid!r}")
     return fit_settings({**cfg, "grid": grid,
-                         "positive_label": config_label(cfg["positive_label"])},
+                         "positive_label": config_label(cfg["positive_label"]),
+                         "classes": config_labels(cfg["classes"])},
                         lambda key: f"{SECTION}.{key}")
 
 

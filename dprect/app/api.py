@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, Unpack
+from typing import TYPE_CHECKING, Any, Unpack, overload
 
 import numpy as np
 
@@ -33,6 +33,9 @@ from dprect.core.request import (
 )
 from dprect.core.result import FitResult
 from dprect.engines.numpy_engine import NumpyEngine
+
+if TYPE_CHECKING:
+    from dprect.core.classes import ClassesResult
 
 
 def label_kind_of_dtype(dtype: np.dtype, column: str = "y") -> str:
@@ -220,10 +223,24 @@ def _in_memory(X: object, y: object, grid: GridArg, features: Sequence[str] | No
     return names, domains, NumpyEngine.from_features(X_pos, domains)
 
 
+@overload
 def fit(X: object, y: object, request: FitRequest | None = None, *, grid: GridArg = None,
         features: Sequence[str] | None = None, seed: int | None = None,
-        **options: Unpack[FitOptions]) -> FitResult:
-    """Learn an (ε, δ)-DP axis-aligned rectangle around the positive rows of X.
+        classes: None = None, **options: Unpack[FitOptions]) -> FitResult: ...
+
+
+@overload
+def fit(X: object, y: object, request: FitRequest | None = None, *, grid: GridArg = None,
+        features: Sequence[str] | None = None, seed: int | None = None,
+        classes: Sequence[object], **options: Unpack[FitOptions]) -> ClassesResult: ...
+
+
+def fit(X: object, y: object, request: FitRequest | None = None, *, grid: GridArg = None,
+        features: Sequence[str] | None = None, seed: int | None = None,
+        classes: Sequence[object] | None = None, **options: Unpack[FitOptions]
+        ) -> FitResult | ClassesResult:
+    """Learn an (ε, δ)-DP axis-aligned rectangle around the positive rows of X (or one
+    per class of ``classes``, for one charge).
 
     Parameters
     ----------
@@ -256,10 +273,24 @@ def fit(X: object, y: object, request: FitRequest | None = None, *, grid: GridAr
     invalid_rows : ``drop`` (the default): rows with a null, NaN or ±inf feature are left
         out (row-local, inside the guarantee). ``error`` refuses X if any row has one:
         that refusal depends on the data and is OUTSIDE the privacy guarantee.
+    classes : the PUBLIC list of classes (labels compared as ``positive_label`` is; never
+        read from the data). Gives a :class:`~dprect.core.classes.ClassesResult`: one
+        rectangle per class, each class's negatives every other row (unlisted labels and
+        nulls included), all for ONE charge of (ε, δ) — the classes' rows are disjoint,
+        so the runs compose in parallel (docs/privacy.md §11). ``positive_label`` is then
+        not used.
 
     Errors depend only on the parameters and on X's and y's shapes and types.
     """
+    if classes is not None:
+        if request is not None:
+            raise ParameterError("give classes in the request or as a keyword, not both")
+        options = {**options, "classes": tuple(classes)}  # type: ignore[typeddict-unknown-key]
     req = make_request(FitRequest, request, options)
+    if req.classes is not None:
+        from dprect.app.classes_api import fit_classes
+
+        return fit_classes(X, y, req, grid=grid, features=features, seed=seed)
     names, domains, engine = _in_memory(X, y, grid, features, req.invalid_rows,
                                         req.positive_label)
     return fit_engine(engine, domains, names, req.budget(), seed=seed)

@@ -135,6 +135,14 @@ def _features(text: str) -> list[str]:
     return names
 
 
+def _labels(text: str) -> list[LabelText]:
+    """``--classes a,b,c``: each class as text, read against the label column's type."""
+    values = [LabelText(t.strip()) for t in text.split(",") if t.strip()]
+    if not values:
+        raise argparse.ArgumentTypeError("give at least one class")
+    return values
+
+
 def flag(key: str) -> str:
     """The flag of an option or config key (``results_table`` → ``--results-table``)."""
     return "--" + key.replace("_", "-")
@@ -148,6 +156,9 @@ def add_request_arguments(p: argparse.ArgumentParser,
         if spec.kind == "label":  # text, read against the label column's type
             p.add_argument(flag(spec.name), type=LabelText, default=None, metavar="VALUE",
                            help=f"{spec.help} (default {spec.plain_default})")
+        elif spec.kind == "labels":  # comma-separated text, each read as a label is
+            p.add_argument(flag(spec.name), type=_labels, default=None, metavar="A,B,...",
+                           help=spec.help)
         elif spec.required:
             p.add_argument(flag(spec.name), type=_float, required=True, help=spec.help)
         elif spec.choices:
