@@ -31,7 +31,8 @@ from typing import Any
 from _common import job_spark
 from pyspark.sql import SparkSession
 
-from dprect.app.flow import FitSettings, fit_settings, run_fit
+from dprect.app.classes_flow import run_any_fit
+from dprect.app.flow import FitSettings, fit_settings
 from dprect.app.jobs_support import (
     ConfigError,
     Option,
@@ -106,7 +107,7 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
         fit = settings(cfg)
         route = SparkRoute(lambda: job_spark(doc, PROG, spark), cfg["spark_plan"],
                            cfg["driver_budget_mb"])
-        run_fit(fit, route, job_reporter(PROG, SECTION))
+        run_any_fit(fit, route, job_reporter(PROG, SECTION))  # one rectangle or one per class
 
     return job_main(PROG, "Learn a differentially private rectangle on Spark.", SECTION,
                     OPTIONS, body, argv)

@@ -288,12 +288,37 @@ def fit(X: object, y: object, request: FitRequest | None = None, *, grid: GridAr
         options = {**options, "classes": tuple(classes)}  # type: ignore[typeddict-unknown-key]
     req = make_request(FitRequest, request, options)
     if req.classes is not None:
-        from dprect.app.classes_api import fit_classes
-
         return fit_classes(X, y, req, grid=grid, features=features, seed=seed)
     names, domains, engine = _in_memory(X, y, grid, features, req.invalid_rows,
                                         req.positive_label)
     return fit_engine(engine, domains, names, req.budget(), seed=seed)
+
+
+def fit_classes(X: object, y: object, request: FitRequest, *, grid: GridArg = None,
+                features: Sequence[str] | None = None, seed: int | None = None
+                ) -> ClassesResult:
+    """One rectangle per class of ``request.classes`` (``fit(..., classes=)``), for ONE
+    charge (:mod:`dprect.core.classes`): every class's input checked first, then one
+    plan, then class i's rectangle on its positives (the rows labelled i, compared as
+    :func:`positive_mask` compares a positive label) with its own noise — a test seed
+    gives class i :func:`~dprect.core.classes.class_seeds`' seed i, as every engine does."""
+    from dprect.core.classes import ClassesResult, class_labels, class_seeds, classes_charge
+
+    if request.classes is None:
+        raise ParameterError("fit_classes needs a request with classes")
+    values = list(request.classes)
+    engines: list[NumpyEngine] = []
+    names: list[str] = []
+    domains: list[Domain] = []
+    for value in values:  # every check (shapes, types, labels) before any noise
+        names, domains, engine = _in_memory(X, y, grid, features, request.invalid_rows,
+                                            value)
+        engines.append(engine)
+    the_plan = plan(request.budget(), domains=domains)
+    classes_charge(the_plan.chosen.guarantee)
+    results = [run_plan(engine, domains, names, the_plan, RandomSource(seed=s))
+               for engine, s in zip(engines, class_seeds(seed, len(values)), strict=True)]
+    return ClassesResult(class_labels(values), results)
 
 
 def nonprivate_bounding_box(X: object, y: object, *, grid: GridArg = None,
@@ -490,6 +515,7 @@ def bounds(data: object, columns: Sequence[str] | None = None, *, epsilon: float
     return run_bounds(the_plan, by_name, names_of_groups, RandomSource(seed=seed), names)
 
 
-__all__ = ["FloatOrder", "LabelText", "bounds", "column_names", "fit", "fit_engine",
+__all__ = ["FloatOrder", "LabelText", "bounds", "column_names", "fit", "fit_classes",
+           "fit_engine",
            "nonprivate_bounding_box", "positive_mask", "positive_rows", "resolve_positive_label",
            "run_plan"]

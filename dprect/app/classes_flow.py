@@ -22,7 +22,6 @@ file once per class; the Spark route reads and filters the table once per class)
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from contextlib import ExitStack
 from typing import Any
@@ -35,6 +34,7 @@ from dprect.app.flow import (
     failure_line,
     open_run,
     release_or_replay,
+    run_fit,
     seeded_run_quietly,
 )
 from dprect.core.classes import (
@@ -128,10 +128,13 @@ def run_classes_fit(settings: FitSettings, route: EngineRoute,
                              neighbouring=the_plan.chosen.guarantee.neighbouring)
 
 
-def with_classes(settings: FitSettings, classes: Sequence[object]) -> FitSettings:
-    """``settings`` with a class list (tests and the Python API)."""
-    return dataclasses.replace(settings, request=dataclasses.replace(
-        settings.request, classes=tuple(classes)))  # type: ignore[arg-type]
+def run_any_fit(settings: FitSettings, route: EngineRoute, report: Reporter | None = None
+                ) -> Outcome:
+    """What the front ends run: :func:`run_classes_fit` for a request with a class list,
+    else the one-rectangle :func:`dprect.app.flow.run_fit`."""
+    if settings.request.classes is not None:
+        return run_classes_fit(settings, route, report)
+    return run_fit(settings, route, report)
 
 
-__all__ = ["classes_sinks", "run_classes_fit", "with_classes"]
+__all__ = ["classes_sinks", "run_any_fit", "run_classes_fit"]

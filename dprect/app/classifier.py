@@ -53,6 +53,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data  # noqa: E40
 
 from dprect.core.classes import ClassesResult  # noqa: E402
 from dprect.core.domains import Domain  # noqa: E402
+from dprect.core.errors import ParameterError  # noqa: E402
+from dprect.core.request import PlanRequest  # noqa: E402
 
 
 class PrivacyLeakWarning(UserWarning):
@@ -96,7 +98,8 @@ class RectangleClassifier(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    epsilon, delta : the total budget of one fit (all classes: one charge).
+    epsilon, delta : the total budget of one fit (all classes: one charge); required
+        (``fit`` refuses None, as :func:`dprect.fit` needs both).
     classes : the PUBLIC list of classes (recommended); None reads them from ``y``
         (NOT private: a :class:`PrivacyLeakWarning`).
     grid : the features' public domains as :func:`dprect.fit` takes them (None: the
@@ -111,11 +114,14 @@ class RectangleClassifier(ClassifierMixin, BaseEstimator):
     n_features_in_, feature_names_in_ : as scikit-learn sets them.
     """
 
-    def __init__(self, epsilon: float = 1.0, delta: float = 1e-6, *,
+    def __init__(self, epsilon: float | None = None, delta: float | None = None, *,
                  classes: Sequence[Any] | None = None, grid: Any = None,
-                 method: str = "auto", beta: float = 1e-4, accounting: str = "refined",
-                 shape: str = "general", margin_law: str = "staircase",
-                 neighbouring: str = "add-remove", random_state: int | None = None) -> None:
+                 method: str = PlanRequest.method.value, beta: float = PlanRequest.beta,
+                 accounting: str = PlanRequest.accounting.value,
+                 shape: str = PlanRequest.shape.value,
+                 margin_law: str = PlanRequest.margin_law.value,
+                 neighbouring: str = PlanRequest.neighbouring.value,
+                 random_state: int | None = None) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.classes = classes
@@ -142,6 +148,8 @@ class RectangleClassifier(ClassifierMixin, BaseEstimator):
         """Learn one rectangle per class (one charge of (ε, δ))."""
         from dprect.app.api import fit, positive_mask
 
+        if self.epsilon is None or self.delta is None:
+            raise ParameterError("RectangleClassifier needs epsilon and delta (the budget)")
         X_arr, y_arr = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=False,
                                      y_numeric=False)
         X_arr = np.asarray(X_arr, dtype=np.float64)

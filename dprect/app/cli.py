@@ -395,7 +395,8 @@ def _cmd_bounds(args: argparse.Namespace) -> int:
 def _cmd_fit(args: argparse.Namespace) -> int:
     """``dprect fit``: the options become the fit's settings, then the one fit flow
     (:func:`dprect.app.flow.run_fit`) runs on the chosen engine."""
-    from dprect.app.flow import NumpyRoute, Reporter, fit_settings, run_fit
+    from dprect.app.classes_flow import run_any_fit
+    from dprect.app.flow import NumpyRoute, Reporter, fit_settings
 
     _refuse_spark_only(args, (*FIT_SPARK_ONLY, *session_flags()))
     values: dict[str, Any] = {**vars(args), "spark_plan": args.plan}
@@ -408,7 +409,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         from dprect.engines.spark.cli import cli_route  # pyspark is imported only here
 
         route = cli_route(args.plan, args.driver_budget_mb, **chosen(args))
-    run_fit(settings, route, Reporter(name=flag))
+    run_any_fit(settings, route, Reporter(name=flag))  # one rectangle, or one per class
     return 0
 
 

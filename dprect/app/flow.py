@@ -204,10 +204,6 @@ def run_fit(settings: FitSettings, route: EngineRoute, report: Reporter | None =
     before anything is reserved or written."""
     from dprect.release.results_table import utc_now
 
-    if settings.request.classes is not None:  # one rectangle per class, one charge
-        from dprect.app.classes_flow import run_classes_fit
-
-        return run_classes_fit(settings, route, report)
     report = report or Reporter()
     started_at = utc_now()
     request, source, ledger = settings.request, settings.source, settings.ledger

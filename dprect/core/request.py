@@ -30,7 +30,7 @@ from fractions import Fraction
 from typing import Any, Self, TypedDict, TypeVar, get_type_hints
 
 from dprect.core.errors import ParameterError
-from dprect.core.labels import LabelText, PositiveLabel, check_label_value
+from dprect.core.labels import LabelText, PositiveLabel, check_classes, check_label_value
 from dprect.core.validation import check_delta, check_epsilon, check_open_unit, repeat_at
 
 
@@ -173,8 +173,6 @@ class FitRequest(PlanRequest):
         super().__post_init__()
         _set(self, "positive_label", check_label_value(self.positive_label))
         if self.classes is not None:
-            from dprect.core.classes import check_classes
-
             _set(self, "classes", tuple(check_classes(self.classes)))
 
     def for_class(self, value: PositiveLabel | LabelText) -> FitRequest:

@@ -28,7 +28,7 @@ pytestmark = [pytest.mark.filterwarnings("ignore:this run used a fixed seed"),
               pytest.mark.filterwarnings("ignore::dprect.app.classifier.PrivacyLeakWarning")]
 
 
-@parametrize_with_checks([RectangleClassifier(epsilon=10.0, random_state=0)])
+@parametrize_with_checks([RectangleClassifier(epsilon=10.0, delta=1e-6, random_state=0)])
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
 
@@ -67,8 +67,8 @@ def blobs(n: int = 6000, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 
 def test_numpy_and_pandas_agree_and_name_the_features():
     X, y = blobs()
-    a = RectangleClassifier(2.0, grid="0:1:256", classes=["p", "q", "r"], random_state=1)
-    b = RectangleClassifier(2.0, grid="0:1:256", classes=["p", "q", "r"], random_state=1)
+    a = RectangleClassifier(2.0, 1e-6, grid="0:1:256", classes=["p", "q", "r"], random_state=1)
+    b = RectangleClassifier(2.0, 1e-6, grid="0:1:256", classes=["p", "q", "r"], random_state=1)
     a.fit(X, y)
     b.fit(pd.DataFrame(X, columns=["u", "v"]), pd.Series(y))
     assert b.result_.features == ["u", "v"] and list(b.feature_names_in_) == ["u", "v"]
@@ -82,7 +82,7 @@ def test_public_classes_take_unlisted_labels_as_negatives():
     y = y.astype(object)
     y[:100] = "unlisted"
     y[100:110] = None
-    clf = RectangleClassifier(2.0, grid="0:1:256", classes=["p", "q", "r"], random_state=1)
+    clf = RectangleClassifier(2.0, 1e-6, grid="0:1:256", classes=["p", "q", "r"], random_state=1)
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
         clf.fit(X, y)  # no warning: the classes are public
@@ -93,7 +93,9 @@ def test_public_classes_take_unlisted_labels_as_negatives():
 
 def test_classes_from_y_warn_and_params_round_trip():
     X, y = blobs(n=600)
-    clf = RectangleClassifier(1.0, random_state=3)
+    with pytest.raises(dprect.ParameterError):  # the budget is required
+        RectangleClassifier().fit(X, y)
+    clf = RectangleClassifier(1.0, 1e-6, random_state=3)
     with pytest.warns(PrivacyLeakWarning):
         clf.fit(X, y)
     assert list(clf.classes_) == ["p", "q", "r"]

@@ -153,7 +153,7 @@ def test_cli_bad_class_list_is_one_line(data: Path, tmp_path: Path, classes: str
                                         capsys: pytest.CaptureFixture[str]):
     args = argv(data, tmp_path)
     args[args.index("x,y,z")] = classes
-    code, out, err = run(args, capsys)
+    code, _, err = run(args, capsys)
     assert code == 2 and "Traceback" not in err
     assert "class" in err.strip().splitlines()[-1]  # one line (after argparse's usage)
     assert not (tmp_path / "r.json").exists()
