@@ -17,7 +17,8 @@
 
 The route is any :class:`~dprect.app.flow.EngineRoute`: each class opens it with the
 request's :meth:`~dprect.core.request.FitRequest.for_class` (the numpy route reads the
-file once per class; the Spark route reads and filters the table once per class).
+file once per class). A route with ``open_classes`` (the Spark route:
+:mod:`dprect.engines.spark.classes`) opens every class at once on ONE read of the table.
 """
 
 from __future__ import annotations
@@ -106,10 +107,15 @@ def run_classes_fit(settings: FitSettings, route: EngineRoute,
         report.say(the_plan.expectation().sentence() + " (for each class)")
         with ExitStack() as stack:
             opened: list[Prepared] = []
-            for value in values:  # every schema check before the reservation
-                one = request.for_class(value)
-                opened.append(stack.enter_context(
-                    route.open(source, domains, one, the_plan, report.progress)))
+            requests = [request.for_class(value) for value in values]
+            together = getattr(route, "open_classes", None)  # one read for every class
+            if together is not None:  # every schema check before the reservation
+                opened = list(stack.enter_context(together(
+                    source, domains, requests, the_plan, report.progress)).prepared)
+            else:
+                for one in requests:
+                    opened.append(stack.enter_context(
+                        route.open(source, domains, one, the_plan, report.progress)))
             seeds = class_seeds(settings.seed, len(values))
 
             def compute() -> tuple[Any, dict[str, Any]]:

@@ -297,3 +297,12 @@ class SparkRoute:
         if owned:
             prepared.on_close = spark.stop
         return prepared
+
+    def open_classes(self, source: Source, domains: list[Domain],
+                     requests: Sequence[FitRequest], plan: Plan,
+                     progress: Callable[[str], None]) -> Any:
+        """Every class of a classes' fit on ONE read of the table
+        (:func:`dprect.engines.spark.classes.open_classes`)."""
+        from dprect.engines.spark.classes import open_classes
+
+        return open_classes(self, source, domains, requests, plan, progress)
