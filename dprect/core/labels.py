@@ -139,7 +139,9 @@ def label_key(value: object) -> str:
 def check_classes(classes: object) -> list[PositiveLabel | LabelText]:
     """The PUBLIC list of classes, checked without data: a non-empty sequence (not a
     string) of labels (:func:`check_label_value`), at most :data:`MAX_CLASSES`, no class
-    twice (compared by :func:`label_key`)."""
+    twice (compared by :func:`label_key`), and no two classes that a label column of any
+    type reads as the same value (``1`` and ``true``, ``"1"`` and ``"1.0"``): the classes'
+    rows must be disjoint whatever the column's type, or the one charge would not hold."""
     if classes is None or isinstance(classes, str | bytes | LabelText):
         raise ParameterError("classes must be a list of labels (the PUBLIC list of classes)")
     try:
@@ -159,6 +161,18 @@ def check_classes(classes: object) -> list[PositiveLabel | LabelText]:
         if k in seen:
             raise ParameterError(f"class {k!r} is listed twice")
         seen.add(k)
+    for kind in ("numeric", "boolean", "string", "any"):  # disjoint on every column type
+        read: dict[object, str] = {}
+        for v, k in zip(values, keys, strict=True):
+            try:
+                r = resolve_positive_label(v, kind, "label")
+            except ParameterError:
+                continue  # this class cannot be read against that type (refused there)
+            same = float(r) if isinstance(r, bool | int | float) else r
+            if same in read:
+                raise ParameterError(f"classes {read[same]!r} and {k!r} name the same "
+                                     f"label of a {kind} column; list each label once")
+            read[same] = k
     return values
 
 

@@ -80,11 +80,15 @@ def test_charge_of_a_plan_is_its_guarantee_within_the_budget(neighbouring, metho
 
 
 def test_class_list_is_checked_without_data():
-    assert check_classes([1, "a", True]) == [1, "a", True]
+    assert check_classes([2, "a", True]) == [2, "a", True]
+    assert check_classes([LabelText("a"), LabelText("b"), 3]) is not None
     assert [label_key(v) for v in check_classes([1.0, 2.5, False, LabelText("x")])] == [
         "1", "2.5", "false", "x"]
     for bad in (None, "abc", [], [1, 1.0], [float("nan")], [[1]],
-                list(range(MAX_CLASSES + 1))):
+                list(range(MAX_CLASSES + 1)),
+                # the same label once read against some column type: rows not disjoint
+                [1, True], [LabelText("1"), LabelText("1.0")], [LabelText("yes"), True],
+                [LabelText("true"), LabelText("1")], [0, LabelText("no")]):
         with pytest.raises(ParameterError):
             check_classes(bad)
     with pytest.raises(ParameterError, match="listed twice"):
