@@ -8,7 +8,7 @@ another listed class, an unlisted class, a null label — as a negative. All k r
 same plan (one planner call, no data), and each run's noise is independent of the
 others'.
 
-Why one charge (docs/privacy.md §"One rectangle per class"): a run's output depends on its
+Why one charge (docs/privacy.md §11): a run's output depends on its
 positives only — the engines are loaded with the positive rows alone and the negatives
 enter neither the margins, the interior points nor the cuts. The classes' positive sets
 are disjoint, so the k runs form a parallel composition:
