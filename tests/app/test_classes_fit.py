@@ -157,3 +157,24 @@ def test_cli_bad_class_list_is_one_line(data: Path, tmp_path: Path, classes: str
     assert code == 2 and "Traceback" not in err
     assert "class" in err.strip().splitlines()[-1]  # one line (after argparse's usage)
     assert not (tmp_path / "r.json").exists()
+
+
+def test_job_config_reads_a_class_list():
+    """``fit.classes`` in the fit job's config: a YAML list (strings read against the
+    column's type, numbers as they are) or a comma-separated string."""
+    import fit_rectangle
+
+    from dprect.app.jobs_support import section_values
+    from dprect.core.labels import LabelText
+
+    base = {"input": "in.parquet", "features": ["a", "b"], "label": "y", "epsilon": 1.0,
+            "delta": 1e-6, "output": "out.json"}
+    for given, expected in (([2, "x", True], (2, LabelText("x"), True)),
+                            ("p, q", (LabelText("p"), LabelText("q")))):
+        cfg = section_values({"fit": {**base, "classes": given}}, "fit", fit_rectangle.OPTIONS)
+        assert fit_rectangle.settings(cfg).request.classes == expected
+    cfg = section_values({"fit": base}, "fit", fit_rectangle.OPTIONS)
+    assert fit_rectangle.settings(cfg).request.classes is None
+    cfg = section_values({"fit": {**base, "classes": ["x", "x"]}}, "fit", fit_rectangle.OPTIONS)
+    with pytest.raises(dprect.ParameterError, match="listed twice"):
+        fit_rectangle.settings(cfg)
