@@ -174,11 +174,17 @@ class FitRequest(PlanRequest):
         _set(self, "positive_label", check_label_value(self.positive_label))
         if self.classes is not None:
             _set(self, "classes", tuple(check_classes(self.classes)))
+            default = next(f.default for f in dataclasses.fields(self)
+                           if f.name == "positive_label")
+            if self.positive_label != default or type(self.positive_label) is not type(
+                    default):
+                raise ParameterError("give classes or a positive label, not both (each "
+                                     "class is the positive label of its own rectangle)")
 
     def for_class(self, value: PositiveLabel | LabelText) -> FitRequest:
         """This request with ``value`` as the positive label and no class list: one
         class's run."""
-        return dataclasses.replace(self, positive_label=value, classes=None)
+        return dataclasses.replace(self, classes=None, positive_label=value)
 
 
 #: the coverage is read as a fraction with a denominator at most this (α's at most twice it)

@@ -103,6 +103,13 @@ def test_class_seeds_are_fixed_distinct_and_none_without_a_seed():
     assert class_seeds(None, 3) == [None, None, None]
 
 
+def test_classes_and_a_positive_label_are_not_both_given():
+    with pytest.raises(ParameterError, match="not both"):
+        FitRequest(epsilon=1, delta=0, classes=("a", "b"), positive_label="a")
+    with pytest.raises(ParameterError, match="not both"):
+        FitRequest(epsilon=1, delta=0, classes=("a", "b"), positive_label=LabelText("1"))
+
+
 def test_for_class_drops_the_list():
     req = FitRequest(epsilon=1, delta=0, classes=(1, 2))
     one = req.for_class(2)
