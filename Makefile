@@ -157,7 +157,7 @@ bench-real: setup
 # One rectangle per class beside diffprivlib (issue #24): per-class accuracy on diamonds' cut
 # (five classes) against diffprivlib's GaussianNB and LogisticRegression at the same epsilon.
 # diffprivlib 0.6.6 needs a scikit-learn before 1.7, so it runs in its own venv (with
-# plotnine and dprect); writes benchmarks/output/classes_real.json.
+# plotnine and dprect); writes docs/figures/classes_real.json.
 DPL_VENV := .bench-venvs/diffprivlib
 .PHONY: bench-classes
 bench-classes:

@@ -28,8 +28,8 @@ median is reported.
 
 diffprivlib 0.6.6 imports a scikit-learn internal that 1.7+ no longer has, so this runs in
 its own environment (``make bench-classes`` builds ``.bench-venvs/diffprivlib`` with
-scikit-learn 1.6.1, diffprivlib, plotnine and dprect). Writes
-benchmarks/output/classes_real.json and prints the table docs/results.md quotes.
+scikit-learn 1.6.1, diffprivlib, plotnine and dprect). Writes docs/figures/classes_real.json
+(``--out`` elsewhere) and prints the table docs/results.md quotes.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 CUTS = ["Fair", "Good", "Very Good", "Premium", "Ideal"]
-OUT = Path(__file__).parent / "output" / "classes_real.json"
+OUT = Path(__file__).resolve().parent.parent / "docs" / "figures" / "classes_real.json"
 
 
 def load() -> tuple[np.ndarray, np.ndarray, list[str], list[Any]]:
@@ -81,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--epsilons", default="0.5,1,2,4,8")
     p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--out", type=Path, default=OUT)
     args = p.parse_args(argv)
     epsilons = [float(e) for e in args.epsilons.split(",")]
 
@@ -151,9 +152,9 @@ def main(argv: list[str] | None = None) -> int:
         report["results"][str(eps)] = row
         print_row(eps, row)
     print_reference(ref)
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"written {OUT}")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"written {args.out}")
     return 0
 
 

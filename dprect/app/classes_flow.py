@@ -16,20 +16,25 @@
    class under the run id.
 
 The route is any :class:`~dprect.app.flow.EngineRoute`: each class opens it with the
-request's :meth:`~dprect.core.request.FitRequest.for_class` (the numpy route reads the
-file once per class). A route with ``open_classes`` (the Spark route:
-:mod:`dprect.engines.spark.classes`) opens every class at once on ONE read of the table.
+request's :meth:`~dprect.core.request.FitRequest.for_class`. The numpy route
+(:func:`numpy_open_classes`) and a route with ``open_classes`` (the Spark route:
+:mod:`dprect.engines.spark.classes`) open every class at once on ONE read of the table.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
+from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from dprect.app.flow import (
     EngineRoute,
     FitSettings,
+    NumpyPrepared,
+    NumpyRoute,
     Prepared,
     Reporter,
     failure_line,
@@ -45,12 +50,49 @@ from dprect.core.classes import (
     classes_charge,
     is_classes_record,
 )
-from dprect.core.domains import resolve_domains
+from dprect.core.domains import Domain, resolve_domains
 from dprect.core.errors import ParameterError
 from dprect.core.expectation import empty_explanation
-from dprect.core.planner import plan
+from dprect.core.labels import resolve_positive_label
+from dprect.core.planner import Plan, plan
+from dprect.core.reading import select_rows
+from dprect.core.request import FitRequest, Source
 from dprect.release.guarded import Charge, Outcome, release_guarded
 from dprect.release.sinks import PngSink, Release, ResultsTableSink, Sink, publish
+
+
+@dataclass
+class OpenedClasses:
+    """Every class's prepared fit, opened together (a context manager, as a route's)."""
+
+    prepared: list[Prepared]
+
+    def __enter__(self) -> OpenedClasses:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def numpy_open_classes(source: Source, domains: list[Domain],
+                       requests: Sequence[FitRequest], plan: Plan,
+                       progress: Callable[[str], None]) -> OpenedClasses:
+    """The numpy route's form for k classes: the file read ONCE, each class's positives
+    selected from it as :class:`~dprect.app.flow.NumpyRoute` selects one class's."""
+    from dprect.engines.arrow_input import label_kind, label_matches, numeric_column, read_table
+
+    progress(f"reading {source.path} (once for {len(requests)} classes)")
+    table = read_table(source.path, [*source.features, source.label], source.format)
+    matrix = np.column_stack([numeric_column(table, f, nulls_as_nan=True)
+                              for f in source.features])
+    kind = label_kind(table, source.label)  # from the schema: no row is looked at
+    prepared: list[Prepared] = []
+    for request in requests:
+        value = resolve_positive_label(request.positive_label, kind, source.label)
+        rows = select_rows(matrix, label_matches(table, source.label, value),
+                           source.features, invalid_rows=request.invalid_rows)
+        prepared.append(NumpyPrepared(rows, domains, list(source.features), plan))
+    return OpenedClasses(prepared)
 
 
 def classes_sinks(sinks: Sequence[Sink]) -> list[Sink]:
@@ -109,6 +151,8 @@ def run_classes_fit(settings: FitSettings, route: EngineRoute,
             opened: list[Prepared] = []
             requests = [request.for_class(value) for value in values]
             together = getattr(route, "open_classes", None)  # one read for every class
+            if together is None and isinstance(route, NumpyRoute):
+                together = numpy_open_classes
             if together is not None:  # every schema check before the reservation
                 opened = list(stack.enter_context(together(
                     source, domains, requests, the_plan, report.progress)).prepared)
