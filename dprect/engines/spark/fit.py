@@ -301,8 +301,61 @@ class SparkRoute:
     def open_classes(self, source: Source, domains: list[Domain],
                      requests: Sequence[FitRequest], plan: Plan,
                      progress: Callable[[str], None]) -> Any:
-        """Every class of a classes' fit on ONE read of the table
-        (:func:`dprect.engines.spark.classes.open_classes`)."""
-        from dprect.engines.spark.classes import open_classes
-
+        """Every class of a classes' fit on ONE read of the table (:func:`open_classes`)."""
         return open_classes(self, source, domains, requests, plan, progress)
+
+
+# -- every class of a classes' fit on one read (dprect.engines.spark.classes explains) ------
+class PreparedClasses:
+    """The k prepared classes (in order) on one cached DataFrame; closing releases every
+    class's engine, the cache, then (if owned) the session."""
+
+    def __init__(self, prepared: list[PreparedFit], cached: DataFrame | None,
+                 on_close: Callable[[], None] | None) -> None:
+        self.prepared = prepared
+        self.cached = cached
+        self.on_close = on_close
+
+    def close(self) -> None:
+        try:
+            for p in reversed(self.prepared):
+                p.close()
+            if self.cached is not None:
+                self.cached.unpersist()
+        finally:
+            if self.on_close is not None:
+                self.on_close()
+
+    def __enter__(self) -> PreparedClasses:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_classes(route: SparkRoute, source: Source, domains: list[Domain],
+                 requests: Sequence[FitRequest], plan: Plan,
+                 progress: Callable[[str], None]) -> PreparedClasses:
+    """Read ``source`` once and prepare one fit per request (one per class) on it; on
+    any failure everything opened so far is released (and an owned session stopped)."""
+    spark, owned = route.session()
+    done = PreparedClasses([], None, spark.stop if owned else None)
+    try:
+        progress(f"reading {source.path} (once for {len(requests)} classes)")
+        df = read_source(spark, source.path, format=source.format, where=source.where,
+                         version=source.version, timestamp=source.timestamp)
+        done.cached = df.cache()
+        for i, request in enumerate(requests):
+            progress(f"checking the input and reading what class {i + 1} of "
+                     f"{len(requests)} needs")
+            done.prepared.append(prepare_fit(
+                done.cached, features=source.features, label=source.label,
+                domains=domains, request=request, plan=plan, spark_plan=route.spark_plan,
+                driver_budget_mb=route.driver_budget_mb))
+    except SPARK_ERRORS as exc:
+        done.close()
+        raise InputDataError(f"cannot read the input: {spark_message(exc)}") from None
+    except BaseException:
+        done.close()
+        raise
+    return done
