@@ -154,6 +154,17 @@ bench-real: setup
 	$(BIN)/pip install --quiet -r benchmarks/requirements-real.txt
 	$(BIN)/python benchmarks/real_data.py
 
+# One rectangle per class beside diffprivlib (issue #24): per-class accuracy on diamonds' cut
+# (five classes) against diffprivlib's GaussianNB and LogisticRegression at the same epsilon.
+# diffprivlib 0.6.6 needs a scikit-learn before 1.7, so it runs in its own venv (with
+# plotnine and dprect); writes docs/figures/classes_real.json.
+DPL_VENV := .bench-venvs/diffprivlib
+.PHONY: bench-classes
+bench-classes:
+	@test -x $(DPL_VENV)/bin/python || $(PYTHON) -m venv $(DPL_VENV)
+	$(DPL_VENV)/bin/pip install --quiet "scikit-learn==1.6.1" "diffprivlib==0.6.6" "plotnine>=0.13" -e .
+	cd benchmarks && ../$(DPL_VENV)/bin/python classes_real.py
+
 # Private clamping bounds (issue #14): dprect's bounds beside re-implementations of Tumult's
 # get_bounds, Google's ApproxBounds and OpenDP-style DP quantiles on the real tables (+ causaldata's
 # scorecard) and heavy-tailed synthetic columns; clipped share, width and the error of a DP

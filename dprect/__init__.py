@@ -9,6 +9,7 @@ from dprect.app.describe import describe, mean_bounds
 from dprect.core.accounting import Guarantee
 from dprect.core.aggregates import DescribePlan, DescribeResult, plan_describe
 from dprect.core.bounds import BoundsPlan, BoundsResult, plan_bounds
+from dprect.core.classes import ClassesResult
 from dprect.core.domains import (
     Domain,
     FloatBins,
@@ -41,6 +42,7 @@ __all__ = [
     "BoundsPlan",
     "BoundsRequest",
     "BoundsResult",
+    "ClassesResult",
     "DescribePlan",
     "DescribeResult",
     "Domain",
@@ -63,6 +65,7 @@ __all__ = [
     "Plan",
     "PlanRequest",
     "RandomSource",
+    "RectangleClassifier",
     "Shape",
     "StaircaseLaw",
     "__version__",
@@ -79,3 +82,13 @@ __all__ = [
     "plan_bounds",
     "plan_describe",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``dprect.RectangleClassifier`` is imported on first use: it needs the ``sklearn``
+    extra (a one-line :class:`~dprect.core.extras.MissingExtraError` without it)."""
+    if name == "RectangleClassifier":
+        from dprect.app.classifier import RectangleClassifier
+
+        return RectangleClassifier
+    raise AttributeError(f"module 'dprect' has no attribute {name!r}")

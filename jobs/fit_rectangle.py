@@ -31,11 +31,13 @@ from typing import Any
 from _common import job_spark
 from pyspark.sql import SparkSession
 
-from dprect.app.flow import FitSettings, fit_settings, run_fit
+from dprect.app.classes_flow import run_any_fit
+from dprect.app.flow import FitSettings, fit_settings
 from dprect.app.jobs_support import (
     ConfigError,
     Option,
     config_label,
+    config_labels,
     exit_now,
     job_main,
     job_reporter,
@@ -77,7 +79,8 @@ def settings(cfg: dict[str, Any]) -> FitSettings:
     elif grid is not None and not isinstance(grid, str):
         raise ConfigError(f"fit.grid must be a string or a mapping feature -> spec, got {grid!r}")
     return fit_settings({**cfg, "grid": grid,
-                         "positive_label": config_label(cfg["positive_label"])},
+                         "positive_label": config_label(cfg["positive_label"]),
+                         "classes": config_labels(cfg["classes"])},
                         lambda key: f"{SECTION}.{key}")
 
 
@@ -90,7 +93,7 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
         fit = settings(cfg)
         route = SparkRoute(lambda: job_spark(doc, PROG, spark), cfg["strategy"],
                            cfg["driver_budget_mb"])
-        run_fit(fit, route, job_reporter(PROG, SECTION))
+        run_any_fit(fit, route, job_reporter(PROG, SECTION))  # one rectangle or one per class
 
     return job_main(PROG, "Learn a differentially private rectangle on Spark.", SECTION,
                     OPTIONS, body, argv)

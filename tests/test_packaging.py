@@ -33,8 +33,9 @@ PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
 MODULE_OF = {"pyspark": "pyspark", "pandas": "pandas", "deltalake": "deltalake",
              "matplotlib": "matplotlib", "pyyaml": "yaml", "scipy": "scipy",
              "grpcio": "grpc", "grpcio-status": "grpc_status",
-             "googleapis-common-protos": "google.rpc", "zstandard": "zstandard"}
-HIDDEN = ("pyspark", "py4j", "pandas", "deltalake", "matplotlib", "yaml", "scipy")
+             "googleapis-common-protos": "google.rpc", "zstandard": "zstandard",
+             "scikit-learn": "sklearn"}
+HIDDEN = ("pyspark", "py4j", "pandas", "deltalake", "matplotlib", "yaml", "scipy", "sklearn")
 SPARK_MESSAGE = ("dprect: error: the Spark engine needs the 'spark' extra: "
                  "pip install 'dprect[spark]'")
 FIT = ["fit", "--input", "data.parquet", "--features", "a,b", "--label", "y",
@@ -67,13 +68,14 @@ def test_core_install_is_numpy_and_pyarrow_with_ranges_not_pins():
 
 def test_extras_and_the_runtime_table_agree():
     optional = PYPROJECT["project"]["optional-dependencies"]
-    assert set(optional) == {"spark", "connect", "delta", "plot", "jobs", "audit", "all",
-                             "dev"}
+    assert set(optional) == {"spark", "connect", "delta", "plot", "jobs", "audit", "sklearn",
+                             "all", "dev"}
     assert _own("spark")[0] == {"pyspark", "pandas"}
     assert "delta-spark" not in {d for name in optional for d in _own(name)[0]}  # never imported
     assert _own("jobs") == ({"pyyaml"}, {"spark", "delta", "plot"})
     assert _own("connect")[1] == {"spark"}
-    assert _own("all") == (set(), {"spark", "connect", "delta", "plot", "jobs", "audit"})
+    assert _own("all") == (set(), {"spark", "connect", "delta", "plot", "jobs", "audit",
+                                   "sklearn"})
     assert {"pytest", "hypothesis", "ruff", "mypy"} <= _own("dev")[0]
     for extra, (modules, _) in EXTRAS.items():  # dprect.core.extras names what pyproject has
         assert {MODULE_OF[d] for d in _own(extra)[0]} == set(modules), extra
@@ -161,6 +163,20 @@ def test_without_extras_the_numpy_fit_runs_and_spark_names_its_extra(tiny_table:
     assert not (tiny_table / "spark.json").exists()
 
 
+def test_without_extras_the_classifier_names_the_sklearn_extra(tmp_path: Path):
+    out = _hidden("""
+        import dprect
+        from dprect.core.extras import MissingExtraError
+        try:
+            dprect.RectangleClassifier
+        except MissingExtraError as exc:
+            print(exc.extra, exc)
+    """, tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == ("sklearn dprect.RectangleClassifier needs the 'sklearn' "
+                                  "extra: pip install 'dprect[sklearn]'")
+
+
 def test_without_extras_the_ledger_names_the_delta_extra(tiny_table: Path):
     message = ("dprect: error: the budget ledger needs the 'delta' extra: "
                "pip install 'dprect[delta]'")
@@ -197,10 +213,13 @@ def test_without_extras_each_feature_names_its_extra(tmp_path: Path):
         expect("audit", lambda: audit.clopper_pearson(1, 2, 0.05))
         from dprect.app import jobs_support
         expect("jobs", lambda: jobs_support.apply_override({}, "epsilon=1", section="fit"))
-        # every module outside the Spark package imports without any extra
+        expect("sklearn", lambda: dprect.RectangleClassifier)
+        # every module outside the Spark package and the scikit-learn classifier (which,
+        # like it, is its extra's own module) imports without any extra
         failed = []
         for m in pkgutil.walk_packages(dprect.__path__, prefix="dprect."):
-            if m.name.startswith("dprect.engines.spark") or m.name == "dprect.__main__":
+            if m.name.startswith("dprect.engines.spark") or m.name in (
+                    "dprect.__main__", "dprect.app.classifier"):
                 continue
             try:
                 importlib.import_module(m.name)
@@ -211,7 +230,7 @@ def test_without_extras_each_feature_names_its_extra(tmp_path: Path):
     """, tmp_path)
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout.strip().splitlines()[-1])
-    for extra in ("spark", "plot", "delta", "audit", "jobs"):
+    for extra in ("spark", "plot", "delta", "audit", "jobs", "sklearn"):
         assert report[extra] is not None, extra
         assert report[extra].endswith(f"needs the '{extra}' extra: pip install 'dprect[{extra}]'")
     assert report["imports"] == []

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, Unpack
+from typing import TYPE_CHECKING, Any, Unpack, overload
 
 import numpy as np
 
@@ -33,6 +33,9 @@ from dprect.core.request import (
 )
 from dprect.core.result import FitResult
 from dprect.engines.numpy_engine import NumpyEngine
+
+if TYPE_CHECKING:
+    from dprect.core.classes import ClassesResult
 
 
 def label_kind_of_dtype(dtype: np.dtype, column: str = "y") -> str:
@@ -220,10 +223,24 @@ def _in_memory(X: object, y: object, grid: GridArg, features: Sequence[str] | No
     return names, domains, NumpyEngine.from_features(X_pos, domains)
 
 
+@overload
 def fit(X: object, y: object, request: FitRequest | None = None, *, grid: GridArg = None,
         features: Sequence[str] | None = None, seed: int | None = None,
-        **options: Unpack[FitOptions]) -> FitResult:
-    """Learn an (ε, δ)-DP axis-aligned rectangle around the positive rows of X.
+        classes: None = None, **options: Unpack[FitOptions]) -> FitResult: ...
+
+
+@overload
+def fit(X: object, y: object, request: FitRequest | None = None, *, grid: GridArg = None,
+        features: Sequence[str] | None = None, seed: int | None = None,
+        classes: Sequence[object], **options: Unpack[FitOptions]) -> ClassesResult: ...
+
+
+def fit(X: object, y: object, request: FitRequest | None = None, *, grid: GridArg = None,
+        features: Sequence[str] | None = None, seed: int | None = None,
+        classes: Sequence[object] | None = None, **options: Unpack[FitOptions]
+        ) -> FitResult | ClassesResult:
+    """Learn an (ε, δ)-DP axis-aligned rectangle around the positive rows of X (or one
+    per class of ``classes``, for one charge).
 
     Parameters
     ----------
@@ -256,13 +273,52 @@ def fit(X: object, y: object, request: FitRequest | None = None, *, grid: GridAr
     invalid_rows : ``drop`` (the default): rows with a null, NaN or ±inf feature are left
         out (row-local, inside the guarantee). ``error`` refuses X if any row has one:
         that refusal depends on the data and is OUTSIDE the privacy guarantee.
+    classes : the PUBLIC list of classes (labels compared as ``positive_label`` is; never
+        read from the data). Gives a :class:`~dprect.core.classes.ClassesResult`: one
+        rectangle per class, each class's negatives every other row (unlisted labels and
+        nulls included), all for ONE charge of (ε, δ) — the classes' rows are disjoint,
+        so the runs compose in parallel (docs/privacy.md §12). ``positive_label`` is then
+        not used.
 
     Errors depend only on the parameters and on X's and y's shapes and types.
     """
+    if classes is not None:
+        if request is not None:
+            raise ParameterError("give classes in the request or as a keyword, not both")
+        options = {**options, "classes": tuple(classes)}  # type: ignore[typeddict-unknown-key]
     req = make_request(FitRequest, request, options)
+    if req.classes is not None:
+        return fit_classes(X, y, req, grid=grid, features=features, seed=seed)
     names, domains, engine = _in_memory(X, y, grid, features, req.invalid_rows,
                                         req.positive_label)
     return fit_engine(engine, domains, names, req.budget(), seed=seed)
+
+
+def fit_classes(X: object, y: object, request: FitRequest, *, grid: GridArg = None,
+                features: Sequence[str] | None = None, seed: int | None = None
+                ) -> ClassesResult:
+    """One rectangle per class of ``request.classes`` (``fit(..., classes=)``), for ONE
+    charge (:mod:`dprect.core.classes`): every class's input checked first, then one
+    plan, then class i's rectangle on its positives (the rows labelled i, compared as
+    :func:`positive_mask` compares a positive label) with its own noise — a test seed
+    gives class i :func:`~dprect.core.classes.class_seeds`' seed i, as every engine does."""
+    from dprect.core.classes import ClassesResult, class_labels, class_seeds, classes_charge
+
+    if request.classes is None:
+        raise ParameterError("fit_classes needs a request with classes")
+    values = list(request.classes)
+    engines: list[NumpyEngine] = []
+    names: list[str] = []
+    domains: list[Domain] = []
+    for value in values:  # every check (shapes, types, labels) before any noise
+        names, domains, engine = _in_memory(X, y, grid, features, request.invalid_rows,
+                                            value)
+        engines.append(engine)
+    the_plan = plan(request.budget(), domains=domains)
+    classes_charge(the_plan.chosen.guarantee)
+    results = [run_plan(engine, domains, names, the_plan, RandomSource(seed=s))
+               for engine, s in zip(engines, class_seeds(seed, len(values)), strict=True)]
+    return ClassesResult(class_labels(values), results)
 
 
 def nonprivate_bounding_box(X: object, y: object, *, grid: GridArg = None,
@@ -465,6 +521,7 @@ def bounds(data: object, columns: Sequence[str] | None = None, *, epsilon: float
     return run_bounds(the_plan, by_name, names_of_groups, RandomSource(seed=seed), names)
 
 
-__all__ = ["FloatOrder", "LabelText", "bounds", "column_names", "fit", "fit_engine",
+__all__ = ["FloatOrder", "LabelText", "bounds", "column_names", "fit", "fit_classes",
+           "fit_engine",
            "nonprivate_bounding_box", "positive_mask", "positive_rows", "resolve_positive_label",
            "run_plan"]

@@ -141,6 +141,14 @@ def _features(text: str) -> list[str]:
     return names
 
 
+def _labels(text: str) -> list[LabelText]:
+    """``--classes a,b,c``: each class as text, read against the label column's type."""
+    values = [LabelText(t.strip()) for t in text.split(",") if t.strip()]
+    if not values:
+        raise argparse.ArgumentTypeError("give at least one class")
+    return values
+
+
 def flag(key: str) -> str:
     """The flag of an option or config key (``results_table`` → ``--results-table``)."""
     return "--" + key.replace("_", "-")
@@ -154,6 +162,9 @@ def add_request_arguments(p: argparse.ArgumentParser,
         if spec.kind == "label":  # text, read against the label column's type
             p.add_argument(flag(spec.name), type=LabelText, default=None, metavar="VALUE",
                            help=f"{spec.help} (default {spec.plain_default})")
+        elif spec.kind == "labels":  # comma-separated text, each read as a label is
+            p.add_argument(flag(spec.name), type=_labels, default=None, metavar="A,B,...",
+                           help=spec.help)
         elif spec.required:
             p.add_argument(flag(spec.name), type=_float, required=True, help=spec.help)
         elif spec.choices:
@@ -332,7 +343,8 @@ def _cmd_bounds(args: argparse.Namespace) -> int:
 def _cmd_fit(args: argparse.Namespace) -> int:
     """``dprect fit``: the options become the fit's settings, then the one fit flow
     (:func:`dprect.app.flow.run_fit`) runs on the chosen engine."""
-    from dprect.app.flow import fit_settings, run_fit
+    from dprect.app.classes_flow import run_any_fit
+    from dprect.app.flow import fit_settings
     from dprect.app.spine import Reporter
     from dprect.engines.numpy_fit import NumpyRoute
 
@@ -347,7 +359,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         from dprect.engines.spark.cli import cli_route  # pyspark is imported only here
 
         route = cli_route(args.strategy, args.driver_budget_mb, **chosen(args))
-    run_fit(settings, route, Reporter(name=flag))
+    run_any_fit(settings, route, Reporter(name=flag))  # one rectangle, or one per class
     return 0
 
 

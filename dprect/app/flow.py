@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from dprect.app.spine import Prepared, Reporter, run_release
 from dprect.core.accounting import Guarantee
+from dprect.core.classes import is_classes_record
 from dprect.core.domains import Domain, GridArg, resolve_domains
 from dprect.core.expectation import (
     DEFAULT_TARGET_SHARE,
@@ -119,7 +120,11 @@ class FitProduct:
         return Charge(chosen.guarantee, chosen.method, list(self.settings.source.features))
 
     def foreign(self, record: Mapping[str, Any]) -> str | None:
-        return "private bounds, not a rectangle" if is_bounds_record(record) else None
+        if is_bounds_record(record):
+            return "private bounds, not a rectangle"
+        if is_classes_record(record):
+            return "one rectangle per class, not one rectangle"
+        return None
 
     def announce(self) -> list[str]:
         return [self.plan.expectation().sentence()]  # the plan's, before any data

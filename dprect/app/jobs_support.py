@@ -311,7 +311,7 @@ def step(prog: str, message: str) -> None:
 
 
 # -- the fit request in a config section ------------------------------------------------------
-_OPTION_KINDS = {"float": "float", "choice": "str", "label": "any"}
+_OPTION_KINDS = {"float": "float", "choice": "str", "label": "any", "labels": "any"}
 
 
 def request_options(kind: type[Any] = FitRequest) -> dict[str, Option]:
@@ -356,6 +356,17 @@ def config_label(value: object) -> object:
     return LabelText(value) if isinstance(value, str) else value
 
 
+def config_labels(value: object) -> object:
+    """A class list from a config: a YAML list (each entry as :func:`config_label`
+    reads it) or a comma-separated string of text labels; None stays None (anything
+    else is refused by the request's own check)."""
+    if isinstance(value, str):
+        return [LabelText(t.strip()) for t in value.split(",") if t.strip()]
+    if isinstance(value, list):
+        return [config_label(v) for v in value]
+    return value
+
+
 def job_reporter(prog: str, section: str) -> Reporter:
     """How a job reports a fit (:class:`dprect.app.spine.Reporter`): every line as a step
     ``[prog] ...``, options named by their config keys (``fit.seed``)."""
@@ -382,6 +393,7 @@ __all__ = [
     "apply_override",
     "build_parser",
     "config_label",
+    "config_labels",
     "describe_failure",
     "exit_now",
     "job_main",

@@ -30,6 +30,7 @@ EXTRAS: dict[str, tuple[tuple[str, ...], str]] = {
     "plot": (("matplotlib",), "the rectangle plot"),
     "jobs": (("yaml",), "the Spark jobs' YAML configuration"),
     "audit": (("scipy",), "the privacy audit"),
+    "sklearn": (("sklearn",), "the scikit-learn classifier (dprect.RectangleClassifier)"),
 }
 
 

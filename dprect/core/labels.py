@@ -11,6 +11,8 @@ import math
 import numbers
 from dataclasses import dataclass
 
+import numpy as np
+
 from dprect.core.errors import ParameterError
 
 #: what a label column can hold, read from its type (its schema), never from its values
@@ -117,5 +119,70 @@ def resolve_positive_label(value: object, kind: str, column: str) -> bool | floa
     raise ParameterError(f"unknown label column kind {kind!r}")
 
 
-__all__ = ["LABEL_KINDS", "LabelText", "PositiveLabel", "check_label_value",
-           "resolve_positive_label"]
+#: the most classes one run takes (a plot, a table row and a run per class)
+MAX_CLASSES = 256
+
+
+def label_key(value: object) -> str:
+    """A class's name in a result (its JSON key): the label as text, spelled as a command
+    line gives it (``true``/``false``, a number's shortest spelling, a string as is)."""
+    if isinstance(value, LabelText):
+        return value.text
+    if isinstance(value, bool | np.bool_):
+        return "true" if value else "false"
+    if isinstance(value, float | np.floating):
+        f = float(value)
+        return str(int(f)) if f.is_integer() and abs(f) < 2**53 else repr(f)
+    return str(value)
+
+
+def check_classes(classes: object) -> list[PositiveLabel | LabelText]:
+    """The PUBLIC list of classes, checked without data: a non-empty sequence (not a
+    string) of labels (:func:`check_label_value`), at most :data:`MAX_CLASSES`, no class
+    twice (compared by :func:`label_key`), and no two classes that a label column of any
+    type reads as the same value (``1`` and ``true``, ``"1"`` and ``"1.0"``): the classes'
+    rows must be disjoint whatever the column's type, or the one charge would not hold."""
+    if classes is None or isinstance(classes, str | bytes | LabelText):
+        raise ParameterError("classes must be a list of labels (the PUBLIC list of classes)")
+    try:
+        listed = list(classes)  # type: ignore[call-overload]
+    except TypeError:
+        raise ParameterError("classes must be a list of labels (the PUBLIC list of "
+                             "classes)") from None
+    if not listed:
+        raise ParameterError("the list of classes is empty")
+    if len(listed) > MAX_CLASSES:
+        raise ParameterError(f"at most {MAX_CLASSES} classes in one run")
+    values = [check_label_value(v.item() if isinstance(v, np.generic) else v)
+              for v in listed]
+    keys = [label_key(v) for v in values]
+    seen: set[str] = set()
+    for k in keys:
+        if k in seen:
+            raise ParameterError(f"class {k!r} is listed twice")
+        seen.add(k)
+    for kind in ("numeric", "boolean", "string", "any"):  # disjoint on every column type
+        read: dict[object, str] = {}
+        for v, k in zip(values, keys, strict=True):
+            try:
+                r = resolve_positive_label(v, kind, "label")
+            except ParameterError:
+                continue  # this class cannot be read against that type (refused there)
+            same = float(r) if isinstance(r, bool | int | float) else r
+            if same in read:
+                raise ParameterError(f"classes {read[same]!r} and {k!r} name the same "
+                                     f"label of a {kind} column; list each label once")
+            read[same] = k
+    return values
+
+
+__all__ = [
+    "LABEL_KINDS",
+    "MAX_CLASSES",
+    "LabelText",
+    "PositiveLabel",
+    "check_classes",
+    "check_label_value",
+    "label_key",
+    "resolve_positive_label",
+]

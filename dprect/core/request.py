@@ -30,7 +30,7 @@ from fractions import Fraction
 from typing import Any, Self, TypedDict, TypeVar, get_type_hints
 
 from dprect.core.errors import ParameterError
-from dprect.core.labels import LabelText, PositiveLabel, check_label_value
+from dprect.core.labels import LabelText, PositiveLabel, check_classes, check_label_value
 from dprect.core.validation import check_delta, check_epsilon, check_open_unit, repeat_at
 
 
@@ -163,10 +163,28 @@ class FitRequest(PlanRequest):
         "label of the positive rows, read against the label column's type: a number, "
         "true/false (or yes/no) or a string; every other row, null labels included, is a "
         "negative"))
+    classes: tuple[PositiveLabel | LabelText, ...] | None = field(default=None, metadata=_help(
+        "the PUBLIC list of classes (never read from the data): one rectangle per class, "
+        "all for ONE charge (the classes' rows are disjoint: parallel composition); a "
+        "class's negatives are every other row, unlisted classes and null labels included; "
+        "replaces the positive label"))
 
     def __post_init__(self) -> None:
         super().__post_init__()
         _set(self, "positive_label", check_label_value(self.positive_label))
+        if self.classes is not None:
+            _set(self, "classes", tuple(check_classes(self.classes)))
+            default = next(f.default for f in dataclasses.fields(self)
+                           if f.name == "positive_label")
+            if self.positive_label != default or type(self.positive_label) is not type(
+                    default):
+                raise ParameterError("give classes or a positive label, not both (each "
+                                     "class is the positive label of its own rectangle)")
+
+    def for_class(self, value: PositiveLabel | LabelText) -> FitRequest:
+        """This request with ``value`` as the positive label and no class list: one
+        class's run."""
+        return dataclasses.replace(self, classes=None, positive_label=value)
 
 
 #: the coverage is read as a fraction with a denominator at most this (α's at most twice it)
@@ -343,7 +361,8 @@ class OptionSpec:
     name: str  # the field and config key; the flag is --name-with-dashes
     default: Any  # dataclasses.MISSING when required
     choices: tuple[str, ...] | None
-    kind: str  # "float", "choice" or "label" (a positive label: a number, bool or text)
+    kind: str  # "float", "choice", "label" (a positive label: a number, bool or text) or
+    # "labels" (a list of them, or none)
     help: str
 
     @property
@@ -367,7 +386,8 @@ def option_specs(kind: type[Any] = FitRequest) -> tuple[OptionSpec, ...]:
         choices = f.default.values() if isinstance(f.default, Choice) else None
         specs.append(OptionSpec(
             f.name, f.default, choices,
-            "choice" if choices else "float" if hints[f.name] is float else "label",
+            "choice" if choices else "float" if hints[f.name] is float
+            else "labels" if f.default is None else "label",
             f.metadata["help"]))
     return tuple(specs)
 

@@ -7,7 +7,7 @@ other labels and nulls are negatives, rows with an invalid feature are dropped (
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -70,4 +70,39 @@ class NumpyRoute:
         return NumpyPrepared(rows, domains, list(source.features), plan)
 
 
-__all__ = ["NumpyPrepared", "NumpyRoute"]
+    def open_classes(self, source: Source, domains: list[Domain],
+                     requests: Sequence[FitRequest], plan: Plan,
+                     progress: Callable[[str], None]) -> NumpyClasses:
+        """Every class of a classes' fit on ONE read of the file: each class's positives
+        selected from it as :meth:`open` selects one class's."""
+        from dprect.engines.arrow_input import (
+            label_kind,
+            label_matches,
+            numeric_column,
+            read_table,
+        )
+
+        label = source.fit_label
+        progress(f"reading {source.path} (once for {len(requests)} classes)")
+        table = read_table(source.path, [*source.features, label], source.format)
+        matrix = np.column_stack([numeric_column(table, f, nulls_as_nan=True)
+                                  for f in source.features])
+        kind = label_kind(table, label)  # from the schema: no row is looked at
+        prepared = []
+        for request in requests:
+            value = resolve_positive_label(request.positive_label, kind, label)
+            rows = select_rows(matrix, label_matches(table, label, value), source.features,
+                               invalid_rows=request.invalid_rows)
+            prepared.append(NumpyPrepared(rows, domains, list(source.features), plan))
+        return NumpyClasses(prepared)
+
+
+class NumpyClasses(PreparedRun):
+    """Every class's prepared fit, in class order."""
+
+    def __init__(self, prepared: list[NumpyPrepared]) -> None:
+        super().__init__()
+        self.prepared = prepared
+
+
+__all__ = ["NumpyClasses", "NumpyPrepared", "NumpyRoute"]

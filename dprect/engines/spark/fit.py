@@ -280,3 +280,52 @@ class SparkRoute:
                                    driver_budget_mb=self.driver_budget_mb)
             prepared.on_close = stop
             return prepared
+
+    def open_classes(self, source: Source, domains: list[Domain],
+                     requests: Sequence[FitRequest], plan: Plan,
+                     progress: Callable[[str], None]) -> PreparedClasses:
+        """Every class of a classes' fit on ONE read of the table (:func:`open_classes`)."""
+        return open_classes(self, source, domains, requests, plan, progress)
+
+
+# -- every class of a classes' fit on one read (dprect.engines.spark.classes explains) ------
+class PreparedClasses(PreparedRun):
+    """The k prepared classes (in order) on one cached DataFrame; closing releases every
+    class's engine, the cache, then (if owned) the session."""
+
+    def __init__(self, prepared: list[PreparedFit], cached: DataFrame | None,
+                 on_close: Callable[[], None] | None) -> None:
+        super().__init__(on_close)
+        self.prepared = prepared
+        self.cached = cached
+
+    def release(self) -> None:
+        for p in reversed(self.prepared):
+            p.release()
+        if self.cached is not None:
+            self.cached.unpersist()
+
+
+def open_classes(route: SparkRoute, source: Source, domains: list[Domain],
+                 requests: Sequence[FitRequest], plan: Plan,
+                 progress: Callable[[str], None]) -> PreparedClasses:
+    """Read ``source`` once and prepare one fit per request (one per class) on it; on
+    any failure everything opened so far is released (and an owned session stopped)."""
+    with opened_source(route.session, source, progress) as (df, stop):
+        done = PreparedClasses([], None, stop)
+        try:
+            done.cached = df.cache()
+            for i, request in enumerate(requests):
+                progress(f"checking the input and reading what class {i + 1} of "
+                         f"{len(requests)} needs")
+                done.prepared.append(prepare_fit(
+                    done.cached, features=source.features, label=source.fit_label,
+                    grid=domains, request=request, plan=plan, strategy=route.strategy,
+                    driver_budget_mb=route.driver_budget_mb))
+        except SPARK_ERRORS as exc:
+            done.release()  # the session: opened_source stops it
+            raise InputDataError(f"cannot read the input: {spark_message(exc)}") from None
+        except BaseException:
+            done.release()
+            raise
+        return done

@@ -1,0 +1,117 @@
+"""A PNG of one rectangle per class: every class's rectangle on the same 2-D projections.
+
+The rules of :mod:`dprect.release.plotting` hold: only what the result publishes is drawn
+(the private rectangles and the public grid bounds, never a data point). Panels pair
+consecutive features as there (:func:`~dprect.release.plotting.feature_pairs`); each
+class is one colour (a solid outline, listed in the legend by its class name); a class
+whose rectangle is empty is listed as ``(empty)`` in the legend and drawn nowhere. Each
+panel zooms to the union of the classes' finite bounds plus a margin.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from typing import TYPE_CHECKING, Any
+
+from dprect.core.classes import ClassesResult
+from dprect.core.extras import require
+from dprect.release.plotting import _HUGE, MARGIN, _axis_label, _clip, feature_pairs
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+#: one colour per class, cycled past ten classes (line styles then differ)
+COLOURS = ("tab:red", "tab:blue", "tab:green", "tab:orange", "tab:purple", "tab:brown",
+           "tab:pink", "tab:olive", "tab:cyan", "tab:gray")
+STYLES = ("-", "--", ":", "-.")
+
+
+def _view(j: int, result: ClassesResult) -> tuple[float, float]:
+    """Feature j's limits: the union of every non-empty class's finite ends, with a
+    margin; the grid bounds (else ±1) when no class gives one."""
+    ends = [v for r in result.results if not r.empty for v in (r.lower[j], r.upper[j])]
+    finite = [e for e in ends if math.isfinite(e) and abs(e) < _HUGE]
+    bounds = result.results[0].domains[j].bounds
+    if finite:
+        lo, hi = min(finite), max(finite)
+    elif bounds is not None:
+        lo, hi = bounds
+    else:
+        lo, hi = -1.0, 1.0
+    if not hi > lo:
+        half = 0.5 * abs(lo) if lo != 0 else 1.0
+        lo, hi = lo - half, hi + half
+    pad = MARGIN * (hi - lo)
+    return lo - pad, hi + pad
+
+
+def render_classes_figure(result: ClassesResult, *, title: str | None = None,
+                          dpi: int = 110) -> Figure:
+    """The matplotlib figure of every class's rectangle (the module docstring)."""
+    require("plot")
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Rectangle
+
+    first = result.results[0]
+    pairs = feature_pairs(len(first.features))
+    cols = min(len(pairs), 2)
+    rows = math.ceil(len(pairs) / cols)
+    fig = Figure(figsize=(5.6 * cols, 5.0 * rows + 0.6), dpi=dpi, layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False)
+    for ax in axes.flat[len(pairs):]:
+        ax.set_visible(False)
+    handles: list[Any] = []
+    for i, (c, r) in enumerate(zip(result.classes, result.results, strict=True)):
+        colour, style = COLOURS[i % len(COLOURS)], STYLES[(i // len(COLOURS)) % len(STYLES)]
+        handles.append(Line2D([], [], color=colour, ls=style, lw=2.0,
+                              label=f"class {c}" + (" (empty)" if r.empty else "")))
+    for ax, (a, b) in zip(axes.flat, pairs, strict=False):
+        one_d = a == b
+        xlim = _view(a, result)
+        ylim = (0.0, 1.0) if one_d else _view(b, result)
+        k = len(result.classes)
+        for i, r in enumerate(result.results):
+            if r.empty:
+                continue
+            colour = COLOURS[i % len(COLOURS)]
+            style = STYLES[(i // len(COLOURS)) % len(STYLES)]
+            # 1-D: each class a band at its own height, so overlapping classes stay apart
+            ys = ((i + 0.2) / k, (i + 0.8) / k) if one_d else (r.lower[b], r.upper[b])
+            xs, ys = _clip(r.lower[a], r.upper[a], xlim), _clip(*ys, ylim)
+            ax.add_patch(Rectangle((xs[0], ys[0]), xs[1] - xs[0], ys[1] - ys[0],
+                                   fill=False, ec=colour, lw=2.0, ls=style,
+                                   gid=f"class {result.classes[i]}", zorder=3 + i))
+        ax.set_xlim(*xlim)
+        ax.set_ylim(*ylim)
+        ax.set_xlabel(_axis_label(a, first), fontsize=9)
+        if one_d:
+            ax.set_yticks([])
+        else:
+            ax.set_ylabel(_axis_label(b, first), fontsize=9)
+    fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 5),
+               fontsize=8, frameon=False)
+    g = result.privacy
+    subtitle = (f"{len(result.classes)} classes, {result.method}, "
+                f"({g.epsilon:.3g}, {g.delta:.2g})-DP in one charge"
+                if g is not None else f"{result.method}, NOT private")
+    if result.seeded:
+        subtitle += " — SEEDED RUN, not for publication"
+    fig.suptitle(f"{title + ': ' if title else ''}{subtitle}", fontsize=10)
+    return fig
+
+
+def render_classes_png(result: ClassesResult, *, title: str | None = None,
+                       dpi: int = 110) -> bytes:
+    """The PNG bytes of :func:`render_classes_figure`."""
+    fig = render_classes_figure(result, title=title, dpi=dpi)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()
+
+
+__all__ = ["COLOURS", "render_classes_figure", "render_classes_png"]

@@ -1,0 +1,116 @@
+"""One rectangle per class (dprect.core.classes): the public class list and the guarantee
+of k runs on disjoint positive sets, checked against the accountant.
+
+* add-remove: the k-tuple costs one run's guarantee (parallel composition), whatever k;
+* replace-one: the cross-class move (two runs one add/remove step apart each, (2ε, 2δ) by
+  basic composition) is within the same-class case (group privacy, (2ε, (1 + e^ε)δ)),
+  so the tuple costs the plan's replace-one guarantee — and the planner's replace-one
+  plan charges exactly that;
+* the class list is public and checked without data.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from dprect.core.accounting import (
+    ADD_REMOVE,
+    REPLACE_ONE,
+    composition_pure,
+    refined_best,
+    replace_one,
+)
+from dprect.core.classes import (
+    MAX_CLASSES,
+    check_classes,
+    class_seeds,
+    classes_charge,
+    classes_guarantee,
+    label_key,
+)
+from dprect.core.domains import Grid
+from dprect.core.errors import ParameterError
+from dprect.core.labels import LabelText
+from dprect.core.planner import plan
+from dprect.core.request import FitRequest
+
+
+@pytest.mark.parametrize("per_class", [
+    composition_pure(0.1, rounds=8),
+    refined_best(0.05, q=0.2, rounds=8, target_delta=1e-6),
+])
+def test_guarantee_is_one_run_under_add_remove(per_class):
+    assert classes_guarantee(per_class, ADD_REMOVE) == per_class
+
+
+@pytest.mark.parametrize("per_class", [
+    composition_pure(0.5, rounds=4),
+    refined_best(0.05, q=0.2, rounds=8, target_delta=1e-6),
+])
+def test_replace_one_covers_the_cross_class_move(per_class):
+    tuple_g = classes_guarantee(per_class, REPLACE_ONE)
+    assert tuple_g == replace_one(per_class)
+    # cross class: two independent runs, each one add/remove step apart: (2ε, 2δ)
+    assert 2 * per_class.epsilon <= tuple_g.epsilon
+    assert 2 * per_class.delta <= tuple_g.delta
+    # and it is not free: the tuple is strictly more than one run's add/remove cost
+    assert tuple_g.epsilon == pytest.approx(2 * per_class.epsilon)
+    if per_class.delta > 0:
+        assert tuple_g.delta == pytest.approx((1 + math.exp(per_class.epsilon))
+                                              * per_class.delta)
+
+
+def test_add_remove_only_input():
+    with pytest.raises(ParameterError):
+        classes_guarantee(replace_one(composition_pure(0.5, rounds=2)), REPLACE_ONE)
+
+
+@pytest.mark.parametrize("neighbouring", ["add-remove", "replace-one"])
+@pytest.mark.parametrize("method", ["randmargins", "composition"])
+def test_charge_of_a_plan_is_its_guarantee_within_the_budget(neighbouring, method):
+    req = FitRequest(epsilon=2.0, delta=1e-6, method=method, neighbouring=neighbouring,
+                     classes=("a", "b", "c", "d", "e"))
+    p = plan(req.budget(), domains=[Grid(0, 1, 2**12)] * 3)
+    g = classes_charge(p.chosen.guarantee)
+    assert g == p.chosen.guarantee  # k = 5 classes, ONE charge: the plan's own
+    assert g.epsilon <= 2.0 * (1 + 1e-12) and g.delta <= 1e-6 * (1 + 1e-12)
+    assert g.neighbouring == neighbouring
+
+
+def test_class_list_is_checked_without_data():
+    assert check_classes([2, "a", True]) == [2, "a", True]
+    assert check_classes([LabelText("a"), LabelText("b"), 3]) is not None
+    assert [label_key(v) for v in check_classes([1.0, 2.5, False, LabelText("x")])] == [
+        "1", "2.5", "false", "x"]
+    for bad in (None, "abc", [], [1, 1.0], [float("nan")], [[1]],
+                list(range(MAX_CLASSES + 1)),
+                # the same label once read against some column type: rows not disjoint
+                [1, True], [LabelText("1"), LabelText("1.0")], [LabelText("yes"), True],
+                [LabelText("true"), LabelText("1")], [0, LabelText("no")]):
+        with pytest.raises(ParameterError):
+            check_classes(bad)
+    with pytest.raises(ParameterError, match="listed twice"):
+        FitRequest(epsilon=1, delta=0, classes=("a", LabelText("a")))
+
+
+def test_class_seeds_are_fixed_distinct_and_none_without_a_seed():
+    seeds = class_seeds(7, 4)
+    assert seeds == class_seeds(7, 4) and len(set(seeds)) == 4
+    assert all(isinstance(s, int) and s >= 0 for s in seeds)
+    assert class_seeds(8, 4) != seeds
+    assert class_seeds(None, 3) == [None, None, None]
+
+
+def test_classes_and_a_positive_label_are_not_both_given():
+    with pytest.raises(ParameterError, match="not both"):
+        FitRequest(epsilon=1, delta=0, classes=("a", "b"), positive_label="a")
+    with pytest.raises(ParameterError, match="not both"):
+        FitRequest(epsilon=1, delta=0, classes=("a", "b"), positive_label=LabelText("1"))
+
+
+def test_for_class_drops_the_list():
+    req = FitRequest(epsilon=1, delta=0, classes=(1, 2))
+    one = req.for_class(2)
+    assert one.classes is None and one.positive_label == 2 and one.budget() == req.budget()

@@ -1,0 +1,43 @@
+"""The plot of one rectangle per class: every non-empty class drawn on every panel, in its
+own colour, and every class (an empty one marked) in the legend."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from dprect.core.classes import ClassesResult
+from dprect.core.domains import Grid
+from dprect.core.result import FitResult
+from dprect.release.class_plot import render_classes_figure, render_classes_png
+
+
+def rect(lo: list[float], hi: list[float]) -> FitResult:
+    m = 100
+    return FitResult(["a", "b", "c"], lo, hi, [int(v * m) for v in lo],
+                     [int(v * m) - 1 for v in hi], [Grid(0, 1, m)] * 3, "composition",
+                     None, {}, seeded=False)
+
+
+def test_every_class_is_drawn_and_listed():
+    a = rect([0.1, 0.1, 0.1], [0.4, 0.4, 0.4])
+    b = rect([0.5, 0.5, 0.5], [0.9, 0.9, 0.9])
+    empty = dataclasses.replace(a, lower_index=[50, 0, 0], upper_index=[10, 99, 99])
+    res = ClassesResult(["x", "y", "z"], [a, b, empty])
+    fig = render_classes_figure(res, title="t")
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(panels) == 2  # (a, b) and (b, c)
+    for ax in panels:
+        gids = {p.get_gid() for p in ax.patches}
+        assert gids == {"class x", "class y"}  # the empty class is drawn nowhere
+        colours = {p.get_edgecolor() for p in ax.patches}
+        assert len(colours) == 2
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels == ["class x", "class y", "class z (empty)"]
+    assert render_classes_png(res)[:4] == b"\x89PNG"
+
+
+def test_needs_one_result_per_class():
+    with pytest.raises(Exception, match="one result per class"):
+        ClassesResult(["x", "y"], [rect([0.1] * 3, [0.2] * 3)])
