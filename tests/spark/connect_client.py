@@ -14,7 +14,7 @@ import json
 import sys
 import warnings
 
-FIT = {"features": ["a", "b"], "label": "y", "domains": "-3:3:64", "epsilon": 4.0,
+FIT = {"features": ["a", "b"], "label": "y", "grid": "-3:3:64", "epsilon": 4.0,
        "delta": 1e-6, "seed": 5}
 STRATEGIES = ("collect", "pass", "prefetch")  # rounds runs no Connect-specific code
 BOUNDS = {"columns": ["a", "b"], "group_by": "part", "groups": ["even", "odd"]}

@@ -40,7 +40,7 @@ def test_dataframe_classes_equal_numpy(make_frame):
     request = FitRequest(epsilon=2.0, delta=1e-7, classes=(0, 1, 2))
     on_spark = fit_dataframe_classes(make_frame(X, ["a", "b"], y, partitions=3),
                                      features=["a", "b"], label="y", request=request,
-                                     domains=GRID, seed=21)
+                                     grid=GRID, seed=21)
     local = dprect.fit(X, y, request, grid=GRID, seed=21)
     assert indices(on_spark) == indices(local) and on_spark.classes == ["0", "1", "2"]
     assert on_spark.privacy == local.privacy

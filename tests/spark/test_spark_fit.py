@@ -91,7 +91,7 @@ def test_bad_parameters_before_any_job(table):
     with pytest.raises(ParameterError, match="epsilon"):
         _fit(table, epsilon=-1.0)
     with pytest.raises(ParameterError, match="grid"):
-        _fit(table, domains="0:1")
+        _fit(table, grid="0:1")
 
 
 def test_other_numeric_types_and_labels(spark):
@@ -105,7 +105,7 @@ def test_other_numeric_types_and_labels(spark):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         want = dprect.fit(X, [1, 0, 1], grid=grid, features=["i", "d", "f"], seed=3, **BUDGET)
-    got = _fit(df, ("i", "d", "f"), "lab", domains=grid)
+    got = _fit(df, ("i", "d", "f"), "lab", grid=grid)
     assert (got.lower_index, got.upper_index) == (want.lower_index, want.upper_index)
     result_json = got.to_json()
     assert result_json["features"] == ["i", "d", "f"]
@@ -113,7 +113,7 @@ def test_other_numeric_types_and_labels(spark):
 
 def test_grid_string_and_column_names_with_dots(spark):
     df = spark.createDataFrame([(0.5, 1), (0.7, 1), (0.1, 0)], "`a.b` double, `the y` int")
-    r = _fit(df, ("a.b",), "the y", domains="0:1:10")
+    r = _fit(df, ("a.b",), "the y", grid="0:1:10")
     assert r.features == ["a.b"] and len(r.lower_index) == 1
 
 
@@ -142,7 +142,7 @@ def test_prepare_fit_invalid_row_policy(spark, plan):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         want = dprect.fit([[1.0, 1.0], [5.0, 5.0]], [1, 0], grid="0:8:16", seed=2, **BUDGET)
-        with _prepare(df, ("a", "b"), domains="0:8:16", strategy=plan) as prepared:
+        with _prepare(df, ("a", "b"), grid="0:8:16", strategy=plan) as prepared:
             got = prepared.run(seed=2)  # the drop policy: rows 2 and 3 are left out
     assert (got.lower_index, got.upper_index) == (want.lower_index, want.upper_index)
     with pytest.raises(InputDataError, match="feature 'a' has null, NaN or infinite"):
@@ -153,6 +153,6 @@ def test_prepare_fit_invalid_row_policy(spark, plan):
     for frame in (df.filter("y = 0 OR isnan(a)"), df.filter("y = 0")):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            with _prepare(frame, ("a", "b"), domains="0:8:16", strategy=plan) as prepared:
+            with _prepare(frame, ("a", "b"), grid="0:8:16", strategy=plan) as prepared:
                 assert prepared.run(seed=2).empty
     validate_dataframe(df.filter("y = 0 AND b < 10"), ["a", "b"], "y")  # no positives: fine

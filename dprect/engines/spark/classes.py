@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 
 def fit_dataframe_classes(df: DataFrame, *, features: Sequence[str], label: str,
-                          request: FitRequest, domains: GridArg = None,
+                          request: FitRequest, grid: GridArg = None,
                           strategy: str | None = None, seed: int | None = None,
                           driver_budget_mb: float | None = None) -> ClassesResult:
     """:func:`dprect.fit` with ``classes=`` on a Spark DataFrame: ``request.classes`` (a
@@ -42,7 +42,7 @@ def fit_dataframe_classes(df: DataFrame, *, features: Sequence[str], label: str,
     if request.classes is None:
         raise ParameterError("fit_dataframe_classes needs a request with classes")
     names = feature_names(list(features), len(features))
-    doms = resolve_domains(domains, names)
+    doms = resolve_domains(grid, names)
     the_plan = make_plan(request.budget(), domains=doms)
     classes_charge(the_plan.chosen.guarantee)
     values = list(request.classes)
