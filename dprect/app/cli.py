@@ -148,6 +148,9 @@ def add_request_arguments(p: argparse.ArgumentParser,
         if spec.kind == "label":  # text, read against the label column's type
             p.add_argument(flag(spec.name), type=LabelText, default=None, metavar="VALUE",
                            help=f"{spec.help} (default {spec.plain_default})")
+        elif spec.kind == "names":  # comma-separated feature names
+            p.add_argument(flag(spec.name), type=_features, default=None,
+                           metavar="NAME,NAME", help=f"{spec.help} (default none)")
         elif spec.required:
             p.add_argument(flag(spec.name), type=_float, required=True, help=spec.help)
         elif spec.choices:
@@ -493,7 +496,8 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     names = args.features or [f"x{j}" for j in range(args.dims)]
     domains = resolve_domains(args.grid, names)
     the_plan = plan(request_from(PlanRequest, vars(args)), domains=domains,
-                    positives=args.positives, target_share=args.target_share)
+                    positives=args.positives, target_share=args.target_share,
+                    features=names)
     if args.json:
         print(json.dumps(the_plan.to_json(), indent=2))
     else:

@@ -209,7 +209,8 @@ def run_fit(settings: FitSettings, route: EngineRoute, report: Reporter | None =
     request, source, ledger = settings.request, settings.source, settings.ledger
     domains = resolve_domains(settings.grid, source.features)
     the_plan = plan(request, domains=domains, positives=settings.positives,
-                    target_share=settings.target_share)  # the one plan: public, no data
+                    target_share=settings.target_share,
+                    features=source.features)  # the one plan: public, no data
     run_id = open_run(report, settings.sinks, [(report.name("input"), source.path)], ledger,
                       settings.seed, "this result is")
 

@@ -78,7 +78,7 @@ from dprect.core.request import (
     Shape,
     make_request,
 )
-from dprect.core.ties import TieBreaker, tie_bits
+from dprect.core.ties import TieBreaker, refined, tie_bits
 from dprect.core.validation import check_positive_int
 
 RHO_GRID = tuple(Fraction(i, 100) for i in range(1, 100))
@@ -269,10 +269,11 @@ _SizeLaws = dict[int, tuple[int, MarginLaw | None]]  # IP grid m·2^b -> (Δ, la
 
 
 def _ip_grid(domains: Sequence[Domain], axis: int, bits: Sequence[int] | None) -> int:
-    """The grid the interior point of a round on ``axis`` runs on: m·2^b, the axis's
-    refined grid (b = 0 without tie bits). Windows are sized for it, never for m alone:
-    axes of different kinds share grid sizes but not tie bits."""
-    return domains[axis].size << (bits[axis] if bits else 0)
+    """The size of the grid the interior point of a round on ``axis`` runs on: the axis's
+    refined grid (:func:`~dprect.core.ties.refined`: m·2^b points on a grid axis, the
+    same 2^64 keys on a float-order one; m without tie bits). Windows are sized for it,
+    never for m alone: axes of different kinds share grid sizes but not tie bits."""
+    return refined(domains[axis], bits[axis] if bits else 0).size
 
 
 class _OverLimit(Exception):  # noqa: N818 — internal signal, never escapes the planner
@@ -351,7 +352,8 @@ def _predicted_from(order: list[tuple[int, Side]], domains: list[Domain], per_si
 
 
 def _plan_refined(eps_t: float, delta_t: float, domains: list[Domain],
-                  order: list[tuple[int, Side]], ip_beta: float, margin_law: str) -> MethodPlan:
+                  order: list[tuple[int, Side]], ip_beta: float, margin_law: str,
+                  continuous: frozenset[int] = frozenset()) -> MethodPlan:
     """Best refined-accounting plan: over the staircase ratios ρ ∈ :data:`RHO_GRID`, or the
     paper's law (whose ρ depends on Δ: a short fixed-point iteration).
 
@@ -365,8 +367,8 @@ def _plan_refined(eps_t: float, delta_t: float, domains: list[Domain],
     The result is the one an exhaustive check would give, ties going to the smaller ρ."""
     rounds = len(order)
     if margin_law != "staircase":
-        return _plan_refined_laplace(eps_t, delta_t, domains, order, ip_beta)
-    bits = tie_bits(domains, rounds)
+        return _plan_refined_laplace(eps_t, delta_t, domains, order, ip_beta, continuous)
+    bits = tie_bits(domains, rounds, continuous)
     over: _OverLimit | None = None  # the mildest violation, if no candidate is in limits
 
     def note(exc: _OverLimit) -> None:
@@ -412,11 +414,12 @@ def _plan_refined(eps_t: float, delta_t: float, domains: list[Domain],
 
 
 def _plan_refined_laplace(eps_t: float, delta_t: float, domains: list[Domain],
-                          order: list[tuple[int, Side]], ip_beta: float) -> MethodPlan:
+                          order: list[tuple[int, Side]], ip_beta: float,
+                          continuous: frozenset[int] = frozenset()) -> MethodPlan:
     """Refined accounting with the paper's law: ρ = min(e^{-1/2}, P(N ≥ 2Δ)) depends on Δ,
     hence on ε, found by a short fixed-point iteration (ρ only falls)."""
     rounds = len(order)
-    bits = tie_bits(domains, rounds)
+    bits = tie_bits(domains, rounds, continuous)
     rho_val = math.exp(-0.5) * (1 - 1e-12)
     for _ in range(8):
         q = rho_val * (1 - ip_beta)
@@ -501,7 +504,7 @@ def _plan_composition(eps_t: float, delta_t: float, domains: list[Domain],
 
 def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None = None,
          dims: int | None = None, grid: GridArg = None, positives: int | None = None,
-         target_share: float = DEFAULT_TARGET_SHARE,
+         target_share: float = DEFAULT_TARGET_SHARE, features: Sequence[str] | None = None,
          **options: Unpack[BudgetOptions]) -> Plan:
     """Choose per-round ε, Δ, margin law, k and δ split for a total (ε, δ) budget.
 
@@ -522,6 +525,9 @@ def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None 
     (default 5%): the plan's ``expectation`` (its JSON and table) gives, per method, the
     expected share outside at N and the smallest N for the target share
     (:mod:`dprect.core.expectation`). They change nothing else in the plan.
+
+    ``features``: the features' names (default x0, x1, …), which the request's
+    ``continuous`` declaration names (:func:`continuous_axes`).
     """
     sizing = Sizing(positives, target_share)  # checked first, like the budget
     req = make_request(PlanRequest, request, options)
@@ -540,6 +546,7 @@ def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None 
     margin_law = MarginLawName.LAPLACE if paper else req.margin_law
     order = schedule(len(domains), req.shape)
     ip_beta = _ip_failure_target(beta, len(order))
+    continuous = continuous_axes(req.continuous, features, len(domains))
     eps_ar, delta_ar = add_remove_budget(epsilon, delta, req.neighbouring)
 
     over: dict[str, _OverLimit] = {}
@@ -552,7 +559,7 @@ def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None 
             rm = _plan_paper(eps_ar, delta_ar, list(domains), order, ip_beta)
         else:
             rm = _plan_refined(eps_ar, delta_ar, list(domains), order, ip_beta,
-                               margin_law.value)
+                               margin_law.value, continuous)
     except _OverLimit as exc:
         over["randmargins"] = exc
     try:
@@ -581,6 +588,18 @@ def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None 
     check = check_fit_plan(chosen, list(domains), beta=beta, shape=req.shape.value)
     return Plan(chosen=chosen, candidates=candidates, request=asked, excluded=excluded,
                 sizing=sizing, check=check)
+
+
+def continuous_axes(names: Sequence[str], features: Sequence[str] | None, dims: int
+                    ) -> frozenset[int]:
+    """The axes the continuity declaration ``names`` names, among ``features`` (default
+    x0 … x{dims−1}); a name that is not a feature is refused (public: the request's)."""
+    listed = feature_names(None if features is None else list(features), dims)
+    unknown = [n for n in names if n not in listed]
+    if unknown:
+        raise ParameterError(f"continuous names {unknown[0]!r}, which is not one of the "
+                             f"features")
+    return frozenset(listed.index(n) for n in names)
 
 
 def _ip_failure_target(beta: float, rounds: int) -> float:

@@ -47,13 +47,13 @@ still lose a duplicate group to one cut.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from dprect.core.domains import Domain, Grid, Side
+from dprect.core.domains import Domain, FloatBins, FloatOrder, Grid, Side
 from dprect.core.errors import ParameterError
 
 #: the hash's prime modulus (2^24 − 3): products a·(s mod P) < 2^48, sums exact in int64
@@ -82,33 +82,98 @@ def mixer(axis: int) -> int:
 
 
 def hashable(domain: Domain) -> bool:
-    """Whether the domain's sort values are integers (grid indices) that can be refined."""
-    return isinstance(domain, Grid)
+    """Whether the refinement knows the domain: every kind the package defines (the grid
+    indices of :class:`Grid`, :class:`IntegerRange` and :class:`FloatBins`, and the float
+    values of :class:`FloatOrder`, hashed by their 64-bit order keys)."""
+    return isinstance(domain, Grid | FloatBins | FloatOrder)
 
 
-def tie_bits(domains: Sequence[Domain], rounds: int) -> tuple[int, ...]:
+def float_keyed(domain: Domain) -> bool:
+    """Whether the axis's sort values are float64 (:class:`FloatOrder`): hashed by their
+    signed order key, refined in the key's low bits (module notes)."""
+    return isinstance(domain, FloatOrder)
+
+
+# -- the order keys of float sort values (FloatOrder): numpy and their SQL twins ----------
+_LOW63 = 0x7FFF_FFFF_FFFF_FFFF
+#: the order keys of −inf, +inf and −0.0 (FloatOrder's grid runs from the first to the second)
+KEY_NEG_INF = -0x7FF0_0000_0000_0001
+KEY_POS_INF = 0x7FF0_0000_0000_0000
+_KEY_NEG_ZERO = -1
+
+
+def float_keys(values: np.ndarray) -> np.ndarray:
+    """The signed 64-bit order keys of float64 sort values (−0.0 never occurs: FloatOrder
+    reads it as +0.0): the bit pattern, with the 63 low bits flipped when negative."""
+    bits = np.ascontiguousarray(values, dtype=np.float64).view(np.int64)
+    return np.where(bits < 0, bits ^ np.int64(_LOW63), bits)
+
+
+def floats_of_keys(keys: np.ndarray) -> np.ndarray:
+    """The float64 values of order keys (the inverse of :func:`float_keys`)."""
+    k = np.asarray(keys, dtype=np.int64)
+    return np.where(k < 0, k ^ np.int64(_LOW63), k).view(np.float64)
+
+
+def _key_sql(expr: str) -> str:
+    """The order key of a DOUBLE sort value as a BIGINT, in Spark SQL: the bit pattern
+    read by ``java.lang.Double.doubleToLongBits`` (through ``reflect``, whose answer is
+    its decimal text), the 63 low bits flipped when negative — :func:`float_keys`."""
+    bits = f"CAST(reflect('java.lang.Double', 'doubleToLongBits', {expr}) AS BIGINT)"
+    return f"(CASE WHEN {bits} < 0 THEN {bits} ^ {_LOW63} ELSE {bits} END)"
+
+
+def _float_sql(key: str) -> str:
+    """The DOUBLE of a BIGINT order key in Spark SQL (:func:`floats_of_keys`):
+    ``Double.longBitsToDouble``'s text, which Java guarantees to read back as the same
+    double."""
+    bits = f"(CASE WHEN {key} < 0 THEN {key} ^ {_LOW63} ELSE {key} END)"
+    return f"CAST(reflect('java.lang.Double', 'longBitsToDouble', {bits}) AS DOUBLE)"
+
+
+def _coarse_keys(key: int, bits: int) -> tuple[int, int]:
+    """The first and the last order key of the coarse bin of ``key`` (the keys that agree
+    with it but for the ``bits`` low bits), capped at ±inf's keys, −0.0's key excluded."""
+    low = max((key >> bits) << bits, KEY_NEG_INF)
+    high = min(((key >> bits) << bits) + (1 << bits) - 1, KEY_POS_INF)
+    return low, high - 1 if high == _KEY_NEG_ZERO else high
+
+
+def coarse_range(value: float, bits: int) -> tuple[float, float]:
+    """The smallest and the largest float of the coarse bin of the float sort value
+    ``value`` on a float axis with ``bits`` tie bits: every float whose refined value can
+    be at or beyond ``value``'s from one side lies beyond the first, resp. the last."""
+    key = int(float_keys(np.array([value]))[0])
+    first, last = floats_of_keys(np.array(_coarse_keys(key, bits)))
+    return float(first), float(last)
+
+
+def tie_bits(domains: Sequence[Domain], rounds: int,
+             continuous: Collection[int] = ()) -> tuple[int, ...]:
     """The planner's choice of b_j for R = ``rounds`` cuts: the fewest bits with
     2^{b_j} ≥ R / :data:`TIE_OVERSHOOT` (so the cuts together overshoot tie groups by at
-    most 1% of the positives), at most :data:`MAX_TIE_BITS` and with m_j·2^{b_j} ≤ 2^62;
-    0 for non-grid axes."""
+    most 1% of the positives), at most :data:`MAX_TIE_BITS` and, on a grid axis, with
+    m_j·2^{b_j} ≤ 2^62; 0 for the axes in ``continuous`` (declared free of ties by the
+    user: a utility assumption, never a privacy one — docs/privacy.md, "Ties")."""
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
         raise ParameterError(f"rounds must be a positive integer, got {rounds!r}")
     want = math.ceil(math.log2(rounds / TIE_OVERSHOOT))
     out = []
-    for d in domains:
-        if not hashable(d):
+    for j, d in enumerate(domains):
+        if not hashable(d) or j in continuous:
             out.append(0)
             continue
-        room = 62 - math.ceil(math.log2(d.size))
+        room = MAX_TIE_BITS if float_keyed(d) else 62 - math.ceil(math.log2(d.size))
         out.append(max(0, min(MAX_TIE_BITS, want, room)))
     return tuple(out)
 
 
 class RefinedGrid(Domain):
-    """Axis j's refined grid: m·2^b points, point r standing for grid index r >> b."""
+    """Axis j's refined grid (grid and FloatBins axes): m·2^b points, point r standing for
+    grid index r >> b."""
 
     def __init__(self, base: Domain, bits: int) -> None:
-        if not hashable(base) or not 0 < bits <= MAX_TIE_BITS:
+        if not hashable(base) or float_keyed(base) or not 0 < bits <= MAX_TIE_BITS:
             raise ParameterError(f"cannot refine {base!r} by {bits} bits")
         self.base = base
         self.bits = int(bits)
@@ -116,8 +181,8 @@ class RefinedGrid(Domain):
         if self.size > _MAX_REFINED_GRID:
             raise ParameterError(f"refined grid of {self.size} points is too large")
 
-    def value_index(self, index: int) -> int:
-        """The base grid index of refined point ``index``."""
+    def value_index(self, index: int, side: Side = "lo") -> int:
+        """The base grid index of refined point ``index`` (either side)."""
         return int(index) >> self.bits
 
     def encode(self, x: np.ndarray) -> np.ndarray:
@@ -149,18 +214,70 @@ class RefinedGrid(Domain):
         return f"RefinedGrid({self.base!r}, bits={self.bits})"
 
 
+class RefinedFloat(FloatOrder):
+    """A float-order axis refined by b tie bits: the same grid of float64 order keys
+    (m ≈ 2^64 points, so no larger interior-point window), a row's refined value being the
+    float whose key is its own key with the b low bits replaced by its tie-breaker.
+
+    The *value part* of refined point ``index`` is its coarse bin — the 2^b consecutive
+    keys sharing the high bits — reported as the bin's first float (a lower bound) or its
+    last (an upper bound), so a rectangle side is exact to 2^b keys of the float order
+    (a relative 2^(b−52) of a normal value: 2^−32 at 20 bits)."""
+
+    def __init__(self, bits: int) -> None:
+        if not 0 < bits <= MAX_TIE_BITS:
+            raise ParameterError(f"cannot refine a float axis by {bits} bits")
+        self.bits = int(bits)
+
+    def value_index(self, index: int, side: Side) -> int:
+        """The base (FloatOrder) index of the first (lo) or last (hi) float of the coarse
+        bin of refined point ``index``."""
+        key = int(index) + KEY_NEG_INF
+        low, high = _coarse_keys(key, self.bits)
+        return (low if side == "lo" else high) - KEY_NEG_INF
+
+    def encode(self, x: np.ndarray) -> np.ndarray:
+        raise ParameterError("a refined float axis encodes whole rows (TieBreaker.refine)")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "refined", "base": FloatOrder().to_json(), "bits": self.bits}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RefinedFloat) and other.bits == self.bits
+
+    def __hash__(self) -> int:
+        return hash(("RefinedFloat", self.bits))
+
+    def __repr__(self) -> str:
+        return f"RefinedFloat(bits={self.bits})"
+
+
 def refined(domain: Domain, bits: int) -> Domain:
-    """The domain the interior point and the cuts use on an axis with ``bits`` tie bits."""
-    return domain if bits == 0 else RefinedGrid(domain, bits)
+    """The domain the interior point and the cuts use on an axis with ``bits`` tie bits:
+    the axis's own (b = 0), its refined grid of m·2^b points, or — float-order axes — the
+    same 2^64-key grid with the b low key bits breaking ties (:class:`RefinedFloat`)."""
+    if bits == 0:
+        return domain
+    return RefinedFloat(bits) if float_keyed(domain) else RefinedGrid(domain, bits)
+
+
+def value_part(domain: Domain, index: int, side: Side) -> int:
+    """A rectangle side's base grid index from a point of the grid the rounds ran on
+    (the identity on an unrefined domain)."""
+    if isinstance(domain, RefinedGrid | RefinedFloat):
+        return domain.value_index(index, side)
+    return int(index)
 
 
 @dataclass(frozen=True)
 class TieBreaker:
     """The refinement of every axis: ``bits[j]`` tie bits (0: unchanged), the hash over the
-    axes in ``hashed`` (module notes)."""
+    axes in ``hashed``, of which those in ``floats`` hold float sort values (hashed and
+    refined through their order keys; module notes)."""
 
     bits: tuple[int, ...]
     hashed: tuple[int, ...]
+    floats: tuple[int, ...] = ()
 
     @classmethod
     def for_domains(cls, domains: Sequence[Domain], bits: Sequence[int]) -> TieBreaker:
@@ -168,11 +285,14 @@ class TieBreaker:
             raise ParameterError(f"{len(bits)} tie bit counts for {len(domains)} axes")
         for j, (d, b) in enumerate(zip(domains, bits, strict=True)):
             if b and not hashable(d):
-                raise ParameterError(f"axis {j}: only grid axes take tie bits")
+                raise ParameterError(f"axis {j}: {d!r} takes no tie bits")
             if not 0 <= b <= MAX_TIE_BITS:
                 raise ParameterError(f"axis {j}: tie bits must be in [0, {MAX_TIE_BITS}]")
+        if not any(bits):
+            return cls(tuple(int(b) for b in bits), ())
         hashed = tuple(j for j, d in enumerate(domains) if hashable(d))
-        return cls(tuple(int(b) for b in bits), hashed if any(bits) else ())
+        floats = tuple(j for j in hashed if float_keyed(domains[j]))
+        return cls(tuple(int(b) for b in bits), hashed, floats)
 
     @property
     def active(self) -> bool:
@@ -184,7 +304,8 @@ class TieBreaker:
         n = len(columns[0]) if columns else 0
         total = np.zeros(n, dtype=np.int64)
         for j in self.hashed:
-            s = np.asarray(columns[j], dtype=np.int64)
+            s = float_keys(columns[j]) if j in self.floats \
+                else np.asarray(columns[j], dtype=np.int64)
             total += coefficient(j) * (s % HASH_PRIME)
         return total % HASH_PRIME
 
@@ -197,32 +318,46 @@ class TieBreaker:
         for j, (col, b) in enumerate(zip(columns, self.bits, strict=True)):
             if b == 0:
                 out.append(col)
+                continue
+            u = ((mixer(j) * h) % HASH_PRIME) >> (HASH_BITS - b)
+            if j in self.floats:
+                key = ((float_keys(col) >> b) << b) + u
+                np.clip(key, KEY_NEG_INF, KEY_POS_INF, out=key)
+                key[key == _KEY_NEG_ZERO] -= 1
+                out.append(floats_of_keys(key))
             else:
-                s = np.asarray(col, dtype=np.int64)
-                u = (mixer(j) * h) % HASH_PRIME
-                out.append((s << b) + (u >> (HASH_BITS - b)))
+                out.append((np.asarray(col, dtype=np.int64) << b) + u)
         return out
 
     def hash_sql(self, sort_exprs: Sequence[str]) -> str:
         """h as Spark SQL (BIGINT) from every axis's unrefined sort-value expression: the
         same integers as :meth:`row_hash` (no overflow: see the module notes)."""
-        terms = [f"{coefficient(j)} * pmod({sort_exprs[j]}, {HASH_PRIME})" for j in self.hashed]
+        terms = [f"{coefficient(j)} * pmod("
+                 f"{_key_sql(sort_exprs[j]) if j in self.floats else sort_exprs[j]}, "
+                 f"{HASH_PRIME})" for j in self.hashed]
         if not terms:
             return "CAST(0 AS BIGINT)"
         return f"pmod({' + '.join(terms)}, {HASH_PRIME})"
 
     def refined_sql(self, axis: int, sort_expr: str, hash_expr: str) -> str:
-        """r_j as Spark SQL from the axis's sort-value expression and h's (a column name)."""
+        """r_j as Spark SQL from the axis's sort-value expression and h's (a column name):
+        the same BIGINT, or DOUBLE on a float axis, as :meth:`refine`."""
         b = self.bits[axis]
         if b == 0:
             return sort_expr
-        u = f"pmod({mixer(axis)} * {hash_expr}, {HASH_PRIME})"
-        return f"(({sort_expr}) * {1 << b} + shiftright({u}, {HASH_BITS - b}))"
+        u = f"shiftright(pmod({mixer(axis)} * {hash_expr}, {HASH_PRIME}), {HASH_BITS - b})"
+        if axis not in self.floats:
+            return f"(({sort_expr}) * {1 << b} + {u})"
+        key = f"(shiftleft(shiftright({_key_sql(sort_expr)}, {b}), {b}) + {u})"
+        clipped = f"least(greatest({key}, {KEY_NEG_INF}), {KEY_POS_INF})"
+        return _float_sql(f"(CASE WHEN {clipped} = {_KEY_NEG_ZERO} THEN {_KEY_NEG_ZERO - 1} "
+                          f"ELSE {clipped} END)")
 
     def to_json(self) -> dict[str, Any]:
         return {"bits": list(self.bits), "hash": {"prime": HASH_PRIME, "base": _BASE,
                                                   "mix_base": _MIX_BASE,
-                                                  "axes": list(self.hashed)}}
+                                                  "axes": list(self.hashed),
+                                                  "float_axes": list(self.floats)}}
 
 
 def no_ties(dims: int) -> TieBreaker:

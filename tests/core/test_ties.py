@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import struct
 import warnings
 from fractions import Fraction
 
@@ -20,7 +21,7 @@ from scipy.stats import ks_2samp
 
 import dprect
 from dprect.core.algorithms import run_plan
-from dprect.core.domains import FloatOrder, Grid, IntegerRange
+from dprect.core.domains import FloatBins, FloatOrder, Grid, IntegerRange
 from dprect.core.errors import ParameterError
 from dprect.core.interior_point import interior_point_failure_bound, interior_point_size
 from dprect.core.margins import StaircaseLaw
@@ -50,10 +51,12 @@ def test_refine_keeps_the_value_part_and_range():
     domains = [Grid(0, 1, 2**42), IntegerRange(0, 16), FloatOrder()]
     cols = [rng.integers(0, 2**42, 1000), rng.integers(0, 17, 1000), rng.normal(size=1000)]
     ties = TieBreaker.for_domains(domains, [MAX_TIE_BITS, 7, 0])
-    assert ties.hashed == (0, 1)
+    assert ties.hashed == (0, 1, 2) and ties.floats == (2,)  # every axis is hashed
     h = ties.row_hash(cols)
+    keys = np.array([_key(x) for x in cols[2]])  # a float's order key, from its bits
     expected = (coefficient(0) * (cols[0] % HASH_PRIME)
-                + coefficient(1) * (cols[1] % HASH_PRIME)) % HASH_PRIME
+                + coefficient(1) * (cols[1] % HASH_PRIME)
+                + coefficient(2) * (keys % HASH_PRIME)) % HASH_PRIME
     assert np.array_equal(h, expected) and h.min() >= 0 and h.max() < HASH_PRIME < 2**HASH_BITS
     out = ties.refine(cols)
     for col, r, b, d in zip(cols[:2], out[:2], (MAX_TIE_BITS, 7), domains[:2], strict=True):
@@ -62,7 +65,14 @@ def test_refine_keeps_the_value_part_and_range():
         assert r.min() >= 0 and r.max() < d.size << b
         u = (mixer(domains.index(d)) * h) % HASH_PRIME  # the axis's own tie-breaker
         assert np.array_equal(r & ((1 << b) - 1), u >> (HASH_BITS - b))
-    assert out[2] is cols[2]  # float-order axes are not refined
+    assert out[2] is cols[2]  # an axis without tie bits is returned as given
+
+
+def _key(x: float) -> int:
+    """The signed order key of a float, written out: its bits, the 63 low ones flipped
+    when negative."""
+    (bits,) = struct.unpack("<q", struct.pack("<d", x))
+    return bits ^ (2**63 - 1) if bits < 0 else bits
 
 
 def test_refinement_orders_by_value_first():
@@ -89,9 +99,10 @@ def test_refined_grid_reports_value_bounds():
 
 
 def test_tie_bits_rule():
-    b = tie_bits([Grid(0, 1, 2**32), FloatOrder()], 128)
-    assert b[1] == 0
+    b = tie_bits([Grid(0, 1, 2**32), FloatOrder(), FloatBins(12)], 128)
+    assert b[0] == b[1] == b[2]  # every kind of axis is refined (issue #24)
     assert 2 ** (b[0] - 1) < 128 / TIE_OVERSHOOT <= 2 ** b[0]  # the fewest bits that do
+    assert tie_bits([Grid(0, 1, 2**32), FloatOrder()], 128, continuous={1}) == (b[0], 0)
     assert tie_bits([Grid(0, 1, 2**50)], 2**20) == (62 - 50,)  # the 2^62 refined grid
     assert tie_bits([Grid(0, 1, 4)], 2**30) == (MAX_TIE_BITS,)
     with pytest.raises(ParameterError):
@@ -108,13 +119,11 @@ def test_plans_size_delta_for_the_refined_grid(law, dims, grid):
                        method="randmargins")
     rm = plan.chosen
     bits = [r.tie_bits for r in rm.rounds]
-    if grid is None:  # float-order axes are not refined
-        assert set(bits) == {0}
-    else:
-        assert tuple(bits[::2]) == tie_bits(plan_domains(dims, grid), len(rm.rounds))
-        assert min(bits) >= 1
+    assert tuple(bits[::2]) == tie_bits(plan_domains(dims, grid), len(rm.rounds))
+    assert min(bits) >= 1
     for r in rm.rounds:
-        refined_size = r.grid_size << r.tie_bits
+        # a grid axis runs on m·2^b points; a float-order axis keeps its 2^64 keys
+        refined_size = r.grid_size if grid is None else r.grid_size << r.tie_bits
         assert interior_point_failure_bound(rm.ip_epsilon, r.ip_size, refined_size) <= rm.ip_beta
         assert r.ip_size == interior_point_size(rm.ip_epsilon, rm.ip_beta, refined_size)
     rho = (StaircaseLaw(1, Fraction(rm.details["rho"])).rho if law == "staircase"
