@@ -498,10 +498,14 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     the_plan = plan(request_from(PlanRequest, vars(args)), domains=domains,
                     positives=args.positives, target_share=args.target_share,
                     features=names)
+    from dprect.core.crossover import crossover_lines
+
+    line, crossing = crossover_lines(request_from(PlanRequest, vars(args)), domains)
     if args.json:
-        print(json.dumps(the_plan.to_json(), indent=2))
+        print(json.dumps({**the_plan.to_json(), "crossover": crossing}, indent=2))
     else:
         print(the_plan.table())
+        print(line)
     return 0
 
 

@@ -115,20 +115,24 @@ def floats_of_keys(keys: np.ndarray) -> np.ndarray:
     return np.where(k < 0, k ^ np.int64(_LOW63), k).view(np.float64)
 
 
-def _key_sql(expr: str) -> str:
+def key_sql(expr: str) -> str:
     """The order key of a DOUBLE sort value as a BIGINT, in Spark SQL: the bit pattern
     read by ``java.lang.Double.doubleToLongBits`` (through ``reflect``, whose answer is
-    its decimal text), the 63 low bits flipped when negative — :func:`float_keys`."""
-    bits = f"CAST(reflect('java.lang.Double', 'doubleToLongBits', {expr}) AS BIGINT)"
-    return f"(CASE WHEN {bits} < 0 THEN {bits} ^ {_LOW63} ELSE {bits} END)"
+    its decimal text), with the 63 low bits flipped when negative — :func:`float_keys`."""
+    return _flip(f"CAST(reflect('java.lang.Double', 'doubleToLongBits', {expr}) AS BIGINT)")
+
+
+def _flip(x: str) -> str:
+    """x ^ ((x >> 63) & (2^63 − 1)) in Spark SQL: the 63 low bits of a BIGINT flipped when
+    it is negative (the arithmetic shift is −1 exactly then); its own inverse."""
+    return f"({x} ^ (shiftright({x}, 63) & {_LOW63}))"
 
 
 def _float_sql(key: str) -> str:
     """The DOUBLE of a BIGINT order key in Spark SQL (:func:`floats_of_keys`):
     ``Double.longBitsToDouble``'s text, which Java guarantees to read back as the same
     double."""
-    bits = f"(CASE WHEN {key} < 0 THEN {key} ^ {_LOW63} ELSE {key} END)"
-    return f"CAST(reflect('java.lang.Double', 'longBitsToDouble', {bits}) AS DOUBLE)"
+    return f"CAST(reflect('java.lang.Double', 'longBitsToDouble', {_flip(key)}) AS DOUBLE)"
 
 
 def _coarse_keys(key: int, bits: int) -> tuple[int, int]:
@@ -333,25 +337,29 @@ class TieBreaker:
         """h as Spark SQL (BIGINT) from every axis's unrefined sort-value expression: the
         same integers as :meth:`row_hash` (no overflow: see the module notes)."""
         terms = [f"{coefficient(j)} * pmod("
-                 f"{_key_sql(sort_exprs[j]) if j in self.floats else sort_exprs[j]}, "
+                 f"{key_sql(sort_exprs[j]) if j in self.floats else sort_exprs[j]}, "
                  f"{HASH_PRIME})" for j in self.hashed]
         if not terms:
             return "CAST(0 AS BIGINT)"
         return f"pmod({' + '.join(terms)}, {HASH_PRIME})"
 
-    def refined_sql(self, axis: int, sort_expr: str, hash_expr: str) -> str:
+    def refined_sql(self, axis: int, sort_expr: str, hash_expr: str,
+                    key_expr: str | None = None) -> str:
         """r_j as Spark SQL from the axis's sort-value expression and h's (a column name):
-        the same BIGINT, or DOUBLE on a float axis, as :meth:`refine`."""
+        the same BIGINT, or DOUBLE on a float axis, as :meth:`refine`. On a float axis
+        ``key_expr`` may name a column holding the sort value's order key
+        (:func:`key_sql`), computed once in an earlier projection."""
         b = self.bits[axis]
         if b == 0:
             return sort_expr
         u = f"shiftright(pmod({mixer(axis)} * {hash_expr}, {HASH_PRIME}), {HASH_BITS - b})"
         if axis not in self.floats:
             return f"(({sort_expr}) * {1 << b} + {u})"
-        key = f"(shiftleft(shiftright({_key_sql(sort_expr)}, {b}), {b}) + {u})"
-        clipped = f"least(greatest({key}, {KEY_NEG_INF}), {KEY_POS_INF})"
-        return _float_sql(f"(CASE WHEN {clipped} = {_KEY_NEG_ZERO} THEN {_KEY_NEG_ZERO - 1} "
-                          f"ELSE {clipped} END)")
+        key = key_sql(sort_expr) if key_expr is None else key_expr
+        moved = f"(shiftleft(shiftright({key}, {b}), {b}) + {u})"
+        clipped = f"least(greatest({moved}, {KEY_NEG_INF}), {KEY_POS_INF})"
+        # −0.0's key −1 becomes −2 (the largest negative subnormal), as in refine
+        return _float_sql(f"({clipped} - CAST({clipped} = {_KEY_NEG_ZERO} AS BIGINT))")
 
     def to_json(self) -> dict[str, Any]:
         return {"bits": list(self.bits), "hash": {"prime": HASH_PRIME, "base": _BASE,

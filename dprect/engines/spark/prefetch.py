@@ -67,7 +67,7 @@ from pyspark.sql import DataFrame
 from dprect.core.domains import Domain, Side
 from dprect.core.margins import MarginLaw
 from dprect.core.planner import MethodPlan
-from dprect.core.ties import HASH_PRIME, TieBreaker, coarse_range
+from dprect.core.ties import HASH_PRIME, TieBreaker, coarse_range, key_sql
 from dprect.engines.spark import topk
 from dprect.engines.spark.remote import default_parallelism, partition_count
 from dprect.engines.spark.sql import all_of, any_of, literal
@@ -95,6 +95,8 @@ _ROW_BITS = 33
 MERGE_CELLS = 250_000
 #: the column holding a row's tie hash h (:func:`refine`)
 HASH_COLUMN = "__h"
+#: prefix of the columns holding a refined float axis's order key (:func:`refine`)
+KEY_COLUMN = "__k"
 #: hashed axes per partial sum of h (:func:`refine`): Spark's SQL parser recurses once per
 #: ``+``, and one sum over hundreds of axes can overflow its stack
 #: (FAILED_TO_PARSE_TOO_COMPLEX), so wider hashes are summed in parts
@@ -140,10 +142,13 @@ def refine(frame: DataFrame, ties: TieBreaker, sorts: Sequence[str], out: dict[i
         h = f"pmod({' + '.join(parts)}, {HASH_PRIME})"
     if barrier:
         h = f"({h} + 0 * spark_partition_id())"
-    hashed = frame.selectExpr(*keep, *(sorts[j] for j in needed), f"{h} AS {HASH_COLUMN}")
+    # a refined float axis's order key once per row, beside h (core.ties.key_sql)
+    keys = {j: f"{KEY_COLUMN}{j}" for j in out if j in ties.floats and ties.bits[j]}
+    hashed = frame.selectExpr(*keep, *(sorts[j] for j in needed), f"{h} AS {HASH_COLUMN}",
+                              *(f"{key_sql(sorts[j])} AS {k}" for j, k in keys.items()))
     values = []
     for j, name in out.items():
-        r = ties.refined_sql(j, sorts[j], HASH_COLUMN)
+        r = ties.refined_sql(j, sorts[j], HASH_COLUMN, keys.get(j))
         values.append(f"{f'coalesce({r}, 0)' if fill else r} AS {name}")
     return hashed.selectExpr(*keep, *values)
 
