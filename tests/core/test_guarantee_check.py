@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import decimal
 import math
 from decimal import Decimal
@@ -129,6 +130,8 @@ def plan_requests(draw):
         "accounting": draw(st.sampled_from(["refined", "refined", "paper"])),
         "margin_law": draw(st.sampled_from(["staircase", "staircase", "laplace"])),
         "shape": draw(st.sampled_from(["general", "general", "origin"])),
+        # features declared continuous (no tie bits): issue #24
+        "continuous": [f"x{j}" for j in range(d) if draw(st.integers(0, 3)) == 0],
     }
     return domains, options
 
@@ -197,6 +200,47 @@ def test_the_reference_plans_pass() -> None:
 def _refused(run, match: str | None = None) -> None:
     with pytest.raises(GuaranteeCheckError, match=match):
         run()
+
+
+def _with_bits(p: dprect.Plan, axis: int, bits: int):
+    """The chosen plan with ``bits`` tie bits on ``axis``'s rounds (windows unchanged)."""
+    rounds = tuple(dataclasses.replace(r, tie_bits=bits) if r.axis == axis else r
+                   for r in p.chosen.rounds)
+    return dataclasses.replace(p.chosen, rounds=rounds)
+
+
+def test_plans_refining_every_domain_kind_are_accepted() -> None:
+    """Issue #24: FloatOrder and FloatBins axes take tie bits; the check takes their grids
+    from the domain the rounds run on (the same 2^64 keys on a float axis)."""
+    domains = [FloatOrder(), FloatBins(12), IntegerRange(0, 16), FloatOrder()]
+    p = dprect.plan(domains=domains, epsilon=2, delta=1e-6, method="randmargins")
+    assert all(p.chosen.tie_breaker(domains).bits)
+    check_fit_plan(p.chosen, domains, beta=1e-4, shape="general")
+    # more tie bits on a float axis do not enlarge its grid: still verified
+    check_fit_plan(_with_bits(p, 0, 20), domains, beta=1e-4, shape="general")
+
+
+def test_floatbins_tie_bits_without_their_window_are_refused() -> None:
+    domains = [FloatBins(12)] * 4
+    p = dprect.plan(domains=domains, epsilon=2, delta=1e-6, method="randmargins")
+    b = p.chosen.tie_breaker(domains).bits[1]
+    assert b > 0
+    _refused(lambda: check_fit_plan(_with_bits(p, 1, b + 4), domains, beta=1e-4,
+                                    shape="general"), "fails more often than beta_IP")
+
+
+def test_a_declared_axis_that_regains_its_tie_bits_is_refused() -> None:
+    """A plan sized for the continuity declaration (no tie bits on x1) but run with tie
+    bits on x1 — the engine's refined grid 2^b times larger than the window's — is
+    refused."""
+    domains = [G32] * 4
+    p = dprect.plan(domains=domains, epsilon=2, delta=1e-6, method="randmargins",
+                    continuous=["x1", "x2"])
+    bits = p.chosen.tie_breaker(domains).bits
+    assert bits[1] == 0 < bits[0]
+    check_fit_plan(p.chosen, domains, beta=1e-4, shape="general")
+    _refused(lambda: check_fit_plan(_with_bits(p, 1, bits[0]), domains, beta=1e-4,
+                                    shape="general"), "fails more often than beta_IP")
 
 
 def test_windows_sized_without_the_tie_bits_are_refused(monkeypatch) -> None:

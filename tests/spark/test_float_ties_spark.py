@@ -7,9 +7,9 @@ with the core's numpy code in the driver or the workers. A seed must give the id
 rectangle on numpy and on every Spark plan, on a small table dominated by ties: a
 float-order feature with 95% zeros, a rounded one (heaped), a fine one, and an integer
 pixel. The ``pass`` plan runs with its JVM prefilter forced on, whose bound on a refined
-float axis is the coarse bin's end (:func:`dprect.core.ties.coarse_range`). FloatBins
-has no SQL twin, so only ``collect`` and ``pass`` take it (the others refuse it for
-every table, as before).
+float axis is the coarse bin's end (:func:`dprect.core.ties.coarse_range`). (FloatBins
+has no SQL twin and the Spark engine takes no FloatBins rectangle axis, as before; its
+refinement is the grid axes' and is tested on numpy, tests/core/test_ties.py.)
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import dprect
-from dprect import FloatBins, FloatOrder, IntegerRange
+from dprect import FloatOrder, IntegerRange
 from dprect.engines.spark.fit import prepare_fit
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
@@ -67,8 +67,3 @@ def test_float_order_axes_agree_on_every_plan(make_frame, forced_prefilter):
     inside = want.contains(X[y == 1]).mean()
     assert inside > 0.5  # the zeros no longer empty the rectangle
 
-
-def test_float_bins_axes_agree_on_collect_and_pass(make_frame, forced_prefilter):
-    X, y = _table(2000, seed=4)
-    domains = [FloatBins(8), FloatBins(12), FloatOrder(), IntegerRange(0, 16)]
-    _agree(make_frame, X, y, domains, ("collect", "pass"), seed=8)
