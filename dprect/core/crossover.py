@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dprect.core.domains import Domain
 from dprect.core.errors import ParameterError
 from dprect.core.planner import plan
-from dprect.core.request import PlanRequest
+from dprect.core.request import Method, PlanRequest
 
 #: the largest dimension searched (a plan at d = 1024 takes about 0.2 s)
 MAX_CROSSOVER_DIMS = 1024
@@ -31,7 +31,7 @@ MAX_CROSSOVER_DIMS = 1024
 def _wins(request: PlanRequest, domains: Sequence[Domain], dims: int, declared: bool) -> bool:
     axes = [domains[j % len(domains)] for j in range(dims)]
     names = [f"x{j}" for j in range(dims)]
-    req = dataclasses.replace(request, method="auto",
+    req = dataclasses.replace(request, method=Method.AUTO,
                               continuous=tuple(names) if declared else ())
     try:
         p = plan(req, domains=axes, features=names)

@@ -7,30 +7,40 @@ the whole group — most of the remaining rows — and later rounds read pads: t
 collapses. Here every row gets a tie-breaker u and axis j is ordered by the pair (x_j, u)
 lexicographically, so a cut removes a tie group only down to the threshold's u.
 
-**The refinement.** Let s_j be a row's sort value on axis j (a grid index for the grid
-domains). The row's hash is
+**The refinement.** Let s_j be a row's sort value on axis j: a grid index on
+:class:`Grid`, :class:`IntegerRange` and :class:`FloatBins` axes; on a
+:class:`FloatOrder` axis the value, hashed and refined through its signed 64-bit order key
+k_j (the bit pattern, 63 low bits flipped when negative: :func:`float_keys`). The row's
+hash is
 
-    h = (Σ_{j ∈ H} a_j · (s_j mod P)) mod P,      P = 2^24 − 3 (prime),
+    h = (Σ_j a_j · (s_j mod P)) mod P,      P = 2^24 − 3 (prime),
 
-over the *hashed* axes H (those with integer sort values: :class:`~dprect.core.domains.Grid`
-and :class:`~dprect.core.domains.IntegerRange`), with fixed public coefficients
+over every axis (k_j in place of s_j on float axes), with fixed public coefficients
 a_j = 48271^(j+1) mod P. Axis j's tie-breaker is u_j = (c_j·h) mod P with
 c_j = 69621^(j+1) mod P — a bijection of h, different per axis, so that the rows one axis's
 cuts remove are not the first rows of every other axis's tie groups. With b_j tie bits,
-the refined sort value is
+a grid axis's refined sort value is
 
     r_j = s_j · 2^{b_j} + ⌊u_j / 2^{24 − b_j}⌋ ∈ [0, m_j·2^{b_j}),
 
-so axis j's refined grid has m_j·2^{b_j} points and r_j's *value part* ⌊r_j / 2^{b_j}⌋ is
-s_j. Axes with b_j = 0 are unchanged. Every term fits a signed 64-bit integer
-(a_j, c_j, h < 2^24, s_j mod P < 2^24, fewer than 2^15 axes), so numpy and Spark SQL compute r_j
-bit for bit alike (:meth:`TieBreaker.hash_sql`, :meth:`TieBreaker.refined_sql`).
+so its refined grid (:class:`RefinedGrid`) has m_j·2^{b_j} points and r_j's *value part*
+⌊r_j / 2^{b_j}⌋ is s_j. A float axis has no room above its 64 key bits, and needs none: its
+refined value is the float whose key is ⌊k_j / 2^{b_j}⌋·2^{b_j} + ⌊u_j / 2^{24 − b_j}⌋
+(clamped to the keys of ±inf; −0.0's key −1 moved to −2), a point of the same grid of
+2^64 keys (:class:`RefinedFloat`), whose value part is the *coarse bin* of 2^{b_j} keys
+sharing the high bits, released as the bin's first or last float. Axes with b_j = 0 are
+unchanged. Every term fits a signed 64-bit integer (a_j, c_j, h < 2^24, s_j mod P < 2^24,
+fewer than 2^15 axes), so numpy and Spark SQL compute r_j bit for bit alike
+(:meth:`TieBreaker.hash_sql`, :meth:`TieBreaker.refined_sql`; a float's bits through
+``reflect`` of ``java.lang.Double``).
 
 **Privacy** (docs/privacy.md, "Ties"). The refinement is a fixed, row-local, data-independent
 map: neighbouring tables map to neighbouring refined tables, and RandMargins on the refined
-grid is exactly RandMargins as proved, run on m_j·2^{b_j}-point grids — so the planner sizes
-Δ for those grids (the interior point's failure bound m_j·2^{b_j}·e^{−ε⌈Δ/2⌉/2} ≤ β_IP).
-The coefficients need no secrecy and no randomness: the guarantee holds for every choice.
+grid is exactly RandMargins as proved, run on grids of M_j points (m_j·2^{b_j}, or m_j on a
+float axis) — so the planner sizes Δ for those grids (the interior point's failure bound
+M_j·e^{−ε⌈Δ/2⌉/2} ≤ β_IP). The coefficients need no secrecy and no randomness, and the b_j
+may be anything public: the guarantee holds for every choice — which is why declaring a
+feature continuous (``continuous``: b_j = 0) is a utility assumption only.
 
 **Utility and cost.** Rows that differ on some hashed axis get (pseudo-)independent u_j,
 so a tie group of G rows is split into 2^b parts of about G/2^b rows and a cut removes at
@@ -40,8 +50,9 @@ b·ln 2 in the interior point's ln(m/β_IP), i.e. a larger Δ. It cannot be avoi
 window lies inside a tie group of G rows, the interior point must place its output among
 about G/Δ positions of the group, and a Δ sized only for m fails there with probability
 about β_IP·G/Δ (measured: 3·10⁻⁴ per call, and empty boxes, on pixel-like tables).
-Rows identical on every hashed axis share u: a table dominated by exact duplicates can
-still lose a duplicate group to one cut.
+Rows identical on every axis share u: a table dominated by exact duplicates can still
+lose a duplicate group to one cut. A float axis's tie bits cost no Δ (its grid does not
+grow); they cost the b low key bits of its released bounds (relative 2^(b−52)).
 """
 
 from __future__ import annotations

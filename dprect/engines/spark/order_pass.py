@@ -120,8 +120,8 @@ def prefilter(task: PassTask, values: Sequence[str] | None = None) -> str | None
     r ≥ −T, lo keeps r ≤ T, and r = s·2^b + u with 0 ≤ u < 2^b, so those rows have sort
     value s ≥ S = (−T) >> b, resp. s ≤ S = T >> b (floor shifts); float keys: s ≥ S = −T,
     resp. s ≤ S = T, or on a refined float axis S the first, resp. last, float of the
-    coarse bin of −T, resp. T (:func:`~dprect.core.ties.coarse_range`). Every encoding is monotone in the raw value x,
-    so s ≥ S exactly when x ≥ e = :meth:`Domain.least_value_from(S)
+    coarse bin of −T, resp. T (:func:`~dprect.core.ties.coarse_range`). Every encoding
+    is monotone in the raw value x, so s ≥ S exactly when x ≥ e = :meth:`Domain.least_value_from(S)
     <dprect.core.domains.Domain.least_value_from>`, and s ≤ S exactly when x ≤ u =
     ``greatest_value_to(S)`` — the filter compares raw doubles, no sort value is computed
     in SQL. The test is one ``greatest`` of differences x − e and u − x ≥ 0 (not an OR of
