@@ -16,31 +16,24 @@ up to :data:`MAX_CROSSOVER_DIMS`.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 
 from dprect.core.domains import Domain
-from dprect.core.errors import ParameterError
-from dprect.core.planner import plan
-from dprect.core.request import Method, PlanRequest
+from dprect.core.planner import predictions
+from dprect.core.request import PlanRequest
 
-#: the largest dimension searched (a plan at d = 1024 takes about 0.2 s)
+#: the largest dimension searched (the predictions at d = 1024 take about 0.2 s); the
+#: predictions are the planner's own (:func:`dprect.core.planner.predictions`), made
+#: without a plan: the run's budget is still planned once
 MAX_CROSSOVER_DIMS = 1024
 
 
 def _wins(request: PlanRequest, domains: Sequence[Domain], dims: int, declared: bool) -> bool:
     axes = [domains[j % len(domains)] for j in range(dims)]
-    names = [f"x{j}" for j in range(dims)]
-    req = dataclasses.replace(request, method=Method.AUTO,
-                              continuous=tuple(names) if declared else ())
-    try:
-        p = plan(req, domains=axes, features=names)
-    except ParameterError:  # over a plan-time limit for both methods at this d
+    got = predictions(request, axes, frozenset(range(dims)) if declared else frozenset())
+    if "randmargins" not in got:
         return False
-    rm, comp = p.candidates.get("randmargins"), p.candidates.get("composition")
-    if rm is None:
-        return False
-    return comp is None or rm.predicted_misclassified < comp.predicted_misclassified
+    return "composition" not in got or got["randmargins"] < got["composition"]
 
 
 def crossover(request: PlanRequest, domains: Sequence[Domain], *, declared: bool,

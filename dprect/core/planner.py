@@ -590,6 +590,36 @@ def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None 
                 sizing=sizing, check=check)
 
 
+def predictions(request: PlanRequest, domains: list[Domain],
+                continuous: frozenset[int] = frozenset()) -> dict[str, float]:
+    """The candidates' predicted misclassified positives for ``request`` on ``domains``
+    (``continuous``: the axes declared free of ties), as :func:`plan` computes them —
+    without making a plan (no guarantee check, nothing to run): what-if comparisons such
+    as the crossover (:mod:`dprect.core.crossover`). A candidate over a plan-time limit
+    is absent."""
+    order = schedule(len(domains), request.shape)
+    ip_beta = _ip_failure_target(request.beta, len(order))
+    eps_ar, delta_ar = add_remove_budget(request.epsilon, request.delta, request.neighbouring)
+    paper = request.accounting is Accounting.PAPER
+    out: dict[str, float] = {}
+    try:
+        if paper and request.delta > 0.0:
+            rm = _plan_paper(eps_ar, delta_ar, domains, order, ip_beta)
+            out["randmargins"] = rm.predicted_misclassified
+        elif not paper:
+            rm = _plan_refined(eps_ar, delta_ar, domains, order, ip_beta,
+                               request.margin_law.value, continuous)
+            out["randmargins"] = rm.predicted_misclassified
+    except _OverLimit:
+        pass
+    try:
+        comp = _plan_composition(eps_ar, delta_ar, domains, order, ip_beta)
+        out["composition"] = comp.predicted_misclassified
+    except _OverLimit:
+        pass
+    return out
+
+
 def continuous_axes(names: Sequence[str], features: Sequence[str] | None, dims: int
                     ) -> frozenset[int]:
     """The axes the continuity declaration ``names`` names, among ``features`` (default
