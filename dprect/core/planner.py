@@ -78,7 +78,7 @@ from dprect.core.request import (
     Shape,
     make_request,
 )
-from dprect.core.ties import TieBreaker, refined, tie_bits
+from dprect.core.ties import TieBreaker, refined_size, tie_bits
 from dprect.core.validation import check_positive_int
 
 RHO_GRID = tuple(Fraction(i, 100) for i in range(1, 100))
@@ -270,10 +270,16 @@ _SizeLaws = dict[int, tuple[int, MarginLaw | None]]  # IP grid m·2^b -> (Δ, la
 
 def _ip_grid(domains: Sequence[Domain], axis: int, bits: Sequence[int] | None) -> int:
     """The size of the grid the interior point of a round on ``axis`` runs on: the axis's
-    refined grid (:func:`~dprect.core.ties.refined`: m·2^b points on a grid axis, the
+    refined grid (:func:`~dprect.core.ties.refined_size`: m·2^b points on a grid axis, the
     same 2^64 keys on a float-order one; m without tie bits). Windows are sized for it,
     never for m alone: axes of different kinds share grid sizes but not tie bits."""
-    return refined(domains[axis], bits[axis] if bits else 0).size
+    return refined_size(domains[axis], bits[axis] if bits else 0)
+
+
+def _ip_grids(domains: Sequence[Domain], bits: Sequence[int] | None) -> list[int]:
+    """:func:`_ip_grid` of every axis, computed once per candidate (the ρ search asks
+    for every round about a hundred times)."""
+    return [_ip_grid(domains, axis, bits) for axis in range(len(domains))]
 
 
 class _OverLimit(Exception):  # noqa: N818 — internal signal, never escapes the planner
@@ -302,7 +308,8 @@ def _checked_ip_size(eps: float, ip_beta: float, m: int) -> int:
 
 
 def _size_laws(order: list[tuple[int, Side]], domains: list[Domain], eps: float,
-               ip_beta: float, make_law, bits: Sequence[int] | None = None) -> _SizeLaws:
+               ip_beta: float, make_law, bits: Sequence[int] | None = None,
+               sizes: Sequence[int] | None = None) -> _SizeLaws:
     """Δ and the margin law of every distinct grid the interior point runs on: the refined
     grid of m·2^b points of an axis with tie bits b (:func:`_ip_grid`), keyed by its size.
     Two axes with the same m but different tie bits (an IntegerRange and a FloatBins of
@@ -312,7 +319,7 @@ def _size_laws(order: list[tuple[int, Side]], domains: list[Domain], eps: float,
     """
     per_size: _SizeLaws = {}
     for axis, _side in order:
-        m = _ip_grid(domains, axis, bits)
+        m = sizes[axis] if sizes is not None else _ip_grid(domains, axis, bits)
         if m not in per_size:
             size = _checked_ip_size(eps, ip_beta, m)
             law = make_law(size)
@@ -326,12 +333,14 @@ def _size_laws(order: list[tuple[int, Side]], domains: list[Domain], eps: float,
 
 
 def _build_rounds(order: list[tuple[int, Side]], domains: list[Domain], per_size: _SizeLaws,
-                  bits: Sequence[int] | None = None) -> tuple[RoundPlan, ...]:
+                  bits: Sequence[int] | None = None,
+                  sizes: Sequence[int] | None = None) -> tuple[RoundPlan, ...]:
     """The rounds; rounds on equal grid sizes share one (immutable) law. ``bits``: the
     axes' tie bits (RandMargins with refined accounting), else none."""
     rounds = []
     for axis, side in order:
-        size, law = per_size[_ip_grid(domains, axis, bits)]
+        size, law = per_size[sizes[axis] if sizes is not None
+                             else _ip_grid(domains, axis, bits)]
         rounds.append(RoundPlan(axis, side, domains[axis].size, size, law,
                                 bits[axis] if bits else 0))
     return tuple(rounds)
@@ -343,12 +352,14 @@ def _rounds_with(order: list[tuple[int, Side]], domains: list[Domain], eps: floa
 
 
 def _predicted_from(order: list[tuple[int, Side]], domains: list[Domain], per_size: _SizeLaws,
-                    bits: Sequence[int] | None = None) -> float:
+                    bits: Sequence[int] | None = None,
+                    sizes: Sequence[int] | None = None) -> float:
     """What ``MethodPlan.predicted_misclassified`` of these rounds returns (same values,
     same order, hence the same float), without building the rounds."""
     value = {m: RoundPlan(0, "hi", m, size, law).predicted_misclassified
              for m, (size, law) in per_size.items()}
-    return float(sum([value[_ip_grid(domains, axis, bits)] for axis, _side in order]))
+    grid = sizes if sizes is not None else _ip_grids(domains, bits)
+    return float(sum([value[grid[axis]] for axis, _side in order]))
 
 
 def _plan_refined(eps_t: float, delta_t: float, domains: list[Domain],
@@ -369,6 +380,7 @@ def _plan_refined(eps_t: float, delta_t: float, domains: list[Domain],
     if margin_law != "staircase":
         return _plan_refined_laplace(eps_t, delta_t, domains, order, ip_beta, continuous)
     bits = tie_bits(domains, rounds, continuous)
+    sizes = _ip_grids(domains, bits)
     over: _OverLimit | None = None  # the mildest violation, if no candidate is in limits
 
     def note(exc: _OverLimit) -> None:
@@ -382,11 +394,11 @@ def _plan_refined(eps_t: float, delta_t: float, domains: list[Domain],
         estimate = _refined_choice(eps_t, delta_t, q, rounds, checked=False)
         try:
             per_size = _size_laws(order, domains, estimate.epsilon * _SHRINK, ip_beta,
-                                  lambda size, rho=rho: StaircaseLaw(size, rho), bits)
+                                  lambda size, rho=rho: StaircaseLaw(size, rho), bits, sizes)
         except _OverLimit as exc:  # this ρ is out (the checked ε is no larger)
             note(exc)
             continue
-        bounds.append((_predicted_from(order, domains, per_size, bits), i))
+        bounds.append((_predicted_from(order, domains, per_size, bits, sizes), i))
     best: MethodPlan | None = None
     best_key = (math.inf, len(RHO_GRID))  # (prediction, index): the smallest wins
     for key in sorted(bounds):
@@ -398,11 +410,11 @@ def _plan_refined(eps_t: float, delta_t: float, domains: list[Domain],
         eps = choice.epsilon * _SHRINK
         try:
             per_size = _size_laws(order, domains, eps, ip_beta,
-                                  lambda size, rho=rho: StaircaseLaw(size, rho), bits)
+                                  lambda size, rho=rho: StaircaseLaw(size, rho), bits, sizes)
         except _OverLimit as exc:
             note(exc)
             continue
-        checked_key = (_predicted_from(order, domains, per_size, bits), key[1])
+        checked_key = (_predicted_from(order, domains, per_size, bits, sizes), key[1])
         if checked_key < best_key:
             best_key = checked_key
             best = _refined_method_plan(eps, choice, q, str(rho), "staircase", order, domains,
@@ -450,7 +462,8 @@ def _refined_method_plan(eps: float, choice: RefinedChoice, q: float, rho_txt: s
         eps_t, delta_t)
     return MethodPlan(
         method="randmargins", accounting="refined", ip_epsilon=eps, ip_beta=ip_beta,
-        rounds=_build_rounds(order, domains, per_size, bits), guarantee=guarantee,
+        rounds=_build_rounds(order, domains, per_size, bits, _ip_grids(domains, bits)),
+        guarantee=guarantee,
         details={"margin_law": margin_law, "rho": rho_txt, "q": q, "k": choice.k,
                  "bound_kind": choice.kind,
                  "delta_split": {"escape": escape_probability(q, choice.k, rounds),

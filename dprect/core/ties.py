@@ -64,7 +64,7 @@ from typing import Any
 
 import numpy as np
 
-from dprect.core.domains import Domain, FloatBins, FloatOrder, Grid, Side
+from dprect.core.domains import Domain, FloatBins, FloatOrder, Grid, IntegerRange, Side
 from dprect.core.errors import ParameterError
 
 #: the hash's prime modulus (2^24 − 3): products a·(s mod P) < 2^48, sums exact in int64
@@ -102,7 +102,11 @@ def hashable(domain: Domain) -> bool:
 def float_keyed(domain: Domain) -> bool:
     """Whether the axis's sort values are float64 (:class:`FloatOrder`): hashed by their
     signed order key, refined in the key's low bits (module notes)."""
-    return isinstance(domain, FloatOrder)
+    known = _FLOAT_KEYED.get(type(domain))  # the planner asks per round: skip ABC checks
+    return isinstance(domain, FloatOrder) if known is None else known
+
+
+_FLOAT_KEYED = {FloatOrder: True, Grid: False, IntegerRange: False, FloatBins: False}
 
 
 # -- the order keys of float sort values (FloatOrder): numpy and their SQL twins ----------
@@ -274,6 +278,12 @@ def refined(domain: Domain, bits: int) -> Domain:
     if bits == 0:
         return domain
     return RefinedFloat(bits) if float_keyed(domain) else RefinedGrid(domain, bits)
+
+
+def refined_size(domain: Domain, bits: int) -> int:
+    """``refined(domain, bits).size`` without building the domain (the planner asks it
+    for every round of every candidate): m·2^b on a grid axis, m on a float-order one."""
+    return domain.size if bits == 0 or float_keyed(domain) else domain.size << bits
 
 
 def value_part(domain: Domain, index: int, side: Side) -> int:

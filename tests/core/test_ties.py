@@ -40,6 +40,7 @@ from dprect.core.ties import (
     mixer,
     no_ties,
     refined,
+    refined_size,
     tie_bits,
 )
 from dprect.engines.numpy_engine import NumpyEngine
@@ -292,6 +293,9 @@ def test_float_bins_are_refined_like_grids():
     r = ties.refine(cols)[0]
     assert r.dtype == np.int64 and np.array_equal(r >> 10, cols[0])
     assert refined(dom, 10).size == dom.size << 10 and refined(dom, 0) is dom
+    for d in (dom, FloatOrder(), Grid(0, 1, 2**32), IntegerRange(0, 16)):
+        for b in (0, 1, 15):  # the planner's shortcut is the domain's size
+            assert refined_size(d, b) == refined(d, b).size
 
 
 def test_the_continuity_declaration_only_drops_tie_bits():
