@@ -57,3 +57,18 @@ def test_fit_takes_the_declaration():
     rounds = a.parameters["plan"]["rounds"]
     assert all("tie_bits" not in r for r in rounds)
     assert a.parameters["request"]["continuous"] == ["a", "b", "c"]
+
+
+def test_the_fit_command_plans_with_the_declaration(tmp_path, capsys):
+    """``dprect fit --continuous`` reaches the one plan of the fit flow (by name)."""
+    from pin_data import FEATURES, cli_args, write_parquet
+
+    data = write_parquet(tmp_path)
+    out = tmp_path / "r.json"
+    assert main(cli_args(data, out, "--method", "randmargins", "--continuous",
+                         FEATURES[0])) == 0
+    js = json.loads(out.read_text())
+    rounds = js["parameters"]["plan"]["rounds"]
+    assert js["parameters"]["request"]["continuous"] == [FEATURES[0]]
+    assert all("tie_bits" not in r for r in rounds if r["axis"] == 0)
+    assert any("tie_bits" in r for r in rounds if r["axis"] == 1)
