@@ -136,6 +136,13 @@ check-plans: setup
 bench-ledger: setup
 	$(BIN)/python benchmarks/ledger.py
 
+# Ties on every domain kind and the continuity declaration (issue #24): RandMargins vs
+# composition on tied tables (d = 16, 200,000 positives, eps = 4) and the crossover on
+# 2^32 grids with and without the declaration; rewrites docs/figures/ties_every_domain.json.
+.PHONY: bench-ties
+bench-ties: setup
+	$(BIN)/python benchmarks/ties_every_domain.py
+
 # Evidence shown in docs/results.md: sample complexity beside the planner's predictions,
 # and the privacy audit. Both rewrite their JSON and PNG under docs/figures/.
 .PHONY: bench-sample audit

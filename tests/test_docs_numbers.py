@@ -88,6 +88,24 @@ def test_the_crossover_and_autos_switch_as_the_docs_state() -> None:
     assert f"its predictions become {tied} at these d" in _flat(PRIVACY)
 
 
+@pytest.mark.slow
+def test_the_crossover_with_the_continuity_declaration_as_the_docs_state() -> None:
+    """Issue #24: with every feature declared continuous (no tie bits) on 2^32 grids at
+    (1, 10^-6), the predicted crossover; acceptance: at most 90."""
+    from dprect.core.crossover import crossover
+    from dprect.core.request import PlanRequest
+
+    declared = crossover(PlanRequest(epsilon=1.0, delta=1e-6), [G32], declared=True)
+    undeclared = crossover(PlanRequest(epsilon=1.0, delta=1e-6), [G32], declared=False)
+    assert declared is not None and declared <= 90
+    assert undeclared == _first(lambda d: predictions(d)[0] < predictions(d)[1], 64, 256)
+    assert f"with every feature declared, RandMargins is predicted better from d = " \
+           f"{declared} on" in _flat(ALGORITHM)
+    assert f"d = {undeclared} without the declaration and d = {declared} with every " \
+           f"feature declared" in _flat(ALGORITHM)
+    assert f"from d = {declared} on with every feature declared continuous" in _flat(README)
+
+
 def _flat(text: str) -> str:
     """The text with every run of white space as one space (lines are wrapped)."""
     return " ".join(text.split())

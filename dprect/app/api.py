@@ -179,7 +179,8 @@ def fit_engine(engine: Engine, domains: list[Domain], features: list[str],
                **options: Unpack[BudgetOptions]) -> FitResult:
     """Plan from the budget (a :class:`PlanRequest`, or its fields as keywords), run the
     chosen method on ``engine``, and package the result."""
-    the_plan = plan(make_request(PlanRequest, request, options), domains=domains)
+    the_plan = plan(make_request(PlanRequest, request, options), domains=domains,
+                    features=features)
     if rng is None:
         rng = RandomSource(seed=seed)
     elif seed is not None:

@@ -83,7 +83,8 @@ class ClassesProduct:
         self.settings = dataclasses.replace(settings, sinks=classes_sinks(settings.sinks))
         self.domains = resolve_domains(settings.grid, settings.source.features)
         self.plan = plan(request, domains=self.domains, positives=settings.positives,
-                         target_share=settings.target_share)  # one plan for every class
+                         target_share=settings.target_share,
+                         features=settings.source.features)  # one plan for every class
 
     def inputs(self, name: Callable[[str], str]) -> list[tuple[str, str | None]]:
         return [(name("input"), self.settings.source.path)]

@@ -165,6 +165,9 @@ def add_request_arguments(p: argparse.ArgumentParser,
         elif spec.kind == "labels":  # comma-separated text, each read as a label is
             p.add_argument(flag(spec.name), type=_labels, default=None, metavar="A,B,...",
                            help=spec.help)
+        elif spec.kind == "names":  # comma-separated feature names
+            p.add_argument(flag(spec.name), type=_features, default=None,
+                           metavar="NAME,NAME", help=f"{spec.help} (default none)")
         elif spec.required:
             p.add_argument(flag(spec.name), type=_float, required=True, help=spec.help)
         elif spec.choices:
@@ -455,11 +458,16 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     names = args.features or [f"x{j}" for j in range(args.dims)]
     domains = resolve_domains(args.grid, names)
     the_plan = plan(request_from(PlanRequest, vars(args)), domains=domains,
-                    positives=args.positives, target_share=args.target_share)
+                    positives=args.positives, target_share=args.target_share,
+                    features=names)
+    from dprect.core.crossover import crossover_lines
+
+    line, crossing = crossover_lines(request_from(PlanRequest, vars(args)), domains)
     if args.json:
-        print(json.dumps(the_plan.to_json(), indent=2))
+        print(json.dumps({**the_plan.to_json(), "crossover": crossing}, indent=2))
     else:
         print(the_plan.table())
+        print(line)
     return 0
 
 

@@ -40,10 +40,10 @@ def _prepare(data: object, columns: Sequence[str] | None, groups: Sequence[objec
 
 
 def describe(data: object, columns: Sequence[str] | None = None, *,
-             epsilon: float, delta: float = 0.0, group_by: object = None,
+             epsilon: float, delta: float | None = None, group_by: object = None,
              groups: Sequence[object] | None = None,
              statistics: Sequence[str] = STATISTICS, seed: int | None = None,
-             neighbouring: str = "add-remove",
+             neighbouring: str | None = None, beta: float | None = None,
              query_epsilon: float | None = None) -> DescribeResult:
     """DP count, sum and mean per (public group, column), with private bounds aimed at
     the query, for one charge of ``epsilon`` (:mod:`dprect.core.aggregates`).
@@ -63,6 +63,8 @@ def describe(data: object, columns: Sequence[str] | None = None, *,
         spending ``query_epsilon`` per column (the whole budget then goes to the bounds).
     seed : for tests only — a seeded result is not private and says so.
     neighbouring : ``add-remove`` (default) or ``replace-one``.
+    beta : failure probability of the plan's accuracy statements (default 10⁻³).
+    (Defaults are :class:`~dprect.core.request.DescribeRequest`'s.)
     query_epsilon : the ε the sum or mean spends per column, which sets each side's
         target of clipped rows (default: the plan's own sum ε).
 
@@ -74,14 +76,15 @@ def describe(data: object, columns: Sequence[str] | None = None, *,
         statistics = (statistics,)
     names, group_list, by_cell = _prepare(data, columns, groups, group_by)
     plan = plan_describe(epsilon, len(names), delta=delta, neighbouring=neighbouring,
-                         statistics=tuple(statistics), query_epsilon=query_epsilon)
+                         beta=beta, statistics=tuple(statistics),
+                         query_epsilon=query_epsilon)
     return run_describe(plan, by_cell, group_list, names, RandomSource(seed=seed))
 
 
 def mean_bounds(data: object, columns: Sequence[str] | None = None, *,
                 group_by: object = None, groups: Sequence[object] | None = None,
                 epsilon: float, query_epsilon: float, seed: int | None = None,
-                neighbouring: str = "add-remove") -> DescribeResult:
+                neighbouring: str | None = None) -> DescribeResult:
     """Bounds alone, aimed at a DP mean or sum the caller runs at ``query_epsilon`` per
     column: ``describe(..., statistics=())`` with all of ``epsilon`` on the bounds.
     ``cells[g][j].lower``/``.upper``."""

@@ -110,7 +110,8 @@ class FitProduct:
         self.settings = settings
         self.domains = resolve_domains(settings.grid, settings.source.features)
         self.plan = plan(settings.request, domains=self.domains,
-                         positives=settings.positives, target_share=settings.target_share)
+                         positives=settings.positives, target_share=settings.target_share,
+                         features=settings.source.features)  # the one plan: public, no data
 
     def inputs(self, name: Callable[[str], str]) -> list[tuple[str, str | None]]:
         return [(name("input"), self.settings.source.path)]

@@ -311,7 +311,8 @@ def step(prog: str, message: str) -> None:
 
 
 # -- the fit request in a config section ------------------------------------------------------
-_OPTION_KINDS = {"float": "float", "choice": "str", "label": "any", "labels": "any"}
+_OPTION_KINDS = {"float": "float", "choice": "str", "label": "any", "labels": "any",
+                 "names": "str_list"}
 
 
 def request_options(kind: type[Any] = FitRequest) -> dict[str, Option]:

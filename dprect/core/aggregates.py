@@ -50,7 +50,7 @@ from dprect.core.accounting import Guarantee, add_remove_budget, replace_one
 from dprect.core.errors import ParameterError
 from dprect.core.guarantee_check import CheckReport, check_describe_plan
 from dprect.core.randomness import SEEDED_WARNING, RandomSource
-from dprect.core.request import Neighbouring
+from dprect.core.request import DescribeRequest, Neighbouring
 from dprect.core.tail_bounds import (
     CENTRE_BITS,
     STEPS_PER_OCTAVE,
@@ -217,18 +217,23 @@ def _check_epsilon(x: object, name: str) -> float:
     return float(x)
 
 
-def plan_describe(epsilon: float, columns: int, *, delta: float = 0.0,
-                  neighbouring: str = "add-remove",
+def plan_describe(epsilon: float, columns: int, *, delta: float | None = None,
+                  neighbouring: str | None = None,
                   statistics: Sequence[str] = STATISTICS,
-                  query_epsilon: float | None = None, beta: float = 1e-3) -> DescribePlan:
-    """The plan of a describe run (nothing here looks at data). ``statistics=()`` spends
-    the whole budget on the bounds; its target is then set by ``query_epsilon`` (the ε
-    the caller's own sum or mean will spend per column; required). ``query_epsilon``
-    with statistics overrides the ε_S the target is aimed at."""
+                  query_epsilon: float | None = None, beta: float | None = None
+                  ) -> DescribePlan:
+    """The plan of a describe run (nothing here looks at data). ``delta``, ``beta`` and
+    ``neighbouring`` default as :class:`~dprect.core.request.DescribeRequest` says.
+    ``statistics=()`` spends the whole budget on the bounds; its target is then set by
+    ``query_epsilon`` (the ε the caller's own sum or mean will spend per column;
+    required). ``query_epsilon`` with statistics overrides the ε_S the target is aimed
+    at."""
     eps = _check_epsilon(epsilon, "epsilon")
-    if isinstance(delta, bool) or not isinstance(delta, int | float) \
-            or not 0 <= delta < 1:
-        raise ParameterError(f"delta must be in [0, 1), got {delta!r}")
+    given: dict[str, Any] = {k: v for k, v in (("delta", delta), ("beta", beta),
+                                               ("neighbouring", neighbouring))
+                             if v is not None}
+    request = DescribeRequest(eps, **given)
+    delta, beta, nb = request.delta, request.beta, request.neighbouring
     if isinstance(columns, bool) or not isinstance(columns, int) or columns < 1:
         raise ParameterError(f"columns must be an integer >= 1, got {columns!r}")
     if isinstance(statistics, str):
@@ -240,9 +245,6 @@ def plan_describe(epsilon: float, columns: int, *, delta: float = 0.0,
                                  f"got {s!r}")
     if len(set(stats)) != len(stats):
         raise ParameterError("a statistic is named twice")
-    if not (isinstance(beta, float) and 0 < beta < 1):
-        raise ParameterError(f"beta must be a float in (0, 1), got {beta!r}")
-    nb = Neighbouring.parse(neighbouring, "neighbouring")
     eps_ar, _ = add_remove_budget(eps, float(delta), nb)
     eps_col = eps_ar / columns * _SHRINK
     if stats:

@@ -8,8 +8,10 @@
   engine's ranks [N_t − Δ, N_t); p_t = IP_ε(D_t); remove every remaining
   point with y_j ≥ p_t (hi) or y_j ≤ p_t (lo) — non-strict, as the proof needs. An axis
   with tie bits b > 0 (the plan's choice, :mod:`dprect.core.ties`) runs the IP and the cut
-  on its refined grid of m·2^b points, where y_j is the row's refined sort value, and
-  reports the value part p_t >> b; the engine refines its rows first (``set_ties``).
+  on its refined grid (m·2^b points; a float-order axis keeps its 2^64 keys, the low b
+  breaking ties), where y_j is the row's refined sort value, and reports the value part
+  of p_t (:func:`~dprect.core.ties.value_part`); the engine refines its rows first
+  (``set_ties``).
 * :func:`run_composition` — the composition baseline (paper §1.2): each round is
   IP_ε₀ of the first Δ₀ points of ALL positives in its order (padded); nothing is removed.
 * :func:`run_nonprivate_bounding_box` — the exact bounding box of the positives.
@@ -34,7 +36,7 @@ from dprect.core.interior_point import interior_point
 from dprect.core.planner import MethodPlan, Plan, RoundPlan
 from dprect.core.randomness import RandomSource
 from dprect.core.result import FitResult
-from dprect.core.ties import refined
+from dprect.core.ties import refined, value_part
 
 
 @dataclass(frozen=True)
@@ -114,7 +116,7 @@ def run_randmargins(engine: Engine, domains: list[Domain], plan: MethodPlan,
         block = r.law.sample(rng)  # N_t ≥ Δ, independent of the data
         p = _interior_point(engine, domain, r, block, plan.ip_epsilon, rng, trace)
         engine.cut(r.axis, r.side, domain.cut_threshold(p, r.side))
-        found[(r.axis, r.side)] = p >> r.tie_bits  # the value part: a grid index
+        found[(r.axis, r.side)] = value_part(domain, p, r.side)  # a base grid index
     return _assemble(domains, found)
 
 

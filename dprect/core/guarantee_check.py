@@ -5,12 +5,13 @@ The planner (:mod:`dprect.core.planner`) and the bounds planner (:mod:`dprect.co
 *size* a run: from a budget they search for per-round ε, windows Δ, margin laws, k and δ
 splits, with floating-point searches and caches. This module *verifies* the result. It
 takes the plan as it will execute — per round the ε the sampler uses, Δ, the grid the
-interior point runs on (the axis's domain size times 2^b for the tie bits the engine
-applies), the margin law's own parameters, β_IP; the method, the accounting and the
-neighbouring relation — and re-derives from first principles, in 80-digit decimal and
-exact rational arithmetic, that the stated guarantee holds. It shares no sizing or
-accounting code with the planners (it imports neither :mod:`~dprect.core.accounting` nor
-:mod:`~dprect.core.interior_point`); its constants are written here once, with the
+interior point runs on (the refined grid of the tie bits the engine applies, read from
+:func:`dprect.core.ties.refined`: the very domain object the rounds run on), the margin
+law's own parameters, β_IP; the method, the accounting and the neighbouring relation —
+and re-derives from first principles, in 80-digit decimal and exact rational arithmetic,
+that the stated guarantee holds. It shares no sizing or accounting code with the planners
+(it imports neither :mod:`~dprect.core.accounting` nor :mod:`~dprect.core.interior_point`);
+its constants are written here once, with the
 lemma each comes from:
 
 * **interior-point failure** (McSherry & Talwar's utility bound for the depth score):
@@ -65,6 +66,7 @@ from typing import Any
 from dprect.core.domains import Domain
 from dprect.core.errors import ParameterError
 from dprect.core.margins import LaplaceLaw, StaircaseLaw
+from dprect.core.ties import refined
 
 #: ρ per ε² of an ε-bounded-range mechanism (Cesar & Rogers 2021: ε-BR ⇒ ε²/8-zCDP)
 BR_ZCDP = Fraction(1, 8)
@@ -324,7 +326,7 @@ def check_fit_plan(method_plan: Any, domains: Sequence[Domain], *, beta: float,
     worst = None
     seen: dict[tuple[int, int], Decimal] = {}
     for r in rounds:
-        grid = int(domains[r.axis].size) << bits[r.axis]
+        grid = int(refined(domains[r.axis], bits[r.axis]).size)
         key = (grid, int(r.ip_size))
         if key not in seen:
             with decimal.localcontext(_CONTEXT):

@@ -78,7 +78,7 @@ from dprect.core.request import (
     Shape,
     make_request,
 )
-from dprect.core.ties import TieBreaker, tie_bits
+from dprect.core.ties import TieBreaker, refined_size, tie_bits
 from dprect.core.validation import check_positive_int
 
 RHO_GRID = tuple(Fraction(i, 100) for i in range(1, 100))
@@ -269,10 +269,17 @@ _SizeLaws = dict[int, tuple[int, MarginLaw | None]]  # IP grid m·2^b -> (Δ, la
 
 
 def _ip_grid(domains: Sequence[Domain], axis: int, bits: Sequence[int] | None) -> int:
-    """The grid the interior point of a round on ``axis`` runs on: m·2^b, the axis's
-    refined grid (b = 0 without tie bits). Windows are sized for it, never for m alone:
-    axes of different kinds share grid sizes but not tie bits."""
-    return domains[axis].size << (bits[axis] if bits else 0)
+    """The size of the grid the interior point of a round on ``axis`` runs on: the axis's
+    refined grid (:func:`~dprect.core.ties.refined_size`: m·2^b points on a grid axis, the
+    same 2^64 keys on a float-order one; m without tie bits). Windows are sized for it,
+    never for m alone: axes of different kinds share grid sizes but not tie bits."""
+    return refined_size(domains[axis], bits[axis] if bits else 0)
+
+
+def _ip_grids(domains: Sequence[Domain], bits: Sequence[int] | None) -> list[int]:
+    """:func:`_ip_grid` of every axis, computed once per candidate (the ρ search asks
+    for every round about a hundred times)."""
+    return [_ip_grid(domains, axis, bits) for axis in range(len(domains))]
 
 
 class _OverLimit(Exception):  # noqa: N818 — internal signal, never escapes the planner
@@ -301,7 +308,8 @@ def _checked_ip_size(eps: float, ip_beta: float, m: int) -> int:
 
 
 def _size_laws(order: list[tuple[int, Side]], domains: list[Domain], eps: float,
-               ip_beta: float, make_law, bits: Sequence[int] | None = None) -> _SizeLaws:
+               ip_beta: float, make_law, bits: Sequence[int] | None = None,
+               sizes: Sequence[int] | None = None) -> _SizeLaws:
     """Δ and the margin law of every distinct grid the interior point runs on: the refined
     grid of m·2^b points of an axis with tie bits b (:func:`_ip_grid`), keyed by its size.
     Two axes with the same m but different tie bits (an IntegerRange and a FloatBins of
@@ -311,7 +319,7 @@ def _size_laws(order: list[tuple[int, Side]], domains: list[Domain], eps: float,
     """
     per_size: _SizeLaws = {}
     for axis, _side in order:
-        m = _ip_grid(domains, axis, bits)
+        m = sizes[axis] if sizes is not None else _ip_grid(domains, axis, bits)
         if m not in per_size:
             size = _checked_ip_size(eps, ip_beta, m)
             law = make_law(size)
@@ -325,12 +333,14 @@ def _size_laws(order: list[tuple[int, Side]], domains: list[Domain], eps: float,
 
 
 def _build_rounds(order: list[tuple[int, Side]], domains: list[Domain], per_size: _SizeLaws,
-                  bits: Sequence[int] | None = None) -> tuple[RoundPlan, ...]:
+                  bits: Sequence[int] | None = None,
+                  sizes: Sequence[int] | None = None) -> tuple[RoundPlan, ...]:
     """The rounds; rounds on equal grid sizes share one (immutable) law. ``bits``: the
     axes' tie bits (RandMargins with refined accounting), else none."""
     rounds = []
     for axis, side in order:
-        size, law = per_size[_ip_grid(domains, axis, bits)]
+        size, law = per_size[sizes[axis] if sizes is not None
+                             else _ip_grid(domains, axis, bits)]
         rounds.append(RoundPlan(axis, side, domains[axis].size, size, law,
                                 bits[axis] if bits else 0))
     return tuple(rounds)
@@ -342,16 +352,19 @@ def _rounds_with(order: list[tuple[int, Side]], domains: list[Domain], eps: floa
 
 
 def _predicted_from(order: list[tuple[int, Side]], domains: list[Domain], per_size: _SizeLaws,
-                    bits: Sequence[int] | None = None) -> float:
+                    bits: Sequence[int] | None = None,
+                    sizes: Sequence[int] | None = None) -> float:
     """What ``MethodPlan.predicted_misclassified`` of these rounds returns (same values,
     same order, hence the same float), without building the rounds."""
     value = {m: RoundPlan(0, "hi", m, size, law).predicted_misclassified
              for m, (size, law) in per_size.items()}
-    return float(sum([value[_ip_grid(domains, axis, bits)] for axis, _side in order]))
+    grid = sizes if sizes is not None else _ip_grids(domains, bits)
+    return float(sum([value[grid[axis]] for axis, _side in order]))
 
 
 def _plan_refined(eps_t: float, delta_t: float, domains: list[Domain],
-                  order: list[tuple[int, Side]], ip_beta: float, margin_law: str) -> MethodPlan:
+                  order: list[tuple[int, Side]], ip_beta: float, margin_law: str,
+                  continuous: frozenset[int] = frozenset()) -> MethodPlan:
     """Best refined-accounting plan: over the staircase ratios ρ ∈ :data:`RHO_GRID`, or the
     paper's law (whose ρ depends on Δ: a short fixed-point iteration).
 
@@ -365,8 +378,9 @@ def _plan_refined(eps_t: float, delta_t: float, domains: list[Domain],
     The result is the one an exhaustive check would give, ties going to the smaller ρ."""
     rounds = len(order)
     if margin_law != "staircase":
-        return _plan_refined_laplace(eps_t, delta_t, domains, order, ip_beta)
-    bits = tie_bits(domains, rounds)
+        return _plan_refined_laplace(eps_t, delta_t, domains, order, ip_beta, continuous)
+    bits = tie_bits(domains, rounds, continuous)
+    sizes = _ip_grids(domains, bits)
     over: _OverLimit | None = None  # the mildest violation, if no candidate is in limits
 
     def note(exc: _OverLimit) -> None:
@@ -380,11 +394,11 @@ def _plan_refined(eps_t: float, delta_t: float, domains: list[Domain],
         estimate = _refined_choice(eps_t, delta_t, q, rounds, checked=False)
         try:
             per_size = _size_laws(order, domains, estimate.epsilon * _SHRINK, ip_beta,
-                                  lambda size, rho=rho: StaircaseLaw(size, rho), bits)
+                                  lambda size, rho=rho: StaircaseLaw(size, rho), bits, sizes)
         except _OverLimit as exc:  # this ρ is out (the checked ε is no larger)
             note(exc)
             continue
-        bounds.append((_predicted_from(order, domains, per_size, bits), i))
+        bounds.append((_predicted_from(order, domains, per_size, bits, sizes), i))
     best: MethodPlan | None = None
     best_key = (math.inf, len(RHO_GRID))  # (prediction, index): the smallest wins
     for key in sorted(bounds):
@@ -396,11 +410,11 @@ def _plan_refined(eps_t: float, delta_t: float, domains: list[Domain],
         eps = choice.epsilon * _SHRINK
         try:
             per_size = _size_laws(order, domains, eps, ip_beta,
-                                  lambda size, rho=rho: StaircaseLaw(size, rho), bits)
+                                  lambda size, rho=rho: StaircaseLaw(size, rho), bits, sizes)
         except _OverLimit as exc:
             note(exc)
             continue
-        checked_key = (_predicted_from(order, domains, per_size, bits), key[1])
+        checked_key = (_predicted_from(order, domains, per_size, bits, sizes), key[1])
         if checked_key < best_key:
             best_key = checked_key
             best = _refined_method_plan(eps, choice, q, str(rho), "staircase", order, domains,
@@ -412,11 +426,12 @@ def _plan_refined(eps_t: float, delta_t: float, domains: list[Domain],
 
 
 def _plan_refined_laplace(eps_t: float, delta_t: float, domains: list[Domain],
-                          order: list[tuple[int, Side]], ip_beta: float) -> MethodPlan:
+                          order: list[tuple[int, Side]], ip_beta: float,
+                          continuous: frozenset[int] = frozenset()) -> MethodPlan:
     """Refined accounting with the paper's law: ρ = min(e^{-1/2}, P(N ≥ 2Δ)) depends on Δ,
     hence on ε, found by a short fixed-point iteration (ρ only falls)."""
     rounds = len(order)
-    bits = tie_bits(domains, rounds)
+    bits = tie_bits(domains, rounds, continuous)
     rho_val = math.exp(-0.5) * (1 - 1e-12)
     for _ in range(8):
         q = rho_val * (1 - ip_beta)
@@ -447,7 +462,8 @@ def _refined_method_plan(eps: float, choice: RefinedChoice, q: float, rho_txt: s
         eps_t, delta_t)
     return MethodPlan(
         method="randmargins", accounting="refined", ip_epsilon=eps, ip_beta=ip_beta,
-        rounds=_build_rounds(order, domains, per_size, bits), guarantee=guarantee,
+        rounds=_build_rounds(order, domains, per_size, bits, _ip_grids(domains, bits)),
+        guarantee=guarantee,
         details={"margin_law": margin_law, "rho": rho_txt, "q": q, "k": choice.k,
                  "bound_kind": choice.kind,
                  "delta_split": {"escape": escape_probability(q, choice.k, rounds),
@@ -501,7 +517,7 @@ def _plan_composition(eps_t: float, delta_t: float, domains: list[Domain],
 
 def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None = None,
          dims: int | None = None, grid: GridArg = None, positives: int | None = None,
-         target_share: float = DEFAULT_TARGET_SHARE,
+         target_share: float = DEFAULT_TARGET_SHARE, features: Sequence[str] | None = None,
          **options: Unpack[BudgetOptions]) -> Plan:
     """Choose per-round ε, Δ, margin law, k and δ split for a total (ε, δ) budget.
 
@@ -522,6 +538,9 @@ def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None 
     (default 5%): the plan's ``expectation`` (its JSON and table) gives, per method, the
     expected share outside at N and the smallest N for the target share
     (:mod:`dprect.core.expectation`). They change nothing else in the plan.
+
+    ``features``: the features' names (default x0, x1, …), which the request's
+    ``continuous`` declaration names (:func:`continuous_axes`).
     """
     sizing = Sizing(positives, target_share)  # checked first, like the budget
     req = make_request(PlanRequest, request, options)
@@ -540,6 +559,7 @@ def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None 
     margin_law = MarginLawName.LAPLACE if paper else req.margin_law
     order = schedule(len(domains), req.shape)
     ip_beta = _ip_failure_target(beta, len(order))
+    continuous = continuous_axes(req.continuous, features, len(domains))
     eps_ar, delta_ar = add_remove_budget(epsilon, delta, req.neighbouring)
 
     over: dict[str, _OverLimit] = {}
@@ -552,7 +572,7 @@ def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None 
             rm = _plan_paper(eps_ar, delta_ar, list(domains), order, ip_beta)
         else:
             rm = _plan_refined(eps_ar, delta_ar, list(domains), order, ip_beta,
-                               margin_law.value)
+                               margin_law.value, continuous)
     except _OverLimit as exc:
         over["randmargins"] = exc
     try:
@@ -581,6 +601,48 @@ def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None 
     check = check_fit_plan(chosen, list(domains), beta=beta, shape=req.shape.value)
     return Plan(chosen=chosen, candidates=candidates, request=asked, excluded=excluded,
                 sizing=sizing, check=check)
+
+
+def predictions(request: PlanRequest, domains: list[Domain],
+                continuous: frozenset[int] = frozenset()) -> dict[str, float]:
+    """The candidates' predicted misclassified positives for ``request`` on ``domains``
+    (``continuous``: the axes declared free of ties), as :func:`plan` computes them —
+    without making a plan (no guarantee check, nothing to run): what-if comparisons such
+    as the crossover (:mod:`dprect.core.crossover`). A candidate over a plan-time limit
+    is absent."""
+    order = schedule(len(domains), request.shape)
+    ip_beta = _ip_failure_target(request.beta, len(order))
+    eps_ar, delta_ar = add_remove_budget(request.epsilon, request.delta, request.neighbouring)
+    paper = request.accounting is Accounting.PAPER
+    out: dict[str, float] = {}
+    try:
+        if paper and request.delta > 0.0:
+            rm = _plan_paper(eps_ar, delta_ar, domains, order, ip_beta)
+            out["randmargins"] = rm.predicted_misclassified
+        elif not paper:
+            rm = _plan_refined(eps_ar, delta_ar, domains, order, ip_beta,
+                               request.margin_law.value, continuous)
+            out["randmargins"] = rm.predicted_misclassified
+    except _OverLimit:
+        pass
+    try:
+        comp = _plan_composition(eps_ar, delta_ar, domains, order, ip_beta)
+        out["composition"] = comp.predicted_misclassified
+    except _OverLimit:
+        pass
+    return out
+
+
+def continuous_axes(names: Sequence[str], features: Sequence[str] | None, dims: int
+                    ) -> frozenset[int]:
+    """The axes the continuity declaration ``names`` names, among ``features`` (default
+    x0 … x{dims−1}); a name that is not a feature is refused (public: the request's)."""
+    listed = feature_names(None if features is None else list(features), dims)
+    unknown = [n for n in names if n not in listed]
+    if unknown:
+        raise ParameterError(f"continuous names {unknown[0]!r}, which is not one of the "
+                             f"features")
+    return frozenset(listed.index(n) for n in names)
 
 
 def _ip_failure_target(beta: float, rounds: int) -> float:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Self, TypedDict, TypeVar, get_type_hints
@@ -129,6 +129,10 @@ class PlanRequest:
         "RandMargins' margin law: staircase or laplace"))
     neighbouring: Neighbouring = field(default=Neighbouring.ADD_REMOVE, metadata=_help(
         "add-remove or replace-one (by group privacy)"))
+    continuous: tuple[str, ...] = field(default=(), metadata=_help(
+        "features declared free of ties (no two rows share a value): RandMargins gives "
+        "them no tie bits, hence smaller windows. A utility assumption only: the privacy "
+        "guarantee holds whether or not it is true"))
 
     def __post_init__(self) -> None:
         _set(self, "epsilon", check_epsilon(self.epsilon))
@@ -137,6 +141,7 @@ class PlanRequest:
         for f in dataclasses.fields(self):
             if isinstance(f.default, Choice):
                 _set(self, f.name, type(f.default).parse(getattr(self, f.name), f.name))
+        _set(self, "continuous", check_names(self.continuous, "continuous"))
 
     def budget(self) -> PlanRequest:
         """The budget alone (a :class:`FitRequest` without its reading options)."""
@@ -145,10 +150,29 @@ class PlanRequest:
 
     def to_json(self) -> dict[str, Any]:
         """The budget as plain JSON values, in the order of a plan's ``request``."""
-        return {"epsilon": self.epsilon, "delta": self.delta, "beta": self.beta,
-                "method": self.method.value, "accounting": self.accounting.value,
-                "shape": self.shape.value, "margin_law": self.margin_law.value,
-                "neighbouring": self.neighbouring.value}
+        out: dict[str, Any] = {
+            "epsilon": self.epsilon, "delta": self.delta, "beta": self.beta,
+            "method": self.method.value, "accounting": self.accounting.value,
+            "shape": self.shape.value, "margin_law": self.margin_law.value,
+            "neighbouring": self.neighbouring.value}
+        if self.continuous:  # absent when empty: requests without it print as before
+            out["continuous"] = list(self.continuous)
+        return out
+
+
+def check_names(value: object, name: str) -> tuple[str, ...]:
+    """A list of feature names: None (none), one comma-separated string, or a sequence of
+    strings; each named once."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [v.strip() for v in value.split(",") if v.strip()]
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise ParameterError(f"{name} must be a list of feature names, got {value!r}")
+    names = tuple(str(v) for v in value)
+    if (i := repeat_at(list(names))) is not None:
+        raise ParameterError(f"{name} names feature {names[i]!r} twice")
+    return names
 
 
 @dataclass(frozen=True)
@@ -245,6 +269,29 @@ class BoundsRequest:
                 "beta": self.beta, "neighbouring": self.neighbouring.value}
 
 
+@dataclass(frozen=True)
+class DescribeRequest:
+    """The public parameters of a DP aggregates run (:mod:`dprect.core.aggregates`),
+    validated on construction. Every mechanism there is pure, so ``delta`` is accepted
+    and not spent (the guarantee is (ε, 0)); ``beta`` is the failure probability of the
+    plan's accuracy statements (per group and column)."""
+
+    epsilon: float = field(metadata=_help("total epsilon of the run, charged once "
+                                          "(required)"))
+    delta: float = field(default=0.0, metadata=_help(
+        "total delta of the run (not spent: every mechanism is pure)"))
+    beta: float = field(default=1e-3, metadata=_help(
+        "failure probability of the accuracy statements, per group and column"))
+    neighbouring: Neighbouring = field(default=Neighbouring.ADD_REMOVE, metadata=_help(
+        "add-remove or replace-one (by group privacy)"))
+
+    def __post_init__(self) -> None:
+        _set(self, "epsilon", check_epsilon(self.epsilon))
+        _set(self, "delta", check_delta(self.delta, "delta"))
+        _set(self, "beta", check_open_unit(self.beta, "beta"))
+        _set(self, "neighbouring", Neighbouring.parse(self.neighbouring, "neighbouring"))
+
+
 class BudgetOptions(TypedDict, total=False):
     """:class:`PlanRequest`'s fields as keyword arguments (``epsilon`` and ``delta`` are
     required; the others default as the request says)."""
@@ -257,6 +304,7 @@ class BudgetOptions(TypedDict, total=False):
     shape: Shape | str
     margin_law: MarginLawName | str
     neighbouring: Neighbouring | str
+    continuous: Sequence[str] | str | None
 
 
 class FitOptions(BudgetOptions, total=False):
@@ -362,7 +410,8 @@ class OptionSpec:
     default: Any  # dataclasses.MISSING when required
     choices: tuple[str, ...] | None
     kind: str  # "float", "choice", "label" (a positive label: a number, bool or text) or
-    # "labels" (a list of them, or none)
+    # "labels" (a list of them, or none), "names" (a list of feature names;
+    # comma-separated on the command line)
     help: str
 
     @property
@@ -372,7 +421,7 @@ class OptionSpec:
     @property
     def plain_default(self) -> Any:
         """The default as a plain value (an enum member's spelling); None if required."""
-        if self.required:
+        if self.required or self.default == ():
             return None
         return self.default.value if isinstance(self.default, Choice) else self.default
 
@@ -387,12 +436,14 @@ def option_specs(kind: type[Any] = FitRequest) -> tuple[OptionSpec, ...]:
         specs.append(OptionSpec(
             f.name, f.default, choices,
             "choice" if choices else "float" if hints[f.name] is float
+            else "names" if hints[f.name] == tuple[str, ...]
             else "labels" if f.default is None else "label",
             f.metadata["help"]))
     return tuple(specs)
 
 
 __all__ = ["COVERAGE_DENOMINATOR", "Accounting", "BoundsRequest", "BudgetOptions", "Choice",
+           "DescribeRequest",
            "FitOptions", "FitRequest", "InvalidRows", "MarginLawName", "Method",
            "Neighbouring", "OptionSpec", "PlanRequest", "Shape", "Source", "coverage_alpha",
            "make_request", "option_specs", "request_from"]

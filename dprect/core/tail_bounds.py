@@ -89,10 +89,10 @@ Side = Literal["lower", "upper"]
 
 
 # -- the centre ------------------------------------------------------------------------------
-def centre_pieces(values: np.ndarray, epsilon: float = 1.0) -> Pieces:
+def centre_pieces(values: np.ndarray, epsilon: float | None = None) -> Pieces:
     """The median exponential mechanism's law on ``FloatBins(CENTRE_BITS)`` as pieces of
     constant depth min(#{x ≤ bin}, #{x ≥ bin}) (``values``: one column's finite values).
-    ``epsilon`` only sets the float ``Pieces.epsilon`` for tests and audits."""
+    ``epsilon`` only sets the float ``Pieces.epsilon`` for tests and audits (None: 1)."""
     m = _CENTRE_GRID.size
     x = np.asarray(values, dtype=np.float64)
     if len(x):
@@ -103,7 +103,7 @@ def centre_pieces(values: np.ndarray, epsilon: float = 1.0) -> Pieces:
     u = len(keys)
     if u == 0:
         return Pieces(np.zeros(1, dtype=np.uint64), np.array([m], dtype=np.uint64),
-                      np.zeros(1, dtype=np.int64), epsilon, m)
+                      np.zeros(1, dtype=np.int64), 1.0 if epsilon is None else epsilon, m)
     ukeys = keys.astype(np.uint64)
     incl = np.cumsum(counts).astype(np.int64)  # #{x in bins ≤ key_r}
     before = incl - counts  # #{x in bins < key_r}
@@ -120,7 +120,8 @@ def centre_pieces(values: np.ndarray, epsilon: float = 1.0) -> Pieces:
     sizes[-1] = np.uint64(m - 1 - int(keys[-1]))
     depths[-1] = 0
     keep = sizes > 0
-    return Pieces(starts[keep], sizes[keep], depths[keep], epsilon, m)
+    return Pieces(starts[keep], sizes[keep], depths[keep],
+                  1.0 if epsilon is None else epsilon, m)
 
 
 def centre_value(index: int) -> float:

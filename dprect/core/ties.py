@@ -7,30 +7,40 @@ the whole group — most of the remaining rows — and later rounds read pads: t
 collapses. Here every row gets a tie-breaker u and axis j is ordered by the pair (x_j, u)
 lexicographically, so a cut removes a tie group only down to the threshold's u.
 
-**The refinement.** Let s_j be a row's sort value on axis j (a grid index for the grid
-domains). The row's hash is
+**The refinement.** Let s_j be a row's sort value on axis j: a grid index on
+:class:`Grid`, :class:`IntegerRange` and :class:`FloatBins` axes; on a
+:class:`FloatOrder` axis the value, hashed and refined through its signed 64-bit order key
+k_j (the bit pattern, 63 low bits flipped when negative: :func:`float_keys`). The row's
+hash is
 
-    h = (Σ_{j ∈ H} a_j · (s_j mod P)) mod P,      P = 2^24 − 3 (prime),
+    h = (Σ_j a_j · (s_j mod P)) mod P,      P = 2^24 − 3 (prime),
 
-over the *hashed* axes H (those with integer sort values: :class:`~dprect.core.domains.Grid`
-and :class:`~dprect.core.domains.IntegerRange`), with fixed public coefficients
+over every axis (k_j in place of s_j on float axes), with fixed public coefficients
 a_j = 48271^(j+1) mod P. Axis j's tie-breaker is u_j = (c_j·h) mod P with
 c_j = 69621^(j+1) mod P — a bijection of h, different per axis, so that the rows one axis's
 cuts remove are not the first rows of every other axis's tie groups. With b_j tie bits,
-the refined sort value is
+a grid axis's refined sort value is
 
     r_j = s_j · 2^{b_j} + ⌊u_j / 2^{24 − b_j}⌋ ∈ [0, m_j·2^{b_j}),
 
-so axis j's refined grid has m_j·2^{b_j} points and r_j's *value part* ⌊r_j / 2^{b_j}⌋ is
-s_j. Axes with b_j = 0 are unchanged. Every term fits a signed 64-bit integer
-(a_j, c_j, h < 2^24, s_j mod P < 2^24, fewer than 2^15 axes), so numpy and Spark SQL compute r_j
-bit for bit alike (:meth:`TieBreaker.hash_sql`, :meth:`TieBreaker.refined_sql`).
+so its refined grid (:class:`RefinedGrid`) has m_j·2^{b_j} points and r_j's *value part*
+⌊r_j / 2^{b_j}⌋ is s_j. A float axis has no room above its 64 key bits, and needs none: its
+refined value is the float whose key is ⌊k_j / 2^{b_j}⌋·2^{b_j} + ⌊u_j / 2^{24 − b_j}⌋
+(clamped to the keys of ±inf; −0.0's key −1 moved to −2), a point of the same grid of
+2^64 keys (:class:`RefinedFloat`), whose value part is the *coarse bin* of 2^{b_j} keys
+sharing the high bits, released as the bin's first or last float. Axes with b_j = 0 are
+unchanged. Every term fits a signed 64-bit integer (a_j, c_j, h < 2^24, s_j mod P < 2^24,
+fewer than 2^15 axes), so numpy and Spark SQL compute r_j bit for bit alike
+(:meth:`TieBreaker.hash_sql`, :meth:`TieBreaker.refined_sql`; a float's bits through
+``reflect`` of ``java.lang.Double``).
 
 **Privacy** (docs/privacy.md, "Ties"). The refinement is a fixed, row-local, data-independent
 map: neighbouring tables map to neighbouring refined tables, and RandMargins on the refined
-grid is exactly RandMargins as proved, run on m_j·2^{b_j}-point grids — so the planner sizes
-Δ for those grids (the interior point's failure bound m_j·2^{b_j}·e^{−ε⌈Δ/2⌉/2} ≤ β_IP).
-The coefficients need no secrecy and no randomness: the guarantee holds for every choice.
+grid is exactly RandMargins as proved, run on grids of M_j points (m_j·2^{b_j}, or m_j on a
+float axis) — so the planner sizes Δ for those grids (the interior point's failure bound
+M_j·e^{−ε⌈Δ/2⌉/2} ≤ β_IP). The coefficients need no secrecy and no randomness, and the b_j
+may be anything public: the guarantee holds for every choice — which is why declaring a
+feature continuous (``continuous``: b_j = 0) is a utility assumption only.
 
 **Utility and cost.** Rows that differ on some hashed axis get (pseudo-)independent u_j,
 so a tie group of G rows is split into 2^b parts of about G/2^b rows and a cut removes at
@@ -40,20 +50,21 @@ b·ln 2 in the interior point's ln(m/β_IP), i.e. a larger Δ. It cannot be avoi
 window lies inside a tie group of G rows, the interior point must place its output among
 about G/Δ positions of the group, and a Δ sized only for m fails there with probability
 about β_IP·G/Δ (measured: 3·10⁻⁴ per call, and empty boxes, on pixel-like tables).
-Rows identical on every hashed axis share u: a table dominated by exact duplicates can
-still lose a duplicate group to one cut.
+Rows identical on every axis share u: a table dominated by exact duplicates can still
+lose a duplicate group to one cut. A float axis's tie bits cost no Δ (its grid does not
+grow); they cost the b low key bits of its released bounds (relative 2^(b−52)).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from dprect.core.domains import Domain, Grid, Side
+from dprect.core.domains import Domain, FloatBins, FloatOrder, Grid, IntegerRange, Side
 from dprect.core.errors import ParameterError
 
 #: the hash's prime modulus (2^24 − 3): products a·(s mod P) < 2^48, sums exact in int64
@@ -82,33 +93,106 @@ def mixer(axis: int) -> int:
 
 
 def hashable(domain: Domain) -> bool:
-    """Whether the domain's sort values are integers (grid indices) that can be refined."""
-    return isinstance(domain, Grid)
+    """Whether the refinement knows the domain: every kind the package defines (the grid
+    indices of :class:`Grid`, :class:`IntegerRange` and :class:`FloatBins`, and the float
+    values of :class:`FloatOrder`, hashed by their 64-bit order keys)."""
+    return isinstance(domain, Grid | FloatBins | FloatOrder)
 
 
-def tie_bits(domains: Sequence[Domain], rounds: int) -> tuple[int, ...]:
+def float_keyed(domain: Domain) -> bool:
+    """Whether the axis's sort values are float64 (:class:`FloatOrder`): hashed by their
+    signed order key, refined in the key's low bits (module notes)."""
+    known = _FLOAT_KEYED.get(type(domain))  # the planner asks per round: skip ABC checks
+    return isinstance(domain, FloatOrder) if known is None else known
+
+
+_FLOAT_KEYED = {FloatOrder: True, Grid: False, IntegerRange: False, FloatBins: False}
+
+
+# -- the order keys of float sort values (FloatOrder): numpy and their SQL twins ----------
+_LOW63 = 0x7FFF_FFFF_FFFF_FFFF
+#: the order keys of −inf, +inf and −0.0 (FloatOrder's grid runs from the first to the second)
+KEY_NEG_INF = -0x7FF0_0000_0000_0001
+KEY_POS_INF = 0x7FF0_0000_0000_0000
+_KEY_NEG_ZERO = -1
+
+
+def float_keys(values: np.ndarray) -> np.ndarray:
+    """The signed 64-bit order keys of float64 sort values (−0.0 never occurs: FloatOrder
+    reads it as +0.0): the bit pattern, with the 63 low bits flipped when negative."""
+    bits = np.ascontiguousarray(values, dtype=np.float64).view(np.int64)
+    return np.where(bits < 0, bits ^ np.int64(_LOW63), bits)
+
+
+def floats_of_keys(keys: np.ndarray) -> np.ndarray:
+    """The float64 values of order keys (the inverse of :func:`float_keys`)."""
+    k = np.asarray(keys, dtype=np.int64)
+    return np.where(k < 0, k ^ np.int64(_LOW63), k).view(np.float64)
+
+
+def key_sql(expr: str) -> str:
+    """The order key of a DOUBLE sort value as a BIGINT, in Spark SQL: the bit pattern
+    read by ``java.lang.Double.doubleToLongBits`` (through ``reflect``, whose answer is
+    its decimal text), with the 63 low bits flipped when negative — :func:`float_keys`."""
+    return _flip(f"CAST(reflect('java.lang.Double', 'doubleToLongBits', {expr}) AS BIGINT)")
+
+
+def _flip(x: str) -> str:
+    """x ^ ((x >> 63) & (2^63 − 1)) in Spark SQL: the 63 low bits of a BIGINT flipped when
+    it is negative (the arithmetic shift is −1 exactly then); its own inverse."""
+    return f"({x} ^ (shiftright({x}, 63) & {_LOW63}))"
+
+
+def _float_sql(key: str) -> str:
+    """The DOUBLE of a BIGINT order key in Spark SQL (:func:`floats_of_keys`):
+    ``Double.longBitsToDouble``'s text, which Java guarantees to read back as the same
+    double."""
+    return f"CAST(reflect('java.lang.Double', 'longBitsToDouble', {_flip(key)}) AS DOUBLE)"
+
+
+def _coarse_keys(key: int, bits: int) -> tuple[int, int]:
+    """The first and the last order key of the coarse bin of ``key`` (the keys that agree
+    with it but for the ``bits`` low bits), capped at ±inf's keys, −0.0's key excluded."""
+    low = max((key >> bits) << bits, KEY_NEG_INF)
+    high = min(((key >> bits) << bits) + (1 << bits) - 1, KEY_POS_INF)
+    return low, high - 1 if high == _KEY_NEG_ZERO else high
+
+
+def coarse_range(value: float, bits: int) -> tuple[float, float]:
+    """The smallest and the largest float of the coarse bin of the float sort value
+    ``value`` on a float axis with ``bits`` tie bits: every float whose refined value can
+    be at or beyond ``value``'s from one side lies beyond the first, resp. the last."""
+    key = int(float_keys(np.array([value]))[0])
+    first, last = floats_of_keys(np.array(_coarse_keys(key, bits)))
+    return float(first), float(last)
+
+
+def tie_bits(domains: Sequence[Domain], rounds: int,
+             continuous: Collection[int] = ()) -> tuple[int, ...]:
     """The planner's choice of b_j for R = ``rounds`` cuts: the fewest bits with
     2^{b_j} ≥ R / :data:`TIE_OVERSHOOT` (so the cuts together overshoot tie groups by at
-    most 1% of the positives), at most :data:`MAX_TIE_BITS` and with m_j·2^{b_j} ≤ 2^62;
-    0 for non-grid axes."""
+    most 1% of the positives), at most :data:`MAX_TIE_BITS` and, on a grid axis, with
+    m_j·2^{b_j} ≤ 2^62; 0 for the axes in ``continuous`` (declared free of ties by the
+    user: a utility assumption, never a privacy one — docs/privacy.md, "Ties")."""
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
         raise ParameterError(f"rounds must be a positive integer, got {rounds!r}")
     want = math.ceil(math.log2(rounds / TIE_OVERSHOOT))
     out = []
-    for d in domains:
-        if not hashable(d):
+    for j, d in enumerate(domains):
+        if not hashable(d) or j in continuous:
             out.append(0)
             continue
-        room = 62 - math.ceil(math.log2(d.size))
+        room = MAX_TIE_BITS if float_keyed(d) else 62 - math.ceil(math.log2(d.size))
         out.append(max(0, min(MAX_TIE_BITS, want, room)))
     return tuple(out)
 
 
 class RefinedGrid(Domain):
-    """Axis j's refined grid: m·2^b points, point r standing for grid index r >> b."""
+    """Axis j's refined grid (grid and FloatBins axes): m·2^b points, point r standing for
+    grid index r >> b."""
 
     def __init__(self, base: Domain, bits: int) -> None:
-        if not hashable(base) or not 0 < bits <= MAX_TIE_BITS:
+        if not hashable(base) or float_keyed(base) or not 0 < bits <= MAX_TIE_BITS:
             raise ParameterError(f"cannot refine {base!r} by {bits} bits")
         self.base = base
         self.bits = int(bits)
@@ -116,8 +200,8 @@ class RefinedGrid(Domain):
         if self.size > _MAX_REFINED_GRID:
             raise ParameterError(f"refined grid of {self.size} points is too large")
 
-    def value_index(self, index: int) -> int:
-        """The base grid index of refined point ``index``."""
+    def value_index(self, index: int, side: Side = "lo") -> int:
+        """The base grid index of refined point ``index`` (either side)."""
         return int(index) >> self.bits
 
     def encode(self, x: np.ndarray) -> np.ndarray:
@@ -149,18 +233,76 @@ class RefinedGrid(Domain):
         return f"RefinedGrid({self.base!r}, bits={self.bits})"
 
 
+class RefinedFloat(FloatOrder):
+    """A float-order axis refined by b tie bits: the same grid of float64 order keys
+    (m ≈ 2^64 points, so no larger interior-point window), a row's refined value being the
+    float whose key is its own key with the b low bits replaced by its tie-breaker.
+
+    The *value part* of refined point ``index`` is its coarse bin — the 2^b consecutive
+    keys sharing the high bits — reported as the bin's first float (a lower bound) or its
+    last (an upper bound), so a rectangle side is exact to 2^b keys of the float order
+    (a relative 2^(b−52) of a normal value: 2^−32 at 20 bits)."""
+
+    def __init__(self, bits: int) -> None:
+        if not 0 < bits <= MAX_TIE_BITS:
+            raise ParameterError(f"cannot refine a float axis by {bits} bits")
+        self.bits = int(bits)
+
+    def value_index(self, index: int, side: Side) -> int:
+        """The base (FloatOrder) index of the first (lo) or last (hi) float of the coarse
+        bin of refined point ``index``."""
+        key = int(index) + KEY_NEG_INF
+        low, high = _coarse_keys(key, self.bits)
+        return (low if side == "lo" else high) - KEY_NEG_INF
+
+    def encode(self, x: np.ndarray) -> np.ndarray:
+        raise ParameterError("a refined float axis encodes whole rows (TieBreaker.refine)")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "refined", "base": FloatOrder().to_json(), "bits": self.bits}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RefinedFloat) and other.bits == self.bits
+
+    def __hash__(self) -> int:
+        return hash(("RefinedFloat", self.bits))
+
+    def __repr__(self) -> str:
+        return f"RefinedFloat(bits={self.bits})"
+
+
 def refined(domain: Domain, bits: int) -> Domain:
-    """The domain the interior point and the cuts use on an axis with ``bits`` tie bits."""
-    return domain if bits == 0 else RefinedGrid(domain, bits)
+    """The domain the interior point and the cuts use on an axis with ``bits`` tie bits:
+    the axis's own (b = 0), its refined grid of m·2^b points, or — float-order axes — the
+    same 2^64-key grid with the b low key bits breaking ties (:class:`RefinedFloat`)."""
+    if bits == 0:
+        return domain
+    return RefinedFloat(bits) if float_keyed(domain) else RefinedGrid(domain, bits)
+
+
+def refined_size(domain: Domain, bits: int) -> int:
+    """``refined(domain, bits).size`` without building the domain (the planner asks it
+    for every round of every candidate): m·2^b on a grid axis, m on a float-order one."""
+    return domain.size if bits == 0 or float_keyed(domain) else domain.size << bits
+
+
+def value_part(domain: Domain, index: int, side: Side) -> int:
+    """A rectangle side's base grid index from a point of the grid the rounds ran on
+    (the identity on an unrefined domain)."""
+    if isinstance(domain, RefinedGrid | RefinedFloat):
+        return domain.value_index(index, side)
+    return int(index)
 
 
 @dataclass(frozen=True)
 class TieBreaker:
     """The refinement of every axis: ``bits[j]`` tie bits (0: unchanged), the hash over the
-    axes in ``hashed`` (module notes)."""
+    axes in ``hashed``, of which those in ``floats`` hold float sort values (hashed and
+    refined through their order keys; module notes)."""
 
     bits: tuple[int, ...]
     hashed: tuple[int, ...]
+    floats: tuple[int, ...] = ()
 
     @classmethod
     def for_domains(cls, domains: Sequence[Domain], bits: Sequence[int]) -> TieBreaker:
@@ -168,11 +310,14 @@ class TieBreaker:
             raise ParameterError(f"{len(bits)} tie bit counts for {len(domains)} axes")
         for j, (d, b) in enumerate(zip(domains, bits, strict=True)):
             if b and not hashable(d):
-                raise ParameterError(f"axis {j}: only grid axes take tie bits")
+                raise ParameterError(f"axis {j}: {d!r} takes no tie bits")
             if not 0 <= b <= MAX_TIE_BITS:
                 raise ParameterError(f"axis {j}: tie bits must be in [0, {MAX_TIE_BITS}]")
+        if not any(bits):
+            return cls(tuple(int(b) for b in bits), ())
         hashed = tuple(j for j, d in enumerate(domains) if hashable(d))
-        return cls(tuple(int(b) for b in bits), hashed if any(bits) else ())
+        floats = tuple(j for j in hashed if float_keyed(domains[j]))
+        return cls(tuple(int(b) for b in bits), hashed, floats)
 
     @property
     def active(self) -> bool:
@@ -184,7 +329,8 @@ class TieBreaker:
         n = len(columns[0]) if columns else 0
         total = np.zeros(n, dtype=np.int64)
         for j in self.hashed:
-            s = np.asarray(columns[j], dtype=np.int64)
+            s = float_keys(columns[j]) if j in self.floats \
+                else np.asarray(columns[j], dtype=np.int64)
             total += coefficient(j) * (s % HASH_PRIME)
         return total % HASH_PRIME
 
@@ -197,32 +343,50 @@ class TieBreaker:
         for j, (col, b) in enumerate(zip(columns, self.bits, strict=True)):
             if b == 0:
                 out.append(col)
+                continue
+            u = ((mixer(j) * h) % HASH_PRIME) >> (HASH_BITS - b)
+            if j in self.floats:
+                key = ((float_keys(col) >> b) << b) + u
+                np.clip(key, KEY_NEG_INF, KEY_POS_INF, out=key)
+                key[key == _KEY_NEG_ZERO] -= 1
+                out.append(floats_of_keys(key))
             else:
-                s = np.asarray(col, dtype=np.int64)
-                u = (mixer(j) * h) % HASH_PRIME
-                out.append((s << b) + (u >> (HASH_BITS - b)))
+                out.append((np.asarray(col, dtype=np.int64) << b) + u)
         return out
 
     def hash_sql(self, sort_exprs: Sequence[str]) -> str:
         """h as Spark SQL (BIGINT) from every axis's unrefined sort-value expression: the
         same integers as :meth:`row_hash` (no overflow: see the module notes)."""
-        terms = [f"{coefficient(j)} * pmod({sort_exprs[j]}, {HASH_PRIME})" for j in self.hashed]
+        terms = [f"{coefficient(j)} * pmod("
+                 f"{key_sql(sort_exprs[j]) if j in self.floats else sort_exprs[j]}, "
+                 f"{HASH_PRIME})" for j in self.hashed]
         if not terms:
             return "CAST(0 AS BIGINT)"
         return f"pmod({' + '.join(terms)}, {HASH_PRIME})"
 
-    def refined_sql(self, axis: int, sort_expr: str, hash_expr: str) -> str:
-        """r_j as Spark SQL from the axis's sort-value expression and h's (a column name)."""
+    def refined_sql(self, axis: int, sort_expr: str, hash_expr: str,
+                    key_expr: str | None = None) -> str:
+        """r_j as Spark SQL from the axis's sort-value expression and h's (a column name):
+        the same BIGINT, or DOUBLE on a float axis, as :meth:`refine`. On a float axis
+        ``key_expr`` may name a column holding the sort value's order key
+        (:func:`key_sql`), computed once in an earlier projection."""
         b = self.bits[axis]
         if b == 0:
             return sort_expr
-        u = f"pmod({mixer(axis)} * {hash_expr}, {HASH_PRIME})"
-        return f"(({sort_expr}) * {1 << b} + shiftright({u}, {HASH_BITS - b}))"
+        u = f"shiftright(pmod({mixer(axis)} * {hash_expr}, {HASH_PRIME}), {HASH_BITS - b})"
+        if axis not in self.floats:
+            return f"(({sort_expr}) * {1 << b} + {u})"
+        key = key_sql(sort_expr) if key_expr is None else key_expr
+        moved = f"(shiftleft(shiftright({key}, {b}), {b}) + {u})"
+        clipped = f"least(greatest({moved}, {KEY_NEG_INF}), {KEY_POS_INF})"
+        # −0.0's key −1 becomes −2 (the largest negative subnormal), as in refine
+        return _float_sql(f"({clipped} - CAST({clipped} = {_KEY_NEG_ZERO} AS BIGINT))")
 
     def to_json(self) -> dict[str, Any]:
         return {"bits": list(self.bits), "hash": {"prime": HASH_PRIME, "base": _BASE,
                                                   "mix_base": _MIX_BASE,
-                                                  "axes": list(self.hashed)}}
+                                                  "axes": list(self.hashed),
+                                                  "float_axes": list(self.floats)}}
 
 
 def no_ties(dims: int) -> TieBreaker:

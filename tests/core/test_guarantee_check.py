@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import decimal
 import math
 from decimal import Decimal
@@ -36,6 +37,7 @@ from dprect.core.bounds import BoundsRequest, plan_bounds
 from dprect.core.errors import ParameterError
 from dprect.core.guarantee_check import GuaranteeCheckError, check_bounds_plan, check_fit_plan
 from dprect.core.interior_point import interior_point_size
+from dprect.core.ties import refined
 from dprect.release.ledger import Ledger
 
 _CTX = decimal.Context(prec=60)
@@ -52,7 +54,7 @@ def _assert_windows_fit(p: dprect.Plan, domains: list) -> None:
     m = p.chosen
     bits = m.tie_breaker(domains).bits
     for r in m.rounds:
-        grid = domains[r.axis].size << bits[r.axis]
+        grid = refined(domains[r.axis], bits[r.axis]).size
         assert _failure(m.ip_epsilon, r.ip_size, grid) <= Decimal(m.ip_beta), (r, grid)
 
 
@@ -63,7 +65,9 @@ def test_the_issues_first_example_sizes_both_axes_for_their_own_grids() -> None:
         p = dprect.plan(domains=domains, epsilon=1, delta=1e-6, method="randmargins")
         _assert_windows_fit(p, domains)
         by_kind = {type(domains[r.axis]).__name__: r.ip_size for r in p.chosen.rounds}
-        assert by_kind == {"FloatBins": 359, "IntegerRange": 457}  # the same either order
+        # the same either order; both kinds now take tie bits (issue #24), so equal sizes
+        # mean equal refined grids and one window
+        assert by_kind == {"FloatBins": 457, "IntegerRange": 457}
 
 
 def test_the_issues_second_example_d128() -> None:
@@ -93,7 +97,7 @@ def test_every_pair_of_domain_kinds(first: str, second: str) -> None:
         bits = p.chosen.tie_breaker(domains).bits
         window: dict[int, int] = {}
         for r in p.chosen.rounds:
-            grid = domains[r.axis].size << bits[r.axis]
+            grid = refined(domains[r.axis], bits[r.axis]).size
             assert window.setdefault(grid, r.ip_size) == r.ip_size
 
 
@@ -126,6 +130,8 @@ def plan_requests(draw):
         "accounting": draw(st.sampled_from(["refined", "refined", "paper"])),
         "margin_law": draw(st.sampled_from(["staircase", "staircase", "laplace"])),
         "shape": draw(st.sampled_from(["general", "general", "origin"])),
+        # features declared continuous (no tie bits): issue #24
+        "continuous": [f"x{j}" for j in range(d) if draw(st.integers(0, 3)) == 0],
     }
     return domains, options
 
@@ -194,6 +200,47 @@ def test_the_reference_plans_pass() -> None:
 def _refused(run, match: str | None = None) -> None:
     with pytest.raises(GuaranteeCheckError, match=match):
         run()
+
+
+def _with_bits(p: dprect.Plan, axis: int, bits: int):
+    """The chosen plan with ``bits`` tie bits on ``axis``'s rounds (windows unchanged)."""
+    rounds = tuple(dataclasses.replace(r, tie_bits=bits) if r.axis == axis else r
+                   for r in p.chosen.rounds)
+    return dataclasses.replace(p.chosen, rounds=rounds)
+
+
+def test_plans_refining_every_domain_kind_are_accepted() -> None:
+    """Issue #24: FloatOrder and FloatBins axes take tie bits; the check takes their grids
+    from the domain the rounds run on (the same 2^64 keys on a float axis)."""
+    domains = [FloatOrder(), FloatBins(12), IntegerRange(0, 16), FloatOrder()]
+    p = dprect.plan(domains=domains, epsilon=2, delta=1e-6, method="randmargins")
+    assert all(p.chosen.tie_breaker(domains).bits)
+    check_fit_plan(p.chosen, domains, beta=1e-4, shape="general")
+    # more tie bits on a float axis do not enlarge its grid: still verified
+    check_fit_plan(_with_bits(p, 0, 20), domains, beta=1e-4, shape="general")
+
+
+def test_floatbins_tie_bits_without_their_window_are_refused() -> None:
+    domains = [FloatBins(12)] * 4
+    p = dprect.plan(domains=domains, epsilon=2, delta=1e-6, method="randmargins")
+    b = p.chosen.tie_breaker(domains).bits[1]
+    assert b > 0
+    _refused(lambda: check_fit_plan(_with_bits(p, 1, b + 4), domains, beta=1e-4,
+                                    shape="general"), "fails more often than beta_IP")
+
+
+def test_a_declared_axis_that_regains_its_tie_bits_is_refused() -> None:
+    """A plan sized for the continuity declaration (no tie bits on x1) but run with tie
+    bits on x1 — the engine's refined grid 2^b times larger than the window's — is
+    refused."""
+    domains = [G32] * 4
+    p = dprect.plan(domains=domains, epsilon=2, delta=1e-6, method="randmargins",
+                    continuous=["x1", "x2"])
+    bits = p.chosen.tie_breaker(domains).bits
+    assert bits[1] == 0 < bits[0]
+    check_fit_plan(p.chosen, domains, beta=1e-4, shape="general")
+    _refused(lambda: check_fit_plan(_with_bits(p, 1, bits[0]), domains, beta=1e-4,
+                                    shape="general"), "fails more often than beta_IP")
 
 
 def test_windows_sized_without_the_tie_bits_are_refused(monkeypatch) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import struct
 import warnings
 from fractions import Fraction
 
@@ -20,7 +21,7 @@ from scipy.stats import ks_2samp
 
 import dprect
 from dprect.core.algorithms import run_plan
-from dprect.core.domains import FloatOrder, Grid, IntegerRange
+from dprect.core.domains import FloatBins, FloatOrder, Grid, IntegerRange
 from dprect.core.errors import ParameterError
 from dprect.core.interior_point import interior_point_failure_bound, interior_point_size
 from dprect.core.margins import StaircaseLaw
@@ -31,11 +32,15 @@ from dprect.core.ties import (
     HASH_PRIME,
     MAX_TIE_BITS,
     TIE_OVERSHOOT,
+    RefinedFloat,
     RefinedGrid,
     TieBreaker,
+    coarse_range,
     coefficient,
     mixer,
     no_ties,
+    refined,
+    refined_size,
     tie_bits,
 )
 from dprect.engines.numpy_engine import NumpyEngine
@@ -50,10 +55,12 @@ def test_refine_keeps_the_value_part_and_range():
     domains = [Grid(0, 1, 2**42), IntegerRange(0, 16), FloatOrder()]
     cols = [rng.integers(0, 2**42, 1000), rng.integers(0, 17, 1000), rng.normal(size=1000)]
     ties = TieBreaker.for_domains(domains, [MAX_TIE_BITS, 7, 0])
-    assert ties.hashed == (0, 1)
+    assert ties.hashed == (0, 1, 2) and ties.floats == (2,)  # every axis is hashed
     h = ties.row_hash(cols)
+    keys = np.array([_key(x) for x in cols[2]])  # a float's order key, from its bits
     expected = (coefficient(0) * (cols[0] % HASH_PRIME)
-                + coefficient(1) * (cols[1] % HASH_PRIME)) % HASH_PRIME
+                + coefficient(1) * (cols[1] % HASH_PRIME)
+                + coefficient(2) * (keys % HASH_PRIME)) % HASH_PRIME
     assert np.array_equal(h, expected) and h.min() >= 0 and h.max() < HASH_PRIME < 2**HASH_BITS
     out = ties.refine(cols)
     for col, r, b, d in zip(cols[:2], out[:2], (MAX_TIE_BITS, 7), domains[:2], strict=True):
@@ -62,7 +69,14 @@ def test_refine_keeps_the_value_part_and_range():
         assert r.min() >= 0 and r.max() < d.size << b
         u = (mixer(domains.index(d)) * h) % HASH_PRIME  # the axis's own tie-breaker
         assert np.array_equal(r & ((1 << b) - 1), u >> (HASH_BITS - b))
-    assert out[2] is cols[2]  # float-order axes are not refined
+    assert out[2] is cols[2]  # an axis without tie bits is returned as given
+
+
+def _key(x: float) -> int:
+    """The signed order key of a float, written out: its bits, the 63 low ones flipped
+    when negative."""
+    (bits,) = struct.unpack("<q", struct.pack("<d", x))
+    return bits ^ (2**63 - 1) if bits < 0 else bits
 
 
 def test_refinement_orders_by_value_first():
@@ -89,9 +103,10 @@ def test_refined_grid_reports_value_bounds():
 
 
 def test_tie_bits_rule():
-    b = tie_bits([Grid(0, 1, 2**32), FloatOrder()], 128)
-    assert b[1] == 0
+    b = tie_bits([Grid(0, 1, 2**32), FloatOrder(), FloatBins(12)], 128)
+    assert b[0] == b[1] == b[2]  # every kind of axis is refined (issue #24)
     assert 2 ** (b[0] - 1) < 128 / TIE_OVERSHOOT <= 2 ** b[0]  # the fewest bits that do
+    assert tie_bits([Grid(0, 1, 2**32), FloatOrder()], 128, continuous={1}) == (b[0], 0)
     assert tie_bits([Grid(0, 1, 2**50)], 2**20) == (62 - 50,)  # the 2^62 refined grid
     assert tie_bits([Grid(0, 1, 4)], 2**30) == (MAX_TIE_BITS,)
     with pytest.raises(ParameterError):
@@ -108,13 +123,11 @@ def test_plans_size_delta_for_the_refined_grid(law, dims, grid):
                        method="randmargins")
     rm = plan.chosen
     bits = [r.tie_bits for r in rm.rounds]
-    if grid is None:  # float-order axes are not refined
-        assert set(bits) == {0}
-    else:
-        assert tuple(bits[::2]) == tie_bits(plan_domains(dims, grid), len(rm.rounds))
-        assert min(bits) >= 1
+    assert tuple(bits[::2]) == tie_bits(plan_domains(dims, grid), len(rm.rounds))
+    assert min(bits) >= 1
     for r in rm.rounds:
-        refined_size = r.grid_size << r.tie_bits
+        # a grid axis runs on m·2^b points; a float-order axis keeps its 2^64 keys
+        refined_size = r.grid_size if grid is None else r.grid_size << r.tie_bits
         assert interior_point_failure_bound(rm.ip_epsilon, r.ip_size, refined_size) <= rm.ip_beta
         assert r.ip_size == interior_point_size(rm.ip_epsilon, rm.ip_beta, refined_size)
     rho = (StaircaseLaw(1, Fraction(rm.details["rho"])).rho if law == "staircase"
@@ -181,10 +194,12 @@ def _pixel_table(n: int, d: int, seed: int = 2) -> np.ndarray:
     return np.where(rng.random((n, d)) < zero, 0, values).astype(float)
 
 
-@pytest.mark.parametrize("table", ["zeros", "pixels"])
+@pytest.mark.parametrize("table", ["zeros", "pixels", "float-zeros"])
 def test_ties_do_not_collapse(table):
     if table == "zeros":
         X, domains, eps = _zeros_table(60_000, 8), [Grid(-6, 6, 2**20)] * 8, 4.0
+    elif table == "float-zeros":  # the default domain (issue #24)
+        X, domains, eps = _zeros_table(60_000, 8), [FloatOrder()] * 8, 4.0
     else:
         X, domains, eps = _pixel_table(60_000, 16), [IntegerRange(0, 16)] * 16, 4.0
     rm = dprect.plan(domains=domains, epsilon=eps, delta=1e-6, method="randmargins")
@@ -234,3 +249,86 @@ def test_without_ties_the_law_is_unchanged():
     changed = _bounds_sample(wider, X, domains, range(2 * runs, 3 * runs))
     p_power = min(ks_2samp(without[:, k], changed[:, k]).pvalue for k in range(4))
     assert p_power < 0.001 / 4, p_power
+
+
+# -- every domain kind (issue #24) ------------------------------------------------------------
+def test_float_refinement_keeps_the_coarse_bin_and_splits_ties():
+    rng = np.random.default_rng(3)
+    x = np.concatenate([np.zeros(500), rng.normal(size=300), [np.inf, -np.inf, 5e-324,
+                                                              -5e-324, 1e308, -1e308]])
+    other = rng.integers(0, 17, len(x))
+    domains = [FloatOrder(), IntegerRange(0, 16)]
+    cols = [domains[0].encode(x), other]
+    for b in (1, 9, MAX_TIE_BITS):
+        ties = TieBreaker.for_domains(domains, [b, 0])
+        r = ties.refine(cols)[0]
+        assert r.dtype == np.float64 and not np.isnan(r).any()
+        assert not np.any((r == 0.0) & np.signbit(r))  # never −0.0
+        keys, rkeys = (np.array([_key(float(v)) for v in a]) for a in (cols[0], r))
+        assert np.array_equal(rkeys >> b, keys >> b)  # the coarse bin is the row's own
+        # the refined float's key is the row's key with the low bits replaced by u
+        h = ties.row_hash(cols)
+        u = ((mixer(0) * h) % HASH_PRIME) >> (HASH_BITS - b)
+        inner = (np.abs(x) < 1e300) & (x != -5e-324)  # clamps only at ±inf and −0.0
+        assert np.array_equal(rkeys[inner], ((keys[inner] >> b) << b) + u[inner])
+        assert np.isinf(r[x == np.inf]).all() and np.isinf(r[x == -np.inf]).all()
+        zeros = r[:500]
+        assert len(np.unique(zeros)) > min(2**b, 17) // 2  # the zeros' tie group is split
+        dom = RefinedFloat(b)
+        assert dom.size == FloatOrder.size  # no larger grid: no larger window
+        idx = dom.to_index(r)
+        for i in rng.choice(len(x), 40, replace=False):
+            lo, hi = dom.value_index(int(idx[i]), "lo"), dom.value_index(int(idx[i]), "hi")
+            assert FloatOrder.float_at(lo) <= x[i] <= FloatOrder.float_at(hi)
+            first, last = coarse_range(float(r[i]), b)
+            assert (first, last) == (FloatOrder.float_at(lo), FloatOrder.float_at(hi))
+
+
+def test_float_bins_are_refined_like_grids():
+    rng = np.random.default_rng(4)
+    dom = FloatBins(12)
+    cols = [dom.encode(np.where(rng.random(400) < 0.9, 0.0, rng.normal(size=400))),
+            rng.integers(0, 17, 400)]
+    ties = TieBreaker.for_domains([dom, IntegerRange(0, 16)], [10, 0])
+    r = ties.refine(cols)[0]
+    assert r.dtype == np.int64 and np.array_equal(r >> 10, cols[0])
+    assert refined(dom, 10).size == dom.size << 10 and refined(dom, 0) is dom
+    for d in (dom, FloatOrder(), Grid(0, 1, 2**32), IntegerRange(0, 16)):
+        for b in (0, 1, 15):  # the planner's shortcut is the domain's size
+            assert refined_size(d, b) == refined(d, b).size
+
+
+def test_the_continuity_declaration_only_drops_tie_bits():
+    """``continuous`` names axes that take no tie bits; the rest of the plan's shape and
+    its guarantee are unchanged, the declared grid axes get smaller windows."""
+    domains = [Grid(0, 1, 2**32), Grid(0, 1, 2**32), FloatOrder()]
+    names = ["a", "b", "c"]
+    full = dprect.plan(domains=domains, features=names, epsilon=2.0, delta=1e-6,
+                       method="randmargins")
+    part = dprect.plan(domains=domains, features=names, epsilon=2.0, delta=1e-6,
+                       method="randmargins", continuous=["b", "c"])
+    bits = part.chosen.tie_breaker(domains).bits
+    assert bits[0] == full.chosen.tie_breaker(domains).bits[0] > 0 and bits[1:] == (0, 0)
+    size = {r.axis: r.ip_size for r in part.chosen.rounds}
+    assert size[1] < size[0]  # the declared grid axis: a window for 2^32 points, not 2^(32+b)
+    assert part.chosen.guarantee.epsilon <= 2.0 and part.check is not None
+    assert part.request["continuous"] == ["b", "c"]
+    with pytest.raises(ParameterError, match="not one of the features"):
+        dprect.plan(domains=domains, features=names, epsilon=2.0, delta=1e-6,
+                    continuous=["d"])
+    with pytest.raises(ParameterError, match="twice"):
+        dprect.plan(domains=domains, features=names, epsilon=2.0, delta=1e-6,
+                    continuous="a,a")
+
+
+def test_a_false_declaration_costs_utility_not_privacy():
+    """Declaring a 95%-zeros column continuous brings the collapse back (the declaration is
+    a utility assumption): the plan, hence the guarantee, is the planner's as ever."""
+    X = _zeros_table(40_000, 4)
+    domains = [Grid(-6, 6, 2**20)] * 4
+    honest = dprect.plan(domains=domains, epsilon=4.0, delta=1e-6, method="randmargins")
+    wrong = dprect.plan(domains=domains, epsilon=4.0, delta=1e-6, method="randmargins",
+                        continuous=["x0"])
+    assert wrong.chosen.guarantee.epsilon <= 4.0 and wrong.check is not None
+    assert np.mean([_miss(wrong, X, domains, s) for s in range(2)]) >= 0.3
+    assert np.mean([_miss(honest, X, domains, s) for s in range(2)]) < 0.15

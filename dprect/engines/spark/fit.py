@@ -178,7 +178,7 @@ def prepare_fit(
                                     or not isinstance(prefix_rows, int) or prefix_rows < 1):
         raise ParameterError(f"prefix_rows must be an integer >= 1, got {prefix_rows!r}")
     doms = resolve_domains(grid, names)
-    the_plan = plan if plan is not None else make_plan(req, domains=doms)  # public: no Spark job
+    the_plan = plan if plan is not None else make_plan(req, domains=doms, features=names)
     checks = TableChecks(df, names, label, invalid_rows=req.invalid_rows,
                          positive_label=req.positive_label)
     prefix = prefix_rows if prefix_rows is not None else prefetch_specs(the_plan.chosen,

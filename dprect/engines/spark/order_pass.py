@@ -48,7 +48,7 @@ from pyspark.sql import DataFrame
 
 from dprect.core.domains import Domain, Side
 from dprect.core.errors import ParameterError
-from dprect.core.ties import TieBreaker
+from dprect.core.ties import TieBreaker, coarse_range
 from dprect.engines.spark import by_value  # noqa: F401  (registers the core's modules)
 from dprect.engines.spark import pass_kernel as kernel
 from dprect.engines.spark.pass_kernel import PassOrder, PassTask
@@ -113,9 +113,10 @@ def prefilter(task: PassTask, values: Sequence[str] | None = None) -> str | None
 
     Order o on axis j with key threshold T keeps rows with κ ≤ T. Integer keys: hi keeps
     r ≥ −T, lo keeps r ≤ T, and r = s·2^b + u with 0 ≤ u < 2^b, so those rows have sort
-    value s ≥ S = (−T) >> b, resp. s ≤ S = T >> b (floor shifts); float keys (never
-    refined): s ≥ S = −T, resp. s ≤ S = T. Every encoding is monotone in the raw value x,
-    so s ≥ S exactly when x ≥ e = :meth:`Domain.least_value_from(S)
+    value s ≥ S = (−T) >> b, resp. s ≤ S = T >> b (floor shifts); float keys: s ≥ S = −T,
+    resp. s ≤ S = T, or on a refined float axis S the first, resp. last, float of the
+    coarse bin of −T, resp. T (:func:`~dprect.core.ties.coarse_range`). Every encoding
+    is monotone in the raw value x, so s ≥ S exactly when x ≥ e = :meth:`Domain.least_value_from(S)
     <dprect.core.domains.Domain.least_value_from>`, and s ≤ S exactly when x ≤ u =
     ``greatest_value_to(S)`` — the filter compares raw doubles, no sort value is computed
     in SQL. The test is one ``greatest`` of differences x − e and u − x ≥ 0 (not an OR of
@@ -137,6 +138,9 @@ def prefilter(task: PassTask, values: Sequence[str] | None = None) -> str | None
             bound: int | float = (-int(t)) >> bits if o.hi else int(t) >> bits
         else:
             bound = -float(t) if o.hi else float(t)
+            if task.ties is not None and o.axis in task.ties.floats and task.ties.bits[o.axis]:
+                low, high = coarse_range(bound, task.ties.bits[o.axis])  # r_j's coarse bin
+                bound = low if o.hi else high
         edge = domain.least_value_from(bound) if o.hi else domain.greatest_value_to(bound)
         if edge is None:
             continue  # no value is beyond this threshold: the order lists nothing

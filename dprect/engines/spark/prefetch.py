@@ -35,10 +35,13 @@ the lexicographic (s_j, u) order of its refined sort value r_j, and a prefix by 
 value is *not* a prefix of it (rows of one grid bin are ordered by u, not by value). So the
 pass computes, for every refined carried axis, r_j itself in Spark SQL — the row's hash h
 once per row in its own projection (:func:`refine`), then r_j from it — and ships it as an
-int64 (up to 2^62: never through a float64); the top K of that order are taken by r_j, and
-the driver uses r_j as is. A refined axis's threshold is a *sort value* T (the sample's
-threshold encoded): the rows with s_j ≥ T (hi) or s_j ≤ T (lo) are closed upward in the
-(s_j, u) order, so the argument above holds unchanged. Cuts are row-local predicates on
+int64 (up to 2^62: never through a float64), or on a float-order axis as the refined
+double (:class:`~dprect.core.ties.RefinedFloat`); the top K of that order are taken by r_j,
+and the driver uses r_j as is. A refined grid axis's threshold is a *sort value* T (the
+sample's threshold encoded): the rows with s_j ≥ T (hi) or s_j ≤ T (lo) are closed upward
+in the (s_j, u) order, so the argument above holds unchanged; on a refined float axis the
+rows with a value at or beyond the near end of T's coarse bin are
+(:func:`~dprect.core.ties.coarse_range`). Cuts are row-local predicates on
 the same refined values the lists carry, so the survivors of a list are still the first
 rows of the remaining set. Unrefined axes keep their raw float64 lists (ties among their
 rows are broken arbitrarily, which changes no multiset of values).
@@ -64,7 +67,7 @@ from pyspark.sql import DataFrame
 from dprect.core.domains import Domain, Side
 from dprect.core.margins import MarginLaw
 from dprect.core.planner import MethodPlan
-from dprect.core.ties import HASH_PRIME, TieBreaker
+from dprect.core.ties import HASH_PRIME, TieBreaker, coarse_range, key_sql
 from dprect.engines.spark import topk
 from dprect.engines.spark.remote import default_parallelism, partition_count
 from dprect.engines.spark.sql import all_of, any_of, as_double, literal
@@ -93,6 +96,8 @@ _ROW_BITS = 33
 MERGE_CELLS = 250_000
 #: the column holding a row's tie hash h (:func:`refine`)
 HASH_COLUMN = "__h"
+#: prefix of the columns holding a refined float axis's order key (:func:`refine`)
+KEY_COLUMN = "__k"
 #: hashed axes per partial sum of h (:func:`refine`): Spark's SQL parser recurses once per
 #: ``+``, and one sum over hundreds of axes can overflow its stack
 #: (FAILED_TO_PARSE_TOO_COMPLEX), so wider hashes are summed in parts
@@ -138,10 +143,13 @@ def refine(frame: DataFrame, ties: TieBreaker, sorts: Sequence[str], out: dict[i
         h = f"pmod({' + '.join(parts)}, {HASH_PRIME})"
     if barrier:
         h = f"({h} + 0 * spark_partition_id())"
-    hashed = frame.selectExpr(*keep, *(sorts[j] for j in needed), f"{h} AS {HASH_COLUMN}")
+    # a refined float axis's order key once per row, beside h (core.ties.key_sql)
+    keys = {j: f"{KEY_COLUMN}{j}" for j in out if j in ties.floats and ties.bits[j]}
+    hashed = frame.selectExpr(*keep, *(sorts[j] for j in needed), f"{h} AS {HASH_COLUMN}",
+                              *(f"{key_sql(sorts[j])} AS {k}" for j, k in keys.items()))
     values = []
     for j, name in out.items():
-        r = ties.refined_sql(j, sorts[j], HASH_COLUMN)
+        r = ties.refined_sql(j, sorts[j], HASH_COLUMN, keys.get(j))
         values.append(f"{f'coalesce({r}, 0)' if fill else r} AS {name}")
     return hashed.selectExpr(*keep, *values)
 
@@ -296,6 +304,8 @@ def gather(data: DataFrame, value: dict[int, str], domains: Sequence[Domain],
     if ties is not None and sort is None:
         raise ValueError("refined lists need every axis's sort-value SQL")
     refined = [c for c in carried if ties is not None and ties.bits[c]]
+    # refined grid axes carry int64 values, refined float axes doubles (core.ties)
+    integers = [c for c in refined if ties is not None and c not in ties.floats]
     named = [(value[c], topk.value_column(c)) for c in carried if c not in refined]
     cuts: list[float | None] = [None] * len(specs)
     if size_hint is not None and size_hint >= PRUNE_MIN_ROWS:
@@ -306,7 +316,7 @@ def gather(data: DataFrame, value: dict[int, str], domains: Sequence[Domain],
     pruned = len(bounds) == len(cuts)
     keep = [] if positive is None else [positive]
     if pruned:
-        keep.append(any_of(_beyond(s, t, value, domains, sort, refined)
+        keep.append(any_of(_beyond(s, t, value, domains, sort, refined, ties)
                            for s, t in zip(specs, bounds, strict=True)))
     if problem is not None:
         keep = [any_of([problem, all_of(keep)])] if keep else [problem]
@@ -328,9 +338,9 @@ def gather(data: DataFrame, value: dict[int, str], domains: Sequence[Domain],
     table = _collect_within_shares(passed, partitions, DIRECT_CELLS)
     direct = table is not None
     if table is not None:
-        final = next(topk.partition_top(iter(table.to_batches()), orders, carried, refined))
+        final = next(topk.partition_top(iter(table.to_batches()), orders, carried, integers))
     else:
-        final = _top_in_workers(passed, orders, carried, refined,
+        final = _top_in_workers(passed, orders, carried, integers,
                                 merge=sum(s.rows * len(s.columns) for s in specs) > MERGE_CELLS)
     tags = final.column(topk.ORDER).to_numpy()
     bad = bool(final.column(topk.BAD).to_numpy(zero_copy_only=False)[tags == topk.SUMMARY]
@@ -352,15 +362,22 @@ def gather(data: DataFrame, value: dict[int, str], domains: Sequence[Domain],
 
 
 def _beyond(spec: PrefixSpec, t: float, value: dict[int, str], domains: Sequence[Domain],
-            sort: dict[int, str] | None, refined: Sequence[int]) -> str:
+            sort: dict[int, str] | None, refined: Sequence[int],
+            ties: TieBreaker | None = None) -> str:
     """The rows at or beyond threshold ``t`` (a raw value from the sample) in ``spec``'s
-    order: by value, or on a refined axis by sort value (closed upward in (s_j, u))."""
+    order: by value, or on a refined axis by sort value (closed upward in (s_j, u)); on
+    a refined float axis by value beyond the end of ``t``'s coarse bin (every row whose
+    refined value can be at or beyond a refined value of that bin)."""
     op = "<=" if spec.side == "lo" else ">="
     if spec.axis not in refined:
         return f"{value[spec.axis]} {op} {literal(t)}"
     assert sort is not None
     if math.isnan(t):  # only from rows the pass reports as invalid: prune nothing
         return "true"
+    if ties is not None and spec.axis in ties.floats:
+        low, high = coarse_range(float(domains[spec.axis].encode(np.array([t]))[0]),
+                                 ties.bits[spec.axis])
+        return f"{value[spec.axis]} {op} {literal(low if spec.side == 'hi' else high)}"
     bound = int(domains[spec.axis].encode(np.array([t], dtype=np.float64))[0])
     return f"{sort[spec.axis]} {op} {literal(bound)}"
 

@@ -1,4 +1,4 @@
-"""The positive rows as the ``collect`` and ``pass`` plans read them: raw feature values.
+"""The positive rows as the ``collect`` and ``pass`` strategies read them: raw feature values.
 
 Neither plan computes a sort value or a tie hash in SQL: both ship each feature's raw
 value and encode it with the core's own code (:meth:`Domain.encode
