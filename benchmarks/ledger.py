@@ -1,6 +1,6 @@
 """Time per ledger operation against the ledger's age (issue #26).
 
-    python benchmarks/ledger.py [--sizes 1000,2000,5000,10000,20000] [--repeat 15]
+    python benchmarks/ledger.py [--sizes 1000,2000,5000,10000,20000] [--repeat 16]
                                 [--datasets 20] [--out docs/figures]
 
 A scheduled platform's ledger: ``--datasets`` datasets (20), each with a cap, charged by
@@ -9,11 +9,14 @@ each size in ``--sizes`` (events) with :func:`dprect.release.ledger_fill.fill` (
 ledger's own rows and checkpoints, written fast), and at each size, in the same run:
 
 * ``reserve+release`` — :meth:`Ledger.reserve` then :meth:`Ledger.release` of a new run id
-  (what every run adds to its compute; the median of ``--repeat``), *cold* (the process's
-  cache of files read is emptied first, as in a new job process: the release then reads
+  (what every run adds to its compute), *cold* (the process's caches are emptied first,
+  :func:`dprect.release.ledger.forget`, as in a new job process: the release then reads
   only what the reserve did not) and *warm* (a long-lived process);
 * ``status`` — :meth:`Ledger.status` of one dataset (spend and cap: it reads no run
-  index; ``dprect budget show``, which lists the runs, is measured below);
+  index; ``dprect budget show``, which lists the runs, is measured below), cold and warm,
+  each timed right after a reserve+release, so that both sample the whole checkpoint
+  cycle (what an operation reads depends on how many events follow the newest
+  checkpoint: ``--repeat`` 16 reserve+release pairs are 32 events, one cycle);
 
 each as the median wall-clock time and the median CPU time of this process (all its
 threads: what the operation costs when the machine is not shared);
@@ -60,19 +63,28 @@ def history(start: int, runs: int, datasets: int) -> Iterator[dict[str, Any]]:
 
 def median_ms(action: Callable[[], Any], repeat: int) -> tuple[float, float]:
     """Median wall-clock and median CPU (this process, all its threads) milliseconds."""
-    wall, cpu = [], []
+    return medians([action], repeat)[0]
+
+
+def medians(actions: list[Callable[[], Any]], repeat: int) -> list[tuple[float, float]]:
+    """``actions`` run in turn ``repeat`` times; per action the median wall-clock and
+    the median CPU (this process, all its threads) milliseconds."""
+    wall: list[list[float]] = [[] for _ in actions]
+    cpu: list[list[float]] = [[] for _ in actions]
     for _ in range(repeat):
-        start, start_cpu = time.perf_counter(), time.process_time()
-        action()
-        wall.append(time.perf_counter() - start)
-        cpu.append(time.process_time() - start_cpu)
-    return 1000 * statistics.median(wall), 1000 * statistics.median(cpu)
+        for i, action in enumerate(actions):
+            start, start_cpu = time.perf_counter(), time.process_time()
+            action()
+            wall[i].append(time.perf_counter() - start)
+            cpu[i].append(time.process_time() - start_cpu)
+    return [(1000 * statistics.median(w), 1000 * statistics.median(c))
+            for w, c in zip(wall, cpu, strict=True)]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="1000,2000,5000,10000,20000")
-    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--repeat", type=int, default=16)
     parser.add_argument("--datasets", type=int, default=20)
     parser.add_argument("--out", default="docs/figures")
     args = parser.parse_args()
@@ -103,15 +115,17 @@ def main() -> None:
                 led.release(name, f"bench-{counter}", {"method": "randmargins"})
 
             def cold(action: Callable[[], Any]) -> Callable[[], Any]:
-                def run() -> Any:  # as a new process would: no file read before
-                    ledger_module._ROWS.clear()
+                def run() -> Any:  # as a new process would: nothing read before
+                    ledger_module.forget()
                     return action()
                 return run
 
-            rr, rr_cpu = median_ms(cold(reserve_release), args.repeat)
-            st, st_cpu = median_ms(cold(lambda: led.status("d3")), args.repeat)
-            rr_warm, _ = median_ms(reserve_release, args.repeat)
-            st_warm, _ = median_ms(lambda: led.status("d3"), args.repeat)
+            def status() -> None:
+                led.status("d3")
+
+            (rr, rr_cpu), (st, st_cpu) = medians([cold(reserve_release), cold(status)],
+                                                 args.repeat)
+            (rr_warm, _), (st_warm, _) = medians([reserve_release, status], args.repeat)
             files = sum(1 for p in path.rglob("*") if p.is_file())
             rows.append({"events": events, "reserve_release_ms": rr, "status_ms": st,
                          "reserve_release_cpu_ms": rr_cpu, "status_cpu_ms": st_cpu,

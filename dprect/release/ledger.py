@@ -97,8 +97,12 @@ ledger's age (only on the runs per bucket: about 10 at 10^4 runs), and:
   writer who recomputes SHA-256 over the events itself. An unkeyed hash chain cannot
   detect such a writer, whether or not there are checkpoints — the folder's permissions
   must exclude it (docs/operations.md). ``dprect budget verify`` checks everything
-  from version 0 (every link, every checkpoint re-derived), and :meth:`Ledger.compact`
-  runs that check before it rewrites anything.
+  from version 0 (every link, every checkpoint re-derived, every run-index file the
+  newest two checkpoints name), and :meth:`Ledger.compact` runs that check before it
+  rewrites anything;
+* a run-index file is found damaged when an operation reads it (step 6) or by ``budget
+  verify``; an operation that needs no run record (``status``, ``set-cap``) does not
+  read the buckets its events do not touch.
 
 Events before the anchor cannot change what an operation decides (spend and cap come
 from the re-derived state), but their files are still part of the table: each must exist
@@ -762,6 +766,35 @@ def _chain(previous: str, row: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+#: rows whose link to the previous chain value this process checked, by the row object
+#: (kept referenced, so an id is never reused while it is a key): a row of a file read
+#: again (changed size or modification time: :meth:`Ledger._read`) is a new object
+_LINKS: OrderedDict[int, tuple[dict[str, Any], str]] = OrderedDict()
+_CACHED_LINKS = 4096
+
+
+def _linked(previous: str, row: dict[str, Any]) -> bool:
+    """Whether ``row``'s chain value is the link from ``previous`` (each row object is
+    hashed once per process: the reserve and the release of a job share the rows read)."""
+    hit = _LINKS.get(id(row))
+    if hit is not None and hit[0] is row and hit[1] == previous:
+        return True
+    if row["chain"] != _chain(previous, row):
+        return False
+    _LINKS[id(row)] = (row, previous)
+    while len(_LINKS) > _CACHED_LINKS:
+        _LINKS.popitem(last=False)
+    return True
+
+
+def forget() -> None:
+    """Empty this process's caches of files read, rows linked and states hashed (as a new
+    process starts: benchmarks time the operations of a new job with it)."""
+    _ROWS.clear()
+    _LINKS.clear()
+    _DIGESTS.clear()
+
+
 def _delta_reason(exc: BaseException) -> str:
     """A short, one-line description of why delta-rs could not read the table."""
     text = str(exc)
@@ -1040,7 +1073,7 @@ class Ledger:
             if anchored:
                 anchored = False
             else:
-                if row["chain"] != _chain(previous, row):
+                if not _linked(previous, row):
                     raise _DamageError(f"the hash chain breaks at commit version {v} (an "
                                    f"edited file?)")
             previous = row["chain"]
@@ -1082,7 +1115,7 @@ class Ledger:
         try:
             previous = ""
             for i, row in enumerate(rows):
-                if (i > 0 or row["version"] == 0) and row["chain"] != _chain(previous, row):
+                if (i > 0 or row["version"] == 0) and not _linked(previous, row):
                     raise _DamageError(f"the hash chain breaks at commit version "
                                        f"{row['version']} (an edited file?)")
                 previous = row["chain"]
