@@ -341,6 +341,7 @@ DATASET_SPAN = 64
 #: the folder of the run index's files, inside the ledger's folder (Delta and Spark ignore
 #: names starting with an underscore)
 RUNS_DIR = "_dprect_runs"
+_RUNS_SUFFIX = ".tsv"
 #: an unreferenced run-index file is removed only once it is this old: a writer may be
 #: about to commit a checkpoint that names it
 _RUNS_GRACE_S = 600.0
@@ -383,34 +384,39 @@ def _readable() -> Iterator[None]:
 
 
 Runs = dict[str, dict[str, Any]]  # run id → run (short keys: see _State.apply)
+#: a bucket in memory: dataset (JSON) → run id (JSON) → the run (canonical JSON)
+_Bucket = dict[str, dict[str, str]]
 
 
 class _RunIndex:
-    """Bucket → {dataset: {run id: run}}. A bucket named by the verified checkpoint is
-    read from its file on first use and checked against its digest (a missing, emptied or
-    edited file is damage); a changed bucket is re-serialised and re-hashed once, when the
+    """Bucket → its runs. A bucket's file is text lines ``dataset TAB run id TAB run``
+    (each canonical JSON, so no raw tab or newline inside; sorted), so a bucket is read by
+    splitting lines and only the runs looked up are decoded. A bucket named by the
+    verified checkpoint is read from its file on first use and checked against its digest
+    (a missing, emptied or edited file is damage); a changed bucket is re-joined and
+    re-hashed once, when the
     state's text is made (:meth:`settle`), and its file written with the checkpoint."""
 
     def __init__(self, root: str, digests: dict[int, str] | None = None) -> None:
         self.root = root
         self.digests = dict(digests or {})  # bucket → the digest of its text (settled)
-        self.loaded: dict[int, dict[str, Runs]] = {}
+        self.loaded: dict[int, _Bucket] = {}
         self.dirty: set[int] = set()
         self.unwritten: dict[str, str] = {}  # digest → text of settled buckets
 
-    def bucket(self, k: int) -> dict[str, Runs]:
+    def bucket(self, k: int) -> _Bucket:
         hit = self.loaded.get(k)
         if hit is None:
             digest = self.digests.get(k)
             hit = self.loaded[k] = {} if digest is None else self._read(digest)
         return hit
 
-    def change(self, k: int) -> dict[str, Runs]:
+    def change(self, k: int) -> _Bucket:
         self.dirty.add(k)
         return self.bucket(k)
 
-    def _read(self, digest: str) -> dict[str, Runs]:
-        where = os.path.join(self.root, RUNS_DIR, f"{digest}.json")
+    def _read(self, digest: str) -> _Bucket:
+        where = os.path.join(self.root, RUNS_DIR, f"{digest}{_RUNS_SUFFIX}")
         try:
             with open(where, "rb") as fh:
                 data = fh.read()
@@ -419,13 +425,14 @@ class _RunIndex:
         if hashlib.sha256(data).hexdigest() != digest:
             raise _DamageError("a file of its run index is not the one its checkpoint "
                                "names (edited or truncated)")
+        out: _Bucket = {}
         try:
-            value = json.loads(data)
+            for line in data.decode("utf-8").split("\n"):
+                dataset, run_id, run = line.split("\t", 2)
+                out.setdefault(dataset, {})[run_id] = run
         except ValueError:
-            value = None
-        if not isinstance(value, dict):
-            raise _DamageError("a file of its run index cannot be read")
-        return value
+            raise _DamageError("a file of its run index cannot be read") from None
+        return out
 
     def settle(self) -> dict[int, str]:
         """Hash the changed buckets; the digest of every non-empty bucket."""
@@ -433,8 +440,10 @@ class _RunIndex:
             old = self.digests.pop(k, None)
             if old is not None:
                 self.unwritten.pop(old, None)
-            if self.loaded[k]:
-                text = _canonical(self.loaded[k])
+            bucket = self.loaded[k]
+            if bucket:
+                text = "\n".join(f"{d}\t{r}\t{bucket[d][r]}" for d in sorted(bucket)
+                                 for r in sorted(bucket[d]))
                 digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
                 self.digests[k], self.unwritten[digest] = digest, text
         self.dirty.clear()
@@ -448,7 +457,7 @@ class _RunIndex:
         folder = os.path.join(self.root, RUNS_DIR)
         os.makedirs(folder, exist_ok=True)
         for digest, text in self.unwritten.items():
-            where = os.path.join(folder, f"{digest}.json")
+            where = os.path.join(folder, f"{digest}{_RUNS_SUFFIX}")
             try:
                 os.utime(where)
                 continue
@@ -468,7 +477,7 @@ class _DatasetState:
     use) and its runs (in the state's shared run index)."""
 
     def __init__(self, name: str, index: _RunIndex, head: str | None = None) -> None:
-        self.name, self.index = name, index
+        self.name, self.index, self.key = name, index, _name_json(name)
         self.head_text = head  # JSON [cap, spent]; None once changed
         self._cap: list[Any] | None = None  # [epsilon, delta, relation]
         self._spent: dict[str, list[float] | None] = {ADD_REMOVE: [0.0, 0.0],
@@ -508,17 +517,27 @@ class _DatasetState:
         self._spent[target], self.head_text = value, None
 
     def get(self, run_id: str) -> dict[str, Any] | None:
-        return self.index.bucket(_run_bucket(self.name, run_id)).get(self.name, {}).get(run_id)
+        """The run (a new dict: change it with :meth:`put`), None if there is none."""
+        bucket = self.index.bucket(_run_bucket(self.name, run_id))
+        text = bucket.get(self.key, {}).get(json.dumps(run_id))
+        if text is None:
+            return None
+        with _readable():
+            run = json.loads(text)
+            assert isinstance(run, dict)
+        return run
 
     def put(self, run_id: str, run: dict[str, Any]) -> None:
-        self.index.change(_run_bucket(self.name, run_id)).setdefault(self.name, {})[
-            run_id] = run
+        self.index.change(_run_bucket(self.name, run_id)).setdefault(self.key, {})[
+            json.dumps(run_id)] = _canonical(run)
 
     def runs(self) -> Runs:
         """Every run of the dataset (reads its :data:`DATASET_SPAN` buckets)."""
         out: Runs = {}
-        for k in _dataset_buckets(self.name):
-            out.update(self.index.bucket(k).get(self.name, {}))
+        with _readable():
+            for k in _dataset_buckets(self.name):
+                for run_id, text in self.index.bucket(k).get(self.key, {}).items():
+                    out[json.loads(run_id)] = json.loads(text)
         return out
 
 
@@ -1411,7 +1430,7 @@ class Ledger:
         with contextlib.suppress(OSError), os.scandir(os.path.join(self.path, RUNS_DIR)
                                                       ) as entries:
             for entry in entries:
-                if entry.name.removesuffix(".json") not in keep:
+                if entry.name.removesuffix(_RUNS_SUFFIX) not in keep:
                     with contextlib.suppress(OSError):
                         if now - entry.stat().st_mtime >= self._runs_grace:
                             os.remove(entry.path)

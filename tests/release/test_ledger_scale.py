@@ -134,6 +134,10 @@ def test_state_at_scale_matches_a_full_replay(led: Ledger):
     snap = led._load()
     newest = snap.checkpoint
     assert newest is not None and version_of(led, "r1") < newest < version_of(led, "r2")
+    # the checkpoint row holds totals and bucket digests, not the ~5,000 runs (~850 kB)
+    (state,) = [r["result"] for r in snap.rows if r["version"] == newest]
+    assert state.startswith("dprect ledger state 3\n") and len(state) < 100_000
+    assert state.count("\n") <= 1 + 21 + ledger_module.RUN_BUCKETS
     status = led.status("ds", runs=True)
     assert status.spent == Budget(8.0, 2e-7) and status.cap == ledger_module.Cap(10.0, 1e-5)
     assert [(r.run_id, r.status) for r in status.runs] == [("r1", "released"),
@@ -317,7 +321,7 @@ def run_index_file(led: Ledger, dataset: str, run_id: str) -> Path:
     k = ledger_module._run_bucket(dataset, run_id)
     (digest,) = [line.split("\t")[1] for line in newest.split("\n")
                  if line.startswith(f"{k}\t")]
-    return Path(led.path) / ledger_module.RUNS_DIR / f"{digest}.json"
+    return Path(led.path) / ledger_module.RUNS_DIR / f"{digest}{ledger_module._RUNS_SUFFIX}"
 
 
 @pytest.mark.parametrize("how", ["edited", "emptied", "deleted"])
