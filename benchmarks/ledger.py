@@ -1,19 +1,25 @@
 """Time per ledger operation against the ledger's age (issue #26).
 
-    python benchmarks/ledger.py [--sizes 1000,2000,5000,10000,20000] [--repeat 15]
+    python benchmarks/ledger.py [--sizes 1000,2000,5000,10000,20000] [--repeat 16]
                                 [--datasets 20] [--out docs/figures]
 
 A scheduled platform's ledger: ``--datasets`` datasets (20), each with a cap, charged by
 runs that reserve and then release (two events each), round robin. The ledger is grown to
 each size in ``--sizes`` (events) with :func:`dprect.release.ledger_fill.fill` (the
-ledger's own rows and checkpoints, written fast), and at each size, in the same run:
+ledger's own rows and checkpoints, written fast) and copied at each size. The copies are
+then measured in turn, round after round (``--repeat`` rounds), so that a change in the
+machine's load falls on every size alike and the ratios between sizes stay comparable.
+Per size and round:
 
 * ``reserve+release`` — :meth:`Ledger.reserve` then :meth:`Ledger.release` of a new run id
-  (what every run adds to its compute; the median of ``--repeat``), *cold* (the process's
-  cache of files read is emptied first, as in a new job process: the release then reads
+  (what every run adds to its compute), *cold* (the process's caches are emptied first,
+  :func:`dprect.release.ledger.forget`, as in a new job process: the release then reads
   only what the reserve did not) and *warm* (a long-lived process);
 * ``status`` — :meth:`Ledger.status` of one dataset (spend and cap: it reads no run
-  index; ``dprect budget show``, which lists the runs, is measured below);
+  index; ``dprect budget show``, which lists the runs, is measured below), cold and warm,
+  each timed right after a reserve+release, so that both sample the whole checkpoint
+  cycle (what an operation reads depends on how many events follow the newest
+  checkpoint: 16 rounds are 64 events, two cycles);
 
 each as the median wall-clock time and the median CPU time of this process (all its
 threads: what the operation costs when the machine is not shared);
@@ -30,8 +36,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import io
 import json
+import shutil
 import statistics
 import tempfile
 import time
@@ -58,21 +66,40 @@ def history(start: int, runs: int, datasets: int) -> Iterator[dict[str, Any]]:
                                      "upper": [2.0, 3.0]}), "method": "randmargins"}
 
 
+class Timings:
+    """Times ``actions``, run in turn once per :meth:`run`; :meth:`medians` gives per
+    action the median wall-clock and the median CPU (this process, all its threads)
+    milliseconds."""
+
+    def __init__(self, actions: list[Callable[[], Any]]) -> None:
+        self.actions = actions
+        self.wall: list[list[float]] = [[] for _ in actions]
+        self.cpu: list[list[float]] = [[] for _ in actions]
+
+    def run(self) -> None:
+        for i, action in enumerate(self.actions):
+            start, start_cpu = time.perf_counter(), time.process_time()
+            action()
+            self.wall[i].append(time.perf_counter() - start)
+            self.cpu[i].append(time.process_time() - start_cpu)
+
+    def medians(self) -> list[tuple[float, float]]:
+        return [(1000 * statistics.median(w), 1000 * statistics.median(c))
+                for w, c in zip(self.wall, self.cpu, strict=True)]
+
+
 def median_ms(action: Callable[[], Any], repeat: int) -> tuple[float, float]:
     """Median wall-clock and median CPU (this process, all its threads) milliseconds."""
-    wall, cpu = [], []
+    timings = Timings([action])
     for _ in range(repeat):
-        start, start_cpu = time.perf_counter(), time.process_time()
-        action()
-        wall.append(time.perf_counter() - start)
-        cpu.append(time.process_time() - start_cpu)
-    return 1000 * statistics.median(wall), 1000 * statistics.median(cpu)
+        timings.run()
+    return timings.medians()[0]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="1000,2000,5000,10000,20000")
-    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--repeat", type=int, default=16)
     parser.add_argument("--datasets", type=int, default=20)
     parser.add_argument("--out", default="docs/figures")
     args = parser.parse_args()
@@ -85,34 +112,47 @@ def main() -> None:
         led.init()
         for d in range(args.datasets):
             led.set_cap(f"d{d}", 1e6, 0.5)
-        counter = 0
         runs_filled = 0
-        for size in sizes:
+        copies: list[tuple[int, Path]] = []
+        for size in sizes:  # grown once; a copy kept at each size
             events = led.verify()
             if events < size:
                 runs = (size - events) // 2
                 fill(led, history(runs_filled, runs, args.datasets))
                 runs_filled += runs
-            events = led.verify()
+            copies.append((led.verify(), Path(tmp) / f"at-{size}"))
+            shutil.copytree(path, copies[-1][1])
+            print(f"filled to {copies[-1][0]} events", flush=True)
 
-            def reserve_release() -> None:
-                nonlocal counter
-                counter += 1
-                name = f"d{counter % args.datasets}"
-                led.reserve(name, f"bench-{counter}", epsilon=1e-4, delta=1e-13, **REQ)
-                led.release(name, f"bench-{counter}", {"method": "randmargins"})
+        # the sizes measured in turn, round after round: a change in the machine's load
+        # falls on every size alike, so the ratios between sizes stay comparable
+        counter = 0
 
-            def cold(action: Callable[[], Any]) -> Callable[[], Any]:
-                def run() -> Any:  # as a new process would: no file read before
-                    ledger_module._ROWS.clear()
-                    return action()
-                return run
+        def reserve_release(at: Ledger) -> None:
+            nonlocal counter
+            counter += 1
+            name = f"d{counter % args.datasets}"
+            at.reserve(name, f"bench-{counter}", epsilon=1e-4, delta=1e-13, **REQ)
+            at.release(name, f"bench-{counter}", {"method": "randmargins"})
 
-            rr, rr_cpu = median_ms(cold(reserve_release), args.repeat)
-            st, st_cpu = median_ms(cold(lambda: led.status("d3")), args.repeat)
-            rr_warm, _ = median_ms(reserve_release, args.repeat)
-            st_warm, _ = median_ms(lambda: led.status("d3"), args.repeat)
-            files = sum(1 for p in path.rglob("*") if p.is_file())
+        def cold(action: Callable[[], Any]) -> Callable[[], Any]:
+            def run() -> Any:  # as a new process would: nothing read before
+                ledger_module.forget()
+                return action()
+            return run
+
+        ledgers = [Ledger(where) for _, where in copies]
+        samples = [Timings(
+            [cold(functools.partial(reserve_release, at)),
+             cold(functools.partial(at.status, "d3")),
+             functools.partial(reserve_release, at), functools.partial(at.status, "d3")])
+            for at in ledgers]
+        for _ in range(args.repeat):
+            for sample in samples:
+                sample.run()
+        for (events, where), sample in zip(copies, samples, strict=True):
+            (rr, rr_cpu), (st, st_cpu), (rr_warm, _), (st_warm, _) = sample.medians()
+            files = sum(1 for p in where.rglob("*") if p.is_file())
             rows.append({"events": events, "reserve_release_ms": rr, "status_ms": st,
                          "reserve_release_cpu_ms": rr_cpu, "status_cpu_ms": st_cpu,
                          "reserve_release_warm_ms": rr_warm, "status_warm_ms": st_warm,

@@ -15,8 +15,9 @@ exactly one new event:
   add-remove); the one committed last counts;
 * ``checkpoint`` — the ledger's state (per dataset: spend, cap, runs) after every event
   before it, written by the ledger itself every :data:`CHECKPOINT_EVERY` events and by
-  :meth:`Ledger.compact` (the state is text lines, see :class:`_State`; the chain hashes
-  it by its SHA-256).
+  :meth:`Ledger.compact` (the state is text lines, see :class:`_State`: the totals of
+  every dataset and the SHA-256 of every file of the run index, which lives in
+  :data:`RUNS_DIR`; the chain hashes the state by its SHA-256).
 
 **Spend.** A dataset's spend is the sum of (ε, δ) over its ``reserve`` rows: basic
 composition (Dwork & Roth 2014, Thm 3.16), which holds for any sequence of adaptively
@@ -61,7 +62,10 @@ this event's fields). Every operation (every write starts with one) checks:
    a ``checkpoint`` row is the last row of its own checkpoint file, and the schema is the
    ledger's;
 5. the newest checkpoint's state equals the previous checkpoint's state with the events
-   between them applied (re-derived on every operation and compared as text).
+   between them applied (re-derived on every operation and compared as text);
+6. every run-index file an operation reads (the buckets its events and its run id touch)
+   has the SHA-256 the verified checkpoint names for it (so the run index is covered by
+   the chain: a missing, emptied or edited run-index file is damage).
 
 A process keeps the rows of the data files it has read and re-reads (and re-hashes) a
 file whenever its size or modification time changed: the ledger never rewrites a file
@@ -69,7 +73,8 @@ file whenever its size or modification time changed: the ledger never rewrites a
 
 A commit file emptied by a power loss (delta-rs reads it as an empty commit and the
 event's row vanishes: step 2 or 3), a deleted, truncated or unreadable commit file
-(1, 3), a missing or edited data file (1, 2, 4), a forged checkpoint (4, 5) or a foreign
+(1, 3), a missing or edited data file (1, 2, 4), a forged checkpoint (4, 5), a missing
+or edited run-index file (6) or a foreign
 table therefore raises :class:`LedgerError` ("the budget ledger ... is damaged"), and
 nothing is charged, released or recorded — it never reads as a smaller spend.
 
@@ -80,8 +85,10 @@ can re-derive it. An operation starts from the *previous* checkpoint c < w: it r
 rows from the first row of c's checkpoint file through V (at most about
 3·:data:`CHECKPOINT_EVERY` rows), takes that first row's chain value as the anchor,
 recomputes every link after it, re-derives w's state from c's state and the events
-(c, w), and folds the events after w on top. So the cost of an operation does not depend
-on the ledger's age, and:
+(c, w), and folds the events after w on top; of the run index it reads only the buckets
+those events and its own run id touch (checked against c's digests), and re-hashes only
+those the events (c, w) changed. So the cost of an operation does not depend on the
+ledger's age (only on the runs per bucket: about 10 at 10^4 runs), and:
 
 * a checkpoint whose totals were edited in place breaks the chain at its version (4);
 * a checkpoint appended by a foreign writer with made-up totals (correctly chained) does
@@ -90,8 +97,12 @@ on the ledger's age, and:
   writer who recomputes SHA-256 over the events itself. An unkeyed hash chain cannot
   detect such a writer, whether or not there are checkpoints — the folder's permissions
   must exclude it (docs/operations.md). ``dprect budget verify`` checks everything
-  from version 0 (every link, every checkpoint re-derived), and :meth:`Ledger.compact`
-  runs that check before it rewrites anything.
+  from version 0 (every link, every checkpoint re-derived, every run-index file the
+  newest two checkpoints name), and :meth:`Ledger.compact` runs that check before it
+  rewrites anything;
+* a run-index file is found damaged when an operation reads it (step 6) or by ``budget
+  verify``; an operation that needs no run record (``status``, ``set-cap``) does not
+  read the buckets its events do not touch.
 
 Events before the anchor cannot change what an operation decides (spend and cap come
 from the re-derived state), but their files are still part of the table: each must exist
@@ -107,8 +118,13 @@ it — docs/operations.md.)
 checkpoint into the checkpoint's file (a Delta commit that removes them with
 ``dataChange=false`` and adds the merged file; appendOnly allows it), writes a Delta
 checkpoint, and removes commit files and merged data files older than the previous
-checkpoint. :meth:`Ledger.compact` (``dprect budget compact``) also merges every older file
-into one archive file, so a ledger of any age is a handful of files. Readers that race a
+checkpoint, and the run-index files that neither checkpoint names (once they are
+:data:`_RUNS_GRACE_S` old: a concurrent writer may be about to commit a checkpoint naming a
+file it just wrote; a writer never deletes a run-index file it wrote, since another
+writer's identical state names the same file). :meth:`Ledger.compact` (``dprect budget
+compact``) also merges every older file into one archive file, so a ledger of any age is a
+handful of data files, plus the run index: at most :data:`RUN_BUCKETS` small files (and
+those not yet past their grace period). Readers that race a
 cleanup re-read once before calling the ledger damaged. Never run Delta's own
 OPTIMIZE/VACUUM or log cleanup on a ledger: those commits add no event and read as damage.
 
@@ -185,7 +201,6 @@ CHECKPOINT_EVERY = 32
 _DELTA_CHECKPOINT_EVERY = 8  # and a Delta checkpoint every this many commits
 #: a checkpoint also merges the older files into one archive once there are more than this
 ARCHIVE_AFTER = 48
-_STATE_FORMAT = 1
 _TOLERANCE = 1e-12  # relative slack when comparing float sums with a cap
 _MAX_ATTEMPTS = 200
 _DETAIL_CHARS = 200
@@ -313,19 +328,48 @@ def _image(epsilon: float, delta: float, relation: str, target: str) -> tuple[fl
     return None  # replace-one implies nothing under add/remove
 
 
-#: a dataset's runs are kept in this many buckets (by a hash of the run id), so a
-#: lookup, and the re-derivation of a checkpoint, parse only the buckets they touch: with
-#: this many, a bucket holds about one run up to ~10^3 runs of a dataset, so what an
-#: operation parses and re-dumps does not grow with the number of runs ever charged
+#: the run index (state format 3): every run of every dataset sits in one of this many
+#: buckets; a bucket is a file of its own in :data:`RUNS_DIR`, named by the SHA-256 of its
+#: text, and a checkpoint's state names the digest of every non-empty bucket. So a
+#: checkpoint row holds per dataset one line (cap and spend) plus at most this many
+#: digests, whatever the number of runs ever charged, and an operation reads and re-hashes
+#: only the buckets its events touch (about 10 runs each at 10^4 runs)
 RUN_BUCKETS = 1024
-#: a state text's header → its number of run buckets (format 1: checkpoints written
-#: before the buckets were widened; read, re-derived in, and replaced by the next one)
-_FORMATS = {"dprect ledger state 1": 16, "dprect ledger state 2": RUN_BUCKETS}
-_HEADERS = {n: h for h, n in _FORMATS.items()}
+#: a dataset's runs fall in this many consecutive buckets (from a hash of its name; the
+#: run id's hash picks one of them): ``budget show`` of a dataset reads at most this many
+DATASET_SPAN = 64
+#: the folder of the run index's files, inside the ledger's folder (Delta and Spark ignore
+#: names starting with an underscore)
+RUNS_DIR = "_dprect_runs"
+_RUNS_SUFFIX = ".tsv"
+#: an unreferenced run-index file is removed only once it is this old: a writer may be
+#: about to commit a checkpoint that names it
+_RUNS_GRACE_S = 600.0
+_STATE_HEADER = "dprect ledger state 3"
+#: the older state formats (the runs inside the checkpoint row, in buckets per dataset):
+#: header → buckets per dataset. Read, re-derived in, and replaced by the next checkpoint.
+_OLD_FORMATS = {"dprect ledger state 1": 16, "dprect ledger state 2": 1024}
+#: the format checkpoints are written in (tests write the older ones, to read them back)
+_WRITE_FORMAT = _STATE_HEADER
 
 
 def _bucket(run_id: str, buckets: int) -> int:
     return int(hashlib.sha256(run_id.encode("utf-8")).hexdigest()[:8], 16) % buckets
+
+
+@functools.lru_cache(maxsize=65536)
+def _span_start(dataset: str) -> int:
+    return _bucket(dataset, RUN_BUCKETS)
+
+
+def _run_bucket(dataset: str, run_id: str) -> int:
+    """The run index bucket of ``run_id`` of ``dataset``."""
+    return (_span_start(dataset) + _bucket(run_id, DATASET_SPAN)) % RUN_BUCKETS
+
+
+def _dataset_buckets(dataset: str) -> list[int]:
+    start = _span_start(dataset)
+    return sorted({(start + i) % RUN_BUCKETS for i in range(DATASET_SPAN)})
 
 
 @contextlib.contextmanager
@@ -339,35 +383,106 @@ def _readable() -> Iterator[None]:
                           f"read; nothing was charged or released — {_RESTORE}") from None
 
 
-class _DatasetState:
-    """One dataset's cap, spend and runs; parsed from a checkpoint's text on demand: its
-    block of lines (see :class:`_State`) is kept as read until a run bucket is needed, and
-    written back unchanged while nothing in it changed."""
+Runs = dict[str, dict[str, Any]]  # run id → run (short keys: see _State.apply)
+#: a bucket in memory: dataset (JSON) → run id (JSON) → the run (canonical JSON)
+_Bucket = dict[str, dict[str, str]]
 
-    def __init__(self, buckets: int, head: str | None = None, block: str | None = None
-                 ) -> None:
-        self.buckets = buckets
+
+class _RunIndex:
+    """Bucket → its runs. A bucket's file is text lines ``dataset TAB run id TAB run``
+    (each canonical JSON, so no raw tab or newline inside; sorted), so a bucket is read by
+    splitting lines and only the runs looked up are decoded. A bucket named by the
+    verified checkpoint is read from its file on first use and checked against its digest
+    (a missing, emptied or edited file is damage); a changed bucket is re-joined and
+    re-hashed once, when the
+    state's text is made (:meth:`settle`), and its file written with the checkpoint."""
+
+    def __init__(self, root: str, digests: dict[int, str] | None = None) -> None:
+        self.root = root
+        self.digests = dict(digests or {})  # bucket → the digest of its text (settled)
+        self.loaded: dict[int, _Bucket] = {}
+        self.dirty: set[int] = set()
+        self.unwritten: dict[str, str] = {}  # digest → text of settled buckets
+
+    def bucket(self, k: int) -> _Bucket:
+        hit = self.loaded.get(k)
+        if hit is None:
+            digest = self.digests.get(k)
+            hit = self.loaded[k] = {} if digest is None else self._read(digest)
+        return hit
+
+    def change(self, k: int) -> _Bucket:
+        self.dirty.add(k)
+        return self.bucket(k)
+
+    def _read(self, digest: str) -> _Bucket:
+        where = os.path.join(self.root, RUNS_DIR, f"{digest}{_RUNS_SUFFIX}")
+        try:
+            with open(where, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            raise _DamageError("a file of its run index is missing") from None
+        if hashlib.sha256(data).hexdigest() != digest:
+            raise _DamageError("a file of its run index is not the one its checkpoint "
+                               "names (edited or truncated)")
+        out: _Bucket = {}
+        try:
+            for line in data.decode("utf-8").split("\n"):
+                dataset, run_id, run = line.split("\t", 2)
+                out.setdefault(dataset, {})[run_id] = run
+        except ValueError:
+            raise _DamageError("a file of its run index cannot be read") from None
+        return out
+
+    def settle(self) -> dict[int, str]:
+        """Hash the changed buckets; the digest of every non-empty bucket."""
+        for k in self.dirty:
+            old = self.digests.pop(k, None)
+            if old is not None:
+                self.unwritten.pop(old, None)
+            bucket = self.loaded[k]
+            if bucket:
+                text = "\n".join(f"{d}\t{r}\t{bucket[d][r]}" for d in sorted(bucket)
+                                 for r in sorted(bucket[d]))
+                digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+                self.digests[k], self.unwritten[digest] = digest, text
+        self.dirty.clear()
+        return self.digests
+
+    def write(self) -> None:
+        """Give every settled bucket a file (before the checkpoint naming it commits).
+        Put if absent (a name is its content's hash): a file present is only touched, so
+        the cleanup's grace period (:data:`_RUNS_GRACE_S`) counts from now."""
+        self.settle()
+        folder = os.path.join(self.root, RUNS_DIR)
+        os.makedirs(folder, exist_ok=True)
+        for digest, text in self.unwritten.items():
+            where = os.path.join(folder, f"{digest}{_RUNS_SUFFIX}")
+            try:
+                os.utime(where)
+                continue
+            except OSError:
+                pass
+            part = os.path.join(folder, f".part-{uuid.uuid4().hex}")
+            with open(part, "wb") as fh:
+                fh.write(text.encode("utf-8"))
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(part, where)
+        self.unwritten.clear()
+
+
+class _DatasetState:
+    """One dataset's cap and spend (its line of a checkpoint's state, parsed on first
+    use) and its runs (in the state's shared run index)."""
+
+    def __init__(self, name: str, index: _RunIndex, head: str | None = None) -> None:
+        self.name, self.index, self.key = name, index, _name_json(name)
         self.head_text = head  # JSON [cap, spent]; None once changed
         self._cap: list[Any] | None = None  # [epsilon, delta, relation]
         self._spent: dict[str, list[float] | None] = {ADD_REMOVE: [0.0, 0.0],
                                                       REPLACE_ONE: [0.0, 0.0]}
         self._head_parsed = head is None
-        self._block = block  # its lines as last read or written; None once changed
-        self._texts: dict[int, str] | None = None if block is not None else {}
-        self.parsed: dict[int, dict[str, dict[str, Any]]] = {}
-
-    @property
-    def texts(self) -> dict[int, str]:
-        """Bucket → its JSON text (buckets without runs absent), split from the block on
-        first use."""
-        if self._texts is None:
-            assert self._block is not None
-            with _readable():
-                self._texts = {}
-                for line in self._block.split("\n")[1:]:
-                    _, key, body = line.split("\t", 2)
-                    self._texts[int(key)] = body
-        return self._texts
 
     def _head(self) -> None:
         if not self._head_parsed:
@@ -376,6 +491,11 @@ class _DatasetState:
                 self._cap, self._spent = json.loads(self.head_text)
                 assert isinstance(self._spent, dict)
             self._head_parsed = True
+
+    def head(self) -> str:
+        if self.head_text is None:
+            self.head_text = _canonical([self.cap, self.spent])
+        return self.head_text
 
     @property
     def cap(self) -> list[Any] | None:
@@ -396,50 +516,29 @@ class _DatasetState:
         self._head()
         self._spent[target], self.head_text = value, None
 
-    def bucket(self, run_id: str) -> dict[str, dict[str, Any]]:
-        k = _bucket(run_id, self.buckets)
-        if k not in self.parsed:
-            with _readable():
-                self.parsed[k] = json.loads(self.texts.get(k, "{}"))
-        return self.parsed[k]
-
     def get(self, run_id: str) -> dict[str, Any] | None:
-        return self.bucket(run_id).get(run_id)
+        """The run (a new dict: change it with :meth:`put`), None if there is none."""
+        bucket = self.index.bucket(_run_bucket(self.name, run_id))
+        text = bucket.get(self.key, {}).get(json.dumps(run_id))
+        if text is None:
+            return None
+        with _readable():
+            run = json.loads(text)
+            assert isinstance(run, dict)
+        return run
 
-    def runs(self) -> dict[str, dict[str, Any]]:
-        out: dict[str, dict[str, Any]] = {}
-        for k in sorted({*self.parsed, *self.texts}):
-            if k in self.parsed:
-                out.update(self.parsed[k])
-            else:
-                with _readable():
-                    out.update(json.loads(self.texts[k]))
+    def put(self, run_id: str, run: dict[str, Any]) -> None:
+        self.index.change(_run_bucket(self.name, run_id)).setdefault(self.key, {})[
+            json.dumps(run_id)] = _canonical(run)
+
+    def runs(self) -> Runs:
+        """Every run of the dataset (reads its :data:`DATASET_SPAN` buckets)."""
+        out: Runs = {}
+        with _readable():
+            for k in _dataset_buckets(self.name):
+                for run_id, text in self.index.bucket(k).get(self.key, {}).items():
+                    out[json.loads(run_id)] = json.loads(text)
         return out
-
-    def block(self, name: str) -> str:
-        """The checkpoint lines of this dataset, joined by newlines (``name`` as JSON, a
-        tab, the key, a tab, JSON: ``h`` for [cap, spent], else a bucket number for its
-        runs); kept until the dataset is touched again. A bucket looked up (parsed) is
-        dumped again (the same text when it did not change)."""
-        if self._block is not None and self.head_text is not None and not self.parsed:
-            return self._block
-        if self.head_text is None:
-            self.head_text = _canonical([self.cap, self.spent])
-        texts = self.texts
-        for k, runs in self.parsed.items():
-            texts[k] = _canonical(runs)
-        self.parsed.clear()  # dumped once: parsed again only if touched again
-        self._block = "\n".join([f"{name}\th\t{self.head_text}", *(
-            f"{name}\t{k}\t{texts[k]}" for k in sorted(texts) if texts[k] != "{}")])
-        return self._block
-
-    def rebucket(self, buckets: int) -> None:
-        """Keep the runs in ``buckets`` buckets (a state compared with, or written as, a
-        checkpoint of another format)."""
-        runs = self.runs()
-        self.buckets, self._texts, self.parsed, self._block = buckets, {}, {}, None
-        for run_id, run in runs.items():
-            self.bucket(run_id)[run_id] = run
 
 
 def _canonical(value: Any) -> str:
@@ -451,65 +550,107 @@ def _name_json(name: str) -> str:
     return json.dumps(name)
 
 
+@functools.lru_cache(maxsize=65536)
+def _name_of(name_json: str) -> str:
+    name = json.loads(name_json)
+    if not isinstance(name, str):
+        raise ValueError("a dataset name is not a string")
+    return name
+
+
+def _referenced(texts: Iterable[str]) -> set[str]:
+    """The run-index digests that the states ``texts`` (format 3) name."""
+    out: set[str] = set()
+    for text in texts:
+        if text.startswith(_STATE_HEADER + "\n"):
+            out.update(line.split("\t", 1)[1] for line in text.split("\n")[1:]
+                       if line and not line.startswith('"'))
+    return out
+
+
 class _State:
     """Every dataset's spend (in both relations), cap and runs after a prefix of events.
 
-    Its text (a checkpoint row's ``result``) is a header, then per dataset (in name order)
-    a block of lines: one with its cap and spend and one per non-empty run bucket. In
-    format 2 the blocks are separated by an empty line, so a read splits the text into
-    datasets (not lines) and parses only the datasets and buckets it touches, and a
-    re-derived state is written back from the blocks as read and compared as text."""
+    Its text (a checkpoint row's ``result``, format 3) is a header line, then per dataset
+    (in name order) a line ``name (JSON) TAB h TAB [cap, spent] (JSON)``, then per
+    non-empty run bucket (in order) a line ``bucket TAB SHA-256 of the bucket's file``.
+    A re-derived state is written out the same way and compared as text, so two states
+    are equal exactly when their totals are and every bucket's content is (by its hash).
+    Formats 1 and 2 held the runs inline (per dataset, in 16 or 1,024 buckets of its
+    own); a state parsed from them holds every run in memory and can write them back."""
 
-    def __init__(self, datasets: dict[str, _DatasetState] | None = None,
-                 buckets: int = RUN_BUCKETS) -> None:
+    def __init__(self, root: str, datasets: dict[str, _DatasetState] | None = None,
+                 index: _RunIndex | None = None) -> None:
+        self.index = index or _RunIndex(root)
         self.datasets = datasets or {}
-        self.buckets = buckets
 
     @classmethod
-    def parse(cls, text: str) -> _State:
-        header = text.split("\n", 1)[0]
-        buckets = _FORMATS.get(header)
-        if buckets is None:
-            raise _DamageError("a checkpoint of an unknown format")
-        datasets: dict[str, _DatasetState] = {}
-        if buckets == _FORMATS["dprect ledger state 1"]:  # one line per bucket, no blocks
-            lines: dict[str, list[str]] = {}
-            for line in text.split("\n")[1:]:
-                lines.setdefault(line.split("\t", 1)[0], []).append(line)
-            blocks = ["\n".join(group) for group in lines.values()]
-        else:
-            blocks = text.split("\n\n")[1:]
-        for block in blocks:
-            end = block.find("\n")
-            name_json, key, head = (block if end < 0 else block[:end]).split("\t", 2)
-            if key != "h":
-                raise ValueError("a dataset's block does not start with its totals")
-            datasets[json.loads(name_json)] = _DatasetState(buckets, head, block)
-        return cls(datasets, buckets)
+    def parse(cls, text: str, root: str) -> _State:
+        header, _, body = text.partition("\n")
+        state = cls(root)
+        lines = body.split("\n") if body else []
+        if header == _STATE_HEADER:
+            for line in lines:
+                if line.startswith('"'):
+                    name_json, key, head = line.split("\t", 2)
+                    if key != "h":
+                        raise ValueError("a dataset's line holds no totals")
+                    name = _name_of(name_json)
+                    state.datasets[name] = _DatasetState(name, state.index, head)
+                else:
+                    k, digest = line.split("\t")
+                    state.index.digests[int(k)] = digest
+            return state
+        if header not in _OLD_FORMATS:
+            raise ValueError("a checkpoint of an unknown format")
+        for line in lines:
+            if not line:
+                continue  # format 2 separates the datasets' blocks by an empty line
+            name_json, key, rest = line.split("\t", 2)
+            name = _name_of(name_json)
+            if key == "h":
+                state.datasets[name] = _DatasetState(name, state.index, rest)
+                continue
+            ds = state.datasets[name]  # a block starts with its totals
+            runs = json.loads(rest)
+            if not isinstance(runs, dict):
+                raise ValueError("a run bucket is not an object")
+            for run_id, run in runs.items():
+                ds.put(run_id, run)
+        return state
 
-    def rebucket(self, buckets: int) -> None:
-        if buckets != self.buckets:
-            self.buckets = buckets
-            for ds in self.datasets.values():
-                ds.rebucket(buckets)
-
-    def text(self) -> str:
-        blocks = [_HEADERS[self.buckets], *(
-            self.datasets[name].block(_name_json(name)) for name in sorted(self.datasets))]
-        return ("\n" if self.buckets == _FORMATS["dprect ledger state 1"] else "\n\n"
+    def text(self, header: str | None = None) -> str:
+        """The state in format ``header`` (default: the format checkpoints are written
+        in); format 3 settles the run index (the changed buckets' digests)."""
+        header = header or _WRITE_FORMAT
+        names = sorted(self.datasets)
+        if header == _STATE_HEADER:
+            digests = self.index.settle()
+            return "\n".join([header, *(
+                f"{_name_json(n)}\th\t{self.datasets[n].head()}" for n in names), *(
+                f"{k}\t{digests[k]}" for k in sorted(digests))])
+        buckets = _OLD_FORMATS[header]
+        blocks = [header]
+        for name in names:
+            ds, nj = self.datasets[name], _name_json(name)
+            groups: dict[int, Runs] = {}
+            for run_id, run in ds.runs().items():
+                groups.setdefault(_bucket(run_id, buckets), {})[run_id] = run
+            blocks.append("\n".join([f"{nj}\th\t{ds.head()}", *(
+                f"{nj}\t{k}\t{_canonical(groups[k])}" for k in sorted(groups))]))
+        return ("\n" if buckets == _OLD_FORMATS["dprect ledger state 1"] else "\n\n"
                 ).join(blocks)
 
     def equals(self, text: str) -> bool:
         """Whether ``text`` (a checkpoint's) records this state (compared in the
-        checkpoint's format: its header names its number of buckets)."""
-        buckets = _FORMATS.get(text.split("\n", 1)[0])
-        if buckets is None:
+        checkpoint's own format, named by its header)."""
+        header = text.split("\n", 1)[0]
+        if header != _STATE_HEADER and header not in _OLD_FORMATS:
             return False
-        self.rebucket(buckets)
-        return self.text() == text
+        return self.text(header) == text
 
     def of(self, dataset: str) -> _DatasetState:
-        return self.datasets.get(dataset) or _DatasetState(self.buckets)
+        return self.datasets.get(dataset) or _DatasetState(dataset, self.index)
 
     def apply(self, row: dict[str, Any]) -> None:
         """Fold one event into the state (the same rules the reads always used)."""
@@ -518,7 +659,7 @@ class _State:
             return
         ds = self.datasets.get(name)
         if ds is None:
-            ds = self.datasets[name] = _DatasetState(self.buckets)
+            ds = self.datasets[name] = _DatasetState(name, self.index)
         if event == "cap":
             ds.cap = [row["epsilon"], row["delta"], row["neighbouring"] or ADD_REMOVE]
             return
@@ -535,16 +676,16 @@ class _State:
                              [total[0] + image[0], total[1] + image[1]])
             if run is None:
                 at = row["recorded_at"]
-                ds.bucket(run_id)[run_id] = {
+                ds.put(run_id, {
                     "s": "reserved", "e": row["epsilon"], "d": row["delta"], "n": relation,
                     "v": row["version"], "m": row["method"],
                     "f": json.loads(row["features"] or "[]"), "r": None,
-                    "t": None if at is None else at.isoformat()}
+                    "t": None if at is None else at.isoformat()})
         elif run is not None:
             if event == "release" and run["s"] != "released":
-                run["s"], run["r"] = "released", row["version"]
+                ds.put(run_id, {**run, "s": "released", "r": row["version"]})
             elif event == "fail" and run["s"] == "reserved":
-                run["s"] = "failed"
+                ds.put(run_id, {**run, "s": "failed"})
 
 
 def _record(run_id: str, run: dict[str, Any], result: dict[str, Any] | None = None
@@ -644,6 +785,35 @@ def _chain(previous: str, row: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+#: rows whose link to the previous chain value this process checked, by the row object
+#: (kept referenced, so an id is never reused while it is a key): a row of a file read
+#: again (changed size or modification time: :meth:`Ledger._read`) is a new object
+_LINKS: OrderedDict[int, tuple[dict[str, Any], str]] = OrderedDict()
+_CACHED_LINKS = 4096
+
+
+def _linked(previous: str, row: dict[str, Any]) -> bool:
+    """Whether ``row``'s chain value is the link from ``previous`` (each row object is
+    hashed once per process: the reserve and the release of a job share the rows read)."""
+    hit = _LINKS.get(id(row))
+    if hit is not None and hit[0] is row and hit[1] == previous:
+        return True
+    if row["chain"] != _chain(previous, row):
+        return False
+    _LINKS[id(row)] = (row, previous)
+    while len(_LINKS) > _CACHED_LINKS:
+        _LINKS.popitem(last=False)
+    return True
+
+
+def forget() -> None:
+    """Empty this process's caches of files read, rows linked and states hashed (as a new
+    process starts: benchmarks time the operations of a new job with it)."""
+    _ROWS.clear()
+    _LINKS.clear()
+    _DIGESTS.clear()
+
+
 def _delta_reason(exc: BaseException) -> str:
     """A short, one-line description of why delta-rs could not read the table."""
     text = str(exc)
@@ -678,6 +848,7 @@ class Ledger:
         self._files_after: list[_File] = []  # the table's files after it
         self._table: Any = None  # the Delta table as last read (reused while unchanged)
         self._seen: dict[int, tuple[int, int]] = {}  # its commit files' sizes and times
+        self._runs_grace = _RUNS_GRACE_S  # see _cleanup
 
     # -- messages -----------------------------------------------------------------------
     def _missing(self) -> NoLedgerError:
@@ -890,6 +1061,10 @@ class Ledger:
             chosen = [f for f in files if f.last >= start.first]
         rows = self._read(chosen)
         state, newest, after = self._verify(rows, version, files, start)
+        if full:  # step 6 for every run-index file the newest two checkpoints name
+            named = [r["result"] for r in rows if r["event"] == "checkpoint"][-2:]
+            for digest in sorted(_referenced(named)):
+                state.index._read(digest)
         return _Snapshot(table, version, state, rows, files, newest, after)
 
     def _verify(self, rows: list[dict[str, Any]], version: int, files: list[_File],
@@ -901,7 +1076,7 @@ class Ledger:
             raise _DamageError("the events read are not one per commit version")
         ends = {f.last for f in files if f.checkpoint}
         archived = [(f.first, f.last) for f in files if f.path.startswith(_ARCHIVE_FILE)]
-        state = _State()
+        state = _State(self.path)
         previous = "" if start is None else rows[0]["chain"]
         anchored = start is not None  # the first row read is the anchor
         base: int | None = None  # the checkpoint the state was started from
@@ -917,14 +1092,14 @@ class Ledger:
             if anchored:
                 anchored = False
             else:
-                if row["chain"] != _chain(previous, row):
+                if not _linked(previous, row):
                     raise _DamageError(f"the hash chain breaks at commit version {v} (an "
                                    f"edited file?)")
             previous = row["chain"]
             if event == "checkpoint":
                 if start is not None and base is None:
                     try:  # the previous checkpoint: the state we start from
-                        state = _State.parse(row["result"])
+                        state = _State.parse(row["result"], self.path)
                     except (ValueError, KeyError, TypeError, AttributeError, IndexError):
                         raise _DamageError(f"the checkpoint at commit version {v} cannot be "
                                        f"read") from None
@@ -959,7 +1134,7 @@ class Ledger:
         try:
             previous = ""
             for i, row in enumerate(rows):
-                if (i > 0 or row["version"] == 0) and row["chain"] != _chain(previous, row):
+                if (i > 0 or row["version"] == 0) and not _linked(previous, row):
                     raise _DamageError(f"the hash chain breaks at commit version "
                                        f"{row['version']} (an edited file?)")
                 previous = row["chain"]
@@ -970,6 +1145,15 @@ class Ledger:
     def events(self, dataset: str) -> list[dict[str, Any]]:
         """Every event row of ``dataset``, in commit order (reads the whole log)."""
         return self.history(dataset, 0)
+
+    @contextlib.contextmanager
+    def _index(self) -> Iterator[None]:
+        """A run-index file read after the verified read (on demand) that is missing or
+        is not the one the checkpoint names: the ledger is damaged (one line)."""
+        try:
+            yield
+        except _DamageError as exc:
+            raise self._damaged(str(exc)) from None
 
     # -- summaries ----------------------------------------------------------------------
     @staticmethod
@@ -994,8 +1178,10 @@ class Ledger:
         snap = self._load()
         ds = snap.state.of(_check_name(dataset, "dataset"))
         relation = self._relation(ds)
-        records = None if not runs else sorted(
-            (_record(k, v) for k, v in ds.runs().items()), key=lambda r: r.reserved_version)
+        with self._index():
+            records = None if not runs else sorted(
+                (_record(k, v) for k, v in ds.runs().items()),
+                key=lambda r: r.reserved_version)
         return DatasetStatus(self._spent_in(ds, relation), self._cap_of(ds), records,
                              snap.version, relation)
 
@@ -1026,7 +1212,8 @@ class Ledger:
 
     def _run(self, snap: _Snapshot, dataset: str, run_id: str) -> RunRecord | None:
         """One run, with its released result (read from its release row)."""
-        run = snap.state.of(dataset).get(run_id)
+        with self._index():
+            run = snap.state.of(dataset).get(run_id)
         if run is None:
             return None
         result = None
@@ -1109,13 +1296,13 @@ class Ledger:
             except Exception:  # an optimisation only
                 pass
         if snap.since_checkpoint + 1 >= CHECKPOINT_EVERY:
-            snap.state.apply(row)
-            snap.rows.append(row)
-            snap.files.append(_File(action.path, action.size, 1, row["version"],
-                                    row["version"]))
-            snap.version += 1
-            snap.since_checkpoint += 1
             try:
+                snap.state.apply(row)
+                snap.rows.append(row)
+                snap.files.append(_File(action.path, action.size, 1, row["version"],
+                                        row["version"]))
+                snap.version += 1
+                snap.since_checkpoint += 1
                 snap.table.load_as_version(snap.version)
                 self._checkpoint(snap, archive=False)
             except Exception:
@@ -1140,10 +1327,17 @@ class Ledger:
         tail = [f for f in snap.files if newest is None or f.first > newest]
         tail_rows = [r for r in snap.rows if newest is None or r["version"] > newest]
         w = snap.version + 1
-        snap.state.rebucket(RUN_BUCKETS)  # a ledger's older format is replaced here
+        # written in format 3 (a ledger's older format is replaced here); the run index's
+        # changed buckets get their files first (a reader of this checkpoint needs them)
         row = self._row("checkpoint", None, w, snap.last_chain, result=snap.state.text(),
                         message=f"state after commit versions 0..{w - 1}")
         self._checkpoint_row = row
+        try:
+            if row["result"].split("\n", 1)[0] == _STATE_HEADER:
+                snap.state.index.write()
+        except OSError as exc:
+            raise LedgerError(f"cannot write the budget ledger's run index at {self.path} "
+                              f"({one_line(str(exc), _DETAIL_CHARS)})") from None
         actions = [self._write_file(_CHECKPOINT_FILE, w, [*tail_rows, row])]
         merged = list(tail)
         keep = {f.path for f in snap.files if f.checkpoint and f.last == newest}
@@ -1165,7 +1359,11 @@ class Ledger:
 
                 table = DeltaTable(self.path, version=w)
                 table.create_checkpoint()
-                self._cleanup(table, w if archive else newest)
+                horizon = w if archive else newest
+                keep = _referenced([row["result"], *(
+                    r["result"] for r in snap.rows if r["event"] == "checkpoint"
+                    and horizon is not None and r["version"] >= horizon)])
+                self._cleanup(table, horizon, keep)
             except Exception:
                 pass  # an optimisation only: the checkpoint is committed
         first = actions[0]
@@ -1202,9 +1400,12 @@ class Ledger:
         return AddAction(name, os.path.getsize(where), {}, int(time.time() * 1000), True,
                          stats)
 
-    def _cleanup(self, table: Any, horizon: int | None) -> None:
+    def _cleanup(self, table: Any, horizon: int | None, keep: set[str] | None = None
+                 ) -> None:
         """Remove commit files, Delta checkpoints and data files no reader at a version
-        ≥ ``horizon`` needs (a Delta checkpoint at or after it holds the table)."""
+        ≥ ``horizon`` needs (a Delta checkpoint at or after it holds the table), and, when
+        ``keep`` is given (the run-index digests the checkpoints at versions ≥ ``horizon``
+        name), every other run-index file older than ``self._runs_grace`` seconds."""
         if horizon is None:
             return
         active = {str(p) for p in pa.table(table.get_add_actions()).column("path").to_pylist()}
@@ -1223,6 +1424,16 @@ class Ledger:
             written = _version_of_name(name)
             if written is None or written < horizon:
                 self._discard(name)
+        if keep is None:
+            return
+        now = time.time()
+        with contextlib.suppress(OSError), os.scandir(os.path.join(self.path, RUNS_DIR)
+                                                      ) as entries:
+            for entry in entries:
+                if entry.name.removesuffix(_RUNS_SUFFIX) not in keep:
+                    with contextlib.suppress(OSError):
+                        if now - entry.stat().st_mtime >= self._runs_grace:
+                            os.remove(entry.path)
 
     def _retry(self, attempt: int) -> None:
         if attempt >= _MAX_ATTEMPTS:

@@ -19,7 +19,14 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from dprect.release.ledger import CHECKPOINT_EVERY, Ledger, _File, _stats
+from dprect.release.ledger import (
+    _RUNS_GRACE_S,
+    CHECKPOINT_EVERY,
+    Ledger,
+    _File,
+    _referenced,
+    _stats,
+)
 
 
 def _commit_file(ledger: Ledger, version: int, add: dict[str, Any]) -> None:
@@ -42,8 +49,10 @@ def fill(ledger: Ledger, events: Iterable[Mapping[str, Any]]) -> int:
     e.g. ``run_id``, ``epsilon``, ``delta``, ``method``, ``features`` as JSON text,
     ``bound``, ``neighbouring``, ``result``) to ``ledger``; return its new version."""
     snap = ledger._load()
+    ledger._runs_grace = 0.0  # nothing else writes this ledger: no checkpoint is pending
     previous: int | None = None  # the checkpoint before the newest (the cleanup horizon)
     pending: list[dict[str, Any]] = []
+    states: list[str] = []  # the states of the newest two checkpoints it wrote
 
     def flush(final: bool) -> None:
         written = {}
@@ -82,8 +91,11 @@ def fill(ledger: Ledger, events: Iterable[Mapping[str, Any]]) -> int:
             snap.checkpoint, snap.since_checkpoint = made.last, 0
             assert ledger._checkpoint_row is not None
             snap.rows = [ledger._checkpoint_row]
+            states = [*states[-1:], ledger._checkpoint_row["result"]]
     flush(final=True)
     table = ledger._open()
     table.create_checkpoint()
-    ledger._cleanup(table, previous)
+    # nothing else writes this ledger: run-index files no kept checkpoint names go now
+    ledger._cleanup(table, previous, _referenced(states) if len(states) == 2 else None)
+    ledger._runs_grace = _RUNS_GRACE_S
     return ledger.verify()

@@ -527,28 +527,32 @@ def test_status_reads_no_run_index(tmp_path, monkeypatch):
         led.status("d0", runs=True)
 
 
-def test_checkpoints_of_the_16_bucket_format_are_read_and_replaced(tmp_path, monkeypatch):
-    """A ledger whose checkpoints hold 16 run buckets (state format 1) is verified, finds
-    its run ids (a retry is not charged again), and its next checkpoint is format 2."""
-    from dprect.release.ledger import CHECKPOINT_EVERY, RUN_BUCKETS
+@pytest.mark.parametrize("old", ["dprect ledger state 1", "dprect ledger state 2"])
+def test_checkpoints_of_older_state_formats_are_read_and_replaced(tmp_path, monkeypatch,
+                                                                   old):
+    """A ledger whose checkpoints hold the runs inline (state format 1: 16 buckets per
+    dataset; format 2: 1,024) is verified, finds its run ids (a retry is not charged
+    again), and its next checkpoint is format 3 (the run index in files), read again."""
+    from dprect.release.ledger import CHECKPOINT_EVERY, RUNS_DIR
     from dprect.release.ledger_fill import fill
 
-    assert RUN_BUCKETS == 1024
     led = new_ledger(tmp_path / "ledger")
-    monkeypatch.setattr(ledger_module, "RUN_BUCKETS", 16)
+    monkeypatch.setattr(ledger_module, "_WRITE_FORMAT", old)
     fill(led, _reserves(3 * CHECKPOINT_EVERY))
     monkeypatch.undo()
+    assert not (tmp_path / "ledger" / RUNS_DIR).exists()
     rows = led._load(full=True).rows
-    old = {r["result"].split("\n", 1)[0] for r in rows if r["event"] == "checkpoint"}
-    assert old == {"dprect ledger state 1"}
+    assert {r["result"].split("\n", 1)[0] for r in rows if r["event"] == "checkpoint"} == {old}
     spent = led.spent("d0")
     assert not led.reserve("d0", "r3", epsilon=0.01, delta=1e-10, **REQ).new_charge
     assert led.spent("d0") == spent
-    fill(led, _reserves(CHECKPOINT_EVERY, offset=10**6))
-    snap = led._load()
-    newest = [r for r in snap.rows if r["event"] == "checkpoint"][-1]
-    assert newest["result"].startswith("dprect ledger state 2\n")
-    assert led.verify(full=True) == snap.version
-    assert not led.reserve("d0", "r6", epsilon=0.01, delta=1e-10, **REQ).new_charge
-    assert led.run("d1", "r7").status == "reserved"
-    assert len(led.runs("d2")) == CHECKPOINT_EVERY + CHECKPOINT_EVERY // 3 + 1
+    for offset in (10**6, 2 * 10**6):  # the format-3 checkpoint is re-derived from an old one
+        fill(led, _reserves(CHECKPOINT_EVERY, offset=offset))
+        snap = led._load()
+        newest = [r for r in snap.rows if r["event"] == "checkpoint"][-1]
+        assert newest["result"].startswith("dprect ledger state 3\n")
+        assert led.verify(full=True) == snap.version
+        assert not led.reserve("d0", "r6", epsilon=0.01, delta=1e-10, **REQ).new_charge
+        assert led.run("d1", "r7").status == "reserved"
+        assert len(led.runs("d2")) == CHECKPOINT_EVERY + (offset // 10**6) * (
+            CHECKPOINT_EVERY // 3 + 1)

@@ -134,6 +134,10 @@ def test_state_at_scale_matches_a_full_replay(led: Ledger):
     snap = led._load()
     newest = snap.checkpoint
     assert newest is not None and version_of(led, "r1") < newest < version_of(led, "r2")
+    # the checkpoint row holds totals and bucket digests, not the ~5,000 runs (~850 kB)
+    (state,) = [r["result"] for r in snap.rows if r["version"] == newest]
+    assert state.startswith("dprect ledger state 3\n") and len(state) < 100_000
+    assert state.count("\n") <= 1 + 21 + ledger_module.RUN_BUCKETS
     status = led.status("ds", runs=True)
     assert status.spent == Budget(8.0, 2e-7) and status.cap == ledger_module.Cap(10.0, 1e-5)
     assert [(r.run_id, r.status) for r in status.runs] == [("r1", "released"),
@@ -308,3 +312,41 @@ def test_concurrent_reservations_at_scale(led: Ledger):
         f"run-{i}" for i, o in outcomes.items() if o == "reserved")
     assert status.spent.epsilon == pytest.approx(5.0)
     led.verify(full=True)
+
+
+# -- the run index's files ------------------------------------------------------------------
+def run_index_file(led: Ledger, dataset: str, run_id: str) -> Path:
+    """The run-index file that the newest checkpoint names for ``run_id``'s bucket."""
+    newest = [r for r in led._load().rows if r["event"] == "checkpoint"][-1]["result"]
+    k = ledger_module._run_bucket(dataset, run_id)
+    (digest,) = [line.split("\t")[1] for line in newest.split("\n")
+                 if line.startswith(f"{k}\t")]
+    return Path(led.path) / ledger_module.RUNS_DIR / f"{digest}{ledger_module._RUNS_SUFFIX}"
+
+
+@pytest.mark.parametrize("how", ["edited", "emptied", "deleted"])
+def test_damaged_run_index_file_fails_closed(led: Ledger, how: str):
+    """r1's bucket file (named by the newest checkpoint) edited, emptied or deleted: every
+    operation that needs r1's run record, ``budget show`` and ``budget verify`` refuse
+    with one line, and nothing is written."""
+    target = run_index_file(led, "ds", "r1")
+    text = target.read_text()
+    assert '"r1"' in text
+    if how == "edited":  # r1 looks unreleased: a replay would charge it again
+        target.write_text(text.replace('"released"', '"reserved"', 1))
+    elif how == "emptied":
+        target.write_bytes(b"")
+    else:
+        target.unlink()
+    before = listing(Path(led.path))
+    for op in (lambda: led.run("ds", "r1"),
+               lambda: led.reserve("ds", "r1", epsilon=4.0, delta=1e-7, **REQ),
+               lambda: led.release("ds", "r1", {"method": "randmargins"}),
+               lambda: released_result(LedgerSettings(led.path, "ds", "r1")),
+               lambda: led.status("ds", runs=True),
+               lambda: led.verify(full=True)):
+        with pytest.raises(LedgerError, match="run index") as info:
+            op()
+        assert "\n" not in str(info.value)
+        assert "nothing was charged or released" in str(info.value)
+    assert listing(Path(led.path)) == before
