@@ -145,6 +145,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("peer", nargs="?", choices=sorted(RUNNERS))
     p.add_argument("--runs", type=int, default=20)
     p.add_argument("--epsilons", type=float, nargs="+", default=[1.0, 0.5, 4.0])
+    p.add_argument("--dprect", choices=["auto", "describe", "bounds"], default="auto",
+                   help="dprect's route (benchmarks/peers_dprect.py; auto: describe if "
+                        "this tree has it)")
+    p.add_argument("--peers", nargs="+", choices=sorted(RUNNERS), default=list(RUNNERS),
+                   help="the peers `all` runs (default every one)")
     args = p.parse_args(argv)
     if args.step in ("prepare", "all"):
         prepare(args.runs, args.epsilons)
@@ -153,13 +158,13 @@ def main(argv: list[str] | None = None) -> int:
             p.error("run needs a peer")
         return run_peer(args.peer)
     if args.step == "all":
-        for peer in RUNNERS:
+        for peer in args.peers:
             run_peer(peer)
     if args.step in ("collect", "all"):
         collect()
     if args.step in ("compare", "all"):
         from peers_compare import compare
-        compare()
+        compare(args.dprect)
     return 0
 
 
