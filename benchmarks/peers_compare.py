@@ -175,7 +175,7 @@ def print_table(rows: list[dict[str, Any]], eps: float) -> None:
         vals = "".join(f"{fmt(ms[n]['rel_rmse_mean'], 3) if n in ms else '—':>14}"
                        for n in names)
 
-        def clip(m: str) -> str:
+        def clip(m: str, ms: dict[str, Any] = ms) -> str:
             s = ms.get(m, {})
             if "clipped_low_mean" not in s:
                 return "—"
@@ -203,15 +203,20 @@ def dprect_side(manifest: dict[str, Any], requested: str) -> tuple[str, list[dic
     return how, cells
 
 
-def compare(requested: str = "auto") -> dict[str, Any]:
-    """Run dprect on the manifest's columns, compare with the collected peers, write
+def compare(requested: str = "auto", dprect_file: str | None = None) -> dict[str, Any]:
+    """Run dprect on the manifest's columns (or take its cells from ``dprect_file``, a
+    ``{"route", "cells"}`` JSON), compare with the collected peers, write
     ``docs/figures/bounds_compare.json`` and print the tables."""
     import peers_real as pr
     from peers_standin import standin_cells
     repo = pr.REPO
     manifest = json.loads((repo / pr.MANIFEST).read_text())
     peers = json.loads((repo / pr.PEERS_JSON).read_text())
-    how, mine = dprect_side(manifest, requested)
+    if dprect_file:
+        saved = json.loads(Path(dprect_file).read_text())
+        how, mine = saved["route"], saved["cells"]
+    else:
+        how, mine = dprect_side(manifest, requested)
     real_tumult = any(c["peer"] == "tumult" for c in peers["cells"])
     standin = [] if real_tumult else standin_cells(manifest)
     rows = compare_cells(manifest["columns"], [*peers["cells"], *mine, *standin],
@@ -229,3 +234,38 @@ def compare(requested: str = "auto") -> dict[str, Any]:
               f"{fmt(s['median_ratio_mean'])}, worst {fmt(s['worst_ratio_mean'])} "
               f"({s['worst_column']}); best peer: {s['best_peer_counts']}")
     return data
+
+
+SHORT = {DPRECT: "dprect", "google": "google", "opendp-q0.001": "opendp q.001",
+         "opendp-q0.01": "opendp q.01", "tumult": "tumult", STANDIN: "tumult (re-impl.)"}
+
+
+def markdown(data: dict[str, Any], eps: float) -> str:
+    """The per-column table at ``eps`` (relative RMSE of the DP mean, ratio, clipped rows
+    per side) and the summary lines, as Markdown for docs/results.md §5."""
+    rows = [r for r in data["rows"] if r["epsilon"] == eps]
+    names = [m for m in (DPRECT, *PEER_ORDER, STANDIN)
+             if any(m in r["methods"] for r in rows)]
+    head = ["column", *(SHORT[m] for m in names), "ratio", "dprect clipped low/high",
+            "dprect width"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" + "---:|" * (len(head) - 1)]
+    for r in rows:
+        ms = r["methods"]
+        d = ms.get(DPRECT, {})
+        clip = (f"{d['clipped_low_mean']:.0f} / {d['clipped_high_mean']:.0f}"
+                if "clipped_low_mean" in d else "—")
+        cells = [fmt(ms[m]["rel_rmse_mean"]) if m in ms else "—" for m in names]
+        best = r.get("best_peer_mean")
+        if best in names:
+            i = names.index(best)
+            cells[i] = f"**{cells[i]}**"
+        lines.append(f"| {r['table']}/{r['column']} | " + " | ".join(cells) +
+                     f" | {fmt(r.get('ratio_mean'))} | {clip} | "
+                     f"{fmt(d.get('width_median'))} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    import sys
+    doc = json.loads(Path(sys.argv[1]).read_text())
+    print(markdown(doc, float(sys.argv[2]) if len(sys.argv) > 2 else 1.0))

@@ -148,6 +148,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dprect", choices=["auto", "describe", "bounds"], default="auto",
                    help="dprect's route (benchmarks/peers_dprect.py; auto: describe if "
                         "this tree has it)")
+    p.add_argument("--dprect-cells", metavar="FILE",
+                   help="compare: take dprect's cells from FILE ({route, cells} JSON)")
     p.add_argument("--peers", nargs="+", choices=sorted(RUNNERS), default=list(RUNNERS),
                    help="the peers `all` runs (default every one)")
     args = p.parse_args(argv)
@@ -164,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
         collect()
     if args.step in ("compare", "all"):
         from peers_compare import compare
-        compare(args.dprect)
+        compare(args.dprect, args.dprect_cells)
     return 0
 
 

@@ -60,7 +60,8 @@ def key(peer: str, table: str, column: str, epsilon: float) -> str:
 
 
 def done_cells(out: str) -> set[str]:
-    """Keys (peer/table/column/ε) of the cells already in ``out`` (a truncated last line is ignored)."""
+    """Keys (peer/table/column/ε) of the cells already in ``out`` (a truncated last
+    line is ignored)."""
     path = Path(out)
     if not path.exists():
         return set()
@@ -70,7 +71,8 @@ def done_cells(out: str) -> set[str]:
             row = json.loads(line)
         except json.JSONDecodeError:
             continue
-        keys.add(key(row["peer"], row["table"], row["column"], row["epsilon"]))
+        keys.add(key(row["peer"], row["table"], row["column"],
+                     row["epsilon"]))
     return keys
 
 

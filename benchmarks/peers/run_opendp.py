@@ -44,7 +44,7 @@ _k = np.arange(-400, 1001) / 100.0
 CANDIDATES = [float(c) for c in np.concatenate([-(10.0 ** _k)[::-1], [0.0], 10.0 ** _k])]
 
 
-def calibrated(make, sensitivity: float, epsilon: float):  # type: ignore[no-untyped-def]
+def calibrated(make, sensitivity: float, epsilon: float):
     """``make(scale)`` with the smallest scale sensitivity/ε·(1 + tiny) whose privacy map
     at d_in = 1 is at most ε."""
     scale = sensitivity / epsilon
@@ -67,12 +67,12 @@ def main() -> None:
     space = (dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance())
     count = dp.t.make_count(*space)
 
-    def quantile(alpha: float, eps: float):  # type: ignore[no-untyped-def]
+    def quantile(alpha: float, eps: float):
         # the score's sensitivity with unknown n is max(α, 1 − α); the map checks it
         return calibrated(lambda s: dp.m.make_private_quantile(
             *space, dp.max_divergence(), CANDIDATES, alpha, s), 2 * max(alpha, 1 - alpha), eps)
 
-    def clamped_sum(lower: float, upper: float, eps: float):  # type: ignore[no-untyped-def]
+    def clamped_sum(lower: float, upper: float, eps: float):
         t = dp.t.make_clamp(*space, bounds=(lower, upper)) >> dp.t.then_sum()
         return calibrated(lambda s: t >> dp.m.then_laplace(s), float(t.map(1)), eps)
 
@@ -86,7 +86,7 @@ def main() -> None:
             eps = cell.epsilon
             qs = dp.c.make_composition([quantile(alpha, eps / 4),
                                         quantile(1 - alpha, eps / 4)] * runs)(x)
-            pairs = [(min(lo, hi), max(lo, hi)) for lo, hi in zip(qs[0::2], qs[1::2])]
+            pairs = [(min(lo, hi), max(lo, hi)) for lo, hi in zip(qs[0::2], qs[1::2], strict=True)]
             aggregates = []
             for lo, hi in pairs:
                 aggregates += [clamped_sum(lo, hi, eps / 4), clamped_sum(lo, hi, eps / 2)]

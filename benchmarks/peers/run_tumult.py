@@ -37,6 +37,7 @@ from peer_common import Cell, Clock, append, done_cells, key, load_manifest, par
 def spark_session() -> Any:
     """Local Spark whose Python workers are this environment's (Tumult's UDFs)."""
     import sys
+
     from pyspark.sql import SparkSession
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
@@ -53,7 +54,7 @@ def spark_session() -> Any:
 
 def main() -> None:
     args = parse_args(__doc__.splitlines()[0])
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as sf
     from tmlt.analytics import AddOneRow, KeySet, PureDPBudget, QueryBuilder, Session
 
     version = importlib.metadata.version("tmlt.analytics")
@@ -72,7 +73,7 @@ def main() -> None:
         clock = Clock()
         frame = (spark.read.parquet(col["parquet"])
                  .crossJoin(spark.range(runs).withColumnRenamed("id", "rep"))
-                 .select("rep", F.col("x").cast("double").alias("x"))
+                 .select("rep", sf.col("x").cast("double").alias("x"))
                  .cache())
         frame.count()
         session = Session.from_dataframe(privacy_budget=PureDPBudget(float("inf")),
