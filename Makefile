@@ -181,5 +181,13 @@ bench-peers: setup bench-peers-venvs
 	$(BIN)/pip install --quiet -r benchmarks/requirements-real.txt
 	$(BIN)/python benchmarks/peers_real.py all
 
+# dprect's side only, against the committed peer runs (docs/figures/bounds_peers.json):
+# rewrites docs/figures/bounds_compare.json (e.g. after dprect's bounds change).
+.PHONY: bench-peers-compare
+bench-peers-compare: setup
+	$(BIN)/pip install --quiet -r benchmarks/requirements-real.txt
+	$(BIN)/python benchmarks/peers_real.py prepare
+	$(BIN)/python benchmarks/peers_real.py compare
+
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache build *.egg-info demo-output

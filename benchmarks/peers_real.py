@@ -34,7 +34,8 @@ the best real peer.
 
 Usage: ``python benchmarks/peers_real.py [prepare|run PEER|collect|compare|all]``
 (``make bench-peers`` = ``all``: prepare, run each peer whose results are missing, collect,
-compare). ``--runs`` (20) and ``--epsilons`` (1, 0.5, 4: the headline first) are public
+compare; ``make bench-peers-compare`` = prepare + compare: dprect's side only, against the
+committed peer runs). ``--runs`` (20) and ``--epsilons`` (1, 0.5, 4: the headline first) are public
 settings.
 """
 
@@ -117,14 +118,21 @@ def run_peer(peer: str) -> int:
 
 
 def collect() -> dict[str, Any]:
-    """Every runner's JSON lines → ``bounds_peers.json`` (one entry per peer cell)."""
-    from peer_common import parse_lines
+    """Every runner's JSON lines → ``bounds_peers.json`` (one entry per peer cell). The
+    cells already in ``bounds_peers.json`` are kept unless a runner's line replaces them,
+    so a fresh clone (no JSON lines) never loses the committed peer runs."""
+    from peer_common import key, parse_lines
     manifest = json.loads((REPO / MANIFEST).read_text())
-    cells = []
+    merged: dict[str, dict[str, Any]] = {}
+    if (REPO / PEERS_JSON).exists():
+        for c in json.loads((REPO / PEERS_JSON).read_text())["cells"]:
+            merged[key(c["peer"], c["table"], c["column"], c["epsilon"])] = c
     for peer in RUNNERS:
         path = REPO / OUT / f"{peer}.jsonl"
         if path.exists():
-            cells.extend(parse_lines(path.read_text()))
+            for c in parse_lines(path.read_text()):
+                merged[key(c["peer"], c["table"], c["column"], c["epsilon"])] = c
+    cells = list(merged.values())
     libraries = sorted({(c["peer"], c["library"], c["version"]) for c in cells})
     data = {"runs": manifest["runs"], "epsilons": manifest["epsilons"],
             "libraries": [{"peer": p, "library": lib, "version": v}

@@ -92,3 +92,15 @@ def test_comparison_picks_the_best_peer_and_the_ratio() -> None:
     assert "clipped_low_mean" not in ms["google"]  # bounds not exposed
     (s,) = cmp.summary(rows)
     assert s["at_most_best_mean"] == 1 and s["columns"] == 1
+
+
+def test_the_tumult_stand_in_is_used_only_where_the_real_runs_are_missing() -> None:
+    values = np.array([1.0, 3.0])
+    cols = [{"table": "t", "column": c, "n": 2, "true_sum": 4.0} for c in ("x", "y")]
+    runs = [_run(2.0, 4.0, 1.0, 3.0)]
+    cells = [json.loads(_line("tumult", "x", 1.0, runs)),
+             json.loads(_line(cmp.STANDIN, "x", 1.0, runs)),
+             json.loads(_line(cmp.STANDIN, "y", 1.0, runs))]
+    x, y = cmp.compare_cells(cols, cells, lambda c: values)
+    assert set(x["methods"]) == {"tumult"}
+    assert set(y["methods"]) == {cmp.STANDIN}
