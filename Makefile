@@ -181,5 +181,31 @@ bench-bounds: setup
 	$(BIN)/pip install --quiet -r benchmarks/requirements-real.txt
 	$(BIN)/python benchmarks/bounds.py
 
+# The REAL peer libraries (issue #23): each installed from PyPI into its own virtual
+# environment under .bench-venvs/ (never into .venv: Tumult brings pyspark 3.5).
+PEER_PYTHON ?= python3.11
+.PHONY: bench-peers-venvs bench-peers
+bench-peers-venvs:
+	test -x .bench-venvs/pydp/bin/python || $(PEER_PYTHON) -m venv .bench-venvs/pydp
+	.bench-venvs/pydp/bin/pip install --quiet "python-dp==1.1.5" numpy
+	test -x .bench-venvs/opendp/bin/python || $(PEER_PYTHON) -m venv .bench-venvs/opendp
+	.bench-venvs/opendp/bin/pip install --quiet "opendp==0.16.*" numpy
+	test -x .bench-venvs/tumult/bin/python || $(PEER_PYTHON) -m venv .bench-venvs/tumult
+	.bench-venvs/tumult/bin/pip install --quiet "tmlt.analytics==0.21.*" numpy
+
+# Prepare the column cache, run every peer whose cells are missing (resumable), collect them
+# into docs/figures/bounds_peers.json, run dprect and write docs/figures/bounds_compare.json.
+bench-peers: setup bench-peers-venvs
+	$(BIN)/pip install --quiet -r benchmarks/requirements-real.txt
+	$(BIN)/python benchmarks/peers_real.py all
+
+# dprect's side only, against the committed peer runs (docs/figures/bounds_peers.json):
+# rewrites docs/figures/bounds_compare.json (e.g. after dprect's bounds change).
+.PHONY: bench-peers-compare
+bench-peers-compare: setup
+	$(BIN)/pip install --quiet -r benchmarks/requirements-real.txt
+	$(BIN)/python benchmarks/peers_real.py prepare
+	$(BIN)/python benchmarks/peers_real.py compare
+
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache build *.egg-info demo-output
