@@ -146,12 +146,15 @@ def test_floatbins_parameters_json_and_parsing():
 
 
 def test_floatbins_serves_as_a_rectangle_axis():
-    """A grid for RandMargins and the baseline: no tie bits (it is not a Grid), and a fit
-    on it returns bounds that are bin edges and contain what the grid indices say."""
+    """A grid for RandMargins and the baseline: tie bits as a Grid of its size gets
+    (issue #24: ties are refined on every domain kind), and a fit on it returns bounds
+    that are bin edges and contain what the grid indices say."""
     from dprect import fit, plan
 
     d = FloatBins()
-    assert tie_bits([d, Grid(0, 1, 100)], 4) == (0, tie_bits([Grid(0, 1, 100)], 4)[0])
+    same_size = Grid(0, 1, d.size)
+    assert tie_bits([d, Grid(0, 1, 100)], 4) == tie_bits([same_size, Grid(0, 1, 100)], 4)
+    assert tie_bits([d, Grid(0, 1, 100)], 4)[0] > 0
     p = plan(domains=[d, d], epsilon=2.0, delta=1e-6)
     assert {r.grid_size for r in p.chosen.rounds} == {2**24}
     rng = np.random.default_rng(3)
