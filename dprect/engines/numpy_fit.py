@@ -50,31 +50,22 @@ class NumpyRoute:
 
     def open(self, source: Source, domains: list[Domain], request: FitRequest, plan: Plan,
              progress: Callable[[str], None]) -> NumpyPrepared:
-        from dprect.engines.arrow_input import (
-            label_kind,
-            label_matches,
-            numeric_column,
-            read_table,
-        )
-
-        label = source.fit_label
         progress(f"reading {source.path}")
-        table = read_table(source.path, [*source.features, label], source.format)
-        columns = [numeric_column(table, f, nulls_as_nan=True) for f in source.features]
-        value = resolve_positive_label(request.positive_label,
-                                       label_kind(table, label),
-                                       label)  # from the schema: no row is looked at
-        rows = select_rows(np.column_stack(columns),
-                           label_matches(table, label, value), source.features,
-                           invalid_rows=request.invalid_rows)
-        return NumpyPrepared(rows, domains, list(source.features), plan)
-
+        return self._prepared(source, domains, [request], plan)[0]
 
     def open_classes(self, source: Source, domains: list[Domain],
                      requests: Sequence[FitRequest], plan: Plan,
                      progress: Callable[[str], None]) -> NumpyClasses:
         """Every class of a classes' fit on ONE read of the file: each class's positives
         selected from it as :meth:`open` selects one class's."""
+        progress(f"reading {source.path} (once for {len(requests)} classes)")
+        return NumpyClasses(self._prepared(source, domains, requests, plan))
+
+    @staticmethod
+    def _prepared(source: Source, domains: list[Domain], requests: Sequence[FitRequest],
+                  plan: Plan) -> list[NumpyPrepared]:
+        """The file read once; per request, its positive rows (the label's kind from the
+        schema: no row is looked at)."""
         from dprect.engines.arrow_input import (
             label_kind,
             label_matches,
@@ -83,18 +74,17 @@ class NumpyRoute:
         )
 
         label = source.fit_label
-        progress(f"reading {source.path} (once for {len(requests)} classes)")
         table = read_table(source.path, [*source.features, label], source.format)
         matrix = np.column_stack([numeric_column(table, f, nulls_as_nan=True)
                                   for f in source.features])
-        kind = label_kind(table, label)  # from the schema: no row is looked at
+        kind = label_kind(table, label)
         prepared = []
         for request in requests:
             value = resolve_positive_label(request.positive_label, kind, label)
             rows = select_rows(matrix, label_matches(table, label, value), source.features,
                                invalid_rows=request.invalid_rows)
             prepared.append(NumpyPrepared(rows, domains, list(source.features), plan))
-        return NumpyClasses(prepared)
+        return prepared
 
 
 class NumpyClasses(PreparedRun):

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from dprect.core.classes import ClassesResult
 from dprect.core.extras import require
-from dprect.release.plotting import _HUGE, MARGIN, _axis_label, _clip, feature_pairs
+from dprect.release.plotting import _HUGE, MARGIN, _axis_label, _clip, panel_grid
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -50,21 +50,11 @@ def render_classes_figure(result: ClassesResult, *, title: str | None = None,
                           dpi: int = 110) -> Figure:
     """The matplotlib figure of every class's rectangle (the module docstring)."""
     require("plot")
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
     from matplotlib.patches import Rectangle
 
     first = result.results[0]
-    pairs = feature_pairs(len(first.features))
-    cols = min(len(pairs), 2)
-    rows = math.ceil(len(pairs) / cols)
-    fig = Figure(figsize=(5.6 * cols, 5.0 * rows + 0.6), dpi=dpi, layout="constrained")
-    axes = fig.subplots(rows, cols, squeeze=False)
-    for ax in axes.flat[len(pairs):]:
-        ax.set_visible(False)
+    fig, axes, pairs = panel_grid(len(first.features), dpi, legend_height=0.6)
     handles: list[Any] = []
     for i, (c, r) in enumerate(zip(result.classes, result.results, strict=True)):
         colour, style = COLOURS[i % len(COLOURS)], STYLES[(i // len(COLOURS)) % len(STYLES)]

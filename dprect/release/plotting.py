@@ -68,6 +68,26 @@ def feature_pairs(dims: int) -> list[tuple[int, int]]:
     return pairs[:MAX_PANELS]
 
 
+def panel_grid(features: int, dpi: int, *, legend_height: float
+               ) -> tuple[Any, Any, list[tuple[int, int]]]:
+    """A headless figure with one panel per feature pair (:func:`feature_pairs`), two
+    panels a row, the unused ones hidden: the figure, its axes and the pairs."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    from matplotlib.figure import Figure
+
+    pairs = feature_pairs(features)
+    cols = min(len(pairs), 2)
+    rows = math.ceil(len(pairs) / cols)
+    fig = Figure(figsize=(5.6 * cols, 5.0 * rows + legend_height), dpi=dpi,
+                 layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False)
+    for ax in axes.flat[len(pairs):]:
+        ax.set_visible(False)
+    return fig, axes, pairs
+
+
 def _clip(lo: float, hi: float, lim: tuple[float, float]) -> tuple[float, float]:
     """An interval cut to the panel: open or far-away ends are drawn at its edges."""
     return min(max(lo, lim[0]), lim[1]), min(max(hi, lim[0]), lim[1])
@@ -149,21 +169,10 @@ def render_figure(result: FitResult, *, true_lower: Sequence[float] | None = Non
     """The matplotlib figure of the rectangle's 2-D projections (see the module
     docstring); :func:`render_png` saves it. Headless: the figure has an Agg canvas."""
     require("plot")
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    from matplotlib.figure import Figure
-
     truth = None
     if true_lower is not None and true_upper is not None:
         truth = [float(v) for v in true_lower], [float(v) for v in true_upper]
-    pairs = feature_pairs(len(result.features))
-    cols = min(len(pairs), 2)
-    rows = math.ceil(len(pairs) / cols)
-    fig = Figure(figsize=(5.6 * cols, 5.0 * rows + 0.4), dpi=dpi, layout="constrained")
-    axes = fig.subplots(rows, cols, squeeze=False)
-    for ax in axes.flat[len(pairs):]:
-        ax.set_visible(False)
+    fig, axes, pairs = panel_grid(len(result.features), dpi, legend_height=0.4)
     open_side = False
     for ax, (a, b) in zip(axes.flat, pairs, strict=False):
         one_d = a == b  # a single feature: a 1-D panel, the boxes as bands
