@@ -184,7 +184,7 @@ def add_run_arguments(p: Any, options: Sequence[RunOption], spark: Any = None) -
     (``RunOption.group``, created once per parser) or to ``p``."""
     types: dict[str, Any] = {"int": int, "float": _float, "str": str, "names": _features,
                              "count": _count, "spec": str, "values": str}
-    made: dict[str, Any] = _GROUPS_MADE.setdefault(id(p), {})
+    made: dict[str, Any] = p.__dict__.setdefault("_dprect_groups", {})
     for o in options:
         if o.spark_only and spark is not None:
             target = spark
@@ -203,10 +203,6 @@ def add_run_arguments(p: Any, options: Sequence[RunOption], spark: Any = None) -
         if o.metavar is not None:
             kwargs["metavar"] = o.metavar
         target.add_argument(o.spelled, *o.aliases, **kwargs)
-
-
-#: the argument groups made by :func:`add_run_arguments`, per parser
-_GROUPS_MADE: dict[int, dict[str, Any]] = {}
 
 
 def _refuse_spark_only(args: argparse.Namespace, own: Sequence[tuple[str, str]] = (),

@@ -38,7 +38,7 @@ def test_spark_engine_writes_the_numpy_json(spark, data_file, tmp_path, capsys):
     assert _fit(data_file, tmp_path / "numpy.json") == 0
     for plan in ("prefetch", "rounds"):
         out = tmp_path / f"spark-{plan}.json"
-        assert _fit(data_file, out, "--engine", "spark", "--plan", plan) == 0
+        assert _fit(data_file, out, "--engine", "spark", "--strategy", plan) == 0
         spark_json = json.loads(out.read_text())
         numpy_json = json.loads((tmp_path / "numpy.json").read_text())
         assert spark_json == numpy_json
@@ -61,7 +61,7 @@ def test_spark_engine_where_filter(spark, data_file, tmp_path):
     (["--engine", "spark", "--delta-version", "1"], "Delta version"),
     (["--engine", "spark", "--delta-version", "1", "--delta-timestamp", "2024-01-01"],
      "not both"),
-    (["--plan", "rounds"], "--plan needs --engine spark"),
+    (["--plan", "rounds"], "--strategy needs --engine spark"),
     (["--format", "delta"], "--format delta needs --engine spark"),
 ])
 def test_bad_input_exit_2_and_no_output(spark, data_file, tmp_path, capsys, extra, message):

@@ -108,7 +108,7 @@ def test_empty_positives(make_frame):
     X = np.empty((0, 3))
     ref = NumpyEngine.from_features(X, DOMAINS)
     for plan in ("rounds", "prefetch"):
-        with SparkEngine(make_frame(X, NAMES), DOMAINS, NAMES, plan=plan) as eng:
+        with SparkEngine(make_frame(X, NAMES), DOMAINS, NAMES, strategy=plan) as eng:
             for axis in range(3):
                 got = eng.window(axis, "hi", 10, 5)
                 assert len(got) == 0 and got.dtype == ref.window(axis, "hi", 10, 5).dtype

@@ -151,7 +151,7 @@ def test_windows_and_cuts_match_numpy_after_set_ties(make_frame, monkeypatch, va
     ref.set_ties(ENGINE_TIES)
     refined = ENGINE_TIES.refine([d.encode(X[:, j]) for j, d in enumerate(ENGINE_DOMAINS)])
     assert int(refined[3].max()) > 2**53  # float64 could not tell these values apart
-    options: dict = {"plan": "rounds" if variant == "rounds" else "prefetch"}
+    options: dict = {"strategy": "rounds" if variant == "rounds" else "prefetch"}
     if variant == "short-lists":  # lists pruned by sample thresholds (aimed at about K rows,
         # so a list often ends inside the threshold's bin), too short: fallbacks
         monkeypatch.setattr(prefetch, "SAMPLE_ROWS", 300)
@@ -230,7 +230,7 @@ def test_prefetch_lists_are_prefixes_of_the_refined_orders(make_frame, monkeypat
         eng.prepare()
         assert eng.stats["pruned"] == 1 and eng.stats["direct"] == int(not in_workers)
         for spec in specs:
-            listed = eng.strategy.lists[(spec.axis, spec.side)]
+            listed = eng.implementation.lists[(spec.axis, spec.side)]
             order = np.argsort(refined[spec.axis], kind="stable")
             if spec.side == "hi":
                 order = order[::-1]
@@ -260,6 +260,6 @@ def test_problem_rows_are_reported_by_the_refined_pass(make_frame, monkeypatch, 
                      on_problem=lambda: seen.append(True), ties=ENGINE_TIES) as eng:
         eng.prepare()
         assert seen == [True]
-        for (axis, _side), listed in eng.strategy.lists.items():
+        for (axis, _side), listed in eng.implementation.lists.items():
             if ENGINE_TIES.bits[axis]:
                 assert listed.columns[axis].dtype == np.int64
