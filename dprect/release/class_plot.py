@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from dprect.core.classes import ClassesResult
 from dprect.core.extras import require
-from dprect.release.plotting import _HUGE, MARGIN, _axis_label, _clip, panel_grid
+from dprect.release.plotting import _HUGE, MARGIN, _clip, frame_panel, panel_grid
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -76,13 +76,7 @@ def render_classes_figure(result: ClassesResult, *, title: str | None = None,
             ax.add_patch(Rectangle((xs[0], ys[0]), xs[1] - xs[0], ys[1] - ys[0],
                                    fill=False, ec=colour, lw=2.0, ls=style,
                                    gid=f"class {result.classes[i]}", zorder=3 + i))
-        ax.set_xlim(*xlim)
-        ax.set_ylim(*ylim)
-        ax.set_xlabel(_axis_label(a, first), fontsize=9)
-        if one_d:
-            ax.set_yticks([])
-        else:
-            ax.set_ylabel(_axis_label(b, first), fontsize=9)
+        frame_panel(ax, (a, b), xlim, ylim, first)
     fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 5),
                fontsize=8, frameon=False)
     g = result.privacy

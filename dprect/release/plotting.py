@@ -88,6 +88,19 @@ def panel_grid(features: int, dpi: int, *, legend_height: float
     return fig, axes, pairs
 
 
+def frame_panel(ax: Any, pair: tuple[int, int], xlim: tuple[float, float],
+                ylim: tuple[float, float], result: FitResult) -> None:
+    """A panel's limits and axis labels (a 1-D panel, a == b, has no y axis)."""
+    a, b = pair
+    ax.set_xlim(*xlim)
+    ax.set_ylim(*ylim)
+    ax.set_xlabel(_axis_label(a, result), fontsize=9)
+    if a == b:
+        ax.set_yticks([])
+    else:
+        ax.set_ylabel(_axis_label(b, result), fontsize=9)
+
+
 def _clip(lo: float, hi: float, lim: tuple[float, float]) -> tuple[float, float]:
     """An interval cut to the panel: open or far-away ends are drawn at its edges."""
     return min(max(lo, lim[0]), lim[1]), min(max(hi, lim[0]), lim[1])
@@ -212,13 +225,7 @@ def render_figure(result: FitResult, *, true_lower: Sequence[float] | None = Non
             ax.annotate(text, (0.0, 1.0), xycoords="axes fraction", xytext=(0, 4 + 11 * k),
                         textcoords="offset points", fontsize=8, family="monospace",
                         color=colour, ha="left", va="bottom", annotation_clip=False)
-        ax.set_xlim(*xlim)
-        ax.set_ylim(*ylim)
-        ax.set_xlabel(_axis_label(a, result), fontsize=9)
-        if one_d:
-            ax.set_yticks([])
-        else:
-            ax.set_ylabel(_axis_label(b, result), fontsize=9)
+        frame_panel(ax, (a, b), xlim, ylim, result)
     handles = [_legend_entry(LEARNED, "learned rectangle (DP)"
                              + (" — open sides at the panel edge" if open_side else ""))]
     if truth is not None:
