@@ -11,12 +11,11 @@ panel zooms to the union of the classes' finite bounds plus a margin.
 from __future__ import annotations
 
 import io
-import math
 from typing import TYPE_CHECKING, Any
 
 from dprect.core.classes import ClassesResult
 from dprect.core.extras import require
-from dprect.release.plotting import _HUGE, MARGIN, _clip, frame_panel, panel_grid
+from dprect.release.plotting import _clip, axis_limits, frame_panel, panel_grid
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -31,19 +30,7 @@ def _view(j: int, result: ClassesResult) -> tuple[float, float]:
     """Feature j's limits: the union of every non-empty class's finite ends, with a
     margin; the grid bounds (else ±1) when no class gives one."""
     ends = [v for r in result.results if not r.empty for v in (r.lower[j], r.upper[j])]
-    finite = [e for e in ends if math.isfinite(e) and abs(e) < _HUGE]
-    bounds = result.results[0].domains[j].bounds
-    if finite:
-        lo, hi = min(finite), max(finite)
-    elif bounds is not None:
-        lo, hi = bounds
-    else:
-        lo, hi = -1.0, 1.0
-    if not hi > lo:
-        half = 0.5 * abs(lo) if lo != 0 else 1.0
-        lo, hi = lo - half, hi + half
-    pad = MARGIN * (hi - lo)
-    return lo - pad, hi + pad
+    return axis_limits(ends, result.results[0].domains[j].bounds)
 
 
 def render_classes_figure(result: ClassesResult, *, title: str | None = None,

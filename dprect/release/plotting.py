@@ -115,8 +115,14 @@ def _view(j: int, result: FitResult, true_lower: Sequence[float] | None,
         ends += [result.lower[j], result.upper[j]]
     if true_lower is not None and true_upper is not None:
         ends += [float(true_lower[j]), float(true_upper[j])]
+    return axis_limits(ends, result.domains[j].bounds)
+
+
+def axis_limits(ends: Sequence[float], bounds: tuple[float, float] | None
+                ) -> tuple[float, float]:
+    """A panel axis's limits: the span of the finite ``ends`` with a margin of
+    :data:`MARGIN`; the public grid ``bounds`` (else ±1) when no end is finite."""
     finite = [e for e in ends if math.isfinite(e) and abs(e) < _HUGE]
-    bounds = result.domains[j].bounds  # public; None for the unbounded float order
     if finite:
         lo, hi = min(finite), max(finite)
     elif bounds is not None:
