@@ -188,7 +188,7 @@ def dprect_side(manifest: dict[str, Any], requested: str) -> tuple[str, list[dic
     """dprect's cells, reused from ``benchmarks/output/peers/dprect_<route>.json`` when
     that file holds the same runs and ε (dprect is seeded: a re-run gives the same cells),
     else computed and written there."""
-    import peers_real as pr
+    import peers_layout as pr
     from peers_dprect import dprect_cells, route
     how = route(requested)
     cache = pr.REPO / pr.OUT / f"dprect_{how}.json"
@@ -207,7 +207,7 @@ def compare(requested: str = "auto", dprect_file: str | None = None) -> dict[str
     """Run dprect on the manifest's columns (or take its cells from ``dprect_file``, a
     ``{"route", "cells"}`` JSON), compare with the collected peers, write
     ``docs/figures/bounds_compare.json`` and print the tables."""
-    import peers_real as pr
+    import peers_layout as pr
     from peers_standin import standin_cells
     repo = pr.REPO
     manifest = json.loads((repo / pr.MANIFEST).read_text())

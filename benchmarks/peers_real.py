@@ -52,16 +52,18 @@ from typing import Any
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE / "peers"))
 
-OUT = Path("benchmarks/output/peers")  # relative to the repository (runs use cwd = REPO)
-CACHE = OUT / "cache"
-MANIFEST = OUT / "manifest.json"
-VENVS = Path(".bench-venvs")
-PEERS_JSON = Path("docs/figures/bounds_peers.json")
-COMPARE_JSON = Path("docs/figures/bounds_compare.json")
+from peers_layout import (  # noqa: E402
+    CACHE,
+    MANIFEST,
+    OUT,
+    PEERS_JSON,
+    REPO,
+    VENVS,
+)
+
 SYNTHETIC_ROWS = 100_000
 SEED = 20140414
 

@@ -5,17 +5,12 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
+import peer_common as pc
+import peers_compare as cmp
 import pytest
-
-PEERS = Path(__file__).resolve().parent.parent / "benchmarks" / "peers"
-sys.path.insert(0, str(PEERS))
-
-import peer_common as pc  # noqa: E402
-import peers_compare as cmp  # noqa: E402
 
 
 def _line(peer: str, column: str, eps: float, runs: list[dict]) -> str:
