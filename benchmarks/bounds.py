@@ -128,7 +128,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from evidence_common import Stopwatch, machine_info, output_dir, seeded_runs_allowed, write_json
+from evidence_common import (
+    Stopwatch,
+    finite,
+    fmt,
+    machine_info,
+    output_dir,
+    seeded_runs_allowed,
+    write_json,
+)
 
 from dprect.core.bounds import BoundsRequest, bound_pieces, histogram, plan_bounds, run_bounds
 from dprect.core.domains import FloatBins
@@ -631,18 +639,6 @@ def summarise(runs: list[dict[str, Any]], col: Column) -> dict[str, Any]:
     }
 
 
-def finite(obj: Any) -> Any:
-    """JSON-safe copy, floats to 7 significant digits: a non-finite float (an error beyond
-    a double's range) → null."""
-    if isinstance(obj, float):
-        return float(f"{obj:.7g}") if math.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {k: finite(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [finite(v) for v in obj]
-    return obj
-
-
 # -- the optional OpenDP cross-check ---------------------------------------------------------
 def opendp_check(table: Table) -> dict[str, Any]:
     """The re-implementation's scores and privacy map beside OpenDP's own, on every column
@@ -670,14 +666,6 @@ def opendp_check(table: Table) -> dict[str, Any]:
 
 
 # -- report ----------------------------------------------------------------------------------
-def fmt(x: float | None, digits: int = 3) -> str:
-    if x is None:
-        return "—"
-    if not math.isfinite(x):
-        return "inf"
-    return f"{x:.{digits}g}"
-
-
 def table_summary(t: dict[str, Any], eps: float, method: str = HEADLINE) -> dict[str, Any]:
     """Per table, ε and dprect variant: in how many columns its DP-mean error is at most
     the best peer's, the median ratio, and the worst and best columns."""

@@ -1,4 +1,5 @@
-"""Helpers shared by the evidence benchmarks (sample complexity, privacy audit).
+"""Helpers shared by the evidence benchmarks (sample complexity, privacy audit, bounds and
+the real-peer comparison).
 
 Nothing here is private machinery: it only records where a run happened, silences the
 seeded-run warning (every benchmark run is seeded on purpose, for reproducibility, and
@@ -8,6 +9,7 @@ works on public synthetic data), and writes JSON and figures.
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
 import re
@@ -98,3 +100,25 @@ def best_of(repeat: int, fn) -> float:
         fn()
         times.append(time.perf_counter() - t0)
     return min(times)
+
+
+def finite(obj: Any) -> Any:
+    """JSON-safe copy, floats to 7 significant digits: a non-finite float (an error beyond
+    a double's range) → null."""
+    if isinstance(obj, float):
+        return float(f"{obj:.7g}") if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: finite(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [finite(v) for v in obj]
+    return obj
+
+
+def fmt(x: float | None, digits: int = 3) -> str:
+    """A number for a printed table: "—" for none, "inf" past a double's range."""
+    if x is None:
+        return "—"
+    if not math.isfinite(x):
+        return "inf"
+    return f"{x:.{digits}g}"
+

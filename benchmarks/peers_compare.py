@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from evidence_common import finite, fmt
 
 PEER_ORDER = ("google", "opendp-q0.001", "opendp-q0.01", "tumult")
 STANDIN = "tumult-reimpl"  # only where the real Tumult's runs are missing
@@ -141,25 +142,6 @@ def summary(rows: list[dict[str, Any]], synthetic: bool = False) -> list[dict[st
                     "best_peer_counts": {p: sum(r["best_peer_mean"] == p for r in rs)
                                          for p in (*PEER_ORDER, STANDIN)}})
     return out
-
-
-def finite(obj: Any) -> Any:
-    """JSON-safe: floats to 7 significant digits, non-finite → null."""
-    if isinstance(obj, float):
-        return float(f"{obj:.7g}") if math.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {k: finite(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [finite(v) for v in obj]
-    return obj
-
-
-def fmt(x: float | None, digits: int = 3) -> str:
-    if x is None:
-        return "—"
-    if not math.isfinite(x):
-        return "inf"
-    return f"{x:.{digits}g}"
 
 
 def print_table(rows: list[dict[str, Any]], eps: float) -> None:

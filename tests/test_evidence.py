@@ -17,7 +17,7 @@ FIGURES = BENCHMARKS.parent / "docs" / "figures"
 import privacy_audit  # noqa: E402
 import sample_complexity  # noqa: E402
 from evidence_common import seeded_runs_allowed  # noqa: E402
-from test_accounting_bounded_range import rr_epsilon  # noqa: E402
+from randomized_response import rr_epsilon  # noqa: E402
 
 from dprect.core.accounting import composition_br, composition_br_epsilon  # noqa: E402
 from dprect.engines.numpy_engine import NumpyEngine, _ranks  # noqa: E402

@@ -15,6 +15,7 @@ import math
 from fractions import Fraction
 
 import pytest
+from randomized_response import rr_delta, rr_epsilon
 
 from dprect import ParameterError
 from dprect.core.accounting import (
@@ -76,32 +77,6 @@ def cks_delta_decimal(rho: float, eps: float, alpha: float) -> decimal.Decimal:
         ctx.prec = 80
         a, r, e = decimal.Decimal(alpha), decimal.Decimal(rho), decimal.Decimal(eps)
         return ((a - 1) * (a * r - e)).exp() / (a - 1) * ((1 - 1 / a).ln() * a).exp()
-
-
-def rr_delta(eps_g: float, e: float, rounds: int) -> float:
-    """Exact δ(ε_g) of R-fold randomized response whose privacy loss is ±e per round."""
-    p = 1 / (1 + math.exp(-e))
-    lp, lq = math.log(p), math.log1p(-p)
-    total = 0.0
-    for i in range(rounds + 1):
-        loss = (rounds - 2 * i) * e
-        if loss > eps_g:
-            lw = (math.lgamma(rounds + 1) - math.lgamma(i + 1) - math.lgamma(rounds - i + 1)
-                  + (rounds - i) * lp + i * lq)
-            total += math.exp(lw) * -math.expm1(eps_g - loss)
-    return total
-
-
-def rr_epsilon(delta: float, e: float, rounds: int) -> float:
-    """The exact ε of R-fold randomized response (loss ±e) at δ (bisection, to 1e-12)."""
-    lo, hi = 0.0, rounds * e
-    while hi - lo > 1e-12:
-        mid = (lo + hi) / 2
-        if rr_delta(mid, e, rounds) <= delta:
-            hi = mid
-        else:
-            lo = mid
-    return hi
 
 
 # -- 1. bounded range ⇒ ε²/8 zCDP -------------------------------------------------------------
