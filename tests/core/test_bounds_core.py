@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.stats import chi2, chisquare, ncx2
+from piece_fit import pieces_fit
+from scipy.stats import chi2, ncx2
 
 from dprect import FloatOrder, IntegerRange, ParameterError, RandomSource
 from dprect.core.accounting import (
@@ -437,15 +438,7 @@ def test_pieces_floor_examples_and_validation():
 
 
 def _gof(draw, pieces: Pieces, n: int) -> tuple[float, np.ndarray, np.ndarray]:
-    draws = np.array([draw() for _ in range(n)], dtype=np.uint64)
-    cell = np.searchsorted(pieces.starts, draws, side="right") - 1
-    observed = np.bincount(cell, minlength=len(pieces.starts)).astype(float)
-    expected = pieces.probabilities() * n
-    small = expected < 5
-    if small.any():
-        observed = np.append(observed[~small], observed[small].sum())
-        expected = np.append(expected[~small], expected[small].sum())
-    return chisquare(observed, expected).pvalue, expected, small
+    return pieces_fit(np.array([draw() for _ in range(n)], dtype=np.uint64), pieces)
 
 
 def _pool(p: np.ndarray, small: np.ndarray) -> np.ndarray:

@@ -9,6 +9,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from piece_fit import pieces_fit
 from scipy.stats import chisquare
 
 from dprect import ParameterError, RandomSource, interior_point, interior_point_size
@@ -323,14 +324,8 @@ def _gof_pvalue(sampler, values, eps, m, n, seed):
     pieces = interior_point_pieces(values, epsilon=eps, grid_size=m)
     rng = quiet_source(seed)
     draws = np.array([sampler(values, eps, m, rng) for _ in range(n)], dtype=np.uint64)
-    cell = np.searchsorted(pieces.starts, draws, side="right") - 1
-    observed = np.bincount(cell, minlength=len(pieces.starts)).astype(float)
-    expected = pieces.probabilities() * n
-    small = expected < 5
-    if small.any():
-        observed = np.append(observed[~small], observed[small].sum())
-        expected = np.append(expected[~small], expected[small].sum())
-    return chisquare(observed, expected).pvalue, expected
+    pvalue, expected, _ = pieces_fit(draws, pieces)
+    return pvalue, expected
 
 
 GOF = [  # mixed depths, wide gaps, pieces from singletons to 2^63 points
