@@ -120,9 +120,10 @@ def test_dprect_describe_runs_carry_the_check_on_a_small_synthetic_column() -> N
     comparison writes the clipping check (which passes on it)."""
     import warnings
 
-    import dprect
     import peers_dprect as pdp
     from evidence_common import seeded_runs_allowed
+
+    import dprect
     x = np.sort(np.random.default_rng(4).pareto(2.0, 3000) + 1.0)
     with seeded_runs_allowed(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
