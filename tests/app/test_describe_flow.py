@@ -21,6 +21,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pyarrow as pa
@@ -236,7 +237,8 @@ def test_bad_input_one_line_exit_2_nothing_written_nothing_reserved(
 
 # -- the job --------------------------------------------------------------------------------
 @pytest.fixture
-def job(monkeypatch: pytest.MonkeyPatch):
+def job() -> ModuleType:
+    """jobs/describe.py (on the tests' pythonpath; it imports pyspark, not Spark's JVM)."""
     import describe as job_module
 
     return job_module
@@ -251,7 +253,7 @@ def _demo_like(path: Path) -> None:
 
 
 def test_job_runs_from_the_conf_and_writes_the_commands_result(
-        job, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        job: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _demo_like(tmp_path / "demo.parquet")
     outputs = [f"input={tmp_path / 'demo.parquet'}", f"output={tmp_path / 'job.json'}",
                f"table={tmp_path / 'job.csv'}", f"plot={tmp_path / 'job.png'}",
@@ -281,7 +283,7 @@ def test_job_runs_from_the_conf_and_writes_the_commands_result(
     (["--set", "statistics=[max]"], "statistics"),
 ])
 def test_job_bad_input_one_line_exit_2_nothing_written(
-        job, tmp_path: Path, capsys: pytest.CaptureFixture[str], overrides: list[str],
+        job: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str], overrides: list[str],
         message: str) -> None:
     _demo_like(tmp_path / "demo.parquet")
     argv = ["--config", str(REPO / "conf" / "describe.yaml"), "--set",
@@ -298,7 +300,7 @@ def test_job_bad_input_one_line_exit_2_nothing_written(
 
 
 def test_job_help_lists_every_key_and_the_conf_is_valid(
-        job, capsys: pytest.CaptureFixture[str]) -> None:
+        job: ModuleType, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         job.main(["--help"])
     assert exc.value.code == 0
