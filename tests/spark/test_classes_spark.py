@@ -108,3 +108,16 @@ def test_classes_every_strategy_equal_numpy(make_frame, strategy):
                                      grid=GRID, seed=5, strategy=strategy)
     local = dprect.fit(X, y, request, grid=GRID, seed=5)
     assert indices(on_spark) == indices(local) and on_spark.classes == ["2", "0"]
+
+
+def test_classes_error_policy_names_the_feature_in_the_shared_collect(make_frame):
+    """Under ``error`` a NaN feature anywhere refuses the table in the classes' one collect,
+    naming the feature (the single fit's message), before any class is fitted."""
+    from dprect.core.errors import InputDataError
+
+    X, y = rows(n=400, seed=7)
+    X[5, 1] = np.nan
+    request = FitRequest(epsilon=2.0, delta=1e-7, classes=(0, 1), invalid_rows="error")
+    with pytest.raises(InputDataError, match="feature 'b' has null, NaN or infinite"):
+        fit_dataframe_classes(make_frame(X, ["a", "b"], y), features=["a", "b"], label="y",
+                              request=request, grid=GRID, seed=1, strategy="collect")
