@@ -232,10 +232,11 @@ def seed_of(*parts: object) -> int:
 
 
 def run_cell(table: Columns, dims: int, eps: float, runs: int, peer: Peer | None,
-             log: Any, methods: tuple[str, ...] = DPRECT_METHODS) -> list[dict[str, Any]]:
+             log: Any, methods: tuple[str, ...] = DPRECT_METHODS,
+             declarations: tuple[bool, ...] = (False, True)) -> list[dict[str, Any]]:
     n_pos = len(table.pos[0])
     out = []
-    for declared in (False, True):
+    for declared in declarations:
         continuous = table.jittered if declared else []
         for method in methods:
             the_plan = dprect.plan(epsilon=eps, delta=DELTA, method=method.removesuffix("-n"),
@@ -339,7 +340,9 @@ def one_d(dims: int, args: argparse.Namespace, runs: int) -> dict[str, Any]:
     cells = []
     for eps in args.epsilons:
         for c in run_cell(table, dims, eps, runs, peer, sys.stdout,
-                          tuple(m for m in methods if m != "peer")):
+                          tuple(m for m in methods if m != "peer"),
+                          {"both": (False, True), "no": (False,), "yes": (True,)}[
+                              args.declared]):
             c.update(positives=n, negatives=len(table.neg[0]),
                      jittered_columns=len(table.jittered))
             cells.append(c)
@@ -377,6 +380,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", default=None, help="output directory")
     parser.add_argument("--methods", nargs="+", default=ALL_METHODS,
                         choices=ALL_METHODS, help="default: all")
+    parser.add_argument("--declared", choices=("both", "no", "yes"), default="both",
+                        help="runs without the continuity declaration, with it, or both")
     parser.add_argument("--combine", action="store_true",
                         help="run nothing: combine the parts already measured")
     args = parser.parse_args(argv)
@@ -388,6 +393,7 @@ def main(argv: list[str] | None = None) -> int:
         PARTS.mkdir(parents=True, exist_ok=True)
         eps = "-".join(f"{e:g}" for e in args.epsilons)
         which = "" if args.methods == ALL_METHODS else "-" + "-".join(args.methods)
+        which += "" if args.declared == "both" else f"-declared-{args.declared}"
         write_json(PARTS / f"d{dims}-e{eps}{which}{'-quick' if args.quick else ''}.json",
                    finite(part))
     parts = sorted(p for p in PARTS.glob("d*.json") if p.stem.endswith("-quick") == args.quick)
