@@ -125,7 +125,8 @@ FIT_GRID = RunOption(
 EXPECTATION_OPTIONS = (
     RunOption("positives", "count", "your estimate of the number of positive rows (never "
               "read from the data): adds the expected share of them outside the rectangle "
-              "at N", metavar="N", group="expectation"),
+              "at N, and auto compares the methods at N", metavar="N",
+              group="expectation"),
     RunOption("target_share", "float", "the share of positives outside the rectangle to "
               "size N for: prints the smallest N with at most this share outside "
               f"(default {DEFAULT_TARGET_SHARE:g})", default=DEFAULT_TARGET_SHARE,

@@ -176,3 +176,28 @@ def test_paper_law_margin_limit_binds_without_patching():
              accounting="paper", method="randmargins").chosen
     assert p.rounds[0].ip_size > 800_000 and p.rounds[0].law.mean <= MAX_EXPECTED_MARGIN
     assert MAX_EXPECTED_MARGIN == 10**8
+
+
+def test_auto_compares_the_methods_at_the_positives_estimate():
+    """With a public estimate N, auto compares RandMargins' count capped at N (disjoint
+    removals) with composition's overlapping cuts N·(1 − Π(1 − c_t/N)): where RandMargins'
+    sum reaches N it is predicted empty and the baseline is taken; at a large N the
+    choice is the sums' (docs/algorithm.md §6, step 7)."""
+    import math
+
+    from dprect.core.planner import AUTO_MARGIN, predicted_at
+
+    domains = [Grid(0.0, 1.0, 2**32)] * 256
+    sums = plan(epsilon=1.0, delta=1e-6, domains=domains)
+    rm, comp = sums.candidates["randmargins"], sums.candidates["composition"]
+    assert sums.chosen.method == "randmargins"  # past the crossover, as sums
+    assert rm.predicted_misclassified <= (1 - AUTO_MARGIN) * comp.predicted_misclassified
+    n = math.floor(rm.predicted_misclassified)  # RandMargins' blocks use every positive
+    overlap = n * (1 - math.prod(1 - r.predicted_misclassified / n for r in comp.rounds))
+    assert predicted_at(rm, n) == n and math.isclose(predicted_at(comp, n), overlap)
+    assert overlap < (1 - AUTO_MARGIN) * n
+    assert plan(epsilon=1.0, delta=1e-6, domains=domains,
+                       positives=n).chosen.method == "composition"
+    many = plan(epsilon=1.0, delta=1e-6, domains=domains, positives=10**12)
+    assert many.chosen.method == "randmargins"
+    assert predicted_at(rm, None) == rm.predicted_misclassified

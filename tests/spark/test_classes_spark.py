@@ -60,3 +60,64 @@ def test_cli_spark_classes_equal_numpy(spark, tmp_path, capsys):
         out[engine] = json.loads((tmp_path / f"{engine}.json").read_text())
     assert out["spark"]["rectangles"] == out["numpy"]["rectangles"]
     assert out["spark"]["classes"] == ["0", "1", "2"]
+
+
+def spark_jobs(spark, action) -> tuple[int, object]:
+    """The Spark jobs ``action()`` starts (counted by the status tracker under a job group
+    of its own), and its value."""
+    sc = spark.sparkContext
+    group = f"dprect-classes-{id(action)}"
+    sc.setJobGroup(group, "jobs of a classes' fit")
+    try:
+        value = action()
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+    return len(sc.statusTracker().getJobIdsForGroup(group)), value
+
+
+def test_classes_share_spark_jobs_whatever_k(spark, make_frame):
+    """Two, then five classes on the same table: the same number of Spark jobs (one count,
+    one collect; not a job or a pass per class), and every rectangle the numpy engine's."""
+    gen = np.random.default_rng(9)
+    y = gen.integers(0, 6, 4000)  # 0..4 listed (at most), 5 never: a negative of every class
+    X = np.column_stack([1.0 + 1.5 * y, 9.0 - 1.5 * y]) + gen.uniform(-1, 1, (4000, 2))
+    df = make_frame(X, ["a", "b"], y, partitions=3).cache()
+    df.count()  # the frame's own jobs before counting the fit's
+    jobs = {}
+    for k in (2, 5):
+        request = FitRequest(epsilon=2.0, delta=1e-7, classes=tuple(range(k)))
+        jobs[k], on_spark = spark_jobs(spark, lambda request=request: fit_dataframe_classes(
+            df, features=["a", "b"], label="y", request=request, grid=GRID, seed=3))
+        local = dprect.fit(X, y, request, grid=GRID, seed=3)
+        assert indices(on_spark) == indices(local)
+        assert not any(r.empty for r in local.results)
+    df.unpersist()
+    assert jobs[5] == jobs[2] and 1 <= jobs[2] <= 3, jobs
+
+
+@pytest.mark.parametrize("strategy", ["collect", "pass"])
+def test_classes_every_strategy_equal_numpy(make_frame, strategy):
+    """The shared collect (``collect``) and the class-by-class route (``pass``) give the
+    numpy engine's rectangles, with rows holding NaN (dropped by either engine) and a
+    label no class lists."""
+    X, y = rows(n=1500, seed=6)
+    X[::97, 1] = np.nan
+    request = FitRequest(epsilon=2.0, delta=1e-7, classes=(2, 0))
+    on_spark = fit_dataframe_classes(make_frame(X, ["a", "b"], y, partitions=2),
+                                     features=["a", "b"], label="y", request=request,
+                                     grid=GRID, seed=5, strategy=strategy)
+    local = dprect.fit(X, y, request, grid=GRID, seed=5)
+    assert indices(on_spark) == indices(local) and on_spark.classes == ["2", "0"]
+
+
+def test_classes_error_policy_names_the_feature_in_the_shared_collect(make_frame):
+    """Under ``error`` a NaN feature anywhere refuses the table in the classes' one collect,
+    naming the feature (the single fit's message), before any class is fitted."""
+    from dprect.core.errors import InputDataError
+
+    X, y = rows(n=400, seed=7)
+    X[5, 1] = np.nan
+    request = FitRequest(epsilon=2.0, delta=1e-7, classes=(0, 1), invalid_rows="error")
+    with pytest.raises(InputDataError, match="feature 'b' has null, NaN or infinite"):
+        fit_dataframe_classes(make_frame(X, ["a", "b"], y), features=["a", "b"], label="y",
+                              request=request, grid=GRID, seed=1, strategy="collect")

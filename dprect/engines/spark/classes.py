@@ -1,18 +1,23 @@
-"""One rectangle per class on Spark: the input read ONCE for every class.
+"""One rectangle per class on Spark: the input read ONCE, and the classes' Spark jobs shared.
 
 :func:`dprect.engines.spark.fit.open_classes` (``SparkRoute.open_classes``) is the Spark
-route's form of opening k classes for the classes' fit
-(:mod:`dprect.app.classes_flow`): one session, one read of the source
-(:func:`~dprect.engines.spark.source.read_source`), the rows kept in Spark's cache, then
-each class prepared on that one cached DataFrame (:func:`~dprect.engines.spark.fit.
-prepare_fit` with the class as the positive label: its schema checks, its positives'
-count and its engine's first pass). So the input file is scanned once, not k times; each
-class's engine still makes its own pass(es) over the cached rows — a single pass that
-feeds every class's engine would need the engine's scan to route rows by class, which it
-does not (yet) do.
+route's form of opening k classes for the classes' fit (:mod:`dprect.app.classes_flow`),
+and :func:`fit_dataframe_classes` the same on a DataFrame; both go through
+:func:`dprect.engines.spark.fit.prepare_classes`:
 
-Every class runs the same plan with its own noise (:meth:`PreparedFit.run` with its seed),
-so with the same seeds each class's rectangle is the numpy engine's, bit for bit.
+* with the ``collect`` strategy, or ``auto`` when every class's positives together fit the
+  driver budget, TWO Spark jobs serve every class whatever k — one counting each class's
+  rows, one collecting every listed class's rows with their class index — and the driver
+  splits and encodes them class by class
+  (:mod:`dprect.engines.spark.class_collect`);
+* otherwise (``pass``, ``prefetch``, ``rounds``, or ``auto`` over the budget) the rows are
+  cached once and each class is prepared on them (:func:`~dprect.engines.spark.fit.
+  prepare_fit` with the class as the positive label): the file is scanned once, but each
+  class's engine makes its own count and pass(es) over the cached rows — the per-order
+  lists of the ``pass`` strategy do not (yet) carry the class as a key.
+
+Every class runs the same plan with its own noise (its ``run`` with its seed), so with the
+same seeds each class's rectangle is the numpy engine's, bit for bit, on either path.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from dprect.core.domains import GridArg, feature_names, resolve_domains
 from dprect.core.errors import ParameterError
 from dprect.core.planner import plan as make_plan
 from dprect.core.request import FitRequest
-from dprect.engines.spark.fit import PreparedClasses, PreparedFit, prepare_fit
+from dprect.engines.spark.fit import prepare_classes
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -46,18 +51,11 @@ def fit_dataframe_classes(df: DataFrame, *, features: Sequence[str], label: str,
     the_plan = make_plan(request.budget(), domains=doms)
     classes_charge(the_plan.chosen.guarantee)
     values = list(request.classes)
-    cached = df.cache()
-    prepared: list[PreparedFit] = []
-    try:
-        for value in values:
-            prepared.append(prepare_fit(cached, features=names, label=label, grid=doms,
-                                        request=request.for_class(value), plan=the_plan,
-                                        strategy=strategy,
-                                        driver_budget_mb=driver_budget_mb))
-        results = [p.run(seed=s) for p, s in zip(prepared, class_seeds(seed, len(values)),
-                                                 strict=True)]
-    finally:
-        PreparedClasses(prepared, cached, None).close()
+    with prepare_classes(df, features=names, label=label, domains=doms,
+                         requests=[request.for_class(v) for v in values], plan=the_plan,
+                         strategy=strategy, driver_budget_mb=driver_budget_mb) as prepared:
+        results = [p.run(seed=s) for p, s in zip(prepared.prepared,
+                                                 class_seeds(seed, len(values)), strict=True)]
     return ClassesResult(class_labels(values), results)
 
 

@@ -58,7 +58,8 @@ from dprect.engines.spark.shipped import BAD, DOUBLE_BYTES, shipped_rows, shippe
 from dprect.engines.spark.strategy import Rows
 
 __all__ = ["COLLECT_OVERHEAD", "REFINE_CELLS", "SHIPPED_COPIES", "TRANSIENT_BYTES",
-           "CollectStrategy", "collect_bytes", "collect_positives", "shipped_widths"]
+           "CollectStrategy", "collect_bytes", "collect_positives", "encode_collected",
+           "shipped_widths"]
 
 #: copies of the shipped bytes the driver holds at its peak: the JVM's Arrow result, the
 #: Python Arrow batches, and their read buffers and retained pages (module notes)
@@ -96,10 +97,20 @@ def collect_positives(data: DataFrame, names: Sequence[str], domains: Sequence[D
     (and, with ``ties``, refined) positives; its columns have the dtype of each domain's
     :meth:`~dprect.core.domains.Domain.encode`."""
     table = shipped_rows(data, names, positive, problem).toArrow()
+    return encode_collected(table, domains, flagged=problem is not None, ties=ties)
 
+
+def encode_collected(table: pa.Table, domains: Sequence[Domain], *, flagged: bool,
+                     ties: TieBreaker | None = None) -> tuple[bool, NumpyEngine]:
+    """The driver's half of :func:`collect_positives`: the shipped rows ``table``
+    (:func:`~dprect.engines.spark.shipped.shipped_rows`: one column per domain, then,
+    when ``flagged``, the problem flag) encoded and, with ``ties``, refined into a
+    :class:`NumpyEngine` (the module notes' exactness); whether a flagged row was seen.
+    Also the classes' one collect (:mod:`dprect.engines.spark.class_collect`), on each
+    class's rows."""
     used: np.ndarray | None = None  # per row: not flagged (None: every row is used)
     bad = False
-    if problem is not None:
+    if flagged:
         flags = table.column(BAD).to_numpy(zero_copy_only=False).astype(bool)
         bad = bool(flags.any())
         table = table.drop_columns([BAD])

@@ -30,6 +30,7 @@ from dprect.core.request import FitOptions, FitRequest, Source, make_request
 from dprect.core.result import FitResult
 from dprect.engines.prepared import PreparedRun
 from dprect.engines.spark.checks import TableChecks
+from dprect.engines.spark.class_collect import CollectedClass, collect_classes
 from dprect.engines.spark.engine import (
     DEFAULT_STRATEGY,
     STRATEGIES,
@@ -290,10 +291,12 @@ class SparkRoute:
 
 # -- every class of a classes' fit on one read (dprect.engines.spark.classes explains) ------
 class PreparedClasses(PreparedRun):
-    """The k prepared classes (in order) on one cached DataFrame; closing releases every
-    class's engine, the cache, then (if owned) the session."""
+    """The k prepared classes (in order): from the classes' one collect
+    (:mod:`dprect.engines.spark.class_collect`), or one prepared fit per class on one
+    cached DataFrame; closing releases every class's engine, the cache, then (if owned)
+    the session."""
 
-    def __init__(self, prepared: list[PreparedFit], cached: DataFrame | None,
+    def __init__(self, prepared: list[PreparedFit | CollectedClass], cached: DataFrame | None,
                  on_close: Callable[[], None] | None) -> None:
         super().__init__(on_close)
         self.prepared = prepared
@@ -306,26 +309,48 @@ class PreparedClasses(PreparedRun):
             self.cached.unpersist()
 
 
+def prepare_classes(df: DataFrame, *, features: Sequence[str], label: str,
+                    domains: list[Domain], requests: Sequence[FitRequest], plan: Plan,
+                    strategy: str | None, driver_budget_mb: float | None,
+                    progress: Callable[[str], None] = lambda _: None,
+                    on_close: Callable[[], None] | None = None) -> PreparedClasses:
+    """One prepared run per request (one per class) on ``df``: every class from two Spark
+    jobs whatever their number (:func:`~dprect.engines.spark.class_collect.collect_classes`)
+    when they can share one collect, else one :func:`prepare_fit` per class on ``df``
+    cached once. On any failure everything opened so far is released."""
+    names = list(features)
+    done = PreparedClasses([], None, on_close)
+    try:
+        together = collect_classes(df, names, label, domains, requests, plan, strategy,
+                                   driver_budget_mb, progress)
+        if together is not None:
+            done.prepared = list(together)
+            return done
+        done.cached = df.cache()
+        for i, request in enumerate(requests):
+            progress(f"checking the input and reading what class {i + 1} of "
+                     f"{len(requests)} needs")
+            done.prepared.append(prepare_fit(
+                done.cached, features=names, label=label, grid=domains, request=request,
+                plan=plan, strategy=strategy, driver_budget_mb=driver_budget_mb))
+    except SPARK_ERRORS as exc:
+        done.close()
+        raise InputDataError(f"cannot read the input: {spark_message(exc)}") from None
+    except BaseException:
+        done.close()
+        raise
+    return done
+
+
 def open_classes(route: SparkRoute, source: Source, domains: list[Domain],
                  requests: Sequence[FitRequest], plan: Plan,
                  progress: Callable[[str], None]) -> PreparedClasses:
-    """Read ``source`` once and prepare one fit per request (one per class) on it; on
+    """Read ``source`` once and prepare every class on it (:func:`prepare_classes`); on
     any failure everything opened so far is released (and an owned session stopped)."""
     with opened_source(route.session, source, progress) as (df, stop):
-        done = PreparedClasses([], None, stop)
-        try:
-            done.cached = df.cache()
-            for i, request in enumerate(requests):
-                progress(f"checking the input and reading what class {i + 1} of "
-                         f"{len(requests)} needs")
-                done.prepared.append(prepare_fit(
-                    done.cached, features=source.features, label=source.fit_label,
-                    grid=domains, request=request, plan=plan, strategy=route.strategy,
-                    driver_budget_mb=route.driver_budget_mb))
-        except SPARK_ERRORS as exc:
-            done.release()  # the session: opened_source stops it
-            raise InputDataError(f"cannot read the input: {spark_message(exc)}") from None
-        except BaseException:
-            done.release()
-            raise
+        done = prepare_classes(df, features=source.features, label=source.fit_label,
+                               domains=domains, requests=requests, plan=plan,
+                               strategy=route.strategy,
+                               driver_budget_mb=route.driver_budget_mb, progress=progress)
+        done.on_close = stop
         return done

@@ -1,0 +1,165 @@
+"""Every class of a classes' fit from ONE collect job (issue #24: Spark, one pass for all
+classes).
+
+Opening k classes one by one costs, per class, a job counting its positives and its
+strategy's first job(s) (``collect``: one job; ``pass``: a sample and a pass), so the Spark
+jobs grow with k. Here the k classes share them:
+
+1. one aggregation counts every class's rows (one ``count(CASE …)`` per class, in one job;
+   a speed aid inside the driver, never output — as a single fit's count);
+2. when the strategy is ``collect``, or ``auto`` and every class's positives together fit
+   the driver budget (:func:`joint_bytes`), ONE job ships every listed class's rows at
+   once — the rows of :func:`~dprect.engines.spark.shipped.shipped_rows` with the class's
+   index as one more column, and the ``error`` policy's flag — and the driver splits them
+   by class and encodes each class with the ``collect`` strategy's own code
+   (:func:`~dprect.engines.spark.collect.encode_collected`), into one
+   :class:`~dprect.engines.numpy_engine.NumpyEngine` per class.
+
+So a classes' fit makes two Spark jobs whatever k (:func:`collect_classes`; the caller
+falls back to one ``prepare_fit`` per class when it returns None: a table whose classes
+together exceed the driver budget, or a strategy other than ``collect``/``auto``).
+
+**Identical rectangles.** Class i's rows here are the rows whose label equals class i's
+value (the same :func:`~dprect.engines.spark.checks.label_equals` text a single fit's
+:class:`~dprect.engines.spark.checks.TableChecks` writes; listed values are distinct, so a
+row belongs to at most one class and the first matching ``WHEN`` is its only match) and,
+under ``drop``, whose features are all finite (the same TableChecks predicate, on the
+column "in some class" instead of the label) — exactly the positives of class i's own fit.
+Their raw values are shipped as :func:`shipped_rows` ships them (one more column does not
+change a value's bits) and encoded, refined and loaded by the same code, in the rows'
+shipped order; the engine answers multisets, so the order is immaterial. Hence every
+class's engine holds the multisets class i's own ``collect`` fit holds, and with the same
+seed each class's rectangle is identical to the numpy engine's
+(tests/spark/test_classes_spark.py).
+
+**Driver memory.** The joint table's shipped bytes, its collect overhead
+(:func:`~dprect.engines.spark.collect.collect_bytes` of all classes' rows), plus one class's
+rows copied out of it while that class is encoded: :func:`joint_bytes`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql import DataFrame
+
+from dprect.core.algorithms import run_plan
+from dprect.core.domains import Domain
+from dprect.core.errors import InputDataError
+from dprect.core.planner import Plan
+from dprect.core.randomness import RandomSource
+from dprect.core.request import FitRequest
+from dprect.core.result import FitResult
+from dprect.engines.numpy_engine import NumpyEngine
+from dprect.engines.prepared import PreparedRun
+from dprect.engines.spark.checks import TableChecks, label_equals, label_kind
+from dprect.engines.spark.chooser import check_budget
+from dprect.engines.spark.collect import collect_bytes, encode_collected
+from dprect.engines.spark.pass_kernel import BAD, feature_column
+from dprect.engines.spark.shipped import shipped_rows, shipped_widths
+from dprect.engines.spark.source import SPARK_ERRORS, spark_message
+from dprect.engines.spark.sql import ident
+
+__all__ = ["CollectedClass", "collect_classes", "joint_bytes"]
+
+#: the strategies whose classes share the one collect (``auto`` when it fits the budget)
+JOINT_STRATEGIES = ("auto", "collect")
+
+
+class CollectedClass(PreparedRun):
+    """One class's positives, collected and encoded on the driver: :meth:`run` fits them
+    (as :meth:`dprect.engines.spark.fit.PreparedFit.run`). ``stats``: the Spark jobs the
+    classes made together (diagnostics for tests and benchmarks; never part of a result)."""
+
+    def __init__(self, engine: NumpyEngine, domains: list[Domain], features: list[str],
+                 plan: Plan, stats: dict[str, int]) -> None:
+        super().__init__()
+        self.engine = engine
+        self.domains = domains
+        self.features = features
+        self.plan = plan
+        self.stats = stats
+
+    def run(self, *, seed: int | None = None, trace: list[Any] | None = None) -> FitResult:
+        """The fit (:func:`dprect.core.algorithms.run_plan`); a seed is for tests only."""
+        return run_plan(self.engine, self.domains, self.features, self.plan,
+                        RandomSource(seed=seed), trace=trace)
+
+
+def joint_bytes(counts: Sequence[int], dims: int, widths: Sequence[int]) -> int:
+    """Driver bytes of the one collect: :func:`collect_bytes` of every class's rows, plus
+    the largest class's shipped rows copied out while it is encoded (module notes)."""
+    return collect_bytes(sum(counts), dims, widths) + max(counts, default=0) * sum(widths)
+
+
+def _column(df: DataFrame, stem: str) -> str:
+    """A column name ``df`` does not have (the class index's and its flag's)."""
+    taken = set(df.columns)
+    name = stem
+    while name in taken:
+        name = "_" + name
+    return name
+
+
+def collect_classes(df: DataFrame, names: list[str], label: str, domains: list[Domain],
+                    requests: Sequence[FitRequest], plan: Plan, strategy: str | None,
+                    driver_budget_mb: float | None,
+                    progress: Callable[[str], None] = lambda _: None,
+                    ) -> list[CollectedClass] | None:
+    """Every class of ``requests`` (one per class, as ``FitRequest.for_class`` makes them)
+    on two Spark jobs (module notes), or None when they cannot share the one collect (a
+    strategy other than ``collect``/``auto``, or ``auto`` over the driver budget); nothing
+    is left in Spark. The schema checks of every class come first, with no job."""
+    checks = [TableChecks(df, names, label, invalid_rows=r.invalid_rows,
+                          positive_label=r.positive_label) for r in requests]
+    chosen = strategy or "auto"
+    values = [c.positive_label for c in checks]
+    if chosen not in JOINT_STRATEGIES or len(set(map(repr, values))) != len(values):
+        return None
+    kind = label_kind(df.schema[label].dataType, label)
+    cls, inside = _column(df, "_dprect_class"), _column(df, "_dprect_in_class")
+    case = " ".join(f"WHEN {label_equals(label, kind, v)} THEN {i}"
+                    for i, v in enumerate(values))
+    tagged = df.selectExpr("*", f"CASE {case} END AS {ident(cls)}").selectExpr(
+        "*", f"{ident(cls)} IS NOT NULL AS {ident(inside)}")
+    # the rows learned from: "in some class" and, under drop, every feature finite — the
+    # single fit's own predicate, on the column "in some class" instead of the label
+    joint = TableChecks(tagged, names, inside, invalid_rows=requests[0].invalid_rows,
+                        positive_label=True)
+    stats = {"count_jobs": 0, "collect_jobs": 0}
+    try:
+        progress(f"counting the rows of {len(requests)} classes (one job)")
+        row = tagged.selectExpr(*[f"count(CASE WHEN {ident(cls)} = {i} THEN 1 END) AS c{i}"
+                                  for i in range(len(values))]).collect()[0]
+        stats["count_jobs"] += 1
+        counts = [int(row[f"c{i}"]) for i in range(len(values))]
+        widths = shipped_widths(df, names)
+        budget = check_budget(driver_budget_mb) * 2**20
+        if chosen == "auto" and joint_bytes(counts, len(names), widths) > budget:
+            return None  # speed and memory only: every route gives the same rectangles
+        progress(f"collecting every class's rows (one job for {len(requests)} classes)")
+        table = shipped_rows(tagged, [*names, cls], joint.positive, joint.problem).toArrow()
+        stats["collect_jobs"] += 1
+    except SPARK_ERRORS as exc:
+        raise InputDataError(f"cannot read the input: {spark_message(exc)}") from None
+    if joint.problem is not None:
+        flags = table.column(BAD).to_numpy(zero_copy_only=False).astype(bool)
+        if flags.any():
+            joint.raise_invalid_feature()
+        table = table.drop_columns([BAD])
+    index = feature_column(len(names))
+    of_class = table.column(index).to_numpy(zero_copy_only=False)
+    table = table.drop_columns([index])
+    ties = plan.chosen.tie_breaker(domains)
+    active = ties if ties.active else None  # as the engine keeps them (SparkEngine)
+    out = []
+    for i in range(len(values)):
+        rows: pa.Table = table.filter(pa.array(of_class == i))
+        _, engine = encode_collected(rows, domains, flagged=False, ties=active)
+        del rows
+        out.append(CollectedClass(engine, domains, list(names), plan, stats))
+    del table
+    return out
+
