@@ -52,7 +52,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 
 from dprect.core.domains import Domain, Side
-from dprect.core.ties import TieBreaker
+from dprect.core.ties import TieBreaker, occurrence_ranks
 from dprect.engines.numpy_engine import NumpyEngine
 from dprect.engines.spark.shipped import BAD, DOUBLE_BYTES, shipped_rows, shipped_widths
 from dprect.engines.spark.strategy import Rows
@@ -123,8 +123,8 @@ def collect_positives(data: DataFrame, names: Sequence[str], domains: Sequence[D
         written += batch.num_rows if mask is None else int(mask.sum())
         start = stop
         del batch
-    if ties is not None and ties.active:
-        _refine_in_place(columns, ties)
+    if ties is not None and ties.active:  # ranks over all the positives, then blocks
+        _refine_in_place(columns, ties, occurrence_ranks(columns))
     return bad, NumpyEngine(columns, refined=ties)
 
 
@@ -138,16 +138,19 @@ def _as_float64(values: pa.Array, mask: np.ndarray | None) -> np.ndarray:
     return x if mask is None else x[mask]
 
 
-def _refine_in_place(columns: list[np.ndarray], ties: TieBreaker) -> None:
+def _refine_in_place(columns: list[np.ndarray], ties: TieBreaker, ranks: np.ndarray
+                     ) -> None:
     """``columns`` replaced by ``ties.refine(columns)``, block by block of rows
-    (:data:`REFINE_CELLS`): the refinement is row-local, so this gives the same integers as
-    refining the whole columns at once, without a second copy of every column. Each
-    block's hash is computed from the block's unrefined values before any is replaced."""
+    (:data:`REFINE_CELLS`): given each row's occurrence rank among all the rows
+    (``ranks``, :func:`~dprect.core.ties.occurrence_ranks`), the refinement of a row
+    depends on that row alone, so this gives the same integers as refining the whole
+    columns at once, without a second copy of every column. Each block's hash is computed
+    from the block's unrefined values before any is replaced."""
     n = len(columns[0])
     rows = max(1024, REFINE_CELLS // len(columns))
     for first in range(0, n, rows):
         block = [c[first:first + rows] for c in columns]
-        refined = ties.refine(block)  # new arrays for refined axes, the views otherwise
+        refined = ties.refine(block, ranks[first:first + rows])  # new arrays: refined axes
         for j, bits in enumerate(ties.bits):
             if bits:
                 columns[j][first:first + rows] = refined[j]

@@ -42,6 +42,9 @@ ORDER = "_o"
 ROW_ID = "_id"
 BAD = "_bad"
 INT_KEY = "_ki"
+#: the input's occurrence rank of a row among the rows identical to it (present when the
+#: task has ties: :func:`dprect.engines.spark.order_pass.run_pass`)
+RANK = "_rk"
 FLOAT_KEY = "_kf"
 SUMMARY = -1
 #: buffered rows beyond K before an order's buffer is reduced again
@@ -151,7 +154,11 @@ def sort_values(batch: pa.RecordBatch, task: PassTask, rows: np.ndarray | None
     d = len(task.domains)
     n = len(next(iter(raw.values())))
     full = [raw.get(j, np.zeros(n, dtype=np.int64)) for j in range(d)]
-    refined = task.ties.refine(full)
+    ranks = None  # without the rank column (the thresholds' sample): ranks in the batch
+    if RANK in batch.schema.names:
+        ranks = batch.column(RANK).to_numpy(zero_copy_only=False)
+        ranks = ranks if rows is None else ranks[rows]
+    refined = task.ties.refine(full, ranks)
     return {j: refined[j] for j in axes}
 
 

@@ -19,7 +19,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F  # noqa: N812
 
 from dprect.core.domains import Side
-from dprect.engines.spark.prefetch import refine
+from dprect.engines.spark.prefetch import RANK_COLUMN, refine, with_ranks
 from dprect.engines.spark.sql import all_of, literal, seen
 from dprect.engines.spark.strategy import Rows
 
@@ -87,9 +87,10 @@ class RoundsStrategy:
             data = rows.data if rows.positive is None else rows.data.where(rows.positive)
             encoded = data.selectExpr(*[f"{rows.sorts[j]} AS {v}"
                                         for j, v in enumerate(self._vcols)])
-            if rows.ties is not None:
-                encoded = refine(encoded, rows.ties, self._vcols,
-                                 dict(enumerate(self._vcols)), barrier=True)
+            if rows.ties is not None:  # ranks among identical rows, then r_j
+                encoded = refine(with_ranks(encoded, self._vcols), rows.ties, self._vcols,
+                                 dict(enumerate(self._vcols)), barrier=True,
+                                 rank=RANK_COLUMN)
             if self.cache:
                 encoded = encoded.persist(StorageLevel.MEMORY_AND_DISK)
                 self._cached = True
