@@ -40,7 +40,6 @@ from dprect.core.ties import (
     mixer,
     no_ties,
     occurrence_ranks,
-    rank_offset,
     refined,
     refined_size,
     tie_bits,
