@@ -23,9 +23,11 @@ IEEE-754, as is Spark's cast, so both give the same double); every other type is
 as Spark's own ``CAST(x AS DOUBLE)``, the very double ``sort_sql`` encodes. The driver then
 applies :meth:`Domain.encode` — the reference encoding, identical to the numpy engine by
 construction — to those doubles, and the tie refinement with the core's
-:meth:`TieBreaker.refine`. Both are row-local (a sort value depends on its own value, r_j
-on its own row), so encoding batch by batch, or refining block by block, gives the same
-integers as encoding the whole column at once. Arrow moves bits, not decimal text, so no
+:meth:`TieBreaker.refine`. A sort value depends on its own value and r_j on its own row and
+its occurrence rank among the rows identical to it, computed once over all the collected
+rows (:func:`~dprect.core.ties.occurrence_ranks`) before the blocks, so encoding batch by
+batch, or refining block by block, gives the same integers as encoding the whole column
+at once. Arrow moves bits, not decimal text, so no
 rounding happens in transit. Hence every column equals what the numpy engine holds for the
 same rows, bit for bit and with the same dtype (int64 or float64), and the engine answers
 exactly as :class:`~dprect.engines.numpy_engine.NumpyEngine` does.

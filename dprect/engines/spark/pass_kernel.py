@@ -10,8 +10,10 @@ Input batches: column ``_id`` (int64, unique per row within one pass: Spark's
 float32, float64, or Spark's cast to double), and optionally ``_bad`` (rows that make the
 input invalid: reported, never used). Each batch is turned into sort values with the
 core's own code — :meth:`Domain.encode <dprect.core.domains.Domain.encode>` of the values
-as float64, then :meth:`TieBreaker.refine <dprect.core.ties.TieBreaker.refine>` — so a row's
-sort values are, bit for bit, those the numpy engine computes for the same float64 values.
+as float64, then :meth:`TieBreaker.refine <dprect.core.ties.TieBreaker.refine>` with the
+row's occurrence rank among the identical rows from column ``_rk`` (computed in Spark:
+:func:`dprect.engines.spark.order_pass.ranks`) — so a row's sort values are, bit for bit,
+those the numpy engine computes for the same float64 values.
 The cuts so far (:attr:`PassTask.cuts`, sort-value thresholds) are applied row-locally.
 Output: per order kept, rows (``_o`` = the order's index, ``_id``, the key in ``_ki``
 (int64) or ``_kf`` (float64)), plus a summary row per task (``_o`` = −1) whose ``_bad``

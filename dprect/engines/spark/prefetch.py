@@ -33,8 +33,11 @@ non-decreasing, so a prefix by value is a prefix by sort value.
 Ties (:mod:`dprect.core.ties`). When the engine refines axes (b_j > 0), an axis's order is
 the lexicographic (s_j, u) order of its refined sort value r_j, and a prefix by the raw
 value is *not* a prefix of it (rows of one grid bin are ordered by u, not by value). So the
-pass computes, for every refined carried axis, r_j itself in Spark SQL — the row's hash h
-once per row in its own projection (:func:`refine`), then r_j from it — and ships it as an
+pass computes, for every refined carried axis, r_j itself in Spark SQL — each row's
+occurrence rank among the rows identical to it (:func:`with_ranks`, a window over the rows
+the pass keeps: its filter is on sort values then, so it keeps or drops a group of copies
+whole), the row's hash h' once per row in its own projection (:func:`refine`), then r_j
+from it — and ships it as an
 int64 (up to 2^62: never through a float64), or on a float-order axis as the refined
 double (:class:`~dprect.core.ties.RefinedFloat`); the top K of that order are taken by r_j,
 and the driver uses r_j as is. A refined grid axis's threshold is a *sort value* T (the

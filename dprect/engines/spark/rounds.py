@@ -2,7 +2,8 @@
 
 The positive rows are encoded once into their sort values ``_v{j}`` by the SQL twin of the
 core's encoding (:meth:`Domain.sort_sql <dprect.core.domains.Domain.sort_sql>`; refined by
-the row hash when the engine has ties, :func:`dprect.engines.spark.prefetch.refine`) and,
+the row hash and the row's occurrence rank when the engine has ties,
+:func:`dprect.engines.spark.prefetch.with_ranks` and ``refine``) and,
 when asked, cached. The remaining set is never materialised: it is the encoded rows
 filtered by the recorded cuts (``hi``: keep v < t; ``lo``: keep v > t). Each window is one
 job collecting only the ranks asked for, of the one column asked for. It answers exactly
