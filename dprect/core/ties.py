@@ -144,8 +144,7 @@ def occurrence_ranks(columns: Sequence[np.ndarray]) -> np.ndarray:
     ranks = np.zeros(n, dtype=np.int64)
     if n < 2:
         return ranks
-    bits = [_bits(c) for c in columns]
-    key = _row_key(bits)
+    key = _row_key(columns)  # one column's int64 image at a time: no copy of the table
     order = np.argsort(key, kind="stable")
     sk = key[order]
     start = np.flatnonzero(np.concatenate(([True], sk[1:] != sk[:-1])))
@@ -157,14 +156,14 @@ def occurrence_ranks(columns: Sequence[np.ndarray]) -> np.ndarray:
     cand = np.flatnonzero(np.repeat(multi, sizes))  # sorted positions in groups ≥ 2
     rows, heads = order[cand], order[first[cand]]
     same = np.ones(len(cand), dtype=bool)
-    for b in bits:
-        same &= b[rows] == b[heads]
+    for c in columns:
+        same &= _bits(c[rows]) == _bits(c[heads])
     ranks[rows] = cand - first[cand]
     if not same.all():  # a collision: split the impure groups exactly
         bad_groups = np.unique(first[cand][~same])
         members = order[np.flatnonzero(np.isin(first, bad_groups))]
         members.sort()
-        ranks[members] = _exact_ranks(np.stack([b[members] for b in bits], axis=1))
+        ranks[members] = _exact_ranks(np.stack([_bits(c[members]) for c in columns], axis=1))
     return ranks
 
 
@@ -180,12 +179,12 @@ def _bits(column: np.ndarray) -> np.ndarray:
 _KEY_MULT = np.int64(-7046029254386353131)  # 0x9E3779B97F4A7C15 as a signed int64
 
 
-def _row_key(bits: Sequence[np.ndarray]) -> np.ndarray:
+def _row_key(columns: Sequence[np.ndarray]) -> np.ndarray:
     """A 64-bit hash of each row's values (wrapping int64; equal rows, equal keys)."""
-    key = np.zeros(len(bits[0]), dtype=np.int64)
+    key = np.zeros(len(columns[0]), dtype=np.int64)
     with np.errstate(over="ignore"):
-        for b in bits:
-            key ^= b
+        for c in columns:
+            key ^= _bits(c)
             key *= _KEY_MULT
             key ^= key >> 29
     return key

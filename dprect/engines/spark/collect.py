@@ -37,7 +37,10 @@ feature, 8 per other feature), n positives and d features: the JVM's collected A
 result (≈ W·n), the Python Arrow batches (≈ W·n, freed batch by batch as they are
 encoded) and the int64/float64 numpy columns (8·d·n), plus one batch column's or one
 refine block's transients (bounded by Spark's Arrow batch size and :data:`REFINE_CELLS`,
-not by n: :data:`TRANSIENT_BYTES`), plus one more W·n: at d = 128 the Python driver's
+not by n: :data:`TRANSIENT_BYTES`; with ties, the occurrence ranks and their transients —
+about six int64 per row, :func:`~dprect.core.ties.occurrence_ranks` — come after the Arrow
+batches are freed and stay within their W·n bytes from d = 12 features on, or 6 shipped
+as doubles; not measured below), plus one more W·n: at d = 128 the Python driver's
 peak measured 1.38 GB over the interpreter for n = 6·10^5 (W = 512), above W·n + 8·d·n
 = 0.92 GB — the Arrow stream's read buffers and the allocator's retained pages. So
 n·(3·W + 8·d) + that constant (1.57 GB there); with every feature shipped as 8 bytes
