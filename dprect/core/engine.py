@@ -13,7 +13,8 @@ values* per feature (:mod:`dprect.core.domains`), and answers:
 
 and, before the first of them when RandMargins refines ties, :meth:`Engine.set_ties`:
 from then on an axis's sort values are the rows' refined sort values
-(:class:`dprect.core.ties.TieBreaker`: a row-local map of the row's own sort values).
+(:class:`dprect.core.ties.TieBreaker`: a map of the row's own sort values and of its
+occurrence rank among the rows identical to it).
 
 The answer to ``window`` depends only on the multiset of values at those ranks, so how an
 engine breaks ties can never change the output: every engine returns the identical

@@ -34,25 +34,43 @@ fewer than 2^15 axes), so numpy and Spark SQL compute r_j bit for bit alike
 (:meth:`TieBreaker.hash_sql`, :meth:`TieBreaker.refined_sql`; a float's bits through
 ``reflect`` of ``java.lang.Double``).
 
-**Privacy** (docs/privacy.md, "Ties"). The refinement is a fixed, row-local, data-independent
-map: neighbouring tables map to neighbouring refined tables, and RandMargins on the refined
+**Duplicates.** Rows identical on every axis have the same h, hence the same u_j: a table
+dominated by exact copies (5% all-zero rows) would lose a whole group of copies to one
+cut. So the i-th copy of a row (i = 0, 1, …: its *occurrence rank* among the rows equal
+to it in every axis's sort value, :func:`occurrence_ranks`) is refined with
+
+    h' = (h + g(i)) mod P,    g(i) = w·(w + 3141592) mod P,  w = (i mod P)·40692 mod P
+
+(:func:`rank_offset`; g(0) = 0, so a row without an earlier copy keeps h, and a table
+without duplicates is refined exactly as before). The copies are identical, so which copy
+gets which rank changes nothing: the refined rows depend on the *multiset* of rows, never
+on their order. Spark computes i as ``row_number() − 1`` over a window partitioned by
+every axis's sort value (:func:`dprect.engines.spark.prefetch.with_ranks`); the sum
+stays below 2^59 in int64, and :func:`rank_offset_sql` is the SQL twin.
+
+**Privacy** (docs/privacy.md, "Ties"). The refinement is a fixed, data-independent map of
+the multiset of rows, and a *stable* one: adding a row x with c earlier copies adds
+exactly the refined row of (x, rank c), removing a copy removes exactly one refined row
+(the copies' ranks are 0, …, c − 1 either way), replacing a row does both — so
+neighbouring tables map to neighbouring refined tables, and RandMargins on the refined
 grid is exactly RandMargins as proved, run on grids of M_j points (m_j·2^{b_j}, or m_j on a
 float axis) — so the planner sizes Δ for those grids (the interior point's failure bound
 M_j·e^{−ε⌈Δ/2⌉/2} ≤ β_IP). The coefficients need no secrecy and no randomness, and the b_j
 may be anything public: the guarantee holds for every choice — which is why declaring a
 feature continuous (``continuous``: b_j = 0) is a utility assumption only.
 
-**Utility and cost.** Rows that differ on some hashed axis get (pseudo-)independent u_j,
-so a tie group of G rows is split into 2^b parts of about G/2^b rows and a cut removes at
-most one part beyond its block; with 2^b ≥ 100·R (:func:`tie_bits`) the R cuts together
-overshoot by at most about 1% of the positives, whatever the table's size. The price is
-b·ln 2 in the interior point's ln(m/β_IP), i.e. a larger Δ. It cannot be avoided: when a
-window lies inside a tie group of G rows, the interior point must place its output among
-about G/Δ positions of the group, and a Δ sized only for m fails there with probability
-about β_IP·G/Δ (measured: 3·10⁻⁴ per call, and empty boxes, on pixel-like tables).
-Rows identical on every axis share u: a table dominated by exact duplicates can still
-lose a duplicate group to one cut. A float axis's tie bits cost no Δ (its grid does not
-grow); they cost the b low key bits of its released bounds (relative 2^(b−52)).
+**Utility and cost.** Rows that differ on some hashed axis (or in their occurrence rank)
+get (pseudo-)independent u_j, so a tie group of G rows is split into 2^b parts of about
+G/2^b rows and a cut removes at most one part beyond its block; with 2^b ≥ 100·R
+(:func:`tie_bits`) the R cuts together overshoot by at most about 1% of the positives,
+whatever the table's size. The price is b·ln 2 in the interior point's ln(m/β_IP), i.e. a
+larger Δ. It cannot be avoided: when a window lies inside a tie group of G rows, the
+interior point must place its output among about G/Δ positions of the group, and a Δ sized
+only for m fails there with probability about β_IP·G/Δ (measured: 3·10⁻⁴ per call, and
+empty boxes, on pixel-like tables). Copies of one row are split the same way, by their
+ranks: a group of G identical rows spreads over the 2^b values of u's top bits (about
+G/2^b each). A float axis's tie bits cost no Δ (its grid does not grow); they cost the b
+low key bits of its released bounds (relative 2^(b−52)).
 """
 
 from __future__ import annotations
@@ -74,6 +92,9 @@ HASH_BITS = 24
 #: the multipliers whose powers are the hash's coefficients a_j and the axes' mixers c_j
 _BASE = 48_271
 _MIX_BASE = 69_621
+#: the occurrence rank's scrambler (:func:`rank_offset`): fixed, public constants
+_RANK_MULT = 40_692
+_RANK_SHIFT = 3_141_592
 #: the most tie bits on an axis
 MAX_TIE_BITS = 20
 #: the share of the positives all cuts together may overshoot tie groups by: 2^b ≥ R/share
@@ -90,6 +111,96 @@ def mixer(axis: int) -> int:
     """c_j = 69621^(j+1) mod P: fixed, public, nonzero (so u_j = c_j·h mod P is a
     bijection of h)."""
     return pow(_MIX_BASE, axis + 1, HASH_PRIME)
+
+
+def rank_offset(ranks: np.ndarray) -> np.ndarray:
+    """g(i) = w·(w + 3141592) mod P with w = (i mod P)·40692 mod P: the hash's offset
+    for the i-th copy of a row (module notes, "Duplicates"). g(0) = 0, so a row without
+    an identical earlier copy keeps h; g is quadratic in i, so the copies' tie-breakers
+    c_j·(h + g(i)) spread over the top bits whatever c_j (a complete Gauss sum has
+    modulus √P for every nonzero leading coefficient). Every product < 2^50: int64."""
+    w = (np.asarray(ranks, dtype=np.int64) % HASH_PRIME) * _RANK_MULT % HASH_PRIME
+    return w * (w + _RANK_SHIFT) % HASH_PRIME
+
+
+def rank_offset_sql(rank_expr: str) -> str:
+    """:func:`rank_offset` in Spark SQL (BIGINT): the same integers."""
+    w = f"pmod(pmod(CAST({rank_expr} AS BIGINT), {HASH_PRIME}) * {_RANK_MULT}, {HASH_PRIME})"
+    return f"pmod({w} * ({w} + {_RANK_SHIFT}), {HASH_PRIME})"
+
+
+def occurrence_ranks(columns: Sequence[np.ndarray]) -> np.ndarray:
+    """Each row's occurrence rank among the rows identical to it on every axis (sort
+    values compared exactly; a float's −0.0 equal to +0.0): the copies of a row of
+    multiplicity c get the ranks 0, …, c − 1 (in row order: the copies are identical, so
+    which copy gets which rank changes no multiset of refined rows).
+
+    Rows are grouped by a 64-bit hash of all their values (wrapping int64 arithmetic), and
+    each group of two or more is checked value by value against its first row; a group
+    that is not made of identical rows (a hash collision) is split exactly
+    (:func:`_exact_ranks`). So the ranks are exact whatever the hash; it only makes the
+    common case one sort of n keys."""
+    n = len(columns[0]) if columns else 0
+    ranks = np.zeros(n, dtype=np.int64)
+    if n < 2:
+        return ranks
+    key = _row_key(columns)  # one column's int64 image at a time: no copy of the table
+    order = np.argsort(key, kind="stable")
+    sk = key[order]
+    start = np.flatnonzero(np.concatenate(([True], sk[1:] != sk[:-1])))
+    sizes = np.diff(np.append(start, n))
+    multi = sizes > 1
+    if not multi.any():
+        return ranks
+    first = np.repeat(start, sizes)  # per sorted position: its group's first position
+    cand = np.flatnonzero(np.repeat(multi, sizes))  # sorted positions in groups ≥ 2
+    rows, heads = order[cand], order[first[cand]]
+    same = np.ones(len(cand), dtype=bool)
+    for c in columns:
+        same &= _bits(c[rows]) == _bits(c[heads])
+    ranks[rows] = cand - first[cand]
+    if not same.all():  # a collision: split the impure groups exactly
+        bad_groups = np.unique(first[cand][~same])
+        members = order[np.flatnonzero(np.isin(first, bad_groups))]
+        members.sort()
+        ranks[members] = _exact_ranks(np.stack([_bits(c[members]) for c in columns], axis=1))
+    return ranks
+
+
+def _bits(column: np.ndarray) -> np.ndarray:
+    """A column's values as int64 that are equal exactly when the values are (floats by
+    their bit pattern after adding +0.0, which turns −0.0 into +0.0)."""
+    c = np.asarray(column)
+    if c.dtype.kind == "f":
+        return (c.astype(np.float64) + 0.0).view(np.int64)
+    return c.astype(np.int64, copy=False)
+
+
+_KEY_MULT = np.int64(-7046029254386353131)  # 0x9E3779B97F4A7C15 as a signed int64
+
+
+def _row_key(columns: Sequence[np.ndarray]) -> np.ndarray:
+    """A 64-bit hash of each row's values (wrapping int64; equal rows, equal keys)."""
+    key = np.zeros(len(columns[0]), dtype=np.int64)
+    with np.errstate(over="ignore"):
+        for c in columns:
+            key ^= _bits(c)
+            key *= _KEY_MULT
+            key ^= key >> 29
+    return key
+
+
+def _exact_ranks(matrix: np.ndarray) -> np.ndarray:
+    """Occurrence ranks of the rows of an int64 matrix, by exact row comparison."""
+    _, inverse = np.unique(matrix, axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    order = np.argsort(inverse, kind="stable")
+    si = inverse[order]
+    start = np.flatnonzero(np.concatenate(([True], si[1:] != si[:-1])))
+    sizes = np.diff(np.append(start, len(si)))
+    out = np.empty(len(si), dtype=np.int64)
+    out[order] = np.arange(len(si)) - np.repeat(start, sizes)
+    return out
 
 
 def hashable(domain: Domain) -> bool:
@@ -324,21 +435,34 @@ class TieBreaker:
         """Whether any axis is refined."""
         return any(self.bits)
 
-    def row_hash(self, columns: Sequence[np.ndarray]) -> np.ndarray:
-        """h per row from the rows' (unrefined) sort values, int64 in [0, P)."""
+    def row_hash(self, columns: Sequence[np.ndarray],
+                 ranks: np.ndarray | None = None) -> np.ndarray:
+        """h per row from the rows' (unrefined) sort values, int64 in [0, P); with
+        ``ranks`` (occurrence ranks, :func:`occurrence_ranks`), h' = (h + g(i)) mod P
+        (:func:`rank_offset`)."""
         n = len(columns[0]) if columns else 0
         total = np.zeros(n, dtype=np.int64)
         for j in self.hashed:
             s = float_keys(columns[j]) if j in self.floats \
                 else np.asarray(columns[j], dtype=np.int64)
             total += coefficient(j) * (s % HASH_PRIME)
+        if ranks is not None:
+            total += rank_offset(ranks)
         return total % HASH_PRIME
 
-    def refine(self, columns: Sequence[np.ndarray]) -> list[np.ndarray]:
-        """Every axis's refined sort values r_j (unrefined axes returned as given)."""
+    def refine(self, columns: Sequence[np.ndarray],
+               ranks: np.ndarray | None = None) -> list[np.ndarray]:
+        """Every axis's refined sort values r_j (unrefined axes returned as given).
+
+        ``columns`` are the sort values of the WHOLE multiset of rows the rounds run on,
+        unless ``ranks`` gives each row's occurrence rank in that multiset
+        (:func:`occurrence_ranks`): a caller refining part of the rows (a block, a
+        partition) must pass the ranks computed over all of them."""
         if not self.active:
             return list(columns)
-        h = self.row_hash(columns)
+        if ranks is None:
+            ranks = occurrence_ranks(columns)
+        h = self.row_hash(columns, ranks)
         out = []
         for j, (col, b) in enumerate(zip(columns, self.bits, strict=True)):
             if b == 0:
@@ -354,12 +478,15 @@ class TieBreaker:
                 out.append((np.asarray(col, dtype=np.int64) << b) + u)
         return out
 
-    def hash_sql(self, sort_exprs: Sequence[str]) -> str:
+    def hash_sql(self, sort_exprs: Sequence[str], rank_expr: str | None = None) -> str:
         """h as Spark SQL (BIGINT) from every axis's unrefined sort-value expression: the
-        same integers as :meth:`row_hash` (no overflow: see the module notes)."""
+        same integers as :meth:`row_hash` (no overflow: see the module notes); with
+        ``rank_expr`` (the row's occurrence rank), h'."""
         terms = [f"{coefficient(j)} * pmod("
                  f"{key_sql(sort_exprs[j]) if j in self.floats else sort_exprs[j]}, "
                  f"{HASH_PRIME})" for j in self.hashed]
+        if rank_expr is not None:
+            terms.append(rank_offset_sql(rank_expr))
         if not terms:
             return "CAST(0 AS BIGINT)"
         return f"pmod({' + '.join(terms)}, {HASH_PRIME})"
@@ -385,6 +512,7 @@ class TieBreaker:
     def to_json(self) -> dict[str, Any]:
         return {"bits": list(self.bits), "hash": {"prime": HASH_PRIME, "base": _BASE,
                                                   "mix_base": _MIX_BASE,
+                                                  "rank": [_RANK_MULT, _RANK_SHIFT],
                                                   "axes": list(self.hashed),
                                                   "float_axes": list(self.floats)}}
 

@@ -132,12 +132,19 @@ def test_nonprivate_bounding_box_is_exact():
 # -- the window's position and virtual pads (issue 10, points 4 and 9) ------------------------
 def _naive_refined(idx: np.ndarray, bits: list[int]) -> np.ndarray:
     """The refined sort values of docs/algorithm.md §8, written out from the formula:
-    h = (Σ_j a_j·(s_j mod P)) mod P, u_j = (c_j·h) mod P, r_j = s_j·2^b + ⌊u_j/2^(24−b)⌋,
-    with P = 2^24 − 3, a_j = 48271^(j+1) mod P, c_j = 69621^(j+1) mod P (Python integers)."""
+    h = (Σ_j a_j·(s_j mod P)) mod P, h' = (h + g(k)) mod P for the k-th copy of the row
+    (g(k) = w·(w + 3141592) mod P, w = (k mod P)·40692 mod P), u_j = (c_j·h') mod P,
+    r_j = s_j·2^b + ⌊u_j/2^(24−b)⌋, with P = 2^24 − 3, a_j = 48271^(j+1) mod P,
+    c_j = 69621^(j+1) mod P (Python integers)."""
     P = 2**24 - 3
     out = np.zeros(idx.shape, dtype=np.int64)
+    copies: dict[tuple[int, ...], int] = {}
     for i, row in enumerate(idx.tolist()):
-        h = sum(pow(48271, j + 1, P) * (s % P) for j, s in enumerate(row)) % P
+        k = copies.get(tuple(row), 0)
+        copies[tuple(row)] = k + 1
+        w = (k % P) * 40692 % P
+        h = (sum(pow(48271, j + 1, P) * (s % P) for j, s in enumerate(row))
+             + w * (w + 3141592)) % P
         for j, s in enumerate(row):
             u = (pow(69621, j + 1, P) * h) % P
             out[i, j] = (s << bits[j]) + (u >> (24 - bits[j])) if bits[j] else s

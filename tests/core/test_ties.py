@@ -39,6 +39,7 @@ from dprect.core.ties import (
     coefficient,
     mixer,
     no_ties,
+    occurrence_ranks,
     refined,
     refined_size,
     tie_bits,
@@ -267,7 +268,7 @@ def test_float_refinement_keeps_the_coarse_bin_and_splits_ties():
         keys, rkeys = (np.array([_key(float(v)) for v in a]) for a in (cols[0], r))
         assert np.array_equal(rkeys >> b, keys >> b)  # the coarse bin is the row's own
         # the refined float's key is the row's key with the low bits replaced by u
-        h = ties.row_hash(cols)
+        h = ties.row_hash(cols, occurrence_ranks(cols))  # zeros repeat: ranks count
         u = ((mixer(0) * h) % HASH_PRIME) >> (HASH_BITS - b)
         inner = (np.abs(x) < 1e300) & (x != -5e-324)  # clamps only at ±inf and −0.0
         assert np.array_equal(rkeys[inner], ((keys[inner] >> b) << b) + u[inner])

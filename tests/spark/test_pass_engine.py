@@ -28,7 +28,7 @@ from dprect.core.domains import FloatOrder, Grid, IntegerRange
 from dprect.core.planner import plan as make_plan
 from dprect.core.randomness import RandomSource
 from dprect.core.request import FitRequest
-from dprect.core.ties import TieBreaker, tie_bits
+from dprect.core.ties import TieBreaker, occurrence_ranks, tie_bits
 from dprect.engines.numpy_engine import NumpyEngine
 from dprect.engines.spark import pass_kernel as kernel
 from dprect.engines.spark.order_pass import ENTRY_BYTES, PassEngine, prefilter
@@ -55,12 +55,17 @@ def _local_run(X: np.ndarray, parts: int):
 
     def run(task: kernel.PassTask, merge: bool) -> pa.RecordBatch:
         outs = []
+        ranks = None  # with ties, each row's occurrence rank among all rows (as run_pass)
+        if task.ties is not None:
+            ranks = occurrence_ranks([dom.encode(X[:, j]) for j, dom in enumerate(task.domains)])
         for p in range(parts):
             lo, hi = bounds[p], bounds[p + 1]
             cols = [pa.array(X[lo:hi, j]) for j in range(d)]
             ids = pa.array((np.int64(p) << 33) + np.arange(hi - lo, dtype=np.int64))
+            extra = [] if ranks is None else [pa.array(ranks[lo:hi])]
             batch = pa.RecordBatch.from_arrays(
-                [*cols, ids], names=[*map(kernel.feature_column, range(d)), kernel.ROW_ID])
+                [*cols, ids, *extra], names=[*map(kernel.feature_column, range(d)),
+                                             kernel.ROW_ID, *([kernel.RANK] if extra else [])])
             step = max(1, (hi - lo) // 3)  # several batches per part
             pieces = [batch.slice(i, step) for i in range(0, max(hi - lo, 1), step)]
             outs.append(next(kernel.partition_lists(iter(pieces), task)))

@@ -23,9 +23,11 @@ IEEE-754, as is Spark's cast, so both give the same double); every other type is
 as Spark's own ``CAST(x AS DOUBLE)``, the very double ``sort_sql`` encodes. The driver then
 applies :meth:`Domain.encode` — the reference encoding, identical to the numpy engine by
 construction — to those doubles, and the tie refinement with the core's
-:meth:`TieBreaker.refine`. Both are row-local (a sort value depends on its own value, r_j
-on its own row), so encoding batch by batch, or refining block by block, gives the same
-integers as encoding the whole column at once. Arrow moves bits, not decimal text, so no
+:meth:`TieBreaker.refine`. A sort value depends on its own value and r_j on its own row and
+its occurrence rank among the rows identical to it, computed once over all the collected
+rows (:func:`~dprect.core.ties.occurrence_ranks`) before the blocks, so encoding batch by
+batch, or refining block by block, gives the same integers as encoding the whole column
+at once. Arrow moves bits, not decimal text, so no
 rounding happens in transit. Hence every column equals what the numpy engine holds for the
 same rows, bit for bit and with the same dtype (int64 or float64), and the engine answers
 exactly as :class:`~dprect.engines.numpy_engine.NumpyEngine` does.
@@ -35,7 +37,10 @@ feature, 8 per other feature), n positives and d features: the JVM's collected A
 result (≈ W·n), the Python Arrow batches (≈ W·n, freed batch by batch as they are
 encoded) and the int64/float64 numpy columns (8·d·n), plus one batch column's or one
 refine block's transients (bounded by Spark's Arrow batch size and :data:`REFINE_CELLS`,
-not by n: :data:`TRANSIENT_BYTES`), plus one more W·n: at d = 128 the Python driver's
+not by n: :data:`TRANSIENT_BYTES`; with ties, the occurrence ranks and their transients —
+about six int64 per row, :func:`~dprect.core.ties.occurrence_ranks` — come after the Arrow
+batches are freed and stay within their W·n bytes from d = 12 features on, or 6 shipped
+as doubles; not measured below), plus one more W·n: at d = 128 the Python driver's
 peak measured 1.38 GB over the interpreter for n = 6·10^5 (W = 512), above W·n + 8·d·n
 = 0.92 GB — the Arrow stream's read buffers and the allocator's retained pages. So
 n·(3·W + 8·d) + that constant (1.57 GB there); with every feature shipped as 8 bytes
@@ -52,7 +57,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 
 from dprect.core.domains import Domain, Side
-from dprect.core.ties import TieBreaker
+from dprect.core.ties import TieBreaker, occurrence_ranks
 from dprect.engines.numpy_engine import NumpyEngine
 from dprect.engines.spark.shipped import BAD, DOUBLE_BYTES, shipped_rows, shipped_widths
 from dprect.engines.spark.strategy import Rows
@@ -134,8 +139,8 @@ def encode_collected(table: pa.Table, domains: Sequence[Domain], *, flagged: boo
         written += batch.num_rows if mask is None else int(mask.sum())
         start = stop
         del batch
-    if ties is not None and ties.active:
-        _refine_in_place(columns, ties)
+    if ties is not None and ties.active:  # ranks over all the positives, then blocks
+        _refine_in_place(columns, ties, occurrence_ranks(columns))
     return bad, NumpyEngine(columns, refined=ties)
 
 
@@ -149,16 +154,19 @@ def _as_float64(values: pa.Array, mask: np.ndarray | None) -> np.ndarray:
     return x if mask is None else x[mask]
 
 
-def _refine_in_place(columns: list[np.ndarray], ties: TieBreaker) -> None:
+def _refine_in_place(columns: list[np.ndarray], ties: TieBreaker, ranks: np.ndarray
+                     ) -> None:
     """``columns`` replaced by ``ties.refine(columns)``, block by block of rows
-    (:data:`REFINE_CELLS`): the refinement is row-local, so this gives the same integers as
-    refining the whole columns at once, without a second copy of every column. Each
-    block's hash is computed from the block's unrefined values before any is replaced."""
+    (:data:`REFINE_CELLS`): given each row's occurrence rank among all the rows
+    (``ranks``, :func:`~dprect.core.ties.occurrence_ranks`), the refinement of a row
+    depends on that row alone, so this gives the same integers as refining the whole
+    columns at once, without a second copy of every column. Each block's hash is computed
+    from the block's unrefined values before any is replaced."""
     n = len(columns[0])
     rows = max(1024, REFINE_CELLS // len(columns))
     for first in range(0, n, rows):
         block = [c[first:first + rows] for c in columns]
-        refined = ties.refine(block)  # new arrays for refined axes, the views otherwise
+        refined = ties.refine(block, ranks[first:first + rows])  # new arrays: refined axes
         for j, bits in enumerate(ties.bits):
             if bits:
                 columns[j][first:first + rows] = refined[j]

@@ -43,7 +43,9 @@ prepared; ``auto`` is resolved then by :func:`dprect.engines.spark.chooser.choos
 Ties (:mod:`dprect.core.ties`). With a :class:`~dprect.core.ties.TieBreaker` (the
 constructor's ``ties``, or :meth:`SparkEngine.set_ties` before :meth:`SparkEngine.prepare`),
 every axis's sort values are the rows' refined sort values r_j, computed in Spark SQL from
-the row's hash h, which is one column computed once per row in its own projection
+the row's hash h' (its values' hash h and its occurrence rank among the positives
+identical to it, a window: :func:`dprect.engines.spark.prefetch.with_ranks`), which is one
+column computed once per row in its own projection
 (:func:`dprect.engines.spark.prefetch.refine`): the encoded rows of ``rounds`` hold r_j,
 and the ``prefetch`` lists are prefixes of the refined orders (their pass computes r_j
 too), so both strategies answer exactly as :meth:`NumpyEngine.set_ties

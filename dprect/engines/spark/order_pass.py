@@ -52,7 +52,7 @@ from dprect.core.ties import TieBreaker, coarse_range
 from dprect.engines.spark import by_value  # noqa: F401  (registers the core's modules)
 from dprect.engines.spark import pass_kernel as kernel
 from dprect.engines.spark.pass_kernel import PassOrder, PassTask
-from dprect.engines.spark.prefetch import PrefixSpec
+from dprect.engines.spark.prefetch import PrefixSpec, with_ranks
 from dprect.engines.spark.remote import default_parallelism, partition_count
 from dprect.engines.spark.session import compiles_huge_methods
 from dprect.engines.spark.shipped import shipped_rows
@@ -181,6 +181,8 @@ def run_pass(source: PassSource, task: PassTask, *, merge: bool) -> pa.RecordBat
     """One pass: the rows :func:`prefilter` keeps (and every flagged row), the partitions'
     lists, merged in Spark when ``merge``, then on the driver."""
     rows = source.rows(prefilter(task, [as_double(n) for n in source.names]))
+    if task.ties is not None:  # each row's rank among identical rows (ranks)
+        rows = ranks(rows, task.domains)
     out = rows.mapInArrow(partial(kernel.partition_lists, task=task), kernel.OUTPUT_SCHEMA)
     if merge:  # each order's rows meet in one task, which keeps its best K
         parallelism = default_parallelism(rows.sparkSession)
@@ -191,6 +193,18 @@ def run_pass(source: PassSource, task: PassTask, *, merge: bool) -> pa.RecordBat
         return batches[0] if batches else next(kernel.merge_lists(iter(()), task))
     table = out.toArrow()
     return next(kernel.merge_lists(iter(table.to_batches()), task))
+
+
+def ranks(rows: DataFrame, domains: Sequence[Domain]) -> DataFrame:
+    """The pass input with :data:`~dprect.engines.spark.pass_kernel.RANK`: each row's
+    occurrence rank among the rows equal to it in every axis's sort value (and in the
+    problem flag), for the kernel's refinement. :func:`prefilter` keeps or drops such rows
+    together (it is a test of sort values against bounds, written on the raw values), so
+    ranking the rows a pass reads ranks them among all positives."""
+    keys = [d.sort_sql(kernel.feature_column(j)) for j, d in enumerate(domains)]
+    if kernel.BAD in rows.columns:
+        keys.append(kernel.BAD)
+    return with_ranks(rows, keys, kernel.RANK)
 
 
 class PassEngine:

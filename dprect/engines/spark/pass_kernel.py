@@ -10,8 +10,10 @@ Input batches: column ``_id`` (int64, unique per row within one pass: Spark's
 float32, float64, or Spark's cast to double), and optionally ``_bad`` (rows that make the
 input invalid: reported, never used). Each batch is turned into sort values with the
 core's own code — :meth:`Domain.encode <dprect.core.domains.Domain.encode>` of the values
-as float64, then :meth:`TieBreaker.refine <dprect.core.ties.TieBreaker.refine>` — so a row's
-sort values are, bit for bit, those the numpy engine computes for the same float64 values.
+as float64, then :meth:`TieBreaker.refine <dprect.core.ties.TieBreaker.refine>` with the
+row's occurrence rank among the identical rows from column ``_rk`` (computed in Spark:
+:func:`dprect.engines.spark.order_pass.ranks`) — so a row's sort values are, bit for bit,
+those the numpy engine computes for the same float64 values.
 The cuts so far (:attr:`PassTask.cuts`, sort-value thresholds) are applied row-locally.
 Output: per order kept, rows (``_o`` = the order's index, ``_id``, the key in ``_ki``
 (int64) or ``_kf`` (float64)), plus a summary row per task (``_o`` = −1) whose ``_bad``
@@ -42,6 +44,9 @@ ORDER = "_o"
 ROW_ID = "_id"
 BAD = "_bad"
 INT_KEY = "_ki"
+#: the input's occurrence rank of a row among the rows identical to it (present when the
+#: task has ties: :func:`dprect.engines.spark.order_pass.run_pass`)
+RANK = "_rk"
 FLOAT_KEY = "_kf"
 SUMMARY = -1
 #: buffered rows beyond K before an order's buffer is reduced again
@@ -151,7 +156,11 @@ def sort_values(batch: pa.RecordBatch, task: PassTask, rows: np.ndarray | None
     d = len(task.domains)
     n = len(next(iter(raw.values())))
     full = [raw.get(j, np.zeros(n, dtype=np.int64)) for j in range(d)]
-    refined = task.ties.refine(full)
+    ranks = None  # without the rank column (the thresholds' sample): ranks in the batch
+    if RANK in batch.schema.names:
+        ranks = batch.column(RANK).to_numpy(zero_copy_only=False)
+        ranks = ranks if rows is None else ranks[rows]
+    refined = task.ties.refine(full, ranks)
     return {j: refined[j] for j in axes}
 
 

@@ -33,8 +33,11 @@ non-decreasing, so a prefix by value is a prefix by sort value.
 Ties (:mod:`dprect.core.ties`). When the engine refines axes (b_j > 0), an axis's order is
 the lexicographic (s_j, u) order of its refined sort value r_j, and a prefix by the raw
 value is *not* a prefix of it (rows of one grid bin are ordered by u, not by value). So the
-pass computes, for every refined carried axis, r_j itself in Spark SQL — the row's hash h
-once per row in its own projection (:func:`refine`), then r_j from it — and ships it as an
+pass computes, for every refined carried axis, r_j itself in Spark SQL — each row's
+occurrence rank among the rows identical to it (:func:`with_ranks`, a window over the rows
+the pass keeps: its filter is on sort values then, so it keeps or drops a group of copies
+whole), the row's hash h' once per row in its own projection (:func:`refine`), then r_j
+from it — and ships it as an
 int64 (up to 2^62: never through a float64), or on a float-order axis as the refined
 double (:class:`~dprect.core.ties.RefinedFloat`); the top K of that order are taken by r_j,
 and the driver uses r_j as is. A refined grid axis's threshold is a *sort value* T (the
@@ -62,12 +65,13 @@ from functools import partial
 import numpy as np
 import pyarrow as pa
 from pyspark import cloudpickle
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F  # noqa: N812
 
 from dprect.core.domains import Domain, Side
 from dprect.core.margins import MarginLaw
 from dprect.core.planner import MethodPlan
-from dprect.core.ties import HASH_PRIME, TieBreaker, coarse_range, key_sql
+from dprect.core.ties import HASH_PRIME, TieBreaker, coarse_range, key_sql, rank_offset_sql
 from dprect.engines.spark import topk
 from dprect.engines.spark.remote import default_parallelism, partition_count
 from dprect.engines.spark.sql import all_of, any_of, as_double, literal
@@ -102,11 +106,27 @@ KEY_COLUMN = "__k"
 #: ``+``, and one sum over hundreds of axes can overflow its stack
 #: (FAILED_TO_PARSE_TOO_COMPLEX), so wider hashes are summed in parts
 HASH_CHUNK = 32
+#: the column holding a row's occurrence rank among identical rows (:func:`with_ranks`)
+RANK_COLUMN = "__i"
+
+
+def with_ranks(frame: DataFrame, keys: Sequence[str], name: str = RANK_COLUMN
+               ) -> DataFrame:
+    """``frame`` plus column ``name``: each row's occurrence rank among the rows equal
+    on every expression of ``keys`` (the sort values of every axis, and any flag that
+    separates rows the rounds never see), ``row_number() − 1`` over a window partitioned
+    by them — the copies are identical, so the window's order (none) changes no multiset
+    of refined rows (:func:`dprect.core.ties.occurrence_ranks` is the numpy twin). One
+    shuffle of ``frame``; the partition keys start with their ``xxhash64``, so the
+    window's sort is decided by one long in all but colliding rows."""
+    cols = [F.expr(k) for k in keys]
+    spec = Window.partitionBy(F.xxhash64(*cols), *cols).orderBy(F.lit(0))
+    return frame.withColumn(name, (F.row_number().over(spec) - 1).cast("bigint"))
 
 
 def refine(frame: DataFrame, ties: TieBreaker, sorts: Sequence[str], out: dict[int, str],
-           keep: Sequence[str] = (), *, fill: bool = False, barrier: bool = False
-           ) -> DataFrame:
+           keep: Sequence[str] = (), *, fill: bool = False, barrier: bool = False,
+           rank: str | None = None) -> DataFrame:
     """``frame`` projected to its columns ``keep`` and, for every axis j in ``out``, axis
     j's refined sort value r_j (:meth:`TieBreaker.refined_sql`) as column ``out[j]``.
 
@@ -128,19 +148,26 @@ def refine(frame: DataFrame, ties: TieBreaker, sorts: Sequence[str], out: dict[i
     of those axes alone), and h is the parts' sum mod P — the same integer, since
     reducing each part mod P does not change the total mod P (every term < 2^48, so no
     sum overflows).
+
+    ``rank``: the column of ``frame`` holding the row's occurrence rank
+    (:func:`with_ranks`); h then becomes h' = (h + g(rank)) mod P
+    (:func:`dprect.core.ties.rank_offset`). Without it the rows are refined as if no two
+    were identical, so a caller whose rows can repeat must give it.
     """
     needed = sorted({*ties.hashed, *out})
     axes = list(ties.hashed)
+    ranked = [] if rank is None else [rank]
     if len(axes) <= HASH_CHUNK:
-        h = ties.hash_sql(sorts)
+        h = ties.hash_sql(sorts, rank)
     else:
         runs = [tuple(axes[i:i + HASH_CHUNK]) for i in range(0, len(axes), HASH_CHUNK)]
         parts = [f"{HASH_COLUMN}{k}" for k in range(len(runs))]
         frame = frame.selectExpr(
-            *keep, *(sorts[j] for j in needed),
+            *keep, *(sorts[j] for j in needed), *ranked,
             *(f"{TieBreaker(ties.bits, run).hash_sql(sorts)} AS {part}"
               for run, part in zip(runs, parts, strict=True)))
-        h = f"pmod({' + '.join(parts)}, {HASH_PRIME})"
+        h = f"pmod({' + '.join(parts)}" + \
+            ("" if rank is None else f" + {rank_offset_sql(rank)}") + f", {HASH_PRIME})"
     if barrier:
         h = f"({h} + 0 * spark_partition_id())"
     # a refined float axis's order key once per row, beside h (core.ties.key_sql)
@@ -327,11 +354,15 @@ def gather(data: DataFrame, value: dict[int, str], domains: Sequence[Domain],
         passed = rows.selectExpr(*cols)
     else:  # the hash once per row, then r_j of every refined carried axis (module notes)
         assert sort is not None
+        # ranks among identical rows: the filter above keeps or drops a group of them
+        # whole (every predicate of it is on sort values: _beyond), so ranking the kept
+        # rows ranks them among all positives; problem rows rank apart (_bad)
         sorts = [f"_s{j}" for j in range(len(domains))]
-        needed = sorted({*ties.hashed, *refined})
-        staged = rows.selectExpr(*cols, *(f"{sort[j]} AS {sorts[j]}" for j in needed))
+        staged = with_ranks(rows.selectExpr(*cols, *(f"{sort[j]} AS {sorts[j]}"
+                                                     for j in range(len(domains)))),
+                            [*sorts, *([topk.BAD] if problem is not None else [])])
         passed = refine(staged, ties, sorts, {c: topk.value_column(c) for c in refined},
-                        [name for _, name in named], fill=True)
+                        [name for _, name in named], fill=True, rank=RANK_COLUMN)
     orders = [topk.Order(s.axis, s.side == "hi", s.rows, s.columns) for s in specs]
     if partitions is None:
         partitions = partition_count(data)
@@ -365,15 +396,21 @@ def _beyond(spec: PrefixSpec, t: float, value: dict[int, str], domains: Sequence
             sort: dict[int, str] | None, refined: Sequence[int],
             ties: TieBreaker | None = None) -> str:
     """The rows at or beyond threshold ``t`` (a raw value from the sample) in ``spec``'s
-    order: by value, or on a refined axis by sort value (closed upward in (s_j, u)); on
+    order: by value, or on a refined axis — and on every axis when the engine has ties,
+    so that rows identical in sort values are kept or dropped together — by sort value
+    (closed upward in (s_j, u), and in the value order); on
     a refined float axis by value beyond the end of ``t``'s coarse bin (every row whose
     refined value can be at or beyond a refined value of that bin)."""
     op = "<=" if spec.side == "lo" else ">="
-    if spec.axis not in refined:
+    if spec.axis not in refined and ties is None:
         return f"{value[spec.axis]} {op} {literal(t)}"
     assert sort is not None
     if math.isnan(t):  # only from rows the pass reports as invalid: prune nothing
         return "true"
+    if spec.axis not in refined:  # with ties, by sort value: duplicates stay together
+        s = domains[spec.axis].encode(np.array([t], dtype=np.float64))[0]
+        bound = int(s) if np.asarray(s).dtype.kind == "i" else float(s)
+        return f"{sort[spec.axis]} {op} {literal(bound)}"
     if ties is not None and spec.axis in ties.floats:
         low, high = coarse_range(float(domains[spec.axis].encode(np.array([t]))[0]),
                                  ties.bits[spec.axis])

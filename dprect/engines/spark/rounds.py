@@ -2,7 +2,8 @@
 
 The positive rows are encoded once into their sort values ``_v{j}`` by the SQL twin of the
 core's encoding (:meth:`Domain.sort_sql <dprect.core.domains.Domain.sort_sql>`; refined by
-the row hash when the engine has ties, :func:`dprect.engines.spark.prefetch.refine`) and,
+the row hash and the row's occurrence rank when the engine has ties,
+:func:`dprect.engines.spark.prefetch.with_ranks` and ``refine``) and,
 when asked, cached. The remaining set is never materialised: it is the encoded rows
 filtered by the recorded cuts (``hi``: keep v < t; ``lo``: keep v > t). Each window is one
 job collecting only the ranks asked for, of the one column asked for. It answers exactly
@@ -19,7 +20,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F  # noqa: N812
 
 from dprect.core.domains import Side
-from dprect.engines.spark.prefetch import refine
+from dprect.engines.spark.prefetch import RANK_COLUMN, refine, with_ranks
 from dprect.engines.spark.sql import all_of, literal, seen
 from dprect.engines.spark.strategy import Rows
 
@@ -87,9 +88,10 @@ class RoundsStrategy:
             data = rows.data if rows.positive is None else rows.data.where(rows.positive)
             encoded = data.selectExpr(*[f"{rows.sorts[j]} AS {v}"
                                         for j, v in enumerate(self._vcols)])
-            if rows.ties is not None:
-                encoded = refine(encoded, rows.ties, self._vcols,
-                                 dict(enumerate(self._vcols)), barrier=True)
+            if rows.ties is not None:  # ranks among identical rows, then r_j
+                encoded = refine(with_ranks(encoded, self._vcols), rows.ties, self._vcols,
+                                 dict(enumerate(self._vcols)), barrier=True,
+                                 rank=RANK_COLUMN)
             if self.cache:
                 encoded = encoded.persist(StorageLevel.MEMORY_AND_DISK)
                 self._cached = True
