@@ -93,12 +93,21 @@ def centre_pieces(values: np.ndarray, epsilon: float | None = None) -> Pieces:
     """The median exponential mechanism's law on ``FloatBins(CENTRE_BITS)`` as pieces of
     constant depth min(#{x ≤ bin}, #{x ≥ bin}) (``values``: one column's finite values).
     ``epsilon`` only sets the float ``Pieces.epsilon`` for tests and audits (None: 1)."""
-    m = _CENTRE_GRID.size
     x = np.asarray(values, dtype=np.float64)
     if len(x):
         keys, counts = np.unique(_CENTRE_GRID.encode(x), return_counts=True)
     else:
         keys, counts = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return centre_pieces_from_counts(keys, counts, epsilon)
+
+
+def centre_pieces_from_counts(keys: np.ndarray, counts: np.ndarray,
+                              epsilon: float | None = None) -> Pieces:
+    """:func:`centre_pieces` from the column's ``FloatBins(CENTRE_BITS)`` histogram:
+    sorted unique bin ``keys`` and their ``counts`` (each ≥ 1): all the centre reads."""
+    m = _CENTRE_GRID.size
+    keys = np.asarray(keys, dtype=np.int64)
+    counts = np.asarray(counts, dtype=np.int64)
     n = int(counts.sum())
     u = len(keys)
     if u == 0:
@@ -133,6 +142,12 @@ def centre_value(index: int) -> float:
 def draw_centre(values: np.ndarray, rate: Fraction, rng: RandomSource) -> float:
     """The private centre: a bin drawn ∝ exp(rate·depth) (rate = ε_c/2, exact)."""
     return centre_value(sample_unimodal(centre_pieces(values), rate, rng))
+
+
+def draw_centre_from_counts(keys: np.ndarray, counts: np.ndarray, rate: Fraction,
+                            rng: RandomSource) -> float:
+    """:func:`draw_centre` from the centre grid's histogram (sorted keys, counts)."""
+    return centre_value(sample_unimodal(centre_pieces_from_counts(keys, counts), rate, rng))
 
 
 # -- the candidates --------------------------------------------------------------------------
@@ -287,8 +302,10 @@ __all__ = [
     "candidate_count",
     "candidates",
     "centre_pieces",
+    "centre_pieces_from_counts",
     "centre_value",
     "draw_centre",
+    "draw_centre_from_counts",
     "overshoot_probability",
     "search_side",
     "side_clip_bound",
