@@ -58,10 +58,6 @@ from typing import Any
 import numpy as np
 
 from dprect.core.accounting import Guarantee, add_remove_budget, replace_one
-from dprect.core.errors import ParameterError
-from dprect.core.guarantee_check import CheckReport, check_describe_plan
-from dprect.core.randomness import SEEDED_WARNING, RandomSource
-from dprect.core.request import DescribeRequest, Neighbouring
 from dprect.core.describe_stats import (
     CellStatistics,
     cell_grid,
@@ -72,6 +68,10 @@ from dprect.core.describe_stats import (
     side_tails,
     truncated_value,
 )
+from dprect.core.errors import ParameterError
+from dprect.core.guarantee_check import CheckReport, check_describe_plan
+from dprect.core.randomness import SEEDED_WARNING, RandomSource
+from dprect.core.request import DescribeRequest, Neighbouring
 from dprect.core.tail_bounds import (
     CENTRE_BITS,
     STEPS_PER_OCTAVE,
