@@ -85,17 +85,23 @@ class CellGrid:
         return len(self.lower)
 
 
-@lru_cache(maxsize=256)
+def edges_hold(grid: CellGrid) -> bool:
+    """Whether every lower candidate is the smallest float of its ``FloatBins(SEARCH_BITS)``
+    bin and every upper one the largest (the sum's exactness rests on it; a public fact
+    about :func:`~dprect.core.tail_bounds.candidates`, checked by the tests)."""
+    lo_bins, up_bins = _SEARCH_GRID.encode(grid.lower), _SEARCH_GRID.encode(grid.upper)
+    with np.errstate(over="ignore"):
+        below = _SEARCH_GRID.encode(np.nextafter(grid.lower, -np.inf))
+        above = _SEARCH_GRID.encode(np.nextafter(grid.upper, np.inf))
+    return bool(np.array_equal(below, lo_bins - 1) and np.array_equal(above, up_bins + 1))
+
+
+@lru_cache(maxsize=1024)
 def cell_grid(centre: float) -> CellGrid:
     """The candidates of both sides of ``centre`` and their ``FloatBins(SEARCH_BITS)``
-    cuts. Raises AssertionError if a candidate is not its bin's edge (the sum's exactness
-    rests on it; a public fact about the candidates, not about data)."""
+    cuts (every candidate a bin edge: :func:`edges_hold`)."""
     lower, upper = candidates(centre, "lower"), candidates(centre, "upper")
     lo_bins, up_bins = _SEARCH_GRID.encode(lower), _SEARCH_GRID.encode(upper)
-    if not (np.array_equal(_SEARCH_GRID.encode(np.nextafter(lower, -np.inf)), lo_bins - 1)
-            and np.array_equal(_SEARCH_GRID.encode(np.nextafter(upper, np.inf)),
-                               up_bins + 1)):
-        raise AssertionError("a describe candidate is not a FloatBins bin edge")
     cuts = np.concatenate([lo_bins[::-1], up_bins + 1]).astype(np.int64)
     if len(cuts) > 1 and not np.all(cuts[1:] > cuts[:-1]):
         raise AssertionError("describe candidates' cuts are not increasing")
@@ -281,6 +287,6 @@ def centred_sum(stats: CellStatistics, grid: CellGrid, lower_step: int, upper_st
 
 
 __all__ = ["EXPONENT_BIAS", "SIGNIFICANT_BITS", "CellCuts", "CellGrid", "CellStatistics",
-           "cell_cuts", "cell_grid", "cell_statistics", "centre_counts", "centred_sum",
+           "cell_cuts", "cell_grid", "cell_statistics", "centre_counts", "centred_sum", "edges_hold",
            "interval_counts", "merge_statistics", "pack", "row_intervals", "search_range",
            "side_tails", "sum_by_key", "truncated", "truncated_value", "unpack"]

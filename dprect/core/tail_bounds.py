@@ -151,11 +151,14 @@ def draw_centre_from_counts(keys: np.ndarray, counts: np.ndarray, rate: Fraction
 
 
 # -- the candidates --------------------------------------------------------------------------
+@lru_cache(maxsize=1)
 def _offsets() -> np.ndarray:
     k = np.arange(MIN_OFFSET_EXPONENT * STEPS_PER_OCTAVE,
                   MAX_OFFSET_EXPONENT * STEPS_PER_OCTAVE, dtype=np.float64)
     with np.errstate(over="ignore"):
-        return np.exp2(k / STEPS_PER_OCTAVE)
+        out = np.exp2(k / STEPS_PER_OCTAVE)
+    out.setflags(write=False)
+    return out
 
 
 def _bin_edges(index: np.ndarray, upper: bool) -> np.ndarray:
