@@ -287,6 +287,7 @@ def centred_sum(stats: CellStatistics, grid: CellGrid, lower_step: int, upper_st
 
 
 __all__ = ["EXPONENT_BIAS", "SIGNIFICANT_BITS", "CellCuts", "CellGrid", "CellStatistics",
-           "cell_cuts", "cell_grid", "cell_statistics", "centre_counts", "centred_sum", "edges_hold",
-           "interval_counts", "merge_statistics", "pack", "row_intervals", "search_range",
-           "side_tails", "sum_by_key", "truncated", "truncated_value", "unpack"]
+           "cell_cuts", "cell_grid", "cell_statistics", "centre_counts", "centred_sum",
+           "edges_hold", "interval_counts", "merge_statistics", "pack", "row_intervals",
+           "search_range", "side_tails", "sum_by_key", "truncated", "truncated_value",
+           "unpack"]
