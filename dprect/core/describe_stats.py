@@ -9,7 +9,8 @@ The mechanism needs, per (group, column):
     (:func:`centre_counts`; the depth of every bin follows from it,
     :func:`~dprect.core.tail_bounds.centre_pieces_from_counts`);
 (b) **given the released centre c**, the candidates of each side are public
-    (:func:`~dprect.core.tail_bounds.candidates`). Every candidate is an edge of a
+    (:func:`~dprect.core.tail_bounds.candidates`; uncached,
+    :func:`~dprect.core.tail_bounds.side_candidates`). Every candidate is an edge of a
     ``FloatBins(SEARCH_BITS)`` bin — a lower candidate L_k the smallest float of its bin
     ℓ_k, an upper one U_k the largest of its bin u_k, on the sides that cross zero too
     (checked by :func:`cell_grid`) — so x < L_k ⟺ bin(x) < ℓ_k and x > U_k ⟺ bin(x) ≥
@@ -45,7 +46,7 @@ from functools import lru_cache
 import numpy as np
 
 from dprect.core.domains import FloatBins
-from dprect.core.tail_bounds import CENTRE_BITS, SEARCH_BITS, Side, candidates
+from dprect.core.tail_bounds import CENTRE_BITS, SEARCH_BITS, Side, side_candidates
 
 #: significant bits a row keeps for the sum (the leading 1 included): x̃ = ±M·2^s, M < 2^30
 SIGNIFICANT_BITS = 30
@@ -96,11 +97,12 @@ def edges_hold(grid: CellGrid) -> bool:
     return bool(np.array_equal(below, lo_bins - 1) and np.array_equal(above, up_bins + 1))
 
 
-@lru_cache(maxsize=1024)
-def cell_grid(centre: float) -> CellGrid:
+def make_cell_grid(centre: float) -> CellGrid:
     """The candidates of both sides of ``centre`` and their ``FloatBins(SEARCH_BITS)``
-    cuts (every candidate a bin edge: :func:`edges_hold`)."""
-    lower, upper = candidates(centre, "lower"), candidates(centre, "upper")
+    cuts (every candidate a bin edge: :func:`edges_hold`). Uncached: what the Spark
+    kernel calls (:func:`cell_grid` is the cached form)."""
+    lower = side_candidates(float(centre), "lower")
+    upper = side_candidates(float(centre), "upper")
     lo_bins, up_bins = _SEARCH_GRID.encode(lower), _SEARCH_GRID.encode(upper)
     cuts = np.concatenate([lo_bins[::-1], up_bins + 1]).astype(np.int64)
     if len(cuts) > 1 and not np.all(cuts[1:] > cuts[:-1]):
@@ -111,6 +113,10 @@ def cell_grid(centre: float) -> CellGrid:
     return CellGrid(lower, upper, cuts)
 
 
+#: :func:`make_cell_grid` cached (the driver's and the numpy route's; ~270 kB a grid)
+cell_grid = lru_cache(maxsize=1024)(make_cell_grid)
+
+
 @dataclass(frozen=True)
 class CellCuts:
     """The cuts one cell's rows are searched in: i(x) = base + #{c in cuts : c ≤ bin(x)}."""
@@ -119,15 +125,14 @@ class CellCuts:
     base: int
 
 
-def cell_cuts(centre: float, low_bin: int | None = None, high_bin: int | None = None
+def cell_cuts(grid: CellGrid, low_bin: int | None = None, high_bin: int | None = None
               ) -> CellCuts:
-    """The cuts of ``centre``'s grid, optionally trimmed to rows whose
+    """The cuts of a centre's ``grid``, optionally trimmed to rows whose
     ``FloatBins(SEARCH_BITS)`` bin lies in [``low_bin``, ``high_bin``]: a cut ≤ low_bin
     counts for every such row (it moves into ``base``) and a cut > high_bin for none, so
     every such row gets the same interval as under the full cuts. Trimming only saves
     work (an engine knows each cell's range from the centre histogram,
     :func:`search_range`)."""
-    grid = cell_grid(centre)
     first = 0 if low_bin is None else int(np.searchsorted(grid.cuts, low_bin, "right"))
     last = len(grid.cuts) if high_bin is None else \
         int(np.searchsorted(grid.cuts, high_bin, "right"))
@@ -233,7 +238,8 @@ class CellStatistics:
 def cell_statistics(values: np.ndarray, centre: float) -> CellStatistics:
     """The statistics of one cell's finite ``values`` given its released ``centre``."""
     x = np.asarray(values, dtype=np.float64)
-    interval = row_intervals(x, np.zeros(len(x), dtype=np.int64), [cell_cuts(centre)])
+    cuts = [cell_cuts(cell_grid(centre))]
+    interval = row_intervals(x, np.zeros(len(x), dtype=np.int64), cuts)
     exponent, m = truncated(x)
     return CellStatistics(*sum_by_key(pack(interval, exponent), m))
 
@@ -288,6 +294,6 @@ def centred_sum(stats: CellStatistics, grid: CellGrid, lower_step: int, upper_st
 
 __all__ = ["EXPONENT_BIAS", "SIGNIFICANT_BITS", "CellCuts", "CellGrid", "CellStatistics",
            "cell_cuts", "cell_grid", "cell_statistics", "centre_counts", "centred_sum",
-           "edges_hold", "interval_counts", "merge_statistics", "pack", "row_intervals",
-           "search_range", "side_tails", "sum_by_key", "truncated", "truncated_value",
-           "unpack"]
+           "edges_hold", "interval_counts", "make_cell_grid", "merge_statistics", "pack",
+           "row_intervals", "search_range", "side_tails", "sum_by_key", "truncated",
+           "truncated_value", "unpack"]

@@ -151,14 +151,11 @@ def draw_centre_from_counts(keys: np.ndarray, counts: np.ndarray, rate: Fraction
 
 
 # -- the candidates --------------------------------------------------------------------------
-@lru_cache(maxsize=1)
 def _offsets() -> np.ndarray:
     k = np.arange(MIN_OFFSET_EXPONENT * STEPS_PER_OCTAVE,
                   MAX_OFFSET_EXPONENT * STEPS_PER_OCTAVE, dtype=np.float64)
     with np.errstate(over="ignore"):
-        out = np.exp2(k / STEPS_PER_OCTAVE)
-    out.setflags(write=False)
-    return out
+        return np.exp2(k / STEPS_PER_OCTAVE)
 
 
 def _bin_edges(index: np.ndarray, upper: bool) -> np.ndarray:
@@ -181,8 +178,10 @@ def _bin_edges(index: np.ndarray, upper: bool) -> np.ndarray:
     return np.where(negative, -high_v, low_v)
 
 
-@lru_cache(maxsize=256)
-def _candidates_cached(centre: float, side: Side) -> np.ndarray:
+def side_candidates(centre: float, side: Side) -> np.ndarray:
+    """:func:`candidates` without its cache or checks (a finite float centre, a valid
+    side): what a kernel shipped by value to Spark executors calls (a cached function
+    would be pickled by reference)."""
     off = _offsets()
     sign = 1.0 if side == "upper" else -1.0
     with np.errstate(over="ignore"):
@@ -195,6 +194,9 @@ def _candidates_cached(centre: float, side: Side) -> np.ndarray:
     edges = _bin_edges(idx[keep], upper=side == "upper")
     edges.setflags(write=False)
     return edges
+
+
+_candidates_cached = lru_cache(maxsize=256)(side_candidates)
 
 
 def candidates(centre: float, side: Side) -> np.ndarray:
@@ -311,6 +313,7 @@ __all__ = [
     "draw_centre_from_counts",
     "overshoot_probability",
     "search_side",
+    "side_candidates",
     "side_clip_bound",
     "tail_counts",
 ]

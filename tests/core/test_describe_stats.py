@@ -103,18 +103,18 @@ def test_trimmed_cuts_give_the_same_intervals():
         for c in (0.0, 7.0):
             lo, hi = search_range(centre_counts(x)[0])
             cell = np.zeros(len(x), dtype=np.int64)
-            full = row_intervals(x, cell, [cell_cuts(c)])
-            trimmed = cell_cuts(c, lo, hi)
-            assert len(trimmed.cuts) < len(cell_cuts(c).cuts)
+            full = row_intervals(x, cell, [cell_cuts(cell_grid(c))])
+            trimmed = cell_cuts(cell_grid(c), lo, hi)
+            assert len(trimmed.cuts) < len(cell_cuts(cell_grid(c)).cuts)
             assert np.array_equal(row_intervals(x, cell, [trimmed]), full)
     # several cells at once: each row under its own cell's cuts
     a, b = _columns()[:2]
     both = row_intervals(np.r_[a, b], np.r_[np.zeros(len(a), int), np.ones(len(b), int)],
-                         [cell_cuts(0.0), cell_cuts(7.0)])
+                         [cell_cuts(cell_grid(0.0)), cell_cuts(cell_grid(7.0))])
     assert np.array_equal(both[:len(a)], row_intervals(a, np.zeros(len(a), int),
-                                                       [cell_cuts(0.0)]))
+                                                       [cell_cuts(cell_grid(0.0))]))
     assert np.array_equal(both[len(a):], row_intervals(b, np.zeros(len(b), int),
-                                                       [cell_cuts(7.0)]))
+                                                       [cell_cuts(cell_grid(7.0))]))
 
 
 @pytest.mark.parametrize("centre", [0.0, 1.0, -2.5, 7.0])

@@ -130,3 +130,41 @@ def test_pass_two_statistics_are_the_cores(spark, parquet):
         assert np.array_equal(got[key].keys, want.keys)
         assert np.array_equal(got[key].counts, want.counts)
         assert np.array_equal(got[key].sums, want.sums)
+
+
+_LOAD_WITHOUT_DPRECT = """
+import pickle, sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name == "dprect" or name.startswith("dprect."):
+            raise ImportError("dprect is not installed here")
+sys.meta_path.insert(0, Block())
+import pyarrow as pa
+body = pickle.loads(sys.stdin.buffer.read())
+out = list(body(iter([pa.RecordBatch.from_pylist(
+    [{"x": 1.5, "g": "a"}, {"x": -2.0, "g": "b"}, {"x": None, "g": "a"}])])))
+sys.stdout.write(str(sum(out[0].column("_n").to_pylist())))
+"""
+
+
+def test_pass_two_kernel_runs_where_dprect_is_not_installed():
+    """The kernel and the core functions it calls travel by value (no cached function
+    pickled by reference): executors need numpy and pyarrow, not dprect."""
+    import subprocess
+    import sys
+    from functools import partial
+
+    from pyspark import cloudpickle
+
+    from dprect.engines.spark.describe import partial_statistics
+
+    centres = np.array([[1.0], [-2.0]])
+    ranges = np.array([[search_range(centre_counts(np.array([1.5]))[0])],
+                       [search_range(centre_counts(np.array([-2.0]))[0])]])
+    body = partial(partial_statistics, columns=["x"], centres=centres, ranges=ranges,
+                   group_column="g", group_kind="string", group_values=["a", "b"])
+    done = subprocess.run([sys.executable, "-c", _LOAD_WITHOUT_DPRECT],
+                          input=cloudpickle.dumps(body), capture_output=True, cwd="/",
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr.decode()[-500:]
+    assert done.stdout.decode() == "2"  # two finite values of listed groups

@@ -52,8 +52,10 @@ from dprect.core.aggregates import (
     draw_centres,
 )
 from dprect.core.describe_stats import (
+    CellGrid,
     CellStatistics,
     cell_cuts,
+    make_cell_grid,
     pack,
     row_intervals,
     search_range,
@@ -83,12 +85,20 @@ CHUNK_ROWS = 1 << 19
 
 # -- the kernel (numpy and pyarrow only; shipped by value) ------------------------------------
 def _chunk_statistics(group: np.ndarray, values: np.ndarray, centres: np.ndarray,
-                      ranges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                      ranges: np.ndarray, grids: dict[float, CellGrid]
+                      ) -> tuple[np.ndarray, np.ndarray]:
     """One column's rows of a chunk (listed groups, finite values) as (group << 27 |
-    (interval, exponent) key, signed truncated significand) per row."""
+    (interval, exponent) key, signed truncated significand) per row. ``grids``: the
+    task's grids by centre (built here once each, uncached in the core: a cached function
+    would be pickled by reference)."""
     present = np.unique(group)
-    cuts = [cell_cuts(float(centres[g]), int(ranges[g, 0]), int(ranges[g, 1]))
-            for g in present.tolist()]
+    cuts = []
+    for g in present.tolist():
+        c = float(centres[g])
+        grid = grids.get(c)
+        if grid is None:
+            grid = grids[c] = make_cell_grid(c)
+        cuts.append(cell_cuts(grid, int(ranges[g, 0]), int(ranges[g, 1])))
     interval = row_intervals(values, np.searchsorted(present, group), cuts)
     exponent, significand = truncated(values)
     return (group.astype(np.int64) << _KEY_BITS) | pack(interval, exponent), significand
@@ -104,6 +114,7 @@ def partial_statistics(batches: Iterator[Any], columns: Sequence[str],
     acc: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = [
         (np.zeros(0, np.int64),) * 3 for _ in columns]
     pending: list[Any] = []
+    grids: dict[float, CellGrid] = {}
     rows = 0
 
     def flush() -> None:
@@ -120,7 +131,8 @@ def partial_statistics(batches: Iterator[Any], columns: Sequence[str],
         for j, name in enumerate(columns):
             x = as_float64(table.column(name).combine_chunks())
             use = listed & np.isfinite(x)  # null, NaN, ±inf: left out of this column
-            keys, sig = _chunk_statistics(group[use], x[use], centres[:, j], ranges[:, j])
+            keys, sig = _chunk_statistics(group[use], x[use], centres[:, j], ranges[:, j],
+                                          grids)
             k0, n0, s0 = acc[j]
             acc[j] = sum_by_key(np.concatenate([k0, keys]), np.concatenate([s0, sig]),
                                 np.concatenate([n0, np.ones(len(keys), np.int64)]))
