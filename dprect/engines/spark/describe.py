@@ -70,11 +70,20 @@ from dprect.core.tail_bounds import CENTRE_BITS
 from dprect.engines.bounds_input import resolve_groups
 from dprect.engines.prepared import PreparedRun
 from dprect.engines.row_kernels import group_index
-from dprect.engines.spark.bounds import as_float64, check_schema, spark_histograms
+from dprect.engines.spark.bounds import (
+    COLUMN,
+    COUNT,
+    GROUP,
+    KEY,
+    as_float64,
+    by_cell,
+    check_schema,
+    spark_histograms,
+)
 from dprect.engines.spark.source import SPARK_ERRORS, opened_source, spark_message
 from dprect.engines.spark.sql import ident
 
-GROUP, COLUMN, KEY, COUNT, SUM = "_g", "_j", "_k", "_n", "_s"
+SUM = "_s"
 #: the Spark DDL schema of :func:`partial_statistics`' output
 OUTPUT_SCHEMA = f"{GROUP} int, {COLUMN} int, {KEY} bigint, {COUNT} bigint, {SUM} bigint"
 #: a (interval, exponent) key (:func:`~dprect.core.describe_stats.pack`) is below 2^27
@@ -169,19 +178,8 @@ cloudpickle.register_pickle_by_value(sys.modules[__name__])
 def to_statistics(table: Any) -> dict[tuple[int, int], CellStatistics]:
     """The collected sums as one :class:`CellStatistics` per (group, column), keys
     sorted."""
-    def col(name: str) -> np.ndarray:
-        return np.asarray(table.column(name).to_numpy(zero_copy_only=False), dtype=np.int64)
-
-    g, j, k, n, s = (col(c) for c in (GROUP, COLUMN, KEY, COUNT, SUM))
-    out: dict[tuple[int, int], CellStatistics] = {}
-    if len(k) == 0:
-        return out
-    order = np.lexsort((k, j, g))
-    g, j, k, n, s = g[order], j[order], k[order], n[order], s[order]
-    cut = np.flatnonzero((g[1:] != g[:-1]) | (j[1:] != j[:-1])) + 1
-    for lo, hi in zip(np.r_[0, cut], np.r_[cut, len(k)], strict=True):
-        out[(int(g[lo]), int(j[lo]))] = CellStatistics(k[lo:hi], n[lo:hi], s[lo:hi])
-    return out
+    return {cell: CellStatistics(k, n, s)
+            for cell, (k, n, s) in by_cell(table, [COUNT, SUM]).items()}
 
 
 def spark_statistics(df: DataFrame, columns: Sequence[str], centres: np.ndarray,
