@@ -168,3 +168,21 @@ def test_pass_two_kernel_runs_where_dprect_is_not_installed():
                           timeout=120, check=False)
     assert done.returncode == 0, done.stderr.decode()[-500:]
     assert done.stdout.decode() == "2"  # two finite values of listed groups
+
+
+def test_a_plan_or_group_names_that_do_not_fit_are_refused_before_any_pass(spark, parquet):
+    from dprect.core.errors import InputDataError, ParameterError
+
+    path, _ = parquet
+    with _route(spark).open(Source(str(path), COLUMNS, group_by="g"), LISTED,
+                            lambda _: None) as prepared:
+        with pytest.raises(ParameterError, match="plan"):
+            prepared.describe(plan_describe(1.0, 2), LISTED, _seeded(1))
+        with pytest.raises(ParameterError, match="group name"):
+            prepared.describe(plan_describe(1.0, len(COLUMNS)), LISTED[:2], _seeded(1))
+    with pytest.raises(InputDataError, match="numeric"):
+        _route(spark).open(Source(str(path), ["x", "g"], group_by="h"), ["0"],
+                           lambda _: None)
+    with pytest.raises(ParameterError, match="numeric"):
+        _route(spark).open(Source(str(path), ["x"], group_by="h"), ["east"],
+                           lambda _: None)

@@ -63,7 +63,7 @@ from dprect.core.describe_stats import (
     truncated,
 )
 from dprect.core.domains import Domain, FloatBins
-from dprect.core.errors import InputDataError
+from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.randomness import RandomSource
 from dprect.core.request import Source
 from dprect.core.tail_bounds import CENTRE_BITS
@@ -220,7 +220,10 @@ class SparkDescribePrepared(PreparedRun):
         group_by = self.source.group_by
         n_groups = len(self.groups or []) if group_by is not None else 1
         if len(group_names) != n_groups:
-            raise AssertionError("one group name per listed group")
+            raise ParameterError(f"{len(group_names)} group name(s) for {n_groups} "
+                                 f"listed group(s)")
+        if plan.columns != len(columns):
+            raise ParameterError(f"{len(columns)} column(s) for a plan of {plan.columns}")
         centre_grid: list[Domain] = [FloatBins(CENTRE_BITS)] * len(columns)
         hist = spark_histograms(self.df, columns, centre_grid, group_by=group_by,
                                 groups=self.groups)
