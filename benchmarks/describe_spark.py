@@ -8,7 +8,8 @@ The table is generated once and cached under ``benchmarks/output/``
 groups) and float64 columns of four shapes — normal around a group-dependent mean,
 lognormal, negative exponential, and a zero-crossing normal. Each repeat times the plain
 aggregation and the describe run (alternating which goes first); the medians of ≥ 3
-repeats and their ratio are printed and written to ``benchmarks/output/describe_spark.json``
+repeats and their ratio are printed and written to
+``benchmarks/output/describe_spark-{rows}x{columns}x{groups}.json``
 with the describe run split into pass 1 (centre histograms), pass 2 (per-interval
 statistics) and the driver's mechanism. Noise comes from OS entropy (nothing is seeded).
 
@@ -152,7 +153,8 @@ def main(argv: list[str] | None = None) -> int:
            "master": args.master, "repeats": args.repeats, "seconds": times,
            "median_seconds": med, "ratio": ratio, "describe_split": split,
            "acceptance": "describe <= 2x the plain groupBy aggregation"}
-    (OUTPUT / "describe_spark.json").write_text(json.dumps(out, indent=2) + "\n")
+    name = f"describe_spark-{args.rows}x{args.columns}x{args.groups}.json"
+    (OUTPUT / name).write_text(json.dumps(out, indent=2) + "\n")
     print(f"{args.rows:,} rows x {args.columns} columns x {args.groups} groups: plain "
           f"groupBy.agg median {med['plain']:.1f} s, describe median {med['describe']:.1f} s,"
           f" ratio {ratio:.2f} ({'meets' if ratio <= 2 else 'misses'} the 2x acceptance)")
