@@ -75,15 +75,17 @@ DEMO_CONF    := conf/local.yaml
 .PHONY: bench-spark compose-config
 
 demo: setup
-	@echo "== dprect demo 1/4: generating 2,000,000 rows of PUBLIC synthetic data on Spark"
+	@echo "== dprect demo 1/5: generating 2,000,000 rows of PUBLIC synthetic data on Spark"
 	$(SPARK_SUBMIT) jobs/generate_synthetic.py --config $(DEMO_CONF)
-	@echo "== dprect demo 2/4: learning a private rectangle (spark-submit jobs/fit_rectangle.py)"
+	@echo "== dprect demo 2/5: learning a private rectangle (spark-submit jobs/fit_rectangle.py)"
 	$(SPARK_SUBMIT) jobs/fit_rectangle.py --config $(DEMO_CONF)
-	@echo "== dprect demo 3/4: learned vs true rectangle (NON-PRIVATE check, synthetic data only)"
+	@echo "== dprect demo 3/5: learned vs true rectangle (NON-PRIVATE check, synthetic data only)"
 	$(SPARK_SUBMIT) jobs/evaluate_rectangle.py --config $(DEMO_CONF)
-	@echo "== dprect demo 4/4: private clamping bounds per label (spark-submit jobs/private_bounds.py)"
+	@echo "== dprect demo 4/5: private clamping bounds per label (spark-submit jobs/private_bounds.py)"
 	$(SPARK_SUBMIT) jobs/private_bounds.py --config conf/private_bounds.yaml
-	@echo "== done: demo-output/result.json, demo-output/results (Delta), demo-output/rectangle.png, demo-output/bounds.json, demo-output/bounds.csv"
+	@echo "== dprect demo 5/5: DP count, sum and mean per label, bounds found privately (spark-submit jobs/describe.py)"
+	$(SPARK_SUBMIT) jobs/describe.py --config conf/describe.yaml
+	@echo "== done: demo-output/result.json, demo-output/results (Delta), demo-output/rectangle.png, demo-output/bounds.json, demo-output/bounds.csv, demo-output/describe.json, demo-output/describe.csv, demo-output/describe.png"
 
 # Benchmark of the Spark fit against one aggregate scan (10^7 rows x 8 features, cached
 # under benchmarks/output/).

@@ -13,6 +13,12 @@ Definitions (one column, one ε, runs r = 1..R with released mean m_r and sum s_
   opendp-q0.001, opendp-q0.01, tumult) — with ``tumult-reimpl``
   (``benchmarks/peers_standin.py``) in the real Tumult's place when its runs are
   missing; ratio = dprect's / the best peer's.
+* the issue's clipping check (dprect's cells, from their plan's ε): per side, the share of
+  runs whose clipped rows are at most 1/(2ε_q) + 20/ε_b, with ε_q the query's ε on the
+  clamped sum (``plan.sum_epsilon``) and ε_b the bounds' ε per column (centre +
+  threshold + steps, ``plan.bounds_epsilon``); it passes when both sides' shares are
+  ≥ 0.95 (checked on columns with more than 1,000 rows) and no run has a bound beyond
+  1000× the column's largest |x|.
 """
 
 from __future__ import annotations
@@ -54,6 +60,29 @@ def clipped_per_side(sorted_values: np.ndarray, lower: float, upper: float
     return below, above
 
 
+CLIP_CHECK_ROWS = 1000  # the check applies to columns with more rows than this
+CLIP_CHECK_SHARE = 0.95
+
+
+def clip_limit(query_sum_epsilon: float, bounds_epsilon: float) -> float:
+    """The issue's per-side limit 1/(2ε_q) + 20/ε_b (module docstring)."""
+    return 1.0 / (2.0 * query_sum_epsilon) + 20.0 / bounds_epsilon
+
+
+def clip_check(sides: np.ndarray, n: int, runaway: int, query_sum_epsilon: float,
+               bounds_epsilon: float) -> dict[str, Any]:
+    """``sides``: one (below, above) row per run. The share of runs within the limit per
+    side, and whether the check passes (None when the column has ≤ 1,000 rows)."""
+    limit = clip_limit(query_sum_epsilon, bounds_epsilon)
+    low = float(np.mean(sides[:, 0] <= limit))
+    high = float(np.mean(sides[:, 1] <= limit))
+    applies = n > CLIP_CHECK_ROWS
+    return {"limit": limit, "query_sum_epsilon": query_sum_epsilon,
+            "bounds_epsilon": bounds_epsilon, "share_low": low, "share_high": high,
+            "passes": (min(low, high) >= CLIP_CHECK_SHARE and runaway == 0)
+            if applies else None}
+
+
 def summarise(cell: dict[str, Any], values: np.ndarray, true_sum: float) -> dict[str, Any]:
     """One method's runs on one column at one ε → its metrics."""
     runs = cell["runs"]
@@ -79,6 +108,10 @@ def summarise(cell: dict[str, Any], values: np.ndarray, true_sum: float) -> dict
             "runaway": int(sum(max(abs(r["lower"]), abs(r["upper"])) > 1000 * scale
                                for r in bounded)),
         })
+        plan = cell.get("plan")
+        if plan is not None:
+            out["clip_check"] = clip_check(sides, n, out["runaway"],
+                                           plan["query_sum_epsilon"], plan["bounds_epsilon"])
     return out
 
 
@@ -132,7 +165,13 @@ def summary(rows: list[dict[str, Any]], synthetic: bool = False) -> list[dict[st
         if not rs:
             continue
         worst = max(rs, key=lambda r: r["ratio_mean"])
+        checks = [r["methods"][DPRECT]["clip_check"] for r in rs
+                  if "clip_check" in r["methods"].get(DPRECT, {})]
+        applied = [c for c in checks if c["passes"] is not None]
         out.append({"epsilon": eps, "columns": len(rs),
+                    "clip_check_columns": len(applied),
+                    "clip_check_passes": sum(bool(c["passes"]) for c in applied),
+                    "clip_limit": checks[0]["limit"] if checks else None,
                     "at_most_best_mean": sum(r["ratio_mean"] <= 1 for r in rs),
                     "at_most_best_sum": sum(r["ratio_sum"] <= 1 for r in rs),
                     "within_1.25_mean": sum(r["ratio_mean"] <= 1.25 for r in rs),
@@ -166,6 +205,19 @@ def print_table(rows: list[dict[str, Any]], eps: float) -> None:
               f"{fmt(r.get('ratio_mean'), 3):>8}{clip(DPRECT):>16}{clip('tumult'):>16}")
 
 
+def mechanism_fingerprint() -> str:
+    """A hash of dprect's core sources: a cached run of dprect's side is reused only
+    while the mechanism that drew it is unchanged."""
+    import hashlib
+
+    import dprect
+    core = Path(dprect.__file__).resolve().parent / "core"
+    h = hashlib.sha256()
+    for f in sorted(core.glob("*.py")):
+        h.update(f.name.encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()[:16]
+
+
 def dprect_side(manifest: dict[str, Any], requested: str) -> tuple[str, list[dict[str, Any]]]:
     """dprect's cells, reused from ``benchmarks/output/peers/dprect_<route>.json`` when
     that file holds the same runs and ε (dprect is seeded: a re-run gives the same cells),
@@ -174,14 +226,17 @@ def dprect_side(manifest: dict[str, Any], requested: str) -> tuple[str, list[dic
     from peers_dprect import dprect_cells, route
     how = route(requested)
     cache = pr.REPO / pr.OUT / f"dprect_{how}.json"
+    code = mechanism_fingerprint()
     if cache.exists():
         saved = json.loads(cache.read_text())
         if (saved.get("route") == how and saved.get("runs") == manifest["runs"]
-                and saved.get("epsilons") == manifest["epsilons"]):
+                and saved.get("epsilons") == manifest["epsilons"]
+                and saved.get("code") == code):
             return how, saved["cells"]
     how, cells = dprect_cells(manifest, how)
     cache.write_text(json.dumps({"route": how, "runs": manifest["runs"],
-                                 "epsilons": manifest["epsilons"], "cells": cells}))
+                                 "epsilons": manifest["epsilons"], "code": code,
+                                 "cells": cells}))
     return how, cells
 
 
@@ -213,7 +268,8 @@ def compare(requested: str = "auto", dprect_file: str | None = None) -> dict[str
               f"{s['at_most_best_mean']}/{s['columns']} (sum {s['at_most_best_sum']}), "
               f"≤ 1.25× in {s['within_1.25_mean']}, median ratio "
               f"{fmt(s['median_ratio_mean'])}, worst {fmt(s['worst_ratio_mean'])} "
-              f"({s['worst_column']}); best peer: {s['best_peer_counts']}")
+              f"({s['worst_column']}); best peer: {s['best_peer_counts']}; clipping check "
+              f"passes on {s['clip_check_passes']}/{s['clip_check_columns']} columns")
     return data
 
 
@@ -246,7 +302,45 @@ def markdown(data: dict[str, Any], eps: float) -> str:
     return "\n".join(lines)
 
 
+def clip_markdown(data: dict[str, Any]) -> str:
+    """The clipping check per column (rows) and ε (columns) as Markdown: each side's share
+    of runs within 1/(2ε_q) + 20/ε_b, the mean clipped rows low/high, ✓ when it passes
+    (— for a column of at most 1,000 rows or without dprect's plan)."""
+    epsilons = sorted({r["epsilon"] for r in data["rows"]})
+    lim = {e: next((r["methods"][DPRECT]["clip_check"]["limit"] for r in data["rows"]
+                    if r["epsilon"] == e and "clip_check" in r["methods"].get(DPRECT, {})),
+                   None) for e in epsilons}
+    head = ["column", "n", *(f"ε = {e:g} (limit {lim[e]:.1f})" if lim[e] else f"ε = {e:g}"
+                            for e in epsilons)]
+    lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+    keys = []
+    for r in data["rows"]:
+        k = (r["table"], r["column"])
+        if k not in keys:
+            keys.append(k)
+    for t, c in keys:
+        cells = []
+        n = 0
+        for e in epsilons:
+            r = next((r for r in data["rows"] if (r["table"], r["column"], r["epsilon"])
+                      == (t, c, e)), None)
+            d = {} if r is None else r["methods"].get(DPRECT, {})
+            n = r["n"] if r else n
+            ch = d.get("clip_check")
+            if ch is None:
+                cells.append("—")
+                continue
+            mark = {True: "✓", False: "✗", None: "—"}[ch["passes"]]
+            cells.append(f"{d['clipped_low_mean']:.0f} / {d['clipped_high_mean']:.0f} "
+                         f"({min(ch['share_low'], ch['share_high']):.0%}) {mark}")
+        lines.append(f"| {t}/{c} | {n:,} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
     import sys
     doc = json.loads(Path(sys.argv[1]).read_text())
-    print(markdown(doc, float(sys.argv[2]) if len(sys.argv) > 2 else 1.0))
+    if len(sys.argv) > 2 and sys.argv[2] == "clip":
+        print(clip_markdown(doc))
+    else:
+        print(markdown(doc, float(sys.argv[2]) if len(sys.argv) > 2 else 1.0))

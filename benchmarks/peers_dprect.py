@@ -43,16 +43,31 @@ def route(requested: str) -> str:
 
 
 def runs_describe(values: np.ndarray, eps: float, seeds: list[int]) -> list[dict[str, Any]]:
-    import dprect
-    data = values.reshape(-1, 1)
+    """``dprect.describe(column, epsilon=eps, seed=seed)`` for each seed, through the core
+    it calls (:func:`dprect.core.aggregates.run_describe` with the same plan and seeded
+    source: the same draws, ``tests/test_peers_bench.py`` checks it) so the column's
+    reading and plan are done once, not once per run."""
+    from dprect.core.aggregates import plan_describe, run_describe
+    from dprect.core.randomness import RandomSource
+    x = np.asarray(values, dtype=np.float64)
+    cell_values = {(None, 0): x[np.isfinite(x)]}
+    plan = plan_describe(eps, 1)
     out = []
-    describe: Any = getattr(dprect, "describe")  # noqa: B009  (only in trees with part A)
     for seed in seeds:
-        res = describe(data, ["x"], epsilon=eps, seed=seed)
+        res = run_describe(plan, cell_values, [None], ["x"], RandomSource(seed=seed))
         cell = res.cells[0][0]
         out.append({"mean": _num(cell.mean), "sum": _num(cell.sum),
-                    "lower": _num(cell.lower), "upper": _num(cell.upper)})
+                     "lower": _num(cell.lower), "upper": _num(cell.upper)})
     return out
+
+
+def describe_plan_epsilons(eps: float) -> dict[str, float]:
+    """The ε of the issue's clipping check for one column at ``eps``: ε_q, the query's ε
+    on the clamped sum (``plan.sum_epsilon``), and ε_b, the bounds' ε per column (centre
+    + threshold + steps, ``plan.bounds_epsilon``)."""
+    from dprect.core.aggregates import plan_describe
+    plan = plan_describe(eps, 1)
+    return {"query_sum_epsilon": plan.sum_epsilon, "bounds_epsilon": plan.bounds_epsilon}
 
 
 def runs_bounds(values: np.ndarray, eps: float, seeds: list[int]) -> list[dict[str, Any]]:
@@ -104,9 +119,11 @@ def dprect_cells(manifest: dict[str, Any], requested: str = "auto",
                 import time
                 start = time.perf_counter()
                 runs = fn(values, float(eps), seeds)
-                cells.append({"peer": "dprect", "library": f"dprect ({how})",
-                              "version": dprect.__version__, "table": col["table"],
-                              "column": col["column"], "epsilon": float(eps),
-                              "seconds": round(time.perf_counter() - start, 3),
-                              "runs": runs})
+                cell = {"peer": "dprect", "library": f"dprect ({how})",
+                        "version": dprect.__version__, "table": col["table"],
+                        "column": col["column"], "epsilon": float(eps),
+                        "seconds": round(time.perf_counter() - start, 3), "runs": runs}
+                if how == "describe":
+                    cell["plan"] = describe_plan_epsilons(float(eps))
+                cells.append(cell)
     return how, cells

@@ -99,3 +99,45 @@ def test_the_tumult_stand_in_is_used_only_where_the_real_runs_are_missing() -> N
     x, y = cmp.compare_cells(cols, cells, lambda c: values)
     assert set(x["methods"]) == {"tumult"}
     assert set(y["methods"]) == {cmp.STANDIN}
+
+
+def test_the_clipping_check_on_known_runs() -> None:
+    """Issue #23: ≤ 1/(2ε_q) + 20/ε_b rows per side in ≥ 95% of runs (ε_q the sum's ε,
+    ε_b the bounds' ε per column), on columns of more than 1,000 rows, no runaway."""
+    assert cmp.clip_limit(0.4, 0.5) == pytest.approx(1.25 + 40.0)
+    ok = np.array([[0, 41]] * 19 + [[0, 46]])  # 19 of 20 within 41.25 on the high side
+    assert cmp.clip_check(ok, 5000, 0, 0.4, 0.5)["passes"] is True
+    bad = np.array([[0, 41]] * 18 + [[0, 46]] * 2)  # 90%: fails
+    check = cmp.clip_check(bad, 5000, 0, 0.4, 0.5)
+    assert check["passes"] is False and check["share_high"] == pytest.approx(0.9)
+    assert cmp.clip_check(ok, 5000, 1, 0.4, 0.5)["passes"] is False  # a runaway bound
+    assert cmp.clip_check(bad, 1000, 0, 0.4, 0.5)["passes"] is None  # ≤ 1,000 rows
+
+
+def test_dprect_describe_runs_carry_the_check_on_a_small_synthetic_column() -> None:
+    """dprect's side (peers_dprect) on a 3,000-row heavy tail: the runs are
+    dprect.describe's own for each seed, its cell states the plan's ε_q and ε_b, and the
+    comparison writes the clipping check (which passes on it)."""
+    import warnings
+
+    import peers_dprect as pdp
+    from evidence_common import seeded_runs_allowed
+
+    import dprect
+    x = np.sort(np.random.default_rng(4).pareto(2.0, 3000) + 1.0)
+    with seeded_runs_allowed(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        runs = pdp.runs_describe(x, 1.0, list(range(20)))
+        direct = dprect.describe(x.reshape(-1, 1), ["x"], epsilon=1.0, seed=3).cells[0][0]
+    assert (runs[3]["mean"], runs[3]["lower"], runs[3]["upper"]) == (
+        direct.mean, direct.lower, direct.upper)
+    plan = pdp.describe_plan_epsilons(1.0)
+    p = dprect.core.aggregates.plan_describe(1.0, 1)
+    assert plan == {"query_sum_epsilon": p.sum_epsilon, "bounds_epsilon": p.bounds_epsilon}
+    cell = {"peer": "dprect", "table": "t", "column": "x", "epsilon": 1.0, "runs": runs,
+            "plan": plan}
+    col = {"table": "t", "column": "x", "n": len(x), "true_sum": float(x.sum())}
+    (row,) = cmp.compare_cells([col], [cell], lambda c: x)
+    check = row["methods"]["dprect"]["clip_check"]
+    assert check["limit"] == pytest.approx(1 / (2 * p.sum_epsilon) + 20 / p.bounds_epsilon)
+    assert check["passes"] is True and min(check["share_low"], check["share_high"]) >= 0.95

@@ -22,9 +22,18 @@
                 [--where SQL] [--delta-version N | --delta-timestamp TIME]  (Spark only)
                 [--seed S] [--ledger PATH --dataset ID [--run-id ID] [--cap-epsilon E
                 --cap-delta D]] [--plan-only]
+    dprect describe --input T --columns a,b --epsilon E [--delta D] [--beta B]
+                [--neighbouring add-remove|replace-one] [--statistics count,sum,mean|none]
+                [--query-epsilon E] [--group-by COL (--groups v1,v2 | --groups-file F)]
+                --output result.json [--table out.csv | --table FOLDER (Delta)]
+                [--plot means.png] [--engine numpy|spark] [--format parquet|csv|delta]
+                [--master URL | --remote sc://HOST:PORT]
+                [--where SQL] [--delta-version N | --delta-timestamp TIME]  (Spark only)
+                [--seed S] [--ledger PATH --dataset ID [--run-id ID] [--cap-epsilon E
+                --cap-delta D]] [--plan-only]
 
-The options a fit and bounds share (input, format, filter, Delta snapshot, seed, engine,
-ledger) are declared once in :mod:`dprect.app.options`, the session options (``--master``,
+The options a fit, bounds and describe share (input, format, filter, Delta snapshot, seed,
+engine, ledger) are declared once in :mod:`dprect.app.options`, the session options (``--master``,
 ``--remote``) in :mod:`dprect.app.session_options`; the budget options come from the
 requests (:mod:`dprect.core.request`).
     dprect budget init --ledger PATH                      (once, before any other use)
@@ -67,6 +76,14 @@ the plan's table and stops: nothing is read, reserved or written). Every row cou
 row with a null, NaN or ±inf in a column is left out of that column only. With
 ``--group-by`` the group values are a PUBLIC list (``--groups`` or ``--groups-file``),
 never read from the data; rows of other groups are dropped, and the run is charged once.
+
+``describe`` releases a DP count, sum and mean per column (and per listed group) with
+bounds found privately and aimed at the query, in one charge, through
+:func:`dprect.app.describe_flow.run_describe_flow` (``jobs/describe.py`` is the other
+front end): the result JSON, with ``--table`` one row per (group, column) as CSV or Delta,
+with ``--plot`` a PNG of the means and their noise's error bars. Its plan (the budget
+split, the guarantee, the accuracy statements) is printed before the input is read
+(``--plan-only``: printed, nothing else). The row rules are bounds'.
 """
 
 from __future__ import annotations
@@ -86,6 +103,9 @@ from dprect.app.options import (
     BOUNDS_GRID,
     BOUNDS_OUTPUTS,
     DEFAULT_BOUNDS_GRID,
+    DESCRIBE_COLUMNS,
+    DESCRIBE_OUTPUTS,
+    DESCRIBE_QUERY,
     ENGINE_OPTIONS,
     EXPECTATION_OPTIONS,
     FIT_COLUMNS,
@@ -106,6 +126,7 @@ from dprect.core.errors import DprectError, ParameterError
 from dprect.core.labels import LabelText
 from dprect.core.request import (
     BoundsRequest,
+    DescribeRequest,
     FitRequest,
     Neighbouring,
     PlanRequest,
@@ -256,6 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_run_arguments(pl, EXPECTATION_OPTIONS)
 
     _bounds_parser(sub)
+    _describe_parser(sub)
 
     bud = sub.add_parser("budget", help="create the ledger; show or cap a dataset's spend")
     bsub = bud.add_subparsers(dest="budget_command", required=True)
@@ -336,6 +358,63 @@ def _cmd_bounds(args: argparse.Namespace) -> int:
 
         route = cli_bounds_route(**chosen(args))
     run_bounds_flow(settings, route, Reporter(name=flag))
+    return 0
+
+
+def _describe_parser(sub: Any) -> None:
+    """``dprect describe``: DP count, sum and mean per column and public group
+    (:mod:`dprect.app.describe_flow`; the budget options are
+    :class:`dprect.core.request.DescribeRequest`'s)."""
+    d = sub.add_parser(
+        "describe", help="DP count, sum and mean per column (and per listed group), with "
+                         "private bounds, in one charge",
+        description="Release a differentially private count, sum and mean for each column "
+                    "(and each group of a public list), with the clamping bounds found "
+                    "privately and aimed at the query: no bounds are needed in advance. "
+                    "Every row counts; a row with a null, NaN or infinite value in a column "
+                    "is left out of that column only. The plan — the budget split and what "
+                    "it promises — is printed before the input is read; the run is charged "
+                    "once however many groups.")
+    spark = d.add_argument_group("Spark engine options (--engine spark)")
+    add_run_arguments(d, SOURCE_OPTIONS, spark)
+    add_run_arguments(d, DESCRIBE_COLUMNS)
+    add_request_arguments(d, DescribeRequest)
+    add_run_arguments(d, (*DESCRIBE_QUERY, *GROUP_OPTIONS, *DESCRIBE_OUTPUTS))
+    add_run_arguments(d, ENGINE_OPTIONS, spark)
+    add_session_arguments(spark)
+    d.add_argument("--plan-only", action="store_true",
+                   help="print the plan (the budget split, the guarantee and the accuracy "
+                        "statements) and stop: nothing is read, reserved or written")
+    add_run_arguments(d.add_argument_group("privacy budget ledger"), LEDGER_OPTIONS)
+
+
+def _cmd_describe(args: argparse.Namespace) -> int:
+    """``dprect describe``: the options become the settings of the describe flow
+    (:func:`dprect.app.describe_flow.run_describe_flow`), run on the chosen engine."""
+    from dprect.app.describe_flow import (
+        describe_plan,
+        describe_settings,
+        plan_lines,
+        run_describe_flow,
+    )
+    from dprect.app.spine import Reporter
+    from dprect.engines.numpy_describe import NumpyDescribeRoute
+
+    _refuse_spark_only(args, session_flags())
+    values = dict(vars(args))
+    if args.plan_only:  # public inputs only: nothing is read, reserved or written
+        print("\n".join(plan_lines(describe_plan(values, flag), args.columns, None)))
+        return 0
+    settings = describe_settings(values, flag)
+    if args.engine == "numpy":
+        route: Any = NumpyDescribeRoute()
+    else:
+        from dprect.engines.spark.cli import cli_session  # imports pyspark
+        from dprect.engines.spark.describe import SparkDescribeRoute
+
+        session = chosen(args)
+        route = SparkDescribeRoute(lambda: cli_session(**session))
+    run_describe_flow(settings, route, Reporter(name=flag))
     return 0
 
 
@@ -487,6 +566,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_budget(args)
         if args.command == "bounds":
             return _cmd_bounds(args)
+        if args.command == "describe":
+            return _cmd_describe(args)
         return _cmd_plan(args)
     except (DprectError, OSError) as exc:  # parameters, schema, paths: named, one line
         print(f"dprect: error: {one_line(str(exc))}", file=sys.stderr)

@@ -5,8 +5,9 @@ privately and aimed at the query (issue #23; the mechanism is
 The numpy route: the columns are read into memory (nulls, NaN and ±inf are left out of
 their column only), each row is assigned its index in the PUBLIC group list (rows of other
 groups are dropped, never reported), and the core draws every (group, column) in the
-public order. The data's schema (column names and types) decides every refusal; no value
-does.
+public order — the row rules are the command's (:mod:`dprect.engines.numpy_describe`,
+one implementation). The data's schema (column names and types) decides every refusal;
+no value does.
 """
 
 from __future__ import annotations
@@ -23,20 +24,14 @@ from dprect.core.randomness import RandomSource
 def _prepare(data: object, columns: Sequence[str] | None, groups: Sequence[object] | None,
              group_by: object) -> tuple[list[str], list[Any], dict[tuple[Any, int],
                                                                         np.ndarray]]:
+    """The columns' names, the public groups and each (group, column)'s values by the
+    numpy route's row rules (:func:`dprect.engines.numpy_describe.values_by_cell`)."""
     from dprect.app.api import grouped_columns
+    from dprect.engines.numpy_describe import values_by_cell
 
     names, values, group, group_list = grouped_columns(data, columns, group_by, groups,
                                                        "column to describe")
-    by_cell: dict[tuple[Any, int], np.ndarray] = {}
-    order = np.argsort(group, kind="stable")
-    sorted_group = group[order]
-    cuts = np.searchsorted(sorted_group, np.arange(len(group_list) + 1))
-    for j, col in enumerate(values):
-        x = np.asarray(col, dtype=np.float64)[order]
-        for gi, g in enumerate(group_list):
-            part = x[cuts[gi]:cuts[gi + 1]]
-            by_cell[(g, j)] = part[np.isfinite(part)]
-    return names, group_list, by_cell
+    return names, group_list, values_by_cell(values, group, group_list)
 
 
 def describe(data: object, columns: Sequence[str] | None = None, *,

@@ -34,6 +34,7 @@ from dprect.core.planner import Plan, plan
 from dprect.core.request import FitRequest, Source, request_from
 from dprect.core.result import FitResult
 from dprect.release.bounds_record import is_bounds_record
+from dprect.release.describe_record import is_describe_record
 from dprect.release.guarded import Charge, LedgerSettings, Outcome
 from dprect.release.sinks import Sink, output_sinks
 
@@ -125,6 +126,8 @@ class FitProduct:
             return "private bounds, not a rectangle"
         if is_classes_record(record):
             return "one rectangle per class, not one rectangle"
+        if is_describe_record(record):
+            return "DP aggregates (describe), not a rectangle"
         return None
 
     def announce(self) -> list[str]:

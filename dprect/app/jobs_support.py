@@ -62,7 +62,7 @@ from dprect.core.request import FitRequest, option_specs
 if TYPE_CHECKING:
     from dprect.app.spine import Reporter
 
-SECTIONS = ("spark", "generate", "fit", "evaluate", "bounds")
+SECTIONS = ("spark", "generate", "fit", "evaluate", "bounds", "describe")
 
 
 

@@ -3,7 +3,8 @@
 Where a run reads its table, its test seed, its engine and the budget ledger are the same
 options for a fit and for bounds (:data:`RUN_OPTIONS`); what is a product's own — the
 features and label of a fit, its outputs and Spark strategy (:data:`FIT_OPTIONS`); the
-columns, groups and outputs of bounds (:data:`BOUNDS_OPTIONS`) — is declared beside them.
+columns, groups and outputs of bounds (:data:`BOUNDS_OPTIONS`); the columns, statistics,
+groups and outputs of describe (:data:`DESCRIBE_OPTIONS`) — is declared beside them.
 :mod:`dprect.app.cli` and :mod:`dprect.app.jobs_support` generate the flags and the config
 keys from these tables, as they generate the budget options from the requests
 (:func:`dprect.core.request.option_specs`). Where Spark runs (``--master``, ``--remote``)
@@ -190,6 +191,33 @@ BOUNDS_OUTPUTS = (
 
 BOUNDS_OPTIONS = (*BOUNDS_COLUMNS, BOUNDS_GRID, *GROUP_OPTIONS, *BOUNDS_OUTPUTS)
 
+#: the columns of describe (DP count, sum and mean per public group and column)
+DESCRIBE_COLUMNS = (
+    RunOption("columns", "names", "comma-separated numeric columns to describe",
+              required=True),
+)
+#: what describe releases, and the query its bounds aim at
+DESCRIBE_QUERY = (
+    RunOption("statistics", "names", "comma-separated statistics among count, sum, mean "
+              "(default: all three, from one noisy count and one noisy clamped sum), or "
+              "'none' for the bounds alone (then --query-epsilon is required)",
+              metavar="S1,S2"),
+    RunOption("query_epsilon", "float", "the epsilon per column of the sum or mean the "
+              "bounds are aimed at (each side clips about 1/(2*query_epsilon) rows; "
+              "default: the run's own sum epsilon)", metavar="E"),
+)
+DESCRIBE_OUTPUTS = (
+    BOUNDS_OUTPUTS[1],
+    RunOption("table", "str", "also write one row per (group, column) — group, column, "
+              "lower, upper, count, sum, mean — as CSV (a path ending in .csv) or as a "
+              "Delta table (a folder)", metavar="PATH", group="outputs"),
+    RunOption("plot", "str", "PNG of each group's DP mean per column with error bars (± "
+              "the noise's sd, from the plan's public scales and the released values; "
+              "needs the count and the mean)", metavar="PNG", group="outputs"),
+)
+
+DESCRIBE_OPTIONS = (*DESCRIBE_COLUMNS, *DESCRIBE_QUERY, *GROUP_OPTIONS, *DESCRIBE_OUTPUTS)
+
 
 #: config keys renamed, old → new (a job still reads the old spelling)
 OLD_KEYS = {o.old_key: o.name for o in FIT_OPTIONS if o.old_key is not None}
@@ -205,6 +233,6 @@ def spark_only_given(values: dict[str, Any],
     return None
 
 
-__all__ = ["BOUNDS_OPTIONS", "DEFAULT_BOUNDS_GRID", "ENGINE_OPTIONS", "FIT_OPTIONS",
-           "FORMATS", "GROUPS", "LEDGER_OPTIONS", "OLD_KEYS", "RUN_OPTIONS", "SOURCE_OPTIONS",
-           "SPARK_STRATEGIES", "RunOption", "spark_only_given"]
+__all__ = ["BOUNDS_OPTIONS", "DEFAULT_BOUNDS_GRID", "DESCRIBE_OPTIONS", "ENGINE_OPTIONS",
+           "FIT_OPTIONS", "FORMATS", "GROUPS", "LEDGER_OPTIONS", "OLD_KEYS", "RUN_OPTIONS",
+           "SOURCE_OPTIONS", "SPARK_STRATEGIES", "RunOption", "spark_only_given"]

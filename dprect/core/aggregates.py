@@ -13,9 +13,13 @@ mechanism here is pure) is split by public constants:
   balances clipping bias and noise for a mean or sum is about 1/(2ε) rows per side
   (Amin et al. 2019; Huang, Liang & Yi 2021).
 
-**The aggregates** (given the released L ≤ c ≤ U, public). A pivot p, the midpoint
-(L + U)/2 or the centre c, whichever predicts the smaller variance of the mean
-(:func:`choose_pivot`: post-processing of released values); w = max(U − p, p − L) and
+**The aggregates** (given the released L ≤ c ≤ U, public). A pivot p between the centre c
+and the midpoint (L + U)/2: the minimiser of the mean's predicted variance
+2(w(p)/ε_S)² + 2((c − p)/ε_n)² on that segment, in closed form (:func:`choose_pivot`:
+post-processing of released values; on a skewed column it moves p off the median by
+ε_n²/(ε_n² + ε_S²) of the way to the far bound, cutting the count noise's lever
+|mean − p| at a small cost in w — 7–8% less predicted noise than the better end on
+College Scorecard earnings at ε = 1); w = max(U − p, p − L) and
 γ = w/2^K (K = ``SUM_FRACTION_BITS``), both exact rationals. Each row is first truncated
 toward zero to 30 significant bits, x̃ (row-local and public; relative error < 2^−29 per
 row; it keeps x in its ``FloatBins(12)`` bin, so the clamp at the candidate bounds is
@@ -321,10 +325,15 @@ class Cell:
 def choose_pivot(lower: float, centre: float, upper: float, count_epsilon: float,
                  sum_epsilon: float) -> float:
     """The pivot p the sum is centred on, from released values only (post-processing):
-    the midpoint m or the centre c, whichever gives the smaller predicted variance of the
-    mean, 2(w(p)/ε_S)² + 2((c − p)/ε_n)² with w(p) = max(U − p, p − L) the sum's per-row
-    range (the median c stands in for the unknown mean). On a skewed column (c far from
-    m) the centre removes the count noise's lever |mean − p|."""
+    the p between the centre c and the midpoint m that minimises the predicted variance
+    of the mean, V(p) = 2(w(p)/ε_S)² + 2((c − p)/ε_n)² with w(p) = max(U − p, p − L) the
+    sum's per-row range (the median c stands in for the unknown mean, so c − p is the
+    count noise's lever). Between c and m the farther bound stays the same one (U when
+    c ≤ m), so V is a quadratic there with its minimum at
+    p* = c + (U − c)·ε_n²/(ε_n² + ε_S²) (L in place of U when c > m), clamped to [c, m];
+    p* never does worse than either end (m, or c on a skewed column, where it removes
+    most of the lever |mean − p|), and it moves p off the median towards the far bound by
+    the share ε_n²/(ε_n² + ε_S²) of the way (1/17 at the default split)."""
     mid = lower / 2 + upper / 2
     c = min(max(centre, lower), upper)
 
@@ -335,7 +344,16 @@ def choose_pivot(lower: float, centre: float, upper: float, count_epsilon: float
         except OverflowError:
             return math.inf
 
-    return c if cost(c) < cost(mid) else mid
+    share = count_epsilon**2 / (count_epsilon**2 + sum_epsilon**2)
+    far = upper if c <= mid else lower
+    with np.errstate(over="ignore", invalid="ignore"):
+        step = (far / 2 - c / 2) * (2.0 * share)
+    best = min(c, mid, key=cost)
+    if math.isfinite(step):
+        p_star = min(max(c + step, min(c, mid)), max(c, mid))
+        if cost(p_star) < cost(best):
+            best = p_star
+    return best
 
 
 def pivot_step(lower: float, upper: float, pivot: float, sensitivity: int) -> float:

@@ -48,33 +48,40 @@ class NumpyBoundsPrepared(PreparedRun):
 
 
 
+def read_grouped(source: Source, groups: list[str] | None, progress: Callable[[str], None]
+                 ) -> tuple[list[np.ndarray], np.ndarray, int]:
+    """A grouped table read in memory with :mod:`dprect.engines.arrow_input` (Parquet or
+    CSV), its schema checked (every column numeric, the group column able to hold the
+    listed values): each column as float64 (nulls as NaN), each row's index in the public
+    group list (−1: a row of no listed group) and the number of groups. Shared by the
+    numpy routes of bounds and of describe (:mod:`dprect.engines.numpy_describe`);
+    nothing depends on the rows' values."""
+    from dprect.engines.arrow_input import numeric_column, read_table
+
+    if source.format == "delta":
+        raise ParameterError("Delta input needs the Spark engine (--engine spark)")
+    if (source.where, source.version, source.timestamp) != (None, None, None):
+        raise ParameterError("a row filter or a Delta snapshot needs the Spark engine "
+                             "(--engine spark)")
+    progress(f"reading {source.path}")
+    table = read_table(source.path, source.read_columns(), source.format)
+    values = [numeric_column(table, c, nulls_as_nan=True) for c in source.columns]
+    if source.group_by is None:
+        return values, np.zeros(table.num_rows, dtype=np.int32), 1
+    assert groups is not None
+    kind = group_kind_of_arrow(table.schema.field(source.group_by).type, source.group_by)
+    resolved = resolve_groups(groups, kind, source.group_by)  # schema + list only
+    return values, group_index(table.column(source.group_by), kind, resolved), len(groups)
+
+
 class NumpyBoundsRoute:
-    """Read the table in memory with :mod:`dprect.engines.arrow_input` (Parquet or CSV)
-    and check its schema; nothing depends on the rows' values."""
+    """Read the table in memory (:func:`read_grouped`) and check its schema; nothing
+    depends on the rows' values."""
 
     def open(self, source: Source, domains: list[Domain], groups: list[str] | None,
              progress: Callable[[str], None]) -> NumpyBoundsPrepared:
-        from dprect.engines.arrow_input import numeric_column, read_table
-
-        if source.format == "delta":
-            raise ParameterError("Delta input needs the Spark engine (--engine spark)")
-        if (source.where, source.version, source.timestamp) != (None, None, None):
-            raise ParameterError("a row filter or a Delta snapshot needs the Spark engine "
-                                 "(--engine spark)")
-        progress(f"reading {source.path}")
-        table = read_table(source.path, source.read_columns(), source.format)
-        values = [numeric_column(table, c, nulls_as_nan=True) for c in source.columns]
-        if source.group_by is None:
-            group = np.zeros(table.num_rows, dtype=np.int32)
-            count = 1
-        else:
-            assert groups is not None
-            kind = group_kind_of_arrow(table.schema.field(source.group_by).type,
-                                       source.group_by)
-            resolved = resolve_groups(groups, kind, source.group_by)  # schema + list only
-            group = group_index(table.column(source.group_by), kind, resolved)
-            count = len(groups)
+        values, group, count = read_grouped(source, groups, progress)
         return NumpyBoundsPrepared(values, group, count, domains)
 
 
-__all__ = ["NumpyBoundsPrepared", "NumpyBoundsRoute"]
+__all__ = ["NumpyBoundsPrepared", "NumpyBoundsRoute", "read_grouped"]

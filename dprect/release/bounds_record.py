@@ -15,16 +15,16 @@ from dprect.core.bounds import BoundsPlan, BoundsResult
 BOUNDS_METHOD = "bounds"
 
 
-def _jsonable(value: Any) -> Any:
+def jsonable(value: Any) -> Any:
     """``value`` with tuples as lists and ±inf as the strings ``"inf"`` / ``"-inf"`` (a
     bound at ±inf can be drawn for a group with very few rows; strict JSON has no
     infinity)."""
     if isinstance(value, float) and not math.isfinite(value):
         return "inf" if value > 0 else "-inf"
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
     return value
 
 
@@ -64,7 +64,7 @@ def bounds_record(result: BoundsResult, the_plan: BoundsPlan) -> dict[str, Any]:
     forms = result.library_forms()
     record["library_forms"] = forms if not result.grouped else \
         {"by_group": {str(g): f for g, f in forms.items()}}
-    return _jsonable(record)
+    return jsonable(record)
 
 
 def is_bounds_record(record: Mapping[str, Any]) -> bool:
@@ -96,4 +96,4 @@ def summary_lines(record: Mapping[str, Any]) -> list[str]:
 
 
 __all__ = ["BOUNDS_METHOD", "bounds_record", "coverage_statement", "is_bounds_record",
-           "summary_lines", "table_rows"]
+           "jsonable", "summary_lines", "table_rows"]

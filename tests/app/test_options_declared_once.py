@@ -6,6 +6,7 @@ them."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import re
 from pathlib import Path
 
@@ -13,12 +14,13 @@ import pytest
 
 from dprect.app.cli import build_parser
 from dprect.app.jobs_support import Option, request_options, run_options
-from dprect.app.options import BOUNDS_OPTIONS, FIT_OPTIONS, RUN_OPTIONS
-from dprect.core.request import BoundsRequest, FitRequest, option_specs
+from dprect.app.options import BOUNDS_OPTIONS, DESCRIBE_OPTIONS, FIT_OPTIONS, RUN_OPTIONS
+from dprect.core.request import BoundsRequest, DescribeRequest, FitRequest, option_specs
 
 ROOT = Path(__file__).resolve().parents[2]
-PRODUCTS = {"fit": FitRequest, "bounds": BoundsRequest}
-OWN = {"fit": FIT_OPTIONS, "bounds": BOUNDS_OPTIONS}
+PRODUCTS = {"fit": FitRequest, "bounds": BoundsRequest, "describe": DescribeRequest}
+OWN = {"fit": FIT_OPTIONS, "bounds": BOUNDS_OPTIONS, "describe": DESCRIBE_OPTIONS}
+JOBS = {"fit": "fit_rectangle", "bounds": "private_bounds", "describe": "describe"}
 
 
 def _subparser(name: str) -> argparse.ArgumentParser:
@@ -32,11 +34,8 @@ def _actions(name: str) -> dict[str, argparse.Action]:
 
 
 def _job_options(product: str) -> dict[str, Option]:
-    if product == "fit":
-        from fit_rectangle import OPTIONS
-    else:
-        from private_bounds import OPTIONS
-    return OPTIONS
+    options: dict[str, Option] = importlib.import_module(JOBS[product]).OPTIONS
+    return options
 
 
 @pytest.fixture(autouse=True)
@@ -101,17 +100,18 @@ def test_the_spark_strategies_are_the_engines() -> None:
 
 def test_no_shared_option_is_spelled_out_again() -> None:
     cli = (ROOT / "dprect" / "app" / "cli.py").read_text()
-    for o in (*RUN_OPTIONS, *FIT_OPTIONS, *BOUNDS_OPTIONS, *option_specs(FitRequest),
-              *option_specs(BoundsRequest)):
+    for o in (*RUN_OPTIONS, *FIT_OPTIONS, *BOUNDS_OPTIONS, *DESCRIBE_OPTIONS,
+              *option_specs(FitRequest), *option_specs(BoundsRequest),
+              *option_specs(DescribeRequest)):
         flag = getattr(o, "spelled", "--" + o.name.replace("_", "-"))
-        # the fit's and the bounds' parsers (the budget commands administer the ledger)
-        assert not re.search(rf'\b(fit|b|spark|outputs|groups)\.add_argument\("{flag}"',
+        # the products' parsers (the budget commands administer the ledger)
+        assert not re.search(rf'\b(fit|b|d|spark|outputs|groups)\.add_argument\("{flag}"',
                              cli), flag
-    for job in ("fit_rectangle.py", "private_bounds.py"):
+    for job in ("fit_rectangle.py", "private_bounds.py", "describe.py"):
         text = (ROOT / "jobs" / job).read_text()
-        keys = {o.name for o in (*RUN_OPTIONS, *FIT_OPTIONS, *BOUNDS_OPTIONS)} \
-            | {s.name for s in option_specs(FitRequest)} \
-            | {s.name for s in option_specs(BoundsRequest)}
+        keys = {o.name for o in (*RUN_OPTIONS, *FIT_OPTIONS, *BOUNDS_OPTIONS,
+                                 *DESCRIBE_OPTIONS)} \
+            | {s.name for kind in PRODUCTS.values() for s in option_specs(kind)}
         for key in keys:
             assert not re.search(rf'^\s+"{key}": Option\(', text, re.M), (job, key)
 

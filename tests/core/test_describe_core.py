@@ -171,10 +171,30 @@ def test_centred_integer_sum_is_bounded_per_row():
             assert abs(d) <= k
 
 
-def test_pivot_is_the_centre_on_a_skewed_column_and_the_midpoint_otherwise():
-    assert aggregates.choose_pivot(0.0, 100.0, 16000.0, 0.18, 0.42) == 100.0
+def _pivot_cost(p: float, lo: float, c: float, hi: float, en: float, es: float) -> float:
+    return math.hypot(max(hi - p, p - lo) / es, (c - p) / en)
+
+
+def test_pivot_minimises_the_predicted_variance_between_centre_and_midpoint():
+    # skewed: p* = c + (U − c)·ε_n²/(ε_n² + ε_S²), off the median towards the far bound
+    share = 0.18**2 / (0.18**2 + 0.42**2)
+    p = aggregates.choose_pivot(0.0, 100.0, 16000.0, 0.18, 0.42)
+    assert p == pytest.approx(100.0 + 15900.0 * share, rel=1e-12)
+    grid = np.linspace(100.0, 8000.0, 4001)  # every p between c and m does no better
+    costs = [_pivot_cost(q, 0.0, 100.0, 16000.0, 0.18, 0.42) for q in grid]
+    assert _pivot_cost(p, 0.0, 100.0, 16000.0, 0.18, 0.42) <= min(costs) + 1e-9
+    assert _pivot_cost(p, 0.0, 100.0, 16000.0, 0.18, 0.42) < 0.93 * _pivot_cost(
+        100.0, 0.0, 100.0, 16000.0, 0.18, 0.42)  # 8% below the centre's
+    # symmetric: the midpoint (p* beyond it is clamped back)
     assert aggregates.choose_pivot(-10.0, 0.5, 10.0, 0.18, 0.42) == 0.0
-    assert aggregates.choose_pivot(0.0, -5.0, 10.0, 0.18, 0.42) in (0.0, 5.0)
+    # a centre below L is clamped to L first, then moved towards U
+    assert aggregates.choose_pivot(0.0, -5.0, 10.0, 0.18, 0.42) == pytest.approx(
+        10.0 * share)
+    # the mirror case (c above the midpoint): towards L
+    assert aggregates.choose_pivot(-16000.0, -100.0, 0.0, 0.18, 0.42) == pytest.approx(
+        -100.0 - 15900.0 * share)
+    # bounds at the ends of the floats: finite, no overflow
+    assert aggregates.choose_pivot(-1.7e308, 0.0, 1.7e308, 0.18, 0.42) == 0.0
 
 
 def test_describe_cell_accuracy_and_clipping_on_a_heavy_tail():
@@ -226,12 +246,14 @@ def _dlap_cdf(a: int, eps: float) -> float:
     return q ** (-a) / (1 + q) if a < 0 else 1 - q ** (a + 1) / (1 + q)
 
 
-def _above_threshold_law(tails: list[int], t: int, e1: float, e2: float) -> np.ndarray:
-    """P(stop at k) for each k, then P(no stop): Σ_ρ P(ρ) Π_{i<k} P(ν > t+ρ−q_i)·P(ν ≤ t+ρ−q_k)."""
+def _above_threshold_law(tails: list[int], t: int, e1: float, e2: float,
+                         rho_at_least_zero: bool = False) -> np.ndarray:
+    """P(stop at k) for each k, then P(no stop): Σ_ρ P(ρ) Π_{i<k} P(ν > t+ρ−q_i)·P(ν ≤ t+ρ−q_k),
+    ρ ~ DLap(1/ε₁) (the mechanism's), or ρ ≥ 0 geometric (``rho_at_least_zero``)."""
     q1 = math.exp(-e1)
     out = np.zeros(len(tails) + 1)
-    for r in range(-400, 401):
-        pr = (1 - q1) / (1 + q1) * q1 ** abs(r)
+    for r in range(0 if rho_at_least_zero else -400, 401):
+        pr = (1 - q1) * q1 ** r if rho_at_least_zero else (1 - q1) / (1 + q1) * q1 ** abs(r)
         alive = 1.0
         for k, q in enumerate(tails):
             s = _dlap_cdf(t + r - q, e2)
@@ -275,6 +297,22 @@ def test_above_threshold_is_e1_plus_e2_private_on_monotone_neighbours():
             worst = max(worst, float(np.max(np.abs(np.log(other / base)))))
     assert worst <= e1 + e2 + 1e-9
     assert worst > e1 + 0.5 * e2
+
+
+def test_a_threshold_that_is_never_lowered_is_not_private():
+    """Why ρ stays two-sided (docs/privacy.md §11, Lemma D3): the proof shifts the level
+    t + ρ DOWN by one to carry a stop from D' = D + row to D. A threshold noise ρ ≥ 0
+    (which would let a search stop past its data without an overshoot margin) has no
+    room below 0, and on the same monotone neighbours its law moves by far more than
+    e^(ε₁+ε₂)."""
+    e1, e2 = 0.5, 0.3
+    base = _above_threshold_law(TAILS, 3, e1, e2, rho_at_least_zero=True)
+    worst = 0.0
+    for j in range(len(TAILS) + 1):
+        nb = [q + 1 if i < j else q for i, q in enumerate(TAILS)]
+        other = _above_threshold_law(nb, 3, e1, e2, rho_at_least_zero=True)
+        worst = max(worst, float(np.max(np.abs(np.log(other / base)))))
+    assert worst > 1.5 * (e1 + e2)
 
 
 @pytest.mark.parametrize("a", [-7, -1, 0, 2])

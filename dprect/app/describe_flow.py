@@ -1,0 +1,253 @@
+"""DP aggregates as a product on the run spine (:mod:`dprect.app.spine`): ``dprect describe``
+on either engine and ``jobs/describe.py`` — per public group and column a DP count, sum and
+mean, with bounds found privately and aimed at the query, in ONE charge
+(:mod:`dprect.core.aggregates`; :func:`dprect.describe` is the in-memory twin for Python
+data: same row rules, same draws for a seed).
+
+:func:`describe_settings` checks a front end's values: the columns, the group list (a
+PUBLIC list: ``--groups`` or a file, never read from the data: :mod:`dprect.app.groups`),
+the statistics and **the plan** (:func:`dprect.core.aggregates.plan_describe`, made once,
+there, from public inputs only). On the spine, :class:`DescribeProduct` announces the plan
+(the budget split per column, the guarantee and the accuracy statements); the engine's
+route reads the table and checks its schema (:class:`DescribeRoute`); the charge is the
+plan's guarantee, reserved ONCE however many groups (the groups are disjoint sets of
+rows: parallel composition); the compute runs the mechanism on the engine
+(:meth:`DescribePrepared.describe`); the release goes to the result JSON
+(:mod:`dprect.release.describe_record`), with ``--table`` one row per (group, column) as
+CSV or Delta (:mod:`dprect.release.describe_table`), with ``--plot`` a PNG of the means
+with their noise's error bars (:mod:`dprect.release.describe_plot`).
+
+Row rules (row-local: neighbouring tables stay neighbouring, no privacy cost): every row
+counts; a null, NaN or ±inf value is left out of its column only; a row whose group value
+is not in the public list (another value, a null) is dropped and no group outside the list
+is reported; a listed group without rows is released all the same (noise only).
+
+The numpy route is :class:`dprect.engines.numpy_describe.NumpyDescribeRoute`; the Spark
+route, :class:`dprect.engines.spark.describe.SparkDescribeRoute`, imports pyspark and is
+loaded only when a front end chooses it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from dprect.app.groups import public_groups
+from dprect.app.spine import Prepared, Reporter, run_release
+from dprect.core.accounting import Guarantee
+from dprect.core.aggregates import STATISTICS, DescribePlan, DescribeResult, plan_describe
+from dprect.core.errors import ParameterError
+from dprect.core.randomness import RandomSource
+from dprect.core.request import Source
+from dprect.release.describe_plot import DescribePngSink
+from dprect.release.describe_record import (
+    DESCRIBE_METHOD,
+    describe_record,
+    is_describe_record,
+    summary_lines,
+)
+from dprect.release.describe_table import describe_table_sink
+from dprect.release.guarded import Charge, LedgerSettings, Outcome
+from dprect.release.sinks import JsonSink, Sink
+
+#: ``--statistics none``: the bounds alone (aimed at ``--query-epsilon``)
+NO_STATISTICS = "none"
+
+
+# -- public settings ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class DescribeSettings:
+    """Everything a describe run was asked for, checked: the table, the public group
+    values (None: no groups), the plan (made once, from public inputs), the sinks, the
+    ledger (None: no ledger), the seed (tests only) and the groups file (None: none)."""
+
+    source: Source
+    groups: list[str] | None
+    plan: DescribePlan
+    sinks: Sequence[Sink]
+    ledger: LedgerSettings | None = None
+    seed: int | None = None
+    groups_file: str | None = None
+
+    @property
+    def group_names(self) -> list[str | None]:
+        """The groups as the core names them: the listed values, or one unnamed group."""
+        return list(self.groups) if self.groups is not None else [None]
+
+
+def describe_statistics(value: str | Sequence[str] | None, name: Callable[[str], str] = str
+                        ) -> tuple[str, ...]:
+    """The statistics asked for: None → all of count, sum, mean; ``none`` → () (the
+    bounds alone); else the named ones (a list or comma-separated text; checked by the
+    plan)."""
+    if value is None:
+        return STATISTICS
+    names = ([t.strip() for t in value.split(",") if t.strip()] if isinstance(value, str)
+             else [str(v).strip() for v in value])
+    if [n.lower() for n in names] == [NO_STATISTICS]:
+        return ()
+    if not names:
+        raise ParameterError(f"{name('statistics')} is empty: name some of "
+                             f"{', '.join(STATISTICS)}, or {NO_STATISTICS!r}")
+    return tuple(names)
+
+
+def describe_plan(values: Mapping[str, Any], name: Callable[[str], str] = str
+                  ) -> DescribePlan:
+    """The plan alone (``--plan-only``, and the run's one plan): from ``epsilon``,
+    ``delta``, ``neighbouring``, ``beta``, the number of ``columns``, ``statistics`` and
+    ``query_epsilon``; nothing is read."""
+    if values.get("epsilon") is None:
+        raise ParameterError(f"{name('epsilon')} is required")
+    columns = values.get("columns")
+    if not columns:
+        raise ParameterError(f"{name('columns')} is required")
+    return plan_describe(values["epsilon"], len(list(columns)), delta=values.get("delta"),
+                         neighbouring=values.get("neighbouring"), beta=values.get("beta"),
+                         statistics=describe_statistics(values.get("statistics"), name),
+                         query_epsilon=values.get("query_epsilon"))
+
+
+def describe_settings(values: Mapping[str, Any], name: Callable[[str], str] = str
+                      ) -> DescribeSettings:
+    """The settings of a describe run from a front end's flat values — the command line's
+    parsed arguments or the job's config section, both spelled as the config keys:
+    ``input``, ``format``, ``where``, ``version``, ``timestamp``, ``columns``,
+    ``group_by``, ``groups``, ``groups_file``, ``epsilon``, ``delta``, ``neighbouring``,
+    ``beta``, ``statistics``, ``query_epsilon``, ``output``, ``table``, ``plot``,
+    ``ledger``, ``dataset``, ``run_id``, ``cap_epsilon``, ``cap_delta``, ``seed``. Each is
+    checked (nothing read); ``name`` spells a key in messages."""
+    the_plan = describe_plan(values, name)
+    if values.get("output") is None:
+        raise ParameterError(f"{name('output')} is required")
+    fmt = values.get("format")
+    if fmt is not None and fmt not in ("parquet", "csv", "delta"):
+        raise ParameterError(f"{name('format')} must be parquet, csv or delta, got {fmt!r}")
+    source = Source(str(values["input"]), list(values["columns"]),
+                    group_by=values.get("group_by"), format=fmt, where=values.get("where"),
+                    version=values.get("version"), timestamp=values.get("timestamp"))
+    groups = public_groups(source.group_by, values.get("groups"), values.get("groups_file"),
+                           name)
+    ledger = LedgerSettings.build(values.get("ledger"), values.get("dataset"),
+                                  values.get("run_id"), values.get("cap_epsilon"),
+                                  values.get("cap_delta"))
+    sinks: list[Sink] = [JsonSink(name("output"), str(values["output"]))]
+    if values.get("table") is not None:
+        sinks.append(describe_table_sink(name("table"), str(values["table"])))
+    if values.get("plot") is not None:
+        if not {"count", "mean"} <= set(the_plan.statistics):
+            raise ParameterError(f"{name('plot')} draws the means with their error bars: "
+                                 f"{name('statistics')} must include count and mean")
+        sinks.append(DescribePngSink(name("plot"), str(values["plot"]),
+                                     title=values.get("dataset") or Path(source.path).name))
+    seed = values.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise ParameterError(f"{name('seed')} must be a non-negative integer, got {seed!r}")
+    return DescribeSettings(source, groups, the_plan, sinks, ledger, seed,
+                            values.get("groups_file"))
+
+
+# -- the product on the spine -------------------------------------------------------------
+class DescribePrepared(Prepared, Protocol):
+    """A table read and checked, its engine ready; a context manager that releases what
+    the engine holds (a session it started)."""
+
+    def describe(self, plan: DescribePlan, group_names: list[Any], rng: RandomSource
+                 ) -> DescribeResult:
+        """Every (group, column) of the run, drawn by the core in the public order (the
+        only step that reads the private part)."""
+        ...
+
+
+class DescribeRoute(Protocol):
+    """The engine-specific part of a describe run: read the table, check its schema (the
+    columns numeric, the group column able to hold the listed values), ready the engine.
+    Nothing is drawn, spent or written here, and no refusal depends on a value."""
+
+    def open(self, source: Source, groups: list[str] | None,
+             progress: Callable[[str], None]) -> DescribePrepared:
+        ...
+
+
+class DescribeProduct:
+    """DP aggregates as a product of the spine (the plan is the settings')."""
+
+    what = "these aggregates are"
+    noun = "the aggregates"
+
+    def __init__(self, settings: DescribeSettings) -> None:
+        self.settings = settings
+        self.plan = settings.plan
+
+    def inputs(self, name: Callable[[str], str]) -> list[tuple[str, str | None]]:
+        return [(name("input"), self.settings.source.path),
+                (name("groups_file"), self.settings.groups_file)]
+
+    def charge(self) -> Charge:
+        """The plan's guarantee, once: the same whatever the number of groups."""
+        return Charge(self.plan.guarantee, DESCRIBE_METHOD, list(self.settings.source.columns))
+
+    def foreign(self, record: Mapping[str, Any]) -> str | None:
+        return None if is_describe_record(record) else "not DP aggregates (describe)"
+
+    def announce(self) -> list[str]:
+        s = self.settings
+        return plan_lines(self.plan, s.source.columns,
+                          None if s.groups is None else len(s.groups))
+
+    def open(self, route: DescribeRoute, progress: Callable[[str], None]
+             ) -> DescribePrepared:
+        s = self.settings
+        return route.open(s.source, s.groups, progress)
+
+    def compute(self, prepared: DescribePrepared, progress: Callable[[str], None]
+                ) -> tuple[Guarantee | None, dict[str, Any]]:
+        s = self.settings
+        progress(f"describing {len(s.source.columns)} column(s) in "
+                 f"{len(s.group_names)} group(s)")
+        result = prepared.describe(self.plan, s.group_names, RandomSource(seed=s.seed))
+        return result.guarantee, describe_record(result)
+
+    def summary(self, record: dict[str, Any], name: Callable[[str], str]
+                ) -> tuple[list[str], list[str]]:
+        return summary_lines(record), []
+
+
+def run_describe_flow(settings: DescribeSettings, route: DescribeRoute,
+                      report: Reporter | None = None) -> Outcome:
+    """Run one describe release end to end on the spine
+    (:func:`dprect.app.spine.run_release`). Raises a
+    :class:`~dprect.core.errors.DprectError` for bad parameters, paths or schemas —
+    before anything is reserved or written."""
+    return run_release(DescribeProduct(settings), route, report)
+
+
+def plan_lines(the_plan: DescribePlan, columns: Sequence[str], groups: int | None
+               ) -> list[str]:
+    """What a run prints before it reads the input (public inputs only): what is
+    released, the budget split (evenly over the columns; per column the shares of the
+    centre, the two sides, the count and the sum), charged once however many groups, then
+    the plan's own printout (:meth:`DescribePlan.table`: the split in ε, the clip target
+    and the accuracy statements)."""
+    g = the_plan.guarantee
+    stats = ", ".join(the_plan.statistics) or "bounds alone"
+    where = f" in each of {groups} listed group(s)" if groups else ""
+    parts = {"centre": the_plan.centre_epsilon,
+             "sides": the_plan.threshold_epsilon + the_plan.step_epsilon,
+             "count": the_plan.count_epsilon, "sum": the_plan.sum_epsilon}
+    per_column = sum(parts.values())
+    split = ", ".join(f"{k} {v / per_column:.0%}" for k, v in parts.items() if v > 0)
+    lines = [
+        f"plan: DP {stats} for {len(columns)} column(s){where}; guarantee "
+        f"({g.epsilon:.6g}, {g.delta:.3g})-DP, {g.neighbouring}, charged once (groups are "
+        "disjoint: parallel composition)",
+        f"plan: budget split: epsilon {per_column:.6g} per column ({len(columns)} "
+        f"column(s), basic composition), of which {split}"]
+    return [*lines, *(f"plan: {line}" for line in the_plan.table().splitlines())]
+
+
+__all__ = ["NO_STATISTICS", "DescribePrepared", "DescribeProduct", "DescribeRoute",
+           "DescribeSettings", "describe_plan", "describe_settings", "describe_statistics",
+           "plan_lines", "run_describe_flow"]
