@@ -92,6 +92,13 @@ demo: setup
 bench-spark: setup
 	SPARK_CONF_DIR=$(abspath conf/spark) $(BIN)/python benchmarks/spark_fit.py
 
+# Benchmark of describe on Spark (bounds + count, sum, mean) against a plain
+# groupBy(g).agg(count, sum, min, max) of the same 64 columns x 1,000 groups on 10^7 rows
+# (issue #23; data cached under benchmarks/output/; ROWS=1000000 for a quicker run).
+.PHONY: bench-describe-spark
+bench-describe-spark: setup
+	SPARK_CONF_DIR=$(abspath conf/spark) $(BIN)/python benchmarks/describe_spark.py $(if $(ROWS),--rows $(ROWS))
+
 # The high-dimension sweep of issue #15 (d = 8 … 1024, n = 10^6 … 1.6·10^7; long, data
 # cached under benchmarks/output/): table, acceptance lines, benchmarks/output/spark_sweep.json.
 .PHONY: bench-spark-sweep

@@ -20,12 +20,16 @@ post-processing of released values; on a skewed column it moves p off the median
 ε_n²/(ε_n² + ε_S²) of the way to the far bound, cutting the count noise's lever
 |mean − p| at a small cost in w — 7–8% less predicted noise than the better end on
 College Scorecard earnings at ε = 1); w = max(U − p, p − L) and
-γ = w/2^K (K = ``SUM_FRACTION_BITS``); each row contributes v(x) = clip(round((clamp(x, L,
-U) − p)/γ), −2^K, 2^K): a row-local integer in [−2^K, 2^K], so the integer sum S = Σ v
-changes by at most 2^K when a row is added or removed. Released: ñ = n + DLap(1/ε_n) and
+γ = w/2^K (K = ``SUM_FRACTION_BITS``), both exact rationals. Each row is first truncated
+toward zero to 30 significant bits, x̃ (row-local and public; relative error < 2^−29 per
+row; it keeps x in its ``FloatBins(12)`` bin, so the clamp at the candidate bounds is
+summable per interval between candidates: :mod:`dprect.core.describe_stats`). With
+T = Σ clamp(x̃, L, U) − n·p computed exactly, S = ⌊T/γ + 1/2⌋: a row moves T by at most
+w = 2^K·γ, and ⌊· + 1/2⌋ is non-decreasing and commutes with integer shifts, so adding or
+removing a row moves S by at most 2^K. Released: ñ = n + DLap(1/ε_n) and
 S̃ = S + DLap(2^K/ε_S) (exact discrete Laplace), then by post-processing count = max(ñ, 0),
 sum = p·count + γ·S̃ and mean = clamp(p + γ·S̃/max(1, ñ), L, U). The rounding moves the
-sum by at most n·γ/2 = n·w/2^(K+1) (≈ 5·10⁻¹⁰ of n·w).
+sum by at most γ/2 in all (w·2^−(K+1)), the truncation by less than 2^−29·Σ|x|.
 
 **Guarantee.** Per column: centre ε_c + sides (ε₁ + ε₂) + count ε_n + sum ε_S = ε_col
 (up to the 10⁻⁹ shrink), sequential; d columns, sequential; public groups hold disjoint
@@ -34,9 +38,16 @@ replace-one neighbours the add/remove plan spends ε/2 (group privacy). The inde
 check (:func:`dprect.core.guarantee_check.check_describe_plan`) re-derives it from the
 exact rates the samplers use.
 
-**Draw order** (identical across engines for a seed): groups in the given public order;
-per group, columns in order; per column the centre, the lower side, the upper side, then
-the count noise and the sum noise.
+**Phases and draw order** (identical across engines for a seed). The mechanism reads the
+rows through sufficient statistics only (:mod:`dprect.core.describe_stats`): first each
+cell's centre-grid histogram, then — given every centre — each cell's counts and truncated
+sums per interval between candidates. So an engine needs two passes over the rows (the
+candidates depend on the released centre), whatever the number of groups and columns. The
+draws: phase 1, every centre (groups in the given public order, per group the columns in
+order, :func:`draw_centres`); phase 2, per cell in the same order the lower side, the
+upper side, the count noise and the sum noise (:func:`describe_from_statistics`).
+:func:`run_describe` (arrays) and the Spark route feed the same statistics to the same
+functions.
 """
 
 from __future__ import annotations
@@ -51,6 +62,16 @@ from typing import Any
 import numpy as np
 
 from dprect.core.accounting import Guarantee, add_remove_budget, replace_one
+from dprect.core.describe_stats import (
+    CellStatistics,
+    cell_grid,
+    cell_statistics,
+    centre_counts,
+    centred_sum,
+    interval_counts,
+    side_tails,
+    truncated_value,
+)
 from dprect.core.errors import ParameterError
 from dprect.core.guarantee_check import CheckReport, check_describe_plan
 from dprect.core.randomness import SEEDED_WARNING, RandomSource
@@ -58,10 +79,10 @@ from dprect.core.request import DescribeRequest, Neighbouring
 from dprect.core.tail_bounds import (
     CENTRE_BITS,
     STEPS_PER_OCTAVE,
+    above_threshold,
     candidate_count,
-    draw_centre,
+    draw_centre_from_counts,
     overshoot_probability,
-    search_side,
     side_clip_bound,
 )
 from dprect.core.validation import repeat_at
@@ -336,47 +357,81 @@ def choose_pivot(lower: float, centre: float, upper: float, count_epsilon: float
 
 
 def pivot_step(lower: float, upper: float, pivot: float, sensitivity: int) -> float:
-    """γ = max(U − p, p − L)/k: the value of one unit of the integer sum."""
-    return max(upper - pivot, pivot - lower) / sensitivity
+    """γ = max(U − p, p − L)/k as a float: the value of one unit of the integer sum (the
+    float of :func:`exact_step`; 0 when that overflows)."""
+    try:
+        return float(exact_step(lower, upper, pivot, sensitivity))
+    except OverflowError:
+        return 0.0
 
 
-def centred_integer_sum(sorted_values: np.ndarray, lower: float, upper: float,
-                        pivot: float, sensitivity: int = 1 << SUM_FRACTION_BITS) -> int:
-    """S = Σ clip(round((clamp(x, L, U) − p)/γ), −k, k), γ = max(U − p, p − L)/k
-    (k = ``sensitivity``, 2^K in a plan; S = 0 when γ = 0): row-local integers in
-    [−k, k], summed exactly, so adding or removing a row moves S by at most k."""
-    if not len(sorted_values) or upper <= lower:
+def exact_step(lower: float, upper: float, pivot: float, sensitivity: int) -> Fraction:
+    """γ = w/k exactly, w = max(U − p, p − L) in rationals (so |clamp(x) − p| ≤ k·γ holds
+    without rounding)."""
+    lo, hi, p = Fraction(lower), Fraction(upper), Fraction(pivot)
+    return max(hi - p, p - lo, Fraction(0)) / int(sensitivity)
+
+
+def integer_sum(centred: Fraction, step: Fraction) -> int:
+    """S = ⌊T/γ + 1/2⌋ (0 when γ = 0). ⌊· + 1/2⌋ is non-decreasing and commutes with
+    adding an integer, so if a row moves T by at most k·γ, S moves by at most k."""
+    if step <= 0:
         return 0
-    k = int(sensitivity)
-    gamma = pivot_step(lower, upper, pivot, k)
-    if not gamma > 0.0 or not math.isfinite(gamma):
+    q = centred / step + Fraction(1, 2)
+    return q.numerator // q.denominator
+
+
+def centred_integer_sum(values: np.ndarray, lower: float, upper: float, pivot: float,
+                        sensitivity: int = 1 << SUM_FRACTION_BITS) -> int:
+    """S = ⌊Σ (clamp(x̃, L, U) − p)/γ + 1/2⌋ computed row by row in rationals (x̃: x
+    truncated to 30 significant bits, :func:`~dprect.core.describe_stats.truncated_value`;
+    γ = :func:`exact_step`): the direct reference the statistics' route
+    (:func:`~dprect.core.describe_stats.centred_sum`) equals. Slow: for tests."""
+    x = truncated_value(np.asarray(values, dtype=np.float64))
+    if not len(x) or upper < lower:
         return 0
-    with np.errstate(over="ignore", invalid="ignore"):
-        v = np.rint((np.clip(sorted_values, lower, upper) - pivot) / gamma)
-    v = np.clip(np.nan_to_num(v, nan=0.0), -k, k).astype(np.int64)
-    if len(v) < 2**62 // k:
-        return int(v.sum())
-    return sum(int(part.sum()) for part in np.array_split(v, 1 + len(v) // 2**20))
+    clamped = np.clip(x, lower, upper)  # exact: returns one of the floats
+    p = Fraction(pivot)
+    total = sum((Fraction(float(v)) - p for v in clamped), Fraction(0))
+    return integer_sum(total, exact_step(lower, upper, pivot, sensitivity))
 
 
-def describe_cell(sorted_values: np.ndarray, plan: DescribePlan, rng: RandomSource) -> Cell:
-    """One (group, column): centre, lower side, upper side, count, sum (draw order)."""
-    centre = draw_centre(sorted_values, plan.centre_rate, rng)
-    lo = search_side(sorted_values, centre, "lower", plan.target, plan.threshold_scale,
-                     plan.step_scale, rng).bound
-    hi = search_side(sorted_values, centre, "upper", plan.target, plan.threshold_scale,
-                     plan.step_scale, rng).bound
+# -- the run, phase by phase (the draw order is the module docstring's) ------------------------
+CentreHistograms = Mapping[tuple[int, int], tuple[np.ndarray, np.ndarray]]
+Statistics = Mapping[tuple[int, int], CellStatistics]
+
+
+def draw_centres(plan: DescribePlan, histograms: CentreHistograms, groups: int,
+                 rng: RandomSource) -> dict[tuple[int, int], float]:
+    """Phase 1: every cell's centre, groups in order, columns in order.
+    ``histograms[(gi, j)]``: the cell's centre-grid (keys, counts); missing = no rows."""
+    empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+    return {(gi, j): draw_centre_from_counts(*histograms.get((gi, j), empty),
+                                             plan.centre_rate, rng)
+            for gi in range(groups) for j in range(plan.columns)}
+
+
+def finish_cell(plan: DescribePlan, centre: float, stats: CellStatistics,
+                rng: RandomSource) -> Cell:
+    """Phase 2 for one cell, from its statistics: the lower side, the upper side, the
+    count noise, the sum noise (in that order)."""
+    grid = cell_grid(centre)
+    counts = interval_counts(stats, grid)
+    kl, _ = above_threshold(side_tails(counts, grid, "lower"), plan.target,
+                            plan.threshold_scale, plan.step_scale, rng)
+    ku, _ = above_threshold(side_tails(counts, grid, "upper"), plan.target,
+                            plan.threshold_scale, plan.step_scale, rng)
+    lo, hi = float(grid.lower[kl]), float(grid.upper[ku])
     if not plan.statistics:
         return Cell(lo, hi)
     count_scale, sum_scale = plan.count_scale, plan.sum_scale
     assert count_scale is not None and sum_scale is not None
     pivot = choose_pivot(lo, centre, hi, plan.count_epsilon, plan.sum_epsilon)
-    noisy_n = len(sorted_values) + rng.discrete_laplace(count_scale)
-    noisy_s = (centred_integer_sum(sorted_values, lo, hi, pivot, plan.sum_sensitivity)
+    noisy_n = stats.rows + rng.discrete_laplace(count_scale)
+    step = exact_step(lo, hi, pivot, plan.sum_sensitivity)
+    noisy_s = (integer_sum(centred_sum(stats, grid, kl, ku, pivot), step)
                + rng.discrete_laplace(sum_scale))
     gamma = pivot_step(lo, hi, pivot, plan.sum_sensitivity)
-    if not math.isfinite(gamma):
-        gamma = 0.0
     count = max(noisy_n, 0)
     centred = gamma * noisy_s
     total = pivot * count + centred
@@ -384,6 +439,43 @@ def describe_cell(sorted_values: np.ndarray, plan: DescribePlan, rng: RandomSour
     want = set(plan.statistics)
     return Cell(lo, hi, float(count) if "count" in want else None,
                 total if "sum" in want else None, mean if "mean" in want else None)
+
+
+def describe_cell(values: np.ndarray, plan: DescribePlan, rng: RandomSource) -> Cell:
+    """One (group, column) from its finite values: centre, lower side, upper side,
+    count, sum (draw order; a one-cell run)."""
+    x = np.asarray(values, dtype=np.float64)
+    centre = draw_centre_from_counts(*centre_counts(x), plan.centre_rate, rng)
+    return finish_cell(plan, centre, cell_statistics(x, centre), rng)
+
+
+def _checked(plan: DescribePlan, groups: Sequence[Any], columns: Sequence[str]
+             ) -> tuple[list[Any], list[str]]:
+    if not isinstance(plan, DescribePlan):
+        raise ParameterError(f"plan must be a DescribePlan, got {type(plan).__name__}")
+    cols = [str(c) for c in columns]
+    if len(cols) != plan.columns:
+        raise ParameterError(f"{len(cols)} column names for a plan of {plan.columns}")
+    group_list = list(groups)
+    if not group_list:
+        raise ParameterError("groups must list at least one group ([None] when ungrouped)")
+    if (i := repeat_at(group_list)) is not None:
+        raise ParameterError(f"group {group_list[i]!r} is listed twice")
+    return group_list, cols
+
+
+def describe_from_statistics(plan: DescribePlan, centres: Mapping[tuple[int, int], float],
+                             stats: Statistics, groups: Sequence[Any],
+                             columns: Sequence[str], rng: RandomSource
+                             ) -> DescribeResult:
+    """Phase 2 for every cell (after :func:`draw_centres` on the same ``rng``):
+    ``stats[(gi, j)]`` are the cell's statistics given ``centres[(gi, j)]`` (missing =
+    no rows)."""
+    group_list, cols = _checked(plan, groups, columns)
+    empty = CellStatistics.empty()
+    cells = [[finish_cell(plan, centres[(gi, j)], stats.get((gi, j), empty), rng)
+              for j in range(len(cols))] for gi in range(len(group_list))]
+    return DescribeResult(cols, group_list, cells, plan.guarantee, plan, rng.seeded)
 
 
 @dataclass(frozen=True)
@@ -430,31 +522,26 @@ class DescribeResult:
 def run_describe(plan: DescribePlan, values: Mapping[tuple[Any, int], np.ndarray],
                  groups: Sequence[Any], columns: Sequence[str], rng: RandomSource
                  ) -> DescribeResult:
-    """Every (group, column) of a run. ``values[(group, j)]``: column j's finite values in
-    ``group`` (any order; a missing entry is no rows). ``groups``: the PUBLIC list, in
-    draw order ([None] when ungrouped); entries for other groups are ignored."""
-    if not isinstance(plan, DescribePlan):
-        raise ParameterError(f"plan must be a DescribePlan, got {type(plan).__name__}")
-    cols = [str(c) for c in columns]
-    if len(cols) != plan.columns:
-        raise ParameterError(f"{len(cols)} column names for a plan of {plan.columns}")
-    group_list = list(groups)
-    if not group_list:
-        raise ParameterError("groups must list at least one group ([None] when ungrouped)")
-    if (i := repeat_at(group_list)) is not None:
-        raise ParameterError(f"group {group_list[i]!r} is listed twice")
+    """Every (group, column) of a run from arrays. ``values[(group, j)]``: column j's
+    values in ``group`` (any order; non-finite ones are left out; a missing entry is no
+    rows). ``groups``: the PUBLIC list, in draw order ([None] when ungrouped); entries for
+    other groups are ignored. The arrays are reduced to the same statistics an engine
+    computes (:mod:`dprect.core.describe_stats`), phase by phase."""
+    group_list, cols = _checked(plan, groups, columns)
     empty = np.zeros(0, dtype=np.float64)
-    cells = []
-    for g in group_list:
-        row = []
+    finite: dict[tuple[int, int], np.ndarray] = {}
+    for gi, g in enumerate(group_list):
         for j in range(len(cols)):
             x = np.asarray(values.get((g, j), empty), dtype=np.float64).ravel()
-            x = np.sort(x[np.isfinite(x)])
-            row.append(describe_cell(x, plan, rng))
-        cells.append(row)
-    return DescribeResult(cols, group_list, cells, plan.guarantee, plan, rng.seeded)
+            finite[(gi, j)] = x[np.isfinite(x)]
+    centres = draw_centres(plan, {k: centre_counts(x) for k, x in finite.items()},
+                           len(group_list), rng)
+    stats = {k: cell_statistics(x, centres[k]) for k, x in finite.items()}
+    return describe_from_statistics(plan, centres, stats, group_list, cols, rng)
 
 
 __all__ = ["CENTRE_SHARE", "SIDES_SHARE", "STATISTICS", "SUM_FRACTION_BITS", "SUM_SHARE",
            "TARGET_FACTOR", "THRESHOLD_SHARE", "Cell", "DescribePlan", "DescribeResult",
-           "centred_integer_sum", "choose_pivot", "describe_cell", "plan_describe", "run_describe"]
+           "centred_integer_sum", "choose_pivot", "describe_cell", "describe_from_statistics",
+           "draw_centres", "exact_step", "finish_cell", "integer_sum", "plan_describe",
+           "run_describe"]

@@ -93,12 +93,21 @@ def centre_pieces(values: np.ndarray, epsilon: float | None = None) -> Pieces:
     """The median exponential mechanism's law on ``FloatBins(CENTRE_BITS)`` as pieces of
     constant depth min(#{x ≤ bin}, #{x ≥ bin}) (``values``: one column's finite values).
     ``epsilon`` only sets the float ``Pieces.epsilon`` for tests and audits (None: 1)."""
-    m = _CENTRE_GRID.size
     x = np.asarray(values, dtype=np.float64)
     if len(x):
         keys, counts = np.unique(_CENTRE_GRID.encode(x), return_counts=True)
     else:
         keys, counts = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return centre_pieces_from_counts(keys, counts, epsilon)
+
+
+def centre_pieces_from_counts(keys: np.ndarray, counts: np.ndarray,
+                              epsilon: float | None = None) -> Pieces:
+    """:func:`centre_pieces` from the column's ``FloatBins(CENTRE_BITS)`` histogram:
+    sorted unique bin ``keys`` and their ``counts`` (each ≥ 1): all the centre reads."""
+    m = _CENTRE_GRID.size
+    keys = np.asarray(keys, dtype=np.int64)
+    counts = np.asarray(counts, dtype=np.int64)
     n = int(counts.sum())
     u = len(keys)
     if u == 0:
@@ -135,6 +144,12 @@ def draw_centre(values: np.ndarray, rate: Fraction, rng: RandomSource) -> float:
     return centre_value(sample_unimodal(centre_pieces(values), rate, rng))
 
 
+def draw_centre_from_counts(keys: np.ndarray, counts: np.ndarray, rate: Fraction,
+                            rng: RandomSource) -> float:
+    """:func:`draw_centre` from the centre grid's histogram (sorted keys, counts)."""
+    return centre_value(sample_unimodal(centre_pieces_from_counts(keys, counts), rate, rng))
+
+
 # -- the candidates --------------------------------------------------------------------------
 def _offsets() -> np.ndarray:
     k = np.arange(MIN_OFFSET_EXPONENT * STEPS_PER_OCTAVE,
@@ -163,8 +178,10 @@ def _bin_edges(index: np.ndarray, upper: bool) -> np.ndarray:
     return np.where(negative, -high_v, low_v)
 
 
-@lru_cache(maxsize=256)
-def _candidates_cached(centre: float, side: Side) -> np.ndarray:
+def side_candidates(centre: float, side: Side) -> np.ndarray:
+    """:func:`candidates` without its cache or checks (a finite float centre, a valid
+    side): what a kernel shipped by value to Spark executors calls (a cached function
+    would be pickled by reference)."""
     off = _offsets()
     sign = 1.0 if side == "upper" else -1.0
     with np.errstate(over="ignore"):
@@ -177,6 +194,9 @@ def _candidates_cached(centre: float, side: Side) -> np.ndarray:
     edges = _bin_edges(idx[keep], upper=side == "upper")
     edges.setflags(write=False)
     return edges
+
+
+_candidates_cached = lru_cache(maxsize=256)(side_candidates)
 
 
 def candidates(centre: float, side: Side) -> np.ndarray:
@@ -287,10 +307,13 @@ __all__ = [
     "candidate_count",
     "candidates",
     "centre_pieces",
+    "centre_pieces_from_counts",
     "centre_value",
     "draw_centre",
+    "draw_centre_from_counts",
     "overshoot_probability",
     "search_side",
+    "side_candidates",
     "side_clip_bound",
     "tail_counts",
 ]

@@ -224,21 +224,28 @@ def spark_histograms(df: DataFrame, columns: Sequence[str], domains: Sequence[Do
     return complete(to_histograms(table), count, len(columns), domains)
 
 
-def to_histograms(table: Any) -> dict[tuple[int, int], Histogram]:
-    """The collected sums as one histogram per (group, column), keys sorted."""
-    g = np.asarray(table.column(GROUP).to_numpy(zero_copy_only=False), dtype=np.int64)
-    j = np.asarray(table.column(COLUMN).to_numpy(zero_copy_only=False), dtype=np.int64)
-    k = np.asarray(table.column(KEY).to_numpy(zero_copy_only=False), dtype=np.int64)
-    n = np.asarray(table.column(COUNT).to_numpy(zero_copy_only=False), dtype=np.int64)
-    out: dict[tuple[int, int], Histogram] = {}
+def by_cell(table: Any, values: Sequence[str]) -> dict[tuple[int, int], list[np.ndarray]]:
+    """A collected table of (group, column, key, *values) rows as, per (group, column),
+    the int64 arrays [key, *values] sorted by key (shared with the describe route)."""
+    def col(name: str) -> np.ndarray:
+        return np.asarray(table.column(name).to_numpy(zero_copy_only=False), dtype=np.int64)
+
+    g, j, k = col(GROUP), col(COLUMN), col(KEY)
+    out: dict[tuple[int, int], list[np.ndarray]] = {}
     if len(k) == 0:
         return out
     order = np.lexsort((k, j, g))
-    g, j, k, n = g[order], j[order], k[order], n[order]
+    g, j = g[order], j[order]
+    arrays = [k[order], *(col(v)[order] for v in values)]
     cut = np.flatnonzero((g[1:] != g[:-1]) | (j[1:] != j[:-1])) + 1
     for lo, hi in zip(np.r_[0, cut], np.r_[cut, len(k)], strict=True):
-        out[(int(g[lo]), int(j[lo]))] = Histogram(k[lo:hi], n[lo:hi])
+        out[(int(g[lo]), int(j[lo]))] = [a[lo:hi] for a in arrays]
     return out
+
+
+def to_histograms(table: Any) -> dict[tuple[int, int], Histogram]:
+    """The collected sums as one histogram per (group, column), keys sorted."""
+    return {cell: Histogram(k, n) for cell, (k, n) in by_cell(table, [COUNT]).items()}
 
 
 class SparkBoundsPrepared(PreparedRun):
@@ -293,6 +300,7 @@ __all__ = [
     "OUTPUT_SCHEMA",
     "SparkBoundsPrepared",
     "SparkBoundsRoute",
+    "by_cell",
     "check_domain",
     "check_schema",
     "cli_bounds_route",

@@ -1,0 +1,299 @@
+"""The sufficient statistics of a describe run (issue #23): what the mechanism of
+:mod:`dprect.core.aggregates` reads from the rows of one (group, column), as summable
+integer counts and sums, so every engine hands it the same numbers (proofs in
+docs/privacy.md §11).
+
+The mechanism needs, per (group, column):
+
+(a) **the centre's histogram**: the number of rows per ``FloatBins(CENTRE_BITS)`` bin
+    (:func:`centre_counts`; the depth of every bin follows from it,
+    :func:`~dprect.core.tail_bounds.centre_pieces_from_counts`);
+(b) **given the released centre c**, the candidates of each side are public
+    (:func:`~dprect.core.tail_bounds.candidates`; uncached,
+    :func:`~dprect.core.tail_bounds.side_candidates`). Every candidate is an edge of a
+    ``FloatBins(SEARCH_BITS)`` bin — a lower candidate L_k the smallest float of its bin
+    ℓ_k, an upper one U_k the largest of its bin u_k, on the sides that cross zero too
+    (checked by :func:`cell_grid`) — so x < L_k ⟺ bin(x) < ℓ_k and x > U_k ⟺ bin(x) ≥
+    u_k + 1. The sorted cuts ℓ_{nL−1} < … < ℓ_0 ≤ u_0 < u_0 + 1 < … < u_{nU−1} + 1 split
+    the line into intervals; a row's interval is i(x) = #{cuts ≤ bin(x)} − nL ∈ [−nL, nU]
+    (:func:`row_intervals`), and the tail counts are #{x < L_k} = #{i(x) ≤ −k − 1} and
+    #{x > U_k} = #{i(x) ≥ k + 1} (:func:`side_tails`): per-interval counts suffice;
+(c) **the clamped sum.** Each row is first truncated toward zero to
+    ``SIGNIFICANT_BITS`` = 30 significant bits (the low 23 bits of its float64 bit
+    pattern cleared): x̃ = ±M·2^(e − 1052) with M < 2^30 an integer and e = max(E, 1)
+    from the biased exponent E (:func:`truncated`). This is row-local and public, moves
+    x by less than 2^−29·|x|, and keeps x in its ``FloatBins(SEARCH_BITS)`` bin (the bin
+    reads the top 1 + 11 + 12 bits of the pattern), so no interval straddles a candidate:
+    for the released L = L_a, U = U_b, clamp(x̃, L, U) is L on the intervals ≤ −a − 1, U
+    on those ≥ b + 1 and x̃ itself in between. Per (interval, exponent e) the statistics
+    keep the row count and the exact int64 sum of the signed M (|Σ M| < n·2^30: exact
+    below 2^33 rows per entry), so T = Σ clamp(x̃, L, U) − n·p is an exact rational
+    (:func:`centred_sum`): T = n_low·L + n_high·U + Σ_e S_e·2^(e − 1052) − n·p.
+
+The statistics of disjoint row sets add (:func:`merge_statistics`), which is what lets an
+engine count partitions apart and sum them (the Spark route:
+:mod:`dprect.engines.spark.describe`, which calls these very functions on its executors).
+Nothing here draws noise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+
+import numpy as np
+
+from dprect.core.domains import FloatBins
+from dprect.core.tail_bounds import CENTRE_BITS, SEARCH_BITS, Side, side_candidates
+
+#: significant bits a row keeps for the sum (the leading 1 included): x̃ = ±M·2^s, M < 2^30
+SIGNIFICANT_BITS = 30
+_DROP = np.uint64(53 - SIGNIFICANT_BITS)  # low bit-pattern bits cleared: 23
+_MANTISSA = np.uint64((1 << 52) - 1)
+_ABS = np.uint64((1 << 63) - 1)
+#: x̃ = M·2^(e − EXPONENT_BIAS) with e = max(E, 1): 1075 − 23
+EXPONENT_BIAS = 1075 - (53 - SIGNIFICANT_BITS)
+_CENTRE_GRID = FloatBins(CENTRE_BITS)
+_SEARCH_GRID = FloatBins(SEARCH_BITS)
+#: key packing of (interval, exponent): interval + OFFSET < 2^16, exponent < 2^11
+_INTERVAL_OFFSET = 1 << 15
+_EXPONENT_BITS = 11
+
+
+# -- (a) the centre ---------------------------------------------------------------------------
+def centre_counts(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted unique ``FloatBins(CENTRE_BITS)`` bins of ``values`` (finite) and their
+    counts."""
+    x = np.asarray(values, dtype=np.float64)
+    keys, counts = np.unique(_CENTRE_GRID.encode(x), return_counts=True)
+    return keys.astype(np.int64), counts.astype(np.int64)
+
+
+# -- (b) the intervals ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CellGrid:
+    """The public candidates of one centre and the cuts between them (module notes)."""
+
+    lower: np.ndarray
+    upper: np.ndarray
+    cuts: np.ndarray  # sorted bin thresholds: bin(x) ≥ cut
+
+    @property
+    def below(self) -> int:
+        """nL: the number of lower candidates (the smallest interval is −nL)."""
+        return len(self.lower)
+
+
+def edges_hold(grid: CellGrid) -> bool:
+    """Whether every lower candidate is the smallest float of its ``FloatBins(SEARCH_BITS)``
+    bin and every upper one the largest (the sum's exactness rests on it; a public fact
+    about :func:`~dprect.core.tail_bounds.candidates`, checked by the tests)."""
+    lo_bins, up_bins = _SEARCH_GRID.encode(grid.lower), _SEARCH_GRID.encode(grid.upper)
+    with np.errstate(over="ignore"):
+        below = _SEARCH_GRID.encode(np.nextafter(grid.lower, -np.inf))
+        above = _SEARCH_GRID.encode(np.nextafter(grid.upper, np.inf))
+    return bool(np.array_equal(below, lo_bins - 1) and np.array_equal(above, up_bins + 1))
+
+
+def make_cell_grid(centre: float) -> CellGrid:
+    """The candidates of both sides of ``centre`` and their ``FloatBins(SEARCH_BITS)``
+    cuts (every candidate a bin edge: :func:`edges_hold`). Uncached: what the Spark
+    kernel calls (:func:`cell_grid` is the cached form)."""
+    lower = side_candidates(float(centre), "lower")
+    upper = side_candidates(float(centre), "upper")
+    lo_bins, up_bins = _SEARCH_GRID.encode(lower), _SEARCH_GRID.encode(upper)
+    cuts = np.concatenate([lo_bins[::-1], up_bins + 1]).astype(np.int64)
+    if len(cuts) > 1 and not np.all(cuts[1:] > cuts[:-1]):
+        raise AssertionError("describe candidates' cuts are not increasing")
+    if len(lower) >= _INTERVAL_OFFSET or len(upper) >= _INTERVAL_OFFSET:
+        raise AssertionError("too many describe candidates for the interval key")
+    cuts.setflags(write=False)
+    return CellGrid(lower, upper, cuts)
+
+
+#: :func:`make_cell_grid` cached (the driver's and the numpy route's; ~270 kB a grid)
+cell_grid = lru_cache(maxsize=1024)(make_cell_grid)
+
+
+@dataclass(frozen=True)
+class CellCuts:
+    """The cuts one cell's rows are searched in: i(x) = base + #{c in cuts : c ≤ bin(x)}."""
+
+    cuts: np.ndarray
+    base: int
+
+
+def cell_cuts(grid: CellGrid, low_bin: int | None = None, high_bin: int | None = None
+              ) -> CellCuts:
+    """The cuts of a centre's ``grid``, optionally trimmed to rows whose
+    ``FloatBins(SEARCH_BITS)`` bin lies in [``low_bin``, ``high_bin``]: a cut ≤ low_bin
+    counts for every such row (it moves into ``base``) and a cut > high_bin for none, so
+    every such row gets the same interval as under the full cuts. Trimming only saves
+    work (an engine knows each cell's range from the centre histogram,
+    :func:`search_range`)."""
+    first = 0 if low_bin is None else int(np.searchsorted(grid.cuts, low_bin, "right"))
+    last = len(grid.cuts) if high_bin is None else \
+        int(np.searchsorted(grid.cuts, high_bin, "right"))
+    return CellCuts(grid.cuts[first:max(first, last)], first - grid.below)
+
+
+def search_range(centre_keys: np.ndarray) -> tuple[int, int]:
+    """The ``FloatBins(SEARCH_BITS)`` bins a cell's rows can lie in, from its sorted
+    centre-grid keys (a centre bin holds 2^(SEARCH_BITS − CENTRE_BITS) search bins)."""
+    shift = SEARCH_BITS - CENTRE_BITS
+    if len(centre_keys) == 0:
+        return 0, -1
+    return int(centre_keys[0]) << shift, ((int(centre_keys[-1]) + 1) << shift) - 1
+
+
+def row_intervals(values: np.ndarray, cell: np.ndarray, cuts: Sequence[CellCuts]
+                  ) -> np.ndarray:
+    """Each row's interval i(x) ∈ [−nL, nU] (module notes) under the cuts of its cell:
+    ``cell[r]`` indexes ``cuts``. One search over all the cells' cuts at once (each
+    cell's cuts offset by its index, 2^(13 + SEARCH_BITS) apart)."""
+    x = np.asarray(values, dtype=np.float64)
+    cell = np.asarray(cell, dtype=np.int64)
+    if len(x) == 0:
+        return np.zeros(0, dtype=np.int64)
+    span = np.int64(2 * _SEARCH_GRID.size)
+    joint = np.concatenate([c.cuts + i * span for i, c in enumerate(cuts)])
+    starts = np.cumsum([0] + [len(c.cuts) for c in cuts])[:-1].astype(np.int64)
+    base = np.array([c.base for c in cuts], dtype=np.int64)
+    pos = np.searchsorted(joint, _SEARCH_GRID.encode(x) + cell * span, side="right")
+    return (pos - starts[cell] + base[cell]).astype(np.int64)
+
+
+# -- (c) the truncated values -----------------------------------------------------------------
+def truncated(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(e, signed M) with x̃ = M·2^(e − EXPONENT_BIAS): x truncated toward zero to
+    ``SIGNIFICANT_BITS`` significant bits (finite values; −0.0 gives M = 0)."""
+    bits = np.ascontiguousarray(values, dtype=np.float64).view(np.uint64)
+    mag = bits & _ABS
+    biased = (mag >> np.uint64(52)).astype(np.int64)
+    normal = biased > 0
+    mant = (mag & _MANTISSA) | (normal.astype(np.uint64) << np.uint64(52))
+    m = (mant >> _DROP).astype(np.int64)
+    m = np.where(bits >> np.uint64(63) == 1, -m, m)
+    return np.maximum(biased, 1), m
+
+
+def truncated_value(values: np.ndarray) -> np.ndarray:
+    """x̃ as floats (exact: at most 30 significant bits), for tests and references."""
+    bits = np.ascontiguousarray(values, dtype=np.float64).view(np.uint64)
+    mask = ~np.uint64((1 << int(_DROP)) - 1)
+    return (bits & mask).view(np.float64)
+
+
+# -- one cell's statistics --------------------------------------------------------------------
+def pack(interval: np.ndarray, exponent: np.ndarray) -> np.ndarray:
+    """One int64 key per (interval, exponent), ordered as the pairs are."""
+    return ((np.asarray(interval, dtype=np.int64) + _INTERVAL_OFFSET) << _EXPONENT_BITS) \
+        | np.asarray(exponent, dtype=np.int64)
+
+
+def unpack(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    key = np.asarray(key, dtype=np.int64)
+    return (key >> _EXPONENT_BITS) - _INTERVAL_OFFSET, key & ((1 << _EXPONENT_BITS) - 1)
+
+
+def sum_by_key(keys: np.ndarray, values: np.ndarray, counts: np.ndarray | None = None
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sorted unique int64 ``keys`` with the number of entries (or the sum of ``counts``)
+    and the int64 sum of ``values`` under each: the reduction every engine applies."""
+    keys = np.asarray(keys, dtype=np.int64)
+    values = np.asarray(values, dtype=np.int64)
+    n = np.ones(len(keys), dtype=np.int64) if counts is None else \
+        np.asarray(counts, dtype=np.int64)
+    if len(keys) == 0:
+        return keys, n, values
+    order = np.argsort(keys, kind="stable")
+    k = keys[order]
+    starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
+    return (k[starts], np.add.reduceat(n[order], starts),
+            np.add.reduceat(values[order], starts))
+
+
+@dataclass(frozen=True)
+class CellStatistics:
+    """One (group, column) given its centre: per (interval, exponent) key
+    (:func:`pack`), sorted and unique, the row count and Σ of the signed truncated
+    significands."""
+
+    keys: np.ndarray
+    counts: np.ndarray
+    sums: np.ndarray
+
+    @classmethod
+    def empty(cls) -> CellStatistics:
+        z = np.zeros(0, dtype=np.int64)
+        return cls(z, z, z)
+
+    @property
+    def rows(self) -> int:
+        return int(self.counts.sum())
+
+
+def cell_statistics(values: np.ndarray, centre: float) -> CellStatistics:
+    """The statistics of one cell's finite ``values`` given its released ``centre``."""
+    x = np.asarray(values, dtype=np.float64)
+    cuts = [cell_cuts(cell_grid(centre))]
+    interval = row_intervals(x, np.zeros(len(x), dtype=np.int64), cuts)
+    exponent, m = truncated(x)
+    return CellStatistics(*sum_by_key(pack(interval, exponent), m))
+
+
+def merge_statistics(parts: Sequence[CellStatistics]) -> CellStatistics:
+    """The statistics of the union of disjoint row sets."""
+    if not parts:
+        return CellStatistics.empty()
+    return CellStatistics(*sum_by_key(np.concatenate([p.keys for p in parts]),
+                                      np.concatenate([p.sums for p in parts]),
+                                      np.concatenate([p.counts for p in parts])))
+
+
+# -- what the mechanism reads -----------------------------------------------------------------
+def interval_counts(stats: CellStatistics, grid: CellGrid) -> np.ndarray:
+    """Rows per interval −nL … nU (index i + nL)."""
+    interval, _ = unpack(stats.keys)
+    out = np.zeros(len(grid.lower) + len(grid.upper) + 1, dtype=np.int64)
+    np.add.at(out, interval + grid.below, stats.counts)
+    return out
+
+
+def side_tails(counts: np.ndarray, grid: CellGrid, side: Side) -> np.ndarray:
+    """The tail count at every candidate of ``side``: #{x < L_k} = #{i ≤ −k − 1} or
+    #{x > U_k} = #{i ≥ k + 1} (``counts`` from :func:`interval_counts`)."""
+    nl = grid.below
+    if side == "lower":  # k = 0 … nL − 1: the intervals −nL … −k − 1
+        return np.cumsum(counts[:nl])[::-1].astype(np.int64)
+    return np.cumsum(counts[nl + 1:][::-1])[::-1].astype(np.int64)
+
+
+def centred_sum(stats: CellStatistics, grid: CellGrid, lower_step: int, upper_step: int,
+                pivot: float) -> Fraction:
+    """T = Σ clamp(x̃, L, U) − n·p exactly, for L = the lower candidate ``lower_step``,
+    U = the upper candidate ``upper_step`` (module notes, (c))."""
+    interval, exponent = unpack(stats.keys)
+    low = interval <= -lower_step - 1
+    high = interval >= upper_step + 1
+    mid = ~(low | high)
+    total = (Fraction(float(grid.lower[lower_step])) * int(stats.counts[low].sum())
+             + Fraction(float(grid.upper[upper_step])) * int(stats.counts[high].sum())
+             - Fraction(float(pivot)) * stats.rows)
+    if mid.any():
+        e, s = exponent[mid].tolist(), stats.sums[mid].tolist()
+        base = min(e)
+        acc = 0
+        for ei, si in zip(e, s, strict=True):
+            acc += int(si) << (ei - base)
+        total += Fraction(acc) * Fraction(2) ** (base - EXPONENT_BIAS)
+    return total
+
+
+__all__ = ["EXPONENT_BIAS", "SIGNIFICANT_BITS", "CellCuts", "CellGrid", "CellStatistics",
+           "cell_cuts", "cell_grid", "cell_statistics", "centre_counts", "centred_sum",
+           "edges_hold", "interval_counts", "make_cell_grid", "merge_statistics", "pack",
+           "row_intervals", "search_range", "side_tails", "sum_by_key", "truncated",
+           "truncated_value", "unpack"]

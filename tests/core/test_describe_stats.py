@@ -1,0 +1,166 @@
+"""The sufficient statistics of describe (issue #23, dprect.core.describe_stats): what the
+mechanism reads, summable across row sets, exact, and the same draws as the documented
+order with the row-by-row truncated sum."""
+
+from __future__ import annotations
+
+import warnings
+from fractions import Fraction
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from describe_reference import reference_describe
+
+from dprect.core import aggregates, describe_stats
+from dprect.core.aggregates import centred_integer_sum, exact_step, integer_sum, plan_describe
+from dprect.core.describe_stats import (
+    cell_cuts,
+    cell_grid,
+    cell_statistics,
+    centre_counts,
+    centred_sum,
+    interval_counts,
+    merge_statistics,
+    row_intervals,
+    search_range,
+    side_tails,
+    truncated,
+    truncated_value,
+)
+from dprect.core.domains import FloatBins
+from dprect.core.randomness import RandomSource
+from dprect.core.tail_bounds import tail_counts
+
+K = 1 << aggregates.SUM_FRACTION_BITS
+CENTRES = [0.0, 1.0, -2.5, 7.0, -1e-5, 3e-320, 1e300, -1e300]
+
+
+def _seeded(seed: int) -> RandomSource:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return RandomSource(seed=seed)
+
+
+def _columns() -> list[np.ndarray]:
+    rs = np.random.default_rng(8)
+    return [rs.normal(5, 3, 3000), rs.lognormal(0, 2, 2000), -rs.exponential(2, 2000),
+            np.array([0.0, -0.0, 5e-324, -5e-324, 1e-310, 3.0, 1e308, -1e308])]
+
+
+def _bits(n: int, seed: int) -> np.ndarray:
+    """Random finite floats over every binade and both signs (subnormals included)."""
+    b = np.random.default_rng(seed).integers(0, 2**63, n, dtype=np.uint64)
+    b |= np.random.default_rng(seed + 1).integers(0, 2, n, dtype=np.uint64) << np.uint64(63)
+    x = b.view(np.float64)
+    return x[np.isfinite(x)]
+
+
+def test_truncation_keeps_the_search_bin_and_30_bits():
+    x = _bits(200_000, 1)
+    t = truncated_value(x)
+    grid = FloatBins(12)
+    assert np.array_equal(grid.encode(t), grid.encode(x))
+    assert np.all(np.abs(t) <= np.abs(x))
+    normal = np.abs(x) >= np.finfo(np.float64).tiny
+    assert np.all(np.abs(x - t)[normal] < np.abs(x[normal]) * 2.0**-29)
+    assert not np.array_equal(t, x)  # it does drop bits
+    e, m = truncated(x[:2000])
+    for v, ei, mi in zip(t[:2000].tolist(), e.tolist(), m.tolist(), strict=True):
+        assert abs(mi) < 2**30
+        assert Fraction(v) == mi * Fraction(2) ** (ei - describe_stats.EXPONENT_BIAS)
+
+
+@pytest.mark.parametrize("centre", CENTRES)
+def test_candidates_are_bin_edges_and_tails_come_from_the_statistics(centre):
+    grid = cell_grid(centre)
+    assert describe_stats.edges_hold(grid)  # the sum's exactness rests on it
+    for x in _columns():
+        st = cell_statistics(x, centre)
+        counts = interval_counts(st, grid)
+        xs = np.sort(x)
+        assert np.array_equal(side_tails(counts, grid, "lower"),
+                              tail_counts(xs, grid.lower, "lower"))
+        assert np.array_equal(side_tails(counts, grid, "upper"),
+                              tail_counts(xs, grid.upper, "upper"))
+        assert st.rows == len(x)
+
+
+@pytest.mark.parametrize("centre", [0.0, 7.0, -1e-5])
+def test_statistics_of_two_halves_merge_to_the_whole(centre):
+    for x in _columns():
+        h = len(x) // 3
+        whole = cell_statistics(x, centre)
+        merged = merge_statistics([cell_statistics(x[h:], centre),
+                                   cell_statistics(x[:h], centre)])
+        for a, b in ((whole.keys, merged.keys), (whole.counts, merged.counts),
+                     (whole.sums, merged.sums)):
+            assert np.array_equal(a, b)
+
+
+def test_trimmed_cuts_give_the_same_intervals():
+    for x in _columns():
+        for c in (0.0, 7.0):
+            lo, hi = search_range(centre_counts(x)[0])
+            cell = np.zeros(len(x), dtype=np.int64)
+            full = row_intervals(x, cell, [cell_cuts(cell_grid(c))])
+            trimmed = cell_cuts(cell_grid(c), lo, hi)
+            assert len(trimmed.cuts) < len(cell_cuts(cell_grid(c)).cuts)
+            assert np.array_equal(row_intervals(x, cell, [trimmed]), full)
+    # several cells at once: each row under its own cell's cuts
+    a, b = _columns()[:2]
+    both = row_intervals(np.r_[a, b], np.r_[np.zeros(len(a), int), np.ones(len(b), int)],
+                         [cell_cuts(cell_grid(0.0)), cell_cuts(cell_grid(7.0))])
+    assert np.array_equal(both[:len(a)], row_intervals(a, np.zeros(len(a), int),
+                                                       [cell_cuts(cell_grid(0.0))]))
+    assert np.array_equal(both[len(a):], row_intervals(b, np.zeros(len(b), int),
+                                                       [cell_cuts(cell_grid(7.0))]))
+
+
+@pytest.mark.parametrize("centre", [0.0, 1.0, -2.5, 7.0])
+def test_sum_from_statistics_is_the_direct_exact_sum(centre):
+    grid = cell_grid(centre)
+    for x in _columns():
+        st = cell_statistics(x, centre)
+        for kl, ku in ((0, 0), (5, 40), (60, 3), (len(grid.lower) - 1, len(grid.upper) - 1)):
+            lo, hi = float(grid.lower[kl]), float(grid.upper[ku])
+            for p in (lo / 2 + hi / 2, min(max(centre, lo), hi)):
+                direct = sum((Fraction(float(v)) - Fraction(p)
+                              for v in np.clip(truncated_value(x), lo, hi)), Fraction(0))
+                assert centred_sum(st, grid, kl, ku, p) == direct
+                assert integer_sum(direct, exact_step(lo, hi, p, K)) == \
+                    centred_integer_sum(x, lo, hi, p, K)
+
+
+def test_integer_sum_sensitivity_on_adversarial_rows():
+    rs = np.random.default_rng(2)
+    base = np.r_[rs.normal(0, 1, 50), 1e308, -1e308]
+    for lo, hi in ((-1.0, 3.0), (-1e308, 1e308), (2.0**-1074, 2.0**-1073), (-5.0, -5.0)):
+        for p in (lo, hi, lo / 2 + hi / 2, lo / 4 + 3 * (hi / 4)):
+            s0 = centred_integer_sum(base, lo, hi, p, K)
+            moved = []
+            for extra in (lo, hi, np.nextafter(lo, -np.inf), np.nextafter(hi, np.inf),
+                          p, 1e308, -1e308, 0.0, 5e-324):
+                moved.append(abs(centred_integer_sum(np.r_[base, extra], lo, hi, p, K)
+                                 - s0))
+            assert max(moved) <= K
+            if hi > lo and p in (lo, hi):  # a row at the far bound moves S by the full 2^K
+                assert max(moved) >= K - 1
+
+
+def test_run_describe_follows_the_documented_draw_order_and_truncation():
+    rs = np.random.default_rng(1)
+    n = 2500
+    g = rs.choice(["a", "b"], n)
+    table = pa.table({"x": rs.normal(10, 2, n), "y": rs.exponential(3, n) - 1.0, "g": g})
+    plan = plan_describe(2.0, 2)
+    vals = {(name, j): table.column(c).to_numpy()[g == name]
+            for name in ("a", "b") for j, c in enumerate(["x", "y"])}
+    got = aggregates.run_describe(plan, vals, ["a", "b", "c"], ["x", "y"], _seeded(9))
+    want = reference_describe(plan, table, ["x", "y"], "g", ["a", "b", "c"], _seeded(9))
+    assert got.cells == want
+    # the order matters: drawing per cell (centre, sides, noise) instead gives other draws
+    rng = _seeded(9)
+    per_cell = [[aggregates.describe_cell(vals.get((name, j), np.zeros(0)), plan, rng)
+                 for j in range(2)] for name in ("a", "b", "c")]
+    assert per_cell != got.cells

@@ -1,0 +1,212 @@
+"""``describe`` on Spark (issue #23): the two-pass route equals the numpy route exactly.
+
+* :class:`~dprect.engines.spark.describe.SparkDescribeRoute` on Parquet gives, for a seed,
+  every field of :func:`dprect.describe`'s result on the same rows — with string groups
+  (one listed group without rows, an unlisted group and null groups dropped), nulls, NaN,
+  ±inf, −0.0, a subnormal, a huge value, a column of one sign (negative and positive), a
+  zero-crossing column and an integer column;
+* the same with a numeric group column and no group column;
+* pass 2's statistics equal the core's :func:`~dprect.core.describe_stats.cell_statistics`
+  of each cell given the same centres (so a change of the truncation or of the intervals on
+  one engine only fails here), and a Spark run's draws follow the documented order (the
+  independent re-draw of tests/core/test_describe_stats.py reproduces the Spark result).
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from describe_reference import reference_describe
+
+import dprect
+from dprect.core.aggregates import draw_centres, plan_describe
+from dprect.core.describe_stats import cell_statistics, centre_counts, search_range
+from dprect.core.randomness import RandomSource
+from dprect.core.request import Source
+from dprect.engines.spark.describe import SparkDescribeRoute, spark_statistics
+
+COLUMNS = ["x", "neg", "pos", "cross", "ints"]
+LISTED = ["a", "b", "empty"]
+
+
+def _seeded(seed: int) -> RandomSource:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return RandomSource(seed=seed)
+
+
+def _table(n: int = 4000, seed: int = 3) -> pa.Table:
+    gen = np.random.default_rng(seed)
+    x = gen.normal(10.0, 2.0, n)
+    x[:6] = [np.nan, np.inf, -np.inf, -0.0, 5e-324, 1e300]
+    xs: list[float | None] = list(x)
+    xs[6] = None
+    g: list[str | None] = list(gen.choice(["a", "b", "zz"], n, p=[0.5, 0.4, 0.1]))
+    g[7] = None
+    return pa.table({
+        "x": pa.array(xs, pa.float64()),
+        "neg": pa.array(-gen.exponential(30.0, n)),
+        "pos": pa.array(gen.lognormal(2.0, 1.5, n)),
+        "cross": pa.array(gen.normal(0.3, 4.0, n)),
+        "ints": pa.array(gen.integers(-1000, 5000, n), pa.int64()),
+        "g": pa.array(g, pa.string()),
+        "h": pa.array(gen.integers(0, 3, n).astype(np.float64)),
+    })
+
+
+@pytest.fixture(scope="module")
+def parquet(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pa.Table]:
+    d = tmp_path_factory.mktemp("describe_spark")
+    table = _table()
+    pq.write_table(table, d / "t.parquet", row_group_size=1000)  # several partitions
+    return d / "t.parquet", table
+
+
+def _route(spark: object) -> SparkDescribeRoute:
+    return SparkDescribeRoute(lambda: (spark, False))
+
+
+def _spark_run(spark: object, path: Path, group_by: str | None, groups: list[str] | None,
+               names: list[object], seed: int, epsilon: float = 2.0):
+    plan = plan_describe(epsilon, len(COLUMNS))
+    source = Source(str(path), COLUMNS, group_by=group_by)
+    with _route(spark).open(source, groups, lambda _: None) as prepared:
+        return prepared.describe(plan, names, _seeded(seed))
+
+
+def test_spark_equals_numpy_for_a_seed_with_groups(spark, parquet):
+    path, table = parquet
+    got = _spark_run(spark, path, "g", LISTED, LISTED, seed=7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = dprect.describe(table, COLUMNS, group_by="g", groups=LISTED, epsilon=2.0,
+                               seed=7)
+    assert got.cells == want.cells  # every field, bit for bit
+    assert got.to_dict() == want.to_dict()
+    empty = got.cell("x", "empty")
+    assert empty.count is not None  # the listed group without rows is released
+    # the independent re-draw (documented order, direct truncated sum) agrees
+    assert reference_describe(got.plan, table, COLUMNS, "g", LISTED, _seeded(7)) == got.cells
+
+
+def test_spark_equals_numpy_numeric_groups_and_ungrouped(spark, parquet):
+    path, table = parquet
+    got = _spark_run(spark, path, "h", ["0", "2"], [0.0, 2.0], seed=5, epsilon=1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = dprect.describe(table, COLUMNS, group_by="h", groups=[0.0, 2.0],
+                               epsilon=1.0, seed=5)
+        plain = dprect.describe(table, COLUMNS, epsilon=1.0, seed=8)
+    assert got.cells == want.cells
+    assert _spark_run(spark, path, None, None, [None], seed=8, epsilon=1.0).cells \
+        == plain.cells
+
+
+def test_pass_two_statistics_are_the_cores(spark, parquet):
+    path, table = parquet
+    plan = plan_describe(2.0, len(COLUMNS))
+    g = np.array(table.column("g").to_pylist(), dtype=object)
+    cells = {}
+    for gi, name in enumerate(["a", "b"]):
+        for j, c in enumerate(COLUMNS):
+            x = np.array(table.column(c).to_pylist(), dtype=object)[g == name]
+            x = np.array([v for v in x if v is not None], dtype=np.float64)
+            cells[(gi, j)] = x[np.isfinite(x)]
+    centres = draw_centres(plan, {k: centre_counts(v) for k, v in cells.items()}, 2,
+                           _seeded(1))
+    c = np.array([[centres[(gi, j)] for j in range(len(COLUMNS))] for gi in range(2)])
+    r = np.array([[search_range(centre_counts(cells[(gi, j)])[0])
+                   for j in range(len(COLUMNS))] for gi in range(2)])
+    df = spark.read.parquet(str(path))
+    got = spark_statistics(df, COLUMNS, c, r, group_by="g", group_kind="string",
+                           group_values=["a", "b"])
+    for key, x in cells.items():
+        want = cell_statistics(x, centres[key])
+        assert np.array_equal(got[key].keys, want.keys)
+        assert np.array_equal(got[key].counts, want.counts)
+        assert np.array_equal(got[key].sums, want.sums)
+
+
+_LOAD_WITHOUT_DPRECT = """
+import pickle, sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name == "dprect" or name.startswith("dprect."):
+            raise ImportError("dprect is not installed here")
+sys.meta_path.insert(0, Block())
+import pyarrow as pa
+body = pickle.loads(sys.stdin.buffer.read())
+out = list(body(iter([pa.RecordBatch.from_pylist(
+    [{"x": 1.5, "g": "a"}, {"x": -2.0, "g": "b"}, {"x": None, "g": "a"}])])))
+sys.stdout.write(str(sum(out[0].column("_n").to_pylist())))
+"""
+
+
+def test_pass_two_kernel_runs_where_dprect_is_not_installed():
+    """The kernel and the core functions it calls travel by value (no cached function
+    pickled by reference): executors need numpy and pyarrow, not dprect."""
+    import subprocess
+    import sys
+    from functools import partial
+
+    from pyspark import cloudpickle
+
+    from dprect.engines.spark.describe import partial_statistics
+
+    centres = np.array([[1.0], [-2.0]])
+    ranges = np.array([[search_range(centre_counts(np.array([1.5]))[0])],
+                       [search_range(centre_counts(np.array([-2.0]))[0])]])
+    body = partial(partial_statistics, columns=["x"], centres=centres, ranges=ranges,
+                   group_column="g", group_kind="string", group_values=["a", "b"])
+    done = subprocess.run([sys.executable, "-c", _LOAD_WITHOUT_DPRECT],
+                          input=cloudpickle.dumps(body), capture_output=True, cwd="/",
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr.decode()[-500:]
+    assert done.stdout.decode() == "2"  # two finite values of listed groups
+
+
+def test_a_plan_or_group_names_that_do_not_fit_are_refused_before_any_pass(spark, parquet):
+    from dprect.core.errors import InputDataError, ParameterError
+
+    path, _ = parquet
+    with _route(spark).open(Source(str(path), COLUMNS, group_by="g"), LISTED,
+                            lambda _: None) as prepared:
+        with pytest.raises(ParameterError, match="plan"):
+            prepared.describe(plan_describe(1.0, 2), LISTED, _seeded(1))
+        with pytest.raises(ParameterError, match="group name"):
+            prepared.describe(plan_describe(1.0, len(COLUMNS)), LISTED[:2], _seeded(1))
+    with pytest.raises(InputDataError, match="numeric"):
+        _route(spark).open(Source(str(path), ["x", "g"], group_by="h"), ["0"],
+                           lambda _: None)
+    with pytest.raises(ParameterError, match="numeric"):
+        _route(spark).open(Source(str(path), ["x"], group_by="h"), ["east"],
+                           lambda _: None)
+
+
+def test_the_job_on_spark_writes_the_numpy_commands_result(spark, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]):
+    """jobs/describe.py through SparkDescribeRoute == ``dprect describe`` (numpy engine)."""
+    import describe as job
+    from cli_run import run
+
+    repo = Path(__file__).resolve().parents[2]
+    gen = np.random.default_rng(12)
+    n = 3000
+    pq.write_table(pa.table({**{f"f{j}": gen.normal(j - 1.5, 2.0, n) for j in range(4)},
+                             "label": gen.integers(0, 2, n)}), tmp_path / "demo.parquet")
+    argv = ["--config", str(repo / "conf" / "describe.yaml")]
+    for item in (f"input={tmp_path / 'demo.parquet'}", f"output={tmp_path / 'job.json'}",
+                 f"table={tmp_path / 'job.csv'}", f"plot={tmp_path / 'job.png'}", "seed=4"):
+        argv += ["--set", item]
+    assert job.main(argv, spark=spark) == 0
+    code, _, err = run(["describe", "--input", str(tmp_path / "demo.parquet"), "--columns",
+                        "f0,f1,f2,f3", "--group-by", "label", "--groups", "0,1",
+                        "--epsilon", "1", "--seed", "4", "--output",
+                        str(tmp_path / "cli.json")], capsys)
+    assert code == 0, err
+    assert (tmp_path / "job.json").read_text() == (tmp_path / "cli.json").read_text()
