@@ -34,8 +34,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from dprect.app.groups import public_groups
 from dprect.app.spine import Prepared, Reporter, run_release
+from dprect.app.table_run import checked_seed, table_run
 from dprect.core.accounting import Guarantee
 from dprect.core.bounds import BoundsPlan, BoundsRequest, BoundsResult, plan_bounds, run_bounds
 from dprect.core.domains import Domain, FloatBins, GridArg, resolve_domains
@@ -51,7 +51,7 @@ from dprect.release.bounds_record import (
 )
 from dprect.release.bounds_table import table_sink
 from dprect.release.guarded import Charge, LedgerSettings, Outcome
-from dprect.release.sinks import JsonSink, Sink
+from dprect.release.sinks import Sink
 
 # -- public settings ------------------------------------------------------------------------
 
@@ -117,28 +117,15 @@ def bounds_settings(values: Mapping[str, Any], name: Callable[[str], str] = str
     ``output``, ``table``, ``ledger``, ``dataset``, ``run_id``, ``cap_epsilon``,
     ``cap_delta``, ``seed``. Each is checked; ``name`` spells a key in messages."""
     request = bounds_request(values)
-    if values.get("output") is None:
-        raise ParameterError(f"{name('output')} is required")
-    fmt = values.get("format")
-    if fmt is not None and fmt not in ("parquet", "csv", "delta"):
-        raise ParameterError(f"{name('format')} must be parquet, csv or delta, got {fmt!r}")
-    source = Source(str(values["input"]), list(values["columns"]),
-                    group_by=values.get("group_by"), format=fmt, where=values.get("where"),
-                    version=values.get("version"), timestamp=values.get("timestamp"))
-    groups = public_groups(source.group_by, values.get("groups"), values.get("groups_file"),
-                           name)
+    run = table_run(values, name)
+    source = run.source
     rows = values.get("rows")  # checked by the plan
-    ledger = LedgerSettings.build(values.get("ledger"), values.get("dataset"),
-                                  values.get("run_id"), values.get("cap_epsilon"),
-                                  values.get("cap_delta"))
-    sinks: list[Sink] = [JsonSink(name("output"), str(values["output"]))]
+    sinks: list[Sink] = [run.output]
     if values.get("table") is not None:
         sinks.append(table_sink(name("table"), str(values["table"])))
-    seed = values.get("seed")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-        raise ParameterError(f"{name('seed')} must be a non-negative integer, got {seed!r}")
+    seed = checked_seed(values, name)
     return BoundsSettings(request, source, bounds_domains(values.get("grid"), source.columns),
-                          groups, sinks, ledger, seed, rows, values.get("groups_file"))
+                          run.groups, sinks, run.ledger, seed, rows, values.get("groups_file"))
 
 
 # -- the product on the spine -------------------------------------------------------------

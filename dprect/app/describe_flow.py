@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from dprect.app.groups import public_groups
 from dprect.app.spine import Prepared, Reporter, run_release
+from dprect.app.table_run import checked_seed, table_run
 from dprect.core.accounting import Guarantee
 from dprect.core.aggregates import STATISTICS, DescribePlan, DescribeResult, plan_describe
 from dprect.core.errors import ParameterError
@@ -50,7 +50,7 @@ from dprect.release.describe_record import (
 )
 from dprect.release.describe_table import describe_table_sink
 from dprect.release.guarded import Charge, LedgerSettings, Outcome
-from dprect.release.sinks import JsonSink, Sink
+from dprect.release.sinks import Sink
 
 #: ``--statistics none``: the bounds alone (aimed at ``--query-epsilon``)
 NO_STATISTICS = "none"
@@ -120,20 +120,9 @@ def describe_settings(values: Mapping[str, Any], name: Callable[[str], str] = st
     ``ledger``, ``dataset``, ``run_id``, ``cap_epsilon``, ``cap_delta``, ``seed``. Each is
     checked (nothing read); ``name`` spells a key in messages."""
     the_plan = describe_plan(values, name)
-    if values.get("output") is None:
-        raise ParameterError(f"{name('output')} is required")
-    fmt = values.get("format")
-    if fmt is not None and fmt not in ("parquet", "csv", "delta"):
-        raise ParameterError(f"{name('format')} must be parquet, csv or delta, got {fmt!r}")
-    source = Source(str(values["input"]), list(values["columns"]),
-                    group_by=values.get("group_by"), format=fmt, where=values.get("where"),
-                    version=values.get("version"), timestamp=values.get("timestamp"))
-    groups = public_groups(source.group_by, values.get("groups"), values.get("groups_file"),
-                           name)
-    ledger = LedgerSettings.build(values.get("ledger"), values.get("dataset"),
-                                  values.get("run_id"), values.get("cap_epsilon"),
-                                  values.get("cap_delta"))
-    sinks: list[Sink] = [JsonSink(name("output"), str(values["output"]))]
+    run = table_run(values, name)
+    source = run.source
+    sinks: list[Sink] = [run.output]
     if values.get("table") is not None:
         sinks.append(describe_table_sink(name("table"), str(values["table"])))
     if values.get("plot") is not None:
@@ -142,11 +131,8 @@ def describe_settings(values: Mapping[str, Any], name: Callable[[str], str] = st
                                  f"{name('statistics')} must include count and mean")
         sinks.append(DescribePngSink(name("plot"), str(values["plot"]),
                                      title=values.get("dataset") or Path(source.path).name))
-    seed = values.get("seed")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-        raise ParameterError(f"{name('seed')} must be a non-negative integer, got {seed!r}")
-    return DescribeSettings(source, groups, the_plan, sinks, ledger, seed,
-                            values.get("groups_file"))
+    return DescribeSettings(source, run.groups, the_plan, sinks, run.ledger,
+                            checked_seed(values, name), values.get("groups_file"))
 
 
 # -- the product on the spine -------------------------------------------------------------

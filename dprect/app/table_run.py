@@ -1,0 +1,63 @@
+"""The front-end values every grouped-table product reads alike (``dprect bounds``,
+``dprect describe`` and their jobs): the output JSON, the input table as a
+:class:`~dprect.core.request.Source`, the PUBLIC group list (:mod:`dprect.app.groups`),
+the ledger, and the seed. Checked in one order, with one spelling of every message, so
+the products refuse the same bad value the same way; nothing is read here."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from dprect.app.groups import public_groups
+from dprect.core.errors import ParameterError
+from dprect.core.request import Source
+from dprect.release.guarded import LedgerSettings
+from dprect.release.sinks import JsonSink
+
+#: the input formats a grouped-table product reads
+FORMATS = ("parquet", "csv", "delta")
+
+
+@dataclass(frozen=True)
+class TableRun:
+    """The checked common part of a grouped-table run: the table, the listed groups (None:
+    no groups), the ledger (None: no ledger) and the result JSON's sink."""
+
+    source: Source
+    groups: list[str] | None
+    ledger: LedgerSettings | None
+    output: JsonSink
+
+
+def table_run(values: Mapping[str, Any], name: Callable[[str], str] = str) -> TableRun:
+    """``output`` (required), ``format``, the table (``input``, ``columns``, ``group_by``,
+    ``where``, ``version``, ``timestamp``), the groups (``groups`` or ``groups_file``) and
+    the ledger keys, checked in that order; ``name`` spells a key in messages."""
+    if values.get("output") is None:
+        raise ParameterError(f"{name('output')} is required")
+    fmt = values.get("format")
+    if fmt is not None and fmt not in FORMATS:
+        raise ParameterError(f"{name('format')} must be parquet, csv or delta, got {fmt!r}")
+    source = Source(str(values["input"]), list(values["columns"]),
+                    group_by=values.get("group_by"), format=fmt, where=values.get("where"),
+                    version=values.get("version"), timestamp=values.get("timestamp"))
+    groups = public_groups(source.group_by, values.get("groups"), values.get("groups_file"),
+                           name)
+    ledger = LedgerSettings.build(values.get("ledger"), values.get("dataset"),
+                                  values.get("run_id"), values.get("cap_epsilon"),
+                                  values.get("cap_delta"))
+    return TableRun(source, groups, ledger, JsonSink(name("output"), str(values["output"])))
+
+
+def checked_seed(values: Mapping[str, Any], name: Callable[[str], str] = str) -> int | None:
+    """``seed``: None, or a non-negative integer (tests only: a seeded run is not
+    private)."""
+    seed = values.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise ParameterError(f"{name('seed')} must be a non-negative integer, got {seed!r}")
+    return seed
+
+
+__all__ = ["FORMATS", "TableRun", "checked_seed", "table_run"]
