@@ -52,7 +52,7 @@ def test_occurrence_ranks_are_exact(monkeypatch):
     assert _groups_ok([cols[0], cols[1], cols[2] + 0.0], ranks)
     assert ranks.max() > 100 and (ranks == 0).sum() == 6  # 3·2 groups (−0.0 = +0.0)
     # every row hashed alike (all collide): the exact split gives the same ranks
-    monkeypatch.setattr(ties_module, "_row_key",
+    monkeypatch.setattr(ties_module, "row_keys",
                         lambda cols: np.zeros(len(cols[0]), dtype=np.int64))
     assert np.array_equal(occurrence_ranks(cols), ranks)
     distinct = [np.arange(50), np.arange(50) * 2.5]

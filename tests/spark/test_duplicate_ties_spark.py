@@ -1,8 +1,9 @@
 """Rows identical on every axis on Spark: the occurrence rank (issue #24, point 1).
 
 Every Spark strategy refines with each row's rank among the positives identical to it in
-every axis's sort value — ``rounds`` and ``prefetch`` by a window in SQL, ``pass`` by the
-same window on each pass's input, ``collect`` on the driver with the core's numpy code —
+every axis's sort value — ``rounds`` and ``prefetch`` by a window in SQL, ``pass`` in each
+partition, checked by row keys, or by the same window when copies span partitions,
+``collect`` on the driver with the core's numpy code —
 so a seed gives the identical rectangle on numpy and on every strategy (``rounds`` with
 exact copies: tests/spark/test_ties_spark.py), on a table where
 a third of the rows are copies (some identical only in sort value: raw values that differ
@@ -37,7 +38,9 @@ def _table(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return X, (gen.random(n) < 0.9).astype(int)
 
 
-def test_every_strategy_agrees_on_duplicate_rows(make_frame, forced_prefilter, monkeypatch):
+@pytest.mark.parametrize("partitions", [3, 1])
+def test_every_strategy_agrees_on_duplicate_rows(make_frame, forced_prefilter, monkeypatch,
+                                                 partitions):
     from dprect.engines.spark import prefetch
 
     monkeypatch.setattr(prefetch, "SAMPLE_ROWS", 300)  # the prefetch pass prunes too
@@ -46,7 +49,7 @@ def test_every_strategy_agrees_on_duplicate_rows(make_frame, forced_prefilter, m
     X, y = _table(2000, seed=4)
     domains = [Grid(0.0, 1.0, 16), IntegerRange(0, 16), FloatOrder()]
     names = ["a", "b", "c"]
-    df = make_frame(X, names, y=y, partitions=3)
+    df = make_frame(X, names, y=y, partitions=partitions)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         plan = dprect.plan(domains=domains, epsilon=6.0, delta=1e-6, method="randmargins")
@@ -66,6 +69,8 @@ def test_every_strategy_agrees_on_duplicate_rows(make_frame, forced_prefilter, m
                 assert got.upper_index == want.upper_index, strategy
                 if strategy == "prefetch":
                     assert stats["pruned"] == 1
+                if strategy == "pass":  # copies in several partitions need the window
+                    assert stats["window_ranks"] == int(partitions > 1)
     assert any(f is not None for f in forced_prefilter)  # the pass did filter
 
 

@@ -12,6 +12,7 @@ on the same rows, for random window/cut sequences (hypothesis) and for whole fit
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import pyarrow as pa
@@ -46,19 +47,21 @@ def _table(n: int, dims: int, seed: int) -> tuple[np.ndarray, list]:
     return X, domains
 
 
-def _local_run(X: np.ndarray, parts: int):
+def _local_run(X: np.ndarray, parts: int, bounds: list[int] | None = None,
+               used: list[str] | None = None):
     """A pass without Spark: the kernel per part (ids as Spark numbers rows), then the
-    merge — split unevenly so parts hold different row counts."""
+    merge — split unevenly so parts hold different row counts (or at ``bounds``). With
+    ties, first as :class:`~dprect.engines.spark.order_pass.PassRunner` does: each part
+    ranks its own rows, and the pass is run again with the global ranks when the merge
+    reports a group of identical rows split between parts (``used`` records which)."""
     n, d = X.shape
-    cuts = np.sort(np.random.default_rng(n + parts).integers(0, n + 1, parts - 1))
-    bounds = [0, *cuts.tolist(), n]
+    if bounds is None:
+        cuts = np.sort(np.random.default_rng(n + parts).integers(0, n + 1, parts - 1))
+        bounds = [0, *cuts.tolist(), n]
 
-    def run(task: kernel.PassTask, merge: bool) -> pa.RecordBatch:
+    def kernel_pass(task: kernel.PassTask, merge: bool, ranks) -> pa.RecordBatch:
         outs = []
-        ranks = None  # with ties, each row's occurrence rank among all rows (as run_pass)
-        if task.ties is not None:
-            ranks = occurrence_ranks([dom.encode(X[:, j]) for j, dom in enumerate(task.domains)])
-        for p in range(parts):
+        for p in range(len(bounds) - 1):
             lo, hi = bounds[p], bounds[p + 1]
             cols = [pa.array(X[lo:hi, j]) for j in range(d)]
             ids = pa.array((np.int64(p) << 33) + np.arange(hi - lo, dtype=np.int64))
@@ -68,12 +71,26 @@ def _local_run(X: np.ndarray, parts: int):
                                              kernel.ROW_ID, *([kernel.RANK] if extra else [])])
             step = max(1, (hi - lo) // 3)  # several batches per part
             pieces = [batch.slice(i, step) for i in range(0, max(hi - lo, 1), step)]
-            outs.append(next(kernel.partition_lists(iter(pieces), task)))
+            outs.extend(kernel.partition_lists(iter(pieces), task))
         if merge:  # a merge stage over two groups of parts, then the driver's merge
             half = len(outs) // 2 or 1
             outs = [next(kernel.merge_lists(iter(g), task)) for g in (outs[:half], outs[half:])
                     if g]
         return next(kernel.merge_lists(iter(outs), task))
+
+    def run(task: kernel.PassTask, merge: bool) -> pa.RecordBatch:
+        if task.ties is None:
+            return kernel_pass(task, merge, None)
+        if used is not None and "window" not in used:
+            # partition ranks: the key rows must meet in one merge (as Spark's buckets do)
+            got = kernel_pass(replace(task, key_buckets=3), False, None)
+            if not (got.column(kernel.ORDER).to_numpy() == kernel.SPLIT).any():
+                used.append("partition")
+                return got
+            used.append("window")
+        # the window's ranks: each row's occurrence rank among all rows (as run_pass)
+        ranks = occurrence_ranks([dom.encode(X[:, j]) for j, dom in enumerate(task.domains)])
+        return kernel_pass(task, merge, ranks)
 
     return run
 
@@ -87,7 +104,7 @@ def _sample(X: np.ndarray, domains: list, ties: TieBreaker | None, rows: int
 
 
 def _engines(X, domains, ties, schedule, budget, parts, sample_rows, hint_scale,
-             monkeypatch):
+             monkeypatch, used=None, bounds=None):
     numpy_engine = NumpyEngine([d.encode(X[:, j]) for j, d in enumerate(domains)])
     if ties is not None:
         numpy_engine.set_ties(ties)
@@ -96,7 +113,7 @@ def _engines(X, domains, ties, schedule, budget, parts, sample_rows, hint_scale,
         monkeypatch.setattr("dprect.engines.spark.order_pass.sample_rows",
                             lambda dims: sample_rows)
         sample = _sample(X, domains, ties, sample_rows)
-    engine = PassEngine(_local_run(X, parts), domains, ties, schedule, budget,
+    engine = PassEngine(_local_run(X, parts, bounds, used), domains, ties, schedule, budget,
                         partitions=parts, sample=sample,
                         size_hint=max(1, int(len(X) * hint_scale)))
     engine.prepare()
@@ -110,16 +127,17 @@ def _engines(X, domains, ties, schedule, budget, parts, sample_rows, hint_scale,
        sample_rows=st.sampled_from([0, 50]), hint_scale=st.sampled_from([0.2, 1.0, 5.0, 50.0]),
        ops=st.lists(st.tuples(st.integers(0, 4), st.booleans(), st.integers(1, 120),
                               st.integers(1, 60), st.booleans(), st.floats(0, 1)),
-                    min_size=1, max_size=25))
+                    min_size=1, max_size=25), partition_ranks=st.booleans())
 def test_windows_and_cuts_equal_numpy(monkeypatch, seed, n, dims, parts, budget_entries,
-                                      sample_rows, hint_scale, ops):
+                                      sample_rows, hint_scale, ops, partition_ranks):
     X, domains = _table(n + 20, dims, seed)
     X = X[:n]
     ties = TieBreaker.for_domains(domains, [3 if isinstance(d, Grid) else 0 for d in domains])
     schedule = [PrefixSpec(j, s, 1 + (seed + 7 * j) % 40, (j,)) for j in range(dims)
                 for s in ("hi", "lo")]
     want, got = _engines(X, domains, ties, schedule, budget_entries * ENTRY_BYTES, parts,
-                         sample_rows if n >= sample_rows else 0, hint_scale, monkeypatch)
+                         sample_rows if n >= sample_rows else 0, hint_scale, monkeypatch,
+                         [] if partition_ranks else None)
     for axis, hi, stop, size, do_cut, q in ops:
         axis %= dims
         side = "hi" if hi else "lo"
@@ -157,6 +175,43 @@ def test_whole_fit_equals_numpy(monkeypatch, dims, n, method, budget_entries):
         assert engine.passes <= 2
     else:
         assert engine.passes > 2  # a tiny budget really splits the schedule
+
+
+@pytest.mark.parametrize("grouped", [True, False])
+def test_partition_ranks_are_checked(monkeypatch, grouped):
+    """Each part ranks its own rows. With every group of identical rows inside one part
+    (rows sorted, parts cut between groups) no pass needs the global ranks; with copies in
+    several parts the merge reports the split and the pass runs again ranked globally.
+    The rectangle is numpy's either way."""
+    X, domains = _table(3000, 4, seed=11)
+    X[np.random.default_rng(2).random(len(X)) < 0.2] = X[7]  # 20% copies of one row
+    codes = np.column_stack([d.encode(X[:, j]) for j, d in enumerate(domains)])
+    if grouped:
+        X = X[np.lexsort(codes.T[::-1])]
+        codes = np.column_stack([d.encode(X[:, j]) for j, d in enumerate(domains)])
+    starts = np.flatnonzero(np.r_[True, (codes[1:] != codes[:-1]).any(axis=1)])
+    cut = [int(starts[np.searchsorted(starts, q)]) for q in (700, 1500, 2300)]
+    bounds = [0, *cut, len(X)] if grouped else [0, 700, 1500, 2300, len(X)]
+    req = FitRequest(epsilon=8.0, delta=1e-6, method="randmargins")
+    used: list[str] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plan = make_plan(req, domains=domains)
+        ties = plan.chosen.tie_breaker(domains)
+        assert ties is not None and ties.active
+        schedule = prefetch_specs(plan.chosen, 4, cell_budget=2**62)
+        want_engine, engine = _engines(X, domains, ties, schedule, 64 * ENTRY_BYTES, 4, 0,
+                                       1.0, monkeypatch, used, bounds)
+        names = [f"x{j}" for j in range(4)]
+        want = run_plan(want_engine, domains, names, plan, RandomSource(seed=5))
+        got = run_plan(engine, domains, names, plan, RandomSource(seed=5))
+    assert list(got.lower_index) == list(want.lower_index)
+    assert list(got.upper_index) == list(want.upper_index)
+    assert engine.passes > 2
+    if grouped:
+        assert used == ["partition"] * engine.passes
+    else:
+        assert used == ["window"]  # the first pass found the split; later ones skip the check
 
 
 def test_bad_rows_are_reported_and_never_listed():

@@ -38,13 +38,14 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 import numpy as np
 import pyarrow as pa
 from pyspark import cloudpickle
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F  # noqa: N812
 
 from dprect.core.domains import Domain, Side
 from dprect.core.errors import ParameterError
@@ -179,20 +180,51 @@ class PassSource:
 
 def run_pass(source: PassSource, task: PassTask, *, merge: bool) -> pa.RecordBatch:
     """One pass: the rows :func:`prefilter` keeps (and every flagged row), the partitions'
-    lists, merged in Spark when ``merge``, then on the driver."""
+    lists, merged in Spark when ``merge`` (always when the partitions rank their own rows:
+    their key rows must meet), then on the driver. With ties and no key buckets, the input
+    gets the window's ranks (:func:`ranks`)."""
     rows = source.rows(prefilter(task, [as_double(n) for n in source.names]))
-    if task.ties is not None:  # each row's rank among identical rows (ranks)
+    if task.ties is not None and not task.key_buckets:
         rows = ranks(rows, task.domains)
     out = rows.mapInArrow(partial(kernel.partition_lists, task=task), kernel.OUTPUT_SCHEMA)
-    if merge:  # each order's rows meet in one task, which keeps its best K
+    if merge or task.key_buckets:  # each order's rows (each bucket's keys) meet in one task
         parallelism = default_parallelism(rows.sparkSession)
-        out = out.repartition(max(1, min(parallelism, len(task.orders))), kernel.ORDER) \
+        tag = F.col(kernel.ORDER)
+        if task.key_buckets:
+            stages = max(parallelism, task.key_buckets)
+            key = F.when(tag == kernel.KEYS, F.col(kernel.ROW_ID)).otherwise(-1 - tag)
+        else:
+            stages, key = max(1, min(parallelism, len(task.orders))), tag
+        out = out.repartition(stages, key) \
             .mapInArrow(partial(kernel.merge_lists, task=task), kernel.OUTPUT_SCHEMA)
         table = out.toArrow().combine_chunks()
         batches = table.to_batches()
         return batches[0] if batches else next(kernel.merge_lists(iter(()), task))
     table = out.toArrow()
     return next(kernel.merge_lists(iter(table.to_batches()), task))
+
+
+class PassRunner:
+    """Runs a fit's passes on ``source``, ranking identical rows the cheap way while it is
+    exact: each partition ranks its own rows and the merge stage checks, by row keys, that
+    no group of identical rows spans two partitions — then the partitions' ranks are the
+    global ones (docs/architecture.md, "Identical rows in a pass"). A pass that finds such
+    a group is run again with the window's ranks (:func:`ranks`: one shuffle of the rows),
+    and so is every later pass. Either way the lists are the same; which way ran is a
+    speed matter inside the driver (:attr:`ranked_by`), never output."""
+
+    def __init__(self, source: PassSource, buckets: int) -> None:
+        self.source = source
+        self.buckets = max(1, int(buckets))
+        self.ranked_by = "partition"
+
+    def __call__(self, task: PassTask, merge: bool) -> pa.RecordBatch:
+        if task.ties is not None and self.ranked_by == "partition":
+            batch = run_pass(self.source, replace(task, key_buckets=self.buckets), merge=True)
+            if not (batch.column(kernel.ORDER).to_numpy() == kernel.SPLIT).any():
+                return batch
+            self.ranked_by = "window"
+        return run_pass(self.source, task, merge=merge)
 
 
 def ranks(rows: DataFrame, domains: Sequence[Domain]) -> DataFrame:
@@ -250,6 +282,11 @@ class PassEngine:
     @property
     def dims(self) -> int:
         return len(self._domains)
+
+    @property
+    def ties_active(self) -> bool:
+        """Whether the passes refine ties (then identical rows are ranked)."""
+        return self._ties is not None
 
     # -- the engine interface ----------------------------------------------------------
     def set_ties(self, ties: TieBreaker) -> None:
@@ -358,7 +395,7 @@ class PassEngine:
         self._bound = int(ids[tags == kernel.SUMMARY].sum())
         ints = batch.column(kernel.INT_KEY).to_numpy()
         floats = batch.column(kernel.FLOAT_KEY).to_numpy()
-        listed = tags != kernel.SUMMARY
+        listed = tags >= 0  # order rows (not the summary, key or split rows)
         _, compact = np.unique(ids[listed], return_inverse=True)
         pos = np.full(len(tags), -1, dtype=np.int64)
         pos[listed] = compact
@@ -407,9 +444,9 @@ def take_pass_sample(rows: DataFrame, domains: Sequence[Domain], ties: TieBreake
 def pass_engine(data: DataFrame, names: Sequence[str], domains: Sequence[Domain],
                 ties: TieBreaker | None, schedule: Sequence[PrefixSpec], budget_bytes: float,
                 *, positive: str | None, problem: str | None, size_hint: int | None
-                ) -> PassEngine:
+                ) -> tuple[PassEngine, PassRunner]:
     """The ``pass`` strategy's engine on ``data``, its first pass run (bad rows reported in
-    :attr:`PassEngine.bad`)."""
+    :attr:`PassEngine.bad`), and the runner of its passes."""
     source = PassSource(data, tuple(names), positive, problem)
     rows = shipped_rows(data, names, positive, problem)
     partitions = partition_count(data)
@@ -425,11 +462,11 @@ def pass_engine(data: DataFrame, names: Sequence[str], domains: Sequence[Domain]
             compiles_huge_methods(data.sparkSession)
         if listed > budget_bytes / 2 or prefilter_pays:
             sample = take_pass_sample(rows, domains, ties)
-    engine = PassEngine(lambda task, merge: run_pass(source, task, merge=merge),
-                        domains, ties, schedule, budget_bytes, partitions=partitions,
-                        sample=sample, size_hint=size_hint)
+    runner = PassRunner(source, 2 * default_parallelism(data.sparkSession))
+    engine = PassEngine(runner, domains, ties, schedule, budget_bytes,
+                        partitions=partitions, sample=sample, size_hint=size_hint)
     engine.prepare()
-    return engine
+    return engine, runner
 
 
 class PassStrategy:
@@ -443,23 +480,32 @@ class PassStrategy:
         self.schedule = list(schedule)
         self.budget_bytes = budget_bytes
         self._local: PassEngine | None = None
+        self._runner: PassRunner | None = None
 
     def prepare(self) -> bool:
         r = self.rows
-        engine = pass_engine(r.data, r.names, r.domains, r.ties, self.schedule,
-                             self.budget_bytes, positive=r.positive, problem=r.problem,
-                             size_hint=r.size_hint)
+        engine, self._runner = pass_engine(
+            r.data, r.names, r.domains, r.ties, self.schedule, self.budget_bytes,
+            positive=r.positive, problem=r.problem, size_hint=r.size_hint)
         for axis, side, t in r.cuts:  # cuts recorded before the pass
             engine.cut(axis, side, t)
         self._local = engine
-        r.stats["passes"] = engine.passes
+        self._count()
         return engine.bad
 
     def window(self, axis: int, side: Side, first: int, stop: int) -> np.ndarray:
         assert self._local is not None
         got = self._local.window(axis, side, stop, stop - first)
-        self.rows.stats["passes"] = self._local.passes
+        self._count()
         return got
+
+    def _count(self) -> None:
+        """The stats: passes run, and whether identical rows needed the window's ranks
+        (speed only)."""
+        assert self._local is not None and self._runner is not None
+        self.rows.stats["passes"] = self._local.passes
+        if self._local.ties_active:
+            self.rows.stats["window_ranks"] = int(self._runner.ranked_by == "window")
 
     def cut(self, axis: int, side: Side, threshold: int | float) -> None:
         if self._local is not None:

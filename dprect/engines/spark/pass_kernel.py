@@ -11,14 +11,22 @@ float32, float64, or Spark's cast to double), and optionally ``_bad`` (rows that
 input invalid: reported, never used). Each batch is turned into sort values with the
 core's own code — :meth:`Domain.encode <dprect.core.domains.Domain.encode>` of the values
 as float64, then :meth:`TieBreaker.refine <dprect.core.ties.TieBreaker.refine>` with the
-row's occurrence rank among the identical rows from column ``_rk`` (computed in Spark:
-:func:`dprect.engines.spark.order_pass.ranks`) — so a row's sort values are, bit for bit,
-those the numpy engine computes for the same float64 values.
+row's occurrence rank among the identical rows — so a row's sort values are, bit for bit,
+those the numpy engine computes for the same float64 values. The rank comes either from
+column ``_rk`` (a window in Spark: :func:`dprect.engines.spark.order_pass.ranks`) or, when
+the task says so (:attr:`PassTask.key_buckets`), from the partition itself: the kernel
+ranks the partition's rows exactly (:func:`dprect.core.ties.occurrence_ranks`) and also
+emits their distinct row keys (:func:`dprect.core.ties.row_keys`), bucketed, for the merge
+stage to check that no key occurs in two partitions — then every group of identical rows
+lies in one partition and the partition's ranks are the global ones (otherwise the merge
+stage says ``split`` and the pass is run again with the window).
 The cuts so far (:attr:`PassTask.cuts`, sort-value thresholds) are applied row-locally.
 Output: per order kept, rows (``_o`` = the order's index, ``_id``, the key in ``_ki``
 (int64) or ``_kf`` (float64)), plus a summary row per task (``_o`` = −1) whose ``_bad``
 says whether a flagged row was seen and whose ``_id`` counts the rows that survived the
-cuts (a speed aid for the driver, never output).
+cuts (a speed aid for the driver, never output); with partition ranks, key rows (``_o`` =
+−2, ``_id`` = bucket, ``_hk`` = the bucket's distinct row keys as int64 bytes) and, from
+the merge stage, a split row (``_o`` = −3) when some key occurs in two partitions.
 
 Order keys: κ = v for ``lo`` and κ = −v for ``hi`` (v the sort value: int64 below 2^62 or a
 canonical float64), so "best" always means "smallest key" and v = ±κ exactly.
@@ -40,6 +48,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from dprect.core.ties import occurrence_ranks, row_keys
+
 ORDER = "_o"
 ROW_ID = "_id"
 BAD = "_bad"
@@ -48,7 +58,12 @@ INT_KEY = "_ki"
 #: task has ties: :func:`dprect.engines.spark.order_pass.run_pass`)
 RANK = "_rk"
 FLOAT_KEY = "_kf"
+#: a key row's packed distinct row keys (int64 bytes; null on other rows)
+ROW_KEYS = "_hk"
 SUMMARY = -1
+#: tag of a key row (one per partition and bucket) and of the merge stage's split row
+KEYS = -2
+SPLIT = -3
 #: buffered rows beyond K before an order's buffer is reduced again
 _SLACK = 65536
 
@@ -74,12 +89,15 @@ class PassTask:
     """What one pass computes: the orders to keep, on the rows surviving ``cuts``.
 
     ``domains``/``ties``: the engine's (ties None when no axis is refined); ``cuts``:
-    (axis, hi, t) on sort values — hi removes v ≥ t, lo removes v ≤ t."""
+    (axis, hi, t) on sort values — hi removes v ≥ t, lo removes v ≤ t; ``key_buckets``:
+    0 when the input carries the rank column (or there are no ties), else the partitions
+    rank their own rows and emit their row keys in this many buckets (module notes)."""
 
     domains: tuple[Any, ...]
     ties: Any
     orders: tuple[PassOrder, ...]
     cuts: tuple[tuple[int, bool, int | float], ...] = ()
+    key_buckets: int = 0
 
     def needed_axes(self) -> list[int]:
         """Axes whose sort values the pass computes."""
@@ -142,21 +160,29 @@ class Best:
         return self._keys[0], self._ids[0]
 
 
+def _encoded(batch: pa.RecordBatch, task: PassTask, axes: Sequence[int],
+             rows: np.ndarray | None) -> dict[int, np.ndarray]:
+    """The unrefined sort values of axes ``axes`` for the batch's rows ``rows``."""
+    out = {}
+    for j in axes:
+        x = batch.column(feature_column(j)).to_numpy(zero_copy_only=False)
+        out[j] = task.domains[j].encode(x if rows is None else x[rows])  # widens float32
+    return out
+
+
 def sort_values(batch: pa.RecordBatch, task: PassTask, rows: np.ndarray | None
                 ) -> dict[int, np.ndarray]:
     """The sort values (refined where the task's ties refine) of the needed axes for the
-    batch's rows ``rows`` (None: all)."""
+    batch's rows ``rows`` (None: all), ranked by the batch's ``_rk`` column (without it —
+    the thresholds' sample — by the batch's own rows)."""
     axes = task.needed_axes()
-    raw: dict[int, np.ndarray] = {}
-    for j in axes:
-        x = batch.column(feature_column(j)).to_numpy(zero_copy_only=False)
-        raw[j] = task.domains[j].encode(x if rows is None else x[rows])  # widens float32
+    raw = _encoded(batch, task, axes, rows)
     if task.ties is None:
         return raw
     d = len(task.domains)
     n = len(next(iter(raw.values())))
     full = [raw.get(j, np.zeros(n, dtype=np.int64)) for j in range(d)]
-    ranks = None  # without the rank column (the thresholds' sample): ranks in the batch
+    ranks = None
     if RANK in batch.schema.names:
         ranks = batch.column(RANK).to_numpy(zero_copy_only=False)
         ranks = ranks if rows is None else ranks[rows]
@@ -174,20 +200,19 @@ def surviving(values: dict[int, np.ndarray], cuts: Sequence[tuple[int, bool, int
     return keep
 
 
-def _offer(batch: pa.RecordBatch, task: PassTask, best: Sequence[Best]) -> tuple[bool, int]:
-    """Offer one batch's rows to every order: whether a row makes the input invalid, and
-    how many rows survive the cuts."""
-    bad = False
-    rows: np.ndarray | None = None
+def _good_rows(batch: pa.RecordBatch) -> tuple[bool, np.ndarray | None]:
+    """Whether the batch holds a flagged row, and its unflagged rows (None: all)."""
     if BAD in batch.schema.names:
         flags = np.asarray(batch.column(BAD).to_numpy(zero_copy_only=False), dtype=bool)
         if flags.any():
-            bad = True
-            rows = np.flatnonzero(~flags)
-    ids = batch.column(ROW_ID).to_numpy()
-    if rows is not None:
-        ids = ids[rows]
-    values = sort_values(batch, task, rows)
+            return True, np.flatnonzero(~flags)
+    return False, None
+
+
+def _offer_values(values: dict[int, np.ndarray], ids: np.ndarray, task: PassTask,
+                  best: Sequence[Best]) -> int:
+    """Offer rows (sort values per needed axis, ids) to every order, after the cuts; how
+    many rows survive the cuts."""
     if task.cuts:
         idx = np.flatnonzero(surviving(values, task.cuts, len(ids)))
         if len(idx) < len(ids):
@@ -195,13 +220,23 @@ def _offer(batch: pa.RecordBatch, task: PassTask, best: Sequence[Best]) -> tuple
             values = {j: v[idx] for j, v in values.items()}
     for b in best:
         b.add(order_key(values[b.order.axis], b.order.hi), ids)
-    return bad, len(ids)
+    return len(ids)
 
 
-def _emit(task: PassTask, best: Sequence[Best], bad: bool, remaining: int
-          ) -> pa.RecordBatch:
+def _offer(batch: pa.RecordBatch, task: PassTask, best: Sequence[Best]) -> tuple[bool, int]:
+    """Offer one batch's rows to every order: whether a row makes the input invalid, and
+    how many rows survive the cuts."""
+    bad, rows = _good_rows(batch)
+    ids = batch.column(ROW_ID).to_numpy()
+    if rows is not None:
+        ids = ids[rows]
+    return bad, _offer_values(sort_values(batch, task, rows), ids, task, best)
+
+
+def _emit(task: PassTask, best: Sequence[Best], bad: bool, remaining: int,
+          split: bool = False) -> pa.RecordBatch:
     """Every order's kept rows tagged with ``_o``, plus the summary row: ``_bad``, and in
-    ``_id`` the number of rows that survived the cuts."""
+    ``_id`` the number of rows that survived the cuts; and a split row when ``split``."""
     tags = [np.array([SUMMARY], dtype=np.int32)]
     ids = [np.array([remaining], dtype=np.int64)]
     ints = [np.zeros(1, dtype=np.int64)]
@@ -217,22 +252,52 @@ def _emit(task: PassTask, best: Sequence[Best], bad: bool, remaining: int
         else:
             ints.append(np.zeros(n, dtype=np.int64))
             floats.append(keys.astype(np.float64, copy=False))
+    if split:
+        tags.append(np.array([SPLIT], dtype=np.int32))
+        ids.append(np.zeros(1, dtype=np.int64))
+        ints.append(np.zeros(1, dtype=np.int64))
+        floats.append(np.zeros(1, dtype=np.float64))
     flags = np.zeros(sum(len(t) for t in tags), dtype=bool)
     flags[0] = bad
+    return _batch(np.concatenate(tags), np.concatenate(ids), np.concatenate(ints),
+                  np.concatenate(floats), flags, pa.nulls(len(flags), pa.binary()))
+
+
+def _batch(tags: np.ndarray, ids: np.ndarray, ints: np.ndarray, floats: np.ndarray,
+           flags: np.ndarray, keys: pa.Array) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(
-        [pa.array(np.concatenate(tags)), pa.array(np.concatenate(ids)),
-         pa.array(np.concatenate(ints)), pa.array(np.concatenate(floats)), pa.array(flags)],
-        names=[ORDER, ROW_ID, INT_KEY, FLOAT_KEY, BAD])
+        [pa.array(tags, pa.int32()), pa.array(ids, pa.int64()), pa.array(ints, pa.int64()),
+         pa.array(floats, pa.float64()), pa.array(flags, pa.bool_()), keys],
+        names=[ORDER, ROW_ID, INT_KEY, FLOAT_KEY, BAD, ROW_KEYS])
+
+
+def _key_rows(keys: np.ndarray, buckets: int) -> pa.RecordBatch:
+    """Key rows: the distinct row keys ``keys``, one row per bucket (key mod ``buckets``)
+    holding that bucket's keys as int64 bytes."""
+    keys = np.unique(keys)
+    bucket = keys % buckets  # numpy's % of a positive modulus is never negative
+    order = np.argsort(bucket, kind="stable")
+    keys, bucket = keys[order], bucket[order]
+    present, starts = np.unique(bucket, return_index=True)
+    ends = np.append(starts[1:], len(keys))
+    blobs = [keys[a:b].tobytes() for a, b in zip(starts, ends, strict=True)]
+    n = len(present)
+    return _batch(np.full(n, KEYS, dtype=np.int32), present.astype(np.int64),
+                  np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.float64),
+                  np.zeros(n, dtype=bool), pa.array(blobs, pa.binary()))
 
 
 OUTPUT_SCHEMA = (f"{ORDER} int, {ROW_ID} bigint, {INT_KEY} bigint, {FLOAT_KEY} double, "
-                 f"{BAD} boolean")
+                 f"{BAD} boolean, {ROW_KEYS} binary")
 
 
 def partition_lists(batches: Iterator[pa.RecordBatch], task: PassTask
                     ) -> Iterator[pa.RecordBatch]:
     """mapInArrow body of the pass: every surviving row is offered to every order."""
     best = [Best(o) for o in task.orders]
+    if task.ties is not None and task.key_buckets:
+        yield from _partition_ranked(batches, task, best)
+        return
     bad = False
     remaining = 0
     for batch in batches:
@@ -242,26 +307,73 @@ def partition_lists(batches: Iterator[pa.RecordBatch], task: PassTask
     yield _emit(task, best, bad, remaining)
 
 
+def _partition_ranked(batches: Iterator[pa.RecordBatch], task: PassTask,
+                      best: Sequence[Best]) -> Iterator[pa.RecordBatch]:
+    """The pass over one partition ranked by itself: the partition's unflagged rows are
+    encoded on every axis (a row's identity is all its sort values) and held — memory of
+    the order of the partition's size — ranked exactly among themselves, refined and
+    offered at once; then the key rows of their distinct row keys, for the merge stage's
+    check that the ranks are global (module notes)."""
+    d = len(task.domains)
+    bad = False
+    ids: list[np.ndarray] = []
+    parts: list[dict[int, np.ndarray]] = []
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        flagged, rows = _good_rows(batch)
+        bad = bad or flagged
+        got = batch.column(ROW_ID).to_numpy()
+        ids.append(got if rows is None else got[rows])
+        parts.append(_encoded(batch, task, range(d), rows))
+    n = sum(len(i) for i in ids)
+    if n == 0:
+        yield _emit(task, best, bad, 0)
+        return
+    columns = [np.concatenate([p[j] for p in parts]) for j in range(d)]
+    del parts
+    refined = task.ties.refine(columns, occurrence_ranks(columns))
+    values = {j: refined[j] for j in task.needed_axes()}
+    del refined
+    remaining = _offer_values(values, np.concatenate(ids), task, best)
+    yield _emit(task, best, bad, remaining)
+    yield _key_rows(row_keys(columns), task.key_buckets)
+
+
 def merge_lists(batches: Iterator[pa.RecordBatch], task: PassTask
                 ) -> Iterator[pa.RecordBatch]:
     """mapInArrow body of the merge stage (and the driver's last merge): rows arrive tagged
-    with their order; each order keeps its best rows again; summary flags are or-ed."""
+    with their order; each order keeps its best rows again; summary flags are or-ed. Key
+    rows (one per partition and bucket, each partition's keys distinct) are pooled per
+    bucket: a key met twice in a bucket occurs in two partitions — a split row says so."""
     best = [Best(o) for o in task.orders]
     bad = False
+    split = False
     remaining = 0
+    pooled: dict[int, list[np.ndarray]] = {}
     for batch in batches:
         if batch.num_rows == 0:
             continue
         tags = batch.column(ORDER).to_numpy()
         flags = np.asarray(batch.column(BAD).to_numpy(zero_copy_only=False), dtype=bool)
         bad = bad or bool(flags[tags == SUMMARY].any())
+        split = split or bool((tags == SPLIT).any())
         ids = batch.column(ROW_ID).to_numpy()
         remaining += int(ids[tags == SUMMARY].sum())
+        if ROW_KEYS in batch.schema.names:
+            blobs = batch.column(ROW_KEYS)
+            for r in np.flatnonzero(tags == KEYS):
+                pooled.setdefault(int(ids[r]), []).append(
+                    np.frombuffer(blobs[int(r)].as_py(), dtype=np.int64))
         ints = batch.column(INT_KEY).to_numpy()
         floats = batch.column(FLOAT_KEY).to_numpy()
-        for i in np.unique(tags[tags != SUMMARY]):
+        for i in np.unique(tags[tags >= 0]):
             rows = np.flatnonzero(tags == i)
             b = best[int(i)]
             keys = ints if task.key_is_int(b.order.axis) else floats
             b.add(keys[rows], ids[rows])
-    yield _emit(task, best, bad, remaining)
+    for arrays in pooled.values():
+        if not split and len(arrays) > 1:
+            keys = np.concatenate(arrays)
+            split = len(np.unique(keys)) < len(keys)
+    yield _emit(task, best, bad, remaining, split)
