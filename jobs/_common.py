@@ -1,4 +1,5 @@
-"""Spark plumbing shared by the jobs: the session and the rectangle as a Spark predicate.
+"""Spark plumbing shared by the jobs: the session, a product job's entry point and the
+rectangle as a Spark predicate.
 
 The jobs import this module as ``_common`` (``spark-submit jobs/x.py`` puts ``jobs/`` first
 on ``sys.path``; the tests do the same). Configuration and exit codes live in the
@@ -8,15 +9,22 @@ pyspark-free :mod:`dprect.app.jobs_support`.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from pyspark import SparkConf, SparkContext
 from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F  # noqa: N812
 
-from dprect.app.jobs_support import SPARK_OPTIONS, section_values
+from dprect.app.jobs_support import (
+    SPARK_OPTIONS,
+    Schema,
+    job_main,
+    job_reporter,
+    section_values,
+)
+from dprect.app.spine import Reporter
 from dprect.core.result import FitResult
 from dprect.engines.spark.engine import sort_value
 from dprect.engines.spark.session import DEFAULT_MASTER, local_session, open_session
@@ -68,6 +76,33 @@ def spark_session(doc: Mapping[str, Any], app_name: str, spark: SparkSession | N
     finally:
         if owned:
             session.stop()
+
+
+S = TypeVar("S")
+R = TypeVar("R")
+Session = Callable[[], tuple[SparkSession, bool]]
+
+
+def product_main(prog: str, description: str, section: str, options: Schema,
+                 settings: Callable[[dict[str, Any]], S],
+                 route: Callable[[Session, dict[str, Any]], R],
+                 run: Callable[[S, R, Reporter], object],
+                 argv: Sequence[str] | None, spark: SparkSession | None) -> int:
+    """A product job's whole entry point (fit, bounds, describe): the job's ``section``
+    checked against ``options`` into the product's ``settings`` (every check that needs
+    no data), then ``run`` on the engine route ``route(session, section)`` makes, where
+    ``session`` opens the job's session (:func:`job_spark`; ``spark``, a running session
+    the tests pass, is used and not stopped); progress as ``[prog] ...``
+    (:func:`job_reporter`), every failure one line on stderr and an exit code
+    (:func:`dprect.app.jobs_support.job_main`)."""
+
+    def body(doc: dict[str, Any]) -> None:
+        cfg = section_values(doc, section, options)
+        checked = settings(cfg)
+        run(checked, route(lambda: job_spark(doc, prog, spark), cfg),
+            job_reporter(prog, section))
+
+    return job_main(prog, description, section, options, body, argv)
 
 
 def inside_rectangle(result: FitResult) -> Column:

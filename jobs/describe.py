@@ -28,7 +28,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from _common import job_spark
+from _common import Session, product_main
 from pyspark.sql import SparkSession
 
 from dprect.app.describe_flow import (
@@ -38,49 +38,25 @@ from dprect.app.describe_flow import (
     run_describe_flow,
 )
 from dprect.app.jobs_support import (
-    ConfigError,
     Option,
     exit_now,
-    job_main,
-    job_reporter,
-    request_options,
-    run_options,
-    section_values,
+    table_options,
+    table_settings,
 )
-from dprect.app.options import (
-    DESCRIBE_COLUMNS,
-    DESCRIBE_OUTPUTS,
-    DESCRIBE_QUERY,
-    GROUP_OPTIONS,
-)
+from dprect.app.options import DESCRIBE_COLUMNS, DESCRIBE_OUTPUTS, DESCRIBE_QUERY
 from dprect.core.request import DescribeRequest
 
 PROG = "describe"
 SECTION = "describe"
 
-OPTIONS: dict[str, Option] = {
-    **run_options(required=("input",)),
-    **run_options(("columns",), DESCRIBE_COLUMNS),
-    **run_options(options=GROUP_OPTIONS),
-    **request_options(DescribeRequest),
-    **run_options(options=DESCRIBE_QUERY),
-    **run_options(("output",), DESCRIBE_OUTPUTS),
-}
+OPTIONS: dict[str, Option] = table_options(DESCRIBE_COLUMNS, DescribeRequest,
+                                           (*DESCRIBE_QUERY, *DESCRIBE_OUTPUTS))
 
 
 def settings(cfg: dict[str, Any]) -> DescribeSettings:
     """The run's settings from the ``describe`` section (every check that needs no
     data)."""
-    for key in ("input", "columns", "epsilon", "output"):
-        if cfg[key] is None:
-            raise ConfigError(f"{SECTION}.{key} is required")
-    groups = cfg["groups"]
-    if groups is not None and not isinstance(groups, str) and not (
-            isinstance(groups, list) and all(isinstance(v, str | int | float | bool)
-                                             for v in groups)):
-        raise ConfigError(f"{SECTION}.groups must be a list of values or a comma-separated "
-                          f"string, got {groups!r}")
-    return describe_settings(cfg, lambda key: f"{SECTION}.{key}")
+    return table_settings(cfg, SECTION, describe_settings)
 
 
 def main(argv: list[str] | None = None, spark: SparkSession | None = None,
@@ -88,18 +64,16 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None,
     """Entry point; ``spark`` lets tests pass a running session (it is not stopped), and
     ``route`` another engine's route (the tests' numpy one) instead of Spark's."""
 
-    def body(doc: dict[str, Any]) -> None:
-        cfg = section_values(doc, SECTION, OPTIONS)
-        run = settings(cfg)
-        chosen = route
-        if chosen is None:
-            from dprect.engines.spark.describe import SparkDescribeRoute
+    def engine(session: Session, cfg: dict[str, Any]) -> DescribeRoute:
+        if route is not None:
+            return route
+        from dprect.engines.spark.describe import SparkDescribeRoute
 
-            chosen = SparkDescribeRoute(lambda: job_spark(doc, PROG, spark))
-        run_describe_flow(run, chosen, job_reporter(PROG, SECTION))
+        return SparkDescribeRoute(session)
 
-    return job_main(PROG, "Release DP count, sum and mean per column and public group on "
-                          "Spark.", SECTION, OPTIONS, body, argv)
+    return product_main(PROG, "Release DP count, sum and mean per column and public group "
+                              "on Spark.", SECTION, OPTIONS, settings, engine,
+                        run_describe_flow, argv, spark)
 
 
 if __name__ == "__main__":

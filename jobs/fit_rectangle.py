@@ -28,7 +28,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from _common import job_spark
+from _common import Session, product_main
 from pyspark.sql import SparkSession
 
 from dprect.app.classes_flow import run_any_fit
@@ -36,14 +36,13 @@ from dprect.app.flow import FitSettings, fit_settings
 from dprect.app.jobs_support import (
     ConfigError,
     Option,
+    config_grid,
     config_label,
     config_labels,
     exit_now,
-    job_main,
-    job_reporter,
     request_options,
+    require_keys,
     run_options,
-    section_values,
 )
 from dprect.app.options import (
     EXPECTATION_OPTIONS,
@@ -67,18 +66,11 @@ OPTIONS: dict[str, Option] = {
 
 def settings(cfg: dict[str, Any]) -> FitSettings:
     """The fit's settings from the ``fit`` section (every check that needs no data)."""
-    for key in ("input", "features", "label", "epsilon", "delta", "output"):
-        if cfg[key] is None:
-            raise ConfigError(f"fit.{key} is required")
+    require_keys(cfg, SECTION, ("input", "features", "label", "epsilon", "delta", "output"))
     if cfg["positive_label"] is None:
         raise ConfigError("fit.positive_label must be a number, true/false or a string, "
                           "got null")
-    grid = cfg["grid"]
-    if isinstance(grid, dict):  # feature -> spec, in the --grid spelling
-        grid = ",".join(f"{name}={spec}" for name, spec in grid.items())
-    elif grid is not None and not isinstance(grid, str):
-        raise ConfigError(f"fit.grid must be a string or a mapping feature -> spec, got {grid!r}")
-    return fit_settings({**cfg, "grid": grid,
+    return fit_settings({**cfg, "grid": config_grid(cfg["grid"], SECTION, "feature"),
                          "positive_label": config_label(cfg["positive_label"]),
                          "classes": config_labels(cfg["classes"])},
                         lambda key: f"{SECTION}.{key}")
@@ -88,15 +80,12 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
     """Entry point; ``spark`` lets tests pass a running session (it is not stopped)."""
     from dprect.engines.spark.fit import SparkRoute
 
-    def body(doc: dict[str, Any]) -> None:
-        cfg = section_values(doc, SECTION, OPTIONS)
-        fit = settings(cfg)
-        route = SparkRoute(lambda: job_spark(doc, PROG, spark), cfg["strategy"],
-                           cfg["driver_budget_mb"])
-        run_any_fit(fit, route, job_reporter(PROG, SECTION))  # one rectangle or one per class
+    def engine(session: Session, cfg: dict[str, Any]) -> SparkRoute:
+        return SparkRoute(session, cfg["strategy"], cfg["driver_budget_mb"])
 
-    return job_main(PROG, "Learn a differentially private rectangle on Spark.", SECTION,
-                    OPTIONS, body, argv)
+    # one rectangle or one per class
+    return product_main(PROG, "Learn a differentially private rectangle on Spark.", SECTION,
+                        OPTIONS, settings, engine, run_any_fit, argv, spark)
 
 
 if __name__ == "__main__":

@@ -27,67 +27,40 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from _common import job_spark
+from _common import Session, product_main
 from pyspark.sql import SparkSession
 
 from dprect.app.bounds_flow import BoundsSettings, bounds_settings, run_bounds_flow
 from dprect.app.jobs_support import (
-    ConfigError,
     Option,
     exit_now,
-    job_main,
-    job_reporter,
-    request_options,
-    run_options,
-    section_values,
+    table_options,
+    table_settings,
 )
-from dprect.app.options import BOUNDS_COLUMNS, BOUNDS_GRID, BOUNDS_OUTPUTS, GROUP_OPTIONS
+from dprect.app.options import BOUNDS_COLUMNS, BOUNDS_GRID, BOUNDS_OUTPUTS
 from dprect.core.request import BoundsRequest
 
 PROG = "private_bounds"
 SECTION = "bounds"
 
-OPTIONS: dict[str, Option] = {
-    **run_options(required=("input",)),
-    **run_options(("columns",), BOUNDS_COLUMNS),
-    **run_options(options=GROUP_OPTIONS),
-    **request_options(BoundsRequest),
-    **run_options(("output",), (BOUNDS_GRID, *BOUNDS_OUTPUTS)),
-}
+OPTIONS: dict[str, Option] = table_options(BOUNDS_COLUMNS, BoundsRequest,
+                                           (BOUNDS_GRID, *BOUNDS_OUTPUTS))
 
 
 def settings(cfg: dict[str, Any]) -> BoundsSettings:
     """The run's settings from the ``bounds`` section (every check that needs no data)."""
-    for key in ("input", "columns", "epsilon", "output"):
-        if cfg[key] is None:
-            raise ConfigError(f"{SECTION}.{key} is required")
-    grid = cfg["grid"]
-    if isinstance(grid, dict):  # column -> spec, in the --grid spelling
-        grid = ",".join(f"{name}={spec}" for name, spec in grid.items())
-    elif grid is not None and not isinstance(grid, str):
-        raise ConfigError(f"{SECTION}.grid must be a string or a mapping column -> spec, "
-                          f"got {grid!r}")
-    groups = cfg["groups"]
-    if groups is not None and not isinstance(groups, str) and not (
-            isinstance(groups, list) and all(isinstance(v, str | int | float | bool)
-                                             for v in groups)):
-        raise ConfigError(f"{SECTION}.groups must be a list of values or a comma-separated "
-                          f"string, got {groups!r}")
-    return bounds_settings({**cfg, "grid": grid}, lambda key: f"{SECTION}.{key}")
+    return table_settings(cfg, SECTION, bounds_settings)
 
 
 def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> int:
     """Entry point; ``spark`` lets tests pass a running session (it is not stopped)."""
     from dprect.engines.spark.bounds import SparkBoundsRoute
 
-    def body(doc: dict[str, Any]) -> None:
-        cfg = section_values(doc, SECTION, OPTIONS)
-        run = settings(cfg)
-        route = SparkBoundsRoute(lambda: job_spark(doc, PROG, spark))
-        run_bounds_flow(run, route, job_reporter(PROG, SECTION))
+    def engine(session: Session, cfg: dict[str, Any]) -> SparkBoundsRoute:
+        return SparkBoundsRoute(session)
 
-    return job_main(PROG, "Release private clamping bounds on Spark.", SECTION, OPTIONS,
-                    body, argv)
+    return product_main(PROG, "Release private clamping bounds on Spark.", SECTION, OPTIONS,
+                        settings, engine, run_bounds_flow, argv, spark)
 
 
 if __name__ == "__main__":

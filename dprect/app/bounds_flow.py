@@ -35,6 +35,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from dprect.app.spine import Prepared, Reporter, run_release
+from dprect.app.table_product import RecordKind, TableProduct, group_names
 from dprect.app.table_run import checked_seed, table_run
 from dprect.core.accounting import Guarantee
 from dprect.core.bounds import BoundsPlan, BoundsRequest, BoundsResult, plan_bounds, run_bounds
@@ -50,7 +51,7 @@ from dprect.release.bounds_record import (
     summary_lines,
 )
 from dprect.release.bounds_table import table_sink
-from dprect.release.guarded import Charge, LedgerSettings, Outcome
+from dprect.release.guarded import LedgerSettings, Outcome
 from dprect.release.sinks import Sink
 
 # -- public settings ------------------------------------------------------------------------
@@ -81,7 +82,7 @@ class BoundsSettings:
     @property
     def group_names(self) -> list[str | None]:
         """The groups as the core names them: the listed values, or one unnamed group."""
-        return list(self.groups) if self.groups is not None else [None]
+        return group_names(self.groups)
 
 
 def bounds_domains(grid: GridArg, columns: list[str]) -> list[Domain]:
@@ -148,28 +149,17 @@ class BoundsRoute(Protocol):
         ...
 
 
-class BoundsProduct:
-    """Private bounds as a product of the spine (the plan is the settings')."""
+class BoundsProduct(TableProduct[BoundsSettings]):
+    """Private bounds as a grouped-table product of the spine: its plan (the settings')
+    printed with the coverage it aims at, the histograms counted on the engine, the
+    mechanism run on them by the core."""
 
     what = "these bounds are"
     noun = "the bounds"
-
-    def __init__(self, settings: BoundsSettings) -> None:
-        self.settings = settings
-        self.plan = settings.plan
-
-    def inputs(self, name: Callable[[str], str]) -> list[tuple[str, str | None]]:
-        return [(name("input"), self.settings.source.path),
-                (name("groups_file"), self.settings.groups_file)]
-
-    def charge(self) -> Charge:
-        return Charge(self.plan.guarantee, BOUNDS_METHOD, list(self.settings.source.columns))
-
-    def foreign(self, record: Mapping[str, Any]) -> str | None:
-        return None if is_bounds_record(record) else "not private bounds"
+    kind = RecordKind(BOUNDS_METHOD, "not private bounds", is_bounds_record, summary_lines)
 
     def announce(self) -> list[str]:
-        return plan_lines(self.plan, self.settings)
+        return plan_lines(self.settings.plan, self.settings)
 
     def open(self, route: BoundsRoute, progress: Callable[[str], None]) -> BoundsPrepared:
         s = self.settings
@@ -177,22 +167,15 @@ class BoundsProduct:
 
     def compute(self, prepared: BoundsPrepared, progress: Callable[[str], None]
                 ) -> tuple[Guarantee | None, dict[str, Any]]:
-        progress(f"bounding {len(self.settings.source.columns)} column(s) in "
-                 f"{len(self.settings.group_names)} group(s)")
+        self.working("bounding", progress)
         result = _run(self.settings, prepared.histograms())
-        return result.guarantee, bounds_record(result, self.plan)
-
-    def summary(self, record: dict[str, Any], name: Callable[[str], str]
-                ) -> tuple[list[str], list[str]]:
-        return summary_lines(record), []
+        return result.guarantee, bounds_record(result, self.settings.plan)
 
 
 def run_bounds_flow(settings: BoundsSettings, route: BoundsRoute,
                     report: Reporter | None = None) -> Outcome:
-    """Run one bounds release end to end on the spine
-    (:func:`dprect.app.spine.run_release`). Raises a
-    :class:`~dprect.core.errors.DprectError` for bad parameters, paths or schemas —
-    before anything is reserved or written."""
+    """One bounds release end to end: :func:`~dprect.app.spine.run_release` of a
+    :class:`BoundsProduct` (a bad parameter, path or schema: refused before any reservation)."""
     return run_release(BoundsProduct(settings), route, report)
 
 

@@ -92,7 +92,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -313,11 +313,35 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _table_parser(sub: Any, command: str, request: type[Any], columns: Sequence[RunOption],
+                  middle: Sequence[RunOption], outputs: Sequence[RunOption],
+                  plan_only: str, **texts: str) -> None:
+    """A grouped-table product's subcommand (``bounds``, ``describe``): the source, its
+    ``columns``, the ``request``'s budget options, the product's ``middle`` options, the
+    groups, its ``outputs``, the engine and session, ``--plan-only`` (``plan_only``: what
+    it prints) and the ledger, in that order; ``texts`` are the parser's help and
+    description."""
+    p = sub.add_parser(command, **texts)
+    spark = p.add_argument_group("Spark engine options (--engine spark)")
+    add_run_arguments(p, SOURCE_OPTIONS, spark)
+    add_run_arguments(p, columns)
+    add_request_arguments(p, request)
+    add_run_arguments(p, (*middle, *GROUP_OPTIONS, *outputs))
+    add_run_arguments(p, ENGINE_OPTIONS, spark)
+    add_session_arguments(spark)
+    p.add_argument("--plan-only", action="store_true",
+                   help=f"print the plan ({plan_only}) and stop: nothing is read, reserved "
+                        "or written")
+    add_run_arguments(p.add_argument_group("privacy budget ledger"), LEDGER_OPTIONS)
+
+
 def _bounds_parser(sub: Any) -> None:
     """``dprect bounds``: private clamping bounds (:mod:`dprect.app.bounds_flow`; its
     defaults are :class:`dprect.core.bounds.BoundsRequest`'s, named in the help)."""
-    b = sub.add_parser(
-        "bounds", help="private clamping bounds per column (and per listed group)",
+    _table_parser(
+        sub, "bounds", BoundsRequest, BOUNDS_COLUMNS, (BOUNDS_GRID,), BOUNDS_OUTPUTS,
+        "its guarantee and what it expects",
+        help="private clamping bounds per column (and per listed group)",
         description="Release differentially private clamping bounds: for each column (and "
                     "each group of a public list) a lower and an upper bound that cover "
                     "about --coverage of its values. No bounds are needed in advance "
@@ -325,49 +349,53 @@ def _bounds_parser(sub: Any) -> None:
                     "float). Every row counts; a row with a null, NaN or infinite value in "
                     "a column is left out of that column only. The plan is printed before "
                     "the input is read.")
-    spark = b.add_argument_group("Spark engine options (--engine spark)")
-    add_run_arguments(b, SOURCE_OPTIONS, spark)
-    add_run_arguments(b, BOUNDS_COLUMNS)
-    add_request_arguments(b, BoundsRequest)
-    add_run_arguments(b, (BOUNDS_GRID, *GROUP_OPTIONS, *BOUNDS_OUTPUTS))
-    add_run_arguments(b, ENGINE_OPTIONS, spark)
-    add_session_arguments(spark)
-    b.add_argument("--plan-only", action="store_true",
-                   help="print the plan (its guarantee and what it expects) and stop: "
-                        "nothing is read, reserved or written")
-    add_run_arguments(b.add_argument_group("privacy budget ledger"), LEDGER_OPTIONS)
+
+
+def _table_command(args: argparse.Namespace, plan_text: Callable[[dict[str, Any]], str],
+                   settings: Callable[[dict[str, Any], Callable[[str], str]], Any],
+                   run: Callable[[Any, Any, Any], object], numpy_route: Callable[[], Any],
+                   spark_route: Callable[..., Any]) -> int:
+    """A grouped-table product's command: with ``--plan-only`` print ``plan_text`` of the
+    options (public inputs only: nothing is read, reserved or written); else check the
+    options into ``settings`` and ``run`` them on the chosen engine's route
+    (``spark_route`` takes the session options, ``--master`` or ``--remote``)."""
+    from dprect.app.spine import Reporter
+
+    _refuse_spark_only(args, session_flags())
+    values = dict(vars(args))
+    if args.plan_only:
+        print(plan_text(values))
+        return 0
+    checked = settings(values, flag)
+    route = numpy_route() if args.engine == "numpy" else spark_route(**chosen(args))
+    run(checked, route, Reporter(name=flag))
+    return 0
 
 
 def _cmd_bounds(args: argparse.Namespace) -> int:
     """``dprect bounds``: the options become the settings of the bounds flow
     (:func:`dprect.app.bounds_flow.run_bounds_flow`), run on the chosen engine."""
     from dprect.app.bounds_flow import bounds_plan, bounds_settings, run_bounds_flow
-    from dprect.app.spine import Reporter
     from dprect.engines.numpy_bounds import NumpyBoundsRoute
 
-    _refuse_spark_only(args, session_flags())
-    values = dict(vars(args))
-    if args.plan_only:  # public inputs only: nothing is read, reserved or written
-        print(bounds_plan(values, flag).table(args.columns))
-        return 0
-    settings = bounds_settings(values, flag)
-    if args.engine == "numpy":
-        route: Any = NumpyBoundsRoute()
-    else:
+    def spark_route(**session: str | None) -> Any:
         from dprect.engines.spark.bounds import cli_bounds_route  # imports pyspark
 
-        route = cli_bounds_route(**chosen(args))
-    run_bounds_flow(settings, route, Reporter(name=flag))
-    return 0
+        return cli_bounds_route(**session)
+
+    return _table_command(args, lambda values: bounds_plan(values, flag).table(args.columns),
+                          bounds_settings, run_bounds_flow, NumpyBoundsRoute, spark_route)
 
 
 def _describe_parser(sub: Any) -> None:
     """``dprect describe``: DP count, sum and mean per column and public group
     (:mod:`dprect.app.describe_flow`; the budget options are
     :class:`dprect.core.request.DescribeRequest`'s)."""
-    d = sub.add_parser(
-        "describe", help="DP count, sum and mean per column (and per listed group), with "
-                         "private bounds, in one charge",
+    _table_parser(
+        sub, "describe", DescribeRequest, DESCRIBE_COLUMNS, DESCRIBE_QUERY, DESCRIBE_OUTPUTS,
+        "the budget split, the guarantee and the accuracy statements",
+        help="DP count, sum and mean per column (and per listed group), with private "
+             "bounds, in one charge",
         description="Release a differentially private count, sum and mean for each column "
                     "(and each group of a public list), with the clamping bounds found "
                     "privately and aimed at the query: no bounds are needed in advance. "
@@ -375,17 +403,6 @@ def _describe_parser(sub: Any) -> None:
                     "is left out of that column only. The plan — the budget split and what "
                     "it promises — is printed before the input is read; the run is charged "
                     "once however many groups.")
-    spark = d.add_argument_group("Spark engine options (--engine spark)")
-    add_run_arguments(d, SOURCE_OPTIONS, spark)
-    add_run_arguments(d, DESCRIBE_COLUMNS)
-    add_request_arguments(d, DescribeRequest)
-    add_run_arguments(d, (*DESCRIBE_QUERY, *GROUP_OPTIONS, *DESCRIBE_OUTPUTS))
-    add_run_arguments(d, ENGINE_OPTIONS, spark)
-    add_session_arguments(spark)
-    d.add_argument("--plan-only", action="store_true",
-                   help="print the plan (the budget split, the guarantee and the accuracy "
-                        "statements) and stop: nothing is read, reserved or written")
-    add_run_arguments(d.add_argument_group("privacy budget ledger"), LEDGER_OPTIONS)
 
 
 def _cmd_describe(args: argparse.Namespace) -> int:
@@ -397,25 +414,18 @@ def _cmd_describe(args: argparse.Namespace) -> int:
         plan_lines,
         run_describe_flow,
     )
-    from dprect.app.spine import Reporter
     from dprect.engines.numpy_describe import NumpyDescribeRoute
 
-    _refuse_spark_only(args, session_flags())
-    values = dict(vars(args))
-    if args.plan_only:  # public inputs only: nothing is read, reserved or written
-        print("\n".join(plan_lines(describe_plan(values, flag), args.columns, None)))
-        return 0
-    settings = describe_settings(values, flag)
-    if args.engine == "numpy":
-        route: Any = NumpyDescribeRoute()
-    else:
+    def spark_route(**session: str | None) -> Any:
         from dprect.engines.spark.cli import cli_session  # imports pyspark
         from dprect.engines.spark.describe import SparkDescribeRoute
 
-        session = chosen(args)
-        route = SparkDescribeRoute(lambda: cli_session(**session))
-    run_describe_flow(settings, route, Reporter(name=flag))
-    return 0
+        return SparkDescribeRoute(lambda: cli_session(**session))
+
+    return _table_command(
+        args, lambda values: "\n".join(plan_lines(describe_plan(values, flag), args.columns,
+                                                  None)),
+        describe_settings, run_describe_flow, NumpyDescribeRoute, spark_route)
 
 
 def _cmd_fit(args: argparse.Namespace) -> int:

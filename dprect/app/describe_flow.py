@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from dprect.app.spine import Prepared, Reporter, run_release
+from dprect.app.table_product import RecordKind, TableProduct, group_names
 from dprect.app.table_run import checked_seed, table_run
 from dprect.core.accounting import Guarantee
 from dprect.core.aggregates import STATISTICS, DescribePlan, DescribeResult, plan_describe
@@ -49,7 +50,7 @@ from dprect.release.describe_record import (
     summary_lines,
 )
 from dprect.release.describe_table import describe_table_sink
-from dprect.release.guarded import Charge, LedgerSettings, Outcome
+from dprect.release.guarded import LedgerSettings, Outcome
 from dprect.release.sinks import Sink
 
 #: ``--statistics none``: the bounds alone (aimed at ``--query-epsilon``)
@@ -74,7 +75,7 @@ class DescribeSettings:
     @property
     def group_names(self) -> list[str | None]:
         """The groups as the core names them: the listed values, or one unnamed group."""
-        return list(self.groups) if self.groups is not None else [None]
+        return group_names(self.groups)
 
 
 def describe_statistics(value: str | Sequence[str] | None, name: Callable[[str], str] = str
@@ -157,31 +158,19 @@ class DescribeRoute(Protocol):
         ...
 
 
-class DescribeProduct:
-    """DP aggregates as a product of the spine (the plan is the settings')."""
+class DescribeProduct(TableProduct[DescribeSettings]):
+    """DP aggregates as a grouped-table product of the spine: the plan (the settings')
+    printed with its budget split; the engine draws every (group, column) in the public
+    order."""
 
     what = "these aggregates are"
     noun = "the aggregates"
-
-    def __init__(self, settings: DescribeSettings) -> None:
-        self.settings = settings
-        self.plan = settings.plan
-
-    def inputs(self, name: Callable[[str], str]) -> list[tuple[str, str | None]]:
-        return [(name("input"), self.settings.source.path),
-                (name("groups_file"), self.settings.groups_file)]
-
-    def charge(self) -> Charge:
-        """The plan's guarantee, once: the same whatever the number of groups."""
-        return Charge(self.plan.guarantee, DESCRIBE_METHOD, list(self.settings.source.columns))
-
-    def foreign(self, record: Mapping[str, Any]) -> str | None:
-        return None if is_describe_record(record) else "not DP aggregates (describe)"
+    kind = RecordKind(DESCRIBE_METHOD, "not DP aggregates (describe)", is_describe_record,
+                      summary_lines)
 
     def announce(self) -> list[str]:
         s = self.settings
-        return plan_lines(self.plan, s.source.columns,
-                          None if s.groups is None else len(s.groups))
+        return plan_lines(s.plan, s.source.columns, None if s.groups is None else len(s.groups))
 
     def open(self, route: DescribeRoute, progress: Callable[[str], None]
              ) -> DescribePrepared:
@@ -191,22 +180,15 @@ class DescribeProduct:
     def compute(self, prepared: DescribePrepared, progress: Callable[[str], None]
                 ) -> tuple[Guarantee | None, dict[str, Any]]:
         s = self.settings
-        progress(f"describing {len(s.source.columns)} column(s) in "
-                 f"{len(s.group_names)} group(s)")
-        result = prepared.describe(self.plan, s.group_names, RandomSource(seed=s.seed))
+        self.working("describing", progress)
+        result = prepared.describe(s.plan, s.group_names, RandomSource(seed=s.seed))
         return result.guarantee, describe_record(result)
-
-    def summary(self, record: dict[str, Any], name: Callable[[str], str]
-                ) -> tuple[list[str], list[str]]:
-        return summary_lines(record), []
 
 
 def run_describe_flow(settings: DescribeSettings, route: DescribeRoute,
                       report: Reporter | None = None) -> Outcome:
-    """Run one describe release end to end on the spine
-    (:func:`dprect.app.spine.run_release`). Raises a
-    :class:`~dprect.core.errors.DprectError` for bad parameters, paths or schemas —
-    before anything is reserved or written."""
+    """One describe release end to end: :func:`~dprect.app.spine.run_release` of a
+    :class:`DescribeProduct` (bad parameters, paths, schemas: refused before any reservation)."""
     return run_release(DescribeProduct(settings), route, report)
 
 

@@ -42,7 +42,7 @@ import sys
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from dprect.app.failures import (
     EXIT_BAD_INPUT,
@@ -53,7 +53,7 @@ from dprect.app.failures import (
     one_line,
     report_error,
 )
-from dprect.app.options import OLD_KEYS, RUN_OPTIONS, RunOption
+from dprect.app.options import GROUP_OPTIONS, OLD_KEYS, RUN_OPTIONS, RunOption
 from dprect.app.session_options import SESSION_OPTIONS
 from dprect.core.errors import ParameterError
 from dprect.core.labels import LabelText
@@ -61,6 +61,8 @@ from dprect.core.request import FitRequest, option_specs
 
 if TYPE_CHECKING:
     from dprect.app.spine import Reporter
+
+T = TypeVar("T")
 
 SECTIONS = ("spark", "generate", "fit", "evaluate", "bounds", "describe")
 
@@ -368,6 +370,61 @@ def config_labels(value: object) -> object:
     return value
 
 
+# -- a product's section -------------------------------------------------------------------
+def table_options(columns: Sequence[RunOption], kind: type[Any],
+                  own: Sequence[RunOption]) -> dict[str, Option]:
+    """The config keys of a grouped-table product's job (bounds, describe), in its
+    command's order: ``input`` (required), the ``columns``, the groups, the request's
+    budget keys (``kind``: :func:`request_options`), then the product's ``own`` keys and
+    outputs (``output`` required)."""
+    return {**run_options(required=("input",)), **run_options(("columns",), columns),
+            **run_options(options=GROUP_OPTIONS), **request_options(kind),
+            **run_options(("output",), own)}
+
+
+def require_keys(cfg: Mapping[str, Any], section: str, keys: Sequence[str]) -> None:
+    """Refuse the first of ``keys`` the section leaves unset (null)."""
+    for key in keys:
+        if cfg[key] is None:
+            raise ConfigError(f"{section}.{key} is required")
+
+
+def config_grid(value: object, section: str, what: str) -> str | None:
+    """``grid`` from a config: a string as it is, or a mapping ``what`` -> spec (a
+    feature's, a column's) in the --grid spelling (``name=SPEC,...``)."""
+    if isinstance(value, dict):
+        return ",".join(f"{name}={spec}" for name, spec in value.items())
+    if value is not None and not isinstance(value, str):
+        raise ConfigError(f"{section}.grid must be a string or a mapping {what} -> spec, "
+                          f"got {value!r}")
+    return value
+
+
+def check_groups(value: object, section: str) -> None:
+    """``groups`` from a config: a list of single values or one comma-separated string
+    (the values themselves are read against the group column by the product)."""
+    if value is not None and not isinstance(value, str) and not (
+            isinstance(value, list) and all(isinstance(v, str | int | float | bool)
+                                            for v in value)):
+        raise ConfigError(f"{section}.groups must be a list of values or a comma-separated "
+                          f"string, got {value!r}")
+
+
+def table_settings(cfg: Mapping[str, Any], section: str,
+                   build: Callable[[dict[str, Any], Callable[[str], str]], T]) -> T:
+    """A grouped-table product's settings from its job's section: ``input``, ``columns``,
+    ``epsilon`` and ``output`` required, ``grid`` (where the product has one) and
+    ``groups`` read as :func:`config_grid` and :func:`check_groups` do, in that order; then
+    ``build`` (the product's settings function) checks the rest, naming keys
+    ``section.key``."""
+    require_keys(cfg, section, ("input", "columns", "epsilon", "output"))
+    values = dict(cfg)
+    if "grid" in cfg:
+        values["grid"] = config_grid(cfg["grid"], section, "column")
+    check_groups(cfg["groups"], section)
+    return build(values, lambda key: f"{section}.{key}")
+
+
 def job_reporter(prog: str, section: str) -> Reporter:
     """How a job reports a fit (:class:`dprect.app.spine.Reporter`): every line as a step
     ``[prog] ...``, options named by their config keys (``fit.seed``)."""
@@ -393,6 +450,8 @@ __all__ = [
     "Option",
     "apply_override",
     "build_parser",
+    "check_groups",
+    "config_grid",
     "config_label",
     "config_labels",
     "describe_failure",
@@ -402,8 +461,11 @@ __all__ = [
     "load_config",
     "report_error",
     "request_options",
+    "require_keys",
     "run_job",
     "run_options",
     "section_values",
     "step",
+    "table_options",
+    "table_settings",
 ]

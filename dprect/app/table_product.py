@@ -1,0 +1,104 @@
+"""What every grouped-table product does alike on the run spine (:mod:`dprect.app.spine`):
+private bounds (:class:`dprect.app.bounds_flow.BoundsProduct`) and DP aggregates
+(:class:`dprect.app.describe_flow.DescribeProduct`).
+
+Both read one table with a PUBLIC group list and make their plan once, from public
+inputs. So both read the same paths (the input and the groups file), reserve the plan's
+guarantee ONCE however many groups (the groups are disjoint sets of rows: parallel
+composition) under their method over their columns, refuse a recorded result of another
+product by what it is not, and summarise a released record from the record alone. A
+product states only what differs: its method, its record, its plan's printout, how its
+engine's route is opened and what it computes there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Generic, NamedTuple, Protocol, TypeVar
+
+from dprect.app.spine import RunSettings
+from dprect.core.accounting import Guarantee
+from dprect.core.request import Source
+from dprect.release.guarded import Charge
+
+
+class TablePlan(Protocol):
+    """A grouped-table product's plan, as the charge sees it."""
+
+    @property
+    def guarantee(self) -> Guarantee: ...
+
+
+class TableSettings(RunSettings, Protocol):
+    """A grouped-table product's checked settings: the table, the public group values
+    (None: no groups), the groups file (None: none) and the plan."""
+
+    @property
+    def source(self) -> Source: ...
+
+    @property
+    def groups(self) -> list[str] | None: ...
+
+    @property
+    def groups_file(self) -> str | None: ...
+
+    @property
+    def plan(self) -> TablePlan: ...
+
+
+def group_names(groups: list[str] | None) -> list[str | None]:
+    """The groups as the core names them: the listed values, or one unnamed group."""
+    return list(groups) if groups is not None else [None]
+
+
+S = TypeVar("S", bound=TableSettings)
+
+
+class RecordKind(NamedTuple):
+    """What a grouped-table product's released record is: the ledger's ``method`` of its
+    runs, what a recorded result of another product is said to be (``other``, in the
+    refusal of a reused run id), how a record of this product is recognised and how it is
+    summarised (both from the record alone)."""
+
+    method: str
+    other: str
+    recognise: Callable[[Mapping[str, Any]], bool]
+    summary: Callable[[Mapping[str, Any]], list[str]]
+
+
+class TableProduct(Generic[S]):
+    """The shared half of a grouped-table product, built from its checked settings (its
+    plan already made). A subclass names ``what`` and ``noun`` (as
+    :class:`~dprect.app.spine.Product` does) and its :class:`RecordKind` ``kind``, and
+    implements the steps that differ (``announce``, ``open``, ``compute``)."""
+
+    what: str
+    noun: str
+    kind: RecordKind
+
+    def __init__(self, settings: S) -> None:
+        self.settings = settings
+
+    def inputs(self, name: Callable[[str], str]) -> list[tuple[str, str | None]]:
+        return [(name("input"), self.settings.source.path),
+                (name("groups_file"), self.settings.groups_file)]
+
+    def charge(self) -> Charge:
+        """The plan's guarantee, once: the same whatever the number of groups."""
+        return Charge(self.settings.plan.guarantee, self.kind.method,
+                      list(self.settings.source.columns))
+
+    def foreign(self, record: Mapping[str, Any]) -> str | None:
+        return None if self.kind.recognise(record) else self.kind.other
+
+    def working(self, verb: str, progress: Callable[[str], None]) -> None:
+        """The progress line of the compute: ``verb`` so many columns in so many groups."""
+        progress(f"{verb} {len(self.settings.source.columns)} column(s) in "
+                 f"{len(group_names(self.settings.groups))} group(s)")
+
+    def summary(self, record: dict[str, Any], name: Callable[[str], str]
+                ) -> tuple[list[str], list[str]]:
+        return self.kind.summary(record), []
+
+
+__all__ = ["RecordKind", "TablePlan", "TableProduct", "TableSettings", "group_names"]
