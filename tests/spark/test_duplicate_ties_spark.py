@@ -38,11 +38,14 @@ def _table(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return X, (gen.random(n) < 0.9).astype(int)
 
 
-@pytest.mark.parametrize("partitions", [3, 1])
+@pytest.mark.parametrize("partitions,key_check", [(3, "spark"), (1, "driver")])
 def test_every_strategy_agrees_on_duplicate_rows(make_frame, forced_prefilter, monkeypatch,
-                                                 partitions):
+                                                 partitions, key_check):
+    """(The pass's row-key check in Spark's merge stage, or with the lists on the driver.)"""
+    from dprect.engines.spark import order_pass
     from dprect.engines.spark import prefetch
 
+    monkeypatch.setattr(order_pass, "KEY_BYTES", 10**12 if key_check == "spark" else 1)
     monkeypatch.setattr(prefetch, "SAMPLE_ROWS", 300)  # the prefetch pass prunes too
     monkeypatch.setattr(prefetch, "PRUNE_MIN_ROWS", 1)
     monkeypatch.setattr(prefetch, "SAMPLE_SAFETY", 1)

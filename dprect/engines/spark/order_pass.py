@@ -85,6 +85,9 @@ PREFILTER_MAX_SHARE = 0.5
 #: passes a window may trigger before the engine gives up (each one at least doubles the
 #: short order's length, or drops its threshold: two always suffice)
 MAX_PASSES_PER_WINDOW = 3
+#: driver bytes per positive row when the partitions' row keys are checked on the driver
+#: (:class:`PassRunner`): the keys as received, pooled per bucket, and their sort
+KEY_BYTES = 24
 
 
 @dataclass
@@ -180,14 +183,14 @@ class PassSource:
 
 def run_pass(source: PassSource, task: PassTask, *, merge: bool) -> pa.RecordBatch:
     """One pass: the rows :func:`prefilter` keeps (and every flagged row), the partitions'
-    lists, merged in Spark when ``merge`` (always when the partitions rank their own rows:
-    their key rows must meet), then on the driver. With ties and no key buckets, the input
-    gets the window's ranks (:func:`ranks`)."""
+    lists (and key rows, when the partitions rank their own rows), merged in Spark when
+    ``merge``, then on the driver. With ties and no key buckets, the input gets the
+    window's ranks (:func:`ranks`)."""
     rows = source.rows(prefilter(task, [as_double(n) for n in source.names]))
     if task.ties is not None and not task.key_buckets:
         rows = ranks(rows, task.domains)
     out = rows.mapInArrow(partial(kernel.partition_lists, task=task), kernel.OUTPUT_SCHEMA)
-    if merge or task.key_buckets:  # each order's rows (each bucket's keys) meet in one task
+    if merge:  # each order's rows (each bucket's keys) meet in one task
         parallelism = default_parallelism(rows.sparkSession)
         tag = F.col(kernel.ORDER)
         if task.key_buckets:
@@ -213,14 +216,20 @@ class PassRunner:
     and so is every later pass. Either way the lists are the same; which way ran is a
     speed matter inside the driver (:attr:`ranked_by`), never output."""
 
-    def __init__(self, source: PassSource, buckets: int) -> None:
+    def __init__(self, source: PassSource, buckets: int, *, size_hint: int | None = None,
+                 budget_bytes: float = 0.0) -> None:
         self.source = source
         self.buckets = max(1, int(buckets))
         self.ranked_by = "partition"
+        # the key rows may come to the driver with the lists (no merge stage) when the
+        # positives' keys fit half the budget (the hint: inside the driver, speed only)
+        self._keys_fit = size_hint is not None and \
+            KEY_BYTES * size_hint <= budget_bytes / 2
 
     def __call__(self, task: PassTask, merge: bool) -> pa.RecordBatch:
         if task.ties is not None and self.ranked_by == "partition":
-            batch = run_pass(self.source, replace(task, key_buckets=self.buckets), merge=True)
+            batch = run_pass(self.source, replace(task, key_buckets=self.buckets),
+                             merge=merge or not self._keys_fit)
             if not (batch.column(kernel.ORDER).to_numpy() == kernel.SPLIT).any():
                 return batch
             self.ranked_by = "window"
@@ -400,8 +409,9 @@ class PassEngine:
         pos = np.full(len(tags), -1, dtype=np.int64)
         pos[listed] = compact
         lists: dict[tuple[int, Side], OrderList] = {}
+        listed_rows = dict(kernel.order_rows(tags))
         for i, o in enumerate(orders):
-            rows = np.flatnonzero(tags == i)
+            rows = listed_rows.get(i, np.zeros(0, dtype=np.int64))
             keys = (ints if self._dtypes[o.axis].kind == "i" else floats)[rows]
             order = np.argsort(keys, kind="stable")
             keys, where = keys[order], pos[rows][order]
@@ -462,7 +472,8 @@ def pass_engine(data: DataFrame, names: Sequence[str], domains: Sequence[Domain]
             compiles_huge_methods(data.sparkSession)
         if listed > budget_bytes / 2 or prefilter_pays:
             sample = take_pass_sample(rows, domains, ties)
-    runner = PassRunner(source, 2 * default_parallelism(data.sparkSession))
+    runner = PassRunner(source, 2 * default_parallelism(data.sparkSession),
+                        size_hint=size_hint, budget_bytes=budget_bytes)
     engine = PassEngine(runner, domains, ties, schedule, budget_bytes,
                         partitions=partitions, sample=sample, size_hint=size_hint)
     engine.prepare()

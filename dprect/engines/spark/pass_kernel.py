@@ -237,30 +237,28 @@ def _emit(task: PassTask, best: Sequence[Best], bad: bool, remaining: int,
           split: bool = False) -> pa.RecordBatch:
     """Every order's kept rows tagged with ``_o``, plus the summary row: ``_bad``, and in
     ``_id`` the number of rows that survived the cuts; and a split row when ``split``."""
-    tags = [np.array([SUMMARY], dtype=np.int32)]
-    ids = [np.array([remaining], dtype=np.int64)]
-    ints = [np.zeros(1, dtype=np.int64)]
-    floats = [np.zeros(1, dtype=np.float64)]
-    for i, b in enumerate(best):
-        keys, kept = b.result()
-        n = len(keys)
-        tags.append(np.full(n, i, dtype=np.int32))
-        ids.append(kept.astype(np.int64, copy=False))
+    results = [b.result() for b in best]
+    total = 1 + sum(len(keys) for keys, _ in results) + int(split)
+    tags = np.empty(total, dtype=np.int32)  # filled in place: one array per column
+    ids = np.zeros(total, dtype=np.int64)
+    ints = np.zeros(total, dtype=np.int64)
+    floats = np.zeros(total, dtype=np.float64)
+    tags[0], ids[0] = SUMMARY, remaining
+    at = 1
+    for i, (b, (keys, kept)) in enumerate(zip(best, results, strict=True)):
+        end = at + len(keys)
+        tags[at:end] = i
+        ids[at:end] = kept
         if task.key_is_int(b.order.axis):  # an int64 key never goes through a float64
-            ints.append(keys.astype(np.int64, copy=False))
-            floats.append(np.zeros(n, dtype=np.float64))
+            ints[at:end] = keys
         else:
-            ints.append(np.zeros(n, dtype=np.int64))
-            floats.append(keys.astype(np.float64, copy=False))
+            floats[at:end] = keys
+        at = end
     if split:
-        tags.append(np.array([SPLIT], dtype=np.int32))
-        ids.append(np.zeros(1, dtype=np.int64))
-        ints.append(np.zeros(1, dtype=np.int64))
-        floats.append(np.zeros(1, dtype=np.float64))
-    flags = np.zeros(sum(len(t) for t in tags), dtype=bool)
+        tags[at] = SPLIT
+    flags = np.zeros(total, dtype=bool)
     flags[0] = bad
-    return _batch(np.concatenate(tags), np.concatenate(ids), np.concatenate(ints),
-                  np.concatenate(floats), flags, pa.nulls(len(flags), pa.binary()))
+    return _batch(tags, ids, ints, floats, flags, pa.nulls(total, pa.binary()))
 
 
 def _batch(tags: np.ndarray, ids: np.ndarray, ints: np.ndarray, floats: np.ndarray,
@@ -340,6 +338,21 @@ def _partition_ranked(batches: Iterator[pa.RecordBatch], task: PassTask,
     yield _key_rows(row_keys(columns), task.key_buckets)
 
 
+def order_rows(tags: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
+    """(order index, its row positions in ``tags``) for every order with rows, in one
+    stable sort of the order rows (a scan of ``tags`` per order costs orders × rows: at
+    d = 1,024, 2,048 orders over 2·10^7 listed rows took 20 s)."""
+    listed = np.flatnonzero(tags >= 0)
+    if len(listed) == 0:
+        return
+    by_order = listed[np.argsort(tags[listed], kind="stable")]
+    sorted_tags = tags[by_order]
+    starts = np.flatnonzero(np.r_[True, sorted_tags[1:] != sorted_tags[:-1]])
+    ends = np.append(starts[1:], len(by_order))
+    for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
+        yield int(sorted_tags[a]), by_order[a:b]
+
+
 def merge_lists(batches: Iterator[pa.RecordBatch], task: PassTask
                 ) -> Iterator[pa.RecordBatch]:
     """mapInArrow body of the merge stage (and the driver's last merge): rows arrive tagged
@@ -367,9 +380,8 @@ def merge_lists(batches: Iterator[pa.RecordBatch], task: PassTask
                     np.frombuffer(blobs[int(r)].as_py(), dtype=np.int64))
         ints = batch.column(INT_KEY).to_numpy()
         floats = batch.column(FLOAT_KEY).to_numpy()
-        for i in np.unique(tags[tags >= 0]):
-            rows = np.flatnonzero(tags == i)
-            b = best[int(i)]
+        for i, rows in order_rows(tags):
+            b = best[i]
             keys = ints if task.key_is_int(b.order.axis) else floats
             b.add(keys[rows], ids[rows])
     for arrays in pooled.values():
