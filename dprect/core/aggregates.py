@@ -432,7 +432,10 @@ def finish_cell(plan: DescribePlan, centre: float, stats: CellStatistics,
     step = exact_step(lo, hi, pivot, plan.sum_sensitivity)
     noisy_s = (integer_sum(centred_sum_at(stats, kl, ku, lo, hi, pivot), step)
                + rng.discrete_laplace(sum_scale))
-    gamma = pivot_step(lo, hi, pivot, plan.sum_sensitivity)
+    try:
+        gamma = float(step)  # pivot_step's value, from the step already made
+    except OverflowError:
+        gamma = 0.0
     count = max(noisy_n, 0)
     centred = gamma * noisy_s
     total = pivot * count + centred

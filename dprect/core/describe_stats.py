@@ -307,17 +307,23 @@ def centred_sum_at(stats: CellStatistics, lower_step: int, upper_step: int, lowe
     low = interval <= -lower_step - 1
     high = interval >= upper_step + 1
     mid = ~(low | high)
-    total = (Fraction(float(lower)) * int(stats.counts[low].sum())
-             + Fraction(float(upper)) * int(stats.counts[high].sum())
-             - Fraction(float(pivot)) * stats.rows)
+    # every term is a dyadic rational m·2^e: summed as integers over the least exponent
+    terms = [(m * int(stats.counts[low].sum()), e) for m, e in (_dyadic(lower),)]
+    terms += [(m * int(stats.counts[high].sum()), e) for m, e in (_dyadic(upper),)]
+    terms += [(-m * stats.rows, e) for m, e in (_dyadic(pivot),)]
     if mid.any():
-        e, s = exponent[mid].tolist(), stats.sums[mid].tolist()
-        base = min(e)
-        acc = 0
-        for ei, si in zip(e, s, strict=True):
-            acc += int(si) << (ei - base)
-        total += Fraction(acc) * Fraction(2) ** (base - EXPONENT_BIAS)
-    return total
+        terms += [(int(si), int(ei) - EXPONENT_BIAS)
+                  for ei, si in zip(exponent[mid].tolist(), stats.sums[mid].tolist(),
+                                    strict=True)]
+    base = min(e for _, e in terms)
+    acc = sum(m << (e - base) for m, e in terms)
+    return Fraction(acc, 1 << -base) if base < 0 else Fraction(acc << base)
+
+
+def _dyadic(x: float) -> tuple[int, int]:
+    """(m, e) with x = m·2^e exactly (a finite float)."""
+    n, d = float(x).as_integer_ratio()  # d is a power of two
+    return n, 1 - d.bit_length()
 
 
 __all__ = ["EXPONENT_BIAS", "SIGNIFICANT_BITS", "CellCuts", "CellGrid", "CellStatistics",

@@ -399,8 +399,9 @@ def above_threshold_stream(tails: np.ndarray, stream: CandidateStream, target: i
 
 def _scale_parts(scale: Fraction) -> tuple[int, int]:
     """(denominator, numerator) of a scale > 0: the rate 1/scale = s/t in lowest terms."""
-    scale = Fraction(scale)
-    if scale <= 0:
+    if not isinstance(scale, Fraction):
+        scale = Fraction(scale)
+    if scale.numerator <= 0:
         raise ParameterError("a noise scale must be > 0")
     return scale.denominator, scale.numerator
 
