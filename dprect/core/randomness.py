@@ -159,29 +159,21 @@ class RandomSource:
     def discrete_laplace_at_most_rate(self, a: int, n: int, d: int) -> bool:
         """:meth:`discrete_laplace_at_most` with the rate 1/scale given as integers n/d
         (n, d ≥ 1), for callers that test many events at one scale."""
-        while True:
-            negative = self.randbits(1) == 1
-            if negative:
-                if not self._bernoulli_exp_int(n, d):  # G = 0, negative sign: rejected
-                    continue
-                return True if a >= 0 else self._bernoulli_exp_int((-a - 1) * n, d)
-            return False if a < 0 else not self._bernoulli_exp_int((a + 1) * n, d)
+        return _at_most_rate(self._gen.getrandbits, self._gen.randrange, a, n, d)
+
+    def at_most_tester(self, n: int, d: int) -> Callable[[int], bool]:
+        """a ↦ :meth:`discrete_laplace_at_most_rate` ``(a, n, d)``, the same draws, with
+        the generator's methods bound once: the per-step test of the outward searches
+        (:func:`~dprect.core.tail_bounds.above_threshold_stream`), which may take
+        thousands of steps in one (group, column)."""
+        getrandbits, randrange = self._gen.getrandbits, self._gen.randrange
+        return lambda a: _at_most_rate(getrandbits, randrange, a, n, d)
 
     def _bernoulli_exp_int(self, n: int, d: int) -> bool:
         """True with probability exactly exp(−n/d) (integers n ≥ 0, d ≥ 1): the method of
         :meth:`bernoulli_exp` with Bernoulli(γ/k) drawn as ``randbelow(d·k) < n'``
         (γ = n'/d the fractional part), no Fraction objects."""
-        whole, frac = divmod(n, d)
-        for _ in range(whole):  # exp(−1) each: K = the first k with Bernoulli(1/k) = 0
-            k = 1
-            while self._gen.randrange(k) < 1:
-                k += 1
-            if k % 2 == 0:  # P(K odd) = exp(−1)
-                return False
-        k = 1
-        while self._gen.randrange(d * k) < frac:
-            k += 1
-        return k % 2 == 1
+        return _bernoulli_exp_int(self._gen.randrange, n, d)
 
     def geometric(self, p: Fraction) -> int:
         """Number of successes of Bernoulli(p) trials before the first failure, exactly:
@@ -226,3 +218,32 @@ def _geometric_exp(randrange: Callable[[int], int], s: int, t: int) -> int:
     while _bernoulli_exp_reduced(randrange, 1, 1):
         v += 1
     return (u + t * v) // s
+
+
+def _at_most_rate(getrandbits: Callable[[int], int], randrange: Callable[[int], int],
+                  a: int, n: int, d: int) -> bool:
+    """:meth:`RandomSource.discrete_laplace_at_most_rate` on the generator's bound
+    methods: the sign (``randbits(1)``), then the Bernoulli draws that decide Z ≤ a."""
+    while True:
+        if getrandbits(1) == 1:  # negative
+            if not _bernoulli_exp_int(randrange, n, d):  # G = 0, negative: rejected
+                continue
+            return True if a >= 0 else _bernoulli_exp_int(randrange, (-a - 1) * n, d)
+        return False if a < 0 else not _bernoulli_exp_int(randrange, (a + 1) * n, d)
+
+
+def _bernoulli_exp_int(randrange: Callable[[int], int], n: int, d: int) -> bool:
+    """:meth:`RandomSource._bernoulli_exp_int`: exp(−1) per whole unit (K = the first k
+    with Bernoulli(1/k) = 0, odd with probability exp(−1)), then the fractional part
+    n'/d with Bernoulli(n'/(d·k)) drawn as ``randbelow(d·k) < n'``."""
+    whole, frac = divmod(n, d)
+    for _ in range(whole):
+        k = 1
+        while randrange(k) < 1:
+            k += 1
+        if k % 2 == 0:
+            return False
+    k = 1
+    while randrange(d * k) < frac:
+        k += 1
+    return k % 2 == 1

@@ -374,7 +374,7 @@ def above_threshold_stream(tails: np.ndarray, stream: CandidateStream, target: i
     rho = rng.discrete_laplace_int(s, t)
     level = int(target) + rho
     n, d = _scale_parts(query_scale)  # the rate 1/scale = n/d
-    at_most = rng.discrete_laplace_at_most_rate
+    at_most = rng.at_most_tester(n, d)
     known = len(tails)
     k, start, width = 0, 0, 64
     while True:  # the data's tail counts, read in chunks that double
@@ -384,14 +384,14 @@ def above_threshold_stream(tails: np.ndarray, stream: CandidateStream, target: i
         for q in chunk:
             if not stream.has(k):
                 return k - 1, False
-            if at_most(level - q, n, d):
+            if at_most(level - q):
                 return k, True
             k += 1
         start, width = start + len(chunk), 2 * width
     if k != known:
         raise AssertionError("above_threshold_stream: tails not read in order")
     while stream.has(k):  # past the data: every tail count is 0
-        if at_most(level, n, d):
+        if at_most(level):
             return k, True
         k += 1
     return k - 1, False

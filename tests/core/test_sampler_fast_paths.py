@@ -81,6 +81,30 @@ class FractionSampler:
             return -g if negative else g
 
 
+    def at_most_rate(self, a: int, n: int, d: int) -> bool:
+        """discrete_laplace_at_most_rate as a method calling methods (before the fused
+        form)."""
+        while True:
+            if self.gen.getrandbits(1) == 1:
+                if not self.bernoulli_exp_int(n, d):
+                    continue
+                return True if a >= 0 else self.bernoulli_exp_int((-a - 1) * n, d)
+            return False if a < 0 else not self.bernoulli_exp_int((a + 1) * n, d)
+
+    def bernoulli_exp_int(self, n: int, d: int) -> bool:
+        whole, frac = divmod(n, d)
+        for _ in range(whole):
+            k = 1
+            while self.gen.randrange(k) < 1:
+                k += 1
+            if k % 2 == 0:
+                return False
+        k = 1
+        while self.gen.randrange(d * k) < frac:
+            k += 1
+        return k % 2 == 1
+
+
 PLAN = plan_describe(1.0, 64)
 SCALES = [PLAN.threshold_scale, PLAN.step_scale, PLAN.count_scale, PLAN.sum_scale,
           Fraction(1, 3), Fraction(1), Fraction(2), Fraction(7, 5), Fraction(1, 1000),
@@ -169,3 +193,15 @@ def test_lazy_search_runs_to_the_last_candidate_when_nothing_stops():
     got = above_threshold_stream(tails, CandidateStream(centre, "upper"), 0, Fraction(1, 5),
                                  Fraction(1, 5), b)
     assert got == want == (len(full) - 1, False)
+
+
+@pytest.mark.parametrize(("n", "d"), [(1, 1), (3, 1600), (7, 2), (1, 533)])
+def test_at_most_tester_is_the_method_form(n, d):
+    for seed in range(8):
+        ref, fast = FractionSampler(seed), seeded(seed)
+        test = fast.at_most_tester(n, d)
+        levels = [-5000, -40, -1, 0, 1, 3, 900]
+        assert [test(a) for a in levels * 5] == [ref.at_most_rate(a, n, d) for a in levels * 5]
+        assert [fast.discrete_laplace_at_most_rate(a, n, d) for a in levels] == \
+            [ref.at_most_rate(a, n, d) for a in levels]
+        assert fast._gen.getstate() == ref.gen.getstate()
