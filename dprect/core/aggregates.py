@@ -57,6 +57,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -64,12 +65,10 @@ import numpy as np
 from dprect.core.accounting import Guarantee, add_remove_budget, replace_one
 from dprect.core.describe_stats import (
     CellStatistics,
-    cell_grid,
     cell_statistics,
     centre_counts,
-    centred_sum,
-    interval_counts,
-    side_tails,
+    centred_sum_at,
+    data_tails,
     truncated_value,
 )
 from dprect.core.errors import ParameterError
@@ -79,7 +78,8 @@ from dprect.core.request import DescribeRequest, Neighbouring
 from dprect.core.tail_bounds import (
     CENTRE_BITS,
     STEPS_PER_OCTAVE,
-    above_threshold,
+    CandidateStream,
+    above_threshold_stream,
     candidate_count,
     draw_centre_from_counts,
     overshoot_probability,
@@ -119,25 +119,26 @@ class DescribePlan:
     sum_sensitivity: int = 1 << SUM_FRACTION_BITS
     check: CheckReport | None = None
 
-    # the exact rates and scales the samplers use (the check re-derives ε from these)
-    @property
+    # the exact rates and scales the samplers use (the check re-derives ε from these;
+    # made once per plan, not once per cell)
+    @cached_property
     def centre_rate(self) -> Fraction:
         """exp(rate·depth): rate = ε_c/2 (the depth's sensitivity is 1)."""
         return Fraction(self.centre_epsilon) / 2
 
-    @property
+    @cached_property
     def threshold_scale(self) -> Fraction:
         return 1 / Fraction(self.threshold_epsilon)
 
-    @property
+    @cached_property
     def step_scale(self) -> Fraction:
         return 1 / Fraction(self.step_epsilon)
 
-    @property
+    @cached_property
     def count_scale(self) -> Fraction | None:
         return None if self.count_epsilon == 0 else 1 / Fraction(self.count_epsilon)
 
-    @property
+    @cached_property
     def sum_scale(self) -> Fraction | None:
         """DLap scale of the integer sum, in units of γ: 2^K/ε_S."""
         return (None if self.sum_epsilon == 0
@@ -415,13 +416,13 @@ def finish_cell(plan: DescribePlan, centre: float, stats: CellStatistics,
                 rng: RandomSource) -> Cell:
     """Phase 2 for one cell, from its statistics: the lower side, the upper side, the
     count noise, the sum noise (in that order)."""
-    grid = cell_grid(centre)
-    counts = interval_counts(stats, grid)
-    kl, _ = above_threshold(side_tails(counts, grid, "lower"), plan.target,
-                            plan.threshold_scale, plan.step_scale, rng)
-    ku, _ = above_threshold(side_tails(counts, grid, "upper"), plan.target,
-                            plan.threshold_scale, plan.step_scale, rng)
-    lo, hi = float(grid.lower[kl]), float(grid.upper[ku])
+    lower_tails, upper_tails = data_tails(stats)
+    lower, upper = CandidateStream(centre, "lower"), CandidateStream(centre, "upper")
+    kl, _ = above_threshold_stream(lower_tails, lower, plan.target, plan.threshold_scale,
+                                   plan.step_scale, rng)
+    ku, _ = above_threshold_stream(upper_tails, upper, plan.target, plan.threshold_scale,
+                                   plan.step_scale, rng)
+    lo, hi = lower.value(kl), upper.value(ku)
     if not plan.statistics:
         return Cell(lo, hi)
     count_scale, sum_scale = plan.count_scale, plan.sum_scale
@@ -429,9 +430,12 @@ def finish_cell(plan: DescribePlan, centre: float, stats: CellStatistics,
     pivot = choose_pivot(lo, centre, hi, plan.count_epsilon, plan.sum_epsilon)
     noisy_n = stats.rows + rng.discrete_laplace(count_scale)
     step = exact_step(lo, hi, pivot, plan.sum_sensitivity)
-    noisy_s = (integer_sum(centred_sum(stats, grid, kl, ku, pivot), step)
+    noisy_s = (integer_sum(centred_sum_at(stats, kl, ku, lo, hi, pivot), step)
                + rng.discrete_laplace(sum_scale))
-    gamma = pivot_step(lo, hi, pivot, plan.sum_sensitivity)
+    try:
+        gamma = float(step)  # pivot_step's value, from the step already made
+    except OverflowError:
+        gamma = 0.0
     count = max(noisy_n, 0)
     centred = gamma * noisy_s
     total = pivot * count + centred

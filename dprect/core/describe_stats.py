@@ -271,29 +271,64 @@ def side_tails(counts: np.ndarray, grid: CellGrid, side: Side) -> np.ndarray:
     return np.cumsum(counts[nl + 1:][::-1])[::-1].astype(np.int64)
 
 
+def data_tails(stats: CellStatistics) -> tuple[np.ndarray, np.ndarray]:
+    """The lower and the upper side's tail counts (:func:`side_tails`) at the candidates
+    k = 0 … D − 1 up to the farthest interval holding rows on that side, from the
+    statistics alone: every tail count beyond is 0, so no grid is needed (the driver's
+    lazy search, :func:`~dprect.core.tail_bounds.above_threshold_stream`). Lower:
+    #{i ≤ −k − 1}; upper: #{i ≥ k + 1}."""
+    interval = (stats.keys >> _EXPONENT_BITS) - _INTERVAL_OFFSET
+    out = []
+    for side in (-1, 1):
+        on = side * interval >= 1
+        reach = side * interval[on] - 1  # the largest k whose tail holds the row
+        if not len(reach):
+            out.append(np.zeros(0, dtype=np.int64))
+            continue
+        per = np.zeros(int(reach.max()) + 1, dtype=np.int64)
+        np.add.at(per, reach, stats.counts[on])
+        out.append(np.cumsum(per[::-1])[::-1])
+    return out[0], out[1]
+
+
 def centred_sum(stats: CellStatistics, grid: CellGrid, lower_step: int, upper_step: int,
                 pivot: float) -> Fraction:
     """T = Σ clamp(x̃, L, U) − n·p exactly, for L = the lower candidate ``lower_step``,
     U = the upper candidate ``upper_step`` (module notes, (c))."""
+    return centred_sum_at(stats, lower_step, upper_step, float(grid.lower[lower_step]),
+                          float(grid.upper[upper_step]), pivot)
+
+
+def centred_sum_at(stats: CellStatistics, lower_step: int, upper_step: int, lower: float,
+                   upper: float, pivot: float) -> Fraction:
+    """:func:`centred_sum` given the two candidates' values ``lower`` = L_a and
+    ``upper`` = U_b themselves (a = ``lower_step``, b = ``upper_step``)."""
     interval, exponent = unpack(stats.keys)
     low = interval <= -lower_step - 1
     high = interval >= upper_step + 1
     mid = ~(low | high)
-    total = (Fraction(float(grid.lower[lower_step])) * int(stats.counts[low].sum())
-             + Fraction(float(grid.upper[upper_step])) * int(stats.counts[high].sum())
-             - Fraction(float(pivot)) * stats.rows)
+    # every term is a dyadic rational m·2^e: summed as integers over the least exponent
+    terms = [(m * int(stats.counts[low].sum()), e) for m, e in (_dyadic(lower),)]
+    terms += [(m * int(stats.counts[high].sum()), e) for m, e in (_dyadic(upper),)]
+    terms += [(-m * stats.rows, e) for m, e in (_dyadic(pivot),)]
     if mid.any():
-        e, s = exponent[mid].tolist(), stats.sums[mid].tolist()
-        base = min(e)
-        acc = 0
-        for ei, si in zip(e, s, strict=True):
-            acc += int(si) << (ei - base)
-        total += Fraction(acc) * Fraction(2) ** (base - EXPONENT_BIAS)
-    return total
+        terms += [(int(si), int(ei) - EXPONENT_BIAS)
+                  for ei, si in zip(exponent[mid].tolist(), stats.sums[mid].tolist(),
+                                    strict=True)]
+    base = min(e for _, e in terms)
+    acc = sum(m << (e - base) for m, e in terms)
+    return Fraction(acc, 1 << -base) if base < 0 else Fraction(acc << base)
+
+
+def _dyadic(x: float) -> tuple[int, int]:
+    """(m, e) with x = m·2^e exactly (a finite float)."""
+    n, d = float(x).as_integer_ratio()  # d is a power of two
+    return n, 1 - d.bit_length()
 
 
 __all__ = ["EXPONENT_BIAS", "SIGNIFICANT_BITS", "CellCuts", "CellGrid", "CellStatistics",
            "cell_cuts", "cell_grid", "cell_statistics", "centre_counts", "centred_sum",
+           "centred_sum_at", "data_tails",
            "edges_hold", "interval_counts", "make_cell_grid", "merge_statistics", "pack",
            "row_intervals", "search_range", "side_tails", "sum_by_key", "truncated",
            "truncated_value", "unpack"]

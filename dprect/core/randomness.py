@@ -24,7 +24,12 @@ Exact discrete samplers live here as well:
   counted twice), else ±G is returned. Used by the DP aggregates (:mod:`dprect.core.aggregates`)
   and the outward bound search (:mod:`dprect.core.tail_bounds`).
 
-No floating-point arithmetic enters these samplers. Together with
+No floating-point arithmetic enters these samplers, and no Fraction object either: each
+Bernoulli(a/b) is ``randbelow(b) < a`` with a/b in lowest terms, reduced by a gcd on
+Python integers — the bounds the Fraction form of the same algorithms would pass to
+``randbelow``, so the draws (and the random bits consumed) are those of that form,
+seed for seed (tests/core/test_sampler_fast_paths.py holds the Fraction form and checks
+it), at a fraction of the cost: a describe run draws several per (group, column). Together with
 :meth:`RandomSource.randbits` (k exact uniform bits: the digits of a lazily drawn uniform)
 they are all the exact interior point (:mod:`dprect.core.interior_point`) draws from;
 :meth:`RandomSource.uniform` (a 53-bit float) is used by no mechanism.
@@ -32,8 +37,10 @@ they are all the exact interior point (:mod:`dprect.core.interior_point`) draws 
 
 from __future__ import annotations
 
+import math
 import random
 import warnings
+from collections.abc import Callable
 from fractions import Fraction
 
 from dprect.core.errors import ParameterError
@@ -89,35 +96,22 @@ class RandomSource:
         return self.randbelow(p.denominator) < p.numerator
 
     def bernoulli_exp(self, gamma: Fraction) -> bool:
-        """True with probability exactly exp(−γ), for rational γ ≥ 0 (CKS 2020, Alg. 1)."""
+        """True with probability exactly exp(−γ), for rational γ ≥ 0 (CKS 2020, Alg. 1):
+        exp(−γ) = exp(−1)^⌊γ⌋·exp(−(γ − ⌊γ⌋)), and for γ' in [0, 1] the first k with
+        Bernoulli(γ'/k) = 0 is odd with probability exp(−γ'). Each Bernoulli(a/b) is
+        ``randbelow(b) < a`` with a/b in lowest terms (:func:`_bernoulli_exp_reduced`:
+        integers and a gcd, no Fraction objects)."""
         gamma = Fraction(gamma)
         if gamma < 0:
             raise ValueError(f"bernoulli_exp needs gamma >= 0, got {gamma}")
-        whole = gamma.numerator // gamma.denominator
-        for _ in range(whole):  # exp(-γ) = exp(-1)^⌊γ⌋ · exp(-(γ - ⌊γ⌋))
-            if not self._bernoulli_exp_unit(Fraction(1)):
-                return False
-        return self._bernoulli_exp_unit(gamma - whole)
-
-    def _bernoulli_exp_unit(self, gamma: Fraction) -> bool:
-        # For γ in [0, 1]: K = first k with Bernoulli(γ/k) = 0; P(K odd) = exp(-γ).
-        k = 1
-        while self.bernoulli(gamma / k):
-            k += 1
-        return k % 2 == 1
+        return _bernoulli_exp_reduced(self._gen.randrange, gamma.numerator,
+                                      gamma.denominator)
 
     def geometric_exp(self, s: int, t: int) -> int:
         """G ≥ 0 with P(G = g) = (1 − e^{−s/t})·e^{−g·s/t}, exactly (CKS 2020, Alg. 2)."""
         if s < 1 or t < 1:
             raise ValueError(f"geometric_exp needs s, t >= 1, got s={s}, t={t}")
-        while True:
-            u = self.randbelow(t)
-            if self.bernoulli_exp(Fraction(u, t)):
-                break
-        v = 0
-        while self.bernoulli_exp(Fraction(1)):
-            v += 1
-        return (u + t * v) // s
+        return _geometric_exp(self._gen.randrange, s, t)
 
     def discrete_laplace(self, scale: Fraction) -> int:
         """Z ∈ ℤ with P(Z = z) ∝ exp(−|z|/scale), exactly, for a rational ``scale`` > 0
@@ -128,10 +122,19 @@ class RandomSource:
         scale = Fraction(scale)
         if scale <= 0:
             raise ValueError(f"discrete_laplace needs scale > 0, got {scale}")
-        s, t = scale.denominator, scale.numerator  # rate s/t = 1/scale
+        return self.discrete_laplace_int(scale.denominator, scale.numerator)
+
+    def discrete_laplace_int(self, s: int, t: int) -> int:
+        """:meth:`discrete_laplace` at scale = t/s for integers s, t ≥ 1 (the rate s/t;
+        a scale's ``denominator`` and ``numerator``), for callers that draw many times at
+        one scale. The draws depend on s and t, not only on their ratio: give them in
+        lowest terms for the draws of :meth:`discrete_laplace`."""
+        if s < 1 or t < 1:
+            raise ValueError(f"discrete_laplace_int needs s, t >= 1, got {s}, {t}")
+        randrange, getrandbits = self._gen.randrange, self._gen.getrandbits
         while True:
-            g = self.geometric_exp(s, t)
-            negative = self.randbits(1) == 1
+            g = _geometric_exp(randrange, s, t)
+            negative = getrandbits(1) == 1  # randbits(1)
             if negative and g == 0:
                 continue
             return -g if negative else g
@@ -156,29 +159,21 @@ class RandomSource:
     def discrete_laplace_at_most_rate(self, a: int, n: int, d: int) -> bool:
         """:meth:`discrete_laplace_at_most` with the rate 1/scale given as integers n/d
         (n, d ≥ 1), for callers that test many events at one scale."""
-        while True:
-            negative = self.randbits(1) == 1
-            if negative:
-                if not self._bernoulli_exp_int(n, d):  # G = 0, negative sign: rejected
-                    continue
-                return True if a >= 0 else self._bernoulli_exp_int((-a - 1) * n, d)
-            return False if a < 0 else not self._bernoulli_exp_int((a + 1) * n, d)
+        return _at_most_rate(self._gen.getrandbits, self._gen.randrange, a, n, d)
+
+    def at_most_tester(self, n: int, d: int) -> Callable[[int], bool]:
+        """a ↦ :meth:`discrete_laplace_at_most_rate` ``(a, n, d)``, the same draws, with
+        the generator's methods bound once: the per-step test of the outward searches
+        (:func:`~dprect.core.tail_bounds.above_threshold_stream`), which may take
+        thousands of steps in one (group, column)."""
+        getrandbits, randrange = self._gen.getrandbits, self._gen.randrange
+        return lambda a: _at_most_rate(getrandbits, randrange, a, n, d)
 
     def _bernoulli_exp_int(self, n: int, d: int) -> bool:
         """True with probability exactly exp(−n/d) (integers n ≥ 0, d ≥ 1): the method of
         :meth:`bernoulli_exp` with Bernoulli(γ/k) drawn as ``randbelow(d·k) < n'``
         (γ = n'/d the fractional part), no Fraction objects."""
-        whole, frac = divmod(n, d)
-        for _ in range(whole):  # exp(−1) each: K = the first k with Bernoulli(1/k) = 0
-            k = 1
-            while self._gen.randrange(k) < 1:
-                k += 1
-            if k % 2 == 0:  # P(K odd) = exp(−1)
-                return False
-        k = 1
-        while self._gen.randrange(d * k) < frac:
-            k += 1
-        return k % 2 == 1
+        return _bernoulli_exp_int(self._gen.randrange, n, d)
 
     def geometric(self, p: Fraction) -> int:
         """Number of successes of Bernoulli(p) trials before the first failure, exactly:
@@ -187,3 +182,68 @@ class RandomSource:
         while self.bernoulli(p):
             j += 1
         return j
+
+
+def _bernoulli_exp_reduced(randrange: Callable[[int], int], a: int, b: int) -> bool:
+    """:meth:`RandomSource.bernoulli_exp` of γ = a/b (a ≥ 0, b ≥ 1, gcd(a, b) = 1) with
+    the same ``randrange`` calls: each Bernoulli(γ'/k) of the Fraction path is
+    ``randbelow(den) < num`` for γ'/k in lowest terms (0 as 0/1), reduced here by a gcd."""
+    whole = a // b
+    for _ in range(whole):  # the units exp(−1): Bernoulli(1/k) = randbelow(k) < 1
+        k = 1
+        while randrange(k) < 1:
+            k += 1
+        if k % 2 == 0:
+            return False
+    a -= whole * b  # the fractional part, still in lowest terms over b
+    k = 1
+    while True:
+        bk = b * k
+        g = math.gcd(a, bk)
+        if not randrange(bk // g) < a // g:
+            return k % 2 == 1
+        k += 1
+
+
+def _geometric_exp(randrange: Callable[[int], int], s: int, t: int) -> int:
+    """:meth:`RandomSource.geometric_exp`: U uniform on {0, …, t − 1} accepted with
+    probability exp(−U/t) (U/t in lowest terms), V the number of successes of
+    Bernoulli(exp(−1)) before a failure; ⌊(U + t·V)/s⌋."""
+    while True:
+        u = randrange(t)
+        g = math.gcd(u, t)
+        if _bernoulli_exp_reduced(randrange, u // g, t // g):
+            break
+    v = 0
+    while _bernoulli_exp_reduced(randrange, 1, 1):
+        v += 1
+    return (u + t * v) // s
+
+
+def _at_most_rate(getrandbits: Callable[[int], int], randrange: Callable[[int], int],
+                  a: int, n: int, d: int) -> bool:
+    """:meth:`RandomSource.discrete_laplace_at_most_rate` on the generator's bound
+    methods: the sign (``randbits(1)``), then the Bernoulli draws that decide Z ≤ a."""
+    while True:
+        if getrandbits(1) == 1:  # negative
+            if not _bernoulli_exp_int(randrange, n, d):  # G = 0, negative: rejected
+                continue
+            return True if a >= 0 else _bernoulli_exp_int(randrange, (-a - 1) * n, d)
+        return False if a < 0 else not _bernoulli_exp_int(randrange, (a + 1) * n, d)
+
+
+def _bernoulli_exp_int(randrange: Callable[[int], int], n: int, d: int) -> bool:
+    """:meth:`RandomSource._bernoulli_exp_int`: exp(−1) per whole unit (K = the first k
+    with Bernoulli(1/k) = 0, odd with probability exp(−1)), then the fractional part
+    n'/d with Bernoulli(n'/(d·k)) drawn as ``randbelow(d·k) < n'``."""
+    whole, frac = divmod(n, d)
+    for _ in range(whole):
+        k = 1
+        while randrange(k) < 1:
+            k += 1
+        if k % 2 == 0:
+            return False
+    k = 1
+    while randrange(d * k) < frac:
+        k += 1
+    return k % 2 == 1

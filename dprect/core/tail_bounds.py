@@ -58,7 +58,9 @@ tail, so the error grows with the log of the steps visited (Durfee 2023), not of
 
 from __future__ import annotations
 
+import bisect
 import math
+import struct
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -197,6 +199,118 @@ def side_candidates(centre: float, side: Side) -> np.ndarray:
 
 
 _candidates_cached = lru_cache(maxsize=256)(side_candidates)
+_OFFSETS = _offsets()
+_OFFSETS.setflags(write=False)
+_OFFSET_LIST: list[float] = _OFFSETS.tolist()
+_U64 = (1 << 64) - 1
+
+
+def _search_bin(x: float) -> int:
+    """``FloatBins(SEARCH_BITS).encode`` of one float, on Python integers (−0.0 read as
+    +0.0; the unsigned order key's top 1 + 11 + SEARCH_BITS bits)."""
+    (b,) = struct.unpack("<Q", struct.pack("<d", x + 0.0))  # x + 0.0: −0.0 → +0.0
+    u = (~b & _U64) if b >> 63 else (b | (1 << 63))
+    return u >> (52 - SEARCH_BITS)
+
+
+class CandidateStream:
+    """The candidates of one side of ``centre``, made only as far as a caller reads them:
+    :meth:`upto` ``(n)`` returns the first n of :func:`side_candidates` (all of them
+    when there are fewer), equal element for element to that array's prefix.
+
+    The same points as :func:`side_candidates`, read outward: w = ±raw (+ on the upper
+    side, − on the lower) is w_j = ±c + 2^(j/r) for every offset — or, on a side that
+    crosses zero, those w_j < 0 (the offsets below |c|: the sign of a rounded sum is the
+    sign of the exact one), then 0, then every 2^(j/r) — capped at the largest float
+    (fl(a + b) is monotone in b and −fl(a + b) = fl(−a − b), so raw = ±w point for point).
+    w is non-decreasing, so the bins of raw are monotone and dropping repeated bins keeps
+    the first point of each run of equal bins, whatever prefix is read. The first run —
+    the offsets too small to leave the centre's own bin, up to thousands of points — is
+    skipped by a bisection on w against that bin's edge; the rest is encoded in chunks
+    that double. What the driver of a describe run uses, where a search usually stops
+    within a few candidates of the centre (:func:`side_candidates` makes all ~8,500)."""
+
+    def __init__(self, centre: float, side: Side) -> None:
+        self._sign = 1.0 if side == "upper" else -1.0
+        self._upper = side == "upper"
+        self._a = self._sign * float(centre)  # w_j = a + 2^(j/r)
+        crosses = self._a < 0
+        self._cross = bisect.bisect_left(_OFFSET_LIST, -self._a) if crosses else -1
+        self._length = len(_OFFSET_LIST) + (self._cross + 1 if crosses else 0)
+        first = _search_bin(self._sign * self._w_at(0))
+        # the points in the first one's bin are a prefix: w ≤ the bin's outer edge
+        edge = (_SEARCH_GRID.upper_value(first) if self._upper
+                else -_SEARCH_GRID.lower_value(first))
+        self._pos = bisect.bisect_right(range(self._length), edge, key=self._w_at)
+        self._last = first
+        self._bins: list[np.ndarray] = [np.array([first], dtype=np.int64)]
+        self._first = first
+        self._chunk = 64
+        self.count = 1
+
+    def _w_at(self, pos: int) -> float:
+        """The outward point w at position ``pos`` (a float: Python's double arithmetic
+        rounds as numpy's does)."""
+        if self._cross < 0 or pos < self._cross:
+            w = self._a + _OFFSET_LIST[pos]
+        elif pos == self._cross:
+            w = 0.0
+        else:
+            w = _OFFSET_LIST[pos - self._cross - 1]
+        return min(w, _MAX_FLOAT)
+
+    def _raw(self, start: int, stop: int) -> np.ndarray:
+        """raw = ±w at positions start … stop − 1."""
+        if self._cross < 0:
+            with np.errstate(over="ignore"):
+                w = self._a + _OFFSETS[start:stop]
+        else:
+            c = self._cross
+            with np.errstate(over="ignore"):
+                head = self._a + _OFFSETS[start:min(stop, c)]
+            zero = [0.0] if start <= c < stop else []
+            tail = _OFFSETS[max(start - c - 1, 0):max(stop - c - 1, 0)]
+            w = np.concatenate([head, zero, tail])
+        return self._sign * np.minimum(w, _MAX_FLOAT)
+
+    @property
+    def complete(self) -> bool:
+        """Whether every candidate has been made (``count`` is then their number)."""
+        return self._pos >= self._length
+
+    def _grow(self, n: int) -> None:
+        """Make candidates (their bins) until there are ``n`` or the side ends."""
+        while self.count < n and not self.complete:
+            stop = min(self._pos + self._chunk, self._length)
+            idx = _SEARCH_GRID.encode(self._raw(self._pos, stop))
+            self._pos = stop
+            self._chunk *= 2
+            keep = idx != np.concatenate([[self._last], idx[:-1]])
+            self._last = int(idx[-1])
+            if keep.any():
+                self._bins.append(idx[keep])
+                self.count += int(keep.sum())
+
+    def upto(self, n: int) -> np.ndarray:
+        """The first ``n`` candidates (fewer only if the side has fewer)."""
+        self._grow(n)
+        return _bin_edges(np.concatenate(self._bins)[:n], upper=self._upper)
+
+    def value(self, k: int) -> float:
+        """Candidate k (an IndexError past the side's last): the edge of its bin, as
+        :func:`_bin_edges` gives it (``FloatBins.upper_value`` / ``lower_value``)."""
+        self._grow(k + 1)
+        if not 0 <= k < self.count:
+            raise IndexError(f"no candidate {k} on this side")
+        i = int(np.concatenate(self._bins)[k]) if len(self._bins) > 1 else self._first
+        return (_SEARCH_GRID.upper_value(i) if self._upper
+                else _SEARCH_GRID.lower_value(i))
+
+    def has(self, k: int) -> bool:
+        """Whether the side has a candidate k (made as far as needed)."""
+        if k >= self.count:
+            self._grow(max(k + 1, 2 * self.count))
+        return k < self.count
 
 
 def candidates(centre: float, side: Side) -> np.ndarray:
@@ -247,6 +361,49 @@ def above_threshold(tails: np.ndarray, target: int, threshold_scale: Fraction,
         if rng.discrete_laplace_at_most_rate(level - q, n, d):
             return k, True
     return len(tails) - 1, False
+
+
+def above_threshold_stream(tails: np.ndarray, stream: CandidateStream, target: int,
+                           threshold_scale: Fraction, query_scale: Fraction,
+                           rng: RandomSource) -> tuple[int, bool]:
+    """:func:`above_threshold` over the candidates of ``stream``, with ``tails[k]`` the
+    tail count at candidate k for k < len(tails) and 0 beyond (past the data): the same
+    draws in the same order as :func:`above_threshold` on the full tail array, so the
+    same result for a seed, without making the candidates the search never reaches."""
+    s, t = _scale_parts(threshold_scale)
+    rho = rng.discrete_laplace_int(s, t)
+    level = int(target) + rho
+    n, d = _scale_parts(query_scale)  # the rate 1/scale = n/d
+    at_most = rng.at_most_tester(n, d)
+    known = len(tails)
+    k, start, width = 0, 0, 64
+    while True:  # the data's tail counts, read in chunks that double
+        chunk = tails[start:start + width].tolist()
+        if not chunk:
+            break
+        for q in chunk:
+            if not stream.has(k):
+                return k - 1, False
+            if at_most(level - q):
+                return k, True
+            k += 1
+        start, width = start + len(chunk), 2 * width
+    if k != known:
+        raise AssertionError("above_threshold_stream: tails not read in order")
+    while stream.has(k):  # past the data: every tail count is 0
+        if at_most(level):
+            return k, True
+        k += 1
+    return k - 1, False
+
+
+def _scale_parts(scale: Fraction) -> tuple[int, int]:
+    """(denominator, numerator) of a scale > 0: the rate 1/scale = s/t in lowest terms."""
+    if not isinstance(scale, Fraction):
+        scale = Fraction(scale)
+    if scale.numerator <= 0:
+        raise ParameterError("a noise scale must be > 0")
+    return scale.denominator, scale.numerator
 
 
 def search_side(sorted_values: np.ndarray, centre: float, side: Side, target: int,
@@ -302,8 +459,10 @@ __all__ = [
     "MIN_OFFSET_EXPONENT",
     "SEARCH_BITS",
     "STEPS_PER_OCTAVE",
+    "CandidateStream",
     "SideOutcome",
     "above_threshold",
+    "above_threshold_stream",
     "candidate_count",
     "candidates",
     "centre_pieces",

@@ -1,0 +1,86 @@
+"""Speed of describe's driver: the mechanism per (group, column) cell, from statistics.
+
+    python benchmarks/describe_driver.py [--groups 1000] [--columns 64] [--rows-per-cell 200]
+
+What a Spark describe run does on its driver between and after its two passes (issue #23):
+phase 1, every cell's private centre from its centre-grid histogram
+(:func:`dprect.core.aggregates.draw_centres`); phase 2, every cell's two outward searches,
+count noise and sum noise from its per-interval statistics
+(:func:`~dprect.core.aggregates.describe_from_statistics`). The statistics are made once
+in memory (the numpy route's functions, not timed) from public synthetic columns of the
+four shapes of benchmarks/describe_spark.py. Each repeat re-runs both phases from the same
+seed (the same draws every time); prints the median milliseconds per cell of each phase
+and a digest of the released cells (equal across code changes that keep the draws).
+Nothing is asserted: this is a measurement. ``--rows-per-cell 10000`` is the 10^7-row,
+1,000-group benchmark's cell size, where the searches walk far (the centre is nearly
+uniform at ε_c = 0.1·ε/64 per column), so the per-step exact test dominates.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import statistics
+import time
+import warnings
+
+import numpy as np
+
+from dprect.core.aggregates import describe_from_statistics, draw_centres, plan_describe
+from dprect.core.describe_stats import cell_statistics, centre_counts
+from dprect.core.randomness import RandomSource
+
+
+def cells(groups: int, columns: int, rows: int) -> dict[tuple[int, int], np.ndarray]:
+    gen = np.random.default_rng(2311)
+    shift = gen.normal(0.0, 5.0, (groups, columns))
+    out = {}
+    for g in range(groups):
+        for j in range(columns):
+            kind = j % 4
+            out[(g, j)] = (gen.normal(50.0 + shift[g, j], 10.0, rows) if kind == 0
+                           else gen.lognormal(2.0, 1.0, rows) if kind == 1
+                           else -gen.exponential(30.0, rows) if kind == 2
+                           else gen.normal(0.5, 4.0, rows))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--groups", type=int, default=1000)
+    ap.add_argument("--columns", type=int, default=64)
+    ap.add_argument("--rows-per-cell", type=int, default=200)
+    ap.add_argument("--epsilon", type=float, default=1.0)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    warnings.simplefilter("ignore")  # seeded: a measurement, never a release
+    data = cells(args.groups, args.columns, args.rows_per_cell)
+    plan = plan_describe(args.epsilon, args.columns)
+    hist = {k: centre_counts(x) for k, x in data.items()}
+    names = [f"c{j}" for j in range(args.columns)]
+    n = len(data)
+    stats = None
+    phase1, phase2 = [], []
+    digest = ""
+    for _ in range(args.repeat):
+        rng = RandomSource(seed=7)
+        t0 = time.perf_counter()
+        centres = draw_centres(plan, hist, args.groups, rng)
+        t1 = time.perf_counter()
+        if stats is None:  # the same centres every repeat (same seed)
+            stats = {k: cell_statistics(x, centres[k]) for k, x in data.items()}
+        t2 = time.perf_counter()
+        result = describe_from_statistics(plan, centres, stats, list(range(args.groups)),
+                                          names, rng)
+        t3 = time.perf_counter()
+        phase1.append((t1 - t0) / n * 1e3)
+        phase2.append((t3 - t2) / n * 1e3)
+        digest = hashlib.sha256(repr(result.rows()).encode()).hexdigest()[:16]
+    p1, p2 = statistics.median(phase1), statistics.median(phase2)
+    print(f"{args.groups} groups x {args.columns} columns, {args.rows_per_cell} rows per "
+          f"cell: centres {p1:.3f} ms/cell, searches + noise {p2:.3f} ms/cell, driver "
+          f"{p1 + p2:.3f} ms/cell (median of {args.repeat}); cells digest {digest}")
+
+
+if __name__ == "__main__":
+    main()
