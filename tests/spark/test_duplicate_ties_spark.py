@@ -42,8 +42,7 @@ def _table(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 def test_every_strategy_agrees_on_duplicate_rows(make_frame, forced_prefilter, monkeypatch,
                                                  partitions, key_check):
     """(The pass's row-key check in Spark's merge stage, or with the lists on the driver.)"""
-    from dprect.engines.spark import order_pass
-    from dprect.engines.spark import prefetch
+    from dprect.engines.spark import order_pass, prefetch
 
     monkeypatch.setattr(order_pass, "KEY_BYTES", 10**12 if key_check == "spark" else 1)
     monkeypatch.setattr(prefetch, "SAMPLE_ROWS", 300)  # the prefetch pass prunes too
