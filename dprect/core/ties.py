@@ -131,7 +131,8 @@ def rank_offset_sql(rank_expr: str) -> str:
     return f"pmod({w} * ({w} + {_RANK_SHIFT}), {HASH_PRIME})"
 
 
-def occurrence_ranks(columns: Sequence[np.ndarray]) -> np.ndarray:
+def occurrence_ranks(columns: Sequence[np.ndarray], keys: np.ndarray | None = None
+                     ) -> np.ndarray:
     """Each row's occurrence rank among the rows identical to it on every axis (sort
     values compared exactly; a float's −0.0 equal to +0.0): the copies of a row of
     multiplicity c get the ranks 0, …, c − 1 (in row order: the copies are identical, so
@@ -141,12 +142,14 @@ def occurrence_ranks(columns: Sequence[np.ndarray]) -> np.ndarray:
     each group of two or more is checked value by value against its first row; a group
     that is not made of identical rows (a hash collision) is split exactly
     (:func:`_exact_ranks`). So the ranks are exact whatever the hash; it only makes the
-    common case one sort of n keys."""
+    common case one sort of n keys. ``keys``: :func:`row_keys` of ``columns`` when the
+    caller has them already."""
     n = len(columns[0]) if columns else 0
     ranks = np.zeros(n, dtype=np.int64)
     if n < 2:
         return ranks
-    key = row_keys(columns)  # one column's int64 image at a time: no copy of the table
+    # one column's int64 image at a time: no copy of the table (``keys``: the caller's)
+    key = row_keys(columns) if keys is None else keys
     sk = np.sort(key)  # distinct keys, distinct rows: no copies (a plain sort is 7× faster)
     if not (sk[1:] == sk[:-1]).any():
         return ranks

@@ -292,11 +292,6 @@ class PassEngine:
     def dims(self) -> int:
         return len(self._domains)
 
-    @property
-    def ties_active(self) -> bool:
-        """Whether the passes refine ties (then identical rows are ranked)."""
-        return self._ties is not None
-
     # -- the engine interface ----------------------------------------------------------
     def set_ties(self, ties: TieBreaker) -> None:
         """The passes refine with the ties given at construction; the same ties again are
@@ -515,7 +510,7 @@ class PassStrategy:
         (speed only)."""
         assert self._local is not None and self._runner is not None
         self.rows.stats["passes"] = self._local.passes
-        if self._local.ties_active:
+        if self.rows.ties is not None and self.rows.ties.active:
             self.rows.stats["window_ranks"] = int(self._runner.ranked_by == "window")
 
     def cut(self, axis: int, side: Side, threshold: int | float) -> None:

@@ -330,12 +330,13 @@ def _partition_ranked(batches: Iterator[pa.RecordBatch], task: PassTask,
         return
     columns = [np.concatenate([p[j] for p in parts]) for j in range(d)]
     del parts
-    refined = task.ties.refine(columns, occurrence_ranks(columns))
+    keys = row_keys(columns)  # the ranks' grouping and the merge's check: one hash
+    refined = task.ties.refine(columns, occurrence_ranks(columns, keys))
     values = {j: refined[j] for j in task.needed_axes()}
     del refined
     remaining = _offer_values(values, np.concatenate(ids), task, best)
     yield _emit(task, best, bad, remaining)
-    yield _key_rows(row_keys(columns), task.key_buckets)
+    yield _key_rows(keys, task.key_buckets)
 
 
 def order_rows(tags: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
@@ -373,11 +374,9 @@ def merge_lists(batches: Iterator[pa.RecordBatch], task: PassTask
         split = split or bool((tags == SPLIT).any())
         ids = batch.column(ROW_ID).to_numpy()
         remaining += int(ids[tags == SUMMARY].sum())
-        if ROW_KEYS in batch.schema.names:
-            blobs = batch.column(ROW_KEYS)
-            for r in np.flatnonzero(tags == KEYS):
-                pooled.setdefault(int(ids[r]), []).append(
-                    np.frombuffer(blobs[int(r)].as_py(), dtype=np.int64))
+        for r in np.flatnonzero(tags == KEYS):
+            pooled.setdefault(int(ids[r]), []).append(
+                np.frombuffer(batch.column(ROW_KEYS)[int(r)].as_py(), dtype=np.int64))
         ints = batch.column(INT_KEY).to_numpy()
         floats = batch.column(FLOAT_KEY).to_numpy()
         for i, rows in order_rows(tags):
