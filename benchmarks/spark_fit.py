@@ -30,11 +30,13 @@ method. Every fit runs in a fresh process with its own local[2] session: a warm-
 the timed aggregate scan (min/max of every feature over the positives: the reference of
 the fit / scan ratio), for the default fit and d ≤ 128 also ``approxQuantile`` (2 per
 feature, relative error 0.01: the non-private reference; "—" at d = 1024, where it is
-slow), two warm-up fits (``collect`` and ``pass`` on the file's first 20,000 rows: a
-warm session, JIT-compiled paths and Python workers started, as in the issue's
+slow), two warm-up fits (``collect`` and ``pass`` on a 20,000-row file of the same shape:
+a warm session, JIT-compiled paths and Python workers started, as in the issue's
 measurements), then the fit, timed whole: ``prepare_fit`` + ``run`` (checks included, as
-``fit_dataframe``), and — at d ≤ 128 — two or four more interleaved (scan, fit) pairs:
-the ratio is the median fit over the median scan (:func:`repeats`). Each cell gets the
+``fit_dataframe``), and — at d ≤ 128 — more interleaved (scan, fit) pairs: the first
+pairs at full size settle the session and are discarded (:func:`settling`: 3 on cells of
+at most 4·10^7 values, 1 up to d = 128), the ratio is the median fit over the median scan
+of the measured pairs (:func:`repeats`: 7, 3, and 1 at d = 1024). Each cell gets the
 DEFAULT fit (``strategy=None``, i.e. ``auto``;
 the table names the plan auto chose and its passes over the data) and, at d = 128 and
 1024 (``--compare``, on by default), a fit with the other of ``collect``/``pass``;
@@ -219,12 +221,24 @@ WARM_ROWS = 20_000
 
 
 def repeats(dims: int, rows: int) -> int:
-    """Interleaved (scan, fit) pairs per sweep process: 5 for cells of at most 4·10^7
-    values (a second or two each, where the noise is largest), 3 up to d = 128, 1 above
-    (minutes each)."""
+    """Measured interleaved (scan, fit) pairs per sweep process: 7 for cells of at most
+    4·10^7 values (a second or a few each, where the noise is largest), 3 up to d = 128,
+    1 above (minutes each)."""
     if dims > 128:
         return 1
-    return 5 if dims * rows <= 40_000_000 else 3
+    return 7 if dims * rows <= 40_000_000 else 3
+
+
+def settling(dims: int, rows: int) -> int:
+    """Full-size (scan, fit) pairs run and DISCARDED before the measured ones: a session
+    keeps getting faster for several full-size runs after the small warm-up fits (JIT of
+    the wide generated code, Python workers, page cache), and on a cell of seconds that
+    drift alone moved the median by 30% between sweeps. 3 for cells of at most 4·10^7
+    values, 1 up to d = 128, none above (a pair costs minutes there, and the drift is a
+    few seconds of it)."""
+    if dims > 128:
+        return 0
+    return 3 if dims * rows <= 40_000_000 else 1
 
 
 def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> None:
@@ -240,6 +254,9 @@ def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> N
                                 "spark.driver.maxResultSize": "2g"}, log_level="ERROR")
     features = [f"f{j}" for j in range(dims)]
     df = spark.read.parquet(str(path))
+    # the warm-up fits read their own small file: a `limit` of the big one costs minutes
+    # at d = 1,024 (toArrow of a limit), all of it before the timed fits
+    warm_df = spark.read.parquet(str(sweep_data(WARM_ROWS, dims)))
     positives = df.where("label = 1")
     aggs = [f"{f}({c})" for c in features for f in ("min", "max")]
     out: dict = {"dims": dims, "rows": rows, "plan": plan}
@@ -259,7 +276,7 @@ def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> N
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             for warm_plan in ("collect", "pass"):
-                with prepare_fit(df.limit(WARM_ROWS), features=features, label="label",
+                with prepare_fit(warm_df, features=features, label="label",
                                  grid=[Grid(-100.0, 100.0, 2**20)] * dims, epsilon=1.0,
                                  delta=1e-6, strategy=warm_plan) as warm:
                     warm.run(seed=FIT_SEED)
@@ -303,19 +320,24 @@ def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> N
         print("RESULT " + json.dumps(out), flush=True)
         os._exit(0)
     result, stats = box["result"], box["stats"]
-    # more interleaved (scan, fit) pairs: the ratio is median fit / median scan (a loaded
+    # more interleaved (scan, fit) pairs: the first ``settling`` pairs (this one included)
+    # are discarded, the ratio is the measured pairs' median fit / median scan (a loaded
     # machine's timings vary by ±30% from one run to the next)
-    scans, fits = [out["scan"]], [out["fit"]]
-    for _ in range(repeats(dims, rows) - 1):
-        scans.append(timed(f"{tag}: aggregate scan (repeat)", scan)[0])
+    settle = settling(dims, rows)
+    pairs = [(out["scan"], out["fit"])]
+    for i in range(settle + repeats(dims, rows) - 1):
+        kind = "settling, not counted" if i + 1 < settle else "measured"
+        scan_s = timed(f"{tag}: aggregate scan ({kind})", scan)[0]
         t0 = time.perf_counter()
         fit()
-        fits.append(time.perf_counter() - t0)
+        pairs.append((scan_s, time.perf_counter() - t0))
         if "error" in box or box["result"].lower_index != result.lower_index \
                 or box["result"].upper_index != result.upper_index:
             out["repeat_differs"] = True
-    out.update(scans=scans, fits=fits, scan=statistics.median(scans),
-               fit=statistics.median(fits))
+    scans = [p[0] for p in pairs[settle:]]
+    fits = [p[1] for p in pairs[settle:]]
+    out.update(settling=[list(p) for p in pairs[:settle]], scans=scans, fits=fits,
+               scan=statistics.median(scans), fit=statistics.median(fits))
     out.update(method=result.method, passes=stats["passes"],
                collect_jobs=stats["collect_jobs"], stats=stats,
                lower_index=[int(v) for v in result.lower_index],
