@@ -4,14 +4,22 @@
 Per column the budget ε_col = ε/d (d columns, basic composition; δ is not used: every
 mechanism here is pure) is split by public constants:
 
-* ``CENTRE_SHARE`` to the private centre, ``SIDES_SHARE`` to the two outward searches
-  (:mod:`dprect.core.tail_bounds`; ε₁ = ε₂ = half of it each: threshold and step noise),
-  the rest, ε_q, to the query: ``SUM_SHARE`` of ε_q to the centred clamped sum and the
-  rest to the count. With statistics=() (bounds alone) the query share is not spent.
-* Each side's target t (rows to clip) is ⌈TARGET_FACTOR/ε_sum⌉, with ε_sum the
-  query's ε on the clamped sum (or the ``query_epsilon`` a caller names): the clip that
-  balances clipping bias and noise for a mean or sum is about 1/(2ε) rows per side
-  (Amin et al. 2019; Huang, Liang & Yi 2021).
+* ``CENTRE_SHARE`` (0.05) to the private centre, ``SIDES_SHARE`` (0.45) to the two
+  outward searches (:mod:`dprect.core.tail_bounds`; ε₁ = ``THRESHOLD_SHARE`` (0.7) of it
+  to the threshold noise, ε₂ the rest to the step noise), the rest, ε_q (0.5), to the
+  query: ``SUM_SHARE`` (0.8) of ε_q to the centred clamped sum and the rest to the count.
+  With statistics=() (bounds alone) the query share goes to the centre and the sides.
+* Each side's target t (rows to clip) is ⌈TARGET_FACTOR/ε_sum + MARGIN_FACTOR/ε_sides⌉,
+  with ε_sum the query's ε on the clamped sum (or the ``query_epsilon`` a caller names):
+  the clip that balances clipping bias and noise for a mean or sum is about 1/(2ε) rows
+  per side (Amin et al. 2019; Huang, Liang & Yi 2021); the margin keeps a negative
+  threshold noise from letting a search run past the data.
+* Why this split (issue #23's clipping check, docs/privacy.md §11): a side clips more
+  than the issue's 1/(2ε_S) + 20/ε_b rows only if a step whose tail count is above that
+  stops early, with probability about e^{−ε₂·(limit − t)} per step; the centre needs
+  little ε on the tables this product is for, so 0.05 of it moved to the sides raises ε₂
+  (0.12 → 0.135 of ε) at the same ε_b = 0.5·ε, and the margin 3.375 = 3·0.45/0.4 keeps the
+  targets in rows (and so the overshoot past the data) where they were.
 
 **The aggregates** (given the released L ≤ c ≤ U, public). A pivot p between the centre c
 and the midpoint (L + U)/2: the minimiser of the mean's predicted variance
@@ -82,17 +90,18 @@ from dprect.core.tail_bounds import (
     above_threshold_stream,
     candidate_count,
     draw_centre_from_counts,
+    early_stop_probability,
     overshoot_probability,
     side_clip_bound,
 )
 from dprect.core.validation import repeat_at
 
-CENTRE_SHARE = 0.1
-SIDES_SHARE = 0.4
+CENTRE_SHARE = 0.05
+SIDES_SHARE = 0.45
 THRESHOLD_SHARE = 0.7  # of the sides' share: ε₁; the rest is ε₂
 SUM_SHARE = 0.8  # of the query's share: ε_S; the rest is ε_n
 TARGET_FACTOR = 0.5
-MARGIN_FACTOR = 3.0
+MARGIN_FACTOR = 3.375
 SUM_FRACTION_BITS = 30
 STATISTICS = ("count", "sum", "mean")
 _SHRINK = 1.0 - 1e-9
@@ -166,6 +175,21 @@ class DescribePlan:
         return overshoot_probability(self.target, self.threshold_epsilon,
                                      self.step_epsilon, steps)
 
+    @property
+    def clip_limit(self) -> float | None:
+        """Issue #23's per-side clipping limit 1/(2ε_S) + 20/ε_b (ε_b = the bounds' ε per
+        column), or None for bounds alone (no sum)."""
+        if self.sum_epsilon == 0:
+            return None
+        return 1.0 / (2.0 * self.sum_epsilon) + 20.0 / self.bounds_epsilon
+
+    def early_stop(self, rows: int) -> float:
+        """The probability that one step whose tail count is ``rows`` stops a side
+        (:func:`~dprect.core.tail_bounds.early_stop_probability`; floating point, for the
+        printout): a side clips more than ``rows`` only through such a stop."""
+        return early_stop_probability(self.target, self.threshold_epsilon,
+                                      self.step_epsilon, rows)
+
     def side_clip_bound(self, steps: int | None = None) -> float:
         """Rows a side clips at most with probability ≥ 1 − β (given a centre inside
         the data), for ``steps`` visited (default: every candidate)."""
@@ -189,6 +213,9 @@ class DescribePlan:
                 "sum_fraction_bits": SUM_FRACTION_BITS,
             },
             "clip_per_side_bound": self.side_clip_bound(),
+            **({} if self.clip_limit is None else {
+                "clip_limit_rows": self.clip_limit,
+                "early_stop_at_clip_limit": self.early_stop(math.ceil(self.clip_limit))}),
             "centre_rows": self.centre_rows,
             "overshoot_probability": {"2x": self.overshoot(2.0), "4x": self.overshoot(4.0),
                                       "1000x": self.overshoot(1000.0)},
@@ -215,6 +242,12 @@ class DescribePlan:
             f"1 - {self.beta:g} per side a side clips at most {clip:.1f} rows once the "
             f"centre lies inside the data (t + ln(2/beta)/eps1 + ln(2S/beta)/eps2, S = all "
             f"{candidate_count()} candidates; fewer steps visited, less)",
+            *([] if self.clip_limit is None else [
+                f"a step whose tail count is {math.ceil(self.clip_limit)} rows "
+                f"(1/(2 eps_S) + 20/eps_b) stops a side with probability "
+                f"{self.early_stop(math.ceil(self.clip_limit)):.1e} (a side clips more "
+                f"only through such a stop: that times the steps visited above it bounds "
+                f"the chance)"]),
             f"past the data a side's bound lies beyond 2x / 4x / 1000x the offset where "
             f"the data end with probability {self.overshoot(2.0):.1e} / "
             f"{self.overshoot(4.0):.1e} / {self.overshoot(1000.0):.1e} (per side, exact "

@@ -22,9 +22,11 @@ steps that never need a user-given range:
    that overflow are capped at the largest float; repeated bins are dropped), and the
    lower ones L_k = the smallest float of the bin holding c − 2^(k/r). A side that
    crosses zero (the lower side of c > 0, the upper of c < 0) takes the points
-   c ∓ 2^(k/r) of c's sign, then 0, then ∓2^(k/r) for every k — outward from zero again —
-   so that on data of one sign the bound beyond zero stays near zero (a lower bound
-   of −83,712 for a column of times in 1…2,400 was the failure this fixes). Every
+   c ∓ 2^(k/r) of c's sign, then 0, then ∓2^(k/r) for every k with 2^(k/r) ≥
+   |c|·2^−ZERO_RESTART_BITS — outward from zero again — so that on data of one sign the
+   bound beyond zero stays near zero (a lower bound of −83,712 for a column of times in
+   1…2,400 was the failure this fixes), without hundreds of steps at offsets too small
+   to matter, each a test of the same tail count #{x beyond 0}. Every
    candidate is a public function of c; U_k ≥ c ≥ L_k. Each side runs AboveThreshold (the sparse
    vector technique, Dwork & Roth 2014 §3.6) on its tail counts q_k = #{x > U_k} (upper)
    or #{x < L_k} (lower): one threshold noise ρ ~ DLap(1/ε₁), then, step by step outward,
@@ -73,8 +75,9 @@ from dprect.core.errors import ParameterError
 from dprect.core.interior_point import Pieces, sample_unimodal
 from dprect.core.randomness import RandomSource
 
-#: the centre's grid: FloatBins(2), 2^14 bins over every float (bins ≤ 25% wide)
-CENTRE_BITS = 2
+#: the centre's grid: FloatBins(4), 2^16 bins over every float (bins ≤ 1/16 wide: the
+#: centre, a bin's smallest float, lies within 1/16 of the median, not in a thin tail)
+CENTRE_BITS = 4
 #: the candidates are edges of FloatBins(12) bins, as the coverage bounds' are
 SEARCH_BITS = 12
 #: offsets 2^(k/r): r steps per factor of 2
@@ -82,6 +85,8 @@ STEPS_PER_OCTAVE = 8
 #: the smallest and (one past the) largest offset exponent: 2^-32 … 2^1024
 MIN_OFFSET_EXPONENT = -32
 MAX_OFFSET_EXPONENT = 1024
+#: a side that crosses zero goes on from 0 with the offsets ≥ |c|·2^-ZERO_RESTART_BITS
+ZERO_RESTART_BITS = 10
 
 _MAX_FLOAT = float(np.finfo(np.float64).max)
 _CENTRE_GRID = FloatBins(CENTRE_BITS)
@@ -189,13 +194,23 @@ def side_candidates(centre: float, side: Side) -> np.ndarray:
     with np.errstate(over="ignore"):
         raw = centre + sign * off
     if sign * centre < 0:  # the side crosses zero: through 0, then outward from 0
-        raw = np.concatenate([raw[sign * raw < 0], [0.0], sign * off])
+        restart = int(np.searchsorted(off, _restart_offset(centre), side="left"))
+        raw = np.concatenate([raw[sign * raw < 0], [0.0], sign * off[restart:]])
     raw = np.clip(raw, -_MAX_FLOAT, _MAX_FLOAT)
     idx = _SEARCH_GRID.encode(raw)
     keep = np.concatenate([[True], idx[1:] != idx[:-1]])  # the offsets are monotone
     edges = _bin_edges(idx[keep], upper=side == "upper")
     edges.setflags(write=False)
     return edges
+
+
+def _restart_offset(centre: float) -> float:
+    """|c|·2^-ZERO_RESTART_BITS (exact): a side that crosses zero goes on from 0 with the
+    offsets at least this large. Smaller ones are of no use to a mean: a bound within
+    |c|·2^-10 beyond zero widens the range [c, 0] by at most 2^-10 of it, and on data that
+    reach past zero every such offset would be one more test of the same tail count
+    #{x beyond 0} — a chance to stop early (docs/privacy.md §11)."""
+    return math.ldexp(abs(float(centre)), -ZERO_RESTART_BITS)
 
 
 _candidates_cached = lru_cache(maxsize=256)(side_candidates)
@@ -236,7 +251,11 @@ class CandidateStream:
         self._a = self._sign * float(centre)  # w_j = a + 2^(j/r)
         crosses = self._a < 0
         self._cross = bisect.bisect_left(_OFFSET_LIST, -self._a) if crosses else -1
-        self._length = len(_OFFSET_LIST) + (self._cross + 1 if crosses else 0)
+        # past zero the offsets go on from the first ≥ |c|·2^-ZERO_RESTART_BITS
+        self._restart = (bisect.bisect_left(_OFFSET_LIST, _restart_offset(centre))
+                         if crosses else 0)
+        self._length = len(_OFFSET_LIST) + (self._cross + 1 - self._restart
+                                            if crosses else 0)
         first = _search_bin(self._sign * self._w_at(0))
         # the points in the first one's bin are a prefix: w ≤ the bin's outer edge
         edge = (_SEARCH_GRID.upper_value(first) if self._upper
@@ -256,7 +275,7 @@ class CandidateStream:
         elif pos == self._cross:
             w = 0.0
         else:
-            w = _OFFSET_LIST[pos - self._cross - 1]
+            w = _OFFSET_LIST[self._restart + pos - self._cross - 1]
         return min(w, _MAX_FLOAT)
 
     def _raw(self, start: int, stop: int) -> np.ndarray:
@@ -269,7 +288,8 @@ class CandidateStream:
             with np.errstate(over="ignore"):
                 head = self._a + _OFFSETS[start:min(stop, c)]
             zero = [0.0] if start <= c < stop else []
-            tail = _OFFSETS[max(start - c - 1, 0):max(stop - c - 1, 0)]
+            j = self._restart
+            tail = _OFFSETS[j + max(start - c - 1, 0):j + max(stop - c - 1, 0)]
             w = np.concatenate([head, zero, tail])
         return self._sign * np.minimum(w, _MAX_FLOAT)
 
@@ -447,6 +467,20 @@ def overshoot_probability(target: int, threshold_epsilon: float, step_epsilon: f
     return float(np.sum(p_rho * go_on ** steps))
 
 
+def early_stop_probability(target: int, threshold_epsilon: float, step_epsilon: float,
+                           rows: int) -> float:
+    """The probability that one step whose tail count is ``rows`` stops the search:
+    E_ρ[P(ν ≤ t + ρ − rows)], summed over ρ in floating point (a printout, not a
+    guarantee). A side clips more than ``rows`` only if one of the steps it visits with a
+    tail count above ``rows`` stops, so this times the number of such steps bounds that
+    chance (a union bound)."""
+    span = int(60.0 / threshold_epsilon) + 60
+    rho = np.arange(-span, span + 1)
+    q1 = math.exp(-threshold_epsilon)
+    p_rho = (1 - q1) / (1 + q1) * np.exp(-threshold_epsilon * np.abs(rho))
+    return float(np.sum(p_rho * _dlap_cdf(target + rho - int(rows), step_epsilon)))
+
+
 def candidate_count() -> int:
     """The most candidates a side can visit: 2·r·(MAX − MIN) + 1 (a side crossing zero
     visits at most every offset on each sign, and zero)."""
@@ -459,6 +493,7 @@ __all__ = [
     "MIN_OFFSET_EXPONENT",
     "SEARCH_BITS",
     "STEPS_PER_OCTAVE",
+    "ZERO_RESTART_BITS",
     "CandidateStream",
     "SideOutcome",
     "above_threshold",
@@ -470,6 +505,7 @@ __all__ = [
     "centre_value",
     "draw_centre",
     "draw_centre_from_counts",
+    "early_stop_probability",
     "overshoot_probability",
     "search_side",
     "side_candidates",

@@ -360,19 +360,29 @@ def test_centre_rows_statement_holds_on_a_small_group():
 
 
 def test_a_side_crossing_zero_passes_through_zero():
+    # through 0, then outward from zero again from |c|·2^-ZERO_RESTART_BITS (= 2^-10):
+    # the next candidate is the first offset 2^(k/8) at or above it (its bin's edge)
+    assert tail_bounds.ZERO_RESTART_BITS == 10
+    step = 2.0 ** (1 / tail_bounds.STEPS_PER_OCTAVE) * (1 + 2.0**-11)
     lo = tail_bounds.candidates(1500.0, "lower")
     i = int(np.argmax(lo <= 0))
-    assert lo[i] == 0.0 and -1e-9 < lo[i + 1] < 0  # then outward from zero again
+    start = 1500.0 / 1024
+    assert lo[i] == 0.0 and -start * step < lo[i + 1] <= -start * (1 - 2.0**-11)
     up = tail_bounds.candidates(-3.0, "upper")
     j = int(np.argmax(up >= 0))
-    assert 0 <= up[j] < 1e-300 and 0 < up[j + 1] < 1e-9
-    # on data of one sign the lower bound stays near zero
+    start = 3.0 / 1024
+    assert 0 <= up[j] < 1e-300 and start * (1 - 2.0**-11) <= up[j + 1] < start * step
+    # the lazy stream makes the same points past zero
+    for c, side in ((1500.0, "lower"), (-3.0, "upper"), (0.37, "lower"), (-1e-300, "upper")):
+        full = tail_bounds.candidates(c, side)
+        assert np.array_equal(tail_bounds.CandidateStream(c, side).upto(len(full)), full)
+    # on data of one sign the lower bound stays near zero (within the restart's scale)
     x = np.sort(np.random.default_rng(6).uniform(1.0, 2400.0, 20_000))
     p = plan_describe(1.0, 1)
     rng = seeded(12)
     for _ in range(20):
         c = describe_cell(x, p, rng)
-        assert c.lower > -1.0
+        assert c.lower > -2400.0 / 256
 
 
 def test_overshoot_statement_matches_the_law_and_is_small():
@@ -418,3 +428,64 @@ def test_clipped_rows_meet_the_issue_target_on_a_heavy_tail():
 def _bounds(x: np.ndarray, p: aggregates.DescribePlan, rng: RandomSource) -> tuple[float, float]:
     c = describe_cell(x, p, rng)
     return c.lower, c.upper
+
+
+# -- issue #23's clipping check: the split, the margin and the centre grid ----------------------
+def test_split_constants_hold_the_clip_limit_and_the_overshoot():
+    """The default split is chosen so that a step whose tail count is the issue's limit
+    1/(2ε_S) + 20/ε_b rarely stops a side (the early stop in a long thin tail), while a
+    search past the data stays rare (the overshoot the margin holds off). Both fail when a
+    share or the margin moves: the earlier split (centre 0.1, sides 0.4, margin 3) stopped
+    such a step with probability 0.0128–0.016; a threshold share of 0.6 runs past 1000×
+    with probability above 10⁻⁴."""
+    assert (aggregates.CENTRE_SHARE, aggregates.SIDES_SHARE, aggregates.THRESHOLD_SHARE,
+            aggregates.SUM_SHARE, aggregates.TARGET_FACTOR, aggregates.MARGIN_FACTOR) == (
+        0.05, 0.45, 0.7, 0.8, 0.5, 3.375)
+    for eps, target in ((0.5, 18), (1.0, 9), (4.0, 3)):
+        p = plan_describe(eps, 1)
+        assert p.target == target  # the margin keeps the earlier split's targets
+        limit = p.clip_limit
+        assert limit == pytest.approx(1 / (2 * 0.4 * eps) + 20 / (0.5 * eps), rel=1e-6)
+        assert p.early_stop(math.ceil(limit)) < 0.0105
+        assert p.overshoot(1000.0) < 2e-5
+        # the statement's law: a step far below the target always may stop, one far above
+        # the limit almost never does
+        assert p.early_stop(0) > 0.5 and p.early_stop(10 * math.ceil(limit)) < 1e-9
+    old = tail_bounds.early_stop_probability(18, 0.7 * 0.2, 0.3 * 0.2, 83)
+    assert old > 0.0125  # the earlier split at ε = 0.5, for contrast
+
+
+def test_centre_grid_is_fine_enough_to_start_in_the_bulk():
+    """The centre is the smallest float of its FloatBins(4) bin (≤ 1/16 wide): on a column
+    whose median sits high in a wide bin (diamonds depth: median 61.8, a thin lower tail
+    from 56 down), the centre stays within 1/16 of the median, so the lower side starts in
+    the bulk. With FloatBins(2) (bins ≤ 1/4 wide) it was 56.0, inside the thin tail, and
+    every fine offset of the search became a test at a tail count near the limit."""
+    assert tail_bounds.CENTRE_BITS == 4
+    x = np.sort(np.concatenate([np.random.default_rng(3).normal(61.8, 1.0, 50_000),
+                                np.linspace(43.0, 56.0, 60)]))
+    p = plan_describe(1.0, 1)
+    rng = seeded(5)
+    med = float(np.median(x))
+    for _ in range(20):
+        c = tail_bounds.draw_centre(x, p.centre_rate, rng)
+        assert med * (1 - 1 / 16) - 1.0 <= c <= med
+    grid = FloatBins(tail_bounds.CENTRE_BITS)
+    i = grid.index_of(61.8)
+    assert tail_bounds.centre_value(i) == 60.0
+    assert grid.size == 1 << 16
+
+
+def test_a_side_crossing_zero_does_not_retest_the_tail_below_zero_at_tiny_offsets():
+    """Past zero the offsets restart at |c|·2^-10, not at 2^-32: on data reaching below
+    zero (weather dewpoint: centre near 40, 221 rows below 0) the search makes a few
+    steps at the tail count #{x < 0}, not hundreds."""
+    x = np.sort(np.concatenate([np.random.default_rng(4).normal(42.0, 12.0, 26_000),
+                                -np.random.default_rng(5).uniform(0.0, 10.0, 221)]))
+    c = 40.0
+    lo = tail_bounds.candidates(c, "lower")
+    q = tail_bounds.tail_counts(x, lo, "lower")
+    at_zero = int((x < 0).sum())
+    same = int(np.sum((lo <= 0) & (lo > -c / 1024 * 1.01) & (q == at_zero)))
+    assert same <= 1  # 0 itself; before, every offset 2^-32 … 0.04 (hundreds of steps)
+    assert int(np.sum((lo < 0) & (lo > -c / 1024))) == 0
