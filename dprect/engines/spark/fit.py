@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.util import InheritableThread
 
-from dprect.core.algorithms import run_plan
+from dprect.core.algorithms import resolve_auto, run_plan
 from dprect.core.domains import GridArg, feature_names, resolve_domains
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.planner import Plan
@@ -99,18 +99,40 @@ class PreparedFit(PreparedRun):
     """
 
     def __init__(self, engine: SparkEngine, domains: list[Domain], features: list[str],
-                 plan: Plan, on_close: Callable[[], None] | None = None) -> None:
+                 plan: Plan, on_close: Callable[[], None] | None = None,
+                 count: Callable[[], int] | None = None,
+                 rebuild: Callable[[Plan], SparkEngine] | None = None) -> None:
         super().__init__(on_close)
         self.engine = engine
         self.domains = domains
         self.features = features
         self.plan = plan
+        #: ``auto``'s pending plans: the exact count of the rows learned from (one job)
+        #: and an engine readied for another plan (its tie refinement differs)
+        self.count = count
+        self.rebuild = rebuild
 
     def run(self, *, seed: int | None = None, trace: list[Any] | None = None) -> FitResult:
-        """The fit (:func:`dprect.core.algorithms.run_plan`); a seed is for tests only."""
+        """The fit (:func:`dprect.core.algorithms.run_plan`); a seed is for tests only.
+
+        A pending ``auto`` plan first draws its private count (one Spark job counts the
+        rows learned from, the numpy engine's count) and makes its choice
+        (:func:`~dprect.core.algorithms.resolve_auto`); if the chosen method refines ties
+        differently from the plan the engine was readied for, a new engine is readied for
+        it (its strategy's first job again): the rectangle is the numpy engine's."""
         rng = RandomSource(seed=seed)
         try:
-            return run_plan(self.engine, self.domains, self.features, self.plan, rng,
+            the_plan = self.plan
+            if the_plan.pending:
+                if self.count is None:
+                    raise ParameterError("this prepared fit cannot count its positives")
+                the_plan = resolve_auto(the_plan, self.count, rng)
+                ties = the_plan.chosen.tie_breaker(self.domains)
+                if ties != self.plan.chosen.tie_breaker(self.domains):
+                    assert self.rebuild is not None
+                    self.engine.close()
+                    self.engine = self.rebuild(the_plan)
+            return run_plan(self.engine, self.domains, self.features, the_plan, rng,
                             trace=trace)
         except SPARK_ERRORS as exc:
             raise InputDataError(f"Spark failed while fitting: {spark_message(exc)}") from None
@@ -182,16 +204,22 @@ def prepare_fit(
     the_plan = plan if plan is not None else make_plan(req, domains=doms, features=names)
     checks = TableChecks(df, names, label, invalid_rows=req.invalid_rows,
                          positive_label=req.positive_label)
-    prefix = prefix_rows if prefix_rows is not None else prefetch_specs(the_plan.chosen,
-                                                                         len(doms))
     # the plan's tie refinement is known now, so the one pass gathers in the refined order
     # (the run's set_ties is then a no-op: no second pass)
-    engine = SparkEngine(df, doms, names, strategy=chosen, prefix=prefix,
-                         cache=chosen == "rounds", positive=checks.positive,
-                         problem=checks.problem, on_problem=checks.raise_invalid_feature,
-                         ties=the_plan.chosen.tie_breaker(doms), driver_budget_mb=budget,
-                         schedule=None if prefix_rows is not None else prefetch_specs(
-                             the_plan.chosen, len(doms), cell_budget=UNLIMITED))
+
+    def build(for_plan: Plan) -> SparkEngine:
+        """An engine readied for ``for_plan``'s chosen method (its ties and lists)."""
+        return SparkEngine(
+            df, doms, names, strategy=chosen,
+            prefix=prefix_rows if prefix_rows is not None else prefetch_specs(
+                for_plan.chosen, len(doms)),
+            cache=chosen == "rounds", positive=checks.positive,
+            problem=checks.problem, on_problem=checks.raise_invalid_feature,
+            ties=for_plan.chosen.tie_breaker(doms), driver_budget_mb=budget,
+            schedule=None if prefix_rows is not None else prefetch_specs(
+                for_plan.chosen, len(doms), cell_budget=UNLIMITED))
+
+    engine = build(the_plan)
     try:
         count = _beside(checks.count_positives, df.sparkSession)
         try:
@@ -206,7 +234,18 @@ def prepare_fit(
     except BaseException:
         engine.close()
         raise
-    return PreparedFit(engine, doms, names, the_plan)
+
+    def rebuild(for_plan: Plan) -> SparkEngine:
+        fresh = build(for_plan)
+        try:
+            fresh.prepare(size_hint=ones)
+        except BaseException:
+            fresh.close()
+            raise
+        return fresh
+
+    return PreparedFit(engine, doms, names, the_plan, count=checks.count_learned,
+                       rebuild=rebuild)
 
 
 def fit_dataframe(
