@@ -1,4 +1,4 @@
-"""``auto``'s private count of the positives (docs/algorithm.md §6, docs/privacy.md §12).
+"""``auto``'s private count of the positives (docs/algorithm.md §6, docs/privacy.md §13).
 
 When ``method="auto"`` is asked without a public estimate N of the positives and the
 plan's choice depends on N, ``auto`` spends a small public share of ε on a private count

@@ -40,7 +40,7 @@ lemma each comes from:
   compose in parallel; the count with DLap scale b_n is (1/b_n)-DP and the integer sum
   with per-row clip k and scale b_S is (k/b_S)-DP; columns compose by basic composition,
   groups in parallel;
-* **auto's private count** (docs/privacy.md §12): a count of the positives has
+* **auto's private count** (docs/privacy.md §13): a count of the positives has
   sensitivity 1 under add/remove, so count + DLap(b) is (1/b, 0)-DP; drawn before the
   rounds, it composes with them by basic composition — the rounds must meet
   (ε_a − 1/b, δ_a) of the add/remove target (ε_a, δ_a);

@@ -1,4 +1,4 @@
-"""``auto``'s private count of the positives (issue #24; docs/algorithm.md §6, privacy §12):
+"""``auto``'s private count of the positives (issue #24; docs/algorithm.md §6, privacy §13):
 when it is spent, its share, its composition with the rounds (re-derived by the
 independent check), the draw order (count first) and the choice at the noisy count."""
 
