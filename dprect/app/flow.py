@@ -131,7 +131,9 @@ class FitProduct:
         return None
 
     def announce(self) -> list[str]:
-        return [self.plan.expectation().sentence()]  # the plan's, before any data
+        said = [self.plan.expectation().sentence()]  # the plan's, before any data
+        count = self.plan.count_line()  # auto's private count, if it will spend one
+        return said if count is None else [*said, count.strip()]
 
     def open(self, route: EngineRoute, progress: Callable[[str], None]) -> FitPrepared:
         return route.open(self.settings.source, self.domains, self.settings.request,

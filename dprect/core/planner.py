@@ -691,14 +691,16 @@ def _counting_candidates(req: PlanRequest, domains: list[Domain],
         return None
     eps = max(_sum_up(c.guarantee.epsilon, count.epsilon) for c in (rm, comp))
     dlt = max(rm.guarantee.delta, comp.guarantee.delta)
+    # one statement for both (the ledger reserves it before the choice is made)
+    g = _within_budget(Guarantee(
+        eps, dlt, rm.guarantee.neighbouring,
+        f"private count of the positives ({count.epsilon:.6g}, 0) + the chosen method's "
+        f"rounds by basic composition (randmargins: {rm.guarantee.bound}; composition: "
+        f"{comp.guarantee.bound})"), eps_ar, delta_ar)
+    if req.neighbouring is Neighbouring.REPLACE_ONE:
+        g = _within_budget(replace_one(g), req.epsilon, req.delta)
     out: dict[str, MethodPlan] = {}
     for c in (rm, comp):
-        g = Guarantee(eps, dlt, c.guarantee.neighbouring,
-                      f"{c.guarantee.bound}; + private count of the positives "
-                      f"({count.epsilon:.6g}, 0) by basic composition")
-        g = _within_budget(g, eps_ar, delta_ar)
-        if req.neighbouring is Neighbouring.REPLACE_ONE:
-            g = _within_budget(replace_one(g), req.epsilon, req.delta)
         details = {**c.details, "private_count": count.to_json()}
         out[c.method] = MethodPlan(c.method, c.accounting, c.ip_epsilon, c.ip_beta,
                                    c.rounds, g, details)

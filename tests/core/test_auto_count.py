@@ -70,8 +70,7 @@ def test_the_rounds_and_the_count_compose_to_the_request(neighbouring):
         assert "private count" in g.bound
         assert p.checks[name].details["private_count_epsilon"] == pytest.approx(eps_c)
     # both candidates state the same total: the charge does not depend on the choice
-    gs = {(c.guarantee.epsilon, c.guarantee.delta) for c in p.candidates.values()}
-    assert len(gs) == 1
+    assert len({c.guarantee for c in p.candidates.values()}) == 1
 
 
 def test_the_check_refuses_a_plan_that_forgets_the_count(counting):
@@ -161,8 +160,7 @@ def test_the_count_is_drawn_first_then_the_chosen_rounds(counting):
     run = run_composition if chosen.method == "composition" else run_randmargins
     rect = run(NumpyEngine.from_features(rows, D256), D256, chosen, rng)
     assert list(rect.lo) == got.lower_index and list(rect.hi) == got.upper_index
-    stated = counting.chosen.guarantee  # the same total whichever is chosen
-    assert (got.privacy.epsilon, got.privacy.delta) == (stated.epsilon, stated.delta)
+    assert got.privacy == counting.chosen.guarantee  # the same total whichever is chosen
 
 
 def test_resolve_leaves_other_plans_alone():
@@ -184,3 +182,37 @@ def test_plan_printout_and_json_say_what_auto_spends(capsys):
     assert main(["plan", "--epsilon", "1", "--delta", "1e-6", "--dims", "256", "--grid",
                  "0:1:4294967296", "--positives", "1000000", "--json"]) == 0
     assert "private_count" not in json.loads(capsys.readouterr().out)
+
+
+def test_a_cli_fit_releases_the_count_and_reserves_once(tmp_path, capsys):
+    """`dprect fit` without --positives at d = 128 (float order: RandMargins at N = ∞):
+    the plan line says what auto spends, the result carries the released count, and the
+    ledger holds ONE run of the stated (ε, δ)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from dprect.release.ledger import Ledger
+
+    gen = np.random.default_rng(2)
+    d, n = 128, 500
+    cols = {f"x{j}": gen.normal(size=n) for j in range(d)}
+    pq.write_table(pa.table({**cols, "y": np.ones(n, dtype=np.int64)}),
+                   tmp_path / "t.parquet")
+    ledger = tmp_path / "ledger"
+    assert main(["budget", "init", "--ledger", str(ledger)]) == 0
+    capsys.readouterr()
+    out = tmp_path / "r.json"
+    assert main(["fit", "--input", str(tmp_path / "t.parquet"), "--features",
+                 ",".join(cols), "--label", "y", "--epsilon", "1", "--delta", "1e-6",
+                 "--seed", "4", "--output", str(out), "--ledger", str(ledger),
+                 "--dataset", "ds"]) == 0
+    said = capsys.readouterr().out
+    assert "auto (no --positives): spends epsilon 0.001" in said
+    js = json.loads(out.read_text())
+    noisy = js["parameters"]["positives_noisy"]
+    assert isinstance(noisy, int) and abs(noisy - n) < 20_000
+    assert js["parameters"]["chosen"] == "composition"  # 500 positives: far below S_RM
+    runs = Ledger(ledger).runs("ds")
+    assert len(runs) == 1
+    assert (runs[0].epsilon, runs[0].delta) == (js["privacy"]["epsilon"],
+                                                js["privacy"]["delta"])
