@@ -242,7 +242,7 @@ class Plan:
             return None
         eps = float(self.request.get("epsilon", 0.0))
         text = (f"  auto (no --positives): spends epsilon {self.count.epsilon:.6g} "
-                f"(add/remove; 1/1000 of it) on a private count of the positives "
+                f"(1/1000 of the add/remove epsilon) on a private count of the positives "
                 f"(discrete Laplace, scale {float(self.count.scale):.6g}) drawn first, then "
                 f"picks at N = max(count, 1); the methods run at the rest of epsilon={eps:g}")
         if self.count.noisy is not None:
