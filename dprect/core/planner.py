@@ -655,7 +655,7 @@ def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None 
     if (auto and auto_count and sizing.positives is None and chosen.method == "randmargins"
             and len(candidates) == 2):
         counted = _counting_candidates(req, list(domains), order, ip_beta, margin_law.value,
-                                       continuous, eps_ar, delta_ar)
+                                       continuous, eps_ar, delta_ar, paper=paper)
         if counted is not None:
             count, candidates = counted
             chosen = _safe_choice(list(candidates.values()), None)
@@ -673,7 +673,8 @@ def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None 
 
 def _counting_candidates(req: PlanRequest, domains: list[Domain],
                          order: list[tuple[int, Side]], ip_beta: float, margin_law: str,
-                         continuous: frozenset[int], eps_ar: float, delta_ar: float
+                         continuous: frozenset[int], eps_ar: float, delta_ar: float, *,
+                         paper: bool = False
                          ) -> tuple[PrivateCount, dict[str, MethodPlan]] | None:
     """``auto``'s counting route (:mod:`dprect.core.auto_count`): the count at ε_c =
     ε/1000 of the add/remove budget, both candidates at (ε − ε_c, δ), each stating the
@@ -685,9 +686,10 @@ def _counting_candidates(req: PlanRequest, domains: list[Domain],
     while rest + count.epsilon > eps_ar:  # float rounding: never above the budget
         rest = math.nextafter(rest, 0.0)
     try:
-        rm = _plan_refined(rest, delta_ar, domains, order, ip_beta, margin_law, continuous)
+        rm = (_plan_paper(rest, delta_ar, domains, order, ip_beta) if paper else
+              _plan_refined(rest, delta_ar, domains, order, ip_beta, margin_law, continuous))
         comp = _plan_composition(rest, delta_ar, domains, order, ip_beta)
-    except _OverLimit:
+    except (_OverLimit, ParameterError):
         return None
     eps = max(_sum_up(c.guarantee.epsilon, count.epsilon) for c in (rm, comp))
     dlt = max(rm.guarantee.delta, comp.guarantee.delta)
