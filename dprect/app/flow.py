@@ -119,7 +119,9 @@ class FitProduct:
 
     def charge(self) -> Charge:
         chosen = self.plan.chosen
-        return Charge(chosen.guarantee, chosen.method, list(self.settings.source.features))
+        # a counting auto plan chooses after the reservation (its release records which)
+        method = "auto" if self.plan.pending else chosen.method
+        return Charge(chosen.guarantee, method, list(self.settings.source.features))
 
     def foreign(self, record: Mapping[str, Any]) -> str | None:
         if is_bounds_record(record):

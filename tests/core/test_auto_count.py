@@ -213,6 +213,7 @@ def test_a_cli_fit_releases_the_count_and_reserves_once(tmp_path, capsys):
     assert isinstance(noisy, int) and abs(noisy - n) < 20_000
     assert js["parameters"]["chosen"] == "composition"  # 500 positives: far below S_RM
     runs = Ledger(ledger).runs("ds")
-    assert len(runs) == 1
+    assert len(runs) == 1 and runs[0].method == "auto"  # reserved before the choice
+    assert runs[0].result is not None and runs[0].result["method"] == "composition"
     assert (runs[0].epsilon, runs[0].delta) == (js["privacy"]["epsilon"],
                                                 js["privacy"]["delta"])
