@@ -173,7 +173,9 @@ def prepare_fit(
     the prefix lists (checks likewise), or with ``rounds`` (``error`` only) one feature
     aggregation. So a refused table is refused before a budget is reserved, and the
     reserved run does no more than the driver-side fit (plus a pass or job if a list runs
-    short).
+    short) — and, for a pending ``auto`` plan (its private count, :mod:`dprect.core.
+    auto_count`), one aggregation counting the rows learned from, then, if the count picks
+    the method the engine was not readied for, that engine's first job again.
 
     Nothing here refuses a table for its values, except the opt-in ``error`` policy: rows
     whose label is not ``positive_label`` (other values, nulls) are negatives, and a table
