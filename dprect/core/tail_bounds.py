@@ -453,16 +453,22 @@ def _dlap_cdf(a: np.ndarray, epsilon: float) -> np.ndarray:
                         1 - np.exp(-epsilon * (np.maximum(a, 0) + 1)) / (1 + q))
 
 
+def _threshold_noise_law(epsilon: float) -> tuple[np.ndarray, np.ndarray]:
+    """The threshold noise ρ ~ DLap(1/ε) as (values, probabilities) over
+    |ρ| ≤ 60/ε + 60 (the rest weighs below e^−60), in floating point: for printouts."""
+    span = int(60.0 / epsilon) + 60
+    rho = np.arange(-span, span + 1)
+    q1 = math.exp(-epsilon)
+    return rho, (1 - q1) / (1 + q1) * np.exp(-epsilon * np.abs(rho))
+
+
 def overshoot_probability(target: int, threshold_epsilon: float, step_epsilon: float,
                           steps: int) -> float:
     """The probability that a side visits ``steps`` candidates past its data's last row
     without stopping: E_ρ[P(ν > t + ρ)^steps] (every tail count there is 0), summed over
     ρ in floating point (a printout, not a guarantee). ``steps`` = r·log2(F) is F times
     the offset at which the data end."""
-    span = int(60.0 / threshold_epsilon) + 60
-    rho = np.arange(-span, span + 1)
-    q1 = math.exp(-threshold_epsilon)
-    p_rho = (1 - q1) / (1 + q1) * np.exp(-threshold_epsilon * np.abs(rho))
+    rho, p_rho = _threshold_noise_law(threshold_epsilon)
     go_on = 1.0 - _dlap_cdf(target + rho, step_epsilon)
     return float(np.sum(p_rho * go_on ** steps))
 
@@ -474,10 +480,7 @@ def early_stop_probability(target: int, threshold_epsilon: float, step_epsilon: 
     guarantee). A side clips more than ``rows`` only if one of the steps it visits with a
     tail count above ``rows`` stops, so this times the number of such steps bounds that
     chance (a union bound)."""
-    span = int(60.0 / threshold_epsilon) + 60
-    rho = np.arange(-span, span + 1)
-    q1 = math.exp(-threshold_epsilon)
-    p_rho = (1 - q1) / (1 + q1) * np.exp(-threshold_epsilon * np.abs(rho))
+    rho, p_rho = _threshold_noise_law(threshold_epsilon)
     return float(np.sum(p_rho * _dlap_cdf(target + rho - int(rows), step_epsilon)))
 
 
