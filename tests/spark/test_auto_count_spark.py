@@ -1,8 +1,9 @@
 """``auto``'s private count on Spark (issue #24): the count of the rows learned from is the
 numpy engine's (positives only, rows with an invalid feature dropped), drawn first, so for
 a seed every strategy releases the same count and the same rectangle as :func:`dprect.fit`
-— when the choice is the plan's N = ∞ choice (the engine readied for it) and when it is
-not (a new engine readied for the chosen method)."""
+— when the count confirms the plan's N = ∞ choice and when it does not. The engine is
+readied only after the count, for the method chosen: one strategy first job, never one
+for the method not chosen."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import pytest
 
 import dprect
 from dprect.core.auto_count import PrivateCount
-from dprect.engines.spark.fit import fit_dataframe
+from dprect.core.errors import InputDataError
+from dprect.engines.spark.fit import fit_dataframe, prepare_fit
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -48,8 +50,8 @@ def _same(a, b) -> None:
 @pytest.mark.parametrize(("seed", "strategies"), [(1, ("collect", "pass")),
                                                   (2, ("collect",))])
 def test_the_count_and_the_rectangle_match_numpy(make_frame, seed, strategies):
-    """Composition is chosen at the small count: the Spark engine, readied for
-    RandMargins' tie refinement, is readied again for composition."""
+    """Composition is chosen at the small count (RandMargins at N = ∞): the Spark engine
+    is readied for composition's tie refinement after the count."""
     X, y = _table()
     want, got = _both(make_frame, X, y, seed, strategies)
     assert want.method == "composition"
@@ -60,8 +62,8 @@ def test_the_count_and_the_rectangle_match_numpy(make_frame, seed, strategies):
 
 
 def test_randmargins_chosen_at_a_large_count_matches_numpy(make_frame, monkeypatch):
-    """The plan's own choice (no new engine): a count pushed far above RandMargins' need
-    makes every engine run RandMargins on the same stream."""
+    """The plan's N = ∞ choice: a count pushed far above RandMargins' need makes every
+    engine run RandMargins on the same stream."""
     real = PrivateCount.draw
 
     def far(self, true_count, rng):
@@ -74,3 +76,24 @@ def test_randmargins_chosen_at_a_large_count_matches_numpy(make_frame, monkeypat
     assert want.method == "randmargins"
     for g in got:
         _same(g, want)
+
+
+def test_the_engine_waits_for_the_count(make_frame):
+    """A pending plan runs no strategy job before the count (the engine is readied for
+    the chosen method only, one collect job); under ``error`` a table with an invalid
+    feature is still refused by ``prepare_fit``, before any reservation."""
+    X, y = _table(seed=6)
+    names = [f"x{j}" for j in range(D)]
+    df = make_frame(X, names, y=y, partitions=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with prepare_fit(df, features=names, label="y", epsilon=1.0, delta=1e-6,
+                         strategy="collect") as prepared:
+            assert prepared.plan.pending and prepared.engine is None
+            result = prepared.run(seed=7)
+            assert prepared.engine is not None
+            assert prepared.engine.stats["collect_jobs"] == 1
+        assert result.method == "composition"
+        with pytest.raises(InputDataError, match="x"):
+            prepare_fit(df, features=names, label="y", epsilon=1.0, delta=1e-6,
+                        strategy="collect", invalid_rows="error")

@@ -98,47 +98,47 @@ class PreparedFit(PreparedRun):
     (and then calls ``on_close``, e.g. to stop a session started for this fit).
     """
 
-    def __init__(self, engine: SparkEngine, domains: list[Domain], features: list[str],
+    def __init__(self, engine: SparkEngine | None, domains: list[Domain], features: list[str],
                  plan: Plan, on_close: Callable[[], None] | None = None,
                  count: Callable[[], int] | None = None,
-                 rebuild: Callable[[Plan], SparkEngine] | None = None) -> None:
+                 ready: Callable[[Plan], SparkEngine] | None = None) -> None:
         super().__init__(on_close)
+        #: the engine; None for a pending ``auto`` plan until :meth:`run` has drawn its count
         self.engine = engine
         self.domains = domains
         self.features = features
         self.plan = plan
-        #: ``auto``'s pending plans: the exact count of the rows learned from (one job)
-        #: and an engine readied for another plan (its tie refinement differs)
+        #: a pending ``auto`` plan's exact count of the rows learned from (one job) and the
+        #: engine readied for the method the private count chooses (its first job)
         self.count = count
-        self.rebuild = rebuild
+        self.ready = ready
 
     def run(self, *, seed: int | None = None, trace: list[Any] | None = None) -> FitResult:
         """The fit (:func:`dprect.core.algorithms.run_plan`); a seed is for tests only.
 
         A pending ``auto`` plan first draws its private count (one Spark job counts the
         rows learned from, the numpy engine's count) and makes its choice
-        (:func:`~dprect.core.algorithms.resolve_auto`); if the chosen method refines ties
-        differently from the plan the engine was readied for, a new engine is readied for
-        it (its strategy's first job again): the rectangle is the numpy engine's."""
+        (:func:`~dprect.core.algorithms.resolve_auto`); only then is the engine readied
+        for the chosen method (its ties, its strategy's first job): the rectangle is the
+        numpy engine's, and no strategy job is spent on the method not chosen."""
         rng = RandomSource(seed=seed)
         try:
             the_plan = self.plan
             if the_plan.pending:
-                if self.count is None:
+                if self.count is None or self.ready is None or self.engine is not None:
                     raise ParameterError("this prepared fit cannot count its positives")
                 the_plan = resolve_auto(the_plan, self.count, rng)
-                ties = the_plan.chosen.tie_breaker(self.domains)
-                if ties != self.plan.chosen.tie_breaker(self.domains):
-                    assert self.rebuild is not None
-                    self.engine.close()
-                    self.engine = self.rebuild(the_plan)
+                self.engine = self.ready(the_plan)
+            if self.engine is None:
+                raise ParameterError("this prepared fit has no engine")
             return run_plan(self.engine, self.domains, self.features, the_plan, rng,
                             trace=trace)
         except SPARK_ERRORS as exc:
             raise InputDataError(f"Spark failed while fitting: {spark_message(exc)}") from None
 
     def release(self) -> None:
-        self.engine.close()
+        if self.engine is not None:
+            self.engine.close()
 
 
 def prepare_fit(
@@ -173,9 +173,11 @@ def prepare_fit(
     the prefix lists (checks likewise), or with ``rounds`` (``error`` only) one feature
     aggregation. So a refused table is refused before a budget is reserved, and the
     reserved run does no more than the driver-side fit (plus a pass or job if a list runs
-    short) — and, for a pending ``auto`` plan (its private count, :mod:`dprect.core.
-    auto_count`), one aggregation counting the rows learned from, then, if the count picks
-    the method the engine was not readied for, that engine's first job again.
+    short). A pending ``auto`` plan (its private count, :mod:`dprect.core.auto_count`)
+    chooses its method — and so its tie refinement — only from the count drawn after the
+    reservation: here only the labels are counted (and, under ``error``, the features
+    checked by one aggregation); the run counts the rows learned from (one aggregation),
+    draws, and then runs the chosen method's strategy first job.
 
     Nothing here refuses a table for its values, except the opt-in ``error`` policy: rows
     whose label is not ``positive_label`` (other values, nulls) are negatives, and a table
@@ -221,25 +223,35 @@ def prepare_fit(
             schedule=None if prefix_rows is not None else prefetch_specs(
                 for_plan.chosen, len(doms), cell_budget=UNLIMITED))
 
-    engine = build(the_plan)
+    # a pending auto plan's method (so its ties) is chosen by the private count, drawn
+    # after the reservation: its engine is readied then (:meth:`PreparedFit.run`)
+    engine = None if the_plan.pending else build(the_plan)
     try:
         count = _beside(checks.count_positives, df.sparkSession)
         try:
-            engine.presample()  # the pass's sample, while the labels are counted
+            if engine is not None:
+                engine.presample()  # the pass's sample, while the labels are counted
         finally:
             ones = count()
         # speed and memory only: the hint (and auto's choice from it) never changes an answer
-        engine.prepare(size_hint=ones)
+        if engine is not None:
+            engine.prepare(size_hint=ones)
+        else:  # the error policy's refusal still comes before the reservation
+            checks.check_features()
     except SPARK_ERRORS as exc:
-        engine.close()
+        if engine is not None:
+            engine.close()
         raise InputDataError(f"cannot read the input: {spark_message(exc)}") from None
     except BaseException:
-        engine.close()
+        if engine is not None:
+            engine.close()
         raise
 
-    def rebuild(for_plan: Plan) -> SparkEngine:
+    def ready(for_plan: Plan) -> SparkEngine:
+        """The engine for a resolved plan's chosen method, with its first job(s) run."""
         fresh = build(for_plan)
         try:
+            fresh.presample()
             fresh.prepare(size_hint=ones)
         except BaseException:
             fresh.close()
@@ -247,7 +259,7 @@ def prepare_fit(
         return fresh
 
     return PreparedFit(engine, doms, names, the_plan, count=checks.count_learned,
-                       rebuild=rebuild)
+                       ready=ready)
 
 
 def fit_dataframe(
