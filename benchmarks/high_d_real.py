@@ -39,7 +39,10 @@ in index space exactly as :meth:`dprect.FitResult.contains` counts them.
 **Methods**, at (ε, δ) = (1, 10⁻⁶) (``--epsilons``), add/remove, on the numpy engine
 (:func:`dprect.core.algorithms.run_plan` on a :class:`NumpyEngine` of the positives —
 what :func:`dprect.fit` runs): ``auto``, ``composition`` and ``randmargins`` (forced),
-each undeclared and declared; and the **peer** ``peer-q0.001``: per-feature DP quantiles
+each undeclared and declared (``auto`` without N spends ε/1000 on a private count of the
+positives where its choice depends on N, and chooses per run at that count: the cell
+records each run's released count and the method chosen, "mixed" if runs differ); and
+the **peer** ``peer-q0.001``: per-feature DP quantiles
 (α = 0.001 and 1 − α, 2d quantiles at ε/(2d) each, OpenDP's exponential-mechanism
 quantile as benchmarks/real_data.py re-implements it), its candidates every grid point of
 a recorded column's domain and, on a 2^32 grid, every 2^16-th grid point (the peer cannot
@@ -246,12 +249,17 @@ def run_cell(table: Columns, dims: int, eps: float, runs: int, peer: Peer | None
             predicted = {m: c.predicted_misclassified / n_pos
                          for m, c in the_plan.candidates.items()}
             miss, false_in, empty, secs = [], [], 0, []
+            chosen: list[str] = []  # per run: auto without N chooses at its private count
+            noisy: list[int] = []
             for t in range(runs):
                 clock = Stopwatch()
                 engine = NumpyEngine(list(table.pos))
                 res = run_plan(engine, table.domains, table.names, the_plan,
                                RandomSource(seed=seed_of(dims, eps, method, declared, t)))
                 del engine
+                chosen.append(res.method)
+                if "positives_noisy" in res.parameters:
+                    noisy.append(int(res.parameters["positives_noisy"]))
                 if res.empty:
                     empty += 1
                     miss.append(1.0)
@@ -265,14 +273,20 @@ def run_cell(table: Columns, dims: int, eps: float, runs: int, peer: Peer | None
                 print(f"  d={dims} eps={eps:g} {method:<11} declared={declared!s:<5} run {t}: "
                       f"miss {100 * miss[-1]:.2f}% false-in {100 * false_in[-1]:.2f}% "
                       f"({secs[-1]:.0f} s)", file=log, flush=True)
-            out.append({
+            picked = the_plan.candidates[chosen[0]] if len(set(chosen)) == 1 \
+                else the_plan.chosen
+            cell = {
                 "dims": dims, "epsilon": eps, "method": method, "declared": declared,
-                "chosen": the_plan.chosen.method, "runs": runs,
+                "chosen": picked.method if len(set(chosen)) == 1 else "mixed", "runs": runs,
                 "positives_outside": summary(miss), "negatives_inside": summary(false_in),
                 "empty_runs": empty,
-                "planned_share": the_plan.chosen.predicted_misclassified / n_pos,
-                "planned_share_at_n": predicted_at(the_plan.chosen, n_pos) / n_pos,
-                "planned_by_method": predicted, "seconds_per_run": summary(secs)})
+                "planned_share": picked.predicted_misclassified / n_pos,
+                "planned_share_at_n": predicted_at(picked, n_pos) / n_pos,
+                "planned_by_method": predicted, "seconds_per_run": summary(secs)}
+            if noisy:  # auto's private count (ε/1000), released by each run
+                cell["positives_noisy"] = noisy
+                cell["count_epsilon"] = the_plan.count.epsilon if the_plan.count else None
+            out.append(cell)
     if peer is None:
         return out
     miss, false_in = [], []

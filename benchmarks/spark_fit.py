@@ -297,9 +297,10 @@ def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> N
                                        grid=[Grid(-100.0, 100.0, 2**20)] * dims,
                                        epsilon=1.0, delta=1e-6,
                                        strategy=None if plan == "auto" else plan)
-                box["chosen"] = prepared.engine.strategy
                 with prepared:
                     box["result"] = prepared.run(seed=FIT_SEED)
+                    # after the run: a pending auto plan readies its engine there
+                    box["chosen"] = prepared.engine.strategy
                     box["stats"] = dict(prepared.engine.stats)
             except Exception as exc:  # reported in the table as failed
                 box["error"] = f"{type(exc).__name__}: {str(exc)[:300]}"

@@ -315,7 +315,7 @@ def fit_classes(X: object, y: object, request: FitRequest, *, grid: GridArg = No
         names, domains, engine = _in_memory(X, y, grid, features, request.invalid_rows,
                                             value)
         engines.append(engine)
-    the_plan = plan(request.budget(), domains=domains)
+    the_plan = plan(request.budget(), domains=domains, auto_count=False)  # no count: #24
     classes_charge(the_plan.chosen.guarantee)
     results = [run_plan(engine, domains, names, the_plan, RandomSource(seed=s))
                for engine, s in zip(engines, class_seeds(seed, len(values)), strict=True)]

@@ -84,7 +84,8 @@ class ClassesProduct:
         self.domains = resolve_domains(settings.grid, settings.source.features)
         self.plan = plan(request, domains=self.domains, positives=settings.positives,
                          target_share=settings.target_share,
-                         features=settings.source.features)  # one plan for every class
+                         features=settings.source.features,
+                         auto_count=False)  # one plan for every class; no private count
 
     def inputs(self, name: Callable[[str], str]) -> list[tuple[str, str | None]]:
         return [(name("input"), self.settings.source.path)]

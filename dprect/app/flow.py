@@ -119,7 +119,9 @@ class FitProduct:
 
     def charge(self) -> Charge:
         chosen = self.plan.chosen
-        return Charge(chosen.guarantee, chosen.method, list(self.settings.source.features))
+        # a counting auto plan chooses after the reservation (its release records which)
+        method = "auto" if self.plan.pending else chosen.method
+        return Charge(chosen.guarantee, method, list(self.settings.source.features))
 
     def foreign(self, record: Mapping[str, Any]) -> str | None:
         if is_bounds_record(record):
@@ -131,7 +133,9 @@ class FitProduct:
         return None
 
     def announce(self) -> list[str]:
-        return [self.plan.expectation().sentence()]  # the plan's, before any data
+        said = [self.plan.expectation().sentence()]  # the plan's, before any data
+        count = self.plan.count_line()  # auto's private count, if it will spend one
+        return said if count is None else [*said, count.strip()]
 
     def open(self, route: EngineRoute, progress: Callable[[str], None]) -> FitPrepared:
         return route.open(self.settings.source, self.domains, self.settings.request,

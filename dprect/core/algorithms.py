@@ -17,7 +17,9 @@
 * :func:`run_nonprivate_bounding_box` — the exact bounding box of the positives.
   **NOT differentially private**; a reference for benchmarks on public or synthetic data.
 
-Randomness is drawn only here and only in round order (N_t, then the IP's draws), which is
+Randomness is drawn only here and only in a fixed order — ``auto``'s private count of the
+positives first when its plan is pending (:func:`resolve_auto`: the engines' exact counts
+are equal, so the choice is too), then round by round N_t and the IP's draws — which is
 what makes every engine return the identical rectangle for the same seed.
 
 ``trace`` (tests and benchmarks only) collects per-round internals — data-dependent, so it
@@ -26,12 +28,14 @@ is never part of a result.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from dprect.core.domains import Domain, Side
 from dprect.core.engine import Engine
+from dprect.core.errors import ParameterError
 from dprect.core.interior_point import interior_point
 from dprect.core.planner import MethodPlan, Plan, RoundPlan
 from dprect.core.randomness import RandomSource
@@ -145,10 +149,31 @@ def run_nonprivate_bounding_box(engine: Engine, domains: list[Domain]) -> Rectan
     return Rectangle(tuple(lo), tuple(hi))
 
 
+def resolve_auto(the_plan: Plan, positives: Callable[[], int], rng: RandomSource) -> Plan:
+    """A pending ``auto`` plan (:attr:`Plan.pending`) resolved: the count of the positives
+    (``positives()``, the engine's exact count of the rows it learns from, before any cut)
+    plus its discrete Laplace noise — the FIRST draw of the run — and the choice at
+    N = max(noisy count, 1) (:meth:`Plan.resolved`). A plan that is not pending is
+    returned as it is, with nothing counted or drawn."""
+    if not the_plan.pending:
+        return the_plan
+    assert the_plan.count is not None
+    return the_plan.resolved(the_plan.count.draw(positives(), rng))
+
+
 def run_plan(engine: Engine, domains: list[Domain], features: list[str], the_plan: Plan,
-             rng: RandomSource, trace: list | None = None) -> FitResult:
-    """Run an already-made plan on an engine: the chosen method's rounds (all noise drawn
-    here, in round order), the rectangle in feature units, and the plan's guarantee."""
+             rng: RandomSource, trace: list | None = None,
+             positives: Callable[[], int] | None = None) -> FitResult:
+    """Run an already-made plan on an engine: ``auto``'s private count first if the plan
+    is pending (:func:`resolve_auto`; ``positives`` counts the engine's rows, by default
+    its ``remaining()``), then the chosen method's rounds (all noise drawn here, in round
+    order), the rectangle in feature units, and the plan's guarantee."""
+    if the_plan.pending:
+        counter = positives if positives is not None else getattr(engine, "remaining", None)
+        if counter is None:
+            raise ParameterError("this engine cannot count its positives for auto's private "
+                                 "count (give the plan a public estimate of the positives)")
+        the_plan = resolve_auto(the_plan, counter, rng)
     chosen = the_plan.chosen
     if chosen.method == "randmargins":
         rect = run_randmargins(engine, domains, chosen, rng, trace=trace)

@@ -40,6 +40,10 @@ lemma each comes from:
   compose in parallel; the count with DLap scale b_n is (1/b_n)-DP and the integer sum
   with per-row clip k and scale b_S is (k/b_S)-DP; columns compose by basic composition,
   groups in parallel;
+* **auto's private count** (docs/privacy.md §13): a count of the positives has
+  sensitivity 1 under add/remove, so count + DLap(b) is (1/b, 0)-DP; drawn before the
+  rounds, it composes with them by basic composition — the rounds must meet
+  (ε_a − 1/b, δ_a) of the add/remove target (ε_a, δ_a);
 * **replace-one**: an add/remove (ε, δ) run is (2ε, (1 + e^ε)·δ) under replace-one (group
   privacy of size 2), so a replace-one statement (ε̃, δ̃) is checked as the add/remove
   statement (ε̃/2, δ̃/(1 + e^{ε̃/2})).
@@ -79,6 +83,8 @@ PAPER_MAX_LOG_DELTA = -2
 BOUNDS_SENSITIVITY = 1
 #: the sensitivity of the describe centre's depth and of a side's tail counts, in rows
 DESCRIBE_SENSITIVITY = 1
+#: the sensitivity of ``auto``'s count of the positives under add/remove, in rows
+COUNT_SENSITIVITY = 1
 #: relative slack by which every re-derived quantity is pushed to its unsafe side
 SLACK = Decimal("1e-40")
 
@@ -343,6 +349,14 @@ def check_fit_plan(method_plan: Any, domains: Sequence[Domain], *, beta: float,
         "rounds": big_r,
     }
     eps_a, delta_a = _add_remove_target(g.epsilon, g.delta, g.neighbouring)
+    count_eps = _count_epsilon(p.details.get("private_count"))
+    if count_eps is not None:  # auto's count drawn first: basic composition (count, rounds)
+        with decimal.localcontext(_CONTEXT):
+            eps_a = eps_a - count_eps
+        details["private_count_epsilon"] = _float_up(count_eps)
+        if eps_a <= 0:
+            raise _refuse(product, "its private count spends the whole epsilon", g.epsilon,
+                          g.delta)
     if p.method == "composition":
         routes = _composition_routes(eps0, big_r, eps_a, delta_a)
     elif p.method == "randmargins" and p.accounting == "refined":
@@ -369,7 +383,29 @@ def check_fit_plan(method_plan: Any, domains: Sequence[Domain], *, beta: float,
     if best is None:
         raise _refuse(product, "no route re-derives its stated guarantee from its per-round "
                       f"epsilon {p.ip_epsilon!r}", g.epsilon, g.delta)
+    if count_eps is not None:
+        with decimal.localcontext(_CONTEXT):
+            best = _Route(f"{best.name}; + a count of the positives with discrete Laplace "
+                          f"noise ({_float_up(count_eps):.6g}, 0) by basic composition",
+                          best.epsilon + count_eps, best.delta)  # ≤ the target: exact
     return _report(product, best, g.neighbouring, details)
+
+
+def _count_epsilon(count: Any) -> Decimal | None:
+    """The add/remove ε of ``auto``'s private count (None: the plan has none): a count
+    has sensitivity :data:`COUNT_SENSITIVITY` under add/remove, and adding DLap(b) noise
+    to it is (sensitivity/b, 0)-DP (the discrete Laplace mechanism), b read from the
+    plan as the exact rational the sampler uses."""
+    if count is None:
+        return None
+    try:
+        scale = Fraction(str(count["scale"]))
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        raise GuaranteeCheckError("the independent guarantee check cannot read the plan's "
+                                  "private count") from None
+    if scale <= 0:
+        raise GuaranteeCheckError("the plan's private count has a non-positive scale")
+    return _high(_dec(Fraction(COUNT_SENSITIVITY) / scale))
 
 
 def _paper_routes(p: Any, rounds: list[Any], beta_ip: Decimal, big_r: int) -> list[_Route]:

@@ -21,7 +21,11 @@ rectangle shape and a method. Nothing here looks at data.
   R rounds (:func:`~dprect.core.accounting.composition_br`): basic R·ε₀, or
   ρ = R·ε₀²/8 zCDP converted by Canonne–Kamath–Steinke or Bun–Steinke, whichever is
   smallest; prediction Σ_t Δ₀_t/2.
-* ``auto`` runs RandMargins (refined) and composition and picks the smaller prediction.
+* ``auto`` runs RandMargins (refined) and composition and picks the smaller prediction
+  (:func:`_safe_choice`). Without a public estimate N of the positives, when the choice
+  depends on N (exactly when RandMargins is chosen at N = ∞, :mod:`dprect.core.auto_count`)
+  both candidates are planned at (ε − ε_c, δ), ε_c = ε/1000 spent on a private count of
+  the positives drawn first; the run chooses at N = max(count, 1) (:meth:`Plan.resolved`).
 * Every per-round ε is shrunk by 10⁻⁹ and the stated guarantee recomputed from it by the
   accountant (its ``bound`` names the bound used), then checked against the request.
 
@@ -43,6 +47,7 @@ is the requested one (:func:`dprect.core.accounting.add_remove_budget`).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -62,6 +67,7 @@ from dprect.core.accounting import (
     refined_guarantee,
     replace_one,
 )
+from dprect.core.auto_count import PrivateCount
 from dprect.core.domains import Domain, GridArg, Side, feature_names, resolve_domains
 from dprect.core.errors import ParameterError
 from dprect.core.expectation import DEFAULT_TARGET_SHARE, Expectation, Sizing
@@ -180,6 +186,26 @@ class Plan:
     sizing: Sizing = field(default_factory=Sizing)
     #: what the independent guarantee check re-derived for the chosen plan
     check: CheckReport | None = None
+    #: ``auto`` without a public N, when the choice depends on N: the private count of
+    #: the positives drawn first (:mod:`dprect.core.auto_count`); None: no count
+    count: PrivateCount | None = None
+    #: the check's report of every candidate (a counting plan may run either)
+    checks: dict[str, CheckReport] = field(default_factory=dict)
+
+    @property
+    def pending(self) -> bool:
+        """The choice waits for the private count (drawn first by the run)."""
+        return self.count is not None and self.count.noisy is None
+
+    def resolved(self, count: PrivateCount) -> Plan:
+        """This plan with its count drawn and ``auto``'s choice made at N = max(count, 1)
+        by :func:`_safe_choice` (post-processing of the released count)."""
+        if (self.count is None or self.count.noisy is not None or count.noisy is None
+                or count.scale != self.count.scale):
+            raise ValueError("resolved() needs a pending plan and its drawn count")
+        chosen = _safe_choice(list(self.candidates.values()), count.positives)
+        return dataclasses.replace(self, chosen=chosen, count=count,
+                                   check=self.checks.get(chosen.method, self.check))
 
     def expectations(self) -> dict[str, Expectation]:
         """Every candidate method's expectation under the plan's :class:`Sizing`."""
@@ -192,7 +218,7 @@ class Plan:
 
     def to_json(self) -> dict[str, Any]:
         predictions = {name: c.predicted_misclassified for name, c in self.candidates.items()}
-        out = {
+        out: dict[str, Any] = {
             "request": self.request,
             "chosen": self.chosen.method,
             "plan": self.chosen.to_json(),
@@ -204,7 +230,24 @@ class Plan:
             out["guarantee_check"] = self.check.to_json()
         if self.excluded:
             out["excluded"] = dict(self.excluded)
+        if self.count is not None:
+            out["private_count"] = self.count.to_json()
+            if self.count.noisy is not None:
+                out["positives_noisy"] = self.count.noisy
         return out
+
+    def count_line(self) -> str | None:
+        """What ``auto`` spends on its private count (None when it spends nothing)."""
+        if self.count is None:
+            return None
+        eps = float(self.request.get("epsilon", 0.0))
+        text = (f"  auto (no --positives): spends epsilon {self.count.epsilon:.6g} "
+                f"(1/1000 of the add/remove epsilon) on a private count of the positives "
+                f"(discrete Laplace, scale {float(self.count.scale):.6g}) drawn first, then "
+                f"picks at N = max(count, 1); the methods run at the rest of epsilon={eps:g}")
+        if self.count.noisy is not None:
+            text += f"; the count released: {self.count.noisy:,}"
+        return text
 
     def table(self) -> str:
         """A human-readable comparison of the candidates."""
@@ -229,6 +272,9 @@ class Plan:
         if self.check is not None:
             lines.append(f"  re-derived by the independent check: ({self.check.epsilon:.6g}, "
                          f"{self.check.delta:.3g}) by {self.check.route}")
+        said = self.count_line()
+        if said is not None:
+            lines.append(said)
         lines.append("")
         lines += self.sizing.table({name: c.predicted_misclassified
                                     for name, c in self.candidates.items()},
@@ -518,7 +564,7 @@ def _plan_composition(eps_t: float, delta_t: float, domains: list[Domain],
 def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None = None,
          dims: int | None = None, grid: GridArg = None, positives: int | None = None,
          target_share: float = DEFAULT_TARGET_SHARE, features: Sequence[str] | None = None,
-         **options: Unpack[BudgetOptions]) -> Plan:
+         auto_count: bool = True, **options: Unpack[BudgetOptions]) -> Plan:
     """Choose per-round ε, Δ, margin law, k and δ split for a total (ε, δ) budget.
 
     The features' public domains are ``domains`` (one per feature), or — like the CLI's
@@ -543,6 +589,13 @@ def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None 
 
     ``features``: the features' names (default x0, x1, …), which the request's
     ``continuous`` declaration names (:func:`continuous_axes`).
+
+    ``auto_count``: with ``method="auto"``, no ``positives`` and RandMargins chosen at
+    N = ∞ (the case where the choice depends on N, :mod:`dprect.core.auto_count`), plan
+    both candidates at (ε − ε_c, δ) with ε_c = ε/1000 (add/remove) spent on a private
+    count of the positives, drawn first by the run (the plan is ``pending`` until
+    :meth:`Plan.resolved`); both candidates state the same total guarantee, re-derived
+    by the independent check. False (the classes' fits) keeps the choice at N = ∞.
     """
     sizing = Sizing(positives, target_share)  # checked first, like the budget
     req = make_request(PlanRequest, request, options)
@@ -599,10 +652,67 @@ def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None 
                 for name, exc in over.items()}
     if paper and delta == 0.0:
         excluded["randmargins"] = "the paper's accounting needs delta > 0"
+    if (auto and auto_count and sizing.positives is None and chosen.method == "randmargins"
+            and len(candidates) == 2):
+        counted = _counting_candidates(req, list(domains), order, ip_beta, margin_law.value,
+                                       continuous, eps_ar, delta_ar, paper=paper)
+        if counted is not None:
+            count, candidates = counted
+            chosen = _safe_choice(list(candidates.values()), None)
+            checks = {name: check_fit_plan(c, list(domains), beta=beta,
+                                           shape=req.shape.value)
+                      for name, c in candidates.items()}
+            return Plan(chosen=chosen, candidates=candidates, request=asked,
+                        excluded=excluded, sizing=sizing, check=checks[chosen.method],
+                        count=count, checks=checks)
     # the plan as it will execute, re-derived independently before anything is read
     check = check_fit_plan(chosen, list(domains), beta=beta, shape=req.shape.value)
     return Plan(chosen=chosen, candidates=candidates, request=asked, excluded=excluded,
                 sizing=sizing, check=check)
+
+
+def _counting_candidates(req: PlanRequest, domains: list[Domain],
+                         order: list[tuple[int, Side]], ip_beta: float, margin_law: str,
+                         continuous: frozenset[int], eps_ar: float, delta_ar: float, *,
+                         paper: bool = False
+                         ) -> tuple[PrivateCount, dict[str, MethodPlan]] | None:
+    """``auto``'s counting route (:mod:`dprect.core.auto_count`): the count at ε_c =
+    ε/1000 of the add/remove budget, both candidates at (ε − ε_c, δ), each stating the
+    same total — the larger of their (method + count) guarantees by basic composition,
+    then the replace-one image for a replace-one request. None if a candidate is over a
+    plan-time limit at the smaller budget (the plan then stays at N = ∞, no count)."""
+    count = PrivateCount.for_budget(eps_ar)
+    rest = eps_ar - count.epsilon
+    while rest + count.epsilon > eps_ar:  # float rounding: never above the budget
+        rest = math.nextafter(rest, 0.0)
+    try:
+        rm = (_plan_paper(rest, delta_ar, domains, order, ip_beta) if paper else
+              _plan_refined(rest, delta_ar, domains, order, ip_beta, margin_law, continuous))
+        comp = _plan_composition(rest, delta_ar, domains, order, ip_beta)
+    except (_OverLimit, ParameterError):
+        return None
+    eps = max(_sum_up(c.guarantee.epsilon, count.epsilon) for c in (rm, comp))
+    dlt = max(rm.guarantee.delta, comp.guarantee.delta)
+    # one statement for both (the ledger reserves it before the choice is made)
+    g = _within_budget(Guarantee(
+        eps, dlt, rm.guarantee.neighbouring,
+        f"private count of the positives ({count.epsilon:.6g}, 0) + the chosen method's "
+        f"rounds by basic composition (randmargins: {rm.guarantee.bound}; composition: "
+        f"{comp.guarantee.bound})"), eps_ar, delta_ar)
+    if req.neighbouring is Neighbouring.REPLACE_ONE:
+        g = _within_budget(replace_one(g), req.epsilon, req.delta)
+    out: dict[str, MethodPlan] = {}
+    for c in (rm, comp):
+        details = {**c.details, "private_count": count.to_json()}
+        out[c.method] = MethodPlan(c.method, c.accounting, c.ip_epsilon, c.ip_beta,
+                                   c.rounds, g, details)
+    return count, out
+
+
+def _sum_up(a: float, b: float) -> float:
+    """a + b rounded up (basic composition of two ε's in floating point)."""
+    s = a + b
+    return s if Fraction(s) >= Fraction(a) + Fraction(b) else math.nextafter(s, math.inf)
 
 
 def predictions(request: PlanRequest, domains: list[Domain],

@@ -76,6 +76,11 @@ class NumpyEngine:
     def dims(self) -> int:
         return len(self._columns)
 
+    def remaining(self) -> int:
+        """The number of remaining rows (all positives before the first cut): the exact
+        count ``auto``'s private count adds its noise to."""
+        return self._count
+
     def set_ties(self, ties: TieBreaker) -> None:
         """Replace every column by its refined sort values (:mod:`dprect.core.ties`)."""
         if self._ties == ties:

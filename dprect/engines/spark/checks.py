@@ -167,6 +167,14 @@ class TableChecks:
             f"count(CASE WHEN {self._is_positive} THEN 1 END) AS ones"))
         return int(row["ones"])
 
+    def count_learned(self) -> int:
+        """One aggregation: the number of rows learned from (:attr:`positive`) — the exact
+        count ``auto``'s private count adds its noise to (the numpy engine's row count),
+        run only after the budget is reserved; never output without that noise."""
+        row = self._collect(self.df.selectExpr(
+            f"count(CASE WHEN {self.positive} THEN 1 END) AS learned"))
+        return int(row["learned"])
+
     def check_features(self) -> None:
         """One aggregation: the ``error`` policy's feature check (data-dependent, outside
         the guarantee). Does nothing under the other policies."""

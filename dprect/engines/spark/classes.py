@@ -48,7 +48,7 @@ def fit_dataframe_classes(df: DataFrame, *, features: Sequence[str], label: str,
         raise ParameterError("fit_dataframe_classes needs a request with classes")
     names = feature_names(list(features), len(features))
     doms = resolve_domains(grid, names)
-    the_plan = make_plan(request.budget(), domains=doms)
+    the_plan = make_plan(request.budget(), domains=doms, auto_count=False)
     classes_charge(the_plan.chosen.guarantee)
     values = list(request.classes)
     with prepare_classes(df, features=names, label=label, domains=doms,

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.util import InheritableThread
 
-from dprect.core.algorithms import run_plan
+from dprect.core.algorithms import resolve_auto, run_plan
 from dprect.core.domains import GridArg, feature_names, resolve_domains
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.planner import Plan
@@ -98,25 +98,47 @@ class PreparedFit(PreparedRun):
     (and then calls ``on_close``, e.g. to stop a session started for this fit).
     """
 
-    def __init__(self, engine: SparkEngine, domains: list[Domain], features: list[str],
-                 plan: Plan, on_close: Callable[[], None] | None = None) -> None:
+    def __init__(self, engine: SparkEngine | None, domains: list[Domain], features: list[str],
+                 plan: Plan, on_close: Callable[[], None] | None = None,
+                 count: Callable[[], int] | None = None,
+                 ready: Callable[[Plan], SparkEngine] | None = None) -> None:
         super().__init__(on_close)
+        #: the engine; None for a pending ``auto`` plan until :meth:`run` has drawn its count
         self.engine = engine
         self.domains = domains
         self.features = features
         self.plan = plan
+        #: a pending ``auto`` plan's exact count of the rows learned from (one job) and the
+        #: engine readied for the method the private count chooses (its first job)
+        self.count = count
+        self.ready = ready
 
     def run(self, *, seed: int | None = None, trace: list[Any] | None = None) -> FitResult:
-        """The fit (:func:`dprect.core.algorithms.run_plan`); a seed is for tests only."""
+        """The fit (:func:`dprect.core.algorithms.run_plan`); a seed is for tests only.
+
+        A pending ``auto`` plan first draws its private count (one Spark job counts the
+        rows learned from, the numpy engine's count) and makes its choice
+        (:func:`~dprect.core.algorithms.resolve_auto`); only then is the engine readied
+        for the chosen method (its ties, its strategy's first job): the rectangle is the
+        numpy engine's, and no strategy job is spent on the method not chosen."""
         rng = RandomSource(seed=seed)
         try:
-            return run_plan(self.engine, self.domains, self.features, self.plan, rng,
+            the_plan = self.plan
+            if the_plan.pending:
+                if self.count is None or self.ready is None or self.engine is not None:
+                    raise ParameterError("this prepared fit cannot count its positives")
+                the_plan = resolve_auto(the_plan, self.count, rng)
+                self.engine = self.ready(the_plan)
+            if self.engine is None:
+                raise ParameterError("this prepared fit has no engine")
+            return run_plan(self.engine, self.domains, self.features, the_plan, rng,
                             trace=trace)
         except SPARK_ERRORS as exc:
             raise InputDataError(f"Spark failed while fitting: {spark_message(exc)}") from None
 
     def release(self) -> None:
-        self.engine.close()
+        if self.engine is not None:
+            self.engine.close()
 
 
 def prepare_fit(
@@ -151,7 +173,11 @@ def prepare_fit(
     the prefix lists (checks likewise), or with ``rounds`` (``error`` only) one feature
     aggregation. So a refused table is refused before a budget is reserved, and the
     reserved run does no more than the driver-side fit (plus a pass or job if a list runs
-    short).
+    short). A pending ``auto`` plan (its private count, :mod:`dprect.core.auto_count`)
+    chooses its method — and so its tie refinement — only from the count drawn after the
+    reservation: here only the labels are counted (and, under ``error``, the features
+    checked by one aggregation); the run counts the rows learned from (one aggregation),
+    draws, and then runs the chosen method's strategy first job.
 
     Nothing here refuses a table for its values, except the opt-in ``error`` policy: rows
     whose label is not ``positive_label`` (other values, nulls) are negatives, and a table
@@ -182,31 +208,58 @@ def prepare_fit(
     the_plan = plan if plan is not None else make_plan(req, domains=doms, features=names)
     checks = TableChecks(df, names, label, invalid_rows=req.invalid_rows,
                          positive_label=req.positive_label)
-    prefix = prefix_rows if prefix_rows is not None else prefetch_specs(the_plan.chosen,
-                                                                         len(doms))
     # the plan's tie refinement is known now, so the one pass gathers in the refined order
     # (the run's set_ties is then a no-op: no second pass)
-    engine = SparkEngine(df, doms, names, strategy=chosen, prefix=prefix,
-                         cache=chosen == "rounds", positive=checks.positive,
-                         problem=checks.problem, on_problem=checks.raise_invalid_feature,
-                         ties=the_plan.chosen.tie_breaker(doms), driver_budget_mb=budget,
-                         schedule=None if prefix_rows is not None else prefetch_specs(
-                             the_plan.chosen, len(doms), cell_budget=UNLIMITED))
+
+    def build(for_plan: Plan) -> SparkEngine:
+        """An engine readied for ``for_plan``'s chosen method (its ties and lists)."""
+        return SparkEngine(
+            df, doms, names, strategy=chosen,
+            prefix=prefix_rows if prefix_rows is not None else prefetch_specs(
+                for_plan.chosen, len(doms)),
+            cache=chosen == "rounds", positive=checks.positive,
+            problem=checks.problem, on_problem=checks.raise_invalid_feature,
+            ties=for_plan.chosen.tie_breaker(doms), driver_budget_mb=budget,
+            schedule=None if prefix_rows is not None else prefetch_specs(
+                for_plan.chosen, len(doms), cell_budget=UNLIMITED))
+
+    # a pending auto plan's method (so its ties) is chosen by the private count, drawn
+    # after the reservation: its engine is readied then (:meth:`PreparedFit.run`)
+    engine = None if the_plan.pending else build(the_plan)
     try:
         count = _beside(checks.count_positives, df.sparkSession)
         try:
-            engine.presample()  # the pass's sample, while the labels are counted
+            if engine is not None:
+                engine.presample()  # the pass's sample, while the labels are counted
         finally:
             ones = count()
         # speed and memory only: the hint (and auto's choice from it) never changes an answer
-        engine.prepare(size_hint=ones)
+        if engine is not None:
+            engine.prepare(size_hint=ones)
+        else:  # the error policy's refusal still comes before the reservation
+            checks.check_features()
     except SPARK_ERRORS as exc:
-        engine.close()
+        if engine is not None:
+            engine.close()
         raise InputDataError(f"cannot read the input: {spark_message(exc)}") from None
     except BaseException:
-        engine.close()
+        if engine is not None:
+            engine.close()
         raise
-    return PreparedFit(engine, doms, names, the_plan)
+
+    def ready(for_plan: Plan) -> SparkEngine:
+        """The engine for a resolved plan's chosen method, with its first job(s) run."""
+        fresh = build(for_plan)
+        try:
+            fresh.presample()
+            fresh.prepare(size_hint=ones)
+        except BaseException:
+            fresh.close()
+            raise
+        return fresh
+
+    return PreparedFit(engine, doms, names, the_plan, count=checks.count_learned,
+                       ready=ready)
 
 
 def fit_dataframe(

@@ -1,0 +1,99 @@
+"""``auto``'s private count on Spark (issue #24): the count of the rows learned from is the
+numpy engine's (positives only, rows with an invalid feature dropped), drawn first, so for
+a seed every strategy releases the same count and the same rectangle as :func:`dprect.fit`
+— when the count confirms the plan's N = ∞ choice and when it does not. The engine is
+readied only after the count, for the method chosen: one strategy first job, never one
+for the method not chosen."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import dprect
+from dprect.core.auto_count import PrivateCount
+from dprect.core.errors import InputDataError
+from dprect.engines.spark.fit import fit_dataframe, prepare_fit
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+D = 128  # float-order domain: auto picks RandMargins at N = ∞, so it counts
+
+
+def _table(n: int = 600, seed: int = 3) -> tuple[np.ndarray, np.ndarray]:
+    gen = np.random.default_rng(seed)
+    X = gen.normal(size=(n, D))
+    X[gen.integers(0, n, size=7), gen.integers(0, D, size=7)] = np.nan  # dropped rows
+    y = (gen.uniform(size=n) < 0.7).astype(int)
+    return X, y
+
+
+def _both(make_frame, X, y, seed, strategies=("collect", "pass")):
+    names = [f"x{j}" for j in range(D)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = dprect.fit(X, y, epsilon=1.0, delta=1e-6, seed=seed, features=names)
+        df = make_frame(X, names, y=y, partitions=3)
+        got = [fit_dataframe(df, features=names, label="y", epsilon=1.0, delta=1e-6,
+                             seed=seed, strategy=s) for s in strategies]
+    return want, got
+
+
+def _same(a, b) -> None:
+    assert a.parameters["positives_noisy"] == b.parameters["positives_noisy"]
+    assert a.method == b.method
+    assert (a.lower_index, a.upper_index) == (b.lower_index, b.upper_index)
+
+
+@pytest.mark.parametrize(("seed", "strategies"), [(1, ("collect", "pass")),
+                                                  (2, ("collect",))])
+def test_the_count_and_the_rectangle_match_numpy(make_frame, seed, strategies):
+    """Composition is chosen at the small count (RandMargins at N = ∞): the Spark engine
+    is readied for composition's tie refinement after the count."""
+    X, y = _table()
+    want, got = _both(make_frame, X, y, seed, strategies)
+    assert want.method == "composition"
+    learned = int(((y == 1) & np.isfinite(X).all(axis=1)).sum())
+    assert abs(want.parameters["positives_noisy"] - learned) < 20_000  # scale 1000
+    for g in got:
+        _same(g, want)
+
+
+def test_randmargins_chosen_at_a_large_count_matches_numpy(make_frame, monkeypatch):
+    """The plan's N = ∞ choice: a count pushed far above RandMargins' need makes every
+    engine run RandMargins on the same stream."""
+    real = PrivateCount.draw
+
+    def far(self, true_count, rng):
+        drawn = real(self, true_count, rng)
+        return PrivateCount(drawn.scale, drawn.noisy + 10**12)
+
+    monkeypatch.setattr(PrivateCount, "draw", far)
+    X, y = _table(seed=4)
+    want, got = _both(make_frame, X, y, 5, strategies=("collect",))
+    assert want.method == "randmargins"
+    for g in got:
+        _same(g, want)
+
+
+def test_the_engine_waits_for_the_count(make_frame):
+    """A pending plan runs no strategy job before the count (the engine is readied for
+    the chosen method only, one collect job); under ``error`` a table with an invalid
+    feature is still refused by ``prepare_fit``, before any reservation."""
+    X, y = _table(seed=6)
+    names = [f"x{j}" for j in range(D)]
+    df = make_frame(X, names, y=y, partitions=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with prepare_fit(df, features=names, label="y", epsilon=1.0, delta=1e-6,
+                         strategy="collect") as prepared:
+            assert prepared.plan.pending and prepared.engine is None
+            result = prepared.run(seed=7)
+            assert prepared.engine is not None
+            assert prepared.engine.stats["collect_jobs"] == 1
+        assert result.method == "composition"
+        with pytest.raises(InputDataError, match="x"):
+            prepare_fit(df, features=names, label="y", epsilon=1.0, delta=1e-6,
+                        strategy="collect", invalid_rows="error")
