@@ -220,25 +220,22 @@ def _jvm_pid() -> int | None:
 WARM_ROWS = 20_000
 
 
-def repeats(dims: int, rows: int) -> int:
-    """Measured interleaved (scan, fit) pairs per sweep process: 7 for cells of at most
-    4·10^7 values (a second or a few each, where the noise is largest), 3 up to d = 128,
-    1 above (minutes each)."""
-    if dims > 128:
-        return 1
-    return 7 if dims * rows <= 40_000_000 else 3
+#: (settling, measured) interleaved (scan, fit) pairs per sweep process, by cell size
+PAIRS_SMALL = (3, 7)  # cells of at most SMALL_VALUES values: seconds each, noise largest
+PAIRS_MEDIUM = (1, 3)  # up to d = 128
+PAIRS_LARGE = (0, 1)  # above d = 128: minutes each, the drift a few seconds of it
+SMALL_VALUES = 40_000_000
 
 
-def settling(dims: int, rows: int) -> int:
-    """Full-size (scan, fit) pairs run and DISCARDED before the measured ones: a session
-    keeps getting faster for several full-size runs after the small warm-up fits (JIT of
-    the wide generated code, Python workers, page cache), and on a cell of seconds that
-    drift alone moved the median by 30% between sweeps. 3 for cells of at most 4·10^7
-    values, 1 up to d = 128, none above (a pair costs minutes there, and the drift is a
-    few seconds of it)."""
+def pair_counts(dims: int, rows: int) -> tuple[int, int]:
+    """(settling, measured) full-size (scan, fit) pairs of one sweep process. Settling
+    pairs are run and DISCARDED before the measured ones: a session keeps getting faster
+    for several full-size runs after the small warm-up fits (JIT of the wide generated
+    code, Python workers, page cache), and on a cell of seconds that drift alone moved the
+    median by up to 40% between sweeps (docs/architecture.md, "Measured sweep")."""
     if dims > 128:
-        return 0
-    return 3 if dims * rows <= 40_000_000 else 1
+        return PAIRS_LARGE
+    return PAIRS_SMALL if dims * rows <= SMALL_VALUES else PAIRS_MEDIUM
 
 
 def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> None:
@@ -324,9 +321,9 @@ def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> N
     # more interleaved (scan, fit) pairs: the first ``settling`` pairs (this one included)
     # are discarded, the ratio is the measured pairs' median fit / median scan (a loaded
     # machine's timings vary by ±30% from one run to the next)
-    settle = settling(dims, rows)
+    settle, measured = pair_counts(dims, rows)
     pairs = [(out["scan"], out["fit"])]
-    for i in range(settle + repeats(dims, rows) - 1):
+    for i in range(settle + measured - 1):
         kind = "settling, not counted" if i + 1 < settle else "measured"
         scan_s = timed(f"{tag}: aggregate scan ({kind})", scan)[0]
         t0 = time.perf_counter()

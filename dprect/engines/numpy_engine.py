@@ -19,10 +19,37 @@ import numpy as np
 
 from dprect.core.domains import Domain, Side
 from dprect.core.errors import InputDataError, ParameterError
-from dprect.core.ties import TieBreaker
+from dprect.core.ties import TieBreaker, occurrence_ranks
 
 _SAMPLE_SIZE = 1 << 14  # strided sample that suggests the threshold
 _MIN_FAST_ROWS = 1 << 16  # below this a full partition is already cheap
+#: values refined at a time by :func:`refine_in_place`: blocks of REFINE_CELLS // dims rows
+#: (at least 1024), so the refinement's transients (a new int64 array per refined axis)
+#: stay near 16 MiB
+REFINE_CELLS = 1 << 21
+
+
+def refine_in_place(columns: list[np.ndarray], ties: TieBreaker,
+                    ranks: np.ndarray | None = None) -> None:
+    """``columns`` (the WHOLE multiset of rows the rounds run on) replaced by
+    ``ties.refine(columns)``, block by block of rows: given each row's occurrence rank
+    among all the rows (``ranks``; default :func:`~dprect.core.ties.occurrence_ranks` of
+    ``columns``), the refinement of a row depends on that row alone, so this gives the
+    same values as refining the whole columns at once, without a second copy of every
+    column. Each block's hash is computed from the block's unrefined values before any is
+    replaced. The arrays are overwritten: only for columns the caller owns."""
+    if not ties.active:
+        return
+    if ranks is None:
+        ranks = occurrence_ranks(columns)
+    n = len(columns[0])
+    rows = max(1024, REFINE_CELLS // len(columns))
+    for first in range(0, n, rows):
+        block = [c[first:first + rows] for c in columns]
+        refined = ties.refine(block, ranks[first:first + rows])  # new arrays: refined axes
+        for j, bits in enumerate(ties.bits):
+            if bits:
+                columns[j][first:first + rows] = refined[j]
 
 
 def _ranks(values: np.ndarray, side: Side, first: int, last: int, *, inplace: bool
@@ -81,15 +108,20 @@ class NumpyEngine:
         count ``auto``'s private count adds its noise to."""
         return self._count
 
-    def set_ties(self, ties: TieBreaker) -> None:
-        """Replace every column by its refined sort values (:mod:`dprect.core.ties`)."""
+    def set_ties(self, ties: TieBreaker, *, in_place: bool = False) -> None:
+        """Replace every column by its refined sort values (:mod:`dprect.core.ties`).
+        ``in_place``: overwrite the column arrays block by block (:func:`refine_in_place`;
+        for an engine that owns its arrays, e.g. the Spark engine's collected rows)."""
         if self._ties == ties:
             return
-        if self._used or self._ties is not None:
+        if self._used or (self._ties is not None and self._ties.active):
             raise ParameterError("set_ties must come before the first window or cut")
         if len(ties.bits) != self.dims:
             raise ParameterError(f"tie bits for {len(ties.bits)} axes, engine has {self.dims}")
-        self._columns = [np.ascontiguousarray(c) for c in ties.refine(self._columns)]
+        if in_place:
+            refine_in_place(self._columns, ties)
+        else:
+            self._columns = [np.ascontiguousarray(c) for c in ties.refine(self._columns)]
         self._ties = ties
 
     def _column(self, axis: int) -> np.ndarray:

@@ -42,8 +42,11 @@ ACCEPTANCE = {8: 12_300, 16: 37_900, 128: 752_000, 1024: 6_050_000}
 CHOSEN = {8: "composition", 16: "composition", 128: "composition", 1024: "randmargins"}
 
 
-def _plan_at(d: int):
-    return plan(epsilon=1.0, delta=1e-6, beta=1e-4, domains=[G32] * d)
+def _plan_at(d: int, auto_count: bool = False):
+    """The methods at the full ε (``auto_count=False``: the N = ∞ choice without the
+    private count that ``auto`` spends when RandMargins is chosen at N = ∞, issue #24)."""
+    return plan(epsilon=1.0, delta=1e-6, beta=1e-4, domains=[G32] * d,
+                auto_count=auto_count)
 
 
 @pytest.mark.parametrize("d,limit", ACCEPTANCE.items())
@@ -57,6 +60,13 @@ def test_acceptance_predictions_api(d: int, limit: int) -> None:
     rm = p.candidates["randmargins"]
     assert rm.details["bound_kind"] == "br-cks"
     assert rm.guarantee.bound.startswith("refined theorem, bounded-range bound, CKS conversion")
+    # the default plan counts exactly where RandMargins is chosen at N = ∞, and then states
+    # the count with the rounds' bounds
+    counted = _plan_at(d, auto_count=True)
+    assert (counted.count is not None) == (CHOSEN[d] == "randmargins")
+    if counted.count is not None:
+        assert counted.chosen.guarantee.bound.startswith("private count of the positives")
+        assert counted.chosen.predicted_misclassified <= limit
 
 
 @pytest.mark.parametrize("d,limit", ACCEPTANCE.items())

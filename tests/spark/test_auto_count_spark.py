@@ -63,7 +63,8 @@ def test_the_count_and_the_rectangle_match_numpy(make_frame, seed, strategies):
 
 def test_randmargins_chosen_at_a_large_count_matches_numpy(make_frame, monkeypatch):
     """The plan's N = ∞ choice: a count pushed far above RandMargins' need makes every
-    engine run RandMargins on the same stream."""
+    engine run RandMargins on the same stream (``collect``: the collected rows refined
+    on the driver, in place, after the count)."""
     real = PrivateCount.draw
 
     def far(self, true_count, rng):
@@ -78,22 +79,32 @@ def test_randmargins_chosen_at_a_large_count_matches_numpy(make_frame, monkeypat
         _same(g, want)
 
 
-def test_the_engine_waits_for_the_count(make_frame):
-    """A pending plan runs no strategy job before the count (the engine is readied for
-    the chosen method only, one collect job); under ``error`` a table with an invalid
+def test_no_job_for_the_method_not_chosen(make_frame):
+    """A pending plan spends no strategy job on the method the count does not choose:
+    ``collect`` collects once, before the reservation, unrefined (the count is its rows);
+    ``pass`` runs no pass before the count. Under ``error`` a table with an invalid
     feature is still refused by ``prepare_fit``, before any reservation."""
     X, y = _table(seed=6)
     names = [f"x{j}" for j in range(D)]
     df = make_frame(X, names, y=y, partitions=3)
+    want = dprect.fit(X, y, epsilon=1.0, delta=1e-6, seed=7, features=names)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with prepare_fit(df, features=names, label="y", epsilon=1.0, delta=1e-6,
                          strategy="collect") as prepared:
-            assert prepared.plan.pending and prepared.engine is None
-            result = prepared.run(seed=7)
-            assert prepared.engine is not None
+            assert prepared.plan.pending and prepared.engine is not None
             assert prepared.engine.stats["collect_jobs"] == 1
-        assert result.method == "composition"
-        with pytest.raises(InputDataError, match="x"):
-            prepare_fit(df, features=names, label="y", epsilon=1.0, delta=1e-6,
-                        strategy="collect", invalid_rows="error")
+            got = prepared.run(seed=7)
+            assert prepared.engine.stats["collect_jobs"] == 1
+        _same(got, want)
+        with prepare_fit(df, features=names, label="y", epsilon=1.0, delta=1e-6,
+                         strategy="pass") as prepared:
+            assert prepared.plan.pending and prepared.engine is None
+            got = prepared.run(seed=7)
+            assert prepared.engine is not None and prepared.engine.stats["passes"] >= 1
+        _same(got, want)
+        assert want.method == "composition"
+        for strategy in ("collect", "pass"):
+            with pytest.raises(InputDataError, match="x"):
+                prepare_fit(df, features=names, label="y", epsilon=1.0, delta=1e-6,
+                            strategy=strategy, invalid_rows="error")

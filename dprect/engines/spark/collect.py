@@ -36,7 +36,8 @@ exactly as :class:`~dprect.engines.numpy_engine.NumpyEngine` does.
 feature, 8 per other feature), n positives and d features: the JVM's collected Arrow
 result (≈ W·n), the Python Arrow batches (≈ W·n, freed batch by batch as they are
 encoded) and the int64/float64 numpy columns (8·d·n), plus one batch column's or one
-refine block's transients (bounded by Spark's Arrow batch size and :data:`REFINE_CELLS`,
+refine block's transients (bounded by Spark's Arrow batch size and
+:data:`~dprect.engines.numpy_engine.REFINE_CELLS`,
 not by n: :data:`TRANSIENT_BYTES`; with ties, the occurrence ranks and their transients —
 about six int64 per row, :func:`~dprect.core.ties.occurrence_ranks` — come after the Arrow
 batches are freed and stay within their W·n bytes from d = 12 features on, or 6 shipped
@@ -57,8 +58,8 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 
 from dprect.core.domains import Domain, Side
-from dprect.core.ties import TieBreaker, occurrence_ranks
-from dprect.engines.numpy_engine import NumpyEngine
+from dprect.core.ties import TieBreaker
+from dprect.engines.numpy_engine import REFINE_CELLS, NumpyEngine, refine_in_place
 from dprect.engines.spark.shipped import BAD, DOUBLE_BYTES, shipped_rows, shipped_widths
 from dprect.engines.spark.strategy import Rows
 
@@ -73,9 +74,6 @@ SHIPPED_COPIES = 3
 #: the shipped copies plus the int64/float64 numpy column
 COLLECT_OVERHEAD = SHIPPED_COPIES + 1
 
-#: values refined at a time: blocks of REFINE_CELLS // dims rows (at least 1024), so the
-#: refinement's transients (a new int64 array per refined axis) stay near 16 MiB
-REFINE_CELLS = 1 << 21
 #: the driver's constant share: the transients of one refine block (REFINE_CELLS int64
 #: values and a few row arrays) or of one column of an Arrow batch
 TRANSIENT_BYTES = 32 << 20
@@ -140,7 +138,7 @@ def encode_collected(table: pa.Table, domains: Sequence[Domain], *, flagged: boo
         start = stop
         del batch
     if ties is not None and ties.active:  # ranks over all the positives, then blocks
-        _refine_in_place(columns, ties, occurrence_ranks(columns))
+        refine_in_place(columns, ties)
     return bad, NumpyEngine(columns, refined=ties)
 
 
@@ -152,24 +150,6 @@ def _as_float64(values: pa.Array, mask: np.ndarray | None) -> np.ndarray:
     A null (only in a flagged row, which ``mask`` drops) reads as NaN here."""
     x = values.to_numpy(zero_copy_only=False)
     return x if mask is None else x[mask]
-
-
-def _refine_in_place(columns: list[np.ndarray], ties: TieBreaker, ranks: np.ndarray
-                     ) -> None:
-    """``columns`` replaced by ``ties.refine(columns)``, block by block of rows
-    (:data:`REFINE_CELLS`): given each row's occurrence rank among all the rows
-    (``ranks``, :func:`~dprect.core.ties.occurrence_ranks`), the refinement of a row
-    depends on that row alone, so this gives the same integers as refining the whole
-    columns at once, without a second copy of every column. Each block's hash is computed
-    from the block's unrefined values before any is replaced."""
-    n = len(columns[0])
-    rows = max(1024, REFINE_CELLS // len(columns))
-    for first in range(0, n, rows):
-        block = [c[first:first + rows] for c in columns]
-        refined = ties.refine(block, ranks[first:first + rows])  # new arrays: refined axes
-        for j, bits in enumerate(ties.bits):
-            if bits:
-                columns[j][first:first + rows] = refined[j]
 
 
 class CollectStrategy:
@@ -190,6 +170,17 @@ class CollectStrategy:
         self._local = local
         r.stats["collect_jobs"] = 1
         return bad
+
+    def remaining(self) -> int:
+        """The collected rows not yet cut (all the positives learned from, before a cut)."""
+        assert self._local is not None
+        return self._local.remaining()
+
+    def set_ties(self, ties: TieBreaker) -> None:
+        """Refine the collected columns now, on the driver and in place (before any
+        window or cut): the same values the job's own refinement gives."""
+        assert self._local is not None
+        self._local.set_ties(ties, in_place=True)
 
     def window(self, axis: int, side: Side, first: int, stop: int) -> np.ndarray:
         assert self._local is not None

@@ -195,10 +195,24 @@ class SparkEngine:
         wanted = self._check_ties(ties)
         if wanted == self._ties:
             return
+        if (isinstance(self._strategy, CollectStrategy) and self._ties is None
+                and wanted is not None and not self._used):
+            self._strategy.set_ties(wanted)  # the collected rows, refined on the driver
+            self._ties = wanted
+            return
         if self._strategy is not None or self._used:
             raise ParameterError("set_ties must come before prepare() and the first window "
                                  "or cut (give the ties to the engine's constructor)")
         self._ties = wanted
+
+    def remaining(self) -> int:
+        """``collect`` only, before any cut: the number of positives collected — the rows
+        learned from, the count ``auto``'s private count adds its noise to (exact, inside
+        the driver). The other strategies hold no such count (the fit counts in Spark)."""
+        if not isinstance(self._strategy, CollectStrategy) or self._used:
+            raise ParameterError("only a prepared collect engine, before any round, counts "
+                                 "its positives")
+        return self._strategy.remaining()
 
     def presample(self) -> None:
         """For ``prefetch``: take the pass's sample and count the table's partitions now
@@ -216,11 +230,7 @@ class SparkEngine:
         :meth:`window` calls it first."""
         if self._strategy is not None:
             return
-        if size_hint is not None:
-            self._size_hint = size_hint
-        if self.strategy == "auto":  # inside the driver: run time and memory only
-            self.strategy = choose_strategy(self._size_hint, self.dims, self._budget_mb,
-                                    shipped_widths(self._data, self._names))
+        self.resolve(size_hint)
         rows = Rows(self._data, self._names, self._domains, self._positive, self._problem,
                     self._ties, self._size_hint, self._cuts, self.stats)
         built: Strategy
@@ -238,6 +248,16 @@ class SparkEngine:
         self._strategy = built
         if bad and self._on_problem is not None:
             self._on_problem()
+
+    def resolve(self, size_hint: int | None = None) -> str:
+        """The strategy, ``auto`` resolved (:func:`choose_strategy`; no job — inside the
+        driver: run time and memory only); ``size_hint`` replaces the constructor's."""
+        if size_hint is not None:
+            self._size_hint = size_hint
+        if self.strategy == "auto":
+            self.strategy = choose_strategy(self._size_hint, self.dims, self._budget_mb,
+                                            shipped_widths(self._data, self._names))
+        return self.strategy
 
     def window(self, axis: int, side: Side, stop: int, size: int) -> np.ndarray:
         """Sort values at ranks [stop − size, stop) of the remaining rows ordered from

@@ -28,6 +28,7 @@ from dprect.core.planner import plan as make_plan
 from dprect.core.randomness import RandomSource
 from dprect.core.request import FitOptions, FitRequest, Source, make_request
 from dprect.core.result import FitResult
+from dprect.core.ties import TieBreaker
 from dprect.engines.prepared import PreparedRun
 from dprect.engines.spark.checks import TableChecks
 from dprect.engines.spark.class_collect import CollectedClass, collect_classes
@@ -103,7 +104,8 @@ class PreparedFit(PreparedRun):
                  count: Callable[[], int] | None = None,
                  ready: Callable[[Plan], SparkEngine] | None = None) -> None:
         super().__init__(on_close)
-        #: the engine; None for a pending ``auto`` plan until :meth:`run` has drawn its count
+        #: the engine; for a pending ``auto`` plan None (or, ``collect``, the collected rows
+        #: not yet refined) until :meth:`run` has drawn its count
         self.engine = engine
         self.domains = domains
         self.features = features
@@ -116,16 +118,17 @@ class PreparedFit(PreparedRun):
     def run(self, *, seed: int | None = None, trace: list[Any] | None = None) -> FitResult:
         """The fit (:func:`dprect.core.algorithms.run_plan`); a seed is for tests only.
 
-        A pending ``auto`` plan first draws its private count (one Spark job counts the
-        rows learned from, the numpy engine's count) and makes its choice
-        (:func:`~dprect.core.algorithms.resolve_auto`); only then is the engine readied
-        for the chosen method (its ties, its strategy's first job): the rectangle is the
-        numpy engine's, and no strategy job is spent on the method not chosen."""
+        A pending ``auto`` plan first draws its private count of the rows learned from
+        (the numpy engine's count: with ``collect`` the collected rows, else one Spark
+        job) and makes its choice (:func:`~dprect.core.algorithms.resolve_auto`); only
+        then is the engine readied for the chosen method (``collect``: its rows refined
+        on the driver if the method refines ties; else the strategy's first job): the
+        rectangle is the numpy engine's, and no job is spent on the method not chosen."""
         rng = RandomSource(seed=seed)
         try:
             the_plan = self.plan
             if the_plan.pending:
-                if self.count is None or self.ready is None or self.engine is not None:
+                if self.count is None or self.ready is None:
                     raise ParameterError("this prepared fit cannot count its positives")
                 the_plan = resolve_auto(the_plan, self.count, rng)
                 self.engine = self.ready(the_plan)
@@ -175,9 +178,12 @@ def prepare_fit(
     reserved run does no more than the driver-side fit (plus a pass or job if a list runs
     short). A pending ``auto`` plan (its private count, :mod:`dprect.core.auto_count`)
     chooses its method — and so its tie refinement — only from the count drawn after the
-    reservation: here only the labels are counted (and, under ``error``, the features
-    checked by one aggregation); the run counts the rows learned from (one aggregation),
-    draws, and then runs the chosen method's strategy first job.
+    reservation: with ``collect`` the one job runs here as always, the rows unrefined,
+    and the run counts them on the driver and refines them there if the chosen method
+    needs it (no extra job); with the other strategies only the labels are counted here
+    (and, under ``error``, the features checked by one aggregation), and the run counts
+    the rows learned from (one aggregation), draws, and then runs the chosen method's
+    first job.
 
     Nothing here refuses a table for its values, except the opt-in ``error`` policy: rows
     whose label is not ``positive_label`` (other values, nulls) are negatives, and a table
@@ -211,32 +217,38 @@ def prepare_fit(
     # the plan's tie refinement is known now, so the one pass gathers in the refined order
     # (the run's set_ties is then a no-op: no second pass)
 
-    def build(for_plan: Plan) -> SparkEngine:
-        """An engine readied for ``for_plan``'s chosen method (its ties and lists)."""
+    def build(ties: TieBreaker | None, for_plan: Plan) -> SparkEngine:
+        """An engine readied for ``for_plan``'s chosen method (its lists), with ``ties``."""
         return SparkEngine(
             df, doms, names, strategy=chosen,
             prefix=prefix_rows if prefix_rows is not None else prefetch_specs(
                 for_plan.chosen, len(doms)),
             cache=chosen == "rounds", positive=checks.positive,
             problem=checks.problem, on_problem=checks.raise_invalid_feature,
-            ties=for_plan.chosen.tie_breaker(doms), driver_budget_mb=budget,
+            ties=ties, driver_budget_mb=budget,
             schedule=None if prefix_rows is not None else prefetch_specs(
                 for_plan.chosen, len(doms), cell_budget=UNLIMITED))
 
+    pending = the_plan.pending
     # a pending auto plan's method (so its ties) is chosen by the private count, drawn
-    # after the reservation: its engine is readied then (:meth:`PreparedFit.run`)
-    engine = None if the_plan.pending else build(the_plan)
+    # after the reservation: a collect engine collects now, unrefined, and refines on the
+    # driver once the method is known; any other strategy is readied after the count
+    engine: SparkEngine | None = build(None if pending else
+                                       the_plan.chosen.tie_breaker(doms), the_plan)
+    assert engine is not None
     try:
         count = _beside(checks.count_positives, df.sparkSession)
         try:
-            if engine is not None:
+            if not pending:
                 engine.presample()  # the pass's sample, while the labels are counted
         finally:
             ones = count()
         # speed and memory only: the hint (and auto's choice from it) never changes an answer
-        if engine is not None:
+        if not pending or engine.resolve(size_hint=ones) == "collect":
             engine.prepare(size_hint=ones)
         else:  # the error policy's refusal still comes before the reservation
+            engine.close()
+            engine = None
             checks.check_features()
     except SPARK_ERRORS as exc:
         if engine is not None:
@@ -246,10 +258,16 @@ def prepare_fit(
         if engine is not None:
             engine.close()
         raise
+    if not pending:
+        return PreparedFit(engine, doms, names, the_plan)
+    if engine is not None:  # collect: its rows are the rows learned from; ties at the run
+        collected = engine
+        return PreparedFit(collected, doms, names, the_plan, count=collected.remaining,
+                           ready=lambda _: collected)
 
     def ready(for_plan: Plan) -> SparkEngine:
         """The engine for a resolved plan's chosen method, with its first job(s) run."""
-        fresh = build(for_plan)
+        fresh = build(for_plan.chosen.tie_breaker(doms), for_plan)
         try:
             fresh.presample()
             fresh.prepare(size_hint=ones)
@@ -258,8 +276,7 @@ def prepare_fit(
             raise
         return fresh
 
-    return PreparedFit(engine, doms, names, the_plan, count=checks.count_learned,
-                       ready=ready)
+    return PreparedFit(None, doms, names, the_plan, count=checks.count_learned, ready=ready)
 
 
 def fit_dataframe(
