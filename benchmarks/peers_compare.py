@@ -279,7 +279,9 @@ SHORT = {DPRECT: "dprect", "google": "google", "opendp-q0.001": "opendp q.001",
 
 def markdown(data: dict[str, Any], eps: float) -> str:
     """The per-column table at ``eps`` (relative RMSE of the DP mean, ratio, clipped rows
-    per side) and the summary lines, as Markdown for docs/results.md §5."""
+    per side) and the summary lines, as Markdown for docs/results.md §5. A value from
+    fewer runs than the protocol's (``data["runs"]``: a peer cell kept from an earlier,
+    shorter run) is marked with its run count, e.g. ``0.0123 (20)``."""
     rows = [r for r in data["rows"] if r["epsilon"] == eps]
     names = [m for m in (DPRECT, *PEER_ORDER, STANDIN)
              if any(m in r["methods"] for r in rows)]
@@ -291,7 +293,7 @@ def markdown(data: dict[str, Any], eps: float) -> str:
         d = ms.get(DPRECT, {})
         clip = (f"{d['clipped_low_mean']:.0f} / {d['clipped_high_mean']:.0f}"
                 if "clipped_low_mean" in d else "—")
-        cells = [fmt(ms[m]["rel_rmse_mean"]) if m in ms else "—" for m in names]
+        cells = [_with_runs(ms[m], data["runs"]) if m in ms else "—" for m in names]
         best = r.get("best_peer_mean")
         if best in names:
             i = names.index(best)
@@ -300,6 +302,12 @@ def markdown(data: dict[str, Any], eps: float) -> str:
                      f" | {fmt(r.get('ratio_mean'))} | {clip} | "
                      f"{fmt(d.get('width_median'))} |")
     return "\n".join(lines)
+
+
+def _with_runs(method: dict[str, Any], runs: int) -> str:
+    """A method's relative RMSE of the mean, with its run count when below ``runs``."""
+    text = fmt(method["rel_rmse_mean"])
+    return text if method["runs"] >= runs else f"{text} ({method['runs']})"
 
 
 def clip_markdown(data: dict[str, Any]) -> str:

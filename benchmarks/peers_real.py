@@ -35,8 +35,8 @@ the best real peer.
 Usage: ``python benchmarks/peers_real.py [prepare|run PEER|collect|compare|all]``
 (``make bench-peers`` = ``all``: prepare, run each peer whose results are missing, collect,
 compare; ``make bench-peers-compare`` = prepare + compare: dprect's side only, against the
-committed peer runs). ``--runs`` (20) and ``--epsilons`` (1, 0.5, 4: the headline first) are public
-settings.
+committed peer runs). ``--runs`` (100: the committed evidence's count, the same for every
+method) and ``--epsilons`` (1, 0.5, 4: the headline first) are public settings.
 """
 
 from __future__ import annotations
@@ -153,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("step", nargs="?", default="all",
                    choices=["prepare", "run", "collect", "compare", "all"])
     p.add_argument("peer", nargs="?", choices=sorted(RUNNERS))
-    p.add_argument("--runs", type=int, default=20)
+    p.add_argument("--runs", type=int, default=100)
     p.add_argument("--epsilons", type=float, nargs="+", default=[1.0, 0.5, 4.0])
     p.add_argument("--dprect", choices=["auto", "describe", "bounds"], default="auto",
                    help="dprect's route (benchmarks/peers_dprect.py; auto: describe if "

@@ -89,6 +89,21 @@ def test_comparison_picks_the_best_peer_and_the_ratio() -> None:
     assert s["at_most_best_mean"] == 1 and s["columns"] == 1
 
 
+def test_the_markdown_table_marks_a_cell_with_fewer_runs_than_the_protocol() -> None:
+    """A peer cell kept from a shorter run (e.g. 20 of 100) carries its run count in the
+    docs table; a cell with the protocol's runs does not."""
+    values = np.array([1.0, 2.0, 3.0, 4.0])
+    col = {"table": "t", "column": "x", "n": 4, "true_sum": 10.0, "synthetic": False}
+    cells = [json.loads(_line("dprect", "x", 1.0, [_run(2.5, 10.0, 1.0, 4.0)] * 3)),
+             json.loads(_line("google", "x", 1.0, [_run(2.0, 9.0)] * 3)),
+             json.loads(_line("tumult", "x", 1.0, [_run(3.0, 11.0, 1.0, 4.0)] * 2))]
+    rows = cmp.compare_cells([col], cells, lambda c: values)
+    table = cmp.markdown({"runs": 3, "rows": rows}, 1.0)
+    last = table.splitlines()[-1]
+    assert "0.2 (2)" in last  # tumult: 2 runs of 3
+    assert "**0.2**" in last and "(3)" not in last  # google: the protocol's 3 runs
+
+
 def test_the_tumult_stand_in_is_used_only_where_the_real_runs_are_missing() -> None:
     values = np.array([1.0, 3.0])
     cols = [{"table": "t", "column": c, "n": 2, "true_sum": 4.0} for c in ("x", "y")]
