@@ -11,15 +11,18 @@ aggregation and the describe run (alternating which goes first); the medians of 
 repeats and their ratio are printed and written to
 ``benchmarks/output/describe_spark-{rows}x{columns}x{groups}.json``
 with the describe run split into pass 1 (centre histograms), pass 2 (per-interval
-statistics) and the driver's mechanism. Noise comes from OS entropy (nothing is seeded).
+statistics; "pass2 cuts" is the part of it spent on the driver making each cell's cuts)
+and the driver's mechanism. Noise comes from OS entropy (nothing is seeded).
 
-``--rows`` (e.g. 10^6) gives a quicker run; ``--master`` the Spark master (local[2]).
+``--rows`` (e.g. 10^6) gives a quicker run; ``--master`` the Spark master (local[2]). The
+peak resident memory of the Python driver and of the session's JVM is reported too.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import resource
 import statistics
 import sys
 import time
@@ -79,6 +82,22 @@ def ensure_data(rows: int, columns: int, groups: int) -> Path:
     return path
 
 
+def peak_memory(spark: Any) -> dict[str, float]:
+    """Peak resident memory (MB) of this Python driver and of the session's JVM (on a
+    local master it runs the executors' tasks too; the Python workers are not counted),
+    from the kernel's high-water marks (Linux; empty elsewhere)."""
+    out: dict[str, float] = {}
+    try:
+        out["python driver"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                out["JVM"] = int(line.split()[1]) / 1024
+    except (OSError, AttributeError, ValueError):
+        pass
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rows", type=int, default=10_000_000)
@@ -119,6 +138,8 @@ def main(argv: list[str] | None = None) -> int:
         "pass1", spark_describe.spark_histograms)
     spark_describe.spark_statistics = timed_phase(  # type: ignore[assignment]
         "pass2", spark_describe.spark_statistics)
+    spark_describe.column_cuts = timed_phase(  # type: ignore[assignment]
+        "pass2 cuts", spark_describe.column_cuts)
 
     def plain() -> None:
         aggs = [f(c) for c in columns for f in (F.count, F.sum, F.min, F.max)]
@@ -143,21 +164,25 @@ def main(argv: list[str] | None = None) -> int:
             times[name].append(time.perf_counter() - t)
             if name == "describe":
                 total = times[name][-1]
-                split.append({**phases, "driver": total - sum(phases.values())})
+                split.append({**phases,
+                              "driver": total - phases["pass1"] - phases["pass2"]})
         parts = ", ".join(f"{k} {v:.1f} s" for k, v in split[-1].items())
         print(f"repeat {r + 1}: plain {times['plain'][-1]:.1f} s, describe "
               f"{times['describe'][-1]:.1f} s ({parts})", flush=True)
     med = {k: statistics.median(v) for k, v in times.items()}
     ratio = med["describe"] / med["plain"]
+    peaks = peak_memory(spark)
     out = {"rows": args.rows, "columns": args.columns, "groups": args.groups,
            "master": args.master, "repeats": args.repeats, "seconds": times,
            "median_seconds": med, "ratio": ratio, "describe_split": split,
+           "peak_rss_mb": peaks,
            "acceptance": "describe <= 2x the plain groupBy aggregation"}
     name = f"describe_spark-{args.rows}x{args.columns}x{args.groups}.json"
     (OUTPUT / name).write_text(json.dumps(out, indent=2) + "\n")
     print(f"{args.rows:,} rows x {args.columns} columns x {args.groups} groups: plain "
           f"groupBy.agg median {med['plain']:.1f} s, describe median {med['describe']:.1f} s,"
-          f" ratio {ratio:.2f} ({'meets' if ratio <= 2 else 'misses'} the 2x acceptance)")
+          f" ratio {ratio:.2f} ({'meets' if ratio <= 2 else 'misses'} the 2x acceptance);"
+          f" peak RSS: " + ", ".join(f"{k} {v:,.0f} MB" for k, v in peaks.items()))
     spark.stop()
     return 0
 

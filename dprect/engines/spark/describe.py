@@ -14,9 +14,11 @@ Parquet, CSV or Delta) and checks its schema with no Spark job; the prepared run
 2. **pass 2** — :func:`partial_statistics` in ``mapInArrow``: each row's interval between
    its cell's public candidates and its truncated significand
    (:mod:`dprect.core.describe_stats`), reduced per (group, column, interval, exponent) to
-   a count and an exact int64 sum in numpy, then summed by a Spark aggregation; the
-   centres and each cell's search-bin range (from pass 1, to trim the cuts searched:
-   :func:`~dprect.core.describe_stats.cell_cuts`) travel with the task;
+   a count and an exact int64 sum in numpy, then summed by a Spark aggregation; each
+   cell's cuts travel with the task, made once on the driver from its centre and only
+   as far as its search-bin range from pass 1 reaches
+   (:func:`~dprect.core.describe_stats.range_cuts`: a whole grid is ~8,500 candidates a
+   side, ~260 kB, and at 64 columns × 1,000 groups the centres are nearly all distinct);
 3. the rest of the mechanism on the driver
    (:func:`~dprect.core.aggregates.describe_from_statistics`).
 
@@ -52,12 +54,12 @@ from dprect.core.aggregates import (
     draw_centres,
 )
 from dprect.core.describe_stats import (
-    CellGrid,
     CellStatistics,
-    cell_cuts,
-    make_cell_grid,
+    JointCuts,
+    joint_cuts,
+    joint_intervals,
     pack,
-    row_intervals,
+    range_cuts,
     search_range,
     sum_by_key,
     truncated,
@@ -93,37 +95,26 @@ CHUNK_ROWS = 1 << 19
 
 
 # -- the kernel (numpy and pyarrow only; shipped by value) ------------------------------------
-def _chunk_statistics(group: np.ndarray, values: np.ndarray, centres: np.ndarray,
-                      ranges: np.ndarray, grids: dict[float, CellGrid]
+def _chunk_statistics(group: np.ndarray, values: np.ndarray, cuts: JointCuts
                       ) -> tuple[np.ndarray, np.ndarray]:
     """One column's rows of a chunk (listed groups, finite values) as (group << 27 |
-    (interval, exponent) key, signed truncated significand) per row. ``grids``: the
-    task's grids by centre (built here once each, uncached in the core: a cached function
-    would be pickled by reference)."""
-    present = np.unique(group)
-    cuts = []
-    for g in present.tolist():
-        c = float(centres[g])
-        grid = grids.get(c)
-        if grid is None:
-            grid = grids[c] = make_cell_grid(c)
-        cuts.append(cell_cuts(grid, int(ranges[g, 0]), int(ranges[g, 1])))
-    interval = row_intervals(values, np.searchsorted(present, group), cuts)
+    (interval, exponent) key, signed truncated significand) per row. ``cuts``: the
+    column's cuts, cell i = group i (made once on the driver, :func:`column_cuts`)."""
+    interval = joint_intervals(values, group, cuts)
     exponent, significand = truncated(values)
     return (group.astype(np.int64) << _KEY_BITS) | pack(interval, exponent), significand
 
 
 def partial_statistics(batches: Iterator[Any], columns: Sequence[str],
-                       centres: np.ndarray, ranges: np.ndarray, group_column: str | None,
+                       cuts: Sequence[JointCuts], group_column: str | None,
                        group_kind: str, group_values: Sequence[Any] | None
                        ) -> Iterator[Any]:
     """mapInArrow body of pass 2: one record batch of (group, column, interval-exponent
-    key, count, Σ significand) for a partition's rows. ``centres[g, j]`` the released
-    centres, ``ranges[g, j]`` each cell's search-bin range from pass 1."""
+    key, count, Σ significand) for a partition's rows. ``cuts[j]``: column j's cuts of
+    every group given its released centre (:func:`column_cuts`)."""
     acc: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = [
         (np.zeros(0, np.int64),) * 3 for _ in columns]
     pending: list[Any] = []
-    grids: dict[float, CellGrid] = {}
     rows = 0
 
     def flush() -> None:
@@ -140,8 +131,7 @@ def partial_statistics(batches: Iterator[Any], columns: Sequence[str],
         for j, name in enumerate(columns):
             x = as_float64(table.column(name).combine_chunks())
             use = listed & np.isfinite(x)  # null, NaN, ±inf: left out of this column
-            keys, sig = _chunk_statistics(group[use], x[use], centres[:, j], ranges[:, j],
-                                          grids)
+            keys, sig = _chunk_statistics(group[use], x[use], cuts[j])
             k0, n0, s0 = acc[j]
             acc[j] = sum_by_key(np.concatenate([k0, keys]), np.concatenate([s0, sig]),
                                 np.concatenate([n0, np.ones(len(keys), np.int64)]))
@@ -182,14 +172,29 @@ def to_statistics(table: Any) -> dict[tuple[int, int], CellStatistics]:
             for cell, (k, n, s) in by_cell(table, [COUNT, SUM]).items()}
 
 
+def column_cuts(centres: np.ndarray, ranges: np.ndarray) -> list[JointCuts]:
+    """Per column j, the cuts of every group g given its centre ``centres[g, j]``, trimmed
+    to the cell's search-bin range ``ranges[g, j]`` from pass 1
+    (:func:`~dprect.core.describe_stats.range_cuts`: only the candidates up to the rows
+    are made), joined for one search per chunk. A cell without rows in pass 1 gets no
+    cuts (the two passes read the same rows, so none comes)."""
+    groups, columns = centres.shape
+    return [joint_cuts([range_cuts(float(centres[g, j]), int(ranges[g, j, 0]),
+                                   int(ranges[g, j, 1])) for g in range(groups)])
+            for j in range(columns)]
+
+
 def spark_statistics(df: DataFrame, columns: Sequence[str], centres: np.ndarray,
                      ranges: np.ndarray, *, group_by: str | None, group_kind: str,
                      group_values: Sequence[Any] | None
                      ) -> dict[tuple[int, int], CellStatistics]:
-    """Pass 2: every (group, column)'s statistics given its centre, in one Spark job."""
-    body = partial(partial_statistics, columns=list(columns), centres=centres,
-                   ranges=ranges, group_column=group_by, group_kind=group_kind,
-                   group_values=group_values)
+    """Pass 2: every (group, column)'s statistics given its centre, in one Spark job.
+    ``centres[g, j]`` the released centres, ``ranges[g, j]`` each cell's search-bin range
+    from pass 1 (:func:`~dprect.core.describe_stats.search_range`)."""
+    body = partial(partial_statistics, columns=list(columns),
+                   cuts=column_cuts(np.asarray(centres, dtype=np.float64),
+                                    np.asarray(ranges, dtype=np.int64)),
+                   group_column=group_by, group_kind=group_kind, group_values=group_values)
     read = [*columns, *([group_by] if group_by is not None else [])]
     sums = (df.selectExpr(*[ident(c) for c in read]).mapInArrow(body, OUTPUT_SCHEMA)
             .groupBy(GROUP, COLUMN, KEY)
@@ -270,4 +275,5 @@ def cli_describe_route(master: str | None = None, remote: str | None = None
 
 
 __all__ = ["OUTPUT_SCHEMA", "SparkDescribePrepared", "SparkDescribeRoute",
-           "cli_describe_route", "partial_statistics", "spark_statistics", "to_statistics"]
+           "cli_describe_route", "column_cuts", "partial_statistics", "spark_statistics",
+           "to_statistics"]
