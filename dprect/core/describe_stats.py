@@ -210,13 +210,25 @@ def joint_cuts(cuts: Sequence[CellCuts]) -> JointCuts:
 def joint_intervals(values: np.ndarray, cell: np.ndarray, cuts: JointCuts) -> np.ndarray:
     """:func:`row_intervals` on joined cuts: one search over all the cells' cuts at once
     (a row of cell i meets only cell i's cuts below its offset key)."""
+    cell = np.asarray(cell, dtype=np.int64)
+    pos = joint_positions(values, cell, cuts)
+    return (pos - cuts.starts[cell] + cuts.base[cell]).astype(np.int64)
+
+
+def joint_positions(values: np.ndarray, cell: np.ndarray, cuts: JointCuts) -> np.ndarray:
+    """Each row's position in the joined cuts: its cell's start plus the number of that
+    cell's cuts at or below its bin (the interval is this minus the start, plus the
+    base). A row of a cell without cuts is not searched."""
     x = np.asarray(values, dtype=np.float64)
     cell = np.asarray(cell, dtype=np.int64)
-    if len(x) == 0:
-        return np.zeros(0, dtype=np.int64)
-    span = np.int64(2 * _SEARCH_GRID.size)
-    pos = np.searchsorted(cuts.joint, _SEARCH_GRID.encode(x) + cell * span, side="right")
-    return (pos - cuts.starts[cell] + cuts.base[cell]).astype(np.int64)
+    pos = cuts.starts[cell].copy() if len(cell) else np.zeros(0, dtype=np.int64)
+    has = np.diff(np.r_[cuts.starts, len(cuts.joint)])[cell] > 0 if len(cell) else cell
+    if np.any(has):
+        span = np.int64(2 * _SEARCH_GRID.size)
+        pos[has] = np.searchsorted(cuts.joint,
+                                   _SEARCH_GRID.encode(x[has]) + cell[has] * span,
+                                   side="right")
+    return pos.astype(np.int64)
 
 
 # -- (c) the truncated values -----------------------------------------------------------------
@@ -383,6 +395,6 @@ def _dyadic(x: float) -> tuple[int, int]:
 __all__ = ["EXPONENT_BIAS", "SIGNIFICANT_BITS", "CellCuts", "CellGrid", "CellStatistics",
            "JointCuts", "cell_cuts", "cell_grid", "cell_statistics", "centre_counts",
            "centred_sum", "centred_sum_at", "data_tails", "edges_hold", "interval_counts",
-           "joint_cuts", "joint_intervals", "make_cell_grid", "merge_statistics", "pack",
-           "range_cuts", "row_intervals", "search_range", "side_tails", "sum_by_key",
-           "truncated", "truncated_value", "unpack"]
+           "joint_cuts", "joint_intervals", "joint_positions", "make_cell_grid",
+           "merge_statistics", "pack", "range_cuts", "row_intervals", "search_range",
+           "side_tails", "sum_by_key", "truncated", "truncated_value", "unpack"]

@@ -57,7 +57,7 @@ from dprect.core.describe_stats import (
     CellStatistics,
     JointCuts,
     joint_cuts,
-    joint_intervals,
+    joint_positions,
     pack,
     range_cuts,
     search_range,
@@ -71,7 +71,7 @@ from dprect.core.request import Source
 from dprect.core.tail_bounds import CENTRE_BITS
 from dprect.engines.bounds_input import resolve_groups
 from dprect.engines.prepared import PreparedRun
-from dprect.engines.row_kernels import group_index
+from dprect.engines.row_kernels import group_index, sum_by_digits
 from dprect.engines.spark.bounds import (
     COLUMN,
     COUNT,
@@ -82,6 +82,7 @@ from dprect.engines.spark.bounds import (
     check_schema,
     spark_histograms,
 )
+from dprect.engines.spark.remote import default_parallelism
 from dprect.engines.spark.source import SPARK_ERRORS, opened_source, spark_message
 from dprect.engines.spark.sql import ident
 
@@ -92,17 +93,36 @@ OUTPUT_SCHEMA = f"{GROUP} int, {COLUMN} int, {KEY} bigint, {COUNT} bigint, {SUM}
 _KEY_BITS = 27
 #: rows buffered before a chunk is processed (amortises the per-cell work)
 CHUNK_ROWS = 1 << 19
+#: a chunk's (group, interval, exponent) triples are counted in a dense table when it has
+#: at most this many cells a row (else the keys are sorted)
+DENSE_CELLS_PER_ROW = 8
 
 
 # -- the kernel (numpy and pyarrow only; shipped by value) ------------------------------------
 def _chunk_statistics(group: np.ndarray, values: np.ndarray, cuts: JointCuts
-                      ) -> tuple[np.ndarray, np.ndarray]:
-    """One column's rows of a chunk (listed groups, finite values) as (group << 27 |
-    (interval, exponent) key, signed truncated significand) per row. ``cuts``: the
-    column's cuts, cell i = group i (made once on the driver, :func:`column_cuts`)."""
-    interval = joint_intervals(values, group, cuts)
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One column's rows of a chunk (listed groups, finite values) reduced to sorted
+    unique keys group << 27 | (interval, exponent) key, with the row count and Σ signed
+    truncated significand of each. ``cuts``: the column's cuts, cell i = group i (made
+    once on the driver, :func:`column_cuts`). A row's position p in the joined cuts plus
+    its group numbers the (group, interval) pairs in their order, so the pairs (p + g,
+    exponent) are counted in a dense table when it is small
+    (:func:`~dprect.engines.row_kernels.sum_by_digits`), else the keys are sorted."""
+    g = group.astype(np.int64)
+    pos = joint_positions(values, g, cuts)
     exponent, significand = truncated(values)
-    return (group.astype(np.int64) << _KEY_BITS) | pack(interval, exponent), significand
+    dense = sum_by_digits([pos + g, exponent], [significand], DENSE_CELLS_PER_ROW * len(g))
+    if dense is None:
+        interval = pos - cuts.starts[g] + cuts.base[g]
+        keys = (g << _KEY_BITS) | pack(interval, exponent)
+        return sum_by_key(keys, significand)
+    (code, e), n, (sums,) = dense
+    # code = p + g, with group g's positions in [start_g, start_g + its cuts]: g is the
+    # last group whose first code start_g + g is at most the code
+    first = cuts.starts + np.arange(len(cuts.starts), dtype=np.int64)
+    gg = np.searchsorted(first, code, side="right") - 1
+    interval = code - gg - cuts.starts[gg] + cuts.base[gg]
+    return (gg << _KEY_BITS) | pack(interval, e), n, sums
 
 
 def partial_statistics(batches: Iterator[Any], columns: Sequence[str],
@@ -131,10 +151,11 @@ def partial_statistics(batches: Iterator[Any], columns: Sequence[str],
         for j, name in enumerate(columns):
             x = as_float64(table.column(name).combine_chunks())
             use = listed & np.isfinite(x)  # null, NaN, ±inf: left out of this column
-            keys, sig = _chunk_statistics(group[use], x[use], cuts[j])
+            keys, n, sums = _chunk_statistics(group[use], x[use], cuts[j])
             k0, n0, s0 = acc[j]
-            acc[j] = sum_by_key(np.concatenate([k0, keys]), np.concatenate([s0, sig]),
-                                np.concatenate([n0, np.ones(len(keys), np.int64)]))
+            acc[j] = (keys, n, sums) if not len(k0) else sum_by_key(
+                np.concatenate([k0, keys]), np.concatenate([s0, sums]),
+                np.concatenate([n0, n]))
 
     for batch in batches:
         if batch.num_rows == 0:
@@ -196,7 +217,9 @@ def spark_statistics(df: DataFrame, columns: Sequence[str], centres: np.ndarray,
                                     np.asarray(ranges, dtype=np.int64)),
                    group_column=group_by, group_kind=group_kind, group_values=group_values)
     read = [*columns, *([group_by] if group_by is not None else [])]
-    sums = (df.selectExpr(*[ident(c) for c in read]).mapInArrow(body, OUTPUT_SCHEMA)
+    selected = df.selectExpr(*[ident(c) for c in read]).coalesce(
+        default_parallelism(df.sparkSession))  # as pass 1: fewer, larger partial sums
+    sums = (selected.mapInArrow(body, OUTPUT_SCHEMA)
             .groupBy(GROUP, COLUMN, KEY)
             .agg(F.sum(COUNT).alias(COUNT), F.sum(SUM).alias(SUM)))
     try:
