@@ -63,6 +63,7 @@ from __future__ import annotations
 import bisect
 import math
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -310,6 +311,23 @@ class CandidateStream:
             if keep.any():
                 self._bins.append(idx[keep])
                 self.count += int(keep.sum())
+
+    def bins_while(self, keep: Callable[[int], bool]) -> np.ndarray:
+        """The ``FloatBins(SEARCH_BITS)`` bins of the candidates, outward, for as long as
+        ``keep(bin)`` holds — ``keep`` must hold for a prefix of the side's bins (e.g.
+        bin ≤ b on the upper side, bin ≥ b on the lower). The bins of the points are
+        monotone, so the points whose bin is kept are a prefix too: found by bisection,
+        encoded in one piece, repeats dropped. Read only (the stream is not advanced); a
+        Spark describe run's cuts up to a cell's rows
+        (:func:`dprect.core.describe_stats.range_cuts`)."""
+        if not keep(self._first):
+            return np.zeros(0, dtype=np.int64)
+        sign = self._sign
+        stop = bisect.bisect_left(range(self._pos, self._length), True,
+                                  key=lambda p: not keep(_search_bin(sign * self._w_at(p))))
+        idx = _SEARCH_GRID.encode(self._raw(self._pos, self._pos + stop))
+        new = idx != np.concatenate([[self._first], idx[:-1]])
+        return np.concatenate([[self._first], idx[new]]).astype(np.int64)
 
     def upto(self, n: int) -> np.ndarray:
         """The first ``n`` candidates (fewer only if the side has fewer)."""

@@ -6,6 +6,12 @@ dprect installed) and the in-memory route can call the very same code.
 not listed or a null. Numbers are compared as float64 (−0.0 as 0.0, NaN matching nothing),
 booleans as booleans, anything else as its text. Nothing here raises for a value: what a
 row holds decides only which group it counts in (row-local, so it costs no privacy).
+
+:func:`sum_by_digits` — the partial reduction of the Spark kernels (rows to unique keys
+with their counts and exact integer sums) by counting into a dense table when the keys'
+span is small, which costs O(rows) instead of a sort; the same unique keys, counts and
+sums as sorting (it declines, returning None, where the table would be too large or a
+sum might not be exact, and the caller sorts).
 """
 
 from __future__ import annotations
@@ -40,4 +46,57 @@ def group_index(array: Any, kind: str, values: Sequence[Any] | None) -> np.ndarr
     return np.asarray(pc.fill_null(found, -1).to_numpy(zero_copy_only=False), dtype=np.int32)
 
 
-__all__ = ["group_index"]
+#: a value's two parts for the exact float64 sums: v = hi·2^16 + lo, 0 ≤ lo < 2^16
+_LOW_BITS = 16
+#: values summed by :func:`sum_by_digits` must lie in (−2^31, 2^31): |hi| < 2^15, so
+#: every partial float64 sum of up to 2^37 rows is an integer below 2^53 (exact)
+_VALUE_LIMIT = 1 << 31
+
+
+def sum_by_digits(digits: Sequence[np.ndarray], values: Sequence[np.ndarray],
+                  limit: int) -> tuple[list[np.ndarray], np.ndarray, list[np.ndarray]] | None:
+    """The unique tuples (digits[0][r], digits[1][r], …) in lexicographic order, with the
+    number of rows of each and, per array of ``values``, the exact int64 sum over its
+    rows — or None (the caller sorts instead) when the digits' box (the product of their
+    spans) has more than ``limit`` cells, there are no rows, or a value lies outside
+    (−2^31, 2^31). Each row's tuple gets its index in the box, np.bincount counts (and sums
+    the values, split as v = hi·2^16 + lo so that every float64 partial sum is an exact
+    integer), and the non-empty cells are read back in index order, which is the tuples'
+    order."""
+    n = len(digits[0]) if digits else 0
+    if n == 0:
+        return None
+    lows, spans = [], []
+    size = 1
+    for d in digits:
+        lo, hi = int(d.min()), int(d.max())
+        lows.append(lo)
+        spans.append(hi - lo + 1)
+        size *= hi - lo + 1
+    if size > limit:
+        return None
+    for v in values:
+        if len(v) and (int(v.max()) >= _VALUE_LIMIT or int(v.min()) <= -_VALUE_LIMIT):
+            return None
+    code = np.zeros(n, dtype=np.int64)
+    for d, lo, span in zip(digits, lows, spans, strict=True):
+        code *= span
+        code += np.asarray(d, dtype=np.int64) - lo
+    counts = np.bincount(code, minlength=size)
+    cells = np.flatnonzero(counts)
+    out: list[np.ndarray] = []
+    rest = cells.astype(np.int64)
+    for lo, span in zip(reversed(lows), reversed(spans), strict=True):
+        out.append(rest % span + lo)
+        rest = rest // span
+    out.reverse()
+    sums = []
+    for v in values:
+        v = np.asarray(v, dtype=np.int64)
+        high = np.bincount(code, weights=v >> _LOW_BITS, minlength=size)[cells]
+        low = np.bincount(code, weights=v & ((1 << _LOW_BITS) - 1), minlength=size)[cells]
+        sums.append((high.astype(np.int64) << _LOW_BITS) + low.astype(np.int64))
+    return out, counts[cells].astype(np.int64), sums
+
+
+__all__ = ["group_index", "sum_by_digits"]

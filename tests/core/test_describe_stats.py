@@ -117,6 +117,33 @@ def test_trimmed_cuts_give_the_same_intervals():
                                                        [cell_cuts(cell_grid(7.0))]))
 
 
+def test_range_cuts_are_the_trimmed_cuts_of_the_whole_grid():
+    """The Spark kernel's cuts (made only up to a cell's range) equal cell_cuts of the
+    whole grid, base and cuts, for centres in every binade and of both signs and ranges
+    around them, inside them and far from them (a wrong count of the candidates skipped
+    shifts the base and fails here)."""
+    rs = np.random.default_rng(5)
+    centres = [*CENTRES, *_bits(40, 9).tolist()]
+    for c in centres:
+        grid = cell_grid(c)
+        cb = int(FloatBins(12).encode(np.array([c]))[0])
+        ranges = [(cb, cb), (cb - 3000, cb + 3000), (cb + 1, cb + 40_000),
+                  (cb - 90_000, cb - 5), (0, (1 << 24) - 1)]
+        ranges += [tuple(sorted(rs.integers(0, 1 << 24, 2).tolist())) for _ in range(4)]
+        if len(grid.cuts):
+            k = int(rs.integers(0, len(grid.cuts)))
+            far = int(grid.cuts[min(k + 9, len(grid.cuts) - 1)])
+            ranges += [(int(grid.cuts[k]), int(grid.cuts[k])), (int(grid.cuts[k]) - 1, far)]
+        for lo, hi in ranges:
+            lo, hi = max(lo, 0), min(hi, (1 << 24) - 1)
+            if hi < lo:
+                continue
+            want = cell_cuts(grid, lo, hi)
+            got = describe_stats.range_cuts(c, lo, hi)
+            assert got.base == want.base, (c, lo, hi)
+            assert np.array_equal(got.cuts, want.cuts), (c, lo, hi)
+
+
 @pytest.mark.parametrize("centre", [0.0, 1.0, -2.5, 7.0])
 def test_sum_from_statistics_is_the_direct_exact_sum(centre):
     grid = cell_grid(centre)

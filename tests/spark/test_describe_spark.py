@@ -156,12 +156,12 @@ def test_pass_two_kernel_runs_where_dprect_is_not_installed():
 
     from pyspark import cloudpickle
 
-    from dprect.engines.spark.describe import partial_statistics
+    from dprect.engines.spark.describe import column_cuts, partial_statistics
 
     centres = np.array([[1.0], [-2.0]])
     ranges = np.array([[search_range(centre_counts(np.array([1.5]))[0])],
                        [search_range(centre_counts(np.array([-2.0]))[0])]])
-    body = partial(partial_statistics, columns=["x"], centres=centres, ranges=ranges,
+    body = partial(partial_statistics, columns=["x"], cuts=column_cuts(centres, ranges),
                    group_column="g", group_kind="string", group_values=["a", "b"])
     done = subprocess.run([sys.executable, "-c", _LOAD_WITHOUT_DPRECT],
                           input=cloudpickle.dumps(body), capture_output=True, cwd="/",

@@ -8,7 +8,10 @@
 
 1. ``mapInArrow`` with :func:`partial_histograms`: each partition's rows are encoded on
    their public grids and counted per (group, column, grid index) — all groups and all
-   columns at once, in numpy;
+   columns at once, in numpy; the input is coalesced to one partition per core of the
+   session's default parallelism, so each task's partial counts cover a larger share of
+   the rows (a file of many splits otherwise sends the aggregation one partial list per
+   split, ~100 rows per (group, column) each at 64 columns × 1,000 groups);
 2. a Spark aggregation sums the counts by (group, column, grid index);
 3. the sums are collected to the driver as one :class:`~dprect.core.bounds.Histogram` per
    (group, column).
@@ -58,6 +61,7 @@ from dprect.engines.prepared import PreparedRun
 from dprect.engines.row_kernels import group_index
 from dprect.engines.spark import by_value  # noqa: F401  (registers the core's modules)
 from dprect.engines.spark.checks import label_kind
+from dprect.engines.spark.remote import default_parallelism
 from dprect.engines.spark.source import SPARK_ERRORS, opened_source, spark_message
 from dprect.engines.spark.sql import ident
 
@@ -69,6 +73,12 @@ COUNT = "_n"
 OUTPUT_SCHEMA = f"{GROUP} int, {COLUMN} int, {KEY} bigint, {COUNT} bigint"
 
 _NUMERIC = (T.NumericType, T.BooleanType, T.NullType)
+#: values (rows × columns) buffered before a chunk is counted: 2^25 float64, 256 MB —
+#: 2^19 rows of 64 columns (amortises the per-chunk work; bounded on a wide table)
+CHUNK_VALUES = 1 << 25
+#: a chunk is counted in a dense (group, key) table when the table has at most this many
+#: cells a row (else it is sorted)
+DENSE_CELLS_PER_ROW = 4
 
 
 # -- the kernel (numpy and pyarrow only; shipped by value) ------------------------------------
@@ -113,35 +123,72 @@ def _reduce(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
     return g[starts].astype(np.int32), k[starts], np.add.reduceat(n, starts).astype(np.int64)
 
 
+def _chunk_counts(group: np.ndarray, keys: np.ndarray, depth: int = 2
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_count` of a chunk, as unique (group, key) pairs in any order: by a dense
+    table over (group, key) where its box is at most ``DENSE_CELLS_PER_ROW`` cells a row
+    (O(rows); e.g. a coarse grid's keys), else the keys are split at the middle of their
+    span and each half counted so (``depth`` times: a FloatBins column of both signs is
+    two narrow runs of keys, one each side of zero's bin), else sorted. The same pairs
+    and counts either way."""
+    dense = row_kernels.sum_by_digits([group, keys], [],
+                                      DENSE_CELLS_PER_ROW * len(keys))
+    if dense is not None:
+        (g, k), n, _ = dense
+        return g.astype(np.int32), k.astype(np.int64), n
+    if depth == 0 or len(keys) < 2:
+        return _count(group, keys)
+    middle = int(keys.min()) // 2 + int(keys.max()) // 2
+    high = keys > middle
+    if high.all() or not high.any():
+        return _count(group, keys)
+    parts = [_chunk_counts(group[side], keys[side], depth - 1) for side in (~high, high)]
+    return tuple(np.concatenate(xs) for xs in zip(*parts, strict=True))  # type: ignore
+
+
 def partial_histograms(batches: Iterator[Any], columns: Sequence[str],
                        domains: Sequence[Domain], group_column: str | None,
                        group_kind: str, group_values: Sequence[Any] | None
                        ) -> Iterator[Any]:
     """mapInArrow body: one record batch of (group, column, grid index, count) for the
-    rows of a partition. Ungrouped (``group_column`` None): every row is group 0."""
+    rows of a partition. Ungrouped (``group_column`` None): every row is group 0. Batches
+    are counted in chunks of about ``CHUNK_VALUES`` values (:func:`_chunk_counts`)."""
     parts: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = [[] for _ in columns]
-    buffered = 0
+    pending: list[Any] = []
+    rows = 0
+
+    def flush() -> None:
+        if not pending:
+            return
+        table = pa.Table.from_batches(pending)
+        pending.clear()
+        if group_column is None:
+            group = np.zeros(table.num_rows, dtype=np.int32)
+        else:
+            group = group_index(table.column(group_column).combine_chunks(), group_kind,
+                                group_values)
+        listed = group >= 0
+        for j, name in enumerate(columns):
+            x = as_float64(table.column(name).combine_chunks())
+            use = listed & np.isfinite(x)  # null, NaN, ±inf: left out of this column
+            parts[j].append(_chunk_counts(group[use], domains[j].encode(x[use])))
+            if len(parts[j]) > 1:  # keep one partial list per column
+                parts[j] = [_reduce(parts[j])]
+
     for batch in batches:
         if batch.num_rows == 0:
             continue
-        if group_column is None:
-            group = np.zeros(batch.num_rows, dtype=np.int32)
-        else:
-            group = group_index(batch.column(group_column), group_kind, group_values)
-        listed = group >= 0
-        for j, name in enumerate(columns):
-            x = as_float64(batch.column(name))
-            use = listed & np.isfinite(x)  # null, NaN, ±inf: left out of this column
-            parts[j].append(_count(group[use], domains[j].encode(x[use])))
-            buffered += int(use.sum())
-        if buffered > 1 << 20:  # keep the partial lists short
-            parts = [[_reduce(p)] if p else [] for p in parts]
-            buffered = 0
+        pending.append(batch)
+        rows += batch.num_rows
+        if rows * max(1, len(columns)) >= CHUNK_VALUES:
+            flush()
+            rows = 0
+    flush()
     gs, js, ks, ns = [], [], [], []
     for j, p in enumerate(parts):
         if not p:
             continue
-        g, k, n = _reduce(p)
+        g, k, n = p[0]
         gs.append(g)
         js.append(np.full(len(k), j, dtype=np.int32))
         ks.append(k)
@@ -214,7 +261,8 @@ def spark_histograms(df: DataFrame, columns: Sequence[str], domains: Sequence[Do
     body = partial(partial_histograms, columns=list(columns), domains=list(domains),
                    group_column=group_by, group_kind=kind or "", group_values=resolved)
     read = [*columns, *([group_by] if group_by is not None else [])]
-    selected = df.selectExpr(*[ident(c) for c in read])
+    selected = df.selectExpr(*[ident(c) for c in read]).coalesce(
+        default_parallelism(df.sparkSession))
     sums = (selected.mapInArrow(body, OUTPUT_SCHEMA)
             .groupBy(GROUP, COLUMN, KEY).agg(F.sum(COUNT).alias(COUNT)))
     try:

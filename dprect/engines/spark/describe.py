@@ -14,9 +14,11 @@ Parquet, CSV or Delta) and checks its schema with no Spark job; the prepared run
 2. **pass 2** — :func:`partial_statistics` in ``mapInArrow``: each row's interval between
    its cell's public candidates and its truncated significand
    (:mod:`dprect.core.describe_stats`), reduced per (group, column, interval, exponent) to
-   a count and an exact int64 sum in numpy, then summed by a Spark aggregation; the
-   centres and each cell's search-bin range (from pass 1, to trim the cuts searched:
-   :func:`~dprect.core.describe_stats.cell_cuts`) travel with the task;
+   a count and an exact int64 sum in numpy, then summed by a Spark aggregation; each
+   cell's cuts travel with the task, made once on the driver from its centre and only
+   as far as its search-bin range from pass 1 reaches
+   (:func:`~dprect.core.describe_stats.range_cuts`: a whole grid is ~8,500 candidates a
+   side, ~260 kB, and at 64 columns × 1,000 groups the centres are nearly all distinct);
 3. the rest of the mechanism on the driver
    (:func:`~dprect.core.aggregates.describe_from_statistics`).
 
@@ -52,12 +54,12 @@ from dprect.core.aggregates import (
     draw_centres,
 )
 from dprect.core.describe_stats import (
-    CellGrid,
     CellStatistics,
-    cell_cuts,
-    make_cell_grid,
+    JointCuts,
+    joint_cuts,
+    joint_positions,
     pack,
-    row_intervals,
+    range_cuts,
     search_range,
     sum_by_key,
     truncated,
@@ -69,7 +71,7 @@ from dprect.core.request import Source
 from dprect.core.tail_bounds import CENTRE_BITS
 from dprect.engines.bounds_input import resolve_groups
 from dprect.engines.prepared import PreparedRun
-from dprect.engines.row_kernels import group_index
+from dprect.engines.row_kernels import group_index, sum_by_digits
 from dprect.engines.spark.bounds import (
     COLUMN,
     COUNT,
@@ -80,6 +82,7 @@ from dprect.engines.spark.bounds import (
     check_schema,
     spark_histograms,
 )
+from dprect.engines.spark.remote import default_parallelism
 from dprect.engines.spark.source import SPARK_ERRORS, opened_source, spark_message
 from dprect.engines.spark.sql import ident
 
@@ -90,40 +93,48 @@ OUTPUT_SCHEMA = f"{GROUP} int, {COLUMN} int, {KEY} bigint, {COUNT} bigint, {SUM}
 _KEY_BITS = 27
 #: rows buffered before a chunk is processed (amortises the per-cell work)
 CHUNK_ROWS = 1 << 19
+#: a chunk's (group, interval, exponent) triples are counted in a dense table when it has
+#: at most this many cells a row (else the keys are sorted)
+DENSE_CELLS_PER_ROW = 8
 
 
 # -- the kernel (numpy and pyarrow only; shipped by value) ------------------------------------
-def _chunk_statistics(group: np.ndarray, values: np.ndarray, centres: np.ndarray,
-                      ranges: np.ndarray, grids: dict[float, CellGrid]
-                      ) -> tuple[np.ndarray, np.ndarray]:
-    """One column's rows of a chunk (listed groups, finite values) as (group << 27 |
-    (interval, exponent) key, signed truncated significand) per row. ``grids``: the
-    task's grids by centre (built here once each, uncached in the core: a cached function
-    would be pickled by reference)."""
-    present = np.unique(group)
-    cuts = []
-    for g in present.tolist():
-        c = float(centres[g])
-        grid = grids.get(c)
-        if grid is None:
-            grid = grids[c] = make_cell_grid(c)
-        cuts.append(cell_cuts(grid, int(ranges[g, 0]), int(ranges[g, 1])))
-    interval = row_intervals(values, np.searchsorted(present, group), cuts)
+def _chunk_statistics(group: np.ndarray, values: np.ndarray, cuts: JointCuts
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One column's rows of a chunk (listed groups, finite values) reduced to sorted
+    unique keys group << 27 | (interval, exponent) key, with the row count and Σ signed
+    truncated significand of each. ``cuts``: the column's cuts, cell i = group i (made
+    once on the driver, :func:`column_cuts`). A row's position p in the joined cuts plus
+    its group numbers the (group, interval) pairs in their order, so the pairs (p + g,
+    exponent) are counted in a dense table when it is small
+    (:func:`~dprect.engines.row_kernels.sum_by_digits`), else the keys are sorted."""
+    g = group.astype(np.int64)
+    pos = joint_positions(values, g, cuts)
     exponent, significand = truncated(values)
-    return (group.astype(np.int64) << _KEY_BITS) | pack(interval, exponent), significand
+    dense = sum_by_digits([pos + g, exponent], [significand], DENSE_CELLS_PER_ROW * len(g))
+    if dense is None:
+        interval = pos - cuts.starts[g] + cuts.base[g]
+        keys = (g << _KEY_BITS) | pack(interval, exponent)
+        return sum_by_key(keys, significand)
+    (code, e), n, (sums,) = dense
+    # code = p + g, with group g's positions in [start_g, start_g + its cuts]: g is the
+    # last group whose first code start_g + g is at most the code
+    first = cuts.starts + np.arange(len(cuts.starts), dtype=np.int64)
+    gg = np.searchsorted(first, code, side="right") - 1
+    interval = code - gg - cuts.starts[gg] + cuts.base[gg]
+    return (gg << _KEY_BITS) | pack(interval, e), n, sums
 
 
 def partial_statistics(batches: Iterator[Any], columns: Sequence[str],
-                       centres: np.ndarray, ranges: np.ndarray, group_column: str | None,
+                       cuts: Sequence[JointCuts], group_column: str | None,
                        group_kind: str, group_values: Sequence[Any] | None
                        ) -> Iterator[Any]:
     """mapInArrow body of pass 2: one record batch of (group, column, interval-exponent
-    key, count, Σ significand) for a partition's rows. ``centres[g, j]`` the released
-    centres, ``ranges[g, j]`` each cell's search-bin range from pass 1."""
+    key, count, Σ significand) for a partition's rows. ``cuts[j]``: column j's cuts of
+    every group given its released centre (:func:`column_cuts`)."""
     acc: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = [
         (np.zeros(0, np.int64),) * 3 for _ in columns]
     pending: list[Any] = []
-    grids: dict[float, CellGrid] = {}
     rows = 0
 
     def flush() -> None:
@@ -140,11 +151,11 @@ def partial_statistics(batches: Iterator[Any], columns: Sequence[str],
         for j, name in enumerate(columns):
             x = as_float64(table.column(name).combine_chunks())
             use = listed & np.isfinite(x)  # null, NaN, ±inf: left out of this column
-            keys, sig = _chunk_statistics(group[use], x[use], centres[:, j], ranges[:, j],
-                                          grids)
+            keys, n, sums = _chunk_statistics(group[use], x[use], cuts[j])
             k0, n0, s0 = acc[j]
-            acc[j] = sum_by_key(np.concatenate([k0, keys]), np.concatenate([s0, sig]),
-                                np.concatenate([n0, np.ones(len(keys), np.int64)]))
+            acc[j] = (keys, n, sums) if not len(k0) else sum_by_key(
+                np.concatenate([k0, keys]), np.concatenate([s0, sums]),
+                np.concatenate([n0, n]))
 
     for batch in batches:
         if batch.num_rows == 0:
@@ -182,16 +193,33 @@ def to_statistics(table: Any) -> dict[tuple[int, int], CellStatistics]:
             for cell, (k, n, s) in by_cell(table, [COUNT, SUM]).items()}
 
 
+def column_cuts(centres: np.ndarray, ranges: np.ndarray) -> list[JointCuts]:
+    """Per column j, the cuts of every group g given its centre ``centres[g, j]``, trimmed
+    to the cell's search-bin range ``ranges[g, j]`` from pass 1
+    (:func:`~dprect.core.describe_stats.range_cuts`: only the candidates up to the rows
+    are made), joined for one search per chunk. A cell without rows in pass 1 gets no
+    cuts (the two passes read the same rows, so none comes)."""
+    groups, columns = centres.shape
+    return [joint_cuts([range_cuts(float(centres[g, j]), int(ranges[g, j, 0]),
+                                   int(ranges[g, j, 1])) for g in range(groups)])
+            for j in range(columns)]
+
+
 def spark_statistics(df: DataFrame, columns: Sequence[str], centres: np.ndarray,
                      ranges: np.ndarray, *, group_by: str | None, group_kind: str,
                      group_values: Sequence[Any] | None
                      ) -> dict[tuple[int, int], CellStatistics]:
-    """Pass 2: every (group, column)'s statistics given its centre, in one Spark job."""
-    body = partial(partial_statistics, columns=list(columns), centres=centres,
-                   ranges=ranges, group_column=group_by, group_kind=group_kind,
-                   group_values=group_values)
+    """Pass 2: every (group, column)'s statistics given its centre, in one Spark job.
+    ``centres[g, j]`` the released centres, ``ranges[g, j]`` each cell's search-bin range
+    from pass 1 (:func:`~dprect.core.describe_stats.search_range`)."""
+    body = partial(partial_statistics, columns=list(columns),
+                   cuts=column_cuts(np.asarray(centres, dtype=np.float64),
+                                    np.asarray(ranges, dtype=np.int64)),
+                   group_column=group_by, group_kind=group_kind, group_values=group_values)
     read = [*columns, *([group_by] if group_by is not None else [])]
-    sums = (df.selectExpr(*[ident(c) for c in read]).mapInArrow(body, OUTPUT_SCHEMA)
+    selected = df.selectExpr(*[ident(c) for c in read]).coalesce(
+        default_parallelism(df.sparkSession))  # as pass 1: fewer, larger partial sums
+    sums = (selected.mapInArrow(body, OUTPUT_SCHEMA)
             .groupBy(GROUP, COLUMN, KEY)
             .agg(F.sum(COUNT).alias(COUNT), F.sum(SUM).alias(SUM)))
     try:
@@ -270,4 +298,5 @@ def cli_describe_route(master: str | None = None, remote: str | None = None
 
 
 __all__ = ["OUTPUT_SCHEMA", "SparkDescribePrepared", "SparkDescribeRoute",
-           "cli_describe_route", "partial_statistics", "spark_statistics", "to_statistics"]
+           "cli_describe_route", "column_cuts", "partial_statistics", "spark_statistics",
+           "to_statistics"]
