@@ -46,6 +46,15 @@ def group_index(array: Any, kind: str, values: Sequence[Any] | None) -> np.ndarr
     return np.asarray(pc.fill_null(found, -1).to_numpy(zero_copy_only=False), dtype=np.int32)
 
 
+def table_groups(table: Any, group_column: str | None, kind: str,
+                 values: Sequence[Any] | None) -> np.ndarray:
+    """Each row's group index in an Arrow ``table`` (:func:`group_index` of its
+    ``group_column``); every row is group 0 when the run is ungrouped (None)."""
+    if group_column is None:
+        return np.zeros(table.num_rows, dtype=np.int32)
+    return group_index(table.column(group_column).combine_chunks(), kind, values)
+
+
 #: a value's two parts for the exact float64 sums: v = hi·2^16 + lo, 0 ≤ lo < 2^16
 _LOW_BITS = 16
 #: values summed by :func:`sum_by_digits` must lie in (−2^31, 2^31): |hi| < 2^15, so
@@ -99,4 +108,4 @@ def sum_by_digits(digits: Sequence[np.ndarray], values: Sequence[np.ndarray],
     return out, counts[cells].astype(np.int64), sums
 
 
-__all__ = ["group_index", "sum_by_digits"]
+__all__ = ["group_index", "sum_by_digits", "table_groups"]

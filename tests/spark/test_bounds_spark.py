@@ -34,7 +34,7 @@ from dprect.app.jobs_support import load_config, section_values
 from dprect.core.bounds import histogram
 from dprect.core.domains import FloatBins, Grid, IntegerRange
 from dprect.engines.bounds_input import resolve_groups
-from dprect.engines.row_kernels import group_index
+from dprect.engines.row_kernels import group_index, table_groups
 from dprect.engines.spark.bounds import COUNT, KEY, partial_histograms
 
 REPO = Path(__file__).resolve().parents[2]
@@ -126,7 +126,7 @@ def test_kernel_group_matching_is_the_numpy_routes(array, groups) -> None:
     from dprect.engines.bounds_input import group_kind_of_arrow
     from dprect.engines.spark import bounds as spark_bounds
 
-    assert spark_bounds.group_index is group_index
+    assert spark_bounds.table_groups is table_groups  # the numpy route's group_index inside
     kind = group_kind_of_arrow(array.type, "g")
     values = resolve_groups(groups, kind, "g")
 
@@ -143,6 +143,9 @@ def test_kernel_group_matching_is_the_numpy_routes(array, groups) -> None:
 
     expected = [reference(v) for v in array.to_pylist()]
     assert group_index(array, kind, values).tolist() == expected
+    table = pa.table({"g": array})
+    assert table_groups(table, "g", kind, values).tolist() == expected
+    assert table_groups(table, None, kind, values).tolist() == [0] * len(array)
 
 
 # -- numpy and Spark: identical -------------------------------------------------------------

@@ -58,7 +58,7 @@ from dprect.engines.bounds_input import (
     resolve_groups,
 )
 from dprect.engines.prepared import PreparedRun
-from dprect.engines.row_kernels import group_index
+from dprect.engines.row_kernels import table_groups
 from dprect.engines.spark import by_value  # noqa: F401  (registers the core's modules)
 from dprect.engines.spark.checks import label_kind
 from dprect.engines.spark.remote import default_parallelism
@@ -162,11 +162,7 @@ def partial_histograms(batches: Iterator[Any], columns: Sequence[str],
             return
         table = pa.Table.from_batches(pending)
         pending.clear()
-        if group_column is None:
-            group = np.zeros(table.num_rows, dtype=np.int32)
-        else:
-            group = group_index(table.column(group_column).combine_chunks(), group_kind,
-                                group_values)
+        group = table_groups(table, group_column, group_kind, group_values)
         listed = group >= 0
         for j, name in enumerate(columns):
             x = as_float64(table.column(name).combine_chunks())
@@ -205,7 +201,7 @@ def partial_histograms(batches: Iterator[Any], columns: Sequence[str],
 # executors get the kernel's code with the task, and the domains with their encoders
 # (by_value): they need numpy and pyarrow, not dprect
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
-cloudpickle.register_pickle_by_value(row_kernels)  # group_index, shared with the numpy route
+cloudpickle.register_pickle_by_value(row_kernels)  # table_groups, shared with the numpy route
 
 
 # -- the driver -------------------------------------------------------------------------------

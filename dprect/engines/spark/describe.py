@@ -71,7 +71,7 @@ from dprect.core.request import Source
 from dprect.core.tail_bounds import CENTRE_BITS
 from dprect.engines.bounds_input import resolve_groups
 from dprect.engines.prepared import PreparedRun
-from dprect.engines.row_kernels import group_index, sum_by_digits
+from dprect.engines.row_kernels import sum_by_digits, table_groups
 from dprect.engines.spark.bounds import (
     COLUMN,
     COUNT,
@@ -142,11 +142,7 @@ def partial_statistics(batches: Iterator[Any], columns: Sequence[str],
             return
         table = pa.Table.from_batches(pending)
         pending.clear()
-        if group_column is None:
-            group = np.zeros(table.num_rows, dtype=np.int32)
-        else:
-            group = group_index(table.column(group_column).combine_chunks(), group_kind,
-                                group_values)
+        group = table_groups(table, group_column, group_kind, group_values)
         listed = group >= 0
         for j, name in enumerate(columns):
             x = as_float64(table.column(name).combine_chunks())
