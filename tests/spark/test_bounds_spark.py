@@ -306,3 +306,43 @@ def test_example_config_is_valid() -> None:
     local = load_config(REPO / "conf" / "local.yaml", [], section="generate")
     assert cfg["input"] == local["generate"]["output"]
     assert cfg["columns"] == local["fit"]["features"]
+
+
+def test_the_kernels_read_a_partition_in_chunks_as_a_whole(monkeypatch) -> None:
+    """finite_chunks buffers batches to at least chunk_rows rows and leaves out, per column,
+    the rows outside the groups and the non-finite values; the histogram kernel counts the
+    same with chunks of a few rows as in one chunk."""
+    from dprect.core.domains import Grid
+    from dprect.engines.spark import bounds as spark_bounds
+
+    gen = np.random.default_rng(5)
+    a = gen.normal(size=9)
+    a[[1, 6]] = np.nan
+    b = gen.integers(0, 4, size=9).astype(float)
+    b[3] = np.inf
+    g = ["p", "q", "p", "r", "q", "p", "p", "q", "p"]  # "r": no listed group
+    table = pa.table({"a": a, "b": b, "g": g})
+    batches = [table.slice(0, 3), table.slice(3, 0), table.slice(3, 4), table.slice(7, 2)]
+    batches = [t.to_batches()[0] if t.num_rows else pa.RecordBatch.from_pylist(
+        [], schema=table.schema) for t in batches]
+    got = list(spark_bounds.finite_chunks(iter(batches), 5, ["a", "b"], "g", "string",
+                                          ["p", "q"]))
+    assert [j for j, _, _ in got] == [0, 1, 0, 1]  # two chunks: 7 rows, then 2
+    whole = list(spark_bounds.finite_chunks(iter([table.to_batches()[0]]), 100,
+                                            ["a", "b"], "g", "string", ["p", "q"]))
+    for j in (0, 1):
+        joined = np.concatenate([x for k, _, x in got if k == j])
+        assert joined.tolist() == next(x for k, _, x in whole if k == j).tolist()
+        col = a if j == 0 else b
+        keep = np.isfinite(col) & np.isin(g, ["p", "q"])
+        assert joined.tolist() == col[keep].tolist()
+    domains = [Grid(-4.0, 4.0, 64), Grid(0.0, 4.0, 8)]
+
+    def histogram(values: int) -> list:
+        monkeypatch.setattr(spark_bounds, "CHUNK_VALUES", values)
+        out = next(spark_bounds.partial_histograms(iter(batches), ["a", "b"], domains, "g",
+                                                   "string", ["p", "q"]))
+        cols = [out.column(i).to_pylist() for i in range(out.num_columns)]
+        return sorted(zip(*cols, strict=True))
+
+    assert histogram(4) == histogram(10**6)

@@ -34,6 +34,7 @@ null) is dropped; numbers are compared as float64, −0.0 as 0.0.
 
 from __future__ import annotations
 
+import itertools
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
@@ -146,6 +147,36 @@ def _chunk_counts(group: np.ndarray, keys: np.ndarray, depth: int = 2
     return tuple(np.concatenate(xs) for xs in zip(*parts, strict=True))  # type: ignore
 
 
+def finite_chunks(batches: Iterator[Any], chunk_rows: int, columns: Sequence[str],
+                  group_column: str | None, group_kind: str,
+                  group_values: Sequence[Any] | None
+                  ) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+    """A kernel's partition read in chunks: its Arrow ``batches`` buffered until at least
+    ``chunk_rows`` rows (the last chunk may hold fewer), then, per chunk and column j,
+    (j, group indices, float64 values) of the rows in a listed group whose value is
+    finite — a null, NaN or ±inf is left out of that column only (row-local)."""
+    pending: list[Any] = []
+    rows = 0
+    for batch in itertools.chain(batches, [None]):  # None: the end, flush the rest
+        if batch is not None:
+            if batch.num_rows == 0:
+                continue
+            pending.append(batch)
+            rows += batch.num_rows
+            if rows < chunk_rows:
+                continue
+        if not pending:
+            continue
+        table = pa.Table.from_batches(pending)
+        pending, rows = [], 0
+        group = table_groups(table, group_column, group_kind, group_values)
+        listed = group >= 0
+        for j, name in enumerate(columns):
+            x = as_float64(table.column(name).combine_chunks())
+            use = listed & np.isfinite(x)
+            yield j, group[use], x[use]
+
+
 def partial_histograms(batches: Iterator[Any], columns: Sequence[str],
                        domains: Sequence[Domain], group_column: str | None,
                        group_kind: str, group_values: Sequence[Any] | None
@@ -154,32 +185,12 @@ def partial_histograms(batches: Iterator[Any], columns: Sequence[str],
     rows of a partition. Ungrouped (``group_column`` None): every row is group 0. Batches
     are counted in chunks of about ``CHUNK_VALUES`` values (:func:`_chunk_counts`)."""
     parts: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = [[] for _ in columns]
-    pending: list[Any] = []
-    rows = 0
-
-    def flush() -> None:
-        if not pending:
-            return
-        table = pa.Table.from_batches(pending)
-        pending.clear()
-        group = table_groups(table, group_column, group_kind, group_values)
-        listed = group >= 0
-        for j, name in enumerate(columns):
-            x = as_float64(table.column(name).combine_chunks())
-            use = listed & np.isfinite(x)  # null, NaN, ±inf: left out of this column
-            parts[j].append(_chunk_counts(group[use], domains[j].encode(x[use])))
-            if len(parts[j]) > 1:  # keep one partial list per column
-                parts[j] = [_reduce(parts[j])]
-
-    for batch in batches:
-        if batch.num_rows == 0:
-            continue
-        pending.append(batch)
-        rows += batch.num_rows
-        if rows * max(1, len(columns)) >= CHUNK_VALUES:
-            flush()
-            rows = 0
-    flush()
+    chunk_rows = -(-CHUNK_VALUES // max(1, len(columns)))
+    for j, group, x in finite_chunks(batches, chunk_rows, columns, group_column, group_kind,
+                                     group_values):
+        parts[j].append(_chunk_counts(group, domains[j].encode(x)))
+        if len(parts[j]) > 1:  # keep one partial list per column
+            parts[j] = [_reduce(parts[j])]
     gs, js, ks, ns = [], [], [], []
     for j, p in enumerate(parts):
         if not p:

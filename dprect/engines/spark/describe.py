@@ -71,15 +71,15 @@ from dprect.core.request import Source
 from dprect.core.tail_bounds import CENTRE_BITS
 from dprect.engines.bounds_input import resolve_groups
 from dprect.engines.prepared import PreparedRun
-from dprect.engines.row_kernels import sum_by_digits, table_groups
+from dprect.engines.row_kernels import sum_by_digits
 from dprect.engines.spark.bounds import (
     COLUMN,
     COUNT,
     GROUP,
     KEY,
-    as_float64,
     by_cell,
     check_schema,
+    finite_chunks,
     spark_histograms,
 )
 from dprect.engines.spark.remote import default_parallelism
@@ -134,34 +134,12 @@ def partial_statistics(batches: Iterator[Any], columns: Sequence[str],
     every group given its released centre (:func:`column_cuts`)."""
     acc: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = [
         (np.zeros(0, np.int64),) * 3 for _ in columns]
-    pending: list[Any] = []
-    rows = 0
-
-    def flush() -> None:
-        if not pending:
-            return
-        table = pa.Table.from_batches(pending)
-        pending.clear()
-        group = table_groups(table, group_column, group_kind, group_values)
-        listed = group >= 0
-        for j, name in enumerate(columns):
-            x = as_float64(table.column(name).combine_chunks())
-            use = listed & np.isfinite(x)  # null, NaN, ±inf: left out of this column
-            keys, n, sums = _chunk_statistics(group[use], x[use], cuts[j])
-            k0, n0, s0 = acc[j]
-            acc[j] = (keys, n, sums) if not len(k0) else sum_by_key(
-                np.concatenate([k0, keys]), np.concatenate([s0, sums]),
-                np.concatenate([n0, n]))
-
-    for batch in batches:
-        if batch.num_rows == 0:
-            continue
-        pending.append(batch)
-        rows += batch.num_rows
-        if rows >= CHUNK_ROWS:
-            flush()
-            rows = 0
-    flush()
+    for j, group, x in finite_chunks(batches, CHUNK_ROWS, columns, group_column, group_kind,
+                                     group_values):
+        keys, n, sums = _chunk_statistics(group, x, cuts[j])
+        k0, n0, s0 = acc[j]
+        acc[j] = (keys, n, sums) if not len(k0) else sum_by_key(
+            np.concatenate([k0, keys]), np.concatenate([s0, sums]), np.concatenate([n0, n]))
     gs, js, ks, ns, ss = [], [], [], [], []
     for j, (k, n, s) in enumerate(acc):
         gs.append((k >> _KEY_BITS).astype(np.int32))
