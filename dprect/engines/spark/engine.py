@@ -191,7 +191,10 @@ class SparkEngine:
         The same ties as the engine's (the constructor's, or inactive ties when it has
         none): nothing to do. Otherwise only before :meth:`prepare` and before any window
         or cut: the ``prefetch`` pass must gather the lists in the refined order, so a fit
-        hands the ties to the constructor and this call is then a no-op."""
+        hands the ties to the constructor and this call is then a no-op. The one
+        exception: a prepared ``collect`` engine built without ties refines its collected
+        rows on the driver, in place, before any window or cut (``auto``'s count chooses
+        the method after the collect)."""
         wanted = self._check_ties(ties)
         if wanted == self._ties:
             return

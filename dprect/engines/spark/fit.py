@@ -233,9 +233,8 @@ def prepare_fit(
     # a pending auto plan's method (so its ties) is chosen by the private count, drawn
     # after the reservation: a collect engine collects now, unrefined, and refines on the
     # driver once the method is known; any other strategy is readied after the count
-    engine: SparkEngine | None = build(None if pending else
-                                       the_plan.chosen.tie_breaker(doms), the_plan)
-    assert engine is not None
+    engine: SparkEngine | None
+    engine = build(None if pending else the_plan.chosen.tie_breaker(doms), the_plan)
     try:
         count = _beside(checks.count_positives, df.sparkSession)
         try:
