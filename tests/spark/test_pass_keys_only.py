@@ -128,7 +128,7 @@ def test_whole_composition_fit_in_fewer_passes(dims, n):
 
 
 def test_randmargins_plans_cut():
-    X, domains = _table(2000, 3, seed=4)
+    _, domains = _table(2000, 3, seed=4)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         plan = make_plan(FitRequest(epsilon=8.0, delta=1e-6, method="randmargins"),

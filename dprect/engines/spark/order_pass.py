@@ -31,10 +31,10 @@ positions, no removal by id; an entry then costs :data:`KEY_ENTRY_BYTES` instead
 refused (it cannot come from such a plan). Optional thresholds from a sample of the
 positives (the first :data:`SAMPLE_ROWS` Spark returns) keep the shipped lists near K rows
 each, and let the JVM drop the rows beyond every order's reach before they cross to Python
-(:func:`prefilter`, on the raw values); a threshold that was too tight makes a list short, which costs a
-pass, not exactness (a list cut by a threshold is never taken for complete, and a list
-found short is gathered again without one). The sample, the size hint and the budget stay
-inside the driver (docs/privacy.md §8).
+(:func:`prefilter`, on the raw values); a threshold that was too tight makes a list
+short, which costs a pass, not exactness (a list cut by a threshold is never taken for
+complete, and a list found short is gathered again without one). The sample, the size
+hint and the budget stay inside the driver (docs/privacy.md §8).
 """
 
 from __future__ import annotations
