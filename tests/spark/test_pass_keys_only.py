@@ -127,6 +127,21 @@ def test_whole_composition_fit_in_fewer_passes(dims, n):
     assert got[True][1] <= 2  # 128 / 40 bytes an entry: the whole schedule in one pass
 
 
+@pytest.mark.parametrize("n", [0, 1, 7])
+def test_keys_only_on_tiny_tables(n):
+    X, domains = _table(20, 3, seed=9)
+    X = X[:n]
+    numpy_engine = NumpyEngine([d.encode(X[:, j]) for j, d in enumerate(domains)])
+    schedule = [PrefixSpec(j, s, 4, (j,)) for j in range(3) for s in ("hi", "lo")]
+    engine = _engine(X, domains, schedule, 10**6, keys_only=True, parts=2)
+    for j in range(3):
+        for side in ("hi", "lo"):
+            want = numpy_engine.window(j, side, 4, 4)
+            got = engine.window(j, side, 4, 4)
+            assert got.dtype == want.dtype
+            assert np.sort(got).tobytes() == np.sort(want).tobytes()
+
+
 def test_randmargins_plans_cut():
     _, domains = _table(2000, 3, seed=4)
     with warnings.catch_warnings():

@@ -73,8 +73,9 @@ cloudpickle.register_pickle_by_value(sys.modules[kernel.__name__])
 #: sorted keys and positions (measured ≈ 90 at d = 1024: docs/architecture.md)
 ENTRY_BYTES = 128
 #: driver bytes per listed entry of a keys-only pass: the Arrow result (tag, packed key,
-#: flag: 12 bytes, and as much again while pyarrow assembles it), the sorted keys per
-#: order (8), the run boundaries' transients (measured ≈ 30 with benchmarks/pass_keys.py)
+#: flag: 12 bytes), the sorted keys per order (8), the runs' transients: measured ≈ 33
+#: (the driver's peak over the fit's start, fixed costs included, per listed entry) at
+#: d = 256 by benchmarks/pass_keys.py, against ≈ 141 for ENTRY_BYTES's entries there
 KEY_ENTRY_BYTES = 40
 #: positives sampled for the thresholds (at most SAMPLE_CELLS values in all: rows are
 #: collected as Python objects, ~50 bytes a value), the smallest size hint worth sampling
