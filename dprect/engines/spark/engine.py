@@ -128,6 +128,10 @@ class SparkEngine:
     rows, or zero selected, is an ordinary input (every window is then empty).
     ``cache`` — persist the encoded rows for window jobs (released by :meth:`close`).
     ``ties`` — the refinement of the sort values (:meth:`set_ties`; None: none).
+    ``never_cuts`` — the plan never cuts (the composition baseline:
+    :func:`~dprect.engines.spark.prefetch.never_cuts`, from the public plan): the ``pass``
+    strategy then lists keys without row ids (more orders per pass), and :meth:`cut` is
+    refused.
     """
 
     def __init__(self, data: DataFrame, domains: Sequence[Domain],
@@ -137,7 +141,8 @@ class SparkEngine:
                  on_problem: Callable[[], None] | None = None,
                  size_hint: int | None = None, ties: TieBreaker | None = None,
                  driver_budget_mb: float | None = None,
-                 schedule: Sequence[PrefixSpec] | None = None) -> None:
+                 schedule: Sequence[PrefixSpec] | None = None,
+                 never_cuts: bool = False) -> None:
         if strategy not in STRATEGIES:
             raise ParameterError(f"spark strategy must be one of {', '.join(STRATEGIES)}; "
                                  f"got {strategy!r}")
@@ -170,6 +175,7 @@ class SparkEngine:
         self._strategy: Strategy | None = None
         self._used = False  # a cut has been recorded or a window answered
         self._ties = self._check_ties(ties)
+        self._never_cuts = bool(never_cuts)
         #: jobs run, rounds that fell back to a job, whether the pass was pruned and whether
         #: it was direct (diagnostics for tests and benchmarks; never part of a result)
         self.stats = {"window_jobs": 0, "prefetch_jobs": 0, "fallbacks": 0, "pruned": 0,
@@ -240,7 +246,8 @@ class SparkEngine:
         if self.strategy == "collect":
             built = CollectStrategy(rows)
         elif self.strategy == "pass":
-            built = PassStrategy(rows, self._schedule, self._budget_mb * 2**20)
+            built = PassStrategy(rows, self._schedule, self._budget_mb * 2**20,
+                                 keys_only=self._never_cuts and self._ties is None)
         elif self.strategy == "prefetch":
             built = PrefetchStrategy(rows, self._specs,
                                         RoundsStrategy(rows, cache=self._cache),
@@ -279,6 +286,8 @@ class SparkEngine:
     def cut(self, axis: int, side: Side, threshold: int | float) -> None:
         """Remove remaining rows with sort value ≥ threshold (hi) or ≤ threshold (lo)."""
         self._check_axis(axis, side)
+        if self._never_cuts:
+            raise ParameterError("this engine was built for a plan that never cuts")
         self._used = True
         t: int | float = float(threshold) if self._dtypes[axis] == np.float64 else int(threshold)
         self._cuts.append((axis, side, t))

@@ -39,6 +39,7 @@ from dprect.engines.spark.engine import (
     check_budget,
     prefetch_specs,
 )
+from dprect.engines.spark.prefetch import never_cuts
 from dprect.engines.spark.source import SPARK_ERRORS, opened_source, spark_message
 
 if TYPE_CHECKING:
@@ -227,7 +228,9 @@ def prepare_fit(
             problem=checks.problem, on_problem=checks.raise_invalid_feature,
             ties=ties, driver_budget_mb=budget,
             schedule=None if prefix_rows is not None else prefetch_specs(
-                for_plan.chosen, len(doms), cell_budget=UNLIMITED))
+                for_plan.chosen, len(doms), cell_budget=UNLIMITED),
+            # a pending plan's engine may serve whichever method the count chooses
+            never_cuts=not for_plan.pending and never_cuts(for_plan.chosen))
 
     pending = the_plan.pending
     # a pending auto plan's method (so its ties) is chosen by the private count, drawn

@@ -24,13 +24,17 @@ Spark (when they could exceed the budget) and then on the driver.
 
 Which orders a pass serves, their lengths K (from the public plan:
 :func:`dprect.engines.spark.prefetch.prefetch_specs`) and the budget change the number of
-passes, never an answer. Optional thresholds from a sample of the positives (the first
-:data:`SAMPLE_ROWS` Spark returns) keep the shipped lists near K rows each, and let the JVM
-drop the rows beyond every order's reach before they cross to Python (:func:`prefilter`,
-on the raw values); a threshold that was too tight makes a list short, which costs a
-pass, not exactness (a list cut by a threshold is never taken for complete, and a list
-found short is gathered again without one). The sample, the size hint and the budget stay
-inside the driver (docs/privacy.md §8).
+passes, never an answer. For a plan that never cuts (the composition baseline: no round
+has a margin law), ``keys_only`` lists each order's best K keys alone — no row ids, no
+positions, no removal by id; an entry then costs :data:`KEY_ENTRY_BYTES` instead of
+:data:`ENTRY_BYTES`, so a pass serves about three times as many orders — and a cut is
+refused (it cannot come from such a plan). Optional thresholds from a sample of the
+positives (the first :data:`SAMPLE_ROWS` Spark returns) keep the shipped lists near K rows
+each, and let the JVM drop the rows beyond every order's reach before they cross to Python
+(:func:`prefilter`, on the raw values); a threshold that was too tight makes a list
+short, which costs a pass, not exactness (a list cut by a threshold is never taken for
+complete, and a list found short is gathered again without one). The sample, the size
+hint and the budget stay inside the driver (docs/privacy.md §8).
 """
 
 from __future__ import annotations
@@ -68,6 +72,11 @@ cloudpickle.register_pickle_by_value(sys.modules[kernel.__name__])
 #: the driver's merge of it (skipped when Spark merged), the ids' sort and inverse, the
 #: sorted keys and positions (measured ≈ 90 at d = 1024: docs/architecture.md)
 ENTRY_BYTES = 128
+#: driver bytes per listed entry of a keys-only pass: the Arrow result (tag, packed key,
+#: flag: 12 bytes), the sorted keys per order (8), the runs' transients: measured ≈ 33
+#: (the driver's peak over the fit's start, fixed costs included, per listed entry) at
+#: d = 256 by benchmarks/pass_keys.py, against ≈ 141 for ENTRY_BYTES's entries there
+KEY_ENTRY_BYTES = 40
 #: positives sampled for the thresholds (at most SAMPLE_CELLS values in all: rows are
 #: collected as Python objects, ~50 bytes a value), the smallest size hint worth sampling
 #: for, and how many times K rows a threshold aims to keep
@@ -92,13 +101,14 @@ KEY_BYTES = 24
 
 @dataclass
 class OrderList:
-    """One order's listed rows: keys ascending (best first), their compact positions, and
-    ``floor``: every unlisted row of the remaining set (as of the pass) has a key ≥ floor
-    (None: the list holds every such row — complete)."""
+    """One order's listed rows: keys ascending (best first), their compact positions (None
+    in a keys-only pass: no cut ever removes a listed row), and ``floor``: every unlisted
+    row of the remaining set (as of the pass) has a key ≥ floor (None: the list holds
+    every such row — complete)."""
 
     hi: bool
     keys: np.ndarray
-    pos: np.ndarray
+    pos: np.ndarray | None
     floor: int | float | None
 
     @property
@@ -181,15 +191,18 @@ class PassSource:
             .selectExpr("*", f"monotonically_increasing_id() AS {kernel.ROW_ID}")
 
 
-def run_pass(source: PassSource, task: PassTask, *, merge: bool) -> pa.RecordBatch:
+def run_pass(source: PassSource, task: PassTask, *, merge: bool
+             ) -> pa.RecordBatch | pa.Table:
     """One pass: the rows :func:`prefilter` keeps (and every flagged row), the partitions'
     lists (and key rows, when the partitions rank their own rows), merged in Spark when
     ``merge``, then on the driver. With ties and no key buckets, the input gets the
-    window's ranks (:func:`ranks`)."""
+    window's ranks (:func:`ranks`). A keys-only task merged in Spark comes back as the
+    Arrow table of the merge stage's output, unconcatenated (each order's rows lie
+    together within it: no copy of the whole result on the driver)."""
     rows = source.rows(prefilter(task, [as_double(n) for n in source.names]))
     if task.ties is not None and not task.key_buckets:
         rows = ranks(rows, task.domains)
-    out = rows.mapInArrow(partial(kernel.partition_lists, task=task), kernel.OUTPUT_SCHEMA)
+    out = rows.mapInArrow(partial(kernel.partition_lists, task=task), task.schema)
     if merge:  # each order's rows (each bucket's keys) meet in one task
         parallelism = default_parallelism(rows.sparkSession)
         tag = F.col(kernel.ORDER)
@@ -199,7 +212,9 @@ def run_pass(source: PassSource, task: PassTask, *, merge: bool) -> pa.RecordBat
         else:
             stages, key = max(1, min(parallelism, len(task.orders))), tag
         out = out.repartition(stages, key) \
-            .mapInArrow(partial(kernel.merge_lists, task=task), kernel.OUTPUT_SCHEMA)
+            .mapInArrow(partial(kernel.merge_lists, task=task), task.schema)
+        if task.keys_only:
+            return out.toArrow()
         table = out.toArrow().combine_chunks()
         batches = table.to_batches()
         return batches[0] if batches else next(kernel.merge_lists(iter(()), task))
@@ -226,7 +241,7 @@ class PassRunner:
         self._keys_fit = size_hint is not None and \
             KEY_BYTES * size_hint <= budget_bytes / 2
 
-    def __call__(self, task: PassTask, merge: bool) -> pa.RecordBatch:
+    def __call__(self, task: PassTask, merge: bool) -> pa.RecordBatch | pa.Table:
         if task.ties is not None and self.ranked_by == "partition":
             batch = run_pass(self.source, replace(task, key_buckets=self.buckets),
                              merge=merge or not self._keys_fit)
@@ -258,17 +273,22 @@ class PassEngine:
     one per pass); ``partitions``: the input's partition count (merge in Spark when the
     partitions' lists could exceed half the budget); ``sample``: the sort values (refined)
     of a sample of the positives per axis, and ``size_hint`` about how many positives
-    there are — both optional, speed only.
+    there are — both optional, speed only. ``keys_only``: the plan never cuts (module
+    notes); the lists then hold keys alone, and :meth:`cut` is refused.
     """
 
-    def __init__(self, run: Callable[[PassTask, bool], pa.RecordBatch],
+    def __init__(self, run: Callable[[PassTask, bool], pa.RecordBatch | pa.Table],
                  domains: Sequence[Domain], ties: TieBreaker | None,
                  schedule: Sequence[PrefixSpec], budget_bytes: float, *,
                  partitions: int = 1, sample: dict[int, np.ndarray] | None = None,
-                 size_hint: int | None = None) -> None:
+                 size_hint: int | None = None, keys_only: bool = False) -> None:
         self._run = run
         self._domains = tuple(domains)
         self._ties = ties if ties is not None and ties.active else None
+        if keys_only and self._ties is not None:
+            raise ParameterError("keys-only pass lists are for plans without cuts or ties")
+        self.keys_only = keys_only
+        self._entry = KEY_ENTRY_BYTES if keys_only else ENTRY_BYTES
         self._schedule = [(s.axis, s.side, int(s.rows)) for s in schedule]
         self._budget = max(0.0, float(budget_bytes))
         self._partitions = max(1, int(partitions))
@@ -311,20 +331,24 @@ class PassEngine:
         for _ in range(MAX_PASSES_PER_WINDOW + 1):
             lst = None if self._stale else self._lists.get((axis, side))
             if lst is not None:
-                alive = ~self._removed[lst.pos]
-                if lst.complete or int(np.count_nonzero(alive)) >= stop:
-                    values = lst.values()[alive][first:stop]
-                    return np.asarray(values, dtype=self._dtypes[axis])
+                alive = None if lst.pos is None else ~self._removed[lst.pos]
+                count = len(lst.keys) if alive is None else int(np.count_nonzero(alive))
+                if lst.complete or count >= stop:
+                    values = lst.values() if alive is None else lst.values()[alive]
+                    return np.asarray(values[first:stop], dtype=self._dtypes[axis])
                 exact = True  # short: gather this order again, without a threshold
                 self._scale *= 2  # and the next orders' lists longer: cuts ate them
             self._gather(axis, side, need=stop, exact=exact)
         raise RuntimeError("the pass plan could not list enough rows")  # unreachable
 
     def cut(self, axis: int, side: Side, threshold: int | float) -> None:
+        if self.keys_only:
+            raise ParameterError("a keys-only pass engine serves a plan that never cuts; "
+                                 "it cannot apply a cut")
         hi = side == "hi"
         self._cuts.append((axis, hi, threshold))
         lst = None if self._stale else self._lists.get((axis, side))
-        if lst is None:
+        if lst is None or lst.pos is None:
             self._stale = True
             return
         c = -threshold if hi else threshold  # the cut removes the rows with key ≤ c
@@ -348,7 +372,7 @@ class PassEngine:
         tail = self._schedule[at:] if at >= 0 else [(axis, side, max(1, need))]
         if at >= 0:
             self._at = at
-        room = self._budget / ENTRY_BYTES
+        room = self._budget / self._entry
         # rows left: the last pass's count less the rows its lists saw cut since (exact
         # while the lists are not stale, an upper bound otherwise)
         bound = None if self._bound is None else \
@@ -387,10 +411,16 @@ class PassEngine:
 
     def _gather(self, axis: int, side: Side, need: int, exact: bool) -> None:
         orders = self._orders(axis, side, need, exact)
-        task = PassTask(self._domains, self._ties, tuple(orders), tuple(self._cuts))
-        merge = self._partitions * sum(o.rows for o in orders) * ENTRY_BYTES > self._budget / 2
-        batch = self._run(task, merge)
+        task = PassTask(self._domains, self._ties, tuple(orders), tuple(self._cuts),
+                        keys_only=self.keys_only)
+        merge = self._partitions * sum(o.rows for o in orders) * self._entry > self._budget / 2
+        got = self._run(task, merge)
         self.passes += 1
+        if self.keys_only:
+            self._take_keys(orders, got)
+            return
+        batch = got
+        assert isinstance(batch, pa.RecordBatch)  # run_pass's result for a task with ids
         tags = batch.column(kernel.ORDER).to_numpy()
         flags = np.asarray(batch.column(kernel.BAD).to_numpy(zero_copy_only=False), dtype=bool)
         self.bad = self.bad or bool(flags[tags == kernel.SUMMARY].any())
@@ -421,6 +451,44 @@ class PassEngine:
         self._removed = np.zeros(int(compact.max()) + 1 if len(compact) else 0, dtype=bool)
         self._stale = False
 
+    def _take_keys(self, orders: Sequence[PassOrder], got: pa.RecordBatch | pa.Table
+                   ) -> None:
+        """A keys-only pass's lists: every order's keys, gathered run by run from the
+        result's batches (:func:`~dprect.engines.spark.pass_kernel.key_runs`) and sorted;
+        no ids, no positions."""
+        batches = [got] if isinstance(got, pa.RecordBatch) else got.to_batches()
+        pieces: dict[int, list[np.ndarray]] = {}
+        remaining = 0
+        for batch in batches:
+            if batch.num_rows == 0:
+                continue
+            tags = batch.column(kernel.ORDER).to_numpy()
+            packed = batch.column(kernel.KEY).to_numpy()
+            summary = tags == kernel.SUMMARY
+            flags = np.asarray(batch.column(kernel.BAD).to_numpy(zero_copy_only=False),
+                               dtype=bool)
+            self.bad = self.bad or bool(flags[summary].any())
+            remaining += int(packed[summary].sum())
+            for i, run in kernel.key_runs(tags):
+                pieces.setdefault(i, []).append(packed[run])
+        self._bound = remaining
+        lists: dict[tuple[int, Side], OrderList] = {}
+        for i, o in enumerate(orders):
+            got_keys = pieces.pop(i, [])
+            raw = np.concatenate(got_keys) if len(got_keys) > 1 else \
+                got_keys[0] if got_keys else np.zeros(0, dtype=np.int64)
+            keys = np.sort(kernel.unpack_keys(raw, self._dtypes[o.axis].kind == "i"))
+            if len(keys) >= o.rows:
+                floor: int | float | None = keys[-1]
+            elif o.threshold is not None:
+                floor = o.threshold
+            else:
+                floor = None
+            lists[(o.axis, "hi" if o.hi else "lo")] = OrderList(o.hi, keys, None, floor)
+        self._lists = lists
+        self._removed = np.zeros(0, dtype=bool)
+        self._stale = False
+
 
 def sample_rows(dims: int) -> int:
     """Rows of the thresholds' sample at ``dims`` features: :data:`SAMPLE_ROWS`, fewer when
@@ -448,10 +516,11 @@ def take_pass_sample(rows: DataFrame, domains: Sequence[Domain], ties: TieBreake
 
 def pass_engine(data: DataFrame, names: Sequence[str], domains: Sequence[Domain],
                 ties: TieBreaker | None, schedule: Sequence[PrefixSpec], budget_bytes: float,
-                *, positive: str | None, problem: str | None, size_hint: int | None
-                ) -> tuple[PassEngine, PassRunner]:
+                *, positive: str | None, problem: str | None, size_hint: int | None,
+                keys_only: bool = False) -> tuple[PassEngine, PassRunner]:
     """The ``pass`` strategy's engine on ``data``, its first pass run (bad rows reported in
-    :attr:`PassEngine.bad`), and the runner of its passes."""
+    :attr:`PassEngine.bad`), and the runner of its passes (``keys_only``: the plan never
+    cuts, :class:`PassEngine`)."""
     source = PassSource(data, tuple(names), positive, problem)
     rows = shipped_rows(data, names, positive, problem)
     partitions = partition_count(data)
@@ -459,7 +528,8 @@ def pass_engine(data: DataFrame, names: Sequence[str], domains: Sequence[Domain]
     # thresholds pay when the partitions' lists would need Spark's merge stage, or when
     # they would let the JVM's prefilter drop most rows (the public lengths against the
     # hint: about SAMPLE_SAFETY × K rows beyond each order's threshold)
-    listed = partitions * sum(s.rows for s in schedule) * ENTRY_BYTES
+    listed = partitions * sum(s.rows for s in schedule) * \
+        (KEY_ENTRY_BYTES if keys_only else ENTRY_BYTES)
     if size_hint is not None and size_hint >= 8 * sample_rows(len(names)):
         missed = math.prod(max(0.0, 1.0 - SAMPLE_SAFETY * s.rows / size_hint)
                            for s in schedule)
@@ -470,7 +540,8 @@ def pass_engine(data: DataFrame, names: Sequence[str], domains: Sequence[Domain]
     runner = PassRunner(source, 2 * default_parallelism(data.sparkSession),
                         size_hint=size_hint, budget_bytes=budget_bytes)
     engine = PassEngine(runner, domains, ties, schedule, budget_bytes,
-                        partitions=partitions, sample=sample, size_hint=size_hint)
+                        partitions=partitions, sample=sample, size_hint=size_hint,
+                        keys_only=keys_only)
     engine.prepare()
     return engine, runner
 
@@ -478,13 +549,15 @@ def pass_engine(data: DataFrame, names: Sequence[str], domains: Sequence[Domain]
 class PassStrategy:
     """The ``pass`` strategy (:mod:`dprect.engines.spark.strategy`): :func:`pass_engine`'s
     first pass at :meth:`prepare`, later passes when a round needs them, every window and
-    cut answered on the driver within ``budget_bytes``."""
+    cut answered on the driver within ``budget_bytes``; ``keys_only``: the plan never
+    cuts (:class:`PassEngine`)."""
 
-    def __init__(self, rows: Rows, schedule: Sequence[PrefixSpec], budget_bytes: float
-                 ) -> None:
+    def __init__(self, rows: Rows, schedule: Sequence[PrefixSpec], budget_bytes: float,
+                 keys_only: bool = False) -> None:
         self.rows = rows
         self.schedule = list(schedule)
         self.budget_bytes = budget_bytes
+        self.keys_only = keys_only
         self._local: PassEngine | None = None
         self._runner: PassRunner | None = None
 
@@ -492,7 +565,8 @@ class PassStrategy:
         r = self.rows
         engine, self._runner = pass_engine(
             r.data, r.names, r.domains, r.ties, self.schedule, self.budget_bytes,
-            positive=r.positive, problem=r.problem, size_hint=r.size_hint)
+            positive=r.positive, problem=r.problem, size_hint=r.size_hint,
+            keys_only=self.keys_only)
         for axis, side, t in r.cuts:  # cuts recorded before the pass
             engine.cut(axis, side, t)
         self._local = engine

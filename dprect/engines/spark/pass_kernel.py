@@ -28,6 +28,15 @@ cuts (a speed aid for the driver, never output); with partition ranks, key rows 
 −2, ``_id`` = bucket, ``_hk`` = the bucket's distinct row keys as int64 bytes) and, from
 the merge stage, a split row (``_o`` = −3) when some key occurs in two partitions.
 
+Keys only (:attr:`PassTask.keys_only`, for a plan that never cuts: the composition
+baseline). No cut will ever remove a listed row, so an order needs only the multiset of
+its best K keys: no row ids, no cross-order bookkeeping. The output is then
+:data:`KEYS_ONLY_SCHEMA` — ``_o``, one int64 ``_k`` and ``_bad`` (12 bytes an entry
+against 29) — where ``_k`` holds an int key as it is and a float key as its float64 bit
+pattern (:func:`pack_keys`: bit for bit, −0.0 and all), and the summary row's ``_k``
+the count of rows that survived the cuts. Each order's rows are emitted contiguously.
+Such a task has no ties (the composition baseline refines nothing) and no cuts.
+
 Order keys: κ = v for ``lo`` and κ = −v for ``hi`` (v the sort value: int64 below 2^62 or a
 canonical float64), so "best" always means "smallest key" and v = ±κ exactly.
 
@@ -43,6 +52,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -64,6 +74,8 @@ SUMMARY = -1
 #: tag of a key row (one per partition and bucket) and of the merge stage's split row
 KEYS = -2
 SPLIT = -3
+#: keys-only output's one key column: an int key, or a float key's float64 bits
+KEY = "_k"
 #: buffered rows beyond K before an order's buffer is reduced again
 _SLACK = 65536
 
@@ -91,13 +103,24 @@ class PassTask:
     ``domains``/``ties``: the engine's (ties None when no axis is refined); ``cuts``:
     (axis, hi, t) on sort values — hi removes v ≥ t, lo removes v ≤ t; ``key_buckets``:
     0 when the input carries the rank column (or there are no ties), else the partitions
-    rank their own rows and emit their row keys in this many buckets (module notes)."""
+    rank their own rows and emit their row keys in this many buckets (module notes);
+    ``keys_only``: list keys without row ids (:data:`KEYS_ONLY_SCHEMA`; module notes)."""
 
     domains: tuple[Any, ...]
     ties: Any
     orders: tuple[PassOrder, ...]
     cuts: tuple[tuple[int, bool, int | float], ...] = ()
     key_buckets: int = 0
+    keys_only: bool = False
+
+    def __post_init__(self) -> None:
+        if self.keys_only and (self.ties is not None or self.cuts):
+            raise ValueError("a keys-only pass has no ties and no cuts")
+
+    @property
+    def schema(self) -> str:
+        """The pass's output schema (Spark DDL)."""
+        return KEYS_ONLY_SCHEMA if self.keys_only else OUTPUT_SCHEMA
 
     def needed_axes(self) -> list[int]:
         """Axes whose sort values the pass computes."""
@@ -115,28 +138,48 @@ def order_key(values: np.ndarray, hi: bool) -> np.ndarray:
     return -values if hi else values
 
 
-class Best:
-    """The best ``order.rows`` rows of one order seen so far (buffered, reduced in bulk)."""
+def pack_keys(keys: np.ndarray) -> np.ndarray:
+    """Keys as int64 for the keys-only column: an int key as it is, a float key's float64
+    bit pattern (the inverse is :func:`unpack_keys`; no value goes through a conversion)."""
+    if keys.dtype.kind == "f":
+        return np.ascontiguousarray(keys, dtype=np.float64).view(np.int64)
+    return np.asarray(keys, dtype=np.int64)
 
-    def __init__(self, order: PassOrder) -> None:
+
+def unpack_keys(packed: np.ndarray, is_int: bool) -> np.ndarray:
+    """The keys :func:`pack_keys` packed, for an axis whose keys are int (or float)."""
+    packed = np.ascontiguousarray(packed, dtype=np.int64)
+    return packed if is_int else packed.view(np.float64)
+
+
+class Best:
+    """The best ``order.rows`` rows of one order seen so far (buffered, reduced in bulk);
+    ``ids``: False keeps the keys alone (a keys-only pass: :meth:`add`'s ids are ignored,
+    :meth:`result`'s are empty)."""
+
+    def __init__(self, order: PassOrder, ids: bool = True) -> None:
         self.order = order
+        self._with_ids = ids
         self._keys: list[np.ndarray] = []
         self._ids: list[np.ndarray] = []
         self._buffered = 0
         self._worst: Any = None  # worst kept key after the last reduce (key's dtype)
 
-    def add(self, keys: np.ndarray, ids: np.ndarray) -> None:
+    def add(self, keys: np.ndarray, ids: np.ndarray | None) -> None:
         t = self.order.threshold
-        if t is not None:
-            keep = keys <= t
-            keys, ids = keys[keep], ids[keep]
-        if self._worst is not None:
-            keep = keys <= self._worst  # ties kept: harmless, reduced later
-            keys, ids = keys[keep], ids[keep]
+        for bound in (t, self._worst):  # the worst kept key: ties kept, reduced later
+            if bound is not None:
+                keep = keys <= bound
+                keys = keys[keep]
+                if self._with_ids:
+                    assert ids is not None
+                    ids = ids[keep]
         if len(keys) == 0:
             return
         self._keys.append(keys)
-        self._ids.append(ids)
+        if self._with_ids:
+            assert ids is not None
+            self._ids.append(ids)
         self._buffered += len(keys)
         if self._buffered > 4 * self.order.rows + _SLACK:
             self._reduce()
@@ -144,6 +187,12 @@ class Best:
     def _reduce(self) -> None:
         k = self.order.rows
         keys = np.concatenate(self._keys) if len(self._keys) > 1 else self._keys[0]
+        if not self._with_ids:
+            if len(keys) > k:
+                keys = np.partition(keys, k - 1)[:k]
+                self._worst = keys.max()
+            self._keys, self._buffered = [keys], len(keys)
+            return
         ids = np.concatenate(self._ids) if len(self._ids) > 1 else self._ids[0]
         if len(keys) > k:
             idx = np.argpartition(keys, k - 1)[:k]
@@ -153,11 +202,12 @@ class Best:
         self._buffered = len(keys)
 
     def result(self) -> tuple[np.ndarray, np.ndarray]:
-        """The kept (keys, ids), in no particular order (possibly empty)."""
+        """The kept (keys, ids), in no particular order (possibly empty; ids empty when
+        the keys are kept alone)."""
         if not self._keys:
             return np.empty(0), np.empty(0, dtype=np.int64)
         self._reduce()
-        return self._keys[0], self._ids[0]
+        return self._keys[0], self._ids[0] if self._with_ids else np.empty(0, dtype=np.int64)
 
 
 def _encoded(batch: pa.RecordBatch, task: PassTask, axes: Sequence[int],
@@ -236,7 +286,10 @@ def _offer(batch: pa.RecordBatch, task: PassTask, best: Sequence[Best]) -> tuple
 def _emit(task: PassTask, best: Sequence[Best], bad: bool, remaining: int,
           split: bool = False) -> pa.RecordBatch:
     """Every order's kept rows tagged with ``_o``, plus the summary row: ``_bad``, and in
-    ``_id`` the number of rows that survived the cuts; and a split row when ``split``."""
+    ``_id`` the number of rows that survived the cuts; and a split row when ``split``.
+    A keys-only task's output is :func:`_emit_keys`'."""
+    if task.keys_only:
+        return _emit_keys(task, best, bad, remaining)
     results = [b.result() for b in best]
     total = 1 + sum(len(keys) for keys, _ in results) + int(split)
     tags = np.empty(total, dtype=np.int32)  # filled in place: one array per column
@@ -259,6 +312,29 @@ def _emit(task: PassTask, best: Sequence[Best], bad: bool, remaining: int,
     flags = np.zeros(total, dtype=bool)
     flags[0] = bad
     return _batch(tags, ids, ints, floats, flags, pa.nulls(total, pa.binary()))
+
+
+def _emit_keys(task: PassTask, best: Sequence[Best], bad: bool, remaining: int
+               ) -> pa.RecordBatch:
+    """A keys-only task's output (:data:`KEYS_ONLY_SCHEMA`): the summary row (``_k`` =
+    the rows that survived the cuts), then every order's kept keys, packed
+    (:func:`pack_keys`), order by order."""
+    results = [b.result()[0] for b in best]
+    total = 1 + sum(len(keys) for keys in results)
+    tags = np.empty(total, dtype=np.int32)
+    packed = np.empty(total, dtype=np.int64)
+    tags[0], packed[0] = SUMMARY, remaining
+    at = 1
+    for i, keys in enumerate(results):
+        end = at + len(keys)
+        tags[at:end] = i
+        packed[at:end] = pack_keys(keys) if len(keys) else 0
+        at = end
+    flags = np.zeros(total, dtype=bool)
+    flags[0] = bad
+    return pa.RecordBatch.from_arrays(
+        [pa.array(tags, pa.int32()), pa.array(packed, pa.int64()), pa.array(flags, pa.bool_())],
+        names=[ORDER, KEY, BAD])
 
 
 def _batch(tags: np.ndarray, ids: np.ndarray, ints: np.ndarray, floats: np.ndarray,
@@ -287,12 +363,14 @@ def _key_rows(keys: np.ndarray, buckets: int) -> pa.RecordBatch:
 
 OUTPUT_SCHEMA = (f"{ORDER} int, {ROW_ID} bigint, {INT_KEY} bigint, {FLOAT_KEY} double, "
                  f"{BAD} boolean, {ROW_KEYS} binary")
+#: a keys-only pass's output (module notes)
+KEYS_ONLY_SCHEMA = f"{ORDER} int, {KEY} bigint, {BAD} boolean"
 
 
 def partition_lists(batches: Iterator[pa.RecordBatch], task: PassTask
                     ) -> Iterator[pa.RecordBatch]:
     """mapInArrow body of the pass: every surviving row is offered to every order."""
-    best = [Best(o) for o in task.orders]
+    best = [Best(o, ids=not task.keys_only) for o in task.orders]
     if task.ties is not None and task.key_buckets:
         yield from _partition_ranked(batches, task, best)
         return
@@ -359,7 +437,11 @@ def merge_lists(batches: Iterator[pa.RecordBatch], task: PassTask
     """mapInArrow body of the merge stage (and the driver's last merge): rows arrive tagged
     with their order; each order keeps its best rows again; summary flags are or-ed. Key
     rows (one per partition and bucket, each partition's keys distinct) are pooled per
-    bucket: a key met twice in a bucket occurs in two partitions — a split row says so."""
+    bucket: a key met twice in a bucket occurs in two partitions — a split row says so.
+    A keys-only task's rows carry packed keys and no ids (:func:`_merge_keys`)."""
+    if task.keys_only:
+        yield _merge_keys(batches, task)
+        return
     best = [Best(o) for o in task.orders]
     bad = False
     split = False
@@ -388,3 +470,38 @@ def merge_lists(batches: Iterator[pa.RecordBatch], task: PassTask
             keys = np.concatenate(arrays)
             split = len(np.unique(keys)) < len(keys)
     yield _emit(task, best, bad, remaining, split)
+
+
+def _merge_keys(batches: Iterator[pa.RecordBatch], task: PassTask) -> pa.RecordBatch:
+    """:func:`merge_lists` of a keys-only task: each order's best keys again, the summary
+    rows' counts summed and flags or-ed."""
+    best = [Best(o, ids=False) for o in task.orders]
+    bad = False
+    remaining = 0
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        tags = batch.column(ORDER).to_numpy()
+        packed = batch.column(KEY).to_numpy()
+        summary = tags == SUMMARY
+        flags = np.asarray(batch.column(BAD).to_numpy(zero_copy_only=False), dtype=bool)
+        bad = bad or bool(flags[summary].any())
+        remaining += int(packed[summary].sum())
+        for i, rows in key_runs(tags):
+            b = best[i]
+            b.add(unpack_keys(packed[rows], task.key_is_int(b.order.axis)), None)
+    return _emit_keys(task, best, bad, remaining)
+
+
+def key_runs(tags: np.ndarray) -> Iterator[tuple[int, slice]]:
+    """(order index, slice) of every run of equal order tags in ``tags`` (a keys-only
+    output lists each order's rows together, so a batch holds a few runs per order at
+    most: no sort of the rows, unlike :func:`order_rows`)."""
+    if len(tags) == 0:
+        return
+    starts = np.flatnonzero(tags[1:] != tags[:-1]) + 1
+    bounds = [0, *starts.tolist(), len(tags)]
+    for a, b in pairwise(bounds):
+        t = int(tags[a])
+        if t >= 0:
+            yield t, slice(a, b)

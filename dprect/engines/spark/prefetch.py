@@ -209,6 +209,13 @@ def law_quantile(law: MarginLaw, miss: float) -> int:
     return hi
 
 
+def never_cuts(plan: MethodPlan) -> bool:
+    """Whether running ``plan`` never cuts: the composition baseline (no round has a margin
+    law; :func:`dprect.core.algorithms.run_composition` takes the first Δ₀ rows of each
+    order of the full positive set). Public: the plan alone decides."""
+    return plan.method != "randmargins" and all(r.law is None for r in plan.rounds)
+
+
 def prefetch_specs(plan: MethodPlan, dims: int, *, miss: float = PREFETCH_MISS,
                    cell_budget: int = PREFETCH_CELL_BUDGET) -> list[PrefixSpec]:
     """Prefix lengths for the ``prefetch`` strategy, from the public plan alone (never data).
