@@ -61,3 +61,50 @@ def test_the_prefiltered_pass_gives_the_numpy_rectangle_on_the_flights_slice(
             got = _spark_fit(spark, "pass", "randmargins", seed)
             assert (got.lower_index, got.upper_index) == (want.lower_index, want.upper_index)
     assert any(f not in (None, "false") for f in forced_prefilter)  # it did filter
+
+
+#: copies of the slice's five columns side by side: d = 300, where ``auto`` picks
+#: RandMargins at N = ∞ on these domains, so it counts the positives privately first
+COPIES = 60
+
+
+@pytest.mark.parametrize("far", [False, True])
+def test_auto_counts_then_refines_the_collected_ties_on_the_flights_slice(
+        spark, monkeypatch, far):
+    """``auto`` without positives on real tied columns (issue #24): ``collect`` collects
+    the rows unrefined before the reservation, the count picks the method, and the
+    driver refines the rows in place for that method's tie bits. The numpy engine's
+    count and rectangle, for a seed, when the count picks composition (the slice's
+    ~1,000 late flights) and when it is pushed far above RandMargins' need."""
+    from dprect.core.auto_count import PrivateCount
+
+    if far:
+        real = PrivateCount.draw
+
+        def pushed(self, true_count, rng):
+            drawn = real(self, true_count, rng)
+            return PrivateCount(drawn.scale, drawn.noisy + 10**12)
+
+        monkeypatch.setattr(PrivateCount, "draw", pushed)
+    names = [f"{f}_{c}" for c in range(COPIES) for f in FEATURES]
+    domains = list(DOMAINS) * COPIES
+    table = np.loadtxt(DATA, delimiter=",", skiprows=1, dtype=np.int64)
+    header = DATA.read_text().splitlines()[0].split(",")
+    X = np.tile(table[:, [header.index(f) for f in FEATURES]].astype(np.float64), COPIES)
+    y = table[:, header.index("arr_delay")] >= 15
+    df = spark.read.csv(str(DATA), header=True, inferSchema=True).selectExpr(
+        *[f"{f} AS {f}_{c}" for c in range(COPIES) for f in FEATURES],
+        "CAST(arr_delay >= 15 AS INT) AS late").repartition(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = dprect.fit(X, y, grid=domains, epsilon=EPSILON, delta=DELTA, seed=9,
+                          features=names)
+        assert want.method == ("randmargins" if far else "composition")
+        with prepare_fit(df, features=names, label="late", grid=domains, epsilon=EPSILON,
+                         delta=DELTA, strategy="collect") as prepared:
+            assert prepared.plan.pending and prepared.engine is not None
+            got = prepared.run(seed=9)
+            assert prepared.engine.stats["collect_jobs"] == 1  # refined, not re-collected
+    assert got.method == want.method
+    assert got.parameters["positives_noisy"] == want.parameters["positives_noisy"]
+    assert (got.lower_index, got.upper_index) == (want.lower_index, want.upper_index)
