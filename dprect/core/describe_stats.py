@@ -162,8 +162,13 @@ def range_cuts(centre: float, low_bin: int, high_bin: int) -> CellCuts:
     lo, hi = int(low_bin), int(high_bin)
     if hi < lo:
         return CellCuts(np.zeros(0, dtype=np.int64), 0)
-    upper = CandidateStream(float(centre), "upper").bins_while(lambda b: b < hi) + 1
-    lower = CandidateStream(float(centre), "lower").bins_while(lambda b: b > lo)
+    # where keep starts to fail, in w (the outward point): the upper side's raw = w
+    # leaves bins < hi at bin hi's smallest float; the lower side's raw = −w leaves
+    # bins > lo at bin lo's largest (only a starting point for the search)
+    upper = CandidateStream(float(centre), "upper").bins_while(
+        lambda b: b < hi, _SEARCH_GRID.lower_value(hi)) + 1
+    lower = CandidateStream(float(centre), "lower").bins_while(
+        lambda b: b > lo, -_SEARCH_GRID.upper_value(lo))
     base = int(np.count_nonzero(upper <= lo)) - len(lower)
     inside = np.concatenate([lower[lower <= hi][::-1],
                              upper[upper > lo]]).astype(np.int64)
