@@ -16,7 +16,9 @@ Between the two phases a Spark run also makes each cell's cuts
 (:func:`~dprect.core.describe_stats.range_cuts` over its pass-1 search range): timed here
 as "cuts" (not part of the digest). ``--profile N`` runs one more repeat under cProfile and
 prints its N costliest functions (own time).
-Nothing is asserted: this is a measurement. ``--rows-per-cell 10000`` is the 10^7-row,
+Times are this process's CPU seconds (``time.process_time``: the driver is one Python
+thread, and CPU time moves less than wall time on a shared machine). Nothing is asserted:
+this is a measurement. ``--rows-per-cell 10000`` is the 10^7-row,
 1,000-group benchmark's cell size, where the searches walk far (the centre is nearly
 uniform at ε_c = 0.1·ε/64 per column), so the per-step exact test dominates.
 """
@@ -60,17 +62,17 @@ def cells(groups: int, columns: int, rows: int) -> dict[tuple[int, int], np.ndar
 def one_run(plan, hist, stats, ranges, groups, names, seed=7):  # type: ignore[no-untyped-def]
     """The driver's three phases from ``seed``: (seconds per phase, centres, result)."""
     rng = RandomSource(seed=seed)
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     centres = draw_centres(plan, hist, groups, rng)
-    t1 = time.perf_counter()
+    t1 = time.process_time()
     for k, (lo, hi) in ranges.items():
         range_cuts(centres[k], lo, hi)
-    t2 = time.perf_counter()
+    t2 = time.process_time()
     result = None
     if stats is not None:
         result = describe_from_statistics(plan, centres, stats, list(range(groups)), names,
                                           rng)
-    t3 = time.perf_counter()
+    t3 = time.process_time()
     return (t1 - t0, t2 - t1, t3 - t2), centres, result
 
 

@@ -154,8 +154,19 @@ def draw_centre(values: np.ndarray, rate: Fraction, rng: RandomSource) -> float:
 
 def draw_centre_from_counts(keys: np.ndarray, counts: np.ndarray, rate: Fraction,
                             rng: RandomSource) -> float:
-    """:func:`draw_centre` from the centre grid's histogram (sorted keys, counts)."""
-    return centre_value(sample_unimodal(centre_pieces_from_counts(keys, counts), rate, rng))
+    """:func:`draw_centre` from the centre grid's histogram (sorted keys, counts). The
+    histogram is checked — keys strictly increasing inside the grid, counts ≥ 1 — which
+    makes the pieces valid by construction (they tile the grid; the depth
+    min(#{≤ bin}, #{≥ bin}) rises then falls), so the sampler skips its own checks of
+    them (one draw per (group, column) on a describe run's driver)."""
+    k = np.asarray(keys, dtype=np.int64)
+    n = np.asarray(counts, dtype=np.int64)
+    if len(k) != len(n) or (len(k) and (k[0] < 0 or k[-1] >= _CENTRE_GRID.size
+                                        or (n < 1).any() or (k[1:] <= k[:-1]).any())):
+        raise ParameterError("a centre histogram needs strictly increasing keys inside "
+                             "the grid and counts >= 1")
+    return centre_value(sample_unimodal(centre_pieces_from_counts(k, n), rate, rng,
+                                        trusted=True))
 
 
 # -- the candidates --------------------------------------------------------------------------
@@ -219,6 +230,11 @@ _OFFSETS = _offsets()
 _OFFSETS.setflags(write=False)
 _OFFSET_LIST: list[float] = _OFFSETS.tolist()
 _U64 = (1 << 64) - 1
+#: CandidateStream makes up to this many more candidates point by point (Python floats:
+#: a search usually stops within a few), looking at most at _SCALAR_POINTS points, else
+#: in numpy chunks that double — the same bins either way
+_SCALAR_CANDIDATES = 4
+_SCALAR_POINTS = 32
 
 
 def _search_bin(x: float) -> int:
@@ -263,7 +279,7 @@ class CandidateStream:
                 else -_SEARCH_GRID.lower_value(first))
         self._pos = self._prefix_end(0, lambda p: self._w_at(p) <= edge, edge)
         self._last = first
-        self._bins: list[np.ndarray] = [np.array([first], dtype=np.int64)]
+        self._bins: list[int] = [first]
         self._first = first
         self._chunk = 64
         self.count = 1
@@ -339,6 +355,16 @@ class CandidateStream:
 
     def _grow(self, n: int) -> None:
         """Make candidates (their bins) until there are ``n`` or the side ends."""
+        if n - self.count <= _SCALAR_CANDIDATES:  # a few more: point by point
+            sign, budget = self._sign, _SCALAR_POINTS
+            while self.count < n and self._pos < self._length and budget:
+                b = _search_bin(sign * self._w_at(self._pos))
+                self._pos += 1
+                budget -= 1
+                if b != self._last:
+                    self._bins.append(b)
+                    self._last = b
+                    self.count += 1
         while self.count < n and not self.complete:
             stop = min(self._pos + self._chunk, self._length)
             idx = _SEARCH_GRID.encode(self._raw(self._pos, stop))
@@ -347,7 +373,7 @@ class CandidateStream:
             keep = idx != np.concatenate([[self._last], idx[:-1]])
             self._last = int(idx[-1])
             if keep.any():
-                self._bins.append(idx[keep])
+                self._bins.extend(idx[keep].tolist())
                 self.count += int(keep.sum())
 
     def bins_while(self, keep: Callable[[int], bool], target: float | None = None
@@ -373,7 +399,7 @@ class CandidateStream:
     def upto(self, n: int) -> np.ndarray:
         """The first ``n`` candidates (fewer only if the side has fewer)."""
         self._grow(n)
-        return _bin_edges(np.concatenate(self._bins)[:n], upper=self._upper)
+        return _bin_edges(np.array(self._bins[:n], dtype=np.int64), upper=self._upper)
 
     def value(self, k: int) -> float:
         """Candidate k (an IndexError past the side's last): the edge of its bin, as
@@ -381,7 +407,7 @@ class CandidateStream:
         self._grow(k + 1)
         if not 0 <= k < self.count:
             raise IndexError(f"no candidate {k} on this side")
-        i = int(np.concatenate(self._bins)[k]) if len(self._bins) > 1 else self._first
+        i = self._bins[k]
         return (_SEARCH_GRID.upper_value(i) if self._upper
                 else _SEARCH_GRID.lower_value(i))
 
