@@ -387,14 +387,18 @@ def centred_sum_at(stats: CellStatistics, lower_step: int, upper_step: int, lowe
 #: below this many rows in a cell, Σ of the significands of one exponent fits an int64
 #: (|M| < 2^30 a row, so |Σ M| < 2^62)
 _INT64_ROWS = 1 << 32
+#: from this many entries between the bounds on, they are summed per exponent in numpy
+#: first (fewer are cheaper one by one)
+_REDUCE_ENTRIES = 48
 
 
 def centred_sum_dyadic(stats: CellStatistics, lower_step: int, upper_step: int,
                        lower: float, upper: float, pivot: float) -> tuple[int, int]:
     """:func:`centred_sum_at` as (acc, base) with T = acc·2^base exactly: every term is a
     dyadic rational m·2^e, summed as integers over the least exponent. The rows between
-    the bounds are first summed per exponent in int64 (exact below 2^32 rows in the cell),
-    so the Python integers touch one term per exponent, not one per statistics entry."""
+    the bounds are first summed per exponent in int64 when there are many (exact below
+    2^32 rows in the cell), so the Python integers touch one term per exponent, not one
+    per statistics entry."""
     interval, exponent = unpack(stats.keys)
     low = interval <= -lower_step - 1
     high = interval >= upper_step + 1
@@ -404,7 +408,7 @@ def centred_sum_dyadic(stats: CellStatistics, lower_step: int, upper_step: int,
     terms += [(-m * stats.rows, e) for m, e in (dyadic(pivot),)]
     if mid.any():
         e_mid, s_mid = exponent[mid], stats.sums[mid]
-        if stats.rows < _INT64_ROWS:
+        if len(e_mid) > _REDUCE_ENTRIES and stats.rows < _INT64_ROWS:
             order = np.argsort(e_mid, kind="stable")
             e_sorted = e_mid[order]
             starts = np.flatnonzero(np.r_[True, e_sorted[1:] != e_sorted[:-1]])
