@@ -35,8 +35,15 @@ import warnings
 
 import numpy as np
 
-from dprect.core.aggregates import describe_from_statistics, draw_centres, plan_describe
+from dprect.core.aggregates import (
+    DescribePlan,
+    DescribeResult,
+    describe_from_statistics,
+    draw_centres,
+    plan_describe,
+)
 from dprect.core.describe_stats import (
+    CellStatistics,
     cell_statistics,
     centre_counts,
     range_cuts,
@@ -59,7 +66,12 @@ def cells(groups: int, columns: int, rows: int) -> dict[tuple[int, int], np.ndar
     return out
 
 
-def one_run(plan, hist, stats, ranges, groups, names, seed=7):  # type: ignore[no-untyped-def]
+def one_run(plan: DescribePlan, hist: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]],
+            stats: dict[tuple[int, int], CellStatistics] | None,
+            ranges: dict[tuple[int, int], tuple[int, int]], groups: int, names: list[str],
+            seed: int = 7
+            ) -> tuple[tuple[float, float, float], dict[tuple[int, int], float],
+                       DescribeResult | None]:
     """The driver's three phases from ``seed``: (seconds per phase, centres, result)."""
     rng = RandomSource(seed=seed)
     t0 = time.process_time()

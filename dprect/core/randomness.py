@@ -194,7 +194,7 @@ def _below_of(gen: random.Random) -> Callable[[int], int]:
     checks — about a third of the cost of a draw on a describe run's driver."""
     below = getattr(gen, "_randbelow", None)
     if type(gen).randrange is random.Random.randrange and callable(below):
-        return below  # type: ignore[no-any-return]
+        return below
     return gen.randrange
 
 
