@@ -75,8 +75,9 @@ from dprect.core.describe_stats import (
     CellStatistics,
     cell_statistics,
     centre_counts,
-    centred_sum_at,
+    centred_sum_dyadic,
     data_tails,
+    dyadic,
     truncated_value,
 )
 from dprect.core.errors import ParameterError
@@ -462,13 +463,8 @@ def finish_cell(plan: DescribePlan, centre: float, stats: CellStatistics,
     assert count_scale is not None and sum_scale is not None
     pivot = choose_pivot(lo, centre, hi, plan.count_epsilon, plan.sum_epsilon)
     noisy_n = stats.rows + rng.discrete_laplace(count_scale)
-    step = exact_step(lo, hi, pivot, plan.sum_sensitivity)
-    noisy_s = (integer_sum(centred_sum_at(stats, kl, ku, lo, hi, pivot), step)
-               + rng.discrete_laplace(sum_scale))
-    try:
-        gamma = float(step)  # pivot_step's value, from the step already made
-    except OverflowError:
-        gamma = 0.0
+    s_int, gamma = _sum_and_step(stats, kl, ku, lo, hi, pivot, plan.sum_sensitivity)
+    noisy_s = s_int + rng.discrete_laplace(sum_scale)
     count = max(noisy_n, 0)
     centred = gamma * noisy_s
     total = pivot * count + centred
@@ -476,6 +472,31 @@ def finish_cell(plan: DescribePlan, centre: float, stats: CellStatistics,
     want = set(plan.statistics)
     return Cell(lo, hi, float(count) if "count" in want else None,
                 total if "sum" in want else None, mean if "mean" in want else None)
+
+
+def _sum_and_step(stats: CellStatistics, lower_step: int, upper_step: int, lower: float,
+                  upper: float, pivot: float, sensitivity: int) -> tuple[int, float]:
+    """(S, γ as a float) of :func:`integer_sum` ``(centred_sum_at(…), exact_step(…))``
+    and :func:`pivot_step`, on integers: T = acc·2^base and w = max(U − p, p − L, 0) =
+    W·2^e are dyadic, so S = ⌊T·k/w + 1/2⌋ = ⌊(2·num + den)/(2·den)⌋ with T·k/w =
+    num/den, and float(w/k) is the correctly rounded quotient of two integers (as
+    Fraction's float is). No Fraction objects: the driver makes one per cell."""
+    acc, base = centred_sum_dyadic(stats, lower_step, upper_step, lower, upper, pivot)
+    (lm, le), (um, ue), (pm, pe) = dyadic(lower), dyadic(upper), dyadic(pivot)
+    e = min(le, ue, pe)
+    lo_i, hi_i, p_i = lm << (le - e), um << (ue - e), pm << (pe - e)
+    w = max(hi_i - p_i, p_i - lo_i, 0)  # w·2^e
+    if w == 0:
+        return 0, 0.0
+    k = int(sensitivity)
+    shift = base - e  # T·k/w = acc·k·2^shift / w
+    num, den = (acc * k << shift, w) if shift >= 0 else (acc * k, w << -shift)
+    s_int = (2 * num + den) // (2 * den)
+    try:
+        gamma = (w << e) / k if e >= 0 else w / (k << -e)
+    except OverflowError:
+        gamma = 0.0
+    return s_int, gamma
 
 
 def describe_cell(values: np.ndarray, plan: DescribePlan, rng: RandomSource) -> Cell:

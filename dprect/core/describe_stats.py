@@ -162,8 +162,13 @@ def range_cuts(centre: float, low_bin: int, high_bin: int) -> CellCuts:
     lo, hi = int(low_bin), int(high_bin)
     if hi < lo:
         return CellCuts(np.zeros(0, dtype=np.int64), 0)
-    upper = CandidateStream(float(centre), "upper").bins_while(lambda b: b < hi) + 1
-    lower = CandidateStream(float(centre), "lower").bins_while(lambda b: b > lo)
+    # where keep starts to fail, in w (the outward point): the upper side's raw = w
+    # leaves bins < hi at bin hi's smallest float; the lower side's raw = −w leaves
+    # bins > lo at bin lo's largest (only a starting point for the search)
+    upper = CandidateStream(float(centre), "upper").bins_while(
+        lambda b: b < hi, _SEARCH_GRID.lower_value(hi)) + 1
+    lower = CandidateStream(float(centre), "lower").bins_while(
+        lambda b: b > lo, -_SEARCH_GRID.upper_value(lo))
     base = int(np.count_nonzero(upper <= lo)) - len(lower)
     inside = np.concatenate([lower[lower <= hi][::-1],
                              upper[upper > lo]]).astype(np.int64)
@@ -344,16 +349,22 @@ def data_tails(stats: CellStatistics) -> tuple[np.ndarray, np.ndarray]:
     lazy search, :func:`~dprect.core.tail_bounds.above_threshold_stream`). Lower:
     #{i ≤ −k − 1}; upper: #{i ≥ k + 1}."""
     interval = (stats.keys >> _EXPONENT_BITS) - _INTERVAL_OFFSET
+    counts = stats.counts
+    # the keys are sorted, so the intervals ascend: the lower side's reach −i − 1 read
+    # backwards and the upper side's i − 1 ascend; tail(k) = Σ counts of reach ≥ k is a
+    # suffix sum at the first entry reaching k (one bisection per k, int64 throughout)
+    split_low = int(np.searchsorted(interval, 0, side="left"))  # entries with i ≤ −1
+    split_high = int(np.searchsorted(interval, 1, side="left"))  # entries with i ≥ 1
     out = []
-    for side in (-1, 1):
-        on = side * interval >= 1
-        reach = side * interval[on] - 1  # the largest k whose tail holds the row
+    for reach, c in ((-interval[:split_low][::-1] - 1, counts[:split_low][::-1]),
+                     (interval[split_high:] - 1, counts[split_high:])):
         if not len(reach):
             out.append(np.zeros(0, dtype=np.int64))
             continue
-        per = np.zeros(int(reach.max()) + 1, dtype=np.int64)
-        np.add.at(per, reach, stats.counts[on])
-        out.append(np.cumsum(per[::-1])[::-1])
+        suffix = np.zeros(len(c) + 1, dtype=np.int64)
+        suffix[:-1] = np.cumsum(c[::-1])[::-1]
+        first = np.searchsorted(reach, np.arange(int(reach[-1]) + 1), side="left")
+        out.append(suffix[first])
     return out[0], out[1]
 
 
@@ -369,24 +380,47 @@ def centred_sum_at(stats: CellStatistics, lower_step: int, upper_step: int, lowe
                    upper: float, pivot: float) -> Fraction:
     """:func:`centred_sum` given the two candidates' values ``lower`` = L_a and
     ``upper`` = U_b themselves (a = ``lower_step``, b = ``upper_step``)."""
+    acc, base = centred_sum_dyadic(stats, lower_step, upper_step, lower, upper, pivot)
+    return Fraction(acc, 1 << -base) if base < 0 else Fraction(acc << base)
+
+
+#: below this many rows in a cell, Σ of the significands of one exponent fits an int64
+#: (|M| < 2^30 a row, so |Σ M| < 2^62)
+_INT64_ROWS = 1 << 32
+#: from this many entries between the bounds on, they are summed per exponent in numpy
+#: first (fewer are cheaper one by one)
+_REDUCE_ENTRIES = 48
+
+
+def centred_sum_dyadic(stats: CellStatistics, lower_step: int, upper_step: int,
+                       lower: float, upper: float, pivot: float) -> tuple[int, int]:
+    """:func:`centred_sum_at` as (acc, base) with T = acc·2^base exactly: every term is a
+    dyadic rational m·2^e, summed as integers over the least exponent. The rows between
+    the bounds are first summed per exponent in int64 when there are many (exact below
+    2^32 rows in the cell), so the Python integers touch one term per exponent, not one
+    per statistics entry."""
     interval, exponent = unpack(stats.keys)
     low = interval <= -lower_step - 1
     high = interval >= upper_step + 1
     mid = ~(low | high)
-    # every term is a dyadic rational m·2^e: summed as integers over the least exponent
-    terms = [(m * int(stats.counts[low].sum()), e) for m, e in (_dyadic(lower),)]
-    terms += [(m * int(stats.counts[high].sum()), e) for m, e in (_dyadic(upper),)]
-    terms += [(-m * stats.rows, e) for m, e in (_dyadic(pivot),)]
+    terms = [(m * int(stats.counts[low].sum()), e) for m, e in (dyadic(lower),)]
+    terms += [(m * int(stats.counts[high].sum()), e) for m, e in (dyadic(upper),)]
+    terms += [(-m * stats.rows, e) for m, e in (dyadic(pivot),)]
     if mid.any():
+        e_mid, s_mid = exponent[mid], stats.sums[mid]
+        if len(e_mid) > _REDUCE_ENTRIES and stats.rows < _INT64_ROWS:
+            order = np.argsort(e_mid, kind="stable")
+            e_sorted = e_mid[order]
+            starts = np.flatnonzero(np.r_[True, e_sorted[1:] != e_sorted[:-1]])
+            e_mid = e_sorted[starts]
+            s_mid = np.add.reduceat(s_mid[order], starts)
         terms += [(int(si), int(ei) - EXPONENT_BIAS)
-                  for ei, si in zip(exponent[mid].tolist(), stats.sums[mid].tolist(),
-                                    strict=True)]
+                  for ei, si in zip(e_mid.tolist(), s_mid.tolist(), strict=True)]
     base = min(e for _, e in terms)
-    acc = sum(m << (e - base) for m, e in terms)
-    return Fraction(acc, 1 << -base) if base < 0 else Fraction(acc << base)
+    return sum(m << (e - base) for m, e in terms), base
 
 
-def _dyadic(x: float) -> tuple[int, int]:
+def dyadic(x: float) -> tuple[int, int]:
     """(m, e) with x = m·2^e exactly (a finite float)."""
     n, d = float(x).as_integer_ratio()  # d is a power of two
     return n, 1 - d.bit_length()
@@ -394,7 +428,8 @@ def _dyadic(x: float) -> tuple[int, int]:
 
 __all__ = ["EXPONENT_BIAS", "SIGNIFICANT_BITS", "CellCuts", "CellGrid", "CellStatistics",
            "JointCuts", "cell_cuts", "cell_grid", "cell_statistics", "centre_counts",
-           "centred_sum", "centred_sum_at", "data_tails", "edges_hold", "interval_counts",
+           "centred_sum", "centred_sum_at", "centred_sum_dyadic", "data_tails", "dyadic",
+           "edges_hold", "interval_counts",
            "joint_cuts", "joint_intervals", "joint_positions", "make_cell_grid",
            "merge_statistics", "pack", "range_cuts", "row_intervals", "search_range",
            "side_tails", "sum_by_key", "truncated", "truncated_value", "unpack"]

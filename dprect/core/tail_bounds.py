@@ -154,8 +154,19 @@ def draw_centre(values: np.ndarray, rate: Fraction, rng: RandomSource) -> float:
 
 def draw_centre_from_counts(keys: np.ndarray, counts: np.ndarray, rate: Fraction,
                             rng: RandomSource) -> float:
-    """:func:`draw_centre` from the centre grid's histogram (sorted keys, counts)."""
-    return centre_value(sample_unimodal(centre_pieces_from_counts(keys, counts), rate, rng))
+    """:func:`draw_centre` from the centre grid's histogram (sorted keys, counts). The
+    histogram is checked — keys strictly increasing inside the grid, counts ≥ 1 — which
+    makes the pieces valid by construction (they tile the grid; the depth
+    min(#{≤ bin}, #{≥ bin}) rises then falls), so the sampler skips its own checks of
+    them (one draw per (group, column) on a describe run's driver)."""
+    k = np.asarray(keys, dtype=np.int64)
+    n = np.asarray(counts, dtype=np.int64)
+    if len(k) != len(n) or (len(k) and (k[0] < 0 or k[-1] >= _CENTRE_GRID.size
+                                        or (n < 1).any() or (k[1:] <= k[:-1]).any())):
+        raise ParameterError("a centre histogram needs strictly increasing keys inside "
+                             "the grid and counts >= 1")
+    return centre_value(sample_unimodal(centre_pieces_from_counts(k, n), rate, rng,
+                                        trusted=True))
 
 
 # -- the candidates --------------------------------------------------------------------------
@@ -219,6 +230,11 @@ _OFFSETS = _offsets()
 _OFFSETS.setflags(write=False)
 _OFFSET_LIST: list[float] = _OFFSETS.tolist()
 _U64 = (1 << 64) - 1
+#: CandidateStream makes up to this many more candidates point by point (Python floats:
+#: a search usually stops within a few), looking at most at _SCALAR_POINTS points, else
+#: in numpy chunks that double — the same bins either way
+_SCALAR_CANDIDATES = 4
+_SCALAR_POINTS = 32
 
 
 def _search_bin(x: float) -> int:
@@ -261,9 +277,9 @@ class CandidateStream:
         # the points in the first one's bin are a prefix: w ≤ the bin's outer edge
         edge = (_SEARCH_GRID.upper_value(first) if self._upper
                 else -_SEARCH_GRID.lower_value(first))
-        self._pos = bisect.bisect_right(range(self._length), edge, key=self._w_at)
+        self._pos = self._prefix_end(0, lambda p: self._w_at(p) <= edge, edge)
         self._last = first
-        self._bins: list[np.ndarray] = [np.array([first], dtype=np.int64)]
+        self._bins: list[int] = [first]
         self._first = first
         self._chunk = 64
         self.count = 1
@@ -278,6 +294,44 @@ class CandidateStream:
         else:
             w = _OFFSET_LIST[self._restart + pos - self._cross - 1]
         return min(w, _MAX_FLOAT)
+
+    def _guess(self, target: float) -> int:
+        """About the number of positions whose w lies below ``target`` (floating point,
+        from the offsets alone; only a starting point for :meth:`_prefix_end`)."""
+        # a + off rounds to the target or below up to off ≈ target − a + ulp(a)/2 (far
+        # from the data the offsets below half an ulp of c leave w at c: thousands)
+        near = target - self._a + math.ulp(self._a) / 2
+        if self._cross < 0:
+            pos = bisect.bisect_left(_OFFSET_LIST, near)
+        elif target <= 0.0:
+            pos = min(bisect.bisect_left(_OFFSET_LIST, near), self._cross)
+        else:
+            pos = self._cross + 1 + max(0, bisect.bisect_left(_OFFSET_LIST, target)
+                                        - self._restart)
+        return min(max(pos, 0), self._length)
+
+    def _prefix_end(self, start: int, holds: Callable[[int], bool], target: float) -> int:
+        """The first position p ≥ ``start`` where ``holds(p)`` fails (the length if
+        none), for a ``holds`` true on a prefix of the positions — the value of
+        ``bisect`` over them, found from :meth:`_guess` ``(target)`` (w ≈ ``target``
+        where it fails) by galloping to a bracket and bisecting inside it: exact
+        whatever the guess, a few evaluations when it is close (it is, up to rounding)."""
+        n = self._length
+        g = min(max(self._guess(target), start), n)
+        if g < n and holds(g):  # the end lies after g: gallop forward
+            lo, step = g + 1, 1  # holds(lo − 1)
+            hi = min(g + step, n)
+            while hi < n and holds(hi):
+                lo, step = hi + 1, 2 * step
+                hi = min(g + step, n)
+        else:  # the end lies at or before g: gallop backward
+            hi, step = g, 1  # fails at hi (or hi = n)
+            lo = max(g - step, start)
+            while lo > start and not holds(lo):
+                hi, step = lo, 2 * step
+                lo = max(g - step, start)
+        # holds on [start, lo), fails from hi on; search [lo, hi)
+        return bisect.bisect_left(range(lo, hi), True, key=lambda p: not holds(p)) + lo
 
     def _raw(self, start: int, stop: int) -> np.ndarray:
         """raw = ±w at positions start … stop − 1."""
@@ -301,6 +355,16 @@ class CandidateStream:
 
     def _grow(self, n: int) -> None:
         """Make candidates (their bins) until there are ``n`` or the side ends."""
+        if n - self.count <= _SCALAR_CANDIDATES:  # a few more: point by point
+            sign, budget = self._sign, _SCALAR_POINTS
+            while self.count < n and self._pos < self._length and budget:
+                b = _search_bin(sign * self._w_at(self._pos))
+                self._pos += 1
+                budget -= 1
+                if b != self._last:
+                    self._bins.append(b)
+                    self._last = b
+                    self.count += 1
         while self.count < n and not self.complete:
             stop = min(self._pos + self._chunk, self._length)
             idx = _SEARCH_GRID.encode(self._raw(self._pos, stop))
@@ -309,30 +373,33 @@ class CandidateStream:
             keep = idx != np.concatenate([[self._last], idx[:-1]])
             self._last = int(idx[-1])
             if keep.any():
-                self._bins.append(idx[keep])
+                self._bins.extend(idx[keep].tolist())
                 self.count += int(keep.sum())
 
-    def bins_while(self, keep: Callable[[int], bool]) -> np.ndarray:
+    def bins_while(self, keep: Callable[[int], bool], target: float | None = None
+                   ) -> np.ndarray:
         """The ``FloatBins(SEARCH_BITS)`` bins of the candidates, outward, for as long as
         ``keep(bin)`` holds — ``keep`` must hold for a prefix of the side's bins (e.g.
         bin ≤ b on the upper side, bin ≥ b on the lower). The bins of the points are
         monotone, so the points whose bin is kept are a prefix too: found by bisection,
         encoded in one piece, repeats dropped. Read only (the stream is not advanced); a
         Spark describe run's cuts up to a cell's rows
-        (:func:`dprect.core.describe_stats.range_cuts`)."""
+        (:func:`dprect.core.describe_stats.range_cuts`). ``target``, if given, is about
+        the outward point w = ±raw where ``keep`` starts to fail: it only speeds up the
+        search (any value gives the same bins)."""
         if not keep(self._first):
             return np.zeros(0, dtype=np.int64)
         sign = self._sign
-        stop = bisect.bisect_left(range(self._pos, self._length), True,
-                                  key=lambda p: not keep(_search_bin(sign * self._w_at(p))))
-        idx = _SEARCH_GRID.encode(self._raw(self._pos, self._pos + stop))
+        stop = self._prefix_end(self._pos, lambda p: keep(_search_bin(sign * self._w_at(p))),
+                                math.inf if target is None else target)
+        idx = _SEARCH_GRID.encode(self._raw(self._pos, stop))
         new = idx != np.concatenate([[self._first], idx[:-1]])
         return np.concatenate([[self._first], idx[new]]).astype(np.int64)
 
     def upto(self, n: int) -> np.ndarray:
         """The first ``n`` candidates (fewer only if the side has fewer)."""
         self._grow(n)
-        return _bin_edges(np.concatenate(self._bins)[:n], upper=self._upper)
+        return _bin_edges(np.array(self._bins[:n], dtype=np.int64), upper=self._upper)
 
     def value(self, k: int) -> float:
         """Candidate k (an IndexError past the side's last): the edge of its bin, as
@@ -340,7 +407,7 @@ class CandidateStream:
         self._grow(k + 1)
         if not 0 <= k < self.count:
             raise IndexError(f"no candidate {k} on this side")
-        i = int(np.concatenate(self._bins)[k]) if len(self._bins) > 1 else self._first
+        i = self._bins[k]
         return (_SEARCH_GRID.upper_value(i) if self._upper
                 else _SEARCH_GRID.lower_value(i))
 

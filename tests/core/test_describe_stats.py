@@ -191,3 +191,47 @@ def test_run_describe_follows_the_documented_draw_order_and_truncation():
     per_cell = [[aggregates.describe_cell(vals.get((name, j), np.zeros(0)), plan, rng)
                  for j in range(2)] for name in ("a", "b", "c")]
     assert per_cell != got.cells
+
+
+def test_integer_sum_and_step_on_integers_are_the_rational_ones():
+    """The driver's S and γ (aggregates._sum_and_step: integers, no Fractions) equal
+    integer_sum(centred_sum_at(…), exact_step(…)) and pivot_step for bounds and pivots of
+    every magnitude (subnormal to the largest floats: the step's float overflows to 0)."""
+    rs = np.random.default_rng(12)
+    for centre in CENTRES:
+        grid = cell_grid(centre)
+        for x in _columns():
+            st = cell_statistics(x, centre)
+            picks = [(0, 0), (len(grid.lower) - 1, len(grid.upper) - 1)]
+            picks += [(int(rs.integers(0, len(grid.lower))), int(rs.integers(0, len(grid.upper))))
+                      for _ in range(6)]
+            for kl, ku in picks:
+                lo, hi = float(grid.lower[kl]), float(grid.upper[ku])
+                for p in (lo / 2 + hi / 2, min(max(centre, lo), hi), lo, hi):
+                    want = integer_sum(describe_stats.centred_sum_at(st, kl, ku, lo, hi, p),
+                                       exact_step(lo, hi, p, K))
+                    got, gamma = aggregates._sum_and_step(st, kl, ku, lo, hi, p, K)
+                    assert got == want, (centre, kl, ku, p)
+                    assert gamma == aggregates.pivot_step(lo, hi, p, K), (lo, hi, p)
+
+
+def test_bins_while_is_exact_whatever_the_guess():
+    """CandidateStream.bins_while's target only speeds up the search: far-off, infinite
+    or NaN guesses give the bins of the whole side's candidates while ``keep`` holds
+    (range_cuts' own guess: test_range_cuts_are_the_trimmed_cuts_of_the_whole_grid)."""
+    from dprect.core.tail_bounds import CandidateStream, side_candidates
+
+    rs = np.random.default_rng(3)
+    for c in [*CENTRES, *_bits(25, 4).tolist()]:
+        for side in ("lower", "upper"):
+            every = FloatBins(12).encode(side_candidates(c, side))
+            out = 1 if side == "upper" else -1  # b: the search ends near the centre too
+            near = [int(every[min(i, len(every) - 1)]) + d * out
+                    for i in (0, 1, 2, 9) for d in (0, 1)]
+            for b in [*near, *rs.integers(0, 1 << 24, 3).tolist()]:
+                keep = (lambda x, b=b: x < b) if side == "upper" else (lambda x, b=b: x > b)
+                held = np.array([keep(int(v)) for v in every] + [False])
+                want = every[:int(np.argmin(held))]
+                for guess in (0.0, -1e300, 1e300, np.inf, -np.inf, np.nan, c, -c):
+                    got = CandidateStream(c, side).bins_while(keep, guess)
+                    assert np.array_equal(got, want), (c, side, b, guess)
