@@ -168,6 +168,8 @@ def test_classes_pass_keys_only_one_pass_whatever_k(spark, make_frame):
             with prepared:
                 engines = [p.engine for p in prepared.prepared]
                 assert all(e.implementation._local.keys_only for e in engines)
+                # every class's lists are held at once: each gets 1/k of the budget
+                assert {e.implementation._local._budget for e in engines} == {64 * 2**20 / k}
                 got = [p.run(seed=s) for p, s in zip(
                     prepared.prepared, class_seeds(7, k), strict=True)]
                 assert [e.stats["passes"] for e in engines] == [1] * k
