@@ -226,3 +226,29 @@ def test_classes_pass_error_policy_refuses_in_the_shared_pass(make_frame):
     with pytest.raises(InputDataError, match="feature 'a' has null, NaN or infinite"):
         fit_dataframe_classes(make_frame(X, ["a", "b"], y), features=["a", "b"], label="y",
                               request=request, grid=GRID, seed=1, strategy="pass")
+
+
+def test_classes_pass_first_lists_are_each_class_own(make_frame):
+    """The shared first pass gives every class the lists its own single fit's first pass
+    gathers, key for key — with identical rows shared BY two classes (their ranks must be
+    counted within each class: the window is keyed by the class too)."""
+    from dprect.engines.spark.fit import prepare_fit
+
+    gen = np.random.default_rng(30)
+    y = gen.integers(0, 3, 1500)
+    X = np.column_stack([1.0 + y, 6.0 - y]) + gen.integers(-1, 2, (1500, 2))  # overlaps
+    request = FitRequest(epsilon=3.0, delta=1e-7, method="randmargins", classes=(0, 1))
+    frame = make_frame(X, ["a", "b"], y, partitions=3)
+    the_plan, prepared = shared(frame, request, GRID, strategy="pass", driver_budget_mb=2)
+    with prepared:
+        assert prepared.stats["pass_jobs"] == 2  # ties span partitions: the window's ranks
+        for p, value in zip(prepared.prepared, request.classes, strict=True):
+            alone = prepare_fit(frame, features=["a", "b"], label="y", grid=GRID,
+                                request=request.for_class(value), plan=the_plan,
+                                strategy="pass", driver_budget_mb=1)
+            with alone:
+                mine = p.engine.implementation._local._lists
+                own = alone.engine.implementation._local._lists
+                assert mine.keys() == own.keys()
+                for order, lst in own.items():
+                    assert np.array_equal(mine[order].keys, lst.keys), order
