@@ -96,17 +96,19 @@ def test_classes_share_spark_jobs_whatever_k(spark, make_frame):
     assert jobs[5] == jobs[2] and 1 <= jobs[2] <= 3, jobs
 
 
-@pytest.mark.parametrize("strategy", ["collect", "pass"])
-def test_classes_every_strategy_equal_numpy(make_frame, strategy):
-    """The shared collect (``collect``) and the class-by-class route (``pass``) give the
-    numpy engine's rectangles, with rows holding NaN (dropped by either engine) and a
-    label no class lists."""
+@pytest.mark.parametrize(("strategy", "budget"), [("collect", None), ("pass", None),
+                                                  ("auto", 0.001)])
+def test_classes_every_strategy_equal_numpy(make_frame, strategy, budget):
+    """The shared collect (``collect``), the shared first pass (``pass``, and ``auto``
+    when the classes exceed the driver budget) give the numpy engine's rectangles, with
+    rows holding NaN (dropped by either engine) and a label no class lists."""
     X, y = rows(n=1500, seed=6)
     X[::97, 1] = np.nan
     request = FitRequest(epsilon=2.0, delta=1e-7, classes=(2, 0))
     on_spark = fit_dataframe_classes(make_frame(X, ["a", "b"], y, partitions=2),
                                      features=["a", "b"], label="y", request=request,
-                                     grid=GRID, seed=5, strategy=strategy)
+                                     grid=GRID, seed=5, strategy=strategy,
+                                     driver_budget_mb=budget)
     local = dprect.fit(X, y, request, grid=GRID, seed=5)
     assert indices(on_spark) == indices(local) and on_spark.classes == ["2", "0"]
 
