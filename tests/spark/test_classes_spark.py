@@ -17,6 +17,7 @@ import pytest
 from cli_run import run
 
 import dprect
+from dprect.core.classes import class_seeds
 from dprect.core.request import FitRequest
 from dprect.engines.spark.classes import fit_dataframe_classes
 
@@ -95,17 +96,19 @@ def test_classes_share_spark_jobs_whatever_k(spark, make_frame):
     assert jobs[5] == jobs[2] and 1 <= jobs[2] <= 3, jobs
 
 
-@pytest.mark.parametrize("strategy", ["collect", "pass"])
-def test_classes_every_strategy_equal_numpy(make_frame, strategy):
-    """The shared collect (``collect``) and the class-by-class route (``pass``) give the
-    numpy engine's rectangles, with rows holding NaN (dropped by either engine) and a
-    label no class lists."""
+@pytest.mark.parametrize(("strategy", "budget"), [("collect", None), ("pass", None),
+                                                  ("auto", 0.001)])
+def test_classes_every_strategy_equal_numpy(make_frame, strategy, budget):
+    """The shared collect (``collect``), the shared first pass (``pass``, and ``auto``
+    when the classes exceed the driver budget) give the numpy engine's rectangles, with
+    rows holding NaN (dropped by either engine) and a label no class lists."""
     X, y = rows(n=1500, seed=6)
     X[::97, 1] = np.nan
     request = FitRequest(epsilon=2.0, delta=1e-7, classes=(2, 0))
     on_spark = fit_dataframe_classes(make_frame(X, ["a", "b"], y, partitions=2),
                                      features=["a", "b"], label="y", request=request,
-                                     grid=GRID, seed=5, strategy=strategy)
+                                     grid=GRID, seed=5, strategy=strategy,
+                                     driver_budget_mb=budget)
     local = dprect.fit(X, y, request, grid=GRID, seed=5)
     assert indices(on_spark) == indices(local) and on_spark.classes == ["2", "0"]
 
@@ -121,3 +124,133 @@ def test_classes_error_policy_names_the_feature_in_the_shared_collect(make_frame
     with pytest.raises(InputDataError, match="feature 'b' has null, NaN or infinite"):
         fit_dataframe_classes(make_frame(X, ["a", "b"], y), features=["a", "b"], label="y",
                               request=request, grid=GRID, seed=1, strategy="collect")
+
+
+# -- the pass strategy: every class's first pass in ONE Spark job (class_pass) -------------
+def shared(df, request, grid, **kwargs):
+    """Every class of ``request`` prepared on ``df`` (prepare_classes, as the route does)."""
+    from dprect.core.domains import resolve_domains
+    from dprect.core.planner import plan as make_plan
+    from dprect.engines.spark.fit import prepare_classes
+
+    names = ["a", "b", "c"][:len(df.columns) - 1]
+    doms = resolve_domains(grid, names)
+    the_plan = make_plan(request.budget(), domains=doms, auto_count=False)
+    return the_plan, prepare_classes(df, features=names, label="y", domains=doms,
+                                     requests=[request.for_class(v) for v in request.classes],
+                                     plan=the_plan, **kwargs)
+
+
+def class_rows(n: int, seed: int, ties: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Three features, labels 0..5 (5: listed by no class); ``ties``: integer values on
+    a few levels (heavy ties on the grid), else continuous ones."""
+    gen = np.random.default_rng(seed)
+    y = gen.integers(0, 6, n)
+    centre = np.column_stack([1.0 + 1.5 * y, 9.0 - 1.5 * y, 5.0 + 0.0 * y])
+    X = centre + (gen.integers(-1, 2, (n, 3)) if ties else gen.uniform(-1, 1, (n, 3)))
+    return X, y
+
+
+def test_classes_pass_keys_only_one_pass_whatever_k(spark, make_frame):
+    """Composition (keys-only lists) on ``pass``: ONE counting job and ONE pass job for
+    every class whatever k — each class's engine took its only pass from it — the same
+    Spark jobs for two classes as for five, and every rectangle the numpy engine's; the
+    rows of the unlisted label are negatives of every class (dropping them changes no
+    rectangle)."""
+    X, y = class_rows(3000, 11, ties=False)
+    df = make_frame(X, ["a", "b", "c"], y, partitions=3).cache()
+    df.count()
+    jobs = {}
+    for k in (2, 5):
+        request = FitRequest(epsilon=2.0, delta=1e-7, method="composition",
+                             classes=tuple(range(k)))
+
+        def fit(request=request, k=k):
+            _, prepared = shared(df, request, GRID, strategy="pass", driver_budget_mb=64)
+            with prepared:
+                engines = [p.engine for p in prepared.prepared]
+                assert all(e.implementation._local.keys_only for e in engines)
+                # every class's lists are held at once: each gets 1/k of the budget
+                assert {e.implementation._local._budget for e in engines} == {64 * 2**20 / k}
+                got = [p.run(seed=s) for p, s in zip(
+                    prepared.prepared, class_seeds(7, k), strict=True)]
+                assert [e.stats["passes"] for e in engines] == [1] * k
+                return dict(prepared.stats), got
+
+        jobs[k], (stats, got) = spark_jobs(spark, fit)
+        assert stats["count_jobs"] == 1 and stats["pass_jobs"] == 1, stats
+        local = dprect.fit(X, y, request, grid=GRID, seed=7)
+        listed = y < k
+        alone = dprect.fit(X[listed], y[listed], request, grid=GRID, seed=7)
+        assert [(r.lower_index, r.upper_index) for r in got] == indices(local) \
+            == indices(alone)
+        assert not any(r.empty for r in local.results)
+    df.unpersist()
+    assert jobs[5] == jobs[2], jobs
+
+
+@pytest.mark.parametrize("ties", [True, False])
+def test_classes_pass_randmargins_equal_numpy(make_frame, ties):
+    """RandMargins (lists with ids, cuts, tie bits) on ``pass`` with dropped NaN and ±inf
+    rows: every class's first lists from ONE shared pass — two with heavy ties on the
+    grid, whose identical rows span partitions (the window's ranks, keyed by the class)
+    — the later passes per class (every class needs one: its cuts make its lists stale),
+    and every rectangle the numpy engine's. Without ties (a fine grid, distinct rows)
+    the partitions' own ranks are exact: one pass job."""
+    X, y = class_rows(4000, 12, ties=ties)
+    X[::89, 2] = np.nan
+    X[::97, 0] = np.inf
+    grid = GRID if ties else "0:10:4096"  # continuous values on a fine grid: distinct rows
+    request = FitRequest(epsilon=4.0, delta=1e-7, method="randmargins", classes=(3, 0, 1))
+    frame = make_frame(X, ["a", "b", "c"], y, partitions=3)
+    the_plan, prepared = shared(frame, request, grid, strategy="pass", driver_budget_mb=1)
+    with prepared:
+        assert the_plan.chosen.tie_breaker(prepared.prepared[0].domains).active
+        got = [p.run(seed=s) for p, s in zip(prepared.prepared, class_seeds(4, 3),
+                                              strict=True)]
+        passes = [p.engine.stats["passes"] for p in prepared.prepared]
+        assert not prepared.prepared[0].engine.implementation._local.keys_only
+    assert prepared.stats["pass_jobs"] == (2 if ties else 1), prepared.stats
+    assert all(n > 1 for n in passes), passes
+    local = dprect.fit(X, y, request, grid=grid, seed=4)
+    assert [(r.lower_index, r.upper_index) for r in got] == indices(local)
+    assert not any(r.empty for r in local.results)
+
+
+def test_classes_pass_error_policy_refuses_in_the_shared_pass(make_frame):
+    """Under ``error`` a NaN feature in a row of NO listed class still refuses the table
+    in the shared pass (as every single fit would), naming the feature."""
+    from dprect.core.errors import InputDataError
+
+    X, y = rows(n=400, seed=8)
+    X[np.flatnonzero(y == 3)[0], 0] = np.nan
+    request = FitRequest(epsilon=2.0, delta=1e-7, classes=(0, 1), invalid_rows="error")
+    with pytest.raises(InputDataError, match="feature 'a' has null, NaN or infinite"):
+        fit_dataframe_classes(make_frame(X, ["a", "b"], y), features=["a", "b"], label="y",
+                              request=request, grid=GRID, seed=1, strategy="pass")
+
+
+def test_classes_pass_first_lists_are_each_class_own(make_frame):
+    """The shared first pass gives every class the lists its own single fit's first pass
+    gathers, key for key — with identical rows shared BY two classes (their ranks must be
+    counted within each class: the window is keyed by the class too)."""
+    from dprect.engines.spark.fit import prepare_fit
+
+    gen = np.random.default_rng(30)
+    y = gen.integers(0, 3, 1500)
+    X = np.column_stack([1.0 + y, 6.0 - y]) + gen.integers(-1, 2, (1500, 2))  # overlaps
+    request = FitRequest(epsilon=3.0, delta=1e-7, method="randmargins", classes=(0, 1))
+    frame = make_frame(X, ["a", "b"], y, partitions=3)
+    the_plan, prepared = shared(frame, request, GRID, strategy="pass", driver_budget_mb=2)
+    with prepared:
+        assert prepared.stats["pass_jobs"] == 2  # ties span partitions: the window's ranks
+        for p, value in zip(prepared.prepared, request.classes, strict=True):
+            alone = prepare_fit(frame, features=["a", "b"], label="y", grid=GRID,
+                                request=request.for_class(value), plan=the_plan,
+                                strategy="pass", driver_budget_mb=1)
+            with alone:
+                mine = p.engine.implementation._local._lists
+                own = alone.engine.implementation._local._lists
+                assert mine.keys() == own.keys()
+                for order, lst in own.items():
+                    assert np.array_equal(mine[order].keys, lst.keys), order

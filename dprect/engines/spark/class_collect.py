@@ -15,9 +15,11 @@ jobs grow with k. Here the k classes share them:
    (:func:`~dprect.engines.spark.collect.encode_collected`), into one
    :class:`~dprect.engines.numpy_engine.NumpyEngine` per class.
 
-So a classes' fit makes two Spark jobs whatever k (:func:`collect_classes`; the caller
-falls back to one ``prepare_fit`` per class when it returns None: a table whose classes
-together exceed the driver budget, or a strategy other than ``collect``/``auto``).
+So a classes' fit makes two Spark jobs whatever k (:func:`tag_classes` tags the rows with
+no job, :func:`count_classes` is job 1, :func:`collect_classes` job 2). The ``pass``
+strategy (and ``auto`` over the budget) shares the same tagging and count, then ONE pass
+for every class's first lists (:mod:`dprect.engines.spark.class_pass`);
+:func:`dprect.engines.spark.fit.prepare_classes` decides.
 
 **Identical rectangles.** Class i's rows here are the rows whose label equals class i's
 value (the same :func:`~dprect.engines.spark.checks.label_equals` text a single fit's
@@ -40,6 +42,7 @@ rows copied out of it while that class is encoded: :func:`joint_bytes`.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
@@ -62,10 +65,8 @@ from dprect.engines.spark.shipped import shipped_rows, shipped_widths
 from dprect.engines.spark.source import SPARK_ERRORS, spark_message
 from dprect.engines.spark.sql import ident
 
-__all__ = ["CollectedClass", "collect_classes", "joint_bytes"]
-
-#: the strategies whose classes share the one collect (``auto`` when it fits the budget)
-JOINT_STRATEGIES = ("auto", "collect")
+__all__ = ["ClassTable", "CollectedClass", "collect_classes", "count_classes", "fits_budget",
+           "joint_bytes", "tag_classes"]
 
 
 class CollectedClass(PreparedRun):
@@ -103,63 +104,101 @@ def _column(df: DataFrame, stem: str) -> str:
     return name
 
 
-def collect_classes(df: DataFrame, names: list[str], label: str, domains: list[Domain],
-                    requests: Sequence[FitRequest], plan: Plan, strategy: str | None,
-                    driver_budget_mb: float | None,
-                    progress: Callable[[str], None] = lambda _: None,
-                    ) -> list[CollectedClass] | None:
-    """Every class of ``requests`` (one per class, as ``FitRequest.for_class`` makes them)
-    on two Spark jobs (module notes), or None when they cannot share the one collect (a
-    strategy other than ``collect``/``auto``, or ``auto`` over the driver budget); nothing
-    is left in Spark. The schema checks of every class come first, with no job."""
+@dataclass
+class ClassTable:
+    """The table tagged with each row's class (module notes): ``tagged`` is the table with
+    column ``cls`` (the index of the listed class whose value the label equals, −1 for
+    none) and ``inside`` (``cls`` ≥ 0); ``joint``: the rows learned from by SOME class —
+    in a class and, under ``drop``, every feature finite — and the ``error`` policy's
+    problem rows, as one :class:`~dprect.engines.spark.checks.TableChecks`; ``checks``:
+    each class's own checks (its single fit's); ``stats``: the Spark jobs the classes
+    made together (diagnostics for tests and benchmarks; never part of a result)."""
+
+    tagged: DataFrame
+    cls: str
+    names: list[str]
+    joint: TableChecks
+    checks: list[TableChecks]
+    stats: dict[str, int] = field(default_factory=dict)
+
+
+def tag_classes(df: DataFrame, names: list[str], label: str,
+                requests: Sequence[FitRequest]) -> ClassTable | None:
+    """``df`` tagged with the classes of ``requests`` (one per class, as
+    ``FitRequest.for_class`` makes them), or None when two requests name the same label
+    value. The schema checks of every class are made here, with no job."""
     checks = [TableChecks(df, names, label, invalid_rows=r.invalid_rows,
                           positive_label=r.positive_label) for r in requests]
-    chosen = strategy or "auto"
     values = [c.positive_label for c in checks]
-    if chosen not in JOINT_STRATEGIES or len(set(map(repr, values))) != len(values):
+    if len(set(map(repr, values))) != len(values):
         return None
     kind = label_kind(df.schema[label].dataType, label)
     cls, inside = _column(df, "_dprect_class"), _column(df, "_dprect_in_class")
     case = " ".join(f"WHEN {label_equals(label, kind, v)} THEN {i}"
                     for i, v in enumerate(values))
-    tagged = df.selectExpr("*", f"CASE {case} END AS {ident(cls)}").selectExpr(
-        "*", f"{ident(cls)} IS NOT NULL AS {ident(inside)}")
+    tagged = df.selectExpr("*", f"CASE {case} ELSE -1 END AS {ident(cls)}").selectExpr(
+        "*", f"{ident(cls)} >= 0 AS {ident(inside)}")
     # the rows learned from: "in some class" and, under drop, every feature finite — the
     # single fit's own predicate, on the column "in some class" instead of the label
     joint = TableChecks(tagged, names, inside, invalid_rows=requests[0].invalid_rows,
                         positive_label=True)
-    stats = {"count_jobs": 0, "collect_jobs": 0}
+    return ClassTable(tagged, cls, list(names), joint, checks,
+                      {"count_jobs": 0, "collect_jobs": 0, "pass_jobs": 0})
+
+
+def count_classes(table: ClassTable, progress: Callable[[str], None] = lambda _: None
+                  ) -> list[int]:
+    """ONE job: every class's number of rows with its label (each single fit's
+    ``count_positives``; a speed and memory aid inside the driver, never output)."""
+    k = len(table.checks)
+    progress(f"counting the rows of {k} classes (one job)")
     try:
-        progress(f"counting the rows of {len(requests)} classes (one job)")
-        row = tagged.selectExpr(*[f"count(CASE WHEN {ident(cls)} = {i} THEN 1 END) AS c{i}"
-                                  for i in range(len(values))]).collect()[0]
-        stats["count_jobs"] += 1
-        counts = [int(row[f"c{i}"]) for i in range(len(values))]
-        widths = shipped_widths(df, names)
-        budget = check_budget(driver_budget_mb) * 2**20
-        if chosen == "auto" and joint_bytes(counts, len(names), widths) > budget:
-            return None  # speed and memory only: every route gives the same rectangles
-        progress(f"collecting every class's rows (one job for {len(requests)} classes)")
-        table = shipped_rows(tagged, [*names, cls], joint.positive, joint.problem).toArrow()
+        row = table.tagged.selectExpr(*[
+            f"count(CASE WHEN {ident(table.cls)} = {i} THEN 1 END) AS c{i}"
+            for i in range(k)]).collect()[0]
+    except SPARK_ERRORS as exc:
+        raise InputDataError(f"cannot read the input: {spark_message(exc)}") from None
+    table.stats["count_jobs"] += 1
+    return [int(row[f"c{i}"]) for i in range(k)]
+
+
+def fits_budget(table: ClassTable, counts: Sequence[int], driver_budget_mb: float | None
+                ) -> bool:
+    """Whether every class's rows, collected together, fit the driver budget
+    (:func:`joint_bytes`; from the schema and the counts, inside the driver)."""
+    widths = shipped_widths(table.tagged, table.names)
+    return joint_bytes(counts, len(table.names), widths) <= \
+        check_budget(driver_budget_mb) * 2**20
+
+
+def collect_classes(table: ClassTable, domains: list[Domain], plan: Plan,
+                    progress: Callable[[str], None] = lambda _: None
+                    ) -> list[CollectedClass]:
+    """Every class of ``table`` from ONE collect job (module notes); nothing is left in
+    Spark."""
+    names, cls, joint = table.names, table.cls, table.joint
+    stats = table.stats
+    try:
+        progress(f"collecting every class's rows (one job for {len(table.checks)} classes)")
+        got = shipped_rows(table.tagged, [*names, cls], joint.positive, joint.problem).toArrow()
         stats["collect_jobs"] += 1
     except SPARK_ERRORS as exc:
         raise InputDataError(f"cannot read the input: {spark_message(exc)}") from None
     if joint.problem is not None:
-        flags = table.column(BAD).to_numpy(zero_copy_only=False).astype(bool)
+        flags = got.column(BAD).to_numpy(zero_copy_only=False).astype(bool)
         if flags.any():
             joint.raise_invalid_feature()
-        table = table.drop_columns([BAD])
+        got = got.drop_columns([BAD])
     index = feature_column(len(names))
-    of_class = table.column(index).to_numpy(zero_copy_only=False)
-    table = table.drop_columns([index])
+    of_class = got.column(index).to_numpy(zero_copy_only=False)
+    got = got.drop_columns([index])
     ties = plan.chosen.tie_breaker(domains)
     active = ties if ties.active else None  # as the engine keeps them (SparkEngine)
     out = []
-    for i in range(len(values)):
-        rows: pa.Table = table.filter(pa.array(of_class == i))
+    for i in range(len(table.checks)):
+        rows: pa.Table = got.filter(pa.array(of_class == i))
         _, engine = encode_collected(rows, domains, flagged=False, ties=active)
         del rows
         out.append(CollectedClass(engine, domains, list(names), plan, stats))
-    del table
+    del got
     return out
-

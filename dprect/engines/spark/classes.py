@@ -10,11 +10,21 @@ and :func:`fit_dataframe_classes` the same on a DataFrame; both go through
   rows, one collecting every listed class's rows with their class index — and the driver
   splits and encodes them class by class
   (:mod:`dprect.engines.spark.class_collect`);
-* otherwise (``pass``, ``prefetch``, ``rounds``, or ``auto`` over the budget) the rows are
+* with ``pass``, or ``auto`` over that budget (unless some class would take
+  ``prefetch``), the rows are cached once, the same job counts every class, and ONE pass
+  gathers every class's first lists — each class's orders in one task, each row tagged
+  with its class index (:mod:`dprect.engines.spark.class_pass`); a class's later passes
+  (RandMargins' cuts leaving a list short) run on its own positives, as a single fit's
+  do. A keys-only plan (composition) usually needs no later pass: k classes, one pass;
+* otherwise (``prefetch``, ``rounds``, or ``auto`` choosing ``prefetch``) the rows are
   cached once and each class is prepared on them (:func:`~dprect.engines.spark.fit.
   prepare_fit` with the class as the positive label): the file is scanned once, but each
-  class's engine makes its own count and pass(es) over the cached rows — the per-order
-  lists of the ``pass`` strategy do not (yet) carry the class as a key.
+  class's engine makes its own count and pass or jobs over the cached rows — a shared
+  first job for ``prefetch`` would need its own kernel (its prefix lists carry the cut
+  columns, and a short list falls back to a per-class job), not written.
+
+Every class is prepared before any runs, so every class's lists (or rows) are held at
+once: each class's engine gets 1/k of the driver budget.
 
 Every class runs the same plan with its own noise (its ``run`` with its seed), so with the
 same seeds each class's rectangle is the numpy engine's, bit for bit, on either path.

@@ -73,7 +73,7 @@ from dprect.engines.spark.chooser import (
     choose_strategy,
 )
 from dprect.engines.spark.collect import CollectStrategy
-from dprect.engines.spark.order_pass import PassStrategy
+from dprect.engines.spark.order_pass import PassEngine, PassRunner, PassStrategy
 from dprect.engines.spark.prefetch import (
     PrefetchStrategy,
     PrefixSpec,
@@ -132,6 +132,9 @@ class SparkEngine:
     :func:`~dprect.engines.spark.prefetch.never_cuts`, from the public plan): the ``pass``
     strategy then lists keys without row ids (more orders per pass), and :meth:`cut` is
     refused.
+    ``ready_pass`` — ``pass`` only: a pass engine (and its runner) whose first pass another
+    job ran (a classes' fit: :mod:`dprect.engines.spark.class_pass`), answering in place
+    of one this engine would build.
     """
 
     def __init__(self, data: DataFrame, domains: Sequence[Domain],
@@ -142,7 +145,8 @@ class SparkEngine:
                  size_hint: int | None = None, ties: TieBreaker | None = None,
                  driver_budget_mb: float | None = None,
                  schedule: Sequence[PrefixSpec] | None = None,
-                 never_cuts: bool = False) -> None:
+                 never_cuts: bool = False,
+                 ready_pass: tuple[PassEngine, PassRunner] | None = None) -> None:
         if strategy not in STRATEGIES:
             raise ParameterError(f"spark strategy must be one of {', '.join(STRATEGIES)}; "
                                  f"got {strategy!r}")
@@ -176,6 +180,7 @@ class SparkEngine:
         self._used = False  # a cut has been recorded or a window answered
         self._ties = self._check_ties(ties)
         self._never_cuts = bool(never_cuts)
+        self._ready_pass = ready_pass
         #: jobs run, rounds that fell back to a job, whether the pass was pruned and whether
         #: it was direct (diagnostics for tests and benchmarks; never part of a result)
         self.stats = {"window_jobs": 0, "prefetch_jobs": 0, "fallbacks": 0, "pruned": 0,
@@ -247,7 +252,8 @@ class SparkEngine:
             built = CollectStrategy(rows)
         elif self.strategy == "pass":
             built = PassStrategy(rows, self._schedule, self._budget_mb * 2**20,
-                                 keys_only=self._never_cuts and self._ties is None)
+                                 keys_only=self._never_cuts and self._ties is None,
+                                 ready=self._ready_pass)
         elif self.strategy == "prefetch":
             built = PrefetchStrategy(rows, self._specs,
                                         RoundsStrategy(rows, cache=self._cache),

@@ -31,7 +31,15 @@ from dprect.core.result import FitResult
 from dprect.core.ties import TieBreaker
 from dprect.engines.prepared import PreparedRun
 from dprect.engines.spark.checks import TableChecks
-from dprect.engines.spark.class_collect import CollectedClass, collect_classes
+from dprect.engines.spark.chooser import choose_strategy
+from dprect.engines.spark.class_collect import (
+    CollectedClass,
+    collect_classes,
+    count_classes,
+    fits_budget,
+    tag_classes,
+)
+from dprect.engines.spark.class_pass import prepare_pass_classes
 from dprect.engines.spark.engine import (
     DEFAULT_STRATEGY,
     STRATEGIES,
@@ -40,6 +48,7 @@ from dprect.engines.spark.engine import (
     prefetch_specs,
 )
 from dprect.engines.spark.prefetch import never_cuts
+from dprect.engines.spark.shipped import shipped_widths
 from dprect.engines.spark.source import SPARK_ERRORS, opened_source, spark_message
 
 if TYPE_CHECKING:
@@ -373,6 +382,9 @@ class PreparedClasses(PreparedRun):
         super().__init__(on_close)
         self.prepared = prepared
         self.cached = cached
+        #: the Spark jobs the classes shared (count, collect, pass jobs; empty when each
+        #: class was prepared alone): diagnostics for tests and benchmarks, never output
+        self.stats: dict[str, int] = {}
 
     def release(self) -> None:
         for p in reversed(self.prepared):
@@ -381,30 +393,77 @@ class PreparedClasses(PreparedRun):
             self.cached.unpersist()
 
 
+def _cache(df: DataFrame, done: PreparedClasses) -> DataFrame:
+    """``df``, cached for the classes' passes over it: by this run (``done`` unpersists it
+    when it closes), or already by the caller (then left as it is: unpersisting it would
+    drop the caller's cache)."""
+    level = df.storageLevel
+    if level.useMemory or level.useDisk:
+        return df
+    done.cached = df.cache()
+    return done.cached
+
+
 def prepare_classes(df: DataFrame, *, features: Sequence[str], label: str,
                     domains: list[Domain], requests: Sequence[FitRequest], plan: Plan,
                     strategy: str | None, driver_budget_mb: float | None,
                     progress: Callable[[str], None] = lambda _: None,
                     on_close: Callable[[], None] | None = None) -> PreparedClasses:
-    """One prepared run per request (one per class) on ``df``: every class from two Spark
-    jobs whatever their number (:func:`~dprect.engines.spark.class_collect.collect_classes`)
-    when they can share one collect, else one :func:`prepare_fit` per class on ``df``
-    cached once. On any failure everything opened so far is released."""
+    """One prepared run per request (one per class) on ``df``, the classes' Spark jobs
+    shared (:mod:`dprect.engines.spark.classes`): after one job counting every class
+    (:func:`~dprect.engines.spark.class_collect.count_classes`), ``collect`` (or ``auto``
+    when every class fits the budget together) collects every class in one more job;
+    ``pass`` (or ``auto`` over that budget, unless a class would take ``prefetch``) runs
+    every class's first pass in ONE job on ``df`` cached
+    (:func:`~dprect.engines.spark.class_pass.prepare_pass_classes`); otherwise one
+    :func:`prepare_fit` per class on ``df`` cached once.
+
+    Every class is prepared before any runs, so all k classes' lists (or collected rows)
+    are held at once: each class's engine gets 1/k of ``driver_budget_mb`` (before,
+    every class got the whole budget — k times it in all). The joint collect is sized
+    against the whole budget (:func:`~dprect.engines.spark.class_collect.joint_bytes`
+    counts every class). On any failure everything opened so far is released."""
     names = list(features)
     done = PreparedClasses([], None, on_close)
+    chosen = strategy or DEFAULT_STRATEGY
+    if chosen not in STRATEGIES:
+        raise ParameterError(f"strategy must be one of {', '.join(STRATEGIES)}; got {strategy!r}")
+    share = check_budget(driver_budget_mb) / max(1, len(requests))
+    cached: list[DataFrame] = []
+
+    def kept() -> DataFrame:
+        """``df`` cached for the passes over it (cached once)."""
+        if not cached:
+            cached.append(_cache(df, done))
+        return cached[0]
+
     try:
-        together = collect_classes(df, names, label, domains, requests, plan, strategy,
-                                   driver_budget_mb, progress)
-        if together is not None:
-            done.prepared = list(together)
-            return done
-        done.cached = df.cache()
+        table = tag_classes(kept() if chosen == "pass" else df, names, label, requests)
+        if table is not None and chosen in ("auto", "collect", "pass"):
+            done.stats = table.stats
+            counts = count_classes(table, progress)
+            if chosen == "collect" or (chosen == "auto"
+                                       and fits_budget(table, counts, driver_budget_mb)):
+                done.prepared = list(collect_classes(table, domains, plan, progress))
+                return done
+            widths = shipped_widths(table.tagged, names)
+            if chosen == "pass" or all(choose_strategy(n, len(names), share, widths) != "prefetch"
+                                       for n in counts):
+                if chosen != "pass":  # the same requests on the cached table: no job
+                    again = tag_classes(kept(), names, label, requests)
+                    assert again is not None
+                    again.stats = table.stats
+                    table = again
+                done.prepared = [PreparedFit(e, domains, names, plan) for e in
+                                 prepare_pass_classes(table, counts, domains, plan, share,
+                                                      progress)]
+                return done
         for i, request in enumerate(requests):
             progress(f"checking the input and reading what class {i + 1} of "
                      f"{len(requests)} needs")
             done.prepared.append(prepare_fit(
-                done.cached, features=names, label=label, grid=domains, request=request,
-                plan=plan, strategy=strategy, driver_budget_mb=driver_budget_mb))
+                kept(), features=names, label=label, grid=domains, request=request,
+                plan=plan, strategy=strategy, driver_budget_mb=share))
     except SPARK_ERRORS as exc:
         done.close()
         raise InputDataError(f"cannot read the input: {spark_message(exc)}") from None

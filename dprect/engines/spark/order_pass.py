@@ -322,8 +322,8 @@ class PassEngine:
     def prepare(self) -> None:
         """The first pass (from the schedule's first order): reports bad rows."""
         if self.passes == 0:
-            first = self._schedule[0] if self._schedule else (0, "hi", 1)
-            self._gather(first[0], first[1], need=0, exact=False)
+            task, merge = self.first_task()
+            self.take(task, self._run(task, merge))
 
     def window(self, axis: int, side: Side, stop: int, size: int) -> np.ndarray:
         first = max(0, stop - size)
@@ -409,12 +409,30 @@ class PassEngine:
         t = np.partition(keys, rank - 1)[rank - 1]
         return int(t) if keys.dtype.kind == "i" else float(t)
 
-    def _gather(self, axis: int, side: Side, need: int, exact: bool) -> None:
+    def first_task(self) -> tuple[PassTask, bool]:
+        """The first pass's task and whether its lists are merged in Spark, not run: a
+        classes' fit runs every class's first task in ONE job
+        (:mod:`dprect.engines.spark.class_pass`) and hands each class its part
+        (:meth:`take`). Nothing changes until :meth:`take`."""
+        first = self._schedule[0] if self._schedule else (0, "hi", 1)
+        return self._next_task(first[0], first[1], need=0, exact=False)
+
+    def _next_task(self, axis: int, side: Side, need: int, exact: bool
+                   ) -> tuple[PassTask, bool]:
         orders = self._orders(axis, side, need, exact)
         task = PassTask(self._domains, self._ties, tuple(orders), tuple(self._cuts),
                         keys_only=self.keys_only)
-        merge = self._partitions * sum(o.rows for o in orders) * self._entry > self._budget / 2
-        got = self._run(task, merge)
+        return task, self._partitions * sum(o.rows for o in orders) * self._entry > \
+            self._budget / 2
+
+    def _gather(self, axis: int, side: Side, need: int, exact: bool) -> None:
+        task, merge = self._next_task(axis, side, need, exact)
+        self.take(task, self._run(task, merge))
+
+    def take(self, task: PassTask, got: pa.RecordBatch | pa.Table) -> None:
+        """The lists of a pass run for ``task`` (a task of this engine's, e.g. from
+        :meth:`first_task`): ``got`` is :func:`run_pass`'s result for it."""
+        orders = task.orders
         self.passes += 1
         if self.keys_only:
             self._take_keys(orders, got)
@@ -517,20 +535,27 @@ def take_pass_sample(rows: DataFrame, domains: Sequence[Domain], ties: TieBreake
 def pass_engine(data: DataFrame, names: Sequence[str], domains: Sequence[Domain],
                 ties: TieBreaker | None, schedule: Sequence[PrefixSpec], budget_bytes: float,
                 *, positive: str | None, problem: str | None, size_hint: int | None,
-                keys_only: bool = False) -> tuple[PassEngine, PassRunner]:
+                keys_only: bool = False, shared_first: bool = False,
+                partitions: int | None = None) -> tuple[PassEngine, PassRunner]:
     """The ``pass`` strategy's engine on ``data``, its first pass run (bad rows reported in
     :attr:`PassEngine.bad`), and the runner of its passes (``keys_only``: the plan never
-    cuts, :class:`PassEngine`)."""
+    cuts, :class:`PassEngine`). ``shared_first``: another job runs the first pass (a
+    classes' fit, :mod:`dprect.engines.spark.class_pass`, hands it to
+    :meth:`PassEngine.take`): no first pass here, and no thresholds' sample — a sample
+    job per class would undo the sharing, and thresholds are a speed aid only.
+    ``partitions``: ``data``'s partition count when the caller knows it (on a cached
+    table with a shuffle, counting them may run a job)."""
     source = PassSource(data, tuple(names), positive, problem)
     rows = shipped_rows(data, names, positive, problem)
-    partitions = partition_count(data)
+    if partitions is None:
+        partitions = partition_count(data)
     sample = None
     # thresholds pay when the partitions' lists would need Spark's merge stage, or when
     # they would let the JVM's prefilter drop most rows (the public lengths against the
     # hint: about SAMPLE_SAFETY × K rows beyond each order's threshold)
     listed = partitions * sum(s.rows for s in schedule) * \
         (KEY_ENTRY_BYTES if keys_only else ENTRY_BYTES)
-    if size_hint is not None and size_hint >= 8 * sample_rows(len(names)):
+    if not shared_first and size_hint is not None and size_hint >= 8 * sample_rows(len(names)):
         missed = math.prod(max(0.0, 1.0 - SAMPLE_SAFETY * s.rows / size_hint)
                            for s in schedule)
         prefilter_pays = missed >= 1 - PREFILTER_MAX_SHARE and \
@@ -542,7 +567,8 @@ def pass_engine(data: DataFrame, names: Sequence[str], domains: Sequence[Domain]
     engine = PassEngine(runner, domains, ties, schedule, budget_bytes,
                         partitions=partitions, sample=sample, size_hint=size_hint,
                         keys_only=keys_only)
-    engine.prepare()
+    if not shared_first:
+        engine.prepare()
     return engine, runner
 
 
@@ -550,23 +576,31 @@ class PassStrategy:
     """The ``pass`` strategy (:mod:`dprect.engines.spark.strategy`): :func:`pass_engine`'s
     first pass at :meth:`prepare`, later passes when a round needs them, every window and
     cut answered on the driver within ``budget_bytes``; ``keys_only``: the plan never
-    cuts (:class:`PassEngine`)."""
+    cuts (:class:`PassEngine`); ``ready``: an engine whose first pass was already taken
+    (a classes' shared first pass, :mod:`dprect.engines.spark.class_pass`) and its runner,
+    used instead of building one."""
 
     def __init__(self, rows: Rows, schedule: Sequence[PrefixSpec], budget_bytes: float,
-                 keys_only: bool = False) -> None:
+                 keys_only: bool = False,
+                 ready: tuple[PassEngine, PassRunner] | None = None) -> None:
         self.rows = rows
         self.schedule = list(schedule)
         self.budget_bytes = budget_bytes
         self.keys_only = keys_only
+        self._ready = ready
         self._local: PassEngine | None = None
         self._runner: PassRunner | None = None
 
     def prepare(self) -> bool:
         r = self.rows
-        engine, self._runner = pass_engine(
-            r.data, r.names, r.domains, r.ties, self.schedule, self.budget_bytes,
-            positive=r.positive, problem=r.problem, size_hint=r.size_hint,
-            keys_only=self.keys_only)
+        if self._ready is not None:
+            engine, self._runner = self._ready
+            engine.prepare()  # a no-op once its first pass is taken
+        else:
+            engine, self._runner = pass_engine(
+                r.data, r.names, r.domains, r.ties, self.schedule, self.budget_bytes,
+                positive=r.positive, problem=r.problem, size_hint=r.size_hint,
+                keys_only=self.keys_only)
         for axis, side, t in r.cuts:  # cuts recorded before the pass
             engine.cut(axis, side, t)
         self._local = engine
