@@ -60,10 +60,15 @@ from dprect.engines.spark import class_kernel
 from dprect.engines.spark import pass_kernel as kernel
 from dprect.engines.spark.class_collect import ClassTable
 from dprect.engines.spark.engine import SparkEngine
-from dprect.engines.spark.order_pass import KEY_BYTES, PassSource, pass_engine
+from dprect.engines.spark.order_pass import (
+    KEY_BYTES,
+    PassSource,
+    merge_partitioning,
+    pass_engine,
+)
 from dprect.engines.spark.pass_kernel import PassTask
 from dprect.engines.spark.prefetch import never_cuts, prefetch_specs, with_ranks
-from dprect.engines.spark.remote import default_parallelism, partition_count
+from dprect.engines.spark.remote import partition_count
 
 cloudpickle.register_pickle_by_value(class_kernel)
 
@@ -110,14 +115,8 @@ def run_shared(source: PassSource, tasks: Sequence[PassTask], *, merge: bool
     schema = class_kernel.class_schema(tasks)
     out = rows.mapInArrow(partial(class_kernel.class_partition_lists, tasks=tasks), schema)
     if merge:  # each class's order rows (each class's bucket keys) meet in one task
-        parallelism = default_parallelism(rows.sparkSession)
-        tag = F.col(kernel.ORDER)
-        if first.key_buckets:
-            stages = max(parallelism, first.key_buckets)
-            key = F.when(tag == kernel.KEYS, F.col(kernel.ROW_ID)).otherwise(-1 - tag)
-        else:
-            stages = max(1, min(parallelism, sum(len(t.orders) for t in tasks)))
-            key = tag
+        stages, key = merge_partitioning(rows, first.key_buckets,
+                                         sum(len(t.orders) for t in tasks))
         out = out.repartition(stages, F.col(class_kernel.CLASS), key) \
             .mapInArrow(partial(class_kernel.class_merge_lists, tasks=tasks), schema)
     table = out.toArrow()

@@ -48,7 +48,7 @@ from functools import partial
 import numpy as np
 import pyarrow as pa
 from pyspark import cloudpickle
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F  # noqa: N812
 
 from dprect.core.domains import Domain, Side
@@ -191,6 +191,30 @@ class PassSource:
             .selectExpr("*", f"monotonically_increasing_id() AS {kernel.ROW_ID}")
 
 
+def order_list(order: PassOrder, keys: np.ndarray, pos: np.ndarray | None) -> OrderList:
+    """An order's list from its gathered ``keys`` (ascending) and positions: its floor is
+    the last key when the list is full (K keys), else the order's threshold (a list cut by
+    a threshold is never complete), else None (every remaining row is listed)."""
+    if len(keys) >= order.rows:
+        floor: int | float | None = keys[-1]
+    elif order.threshold is not None:
+        floor = order.threshold
+    else:
+        floor = None
+    return OrderList(order.hi, keys, pos, floor)
+
+
+def merge_partitioning(rows: DataFrame, key_buckets: int, orders: int) -> tuple[int, Column]:
+    """(partitions, key) of a pass's merge stage: each order's rows, and each bucket's key
+    rows (when the partitions rank their own rows), meet in one task."""
+    parallelism = default_parallelism(rows.sparkSession)
+    tag = F.col(kernel.ORDER)
+    if key_buckets:
+        return max(parallelism, key_buckets), \
+            F.when(tag == kernel.KEYS, F.col(kernel.ROW_ID)).otherwise(-1 - tag)
+    return max(1, min(parallelism, orders)), tag
+
+
 def run_pass(source: PassSource, task: PassTask, *, merge: bool
              ) -> pa.RecordBatch | pa.Table:
     """One pass: the rows :func:`prefilter` keeps (and every flagged row), the partitions'
@@ -204,13 +228,7 @@ def run_pass(source: PassSource, task: PassTask, *, merge: bool
         rows = ranks(rows, task.domains)
     out = rows.mapInArrow(partial(kernel.partition_lists, task=task), task.schema)
     if merge:  # each order's rows (each bucket's keys) meet in one task
-        parallelism = default_parallelism(rows.sparkSession)
-        tag = F.col(kernel.ORDER)
-        if task.key_buckets:
-            stages = max(parallelism, task.key_buckets)
-            key = F.when(tag == kernel.KEYS, F.col(kernel.ROW_ID)).otherwise(-1 - tag)
-        else:
-            stages, key = max(1, min(parallelism, len(task.orders))), tag
+        stages, key = merge_partitioning(rows, task.key_buckets, len(task.orders))
         out = out.repartition(stages, key) \
             .mapInArrow(partial(kernel.merge_lists, task=task), task.schema)
         if task.keys_only:
@@ -458,13 +476,7 @@ class PassEngine:
             keys = (ints if self._dtypes[o.axis].kind == "i" else floats)[rows]
             order = np.argsort(keys, kind="stable")
             keys, where = keys[order], pos[rows][order]
-            if len(keys) >= o.rows:
-                floor: int | float | None = keys[-1]
-            elif o.threshold is not None:
-                floor = o.threshold
-            else:
-                floor = None
-            lists[(o.axis, "hi" if o.hi else "lo")] = OrderList(o.hi, keys, where, floor)
+            lists[(o.axis, "hi" if o.hi else "lo")] = order_list(o, keys, where)
         self._lists = lists
         self._removed = np.zeros(int(compact.max()) + 1 if len(compact) else 0, dtype=bool)
         self._stale = False
@@ -496,13 +508,7 @@ class PassEngine:
             raw = np.concatenate(got_keys) if len(got_keys) > 1 else \
                 got_keys[0] if got_keys else np.zeros(0, dtype=np.int64)
             keys = np.sort(kernel.unpack_keys(raw, self._dtypes[o.axis].kind == "i"))
-            if len(keys) >= o.rows:
-                floor: int | float | None = keys[-1]
-            elif o.threshold is not None:
-                floor = o.threshold
-            else:
-                floor = None
-            lists[(o.axis, "hi" if o.hi else "lo")] = OrderList(o.hi, keys, None, floor)
+            lists[(o.axis, "hi" if o.hi else "lo")] = order_list(o, keys, None)
         self._lists = lists
         self._removed = np.zeros(0, dtype=bool)
         self._stale = False
