@@ -185,6 +185,7 @@ def test_classes_pass_keys_only_one_pass_whatever_k(spark, make_frame):
         assert [(r.lower_index, r.upper_index) for r in got] == indices(local) \
             == indices(alone)
         assert not any(r.empty for r in local.results)
+    assert df.storageLevel.useMemory  # the caller's cache outlives the closed classes
     df.unpersist()
     assert jobs[5] == jobs[2], jobs
 

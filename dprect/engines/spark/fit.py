@@ -396,7 +396,7 @@ class PreparedClasses(PreparedRun):
 def _cache(df: DataFrame, done: PreparedClasses) -> DataFrame:
     """``df``, cached for the classes' passes over it: by this run (``done`` unpersists it
     when it closes), or already by the caller (then left as it is: unpersisting it would
-    drop the caller's cache)."""
+    drop the caller's cache). Idempotent: once cached, ``df`` reads as cached."""
     level = df.storageLevel
     if level.useMemory or level.useDisk:
         return df
@@ -429,16 +429,8 @@ def prepare_classes(df: DataFrame, *, features: Sequence[str], label: str,
     if chosen not in STRATEGIES:
         raise ParameterError(f"strategy must be one of {', '.join(STRATEGIES)}; got {strategy!r}")
     share = check_budget(driver_budget_mb) / max(1, len(requests))
-    cached: list[DataFrame] = []
-
-    def kept() -> DataFrame:
-        """``df`` cached for the passes over it (cached once)."""
-        if not cached:
-            cached.append(_cache(df, done))
-        return cached[0]
-
     try:
-        table = tag_classes(kept() if chosen == "pass" else df, names, label, requests)
+        table = tag_classes(_cache(df, done) if chosen == "pass" else df, names, label, requests)
         if table is not None and chosen in ("auto", "collect", "pass"):
             done.stats = table.stats
             counts = count_classes(table, progress)
@@ -450,7 +442,7 @@ def prepare_classes(df: DataFrame, *, features: Sequence[str], label: str,
             if chosen == "pass" or all(choose_strategy(n, len(names), share, widths) != "prefetch"
                                        for n in counts):
                 if chosen != "pass":  # the same requests on the cached table: no job
-                    again = tag_classes(kept(), names, label, requests)
+                    again = tag_classes(_cache(df, done), names, label, requests)
                     assert again is not None
                     again.stats = table.stats
                     table = again
@@ -458,11 +450,12 @@ def prepare_classes(df: DataFrame, *, features: Sequence[str], label: str,
                                  prepare_pass_classes(table, counts, domains, plan, share,
                                                       progress)]
                 return done
+        cached = _cache(df, done)
         for i, request in enumerate(requests):
             progress(f"checking the input and reading what class {i + 1} of "
                      f"{len(requests)} needs")
             done.prepared.append(prepare_fit(
-                kept(), features=names, label=label, grid=domains, request=request,
+                cached, features=names, label=label, grid=domains, request=request,
                 plan=plan, strategy=strategy, driver_budget_mb=share))
     except SPARK_ERRORS as exc:
         done.close()
