@@ -3,7 +3,7 @@
     python benchmarks/describe_driver.py [--groups 1000] [--columns 64] [--rows-per-cell 200]
                                          [--profile N]
 
-What a Spark describe run does on its driver between and after its two passes (issue #23):
+What a Spark describe run does on its driver after its one pass (issue #23):
 phase 1, every cell's private centre from its centre-grid histogram
 (:func:`dprect.core.aggregates.draw_centres`); phase 2, every cell's two outward searches,
 count noise and sum noise from its per-interval statistics
@@ -13,7 +13,7 @@ four shapes of benchmarks/describe_spark.py. Each repeat re-runs both phases fro
 seed (the same draws every time); prints the median milliseconds per cell of each phase
 and a digest of the released cells (equal across code changes that keep the draws).
 Between the two phases a Spark run also makes each cell's cuts
-(:func:`~dprect.core.describe_stats.range_cuts` over its pass-1 search range): timed here
+(:func:`~dprect.core.describe_stats.range_cuts` over its bins' range): timed here
 as "cuts" (not part of the digest). ``--profile N`` runs one more repeat under cProfile and
 prints its N costliest functions (own time).
 Times are this process's CPU seconds (``time.process_time``: the driver is one Python

@@ -10,9 +10,10 @@ lognormal, negative exponential, and a zero-crossing normal. Each repeat times t
 aggregation and the describe run (alternating which goes first); the medians of ≥ 3
 repeats and their ratio are printed and written to
 ``benchmarks/output/describe_spark-{rows}x{columns}x{groups}.json``
-with the describe run split into pass 1 (centre histograms), pass 2 (per-interval
-statistics; "pass2 cuts" is the part of it spent on the driver making each cell's cuts)
-and the driver's mechanism. Noise comes from OS entropy (nothing is seeded).
+with the describe run split into the pass (the per-search-bin counts and sums of every
+cell, collected), the statistics (on the driver: each cell's cuts given its centre and its
+per-interval statistics from the bins) and the rest of the driver's mechanism (the
+centres, searches and noise). Noise comes from OS entropy (nothing is seeded).
 
 ``--rows`` (e.g. 10^6) gives a quicker run; ``--master`` the Spark master (local[2]);
 ``--driver-memory`` the JVM's heap (3g: the generated file's row groups are 500,000 rows,
@@ -191,12 +192,10 @@ def main(argv: list[str] | None = None) -> int:
                 cpu_phases[name + " cluster"] = c2[1] - c[1]
         return run
 
-    spark_describe.spark_histograms = timed_phase(  # type: ignore[assignment]
-        "pass1", spark_describe.spark_histograms)
-    spark_describe.spark_statistics = timed_phase(  # type: ignore[assignment]
-        "pass2", spark_describe.spark_statistics)
-    spark_describe.column_cuts = timed_phase(  # type: ignore[assignment]
-        "pass2 cuts", spark_describe.column_cuts)
+    spark_describe.spark_bins = timed_phase(  # type: ignore[assignment]
+        "pass", spark_describe.spark_bins)
+    spark_describe.statistics_of_cells = timed_phase(  # type: ignore[assignment]
+        "statistics", spark_describe.statistics_of_cells)
 
     def plain() -> None:
         aggs = [f(c) for c in columns for f in (F.count, F.sum, F.min, F.max)]
@@ -231,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
             if name == "describe":
                 total = times[name][-1]
                 split.append({**phases,
-                              "driver": total - phases["pass1"] - phases["pass2"]})
+                              "rest": total - phases["pass"] - phases["statistics"]})
         parts = ", ".join(f"{k} {v:.1f} s" for k, v in split[-1].items())
         print(f"repeat {r + 1}: plain {times['plain'][-1]:.1f} s, describe "
               f"{times['describe'][-1]:.1f} s ({parts}); CPU s: plain "

@@ -116,3 +116,15 @@ def _flat(text: str) -> str:
 def test_auto_margin_as_documented() -> None:
     assert f"(`AUTO_MARGIN` = {AUTO_MARGIN:.2f})" in _flat(ALGORITHM)
     assert f"at most {1 - AUTO_MARGIN:g} times the baseline's" in _flat(ALGORITHM)
+
+
+def test_the_describe_grids_in_privacy_md_are_the_codes() -> None:
+    """§11 states the centre grid and the search grid (the candidates' bins) and that they
+    are one grid, which is what lets an engine read the rows once: a change of either
+    constant fails here until the proof is updated."""
+    from dprect.core.tail_bounds import CENTRE_BITS, SEARCH_BITS
+
+    assert f"public grid `FloatBins({CENTRE_BITS})`" in PRIVACY
+    assert f"U_k = the largest float of the `FloatBins({SEARCH_BITS})` bin" in PRIVACY
+    assert f"`FloatBins({SEARCH_BITS})` bin, the search grid" in PRIVACY
+    assert SEARCH_BITS == CENTRE_BITS  # "the search grid is the centre grid"

@@ -30,7 +30,7 @@ post-processing of released values; on a skewed column it moves p off the median
 College Scorecard earnings at ε = 1); w = max(U − p, p − L) and
 γ = w/2^K (K = ``SUM_FRACTION_BITS``), both exact rationals. Each row is first truncated
 toward zero to 30 significant bits, x̃ (row-local and public; relative error < 2^−29 per
-row; it keeps x in its ``FloatBins(12)`` bin, so the clamp at the candidate bounds is
+row; it keeps x in its ``FloatBins(SEARCH_BITS)`` bin, so the clamp at the candidate bounds is
 summable per interval between candidates: :mod:`dprect.core.describe_stats`). With
 T = Σ clamp(x̃, L, U) − n·p computed exactly, S = ⌊T/γ + 1/2⌋: a row moves T by at most
 w = 2^K·γ, and ⌊· + 1/2⌋ is non-decreasing and commutes with integer shifts, so adding or
@@ -49,8 +49,10 @@ exact rates the samplers use.
 **Phases and draw order** (identical across engines for a seed). The mechanism reads the
 rows through sufficient statistics only (:mod:`dprect.core.describe_stats`): first each
 cell's centre-grid histogram, then — given every centre — each cell's counts and truncated
-sums per interval between candidates. So an engine needs two passes over the rows (the
-candidates depend on the released centre), whatever the number of groups and columns. The
+sums per interval between candidates. The candidates depend on the released centre, but
+every one is a search-bin edge, so both come from one pass's per-search-bin counts and
+sums (:class:`~dprect.core.describe_stats.BinStatistics`): an engine reads the rows once,
+whatever the number of groups and columns. The
 draws: phase 1, every centre (groups in the given public order, per group the columns in
 order, :func:`draw_centres`); phase 2, per cell in the same order the lower side, the
 upper side, the count noise and the sum noise (:func:`describe_from_statistics`).

@@ -23,7 +23,8 @@ The mechanism needs, per (group, column):
     pattern cleared): x̃ = ±M·2^(e − 1052) with M < 2^30 an integer and e = max(E, 1)
     from the biased exponent E (:func:`truncated`). This is row-local and public, moves
     x by less than 2^−29·|x|, and keeps x in its ``FloatBins(SEARCH_BITS)`` bin (the bin
-    reads the top 1 + 11 + 12 bits of the pattern), so no interval straddles a candidate:
+    reads the top 1 + 11 + SEARCH_BITS bits of the pattern), so no interval straddles a
+    candidate:
     for the released L = L_a, U = U_b, clamp(x̃, L, U) is L on the intervals ≤ −a − 1, U
     on those ≥ b + 1 and x̃ itself in between. Per (interval, exponent e) the statistics
     keep the row count and the exact int64 sum of the signed M (|Σ M| < n·2^30: exact
@@ -31,14 +32,16 @@ The mechanism needs, per (group, column):
     (:func:`centred_sum`): T = n_low·L + n_high·U + Σ_e S_e·2^(e − 1052) − n·p.
 
 The statistics of disjoint row sets add (:func:`merge_statistics`), which is what lets an
-engine count partitions apart and sum them (the Spark route:
+engine count partitions apart and sum them. (a) and (b)–(c) for every centre also follow
+from one set of counts and sums per search bin, made before any draw
+(:class:`BinStatistics`): one pass over the rows (the Spark route,
 :mod:`dprect.engines.spark.describe`, which calls these very functions on its executors).
 Nothing here draws noise.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -223,16 +226,21 @@ def joint_intervals(values: np.ndarray, cell: np.ndarray, cuts: JointCuts) -> np
 def joint_positions(values: np.ndarray, cell: np.ndarray, cuts: JointCuts) -> np.ndarray:
     """Each row's position in the joined cuts: its cell's start plus the number of that
     cell's cuts at or below its bin (the interval is this minus the start, plus the
-    base). A row of a cell without cuts is not searched."""
+    base): :func:`bin_positions` of the rows' ``FloatBins(SEARCH_BITS)`` bins."""
     x = np.asarray(values, dtype=np.float64)
+    return bin_positions(_SEARCH_GRID.encode(x), cell, cuts)
+
+
+def bin_positions(bins: np.ndarray, cell: np.ndarray, cuts: JointCuts) -> np.ndarray:
+    """:func:`joint_positions` from ``FloatBins(SEARCH_BITS)`` bins (an entry of a cell
+    without cuts is not searched)."""
+    bins = np.asarray(bins, dtype=np.int64)
     cell = np.asarray(cell, dtype=np.int64)
     pos = cuts.starts[cell].copy() if len(cell) else np.zeros(0, dtype=np.int64)
     has = np.diff(np.r_[cuts.starts, len(cuts.joint)])[cell] > 0 if len(cell) else cell
     if np.any(has):
         span = np.int64(2 * _SEARCH_GRID.size)
-        pos[has] = np.searchsorted(cuts.joint,
-                                   _SEARCH_GRID.encode(x[has]) + cell[has] * span,
-                                   side="right")
+        pos[has] = np.searchsorted(cuts.joint, bins[has] + cell[has] * span, side="right")
     return pos.astype(np.int64)
 
 
@@ -322,6 +330,107 @@ def merge_statistics(parts: Sequence[CellStatistics]) -> CellStatistics:
     return CellStatistics(*sum_by_key(np.concatenate([p.keys for p in parts]),
                                       np.concatenate([p.sums for p in parts]),
                                       np.concatenate([p.counts for p in parts])))
+
+
+# -- the one-pass form: per search bin, before any centre ------------------------------------
+#: a packed (interval, exponent) key is below 2^27 (:func:`pack`)
+PACKED_BITS = 27
+_ZERO_BIN = _SEARCH_GRID.size // 2  # H: the bin of +0.0
+
+
+@dataclass(frozen=True)
+class BinStatistics:
+    """One cell's rows per ``FloatBins(SEARCH_BITS)`` bin, before any centre: sorted
+    unique ``bins``, the row count and Σ of the signed truncated significands M of each
+    (:func:`bin_statistics`). A search bin lies inside one binade, so its rows share the
+    exponent e (:func:`bin_exponents`), and every candidate is a search-bin edge, so a bin
+    lies inside one interval whatever the centre: the cell's :class:`CellStatistics` given
+    any centre are these summed by (interval, e) (:func:`statistics_from_bins`), and its
+    centre histogram is these coarsened (:func:`centre_counts_from_bins`, as the centre
+    grid is coarser). So one pass over the rows serves the centre, both searches and the
+    clamped sum (docs/privacy.md §11)."""
+
+    bins: np.ndarray
+    counts: np.ndarray
+    sums: np.ndarray
+
+
+def bin_statistics(values: np.ndarray) -> BinStatistics:
+    """The :class:`BinStatistics` of one cell's finite ``values``."""
+    x = np.asarray(values, dtype=np.float64)
+    _, m = truncated(x)
+    return BinStatistics(*sum_by_key(_SEARCH_GRID.encode(x), m))
+
+
+def bin_exponents(bins: np.ndarray) -> np.ndarray:
+    """The exponent e = max(E, 1) of every finite float in each ``FloatBins(SEARCH_BITS)``
+    bin (E the biased exponent: bin i ≥ H holds magnitudes whose top 11 + SEARCH_BITS
+    pattern bits are i − H, a negative bin i < H those of H − 1 − i; domains.FloatBins), the
+    e of :func:`truncated` for every row of the bin."""
+    b = np.asarray(bins, dtype=np.int64)
+    top = np.where(b >= _ZERO_BIN, b - _ZERO_BIN, _ZERO_BIN - 1 - b)
+    return np.maximum(top >> SEARCH_BITS, 1)
+
+
+def centre_counts_from_bins(bins: np.ndarray, counts: np.ndarray
+                            ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`centre_counts` from a cell's sorted search bins and their counts: a centre
+    bin holds 2^(SEARCH_BITS − CENTRE_BITS) consecutive search bins."""
+    keys = np.asarray(bins, dtype=np.int64) >> (SEARCH_BITS - CENTRE_BITS)
+    counts = np.asarray(counts, dtype=np.int64)
+    if len(keys) == 0:
+        return keys, counts
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    return keys[starts], np.add.reduceat(counts, starts).astype(np.int64)
+
+
+def joint_statistics_from_bins(cell: np.ndarray, stats: BinStatistics, cuts: JointCuts
+                               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Several cells' statistics at once: entry r of ``stats`` belongs to cell ``cell[r]``
+    of ``cuts``; returns sorted unique keys cell << PACKED_BITS | pack(interval, e) with
+    their counts and sums (:func:`statistics_from_bins`, one search for all cells)."""
+    cell = np.asarray(cell, dtype=np.int64)
+    pos = bin_positions(stats.bins, cell, cuts)
+    interval = pos - cuts.starts[cell] + cuts.base[cell] if len(cell) else pos
+    keys = (cell << PACKED_BITS) | pack(interval, bin_exponents(stats.bins))
+    return sum_by_key(keys, stats.sums, stats.counts)
+
+
+def statistics_from_bins(stats: BinStatistics, cuts: CellCuts) -> CellStatistics:
+    """The :class:`CellStatistics` of a cell from its :class:`BinStatistics` under its
+    centre's ``cuts`` (:func:`cell_cuts` or :func:`range_cuts` over a range holding every
+    bin): each bin's counts and sums go to its (interval, exponent), exactly what
+    :func:`cell_statistics` sums row by row."""
+    keys, n, s = joint_statistics_from_bins(np.zeros(len(stats.bins), dtype=np.int64),
+                                            stats, joint_cuts([cuts]))
+    return CellStatistics(keys & ((1 << PACKED_BITS) - 1), n, s)
+
+
+def statistics_of_cells(bins: Mapping[tuple[int, int], BinStatistics],
+                        centres: Mapping[tuple[int, int], float], groups: int, columns: int
+                        ) -> dict[tuple[int, int], CellStatistics]:
+    """Every (group, column)'s :class:`CellStatistics` from its :class:`BinStatistics`
+    (``bins``; a cell missing has no rows, and gets none) and its released centre, a
+    column at a time: each cell's cuts made once and only over its bins' range
+    (:func:`range_cuts`), one search for all the column's groups
+    (:func:`joint_statistics_from_bins`)."""
+    out: dict[tuple[int, int], CellStatistics] = {}
+    mask = (1 << PACKED_BITS) - 1
+    for j in range(columns):
+        none = BinStatistics(*(np.zeros(0, dtype=np.int64),) * 3)
+        cells = [bins.get((g, j), none) for g in range(groups)]
+        cuts = joint_cuts([range_cuts(centres[(g, j)], int(b.bins[0]), int(b.bins[-1]))
+                           if len(b.bins) else CellCuts(np.zeros(0, dtype=np.int64), 0)
+                           for g, b in enumerate(cells)])
+        cell = np.repeat(np.arange(groups, dtype=np.int64), [len(b.bins) for b in cells])
+        joined = BinStatistics(*(np.concatenate([getattr(b, name) for b in cells])
+                                 for name in ("bins", "counts", "sums")))
+        keys, n, sums = joint_statistics_from_bins(cell, joined, cuts)
+        g = keys >> PACKED_BITS
+        starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]]) if len(g) else g
+        for lo, hi in zip(starts, np.r_[starts[1:], len(g)], strict=True):
+            out[(int(g[lo]), j)] = CellStatistics(keys[lo:hi] & mask, n[lo:hi], sums[lo:hi])
+    return out
 
 
 # -- what the mechanism reads -----------------------------------------------------------------

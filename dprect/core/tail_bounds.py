@@ -79,8 +79,10 @@ from dprect.core.randomness import RandomSource
 #: the centre's grid: FloatBins(4), 2^16 bins over every float (bins ≤ 1/16 wide: the
 #: centre, a bin's smallest float, lies within 1/16 of the median, not in a thin tail)
 CENTRE_BITS = 4
-#: the candidates are edges of FloatBins(12) bins, as the coverage bounds' are
-SEARCH_BITS = 12
+#: the candidates are edges of FloatBins(4) bins, the centre's grid: so one pass's
+#: per-bin counts and sums serve the centre, the searches and the clamped sum
+#: (describe_stats.BinStatistics; docs/privacy.md §11)
+SEARCH_BITS = 4
 #: offsets 2^(k/r): r steps per factor of 2
 STEPS_PER_OCTAVE = 8
 #: the smallest and (one past the) largest offset exponent: 2^-32 … 2^1024

@@ -22,6 +22,7 @@ from dprect.core.describe_stats import (
     centred_sum,
     interval_counts,
     merge_statistics,
+    range_cuts,
     row_intervals,
     search_range,
     side_tails,
@@ -30,7 +31,15 @@ from dprect.core.describe_stats import (
 )
 from dprect.core.domains import FloatBins
 from dprect.core.randomness import RandomSource
-from dprect.core.tail_bounds import tail_counts
+from dprect.core.tail_bounds import SEARCH_BITS, tail_counts
+
+#: the candidates' grid and its size; _bins(n): n bins of FloatBins(12) at SEARCH_BITS
+SEARCH = FloatBins(SEARCH_BITS)
+SIZE = SEARCH.size
+
+
+def _bins(n: int) -> int:
+    return max(1, n >> (12 - SEARCH_BITS))
 
 K = 1 << aggregates.SUM_FRACTION_BITS
 CENTRES = [0.0, 1.0, -2.5, 7.0, -1e-5, 3e-320, 1e300, -1e300]
@@ -59,7 +68,7 @@ def _bits(n: int, seed: int) -> np.ndarray:
 def test_truncation_keeps_the_search_bin_and_30_bits():
     x = _bits(200_000, 1)
     t = truncated_value(x)
-    grid = FloatBins(12)
+    grid = SEARCH
     assert np.array_equal(grid.encode(t), grid.encode(x))
     assert np.all(np.abs(t) <= np.abs(x))
     normal = np.abs(x) >= np.finfo(np.float64).tiny
@@ -126,16 +135,16 @@ def test_range_cuts_are_the_trimmed_cuts_of_the_whole_grid():
     centres = [*CENTRES, *_bits(40, 9).tolist()]
     for c in centres:
         grid = cell_grid(c)
-        cb = int(FloatBins(12).encode(np.array([c]))[0])
-        ranges = [(cb, cb), (cb - 3000, cb + 3000), (cb + 1, cb + 40_000),
-                  (cb - 90_000, cb - 5), (0, (1 << 24) - 1)]
-        ranges += [tuple(sorted(rs.integers(0, 1 << 24, 2).tolist())) for _ in range(4)]
+        cb = int(SEARCH.encode(np.array([c]))[0])
+        ranges = [(cb, cb), (cb - _bins(3000), cb + _bins(3000)), (cb + 1, cb + _bins(40_000)),
+                  (cb - _bins(90_000), cb - _bins(5)), (0, SIZE - 1)]
+        ranges += [tuple(sorted(rs.integers(0, SIZE, 2).tolist())) for _ in range(4)]
         if len(grid.cuts):
             k = int(rs.integers(0, len(grid.cuts)))
             far = int(grid.cuts[min(k + 9, len(grid.cuts) - 1)])
             ranges += [(int(grid.cuts[k]), int(grid.cuts[k])), (int(grid.cuts[k]) - 1, far)]
         for lo, hi in ranges:
-            lo, hi = max(lo, 0), min(hi, (1 << 24) - 1)
+            lo, hi = max(lo, 0), min(hi, SIZE - 1)
             if hi < lo:
                 continue
             want = cell_cuts(grid, lo, hi)
@@ -224,14 +233,58 @@ def test_bins_while_is_exact_whatever_the_guess():
     rs = np.random.default_rng(3)
     for c in [*CENTRES, *_bits(25, 4).tolist()]:
         for side in ("lower", "upper"):
-            every = FloatBins(12).encode(side_candidates(c, side))
+            every = SEARCH.encode(side_candidates(c, side))
             out = 1 if side == "upper" else -1  # b: the search ends near the centre too
             near = [int(every[min(i, len(every) - 1)]) + d * out
                     for i in (0, 1, 2, 9) for d in (0, 1)]
-            for b in [*near, *rs.integers(0, 1 << 24, 3).tolist()]:
+            for b in [*near, *rs.integers(0, SIZE, 3).tolist()]:
                 keep = (lambda x, b=b: x < b) if side == "upper" else (lambda x, b=b: x > b)
                 held = np.array([keep(int(v)) for v in every] + [False])
                 want = every[:int(np.argmin(held))]
                 for guess in (0.0, -1e300, 1e300, np.inf, -np.inf, np.nan, c, -c):
                     got = CandidateStream(c, side).bins_while(keep, guess)
                     assert np.array_equal(got, want), (c, side, b, guess)
+
+
+def test_a_search_bin_holds_one_exponent():
+    """bin_exponents reads each FloatBins(SEARCH_BITS) bin's e = max(E, 1): the e that
+    truncated gives every row of the bin (every binade, both signs, subnormals, ±0)."""
+    x = np.r_[_bits(200_000, 11), 0.0, -0.0, 5e-324, -5e-324, 1.7e308, -1.7e308]
+    e, _ = truncated(x)
+    assert np.array_equal(describe_stats.bin_exponents(SEARCH.encode(x)), e)
+
+
+def test_the_statistics_from_search_bins_are_the_rows():
+    """One pass's per-bin counts and sums give, under any centre's cuts (whole or trimmed
+    to the bins' range), the cell's statistics row by row, and its centre histogram; a
+    wrong exponent, interval or coarsening fails here."""
+    for x in [*_columns(), np.r_[_columns()[0], _bits(5000, 21)]]:
+        bins = describe_stats.bin_statistics(x)
+        keys, counts = describe_stats.centre_counts_from_bins(bins.bins, bins.counts)
+        want_keys, want_counts = centre_counts(x)
+        assert np.array_equal(keys, want_keys) and np.array_equal(counts, want_counts)
+        lo, hi = int(bins.bins[0]), int(bins.bins[-1])
+        for c in [*CENTRES, float(np.median(x)), float(x.max()), float(x.min())]:
+            want = cell_statistics(x, c)
+            for cuts in (cell_cuts(cell_grid(c)), range_cuts(c, lo, hi)):
+                got = describe_stats.statistics_from_bins(bins, cuts)
+                assert np.array_equal(got.keys, want.keys), c
+                assert np.array_equal(got.counts, want.counts), c
+                assert np.array_equal(got.sums, want.sums), c
+
+
+def test_statistics_of_cells_keeps_each_cell_apart():
+    """Every cell's statistics from the joined search, cells without rows left out."""
+    cols = _columns()
+    bins = {(0, 0): describe_stats.bin_statistics(cols[0]),
+            (1, 0): describe_stats.bin_statistics(cols[1]),
+            (1, 1): describe_stats.bin_statistics(cols[2])}
+    values = {(0, 0): cols[0], (1, 0): cols[1], (1, 1): cols[2]}
+    centres = {(0, 0): 5.0, (1, 0): 0.5, (0, 1): 1.0, (1, 1): -3.0}
+    got = describe_stats.statistics_of_cells(bins, centres, 2, 2)
+    assert set(got) == set(values)
+    for key, x in values.items():
+        want = cell_statistics(x, centres[key])
+        assert np.array_equal(got[key].keys, want.keys)
+        assert np.array_equal(got[key].counts, want.counts)
+        assert np.array_equal(got[key].sums, want.sums)

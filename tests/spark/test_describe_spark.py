@@ -1,4 +1,4 @@
-"""``describe`` on Spark (issue #23): the two-pass route equals the numpy route exactly.
+"""``describe`` on Spark (issue #23): the one-pass route equals the numpy route exactly.
 
 * :class:`~dprect.engines.spark.describe.SparkDescribeRoute` on Parquet gives, for a seed,
   every field of :func:`dprect.describe`'s result on the same rows — with string groups
@@ -6,10 +6,12 @@
   ±inf, −0.0, a subnormal, a huge value, a column of one sign (negative and positive), a
   zero-crossing column and an integer column;
 * the same with a numeric group column and no group column;
-* pass 2's statistics equal the core's :func:`~dprect.core.describe_stats.cell_statistics`
-  of each cell given the same centres (so a change of the truncation or of the intervals on
-  one engine only fails here), and a Spark run's draws follow the documented order (the
-  independent re-draw of tests/core/test_describe_stats.py reproduces the Spark result).
+* the pass's per-bin statistics equal the core's
+  :func:`~dprect.core.describe_stats.bin_statistics` of each cell, and, given the same
+  centres, give each cell's :func:`~dprect.core.describe_stats.cell_statistics` (so a
+  change of the truncation or of the intervals on one engine only fails here), and a
+  Spark run's draws follow the documented order (the independent re-draw of
+  tests/core/test_describe_stats.py reproduces the Spark result).
 """
 
 from __future__ import annotations
@@ -25,10 +27,15 @@ from describe_reference import reference_describe
 
 import dprect
 from dprect.core.aggregates import draw_centres, plan_describe
-from dprect.core.describe_stats import cell_statistics, centre_counts, search_range
+from dprect.core.describe_stats import (
+    bin_statistics,
+    cell_statistics,
+    centre_counts,
+    statistics_of_cells,
+)
 from dprect.core.randomness import RandomSource
 from dprect.core.request import Source
-from dprect.engines.spark.describe import SparkDescribeRoute, spark_statistics
+from dprect.engines.spark.describe import SparkDescribeRoute, spark_bins
 
 COLUMNS = ["x", "neg", "pos", "cross", "ints"]
 LISTED = ["a", "b", "empty"]
@@ -107,7 +114,7 @@ def test_spark_equals_numpy_numeric_groups_and_ungrouped(spark, parquet):
         == plain.cells
 
 
-def test_pass_two_statistics_are_the_cores(spark, parquet):
+def test_the_pass_statistics_are_the_cores(spark, parquet):
     path, table = parquet
     plan = plan_describe(2.0, len(COLUMNS))
     g = np.array(table.column("g").to_pylist(), dtype=object)
@@ -117,19 +124,22 @@ def test_pass_two_statistics_are_the_cores(spark, parquet):
             x = np.array(table.column(c).to_pylist(), dtype=object)[g == name]
             x = np.array([v for v in x if v is not None], dtype=np.float64)
             cells[(gi, j)] = x[np.isfinite(x)]
+    df = spark.read.parquet(str(path))
+    got = spark_bins(df, COLUMNS, group_by="g", group_kind="string",
+                     group_values=["a", "b"])
+    assert set(got) == set(cells)
+    for key, x in cells.items():
+        want = bin_statistics(x)
+        for field in ("bins", "counts", "sums"):
+            assert np.array_equal(getattr(got[key], field), getattr(want, field)), field
     centres = draw_centres(plan, {k: centre_counts(v) for k, v in cells.items()}, 2,
                            _seeded(1))
-    c = np.array([[centres[(gi, j)] for j in range(len(COLUMNS))] for gi in range(2)])
-    r = np.array([[search_range(centre_counts(cells[(gi, j)])[0])
-                   for j in range(len(COLUMNS))] for gi in range(2)])
-    df = spark.read.parquet(str(path))
-    got = spark_statistics(df, COLUMNS, c, r, group_by="g", group_kind="string",
-                           group_values=["a", "b"])
+    stats = statistics_of_cells(got, centres, 2, len(COLUMNS))
     for key, x in cells.items():
-        want = cell_statistics(x, centres[key])
-        assert np.array_equal(got[key].keys, want.keys)
-        assert np.array_equal(got[key].counts, want.counts)
-        assert np.array_equal(got[key].sums, want.sums)
+        want_stats = cell_statistics(x, centres[key])
+        assert np.array_equal(stats[key].keys, want_stats.keys)
+        assert np.array_equal(stats[key].counts, want_stats.counts)
+        assert np.array_equal(stats[key].sums, want_stats.sums)
 
 
 _LOAD_WITHOUT_DPRECT = """
@@ -139,15 +149,17 @@ class Block:
         if name == "dprect" or name.startswith("dprect."):
             raise ImportError("dprect is not installed here")
 sys.meta_path.insert(0, Block())
+import numpy as np
 import pyarrow as pa
 body = pickle.loads(sys.stdin.buffer.read())
 out = list(body(iter([pa.RecordBatch.from_pylist(
     [{"x": 1.5, "g": "a"}, {"x": -2.0, "g": "b"}, {"x": None, "g": "a"}])])))
-sys.stdout.write(str(sum(out[0].column("_n").to_pylist())))
+sys.stdout.write(str(sum(int(np.frombuffer(b, np.int64).reshape(3, -1)[1].sum())
+                         for b in out[0].column("_b").to_pylist())))
 """
 
 
-def test_pass_two_kernel_runs_where_dprect_is_not_installed():
+def test_the_kernel_runs_where_dprect_is_not_installed():
     """The kernel and the core functions it calls travel by value (no cached function
     pickled by reference): executors need numpy and pyarrow, not dprect."""
     import subprocess
@@ -156,13 +168,10 @@ def test_pass_two_kernel_runs_where_dprect_is_not_installed():
 
     from pyspark import cloudpickle
 
-    from dprect.engines.spark.describe import column_cuts, partial_statistics
+    from dprect.engines.spark.describe import partial_bins
 
-    centres = np.array([[1.0], [-2.0]])
-    ranges = np.array([[search_range(centre_counts(np.array([1.5]))[0])],
-                       [search_range(centre_counts(np.array([-2.0]))[0])]])
-    body = partial(partial_statistics, columns=["x"], cuts=column_cuts(centres, ranges),
-                   group_column="g", group_kind="string", group_values=["a", "b"])
+    body = partial(partial_bins, columns=["x"], group_column="g", group_kind="string",
+                   group_values=["a", "b"], ranges=3)
     done = subprocess.run([sys.executable, "-c", _LOAD_WITHOUT_DPRECT],
                           input=cloudpickle.dumps(body), capture_output=True, cwd="/",
                           timeout=120, check=False)

@@ -94,18 +94,22 @@ def as_float64(array: Any) -> np.ndarray:
     return np.asarray(out.to_numpy(zero_copy_only=False), dtype=np.float64)
 
 
-def _count(group: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Unique (group, key) pairs, sorted, with their counts."""
+def _count(group: np.ndarray, keys: np.ndarray, values: np.ndarray | None = None
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """Unique (group, key) pairs, sorted, with their counts (and the exact int64 sum of
+    ``values`` over each pair's rows, None without values)."""
     if len(keys) == 0:
         empty = np.zeros(0, dtype=np.int64)
-        return group[:0].astype(np.int32), empty, empty
+        return group[:0].astype(np.int32), empty, empty, None if values is None else empty
     order = np.lexsort((keys, group))
     g, k = group[order], keys[order]
     new = np.ones(len(k), dtype=bool)
     new[1:] = (g[1:] != g[:-1]) | (k[1:] != k[:-1])
     starts = np.flatnonzero(new)
     counts = np.diff(np.append(starts, len(k))).astype(np.int64)
-    return g[starts].astype(np.int32), k[starts], counts
+    sums = None if values is None else \
+        np.add.reduceat(np.asarray(values, dtype=np.int64)[order], starts).astype(np.int64)
+    return g[starts].astype(np.int32), k[starts], counts, sums
 
 
 def _reduce(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
@@ -124,27 +128,32 @@ def _reduce(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
     return g[starts].astype(np.int32), k[starts], np.add.reduceat(n, starts).astype(np.int64)
 
 
-def _chunk_counts(group: np.ndarray, keys: np.ndarray, depth: int = 2
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def chunk_counts(group: np.ndarray, keys: np.ndarray, values: np.ndarray | None = None,
+                  depth: int = 2
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     """:func:`_count` of a chunk, as unique (group, key) pairs in any order: by a dense
     table over (group, key) where its box is at most ``DENSE_CELLS_PER_ROW`` cells a row
     (O(rows); e.g. a coarse grid's keys), else the keys are split at the middle of their
     span and each half counted so (``depth`` times: a FloatBins column of both signs is
-    two narrow runs of keys, one each side of zero's bin), else sorted. The same pairs
-    and counts either way."""
-    dense = row_kernels.sum_by_digits([group, keys], [],
+    two narrow runs of keys, one each side of zero's bin), else sorted. The same pairs,
+    counts and sums (of ``values``, integers in (−2^31, 2^31)) either way."""
+    dense = row_kernels.sum_by_digits([group, keys], [] if values is None else [values],
                                       DENSE_CELLS_PER_ROW * len(keys))
     if dense is not None:
-        (g, k), n, _ = dense
-        return g.astype(np.int32), k.astype(np.int64), n
+        (g, k), n, sums = dense
+        return g.astype(np.int32), k.astype(np.int64), n, sums[0] if sums else None
     if depth == 0 or len(keys) < 2:
-        return _count(group, keys)
+        return _count(group, keys, values)
     middle = int(keys.min()) // 2 + int(keys.max()) // 2
     high = keys > middle
     if high.all() or not high.any():
-        return _count(group, keys)
-    parts = [_chunk_counts(group[side], keys[side], depth - 1) for side in (~high, high)]
-    return tuple(np.concatenate(xs) for xs in zip(*parts, strict=True))  # type: ignore
+        return _count(group, keys, values)
+    parts = [chunk_counts(group[side], keys[side],
+                           None if values is None else values[side], depth - 1)
+             for side in (~high, high)]
+    g, k, n = (np.concatenate([p[i] for p in parts]) for i in range(3))
+    added = None if values is None else np.concatenate([p[3] for p in parts])
+    return g, k, n, added
 
 
 def finite_chunks(batches: Iterator[Any], chunk_rows: int, columns: Sequence[str],
@@ -183,12 +192,12 @@ def partial_histograms(batches: Iterator[Any], columns: Sequence[str],
                        ) -> Iterator[Any]:
     """mapInArrow body: one record batch of (group, column, grid index, count) for the
     rows of a partition. Ungrouped (``group_column`` None): every row is group 0. Batches
-    are counted in chunks of about ``CHUNK_VALUES`` values (:func:`_chunk_counts`)."""
+    are counted in chunks of about ``CHUNK_VALUES`` values (:func:`chunk_counts`)."""
     parts: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = [[] for _ in columns]
     chunk_rows = -(-CHUNK_VALUES // max(1, len(columns)))
     for j, group, x in finite_chunks(batches, chunk_rows, columns, group_column, group_kind,
                                      group_values):
-        parts[j].append(_chunk_counts(group, domains[j].encode(x)))
+        parts[j].append(chunk_counts(group, domains[j].encode(x))[:3])
         if len(parts[j]) > 1:  # keep one partial list per column
             parts[j] = [_reduce(parts[j])]
     gs, js, ks, ns = [], [], [], []
