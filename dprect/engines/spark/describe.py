@@ -12,8 +12,9 @@ Parquet, CSV or Delta) and checks its schema with no Spark job; the prepared run
 1. **the pass** — :func:`partial_bins` in ``mapInArrow``: each row's search bin and its
    truncated significand (:func:`~dprect.core.describe_stats.truncated`), counted and
    summed per (group, column, bin) in numpy (a dense table where it is small, the bounds
-   route's :func:`~dprect.engines.spark.bounds.chunk_counts`), then summed by a Spark
-   aggregation and collected (:func:`spark_bins`);
+   route's :func:`~dprect.engines.spark.bounds.chunk_counts`); each partition's sums
+   leave as sorted int64 blobs, one per key range, each range is merged by one task
+   (:func:`merge_blobs`) and the ranges are collected in key order (:func:`spark_bins`);
 2. on the driver, every centre from the bins coarsened to the centre grid
    (:func:`~dprect.core.aggregates.draw_centres`), every cell's statistics given its
    centre (:func:`~dprect.core.describe_stats.statistics_of_cells`: its cuts made once,
