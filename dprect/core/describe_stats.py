@@ -376,12 +376,9 @@ def centre_counts_from_bins(bins: np.ndarray, counts: np.ndarray
                             ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`centre_counts` from a cell's sorted search bins and their counts: a centre
     bin holds 2^(SEARCH_BITS − CENTRE_BITS) consecutive search bins."""
-    keys = np.asarray(bins, dtype=np.int64) >> (SEARCH_BITS - CENTRE_BITS)
-    counts = np.asarray(counts, dtype=np.int64)
-    if len(keys) == 0:
-        return keys, counts
-    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-    return keys[starts], np.add.reduceat(counts, starts).astype(np.int64)
+    keys, _, summed = sum_by_key(np.asarray(bins, dtype=np.int64)
+                                 >> (SEARCH_BITS - CENTRE_BITS), counts)
+    return keys, summed
 
 
 def joint_statistics_from_bins(cell: np.ndarray, stats: BinStatistics, cuts: JointCuts
@@ -416,8 +413,8 @@ def statistics_of_cells(bins: Mapping[tuple[int, int], BinStatistics],
     (:func:`joint_statistics_from_bins`)."""
     out: dict[tuple[int, int], CellStatistics] = {}
     mask = (1 << PACKED_BITS) - 1
+    none = BinStatistics(*(np.zeros(0, dtype=np.int64),) * 3)
     for j in range(columns):
-        none = BinStatistics(*(np.zeros(0, dtype=np.int64),) * 3)
         cells = [bins.get((g, j), none) for g in range(groups)]
         cuts = joint_cuts([range_cuts(centres[(g, j)], int(b.bins[0]), int(b.bins[-1]))
                            if len(b.bins) else CellCuts(np.zeros(0, dtype=np.int64), 0)

@@ -171,7 +171,7 @@ def test_the_kernel_runs_where_dprect_is_not_installed():
     from dprect.engines.spark.describe import partial_bins
 
     body = partial(partial_bins, columns=["x"], group_column="g", group_kind="string",
-                   group_values=["a", "b"], ranges=3)
+                   group_values=["a", "b"], groups=2, ranges=3)
     done = subprocess.run([sys.executable, "-c", _LOAD_WITHOUT_DPRECT],
                           input=cloudpickle.dumps(body), capture_output=True, cwd="/",
                           timeout=120, check=False)

@@ -129,8 +129,8 @@ def _reduce(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
 
 
 def chunk_counts(group: np.ndarray, keys: np.ndarray, values: np.ndarray | None = None,
-                  depth: int = 2
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+                 depth: int = 2
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     """:func:`_count` of a chunk, as unique (group, key) pairs in any order: by a dense
     table over (group, key) where its box is at most ``DENSE_CELLS_PER_ROW`` cells a row
     (O(rows); e.g. a coarse grid's keys), else the keys are split at the middle of their
@@ -149,7 +149,7 @@ def chunk_counts(group: np.ndarray, keys: np.ndarray, values: np.ndarray | None 
     if high.all() or not high.any():
         return _count(group, keys, values)
     parts = [chunk_counts(group[side], keys[side],
-                           None if values is None else values[side], depth - 1)
+                          None if values is None else values[side], depth - 1)
              for side in (~high, high)]
     g, k, n = (np.concatenate([p[i] for p in parts]) for i in range(3))
     added = None if values is None else np.concatenate([p[3] for p in parts])

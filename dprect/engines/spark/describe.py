@@ -94,37 +94,45 @@ def from_blob(blob: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return k, n, s
 
 
-def _merge(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
-           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Partial (key, count, sum) lists summed by key (sorted)."""
+Lists = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def _joined(parts: Sequence[Lists]) -> Lists:
+    """(key, count, sum) lists concatenated, in the given order."""
     keys, n, sums = (np.concatenate([p[i] for p in parts]) for i in range(3))
-    k, c, s = sum_by_key(keys, sums, n)
-    return k, c, s
+    return keys, n, sums
+
+
+def _merge(parts: Sequence[Lists]) -> Lists:
+    """Partial (key, count, sum) lists summed by key (sorted)."""
+    keys, n, sums = _joined(parts)
+    return sum_by_key(keys, sums, n)
 
 
 def partial_bins(batches: Iterator[Any], columns: Sequence[str], group_column: str | None,
-                 group_kind: str, group_values: Sequence[Any] | None, ranges: int
-                 ) -> Iterator[Any]:
+                 group_kind: str, group_values: Sequence[Any] | None, groups: int,
+                 ranges: int) -> Iterator[Any]:
     """mapInArrow body: a partition's rows counted and summed per (group g, column j,
     search bin b) (module notes) under the key (j·G + g)·size + b (G groups, ``size``
     the search grid's), sorted, and cut into ``ranges`` contiguous key ranges of cells,
     one (range, blob) row each (:func:`to_blob`). Ungrouped (``group_column`` None):
-    every row is group 0."""
-    acc: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = [[] for _ in columns]
+    every row is group 0 (``groups`` 1)."""
+    acc: list[list[Lists]] = [[] for _ in columns]
     size = np.int64(_GRID.size)
-    groups = len(group_values) if group_column is not None and group_values else 1
     chunk_rows = -(-CHUNK_VALUES // max(1, len(columns)))
     for j, group, x in finite_chunks(batches, chunk_rows, columns, group_column, group_kind,
                                      group_values):
         _, m = truncated(x)
         g, b, n, sums = chunk_counts(group, _GRID.encode(x), m)
+        if sums is None:  # chunk_counts sums whenever it is given values
+            raise AssertionError("describe kernel: the significands were not summed")
         key = (np.int64(j) * groups + g.astype(np.int64)) * size + b
-        acc[j].append((key, n, sums if sums is not None else n))
+        acc[j].append((key, n, sums))
         acc[j] = [_merge(acc[j])]  # sorted, one partial list per column
     filled = [parts[0] for parts in acc if parts]
     if not filled:
         return
-    keys, n, sums = (np.concatenate([p[i] for p in filled]) for i in range(3))  # j-major
+    keys, n, sums = _joined(filled)  # j-major: sorted
     cells = len(columns) * groups
     edges = np.searchsorted(keys, np.arange(ranges + 1, dtype=np.int64) * cells // ranges
                             * size)
@@ -165,7 +173,7 @@ def spark_bins(df: DataFrame, columns: Sequence[str], *, group_by: str | None,
                              f"for one describe run")
     cores = default_parallelism(df.sparkSession)
     body = partial(partial_bins, columns=list(columns), group_column=group_by,
-                   group_kind=group_kind, group_values=group_values,
+                   group_kind=group_kind, group_values=group_values, groups=groups,
                    ranges=RANGES_PER_CORE * cores)
     read = [*columns, *([group_by] if group_by is not None else [])]
     selected = df.selectExpr(*[ident(c) for c in read]).coalesce(cores)
@@ -180,7 +188,7 @@ def spark_bins(df: DataFrame, columns: Sequence[str], *, group_by: str | None,
     parts = [from_blob(blobs[i]) for i in order]
     if not parts:
         return {}
-    keys, n, sums = (np.concatenate([p[i] for p in parts]) for i in range(3))
+    keys, n, sums = _joined(parts)  # disjoint ranges in key order: sorted
     cell = keys // size
     starts = np.flatnonzero(np.r_[True, cell[1:] != cell[:-1]])
     out: dict[tuple[int, int], BinStatistics] = {}
