@@ -11,18 +11,20 @@ aggregation and the describe run (alternating which goes first); the medians of 
 repeats and their ratio are printed and written to
 ``benchmarks/output/describe_spark-{rows}x{columns}x{groups}.json``
 with the describe run split into the pass (the per-search-bin counts and sums of every
-cell, collected), the statistics (on the driver: each cell's cuts given its centre and its
-per-interval statistics from the bins) and the rest of the driver's mechanism (the
-centres, searches and noise). Noise comes from OS entropy (nothing is seeded).
+cell, collected), the mechanism (the driver's: per group the centres, each cell's
+statistics given its centre, the searches and the noise, in worker processes on this
+many cells, engines/driver_pool.py) and the rest (reading the schema, the result).
+Noise comes from OS entropy (nothing is seeded).
 
 ``--rows`` (e.g. 10^6) gives a quicker run; ``--master`` the Spark master (local[2]);
 ``--driver-memory`` the JVM's heap (3g: the generated file's row groups are 500,000 rows,
 ~256 MB, and each core reads one; 1g ran out of heap). The
 peak resident memory of the Python driver and of the session's JVM is reported too, and
-the CPU seconds of each run (this driver's Python; the JVM with its Python workers, from
-/proc): on a shared machine the wall times move with the load, and
-cluster CPU / cores + driver CPU estimates each run's wall time on an idle one (the
-tasks spread over the cores, the driver's mechanism serial). The cluster's CPU is a
+the CPU seconds of each run (this driver's Python with its worker processes; the JVM
+with its Python workers, from /proc): on a shared machine the wall times move with the
+load, and cluster CPU / cores + driver CPU / P estimates each run's wall time on an idle
+one (the tasks spread over the cores, the driver's share over its P worker processes:
+P = 1 when the run is too small for them). The cluster's CPU is a
 lower bound: a Python worker that exits between two readings takes the CPU it used since
 the last one with it unless its parent reaps it (a run's total can then fall below the
 sum of its phases; a phase's delta can even be negative).
@@ -116,10 +118,11 @@ def _proc_cpu(pid: int) -> tuple[int, float]:
     return int(fields[1]), sum(int(x) for x in fields[11:15]) / tick
 
 
-def cluster_cpu(jvm_pid: int | None) -> float:
-    """CPU seconds of the session's JVM and every process below it (the Python workers;
-    a reaped worker's time is in its parent's children fields), or 0 off Linux."""
-    if jvm_pid is None:
+def tree_cpu(root: int | None, exclude: int | None = None) -> float:
+    """CPU seconds of process ``root`` and every process below it, leaving out the
+    subtree of ``exclude`` (a reaped process's time is in its parent's children fields),
+    or 0 off Linux."""
+    if root is None:
         return 0.0
     parents: dict[int, int] = {}
     cpu: dict[int, float] = {}
@@ -132,11 +135,25 @@ def cluster_cpu(jvm_pid: int | None) -> float:
     total = 0.0
     for pid, seconds in cpu.items():
         p = pid
-        while p > 1 and p != jvm_pid:
+        while p > 1 and p not in (root, exclude):
             p = parents.get(p, 0)
-        if p == jvm_pid:
+        if p == root:
             total += seconds
     return total
+
+
+def cluster_cpu(jvm_pid: int | None) -> float:
+    """CPU seconds of the session's JVM and every process below it (the Python
+    workers)."""
+    return tree_cpu(jvm_pid)
+
+
+def driver_cpu(jvm_pid: int | None) -> float:
+    """CPU seconds of this driver and its own worker processes (the describe run's pool,
+    engines/driver_pool.py: its forkserver reaps them), the JVM's subtree left out."""
+    if jvm_pid is None or not Path("/proc").is_dir():
+        return time.process_time()
+    return tree_cpu(os.getpid(), exclude=jvm_pid)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -159,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     from dprect.core.aggregates import plan_describe
     from dprect.core.randomness import RandomSource
     from dprect.core.request import Source
+    from dprect.engines.driver_pool import PARALLEL_CELLS, driver_processes
     from dprect.engines.spark.session import local_session
 
     path = ensure_data(args.rows, args.columns, args.groups)
@@ -177,8 +195,9 @@ def main(argv: list[str] | None = None) -> int:
         jvm_pid = None
 
     def cpu_now() -> tuple[float, float]:
-        """(this driver's CPU seconds, the JVM's and its workers')."""
-        return time.process_time(), cluster_cpu(jvm_pid)
+        """(this driver's CPU seconds with its worker processes', the JVM's and its
+        workers')."""
+        return driver_cpu(jvm_pid), cluster_cpu(jvm_pid)
 
     def timed_phase(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         def run(*a: Any, **k: Any) -> Any:
@@ -194,8 +213,8 @@ def main(argv: list[str] | None = None) -> int:
 
     spark_describe.spark_bins = timed_phase(  # type: ignore[assignment]
         "pass", spark_describe.spark_bins)
-    spark_describe.statistics_of_cells = timed_phase(  # type: ignore[assignment]
-        "statistics", spark_describe.statistics_of_cells)
+    spark_describe.describe_blocks = timed_phase(  # type: ignore[assignment]
+        "mechanism", spark_describe.describe_blocks)
 
     def plain() -> None:
         aggs = [f(c) for c in columns for f in (F.count, F.sum, F.min, F.max)]
@@ -214,6 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     cpu: dict[str, list[dict[str, float]]] = {"plain": [], "describe": []}
     idle: dict[str, list[float]] = {"plain": [], "describe": []}
     cores = max(1, int(spark.sparkContext.defaultParallelism))
+    processes = (driver_processes() if args.groups >= 2
+                 and args.groups * args.columns >= PARALLEL_CELLS else 1)
     split: list[dict[str, float]] = []
     for r in range(args.repeats):
         order = [("plain", plain), ("describe", describe)]
@@ -225,12 +246,12 @@ def main(argv: list[str] | None = None) -> int:
             used = {"driver": c2[0] - c[0], "cluster": c2[1] - c[1]}
             cpu[name].append({**used, **(cpu_phases if name == "describe" else {})})
             # on an idle machine: the JVM's and workers' CPU spread over the cores, the
-            # driver's Python (the mechanism, serial) on its own
-            idle[name].append(used["cluster"] / cores + used["driver"])
+            # driver's over its worker processes
+            idle[name].append(used["cluster"] / cores + used["driver"] / processes)
             if name == "describe":
                 total = times[name][-1]
                 split.append({**phases,
-                              "rest": total - phases["pass"] - phases["statistics"]})
+                              "rest": total - phases["pass"] - phases["mechanism"]})
         parts = ", ".join(f"{k} {v:.1f} s" for k, v in split[-1].items())
         print(f"repeat {r + 1}: plain {times['plain'][-1]:.1f} s, describe "
               f"{times['describe'][-1]:.1f} s ({parts}); CPU s: plain "
@@ -248,6 +269,7 @@ def main(argv: list[str] | None = None) -> int:
            "repeats": args.repeats, "seconds": times,
            "median_seconds": med, "ratio": ratio, "describe_split": split,
            "peak_rss_mb": peaks, "cpu_seconds": cpu, "cores": cores,
+           "driver_processes": processes,
            "idle_estimate_seconds": idle, "idle_estimate_median": idle_med,
            "idle_estimate_ratio": idle_med["describe"] / idle_med["plain"],
            "acceptance": "describe <= 2x the plain groupBy aggregation"}

@@ -1,6 +1,7 @@
 """An independent re-draw of a describe run for tests (issue #23): the documented draw
-order — every centre first (groups, then columns, in order), then per cell the lower
-side, the upper side, the count noise, the sum noise — with the sorted-array functions of
+order — one stream per group, seeded by the run's source in the group order; in a
+group's stream every centre first (columns in order), then per cell the lower side, the
+upper side, the count noise, the sum noise — with the sorted-array functions of
 :mod:`dprect.core.tail_bounds` and the row-by-row truncated sum
 (:func:`~dprect.core.aggregates.centred_integer_sum`), not the statistics route. An engine
 whose order or truncation differs from the documented one disagrees with it."""
@@ -41,10 +42,12 @@ def reference_describe(plan: DescribePlan, table: pa.Table, columns: Sequence[st
             x = _float(table.column(c))[m]
             row.append(np.sort(x[np.isfinite(x)]))
         data.append(row)
-    centres = [[draw_centre(x, plan.centre_rate, rng) for x in row] for row in data]
+    streams = [RandomSource.stream(s) for s in rng.stream_seeds(len(data))]
+    centres = [[draw_centre(x, plan.centre_rate, r) for x in row]
+               for row, r in zip(data, streams, strict=True)]
     k = plan.sum_sensitivity
     out = []
-    for row, crow in zip(data, centres, strict=True):
+    for row, crow, rng in zip(data, centres, streams, strict=True):
         cells = []
         for x, c in zip(row, crow, strict=True):
             lo = search_side(x, c, "lower", plan.target, plan.threshold_scale,

@@ -52,10 +52,13 @@ cell's centre-grid histogram, then — given every centre — each cell's counts
 sums per interval between candidates. The candidates depend on the released centre, but
 every one is a search-bin edge, so both come from one pass's per-search-bin counts and
 sums (:class:`~dprect.core.describe_stats.BinStatistics`): an engine reads the rows once,
-whatever the number of groups and columns. The
-draws: phase 1, every centre (groups in the given public order, per group the columns in
-order, :func:`draw_centres`); phase 2, per cell in the same order the lower side, the
-upper side, the count noise and the sum noise (:func:`describe_from_statistics`).
+whatever the number of groups and columns. The draws: one stream per public group —
+with a seed, a 128-bit seed per group drawn from the run's source in the public group
+order (:meth:`~dprect.core.randomness.RandomSource.stream_seeds`); from OS entropy, the
+OS — and within a group's stream, its centres (columns in order), then per column the
+lower side, the upper side, the count noise and the sum noise (:func:`describe_block`).
+So the groups can be drawn in blocks, in any order, in other processes
+(:func:`describe_blocks` takes the ``map`` to use), with the same result for a seed.
 :func:`run_describe` (arrays) and the Spark route feed the same statistics to the same
 functions.
 """
@@ -63,12 +66,13 @@ functions.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import cached_property
-from typing import Any
+from functools import cached_property, partial
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -433,19 +437,103 @@ def centred_integer_sum(values: np.ndarray, lower: float, upper: float, pivot: f
     return integer_sum(total, exact_step(lower, upper, pivot, sensitivity))
 
 
-# -- the run, phase by phase (the draw order is the module docstring's) ------------------------
-CentreHistograms = Mapping[tuple[int, int], tuple[np.ndarray, np.ndarray]]
-Statistics = Mapping[tuple[int, int], CellStatistics]
+# -- the run, block by block (the draw order is the module docstring's) ------------------------
+class CellBlock(Protocol):
+    """What the mechanism reads of consecutive public groups (every column): an engine's
+    sufficient statistics, never rows. ``groups`` is the number of groups in the block;
+    indices below are local to it."""
+
+    @property
+    def groups(self) -> int:
+        """The number of groups in the block."""
+        ...
+
+    def centre_histogram(self, group: int, column: int) -> tuple[np.ndarray, np.ndarray]:
+        """The cell's centre-grid histogram: sorted keys and counts (empty: no rows)."""
+        ...
+
+    def statistics(self, centres: Sequence[Sequence[float]]) -> list[list[CellStatistics]]:
+        """Every cell's statistics given its released centre, ``[group][column]``."""
+        ...
 
 
-def draw_centres(plan: DescribePlan, histograms: CentreHistograms, groups: int,
-                 rng: RandomSource) -> dict[tuple[int, int], float]:
-    """Phase 1: every cell's centre, groups in order, columns in order.
-    ``histograms[(gi, j)]``: the cell's centre-grid (keys, counts); missing = no rows."""
-    empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
-    return {(gi, j): draw_centre_from_counts(*histograms.get((gi, j), empty),
-                                             plan.centre_rate, rng)
-            for gi in range(groups) for j in range(plan.columns)}
+@dataclass(frozen=True)
+class ValueBlock:
+    """A :class:`CellBlock` from arrays: ``values[group][column]``, each the cell's finite
+    values (the numpy route, :func:`run_describe`)."""
+
+    values: list[list[np.ndarray]]
+
+    @property
+    def groups(self) -> int:
+        return len(self.values)
+
+    def centre_histogram(self, group: int, column: int) -> tuple[np.ndarray, np.ndarray]:
+        return centre_counts(self.values[group][column])
+
+    def statistics(self, centres: Sequence[Sequence[float]]) -> list[list[CellStatistics]]:
+        return [[cell_statistics(x, c) for x, c in zip(row, crow, strict=True)]
+                for row, crow in zip(self.values, centres, strict=True)]
+
+
+def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | None]
+                   ) -> list[list[Cell]]:
+    """Every cell of ``block``: group g (local) draws from its own stream
+    ``RandomSource.stream(seeds[g])`` — first its centres (columns in order), then per
+    column the lower side, the upper side, the count noise and the sum noise. The cells'
+    statistics given the centres are made between the two (for the whole block at once:
+    no draw depends on another group's). Module-level, its arguments picklable: a worker
+    process can run it (:func:`describe_blocks`)."""
+    if len(seeds) != block.groups:
+        raise ParameterError(f"{len(seeds)} stream seed(s) for a block of {block.groups} "
+                             f"group(s)")
+    # groups without a seed read OS entropy: one source serves them all (no draw of one
+    # is reproduced, so sharing changes no law)
+    shared = RandomSource() if any(s is None for s in seeds) else None
+    streams = [shared if s is None and shared is not None else RandomSource.stream(s)
+               for s in seeds]
+    centres = [[draw_centre_from_counts(*block.centre_histogram(g, j), plan.centre_rate, rng)
+                for j in range(plan.columns)] for g, rng in enumerate(streams)]
+    stats = block.statistics(centres)
+    return [[finish_cell(plan, c, st, rng) for c, st in zip(crow, srow, strict=True)]
+            for crow, srow, rng in zip(centres, stats, streams, strict=True)]
+
+
+#: map(function, iterable) → results in order: builtin ``map``, or a process pool's
+Mapper = Callable[..., Iterable[Any]]
+
+
+def group_blocks(groups: int, parts: int) -> list[range]:
+    """``groups`` consecutive public groups cut into at most ``parts`` blocks of nearly
+    equal size (a public function of the two counts)."""
+    parts = max(1, min(int(parts), groups))
+    size, extra = divmod(groups, parts)
+    out, start = [], 0
+    for i in range(parts):
+        stop = start + size + (1 if i < extra else 0)
+        out.append(range(start, stop))
+        start = stop
+    return [r for r in out if len(r)]
+
+
+def describe_blocks(plan: DescribePlan, blocks: Sequence[CellBlock], groups: Sequence[Any],
+                    columns: Sequence[str], rng: RandomSource, mapper: Mapper = map
+                    ) -> DescribeResult:
+    """The run over ``blocks`` of consecutive groups (together every listed group, in the
+    public order): one stream seed per group from ``rng`` in group order
+    (:meth:`RandomSource.stream_seeds`), then :func:`describe_block` on each block through
+    ``mapper`` — ``map``, or a process pool's: the result is the same either way, for a
+    seed bit for bit, as no draw depends on where or in which order the blocks run."""
+    group_list, cols = _checked(plan, groups, columns)
+    if sum(b.groups for b in blocks) != len(group_list):
+        raise ParameterError(f"blocks of {sum(b.groups for b in blocks)} group(s) for "
+                             f"{len(group_list)} listed group(s)")
+    seeds = rng.stream_seeds(len(group_list))
+    cuts = np.cumsum([0] + [b.groups for b in blocks]).tolist()
+    work = [seeds[a:b] for a, b in itertools.pairwise(cuts)]
+    cells = [row for rows in mapper(partial(describe_block, plan), blocks, work)
+             for row in rows]
+    return DescribeResult(cols, group_list, cells, plan.guarantee, plan, rng.seeded)
 
 
 def finish_cell(plan: DescribePlan, centre: float, stats: CellStatistics,
@@ -524,20 +612,6 @@ def _checked(plan: DescribePlan, groups: Sequence[Any], columns: Sequence[str]
     return group_list, cols
 
 
-def describe_from_statistics(plan: DescribePlan, centres: Mapping[tuple[int, int], float],
-                             stats: Statistics, groups: Sequence[Any],
-                             columns: Sequence[str], rng: RandomSource
-                             ) -> DescribeResult:
-    """Phase 2 for every cell (after :func:`draw_centres` on the same ``rng``):
-    ``stats[(gi, j)]`` are the cell's statistics given ``centres[(gi, j)]`` (missing =
-    no rows)."""
-    group_list, cols = _checked(plan, groups, columns)
-    empty = CellStatistics.empty()
-    cells = [[finish_cell(plan, centres[(gi, j)], stats.get((gi, j), empty), rng)
-              for j in range(len(cols))] for gi in range(len(group_list))]
-    return DescribeResult(cols, group_list, cells, plan.guarantee, plan, rng.seeded)
-
-
 @dataclass(frozen=True)
 class DescribeResult:
     """Per (group, column): lower, upper and the asked statistics; what was clipped is
@@ -580,28 +654,29 @@ class DescribeResult:
 
 
 def run_describe(plan: DescribePlan, values: Mapping[tuple[Any, int], np.ndarray],
-                 groups: Sequence[Any], columns: Sequence[str], rng: RandomSource
-                 ) -> DescribeResult:
+                 groups: Sequence[Any], columns: Sequence[str], rng: RandomSource,
+                 mapper: Mapper = map, parts: int = 1) -> DescribeResult:
     """Every (group, column) of a run from arrays. ``values[(group, j)]``: column j's
     values in ``group`` (any order; non-finite ones are left out; a missing entry is no
     rows). ``groups``: the PUBLIC list, in draw order ([None] when ungrouped); entries for
     other groups are ignored. The arrays are reduced to the same statistics an engine
-    computes (:mod:`dprect.core.describe_stats`), phase by phase."""
+    computes (:mod:`dprect.core.describe_stats`), in ``parts`` blocks of groups through
+    ``mapper`` (:func:`describe_blocks`: the same result for any ``parts`` and mapper)."""
     group_list, cols = _checked(plan, groups, columns)
     empty = np.zeros(0, dtype=np.float64)
-    finite: dict[tuple[int, int], np.ndarray] = {}
-    for gi, g in enumerate(group_list):
+    rows: list[list[np.ndarray]] = []
+    for g in group_list:
+        row = []
         for j in range(len(cols)):
             x = np.asarray(values.get((g, j), empty), dtype=np.float64).ravel()
-            finite[(gi, j)] = x[np.isfinite(x)]
-    centres = draw_centres(plan, {k: centre_counts(x) for k, x in finite.items()},
-                           len(group_list), rng)
-    stats = {k: cell_statistics(x, centres[k]) for k, x in finite.items()}
-    return describe_from_statistics(plan, centres, stats, group_list, cols, rng)
+            row.append(x[np.isfinite(x)])
+        rows.append(row)
+    blocks = [ValueBlock(rows[r.start:r.stop]) for r in group_blocks(len(rows), parts)]
+    return describe_blocks(plan, blocks, group_list, cols, rng, mapper)
 
 
 __all__ = ["CENTRE_SHARE", "SIDES_SHARE", "STATISTICS", "SUM_FRACTION_BITS", "SUM_SHARE",
-           "TARGET_FACTOR", "THRESHOLD_SHARE", "Cell", "DescribePlan", "DescribeResult",
-           "centred_integer_sum", "choose_pivot", "describe_cell", "describe_from_statistics",
-           "draw_centres", "exact_step", "finish_cell", "integer_sum", "plan_describe",
-           "run_describe"]
+           "TARGET_FACTOR", "THRESHOLD_SHARE", "Cell", "CellBlock", "DescribePlan",
+           "DescribeResult", "Mapper", "ValueBlock", "centred_integer_sum", "choose_pivot",
+           "describe_block", "describe_blocks", "describe_cell", "exact_step", "finish_cell",
+           "group_blocks", "integer_sum", "plan_describe", "run_describe"]

@@ -62,6 +62,10 @@ SIGNIFICANT_BITS = 30
 _DROP = np.uint64(53 - SIGNIFICANT_BITS)  # low bit-pattern bits cleared: 23
 _MANTISSA = np.uint64((1 << 52) - 1)
 _ABS = np.uint64((1 << 63) - 1)
+_ABS_BITS = np.int64((1 << 63) - 1)  # the same masks on int64 bit patterns
+_MANTISSA_BITS = np.int64((1 << 52) - 1)
+_NORMAL_BITS = np.int64(1 << 52)  # the smallest normal magnitude's pattern
+_DROP_BITS = 53 - SIGNIFICANT_BITS
 #: x̃ = M·2^(e − EXPONENT_BIAS) with e = max(E, 1): 1075 − 23
 EXPONENT_BIAS = 1075 - (53 - SIGNIFICANT_BITS)
 _CENTRE_GRID = FloatBins(CENTRE_BITS)
@@ -248,14 +252,20 @@ def bin_positions(bins: np.ndarray, cell: np.ndarray, cuts: JointCuts) -> np.nda
 def truncated(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(e, signed M) with x̃ = M·2^(e − EXPONENT_BIAS): x truncated toward zero to
     ``SIGNIFICANT_BITS`` significant bits (finite values; −0.0 gives M = 0)."""
-    bits = np.ascontiguousarray(values, dtype=np.float64).view(np.uint64)
-    mag = bits & _ABS
-    biased = (mag >> np.uint64(52)).astype(np.int64)
-    normal = biased > 0
-    mant = (mag & _MANTISSA) | (normal.astype(np.uint64) << np.uint64(52))
-    m = (mant >> _DROP).astype(np.int64)
-    m = np.where(bits >> np.uint64(63) == 1, -m, m)
-    return np.maximum(biased, 1), m
+    bits = np.ascontiguousarray(values, dtype=np.float64).view(np.int64)
+    return np.maximum((bits & _ABS_BITS) >> 52, 1), significands(bits)
+
+
+def significands(bits: np.ndarray) -> np.ndarray:
+    """The signed M of :func:`truncated` from the values' bit patterns (int64 views):
+    the top ``SIGNIFICANT_BITS`` bits of the significand, the implicit bit included for a
+    normal value (biased exponent > 0), negated for a negative one. What a pass computes
+    for every row (one value at a time it is M = ±(mantissa | 2^52 if normal) >> DROP)."""
+    mag = bits & _ABS_BITS
+    m = (mag & _MANTISSA_BITS) >> _DROP_BITS
+    m |= (mag >= _NORMAL_BITS).astype(np.int64) << (52 - _DROP_BITS)
+    np.negative(m, out=m, where=bits < 0)
+    return m
 
 
 def truncated_value(values: np.ndarray) -> np.ndarray:
@@ -357,9 +367,8 @@ class BinStatistics:
 
 def bin_statistics(values: np.ndarray) -> BinStatistics:
     """The :class:`BinStatistics` of one cell's finite ``values``."""
-    x = np.asarray(values, dtype=np.float64)
-    _, m = truncated(x)
-    return BinStatistics(*sum_by_key(_SEARCH_GRID.encode(x), m))
+    x = np.ascontiguousarray(values, dtype=np.float64)
+    return BinStatistics(*sum_by_key(_SEARCH_GRID.encode(x), significands(x.view(np.int64))))
 
 
 def bin_exponents(bins: np.ndarray) -> np.ndarray:
@@ -427,6 +436,41 @@ def statistics_of_cells(bins: Mapping[tuple[int, int], BinStatistics],
         starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]]) if len(g) else g
         for lo, hi in zip(starts, np.r_[starts[1:], len(g)], strict=True):
             out[(int(g[lo]), j)] = CellStatistics(keys[lo:hi] & mask, n[lo:hi], sums[lo:hi])
+    return out
+
+
+@dataclass(frozen=True)
+class BinBlock:
+    """A block of consecutive public groups for :func:`dprect.core.aggregates.describe_block`
+    from one pass's :class:`BinStatistics`: ``bins[(group, column)]`` with groups local to
+    the block (a cell missing has no rows), ``groups`` and ``columns`` its shape. Small
+    enough to send to a worker process (numpy arrays pickle as bytes)."""
+
+    bins: dict[tuple[int, int], BinStatistics]
+    groups: int
+    columns: int
+
+    def centre_histogram(self, group: int, column: int) -> tuple[np.ndarray, np.ndarray]:
+        b = self.bins.get((group, column))
+        if b is None:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return centre_counts_from_bins(b.bins, b.counts)
+
+    def statistics(self, centres: Sequence[Sequence[float]]) -> list[list[CellStatistics]]:
+        flat = {(g, j): c for g, row in enumerate(centres) for j, c in enumerate(row)}
+        stats = statistics_of_cells(self.bins, flat, self.groups, self.columns)
+        empty = CellStatistics.empty()
+        return [[stats.get((g, j), empty) for j in range(self.columns)]
+                for g in range(self.groups)]
+
+
+def bin_blocks(bins: Mapping[tuple[int, int], BinStatistics], columns: int,
+               blocks: Sequence[range]) -> list[BinBlock]:
+    """``bins`` (groups global) cut into one :class:`BinBlock` per range of groups."""
+    out = []
+    for r in blocks:
+        own = {(g - r.start, j): b for (g, j), b in bins.items() if g in r}
+        out.append(BinBlock(own, len(r), columns))
     return out
 
 
@@ -532,10 +576,10 @@ def dyadic(x: float) -> tuple[int, int]:
     return n, 1 - d.bit_length()
 
 
-__all__ = ["EXPONENT_BIAS", "SIGNIFICANT_BITS", "CellCuts", "CellGrid", "CellStatistics",
-           "JointCuts", "cell_cuts", "cell_grid", "cell_statistics", "centre_counts",
-           "centred_sum", "centred_sum_at", "centred_sum_dyadic", "data_tails", "dyadic",
-           "edges_hold", "interval_counts",
+__all__ = ["EXPONENT_BIAS", "SIGNIFICANT_BITS", "BinBlock", "CellCuts", "CellGrid",
+           "CellStatistics", "JointCuts", "bin_blocks", "cell_cuts", "cell_grid",
+           "cell_statistics", "centre_counts", "centred_sum", "centred_sum_at",
+           "centred_sum_dyadic", "data_tails", "dyadic", "edges_hold", "interval_counts",
            "joint_cuts", "joint_intervals", "joint_positions", "make_cell_grid",
            "merge_statistics", "pack", "range_cuts", "row_intervals", "search_range",
            "side_tails", "sum_by_key", "truncated", "truncated_value", "unpack"]

@@ -434,11 +434,13 @@ class FloatBins(Domain):
         self._zero_bin = 1 << (11 + self.bits)  # H: the bin of +0.0
 
     def encode(self, x: np.ndarray) -> np.ndarray:
-        x = np.array(x, dtype=np.float64, copy=True)
-        x[x == 0.0] = 0.0  # -0.0 -> +0.0
-        b = x.view(np.uint64)  # a fresh C-contiguous copy: any shape, 0-d included
-        u = np.where(b >= _U64_SIGN, ~b, b | _U64_SIGN)
-        return (u >> np.uint64(self.shift)).astype(np.int64)
+        a = np.asarray(x, dtype=np.float64)
+        b = (a if a.flags.c_contiguous else a.copy()).view(np.uint64)  # any shape, 0-d too
+        # negative patterns (above the sign bit) complemented, the rest with the sign bit
+        # set: the order of the floats; −0.0 (the sign bit alone) lands on +0.0's pattern
+        u = np.where(b > _U64_SIGN, ~b, b | _U64_SIGN)
+        u >>= np.uint64(self.shift)
+        return u.view(np.int64)
 
     def index_of(self, x: float) -> int:
         """The bin index of one float."""

@@ -1,7 +1,9 @@
 """The single source of randomness of a dprect run.
 
-By default every draw comes from the operating system's entropy pool
-(:class:`random.SystemRandom`, i.e. ``os.urandom``). A seed switches to a Mersenne
+By default every draw comes from the operating system's entropy pool: ``os.urandom``,
+read 64 KiB at a time (:class:`PooledSystemRandom`: the bits of
+:class:`random.SystemRandom`, one system call per 64 KiB instead of one per draw; a
+forked child never reuses its parent's unread bytes). A seed switches to a Mersenne
 Twister (:class:`random.Random`) so that a run can be reproduced exactly — across engines
 too (docs/algorithm.md §7) — and it exists *only* for tests and reproducibility: a seeded run is
 not private against anybody who knows or can guess the seed, and every result of a seeded
@@ -38,8 +40,10 @@ they are all the exact interior point (:mod:`dprect.core.interior_point`) draws 
 from __future__ import annotations
 
 import math
+import os
 import random
 import warnings
+import weakref
 from collections.abc import Callable
 from fractions import Fraction
 
@@ -52,6 +56,92 @@ SEEDED_WARNING = (
 )
 
 
+#: the bits of each seed :meth:`RandomSource.stream_seeds` draws for a block of work
+STREAM_SEED_BITS = 128
+#: bytes of OS entropy read per system call by :class:`PooledSystemRandom`
+POOL_BYTES = 1 << 16
+
+
+class PooledSystemRandom(random.SystemRandom):
+    """:class:`random.SystemRandom` that reads ``os.urandom`` :data:`POOL_BYTES` at a time
+    and hands the bytes out in order: ``getrandbits(k)`` is the top k bits of the next
+    ⌈k/8⌉ bytes read big-endian, exactly as ``SystemRandom.getrandbits`` reads a fresh
+    ``os.urandom(⌈k/8⌉)`` — the same law (independent uniform bits), without a system
+    call per draw (a describe run's driver makes millions of small draws: the call was
+    two thirds of its cost). Unread bytes are dropped in a child after ``os.fork``
+    (``os.register_at_fork``), so a parent and its child never share a draw. Nothing of
+    the pool is ever written anywhere."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._pool = b""
+        self._at = 0
+        _POOLS.add(self)
+
+    def _take(self, n: int) -> bytes:
+        at, end = self._at, self._at + n
+        if end > len(self._pool):
+            self._pool = os.urandom(max(POOL_BYTES, n))
+            at, end = 0, n
+        self._at = end
+        return self._pool[at:end]
+
+    def getrandbits(self, k: int) -> int:
+        at = self._at
+        if 0 < k <= 8 and at < len(self._pool):  # one byte (a sign, a coin)
+            self._at = at + 1
+            return self._pool[at] >> (8 - k)
+        if k < 0:
+            raise ValueError("number of bits must be non-negative")
+        n = (k + 7) // 8
+        return int.from_bytes(self._take(n), "big") >> (n * 8 - k) if n else 0
+
+    def _randbelow(self, n: int) -> int:
+        """A uniform integer in {0, …, n − 1} (n ≥ 1) by rejection, as
+        ``Random._randbelow_with_getrandbits``: k = n.bit_length() bits until one is
+        below n (for n = 1 the answer is 0 and nothing is read). Inlined on the pool:
+        the exact samplers' one primitive, called a few times per step of a search."""
+        if n == 1:
+            return 0
+        k = n.bit_length()
+        size = (k + 7) >> 3
+        drop = (size << 3) - k
+        while True:
+            at = self._at
+            end = at + size
+            pool = self._pool
+            if end > len(pool):
+                self._take(size)  # refills
+                at, end, pool = 0, size, self._pool
+            self._at = end
+            r = (pool[at] if size == 1 else int.from_bytes(pool[at:end], "big")) >> drop
+            if r < n:
+                return r
+
+    def random(self) -> float:
+        """53 bits, as ``SystemRandom.random`` takes them from 7 bytes."""
+        return (int.from_bytes(self._take(7), "big") >> 3) * 2.0**-53
+
+    def randbytes(self, n: int) -> bytes:
+        return self._take(n)
+
+    def forget(self) -> None:
+        """Drop the unread bytes (the next draw reads the OS afresh)."""
+        self._pool, self._at = b"", 0
+
+
+_POOLS: weakref.WeakSet[PooledSystemRandom] = weakref.WeakSet()
+
+
+def _forget_pools() -> None:
+    for pool in list(_POOLS):
+        pool.forget()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pools)
+
+
 class RandomSource:
     """All randomness of one run, drawn in a fixed order.
 
@@ -61,7 +151,7 @@ class RandomSource:
 
     def __init__(self, seed: int | None = None) -> None:
         if seed is None:
-            self._gen: random.Random = random.SystemRandom()
+            self._gen: random.Random = PooledSystemRandom()
             self.seeded = False
         else:
             if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
@@ -70,6 +160,32 @@ class RandomSource:
             self.seeded = True
             warnings.warn(SEEDED_WARNING, UserWarning, stacklevel=2)
         self._below = _below_of(self._gen)
+
+    # -- independent streams ---------------------------------------------------------
+    def stream_seeds(self, n: int) -> list[int | None]:
+        """What :meth:`stream` needs to make n independent sources for blocks of work
+        that may run in any order or in other processes (a describe run's groups): with
+        a seed, n seeds of :data:`STREAM_SEED_BITS` bits drawn from this source in order
+        (so the blocks' draws follow from the run's seed, wherever they run); from OS
+        entropy, n × None — each stream reads the OS itself and nothing is drawn here."""
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise ValueError(f"stream_seeds needs n >= 0, got {n!r}")
+        if not self.seeded:
+            return [None] * n
+        return [self._gen.getrandbits(STREAM_SEED_BITS) for _ in range(n)]
+
+    @classmethod
+    def stream(cls, seed: int | None) -> RandomSource:
+        """The source of one block of work from its :meth:`stream_seeds` entry: OS
+        entropy for None, else a generator seeded with it (``seeded``, without a second
+        warning: the run's own source warned when it was seeded)."""
+        if seed is None:
+            return cls()
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise ParameterError(f"a stream seed must be a non-negative integer, got {seed!r}")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return cls(seed=seed)
 
     # -- primitive draws -------------------------------------------------------------
     def randbelow(self, n: int) -> int:

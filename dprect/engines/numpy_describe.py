@@ -1,7 +1,9 @@
 """The numpy engine's part of a describe run (DP count, sum and mean per public group and
 column: :mod:`dprect.core.aggregates`): the table read in memory as bounds reads it
 (:func:`dprect.engines.numpy_bounds.read_grouped`: Parquet or CSV, schema checked), then
-the core's :func:`~dprect.core.aggregates.run_describe` on every (group, column)'s values.
+the core's :func:`~dprect.core.aggregates.run_describe` on every (group, column)'s values,
+in blocks of groups drawn by worker processes on a large run
+(:mod:`dprect.engines.driver_pool`; the same result for a seed).
 
 The row rules (:func:`values_by_cell`, shared with :func:`dprect.describe`): every row
 counts; a null, NaN or ±inf value is left out of its column only; a row of no listed group
@@ -19,6 +21,7 @@ import numpy as np
 from dprect.core.aggregates import DescribePlan, DescribeResult, run_describe
 from dprect.core.randomness import RandomSource
 from dprect.core.request import Source
+from dprect.engines.driver_pool import block_mapper
 from dprect.engines.numpy_bounds import read_grouped
 from dprect.engines.prepared import PreparedRun
 
@@ -55,7 +58,8 @@ class NumpyDescribePrepared(PreparedRun):
         """Every (group, column) of the run, in the public order of ``group_names`` (the
         core's names: the listed values, or ``[None]`` ungrouped)."""
         cells = values_by_cell(self.values, self.group, group_names)
-        return run_describe(plan, cells, group_names, self.columns, rng)
+        with block_mapper(len(group_names), len(self.columns)) as (mapper, parts):
+            return run_describe(plan, cells, group_names, self.columns, rng, mapper, parts)
 
 
 class NumpyDescribeRoute:

@@ -60,6 +60,9 @@ _LOW_BITS = 16
 #: values summed by :func:`sum_by_digits` must lie in (−2^31, 2^31): |hi| < 2^15, so
 #: every partial float64 sum of up to 2^37 rows is an integer below 2^53 (exact)
 _VALUE_LIMIT = 1 << 31
+#: below this many rows the values are summed in one piece: n·2^31 < 2^53, so every
+#: float64 partial sum is an exact integer without the split
+_ONE_PIECE_ROWS = 1 << 22
 
 
 def sum_by_digits(digits: Sequence[np.ndarray], values: Sequence[np.ndarray],
@@ -69,9 +72,9 @@ def sum_by_digits(digits: Sequence[np.ndarray], values: Sequence[np.ndarray],
     rows — or None (the caller sorts instead) when the digits' box (the product of their
     spans) has more than ``limit`` cells, there are no rows, or a value lies outside
     (−2^31, 2^31). Each row's tuple gets its index in the box, np.bincount counts (and sums
-    the values, split as v = hi·2^16 + lo so that every float64 partial sum is an exact
-    integer), and the non-empty cells are read back in index order, which is the tuples'
-    order."""
+    the values — in one piece below 2^22 rows, else split as v = hi·2^16 + lo — so that
+    every float64 partial sum is an exact integer), and the non-empty cells are read back
+    in index order, which is the tuples' order."""
     n = len(digits[0]) if digits else 0
     if n == 0:
         return None
@@ -102,6 +105,9 @@ def sum_by_digits(digits: Sequence[np.ndarray], values: Sequence[np.ndarray],
     sums = []
     for v in values:
         v = np.asarray(v, dtype=np.int64)
+        if n < _ONE_PIECE_ROWS:  # every partial sum is an integer below 2^53: exact
+            sums.append(np.bincount(code, weights=v, minlength=size)[cells].astype(np.int64))
+            continue
         high = np.bincount(code, weights=v >> _LOW_BITS, minlength=size)[cells]
         low = np.bincount(code, weights=v & ((1 << _LOW_BITS) - 1), minlength=size)[cells]
         sums.append((high.astype(np.int64) << _LOW_BITS) + low.astype(np.int64))

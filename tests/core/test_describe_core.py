@@ -220,16 +220,18 @@ def test_run_describe_draw_order_and_groups_in_parallel():
             ("a", 1): rs.exponential(3, 3000), ("b", 1): rs.exponential(1, 2000)}
     p = plan_describe(2.0, 2)
     res = run_describe(p, vals, ["a", "b", "c"], ["x", "y"], seeded(9))
-    # every centre first, then per cell the sides and the noise (tests/core/
-    # test_describe_stats.py checks the order against an independent re-draw)
-    rng = seeded(9)
-    centres = [[tail_bounds.draw_centre(vals.get((g, j), np.zeros(0)), p.centre_rate, rng)
-                for j in range(2)] for g in ["a", "b", "c"]]
+    # a stream per group; in it the group's centres first, then per cell the sides and
+    # the noise (tests/core/test_describe_stats.py checks the order against an
+    # independent re-draw)
+    seeds = seeded(9).stream_seeds(3)
     for gi, g in enumerate(["a", "b", "c"]):
+        rng = RandomSource.stream(seeds[gi])
+        centres = [tail_bounds.draw_centre(vals.get((g, j), np.zeros(0)), p.centre_rate, rng)
+                   for j in range(2)]
         for j in range(2):
             x = vals.get((g, j), np.zeros(0))
-            stats = describe_stats.cell_statistics(x, centres[gi][j])
-            assert aggregates.finish_cell(p, centres[gi][j], stats, rng) == res.cells[gi][j]
+            stats = describe_stats.cell_statistics(x, centres[j])
+            assert aggregates.finish_cell(p, centres[j], stats, rng) == res.cells[gi][j]
     # one charge for any number of groups: the guarantee is the plan's
     many = run_describe(p, vals, [f"g{i}" for i in range(40)], ["x", "y"], seeded(2))
     assert many.guarantee == res.guarantee == p.guarantee

@@ -195,11 +195,45 @@ def test_run_describe_follows_the_documented_draw_order_and_truncation():
     got = aggregates.run_describe(plan, vals, ["a", "b", "c"], ["x", "y"], _seeded(9))
     want = reference_describe(plan, table, ["x", "y"], "g", ["a", "b", "c"], _seeded(9))
     assert got.cells == want
-    # the order matters: drawing per cell (centre, sides, noise) instead gives other draws
-    rng = _seeded(9)
-    per_cell = [[aggregates.describe_cell(vals.get((name, j), np.zeros(0)), plan, rng)
-                 for j in range(2)] for name in ("a", "b", "c")]
+    # the order matters: in each group's stream, drawing cell by cell (centre, sides,
+    # noise) instead of the group's centres first gives other draws; so does one stream
+    # for every group
+    streams = [RandomSource.stream(s) for s in _seeded(9).stream_seeds(3)]
+    per_cell = [[aggregates.describe_cell(vals.get((name, j), np.zeros(0)), plan, r)
+                 for j in range(2)] for name, r in zip(("a", "b", "c"), streams, strict=True)]
     assert per_cell != got.cells
+    rng = _seeded(9)
+    one_stream = aggregates.describe_blocks(
+        plan, [aggregates.ValueBlock([[vals.get((name, j), np.zeros(0)) for j in range(2)]
+                                      for name in ("a", "b", "c")])],
+        ["a", "b", "c"], ["x", "y"], rng)
+    assert one_stream.cells == got.cells
+    shared = _seeded(9)
+    assert [[aggregates.describe_cell(vals.get((name, j), np.zeros(0)), plan, shared)
+             for j in range(2)] for name in ("a", "b", "c")] != got.cells
+
+
+def test_the_blocks_and_their_order_do_not_change_a_seeded_run():
+    """One stream per group: any cut into blocks, drawn in any order, gives the same
+    cells bit for bit (what lets worker processes draw them, engines/driver_pool.py)."""
+    rs = np.random.default_rng(4)
+    names = [f"g{i}" for i in range(7)]
+    vals = {(name, j): rs.normal(3.0 * i, 1.0 + j, 200 + 50 * i)
+            for i, name in enumerate(names) for j in range(2)}
+    plan = plan_describe(1.0, 2)
+    whole = aggregates.run_describe(plan, vals, names, ["x", "y"], _seeded(3))
+    for parts in (2, 3, 7):
+        cut = aggregates.run_describe(plan, vals, names, ["x", "y"], _seeded(3), parts=parts)
+        assert cut.cells == whole.cells, parts
+
+    def backwards(fn, blocks, seeds):  # draws the last block first
+        done = [fn(b, s) for b, s in reversed(list(zip(blocks, seeds, strict=True)))]
+        return done[::-1]
+
+    assert aggregates.run_describe(plan, vals, names, ["x", "y"], _seeded(3), backwards,
+                                   parts=3).cells == whole.cells
+    other = aggregates.run_describe(plan, vals, names, ["x", "y"], _seeded(4), parts=3)
+    assert other.cells != whole.cells
 
 
 def test_integer_sum_and_step_on_integers_are_the_rational_ones():

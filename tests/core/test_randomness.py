@@ -10,6 +10,7 @@ import pytest
 from scipy.stats import binomtest, chisquare
 
 from dprect import ParameterError, RandomSource
+from dprect.core import randomness
 
 
 def seeded(seed):
@@ -23,8 +24,115 @@ def test_default_source_is_os_entropy_and_unseeded():
     src = RandomSource()
     assert src.seeded is False
     assert isinstance(src._gen, random.SystemRandom)
+    assert isinstance(src._gen, randomness.PooledSystemRandom)
     draws = {src.randbelow(2**64) for _ in range(20)}
     assert len(draws) == 20
+
+
+class _Counter:
+    """os.urandom stand-in: bytes 0, 1, 2, … (mod 256) across calls, and the calls."""
+
+    def __init__(self) -> None:
+        self.next = 0
+        self.calls: list[int] = []
+
+    def __call__(self, n: int) -> bytes:
+        self.calls.append(n)
+        out = bytes((self.next + i) % 256 for i in range(n))
+        self.next += n
+        return out
+
+
+def test_the_pool_hands_out_os_bytes_in_order_as_system_random_reads_them(monkeypatch):
+    """getrandbits(k) is the top k bits of the next ⌈k/8⌉ bytes, big-endian (what
+    SystemRandom reads from a fresh os.urandom); the OS is read POOL_BYTES at a time; a
+    randbelow rejects by whole draws; randbelow(1) reads nothing."""
+    import random
+
+    fake = _Counter()
+    monkeypatch.setattr(randomness.os, "urandom", fake)
+    monkeypatch.setattr(randomness, "POOL_BYTES", 8)
+    gen = randomness.PooledSystemRandom()
+    assert gen.getrandbits(8) == 0          # byte 0
+    assert gen.getrandbits(3) == 1 >> 5     # byte 1's top 3 bits
+    assert gen.getrandbits(12) == ((2 << 8) | 3) >> 4  # bytes 2, 3
+    assert gen.getrandbits(0) == 0
+    assert gen.getrandbits(16) == (4 << 8) | 5
+    assert gen.getrandbits(24) == (8 << 16) | (9 << 8) | 10  # 6, 7 left: a new pool
+    assert fake.calls == [8, 8]
+    sys_gen = random.SystemRandom()
+    monkeypatch.setattr(random, "_urandom", _Counter())
+    for k in (1, 7, 8, 9, 33, 64, 65):
+        fake2 = _Counter()
+        monkeypatch.setattr(randomness.os, "urandom", fake2)
+        monkeypatch.setattr(random, "_urandom", _Counter())
+        assert randomness.PooledSystemRandom().getrandbits(k) == sys_gen.getrandbits(k), k
+    fake3 = _Counter()
+    monkeypatch.setattr(randomness.os, "urandom", fake3)
+    gen = randomness.PooledSystemRandom()
+    assert gen._randbelow(1) == 0 and fake3.calls == []
+    # below 5: 3 bits, the top of one byte; bytes 200 … 255 give 6 or 7 (rejected, a
+    # whole byte each), byte 256 mod 256 = 0 gives 0: 57 bytes, 8 reads of 8
+    fake3.next = 200
+    assert gen._randbelow(5) == 0 and fake3.calls == [8] * 8
+    with pytest.raises(ValueError):
+        gen.getrandbits(-1)
+
+
+def test_pooled_draws_are_uniform_with_power():
+    gen = randomness.PooledSystemRandom()
+    n = 30_000
+    obs = np.bincount([gen._randbelow(6) for _ in range(n)], minlength=6)
+    assert chisquare(obs).pvalue > 1e-4
+    # power: the same counts are far from a law that favours 0 by 20%
+    skew = np.array([1.2] + [1.0] * 5)
+    assert chisquare(obs, skew / skew.sum() * n).pvalue < 1e-6
+    bits = np.array([gen.getrandbits(1) for _ in range(n)])
+    assert abs(bits.mean() - 0.5) < 4 * math.sqrt(0.25 / n)
+
+
+def test_a_forked_child_never_reuses_the_parents_pool():
+    """After os.fork the child drops the unread bytes (os.register_at_fork), so parent
+    and child draw different numbers; without the hook both would read the same pool."""
+    import os
+
+    gen = randomness.PooledSystemRandom()
+    gen.getrandbits(8)  # the pool is read
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its next 64 bits, to the parent
+        os.close(r)
+        os.write(w, gen.getrandbits(64).to_bytes(8, "big"))
+        os._exit(0)
+    os.close(w)
+    child = int.from_bytes(os.read(r, 8), "big")
+    os.close(r)
+    os.waitpid(pid, 0)
+    assert gen.getrandbits(64) != child
+    randomness._forget_pools()  # what the child ran: the pool is gone
+    assert gen._pool == b"" and gen._at == 0
+
+
+def test_streams_follow_a_seed_and_read_the_os_without_one():
+    a = seeded(21).stream_seeds(4)
+    assert a == seeded(21).stream_seeds(4) and len(set(a)) == 4
+    assert all(0 <= s < 2**randomness.STREAM_SEED_BITS for s in a)
+    assert seeded(22).stream_seeds(4) != a
+    import warnings as w
+
+    with w.catch_warnings():
+        w.simplefilter("error")  # a stream of a seeded run does not warn again
+        one, two = RandomSource.stream(a[0]), RandomSource.stream(a[0])
+    assert one.seeded and [one.randbits(32) for _ in range(5)] == [
+        two.randbits(32) for _ in range(5)]
+    assert RandomSource().stream_seeds(3) == [None, None, None]
+    os_stream = RandomSource.stream(None)
+    assert not os_stream.seeded
+    assert isinstance(os_stream._gen, randomness.PooledSystemRandom)
+    with pytest.raises(ParameterError, match="stream seed"):
+        RandomSource.stream(-1)
+    with pytest.raises(ValueError):
+        seeded(1).stream_seeds(-1)
 
 
 def test_seed_reproduces_and_warns():

@@ -5,7 +5,7 @@ serves every test here; the clients run as child processes (a Connect session sw
 pyspark into Connect mode for its whole process). Each result is compared with the same
 run on the tests' classic session: the Python API on a user's
 ``SparkSession.builder.remote(...)`` session (every Spark strategy, the bounds' pass),
-``dprect fit`` and ``dprect bounds`` with ``--remote``, and the fit job with
+``dprect fit``, ``dprect bounds`` and ``dprect describe`` with ``--remote``, and the fit job with
 ``spark.remote`` in its configuration.
 """
 
@@ -33,6 +33,7 @@ CLI_FIT = ["--features", "a,b", "--label", "y", "--epsilon", "4", "--delta", "1e
            "--grid=-3:3:64", "--seed", "5", "--engine", "spark"]
 CLI_BOUNDS = ["--columns", "a,b", "--group-by", "part", "--groups", "even,odd",
               "--epsilon", "1", "--seed", "5", "--engine", "spark"]
+CLI_DESCRIBE = [*CLI_BOUNDS[:6], "--epsilon", "2", "--seed", "5", "--engine", "spark"]
 
 
 @pytest.fixture(scope="module")
@@ -90,13 +91,15 @@ def test_python_api_on_a_remote_session_equals_classic(spark, connect_url: str,
                                   for (g, c), h in sorted(histograms.items())}
 
 
-def test_cli_fit_and_bounds_with_remote_write_the_classic_json(
+def test_cli_fit_bounds_and_describe_with_remote_write_the_classic_json(
         spark, connect_url: str, table: Path, tmp_path: Path) -> None:
     # classic: in this process, on the tests' session
     assert main(["fit", "--input", str(table), "--output", str(tmp_path / "fit.json"),
                  *CLI_FIT]) == 0
     assert main(["bounds", "--input", str(table), "--output", str(tmp_path / "bounds.json"),
                  *CLI_BOUNDS]) == 0
+    assert main(["describe", "--input", str(table), "--output",
+                 str(tmp_path / "describe.json"), *CLI_DESCRIBE]) == 0
     # Connect: a relative input path is this process's, not the server's working folder
     remote = ["--remote", connect_url]
     fit = _child(["-m", "dprect", "fit", "--input", "train", "--output", "r-fit.json",
@@ -105,7 +108,11 @@ def test_cli_fit_and_bounds_with_remote_write_the_classic_json(
     bounds = _child(["-m", "dprect", "bounds", "--input", "train", "--output",
                      "r-bounds.json", *CLI_BOUNDS, *remote], table.parent)
     assert bounds.returncode == 0, bounds.stderr[-2000:]
-    for name in ("fit", "bounds"):
+    # describe's pass merges its key ranges with applyInArrow: through Connect too
+    described = _child(["-m", "dprect", "describe", "--input", "train", "--output",
+                        "r-describe.json", *CLI_DESCRIBE, *remote], table.parent)
+    assert described.returncode == 0, described.stderr[-2000:]
+    for name in ("fit", "bounds", "describe"):
         remote_json = json.loads((table.parent / f"r-{name}.json").read_text())
         assert remote_json == json.loads((tmp_path / f"{name}.json").read_text()), name
 

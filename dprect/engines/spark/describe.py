@@ -10,16 +10,18 @@ Parquet, CSV or Delta) and checks its schema with no Spark job; the prepared run
 :meth:`~SparkDescribePrepared.describe` then
 
 1. **the pass** — :func:`partial_bins` in ``mapInArrow``: each row's search bin and its
-   truncated significand (:func:`~dprect.core.describe_stats.truncated`), counted and
+   truncated significand (:func:`~dprect.core.describe_stats.significands`), counted and
    summed per (group, column, bin) in numpy (a dense table where it is small, the bounds
    route's :func:`~dprect.engines.spark.bounds.chunk_counts`); each partition's sums
    leave as sorted int64 blobs, one per key range, each range is merged by one task
    (:func:`merge_blobs`) and the ranges are collected in key order (:func:`spark_bins`);
-2. on the driver, every centre from the bins coarsened to the centre grid
-   (:func:`~dprect.core.aggregates.draw_centres`), every cell's statistics given its
-   centre (:func:`~dprect.core.describe_stats.statistics_of_cells`: its cuts made once,
-   only over its bins' range) and the rest of the mechanism
-   (:func:`~dprect.core.aggregates.describe_from_statistics`).
+2. on the driver, the bins cut into blocks of groups
+   (:class:`~dprect.core.describe_stats.BinBlock`) and the mechanism on each
+   (:func:`~dprect.core.aggregates.describe_blocks`), in worker processes on a large run
+   (:mod:`dprect.engines.driver_pool`): per group, every centre from the bins coarsened
+   to the centre grid, every cell's statistics given its centre
+   (:func:`~dprect.core.describe_stats.statistics_of_cells`: its cuts made once, only
+   over its bins' range), then the searches and the noise.
 
 The executors call the core's own functions, shipped by value with the kernel, on the same
 float64 the numpy route reads, and the driver draws in the core's order, so for a seed the
@@ -47,15 +49,14 @@ import dprect.core.tail_bounds
 from dprect.core.aggregates import (
     DescribePlan,
     DescribeResult,
-    describe_from_statistics,
-    draw_centres,
+    describe_blocks,
+    group_blocks,
 )
 from dprect.core.describe_stats import (
     BinStatistics,
-    centre_counts_from_bins,
-    statistics_of_cells,
+    bin_blocks,
+    significands,
     sum_by_key,
-    truncated,
 )
 from dprect.core.domains import FloatBins
 from dprect.core.errors import InputDataError, ParameterError
@@ -63,6 +64,7 @@ from dprect.core.randomness import RandomSource
 from dprect.core.request import Source
 from dprect.core.tail_bounds import SEARCH_BITS
 from dprect.engines.bounds_input import resolve_groups
+from dprect.engines.driver_pool import block_mapper
 from dprect.engines.prepared import PreparedRun
 from dprect.engines.spark.bounds import (
     CHUNK_VALUES,
@@ -79,8 +81,11 @@ BLOB = "_b"
 #: the Spark DDL schema of :func:`partial_bins`' and :func:`merge_blobs`' output
 OUTPUT_SCHEMA = f"{PART} int, {BLOB} binary"
 _GRID = FloatBins(SEARCH_BITS)
-#: the sums' key ranges (merge tasks) per core of the session
+#: the sums' key ranges (merge tasks) per core of the session, at least
 RANGES_PER_CORE = 8
+#: and at least one range per this many cells (a range's blob stays far below Arrow's
+#: 2 GB per binary batch: 4,096 cells × a few hundred bins × 24 bytes)
+CELLS_PER_RANGE = 4096
 
 
 # -- the kernel (numpy and pyarrow only; shipped by value) ------------------------------------
@@ -115,15 +120,15 @@ def partial_bins(batches: Iterator[Any], columns: Sequence[str], group_column: s
     """mapInArrow body: a partition's rows counted and summed per (group g, column j,
     search bin b) (module notes) under the key (j·G + g)·size + b (G groups, ``size``
     the search grid's), sorted, and cut into ``ranges`` contiguous key ranges of cells,
-    one (range, blob) row each (:func:`to_blob`). Ungrouped (``group_column`` None):
+    one (range, blob) row each (:func:`to_blob`), each row a batch of its own. Ungrouped (``group_column`` None):
     every row is group 0 (``groups`` 1)."""
     acc: list[list[Lists]] = [[] for _ in columns]
     size = np.int64(_GRID.size)
     chunk_rows = -(-CHUNK_VALUES // max(1, len(columns)))
     for j, group, x in finite_chunks(batches, chunk_rows, columns, group_column, group_kind,
                                      group_values):
-        _, m = truncated(x)
-        g, b, n, sums = chunk_counts(group, _GRID.encode(x), m)
+        x = np.ascontiguousarray(x)
+        g, b, n, sums = chunk_counts(group, _GRID.encode(x), significands(x.view(np.int64)))
         if sums is None:  # chunk_counts sums whenever it is given values
             raise AssertionError("describe kernel: the significands were not summed")
         key = (np.int64(j) * groups + g.astype(np.int64)) * size + b
@@ -136,11 +141,12 @@ def partial_bins(batches: Iterator[Any], columns: Sequence[str], group_column: s
     cells = len(columns) * groups
     edges = np.searchsorted(keys, np.arange(ranges + 1, dtype=np.int64) * cells // ranges
                             * size)
-    part = [r for r in range(ranges) if edges[r + 1] > edges[r]]
-    yield pa.RecordBatch.from_arrays(
-        [pa.array(part, pa.int32()),
-         pa.array([to_blob(*(a[edges[r]:edges[r + 1]] for a in (keys, n, sums)))
-                   for r in part], pa.binary())], names=[PART, BLOB])
+    for r in range(ranges):  # a batch per range: Arrow's binary holds < 2 GB a batch
+        if edges[r + 1] > edges[r]:
+            blob = to_blob(*(a[edges[r]:edges[r + 1]] for a in (keys, n, sums)))
+            yield pa.RecordBatch.from_arrays([pa.array([r], pa.int32()),
+                                              pa.array([blob], pa.binary())],
+                                             names=[PART, BLOB])
 
 
 def merge_blobs(table: Any) -> Any:
@@ -174,7 +180,8 @@ def spark_bins(df: DataFrame, columns: Sequence[str], *, group_by: str | None,
     cores = default_parallelism(df.sparkSession)
     body = partial(partial_bins, columns=list(columns), group_column=group_by,
                    group_kind=group_kind, group_values=group_values, groups=groups,
-                   ranges=RANGES_PER_CORE * cores)
+                   ranges=max(RANGES_PER_CORE * cores,
+                              -(-len(columns) * groups // CELLS_PER_RANGE)))
     read = [*columns, *([group_by] if group_by is not None else [])]
     selected = df.selectExpr(*[ident(c) for c in read]).coalesce(cores)
     merged = (selected.mapInArrow(body, OUTPUT_SCHEMA).groupBy(PART)
@@ -227,10 +234,10 @@ class SparkDescribePrepared(PreparedRun):
                                    group_by))
         bins = spark_bins(self.df, columns, group_by=group_by, group_kind=self.group_kind,
                           group_values=resolved)
-        centres = draw_centres(plan, {cell: centre_counts_from_bins(b.bins, b.counts)
-                                      for cell, b in bins.items()}, n_groups, rng)
-        stats = statistics_of_cells(bins, centres, n_groups, len(columns))
-        return describe_from_statistics(plan, centres, stats, group_names, columns, rng)
+        with block_mapper(n_groups, len(columns)) as (mapper, parts):
+            blocks = bin_blocks(bins, len(columns), group_blocks(n_groups, parts))
+            del bins
+            return describe_blocks(plan, blocks, group_names, columns, rng, mapper)
 
 
 class SparkDescribeRoute:

@@ -1,0 +1,188 @@
+"""Worker processes for the driver's share of a describe run.
+
+A describe run's mechanism (:func:`dprect.core.aggregates.describe_blocks`) draws every
+public group from its own stream, so blocks of groups can be drawn in any order and in
+any process with the same result — for a seed, bit for bit. On a run with many cells the
+driver's work (every centre, every cell's statistics given its centre, two outward
+searches and two noises per cell) is seconds to minutes of one Python thread; this module
+spreads it over the driver's processors (on a local master, the processors the pass used
+a moment before).
+
+:func:`block_mapper` gives the ``map`` to run the blocks with and how many blocks to cut:
+
+* builtin ``map`` and one block when the run is small (fewer than
+  :data:`PARALLEL_CELLS` cells: starting the workers, ~0.5 s, would cost more than it
+  saves),
+  or when the driver has one processor;
+* otherwise P worker processes (P = the processors this process may run on, at most
+  :data:`MAX_PROCESSES`), each a fresh ``python -c`` of
+  :mod:`dprect.engines.driver_worker` on the driver's own ``sys.path`` — never a fork of
+  the driver, which holds a JVM gateway's threads on Spark, and never an import of the
+  driver's ``__main__`` (a user's unguarded script is not run again) — fed
+  :data:`BLOCKS_PER_PROCESS` blocks per worker, one at a time, so that uneven blocks
+  even out.
+
+Everything sent to a worker is a public function of the statistics the core would read
+on the driver (a block, its stream seeds, the plan); each worker draws from OS entropy or
+from its group's seed, and only the released cells come back. If a worker cannot start
+or is lost, the blocks are drawn again on the driver, with the same result for a seed (a
+seeded run is reproducible; an unseeded one draws fresh, and nothing of a broken attempt
+was released). The choice depends only on the public numbers of groups and columns and
+on the machine, never on the data.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager, suppress
+from typing import IO, Any
+
+from dprect.engines.driver_worker import BOOT
+
+#: runs with fewer cells (groups × columns) than this draw on the driver's own thread
+PARALLEL_CELLS = 4096
+#: at most this many worker processes
+MAX_PROCESSES = 16
+#: blocks of groups cut per worker process
+BLOCKS_PER_PROCESS = 4
+
+Mapper = Callable[..., Iterable[Any]]
+
+
+def driver_processes() -> int:
+    """P: the processors this process may run on, capped at :data:`MAX_PROCESSES`."""
+    try:
+        available = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        available = os.cpu_count() or 1
+    return max(1, min(available, MAX_PROCESSES))
+
+
+class WorkerLostError(Exception):
+    """A worker process ended or answered garbage (not an error of the task itself)."""
+
+
+class _Worker:
+    """One ``python -c BOOT`` process (:mod:`dprect.engines.driver_worker`)."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-c", BOOT], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE)
+        self._send(list(sys.path))
+
+    def _send(self, obj: Any) -> None:
+        stdin: IO[bytes] | None = self.proc.stdin
+        if stdin is None:
+            raise WorkerLostError("no pipe to the worker")
+        pickle.dump(obj, stdin, protocol=pickle.HIGHEST_PROTOCOL)
+        stdin.flush()
+
+    def call(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[bool, Any]:
+        try:
+            self._send((fn, args))
+            if self.proc.stdout is None:
+                raise WorkerLostError("no pipe from the worker")
+            answer = pickle.load(self.proc.stdout)
+        except (OSError, EOFError, pickle.UnpicklingError) as error:
+            raise WorkerLostError(str(error)) from error
+        if not (isinstance(answer, tuple) and len(answer) == 2):
+            raise WorkerLostError("the worker answered something else")
+        return answer
+
+    def close(self) -> None:
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            if pipe is not None:
+                with suppress(OSError):
+                    pipe.close()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class _PoolMap:
+    """``map`` over P worker processes, each fed one task at a time by its own thread
+    (the answers come back in order); falls back to the driver's thread if a worker
+    cannot start or is lost (module notes). An exception a task raises is raised here,
+    as it would be on the driver's thread."""
+
+    def __init__(self, processes: int) -> None:
+        self.processes = processes
+        self._workers: list[_Worker] = []
+
+    def __call__(self, fn: Callable[..., Any], *iterables: Iterable[Any]) -> list[Any]:
+        tasks = list(zip(*iterables, strict=True))
+        try:
+            return self._run(fn, tasks)
+        except (OSError, WorkerLostError):
+            self.close()
+            return [fn(*t) for t in tasks]
+
+    def _run(self, fn: Callable[..., Any], tasks: list[tuple[Any, ...]]) -> list[Any]:
+        while len(self._workers) < min(self.processes, len(tasks)):
+            self._workers.append(_Worker())
+        answers: list[tuple[bool, Any] | None] = [None] * len(tasks)
+        lost: list[WorkerLostError] = []
+        lock = threading.Lock()
+        queue = iter(range(len(tasks)))
+
+        def feed(worker: _Worker) -> None:
+            while not lost:
+                with lock:
+                    i = next(queue, None)
+                if i is None:
+                    return
+                try:
+                    answers[i] = worker.call(fn, tasks[i])
+                except WorkerLostError as error:
+                    lost.append(error)
+                    return
+
+        threads = [threading.Thread(target=feed, args=(w,), daemon=True)
+                   for w in self._workers]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if lost:
+            raise lost[0]
+        out = []
+        for answer in answers:
+            if answer is None:
+                raise WorkerLostError("a task was not answered")
+            ok, value = answer
+            if not ok:
+                raise value
+            out.append(value)
+        return out
+
+    def close(self) -> None:
+        workers, self._workers = self._workers, []
+        for w in workers:
+            w.close()
+
+
+@contextmanager
+def block_mapper(groups: int, columns: int) -> Iterator[tuple[Mapper, int]]:
+    """(the ``map`` to draw blocks with, the number of blocks to cut) for a run of
+    ``groups`` × ``columns`` cells (module notes); the pool, if any, is shut down on
+    exit."""
+    processes = driver_processes()
+    if processes < 2 or groups < 2 or groups * columns < PARALLEL_CELLS:
+        yield map, 1
+        return
+    pool = _PoolMap(processes)
+    try:
+        yield pool, processes * BLOCKS_PER_PROCESS
+    finally:
+        pool.close()
+
+
+__all__ = ["BLOCKS_PER_PROCESS", "MAX_PROCESSES", "PARALLEL_CELLS", "Mapper", "WorkerLostError",
+           "block_mapper", "driver_processes"]

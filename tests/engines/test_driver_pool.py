@@ -1,0 +1,146 @@
+"""The driver's worker processes for describe (engines/driver_pool.py): the same cells as
+the driver's own thread, for a seed bit for bit; a pool that breaks falls back to the
+driver with the same result; small runs never start one."""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+from dprect.core import aggregates
+from dprect.core.aggregates import plan_describe, run_describe
+from dprect.core.randomness import RandomSource
+from dprect.engines import driver_pool
+from dprect.engines.numpy_describe import NumpyDescribePrepared
+
+
+def _seeded(seed: int) -> RandomSource:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return RandomSource(seed=seed)
+
+
+def _cells(groups: int) -> tuple[list[str], dict[tuple[str, int], np.ndarray]]:
+    rs = np.random.default_rng(8)
+    names = [f"g{i}" for i in range(groups)]
+    return names, {(name, j): rs.lognormal(j, 1.0, 300 + 40 * i)
+                   for i, name in enumerate(names) for j in range(3)}
+
+
+def test_a_pool_draws_what_the_driver_draws(monkeypatch):
+    names, vals = _cells(9)
+    plan = plan_describe(1.0, 3)
+    serial = run_describe(plan, vals, names, ["a", "b", "c"], _seeded(5))
+    monkeypatch.setattr(driver_pool, "PARALLEL_CELLS", 1)
+    monkeypatch.setattr(driver_pool, "driver_processes", lambda: 2)
+    with driver_pool.block_mapper(len(names), 3) as (mapper, parts):
+        assert mapper is not map and parts == 2 * driver_pool.BLOCKS_PER_PROCESS
+        pooled = run_describe(plan, vals, names, ["a", "b", "c"], _seeded(5), mapper,
+                              parts)
+        workers = list(mapper._workers)
+        assert len(workers) == 2  # the blocks did run in worker processes
+    assert pooled.cells == serial.cells
+    assert mapper._workers == [] and all(w.proc.returncode == 0 for w in workers)
+
+
+def _dies_in_a_worker(x: int, driver: int) -> int:
+    """x·2 on the driver's thread (process ``driver``); a worker process that runs it is
+    lost mid-task."""
+    if os.getpid() != driver:
+        os._exit(3)
+    return 2 * x
+
+
+def test_a_lost_worker_falls_back_to_the_driver():
+    pool = driver_pool._PoolMap(2)
+    assert pool(_dies_in_a_worker, [1, 2, 3], [os.getpid()] * 3) == [2, 4, 6]
+    assert pool._workers == []  # the workers were let go
+
+
+def test_a_worker_that_cannot_start_falls_back_to_the_driver(monkeypatch):
+    names, vals = _cells(5)
+    plan = plan_describe(2.0, 3)
+    serial = run_describe(plan, vals, names, ["a", "b", "c"], _seeded(6))
+    pool = driver_pool._PoolMap(2)
+    monkeypatch.setattr(driver_pool.sys, "executable", "/nonexistent/python")
+    again = run_describe(plan, vals, names, ["a", "b", "c"], _seeded(6), pool, parts=3)
+    assert again.cells == serial.cells and pool._workers == []
+
+
+def test_an_error_in_a_task_is_raised_as_on_the_driver(monkeypatch):
+    pool = driver_pool._PoolMap(2)
+    try:
+        with pytest.raises(ZeroDivisionError):
+            pool(divmod, [1, 2, 3], [1, 0, 1])
+        assert pool(divmod, [7, 9], [2, 4]) == [(3, 1), (2, 1)]  # the workers go on
+    finally:
+        pool.close()
+
+
+@pytest.mark.parametrize(("groups", "columns", "processes", "pooled"), [
+    (1, 10_000, 8, False),      # one group: nothing to spread
+    (100, 40, 8, False),        # 4,000 cells: below PARALLEL_CELLS
+    (1000, 64, 1, False),       # one processor
+    (1000, 64, 2, True),
+])
+def test_only_large_runs_start_a_pool(monkeypatch, groups, columns, processes, pooled):
+    monkeypatch.setattr(driver_pool, "driver_processes", lambda: processes)
+    with driver_pool.block_mapper(groups, columns) as (mapper, parts):
+        assert (mapper is not map) == pooled
+        assert parts == (processes * driver_pool.BLOCKS_PER_PROCESS if pooled else 1)
+
+
+def test_the_numpy_engine_uses_the_pool_on_a_large_run(monkeypatch):
+    names, vals = _cells(6)
+    plan = plan_describe(1.0, 3)
+    want = run_describe(plan, vals, names, ["a", "b", "c"], _seeded(2))
+    seen: list[int] = []
+    real = aggregates.describe_block
+
+    def spy(plan, block, seeds):
+        seen.append(block.groups)
+        return real(plan, block, seeds)
+
+    monkeypatch.setattr(driver_pool, "PARALLEL_CELLS", 1)
+    monkeypatch.setattr(driver_pool, "driver_processes", lambda: 2)
+    monkeypatch.setattr(driver_pool, "_PoolMap", lambda p: _SerialPool())
+    monkeypatch.setattr(aggregates, "describe_block", spy)
+    group = np.repeat(np.arange(6), [len(vals[(n, 0)]) for n in names])
+    values = [np.concatenate([vals[(n, j)] for n in names]) for j in range(3)]
+    got = NumpyDescribePrepared(["a", "b", "c"], values, group).describe(plan, names,
+                                                                          _seeded(2))
+    assert got.cells == want.cells
+    assert sum(seen) == 6 and len(seen) == min(6, 2 * driver_pool.BLOCKS_PER_PROCESS)
+
+
+class _SerialPool:
+    """A stand-in pool that maps on this thread (the spy must see every block)."""
+
+    def __call__(self, fn, *iterables):
+        return list(map(fn, *iterables))
+
+    def close(self) -> None:
+        pass
+
+
+def test_an_unguarded_script_runs_once(tmp_path):
+    """The workers never import the driver's __main__: a script without an
+    ``if __name__ == "__main__"`` guard is not run again by each worker."""
+    import subprocess
+    import sys
+
+    marks = tmp_path / "runs.txt"
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        "from dprect.engines import driver_pool\n"
+        f"open({str(marks)!r}, 'a').write('ran\\n')\n"
+        "pool = driver_pool._PoolMap(2)\n"
+        "print(pool(pow, [2, 3, 4], [2, 2, 2]), len(pool._workers))\n"
+        "pool.close()\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=120, check=True)
+    assert done.stdout.strip() == "[4, 9, 16] 2"
+    assert marks.read_text() == "ran\n"
