@@ -53,6 +53,7 @@ from dprect.core.aggregates import (
     group_blocks,
 )
 from dprect.core.describe_stats import (
+    SIGNIFICANT_BITS,
     BinStatistics,
     bin_blocks,
     significands,
@@ -81,6 +82,14 @@ BLOB = "_b"
 #: the Spark DDL schema of :func:`partial_bins`' and :func:`merge_blobs`' output
 OUTPUT_SCHEMA = f"{PART} int, {BLOB} binary"
 _GRID = FloatBins(SEARCH_BITS)
+#: chunks of at least this many rows are counted by the compiled step, where it runs
+JIT_ROWS = 1 << 16
+#: the compiled step's dense tables hold at most this many (group, bin) cells
+JIT_CELLS = 1 << 22
+#: the version of :mod:`dprect.engines.spark.describe_jit` this kernel calls
+JIT_VERSION = 1
+#: the significand's dropped low bits (describe_stats.SIGNIFICANT_BITS kept of 53)
+SIGNIFICANT_DROP = 53 - SIGNIFICANT_BITS
 #: the sums' key ranges (merge tasks) per core of the session, at least
 RANGES_PER_CORE = 8
 #: and at least one range per this many cells (a range's blob stays far below Arrow's
@@ -114,23 +123,45 @@ def _merge(parts: Sequence[Lists]) -> Lists:
     return sum_by_key(keys, sums, n)
 
 
+def column_lists(group: np.ndarray, values: np.ndarray, groups: int
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """One chunk of one column: the unique (group, search bin) pairs of its finite
+    ``values`` with their row counts and significand sums, in any order — compiled
+    (:mod:`dprect.engines.spark.describe_jit`, where dprect and numba are installed on
+    the executor, the same version, and the chunk has at least :data:`JIT_ROWS` rows),
+    else with numpy; the same lists either way."""
+    if len(values) >= JIT_ROWS:
+        try:
+            from dprect.engines.spark import describe_jit
+        except ImportError:  # the kernel runs without dprect on this executor
+            describe_jit = None  # type: ignore[assignment]
+        if describe_jit is not None and describe_jit.VERSION == JIT_VERSION:
+            got = describe_jit.column_bins(values, group, groups, _GRID.shift,
+                                           _GRID.size // 2, SIGNIFICANT_DROP, JIT_CELLS)
+            if got is not None:
+                return got
+    x = np.ascontiguousarray(values, dtype=np.float64)
+    g, b, n, sums = chunk_counts(group, _GRID.encode(x), significands(x.view(np.int64)))
+    if sums is None:  # chunk_counts sums whenever it is given values
+        raise AssertionError("describe kernel: the significands were not summed")
+    return g, b, n, sums
+
+
 def partial_bins(batches: Iterator[Any], columns: Sequence[str], group_column: str | None,
                  group_kind: str, group_values: Sequence[Any] | None, groups: int,
                  ranges: int) -> Iterator[Any]:
     """mapInArrow body: a partition's rows counted and summed per (group g, column j,
-    search bin b) (module notes) under the key (j·G + g)·size + b (G groups, ``size``
-    the search grid's), sorted, and cut into ``ranges`` contiguous key ranges of cells,
-    one (range, blob) row each (:func:`to_blob`), each row a batch of its own. Ungrouped (``group_column`` None):
+    search bin b) (module notes; :func:`column_lists` per chunk and column) under the key
+    (j·G + g)·size + b (G groups, ``size`` the search grid's), sorted, and cut into
+    ``ranges`` contiguous key ranges of cells, one (range, blob) row each
+    (:func:`to_blob`), each row a batch of its own. Ungrouped (``group_column`` None):
     every row is group 0 (``groups`` 1)."""
     acc: list[list[Lists]] = [[] for _ in columns]
     size = np.int64(_GRID.size)
     chunk_rows = -(-CHUNK_VALUES // max(1, len(columns)))
     for j, group, x in finite_chunks(batches, chunk_rows, columns, group_column, group_kind,
                                      group_values):
-        x = np.ascontiguousarray(x)
-        g, b, n, sums = chunk_counts(group, _GRID.encode(x), significands(x.view(np.int64)))
-        if sums is None:  # chunk_counts sums whenever it is given values
-            raise AssertionError("describe kernel: the significands were not summed")
+        g, b, n, sums = column_lists(group, x, groups)
         key = (np.int64(j) * groups + g.astype(np.int64)) * size + b
         acc[j].append((key, n, sums))
         acc[j] = [_merge(acc[j])]  # sorted, one partial list per column

@@ -1,0 +1,140 @@
+"""The describe pass's per-column step compiled: each row's search bin and truncated
+significand, counted and summed per (group, bin), in two loops over the rows (numba).
+
+What :func:`dprect.engines.spark.describe.partial_bins` computes per chunk and column with
+numpy — ``FloatBins(SEARCH_BITS).encode``, :func:`~dprect.core.describe_stats.significands`
+and :func:`~dprect.engines.spark.bounds.chunk_counts` — about twenty passes over the
+values, each a temporary array: this does it in two, with no temporaries but two dense
+tables, one per sign (the bins of the negative values lie below +0.0's bin H, the others
+at or above it, and on a real column each sign's bins span few binades).
+
+Bit by bit the same as the numpy functions (tests/spark/test_describe_jit.py), on a
+value's IEEE pattern b read as int64: the bin of b ≥ 0 or of −0.0 (b = −2^63) is
+((b & ABS) >> shift) + H, of any other negative b it is (~b) >> shift; the significand is
+M = ((|b| & MANTISSA) >> DROP) | [|b| ≥ 2^52]·2^(52 − DROP), negated for b < 0. Counts
+and sums are int64 and exact (|M| < 2^30: a sum over fewer than 2^33 rows cannot wrap).
+The tables have at most ``limit`` cells; when the groups times the spans would need more,
+:func:`column_bins` returns None and the caller counts with numpy.
+
+The kernel imports this module on the executor (it does not travel by value with the
+kernel), so it is used where dprect and numba are installed — the compiled code is then
+cached on disk by numba (``cache=True``: compiled once per installation, loaded in a
+fraction of a second by every later Python worker) — and the numpy path runs where they
+are not. numba is imported only when a chunk is large enough to pay for loading it (the
+caller decides); each process keeps the compiled function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+#: checked by the kernel that calls :func:`column_bins` (it travels by value, this module
+#: is imported on the executor: a different installed version is not used)
+VERSION = 1
+
+def _two_sided_bins(bits: np.ndarray, group: np.ndarray, groups: int, shift: int,
+                    zero_bin: int, drop: int, limit: int) -> Any:
+    """(found, g, b, n, sums): found False when the table would exceed ``limit``
+    cells; else the unique (group, bin) pairs in (group, bin) order with their row
+    counts and significand sums (module notes). Plain Python, compiled by numba."""
+    abs_mask = 0x7FFFFFFFFFFFFFFF
+    mantissa = (1 << 52) - 1
+    normal = 1 << 52
+    top = 1 << (52 - drop)
+    rows = bits.shape[0]
+    big = 1 << 62
+    neg_lo, neg_hi, pos_lo, pos_hi = big, -1, big, -1
+    for i in range(rows):
+        b = bits[i]
+        if b < 0 and b != -0x7FFFFFFFFFFFFFFF - 1:
+            k = (~b) >> shift
+            neg_lo = min(neg_lo, k)
+            neg_hi = max(neg_hi, k)
+        else:
+            k = ((b & abs_mask) >> shift) + zero_bin
+            pos_lo = min(pos_lo, k)
+            pos_hi = max(pos_hi, k)
+    neg_span = neg_hi - neg_lo + 1 if neg_hi >= 0 else 0
+    pos_span = pos_hi - pos_lo + 1 if pos_hi >= 0 else 0
+    empty = np.zeros(0, dtype=np.int64)
+    if groups * (neg_span + pos_span) > limit:
+        return False, empty.astype(np.int32), empty, empty, empty
+    # one table, bin-major (a bin's groups side by side: rows crowd into few bins, so
+    # the writes stay in a small part of it), the negative bins first
+    width = neg_span + pos_span
+    counts = np.zeros(groups * width, dtype=np.int64)
+    sums = np.zeros(groups * width, dtype=np.int64)
+    for i in range(rows):
+        b = bits[i]
+        mag = b & abs_mask
+        m = (mag & mantissa) >> drop
+        if mag >= normal:
+            m |= top
+        if b < 0 and b != -0x7FFFFFFFFFFFFFFF - 1:
+            cell = (((~b) >> shift) - neg_lo) * groups + group[i]
+        else:
+            cell = (neg_span + ((mag >> shift) + zero_bin) - pos_lo) * groups + group[i]
+        if b < 0:
+            m = -m
+        counts[cell] += 1
+        sums[cell] += m
+    found = 0
+    for c in range(groups * width):
+        if counts[c] > 0:
+            found += 1
+    g_out = np.empty(found, dtype=np.int32)
+    b_out = np.empty(found, dtype=np.int64)
+    n_out = np.empty(found, dtype=np.int64)
+    s_out = np.empty(found, dtype=np.int64)
+    r = 0
+    for g in range(groups):  # read out group by group: the pairs in (group, bin) order
+        for t in range(width):
+            c = t * groups + g
+            if counts[c] > 0:
+                g_out[r] = g
+                b_out[r] = t + neg_lo if t < neg_span else t - neg_span + pos_lo
+                n_out[r] = counts[c]
+                s_out[r] = sums[c]
+                r += 1
+    return True, g_out, b_out, n_out, s_out
+
+
+_compiled: list[Callable[..., Any] | None] = []
+
+
+def compiled() -> Callable[..., Any] | None:
+    """The compiled :func:`_two_sided_bins` (loaded from numba's cache, or compiled and
+    cached, on first use in this process), or None where numba is not installed."""
+    if not _compiled:
+        try:
+            import numba
+        except ImportError:
+            _compiled.append(None)
+            return None
+        try:
+            fn = numba.njit(cache=True, nogil=True)(_two_sided_bins)
+        except Exception:  # no writable cache location: compile for this process only
+            fn = numba.njit(cache=False, nogil=True)(_two_sided_bins)
+        _compiled.append(fn)
+    return _compiled[0]
+
+
+def column_bins(values: np.ndarray, group: np.ndarray, groups: int, shift: int,
+                zero_bin: int, drop: int, limit: int
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """(group, bin, count, sum) of one chunk's finite ``values`` (float64) and their group
+    indices, compiled (module notes), or None: no numba, or the tables would be too large.
+    """
+    fn = compiled()
+    if fn is None:
+        return None
+    bits = np.ascontiguousarray(values, dtype=np.float64).view(np.int64)
+    found, g, b, n, s = fn(bits, np.ascontiguousarray(group, dtype=np.int64), int(groups),
+                           int(shift), int(zero_bin), int(drop), int(limit))
+    return (g, b, n, s) if found else None
+
+
+__all__ = ["VERSION", "column_bins", "compiled"]
