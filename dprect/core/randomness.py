@@ -97,13 +97,14 @@ class PooledSystemRandom(random.SystemRandom):
         return int.from_bytes(self._take(n), "big") >> (n * 8 - k) if n else 0
 
     def _randbelow(self, n: int) -> int:
-        """A uniform integer in {0, …, n − 1} (n ≥ 1) by rejection, as
-        ``Random._randbelow_with_getrandbits``: k = n.bit_length() bits until one is
-        below n (for n = 1 the answer is 0 and nothing is read). Inlined on the pool:
-        the exact samplers' one primitive, called a few times per step of a search."""
+        """A uniform integer in {0, …, n − 1} (n ≥ 1) by rejection: k = (n − 1).bit_length()
+        bits (the fewest that reach n − 1: ``Random._randbelow_with_getrandbits`` takes
+        n.bit_length(), one more for a power of two) until they read below n; for n = 1
+        the answer is 0 and nothing is read. Inlined on the pool: the exact samplers' one
+        primitive, called a few times per step of a search."""
         if n == 1:
             return 0
-        k = n.bit_length()
+        k = (n - 1).bit_length()
         size = (k + 7) >> 3
         drop = (size << 3) - k
         while True:
@@ -286,6 +287,13 @@ class RandomSource:
         getrandbits, randrange = self._gen.getrandbits, self._below
         return lambda a: _at_most_rate(getrandbits, randrange, a, n, d)
 
+    def first_at_most(self, levels: list[int], n: int, d: int) -> int:
+        """The first i with Z_i ≤ ``levels[i]`` for fresh Z_i ~ DLap at the rate n/d, or
+        −1 if none: the draws of :meth:`discrete_laplace_at_most_rate` on the levels in
+        order, stopping at the first success (the per-step tests of an outward search in
+        one loop, :func:`_first_at_most`; tests/core/test_sampler_fast_paths.py)."""
+        return _first_at_most(self._gen.getrandbits, self._below, levels, n, d)
+
     def _bernoulli_exp_int(self, n: int, d: int) -> bool:
         """True with probability exactly exp(−n/d) (integers n ≥ 0, d ≥ 1): the method of
         :meth:`bernoulli_exp` with Bernoulli(γ/k) drawn as ``randbelow(d·k) < n'``
@@ -360,6 +368,34 @@ def _at_most_rate(getrandbits: Callable[[int], int], randrange: Callable[[int], 
                 continue
             return True if a >= 0 else _bernoulli_exp_int(randrange, (-a - 1) * n, d)
         return False if a < 0 else not _bernoulli_exp_int(randrange, (a + 1) * n, d)
+
+
+def _first_at_most(getrandbits: Callable[[int], int], randrange: Callable[[int], int],
+                   levels: list[int], n: int, d: int) -> int:
+    """:meth:`RandomSource.first_at_most`: :func:`_at_most_rate` step by step in one loop,
+    with its first Bernoulli(exp(−n/d)) (the rejection of (negative, 0)) written out when
+    n < d (a step's rate below 1): the same ``randrange`` calls as
+    :func:`_bernoulli_exp_int`, so the same draws."""
+    whole, frac = divmod(n, d)
+    for i, a in enumerate(levels):
+        while True:
+            if getrandbits(1) == 1:  # negative
+                if whole:
+                    accepted = _bernoulli_exp_int(randrange, n, d)
+                else:  # exp(−n/d), n < d: the first k with Bernoulli(n/(d·k)) = 0 is odd
+                    k = 1
+                    while randrange(d * k) < frac:
+                        k += 1
+                    accepted = k % 2 == 1
+                if not accepted:  # G = 0, negative: rejected, the step draws again
+                    continue
+                if a >= 0 or _bernoulli_exp_int(randrange, (-a - 1) * n, d):
+                    return i
+                break
+            if a >= 0 and not _bernoulli_exp_int(randrange, (a + 1) * n, d):
+                return i
+            break
+    return -1
 
 
 def _bernoulli_exp_int(randrange: Callable[[int], int], n: int, d: int) -> bool:

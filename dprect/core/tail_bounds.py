@@ -481,26 +481,26 @@ def above_threshold_stream(tails: np.ndarray, stream: CandidateStream, target: i
     rho = rng.discrete_laplace_int(s, t)
     level = int(target) + rho
     n, d = _scale_parts(query_scale)  # the rate 1/scale = n/d
-    at_most = rng.at_most_tester(n, d)
+    first = rng.first_at_most
     known = len(tails)
-    k, start, width = 0, 0, 64
-    while True:  # the data's tail counts, read in chunks that double
-        chunk = tails[start:start + width].tolist()
-        if not chunk:
-            break
-        for q in chunk:
-            if not stream.has(k):
-                return k - 1, False
-            if at_most(level - q):
-                return k, True
-            k += 1
-        start, width = start + len(chunk), 2 * width
-    if k != known:
-        raise AssertionError("above_threshold_stream: tails not read in order")
+    k, width = 0, 64
+    while k < known:  # the data's tail counts, in blocks that double
+        stop = min(k + width, known)
+        if not stream.has(stop - 1):  # the side ends inside the block
+            stop = stream.count
+        hit = first([level - q for q in tails[k:stop].tolist()], n, d)
+        if hit >= 0:
+            return k + hit, True
+        if stop < min(k + width, known):
+            return stop - 1, False
+        k, width = stop, 2 * width
+    width = 16  # past the data a search usually stops within a few steps
     while stream.has(k):  # past the data: every tail count is 0
-        if at_most(level):
-            return k, True
-        k += 1
+        stop = k + width if stream.has(k + width - 1) else stream.count
+        hit = first([level] * (stop - k), n, d)
+        if hit >= 0:
+            return k + hit, True
+        k, width = stop, 2 * width
     return k - 1, False
 
 

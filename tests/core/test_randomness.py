@@ -46,7 +46,8 @@ class _Counter:
 def test_the_pool_hands_out_os_bytes_in_order_as_system_random_reads_them(monkeypatch):
     """getrandbits(k) is the top k bits of the next ⌈k/8⌉ bytes, big-endian (what
     SystemRandom reads from a fresh os.urandom); the OS is read POOL_BYTES at a time; a
-    randbelow rejects by whole draws; randbelow(1) reads nothing."""
+    randbelow(n) takes (n − 1).bit_length() bits and rejects by whole draws;
+    randbelow(1) reads nothing."""
     import random
 
     fake = _Counter()
@@ -75,6 +76,11 @@ def test_the_pool_hands_out_os_bytes_in_order_as_system_random_reads_them(monkey
     # whole byte each), byte 256 mod 256 = 0 gives 0: 57 bytes, 8 reads of 8
     fake3.next = 200
     assert gen._randbelow(5) == 0 and fake3.calls == [8] * 8
+    # a power of two takes exactly its bits, never a rejection: byte 0x80 below 2 is 1,
+    # byte 0xC0 below 4 is 3 (with one bit more both would be rejected)
+    gen = randomness.PooledSystemRandom()
+    monkeypatch.setattr(randomness.os, "urandom", lambda n: bytes([0x80, 0xC0]) * (n // 2))
+    assert gen._randbelow(2) == 1 and gen._randbelow(4) == 3 and gen._at == 2
     with pytest.raises(ValueError):
         gen.getrandbits(-1)
 

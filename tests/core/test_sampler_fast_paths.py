@@ -205,3 +205,14 @@ def test_at_most_tester_is_the_method_form(n, d):
         assert [fast.discrete_laplace_at_most_rate(a, n, d) for a in levels] == \
             [ref.at_most_rate(a, n, d) for a in levels]
         assert fast._gen.getstate() == ref.gen.getstate()
+        # first_at_most: the same draws up to the first success, its index
+        ref, fast = FractionSampler(seed + 100), seeded(seed + 100)
+        levels = [-5000, -40, -3, -1, 0, 2, -2, 900] * 3
+        want = next((i for i, a in enumerate(levels) if ref.at_most_rate(a, n, d)), -1)
+        assert fast.first_at_most(levels, n, d) == want
+        assert fast._gen.getstate() == ref.gen.getstate()
+        ref, fast = FractionSampler(seed), seeded(seed)
+        far = [-10**6] * 50  # (almost) never: every step drawn, none stops
+        assert fast.first_at_most(far, n, d) == next(
+            (i for i, a in enumerate(far) if ref.at_most_rate(a, n, d)), -1)
+        assert fast._gen.getstate() == ref.gen.getstate()
