@@ -279,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
           f"groupBy.agg median {med['plain']:.1f} s, describe median {med['describe']:.1f} s,"
           f" ratio {ratio:.2f} ({'meets' if ratio <= 2 else 'misses'} the 2x acceptance);"
           f" peak RSS: " + ", ".join(f"{k} {v:,.0f} MB" for k, v in peaks.items())
-          + f"; idle-machine estimate (cluster CPU / {cores} + driver CPU): plain "
+          + f"; idle-machine estimate (cluster CPU / {cores} + driver CPU / {processes}): plain "
           f"{idle_med['plain']:.1f} s, describe {idle_med['describe']:.1f} s, ratio "
           f"{idle_med['describe'] / idle_med['plain']:.2f}")
     spark.stop()

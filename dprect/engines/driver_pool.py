@@ -18,7 +18,8 @@ a moment before).
   :data:`MAX_PROCESSES`), each a fresh ``python -c`` of
   :mod:`dprect.engines.driver_worker` on the driver's own ``sys.path`` — never a fork of
   the driver, which holds a JVM gateway's threads on Spark, and never an import of the
-  driver's ``__main__`` (a user's unguarded script is not run again) — fed
+  driver's ``__main__`` (a user's unguarded script is not run again) — started when the
+  run starts (they import the core while a Spark pass reads the rows) and fed
   :data:`BLOCKS_PER_PROCESS` blocks per worker, one at a time, so that uneven blocks
   even out.
 
@@ -42,8 +43,10 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from typing import IO, Any
 
-from dprect.engines.driver_worker import BOOT
+from dprect.engines.driver_worker import BOOT, warm
 
+#: what a worker imports as soon as it starts (the describe mechanism and its core)
+WARM_MODULE = "dprect.core.aggregates"
 #: runs with fewer cells (groups × columns) than this draw on the driver's own thread
 PARALLEL_CELLS = 4096
 #: at most this many worker processes
@@ -74,6 +77,9 @@ class _Worker:
         self.proc = subprocess.Popen([sys.executable, "-c", BOOT], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE)
         self._send(list(sys.path))
+        # the imports a block needs, made while the driver does other work (a Spark pass)
+        self._send((warm, (WARM_MODULE,)))
+        self._warming = True
 
     def _send(self, obj: Any) -> None:
         stdin: IO[bytes] | None = self.proc.stdin
@@ -82,12 +88,18 @@ class _Worker:
         pickle.dump(obj, stdin, protocol=pickle.HIGHEST_PROTOCOL)
         stdin.flush()
 
+    def _answer(self) -> Any:
+        if self.proc.stdout is None:
+            raise WorkerLostError("no pipe from the worker")
+        return pickle.load(self.proc.stdout)
+
     def call(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[bool, Any]:
         try:
+            if self._warming:  # the imports' answer (a failure shows again in the task)
+                self._warming = False
+                self._answer()
             self._send((fn, args))
-            if self.proc.stdout is None:
-                raise WorkerLostError("no pipe from the worker")
-            answer = pickle.load(self.proc.stdout)
+            answer = self._answer()
         except (OSError, EOFError, pickle.UnpicklingError) as error:
             raise WorkerLostError(str(error)) from error
         if not (isinstance(answer, tuple) and len(answer) == 2):
@@ -115,6 +127,15 @@ class _PoolMap:
     def __init__(self, processes: int) -> None:
         self.processes = processes
         self._workers: list[_Worker] = []
+
+    def start(self) -> None:
+        """Start the workers now (they import what a block needs meanwhile); a worker that
+        cannot start is left for the first map to report (it then falls back)."""
+        try:
+            while len(self._workers) < self.processes:
+                self._workers.append(_Worker())
+        except OSError:
+            self.close()
 
     def __call__(self, fn: Callable[..., Any], *iterables: Iterable[Any]) -> list[Any]:
         tasks = list(zip(*iterables, strict=True))
@@ -179,6 +200,7 @@ def block_mapper(groups: int, columns: int) -> Iterator[tuple[Mapper, int]]:
         return
     pool = _PoolMap(processes)
     try:
+        pool.start()
         yield pool, processes * BLOCKS_PER_PROCESS
     finally:
         pool.close()

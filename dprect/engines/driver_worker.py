@@ -11,6 +11,7 @@ user's script runs once, in the parent, guarded or not).
 
 from __future__ import annotations
 
+import importlib
 import os
 import pickle
 import sys
@@ -19,6 +20,11 @@ from typing import IO
 #: what the parent runs with ``python -c``
 BOOT = ("import pickle, sys; sys.path[:0] = pickle.load(sys.stdin.buffer); "
         "from dprect.engines.driver_worker import serve; serve()")
+
+
+def warm(module: str) -> None:
+    """Import ``module`` (what the parent sends first, so the imports overlap its work)."""
+    importlib.import_module(module)
 
 
 def serve(tasks: IO[bytes] | None = None, answers: IO[bytes] | None = None) -> None:
@@ -42,4 +48,4 @@ def serve(tasks: IO[bytes] | None = None, answers: IO[bytes] | None = None) -> N
         answers.flush()
 
 
-__all__ = ["BOOT", "serve"]
+__all__ = ["BOOT", "serve", "warm"]

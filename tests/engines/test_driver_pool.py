@@ -119,6 +119,9 @@ def test_the_numpy_engine_uses_the_pool_on_a_large_run(monkeypatch):
 class _SerialPool:
     """A stand-in pool that maps on this thread (the spy must see every block)."""
 
+    def start(self) -> None:
+        pass
+
     def __call__(self, fn, *iterables):
         return list(map(fn, *iterables))
 

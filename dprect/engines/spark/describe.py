@@ -98,12 +98,19 @@ CELLS_PER_RANGE = 4096
 
 
 # -- the kernel (numpy and pyarrow only; shipped by value) ------------------------------------
-def to_blob(keys: np.ndarray, counts: np.ndarray, sums: np.ndarray) -> bytes:
-    """Sorted (key, count, sum) int64 lists as one byte string (:func:`from_blob`)."""
-    return np.concatenate([keys, counts, sums]).astype(np.int64).tobytes()
+def to_blob(keys: np.ndarray, counts: np.ndarray, sums: np.ndarray) -> Any:
+    """Sorted (key, count, sum) int64 lists as one Arrow ``binary`` array of one value
+    (:func:`from_blob` reads it back): the three lists copied once, side by side, into
+    an int64 array that Arrow then holds without a copy."""
+    out = np.empty((3, len(keys)), dtype=np.int64)
+    out[0], out[1], out[2] = keys, counts, sums
+    offsets = np.array([0, out.nbytes], dtype=np.int32)
+    return pa.Array.from_buffers(pa.binary(), 1, [None, pa.py_buffer(offsets),
+                                                   pa.py_buffer(out)])
 
 
-def from_blob(blob: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def from_blob(blob: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The (key, count, sum) lists of a blob (bytes or an Arrow buffer; no copy)."""
     k, n, s = np.frombuffer(blob, dtype=np.int64).reshape(3, -1)
     return k, n, s
 
@@ -175,17 +182,16 @@ def partial_bins(batches: Iterator[Any], columns: Sequence[str], group_column: s
     for r in range(ranges):  # a batch per range: Arrow's binary holds < 2 GB a batch
         if edges[r + 1] > edges[r]:
             blob = to_blob(*(a[edges[r]:edges[r + 1]] for a in (keys, n, sums)))
-            yield pa.RecordBatch.from_arrays([pa.array([r], pa.int32()),
-                                              pa.array([blob], pa.binary())],
+            yield pa.RecordBatch.from_arrays([pa.array([r], pa.int32()), blob],
                                              names=[PART, BLOB])
 
 
 def merge_blobs(table: Any) -> Any:
     """applyInArrow body: one range's partial lists (one blob per partition) summed."""
     part = table.column(PART)[0].as_py()
-    merged = _merge([from_blob(b) for b in table.column(BLOB).to_pylist()])
+    merged = _merge([from_blob(b.as_buffer()) for b in table.column(BLOB)])
     return pa.table({PART: pa.array([part], pa.int32()),
-                     BLOB: pa.array([to_blob(*merged)], pa.binary())})
+                     BLOB: to_blob(*merged)})
 
 
 # executors get the kernel and the core's statistics, candidates and their imports by value
@@ -222,7 +228,7 @@ def spark_bins(df: DataFrame, columns: Sequence[str], *, group_by: str | None,
     except SPARK_ERRORS as exc:
         raise InputDataError(f"Spark failed while counting: {spark_message(exc)}") from None
     order = np.argsort(np.asarray(table.column(PART).to_numpy(), dtype=np.int64))
-    blobs = table.column(BLOB).to_pylist()
+    blobs = [b.as_buffer() for b in table.column(BLOB)]  # no copies
     parts = [from_blob(blobs[i]) for i in order]
     if not parts:
         return {}
@@ -263,9 +269,9 @@ class SparkDescribePrepared(PreparedRun):
         resolved = (None if group_by is None else
                     resolve_groups(list(self.groups or []), self.group_kind or "null",
                                    group_by))
-        bins = spark_bins(self.df, columns, group_by=group_by, group_kind=self.group_kind,
-                          group_values=resolved)
-        with block_mapper(n_groups, len(columns)) as (mapper, parts):
+        with block_mapper(n_groups, len(columns)) as (mapper, parts):  # workers start
+            bins = spark_bins(self.df, columns, group_by=group_by,
+                              group_kind=self.group_kind, group_values=resolved)
             blocks = bin_blocks(bins, len(columns), group_blocks(n_groups, parts))
             del bins
             return describe_blocks(plan, blocks, group_names, columns, rng, mapper)
