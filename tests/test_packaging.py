@@ -30,7 +30,8 @@ from dprect.core.extras import EXTRAS
 REPO = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
 #: distribution name → top-level module, for the optional dependencies
-MODULE_OF = {"pyspark": "pyspark", "pandas": "pandas", "deltalake": "deltalake",
+MODULE_OF = {"pyspark": "pyspark", "pandas": "pandas", "numba": "numba",
+             "deltalake": "deltalake",
              "matplotlib": "matplotlib", "pyyaml": "yaml", "scipy": "scipy",
              "grpcio": "grpc", "grpcio-status": "grpc_status",
              "googleapis-common-protos": "google.rpc", "zstandard": "zstandard",
@@ -70,7 +71,7 @@ def test_extras_and_the_runtime_table_agree():
     optional = PYPROJECT["project"]["optional-dependencies"]
     assert set(optional) == {"spark", "connect", "delta", "plot", "jobs", "audit", "sklearn",
                              "all", "dev"}
-    assert _own("spark")[0] == {"pyspark", "pandas"}
+    assert _own("spark")[0] == {"pyspark", "pandas", "numba"}
     assert "delta-spark" not in {d for name in optional for d in _own(name)[0]}  # never imported
     assert _own("jobs") == ({"pyyaml"}, {"spark", "delta", "plot"})
     assert _own("connect")[1] == {"spark"}
