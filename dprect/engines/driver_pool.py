@@ -43,6 +43,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from typing import IO, Any
 
+from dprect.core.aggregates import Mapper
 from dprect.engines.driver_worker import BOOT, warm
 
 #: what a worker imports as soon as it starts (the describe mechanism and its core)
@@ -53,9 +54,6 @@ PARALLEL_CELLS = 4096
 MAX_PROCESSES = 16
 #: blocks of groups cut per worker process
 BLOCKS_PER_PROCESS = 4
-
-Mapper = Callable[..., Iterable[Any]]
-
 
 def driver_processes() -> int:
     """P: the processors this process may run on, capped at :data:`MAX_PROCESSES`."""
