@@ -19,6 +19,7 @@ import numpy as np
 
 from dprect.core.aggregates import STATISTICS, DescribeResult, plan_describe, run_describe
 from dprect.core.randomness import RandomSource
+from dprect.engines.driver_pool import block_mapper
 
 
 def _prepare(data: object, columns: Sequence[str] | None, groups: Sequence[object] | None,
@@ -73,7 +74,9 @@ def describe(data: object, columns: Sequence[str] | None = None, *,
     plan = plan_describe(epsilon, len(names), delta=delta, neighbouring=neighbouring,
                          beta=beta, statistics=tuple(statistics),
                          query_epsilon=query_epsilon)
-    return run_describe(plan, by_cell, group_list, names, RandomSource(seed=seed))
+    rng = RandomSource(seed=seed)
+    with block_mapper(len(group_list), len(names)) as (mapper, parts):
+        return run_describe(plan, by_cell, group_list, names, rng, mapper, parts)
 
 
 def mean_bounds(data: object, columns: Sequence[str] | None = None, *,

@@ -55,6 +55,7 @@ MAX_PROCESSES = 16
 #: blocks of groups cut per worker process
 BLOCKS_PER_PROCESS = 4
 
+
 def driver_processes() -> int:
     """P: the processors this process may run on, capped at :data:`MAX_PROCESSES`."""
     try:

@@ -147,3 +147,33 @@ def test_an_unguarded_script_runs_once(tmp_path):
                           timeout=120, check=True)
     assert done.stdout.strip() == "[4, 9, 16] 2"
     assert marks.read_text() == "ran\n"
+
+
+def test_the_python_api_uses_the_pool_on_a_large_run(monkeypatch):
+    import pyarrow as pa
+
+    import dprect
+
+    rs = np.random.default_rng(9)
+    table = pa.table({"x": rs.normal(5.0, 2.0, 3000), "y": rs.exponential(2.0, 3000),
+                      "g": rs.choice(["a", "b", "c", "d"], 3000)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = dprect.describe(table, ["x", "y"], group_by="g", groups=["a", "b", "c", "d"],
+                               epsilon=1.0, seed=4)
+    seen: list[int] = []
+    real = aggregates.describe_block
+
+    def spy(plan, block, seeds):
+        seen.append(block.groups)
+        return real(plan, block, seeds)
+
+    monkeypatch.setattr(driver_pool, "PARALLEL_CELLS", 1)
+    monkeypatch.setattr(driver_pool, "driver_processes", lambda: 2)
+    monkeypatch.setattr(driver_pool, "_PoolMap", lambda p: _SerialPool())
+    monkeypatch.setattr(aggregates, "describe_block", spy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = dprect.describe(table, ["x", "y"], group_by="g", groups=["a", "b", "c", "d"],
+                              epsilon=1.0, seed=4)
+    assert got.cells == want.cells and seen == [1, 1, 1, 1]
