@@ -279,14 +279,6 @@ class RandomSource:
         (n, d ≥ 1), for callers that test many events at one scale."""
         return _at_most_rate(self._gen.getrandbits, self._below, a, n, d)
 
-    def at_most_tester(self, n: int, d: int) -> Callable[[int], bool]:
-        """a ↦ :meth:`discrete_laplace_at_most_rate` ``(a, n, d)``, the same draws, with
-        the generator's methods bound once: the per-step test of the outward searches
-        (:func:`~dprect.core.tail_bounds.above_threshold_stream`), which may take
-        thousands of steps in one (group, column)."""
-        getrandbits, randrange = self._gen.getrandbits, self._below
-        return lambda a: _at_most_rate(getrandbits, randrange, a, n, d)
-
     def first_at_most(self, levels: list[int], n: int, d: int) -> int:
         """The first i with Z_i ≤ ``levels[i]`` for fresh Z_i ~ DLap at the rate n/d, or
         −1 if none: the draws of :meth:`discrete_laplace_at_most_rate` on the levels in
@@ -361,33 +353,20 @@ def _geometric_exp(randrange: Callable[[int], int], s: int, t: int) -> int:
 def _at_most_rate(getrandbits: Callable[[int], int], randrange: Callable[[int], int],
                   a: int, n: int, d: int) -> bool:
     """:meth:`RandomSource.discrete_laplace_at_most_rate` on the generator's bound
-    methods: the sign (``randbits(1)``), then the Bernoulli draws that decide Z ≤ a."""
-    while True:
-        if getrandbits(1) == 1:  # negative
-            if not _bernoulli_exp_int(randrange, n, d):  # G = 0, negative: rejected
-                continue
-            return True if a >= 0 else _bernoulli_exp_int(randrange, (-a - 1) * n, d)
-        return False if a < 0 else not _bernoulli_exp_int(randrange, (a + 1) * n, d)
+    methods: :func:`_first_at_most` of the one level ``a``."""
+    return _first_at_most(getrandbits, randrange, [a], n, d) == 0
 
 
 def _first_at_most(getrandbits: Callable[[int], int], randrange: Callable[[int], int],
                    levels: list[int], n: int, d: int) -> int:
-    """:meth:`RandomSource.first_at_most`: :func:`_at_most_rate` step by step in one loop,
-    with its first Bernoulli(exp(−n/d)) (the rejection of (negative, 0)) written out when
-    n < d (a step's rate below 1): the same ``randrange`` calls as
-    :func:`_bernoulli_exp_int`, so the same draws."""
-    whole, frac = divmod(n, d)
+    """:meth:`RandomSource.first_at_most`: per level in turn, the sign first
+    (``randbits(1)``), then the Bernoulli draws that decide Z ≤ a (the module docstring's
+    :meth:`RandomSource.discrete_laplace_at_most`), stopping at the first success; one
+    loop for a whole run of a search's steps."""
     for i, a in enumerate(levels):
         while True:
             if getrandbits(1) == 1:  # negative
-                if whole:
-                    accepted = _bernoulli_exp_int(randrange, n, d)
-                else:  # exp(−n/d), n < d: the first k with Bernoulli(n/(d·k)) = 0 is odd
-                    k = 1
-                    while randrange(d * k) < frac:
-                        k += 1
-                    accepted = k % 2 == 1
-                if not accepted:  # G = 0, negative: rejected, the step draws again
+                if not _bernoulli_exp_int(randrange, n, d):  # G = 0, negative: rejected
                     continue
                 if a >= 0 or _bernoulli_exp_int(randrange, (-a - 1) * n, d):
                     return i

@@ -485,13 +485,12 @@ def above_threshold_stream(tails: np.ndarray, stream: CandidateStream, target: i
     known = len(tails)
     k, width = 0, 64
     while k < known:  # the data's tail counts, in blocks that double
-        stop = min(k + width, known)
-        if not stream.has(stop - 1):  # the side ends inside the block
-            stop = stream.count
+        end = min(k + width, known)
+        stop = end if stream.has(end - 1) else stream.count  # the side may end sooner
         hit = first([level - q for q in tails[k:stop].tolist()], n, d)
         if hit >= 0:
             return k + hit, True
-        if stop < min(k + width, known):
+        if stop < end:
             return stop - 1, False
         k, width = stop, 2 * width
     width = 16  # past the data a search usually stops within a few steps
