@@ -59,15 +59,13 @@ from dprect.core.tail_bounds import (
 
 #: significant bits a row keeps for the sum (the leading 1 included): x̃ = ±M·2^s, M < 2^30
 SIGNIFICANT_BITS = 30
-_DROP = np.uint64(53 - SIGNIFICANT_BITS)  # low bit-pattern bits cleared: 23
-_MANTISSA = np.uint64((1 << 52) - 1)
-_ABS = np.uint64((1 << 63) - 1)
-_ABS_BITS = np.int64((1 << 63) - 1)  # the same masks on int64 bit patterns
+#: low bit-pattern bits a row's truncation clears: 23
+DROPPED_BITS = 53 - SIGNIFICANT_BITS
+_ABS_BITS = np.int64((1 << 63) - 1)  # masks on int64 bit patterns
 _MANTISSA_BITS = np.int64((1 << 52) - 1)
 _NORMAL_BITS = np.int64(1 << 52)  # the smallest normal magnitude's pattern
-_DROP_BITS = 53 - SIGNIFICANT_BITS
 #: x̃ = M·2^(e − EXPONENT_BIAS) with e = max(E, 1): 1075 − 23
-EXPONENT_BIAS = 1075 - (53 - SIGNIFICANT_BITS)
+EXPONENT_BIAS = 1075 - DROPPED_BITS
 _CENTRE_GRID = FloatBins(CENTRE_BITS)
 _SEARCH_GRID = FloatBins(SEARCH_BITS)
 #: key packing of (interval, exponent): interval + OFFSET < 2^16, exponent < 2^11
@@ -262,8 +260,8 @@ def significands(bits: np.ndarray) -> np.ndarray:
     normal value (biased exponent > 0), negated for a negative one. What a pass computes
     for every row (one value at a time it is M = ±(mantissa | 2^52 if normal) >> DROP)."""
     mag = bits & _ABS_BITS
-    m = (mag & _MANTISSA_BITS) >> _DROP_BITS
-    m |= (mag >= _NORMAL_BITS).astype(np.int64) << (52 - _DROP_BITS)
+    m = (mag & _MANTISSA_BITS) >> DROPPED_BITS
+    m |= (mag >= _NORMAL_BITS).astype(np.int64) << (52 - DROPPED_BITS)
     np.negative(m, out=m, where=bits < 0)
     return m
 
@@ -271,7 +269,7 @@ def significands(bits: np.ndarray) -> np.ndarray:
 def truncated_value(values: np.ndarray) -> np.ndarray:
     """x̃ as floats (exact: at most 30 significant bits), for tests and references."""
     bits = np.ascontiguousarray(values, dtype=np.float64).view(np.uint64)
-    mask = ~np.uint64((1 << int(_DROP)) - 1)
+    mask = ~np.uint64((1 << DROPPED_BITS) - 1)
     return (bits & mask).view(np.float64)
 
 
@@ -576,7 +574,7 @@ def dyadic(x: float) -> tuple[int, int]:
     return n, 1 - d.bit_length()
 
 
-__all__ = ["EXPONENT_BIAS", "SIGNIFICANT_BITS", "BinBlock", "CellCuts", "CellGrid",
+__all__ = ["DROPPED_BITS", "EXPONENT_BIAS", "SIGNIFICANT_BITS", "BinBlock", "CellCuts", "CellGrid",
            "CellStatistics", "JointCuts", "bin_blocks", "cell_cuts", "cell_grid",
            "cell_statistics", "centre_counts", "centred_sum", "centred_sum_at",
            "centred_sum_dyadic", "data_tails", "dyadic", "edges_hold", "interval_counts",

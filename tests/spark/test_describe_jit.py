@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dprect.core.describe_stats import significands
+from dprect.core.describe_stats import DROPPED_BITS, significands
 from dprect.core.domains import FloatBins
 from dprect.engines.spark import describe as spark_describe
 from dprect.engines.spark import describe_jit
@@ -30,7 +30,7 @@ def _numpy_lists(x: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, ...]:
 
 def _compiled(x: np.ndarray, g: np.ndarray, groups: int, limit: int = 1 << 22):
     return describe_jit.column_bins(x, g, groups, GRID.shift, GRID.size // 2,
-                                    spark_describe.SIGNIFICANT_DROP, limit)
+                                    DROPPED_BITS, limit)
 
 
 @pytest.mark.parametrize("shape", ["normal", "cross", "binades", "negative", "one value"])

@@ -53,7 +53,7 @@ from dprect.core.aggregates import (
     group_blocks,
 )
 from dprect.core.describe_stats import (
-    SIGNIFICANT_BITS,
+    DROPPED_BITS,
     BinStatistics,
     bin_blocks,
     significands,
@@ -88,8 +88,6 @@ JIT_ROWS = 1 << 16
 JIT_CELLS = 1 << 22
 #: the version of :mod:`dprect.engines.spark.describe_jit` this kernel calls
 JIT_VERSION = 1
-#: the significand's dropped low bits (describe_stats.SIGNIFICANT_BITS kept of 53)
-SIGNIFICANT_DROP = 53 - SIGNIFICANT_BITS
 #: the sums' key ranges (merge tasks) per core of the session, at least
 RANGES_PER_CORE = 8
 #: and at least one range per this many cells (a range's blob stays far below Arrow's
@@ -144,7 +142,7 @@ def column_lists(group: np.ndarray, values: np.ndarray, groups: int
             describe_jit = None  # type: ignore[assignment]
         if describe_jit is not None and describe_jit.VERSION == JIT_VERSION:
             got = describe_jit.column_bins(values, group, groups, _GRID.shift,
-                                           _GRID.size // 2, SIGNIFICANT_DROP, JIT_CELLS)
+                                           _GRID.size // 2, DROPPED_BITS, JIT_CELLS)
             if got is not None:
                 return got
     x = np.ascontiguousarray(values, dtype=np.float64)
