@@ -488,10 +488,9 @@ def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | N
         raise ParameterError(f"{len(seeds)} stream seed(s) for a block of {block.groups} "
                              f"group(s)")
     # groups without a seed read OS entropy: one source serves them all (no draw of one
-    # is reproduced, so sharing changes no law)
-    shared = RandomSource() if any(s is None for s in seeds) else None
-    streams = [shared if s is None and shared is not None else RandomSource.stream(s)
-               for s in seeds]
+    # is reproduced, so sharing changes no law; it reads the OS only when drawn from)
+    os_entropy = RandomSource()
+    streams = [os_entropy if s is None else RandomSource.stream(s) for s in seeds]
     centres = [[draw_centre_from_counts(*block.centre_histogram(g, j), plan.centre_rate, rng)
                 for j in range(plan.columns)] for g, rng in enumerate(streams)]
     stats = block.statistics(centres)

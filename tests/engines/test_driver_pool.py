@@ -97,6 +97,18 @@ def test_the_numpy_engine_uses_the_pool_on_a_large_run(monkeypatch):
     names, vals = _cells(6)
     plan = plan_describe(1.0, 3)
     want = run_describe(plan, vals, names, ["a", "b", "c"], _seeded(2))
+    seen = _pooled_with_a_spy(monkeypatch)
+    group = np.repeat(np.arange(6), [len(vals[(n, 0)]) for n in names])
+    values = [np.concatenate([vals[(n, j)] for n in names]) for j in range(3)]
+    got = NumpyDescribePrepared(["a", "b", "c"], values, group).describe(plan, names,
+                                                                          _seeded(2))
+    assert got.cells == want.cells
+    assert sum(seen) == 6 and len(seen) == min(6, 2 * driver_pool.BLOCKS_PER_PROCESS)
+
+
+def _pooled_with_a_spy(monkeypatch) -> list[int]:
+    """Every run pooled (2 processes) on a stand-in pool that maps on this thread; the
+    returned list gets each block's group count as it is drawn."""
     seen: list[int] = []
     real = aggregates.describe_block
 
@@ -108,12 +120,7 @@ def test_the_numpy_engine_uses_the_pool_on_a_large_run(monkeypatch):
     monkeypatch.setattr(driver_pool, "driver_processes", lambda: 2)
     monkeypatch.setattr(driver_pool, "_PoolMap", lambda p: _SerialPool())
     monkeypatch.setattr(aggregates, "describe_block", spy)
-    group = np.repeat(np.arange(6), [len(vals[(n, 0)]) for n in names])
-    values = [np.concatenate([vals[(n, j)] for n in names]) for j in range(3)]
-    got = NumpyDescribePrepared(["a", "b", "c"], values, group).describe(plan, names,
-                                                                          _seeded(2))
-    assert got.cells == want.cells
-    assert sum(seen) == 6 and len(seen) == min(6, 2 * driver_pool.BLOCKS_PER_PROCESS)
+    return seen
 
 
 class _SerialPool:
@@ -161,17 +168,7 @@ def test_the_python_api_uses_the_pool_on_a_large_run(monkeypatch):
         warnings.simplefilter("ignore")
         want = dprect.describe(table, ["x", "y"], group_by="g", groups=["a", "b", "c", "d"],
                                epsilon=1.0, seed=4)
-    seen: list[int] = []
-    real = aggregates.describe_block
-
-    def spy(plan, block, seeds):
-        seen.append(block.groups)
-        return real(plan, block, seeds)
-
-    monkeypatch.setattr(driver_pool, "PARALLEL_CELLS", 1)
-    monkeypatch.setattr(driver_pool, "driver_processes", lambda: 2)
-    monkeypatch.setattr(driver_pool, "_PoolMap", lambda p: _SerialPool())
-    monkeypatch.setattr(aggregates, "describe_block", spy)
+    seen = _pooled_with_a_spy(monkeypatch)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         got = dprect.describe(table, ["x", "y"], group_by="g", groups=["a", "b", "c", "d"],
