@@ -36,7 +36,8 @@ MODULE_OF = {"pyspark": "pyspark", "pandas": "pandas", "numba": "numba",
              "grpcio": "grpc", "grpcio-status": "grpc_status",
              "googleapis-common-protos": "google.rpc", "zstandard": "zstandard",
              "scikit-learn": "sklearn"}
-HIDDEN = ("pyspark", "py4j", "pandas", "deltalake", "matplotlib", "yaml", "scipy", "sklearn")
+HIDDEN = ("pyspark", "py4j", "pandas", "numba", "deltalake", "matplotlib", "yaml", "scipy",
+          "sklearn")
 SPARK_MESSAGE = ("dprect: error: the Spark engine needs the 'spark' extra: "
                  "pip install 'dprect[spark]'")
 FIT = ["fit", "--input", "data.parquet", "--features", "a,b", "--label", "y",
@@ -148,6 +149,19 @@ def _cli_hidden(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
         sys.argv = ["dprect", *{args!r}]
         runpy.run_module("dprect", run_name="__main__", alter_sys=True)
     """, cwd)
+
+
+def test_without_numba_the_step_tests_stay_in_python(tmp_path: Path):
+    """A core install has no numba: a large run's compiled step tests are then off, and
+    the searches draw in Python (the same law)."""
+    out = _hidden("""
+        from dprect.core import randomness
+        assert randomness.compile_step_tests() is False
+        src = randomness.RandomSource()
+        print(src.first_at_most([-(10**6)] * 50 + [10**6], 1, 1))
+    """, tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "50"
 
 
 def test_without_extras_the_numpy_fit_runs_and_spark_names_its_extra(tiny_table: Path):

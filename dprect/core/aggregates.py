@@ -540,7 +540,9 @@ def finish_cell(plan: DescribePlan, centre: float, stats: CellStatistics,
     """Phase 2 for one cell, from its statistics: the lower side, the upper side, the
     count noise, the sum noise (in that order)."""
     lower_tails, upper_tails = data_tails(stats)
-    lower, upper = CandidateStream(centre, "lower"), CandidateStream(centre, "upper")
+    made = stats.streams  # the candidates the statistics made, if any, read on
+    lower, upper = (made if made is not None and made[0].centre == centre
+                    else (CandidateStream(centre, "lower"), CandidateStream(centre, "upper")))
     kl, _ = above_threshold_stream(lower_tails, lower, plan.target, plan.threshold_scale,
                                    plan.step_scale, rng)
     ku, _ = above_threshold_stream(upper_tails, upper, plan.target, plan.threshold_scale,

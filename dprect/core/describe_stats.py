@@ -42,7 +42,7 @@ Nothing here draws noise.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
 
@@ -150,7 +150,8 @@ def cell_cuts(grid: CellGrid, low_bin: int | None = None, high_bin: int | None =
     return CellCuts(grid.cuts[first:max(first, last)], first - grid.below)
 
 
-def range_cuts(centre: float, low_bin: int, high_bin: int) -> CellCuts:
+def range_cuts(centre: float, low_bin: int, high_bin: int,
+               streams: tuple[CandidateStream, CandidateStream] | None = None) -> CellCuts:
     """:func:`cell_cuts` ``(make_cell_grid(centre), low_bin, high_bin)`` for a non-empty
     range (``low_bin`` ≤ ``high_bin``), without the whole grid: only the candidates up to
     the range are made (:class:`~dprect.core.tail_bounds.CandidateStream`, equal to the
@@ -163,17 +164,20 @@ def range_cuts(centre: float, low_bin: int, high_bin: int) -> CellCuts:
     one encoding of the points up to it), ~0.1 ms a cell where a whole grid
     (:func:`make_cell_grid`: ~8,500 candidates a side) takes ~2 ms and ~260 kB — an
     engine needs one per (group, column), and their centres are mostly distinct. An empty
-    range (a cell without rows) gets no cuts and base 0."""
+    range (a cell without rows) gets no cuts and base 0. ``streams``, fresh (lower,
+    upper) streams of ``centre``, are read instead of new ones and keep the candidates
+    made (the cell's searches then read them: :func:`statistics_of_cells`)."""
     lo, hi = int(low_bin), int(high_bin)
     if hi < lo:
         return CellCuts(np.zeros(0, dtype=np.int64), 0)
+    c = float(centre)
+    low_side, high_side = (streams if streams is not None
+                           else (CandidateStream(c, "lower"), CandidateStream(c, "upper")))
     # where keep starts to fail, in w (the outward point): the upper side's raw = w
     # leaves bins < hi at bin hi's smallest float; the lower side's raw = −w leaves
     # bins > lo at bin lo's largest (only a starting point for the search)
-    upper = CandidateStream(float(centre), "upper").bins_while(
-        lambda b: b < hi, _SEARCH_GRID.lower_value(hi)) + 1
-    lower = CandidateStream(float(centre), "lower").bins_while(
-        lambda b: b > lo, -_SEARCH_GRID.upper_value(lo))
+    upper = high_side.bins_while(lambda b: b < hi, _SEARCH_GRID.lower_value(hi)) + 1
+    lower = low_side.bins_while(lambda b: b > lo, -_SEARCH_GRID.upper_value(lo))
     base = int(np.count_nonzero(upper <= lo)) - len(lower)
     inside = np.concatenate([lower[lower <= hi][::-1],
                              upper[upper > lo]]).astype(np.int64)
@@ -306,11 +310,15 @@ def sum_by_key(keys: np.ndarray, values: np.ndarray, counts: np.ndarray | None =
 class CellStatistics:
     """One (group, column) given its centre: per (interval, exponent) key
     (:func:`pack`), sorted and unique, the row count and Σ of the signed truncated
-    significands."""
+    significands; ``streams``, when the statistics were made from bins, the cell's
+    (lower, upper) candidate streams with the candidates up to its rows already made
+    (what its searches read next; not part of the statistics' value)."""
 
     keys: np.ndarray
     counts: np.ndarray
     sums: np.ndarray
+    streams: tuple[CandidateStream, CandidateStream] | None = field(
+        default=None, compare=False, repr=False)
 
     @classmethod
     def empty(cls) -> CellStatistics:
@@ -423,7 +431,11 @@ def statistics_of_cells(bins: Mapping[tuple[int, int], BinStatistics],
     none = BinStatistics(*(np.zeros(0, dtype=np.int64),) * 3)
     for j in range(columns):
         cells = [bins.get((g, j), none) for g in range(groups)]
-        cuts = joint_cuts([range_cuts(centres[(g, j)], int(b.bins[0]), int(b.bins[-1]))
+        streams = [(CandidateStream(centres[(g, j)], "lower"),
+                    CandidateStream(centres[(g, j)], "upper")) if len(b.bins) else None
+                   for g, b in enumerate(cells)]
+        cuts = joint_cuts([range_cuts(centres[(g, j)], int(b.bins[0]), int(b.bins[-1]),
+                                      streams[g])
                            if len(b.bins) else CellCuts(np.zeros(0, dtype=np.int64), 0)
                            for g, b in enumerate(cells)])
         cell = np.repeat(np.arange(groups, dtype=np.int64), [len(b.bins) for b in cells])
@@ -433,7 +445,9 @@ def statistics_of_cells(bins: Mapping[tuple[int, int], BinStatistics],
         g = keys >> PACKED_BITS
         starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]]) if len(g) else g
         for lo, hi in zip(starts, np.r_[starts[1:], len(g)], strict=True):
-            out[(int(g[lo]), j)] = CellStatistics(keys[lo:hi] & mask, n[lo:hi], sums[lo:hi])
+            cell_g = int(g[lo])
+            out[(cell_g, j)] = CellStatistics(keys[lo:hi] & mask, n[lo:hi], sums[lo:hi],
+                                              streams[cell_g])
     return out
 
 

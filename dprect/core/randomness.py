@@ -44,10 +44,17 @@ import os
 import random
 import warnings
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from fractions import Fraction
+from typing import TYPE_CHECKING, Union
 
 from dprect.core.errors import ParameterError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+#: a search's levels: Python integers, or an int64 array (the compiled loop reads it as is)
+Levels = Union[Sequence[int], "np.ndarray"]
 
 SEEDED_WARNING = (
     "this run used a fixed seed: its noise is reproducible and therefore NOT private "
@@ -279,12 +286,14 @@ class RandomSource:
         (n, d ≥ 1), for callers that test many events at one scale."""
         return _at_most_rate(self._gen.getrandbits, self._below, a, n, d)
 
-    def first_at_most(self, levels: list[int], n: int, d: int) -> int:
+    def first_at_most(self, levels: Levels, n: int, d: int) -> int:
         """The first i with Z_i ≤ ``levels[i]`` for fresh Z_i ~ DLap at the rate n/d, or
         −1 if none: the draws of :meth:`discrete_laplace_at_most_rate` on the levels in
         order, stopping at the first success (the per-step tests of an outward search in
         one loop, :func:`_first_at_most`; tests/core/test_sampler_fast_paths.py)."""
-        return _first_at_most(self._gen.getrandbits, self._below, levels, n, d)
+        if _COMPILED == [True] and type(self._gen) is PooledSystemRandom:
+            return _first_at_most_pooled(self._gen, levels, n, d)
+        return _first_at_most(self._gen.getrandbits, self._below, _ints(levels), n, d)
 
     def _bernoulli_exp_int(self, n: int, d: int) -> bool:
         """True with probability exactly exp(−n/d) (integers n ≥ 0, d ≥ 1): the method of
@@ -374,6 +383,65 @@ def _first_at_most(getrandbits: Callable[[int], int], randrange: Callable[[int],
             if a >= 0 and not _bernoulli_exp_int(randrange, (a + 1) * n, d):
                 return i
             break
+    return -1
+
+
+#: [] until :func:`compile_step_tests` is called in this process, then [whether it loaded]
+_COMPILED: list[bool] = []
+
+
+def compile_step_tests() -> bool:
+    """From now on in this process, :meth:`RandomSource.first_at_most` on OS entropy runs
+    the compiled loop of :mod:`dprect.core.at_most_jit`: the same bytes of the pool read
+    in the same order, the same results, several times faster. Loading it (numba's
+    import and its cache) costs about half a second, so only large runs call this — the
+    choice of :mod:`dprect.engines.driver_pool`, from the public numbers of groups and
+    columns. False (and the Python loop stays) where numba is not installed or does not
+    load."""
+    if not _COMPILED:
+        try:
+            from dprect.core import at_most_jit
+            loaded = at_most_jit.compiled()
+        except Exception:  # numba present but broken: the Python loop is the same law
+            loaded = False
+        _COMPILED.append(loaded)
+    return _COMPILED[0]
+
+
+def _ints(levels: Levels) -> list[int]:
+    """Python integers (a numpy array's would overflow in the exponents m·n)."""
+    tolist = getattr(levels, "tolist", None)
+    return list(tolist()) if callable(tolist) else [int(a) for a in levels]
+
+
+def _first_at_most_pooled(gen: PooledSystemRandom, levels: Levels, n: int,
+                          d: int) -> int:
+    """:func:`_first_at_most` on ``gen``'s pool by the compiled loop; a level it hands
+    back (the pool must refill, or a draw is wider than 64 bits) runs in Python from the
+    same byte, so the bytes read are the Python loop's (:mod:`dprect.core.at_most_jit`).
+    """
+    import numpy as np
+
+    from dprect.core import at_most_jit
+
+    shift = at_most_jit.rate_shift(n, d)
+    if shift is None:
+        return _first_at_most(gen.getrandbits, gen._randbelow, _ints(levels), n, d)
+    one_whole, one_frac = divmod(n, d)
+    array = np.asarray(levels, dtype=np.int64)
+    loop = at_most_jit.first_at_most_bytes
+    base = 0
+    while base < len(array):
+        pool = np.frombuffer(gen._pool, dtype=np.uint8)
+        i, at, status = loop(pool, gen._at, array[base:], np.uint64(n), shift, one_whole,
+                             np.uint64(one_frac))
+        gen._at = at
+        if status == at_most_jit.DONE:
+            return -1 if i < 0 else base + i
+        level = base + i
+        if _first_at_most(gen.getrandbits, gen._randbelow, [int(array[level])], n, d) == 0:
+            return level
+        base = level + 1
     return -1
 
 

@@ -265,6 +265,7 @@ class CandidateStream:
     within a few candidates of the centre (:func:`side_candidates` makes all ~8,500)."""
 
     def __init__(self, centre: float, side: Side) -> None:
+        self.centre = float(centre)
         self._sign = 1.0 if side == "upper" else -1.0
         self._upper = side == "upper"
         self._a = self._sign * float(centre)  # w_j = a + 2^(j/r)
@@ -388,15 +389,26 @@ class CandidateStream:
         Spark describe run's cuts up to a cell's rows
         (:func:`dprect.core.describe_stats.range_cuts`). ``target``, if given, is about
         the outward point w = ±raw where ``keep`` starts to fail: it only speeds up the
-        search (any value gives the same bins)."""
+        search (any value gives the same bins). On a fresh stream (nothing read yet but
+        the first candidate) the bins found are kept as made: a later search of the same
+        side reads them without making them again."""
         if not keep(self._first):
             return np.zeros(0, dtype=np.int64)
         sign = self._sign
-        stop = self._prefix_end(self._pos, lambda p: keep(_search_bin(sign * self._w_at(p))),
+        start = self._pos
+        stop = self._prefix_end(start, lambda p: keep(_search_bin(sign * self._w_at(p))),
                                 math.inf if target is None else target)
-        idx = _SEARCH_GRID.encode(self._raw(self._pos, stop))
+        idx = _SEARCH_GRID.encode(self._raw(start, stop))
         new = idx != np.concatenate([[self._first], idx[:-1]])
-        return np.concatenate([[self._first], idx[new]]).astype(np.int64)
+        out = np.concatenate([[self._first], idx[new]]).astype(np.int64)
+        if self.count == 1 and self._pos == start and stop > start:
+            # the points start … stop − 1 are the ones _grow would read next, with the
+            # same repeats dropped: the stream is as if grown to them
+            self._bins = out.tolist()
+            self.count = len(self._bins)
+            self._last = self._bins[-1]
+            self._pos = stop
+        return out
 
     def upto(self, n: int) -> np.ndarray:
         """The first ``n`` candidates (fewer only if the side has fewer)."""
@@ -487,7 +499,7 @@ def above_threshold_stream(tails: np.ndarray, stream: CandidateStream, target: i
     while k < known:  # the data's tail counts, in blocks that double
         end = min(k + width, known)
         stop = end if stream.has(end - 1) else stream.count  # the side may end sooner
-        hit = first([level - q for q in tails[k:stop].tolist()], n, d)
+        hit = first(level - tails[k:stop], n, d)
         if hit >= 0:
             return k + hit, True
         if stop < end:
@@ -496,7 +508,7 @@ def above_threshold_stream(tails: np.ndarray, stream: CandidateStream, target: i
     width = 16  # past the data a search usually stops within a few steps
     while stream.has(k):  # past the data: every tail count is 0
         stop = k + width if stream.has(k + width - 1) else stream.count
-        hit = first([level] * (stop - k), n, d)
+        hit = first(np.full(stop - k, level, dtype=np.int64), n, d)
         if hit >= 0:
             return k + hit, True
         k, width = stop, 2 * width

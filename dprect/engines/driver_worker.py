@@ -23,8 +23,13 @@ BOOT = ("import pickle, sys; sys.path[:0] = pickle.load(sys.stdin.buffer); "
 
 
 def warm(module: str) -> None:
-    """Import ``module`` (what the parent sends first, so the imports overlap its work)."""
+    """Import ``module`` and load the compiled step tests
+    (:func:`dprect.core.randomness.compile_step_tests`): what the parent sends first, so
+    that both overlap its work (a worker is started only for a large run)."""
     importlib.import_module(module)
+    from dprect.core.randomness import compile_step_tests
+
+    compile_step_tests()
 
 
 def serve(tasks: IO[bytes] | None = None, answers: IO[bytes] | None = None) -> None:
@@ -44,8 +49,11 @@ def serve(tasks: IO[bytes] | None = None, answers: IO[bytes] | None = None) -> N
             answer: tuple[bool, object] = (True, fn(*args))
         except Exception as error:  # the parent raises it: the same error as on its thread
             answer = (False, error)
-        pickle.dump(answer, answers, protocol=pickle.HIGHEST_PROTOCOL)
-        answers.flush()
+        try:
+            pickle.dump(answer, answers, protocol=pickle.HIGHEST_PROTOCOL)
+            answers.flush()
+        except BrokenPipeError:  # the parent is gone or closed the pool: nothing to say
+            return
 
 
 __all__ = ["BOOT", "serve", "warm"]

@@ -280,6 +280,30 @@ def test_bins_while_is_exact_whatever_the_guess():
                     assert np.array_equal(got, want), (c, side, b, guess)
 
 
+def test_a_stream_advanced_by_bins_while_reads_on_as_a_fresh_one():
+    """range_cuts' streams keep the candidates bins_while made; the cell's searches read
+    on from them: every prefix, every value and the side's end are a fresh stream's
+    (a stream kept one bin too many or too few, or resumed at another point, fails)."""
+    from dprect.core.tail_bounds import CandidateStream
+
+    rs = np.random.default_rng(5)
+    for c in [*CENTRES, *_bits(20, 6).tolist()]:
+        for side in ("lower", "upper"):
+            fresh = CandidateStream(c, side)
+            every = fresh.upto(10**6)
+            for b in [*rs.integers(0, SIZE, 4).tolist(), int(every[min(3, len(every) - 1)])]:
+                keep = (lambda x, b=b: x < b) if side == "upper" else (lambda x, b=b: x > b)
+                stream = CandidateStream(c, side)
+                made = stream.bins_while(keep)
+                assert stream.count == max(1, len(made))
+                for n in (1, len(made), len(made) + 1, len(made) + 7, 10**6):
+                    got = stream.upto(n)
+                    assert np.array_equal(got, every[:n]), (c, side, b, n)
+                assert stream.complete and stream.count == len(every)
+                k = len(every) - 1
+                assert stream.value(k) == CandidateStream(c, side).value(k)
+
+
 def test_a_search_bin_holds_one_exponent():
     """bin_exponents reads each FloatBins(SEARCH_BITS) bin's e = max(E, 1): the e that
     truncated gives every row of the bin (every binade, both signs, subnormals, ±0)."""

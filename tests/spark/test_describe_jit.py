@@ -89,3 +89,52 @@ def test_the_kernel_uses_the_compiled_step_for_large_chunks_of_its_own_version(m
     g = rs.integers(0, 3, len(large)).astype(np.int32)
     spark_describe.column_lists(g, large, 3)
     assert calls == [spark_describe.JIT_ROWS]  # another version: not called
+
+
+def test_the_compiled_merge_equals_the_sorting_one():
+    """A running total and a chunk's lists, merged in one linear pass, equal the sort of
+    their concatenation summed by key (spark/describe._merge); a list whose keys do not
+    strictly increase is declined (None), and the kernel sorts instead."""
+    rs = np.random.default_rng(8)
+    for trial in range(60):
+        lists = []
+        for _ in range(2):
+            size = int(rs.integers(0, 400))
+            k = np.unique(rs.integers(0, 1 + int(rs.integers(1, 800)), size))
+            n = rs.integers(1, 1 << 20, len(k))
+            s = rs.integers(-(1 << 40), 1 << 40, len(k))
+            lists.append((k, n, s))
+        got = describe_jit.merge_sorted(lists[0], lists[1])
+        want = spark_describe._merge(lists)
+        assert got is not None
+        for a, b in zip(got, want, strict=True):
+            assert np.array_equal(a, b), trial
+    k = np.array([3, 1, 2])
+    assert describe_jit.merge_sorted((k, k, k), (k[:0], k[:0], k[:0])) is None
+    twice = np.array([1, 1, 2])
+    assert describe_jit.merge_sorted((k[:0], k[:0], k[:0]), (twice, twice, twice)) is None
+    assert spark_describe._merge_into(None, (k, k, k))[0].tolist() == [1, 2, 3]
+
+
+def test_a_partition_gives_the_same_blobs_compiled_or_not(monkeypatch):
+    """partial_bins over many chunks (compiled step and linear merges, or numpy's sorts)
+    and many key ranges: the same blobs, byte for byte."""
+    import pyarrow as pa
+
+    rs = np.random.default_rng(21)
+    n = 40_000
+    batches = [pa.RecordBatch.from_pydict({
+        "a": rs.normal(3.0, 4.0, n), "b": rs.lognormal(1.0, 2.0, n),
+        "g": rs.integers(0, 5, n)}) for _ in range(3)]
+    monkeypatch.setattr(spark_describe, "CHUNK_VALUES", 2 * 9_000)  # 9,000 rows a chunk
+    monkeypatch.setattr(spark_describe, "JIT_ROWS", 4_096)
+
+    def blobs() -> list[tuple[int, bytes]]:
+        out = spark_describe.partial_bins(iter(batches), ["a", "b"], "g", "numeric",
+                                          list(range(5)), 5, 7)
+        return [(b.column(0)[0].as_py(), b.column(1)[0].as_py()) for b in out]
+
+    compiled = blobs()
+    monkeypatch.setattr(spark_describe, "_jit", lambda: None)
+    assert blobs() == compiled
+    assert len(compiled) == 7

@@ -12,9 +12,12 @@ Parquet, CSV or Delta) and checks its schema with no Spark job; the prepared run
 1. **the pass** — :func:`partial_bins` in ``mapInArrow``: each row's search bin and its
    truncated significand (:func:`~dprect.core.describe_stats.significands`), counted and
    summed per (group, column, bin) in numpy (a dense table where it is small, the bounds
-   route's :func:`~dprect.engines.spark.bounds.chunk_counts`); each partition's sums
-   leave as sorted int64 blobs, one per key range, each range is merged by one task
-   (:func:`merge_blobs`) and the ranges are collected in key order (:func:`spark_bins`);
+   route's :func:`~dprect.engines.spark.bounds.chunk_counts`; compiled where the
+   executor has dprect and numba, with each column's running total and a chunk's lists
+   merged in one linear pass); each partition's sums leave as sorted int64 blobs, one
+   per key range (each column's part copied once into its range's blob), each range is
+   merged by one task (:func:`merge_blobs`) and the ranges are collected in key order
+   (:func:`spark_bins`);
 2. on the driver, the bins cut into blocks of groups
    (:class:`~dprect.core.describe_stats.BinBlock`) and the mechanism on each
    (:func:`~dprect.core.aggregates.describe_blocks`), in worker processes on a large run
@@ -87,7 +90,7 @@ JIT_ROWS = 1 << 16
 #: the compiled step's dense tables hold at most this many (group, bin) cells
 JIT_CELLS = 1 << 22
 #: the version of :mod:`dprect.engines.spark.describe_jit` this kernel calls
-JIT_VERSION = 1
+JIT_VERSION = 2
 #: the sums' key ranges (merge tasks) per core of the session, at least
 RANGES_PER_CORE = 8
 #: and at least one range per this many cells (a range's blob stays far below Arrow's
@@ -102,9 +105,15 @@ def to_blob(keys: np.ndarray, counts: np.ndarray, sums: np.ndarray) -> Any:
     an int64 array that Arrow then holds without a copy."""
     out = np.empty((3, len(keys)), dtype=np.int64)
     out[0], out[1], out[2] = keys, counts, sums
-    offsets = np.array([0, out.nbytes], dtype=np.int32)
+    return _blob(out)
+
+
+def _blob(table: np.ndarray) -> Any:
+    """A C-contiguous (3, n) int64 array as :func:`to_blob`'s one-value binary array
+    (Arrow holds the array's memory, no copy)."""
+    offsets = np.array([0, table.nbytes], dtype=np.int32)
     return pa.Array.from_buffers(pa.binary(), 1, [None, pa.py_buffer(offsets),
-                                                   pa.py_buffer(out)])
+                                                   pa.py_buffer(table)])
 
 
 def from_blob(blob: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -128,6 +137,28 @@ def _merge(parts: Sequence[Lists]) -> Lists:
     return sum_by_key(keys, sums, n)
 
 
+def _jit() -> Any:
+    """:mod:`dprect.engines.spark.describe_jit` where the executor has dprect of this
+    kernel's version (JIT_VERSION), else None (the numpy steps run)."""
+    try:
+        from dprect.engines.spark import describe_jit
+    except ImportError:  # the kernel runs without dprect on this executor
+        return None
+    return describe_jit if describe_jit.VERSION == JIT_VERSION else None
+
+
+def _merge_into(total: Lists | None, chunk: Lists) -> Lists:
+    """A column's running (key, count, sum) total — sorted, unique — and a chunk's lists
+    summed by key: one linear merge where the chunk's keys come sorted (the compiled
+    step's) and ``describe_jit`` runs here, else :func:`_merge`; the same lists."""
+    if total is not None and len(chunk[0]) >= JIT_ROWS // 64:
+        jit = _jit()
+        got = jit.merge_sorted(total, chunk) if jit is not None else None
+        if got is not None:
+            return got
+    return _merge([chunk] if total is None else [total, chunk])
+
+
 def column_lists(group: np.ndarray, values: np.ndarray, groups: int
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """One chunk of one column: the unique (group, search bin) pairs of its finite
@@ -136,13 +167,10 @@ def column_lists(group: np.ndarray, values: np.ndarray, groups: int
     the executor, the same version, and the chunk has at least :data:`JIT_ROWS` rows),
     else with numpy; the same lists either way."""
     if len(values) >= JIT_ROWS:
-        try:
-            from dprect.engines.spark import describe_jit
-        except ImportError:  # the kernel runs without dprect on this executor
-            describe_jit = None  # type: ignore[assignment]
-        if describe_jit is not None and describe_jit.VERSION == JIT_VERSION:
-            got = describe_jit.column_bins(values, group, groups, _GRID.shift,
-                                           _GRID.size // 2, DROPPED_BITS, JIT_CELLS)
+        jit = _jit()
+        if jit is not None:
+            got = jit.column_bins(values, group, groups, _GRID.shift, _GRID.size // 2,
+                                  DROPPED_BITS, JIT_CELLS)
             if got is not None:
                 return got
     x = np.ascontiguousarray(values, dtype=np.float64)
@@ -161,27 +189,31 @@ def partial_bins(batches: Iterator[Any], columns: Sequence[str], group_column: s
     ``ranges`` contiguous key ranges of cells, one (range, blob) row each
     (:func:`to_blob`), each row a batch of its own. Ungrouped (``group_column`` None):
     every row is group 0 (``groups`` 1)."""
-    acc: list[list[Lists]] = [[] for _ in columns]
+    acc: list[Lists | None] = [None for _ in columns]
     size = np.int64(_GRID.size)
     chunk_rows = -(-CHUNK_VALUES // max(1, len(columns)))
     for j, group, x in finite_chunks(batches, chunk_rows, columns, group_column, group_kind,
                                      group_values):
         g, b, n, sums = column_lists(group, x, groups)
         key = (np.int64(j) * groups + g.astype(np.int64)) * size + b
-        acc[j].append((key, n, sums))
-        acc[j] = [_merge(acc[j])]  # sorted, one partial list per column
-    filled = [parts[0] for parts in acc if parts]
-    if not filled:
-        return
-    keys, n, sums = _joined(filled)  # j-major: sorted
+        acc[j] = _merge_into(acc[j], (key, n, sums))  # sorted, one list per column
+    filled = [total for total in acc if total is not None]  # j-major: in key order
     cells = len(columns) * groups
-    edges = np.searchsorted(keys, np.arange(ranges + 1, dtype=np.int64) * cells // ranges
-                            * size)
+    limits = np.arange(ranges + 1, dtype=np.int64) * cells // ranges * size
+    edges = [np.searchsorted(total[0], limits) for total in filled]
     for r in range(ranges):  # a batch per range: Arrow's binary holds < 2 GB a batch
-        if edges[r + 1] > edges[r]:
-            blob = to_blob(*(a[edges[r]:edges[r + 1]] for a in (keys, n, sums)))
-            yield pa.RecordBatch.from_arrays([pa.array([r], pa.int32()), blob],
-                                             names=[PART, BLOB])
+        pieces = [(total, int(e[r]), int(e[r + 1]))
+                  for total, e in zip(filled, edges, strict=True) if e[r + 1] > e[r]]
+        if not pieces:
+            continue
+        table = np.empty((3, sum(hi - lo for _, lo, hi in pieces)), dtype=np.int64)
+        at = 0
+        for total, lo, hi in pieces:  # each column's part of the range, copied once
+            for row in range(3):
+                table[row, at:at + hi - lo] = total[row][lo:hi]
+            at += hi - lo
+        yield pa.RecordBatch.from_arrays([pa.array([r], pa.int32()), _blob(table)],
+                                         names=[PART, BLOB])
 
 
 def merge_blobs(table: Any) -> Any:

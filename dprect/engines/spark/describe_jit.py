@@ -16,6 +16,9 @@ and sums are int64 and exact (|M| < 2^30: a sum over fewer than 2^33 rows cannot
 The tables have at most ``limit`` cells; when the groups times the spans would need more,
 :func:`column_bins` returns None and the caller counts with numpy.
 
+It also merges a column's running total with each chunk's lists (:func:`merge_sorted`:
+both in key order, one linear pass, where numpy would sort their concatenation).
+
 The kernel imports this module on the executor (it does not travel by value with the
 kernel), so it is used where dprect and numba are installed — the compiled code is then
 cached on disk by numba (``cache=True``: compiled once per installation, loaded in a
@@ -33,7 +36,7 @@ import numpy as np
 
 #: checked by the kernel that calls :func:`column_bins` (it travels by value, this module
 #: is imported on the executor: a different installed version is not used)
-VERSION = 1
+VERSION = 2
 
 def _two_sided_bins(bits: np.ndarray, group: np.ndarray, groups: int, shift: int,
                     zero_bin: int, drop: int, limit: int) -> Any:
@@ -102,24 +105,75 @@ def _two_sided_bins(bits: np.ndarray, group: np.ndarray, groups: int, shift: int
     return True, g_out, b_out, n_out, s_out
 
 
-_compiled: list[Callable[..., Any] | None] = []
+def _merge_sorted(k1: np.ndarray, n1: np.ndarray, s1: np.ndarray, k2: np.ndarray,
+                  n2: np.ndarray, s2: np.ndarray) -> Any:
+    """(ok, keys, counts, sums): two lists of strictly increasing keys merged in one
+    linear pass, the counts and sums of a key in both added; ok False (and empty lists)
+    when a list's keys do not strictly increase. Plain Python, compiled by numba."""
+    a, b = k1.shape[0], k2.shape[0]
+    empty = np.zeros(0, dtype=np.int64)
+    for i in range(1, a):
+        if k1[i] <= k1[i - 1]:
+            return False, empty, empty, empty
+    for i in range(1, b):
+        if k2[i] <= k2[i - 1]:
+            return False, empty, empty, empty
+    keys = np.empty(a + b, dtype=np.int64)
+    counts = np.empty(a + b, dtype=np.int64)
+    sums = np.empty(a + b, dtype=np.int64)
+    i = j = r = 0
+    while i < a or j < b:
+        if j == b or (i < a and k1[i] < k2[j]):
+            keys[r], counts[r], sums[r] = k1[i], n1[i], s1[i]
+            i += 1
+        elif i == a or k2[j] < k1[i]:
+            keys[r], counts[r], sums[r] = k2[j], n2[j], s2[j]
+            j += 1
+        else:
+            keys[r], counts[r], sums[r] = k1[i], n1[i] + n2[j], s1[i] + s2[j]
+            i += 1
+            j += 1
+        r += 1
+    return True, keys[:r], counts[:r], sums[:r]
 
 
-def compiled() -> Callable[..., Any] | None:
-    """The compiled :func:`_two_sided_bins` (loaded from numba's cache, or compiled and
-    cached, on first use in this process), or None where numba is not installed."""
-    if not _compiled:
+_compiled: dict[str, Callable[..., Any] | None] = {}
+
+
+def _compile(fn: Callable[..., Any]) -> Callable[..., Any] | None:
+    """``fn`` compiled (loaded from numba's cache, or compiled and cached, on first use
+    in this process), or None where numba is not installed."""
+    name = fn.__name__
+    if name not in _compiled:
         try:
             import numba
         except ImportError:
-            _compiled.append(None)
+            _compiled[name] = None
             return None
         try:
-            fn = numba.njit(cache=True, nogil=True)(_two_sided_bins)
+            _compiled[name] = numba.njit(cache=True, nogil=True)(fn)
         except Exception:  # no writable cache location: compile for this process only
-            fn = numba.njit(cache=False, nogil=True)(_two_sided_bins)
-        _compiled.append(fn)
-    return _compiled[0]
+            _compiled[name] = numba.njit(cache=False, nogil=True)(fn)
+    return _compiled[name]
+
+
+def compiled() -> Callable[..., Any] | None:
+    """The compiled :func:`_two_sided_bins`, or None where numba is not installed."""
+    return _compile(_two_sided_bins)
+
+
+def merge_sorted(first: tuple[np.ndarray, np.ndarray, np.ndarray],
+                 second: tuple[np.ndarray, np.ndarray, np.ndarray]
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Two (key, count, sum) lists with strictly increasing keys summed by key, in one
+    linear pass (the kernel's running total of a column and a chunk's lists, which
+    :func:`column_bins` gives in key order); None without numba or when a list is not
+    strictly increasing (the caller sorts)."""
+    fn = _compile(_merge_sorted)
+    if fn is None:
+        return None
+    ok, k, n, s = fn(*(np.ascontiguousarray(x, dtype=np.int64) for x in (*first, *second)))
+    return (k, n, s) if ok else None
 
 
 def column_bins(values: np.ndarray, group: np.ndarray, groups: int, shift: int,
@@ -137,4 +191,4 @@ def column_bins(values: np.ndarray, group: np.ndarray, groups: int, shift: int,
     return (g, b, n, s) if found else None
 
 
-__all__ = ["VERSION", "column_bins", "compiled"]
+__all__ = ["VERSION", "column_bins", "compiled", "merge_sorted"]
