@@ -11,8 +11,9 @@ statistics given its centre, two outward searches and two noises
 core's :func:`~dprect.core.describe_stats.bin_statistics`, not timed) from public synthetic
 columns of the four shapes of benchmarks/describe_spark.py. Each repeat runs the
 mechanism three ways: seeded on the driver's thread, from OS entropy on the driver's
-thread (what a release draws from), and from OS entropy in the worker processes of
-:mod:`dprect.engines.driver_pool` (what a large run uses); the seeded run is repeated in
+thread (what a release draws from; the Python step tests), and from OS entropy in the
+worker processes of :mod:`dprect.engines.driver_pool` (what a large run uses; the step
+tests compiled where numba is installed, :mod:`dprect.core.at_most_jit`); the seeded run is repeated in
 the pool and must give the same cells (a digest of them is printed). Prints the median
 milliseconds per cell of each way (wall time: the pool's work is in other processes).
 ``--profile N`` runs the seeded way once more under cProfile and prints its N costliest

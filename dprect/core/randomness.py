@@ -425,10 +425,13 @@ def _first_at_most_pooled(gen: PooledSystemRandom, levels: Levels, n: int,
     from dprect.core import at_most_jit
 
     shift = at_most_jit.rate_shift(n, d)
+    try:
+        array = np.asarray(levels, dtype=np.int64)
+    except OverflowError:  # a level beyond int64: Python integers throughout
+        shift = None
     if shift is None:
         return _first_at_most(gen.getrandbits, gen._randbelow, _ints(levels), n, d)
     one_whole, one_frac = divmod(n, d)
-    array = np.asarray(levels, dtype=np.int64)
     loop = at_most_jit.first_at_most_bytes
     base = 0
     while base < len(array):

@@ -385,13 +385,16 @@ class CandidateStream:
         ``keep(bin)`` holds — ``keep`` must hold for a prefix of the side's bins (e.g.
         bin ≤ b on the upper side, bin ≥ b on the lower). The bins of the points are
         monotone, so the points whose bin is kept are a prefix too: found by bisection,
-        encoded in one piece, repeats dropped. Read only (the stream is not advanced); a
-        Spark describe run's cuts up to a cell's rows
-        (:func:`dprect.core.describe_stats.range_cuts`). ``target``, if given, is about
-        the outward point w = ±raw where ``keep`` starts to fail: it only speeds up the
-        search (any value gives the same bins). On a fresh stream (nothing read yet but
-        the first candidate) the bins found are kept as made: a later search of the same
-        side reads them without making them again."""
+        encoded in one piece, repeats dropped: a Spark describe run's cuts up to a
+        cell's rows (:func:`dprect.core.describe_stats.range_cuts`). For a stream that
+        has made no candidate but its first (a :class:`ValueError` otherwise); the bins
+        found are kept as made, so a later search of the side reads them without making
+        them again. ``target``, if given, is about the outward point w = ±raw where
+        ``keep`` starts to fail: it only speeds up the search (any value gives the same
+        bins)."""
+        if self.count != 1:
+            raise ValueError("bins_while reads a stream that has made only its first "
+                             "candidate")
         if not keep(self._first):
             return np.zeros(0, dtype=np.int64)
         sign = self._sign
@@ -401,9 +404,10 @@ class CandidateStream:
         idx = _SEARCH_GRID.encode(self._raw(start, stop))
         new = idx != np.concatenate([[self._first], idx[:-1]])
         out = np.concatenate([[self._first], idx[new]]).astype(np.int64)
-        if self.count == 1 and self._pos == start and stop > start:
+        if stop > start:
             # the points start … stop − 1 are the ones _grow would read next, with the
-            # same repeats dropped: the stream is as if grown to them
+            # same repeats dropped (against the first bin, the only one made): the
+            # stream is as if grown to them
             self._bins = out.tolist()
             self.count = len(self._bins)
             self._last = self._bins[-1]

@@ -90,7 +90,8 @@ def test_huge_levels_hand_back_or_agree(monkeypatch, rate):
     assert randomness.compile_step_tests()
     n, d = rate.numerator, rate.denominator
     for seed, levels in enumerate([[-(1 << 40), -(1 << 62), 7], [-(1 << 62)] * 3 + [-1],
-                                   [(1 << 62), -5], [-(10**15)] * 40 + [0]]):
+                                   [(1 << 62), -5], [-(10**15)] * 40 + [0],
+                                   [-(1 << 70), 3]]):  # beyond int64: Python throughout
         a, b = _pair(monkeypatch, 50 + seed, 1 << 16)
         assert (_first_at_most_pooled(b, levels, n, d)
                 == _first_at_most(a.getrandbits, a._randbelow, levels, n, d))

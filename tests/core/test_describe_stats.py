@@ -302,6 +302,8 @@ def test_a_stream_advanced_by_bins_while_reads_on_as_a_fresh_one():
                 assert stream.complete and stream.count == len(every)
                 k = len(every) - 1
                 assert stream.value(k) == CandidateStream(c, side).value(k)
+                with pytest.raises(ValueError, match="first"):
+                    stream.bins_while(keep)  # a grown stream is not read this way
 
 
 def test_a_search_bin_holds_one_exponent():
