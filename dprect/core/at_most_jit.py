@@ -5,23 +5,25 @@ Z ~ DLap (rate n/d) is ≤ the level: a sign (one byte's top bit), then exact
 Bernoulli(exp(−γ)) draws built from uniform integers ``randbelow(m)`` (rejection on
 (m − 1).bit_length() bits of big-endian bytes). On a describe run's driver that loop is
 about half of the mechanism's time, a few microseconds of Python per step. This is the
-same loop compiled, reading the same bytes of a :class:`~dprect.core.randomness.
-PooledSystemRandom` pool in the same order with the same arithmetic: for any pool it
-returns the same index and leaves the pool at the same byte as the Python loop
-(tests/core/test_at_most_jit.py compares the two byte for byte), so the law is the
-exact one of docs/privacy.md §7 — only faster.
+same loop compiled, reading the same bytes of a
+:class:`~dprect.core.randomness.PooledSystemRandom` pool in the same order with the same
+integer arithmetic: for any pool it returns the same index and leaves the pool at the
+same byte as the Python loop (tests/core/test_at_most_jit.py compares the two byte for
+byte), so the law is the exact one of docs/privacy.md §7 — only faster.
 
-What the compiled loop does not do it hands back untouched, at the start of a level:
-a read past the pool's end (the pool refills in Python), or a uniform draw over more
-than 2^64 − 1 values (``randbelow(d·k)`` with d·k ≥ 2^64). The caller then runs that one
-level in Python from the same byte and goes on compiled from the next, so the bytes read
-are the Python loop's. The exponents of the levels, ⌊m·n/d⌋ and m·n mod d, are exact
-integers computed in Python (m·n can exceed 2^64); a level whose whole part does not
-fit in 63 bits, or a rate with d ≥ 2^63, runs in Python.
+It takes the rates a plan makes, n/2^e (the exact value of a float ε; n and 2^e below
+2^63: :func:`rate_shift`); a level's exponent m·n/2^e (m = level + 1 or −level − 1) is
+split exactly from m·n held as two 64-bit halves (:func:`_exponent`), and every uniform
+draw is on uint64. What it cannot finish it hands back untouched, at the start of a
+level: a read past the pool's end (the pool refills in Python), a uniform draw over 2^64
+values or more (``randbelow(d·k)`` with d·k ≥ 2^64), or an exponent whose whole part
+needs 64 bits. The caller then runs that one level in Python from the same byte and goes
+on compiled from the next, so the bytes read are the Python loop's; any other rate, or a
+level beyond int64, runs in Python throughout.
 
-numba is optional (the ``spark`` extra brings it): without it, or without a writable
-cache, :func:`compiled` returns None or compiles for the process, and the Python loop
-runs — the same bytes, the same results.
+numba is optional (the ``spark`` extra brings it): without it :func:`compiled` is False
+and the Python loop runs (without a writable cache it compiles for the process) — the
+same bytes, the same results.
 """
 
 from __future__ import annotations
