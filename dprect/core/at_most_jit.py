@@ -33,29 +33,20 @@ from typing import Any
 
 import numpy as np
 
+from dprect.core.numba_jit import njit
+
 #: the status beside the index and the byte the compiled loop stopped at
 DONE, HANDED_BACK = 0, 1
 #: the largest whole part and denominator the compiled loop takes (63 bits)
 FITS = (1 << 63) - 1
 
 
-_numba: Any
-try:
-    import numba as _numba
-except ImportError:  # the Python loop runs
-    _numba = None
-
-
 def _jit(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` compiled by numba (cached on disk where a cache can be written), or ``fn``
-    itself where numba is not installed."""
-    if _numba is None:
-        return fn
-    try:
-        compiled: Callable[..., Any] = _numba.njit(cache=True, nogil=True)(fn)
-    except Exception:  # no writable cache location: compile for this process only
-        compiled = _numba.njit(cache=False, nogil=True)(fn)
-    return compiled
+    """``fn`` compiled (:func:`dprect.core.numba_jit.njit`), or ``fn`` itself where numba
+    is not installed (the loops then call each other in Python; :func:`compiled` says
+    so and the caller keeps its own loop)."""
+    compiled_fn = njit(fn)
+    return fn if compiled_fn is None else compiled_fn
 
 
 @_jit
@@ -197,7 +188,7 @@ def first_at_most_bytes(pool: np.ndarray, at: int, levels: np.ndarray, n: np.uin
 def compiled() -> bool:
     """Whether the loop is compiled (numba installed); the first call in a process loads
     it from numba's cache or compiles it (a worker process calls this while it waits)."""
-    if _numba is None:
+    if not hasattr(first_at_most_bytes, "py_func"):  # a numba dispatcher keeps its source
         return False
     pool = np.frombuffer(bytes(1), dtype=np.uint8)  # read-only, as a pool's bytes are
     first_at_most_bytes(pool, 0, np.zeros(0, dtype=np.int64), np.uint64(1), 0, 0,
