@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 
 import numpy as np
 import pyarrow as pa
@@ -65,9 +66,10 @@ def test_cli_spark_classes_equal_numpy(spark, tmp_path, capsys):
 
 def spark_jobs(spark, action) -> tuple[int, object]:
     """The Spark jobs ``action()`` starts (counted by the status tracker under a job group
-    of its own), and its value."""
+    of its own, named by a fresh uuid: an ``id()`` is reused once its object is freed, and
+    a reused name would count an earlier action's jobs too), and its value."""
     sc = spark.sparkContext
-    group = f"dprect-classes-{id(action)}"
+    group = f"dprect-classes-{uuid.uuid4().hex}"
     sc.setJobGroup(group, "jobs of a classes' fit")
     try:
         value = action()
