@@ -41,19 +41,16 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from dprect.core import aggregates  # noqa: E402
-from dprect.core.tail_bounds import (  # noqa: E402
-    _dlap_cdf,
-    _threshold_noise_law,
-    candidates,
-    tail_counts,
-)
+from dprect.core import aggregates
+from dprect.core.step_exponential import step_law
+from dprect.core.tail_bounds import candidates, tail_counts
 
 EPSILONS = (0.5, 1.0, 4.0)
 #: (name, target offset in units of 1/ε_b, μ per step)
@@ -63,9 +60,28 @@ EM_VARIANTS = (("em t0 mu.25", 0.0, 0.25), ("em t2 mu.35", 2.0, 0.35),
 RUNAWAY = 1000.0
 
 
+#: AboveThreshold's split of the sides' ε (the search before this change): ε₁ for the
+#: threshold noise ρ ~ DLap(1/ε₁), the rest for the step noises; its target's margin
+AT_THRESHOLD_SHARE = 0.7
+AT_MARGIN_FACTOR = 3.375
+
+
+def _dlap_cdf(a: np.ndarray, epsilon: float) -> np.ndarray:
+    """P(Z ≤ a) for Z ~ DLap(1/ε) at integer points a."""
+    q = math.exp(-epsilon)
+    a = np.asarray(a, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        return np.where(a < 0, np.exp(epsilon * np.minimum(a, 0)) / (1 + q),
+                        1 - np.exp(-epsilon * (np.maximum(a, 0) + 1)) / (1 + q))
+
+
 def at_law(tails: np.ndarray, t: int, e1: float, e2: float) -> np.ndarray:
-    """P(stop at k) for AboveThreshold (last candidate takes the rest)."""
-    rho, p_rho = _threshold_noise_law(e1)
+    """P(stop at k) for AboveThreshold: the first k with q_k + ν_k ≤ t + ρ (the last
+    candidate takes the rest), summed over ρ (|ρ| ≤ 60/ε₁ + 60)."""
+    span = int(60.0 / e1) + 60
+    rho = np.arange(-span, span + 1)
+    q1 = math.exp(-e1)
+    p_rho = (1 - q1) / (1 + q1) * np.exp(-e1 * np.abs(rho))
     law = np.zeros(len(tails))
     for r, pr in zip(rho, p_rho, strict=True):
         stop = _dlap_cdf(t + r - tails, e2)
@@ -73,12 +89,6 @@ def at_law(tails: np.ndarray, t: int, e1: float, e2: float) -> np.ndarray:
         law += pr * go * stop
     law[-1] += max(0.0, 1.0 - law.sum())
     return law
-
-
-def em_law(tails: np.ndarray, t: float, eps: float, mu: float) -> np.ndarray:
-    logw = -eps * np.maximum(tails - t, 0.0) - mu * np.arange(len(tails))
-    w = np.exp(logw - logw.max())
-    return w / w.sum()
 
 
 def side_terms(x: np.ndarray, cands: np.ndarray, side: str
@@ -100,8 +110,9 @@ def study(x: np.ndarray, eps: float) -> dict[str, tuple[float, float, float, flo
     x = np.sort(x[np.isfinite(x)])
     n, truth = len(x), float(np.mean(x))
     plan = aggregates.plan_describe(eps, 1)
-    e1, e2 = plan.threshold_epsilon, plan.step_epsilon
-    eb = e1 + e2
+    eb = plan.side_epsilon
+    e1, e2 = AT_THRESHOLD_SHARE * eb, (1 - AT_THRESHOLD_SHARE) * eb
+    at_target = math.ceil(0.5 / plan.sum_epsilon + AT_MARGIN_FACTOR / eb)
     limit = plan.clip_limit
     assert limit is not None
     centre = float(np.median(x))
@@ -112,12 +123,12 @@ def study(x: np.ndarray, eps: float) -> dict[str, tuple[float, float, float, flo
         rows, err = side_terms(x, cands, side)
         half = np.abs(cands - centre)
         far = np.abs(cands) > big
-        laws.setdefault("at", {})[side] = (at_law(rows, plan.target, e1, e2), rows, err,
+        laws.setdefault("at", {})[side] = (at_law(rows, at_target, e1, e2), rows, err,
                                            half, far)
         for name, off, mu in EM_VARIANTS:
             t = math.ceil(0.5 / plan.sum_epsilon + off / eb)
-            laws.setdefault(name, {})[side] = (em_law(rows, t, eb, mu), rows, err, half,
-                                               far)
+            law = step_law(rows, t, eb, len(rows), decay=Fraction(mu).limit_denominator())
+            laws.setdefault(name, {})[side] = (law, rows, err, half, far)
     out = {}
     for name, sides in laws.items():
         (pl, rl, el, hl, fl), (pu, ru, eu, hu, fu) = sides["lower"], sides["upper"]
@@ -139,10 +150,6 @@ def study(x: np.ndarray, eps: float) -> dict[str, tuple[float, float, float, flo
 def main(argv: list[str] | None = None) -> int:
     args = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     args.add_argument("--quick", action="store_true", help="a few columns only")
-    args.add_argument("--pipeline", type=int, default=0, metavar="RUNS",
-                      help="compare through run_describe with RUNS seeded runs instead")
-    args.add_argument("--mu", type=float, default=0.5)
-    args.add_argument("--offset", type=float, default=2.0)
     opts = args.parse_args(argv)
     import bounds as b
     real, missing = b.load_real(None)
@@ -154,9 +161,6 @@ def main(argv: list[str] | None = None) -> int:
     if opts.quick:
         keep = {"sched_arr_time", "dep_delay", "price", "pareto", "outliers", "air_time"}
         cols = [c for c in cols if c[1] in keep]
-    if opts.pipeline:
-        pipeline(cols, opts.pipeline, opts.mu, opts.offset)
-        return 0
     names = ["at", *[v[0] for v in EM_VARIANTS]]
     for eps in EPSILONS:
         print(f"\n## eps {eps}: per method [worst runaway/side, worst P(clip > limit), "
@@ -178,57 +182,6 @@ def main(argv: list[str] | None = None) -> int:
                   f"max {ratio.max():.3f}  ≤1: {(ratio <= 1.0).sum()}/{len(ratio)}")
     return 0
 
-
-
-# -- the same comparison through dprect's own describe pipeline ------------------------------
-def pipeline(columns: list[tuple[str, str, np.ndarray]], runs: int, mu: float,
-             offset: float) -> None:
-    """DP mean relative RMSE and clipped rows over ``runs`` seeded runs of
-    ``run_describe`` (centre, count, pivot and sum as built), with the side search either
-    AboveThreshold (as built) or the EM (drawn in floating point from numpy: a study)."""
-    from dprect.core import aggregates as agg
-    from dprect.core.randomness import RandomSource
-    built = agg.above_threshold_stream
-
-    def em_stream(tails, stream, target, threshold_scale, query_scale, rng):  # noqa: ANN001
-        eb = float(1 / threshold_scale + 1 / query_scale)
-        t = math.ceil(0.5 / state["sum_eps"] + offset / eb)
-        end = len(tails) + int(80 / mu) + 2
-        count = end if stream.has(end - 1) else stream.count
-        q = np.zeros(count)
-        q[:min(len(tails), count)] = tails[:count]
-        logw = -eb * np.maximum(q - t, 0.0) - mu * np.arange(count)
-        w = np.exp(logw - logw.max())
-        return int(state["gen"].choice(count, p=w / w.sum())), True
-
-    state: dict = {}
-    for eps in EPSILONS:
-        plan = agg.plan_describe(eps, 1)
-        state["sum_eps"] = plan.sum_epsilon
-        print(f"\n## pipeline eps {eps}, {runs} runs: relative RMSE of the mean "
-              f"(AT → EM mu {mu} offset {offset}), mean clipped rows low/high")
-        for tname, cname, x in columns:
-            x = x[np.isfinite(x)]
-            xs = np.sort(x)
-            truth = float(np.mean(x))
-            out = []
-            for method in ("at", "em"):
-                agg.above_threshold_stream = built if method == "at" else em_stream
-                errs, clips = [], []
-                for r in range(runs):
-                    state["gen"] = np.random.default_rng([r, 7])
-                    res = agg.run_describe(plan, {(None, 0): x}, [None], ["x"],
-                                           RandomSource(seed=1000 + r))
-                    cell = res.cells[0][0]
-                    errs.append((float(cell.mean) - truth) / truth)
-                    clips.append((int(np.searchsorted(xs, cell.lower, "left")),
-                                  len(xs) - int(np.searchsorted(xs, cell.upper, "right"))))
-                c = np.mean(np.array(clips), axis=0)
-                out.append((math.sqrt(float(np.mean(np.square(errs)))), c))
-            agg.above_threshold_stream = built
-            (ra, ca), (re, ce) = out
-            print(f"{tname}/{cname}: {ra:.3g} → {re:.3g} (×{re / ra:.2f})  clipped "
-                  f"{ca[0]:.0f}/{ca[1]:.0f} → {ce[0]:.0f}/{ce[1]:.0f}", flush=True)
 
 
 if __name__ == "__main__":
