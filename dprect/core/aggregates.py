@@ -18,7 +18,7 @@ mechanism here is pure) is split by public constants:
 * Why one draw per side (issue #23, docs/privacy.md §11 and results.md §5.1): a side's
   draw weighs a step clipping r rows more than t by e^{−ε_s·r} and each step by e^{−μ}
   (``DECAY``), with the whole ε_s on one draw; past the data only the prior is left, so a
-  bound 1000× past the data is below 10⁻¹⁹ a side (AboveThreshold, before: about 10⁻⁵).
+  bound 1000× past the data is below 2·10⁻¹⁷ a side (AboveThreshold, before: about 10⁻⁵).
 
 **The aggregates** (given the released L ≤ c ≤ U, public). A pivot p between the centre c
 and the midpoint (L + U)/2: the minimiser of the mean's predicted variance

@@ -64,14 +64,14 @@ def test_draw_past_the_window_follows_its_law(monkeypatch):
     """With a window of one level, most steps are made by the far path: the law holds."""
     monkeypatch.setattr(se, "WINDOW_LEVELS", 1)
     made = []
-    far = se._far_members
+    far = se._Far.members
 
-    def counted(*args):
-        out = far(*args)
+    def counted(self, level):
+        out = far(self, level)
         made.append(len(out))
         return out
 
-    monkeypatch.setattr(se, "_far_members", counted)
+    monkeypatch.setattr(se._Far, "members", counted)
     bins = 60
     obs = _counts(TAILS, 10, EPS, 8_000, 8, bins)
     assert sum(made) > 100
