@@ -26,20 +26,21 @@ only when ε·(rows − t) outweighs it.
 
 **Exact draw** (:func:`draw_step`; no floating-point number decides a draw). With
 γ_k = ε·max(q_k − t, 0) + μ·k exactly rational, k* a step of least γ (found in floating
-point) and D_k = γ_k − γ_{k*} + μ > 0, each step gets a level b_k = max(0, ⌊D̃_k/μ⌋ − 1)
-from the floating-point D̃_k (within 10⁻⁶ of D_k), so 0 ≤ D_k − μ·b_k ≤ 2μ exactly. Then
-repeat: draw ℓ with P(ℓ) = (1 − e^{−μ})·e^{−μℓ}
-(:meth:`~dprect.core.randomness.RandomSource.geometric_exp`), draw u uniform in
-{0, …, C − 1} (C ≥ every level's size) and go on only if u < |S_ℓ| (S_ℓ the steps of
-level ℓ, in step order), take k = the u-th of S_ℓ, and accept it with probability
-exp(−(D_k − μℓ)) (the integer form of
+point) and D_k = γ_k − γ_{k*} + η > 0 (η = ``SLACK``, 2^−20, far above any float error
+here), each step gets a level b_k with μ·b_k ≤ D_k < μ·(b_k + 1) + 10⁻⁶: for the data's
+steps b_k = max(0, ⌊D̃_k/μ·(1 − 10⁻¹²) − 10⁻⁹⌋) from the floating-point D̃_k (rounded down
+by more than its error), and for the steps past the data's last row (every q = 0, D_k =
+μk + const) exactly ⌊D_k/μ⌋, one step to a level. Then repeat: draw ℓ with P(ℓ) =
+(1 − e^{−μ})·e^{−μℓ} (:meth:`~dprect.core.randomness.RandomSource.geometric_exp`), draw u
+uniform in {0, …, C − 1} (C ≥ every level's size) and go on only if u < |S_ℓ| (S_ℓ the
+steps of level ℓ: the data's in step order, then the one past it), take k = the u-th of
+S_ℓ, and accept it with probability exp(−(D_k − μℓ)) (the integer form of
 :meth:`~dprect.core.randomness.RandomSource.bernoulli_exp`, exact on the rational). Step k
 is returned in one round with probability (1 − e^{−μ})·e^{−μ·b_k}·(1/C)·e^{−(D_k − μ·b_k)}
-∝ e^{−D_k} ∝ w_k: exactly P(k). Steps are made up to ``WINDOW_LEVELS`` nats past the
-data; the steps beyond (every q = 0, γ_k = μk: one or two to a level) are made only when a
-round's level reaches theirs (probability below e^{−60}). The draws depend on the tail
-counts up to the last nonzero one and on the side's candidates, not on how many of them
-the stream has made: every engine draws the same steps for a seed.
+∝ e^{−D_k} ∝ w_k: exactly P(k). A step past the data is made (its candidate) only when a
+round draws it, so the draws depend on the tail counts up to the last nonzero one and on
+the side's candidates, not on how many of them the stream has made: every engine draws
+the same steps for a seed.
 """
 
 from __future__ import annotations
@@ -57,9 +58,12 @@ from dprect.core.tail_bounds import CandidateStream
 #: spread past the target step; a bound 1000× the data's reach past it (79 steps at 8
 #: an octave) has probability ≤ 1.8·10⁻¹⁷ (docs/privacy.md §11)
 DECAY = Fraction(1, 2)
-#: the steps past the data made up front: those within this many nats (e^{−60}) of the
-#: data's last; the rest only if a draw's level reaches them
-WINDOW_LEVELS = 60
+
+
+#: η, the slack added to every D_k = γ_k − γ_{k*} + η (k* is found in floating point,
+#: so an exact γ_k may lie a float error below γ_{k*}); far above any float error here
+SLACK = Fraction(1, 1 << 20)
+_SLACK_F = float(SLACK)
 
 
 def runaway_bound(steps: int, decay: Fraction = DECAY) -> float:
@@ -93,41 +97,47 @@ def draw_step(tails: np.ndarray, stream: CandidateStream, target: int,
     tails = np.asarray(tails, dtype=np.int64)
     nonzero = np.flatnonzero(tails)
     known = int(nonzero[-1]) + 1 if len(nonzero) else 0  # trailing zeros change nothing
-    # the steps made up front: the data's, then WINDOW_LEVELS levels' worth past them
-    end = known + math.ceil(WINDOW_LEVELS / mu) + 2
-    if not stream.has(end - 1):
-        end = stream.count
-    near = min(known, end)
-    a = np.zeros(end, dtype=np.int64)
-    a[:near] = np.maximum(np.asarray(tails[:near], dtype=np.int64) - t, 0)
+    if known and not stream.has(known - 1):
+        raise ParameterError("more tail counts than the side has candidates")
+    # the data's steps k < known ("near"), in floating point; every step past them has
+    # q = 0 ("far": γ_k = μk), handled exactly below and made only when drawn
+    a = np.maximum(tails[:known] - t, 0)
     eps_f, mu_f = float(eps), float(mu)
-    gamma_f = eps_f * a.astype(np.float64) + mu_f * np.arange(end, dtype=np.float64)
-    k_min = int(np.argmin(gamma_f))
-    a_min = int(a[k_min])
-    # D̃_k from the exact integer differences (small terms, no cancellation of large ones)
-    d_f = (eps_f * (a - a_min).astype(np.float64)
-           + mu_f * (np.arange(end, dtype=np.float64) - k_min) + mu_f)
-    # levels of width μ: b_k = max(0, ⌊D̃_k/μ⌋ − 1), D̃_k = γ̃_k − γ̃_{k*} + μ
-    levels = np.maximum(np.floor(d_f / mu_f) - 1.0, 0.0
-                        ).astype(np.int64)
+    steps = np.arange(known, dtype=np.float64)
+    gamma_f = eps_f * a.astype(np.float64) + mu_f * steps
+    k_min = int(np.argmin(gamma_f)) if known else 0
+    if not known or mu_f * known < gamma_f[k_min]:
+        k_min = known  # the first far step: γ = μ·known
+    a_min = int(a[k_min]) if k_min < known else 0
+    # D̃_k = γ̃_k − γ̃_{k*} + η from the exact integer differences; its level rounds
+    # D̃/μ down by a little more than any float error, so that μ·level ≤ D_k exactly
+    d_f = eps_f * (a - a_min).astype(np.float64) + mu_f * (steps - k_min) + _SLACK_F
+    levels = np.maximum(np.floor(d_f / mu_f * (1.0 - 1e-12) - 1e-9), 0.0).astype(np.int64)
     order = np.argsort(levels, kind="stable").tolist()
-    sizes = np.bincount(levels)
+    sizes = np.bincount(levels, minlength=1)
     starts = np.concatenate([[0], np.cumsum(sizes)]).tolist()
     top = len(sizes)
-    # steps past the window (q = 0, γ = μk) exist: ⌈1/μ⌉ + 1 at most to a level, from the
-    # level of step ``end`` on; C bounds every level's size, near and far together
-    more = stream.has(end)
-    far = _Far(stream, end, eps_f * float(-a_min) - mu_f * k_min + mu_f, mu_f)
-    far_from = far.level(end) if more else top
-    per_far = 2  # a level is μ wide and past the window the steps are μ apart
-    cap = max(int(sizes.max()), per_far + int(sizes[far_from:].max(initial=0)) if more
-              else 0)
-    # D_k − μℓ = (num_k − ℓ·m)/den exactly, with ε = e/den and μ = m/den
-    den = math.lcm(eps.denominator, mu.denominator)
-    e_num, m_num = eps.numerator * (den // eps.denominator), mu.numerator * (
-        den // mu.denominator)
-    base = m_num - (e_num * int(a[k_min]) + m_num * k_min)  # (μ − γ_{k*})·den
+    # exact integers: ε = e/den, μ = m/den, η = h/den; D_k·den = e·(a_k − a*) +
+    # m·(k − k*) + h
+    den = math.lcm(eps.denominator, mu.denominator, SLACK.denominator)
+    e_num = eps.numerator * (den // eps.denominator)
+    m_num = mu.numerator * (den // mu.denominator)
+    base = SLACK.numerator * (den // SLACK.denominator) - (e_num * a_min + m_num * k_min)
+    # a far step's D_k is μk + base/den > 0, its level k + ⌊base/(m)⌋ exactly: one to a
+    # level, from the first far step's on
+    shift = base // m_num
+    far_from = known + shift
+    if far_from < 0:  # cannot happen: D_k > 0 for every step
+        raise AssertionError("a step past the data below the least log-weight")
+    far_sizes = np.zeros(top, dtype=np.int64)
+    far_sizes[min(far_from, top):] = 1
+    cap = max(int((sizes + far_sizes).max()), 1)
     below = rng.randbelow
+
+    def far_members(level: int) -> list[int]:
+        """The far steps at ``level``, in step order, that the side has."""
+        k = level - shift
+        return [k] if k >= known and stream.has(k) else []
 
     while True:
         level = rng.geometric_exp(mu.numerator, mu.denominator)
@@ -135,43 +145,19 @@ def draw_step(tails: np.ndarray, stream: CandidateStream, target: int,
         u = below(cap)
         if u < size:
             k = order[starts[level] + u]
+            q = int(a[k])
         elif level >= far_from:
-            members = far.members(level)
+            members = far_members(level)
             if u >= size + len(members):
                 continue
-            k = members[u - size]
+            k, q = members[u - size], 0
         else:
             continue
-        q = int(a[k]) if k < end else 0
-        num = e_num * q + m_num * k + base - level * m_num
+        num = e_num * q + m_num * k + base - level * m_num  # (D_k − μℓ)·den
         if num < 0:  # cannot happen: the levels are floors of D_k to within 10⁻⁶
             raise AssertionError("a step's level exceeds its exact log-weight")
         if rng._bernoulli_exp_int(num, den):
             return k
 
 
-class _Far:
-    """The steps past the window: q = 0, so D_k = μk + offset with offset =
-    −ε·a_{k*} − μk* + μ; each gets the level ⌊D̃_k/μ⌋ − 1 from this one float formula
-    (within 10⁻⁶ of the exact value, as the window's): one or two steps to a level."""
-
-    def __init__(self, stream: CandidateStream, end: int, offset: float, mu_f: float
-                 ) -> None:
-        self.stream, self.end, self.offset, self.mu_f = stream, end, offset, mu_f
-
-    def level(self, k: int) -> int:
-        return max(math.floor((self.offset + self.mu_f * k) / self.mu_f) - 1, 0)
-
-    def members(self, level: int) -> list[int]:
-        """The steps ≥ end at ``level``, in step order (made as needed)."""
-        out = []
-        centre = level - self.offset / self.mu_f
-        k = max(self.end, math.floor(centre) - 2)
-        while k <= centre + 4 and self.stream.has(k):
-            if self.level(k) == level:
-                out.append(k)
-            k += 1
-        return out
-
-
-__all__ = ["DECAY", "WINDOW_LEVELS", "draw_step", "runaway_bound", "step_law"]
+__all__ = ["DECAY", "draw_step", "runaway_bound", "step_law"]
