@@ -6,21 +6,20 @@
 What a Spark describe run does on its driver after its one pass (issue #23): the pass's
 per-search-bin statistics cut into blocks of groups
 (:class:`~dprect.core.describe_stats.BinBlock`), and per group every centre, each cell's
-statistics given its centre, two outward searches and two noises
+statistics given its centre, the two sides' draws and two noises
 (:func:`~dprect.core.aggregates.describe_blocks`). The bins are made once in memory (the
 core's :func:`~dprect.core.describe_stats.bin_statistics`, not timed) from public synthetic
 columns of the four shapes of benchmarks/describe_spark.py. Each repeat runs the
 mechanism three ways: seeded on the driver's thread, from OS entropy on the driver's
-thread (what a release draws from; the Python step tests), and from OS entropy in the
-worker processes of :mod:`dprect.engines.driver_pool` (what a large run uses; the step
-tests compiled where numba is installed, :mod:`dprect.core.at_most_jit`); the seeded run
+thread (what a release draws from), and from OS entropy in the worker processes of
+:mod:`dprect.engines.driver_pool` (what a large run uses); the seeded run
 is repeated in the pool and must give the same cells (a digest of them is printed).
 Prints the median milliseconds per cell of each way (wall time: the pool's work is in
 other processes). ``--profile N`` runs the seeded way once more under cProfile and
 prints its N costliest functions (own time). Nothing is asserted beyond the equal
 digests: this is a measurement. ``--rows-per-cell 10000`` is the 10^7-row, 1,000-group
-benchmark's cell size, where the searches walk far (the centre is nearly uniform at
-ε_c = 0.05·ε/64 per column): about 240 exact step tests a cell.
+benchmark's cell size, where the centre is nearly uniform (ε_c = 0.05·ε/64 per column)
+and each side's draw weighs hundreds of steps.
 """
 
 from __future__ import annotations

@@ -18,7 +18,8 @@ import pyarrow.compute as pc
 
 from dprect.core.aggregates import Cell, DescribePlan, centred_integer_sum, choose_pivot
 from dprect.core.randomness import RandomSource
-from dprect.core.tail_bounds import draw_centre, search_side
+from dprect.core.step_exponential import draw_step
+from dprect.core.tail_bounds import CandidateStream, candidates, draw_centre, tail_counts
 
 
 def _float(column: Any) -> np.ndarray:
@@ -50,10 +51,7 @@ def reference_describe(plan: DescribePlan, table: pa.Table, columns: Sequence[st
     for row, crow, rng in zip(data, centres, streams, strict=True):
         cells = []
         for x, c in zip(row, crow, strict=True):
-            lo = search_side(x, c, "lower", plan.target, plan.threshold_scale,
-                             plan.step_scale, rng).bound
-            hi = search_side(x, c, "upper", plan.target, plan.threshold_scale,
-                             plan.step_scale, rng).bound
+            lo, hi = (_side(x, c, side, plan, rng) for side in ("lower", "upper"))
             if not plan.statistics:
                 cells.append(Cell(lo, hi))
                 continue
@@ -71,3 +69,12 @@ def reference_describe(plan: DescribePlan, table: pa.Table, columns: Sequence[st
                               mean if "mean" in want else None))
         out.append(cells)
     return out
+
+
+def _side(x: np.ndarray, centre: float, side: str, plan: Any, rng: RandomSource) -> float:
+    """One side's bound from the whole candidate array and its tail counts by bisection
+    (not the statistics' lazy stream and interval sums the engines read)."""
+    cands = candidates(centre, side)  # type: ignore[arg-type]
+    k = draw_step(tail_counts(x, cands, side), CandidateStream(centre, side),  # type: ignore[arg-type]
+                  plan.target, plan.side_rate, rng)
+    return float(cands[k])

@@ -151,19 +151,6 @@ def _cli_hidden(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     """, cwd)
 
 
-def test_without_numba_the_step_tests_stay_in_python(tmp_path: Path):
-    """A core install has no numba: a large run's compiled step tests are then off, and
-    the searches draw in Python (the same law)."""
-    out = _hidden("""
-        from dprect.core import randomness
-        assert randomness.compile_step_tests() is False
-        src = randomness.RandomSource()
-        print(src.first_at_most([-(10**6)] * 50 + [10**6], 1, 1))
-    """, tmp_path)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "50"
-
-
 def test_without_extras_the_numpy_fit_runs_and_spark_names_its_extra(tiny_table: Path):
     out = _cli_hidden([*FIT, "--output", "hidden.json"], tiny_table)
     assert out.returncode == 0, out.stderr

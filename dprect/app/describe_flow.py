@@ -203,7 +203,7 @@ def plan_lines(the_plan: DescribePlan, columns: Sequence[str], groups: int | Non
     stats = ", ".join(the_plan.statistics) or "bounds alone"
     where = f" in each of {groups} listed group(s)" if groups else ""
     parts = {"centre": the_plan.centre_epsilon,
-             "sides": the_plan.threshold_epsilon + the_plan.step_epsilon,
+             "sides": the_plan.side_epsilon,
              "count": the_plan.count_epsilon, "sum": the_plan.sum_epsilon}
     per_column = sum(parts.values())
     split = ", ".join(f"{k} {v / per_column:.0%}" for k, v in parts.items() if v > 0)

@@ -5,21 +5,20 @@ Per column the budget ε_col = ε/d (d columns, basic composition; δ is not use
 mechanism here is pure) is split by public constants:
 
 * ``CENTRE_SHARE`` (0.05) to the private centre, ``SIDES_SHARE`` (0.45) to the two
-  outward searches (:mod:`dprect.core.tail_bounds`; ε₁ = ``THRESHOLD_SHARE`` (0.7) of it
-  to the threshold noise, ε₂ the rest to the step noise), the rest, ε_q (0.5), to the
-  query: ``SUM_SHARE`` (0.8) of ε_q to the centred clamped sum and the rest to the count.
-  With statistics=() (bounds alone) the query share goes to the centre and the sides.
-* Each side's target t (rows to clip) is ⌈TARGET_FACTOR/ε_sum + MARGIN_FACTOR/ε_sides⌉,
+  sides' draws, ε_s (each side one monotone exponential mechanism over its candidate
+  steps, :mod:`dprect.core.step_exponential`; the two in parallel), the rest, ε_q (0.5),
+  to the query: ``SUM_SHARE`` (0.8) of ε_q to the centred clamped sum and the rest to the
+  count. With statistics=() (bounds alone) the query share goes to the centre and the
+  sides.
+* Each side's target t (rows to clip) is ⌈TARGET_FACTOR/ε_sum + MARGIN_FACTOR/ε_s⌉,
   with ε_sum the query's ε on the clamped sum (or the ``query_epsilon`` a caller names):
   the clip that balances clipping bias and noise for a mean or sum is about 1/(2ε) rows
-  per side (Amin et al. 2019; Huang, Liang & Yi 2021); the margin keeps a negative
-  threshold noise from letting a search run past the data.
-* Why this split (issue #23's clipping check, docs/privacy.md §11): a side clips more
-  than the issue's 1/(2ε_S) + 20/ε_b rows only if a step whose tail count is above that
-  stops early, with probability about e^{−ε₂·(limit − t)} per step; the centre needs
-  little ε on the tables this product is for, so 0.05 of it moved to the sides raises ε₂
-  (0.12 → 0.135 of ε) at the same ε_b = 0.5·ε, and the margin 3.375 = 3·0.45/0.4 keeps the
-  targets in rows (and so the overshoot past the data) where they were.
+  per side (Amin et al. 2019; Huang, Liang & Yi 2021); the margin (2/ε_s rows) keeps the
+  draw's inward pull (μ per step against ε_s per row) from clipping much more.
+* Why one draw per side (issue #23, docs/privacy.md §11 and results.md §5.1): a side's
+  draw weighs a step clipping r rows more than t by e^{−ε_s·r} and each step by e^{−μ}
+  (``DECAY``), with the whole ε_s on one draw; past the data only the prior is left, so a
+  bound 1000× past the data is below 2·10⁻¹⁷ a side (AboveThreshold, before: about 10⁻⁵).
 
 **The aggregates** (given the released L ≤ c ≤ U, public). A pivot p between the centre c
 and the midpoint (L + U)/2: the minimiser of the mean's predicted variance
@@ -39,7 +38,7 @@ S̃ = S + DLap(2^K/ε_S) (exact discrete Laplace), then by post-processing count
 sum = p·count + γ·S̃ and mean = clamp(p + γ·S̃/max(1, ñ), L, U). The rounding moves the
 sum by at most γ/2 in all (w·2^−(K+1)), the truncation by less than 2^−29·Σ|x|.
 
-**Guarantee.** Per column: centre ε_c + sides (ε₁ + ε₂) + count ε_n + sum ε_S = ε_col
+**Guarantee.** Per column: centre ε_c + sides ε_s + count ε_n + sum ε_S = ε_col
 (up to the 10⁻⁹ shrink), sequential; d columns, sequential; public groups hold disjoint
 rows, so they compose in parallel: ONE charge of ε whatever the number of groups. Under
 replace-one neighbours the add/remove plan spends ε/2 (group privacy). The independent
@@ -90,25 +89,21 @@ from dprect.core.errors import ParameterError
 from dprect.core.guarantee_check import CheckReport, check_describe_plan
 from dprect.core.randomness import SEEDED_WARNING, RandomSource
 from dprect.core.request import DescribeRequest, Neighbouring
+from dprect.core.step_exponential import DECAY, draw_step, runaway_bound
 from dprect.core.tail_bounds import (
     CENTRE_BITS,
     STEPS_PER_OCTAVE,
     CandidateStream,
-    above_threshold_stream,
     candidate_count,
     draw_centre_from_counts,
-    early_stop_probability,
-    overshoot_probability,
-    side_clip_bound,
 )
 from dprect.core.validation import repeat_at
 
 CENTRE_SHARE = 0.05
 SIDES_SHARE = 0.45
-THRESHOLD_SHARE = 0.7  # of the sides' share: ε₁; the rest is ε₂
 SUM_SHARE = 0.8  # of the query's share: ε_S; the rest is ε_n
 TARGET_FACTOR = 0.5
-MARGIN_FACTOR = 3.375
+MARGIN_FACTOR = 2.0
 SUM_FRACTION_BITS = 30
 STATISTICS = ("count", "sum", "mean")
 _SHRINK = 1.0 - 1e-9
@@ -124,8 +119,7 @@ class DescribePlan:
     columns: int
     statistics: tuple[str, ...]
     centre_epsilon: float
-    threshold_epsilon: float
-    step_epsilon: float
+    side_epsilon: float
     count_epsilon: float
     sum_epsilon: float
     target: int
@@ -143,12 +137,9 @@ class DescribePlan:
         return Fraction(self.centre_epsilon) / 2
 
     @cached_property
-    def threshold_scale(self) -> Fraction:
-        return 1 / Fraction(self.threshold_epsilon)
-
-    @cached_property
-    def step_scale(self) -> Fraction:
-        return 1 / Fraction(self.step_epsilon)
+    def side_rate(self) -> Fraction:
+        """exp(−rate·clipped rows) in a side's draw: rate = ε_s (sensitivity 1, monotone)."""
+        return Fraction(self.side_epsilon)
 
     @cached_property
     def count_scale(self) -> Fraction | None:
@@ -162,7 +153,7 @@ class DescribePlan:
 
     @property
     def bounds_epsilon(self) -> float:
-        return self.centre_epsilon + self.threshold_epsilon + self.step_epsilon
+        return self.centre_epsilon + self.side_epsilon
 
     @property
     def centre_rows(self) -> int:
@@ -173,14 +164,12 @@ class DescribePlan:
         m = 1 << (12 + CENTRE_BITS)
         return math.ceil(4.0 / self.centre_epsilon * math.log(m / self.beta))
 
-    def overshoot(self, factor: float) -> float:
-        """The probability that a side's bound lies beyond ``factor`` times the offset
-        from the centre at which its data end (its tail counts all 0 by then):
-        :func:`~dprect.core.tail_bounds.overshoot_probability` over r·log2(factor)
-        candidates (floating point, for the printout)."""
-        steps = math.ceil(STEPS_PER_OCTAVE * math.log2(factor))
-        return overshoot_probability(self.target, self.threshold_epsilon,
-                                     self.step_epsilon, steps)
+    def runaway(self, factor: float) -> float:
+        """An upper bound, for any data, on the probability that a side's bound lies
+        beyond ``factor`` times the offset from the centre at which its data end: at
+        least r·log2(factor) steps past the first step clipping ≤ t rows
+        (:func:`~dprect.core.step_exponential.runaway_bound`)."""
+        return runaway_bound(math.floor(STEPS_PER_OCTAVE * math.log2(factor)))
 
     @property
     def clip_limit(self) -> float | None:
@@ -190,19 +179,20 @@ class DescribePlan:
             return None
         return 1.0 / (2.0 * self.sum_epsilon) + 20.0 / self.bounds_epsilon
 
-    def early_stop(self, rows: int) -> float:
-        """The probability that one step whose tail count is ``rows`` stops a side
-        (:func:`~dprect.core.tail_bounds.early_stop_probability`; floating point, for the
-        printout): a side clips more than ``rows`` only through such a stop."""
-        return early_stop_probability(self.target, self.threshold_epsilon,
-                                      self.step_epsilon, rows)
+    def clip_weight(self, rows: int) -> float:
+        """e^{−ε_s·(rows − t)}: a step clipping ``rows`` rows weighs at most this times
+        e^{μ·G} of the first step clipping ≤ t (G the steps between them), so a side
+        clips more than ``rows`` with probability at most the sum of that over such
+        steps (docs/privacy.md §11)."""
+        return math.exp(-self.side_epsilon * (rows - self.target))
 
-    def side_clip_bound(self, steps: int | None = None) -> float:
-        """Rows a side clips at most with probability ≥ 1 − β (given a centre inside
-        the data), for ``steps`` visited (default: every candidate)."""
+    def side_clip_bound(self, steps: int | None = None, gap: int = 0) -> float:
+        """Rows a side clips at most with probability ≥ 1 − β (given a centre inside the
+        data): t + (ln(S/β) + μ·G)/ε_s, S the steps that clip more (default: every
+        candidate) and G the most steps between one of them and the first step clipping
+        ≤ t (a tail without long empty stretches: G small)."""
         s = candidate_count() if steps is None else steps
-        return side_clip_bound(self.target, self.threshold_epsilon, self.step_epsilon, s,
-                               self.beta)
+        return self.target + (math.log(s / self.beta) + float(DECAY) * gap) / self.side_epsilon
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -211,8 +201,8 @@ class DescribePlan:
             "columns": self.columns, "statistics": list(self.statistics),
             "per_column": {
                 "centre_epsilon": self.centre_epsilon,
-                "threshold_epsilon": self.threshold_epsilon,
-                "step_epsilon": self.step_epsilon,
+                "side_epsilon": self.side_epsilon,
+                "side_decay_per_step": float(DECAY),
                 "count_epsilon": self.count_epsilon,
                 "sum_epsilon": self.sum_epsilon,
                 "bounds_epsilon": self.bounds_epsilon,
@@ -222,10 +212,10 @@ class DescribePlan:
             "clip_per_side_bound": self.side_clip_bound(),
             **({} if self.clip_limit is None else {
                 "clip_limit_rows": self.clip_limit,
-                "early_stop_at_clip_limit": self.early_stop(math.ceil(self.clip_limit))}),
+                "clip_weight_at_clip_limit": self.clip_weight(math.ceil(self.clip_limit))}),
             "centre_rows": self.centre_rows,
-            "overshoot_probability": {"2x": self.overshoot(2.0), "4x": self.overshoot(4.0),
-                                      "1000x": self.overshoot(1000.0)},
+            "runaway_probability_at_most": {"4x": self.runaway(4.0),
+                                            "1000x": self.runaway(1000.0)},
             "beta": self.beta,
             "guarantee": self.guarantee.to_json(),
             **({} if self.check is None else {"guarantee_check": self.check.to_json()}),
@@ -239,26 +229,26 @@ class DescribePlan:
             f"describe: {self.columns} column(s), statistics {', '.join(self.statistics)}"
             f" (or bounds alone)",
             f"per column: centre eps {self.centre_epsilon:.6g} (median exponential "
-            f"mechanism), sides eps {self.threshold_epsilon + self.step_epsilon:.6g} "
-            f"(AboveThreshold: threshold {self.threshold_epsilon:.6g}, steps "
-            f"{self.step_epsilon:.6g}; the two sides in parallel)",
+            f"mechanism), sides eps {self.side_epsilon:.6g} (each side one exponential "
+            f"mechanism over its steps, prior decay {float(DECAY):g} per step; the two "
+            f"sides in parallel)",
             f"per column: count eps {self.count_epsilon:.6g}, clamped sum eps "
             f"{self.sum_epsilon:.6g} (discrete Laplace; the sum centred on a pivot p, on a "
             f"2^-{SUM_FRACTION_BITS} fixed-point grid of w = max(U - p, p - L))",
             f"target: {self.target} clipped row(s) per side; with probability >= "
             f"1 - {self.beta:g} per side a side clips at most {clip:.1f} rows once the "
-            f"centre lies inside the data (t + ln(2/beta)/eps1 + ln(2S/beta)/eps2, S = all "
-            f"{candidate_count()} candidates; fewer steps visited, less)",
+            f"centre lies inside the data and the tail has no long empty stretch (t + "
+            f"(ln(S/beta) + {float(DECAY):g}*G)/eps_s, S = all {candidate_count()} "
+            f"candidates, G = 0 steps of gap; each empty step between the rows and the "
+            f"bound costs {float(DECAY) / self.side_epsilon:.2g} more rows)",
             *([] if self.clip_limit is None else [
-                f"a step whose tail count is {math.ceil(self.clip_limit)} rows "
-                f"(1/(2 eps_S) + 20/eps_b) stops a side with probability "
-                f"{self.early_stop(math.ceil(self.clip_limit)):.1e} (a side clips more "
-                f"only through such a stop: that times the steps visited above it bounds "
-                f"the chance)"]),
-            f"past the data a side's bound lies beyond 2x / 4x / 1000x the offset where "
-            f"the data end with probability {self.overshoot(2.0):.1e} / "
-            f"{self.overshoot(4.0):.1e} / {self.overshoot(1000.0):.1e} (per side, exact "
-            f"laws summed in floating point)",
+                f"a step clipping {math.ceil(self.clip_limit)} rows (1/(2 eps_S) + "
+                f"20/eps_b) weighs at most {self.clip_weight(math.ceil(self.clip_limit)):.1e}"
+                f" x e^({float(DECAY):g}*G) of the first step clipping <= t (G steps "
+                f"between them): a side clips more only through such steps"]),
+            f"past the data a side's bound lies beyond 4x / 1000x the offset where the "
+            f"data end with probability <= {self.runaway(4.0):.1e} / "
+            f"{self.runaway(1000.0):.1e} (per side, any data)",
             f"the centre lies inside a group's data with probability >= 1 - {self.beta:g} "
             f"once the group has {self.centre_rows:,} rows (4/eps_c * ln(m/beta)); with "
             f"fewer, the bounds and the mean of that group may be far off",
@@ -322,15 +312,13 @@ def plan_describe(epsilon: float, columns: int, *, delta: float | None = None,
         eps_c = CENTRE_SHARE / (CENTRE_SHARE + SIDES_SHARE) * eps_col
         eps_sides = eps_col - eps_c
         eps_s = eps_n = 0.0
-    eps_1 = THRESHOLD_SHARE * eps_sides
-    eps_2 = eps_sides - eps_1
     aim = query_epsilon if query_epsilon is not None else (eps_s if stats else None)
     if aim is None:
         raise ParameterError("bounds alone (statistics=()) need query_epsilon: the "
                              "epsilon your sum or mean will spend per column")
     aim = _check_epsilon(aim, "query_epsilon")
     target = max(1, math.ceil(TARGET_FACTOR / aim + MARGIN_FACTOR / eps_sides))
-    exact = columns * sum(Fraction(e) for e in (eps_c, eps_1, eps_2, eps_n, eps_s))
+    exact = columns * sum(Fraction(e) for e in (eps_c, eps_sides, eps_n, eps_s))
     # stated rounded up by a relative 2^-46, as the accountant states its floats (the
     # check pushes its own value up by 10^-40; the 10^-9 shrink leaves the room)
     total = math.nextafter(float(exact) * (1.0 + 2.0**-46), math.inf)
@@ -345,7 +333,7 @@ def plan_describe(epsilon: float, columns: int, *, delta: float | None = None,
             raise AssertionError("describe planner produced a guarantee above the budget")
     unchecked = DescribePlan(epsilon=eps, delta=float(delta), neighbouring=nb.value,
                              columns=columns, statistics=stats, centre_epsilon=eps_c,
-                             threshold_epsilon=eps_1, step_epsilon=eps_2,
+                             side_epsilon=eps_sides,
                              count_epsilon=eps_n, sum_epsilon=eps_s, target=target,
                              guarantee=g, beta=beta)
     return dataclasses.replace(unchecked, check=check_describe_plan(unchecked))
@@ -543,10 +531,8 @@ def finish_cell(plan: DescribePlan, centre: float, stats: CellStatistics,
     made = stats.streams  # the candidates the statistics made, if any, read on
     lower, upper = (made if made is not None and made[0].centre == centre
                     else (CandidateStream(centre, "lower"), CandidateStream(centre, "upper")))
-    kl, _ = above_threshold_stream(lower_tails, lower, plan.target, plan.threshold_scale,
-                                   plan.step_scale, rng)
-    ku, _ = above_threshold_stream(upper_tails, upper, plan.target, plan.threshold_scale,
-                                   plan.step_scale, rng)
+    kl = draw_step(lower_tails, lower, plan.target, plan.side_rate, rng)
+    ku = draw_step(upper_tails, upper, plan.target, plan.side_rate, rng)
     lo, hi = lower.value(kl), upper.value(ku)
     if not plan.statistics:
         return Cell(lo, hi)
@@ -677,7 +663,7 @@ def run_describe(plan: DescribePlan, values: Mapping[tuple[Any, int], np.ndarray
 
 
 __all__ = ["CENTRE_SHARE", "SIDES_SHARE", "STATISTICS", "SUM_FRACTION_BITS", "SUM_SHARE",
-           "TARGET_FACTOR", "THRESHOLD_SHARE", "Cell", "CellBlock", "DescribePlan",
+           "TARGET_FACTOR", "Cell", "CellBlock", "DescribePlan",
            "DescribeResult", "Mapper", "ValueBlock", "centred_integer_sum", "choose_pivot",
            "describe_block", "describe_blocks", "describe_cell", "exact_step", "finish_cell",
            "group_blocks", "integer_sum", "plan_describe", "run_describe"]

@@ -478,10 +478,11 @@ def check_describe_plan(plan: Any) -> CheckReport:
     product = "describe"
     s = Fraction(DESCRIBE_SENSITIVITY)
     per_column = Fraction(plan.centre_rate) * 2 * s  # exponential mechanism, rate c
-    per_column += s / Fraction(plan.threshold_scale) + s / Fraction(plan.step_scale)
+    # each side: exp(−rate·clipped rows) over its steps, a monotone utility (every step's
+    # clipped rows move the same way, by at most s): rate·s, not 2·rate·s
+    per_column += Fraction(plan.side_rate) * s
     parts = {"centre": float(Fraction(plan.centre_rate) * 2 * s),
-             "sides (parallel)": float(s / Fraction(plan.threshold_scale)
-                                       + s / Fraction(plan.step_scale))}
+             "sides (parallel)": float(Fraction(plan.side_rate) * s)}
     if plan.statistics:
         if plan.count_scale is None or plan.sum_scale is None:
             raise _refuse(product, "statistics without count or sum noise", g.epsilon,

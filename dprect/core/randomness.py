@@ -23,8 +23,11 @@ Exact discrete samplers live here as well:
 * :meth:`RandomSource.discrete_laplace` — Z on the integers with
   P(Z = z) = (1 − e^{−s/t})/(1 + e^{−s/t})·e^{−|z|·s/t}, exactly, by the same paper's
   Algorithm 2: G as above, a fair sign B; (B = minus, G = 0) is rejected (so that 0 is not
-  counted twice), else ±G is returned. Used by the DP aggregates (:mod:`dprect.core.aggregates`)
-  and the outward bound search (:mod:`dprect.core.tail_bounds`).
+  counted twice), else ±G is returned. Used by the DP aggregates (:mod:`dprect.core.aggregates`).
+
+The sides' draws of the aggregates' bounds (:mod:`dprect.core.step_exponential`) use
+:meth:`RandomSource.geometric_exp`, :meth:`RandomSource.randbelow` and the integer form of
+:meth:`RandomSource.bernoulli_exp`.
 
 No floating-point arithmetic enters these samplers, and no Fraction object either: each
 Bernoulli(a/b) is ``randbelow(b) < a`` with a/b in lowest terms, reduced by a gcd on
@@ -44,17 +47,10 @@ import os
 import random
 import warnings
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from fractions import Fraction
-from typing import TYPE_CHECKING, Union
 
 from dprect.core.errors import ParameterError
-
-if TYPE_CHECKING:
-    import numpy as np
-
-#: a search's levels: Python integers, or an int64 array (the compiled loop reads it as is)
-Levels = Union[Sequence[int], "np.ndarray"]
 
 SEEDED_WARNING = (
     "this run used a fixed seed: its noise is reproducible and therefore NOT private "
@@ -264,37 +260,6 @@ class RandomSource:
                 continue
             return -g if negative else g
 
-    def discrete_laplace_at_most(self, a: int, scale: Fraction) -> bool:
-        """The event Z ≤ a for Z ~ DLap(``scale``), with exactly its probability, drawing
-        only as much of Z as decides it: the sign first, then (memorylessness of the
-        geometric G) Bernoulli(exp(−g/scale)) for "G ≥ g". The same pairs (sign, G) as
-        :meth:`discrete_laplace`, and the same rejection of (negative, 0): for a ≥ 0,
-        a positive sign gives Z = G ≤ a unless G ≥ a + 1, an accepted negative one
-        Z ≤ −1 ≤ a; for a < 0 a positive sign gives Z ≥ 0 > a, an accepted negative one
-        (G ≥ 1) gives Z ≤ a iff G ≥ −a, probability exp(−(−a − 1)/scale) given G ≥ 1.
-        Expected O(1) exact Bernoulli draws whatever a (the outward searches of
-        :mod:`dprect.core.tail_bounds` test one such event per step); the Bernoulli draws
-        use integer arithmetic (:meth:`_bernoulli_exp_int`)."""
-        scale = Fraction(scale)
-        if scale <= 0:
-            raise ValueError(f"discrete_laplace_at_most needs scale > 0, got {scale}")
-        # the rate 1/scale = n/d
-        return self.discrete_laplace_at_most_rate(int(a), scale.denominator, scale.numerator)
-
-    def discrete_laplace_at_most_rate(self, a: int, n: int, d: int) -> bool:
-        """:meth:`discrete_laplace_at_most` with the rate 1/scale given as integers n/d
-        (n, d ≥ 1), for callers that test many events at one scale."""
-        return _at_most_rate(self._gen.getrandbits, self._below, a, n, d)
-
-    def first_at_most(self, levels: Levels, n: int, d: int) -> int:
-        """The first i with Z_i ≤ ``levels[i]`` for fresh Z_i ~ DLap at the rate n/d, or
-        −1 if none: the draws of :meth:`discrete_laplace_at_most_rate` on the levels in
-        order, stopping at the first success (the per-step tests of an outward search in
-        one loop, :func:`_first_at_most`; tests/core/test_sampler_fast_paths.py)."""
-        if _COMPILED == [True] and type(self._gen) is PooledSystemRandom:
-            return _first_at_most_pooled(self._gen, levels, n, d)
-        return _first_at_most(self._gen.getrandbits, self._below, _ints(levels), n, d)
-
     def _bernoulli_exp_int(self, n: int, d: int) -> bool:
         """True with probability exactly exp(−n/d) (integers n ≥ 0, d ≥ 1): the method of
         :meth:`bernoulli_exp` with Bernoulli(γ/k) drawn as ``randbelow(d·k) < n'``
@@ -357,95 +322,6 @@ def _geometric_exp(randrange: Callable[[int], int], s: int, t: int) -> int:
     while _bernoulli_exp_reduced(randrange, 1, 1):
         v += 1
     return (u + t * v) // s
-
-
-def _at_most_rate(getrandbits: Callable[[int], int], randrange: Callable[[int], int],
-                  a: int, n: int, d: int) -> bool:
-    """:meth:`RandomSource.discrete_laplace_at_most_rate` on the generator's bound
-    methods: :func:`_first_at_most` of the one level ``a``."""
-    return _first_at_most(getrandbits, randrange, [a], n, d) == 0
-
-
-def _first_at_most(getrandbits: Callable[[int], int], randrange: Callable[[int], int],
-                   levels: list[int], n: int, d: int) -> int:
-    """:meth:`RandomSource.first_at_most`: per level in turn, the sign first
-    (``randbits(1)``), then the Bernoulli draws that decide Z ≤ a (the module docstring's
-    :meth:`RandomSource.discrete_laplace_at_most`), stopping at the first success; one
-    loop for a whole run of a search's steps."""
-    for i, a in enumerate(levels):
-        while True:
-            if getrandbits(1) == 1:  # negative
-                if not _bernoulli_exp_int(randrange, n, d):  # G = 0, negative: rejected
-                    continue
-                if a >= 0 or _bernoulli_exp_int(randrange, (-a - 1) * n, d):
-                    return i
-                break
-            if a >= 0 and not _bernoulli_exp_int(randrange, (a + 1) * n, d):
-                return i
-            break
-    return -1
-
-
-#: [] until :func:`compile_step_tests` is called in this process, then [whether it loaded]
-_COMPILED: list[bool] = []
-
-
-def compile_step_tests() -> bool:
-    """From now on in this process, :meth:`RandomSource.first_at_most` on OS entropy runs
-    the compiled loop of :mod:`dprect.core.at_most_jit`: the same bytes of the pool read
-    in the same order, the same results, several times faster. Loading it (numba's
-    import and its cache) costs about half a second, so only large runs call this — the
-    choice of :mod:`dprect.engines.driver_pool`, from the public numbers of groups and
-    columns. False (and the Python loop stays) where numba is not installed or does not
-    load."""
-    if not _COMPILED:
-        try:
-            from dprect.core import at_most_jit
-            loaded = at_most_jit.compiled()
-        except Exception:  # numba present but broken: the Python loop is the same law
-            loaded = False
-        _COMPILED.append(loaded)
-    return _COMPILED[0]
-
-
-def _ints(levels: Levels) -> list[int]:
-    """Python integers (a numpy array's would overflow in the exponents m·n)."""
-    tolist = getattr(levels, "tolist", None)
-    return list(tolist()) if callable(tolist) else [int(a) for a in levels]
-
-
-def _first_at_most_pooled(gen: PooledSystemRandom, levels: Levels, n: int,
-                          d: int) -> int:
-    """:func:`_first_at_most` on ``gen``'s pool by the compiled loop; a level it hands
-    back (the pool must refill, or a draw is wider than 64 bits) runs in Python from the
-    same byte, so the bytes read are the Python loop's (:mod:`dprect.core.at_most_jit`).
-    """
-    import numpy as np
-
-    from dprect.core import at_most_jit
-
-    shift = at_most_jit.rate_shift(n, d)
-    try:
-        array = np.asarray(levels, dtype=np.int64)
-    except OverflowError:  # a level beyond int64: Python integers throughout
-        shift = None
-    if shift is None:
-        return _first_at_most(gen.getrandbits, gen._randbelow, _ints(levels), n, d)
-    one_whole, one_frac = divmod(n, d)
-    loop = at_most_jit.first_at_most_bytes
-    base = 0
-    while base < len(array):
-        pool = np.frombuffer(gen._pool, dtype=np.uint8)
-        i, at, status = loop(pool, gen._at, array[base:], np.uint64(n), shift, one_whole,
-                             np.uint64(one_frac))
-        gen._at = at
-        if status == at_most_jit.DONE:
-            return -1 if i < 0 else base + i
-        level = base + i
-        if _first_at_most(gen.getrandbits, gen._randbelow, [int(array[level])], n, d) == 0:
-            return level
-        base = level + 1
-    return -1
 
 
 def _bernoulli_exp_int(randrange: Callable[[int], int], n: int, d: int) -> bool:

@@ -27,35 +27,20 @@ steps that never need a user-given range:
    bound beyond zero stays near zero (a lower bound of −83,712 for a column of times in
    1…2,400 was the failure this fixes), without hundreds of steps at offsets too small
    to matter, each a test of the same tail count #{x beyond 0}. Every
-   candidate is a public function of c; U_k ≥ c ≥ L_k. Each side runs AboveThreshold (the sparse
-   vector technique, Dwork & Roth 2014 §3.6) on its tail counts q_k = #{x > U_k} (upper)
-   or #{x < L_k} (lower): one threshold noise ρ ~ DLap(1/ε₁), then, step by step outward,
-   a fresh ν_k ~ DLap(1/ε₂), stopping at the first k with q_k + ν_k ≤ t + ρ (t the public
-   target of clipped rows); the released bound is that candidate (the last one if no step
-   stops). The tail counts of one side move together (adding a row raises some of them by
-   one and lowers none: the queries are *monotone*), so each side is (ε₁ + ε₂)-DP
-   (Lyu, Su & Li 2017, the monotone case; proof in docs/privacy.md §11 for the exact
-   discrete noise). The rows above c and the rows below c are disjoint and a row equal to
-   c is in no tail, so the two sides together are (ε₁ + ε₂)-DP too (parallel
-   composition), and a column's bounds cost ε_c + ε₁ + ε₂.
+   candidate is a public function of c; U_k ≥ c ≥ L_k. Each side then draws one
+   candidate with the monotone exponential mechanism over its tail counts
+   q_k = #{x > U_k} (upper) or #{x < L_k} (lower), weight
+   exp(−ε_s·max(q_k − t, 0) − μ·k) (t the public target of clipped rows, μ a public decay
+   per step: :mod:`dprect.core.step_exponential`, which holds the proof's outline and the
+   exact sampler; docs/privacy.md §11). The rows above c and the rows below c are
+   disjoint and a row equal to c is in no tail, so the two sides together are ε_s-DP
+   (parallel composition), and a column's bounds cost ε_c + ε_s.
 
-DLap(b) is the discrete Laplace law P(Z = z) ∝ exp(−|z|/b) on the integers, drawn exactly
-by :meth:`~dprect.core.randomness.RandomSource.discrete_laplace` with b the exact rational
-value of 1/ε (the float the plan states). No floating-point number enters a draw; the
-candidate offsets 2^(k/r) are public constants computed in floating point once.
+No floating-point number enters a draw; the candidate offsets 2^(k/r) are public
+constants computed in floating point once.
 
-**Accuracy** (per side, given c inside the data). A stop at step k needs
-q_k ≤ t + ρ − ν_k: with probability ≥ 1 − β, |ρ| ≤ ln(2/β)/ε₁ and every visited |ν_k|
-≤ ln(2S/β)/ε₂ (S steps visited; DLap(b) has P(|Z| ≥ a) ≤ 2e^{−a/b}/(1 + e^{−1/b}) ≤ 2e^{−a/b}),
-so the side clips at most t + ln(2/β)/ε₁ + ln(2S/β)/ε₂ rows, and it stops no later than
-the first candidate whose tail is at most t − ln(2/β)/ε₁ − ln(2S/β)/ε₂; past the data's
-last row every step stops with probability ≥ P(ν_k ≤ t + ρ), so a bound runs K candidates
-(K/r octaves) past the data with probability at most P(ν > t + ρ)^K. S is at most the
-number of candidates (≤ r·(MAX − MIN) octaves), and in practice the steps from c to the
-tail, so the error grows with the log of the steps visited (Durfee 2023), not of the grid.
-
-**Draw order** (identical across engines for a seed): the centre, then the lower side
-(ρ, then ν_k step by step), then the upper side.
+**Draw order** (identical across engines for a seed): the centre, then the lower side's
+draw, then the upper side's.
 """
 
 from __future__ import annotations
@@ -64,7 +49,6 @@ import bisect
 import math
 import struct
 from collections.abc import Callable
-from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 from typing import Literal
@@ -456,136 +440,6 @@ def tail_counts(sorted_values: np.ndarray, bounds: np.ndarray, side: Side) -> np
     return np.searchsorted(v, bounds, side="left").astype(np.int64)
 
 
-# -- AboveThreshold --------------------------------------------------------------------------
-@dataclass(frozen=True)
-class SideOutcome:
-    """One side's search: the released bound, the candidate's index, the steps visited
-    (public: a function of the released index) and whether a step stopped."""
-
-    bound: float
-    step: int
-    stopped: bool
-
-
-def above_threshold(tails: np.ndarray, target: int, threshold_scale: Fraction,
-                    query_scale: Fraction, rng: RandomSource) -> tuple[int, bool]:
-    """The first k with tails[k] + ν_k ≤ target + ρ (ρ ~ DLap(threshold_scale), ν_k ~
-    DLap(query_scale), drawn exactly in that order: ν_k only as far as it decides the
-    test, :meth:`~dprect.core.randomness.RandomSource.discrete_laplace_at_most`), or
-    (last, False) if none stops."""
-    rho = rng.discrete_laplace(threshold_scale)
-    level = int(target) + rho
-    scale = Fraction(query_scale)
-    if scale <= 0:
-        raise ParameterError("query_scale must be > 0")
-    n, d = scale.denominator, scale.numerator  # the rate 1/scale = n/d
-    for k, q in enumerate(tails.tolist()):
-        # ν_k ≤ level − q_k, decided exactly without drawing all of ν_k (DLap is symmetric)
-        if rng.discrete_laplace_at_most_rate(level - q, n, d):
-            return k, True
-    return len(tails) - 1, False
-
-
-def above_threshold_stream(tails: np.ndarray, stream: CandidateStream, target: int,
-                           threshold_scale: Fraction, query_scale: Fraction,
-                           rng: RandomSource) -> tuple[int, bool]:
-    """:func:`above_threshold` over the candidates of ``stream``, with ``tails[k]`` the
-    tail count at candidate k for k < len(tails) and 0 beyond (past the data): the same
-    draws in the same order as :func:`above_threshold` on the full tail array, so the
-    same result for a seed, without making the candidates the search never reaches."""
-    s, t = _scale_parts(threshold_scale)
-    rho = rng.discrete_laplace_int(s, t)
-    level = int(target) + rho
-    n, d = _scale_parts(query_scale)  # the rate 1/scale = n/d
-    first = rng.first_at_most
-    known = len(tails)
-    k, width = 0, 64
-    while k < known:  # the data's tail counts, in blocks that double
-        end = min(k + width, known)
-        stop = end if stream.has(end - 1) else stream.count  # the side may end sooner
-        hit = first(level - tails[k:stop], n, d)
-        if hit >= 0:
-            return k + hit, True
-        if stop < end:
-            return stop - 1, False
-        k, width = stop, 2 * width
-    width = 16  # past the data a search usually stops within a few steps
-    while stream.has(k):  # past the data: every tail count is 0
-        stop = k + width if stream.has(k + width - 1) else stream.count
-        hit = first(np.full(stop - k, level, dtype=np.int64), n, d)
-        if hit >= 0:
-            return k + hit, True
-        k, width = stop, 2 * width
-    return k - 1, False
-
-
-def _scale_parts(scale: Fraction) -> tuple[int, int]:
-    """(denominator, numerator) of a scale > 0: the rate 1/scale = s/t in lowest terms."""
-    if not isinstance(scale, Fraction):
-        scale = Fraction(scale)
-    if scale.numerator <= 0:
-        raise ParameterError("a noise scale must be > 0")
-    return scale.denominator, scale.numerator
-
-
-def search_side(sorted_values: np.ndarray, centre: float, side: Side, target: int,
-                threshold_scale: Fraction, query_scale: Fraction,
-                rng: RandomSource) -> SideOutcome:
-    """One side's private bound (module docstring, step 2)."""
-    cands = candidates(centre, side)
-    tails = tail_counts(sorted_values, cands, side)
-    k, stopped = above_threshold(tails, target, threshold_scale, query_scale, rng)
-    return SideOutcome(float(cands[k]), k, stopped)
-
-
-def side_clip_bound(target: int, threshold_epsilon: float, query_epsilon: float,
-                    steps: int, beta: float) -> float:
-    """With probability ≥ 1 − β a side clips at most
-    t + ln(2/β)/ε₁ + ln(2S/β)/ε₂ rows (S = ``steps`` visited; module docstring)."""
-    return (target + math.log(2.0 / beta) / threshold_epsilon
-            + math.log(2.0 * steps / beta) / query_epsilon)
-
-
-def _dlap_cdf(a: np.ndarray, epsilon: float) -> np.ndarray:
-    """P(Z ≤ a) for Z ~ DLap(1/ε) at integer points a (floating point: printouts)."""
-    q = math.exp(-epsilon)
-    a = np.asarray(a, dtype=np.float64)
-    with np.errstate(over="ignore"):
-        return np.where(a < 0, np.exp(epsilon * np.minimum(a, 0)) / (1 + q),
-                        1 - np.exp(-epsilon * (np.maximum(a, 0) + 1)) / (1 + q))
-
-
-def _threshold_noise_law(epsilon: float) -> tuple[np.ndarray, np.ndarray]:
-    """The threshold noise ρ ~ DLap(1/ε) as (values, probabilities) over
-    |ρ| ≤ 60/ε + 60 (the rest weighs below e^−60), in floating point: for printouts."""
-    span = int(60.0 / epsilon) + 60
-    rho = np.arange(-span, span + 1)
-    q1 = math.exp(-epsilon)
-    return rho, (1 - q1) / (1 + q1) * np.exp(-epsilon * np.abs(rho))
-
-
-def overshoot_probability(target: int, threshold_epsilon: float, step_epsilon: float,
-                          steps: int) -> float:
-    """The probability that a side visits ``steps`` candidates past its data's last row
-    without stopping: E_ρ[P(ν > t + ρ)^steps] (every tail count there is 0), summed over
-    ρ in floating point (a printout, not a guarantee). ``steps`` = r·log2(F) is F times
-    the offset at which the data end."""
-    rho, p_rho = _threshold_noise_law(threshold_epsilon)
-    go_on = 1.0 - _dlap_cdf(target + rho, step_epsilon)
-    return float(np.sum(p_rho * go_on ** steps))
-
-
-def early_stop_probability(target: int, threshold_epsilon: float, step_epsilon: float,
-                           rows: int) -> float:
-    """The probability that one step whose tail count is ``rows`` stops the search:
-    E_ρ[P(ν ≤ t + ρ − rows)], summed over ρ in floating point (a printout, not a
-    guarantee). A side clips more than ``rows`` only if one of the steps it visits with a
-    tail count above ``rows`` stops, so this times the number of such steps bounds that
-    chance (a union bound)."""
-    rho, p_rho = _threshold_noise_law(threshold_epsilon)
-    return float(np.sum(p_rho * _dlap_cdf(target + rho - int(rows), step_epsilon)))
-
-
 def candidate_count() -> int:
     """The most candidates a side can visit: 2·r·(MAX − MIN) + 1 (a side crossing zero
     visits at most every offset on each sign, and zero)."""
@@ -600,9 +454,6 @@ __all__ = [
     "STEPS_PER_OCTAVE",
     "ZERO_RESTART_BITS",
     "CandidateStream",
-    "SideOutcome",
-    "above_threshold",
-    "above_threshold_stream",
     "candidate_count",
     "candidates",
     "centre_pieces",
@@ -610,10 +461,6 @@ __all__ = [
     "centre_value",
     "draw_centre",
     "draw_centre_from_counts",
-    "early_stop_probability",
-    "overshoot_probability",
-    "search_side",
     "side_candidates",
-    "side_clip_bound",
     "tail_counts",
 ]

@@ -23,12 +23,6 @@ a moment before).
   :data:`BLOCKS_PER_PROCESS` blocks per worker, one at a time, so that uneven blocks
   even out.
 
-A large run's step tests (about half of the mechanism's time) run compiled where numba
-is installed: each worker loads :mod:`dprect.core.at_most_jit` while it waits, and so
-does the driver when it draws a large run itself
-(:func:`~dprect.core.randomness.compile_step_tests`; the same bytes read, the same
-results).
-
 Everything sent to a worker is a public function of the statistics the core would read
 on the driver (a block, its stream seeds, the plan); each worker draws from OS entropy or
 from its group's seed, and only the released cells come back. If a worker cannot start
@@ -50,7 +44,6 @@ from contextlib import contextmanager, suppress
 from typing import IO, Any
 
 from dprect.core.aggregates import Mapper
-from dprect.core.randomness import compile_step_tests
 from dprect.engines.driver_worker import BOOT, warm
 
 #: what a worker imports as soon as it starts (the describe mechanism and its core)
@@ -203,8 +196,6 @@ def block_mapper(groups: int, columns: int) -> Iterator[tuple[Mapper, int]]:
     processes = driver_processes()
     large = groups * columns >= PARALLEL_CELLS
     if processes < 2 or groups < 2 or not large:
-        if large:  # the driver draws a large run itself: its step tests compiled
-            compile_step_tests()
         yield map, 1
         return
     pool = _PoolMap(processes)

@@ -23,13 +23,9 @@ BOOT = ("import pickle, sys; sys.path[:0] = pickle.load(sys.stdin.buffer); "
 
 
 def warm(module: str) -> None:
-    """Import ``module`` and load the compiled step tests
-    (:func:`dprect.core.randomness.compile_step_tests`): what the parent sends first, so
-    that both overlap its work (a worker is started only for a large run)."""
+    """Import ``module``: what the parent sends first, so that the import overlaps its
+    work (a worker is started only for a large run)."""
     importlib.import_module(module)
-    from dprect.core.randomness import compile_step_tests
-
-    compile_step_tests()
 
 
 def serve(tasks: IO[bytes] | None = None, answers: IO[bytes] | None = None) -> None:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy.stats import chisquare
 
-from dprect.core import aggregates, describe_stats, guarantee_check, tail_bounds
+from dprect.core import aggregates, describe_stats, guarantee_check, step_exponential, tail_bounds
 from dprect.core.aggregates import centred_integer_sum, describe_cell, plan_describe, run_describe
 from dprect.core.domains import FloatBins
 from dprect.core.errors import ParameterError
@@ -87,17 +87,6 @@ def test_candidates_are_bin_edges_outward_and_tail_counts_exact():
     assert tail_bounds.tail_counts(x, b, "lower").tolist() == [0, 2, 3, 6]
 
 
-def test_above_threshold_stops_near_the_target():
-    tails = np.array([1000, 500, 200, 100, 50, 5, 0, 0, 0])
-    rng = seeded(3)
-    stops = [tail_bounds.above_threshold(tails, 5, Fraction(1, 2), Fraction(1, 2), rng)[0]
-             for _ in range(200)]
-    # with noise of scale 1/2 the first tail <= 5 (index 5) is where most runs stop, and
-    # nearly all stop there or one step later; none before the tail of 50
-    s = np.array(stops)
-    assert np.mean(s == 5) > 0.75 and np.mean((s == 5) | (s == 6)) > 0.97 and s.min() >= 4
-
-
 def test_plan_split_and_guarantee():
     p = plan_describe(1.0, 4)
     per = p.centre_epsilon + p.bounds_epsilon - p.centre_epsilon + p.count_epsilon \
@@ -107,8 +96,7 @@ def test_plan_split_and_guarantee():
     assert p.guarantee.delta == 0.0
     assert p.check is not None and p.check.epsilon <= 1.0 + 1e-12
     assert p.centre_epsilon == pytest.approx(aggregates.CENTRE_SHARE * 0.25, rel=1e-8)
-    assert p.threshold_epsilon + p.step_epsilon == pytest.approx(
-        aggregates.SIDES_SHARE * 0.25, rel=1e-8)
+    assert p.side_epsilon == pytest.approx(aggregates.SIDES_SHARE * 0.25, rel=1e-8)
     assert p.target == math.ceil(aggregates.TARGET_FACTOR / p.sum_epsilon
                                  + aggregates.MARGIN_FACTOR / (0.25 * aggregates.SIDES_SHARE))
     assert "guarantee (1, 0)-DP" in p.table()
@@ -124,8 +112,8 @@ def test_plan_split_and_guarantee():
 
 
 # -- the independent check: it refuses a plan whose noise is smaller than stated -----------
-@pytest.mark.parametrize("field,factor", [("centre_epsilon", 1.01), ("threshold_epsilon", 1.01),
-                                          ("step_epsilon", 1.01), ("count_epsilon", 1.01),
+@pytest.mark.parametrize("field,factor", [("centre_epsilon", 1.01), ("side_epsilon", 1.01),
+                                          ("count_epsilon", 1.01),
                                           ("sum_epsilon", 1.01)])
 def test_check_refuses_a_larger_mechanism_epsilon(field, factor):
     p = plan_describe(1.0, 3)
@@ -241,95 +229,6 @@ def test_run_describe_draw_order_and_groups_in_parallel():
         run_describe(p, vals, ["a", "a"], ["x", "y"], seeded(1))
 
 
-# -- AboveThreshold with exact discrete noise: its law, and privacy on monotone neighbours ---
-def _dlap_cdf(a: int, eps: float) -> float:
-    """P(Z ≤ a) for Z ~ DLap(1/eps), integer a."""
-    q = math.exp(-eps)
-    return q ** (-a) / (1 + q) if a < 0 else 1 - q ** (a + 1) / (1 + q)
-
-
-def _above_threshold_law(tails: list[int], t: int, e1: float, e2: float,
-                         rho_at_least_zero: bool = False) -> np.ndarray:
-    """P(stop at k) for each k, then P(no stop): Σ_ρ P(ρ) Π_{i<k} P(ν > t+ρ−q_i)·P(ν ≤ t+ρ−q_k),
-    ρ ~ DLap(1/ε₁) (the mechanism's), or ρ ≥ 0 geometric (``rho_at_least_zero``)."""
-    q1 = math.exp(-e1)
-    out = np.zeros(len(tails) + 1)
-    for r in range(0 if rho_at_least_zero else -400, 401):
-        pr = (1 - q1) * q1 ** r if rho_at_least_zero else (1 - q1) / (1 + q1) * q1 ** abs(r)
-        alive = 1.0
-        for k, q in enumerate(tails):
-            s = _dlap_cdf(t + r - q, e2)
-            out[k] += pr * alive * s
-            alive *= 1 - s
-        out[-1] += pr * alive
-    return out
-
-
-TAILS = [30, 20, 10, 6, 4, 3, 2, 1, 0, 0]
-
-
-def test_above_threshold_sampler_follows_its_law():
-    rng = seeded(17)
-    law = _above_threshold_law(TAILS, 3, 0.5, 0.3)
-    hits = np.zeros(len(TAILS) + 1)
-    for _ in range(1500):
-        k, stopped = tail_bounds.above_threshold(np.array(TAILS), 3, Fraction(2),
-                                                 Fraction(10, 3), rng)
-        hits[k if stopped else len(TAILS)] += 1
-    keep = law * 1500 >= 5
-    obs = np.append(hits[keep], hits[~keep].sum())
-    exp = np.append(law[keep], law[~keep].sum()) * 1500
-    assert chisquare(obs, exp).pvalue > 1e-3
-
-
-def test_above_threshold_is_e1_plus_e2_private_on_monotone_neighbours():
-    """Adding (removing) a row above the centre raises (lowers) the tail counts of a prefix
-    of the candidates by one: every such neighbour's law is within e^(ε₁+ε₂). The worst
-    ratio is well above e^ε₁ alone (so a plan charging only the threshold would fail)."""
-    e1, e2 = 0.5, 0.3
-    base = _above_threshold_law(TAILS, 3, e1, e2)
-    assert base.sum() == pytest.approx(1.0, abs=1e-12)
-    worst = 0.0
-    for j in range(len(TAILS) + 1):
-        for d in (1, -1):
-            nb = [q + d if i < j else q for i, q in enumerate(TAILS)]
-            if min(nb) < 0:
-                continue
-            other = _above_threshold_law(nb, 3, e1, e2)
-            worst = max(worst, float(np.max(np.abs(np.log(other / base)))))
-    assert worst <= e1 + e2 + 1e-9
-    assert worst > e1 + 0.5 * e2
-
-
-def test_a_threshold_that_is_never_lowered_is_not_private():
-    """Why ρ stays two-sided (docs/privacy.md §11, Lemma D3): the proof shifts the level
-    t + ρ DOWN by one to carry a stop from D' = D + row to D. A threshold noise ρ ≥ 0
-    (which would let a search stop past its data without an overshoot margin) has no
-    room below 0, and on the same monotone neighbours its law moves by far more than
-    e^(ε₁+ε₂)."""
-    e1, e2 = 0.5, 0.3
-    base = _above_threshold_law(TAILS, 3, e1, e2, rho_at_least_zero=True)
-    worst = 0.0
-    for j in range(len(TAILS) + 1):
-        nb = [q + 1 if i < j else q for i, q in enumerate(TAILS)]
-        other = _above_threshold_law(nb, 3, e1, e2, rho_at_least_zero=True)
-        worst = max(worst, float(np.max(np.abs(np.log(other / base)))))
-    assert worst > 1.5 * (e1 + e2)
-
-
-@pytest.mark.parametrize("a", [-7, -1, 0, 2])
-def test_discrete_laplace_at_most_has_the_cdf_with_power(a):
-    rng = seeded(40 + a)
-    scale = Fraction(3)
-    n = 4000
-    hits = sum(rng.discrete_laplace_at_most(a, scale) for _ in range(n))
-    from scipy.stats import binomtest
-    p = _dlap_cdf(a, 1 / 3)
-    assert binomtest(hits, n, p).pvalue > 1e-3
-    # power: the CDF one step off is rejected on the same draws
-    assert binomtest(hits, n, _dlap_cdf(a + 2, 1 / 3)).pvalue < 1e-3
-
-
 def test_random_plans_are_verified_and_within_budget():
     rs = np.random.default_rng(8)
     for _ in range(200):
@@ -387,18 +286,6 @@ def test_a_side_crossing_zero_passes_through_zero():
         assert c.lower > -2400.0 / 256
 
 
-def test_overshoot_statement_matches_the_law_and_is_small():
-    # the float sum equals the exact law's no-stop mass on all-zero tails
-    law = _above_threshold_law([0] * 6, 3, 0.5, 0.3)
-    assert tail_bounds.overshoot_probability(3, 0.5, 0.3, 6) == pytest.approx(law[-1],
-                                                                              rel=1e-9)
-    for eps in (0.5, 1.0, 4.0):
-        p = plan_describe(eps, 1)
-        # the acceptance's "no bound beyond 1000x": rare per side at the default split
-        assert p.overshoot(1000.0) < 5e-5
-        assert p.overshoot(4.0) < 2e-3
-
-
 @pytest.mark.parametrize("n,d", [(0, 1), (1, 3), (1, 1), (7, 2)])
 def test_integer_bernoulli_exp_frequency_with_power(n, d):
     from scipy.stats import binomtest
@@ -433,28 +320,24 @@ def _bounds(x: np.ndarray, p: aggregates.DescribePlan, rng: RandomSource) -> tup
 
 
 # -- issue #23's clipping check: the split, the margin and the centre grid ----------------------
-def test_split_constants_hold_the_clip_limit_and_the_overshoot():
-    """The default split is chosen so that a step whose tail count is the issue's limit
-    1/(2ε_S) + 20/ε_b rarely stops a side (the early stop in a long thin tail), while a
-    search past the data stays rare (the overshoot the margin holds off). Both fail when a
-    share or the margin moves: the earlier split (centre 0.1, sides 0.4, margin 3) stopped
-    such a step with probability 0.0128–0.016; a threshold share of 0.6 runs past 1000×
-    with probability above 10⁻⁴."""
-    assert (aggregates.CENTRE_SHARE, aggregates.SIDES_SHARE, aggregates.THRESHOLD_SHARE,
-            aggregates.SUM_SHARE, aggregates.TARGET_FACTOR, aggregates.MARGIN_FACTOR) == (
-        0.05, 0.45, 0.7, 0.8, 0.5, 3.375)
-    for eps, target in ((0.5, 18), (1.0, 9), (4.0, 3)):
+def test_split_constants_hold_the_clip_limit_and_the_runaway():
+    """The default split and the sides' prior: a step clipping the issue's limit
+    1/(2ε_S) + 20/ε_b rows weighs at most 10⁻⁶ of the target step (before the prior's
+    pull over a gap), and a bound 1000× past the data has probability below 10⁻¹⁵ a side.
+    A decay of 1/4 (runaway 10⁻¹⁰ — 21,000 sides of evidence would still be clean, but
+    the statement moves) or a margin of 3.375 (the earlier targets) fails it."""
+    assert (aggregates.CENTRE_SHARE, aggregates.SIDES_SHARE, aggregates.SUM_SHARE,
+            aggregates.TARGET_FACTOR, aggregates.MARGIN_FACTOR, step_exponential.DECAY) == (
+        0.05, 0.45, 0.8, 0.5, 2.0, Fraction(1, 2))
+    for eps, target in ((0.5, 12), (1.0, 6), (4.0, 2)):
         p = plan_describe(eps, 1)
-        assert p.target == target  # the margin keeps the earlier split's targets
+        assert p.target == target
         limit = p.clip_limit
         assert limit == pytest.approx(1 / (2 * 0.4 * eps) + 20 / (0.5 * eps), rel=1e-6)
-        assert p.early_stop(math.ceil(limit)) < 0.0105
-        assert p.overshoot(1000.0) < 2e-5
-        # the statement's law: a step far below the target always may stop, one far above
-        # the limit almost never does
-        assert p.early_stop(0) > 0.5 and p.early_stop(10 * math.ceil(limit)) < 1e-9
-    old = tail_bounds.early_stop_probability(18, 0.7 * 0.2, 0.3 * 0.2, 83)
-    assert old > 0.0125  # the earlier split at ε = 0.5, for contrast
+        assert p.clip_weight(math.ceil(limit)) < 1e-6
+        assert p.runaway(1000.0) < 1e-15
+        assert p.runaway(4.0) == pytest.approx(math.exp(-0.5 * 16) / -math.expm1(-0.5))
+        assert p.clip_weight(p.target) == 1.0
 
 
 def test_centre_grid_is_fine_enough_to_start_in_the_bulk():

@@ -1,7 +1,7 @@
 """The describe driver's fast paths (issue #23) draw exactly what the slow ones drew:
 the integer samplers of dprect.core.randomness against their Fraction form, draw for
-draw and bit for bit; the lazy candidates of a side against side_candidates; the lazy
-AboveThreshold against the one on the full tail array."""
+draw and bit for bit; the lazy candidates of a side against side_candidates; a side's
+draw on the statistics' tail counts against the one on the full tail array."""
 
 from __future__ import annotations
 
@@ -23,10 +23,9 @@ from dprect.core.describe_stats import (
 )
 from dprect.core.domains import FloatBins
 from dprect.core.randomness import RandomSource
+from dprect.core.step_exponential import draw_step
 from dprect.core.tail_bounds import (
     CandidateStream,
-    above_threshold,
-    above_threshold_stream,
     centre_value,
     side_candidates,
 )
@@ -81,16 +80,6 @@ class FractionSampler:
             return -g if negative else g
 
 
-    def at_most_rate(self, a: int, n: int, d: int) -> bool:
-        """discrete_laplace_at_most_rate as a method calling methods (before the fused
-        form)."""
-        while True:
-            if self.gen.getrandbits(1) == 1:
-                if not self.bernoulli_exp_int(n, d):
-                    continue
-                return True if a >= 0 else self.bernoulli_exp_int((-a - 1) * n, d)
-            return False if a < 0 else not self.bernoulli_exp_int((a + 1) * n, d)
-
     def bernoulli_exp_int(self, n: int, d: int) -> bool:
         whole, frac = divmod(n, d)
         for _ in range(whole):
@@ -106,7 +95,7 @@ class FractionSampler:
 
 
 PLAN = plan_describe(1.0, 64)
-SCALES = [PLAN.threshold_scale, PLAN.step_scale, PLAN.count_scale, PLAN.sum_scale,
+SCALES = [1 / PLAN.side_rate, PLAN.count_scale, PLAN.sum_scale,
           Fraction(1, 3), Fraction(1), Fraction(2), Fraction(7, 5), Fraction(1, 1000),
           1 / Fraction(0.3)]
 
@@ -174,43 +163,29 @@ def test_lazy_search_draws_as_the_full_one_and_tails_match():
             assert np.array_equal(full[:len(tails)], tails)
             assert not full[len(tails):].any()
             target = int(gen.integers(1, 60))
+            eps = Fraction(float(gen.uniform(0.01, 3.0)))
             for seed in range(3):
                 a, b = seeded(100 * trial + seed), seeded(100 * trial + seed)
-                want = above_threshold(full, target, Fraction(3), Fraction(2), a)
-                got = above_threshold_stream(tails, CandidateStream(centre, side), target,
-                                             Fraction(3), Fraction(2), b)
+                whole = CandidateStream(centre, side)
+                whole.upto(len(full) + 1)
+                want = draw_step(full, whole, target, eps, a)
+                got = draw_step(tails, CandidateStream(centre, side), target, eps, b)
                 assert got == want
                 assert a._gen.getstate() == b._gen.getstate()
 
 
-def test_lazy_search_runs_to_the_last_candidate_when_nothing_stops():
-    # a huge level never passes: every step is drawn, the last candidate is released
+def test_a_side_whose_tails_never_reach_zero_draws_on_its_own_steps():
+    """Tails that clip rows up to a side's last candidate (a centre near the largest
+    float): no step past the data, the window is the side; the draw is one of its steps,
+    the same from a fresh stream as from a grown one, and near the end (each step clips
+    three rows fewer)."""
     centre = 1e300
     full = side_candidates(centre, "upper")
-    tails = np.full(len(full), 10**9, dtype=np.int64)
-    a, b = seeded(3), seeded(3)
-    want = above_threshold(tails, 0, Fraction(1, 5), Fraction(1, 5), a)
-    got = above_threshold_stream(tails, CandidateStream(centre, "upper"), 0, Fraction(1, 5),
-                                 Fraction(1, 5), b)
-    assert got == want == (len(full) - 1, False)
-
-
-@pytest.mark.parametrize(("n", "d"), [(1, 1), (3, 1600), (7, 2), (1, 533)])
-def test_at_most_draws_are_the_method_form(n, d):
-    for seed in range(8):
-        ref, fast = FractionSampler(seed), seeded(seed)
-        levels = [-5000, -40, -1, 0, 1, 3, 900]
-        assert [fast.discrete_laplace_at_most_rate(a, n, d) for a in levels * 5] == \
-            [ref.at_most_rate(a, n, d) for a in levels * 5]
-        assert fast._gen.getstate() == ref.gen.getstate()
-        # first_at_most: the same draws up to the first success, its index
-        ref, fast = FractionSampler(seed + 100), seeded(seed + 100)
-        levels = [-5000, -40, -3, -1, 0, 2, -2, 900] * 3
-        want = next((i for i, a in enumerate(levels) if ref.at_most_rate(a, n, d)), -1)
-        assert fast.first_at_most(levels, n, d) == want
-        assert fast._gen.getstate() == ref.gen.getstate()
-        ref, fast = FractionSampler(seed), seeded(seed)
-        far = [-10**6] * 50  # (almost) never: every step drawn, none stops
-        assert fast.first_at_most(far, n, d) == next(
-            (i for i, a in enumerate(far) if ref.at_most_rate(a, n, d)), -1)
-        assert fast._gen.getstate() == ref.gen.getstate()
+    tails = 3 * np.arange(len(full), 0, -1, dtype=np.int64)
+    for seed in range(5):
+        grown = CandidateStream(centre, "upper")
+        grown.upto(len(full) + 1)
+        want = draw_step(tails, grown, 0, Fraction(1), seeded(seed))
+        assert draw_step(tails, CandidateStream(centre, "upper"), 0, Fraction(1),
+                         seeded(seed)) == want
+        assert len(full) - 8 <= want < len(full)

@@ -80,23 +80,18 @@ def test_an_error_in_a_task_is_raised_as_on_the_driver(monkeypatch):
         pool.close()
 
 
-@pytest.mark.parametrize(("groups", "columns", "processes", "pooled", "driver_compiles"), [
-    (1, 10_000, 8, False, True),      # one group: nothing to spread (a large run)
-    (100, 40, 8, False, False),       # 4,000 cells: below PARALLEL_CELLS
-    (1000, 64, 1, False, True),       # one processor (a large run)
-    (1000, 64, 2, True, False),       # the workers compile, not the driver
+@pytest.mark.parametrize(("groups", "columns", "processes", "pooled"), [
+    (1, 10_000, 8, False),      # one group: nothing to spread (a large run)
+    (100, 40, 8, False),        # 4,000 cells: below PARALLEL_CELLS
+    (1000, 64, 1, False),       # one processor (a large run)
+    (1000, 64, 2, True),
 ])
-def test_only_large_runs_start_a_pool(monkeypatch, groups, columns, processes, pooled,
-                                      driver_compiles):
-    """A pool only for large runs; a large run the driver draws itself turns on the
-    compiled step tests there (a worker does it when it starts)."""
+def test_only_large_runs_start_a_pool(monkeypatch, groups, columns, processes, pooled):
+    """A pool only for large runs of several groups, where there are processors."""
     monkeypatch.setattr(driver_pool, "driver_processes", lambda: processes)
-    calls: list[int] = []
-    monkeypatch.setattr(driver_pool, "compile_step_tests", lambda: calls.append(1) or True)
     with driver_pool.block_mapper(groups, columns) as (mapper, parts):
         assert (mapper is not map) == pooled
         assert parts == (processes * driver_pool.BLOCKS_PER_PROCESS if pooled else 1)
-    assert bool(calls) == driver_compiles
 
 
 def test_the_numpy_engine_uses_the_pool_on_a_large_run(monkeypatch):

@@ -1,0 +1,163 @@
+"""One side's bound: the monotone exponential mechanism over the side's candidate steps,
+with a public prior that decays by a fixed factor per step (issue #23; proof in
+docs/privacy.md §11, Lemmas D3 and D3′).
+
+Given the centre (public once drawn) a side has finitely many public candidates
+k = 0, 1, …, N − 1, outward (:class:`~dprect.core.tail_bounds.CandidateStream`), and a
+tail count q_k = the rows a bound at candidate k clips, non-increasing in k and 0 past the
+data. Step k is drawn with probability
+
+    P(k) = w_k / Σ_j w_j,    w_k = exp(−ε·max(q_k − t, 0) − μ·k),
+
+t the public target of clipped rows, ε the side's ε and μ = ``DECAY`` per step. Adding a
+row raises some q_k by one and lowers none, so every log-weight moves by 0 or −ε, all the
+same way: the normaliser moves by a factor in [e^−ε, 1] and each w_k by one in [e^−ε, 1],
+so every P(k) by a factor in [e^−ε, e^ε] — ε-DP with the whole ε on one draw (the
+monotone case of McSherry & Talwar 2007; the prior is public and N finite).
+
+**Why a prior.** Past the data every q_k is 0 and only μ tells the steps apart: a bound
+K steps past the first step k_t whose tail is ≤ t has probability at most
+Σ_{k ≥ k_t + K} e^{−μk} / w_{k_t} = e^{−μK}/(1 − e^{−μ}) whatever the data
+(:func:`runaway_bound`; 1.8·10⁻¹⁷ for 1000× at μ = 1/2). AboveThreshold, the previous
+search, split ε between a threshold noise and step noises and ran away through the
+threshold's tail (about 10⁻⁵ a side, docs/results.md §5.1). The price of the prior: a
+stretch of G steps with no rows costs μ·G, so rows beyond a gap of G steps are covered
+only when ε·(rows − t) outweighs it.
+
+**Exact draw** (:func:`draw_step`; no floating-point number decides a draw). With
+γ_k = ε·max(q_k − t, 0) + μ·k exactly rational, k* a step of least γ (found in floating
+point) and D_k = γ_k − γ_{k*} + η > 0 (η = ``SLACK``, 2^−20, far above any float error
+here), each step gets a level b_k with μ·b_k ≤ D_k < μ·(b_k + 1) + 10⁻⁶: for the data's
+steps b_k = max(0, ⌊D̃_k/μ·(1 − 10⁻¹²) − 10⁻⁹⌋) from the floating-point D̃_k (rounded down
+by more than its error), and for the steps past the data's last row (every q = 0, D_k =
+μk + const) exactly ⌊D_k/μ⌋, one step to a level. Then repeat: draw ℓ with P(ℓ) =
+(1 − e^{−μ})·e^{−μℓ} (:meth:`~dprect.core.randomness.RandomSource.geometric_exp`), draw u
+uniform in {0, …, C − 1} (C ≥ every level's size) and go on only if u < |S_ℓ| (S_ℓ the
+steps of level ℓ: the data's in step order, then the one past it), take k = the u-th of
+S_ℓ, and accept it with probability exp(−(D_k − μℓ)) (the integer form of
+:meth:`~dprect.core.randomness.RandomSource.bernoulli_exp`, exact on the rational). Step k
+is returned in one round with probability (1 − e^{−μ})·e^{−μ·b_k}·(1/C)·e^{−(D_k − μ·b_k)}
+∝ e^{−D_k} ∝ w_k: exactly P(k). A step past the data is made (its candidate) only when a
+round draws it, so the draws depend on the tail counts up to the last nonzero one and on
+the side's candidates, not on how many of them the stream has made: every engine draws
+the same steps for a seed.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from dprect.core.errors import ParameterError
+from dprect.core.randomness import RandomSource
+from dprect.core.tail_bounds import CandidateStream
+
+#: μ, the prior's decay per step: e^{−μ} = 0.61 a step, 1/(1 − e^{−μ}) ≈ 2.5 steps of
+#: spread past the target step; a bound 1000× the data's reach past it (79 steps at 8
+#: an octave) has probability ≤ 1.8·10⁻¹⁷ (docs/privacy.md §11)
+DECAY = Fraction(1, 2)
+
+
+#: η, the slack added to every D_k = γ_k − γ_{k*} + η (k* is found in floating point,
+#: so an exact γ_k may lie a float error below γ_{k*}); far above any float error here
+SLACK = Fraction(1, 1 << 20)
+_SLACK_F = float(SLACK)
+
+
+def runaway_bound(steps: int, decay: Fraction = DECAY) -> float:
+    """P(the drawn step lies ``steps`` or more past the first step whose tail is ≤ t)
+    ≤ e^{−μ·steps}/(1 − e^{−μ}), for any data (module docstring)."""
+    mu = float(decay)
+    return math.exp(-mu * steps) / -math.expm1(-mu)
+
+
+def step_law(tails: np.ndarray, target: int, epsilon: float, count: int,
+             decay: Fraction = DECAY) -> np.ndarray:
+    """P(k) for k < ``count`` (tails beyond ``len(tails)`` are 0), in floating point: for
+    tests and printouts, not for draws."""
+    q = np.zeros(count)
+    q[:min(len(tails), count)] = np.asarray(tails, dtype=np.float64)[:count]
+    logw = -epsilon * np.maximum(q - target, 0.0) - float(decay) * np.arange(count)
+    w = np.exp(logw - logw.max())
+    return w / w.sum()
+
+
+def draw_step(tails: np.ndarray, stream: CandidateStream, target: int,
+              epsilon: Fraction, rng: RandomSource, decay: Fraction = DECAY) -> int:
+    """The side's step (module docstring), with ``tails[k]`` the tail count at candidate
+    k for k < len(tails) and 0 beyond; ``stream`` gives the candidates (its count bounds
+    the steps). Exact; the same draws for a seed on every engine, whatever the stream
+    has made already and however many trailing zeros ``tails`` holds."""
+    eps, mu = Fraction(epsilon), Fraction(decay)
+    if eps <= 0 or mu <= 0:
+        raise ParameterError("the side's epsilon and decay must be > 0")
+    t = int(target)
+    tails = np.asarray(tails, dtype=np.int64)
+    nonzero = np.flatnonzero(tails)
+    known = int(nonzero[-1]) + 1 if len(nonzero) else 0  # trailing zeros change nothing
+    if known and not stream.has(known - 1):
+        raise ParameterError("more tail counts than the side has candidates")
+    # the data's steps k < known ("near"), in floating point; every step past them has
+    # q = 0 ("far": γ_k = μk), handled exactly below and made only when drawn
+    a = np.maximum(tails[:known] - t, 0)
+    eps_f, mu_f = float(eps), float(mu)
+    steps = np.arange(known, dtype=np.float64)
+    gamma_f = eps_f * a.astype(np.float64) + mu_f * steps
+    k_min = int(np.argmin(gamma_f)) if known else 0
+    if not known or mu_f * known < gamma_f[k_min]:
+        k_min = known  # the first far step: γ = μ·known
+    a_min = int(a[k_min]) if k_min < known else 0
+    # D̃_k = γ̃_k − γ̃_{k*} + η from the exact integer differences; its level rounds
+    # D̃/μ down by a little more than any float error, so that μ·level ≤ D_k exactly
+    d_f = eps_f * (a - a_min).astype(np.float64) + mu_f * (steps - k_min) + _SLACK_F
+    levels = np.maximum(np.floor(d_f / mu_f * (1.0 - 1e-12) - 1e-9), 0.0).astype(np.int64)
+    order = np.argsort(levels, kind="stable").tolist()
+    sizes = np.bincount(levels, minlength=1)
+    starts = np.concatenate([[0], np.cumsum(sizes)]).tolist()
+    top = len(sizes)
+    # exact integers: ε = e/den, μ = m/den, η = h/den; D_k·den = e·(a_k − a*) +
+    # m·(k − k*) + h
+    den = math.lcm(eps.denominator, mu.denominator, SLACK.denominator)
+    e_num = eps.numerator * (den // eps.denominator)
+    m_num = mu.numerator * (den // mu.denominator)
+    base = SLACK.numerator * (den // SLACK.denominator) - (e_num * a_min + m_num * k_min)
+    # a far step's D_k is μk + base/den > 0, its level k + ⌊base/(m)⌋ exactly: one to a
+    # level, from the first far step's on
+    shift = base // m_num
+    far_from = known + shift
+    if far_from < 0:  # cannot happen: D_k > 0 for every step
+        raise AssertionError("a step past the data below the least log-weight")
+    far_sizes = np.zeros(top, dtype=np.int64)
+    far_sizes[min(far_from, top):] = 1
+    cap = max(int((sizes + far_sizes).max()), 1)
+    below = rng.randbelow
+
+    def far_members(level: int) -> list[int]:
+        """The far steps at ``level``, in step order, that the side has."""
+        k = level - shift
+        return [k] if k >= known and stream.has(k) else []
+
+    while True:
+        level = rng.geometric_exp(mu.numerator, mu.denominator)
+        size = starts[level + 1] - starts[level] if level < top else 0
+        u = below(cap)
+        if u < size:
+            k = order[starts[level] + u]
+            q = int(a[k])
+        elif level >= far_from:
+            members = far_members(level)
+            if u >= size + len(members):
+                continue
+            k, q = members[u - size], 0
+        else:
+            continue
+        num = e_num * q + m_num * k + base - level * m_num  # (D_k − μℓ)·den
+        if num < 0:  # cannot happen: the levels are floors of D_k to within 10⁻⁶
+            raise AssertionError("a step's level exceeds its exact log-weight")
+        if rng._bernoulli_exp_int(num, den):
+            return k
+
+
+__all__ = ["DECAY", "draw_step", "runaway_bound", "step_law"]

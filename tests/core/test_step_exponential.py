@@ -1,0 +1,148 @@
+"""A side's draw (dprect/core/step_exponential.py; docs/privacy.md §11): its exact sampler
+follows its law (with power against a wrong ε or μ), on the window and past it; its law
+moves by at most e^ε on monotone neighbours (and by more than e^(ε/2): the constant
+matters); the runaway statement holds for any data; the draws do not depend on how much
+of the candidate stream exists."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from scipy.stats import chisquare
+
+from dprect.core import step_exponential as se
+from dprect.core.errors import ParameterError
+from dprect.core.randomness import RandomSource
+from dprect.core.tail_bounds import CandidateStream
+
+TAILS = np.array([900, 500, 200, 100, 60, 40, 30, 30, 30, 30, 30, 12, 5, 2, 1, 1])
+EPS = Fraction(0.225)
+CENTRE = 100.0
+
+
+def seeded(seed: int) -> RandomSource:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return RandomSource(seed=seed)
+
+
+def _counts(tails: np.ndarray, target: int, eps: Fraction, draws: int, seed: int,
+            bins: int) -> np.ndarray:
+    rng = seeded(seed)
+    stream = CandidateStream(CENTRE, "upper")
+    hits = [se.draw_step(tails, stream, target, eps, rng) for _ in range(draws)]
+    return np.bincount(hits, minlength=bins)[:bins]
+
+
+def _pvalue(obs: np.ndarray, law: np.ndarray) -> float:
+    exp = law * obs.sum()
+    keep = exp >= 5
+    return float(chisquare(np.append(obs[keep], obs[~keep].sum()),
+                           np.append(exp[keep], exp[~keep].sum())).pvalue)
+
+
+@pytest.mark.parametrize("tails,target,eps_matters", [
+    (TAILS, 10, True), (np.zeros(0, dtype=np.int64), 3, False),
+    (np.array([50, 50, 50, 50, 50, 50, 0, 0, 40]), 5, False)])
+def test_draw_follows_its_law_with_power(tails, target, eps_matters):
+    bins = 120
+    obs = _counts(tails, target, EPS, 12_000, 5, bins)
+    assert obs.sum() == 12_000  # nothing lands that far out
+    law = se.step_law(tails, target, float(EPS), bins)
+    assert _pvalue(obs, law) > 1e-4
+    # power: the same draws refute a law with a wrong ε (where the tails make ε matter)
+    # or a wrong decay
+    if eps_matters:
+        assert _pvalue(obs, se.step_law(tails, target, 1.6 * float(EPS), bins)) < 1e-4
+    assert _pvalue(obs, se.step_law(tails, target, float(EPS), bins,
+                                    decay=se.DECAY * Fraction(3, 2))) < 1e-4
+
+
+def test_draws_past_the_data_follow_the_law_and_make_few_candidates():
+    """On tails that end at step 3 most draws land past the data (the exact far levels):
+    the law holds, and the stream is made only a little past the farthest draw."""
+    tails = np.array([40, 20, 9])
+    stream = CandidateStream(CENTRE, "upper")
+    rng = seeded(8)
+    draws = [se.draw_step(tails, stream, 4, EPS, rng) for _ in range(8_000)]
+    assert np.mean(np.array(draws) >= 3) > 0.7
+    assert stream.count < 100  # not 120 steps (60 nats) past the data made up front
+    obs = np.bincount(draws, minlength=60)[:60]
+    assert _pvalue(obs, se.step_law(tails, 4, float(EPS), 60)) > 1e-4
+
+
+def test_draws_do_not_depend_on_trailing_zeros_or_the_stream_made():
+    grown = CandidateStream(CENTRE, "upper")
+    grown.upto(3000)
+    for seed in range(30):
+        a = se.draw_step(TAILS, CandidateStream(CENTRE, "upper"), 10, EPS, seeded(seed))
+        b = se.draw_step(np.r_[TAILS, np.zeros(40, dtype=np.int64)], grown, 10, EPS,
+                         seeded(seed))
+        assert a == b
+
+
+def test_a_side_that_ends_in_the_window_draws_only_its_steps():
+    """A lower side with a centre near zero ends within the window: the draw stays on it."""
+    stream = CandidateStream(1e-300, "lower")
+    n = stream.upto(10**6).shape[0]
+    rng = seeded(4)
+    assert all(0 <= se.draw_step(np.zeros(0, dtype=np.int64), stream, 1, EPS, rng) < n
+               for _ in range(300))
+
+
+def test_law_is_eps_private_on_monotone_neighbours():
+    """Adding a row raises the tail counts of a prefix of the steps by one: every step's
+    probability moves by at most e^ε, and by more than e^(ε/2) somewhere (the monotone
+    mechanism spends its whole ε: a check charging ε/2 would fail)."""
+    eps = 0.4
+    n = 80
+    worst = 0.0
+    for tails in (TAILS, np.array([12, 12, 12, 3, 3, 0, 0, 2])):
+        base = se.step_law(tails, 4, eps, n)
+        for j in range(len(tails) + 2):
+            for d in (1, -1):
+                padded = np.r_[tails, np.zeros(n - len(tails), dtype=np.int64)]
+                nb = np.where(np.arange(n) < j, padded + d, padded)
+                if nb.min() < 0:
+                    continue
+                other = se.step_law(nb, 4, eps, n)
+                worst = max(worst, float(np.max(np.abs(np.log(other / base)))))
+    assert worst <= eps + 1e-9
+    assert worst > 0.5 * eps
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_runaway_bound_holds_for_any_tails(seed):
+    gen = np.random.default_rng(seed)
+    tails = np.sort(gen.integers(0, 400, gen.integers(1, 60)))[::-1]
+    target = int(gen.integers(0, 30))
+    law = se.step_law(tails, target, 0.3, 400)
+    k_t = int(np.argmax(np.r_[tails, 0] <= target))
+    for steps in (4, 16, 40):
+        assert law[k_t + steps:].sum() <= se.runaway_bound(steps) * (1 + 1e-9)
+    # and it is the law's own tail on data that ends at the first step
+    flat = se.step_law(np.zeros(0), 0, 0.3, 400)
+    assert flat[16:].sum() == pytest.approx(se.runaway_bound(16) * (1 - math.exp(-0.5)),
+                                            rel=1e-6)
+
+
+def test_lands_near_the_target_and_never_deep_inside():
+    tails = np.array([1000, 500, 200, 100, 50, 5, 0, 0, 0])
+    rng = seeded(3)
+    s = np.array([se.draw_step(tails, CandidateStream(CENTRE, "upper"), 5, Fraction(2),
+                               rng) for _ in range(400)])
+    # the first step clipping ≤ 5 is 5 (probability 1 − e^-1/2 = 0.39); inward steps clip
+    # ≥ 45 more rows (e^-90); 5 … 10 hold 1 − e^-3 = 0.95
+    assert s.min() >= 5 and np.mean(s == 5) > 0.3 and np.mean(s <= 10) > 0.9
+
+
+def test_bad_parameters_are_refused():
+    with pytest.raises(ParameterError):
+        se.draw_step(TAILS, CandidateStream(CENTRE, "upper"), 3, Fraction(0), seeded(1))
+    with pytest.raises(ParameterError):
+        se.draw_step(TAILS, CandidateStream(CENTRE, "upper"), 3, EPS, seeded(1),
+                     decay=Fraction(-1, 2))
