@@ -54,11 +54,10 @@ from dprect.core.errors import ParameterError
 from dprect.core.randomness import RandomSource
 from dprect.core.tail_bounds import CandidateStream
 
-#: μ, the prior's decay per step: e^{−μ} = 0.61 a step, 1/(1 − e^{−μ}) ≈ 2.5 steps of
-#: spread past the target step; a bound 1000× the data's reach past it (79 steps at 8
-#: an octave) has probability ≤ 1.8·10⁻¹⁷ (docs/privacy.md §11)
+#: μ, the prior's decay per step: e^{−μ} = 0.61 a step, a mean spread of
+#: e^{−μ}/(1 − e^{−μ}) ≈ 1.5 steps past the target step; a bound 1000× the data's reach
+#: past it (79 steps at 8 an octave) has probability ≤ 1.8·10⁻¹⁷ (docs/privacy.md §11)
 DECAY = Fraction(1, 2)
-
 
 #: η, the slack added to every D_k = γ_k − γ_{k*} + η (k* is found in floating point,
 #: so an exact γ_k may lie a float error below γ_{k*}); far above any float error here
@@ -97,8 +96,8 @@ def draw_step(tails: np.ndarray, stream: CandidateStream, target: int,
     tails = np.asarray(tails, dtype=np.int64)
     nonzero = np.flatnonzero(tails)
     known = int(nonzero[-1]) + 1 if len(nonzero) else 0  # trailing zeros change nothing
-    if known and not stream.has(known - 1):
-        raise ParameterError("more tail counts than the side has candidates")
+    if known and not stream.has(known - 1):  # cannot happen: tails are the candidates'
+        raise AssertionError("more tail counts than the side has candidates")
     # the data's steps k < known ("near"), in floating point; every step past them has
     # q = 0 ("far": γ_k = μk), handled exactly below and made only when drawn
     a = np.maximum(tails[:known] - t, 0)
@@ -129,15 +128,9 @@ def draw_step(tails: np.ndarray, stream: CandidateStream, target: int,
     far_from = known + shift
     if far_from < 0:  # cannot happen: D_k > 0 for every step
         raise AssertionError("a step past the data below the least log-weight")
-    far_sizes = np.zeros(top, dtype=np.int64)
-    far_sizes[min(far_from, top):] = 1
-    cap = max(int((sizes + far_sizes).max()), 1)
+    # C: a level's data steps, plus its one far step from far_from on
+    cap = max(int(sizes.max()), 1 + int(sizes[far_from:].max(initial=0)))
     below = rng.randbelow
-
-    def far_members(level: int) -> list[int]:
-        """The far steps at ``level``, in step order, that the side has."""
-        k = level - shift
-        return [k] if k >= known and stream.has(k) else []
 
     while True:
         level = rng.geometric_exp(mu.numerator, mu.denominator)
@@ -146,11 +139,8 @@ def draw_step(tails: np.ndarray, stream: CandidateStream, target: int,
         if u < size:
             k = order[starts[level] + u]
             q = int(a[k])
-        elif level >= far_from:
-            members = far_members(level)
-            if u >= size + len(members):
-                continue
-            k, q = members[u - size], 0
+        elif u == size and level >= far_from and stream.has(level - shift):
+            k, q = level - shift, 0  # the level's far step (≥ known), if the side has it
         else:
             continue
         num = e_num * q + m_num * k + base - level * m_num  # (D_k − μℓ)·den

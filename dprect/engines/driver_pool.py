@@ -194,8 +194,7 @@ def block_mapper(groups: int, columns: int) -> Iterator[tuple[Mapper, int]]:
     ``groups`` × ``columns`` cells (module notes); the pool, if any, is shut down on
     exit."""
     processes = driver_processes()
-    large = groups * columns >= PARALLEL_CELLS
-    if processes < 2 or groups < 2 or not large:
+    if processes < 2 or groups < 2 or groups * columns < PARALLEL_CELLS:
         yield map, 1
         return
     pool = _PoolMap(processes)

@@ -34,8 +34,6 @@ from typing import Any
 
 import numpy as np
 
-from dprect.core.numba_jit import njit
-
 #: checked by the kernel that calls :func:`column_bins` (it travels by value, this module
 #: is imported on the executor: a different installed version is not used)
 VERSION = 2
@@ -143,12 +141,21 @@ _compiled: dict[str, Callable[..., Any] | None] = {}
 
 
 def _compile(fn: Callable[..., Any]) -> Callable[..., Any] | None:
-    """``fn`` compiled on first use in this process (:func:`dprect.core.numba_jit.njit`:
-    loaded from numba's cache, or compiled and cached), or None where numba is not
-    installed."""
+    """``fn`` compiled by numba on first use in this process, without the GIL — loaded
+    from numba's cache beside this module, or compiled and cached there; for the process
+    only where that cache cannot be written (a read-only installation) — or None where
+    numba is not installed."""
     name = fn.__name__
     if name not in _compiled:
-        _compiled[name] = njit(fn)
+        try:
+            import numba
+        except ImportError:
+            _compiled[name] = None
+            return None
+        try:
+            _compiled[name] = numba.njit(cache=True, nogil=True)(fn)
+        except Exception:  # no writable cache location: compile for this process only
+            _compiled[name] = numba.njit(cache=False, nogil=True)(fn)
     return _compiled[name]
 
 
