@@ -209,8 +209,8 @@ def _restart_offset(centre: float) -> float:
     at zero); smaller offsets would each cost the draw's prior μ more to pass, on data
     that reach past zero at the same tail count #{x beyond 0}: with 2^-10 and the default
     split, the 179 rows below zero of a dewpoint column (centre near 40) were clipped
-    every time at ε = 0.5,
-    six octaves of such steps costing 24 nats of prior (docs/privacy.md §11)."""
+    every time at ε = 0.5, six more octaves of such steps costing 24 nats of prior
+    (docs/privacy.md §11)."""
     return math.ldexp(abs(float(centre)), -ZERO_RESTART_BITS)
 
 
