@@ -135,7 +135,7 @@ def test_plan_only_prints_the_split_and_touches_nothing(
                           "--columns", "x,y,z", "--epsilon", "1", "--plan-only"], capsys)
     assert code == 0, err
     plan = plan_describe(1.0, 3)
-    assert "budget split: epsilon" in out and "centre 5%, sides 45%, count 10%, sum 40%" in out
+    assert "budget split: epsilon" in out and "centre 5%, sides 30%, count 13%, sum 52%" in out
     assert f"count eps {plan.count_epsilon:.6g}, clamped sum eps {plan.sum_epsilon:.6g}" in out
     assert "charged once" in out and "re-derived by the independent check" in out
     assert list(tmp_path.iterdir()) == []

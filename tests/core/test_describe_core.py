@@ -261,17 +261,17 @@ def test_centre_rows_statement_holds_on_a_small_group():
 
 
 def test_a_side_crossing_zero_passes_through_zero():
-    # through 0, then outward from zero again from |c|·2^-ZERO_RESTART_BITS (= 2^-10):
+    # through 0, then outward from zero again from |c|·2^-ZERO_RESTART_BITS (= 2^-4):
     # the next candidate is the first offset 2^(k/8) at or above it (its bin's edge)
-    assert tail_bounds.ZERO_RESTART_BITS == 10
+    assert tail_bounds.ZERO_RESTART_BITS == 4
     step = 2.0 ** (1 / tail_bounds.STEPS_PER_OCTAVE) * (1 + 2.0**-11)
     lo = tail_bounds.candidates(1500.0, "lower")
     i = int(np.argmax(lo <= 0))
-    start = 1500.0 / 1024
+    start = 1500.0 / 16
     assert lo[i] == 0.0 and -start * step < lo[i + 1] <= -start * (1 - 2.0**-11)
     up = tail_bounds.candidates(-3.0, "upper")
     j = int(np.argmax(up >= 0))
-    start = 3.0 / 1024
+    start = 3.0 / 16
     assert 0 <= up[j] < 1e-300 and start * (1 - 2.0**-11) <= up[j + 1] < start * step
     # the lazy stream makes the same points past zero
     for c, side in ((1500.0, "lower"), (-3.0, "upper"), (0.37, "lower"), (-1e-300, "upper")):
@@ -283,7 +283,7 @@ def test_a_side_crossing_zero_passes_through_zero():
     rng = seeded(12)
     for _ in range(20):
         c = describe_cell(x, p, rng)
-        assert c.lower > -2400.0 / 256
+        assert c.lower > -2400.0 / 16
 
 
 @pytest.mark.parametrize("n,d", [(0, 1), (1, 3), (1, 1), (7, 2)])
@@ -324,16 +324,16 @@ def test_split_constants_hold_the_clip_limit_and_the_runaway():
     """The default split and the sides' prior: a step clipping the issue's limit
     1/(2ε_S) + 20/ε_b rows weighs at most 10⁻⁶ of the target step (before the prior's
     pull over a gap), and a bound 1000× past the data has probability below 10⁻¹⁵ a side.
-    A decay of 1/4 (runaway 10⁻¹⁰ — 21,000 sides of evidence would still be clean, but
-    the statement moves) or a margin of 3.375 (the earlier targets) fails it."""
+    A decay of 1/4 (runaway 1.2·10⁻⁸ — 23,000 sides of evidence would still be clean, but
+    the statement moves) or a margin of 3.375 (the earlier targets: 1.0·10⁻⁶) fails it."""
     assert (aggregates.CENTRE_SHARE, aggregates.SIDES_SHARE, aggregates.SUM_SHARE,
             aggregates.TARGET_FACTOR, aggregates.MARGIN_FACTOR, step_exponential.DECAY) == (
-        0.05, 0.45, 0.8, 0.5, 2.0, Fraction(1, 2))
-    for eps, target in ((0.5, 12), (1.0, 6), (4.0, 2)):
+        0.05, 0.3, 0.8, 0.5, 2.0, Fraction(1, 2))
+    for eps, target in ((0.5, 16), (1.0, 8), (4.0, 2)):
         p = plan_describe(eps, 1)
         assert p.target == target
         limit = p.clip_limit
-        assert limit == pytest.approx(1 / (2 * 0.4 * eps) + 20 / (0.5 * eps), rel=1e-6)
+        assert limit == pytest.approx(1 / (2 * 0.52 * eps) + 20 / (0.35 * eps), rel=1e-6)
         assert p.clip_weight(math.ceil(limit)) < 1e-6
         assert p.runaway(1000.0) < 1e-15
         assert p.runaway(4.0) == pytest.approx(math.exp(-0.5 * 16) / -math.expm1(-0.5))
@@ -361,8 +361,30 @@ def test_centre_grid_is_fine_enough_to_start_in_the_bulk():
     assert grid.size == 1 << 16
 
 
+def test_zero_restart_lets_a_side_reach_the_rows_past_zero(monkeypatch):
+    """A dewpoint-like column (centre 40, 179 rows in [−10, 0)) at ε = 0.5: with the
+    restart at |c|·2^-4 the lower side's law clips more than the issue's limit with
+    probability below 10⁻³; at 2^-10 the six extra octaves of steps between 0 and the
+    rows cost the prior 24 nats, more than clipping the rows costs, and the side clips
+    every one of them almost surely (what ``ZERO_RESTART_BITS`` = 10 did to weather
+    dewp)."""
+    x = np.sort(np.concatenate([np.random.default_rng(4).normal(42.0, 12.0, 26_000),
+                                -np.random.default_rng(5).uniform(0.0, 10.0, 179)]))
+    p = plan_describe(0.5, 1)
+
+    def clips_over_limit() -> float:
+        lo = tail_bounds.side_candidates(40.0, "lower")  # uncached: reads the constant
+        q = tail_bounds.tail_counts(x, lo, "lower")
+        law = step_exponential.step_law(q, p.target, p.side_epsilon, len(lo))
+        return float(law[q > p.clip_limit].sum())
+
+    assert clips_over_limit() < 1e-3
+    monkeypatch.setattr(tail_bounds, "ZERO_RESTART_BITS", 10)
+    assert clips_over_limit() > 0.5
+
+
 def test_a_side_crossing_zero_does_not_retest_the_tail_below_zero_at_tiny_offsets():
-    """Past zero the offsets restart at |c|·2^-10, not at 2^-32: on data reaching below
+    """Past zero the offsets restart at |c|·2^-4, not at 2^-32: on data reaching below
     zero (weather dewpoint: centre near 40, 221 rows below 0) the search makes a few
     steps at the tail count #{x < 0}, not hundreds."""
     x = np.sort(np.concatenate([np.random.default_rng(4).normal(42.0, 12.0, 26_000),
@@ -371,6 +393,6 @@ def test_a_side_crossing_zero_does_not_retest_the_tail_below_zero_at_tiny_offset
     lo = tail_bounds.candidates(c, "lower")
     q = tail_bounds.tail_counts(x, lo, "lower")
     at_zero = int((x < 0).sum())
-    same = int(np.sum((lo <= 0) & (lo > -c / 1024 * 1.01) & (q == at_zero)))
-    assert same <= 1  # 0 itself; before, every offset 2^-32 … 0.04 (hundreds of steps)
-    assert int(np.sum((lo < 0) & (lo > -c / 1024))) == 0
+    same = int(np.sum((lo <= 0) & (lo > -c / 16 * 1.01) & (q == at_zero)))
+    assert same <= 1  # 0 itself; before, every offset 2^-32 … 2.5 (hundreds of steps)
+    assert int(np.sum((lo < 0) & (lo > -c / 16))) == 0
