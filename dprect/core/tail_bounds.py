@@ -204,13 +204,13 @@ def side_candidates(centre: float, side: Side) -> np.ndarray:
 
 def _restart_offset(centre: float) -> float:
     """|c|·2^-ZERO_RESTART_BITS (exact): a side that crosses zero goes on from 0 with the
-    offsets at least this large. A bound at the first of them widens the range [c, 0] by
-    at most 1/16 of it (and 0 itself stays a candidate, so data of one sign keep a bound
-    at zero); smaller offsets would each cost the draw's prior μ more to pass, on data
-    that reach past zero at the same tail count #{x beyond 0}: with 2^-10 and the default
-    split, the 179 rows below zero of a dewpoint column (centre near 40) were clipped
-    every time at ε = 0.5, six more octaves of such steps costing 24 nats of prior
-    (docs/privacy.md §11)."""
+    offsets at least this large. A bound at the first of them (a bin edge at most
+    2^(1/8)·17/16 of |c|·2^-4 from zero) widens the range [c, 0] by at most 1/13 of it
+    (and 0 itself stays a candidate, so data of one sign keep a bound at zero); smaller
+    offsets would each cost the draw's prior μ more to pass, on data that reach past zero
+    at the same tail count #{x beyond 0}: with 2^-10 and the default split, the 179 rows
+    below zero of a dewpoint column (centre near 40) were clipped every time at ε = 0.5,
+    six more octaves of such steps costing 24 nats of prior (docs/privacy.md §11)."""
     return math.ldexp(abs(float(centre)), -ZERO_RESTART_BITS)
 
 
