@@ -40,11 +40,18 @@ if not (SPARK_HOME / "bin" / "spark-class").exists():
     SPARK_HOME = Path(pyspark.__file__).parent
 
 
-def free_port() -> int:
-    """A TCP port nobody listens on right now (the OS picks it)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+def free_ports(n: int) -> list[int]:
+    """``n`` distinct TCP ports nobody listens on right now (the OS picks them, all held
+    open until every one is picked: a port one daemon has not bound yet cannot be handed
+    to the next)."""
+    socks = [socket.socket() for _ in range(n)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [int(s.getsockname()[1]) for s in socks]
+    finally:
+        for s in socks:
+            s.close()
 
 
 def cluster_env(tmp: Path) -> dict[str, str]:
@@ -119,7 +126,7 @@ class Cluster:
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     tmp = tmp_path_factory.mktemp("standalone")
     env = cluster_env(tmp)
-    port, ui = free_port(), free_port()
+    port, ui, *worker_ports = free_ports(2 + 2 * WORKERS)
     spark_class = str(SPARK_HOME / "bin" / "spark-class")
     logs = tmp / "logs"
     procs: list[subprocess.Popen[bytes]] = []
@@ -132,7 +139,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         url = f"spark://127.0.0.1:{port}"
         worker_uis = []
         for i in range(WORKERS):
-            wport, wui = free_port(), free_port()
+            wport, wui = worker_ports[2 * i], worker_ports[2 * i + 1]
             work = tmp / f"work{i}"
             work.mkdir()
             with open(logs / f"worker{i}.log", "wb") as out:
@@ -152,8 +159,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
                 alive = [w for w in st.get("workers", []) if w.get("state") == "ALIVE"]
                 if st.get("status") == "ALIVE" and len(alive) == WORKERS:
                     break
-            except OSError:
-                pass
+            except (OSError, ValueError):  # not listening yet, or a page that is not JSON
+                pass  # while the UI starts (a fresh-clone CI run once read HTML there)
             assert time.monotonic() < deadline, f"cluster did not come up\n{c.log_tail()}"
             time.sleep(1.0)
         yield c
