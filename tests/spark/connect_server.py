@@ -19,14 +19,10 @@ import sys
 import time
 from pathlib import Path
 
+from ports import free_port
+
 REPO = Path(__file__).resolve().parents[2]
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def client_env() -> dict[str, str]:

@@ -21,7 +21,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from connect_client import BOUNDS, FIT, STRATEGIES
-from connect_server import client_env, free_port
+from connect_server import client_env
+from ports import free_port
 
 from dprect.app.cli import main
 

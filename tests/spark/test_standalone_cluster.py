@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -27,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from ports import free_ports
 from tie_tables import ties_table as _ties_table
 
 pytestmark = pytest.mark.slow
@@ -38,20 +38,6 @@ if not (SPARK_HOME / "bin" / "spark-class").exists():
     import pyspark
 
     SPARK_HOME = Path(pyspark.__file__).parent
-
-
-def free_ports(n: int) -> list[int]:
-    """``n`` distinct TCP ports nobody listens on right now (the OS picks them, all held
-    open until every one is picked: a port one daemon has not bound yet cannot be handed
-    to the next)."""
-    socks = [socket.socket() for _ in range(n)]
-    try:
-        for s in socks:
-            s.bind(("127.0.0.1", 0))
-        return [int(s.getsockname()[1]) for s in socks]
-    finally:
-        for s in socks:
-            s.close()
 
 
 def cluster_env(tmp: Path) -> dict[str, str]:
