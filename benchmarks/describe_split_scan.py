@@ -28,8 +28,6 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 SHARE_KEYS = ("CENTRE_SHARE", "SIDES_SHARE", "SUM_SHARE", "TARGET_FACTOR", "MARGIN_FACTOR")
@@ -52,28 +50,25 @@ def apply(setting: str) -> None:
 
 
 def scan(seed: int, epsilons: list[float] | None) -> list[dict[str, Any]]:
-    import peers_compare
+    """dprect's cells for ``seed`` under this process's constants, compared as
+    ``make bench-peers-compare`` compares them (:func:`peers_compare.rows_against_peers`)."""
     import peers_layout as pr
+    from peers_compare import rows_against_peers
     from peers_dprect import dprect_cells
     manifest = json.loads((pr.REPO / pr.MANIFEST).read_text())
     if epsilons:
         manifest["epsilons"] = epsilons
     _, cells = dprect_cells(manifest, "describe", seed=seed)
     peers = json.loads((pr.REPO / pr.PEERS_JSON).read_text())["cells"]
-    return peers_compare.compare_cells(manifest["columns"], cells + peers,
-                                       lambda c: np.load(pr.REPO / c["npy"]))
+    return rows_against_peers(manifest, peers, cells)
 
 
 def report(rows: list[dict[str, Any]], label: str) -> None:
-    import peers_compare
+    from peers_compare import summary, summary_line
     ran = {r["epsilon"] for r in rows if "ratio_mean" in r}
-    for s in peers_compare.summary(rows):
+    for s in summary(rows):
         if s["epsilon"] in ran:
-            print(f"{label} ε = {s['epsilon']:g}: ≤ best {s['at_most_best_mean']}/"
-                  f"{s['columns']}, ≤ 1.25× {s['within_1.25_mean']}, worst "
-                  f"{s['worst_ratio_mean']:.3f} ({s['worst_column']}), median "
-                  f"{s['median_ratio_mean']:.3f}, clipping check "
-                  f"{s['clip_check_passes']}/{s['clip_check_columns']}")
+            print(f"{label}, {summary_line(s)}")
     for r in rows:
         check = r["methods"].get("dprect", {}).get("clip_check") or {}
         above = r.get("ratio_mean", 0.0) > 1.0 and not r["synthetic"]

@@ -245,7 +245,6 @@ def compare(requested: str = "auto", dprect_file: str | None = None) -> dict[str
     ``{"route", "cells"}`` JSON), compare with the collected peers, write
     ``docs/figures/bounds_compare.json`` and print the tables."""
     import peers_layout as pr
-    from peers_standin import standin_cells
     repo = pr.REPO
     manifest = json.loads((repo / pr.MANIFEST).read_text())
     peers = json.loads((repo / pr.PEERS_JSON).read_text())
@@ -254,9 +253,7 @@ def compare(requested: str = "auto", dprect_file: str | None = None) -> dict[str
         how, mine = saved["route"], saved["cells"]
     else:
         how, mine = dprect_side(manifest, requested)
-    standin = standin_cells(manifest)  # used per cell only where Tumult's is missing
-    rows = compare_cells(manifest["columns"], [*peers["cells"], *mine, *standin],
-                         lambda c: np.load(repo / c["npy"]))
+    rows = rows_against_peers(manifest, peers["cells"], mine)
     data = {"dprect_route": how, "runs": manifest["runs"], "epsilons": manifest["epsilons"],
             "libraries": peers["libraries"], "summary_real": summary(rows),
             "summary_synthetic": summary(rows, synthetic=True), "rows": rows}
@@ -264,13 +261,30 @@ def compare(requested: str = "auto", dprect_file: str | None = None) -> dict[str
     for eps in manifest["epsilons"]:
         print_table(rows, float(eps))
     for s in data["summary_real"]:
-        print(f"real columns, ε = {s['epsilon']:g}: dprect ≤ best peer in "
-              f"{s['at_most_best_mean']}/{s['columns']} (sum {s['at_most_best_sum']}), "
-              f"≤ 1.25× in {s['within_1.25_mean']}, median ratio "
-              f"{fmt(s['median_ratio_mean'])}, worst {fmt(s['worst_ratio_mean'])} "
-              f"({s['worst_column']}); best peer: {s['best_peer_counts']}; clipping check "
-              f"passes on {s['clip_check_passes']}/{s['clip_check_columns']} columns")
+        print(f"real columns, {summary_line(s)}")
     return data
+
+
+def rows_against_peers(manifest: dict[str, Any], peer_cells: list[dict[str, Any]],
+                       mine: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """:func:`compare_cells` of dprect's cells ``mine`` against the peers' cells and the
+    Tumult re-implementation (used per cell only where the real Tumult's is missing), on
+    the manifest's columns: what :func:`compare` writes, and what
+    ``benchmarks/describe_split_scan.py`` reads for other constants."""
+    import peers_layout as pr
+    from peers_standin import standin_cells
+    return compare_cells(manifest["columns"], [*peer_cells, *mine, *standin_cells(manifest)],
+                         lambda c: np.load(pr.REPO / c["npy"]))
+
+
+def summary_line(s: dict[str, Any]) -> str:
+    """One ε of :func:`summary` as a line."""
+    return (f"ε = {s['epsilon']:g}: dprect ≤ best peer in {s['at_most_best_mean']}/"
+            f"{s['columns']} (sum {s['at_most_best_sum']}), ≤ 1.25× in "
+            f"{s['within_1.25_mean']}, median ratio {fmt(s['median_ratio_mean'])}, worst "
+            f"{fmt(s['worst_ratio_mean'])} ({s['worst_column']}); best peer: "
+            f"{s['best_peer_counts']}; clipping check passes on {s['clip_check_passes']}/"
+            f"{s['clip_check_columns']} columns")
 
 
 SHORT = {DPRECT: "dprect", "google": "google", "opendp-q0.001": "opendp q.001",
