@@ -361,6 +361,13 @@ def test_centre_grid_is_fine_enough_to_start_in_the_bulk():
     assert grid.size == 1 << 16
 
 
+def dewpoint_like(below: int) -> np.ndarray:
+    """A weather-dewpoint-like column, sorted: 26,000 rows about N(42, 12²) (centre near
+    40) and ``below`` rows uniform in [−10, 0)."""
+    return np.sort(np.concatenate([np.random.default_rng(4).normal(42.0, 12.0, 26_000),
+                                   -np.random.default_rng(5).uniform(0.0, 10.0, below)]))
+
+
 def test_zero_restart_lets_a_side_reach_the_rows_past_zero(monkeypatch):
     """A dewpoint-like column (centre 40, 179 rows in [−10, 0)) at ε = 0.5: with the
     restart at |c|·2^-4 the lower side's law clips more than the issue's limit with
@@ -368,8 +375,7 @@ def test_zero_restart_lets_a_side_reach_the_rows_past_zero(monkeypatch):
     rows cost the prior 24 nats, more than clipping the rows costs, and the side clips
     every one of them almost surely (what ``ZERO_RESTART_BITS`` = 10 did to weather
     dewp)."""
-    x = np.sort(np.concatenate([np.random.default_rng(4).normal(42.0, 12.0, 26_000),
-                                -np.random.default_rng(5).uniform(0.0, 10.0, 179)]))
+    x = dewpoint_like(179)
     p = plan_describe(0.5, 1)
 
     def clips_over_limit() -> float:
@@ -387,8 +393,7 @@ def test_a_side_crossing_zero_does_not_retest_the_tail_below_zero_at_tiny_offset
     """Past zero the offsets restart at |c|·2^-4, not at 2^-32: on data reaching below
     zero (weather dewpoint: centre near 40, 221 rows below 0) the search makes a few
     steps at the tail count #{x < 0}, not hundreds."""
-    x = np.sort(np.concatenate([np.random.default_rng(4).normal(42.0, 12.0, 26_000),
-                                -np.random.default_rng(5).uniform(0.0, 10.0, 221)]))
+    x = dewpoint_like(221)
     c = 40.0
     lo = tail_bounds.candidates(c, "lower")
     q = tail_bounds.tail_counts(x, lo, "lower")
