@@ -27,10 +27,26 @@ own conventions need a classifier that learns its classes from ``y``). With it, 
 ``y`` outside the list are negatives of every class and never refuse the fit.
 
 Input: numpy arrays, pandas DataFrames (column names become ``feature_names_in_`` and the
-rectangles' feature names), lists. A NaN or ±inf feature is allowed: such rows are left out
-of the fit (row-local, inside the guarantee), and in ``predict`` a NaN value lies in no
-rectangle on its axis (it is at distance 1 from any interval on it). No value of X or y
-refuses a fit: refusals come from shapes and types only.
+rectangles' feature names), lists — under :func:`dprect.fit`'s rules. X is read as
+:func:`dprect.fit` reads it (an untyped table — a list, an object array, a DataFrame's
+object column — value by value, :mod:`dprect.core.reading`: a string or None is NaN, a
+number beyond float64 ±inf); y keeps its own type (a pandas Series its dtype), which decides
+how labels compare with the classes, and the class list gets :func:`dprect.fit`'s check
+(:func:`dprect.core.labels.check_classes`). A NaN or ±inf feature is allowed: such rows are
+left out of the fit (row-local, inside the guarantee), and in ``predict`` a NaN value lies
+in no rectangle on its axis (it is at distance 1 from any interval on it). A NaN, ±inf or
+unlisted label is a negative of every class, and an empty X gives empty rectangles. No
+value of X or y refuses a fit, and no message quotes a value or a count: refusals come from
+shapes, types and parameters only. The plan is :func:`dprect.fit`'s, re-derived by the
+independent check (:mod:`dprect.core.guarantee_check`) before anything is read.
+
+**Every fit is a release** (docs/privacy.md §14). ``budget=`` (a
+:class:`~dprect.release.budget.PrivacyBudget`) is charged the fit's (ε, δ) before any noise
+is drawn and refuses a fit past its cap; ``clone`` keeps it by reference, so the fits of
+``cross_val_score``, ``GridSearchCV`` and the rest are all charged to it. A fit on data
+byte-identical to an earlier one (kept as a keyed hash in the budget, or in the estimator
+without one) warns with :class:`PrivacyBudgetWarning`, or is refused under
+``same_data="refuse"``.
 
 ``random_state`` seeds the noise for tests only: a seeded fit is NOT private.
 """
@@ -132,6 +148,11 @@ class RectangleClassifier(ClassifierMixin, BaseEstimator):
         float order, no bounds needed).
     method, beta, accounting, shape, margin_law, neighbouring : as :func:`dprect.fit`.
     random_state : an int seeds the noise (tests only: NOT private); None: OS entropy.
+    budget : a :class:`~dprect.PrivacyBudget` every fit is charged to (shared by
+        reference across clones); None: no accounting.
+    same_data : ``warn`` (default: a :class:`PrivacyBudgetWarning`) or ``refuse`` (a
+        :class:`~dprect.core.errors.ParameterError`, nothing charged) when fitted again on
+        data byte-identical to an earlier fit's.
 
     Attributes
     ----------
