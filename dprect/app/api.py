@@ -56,14 +56,28 @@ def label_kind_of_dtype(dtype: np.dtype, column: str = "y") -> str:
                          f"their dtype is {dtype}")
 
 
+#: why a pandas ``object`` label column is read as text, added to a refusal
+PANDAS_OBJECT_HINT = ("a pandas object column is read as text, pandas' dtype for it; give "
+                      "other labels their own type: y.astype('boolean'), y.astype('Int64')")
+
+
+def _pandas_object(y: object, dtype: object) -> bool:
+    return dtype == np.dtype(object) and type(y).__module__.split(".")[0] == "pandas"
+
+
 def label_kind(y: object, y_arr: np.ndarray, column: str = "y") -> str:
-    """The label kind of ``y`` from its container's type: a pandas extension dtype keeps
+    """The label kind of ``y`` from its container's type. pandas: an extension dtype keeps
     the type numpy's conversion loses — text (``string``, ``str``, ``string[pyarrow]``) is
     ``string``, ``boolean`` is boolean, the nullable integers and floats are numeric —
-    so a pandas string column refuses a numeric positive label as a numpy string array
-    does; otherwise :func:`label_kind_of_dtype` of the numpy array. Read from the dtype,
-    never from a value."""
+    and an ``object`` column is pandas' text column (pandas 2 reads text as ``object``;
+    the command line reads the same column as strings), so a pandas column of labels as
+    text refuses a numeric positive label, as a numpy string array does. Otherwise
+    :func:`label_kind_of_dtype` of the numpy array (a Python list and a numpy object
+    array are untyped: ``any``). Read from the container and its dtype, never from a
+    value."""
     dtype = getattr(y, "dtype", None)
+    if _pandas_object(y, dtype):
+        return "string"
     if dtype is not None and not isinstance(dtype, np.dtype):
         name = str(getattr(dtype, "name", ""))
         if name in ("string", "str") or name.startswith(("string[", "large_string[")):
@@ -96,7 +110,12 @@ def positive_mask(y: object, positive_label: object = FitRequest.positive_label,
     y_arr = np.asarray(y) if typed else np.asarray(y, dtype=object)
     if y_arr.ndim != 1:
         raise InputDataError(f"labels must be a 1-D array, got shape {y_arr.shape}")
-    value = resolve_positive_label(label, label_kind(y, y_arr, column), column)
+    try:
+        value = resolve_positive_label(label, label_kind(y, y_arr, column), column)
+    except ParameterError as exc:
+        if not _pandas_object(y, getattr(y, "dtype", None)):
+            raise
+        raise ParameterError(f"{exc}; {PANDAS_OBJECT_HINT}") from None
     if y_arr.dtype.kind == "O":
         return np.fromiter((_equals(v, value) for v in y_arr), dtype=bool, count=len(y_arr))
     if y_arr.dtype == np.bool_:

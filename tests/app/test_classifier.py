@@ -173,6 +173,12 @@ def test_a_string_typed_label_refuses_a_number_as_the_readme_says():
     typed = pd.Series(y, dtype="string")
     with pytest.raises(dprect.ParameterError, match="holds strings"):
         dprect.fit(X, typed, epsilon=1.0, delta=1e-6)  # the default positive label 1
+    with pytest.raises(dprect.ParameterError, match=r"holds strings.*pandas object"):
+        dprect.fit(X, pd.Series(y.tolist()), epsilon=1.0, delta=1e-6)  # pandas 2: object
+    with pytest.raises(dprect.ParameterError, match="holds strings"):
+        RectangleClassifier(1.0, 1e-6, classes=[0, 1]).fit(X, pd.Series(y.tolist()))
+    untyped = dprect.fit(X, y.astype(object), epsilon=1.0, delta=1e-6, seed=0)
+    assert untyped.empty  # a numpy object array stays untyped: compared value by value
     with pytest.raises(dprect.ParameterError, match="holds strings"):
         dprect.fit(X, np.asarray(y, dtype=str), epsilon=1.0, delta=1e-6)  # as numpy does
     with pytest.raises(dprect.ParameterError, match="holds strings"):

@@ -142,3 +142,21 @@ def test_a_second_cross_validation_on_the_same_folds_warns():
     with pytest.warns(PrivacyBudgetWarning):
         cross_val_score(clf(budget), X, Y, cv=3)
     assert len(budget.charges) == 6
+
+
+def test_the_plan_passes_the_independent_check_before_any_charge(monkeypatch):
+    est = clf(None).fit(X, Y)
+    check = est.result_.results[0].to_json()["parameters"]["guarantee_check"]
+    assert check["product"] == "rectangle" and check["epsilon"] <= 1.0
+    import dprect.core.planner as planner
+    from dprect.core.guarantee_check import GuaranteeCheckError
+
+    def refuse(*args: object, **kwargs: object) -> object:
+        raise GuaranteeCheckError("refused by the test")
+
+    monkeypatch.setattr(planner, "check_fit_plan", refuse)
+    budget = PrivacyBudget()
+    refused = clf(budget)
+    with pytest.raises(GuaranteeCheckError):
+        refused.fit(X, Y)
+    assert budget.charges == [] and not hasattr(refused, "result_")
