@@ -243,9 +243,6 @@ class RectangleClassifier(ClassifierMixin, BaseEstimator):
         (HMAC-SHA256 under a secret random key, :func:`dprect.release.budget.keyed_digest`)
         of the training set is kept in the budget, or in the estimator without one; no
         value or digest is ever shown."""
-        if self.same_data not in ("warn", "refuse"):
-            raise ParameterError(f"same_data must be 'warn' or 'refuse', got "
-                                 f"{self.same_data!r}")
         if isinstance(self.budget, PrivacyBudget):
             seen = self.budget.seen(self.budget.digest(*arrays))
         else:  # the estimator's own key and digests (plain attributes: it pickles)
@@ -275,6 +272,9 @@ class RectangleClassifier(ClassifierMixin, BaseEstimator):
             raise ParameterError("RectangleClassifier needs epsilon and delta (the budget)")
         if self.budget is not None and not isinstance(self.budget, PrivacyBudget):
             raise ParameterError("budget must be a dprect.PrivacyBudget")
+        if self.same_data not in ("warn", "refuse"):
+            raise ParameterError(f"same_data must be 'warn' or 'refuse', got "
+                                 f"{self.same_data!r}")
         X_arr = self._read(X, reset=True)
         y_in = self._labels(y, len(X_arr))
         names = ([str(n) for n in self.feature_names_in_]

@@ -210,10 +210,11 @@ class PrivacyBudget:
     @contextlib.contextmanager
     def charge(self, guarantee: Guarantee, what: str, features: Sequence[str] = ()
                ) -> Iterator[_Ticket]:
-        """Charge ``guarantee`` (a plan's, known before any data is read) for a release
+        """Charge ``guarantee`` (a plan's, made from public inputs only) for a release
         named ``what``; refused with :class:`BudgetExceededError` past the cap, before the
-        body runs. The body computes the result and :meth:`_Ticket.record`\\ s it. A body
-        that raises stays charged (its type only is recorded in a ledger)."""
+        body runs. The body computes the result and records it on the yielded ticket (a
+        ledger stores it). A body that raises stays charged (a ledger records its error's
+        type only, never its text)."""
         if self._ledger is None:
             self._charge_memory(guarantee, what)
             yield _Ticket(self, None)
