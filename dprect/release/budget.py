@@ -249,9 +249,9 @@ class PrivacyBudget:
                     assert spent is not None
                     raise BudgetExceededError(
                         f"privacy budget cap exceeded: spent (epsilon={spent.epsilon:g}, "
-                        f"delta={spent.delta:g}) + this {what} ({guarantee.epsilon:g}, "
-                        f"{guarantee.delta:g}) > cap ({cap.epsilon:g}, {cap.delta:g}); "
-                        f"nothing was computed")
+                        f"delta={spent.delta:g}) + this release ({what}: "
+                        f"epsilon={guarantee.epsilon:g}, delta={guarantee.delta:g}) > cap "
+                        f"({cap.epsilon:g}, {cap.delta:g}); nothing was computed")
             self._charges.append(Spend(guarantee, what))
 
     def _record(self, run_id: str | None, result: Any) -> None:
