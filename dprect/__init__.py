@@ -36,12 +36,15 @@ from dprect.core.request import (
     Shape,
 )
 from dprect.core.result import FitResult
+from dprect.release.budget import PrivacyBudget, PrivacyBudgetWarning
+from dprect.release.ledger import BudgetExceededError
 
 __all__ = [
     "Accounting",
     "BoundsPlan",
     "BoundsRequest",
     "BoundsResult",
+    "BudgetExceededError",
     "ClassesResult",
     "DescribePlan",
     "DescribeResult",
@@ -64,6 +67,8 @@ __all__ = [
     "ParameterError",
     "Plan",
     "PlanRequest",
+    "PrivacyBudget",
+    "PrivacyBudgetWarning",
     "RandomSource",
     "RectangleClassifier",
     "Shape",

@@ -33,6 +33,7 @@ from dprect.core.request import (
 )
 from dprect.core.result import FitResult
 from dprect.engines.numpy_engine import NumpyEngine
+from dprect.release.budget import PrivacyBudget, charged, record
 
 if TYPE_CHECKING:
     from dprect.core.classes import ClassesResult
@@ -55,6 +56,40 @@ def label_kind_of_dtype(dtype: np.dtype, column: str = "y") -> str:
                          f"their dtype is {dtype}")
 
 
+#: why a pandas ``object`` label column is read as text, added to a refusal
+PANDAS_OBJECT_HINT = ("a pandas object column is read as text, pandas' dtype for it; give "
+                      "other labels their own type: y.astype('boolean'), y.astype('Int64')")
+
+
+def _pandas_object(y: object, dtype: object) -> bool:
+    return dtype == np.dtype(object) and type(y).__module__.split(".")[0] == "pandas"
+
+
+def label_kind(y: object, y_arr: np.ndarray, column: str = "y") -> str:
+    """The label kind of ``y`` from its container's type. pandas: an extension dtype keeps
+    the type numpy's conversion loses — text (``string``, ``str``, ``string[pyarrow]``) is
+    ``string``, ``boolean`` is boolean, the nullable integers and floats are numeric —
+    and an ``object`` column is pandas' text column (pandas 2 reads text as ``object``;
+    the command line reads the same column as strings), so a pandas column of labels as
+    text refuses a numeric positive label, as a numpy string array does. Otherwise
+    :func:`label_kind_of_dtype` of the numpy array (a Python list and a numpy object
+    array are untyped: ``any``). Read from the container and its dtype, never from a
+    value."""
+    dtype = getattr(y, "dtype", None)
+    if _pandas_object(y, dtype):
+        return "string"
+    if dtype is not None and not isinstance(dtype, np.dtype):
+        name = str(getattr(dtype, "name", ""))
+        if name in ("string", "str") or name.startswith(("string[", "large_string[")):
+            return "string"
+        kind = getattr(dtype, "kind", None)
+        if kind == "b":
+            return "boolean"
+        if kind in ("i", "u", "f"):
+            return "numeric"
+    return label_kind_of_dtype(y_arr.dtype, column)
+
+
 def _equals(v: object, label: object) -> bool:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return False
@@ -75,7 +110,12 @@ def positive_mask(y: object, positive_label: object = FitRequest.positive_label,
     y_arr = np.asarray(y) if typed else np.asarray(y, dtype=object)
     if y_arr.ndim != 1:
         raise InputDataError(f"labels must be a 1-D array, got shape {y_arr.shape}")
-    value = resolve_positive_label(label, label_kind_of_dtype(y_arr.dtype, column), column)
+    try:
+        value = resolve_positive_label(label, label_kind(y, y_arr, column), column)
+    except ParameterError as exc:
+        if not _pandas_object(y, getattr(y, "dtype", None)):
+            raise
+        raise ParameterError(f"{exc}; {PANDAS_OBJECT_HINT}") from None
     if y_arr.dtype.kind == "O":
         return np.fromiter((_equals(v, value) for v in y_arr), dtype=bool, count=len(y_arr))
     if y_arr.dtype == np.bool_:
@@ -176,16 +216,20 @@ def positive_rows(X: object, y: object, names: Sequence[str] | None = None,
 def fit_engine(engine: Engine, domains: list[Domain], features: list[str],
                request: PlanRequest | None = None, *, seed: int | None = None,
                rng: RandomSource | None = None, trace: list[Any] | None = None,
+               budget: PrivacyBudget | None = None,
                **options: Unpack[BudgetOptions]) -> FitResult:
-    """Plan from the budget (a :class:`PlanRequest`, or its fields as keywords), run the
-    chosen method on ``engine``, and package the result."""
+    """Plan from the budget (a :class:`PlanRequest`, or its fields as keywords), charge the
+    plan's guarantee to ``budget`` (if given; refused past its cap before anything is
+    computed), run the chosen method on ``engine``, and package the result."""
     the_plan = plan(make_request(PlanRequest, request, options), domains=domains,
                     features=features)
     if rng is None:
         rng = RandomSource(seed=seed)
     elif seed is not None:
         raise ParameterError("give either seed or rng, not both")
-    return run_plan(engine, domains, features, the_plan, rng, trace=trace)
+    with charged(budget, the_plan.chosen.guarantee, "fit", features) as ticket:
+        return record(ticket, run_plan(engine, domains, features, the_plan, rng,
+                                       trace=trace))
 
 
 def column_names(X: object) -> list[str] | None:
@@ -227,19 +271,21 @@ def _in_memory(X: object, y: object, grid: GridArg, features: Sequence[str] | No
 @overload
 def fit(X: object, y: object, request: FitRequest | None = None, *, grid: GridArg = None,
         features: Sequence[str] | None = None, seed: int | None = None,
-        classes: None = None, **options: Unpack[FitOptions]) -> FitResult: ...
+        classes: None = None, budget: PrivacyBudget | None = None,
+        **options: Unpack[FitOptions]) -> FitResult: ...
 
 
 @overload
 def fit(X: object, y: object, request: FitRequest | None = None, *, grid: GridArg = None,
         features: Sequence[str] | None = None, seed: int | None = None,
-        classes: Sequence[object], **options: Unpack[FitOptions]) -> ClassesResult: ...
+        classes: Sequence[object], budget: PrivacyBudget | None = None,
+        **options: Unpack[FitOptions]) -> ClassesResult: ...
 
 
 def fit(X: object, y: object, request: FitRequest | None = None, *, grid: GridArg = None,
         features: Sequence[str] | None = None, seed: int | None = None,
-        classes: Sequence[object] | None = None, **options: Unpack[FitOptions]
-        ) -> FitResult | ClassesResult:
+        classes: Sequence[object] | None = None, budget: PrivacyBudget | None = None,
+        **options: Unpack[FitOptions]) -> FitResult | ClassesResult:
     """Learn an (ε, δ)-DP axis-aligned rectangle around the positive rows of X (or one
     per class of ``classes``, for one charge).
 
@@ -280,6 +326,9 @@ def fit(X: object, y: object, request: FitRequest | None = None, *, grid: GridAr
         nulls included), all for ONE charge of (ε, δ) — the classes' rows are disjoint,
         so the runs compose in parallel (docs/privacy.md §12). ``positive_label`` is then
         not used.
+    budget : a :class:`~dprect.PrivacyBudget` shared across calls: the plan's guarantee
+        is charged to it after the input's checks and before any noise is drawn; a
+        charge past its cap raises ``BudgetExceededError`` and nothing is computed.
 
     Errors depend only on the parameters and on X's and y's shapes and types.
     """
@@ -289,15 +338,16 @@ def fit(X: object, y: object, request: FitRequest | None = None, *, grid: GridAr
         options = {**options, "classes": tuple(classes)}  # type: ignore[typeddict-unknown-key]
     req = make_request(FitRequest, request, options)
     if req.classes is not None:
-        return fit_classes(X, y, req, grid=grid, features=features, seed=seed)
+        return fit_classes(X, y, req, grid=grid, features=features, seed=seed,
+                           budget=budget)
     names, domains, engine = _in_memory(X, y, grid, features, req.invalid_rows,
                                         req.positive_label)
-    return fit_engine(engine, domains, names, req.budget(), seed=seed)
+    return fit_engine(engine, domains, names, req.budget(), seed=seed, budget=budget)
 
 
 def fit_classes(X: object, y: object, request: FitRequest, *, grid: GridArg = None,
-                features: Sequence[str] | None = None, seed: int | None = None
-                ) -> ClassesResult:
+                features: Sequence[str] | None = None, seed: int | None = None,
+                budget: PrivacyBudget | None = None) -> ClassesResult:
     """One rectangle per class of ``request.classes`` (``fit(..., classes=)``), for ONE
     charge (:mod:`dprect.core.classes`): every class's input checked first, then one
     plan, then class i's rectangle on its positives (the rows labelled i, compared as
@@ -316,10 +366,12 @@ def fit_classes(X: object, y: object, request: FitRequest, *, grid: GridArg = No
                                             value)
         engines.append(engine)
     the_plan = plan(request.budget(), domains=domains, auto_count=False)  # no count: #24
-    classes_charge(the_plan.chosen.guarantee)
-    results = [run_plan(engine, domains, names, the_plan, RandomSource(seed=s))
-               for engine, s in zip(engines, class_seeds(seed, len(values)), strict=True)]
-    return ClassesResult(class_labels(values), results)
+    charge = classes_charge(the_plan.chosen.guarantee)
+    with charged(budget, charge, "classes", names) as ticket:  # ONE charge for every class
+        results = [run_plan(engine, domains, names, the_plan, RandomSource(seed=s))
+                   for engine, s in zip(engines, class_seeds(seed, len(values)),
+                                        strict=True)]
+        return record(ticket, ClassesResult(class_labels(values), results))
 
 
 def nonprivate_bounding_box(X: object, y: object, *, grid: GridArg = None,
@@ -472,7 +524,8 @@ def bounds(data: object, columns: Sequence[str] | None = None, *, epsilon: float
            delta: float | None = None, coverage: float | None = None,
            beta: float | None = None, neighbouring: str | None = None, grid: GridArg = None,
            group_by: object = None, groups: Sequence[object] | None = None,
-           rows: int | None = None, seed: int | None = None) -> Any:
+           rows: int | None = None, seed: int | None = None,
+           budget: PrivacyBudget | None = None) -> Any:
     """Private clamping bounds: per column (and per listed group) a lower and an upper
     bound that cover about ``coverage`` of its values (:mod:`dprect.core.bounds`).
 
@@ -498,6 +551,8 @@ def bounds(data: object, columns: Sequence[str] | None = None, *, epsilon: float
         other groups (or with a null group) are dropped and never reported.
     rows : your public estimate of a group's row count (only the plan's printout uses it).
     seed : for tests only — a seeded result is not private and says so.
+    budget : a :class:`~dprect.PrivacyBudget`: the plan's guarantee is charged to it before
+        any noise is drawn (refused past its cap, nothing computed).
 
     Returns a :class:`~dprect.core.bounds.BoundsResult` (``lower[g][j]``,
     ``upper[g][j]``, ``guarantee``, ``library_forms()``, ``to_json()``). Errors depend
@@ -516,10 +571,12 @@ def bounds(data: object, columns: Sequence[str] | None = None, *, epsilon: float
                                                             "column to bound")
     domains = bounds_domains(grid, names)
     the_plan = plan_bounds(request, domains, rows=rows)
-    prepared = NumpyBoundsPrepared(values, group, len(names_of_groups), domains)
-    counts = prepared.histograms()
-    by_name = {(names_of_groups[g], j): h for (g, j), h in counts.items()}
-    return run_bounds(the_plan, by_name, names_of_groups, RandomSource(seed=seed), names)
+    with charged(budget, the_plan.guarantee, "bounds", names) as ticket:
+        prepared = NumpyBoundsPrepared(values, group, len(names_of_groups), domains)
+        counts = prepared.histograms()
+        by_name = {(names_of_groups[g], j): h for (g, j), h in counts.items()}
+        return record(ticket, run_bounds(the_plan, by_name, names_of_groups,
+                                         RandomSource(seed=seed), names))
 
 
 __all__ = ["FloatOrder", "LabelText", "bounds", "column_names", "fit", "fit_classes",

@@ -27,16 +27,33 @@ own conventions need a classifier that learns its classes from ``y``). With it, 
 ``y`` outside the list are negatives of every class and never refuse the fit.
 
 Input: numpy arrays, pandas DataFrames (column names become ``feature_names_in_`` and the
-rectangles' feature names), lists. A NaN or ±inf feature is allowed: such rows are left out
-of the fit (row-local, inside the guarantee), and in ``predict`` a NaN value lies in no
-rectangle on its axis (it is at distance 1 from any interval on it). No value of X or y
-refuses a fit: refusals come from shapes and types only.
+rectangles' feature names), lists — under :func:`dprect.fit`'s rules. X is read as
+:func:`dprect.fit` reads it (an untyped table — a list, an object array, a DataFrame's
+object column — value by value, :mod:`dprect.core.reading`: a string or None is NaN, a
+number beyond float64 ±inf); y keeps its own type (a pandas Series its dtype), which decides
+how labels compare with the classes, and the class list gets :func:`dprect.fit`'s check
+(:func:`dprect.core.labels.check_classes`). A NaN or ±inf feature is allowed: such rows are
+left out of the fit (row-local, inside the guarantee), and in ``predict`` a NaN value lies
+in no rectangle on its axis (it is at distance 1 from any interval on it). A NaN, ±inf or
+unlisted label is a negative of every class, and an empty X gives empty rectangles. No
+value of X or y refuses a fit, and no message quotes a value or a count: refusals come from
+shapes, types and parameters only. The plan is :func:`dprect.fit`'s, re-derived by the
+independent check (:mod:`dprect.core.guarantee_check`) before anything is read.
+
+**Every fit is a release** (docs/privacy.md §14). ``budget=`` (a
+:class:`~dprect.release.budget.PrivacyBudget`) is charged the fit's (ε, δ) before any noise
+is drawn and refuses a fit past its cap; ``clone`` keeps it by reference, so the fits of
+``cross_val_score``, ``GridSearchCV`` and the rest are all charged to it. A fit on data
+byte-identical to an earlier one (kept as a keyed hash in the budget, or in the estimator
+without one) warns with :class:`PrivacyBudgetWarning`, or is refused under
+``same_data="refuse"``.
 
 ``random_state`` seeds the noise for tests only: a seeded fit is NOT private.
 """
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -48,17 +65,42 @@ from dprect.core.extras import require
 require("sklearn", "dprect.RectangleClassifier")
 
 from sklearn.base import BaseEstimator, ClassifierMixin  # noqa: E402
+from sklearn.exceptions import DataConversionWarning  # noqa: E402
 from sklearn.utils.multiclass import check_classification_targets  # noqa: E402
-from sklearn.utils.validation import check_is_fitted, validate_data  # noqa: E402
+from sklearn.utils.validation import (  # noqa: E402
+    _check_feature_names,
+    _check_n_features,
+    check_is_fitted,
+)
 
 from dprect.core.classes import ClassesResult  # noqa: E402
 from dprect.core.domains import Domain  # noqa: E402
-from dprect.core.errors import ParameterError  # noqa: E402
+from dprect.core.errors import InputDataError, ParameterError  # noqa: E402
+from dprect.core.labels import check_classes  # noqa: E402
 from dprect.core.request import PlanRequest  # noqa: E402
+from dprect.release.budget import (  # noqa: E402
+    PrivacyBudget,
+    PrivacyBudgetWarning,
+    keyed_digest,
+)
 
 
 class PrivacyLeakWarning(UserWarning):
     """A step of the classifier reads the data outside the privacy guarantee."""
+
+
+def _class_array(listed: list[Any]) -> np.ndarray:
+    """The listed classes as ``classes_``: numpy's own array when it keeps every class as
+    given (all numbers, all strings, all booleans), else an object array (``[1, "a"]``
+    would otherwise become two strings)."""
+    arr = np.asarray(listed)
+    bools = [isinstance(c, bool | np.bool_) for c in listed]
+    if arr.dtype.kind == "b" or (arr.dtype.kind in "iuf" and not any(bools)) or (
+            arr.dtype.kind == "U" and all(isinstance(c, str) for c in listed)):
+        return arr
+    out = np.empty(len(listed), dtype=object)
+    out[:] = listed
+    return out
 
 
 def _unit(domain: Domain, values: np.ndarray) -> np.ndarray:
@@ -106,6 +148,11 @@ class RectangleClassifier(ClassifierMixin, BaseEstimator):
         float order, no bounds needed).
     method, beta, accounting, shape, margin_law, neighbouring : as :func:`dprect.fit`.
     random_state : an int seeds the noise (tests only: NOT private); None: OS entropy.
+    budget : a :class:`~dprect.PrivacyBudget` every fit is charged to (shared by
+        reference across clones); None: no accounting.
+    same_data : ``warn`` (default: a :class:`PrivacyBudgetWarning`) or ``refuse`` (a
+        :class:`~dprect.core.errors.ParameterError`, nothing charged) when fitted again on
+        data byte-identical to an earlier fit's.
 
     Attributes
     ----------
@@ -121,7 +168,8 @@ class RectangleClassifier(ClassifierMixin, BaseEstimator):
                  shape: str = PlanRequest.shape.value,
                  margin_law: str = PlanRequest.margin_law.value,
                  neighbouring: str = PlanRequest.neighbouring.value,
-                 random_state: int | None = None) -> None:
+                 random_state: int | None = None, budget: PrivacyBudget | None = None,
+                 same_data: str = "warn") -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.classes = classes
@@ -133,49 +181,129 @@ class RectangleClassifier(ClassifierMixin, BaseEstimator):
         self.margin_law = margin_law
         self.neighbouring = neighbouring
         self.random_state = random_state
+        self.budget = budget
+        self.same_data = same_data
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True  # NaN rows are dropped: no value refuses a fit
+        tags.input_tags.string = True  # object X is read by value: a string reads as NaN
         tags.non_deterministic = self.random_state is None
         return tags
 
     def _read(self, X: Any, *, reset: bool) -> np.ndarray:
-        return np.asarray(validate_data(self, X, reset=reset, dtype=np.float64,
-                                        ensure_all_finite=False), dtype=np.float64)
+        """X as float64 by :func:`dprect.fit`'s rule (an untyped table read value by value,
+        :mod:`dprect.core.reading`); refused by its shape and type only, with messages
+        that quote no value and no count. Sets or checks ``n_features_in_`` and
+        ``feature_names_in_``."""
+        from dprect.app.api import _matrix
 
-    def fit(self, X: Any, y: Any) -> RectangleClassifier:
-        """Learn one rectangle per class (one charge of (ε, δ))."""
-        from dprect.app.api import fit, positive_mask
+        if X is None:
+            raise InputDataError("X is required (rows × features), got None")
+        if hasattr(X, "tocsr") or hasattr(X, "todense"):
+            raise InputDataError("sparse input is not supported: give a dense array")
+        if getattr(getattr(X, "dtype", None), "kind", None) == "c":
+            raise InputDataError("Complex data not supported: X must hold real numbers")
+        try:
+            arr = _matrix(X, "X", "features")
+        except InputDataError as exc:
+            if "dimension" not in str(exc):
+                raise
+            raise InputDataError(f"{exc}. Reshape your data: X.reshape(-1, 1) for one "
+                                 "feature, X.reshape(1, -1) for one row") from None
+        if arr.shape[1] == 0:  # scikit-learn's wording, without the row count
+            raise InputDataError("Found array with 0 feature(s) (shape=(, 0)) while a "
+                                 "minimum of 1 is required (X has no feature columns)")
+        _check_feature_names(self, X, reset=reset)
+        _check_n_features(self, arr, reset=reset)
+        return arr
+
+    @staticmethod
+    def _labels(y: Any, rows: int) -> Any:
+        """y, 1-D with one label per row, in its own container (a pandas Series keeps its
+        dtype, which decides how labels compare: :func:`dprect.app.api.positive_mask`); a
+        column vector is raveled with scikit-learn's warning. Never refused for a value."""
+        if y is None:
+            raise InputDataError("RectangleClassifier requires y to be passed, but the "
+                                 "target y is None")
+        typed = isinstance(y, np.ndarray) or hasattr(y, "dtype")
+        arr = np.asarray(y) if typed else np.asarray(y, dtype=object)
+        if arr.ndim == 2 and arr.shape[1] == 1:
+            warnings.warn("A column-vector y was passed when a 1d array was expected. "
+                          "Please change the shape of y to (n_samples, ), for example "
+                          "using ravel().", DataConversionWarning, stacklevel=3)
+            y = arr = arr.ravel()
+        if arr.ndim != 1 or len(arr) != rows:
+            raise InputDataError("y must be 1-D with one label per row of X")
+        return y if typed else arr
+
+    def _check_same_data(self, *arrays: object) -> None:
+        """Warn (or refuse, ``same_data="refuse"``) when this estimator — or any estimator
+        sharing its budget — was fitted on byte-identical data before: a keyed hash
+        (HMAC-SHA256 under a secret random key, :func:`dprect.release.budget.keyed_digest`)
+        of the training set is kept in the budget, or in the estimator without one; no
+        value or digest is ever shown."""
+        if isinstance(self.budget, PrivacyBudget):
+            seen = self.budget.seen(self.budget.digest(*arrays))
+        else:  # the estimator's own key and digests (plain attributes: it pickles)
+            if not isinstance(getattr(self, "_same_data_key", None), bytes):
+                self._same_data_key = os.urandom(32)
+                self._same_data_digests: set[bytes] = set()
+            digest = keyed_digest(self._same_data_key, *arrays)
+            seen = digest in self._same_data_digests
+            self._same_data_digests.add(digest)
+        if not seen:
+            return
+        text = ("RectangleClassifier fitted again on the same data: each fit is a new "
+                "(epsilon, delta) release and the costs add up (basic composition)")
+        if self.same_data == "refuse":
+            raise ParameterError(text + "; refused (same_data='refuse'), nothing charged")
+        warnings.warn(text, PrivacyBudgetWarning, stacklevel=3)
+
+    def fit(self, X: Any, y: Any = None) -> RectangleClassifier:
+        """Learn one rectangle per class (one charge of (ε, δ), to ``budget`` if given).
+
+        As :func:`dprect.fit` with ``classes=``: X is read by its value rule, y keeps its
+        type, the class list is checked the same way, and no value of X or y refuses a
+        fit (an empty X gives empty rectangles)."""
+        from dprect.app.api import fit
 
         if self.epsilon is None or self.delta is None:
             raise ParameterError("RectangleClassifier needs epsilon and delta (the budget)")
-        X_arr, y_arr = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=False,
-                                     y_numeric=False)
-        X_arr = np.asarray(X_arr, dtype=np.float64)
-        y_arr = np.asarray(y_arr)
+        if self.budget is not None and not isinstance(self.budget, PrivacyBudget):
+            raise ParameterError("budget must be a dprect.PrivacyBudget")
+        if self.same_data not in ("warn", "refuse"):
+            raise ParameterError(f"same_data must be 'warn' or 'refuse', got "
+                                 f"{self.same_data!r}")
+        X_arr = self._read(X, reset=True)
+        y_in = self._labels(y, len(X_arr))
+        names = ([str(n) for n in self.feature_names_in_]
+                 if hasattr(self, "feature_names_in_") else None)
+        options: dict[str, Any] = dict(
+            grid=self.grid, features=names, seed=self.random_state, epsilon=self.epsilon,
+            delta=self.delta, method=self.method, beta=self.beta,
+            accounting=self.accounting, shape=self.shape, margin_law=self.margin_law,
+            neighbouring=self.neighbouring, budget=self.budget)
         if self.classes is None:
             warnings.warn("RectangleClassifier: classes read from y (the labels present); "
                           "that is NOT differentially private — give the public list "
                           "classes=[...]", PrivacyLeakWarning, stacklevel=2)
+            typed = isinstance(y, np.ndarray) or hasattr(y, "dtype")  # else numpy infers
+            y_arr = np.asarray(y_in) if typed else np.asarray(np.asarray(y_in).tolist())
             check_classification_targets(y_arr)
-            self.classes_ = np.unique(y_arr)
-            code = np.searchsorted(self.classes_, y_arr)
+            classes = np.unique(y_arr)
+            if len(classes) == 0:
+                raise ParameterError("classes read from y: y holds no label; give the "
+                                     "PUBLIC list classes=[...]")
+            self._check_same_data(X_arr, y_arr)
+            result = fit(X_arr, np.searchsorted(classes, y_arr),
+                         classes=list(range(len(classes))), **options)
         else:
-            listed = list(self.classes)
-            self.classes_ = np.asarray(listed)
-            code = np.full(len(y_arr), -1)
-            for i, c in enumerate(listed):  # another label: every class's negative
-                code[positive_mask(y_arr, c.item() if isinstance(c, np.generic) else c)
-                     & (code < 0)] = i
-        names = ([str(n) for n in self.feature_names_in_]
-                 if hasattr(self, "feature_names_in_") else None)
-        self.result_ = fit(
-            X_arr, code, grid=self.grid, features=names, seed=self.random_state,
-            classes=list(range(len(self.classes_))), epsilon=self.epsilon,
-            delta=self.delta, method=self.method, beta=self.beta,
-            accounting=self.accounting, shape=self.shape, margin_law=self.margin_law,
-            neighbouring=self.neighbouring)
+            listed = check_classes(self.classes)  # fit's check, before anything is charged
+            classes = _class_array(listed)
+            self._check_same_data(X_arr, y_in)
+            result = fit(X_arr, y_in, classes=listed, **options)
+        self.classes_, self.result_ = classes, result
         return self
 
     def decision_function(self, X: Any) -> np.ndarray:

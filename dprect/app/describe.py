@@ -20,6 +20,7 @@ import numpy as np
 from dprect.core.aggregates import STATISTICS, DescribeResult, plan_describe, run_describe
 from dprect.core.randomness import RandomSource
 from dprect.engines.driver_pool import block_mapper
+from dprect.release.budget import PrivacyBudget, charged, record
 
 
 def _prepare(data: object, columns: Sequence[str] | None, groups: Sequence[object] | None,
@@ -40,7 +41,8 @@ def describe(data: object, columns: Sequence[str] | None = None, *,
              groups: Sequence[object] | None = None,
              statistics: Sequence[str] = STATISTICS, seed: int | None = None,
              neighbouring: str | None = None, beta: float | None = None,
-             query_epsilon: float | None = None) -> DescribeResult:
+             query_epsilon: float | None = None,
+             budget: PrivacyBudget | None = None) -> DescribeResult:
     """DP count, sum and mean per (public group, column), with private bounds aimed at
     the query, for one charge of ``epsilon`` (:mod:`dprect.core.aggregates`).
 
@@ -63,6 +65,8 @@ def describe(data: object, columns: Sequence[str] | None = None, *,
     (Defaults are :class:`~dprect.core.request.DescribeRequest`'s.)
     query_epsilon : the ε the sum or mean spends per column, which sets each side's
         target of clipped rows (default: the plan's own sum ε).
+    budget : a :class:`~dprect.PrivacyBudget`: the plan's guarantee is charged to it before
+        any noise is drawn (refused past its cap, nothing computed).
 
     Returns a :class:`~dprect.core.aggregates.DescribeResult`: ``cells[g][j]`` (lower,
     upper, count, sum, mean), ``rows()``, ``plan`` (public; ``plan.table()`` is the
@@ -75,20 +79,24 @@ def describe(data: object, columns: Sequence[str] | None = None, *,
                          beta=beta, statistics=tuple(statistics),
                          query_epsilon=query_epsilon)
     rng = RandomSource(seed=seed)
-    with block_mapper(len(group_list), len(names)) as (mapper, parts):
-        return run_describe(plan, by_cell, group_list, names, rng, mapper, parts)
+    with charged(budget, plan.guarantee, "describe", names) as ticket, \
+            block_mapper(len(group_list), len(names)) as (mapper, parts):
+        return record(ticket, run_describe(plan, by_cell, group_list, names, rng, mapper,
+                                           parts))
 
 
 def mean_bounds(data: object, columns: Sequence[str] | None = None, *,
                 group_by: object = None, groups: Sequence[object] | None = None,
                 epsilon: float, query_epsilon: float, seed: int | None = None,
-                neighbouring: str | None = None) -> DescribeResult:
+                neighbouring: str | None = None,
+                budget: PrivacyBudget | None = None) -> DescribeResult:
     """Bounds alone, aimed at a DP mean or sum the caller runs at ``query_epsilon`` per
     column: ``describe(..., statistics=())`` with all of ``epsilon`` on the bounds.
     ``cells[g][j].lower``/``.upper``."""
     return describe(data, columns, group_by=group_by, groups=groups, epsilon=epsilon,
                     statistics=(),
-                    seed=seed, neighbouring=neighbouring, query_epsilon=query_epsilon)
+                    seed=seed, neighbouring=neighbouring, query_epsilon=query_epsilon,
+                    budget=budget)
 
 
 __all__ = ["describe", "mean_bounds"]

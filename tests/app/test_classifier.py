@@ -105,3 +105,128 @@ def test_classes_from_y_warn_and_params_round_trip():
     clf.set_params(epsilon=3.0, classes=["p"])
     assert clf.get_params()["epsilon"] == 3.0
     assert dprect.RectangleClassifier is RectangleClassifier
+
+
+# -- issue #40: the classifier under fit's rules ----------------------------------------------
+def same_rectangles(a: ClassesResult, b: ClassesResult) -> bool:
+    return all(ra.lower_index == rb.lower_index and ra.upper_index == rb.upper_index
+               and ra.empty == rb.empty for ra, rb in zip(a.results, b.results, strict=True))
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_a_nan_or_inf_label_is_a_negative_as_in_fit(bad):
+    X, y = blobs(n=1200)
+    codes = np.searchsorted(np.array(["p", "q", "r"]), y).astype(float)
+    codes[[3, 50]] = bad  # the pandas case of a missing label
+    clf = RectangleClassifier(2.0, 1e-6, grid="0:1:256", classes=[0, 1, 2], random_state=4)
+    clf.fit(X, pd.Series(codes))
+    ref = dprect.fit(X, codes, grid="0:1:256", classes=[0, 1, 2], epsilon=2.0, delta=1e-6,
+                     seed=4)
+    assert same_rectangles(clf.result_, ref)
+    ok = np.isfinite(codes)
+    assert clf.score(X[ok], codes[ok]) > 0.9
+
+
+def test_an_empty_x_gives_empty_rectangles_as_in_fit():
+    clf = RectangleClassifier(1.0, 1e-6, grid="0:1:64", classes=["a", "b"], random_state=0)
+    clf.fit(np.empty((0, 2)), np.array([], dtype=str))
+    assert all(r.empty for r in clf.result_.results)
+    assert list(clf.predict(np.array([[0.5, 0.5]]))) == ["a"]  # every rectangle empty
+    ref = dprect.fit(np.empty((0, 2)), np.array([], dtype=str), grid="0:1:64",
+                     classes=["a", "b"], epsilon=1.0, delta=1e-6, seed=0)
+    assert same_rectangles(clf.result_, ref)
+
+
+def test_an_object_x_is_read_by_the_value_rule():
+    X, y = blobs(n=1200)
+    Xo = X.astype(object)
+    Xo[0, 0], Xo[1, 1], Xo[2, 0] = "oops", None, 10**400  # NaN, NaN, +inf: rows dropped
+    clf = RectangleClassifier(2.0, 1e-6, grid="0:1:256", classes=["p", "q", "r"],
+                              random_state=2).fit(Xo, y)
+    Xf = X.copy()
+    Xf[0, 0], Xf[1, 1], Xf[2, 0] = np.nan, np.nan, np.inf
+    ref = dprect.fit(Xf, y, grid="0:1:256", classes=["p", "q", "r"], epsilon=2.0,
+                     delta=1e-6, seed=2)
+    assert same_rectangles(clf.result_, ref)
+    frame = pd.DataFrame({"u": Xo[:, 0], "v": X[:, 1]})  # an object column in a DataFrame
+    clf2 = RectangleClassifier(2.0, 1e-6, grid="0:1:256", classes=["p", "q", "r"],
+                               random_state=2).fit(frame, y)
+    assert clf2.result_.features == ["u", "v"]
+    assert (clf2.predict(frame) == clf.predict(Xo)).all()
+
+
+def test_the_class_list_is_checked_as_fit_checks_it():
+    X, y = blobs(n=300)
+    budget = dprect.PrivacyBudget()
+    for classes in ([1, True], ["a", "a"], [], [1.0, float("nan")]):
+        clf = RectangleClassifier(1.0, 1e-6, classes=classes, budget=budget)
+        with pytest.raises(dprect.ParameterError):
+            clf.fit(X, (y == "p").astype(int))
+        with pytest.raises(dprect.ParameterError):
+            dprect.fit(X, (y == "p").astype(int), classes=classes, epsilon=1.0, delta=1e-6)
+        assert not hasattr(clf, "result_")
+    assert budget.charges == []  # refused before anything was charged
+
+
+def test_a_string_typed_label_refuses_a_number_as_the_readme_says():
+    X, y = blobs(n=300)
+    typed = pd.Series(y, dtype="string")
+    with pytest.raises(dprect.ParameterError, match="holds strings"):
+        dprect.fit(X, typed, epsilon=1.0, delta=1e-6)  # the default positive label 1
+    with pytest.raises(dprect.ParameterError, match=r"holds strings.*pandas object"):
+        dprect.fit(X, pd.Series(y.tolist()), epsilon=1.0, delta=1e-6)  # pandas 2: object
+    with pytest.raises(dprect.ParameterError, match="holds strings"):
+        RectangleClassifier(1.0, 1e-6, classes=[0, 1]).fit(X, pd.Series(y.tolist()))
+    untyped = dprect.fit(X, y.astype(object), epsilon=1.0, delta=1e-6, seed=0)
+    assert untyped.empty  # a numpy object array stays untyped: compared value by value
+    with pytest.raises(dprect.ParameterError, match="holds strings"):
+        dprect.fit(X, np.asarray(y, dtype=str), epsilon=1.0, delta=1e-6)  # as numpy does
+    with pytest.raises(dprect.ParameterError, match="holds strings"):
+        RectangleClassifier(1.0, 1e-6, classes=[0, 1]).fit(X, typed)
+    clf = RectangleClassifier(1.0, 1e-6, grid="0:1:64", classes=["p", "q", "r"],
+                              random_state=0).fit(X, typed)
+    assert list(clf.classes_) == ["p", "q", "r"]
+    flags = pd.Series([v == "p" for v in y], dtype="boolean")  # nullable booleans
+    with pytest.raises(dprect.ParameterError, match="boolean"):
+        dprect.fit(X, flags, positive_label="p", epsilon=1.0, delta=1e-6)
+
+
+SENTINEL = "SENTINEL-7f3a"
+
+
+def test_no_sentinel_in_any_message_warning_or_output():
+    X, y = blobs(n=600)
+    Xo = X.astype(object)
+    Xo[::7, 0] = SENTINEL
+    yo = y.astype(object)
+    yo[::5] = SENTINEL  # an unlisted label: a negative of every class
+    texts: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clf = RectangleClassifier(2.0, 1e-6, grid="0:1:64", classes=["p", "q", "r"],
+                                  random_state=0).fit(Xo, yo)
+        clf.fit(Xo, yo)  # again: the same-data warning
+        texts += [str(clf.predict(Xo).tolist()), str(clf.decision_function(Xo).tolist()),
+                  str(clf.score(Xo, yo)), clf.result_.to_json_string(), repr(clf)]
+        frame = pd.DataFrame({"u": Xo[:, 0], "v": X[:, 1]})
+        texts.append(str(RectangleClassifier(2.0, 1e-6, classes=["p", "q", "r"],
+                                             random_state=0).fit(frame, yo).predict(frame)))
+        bad_calls = [
+            lambda: RectangleClassifier(1.0, 1e-6, classes=[0, 1]).fit(
+                X, np.array([SENTINEL] * len(X))),  # strings against number classes
+            lambda: RectangleClassifier(1.0, 1e-6, classes=["p"]).fit(
+                np.array([[SENTINEL, "1"]] * 4), ["p"] * 4),  # a string-typed X
+            lambda: RectangleClassifier(1.0, 1e-6, classes=["p"]).fit(
+                Xo[:, 0], yo),  # 1-D
+            lambda: clf.predict(np.array([[SENTINEL, "1"]])),
+            lambda: clf.predict(Xo[:, :1]),  # one feature too few
+            lambda: RectangleClassifier(1.0, 1e-6, classes=["p"]).fit(Xo, yo[:-1]),
+        ]
+        for call in bad_calls:
+            with pytest.raises(dprect.DprectError if call is not bad_calls[4] else ValueError
+                               ) as info:
+                call()
+            texts.append(str(info.value))
+    texts += [str(w.message) for w in caught]
+    assert any("same data" in t for t in texts)
+    assert not [t for t in texts if SENTINEL in t]
