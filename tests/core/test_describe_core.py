@@ -335,8 +335,8 @@ def test_split_constants_hold_the_clip_limit_and_the_runaway():
         limit = p.clip_limit
         assert limit == pytest.approx(1 / (2 * 0.52 * eps) + 20 / (0.35 * eps), rel=1e-6)
         assert p.clip_weight(math.ceil(limit)) < 1e-6
-        assert p.runaway(1000.0) < 1e-15
-        assert p.runaway(4.0) == pytest.approx(math.exp(-0.5 * 16) / -math.expm1(-0.5))
+        assert p.runaway(aggregates.RUNAWAY_STEPS[1]) < 1e-15
+        assert p.runaway(16) == pytest.approx(math.exp(-0.5 * 16) / -math.expm1(-0.5))
         assert p.clip_weight(p.target) == 1.0
 
 
