@@ -8,8 +8,9 @@ mechanism here is pure) is split by public constants:
   sides' draws, ε_s (each side one monotone exponential mechanism over its candidate
   steps, :mod:`dprect.core.step_exponential`; the two in parallel), the rest, ε_q (0.65),
   to the query: ``SUM_SHARE`` (0.8) of ε_q to the centred clamped sum and the rest to the
-  count. With statistics=() (bounds alone) the query share goes to the centre and the
-  sides.
+  count (:func:`query_split`). A count-only run draws no sum noise, so the count gets the
+  whole ε_q (the bounds, released with it, are a full run's: the same ε and target).
+  With statistics=() (bounds alone) the query share goes to the centre and the sides.
 * Why the sides get 0.3 (it was 0.45; docs/results.md §5.1): past the data a side's law
   is its prior alone, e^{−μ} per step whatever ε_s, so on a column whose bound is set by
   where its data end (days of a month, counts with ties at the top, sizes) a larger ε_s
@@ -24,7 +25,9 @@ mechanism here is pure) is split by public constants:
 * Why one draw per side (issue #23, docs/privacy.md §11 and results.md §5.1): a side's
   draw weighs a step clipping r rows more than t by e^{−ε_s·r} and each step by e^{−μ}
   (``DECAY``), with the whole ε_s on one draw; past the data only the prior is left, so a
-  bound 1000× past the data is below 2·10⁻¹⁷ a side (AboveThreshold, before: about 10⁻⁵).
+  bound 79 candidate steps past the first step clipping ≤ t has probability below
+  2·10⁻¹⁷ a side, for any data (AboveThreshold, before: about 10⁻⁵;
+  :meth:`DescribePlan.runaway` says why the statement counts steps, not a factor).
 
 **The aggregates** (given the released L ≤ c ≤ U, public). A pivot p between the centre c
 and the midpoint (L + U)/2: the minimiser of the mean's predicted variance
@@ -40,16 +43,19 @@ summable per interval between candidates: :mod:`dprect.core.describe_stats`). Wi
 T = Σ clamp(x̃, L, U) − n·p computed exactly, S = ⌊T/γ + 1/2⌋: a row moves T by at most
 w = 2^K·γ, and ⌊· + 1/2⌋ is non-decreasing and commutes with integer shifts, so adding or
 removing a row moves S by at most 2^K. Released: ñ = n + DLap(1/ε_n) and
-S̃ = S + DLap(2^K/ε_S) (exact discrete Laplace), then by post-processing count = max(ñ, 0),
+S̃ = S + DLap(2^K/ε_S) (exact discrete Laplace; S̃ only when a sum or a mean is asked),
+then by post-processing count = max(ñ, 0),
 sum = p·count + γ·S̃ and mean = clamp(p + γ·S̃/max(1, ñ), L, U). The rounding moves the
 sum by at most γ/2 in all (w·2^−(K+1)), the truncation by less than 2^−29·Σ|x|.
 
 **Guarantee.** Per column: centre ε_c + sides ε_s + count ε_n + sum ε_S = ε_col
-(up to the 10⁻⁹ shrink), sequential; d columns, sequential; public groups hold disjoint
-rows, so they compose in parallel: ONE charge of ε whatever the number of groups. Under
-replace-one neighbours the add/remove plan spends ε/2 (group privacy). The independent
-check (:func:`dprect.core.guarantee_check.check_describe_plan`) re-derives it from the
-exact rates the samplers use.
+(up to the 10⁻⁹ shrink; ε_S = 0 and no sum noise for a count-only run), sequential;
+d columns, sequential; public groups hold disjoint rows, so they compose in parallel:
+ONE charge of ε whatever the number of groups. Under replace-one neighbours the
+add/remove plan spends ε/2 (group privacy). The independent check
+(:func:`dprect.core.guarantee_check.check_describe_plan`) re-derives it from the exact
+rates the samplers use, and re-derives the split: the sum noise drawn iff a sum or a mean
+is asked, the drawn noises spending the requested ε.
 
 **Phases and draw order** (identical across engines for a seed). The mechanism reads the
 rows through sufficient statistics only (:mod:`dprect.core.describe_stats`): first each
@@ -61,7 +67,8 @@ whatever the number of groups and columns. The draws: one stream per public grou
 with a seed, a 128-bit seed per group drawn from the run's source in the public group
 order (:meth:`~dprect.core.randomness.RandomSource.stream_seeds`); from OS entropy, the
 OS — and within a group's stream, its centres (columns in order), then per column the
-lower side, the upper side, the count noise and the sum noise (:func:`describe_block`).
+lower side, the upper side, the count noise and the sum noise (none on a count-only run;
+:func:`describe_block`).
 So the groups can be drawn in blocks, in any order, in other processes
 (:func:`describe_blocks` takes the ``map`` to use), with the same result for a seed.
 :func:`run_describe` (arrays) and the Spark route feed the same statistics to the same
@@ -617,7 +624,7 @@ def describe_blocks(plan: DescribePlan, blocks: Sequence[CellBlock], groups: Seq
 def finish_cell(plan: DescribePlan, centre: float, stats: CellStatistics,
                 rng: RandomSource) -> Cell:
     """Phase 2 for one cell, from its statistics: the lower side, the upper side, the
-    count noise, the sum noise (in that order)."""
+    count noise, the sum noise (in that order; no sum noise on a count-only plan)."""
     lower_tails, upper_tails = data_tails(stats)
     made = stats.streams  # the candidates the statistics made, if any, read on
     lower, upper = (made if made is not None and made[0].centre == centre
@@ -755,8 +762,8 @@ def run_describe(plan: DescribePlan, values: Mapping[tuple[Any, int], np.ndarray
     return describe_blocks(plan, blocks, group_list, cols, rng, mapper)
 
 
-__all__ = ["CENTRE_SHARE", "SIDES_SHARE", "STATISTICS", "SUM_FRACTION_BITS", "SUM_SHARE",
-           "TARGET_FACTOR", "Cell", "CellBlock", "DescribePlan",
+__all__ = ["CENTRE_SHARE", "RUNAWAY_STEPS", "SIDES_SHARE", "STATISTICS", "SUMMED",
+           "SUM_FRACTION_BITS", "SUM_SHARE", "TARGET_FACTOR", "Cell", "CellBlock", "DescribePlan",
            "DescribeResult", "Mapper", "ValueBlock", "centred_integer_sum", "choose_pivot",
            "describe_block", "describe_blocks", "describe_cell", "exact_step", "finish_cell",
-           "group_blocks", "integer_sum", "plan_describe", "run_describe"]
+           "group_blocks", "integer_sum", "plan_describe", "query_split", "run_describe"]

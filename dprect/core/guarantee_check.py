@@ -2,8 +2,9 @@
 any data (docs/privacy.md §10).
 
 The planner (:mod:`dprect.core.planner`), the bounds planner (:mod:`dprect.core.bounds`)
-and the describe planner (:mod:`dprect.core.aggregates`) *size* a run: from a budget they search for per-round ε, windows Δ, margin laws, k and δ
-splits, with floating-point searches and caches. This module *verifies* the result. It
+and the describe planner (:mod:`dprect.core.aggregates`) *size* a run: from a budget they
+search for per-round ε, windows Δ, margin laws, k and δ splits, with floating-point
+searches and caches. This module *verifies* the result. It
 takes the plan as it will execute — per round the ε the sampler uses, Δ, the grid the
 interior point runs on (the refined grid of the tie bits the engine applies, read from
 :func:`dprect.core.ties.refined`: the very domain object the rounds run on), the margin

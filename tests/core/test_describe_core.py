@@ -463,7 +463,7 @@ def test_check_refuses_a_mutated_count_only_split(monkeypatch, tmp_path, capsys,
     from cli_run import run
     out_dir = tmp_path / "out"
     out_dir.mkdir()
-    code, out, err = run(["describe", "--input", str(tmp_path / "absent.parquet"),
+    code, _, err = run(["describe", "--input", str(tmp_path / "absent.parquet"),
                           "--columns", "x,y", "--epsilon", "1", "--statistics", "count",
                           "--output", str(out_dir / "r.json")], capsys)
     lines = [ln for ln in err.splitlines() if ln.strip()]
@@ -544,7 +544,7 @@ def test_the_multiplicative_runaway_reading_fails_near_the_centre():
     centre's 1/16-binade bin, far beyond 4x a tiny offset (issue #40: 0.61 and 2.1e-9)."""
     p = plan_describe(1.0, 1)
     x, c = _NEAR
-    cand, q, law = _side_law(x, c, "upper", p)
+    cand, _, law = _side_law(x, c, "upper", p)
     offset = x.max() - c
     assert float(law[cand - c > 4 * offset].sum()) > 0.1 > p.runaway(16)
     assert float(law[cand - c > 1000 * offset].sum()) > 1e6 * p.runaway(79)
@@ -615,7 +615,7 @@ def test_printed_count_error_holds_on_the_exact_law():
         assert f"count: error <= {p.count_error:.1f} rows" in p.table()
         b = float(p.count_scale)
 
-        def tail(z: float) -> float:
+        def tail(z: float, b: float = b) -> float:
             k = math.floor(z) + 1  # |Z| > z ⟺ |Z| ≥ ⌊z⌋ + 1
             return 2 * math.exp(-k / b) / (1 + math.exp(-1 / b))
 
