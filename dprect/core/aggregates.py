@@ -300,9 +300,9 @@ class DescribePlan:
             f"mechanism over its steps, prior decay {float(DECAY):g} per step; the two "
             f"sides in parallel)",
             *([] if not self.statistics else [
-                f"per column: count eps {self.count_epsilon:.6g} (discrete Laplace)"
-                + ("; no sum noise is drawn (count only: the count has the query's whole "
-                   "share)" if self.sum_scale is None else
+                f"per column: count eps {self.count_epsilon:.6g}"
+                + (" (discrete Laplace); no sum noise is drawn (count only: the count has "
+                   "the query's whole share)" if self.sum_scale is None else
                    f", clamped sum eps {self.sum_epsilon:.6g} (discrete Laplace; the sum "
                    f"centred on a pivot p, on a 2^-{SUM_FRACTION_BITS} fixed-point grid of "
                    f"w = max(U - p, p - L))")]),
