@@ -583,6 +583,16 @@ def test_printed_clip_statement_holds_on_the_exact_law(where):
         kt = _first_at_most(q, p.target)
         assert all(q[k] - p.target >= lam * (kt - k) for k in range(kt))  # dense
         assert float(law[q > p.side_clip_bound()].sum()) <= p.beta
+        # the per-step statement (printed at issue #23's limit): step k < k_t is drawn
+        # with probability at most e^{−ε_s(q_k − t) + μ(k_t − k)}; at twice the rate a
+        # step ten inside k_t breaks it
+        mu = float(step_exponential.DECAY)
+        weight = np.exp(-p.side_epsilon * (q[:kt] - p.target) + mu * (kt - np.arange(kt)))
+        assert (law[:kt] <= weight * (1 + 1e-9)).all()
+        k10 = kt - 10
+        assert law[k10] > math.exp(-2 * p.side_epsilon * (q[k10] - p.target) + mu * 10)
+        assert p.clip_limit is not None and p.clip_weight(math.ceil(p.clip_limit)) == \
+            pytest.approx(math.exp(-p.side_epsilon * (math.ceil(p.clip_limit) - p.target)))
         faster = False
         for r in range(1, 200):
             exact = float(law[q > p.target + r].sum())
@@ -642,7 +652,19 @@ def test_rows_needed_is_stated_printed_and_exposed():
         assert p.rows_needed_per_column == (p.rows_needed,) * p.columns
         assert f"rows needed: {p.rows_needed:,} per group" in p.table()
         assert p.to_json()["rows_needed"] == p.rows_needed
+    # at rows_needed the centre's statement holds on data narrow (near one value, at a
+    # large magnitude) and wide (over many binades): the exact law of the centre
     p = plan_describe(4.0, 1)
+    grid = FloatBins(tail_bounds.CENTRE_BITS)
+    for x in (np.random.default_rng(5).uniform(1e9, 1e9 + 3e7, p.rows_needed),
+              np.random.default_rng(6).lognormal(0.0, 8.0, p.rows_needed)):
+        x = np.sort(x)
+        pieces = tail_bounds.centre_pieces(x, epsilon=p.centre_epsilon)
+        lo, hi = grid.index_of(x[0]), grid.index_of(x[-1])
+        inside = sum(float(pr) for pr, st, sz in zip(pieces.probabilities(), pieces.starts,
+                                                     pieces.sizes, strict=True)
+                     if lo <= int(st) and int(st) + int(sz) - 1 <= hi)
+        assert 1.0 - inside <= p.beta
     n = p.rows_needed // 3
     x = np.sort(np.random.default_rng(3).uniform(100.0, 200.0, n))
     pieces = tail_bounds.centre_pieces(x, epsilon=p.centre_epsilon)
