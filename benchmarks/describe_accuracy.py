@@ -3,8 +3,9 @@ Google ApproxBounds + BoundedMean peer of benchmarks/bounds.py, numpy only.
 
 Per column (the 35 real columns of benchmarks/bounds.py, plus its heavy-tailed synthetic
 ones) and ε per column (default 1, pure DP): dprect runs
-:func:`dprect.core.aggregates.describe_cell` (centre, two outward AboveThreshold sides,
-then count and clamped sum with exact discrete Laplace noise, ``trials`` seeded runs);
+:func:`dprect.core.aggregates.describe_cell` (centre, each side one monotone exponential
+mechanism over its outward steps, then count and clamped sum with exact discrete Laplace
+noise, ``trials`` seeded runs);
 the Google peer runs ``benchmarks.bounds.Google`` (ApproxBounds) at ε/2 and then its
 midpoint-centred mean at ε/2 (Laplace noise, half on the sum and half on the count, as
 BoundedMean does), ``trials`` runs of the bounds × ``noise_draws`` noise pairs. Reported

@@ -55,9 +55,12 @@ def reference_describe(plan: DescribePlan, table: pa.Table, columns: Sequence[st
             if not plan.statistics:
                 cells.append(Cell(lo, hi))
                 continue
-            assert plan.count_scale is not None and plan.sum_scale is not None
-            p = choose_pivot(lo, c, hi, plan.count_epsilon, plan.sum_epsilon)
+            assert plan.count_scale is not None
             noisy_n = len(x) + rng.discrete_laplace(plan.count_scale)
+            if plan.sum_scale is None:  # count only: no sum noise
+                cells.append(Cell(lo, hi, float(max(noisy_n, 0))))
+                continue
+            p = choose_pivot(lo, c, hi, plan.count_epsilon, plan.sum_epsilon)
             noisy_s = centred_integer_sum(x, lo, hi, p, k) + rng.discrete_laplace(
                 plan.sum_scale)
             gamma = float(max(Fraction(hi) - Fraction(p), Fraction(p) - Fraction(lo)) / k)

@@ -57,7 +57,8 @@ def describe(data: object, columns: Sequence[str] | None = None, *,
     epsilon, delta : the total budget, spent once however many groups. Every mechanism is
         pure: the guarantee is (ε, 0) and δ is not used.
     statistics : any of "count", "sum", "mean" (default all three, released from one noisy
-        count and one noisy clamped sum); ``()`` for bounds alone, aimed at a query
+        count and one noisy clamped sum; "count" alone draws no sum noise and gives the
+        count the sum's share too); ``()`` for bounds alone, aimed at a query
         spending ``query_epsilon`` per column (the whole budget then goes to the bounds).
     seed : for tests only — a seeded result is not private and says so.
     neighbouring : ``add-remove`` (default) or ``replace-one``.

@@ -8,8 +8,9 @@ mechanism here is pure) is split by public constants:
   sides' draws, ε_s (each side one monotone exponential mechanism over its candidate
   steps, :mod:`dprect.core.step_exponential`; the two in parallel), the rest, ε_q (0.65),
   to the query: ``SUM_SHARE`` (0.8) of ε_q to the centred clamped sum and the rest to the
-  count. With statistics=() (bounds alone) the query share goes to the centre and the
-  sides.
+  count (:func:`query_split`). A count-only run draws no sum noise, so the count gets the
+  whole ε_q (the bounds, released with it, are a full run's: the same ε and target).
+  With statistics=() (bounds alone) the query share goes to the centre and the sides.
 * Why the sides get 0.3 (it was 0.45; docs/results.md §5.1): past the data a side's law
   is its prior alone, e^{−μ} per step whatever ε_s, so on a column whose bound is set by
   where its data end (days of a month, counts with ties at the top, sizes) a larger ε_s
@@ -24,7 +25,9 @@ mechanism here is pure) is split by public constants:
 * Why one draw per side (issue #23, docs/privacy.md §11 and results.md §5.1): a side's
   draw weighs a step clipping r rows more than t by e^{−ε_s·r} and each step by e^{−μ}
   (``DECAY``), with the whole ε_s on one draw; past the data only the prior is left, so a
-  bound 1000× past the data is below 2·10⁻¹⁷ a side (AboveThreshold, before: about 10⁻⁵).
+  bound 79 candidate steps past the first step clipping ≤ t has probability below
+  2·10⁻¹⁷ a side, for any data (AboveThreshold, before: about 10⁻⁵;
+  :meth:`DescribePlan.runaway` says why the statement counts steps, not a factor).
 
 **The aggregates** (given the released L ≤ c ≤ U, public). A pivot p between the centre c
 and the midpoint (L + U)/2: the minimiser of the mean's predicted variance
@@ -40,16 +43,19 @@ summable per interval between candidates: :mod:`dprect.core.describe_stats`). Wi
 T = Σ clamp(x̃, L, U) − n·p computed exactly, S = ⌊T/γ + 1/2⌋: a row moves T by at most
 w = 2^K·γ, and ⌊· + 1/2⌋ is non-decreasing and commutes with integer shifts, so adding or
 removing a row moves S by at most 2^K. Released: ñ = n + DLap(1/ε_n) and
-S̃ = S + DLap(2^K/ε_S) (exact discrete Laplace), then by post-processing count = max(ñ, 0),
+S̃ = S + DLap(2^K/ε_S) (exact discrete Laplace; S̃ only when a sum or a mean is asked),
+then by post-processing count = max(ñ, 0),
 sum = p·count + γ·S̃ and mean = clamp(p + γ·S̃/max(1, ñ), L, U). The rounding moves the
 sum by at most γ/2 in all (w·2^−(K+1)), the truncation by less than 2^−29·Σ|x|.
 
 **Guarantee.** Per column: centre ε_c + sides ε_s + count ε_n + sum ε_S = ε_col
-(up to the 10⁻⁹ shrink), sequential; d columns, sequential; public groups hold disjoint
-rows, so they compose in parallel: ONE charge of ε whatever the number of groups. Under
-replace-one neighbours the add/remove plan spends ε/2 (group privacy). The independent
-check (:func:`dprect.core.guarantee_check.check_describe_plan`) re-derives it from the
-exact rates the samplers use.
+(up to the 10⁻⁹ shrink; ε_S = 0 and no sum noise for a count-only run), sequential;
+d columns, sequential; public groups hold disjoint rows, so they compose in parallel:
+ONE charge of ε whatever the number of groups. Under replace-one neighbours the
+add/remove plan spends ε/2 (group privacy). The independent check
+(:func:`dprect.core.guarantee_check.check_describe_plan`) re-derives it from the exact
+rates the samplers use, and re-derives the split: the sum noise drawn iff a sum or a mean
+is asked, the drawn noises spending the requested ε.
 
 **Phases and draw order** (identical across engines for a seed). The mechanism reads the
 rows through sufficient statistics only (:mod:`dprect.core.describe_stats`): first each
@@ -61,7 +67,8 @@ whatever the number of groups and columns. The draws: one stream per public grou
 with a seed, a 128-bit seed per group drawn from the run's source in the public group
 order (:meth:`~dprect.core.randomness.RandomSource.stream_seeds`); from OS entropy, the
 OS — and within a group's stream, its centres (columns in order), then per column the
-lower side, the upper side, the count noise and the sum noise (:func:`describe_block`).
+lower side, the upper side, the count noise and the sum noise (none on a count-only run;
+:func:`describe_block`).
 So the groups can be drawn in blocks, in any order, in other processes
 (:func:`describe_blocks` takes the ``map`` to use), with the same result for a seed.
 :func:`run_describe` (arrays) and the Spark route feed the same statistics to the same
@@ -112,7 +119,14 @@ TARGET_FACTOR = 0.5
 MARGIN_FACTOR = 2.0
 SUM_FRACTION_BITS = 30
 STATISTICS = ("count", "sum", "mean")
+#: the statistics that read the noisy clamped sum (the rest of a describe run reads the
+#: noisy count only)
+SUMMED = ("sum", "mean")
 _SHRINK = 1.0 - 1e-9
+#: the runaway statement's steps past the first step clipping ≤ t: two octaves of the
+#: offset 2^(k/r) and ⌊r·log2(1000)⌋ (the multiplicative reading is only approximate:
+#: :meth:`DescribePlan.runaway`)
+RUNAWAY_STEPS = (2 * STEPS_PER_OCTAVE, 79)
 
 
 @dataclass(frozen=True)
@@ -170,12 +184,39 @@ class DescribePlan:
         m = 1 << (12 + CENTRE_BITS)
         return math.ceil(4.0 / self.centre_epsilon * math.log(m / self.beta))
 
-    def runaway(self, factor: float) -> float:
+    def runaway(self, steps: int) -> float:
         """An upper bound, for any data, on the probability that a side's bound lies
-        beyond ``factor`` times the offset from the centre at which its data end: at
-        least r·log2(factor) steps past the first step clipping ≤ t rows
-        (:func:`~dprect.core.step_exponential.runaway_bound`)."""
-        return runaway_bound(math.floor(STEPS_PER_OCTAVE * math.log2(factor)))
+        ``steps`` or more candidates past the first candidate clipping ≤ t rows (which
+        lies at or before where the data end): e^{−μ·steps}/(1 − e^{−μ}) (Lemma D3′,
+        :func:`~dprect.core.step_exponential.runaway_bound`). Counted in candidates, not
+        as a factor of the data's offset from the centre: near the centre a candidate is
+        a bin edge up to 1/16 of |c| away, so one step can be any factor of a small
+        offset (docs/privacy.md §11)."""
+        return runaway_bound(int(steps))
+
+    @property
+    def rows_needed_by(self) -> dict[str, int]:
+        """What each part of a cell needs of a group's rows, per column (the plan is the
+        same for every column): ``centre`` (:attr:`centre_rows`) for the centre to lie in
+        the bins of the data with probability ≥ 1 − β, and ``sides`` = 2·⌈t + 2·ln(S/β)/ε_s⌉
+        (the dense-tail clip bound, :meth:`side_clip_bound`, on each side) below which
+        the two sides together may clip every row. The count needs no rows (its error,
+        ln(2/β)/ε_n, does not depend on n)."""
+        return {"centre": self.centre_rows, "sides": 2 * math.ceil(self.side_clip_bound())}
+
+    @property
+    def rows_needed(self) -> int:
+        """The rows a group needs in every column before the plan's accuracy statements
+        hold for its cells: the largest of :attr:`rows_needed_by` (the centre's, on every
+        default plan). A cell whose released count is below it may have bounds and a mean
+        far off (docs/privacy.md §11, "Rows needed")."""
+        return max(self.rows_needed_by.values())
+
+    @property
+    def rows_needed_per_column(self) -> tuple[int, ...]:
+        """:attr:`rows_needed` for each column, in column order (the same value: the
+        budget is split evenly)."""
+        return (self.rows_needed,) * self.columns
 
     @property
     def clip_limit(self) -> float | None:
@@ -192,13 +233,29 @@ class DescribePlan:
         steps (docs/privacy.md §11)."""
         return math.exp(-self.side_epsilon * (rows - self.target))
 
-    def side_clip_bound(self, steps: int | None = None, gap: int = 0) -> float:
-        """Rows a side clips at most with probability ≥ 1 − β (given a centre inside the
-        data): t + (ln(S/β) + μ·G)/ε_s, S the steps that clip more (default: every
-        candidate) and G the most steps between one of them and the first step clipping
-        ≤ t (a tail without long empty stretches: G small)."""
+    def side_clip_bound(self, steps: int | None = None) -> float:
+        """Rows a side clips at most with probability ≥ 1 − β, given a centre inside the
+        data and a *dense* tail — one holding at least λ = 2μ/ε_s rows per candidate step
+        inside the first step k_t clipping ≤ t (q_k − t ≥ λ·(k_t − k) for k < k_t):
+        t + 2·ln(S/β)/ε_s, S the steps that clip more (default: every candidate). Each
+        such step weighs e^{−ε_s(q_k − t) + μ(k_t − k)} ≤ e^{−(ε_s/2)(q_k − t)} of step
+        k_t (docs/privacy.md §11). A sparser tail (e.g. one row a step) pulls the bound
+        inward: every step costs μ against ε_s per row."""
         s = candidate_count() if steps is None else steps
-        return self.target + (math.log(s / self.beta) + float(DECAY) * gap) / self.side_epsilon
+        return self.target + 2.0 * math.log(s / self.beta) / self.side_epsilon
+
+    @property
+    def dense_rows_per_step(self) -> float:
+        """λ = 2μ/ε_s: the tail density (rows per candidate step) :meth:`side_clip_bound`
+        assumes."""
+        return 2.0 * float(DECAY) / self.side_epsilon
+
+    @property
+    def count_error(self) -> float | None:
+        """ln(2/β)/ε_n: the released count is within this of the true count with
+        probability ≥ 1 − β (P(|DLap(1/ε_n)| ≥ z) = 2e^{−ε_n z}/(1 + e^{−ε_n}) for an
+        integer z ≥ 1); None without a count."""
+        return None if self.count_epsilon == 0 else math.log(2 / self.beta) / self.count_epsilon
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -216,12 +273,16 @@ class DescribePlan:
                 "sum_fraction_bits": SUM_FRACTION_BITS,
             },
             "clip_per_side_bound": self.side_clip_bound(),
+            "clip_bound_dense_rows_per_step": self.dense_rows_per_step,
             **({} if self.clip_limit is None else {
                 "clip_limit_rows": self.clip_limit,
                 "clip_weight_at_clip_limit": self.clip_weight(math.ceil(self.clip_limit))}),
+            **({} if self.count_error is None else {"count_error_rows": self.count_error}),
             "centre_rows": self.centre_rows,
-            "runaway_probability_at_most": {"4x": self.runaway(4.0),
-                                            "1000x": self.runaway(1000.0)},
+            "rows_needed": self.rows_needed,
+            "rows_needed_by": self.rows_needed_by,
+            "runaway_probability_at_most": {f"{k}_steps": self.runaway(k)
+                                            for k in RUNAWAY_STEPS},
             "beta": self.beta,
             "guarantee": self.guarantee.to_json(),
             **({} if self.check is None else {"guarantee_check": self.check.to_json()}),
@@ -232,37 +293,53 @@ class DescribePlan:
         g = self.guarantee
         clip = self.side_clip_bound()
         lines = [
-            f"describe: {self.columns} column(s), statistics {', '.join(self.statistics)}"
-            f" (or bounds alone)",
+            f"describe: {self.columns} column(s), statistics "
+            f"{', '.join(self.statistics) or 'none (bounds alone)'}",
             f"per column: centre eps {self.centre_epsilon:.6g} (median exponential "
             f"mechanism), sides eps {self.side_epsilon:.6g} (each side one exponential "
             f"mechanism over its steps, prior decay {float(DECAY):g} per step; the two "
             f"sides in parallel)",
-            f"per column: count eps {self.count_epsilon:.6g}, clamped sum eps "
-            f"{self.sum_epsilon:.6g} (discrete Laplace; the sum centred on a pivot p, on a "
-            f"2^-{SUM_FRACTION_BITS} fixed-point grid of w = max(U - p, p - L))",
+            *([] if not self.statistics else [
+                f"per column: count eps {self.count_epsilon:.6g}"
+                + (" (discrete Laplace); no sum noise is drawn (count only: the count has "
+                   "the query's whole share)" if self.sum_scale is None else
+                   f", clamped sum eps {self.sum_epsilon:.6g} (discrete Laplace; the sum "
+                   f"centred on a pivot p, on a 2^-{SUM_FRACTION_BITS} fixed-point grid of "
+                   f"w = max(U - p, p - L))")]),
             f"target: {self.target} clipped row(s) per side; with probability >= "
             f"1 - {self.beta:g} per side a side clips at most {clip:.1f} rows once the "
-            f"centre lies inside the data and the tail has no long empty stretch (t + "
-            f"(ln(S/beta) + {float(DECAY):g}*G)/eps_s, S = all {candidate_count()} "
-            f"candidates, G = 0 steps of gap; each empty step between the rows and the "
-            f"bound costs {float(DECAY) / self.side_epsilon:.2g} more rows)",
+            f"centre lies in the data's bins and the tail is dense: at least "
+            f"{self.dense_rows_per_step:.2g} rows per candidate step (2*mu/eps_s) inside the "
+            f"first step clipping <= t (t + 2*ln(S/beta)/eps_s, S = all "
+            f"{candidate_count()} candidates); a sparser tail clips more: each step inside "
+            f"that first step gains {float(DECAY):g} (mu) in log-weight and loses eps_s per "
+            f"row it clips",
             *([] if self.clip_limit is None else [
                 f"a step clipping {math.ceil(self.clip_limit)} rows (1/(2 eps_S) + "
                 f"20/eps_b) weighs at most {self.clip_weight(math.ceil(self.clip_limit)):.1e}"
                 f" x e^({float(DECAY):g}*G) of the first step clipping <= t (G steps "
-                f"between them): a side clips more only through such steps"]),
-            f"past the data a side's bound lies beyond 4x / 1000x the offset where the "
-            f"data end with probability <= {self.runaway(4.0):.1e} / "
-            f"{self.runaway(1000.0):.1e} (per side, any data)",
-            f"the centre lies inside a group's data with probability >= 1 - {self.beta:g} "
-            f"once the group has {self.centre_rows:,} rows (4/eps_c * ln(m/beta)); with "
-            f"fewer, the bounds and the mean of that group may be far off",
-            *([] if self.count_scale is None else [
-                f"count: error <= {math.log(2 / self.beta) / self.count_epsilon:.1f} rows "
-                f"with probability >= 1 - {self.beta:g}; mean: noise sd about "
-                f"sqrt(2)*w/({self.sum_epsilon:.3g}*n) + sqrt(2)*|mean - p|/"
-                f"({self.count_epsilon:.3g}*n), plus the clipped rows' bias"]),
+                f"between them), so it is drawn with at most that probability: a side clips "
+                f"more only through such steps"]),
+            f"past the data a side's bound lies {RUNAWAY_STEPS[0]} / {RUNAWAY_STEPS[1]} or "
+            f"more candidate steps beyond the first step clipping <= t rows (at or before "
+            f"where the data end) with probability <= {self.runaway(RUNAWAY_STEPS[0]):.1e}"
+            f" / {self.runaway(RUNAWAY_STEPS[1]):.1e} (per side, any data; e^(-mu*K)/"
+            f"(1 - e^-mu) for K steps)",
+            f"the centre lies in the bins of a group's data (between its smallest and "
+            f"largest value's) with probability >= 1 - {self.beta:g} once the group has "
+            f"{self.centre_rows:,} rows (4/eps_c * ln(m/beta))",
+            f"rows needed: {self.rows_needed:,} per group in each column (centre "
+            f"{self.rows_needed_by['centre']:,}, sides {self.rows_needed_by['sides']:,}); "
+            f"with fewer, the bounds"
+            + (" and the mean" if set(SUMMED) & set(self.statistics) else "")
+            + " of that group may be far off",
+            *([] if self.count_error is None else [
+                f"count: error <= {self.count_error:.1f} rows with probability >= "
+                f"1 - {self.beta:g} (ln(2/beta)/eps_n)"
+                + ("" if self.sum_scale is None else
+                   f"; mean: noise sd about sqrt(2)*w/({self.sum_epsilon:.3g}*n) + "
+                   f"sqrt(2)*|mean - p|/({self.count_epsilon:.3g}*n), plus the clipped "
+                   f"rows' bias")]),
             f"guarantee ({g.epsilon:.6g}, {g.delta:.3g})-DP, {g.neighbouring} neighbours: "
             f"{g.bound}",
             *([] if self.check is None else [
@@ -312,13 +389,15 @@ def plan_describe(epsilon: float, columns: int, *, delta: float | None = None,
     if stats:
         eps_c, eps_sides = CENTRE_SHARE * eps_col, SIDES_SHARE * eps_col
         eps_q = eps_col - eps_c - eps_sides
-        eps_s = SUM_SHARE * eps_q
-        eps_n = eps_q - eps_s
+        eps_n, eps_s = query_split(eps_q, stats)
     else:
         eps_c = CENTRE_SHARE / (CENTRE_SHARE + SIDES_SHARE) * eps_col
         eps_sides = eps_col - eps_c
-        eps_s = eps_n = 0.0
-    aim = query_epsilon if query_epsilon is not None else (eps_s if stats else None)
+        eps_q = eps_s = eps_n = 0.0
+    # the sides aim at the sum's ε of the default split (a count-only run's bounds are
+    # those of a full run), or at the caller's query_epsilon
+    aim = query_epsilon if query_epsilon is not None else (SUM_SHARE * eps_q if stats
+                                                           else None)
     if aim is None:
         raise ParameterError("bounds alone (statistics=()) need query_epsilon: the "
                              "epsilon your sum or mean will spend per column")
@@ -330,9 +409,10 @@ def plan_describe(epsilon: float, columns: int, *, delta: float | None = None,
     total = math.nextafter(float(exact) * (1.0 + 2.0**-46), math.inf)
     if total > eps_ar:
         raise AssertionError("describe planner produced a budget above the request")
+    drawn = "" if not stats else " + count" if eps_s == 0 else " + count + sum"
     g = Guarantee(total, 0.0, "add-remove",
                   f"basic composition of {columns} column(s) x (centre + two sides in "
-                  f"parallel + count + sum); groups in parallel")
+                  f"parallel{drawn}); groups in parallel")
     if nb is Neighbouring.REPLACE_ONE:
         g = replace_one(g)
         if g.epsilon > eps:
@@ -343,6 +423,18 @@ def plan_describe(epsilon: float, columns: int, *, delta: float | None = None,
                              count_epsilon=eps_n, sum_epsilon=eps_s, target=target,
                              guarantee=g, beta=beta)
     return dataclasses.replace(unchecked, check=check_describe_plan(unchecked))
+
+
+def query_split(query_epsilon: float, statistics: Sequence[str]) -> tuple[float, float]:
+    """(ε_n, ε_S): the query's ε per column between the count's noise and the sum's. The
+    sum noise is drawn only when a sum or a mean is released (both read it; the sum and
+    the mean read the count too): then ε_S = ``SUM_SHARE``·ε_q and ε_n the rest. A
+    count-only run draws no sum noise, so the count gets the whole ε_q (it was 20% of it,
+    the sum's 80% spent on nothing released: issue #40)."""
+    if not set(SUMMED) & set(statistics):
+        return query_epsilon, 0.0
+    eps_s = SUM_SHARE * query_epsilon
+    return query_epsilon - eps_s, eps_s
 
 
 # -- one (group, column) ----------------------------------------------------------------------
@@ -532,7 +624,7 @@ def describe_blocks(plan: DescribePlan, blocks: Sequence[CellBlock], groups: Seq
 def finish_cell(plan: DescribePlan, centre: float, stats: CellStatistics,
                 rng: RandomSource) -> Cell:
     """Phase 2 for one cell, from its statistics: the lower side, the upper side, the
-    count noise, the sum noise (in that order)."""
+    count noise, the sum noise (in that order; no sum noise on a count-only plan)."""
     lower_tails, upper_tails = data_tails(stats)
     made = stats.streams  # the candidates the statistics made, if any, read on
     lower, upper = (made if made is not None and made[0].centre == centre
@@ -543,9 +635,11 @@ def finish_cell(plan: DescribePlan, centre: float, stats: CellStatistics,
     if not plan.statistics:
         return Cell(lo, hi)
     count_scale, sum_scale = plan.count_scale, plan.sum_scale
-    assert count_scale is not None and sum_scale is not None
-    pivot = choose_pivot(lo, centre, hi, plan.count_epsilon, plan.sum_epsilon)
+    assert count_scale is not None
     noisy_n = stats.rows + rng.discrete_laplace(count_scale)
+    if sum_scale is None:  # count only: no sum noise is drawn
+        return Cell(lo, hi, float(max(noisy_n, 0)))
+    pivot = choose_pivot(lo, centre, hi, plan.count_epsilon, plan.sum_epsilon)
     s_int, gamma = _sum_and_step(stats, kl, ku, lo, hi, pivot, plan.sum_sensitivity)
     noisy_s = s_int + rng.discrete_laplace(sum_scale)
     count = max(noisy_n, 0)
@@ -668,8 +762,8 @@ def run_describe(plan: DescribePlan, values: Mapping[tuple[Any, int], np.ndarray
     return describe_blocks(plan, blocks, group_list, cols, rng, mapper)
 
 
-__all__ = ["CENTRE_SHARE", "SIDES_SHARE", "STATISTICS", "SUM_FRACTION_BITS", "SUM_SHARE",
-           "TARGET_FACTOR", "Cell", "CellBlock", "DescribePlan",
+__all__ = ["CENTRE_SHARE", "RUNAWAY_STEPS", "SIDES_SHARE", "STATISTICS", "SUMMED",
+           "SUM_FRACTION_BITS", "SUM_SHARE", "TARGET_FACTOR", "Cell", "CellBlock", "DescribePlan",
            "DescribeResult", "Mapper", "ValueBlock", "centred_integer_sum", "choose_pivot",
            "describe_block", "describe_blocks", "describe_cell", "exact_step", "finish_cell",
-           "group_blocks", "integer_sum", "plan_describe", "run_describe"]
+           "group_blocks", "integer_sum", "plan_describe", "query_split", "run_describe"]

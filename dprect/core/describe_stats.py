@@ -507,8 +507,9 @@ def side_tails(counts: np.ndarray, grid: CellGrid, side: Side) -> np.ndarray:
 def data_tails(stats: CellStatistics) -> tuple[np.ndarray, np.ndarray]:
     """The lower and the upper side's tail counts (:func:`side_tails`) at the candidates
     k = 0 … D − 1 up to the farthest interval holding rows on that side, from the
-    statistics alone: every tail count beyond is 0, so no grid is needed (the driver's
-    lazy search, :func:`~dprect.core.tail_bounds.above_threshold_stream`). Lower:
+    statistics alone: every tail count beyond is 0, so no grid is needed (the side's draw,
+    :func:`~dprect.core.step_exponential.draw_step`, reads the candidates past them from a
+    lazy :class:`~dprect.core.tail_bounds.CandidateStream` only when it draws one). Lower:
     #{i ≤ −k − 1}; upper: #{i ≥ k + 1}."""
     interval = (stats.keys >> _EXPONENT_BITS) - _INTERVAL_OFFSET
     counts = stats.counts

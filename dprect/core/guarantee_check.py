@@ -1,9 +1,10 @@
 """The independent guarantee check: every plan's stated (ε, δ) re-derived before a run reads
 any data (docs/privacy.md §10).
 
-The planner (:mod:`dprect.core.planner`) and the bounds planner (:mod:`dprect.core.bounds`)
-*size* a run: from a budget they search for per-round ε, windows Δ, margin laws, k and δ
-splits, with floating-point searches and caches. This module *verifies* the result. It
+The planner (:mod:`dprect.core.planner`), the bounds planner (:mod:`dprect.core.bounds`)
+and the describe planner (:mod:`dprect.core.aggregates`) *size* a run: from a budget they
+search for per-round ε, windows Δ, margin laws, k and δ splits, with floating-point
+searches and caches. This module *verifies* the result. It
 takes the plan as it will execute — per round the ε the sampler uses, Δ, the grid the
 interior point runs on (the refined grid of the tie bits the engine applies, read from
 :func:`dprect.core.ties.refined`: the very domain object the rounds run on), the margin
@@ -35,11 +36,14 @@ lemma each comes from:
   rank error T_j must satisfy m_j·exp(−ε·T_j/(2s)) ≤ β/(2d);
 * **describe** (bounds aimed at a query + DP aggregates, docs/privacy.md §11): per column
   the centre's exponential mechanism at rate c (weight exp(c·depth), depth sensitivity
-  1) is 2c-DP; each side's AboveThreshold with DLap threshold scale b₁ and step scale b₂
-  on monotone sensitivity-1 counts is (1/b₁ + 1/b₂)-DP, and the two sides (disjoint rows)
-  compose in parallel; the count with DLap scale b_n is (1/b_n)-DP and the integer sum
-  with per-row clip k and scale b_S is (k/b_S)-DP; columns compose by basic composition,
-  groups in parallel;
+  1) is 2c-DP; each side is one exponential mechanism over its candidate steps with
+  weight exp(−r·clipped rows − μ·step) on a monotone sensitivity-1 score, so r-DP (not
+  2r: the score moves one way), and the two sides (disjoint rows) compose in parallel;
+  the count with DLap scale b_n is (1/b_n)-DP and the integer sum with per-row clip k and
+  scale b_S is (k/b_S)-DP; columns compose by basic composition, groups in parallel. The
+  split is re-derived too: the count noise is drawn iff a statistic is asked and the sum
+  noise iff a sum or a mean is (a count-only plan draws none), and the drawn noises must
+  spend the requested budget (:data:`DESCRIBE_UNSPENT`);
 * **auto's private count** (docs/privacy.md §13): a count of the positives has
   sensitivity 1 under add/remove, so count + DLap(b) is (1/b, 0)-DP; drawn before the
   rounds, it composes with them by basic composition — the rounds must meet
@@ -52,7 +56,8 @@ A route verifies a statement only if its re-derived ε and δ are both at most t
 ones, after every decimal quantity has been pushed to its unsafe side by a relative
 :data:`SLACK` (far above the 10^−80 rounding of the arithmetic, far below the 2^−46
 rounding margin the accountant states its floats with). A plan no route verifies is a bug
-in dprect: :func:`check_fit_plan` and :func:`check_bounds_plan` refuse it with one line
+in dprect: :func:`check_fit_plan`, :func:`check_bounds_plan` and
+:func:`check_describe_plan` refuse it with one line
 naming only parameters (:class:`GuaranteeCheckError`), before anything is read or
 reserved. A verified plan carries a :class:`CheckReport`, which the run's JSON states.
 """
@@ -83,6 +88,12 @@ PAPER_MAX_LOG_DELTA = -2
 BOUNDS_SENSITIVITY = 1
 #: the sensitivity of the describe centre's depth and of a side's tail counts, in rows
 DESCRIBE_SENSITIVITY = 1
+#: the describe statistics that read the noisy clamped sum (the count reads only its own
+#: noise): written here again, not imported, so the check re-derives the split itself
+DESCRIBE_SUMMED = ("sum", "mean")
+#: a describe plan's drawn noises must re-derive at least (1 − this) of the requested
+#: add/remove budget (the planner shrinks by 10⁻⁹; a share left undrawn is far larger)
+DESCRIBE_UNSPENT = Fraction(1, 10**6)
 #: the sensitivity of ``auto``'s count of the positives under add/remove, in rows
 COUNT_SENSITIVITY = 1
 #: relative slack by which every re-derived quantity is pushed to its unsafe side
@@ -483,32 +494,51 @@ def check_describe_plan(plan: Any) -> CheckReport:
     per_column += Fraction(plan.side_rate) * s
     parts = {"centre": float(Fraction(plan.centre_rate) * 2 * s),
              "sides (parallel)": float(Fraction(plan.side_rate) * s)}
-    if plan.statistics:
-        if plan.count_scale is None or plan.sum_scale is None:
-            raise _refuse(product, "statistics without count or sum noise", g.epsilon,
-                          g.delta)
+    # which noises the released statistics read: the count's for any statistic (the sum
+    # and the mean read it too), the sum's for a sum or a mean only — a noise drawn for
+    # nothing released, or one missing, is refused
+    asked = set(plan.statistics)
+    if (plan.count_scale is not None) != bool(asked):
+        raise _refuse(product, "the count noise does not match the statistics asked",
+                      g.epsilon, g.delta)
+    if (plan.sum_scale is not None) != bool(asked & set(DESCRIBE_SUMMED)):
+        raise _refuse(product, "the sum noise does not match the statistics asked (a "
+                      "count-only run draws none)", g.epsilon, g.delta)
+    if plan.count_scale is not None:
+        per_column += s / Fraction(plan.count_scale)
+        parts["count"] = float(s / Fraction(plan.count_scale))
+    if plan.sum_scale is not None:
         sens = int(plan.sum_sensitivity)
         if sens < 1:
             raise _refuse(product, "a sum clip below one unit", g.epsilon, g.delta)
-        per_column += s / Fraction(plan.count_scale)
         per_column += Fraction(sens) / Fraction(plan.sum_scale)
-        parts["count"] = float(s / Fraction(plan.count_scale))
         parts["sum"] = float(Fraction(sens) / Fraction(plan.sum_scale))
     total = per_column * int(plan.columns)
     eps_a, delta_a = _add_remove_target(g.epsilon, g.delta, g.neighbouring)
     with decimal.localcontext(_CONTEXT):
+        drawn = "".join(f", {k}" for k in ("count", "sum") if k in parts)
         route = _Route(f"basic composition of {plan.columns} column(s) (centre, two "
-                       f"sides in parallel, count, sum), groups in parallel",
+                       f"sides in parallel{drawn}), groups in parallel",
                        _high(_dec(total)), Decimal(0))
     best = _best([route], eps_a, delta_a)
     if best is None:
         raise _refuse(product, "no route re-derives its stated guarantee from its sampler "
                       "rates", g.epsilon, g.delta)
+    # the split spends the request: what the drawn noises re-derive reaches the
+    # add/remove budget of the requested epsilon (up to DESCRIBE_UNSPENT): a share left
+    # to a mechanism that is not drawn is a planner bug (issue #40's count-only split)
+    budget, _ = _add_remove_target(plan.epsilon, plan.delta, g.neighbouring)
+    with decimal.localcontext(_CONTEXT):
+        short = _dec(total) < budget * (1 - _dec(DESCRIBE_UNSPENT))
+    if short:
+        raise _refuse(product, "its drawn noises spend less than the requested epsilon "
+                      "(a share goes to no released statistic)", g.epsilon, g.delta)
     return _report(product, best, g.neighbouring,
                    {"epsilon_per_column": float(per_column), "per_column": parts,
                     "groups": "parallel (disjoint)"})
 
 
-__all__ = ["BOUNDS_SENSITIVITY", "BR_ZCDP", "DESCRIBE_SENSITIVITY", "PAPER_FACTOR", "SLACK",
+__all__ = ["BOUNDS_SENSITIVITY", "BR_ZCDP", "DESCRIBE_SENSITIVITY", "DESCRIBE_SUMMED",
+           "DESCRIBE_UNSPENT", "PAPER_FACTOR", "SLACK",
            "CheckReport", "GuaranteeCheckError", "check_bounds_plan", "check_describe_plan",
            "check_fit_plan"]

@@ -18,7 +18,11 @@ monotone case of McSherry & Talwar 2007; the prior is public and N finite).
 **Why a prior.** Past the data every q_k is 0 and only μ tells the steps apart: a bound
 K steps past the first step k_t whose tail is ≤ t has probability at most
 Σ_{k ≥ k_t + K} e^{−μk} / w_{k_t} = e^{−μK}/(1 − e^{−μ}) whatever the data
-(:func:`runaway_bound`; 1.8·10⁻¹⁷ for 1000× at μ = 1/2). AboveThreshold, the previous
+(:func:`runaway_bound`; 1.8·10⁻¹⁷ for K = 79 steps at μ = 1/2 — counted in candidate steps:
+a step is a factor 2^(1/8) of the offset before its bin rounding only, so near the centre,
+where a candidate is an edge of the centre's 1/16-binade bin, or across a side's zero
+restart, K steps are no fixed factor of the data's offset; docs/privacy.md §11, Lemma D3′).
+AboveThreshold, the previous
 search, split ε between a threshold noise and step noises and ran away through the
 threshold's tail (about 10⁻⁵ a side, docs/results.md §5.1). The price of the prior: a
 stretch of G steps with no rows costs μ·G, so rows beyond a gap of G steps are covered
@@ -55,8 +59,9 @@ from dprect.core.randomness import RandomSource
 from dprect.core.tail_bounds import CandidateStream
 
 #: μ, the prior's decay per step: e^{−μ} = 0.61 a step, a mean spread of
-#: e^{−μ}/(1 − e^{−μ}) ≈ 1.5 steps past the target step; a bound 1000× the data's reach
-#: past it (79 steps at 8 an octave) has probability ≤ 1.8·10⁻¹⁷ (docs/privacy.md §11)
+#: e^{−μ}/(1 − e^{−μ}) ≈ 1.5 steps past the target step; a bound 79 or more candidate steps
+#: past it (about ten octaves of offset far from the centre) has probability ≤ 1.8·10⁻¹⁷
+#: (docs/privacy.md §11, Lemma D3′)
 DECAY = Fraction(1, 2)
 
 #: η, the slack added to every D_k = γ_k − γ_{k*} + η (k* is found in floating point,

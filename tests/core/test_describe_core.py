@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from scipy.stats import chisquare
 
+from dprect.app.describe_flow import plan_lines
 from dprect.core import aggregates, describe_stats, guarantee_check, step_exponential, tail_bounds
 from dprect.core.aggregates import centred_integer_sum, describe_cell, plan_describe, run_describe
 from dprect.core.domains import FloatBins
@@ -335,8 +336,8 @@ def test_split_constants_hold_the_clip_limit_and_the_runaway():
         limit = p.clip_limit
         assert limit == pytest.approx(1 / (2 * 0.52 * eps) + 20 / (0.35 * eps), rel=1e-6)
         assert p.clip_weight(math.ceil(limit)) < 1e-6
-        assert p.runaway(1000.0) < 1e-15
-        assert p.runaway(4.0) == pytest.approx(math.exp(-0.5 * 16) / -math.expm1(-0.5))
+        assert p.runaway(aggregates.RUNAWAY_STEPS[1]) < 1e-15
+        assert p.runaway(16) == pytest.approx(math.exp(-0.5 * 16) / -math.expm1(-0.5))
         assert p.clip_weight(p.target) == 1.0
 
 
@@ -401,3 +402,275 @@ def test_a_side_crossing_zero_does_not_retest_the_tail_below_zero_at_tiny_offset
     same = int(np.sum((lo <= 0) & (lo > -c / 16 * 1.01) & (q == at_zero)))
     assert same <= 1  # 0 itself; before, every offset 2^-32 … 2.5 (hundreds of steps)
     assert int(np.sum((lo < 0) & (lo > -c / 16))) == 0
+
+
+# -- issue #40: the count-only split, and every statement the plan prints ----------------------
+def test_count_only_gives_the_sum_share_to_the_count_and_keeps_the_bounds():
+    """A count-only run (statistics "count", ("count",), or the CLI's "count") draws no sum
+    noise: the count gets the query's whole share (0.65 of the column's ε, not 0.13), the
+    guarantee still spends the budget, and the bounds — released with the count — are a
+    full run's: the same target and ε, so for a seed the very same bounds."""
+    full = plan_describe(1.0, 2)
+    for spelled in ("count", ("count",), ["count"]):
+        p = plan_describe(1.0, 2, statistics=spelled)
+        assert p.statistics == ("count",) and p.sum_epsilon == 0 and p.sum_scale is None
+        assert p.count_epsilon == pytest.approx(full.count_epsilon + full.sum_epsilon,
+                                                rel=1e-12)
+        assert (p.centre_epsilon, p.side_epsilon, p.target) == (
+            full.centre_epsilon, full.side_epsilon, full.target)
+        assert p.guarantee.epsilon == pytest.approx(1.0, rel=1e-8)
+        assert p.check is not None and "sum" not in p.check.route
+        assert "no sum noise is drawn" in p.table() and "+ count)" in p.guarantee.bound
+        assert p.to_json()["per_column"]["sum_epsilon"] == 0
+        split = plan_lines(p, ["a", "b"], None)[1]  # what --plan-only prints
+        assert "count 65%" in split and "sum" not in split
+    x = np.random.default_rng(2).normal(50.0, 5.0, 5000)
+    vals = {(None, 0): x, (None, 1): x * 2}
+    got = run_describe(p, vals, [None], ["a", "b"], seeded(3))
+    ref = run_describe(full, vals, [None], ["a", "b"], seeded(3))
+    for c, r in zip(got.cells[0], ref.cells[0], strict=True):
+        assert (c.lower, c.upper) == (r.lower, r.upper)  # the same draws for the bounds
+        assert c.sum is None and c.mean is None and abs(c.count - 5000) < 200
+    assert set(got.rows()[0]) == {"group", "column", "lower", "upper", "count"}
+    # the reference (row by row, independent of the statistics) draws the same cells
+    import pyarrow as pa
+    from describe_reference import reference_describe
+    table = pa.table({"a": x, "b": x * 2})
+    assert reference_describe(p, table, ["a", "b"], None, [None], seeded(3)) == got.cells
+    # a sum or a mean reads the sum noise (and the count's): their split is unchanged
+    for stats in (("sum",), ("mean",), ("count", "mean")):
+        q = plan_describe(1.0, 2, statistics=stats)
+        assert (q.count_epsilon, q.sum_epsilon) == (full.count_epsilon, full.sum_epsilon)
+
+
+def _old_split(eps_q, stats):
+    eps_s = aggregates.SUM_SHARE * eps_q  # the sum's share whatever is released
+    return eps_q - eps_s, eps_s
+
+
+def _dropped_share(eps_q, stats):
+    return (1 - aggregates.SUM_SHARE) * eps_q, 0.0  # the sum's share given to nothing
+
+
+@pytest.mark.parametrize("split", [_old_split, _dropped_share])
+def test_check_refuses_a_mutated_count_only_split(monkeypatch, tmp_path, capsys, split):
+    """Issue #40: the independent check re-derives the count-only split. The old split
+    (the sum's 80% of the query drawn as noise on a sum nobody sees) and a split that
+    leaves the sum's share unspent are both refused — in the planner, and on the command
+    line before the input is read (it does not exist: the refusal comes first), exit 2,
+    one line, nothing written."""
+    plan_describe(1.0, 2, statistics=("count",))
+    monkeypatch.setattr(aggregates, "query_split", split)
+    with pytest.raises(GuaranteeCheckError, match="describe"):
+        plan_describe(1.0, 2, statistics=("count",))
+    from cli_run import run
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    code, _, err = run(["describe", "--input", str(tmp_path / "absent.parquet"),
+                          "--columns", "x,y", "--epsilon", "1", "--statistics", "count",
+                          "--output", str(out_dir / "r.json")], capsys)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code == 2 and len(lines) == 1 and "independent guarantee check refused" in lines[0]
+    assert list(out_dir.iterdir()) == []
+    # the full run's split is the same under both mutations' rule for a sum: not refused
+    if split is _old_split:
+        plan_describe(1.0, 2)
+
+
+def test_check_refuses_noises_that_do_not_match_the_statistics():
+    count_only = plan_describe(1.0, 3, statistics="count")
+    full = plan_describe(1.0, 3)
+    bad = [dataclasses.replace(count_only, sum_epsilon=full.sum_epsilon,  # sum noise drawn
+                               count_epsilon=full.count_epsilon, check=None),
+           dataclasses.replace(full, statistics=("count",), check=None),
+           dataclasses.replace(full, sum_epsilon=0.0, check=None),  # a mean without it
+           dataclasses.replace(count_only, count_epsilon=count_only.count_epsilon / 2,
+                               check=None)]  # half the count's share unspent
+    for plan in bad:
+        with pytest.raises(GuaranteeCheckError, match="describe"):
+            check_describe_plan(plan)
+    check_describe_plan(dataclasses.replace(count_only, check=None))
+
+
+def _side_law(x: np.ndarray, c: float, side: str, p: aggregates.DescribePlan
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The exact law of a side's step given the centre c: candidates, tail counts, P(k)
+    (every candidate of the side, so the normaliser is the mechanism's)."""
+    cand = tail_bounds.candidates(c, side)
+    q = tail_bounds.tail_counts(np.sort(x), cand, side)
+    return cand, q, step_exponential.step_law(q, p.target, p.side_epsilon, len(cand))
+
+
+def _first_at_most(q: np.ndarray, rows: float) -> int:
+    return int(np.argmax(q <= rows))
+
+
+# data near the centre (inside its 1/16-binade bin, or a few bins off), far from it (over
+# ten octaves), sparse in one bin, a side crossing zero; the centre c given (any c)
+_NEAR = (np.random.default_rng(40).uniform(1000.0, 1000.5, 3000), 1000.0)
+_FAR = (np.random.default_rng(41).lognormal(3.0, 2.0, 3000), 20.0)
+_FEW = (np.array([1000.0, 1000.25, 1000.3]), 1000.0)
+_ONE_SIGN = (np.random.default_rng(42).uniform(1.0, 2400.0, 3000), 1200.0)
+_DATA = {"near": _NEAR, "far": _FAR, "few": _FEW, "one sign": _ONE_SIGN}
+
+
+@pytest.mark.parametrize("name", list(_DATA))
+def test_printed_runaway_statement_holds_on_the_exact_law(name):
+    """The plan prints: a side's bound lies 16 / 79 or more candidate steps past the first
+    step clipping ≤ t with probability ≤ 8.5e-4 / 1.8e-17, any data. Checked on the exact
+    law of both sides, data near and far from the centre. The bound is tight to within
+    1 − e^{−μ}: where no step clips more than t (few rows), the exact probability exceeds
+    the bound a decay 20% larger, or two steps more, would state."""
+    x, c = _DATA[name]
+    table = plan_describe(1.0, 1).table()
+    for eps in (0.5, 1.0, 4.0):
+        p = plan_describe(eps, 1)
+        k16, k79 = aggregates.RUNAWAY_STEPS
+        assert (f"{k16} / {k79} or more candidate steps" in p.table()
+                and f"{p.runaway(k16):.1e} / {p.runaway(k79):.1e}" in p.table())
+        for side in ("lower", "upper"):
+            _, q, law = _side_law(x, c, side, p)
+            kt = _first_at_most(q, p.target)
+            for k in (k16, k79):
+                exact = float(law[kt + k:].sum())
+                assert exact <= p.runaway(k), (name, side, k, exact)
+                if name == "few":
+                    assert exact > step_exponential.runaway_bound(
+                        k, step_exponential.DECAY * Fraction(6, 5))
+                    assert exact > p.runaway(k + 2)
+    assert "8.5e-04 / 1.8e-17" in table
+
+
+def test_the_multiplicative_runaway_reading_fails_near_the_centre():
+    """Why the statement counts steps: read as "beyond 4x / 1000x the offset where the data
+    end", it is false on data near the centre — the first candidate is the edge of the
+    centre's 1/16-binade bin, far beyond 4x a tiny offset (issue #40: 0.61 and 2.1e-9)."""
+    p = plan_describe(1.0, 1)
+    x, c = _NEAR
+    cand, _, law = _side_law(x, c, "upper", p)
+    offset = x.max() - c
+    assert float(law[cand - c > 4 * offset].sum()) > 0.1 > p.runaway(16)
+    assert float(law[cand - c > 1000 * offset].sum()) > 1e6 * p.runaway(79)
+
+
+def _dense_tail(p: aggregates.DescribePlan, c: float, per_step: int, steps: int
+                ) -> np.ndarray:
+    """A bulk at the centre, ``per_step`` rows at each upper candidate U_1 … U_steps and t
+    rows at U_(steps+1): the first step clipping ≤ t is k_t = ``steps`` (it clips t
+    exactly) and q_k − t = per_step·(k_t − k) below it."""
+    up = tail_bounds.candidates(c, "upper")
+    bulk = np.full(4000, c)
+    tail = np.repeat(up[1:1 + steps], per_step)
+    return np.concatenate([bulk, tail, np.full(p.target, up[steps + 1])])
+
+
+@pytest.mark.parametrize("where", ["near", "far"])
+def test_printed_clip_statement_holds_on_the_exact_law(where):
+    """The plan prints: with probability ≥ 1 − β a side clips at most t + 2·ln(S/β)/ε_s
+    rows on a tail of at least λ = 2μ/ε_s rows per step. Checked on the exact law: tails of
+    exactly ⌈λ⌉ rows a step next to the centre's bin (near) and 1e6 away (far), and a
+    Pareto tail; the step behind it, P(clip > t + r) ≤ S_r·e^{−ε_s·r/2} for every r, fails
+    at the rate ε_s (the statement without the density's factor 2, as printed before), and
+    a tail of one row a step (sparser than λ) clips beyond the bound almost surely."""
+    c = 1000.0 if where == "near" else 1e6
+    for eps in (0.5, 1.0, 4.0):
+        p = plan_describe(eps, 1)
+        lam = p.dense_rows_per_step
+        assert f"at least {lam:.2g} rows per candidate step" in p.table()
+        assert f"clips at most {p.side_clip_bound():.1f} rows" in p.table()
+        x = _dense_tail(p, c, math.ceil(lam), 120)
+        _, q, law = _side_law(x, c, "upper", p)
+        kt = _first_at_most(q, p.target)
+        assert all(q[k] - p.target >= lam * (kt - k) for k in range(kt))  # dense
+        assert float(law[q > p.side_clip_bound()].sum()) <= p.beta
+        # the per-step statement (printed at issue #23's limit): step k < k_t is drawn
+        # with probability at most e^{−ε_s(q_k − t) + μ(k_t − k)}; at twice the rate a
+        # step ten inside k_t breaks it
+        mu = float(step_exponential.DECAY)
+        weight = np.exp(-p.side_epsilon * (q[:kt] - p.target) + mu * (kt - np.arange(kt)))
+        assert (law[:kt] <= weight * (1 + 1e-9)).all()
+        k10 = kt - 10
+        assert law[k10] > math.exp(-2 * p.side_epsilon * (q[k10] - p.target) + mu * 10)
+        assert p.clip_limit is not None and p.clip_weight(math.ceil(p.clip_limit)) == \
+            pytest.approx(math.exp(-p.side_epsilon * (math.ceil(p.clip_limit) - p.target)))
+        faster = False
+        for r in range(1, 200):
+            exact = float(law[q > p.target + r].sum())
+            s_r = int(np.sum(q > p.target + r))
+            assert exact <= s_r * math.exp(-p.side_epsilon * r / 2) * (1 + 1e-9)
+            faster |= exact > s_r * math.exp(-p.side_epsilon * r)
+        assert faster
+        # with S = the k_t steps that clip more than t (every step that can clip more
+        # than the bound) the statement is nearly tight at a small β: it holds, and the
+        # same bound without the density's factor 2 fails (a constant that fails it)
+        tight = plan_describe(eps, 1, beta=1e-6)
+        _, q6, law6 = _side_law(_dense_tail(tight, c, math.ceil(lam), 120), c, "upper", tight)
+        kt6 = _first_at_most(q6, tight.target)
+        assert float(law6[q6 > tight.side_clip_bound(steps=kt6)].sum()) <= tight.beta
+        half = tight.target + math.log(kt6 / tight.beta) / tight.side_epsilon
+        assert float(law6[q6 > half].sum()) > 5 * tight.beta
+        sparse = _dense_tail(p, c, 1, 400)
+        _, q1, law1 = _side_law(sparse, c, "upper", p)
+        if p.side_epsilon < float(step_exponential.DECAY):  # a row a step loses to μ
+            assert float(law1[q1 > p.side_clip_bound()].sum()) > 0.5
+    pareto = np.random.default_rng(43).pareto(1.5, 30_000) + 1.0
+    p = plan_describe(1.0, 1)
+    _, q, law = _side_law(pareto, 1.0, "upper", p)
+    assert float(law[q > p.side_clip_bound()].sum()) <= p.beta
+
+
+def test_printed_count_error_holds_on_the_exact_law():
+    """count: error ≤ ln(2/β)/ε_n with probability ≥ 1 − β (issue #40: privacy.md said
+    ln(1/β)/ε_n). Exact: P(|DLap(b)| ≥ z) = 2e^{−z/b}/(1 + e^{−1/b}) for an integer z ≥ 1,
+    at the plan's exact scale. ln(1/β)/ε_n is the continuous Laplace's; for the discrete
+    law it fails on plans whose ε_n is large (the factor 2/(1 + e^{−ε_n}) → 2)."""
+    plans = [plan_describe(e / 10, 1, statistics=s) for e in range(3, 400, 3)
+             for s in (aggregates.STATISTICS, "count")] + [plan_describe(8.0, 2, beta=1e-6)]
+    too_small = 0
+    for p in plans:
+        assert f"count: error <= {p.count_error:.1f} rows" in p.table()
+        b = float(p.count_scale)
+
+        def tail(z: float, b: float = b) -> float:
+            k = math.floor(z) + 1  # |Z| > z ⟺ |Z| ≥ ⌊z⌋ + 1
+            return 2 * math.exp(-k / b) / (1 + math.exp(-1 / b))
+
+        assert tail(p.count_error) <= p.beta
+        too_small += tail(math.log(1 / p.beta) / p.count_epsilon) > p.beta
+    assert too_small >= 10
+
+
+def test_rows_needed_is_stated_printed_and_exposed():
+    """The plan states the rows a group needs (the centre's, and the sides'), prints it,
+    and exposes it per column (for the sinks' per-cell flag). Below a third of it the
+    centre leaves the data's bins with probability far above β (the need is real)."""
+    for p in (plan_describe(1.0, 3), plan_describe(1.0, 2, statistics="count"),
+              plan_describe(1.0, 1, statistics=(), query_epsilon=0.5)):
+        assert p.rows_needed == max(p.centre_rows, 2 * math.ceil(p.side_clip_bound()))
+        assert p.rows_needed_by == {"centre": p.centre_rows,
+                                    "sides": 2 * math.ceil(p.side_clip_bound())}
+        assert p.rows_needed_per_column == (p.rows_needed,) * p.columns
+        assert f"rows needed: {p.rows_needed:,} per group" in p.table()
+        assert p.to_json()["rows_needed"] == p.rows_needed
+    # at rows_needed the centre's statement holds on data narrow (near one value, at a
+    # large magnitude) and wide (over many binades): the exact law of the centre
+    p = plan_describe(4.0, 1)
+    grid = FloatBins(tail_bounds.CENTRE_BITS)
+    for x in (np.random.default_rng(5).uniform(1e9, 1e9 + 3e7, p.rows_needed),
+              np.random.default_rng(6).lognormal(0.0, 8.0, p.rows_needed)):
+        x = np.sort(x)
+        pieces = tail_bounds.centre_pieces(x, epsilon=p.centre_epsilon)
+        lo, hi = grid.index_of(x[0]), grid.index_of(x[-1])
+        inside = sum(float(pr) for pr, st, sz in zip(pieces.probabilities(), pieces.starts,
+                                                     pieces.sizes, strict=True)
+                     if lo <= int(st) and int(st) + int(sz) - 1 <= hi)
+        assert 1.0 - inside <= p.beta
+    n = p.rows_needed // 3
+    x = np.sort(np.random.default_rng(3).uniform(100.0, 200.0, n))
+    pieces = tail_bounds.centre_pieces(x, epsilon=p.centre_epsilon)
+    grid = FloatBins(tail_bounds.CENTRE_BITS)
+    lo, hi = grid.index_of(x[0]), grid.index_of(x[-1])
+    inside = sum(float(pr) for pr, st, sz in zip(pieces.probabilities(), pieces.starts,
+                                                 pieces.sizes, strict=True)
+                 if lo <= int(st) and int(st) + int(sz) - 1 <= hi)
+    assert 1.0 - inside > 100 * p.beta
