@@ -44,6 +44,7 @@ from contextlib import contextmanager, suppress
 from typing import IO, Any
 
 from dprect.core.aggregates import Mapper
+from dprect.core.randomness import note_draw
 from dprect.engines.driver_worker import BOOT, warm
 
 #: what a worker imports as soon as it starts (the describe mechanism and its core)
@@ -97,18 +98,25 @@ class _Worker:
             if self._warming:  # the imports' answer (a failure shows again in the task)
                 self._warming = False
                 self._answer()
+            note_draw()  # the worker may draw noise for this task
             self._send((fn, args))
             answer = self._answer()
-        except (OSError, EOFError, pickle.UnpicklingError) as error:
-            raise WorkerLostError(str(error)) from error
+        except (OSError, EOFError, ValueError, pickle.UnpicklingError) as error:
+            # ValueError: a pipe closed under the call (the pool was shut down)
+            raise WorkerLostError(type(error).__name__) from error
         if not (isinstance(answer, tuple) and len(answer) == 2):
             raise WorkerLostError("the worker answered something else")
         return answer
 
-    def close(self) -> None:
+    def close(self, *, kill: bool = False) -> None:
+        """End the worker: close its pipes and wait for it (``kill``: at once — the run
+        was interrupted or failed, its task's answer is not wanted)."""
+        if kill:
+            with suppress(OSError):
+                self.proc.kill()
         for pipe in (self.proc.stdin, self.proc.stdout):
             if pipe is not None:
-                with suppress(OSError):
+                with suppress(OSError, ValueError):
                     pipe.close()
         try:
             self.proc.wait(timeout=10)
@@ -182,17 +190,17 @@ class _PoolMap:
             out.append(value)
         return out
 
-    def close(self) -> None:
+    def close(self, *, kill: bool = False) -> None:
         workers, self._workers = self._workers, []
         for w in workers:
-            w.close()
+            w.close(kill=kill)
 
 
 @contextmanager
 def block_mapper(groups: int, columns: int) -> Iterator[tuple[Mapper, int]]:
     """(the ``map`` to draw blocks with, the number of blocks to cut) for a run of
     ``groups`` × ``columns`` cells (module notes); the pool, if any, is shut down on
-    exit."""
+    exit (killed at once when the run is interrupted or fails)."""
     processes = driver_processes()
     if processes < 2 or groups < 2 or groups * columns < PARALLEL_CELLS:
         yield map, 1
@@ -201,8 +209,10 @@ def block_mapper(groups: int, columns: int) -> Iterator[tuple[Mapper, int]]:
     try:
         pool.start()
         yield pool, processes * BLOCKS_PER_PROCESS
-    finally:
-        pool.close()
+    except BaseException:  # interrupted (SIGINT) or failed: no answer is wanted
+        pool.close(kill=True)
+        raise
+    pool.close()
 
 
 __all__ = ["BLOCKS_PER_PROCESS", "MAX_PROCESSES", "PARALLEL_CELLS", "Mapper", "WorkerLostError",
