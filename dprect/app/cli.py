@@ -91,6 +91,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -135,6 +136,23 @@ from dprect.core.request import (
 )
 
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, as the command line needs it: an error is one line (``dprect fit:
+    error: ...`` and where to read the help) and exit code 2, never the usage dump; a
+    token that starts with a minus and a digit or a point (``-1e-6``, ``-8:8:65536``,
+    ``-.5``) is a value, not an option (no flag of dprect looks like that). Subcommand
+    parsers are of this class too (``add_subparsers`` makes them with the parent's)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = re.compile(r"^-\.?\d")
+
+    def error(self, message: str) -> Any:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {one_line(message)} (see "
+                              f"{self.prog} --help)\n")
 
 
 def _float(text: str) -> float:
@@ -240,7 +258,7 @@ def _refuse_spark_only(args: argparse.Namespace, own: Sequence[tuple[str, str]] 
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="dprect", description="Differentially private axis-aligned rectangles.")
     parser.add_argument("--version", action="version", version=f"dprect {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -266,7 +284,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "law, predicted misclassified positives and guarantee; then the "
                     "positives each method expects outside the rectangle, the smallest "
                     "number N of positive rows for at most --target-share of them outside "
-                    "(default 5%%), and with --positives N the expected share outside at "
+                    "(default 5%), and with --positives N the expected share outside at "
                     "your estimate N.")
     dims = pl.add_mutually_exclusive_group(required=True)
     dims.add_argument("--dims", type=int, help="number of features")
@@ -478,8 +496,13 @@ def _cmd_budget(args: argparse.Namespace) -> int:
         return 0
     since = _since(args.since)
     status = ledger.status(args.dataset, runs=True)  # one verified read, at one version
-    spent, cap, charged = status.spent, status.cap, status.runs or []
-    runs = [r for r in charged if since is None or (
+    if not status.known:
+        raise ParameterError(f"dataset {args.dataset!r} has no cap and no run in the budget "
+                             f"ledger at {args.ledger} (`dprect budget set-cap` or a run "
+                             "with --dataset names it)")
+    spent, cap = status.spent, status.cap
+    charged = [r for r in status.runs or [] if r.status != "cancelled"]
+    runs = [r for r in status.runs or [] if since is None or (
         r.reserved_version >= since if isinstance(since, int)
         else r.reserved_at is not None and r.reserved_at >= since)]
     remaining = None if cap is None or spent is None else {
@@ -556,10 +579,46 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
+class _PipeSafe:
+    """Standard output that a reader may close early (``dprect ... | head -1``): once a
+    write or a flush meets a closed pipe, the rest of the output goes to ``os.devnull``
+    and the run goes on — its files and ledger entry are written as without the pipe,
+    and it exits with its usual code. Every other attribute is the stream's."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def _drop(self) -> None:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, self._stream.fileno())
+        finally:
+            os.close(devnull)
+
+    def write(self, text: str) -> int:
+        try:
+            return int(self._stream.write(text))
+        except BrokenPipeError:
+            self._drop()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._drop()
+            self._stream.flush()  # what was buffered goes to os.devnull
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 def run() -> None:
-    """Console-script entry point: :func:`main`, then end the process with its exit code
-    without the interpreter's teardown, where delta-rs's native threads can, rarely, abort
-    the process and replace the exit code with 134 (see ``jobs_support.exit_now``)."""
+    """Console-script entry point: :func:`main` with a standard output a reader may close
+    early (:class:`_PipeSafe`), then end the process with its exit code without the
+    interpreter's teardown, where delta-rs's native threads can, rarely, abort the
+    process and replace the exit code with 134 (see ``jobs_support.exit_now``)."""
+    sys.stdout = _PipeSafe(sys.stdout)
     code = main()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -567,6 +626,16 @@ def run() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; every way it ends is an exit code and at most one line on stderr
+    (an argparse error: 2; an interrupt, SIGINT: ``dprect: interrupted`` and 130)."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("dprect: interrupted", file=sys.stderr, flush=True)
+        return EXIT_INTERRUPTED
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -590,4 +659,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         code, message = describe_failure(exc)
         print(f"dprect: error: {message}", file=sys.stderr)
         return code
-
