@@ -44,10 +44,15 @@ requests (:mod:`dprect.core.request`).
     dprect budget verify --ledger PATH      (check every event from version 0)
 
 Errors in parameters, paths or the table's schema (a missing column, a column of the
-wrong type) end the command with one line on stderr and exit code 2; nothing is written
-(no result, no ledger entry). They never depend on the table's values: rows whose label
-is not ``--positive-label`` (default 1) — other values, nulls — are negatives, rows with a
-null, NaN or ±inf feature are dropped, and a table with no rows or no positives gives an
+wrong type), and a mistyped command line, end the command with one line on stderr and
+exit code 2; nothing is written (no result, no ledger entry). Ctrl-C ends it with
+``dprect: interrupted`` and 130 (an interrupted ledger run that drew no noise yet is not
+charged: :mod:`dprect.release.guarded`); a stdout closed early (``| head``) drops the
+rest of the output and lets the run finish. A run longer than 10 s names its stage on
+stderr every 10 s (:mod:`dprect.app.heartbeat`; not with ``--quiet``). Refusals never
+depend on the table's values: rows whose label is not ``--positive-label`` (default 1) —
+other values, nulls — are negatives, rows with a null, NaN or ±inf feature are dropped,
+and a table with no rows or no positives gives an
 ordinary (empty) result. Only the opt-in ``--invalid-rows error`` refuses a table for its
 values, outside the privacy guarantee. Every output location (the result JSON, and with
 ``--results-table`` a Delta results table, with ``--plot`` a PNG) is checked before the
@@ -233,7 +238,9 @@ def add_run_arguments(p: Any, options: Sequence[RunOption], spark: Any = None) -
         else:
             target = p
         kwargs: dict[str, Any] = {"dest": o.name, "default": o.default, "help": o.help}
-        if o.choices:
+        if o.kind == "flag":
+            kwargs["action"] = "store_true"
+        elif o.choices:
             kwargs["choices"] = o.choices
         else:
             kwargs["type"] = types[o.kind]
@@ -377,8 +384,6 @@ def _table_command(args: argparse.Namespace, plan_text: Callable[[dict[str, Any]
     options (public inputs only: nothing is read, reserved or written); else check the
     options into ``settings`` and ``run`` them on the chosen engine's route
     (``spark_route`` takes the session options, ``--master`` or ``--remote``)."""
-    from dprect.app.spine import Reporter
-
     _refuse_spark_only(args, session_flags())
     values = dict(vars(args))
     if args.plan_only:
@@ -386,8 +391,22 @@ def _table_command(args: argparse.Namespace, plan_text: Callable[[dict[str, Any]
         return 0
     checked = settings(values, flag)
     route = numpy_route() if args.engine == "numpy" else spark_route(**chosen(args))
-    run(checked, route, Reporter(name=flag))
+    run(checked, route, _reporter(args))
     return 0
+
+
+def _tick(line: str) -> None:
+    """A heartbeat line (:mod:`dprect.app.heartbeat`) on stderr: stdout holds the
+    result."""
+    print(f"dprect: {line}", file=sys.stderr, flush=True)
+
+
+def _reporter(args: argparse.Namespace) -> Any:
+    """What a run prints (:class:`dprect.app.spine.Reporter`): options spelled as flags,
+    the heartbeat on stderr unless ``--quiet``."""
+    from dprect.app.spine import Reporter
+
+    return Reporter(name=flag, tick=None if args.quiet else _tick)
 
 
 def _cmd_bounds(args: argparse.Namespace) -> int:
@@ -451,7 +470,6 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     (:func:`dprect.app.flow.run_fit`) runs on the chosen engine."""
     from dprect.app.classes_flow import run_any_fit
     from dprect.app.flow import fit_settings
-    from dprect.app.spine import Reporter
     from dprect.engines.numpy_fit import NumpyRoute
 
     _refuse_spark_only(args, session_flags(), (*RUN_OPTIONS, *FIT_OPTIONS))
@@ -465,7 +483,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         from dprect.engines.spark.cli import cli_route  # pyspark is imported only here
 
         route = cli_route(args.strategy, args.driver_budget_mb, **chosen(args))
-    run_any_fit(settings, route, Reporter(name=flag))  # one rectangle, or one per class
+    run_any_fit(settings, route, _reporter(args))  # one rectangle, or one per class
     return 0
 
 

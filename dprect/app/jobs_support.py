@@ -257,7 +257,7 @@ def build_parser(prog: str, description: str, section: str, schema: Schema
     epilog = ("configuration keys (set them in the YAML file or with --set KEY=VALUE; a key "
               f"without a section prefix means {section}.KEY):\n  " + "\n  ".join(lines)
               + "\n\nexit codes: 0 ok, 2 bad configuration or input, 3 Spark failed, "
-                "1 internal error")
+                "1 internal error, 130 interrupted (Ctrl-C)")
     parser = argparse.ArgumentParser(prog=prog, description=description, epilog=epilog,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--config", default=None, metavar="FILE",
@@ -280,7 +280,7 @@ def job_main(prog: str, description: str, section: str, schema: Schema,
 
 def run_job(prog: str, body: Callable[[], int | None]) -> int:
     """Run ``body`` and turn any failure into one line on stderr (:func:`report_error`)
-    and an exit code."""
+    and an exit code (an interrupt, SIGINT: ``<prog>: interrupted`` and 130)."""
     try:
         code = body()
         return EXIT_OK if code is None else int(code)
@@ -290,7 +290,10 @@ def run_job(prog: str, body: Callable[[], int | None]) -> int:
         code, message = describe_failure(exc)
         if code == EXIT_INTERNAL and os.environ.get("DPRECT_DEBUG"):
             traceback.print_exc()
-        report_error(f"{prog}: error: {message}")
+        if isinstance(exc, KeyboardInterrupt):  # SIGINT: as the command line says it
+            report_error(f"{prog}: {message}")
+        else:
+            report_error(f"{prog}: error: {message}")
         return code
 
 
@@ -339,7 +342,8 @@ def run_options(required: Sequence[str] = (),
     master is ``spark.master``); ``required`` names the keys the job requires (checked by
     the job)."""
     kinds = {"str": "str", "int": "int", "float": "float", "choice": "str",
-             "names": "str_list", "count": "int", "spec": "any", "values": "any"}
+             "names": "str_list", "count": "int", "spec": "any", "values": "any",
+             "flag": "bool"}
     out = {}
     for o in options:
         if o.cli_only:
@@ -425,10 +429,12 @@ def table_settings(cfg: Mapping[str, Any], section: str,
     return build(values, lambda key: f"{section}.{key}")
 
 
-def job_reporter(prog: str, section: str) -> Reporter:
+def job_reporter(prog: str, section: str, quiet: bool = False) -> Reporter:
     """How a job reports a fit (:class:`dprect.app.spine.Reporter`): every line as a step
-    ``[prog] ...``, options named by their config keys (``fit.seed``)."""
-    from dprect.app.spine import Reporter
+    ``[prog] ...``, options named by their config keys (``fit.seed``); the progress steps
+    and the heartbeat (:mod:`dprect.app.heartbeat`) too, unless ``quiet`` (the section's
+    ``quiet`` key)."""
+    from dprect.app.spine import Reporter, silent
 
     def say(message: str) -> None:
         step(prog, message)
@@ -436,7 +442,9 @@ def job_reporter(prog: str, section: str) -> Reporter:
     def name(key: str) -> str:
         return f"{section}.{key}"
 
-    return Reporter(say=say, progress=say, name=name)
+    if quiet:
+        return Reporter(say=say, progress=silent, name=name)
+    return Reporter(say=say, progress=say, name=name, tick=say)
 
 
 __all__ = [

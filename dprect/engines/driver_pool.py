@@ -30,6 +30,10 @@ or is lost, the blocks are drawn again on the driver, with the same result for a
 seeded run is reproducible; an unseeded one draws fresh, and nothing of a broken attempt
 was released). The choice depends only on the public numbers of groups and columns and
 on the machine, never on the data.
+
+:func:`mechanism_progress` tells the run's heartbeat (:mod:`dprect.app.heartbeat`) how many
+blocks are done of how many (public numbers); a run that is interrupted or fails kills
+its workers at once (no answer is wanted).
 """
 
 from __future__ import annotations
@@ -55,6 +59,49 @@ PARALLEL_CELLS = 4096
 MAX_PROCESSES = 16
 #: blocks of groups cut per worker process
 BLOCKS_PER_PROCESS = 4
+
+
+class _Blocks:
+    """The blocks of the describe mechanism running in this process: done of total (a
+    function of the public numbers of groups and processors), for the heartbeat."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.done, self.total = 0, 0
+        self.running = False
+
+    def start(self, total: int) -> None:
+        with self.lock:
+            self.done, self.total, self.running = 0, total, True
+
+    def one(self) -> None:
+        with self.lock:
+            self.done += 1
+
+    def end(self) -> None:
+        with self.lock:
+            self.running = False
+
+
+_BLOCKS = _Blocks()
+
+
+def mechanism_progress() -> tuple[int, int] | None:
+    """(blocks done, blocks in all) of the describe mechanism running now in this process
+    (:func:`block_mapper`), None when none runs: public numbers for a progress line."""
+    with _BLOCKS.lock:
+        return (_BLOCKS.done, _BLOCKS.total) if _BLOCKS.running else None
+
+
+def _counted(mapper: Mapper) -> Mapper:
+    """``mapper`` (builtin ``map``) counting each result as done (:func:`mechanism_progress`)."""
+
+    def run(fn: Callable[..., Any], *iterables: Iterable[Any]) -> Iterator[Any]:
+        for value in mapper(fn, *iterables):
+            _BLOCKS.one()
+            yield value
+
+    return run
 
 
 def driver_processes() -> int:
@@ -150,7 +197,8 @@ class _PoolMap:
             return self._run(fn, tasks)
         except (OSError, WorkerLostError):
             self.close()
-            return [fn(*t) for t in tasks]
+            _BLOCKS.start(len(tasks))  # drawn again, here
+            return list(_counted(map)(fn, *zip(*tasks, strict=True)))
 
     def _run(self, fn: Callable[..., Any], tasks: list[tuple[Any, ...]]) -> list[Any]:
         while len(self._workers) < min(self.processes, len(tasks)):
@@ -171,6 +219,7 @@ class _PoolMap:
                 except WorkerLostError as error:
                     lost.append(error)
                     return
+                _BLOCKS.one()
 
         threads = [threading.Thread(target=feed, args=(w,), daemon=True)
                    for w in self._workers]
@@ -203,17 +252,24 @@ def block_mapper(groups: int, columns: int) -> Iterator[tuple[Mapper, int]]:
     exit (killed at once when the run is interrupted or fails)."""
     processes = driver_processes()
     if processes < 2 or groups < 2 or groups * columns < PARALLEL_CELLS:
-        yield map, 1
+        _BLOCKS.start(1)
+        try:
+            yield _counted(map), 1
+        finally:
+            _BLOCKS.end()
         return
     pool = _PoolMap(processes)
+    _BLOCKS.start(min(processes * BLOCKS_PER_PROCESS, groups))  # group_blocks' count
     try:
         pool.start()
         yield pool, processes * BLOCKS_PER_PROCESS
     except BaseException:  # interrupted (SIGINT) or failed: no answer is wanted
         pool.close(kill=True)
         raise
+    finally:
+        _BLOCKS.end()
     pool.close()
 
 
 __all__ = ["BLOCKS_PER_PROCESS", "MAX_PROCESSES", "PARALLEL_CELLS", "Mapper", "WorkerLostError",
-           "block_mapper", "driver_processes"]
+           "block_mapper", "driver_processes", "mechanism_progress"]

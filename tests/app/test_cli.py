@@ -522,3 +522,54 @@ def test_a_closed_stdout_ends_quietly_and_the_run_completes(table, tmp_path):
     from dprect.release.ledger import Ledger
 
     assert out.exists() and Ledger(ledger).run("d", "r1").status == "released"
+
+
+# -- many groups: a summary line --------------------------------------------------------------
+@pytest.mark.parametrize("groups", [50, 51])
+def test_many_groups_print_a_summary_not_a_line_per_group(tmp_path, groups, capsys):
+    """Up to LISTED_GROUPS (50) listed groups, stdout holds a line per (group, column);
+    beyond, one line counting groups and cells — every cell is still in the outputs."""
+    from dprect.app.table_product import LISTED_GROUPS
+
+    assert LISTED_GROUPS == 50
+    gen = np.random.default_rng(4)
+    pq.write_table(pa.table({"x": gen.normal(0, 1, 5000), "y": gen.normal(0, 1, 5000),
+                             "g": np.arange(5000) % groups}), tmp_path / "t.parquet")
+    out = tmp_path / "out.json"
+    for command in ("describe", "bounds"):
+        assert main([command, "--input", str(tmp_path / "t.parquet"), "--columns", "x,y",
+                     "--epsilon", "1", "--group-by", "g", "--seed", "1",
+                     "--groups", ",".join(map(str, range(groups))), "--output", str(out),
+                     "--quiet"]) == 0
+        text = capsys.readouterr().out
+        per_group = [ln for ln in text.splitlines() if ln.startswith("group ")]
+        summary = (f"{groups} groups x 2 column(s) = {2 * groups} cells released (more "
+                   f"than 50 groups: not listed here; every cell is in the outputs below)")
+        if groups <= LISTED_GROUPS:
+            assert len(per_group) >= groups and summary not in text, text
+        else:
+            assert per_group == [] and summary in text, text
+        assert f"written to {out}" in text
+        assert len(json.loads(out.read_text())["groups"]) == groups
+
+
+def test_a_job_section_takes_quiet():
+    """--quiet is declared once (app/options.py): the jobs' sections take ``quiet`` too,
+    and a quiet job reporter has no progress steps and no heartbeat."""
+    from dprect.app.jobs_support import job_reporter, run_options
+    from dprect.app.spine import silent
+
+    assert run_options()["quiet"].kind == "bool" and run_options()["quiet"].default is False
+    loud, quiet = job_reporter("p", "describe"), job_reporter("p", "describe", quiet=True)
+    assert loud.tick is not None and loud.progress is not silent
+    assert quiet.tick is None and quiet.progress is silent
+
+
+def test_an_interrupted_job_is_one_line_and_exit_130(capsys):
+    from dprect.app.jobs_support import run_job
+
+    def body():
+        raise KeyboardInterrupt
+
+    assert run_job("describe", body) == 130
+    assert capsys.readouterr().err == "describe: interrupted\n"
