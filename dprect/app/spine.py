@@ -235,6 +235,8 @@ def run_release(product: Product, route: Any, report: Reporter | None = None) ->
     progress = report.progress if beat is None else beat.tracking(report.progress)
     settings, charge = product.settings, product.charge()
     ledger = settings.ledger
+    if beat is not None and ledger is not None:
+        beat.stage("checking the budget ledger")
     run_id = open_run(report, settings.sinks, product.inputs(report.name), ledger,
                       settings.seed, product.what)
 

@@ -63,7 +63,8 @@ def test_the_mechanism_blocks_are_counted(monkeypatch: pytest.MonkeyPatch) -> No
         "still running (0 s): describing 2 column(s) in 3 group(s)"]
 
 
-PUBLIC = re.compile(r"still running \(\d+ s\): (starting|reading the input|reading \S+|"
+PUBLIC = re.compile(r"still running \(\d+ s\): (starting|checking the budget ledger|"
+                    r"reading the input|reading \S+|"
                     r"describing 1 column\(s\) in 3 group\(s\)|writing the outputs)"
                     r"(, mechanism \d+/\d+ blocks)?")
 
