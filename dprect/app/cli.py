@@ -645,17 +645,27 @@ def run() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; every way it ends is an exit code and at most one line on stderr
-    (an argparse error: 2; an interrupt, SIGINT: ``dprect: interrupted`` and 130)."""
+    (an argparse error: 2; an interrupt, SIGINT: ``dprect: interrupted`` and 130 — also
+    when a library raised its own error while it cleaned up after the interrupt)."""
     try:
         return _main(argv)
     except KeyboardInterrupt:
-        print("dprect: interrupted", file=sys.stderr, flush=True)
-        return EXIT_INTERRUPTED
+        return _interrupted()
+
+
+def _interrupted() -> int:
+    print("dprect: interrupted", file=sys.stderr, flush=True)
+    return EXIT_INTERRUPTED
+
 
 
 def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "engine", "numpy") == "spark":
+        from dprect.app.jobs_support import quiet_library_logs
+
+        quiet_library_logs()
     try:
         if args.command == "fit":
             return _cmd_fit(args)
@@ -666,11 +676,15 @@ def _main(argv: Sequence[str] | None) -> int:
         if args.command == "describe":
             return _cmd_describe(args)
         return _cmd_plan(args)
-    except (DprectError, OSError) as exc:  # parameters, schema, paths: named, one line
-        print(f"dprect: error: {one_line(str(exc))}", file=sys.stderr)
-        return EXIT_USAGE
-    except Exception as exc:  # Spark or internal: named by class or type, never by text
-        if os.environ.get("DPRECT_DEBUG"):
+    except Exception as exc:
+        from dprect.release.guarded import interrupted
+
+        if interrupted(exc):  # raised while a library cleaned up after a Ctrl-C
+            return _interrupted()
+        if isinstance(exc, DprectError | OSError):  # parameters, schema, paths: one line
+            print(f"dprect: error: {one_line(str(exc))}", file=sys.stderr)
+            return EXIT_USAGE
+        if os.environ.get("DPRECT_DEBUG"):  # Spark or internal: by class or type only
             import traceback
 
             traceback.print_exc()

@@ -274,6 +274,7 @@ def job_main(prog: str, description: str, section: str, schema: Schema,
     then run ``body(doc)`` on the loaded configuration (:func:`load_config`) under
     :func:`run_job` — every failure one line on stderr and an exit code."""
     args = build_parser(prog, description, section, schema).parse_args(argv)
+    quiet_library_logs()
     return run_job(prog, lambda: body(load_config(args.config, args.overrides,
                                                   section=section)))
 
@@ -287,14 +288,29 @@ def run_job(prog: str, body: Callable[[], int | None]) -> int:
     except SystemExit:
         raise
     except BaseException as exc:  # every failure becomes one line
-        code, message = describe_failure(exc)
+        from dprect.release.guarded import interrupted
+
+        code, message = describe_failure(KeyboardInterrupt() if interrupted(exc) else exc)
         if code == EXIT_INTERNAL and os.environ.get("DPRECT_DEBUG"):
             traceback.print_exc()
-        if isinstance(exc, KeyboardInterrupt):  # SIGINT: as the command line says it
+        if interrupted(exc):  # SIGINT (or raised in its clean-up): as the command line says
             report_error(f"{prog}: {message}")
         else:
             report_error(f"{prog}: error: {message}")
         return code
+
+
+def quiet_library_logs() -> None:
+    """py4j reports an interrupted call through the ``logging`` module's root logger
+    (``logging.exception``: a traceback on stderr, set up by ``basicConfig`` when the
+    root logger has no handler), and could quote what it was sending. A run prints its
+    own lines, never a library's log: give the root logger a handler that drops them
+    (a root logger the caller configured is left alone)."""
+    import logging
+
+    root = logging.getLogger()
+    if not root.handlers:
+        root.addHandler(logging.NullHandler())
 
 
 def exit_now(code: int) -> None:
@@ -467,6 +483,7 @@ __all__ = [
     "job_main",
     "job_reporter",
     "load_config",
+    "quiet_library_logs",
     "report_error",
     "request_options",
     "require_keys",

@@ -124,6 +124,20 @@ class Charge:
     features: list[str]
 
 
+def interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` is an interrupt (SIGINT: :class:`KeyboardInterrupt`) or was raised
+    while one was handled — a library that cleans up after an interrupt (py4j closing
+    its connection, pyspark cancelling its jobs) may raise its own error in its place."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
+
+
 @contextmanager
 def _sigint_held() -> Iterator[None]:
     """SIGINT ignored inside (on the main thread; elsewhere nothing changes), its handler
@@ -171,8 +185,7 @@ def guarded_release(settings: LedgerSettings | None, charge: Charge,
             raise AssertionError(f"{what}'s guarantee differs from the reserved plan")
     except BaseException as exc:
         with _sigint_held():
-            if not (isinstance(exc, KeyboardInterrupt) and reservation.new_charge
-                    and draws() == drawn
+            if not (interrupted(exc) and reservation.new_charge and draws() == drawn
                     and ledger.cancel(settings.dataset, settings.run_id)):
                 ledger.fail(settings.dataset, settings.run_id, describe(exc))
         raise

@@ -698,3 +698,31 @@ def test_an_interrupt_once_noise_may_be_drawn_stays_charged(tmp_path: Path,
     _interrupted(tmp_path, "r1", draw=seed is None, seed=seed)
     assert led.run("ds", "r1").status == "failed"
     assert led.spent("ds").epsilon == pytest.approx(charge().epsilon)
+
+
+def test_an_error_raised_while_an_interrupt_is_handled_is_an_interrupt(
+        tmp_path: Path) -> None:
+    """pyspark turns a Ctrl-C during a collect into the job's cancellation error (raised in
+    the clean-up of the KeyboardInterrupt, then re-raised by dprect ``from None``): that is
+    still an interrupt — cancelled when nothing was drawn — and a plain error is not."""
+    from dprect.core.errors import InputDataError
+    from dprect.release.guarded import Charge, LedgerSettings, guarded_release, interrupted
+
+    def cancelled_job():
+        try:
+            try:
+                raise KeyboardInterrupt
+            finally:
+                raise RuntimeError("SPARK_JOB_CANCELLED")
+        except RuntimeError:
+            raise InputDataError("Spark failed while counting") from None
+
+    with pytest.raises(InputDataError) as caught:
+        cancelled_job()
+    assert interrupted(caught.value) and not interrupted(InputDataError("x"))
+    led = Ledger(tmp_path / "ledger")
+    settings = LedgerSettings.build(str(tmp_path / "ledger"), "ds", "r1")
+    with pytest.raises(InputDataError):
+        guarded_release(settings, Charge(charge(), "composition", ["a", "b"]),
+                        cancelled_job, lambda record: None)
+    assert led.run("ds", "r1").status == "cancelled"

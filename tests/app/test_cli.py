@@ -573,3 +573,20 @@ def test_an_interrupted_job_is_one_line_and_exit_130(capsys):
 
     assert run_job("describe", body) == 130
     assert capsys.readouterr().err == "describe: interrupted\n"
+
+
+def test_an_error_in_an_interrupts_clean_up_ends_as_an_interrupt(monkeypatch, capsys):
+    """A library that raises its own error while it cleans up after Ctrl-C (pyspark: the
+    cancelled job) still ends the command with one line ``dprect: interrupted``, 130."""
+    from dprect.app import cli
+    from dprect.core.errors import InputDataError
+
+    def cancelled(args):
+        try:
+            raise KeyboardInterrupt
+        finally:
+            raise InputDataError("Spark failed while counting: SPARK_JOB_CANCELLED")
+
+    monkeypatch.setattr(cli, "_cmd_plan", cancelled)
+    assert main(["plan", "--epsilon", "1", "--delta", "0", "--dims", "1"]) == 130
+    assert capsys.readouterr().err == "dprect: interrupted\n"
