@@ -2,7 +2,7 @@
 
     dprect fit  --input FILE --features a,b --label y --epsilon E --delta D
                 [--method auto|randmargins|composition] [--grid SPEC] [--beta B]
-                [--seed S] --output result.json
+                [--seed S] [--quiet] --output result.json
                 [--engine numpy|spark] [--format parquet|csv|delta]
                 [--strategy auto|collect|pass|prefetch|rounds] [--driver-budget-mb MB]
                 [--master URL | --remote sc://HOST:PORT] [--where SQL]
@@ -20,7 +20,7 @@
                 [--engine numpy|spark] [--format parquet|csv|delta]
                 [--master URL | --remote sc://HOST:PORT]
                 [--where SQL] [--delta-version N | --delta-timestamp TIME]  (Spark only)
-                [--seed S] [--ledger PATH --dataset ID [--run-id ID] [--cap-epsilon E
+                [--seed S] [--quiet] [--ledger PATH --dataset ID [--run-id ID] [--cap-epsilon E
                 --cap-delta D]] [--plan-only]
     dprect describe --input T --columns a,b --epsilon E [--delta D] [--beta B]
                 [--neighbouring add-remove|replace-one] [--statistics count,sum,mean|none]
@@ -29,7 +29,7 @@
                 [--plot means.png] [--engine numpy|spark] [--format parquet|csv|delta]
                 [--master URL | --remote sc://HOST:PORT]
                 [--where SQL] [--delta-version N | --delta-timestamp TIME]  (Spark only)
-                [--seed S] [--ledger PATH --dataset ID [--run-id ID] [--cap-epsilon E
+                [--seed S] [--quiet] [--ledger PATH --dataset ID [--run-id ID] [--cap-epsilon E
                 --cap-delta D]] [--plan-only]
 
 The options a fit, bounds and describe share (input, format, filter, Delta snapshot, seed,
