@@ -22,6 +22,7 @@ import re
 import shutil
 import subprocess
 import sys
+import warnings
 from datetime import timedelta
 from pathlib import Path
 
@@ -656,7 +657,9 @@ def _interrupted(tmp_path: Path, run_id: str, draw: bool, seed: int | None = Non
     g = charge()
 
     def compute():
-        rng = RandomSource(seed=seed) if seed is not None else RandomSource()
+        with warnings.catch_warnings():  # the seeded-run warning
+            warnings.simplefilter("ignore", UserWarning)
+            rng = RandomSource(seed=seed) if seed is not None else RandomSource()
         if draw:
             rng.randbits(8)
         raise KeyboardInterrupt

@@ -494,7 +494,9 @@ def test_sigint_is_one_line_exit_130_and_the_ledger_consistent(slow_table, tmp_p
     os.killpg(proc.pid, signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=300)
     assert proc.returncode == 130, (stdout, stderr)
-    assert stderr == "dprect: interrupted\n", stderr
+    # a loaded machine may have shown the heartbeat first: progress, not an error
+    lines = [ln for ln in stderr.splitlines() if not ln.startswith("dprect: still running (")]
+    assert lines == ["dprect: interrupted"] and "Traceback" not in stderr, stderr
     assert not out.exists()
     (run,) = led.runs("d")
     spent = led.spent("d")
@@ -518,7 +520,8 @@ def test_a_closed_stdout_ends_quietly_and_the_run_completes(table, tmp_path):
                   "--ledger", str(ledger), "--dataset", "d", "--run-id", "r1")
     fit.stdout.close()
     assert fit.wait(timeout=120) == 0
-    assert fit.stderr.read() == ""
+    err = fit.stderr.read()  # a loaded machine may show the heartbeat: progress only
+    assert all(ln.startswith("dprect: still running (") for ln in err.splitlines()), err
     from dprect.release.ledger import Ledger
 
     assert out.exists() and Ledger(ledger).run("d", "r1").status == "released"
