@@ -149,7 +149,7 @@ def _sigint_held() -> Iterator[None]:
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        signal.signal(signal.SIGINT, signal.SIG_DFL if previous is None else previous)
 
 
 def _type_only(exc: BaseException) -> str:
@@ -184,10 +184,12 @@ def guarded_release(settings: LedgerSettings | None, charge: Charge,
         if guarantee != g:
             raise AssertionError(f"{what}'s guarantee differs from the reserved plan")
     except BaseException as exc:
+        stop = interrupted(exc)
         with _sigint_held():
-            if not (interrupted(exc) and reservation.new_charge and draws() == drawn
+            if not (stop and reservation.new_charge and draws() == drawn
                     and ledger.cancel(settings.dataset, settings.run_id)):
-                ledger.fail(settings.dataset, settings.run_id, describe(exc))
+                ledger.fail(settings.dataset, settings.run_id,
+                            describe(KeyboardInterrupt() if stop else exc))
         raise
     recorded = ledger.release(settings.dataset, settings.run_id, ours)
     publish(recorded)  # another attempt of this run id may have released first: use its
