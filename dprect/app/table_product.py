@@ -53,6 +53,10 @@ def group_names(groups: list[str] | None) -> list[str | None]:
 
 S = TypeVar("S", bound=TableSettings)
 
+#: with more listed groups than this, stdout shows one summary line instead of a line per
+#: (group, column): the full result is in the outputs (a public threshold on a public count)
+LISTED_GROUPS = 50
+
 
 class RecordKind(NamedTuple):
     """What a grouped-table product's released record is: the ledger's ``method`` of its
@@ -98,7 +102,17 @@ class TableProduct(Generic[S]):
 
     def summary(self, record: dict[str, Any], name: Callable[[str], str]
                 ) -> tuple[list[str], list[str]]:
-        return self.kind.summary(record), []
+        """A line per (group, column) of the record, or, with more than
+        :data:`LISTED_GROUPS` listed groups, one line counting them (the outputs, named
+        after it, hold every cell)."""
+        groups = len(group_names(self.settings.groups))
+        if groups <= LISTED_GROUPS:
+            return self.kind.summary(record), []
+        columns = len(self.settings.source.columns)
+        return [f"{groups} groups x {columns} column(s) = {groups * columns} cells released "
+                f"(more than {LISTED_GROUPS} groups: not listed here; every cell is in the "
+                f"outputs below)"], []
 
 
-__all__ = ["RecordKind", "TablePlan", "TableProduct", "TableSettings", "group_names"]
+__all__ = ["LISTED_GROUPS", "RecordKind", "TablePlan", "TableProduct", "TableSettings",
+           "group_names"]

@@ -10,6 +10,9 @@ exactly one new event:
   makes re-running a finished run id idempotent);
 * ``fail`` — the run stopped with an error before releasing anything (the row holds the
   one line the command printed, never an exception's own text: that could quote data);
+* ``cancel`` — the run was interrupted (SIGINT) after its reservation and before it drew
+  any noise: its charge is withdrawn (:meth:`Ledger.cancel`; the run id may reserve
+  again, as a new charge);
 * ``cap`` — a budget cap (ε, δ) for a dataset, in a stated neighbouring relation
   (``add-remove`` unless said otherwise; a cap row without one, from an older ledger, is
   add-remove); the one committed last counts;
@@ -19,10 +22,14 @@ exactly one new event:
   every dataset and the SHA-256 of every file of the run index, which lives in
   :data:`RUNS_DIR`; the chain hashes the state by its SHA-256).
 
-**Spend.** A dataset's spend is the sum of (ε, δ) over its ``reserve`` rows: basic
-composition (Dwork & Roth 2014, Thm 3.16), which holds for any sequence of adaptively
-chosen runs. A run id is charged at most once: retries of a failed or crashed run id reuse
-its reservation.
+**Spend.** A dataset's spend is the sum of (ε, δ) over its ``reserve`` rows less those a
+``cancel`` row withdrew: basic composition (Dwork & Roth 2014, Thm 3.16), which holds for
+any sequence of adaptively chosen runs. A cancelled run drew no noise and released
+nothing: its output is a constant ("interrupted"), a 0-DP mechanism, which composition
+charges nothing for (docs/privacy.md, "Cancelled reservations"). A run id is charged at
+most once at a time: retries of a failed or crashed run id reuse its reservation; a
+cancelled run id that runs again reserves anew. A charge withdrawn from a spend that is
+unbounded in a relation (replace-one charges under add/remove) leaves it unbounded.
 
 **Neighbouring relations.** Spend and cap are compared in the cap's relation. A
 replacement is a removal then an addition, so by group privacy of size 2 an (ε, δ)
@@ -134,9 +141,10 @@ without a ledger (:class:`NoLedgerError`), so a deleted ``_delta_log/`` never re
 new, empty ledger with no spend and no cap.
 
 **Fail closed.** A run that dies after reserving stays charged: nothing ever removes a
-``reserve`` row (the table is created ``delta.appendOnly``). A run releases only after its
-``release`` row is committed (at most one release per run id), and writes its output files
-after.
+``reserve`` row (the table is created ``delta.appendOnly``); only a ``cancel`` row,
+written by the interrupted attempt itself when it drew no noise, withdraws a charge. A
+run releases only after its ``release`` row is committed (at most one release per run id),
+and writes its output files after.
 
 Every :class:`LedgerError` message is a single line without terminal escape codes, even
 when it quotes delta-rs (whose errors may carry backtraces and coloured lines).
@@ -167,7 +175,7 @@ from dprect._version import __version__
 from dprect.core.errors import DprectError, ParameterError
 from dprect.core.extras import require
 from dprect.core.request import Neighbouring
-from dprect.core.validation import check_epsilon, check_open_unit
+from dprect.core.validation import check_delta, check_epsilon
 
 SCHEMA = pa.schema([
     ("event", pa.string()),
@@ -187,7 +195,7 @@ SCHEMA = pa.schema([
     ("chain", pa.string()),  # SHA-256 hex over the previous event's chain and this event
 ])
 
-EVENTS = ("init", "reserve", "release", "fail", "cap", "checkpoint")
+EVENTS = ("init", "reserve", "release", "fail", "cap", "checkpoint", "cancel")
 #: the neighbouring relations a cap is stated in (the request module's spellings)
 ADD_REMOVE, REPLACE_ONE = Neighbouring.ADD_REMOVE.value, Neighbouring.REPLACE_ONE.value
 RELATIONS = Neighbouring.values()
@@ -278,7 +286,7 @@ class RunRecord:
     """What the ledger knows of one run id."""
 
     run_id: str
-    status: str  # "reserved" (running or died), "released", "failed"
+    status: str  # "reserved" (running or died), "released", "failed", "cancelled"
     epsilon: float
     delta: float
     method: str
@@ -309,13 +317,15 @@ class DatasetStatus:
     ``spent`` is in ``neighbouring`` (the cap's relation; without a cap add/remove, or
     replace-one once a replace-one run was charged); ``None`` when it is unbounded there.
     ``runs`` is ``None`` unless asked for (``Ledger.status(..., runs=True)``: it reads the
-    dataset's whole run index); the runs carry no result (:meth:`Ledger.run` reads one)."""
+    dataset's whole run index); the runs carry no result (:meth:`Ledger.run` reads one).
+    ``known``: whether any event (a cap, a run) names the dataset."""
 
     spent: Budget | None
     cap: Cap | None
     runs: list[RunRecord] | None
     ledger_version: int
     neighbouring: str = ADD_REMOVE
+    known: bool = True
 
 
 # -- the state a checkpoint records ------------------------------------------------------------
@@ -674,7 +684,7 @@ class _State:
                 image = _image(row["epsilon"], row["delta"], relation, target)
                 ds.add_spent(target, None if total is None or image is None else
                              [total[0] + image[0], total[1] + image[1]])
-            if run is None:
+            if run is None or run["s"] == "cancelled":
                 at = row["recorded_at"]
                 ds.put(run_id, {
                     "s": "reserved", "e": row["epsilon"], "d": row["delta"], "n": relation,
@@ -686,6 +696,14 @@ class _State:
                 ds.put(run_id, {**run, "s": "released", "r": row["version"]})
             elif event == "fail" and run["s"] == "reserved":
                 ds.put(run_id, {**run, "s": "failed"})
+            elif event == "cancel" and run["s"] == "reserved":
+                for target in RELATIONS:  # withdraw exactly what its reserve row added
+                    total = ds.spent[target]
+                    image = _image(run["e"], run["d"], run["n"], target)
+                    ds.add_spent(target, None if total is None or image is None else
+                                 [max(0.0, total[0] - image[0]),
+                                  max(0.0, total[1] - image[1])])
+                ds.put(run_id, {**run, "s": "cancelled"})
 
 
 def _record(run_id: str, run: dict[str, Any], result: dict[str, Any] | None = None
@@ -1183,7 +1201,7 @@ class Ledger:
                 (_record(k, v) for k, v in ds.runs().items()),
                 key=lambda r: r.reserved_version)
         return DatasetStatus(self._spent_in(ds, relation), self._cap_of(ds), records,
-                             snap.version, relation)
+                             snap.version, relation, dataset in snap.state.datasets)
 
     def datasets(self) -> list[str]:
         """The datasets the ledger has events for."""
@@ -1463,9 +1481,10 @@ class Ledger:
                 neighbouring: str | None = None) -> Cap:
         """Record a cap for ``dataset`` in ``neighbouring`` (default add-remove). The cap
         committed last counts (commit order, not clock order); it may be below the spend,
-        which then blocks every further run."""
+        which then blocks every further run. A cap with δ = 0 is a pure-DP cap: it admits
+        only runs with δ = 0."""
         _check_name(dataset, "dataset")
-        cap = Cap(check_epsilon(epsilon, "cap epsilon"), check_open_unit(delta, "cap delta"),
+        cap = Cap(check_epsilon(epsilon, "cap epsilon"), check_delta(delta, "cap delta"),
                   check_neighbouring(neighbouring))
         for attempt in range(1, _MAX_ATTEMPTS + 1):
             if self._commit(self._load(), "cap", dataset, epsilon=cap.epsilon,
@@ -1502,7 +1521,8 @@ class Ledger:
 
         * a run id already released → its recorded result, nothing charged;
         * a run id reserved before (failed or died) → retried under the same charge, if
-          the request is not larger than what was charged;
+          the request is not larger than what was charged; a cancelled one (its charge
+          withdrawn, :meth:`cancel`) is charged anew;
         * otherwise the charge is committed only if spend + request ≤ each cap, in that
           cap's relation (the ledger's cap, and ``cap``: a config cap, add/remove unless
           it is a :class:`Cap`), else :class:`BudgetExceededError`; a run whose relation
@@ -1516,7 +1536,7 @@ class Ledger:
         for attempt in range(1, _MAX_ATTEMPTS + 1):
             snap = self._load()
             previous = self._run(snap, dataset, run_id)
-            if previous is not None:
+            if previous is not None and previous.status != "cancelled":
                 if previous.status == "released":
                     return Reservation(run_id, False, previous.result)
                 if epsilon > previous.epsilon * (1 + _TOLERANCE) or \
@@ -1569,9 +1589,33 @@ class Ledger:
             if record.status == "released":
                 assert record.result is not None
                 return record.result
+            if record.status == "cancelled":
+                raise LedgerError(f"run id {run_id!r} was cancelled (interrupted before it "
+                                  f"drew noise): its charge was withdrawn, so nothing may be "
+                                  f"released under it; run it again")
             if self._commit(snap, "release", dataset, run_id=run_id,
                             result=json.dumps(result), method=result.get("method")):
                 return result
+            self._retry(attempt)
+        raise AssertionError("unreachable")
+
+    def cancel(self, dataset: str, run_id: str) -> bool:
+        """Withdraw the charge of ``run_id``: for an attempt that reserved it (a new
+        charge, :attr:`Reservation.new_charge`) and was interrupted before it drew any
+        noise — nothing it did depended on the data's private part beyond what a 0-DP
+        constant output reveals (docs/privacy.md, "Cancelled reservations"). Only a run
+        still ``reserved`` is cancelled (a ``failed`` or released one, or one another
+        attempt of the run id moved on, stays as it is); returns whether it was. Never
+        call it once noise may have been drawn: the run must then stay charged
+        (:meth:`fail`)."""
+        for attempt in range(1, _MAX_ATTEMPTS + 1):
+            snap = self._load()
+            record = self._run(snap, _check_name(dataset, "dataset"), run_id)
+            if record is None or record.status != "reserved":
+                return False
+            if self._commit(snap, "cancel", dataset, run_id=run_id,
+                            message="interrupted before any noise was drawn"):
+                return True
             self._retry(attempt)
         raise AssertionError("unreachable")
 

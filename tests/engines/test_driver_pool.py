@@ -37,7 +37,8 @@ def test_a_pool_draws_what_the_driver_draws(monkeypatch):
     monkeypatch.setattr(driver_pool, "PARALLEL_CELLS", 1)
     monkeypatch.setattr(driver_pool, "driver_processes", lambda: 2)
     with driver_pool.block_mapper(len(names), 3) as (mapper, parts):
-        assert mapper is not map and parts == 2 * driver_pool.BLOCKS_PER_PROCESS
+        assert isinstance(mapper, driver_pool._PoolMap)
+        assert parts == 2 * driver_pool.BLOCKS_PER_PROCESS
         pooled = run_describe(plan, vals, names, ["a", "b", "c"], _seeded(5), mapper,
                               parts)
         workers = list(mapper._workers)
@@ -90,7 +91,7 @@ def test_only_large_runs_start_a_pool(monkeypatch, groups, columns, processes, p
     """A pool only for large runs of several groups, where there are processors."""
     monkeypatch.setattr(driver_pool, "driver_processes", lambda: processes)
     with driver_pool.block_mapper(groups, columns) as (mapper, parts):
-        assert (mapper is not map) == pooled
+        assert isinstance(mapper, driver_pool._PoolMap) == pooled
         assert parts == (processes * driver_pool.BLOCKS_PER_PROCESS if pooled else 1)
 
 

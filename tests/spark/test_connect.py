@@ -151,8 +151,9 @@ def test_unreachable_or_malformed_server_one_line_exit_2(table: Path, tmp_path: 
     for url, message in ((f"sc://127.0.0.1:{free_port()}", "no Spark Connect server answers"),
                          ("http://127.0.0.1:15002", "looks like sc://HOST:PORT")):
         out = tmp_path / "never.json"
+        # --quiet: the connection attempt may take 10 s, when the heartbeat would speak
         done = _child(["-m", "dprect", "fit", "--input", str(table), "--output", str(out),
-                       *CLI_FIT, "--remote", url], tmp_path, timeout=120)
+                       *CLI_FIT, "--remote", url, "--quiet"], tmp_path, timeout=120)
         assert done.returncode == 2, done.stderr
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1 and message in lines[0] and "Traceback" not in done.stderr
