@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from dprect.core.classes import ClassesResult
-from dprect.release.sinks import PngSink, Release, ResultsTableSink, Write
+from dprect.release.sinks import PngSink, Release, ResultsTableSink, Write, around
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,8 @@ class ClassesPngSink(PngSink):
         from dprect.release.class_plot import render_classes_png
 
         result = ClassesResult.from_json(release.record)
-        return self._writer(render_classes_png(result, title=self.title), "plot")
+        return self._writer(render_classes_png(result, title=self.title,
+                                               label=around(release.record)), "plot")
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ class ClassesTableSink(ResultsTableSink):
             return (f"{len(result.classes)} rows appended to results table {self.path} "
                     f"(Delta version {version})")
 
-        return write
+        return Write(write)
 
 
 __all__ = ["ClassesPngSink", "ClassesTableSink"]

@@ -184,9 +184,11 @@ def _legend_entry(outline: Outline, label: str) -> Any:
 
 def render_figure(result: FitResult, *, true_lower: Sequence[float] | None = None,
                   true_upper: Sequence[float] | None = None, title: str | None = None,
-                  dpi: int = 110) -> Figure:
+                  dpi: int = 110, around: str | None = None) -> Figure:
     """The matplotlib figure of the rectangle's 2-D projections (see the module
-    docstring); :func:`render_png` saves it. Headless: the figure has an Agg canvas."""
+    docstring); :func:`render_png` saves it. Headless: the figure has an Agg canvas.
+    ``around`` names the rows the rectangle is around (``label = 1``: the label column
+    and the positive label), written in the title and the legend."""
     require("plot")
     truth = None
     if true_lower is not None and true_upper is not None:
@@ -233,6 +235,7 @@ def render_figure(result: FitResult, *, true_lower: Sequence[float] | None = Non
                         color=colour, ha="left", va="bottom", annotation_clip=False)
         frame_panel(ax, (a, b), xlim, ylim, result)
     handles = [_legend_entry(LEARNED, "learned rectangle (DP)"
+                             + (f" around {around}" if around else "")
                              + (" — open sides at the panel edge" if open_side else ""))]
     if truth is not None:
         handles.append(_legend_entry(TRUE, "true rectangle (public)"))
@@ -243,6 +246,8 @@ def render_figure(result: FitResult, *, true_lower: Sequence[float] | None = Non
     g = result.privacy
     subtitle = (f"{result.method}, ({g.epsilon:.3g}, {g.delta:.2g})-DP"
                 if g is not None else f"{result.method}, NOT private")
+    if around:
+        subtitle = f"rectangle around {around}; {subtitle}"
     if result.seeded:
         subtitle += " — SEEDED RUN, not for publication"
     fig.suptitle(f"{title + ': ' if title else ''}{subtitle}", fontsize=10)
@@ -251,10 +256,10 @@ def render_figure(result: FitResult, *, true_lower: Sequence[float] | None = Non
 
 def render_png(result: FitResult, *, true_lower: Sequence[float] | None = None,
                true_upper: Sequence[float] | None = None, title: str | None = None,
-               dpi: int = 110) -> bytes:
+               dpi: int = 110, around: str | None = None) -> bytes:
     """The PNG bytes of :func:`render_figure` (see the module docstring)."""
     fig = render_figure(result, true_lower=true_lower, true_upper=true_upper, title=title,
-                        dpi=dpi)
+                        dpi=dpi, around=around)
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
     return buf.getvalue()
