@@ -171,8 +171,8 @@ def _draw_column(ax: Any, column: str, rows: Sequence[Mapping[str, Any]],
     if skipped:
         notes.append(f"{skipped} group(s) without a finite mean not drawn")
     if notes:
-        ax.annotate("; ".join(notes), (0.0, 1.0), xycoords="axes fraction", xytext=(0, 4),
-                    textcoords="offset points", fontsize=8, ha="left", va="bottom")
+        ax.text(0.01, 0.99, "\n".join(notes), transform=ax.transAxes, fontsize=8,
+                ha="left", va="top", bbox={"facecolor": "white", "edgecolor": "0.8"})
     return out
 
 
@@ -202,14 +202,14 @@ def _describe_figure(record: Mapping[str, Any], *, title: str | None, dpi: int
             f"{needs[0]:,}–{needs[-1]:,} (per column)")
     subtitle = (f"DP means per group, ({float(g['epsilon']):.3g}, {float(g['delta']):.2g})-DP "
                 "in one charge\nbars: ± the noise's sd (a bound from the plan's public "
-                "scales and the released values; clipping bias not included)\nhollow grey: "
-                f"below_row_need — fewer than {need} rows released, the mean may be far off")
+                "scales\nand the released values; clipping bias not included)\nhollow grey: "
+                f"below_row_need (fewer than {need} rows released:\nthe mean may be far off)")
     if out:
-        subtitle += f"; {out} mean(s) out of view: triangles at the panel's edge"
+        subtitle += f"\ntriangles at a panel's edge: {out} mean(s) out of view"
     if len(record["columns"]) > MAX_PANELS:
-        subtitle += f"; the first {MAX_PANELS} of {len(record['columns'])} columns"
+        subtitle += f"\nthe first {MAX_PANELS} of {len(record['columns'])} columns"
     if record.get("seeded"):
-        subtitle += " — SEEDED RUN, not for publication"
+        subtitle += "\nSEEDED RUN, not for publication"
     fig.suptitle(f"{title + ': ' if title else ''}{subtitle}", fontsize=9)
     return fig, out
 

@@ -85,7 +85,8 @@ def file_write(path: str, data: bytes | str, line: str) -> Write:
         staged.append(stage_file(path, data))
 
     def commit() -> str:
-        commit_staged(staged.pop(), path)
+        commit_staged(staged[-1], path)  # still staged (discarded) if the rename fails
+        staged.pop()
         return line
 
     def discard() -> None:

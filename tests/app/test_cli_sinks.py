@@ -199,3 +199,53 @@ def test_a_failed_write_leaves_no_output_and_a_replay_publishes_all(tmp_path, ca
     assert json.loads((out / "r.json").read_text())["seeded"] is True
     assert (plots / "r.png").read_bytes()[:8] == PNG_MAGIC
     assert [e["event"] for e in Ledger(led).events("ds")] == ["reserve", "release"]
+
+
+def test_an_extreme_tiny_group_plot_writes_everything_and_replays(tmp_path, capsys):
+    """Issue #40's repro: a tiny group with values at ±1e297 (seeded, ε = 0.1 — the
+    released mean of group C lands near -5e306). Before, ``--plot`` crashed after the
+    release, wrote nothing, and the replay crashed again; now every output is written,
+    the plot's line says a mean is out of view, and the replay publishes them again."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from cli_run import run
+
+    pq.write_table(pa.table({"g": ["B", "B", "B", "C", "C"],
+                             "x": [1e297, -1e297, 1e297, 1.0, 2.0]}), tmp_path / "e.parquet")
+    led = tmp_path / "ledger"
+    Ledger(led).init()
+    out = tmp_path / "out"
+    argv = ["describe", "--input", str(tmp_path / "e.parquet"), "--columns", "x",
+            "--group-by", "g", "--groups", "B,C", "--epsilon", "0.1", "--seed", "7",
+            "--output", str(out / "d.json"), "--table", str(out / "d.csv"), "--plot",
+            str(out / "d.png"), "--ledger", str(led), "--dataset", "e", "--run-id", "x1"]
+    code, printed, err = run(argv, capsys)
+    assert code == 0, err
+    assert "1 mean(s) out of view" in printed
+    record = json.loads((out / "d.json").read_text())
+    assert [r["below_row_need"] for r in record["results"]] == [True, True]
+    assert (out / "d.png").read_bytes()[:8] == PNG_MAGIC and (out / "d.csv").exists()
+    for name in ("d.json", "d.csv", "d.png"):
+        (out / name).unlink()
+    code, printed, err = run(argv, capsys)
+    assert code == 0, err
+    assert "was released before" in printed and "1 mean(s) out of view" in printed
+    assert json.loads((out / "d.json").read_text()) == record
+    assert (out / "d.png").read_bytes()[:8] == PNG_MAGIC
+    assert [e["event"] for e in Ledger(led).events("e")] == ["reserve", "release"]
+
+
+def test_the_fit_json_names_the_label_and_the_positive_label(tmp_path, capsys):
+    from cli_run import run
+
+    data = _sink_data(tmp_path)
+    code, _, err = run(["fit", "--input", str(data), *FIT_ARGS, "--output",
+                        str(tmp_path / "r.json")], capsys)
+    assert code == 0, err
+    assert json.loads((tmp_path / "r.json").read_text())["label"] == {
+        "column": "label", "positive": "1"}
+    code, _, err = run(["fit", "--input", str(data), *FIT_ARGS, "--classes", "0,1",
+                        "--output", str(tmp_path / "c.json")], capsys)
+    assert code == 0, err
+    record = json.loads((tmp_path / "c.json").read_text())
+    assert record["label"] == {"column": "label"} and record["classes"] == ["0", "1"]
