@@ -15,9 +15,11 @@ the one before it; a single feature gets a 1-D panel). Each panel:
 * writes the bounds as numbers above the panel: one line per rectangle with each axis's
   ``[lower, upper]``, rounded to the panel's scale.
 
-An unbounded side (a float-order domain) is drawn at the panel's edge and written ``-inf``
-/ ``inf``. Rendering uses matplotlib's Agg backend into memory, so :func:`write_png` can
-write the file atomically; the same inputs give the same bytes. :func:`render_figure`
+An unbounded side (a float-order domain), or one beyond ±1e300, is drawn at the panel's
+edge and written ``-inf`` / ``inf`` (or its value); the legend says so, and so does the
+line the sink prints (:func:`open_sides`), so no released value can fail the plot.
+Rendering uses matplotlib's Agg backend into memory, so :func:`write_png` can write the
+file atomically; the same inputs give the same bytes. :func:`render_figure`
 returns the matplotlib figure itself (for tests and notebooks); :func:`render_png` is what
 ``dprect fit --plot`` and the fit job write.
 """
@@ -56,6 +58,20 @@ TRUE = Outline("tab:blue", 1.6, "--")
 GRID = Outline("0.55", 1.0, ":")
 MARGIN = 0.08  # of the union's extent, on each side
 _HUGE = 1e300  # finite ends beyond this (float-order extremes) are treated as open
+
+
+def open_sides(result: FitResult) -> int:
+    """How many sides of a (non-empty) rectangle are drawn at a panel's edge because
+    they cannot be placed: infinite, or beyond ±1e300 (:data:`_HUGE`)."""
+    if result.empty:
+        return 0
+    return sum(1 for v in (*result.lower, *result.upper)
+               if not (math.isfinite(v) and abs(v) < _HUGE))
+
+
+def edge_note(sides: int) -> str:
+    """What the line saying where a plot went adds for ``sides`` open sides."""
+    return f" ({sides} open side(s) drawn at the panel's edge)" if sides else ""
 
 
 def feature_pairs(dims: int) -> list[tuple[int, int]]:
@@ -270,5 +286,5 @@ def write_png(path: str | os.PathLike[str], result: FitResult, **kwargs: object)
     write_atomic(path, render_png(result, **kwargs))  # type: ignore[arg-type]
 
 
-__all__ = ["MAX_PANELS", "feature_pairs", "format_bound", "render_figure", "render_png",
-           "write_png"]
+__all__ = ["MAX_PANELS", "edge_note", "feature_pairs", "format_bound", "open_sides",
+           "render_figure", "render_png", "write_png"]

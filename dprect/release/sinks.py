@@ -199,15 +199,15 @@ class PngSink(FileSink):
         super().check()
 
     def prepare(self, release: Release) -> Write:
-        from dprect.release.plotting import render_png
+        from dprect.release.plotting import edge_note, open_sides, render_png
 
         result = fit_result(release)
         truth = read_truth(self.truth, result.features)
-        return self._writer(render_png(result,
-                                       true_lower=truth[0] if truth else None,
-                                       true_upper=truth[1] if truth else None,
-                                       title=self.title, around=around(release.record)),
-                            "plot")
+        png = render_png(result, true_lower=truth[0] if truth else None,
+                         true_upper=truth[1] if truth else None, title=self.title,
+                         around=around(release.record))
+        return file_write(self.path, png, f"plot written to {self.path}"
+                          + edge_note(open_sides(result)))
 
 
 @dataclass(frozen=True)

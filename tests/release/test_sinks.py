@@ -268,3 +268,33 @@ def test_the_classes_plot_names_each_class_as_a_label_value() -> None:
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
     assert labels == ["species = x", "species = y"]
     assert "each listed value of species" in fig._suptitle.get_text()
+
+
+@pytest.mark.parametrize("ends", [
+    ([-math.inf, 0.2], [0.4, math.inf]),
+    ([-1.7e308, 1e297], [1.7e308, 1.1e297]),
+    ([1e-300, -1e300], [2e-300, 1e300]),
+])
+def test_no_released_rectangle_breaks_the_fit_or_classes_plot(tmp_path: Path,
+                                                            ends: tuple) -> None:
+    """Open and extreme sides (a float-order grid can release any float) are drawn at
+    the panel's edge; the plot renders without a warning and the line says how many."""
+    pytest.importorskip("matplotlib")
+    from dprect.core.domains import FloatOrder
+    from dprect.release.class_sinks import ClassesPngSink
+
+    lower, upper = ends
+    rect = FitResult(["a", "b"], lower, upper, [1, 1], [2, 2], [FloatOrder()] * 2,
+                     "composition", None, {}, seeded=False)
+    sides = sum(1 for v in (*lower, *upper) if not (math.isfinite(v) and abs(v) < 1e300))
+    note = f" ({sides} open side(s) drawn at the panel's edge)" if sides else ""
+    one = {**rect.to_json(), LABEL: label_entry("y", 1)}
+    many = {**ClassesResult(["p", "q"], [rect, _rect()]).to_json(), LABEL: label_entry("y")}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        line = PngSink("--plot", str(tmp_path / "r.png")).prepare(
+            Release(one, "r", datetime.now(UTC)))()
+        assert line == f"plot written to {tmp_path / 'r.png'}{note}"
+        line = ClassesPngSink("--plot", str(tmp_path / "c.png")).prepare(
+            Release(many, "r", datetime.now(UTC)))()
+        assert line == f"plot written to {tmp_path / 'c.png'}{note}"
