@@ -87,8 +87,12 @@ def check_output_path(path: str | os.PathLike[str], what: str, *, folder: bool =
     current = missing[-1].parent if missing else home  # the folder being written in
     try:
         for step in reversed(missing):
-            os.mkdir(step)
-            made.append(step)
+            try:
+                os.mkdir(step)
+                made.append(step)
+            except FileExistsError:  # another run made it meanwhile: not ours to remove
+                if not step.is_dir():
+                    raise
             current = step
         _probe(home, target if not folder else home / "_probe")
     except OSError as exc:
