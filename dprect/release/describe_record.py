@@ -33,16 +33,23 @@ TABLE_KEYS = (*ROW_KEYS, BELOW_ROW_NEED)
 
 
 def rows_needed(plan: Mapping[str, Any], column: str) -> int:
-    """The rows a group needs in ``column`` for the plan's centre to lie inside its data,
-    read from the plan as recorded in a describe record (public). The ONE place the flag
-    reads the plan's row need: today :func:`placeholder_rows_needed`."""
+    """The rows a group needs in ``column`` before the plan's accuracy statements hold
+    for its cell, read from the plan as recorded in a describe record (public). The ONE
+    place the flag reads the plan's row need: the plan's recorded ``rows_needed`` (one
+    number for every column, or a number per column) when it has one, else — a record
+    made before the plan stated it — :func:`placeholder_rows_needed`."""
+    recorded = plan.get("rows_needed")
+    if isinstance(recorded, Mapping):
+        return int(recorded[column])
+    if isinstance(recorded, int | float) and not isinstance(recorded, bool):
+        return int(recorded)
     return placeholder_rows_needed(plan, column)
 
 
 def placeholder_rows_needed(plan: Mapping[str, Any], column: str) -> int:
-    """PLACEHOLDER until the describe plan records a per-column row need: the plan's
-    ``centre_rows`` (:attr:`dprect.core.aggregates.DescribePlan.centre_rows`, the same for
-    every column: n >= (4/eps_c)·ln(m/beta), docs/privacy.md), ``column`` unused."""
+    """PLACEHOLDER for a plan that records no row need: the plan's ``centre_rows``
+    (:attr:`dprect.core.aggregates.DescribePlan.centre_rows`, the same for every column:
+    n >= (4/eps_c)·ln(m/beta), docs/privacy.md §11), ``column`` unused."""
     return int(plan["centre_rows"])
 
 
@@ -103,8 +110,8 @@ def summary_lines(record: Mapping[str, Any]) -> list[str]:
         where = "" if row["group"] is None else f"group {row['group']!r}, "
         stats = "".join(f"{key} {row[key]:.6g}, " for key in STATISTICS
                         if row[key] is not None)
-        few = (f" — BELOW the {rows_needed(record['plan'], row['column']):,} rows the "
-               "plan's centre needs: bounds and mean may be far off"
+        few = (f" — below_row_need: fewer than the {rows_needed(record['plan'], row['column']):,}"
+               " rows the plan needs, bounds and mean may be far off"
                if row[BELOW_ROW_NEED] else "")
         lines.append(f"{where}{row['column']}: {stats}bounds [{row['lower']:.6g}, "
                      f"{row['upper']:.6g}]{few}")

@@ -195,7 +195,6 @@ def small() -> dict:
 
 def test_the_flag_is_the_released_count_against_the_plans_row_need(small: dict) -> None:
     need = rows_needed(small["plan"], "x")
-    assert need == small["plan"]["centre_rows"]  # the placeholder (see rows_needed)
     flags = {r["group"]: r[BELOW_ROW_NEED] for r in small["results"]}
     assert flags == {"big": False, "tiny": True}
     assert [r[BELOW_ROW_NEED] for r in table_rows(small)] == [False, True]
@@ -207,6 +206,16 @@ def test_the_flag_is_the_released_count_against_the_plans_row_need(small: dict) 
     # no count released (bounds alone): no flag
     edge["results"][0]["count"] = None
     assert table_rows(edge)[0][BELOW_ROW_NEED] is None
+
+
+def test_the_row_need_is_read_from_the_recorded_plan() -> None:
+    assert rows_needed({"rows_needed": 2000, "centre_rows": 1440}, "x") == 2000
+    assert rows_needed({"rows_needed": {"x": 7, "y": 9}, "centre_rows": 1440}, "y") == 9
+    assert rows_needed({"centre_rows": 1440}, "x") == 1440  # an older record: the placeholder
+    record = {"plan": {"rows_needed": 100, "centre_rows": 10},
+              "results": [{"group": None, "column": "x", "lower": 0.0, "upper": 1.0,
+                           "count": 50.0, "sum": 1.0, "mean": 0.5}]}
+    assert table_rows(record)[0][BELOW_ROW_NEED] is True  # 50 < 100 (not < 10)
 
 
 def test_the_flag_is_in_the_csv_and_delta_tables(small: dict, tmp_path: Path) -> None:
