@@ -36,7 +36,7 @@ from dprect.core.domains import resolve_domains
 from dprect.core.expectation import empty_explanation
 from dprect.core.planner import plan
 from dprect.release.guarded import Charge, Outcome
-from dprect.release.sinks import PngSink, ResultsTableSink, Sink
+from dprect.release.sinks import LABEL, PngSink, ResultsTableSink, Sink, label_entry
 
 
 class OpenedClasses:
@@ -127,7 +127,8 @@ class ClassesProduct:
         seeds = class_seeds(self.settings.seed, len(self.values))
         results = [p.run(seed=seed) for p, seed in zip(prepared.prepared, seeds, strict=True)]
         fitted = ClassesResult(self.names, results)
-        return fitted.privacy, fitted.to_json()
+        named = label_entry(self.settings.source.label)  # each class is a value of it
+        return fitted.privacy, {**fitted.to_json(), LABEL: named}
 
     def summary(self, record: dict[str, Any], name: Callable[[str], str]
                 ) -> tuple[list[str], list[str]]:

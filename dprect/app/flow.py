@@ -36,7 +36,7 @@ from dprect.core.result import FitResult
 from dprect.release.bounds_record import is_bounds_record
 from dprect.release.describe_record import is_describe_record
 from dprect.release.guarded import Charge, LedgerSettings, Outcome
-from dprect.release.sinks import Sink, output_sinks
+from dprect.release.sinks import LABEL, Sink, label_entry, output_sinks
 
 
 class FitPrepared(Prepared, Protocol):
@@ -147,7 +147,8 @@ class FitProduct:
         progress(f"fitting {len(self.domains)} features (epsilon={request.epsilon:g}, "
                  f"delta={request.delta:g}, method={request.method})")
         fitted = prepared.run(seed=self.settings.seed)
-        return fitted.privacy, fitted.to_json()
+        named = label_entry(self.settings.source.label, request.positive_label)
+        return fitted.privacy, {**fitted.to_json(), LABEL: named}  # what it is around
 
     def summary(self, record: dict[str, Any], name: Callable[[str], str]
                 ) -> tuple[list[str], list[str]]:

@@ -24,7 +24,10 @@ order:
    into the ledger, then publish to every sink (:func:`dprect.release.sinks.publish`),
    after the product's summary lines.
 
-A failure anywhere writes nothing (a failure after the reservation leaves it charged). A
+A failure anywhere writes nothing (a failure after the reservation leaves it charged):
+publishing is all or nothing (:func:`dprect.release.sinks.publish` stages every file and
+removes them if a write fails), and a run released whose outputs are missing is completed
+by a replay of its run id. A
 recorded result of another product under the same run id is refused before anything is
 published. The flow does not branch on the product or the engine.
 """
