@@ -37,19 +37,20 @@ def rows_needed(plan: Mapping[str, Any], column: str) -> int:
     for its cell, read from the plan as recorded in a describe record (public). The ONE
     place the flag reads the plan's row need: the plan's recorded ``rows_needed`` (one
     number for every column, or a number per column) when it has one, else — a record
-    made before the plan stated it — :func:`placeholder_rows_needed`."""
+    made before the plan stated it — :func:`centre_rows_needed`."""
     recorded = plan.get("rows_needed")
     if isinstance(recorded, Mapping):
         return int(recorded[column])
     if isinstance(recorded, int | float) and not isinstance(recorded, bool):
         return int(recorded)
-    return placeholder_rows_needed(plan, column)
+    return centre_rows_needed(plan)
 
 
-def placeholder_rows_needed(plan: Mapping[str, Any], column: str) -> int:
-    """PLACEHOLDER for a plan that records no row need: the plan's ``centre_rows``
+def centre_rows_needed(plan: Mapping[str, Any]) -> int:
+    """The row need of a plan recorded before plans stated ``rows_needed`` (a replay of an
+    older ledger record): its centre's, ``centre_rows``
     (:attr:`dprect.core.aggregates.DescribePlan.centre_rows`, the same for every column:
-    n >= (4/eps_c)·ln(m/beta), docs/privacy.md §11), ``column`` unused."""
+    n >= (4/eps_c)·ln(m/beta), docs/privacy.md §11) — what bounds those plans' cells."""
     return int(plan["centre_rows"])
 
 
@@ -119,5 +120,5 @@ def summary_lines(record: Mapping[str, Any]) -> list[str]:
 
 
 __all__ = ["BELOW_ROW_NEED", "DESCRIBE_METHOD", "ROW_KEYS", "TABLE_KEYS", "below_row_need",
-           "describe_record", "is_describe_record", "placeholder_rows_needed", "rows_needed",
+           "centre_rows_needed", "describe_record", "is_describe_record", "rows_needed",
            "summary_lines", "table_rows"]
