@@ -334,3 +334,21 @@ def test_auto_route_is_neither_printed_nor_recorded(spark, tmp_path, capsys):
     assert records["512"] == records["0.001"]
     assert table_rows["512"] == table_rows["0.001"]
     assert ledgers["512"] == ledgers["0.001"]
+
+
+def test_a_mutated_classes_composition_is_refused_before_the_frame_is_read(
+        make_frame, monkeypatch):
+    """The DataFrame route has the classes' charge re-derived too (docs/privacy.md §12):
+    with the replace-one factor 2 dropped, the independent check refuses the run before
+    any Spark job."""
+    from dprect.core import classes as classes_module
+    from dprect.core.guarantee_check import GuaranteeCheckError
+
+    X, y = rows(n=300, seed=2)
+    df = make_frame(X, ["a", "b"], y)
+    request = FitRequest(epsilon=2.0, delta=1e-7, classes=(0, 1),
+                         neighbouring="replace-one")
+    monkeypatch.setattr(classes_module, "REPLACE_STEPS", 1)
+    with pytest.raises(GuaranteeCheckError, match="classes plan"):
+        fit_dataframe_classes(df, features=["a", "b"], label="y", request=request,
+                              grid=GRID, seed=1)
