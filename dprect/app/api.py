@@ -353,7 +353,7 @@ def fit_classes(X: object, y: object, request: FitRequest, *, grid: GridArg = No
     plan, then class i's rectangle on its positives (the rows labelled i, compared as
     :func:`positive_mask` compares a positive label) with its own noise — a test seed
     gives class i :func:`~dprect.core.classes.class_seeds`' seed i, as every engine does."""
-    from dprect.core.classes import ClassesResult, class_labels, class_seeds, classes_charge
+    from dprect.core.classes import ClassesResult, checked_charge, class_labels, class_seeds
 
     if request.classes is None:
         raise ParameterError("fit_classes needs a request with classes")
@@ -366,12 +366,12 @@ def fit_classes(X: object, y: object, request: FitRequest, *, grid: GridArg = No
                                             value)
         engines.append(engine)
     the_plan = plan(request.budget(), domains=domains, auto_count=False)  # no count: #24
-    charge = classes_charge(the_plan.chosen.guarantee)
+    charge, check = checked_charge(the_plan, domains, len(values))  # before any noise
     with charged(budget, charge, "classes", names) as ticket:  # ONE charge for every class
         results = [run_plan(engine, domains, names, the_plan, RandomSource(seed=s))
                    for engine, s in zip(engines, class_seeds(seed, len(values)),
                                         strict=True)]
-        return record(ticket, ClassesResult(class_labels(values), results))
+        return record(ticket, ClassesResult(class_labels(values), results, check.to_json()))
 
 
 def nonprivate_bounding_box(X: object, y: object, *, grid: GridArg = None,

@@ -471,7 +471,11 @@ def choose_pivot(lower: float, centre: float, upper: float, count_epsilon: float
         except OverflowError:
             return math.inf
 
-    share = count_epsilon**2 / (count_epsilon**2 + sum_epsilon**2)
+    try:
+        share = count_epsilon**2 / (count_epsilon**2 + sum_epsilon**2)
+    except (OverflowError, ZeroDivisionError):  # a huge or tiny ε: the same share
+        ratio = sum_epsilon / count_epsilon
+        share = 1.0 / (1.0 + ratio * ratio)
     far = upper if c <= mid else lower
     with np.errstate(over="ignore", invalid="ignore"):
         step = (far / 2 - c / 2) * (2.0 * share)

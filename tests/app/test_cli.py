@@ -593,3 +593,34 @@ def test_an_error_in_an_interrupts_clean_up_ends_as_an_interrupt(monkeypatch, ca
     monkeypatch.setattr(cli, "_cmd_plan", cancelled)
     assert main(["plan", "--epsilon", "1", "--delta", "0", "--dims", "1"]) == 130
     assert capsys.readouterr().err == "dprect: interrupted\n"
+
+
+@pytest.mark.parametrize("epsilon", ["1e9", "1e300", "inf", "nan"])
+def test_extreme_epsilon_is_a_result_or_one_line(tmp_path, capsys, epsilon):
+    """A huge ε (issue #40: ``describe --epsilon 1e9`` was an internal MemoryError, 1e300
+    an int64 overflow and a float overflow) gives a result on every command, in bounded
+    memory; inf and nan are refused in one line, exit 2, nothing written."""
+    from cli_run import run
+
+    gen = np.random.default_rng(2)
+    n = 600
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"a": gen.normal(5, 1, n), "b": gen.normal(5, 1, n),
+                             "y": gen.integers(0, 2, n)}), path)
+    common = ["--input", str(path), "--epsilon", epsilon, "--seed", "1"]
+    fit = ["--features", "a,b", "--label", "y", "--grid", "0:10:256", "--delta", "1e-6"]
+    commands = {"describe": ["describe", "--columns", "a,b"],
+                "bounds": ["bounds", "--columns", "a,b"],
+                "fit": ["fit", *fit, "--positive-label", "1"],
+                "classes": ["fit", *fit, "--classes", "0,1"]}
+    finite = math.isfinite(float(epsilon))
+    for name, argv in commands.items():
+        out = tmp_path / f"{name}.json"
+        code, _, err = run([*argv, *common, "--output", str(out)], capsys)
+        if finite:
+            assert code == 0, (name, err)
+            assert out.exists() and json.loads(out.read_text())
+        else:
+            assert code == 2 and "Traceback" not in err, (name, err)
+            assert len(err.strip().splitlines()) == 1 and "epsilon" in err, (name, err)
+            assert not out.exists()

@@ -146,3 +146,43 @@ def test_bad_parameters_are_refused():
     with pytest.raises(ParameterError):
         se.draw_step(TAILS, CandidateStream(CENTRE, "upper"), 3, EPS, seeded(1),
                      decay=Fraction(-1, 2))
+
+
+@pytest.mark.parametrize("eps", [Fraction(10**9), Fraction(1e300),
+                                 Fraction(1.7976931348623157e308)])
+def test_a_huge_epsilon_draws_its_law_in_bounded_memory(eps):
+    """At a huge ε the data steps' levels D_k/μ reach ε·rows (a dense count per level was
+    a 36 TiB bincount at ε = 1e9, and an int64 overflow at 1e300): the levels are kept
+    sparse and capped (MAX_LEVEL), so the draw's memory does not grow with ε, and it
+    still follows its law — the prior from the first step within the target, every step
+    that clips more having weight e^−ε·(excess) ≈ 0 — with power against a wrong decay."""
+    import tracemalloc
+
+    tails = TAILS * 1_000_000  # tails of up to 9·10^8 rows
+    target = 10
+    stream = CandidateStream(CENTRE, "upper")
+    rng = seeded(3)
+    tracemalloc.start()
+    try:
+        draws = [se.draw_step(tails, stream, target, eps, rng) for _ in range(3_000)]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 * 2**20
+    first = int(np.flatnonzero(tails <= target)[0]) if (tails <= target).any() else len(tails)
+    assert min(draws) >= first  # nothing that clips more than the target
+    bins = first + 60
+    obs = np.bincount(draws, minlength=bins)[:bins]
+    law = se.step_law(tails, target, 1e6, bins)  # e^−1e6 per excess row: ≈ 0, as e^−ε
+    assert _pvalue(obs, law) > 1e-4
+    assert _pvalue(obs, se.step_law(tails, target, 1e6, bins,
+                                    decay=se.DECAY * Fraction(3, 2))) < 1e-4
+
+
+def test_a_tiny_epsilon_huge_target_fits():
+    """A target beyond int64 (a tiny ε's) clips nothing, as a target at the largest tail."""
+    a = [se.draw_step(TAILS, CandidateStream(CENTRE, "upper"), 10**30, EPS, seeded(s))
+         for s in range(20)]
+    b = [se.draw_step(TAILS, CandidateStream(CENTRE, "upper"), int(TAILS.max()), EPS,
+                      seeded(s)) for s in range(20)]
+    assert a == b

@@ -158,7 +158,7 @@ many = 70_000  # a chunk large enough to try the compiled step: dprect is not th
 out = list(body(iter([pa.RecordBatch.from_pylist(
     [{"x": 1.5, "g": "a"}, {"x": -2.0, "g": "b"}, {"x": None, "g": "a"}]),
     pa.RecordBatch.from_pydict({"x": np.arange(many) / 7.0, "g": ["b"] * many})])))
-sys.stdout.write(str(sum(int(np.frombuffer(b, np.int64).reshape(3, -1)[1].sum())
+sys.stdout.write(str(sum(int(np.frombuffer(b, np.int64).reshape(4, -1)[1].sum())
                          for batch in out for b in batch.column("_b").to_pylist())))
 """
 
@@ -224,3 +224,32 @@ def test_the_job_on_spark_writes_the_numpy_commands_result(spark, tmp_path: Path
                         str(tmp_path / "cli.json")], capsys)
     assert code == 0, err
     assert (tmp_path / "job.json").read_text() == (tmp_path / "cli.json").read_text()
+
+
+def test_the_kernel_sums_are_exact_past_the_int64_wrap():
+    """A (group, column, bin) of 2^33 rows or more sums its significands past int64
+    (issue #40: the kernel's running totals, the blobs and the range merge wrapped at
+    about 8.6·10^9 rows). Partial lists near the wrap, as a partition's chunks and the
+    partitions hand them, through the kernel's own functions: the exact integer."""
+    from dprect.engines.spark import describe as kernel
+
+    n, part = 1 << 32, (1 << 32) * ((1 << 30) - 1)  # 2^32 rows at the largest |M|
+    keys = np.arange(2000, dtype=np.int64)  # enough entries for the compiled merge
+    counts = np.full(2000, n, dtype=np.int64)
+    sums = np.full(2000, part, dtype=np.int64)
+    sums[1::2] *= -1
+    total = None
+    for _ in range(3):  # a partition's running total over three chunks
+        total = kernel._merge_into(total, (keys, counts, sums))
+    assert total is not None
+    want = [3 * int(v) for v in sums]
+    assert total[1].tolist() == [3 * n] * 2000 and [int(v) for v in total[2]] == want
+    # the blob carries it exactly, and merging partitions' blobs stays exact
+    k, c, s = kernel.from_blob(kernel.to_blob(*total).buffers()[2])
+    assert k.tolist() == keys.tolist() and c.tolist() == [3 * n] * 2000
+    assert [int(v) for v in s] == want
+    blob = kernel.to_blob(*total)
+    merged = kernel.merge_blobs(pa.table({kernel.PART: pa.array([0, 0], pa.int32()),
+                                          kernel.BLOB: pa.concat_arrays([blob, blob])}))
+    _, c2, s2 = kernel.from_blob(merged.column(kernel.BLOB)[0].as_buffer())
+    assert c2.tolist() == [6 * n] * 2000 and [int(v) for v in s2] == [2 * v for v in want]

@@ -14,10 +14,11 @@ Parquet, CSV or Delta) and checks its schema with no Spark job; the prepared run
    summed per (group, column, bin) in numpy (a dense table where it is small, the bounds
    route's :func:`~dprect.engines.spark.bounds.chunk_counts`; compiled where the
    executor has dprect and numba, with each column's running total and a chunk's lists
-   merged in one linear pass); each partition's sums leave as sorted int64 blobs, one
-   per key range (each column's part copied once into its range's blob), each range is
-   merged by one task (:func:`merge_blobs`) and the ranges are collected in key order
-   (:func:`spark_bins`);
+   merged in one linear pass — in int64 while no key reaches 2^33 rows, exactly past
+   it); each partition's sums leave as sorted int64 blobs (a sum as two words: exact at
+   any count), one per key range (each column's part copied once into its range's
+   blob), each range is merged by one task (:func:`merge_blobs`) and the ranges are
+   collected in key order (:func:`spark_bins`);
 2. on the driver, the bins cut into blocks of groups
    (:class:`~dprect.core.describe_stats.BinBlock`) and the mechanism on each
    (:func:`~dprect.core.aggregates.describe_blocks`), in worker processes on a large run
@@ -57,10 +58,13 @@ from dprect.core.aggregates import (
 )
 from dprect.core.describe_stats import (
     DROPPED_BITS,
+    EXACT_ROWS,
     BinStatistics,
     bin_blocks,
     significands,
     sum_by_key,
+    sum_words,
+    words_sum,
 )
 from dprect.core.domains import FloatBins
 from dprect.core.errors import InputDataError, ParameterError
@@ -91,35 +95,41 @@ JIT_ROWS = 1 << 16
 JIT_CELLS = 1 << 22
 #: the version of :mod:`dprect.engines.spark.describe_jit` this kernel calls
 JIT_VERSION = 2
+#: a blob's int64 rows: key, count, and the sum's two words (hi, lo)
+BLOB_ROWS = 4
 #: the sums' key ranges (merge tasks) per core of the session, at least
 RANGES_PER_CORE = 8
 #: and at least one range per this many cells (a range's blob stays far below Arrow's
-#: 2 GB per binary batch: 4,096 cells × a few hundred bins × 24 bytes)
+#: 2 GB per binary batch: 4,096 cells × a few hundred bins × 32 bytes)
 CELLS_PER_RANGE = 4096
 
 
 # -- the kernel (numpy and pyarrow only; shipped by value) ------------------------------------
 def to_blob(keys: np.ndarray, counts: np.ndarray, sums: np.ndarray) -> Any:
-    """Sorted (key, count, sum) int64 lists as one Arrow ``binary`` array of one value
-    (:func:`from_blob` reads it back): the three lists copied once, side by side, into
-    an int64 array that Arrow then holds without a copy."""
-    out = np.empty((3, len(keys)), dtype=np.int64)
-    out[0], out[1], out[2] = keys, counts, sums
+    """Sorted (key, count, sum) lists as one Arrow ``binary`` array of one value
+    (:func:`from_blob` reads it back): keys, counts and each sum's two int64 words
+    (:func:`~dprect.core.describe_stats.sum_words`: a sum past int64, a key of 2^33 rows
+    or more, travels exactly) copied once, side by side, into an int64 array that Arrow
+    then holds without a copy."""
+    out = np.empty((BLOB_ROWS, len(keys)), dtype=np.int64)
+    out[0], out[1] = keys, counts
+    out[2], out[3] = sum_words(sums)
     return _blob(out)
 
 
 def _blob(table: np.ndarray) -> Any:
-    """A C-contiguous (3, n) int64 array as :func:`to_blob`'s one-value binary array
-    (Arrow holds the array's memory, no copy)."""
+    """A C-contiguous (BLOB_ROWS, n) int64 array as :func:`to_blob`'s one-value binary
+    array (Arrow holds the array's memory, no copy)."""
     offsets = np.array([0, table.nbytes], dtype=np.int32)
     return pa.Array.from_buffers(pa.binary(), 1, [None, pa.py_buffer(offsets),
                                                    pa.py_buffer(table)])
 
 
 def from_blob(blob: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The (key, count, sum) lists of a blob (bytes or an Arrow buffer; no copy)."""
-    k, n, s = np.frombuffer(blob, dtype=np.int64).reshape(3, -1)
-    return k, n, s
+    """The (key, count, sum) lists of a blob (bytes or an Arrow buffer; no copy but the
+    sums', joined from their words: int64, or Python integers past int64)."""
+    k, n, hi, lo = np.frombuffer(blob, dtype=np.int64).reshape(BLOB_ROWS, -1)
+    return k, n, words_sum(hi, lo, n)
 
 
 Lists = tuple[np.ndarray, np.ndarray, np.ndarray]
@@ -147,11 +157,19 @@ def _jit() -> Any:
     return describe_jit if describe_jit.VERSION == JIT_VERSION else None
 
 
+def _int64_safe(total: Lists, chunk: Lists) -> bool:
+    """Whether every sum of ``total`` and ``chunk`` merged is an int64 — both int64 and no
+    key reaching :data:`~dprect.core.describe_stats.EXACT_ROWS` rows — as the compiled
+    merge needs (:func:`~dprect.core.describe_stats.sum_by_key` is exact past it)."""
+    return (total[2].dtype != object and chunk[2].dtype != object
+            and int(total[1].max(initial=0)) + int(chunk[1].max(initial=0)) < EXACT_ROWS)
+
+
 def _merge_into(total: Lists | None, chunk: Lists) -> Lists:
     """A column's running (key, count, sum) total — sorted, unique — and a chunk's lists
     summed by key: one linear merge where the chunk's keys come sorted (the compiled
     step's) and ``describe_jit`` runs here, else :func:`_merge`; the same lists."""
-    if total is not None and len(chunk[0]) >= JIT_ROWS // 64:
+    if total is not None and len(chunk[0]) >= JIT_ROWS // 64 and _int64_safe(total, chunk):
         jit = _jit()
         got = jit.merge_sorted(total, chunk) if jit is not None else None
         if got is not None:
@@ -206,11 +224,12 @@ def partial_bins(batches: Iterator[Any], columns: Sequence[str], group_column: s
                   for total, e in zip(filled, edges, strict=True) if e[r + 1] > e[r]]
         if not pieces:
             continue
-        table = np.empty((3, sum(hi - lo for _, lo, hi in pieces)), dtype=np.int64)
+        table = np.empty((BLOB_ROWS, sum(hi - lo for _, lo, hi in pieces)), dtype=np.int64)
         at = 0
         for total, lo, hi in pieces:  # each column's part of the range, copied once
-            for row in range(3):
-                table[row, at:at + hi - lo] = total[row][lo:hi]
+            table[0, at:at + hi - lo] = total[0][lo:hi]
+            table[1, at:at + hi - lo] = total[1][lo:hi]
+            table[2, at:at + hi - lo], table[3, at:at + hi - lo] = sum_words(total[2][lo:hi])
             at += hi - lo
         yield pa.RecordBatch.from_arrays([pa.array([r], pa.int32()), _blob(table)],
                                          names=[PART, BLOB])
