@@ -121,8 +121,12 @@ class _Worker:
     """One ``python -c BOOT`` process (:mod:`dprect.engines.driver_worker`)."""
 
     def __init__(self) -> None:
+        # a process group of its own: a Ctrl-C at the terminal (SIGINT to the foreground
+        # group) reaches the driver only, never a worker still starting its interpreter
+        # (before BOOT ignores SIGINT, where it would print a traceback); the driver ends
+        # its workers itself when it is interrupted
         self.proc = subprocess.Popen([sys.executable, "-c", BOOT], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE)
+                                     stdout=subprocess.PIPE, process_group=0)
         self._send(list(sys.path))
         # the imports a block needs, made while the driver does other work (a Spark pass)
         self._send((warm, (WARM_MODULE,)))
