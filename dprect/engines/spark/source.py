@@ -34,7 +34,7 @@ import datetime as dt
 import json
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -50,6 +50,8 @@ from pyspark.sql.types import StructType
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.extras import require
 from dprect.core.request import Source
+from dprect.engines.file_schemas import check_folder
+from dprect.engines.input_errors import EXPECTED, column_names, input_error
 from dprect.engines.spark.remote import is_connect
 
 FORMATS = ("parquet", "csv", "delta")
@@ -235,6 +237,13 @@ def spark_message(exc: BaseException, *, own_expression: bool = False) -> str:
     info = spark_error_info(exc, own_expression=own_expression)
     if info.text:
         return info.text
+    return (f"{spark_problem(info)}; Spark's message is withheld as it can quote values "
+            f"from rows; fix: {spark_fix(info.condition)}")
+
+
+def spark_problem(info: SparkErrorInfo) -> str:
+    """A Spark error named by its public facts (:class:`SparkErrorInfo`, without its
+    text): the condition and SQLSTATE, the failing fragment (literals masked), the file."""
     head = (f"Spark error {info.condition}" if info.condition
             else f"Spark failed ({info.kind})")
     if info.sql_state:
@@ -243,8 +252,7 @@ def spark_message(exc: BaseException, *, own_expression: bool = False) -> str:
         head += f" in `{info.fragment}`"
     if info.path:
         head += f" on file {info.path!r}"
-    return (f"{head}; Spark's message is withheld as it can quote values from rows; "
-            f"fix: {spark_fix(info.condition)}")
+    return head
 
 
 def _is_local(path: str) -> bool:
@@ -313,14 +321,18 @@ def _utc_timestamp(timestamp: str | dt.datetime | dt.date) -> dt.datetime:
 def read_source(spark: SparkSession, path: str | os.PathLike[str], *,
                 format: str | None = None, where: str | None = None,
                 version: int | None = None,
-                timestamp: str | dt.datetime | dt.date | None = None) -> DataFrame:
+                timestamp: str | dt.datetime | dt.date | None = None,
+                columns: Sequence[str] = ()) -> DataFrame:
     """The table at ``path`` as a DataFrame, filtered by ``where`` when given.
 
     ``format``: ``parquet``, ``csv`` (header row, inferred types) or ``delta``; inferred
     when None (:func:`detect_format`). ``where``: a Spark SQL row filter such as a
     partition predicate (``"day >= '2024-01-01'"``). ``version`` / ``timestamp``: Delta
     time travel (at most one; a zone-less timestamp is UTC; the snapshot is the last
-    commit at or before it).
+    commit at or before it). ``columns``: the columns the run reads; the files of a local
+    Parquet or CSV folder must agree on them (:func:`dprect.engines.file_schemas.check_folder`:
+    every file's footer or header row is read on the driver, no row), else the input is
+    refused here, before anything is reserved.
 
     Guarantees: the rows and columns are those of the table (for Delta: of the requested
     snapshot, partition columns included, with the table's own types) or an error naming
@@ -354,6 +366,8 @@ def read_source(spark: SparkSession, path: str | os.PathLike[str], *,
         else:
             df = _read_delta_fallback(spark, text, version, when)
     else:
+        if columns and not globbed and _is_local(text):
+            check_folder(text, _local_path(text), fmt, columns)
         try:
             if fmt == "csv":
                 df = spark.read.csv(text, header=True, inferSchema=True)
@@ -376,17 +390,19 @@ def read_source(spark: SparkSession, path: str | os.PathLike[str], *,
 
 def read_error(path: str, fmt: str, exc: BaseException) -> InputDataError:
     """The error for a table Spark cannot read as ``fmt`` (a file that is not Parquet,
-    a damaged file, ...): it names the path, the format and the fix, never the file's
-    content (Spark's own text can quote its bytes)."""
+    a damaged file, ...): :func:`dprect.engines.input_errors.input_error` naming the path,
+    the format, the Spark error's public facts (:func:`spark_problem`) and the fix, never
+    the file's content (Spark's own text can quote its bytes)."""
     info = spark_error_info(exc)
+    if info.text:  # an analysis error about the schema or the path (TEXT_KEPT)
+        return input_error(path, fmt, problem=info.text)
+    hint = f"; fix: {spark_fix(info.condition)}"
     if fmt == "parquet" and _matches(info.condition, ("FAILED_READ_FILE",)):
         hint = ("; a CSV file needs the csv format (--format csv, or format: csv in a "
                 "job's config)" if path.lower().rstrip("/").endswith((".csv", ".csv.gz"))
                 else "; give its format (parquet, csv or delta)")
-        return InputDataError(
-            f"cannot read {path!r} as parquet: it is not a Parquet file, or it is damaged "
-            f"(Spark error {info.condition}){hint}")
-    return InputDataError(f"cannot read {path!r} as {fmt}: {spark_message(exc)}")
+    return input_error(path, fmt, problem=f"{EXPECTED.get(fmt, 'it cannot be read')} "
+                                          f"({spark_problem(info)}){hint}")
 
 
 def _check_csv_typed(df: DataFrame, path: str) -> None:
@@ -408,7 +424,7 @@ def _check_csv_typed(df: DataFrame, path: str) -> None:
     except SPARK_ERRORS as exc:
         raise read_error(path, "csv", exc) from None
     if not has_rows:
-        names = ", ".join(repr(f.name) for f in fields)
+        names = column_names([f.name for f in fields])
         raise InputDataError(
             f"cannot read {path!r} as csv: it has a header but no rows, so column(s) {names} "
             "have no type (CSV types are inferred from the rows); give a file with rows, "
@@ -445,8 +461,7 @@ def _read_delta_native(spark: SparkSession, path: str, version: int | None,
             raise InputDataError(
                 f"Delta table {path!r} has no version at or before {when.isoformat()} "
                 f"(Spark error {condition})") from None
-        raise InputDataError(f"cannot read Delta table {path!r}: {spark_message(exc)}"
-                             ) from None
+        raise read_error(path, "delta", exc) from None
 
 
 def _last_version_at(spark: SparkSession, path: str, when: dt.datetime) -> int | None:
@@ -476,13 +491,16 @@ def _open_delta(path: str, version: int | None, when: dt.datetime | None) -> Any
         if when is not None:
             table.load_as_version(when)
             _check_not_before_first_commit(table, path, when)
-    except TableNotFoundError as exc:
+    except TableNotFoundError:
         raise InputDataError(
-            f"{path!r} is not a Delta table (no readable _delta_log): {exc}") from None
+            f"{path!r} is not a Delta table (no readable _delta_log)") from None
     except (DeltaError, OSError, ValueError) as exc:
         if isinstance(exc, InputDataError):
             raise
-        raise InputDataError(f"cannot open Delta table {path!r}{at}: {exc}") from None
+        # delta-rs's text can quote a commit file, whose statistics hold column minima
+        # and maxima: the error is named by its class only
+        raise input_error(path, "delta", problem=(
+            f"{EXPECTED['delta']}{at} (deltalake error {type(exc).__name__})")) from None
     return table
 
 
@@ -609,9 +627,7 @@ def _read_delta_fallback(spark: SparkSession, path: str, version: int | None,
     try:
         return spark.read.schema(schema).option("basePath", root).parquet(*files)
     except SPARK_ERRORS as exc:
-        raise InputDataError(
-            f"cannot read the data files of Delta table {path!r}: {spark_message(exc)}"
-        ) from None
+        raise read_error(path, "delta", exc) from None
 
 
 @contextmanager
@@ -626,7 +642,8 @@ def opened_source(session: Callable[[], tuple[SparkSession, bool]], source: Sour
     try:
         progress(f"reading {source.path}")
         yield (read_source(spark, source.path, format=source.format, where=source.where,
-                           version=source.version, timestamp=source.timestamp),
+                           version=source.version, timestamp=source.timestamp,
+                           columns=source.read_columns()),
                spark.stop if owned else None)
     except BaseException:
         if owned:
