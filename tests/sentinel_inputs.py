@@ -20,6 +20,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from dprect.release.ledger import Ledger
+
 SENTINEL = "SENTINEL-q7Zx"
 N = 40
 
@@ -142,7 +144,8 @@ def run_all(run: Callable[[list[str]], tuple[int, str, str]], root: Path,
             out = root / f"out-{i}-{int(with_ledger)}"
             out.mkdir()
             for command, argv in commands(path, fmt, out).items():
-                extra = (["--ledger", str(ledger), "--dataset", f"ds{i}", "--run-id",
+                dataset = f"ds{i}-{command}"
+                extra = (["--ledger", str(ledger), "--dataset", dataset, "--run-id",
                           f"r{i}-{command}"] if with_ledger else [])
                 code, stdout, stderr = run([*argv, *engine, *extra])
                 where = (name, command, with_ledger)
@@ -153,6 +156,8 @@ def run_all(run: Callable[[list[str]], tuple[int, str, str]], root: Path,
                     lines = [ln for ln in stderr.splitlines() if ln.strip()]
                     assert len(lines) == 1, (where, stderr)
                     assert not any(out.iterdir()), (where, "a refused run wrote a file")
+                    if with_ledger:  # refused before anything was reserved
+                        assert Ledger(ledger).events(dataset) == [], where
                 seen[where] = (code, stderr)
             for file in (p for p in out.rglob("*") if p.is_file()):
                 assert SENTINEL.encode() not in file.read_bytes(), (name, file)

@@ -41,6 +41,10 @@ def read_table(path: str | os.PathLike[str], columns: list[str], fmt: str | None
         if fmt == "csv":
             import pyarrow.csv as pcsv
 
+            if p.is_dir():
+                raise InputDataError(f"input {str(path)!r} is a folder: the numpy engine "
+                                     "reads one CSV file (a folder of CSV files needs "
+                                     "the Spark engine)")
             table = pcsv.read_csv(p)
             _check_csv_typed(table, str(path))
         else:

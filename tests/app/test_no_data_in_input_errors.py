@@ -102,3 +102,11 @@ def test_files_that_differ_on_an_unused_column_are_read(tmp_path: Path, capsys) 
     folder = _folder(tmp_path, {"x": [1.0, 2.0], "y": [1, 1], "s": ["a", "b"]})
     code, _, err = _fit(folder, tmp_path, capsys)
     assert code == 0, err
+
+
+def test_a_csv_folder_is_refused_by_the_numpy_engine(tmp_path: Path, capsys) -> None:
+    folder = tmp_path / "t.csv"
+    folder.mkdir()
+    (folder / "a.csv").write_text("x,y\n1.0,1\n")
+    line = _one_line(*_fit(folder, tmp_path, capsys)[::2])
+    assert "is a folder" in line and "Spark engine" in line
