@@ -98,6 +98,9 @@ def build(root: Path, *, delta: bool = False) -> dict[str, tuple[Path, str | Non
         out["delta: text cell in a numeric column"] = (root / "delta_text_cell", "delta")
         write_deltalake(str(root / "delta_text_label"), pa.table({**g, "y": text_y}))
         out["delta: text label"] = (root / "delta_text_label", "delta")
+        write_deltalake(str(root / "delta_garbage"), pa.table(g))
+        next((root / "delta_garbage").glob("*.parquet")).write_bytes(garbage())
+        out["delta: garbage data file"] = (root / "delta_garbage", "delta")
     return out
 
 

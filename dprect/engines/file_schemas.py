@@ -114,6 +114,16 @@ def check_agreement(path: str, schemas: Sequence[FileSchema], columns: Sequence[
                     "folder, at one place of the header)")
 
 
+def check_readable(files: Sequence[Path]) -> None:
+    """Read the footer of every Parquet data file of ``files`` (a Delta snapshot's, on
+    this machine): one that is not Parquet, or is damaged, is refused naming the file,
+    before anything is reserved — not after, when the rows are read. Their schemas are not
+    compared: a Delta table's log holds its one schema, and a file written before a column
+    was added is read with nulls for it, as Delta reads it."""
+    for file in files:
+        parquet_schema(file)
+
+
 def check_folder(path: str | os.PathLike[str], local: Path, fmt: str,
                  columns: Sequence[str]) -> None:
     """:func:`check_agreement` for the input ``path`` when it is a local folder of
@@ -123,5 +133,5 @@ def check_folder(path: str | os.PathLike[str], local: Path, fmt: str,
         check_agreement(os.fspath(path), folder_schemas(local, fmt), columns)
 
 
-__all__ = ["FileSchema", "check_agreement", "check_folder", "csv_header", "data_files",
-           "folder_schemas", "parquet_schema", "type_text"]
+__all__ = ["FileSchema", "check_agreement", "check_folder", "check_readable", "csv_header",
+           "data_files", "folder_schemas", "parquet_schema", "type_text"]

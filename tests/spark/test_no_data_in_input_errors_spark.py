@@ -39,7 +39,8 @@ def test_no_sentinel_through_any_command_on_spark(spark, tmp_path: Path, capsys)
                          "csv: text cell in a numeric column", "parquet: garbage bytes",
                          "parquet folder: renamed file", "parquet folder: text file",
                          "parquet folder: garbage file",
-                         "delta: text cell in a numeric column"):
+                         "delta: text cell in a numeric column",
+                         "delta: garbage data file"):
                 assert code[(name, command, ledger)] == 2, (name, command)
         for name in ("parquet: text label", "csv: text label", "delta: text label"):
             assert code[(name, "fit", ledger)] == 2  # a numeric positive label

@@ -50,7 +50,7 @@ from pyspark.sql.types import StructType
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.extras import require
 from dprect.core.request import Source
-from dprect.engines.file_schemas import check_folder
+from dprect.engines.file_schemas import check_folder, check_readable
 from dprect.engines.input_errors import EXPECTED, column_names, input_error
 from dprect.engines.spark.remote import is_connect
 
@@ -365,6 +365,8 @@ def read_source(spark: SparkSession, path: str | os.PathLike[str], *,
             df = _read_delta_native(spark, text, version, when)
         else:
             df = _read_delta_fallback(spark, text, version, when)
+        if columns and _is_local(text):
+            _check_data_files(df, text)
     else:
         if columns and not globbed and _is_local(text):
             check_folder(text, _local_path(text), fmt, columns)
@@ -386,6 +388,17 @@ def read_source(spark: SparkSession, path: str | os.PathLike[str], *,
                 f"the row filter {where!r} is not valid for {text!r}: "
                 f"{spark_message(exc, own_expression=True)}") from None
     return df
+
+
+def _check_data_files(df: DataFrame, path: str) -> None:
+    """Every data file of a local Delta snapshot (``df.inputFiles()``: from its log, no
+    row read) has a readable Parquet footer (:func:`dprect.engines.file_schemas.check_readable`),
+    so a damaged file is refused before anything is reserved."""
+    try:
+        files = df.inputFiles()
+    except SPARK_ERRORS as exc:
+        raise read_error(path, "delta", exc) from None
+    check_readable([_local_path(f) for f in files if _is_local(f)])
 
 
 def read_error(path: str, fmt: str, exc: BaseException) -> InputDataError:
