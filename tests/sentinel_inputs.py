@@ -105,7 +105,8 @@ def build(root: Path, *, delta: bool = False) -> dict[str, tuple[Path, str | Non
 
 
 def commands(path: Path, fmt: str | None, out: Path) -> dict[str, list[str]]:
-    """fit, fit with a class list, bounds and describe on ``path``, writing under ``out``."""
+    """fit, fit with a class list, bounds (grouped by the label column: a public list of
+    groups) and describe on ``path``, writing under ``out``."""
     source = ["--input", str(path), *(["--format", fmt] if fmt else [])]
     fit = ["fit", *source, "--features", "x,z", "--epsilon", "1", "--delta", "1e-6",
            "--grid=-4:4:16"]
@@ -114,7 +115,7 @@ def commands(path: Path, fmt: str | None, out: Path) -> dict[str, list[str]]:
         "classes": [*fit, "--label", "y", "--classes", "0,1",
                     "--output", str(out / "classes.json")],
         "bounds": ["bounds", *source, "--columns", "x,z", "--epsilon", "1",
-                   "--output", str(out / "bounds.json")],
+                   "--group-by", "y", "--groups", "0,1", "--output", str(out / "bounds.json")],
         "describe": ["describe", *source, "--columns", "x,z", "--epsilon", "1",
                      "--output", str(out / "describe.json")],
     }

@@ -331,8 +331,9 @@ def read_source(spark: SparkSession, path: str | os.PathLike[str], *,
     time travel (at most one; a zone-less timestamp is UTC; the snapshot is the last
     commit at or before it). ``columns``: the columns the run reads; the files of a local
     Parquet or CSV folder must agree on them (:func:`dprect.engines.file_schemas.check_folder`:
-    every file's footer or header row is read on the driver, no row), else the input is
-    refused here, before anything is reserved.
+    every file's footer or header row is read on the driver, no row), and every data file
+    of a local Delta snapshot must have a readable footer, else the input is refused here,
+    before anything is reserved.
 
     Guarantees: the rows and columns are those of the table (for Delta: of the requested
     snapshot, partition columns included, with the table's own types) or an error naming
@@ -365,7 +366,7 @@ def read_source(spark: SparkSession, path: str | os.PathLike[str], *,
             df = _read_delta_native(spark, text, version, when)
         else:
             df = _read_delta_fallback(spark, text, version, when)
-        if columns and _is_local(text):
+        if columns and _is_local(text) and _local_path(text).is_dir():
             _check_data_files(df, text)
     else:
         if columns and not globbed and _is_local(text):
