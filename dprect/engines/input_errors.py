@@ -34,6 +34,8 @@ EXPECTED = {
     "delta": ("it is not a readable Delta table, or its _delta_log or data files are "
               "damaged"),
 }
+#: the most columns read that :func:`input_error` names (a wide fit reads thousands)
+SHOWN_COLUMNS = 10
 #: the longest column name a message shows (:func:`column_names`)
 NAME_CHARS = 100
 #: the end of every such message: why the reader's own text is not shown
@@ -48,7 +50,10 @@ def input_error(path: str | os.PathLike[str], fmt: str, *, problem: str | None =
     the schema) and the ``columns`` read (an option). Nothing else goes in: the library's
     exception text is never an argument."""
     what = problem or EXPECTED.get(fmt, f"it cannot be read as {fmt}")
-    read = f" (reading column(s) {', '.join(map(repr, columns))})" if columns else ""
+    names = ", ".join(map(repr, columns[:SHOWN_COLUMNS]))
+    if len(columns) > SHOWN_COLUMNS:
+        names += f" and {len(columns) - SHOWN_COLUMNS} more"
+    read = f" (reading column(s) {names})" if columns else ""
     return InputDataError(f"cannot read {os.fspath(path)!r} as {fmt}{read}: {what}; "
                           f"{WITHHELD}")
 
@@ -84,4 +89,5 @@ def reading(path: str | os.PathLike[str], fmt: str,
         raise input_error(path, fmt, problem=said, columns=columns) from None
 
 
-__all__ = ["EXPECTED", "NAME_CHARS", "WITHHELD", "column_names", "input_error", "reading"]
+__all__ = ["EXPECTED", "NAME_CHARS", "SHOWN_COLUMNS", "WITHHELD", "column_names", "input_error",
+           "reading"]

@@ -47,6 +47,8 @@ def test_a_problem_is_told_by_public_facts_only() -> None:
         raise ValueError(SECRET)
     assert str(caught.value).startswith("cannot read 'd' as delta: error ValueError;")
     assert SECRET not in str(input_error("p", "parquet"))
+    wide = str(input_error("p", "parquet", columns=[f"f{i}" for i in range(1000)]))
+    assert "'f9' and 990 more)" in wide and "'f10'" not in wide
 
 
 def test_column_lists_hide_names_that_are_not_plain_text() -> None:
