@@ -14,7 +14,8 @@ input in one line naming the column and the two types (or places), schema only.
 Data files are listed as Spark and pyarrow list them: every file under the folder,
 recursively, except names starting with ``_`` or ``.`` (``_SUCCESS``, ``_delta_log``,
 ``.crc`` files, hidden folders). Paths with a scheme (``s3a://``, ``hdfs://``) are not
-listed here (see docs/operations.md, "Multi-file inputs").
+listed here: the Spark engine reads their footers through its JVM
+(:func:`dprect.engines.spark.source.read_source`; docs/operations.md, "Multi-file inputs").
 """
 
 from __future__ import annotations

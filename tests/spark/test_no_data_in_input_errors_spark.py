@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.cli_run import run
-from tests.sentinel_inputs import build, run_all
+from tests.sentinel_inputs import SENTINEL, build, garbage, run_all
 
 SPARK = ["--engine", "spark", "--master", "local[2]"]
 
@@ -83,3 +83,36 @@ def test_csv_folders_whose_headers_disagree_are_refused(spark, tmp_path: Path,
                         "--output", str(tmp_path / "r.json"), *SPARK], capsys)
     assert code == 2 and "column 'x'" in err, err
     assert "header field 1 in 'a.csv'" in err and "header field 2 in 'b.csv'" in err
+
+
+def test_folders_elsewhere_are_checked_through_the_jvm(spark, tmp_path: Path,
+                                                       monkeypatch) -> None:
+    """A folder that is not on this machine (s3a://, hdfs://) has its files listed and
+    their footers read by the driver's JVM: here a local folder taken for a remote one."""
+    from dprect.core.errors import InputDataError
+    from dprect.engines.spark import source
+
+    monkeypatch.setattr(source, "_is_local", lambda path: False)
+
+    def folder(name: str, second: dict | None) -> Path:
+        d = tmp_path / name
+        d.mkdir()
+        pq.write_table(pa.table({"x": [1.0, 2.0], "y": [1, 0]}), d / "a.parquet")
+        if second is None:
+            (d / "b.parquet").write_bytes(garbage())
+        else:
+            pq.write_table(pa.table(second), d / "b.parquet")
+        (d / "_SUCCESS").write_bytes(b"")
+        return d
+
+    same = folder("same", {"x": [3.0], "y": [1], "other": ["not read"]})
+    df = source.read_source(spark, str(same), columns=["x", "y"])
+    assert df.count() == 3
+    for name, second, words in [
+            ("text", {"x": [SENTINEL], "y": [1]}, "it is DOUBLE in 'a.parquet' but BINARY "
+                                                  "(STRING) in 'b.parquet'"),
+            ("renamed", {"x_new": [1.0], "y": [1]}, "absent from 'b.parquet'"),
+            ("garbage", None, "b.parquet' as parquet: it is not a Parquet file")]:
+        with pytest.raises(InputDataError) as caught:
+            source.read_source(spark, str(folder(name, second)), columns=["x", "y"])
+        assert words in str(caught.value) and SENTINEL not in str(caught.value), name

@@ -50,7 +50,12 @@ from pyspark.sql.types import StructType
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.extras import require
 from dprect.core.request import Source
-from dprect.engines.file_schemas import check_folder, check_readable
+from dprect.engines.file_schemas import (
+    FileSchema,
+    check_agreement,
+    check_folder,
+    check_readable,
+)
 from dprect.engines.input_errors import EXPECTED, column_names, input_error
 from dprect.engines.spark.remote import is_connect
 
@@ -331,7 +336,8 @@ def read_source(spark: SparkSession, path: str | os.PathLike[str], *,
     time travel (at most one; a zone-less timestamp is UTC; the snapshot is the last
     commit at or before it). ``columns``: the columns the run reads; the files of a local
     Parquet or CSV folder must agree on them (:func:`dprect.engines.file_schemas.check_folder`:
-    every file's footer or header row is read on the driver, no row), and every data file
+    every file's footer or header row is read on the driver, no row), so must those of a
+    Parquet folder elsewhere (:func:`_hadoop_parquet_schemas`), and every data file
     of a local Delta snapshot must have a readable footer, else the input is refused here,
     before anything is reserved.
 
@@ -371,6 +377,8 @@ def read_source(spark: SparkSession, path: str | os.PathLike[str], *,
     else:
         if columns and not globbed and _is_local(text):
             check_folder(text, _local_path(text), fmt, columns)
+        elif columns and not globbed and fmt == "parquet":
+            check_agreement(text, _hadoop_parquet_schemas(spark, text, columns), columns)
         try:
             if fmt == "csv":
                 df = spark.read.csv(text, header=True, inferSchema=True)
@@ -389,6 +397,63 @@ def read_source(spark: SparkSession, path: str | os.PathLike[str], *,
                 f"the row filter {where!r} is not valid for {text!r}: "
                 f"{spark_message(exc, own_expression=True)}") from None
     return df
+
+
+def _hadoop_parquet_schemas(spark: SparkSession, path: str, columns: Sequence[str]
+                            ) -> list[FileSchema]:
+    """The types of ``columns`` in every data file of a Parquet folder that is not on this
+    machine (``s3a://``, ``hdfs://``, ...), read by the driver's JVM: the folder listed
+    through Hadoop's file system (names starting with ``_`` or ``.`` left out, as Spark
+    does) and each file's footer read with parquet-mr's ``ParquetFileReader`` — no row,
+    no Spark job. Types are parquet-mr's (``DOUBLE``, ``BINARY (STRING)``). Empty (nothing
+    checked) for a single file, or a session without a JVM here (Spark Connect)."""
+    if is_connect(spark):
+        return []
+    jvm: Any = spark._jvm
+    conf = spark._jsc.hadoopConfiguration()
+    try:
+        root = jvm.org.apache.hadoop.fs.Path(path)
+        fs = root.getFileSystem(conf)
+        if not fs.getFileStatus(root).isDirectory():
+            return []
+        prefix = str(fs.makeQualified(root).toString()).rstrip("/") + "/"
+        found = fs.listFiles(root, True)
+        files = []
+        while found.hasNext():
+            file = found.next().getPath()
+            rel = str(file.toString()).removeprefix(prefix)
+            if not any(part.startswith(("_", ".")) for part in rel.split("/")):
+                files.append((rel, file))
+    except SPARK_ERRORS as exc:
+        raise read_error(path, "parquet", exc) from None
+    parquet = jvm.org.apache.parquet.hadoop
+    out: list[FileSchema] = []
+    for rel, file in sorted(files, key=lambda f: f[0]):
+        try:
+            reader = parquet.ParquetFileReader.open(
+                parquet.util.HadoopInputFile.fromPath(file, conf))
+            try:
+                schema = reader.getFooter().getFileMetaData().getSchema()
+            finally:
+                reader.close()
+            types = {}
+            for name in columns:
+                if schema.containsField(name):
+                    field = schema.getType(name)
+                    types[name] = _parquet_type_text(field)
+        except SPARK_ERRORS:
+            raise input_error(f"{prefix}{rel}", "parquet") from None
+        out.append((rel, types))
+    return out
+
+
+def _parquet_type_text(field: Any) -> str:
+    """A parquet-mr field's type: its primitive type and logical annotation, or group."""
+    if not field.isPrimitive():
+        return "group"
+    text = str(field.asPrimitiveType().getPrimitiveTypeName().name())
+    logical = field.getLogicalTypeAnnotation()
+    return text if logical is None else f"{text} ({logical.toString()})"
 
 
 def _check_data_files(df: DataFrame, path: str) -> None:
