@@ -406,7 +406,8 @@ def _hadoop_parquet_schemas(spark: SparkSession, path: str, columns: Sequence[st
     through Hadoop's file system (names starting with ``_`` or ``.`` left out, as Spark
     does) and each file's footer read with parquet-mr's ``ParquetFileReader`` — no row,
     no Spark job. Types are parquet-mr's (``DOUBLE``, ``BINARY (STRING)``). Empty (nothing
-    checked) for a single file, or a session without a JVM here (Spark Connect)."""
+    checked) for a single file, a path the file system cannot list (Spark's read then
+    says why), or a session without a JVM here (Spark Connect)."""
     if is_connect(spark):
         return []
     jvm: Any = spark._jvm
@@ -424,8 +425,8 @@ def _hadoop_parquet_schemas(spark: SparkSession, path: str, columns: Sequence[st
             rel = str(file.toString()).removeprefix(prefix)
             if not any(part.startswith(("_", ".")) for part in rel.split("/")):
                 files.append((rel, file))
-    except SPARK_ERRORS as exc:
-        raise read_error(path, "parquet", exc) from None
+    except SPARK_ERRORS:  # not listable here: Spark's own read says why
+        return []
     parquet = jvm.org.apache.parquet.hadoop
     out: list[FileSchema] = []
     for rel, file in sorted(files, key=lambda f: f[0]):
