@@ -833,7 +833,8 @@ def forget() -> None:
 
 
 def _delta_reason(exc: BaseException) -> str:
-    """A short, one-line description of why delta-rs could not read the table."""
+    """A short, one-line description of why delta-rs could not read the table: one of a
+    few fixed phrases (the text is only matched, never shown), else the error's class."""
     text = str(exc)
     if "contiguous commit files" in text:
         return "a commit file is missing from its _delta_log"
@@ -846,7 +847,8 @@ def _delta_reason(exc: BaseException) -> str:
         return "a file its log refers to is missing"
     if "magic bytes" in text.lower() or "parquet" in text.lower():
         return "a data file is not the one its log recorded (edited or truncated)"
-    return one_line(text, _DETAIL_CHARS)
+    # delta-rs's text can quote a commit file or a row: only its class is named
+    return f"delta-rs cannot read it ({type(exc).__name__})"
 
 
 def _stats(rows: list[dict[str, Any]]) -> str:

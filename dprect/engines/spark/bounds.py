@@ -58,6 +58,7 @@ from dprect.engines.bounds_input import (
     complete,
     resolve_groups,
 )
+from dprect.engines.input_errors import column_names
 from dprect.engines.prepared import PreparedRun
 from dprect.engines.row_kernels import table_groups
 from dprect.engines.spark import by_value  # noqa: F401  (registers the core's modules)
@@ -254,7 +255,7 @@ def check_schema(df: DataFrame, columns: Sequence[str], group_by: str | None) ->
     missing = [c for c in wanted if c not in types]
     if missing:
         raise InputDataError(f"the input has no column(s) {', '.join(map(repr, missing))}; "
-                             f"it has {', '.join(map(repr, types)) or 'no columns'}")
+                             f"it has {column_names(list(types))}")
     for c in columns:
         if not isinstance(types[c], _NUMERIC):
             raise InputDataError(f"column {c!r} must be numeric, but its type is "
