@@ -17,9 +17,10 @@ ROOT = Path(__file__).resolve().parents[1] / "dprect"
 
 #: (module, function) -> why the caught exception's text holds no data
 VOUCHED = {
-    ("app/cli.py", "main"): "DprectError (dprect's own text) and OSError (errno and path)",
+    ("app/cli.py", "_main"): "DprectError (dprect's own text) and OSError (errno and path)",
+    ("app/api.py", "positive_mask"): "ParameterError: dprect's own text (label, column type)",
+    ("app/classifier.py", "_read"): "InputDataError: dprect's own text (X's shape)",
     ("app/jobs_support.py", "load_config"): "a YAML error quotes the config file, a setting",
-    ("engines/driver_pool.py", "call"): "a broken pipe to dprect's own worker process",
     ("engines/spark/cli.py", "cli_session"): "Spark failing to start: its configuration",
     ("core/domains.py", "parse_domain"): "a grid given on the command line, a parameter",
     ("release/ledger.py", "init"): "creating an empty ledger: no row of any input",

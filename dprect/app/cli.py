@@ -658,7 +658,6 @@ def _interrupted() -> int:
     return EXIT_INTERRUPTED
 
 
-
 def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
