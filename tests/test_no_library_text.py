@@ -23,12 +23,13 @@ VOUCHED = {
     ("app/jobs_support.py", "load_config"): "a YAML error quotes the config file, a setting",
     ("engines/spark/cli.py", "cli_session"): "Spark failing to start: its configuration",
     ("core/domains.py", "parse_domain"): "a grid given on the command line, a parameter",
-    ("release/ledger.py", "init"): "creating an empty ledger: no row of any input",
-    ("release/ledger.py", "_load"): "_DamageError: dprect's own text",
-    ("release/ledger.py", "history"): "_DamageError: dprect's own text",
-    ("release/ledger.py", "_index"): "_DamageError: dprect's own text",
-    ("release/ledger.py", "_transact"): "writing the ledger's own rows (no input data)",
-    ("release/ledger.py", "_checkpoint"): "an OSError writing the run index: errno, path",
+    ("release/ledger/writes.py", "init"): "creating an empty ledger: no row of any input",
+    ("release/ledger/log.py", "_load"): "DamageError: dprect's own text",
+    ("release/ledger/log.py", "history"): "DamageError: dprect's own text",
+    ("release/ledger/log.py", "_index"): "DamageError: dprect's own text",
+    ("release/ledger/writes.py", "_transact"): "writing the ledger's own rows (no input data)",
+    ("release/ledger/compaction.py", "_checkpoint"):
+        "an OSError writing the run index: errno, path",
 }
 _TEXT_ATTRS = {"args", "message", "msg", "text", "desc"}
 

@@ -401,14 +401,14 @@ def test_the_cap_committed_last_counts_whatever_the_clocks(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """An admin whose clock runs 2 h fast raises the cap; a second admin lowers it later
     (with an earlier timestamp): the lower cap counts and the run is refused."""
-    import dprect.release.ledger as ledger_module
+    import dprect.release.ledger.writes as ledger_writes
 
-    real_now = ledger_module._now
-    monkeypatch.setattr(ledger_module, "_now", lambda: real_now() + timedelta(hours=2))
+    real_now = ledger_writes._now
+    monkeypatch.setattr(ledger_writes, "_now", lambda: real_now() + timedelta(hours=2))
     code, _, err = run(["budget", "set-cap", "ds", "--epsilon", "10", "--delta", "1e-5",
                         "--ledger", str(ledger)], capsys)
     assert code == 0, err
-    monkeypatch.setattr(ledger_module, "_now", real_now)
+    monkeypatch.setattr(ledger_writes, "_now", real_now)
     code, _, err = run(["budget", "set-cap", "ds", "--epsilon", "0.5", "--delta", "1e-5",
                         "--ledger", str(ledger)], capsys)
     assert code == 0, err
