@@ -313,7 +313,7 @@ def test_bad_input_one_line_exit_2_nothing_written_nothing_reserved(
         argv += ["--ledger", str(ledger), "--dataset", "ds"]
     code, out, err = run([*argv, *extra], capsys)
     assert code == 2, (out, err)
-    lines = [ln for ln in err.splitlines() if ln.strip()]
+    lines = messages(err)
     assert len(lines) == 1 and message in lines[0], err
     assert not (tmp_path / "bounds.json").exists() and not (tmp_path / "b.csv").exists()
     assert not list(tmp_path.glob(".*.tmp"))

@@ -230,7 +230,7 @@ def test_bad_input_one_line_exit_2_nothing_written_nothing_reserved(
     extra = [str(tmp_path / e) if e.endswith(".png") else e for e in extra]
     code, out, err = run([*argv, *extra], capsys)
     assert code == 2, (out, err)
-    lines = [ln for ln in err.splitlines() if ln.strip()]
+    lines = messages(err)
     assert len(lines) == 1 and message in lines[0], err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ledger"]  # nothing written
     assert Ledger(str(ledger)).runs("ds") == []  # nothing reserved
