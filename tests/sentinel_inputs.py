@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from dprect.release.ledger import Ledger
+from tests.cli_run import messages
 
 SENTINEL = "SENTINEL-q7Zx"
 N = 40
@@ -157,7 +158,7 @@ def run_all(run: Callable[[list[str]], tuple[int, str, str]], root: Path,
                 assert "Traceback" not in stderr, (where, stderr)
                 assert SENTINEL not in stdout and SENTINEL not in stderr, (where, stderr)
                 if code == 2:
-                    lines = [ln for ln in stderr.splitlines() if ln.strip()]
+                    lines = messages(stderr)
                     assert len(lines) == 1, (where, stderr)
                     assert not any(out.iterdir()), (where, "a refused run wrote a file")
                     if with_ledger:  # refused before anything was reserved

@@ -32,6 +32,10 @@ from dprect.engines.driver_pool import mechanism_progress
 #: seconds between two heartbeat lines (the command line's and the jobs')
 EVERY = 10.0
 
+#: how every heartbeat line starts (after the command's ``dprect: `` or a job's
+#: ``[prog] ``): what marks it as progress, never an error or a result
+MARK = "still running ("
+
 
 class Heartbeat:
     """Writes :meth:`line` on ``emit`` every ``every`` seconds while entered (a context
@@ -64,7 +68,7 @@ class Heartbeat:
 
     def line(self) -> str:
         """``still running (S s): STAGE[, mechanism D/T blocks]``."""
-        text = f"still running ({self._clock() - self._started:.0f} s): {self._stage}"
+        text = f"{MARK}{self._clock() - self._started:.0f} s): {self._stage}"
         blocks = mechanism_progress()
         if blocks is not None:
             text += f", mechanism {blocks[0]}/{blocks[1]} blocks"
@@ -93,4 +97,4 @@ class Heartbeat:
             self._thread.join()
 
 
-__all__ = ["EVERY", "Heartbeat"]
+__all__ = ["EVERY", "MARK", "Heartbeat"]

@@ -101,7 +101,7 @@ from dprect.core.describe_stats import (
 from dprect.core.errors import ParameterError
 from dprect.core.guarantee_check import CheckReport, check_describe_plan
 from dprect.core.randomness import SEEDED_WARNING, RandomSource
-from dprect.core.request import DescribeRequest, Neighbouring
+from dprect.core.request import DescribeRequest, Neighbouring, check_run_epsilon
 from dprect.core.step_exponential import DECAY, draw_step, runaway_bound
 from dprect.core.tail_bounds import (
     CENTRE_BITS,
@@ -402,6 +402,8 @@ def plan_describe(epsilon: float, columns: int, *, delta: float | None = None,
         raise ParameterError("bounds alone (statistics=()) need query_epsilon: the "
                              "epsilon your sum or mean will spend per column")
     aim = _check_epsilon(aim, "query_epsilon")
+    if query_epsilon is not None:  # the caller's: at least MIN_EPSILON, as a run's ε
+        check_run_epsilon(aim, "query_epsilon")
     target = max(1, math.ceil(TARGET_FACTOR / aim + MARGIN_FACTOR / eps_sides))
     exact = columns * sum(Fraction(e) for e in (eps_c, eps_sides, eps_n, eps_s))
     # stated rounded up by a relative 2^-46, as the accountant states its floats (the
@@ -647,12 +649,46 @@ def finish_cell(plan: DescribePlan, centre: float, stats: CellStatistics,
     s_int, gamma = _sum_and_step(stats, kl, ku, lo, hi, pivot, plan.sum_sensitivity)
     noisy_s = s_int + rng.discrete_laplace(sum_scale)
     count = max(noisy_n, 0)
-    centred = gamma * noisy_s
-    total = pivot * count + centred
-    mean = min(max(pivot + centred / max(1, noisy_n), lo), hi)
+    total, mean = released_sum_mean(pivot, gamma, noisy_s, noisy_n, lo, hi)
     want = set(plan.statistics)
     return Cell(lo, hi, float(count) if "count" in want else None,
                 total if "sum" in want else None, mean if "mean" in want else None)
+
+
+def released_sum_mean(pivot: float, gamma: float, noisy_s: int, noisy_n: int,
+                      lower: float, upper: float) -> tuple[float, float]:
+    """The released sum p·max(ñ, 0) + γ·S̃ and mean min(max(p + γ·S̃/max(1, ñ), L), U)
+    of a cell (post-processing of the noisy count ñ and noisy sum S̃: privacy.md §11).
+
+    In floats when every step stays finite (the usual case, bit for bit as before).
+    When one overflows — γ near the float range after a side drawn far out, or S̃ a huge
+    integer at a small ε (float(S̃) raises past 1.8·10^308) —, both are computed exactly
+    as rationals instead: the mean is then clamped into [L, U] (finite), and the sum is
+    rounded to the nearest float, saturating at ±(largest float) when its exact value
+    lies beyond the float range; never ±inf or NaN, never an exception."""
+    try:
+        centred = gamma * noisy_s
+        total = pivot * max(noisy_n, 0) + centred
+        mean = pivot + centred / max(1, noisy_n)
+    except OverflowError:
+        total = mean = math.nan
+    if not (math.isfinite(total) and math.isfinite(mean)):
+        exact = Fraction(gamma) * noisy_s
+        total = _saturated(Fraction(pivot) * max(noisy_n, 0) + exact)
+        mean = _saturated(Fraction(pivot) + exact / max(1, noisy_n))
+    return total, min(max(mean, lower), upper)
+
+
+def _saturated(q: Fraction) -> float:
+    """The float nearest the rational ``q``, or ±(the largest float) beyond the range."""
+    try:
+        x = float(q)
+    except OverflowError:
+        x = math.inf if q > 0 else -math.inf
+    return x if math.isfinite(x) else math.copysign(_LARGEST, x)
+
+
+_LARGEST = float(np.finfo(np.float64).max)
 
 
 def _sum_and_step(stats: CellStatistics, lower_step: int, upper_step: int, lower: float,

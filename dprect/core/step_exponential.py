@@ -128,7 +128,11 @@ def draw_step(tails: np.ndarray, stream: CandidateStream, target: int,
         else:
             far_gamma = mu_f * known
     k_min = int(np.argmin(gamma_f)) if known else 0
-    if not known or far_gamma < gamma_f[k_min]:
+    # a side whose candidates end with the data's steps (its last candidate at the
+    # largest float, the data reaching it) has no far step: none may be the reference,
+    # or every draw would land on a missing step and be rejected (a near-endless loop)
+    far = not known or stream.has(known)
+    if far and (not known or far_gamma < gamma_f[k_min]):
         k_min = known  # the first far step: γ = μ·known
     a_min = int(a[k_min]) if k_min < known else 0
     # D̃_k = γ̃_k − γ̃_{k*} + η from the exact integer differences; its level rounds
@@ -155,10 +159,12 @@ def draw_step(tails: np.ndarray, stream: CandidateStream, target: int,
     # level, from the first far step's on
     shift = base // m_num
     far_from = known + shift
-    if far_from < 0:  # cannot happen: D_k > 0 for every step
+    if far and far_from < 0:  # cannot happen: D_k > 0 for every step
         raise AssertionError("a step past the data below the least log-weight")
-    # C: a level's data steps, plus its one far step from far_from on
-    cap = max(int(sizes.max(initial=0)), 1 + int(sizes[held >= far_from].max(initial=0)))
+    # C: a level's data steps, plus its one far step from far_from on (if the side has
+    # far steps)
+    cap = max(int(sizes.max(initial=0)),
+              1 + int(sizes[held >= far_from].max(initial=0)) if far else 1)
     below = rng.randbelow
 
     while True:
@@ -168,7 +174,7 @@ def draw_step(tails: np.ndarray, stream: CandidateStream, target: int,
         if u < size:
             k = order_list[start + u]
             q = int(a[k])
-        elif u == size and level >= far_from and stream.has(level - shift):
+        elif far and u == size and level >= far_from and stream.has(level - shift):
             k, q = level - shift, 0  # the level's far step (≥ known), if the side has it
         else:
             continue

@@ -30,7 +30,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from cli_run import run
+from cli_run import messages, run
 
 from dprect.app.api import resolve_domains
 from dprect.core.planner import plan
@@ -143,8 +143,7 @@ def test_concurrent_fits_never_overspend_the_cap(data: Path, tmp_path: Path, led
     for i in refused:
         code, _, err = done[i]
         # a run that waits 10 s on the busy ledger says so: a progress line, not an error
-        lines = [ln for ln in err.splitlines() if ln.strip() and ABORT not in ln
-                 and not ln.startswith("dprect: still running (")]
+        lines = [ln for ln in messages(err) if ABORT not in ln]
         assert code == 2 or i in aborted, done[i]
         assert len(lines) == 1, err
         assert lines[0].startswith("dprect: error: ") and "cap exceeded" in lines[0], err
@@ -299,7 +298,7 @@ def files_under(path: Path) -> list[tuple[str, int]]:
 
 
 def one_error_line(err: str) -> str:
-    lines = [ln for ln in err.splitlines() if ln.strip()]
+    lines = messages(err)
     assert len(lines) == 1 and lines[0].startswith("dprect: error: "), err
     assert "\x1b" not in err and "Traceback" not in err, err
     return lines[0]
@@ -445,7 +444,7 @@ def test_bad_input_exit_2_no_output_no_ledger_row(
     table, extra, pattern = BAD[case]
     code, out, err = run(fit_argv(data, tmp_path, *extra, table=table), capsys)
     assert code == 2, (code, out, err)
-    lines = [ln for ln in err.splitlines() if ln.strip()]
+    lines = messages(err)
     if case == "no feature names":  # argparse: usage, then one error line
         assert lines[-1].startswith("dprect fit: error: "), err
     else:

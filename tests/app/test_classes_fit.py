@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from cli_run import run
+from cli_run import messages, run
 
 import dprect
 from dprect.app.api import resolve_domains
@@ -199,7 +199,7 @@ def test_a_mutated_classes_composition_refuses_the_run(data: Path, tmp_path: Pat
     monkeypatch.setattr(classes_module, "REPLACE_STEPS", 1)
     code, _, err = run(argv(data, tmp_path, *extra), capsys)
     assert code == 2 and "Traceback" not in err, err
-    assert len(err.strip().splitlines()) == 1
+    assert len(messages(err)) == 1
     assert "independent guarantee check refused this classes plan" in err
     assert not (tmp_path / "r.json").exists()
     assert len([e for e in Ledger(str(led)).events("ds") if e["event"] == "reserve"]) == 1

@@ -10,6 +10,7 @@ import json
 import warnings
 
 import pytest
+from cli_run import messages
 from pin_data import FIT, cli_args, write_parquet
 
 from dprect.app.cli import main
@@ -69,7 +70,7 @@ def test_bad_sink_is_refused_before_anything(tmp_path, capsys, case):
                          str(tmp_path / "ledger"), "--dataset", "ds"))
     captured = capsys.readouterr()
     assert code == 2 and captured.out == "", captured
-    lines = captured.err.strip().splitlines()
+    lines = messages(captured.err)
     assert len(lines) == 1 and lines[0].startswith("dprect: error: ") and message in lines[0]
     assert Ledger(tmp_path / "ledger").events("ds") == []
     assert not (tmp_path / "r.json").exists()
@@ -149,7 +150,7 @@ def test_an_uncreatable_sink_is_refused_before_the_charge(tmp_path, capsys, sink
     code, out, err = run([command, "--input", str(data), *args, *outputs, "--ledger",
                           str(tmp_path / "ledger"), "--dataset", "ds"], capsys)
     assert code == 2 and out == "", (code, out, err)
-    lines = err.strip().splitlines()
+    lines = messages(err)
     assert len(lines) == 1 and lines[0].startswith("dprect: error: "), err
     assert option in lines[0] and "cannot be written" in lines[0], lines[0]
     assert Ledger(tmp_path / "ledger").events("ds") == []
@@ -185,7 +186,7 @@ def test_a_failed_write_leaves_no_output_and_a_replay_publishes_all(tmp_path, ca
     monkeypatch.setattr(Ledger, "release", release_then_block)
     code, printed, err = run(argv, capsys)
     assert code == 2, (printed, err)
-    line = err.strip().splitlines()
+    line = messages(err)
     assert len(line) == 1 and "no output was written" in line[0] and "night-40" in line[0]
     assert not (out / "r.json").exists() and not (plots / "r.png").exists()
     assert not out.exists() or not any(out.iterdir())  # no staged file left

@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 import pytest
-from cli_run import run
+from cli_run import messages, run
 
 import dprect
 from dprect.app.jobs_support import load_config, section_values
@@ -197,7 +197,7 @@ def test_another_products_record_is_refused_both_ways(
     for argv in refusals:
         code, _, err = run(argv, capsys)
         assert code == 2 and "another kind of run" in err, err
-        assert len(err.strip().splitlines()) == 1
+        assert len(messages(err)) == 1
         assert not (tmp_path / "x.json").exists() and not (tmp_path / "x.csv").exists()
     assert Ledger(str(ledger)).status("ds").spent.epsilon == spent
 
@@ -230,7 +230,7 @@ def test_bad_input_one_line_exit_2_nothing_written_nothing_reserved(
     extra = [str(tmp_path / e) if e.endswith(".png") else e for e in extra]
     code, out, err = run([*argv, *extra], capsys)
     assert code == 2, (out, err)
-    lines = [ln for ln in err.splitlines() if ln.strip()]
+    lines = messages(err)
     assert len(lines) == 1 and message in lines[0], err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ledger"]  # nothing written
     assert Ledger(str(ledger)).runs("ds") == []  # nothing reserved

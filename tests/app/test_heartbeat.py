@@ -110,3 +110,22 @@ def test_a_run_beats_at_every_stage_and_never_prints_a_value(
         assert f"dprect: {line}" in err  # on stderr
     assert main([*argv, "--output", str(tmp_path / "b.json"), "--quiet"]) == 0
     assert len(made) == 1  # no heartbeat under --quiet
+
+
+def test_the_tests_line_filter_drops_the_heartbeat_and_nothing_else() -> None:
+    """tests/cli_run.py ``messages``: the line counts of CLI and job tests skip the
+    heartbeat's lines (a loaded machine may print one after 10 s) and keep every other
+    line — an error that merely mentions the mark included."""
+    from cli_run import messages
+
+    fake = FakeTime(waits=1)
+    beat = Heartbeat(lambda _: None, clock=fake.clock, wait=fake.wait)
+    beat.stage("reading t.parquet")
+    fake.now += 12
+    cli_line, job_line = f"dprect: {beat.line()}", f"[fit_rectangle] {beat.line()}"
+    errors = ["dprect: error: cannot read 'still running (1 s): x.csv' as csv",
+              "fit_rectangle: error: still running (1 s): no", "dprect: interrupted",
+              f"  {cli_line}"]
+    text = "\n".join([cli_line, errors[0], "", job_line, *errors[1:]]) + "\n"
+    assert messages(text) == errors
+    assert messages("") == []

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tests.cli_run import run
+from tests.cli_run import messages, run
 from tests.sentinel_inputs import SENTINEL, build, garbage, run_all
 
 
@@ -52,7 +52,7 @@ def _fit(path: Path, tmp: Path, capsys, *extra: str) -> tuple[int, str, str]:
 
 
 def _one_line(code: int, err: str) -> str:
-    lines = [ln for ln in err.splitlines() if ln.strip()]
+    lines = messages(err)
     assert code == 2 and len(lines) == 1, err
     return lines[0]
 

@@ -186,3 +186,49 @@ def test_a_tiny_epsilon_huge_target_fits():
     b = [se.draw_step(TAILS, CandidateStream(CENTRE, "upper"), int(TAILS.max()), EPS,
                       seeded(s)) for s in range(20)]
     assert a == b
+
+
+class _CountingSource:
+    """A seeded RandomSource that fails after ``limit`` level draws (the rejection loop's
+    iterations): a count, not a time."""
+
+    def __init__(self, limit: int) -> None:
+        from dprect.core.randomness import RandomSource
+
+        self._rng, self.left = RandomSource(seed=0), limit
+
+    def geometric_exp(self, s: int, t: int) -> int:
+        self.left -= 1
+        if self.left < 0:
+            raise AssertionError("the step sampler's loop did not end")
+        return self._rng.geometric_exp(s, t)
+
+    def __getattr__(self, name: str):
+        return getattr(self._rng, name)
+
+
+@pytest.mark.parametrize("epsilon", [100.0, 1e6])
+def test_a_side_without_far_steps_is_drawn_from_its_own_steps(epsilon):
+    """Rows at ±(largest float): the lower side's candidates end with the data's steps
+    (every one clips the rows at -max), so there is no far step. The sampler took the
+    missing first far step as its reference (its γ = μ·known below every data step's
+    ε·a_k) and rejected every draw landing there: at ε = 100 a describe never ended."""
+    from dprect.core.aggregates import describe_cell, plan_describe
+    from dprect.core.tail_bounds import CandidateStream
+
+    big = float(np.finfo(np.float64).max)
+    values = np.array([big, -big] * 100)
+    plan = plan_describe(epsilon, 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cell = describe_cell(values, plan, _CountingSource(100_000))  # type: ignore[arg-type]
+    assert cell.lower <= cell.mean <= cell.upper
+    # and the step drawn is one the side has
+    tails = np.full(50, 100, dtype=np.int64)
+    stream = CandidateStream(-big / 2, "lower")
+    while stream.has(len(tails)):
+        tails = np.full(len(tails) * 2, 100, dtype=np.int64)
+    n = next(i for i in range(len(tails) + 1) if not stream.has(i))
+    k = se.draw_step(tails[:n], stream, 1, Fraction(epsilon),
+                     _CountingSource(100_000))  # type: ignore[arg-type]
+    assert 0 <= k < n

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tests.cli_run import run
+from tests.cli_run import messages, run
 from tests.sentinel_inputs import SENTINEL, build, garbage, run_all
 
 SPARK = ["--engine", "spark", "--master", "local[2]"]
@@ -53,7 +53,7 @@ def _fit(path: Path, tmp: Path, capsys) -> str:
     code, _, err = run(["fit", "--input", str(path), "--format", "parquet", "--features", "x",
                         "--label", "y", "--epsilon", "1", "--delta", "1e-6",
                         "--output", str(tmp / "r.json"), *SPARK], capsys)
-    lines = [ln for ln in err.splitlines() if ln.strip()]
+    lines = messages(err)
     assert code == 2 and len(lines) == 1, err
     assert not (tmp / "r.json").exists()
     return lines[0]
