@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -21,7 +22,7 @@ BOUND = 1e10
 
 
 def main() -> None:
-    manifest = json.loads(open(sys.argv[1]).read())
+    manifest = json.loads(Path(sys.argv[1]).read_text())
     from pydp.algorithms.laplacian import Percentile
     qs, runs, eps = manifest["quantiles"], int(manifest["runs"]), float(manifest["epsilon"])
     out = {}
@@ -34,7 +35,7 @@ def main() -> None:
                                           dtype="float").quick_result(x)) for q in qs])
         out[col["name"]] = rows
         print(f"google {col['name']} done", flush=True)
-    open(sys.argv[2], "w").write(json.dumps(out))
+    Path(sys.argv[2]).write_text(json.dumps(out))
 
 
 if __name__ == "__main__":

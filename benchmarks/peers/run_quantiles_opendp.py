@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -25,7 +26,7 @@ CANDIDATES = [float(c) for c in np.concatenate([-(10.0 ** _k)[::-1], [0.0], 10.0
 
 
 def main() -> None:
-    manifest = json.loads(open(sys.argv[1]).read())
+    manifest = json.loads(Path(sys.argv[1]).read_text())
     import opendp.prelude as dp
     dp.enable_features("contrib")
     space = (dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance())
@@ -49,7 +50,7 @@ def main() -> None:
         out[col["name"]] = [list(map(float, got[r * len(qs):(r + 1) * len(qs)]))
                             for r in range(runs)]
         print(f"opendp {col['name']} done", flush=True)
-    open(sys.argv[2], "w").write(json.dumps(out))
+    Path(sys.argv[2]).write_text(json.dumps(out))
 
 
 if __name__ == "__main__":

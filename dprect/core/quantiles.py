@@ -136,8 +136,8 @@ def plan_quantiles(quantiles: Sequence[float | Fraction | str], epsilon: float, 
                    ) -> QuantilePlan:
     """The plan of m quantiles at ε (one charge for all of them, per group and column;
     groups compose in parallel), verified by ``guarantee_check.check_quantiles_plan``
-    before it is returned (a :class:`GuaranteeCheckError` if not). Under replace-one the add/remove ε/2 is spent (group
-    privacy of size 2, docs/privacy.md §6)."""
+    before it is returned (a :class:`GuaranteeCheckError` if not). Under replace-one the
+    add/remove ε/2 is spent (group privacy of size 2, docs/privacy.md §6)."""
     qs = sorted({as_quantile(q) for q in quantiles})
     if not qs:
         raise ParameterError("ask for at least one quantile")

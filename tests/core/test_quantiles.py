@@ -17,6 +17,7 @@ from dprect.core.domains import FloatBins
 from dprect.core.errors import ParameterError
 from dprect.core.guarantee_check import GuaranteeCheckError, check_quantiles_plan
 from dprect.core.quantiles import (
+    QuantilePlan,
     as_quantile,
     coarsen,
     draw_quantile_bins,
@@ -36,7 +37,7 @@ def _counts(values: np.ndarray, bits: int) -> tuple[np.ndarray, np.ndarray]:
     return keys.astype(np.int64), counts.astype(np.int64)
 
 
-def _point_law(values: np.ndarray, plan, j: int) -> np.ndarray:  # noqa: ANN001
+def _point_law(values: np.ndarray, plan: QuantilePlan, j: int) -> np.ndarray:
     """The law of draw j on every grid point (a small grid: bits = 1, 8,192 bins)."""
     keys, counts = _counts(values, plan.bits)
     p = quantile_law(keys, counts, plan, j)
