@@ -14,7 +14,9 @@ Per (column, quantile, method): the median over ``--runs`` independent runs. A c
 passes for a quantile when dprect's median is at most the best real peer's; the ratio is
 (dprect + 1/n)/(best peer + 1/n) (one row added to both, so two exact answers compare
 as 1). dprect is run at ``FloatBins(12)`` (its default) and, as the alternative designs,
-at 8 and 4 bits (4 = the search bins describe's BinStatistics hold).
+at 16, 8 and 4 bits (4 = the search bins describe's BinStatistics hold). The peers'
+releases are kept in ``benchmarks/output/quantiles/`` and reused (they do not depend on
+dprect's code).
 
 Usage: ``python benchmarks/quantiles_peers.py [--runs 20] [--epsilon 1]``; writes
 ``docs/figures/quantiles_compare.json`` and prints the table of docs/results.md §5.6.
@@ -36,12 +38,16 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from dprect.core.domains import FloatBins  # noqa: E402
-from dprect.core.quantiles import plan_quantiles, rank_error, release_quantiles  # noqa: E402
+from dprect.core.quantiles import (  # noqa: E402
+    plan_quantiles,
+    quantile_statistics,
+    rank_error,
+    release_quantiles,
+)
 from dprect.core.randomness import RandomSource  # noqa: E402
 
 QUANTILES = (0.1, 0.5, 0.9)
-BITS = (12, 8, 4)
+BITS = (12, 16, 8, 4)
 PEERS = {"opendp": ("opendp", "run_quantiles_opendp.py"),
          "google": ("pydp", "run_quantiles_google.py")}
 OUT = REPO / "docs" / "figures" / "quantiles_compare.json"
@@ -60,13 +66,17 @@ def columns() -> list[tuple[str, np.ndarray]]:
 
 def run_dprect(x: np.ndarray, bits: int, eps: float, runs: int, seed: int) -> list[list[float]]:
     plan = plan_quantiles(QUANTILES, eps, bits=bits)
-    keys, counts = np.unique(FloatBins(bits).encode(x), return_counts=True)
+    stats = quantile_statistics(x, bits)
     src = RandomSource(seed)  # seeded: a benchmark, reproducible (never a release)
-    return [release_quantiles(keys, counts, plan, src).tolist() for _ in range(runs)]
+    return [release_quantiles(stats, plan, src).tolist() for _ in range(runs)]
 
 
 def run_peer(peer: str, cols: list[tuple[str, np.ndarray]], eps: float, runs: int
              ) -> dict[str, list[list[float]]]:
+    saved = CACHE / f"{peer}-eps{eps:g}-runs{runs}.json"
+    if saved.exists():  # the peers do not depend on dprect's code: they run once
+        cached: dict[str, list[list[float]]] = json.loads(saved.read_text())
+        return cached
     venv, script = PEERS[peer]
     python = REPO / ".bench-venvs" / venv / "bin" / "python"
     if not python.exists():
@@ -83,7 +93,8 @@ def run_peer(peer: str, cols: list[tuple[str, np.ndarray]], eps: float, runs: in
         subprocess.run([str(python), str(HERE / "peers" / script), str(m), str(out)],
                        check=True, stdout=subprocess.DEVNULL)
         result: dict[str, list[list[float]]] = json.loads(out.read_text())
-        return result
+    saved.write_text(json.dumps(result))
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:

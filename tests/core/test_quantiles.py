@@ -13,16 +13,16 @@ import pytest
 from scipy import stats
 
 from dprect.core import guarantee_check
-from dprect.core.domains import FloatBins
 from dprect.core.errors import ParameterError
 from dprect.core.guarantee_check import GuaranteeCheckError, check_quantiles_plan
 from dprect.core.quantiles import (
     QuantilePlan,
     as_quantile,
-    coarsen,
+    bin_values,
     draw_quantile_bins,
     plan_quantiles,
     quantile_law,
+    quantile_statistics,
     rank_error,
     release_quantiles,
 )
@@ -31,16 +31,9 @@ from dprect.core.randomness import RandomSource
 pytestmark = pytest.mark.filterwarnings("ignore:this run used a fixed seed")
 
 
-def _counts(values: np.ndarray, bits: int) -> tuple[np.ndarray, np.ndarray]:
-    keys, counts = np.unique(FloatBins(bits).encode(np.asarray(values, dtype=float)),
-                             return_counts=True)
-    return keys.astype(np.int64), counts.astype(np.int64)
-
-
 def _point_law(values: np.ndarray, plan: QuantilePlan, j: int) -> np.ndarray:
     """The law of draw j on every grid point (a small grid: bits = 1, 8,192 bins)."""
-    keys, counts = _counts(values, plan.bits)
-    p = quantile_law(keys, counts, plan, j)
+    p = quantile_law(quantile_statistics(values, plan.bits), plan, j)
     per_point = p.probabilities() / p.sizes.astype(float)
     return np.repeat(per_point, p.sizes.astype(np.int64))
 
@@ -78,11 +71,11 @@ def test_sampler_follows_the_law_with_power() -> None:
     against the law at a 1.5× ε, which the test must reject (power)."""
     plan = plan_quantiles([0.3], 6.0, bits=1)
     values = np.array([1.0, 1.0, 1.5, 2.0, 3.0, 3.0, 3.0, 7.0, 9.0, 30.0])
-    keys, counts = _counts(values, 1)
-    pieces = quantile_law(keys, counts, plan, 0)
+    st = quantile_statistics(values, 1)
+    pieces = quantile_law(st, plan, 0)
     rng = RandomSource(7)
     n = 4000
-    idx = np.array([draw_quantile_bins(keys, counts, plan, rng)[0] for _ in range(n)])
+    idx = np.array([draw_quantile_bins(st, plan, rng)[0] for _ in range(n)])
     piece = np.searchsorted(pieces.starts.astype(np.int64), idx, side="right") - 1
     observed = np.bincount(piece, minlength=len(pieces.sizes))
 
@@ -95,17 +88,17 @@ def test_sampler_follows_the_law_with_power() -> None:
 
     assert pvalue(pieces.probabilities()) > 1e-4
     wrong = dataclasses.replace(plan, epsilon_each=plan.epsilon_each * 1.5)
-    assert pvalue(quantile_law(keys, counts, wrong, 0).probabilities()) < 1e-6
+    assert pvalue(quantile_law(st, wrong, 0).probabilities()) < 1e-6
 
 
 def test_released_quantiles_are_monotone_and_accurate() -> None:
     rng = np.random.default_rng(3)
     x = np.sort(rng.lognormal(3, 2, 20000))
     plan = plan_quantiles([0.9, 0.1, 0.5, 0.25], 1.0)
-    keys, counts = _counts(x, plan.bits)
+    st = quantile_statistics(x, plan.bits)
     src = RandomSource(11)
     for _ in range(20):
-        got = release_quantiles(keys, counts, plan, src)
+        got = release_quantiles(st, plan, src)
         assert np.all(np.diff(got) >= 0)
         for v, q in zip(got, plan.quantiles, strict=True):
             assert rank_error(x, v, float(q)) <= plan.rank_bound(1e-6) / len(x)
@@ -118,10 +111,10 @@ def test_ties_diffprivlib_107() -> None:
     rng = np.random.default_rng(107)
     x = np.sort(np.concatenate([np.full(800_000, 65_000.0), rng.uniform(0, 500_000, 200_000)]))
     plan = plan_quantiles([0.1, 0.5, 0.9], 1.0)
-    keys, counts = _counts(x, plan.bits)
+    st = quantile_statistics(x, plan.bits)
     src = RandomSource(5)
     for _ in range(5):
-        p10, med, p90 = release_quantiles(keys, counts, plan, src)
+        p10, med, p90 = release_quantiles(st, plan, src)
         assert p10 == med == 65_000.0
         assert rank_error(x, p90, 0.9) <= plan.rank_bound(1e-6) / len(x)
 
@@ -132,8 +125,7 @@ def test_rank_bound_holds_on_the_exact_law() -> None:
     beta = 1e-3
     plan = plan_quantiles([0.5], 0.05, bits=1)
     x = np.arange(1, 2001, dtype=float)  # 2,000 rows over ~11 binades, 2 bins each
-    keys, counts = _counts(x, 1)
-    pieces = quantile_law(keys, counts, plan, 0)
+    pieces = quantile_law(quantile_statistics(x, 1), plan, 0)
     bad = (pieces.depths.max() - pieces.depths) / 2  # b = 2: depths in half rows
     probs = pieces.probabilities()
     t = plan.rank_bound(beta)
@@ -141,17 +133,39 @@ def test_rank_bound_holds_on_the_exact_law() -> None:
     assert probs[bad > t / 4].sum() > beta * 1e-6  # the bound is not vacuous here
 
 
-def test_coarsen_matches_encoding() -> None:
-    x = np.random.default_rng(1).normal(0, 100, 1000)
-    k12, c12 = _counts(x, 12)
-    k4, c4 = _counts(x, 4)
-    got = coarsen(k12, c12, 12, 4)
-    assert np.array_equal(got[0], k4) and np.array_equal(got[1], c4)
+def test_the_score_is_the_released_values_rank_error() -> None:
+    """b·bad(i)/(b·n) equals rank_error(x, v_i, q) for every bin's value v_i, on data with
+    ties on both sides of zero, at bin values (integers) and inside bins (decimals)."""
+    rng = np.random.default_rng(4)
+    x = np.sort(np.concatenate([np.full(50, -2.0), np.full(30, 0.0), np.full(40, 7.0),
+                                rng.integers(-40, 40, 200).astype(float),
+                                np.round(rng.normal(0, 20, 200), 2)]))
+    for q in (0.1, 0.37, 0.5, 0.9):
+        plan = plan_quantiles([q], 1.0, bits=6)
+        pieces = quantile_law(quantile_statistics(x, plan.bits), plan, 0)
+        b = plan.quantiles[0].denominator
+        bad = (pieces.depths.max() - pieces.depths) / (b * len(x))
+        # one bin of every piece: its first
+        values = bin_values(plan.bits, pieces.starts.astype(np.int64))
+        finite = np.isfinite(values)
+        got = np.array([rank_error(x, v, q) for v in values[finite]])
+        np.testing.assert_allclose(bad[finite], got, atol=1e-12)
+
+
+def test_negative_ties_are_released_exactly() -> None:
+    """A median inside a run of −2 (the bin's value on the negative side is its largest
+    float, −2 itself): released exactly."""
+    x = np.sort(np.concatenate([np.full(3000, -2.0), np.arange(-1000.0, -500.0),
+                                np.arange(500.0, 1000.0)]))
+    plan = plan_quantiles([0.5], 1.0)
+    st = quantile_statistics(x, plan.bits)
+    src = RandomSource(2)
+    assert all(release_quantiles(st, plan, src)[0] == -2.0 for _ in range(10))
 
 
 def test_empty_group_draws_without_error() -> None:
     plan = plan_quantiles([0.5], 1.0)
-    got = release_quantiles(np.zeros(0, np.int64), np.zeros(0, np.int64), plan,
+    got = release_quantiles(quantile_statistics(np.zeros(0), plan.bits), plan,
                             RandomSource(1))
     assert got.shape == (1,) and math.isfinite(got[0])
 
