@@ -187,3 +187,14 @@ def test_check_rederives_and_refuses_wrong_constants(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(guarantee_check, "QUANTILE_SENSITIVITY", 2)
     with pytest.raises(GuaranteeCheckError):
         check_quantiles_plan(plan)
+
+
+def test_groups_beyond_int64_depths_draw_exactly() -> None:
+    """b·n ≥ 2^62 (q = 1/10, 2^60 rows in one bin): the depths are exact Python integers
+    and the draws land where the rank error is 0: the p10 on 3, the median (rank 2^60, the
+    boundary between the two runs) on any value in [3, 5]."""
+    plan = plan_quantiles([0.1, 0.5], 1.0)
+    st = quantile_statistics(np.array([3.0, 5.0]), plan.bits)
+    big = dataclasses.replace(st, counts=st.counts * (1 << 60), at_value=st.at_value * (1 << 60))
+    got = release_quantiles(big, plan, RandomSource(3))
+    assert got[0] == 3.0 and 3.0 <= got[1] <= 5.0
