@@ -13,8 +13,9 @@ every rank inside its run; for a value no row equals it is |#{x < v} − q·n|/n
 Per (column, quantile, method): the median over ``--runs`` independent runs. A column
 passes for a quantile when dprect's median is at most the best real peer's; the ratio is
 (dprect + 1/n)/(best peer + 1/n) (one row added to both, so two exact answers compare
-as 1). dprect is run at ``FloatBins(12)`` (its default) and, as the alternative designs,
-at 16, 8 and 4 bits (4 = the search bins describe's BinStatistics hold). The peers'
+as 1). dprect is run on its default grid, ``DecimalGrid(5)`` (decimal5), and, as the
+alternative designs, on ``DecimalGrid(4)`` and ``(6)``, ``FloatBins(12)`` (binary12) and
+``FloatBins(4)`` (binary4: the search bins describe's BinStatistics hold). The peers'
 releases are kept in ``benchmarks/output/quantiles/`` and reused (they do not depend on
 dprect's code).
 
@@ -47,7 +48,8 @@ from dprect.core.quantiles import (  # noqa: E402
 from dprect.core.randomness import RandomSource  # noqa: E402
 
 QUANTILES = (0.1, 0.5, 0.9)
-BITS = (12, 16, 8, 4)
+#: dprect's grids: the default first, then the alternatives (docs/results.md §5.6)
+GRIDS = (("decimal", 5), ("decimal", 4), ("decimal", 6), ("binary", 12), ("binary", 4))
 PEERS = {"opendp": ("opendp", "run_quantiles_opendp.py"),
          "google": ("pydp", "run_quantiles_google.py")}
 OUT = REPO / "docs" / "figures" / "quantiles_compare.json"
@@ -64,9 +66,10 @@ def columns() -> list[tuple[str, np.ndarray]]:
             for t in real for c in t.columns]
 
 
-def run_dprect(x: np.ndarray, bits: int, eps: float, runs: int, seed: int) -> list[list[float]]:
-    plan = plan_quantiles(QUANTILES, eps, bits=bits)
-    stats = quantile_statistics(x, bits)
+def run_dprect(x: np.ndarray, grid: tuple[str, int], eps: float, runs: int, seed: int
+               ) -> list[list[float]]:
+    plan = plan_quantiles(QUANTILES, eps, grid=grid[0], resolution=grid[1])
+    stats = quantile_statistics(x, plan)
     src = RandomSource(seed)  # seeded: a benchmark, reproducible (never a release)
     return [release_quantiles(stats, plan, src).tolist() for _ in range(runs)]
 
@@ -106,10 +109,10 @@ def main(argv: list[str] | None = None) -> int:
     warnings.filterwarnings("ignore", message="this run used a fixed seed")
     cols = columns()
     released: dict[str, dict[str, list[list[float]]]] = {}
-    for bits in BITS:
-        released[f"dprect-{bits}"] = {name: run_dprect(x, bits, args.epsilon, args.runs,
-                                                       1000 + i)
-                                      for i, (name, x) in enumerate(cols)}
+    for grid in GRIDS:
+        released[f"dprect-{grid[0]}{grid[1]}"] = {
+            name: run_dprect(x, grid, args.epsilon, args.runs, 1000 + i)
+            for i, (name, x) in enumerate(cols)}
     peers = [p for p in args.peers.split(",") if p]
     for peer in peers:
         released[peer] = run_peer(peer, cols, args.epsilon, args.runs)
@@ -140,10 +143,10 @@ def main(argv: list[str] | None = None) -> int:
                                "quantiles": list(QUANTILES), "peers": peers,
                                "summary": summary, "columns": table}, indent=1) + "\n")
     methods = list(released)
-    print("column".ljust(28) + "".join(m.rjust(26) for m in methods))
+    print("column".ljust(28) + "".join(m.rjust(22) for m in methods))
     for row in table:
         print(str(row["column"]).ljust(28) + "".join(
-            " ".join(f"{v:.4f}" for v in row[m]).rjust(26) for m in methods))  # type: ignore[attr-defined]
+            " ".join(f"{v:.4f}" for v in row[m]).rjust(22) for m in methods))  # type: ignore[attr-defined]
     print(json.dumps(summary, indent=1))
     return 0
 

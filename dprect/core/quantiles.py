@@ -2,26 +2,28 @@
 docs/privacy.md §11a, "Many quantiles in one charge").
 
 **Input** (:class:`QuantileStatistics`, summable over disjoint row sets, so an engine
-merges them per (group, column, bin) like any other statistic). The column's rows enter
-only through, per bin i of the public grid ``FloatBins(bits)`` (``bits`` =
-:data:`QUANTILE_BITS` by default: 2^(12 + bits) bins over every float, each at most 2^−bits
-of its binade wide), the row count and the rows equal to the bin's *value* v_i — its float
-of smallest magnitude (:func:`bin_value`; every integer of magnitude below 2^(bits + 1),
-8,192 on the default grid, is one). The list of quantiles 0 < q_1 < … < q_m < 1 (exact
-rationals q_j = a_j/b_j) and the ε of the quantiles are public.
+merges them per (group, column, cell) like any other statistic). The column's rows enter
+only through, per cell i of a public grid over every float, the row count and the rows
+equal to the cell's *value* v_i — its float of smallest magnitude. The grid
+(:func:`quantile_grid`) is :class:`~dprect.core.decimal_grid.DecimalGrid` ``(5)`` by
+default — cells opening at every decimal of at most 5 significant digits between 10^−300
+and 10^300, both signs, and zero: M = 108,000,002 cells, so a value typed as 0.31, 1013.2
+or 2007 is a cell's value exactly — or ``FloatBins(bits)`` ("binary": 2^(12 + bits) bins, whose
+values are binary edges). The list of quantiles 0 < q_1 < … < q_m < 1 (exact rationals
+q_j = a_j/b_j) and the ε of the quantiles are public.
 
 **The mechanism** (:func:`release_quantiles`). For each q_j, independently, one exponential
-mechanism (McSherry & Talwar 2007) over the M = 2^(12 + bits) bins of the grid — a finite
-public list that covers every float, so no range is asked and no centre is needed. With
-lo(i) = #{x < v_i}, hi(i) = #{x ≤ v_i} (both from the statistics: rows of earlier bins lie
-below v_i, of later bins above, and of bin i only those equal to v_i are not on its far
+mechanism (McSherry & Talwar 2007) over the M cells of the grid — a finite public list
+that covers every float, so no range is asked and no centre is needed. With
+lo(i) = #{x < v_i}, hi(i) = #{x ≤ v_i} (both from the statistics: rows of earlier cells lie
+below v_i, of later cells above, and of cell i only those equal to v_i are not on its far
 side) and n the rows,
 
     bad_j(i) = max(0, lo(i) − q_j·n, q_j·n − hi(i))
 
 is exactly the rank error (in rows, ties counted) of releasing v_i — 0 when the target rank
-lies in v_i's run of ties, so a column of 800,000 equal values is no special case. Bin i is
-drawn with probability ∝ exp(−ε_each·bad_j(i)/2), ε_each = (ε/m)·(1 − 10⁻⁹), and v_i is
+lies in v_i's run of ties, so a column of 800,000 equal values is no special case. Cell i
+is drawn with probability ∝ exp(−ε_each·bad_j(i)/2), ε_each = (ε/m)·(1 − 10⁻⁹), and v_i is
 released. lo and hi move by 0 or 1 when a row is added, q_j·n by q_j, so every bad_j moves
 by at most 1: each draw is ε_each-DP and the m draws together (m·ε_each, 0)-DP (basic
 composition). The released values are sorted and handed to the quantiles in increasing
@@ -29,7 +31,7 @@ order: monotone in q by post-processing.
 
 **Exact sampling.** lo ≤ hi are non-decreasing along the grid and hi(i) ≤ lo(i + 1), so
 b_j·bad_j is a non-negative integer, V-shaped with a flat bottom, and constant on
-O(#occupied bins) pieces (each occupied bin, each gap): the law is exp(c_j·depth) with an
+O(#occupied cells) pieces (each occupied cell, each gap): the law is exp(c_j·depth) with an
 integer unimodal depth and the exact rational rate c_j = ε_each/(2·b_j), which the exact
 sampler of the interior point (``interior_point.sample_unimodal``, docs/privacy.md §2)
 draws with no floating-point number deciding anything (it checks the unimodality).
@@ -56,19 +58,24 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 
 import numpy as np
 
 from dprect.core.bounds import MAX_WEIGHTED_ROWS
-from dprect.core.domains import FloatBins
+from dprect.core.decimal_grid import DecimalGrid
+from dprect.core.domains import MAX_FLOAT_BINS_BITS, FloatBins
 from dprect.core.errors import ParameterError
 from dprect.core.guarantee_check import CheckReport, check_quantiles_plan
 from dprect.core.interior_point import Pieces, sample_unimodal
 from dprect.core.randomness import RandomSource
 
-#: the grid the quantiles are drawn on: FloatBins(12), 2^24 bins over every float, each
-#: at most 1/4,096 of its binade wide (integers up to 2^12 are bin edges); docs/results.md
-#: §5.6 measures 4 and 8 bits too
+#: the default grid: decimals of QUANTILE_DIGITS significant digits (DecimalGrid(5): every
+#: value typed with at most 5 significant digits is a candidate exactly; 4 digits missed
+#: pressures like 1013.2); "binary" is FloatBins(QUANTILE_BITS). docs/results.md §5.6
+#: measures both and other resolutions
+QUANTILE_GRID = "decimal"
+QUANTILE_DIGITS = 5
 QUANTILE_BITS = 12
 #: the largest denominator a quantile may have (q = a/b exactly; depths are in 1/b rows)
 MAX_DENOMINATOR = 10**6
@@ -97,12 +104,14 @@ class QuantilePlan:
     """The public plan of one (group, column)'s quantiles: a function of the request only.
 
     ``quantiles`` the exact q_j (sorted, distinct), ``epsilon`` the stated ε of them all
-    (under ``neighbouring``), ``epsilon_each`` the float ε of each draw, ``bits`` the grid."""
+    (under ``neighbouring``), ``epsilon_each`` the float ε of each draw, ``grid`` and
+    ``resolution`` the grid (:func:`quantile_grid`)."""
 
     quantiles: tuple[Fraction, ...]
     epsilon: float
     epsilon_each: float
-    bits: int
+    grid: str
+    resolution: int
     neighbouring: str
     #: what the independent check re-derived (docs/privacy.md §10), set by the planner
     check: CheckReport | None = None
@@ -115,8 +124,8 @@ class QuantilePlan:
 
     @property
     def grid_size(self) -> int:
-        """M = 2^(12 + bits), the candidates of every draw."""
-        return FloatBins(self.bits).size
+        """M, the candidates of every draw (108,000,002 on the default decimal grid)."""
+        return quantile_grid(self.grid, self.resolution).size
 
     def rank_bound(self, beta: float) -> float:
         """T = (2/ε_each)·ln(m·M/β) rows: with probability ≥ 1 − β every draw has
@@ -132,8 +141,8 @@ class QuantilePlan:
 
 
 def plan_quantiles(quantiles: Sequence[float | Fraction | str], epsilon: float, *,
-                   bits: int = QUANTILE_BITS, neighbouring: str = ADD_REMOVE
-                   ) -> QuantilePlan:
+                   grid: str = QUANTILE_GRID, resolution: int | None = None,
+                   neighbouring: str = ADD_REMOVE) -> QuantilePlan:
     """The plan of m quantiles at ε (one charge for all of them, per group and column;
     groups compose in parallel), verified by ``guarantee_check.check_quantiles_plan``
     before it is returned (a :class:`GuaranteeCheckError` if not). Under replace-one the
@@ -145,11 +154,12 @@ def plan_quantiles(quantiles: Sequence[float | Fraction | str], epsilon: float, 
         raise ParameterError("the quantiles' epsilon must be a finite number > 0")
     if neighbouring not in (ADD_REMOVE, REPLACE_ONE):
         raise ParameterError("neighbouring must be 'add-remove' or 'replace-one'")
-    if isinstance(bits, bool) or not isinstance(bits, int) or not 1 <= bits <= 12:
-        raise ParameterError("the quantile grid's bits must be an integer in 1..12")
+    if resolution is None:
+        resolution = QUANTILE_DIGITS if grid == "decimal" else QUANTILE_BITS
+    quantile_grid(grid, resolution)  # refuses a grid it does not know
     budget = float(epsilon) / (2 if neighbouring == REPLACE_ONE else 1)
     each = budget / len(qs) * (1 - SHRINK)
-    plan = QuantilePlan(tuple(qs), float(epsilon), each, bits, neighbouring)
+    plan = QuantilePlan(tuple(qs), float(epsilon), each, grid, resolution, neighbouring)
     # the plan as it will execute, re-derived independently before anything is read
     return dataclasses.replace(plan, check=check_quantiles_plan(plan))
 
@@ -158,9 +168,9 @@ def plan_quantiles(quantiles: Sequence[float | Fraction | str], epsilon: float, 
 class QuantileStatistics:
     """One (group, column)'s sufficient statistics for the quantiles, summable over
     disjoint row sets (an engine merges them per key): the sorted unique
-    ``FloatBins(bits)`` bins ``keys`` of its finite values, each bin's row count
-    ``counts`` (≥ 1) and ``at_value``, its rows equal to the bin's value (its float of
-    smallest magnitude, :func:`bin_value`: what the mechanism releases for that bin)."""
+    cells ``keys`` of its finite values on the plan's grid, each cell's row count
+    ``counts`` (≥ 1) and ``at_value``, its rows equal to the cell's value (its float of
+    smallest magnitude, :func:`bin_values`: what the mechanism releases for that cell)."""
 
     keys: np.ndarray
     counts: np.ndarray
@@ -177,32 +187,59 @@ class QuantileStatistics:
                                  "counts >= 1 and 0 <= at_value <= counts")
 
 
-def bin_values(bits: int, keys: np.ndarray) -> np.ndarray:
-    """The value each bin stands for (:func:`bin_value`), for many bins."""
-    grid = FloatBins(bits)
-    return np.array([bin_value(grid, int(i)) for i in np.asarray(keys)], dtype=np.float64)
+class _BinaryGrid:
+    """``FloatBins(bits)`` seen as a quantile grid: a bin's value is its float of smallest
+    magnitude (the smallest float of a bin of x ≥ 0, the largest of a negative bin)."""
+
+    def __init__(self, bits: int) -> None:
+        if isinstance(bits, bool) or not isinstance(bits, int) \
+                or not 1 <= bits <= MAX_FLOAT_BINS_BITS:
+            raise ParameterError(f"a binary quantile grid's bits must be an integer in "
+                                 f"1..{MAX_FLOAT_BINS_BITS}")
+        self.bins = FloatBins(bits)
+        self.size = self.bins.size
+        self._zero_bin = 1 << (11 + bits)
+
+    def encode(self, x: np.ndarray) -> np.ndarray:
+        return self.bins.encode(x)
+
+    def negative(self, index: np.ndarray) -> np.ndarray:
+        return np.asarray(index, dtype=np.int64) < self._zero_bin
+
+    def values(self, index: np.ndarray) -> np.ndarray:
+        out = [self.bins.upper_value(int(i)) if i < self._zero_bin
+               else self.bins.lower_value(int(i)) for i in np.asarray(index)]
+        return np.clip(np.array(out, dtype=np.float64), -_MAX_FLOAT, _MAX_FLOAT)
 
 
-def bin_value(grid: FloatBins, index: int) -> float:
-    """The value bin ``index`` stands for: its float of smallest magnitude — the smallest
-    float of a bin of x ≥ 0, the largest of a negative bin (so an integer, or any
-    value that opens a bin toward zero, is a bin's value on both sides of zero) — capped to
-    the finite floats."""
-    i = int(index)
-    neg = i < (1 << (11 + grid.bits))
-    v = grid.upper_value(i) if neg else grid.lower_value(i)
-    return min(max(v, -_MAX_FLOAT), _MAX_FLOAT)
+QuantileGrid = DecimalGrid | _BinaryGrid
 
 
-def quantile_statistics(values: np.ndarray, bits: int = QUANTILE_BITS
-                        ) -> QuantileStatistics:
-    """The :class:`QuantileStatistics` of one cell's finite ``values`` (the numpy
-    reference an engine's per-row kernel must match: a row's bin and whether it equals
-    its bin's value are functions of the row alone)."""
+@lru_cache(maxsize=16)
+def quantile_grid(grid: str, resolution: int) -> QuantileGrid:
+    """The public grid of a plan: ``"decimal"`` (:class:`DecimalGrid` of ``resolution``
+    significant digits) or ``"binary"`` (``FloatBins(resolution)``)."""
+    if grid == "decimal":
+        return DecimalGrid(resolution)
+    if grid == "binary":
+        return _BinaryGrid(resolution)
+    raise ParameterError("the quantile grid must be 'decimal' or 'binary'")
+
+
+def bin_values(plan: QuantilePlan, index: np.ndarray) -> np.ndarray:
+    """The value each of the plan grid's cells ``index`` stands for: its float of smallest
+    magnitude, capped to the finite floats (what the mechanism releases)."""
+    return quantile_grid(plan.grid, plan.resolution).values(np.asarray(index, np.int64))
+
+
+def quantile_statistics(values: np.ndarray, plan: QuantilePlan) -> QuantileStatistics:
+    """The :class:`QuantileStatistics` of one cell's finite ``values`` on the plan's grid
+    (the numpy reference an engine's per-row kernel must match: a row's cell and whether
+    it equals its cell's value are functions of the row alone)."""
     x = np.asarray(values, dtype=np.float64)
-    keys, inverse, counts = np.unique(FloatBins(bits).encode(x), return_inverse=True,
-                                      return_counts=True)
-    hit = x == bin_values(bits, keys)[inverse]
+    g = quantile_grid(plan.grid, plan.resolution)
+    keys, inverse, counts = np.unique(g.encode(x), return_inverse=True, return_counts=True)
+    hit = x == g.values(keys)[inverse]
     at_value = np.bincount(inverse, weights=hit, minlength=len(keys)).astype(np.int64)
     return QuantileStatistics(keys.astype(np.int64), counts.astype(np.int64), at_value)
 
@@ -214,8 +251,8 @@ def quantile_law(stats: QuantileStatistics, plan: QuantilePlan, j: int) -> Piece
     floating point (tests and audits); the draw takes the exact rate ``plan.rates[j]``."""
     q = plan.quantiles[j]
     a, b = q.numerator, q.denominator
-    m = plan.grid_size
-    zero_bin = 1 << (11 + plan.bits)
+    g = quantile_grid(plan.grid, plan.resolution)
+    m = g.size
     keys = np.asarray(stats.keys, dtype=np.int64)
     counts = np.asarray(stats.counts, dtype=np.int64)
     at = np.asarray(stats.at_value, dtype=np.int64)
@@ -229,7 +266,7 @@ def quantile_law(stats: QuantileStatistics, plan: QuantilePlan, j: int) -> Piece
     else:
         incl = np.cumsum(counts)
         before = incl - counts
-        neg = keys < zero_bin
+        neg = g.negative(keys)
         # a bin's value v: rows of earlier bins are < v, of later bins > v; inside the bin
         # only the rows equal to v are not on v's far side (the bin's other rows are
         # farther from zero: above v on the positive side, below it on the negative)
@@ -273,11 +310,10 @@ def release_quantiles(stats: QuantileStatistics, plan: QuantilePlan, rng: Random
                       ) -> np.ndarray:
     """The released quantiles of one (group, column), one per ``plan.quantiles`` (in
     increasing q, non-decreasing values): the drawn bins' values, sorted (module
-    docstring). ``stats``: the cell's :class:`QuantileStatistics` on ``FloatBins(plan.bits)``
-    (no keys for a group without rows)."""
-    grid = FloatBins(plan.bits)
+    docstring). ``stats``: the cell's :class:`QuantileStatistics` on the plan's grid (no
+    keys for a group without rows)."""
     drawn = draw_quantile_bins(stats, plan, rng)
-    return np.sort(np.array([bin_value(grid, i) for i in drawn], dtype=np.float64))
+    return np.sort(bin_values(plan, np.array(drawn, dtype=np.int64)))
 
 
 def rank_error(sorted_values: np.ndarray, released: float, q: float) -> float:
@@ -292,7 +328,20 @@ def rank_error(sorted_values: np.ndarray, released: float, q: float) -> float:
     return max(0.0, lo - t, t - hi) / n
 
 
-__all__ = ["MAX_DENOMINATOR", "QUANTILE_BITS", "QuantilePlan", "QuantileStatistics",
-           "as_quantile", "bin_value", "bin_values", "draw_quantile_bins",
-           "plan_quantiles", "quantile_law", "quantile_statistics", "rank_error",
-           "release_quantiles"]
+__all__ = [
+    "MAX_DENOMINATOR",
+    "QUANTILE_BITS",
+    "QUANTILE_DIGITS",
+    "QUANTILE_GRID",
+    "QuantilePlan",
+    "QuantileStatistics",
+    "as_quantile",
+    "bin_values",
+    "draw_quantile_bins",
+    "plan_quantiles",
+    "quantile_grid",
+    "quantile_law",
+    "quantile_statistics",
+    "rank_error",
+    "release_quantiles",
+]

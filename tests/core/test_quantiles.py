@@ -5,6 +5,7 @@ rank bound, the independent check."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from fractions import Fraction
 
@@ -33,7 +34,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:this run used a fixed seed")
 
 def _point_law(values: np.ndarray, plan: QuantilePlan, j: int) -> np.ndarray:
     """The law of draw j on every grid point (a small grid: bits = 1, 8,192 bins)."""
-    p = quantile_law(quantile_statistics(values, plan.bits), plan, j)
+    p = quantile_law(quantile_statistics(values, plan), plan, j)
     per_point = p.probabilities() / p.sizes.astype(float)
     return np.repeat(per_point, p.sizes.astype(np.int64))
 
@@ -47,14 +48,14 @@ def test_bad_input_is_refused() -> None:
     with pytest.raises(ParameterError):
         plan_quantiles([0.5], 0.0)
     with pytest.raises(ParameterError):
-        plan_quantiles([0.5], 1.0, bits=13)
+        plan_quantiles([0.5], 1.0, grid="binary", resolution=21)
     assert as_quantile(0.1) == Fraction(1, 10)
 
 
 def test_each_draw_is_epsilon_each_dp_and_not_half() -> None:
     """Every neighbour (one row added anywhere) moves every bin's probability by at most
     e^{ε_each}; some by more than e^{ε_each/2} (a check charging half would fail)."""
-    plan = plan_quantiles([0.25, 0.5, 0.9], 3.0, bits=1)
+    plan = plan_quantiles([0.25, 0.5, 0.9], 3.0, grid="binary", resolution=1)
     base = np.array([1.0, 2.0, 2.0, 3.0, 5.0, 8.0, 13.0, 100.0])
     worst = 0.0
     for j in range(3):
@@ -69,9 +70,9 @@ def test_each_draw_is_epsilon_each_dp_and_not_half() -> None:
 def test_sampler_follows_the_law_with_power() -> None:
     """The exact sampler's draws against the law (χ² over pieces), and the same draws
     against the law at a 1.5× ε, which the test must reject (power)."""
-    plan = plan_quantiles([0.3], 6.0, bits=1)
+    plan = plan_quantiles([0.3], 6.0, grid="binary", resolution=1)
     values = np.array([1.0, 1.0, 1.5, 2.0, 3.0, 3.0, 3.0, 7.0, 9.0, 30.0])
-    st = quantile_statistics(values, 1)
+    st = quantile_statistics(values, plan)
     pieces = quantile_law(st, plan, 0)
     rng = RandomSource(7)
     n = 4000
@@ -95,7 +96,7 @@ def test_released_quantiles_are_monotone_and_accurate() -> None:
     rng = np.random.default_rng(3)
     x = np.sort(rng.lognormal(3, 2, 20000))
     plan = plan_quantiles([0.9, 0.1, 0.5, 0.25], 1.0)
-    st = quantile_statistics(x, plan.bits)
+    st = quantile_statistics(x, plan)
     src = RandomSource(11)
     for _ in range(20):
         got = release_quantiles(st, plan, src)
@@ -111,7 +112,7 @@ def test_ties_diffprivlib_107() -> None:
     rng = np.random.default_rng(107)
     x = np.sort(np.concatenate([np.full(800_000, 65_000.0), rng.uniform(0, 500_000, 200_000)]))
     plan = plan_quantiles([0.1, 0.5, 0.9], 1.0)
-    st = quantile_statistics(x, plan.bits)
+    st = quantile_statistics(x, plan)
     src = RandomSource(5)
     for _ in range(5):
         p10, med, p90 = release_quantiles(st, plan, src)
@@ -123,9 +124,9 @@ def test_rank_bound_holds_on_the_exact_law() -> None:
     """P(bad > T) from the exact law stays below β/m at T = (2/ε_each)·ln(m·M/β) and
     is not negligible at T/4 (the table exercises the tail)."""
     beta = 1e-3
-    plan = plan_quantiles([0.5], 0.05, bits=1)
+    plan = plan_quantiles([0.5], 0.05, grid="binary", resolution=1)
     x = np.arange(1, 2001, dtype=float)  # 2,000 rows over ~11 binades, 2 bins each
-    pieces = quantile_law(quantile_statistics(x, 1), plan, 0)
+    pieces = quantile_law(quantile_statistics(x, plan), plan, 0)
     bad = (pieces.depths.max() - pieces.depths) / 2  # b = 2: depths in half rows
     probs = pieces.probabilities()
     t = plan.rank_bound(beta)
@@ -140,13 +141,14 @@ def test_the_score_is_the_released_values_rank_error() -> None:
     x = np.sort(np.concatenate([np.full(50, -2.0), np.full(30, 0.0), np.full(40, 7.0),
                                 rng.integers(-40, 40, 200).astype(float),
                                 np.round(rng.normal(0, 20, 200), 2)]))
-    for q in (0.1, 0.37, 0.5, 0.9):
-        plan = plan_quantiles([q], 1.0, bits=6)
-        pieces = quantile_law(quantile_statistics(x, plan.bits), plan, 0)
+    for (grid, res), q in itertools.product((("binary", 6), ("decimal", 2)),
+                                           (0.1, 0.37, 0.5, 0.9)):
+        plan = plan_quantiles([q], 1.0, grid=grid, resolution=res)
+        pieces = quantile_law(quantile_statistics(x, plan), plan, 0)
         b = plan.quantiles[0].denominator
         bad = (pieces.depths.max() - pieces.depths) / (b * len(x))
         # one bin of every piece: its first
-        values = bin_values(plan.bits, pieces.starts.astype(np.int64))
+        values = bin_values(plan, pieces.starts.astype(np.int64))
         finite = np.isfinite(values)
         got = np.array([rank_error(x, v, q) for v in values[finite]])
         np.testing.assert_allclose(bad[finite], got, atol=1e-12)
@@ -158,14 +160,14 @@ def test_negative_ties_are_released_exactly() -> None:
     x = np.sort(np.concatenate([np.full(3000, -2.0), np.arange(-1000.0, -500.0),
                                 np.arange(500.0, 1000.0)]))
     plan = plan_quantiles([0.5], 1.0)
-    st = quantile_statistics(x, plan.bits)
+    st = quantile_statistics(x, plan)
     src = RandomSource(2)
     assert all(release_quantiles(st, plan, src)[0] == -2.0 for _ in range(10))
 
 
 def test_empty_group_draws_without_error() -> None:
     plan = plan_quantiles([0.5], 1.0)
-    got = release_quantiles(quantile_statistics(np.zeros(0), plan.bits), plan,
+    got = release_quantiles(quantile_statistics(np.zeros(0), plan), plan,
                             RandomSource(1))
     assert got.shape == (1,) and math.isfinite(got[0])
 
@@ -194,7 +196,7 @@ def test_groups_beyond_int64_depths_draw_exactly() -> None:
     and the draws land where the rank error is 0: the p10 on 3, the median (rank 2^60, the
     boundary between the two runs) on any value in [3, 5]."""
     plan = plan_quantiles([0.1, 0.5], 1.0)
-    st = quantile_statistics(np.array([3.0, 5.0]), plan.bits)
+    st = quantile_statistics(np.array([3.0, 5.0]), plan)
     big = dataclasses.replace(st, counts=st.counts * (1 << 60), at_value=st.at_value * (1 << 60))
     got = release_quantiles(big, plan, RandomSource(3))
     assert got[0] == 3.0 and 3.0 <= got[1] <= 5.0
