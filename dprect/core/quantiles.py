@@ -45,6 +45,10 @@ values that are not bin values); sorting does not raise the largest of the m err
 group needs about T/min(q_j, 1 − q_j) rows before its quantile is sure to lie inside its
 range (:meth:`QuantilePlan.rows_needed`); below that the value may be any float.
 
+**Draw order** (the same for a seed on every engine): a group's stream draws its columns
+in order and, per column, the m quantiles in increasing q (:func:`draw_quantile_bins`),
+each one exact draw; no draw depends on another group's.
+
 Nothing here reads rows (but :func:`quantile_statistics`, the numpy reference of the
 statistics, and :func:`rank_error`, for evaluation), writes or logs: the caller hands
 merged statistics and a :class:`~dprect.core.randomness.RandomSource` (one stream per
@@ -232,6 +236,19 @@ def bin_values(plan: QuantilePlan, index: np.ndarray) -> np.ndarray:
     return quantile_grid(plan.grid, plan.resolution).values(np.asarray(index, np.int64))
 
 
+def merge_quantile_statistics(parts: Sequence[QuantileStatistics]) -> QuantileStatistics:
+    """The statistics of the union of disjoint row sets: counts and ``at_value`` added per
+    cell (what an engine does per (group, column) across partitions)."""
+    keys = np.concatenate([np.asarray(p.keys, np.int64) for p in parts] + [np.zeros(0, np.int64)])
+    counts = np.concatenate([np.asarray(p.counts, np.int64) for p in parts]
+                            + [np.zeros(0, np.int64)])
+    at = np.concatenate([np.asarray(p.at_value, np.int64) for p in parts]
+                        + [np.zeros(0, np.int64)])
+    out, inverse = np.unique(keys, return_inverse=True)
+    return QuantileStatistics(out, np.bincount(inverse, counts, len(out)).astype(np.int64),
+                              np.bincount(inverse, at, len(out)).astype(np.int64))
+
+
 def quantile_statistics(values: np.ndarray, plan: QuantilePlan) -> QuantileStatistics:
     """The :class:`QuantileStatistics` of one cell's finite ``values`` on the plan's grid
     (the numpy reference an engine's per-row kernel must match: a row's cell and whether
@@ -338,6 +355,7 @@ __all__ = [
     "as_quantile",
     "bin_values",
     "draw_quantile_bins",
+    "merge_quantile_statistics",
     "plan_quantiles",
     "quantile_grid",
     "quantile_law",

@@ -21,6 +21,7 @@ from dprect.core.quantiles import (
     as_quantile,
     bin_values,
     draw_quantile_bins,
+    merge_quantile_statistics,
     plan_quantiles,
     quantile_law,
     quantile_statistics,
@@ -67,10 +68,11 @@ def test_each_draw_is_epsilon_each_dp_and_not_half() -> None:
     assert worst > plan.epsilon_each / 2
 
 
-def test_sampler_follows_the_law_with_power() -> None:
+@pytest.mark.parametrize(("grid", "resolution"), [("binary", 1), ("decimal", 2)])
+def test_sampler_follows_the_law_with_power(grid: str, resolution: int) -> None:
     """The exact sampler's draws against the law (χ² over pieces), and the same draws
     against the law at a 1.5× ε, which the test must reject (power)."""
-    plan = plan_quantiles([0.3], 6.0, grid="binary", resolution=1)
+    plan = plan_quantiles([0.3], 6.0, grid=grid, resolution=resolution)
     values = np.array([1.0, 1.0, 1.5, 2.0, 3.0, 3.0, 3.0, 7.0, 9.0, 30.0])
     st = quantile_statistics(values, plan)
     pieces = quantile_law(st, plan, 0)
@@ -163,6 +165,19 @@ def test_negative_ties_are_released_exactly() -> None:
     st = quantile_statistics(x, plan)
     src = RandomSource(2)
     assert all(release_quantiles(st, plan, src)[0] == -2.0 for _ in range(10))
+
+
+def test_statistics_of_parts_merge_to_the_whole() -> None:
+    rng = np.random.default_rng(8)
+    x = np.round(rng.normal(0, 50, 3000), 1)
+    plan = plan_quantiles([0.5], 1.0)
+    whole = quantile_statistics(x, plan)
+    parts = [quantile_statistics(p, plan) for p in np.array_split(rng.permutation(x), 4)]
+    merged = merge_quantile_statistics(parts)
+    for a, b in ((merged.keys, whole.keys), (merged.counts, whole.counts),
+                 (merged.at_value, whole.at_value)):
+        assert np.array_equal(a, b)
+    assert whole.at_value.sum() == len(x)  # one decimal: every row is its cell's value
 
 
 def test_empty_group_draws_without_error() -> None:
