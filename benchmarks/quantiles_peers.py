@@ -100,13 +100,36 @@ def run_peer(peer: str, cols: list[tuple[str, np.ndarray]], eps: float, runs: in
     return result
 
 
+def small_groups(eps: float, runs: int) -> None:
+    """How often each quantile lands outside a small group's range, and beyond 10^4× its
+    extremes (|v| > 10^4·max or |v| < 10^−4·min), on n rows uniform in [100, 1000] typed
+    with one decimal (docs/results.md §5.6, "Small groups")."""
+    plan = plan_quantiles(QUANTILES, eps)
+    rng, src = np.random.default_rng(0), RandomSource(9)
+    print("n | outside the range (p10, p50, p90) | beyond 10^4x")
+    for n in (50, 200, 500, 1000, 2000):
+        out, far = np.zeros(3), np.zeros(3)
+        for _ in range(runs):
+            x = np.sort(np.round(rng.uniform(100, 1000, n), 1))
+            v = release_quantiles(quantile_statistics(x, plan), plan, src)
+            out += (v < x[0]) | (v > x[-1])
+            far += (np.abs(v) > 1e4 * x[-1]) | (np.abs(v) < 1e-4 * x[0])
+        print(n, "|", " ".join(f"{a:.3f}" for a in out / runs), "|",
+              " ".join(f"{a:.3f}" for a in far / runs))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--epsilon", type=float, default=1.0)
     ap.add_argument("--peers", default="opendp,google")
+    ap.add_argument("--small-groups", action="store_true",
+                    help="only the small-group measurement (200 runs a size)")
     args = ap.parse_args(argv)
     warnings.filterwarnings("ignore", message="this run used a fixed seed")
+    if args.small_groups:
+        small_groups(args.epsilon, 200)
+        return 0
     cols = columns()
     released: dict[str, dict[str, list[list[float]]]] = {}
     for grid in GRIDS:
