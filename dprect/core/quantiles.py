@@ -81,10 +81,6 @@ from dprect.core.randomness import RandomSource
 QUANTILE_GRID = "decimal"
 QUANTILE_DIGITS = 5
 QUANTILE_BITS = 12
-#: μ, the decay of the base measure per step of 2^(1/8) in magnitude away from a public
-#: centre, when one is given (1 nat every 2 octaves): weak inside the data, where ε·rows
-#: dominate, and e^{−μK} beyond it (docs/privacy.md §11a, "With a public centre")
-PRIOR_DECAY = Fraction(1, 16)
 #: the largest denominator a quantile may have (q = a/b exactly; depths are in 1/b rows)
 MAX_DENOMINATOR = 10**6
 #: the shrink of ε/m so that m·ε_each stays ≤ ε after the float division
@@ -320,55 +316,20 @@ def quantile_law(stats: QuantileStatistics, plan: QuantilePlan, j: int) -> Piece
     return Pieces(starts, sizes, depths, 2.0 * float(plan.rates[j]), m)
 
 
-def prior_steps(plan: QuantilePlan, centre: float, index: np.ndarray) -> np.ndarray:
-    """s(i) for cells ``index``: how far, in steps of 2^(1/8) of magnitude, the cell's
-    value v lies from a public ``centre`` c — ⌊8·|log2(|v|/|c|)|⌋ when v has c's sign, and
-    ⌊8·(4 + |log2(16·|v|/|c|)|)⌋ across zero (down to |c|/16, the restart scale of
-    describe's sides, then out again); 0.0 and a centre of 0 read as the smallest positive
-    normal float's magnitude. A public function of c and i (floating point, deterministic:
-    it defines the base measure, it decides no draw)."""
-    v = np.abs(bin_values(plan, index))
-    c = float(centre)
-    tiny = np.finfo(np.float64).tiny
-    lv = np.log2(np.maximum(v, tiny))
-    lc = math.log2(max(abs(c), tiny))
-    same = (bin_values(plan, index) >= 0) == (c >= 0)
-    steps = np.where(same, np.abs(lv - lc), 4.0 + np.abs(lv - (lc - 4.0)))
-    return np.floor(8.0 * steps).astype(np.int64)
+def draw_quantile_bins(stats: QuantileStatistics, plan: QuantilePlan, rng: RandomSource
+                       ) -> list[int]:
+    """The m bins drawn, in the plan's quantile order, before sorting (exact)."""
+    return [sample_unimodal(quantile_law(stats, plan, j), rate, rng)
+            for j, rate in enumerate(plan.rates)]
 
 
-def draw_quantile_bins(stats: QuantileStatistics, plan: QuantilePlan, rng: RandomSource,
-                       centre: float | None = None) -> list[int]:
-    """The m cells drawn, in the plan's quantile order, before sorting (exact). With a
-    public ``centre`` each draw has the base measure π(i) = exp(−μ·s(i)) (μ =
-    :data:`PRIOR_DECAY`, s = :func:`prior_steps`) instead of the uniform one: a draw of the
-    uniform-base law is kept with probability exactly π(i) (``bernoulli_exp`` on the
-    rational μ·s) and drawn again otherwise, so the kept cell has law ∝ P_U(i)·π(i) —
-    the exponential mechanism with base measure π (docs/privacy.md §11a)."""
-    out = []
-    for j, rate in enumerate(plan.rates):
-        law = quantile_law(stats, plan, j)
-        i = sample_unimodal(law, rate, rng)  # checks the pieces once
-        if centre is not None:
-            if not math.isfinite(float(centre)):
-                raise ParameterError("the quantiles' centre must be finite")
-            while not rng.bernoulli_exp(PRIOR_DECAY * int(prior_steps(plan, centre,
-                                                                      np.array([i]))[0])):
-                i = sample_unimodal(law, rate, rng, trusted=True)
-        out.append(i)
-    return out
-
-
-def release_quantiles(stats: QuantileStatistics, plan: QuantilePlan, rng: RandomSource,
-                      centre: float | None = None) -> np.ndarray:
+def release_quantiles(stats: QuantileStatistics, plan: QuantilePlan, rng: RandomSource
+                      ) -> np.ndarray:
     """The released quantiles of one (group, column), one per ``plan.quantiles`` (in
-    increasing q, non-decreasing values): the drawn cells' values, sorted (module
+    increasing q, non-decreasing values): the drawn bins' values, sorted (module
     docstring). ``stats``: the cell's :class:`QuantileStatistics` on the plan's grid (no
-    keys for a group without rows). ``centre``: a public value (describe's released
-    centre of the same cell, or None for the uniform base measure): with it the draws
-    decay by :data:`PRIOR_DECAY` per step of magnitude from it, which keeps a small group's
-    quantiles near the centre (docs/results.md §5.6)."""
-    drawn = draw_quantile_bins(stats, plan, rng, centre)
+    keys for a group without rows)."""
+    drawn = draw_quantile_bins(stats, plan, rng)
     return np.sort(bin_values(plan, np.array(drawn, dtype=np.int64)))
 
 
@@ -386,7 +347,6 @@ def rank_error(sorted_values: np.ndarray, released: float, q: float) -> float:
 
 __all__ = [
     "MAX_DENOMINATOR",
-    "PRIOR_DECAY",
     "QUANTILE_BITS",
     "QUANTILE_DIGITS",
     "QUANTILE_GRID",
@@ -397,7 +357,6 @@ __all__ = [
     "draw_quantile_bins",
     "merge_quantile_statistics",
     "plan_quantiles",
-    "prior_steps",
     "quantile_grid",
     "quantile_law",
     "quantile_statistics",
