@@ -15,6 +15,10 @@ that the stated guarantee holds. It shares no sizing or accounting code with the
 its constants are written here once, with the
 lemma each comes from:
 
+* **quantiles** (docs/privacy.md §11a): each draw weighs a bin by exp(−c·(b·bad)) with a
+  rank score of sensitivity 1 row (:data:`QUANTILE_SENSITIVITY`), so it is (2·c·b)-DP;
+  the m draws compose (basic), groups in parallel;
+
 * **interior-point failure** (McSherry & Talwar's utility bound for the depth score):
   a round on a grid of M points with window Δ fails on one side with probability at most
   M·exp(−ε·⌈Δ/2⌉/2); it must be ≤ β_IP, and 2R·β_IP ≤ β (union bound over 2R sides);
@@ -603,7 +607,43 @@ def check_describe_plan(plan: Any) -> CheckReport:
                     "groups": "parallel (disjoint)"})
 
 
+# -- quantiles -------------------------------------------------------------------------------
+#: the rank score's sensitivity in rows (docs/privacy.md §11a, Lemma Q1: Lemma B1 with the
+#: floor 0), the check's own constant
+QUANTILE_SENSITIVITY = 1
+
+
+def check_quantiles_plan(plan: Any) -> CheckReport:
+    """Re-derive the guarantee of a quantiles plan (a
+    :class:`~dprect.core.quantiles.QuantilePlan`) from the exact rate each draw's sampler
+    uses: draw j weighs a bin by exp(−c_j·(b_j·bad)) with bad of sensitivity 1 row, i.e.
+    b_j units of 1/b_j row (q_j = a_j/b_j), a score that moves both ways: ε_j = 2·c_j·b_j
+    (Lemma B2). The m draws compose (basic), groups in parallel; refuse the plan
+    (:class:`GuaranteeCheckError`) unless Σ ε_j is within the stated ε."""
+    product = "quantiles"
+    qs = [Fraction(q) for q in plan.quantiles]
+    rates = [Fraction(r) for r in plan.rates]
+    if not qs or len(qs) != len(rates) or any(not 0 < q < 1 for q in qs):
+        raise _refuse(product, "its quantiles are not a list in (0, 1), one rate each",
+                      plan.epsilon, 0.0)
+    s = Fraction(QUANTILE_SENSITIVITY)
+    parts = [2 * c * q.denominator * s for q, c in zip(qs, rates, strict=True)]
+    eps_a, delta_a = _add_remove_target(plan.epsilon, 0.0, plan.neighbouring)
+    with decimal.localcontext(_CONTEXT):
+        route = _Route(f"basic composition of {len(qs)} exponential mechanism(s) "
+                       "(rank score, sensitivity 1), groups in parallel",
+                       _high(_dec(sum(parts, Fraction(0)))), Decimal(0))
+    best = _best([route], eps_a, delta_a)
+    if best is None:
+        raise _refuse(product, "no route re-derives its stated guarantee from its sampler "
+                      "rates", plan.epsilon, 0.0)
+    return _report(product, best, plan.neighbouring,
+                   {"per_quantile": [float(p) for p in parts],
+                    "groups": "parallel (disjoint)"})
+
+
 __all__ = ["BOUNDS_SENSITIVITY", "BR_ZCDP", "CLASSES_REPLACE_STEPS", "DESCRIBE_SENSITIVITY",
-           "DESCRIBE_SUMMED", "DESCRIBE_UNSPENT", "PAPER_FACTOR", "SLACK", "CheckReport",
-           "GuaranteeCheckError", "check_bounds_plan", "check_classes_plan",
-           "check_describe_plan", "check_fit_plan"]
+           "DESCRIBE_SUMMED", "DESCRIBE_UNSPENT", "PAPER_FACTOR", "QUANTILE_SENSITIVITY",
+           "SLACK", "CheckReport", "GuaranteeCheckError", "check_bounds_plan",
+           "check_classes_plan", "check_describe_plan", "check_fit_plan",
+           "check_quantiles_plan"]
