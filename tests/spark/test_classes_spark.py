@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from cli_run import run
+from cli_run import messages, run
 
 import dprect
 from dprect.core.classes import class_seeds
@@ -314,7 +314,7 @@ def test_auto_route_is_neither_printed_nor_recorded(spark, tmp_path, capsys):
                 "--results-table", str(results), "--dataset", "d",
                 "--ledger", str(tmp_path / f"{budget}-ledger")], capsys)
             assert code == 0, err
-            said[budget] = [line for line in (stdout + err).splitlines()
+            said[budget] = [line for line in messages(stdout + err)  # heartbeat aside
                             if budget not in line]
             # the progress lines (the job prints them; the command line does not)
             with spark_fit.prepare_classes(
