@@ -559,9 +559,10 @@ def bounds(data: object, columns: Sequence[str] | None = None, *, epsilon: float
     only on the parameters and on the data's schema (column names and types).
     """
     from dprect.app.bounds_flow import bounds_domains
-    from dprect.core.bounds import plan_bounds, run_bounds
+    from dprect.core.bounds import plan_bounds
     from dprect.core.request import BoundsRequest
-    from dprect.engines.numpy_bounds import NumpyBoundsPrepared
+    from dprect.core.statistic import COVERAGE
+    from dprect.engines.grouped import draw_coverage, grouped_statistics
 
     given: dict[str, Any] = {k: v for k, v in (("delta", delta), ("coverage", coverage),
                                                ("beta", beta), ("neighbouring", neighbouring))
@@ -572,11 +573,10 @@ def bounds(data: object, columns: Sequence[str] | None = None, *, epsilon: float
     domains = bounds_domains(grid, names)
     the_plan = plan_bounds(request, domains, rows=rows)
     with charged(budget, the_plan.guarantee, "bounds", names) as ticket:
-        prepared = NumpyBoundsPrepared(values, group, len(names_of_groups), domains)
-        counts = prepared.histograms()
-        by_name = {(names_of_groups[g], j): h for (g, j), h in counts.items()}
-        return record(ticket, run_bounds(the_plan, by_name, names_of_groups,
-                                         RandomSource(seed=seed), names))
+        cells = grouped_statistics(values, group, len(names_of_groups),
+                                   COVERAGE.spec(domains))
+        return record(ticket, draw_coverage(the_plan, cells, names_of_groups, names,
+                                            RandomSource(seed=seed)))
 
 
 __all__ = ["FloatOrder", "LabelText", "bounds", "column_names", "fit", "fit_classes",

@@ -413,15 +413,17 @@ def _cmd_bounds(args: argparse.Namespace) -> int:
     """``dprect bounds``: the options become the settings of the bounds flow
     (:func:`dprect.app.bounds_flow.run_bounds_flow`), run on the chosen engine."""
     from dprect.app.bounds_flow import bounds_plan, bounds_settings, run_bounds_flow
-    from dprect.engines.numpy_bounds import NumpyBoundsRoute
-
-    def spark_route(**session: str | None) -> Any:
-        from dprect.engines.spark.bounds import cli_bounds_route  # imports pyspark
-
-        return cli_bounds_route(**session)
+    from dprect.engines.grouped import NumpyGroupedRoute
 
     return _table_command(args, lambda values: bounds_plan(values, flag).table(args.columns),
-                          bounds_settings, run_bounds_flow, NumpyBoundsRoute, spark_route)
+                          bounds_settings, run_bounds_flow, NumpyGroupedRoute, _spark_route)
+
+
+def _spark_route(**session: str | None) -> Any:
+    """The Spark engine's route of every grouped product (imports pyspark)."""
+    from dprect.engines.spark.statistics import cli_grouped_route
+
+    return cli_grouped_route(**session)
 
 
 def _describe_parser(sub: Any) -> None:
@@ -451,18 +453,12 @@ def _cmd_describe(args: argparse.Namespace) -> int:
         plan_lines,
         run_describe_flow,
     )
-    from dprect.engines.numpy_describe import NumpyDescribeRoute
-
-    def spark_route(**session: str | None) -> Any:
-        from dprect.engines.spark.cli import cli_session  # imports pyspark
-        from dprect.engines.spark.describe import SparkDescribeRoute
-
-        return SparkDescribeRoute(lambda: cli_session(**session))
+    from dprect.engines.grouped import NumpyGroupedRoute
 
     return _table_command(
         args, lambda values: "\n".join(plan_lines(describe_plan(values, flag), args.columns,
                                                   None)),
-        describe_settings, run_describe_flow, NumpyDescribeRoute, spark_route)
+        describe_settings, run_describe_flow, NumpyGroupedRoute, _spark_route)
 
 
 def _cmd_fit(args: argparse.Namespace) -> int:

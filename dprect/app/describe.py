@@ -4,10 +4,11 @@ privately and aimed at the query (issue #23; the mechanism is
 
 The numpy route: the columns are read into memory (nulls, NaN and ±inf are left out of
 their column only), each row is assigned its index in the PUBLIC group list (rows of other
-groups are dropped, never reported), and the core draws every (group, column) in the
-public order — the row rules are the command's (:mod:`dprect.engines.numpy_describe`,
-one implementation). The data's schema (column names and types) decides every refusal;
-no value does.
+groups are dropped, never reported), the numpy engine's one primitive counts the query
+mechanism's statistics (:func:`dprect.engines.grouped.grouped_statistics`) and the core
+draws every (group, column) in the public order from them
+(:func:`dprect.engines.grouped.draw_query`) — the command's route, one implementation.
+The data's schema (column names and types) decides every refusal; no value does.
 """
 
 from __future__ import annotations
@@ -15,25 +16,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
-from dprect.core.aggregates import STATISTICS, DescribeResult, plan_describe, run_describe
+from dprect.core.aggregates import STATISTICS, DescribeResult, plan_describe
 from dprect.core.randomness import RandomSource
-from dprect.engines.driver_pool import block_mapper
+from dprect.core.statistic import QUERY, SEARCH_GRID, GroupedStatistics
+from dprect.engines.grouped import draw_query, grouped_statistics
 from dprect.release.budget import PrivacyBudget, charged, record
 
 
 def _prepare(data: object, columns: Sequence[str] | None, groups: Sequence[object] | None,
-             group_by: object) -> tuple[list[str], list[Any], dict[tuple[Any, int],
-                                                                        np.ndarray]]:
-    """The columns' names, the public groups and each (group, column)'s values by the
-    numpy route's row rules (:func:`dprect.engines.numpy_describe.values_by_cell`)."""
+             group_by: object) -> tuple[list[str], list[Any], GroupedStatistics]:
+    """The columns' names, the public groups and each (group, column)'s statistics for
+    the query mechanism, by the numpy route's row rules."""
     from dprect.app.api import grouped_columns
-    from dprect.engines.numpy_describe import values_by_cell
 
     names, values, group, group_list = grouped_columns(data, columns, group_by, groups,
                                                        "column to describe")
-    return names, group_list, values_by_cell(values, group, group_list)
+    spec = QUERY.spec([SEARCH_GRID] * len(names))
+    return names, group_list, grouped_statistics(values, group, len(group_list), spec)
 
 
 def describe(data: object, columns: Sequence[str] | None = None, *,
@@ -75,15 +74,13 @@ def describe(data: object, columns: Sequence[str] | None = None, *,
     """
     if isinstance(statistics, str):
         statistics = (statistics,)
-    names, group_list, by_cell = _prepare(data, columns, groups, group_by)
+    names, group_list, cells = _prepare(data, columns, groups, group_by)
     plan = plan_describe(epsilon, len(names), delta=delta, neighbouring=neighbouring,
                          beta=beta, statistics=tuple(statistics),
                          query_epsilon=query_epsilon)
     rng = RandomSource(seed=seed)
-    with charged(budget, plan.guarantee, "describe", names) as ticket, \
-            block_mapper(len(group_list), len(names)) as (mapper, parts):
-        return record(ticket, run_describe(plan, by_cell, group_list, names, rng, mapper,
-                                           parts))
+    with charged(budget, plan.guarantee, "describe", names) as ticket:
+        return record(ticket, draw_query(plan, cells, group_list, names, rng))
 
 
 def mean_bounds(data: object, columns: Sequence[str] | None = None, *,

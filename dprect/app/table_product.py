@@ -16,10 +16,33 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
-from dprect.app.spine import RunSettings
+from dprect.app.spine import Prepared, RunSettings
 from dprect.core.accounting import Guarantee
 from dprect.core.request import Source
+from dprect.core.statistic import GroupedStatistics, StatisticsSpec
 from dprect.release.guarded import Charge
+
+
+class GroupedPrepared(Prepared, Protocol):
+    """A table read and checked, its engine ready; a context manager that releases what
+    the engine holds (a session it started)."""
+
+    def statistics(self) -> GroupedStatistics:
+        """Every (group, column)'s merged statistics under the route's spec (the only
+        step that reads the private part)."""
+        ...
+
+
+class GroupedRoute(Protocol):
+    """An engine's part of a grouped run (every grouped product's one route): read the
+    table, check its schema (the columns numeric, the group column able to hold the
+    listed values) and the spec's grids, ready the engine's grouped-statistics primitive
+    (:mod:`dprect.engines.grouped`, :mod:`dprect.engines.spark.statistics`). Nothing is
+    drawn, spent or written here, and no refusal depends on a value."""
+
+    def open(self, source: Source, groups: list[str] | None, spec: StatisticsSpec,
+             progress: Callable[[str], None]) -> GroupedPrepared:
+        ...
 
 
 class TablePlan(Protocol):

@@ -102,6 +102,7 @@ from dprect.core.errors import ParameterError
 from dprect.core.guarantee_check import CheckReport, check_describe_plan
 from dprect.core.randomness import SEEDED_WARNING, RandomSource
 from dprect.core.request import DescribeRequest, Neighbouring
+from dprect.core.statistic import noises_drawn
 from dprect.core.step_exponential import DECAY, draw_step, runaway_bound
 from dprect.core.tail_bounds import (
     CENTRE_BITS,
@@ -431,7 +432,7 @@ def query_split(query_epsilon: float, statistics: Sequence[str]) -> tuple[float,
     the mean read the count too): then ε_S = ``SUM_SHARE``·ε_q and ε_n the rest. A
     count-only run draws no sum noise, so the count gets the whole ε_q (it was 20% of it,
     the sum's 80% spent on nothing released: issue #40)."""
-    if not set(SUMMED) & set(statistics):
+    if "sum" not in noises_drawn(statistics):  # :mod:`dprect.core.statistic`'s draws
         return query_epsilon, 0.0
     eps_s = SUM_SHARE * query_epsilon
     return query_epsilon - eps_s, eps_s

@@ -36,7 +36,7 @@ The statistics of disjoint row sets add (:func:`merge_statistics`), which is wha
 engine count partitions apart and sum them. (a) and (b)–(c) for every centre also follow
 from one set of counts and sums per search bin, made before any draw
 (:class:`BinStatistics`): one pass over the rows (the Spark route,
-:mod:`dprect.engines.spark.describe`, which calls these very functions on its executors).
+:mod:`dprect.engines.spark.statistics`, which calls these very functions on its executors).
 Nothing here draws noise.
 """
 
