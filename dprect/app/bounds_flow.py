@@ -57,7 +57,6 @@ from dprect.engines.grouped import draw_coverage
 from dprect.release.bounds_record import (
     BOUNDS_METHOD,
     bounds_record,
-    is_bounds_record,
     summary_lines,
 )
 from dprect.release.bounds_table import table_sink
@@ -147,7 +146,7 @@ class BoundsProduct(TableProduct[BoundsSettings]):
 
     what = "these bounds are"
     noun = "the bounds"
-    kind = RecordKind(BOUNDS_METHOD, "not private bounds", is_bounds_record, summary_lines)
+    kind = RecordKind(BOUNDS_METHOD, "bounds", summary_lines)
 
     def announce(self) -> list[str]:
         return plan_lines(self.settings.plan, self.settings)

@@ -127,6 +127,7 @@ from dprect.app.options import (
     RunOption,
     spark_only_given,
 )
+from dprect.app.products import COMMANDS
 from dprect.app.session_options import add_session_arguments, chosen, session_flags
 from dprect.core.errors import DprectError, ParameterError
 from dprect.core.labels import LabelText
@@ -269,19 +270,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="dprect", description="Differentially private axis-aligned rectangles.")
     parser.add_argument("--version", action="version", version=f"dprect {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-
-    fit = sub.add_parser("fit", help="learn a private rectangle from a table")
-    spark = fit.add_argument_group("Spark engine options (--engine spark)")
-    add_run_arguments(fit, SOURCE_OPTIONS, spark)
-    add_run_arguments(fit, FIT_COLUMNS)
-    add_request_arguments(fit, FitRequest)
-    add_run_arguments(fit, (FIT_GRID, FIT_OUTPUTS[0]))
-    add_run_arguments(fit, ENGINE_OPTIONS, spark)
-    add_run_arguments(fit, EXPECTATION_OPTIONS)
-    add_run_arguments(fit, FIT_OUTPUTS[1:])
-    add_run_arguments(fit.add_argument_group("privacy budget ledger"), LEDGER_OPTIONS)
-    add_run_arguments(fit, FIT_SPARK_OPTIONS, spark)
-    add_session_arguments(spark)
+    for name in COMMANDS:  # the registry's products with a command (app/products.py)
+        _PRODUCT_COMMANDS[name][0](sub)
 
     pl = sub.add_parser(
         "plan", help="show what the planner would choose for a budget, and how many "
@@ -300,9 +290,6 @@ def build_parser() -> argparse.ArgumentParser:
     add_run_arguments(pl, (FIT_GRID,))
     pl.add_argument("--json", action="store_true", help="print the plan as JSON")
     add_run_arguments(pl, EXPECTATION_OPTIONS)
-
-    _bounds_parser(sub)
-    _describe_parser(sub)
 
     bud = sub.add_parser("budget", help="create the ledger; show or cap a dataset's spend")
     bsub = bud.add_subparsers(dest="budget_command", required=True)
@@ -655,6 +642,31 @@ def _interrupted() -> int:
 
 
 
+def _fit_parser(sub: Any) -> None:
+    """``dprect fit``: one private rectangle (:mod:`dprect.app.flow`)."""
+    fit = sub.add_parser("fit", help="learn a private rectangle from a table")
+    spark = fit.add_argument_group("Spark engine options (--engine spark)")
+    add_run_arguments(fit, SOURCE_OPTIONS, spark)
+    add_run_arguments(fit, FIT_COLUMNS)
+    add_request_arguments(fit, FitRequest)
+    add_run_arguments(fit, (FIT_GRID, FIT_OUTPUTS[0]))
+    add_run_arguments(fit, ENGINE_OPTIONS, spark)
+    add_run_arguments(fit, EXPECTATION_OPTIONS)
+    add_run_arguments(fit, FIT_OUTPUTS[1:])
+    add_run_arguments(fit.add_argument_group("privacy budget ledger"), LEDGER_OPTIONS)
+    add_run_arguments(fit, FIT_SPARK_OPTIONS, spark)
+    add_session_arguments(spark)
+
+
+#: each registry product's subcommand: its parser and its command
+_PRODUCT_COMMANDS: dict[str, tuple[Callable[[Any], None],
+                                   Callable[[argparse.Namespace], int]]] = {
+    "fit": (_fit_parser, _cmd_fit),
+    "bounds": (_bounds_parser, _cmd_bounds),
+    "describe": (_describe_parser, _cmd_describe),
+}
+
+
 def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -663,14 +675,10 @@ def _main(argv: Sequence[str] | None) -> int:
 
         quiet_library_logs()
     try:
-        if args.command == "fit":
-            return _cmd_fit(args)
+        if args.command in COMMANDS:
+            return _PRODUCT_COMMANDS[args.command][1](args)
         if args.command == "budget":
             return _cmd_budget(args)
-        if args.command == "bounds":
-            return _cmd_bounds(args)
-        if args.command == "describe":
-            return _cmd_describe(args)
         return _cmd_plan(args)
     except Exception as exc:
         from dprect.release.guarded import interrupted

@@ -57,7 +57,6 @@ from dprect.release.describe_plot import DescribePngSink
 from dprect.release.describe_record import (
     DESCRIBE_METHOD,
     describe_record,
-    is_describe_record,
     summary_lines,
 )
 from dprect.release.describe_table import describe_table_sink
@@ -155,8 +154,7 @@ class DescribeProduct(TableProduct[DescribeSettings]):
 
     what = "these aggregates are"
     noun = "the aggregates"
-    kind = RecordKind(DESCRIBE_METHOD, "not DP aggregates (describe)", is_describe_record,
-                      summary_lines)
+    kind = RecordKind(DESCRIBE_METHOD, "describe", summary_lines)
 
     def announce(self) -> list[str]:
         s = self.settings

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
+from dprect.app.products import foreign
 from dprect.app.spine import Prepared, RunSettings
 from dprect.core.accounting import Guarantee
 from dprect.core.request import Source
@@ -83,13 +84,12 @@ LISTED_GROUPS = 50
 
 class RecordKind(NamedTuple):
     """What a grouped-table product's released record is: the ledger's ``method`` of its
-    runs, what a recorded result of another product is said to be (``other``, in the
-    refusal of a reused run id), how a record of this product is recognised and how it is
-    summarised (both from the record alone)."""
+    runs, the product's name in the registry (:mod:`dprect.app.products`: a recorded
+    result of another product is refused by it) and how a record is summarised (from the
+    record alone)."""
 
     method: str
-    other: str
-    recognise: Callable[[Mapping[str, Any]], bool]
+    product: str
     summary: Callable[[Mapping[str, Any]], list[str]]
 
 
@@ -116,7 +116,7 @@ class TableProduct(Generic[S]):
                       list(self.settings.source.columns))
 
     def foreign(self, record: Mapping[str, Any]) -> str | None:
-        return None if self.kind.recognise(record) else self.kind.other
+        return foreign(self.kind.product, record)
 
     def working(self, verb: str, progress: Callable[[str], None]) -> None:
         """The progress line of the compute: ``verb`` so many columns in so many groups."""
