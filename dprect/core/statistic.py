@@ -25,7 +25,10 @@ group is dropped (row-local: no privacy cost).
   * ``draws`` — the noisy values it is released from (its budget weight: a noise drawn
     only when a statistic asked for reads it, e.g. the sum noise only for a sum or a
     mean, so a count-only run spends its query budget on the count);
-  * ``outputs`` — the record/table columns it fills (the plot reads these).
+  * ``outputs`` — the record/table columns it fills (the plot reads these): a
+    mechanism's columns are :func:`outputs` — describe's record rows
+    (:data:`dprect.release.describe_record.ROW_KEYS`) and bounds' table
+    (:data:`dprect.release.bounds_table.BOUNDS_LAYOUT`) are generated from it.
 
 The built-in mechanisms are :data:`QUERY` (describe's: a centre, two sides searched
 outward and aimed at the query, a count and a clamped sum; docs/privacy.md §11) and
@@ -166,9 +169,17 @@ MEAN = Statistic("mean", QUERY, ("count", "sum"), ("mean",))
 QUERY_BOUNDS = Statistic("bounds", QUERY, (), ("lower", "upper"))
 COVERAGE_BOUNDS = Statistic("coverage", COVERAGE, (), ("lower", "upper"))
 
-#: every statistic, by name
-STATISTICS: dict[str, Statistic] = {s.name: s for s in (COUNT, SUM, MEAN, QUERY_BOUNDS,
+#: every statistic, by name, in the order of their output columns
+STATISTICS: dict[str, Statistic] = {s.name: s for s in (QUERY_BOUNDS, COUNT, SUM, MEAN,
                                                         COVERAGE_BOUNDS)}
+
+
+def outputs(mechanism: Mechanism) -> tuple[str, ...]:
+    """The record/table columns of a (group, column) of ``mechanism``'s run, after the
+    group and the column: every output of its statistics, in :data:`STATISTICS`' order
+    (a statistic not asked for leaves its columns empty)."""
+    return tuple(o for s in STATISTICS.values() if s.mechanism is mechanism
+                 for o in s.outputs)
 
 
 def noises_drawn(names: Sequence[str]) -> tuple[str, ...]:
@@ -184,4 +195,4 @@ def noises_drawn(names: Sequence[str]) -> tuple[str, ...]:
 __all__ = ["COUNT", "COVERAGE", "COVERAGE_BOUNDS", "MEAN", "QUERY", "QUERY_BOUNDS",
            "SEARCH_GRID", "STATISTICS", "SUM", "CellBins", "ColumnSpec",
            "GroupedStatistics", "Mechanism", "Statistic", "StatisticsSpec", "cell_bins",
-           "complete", "noises_drawn"]
+           "complete", "noises_drawn", "outputs"]

@@ -96,3 +96,14 @@ def test_a_noise_is_drawn_only_when_an_asked_statistic_reads_it(asked, drawn):
 def test_every_statistic_names_its_mechanisms_noises():
     for s in STATISTICS.values():
         assert set(s.draws) <= set(s.mechanism.noises) and s.outputs
+
+
+def test_the_record_and_table_columns_are_the_statistics_outputs():
+    from dprect.core.statistic import outputs
+    from dprect.release.bounds_table import BOUNDS_LAYOUT
+    from dprect.release.describe_record import ROW_KEYS
+
+    assert outputs(QUERY) == ("lower", "upper", "count", "sum", "mean")
+    assert ROW_KEYS == ("group", "column", *outputs(QUERY))
+    assert outputs(COVERAGE) == ("lower", "upper")
+    assert [k for k, _ in BOUNDS_LAYOUT.columns] == ["group", "column", *outputs(COVERAGE)]
