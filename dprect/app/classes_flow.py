@@ -25,6 +25,7 @@ from contextlib import ExitStack
 from typing import Any
 
 from dprect.app.flow import EngineRoute, FitPrepared, FitSettings, run_fit
+from dprect.app.products import foreign
 from dprect.app.spine import Reporter, run_release
 from dprect.core.accounting import Guarantee
 from dprect.core.classes import (
@@ -32,7 +33,6 @@ from dprect.core.classes import (
     checked_charge,
     class_labels,
     class_seeds,
-    is_classes_record,
 )
 from dprect.core.domains import resolve_domains
 from dprect.core.expectation import empty_explanation
@@ -100,7 +100,7 @@ class ClassesProduct:
                       list(self.settings.source.features))
 
     def foreign(self, record: Mapping[str, Any]) -> str | None:
-        return None if is_classes_record(record) else "not one rectangle per class"
+        return foreign("classes", record)
 
     def announce(self) -> list[str]:
         return [self.plan.expectation().sentence() + " (for each class)"]

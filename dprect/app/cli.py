@@ -127,6 +127,7 @@ from dprect.app.options import (
     RunOption,
     spark_only_given,
 )
+from dprect.app.products import COMMANDS
 from dprect.app.session_options import add_session_arguments, chosen, session_flags
 from dprect.core.errors import DprectError, ParameterError
 from dprect.core.labels import LabelText
@@ -269,19 +270,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="dprect", description="Differentially private axis-aligned rectangles.")
     parser.add_argument("--version", action="version", version=f"dprect {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-
-    fit = sub.add_parser("fit", help="learn a private rectangle from a table")
-    spark = fit.add_argument_group("Spark engine options (--engine spark)")
-    add_run_arguments(fit, SOURCE_OPTIONS, spark)
-    add_run_arguments(fit, FIT_COLUMNS)
-    add_request_arguments(fit, FitRequest)
-    add_run_arguments(fit, (FIT_GRID, FIT_OUTPUTS[0]))
-    add_run_arguments(fit, ENGINE_OPTIONS, spark)
-    add_run_arguments(fit, EXPECTATION_OPTIONS)
-    add_run_arguments(fit, FIT_OUTPUTS[1:])
-    add_run_arguments(fit.add_argument_group("privacy budget ledger"), LEDGER_OPTIONS)
-    add_run_arguments(fit, FIT_SPARK_OPTIONS, spark)
-    add_session_arguments(spark)
+    for name in COMMANDS:  # the registry's products with a command (app/products.py)
+        _PRODUCT_COMMANDS[name][0](sub)
 
     pl = sub.add_parser(
         "plan", help="show what the planner would choose for a budget, and how many "
@@ -300,9 +290,6 @@ def build_parser() -> argparse.ArgumentParser:
     add_run_arguments(pl, (FIT_GRID,))
     pl.add_argument("--json", action="store_true", help="print the plan as JSON")
     add_run_arguments(pl, EXPECTATION_OPTIONS)
-
-    _bounds_parser(sub)
-    _describe_parser(sub)
 
     bud = sub.add_parser("budget", help="create the ledger; show or cap a dataset's spend")
     bsub = bud.add_subparsers(dest="budget_command", required=True)
@@ -413,15 +400,17 @@ def _cmd_bounds(args: argparse.Namespace) -> int:
     """``dprect bounds``: the options become the settings of the bounds flow
     (:func:`dprect.app.bounds_flow.run_bounds_flow`), run on the chosen engine."""
     from dprect.app.bounds_flow import bounds_plan, bounds_settings, run_bounds_flow
-    from dprect.engines.numpy_bounds import NumpyBoundsRoute
-
-    def spark_route(**session: str | None) -> Any:
-        from dprect.engines.spark.bounds import cli_bounds_route  # imports pyspark
-
-        return cli_bounds_route(**session)
+    from dprect.engines.grouped import NumpyGroupedRoute
 
     return _table_command(args, lambda values: bounds_plan(values, flag).table(args.columns),
-                          bounds_settings, run_bounds_flow, NumpyBoundsRoute, spark_route)
+                          bounds_settings, run_bounds_flow, NumpyGroupedRoute, _spark_route)
+
+
+def _spark_route(**session: str | None) -> Any:
+    """The Spark engine's route of every grouped product (imports pyspark)."""
+    from dprect.engines.spark.statistics import cli_grouped_route
+
+    return cli_grouped_route(**session)
 
 
 def _describe_parser(sub: Any) -> None:
@@ -451,18 +440,12 @@ def _cmd_describe(args: argparse.Namespace) -> int:
         plan_lines,
         run_describe_flow,
     )
-    from dprect.engines.numpy_describe import NumpyDescribeRoute
-
-    def spark_route(**session: str | None) -> Any:
-        from dprect.engines.spark.cli import cli_session  # imports pyspark
-        from dprect.engines.spark.describe import SparkDescribeRoute
-
-        return SparkDescribeRoute(lambda: cli_session(**session))
+    from dprect.engines.grouped import NumpyGroupedRoute
 
     return _table_command(
         args, lambda values: "\n".join(plan_lines(describe_plan(values, flag), args.columns,
                                                   None)),
-        describe_settings, run_describe_flow, NumpyDescribeRoute, spark_route)
+        describe_settings, run_describe_flow, NumpyGroupedRoute, _spark_route)
 
 
 def _cmd_fit(args: argparse.Namespace) -> int:
@@ -658,6 +641,32 @@ def _interrupted() -> int:
     return EXIT_INTERRUPTED
 
 
+
+def _fit_parser(sub: Any) -> None:
+    """``dprect fit``: one private rectangle (:mod:`dprect.app.flow`)."""
+    fit = sub.add_parser("fit", help="learn a private rectangle from a table")
+    spark = fit.add_argument_group("Spark engine options (--engine spark)")
+    add_run_arguments(fit, SOURCE_OPTIONS, spark)
+    add_run_arguments(fit, FIT_COLUMNS)
+    add_request_arguments(fit, FitRequest)
+    add_run_arguments(fit, (FIT_GRID, FIT_OUTPUTS[0]))
+    add_run_arguments(fit, ENGINE_OPTIONS, spark)
+    add_run_arguments(fit, EXPECTATION_OPTIONS)
+    add_run_arguments(fit, FIT_OUTPUTS[1:])
+    add_run_arguments(fit.add_argument_group("privacy budget ledger"), LEDGER_OPTIONS)
+    add_run_arguments(fit, FIT_SPARK_OPTIONS, spark)
+    add_session_arguments(spark)
+
+
+#: each registry product's subcommand: its parser and its command
+_PRODUCT_COMMANDS: dict[str, tuple[Callable[[Any], None],
+                                   Callable[[argparse.Namespace], int]]] = {
+    "fit": (_fit_parser, _cmd_fit),
+    "bounds": (_bounds_parser, _cmd_bounds),
+    "describe": (_describe_parser, _cmd_describe),
+}
+
+
 def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -666,14 +675,10 @@ def _main(argv: Sequence[str] | None) -> int:
 
         quiet_library_logs()
     try:
-        if args.command == "fit":
-            return _cmd_fit(args)
+        if args.command in COMMANDS:
+            return _PRODUCT_COMMANDS[args.command][1](args)
         if args.command == "budget":
             return _cmd_budget(args)
-        if args.command == "bounds":
-            return _cmd_bounds(args)
-        if args.command == "describe":
-            return _cmd_describe(args)
         return _cmd_plan(args)
     except Exception as exc:
         from dprect.release.guarded import interrupted

@@ -20,9 +20,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from dprect.app.products import foreign
 from dprect.app.spine import Prepared, Reporter, run_release
 from dprect.core.accounting import Guarantee
-from dprect.core.classes import is_classes_record
 from dprect.core.domains import Domain, GridArg, resolve_domains
 from dprect.core.expectation import (
     DEFAULT_TARGET_SHARE,
@@ -33,8 +33,6 @@ from dprect.core.expectation import (
 from dprect.core.planner import Plan, plan
 from dprect.core.request import FitRequest, Source, request_from
 from dprect.core.result import FitResult
-from dprect.release.bounds_record import is_bounds_record
-from dprect.release.describe_record import is_describe_record
 from dprect.release.guarded import Charge, LedgerSettings, Outcome
 from dprect.release.sinks import LABEL, Sink, label_entry, output_sinks
 
@@ -124,13 +122,7 @@ class FitProduct:
         return Charge(chosen.guarantee, method, list(self.settings.source.features))
 
     def foreign(self, record: Mapping[str, Any]) -> str | None:
-        if is_bounds_record(record):
-            return "private bounds, not a rectangle"
-        if is_classes_record(record):
-            return "one rectangle per class, not one rectangle"
-        if is_describe_record(record):
-            return "DP aggregates (describe), not a rectangle"
-        return None
+        return foreign("fit", record)
 
     def announce(self) -> list[str]:
         said = [self.plan.expectation().sentence()]  # the plan's, before any data

@@ -54,6 +54,7 @@ from dprect.app.failures import (
     report_error,
 )
 from dprect.app.options import GROUP_OPTIONS, OLD_KEYS, RUN_OPTIONS, RunOption
+from dprect.app.products import COMMANDS
 from dprect.app.session_options import SESSION_OPTIONS
 from dprect.core.errors import ParameterError
 from dprect.core.labels import LabelText
@@ -64,7 +65,9 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-SECTIONS = ("spark", "generate", "fit", "evaluate", "bounds", "describe")
+#: the config sections: the session's, the data generator's, the evaluation's and one per
+#: product with a command (:data:`dprect.app.products.COMMANDS`)
+SECTIONS = ("spark", "generate", "evaluate", *COMMANDS)
 
 
 

@@ -16,10 +16,34 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
-from dprect.app.spine import RunSettings
+from dprect.app.products import foreign
+from dprect.app.spine import Prepared, RunSettings
 from dprect.core.accounting import Guarantee
 from dprect.core.request import Source
+from dprect.core.statistic import GroupedStatistics, StatisticsSpec
 from dprect.release.guarded import Charge
+
+
+class GroupedPrepared(Prepared, Protocol):
+    """A table read and checked, its engine ready; a context manager that releases what
+    the engine holds (a session it started)."""
+
+    def statistics(self) -> GroupedStatistics:
+        """Every (group, column)'s merged statistics under the route's spec (the only
+        step that reads the private part)."""
+        ...
+
+
+class GroupedRoute(Protocol):
+    """An engine's part of a grouped run (every grouped product's one route): read the
+    table, check its schema (the columns numeric, the group column able to hold the
+    listed values) and the spec's grids, ready the engine's grouped-statistics primitive
+    (:mod:`dprect.engines.grouped`, :mod:`dprect.engines.spark.statistics`). Nothing is
+    drawn, spent or written here, and no refusal depends on a value."""
+
+    def open(self, source: Source, groups: list[str] | None, spec: StatisticsSpec,
+             progress: Callable[[str], None]) -> GroupedPrepared:
+        ...
 
 
 class TablePlan(Protocol):
@@ -60,13 +84,12 @@ LISTED_GROUPS = 50
 
 class RecordKind(NamedTuple):
     """What a grouped-table product's released record is: the ledger's ``method`` of its
-    runs, what a recorded result of another product is said to be (``other``, in the
-    refusal of a reused run id), how a record of this product is recognised and how it is
-    summarised (both from the record alone)."""
+    runs, the product's name in the registry (:mod:`dprect.app.products`: a recorded
+    result of another product is refused by it) and how a record is summarised (from the
+    record alone)."""
 
     method: str
-    other: str
-    recognise: Callable[[Mapping[str, Any]], bool]
+    product: str
     summary: Callable[[Mapping[str, Any]], list[str]]
 
 
@@ -93,7 +116,7 @@ class TableProduct(Generic[S]):
                       list(self.settings.source.columns))
 
     def foreign(self, record: Mapping[str, Any]) -> str | None:
-        return None if self.kind.recognise(record) else self.kind.other
+        return foreign(self.kind.product, record)
 
     def working(self, verb: str, progress: Callable[[str], None]) -> None:
         """The progress line of the compute: ``verb`` so many columns in so many groups."""

@@ -91,6 +91,8 @@ import numpy as np
 from dprect.core.accounting import Guarantee, add_remove_budget, replace_one
 from dprect.core.describe_stats import (
     CellStatistics,
+    bin_blocks,
+    bin_statistics,
     cell_statistics,
     centre_counts,
     centred_sum_dyadic,
@@ -102,6 +104,7 @@ from dprect.core.errors import ParameterError
 from dprect.core.guarantee_check import CheckReport, check_describe_plan
 from dprect.core.randomness import SEEDED_WARNING, RandomSource
 from dprect.core.request import DescribeRequest, Neighbouring, check_run_epsilon
+from dprect.core.statistic import noises_drawn
 from dprect.core.step_exponential import DECAY, draw_step, runaway_bound
 from dprect.core.tail_bounds import (
     CENTRE_BITS,
@@ -433,7 +436,7 @@ def query_split(query_epsilon: float, statistics: Sequence[str]) -> tuple[float,
     the mean read the count too): then ε_S = ``SUM_SHARE``·ε_q and ε_n the rest. A
     count-only run draws no sum noise, so the count gets the whole ε_q (it was 20% of it,
     the sum's 80% spent on nothing released: issue #40)."""
-    if not set(SUMMED) & set(statistics):
+    if "sum" not in noises_drawn(statistics):  # :mod:`dprect.core.statistic`'s draws
         return query_epsilon, 0.0
     eps_s = SUM_SHARE * query_epsilon
     return query_epsilon - eps_s, eps_s
@@ -547,25 +550,6 @@ class CellBlock(Protocol):
     def statistics(self, centres: Sequence[Sequence[float]]) -> list[list[CellStatistics]]:
         """Every cell's statistics given its released centre, ``[group][column]``."""
         ...
-
-
-@dataclass(frozen=True)
-class ValueBlock:
-    """A :class:`CellBlock` from arrays: ``values[group][column]``, each the cell's finite
-    values (the numpy route, :func:`run_describe`)."""
-
-    values: list[list[np.ndarray]]
-
-    @property
-    def groups(self) -> int:
-        return len(self.values)
-
-    def centre_histogram(self, group: int, column: int) -> tuple[np.ndarray, np.ndarray]:
-        return centre_counts(self.values[group][column])
-
-    def statistics(self, centres: Sequence[Sequence[float]]) -> list[list[CellStatistics]]:
-        return [[cell_statistics(x, c) for x, c in zip(row, crow, strict=True)]
-                for row, crow in zip(self.values, centres, strict=True)]
 
 
 def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | None]
@@ -786,24 +770,28 @@ def run_describe(plan: DescribePlan, values: Mapping[tuple[Any, int], np.ndarray
     """Every (group, column) of a run from arrays. ``values[(group, j)]``: column j's
     values in ``group`` (any order; non-finite ones are left out; a missing entry is no
     rows). ``groups``: the PUBLIC list, in draw order ([None] when ungrouped); entries for
-    other groups are ignored. The arrays are reduced to the same statistics an engine
-    computes (:mod:`dprect.core.describe_stats`), in ``parts`` blocks of groups through
-    ``mapper`` (:func:`describe_blocks`: the same result for any ``parts`` and mapper)."""
+    other groups are ignored. The arrays are reduced to the statistics every engine
+    computes (:func:`~dprect.core.describe_stats.bin_statistics`, the
+    :data:`~dprect.core.statistic.QUERY` mechanism's), then drawn in ``parts`` blocks of
+    groups through ``mapper`` (:func:`describe_blocks`: the same result for any
+    ``parts`` and mapper) — one path for arrays and engines alike."""
     group_list, cols = _checked(plan, groups, columns)
-    empty = np.zeros(0, dtype=np.float64)
-    rows: list[list[np.ndarray]] = []
-    for g in group_list:
-        row = []
+    bins = {}
+    for gi, g in enumerate(group_list):
         for j in range(len(cols)):
-            x = np.asarray(values.get((g, j), empty), dtype=np.float64).ravel()
-            row.append(x[np.isfinite(x)])
-        rows.append(row)
-    blocks = [ValueBlock(rows[r.start:r.stop]) for r in group_blocks(len(rows), parts)]
+            x = values.get((g, j))
+            if x is None:
+                continue
+            x = np.asarray(x, dtype=np.float64).ravel()
+            x = x[np.isfinite(x)]
+            if len(x):
+                bins[(gi, j)] = bin_statistics(x)
+    blocks = bin_blocks(bins, len(cols), group_blocks(len(group_list), parts))
     return describe_blocks(plan, blocks, group_list, cols, rng, mapper)
 
 
 __all__ = ["CENTRE_SHARE", "RUNAWAY_STEPS", "SIDES_SHARE", "STATISTICS", "SUMMED",
            "SUM_FRACTION_BITS", "SUM_SHARE", "TARGET_FACTOR", "Cell", "CellBlock", "DescribePlan",
-           "DescribeResult", "Mapper", "ValueBlock", "centred_integer_sum", "choose_pivot",
+           "DescribeResult", "Mapper", "centred_integer_sum", "choose_pivot",
            "describe_block", "describe_blocks", "describe_cell", "exact_step", "finish_cell",
            "group_blocks", "integer_sum", "plan_describe", "query_split", "run_describe"]

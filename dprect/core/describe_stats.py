@@ -36,7 +36,7 @@ The statistics of disjoint row sets add (:func:`merge_statistics`), which is wha
 engine count partitions apart and sum them. (a) and (b)–(c) for every centre also follow
 from one set of counts and sums per search bin, made before any draw
 (:class:`BinStatistics`): one pass over the rows (the Spark route,
-:mod:`dprect.engines.spark.describe`, which calls these very functions on its executors).
+:mod:`dprect.engines.spark.statistics`, which calls these very functions on its executors).
 Nothing here draws noise.
 """
 
@@ -494,8 +494,10 @@ def statistics_of_cells(bins: Mapping[tuple[int, int], BinStatistics],
         joined = BinStatistics(*(np.concatenate([getattr(b, name) for b in cells])
                                  for name in ("bins", "counts", "sums")))
         keys, n, sums = joint_statistics_from_bins(cell, joined, cuts)
+        if not len(keys):  # no group of the block has rows in this column
+            continue
         g = keys >> PACKED_BITS
-        starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]]) if len(g) else g
+        starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
         for lo, hi in zip(starts, np.r_[starts[1:], len(g)], strict=True):
             cell_g = int(g[lo])
             out[(cell_g, j)] = CellStatistics(keys[lo:hi] & mask, n[lo:hi], sums[lo:hi],

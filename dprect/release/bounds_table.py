@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from dprect.core.errors import ParameterError
+from dprect.core.statistic import COVERAGE, outputs
 from dprect.release.bounds_record import table_rows
 from dprect.release.files import check_output_path
 from dprect.release.sinks import Release, Sink, Write, file_write
@@ -39,8 +40,9 @@ class TableLayout:
 
 
 #: the bounds table (``--table``): one row per (group, column)
-BOUNDS_LAYOUT = TableLayout((("group", "text"), ("column", "text"), ("lower", "float"),
-                             ("upper", "float")), table_rows, "bounds table")
+BOUNDS_LAYOUT = TableLayout((("group", "text"), ("column", "text"),
+                             *((key, "float") for key in outputs(COVERAGE))),
+                            table_rows, "bounds table")
 #: the columns of the bounds table
 TABLE_COLUMNS = BOUNDS_LAYOUT.names
 

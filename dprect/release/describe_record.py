@@ -20,12 +20,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from dprect.core.aggregates import STATISTICS, DescribeResult
+from dprect.core.statistic import QUERY, outputs
 from dprect.release.bounds_record import jsonable
 
 #: what the ledger records as the method of a describe run
 DESCRIBE_METHOD = "describe"
-#: what a result row holds for one (group, column), in this order
-ROW_KEYS = ("group", "column", "lower", "upper", *STATISTICS)
+#: what a result row holds for one (group, column), in this order: the query mechanism's
+#: statistics' outputs (:mod:`dprect.core.statistic`)
+ROW_KEYS = ("group", "column", *outputs(QUERY))
 #: the small-group flag of each released (group, column) (the module docstring)
 BELOW_ROW_NEED = "below_row_need"
 #: a row of the describe table: the released values, then the flag

@@ -39,7 +39,8 @@ from dprect.core.accounting import Guarantee
 from dprect.core.bounds import BoundsRequest, BoundsResult, histogram, plan_bounds
 from dprect.core.domains import FloatBins
 from dprect.core.request import Source
-from dprect.engines.numpy_bounds import NumpyBoundsRoute
+from dprect.core.statistic import COVERAGE
+from dprect.engines.grouped import NumpyGroupedRoute
 from dprect.release.bounds_record import bounds_record, table_rows
 from dprect.release.ledger import Ledger
 
@@ -172,8 +173,9 @@ def test_null_nan_inf_values_leave_only_their_column(tmp_path: Path) -> None:
     pq.write_table(table, tmp_path / "t.parquet")
     source = Source(str(tmp_path / "t.parquet"), ["x", "y"])
     domains = [FloatBins(), FloatBins()]
-    with NumpyBoundsRoute().open(source, domains, None, lambda m: None) as prepared:
-        hists = prepared.histograms()
+    with NumpyGroupedRoute().open(source, None, COVERAGE.spec(domains),
+                                  lambda m: None) as prepared:
+        hists = {cell: c.histogram() for cell, c in prepared.statistics().items()}
     clean_x = histogram(np.array([v for v in x if v is not None and math.isfinite(v)]),
                         FloatBins())
     assert np.array_equal(hists[(0, 0)].keys, clean_x.keys)

@@ -33,7 +33,7 @@ from cli_run import messages, run
 import dprect
 from dprect.app.jobs_support import load_config, section_values
 from dprect.core.aggregates import plan_describe
-from dprect.engines.numpy_describe import NumpyDescribeRoute
+from dprect.engines.grouped import NumpyGroupedRoute
 from dprect.release.ledger import Ledger
 
 REPO = Path(__file__).resolve().parents[2]
@@ -263,7 +263,7 @@ def test_job_runs_from_the_conf_and_writes_the_commands_result(
     argv = ["--config", str(REPO / "conf" / "describe.yaml")]
     for item in outputs:
         argv += ["--set", item]
-    assert job.main(argv, route=NumpyDescribeRoute()) == 0
+    assert job.main(argv, route=NumpyGroupedRoute()) == 0
     out = capsys.readouterr().out
     assert "[describe] plan: " in out and "describe table written" in out
     code, _, err = run(["describe", "--input", str(tmp_path / "demo.parquet"), "--columns",
@@ -292,7 +292,7 @@ def test_job_bad_input_one_line_exit_2_nothing_written(
             f"output={tmp_path / 'job.json'}", "--set", f"table={tmp_path / 'job.csv'}",
             "--set", f"plot={tmp_path / 'job.png'}", *overrides]
     capsys.readouterr()
-    assert job.main(argv, route=NumpyDescribeRoute()) == 2
+    assert job.main(argv, route=NumpyGroupedRoute()) == 2
     err = capsys.readouterr().err
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith("describe: error: "), err

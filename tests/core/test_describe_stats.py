@@ -15,6 +15,8 @@ from describe_reference import reference_describe
 from dprect.core import aggregates, describe_stats
 from dprect.core.aggregates import centred_integer_sum, exact_step, integer_sum, plan_describe
 from dprect.core.describe_stats import (
+    bin_blocks,
+    bin_statistics,
     cell_cuts,
     cell_grid,
     cell_statistics,
@@ -204,8 +206,10 @@ def test_run_describe_follows_the_documented_draw_order_and_truncation():
     assert per_cell != got.cells
     rng = _seeded(9)
     one_stream = aggregates.describe_blocks(
-        plan, [aggregates.ValueBlock([[vals.get((name, j), np.zeros(0)) for j in range(2)]
-                                      for name in ("a", "b", "c")])],
+        plan, bin_blocks({(g, j): bin_statistics(x[np.isfinite(x)])
+                          for g, name in enumerate(("a", "b", "c")) for j in range(2)
+                          if len(x := np.asarray(vals.get((name, j), ()), dtype=float))
+                          and np.isfinite(x).any()}, 2, [range(3)]),
         ["a", "b", "c"], ["x", "y"], rng)
     assert one_stream.cells == got.cells
     shared = _seeded(9)
@@ -412,3 +416,18 @@ def test_sum_words_round_trip():
     small = values[:3].astype(np.int64)
     back = describe_stats.words_sum(*describe_stats.sum_words(small), np.ones(3))
     assert back.dtype == np.int64 and back.tolist() == small.tolist()
+
+
+def test_a_column_without_rows_in_any_group_of_a_block_gets_no_statistics():
+    """A block of groups none of which has rows in a column (a block of empty listed
+    groups, drawn by a worker; issue #41 routes every engine through the bins): that
+    column's cells are empty, the others' are made as usual (it raised before)."""
+    from dprect.core.describe_stats import statistics_of_cells
+
+    x = np.array([1.0, 2.0, 2.0, 7.5])
+    bins = {(0, 0): bin_statistics(x)}
+    centres = {(g, j): 2.0 for g in range(2) for j in range(2)}
+    out = statistics_of_cells(bins, centres, 2, 2)
+    assert set(out) == {(0, 0)}
+    want = cell_statistics(x, 2.0)
+    assert np.array_equal(out[(0, 0)].counts, want.counts)

@@ -13,8 +13,9 @@ import pytest
 from dprect.core import aggregates
 from dprect.core.aggregates import plan_describe, run_describe
 from dprect.core.randomness import RandomSource
+from dprect.core.statistic import QUERY, SEARCH_GRID
 from dprect.engines import driver_pool
-from dprect.engines.numpy_describe import NumpyDescribePrepared
+from dprect.engines.grouped import draw_query, grouped_statistics
 
 
 def _seeded(seed: int) -> RandomSource:
@@ -102,8 +103,8 @@ def test_the_numpy_engine_uses_the_pool_on_a_large_run(monkeypatch):
     seen = _pooled_with_a_spy(monkeypatch)
     group = np.repeat(np.arange(6), [len(vals[(n, 0)]) for n in names])
     values = [np.concatenate([vals[(n, j)] for n in names]) for j in range(3)]
-    got = NumpyDescribePrepared(["a", "b", "c"], values, group).describe(plan, names,
-                                                                          _seeded(2))
+    cells = grouped_statistics(values, group, 6, QUERY.spec([SEARCH_GRID] * 3))
+    got = draw_query(plan, cells, names, ["a", "b", "c"], _seeded(2))
     assert got.cells == want.cells
     assert sum(seen) == 6 and len(seen) == min(6, 2 * driver_pool.BLOCKS_PER_PROCESS)
 

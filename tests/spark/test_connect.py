@@ -66,9 +66,10 @@ def _child(args: list[str], cwd: Path, timeout: float = 300, *, warnings: bool =
 def test_python_api_on_a_remote_session_equals_classic(spark, connect_url: str,
                                                        table: Path, tmp_path: Path) -> None:
     from dprect.core.domains import FloatBins
-    from dprect.engines.spark.bounds import spark_histograms
+    from dprect.core.statistic import COVERAGE
     from dprect.engines.spark.fit import fit_dataframe
     from dprect.engines.spark.remote import is_connect, partition_count
+    from dprect.engines.spark.statistics import spark_statistics
 
     out = tmp_path / "seen.json"
     done = _child([str(HERE / "connect_client.py"), connect_url, str(table), str(out)],
@@ -86,8 +87,8 @@ def test_python_api_on_a_remote_session_equals_classic(spark, connect_url: str,
         classic = fit_dataframe(df, strategy=plan, **FIT).to_json()  # type: ignore[arg-type]
         assert seen["fits"][plan] == json.loads(json.dumps(classic)), plan
     domains = [FloatBins(12)] * len(BOUNDS["columns"])
-    histograms = spark_histograms(df, BOUNDS["columns"], domains, group_by="part",
-                                  groups=BOUNDS["groups"])
+    histograms = spark_statistics(df, BOUNDS["columns"], COVERAGE.spec(domains),
+                                  group_by="part", groups=BOUNDS["groups"])
     assert seen["histograms"] == {f"{g},{c}": [h.keys.tolist(), h.counts.tolist()]
                                   for (g, c), h in sorted(histograms.items())}
 

@@ -1,9 +1,9 @@
 """The describe pass's per-column step compiled: each row's search bin and truncated
 significand, counted and summed per (group, bin), in two loops over the rows (numba).
 
-What :func:`dprect.engines.spark.describe.partial_bins` computes per chunk and column with
+What :func:`dprect.engines.spark.statistics.partial_bins` computes per chunk and column with
 numpy — ``FloatBins(SEARCH_BITS).encode``, :func:`~dprect.core.describe_stats.significands`
-and :func:`~dprect.engines.spark.bounds.chunk_counts` — about twenty passes over the
+and :func:`~dprect.engines.spark.statistics.chunk_counts` — about twenty passes over the
 values, each a temporary array: this does it in two, with no temporaries but two dense
 tables, one per sign (the bins of the negative values lie below +0.0's bin H, the others
 at or above it, and on a real column each sign's bins span few binades).
