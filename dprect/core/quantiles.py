@@ -66,6 +66,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from dprect.core.accounting import ADD_REMOVE, REPLACE_ONE
 from dprect.core.bounds import MAX_WEIGHTED_ROWS
 from dprect.core.decimal_grid import DecimalGrid
 from dprect.core.domains import MAX_FLOAT_BINS_BITS, FloatBins
@@ -86,7 +87,6 @@ MAX_DENOMINATOR = 10**6
 #: the shrink of ε/m so that m·ε_each stays ≤ ε after the float division
 SHRINK = 1e-9
 _MAX_FLOAT = float(np.finfo(np.float64).max)
-ADD_REMOVE, REPLACE_ONE = "add-remove", "replace-one"
 
 
 def as_quantile(q: float | Fraction | str) -> Fraction:

@@ -458,6 +458,24 @@ def _dprect(*argv: str, **kwargs):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
 
 
+#: ``python -c PAUSED_RUN MARKER ARGV…``: ``dprect ARGV…`` whose describe mechanism first
+#: touches MARKER (the budget is reserved, the statistics read) and sleeps, so that a test's
+#: interrupt lands inside the guarded release whatever the machine's speed
+PAUSED_RUN = """
+import pathlib, sys, time
+import dprect.app.describe_flow as flow
+real, marker = flow.draw_query, pathlib.Path(sys.argv[1])
+def paused(*args, **kwargs):
+    marker.touch()
+    time.sleep(600)
+    return real(*args, **kwargs)
+flow.draw_query = paused
+sys.argv = ["dprect", *sys.argv[2:]]
+from dprect.app.cli import run
+run()
+"""
+
+
 @pytest.fixture(scope="module")
 def slow_table(tmp_path_factory):
     """A describe of 3,000 groups × 2 columns: seconds of mechanism on the driver, in
@@ -485,13 +503,20 @@ def test_sigint_is_one_line_exit_130_and_the_ledger_consistent(slow_table, tmp_p
     ledger = tmp_path / "ledger"
     assert main(["budget", "init", "--ledger", str(ledger)]) == 0
     out = tmp_path / "out.json"
-    proc = _dprect("describe", "--input", str(slow_table), "--columns", "a,b",
-                   "--epsilon", "1", "--group-by", "g",
-                   "--groups", ",".join(map(str, range(3000))), "--output", str(out),
-                   "--ledger", str(ledger), "--dataset", "d", start_new_session=True)
+    marker = tmp_path / "reserved"
+    # the run pauses where its mechanism would start (after the reservation and the
+    # pass), so the interrupt lands there on a fast machine too, not after the release
+    proc = subprocess.Popen(
+        [sys.executable, "-c", PAUSED_RUN, str(marker), "describe", "--input",
+         str(slow_table), "--columns", "a,b", "--epsilon", "1", "--group-by", "g",
+         "--groups", ",".join(map(str, range(3000))), "--output", str(out),
+         "--ledger", str(ledger), "--dataset", "d"],
+        text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     led = Ledger(ledger)
-    while proc.poll() is None and not led.runs("d"):  # wait for the reservation
-        time.sleep(0.2)
+    deadline = time.monotonic() + 120
+    while proc.poll() is None and not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert marker.exists() and led.runs("d"), "the run did not reach its mechanism"
     os.killpg(proc.pid, signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=300)
     assert proc.returncode == 130, (stdout, stderr)
