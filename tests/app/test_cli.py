@@ -462,7 +462,10 @@ def _dprect(*argv: str, **kwargs):
 #: touches MARKER (the budget is reserved, the statistics read) and sleeps, so that a test's
 #: interrupt lands inside the guarded release whatever the machine's speed
 PAUSED_RUN = """
-import pathlib, sys, time
+import pathlib, signal, sys, time
+# as a command started at a terminal: a test runner started as a background job of a
+# non-interactive shell has SIGINT ignored, and a child inherits that
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import dprect.app.describe_flow as flow
 real, marker = flow.draw_query, pathlib.Path(sys.argv[1])
 def paused(*args, **kwargs):
