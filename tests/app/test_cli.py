@@ -481,8 +481,8 @@ run()
 
 @pytest.fixture(scope="module")
 def slow_table(tmp_path_factory):
-    """A describe of 3,000 groups × 2 columns: seconds of mechanism on the driver, in
-    worker processes (more than ``PARALLEL_CELLS`` cells)."""
+    """A describe of 3,000 groups × 2 columns (more than ``PARALLEL_CELLS`` cells: a run
+    whose mechanism would go to the driver's worker processes)."""
     gen = np.random.default_rng(2)
     n = 300_000
     folder = tmp_path_factory.mktemp("slow")
