@@ -20,10 +20,11 @@ from dprect.core.aggregates import STATISTICS, DescribeResult, plan_describe
 from dprect.core.bounds import BoundsResult
 from dprect.core.domains import GridArg
 from dprect.core.errors import ParameterError
+from dprect.core.quantile_release import QuantileResult, plan_statistics
 from dprect.core.randomness import RandomSource
-from dprect.core.statistic import COVERAGE, QUERY, SEARCH_GRID, GroupedStatistics
+from dprect.core.statistic import COVERAGE, QUANTILES, QUERY, SEARCH_GRID, GroupedStatistics
 from dprect.core.statistic import STATISTICS as STATISTIC_OF
-from dprect.engines.grouped import draw_query, grouped_statistics
+from dprect.engines.grouped import draw_quantiles, draw_query, grouped_statistics
 from dprect.release.budget import PrivacyBudget, charged, record
 
 
@@ -92,25 +93,38 @@ def aggregate(data: object, columns: Sequence[str] | None = None, *,
               seed: int | None = None, neighbouring: str | None = None,
               beta: float | None = None, budget: PrivacyBudget | None = None,
               query_epsilon: float | None = None, coverage: float | None = None,
-              grid: GridArg = None, rows: int | None = None) -> BoundsResult | DescribeResult:
+              grid: GridArg = None, rows: int | None = None
+              ) -> BoundsResult | DescribeResult | QuantileResult:
     """Any list of statistics per (public group, column) for one charge of ``epsilon``
     (issue #41; the statistics are :mod:`dprect.core.statistic`'s): ``"coverage"`` —
     bounds covering about ``coverage`` of each column's values (:func:`dprect.bounds`'s,
     with ``grid`` and ``rows``) — or any of ``"bounds"``, ``"count"``, ``"sum"``,
     ``"mean"`` — drawn together from one noisy count and one noisy clamped sum with the
     clamping bounds aimed at them (:func:`describe`'s, with ``query_epsilon``; the bounds
-    are always released with them). One run draws one mechanism's statistics; an option
-    of the other mechanism is refused. :func:`dprect.bounds` and :func:`describe` are its
+    are always released with them) — or any quantiles of the registry (``"p1"``, ``"p5"``,
+    ``"p10"``, ``"p25"``, ``"median"``, ``"p75"``, ``"p90"``, ``"p95"``, ``"p99"``), drawn
+    together per (group, column), pure (ε, 0)-DP (:mod:`dprect.core.quantile_release`;
+    each row also flags a cell whose noisy count is below the plan's ``rows_needed``).
+    One run draws one mechanism's statistics; an option of another mechanism is
+    refused. :func:`dprect.bounds` and :func:`describe` are its
     presets (``["coverage"]`` and ``["bounds", "count", "sum", "mean"]``). The other
-    parameters are theirs. Returns a :class:`~dprect.core.bounds.BoundsResult` or a
-    :class:`~dprect.core.aggregates.DescribeResult`."""
+    parameters are theirs. Returns a :class:`~dprect.core.bounds.BoundsResult`, a
+    :class:`~dprect.core.aggregates.DescribeResult` or a
+    :class:`~dprect.core.quantile_release.QuantileResult`."""
     asked = (statistics,) if isinstance(statistics, str) else tuple(statistics)
     if not asked or any(s not in STATISTIC_OF for s in asked):
         raise ParameterError(f"statistics must be among {', '.join(STATISTIC_OF)}, got "
                              f"{', '.join(map(repr, asked)) or 'none'}")
     if len({STATISTIC_OF[s].mechanism.name for s in asked}) > 1:
         raise ParameterError("one run draws one mechanism's statistics: 'coverage' alone, "
-                             "or any of 'bounds', 'count', 'sum', 'mean'")
+                             "any of 'bounds', 'count', 'sum', 'mean', or any quantiles")
+    if STATISTIC_OF[asked[0]].mechanism is QUANTILES:
+        if (query_epsilon, coverage, grid, rows) != (None, None, None, None):
+            raise ParameterError("query_epsilon, coverage, grid and rows are not the "
+                                 "quantiles' options")
+        return _quantiles(data, columns, asked, epsilon=epsilon, delta=delta,
+                          group_by=group_by, groups=groups, seed=seed,
+                          neighbouring=neighbouring, beta=beta, budget=budget)
     if STATISTIC_OF[asked[0]].mechanism is COVERAGE:
         if query_epsilon is not None:
             raise ParameterError("query_epsilon aims the bounds of a count, sum or mean; "
@@ -130,6 +144,31 @@ def aggregate(data: object, columns: Sequence[str] | None = None, *,
     rng = RandomSource(seed=seed)
     with charged(budget, plan.guarantee, "describe", names) as ticket:
         return record(ticket, draw_query(plan, cells, group_list, names, rng))
+
+
+def _quantiles(data: object, columns: Sequence[str] | None, asked: Sequence[str], *,
+               epsilon: float, delta: float | None, group_by: object,
+               groups: Sequence[object] | None, seed: int | None,
+               neighbouring: str | None, beta: float | None,
+               budget: PrivacyBudget | None) -> QuantileResult:
+    """:func:`aggregate`'s quantiles (:mod:`dprect.core.quantile_release`): planned and
+    checked before the data is read, counted by the numpy engine's primitive on the
+    :data:`~dprect.core.statistic.QUANTILES` spec, charged like describe."""
+    from dprect.app.api import grouped_columns
+
+    if delta not in (None, 0, 0.0):
+        raise ParameterError("the quantiles are pure (epsilon, 0)-DP: leave delta unset")
+    if not isinstance(epsilon, float | int) or isinstance(epsilon, bool):
+        raise ParameterError("epsilon must be a number")
+    names, values, group, group_list = grouped_columns(data, columns, group_by, groups,
+                                                       "column to summarise")
+    plan, order = plan_statistics(asked, epsilon, len(names), neighbouring=neighbouring,
+                                  beta=beta)
+    cells = grouped_statistics(values, group, len(group_list),
+                               QUANTILES.spec([SEARCH_GRID] * len(names)))
+    rng = RandomSource(seed=seed)
+    with charged(budget, plan.guarantee, "quantiles", names) as ticket:
+        return record(ticket, draw_quantiles(plan, order, cells, group_list, names, rng))
 
 
 def bounds(data: object, columns: Sequence[str] | None = None, *, epsilon: float,

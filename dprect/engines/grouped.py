@@ -14,7 +14,8 @@ same cells). :class:`NumpyGroupedRoute` reads a table in memory for it
 The mechanisms then run on the driver from the merged cells — the same code whichever
 engine counted them, so for a seed the result is the same on every engine:
 :func:`draw_query` (describe's mechanism, in blocks of groups drawn by worker processes
-on a large run: :mod:`dprect.engines.driver_pool`) and :func:`draw_coverage` (bounds').
+on a large run: :mod:`dprect.engines.driver_pool`), :func:`draw_coverage` (bounds') and
+:func:`draw_quantiles` (the quantiles').
 
 Row rules, every engine's: every row counts; a null, NaN or ±inf value is left out of its
 column only; a row of no listed group is dropped and never reported; a listed group
@@ -34,6 +35,8 @@ from dprect.core.aggregates import DescribePlan, DescribeResult, describe_blocks
 from dprect.core.bounds import BoundsPlan, BoundsResult, run_bounds
 from dprect.core.describe_stats import bin_blocks
 from dprect.core.errors import ParameterError
+from dprect.core.quantile_release import QuantileResult, release_grouped
+from dprect.core.quantiles import QuantilePlan
 from dprect.core.randomness import RandomSource
 from dprect.core.request import Source
 from dprect.core.statistic import GroupedStatistics, StatisticsSpec, cell_bins
@@ -139,6 +142,16 @@ def draw_query(plan: DescribePlan, cells: Mapping[tuple[int, int], Any],
         return describe_blocks(plan, blocks, list(group_names), list(columns), rng, mapper)
 
 
+def draw_quantiles(plan: QuantilePlan, statistics: Sequence[str],
+                   cells: Mapping[tuple[int, int], Any], group_names: Sequence[Any],
+                   columns: Sequence[str], rng: RandomSource) -> QuantileResult:
+    """The quantiles' mechanism on merged cells (counted with the rows at each cell's
+    value: :data:`~dprect.core.statistic.QUANTILES`' spec)."""
+    _fits(cells, group_names, columns)
+    stats = {key: cell.quantile_statistics() for key, cell in cells.items()}
+    return release_grouped(plan, statistics, stats, group_names, columns, rng)
+
+
 def draw_coverage(plan: BoundsPlan, cells: Mapping[tuple[int, int], Any],
                   group_names: Sequence[Any], columns: Sequence[str], rng: RandomSource
                   ) -> BoundsResult:
@@ -148,5 +161,6 @@ def draw_coverage(plan: BoundsPlan, cells: Mapping[tuple[int, int], Any],
     return run_bounds(plan, by_name, list(group_names), rng, list(columns))
 
 
-__all__ = ["NumpyGroupedPrepared", "NumpyGroupedRoute", "draw_coverage", "draw_query",
+__all__ = ["NumpyGroupedPrepared", "NumpyGroupedRoute", "draw_coverage", "draw_quantiles",
+           "draw_query",
            "grouped_statistics", "read_grouped"]
