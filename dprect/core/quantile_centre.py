@@ -98,8 +98,9 @@ def centre_pieces(grid: DecimalGrid, keys: np.ndarray, counts: np.ndarray, epsil
                   ) -> Pieces:
     """The centre's law on the blocks (step 1) as pieces: the cells' rows summed per block,
     then the rank law of q = 1/2 with every row of a block counted as at its value
-    (:func:`~dprect.core.quantiles.rank_pieces`); ``epsilon`` sets only the float
-    ``Pieces.epsilon`` (tests and audits)."""
+    (:func:`~dprect.core.quantiles.rank_pieces`; depths in half rows, drawn at the rate
+    ε_c/4); ``epsilon`` (ε_c) sets only the float law ``Pieces.probabilities`` (tests and
+    audits)."""
     from dprect.core.quantiles import rank_pieces
 
     b = blocks(grid, np.asarray(keys, dtype=np.int64))
@@ -108,7 +109,7 @@ def centre_pieces(grid: DecimalGrid, keys: np.ndarray, counts: np.ndarray, epsil
     np.add.at(rows, inverse, np.asarray(counts, dtype=np.int64))
     incl = np.cumsum(rows)
     return rank_pieces(ub, incl - rows, incl, incl, block_count(grid), Fraction(1, 2),
-                       epsilon)
+                       epsilon / 2)
 
 
 def window(grid: DecimalGrid, centre: int) -> list[tuple[int, int]]:
