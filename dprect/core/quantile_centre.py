@@ -1,43 +1,36 @@
-"""Quantiles of small groups: a private centre, a base measure that decays away from it,
-and a noisy count that flags the cells below the plan's ``rows_needed`` (issue #41,
-point 5; proof in docs/privacy.md §11a, "Small groups").
+"""Quantiles of small groups: a private centre, a window around it with a base measure
+that decays away from it, drawn exactly (issue #41, point 5; proof in docs/privacy.md
+§11a, "Small groups"). :mod:`dprect.core.quantiles` draws a noisy count first; a group
+below the plan's ``split_rows`` is drawn through this module.
 
 With a uniform base measure over the decimal grid's M = 108,000,002 cells, the cells
 outside the data outweigh a group of a few hundred rows (a p10 has bad = q·n there, so it
 needs q·n ≳ (2/ε_each)·ln M rows): a p10 or p90 of such a group could land anywhere up to
-±10³⁰⁰. This module gives each (group, column) three draws before its quantiles, all from
-the cell statistics the quantiles already read:
+±10³⁰⁰. From the cell statistics the quantiles already read:
 
-1. **Centre** (ε_c). The grid's cells fall in B = 2·K + 1 public *blocks* in grid order —
-   the K decades of each sign (a decade: the 9·10^(D−1) cells m·10^k, m in [10^(D−1),
-   10^D), of one k) and one block for the two cells at zero (:func:`blocks`). The
-   exponential mechanism for the median over the blocks: block b with probability
-   ∝ exp(−ε_c·bad(b)/2), bad(b) = dist(n/2, [#{x in blocks < b}, #{x in blocks ≤ b}])
-   (sensitivity 1, Lemma Q1's argument with whole blocks; B = 1,201 candidates, so it
-   lands among the data's blocks from about (4/ε_c)·ln(B/β) rows). It is Lemma Q2's
-   draw on the block grid with q = 1/2, drawn exactly by the same sampler
-   (:func:`centre_pieces`).
-2. **Count** (ε_n). n̂ = n + Z, Z two-sided geometric of scale 1/ε_n (exact,
-   :meth:`~dprect.core.randomness.RandomSource.discrete_laplace`); only the flag
-   n̂ < ``rows_needed`` is released (post-processing).
-3. **Each quantile** draws cell i with probability ∝ μ_c(i)·exp(−ε_each·bad_q(i)/2),
-   μ_c(i) = exp(−λ·min(d(i, c), L)) — a base measure that is a public function of the
-   drawn centre, so the draw stays ε_each-DP (the exponential mechanism with any
-   data-independent base measure; adaptive composition). d counts decades: |k(i) − k(c)|
-   on c's sign, that plus ``SIGN_DECADES`` on the other sign, ``ZERO_DECADES`` between
-   the zero block and any other (:func:`levels`); λ = ``DECAY`` per decade, capped at
-   L = ``CAP_DECADES`` so that far from the centre the weight is a constant e^{−λL}
-   (the rejection below stays bounded). The cells beyond L decades weigh M·e^{−λL} in
-   all, about 2·10³ cells of the centre's own decade, where they weighed 10⁸.
+1. **Centre** (ε_c). The grid's cells fall in B = K + 1 = 601 public *magnitude blocks*
+   (:func:`blocks`): zero's two cells, and per decade k the cells of both signs whose
+   value's magnitude is in [10^k, 10^(k+1)). The exponential mechanism for the median of
+   the magnitudes over the blocks: block b with probability ∝ exp(−ε_c·bad(b)/2),
+   bad(b) = dist(n/2, [#{|x| in blocks < b}, #{|x| in blocks ≤ b}]) (sensitivity 1), the
+   rank law of q = 1/2 (:func:`rank_pieces`, :func:`centre_pieces`) drawn by the exact
+   sampler. Magnitudes centre a column that straddles zero on its scale.
+2. **Each quantile** draws cell i with probability ∝ μ_c(i)·exp(−ε_each·bad_q(i)/2),
+   μ_c(i) = exp(−λ·d(i, c)) on the :func:`window` d(i, c) ≤ W and 0 outside it, d the
+   decades between i's block and the centre (:func:`block_levels`; ``ZERO_DECADES``
+   between zero's block and any other), λ = ``DECAY``, W = ``WINDOW_DECADES``: a base
+   measure that is a public function of the released centre, so the draw stays
+   ε_each-DP (docs/privacy.md §11a, Lemma Q3).
 
-**Exact draw** (:func:`draw_near`): repeat — draw i from the uniform-measure law (the
-exact sampler of §2, ``interior_point.unimodal_sampler``, made once and reused), accept
-with probability exp(−λ·min(d(i, c), L)) (:meth:`RandomSource.bernoulli_exp` on the
-exact rational λ·level) — the accepted i has probability exactly ∝ μ_c(i)·exp(−ε_each·bad/2)
-(rejection sampling), and at least one round in e^{λL} is accepted whatever the data.
+**Exact draw** (:func:`draw_near`): the uniform-measure law's pieces cut to the window and
+laid end to end (:func:`restrict`: a unimodal depth stays unimodal on an ordered subset)
+are drawn by ``interior_point.unimodal_sampler`` (built once); each draw is accepted with
+probability exp(−λ·d) (:meth:`RandomSource.bernoulli_exp` on the exact rational), else
+drawn again — rejection sampling, so the accepted cell has exactly the law above, and a
+round is accepted with probability ≥ e^{−λW} = e^{−6} whatever the data.
 
-Nothing here reads rows; the draws are the same on every engine for a seed (they read the
-merged statistics only, in a fixed order: the centre, the count, then the quantiles).
+Nothing here reads rows; the draws read the merged statistics only, so they are the same
+on every engine for a seed.
 """
 
 from __future__ import annotations
@@ -47,6 +40,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from dprect.core.bounds import MAX_WEIGHTED_ROWS
 from dprect.core.decimal_grid import DecimalGrid
 from dprect.core.interior_point import Pieces, unimodal_sampler
 from dprect.core.randomness import RandomSource
@@ -94,15 +88,56 @@ def levels(grid: DecimalGrid, centre: int, index: np.ndarray) -> np.ndarray:
     return block_levels(grid, centre, blocks(grid, index))
 
 
+def rank_pieces(keys: np.ndarray, row_lo: np.ndarray, row_hi: np.ndarray,
+                incl: np.ndarray, m: int, q: Fraction, epsilon: float) -> Pieces:
+    """The rank law of q over a grid of ``m`` cells as constant-depth pieces: the
+    occupied cells ``keys`` (sorted) with lo = ``row_lo`` = #{x < v}, hi = ``row_hi`` =
+    #{x ≤ v} and ``incl`` the rows of the cells up to each (their cumulative counts); an
+    empty cell's lo = hi = the rows of the cells before it. depth =
+    D − b·bad, bad = dist(q·n, [lo, hi]) in 1/b rows (q = a/b). ``epsilon`` sets only the
+    float ``Pieces.epsilon``."""
+    a, b = q.numerator, q.denominator
+    u = len(keys)
+    n = int(incl[-1]) if u else 0
+    if u == 0:
+        starts, sizes = np.zeros(1, np.uint64), np.array([m], np.uint64)
+        lo = hi = np.zeros(1, np.int64)
+    else:
+        ukeys = np.asarray(keys, dtype=np.int64).astype(np.uint64)
+        starts = np.empty(2 * u + 1, np.uint64)
+        sizes = np.empty(2 * u + 1, np.uint64)
+        lo = np.empty(2 * u + 1, np.int64)
+        hi = np.empty(2 * u + 1, np.int64)
+        starts[0], sizes[0], lo[0], hi[0] = 0, ukeys[0], 0, 0
+        starts[1::2], sizes[1::2], lo[1::2], hi[1::2] = ukeys, 1, row_lo, row_hi
+        starts[2:-1:2] = ukeys[:-1] + np.uint64(1)
+        sizes[2:-1:2] = ukeys[1:] - ukeys[:-1] - np.uint64(1)
+        # an empty bin between: every row is < or > v, the rows of earlier bins below
+        lo[2:-1:2] = hi[2:-1:2] = np.asarray(incl, dtype=np.int64)[:-1]
+        starts[-1], sizes[-1] = ukeys[-1] + np.uint64(1), np.uint64(m - 1 - int(keys[-1]))
+        lo[-1] = hi[-1] = n
+        keep = sizes > 0
+        starts, sizes, lo, hi = starts[keep], sizes[keep], lo[keep], hi[keep]
+    bb: int | np.int64 = b
+    t: int | np.int64 = a * n
+    if b * max(n, 1) >= MAX_WEIGHTED_ROWS:  # beyond int64: exact Python integers
+        lo, hi = lo.astype(object), hi.astype(object)
+    else:
+        bb, t = np.int64(b), np.int64(a * n)
+    weighted = np.maximum(0, np.maximum(lo * bb - t, t - hi * bb))
+    depths = weighted.max() - weighted
+    if weighted.dtype != object:
+        depths = depths.astype(np.int64)
+    return Pieces(starts, sizes, depths, epsilon, m)
+
+
 def centre_pieces(grid: DecimalGrid, keys: np.ndarray, counts: np.ndarray, epsilon: float
                   ) -> Pieces:
     """The centre's law on the blocks (step 1) as pieces: the cells' rows summed per block,
     then the rank law of q = 1/2 with every row of a block counted as at its value
-    (:func:`~dprect.core.quantiles.rank_pieces`; depths in half rows, drawn at the rate
+    (:func:`rank_pieces`; depths in half rows, drawn at the rate
     ε_c/4); ``epsilon`` (ε_c) sets only the float law ``Pieces.probabilities`` (tests and
     audits)."""
-    from dprect.core.quantiles import rank_pieces
-
     b = blocks(grid, np.asarray(keys, dtype=np.int64))
     ub, inverse = np.unique(b, return_inverse=True)
     rows = np.zeros(len(ub), dtype=np.int64)
@@ -199,4 +234,4 @@ def measure_mass(grid: DecimalGrid) -> float:
 
 __all__ = ["DECAY", "WINDOW_DECADES", "ZERO_DECADES",
            "block_count", "block_levels", "blocks", "centre_pieces", "decades", "draw_near",
-           "levels", "measure_mass", "restrict", "window"]
+           "levels", "measure_mass", "rank_pieces", "restrict", "window"]

@@ -41,13 +41,19 @@ the m draws has bad_j ≤ OPT_j + T, T = (2/ε_each)·ln(m·M/β) rows, OPT_j th
 error any bin value has (0 unless the target rank falls strictly inside a bin between
 values that are not bin values); sorting does not raise the largest of the m errors.
 
-**Small groups.** The bins far outside the data have bad = min(q, 1 − q)·n at most, so a
-group needs about T/min(q_j, 1 − q_j) rows before its quantile is sure to lie inside its
-range (:meth:`QuantilePlan.rows_needed`); below that the value may be any float.
+**Small groups.** The bins far outside the data have bad = min(q, 1 − q)·n at most, so
+under the uniform measure a group needs about T/min(q_j, 1 − q_j) rows before its quantile
+is sure to lie inside its range. The default plan (decimal grid) therefore draws a noisy
+count first (``COUNT_SHARE`` of the column's ε), which picks the split
+(:meth:`QuantilePlan.branch`, adaptive composition): at or above ``split_rows`` the
+quantiles are drawn as above over the whole grid; below it a private centre takes
+``SMALL_CENTRE_SHARE`` and each quantile is drawn inside a window around it under a base
+measure decaying away from it (:mod:`dprect.core.quantile_centre`). The plan states
+``rows_needed`` and each cell releases the flag n̂ < rows_needed.
 
 **Draw order** (the same for a seed on every engine): a group's stream draws its columns
-in order and, per column, the m quantiles in increasing q (:func:`draw_quantile_bins`),
-each one exact draw; no draw depends on another group's.
+in order and, per column, the count, the centre (small split) and the m quantiles in
+increasing q (:func:`draws`), each one exact draw; no draw depends on another group's.
 
 Nothing here reads rows (but :func:`quantile_statistics`, the numpy reference of the
 statistics, and :func:`rank_error`, for evaluation), writes or logs: the caller hands
@@ -68,7 +74,6 @@ from typing import Any
 import numpy as np
 
 from dprect.core.accounting import ADD_REMOVE, REPLACE_ONE, Guarantee
-from dprect.core.bounds import MAX_WEIGHTED_ROWS
 from dprect.core.decimal_grid import DecimalGrid
 from dprect.core.domains import MAX_FLOAT_BINS_BITS, FloatBins
 from dprect.core.errors import ParameterError
@@ -81,6 +86,7 @@ from dprect.core.quantile_centre import (
     centre_pieces,
     draw_near,
     measure_mass,
+    rank_pieces,
 )
 from dprect.core.randomness import RandomSource
 
@@ -422,49 +428,6 @@ def quantile_law(stats: QuantileStatistics, plan: QuantilePlan, j: int) -> Piece
                        2.0 * float(plan.rates[j]))
 
 
-def rank_pieces(keys: np.ndarray, row_lo: np.ndarray, row_hi: np.ndarray,
-                incl: np.ndarray, m: int, q: Fraction, epsilon: float) -> Pieces:
-    """The rank law of q over a grid of ``m`` cells as constant-depth pieces: the
-    occupied cells ``keys`` (sorted) with lo = ``row_lo`` = #{x < v}, hi = ``row_hi`` =
-    #{x ≤ v} and ``incl`` the rows of the cells up to each (their cumulative counts); an
-    empty cell's lo = hi = the rows of the cells before it. depth =
-    D − b·bad, bad = dist(q·n, [lo, hi]) in 1/b rows (q = a/b). ``epsilon`` sets only the
-    float ``Pieces.epsilon``."""
-    a, b = q.numerator, q.denominator
-    u = len(keys)
-    n = int(incl[-1]) if u else 0
-    if u == 0:
-        starts, sizes = np.zeros(1, np.uint64), np.array([m], np.uint64)
-        lo = hi = np.zeros(1, np.int64)
-    else:
-        ukeys = np.asarray(keys, dtype=np.int64).astype(np.uint64)
-        starts = np.empty(2 * u + 1, np.uint64)
-        sizes = np.empty(2 * u + 1, np.uint64)
-        lo = np.empty(2 * u + 1, np.int64)
-        hi = np.empty(2 * u + 1, np.int64)
-        starts[0], sizes[0], lo[0], hi[0] = 0, ukeys[0], 0, 0
-        starts[1::2], sizes[1::2], lo[1::2], hi[1::2] = ukeys, 1, row_lo, row_hi
-        starts[2:-1:2] = ukeys[:-1] + np.uint64(1)
-        sizes[2:-1:2] = ukeys[1:] - ukeys[:-1] - np.uint64(1)
-        # an empty bin between: every row is < or > v, the rows of earlier bins below
-        lo[2:-1:2] = hi[2:-1:2] = np.asarray(incl, dtype=np.int64)[:-1]
-        starts[-1], sizes[-1] = ukeys[-1] + np.uint64(1), np.uint64(m - 1 - int(keys[-1]))
-        lo[-1] = hi[-1] = n
-        keep = sizes > 0
-        starts, sizes, lo, hi = starts[keep], sizes[keep], lo[keep], hi[keep]
-    bb: int | np.int64 = b
-    t: int | np.int64 = a * n
-    if b * max(n, 1) >= MAX_WEIGHTED_ROWS:  # beyond int64: exact Python integers
-        lo, hi = lo.astype(object), hi.astype(object)
-    else:
-        bb, t = np.int64(b), np.int64(a * n)
-    weighted = np.maximum(0, np.maximum(lo * bb - t, t - hi * bb))
-    depths = weighted.max() - weighted
-    if weighted.dtype != object:
-        depths = depths.astype(np.int64)
-    return Pieces(starts, sizes, depths, epsilon, m)
-
-
 def draw_quantile_bins(stats: QuantileStatistics, plan: QuantilePlan, rng: RandomSource
                        ) -> list[int]:
     """The m bins drawn, in the plan's quantile order, before sorting (exact; with the
@@ -558,7 +521,6 @@ __all__ = [
     "quantile_law",
     "quantile_statistics",
     "rank_error",
-    "rank_pieces",
     "release_cell",
     "release_quantiles",
 ]
