@@ -466,13 +466,14 @@ import pathlib, signal, sys, time
 # as a command started at a terminal: a test runner started as a background job of a
 # non-interactive shell has SIGINT ignored, and a child inherits that
 signal.signal(signal.SIGINT, signal.default_int_handler)
-import dprect.app.describe_flow as flow
-real, marker = flow.draw_query, pathlib.Path(sys.argv[1])
+import dprect.engines.grouped
+from dprect.core.statistic import QUERY, RUNS
+real, marker = RUNS[QUERY.name], pathlib.Path(sys.argv[1])
 def paused(*args, **kwargs):
     marker.touch()
     time.sleep(600)
-    return real(*args, **kwargs)
-flow.draw_query = paused
+    return real.draw(*args, **kwargs)
+RUNS[QUERY.name] = real._replace(draw=paused)
 sys.argv = ["dprect", *sys.argv[2:]]
 from dprect.app.cli import run
 run()
