@@ -1,39 +1,31 @@
 """The grouped-aggregate product on the run spine (:mod:`dprect.app.spine`): ``dprect
 aggregate --statistics S1,S2,...`` on either engine and ``jobs/aggregate.py`` — any
 statistics of the registry (:data:`dprect.core.statistic.STATISTICS`) per public group and
-column, drawn by one mechanism, in ONE charge. ``dprect bounds`` (``jobs/private_bounds.py``)
-and ``dprect describe`` (``jobs/describe.py``) are its presets: the coverage bounds
-(``coverage``) and the query mechanism's count, sum and mean with their bounds
-(``bounds,count,sum,mean``), their outputs for a seed the ones they gave as products of
-their own (tests/app/test_golden.py). :func:`dprect.aggregate` is the in-memory twin for
-Python data (same row rules, same draws for a seed).
+column, drawn by ONE mechanism, in ONE charge. ``dprect bounds`` / ``jobs/private_bounds.py``
+(``coverage``) and ``dprect describe`` / ``jobs/describe.py`` (``bounds,count,sum,mean``)
+are its presets (:data:`PRESETS`), their outputs for a seed those they gave as products of
+their own (tests/app/test_golden.py); :func:`dprect.aggregate` runs the same plan and draws
+on Python data.
 
-:func:`aggregate_settings` checks a front end's values: the statistics (every name in the
-registry, all of ONE mechanism: :func:`asked_statistics`), **the plan** (the mechanism's
-— :func:`dprect.core.aggregates.plan_describe` or :func:`dprect.core.bounds.plan_bounds`
-—, made once, there, from public inputs only), the columns, the group list (a PUBLIC list:
-``--groups`` or a file, never read from the data: :mod:`dprect.app.groups`) and the
-outputs. On the spine, :class:`AggregateProduct` announces the plan (its mechanism's
-printout: the budget split and accuracy statements, or the guarantee and the coverage);
-the engine's route reads the table and checks its schema (the one
-:class:`~dprect.app.table_product.GroupedRoute`); the charge is the plan's guarantee,
-reserved ONCE however many groups (disjoint rows: parallel composition); the compute runs
-the engine's one primitive for the mechanism's spec (:meth:`Mechanism.spec`) and the
-mechanism's draws from the merged cells on the driver (:meth:`Mechanism.draw`); the
-release goes to the result JSON (:mod:`dprect.release.aggregate_record`: the mechanism's
-record), with ``--table`` one row per (group, column) as CSV or Delta
-(:mod:`dprect.release.aggregate_table`: its columns the statistics' outputs), with
-``--plot`` a PNG of the means with their noise's error bars
-(:mod:`dprect.release.aggregate_plot`; the query mechanism's count and mean).
+:func:`aggregate_settings` checks a front end's values — the statistics (every name in
+the registry, all of one mechanism: :func:`asked_statistics`), the mechanism's plan (made
+once, from public inputs: :meth:`Mechanism.plan <dprect.core.statistic.Mechanism.plan>`),
+the table, the PUBLIC group list (:mod:`dprect.app.groups`) and the outputs. On the spine,
+:class:`AggregateProduct` announces the plan, opens the engine's one route
+(:class:`~dprect.app.table_product.GroupedRoute`: numpy's
+:class:`dprect.engines.grouped.NumpyGroupedRoute`, Spark's
+:class:`dprect.engines.spark.statistics.SparkGroupedRoute`) for the mechanism's spec,
+reserves the plan's guarantee ONCE however many groups (disjoint rows: parallel
+composition), and draws every cell on the driver (:meth:`Mechanism.draw
+<dprect.core.statistic.Mechanism.draw>`); the release is the mechanism's record
+(:mod:`dprect.release.aggregate_record`), with ``--table`` one row per (group, column)
+(:mod:`dprect.release.aggregate_table`) and with ``--plot`` the means' PNG
+(:mod:`dprect.release.aggregate_plot`). What differs between mechanisms at the front ends
+is one :class:`Front` each (:data:`FRONTS`).
 
-Row rules (row-local: neighbouring tables stay neighbouring, no privacy cost): every row
-counts; a null, NaN or ±inf value is left out of its column only; a row whose group value
-is not in the public list (another value, a null) is dropped and no group outside the list
-is reported; a listed group without rows is released all the same (noise only).
-
-The numpy route is :class:`dprect.engines.grouped.NumpyGroupedRoute`; the Spark route,
-:class:`dprect.engines.spark.statistics.SparkGroupedRoute`, imports pyspark and is loaded
-only when a front end chooses it.
+Row rules (row-local: no privacy cost): every row counts; a null, NaN or ±inf value is
+left out of its column only; a row of no listed group is dropped and never reported; a
+listed group without rows is released all the same (noise only).
 """
 
 from __future__ import annotations
@@ -46,14 +38,9 @@ from typing import Any
 import numpy as np
 
 from dprect.app.options import statistics_choices
+from dprect.app.products import foreign
 from dprect.app.spine import Reporter, run_release
-from dprect.app.table_product import (
-    GroupedPrepared,
-    GroupedRoute,
-    RecordKind,
-    TableProduct,
-    group_names,
-)
+from dprect.app.table_product import GroupedPrepared, GroupedRoute
 from dprect.app.table_run import checked_seed, table_run
 from dprect.core.accounting import Guarantee
 from dprect.core.aggregates import STATISTICS as QUERY_STATISTICS
@@ -68,13 +55,11 @@ from dprect.engines import grouped  # noqa: F401  (registers the mechanisms' pla
 from dprect.release.aggregate_plot import DescribePngSink
 from dprect.release.aggregate_record import SHAPES, aggregate_record, summary_lines
 from dprect.release.aggregate_table import table_sink
-from dprect.release.guarded import LedgerSettings, Outcome
+from dprect.release.guarded import Charge, LedgerSettings, Outcome
 from dprect.release.sinks import Sink
 
 #: ``describe --statistics none``: the bounds alone (aimed at ``--query-epsilon``)
 NO_STATISTICS = "none"
-#: the options only one mechanism reads: a run of the other refuses them
-OWN_OPTIONS = {QUERY.name: ("query_epsilon", "plot"), COVERAGE.name: ("grid", "rows")}
 
 
 # -- the statistics asked for -------------------------------------------------------------
@@ -178,28 +163,12 @@ def plan_of(mechanism: Mechanism, values: Mapping[str, Any], statistics: Sequenc
     ``statistics``: from the budget options, the columns and the mechanism's own options
     (the coverage bounds' ``grid`` and ``rows``; the query's ``query_epsilon``); an option
     of the other mechanism is refused. Nothing is read."""
-    for mine, theirs in OWN_OPTIONS.items():
-        given = [k for k in theirs if values.get(k) is not None]
+    for mine, front in FRONTS.items():
+        given = [k for k in front.options if values.get(k) is not None]
         if mine != mechanism.name and given:
             raise ParameterError(f"{name(given[0])} is an option of the statistics "
                                  f"{_of(mine)} only, not of {_of(mechanism.name)}")
-    planner = _coverage_plan if mechanism is COVERAGE else _query_plan
-    return planner(values, statistics, name)
-
-
-def plan_lines(mechanism: Mechanism, the_plan: Any, columns: Sequence[str],
-               groups: int | None) -> list[str]:
-    """What a run prints before it reads the input (public inputs only)."""
-    if mechanism is COVERAGE:
-        return coverage_lines(the_plan, columns, groups)
-    return query_lines(the_plan, columns, groups)
-
-
-def plan_text(mechanism: Mechanism, the_plan: Any, columns: Sequence[str]) -> str:
-    """``--plan-only``: the coverage plan's table, or the query plan's lines."""
-    if mechanism is COVERAGE:
-        return str(the_plan.table(list(columns)))
-    return "\n".join(query_lines(the_plan, columns, None))
+    return FRONTS[mechanism.name].plan(values, statistics, name)
 
 
 def coverage_lines(the_plan: BoundsPlan, columns: Sequence[str], groups: int | None
@@ -250,6 +219,32 @@ def query_lines(the_plan: DescribePlan, columns: Sequence[str], groups: int | No
     return [*lines, *(f"plan: {line}" for line in the_plan.table().splitlines())]
 
 
+@dataclass(frozen=True)
+class Front:
+    """How the front ends run a mechanism: its plan from their flat values (``plan``), its
+    printout before the input is read (``lines``) and with ``--plan-only``
+    (``plan_only``), the options only it reads (a run of another refuses them) and what
+    its runs are called (``words``: the seeded run's "these … are", the failure's noun, the
+    progress verb). A new mechanism is one row of :data:`FRONTS`."""
+
+    plan: Callable[[Mapping[str, Any], Sequence[str], Callable[[str], str]], Any]
+    lines: Callable[[Any, Sequence[str], int | None], list[str]]
+    plan_only: Callable[[Any, Sequence[str]], str]
+    options: tuple[str, ...]
+    words: tuple[str, str, str]
+
+
+#: every mechanism's front, by its name
+FRONTS: dict[str, Front] = {
+    COVERAGE.name: Front(_coverage_plan, coverage_lines, lambda p, c: str(p.table(list(c))),
+                         ("grid", "rows"), ("these bounds are", "the bounds", "bounding")),
+    QUERY.name: Front(_query_plan, query_lines,
+                      lambda p, c: "\n".join(query_lines(p, c, None)),
+                      ("query_epsilon", "plot"),
+                      ("these aggregates are", "the aggregates", "describing")),
+}
+
+
 # -- public settings ------------------------------------------------------------------------
 @dataclass(frozen=True)
 class AggregateSettings:
@@ -271,11 +266,11 @@ class AggregateSettings:
     @property
     def group_names(self) -> list[str | None]:
         """The groups as the core names them: the listed values, or one unnamed group."""
-        return group_names(self.groups)
+        return list(self.groups) if self.groups is not None else [None]
 
 
 def aggregate_settings(values: Mapping[str, Any], name: Callable[[str], str] = str,
-                       mechanism: Mechanism | None = None) -> AggregateSettings:
+                       command: str = "aggregate") -> AggregateSettings:
     """The settings of a run from a front end's flat values — the command line's parsed
     arguments or the job's config section, both spelled as the config keys: ``input``,
     ``format``, ``where``, ``version``, ``timestamp``, ``columns``, ``group_by``,
@@ -283,12 +278,8 @@ def aggregate_settings(values: Mapping[str, Any], name: Callable[[str], str] = s
     ``neighbouring``, ``beta``, ``coverage``, ``grid``, ``rows``, ``query_epsilon``,
     ``output``, ``table``, ``plot``, ``ledger``, ``dataset``, ``run_id``, ``cap_epsilon``,
     ``cap_delta``, ``seed``. Each is checked (nothing read); ``name`` spells a key in
-    messages. A preset passes its ``mechanism`` (its statistics are then checked by the
-    mechanism's plan)."""
-    if mechanism is None:
-        mechanism, statistics = asked_statistics(values.get("statistics"), name)
-    else:
-        statistics = tuple(values["statistics"])
+    messages; ``command`` names a preset (:data:`PRESETS`) to run instead."""
+    mechanism, statistics = asked(command, values, name)
     the_plan = plan_of(mechanism, values, statistics, name)
     run = table_run(values, name)
     source = run.source
@@ -307,70 +298,84 @@ def aggregate_settings(values: Mapping[str, Any], name: Callable[[str], str] = s
                              run.ledger, seed, values.get("groups_file"))
 
 
+#: every preset of the product: its command (and job section) → its mechanism and how its
+#: statistics read from its own ``statistics`` (``describe``'s: count, sum, mean or none)
+PRESETS: dict[str, tuple[Mechanism, Callable[[Any, Callable[[str], str]], tuple[str, ...]]]] = {
+    "bounds": (COVERAGE, lambda _value, _name: ("coverage",)),
+    "describe": (QUERY, lambda value, name: ("bounds", *describe_statistics(value, name))),
+}
+
+
+def asked(command: str, values: Mapping[str, Any], name: Callable[[str], str] = str
+          ) -> tuple[Mechanism, tuple[str, ...]]:
+    """The mechanism and statistics of a run of ``command``: a preset's (its statistics
+    then checked by the mechanism's plan), or ``aggregate``'s ``--statistics``."""
+    if command in PRESETS:
+        mechanism, statistics = PRESETS[command]
+        return mechanism, statistics(values.get("statistics"), name)
+    return asked_statistics(values.get("statistics"), name)
+
+
 def bounds_settings(values: Mapping[str, Any], name: Callable[[str], str] = str
                     ) -> AggregateSettings:
     """The ``bounds`` preset: the coverage bounds (``--statistics coverage``)."""
-    return aggregate_settings({**values, "statistics": ("coverage",)}, name, COVERAGE)
+    return aggregate_settings(values, name, "bounds")
 
 
 def describe_settings(values: Mapping[str, Any], name: Callable[[str], str] = str
                       ) -> AggregateSettings:
     """The ``describe`` preset: the query mechanism's bounds with the count, sum and mean
     (or those of ``statistics`` named; ``none``: the bounds alone)."""
-    statistics = ("bounds", *describe_statistics(values.get("statistics"), name))
-    return aggregate_settings({**values, "statistics": statistics}, name, QUERY)
-
-
-#: every preset of the product: its command (and job section) → its settings
-PRESETS: dict[str, Callable[[Mapping[str, Any], Callable[[str], str]], AggregateSettings]] = {
-    "bounds": bounds_settings, "describe": describe_settings}
+    return aggregate_settings(values, name, "describe")
 
 
 def preset_plan(command: str, values: Mapping[str, Any], name: Callable[[str], str] = str
                 ) -> str:
-    """``--plan-only`` of the product (``aggregate``) or a preset: the plan's printout,
-    nothing else checked or read."""
-    statistics: tuple[str, ...]
-    if command == "bounds":
-        mechanism, statistics = COVERAGE, ("coverage",)
-    elif command == "describe":
-        mechanism = QUERY
-        statistics = ("bounds", *describe_statistics(values.get("statistics"), name))
-    else:
-        mechanism, statistics = asked_statistics(values.get("statistics"), name)
-    return plan_text(mechanism, plan_of(mechanism, values, statistics, name),
-                     list(values["columns"]))
+    """``--plan-only`` of ``aggregate`` or a preset: the plan's printout, nothing else
+    checked or read."""
+    mechanism, statistics = asked(command, values, name)
+    return FRONTS[mechanism.name].plan_only(plan_of(mechanism, values, statistics, name),
+                                            list(values["columns"]))
 
 
 # -- the product on the spine -------------------------------------------------------------
-#: what a run of each mechanism is called in its lines: (what, noun, verb)
-_WORDS = {COVERAGE.name: ("these bounds are", "the bounds", "bounding"),
-          QUERY.name: ("these aggregates are", "the aggregates", "describing")}
+#: with more listed groups than this, stdout shows one summary line instead of a line per
+#: (group, column): the full result is in the outputs (a public threshold on a public count)
+LISTED_GROUPS = 50
 
 
-class AggregateProduct(TableProduct[AggregateSettings]):
-    """A grouped-aggregate run as a grouped-table product of the spine: the plan (the
-    settings') printed, the mechanism's statistics counted by the engine, its draws made
-    on the driver; a recorded result of another mechanism is refused as another product's
-    is."""
+class AggregateProduct:
+    """A grouped-aggregate run as a product of the spine (:class:`~dprect.app.spine.Product`),
+    built from its checked settings (its plan already made): it reads the input and the
+    groups file, reserves the plan's guarantee ONCE however many groups (disjoint rows:
+    parallel composition) under the mechanism's method over the columns, prints the plan,
+    counts the mechanism's statistics on the engine and draws them on the driver, and
+    summarises a released record from the record alone. A recorded result of another
+    product, or of the other mechanism, is refused by what it is."""
 
     def __init__(self, settings: AggregateSettings) -> None:
-        super().__init__(settings)
-        name = settings.mechanism.name
-        self.what, self.noun, self.verb = _WORDS[name]
-        self.kind = RecordKind(name, "aggregate", summary_lines)
+        self.settings = settings
+        self.what, self.noun, self.verb = FRONTS[settings.mechanism.name].words
+
+    def inputs(self, name: Callable[[str], str]) -> list[tuple[str, str | None]]:
+        return [(name("input"), self.settings.source.path),
+                (name("groups_file"), self.settings.groups_file)]
+
+    def charge(self) -> Charge:
+        """The plan's guarantee, once: the same whatever the number of groups."""
+        s = self.settings
+        return Charge(s.plan.guarantee, s.mechanism.name, list(s.source.columns))
 
     def foreign(self, record: Mapping[str, Any]) -> str | None:
-        other = super().foreign(record)
-        if other is not None or record.get("method") == self.kind.method:
+        other, own = foreign("aggregate", record), self.settings.mechanism.name
+        if other is not None or record.get("method") == own:
             return other
-        return (f"{SHAPES[str(record.get('method'))].noun}, not "
-                f"{SHAPES[self.kind.method].noun}")
+        return f"{SHAPES[str(record.get('method'))].noun}, not {SHAPES[own].noun}"
 
     def announce(self) -> list[str]:
         s = self.settings
-        return plan_lines(s.mechanism, s.plan, s.source.columns,
-                          None if s.groups is None else len(s.groups))
+        return FRONTS[s.mechanism.name].lines(s.plan, s.source.columns,
+                                              None if s.groups is None else len(s.groups))
 
     def open(self, route: GroupedRoute, progress: Callable[[str], None]
              ) -> GroupedPrepared:
@@ -380,10 +385,23 @@ class AggregateProduct(TableProduct[AggregateSettings]):
     def compute(self, prepared: GroupedPrepared, progress: Callable[[str], None]
                 ) -> tuple[Guarantee | None, dict[str, Any]]:
         s = self.settings
-        self.working(self.verb, progress)
+        progress(f"{self.verb} {len(s.source.columns)} column(s) in "
+                 f"{len(s.group_names)} group(s)")
         result = s.mechanism.draw(s.plan, prepared.statistics(), s.group_names,
                                   s.source.columns, RandomSource(seed=s.seed))
         return result.guarantee, aggregate_record(result, s.plan)
+
+    def summary(self, record: dict[str, Any], name: Callable[[str], str]
+                ) -> tuple[list[str], list[str]]:
+        """A line per (group, column) of the record, or, with more than
+        :data:`LISTED_GROUPS` listed groups, one line counting them (the outputs, named
+        after it, hold every cell)."""
+        groups, columns = len(self.settings.group_names), len(self.settings.source.columns)
+        if groups <= LISTED_GROUPS:
+            return summary_lines(record), []
+        return [f"{groups} groups x {columns} column(s) = {groups * columns} cells released "
+                f"(more than {LISTED_GROUPS} groups: not listed here; every cell is in the "
+                f"outputs below)"], []
 
 
 def run_aggregate_flow(settings: AggregateSettings, route: GroupedRoute,
@@ -394,23 +412,8 @@ def run_aggregate_flow(settings: AggregateSettings, route: GroupedRoute,
     return run_release(AggregateProduct(settings), route, report)
 
 
-__all__ = [
-    "NO_STATISTICS",
-    "PRESETS",
-    "AggregateProduct",
-    "AggregateSettings",
-    "aggregate_settings",
-    "asked_statistics",
-    "bounds_domains",
-    "bounds_settings",
-    "coverage_lines",
-    "describe_settings",
-    "describe_statistics",
-    "domains_of",
-    "plan_lines",
-    "plan_of",
-    "plan_text",
-    "preset_plan",
-    "query_lines",
-    "run_aggregate_flow",
-]
+__all__ = ["FRONTS", "LISTED_GROUPS", "NO_STATISTICS", "PRESETS", "AggregateProduct",
+           "AggregateSettings", "Front", "aggregate_settings", "asked", "asked_statistics",
+           "bounds_domains", "bounds_settings", "coverage_lines", "describe_settings",
+           "describe_statistics", "domains_of", "plan_of", "preset_plan", "query_lines",
+           "run_aggregate_flow"]

@@ -403,12 +403,7 @@ def _cmd_aggregate(args: argparse.Namespace) -> int:
     the options into the settings of the one aggregate flow
     (:func:`dprect.app.aggregate_flow.run_aggregate_flow`) and run them on the chosen
     engine's route."""
-    from dprect.app.aggregate_flow import (
-        PRESETS,
-        aggregate_settings,
-        preset_plan,
-        run_aggregate_flow,
-    )
+    from dprect.app.aggregate_flow import aggregate_settings, preset_plan, run_aggregate_flow
     from dprect.engines.grouped import NumpyGroupedRoute
 
     _refuse_spark_only(args, session_flags())
@@ -416,7 +411,7 @@ def _cmd_aggregate(args: argparse.Namespace) -> int:
     if args.plan_only:
         print(preset_plan(args.command, values, flag))
         return 0
-    checked = PRESETS.get(args.command, aggregate_settings)(values, flag)
+    checked = aggregate_settings(values, flag, args.command)
     if args.engine == "numpy":
         route: Any = NumpyGroupedRoute()
     else:  # pyspark is imported only here

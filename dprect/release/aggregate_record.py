@@ -1,35 +1,25 @@
-"""A grouped-aggregate release as recorded (``dprect aggregate`` and its presets ``dprect
-bounds`` / ``dprect describe``): the JSON the ledger holds and the sinks publish
-(:func:`aggregate_record`), read back into rows (:func:`table_rows`) and lines
-(:func:`summary_lines`). Built from the core's result and its public plan only; every sink
-renders from the recorded JSON, so a replay publishes the same outputs.
+"""A grouped-aggregate release as recorded (``dprect aggregate`` and its presets): the JSON
+the ledger holds and the sinks publish (:func:`aggregate_record`), read back into rows
+(:func:`table_rows`) and lines (:func:`summary_lines`), from the core's result and public
+plan only, so a replay publishes the same outputs.
 
-**One record per mechanism, recognised by its method.** A run draws one mechanism's
-statistics (:mod:`dprect.core.statistic`), and its record's ``method`` is the mechanism's
-name — the :class:`RecordShape` there says which list holds its rows (one per (group,
-column): the group, the column and the mechanism's outputs, :func:`~dprect.core.statistic.outputs`)
-and how a row reads as a line:
+**One record per mechanism, recognised by its method** (the mechanism's name): its
+:class:`RecordShape` says which list holds its rows and how a row reads as a line.
+``bounds`` (:data:`~dprect.core.statistic.COVERAGE`): the core's result (the bounds and
+their grid indices, the guarantee, the plan) under ``bounds``, the coverage statement
+(docs/privacy.md §9) and the ``library_forms``. ``describe``
+(:data:`~dprect.core.statistic.QUERY`): the guarantee (``privacy``), the public plan and,
+under ``results``, per (group, column) lower, upper, count, sum, mean (None when not
+asked) and the small-group flag. They are the records ``dprect bounds`` and ``dprect
+describe`` wrote before they became presets, so every record in a ledger reads as written.
 
-* ``bounds`` (:data:`~dprect.core.statistic.COVERAGE`): the core's result (per group and
-  column the bounds and their grid indices, the guarantee, the plan) under ``bounds``, the
-  coverage statement (docs/privacy.md §9: :func:`coverage_statement`) and the forms
-  OpenDP, Tumult Analytics and diffprivlib take (``library_forms``);
-* ``describe`` (:data:`~dprect.core.statistic.QUERY`): the guarantee (``privacy``), the
-  public plan and, under ``results``, per (group, column) lower, upper, count, sum and
-  mean (None for a statistic not asked for) and the small-group flag.
-
-Those are the records ``dprect bounds`` and ``dprect describe`` wrote before they became
-presets of one product, so every record in a ledger is read as it was written.
-
-**The small-group flag** (``describe``). Each released (group, column) says whether its
-group was below the rows the plan states its centre needs: ``below_row_need`` is true when
-the released count is below :func:`rows_needed` of the plan as recorded — post-processing
-of a released value and the public plan, so it costs no privacy — and null when no count
-was released (``--statistics`` without count). Below that need the plan no longer promises
-a centre inside the group's data, so its bounds and mean may be anywhere
-(docs/operations.md, "Small groups"). It is in the JSON, the ``--table`` (a column) and
-the plot (hollow grey points); :func:`table_rows` derives it again from every record it
-reads, so a replay of a record made before the flag existed publishes it too."""
+**The small-group flag** (``describe``): ``below_row_need`` is true when the released
+count is below :func:`rows_needed` of the recorded plan — post-processing of a released
+value and the public plan, no privacy cost — and null when no count was released. Below
+that need the plan no longer promises a centre inside the group's data, so its bounds and
+mean may be anywhere (docs/operations.md, "Small groups"). It is in the JSON, the table
+and the plot (hollow grey points); :func:`table_rows` derives it again from every record
+it reads, so a replay of a record made before the flag existed publishes it too."""
 
 from __future__ import annotations
 

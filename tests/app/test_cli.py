@@ -562,7 +562,7 @@ def test_a_closed_stdout_ends_quietly_and_the_run_completes(table, tmp_path):
 def test_many_groups_print_a_summary_not_a_line_per_group(tmp_path, groups, capsys):
     """Up to LISTED_GROUPS (50) listed groups, stdout holds a line per (group, column);
     beyond, one line counting groups and cells — every cell is still in the outputs."""
-    from dprect.app.table_product import LISTED_GROUPS
+    from dprect.app.aggregate_flow import LISTED_GROUPS
 
     assert LISTED_GROUPS == 50
     gen = np.random.default_rng(4)
