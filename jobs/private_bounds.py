@@ -16,11 +16,7 @@ the file ``bounds.groups_file``), never read from the data; the run is charged o
 ``bounds.ledger`` (and ``bounds.dataset``) the run spends before it releases
 (:mod:`dprect.release.guarded`); ``bounds.run_id`` makes it idempotent.
 
-Guarantees (the flow's): every parameter, the grid, the plan and the output locations are
-checked before Spark starts; the plan is printed before the input is read; the input's
-schema is checked before anything is reserved; nothing is written on failure. A refused
-run ends with one line on stderr and a non-zero exit code (:mod:`dprect.app.jobs_support`).
-What the job prints and writes is the private result and public settings only.
+Guarantees and refusals: jobs/aggregate.py's (the one flow's).
 """
 
 from __future__ import annotations
