@@ -88,7 +88,11 @@ def asked_statistics(value: str | Sequence[str] | None, name: Callable[[str], st
     if len(mechanisms) > 1:
         raise ParameterError(f"{name('statistics')}: one run draws one mechanism's "
                              f"statistics: {statistics_choices()}")
-    return next(iter(mechanisms.values())), tuple(names)
+    mechanism = next(iter(mechanisms.values()))
+    if mechanism.name not in FRONTS or mechanism.name not in SHAPES:  # not wired here yet
+        raise ParameterError(f"{name('statistics')}: {', '.join(names)} cannot be run by "
+                             "this command yet (no front end or record for its mechanism)")
+    return mechanism, tuple(names)
 
 
 def describe_statistics(value: str | Sequence[str] | None, name: Callable[[str], str] = str

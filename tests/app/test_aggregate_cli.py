@@ -140,3 +140,20 @@ def test_the_job_runs_from_its_conf_and_writes_the_commands_result(
     assert code == 0, err
     assert (tmp_path / "job.json").read_text() == (tmp_path / "cli.json").read_text()
     assert (tmp_path / "job.csv").read_text() == (tmp_path / "cli.csv").read_text()
+
+
+def test_a_registered_statistic_of_an_unwired_mechanism_is_offered_and_refused_in_one_line(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A statistic added to the registry is offered by ``--statistics`` with no edit here;
+    until its mechanism has a front end and a record (aggregate_flow.FRONTS,
+    aggregate_record.SHAPES) a run of it is a parameter error, not a traceback."""
+    from dprect.app.aggregate_flow import asked_statistics
+    from dprect.app.options import statistics_choices
+    from dprect.core.errors import ParameterError
+    from dprect.core.statistic import QUERY, Mechanism, Statistic
+
+    median = Statistic("median", Mechanism("quantiles", QUERY.column_spec), (), ("median",))
+    monkeypatch.setitem(STATISTICS, "median", median)
+    assert "'median'" in statistics_choices()
+    with pytest.raises(ParameterError, match="cannot be run by this command yet"):
+        asked_statistics("median")
