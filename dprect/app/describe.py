@@ -2,42 +2,31 @@
 privately and aimed at the query (issue #23; the mechanism is
 :mod:`dprect.core.aggregates` over :mod:`dprect.core.tail_bounds`), in one charge.
 
-The numpy route: the columns are read into memory (nulls, NaN and ±inf are left out of
-their column only), each row is assigned its index in the PUBLIC group list (rows of other
-groups are dropped, never reported), the numpy engine's one primitive counts the query
-mechanism's statistics (:func:`dprect.engines.grouped.grouped_statistics`) and the core
-draws every (group, column) in the public order from them
-(:func:`dprect.engines.grouped.draw_query`) — the command's route, one implementation.
+The numpy route of :func:`aggregate` and its presets: the columns are read into memory
+(nulls, NaN and ±inf are left out of their column only), each row is assigned its index
+in the PUBLIC group list (rows of other groups are dropped, never reported), the
+mechanism's plan is the command's (:func:`dprect.app.aggregate_flow.plan_of`), the numpy
+engine's one primitive counts the mechanism's statistics
+(:func:`dprect.engines.grouped.grouped_statistics`) and the mechanism draws every
+(group, column) in the public order from them (:meth:`Mechanism.draw
+<dprect.core.statistic.Mechanism.draw>`) — the command's route, one implementation.
 The data's schema (column names and types) decides every refusal; no value does.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from dprect.core.aggregates import STATISTICS, DescribeResult, plan_describe
+from dprect.core.aggregates import STATISTICS, DescribeResult
 from dprect.core.bounds import BoundsResult
 from dprect.core.domains import GridArg
 from dprect.core.errors import ParameterError
-from dprect.core.quantile_release import QuantileResult, plan_statistics
+from dprect.core.quantile_release import QuantileResult
 from dprect.core.randomness import RandomSource
-from dprect.core.statistic import COVERAGE, QUANTILES, QUERY, SEARCH_GRID, GroupedStatistics
+from dprect.core.statistic import COVERAGE, QUANTILES, SEARCH_GRID
 from dprect.core.statistic import STATISTICS as STATISTIC_OF
-from dprect.engines.grouped import draw_quantiles, draw_query, grouped_statistics
+from dprect.engines.grouped import grouped_statistics
 from dprect.release.budget import PrivacyBudget, charged, record
-
-
-def _prepare(data: object, columns: Sequence[str] | None, groups: Sequence[object] | None,
-             group_by: object) -> tuple[list[str], list[Any], GroupedStatistics]:
-    """The columns' names, the public groups and each (group, column)'s statistics for
-    the query mechanism, by the numpy route's row rules."""
-    from dprect.app.api import grouped_columns
-
-    names, values, group, group_list = grouped_columns(data, columns, group_by, groups,
-                                                       "column to describe")
-    spec = QUERY.spec([SEARCH_GRID] * len(names))
-    return names, group_list, grouped_statistics(values, group, len(group_list), spec)
 
 
 def describe(data: object, columns: Sequence[str] | None = None, *,
@@ -105,70 +94,72 @@ def aggregate(data: object, columns: Sequence[str] | None = None, *,
     ``"p10"``, ``"p25"``, ``"median"``, ``"p75"``, ``"p90"``, ``"p95"``, ``"p99"``), drawn
     together per (group, column), pure (ε, 0)-DP (:mod:`dprect.core.quantile_release`;
     each row also flags a cell whose noisy count is below the plan's ``rows_needed``).
-    One run draws one mechanism's statistics; an option of another mechanism is
-    refused. :func:`dprect.bounds` and :func:`describe` are its
-    presets (``["coverage"]`` and ``["bounds", "count", "sum", "mean"]``). The other
-    parameters are theirs. Returns a :class:`~dprect.core.bounds.BoundsResult`, a
+    One run draws one mechanism's statistics; an option of another mechanism is refused.
+    :func:`dprect.bounds` and :func:`describe` are its presets (``["coverage"]`` and
+    ``["bounds", "count", "sum", "mean"]``). The other parameters are theirs. Returns a
+    :class:`~dprect.core.bounds.BoundsResult`, a
     :class:`~dprect.core.aggregates.DescribeResult` or a
     :class:`~dprect.core.quantile_release.QuantileResult`."""
-    asked = (statistics,) if isinstance(statistics, str) else tuple(statistics)
-    if not asked or any(s not in STATISTIC_OF for s in asked):
-        raise ParameterError(f"statistics must be among {', '.join(STATISTIC_OF)}, got "
-                             f"{', '.join(map(repr, asked)) or 'none'}")
-    if len({STATISTIC_OF[s].mechanism.name for s in asked}) > 1:
-        raise ParameterError("one run draws one mechanism's statistics: 'coverage' alone, "
-                             "any of 'bounds', 'count', 'sum', 'mean', or any quantiles")
-    if STATISTIC_OF[asked[0]].mechanism is QUANTILES:
+    from dprect.app.aggregate_flow import asked_statistics, domains_of, plan_of
+    from dprect.app.api import grouped_columns
+
+    if _quantiles_asked(statistics):
         if (query_epsilon, coverage, grid, rows) != (None, None, None, None):
             raise ParameterError("query_epsilon, coverage, grid and rows are not the "
                                  "quantiles' options")
-        return _quantiles(data, columns, asked, epsilon=epsilon, delta=delta,
+        return _quantiles(data, columns, statistics, epsilon=epsilon, delta=delta,
                           group_by=group_by, groups=groups, seed=seed,
                           neighbouring=neighbouring, beta=beta, budget=budget)
-    if STATISTIC_OF[asked[0]].mechanism is COVERAGE:
-        if query_epsilon is not None:
-            raise ParameterError("query_epsilon aims the bounds of a count, sum or mean; "
-                                 "the coverage bounds take coverage")
-        from dprect.app.api import coverage_bounds
-
-        return coverage_bounds(data, columns, epsilon=epsilon, delta=delta,
-                               coverage=coverage, beta=beta, neighbouring=neighbouring,
-                               grid=grid, group_by=group_by, groups=groups, rows=rows,
-                               seed=seed, budget=budget)
-    if (coverage, grid, rows) != (None, None, None):
+    mechanism, asked = asked_statistics(statistics)
+    if mechanism is not COVERAGE and coverage is not None:
         raise ParameterError("coverage, grid and rows are the coverage bounds' options")
-    names, group_list, cells = _prepare(data, columns, groups, group_by)
-    plan = plan_describe(epsilon, len(names), delta=delta, neighbouring=neighbouring,
-                         beta=beta, statistics=tuple(s for s in asked if s != "bounds"),
-                         query_epsilon=query_epsilon)
+    what = "column to bound" if mechanism is COVERAGE else "column to describe"
+    names, values, group, group_list = grouped_columns(data, columns, group_by, groups, what)
+    the_plan = plan_of(mechanism, {"columns": names, "epsilon": epsilon, "delta": delta,
+                                   "coverage": coverage, "beta": beta,
+                                   "neighbouring": neighbouring, "grid": grid, "rows": rows,
+                                   "query_epsilon": query_epsilon}, asked)
     rng = RandomSource(seed=seed)
-    with charged(budget, plan.guarantee, "describe", names) as ticket:
-        return record(ticket, draw_query(plan, cells, group_list, names, rng))
+    with charged(budget, the_plan.guarantee, mechanism.name, names) as ticket:
+        cells = grouped_statistics(values, group, len(group_list),
+                                   mechanism.spec(domains_of(mechanism, grid, names)))
+        return record(ticket, mechanism.draw(the_plan, cells, group_list, names, rng))
 
 
-def _quantiles(data: object, columns: Sequence[str] | None, asked: Sequence[str], *,
-               epsilon: float, delta: float | None, group_by: object,
+def _quantiles_asked(statistics: str | Sequence[str]) -> bool:
+    """Whether every asked statistic is a quantile (a mixed list is refused by the
+    generic path: one run draws one mechanism's statistics)."""
+    names = (statistics,) if isinstance(statistics, str) else tuple(statistics)
+    return bool(names) and all(n in STATISTIC_OF and STATISTIC_OF[n].mechanism is QUANTILES
+                               for n in names)
+
+
+def _quantiles(data: object, columns: Sequence[str] | None, statistics: str | Sequence[str],
+               *, epsilon: float, delta: float | None, group_by: object,
                groups: Sequence[object] | None, seed: int | None,
                neighbouring: str | None, beta: float | None,
                budget: PrivacyBudget | None) -> QuantileResult:
     """:func:`aggregate`'s quantiles (:mod:`dprect.core.quantile_release`): planned and
-    checked before the data is read, counted by the numpy engine's primitive on the
+    checked before the engine counts, counted by the numpy engine's primitive on the
     :data:`~dprect.core.statistic.QUANTILES` spec, charged like describe."""
     from dprect.app.api import grouped_columns
 
+    asked = (statistics,) if isinstance(statistics, str) else tuple(statistics)
+    if len(set(asked)) != len(asked):
+        raise ParameterError("statistics names a statistic twice")
     if delta not in (None, 0, 0.0):
         raise ParameterError("the quantiles are pure (epsilon, 0)-DP: leave delta unset")
     if not isinstance(epsilon, float | int) or isinstance(epsilon, bool):
         raise ParameterError("epsilon must be a number")
     names, values, group, group_list = grouped_columns(data, columns, group_by, groups,
                                                        "column to summarise")
-    plan, order = plan_statistics(asked, epsilon, len(names), neighbouring=neighbouring,
-                                  beta=beta)
-    cells = grouped_statistics(values, group, len(group_list),
-                               QUANTILES.spec([SEARCH_GRID] * len(names)))
+    the_plan = QUANTILES.plan(asked, epsilon, len(names), neighbouring=neighbouring,
+                              beta=beta)
     rng = RandomSource(seed=seed)
-    with charged(budget, plan.guarantee, "quantiles", names) as ticket:
-        return record(ticket, draw_quantiles(plan, order, cells, group_list, names, rng))
+    with charged(budget, the_plan.guarantee, QUANTILES.name, names) as ticket:
+        cells = grouped_statistics(values, group, len(group_list),
+                                   QUANTILES.spec([SEARCH_GRID] * len(names)))
+        return record(ticket, QUANTILES.draw(the_plan, cells, group_list, names, rng))
 
 
 def bounds(data: object, columns: Sequence[str] | None = None, *, epsilon: float,

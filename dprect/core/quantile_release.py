@@ -42,10 +42,10 @@ SMALL = "below_rows_needed"
 
 def plan_statistics(names: Sequence[str], epsilon: float, columns: int, *,
                     neighbouring: str | None = None, beta: float | None = None
-                    ) -> tuple[QuantilePlan, tuple[str, ...]]:
+                    ) -> QuantilePlan:
     """The plan of the quantile statistics ``names`` (registry names, any order, each
-    once) on ``columns`` columns for a total ``epsilon``, and the names in the plan's
-    (increasing q) order."""
+    once) on ``columns`` columns for a total ``epsilon`` (its quantiles in increasing q:
+    :func:`statistic_names`)."""
     asked = list(dict.fromkeys(names))
     if not asked or any(n not in STATISTICS or STATISTICS[n].mechanism is not QUANTILES
                         for n in asked):
@@ -54,10 +54,17 @@ def plan_statistics(names: Sequence[str], epsilon: float, columns: int, *,
                                          if s.mechanism is QUANTILES))
     qs = {n: STATISTICS[n].quantile or Fraction(0) for n in asked}
     by_q = sorted(asked, key=qs.__getitem__)
-    plan = plan_quantiles([qs[n] for n in by_q], epsilon,
+    return plan_quantiles([qs[n] for n in by_q], epsilon,
                           neighbouring=neighbouring or ADD_REMOVE, columns=columns,
                           beta=1e-3 if beta is None else beta)
-    return plan, tuple(by_q)
+
+
+def statistic_names(plan: QuantilePlan) -> tuple[str, ...]:
+    """The registry's name of each of the plan's quantiles, in the plan's order."""
+    by_q = {s.quantile: s.name for s in STATISTICS.values() if s.mechanism is QUANTILES}
+    if any(q not in by_q for q in plan.quantiles):
+        raise ParameterError("a quantile of this plan is no statistic of the registry")
+    return tuple(by_q[q] for q in plan.quantiles)
 
 
 @dataclass(frozen=True)
@@ -98,16 +105,15 @@ class QuantileResult:
         return out
 
 
-def release_grouped(plan: QuantilePlan, statistics: Sequence[str],
-                    cells: Mapping[tuple[int, int], QuantileStatistics],
+def release_grouped(plan: QuantilePlan, cells: Mapping[tuple[int, int], QuantileStatistics],
                     group_names: Sequence[Any], columns: Sequence[str], rng: RandomSource
                     ) -> QuantileResult:
     """Every (group, column)'s release (module notes) from the merged statistics
     (group index, column index → its statistics; a missing cell has no rows)."""
-    if len(statistics) != len(plan.quantiles) or len(columns) != plan.columns:
-        raise ParameterError(f"a plan of {len(plan.quantiles)} quantile(s) on "
-                             f"{plan.columns} column(s) for {len(statistics)} statistic(s) "
-                             f"on {len(columns)} column(s)")
+    statistics = statistic_names(plan)
+    if len(columns) != plan.columns:
+        raise ParameterError(f"a plan of the quantiles of {plan.columns} column(s) for "
+                             f"{len(columns)} column(s)")
     none = np.zeros(0, dtype=np.int64)
     empty = QuantileStatistics(none, none, none)
     out = []
@@ -119,4 +125,5 @@ def release_grouped(plan: QuantilePlan, statistics: Sequence[str],
                           rng.seeded)
 
 
-__all__ = ["SMALL", "QuantileResult", "plan_statistics", "release_grouped"]
+__all__ = ["SMALL", "QuantileResult", "plan_statistics", "release_grouped",
+           "statistic_names"]

@@ -15,7 +15,10 @@ The mechanisms then run on the driver from the merged cells — the same code wh
 engine counted them, so for a seed the result is the same on every engine:
 :func:`draw_query` (describe's mechanism, in blocks of groups drawn by worker processes
 on a large run: :mod:`dprect.engines.driver_pool`), :func:`draw_coverage` (bounds') and
-:func:`draw_quantiles` (the quantiles').
+:func:`draw_quantiles` (the quantiles'), registered here as the mechanisms' draws with
+their planners
+(:func:`~dprect.core.statistic.register_runs`), so a route is the mechanism's spec → the
+engine's primitive → :meth:`Mechanism.draw <dprect.core.statistic.Mechanism.draw>`.
 
 Row rules, every engine's: every row counts; a null, NaN or ±inf value is left out of its
 column only; a row of no listed group is dropped and never reported; a listed group
@@ -31,15 +34,29 @@ from typing import Any
 
 import numpy as np
 
-from dprect.core.aggregates import DescribePlan, DescribeResult, describe_blocks, group_blocks
-from dprect.core.bounds import BoundsPlan, BoundsResult, run_bounds
+from dprect.core.aggregates import (
+    DescribePlan,
+    DescribeResult,
+    describe_blocks,
+    group_blocks,
+    plan_describe,
+)
+from dprect.core.bounds import BoundsPlan, BoundsResult, plan_bounds, run_bounds
 from dprect.core.describe_stats import bin_blocks
 from dprect.core.errors import ParameterError
-from dprect.core.quantile_release import QuantileResult, release_grouped
+from dprect.core.quantile_release import QuantileResult, plan_statistics, release_grouped
 from dprect.core.quantiles import QuantilePlan
 from dprect.core.randomness import RandomSource
 from dprect.core.request import Source
-from dprect.core.statistic import GroupedStatistics, StatisticsSpec, cell_bins
+from dprect.core.statistic import (
+    COVERAGE,
+    QUANTILES,
+    QUERY,
+    GroupedStatistics,
+    StatisticsSpec,
+    cell_bins,
+    register_runs,
+)
 from dprect.engines.bounds_input import group_kind_of_arrow, resolve_groups
 from dprect.engines.driver_pool import block_mapper
 from dprect.engines.prepared import PreparedRun
@@ -142,14 +159,14 @@ def draw_query(plan: DescribePlan, cells: Mapping[tuple[int, int], Any],
         return describe_blocks(plan, blocks, list(group_names), list(columns), rng, mapper)
 
 
-def draw_quantiles(plan: QuantilePlan, statistics: Sequence[str],
-                   cells: Mapping[tuple[int, int], Any], group_names: Sequence[Any],
-                   columns: Sequence[str], rng: RandomSource) -> QuantileResult:
+def draw_quantiles(plan: QuantilePlan, cells: Mapping[tuple[int, int], Any],
+                   group_names: Sequence[Any], columns: Sequence[str], rng: RandomSource
+                   ) -> QuantileResult:
     """The quantiles' mechanism on merged cells (counted with the rows at each cell's
     value: :data:`~dprect.core.statistic.QUANTILES`' spec)."""
     _fits(cells, group_names, columns)
     stats = {key: cell.quantile_statistics() for key, cell in cells.items()}
-    return release_grouped(plan, statistics, stats, group_names, columns, rng)
+    return release_grouped(plan, stats, group_names, columns, rng)
 
 
 def draw_coverage(plan: BoundsPlan, cells: Mapping[tuple[int, int], Any],
@@ -159,6 +176,13 @@ def draw_coverage(plan: BoundsPlan, cells: Mapping[tuple[int, int], Any],
     _fits(cells, group_names, columns)
     by_name = {(group_names[g], j): cell.histogram() for (g, j), cell in cells.items()}
     return run_bounds(plan, by_name, list(group_names), rng, list(columns))
+
+
+#: the mechanisms' plans and draws (:meth:`~dprect.core.statistic.Mechanism.plan`,
+#: :meth:`~dprect.core.statistic.Mechanism.draw`): the core's planners, the draws above
+register_runs(QUERY, plan_describe, draw_query)
+register_runs(COVERAGE, plan_bounds, draw_coverage)
+register_runs(QUANTILES, plan_statistics, draw_quantiles)
 
 
 __all__ = ["NumpyGroupedPrepared", "NumpyGroupedRoute", "draw_coverage", "draw_quantiles",

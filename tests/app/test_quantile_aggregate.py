@@ -12,7 +12,7 @@ import pytest
 import dprect
 from dprect.app.describe import aggregate
 from dprect.core.errors import ParameterError
-from dprect.core.quantile_release import SMALL, plan_statistics
+from dprect.core.quantile_release import SMALL, plan_statistics, statistic_names
 from dprect.core.quantiles import plan_quantiles, quantile_statistics, rank_error
 from dprect.core.statistic import (
     QUANTILE_STATISTICS,
@@ -59,8 +59,8 @@ def test_the_registry_lists_the_quantiles():
     assert outputs(QUANTILES) == tuple(names)
     qs = [s.quantile for s in QUANTILE_STATISTICS]
     assert qs == sorted(qs) and STATISTICS["median"].quantile == 0.5
-    plan, order = plan_statistics(["p90", "median", "p10"], 1.0, 2)
-    assert order == ("p10", "median", "p90") and plan.columns == 2
+    plan = plan_statistics(["p90", "median", "p10"], 1.0, 2)
+    assert statistic_names(plan) == ("p10", "median", "p90") and plan.columns == 2
     with pytest.raises(ParameterError):
         plan_statistics(["mean"], 1.0, 1)
 
