@@ -6,8 +6,13 @@ budget like describe — with no crash on the diffprivlib #107 column."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
+from cli_run import messages, run
+from golden_cases import INPUT
 
 import dprect
 from dprect.app.describe import aggregate
@@ -24,6 +29,7 @@ from dprect.core.statistic import (
     outputs,
 )
 from dprect.engines.grouped import grouped_statistics
+from dprect.release.ledger import Ledger
 from dprect.release.ledger.errors import BudgetExceededError
 
 
@@ -122,3 +128,34 @@ def test_ties_of_diffprivlib_107_do_not_crash():
     assert row["p10"] == row["median"] == 65_000.0
     assert rank_error(np.sort(x), row["p90"], 0.9) <= r.plan.rank_bound(1e-6) / len(x)
     assert row[SMALL] is False
+
+
+def test_the_cli_runs_the_quantiles_records_and_replays(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``dprect aggregate --statistics p10,median,p90``: the plan printed (with its
+    rows_needed), one charge in the ledger under the method ``quantiles``, the record's
+    rows and the table's columns from the registry (every quantile column, the flag), and
+    the same run id replays the record; a bad mix is one line and exit 2."""
+    ledger = tmp_path / "ledger"
+    assert run(["budget", "init", "--ledger", str(ledger)], capsys)[0] == 0
+    args = ["aggregate", "--input", str(INPUT), "--columns", "x,y", "--group-by", "g",
+            "--groups", "a,b,c", "--statistics", "p90,median,p10", "--epsilon", "1",
+            "--ledger", str(ledger), "--dataset", "ds", "--run-id", "q1", "--output",
+            str(tmp_path / "q.json"), "--table", str(tmp_path / "q.csv")]
+    code, out, err = run(args, capsys)
+    assert code == 0, err
+    assert "private quantiles p10, median, p90" in out and "rows" in out
+    record = json.loads((tmp_path / "q.json").read_text())
+    assert record["method"] == "quantiles" and len(record["results"]) == 6
+    assert record["plan"]["rows_needed"] > 0 and record["privacy"]["epsilon"] == 1.0
+    header = (tmp_path / "q.csv").read_text().splitlines()[0].split(",")
+    assert header == ["group", "column", *outputs(QUANTILES), SMALL]
+    runs = Ledger(str(ledger)).runs("ds")
+    assert len(runs) == 1
+    code, out, err = run(args, capsys)  # the same run id: the record is replayed
+    assert code == 0 and "released before" in out, err
+    assert json.loads((tmp_path / "q.json").read_text()) == record
+    assert len(Ledger(str(ledger)).runs("ds")) == 1
+    code, _, err = run([*args[:-4], "--statistics", "median,mean", "--run-id", "q2"],
+                       capsys)
+    assert code == 2 and len(messages(err)) == 1 and "one mechanism" in err
