@@ -636,7 +636,7 @@ def check_quantiles_plan(plan: Any) -> CheckReport:
     if plan.counted:  # the count, then either split's centre and draws (adaptive)
         count = s / Fraction(plan.count_scale)
         splits = [plan, plan.branch(-1)]
-        totals = [count + 2 * Fraction(p.centre_rate) * 2 * s
+        totals = [count + 2 * (Fraction(p.centre_rate) + Fraction(p.sign_rate)) * 2 * s
                   + sum((2 * c * q.denominator * s
                          for q, c in zip(qs, p.rates, strict=True)), Fraction(0))
                   for p in splits]

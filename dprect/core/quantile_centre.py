@@ -14,11 +14,14 @@ needs q·n ≳ (2/ε_each)·ln M rows): a p10 or p90 of such a group could land 
    the magnitudes over the blocks: block b with probability ∝ exp(−ε_c·bad(b)/2),
    bad(b) = dist(n/2, [#{|x| in blocks < b}, #{|x| in blocks ≤ b}]) (sensitivity 1), the
    rank law of q = 1/2 (:func:`rank_pieces`, :func:`centre_pieces`) drawn by the exact
-   sampler. Magnitudes centre a column that straddles zero on its scale.
+   sampler. Magnitudes centre a column that straddles zero on its scale. With
+   ``SIGN_PART`` of ε_c, the sign class (negative, zero, positive) holding the median is
+   drawn the same way (:func:`sign_pieces`, three candidates).
 2. **Each quantile** draws cell i with probability ∝ μ_c(i)·exp(−ε_each·bad_q(i)/2),
    μ_c(i) = exp(−λ·d(i, c)) on the :func:`window` d(i, c) ≤ W and 0 outside it, d the
    decades between i's block and the centre (:func:`block_levels`; ``ZERO_DECADES``
-   between zero's block and any other), λ = ``DECAY``, W = ``WINDOW_DECADES``: a base
+   between zero's block and any other) plus ``SIGN_DECADES`` on the sign opposite to the
+   released one (:func:`levels`), λ = ``DECAY``, W = ``WINDOW_DECADES``: a base
    measure that is a public function of the released centre, so the draw stays
    ε_each-DP (docs/privacy.md §11a, Lemma Q3).
 
@@ -52,6 +55,10 @@ DECAY = Fraction(3, 2)
 WINDOW_DECADES = 4
 #: the zero block and any other block are this many decades apart
 ZERO_DECADES = 2
+#: a cell of the sign opposite to the released sign is this many decades farther
+SIGN_DECADES = 2
+#: the share of the centre's ε its sign takes (the magnitude block the rest), exact
+SIGN_PART = Fraction(1, 5)
 
 
 def decades(grid: DecimalGrid) -> int:
@@ -83,9 +90,19 @@ def block_levels(grid: DecimalGrid, centre: int, block: np.ndarray) -> np.ndarra
     return np.where(b == centre, 0, d).astype(np.int64)
 
 
-def levels(grid: DecimalGrid, centre: int, index: np.ndarray) -> np.ndarray:
-    """d(i, c) for each cell index i."""
-    return block_levels(grid, centre, blocks(grid, index))
+def signs(grid: DecimalGrid, index: np.ndarray) -> np.ndarray:
+    """Each cell's sign class: 0 negative, 1 zero's two cells, 2 positive (grid order)."""
+    i = np.asarray(index, dtype=np.int64)
+    return np.where(i < grid.per_sign, 0, np.where(i <= grid.zero, 1, 2)).astype(np.int64)
+
+
+def levels(grid: DecimalGrid, centre: int, sign: int, index: np.ndarray) -> np.ndarray:
+    """d(i, c) for each cell index i: its block's decades from the centre block, plus
+    ``SIGN_DECADES`` on the sign opposite to the released ``sign`` (0 negative, 1 zero:
+    none opposite, 2 positive)."""
+    i = np.asarray(index, dtype=np.int64)
+    opposite = (sign != 1) & (signs(grid, i) == 2 - sign)
+    return block_levels(grid, centre, blocks(grid, i)) + SIGN_DECADES * opposite
 
 
 def rank_pieces(keys: np.ndarray, row_lo: np.ndarray, row_hi: np.ndarray,
@@ -131,6 +148,20 @@ def rank_pieces(keys: np.ndarray, row_lo: np.ndarray, row_hi: np.ndarray,
     return Pieces(starts, sizes, depths, epsilon, m)
 
 
+def sign_pieces(grid: DecimalGrid, keys: np.ndarray, counts: np.ndarray, epsilon: float
+                ) -> Pieces:
+    """The sign's law (step 1): the rank law of q = 1/2 over the three sign classes
+    (negative, zero, positive; :func:`signs`), every row of a class counted as at its
+    value — the class holding the median; ``epsilon`` (the sign's ε) sets only the float
+    law."""
+    k = signs(grid, np.asarray(keys, dtype=np.int64))
+    rows = np.zeros(3, dtype=np.int64)
+    np.add.at(rows, k, np.asarray(counts, dtype=np.int64))
+    used = np.flatnonzero(rows)
+    incl = np.cumsum(rows[used])
+    return rank_pieces(used, incl - rows[used], incl, incl, 3, Fraction(1, 2), epsilon / 2)
+
+
 def centre_pieces(grid: DecimalGrid, keys: np.ndarray, counts: np.ndarray, epsilon: float
                   ) -> Pieces:
     """The centre's law on the blocks (step 1) as pieces: the cells' rows summed per block,
@@ -147,21 +178,23 @@ def centre_pieces(grid: DecimalGrid, keys: np.ndarray, counts: np.ndarray, epsil
                        epsilon / 2)
 
 
-def window(grid: DecimalGrid, centre: int) -> list[tuple[int, int]]:
-    """The cells within ``WINDOW_DECADES`` of the centre block (level ≤ it), as sorted
-    disjoint index ranges [start, stop) of the grid: a run of decades on each sign and
-    zero's two cells."""
-    inside = np.flatnonzero(block_levels(grid, centre, np.arange(block_count(grid)))
-                            <= WINDOW_DECADES)
+def window(grid: DecimalGrid, centre: int, sign: int) -> list[tuple[int, int]]:
+    """The cells of level ≤ ``WINDOW_DECADES`` (:func:`levels`), as sorted disjoint index
+    ranges [start, stop) of the grid: a run of decades on each sign and zero's two
+    cells."""
+    block_level = block_levels(grid, centre, np.arange(block_count(grid)))
+    extra = {s: SIGN_DECADES * int(sign != 1 and s == 2 - sign) for s in (0, 2)}
     spans: list[tuple[int, int]] = []
-    for b in inside.tolist():
+    for b in np.flatnonzero(block_level <= WINDOW_DECADES).tolist():
         if b == 0:
             spans.append((grid.per_sign, grid.zero + 1))
             continue
-        neg_hi = grid.per_sign - (b - 1) * grid.per_decade  # decade b − 1, negative side
-        spans.append((neg_hi - grid.per_decade, neg_hi))
-        lo = grid.zero + 1 + (b - 1) * grid.per_decade
-        spans.append((lo, lo + grid.per_decade))
+        if block_level[b] + extra[0] <= WINDOW_DECADES:  # decade b − 1, negative side
+            neg_hi = grid.per_sign - (b - 1) * grid.per_decade
+            spans.append((neg_hi - grid.per_decade, neg_hi))
+        if block_level[b] + extra[2] <= WINDOW_DECADES:
+            lo = grid.zero + 1 + (b - 1) * grid.per_decade
+            spans.append((lo, lo + grid.per_decade))
     out: list[tuple[int, int]] = []
     for a, z in sorted(spans):
         if out and out[-1][1] == a:
@@ -199,12 +232,12 @@ def restrict(pieces: Pieces, ranges: list[tuple[int, int]]) -> tuple[Pieces, np.
     return out, offsets
 
 
-def draw_near(pieces: Pieces, rate: Fraction, grid: DecimalGrid, centre: int,
+def draw_near(pieces: Pieces, rate: Fraction, grid: DecimalGrid, centre: int, sign: int,
               rng: RandomSource) -> int:
-    """One quantile's cell (step 3): the uniform-measure law restricted to the centre's
+    """One quantile's cell (step 2): the uniform-measure law restricted to the centre's
     :func:`window`, drawn exactly (``interior_point.unimodal_sampler``, made once), each
     draw accepted with probability exp(−DECAY·level) (module docstring)."""
-    ranges = window(grid, centre)
+    ranges = window(grid, centre, sign)
     cut, offsets = restrict(pieces, ranges)
     sampler = unimodal_sampler(cut, rate)
     firsts = np.array([a for a, _ in ranges], dtype=np.int64)
@@ -212,7 +245,7 @@ def draw_near(pieces: Pieces, rate: Fraction, grid: DecimalGrid, centre: int,
         y = sampler.sample(rng)
         r = int(np.searchsorted(offsets, y, side="right")) - 1
         i = int(firsts[r] + (y - offsets[r]))
-        level = int(levels(grid, centre, np.array([i], dtype=np.int64))[0])
+        level = int(levels(grid, centre, sign, np.array([i], dtype=np.int64))[0])
         if level == 0 or rng.bernoulli_exp(DECAY * level):
             return i
 
@@ -232,6 +265,23 @@ def measure_mass(grid: DecimalGrid) -> float:
     return best
 
 
-__all__ = ["DECAY", "WINDOW_DECADES", "ZERO_DECADES",
-           "block_count", "block_levels", "blocks", "centre_pieces", "decades", "draw_near",
-           "levels", "measure_mass", "rank_pieces", "restrict", "window"]
+__all__ = [
+    "DECAY",
+    "SIGN_DECADES",
+    "SIGN_PART",
+    "WINDOW_DECADES",
+    "ZERO_DECADES",
+    "block_count",
+    "block_levels",
+    "blocks",
+    "centre_pieces",
+    "decades",
+    "draw_near",
+    "levels",
+    "measure_mass",
+    "rank_pieces",
+    "restrict",
+    "sign_pieces",
+    "signs",
+    "window",
+]

@@ -81,12 +81,14 @@ from dprect.core.guarantee_check import CheckReport, check_quantiles_plan
 from dprect.core.interior_point import Pieces, sample_unimodal
 from dprect.core.quantile_centre import (
     DECAY,
+    SIGN_PART,
     WINDOW_DECADES,
     block_count,
     centre_pieces,
     draw_near,
     measure_mass,
     rank_pieces,
+    sign_pieces,
 )
 from dprect.core.randomness import RandomSource
 
@@ -162,8 +164,14 @@ class QuantilePlan:
 
     @property
     def centre_rate(self) -> Fraction:
-        """ε_c/4, exact: the centre's rate per 1/2 row (the rank law of q = 1/2)."""
-        return Fraction(self.centre_epsilon) / 4
+        """(1 − SIGN_PART)·ε_c/4, exact: the centre block's rate per 1/2 row (the rank law
+        of q = 1/2)."""
+        return Fraction(self.centre_epsilon) * (1 - SIGN_PART) / 4
+
+    @property
+    def sign_rate(self) -> Fraction:
+        """SIGN_PART·ε_c/4, exact: the sign's rate per 1/2 row."""
+        return Fraction(self.centre_epsilon) * SIGN_PART / 4
 
     @property
     def count_scale(self) -> Fraction:
@@ -217,13 +225,14 @@ class QuantilePlan:
                                           + far)
 
     def centre_rows(self, beta: float) -> int:
-        """The rows from which the centre lands among the data's blocks with probability
-        ≥ 1 − β: 2·(2/ε_c)·ln(B/β) (its rank error stays below n/2; 0 without one)."""
+        """The rows from which the centre block lands among the data's blocks with
+        probability ≥ 1 − β: 2·(2/ε_b)·ln(B/β), ε_b = 4·``centre_rate`` its share of ε_c
+        (its rank error stays below n/2; 0 without one)."""
         if not self.centred:
             return 0
         g = quantile_grid(self.grid, self.resolution)
         assert isinstance(g, DecimalGrid)
-        return math.ceil(4.0 / self.centre_epsilon
+        return math.ceil(1.0 / float(self.centre_rate)
                          * (math.log(block_count(g)) - math.log(beta)))
 
     def rows_needed(self, beta: float | None = None) -> int:
@@ -455,7 +464,9 @@ def draws(stats: QuantileStatistics, plan: QuantilePlan, rng: RandomSource
     assert isinstance(g, DecimalGrid)
     centre = sample_unimodal(centre_pieces(g, stats.keys, stats.counts,
                                            split.centre_epsilon), split.centre_rate, rng)
-    return [draw_near(quantile_law(stats, split, j), rate, g, centre, rng)
+    sign = sample_unimodal(sign_pieces(g, stats.keys, stats.counts, split.centre_epsilon),
+                           split.sign_rate, rng)
+    return [draw_near(quantile_law(stats, split, j), rate, g, centre, sign, rng)
             for j, rate in enumerate(split.rates)], noisy
 
 

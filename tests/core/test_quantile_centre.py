@@ -25,6 +25,7 @@ from dprect.core.quantile_centre import (
     draw_near,
     levels,
     restrict,
+    sign_pieces,
     window,
 )
 from dprect.core.quantiles import (
@@ -45,11 +46,16 @@ def test_blocks_and_window_follow_the_magnitudes() -> None:
     assert b[3] == b[4] == 0  # zero's block
     assert b[1] == b[7] and b[2] == b[6] and b[1] == b[2] + 1  # one block per decade
     centre = int(b[7])  # the decade [10, 100)
-    ranges = window(GRID, centre)
+    ranges = window(GRID, centre, 1)  # the median's sign class: zero (no side favoured)
     inside = [any(a <= i < z for a, z in ranges) for i in GRID.encode(x).tolist()]
     assert inside == [False, True, True, True, True, False, True, True, False]
-    lv = levels(GRID, centre, GRID.encode(np.array([15.0, -15.0, 1.5, 1e5, 0.0])))
-    assert lv.tolist() == [0, 0, 1, 4, 2]
+    probe = GRID.encode(np.array([15.0, -15.0, 1.5, 1e5, 0.0, -1e3, 1e3]))
+    assert levels(GRID, centre, 1, probe).tolist() == [0, 0, 1, 4, 2, 2, 2]
+    assert levels(GRID, centre, 2, probe).tolist() == [0, 2, 1, 4, 2, 4, 2]  # positive
+    ranges = window(GRID, centre, 2)
+    assert [any(a <= i < z for a, z in ranges) for i in probe.tolist()] == \
+        [True, True, True, True, True, True, True]
+    assert not any(a <= int(GRID.encode(np.array([-1e4]))[0]) < z for a, z in ranges)
     assert int(block_levels(GRID, centre, np.array([centre + WINDOW_DECADES]))[0]) \
         == WINDOW_DECADES
 
@@ -79,7 +85,28 @@ def test_centre_law_is_centre_epsilon_dp() -> None:
     assert worst > 0.3 * eps  # the rate ε_c/4 per half row, not halved
 
 
-def _law_by_block(pieces, ranges, offsets, centre: int, decay: float) -> dict:
+def test_sign_law_is_its_epsilon_dp() -> None:
+    """The sign's float law (three classes) on a table and its one-row neighbours: the
+    worst log-ratio is within its ε and above a quarter of it (not a halved rate)."""
+    eps = 0.6
+    base = np.array([-3.0, -1.0, 0.0, 2.0, 5.0, 9.0])
+
+    def law(x: np.ndarray) -> np.ndarray:
+        st = quantile_statistics(x, plan_quantiles([0.5], 1.0))
+        p = sign_pieces(GRID, st.keys, st.counts, eps)
+        out = np.zeros(3)
+        for s, z, pr in zip(p.starts.tolist(), p.sizes.tolist(), p.probabilities(),
+                            strict=True):
+            out[s:s + z] = pr / z
+        return out
+
+    p = law(base)
+    worst = max(float(np.max(np.abs(np.log(p) - np.log(law(np.append(base, e))))))
+                for e in (-7.0, 0.0, 4.0))
+    assert eps / 4 < worst <= eps * (1 + 1e-9)
+
+
+def _law_by_block(pieces, ranges, offsets, centre: int, sign: int, decay: float) -> dict:
     """The windowed draw's law per (sign, block), in floating point."""
     probs: dict[tuple[int, int], float] = {}
     logw = []
@@ -99,7 +126,7 @@ def _law_by_block(pieces, ranges, offsets, centre: int, decay: float) -> dict:
                 else:
                     stop = GRID.per_sign - (b - 1) * GRID.per_decade
                 end = min(end, y + (stop - i))
-            lv = int(block_levels(GRID, centre, np.array([b]))[0])
+            lv = int(levels(GRID, centre, sign, np.array([i]))[0])
             logw.append(math.log(end - y) + rate * d - decay * lv)
             cats.append((int(i > GRID.zero) - int(i < GRID.per_sign), b))
             y = end
@@ -116,11 +143,12 @@ def test_windowed_draw_follows_its_law_with_power() -> None:
     st = quantile_statistics(x, plan)
     pieces = quantile_law(st, plan, 0)
     centre = int(blocks(GRID, GRID.encode(np.array([8.0])))[0])
-    ranges = window(GRID, centre)
+    sign = 2  # positive
+    ranges = window(GRID, centre, sign)
     cut, offsets = restrict(pieces, ranges)
     rng = RandomSource(9)
     n = 3000
-    drawn = [draw_near(pieces, plan.rates[0], GRID, centre, rng) for _ in range(n)]
+    drawn = [draw_near(pieces, plan.rates[0], GRID, centre, sign, rng) for _ in range(n)]
     got: dict[tuple[int, int], int] = {}
     for i in drawn:
         b = int(blocks(GRID, np.array([i]))[0])
@@ -134,8 +162,8 @@ def test_windowed_draw_follows_its_law_with_power() -> None:
         assert (exp[obs > 0] > 0).all()  # nothing drawn outside the law's support
         return float(stats.chisquare(obs, exp * obs.sum() / exp.sum()).pvalue)
 
-    assert pvalue(_law_by_block(cut, ranges, offsets, centre, float(DECAY))) > 1e-4
-    assert pvalue(_law_by_block(cut, ranges, offsets, centre, 0.0)) < 1e-6  # power
+    assert pvalue(_law_by_block(cut, ranges, offsets, centre, sign, float(DECAY))) > 1e-4
+    assert pvalue(_law_by_block(cut, ranges, offsets, centre, sign, 0.0)) < 1e-6  # power
 
 
 def test_check_rederives_both_splits_and_refuses_wrong_constants(
