@@ -108,8 +108,8 @@ def describe_statistics(value: str | Sequence[str] | None, name: Callable[[str],
 def describe_plan(values: Mapping[str, Any], name: Callable[[str], str] = str
                   ) -> DescribePlan:
     """The plan alone (``--plan-only``, and the run's one plan): from ``epsilon``,
-    ``delta``, ``neighbouring``, ``beta``, the number of ``columns``, ``statistics`` and
-    ``query_epsilon``; nothing is read."""
+    ``delta``, ``neighbouring``, ``beta``, the number of ``columns``, ``statistics``,
+    ``query_epsilon`` and ``interval_level``; nothing is read."""
     if values.get("epsilon") is None:
         raise ParameterError(f"{name('epsilon')} is required")
     columns = values.get("columns")
@@ -118,7 +118,8 @@ def describe_plan(values: Mapping[str, Any], name: Callable[[str], str] = str
     return plan_describe(values["epsilon"], len(list(columns)), delta=values.get("delta"),
                          neighbouring=values.get("neighbouring"), beta=values.get("beta"),
                          statistics=describe_statistics(values.get("statistics"), name),
-                         query_epsilon=values.get("query_epsilon"))
+                         query_epsilon=values.get("query_epsilon"),
+                         interval_level=values.get("interval_level"))
 
 
 def describe_settings(values: Mapping[str, Any], name: Callable[[str], str] = str

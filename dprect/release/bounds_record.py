@@ -40,6 +40,8 @@ def coverage_statement(the_plan: BoundsPlan, columns: Sequence[str], groups: int
         "rank_error": dict(zip(columns, plan_json["rank_error"], strict=True)),
         "rows_needed": dict(zip(columns, plan_json["rows_needed"], strict=True)),
         "floor_rows": dict(zip(columns, the_plan.floor_rows, strict=True)),
+        "interval_level": the_plan.request.interval_level,
+        "rank_error_at_level": dict(zip(columns, the_plan.interval_rank_error, strict=True)),
         "statement": (
             f"with probability at least 1 - {beta:g} per group"
             + (f" (all {groups} groups together: at least 1 - {groups * beta:g})"
@@ -50,7 +52,9 @@ def coverage_statement(the_plan: BoundsPlan, columns: Sequence[str], groups: int
               "T_j = rank_error[j], k_j = floor_rows[j] = ceil(T_j) + 1); from "
               "rows_needed[j] = k_j/alpha rows on the share alpha binds, below it each side "
               "aims at k_j rows; below about 2(k_j + T_j) rows lower > upper is possible: "
-              "check before clamping"),
+              "check before clamping; with probability at least interval_level, both "
+              "sides of column j clip within +-rank_error_at_level[j] rows of their "
+              "target max(k_j, alpha*n) (the table's rank_error)"),
     }
 
 
@@ -78,11 +82,14 @@ def _number(value: Any) -> float:
 
 
 def table_rows(record: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """One row per (group, column) — group, column, lower, upper — read from a released
-    bounds record (the recorded JSON only)."""
+    """One row per (group, column) — group, column, lower, upper, rank_error (None in a
+    record made before the intervals) — read from a released bounds record (the recorded
+    JSON only)."""
     return [{"group": None if row["group"] is None else str(row["group"]),
              "column": str(row["column"]), "lower": _number(row["lower"]),
-             "upper": _number(row["upper"])} for row in record["bounds"]]
+             "upper": _number(row["upper"]),
+             "rank_error": None if row.get("rank_error") is None
+             else _number(row["rank_error"])} for row in record["bounds"]]
 
 
 def summary_lines(record: Mapping[str, Any]) -> list[str]:
