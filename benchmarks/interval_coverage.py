@@ -1,5 +1,5 @@
 """Measured coverage of the noise intervals (issue #41 point 4; :mod:`dprect.core.intervals`,
-docs/privacy.md §12) on four real columns, numpy only.
+docs/privacy.md §15) on four real columns, numpy only.
 
 Per column and ε, ``runs`` seeded runs of the describe mechanism (count, sum and mean;
 :func:`dprect.core.aggregates.describe_blocks` on the column's statistics, computed once)
@@ -20,7 +20,7 @@ level (0.95 by default; the count, sum and mean should sit within ±2 points of 
 bounds at or above it). Seeds are public data's, not a release. ``python
 benchmarks/interval_coverage.py --runs 1000 --json out.json``.
 
-Last run (docs/results.md §12): 1,000 runs per column at ε = 1 and ε = 0.25 on flights'
+Last run (docs/results.md §9): 1,000 runs per column at ε = 1 and ε = 0.25 on flights'
 dep_delay and distance, diamonds' price and weather's temp.
 """
 

@@ -1,5 +1,5 @@
 """Noise intervals of the released aggregates (issue #41 point 4; proofs in docs/privacy.md
-§12): post-processing of the public plan and the mechanism's released values only — no
+§15): post-processing of the public plan and the mechanism's released values only — no
 budget, no row read.
 
 Each interval covers the value the mechanism would release WITHOUT noise (its *target*)
