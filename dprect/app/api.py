@@ -524,7 +524,7 @@ def coverage_bounds(data: object, columns: Sequence[str] | None, *, epsilon: flo
                     delta: float | None, coverage: float | None, beta: float | None,
                     neighbouring: str | None, grid: GridArg, group_by: object,
                     groups: Sequence[object] | None, rows: int | None, seed: int | None,
-                    budget: PrivacyBudget | None) -> Any:
+                    budget: PrivacyBudget | None, interval_level: float | None = None) -> Any:
     """The coverage mechanism's run of :func:`dprect.app.describe.aggregate` (the
     parameters are :func:`bounds`')."""
     from dprect.app.bounds_flow import bounds_domains
@@ -534,7 +534,8 @@ def coverage_bounds(data: object, columns: Sequence[str] | None, *, epsilon: flo
     from dprect.engines.grouped import draw_coverage, grouped_statistics
 
     given: dict[str, Any] = {k: v for k, v in (("delta", delta), ("coverage", coverage),
-                                               ("beta", beta), ("neighbouring", neighbouring))
+                                               ("beta", beta), ("neighbouring", neighbouring),
+                                               ("interval_level", interval_level))
                              if v is not None}
     request = BoundsRequest(epsilon, **given)  # its defaults: δ = 0, coverage 0.999, …
     names, values, group, names_of_groups = grouped_columns(data, columns, group_by, groups,
