@@ -190,8 +190,10 @@ def sum_interval(total: float, noisy_count: int, pivot: float, gamma: float,
     if noisy_count <= 0:
         q2 = count_quantile(count_rate, a2)
         return min(0.0, q2 * lower), max(0.0, q2 * upper)
-    if gamma == 0.0:  # L = U = p: the sum is p·ñ, off by p·Z_n alone
-        q = count_quantile(count_rate, alpha)
+    if gamma == 0.0:
+        if lower != upper:  # γ = w/k did not fit a float: no finite statement
+            return -math.inf, math.inf
+        q = count_quantile(count_rate, alpha)  # L = U = p: the sum is p·ñ, off by p·Z_n
         return (total - abs(pivot) * q, total + abs(pivot) * q)
     s = gamma * sensitivity / sum_epsilon
     h = s * mixed_quantile_at(pivot / s, count_rate, a1) + 1.5 * gamma

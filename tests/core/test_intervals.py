@@ -194,3 +194,24 @@ def test_coverage_bounds_rank_interval_holds_at_least_the_level():
     worst_arr = np.array(worst)
     assert np.mean(worst_arr <= err) >= 0.95
     assert np.mean(worst_arr <= err / 10) < 0.95
+
+
+@pytest.mark.parametrize("epsilon", [0.01, 1.0, 50.0])
+def test_intervals_are_ordered_and_never_nan_at_the_float_extremes(epsilon):
+    """Near the float range, with one row, no row or ties: every interval is an ordered
+    pair without NaN (±inf where nothing finite can be stated), and the released count and
+    mean lie in theirs."""
+    plan = aggregates.plan_describe(epsilon, 1)
+    cases = [np.array([1e300, 1.5e300, -1e300, 1.7e308] * 50), np.array([1e-300, 2e-300] * 3),
+             np.array([5.0]), np.array([]), np.full(5000, 7.0)]
+    for x in cases:
+        for seed in range(4):
+            cell = aggregates.describe_cell(x, plan, _seeded(seed))
+            for s in ("count", "sum", "mean"):
+                span = cell.interval(s)
+                assert span is not None
+                lo, hi = span
+                assert not (math.isnan(lo) or math.isnan(hi)) and lo <= hi
+            for s in ("count", "mean"):
+                lo, hi = cell.interval(s) or (math.nan, math.nan)
+                assert lo <= getattr(cell, s) <= hi
