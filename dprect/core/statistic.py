@@ -28,7 +28,10 @@ group is dropped (row-local: no privacy cost).
   * ``outputs`` — the record/table columns it fills (the plot reads these): a
     mechanism's columns are :func:`outputs` — describe's record rows
     (:data:`dprect.release.describe_record.ROW_KEYS`) and bounds' table
-    (:data:`dprect.release.bounds_table.BOUNDS_LAYOUT`) are generated from it.
+    (:data:`dprect.release.bounds_table.BOUNDS_LAYOUT`) are generated from it. A
+    released count, sum or mean is followed by its noise interval, ``<name>_low`` and
+    ``<name>_high`` (:func:`with_interval`), a coverage bound pair by ``rank_error``
+    (:mod:`dprect.core.intervals`: post-processing at the plan's ``interval_level``).
 
 The built-in mechanisms are :data:`QUERY` (describe's: a centre, two sides searched
 outward and aimed at the query, a count and a clamped sum; docs/privacy.md §11) and
