@@ -91,8 +91,8 @@ def test_a_bad_level_is_one_line_and_nothing_written(frame, tmp_path: Path, caps
 def test_the_plot_bars_are_the_mean_intervals(frame):
     """The plot's bar of each mean runs from its released mean_low to mean_high."""
     pytest.importorskip("matplotlib")
-    from dprect.release.describe_plot import render_describe_figure
-    from dprect.release.describe_record import describe_record, table_rows
+    from dprect.release.aggregate_plot import render_describe_figure
+    from dprect.release.aggregate_record import describe_record, table_rows
 
     record = describe_record(_describe(frame))
     fig = render_describe_figure(record)
