@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from dprect.core.aggregates import Cell, DescribePlan, centred_integer_sum, choose_pivot
+from dprect.core.intervals import query_intervals
 from dprect.core.randomness import RandomSource
 from dprect.core.step_exponential import draw_step
 from dprect.core.tail_bounds import CandidateStream, candidates, draw_centre, tail_counts
@@ -58,7 +59,10 @@ def reference_describe(plan: DescribePlan, table: pa.Table, columns: Sequence[st
             assert plan.count_scale is not None
             noisy_n = len(x) + rng.discrete_laplace(plan.count_scale)
             if plan.sum_scale is None:  # count only: no sum noise
-                cells.append(Cell(lo, hi, float(max(noisy_n, 0))))
+                n_out = float(max(noisy_n, 0))
+                cells.append(Cell(lo, hi, n_out, intervals=query_intervals(
+                    ("count",), plan.interval_level, plan.count_epsilon, 0.0, k, lo, hi,
+                    c, 0.0, noisy_n, None, n_out, None, None)))
                 continue
             p = choose_pivot(lo, c, hi, plan.count_epsilon, plan.sum_epsilon)
             noisy_s = centred_integer_sum(x, lo, hi, p, k) + rng.discrete_laplace(
@@ -67,9 +71,14 @@ def reference_describe(plan: DescribePlan, table: pa.Table, columns: Sequence[st
             count = max(noisy_n, 0)
             mean = min(max(p + gamma * noisy_s / max(1, noisy_n), lo), hi)
             want = set(plan.statistics)
+            total = p * count + gamma * noisy_s
+            # the intervals: post-processing of the released values and ñ, S̃ (privacy.md §15)
+            spans = query_intervals(plan.statistics, plan.interval_level, plan.count_epsilon,
+                                    plan.sum_epsilon, k, lo, hi, p, gamma, noisy_n, noisy_s,
+                                    float(count), total, mean)
             cells.append(Cell(lo, hi, float(count) if "count" in want else None,
-                              p * count + gamma * noisy_s if "sum" in want else None,
-                              mean if "mean" in want else None))
+                              total if "sum" in want else None,
+                              mean if "mean" in want else None, spans))
         out.append(cells)
     return out
 

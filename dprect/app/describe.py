@@ -35,7 +35,8 @@ def describe(data: object, columns: Sequence[str] | None = None, *,
              statistics: Sequence[str] = STATISTICS, seed: int | None = None,
              neighbouring: str | None = None, beta: float | None = None,
              query_epsilon: float | None = None,
-             budget: PrivacyBudget | None = None) -> DescribeResult:
+             budget: PrivacyBudget | None = None,
+             interval_level: float | None = None) -> DescribeResult:
     """DP count, sum and mean per (public group, column), with private bounds aimed at
     the query, for one charge of ``epsilon`` (:mod:`dprect.core.aggregates`).
 
@@ -61,6 +62,8 @@ def describe(data: object, columns: Sequence[str] | None = None, *,
         target of clipped rows (default: the plan's own sum ε).
     budget : a :class:`~dprect.PrivacyBudget`: the plan's guarantee is charged to it before
         any noise is drawn (refused past its cap, nothing computed).
+    interval_level : the stated level of each statistic's noise interval (default 0.95;
+        post-processing, no budget: :mod:`dprect.core.intervals`).
 
     Returns a :class:`~dprect.core.aggregates.DescribeResult`: ``cells[g][j]`` (lower,
     upper, count, sum, mean), ``rows()``, ``plan`` (public; ``plan.table()`` is the
@@ -71,7 +74,7 @@ def describe(data: object, columns: Sequence[str] | None = None, *,
     result = aggregate(data, columns, statistics=("bounds", *statistics), epsilon=epsilon,
                        delta=delta, group_by=group_by, groups=groups, seed=seed,
                        neighbouring=neighbouring, beta=beta, query_epsilon=query_epsilon,
-                       budget=budget)
+                       budget=budget, interval_level=interval_level)
     assert isinstance(result, DescribeResult)
     return result
 
@@ -82,7 +85,8 @@ def aggregate(data: object, columns: Sequence[str] | None = None, *,
               seed: int | None = None, neighbouring: str | None = None,
               beta: float | None = None, budget: PrivacyBudget | None = None,
               query_epsilon: float | None = None, coverage: float | None = None,
-              grid: GridArg = None, rows: int | None = None
+              grid: GridArg = None, rows: int | None = None,
+              interval_level: float | None = None
               ) -> BoundsResult | DescribeResult | QuantileResult:
     """Any list of statistics per (public group, column) for one charge of ``epsilon``
     (issue #41; the statistics are :mod:`dprect.core.statistic`'s): ``"coverage"`` —
@@ -96,7 +100,8 @@ def aggregate(data: object, columns: Sequence[str] | None = None, *,
     each row also flags a cell whose noisy count is below the plan's ``rows_needed``).
     One run draws one mechanism's statistics; an option of another mechanism is refused.
     :func:`dprect.bounds` and :func:`describe` are its presets (``["coverage"]`` and
-    ``["bounds", "count", "sum", "mean"]``). The other parameters are theirs. Returns a
+    ``["bounds", "count", "sum", "mean"]``). The other parameters (``interval_level`` too:
+    the level of the noise intervals, not the quantiles') are theirs. Returns a
     :class:`~dprect.core.bounds.BoundsResult`, a
     :class:`~dprect.core.aggregates.DescribeResult` or a
     :class:`~dprect.core.quantile_release.QuantileResult`."""
@@ -104,9 +109,9 @@ def aggregate(data: object, columns: Sequence[str] | None = None, *,
     from dprect.app.api import grouped_columns
 
     if _quantiles_asked(statistics):
-        if (query_epsilon, coverage, grid, rows) != (None, None, None, None):
-            raise ParameterError("query_epsilon, coverage, grid and rows are not the "
-                                 "quantiles' options")
+        if (query_epsilon, coverage, grid, rows, interval_level) != (None,) * 5:
+            raise ParameterError("query_epsilon, coverage, grid, rows and interval_level "
+                                 "are not the quantiles' options")
         return _quantiles(data, columns, statistics, epsilon=epsilon, delta=delta,
                           group_by=group_by, groups=groups, seed=seed,
                           neighbouring=neighbouring, beta=beta, budget=budget)
@@ -118,7 +123,8 @@ def aggregate(data: object, columns: Sequence[str] | None = None, *,
     the_plan = plan_of(mechanism, {"columns": names, "epsilon": epsilon, "delta": delta,
                                    "coverage": coverage, "beta": beta,
                                    "neighbouring": neighbouring, "grid": grid, "rows": rows,
-                                   "query_epsilon": query_epsilon}, asked)
+                                   "query_epsilon": query_epsilon,
+                                   "interval_level": interval_level}, asked)
     rng = RandomSource(seed=seed)
     with charged(budget, the_plan.guarantee, mechanism.name, names) as ticket:
         cells = grouped_statistics(values, group, len(group_list),
@@ -167,7 +173,8 @@ def bounds(data: object, columns: Sequence[str] | None = None, *, epsilon: float
            beta: float | None = None, neighbouring: str | None = None, grid: GridArg = None,
            group_by: object = None, groups: Sequence[object] | None = None,
            rows: int | None = None, seed: int | None = None,
-           budget: PrivacyBudget | None = None) -> BoundsResult:
+           budget: PrivacyBudget | None = None,
+           interval_level: float | None = None) -> BoundsResult:
     """Private clamping bounds: per column (and per listed group) a lower and an upper
     bound that cover about ``coverage`` of its values (:mod:`dprect.core.bounds`).
 
@@ -195,6 +202,7 @@ def bounds(data: object, columns: Sequence[str] | None = None, *, epsilon: float
     seed : for tests only — a seeded result is not private and says so.
     budget : a :class:`~dprect.PrivacyBudget`: the plan's guarantee is charged to it before
         any noise is drawn (refused past its cap, nothing computed).
+    interval_level : the level of each bound's ``rank_error`` (default 0.95).
 
     Returns a :class:`~dprect.core.bounds.BoundsResult` (``lower[g][j]``,
     ``upper[g][j]``, ``guarantee``, ``library_forms()``, ``to_json()``). Errors depend
@@ -203,7 +211,7 @@ def bounds(data: object, columns: Sequence[str] | None = None, *, epsilon: float
     result = aggregate(data, columns, statistics=("coverage",), epsilon=epsilon, delta=delta,
                        coverage=coverage, beta=beta, neighbouring=neighbouring, grid=grid,
                        group_by=group_by, groups=groups, rows=rows, seed=seed,
-                       budget=budget)
+                       budget=budget, interval_level=interval_level)
     assert isinstance(result, BoundsResult)
     return result
 

@@ -102,6 +102,7 @@ from dprect.core.describe_stats import (
 )
 from dprect.core.errors import ParameterError
 from dprect.core.guarantee_check import CheckReport, check_describe_plan
+from dprect.core.intervals import DEFAULT_LEVEL, query_intervals
 from dprect.core.randomness import SEEDED_WARNING, RandomSource
 from dprect.core.request import DescribeRequest, Neighbouring, check_run_epsilon
 from dprect.core.statistic import noises_drawn
@@ -151,6 +152,8 @@ class DescribePlan:
     #: k = 2^K: the integer sum's per-row clip (its sensitivity), read by the sum itself
     sum_sensitivity: int = 1 << SUM_FRACTION_BITS
     check: CheckReport | None = None
+    #: the stated level of the released noise intervals (:mod:`dprect.core.intervals`)
+    interval_level: float = DEFAULT_LEVEL
 
     # the exact rates and scales the samplers use (the check re-derives ε from these;
     # made once per plan, not once per cell)
@@ -287,6 +290,7 @@ class DescribePlan:
             "runaway_probability_at_most": {f"{k}_steps": self.runaway(k)
                                             for k in RUNAWAY_STEPS},
             "beta": self.beta,
+            "interval_level": self.interval_level,
             "guarantee": self.guarantee.to_json(),
             **({} if self.check is None else {"guarantee_check": self.check.to_json()}),
         }
@@ -362,8 +366,8 @@ def _check_epsilon(x: object, name: str) -> float:
 def plan_describe(epsilon: float, columns: int, *, delta: float | None = None,
                   neighbouring: str | None = None,
                   statistics: Sequence[str] = STATISTICS,
-                  query_epsilon: float | None = None, beta: float | None = None
-                  ) -> DescribePlan:
+                  query_epsilon: float | None = None, beta: float | None = None,
+                  interval_level: float | None = None) -> DescribePlan:
     """The plan of a describe run (nothing here looks at data). ``delta``, ``beta`` and
     ``neighbouring`` default as :class:`~dprect.core.request.DescribeRequest` says.
     ``statistics=()`` spends the whole budget on the bounds; its target is then set by
@@ -372,7 +376,8 @@ def plan_describe(epsilon: float, columns: int, *, delta: float | None = None,
     at."""
     eps = _check_epsilon(epsilon, "epsilon")
     given: dict[str, Any] = {k: v for k, v in (("delta", delta), ("beta", beta),
-                                               ("neighbouring", neighbouring))
+                                               ("neighbouring", neighbouring),
+                                               ("interval_level", interval_level))
                              if v is not None}
     request = DescribeRequest(eps, **given)
     delta, beta, nb = request.delta, request.beta, request.neighbouring
@@ -426,7 +431,7 @@ def plan_describe(epsilon: float, columns: int, *, delta: float | None = None,
                              columns=columns, statistics=stats, centre_epsilon=eps_c,
                              side_epsilon=eps_sides,
                              count_epsilon=eps_n, sum_epsilon=eps_s, target=target,
-                             guarantee=g, beta=beta)
+                             guarantee=g, beta=beta, interval_level=request.interval_level)
     return dataclasses.replace(unchecked, check=check_describe_plan(unchecked))
 
 
@@ -452,6 +457,13 @@ class Cell:
     count: float | None = None
     sum: float | None = None
     mean: float | None = None
+    #: (statistic, low, high): each released statistic's noise interval at the plan's
+    #: level (:func:`dprect.core.intervals.query_intervals`)
+    intervals: tuple[tuple[str, float, float], ...] = ()
+
+    def interval(self, statistic: str) -> tuple[float, float] | None:
+        """The noise interval of ``statistic`` (None when it was not released)."""
+        return next(((lo, hi) for s, lo, hi in self.intervals if s == statistic), None)
 
 
 def choose_pivot(lower: float, centre: float, upper: float, count_epsilon: float,
@@ -628,15 +640,22 @@ def finish_cell(plan: DescribePlan, centre: float, stats: CellStatistics,
     assert count_scale is not None
     noisy_n = stats.rows + rng.discrete_laplace(count_scale)
     if sum_scale is None:  # count only: no sum noise is drawn
-        return Cell(lo, hi, float(max(noisy_n, 0)))
+        count_only = float(max(noisy_n, 0))
+        return Cell(lo, hi, count_only, intervals=query_intervals(
+            ("count",), plan.interval_level, plan.count_epsilon, plan.sum_epsilon,
+            plan.sum_sensitivity, lo, hi, centre, 0.0, noisy_n, None, count_only, None,
+            None))
     pivot = choose_pivot(lo, centre, hi, plan.count_epsilon, plan.sum_epsilon)
     s_int, gamma = _sum_and_step(stats, kl, ku, lo, hi, pivot, plan.sum_sensitivity)
     noisy_s = s_int + rng.discrete_laplace(sum_scale)
     count = max(noisy_n, 0)
     total, mean = released_sum_mean(pivot, gamma, noisy_s, noisy_n, lo, hi)
     want = set(plan.statistics)
+    spans = query_intervals(plan.statistics, plan.interval_level, plan.count_epsilon,
+                            plan.sum_epsilon, plan.sum_sensitivity, lo, hi, pivot, gamma,
+                            noisy_n, noisy_s, float(count), total, mean)
     return Cell(lo, hi, float(count) if "count" in want else None,
-                total if "sum" in want else None, mean if "mean" in want else None)
+                total if "sum" in want else None, mean if "mean" in want else None, spans)
 
 
 def released_sum_mean(pivot: float, gamma: float, noisy_s: int, noisy_n: int,
@@ -746,6 +765,8 @@ class DescribeResult:
                                        "upper": cell.upper}
                 for s in self.plan.statistics:
                     row[s] = getattr(cell, s)
+                    span = cell.interval(s)
+                    row[f"{s}_low"], row[f"{s}_high"] = span if span else (None, None)
                 out.append(row)
         return out
 
