@@ -170,7 +170,8 @@ def test_the_job_gives_the_quantiles_its_interval_level(
 
     argv = ["--config", str(REPO / "conf" / "aggregate.yaml")]
     for item in (f"input={INPUT}", "format=csv", "columns=[x]", "statistics=median",
-                 "group_by=g", "groups=[a,b,c]", "interval_level=0.8", f"output={tmp_path / 'job.json'}", f"seed={SEED}"):
+                 "group_by=g", "groups=[a,b,c]", "interval_level=0.8",
+                 f"output={tmp_path / 'job.json'}", f"seed={SEED}"):
         argv += ["--set", item]
     assert job.main(argv, route=NumpyGroupedRoute()) == 0
     record = json.loads((tmp_path / "job.json").read_text())

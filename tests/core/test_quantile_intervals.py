@@ -139,6 +139,10 @@ def test_small_groups_have_no_interval_and_the_level_is_post_processing():
     p50 = plan_quantiles(["1/10", "1/2"], 1.0, interval_level=0.5)
     assert p95.interval_rank_error > p50.interval_rank_error > 0
     assert p95.branch(-1).interval_rank_error is None
+    for qs in (["1/2"], ["1/100", "1/2", "99/100"]):  # unflagged cells carry an interval
+        for eps, beta in ((0.1, 1e-3), (1.0, 0.5), (8.0, 1e-9)):
+            p = plan_quantiles(qs, eps, beta=beta)
+            assert p.split_rows <= p.rows_needed()
     for x, want in ((big, (p95.interval_rank_error, p50.interval_rank_error)),
                     (small, (None, None))):
         a = release_cell(quantile_statistics(x, p95), p95, _seeded(3))
