@@ -330,6 +330,8 @@ def check_fit_plan(method_plan: Any, domains: Sequence[Domain], *, beta: float,
             big_r != len(_rounds_of(shape, len(domains))):
         raise _refuse(product, "its rounds are not one per side of every axis", g.epsilon,
                       g.delta)
+    if p.method == "quantiles":
+        return _check_quantiles(p, len(domains), shape)
     eps0 = _dec(p.ip_epsilon)
     beta_ip = _dec(p.ip_beta)
     if not 0 < p.ip_beta or Fraction(p.ip_beta) * 2 * big_r > Fraction(beta):  # exact
@@ -399,6 +401,53 @@ def check_fit_plan(method_plan: Any, domains: Sequence[Domain], *, beta: float,
             best = _Route(f"{best.name}; + a count of the positives with discrete Laplace "
                           f"noise ({_float_up(count_eps):.6g}, 0) by basic composition",
                           best.epsilon + count_eps, best.delta)  # ≤ the target: exact
+    return _report(product, best, g.neighbouring, details)
+
+
+def _check_quantiles(p: Any, dims: int, shape: str) -> CheckReport:
+    """The quantile box (docs/privacy.md §15), from the rates its sampler draws with: per
+    axis the centre's depth mechanism at rate c (weight exp(c·depth), depth sensitivity 1:
+    2c-DP and 2c-bounded-range; none for the origin shape, whose centre is the public 0)
+    and the side pair's step mechanism at ε_s (weight exp(−ε_s·clipped − μ·step), a
+    monotone sensitivity-1 score: ε_s-DP and ε_s-bounded-range; the two sides read
+    disjoint rows: parallel); all 2d (d) mechanisms composed as R ε₀-bounded-range
+    mechanisms, ε₀ the largest of their ε's; auto's count by basic composition."""
+    g = p.guarantee
+    product = "rectangle"
+    d = p.details
+    try:
+        side = Fraction(str(d["side_epsilon"]))
+        centre = None if d.get("centre_rate") is None else Fraction(str(d["centre_rate"]))
+        decay = Fraction(str(d["decay"]))
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        raise _refuse(product, "its quantile rates cannot be read", g.epsilon,
+                      g.delta) from None
+    origin = shape == "origin"
+    if side <= 0 or decay <= 0 or (centre is None) != origin or (
+            centre is not None and centre <= 0):
+        raise _refuse(product, "its quantile rates are not positive (or its centre does "
+                      "not match its shape)", g.epsilon, g.delta)
+    mechanisms = dims if origin else 2 * dims  # (centres) + side pairs
+    eps0 = _high(_dec(side)) if centre is None else _high(max(_dec(side), _dec(2 * centre)))
+    eps_a, delta_a = _add_remove_target(g.epsilon, g.delta, g.neighbouring)
+    details: dict[str, Any] = {"mechanisms": mechanisms}
+    count_eps = _count_epsilon(d.get("private_count"))
+    if count_eps is not None:
+        with decimal.localcontext(_CONTEXT):
+            eps_a = eps_a - count_eps
+        details["private_count_epsilon"] = _float_up(count_eps)
+        if eps_a <= 0:
+            raise _refuse(product, "its private count spends the whole epsilon", g.epsilon,
+                          g.delta)
+    best = _best(_composition_routes(eps0, mechanisms, eps_a, delta_a), eps_a, delta_a)
+    if best is None:
+        raise _refuse(product, "no route re-derives its stated guarantee from its quantile "
+                      f"rates (side {float(side)!r})", g.epsilon, g.delta)
+    if count_eps is not None:
+        with decimal.localcontext(_CONTEXT):
+            best = _Route(f"{best.name}; + a count of the positives with discrete Laplace "
+                          f"noise ({_float_up(count_eps):.6g}, 0) by basic composition",
+                          best.epsilon + count_eps, best.delta)
     return _report(product, best, g.neighbouring, details)
 
 

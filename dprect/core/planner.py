@@ -74,6 +74,7 @@ from dprect.core.expectation import DEFAULT_TARGET_SHARE, Expectation, Sizing
 from dprect.core.guarantee_check import CheckReport, check_fit_plan
 from dprect.core.interior_point import interior_point_size
 from dprect.core.margins import LaplaceLaw, MarginLaw, StaircaseLaw
+from dprect.core.quantile_box import predicted_clip, quantile_decay, side_target, widening
 from dprect.core.request import (
     Accounting,
     BudgetOptions,
@@ -99,6 +100,11 @@ MAX_IP_SIZE = 10**6
 #: to N_t − 1 positives and an engine reads N_t ranks, so a plan expecting more than this
 #: per round is useless and slow. (The composition baseline's block is Δ₀.)
 MAX_EXPECTED_MARGIN = 10**8
+#: ``auto`` picks the quantile box over the choice between the other two only when, at N,
+#: that choice is predicted to leave out more than this share of N MORE positives than the
+#: box (:func:`_safe_choice`): the box's bounds reach past the data by design (its prior's
+#: overshoot), the others' stay inside, so it must win clearly on the positives
+AUTO_QUANTILES_GAP = 0.05
 #: ``auto`` picks RandMargins only when it is predicted to misclassify at most this share
 #: fewer positives than the composition baseline (:func:`_safe_choice`)
 AUTO_MARGIN = 0.10
@@ -147,6 +153,8 @@ class MethodPlan:
 
     @property
     def predicted_misclassified(self) -> float:
+        if self.method == "quantiles":  # large N, no target: R sides of ~1/ε rows each
+            return float(self.details["large_sample_clip"])
         return float(sum(r.predicted_misclassified for r in self.rounds))
 
     def tie_breaker(self, domains: Sequence[Domain]) -> TieBreaker:
@@ -561,6 +569,54 @@ def _plan_composition(eps_t: float, delta_t: float, domains: list[Domain],
     )
 
 
+def _plan_quantiles(eps_t: float, delta_t: float, domains: list[Domain],
+                    order: list[tuple[int, Side]], ip_beta: float,
+                    target_miss: float) -> MethodPlan:
+    """The quantile box (:mod:`dprect.core.quantile_box`): R = len(order) mechanisms (per
+    axis the centre and the side pair; the side alone for the origin shape), each
+    ε₀-DP and ε₀-bounded-range, composed as the composition baseline's R rounds
+    (:func:`composition_br`; docs/privacy.md §15) — the same ε₀. The centre's rate is
+    ε₀/2 (the depth score moves both ways), the sides' ε₀ (a monotone score), both the
+    exact rationals of the float ε₀ the sampler uses; the prior's decay
+    μ = min(1/2, ε₀) (:func:`~dprect.core.quantile_box.quantile_decay`)."""
+    rounds = len(order)
+    try:
+        eps0 = composition_br_epsilon(eps_t, delta_t, rounds, use_dp_accounting=False)
+    except ParameterError:
+        eps0 = 0.0
+    eps = eps0 * _SHRINK
+    if not eps > 0:
+        raise _OverLimit("a positive epsilon per mechanism", math.inf)
+    guarantee = _within_budget(
+        composition_br(eps, rounds=rounds, delta=delta_t, use_dp_accounting=False),
+        eps_t, delta_t)
+    side = Fraction(eps)
+    origin = all(s == "hi" for _, s in order)
+    rs = tuple(RoundPlan(axis, s, domains[axis].size, 0, None) for axis, s in order)
+    return MethodPlan(
+        method="quantiles", accounting="composition", ip_epsilon=eps, ip_beta=ip_beta,
+        rounds=rs, guarantee=guarantee,
+        details={"centre_rate": str(side / 2) if not origin else None,
+                 "side_epsilon": str(side), "decay": str(quantile_decay(side)),
+                 "target_miss": target_miss, "shape_rounds": rounds,
+                 "large_sample_clip": rounds / eps,
+                 "widening": widening()})
+
+
+def quantiles_predicted(method: MethodPlan, positives: int) -> float:
+    """The quantile box's predicted positives outside at N = ``positives``: per side
+    :func:`~dprect.core.quantile_box.predicted_clip` with the side's share of N (N/2 on
+    each side of a centre; N for the origin shape's one side) and its target, summed
+    over the sides, at most N."""
+    sides = len(method.rounds)
+    origin = method.details.get("centre_rate") is None
+    rows = positives if origin else positives / 2
+    target = side_target(float(method.details.get("target_miss") or 0.0), positives, sides)
+    eps = float(Fraction(method.details["side_epsilon"]))
+    mu = float(Fraction(method.details["decay"]))
+    return float(min(positives, sides * predicted_clip(eps, rows, target, mu)))
+
+
 def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None = None,
          dims: int | None = None, grid: GridArg = None, positives: int | None = None,
          target_share: float = DEFAULT_TARGET_SHARE, features: Sequence[str] | None = None,
@@ -639,8 +695,18 @@ def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None 
             replace_one(rm.guarantee), epsilon, delta))
         comp = None if comp is None else _with_guarantee(comp, _within_budget(
             replace_one(comp.guarantee), epsilon, delta))
-    candidates = {name: c for name, c in (("randmargins", rm), ("composition", comp))
-                  if c is not None}
+    quant = None
+    if method in (Method.AUTO, Method.QUANTILES):
+        try:
+            quant = _plan_quantiles(eps_ar, delta_ar, list(domains), order, ip_beta,
+                                    req.target_miss)
+        except _OverLimit as exc:
+            over["quantiles"] = exc
+    if req.neighbouring is Neighbouring.REPLACE_ONE and quant is not None:
+        quant = _with_guarantee(quant, _within_budget(replace_one(quant.guarantee), epsilon,
+                                                      delta))
+    candidates = {name: c for name, c in (("randmargins", rm), ("composition", comp),
+                                          ("quantiles", quant)) if c is not None}
     auto = method is Method.AUTO
     wanted = list(candidates) if auto else [method.value]
     if not all(name in candidates for name in wanted) or not candidates:
@@ -652,10 +718,15 @@ def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None 
                 for name, exc in over.items()}
     if paper and delta == 0.0:
         excluded["randmargins"] = "the paper's accounting needs delta > 0"
-    if (auto and auto_count and sizing.positives is None and chosen.method == "randmargins"
-            and len(candidates) == 2):
+    if req.target_miss and sizing.positives is None and not (
+            auto and auto_count) and "quantiles" in wanted:
+        raise ParameterError("target_miss needs N: give positives (a public estimate of "
+                             "the positive rows) or use method='auto', which counts them")
+    if (auto and auto_count and sizing.positives is None and len(candidates) >= 2
+            and (chosen.method == "randmargins" or "quantiles" in candidates)):
         counted = _counting_candidates(req, list(domains), order, ip_beta, margin_law.value,
-                                       continuous, eps_ar, delta_ar, paper=paper)
+                                       continuous, eps_ar, delta_ar, paper=paper,
+                                       names=tuple(candidates))
         if counted is not None:
             count, candidates = counted
             chosen = _safe_choice(list(candidates.values()), None)
@@ -674,7 +745,8 @@ def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None 
 def _counting_candidates(req: PlanRequest, domains: list[Domain],
                          order: list[tuple[int, Side]], ip_beta: float, margin_law: str,
                          continuous: frozenset[int], eps_ar: float, delta_ar: float, *,
-                         paper: bool = False
+                         paper: bool = False,
+                         names: tuple[str, ...] = ("randmargins", "composition")
                          ) -> tuple[PrivateCount, dict[str, MethodPlan]] | None:
     """``auto``'s counting route (:mod:`dprect.core.auto_count`): the count at ε_c =
     ε/1000 of the add/remove budget, both candidates at (ε − ε_c, δ), each stating the
@@ -685,24 +757,31 @@ def _counting_candidates(req: PlanRequest, domains: list[Domain],
     rest = eps_ar - count.epsilon
     while rest + count.epsilon > eps_ar:  # float rounding: never above the budget
         rest = math.nextafter(rest, 0.0)
+    planned: list[MethodPlan] = []
     try:
-        rm = (_plan_paper(rest, delta_ar, domains, order, ip_beta) if paper else
-              _plan_refined(rest, delta_ar, domains, order, ip_beta, margin_law, continuous))
-        comp = _plan_composition(rest, delta_ar, domains, order, ip_beta)
+        if "randmargins" in names:
+            planned.append(
+                _plan_paper(rest, delta_ar, domains, order, ip_beta) if paper else
+                _plan_refined(rest, delta_ar, domains, order, ip_beta, margin_law,
+                              continuous))
+        planned.append(_plan_composition(rest, delta_ar, domains, order, ip_beta))
+        if "quantiles" in names:
+            planned.append(_plan_quantiles(rest, delta_ar, domains, order, ip_beta,
+                                           req.target_miss))
     except (_OverLimit, ParameterError):
         return None
-    eps = max(_sum_up(c.guarantee.epsilon, count.epsilon) for c in (rm, comp))
-    dlt = max(rm.guarantee.delta, comp.guarantee.delta)
-    # one statement for both (the ledger reserves it before the choice is made)
+    eps = max(_sum_up(c.guarantee.epsilon, count.epsilon) for c in planned)
+    dlt = max(c.guarantee.delta for c in planned)
+    bounds = "; ".join(f"{c.method}: {c.guarantee.bound}" for c in planned)
+    # one statement for all (the ledger reserves it before the choice is made)
     g = _within_budget(Guarantee(
-        eps, dlt, rm.guarantee.neighbouring,
+        eps, dlt, planned[0].guarantee.neighbouring,
         f"private count of the positives ({count.epsilon:.6g}, 0) + the chosen method's "
-        f"rounds by basic composition (randmargins: {rm.guarantee.bound}; composition: "
-        f"{comp.guarantee.bound})"), eps_ar, delta_ar)
+        f"rounds by basic composition ({bounds})"), eps_ar, delta_ar)
     if req.neighbouring is Neighbouring.REPLACE_ONE:
         g = _within_budget(replace_one(g), req.epsilon, req.delta)
     out: dict[str, MethodPlan] = {}
-    for c in (rm, comp):
+    for c in planned:
         details = {**c.details, "private_count": count.to_json()}
         out[c.method] = MethodPlan(c.method, c.accounting, c.ip_epsilon, c.ip_beta,
                                    c.rounds, g, details)
@@ -789,6 +868,21 @@ def _safe_choice(options: list[MethodPlan], positives: int | None = None) -> Met
     if len(options) == 1:
         return options[0]
     by_name = {c.method: c for c in options}
+    quant = by_name.pop("quantiles", None)
+    old = _old_choice(by_name, positives)
+    if quant is None:
+        assert old is not None
+        return old
+    if old is None or (positives is not None and predicted_at(quant, positives)
+                       + AUTO_QUANTILES_GAP * positives < predicted_at(old, positives)):
+        return quant
+    return old
+
+
+def _old_choice(by_name: dict[str, MethodPlan], positives: int | None) -> MethodPlan | None:
+    """The choice between RandMargins and the composition baseline (:func:`_safe_choice`)."""
+    if len(by_name) < 2:
+        return next(iter(by_name.values()), None)
     rm, comp = by_name["randmargins"], by_name["composition"]
     if predicted_at(rm, positives) <= (1 - AUTO_MARGIN) * predicted_at(comp, positives):
         return rm
@@ -803,6 +897,8 @@ def predicted_at(method: MethodPlan, positives: int | None) -> float:
     if positives is None:
         return method.predicted_misclassified
     n = float(positives)
+    if method.method == "quantiles":
+        return quantiles_predicted(method, int(positives))
     if method.method == "randmargins":
         return min(n, method.predicted_misclassified)
     keep = 1.0
