@@ -74,7 +74,13 @@ from dprect.core.expectation import DEFAULT_TARGET_SHARE, Expectation, Sizing
 from dprect.core.guarantee_check import CheckReport, check_fit_plan
 from dprect.core.interior_point import interior_point_size
 from dprect.core.margins import LaplaceLaw, MarginLaw, StaircaseLaw
-from dprect.core.quantile_box import predicted_clip, quantile_decay, side_target, widening
+from dprect.core.quantile_box import (
+    coarse_bins,
+    predicted_clip,
+    quantile_decay,
+    side_target,
+    widening,
+)
 from dprect.core.request import (
     Accounting,
     BudgetOptions,
@@ -585,8 +591,12 @@ def _plan_quantiles(eps_t: float, delta_t: float, domains: list[Domain],
     except ParameterError:
         eps0 = 0.0
     eps = eps0 * _SHRINK
-    if not eps > 0:
-        raise _OverLimit("a positive epsilon per mechanism", math.inf)
+    bins = max(coarse_bins(d) for d in domains)
+    needed = 4 * math.log(max(bins, 2)) / eps if eps > 0 else math.inf
+    if not needed <= MAX_IP_SIZE:  # also inf: a centre's depth must beat ln(bins)
+        amount = f"about {needed:.3g}" if math.isfinite(needed) else "unboundedly many"
+        raise _OverLimit(f"{amount} positives for its centres (limit MAX_IP_SIZE = "
+                         f"{MAX_IP_SIZE:,})", needed / MAX_IP_SIZE)
     guarantee = _within_budget(
         composition_br(eps, rounds=rounds, delta=delta_t, use_dp_accounting=False),
         eps_t, delta_t)
@@ -696,7 +706,10 @@ def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None 
         comp = None if comp is None else _with_guarantee(comp, _within_budget(
             replace_one(comp.guarantee), epsilon, delta))
     quant = None
-    if method in (Method.AUTO, Method.QUANTILES):
+    # auto considers the box only at a finite N (its public estimate, or the count it
+    # draws): at N = ∞ the box is never chosen (_safe_choice), so it is no candidate then
+    if method is Method.QUANTILES or (method is Method.AUTO and (
+            sizing.positives is not None or auto_count)):
         try:
             quant = _plan_quantiles(eps_ar, delta_ar, list(domains), order, ip_beta,
                                     req.target_miss)
@@ -745,8 +758,7 @@ def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None 
 def _counting_candidates(req: PlanRequest, domains: list[Domain],
                          order: list[tuple[int, Side]], ip_beta: float, margin_law: str,
                          continuous: frozenset[int], eps_ar: float, delta_ar: float, *,
-                         paper: bool = False,
-                         names: tuple[str, ...] = ("randmargins", "composition")
+                         paper: bool = False, names: tuple[str, ...] | None = None
                          ) -> tuple[PrivateCount, dict[str, MethodPlan]] | None:
     """``auto``'s counting route (:mod:`dprect.core.auto_count`): the count at ε_c =
     ε/1000 of the add/remove budget, both candidates at (ε − ε_c, δ), each stating the
@@ -759,13 +771,13 @@ def _counting_candidates(req: PlanRequest, domains: list[Domain],
         rest = math.nextafter(rest, 0.0)
     planned: list[MethodPlan] = []
     try:
-        if "randmargins" in names:
+        if names is None or Method.RANDMARGINS.value in names:
             planned.append(
                 _plan_paper(rest, delta_ar, domains, order, ip_beta) if paper else
                 _plan_refined(rest, delta_ar, domains, order, ip_beta, margin_law,
                               continuous))
         planned.append(_plan_composition(rest, delta_ar, domains, order, ip_beta))
-        if "quantiles" in names:
+        if names is not None and Method.QUANTILES.value in names:
             planned.append(_plan_quantiles(rest, delta_ar, domains, order, ip_beta,
                                            req.target_miss))
     except (_OverLimit, ParameterError):

@@ -17,7 +17,7 @@ from dprect.core.accounting import Guarantee
 from dprect.core.algorithms import resolve_auto, run_composition, run_plan, run_randmargins
 from dprect.core.auto_count import AUTO_COUNT_SHARE, PrivateCount
 from dprect.core.guarantee_check import GuaranteeCheckError, check_fit_plan
-from dprect.core.planner import AUTO_MARGIN, predicted_at
+from dprect.core.planner import AUTO_MARGIN, AUTO_QUANTILES_GAP, predicted_at
 from dprect.core.randomness import RandomSource
 from dprect.engines.numpy_engine import NumpyEngine
 
@@ -47,8 +47,10 @@ def test_no_count_with_an_estimate_a_forced_method_or_a_composition_choice():
     assert plan(domains=D256, positives=10**6, **BUDGET).count is None
     for method in ("randmargins", "composition"):
         assert plan(domains=D256, method=method, **BUDGET).count is None
-    small = plan(domains=[G32] * 16, **BUDGET)  # composition at N = ∞: N cannot change it
-    assert small.chosen.method == "composition" and small.count is None
+    # composition at N = ∞, but the quantile box may win at a small N (issue #44): counted
+    small = plan(domains=[G32] * 16, **BUDGET)
+    assert small.chosen.method == "composition" and small.count is not None
+    assert set(small.candidates) == {"randmargins", "composition", "quantiles"}
     assert plan(domains=D256, auto_count=False, **BUDGET).count is None
 
 
@@ -96,10 +98,16 @@ def test_the_choice_at_the_noisy_count(counting):
     RandMargins there), RandMargins at a very large N; N = max(count, 1)."""
     rm = counting.candidates["randmargins"]
     s_rm = rm.predicted_misclassified
+    comp, box = counting.candidates["composition"], counting.candidates["quantiles"]
     for noisy in (-40, 0, 1, 10**4, 10**6, int(s_rm)):
         r = counting.resolved(PrivateCount(counting.count.scale, noisy))
-        assert r.chosen.method == "composition" and not r.pending
-        assert r.check is counting.checks["composition"]
+        n = max(noisy, 1)
+        # between the two: composition; the quantile box where composition is predicted
+        # to leave AUTO_QUANTILES_GAP·N more positives out (issue #44)
+        expected = ("quantiles" if predicted_at(box, n) + AUTO_QUANTILES_GAP * n
+                    < predicted_at(comp, n) else "composition")
+        assert r.chosen.method == expected and not r.pending
+        assert r.check is counting.checks[expected]
         assert r.to_json()["positives_noisy"] == noisy
     r = counting.resolved(PrivateCount(counting.count.scale, 10**12))
     assert r.chosen.method == "randmargins"
