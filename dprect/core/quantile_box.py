@@ -53,7 +53,7 @@ from dprect.core.engine import Engine
 from dprect.core.errors import ParameterError
 from dprect.core.interior_point import sample_unimodal
 from dprect.core.randomness import RandomSource
-from dprect.core.step_exponential import DECAY, draw_step, runaway_bound
+from dprect.core.step_exponential import DECAY, draw_step
 from dprect.core.tail_bounds import centre_pieces_from_counts
 
 #: the centre's coarse grid: at most 2^CENTRE_BITS bins of 2^s grid points (a grid of up
@@ -244,6 +244,6 @@ def predicted_clip(side_epsilon: float, rows: float, target: float,
     return float(min(rows, (w * clipped).sum() / w.sum()))
 
 
-__all__ = ["CENTRE_BITS", "STEPS_PER_OCTAVE", "SideTrace", "coarse_bins", "coarse_shift",
-           "draw_centre", "offsets", "predicted_clip", "quantile_decay", "run_quantile_box", "runaway_bound",
-           "side_candidates", "side_target", "tail_counts", "widening"]
+__all__ = ["CENTRE_BITS", "FINE_BITS", "STEPS_PER_OCTAVE", "SideTrace", "coarse_bins",
+           "coarse_shift", "draw_centre", "offsets", "predicted_clip", "quantile_decay",
+           "run_quantile_box", "side_candidates", "side_target", "tail_counts", "widening"]

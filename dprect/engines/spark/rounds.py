@@ -76,9 +76,9 @@ class RoundsStrategy:
         width = len(cuts) + 1
 
         def count(batches):  # runs on the executors
-            import pyarrow as pa  # noqa: PLC0415
+            import pyarrow as pa
 
-            from dprect.engines.numpy_engine import bucket_counts  # noqa: PLC0415
+            from dprect.engines.numpy_engine import bucket_counts
             total = np.zeros(width, dtype=np.int64)
             for batch in batches:
                 values = batch.column(0).to_numpy(zero_copy_only=False)
