@@ -67,7 +67,7 @@ from dprect.core.accounting import (
     refined_guarantee,
     replace_one,
 )
-from dprect.core.auto_count import PrivateCount
+from dprect.core.auto_count import AUTO_COUNT_SHARE, PrivateCount
 from dprect.core.domains import Domain, GridArg, Side, feature_names, resolve_domains
 from dprect.core.errors import ParameterError
 from dprect.core.expectation import DEFAULT_TARGET_SHARE, Expectation, Sizing
@@ -107,10 +107,19 @@ MAX_IP_SIZE = 10**6
 #: per round is useless and slow. (The composition baseline's block is Δ₀.)
 MAX_EXPECTED_MARGIN = 10**8
 #: ``auto`` picks the quantile box over the choice between the other two only when, at N,
-#: that choice is predicted to leave out more than this share of N MORE positives than the
-#: box (:func:`_safe_choice`): the box's bounds reach past the data by design (its prior's
-#: overshoot), the others' stay inside, so it must win clearly on the positives
+#: that choice is predicted to leave out at least (1 − this share) of N — a nearly empty
+#: rectangle — and the box no more (:func:`_safe_choice`; the box is never predicted
+#: above N, and a box of few positives beats an empty rectangle). Not on a smaller predicted miss
+#: alone: the box's bounds reach past the data by design (its prior's overshoot, the
+#: negatives inside grow), the others' stay inside, and their predictions are pessimistic
+#: on real tables (docs/results.md §4: realised 0.4–1.0 of plan)
 AUTO_QUANTILES_GAP = 0.05
+#: the share of the add/remove ε ``auto`` spends on its private count when the count
+#: decides for the quantile box (not only between the other two: then
+#: :data:`~dprect.core.auto_count.AUTO_COUNT_SHARE`): the box's choice flips at a few
+#: hundred to a few thousand positives, where a count at ε/1000 (standard deviation
+#: ≈ 1414/ε) cannot tell a table of 50 from one of 3,000; at ε/50 it is ≈ 71/ε
+QUANTILES_COUNT_SHARE = Fraction(1, 50)
 #: ``auto`` picks RandMargins only when it is predicted to misclassify at most this share
 #: fewer positives than the composition baseline (:func:`_safe_choice`)
 AUTO_MARGIN = 0.10
@@ -255,8 +264,11 @@ class Plan:
         if self.count is None:
             return None
         eps = float(self.request.get("epsilon", 0.0))
+        share = ("1/1000" if "quantiles" not in self.candidates
+                 or self.candidates["quantiles"].details.get("count_share") is None
+                 else self.candidates["quantiles"].details["count_share"])
         text = (f"  auto (no --positives): spends epsilon {self.count.epsilon:.6g} "
-                f"(1/1000 of the add/remove epsilon) on a private count of the positives "
+                f"({share} of the add/remove epsilon) on a private count of the positives "
                 f"(discrete Laplace, scale {float(self.count.scale):.6g}) drawn first, then "
                 f"picks at N = max(count, 1); the methods run at the rest of epsilon={eps:g}")
         if self.count.noisy is not None:
@@ -739,7 +751,9 @@ def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None 
             and (chosen.method == "randmargins" or "quantiles" in candidates)):
         counted = _counting_candidates(req, list(domains), order, ip_beta, margin_law.value,
                                        continuous, eps_ar, delta_ar, paper=paper,
-                                       names=tuple(candidates))
+                                       names=tuple(candidates), share=(
+                                           AUTO_COUNT_SHARE if chosen.method == "randmargins"
+                                           else QUANTILES_COUNT_SHARE))
         if counted is not None:
             count, candidates = counted
             chosen = _safe_choice(list(candidates.values()), None)
@@ -758,14 +772,15 @@ def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None 
 def _counting_candidates(req: PlanRequest, domains: list[Domain],
                          order: list[tuple[int, Side]], ip_beta: float, margin_law: str,
                          continuous: frozenset[int], eps_ar: float, delta_ar: float, *,
-                         paper: bool = False, names: tuple[str, ...] | None = None
+                         paper: bool = False, names: tuple[str, ...] | None = None,
+                         share: Fraction = AUTO_COUNT_SHARE
                          ) -> tuple[PrivateCount, dict[str, MethodPlan]] | None:
     """``auto``'s counting route (:mod:`dprect.core.auto_count`): the count at ε_c =
     ε/1000 of the add/remove budget, both candidates at (ε − ε_c, δ), each stating the
     same total — the larger of their (method + count) guarantees by basic composition,
     then the replace-one image for a replace-one request. None if a candidate is over a
     plan-time limit at the smaller budget (the plan then stays at N = ∞, no count)."""
-    count = PrivateCount.for_budget(eps_ar)
+    count = PrivateCount.for_budget(eps_ar, share)
     rest = eps_ar - count.epsilon
     while rest + count.epsilon > eps_ar:  # float rounding: never above the budget
         rest = math.nextafter(rest, 0.0)
@@ -795,6 +810,8 @@ def _counting_candidates(req: PlanRequest, domains: list[Domain],
     out: dict[str, MethodPlan] = {}
     for c in planned:
         details = {**c.details, "private_count": count.to_json()}
+        if c.method == Method.QUANTILES.value:
+            details["count_share"] = str(share)
         out[c.method] = MethodPlan(c.method, c.accounting, c.ip_epsilon, c.ip_beta,
                                    c.rounds, g, details)
     return count, out
@@ -867,6 +884,10 @@ def _safe_choice(options: list[MethodPlan], positives: int | None = None) -> Met
     float-order values: :mod:`dprect.core.ties`) starves every later round. So RandMargins
     must win clearly to be chosen.
 
+    The quantile box (issue #44), when it is a candidate: at a finite N it replaces that
+    choice when the choice is predicted to leave out at least (1 − :data:`AUTO_QUANTILES_GAP`)
+    of N (a nearly empty rectangle) and the box no more; at N = None never.
+
     With a public estimate N of the positives (``positives``; never the data's count) both
     predictions are taken at N (:func:`predicted_at`): RandMargins removes its rounds'
     blocks from the remaining rows, disjointly, so it leaves min(N, Σ_t E[N_t] − Δ_t/2)
@@ -885,9 +906,12 @@ def _safe_choice(options: list[MethodPlan], positives: int | None = None) -> Met
     if quant is None:
         assert old is not None
         return old
-    if old is None or (positives is not None and predicted_at(quant, positives)
-                       + AUTO_QUANTILES_GAP * positives < predicted_at(old, positives)):
+    if old is None:
         return quant
+    if positives is not None:
+        at_old, at_box = predicted_at(old, positives), predicted_at(quant, positives)
+        if at_old >= (1 - AUTO_QUANTILES_GAP) * positives and at_box <= at_old:
+            return quant
     return old
 
 
