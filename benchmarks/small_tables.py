@@ -68,7 +68,7 @@ def run(tables: list[Any], trials: int) -> list[dict[str, Any]]:
         pos, neg = t.X[t.y], t.X[~t.y]
         peer = rd.Peer(t)
         for eps in EPSILONS:
-            cell: dict[str, Any] = {"table": t.name, "positives": int(len(pos)),
+            cell: dict[str, Any] = {"table": t.name, "positives": len(pos),
                                     "dims": int(t.X.shape[1]), "epsilon": eps}
             box_plan = dprect.plan(epsilon=eps, delta=DELTA, domains=t.domains,
                                    method="quantiles")
@@ -122,7 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     print("table          n+    d  eps   FN/FP/bal: composition | quantiles | auto | "
           "peer-q0.01   box plan   auto chose")
     rows = run(small_tables(args.tables), trials)
-    write_json(output_dir(None, args.quick) / "small_tables.json", {"trials": trials, "cells": rows})
+    write_json(output_dir(None, args.quick) / "small_tables.json",
+               {"trials": trials, "cells": rows})
     return 0
 
 
