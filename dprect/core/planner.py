@@ -76,6 +76,7 @@ from dprect.core.interior_point import interior_point_size
 from dprect.core.margins import LaplaceLaw, MarginLaw, StaircaseLaw
 from dprect.core.quantile_box import (
     coarse_bins,
+    overshoot_steps,
     predicted_clip,
     quantile_decay,
     side_target,
@@ -275,6 +276,31 @@ class Plan:
             text += f"; the count released: {self.count.noisy:,}"
         return text
 
+    def quantiles_line(self) -> str | None:
+        """The quantile box's target and its predicted FP-side widening (None when the
+        box is no candidate)."""
+        box = self.candidates.get(Method.QUANTILES.value)
+        if box is None:
+            return None
+        share = float(box.details.get("target_miss") or 0.0)
+        n = self.sizing.positives if self.sizing.positives is not None else (
+            self.count.positives if self.count is not None and self.count.noisy is not None
+            else None)
+        sides = len(box.rounds)
+        if share and n is not None:
+            aim = (f"target_miss={share:g}: each of its {sides} sides aims at "
+                   f"{side_target(share, n, sides):,} clipped rows (at N = {n:,})")
+        elif share:
+            aim = (f"target_miss={share:g}: each of its {sides} sides aims at "
+                   f"target_miss*N/{sides} clipped rows (N: auto's count)")
+        else:
+            aim = f"no target: each of its {sides} sides clips as few rows as its noise allows"
+        return (f"  quantiles: {aim}; a side lands on average "
+                f"{float(box.details['overshoot_steps']):.2g} steps past its target step, "
+                f"a bound about {100 * float(box.details['widening']):.0f}% farther from "
+                f"its axis's centre than the target's (more positives inside, and more "
+                f"negatives: the FP side)")
+
     def table(self) -> str:
         """A human-readable comparison of the candidates."""
         head = (f"{'method':<13}{'accounting':<12}{'eps/round':>11}{'IP size':>10}"
@@ -299,6 +325,9 @@ class Plan:
             lines.append(f"  re-derived by the independent check: ({self.check.epsilon:.6g}, "
                          f"{self.check.delta:.3g}) by {self.check.route}")
         said = self.count_line()
+        if said is not None:
+            lines.append(said)
+        said = self.quantiles_line()
         if said is not None:
             lines.append(said)
         lines.append("")
@@ -622,7 +651,8 @@ def _plan_quantiles(eps_t: float, delta_t: float, domains: list[Domain],
                  "side_epsilon": str(side), "decay": str(quantile_decay(side)),
                  "target_miss": target_miss, "shape_rounds": rounds,
                  "large_sample_clip": rounds / eps,
-                 "widening": widening()})
+                 "overshoot_steps": overshoot_steps(quantile_decay(side)),
+                 "widening": widening(quantile_decay(side))})
 
 
 def quantiles_predicted(method: MethodPlan, positives: int) -> float:

@@ -65,8 +65,6 @@ FINE_BITS = 4
 #: candidate offsets 2^(s − FINE_BITS + i/r): r steps per factor of 2 of the offset
 STEPS_PER_OCTAVE = 2
 
-_OVERSHOOT_STEPS = math.exp(-float(DECAY)) / -math.expm1(-float(DECAY))
-
 
 def coarse_shift(domain: Domain) -> int:
     """s: the centre's coarse bins hold 2^s grid points."""
@@ -212,10 +210,17 @@ def run_quantile_box(engine: Engine, domains: list[Domain], *, origin: bool,
 SPREAD_STEPS = 12
 
 
-def widening() -> float:
-    """The expected relative widening of a side past its target step: the prior's mean
-    overshoot e^−μ/(1 − e^−μ) steps, each a factor 2^(1/r) of the offset."""
-    return 2.0 ** (_OVERSHOOT_STEPS / STEPS_PER_OCTAVE) - 1.0
+def overshoot_steps(decay: Fraction = DECAY) -> float:
+    """The prior's mean overshoot past a side's target step, e^−μ/(1 − e^−μ) steps (the
+    law past the data is geometric, Lemma D3′)."""
+    mu = float(decay)
+    return math.exp(-mu) / -math.expm1(-mu)
+
+
+def widening(decay: Fraction = DECAY) -> float:
+    """The expected relative widening of a side past its target step: the mean overshoot
+    (:func:`overshoot_steps`), each step a factor 2^(1/r) of the offset from the centre."""
+    return 2.0 ** (overshoot_steps(decay) / STEPS_PER_OCTAVE) - 1.0
 
 
 def quantile_decay(side_epsilon: Fraction) -> Fraction:
@@ -245,5 +250,6 @@ def predicted_clip(side_epsilon: float, rows: float, target: float,
 
 
 __all__ = ["CENTRE_BITS", "FINE_BITS", "STEPS_PER_OCTAVE", "SideTrace", "coarse_bins",
-           "coarse_shift", "draw_centre", "offsets", "predicted_clip", "quantile_decay",
-           "run_quantile_box", "side_candidates", "side_target", "tail_counts", "widening"]
+           "coarse_shift", "draw_centre", "offsets", "overshoot_steps", "predicted_clip",
+           "quantile_decay", "run_quantile_box", "side_candidates", "side_target",
+           "tail_counts", "widening"]

@@ -141,3 +141,21 @@ def test_target_miss_needs_n() -> None:
     p = plan(epsilon=1.0, delta=1e-6, domains=[FloatOrder()], method="quantiles",
              target_miss=0.05, positives=1000)
     assert p.chosen.details["target_miss"] == 0.05
+
+
+def test_the_plan_prints_the_target_and_the_widening() -> None:
+    """Item 3 of issue #44: the target in rows per side at N, and the predicted FP-side
+    widening, the prior's mean overshoot e^−μ/(1 − e^−μ) steps of 2^(1/r) each."""
+    from dprect.core.quantile_box import STEPS_PER_OCTAVE, overshoot_steps
+
+    p = plan(epsilon=1.0, delta=1e-6, domains=[FloatOrder()] * 4, method="quantiles",
+             target_miss=0.05, positives=3000)
+    text = p.table()
+    assert "each of its 8 sides aims at 18 clipped rows (at N = 3,000)" in text
+    mu = Fraction(p.chosen.details["decay"])
+    steps = overshoot_steps(mu)
+    assert steps == pytest.approx(np.exp(-float(mu)) / (1 - np.exp(-float(mu))))
+    wide = 2 ** (steps / STEPS_PER_OCTAVE) - 1
+    assert f"about {100 * wide:.0f}% farther" in text
+    assert "quantiles:" not in plan(epsilon=1.0, delta=1e-6, domains=[FloatOrder()] * 4,
+                                    method="composition").table()
