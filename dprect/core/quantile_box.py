@@ -220,7 +220,7 @@ def overshoot_steps(decay: Fraction = DECAY) -> float:
 def widening(decay: Fraction = DECAY) -> float:
     """The expected relative widening of a side past its target step: the mean overshoot
     (:func:`overshoot_steps`), each step a factor 2^(1/r) of the offset from the centre."""
-    return 2.0 ** (overshoot_steps(decay) / STEPS_PER_OCTAVE) - 1.0
+    return 2.0 ** min(overshoot_steps(decay) / STEPS_PER_OCTAVE, 1000.0) - 1.0  # finite
 
 
 def quantile_decay(side_epsilon: Fraction) -> Fraction:
