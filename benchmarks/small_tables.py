@@ -4,7 +4,8 @@ error (FN + FP)/2.
 
 Tables: iris (setosa), wine (class 0), breast cancer, digits, weather, diamonds and flights
 (``benchmarks/real_data.py``'s tables and domains; iris and wine on the float order, the
-default). Methods, at (ε, δ = 10⁻⁶) for ε ∈ {0.5, 1, 4}: dprect ``composition``,
+default), and breast cancer and digits jittered (:func:`jittered`: no ties). Methods, at
+(ε, δ = 10⁻⁶) for ε ∈ {0.5, 1, 4}: dprect ``composition``,
 ``quantiles`` (the quantile box, ``dprect/core/quantile_box.py``) and ``auto`` (without a
 public N: it draws its private count); the peer: per-feature DP quantiles at α = 0.01 and
 0.99, 2d quantiles at ε/(2d) each — ``real_data.Peer``, the re-implementation of OpenDP's
@@ -18,6 +19,7 @@ table.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import warnings
 import zlib
@@ -27,7 +29,7 @@ import numpy as np
 from evidence_common import output_dir, write_json
 
 import dprect
-from dprect.core.domains import FloatOrder
+from dprect.core.domains import FloatOrder, Grid
 from dprect.core.planner import predicted_at
 from dprect.engines.numpy_engine import NumpyEngine
 
@@ -53,7 +55,24 @@ def small_tables(names: list[str] | None) -> list[Any]:
             out.append(load())
         except ImportError as exc:  # a table's package is not installed
             print(f"skipped {load.__name__}: {exc}", file=sys.stderr)
+    out += [jittered(t) for t in out if t.name in ("breast-cancer", "digits")]
     return [t for t in out if names is None or t.name in names]
+
+
+def jittered(table: Any) -> Any:
+    """The table with its ties broken (seeded, public): digits' pixels v ↦ v + U[0, 1) on
+    Grid(0, 17, 2^16); breast cancer's measurements x ↦ x·(1 + U(−½, ½)·10⁻³), still on
+    the float order — no two rows share a value."""
+    gen = np.random.default_rng(zlib.crc32(table.name.encode()))
+    X = table.X.copy()
+    if table.name == "digits":
+        X = X + gen.uniform(0.0, 1.0, size=X.shape)
+        domains = [Grid(0.0, 17.0, 2**16)] * X.shape[1]
+    else:
+        X = X * (1.0 + gen.uniform(-0.5e-3, 0.5e-3, size=X.shape))
+        domains = list(table.domains)
+    return dataclasses.replace(table, name=table.name + "-jittered", X=X, domains=domains,
+                               domain_notes=["jittered"] * X.shape[1])
 
 
 def _seed(*parts: object) -> int:
