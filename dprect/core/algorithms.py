@@ -151,7 +151,7 @@ def run_quantiles(engine: Engine, domains: list[Domain], plan: MethodPlan,
     target = side_target(float(d.get("target_miss") or 0.0), positives, len(plan.rounds))
     lo, hi = run_quantile_box(
         engine, domains, origin=origin,
-        centre_rate=Fraction(d["side_epsilon"]) / 2 if origin else Fraction(d["centre_rate"]),
+        centre_rate=Fraction(d["side_epsilon"]) if origin else Fraction(d["centre_rate"]),
         side_epsilon=Fraction(d["side_epsilon"]), target=target, rng=rng,
         decay=Fraction(d["decay"]), trace=trace)
     return Rectangle(lo, hi)

@@ -406,8 +406,9 @@ def check_fit_plan(method_plan: Any, domains: Sequence[Domain], *, beta: float,
 
 def _check_quantiles(p: Any, dims: int, shape: str) -> CheckReport:
     """The quantile box (docs/privacy.md §15), from the rates its sampler draws with: per
-    axis the centre's depth mechanism at rate c (weight exp(c·depth), depth sensitivity 1:
-    2c-DP and 2c-bounded-range; none for the origin shape, whose centre is the public 0)
+    axis the centre's depth mechanism at rate c (weight exp(c·depth); adding a row raises
+    every depth by 0 or 1 — a monotone sensitivity-1 score: c-DP and c-bounded-range;
+    none for the origin shape, whose centre is the public 0)
     and the side pair's step mechanism at ε_s (weight exp(−ε_s·clipped − μ·step), a
     monotone sensitivity-1 score: ε_s-DP and ε_s-bounded-range; the two sides read
     disjoint rows: parallel); all 2d (d) mechanisms composed as R ε₀-bounded-range
@@ -428,7 +429,7 @@ def _check_quantiles(p: Any, dims: int, shape: str) -> CheckReport:
         raise _refuse(product, "its quantile rates are not positive (or its centre does "
                       "not match its shape)", g.epsilon, g.delta)
     mechanisms = dims if origin else 2 * dims  # (centres) + side pairs
-    eps0 = _high(_dec(side)) if centre is None else _high(max(_dec(side), _dec(2 * centre)))
+    eps0 = _high(_dec(side)) if centre is None else _high(max(_dec(side), _dec(centre)))
     eps_a, delta_a = _add_remove_target(g.epsilon, g.delta, g.neighbouring)
     details: dict[str, Any] = {"mechanisms": mechanisms}
     count_eps = _count_epsilon(d.get("private_count"))

@@ -623,7 +623,7 @@ def _plan_quantiles(eps_t: float, delta_t: float, domains: list[Domain],
     axis the centre and the side pair; the side alone for the origin shape), each
     ε₀-DP and ε₀-bounded-range, composed as the composition baseline's R rounds
     (:func:`composition_br`; docs/privacy.md §15) — the same ε₀. The centre's rate is
-    ε₀/2 (the depth score moves both ways), the sides' ε₀ (a monotone score), both the
+    ε₀ and the sides' ε₀ (both scores are monotone under add/remove), both the
     exact rationals of the float ε₀ the sampler uses; the prior's decay
     μ = min(1/2, ε₀) (:func:`~dprect.core.quantile_box.quantile_decay`)."""
     rounds = len(order)
@@ -647,7 +647,7 @@ def _plan_quantiles(eps_t: float, delta_t: float, domains: list[Domain],
     return MethodPlan(
         method="quantiles", accounting="composition", ip_epsilon=eps, ip_beta=ip_beta,
         rounds=rs, guarantee=guarantee,
-        details={"centre_rate": str(side / 2) if not origin else None,
+        details={"centre_rate": str(side) if not origin else None,
                  "side_epsilon": str(side), "decay": str(quantile_decay(side)),
                  "target_miss": target_miss, "shape_rounds": rounds,
                  "large_sample_clip": rounds / eps,

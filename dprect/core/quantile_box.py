@@ -12,10 +12,11 @@ indices: the feature's public grid or the float order's 2^64 keys):
 1. **Centre** (general shape). The axis's grid is cut into B ≤ 2^:data:`CENTRE_BITS`
    public coarse bins of 2^s points (s = max(0, bitlen(m − 1) − CENTRE_BITS); for the
    float order 2^48 keys, a sixteenth of a binade); bin b is drawn with probability
-   ∝ exp((ε/2)·depth(b)), depth(b) = min(#{x in bins ≤ b}, #{x in bins ≥ b}) — the
-   interior point's depth mechanism on the coarse grid, ε-DP and ε-bounded-range
-   (:func:`~dprect.core.interior_point.sample_unimodal`, exact). The centre c = b·2^s.
-   The origin-anchored shape has the public centre c = 0 and no draw.
+   ∝ exp(ε·depth(b)), depth(b) = min(#{x in bins ≤ b}, #{x in bins ≥ b}) — the
+   interior point's depth mechanism on the coarse grid; adding a row raises every depth
+   by 0 or 1 (a monotone score), so at rate ε (not ε/2) it is ε-DP and ε-bounded-range
+   under add/remove (:func:`~dprect.core.interior_point.sample_unimodal`, exact). The
+   centre c = b·2^s. The origin-anchored shape has the public centre c = 0 and no draw.
 2. **Sides.** The candidates are public functions of c: U_0 = c and U_k = c + o_k on the
    hi side, L_0 = c and L_k = c − o_k on the lo side, o_k the distinct values of
    ⌊2^(s + i/r)⌋ (i = 0, 1, …; r = :data:`STEPS_PER_OCTAVE`), cut at the grid's end

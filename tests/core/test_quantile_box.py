@@ -100,8 +100,8 @@ def test_target_trades_positives_for_a_tighter_box() -> None:
 
 def test_plan_is_checked_and_a_wrong_rate_is_refused() -> None:
     """The check re-derives the box from the rates the sampler uses: doubling the
-    centre's rate (a depth mechanism at rate c is 2c-DP) or the sides' ε breaks the
-    stated guarantee, and the check refuses."""
+    centre's rate (a monotone depth mechanism at rate c is c-DP under add/remove) or the
+    sides' ε breaks the stated guarantee, and the check refuses."""
     doms = [FloatOrder()] * 3
     p = plan(epsilon=1.0, delta=1e-6, domains=doms, method="quantiles")
     q = p.chosen
