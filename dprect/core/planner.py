@@ -77,6 +77,7 @@ from dprect.core.margins import LaplaceLaw, MarginLaw, StaircaseLaw
 from dprect.core.quantile_box import (
     coarse_bins,
     overshoot_steps,
+    predicted_axis_clip,
     predicted_clip,
     quantile_decay,
     side_target,
@@ -665,17 +666,31 @@ def _plan_quantiles(eps_t: float, delta_t: float, domains: list[Domain],
 
 
 def quantiles_predicted(method: MethodPlan, positives: int) -> float:
-    """The quantile box's predicted positives outside at N = ``positives``: per side
-    :func:`~dprect.core.quantile_box.predicted_clip` with the side's share of N (N/2 on
-    each side of a centre; N for the origin shape's one side) and its target, summed
-    over the sides, at most N."""
+    """The quantile box's predicted positives outside at N = ``positives``: per axis its
+    expected clip c_j — :func:`~dprect.core.quantile_box.predicted_axis_clip` (the centre
+    in the data or not, then the sides), or for the origin shape's one side
+    :func:`~dprect.core.quantile_box.predicted_clip` on all N — with each side's target;
+    the axes' clips overlap as composition's rounds do (each a share c_j/N of the
+    positives, independent across the axes): N·(1 − Π_j (1 − c_j/N))."""
     sides = len(method.rounds)
     origin = method.details.get("centre_rate") is None
-    rows = positives if origin else positives / 2
     target = side_target(float(method.details.get("target_miss") or 0.0), positives, sides)
     eps = float(Fraction(method.details["side_epsilon"]))
     mu = float(Fraction(method.details["decay"]))
-    return float(min(positives, sides * predicted_clip(eps, rows, target, mu)))
+    n = float(max(positives, 1))
+    keep = 0.0  # log Π_j (1 − c_j/N)
+    for r in method.rounds:
+        if origin:
+            clip = predicted_clip(eps, n, target, mu)
+        elif r.side == "lo":
+            continue  # the axis's two sides are counted once, with its hi round
+        else:
+            clip = predicted_axis_clip(eps, n, target, mu, r.grid_size)
+        share = min(1.0, clip / n)
+        if share >= 1.0:
+            return float(positives)
+        keep += math.log1p(-share)
+    return float(min(positives, n * -math.expm1(keep)))
 
 
 def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None = None,

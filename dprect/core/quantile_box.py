@@ -205,10 +205,18 @@ def run_quantile_box(engine: Engine, domains: list[Domain], *, origin: bool,
 
 
 # -- the planner's expectation ------------------------------------------------------------
-#: the model's steps from the centre to a side's data edge (module docstring of the
-#: planner's prediction, :func:`predicted_clip`): about this many candidate steps hold a
-#: side's rows, calibrated on the real tables of docs/results.md §4
-SPREAD_STEPS = 12
+#: the model's candidate steps (:func:`predicted_clip`), in steps of 2^(1/r) of the
+#: offset from the centre relative to the rows' scale σ: from σ/2^(INSIDE_STEPS/r) (a
+#: side's innermost steps hold nearly all its rows) to σ·2^(OUTSIDE_STEPS/r) (past the
+#: data: only the prior's mass, which the grid's end cuts somewhere)
+INSIDE_STEPS = 4
+OUTSIDE_STEPS = 16
+#: the phases of the candidate steps against σ the model averages over (public offsets
+#: against an unknown scale: any phase is as likely)
+PHASES = 4
+#: the model's data width in coarse bins (:func:`predicted_axis_clip`'s centre): a binade
+#: of the float order; a grid of fewer bins is all data
+DATA_BINS = 16
 
 
 def overshoot_steps(decay: Fraction = DECAY) -> float:
@@ -234,23 +242,70 @@ def quantile_decay(side_epsilon: Fraction) -> Fraction:
 
 def predicted_clip(side_epsilon: float, rows: float, target: float,
                    decay: float = float(DECAY)) -> float:
-    """A side's expected clipped rows with ``rows`` rows on it (model, docs/algorithm.md
-    §10): spread evenly over :data:`SPREAD_STEPS` steps, the draw's log-weight at a step
-    j steps inside the outermost data step is −ε·(rows·j/S − t)⁺ + μ·j, so it settles
-    where a step's rows outweigh the prior, rows/S ≥ μ/ε, and is geometric beyond; the
-    expectation of that law is the clip, capped at the side's rows."""
+    """A side's expected clipped rows with ``rows`` rows on it (a model, docs/algorithm.md
+    §10, calibrated in docs/results.md §4.1): the rows' offsets from the centre are
+    half-normal, |Z|·σ, so a candidate at offset σ·z leaves q(z) = rows·erfc(z/√2) rows
+    beyond it; the candidates are the side's steps z_i = 2^((i + φ)/r) (r =
+    :data:`STEPS_PER_OCTAVE`, i from −:data:`INSIDE_STEPS` to :data:`OUTSIDE_STEPS`); the
+    draw's law is ∝ exp(−ε·(q_i − t)⁺ − μ·i) and its mean clip, averaged over
+    :data:`PHASES` phases φ, at most the side's rows. Its consequence: a side settles where
+    one more step outward would add fewer than about μ/ε clipped rows — a thin tail of a
+    few rows — whatever its count, where the old model spread the rows evenly."""
     if rows <= 0:
         return 0.0
-    per_step = rows / SPREAD_STEPS
-    mu = float(decay)
-    steps = np.arange(SPREAD_STEPS + 1, dtype=np.float64)  # 0: the outermost data step
-    clipped = np.minimum(per_step * steps, rows)
-    logw = -side_epsilon * np.maximum(clipped - target, 0.0) + mu * steps
-    w = np.exp(logw - logw.max())
-    return float(min(rows, (w * clipped).sum() / w.sum()))
+    r, mu = STEPS_PER_OCTAVE, float(decay)
+    steps = np.arange(-INSIDE_STEPS, OUTSIDE_STEPS + 1, dtype=np.float64)
+    total = 0.0
+    for phase in range(PHASES):
+        z = np.exp2((steps + phase / PHASES) / r)
+        q = rows * np.array([math.erfc(v / math.sqrt(2.0)) for v in z])
+        logw = -side_epsilon * np.maximum(q - target, 0.0) - mu * (steps - steps[0])
+        w = np.exp(logw - logw.max())
+        total += float((w * q).sum() / w.sum())
+    return float(min(rows, total / PHASES))
 
 
-__all__ = ["CENTRE_BITS", "FINE_BITS", "STEPS_PER_OCTAVE", "SideTrace", "coarse_bins",
-           "coarse_shift", "draw_centre", "offsets", "overshoot_steps", "predicted_clip",
-           "quantile_decay", "run_quantile_box", "side_candidates", "side_target",
-           "tail_counts", "widening"]
+def side_steps(grid_size: int) -> int:
+    """S: the number of a side's candidate offsets across the whole grid, r per octave
+    from the finest offset 2^(s − FINE_BITS) to the grid's size (public)."""
+    s = max(0, (int(grid_size) - 1).bit_length() - CENTRE_BITS - FINE_BITS)
+    return max(1, STEPS_PER_OCTAVE * ((int(grid_size) - 1).bit_length() - s))
+
+
+def predicted_axis_clip(side_epsilon: float, rows: float, target: float, decay: float,
+                        grid_size: int) -> float:
+    """One axis's expected clipped rows (general shape; a model, docs/algorithm.md §10):
+
+    * the centre lands in the data with probability G/(G + B − W): the data on
+      W = min(B, :data:`DATA_BINS`) of the B coarse bins with a triangular depth rising to
+      rows/2, G = Σ exp(ε·depth), each empty bin weight 1. Then each side holds rows/2
+      and clips :func:`predicted_clip`;
+    * otherwise every row lies on one side, K = S − 2r candidate steps out
+      (:func:`side_steps`) and J = r steps before the grid's end: the side clips them all
+      (weight e^{−ε(rows − t)⁺}·Σ_{k<K} e^{−μk}) or none (Σ_{K≤k<K+J} e^{−μk})."""
+    if rows <= 0:
+        return 0.0
+    eps, mu, r = float(side_epsilon), float(decay), STEPS_PER_OCTAVE
+    m = int(grid_size)
+    bins = ((m - 1) >> max(0, (m - 1).bit_length() - CENTRE_BITS)) + 1
+    w = min(bins, DATA_BINS)
+    depth = (rows / 2) * (1 - np.abs(2 * np.arange(w) / max(w - 1, 1) - 1)) if w > 1 else \
+        np.array([rows / 2])
+    top = float((eps * depth).max())
+    log_good = top + math.log(float(np.exp(eps * depth - top).sum()))
+    empty = bins - w
+    p_good = 1.0 if empty <= 0 else 1.0 / (1.0 + empty * math.exp(-min(log_good, 700.0)))
+    good = 2 * predicted_clip(eps, rows / 2, target, mu)
+    k = max(1, side_steps(m) - 2 * r)
+    inside = -math.expm1(-mu * k)  # Σ_{k'<K} e^{−μk'}·(1 − e^{−μ})
+    past = math.exp(-mu * k) * -math.expm1(-mu * r)
+    clip_all = math.exp(-eps * max(rows - target, 0.0)) * inside
+    bad = rows * clip_all / (clip_all + past)
+    return float(min(rows, p_good * good + (1 - p_good) * bad))
+
+
+__all__ = ["CENTRE_BITS", "DATA_BINS", "FINE_BITS", "INSIDE_STEPS", "OUTSIDE_STEPS", "PHASES",
+           "STEPS_PER_OCTAVE", "SideTrace", "coarse_bins", "coarse_shift", "draw_centre",
+           "offsets", "overshoot_steps", "predicted_axis_clip", "predicted_clip",
+           "quantile_decay", "run_quantile_box", "side_candidates", "side_steps",
+           "side_target", "tail_counts", "widening"]
