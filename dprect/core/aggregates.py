@@ -582,19 +582,20 @@ def _small_group_tiers(rest: float, eps_c: float, eps_sides: float, eps_s: float
 
     Split k ≥ 1 gives the centre ε_c·2^k, at most ``CENTRE_CAP``·rest (k < CENTRE_TIERS;
     a split whose least count is not below the one before — the cap repeating a value, or
-    a huge ε — ends the list), and shares what is left between the sides and the
-    sum as the plan's own split does (the sides take it all on a count-only plan); the
-    last split anchors the centre (ε 0) and shares the whole rest so. Split k is selected
+    a huge ε — ends the list); the sides keep the plan's own ε_s (a small group has few
+    rows a candidate step, and each step costs the prior's μ) and the sum takes what the
+    centre leaves (the sides take it all on a count-only plan); the last split anchors
+    the centre (ε 0), its sides draw among every ``SMALL_STRIDE``-th candidate. Split k is selected
     by a released count ñ ≥ ⌈ln(2/β)/ε_n + (4/ε_c,k)·ln(m/β)⌉: then, with probability
     ≥ 1 − β, n ≥ (4/ε_c,k)·ln(m/β) and its centre lies in the data's bins with
     probability ≥ 1 − β (:func:`centre_rows_at`). The sides aim at the split's own sum ε
     (or the caller's ``query_epsilon``; a count-only plan keeps the plan's ``aim``)."""
-    sides_share = eps_sides / (eps_sides + eps_s)
-
     def tier(centre: float) -> Tier:
         left = rest - centre
-        side = left * sides_share if eps_s else left
+        side = eps_sides if eps_s else left
         summed = left - side if eps_s else 0.0
+        if eps_s and not summed > 0:  # the cap leaves the sum its share: cannot happen
+            raise AssertionError("a small group's split leaves the sum no epsilon")
         goal = query_epsilon if query_epsilon is not None else summed if eps_s else aim
         rows = (math.ceil(count_error + centre_rows_at(centre, beta)) if centre
                 else None)
