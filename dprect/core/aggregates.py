@@ -57,6 +57,18 @@ add/remove plan spends ε/2 (group privacy). The independent check
 rates the samplers use, and re-derives the split: the sum noise drawn iff a sum or a mean
 is asked, the drawn noises spending the requested ε.
 
+**Small groups** (issue #41; docs/privacy.md §11, "Small groups" and Theorem D′). When a
+statistic is asked, each cell's count ñ is released first and picks the split of the rest
+(:attr:`DescribePlan.tiers`, :meth:`DescribePlan.tier_index`): the shares above for
+ñ ≥ ⌈ln(2/β)/ε_n + (4/ε_c)·ln(m/β)⌉, then the centre's ε doubled (up to ``CENTRE_TIERS``
+− 1 times, at most ``CENTRE_CAP`` of what the count leaves; the sides keep ε_s, the sum
+takes the rest) for smaller counts by the same rule, and last an anchored split: no
+centre draw — the column's anchor, the lower median of the released means of the cells
+under the plan's own split (:func:`anchor_centres`) — its sides on every
+``SMALL_STRIDE``-th candidate. Adaptive composition: every split spends ε_col with the
+count, so the guarantee is the plan's whatever the counts; the anchored centre reads
+other groups' releases only (parallel composition).
+
 **Phases and draw order** (identical across engines for a seed). The mechanism reads the
 rows through sufficient statistics only (:mod:`dprect.core.describe_stats`): first each
 cell's centre-grid histogram, then — given every centre — each cell's counts and truncated
@@ -66,11 +78,14 @@ sums (:class:`~dprect.core.describe_stats.BinStatistics`): an engine reads the r
 whatever the number of groups and columns. The draws: one stream per public group —
 with a seed, a 128-bit seed per group drawn from the run's source in the public group
 order (:meth:`~dprect.core.randomness.RandomSource.stream_seeds`); from OS entropy, the
-OS — and within a group's stream, its centres (columns in order), then per column the
-lower side, the upper side, the count noise and the sum noise (none on a count-only run;
-:func:`describe_block`).
+OS — and within a group's stream, its counts' noises (columns in order), the seed of its
+second stream if a cell got a smaller split, its own centres (columns in order), then per
+column of the plan's own split the lower side, the upper side and the sum noise (none on
+a count-only run; :func:`describe_block`).
 So the groups can be drawn in blocks, in any order, in other processes
-(:func:`describe_blocks` takes the ``map`` to use), with the same result for a seed.
+(:func:`describe_blocks` takes the ``map`` to use), with the same result for a seed; then
+the driver makes the anchors and draws the smaller splits' cells, each group's from its
+second stream (:func:`finish_small`).
 :func:`run_describe` (arrays) and the Spark route feed the same statistics to the same
 functions.
 """
@@ -469,11 +484,13 @@ class DescribePlan:
         for t in self.tiers:
             when = (f"count >= {t.min_count:,}" if t.min_count is not None
                     else "any smaller count")
-            centre = ("centre anchored on the other groups' released centres (no eps)"
+            centre = ("centre anchored on the large groups' released means (no eps)"
                       if t.anchored else f"centre eps {t.centre_epsilon:.3g}")
             parts.append(f"{when}: {centre}, sides eps {t.side_epsilon:.3g}"
                          + (f", sum eps {t.sum_epsilon:.3g}" if t.sum_epsilon else "")
-                         + f", target {t.target}")
+                         + f", target {t.target}"
+                         + (f", every {t.stride}nd candidate" if t.stride == 2 else
+                            f", every {t.stride}th candidate" if t.stride > 2 else ""))
         return ("small groups: each cell's count is drawn first, and its released value "
                 "picks the split of the rest (adaptive composition): " + "; ".join(parts))
 

@@ -44,7 +44,10 @@ lemma each comes from:
   weight exp(−r·clipped rows − μ·step) on a monotone sensitivity-1 score, so r-DP (not
   2r: the score moves one way), and the two sides (disjoint rows) compose in parallel;
   the count with DLap scale b_n is (1/b_n)-DP and the integer sum with per-row clip k and
-  scale b_S is (k/b_S)-DP; columns compose by basic composition, groups in parallel. The
+  scale b_S is (k/b_S)-DP; columns compose by basic composition, groups in parallel;
+  with the count drawn first, its released value picks one of the plan's splits
+  (adaptive composition, Theorem D′): the count's ε plus the largest split's, the splits
+  picked by decreasing least counts with the last taking every count below. The
   split is re-derived too: the count noise is drawn iff a statistic is asked and the sum
   noise iff a sum or a mean is (a count-only plan draws none), and the drawn noises must
   spend the requested budget (:data:`DESCRIBE_UNSPENT`);
