@@ -65,8 +65,9 @@ test-core: $(STAMP)
 	$(BIN)/python -m pytest -m "not spark"
 
 # make demo: the Spark jobs through spark-submit on local Spark (conf/local.yaml, and
-# conf/private_bounds.yaml for the bounds); outputs under demo-output/ (result.json,
-# results/ Delta table, rectangle.png, evaluation.json, bounds.json, bounds.csv).
+# conf/private_bounds.yaml, conf/describe.yaml and conf/aggregate.yaml for the grouped
+# aggregates); outputs under demo-output/ (result.json, results/ Delta table,
+# rectangle.png, evaluation.json, bounds.json, bounds.csv, describe.*, aggregate.*).
 # with the jars of `make jars` (native Delta: the results table is written by Spark's Delta);
 # expanded when a recipe runs, after setup has fetched them
 DELTA_JARS    = $(shell $(BIN)/python -c "from dprect.engines.spark.session import delta_jars; print(','.join(delta_jars()))" 2>/dev/null)
@@ -75,17 +76,19 @@ DEMO_CONF    := conf/local.yaml
 .PHONY: bench-spark compose-config
 
 demo: setup
-	@echo "== dprect demo 1/5: generating 2,000,000 rows of PUBLIC synthetic data on Spark"
+	@echo "== dprect demo 1/6: generating 2,000,000 rows of PUBLIC synthetic data on Spark"
 	$(SPARK_SUBMIT) jobs/generate_synthetic.py --config $(DEMO_CONF)
-	@echo "== dprect demo 2/5: learning a private rectangle (spark-submit jobs/fit_rectangle.py)"
+	@echo "== dprect demo 2/6: learning a private rectangle (spark-submit jobs/fit_rectangle.py)"
 	$(SPARK_SUBMIT) jobs/fit_rectangle.py --config $(DEMO_CONF)
-	@echo "== dprect demo 3/5: learned vs true rectangle (NON-PRIVATE check, synthetic data only)"
+	@echo "== dprect demo 3/6: learned vs true rectangle (NON-PRIVATE check, synthetic data only)"
 	$(SPARK_SUBMIT) jobs/evaluate_rectangle.py --config $(DEMO_CONF)
-	@echo "== dprect demo 4/5: private clamping bounds per label (spark-submit jobs/private_bounds.py)"
+	@echo "== dprect demo 4/6: private clamping bounds per label (spark-submit jobs/private_bounds.py)"
 	$(SPARK_SUBMIT) jobs/private_bounds.py --config conf/private_bounds.yaml
-	@echo "== dprect demo 5/5: DP count, sum and mean per label, bounds found privately (spark-submit jobs/describe.py)"
+	@echo "== dprect demo 5/6: DP count, sum and mean per label, bounds found privately (spark-submit jobs/describe.py)"
 	$(SPARK_SUBMIT) jobs/describe.py --config conf/describe.yaml
-	@echo "== done: demo-output/result.json, demo-output/results (Delta), demo-output/rectangle.png, demo-output/bounds.json, demo-output/bounds.csv, demo-output/describe.json, demo-output/describe.csv, demo-output/describe.png"
+	@echo "== dprect demo 6/6: any statistics of one mechanism, here count and mean per label (spark-submit jobs/aggregate.py; bounds and describe are its presets)"
+	$(SPARK_SUBMIT) jobs/aggregate.py --config conf/aggregate.yaml
+	@echo "== done: demo-output/result.json, demo-output/results (Delta), demo-output/rectangle.png, demo-output/bounds.json, demo-output/bounds.csv, demo-output/describe.json, demo-output/describe.csv, demo-output/describe.png, demo-output/aggregate.json, demo-output/aggregate.csv"
 
 # Benchmark of the Spark fit against one aggregate scan (10^7 rows x 8 features, cached
 # under benchmarks/output/).

@@ -2,8 +2,9 @@
 
     spark-submit jobs/describe.py --config conf/describe.yaml [--set epsilon=0.5 ...]
 
-A thin adapter: the ``describe`` section becomes the settings of the describe flow
-(:func:`dprect.app.describe_flow.run_describe_flow`), run on the Spark engine
+A thin adapter, the preset ``bounds,count,sum,mean`` of ``jobs/aggregate.py``: the
+``describe`` section becomes the settings of the one grouped-aggregate flow
+(:func:`dprect.app.aggregate_flow.run_aggregate_flow`), run on the Spark engine
 (:class:`dprect.engines.spark.statistics.SparkGroupedRoute`), as ``dprect describe
 --engine spark`` does. It reads ``describe.input`` (Parquet, CSV or Delta) and writes
 ``describe.output`` (the result JSON: per group and column the lower and upper bound used,
@@ -16,11 +17,7 @@ never read from the data; the run is charged once however many groups. With
 ``describe.ledger`` (and ``describe.dataset``) the run spends before it releases
 (:mod:`dprect.release.guarded`); ``describe.run_id`` makes it idempotent.
 
-Guarantees (the flow's): every parameter, the plan and the output locations are checked
-before Spark starts; the plan is printed before the input is read; the input's schema is
-checked before anything is reserved; nothing is written on failure. A refused run ends with
-one line on stderr and a non-zero exit code (:mod:`dprect.app.jobs_support`). What the job
-prints and writes is the private result and public settings only.
+Guarantees and refusals: jobs/aggregate.py's (the one flow's).
 """
 
 from __future__ import annotations
@@ -28,20 +25,11 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from _common import Session, product_main
+from aggregate import table_main
 from pyspark.sql import SparkSession
 
-from dprect.app.describe_flow import (
-    DescribeSettings,
-    describe_settings,
-    run_describe_flow,
-)
-from dprect.app.jobs_support import (
-    Option,
-    exit_now,
-    table_options,
-    table_settings,
-)
+from dprect.app.aggregate_flow import AggregateSettings, describe_settings
+from dprect.app.jobs_support import Option, exit_now, table_options, table_settings
 from dprect.app.options import DESCRIBE_COLUMNS, DESCRIBE_OUTPUTS, DESCRIBE_QUERY
 from dprect.app.table_product import GroupedRoute
 from dprect.core.request import DescribeRequest
@@ -53,7 +41,7 @@ OPTIONS: dict[str, Option] = table_options(DESCRIBE_COLUMNS, DescribeRequest,
                                            (*DESCRIBE_QUERY, *DESCRIBE_OUTPUTS))
 
 
-def settings(cfg: dict[str, Any]) -> DescribeSettings:
+def settings(cfg: dict[str, Any]) -> AggregateSettings:
     """The run's settings from the ``describe`` section (every check that needs no
     data)."""
     return table_settings(cfg, SECTION, describe_settings)
@@ -63,17 +51,9 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None,
          route: GroupedRoute | None = None) -> int:
     """Entry point; ``spark`` lets tests pass a running session (it is not stopped), and
     ``route`` another engine's route (the tests' numpy one) instead of Spark's."""
-
-    def engine(session: Session, cfg: dict[str, Any]) -> GroupedRoute:
-        if route is not None:
-            return route
-        from dprect.engines.spark.statistics import SparkGroupedRoute
-
-        return SparkGroupedRoute(session)
-
-    return product_main(PROG, "Release DP count, sum and mean per column and public group "
-                              "on Spark.", SECTION, OPTIONS, settings, engine,
-                        run_describe_flow, argv, spark)
+    return table_main(PROG, "Release DP count, sum and mean per column and public group "
+                            "on Spark.", SECTION, OPTIONS, settings, argv, spark,
+                      route)
 
 
 if __name__ == "__main__":

@@ -2,8 +2,9 @@
 
     spark-submit jobs/private_bounds.py --config conf/private_bounds.yaml [--set epsilon=0.5 ...]
 
-A thin adapter: the ``bounds`` section becomes the settings of the bounds flow
-(:func:`dprect.app.bounds_flow.run_bounds_flow`), run on the Spark engine
+A thin adapter, the preset ``coverage`` of ``jobs/aggregate.py``: the ``bounds`` section
+becomes the settings of the one grouped-aggregate flow
+(:func:`dprect.app.aggregate_flow.run_aggregate_flow`), run on the Spark engine
 (:class:`dprect.engines.spark.statistics.SparkGroupedRoute`), as ``dprect bounds --engine spark``
 does. It reads ``bounds.input`` (Parquet, CSV or Delta) and writes ``bounds.output`` (the
 result JSON: per group and column the lower and upper bound, the guarantee, the plan, the
@@ -15,11 +16,7 @@ the file ``bounds.groups_file``), never read from the data; the run is charged o
 ``bounds.ledger`` (and ``bounds.dataset``) the run spends before it releases
 (:mod:`dprect.release.guarded`); ``bounds.run_id`` makes it idempotent.
 
-Guarantees (the flow's): every parameter, the grid, the plan and the output locations are
-checked before Spark starts; the plan is printed before the input is read; the input's
-schema is checked before anything is reserved; nothing is written on failure. A refused
-run ends with one line on stderr and a non-zero exit code (:mod:`dprect.app.jobs_support`).
-What the job prints and writes is the private result and public settings only.
+Guarantees and refusals: jobs/aggregate.py's (the one flow's).
 """
 
 from __future__ import annotations
@@ -27,16 +24,11 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from _common import Session, product_main
+from aggregate import table_main
 from pyspark.sql import SparkSession
 
-from dprect.app.bounds_flow import BoundsSettings, bounds_settings, run_bounds_flow
-from dprect.app.jobs_support import (
-    Option,
-    exit_now,
-    table_options,
-    table_settings,
-)
+from dprect.app.aggregate_flow import AggregateSettings, bounds_settings
+from dprect.app.jobs_support import Option, exit_now, table_options, table_settings
 from dprect.app.options import BOUNDS_COLUMNS, BOUNDS_GRID, BOUNDS_OUTPUTS
 from dprect.core.request import BoundsRequest
 
@@ -47,20 +39,15 @@ OPTIONS: dict[str, Option] = table_options(BOUNDS_COLUMNS, BoundsRequest,
                                            (BOUNDS_GRID, *BOUNDS_OUTPUTS))
 
 
-def settings(cfg: dict[str, Any]) -> BoundsSettings:
+def settings(cfg: dict[str, Any]) -> AggregateSettings:
     """The run's settings from the ``bounds`` section (every check that needs no data)."""
     return table_settings(cfg, SECTION, bounds_settings)
 
 
 def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> int:
     """Entry point; ``spark`` lets tests pass a running session (it is not stopped)."""
-    from dprect.engines.spark.statistics import SparkGroupedRoute
-
-    def engine(session: Session, cfg: dict[str, Any]) -> SparkGroupedRoute:
-        return SparkGroupedRoute(session)
-
-    return product_main(PROG, "Release private clamping bounds on Spark.", SECTION, OPTIONS,
-                        settings, engine, run_bounds_flow, argv, spark)
+    return table_main(PROG, "Release private clamping bounds on Spark.", SECTION, OPTIONS,
+                      settings, argv, spark)
 
 
 if __name__ == "__main__":

@@ -520,39 +520,10 @@ def grouped_columns(data: object, columns: Sequence[str] | None, group_by: objec
     return names, values, group_index(table.column(group_name), kind, resolved), listed
 
 
-def coverage_bounds(data: object, columns: Sequence[str] | None, *, epsilon: float,
-                    delta: float | None, coverage: float | None, beta: float | None,
-                    neighbouring: str | None, grid: GridArg, group_by: object,
-                    groups: Sequence[object] | None, rows: int | None, seed: int | None,
-                    budget: PrivacyBudget | None) -> Any:
-    """The coverage mechanism's run of :func:`dprect.app.describe.aggregate` (the
-    parameters are :func:`bounds`')."""
-    from dprect.app.bounds_flow import bounds_domains
-    from dprect.core.bounds import plan_bounds
-    from dprect.core.request import BoundsRequest
-    from dprect.core.statistic import COVERAGE
-    from dprect.engines.grouped import draw_coverage, grouped_statistics
-
-    given: dict[str, Any] = {k: v for k, v in (("delta", delta), ("coverage", coverage),
-                                               ("beta", beta), ("neighbouring", neighbouring))
-                             if v is not None}
-    request = BoundsRequest(epsilon, **given)  # its defaults: δ = 0, coverage 0.999, …
-    names, values, group, names_of_groups = grouped_columns(data, columns, group_by, groups,
-                                                            "column to bound")
-    domains = bounds_domains(grid, names)
-    the_plan = plan_bounds(request, domains, rows=rows)
-    with charged(budget, the_plan.guarantee, "bounds", names) as ticket:
-        cells = grouped_statistics(values, group, len(names_of_groups),
-                                   COVERAGE.spec(domains))
-        return record(ticket, draw_coverage(the_plan, cells, names_of_groups, names,
-                                            RandomSource(seed=seed)))
-
-
 __all__ = [
     "FloatOrder",
     "LabelText",
     "column_names",
-    "coverage_bounds",
     "fit",
     "fit_classes",
     "fit_engine",

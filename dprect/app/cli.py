@@ -13,6 +13,13 @@
                 [--positives N] [--target-share S]    (public estimates: the plan's expectation)
     dprect plan --epsilon E --delta D (--dims D | --features a,b) [--grid SPEC] [--json]
                 [--positives N] [--target-share S]
+    dprect aggregate --input T --columns a,b --statistics S1,S2 --epsilon E [--delta D]
+                [--beta B] [--neighbouring add-remove|replace-one]
+                [--coverage C] [--grid SPEC] [--rows N]      (the coverage bounds)
+                [--query-epsilon E] [--plot means.png]     (count, sum, mean, bounds)
+                [--group-by COL (--groups v1,v2 | --groups-file F)]
+                --output result.json [--table out.csv | --table FOLDER (Delta)]
+                [--engine numpy|spark] ... [--seed S] [--quiet] [--ledger ...] [--plan-only]
     dprect bounds --input T --columns a,b --epsilon E [--delta D] [--coverage C]
                 [--beta B] [--neighbouring add-remove|replace-one] [--grid SPEC]
                 [--group-by COL (--groups v1,v2 | --groups-file F)] [--rows N]
@@ -73,9 +80,15 @@ what to change) — read from the released result only.
 ``fit`` is a thin adapter to :func:`dprect.app.flow.run_fit` (the fit job is the other);
 the budget options, their choices and defaults come from :mod:`dprect.core.request`.
 
+``aggregate`` releases any statistics of the registry
+(:data:`dprect.core.statistic.STATISTICS`; ``--statistics`` lists them, generated from it)
+drawn by one mechanism, per column and listed group, in one charge, through
+:func:`dprect.app.aggregate_flow.run_aggregate_flow` (``jobs/aggregate.py`` is the other
+front end); ``bounds`` and ``describe`` are its presets, through the same flow.
+
 ``bounds`` releases private clamping bounds — a lower and an upper bound per column (and
-per listed group) covering about ``--coverage`` of the column's values — through
-:func:`dprect.app.bounds_flow.run_bounds_flow` (the ``jobs/private_bounds.py`` job is the
+per listed group) covering about ``--coverage`` of the column's values — as
+``aggregate --statistics coverage`` (the ``jobs/private_bounds.py`` job is the
 other front end). It prints its plan before it reads the input (``--plan-only`` prints
 the plan's table and stops: nothing is read, reserved or written). Every row counts; a
 row with a null, NaN or ±inf in a column is left out of that column only. With
@@ -83,12 +96,12 @@ row with a null, NaN or ±inf in a column is left out of that column only. With
 never read from the data; rows of other groups are dropped, and the run is charged once.
 
 ``describe`` releases a DP count, sum and mean per column (and per listed group) with
-bounds found privately and aimed at the query, in one charge, through
-:func:`dprect.app.describe_flow.run_describe_flow` (``jobs/describe.py`` is the other
-front end): the result JSON, with ``--table`` one row per (group, column) as CSV or Delta,
-with ``--plot`` a PNG of the means and their noise's error bars. Its plan (the budget
-split, the guarantee, the accuracy statements) is printed before the input is read
-(``--plan-only``: printed, nothing else). The row rules are bounds'.
+bounds found privately and aimed at the query, in one charge, as ``aggregate
+--statistics bounds,count,sum,mean`` (``jobs/describe.py`` is the other front end): the
+result JSON, with ``--table`` one row per (group, column) as CSV or Delta, with ``--plot``
+a PNG of the means and their noise's error bars. Its plan (the budget split, the
+guarantee, the accuracy statements) is printed before the input is read (``--plan-only``:
+printed, nothing else). The row rules are bounds'.
 """
 
 from __future__ import annotations
@@ -105,6 +118,8 @@ from typing import Any
 from dprect._version import __version__
 from dprect.app.failures import describe_failure, one_line
 from dprect.app.options import (
+    AGGREGATE_COLUMNS,
+    AGGREGATE_OUTPUTS,
     BOUNDS_COLUMNS,
     BOUNDS_GRID,
     BOUNDS_OUTPUTS,
@@ -347,8 +362,27 @@ def _table_parser(sub: Any, command: str, request: type[Any], columns: Sequence[
     add_run_arguments(p.add_argument_group("privacy budget ledger"), LEDGER_OPTIONS)
 
 
+def _aggregate_parser(sub: Any) -> None:
+    """``dprect aggregate``: any statistics of one mechanism per column and public group
+    (:mod:`dprect.app.aggregate_flow`; ``--statistics`` generated from the registry)."""
+    _table_parser(
+        sub, "aggregate", BoundsRequest, AGGREGATE_COLUMNS,
+        (DESCRIBE_QUERY[1], BOUNDS_GRID, BOUNDS_OUTPUTS[0]), AGGREGATE_OUTPUTS,
+        "the mechanism's plan: its guarantee, budget split and what it promises",
+        help="any DP statistics of one mechanism per column (and per listed group), in "
+             "one charge (bounds and describe are its presets)",
+        description="Release the statistics named by --statistics for each column (and "
+                    "each group of a public list), all drawn by one mechanism in one "
+                    "charge: the coverage bounds (--coverage, --grid, --rows), or a count, "
+                    "sum and mean with bounds found privately and aimed at the query "
+                    "(--query-epsilon, --plot). Every row counts; a row with a null, NaN "
+                    "or infinite value in a column is left out of that column only. The "
+                    "plan is printed before the input is read.")
+
+
 def _bounds_parser(sub: Any) -> None:
-    """``dprect bounds``: private clamping bounds (:mod:`dprect.app.bounds_flow`; its
+    """``dprect bounds``: private clamping bounds, the preset ``aggregate --statistics
+    coverage`` (:mod:`dprect.app.aggregate_flow`; its
     defaults are :class:`dprect.core.bounds.BoundsRequest`'s, named in the help)."""
     _table_parser(
         sub, "bounds", BoundsRequest, BOUNDS_COLUMNS, (BOUNDS_GRID,), BOUNDS_OUTPUTS,
@@ -363,22 +397,28 @@ def _bounds_parser(sub: Any) -> None:
                     "the input is read.")
 
 
-def _table_command(args: argparse.Namespace, plan_text: Callable[[dict[str, Any]], str],
-                   settings: Callable[[dict[str, Any], Callable[[str], str]], Any],
-                   run: Callable[[Any, Any, Any], object], numpy_route: Callable[[], Any],
-                   spark_route: Callable[..., Any]) -> int:
-    """A grouped-table product's command: with ``--plan-only`` print ``plan_text`` of the
-    options (public inputs only: nothing is read, reserved or written); else check the
-    options into ``settings`` and ``run`` them on the chosen engine's route
-    (``spark_route`` takes the session options, ``--master`` or ``--remote``)."""
+def _cmd_aggregate(args: argparse.Namespace) -> int:
+    """``dprect aggregate`` or a preset (``bounds``, ``describe``): with ``--plan-only``
+    print the plan (public inputs only: nothing is read, reserved or written); else check
+    the options into the settings of the one aggregate flow
+    (:func:`dprect.app.aggregate_flow.run_aggregate_flow`) and run them on the chosen
+    engine's route."""
+    from dprect.app.aggregate_flow import aggregate_settings, preset_plan, run_aggregate_flow
+    from dprect.engines.grouped import NumpyGroupedRoute
+
     _refuse_spark_only(args, session_flags())
     values = dict(vars(args))
     if args.plan_only:
-        print(plan_text(values))
+        print(preset_plan(args.command, values, flag))
         return 0
-    checked = settings(values, flag)
-    route = numpy_route() if args.engine == "numpy" else spark_route(**chosen(args))
-    run(checked, route, _reporter(args))
+    checked = aggregate_settings(values, flag, args.command)
+    if args.engine == "numpy":
+        route: Any = NumpyGroupedRoute()
+    else:  # pyspark is imported only here
+        from dprect.engines.spark.statistics import cli_grouped_route
+
+        route = cli_grouped_route(**chosen(args))
+    run_aggregate_flow(checked, route, _reporter(args))
     return 0
 
 
@@ -396,26 +436,10 @@ def _reporter(args: argparse.Namespace) -> Any:
     return Reporter(name=flag, tick=None if args.quiet else _tick)
 
 
-def _cmd_bounds(args: argparse.Namespace) -> int:
-    """``dprect bounds``: the options become the settings of the bounds flow
-    (:func:`dprect.app.bounds_flow.run_bounds_flow`), run on the chosen engine."""
-    from dprect.app.bounds_flow import bounds_plan, bounds_settings, run_bounds_flow
-    from dprect.engines.grouped import NumpyGroupedRoute
-
-    return _table_command(args, lambda values: bounds_plan(values, flag).table(args.columns),
-                          bounds_settings, run_bounds_flow, NumpyGroupedRoute, _spark_route)
-
-
-def _spark_route(**session: str | None) -> Any:
-    """The Spark engine's route of every grouped product (imports pyspark)."""
-    from dprect.engines.spark.statistics import cli_grouped_route
-
-    return cli_grouped_route(**session)
-
-
 def _describe_parser(sub: Any) -> None:
     """``dprect describe``: DP count, sum and mean per column and public group
-    (:mod:`dprect.app.describe_flow`; the budget options are
+    (the preset ``aggregate --statistics bounds,count,sum,mean``:
+    :mod:`dprect.app.aggregate_flow`; the budget options are
     :class:`dprect.core.request.DescribeRequest`'s)."""
     _table_parser(
         sub, "describe", DescribeRequest, DESCRIBE_COLUMNS, DESCRIBE_QUERY, DESCRIBE_OUTPUTS,
@@ -429,23 +453,6 @@ def _describe_parser(sub: Any) -> None:
                     "is left out of that column only. The plan — the budget split and what "
                     "it promises — is printed before the input is read; the run is charged "
                     "once however many groups.")
-
-
-def _cmd_describe(args: argparse.Namespace) -> int:
-    """``dprect describe``: the options become the settings of the describe flow
-    (:func:`dprect.app.describe_flow.run_describe_flow`), run on the chosen engine."""
-    from dprect.app.describe_flow import (
-        describe_plan,
-        describe_settings,
-        plan_lines,
-        run_describe_flow,
-    )
-    from dprect.engines.grouped import NumpyGroupedRoute
-
-    return _table_command(
-        args, lambda values: "\n".join(plan_lines(describe_plan(values, flag), args.columns,
-                                                  None)),
-        describe_settings, run_describe_flow, NumpyGroupedRoute, _spark_route)
 
 
 def _cmd_fit(args: argparse.Namespace) -> int:
@@ -662,8 +669,9 @@ def _fit_parser(sub: Any) -> None:
 _PRODUCT_COMMANDS: dict[str, tuple[Callable[[Any], None],
                                    Callable[[argparse.Namespace], int]]] = {
     "fit": (_fit_parser, _cmd_fit),
-    "bounds": (_bounds_parser, _cmd_bounds),
-    "describe": (_describe_parser, _cmd_describe),
+    "aggregate": (_aggregate_parser, _cmd_aggregate),
+    "bounds": (_bounds_parser, _cmd_aggregate),
+    "describe": (_describe_parser, _cmd_aggregate),
 }
 
 

@@ -2,41 +2,29 @@
 privately and aimed at the query (issue #23; the mechanism is
 :mod:`dprect.core.aggregates` over :mod:`dprect.core.tail_bounds`), in one charge.
 
-The numpy route: the columns are read into memory (nulls, NaN and ±inf are left out of
-their column only), each row is assigned its index in the PUBLIC group list (rows of other
-groups are dropped, never reported), the numpy engine's one primitive counts the query
-mechanism's statistics (:func:`dprect.engines.grouped.grouped_statistics`) and the core
-draws every (group, column) in the public order from them
-(:func:`dprect.engines.grouped.draw_query`) — the command's route, one implementation.
+The numpy route of :func:`aggregate` and its presets: the columns are read into memory
+(nulls, NaN and ±inf are left out of their column only), each row is assigned its index
+in the PUBLIC group list (rows of other groups are dropped, never reported), the
+mechanism's plan is the command's (:func:`dprect.app.aggregate_flow.plan_of`), the numpy
+engine's one primitive counts the mechanism's statistics
+(:func:`dprect.engines.grouped.grouped_statistics`) and the mechanism draws every
+(group, column) in the public order from them (:meth:`Mechanism.draw
+<dprect.core.statistic.Mechanism.draw>`) — the command's route, one implementation.
 The data's schema (column names and types) decides every refusal; no value does.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from dprect.core.aggregates import STATISTICS, DescribeResult, plan_describe
+from dprect.core.aggregates import STATISTICS, DescribeResult
 from dprect.core.bounds import BoundsResult
 from dprect.core.domains import GridArg
 from dprect.core.errors import ParameterError
 from dprect.core.randomness import RandomSource
-from dprect.core.statistic import COVERAGE, QUERY, SEARCH_GRID, GroupedStatistics
-from dprect.core.statistic import STATISTICS as STATISTIC_OF
-from dprect.engines.grouped import draw_query, grouped_statistics
+from dprect.core.statistic import COVERAGE
+from dprect.engines.grouped import grouped_statistics
 from dprect.release.budget import PrivacyBudget, charged, record
-
-
-def _prepare(data: object, columns: Sequence[str] | None, groups: Sequence[object] | None,
-             group_by: object) -> tuple[list[str], list[Any], GroupedStatistics]:
-    """The columns' names, the public groups and each (group, column)'s statistics for
-    the query mechanism, by the numpy route's row rules."""
-    from dprect.app.api import grouped_columns
-
-    names, values, group, group_list = grouped_columns(data, columns, group_by, groups,
-                                                       "column to describe")
-    spec = QUERY.spec([SEARCH_GRID] * len(names))
-    return names, group_list, grouped_statistics(values, group, len(group_list), spec)
 
 
 def describe(data: object, columns: Sequence[str] | None = None, *,
@@ -104,32 +92,23 @@ def aggregate(data: object, columns: Sequence[str] | None = None, *,
     presets (``["coverage"]`` and ``["bounds", "count", "sum", "mean"]``). The other
     parameters are theirs. Returns a :class:`~dprect.core.bounds.BoundsResult` or a
     :class:`~dprect.core.aggregates.DescribeResult`."""
-    asked = (statistics,) if isinstance(statistics, str) else tuple(statistics)
-    if not asked or any(s not in STATISTIC_OF for s in asked):
-        raise ParameterError(f"statistics must be among {', '.join(STATISTIC_OF)}, got "
-                             f"{', '.join(map(repr, asked)) or 'none'}")
-    if len({STATISTIC_OF[s].mechanism.name for s in asked}) > 1:
-        raise ParameterError("one run draws one mechanism's statistics: 'coverage' alone, "
-                             "or any of 'bounds', 'count', 'sum', 'mean'")
-    if STATISTIC_OF[asked[0]].mechanism is COVERAGE:
-        if query_epsilon is not None:
-            raise ParameterError("query_epsilon aims the bounds of a count, sum or mean; "
-                                 "the coverage bounds take coverage")
-        from dprect.app.api import coverage_bounds
+    from dprect.app.aggregate_flow import asked_statistics, domains_of, plan_of
+    from dprect.app.api import grouped_columns
 
-        return coverage_bounds(data, columns, epsilon=epsilon, delta=delta,
-                               coverage=coverage, beta=beta, neighbouring=neighbouring,
-                               grid=grid, group_by=group_by, groups=groups, rows=rows,
-                               seed=seed, budget=budget)
-    if (coverage, grid, rows) != (None, None, None):
+    mechanism, asked = asked_statistics(statistics)
+    if mechanism is not COVERAGE and coverage is not None:
         raise ParameterError("coverage, grid and rows are the coverage bounds' options")
-    names, group_list, cells = _prepare(data, columns, groups, group_by)
-    plan = plan_describe(epsilon, len(names), delta=delta, neighbouring=neighbouring,
-                         beta=beta, statistics=tuple(s for s in asked if s != "bounds"),
-                         query_epsilon=query_epsilon)
+    what = "column to bound" if mechanism is COVERAGE else "column to describe"
+    names, values, group, group_list = grouped_columns(data, columns, group_by, groups, what)
+    the_plan = plan_of(mechanism, {"columns": names, "epsilon": epsilon, "delta": delta,
+                                   "coverage": coverage, "beta": beta,
+                                   "neighbouring": neighbouring, "grid": grid, "rows": rows,
+                                   "query_epsilon": query_epsilon}, asked)
     rng = RandomSource(seed=seed)
-    with charged(budget, plan.guarantee, "describe", names) as ticket:
-        return record(ticket, draw_query(plan, cells, group_list, names, rng))
+    with charged(budget, the_plan.guarantee, mechanism.name, names) as ticket:
+        cells = grouped_statistics(values, group, len(group_list),
+                                   mechanism.spec(domains_of(mechanism, grid, names)))
+        return record(ticket, mechanism.draw(the_plan, cells, group_list, names, rng))
 
 
 def bounds(data: object, columns: Sequence[str] | None = None, *, epsilon: float,

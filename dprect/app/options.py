@@ -4,7 +4,8 @@ Where a run reads its table, its test seed, its engine and the budget ledger are
 options for a fit and for bounds (:data:`RUN_OPTIONS`); what is a product's own — the
 features and label of a fit, its outputs and Spark strategy (:data:`FIT_OPTIONS`); the
 columns, groups and outputs of bounds (:data:`BOUNDS_OPTIONS`); the columns, statistics,
-groups and outputs of describe (:data:`DESCRIBE_OPTIONS`) — is declared beside them.
+groups and outputs of describe (:data:`DESCRIBE_OPTIONS`) and of the aggregate they are
+presets of (:data:`AGGREGATE_OPTIONS`) — is declared beside them.
 :mod:`dprect.app.cli` and :mod:`dprect.app.jobs_support` generate the flags and the config
 keys from these tables, as they generate the budget options from the requests
 (:func:`dprect.core.request.option_specs`). Where Spark runs (``--master``, ``--remote``)
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dprect.core.expectation import DEFAULT_TARGET_SHARE
+from dprect.core.statistic import STATISTICS
 
 
 @dataclass(frozen=True)
@@ -224,6 +226,38 @@ DESCRIBE_OUTPUTS = (
 DESCRIBE_OPTIONS = (*DESCRIBE_COLUMNS, *DESCRIBE_QUERY, *GROUP_OPTIONS, *DESCRIBE_OUTPUTS)
 
 
+def statistics_choices() -> str:
+    """The statistics a run may ask for, mechanism by mechanism (generated from the
+    registry, :data:`dprect.core.statistic.STATISTICS`: a statistic added there is offered
+    here): ``'coverage' alone; or any of 'bounds', 'count', ...``."""
+    by: dict[str, list[str]] = {}
+    for s in STATISTICS.values():
+        by.setdefault(s.mechanism.name, []).append(repr(s.name))
+    return "; or ".join(f"any of {', '.join(n)}" if len(n) > 1 else f"{n[0]} alone"
+                        for n in by.values())
+
+
+#: the columns and statistics of ``dprect aggregate`` (any statistics of one mechanism)
+AGGREGATE_COLUMNS = (
+    RunOption("columns", "names", "comma-separated numeric columns to aggregate",
+              required=True),
+    RunOption("statistics", "names", "comma-separated statistics, all drawn by one "
+              f"mechanism in one charge: {statistics_choices()}", required=True,
+              metavar="S1,S2"),
+)
+#: what ``dprect aggregate`` writes besides the result JSON
+AGGREGATE_OUTPUTS = (
+    BOUNDS_OUTPUTS[1],
+    RunOption("table", "str", "also write one row per (group, column) — group, column and "
+              "the statistics' outputs — as CSV (a path ending in .csv) or as a Delta table "
+              "(a folder)", metavar="PATH", group="outputs"),
+    DESCRIBE_OUTPUTS[2],
+)
+#: the options one mechanism reads: the query's aim, the coverage bounds' grid and rows
+AGGREGATE_OPTIONS = (*AGGREGATE_COLUMNS, DESCRIBE_QUERY[1], BOUNDS_GRID, BOUNDS_OUTPUTS[0],
+                     *GROUP_OPTIONS, *AGGREGATE_OUTPUTS)
+
+
 #: config keys renamed, old → new (a job still reads the old spelling)
 OLD_KEYS = {o.old_key: o.name for o in FIT_OPTIONS if o.old_key is not None}
 
@@ -238,6 +272,7 @@ def spark_only_given(values: dict[str, Any],
     return None
 
 
-__all__ = ["BOUNDS_OPTIONS", "DEFAULT_BOUNDS_GRID", "DESCRIBE_OPTIONS", "ENGINE_OPTIONS",
-           "FIT_OPTIONS", "FORMATS", "GROUPS", "LEDGER_OPTIONS", "OLD_KEYS", "RUN_OPTIONS",
-           "SOURCE_OPTIONS", "SPARK_STRATEGIES", "RunOption", "spark_only_given"]
+__all__ = ["AGGREGATE_COLUMNS", "AGGREGATE_OPTIONS", "AGGREGATE_OUTPUTS", "BOUNDS_OPTIONS",
+           "DEFAULT_BOUNDS_GRID", "DESCRIBE_OPTIONS", "ENGINE_OPTIONS", "FIT_OPTIONS",
+           "FORMATS", "GROUPS", "LEDGER_OPTIONS", "OLD_KEYS", "RUN_OPTIONS", "SOURCE_OPTIONS",
+           "SPARK_STRATEGIES", "RunOption", "spark_only_given", "statistics_choices"]

@@ -7,7 +7,9 @@ under a reused run id (:func:`foreign`), the jobs' config sections
 checks the list against :func:`doc_lines`).
 
 A new product is one :class:`ProductInfo` here (with its flow, its record and, where it
-has them, its command and its job).
+has them, its command and its job). A preset of a product (``bounds`` and ``describe``,
+presets of ``aggregate``) is a row with ``preset_of``: its own command, job and options,
+its product's records.
 """
 
 from __future__ import annotations
@@ -16,11 +18,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from dprect.app.options import BOUNDS_OPTIONS, DESCRIBE_OPTIONS, FIT_OPTIONS, RunOption
+from dprect.app.options import (
+    AGGREGATE_OPTIONS,
+    BOUNDS_OPTIONS,
+    DESCRIBE_OPTIONS,
+    FIT_OPTIONS,
+    RunOption,
+)
 from dprect.core.classes import is_classes_record
 from dprect.core.request import BoundsRequest, DescribeRequest, FitRequest
-from dprect.release.bounds_record import is_bounds_record
-from dprect.release.describe_record import is_describe_record
+from dprect.release.aggregate_record import is_aggregate_record
 
 
 @dataclass(frozen=True)
@@ -42,6 +49,7 @@ class ProductInfo:
     command: bool
     job: str | None
     summary: str
+    preset_of: str | None = None
 
 
 PRODUCTS: dict[str, ProductInfo] = {p.name: p for p in (
@@ -52,14 +60,20 @@ PRODUCTS: dict[str, ProductInfo] = {p.name: p for p in (
                 None,
                 "one rectangle per class of a label column, run through `fit --classes` "
                 "(`ClassesProduct`, app/classes_flow.py)"),
-    ProductInfo("bounds", "private bounds", is_bounds_record, BoundsRequest, BOUNDS_OPTIONS,
-                True, "private_bounds",
-                "private clamping bounds per public group and column (`BoundsProduct`, "
-                "app/bounds_flow.py)"),
-    ProductInfo("describe", "DP aggregates (describe)", is_describe_record, DescribeRequest,
-                DESCRIBE_OPTIONS, True, "describe",
-                "DP count, sum and mean per public group and column with bounds aimed at "
-                "the query (`DescribeProduct`, app/describe_flow.py)"),
+    ProductInfo("aggregate", "DP aggregates", is_aggregate_record, BoundsRequest,
+                AGGREGATE_OPTIONS, True, "aggregate",
+                "any statistics of the registry (core/statistic.py) per public group and "
+                "column, drawn by one mechanism in one charge (`AggregateProduct`, "
+                "app/aggregate_flow.py)"),
+    ProductInfo("bounds", "DP aggregates", None, BoundsRequest, BOUNDS_OPTIONS, True,
+                "private_bounds",
+                "preset of `aggregate --statistics coverage`: private clamping bounds per "
+                "public group and column", "aggregate"),
+    ProductInfo("describe", "DP aggregates", None, DescribeRequest, DESCRIBE_OPTIONS, True,
+                "describe",
+                "preset of `aggregate --statistics bounds,count,sum,mean`: DP count, sum "
+                "and mean per public group and column with bounds aimed at the query",
+                "aggregate"),
 )}
 
 #: the products with a ``dprect`` subcommand (and a job section), in the registry's order
@@ -69,16 +83,18 @@ COMMANDS = tuple(p.name for p in PRODUCTS.values() if p.command)
 def product_of(record: Mapping[str, Any]) -> ProductInfo:
     """The product a released record belongs to (the rectangle's when no other
     recognises it)."""
-    for p in PRODUCTS.values():
+    own = [p for p in PRODUCTS.values() if p.preset_of is None]
+    for p in own:
         if p.recognise is not None and p.recognise(record):
             return p
-    return next(p for p in PRODUCTS.values() if p.recognise is None)
+    return next(p for p in own if p.recognise is None)
 
 
 def foreign(name: str, record: Mapping[str, Any]) -> str | None:
     """None when ``record`` is product ``name``'s own, else what it is instead (the
-    refusal of a reused run id: "private bounds, not a rectangle")."""
+    refusal of a reused run id: "DP aggregates, not a rectangle")."""
     own, found = PRODUCTS[name], product_of(record)
+    own = PRODUCTS[own.preset_of] if own.preset_of is not None else own
     return None if found is own else f"{found.record}, not {own.record}"
 
 

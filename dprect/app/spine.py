@@ -1,11 +1,11 @@
 """The one run flow every product rides: request → public plan → source → engine route →
-guarded release → sinks (``dprect fit`` and ``dprect bounds`` on either engine, and their
-Spark jobs).
+guarded release → sinks (``dprect fit`` and ``dprect aggregate`` with its presets on either
+engine, and their Spark jobs).
 
-A product (:class:`Product`: a fit's rectangle, :mod:`dprect.app.flow`; private bounds,
-:mod:`dprect.app.bounds_flow`) is built from its checked settings, so its plan is made —
-once, from public inputs — before the run starts. :func:`run_release` then runs, in this
-order:
+A product (:class:`Product`: a fit's rectangle, :mod:`dprect.app.flow`; the grouped
+aggregates, :mod:`dprect.app.aggregate_flow`) is built from its checked settings, so its
+plan is made — once, from public inputs — before the run starts. :func:`run_release` then
+runs, in this order:
 
 1. the public checks: no two outputs, inputs or the ledger at one path; every sink's
    location writable (:meth:`Sink.check`); nothing has been read or reserved yet;

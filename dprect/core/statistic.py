@@ -19,7 +19,8 @@ group is dropped (row-local: no privacy cost).
   * ``mechanism`` — the :class:`Mechanism` that draws it. Statistics drawn together (from
     one noisy count and one noisy clamped sum, with bounds aimed at them) share a
     mechanism: the mechanism owns the sufficient statistics (:meth:`Mechanism.spec`), the
-    plan (the budget split), the draws (each group from its own stream of the run's
+    plan (the budget split: :meth:`Mechanism.plan`), the draws (:meth:`Mechanism.draw`:
+    each group from its own stream of the run's
     :class:`~dprect.core.randomness.RandomSource`) and the guarantee-check entry
     (:mod:`dprect.core.guarantee_check`);
   * ``draws`` — the noisy values it is released from (its budget weight: a noise drawn
@@ -27,8 +28,9 @@ group is dropped (row-local: no privacy cost).
     mean, so a count-only run spends its query budget on the count);
   * ``outputs`` — the record/table columns it fills (the plot reads these): a
     mechanism's columns are :func:`outputs` — describe's record rows
-    (:data:`dprect.release.describe_record.ROW_KEYS`) and bounds' table
-    (:data:`dprect.release.bounds_table.BOUNDS_LAYOUT`) are generated from it.
+    (:data:`dprect.release.aggregate_record.ROW_KEYS`) and every mechanism's table
+    (:func:`dprect.release.aggregate_table.layout`) are generated from it, and
+    ``dprect aggregate --statistics`` takes any name of :data:`STATISTICS`.
 
 The built-in mechanisms are :data:`QUERY` (describe's: a centre, two sides searched
 outward and aimed at the query, a count and a clamped sum; docs/privacy.md §11) and
@@ -44,6 +46,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -142,6 +145,46 @@ class Mechanism:
         """The engine's spec for a run over columns on ``domains``."""
         return StatisticsSpec(tuple(self.column_spec(d) for d in domains))
 
+    def plan(self, *args: Any, **kwargs: Any) -> Any:
+        """The mechanism's plan, from public inputs only (its planner's arguments:
+        :func:`~dprect.core.aggregates.plan_describe`'s for :data:`QUERY`,
+        :func:`~dprect.core.bounds.plan_bounds`' for :data:`COVERAGE`)."""
+        return self._runs().plan(*args, **kwargs)
+
+    def draw(self, plan: Any, cells: GroupedStatistics, group_names: Sequence[Any],
+             columns: Sequence[str], rng: Any) -> Any:
+        """The mechanism's release of every (group, column) from the engine's merged
+        ``cells`` under its :meth:`spec`, drawn on the driver from ``rng``: a route is
+        spec → the engine's primitive → this."""
+        return self._runs().draw(plan, cells, group_names, columns, rng)
+
+    def _runs(self) -> MechanismRuns:
+        runs = RUNS.get(self.name)
+        if runs is None:
+            raise ParameterError(f"the {self.name!r} mechanism has no plan and draw "
+                                 "registered (register_runs)")
+        return runs
+
+
+class MechanismRuns(NamedTuple):
+    """How a mechanism plans and draws (:meth:`Mechanism.plan`, :meth:`Mechanism.draw`)."""
+
+    plan: Callable[..., Any]
+    draw: Callable[..., Any]
+
+
+#: each mechanism's plan and draw, by its name: registered by the module that draws it
+#: from merged cells on the driver for every engine (:mod:`dprect.engines.grouped`; the
+#: draws need the driver's worker pool, so they cannot live in the core)
+RUNS: dict[str, MechanismRuns] = {}
+
+
+def register_runs(mechanism: Mechanism, plan: Callable[..., Any], draw: Callable[..., Any]
+                  ) -> None:
+    """Make ``plan`` and ``draw`` ``mechanism``'s (:meth:`Mechanism.plan`,
+    :meth:`Mechanism.draw`)."""
+    RUNS[mechanism.name] = MechanismRuns(plan, draw)
+
 
 #: describe's: the centre, the two sides aimed at the query, the count and the clamped sum,
 #: all from the rows per search bin and their exact sums (docs/privacy.md §11)
@@ -193,6 +236,6 @@ def noises_drawn(names: Sequence[str]) -> tuple[str, ...]:
 
 
 __all__ = ["COUNT", "COVERAGE", "COVERAGE_BOUNDS", "MEAN", "QUERY", "QUERY_BOUNDS",
-           "SEARCH_GRID", "STATISTICS", "SUM", "CellBins", "ColumnSpec",
-           "GroupedStatistics", "Mechanism", "Statistic", "StatisticsSpec", "cell_bins",
-           "complete", "noises_drawn", "outputs"]
+           "RUNS", "SEARCH_GRID", "STATISTICS", "SUM", "CellBins", "ColumnSpec",
+           "GroupedStatistics", "Mechanism", "MechanismRuns", "Statistic", "StatisticsSpec",
+           "cell_bins", "complete", "noises_drawn", "outputs", "register_runs"]

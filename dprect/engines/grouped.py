@@ -14,7 +14,10 @@ same cells). :class:`NumpyGroupedRoute` reads a table in memory for it
 The mechanisms then run on the driver from the merged cells — the same code whichever
 engine counted them, so for a seed the result is the same on every engine:
 :func:`draw_query` (describe's mechanism, in blocks of groups drawn by worker processes
-on a large run: :mod:`dprect.engines.driver_pool`) and :func:`draw_coverage` (bounds').
+on a large run: :mod:`dprect.engines.driver_pool`) and :func:`draw_coverage` (bounds'),
+registered here as the mechanisms' draws with their planners
+(:func:`~dprect.core.statistic.register_runs`), so a route is the mechanism's spec → the
+engine's primitive → :meth:`Mechanism.draw <dprect.core.statistic.Mechanism.draw>`.
 
 Row rules, every engine's: every row counts; a null, NaN or ±inf value is left out of its
 column only; a row of no listed group is dropped and never reported; a listed group
@@ -30,13 +33,26 @@ from typing import Any
 
 import numpy as np
 
-from dprect.core.aggregates import DescribePlan, DescribeResult, describe_blocks, group_blocks
-from dprect.core.bounds import BoundsPlan, BoundsResult, run_bounds
+from dprect.core.aggregates import (
+    DescribePlan,
+    DescribeResult,
+    describe_blocks,
+    group_blocks,
+    plan_describe,
+)
+from dprect.core.bounds import BoundsPlan, BoundsResult, plan_bounds, run_bounds
 from dprect.core.describe_stats import bin_blocks
 from dprect.core.errors import ParameterError
 from dprect.core.randomness import RandomSource
 from dprect.core.request import Source
-from dprect.core.statistic import GroupedStatistics, StatisticsSpec, cell_bins
+from dprect.core.statistic import (
+    COVERAGE,
+    QUERY,
+    GroupedStatistics,
+    StatisticsSpec,
+    cell_bins,
+    register_runs,
+)
 from dprect.engines.bounds_input import group_kind_of_arrow, resolve_groups
 from dprect.engines.driver_pool import block_mapper
 from dprect.engines.prepared import PreparedRun
@@ -146,6 +162,12 @@ def draw_coverage(plan: BoundsPlan, cells: Mapping[tuple[int, int], Any],
     _fits(cells, group_names, columns)
     by_name = {(group_names[g], j): cell.histogram() for (g, j), cell in cells.items()}
     return run_bounds(plan, by_name, list(group_names), rng, list(columns))
+
+
+#: the mechanisms' plans and draws (:meth:`~dprect.core.statistic.Mechanism.plan`,
+#: :meth:`~dprect.core.statistic.Mechanism.draw`): the core's planners, the draws above
+register_runs(QUERY, plan_describe, draw_query)
+register_runs(COVERAGE, plan_bounds, draw_coverage)
 
 
 __all__ = ["NumpyGroupedPrepared", "NumpyGroupedRoute", "draw_coverage", "draw_query",

@@ -1,5 +1,5 @@
 """Where a released result goes: the result JSON (every product), and a fit's Delta results
-table and PNG (the bounds table: :mod:`dprect.release.bounds_table`).
+table and PNG (the grouped aggregates' table: :mod:`dprect.release.aggregate_table`).
 
 Every output is a :class:`Sink` with two steps, in the order of a guarded run
 (:mod:`dprect.release.guarded`):

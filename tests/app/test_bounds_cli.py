@@ -41,7 +41,7 @@ from dprect.core.domains import FloatBins
 from dprect.core.request import Source
 from dprect.core.statistic import COVERAGE
 from dprect.engines.grouped import NumpyGroupedRoute
-from dprect.release.bounds_record import bounds_record, table_rows
+from dprect.release.aggregate_record import bounds_record, table_rows
 from dprect.release.ledger import Ledger
 
 N = 6000

@@ -542,7 +542,7 @@ def test_caps_state_their_relation(data: Path, tmp_path: Path, ledger: Path,
     charged its image (2ε, (1 + e^ε)δ); the cap event records the relation."""
     import math
 
-    import dprect.app.bounds_flow as bounds_flow
+    import dprect.engines.grouped as routes
 
     code, out, err = run(["budget", "set-cap", "ds", "--epsilon", "10", "--delta", "1e-5",
                           "--ledger", str(ledger)], capsys)
@@ -553,9 +553,9 @@ def test_caps_state_their_relation(data: Path, tmp_path: Path, ledger: Path,
     def no_read(*args, **kwargs):
         raise AssertionError("the input was read")
 
-    for name in dir(bounds_flow):  # every engine route the bounds flow could open
-        if name.endswith("Route") and hasattr(getattr(bounds_flow, name), "open"):
-            monkeypatch.setattr(getattr(bounds_flow, name), "open", no_read)
+    for name in dir(routes):  # every in-memory route the aggregate flow could open
+        if name.endswith("Route") and hasattr(getattr(routes, name), "open"):
+            monkeypatch.setattr(getattr(routes, name), "open", no_read)
     code, out, err = run(["bounds", "--input", str(data / "good.parquet"), "--columns", "a,b",
                           "--epsilon", "1", "--delta", "1e-7", "--neighbouring",
                           "replace-one", "--output", str(tmp_path / "b.json"), "--ledger",

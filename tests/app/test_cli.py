@@ -466,13 +466,14 @@ import pathlib, signal, sys, time
 # as a command started at a terminal: a test runner started as a background job of a
 # non-interactive shell has SIGINT ignored, and a child inherits that
 signal.signal(signal.SIGINT, signal.default_int_handler)
-import dprect.app.describe_flow as flow
-real, marker = flow.draw_query, pathlib.Path(sys.argv[1])
+import dprect.engines.grouped
+from dprect.core.statistic import QUERY, RUNS
+real, marker = RUNS[QUERY.name], pathlib.Path(sys.argv[1])
 def paused(*args, **kwargs):
     marker.touch()
     time.sleep(600)
-    return real(*args, **kwargs)
-flow.draw_query = paused
+    return real.draw(*args, **kwargs)
+RUNS[QUERY.name] = real._replace(draw=paused)
 sys.argv = ["dprect", *sys.argv[2:]]
 from dprect.app.cli import run
 run()
@@ -561,7 +562,7 @@ def test_a_closed_stdout_ends_quietly_and_the_run_completes(table, tmp_path):
 def test_many_groups_print_a_summary_not_a_line_per_group(tmp_path, groups, capsys):
     """Up to LISTED_GROUPS (50) listed groups, stdout holds a line per (group, column);
     beyond, one line counting groups and cells — every cell is still in the outputs."""
-    from dprect.app.table_product import LISTED_GROUPS
+    from dprect.app.aggregate_flow import LISTED_GROUPS
 
     assert LISTED_GROUPS == 50
     gen = np.random.default_rng(4)

@@ -14,7 +14,7 @@ import fit_rectangle
 import private_bounds
 import pytest
 
-from dprect.app.bounds_flow import bounds_domains
+from dprect.app.aggregate_flow import bounds_domains
 from dprect.app.jobs_support import ConfigError, config_grid, section_values
 
 TABLE_JOBS = [private_bounds, describe]

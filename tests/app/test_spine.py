@@ -146,7 +146,8 @@ def test_a_result_whose_guarantee_differs_from_the_charge_is_not_released(tmp_pa
 def test_the_spine_and_the_guarded_release_import_no_product() -> None:
     root = Path(__file__).resolve().parents[2]
     products = {"dprect.core.result", "dprect.core.planner", "dprect.core.bounds",
-                "dprect.app.flow", "dprect.app.bounds_flow", "dprect.release.bounds_record"}
+                "dprect.app.flow", "dprect.app.aggregate_flow",
+                "dprect.release.aggregate_record"}
     for module in ("dprect/app/spine.py", "dprect/release/guarded.py"):
         imported = imports_of(root / module, root)
         assert imported, module  # the reader sees imports at all

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy.stats import chisquare
 
-from dprect.app.describe_flow import plan_lines
+from dprect.app.aggregate_flow import query_lines as plan_lines
 from dprect.core import aggregates, describe_stats, guarantee_check, step_exponential, tail_bounds
 from dprect.core.aggregates import centred_integer_sum, describe_cell, plan_describe, run_describe
 from dprect.core.domains import FloatBins

@@ -100,10 +100,29 @@ def test_every_statistic_names_its_mechanisms_noises():
 
 def test_the_record_and_table_columns_are_the_statistics_outputs():
     from dprect.core.statistic import outputs
-    from dprect.release.bounds_table import BOUNDS_LAYOUT
-    from dprect.release.describe_record import ROW_KEYS
+    from dprect.release.aggregate_record import ROW_KEYS
+    from dprect.release.aggregate_table import BOUNDS_LAYOUT, layout
 
     assert outputs(QUERY) == ("lower", "upper", "count", "sum", "mean")
     assert ROW_KEYS == ("group", "column", *outputs(QUERY))
     assert outputs(COVERAGE) == ("lower", "upper")
     assert [k for k, _ in BOUNDS_LAYOUT.columns] == ["group", "column", *outputs(COVERAGE)]
+    assert layout(QUERY).names == (*ROW_KEYS, "below_row_need")
+
+
+def test_a_mechanisms_plan_and_draw_are_its_registered_ones():
+    """``Mechanism.plan``/``draw`` delegate to what the driver's draws registered
+    (dprect/engines/grouped.py): the planners and draws of describe and bounds; a mechanism
+    nothing registered is refused by name."""
+    from dprect.core.aggregates import plan_describe
+    from dprect.core.bounds import plan_bounds
+    from dprect.core.errors import ParameterError
+    from dprect.core.statistic import RUNS, Mechanism
+    from dprect.engines.grouped import draw_coverage, draw_query
+
+    assert RUNS[QUERY.name] == (plan_describe, draw_query)
+    assert RUNS[COVERAGE.name] == (plan_bounds, draw_coverage)
+    assert QUERY.plan(1.0, 2) == plan_describe(1.0, 2)
+    stray = Mechanism("stray", QUERY.column_spec)
+    with pytest.raises(ParameterError, match="'stray' mechanism has no plan and draw"):
+        stray.plan(1.0, 2)

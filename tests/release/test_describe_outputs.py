@@ -14,10 +14,10 @@ import pytest
 
 from dprect.core.aggregates import plan_describe, run_describe
 from dprect.core.randomness import RandomSource
-from dprect.release.bounds_table import TABLE_COLUMNS, table_sink
-from dprect.release.describe_plot import mean_noise_sd, render_describe_figure
-from dprect.release.describe_record import describe_record, is_describe_record, table_rows
-from dprect.release.describe_table import describe_table_sink
+from dprect.core.statistic import QUERY
+from dprect.release.aggregate_plot import mean_noise_sd, render_describe_figure
+from dprect.release.aggregate_record import describe_record, shape_of, table_rows
+from dprect.release.aggregate_table import BOUNDS_LAYOUT, table_sink
 from dprect.release.sinks import Release
 
 
@@ -61,8 +61,9 @@ def record() -> dict:
 
 
 def test_the_record_and_its_rows(record: dict) -> None:
-    assert is_describe_record(record) and record["method"] == "describe"
-    assert not is_describe_record({**record, "method": "bounds"})
+    assert shape_of(record) is not None and record["method"] == "describe"
+    assert shape_of(record).mechanism is QUERY
+    assert shape_of({**record, "method": "bounds"}) is None  # a bounds record has "bounds"
     rows = table_rows(record)
     assert [(r["group"], r["column"]) for r in rows] == [
         (g, c) for g in "abc" for c in "xy"]
@@ -73,7 +74,7 @@ def test_the_record_and_its_rows(record: dict) -> None:
 def test_the_table_shares_the_bounds_writers_and_leaves_bounds_unchanged(
         record: dict, tmp_path: Path) -> None:
     release = Release(record, "r", datetime.now(UTC))
-    sink = describe_table_sink("--table", str(tmp_path / "d.csv"))
+    sink = table_sink("--table", str(tmp_path / "d.csv"), QUERY)
     sink.prepare(release)()
     lines = (tmp_path / "d.csv").read_text().splitlines()
     assert lines[0] == "group,column,lower,upper,count,sum,mean,below_row_need"
@@ -86,7 +87,7 @@ def test_the_table_shares_the_bounds_writers_and_leaves_bounds_unchanged(
     bounds_release = Release(bounds, "r", datetime.now(UTC))
     table_sink("--table", str(tmp_path / "b.csv")).prepare(bounds_release)()
     assert (tmp_path / "b.csv").read_text() == "group,column,lower,upper\n,x,1.0,inf\n"
-    assert TABLE_COLUMNS == ("group", "column", "lower", "upper")
+    assert BOUNDS_LAYOUT.names == ("group", "column", "lower", "upper")
 
 
 def test_the_plot_draws_the_released_means_only(record: dict) -> None:

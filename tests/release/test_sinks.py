@@ -26,13 +26,14 @@ from dprect.core.domains import Grid
 from dprect.core.errors import ParameterError
 from dprect.core.randomness import RandomSource
 from dprect.core.result import FitResult
-from dprect.release.describe_record import (
+from dprect.core.statistic import QUERY
+from dprect.release.aggregate_record import (
     BELOW_ROW_NEED,
     describe_record,
     rows_needed,
     table_rows,
 )
-from dprect.release.describe_table import describe_table_sink
+from dprect.release.aggregate_table import table_sink
 from dprect.release.files import check_output_path
 from dprect.release.sinks import (
     LABEL,
@@ -154,7 +155,7 @@ def test_an_extreme_mean_is_drawn_out_of_view_and_said(extreme: dict, tmp_path: 
     pytest.importorskip("matplotlib")
     from matplotlib.text import Text
 
-    from dprect.release.describe_plot import DescribePngSink, render_describe_figure
+    from dprect.release.aggregate_plot import DescribePngSink, render_describe_figure
 
     fig = render_describe_figure(extreme)
     fig.savefig(io.BytesIO(), format="png")  # draws: ticks and all
@@ -177,7 +178,7 @@ def test_an_extreme_mean_is_drawn_out_of_view_and_said(extreme: dict, tmp_path: 
 ])
 def test_no_released_value_breaks_the_plot(extreme: dict, cells: list) -> None:
     pytest.importorskip("matplotlib")
-    from dprect.release.describe_plot import render_describe_png
+    from dprect.release.aggregate_plot import render_describe_png
 
     record = copy.deepcopy(extreme)
     for row, (lo, hi, mean, count) in zip(record["results"], cells, strict=True):
@@ -215,7 +216,7 @@ def test_the_row_need_is_read_from_the_recorded_plan() -> None:
     assert rows_needed({"rows_needed": 2000, "centre_rows": 1440}, "x") == 2000
     assert rows_needed({"rows_needed": {"x": 7, "y": 9}, "centre_rows": 1440}, "y") == 9
     assert rows_needed({"centre_rows": 1440}, "x") == 1440  # an older record: the placeholder
-    record = {"plan": {"rows_needed": 100, "centre_rows": 10},
+    record = {"method": "describe", "plan": {"rows_needed": 100, "centre_rows": 10},
               "results": [{"group": None, "column": "x", "lower": 0.0, "upper": 1.0,
                            "count": 50.0, "sum": 1.0, "mean": 0.5}]}
     assert table_rows(record)[0][BELOW_ROW_NEED] is True  # 50 < 100 (not < 10)
@@ -223,21 +224,21 @@ def test_the_row_need_is_read_from_the_recorded_plan() -> None:
 
 def test_the_flag_is_in_the_csv_and_delta_tables(small: dict, tmp_path: Path) -> None:
     release = Release(small, "r", datetime.now(UTC))
-    describe_table_sink("--table", str(tmp_path / "d.csv")).prepare(release)()
+    table_sink("--table", str(tmp_path / "d.csv"), QUERY).prepare(release)()
     with open(tmp_path / "d.csv", newline="") as fh:
         rows = list(csv.DictReader(fh))
     assert [r[BELOW_ROW_NEED] for r in rows] == ["false", "true"]
     pytest.importorskip("deltalake")
     from deltalake import DeltaTable
 
-    describe_table_sink("--table", str(tmp_path / "dt")).prepare(release)()
+    table_sink("--table", str(tmp_path / "dt"), QUERY).prepare(release)()
     table = DeltaTable(str(tmp_path / "dt")).to_pyarrow_table()
     assert table.column(BELOW_ROW_NEED).to_pylist() == [False, True]
 
 
 def test_the_flagged_group_is_marked_on_the_plot(small: dict) -> None:
     pytest.importorskip("matplotlib")
-    from dprect.release.describe_plot import render_describe_figure
+    from dprect.release.aggregate_plot import render_describe_figure
 
     fig = render_describe_figure(small)
     gids = {c.lines[0].get_gid(): list(c.lines[0].get_xdata())

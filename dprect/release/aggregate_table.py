@@ -1,10 +1,14 @@
-"""The bounds table (``--table``): one row per (group, column) — group, column, lower,
-upper — as a CSV file or a Delta table, rendered from the released record only
-(:func:`dprect.release.bounds_record.table_rows`).
+"""The grouped-aggregate table (``--table``): one row per (group, column) — the group, the
+column, then the outputs of the run's mechanism's statistics
+(:func:`dprect.core.statistic.outputs`: lower, upper for the coverage bounds; lower,
+upper, count, sum, mean for the query mechanism, empty for a statistic not asked for) and
+its record's flags (``below_row_need``) — as a CSV file or a Delta table, rendered from
+the released record only (:func:`dprect.release.aggregate_record.table_rows`).
 
 The writers take a :class:`TableLayout` (the table's columns and how its rows are read
-from a record), so every product's table of one row per (group, column) is written by the
-same code: the describe table (:mod:`dprect.release.describe_table`) is another layout."""
+from a record); every mechanism's layout is generated from its record shape
+(:func:`layout`), so a statistic added to the registry adds its columns here with no
+edit."""
 
 from __future__ import annotations
 
@@ -16,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from dprect.core.errors import ParameterError
-from dprect.core.statistic import COVERAGE, outputs
-from dprect.release.bounds_record import table_rows
+from dprect.core.statistic import COVERAGE, Mechanism
+from dprect.release.aggregate_record import SHAPES, table_rows
 from dprect.release.files import check_output_path
 from dprect.release.sinks import Release, Sink, Write, file_write
 
@@ -39,12 +43,18 @@ class TableLayout:
         return tuple(name for name, _ in self.columns)
 
 
-#: the bounds table (``--table``): one row per (group, column)
-BOUNDS_LAYOUT = TableLayout((("group", "text"), ("column", "text"),
-                             *((key, "float") for key in outputs(COVERAGE))),
-                            table_rows, "bounds table")
-#: the columns of the bounds table
-TABLE_COLUMNS = BOUNDS_LAYOUT.names
+def layout(mechanism: Mechanism) -> TableLayout:
+    """The table of ``mechanism``'s runs, from its record shape: group and column as
+    text, its flags as booleans, every output float64; named after its method."""
+    shape = SHAPES[mechanism.name]
+    return TableLayout(tuple((key, "text" if key in ("group", "column") else
+                              "bool" if key in shape.flags else "float")
+                             for key in shape.columns),
+                       table_rows, f"{mechanism.name} table")
+
+
+#: the coverage bounds' table (``dprect bounds --table``)
+BOUNDS_LAYOUT = layout(COVERAGE)
 
 
 def _cell(value: Any, kind: str) -> str:
@@ -136,12 +146,13 @@ class DeltaTableSink:
         return Write(write)
 
 
-def table_sink(name: str, path: str, layout: TableLayout = BOUNDS_LAYOUT) -> Sink:
-    """``--table``: CSV for a path ending in ``.csv``, else a Delta table (a folder)."""
+def table_sink(name: str, path: str, mechanism: Mechanism = COVERAGE) -> Sink:
+    """``--table`` of a run of ``mechanism``: CSV for a path ending in ``.csv``, else a
+    Delta table (a folder)."""
     if path.lower().endswith(".csv"):
-        return CsvTableSink(name, path, layout)
-    return DeltaTableSink(name, path, layout)
+        return CsvTableSink(name, path, layout(mechanism))
+    return DeltaTableSink(name, path, layout(mechanism))
 
 
-__all__ = ["BOUNDS_LAYOUT", "TABLE_COLUMNS", "CsvTableSink", "DeltaTableSink", "TableLayout",
+__all__ = ["BOUNDS_LAYOUT", "CsvTableSink", "DeltaTableSink", "TableLayout", "layout",
            "table_sink"]

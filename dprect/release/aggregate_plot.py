@@ -1,4 +1,5 @@
-"""A PNG of a describe release: per column, each public group's DP mean with an error bar.
+"""A PNG of a grouped-aggregate release of the query mechanism (``--plot``, needs the count
+and the mean): per column, each public group's DP mean with an error bar.
 
 What a picture may show is what the release publishes: it is drawn from the recorded JSON
 only (the released lower, upper, count and mean of each (group, column), and the public
@@ -19,7 +20,7 @@ side) and not a confidence interval for the group's true mean.
 One panel per column (at most :data:`MAX_PANELS`, two a row), the groups along the x axis
 in their public order; a group whose released mean is not finite is left out of its
 panel (and says so in the panel's note). A group flagged ``below_row_need`` — its
-released count below the plan's row need (:func:`dprect.release.describe_record.rows_needed`),
+released count below the plan's row need (:func:`dprect.release.aggregate_record.rows_needed`),
 where the plan no longer promises a centre inside the data, so its bounds and mean may be
 far off — is drawn hollow and grey, and the y range is set by the other groups (by every
 group when all are flagged) — a choice made from released values and the public plan
@@ -42,7 +43,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dprect.core.extras import require
-from dprect.release.describe_record import BELOW_ROW_NEED, rows_needed, table_rows
+from dprect.release.aggregate_record import BELOW_ROW_NEED, rows_needed, table_rows
 from dprect.release.sinks import FileSink, Release, Write, file_write
 
 if TYPE_CHECKING:

@@ -1,0 +1,423 @@
+"""The grouped-aggregate product on the run spine (:mod:`dprect.app.spine`): ``dprect
+aggregate --statistics S1,S2,...`` on either engine and ``jobs/aggregate.py`` — any
+statistics of the registry (:data:`dprect.core.statistic.STATISTICS`) per public group and
+column, drawn by ONE mechanism, in ONE charge. ``dprect bounds`` / ``jobs/private_bounds.py``
+(``coverage``) and ``dprect describe`` / ``jobs/describe.py`` (``bounds,count,sum,mean``)
+are its presets (:data:`PRESETS`), their outputs for a seed those they gave as products of
+their own (tests/app/test_golden.py); :func:`dprect.aggregate` runs the same plan and draws
+on Python data.
+
+:func:`aggregate_settings` checks a front end's values — the statistics (every name in
+the registry, all of one mechanism: :func:`asked_statistics`), the mechanism's plan (made
+once, from public inputs: :meth:`Mechanism.plan <dprect.core.statistic.Mechanism.plan>`),
+the table, the PUBLIC group list (:mod:`dprect.app.groups`) and the outputs. On the spine,
+:class:`AggregateProduct` announces the plan, opens the engine's one route
+(:class:`~dprect.app.table_product.GroupedRoute`: numpy's
+:class:`dprect.engines.grouped.NumpyGroupedRoute`, Spark's
+:class:`dprect.engines.spark.statistics.SparkGroupedRoute`) for the mechanism's spec,
+reserves the plan's guarantee ONCE however many groups (disjoint rows: parallel
+composition), and draws every cell on the driver (:meth:`Mechanism.draw
+<dprect.core.statistic.Mechanism.draw>`); the release is the mechanism's record
+(:mod:`dprect.release.aggregate_record`), with ``--table`` one row per (group, column)
+(:mod:`dprect.release.aggregate_table`) and with ``--plot`` the means' PNG
+(:mod:`dprect.release.aggregate_plot`). What differs between mechanisms at the front ends
+is one :class:`Front` each (:data:`FRONTS`).
+
+Row rules (row-local: no privacy cost): every row counts; a null, NaN or ±inf value is
+left out of its column only; a row of no listed group is dropped and never reported; a
+listed group without rows is released all the same (noise only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dprect.app.options import statistics_choices
+from dprect.app.products import foreign
+from dprect.app.spine import Reporter, run_release
+from dprect.app.table_product import GroupedPrepared, GroupedRoute
+from dprect.app.table_run import checked_seed, table_run
+from dprect.core.accounting import Guarantee
+from dprect.core.aggregates import STATISTICS as QUERY_STATISTICS
+from dprect.core.aggregates import DescribePlan
+from dprect.core.bounds import BoundsPlan, BoundsRequest
+from dprect.core.domains import Domain, FloatBins, GridArg, resolve_domains
+from dprect.core.errors import ParameterError
+from dprect.core.randomness import RandomSource
+from dprect.core.request import Source, request_from
+from dprect.core.statistic import COVERAGE, QUERY, SEARCH_GRID, STATISTICS, Mechanism
+from dprect.engines import grouped  # noqa: F401  (registers the mechanisms' plans and draws)
+from dprect.release.aggregate_plot import DescribePngSink
+from dprect.release.aggregate_record import SHAPES, aggregate_record, summary_lines
+from dprect.release.aggregate_table import table_sink
+from dprect.release.guarded import Charge, LedgerSettings, Outcome
+from dprect.release.sinks import Sink
+
+#: ``describe --statistics none``: the bounds alone (aimed at ``--query-epsilon``)
+NO_STATISTICS = "none"
+
+
+# -- the statistics asked for -------------------------------------------------------------
+def _names(value: str | Sequence[str]) -> list[str]:
+    """A list of names, or comma-separated text."""
+    if isinstance(value, str):
+        return [t.strip() for t in value.split(",") if t.strip()]
+    return [str(v).strip() for v in value]
+
+
+def asked_statistics(value: str | Sequence[str] | None, name: Callable[[str], str] = str
+                     ) -> tuple[Mechanism, tuple[str, ...]]:
+    """``--statistics``: the mechanism and the names asked for — every name in the
+    registry (:data:`dprect.core.statistic.STATISTICS`), none twice, all of one
+    mechanism (a run draws one mechanism's statistics)."""
+    names = [] if value is None else _names(value)
+    if not names:
+        raise ParameterError(f"{name('statistics')} is required: {statistics_choices()}")
+    unknown = [n for n in names if n not in STATISTICS]
+    if unknown:
+        raise ParameterError(f"{name('statistics')} must be among {', '.join(STATISTICS)}, "
+                             f"got {unknown[0]!r}")
+    if len(set(names)) != len(names):
+        raise ParameterError(f"{name('statistics')} names a statistic twice")
+    mechanisms = {STATISTICS[n].mechanism.name: STATISTICS[n].mechanism for n in names}
+    if len(mechanisms) > 1:
+        raise ParameterError(f"{name('statistics')}: one run draws one mechanism's "
+                             f"statistics: {statistics_choices()}")
+    mechanism = next(iter(mechanisms.values()))
+    if mechanism.name not in FRONTS or mechanism.name not in SHAPES:  # not wired here yet
+        raise ParameterError(f"{name('statistics')}: {', '.join(names)} cannot be run by "
+                             "this command yet (no front end or record for its mechanism)")
+    return mechanism, tuple(names)
+
+
+def describe_statistics(value: str | Sequence[str] | None, name: Callable[[str], str] = str
+                        ) -> tuple[str, ...]:
+    """``describe --statistics``: None → all of count, sum, mean; ``none`` → () (the
+    bounds alone); else the named ones (checked by the plan)."""
+    if value is None:
+        return QUERY_STATISTICS
+    names = _names(value)
+    if [n.lower() for n in names] == [NO_STATISTICS]:
+        return ()
+    if not names:
+        raise ParameterError(f"{name('statistics')} is empty: name some of "
+                             f"{', '.join(QUERY_STATISTICS)}, or {NO_STATISTICS!r}")
+    return tuple(names)
+
+
+# -- each mechanism's plan, as a front end asks for it ------------------------------------
+def bounds_domains(grid: GridArg, columns: list[str]) -> list[Domain]:
+    """The coverage bounds' domains: :data:`~dprect.app.options.DEFAULT_BOUNDS_GRID`
+    when none is given, else as ``--grid`` reads (one spec for all, or ``name=SPEC,...``)."""
+    if grid is None or (isinstance(grid, str) and not grid.strip()):
+        return [FloatBins() for _ in columns]
+    return resolve_domains(grid, columns)
+
+
+def domains_of(mechanism: Mechanism, grid: GridArg, columns: list[str]) -> list[Domain]:
+    """What the engine counts each column on: the coverage bounds' domains
+    (:func:`bounds_domains`), the query mechanism's search grid."""
+    if mechanism is COVERAGE:
+        return bounds_domains(grid, columns)
+    return [SEARCH_GRID] * len(columns)
+
+
+def _columns(values: Mapping[str, Any], name: Callable[[str], str]) -> list[str]:
+    columns = values.get("columns")
+    if not columns:
+        raise ParameterError(f"{name('columns')} is required")
+    return list(columns)
+
+
+def _coverage_plan(values: Mapping[str, Any], statistics: Sequence[str],
+                   name: Callable[[str], str]) -> BoundsPlan:
+    if values.get("epsilon") is None:
+        raise ParameterError("epsilon is required")
+    request = request_from(BoundsRequest, {k: v for k, v in values.items() if v is not None})
+    columns = _columns(values, name)
+    return COVERAGE.plan(request, domains_of(COVERAGE, values.get("grid"), columns),
+                         rows=values.get("rows"))
+
+
+def _query_plan(values: Mapping[str, Any], statistics: Sequence[str],
+                name: Callable[[str], str]) -> DescribePlan:
+    if values.get("epsilon") is None:
+        raise ParameterError(f"{name('epsilon')} is required")
+    columns = _columns(values, name)
+    return QUERY.plan(values["epsilon"], len(columns), delta=values.get("delta"),
+                      neighbouring=values.get("neighbouring"), beta=values.get("beta"),
+                      statistics=tuple(s for s in statistics if s != "bounds"),
+                      query_epsilon=values.get("query_epsilon"))
+
+
+def _of(mechanism: str) -> str:
+    """The statistics ``mechanism`` draws, as a run names them (from the registry)."""
+    return ", ".join(repr(s.name) for s in STATISTICS.values()
+                     if s.mechanism.name == mechanism)
+
+
+def plan_of(mechanism: Mechanism, values: Mapping[str, Any], statistics: Sequence[str],
+            name: Callable[[str], str] = str) -> Any:
+    """The plan alone (``--plan-only``, and the run's one plan) of ``mechanism`` for the
+    ``statistics``: from the budget options, the columns and the mechanism's own options
+    (the coverage bounds' ``grid`` and ``rows``; the query's ``query_epsilon``); an option
+    of the other mechanism is refused. Nothing is read."""
+    for mine, front in FRONTS.items():
+        given = [k for k in front.options if values.get(k) is not None]
+        if mine != mechanism.name and given:
+            raise ParameterError(f"{name(given[0])} is an option of the statistics "
+                                 f"{_of(mine)} only, not of {_of(mechanism.name)}")
+    return FRONTS[mechanism.name].plan(values, statistics, name)
+
+
+def coverage_lines(the_plan: BoundsPlan, columns: Sequence[str], groups: int | None
+                   ) -> list[str]:
+    """The coverage bounds' printout: the guarantee, charged once however many groups,
+    the coverage target, the rows a side clips at least in aim (the floor k_j) and from how
+    many rows the share binds (with ``rows``, the share a side may clip there)."""
+    g = the_plan.guarantee
+    where = f" in each of {groups} listed group(s)" if groups else ""
+    lines = [
+        f"plan: private bounds for {len(columns)} column(s){where}, "
+        f"{the_plan.mechanisms} exponential mechanisms per group (epsilon "
+        f"{the_plan.epsilon_each:.4g} each); guarantee ({g.epsilon:.6g}, {g.delta:.3g})-DP, "
+        f"{g.neighbouring}, charged once (groups are disjoint: parallel composition)"]
+    needed = the_plan.rows_needed()
+    j = int(np.argmax(needed))
+    text = (f"plan: coverage {the_plan.request.coverage:g} (alpha = "
+            f"{float(the_plan.alpha):.4g} clipped per side) from about {needed[j]:,} "
+            f"non-null rows per group (column {columns[j]!r}); below that each side aims to "
+            f"clip about {the_plan.floor_rows[j]:,} rows")
+    share = the_plan.expected_clipped_share()
+    if share is not None and the_plan.rows is not None:
+        text += f"; at {the_plan.rows:,} rows a side clips at most {max(share):.3%}"
+    return [*lines, text]
+
+
+def query_lines(the_plan: DescribePlan, columns: Sequence[str], groups: int | None
+                ) -> list[str]:
+    """The query mechanism's printout: what is released, the budget split (evenly over
+    the columns; per column the shares of the centre, the two sides, the count and the
+    sum), charged once however many groups, then the plan's own printout
+    (:meth:`DescribePlan.table`: the split in ε, the clip target and the accuracy
+    statements)."""
+    g = the_plan.guarantee
+    stats = ", ".join(the_plan.statistics) or "bounds alone"
+    where = f" in each of {groups} listed group(s)" if groups else ""
+    parts = {"centre": the_plan.centre_epsilon,
+             "sides": the_plan.side_epsilon,
+             "count": the_plan.count_epsilon, "sum": the_plan.sum_epsilon}
+    per_column = sum(parts.values())
+    split = ", ".join(f"{k} {v / per_column:.0%}" for k, v in parts.items() if v > 0)
+    lines = [
+        f"plan: DP {stats} for {len(columns)} column(s){where}; guarantee "
+        f"({g.epsilon:.6g}, {g.delta:.3g})-DP, {g.neighbouring}, charged once (groups are "
+        "disjoint: parallel composition)",
+        f"plan: budget split: epsilon {per_column:.6g} per column ({len(columns)} "
+        f"column(s), basic composition), of which {split}"]
+    return [*lines, *(f"plan: {line}" for line in the_plan.table().splitlines())]
+
+
+@dataclass(frozen=True)
+class Front:
+    """How the front ends run a mechanism: its plan from their flat values (``plan``), its
+    printout before the input is read (``lines``) and with ``--plan-only``
+    (``plan_only``), the options only it reads (a run of another refuses them) and what
+    its runs are called (``words``: the seeded run's "these … are", the failure's noun, the
+    progress verb). A new mechanism is one row of :data:`FRONTS`."""
+
+    plan: Callable[[Mapping[str, Any], Sequence[str], Callable[[str], str]], Any]
+    lines: Callable[[Any, Sequence[str], int | None], list[str]]
+    plan_only: Callable[[Any, Sequence[str]], str]
+    options: tuple[str, ...]
+    words: tuple[str, str, str]
+
+
+#: every mechanism's front, by its name
+FRONTS: dict[str, Front] = {
+    COVERAGE.name: Front(_coverage_plan, coverage_lines, lambda p, c: str(p.table(list(c))),
+                         ("grid", "rows"), ("these bounds are", "the bounds", "bounding")),
+    QUERY.name: Front(_query_plan, query_lines,
+                      lambda p, c: "\n".join(query_lines(p, c, None)),
+                      ("query_epsilon", "plot"),
+                      ("these aggregates are", "the aggregates", "describing")),
+}
+
+
+# -- public settings ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class AggregateSettings:
+    """Everything a grouped-aggregate run was asked for, checked: the table, the public
+    group values (None: no groups), the mechanism and its plan (made once, from public
+    inputs), the columns' domains (what the engine counts on), the sinks, the ledger
+    (None: no ledger), the seed (tests only) and the groups file (None: none)."""
+
+    source: Source
+    groups: list[str] | None
+    mechanism: Mechanism
+    plan: Any
+    domains: Sequence[Domain]
+    sinks: Sequence[Sink]
+    ledger: LedgerSettings | None = None
+    seed: int | None = None
+    groups_file: str | None = None
+
+    @property
+    def group_names(self) -> list[str | None]:
+        """The groups as the core names them: the listed values, or one unnamed group."""
+        return list(self.groups) if self.groups is not None else [None]
+
+
+def aggregate_settings(values: Mapping[str, Any], name: Callable[[str], str] = str,
+                       command: str = "aggregate") -> AggregateSettings:
+    """The settings of a run from a front end's flat values — the command line's parsed
+    arguments or the job's config section, both spelled as the config keys: ``input``,
+    ``format``, ``where``, ``version``, ``timestamp``, ``columns``, ``group_by``,
+    ``groups``, ``groups_file``, ``statistics``, ``epsilon``, ``delta``,
+    ``neighbouring``, ``beta``, ``coverage``, ``grid``, ``rows``, ``query_epsilon``,
+    ``output``, ``table``, ``plot``, ``ledger``, ``dataset``, ``run_id``, ``cap_epsilon``,
+    ``cap_delta``, ``seed``. Each is checked (nothing read); ``name`` spells a key in
+    messages; ``command`` names a preset (:data:`PRESETS`) to run instead."""
+    mechanism, statistics = asked(command, values, name)
+    the_plan = plan_of(mechanism, values, statistics, name)
+    run = table_run(values, name)
+    source = run.source
+    sinks: list[Sink] = [run.output]
+    if values.get("table") is not None:
+        sinks.append(table_sink(name("table"), str(values["table"]), mechanism))
+    if values.get("plot") is not None:
+        if not {"count", "mean"} <= set(the_plan.statistics):
+            raise ParameterError(f"{name('plot')} draws the means with their error bars: "
+                                 f"{name('statistics')} must include count and mean")
+        sinks.append(DescribePngSink(name("plot"), str(values["plot"]),
+                                     title=values.get("dataset") or Path(source.path).name))
+    seed = checked_seed(values, name)
+    return AggregateSettings(source, run.groups, mechanism, the_plan,
+                             domains_of(mechanism, values.get("grid"), source.columns), sinks,
+                             run.ledger, seed, values.get("groups_file"))
+
+
+#: every preset of the product: its command (and job section) → its mechanism and how its
+#: statistics read from its own ``statistics`` (``describe``'s: count, sum, mean or none)
+PRESETS: dict[str, tuple[Mechanism, Callable[[Any, Callable[[str], str]], tuple[str, ...]]]] = {
+    "bounds": (COVERAGE, lambda _value, _name: ("coverage",)),
+    "describe": (QUERY, lambda value, name: ("bounds", *describe_statistics(value, name))),
+}
+
+
+def asked(command: str, values: Mapping[str, Any], name: Callable[[str], str] = str
+          ) -> tuple[Mechanism, tuple[str, ...]]:
+    """The mechanism and statistics of a run of ``command``: a preset's (its statistics
+    then checked by the mechanism's plan), or ``aggregate``'s ``--statistics``."""
+    if command in PRESETS:
+        mechanism, statistics = PRESETS[command]
+        return mechanism, statistics(values.get("statistics"), name)
+    return asked_statistics(values.get("statistics"), name)
+
+
+def bounds_settings(values: Mapping[str, Any], name: Callable[[str], str] = str
+                    ) -> AggregateSettings:
+    """The ``bounds`` preset: the coverage bounds (``--statistics coverage``)."""
+    return aggregate_settings(values, name, "bounds")
+
+
+def describe_settings(values: Mapping[str, Any], name: Callable[[str], str] = str
+                      ) -> AggregateSettings:
+    """The ``describe`` preset: the query mechanism's bounds with the count, sum and mean
+    (or those of ``statistics`` named; ``none``: the bounds alone)."""
+    return aggregate_settings(values, name, "describe")
+
+
+def preset_plan(command: str, values: Mapping[str, Any], name: Callable[[str], str] = str
+                ) -> str:
+    """``--plan-only`` of ``aggregate`` or a preset: the plan's printout, nothing else
+    checked or read."""
+    mechanism, statistics = asked(command, values, name)
+    return FRONTS[mechanism.name].plan_only(plan_of(mechanism, values, statistics, name),
+                                            list(values["columns"]))
+
+
+# -- the product on the spine -------------------------------------------------------------
+#: with more listed groups than this, stdout shows one summary line instead of a line per
+#: (group, column): the full result is in the outputs (a public threshold on a public count)
+LISTED_GROUPS = 50
+
+
+class AggregateProduct:
+    """A grouped-aggregate run as a product of the spine (:class:`~dprect.app.spine.Product`),
+    built from its checked settings (its plan already made): it reads the input and the
+    groups file, reserves the plan's guarantee ONCE however many groups (disjoint rows:
+    parallel composition) under the mechanism's method over the columns, prints the plan,
+    counts the mechanism's statistics on the engine and draws them on the driver, and
+    summarises a released record from the record alone. A recorded result of another
+    product, or of the other mechanism, is refused by what it is."""
+
+    def __init__(self, settings: AggregateSettings) -> None:
+        self.settings = settings
+        self.what, self.noun, self.verb = FRONTS[settings.mechanism.name].words
+
+    def inputs(self, name: Callable[[str], str]) -> list[tuple[str, str | None]]:
+        return [(name("input"), self.settings.source.path),
+                (name("groups_file"), self.settings.groups_file)]
+
+    def charge(self) -> Charge:
+        """The plan's guarantee, once: the same whatever the number of groups."""
+        s = self.settings
+        return Charge(s.plan.guarantee, s.mechanism.name, list(s.source.columns))
+
+    def foreign(self, record: Mapping[str, Any]) -> str | None:
+        other, own = foreign("aggregate", record), self.settings.mechanism.name
+        if other is not None or record.get("method") == own:
+            return other
+        return f"{SHAPES[str(record.get('method'))].noun}, not {SHAPES[own].noun}"
+
+    def announce(self) -> list[str]:
+        s = self.settings
+        return FRONTS[s.mechanism.name].lines(s.plan, s.source.columns,
+                                              None if s.groups is None else len(s.groups))
+
+    def open(self, route: GroupedRoute, progress: Callable[[str], None]
+             ) -> GroupedPrepared:
+        s = self.settings
+        return route.open(s.source, s.groups, s.mechanism.spec(s.domains), progress)
+
+    def compute(self, prepared: GroupedPrepared, progress: Callable[[str], None]
+                ) -> tuple[Guarantee | None, dict[str, Any]]:
+        s = self.settings
+        progress(f"{self.verb} {len(s.source.columns)} column(s) in "
+                 f"{len(s.group_names)} group(s)")
+        result = s.mechanism.draw(s.plan, prepared.statistics(), s.group_names,
+                                  s.source.columns, RandomSource(seed=s.seed))
+        return result.guarantee, aggregate_record(result, s.plan)
+
+    def summary(self, record: dict[str, Any], name: Callable[[str], str]
+                ) -> tuple[list[str], list[str]]:
+        """A line per (group, column) of the record, or, with more than
+        :data:`LISTED_GROUPS` listed groups, one line counting them (the outputs, named
+        after it, hold every cell)."""
+        groups, columns = len(self.settings.group_names), len(self.settings.source.columns)
+        if groups <= LISTED_GROUPS:
+            return summary_lines(record), []
+        return [f"{groups} groups x {columns} column(s) = {groups * columns} cells released "
+                f"(more than {LISTED_GROUPS} groups: not listed here; every cell is in the "
+                f"outputs below)"], []
+
+
+def run_aggregate_flow(settings: AggregateSettings, route: GroupedRoute,
+                       report: Reporter | None = None) -> Outcome:
+    """One grouped-aggregate release end to end: :func:`~dprect.app.spine.run_release` of
+    an :class:`AggregateProduct` (bad parameters, paths, schemas: refused before any
+    reservation)."""
+    return run_release(AggregateProduct(settings), route, report)
+
+
+__all__ = ["FRONTS", "LISTED_GROUPS", "NO_STATISTICS", "PRESETS", "AggregateProduct",
+           "AggregateSettings", "Front", "aggregate_settings", "asked", "asked_statistics",
+           "bounds_domains", "bounds_settings", "coverage_lines", "describe_settings",
+           "describe_statistics", "domains_of", "plan_of", "preset_plan", "query_lines",
+           "run_aggregate_flow"]

@@ -1,0 +1,234 @@
+"""A grouped-aggregate release as recorded (``dprect aggregate`` and its presets): the JSON
+the ledger holds and the sinks publish (:func:`aggregate_record`), read back into rows
+(:func:`table_rows`) and lines (:func:`summary_lines`), from the core's result and public
+plan only, so a replay publishes the same outputs.
+
+**One record per mechanism, recognised by its method** (the mechanism's name): its
+:class:`RecordShape` says which list holds its rows and how a row reads as a line.
+``bounds`` (:data:`~dprect.core.statistic.COVERAGE`): the core's result (the bounds and
+their grid indices, the guarantee, the plan) under ``bounds``, the coverage statement
+(docs/privacy.md §9) and the ``library_forms``. ``describe``
+(:data:`~dprect.core.statistic.QUERY`): the guarantee (``privacy``), the public plan and,
+under ``results``, per (group, column) lower, upper, count, sum, mean (None when not
+asked) and the small-group flag. They are the records ``dprect bounds`` and ``dprect
+describe`` wrote before they became presets, so every record in a ledger reads as written.
+
+**The small-group flag** (``describe``): ``below_row_need`` is true when the released
+count is below :func:`rows_needed` of the recorded plan — post-processing of a released
+value and the public plan, no privacy cost — and null when no count was released. Below
+that need the plan no longer promises a centre inside the group's data, so its bounds and
+mean may be anywhere (docs/operations.md, "Small groups"). It is in the JSON, the table
+and the plot (hollow grey points); :func:`table_rows` derives it again from every record
+it reads, so a replay of a record made before the flag existed publishes it too."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from dprect.core.aggregates import STATISTICS, DescribeResult
+from dprect.core.bounds import BoundsPlan, BoundsResult
+from dprect.core.statistic import COVERAGE, QUERY, Mechanism, outputs
+
+#: what the ledger records as the method of a run of each mechanism (its name)
+BOUNDS_METHOD = COVERAGE.name
+DESCRIBE_METHOD = QUERY.name
+#: the small-group flag of each released (group, column) of the query mechanism
+BELOW_ROW_NEED = "below_row_need"
+#: what a describe result row holds for one (group, column), in this order
+ROW_KEYS = ("group", "column", *outputs(QUERY))
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` with tuples as lists and ±inf as the strings ``"inf"`` / ``"-inf"`` (a
+    bound at ±inf can be drawn for a group with very few rows; strict JSON has no
+    infinity)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "inf" if value > 0 else "-inf"
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    return value
+
+
+def coverage_statement(the_plan: BoundsPlan, columns: Sequence[str], groups: int
+                       ) -> dict[str, Any]:
+    """What the coverage bounds promise, from the public plan only (docs/privacy.md §9)."""
+    plan_json = the_plan.to_json()
+    beta = the_plan.request.beta
+    return {
+        "coverage": the_plan.request.coverage,
+        "alpha_per_side": float(the_plan.alpha),
+        "beta_per_group": beta,
+        "rank_error": dict(zip(columns, plan_json["rank_error"], strict=True)),
+        "rows_needed": dict(zip(columns, plan_json["rows_needed"], strict=True)),
+        "floor_rows": dict(zip(columns, the_plan.floor_rows, strict=True)),
+        "statement": (
+            f"with probability at least 1 - {beta:g} per group"
+            + (f" (all {groups} groups together: at least 1 - {groups * beta:g})"
+               if groups > 1 else "")
+            + ", each side of column j clips at most max(k_j, alpha*n) + T_j of a group's "
+              "n non-null rows, and the bound's grid cell is at or inside the group's "
+              f"extreme occupied cell once n >= k_j (alpha = {float(the_plan.alpha):g}, "
+              "T_j = rank_error[j], k_j = floor_rows[j] = ceil(T_j) + 1); from "
+              "rows_needed[j] = k_j/alpha rows on the share alpha binds, below it each side "
+              "aims at k_j rows; below about 2(k_j + T_j) rows lower > upper is possible: "
+              "check before clamping"),
+    }
+
+
+def rows_needed(plan: Mapping[str, Any], column: str) -> int:
+    """The rows a group needs in ``column`` before the plan's accuracy statements hold
+    for its cell, read from the plan as recorded in a describe record (public). The ONE
+    place the flag reads the plan's row need: the plan's recorded ``rows_needed`` (one
+    number for every column, or a number per column) when it has one, else — a record
+    made before the plan stated it — :func:`centre_rows_needed`."""
+    recorded = plan.get("rows_needed")
+    if isinstance(recorded, Mapping):
+        return int(recorded[column])
+    if isinstance(recorded, int | float) and not isinstance(recorded, bool):
+        return int(recorded)
+    return centre_rows_needed(plan)
+
+
+def centre_rows_needed(plan: Mapping[str, Any]) -> int:
+    """The row need of a plan recorded before plans stated ``rows_needed`` (a replay of an
+    older ledger record): its centre's, ``centre_rows``
+    (:attr:`dprect.core.aggregates.DescribePlan.centre_rows`, the same for every column:
+    n >= (4/eps_c)·ln(m/beta), docs/privacy.md §11) — what bounds those plans' cells."""
+    return int(plan["centre_rows"])
+
+
+def below_row_need(count: float | None, plan: Mapping[str, Any], column: str
+                   ) -> bool | None:
+    """Whether a released ``count`` is below the plan's row need for ``column``
+    (:func:`rows_needed`); None when no count was released. Post-processing only."""
+    if count is None:
+        return None
+    return bool(float(count) < rows_needed(plan, column))
+
+
+def bounds_record(result: BoundsResult, the_plan: BoundsPlan) -> dict[str, Any]:
+    """The coverage mechanism's released JSON: the core's result (per group and column
+    the bounds and their grid indices, the guarantee, the plan), the coverage statement
+    and the library forms (:meth:`BoundsResult.library_forms`); ±inf written as
+    ``"inf"`` / ``"-inf"``."""
+    record = result.to_json()
+    record["method"] = BOUNDS_METHOD
+    record["coverage"] = coverage_statement(the_plan, result.columns, len(result.groups))
+    forms = result.library_forms()
+    record["library_forms"] = forms if not result.grouped else \
+        {"by_group": {str(g): f for g, f in forms.items()}}
+    return jsonable(record)
+
+
+def describe_record(result: DescribeResult) -> dict[str, Any]:
+    """The query mechanism's released JSON: the method, the columns, the public groups,
+    the guarantee (``privacy``), the plan (public: the budget split, the targets, the
+    accuracy statements), and per (group, column) ``lower``, ``upper``, ``count``,
+    ``sum`` and ``mean`` (None for a statistic not asked for) and the small-group flag
+    ``below_row_need`` (the module docstring); ±inf written as ``"inf"``/``"-inf"``."""
+    record = result.to_dict()
+    plan = record["plan"]
+    rows = [{**{key: row.get(key) for key in ROW_KEYS},
+             BELOW_ROW_NEED: below_row_need(row.get("count"), plan, str(row["column"]))}
+            for row in result.rows()]
+    return jsonable({"method": DESCRIBE_METHOD, **record, "results": rows})
+
+
+def aggregate_record(result: BoundsResult | DescribeResult, the_plan: Any) -> dict[str, Any]:
+    """The released JSON of a run's result, in its mechanism's record (module notes)."""
+    if isinstance(result, BoundsResult):
+        return bounds_record(result, the_plan)
+    return describe_record(result)
+
+
+def _number(value: Any) -> float | None:
+    """A recorded number as a float (``"inf"``/``"-inf"`` included; None stays None)."""
+    return None if value is None else float(value)
+
+
+def _bounds_line(row: Mapping[str, Any], plan: Mapping[str, Any]) -> str:
+    return f"lower {row['lower']:.6g}, upper {row['upper']:.6g}"
+
+
+def _describe_line(row: Mapping[str, Any], plan: Mapping[str, Any]) -> str:
+    stats = "".join(f"{key} {row[key]:.6g}, " for key in STATISTICS if row[key] is not None)
+    few = (f" — below_row_need: fewer than the {rows_needed(plan, row['column']):,}"
+           " rows the plan needs, bounds and mean may be far off"
+           if row[BELOW_ROW_NEED] else "")
+    return f"{stats}bounds [{row['lower']:.6g}, {row['upper']:.6g}]{few}"
+
+
+@dataclass(frozen=True)
+class RecordShape:
+    """A mechanism's record (module notes): its name in messages (``noun``), the list
+    that holds its rows (``rows``), the flags a table row adds after the outputs
+    (``flags``), and a row's text in the summary (``line``: the row, the recorded plan)."""
+
+    mechanism: Mechanism
+    noun: str
+    rows: str
+    flags: tuple[str, ...]
+    line: Callable[[Mapping[str, Any], Mapping[str, Any]], str]
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """A table row's keys: group, column, the mechanism's outputs, the flags."""
+        return ("group", "column", *outputs(self.mechanism), *self.flags)
+
+
+#: every mechanism's record, by the method it records (its name)
+SHAPES: dict[str, RecordShape] = {s.mechanism.name: s for s in (
+    RecordShape(COVERAGE, "private bounds", "bounds", (), _bounds_line),
+    RecordShape(QUERY, "DP aggregates (describe)", "results", (BELOW_ROW_NEED,),
+                _describe_line),
+)}
+
+
+def shape_of(record: Mapping[str, Any]) -> RecordShape | None:
+    """The shape of a released grouped-aggregate record (its method's, when its rows are
+    there), None for any other record (a fit's, a classes')."""
+    shape = SHAPES.get(str(record.get("method")))
+    return shape if shape is not None and isinstance(record.get(shape.rows), list) else None
+
+
+def is_aggregate_record(record: Mapping[str, Any]) -> bool:
+    """Whether a released record is a grouped aggregate's (not a rectangle)."""
+    return shape_of(record) is not None
+
+
+def table_rows(record: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One row per (group, column) — group, column, the mechanism's outputs and flags
+    (the small-group flag derived again from the released count and the recorded plan) —
+    read from a released record (the recorded JSON only)."""
+    shape = shape_of(record)
+    assert shape is not None, "not a grouped-aggregate record"
+    plan = record.get("plan", {})
+    rows = []
+    for row in record[shape.rows]:
+        column = str(row["column"])
+        values = {key: _number(row.get(key)) for key in outputs(shape.mechanism)}
+        flags = {BELOW_ROW_NEED: below_row_need(values.get("count"), plan, column)}
+        rows.append({"group": None if row["group"] is None else str(row["group"]),
+                     "column": column, **values, **{f: flags[f] for f in shape.flags}})
+    return rows
+
+
+def summary_lines(record: Mapping[str, Any]) -> list[str]:
+    """The released values, one line per (group, column), from the recorded JSON."""
+    shape = shape_of(record)
+    assert shape is not None, "not a grouped-aggregate record"
+    plan = record.get("plan", {})
+    return [("" if row["group"] is None else f"group {row['group']!r}, ")
+            + f"{row['column']}: {shape.line(row, plan)}" for row in table_rows(record)]
+
+
+__all__ = ["BELOW_ROW_NEED", "BOUNDS_METHOD", "DESCRIBE_METHOD", "ROW_KEYS", "SHAPES",
+           "RecordShape", "aggregate_record", "below_row_need", "bounds_record",
+           "centre_rows_needed", "coverage_statement", "describe_record",
+           "is_aggregate_record", "jsonable", "rows_needed", "shape_of", "summary_lines",
+           "table_rows"]

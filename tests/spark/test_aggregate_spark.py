@@ -1,0 +1,35 @@
+"""``dprect aggregate --engine spark`` (issue #41, point 3): the general form of the one
+grouped-aggregate product reproduces its presets' golden outputs on Spark too — one case
+of each mechanism, through the one ``mapInArrow`` primitive (the numpy twin of this test,
+every case, is tests/app/test_aggregate_cli.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cli_run import run
+from golden_cases import GOLDEN, INPUT, SEED, check, stable
+
+#: golden case → ``aggregate``'s arguments after ``--input`` (the preset's, statistics named)
+CASES = {
+    "describe_groups": ["--columns", "x,y,z", "--epsilon", "2", "--statistics",
+                        "bounds,count,sum,mean", "--group-by", "g", "--groups", "a,b,c,d"],
+    "bounds_coverage": ["--columns", "x,z", "--epsilon", "2", "--coverage", "0.95",
+                        "--beta", "0.01", "--rows", "1000", "--statistics", "coverage"],
+}
+
+
+def test_spark_aggregate_reproduces_the_presets_golden_outputs(
+        spark, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for name, args in CASES.items():  # one test: the cases share the session's warm-up
+        out, table = tmp_path / f"{name}.json", tmp_path / f"{name}.csv"
+        code, printed, err = run(["aggregate", "--input", str(INPUT), *args, "--seed", SEED,
+                                  "--engine", "spark", "--output", str(out), "--table",
+                                  str(table)], capsys)
+        assert code == 0, err
+        check(GOLDEN / f"{name}.json", {
+            "result": stable(json.loads(out.read_text())),
+            "table": table.read_text().splitlines(),
+            "printed": printed.replace(str(tmp_path), "<tmp>").splitlines()})
