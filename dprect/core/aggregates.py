@@ -84,8 +84,8 @@ column of the plan's own split the lower side, the upper side and the sum noise 
 a count-only run; :func:`describe_block`).
 So the groups can be drawn in blocks, in any order, in other processes
 (:func:`describe_blocks` takes the ``map`` to use), with the same result for a seed; then
-the driver makes the anchors and draws the smaller splits' cells, each group's from its
-second stream (:func:`finish_small`).
+the driver makes the anchors and the blocks draw the smaller splits' cells through the
+same ``map``, each group's from its second stream (:func:`finish_small`).
 :func:`run_describe` (arrays) and the Spark route feed the same statistics to the same
 functions.
 """
@@ -815,13 +815,13 @@ def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | N
         centres.append([None if tiers[k].anchored else
                         draw_centre_from_counts(*hist, tiers[k].centre_rate, rng)
                         for k, hist in zip(picked, hists[g], strict=True)])
-    stats = block.statistics([[0.0 if c is None or k else c
-                               for c, k in zip(row, krow, strict=True)]
-                              for row, krow in zip(centres, picks, strict=True)])
-    done = [[(None, None) if k else _finish(plan, tiers[0], c, st, n, rng)  # type: ignore[arg-type]
-             for c, st, n, k in zip(crow, srow, nrow, krow, strict=True)]
-            for crow, srow, nrow, krow, rng in zip(centres, stats, counts, picks, streams,
-                                                   strict=True)]
+    own = {(g, j): c for g, (row, krow) in enumerate(zip(centres, picks, strict=True))
+           for j, (c, k) in enumerate(zip(row, krow, strict=True))
+           if not k and c is not None}
+    stats = block.statistics_at(own)
+    done = [[(None, None) if k else _finish(plan, tiers[0], own[(g, j)], stats[(g, j)], n, rng)
+             for j, (n, k) in enumerate(zip(nrow, krow, strict=True))]
+            for g, (nrow, krow, rng) in enumerate(zip(counts, picks, streams, strict=True))]
     return BlockDraws([[c for c, _ in row] for row in done], picks, centres, counts,
                       resume, [[m for _, m in row] for row in done])
 
@@ -867,17 +867,21 @@ def small_centre(own: float | None, anchor: float) -> float:
     return float(own)
 
 
-def finish_small(plan: DescribePlan, block: CellBlock, draws: BlockDraws,
-                 anchors: Sequence[float]) -> list[list[Cell]]:
+def finish_small(plan: DescribePlan, anchors: Sequence[float], block: CellBlock | None,
+                 draws: BlockDraws) -> list[list[Cell]]:
     """Round two of the block: each group with cells of smaller splits draws them from its
     second stream (``draws.resume``), columns in order — the lower side, the upper side
-    and the sum noise — around :func:`small_centre` of the column's anchor."""
+    and the sum noise — around :func:`small_centre` of the column's anchor. ``block`` may
+    be None when the block has no such cell (nothing to send to a worker). Module-level,
+    its arguments picklable: a worker process can run it."""
     tiers = plan.tiers
     wanted = {(g, j): small_centre(draws.centres[g][j], anchors[j])
               for g, row in enumerate(draws.cells) for j, cell in enumerate(row)
               if cell is None}
     if not wanted:
         return [[c for c in row if c is not None] for row in draws.cells]
+    if block is None:
+        raise ParameterError("a block with cells of smaller splits needs its statistics")
     stats = block.statistics_at(wanted)
     out = []
     for g, row in enumerate(draws.cells):
@@ -928,8 +932,11 @@ def describe_blocks(plan: DescribePlan, blocks: Sequence[CellBlock], groups: Seq
     work = [seeds[a:b] for a, b in itertools.pairwise(cuts)]
     draws = list(mapper(partial(describe_block, plan), blocks, work))
     anchors = anchor_centres(draws, plan.columns)
-    cells = [row for block, d in zip(blocks, draws, strict=True)
-             for row in finish_small(plan, block, d, anchors)]
+    # round two, through the same mapper: a block without a small split's cell is not sent
+    pending = [b if any(c is None for row in d.cells for c in row) else None
+               for b, d in zip(blocks, draws, strict=True)]
+    cells = [row for rows in mapper(partial(finish_small, plan, anchors), pending, draws)
+             for row in rows]
     return DescribeResult(cols, group_list, cells, plan.guarantee, plan, rng.seeded)
 
 
