@@ -48,14 +48,15 @@ then by post-processing count = max(ñ, 0),
 sum = p·count + γ·S̃ and mean = clamp(p + γ·S̃/max(1, ñ), L, U). The rounding moves the
 sum by at most γ/2 in all (w·2^−(K+1)), the truncation by less than 2^−29·Σ|x|.
 
-**Guarantee.** Per column: centre ε_c + sides ε_s + count ε_n + sum ε_S = ε_col
-(up to the 10⁻⁹ shrink; ε_S = 0 and no sum noise for a count-only run), sequential;
+**Guarantee.** Per column: centre ε_c + sides ε_s + count ε_n + sum ε_S = ε_col under
+every split a released count may pick (below; up to the 10⁻⁹ shrink; ε_S = 0 and no sum
+noise for a count-only run), sequential;
 d columns, sequential; public groups hold disjoint rows, so they compose in parallel:
 ONE charge of ε whatever the number of groups. Under replace-one neighbours the
 add/remove plan spends ε/2 (group privacy). The independent check
 (:func:`dprect.core.guarantee_check.check_describe_plan`) re-derives it from the exact
-rates the samplers use, and re-derives the split: the sum noise drawn iff a sum or a mean
-is asked, the drawn noises spending the requested ε.
+rates the samplers use, every split's, and re-derives the split: the sum noise drawn iff
+a sum or a mean is asked, the drawn noises spending the requested ε.
 
 **Small groups** (issue #41; docs/privacy.md §11, "Small groups" and Theorem D′). When a
 statistic is asked, each cell's count ñ is released first and picks the split of the rest
