@@ -148,9 +148,9 @@ _SHRINK = 1.0 - 1e-9
 RUNAWAY_STEPS = (2 * STEPS_PER_OCTAVE, 79)
 #: small groups (docs/privacy.md §11, "Small groups"): a cell whose released count is below
 #: what the centre's share needs gets that share doubled, up to CENTRE_TIERS − 1 times and
-#: to at most CENTRE_CAP of what the count leaves; below the last of those splits its centre
-#: is anchored on the other groups' released centres (no ε) and the sides and the sum share
-#: the rest
+#: to at most CENTRE_CAP of what the count leaves (the sides keep their ε, the sum takes the
+#: rest); below the last of those splits its centre is anchored on the large groups'
+#: released means (no ε: :func:`anchor_centres`)
 CENTRE_TIERS = 4
 CENTRE_CAP = 0.5
 #: the anchored split's sides draw among every SMALL_STRIDE-th candidate (four a factor of
@@ -179,7 +179,7 @@ class Tier:
     centre's, the two sides' and the sum's ε, the sides' target, and ``min_count``, the
     least released count that selects it (None: any count the tiers before it leave —
     the last tier). ``centre_epsilon`` 0 is the anchored tier: the centre is a public
-    function of the other groups' released centres (:func:`anchor_centres`)."""
+    function of the other groups' released values (:func:`anchor_centres`)."""
 
     centre_epsilon: float
     side_epsilon: float
@@ -241,15 +241,11 @@ class DescribePlan:
     small: tuple[Tier, ...] = ()
     check: CheckReport | None = None
 
-    @property
+    @cached_property
     def tiers(self) -> tuple[Tier, ...]:
         """Every split a cell may get, the plan's own first (its fields above)."""
         return (Tier(self.centre_epsilon, self.side_epsilon, self.sum_epsilon, self.target,
                      self.min_count, self.sum_sensitivity), *self.small)
-
-    @cached_property
-    def _tiers(self) -> tuple[Tier, ...]:
-        return self.tiers
 
     def tier_index(self, noisy_count: int | None) -> int:
         """The split of a cell whose released count is ``noisy_count`` (None: no count
@@ -257,7 +253,7 @@ class DescribePlan:
         function of a released value."""
         if noisy_count is None:
             return 0
-        for i, tier in enumerate(self._tiers):
+        for i, tier in enumerate(self.tiers):
             if tier.min_count is None or noisy_count >= tier.min_count:
                 return i
         raise AssertionError("a plan's last tier selects every count")
