@@ -229,6 +229,14 @@ bench-quantiles: setup bench-peers-venvs
 	$(BIN)/pip install --quiet -r benchmarks/requirements-real.txt
 	$(BIN)/python benchmarks/quantiles_peers.py --runs 20
 
+# Noise intervals (issue #41): measured coverage of the count, sum, mean and coverage-bound
+# intervals on 4 real columns and by carrier (docs/results.md §9).
+.PHONY: bench-intervals
+bench-intervals: setup
+	$(BIN)/pip install --quiet -r benchmarks/requirements-real.txt
+	$(BIN)/python benchmarks/interval_coverage.py --runs 1000 --grouped-runs 300 \
+		--json docs/figures/interval_coverage.json
+
 # dprect's side only, against the committed peer runs (docs/figures/bounds_peers.json):
 # rewrites docs/figures/bounds_compare.json (e.g. after dprect's bounds change).
 .PHONY: bench-peers-compare

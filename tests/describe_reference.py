@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from dprect.core.aggregates import Cell, DescribePlan, centred_integer_sum, choose_pivot
+from dprect.core.intervals import query_intervals
 from dprect.core.randomness import RandomSource
 from dprect.core.step_exponential import draw_step
 from dprect.core.tail_bounds import CandidateStream, candidates, draw_centre, tail_counts
@@ -103,18 +104,27 @@ def _cell(x: np.ndarray, c: float, tier: Any, noisy_n: int | None, plan: Describ
     if not plan.statistics:
         return Cell(lo, hi), None
     assert noisy_n is not None
-    if tier.sum_scale is None:  # count only: no sum noise
-        return Cell(lo, hi, float(max(noisy_n, 0))), None
     k = tier.sum_sensitivity
+    if tier.sum_scale is None:  # count only: no sum noise
+        n_out = float(max(noisy_n, 0))
+        return Cell(lo, hi, n_out, intervals=query_intervals(
+            ("count",), plan.interval_level, plan.count_epsilon, 0.0, k, lo, hi, c, 0.0,
+            noisy_n, None, n_out, None, None)), None
     p = choose_pivot(lo, c, hi, plan.count_epsilon, tier.sum_epsilon)
     noisy_s = centred_integer_sum(x, lo, hi, p, k) + rng.discrete_laplace(tier.sum_scale)
     gamma = float(max(Fraction(hi) - Fraction(p), Fraction(p) - Fraction(lo)) / k)
     count = max(noisy_n, 0)
     mean = min(max(p + gamma * noisy_s / max(1, noisy_n), lo), hi)
     want = set(plan.statistics)
+    total = p * count + gamma * noisy_s
+    # the intervals: post-processing of the released values and ñ, S̃ (privacy.md §15), at
+    # the cell's split (a public function of its released count)
+    spans = query_intervals(plan.statistics, plan.interval_level, plan.count_epsilon,
+                            tier.sum_epsilon, k, lo, hi, p, gamma, noisy_n, noisy_s,
+                            float(count), total, mean)
     return Cell(lo, hi, float(count) if "count" in want else None,
-                p * count + gamma * noisy_s if "sum" in want else None,
-                mean if "mean" in want else None), mean
+                total if "sum" in want else None,
+                mean if "mean" in want else None, spans), mean
 
 
 def _side(x: np.ndarray, centre: float, side: str, tier: Any, rng: RandomSource) -> float:

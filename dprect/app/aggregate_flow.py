@@ -152,7 +152,8 @@ def _query_plan(values: Mapping[str, Any], statistics: Sequence[str],
     return QUERY.plan(values["epsilon"], len(columns), delta=values.get("delta"),
                       neighbouring=values.get("neighbouring"), beta=values.get("beta"),
                       statistics=tuple(s for s in statistics if s != "bounds"),
-                      query_epsilon=values.get("query_epsilon"))
+                      query_epsilon=values.get("query_epsilon"),
+                      interval_level=values.get("interval_level"))
 
 
 def _of(mechanism: str) -> str:
@@ -280,9 +281,10 @@ def aggregate_settings(values: Mapping[str, Any], name: Callable[[str], str] = s
     ``format``, ``where``, ``version``, ``timestamp``, ``columns``, ``group_by``,
     ``groups``, ``groups_file``, ``statistics``, ``epsilon``, ``delta``,
     ``neighbouring``, ``beta``, ``coverage``, ``grid``, ``rows``, ``query_epsilon``,
-    ``output``, ``table``, ``plot``, ``ledger``, ``dataset``, ``run_id``, ``cap_epsilon``,
-    ``cap_delta``, ``seed``. Each is checked (nothing read); ``name`` spells a key in
-    messages; ``command`` names a preset (:data:`PRESETS`) to run instead."""
+    ``interval_level``, ``output``, ``table``, ``plot``, ``ledger``, ``dataset``,
+    ``run_id``, ``cap_epsilon``, ``cap_delta``, ``seed``. Each is checked (nothing
+    read); ``name`` spells a key in messages; ``command`` names a preset
+    (:data:`PRESETS`) to run instead."""
     mechanism, statistics = asked(command, values, name)
     the_plan = plan_of(mechanism, values, statistics, name)
     run = table_run(values, name)

@@ -33,7 +33,8 @@ def describe(data: object, columns: Sequence[str] | None = None, *,
              statistics: Sequence[str] = STATISTICS, seed: int | None = None,
              neighbouring: str | None = None, beta: float | None = None,
              query_epsilon: float | None = None,
-             budget: PrivacyBudget | None = None) -> DescribeResult:
+             budget: PrivacyBudget | None = None,
+             interval_level: float | None = None) -> DescribeResult:
     """DP count, sum and mean per (public group, column), with private bounds aimed at
     the query, for one charge of ``epsilon`` (:mod:`dprect.core.aggregates`).
 
@@ -59,6 +60,8 @@ def describe(data: object, columns: Sequence[str] | None = None, *,
         target of clipped rows (default: the plan's own sum ε).
     budget : a :class:`~dprect.PrivacyBudget`: the plan's guarantee is charged to it before
         any noise is drawn (refused past its cap, nothing computed).
+    interval_level : the stated level of each statistic's noise interval (default 0.95;
+        post-processing, no budget: :mod:`dprect.core.intervals`).
 
     Returns a :class:`~dprect.core.aggregates.DescribeResult`: ``cells[g][j]`` (lower,
     upper, count, sum, mean), ``rows()``, ``plan`` (public; ``plan.table()`` is the
@@ -69,7 +72,7 @@ def describe(data: object, columns: Sequence[str] | None = None, *,
     result = aggregate(data, columns, statistics=("bounds", *statistics), epsilon=epsilon,
                        delta=delta, group_by=group_by, groups=groups, seed=seed,
                        neighbouring=neighbouring, beta=beta, query_epsilon=query_epsilon,
-                       budget=budget)
+                       budget=budget, interval_level=interval_level)
     assert isinstance(result, DescribeResult)
     return result
 
@@ -80,7 +83,8 @@ def aggregate(data: object, columns: Sequence[str] | None = None, *,
               seed: int | None = None, neighbouring: str | None = None,
               beta: float | None = None, budget: PrivacyBudget | None = None,
               query_epsilon: float | None = None, coverage: float | None = None,
-              grid: GridArg = None, rows: int | None = None) -> BoundsResult | DescribeResult:
+              grid: GridArg = None, rows: int | None = None,
+              interval_level: float | None = None) -> BoundsResult | DescribeResult:
     """Any list of statistics per (public group, column) for one charge of ``epsilon``
     (issue #41; the statistics are :mod:`dprect.core.statistic`'s): ``"coverage"`` —
     bounds covering about ``coverage`` of each column's values (:func:`dprect.bounds`'s,
@@ -90,7 +94,8 @@ def aggregate(data: object, columns: Sequence[str] | None = None, *,
     are always released with them). One run draws one mechanism's statistics; an option
     of the other mechanism is refused. :func:`dprect.bounds` and :func:`describe` are its
     presets (``["coverage"]`` and ``["bounds", "count", "sum", "mean"]``). The other
-    parameters are theirs. Returns a :class:`~dprect.core.bounds.BoundsResult` or a
+    parameters (``interval_level`` too: the level of the noise intervals) are theirs.
+    Returns a :class:`~dprect.core.bounds.BoundsResult` or a
     :class:`~dprect.core.aggregates.DescribeResult`."""
     from dprect.app.aggregate_flow import asked_statistics, domains_of, plan_of
     from dprect.app.api import grouped_columns
@@ -103,7 +108,8 @@ def aggregate(data: object, columns: Sequence[str] | None = None, *,
     the_plan = plan_of(mechanism, {"columns": names, "epsilon": epsilon, "delta": delta,
                                    "coverage": coverage, "beta": beta,
                                    "neighbouring": neighbouring, "grid": grid, "rows": rows,
-                                   "query_epsilon": query_epsilon}, asked)
+                                   "query_epsilon": query_epsilon,
+                                   "interval_level": interval_level}, asked)
     rng = RandomSource(seed=seed)
     with charged(budget, the_plan.guarantee, mechanism.name, names) as ticket:
         cells = grouped_statistics(values, group, len(group_list),
@@ -116,7 +122,8 @@ def bounds(data: object, columns: Sequence[str] | None = None, *, epsilon: float
            beta: float | None = None, neighbouring: str | None = None, grid: GridArg = None,
            group_by: object = None, groups: Sequence[object] | None = None,
            rows: int | None = None, seed: int | None = None,
-           budget: PrivacyBudget | None = None) -> BoundsResult:
+           budget: PrivacyBudget | None = None,
+           interval_level: float | None = None) -> BoundsResult:
     """Private clamping bounds: per column (and per listed group) a lower and an upper
     bound that cover about ``coverage`` of its values (:mod:`dprect.core.bounds`).
 
@@ -144,6 +151,7 @@ def bounds(data: object, columns: Sequence[str] | None = None, *, epsilon: float
     seed : for tests only — a seeded result is not private and says so.
     budget : a :class:`~dprect.PrivacyBudget`: the plan's guarantee is charged to it before
         any noise is drawn (refused past its cap, nothing computed).
+    interval_level : the level of each bound's ``rank_error`` (default 0.95).
 
     Returns a :class:`~dprect.core.bounds.BoundsResult` (``lower[g][j]``,
     ``upper[g][j]``, ``guarantee``, ``library_forms()``, ``to_json()``). Errors depend
@@ -152,7 +160,7 @@ def bounds(data: object, columns: Sequence[str] | None = None, *, epsilon: float
     result = aggregate(data, columns, statistics=("coverage",), epsilon=epsilon, delta=delta,
                        coverage=coverage, beta=beta, neighbouring=neighbouring, grid=grid,
                        group_by=group_by, groups=groups, rows=rows, seed=seed,
-                       budget=budget)
+                       budget=budget, interval_level=interval_level)
     assert isinstance(result, BoundsResult)
     return result
 

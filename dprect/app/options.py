@@ -192,8 +192,8 @@ BOUNDS_OUTPUTS = (
     RunOption("output", "str", "where to write the result JSON (required unless "
               "--plan-only)"),
     RunOption("table", "str", "also write one row per (group, column) — group, column, "
-              "lower, upper — as CSV (a path ending in .csv) or as a Delta table (a "
-              "folder)", metavar="PATH"),
+              "lower, upper, rank_error — as CSV (a path ending in .csv) or as a Delta "
+              "table (a folder)", metavar="PATH"),
 )
 
 BOUNDS_OPTIONS = (*BOUNDS_COLUMNS, BOUNDS_GRID, *GROUP_OPTIONS, *BOUNDS_OUTPUTS)
@@ -216,11 +216,12 @@ DESCRIBE_QUERY = (
 DESCRIBE_OUTPUTS = (
     BOUNDS_OUTPUTS[1],
     RunOption("table", "str", "also write one row per (group, column) — group, column, "
-              "lower, upper, count, sum, mean — as CSV (a path ending in .csv) or as a "
-              "Delta table (a folder)", metavar="PATH", group="outputs"),
-    RunOption("plot", "str", "PNG of each group's DP mean per column with error bars (± "
-              "the noise's sd, from the plan's public scales and the released values; "
-              "needs the count and the mean)", metavar="PNG", group="outputs"),
+              "lower, upper, count, sum, mean with their noise intervals — as CSV (a path "
+              "ending in .csv) or as a Delta table (a folder)", metavar="PATH",
+              group="outputs"),
+    RunOption("plot", "str", "PNG of each group's DP mean per column with error bars (the "
+              "mean's noise interval at --interval-level, from the plan and the released "
+              "values; needs the count and the mean)", metavar="PNG", group="outputs"),
 )
 
 DESCRIBE_OPTIONS = (*DESCRIBE_COLUMNS, *DESCRIBE_QUERY, *GROUP_OPTIONS, *DESCRIBE_OUTPUTS)

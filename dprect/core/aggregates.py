@@ -118,6 +118,7 @@ from dprect.core.describe_stats import (
 )
 from dprect.core.errors import ParameterError
 from dprect.core.guarantee_check import CheckReport, check_describe_plan
+from dprect.core.intervals import DEFAULT_LEVEL, query_intervals
 from dprect.core.randomness import SEEDED_WARNING, STREAM_SEED_BITS, RandomSource
 from dprect.core.request import DescribeRequest, Neighbouring, check_run_epsilon
 from dprect.core.statistic import noises_drawn
@@ -240,6 +241,8 @@ class DescribePlan:
     min_count: int | None = None
     small: tuple[Tier, ...] = ()
     check: CheckReport | None = None
+    #: the stated level of the released noise intervals (:mod:`dprect.core.intervals`)
+    interval_level: float = DEFAULT_LEVEL
 
     @cached_property
     def tiers(self) -> tuple[Tier, ...]:
@@ -409,6 +412,7 @@ class DescribePlan:
             "runaway_probability_at_most": {f"{k}_steps": self.runaway(k)
                                             for k in RUNAWAY_STEPS},
             "beta": self.beta,
+            "interval_level": self.interval_level,
             "guarantee": self.guarantee.to_json(),
             **({} if self.check is None else {"guarantee_check": self.check.to_json()}),
         }
@@ -502,8 +506,8 @@ def _check_epsilon(x: object, name: str) -> float:
 def plan_describe(epsilon: float, columns: int, *, delta: float | None = None,
                   neighbouring: str | None = None,
                   statistics: Sequence[str] = STATISTICS,
-                  query_epsilon: float | None = None, beta: float | None = None
-                  ) -> DescribePlan:
+                  query_epsilon: float | None = None, beta: float | None = None,
+                  interval_level: float | None = None) -> DescribePlan:
     """The plan of a describe run (nothing here looks at data). ``delta``, ``beta`` and
     ``neighbouring`` default as :class:`~dprect.core.request.DescribeRequest` says.
     ``statistics=()`` spends the whole budget on the bounds; its target is then set by
@@ -512,7 +516,8 @@ def plan_describe(epsilon: float, columns: int, *, delta: float | None = None,
     at."""
     eps = _check_epsilon(epsilon, "epsilon")
     given: dict[str, Any] = {k: v for k, v in (("delta", delta), ("beta", beta),
-                                               ("neighbouring", neighbouring))
+                                               ("neighbouring", neighbouring),
+                                               ("interval_level", interval_level))
                              if v is not None}
     request = DescribeRequest(eps, **given)
     delta, beta, nb = request.delta, request.beta, request.neighbouring
@@ -579,7 +584,8 @@ def plan_describe(epsilon: float, columns: int, *, delta: float | None = None,
                              columns=columns, statistics=stats, centre_epsilon=eps_c,
                              side_epsilon=eps_sides,
                              count_epsilon=eps_n, sum_epsilon=eps_s, target=target,
-                             guarantee=g, beta=beta, min_count=min_count, small=small)
+                             guarantee=g, beta=beta, min_count=min_count, small=small,
+                             interval_level=request.interval_level)
     return dataclasses.replace(unchecked, check=check_describe_plan(unchecked))
 
 
@@ -651,6 +657,13 @@ class Cell:
     count: float | None = None
     sum: float | None = None
     mean: float | None = None
+    #: (statistic, low, high): each released statistic's noise interval at the plan's
+    #: level (:func:`dprect.core.intervals.query_intervals`)
+    intervals: tuple[tuple[str, float, float], ...] = ()
+
+    def interval(self, statistic: str) -> tuple[float, float] | None:
+        """The noise interval of ``statistic`` (None when it was not released)."""
+        return next(((lo, hi) for s, lo, hi in self.intervals if s == statistic), None)
 
 
 def choose_pivot(lower: float, centre: float, upper: float, count_epsilon: float,
@@ -961,15 +974,25 @@ def _finish(plan: DescribePlan, tier: Tier, centre: float, stats: CellStatistics
     assert noisy_n is not None
     sum_scale = tier.sum_scale
     if sum_scale is None:  # count only: no sum noise is drawn
-        return Cell(lo, hi, float(max(noisy_n, 0))), None
+        count_only = float(max(noisy_n, 0))
+        return Cell(lo, hi, count_only, intervals=query_intervals(
+            ("count",), plan.interval_level, plan.count_epsilon, tier.sum_epsilon,
+            tier.sum_sensitivity, lo, hi, centre, 0.0, noisy_n, None, count_only, None,
+            None)), None
     pivot = choose_pivot(lo, centre, hi, plan.count_epsilon, tier.sum_epsilon)
     s_int, gamma = _sum_and_step(stats, kl, ku, lo, hi, pivot, tier.sum_sensitivity)
     noisy_s = s_int + rng.discrete_laplace(sum_scale)
     count = max(noisy_n, 0)
     total, mean = released_sum_mean(pivot, gamma, noisy_s, noisy_n, lo, hi)
     want = set(plan.statistics)
+    # the cell's split is a public function of its released count: its sum's ε and clip
+    # are public, so the intervals stay post-processing (docs/privacy.md §15)
+    spans = query_intervals(plan.statistics, plan.interval_level, plan.count_epsilon,
+                            tier.sum_epsilon, tier.sum_sensitivity, lo, hi, pivot, gamma,
+                            noisy_n, noisy_s, float(count), total, mean)
     return Cell(lo, hi, float(count) if "count" in want else None,
-                total if "sum" in want else None, mean if "mean" in want else None), mean
+                total if "sum" in want else None, mean if "mean" in want else None,
+                spans), mean
 
 
 class _Strided:
@@ -1107,6 +1130,8 @@ class DescribeResult:
                                        "upper": cell.upper}
                 for s in self.plan.statistics:
                     row[s] = getattr(cell, s)
+                    span = cell.interval(s)
+                    row[f"{s}_low"], row[f"{s}_high"] = span if span else (None, None)
                 out.append(row)
         return out
 

@@ -81,6 +81,7 @@ from dprect.core.domains import Domain, FloatBins, Grid
 from dprect.core.errors import ParameterError
 from dprect.core.guarantee_check import CheckReport, check_bounds_plan
 from dprect.core.interior_point import Pieces, sample_unimodal
+from dprect.core.intervals import rank_error as level_rank_error
 from dprect.core.randomness import SEEDED_WARNING, RandomSource
 from dprect.core.request import (
     COVERAGE_DENOMINATOR,
@@ -167,6 +168,14 @@ class BoundsPlan:
         """β/(2d): each mechanism's share of the failure probability."""
         return self.request.beta / self.mechanisms
 
+    @property
+    def interval_rank_error(self) -> tuple[float, ...]:
+        """Per column, T_λ = (2/ε_each)·ln(2m_j/(1 − λ)) at the request's
+        ``interval_level`` λ: with probability ≥ λ both bounds of the column clip within
+        ±T_λ rows of their target (:func:`dprect.core.intervals.rank_error`)."""
+        return tuple(level_rank_error(self.epsilon_each, d.size, self.request.interval_level)
+                     for d in self.domains)
+
     def expected_clipped_share(self) -> tuple[float, ...] | None:
         """Per column, the share of ``rows`` a side may clip under the coverage statement
         (ties aside): (max(k_j, α·rows) + T_j)/rows, capped at 1; None without ``rows``."""
@@ -198,6 +207,8 @@ class BoundsPlan:
             "rows": self.rows,
             "expected_clipped_share": None if share is None else list(share),
             "rows_needed": list(self.rows_needed()),
+            "interval_level": self.request.interval_level,
+            "rank_error_at_level": list(self.interval_rank_error),
             **({} if self.check is None else {"guarantee_check": self.check.to_json()}),
         }
 
@@ -454,11 +465,18 @@ class BoundsResult:
     def grouped(self) -> bool:
         return self.groups != [None]
 
+    def rank_error(self, column: int) -> float | None:
+        """The plan's T_λ of ``column`` (:attr:`BoundsPlan.interval_rank_error`): each
+        bound's rows clipped lie within ±T_λ of its target, both sides together with
+        probability ≥ the plan's ``interval_level``; None for a plan without it."""
+        errors = self.plan.get("rank_error_at_level")
+        return None if errors is None else float(errors[column])
+
     def rows(self) -> list[dict[str, Any]]:
-        """One dict per (group, column) — group, column, lower, upper — in draw order, for
-        a CSV or Delta table."""
+        """One dict per (group, column) — group, column, lower, upper, rank_error — in
+        draw order, for a CSV or Delta table."""
         return [{"group": g, "column": c, "lower": self.lower[gi][j],
-                 "upper": self.upper[gi][j]}
+                 "upper": self.upper[gi][j], "rank_error": self.rank_error(j)}
                 for gi, g in enumerate(self.groups) for j, c in enumerate(self.columns)]
 
     def to_json(self) -> dict[str, Any]:
@@ -467,7 +485,8 @@ class BoundsResult:
             "groups": list(self.groups),
             "bounds": [{"group": g, "column": c, "lower": self.lower[gi][j],
                         "upper": self.upper[gi][j], "lower_index": self.lower_index[gi][j],
-                        "upper_index": self.upper_index[gi][j]}
+                        "upper_index": self.upper_index[gi][j],
+                        "rank_error": self.rank_error(j)}
                        for gi, g in enumerate(self.groups)
                        for j, c in enumerate(self.columns)],
             "domains": [d.to_json() for d in self.domains],

@@ -12,7 +12,9 @@ from it) instead of loose strings.
   neighbouring. All the planner needs besides the features' domains.
 * :class:`FitRequest` — a :class:`PlanRequest` plus the options of reading a table:
   the invalid-row policy and the positive label.
-* :class:`BoundsRequest` — a private-bounds run: ε, δ, coverage, β, neighbouring.
+* :class:`BoundsRequest` — a private-bounds run: ε, δ, coverage, β, neighbouring and
+  the level of its noise intervals (:mod:`dprect.core.intervals`; as
+  :class:`DescribeRequest`'s).
 
 A request is frozen and valid from the moment it exists: the constructor accepts an enum
 member or its string value and raises :class:`~dprect.core.errors.ParameterError` naming
@@ -30,6 +32,7 @@ from fractions import Fraction
 from typing import Any, Self, TypedDict, TypeVar, get_type_hints
 
 from dprect.core.errors import ParameterError
+from dprect.core.intervals import DEFAULT_LEVEL, check_level
 from dprect.core.labels import LabelText, PositiveLabel, check_classes, check_label_value
 from dprect.core.validation import check_delta, check_epsilon, check_open_unit, repeat_at
 
@@ -100,6 +103,11 @@ class InvalidRows(Choice):
 
     DROP = "drop"
     ERROR = "error"
+
+
+#: the help of ``interval_level`` (the one option of both products' noise intervals)
+INTERVAL_HELP = ("stated level of the noise interval released with each statistic "
+                 "(post-processing: no budget)")
 
 
 def _help(text: str) -> dict[str, str]:
@@ -268,6 +276,7 @@ class BoundsRequest:
         "failure probability of the coverage statement, per group"))
     neighbouring: Neighbouring = field(default=Neighbouring.ADD_REMOVE, metadata=_help(
         "add-remove or replace-one (by group privacy)"))
+    interval_level: float = field(default=DEFAULT_LEVEL, metadata=_help(INTERVAL_HELP))
 
     def __post_init__(self) -> None:
         _set(self, "epsilon", check_run_epsilon(self.epsilon))
@@ -276,6 +285,7 @@ class BoundsRequest:
         coverage_alpha(self.coverage)
         _set(self, "beta", check_open_unit(self.beta, "beta"))
         _set(self, "neighbouring", Neighbouring.parse(self.neighbouring, "neighbouring"))
+        _set(self, "interval_level", check_level(self.interval_level))
 
     @property
     def alpha(self) -> Fraction:
@@ -284,7 +294,8 @@ class BoundsRequest:
 
     def to_json(self) -> dict[str, Any]:
         return {"epsilon": self.epsilon, "delta": self.delta, "coverage": self.coverage,
-                "beta": self.beta, "neighbouring": self.neighbouring.value}
+                "beta": self.beta, "neighbouring": self.neighbouring.value,
+                "interval_level": self.interval_level}
 
 
 @dataclass(frozen=True)
@@ -302,12 +313,14 @@ class DescribeRequest:
         "failure probability of the accuracy statements, per group and column"))
     neighbouring: Neighbouring = field(default=Neighbouring.ADD_REMOVE, metadata=_help(
         "add-remove or replace-one (by group privacy)"))
+    interval_level: float = field(default=DEFAULT_LEVEL, metadata=_help(INTERVAL_HELP))
 
     def __post_init__(self) -> None:
         _set(self, "epsilon", check_run_epsilon(self.epsilon))
         _set(self, "delta", check_delta(self.delta, "delta"))
         _set(self, "beta", check_open_unit(self.beta, "beta"))
         _set(self, "neighbouring", Neighbouring.parse(self.neighbouring, "neighbouring"))
+        _set(self, "interval_level", check_level(self.interval_level))
 
 
 class BudgetOptions(TypedDict, total=False):

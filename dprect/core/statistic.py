@@ -30,7 +30,10 @@ group is dropped (row-local: no privacy cost).
     mechanism's columns are :func:`outputs` — describe's record rows
     (:data:`dprect.release.aggregate_record.ROW_KEYS`) and every mechanism's table
     (:func:`dprect.release.aggregate_table.layout`) are generated from it, and
-    ``dprect aggregate --statistics`` takes any name of :data:`STATISTICS`.
+    ``dprect aggregate --statistics`` takes any name of :data:`STATISTICS`. A released
+    count, sum or mean is followed by its noise interval, ``<name>_low`` and
+    ``<name>_high`` (:func:`with_interval`), a coverage bound pair by ``rank_error``
+    (:mod:`dprect.core.intervals`: post-processing at the plan's ``interval_level``).
 
 The built-in mechanisms are :data:`QUERY` (describe's: a centre, two sides searched
 outward and aimed at the query, a count and a clamped sum; docs/privacy.md §11) and
@@ -205,12 +208,20 @@ class Statistic:
     outputs: tuple[str, ...]
 
 
-COUNT = Statistic("count", QUERY, ("count",), ("count",))
-SUM = Statistic("sum", QUERY, ("count", "sum"), ("sum",))
-MEAN = Statistic("mean", QUERY, ("count", "sum"), ("mean",))
+def with_interval(name: str) -> tuple[str, str, str]:
+    """A statistic's outputs with its noise interval: the value, then ``<name>_low`` and
+    ``<name>_high`` (:mod:`dprect.core.intervals`, at the plan's ``interval_level``)."""
+    return name, f"{name}_low", f"{name}_high"
+
+
+COUNT = Statistic("count", QUERY, ("count",), with_interval("count"))
+SUM = Statistic("sum", QUERY, ("count", "sum"), with_interval("sum"))
+MEAN = Statistic("mean", QUERY, ("count", "sum"), with_interval("mean"))
 #: the bounds a query run always releases (its clamping bounds)
 QUERY_BOUNDS = Statistic("bounds", QUERY, (), ("lower", "upper"))
-COVERAGE_BOUNDS = Statistic("coverage", COVERAGE, (), ("lower", "upper"))
+#: the coverage bounds, with ``rank_error``: the rows each side may clip beyond (or fall
+#: short of) its target at the plan's ``interval_level`` (:func:`dprect.core.intervals.rank_error`)
+COVERAGE_BOUNDS = Statistic("coverage", COVERAGE, (), ("lower", "upper", "rank_error"))
 
 #: every statistic, by name, in the order of their output columns
 STATISTICS: dict[str, Statistic] = {s.name: s for s in (QUERY_BOUNDS, COUNT, SUM, MEAN,
@@ -238,4 +249,5 @@ def noises_drawn(names: Sequence[str]) -> tuple[str, ...]:
 __all__ = ["COUNT", "COVERAGE", "COVERAGE_BOUNDS", "MEAN", "QUERY", "QUERY_BOUNDS",
            "RUNS", "SEARCH_GRID", "STATISTICS", "SUM", "CellBins", "ColumnSpec",
            "GroupedStatistics", "Mechanism", "MechanismRuns", "Statistic", "StatisticsSpec",
-           "cell_bins", "complete", "noises_drawn", "outputs", "register_runs"]
+           "cell_bins", "complete", "noises_drawn", "outputs", "register_runs",
+           "with_interval"]

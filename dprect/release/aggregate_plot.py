@@ -1,11 +1,16 @@
 """A PNG of a grouped-aggregate release of the query mechanism (``--plot``, needs the count
-and the mean): per column, each public group's DP mean with an error bar.
+and the mean): per column, each public group's DP mean with its noise interval as the
+error bar.
 
 What a picture may show is what the release publishes: it is drawn from the recorded JSON
 only (the released lower, upper, count and mean of each (group, column), and the public
 plan), never from a data point.
 
-**The error bars** are ± one standard deviation of the mean's NOISE, bounded from above
+**The error bars** are the released mean's noise interval, ``mean_low`` to ``mean_high``
+at the plan's ``interval_level`` (:mod:`dprect.core.intervals`, docs/privacy.md §15),
+when the record holds it (it covers the noise: the clamped mean at the released bounds,
+not the clipped rows' bias). A record made before the intervals draws, as it did, ± one
+standard deviation of the mean's NOISE, bounded from above
 with public quantities and released values only (:func:`mean_noise_sd`). The released
 mean is p + γ·S̃/ñ with ñ = n + DLap(1/ε_n) and γ·S̃ = γ·S + γ·DLap(2^K/ε_S), γ·2^K = w =
 max(U − p, p − L) for a pivot p in [L, U]. A discrete Laplace variable of scale b has
@@ -92,13 +97,29 @@ def _panel_grid(panels: int, groups: int, dpi: int) -> tuple[Any, Any]:
 
 @dataclass(frozen=True)
 class _Point:
-    """One group's released mean as drawn: its x position, mean, bar, and whether its
-    group is below the plan's row need (the released flag)."""
+    """One group's released mean as drawn: its x position, mean, its bar's reach below
+    and above the mean, and whether its group is below the plan's row need (the released
+    flag)."""
 
     x: int
     y: float
-    bar: float
+    down: float
+    up: float
     few: bool
+
+
+def _bar(row: Mapping[str, Any], sum_epsilon: float, count_epsilon: float
+         ) -> tuple[float, float]:
+    """How far a mean's bar reaches below and above it: to its released noise interval
+    (``mean_low``, ``mean_high``) when the record has one, else ± :func:`mean_noise_sd`
+    (a record made before the intervals); inf where not finite."""
+    mean, low, high = row["mean"], row.get("mean_low"), row.get("mean_high")
+    if low is not None and high is not None and math.isfinite(low) and math.isfinite(high):
+        return max(mean - low, 0.0), max(high - mean, 0.0)
+    bar = mean_noise_sd(row["lower"], row["upper"], mean, row["count"], sum_epsilon,
+                        count_epsilon)
+    bar = bar if math.isfinite(bar) else math.inf
+    return bar, bar
 
 
 def _view(points: Sequence[_Point]) -> tuple[float, float]:
@@ -107,7 +128,7 @@ def _view(points: Sequence[_Point]) -> tuple[float, float]:
     it left out, plus a margin; finite, and wider than rounding at its scale."""
     base = [p for p in points if not p.few] or list(points)
     ends = [e for p in base if abs(p.y) <= VIEW_LIMIT
-            for e in (max(p.y - p.bar, -VIEW_LIMIT), min(p.y + p.bar, VIEW_LIMIT))]
+            for e in (max(p.y - p.down, -VIEW_LIMIT), min(p.y + p.up, VIEW_LIMIT))]
     if not ends:
         return -1.0, 1.0
     lo, hi = min(ends), max(ends)
@@ -133,9 +154,8 @@ def _draw_column(ax: Any, column: str, rows: Sequence[Mapping[str, Any]],
                 math.isfinite(v) for v in (lo, hi, mean, count)):
             skipped += 1
             continue
-        bar = mean_noise_sd(lo, hi, mean, count, sum_epsilon, count_epsilon)
-        points.append(_Point(i, mean, bar if math.isfinite(bar) else math.inf,
-                             bool(row.get(BELOW_ROW_NEED))))
+        down, up = _bar(row, sum_epsilon, count_epsilon)
+        points.append(_Point(i, mean, down, up, bool(row.get(BELOW_ROW_NEED))))
     bottom, top = _view(points)
     ax.set_ylim(bottom, top)
     out = 0
@@ -144,8 +164,8 @@ def _draw_column(ax: Any, column: str, rows: Sequence[Mapping[str, Any]],
         shown = [p for p in points if p.few == few and bottom <= p.y <= top]
         if shown:
             ax.errorbar([p.x for p in shown], [p.y for p in shown],
-                        yerr=[[p.y - max(p.y - p.bar, bottom) for p in shown],
-                              [min(p.y + p.bar, top) - p.y for p in shown]],
+                        yerr=[[p.y - max(p.y - p.down, bottom) for p in shown],
+                              [min(p.y + p.up, top) - p.y for p in shown]],
                         fmt="o", color=colour, ecolor=colour, capsize=3, markersize=4,
                         lw=1.2, mfc="none" if few else colour,
                         gid=f"means {column}" + (" (few rows)" if few else ""))

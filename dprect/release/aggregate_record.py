@@ -10,7 +10,9 @@ their grid indices, the guarantee, the plan) under ``bounds``, the coverage stat
 (docs/privacy.md §9) and the ``library_forms``. ``describe``
 (:data:`~dprect.core.statistic.QUERY`): the guarantee (``privacy``), the public plan and,
 under ``results``, per (group, column) lower, upper, count, sum, mean (None when not
-asked) and the small-group flag. They are the records ``dprect bounds`` and ``dprect
+asked) with their noise intervals (``<statistic>_low``/``_high``,
+:mod:`dprect.core.intervals`) and the small-group flag; a coverage bound row carries its
+``rank_error``. They are the records ``dprect bounds`` and ``dprect
 describe`` wrote before they became presets, so every record in a ledger reads as written.
 
 **The small-group flag** (``describe``): ``below_row_need`` is true when the released
@@ -66,6 +68,8 @@ def coverage_statement(the_plan: BoundsPlan, columns: Sequence[str], groups: int
         "rank_error": dict(zip(columns, plan_json["rank_error"], strict=True)),
         "rows_needed": dict(zip(columns, plan_json["rows_needed"], strict=True)),
         "floor_rows": dict(zip(columns, the_plan.floor_rows, strict=True)),
+        "interval_level": the_plan.request.interval_level,
+        "rank_error_at_level": dict(zip(columns, the_plan.interval_rank_error, strict=True)),
         "statement": (
             f"with probability at least 1 - {beta:g} per group"
             + (f" (all {groups} groups together: at least 1 - {groups * beta:g})"
@@ -76,7 +80,9 @@ def coverage_statement(the_plan: BoundsPlan, columns: Sequence[str], groups: int
               "T_j = rank_error[j], k_j = floor_rows[j] = ceil(T_j) + 1); from "
               "rows_needed[j] = k_j/alpha rows on the share alpha binds, below it each side "
               "aims at k_j rows; below about 2(k_j + T_j) rows lower > upper is possible: "
-              "check before clamping"),
+              "check before clamping; with probability at least interval_level, both "
+              "sides of column j clip within +-rank_error_at_level[j] rows of their "
+              "target max(k_j, alpha*n) (the table's rank_error)"),
     }
 
 

@@ -192,7 +192,7 @@ def test_delta_table_output(data: Path, tmp_path: Path,
     assert code == 0, err
     rows = DeltaTable(str(tmp_path / "btable")).to_pyarrow_table().to_pylist()
     js = json.loads((tmp_path / "bounds.json").read_text())
-    assert rows == [{k: b[k] for k in ("group", "column", "lower", "upper")}
+    assert rows == [{k: b[k] for k in ("group", "column", "lower", "upper", "rank_error")}
                     for b in js["bounds"]]
     # a second release overwrites the table (one commit), it does not append
     code, _out, err = run(bounds_argv(data, tmp_path, "--group-by", "g", "--groups", "a,b",
@@ -211,7 +211,9 @@ def test_infinite_bounds_are_written_as_strings() -> None:
     text = json.dumps(record, allow_nan=False)
     assert '"-inf"' in text and '"inf"' in text
     assert table_rows(json.loads(text)) == [{"group": None, "column": "x",
-                                             "lower": -math.inf, "upper": math.inf}]
+                                             "lower": -math.inf, "upper": math.inf,
+                                             "rank_error": json.loads(text)["bounds"][0][
+                                                 "rank_error"]}]
 
 
 # -- the ledger -----------------------------------------------------------------------------

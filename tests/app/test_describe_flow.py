@@ -92,8 +92,9 @@ def test_cli_writes_json_csv_and_png_and_matches_the_api(
     rows = record["results"]
     assert [(r["group"], r["column"]) for r in rows] == [
         (g, c) for g in ("a", "b", "c") for c in ("x", "y")]
-    assert all(set(r) == {"group", "column", "lower", "upper", "count", "sum", "mean",
-                          "below_row_need"} for r in rows)
+    assert all(set(r) == {"group", "column", "lower", "upper", "count", "count_low",
+                          "count_high", "sum", "sum_low", "sum_high", "mean", "mean_low",
+                          "mean_high", "below_row_need"} for r in rows)
     assert "zz" not in json.dumps(record)  # an unlisted group is never reported
     # group a, column x: about 1,800 rows around 10
     truth = _table().filter(pa.compute.equal(_table().column("g"), "a"))
@@ -109,8 +110,9 @@ def test_cli_writes_json_csv_and_png_and_matches_the_api(
         [r[k] for k in ("lower", "upper", "count", "sum", "mean")] for r in api.rows()]
     with open(tmp_path / "d.csv", newline="") as f:
         table = list(csv.DictReader(f))
-    assert list(table[0]) == ["group", "column", "lower", "upper", "count", "sum", "mean",
-                              "below_row_need"]
+    assert list(table[0]) == ["group", "column", "lower", "upper", "count", "count_low",
+                              "count_high", "sum", "sum_low", "sum_high", "mean",
+                              "mean_low", "mean_high", "below_row_need"]
     assert [float(t["mean"]) for t in table] == [r["mean"] for r in rows]
     assert (tmp_path / "d.png").read_bytes().startswith(PNG_MAGIC)
     assert f"plot written to {tmp_path / 'd.png'}" in out
@@ -273,7 +275,8 @@ def test_job_runs_from_the_conf_and_writes_the_commands_result(
     assert code == 0, err
     assert (tmp_path / "job.json").read_text() == (tmp_path / "cli.json").read_text()
     assert (tmp_path / "job.csv").read_text().startswith(
-        "group,column,lower,upper,count,sum,mean,below_row_need\n")
+        "group,column,lower,upper,count,count_low,count_high,sum,sum_low,sum_high,mean,"
+        "mean_low,mean_high,below_row_need\n")
     assert (tmp_path / "job.png").read_bytes().startswith(PNG_MAGIC)
 
 

@@ -856,7 +856,9 @@ def test_run_shapes_rows_json_and_library_forms():
         assert res.lower[0][j] == d.lower_value(res.lower_index[0][j])
         assert res.upper[0][j] == d.upper_value(res.upper_index[0][j])
     assert res.rows() == [{"group": None, "column": c, "lower": res.lower[0][j],
-                           "upper": res.upper[0][j]} for j, c in enumerate(["a", "b"])]
+                           "upper": res.upper[0][j],
+                           "rank_error": plan.interval_rank_error[j]}
+                          for j, c in enumerate(["a", "b"])]
     js = res.to_json()
     assert js["privacy"] == plan.guarantee.to_json() and js["seeded"] and "warning" in js
     assert js["plan"] == plan.to_json() and len(js["bounds"]) == 2

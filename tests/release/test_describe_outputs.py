@@ -77,17 +77,24 @@ def test_the_table_shares_the_bounds_writers_and_leaves_bounds_unchanged(
     sink = table_sink("--table", str(tmp_path / "d.csv"), QUERY)
     sink.prepare(release)()
     lines = (tmp_path / "d.csv").read_text().splitlines()
-    assert lines[0] == "group,column,lower,upper,count,sum,mean,below_row_need"
+    header = lines[0].split(",")
+    assert header == ["group", "column", "lower", "upper", "count", "count_low",
+                      "count_high", "sum", "sum_low", "sum_high", "mean", "mean_low",
+                      "mean_high", "below_row_need"]
     assert len(lines) == 7
-    assert lines[1].split(",")[5] == ""  # sum not asked: an empty cell
+    for name in ("sum", "sum_low", "sum_high"):  # sum not asked: empty cells
+        assert lines[1].split(",")[header.index(name)] == ""
     # the flag column: the few-row group c (both columns) is below the row need
-    assert [line.split(",")[7] for line in lines[1:]] == ["false"] * 4 + ["true"] * 2
+    flag = header.index("below_row_need")
+    assert [line.split(",")[flag] for line in lines[1:]] == ["false"] * 4 + ["true"] * 2
     bounds = {"method": "bounds", "bounds": [{"group": None, "column": "x", "lower": 1.0,
                                               "upper": float("inf")}]}
     bounds_release = Release(bounds, "r", datetime.now(UTC))
     table_sink("--table", str(tmp_path / "b.csv")).prepare(bounds_release)()
-    assert (tmp_path / "b.csv").read_text() == "group,column,lower,upper\n,x,1.0,inf\n"
-    assert BOUNDS_LAYOUT.names == ("group", "column", "lower", "upper")
+    # a record made before the intervals: its rank_error cell is empty
+    assert (tmp_path / "b.csv").read_text() == ("group,column,lower,upper,rank_error\n"
+                                                ",x,1.0,inf,\n")
+    assert BOUNDS_LAYOUT.names == ("group", "column", "lower", "upper", "rank_error")
 
 
 def test_the_plot_draws_the_released_means_only(record: dict) -> None:

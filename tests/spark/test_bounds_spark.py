@@ -276,7 +276,7 @@ def test_job_entry_point_gives_the_numpy_result(spark, data: Path, tmp_path: Pat
                         "--output", str(tmp_path / "numpy.json")], capsys)
     assert code == 0, err
     assert (tmp_path / "job.json").read_text() == (tmp_path / "numpy.json").read_text()
-    assert (tmp_path / "job.csv").read_text().startswith("group,column,lower,upper\n")
+    assert (tmp_path / "job.csv").read_text().startswith("group,column,lower,upper,rank_error\n")
 
 
 @pytest.mark.parametrize(("overrides", "message"), [

