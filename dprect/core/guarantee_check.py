@@ -650,30 +650,44 @@ QUANTILE_SENSITIVITY = 1
 
 def check_quantiles_plan(plan: Any) -> CheckReport:
     """Re-derive the guarantee of a quantiles plan (a
-    :class:`~dprect.core.quantiles.QuantilePlan`) from the exact rate each draw's sampler
-    uses: draw j weighs a bin by exp(−c_j·(b_j·bad)) with bad of sensitivity 1 row, i.e.
+    :class:`~dprect.core.quantiles.QuantilePlan`) from the exact rates its samplers use:
+    draw j weighs a bin by exp(−c_j·(b_j·bad)) with bad of sensitivity 1 row, i.e.
     b_j units of 1/b_j row (q_j = a_j/b_j), a score that moves both ways: ε_j = 2·c_j·b_j
-    (Lemma B2). The m draws compose (basic), groups in parallel; refuse the plan
-    (:class:`GuaranteeCheckError`) unless Σ ε_j is within the stated ε."""
+    (Lemma B2); a centred plan's centre is the rank law of q = 1/2 on the blocks at rate
+    c_c per 1/2 row (ε = 2·c_c·2), its flag count a two-sided geometric of scale t
+    (ε = s/t), and the base measure around the centre is public given it. Per column the
+    draws compose (basic), the columns compose (basic), groups in parallel; refuse the
+    plan (:class:`GuaranteeCheckError`) unless the total is within the stated ε."""
     product = "quantiles"
     qs = [Fraction(q) for q in plan.quantiles]
     rates = [Fraction(r) for r in plan.rates]
-    if not qs or len(qs) != len(rates) or any(not 0 < q < 1 for q in qs):
+    columns = int(plan.columns)
+    if not qs or len(qs) != len(rates) or any(not 0 < q < 1 for q in qs) or columns < 1:
         raise _refuse(product, "its quantiles are not a list in (0, 1), one rate each",
                       plan.epsilon, 0.0)
     s = Fraction(QUANTILE_SENSITIVITY)
     parts = [2 * c * q.denominator * s for q, c in zip(qs, rates, strict=True)]
+    total = sum(parts, Fraction(0))
+    if plan.counted:  # the count, then either split's centre and draws (adaptive)
+        count = s / Fraction(plan.count_scale)
+        splits = [plan, plan.branch(-1)]
+        totals = [count + 2 * (Fraction(p.centre_rate) + Fraction(p.sign_rate)) * 2 * s
+                  + sum((2 * c * q.denominator * s
+                         for q, c in zip(qs, p.rates, strict=True)), Fraction(0))
+                  for p in splits]
+        parts = [count, *(t - count for t in totals)]
+        total = max(totals)
     eps_a, delta_a = _add_remove_target(plan.epsilon, 0.0, plan.neighbouring)
     with decimal.localcontext(_CONTEXT):
-        route = _Route(f"basic composition of {len(qs)} exponential mechanism(s) "
-                       "(rank score, sensitivity 1), groups in parallel",
-                       _high(_dec(sum(parts, Fraction(0)))), Decimal(0))
+        route = _Route(f"basic composition of {columns} column(s) x {len(parts)} draw(s) "
+                       "(rank scores and a count, sensitivity 1; adaptive split), groups "
+                       "in parallel", _high(_dec(columns * total)), Decimal(0))
     best = _best([route], eps_a, delta_a)
     if best is None:
         raise _refuse(product, "no route re-derives its stated guarantee from its sampler "
                       "rates", plan.epsilon, 0.0)
     return _report(product, best, plan.neighbouring,
-                   {"per_quantile": [float(p) for p in parts],
+                   {"per_draw": [float(p) for p in parts], "columns": columns,
                     "groups": "parallel (disjoint)"})
 
 

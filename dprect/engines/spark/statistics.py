@@ -50,11 +50,14 @@ from pyspark import cloudpickle
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T  # noqa: N812
 
+import dprect.core.decimal_grid
 import dprect.core.describe_stats
 import dprect.core.interior_point
+import dprect.core.quantiles
 import dprect.core.randomness
 import dprect.core.statistic
 import dprect.core.tail_bounds
+from dprect.core.decimal_grid import DecimalGrid
 from dprect.core.describe_stats import (
     DROPPED_BITS,
     EXACT_ROWS,
@@ -65,6 +68,7 @@ from dprect.core.describe_stats import (
 )
 from dprect.core.domains import Domain, FloatBins, Grid
 from dprect.core.errors import InputDataError, ParameterError
+from dprect.core.quantiles import at_value_counts
 from dprect.core.request import Source
 from dprect.core.statistic import (
     SEARCH_GRID,
@@ -276,11 +280,14 @@ def _merge_into(total: Lists | None, chunk: Lists) -> Lists:
     return _merge([chunk] if total is None else [total, chunk])
 
 
-def column_lists(group: np.ndarray, values: np.ndarray, groups: int, grid: Domain,
-                 sums: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def column_lists(group: np.ndarray, values: np.ndarray, groups: int,
+                 grid: Domain | DecimalGrid, sums: bool, at_value: bool = False
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """One chunk of one column: the unique (group, bin of ``grid``) pairs of its finite
-    ``values`` with their row counts and (``sums``) significand sums — zeros without — in
-    any order; for the search grid with sums compiled
+    ``values`` with their row counts and (``sums``) significand sums — or (``at_value``,
+    a decimal grid) the rows equal to the bin's value
+    (:func:`~dprect.core.quantiles.at_value_counts`), carried in the sums' place — zeros
+    without, in any order; for the search grid with sums compiled
     (:mod:`dprect.engines.spark.describe_jit`, where dprect and numba are installed on
     the executor, the same version, and the chunk has at least :data:`JIT_ROWS` rows),
     else with numpy; the same lists either way."""
@@ -292,8 +299,11 @@ def column_lists(group: np.ndarray, values: np.ndarray, groups: int, grid: Domai
             if got is not None:
                 return got
     x = np.ascontiguousarray(values, dtype=np.float64)
-    added = significands(x.view(np.int64)) if sums else None
-    g, b, n, summed = chunk_counts(group, grid.encode(x).astype(np.int64), added)
+    keys = grid.encode(x).astype(np.int64)
+    added = significands(x.view(np.int64)) if sums else \
+        at_value_counts(grid, x, keys) if at_value and isinstance(grid, DecimalGrid) \
+        else None
+    g, b, n, summed = chunk_counts(group, keys, added)
     return g, b, n, np.zeros(len(b), dtype=np.int64) if summed is None else summed
 
 
@@ -330,7 +340,8 @@ def partial_bins(batches: Iterator[Any], columns: Sequence[str], group_column: s
     for j, group, x in finite_chunks(batches, chunk_rows, columns, group_column, group_kind,
                                      group_values):
         column = spec.columns[j]
-        g, b, n, sums = column_lists(group, x, groups, column.grid, column.sums)
+        g, b, n, sums = column_lists(group, x, groups, column.grid, column.sums,
+                                     column.at_value)
         key = np.int64(base[j]) + g.astype(np.int64) * np.int64(column.grid.size) + b
         acc[j] = _merge_into(acc[j], (key, n, sums))  # sorted, one list per column
     filled = [total for total in acc if total is not None]  # j-major: in key order
@@ -363,19 +374,20 @@ def merge_blobs(table: Any) -> Any:
 
 # executors get the kernel and the core's statistics, candidates and their imports by value
 for _module in (dprect.core.describe_stats, dprect.core.tail_bounds,
-                dprect.core.interior_point, dprect.core.randomness, dprect.core.statistic):
+                dprect.core.interior_point, dprect.core.randomness, dprect.core.statistic,
+                dprect.core.decimal_grid, dprect.core.quantiles):
     cloudpickle.register_pickle_by_value(sys.modules[_module.__name__])
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 cloudpickle.register_pickle_by_value(row_kernels)  # table_groups, shared with the numpy route
 
 
 # -- the driver -------------------------------------------------------------------------------
-def check_grid(grid: Domain) -> None:
+def check_grid(grid: Domain | DecimalGrid) -> None:
     """Refuse a grid whose sort values are not bin indices (the kernel counts bins)."""
-    if isinstance(grid, FloatBins | Grid):  # IntegerRange too: its encoding is the Grid's
+    if isinstance(grid, FloatBins | Grid | DecimalGrid):  # IntegerRange: the Grid's encoding
         return
-    raise ParameterError(f"the Spark engine counts columns on FloatBins, Grid or "
-                         f"IntegerRange domains, got {grid!r}")
+    raise ParameterError(f"the Spark engine counts columns on FloatBins, Grid, "
+                         f"IntegerRange or decimal grids, got {grid!r}")
 
 
 def check_schema(df: DataFrame, columns: Sequence[str], group_by: str | None) -> str | None:
@@ -455,7 +467,8 @@ def to_cells(table: Any, spec: StatisticsSpec, groups: int) -> GroupedStatistics
     for lo, hi in zip(starts, np.r_[starts[1:], len(keys)], strict=True):
         j, g = int(j_of[lo]), int(g_of[lo])
         kept = sums[lo:hi] if spec.columns[j].sums else None
-        out[(g, j)] = CellBins(bins[lo:hi], n[lo:hi], kept)
+        at = np.asarray(sums[lo:hi]).astype(np.int64) if spec.columns[j].at_value else None
+        out[(g, j)] = CellBins(bins[lo:hi], n[lo:hi], kept, at)
     return out
 
 
