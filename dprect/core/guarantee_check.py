@@ -353,6 +353,8 @@ def _run_route(p: Any, domains: Sequence[Domain], beta: float, shape: str, produ
     if {(r.axis, r.side) for r in rounds} != _rounds_of(shape, len(domains)) or \
             big_r != len(_rounds_of(shape, len(domains))):
         raise _refuse(product, "its rounds are not one per side of every axis", *stated)
+    if p.method == "quantiles":
+        return _check_quantiles(p, len(domains), shape, product, eps_a, delta_a, stated)
     eps0 = _dec(p.ip_epsilon)
     beta_ip = _dec(p.ip_beta)
     if not 0 < p.ip_beta or Fraction(p.ip_beta) * 2 * big_r > Fraction(beta):  # exact
@@ -473,6 +475,53 @@ def check_classes_plan(method_plan: Any, domains: Sequence[Domain], *, beta: flo
     details["classes"] = int(classes)
     return CheckReport(product, f"{best.name}; {how}", _float_up(eps), _float_up(delta),
                        charge.neighbouring, details)
+
+
+def _check_quantiles(p: Any, dims: int, shape: str, product: str, eps_a: Decimal,
+                     delta_a: Decimal, stated: tuple[float, float]
+                     ) -> tuple[_Route, dict[str, Any]]:
+    """The quantile box (docs/privacy.md §16), from the rates its sampler draws with: per
+    axis the centre's depth mechanism at rate c (weight exp(c·depth); adding a row raises
+    every depth by 0 or 1 — a monotone sensitivity-1 score: c-DP and c-bounded-range;
+    none for the origin shape, whose centre is the public 0)
+    and the side pair's step mechanism at ε_s (weight exp(−ε_s·clipped − μ·step), a
+    monotone sensitivity-1 score: ε_s-DP and ε_s-bounded-range; the two sides read
+    disjoint rows: parallel); all 2d (d) mechanisms composed as R ε₀-bounded-range
+    mechanisms, ε₀ the largest of their ε's; auto's count by basic composition. The
+    route by which ONE run meets the add/remove statement (``eps_a``, ``delta_a``), as
+    :func:`_run_route` returns it."""
+    d = p.details
+    try:
+        side = Fraction(str(d["side_epsilon"]))
+        centre = None if d.get("centre_rate") is None else Fraction(str(d["centre_rate"]))
+        decay = Fraction(str(d["decay"]))
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        raise _refuse(product, "its quantile rates cannot be read", *stated) from None
+    origin = shape == "origin"
+    if side <= 0 or decay <= 0 or (centre is None) != origin or (
+            centre is not None and centre <= 0):
+        raise _refuse(product, "its quantile rates are not positive (or its centre does "
+                      "not match its shape)", *stated)
+    mechanisms = dims if origin else 2 * dims  # (centres) + side pairs
+    eps0 = _high(_dec(side)) if centre is None else _high(max(_dec(side), _dec(centre)))
+    details: dict[str, Any] = {"mechanisms": mechanisms}
+    count_eps = _count_epsilon(d.get("private_count"))
+    if count_eps is not None:
+        with decimal.localcontext(_CONTEXT):
+            eps_a = eps_a - count_eps
+        details["private_count_epsilon"] = _float_up(count_eps)
+        if eps_a <= 0:
+            raise _refuse(product, "its private count spends the whole epsilon", *stated)
+    best = _best(_composition_routes(eps0, mechanisms, eps_a, delta_a), eps_a, delta_a)
+    if best is None:
+        raise _refuse(product, "no route re-derives its stated guarantee from its quantile "
+                      f"rates (side {float(side)!r})", *stated)
+    if count_eps is not None:
+        with decimal.localcontext(_CONTEXT):
+            best = _Route(f"{best.name}; + a count of the positives with discrete Laplace "
+                          f"noise ({_float_up(count_eps):.6g}, 0) by basic composition",
+                          best.epsilon + count_eps, best.delta)
+    return best, details
 
 
 def _count_epsilon(count: Any) -> Decimal | None:
