@@ -1013,7 +1013,7 @@ def _side_step(tails: np.ndarray, stream: CandidateStream, tier: Tier, rng: Rand
     s = tier.stride
     if s == 1:
         return draw_step(tails, stream, tier.target, tier.side_rate, rng)
-    return s * draw_step(np.asarray(tails)[::s], _Strided(stream, s),  # type: ignore[arg-type]
+    return s * draw_step(np.asarray(tails)[::s], _Strided(stream, s),
                          tier.target, tier.side_rate, rng)
 
 
