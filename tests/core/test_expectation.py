@@ -94,8 +94,15 @@ def test_empty_explanation_names_the_plan_and_what_to_change():
 
 # -- the plan's expectation -------------------------------------------------------------------
 def test_plan_positives_adds_the_expectation_and_changes_nothing_else():
-    base = dprect.plan(epsilon=1, delta=1e-6, dims=7)
-    sized = dprect.plan(epsilon=1, delta=1e-6, dims=7, positives=200, target_share=0.01)
+    """For a fixed method the estimate N only adds the expectation; under ``auto`` it also
+    takes the place of the private count of the positives (issue #44: auto chooses at N)."""
+    auto_base = dprect.plan(epsilon=1, delta=1e-6, dims=7)
+    auto_sized = dprect.plan(epsilon=1, delta=1e-6, dims=7, positives=200)
+    assert auto_base.to_json()["private_count"] is not None
+    assert auto_sized.to_json().get("private_count") is None
+    base = dprect.plan(epsilon=1, delta=1e-6, dims=7, method="composition")
+    sized = dprect.plan(epsilon=1, delta=1e-6, dims=7, positives=200, target_share=0.01,
+                        method="composition")
     assert sized.sizing == Sizing(200, 0.01) and base.sizing == Sizing(None,
                                                                        DEFAULT_TARGET_SHARE)
     js, base_js = sized.to_json(), base.to_json()
@@ -149,7 +156,10 @@ def test_the_job_reporter_prints_the_expectation_and_explains_an_empty_rectangle
               "output": str(tmp_path / "r.json"), "plot": None, "truth": None,
               "results_table": None, "ledger": None, "dataset": None, "run_id": None,
               "cap_epsilon": None, "cap_delta": None, "strategy": None,
-              "positives": 25, "target_share": 0.05}
+              "positives": 25, "target_share": 0.05,
+              # auto would run the quantile box on so few positives (issue #44): the
+              # composition baseline's rectangle is the one that comes out empty here
+              "method": "composition"}
     settings = fit_settings(values, lambda key: f"fit.{key}")
     assert (settings.positives, settings.target_share) == (25, 0.05)
     run_fit(settings, NumpyRoute(), job_reporter("fit_rectangle", "fit"))
