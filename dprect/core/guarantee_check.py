@@ -44,7 +44,9 @@ lemma each comes from:
   weight exp(−r·clipped rows − μ·step) on a monotone sensitivity-1 score, so r-DP (not
   2r: the score moves one way), and the two sides (disjoint rows) compose in parallel;
   the count with DLap scale b_n is (1/b_n)-DP and the integer sum with per-row clip k and
-  scale b_S is (k/b_S)-DP; columns compose by basic composition, groups in parallel. The
+  scale b_S is (k/b_S)-DP, and the integer sum of squares about the bounds' midpoint with
+  per-row clip k_Q and scale b_Q (k_Q/b_Q)-DP (§16; drawn iff a variance or a std is
+  asked); columns compose by basic composition, groups in parallel. The
   split is re-derived too: the count noise is drawn iff a statistic is asked and the sum
   noise iff a sum or a mean is (a count-only plan draws none), and the drawn noises must
   spend the requested budget (:data:`DESCRIBE_UNSPENT`);
@@ -95,6 +97,9 @@ DESCRIBE_SENSITIVITY = 1
 #: the describe statistics that read the noisy clamped sum (the count reads only its own
 #: noise): written here again, not imported, so the check re-derives the split itself
 DESCRIBE_SUMMED = ("sum", "mean")
+#: the describe statistics that read the noisy clamped sum of squares (and the sum and
+#: count: docs/privacy.md §16), written here again too
+DESCRIBE_SPREAD = ("variance", "std")
 #: a describe plan's drawn noises must re-derive at least (1 − this) of the requested
 #: add/remove budget (the planner shrinks by 10⁻⁹; a share left undrawn is far larger)
 DESCRIBE_UNSPENT = Fraction(1, 10**6)
@@ -570,9 +575,13 @@ def check_describe_plan(plan: Any) -> CheckReport:
     if (plan.count_scale is not None) != bool(asked):
         raise _refuse(product, "the count noise does not match the statistics asked",
                       g.epsilon, g.delta)
-    if (plan.sum_scale is not None) != bool(asked & set(DESCRIBE_SUMMED)):
+    if (plan.sum_scale is not None) != bool(asked & set(DESCRIBE_SUMMED + DESCRIBE_SPREAD)):
         raise _refuse(product, "the sum noise does not match the statistics asked (a "
                       "count-only run draws none)", g.epsilon, g.delta)
+    squares_scale = getattr(plan, "squares_scale", None)
+    if (squares_scale is not None) != bool(asked & set(DESCRIBE_SPREAD)):
+        raise _refuse(product, "the sum-of-squares noise does not match the statistics "
+                      "asked (drawn only for a variance or a std)", g.epsilon, g.delta)
     if plan.count_scale is not None:
         per_column += s / Fraction(plan.count_scale)
         parts["count"] = float(s / Fraction(plan.count_scale))
@@ -582,10 +591,19 @@ def check_describe_plan(plan: Any) -> CheckReport:
             raise _refuse(product, "a sum clip below one unit", g.epsilon, g.delta)
         per_column += Fraction(sens) / Fraction(plan.sum_scale)
         parts["sum"] = float(Fraction(sens) / Fraction(plan.sum_scale))
+    if squares_scale is not None:
+        # a row adds a term in [0, h²] to Q, so at most 2^K units of h²/2^K to the
+        # rounded integer (privacy.md §16): sensitivity = the plan's per-row clip
+        sens = int(plan.squares_sensitivity)
+        if sens < 1:
+            raise _refuse(product, "a sum-of-squares clip below one unit", g.epsilon,
+                          g.delta)
+        per_column += Fraction(sens) / Fraction(squares_scale)
+        parts["sum of squares"] = float(Fraction(sens) / Fraction(squares_scale))
     total = per_column * int(plan.columns)
     eps_a, delta_a = _add_remove_target(g.epsilon, g.delta, g.neighbouring)
     with decimal.localcontext(_CONTEXT):
-        drawn = "".join(f", {k}" for k in ("count", "sum") if k in parts)
+        drawn = "".join(f", {k}" for k in ("count", "sum", "sum of squares") if k in parts)
         route = _Route(f"basic composition of {plan.columns} column(s) (centre, two "
                        f"sides in parallel{drawn}), groups in parallel",
                        _high(_dec(total)), Decimal(0))
@@ -643,7 +661,7 @@ def check_quantiles_plan(plan: Any) -> CheckReport:
 
 
 __all__ = ["BOUNDS_SENSITIVITY", "BR_ZCDP", "CLASSES_REPLACE_STEPS", "DESCRIBE_SENSITIVITY",
-           "DESCRIBE_SUMMED", "DESCRIBE_UNSPENT", "PAPER_FACTOR", "QUANTILE_SENSITIVITY",
+           "DESCRIBE_SPREAD", "DESCRIBE_SUMMED", "DESCRIBE_UNSPENT", "PAPER_FACTOR", "QUANTILE_SENSITIVITY",
            "SLACK", "CheckReport", "GuaranteeCheckError", "check_bounds_plan",
            "check_classes_plan", "check_describe_plan", "check_fit_plan",
            "check_quantiles_plan"]

@@ -396,6 +396,13 @@ def check_schema(df: DataFrame, columns: Sequence[str], group_by: str | None) ->
     return None if group_by is None else label_kind(types[group_by], group_by, "group")
 
 
+def _refuse_squares(spec: StatisticsSpec) -> None:
+    """Refuse a spec with sums of squares (a variance or std run; parameters only)."""
+    if any(c.squares for c in spec.columns):
+        raise ParameterError("variance and std are not on the Spark engine yet: run them "
+                             "with --engine numpy")
+
+
 def spark_statistics(df: DataFrame, columns: Sequence[str], spec: StatisticsSpec, *,
                      group_by: str | None = None, groups: Sequence[str] | None = None
                      ) -> GroupedStatistics:
@@ -404,6 +411,7 @@ def spark_statistics(df: DataFrame, columns: Sequence[str], spec: StatisticsSpec
     values (text, read against the group column's type); without ``group_by`` there is
     one group, 0. Schema errors are raised before any Spark job; one Spark job whatever
     the groups, columns and statistics."""
+    _refuse_squares(spec)
     kind = check_schema(df, columns, group_by)
     if len(spec.columns) != len(columns):
         raise ParameterError(f"{len(columns)} column(s) for a spec of {len(spec.columns)}")
@@ -488,6 +496,7 @@ class SparkGroupedRoute:
 
     def open(self, source: Source, groups: list[str] | None, spec: StatisticsSpec,
              progress: Callable[[str], None]) -> SparkGroupedPrepared:
+        _refuse_squares(spec)  # parameters only: before any session
         with opened_source(self.session, source, progress) as (df, stop):
             for c in spec.columns:
                 check_grid(c.grid)
