@@ -204,9 +204,9 @@ def query_lines(the_plan: DescribePlan, columns: Sequence[str], groups: int | No
                 ) -> list[str]:
     """The query mechanism's printout: what is released, the budget split (evenly over
     the columns; per column the shares of the centre, the two sides, the count, the
-    sum and, for a variance or std, the sum of squares), charged once however many groups, then the plan's own printout
-    (:meth:`DescribePlan.table`: the split in ε, the clip target and the accuracy
-    statements)."""
+    sum and, for a variance or std, the sum of squares), charged once however many
+    groups, then the plan's own printout (:meth:`DescribePlan.table`: the split in ε,
+    the clip target and the accuracy statements)."""
     g = the_plan.guarantee
     stats = ", ".join(the_plan.statistics) or "bounds alone"
     where = f" in each of {groups} listed group(s)" if groups else ""

@@ -67,8 +67,9 @@ whatever the number of groups and columns. The draws: one stream per public grou
 with a seed, a 128-bit seed per group drawn from the run's source in the public group
 order (:meth:`~dprect.core.randomness.RandomSource.stream_seeds`); from OS entropy, the
 OS — and within a group's stream, its centres (columns in order), then per column the
-lower side, the upper side, the count noise and the sum noise (none on a count-only run;
-:func:`describe_block`).
+lower side, the upper side, the count noise and the sum noise (none on a count-only run),
+then the sum-of-squares noise only when a variance or a std is asked
+(:mod:`dprect.core.variance`, docs/privacy.md §16; :func:`describe_block`).
 So the groups can be drawn in blocks, in any order, in other processes
 (:func:`describe_blocks` takes the ``map`` to use), with the same result for a seed.
 :func:`run_describe` (arrays) and the Spark route feed the same statistics to the same
@@ -665,7 +666,8 @@ def describe_blocks(plan: DescribePlan, blocks: Sequence[CellBlock], groups: Seq
 def finish_cell(plan: DescribePlan, centre: float, stats: CellStatistics,
                 rng: RandomSource) -> Cell:
     """Phase 2 for one cell, from its statistics: the lower side, the upper side, the
-    count noise, the sum noise (in that order; no sum noise on a count-only plan)."""
+    count noise, the sum noise, the sum-of-squares noise (in that order; no sum noise on
+    a count-only plan, no squares noise unless a variance or std is asked: §16)."""
     lower_tails, upper_tails = data_tails(stats)
     made = stats.streams  # the candidates the statistics made, if any, read on
     lower, upper = (made if made is not None and made[0].centre == centre
@@ -860,8 +862,8 @@ def run_describe(plan: DescribePlan, values: Mapping[tuple[Any, int], np.ndarray
     return describe_blocks(plan, blocks, group_list, cols, rng, mapper)
 
 
-__all__ = ["CENTRE_SHARE", "RUNAWAY_STEPS", "SIDES_SHARE", "SPREAD", "SQUARES_SHARE", "STATISTICS", "SUMMED",
-           "SUM_FRACTION_BITS", "SUM_SHARE", "TARGET_FACTOR", "Cell", "CellBlock", "DescribePlan",
-           "DescribeResult", "Mapper", "centred_integer_sum", "choose_pivot",
+__all__ = ["CENTRE_SHARE", "RUNAWAY_STEPS", "SIDES_SHARE", "SPREAD", "SQUARES_SHARE", "STATISTICS",
+           "SUMMED", "SUM_FRACTION_BITS", "SUM_SHARE", "TARGET_FACTOR", "Cell", "CellBlock",
+           "DescribePlan", "DescribeResult", "Mapper", "centred_integer_sum", "choose_pivot",
            "describe_block", "describe_blocks", "describe_cell", "exact_step", "finish_cell",
            "group_blocks", "integer_sum", "plan_describe", "query_split", "run_describe"]

@@ -699,12 +699,12 @@ def dyadic(x: float) -> tuple[int, int]:
     return n, 1 - d.bit_length()
 
 
-__all__ = ["DROPPED_BITS", "EXACT_ROWS", "EXPONENT_BIAS", "SIGNIFICANT_BITS", "SQUARE_WORD", "SUM_WORD",
-           "BinBlock", "CellCuts", "CellGrid", "bin_squares", "from_words", "square_words",
-           "CellStatistics", "JointCuts", "bin_blocks", "cell_cuts", "cell_grid",
-           "cell_statistics", "centre_counts", "centred_sum", "centred_sum_at",
-           "centred_sum_dyadic", "data_tails", "dyadic", "edges_hold", "exact_by_key",
-           "interval_counts", "joint_cuts", "joint_keys", "joint_intervals", "joint_positions", "make_cell_grid",
-           "merge_statistics", "pack", "range_cuts", "row_intervals", "search_range",
-           "side_tails", "sum_by_key", "sum_words", "sums_array", "truncated",
-           "truncated_value", "unpack", "words_sum"]
+__all__ = ["DROPPED_BITS", "EXACT_ROWS", "EXPONENT_BIAS", "SIGNIFICANT_BITS", "SQUARE_WORD",
+           "SUM_WORD", "BinBlock", "CellCuts", "CellGrid", "CellStatistics", "JointCuts",
+           "bin_blocks", "bin_squares", "cell_cuts", "cell_grid", "cell_statistics",
+           "centre_counts", "centred_sum", "centred_sum_at", "centred_sum_dyadic", "data_tails",
+           "dyadic", "edges_hold", "exact_by_key", "from_words", "interval_counts", "joint_cuts",
+           "joint_intervals", "joint_keys", "joint_positions", "make_cell_grid", "merge_statistics",
+           "pack", "range_cuts", "row_intervals", "search_range", "side_tails", "square_words",
+           "sum_by_key", "sum_words", "sums_array", "truncated", "truncated_value", "unpack",
+           "words_sum"]

@@ -661,7 +661,7 @@ def check_quantiles_plan(plan: Any) -> CheckReport:
 
 
 __all__ = ["BOUNDS_SENSITIVITY", "BR_ZCDP", "CLASSES_REPLACE_STEPS", "DESCRIBE_SENSITIVITY",
-           "DESCRIBE_SPREAD", "DESCRIBE_SUMMED", "DESCRIBE_UNSPENT", "PAPER_FACTOR", "QUANTILE_SENSITIVITY",
-           "SLACK", "CheckReport", "GuaranteeCheckError", "check_bounds_plan",
-           "check_classes_plan", "check_describe_plan", "check_fit_plan",
+           "DESCRIBE_SPREAD", "DESCRIBE_SUMMED", "DESCRIBE_UNSPENT", "PAPER_FACTOR",
+           "QUANTILE_SENSITIVITY", "SLACK", "CheckReport", "GuaranteeCheckError",
+           "check_bounds_plan", "check_classes_plan", "check_describe_plan", "check_fit_plan",
            "check_quantiles_plan"]

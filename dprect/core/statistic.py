@@ -7,7 +7,8 @@ unique bin keys, the rows per bin and, where asked, the exact sum per bin of the
 truncated significands (:func:`dprect.core.describe_stats.significands`; exact integers
 at any row count) — a :class:`CellBins`. What is counted is a :class:`StatisticsSpec`:
 per column its grid, whether sums are kept and whether sums of squared significands are
-(:class:`ColumnSpec`; the variance's: :mod:`dprect.core.variance`). One engine primitive computes it for any spec: numpy's
+(:class:`ColumnSpec`; the variance's: :mod:`dprect.core.variance`). One engine primitive
+computes it for any spec: numpy's
 :func:`dprect.engines.numpy_statistics.grouped_statistics`, Spark's one ``mapInArrow``
 pass :func:`dprect.engines.spark.statistics.spark_statistics`; both equal, cell for cell,
 the reference reduction :func:`cell_bins` of the cell's finite values. Row rules are the

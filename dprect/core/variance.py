@@ -7,8 +7,8 @@ count, clamped sum and sum of squares.
 (:mod:`dprect.core.describe_stats`, |M| < 2^30), so x̃² = M²·2^(2(e − EXPONENT_BIAS)) with
 M² < 2^60. Per search bin (one exponent e) an engine keeps Σ M² exactly: each M² is cut
 into two words of 30 bits, M² = hi·2^30 + lo with 0 ≤ hi, lo < 2^30
-(:func:`~dprect.core.describe_stats.square_words`) — each word is a value below 2^30 a row, exactly what the
-significand sums already are, so the same exact reduction sums them
+(:func:`~dprect.core.describe_stats.square_words`) — each word is a value below 2^30 a
+row, exactly what the significand sums already are, so the same exact reduction sums them
 (:func:`~dprect.core.describe_stats.sum_by_key`) — and Σ M² = 2^30·Σ hi + Σ lo
 (:func:`~dprect.core.describe_stats.bin_squares`; Python integers).
 
