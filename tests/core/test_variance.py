@@ -12,7 +12,8 @@ dprect/core/variance.py, docs/privacy.md §16):
   without it, for a seed; the variance tracks the clamped values' variance over seeded
   runs (and would not without the (μ̂ − m)² correction: power);
 * the numpy engine's primitive counts the squares only when asked, and its route gives
-  the arrays' result; the record and table carry variance and std only when asked.
+  the arrays' result; the record and table carry variance and std only when asked
+  (Spark = numpy: tests/spark/test_variance_spark.py).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cli_run import messages, run
+from cli_run import run
 from golden_cases import INPUT
 
 from dprect.core.aggregates import SQUARES_SHARE, plan_describe, run_describe
@@ -45,7 +46,6 @@ from dprect.core.variance import (
     released_variance,
 )
 from dprect.engines.grouped import draw_query, grouped_statistics
-from dprect.release.ledger import Ledger
 
 K = 1 << SQUARE_FRACTION_BITS
 
@@ -201,25 +201,3 @@ def test_the_record_and_table_carry_variance_only_when_asked(
     assert all(r["variance"] is not None and "variance_low" not in r for r in rows)
     assert all(r["std"] == pytest.approx(np.sqrt(r["variance"])) for r in rows)
     assert table.read_text().splitlines()[0].endswith(",variance,std,below_row_need")
-
-
-def test_spark_refuses_variance_in_one_line_before_anything_is_reserved(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]):
-    from dprect.engines.spark.statistics import SparkGroupedRoute
-
-    def no_session():  # the refusal comes before any session is asked for
-        raise AssertionError("a session was started")
-
-    spec = QUERY.spec([SEARCH_GRID], ("variance",))
-    with pytest.raises(Exception, match="not on the Spark engine") as refused:
-        SparkGroupedRoute(no_session).open(None, None, spec, print)  # type: ignore[arg-type]
-    assert type(refused.value).__name__ == "ParameterError"
-    ledger = tmp_path / "ledger"
-    assert run(["budget", "init", "--ledger", str(ledger)], capsys)[0] == 0
-    code, _, err = run(["aggregate", "--input", str(INPUT), "--columns", "x",
-                        "--statistics", "bounds,variance", "--epsilon", "1", "--engine",
-                        "spark", "--output", str(tmp_path / "r.json"), "--ledger",
-                        str(ledger), "--dataset", "ds"], capsys)
-    assert code == 2 and len(messages(err)) == 1 and "Traceback" not in err, err
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["ledger"]
-    assert Ledger(str(ledger)).runs("ds") == []
