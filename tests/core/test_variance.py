@@ -201,3 +201,23 @@ def test_the_record_and_table_carry_variance_only_when_asked(
     assert all(r["variance"] is not None and "variance_low" not in r for r in rows)
     assert all(r["std"] == pytest.approx(np.sqrt(r["variance"])) for r in rows)
     assert table.read_text().splitlines()[0].endswith(",variance,std,below_row_need")
+
+
+def test_the_python_aggregate_releases_variance_and_a_spec_without_squares_is_refused():
+    import pandas as pd
+
+    import dprect
+    from dprect.core.errors import ParameterError
+
+    x = np.random.default_rng(0).normal(5.0, 2.0, 5000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = dprect.aggregate(pd.DataFrame({"x": x}), ["x"], epsilon=1.0, seed=1,
+                               statistics=["bounds", "count", "variance", "std"])
+    row = got.rows()[0]
+    assert abs(row["variance"] - x.var()) < 0.1 * x.var()
+    plan = plan_describe(1.0, 1, statistics=("variance",))
+    plain = grouped_statistics([x], np.zeros(len(x), dtype=np.int32), 1,
+                               QUERY.spec([SEARCH_GRID], ("count",)))
+    with pytest.raises(ParameterError, match="squares"):  # before any draw
+        draw_query(plan, plain, [None], ["x"], _seeded(1))
