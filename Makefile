@@ -195,6 +195,16 @@ bench-classes:
 	$(DPL_VENV)/bin/pip install --quiet "scikit-learn==1.6.1" "diffprivlib==0.6.6" "plotnine>=0.13" -e .
 	cd benchmarks && ../$(DPL_VENV)/bin/python classes_real.py
 
+# The rectangle on small tables (issue #44): dprect's methods beside the REAL peers' per-feature
+# private boxes (OpenDP, python-dp, diffprivlib; each in its own venv, its boxes cached in
+# benchmarks/output/small_tables_peers/); rewrites docs/figures/small_tables.json.
+.PHONY: bench-small-tables
+bench-small-tables: setup bench-peers-venvs
+	@test -x $(DPL_VENV)/bin/python || $(PYTHON) -m venv $(DPL_VENV)
+	$(DPL_VENV)/bin/pip install --quiet "scikit-learn==1.6.1" "diffprivlib==0.6.6"
+	$(BIN)/pip install --quiet -r benchmarks/requirements-real.txt
+	cd benchmarks && ../$(BIN)/python small_tables.py --trials 20
+
 # Private clamping bounds (issue #14): dprect's bounds beside re-implementations of Tumult's
 # get_bounds, Google's ApproxBounds and OpenDP-style DP quantiles on the real tables (+ causaldata's
 # scorecard) and heavy-tailed synthetic columns; clipped share, width and the error of a DP

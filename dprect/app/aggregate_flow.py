@@ -48,9 +48,18 @@ from dprect.core.aggregates import DescribePlan
 from dprect.core.bounds import BoundsPlan, BoundsRequest
 from dprect.core.domains import Domain, FloatBins, GridArg, resolve_domains
 from dprect.core.errors import ParameterError
+from dprect.core.quantile_release import statistic_names
+from dprect.core.quantiles import QuantilePlan
 from dprect.core.randomness import RandomSource
 from dprect.core.request import Source, request_from
-from dprect.core.statistic import COVERAGE, QUERY, SEARCH_GRID, STATISTICS, Mechanism
+from dprect.core.statistic import (
+    COVERAGE,
+    QUANTILES,
+    QUERY,
+    SEARCH_GRID,
+    STATISTICS,
+    Mechanism,
+)
 from dprect.engines import grouped  # noqa: F401  (registers the mechanisms' plans and draws)
 from dprect.release.aggregate_plot import DescribePngSink
 from dprect.release.aggregate_record import SHAPES, aggregate_record, summary_lines
@@ -225,6 +234,39 @@ def query_lines(the_plan: DescribePlan, columns: Sequence[str], groups: int | No
     return [*lines, *(f"plan: {line}" for line in the_plan.table().splitlines())]
 
 
+def _quantiles_plan(values: Mapping[str, Any], statistics: Sequence[str],
+                    name: Callable[[str], str]) -> QuantilePlan:
+    if values.get("epsilon") is None:
+        raise ParameterError(f"{name('epsilon')} is required")
+    if values.get("delta") not in (None, 0, 0.0):
+        raise ParameterError(f"{name('delta')}: the quantiles are pure (epsilon, 0)-DP")
+    plan: QuantilePlan = QUANTILES.plan(statistics, values["epsilon"],
+                                        len(_columns(values, name)),
+                                        neighbouring=values.get("neighbouring"),
+                                        beta=values.get("beta"))
+    return plan
+
+
+def quantile_lines(the_plan: QuantilePlan, columns: Sequence[str], groups: int | None
+                   ) -> list[str]:
+    """The quantiles' printout: what is released, the guarantee charged once however many
+    groups, the split per column and the rows a group needs (docs/privacy.md §11a)."""
+    g = the_plan.guarantee
+    where = f" in each of {groups} listed group(s)" if groups else ""
+    per = the_plan.epsilon / len(columns)
+    return [
+        f"plan: private quantiles {', '.join(statistic_names(the_plan))} for "
+        f"{len(columns)} column(s){where}; guarantee ({g.epsilon:.6g}, {g.delta:.3g})-DP, "
+        f"{g.neighbouring}, charged once (groups are disjoint: parallel composition)",
+        f"plan: epsilon {per:.6g} per column: a noisy count ({the_plan.count_epsilon:.4g}), "
+        f"then from {the_plan.split_rows:,} rows each quantile at "
+        f"{the_plan.epsilon_each:.4g}, below it a centre ({the_plan.small_centre_epsilon:.4g}) "
+        f"and each quantile at {the_plan.small_epsilon_each:.4g} near it",
+        f"plan: a group needs about {the_plan.rows_needed():,} rows (beta "
+        f"{the_plan.beta:g}); a cell whose noisy count is below is flagged "
+        "below_rows_needed"]
+
+
 @dataclass(frozen=True)
 class Front:
     """How the front ends run a mechanism: its plan from their flat values (``plan``), its
@@ -248,6 +290,9 @@ FRONTS: dict[str, Front] = {
                       lambda p, c: "\n".join(query_lines(p, c, None)),
                       ("query_epsilon", "plot"),
                       ("these aggregates are", "the aggregates", "describing")),
+    QUANTILES.name: Front(_quantiles_plan, quantile_lines,
+                          lambda p, c: "\n".join(quantile_lines(p, c, None)), (),
+                          ("these quantiles are", "the quantiles", "drawing the quantiles of")),
 }
 
 

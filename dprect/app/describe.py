@@ -21,8 +21,10 @@ from dprect.core.aggregates import STATISTICS, DescribeResult
 from dprect.core.bounds import BoundsResult
 from dprect.core.domains import GridArg
 from dprect.core.errors import ParameterError
+from dprect.core.quantile_release import QuantileResult
 from dprect.core.randomness import RandomSource
-from dprect.core.statistic import COVERAGE
+from dprect.core.statistic import COVERAGE, QUANTILES, SEARCH_GRID
+from dprect.core.statistic import STATISTICS as STATISTIC_OF
 from dprect.engines.grouped import grouped_statistics
 from dprect.release.budget import PrivacyBudget, charged, record
 
@@ -84,22 +86,35 @@ def aggregate(data: object, columns: Sequence[str] | None = None, *,
               beta: float | None = None, budget: PrivacyBudget | None = None,
               query_epsilon: float | None = None, coverage: float | None = None,
               grid: GridArg = None, rows: int | None = None,
-              interval_level: float | None = None) -> BoundsResult | DescribeResult:
+              interval_level: float | None = None
+              ) -> BoundsResult | DescribeResult | QuantileResult:
     """Any list of statistics per (public group, column) for one charge of ``epsilon``
     (issue #41; the statistics are :mod:`dprect.core.statistic`'s): ``"coverage"`` —
     bounds covering about ``coverage`` of each column's values (:func:`dprect.bounds`'s,
     with ``grid`` and ``rows``) — or any of ``"bounds"``, ``"count"``, ``"sum"``,
     ``"mean"`` — drawn together from one noisy count and one noisy clamped sum with the
     clamping bounds aimed at them (:func:`describe`'s, with ``query_epsilon``; the bounds
-    are always released with them). One run draws one mechanism's statistics; an option
-    of the other mechanism is refused. :func:`dprect.bounds` and :func:`describe` are its
-    presets (``["coverage"]`` and ``["bounds", "count", "sum", "mean"]``). The other
-    parameters (``interval_level`` too: the level of the noise intervals) are theirs.
-    Returns a :class:`~dprect.core.bounds.BoundsResult` or a
-    :class:`~dprect.core.aggregates.DescribeResult`."""
+    are always released with them) — or any quantiles of the registry (``"p1"``, ``"p5"``,
+    ``"p10"``, ``"p25"``, ``"median"``, ``"p75"``, ``"p90"``, ``"p95"``, ``"p99"``), drawn
+    together per (group, column), pure (ε, 0)-DP (:mod:`dprect.core.quantile_release`;
+    each row also flags a cell whose noisy count is below the plan's ``rows_needed``).
+    One run draws one mechanism's statistics; an option of another mechanism is refused.
+    :func:`dprect.bounds` and :func:`describe` are its presets (``["coverage"]`` and
+    ``["bounds", "count", "sum", "mean"]``). The other parameters (``interval_level`` too:
+    the level of the noise intervals, not the quantiles') are theirs. Returns a
+    :class:`~dprect.core.bounds.BoundsResult`, a
+    :class:`~dprect.core.aggregates.DescribeResult` or a
+    :class:`~dprect.core.quantile_release.QuantileResult`."""
     from dprect.app.aggregate_flow import asked_statistics, domains_of, plan_of
     from dprect.app.api import grouped_columns
 
+    if _quantiles_asked(statistics):
+        if (query_epsilon, coverage, grid, rows, interval_level) != (None,) * 5:
+            raise ParameterError("query_epsilon, coverage, grid, rows and interval_level "
+                                 "are not the quantiles' options")
+        return _quantiles(data, columns, statistics, epsilon=epsilon, delta=delta,
+                          group_by=group_by, groups=groups, seed=seed,
+                          neighbouring=neighbouring, beta=beta, budget=budget)
     mechanism, asked = asked_statistics(statistics)
     if mechanism is not COVERAGE and coverage is not None:
         raise ParameterError("coverage, grid and rows are the coverage bounds' options")
@@ -116,6 +131,42 @@ def aggregate(data: object, columns: Sequence[str] | None = None, *,
                                    mechanism.spec(domains_of(mechanism, grid, names),
                                                   getattr(the_plan, "statistics", ())))
         return record(ticket, mechanism.draw(the_plan, cells, group_list, names, rng))
+
+
+def _quantiles_asked(statistics: str | Sequence[str]) -> bool:
+    """Whether every asked statistic is a quantile (a mixed list is refused by the
+    generic path: one run draws one mechanism's statistics)."""
+    names = (statistics,) if isinstance(statistics, str) else tuple(statistics)
+    return bool(names) and all(n in STATISTIC_OF and STATISTIC_OF[n].mechanism is QUANTILES
+                               for n in names)
+
+
+def _quantiles(data: object, columns: Sequence[str] | None, statistics: str | Sequence[str],
+               *, epsilon: float, delta: float | None, group_by: object,
+               groups: Sequence[object] | None, seed: int | None,
+               neighbouring: str | None, beta: float | None,
+               budget: PrivacyBudget | None) -> QuantileResult:
+    """:func:`aggregate`'s quantiles (:mod:`dprect.core.quantile_release`): planned and
+    checked before the engine counts, counted by the numpy engine's primitive on the
+    :data:`~dprect.core.statistic.QUANTILES` spec, charged like describe."""
+    from dprect.app.api import grouped_columns
+
+    asked = (statistics,) if isinstance(statistics, str) else tuple(statistics)
+    if len(set(asked)) != len(asked):
+        raise ParameterError("statistics names a statistic twice")
+    if delta not in (None, 0, 0.0):
+        raise ParameterError("the quantiles are pure (epsilon, 0)-DP: leave delta unset")
+    if not isinstance(epsilon, float | int) or isinstance(epsilon, bool):
+        raise ParameterError("epsilon must be a number")
+    names, values, group, group_list = grouped_columns(data, columns, group_by, groups,
+                                                       "column to summarise")
+    the_plan = QUANTILES.plan(asked, epsilon, len(names), neighbouring=neighbouring,
+                              beta=beta)
+    rng = RandomSource(seed=seed)
+    with charged(budget, the_plan.guarantee, QUANTILES.name, names) as ticket:
+        cells = grouped_statistics(values, group, len(group_list),
+                                   QUANTILES.spec([SEARCH_GRID] * len(names)))
+        return record(ticket, QUANTILES.draw(the_plan, cells, group_list, names, rng))
 
 
 def bounds(data: object, columns: Sequence[str] | None = None, *, epsilon: float,

@@ -69,7 +69,7 @@ order (:meth:`~dprect.core.randomness.RandomSource.stream_seeds`); from OS entro
 OS — and within a group's stream, its centres (columns in order), then per column the
 lower side, the upper side, the count noise and the sum noise (none on a count-only run),
 then the sum-of-squares noise only when a variance or a std is asked
-(:mod:`dprect.core.variance`, docs/privacy.md §16; :func:`describe_block`).
+(:mod:`dprect.core.variance`, docs/privacy.md §17; :func:`describe_block`).
 So the groups can be drawn in blocks, in any order, in other processes
 (:func:`describe_blocks` takes the ``map`` to use), with the same result for a seed.
 :func:`run_describe` (arrays) and the Spark route feed the same statistics to the same
@@ -131,7 +131,7 @@ MARGIN_FACTOR = 2.0
 SUM_FRACTION_BITS = 30
 STATISTICS = ("count", "sum", "mean")
 #: the statistics read from the clamped sum of squares too (:mod:`dprect.core.variance`,
-#: docs/privacy.md §16): asked by name only, never a default
+#: docs/privacy.md §17): asked by name only, never a default
 SPREAD = ("variance", "std")
 #: of the query's share when a variance or a std is asked: ε_Q, to the sum of squares;
 #: the count and the sum split the rest as :func:`query_split` says
@@ -667,7 +667,7 @@ def finish_cell(plan: DescribePlan, centre: float, stats: CellStatistics,
                 rng: RandomSource) -> Cell:
     """Phase 2 for one cell, from its statistics: the lower side, the upper side, the
     count noise, the sum noise, the sum-of-squares noise (in that order; no sum noise on
-    a count-only plan, no squares noise unless a variance or std is asked: §16)."""
+    a count-only plan, no squares noise unless a variance or std is asked: §17)."""
     lower_tails, upper_tails = data_tails(stats)
     made = stats.streams  # the candidates the statistics made, if any, read on
     lower, upper = (made if made is not None and made[0].centre == centre
@@ -814,7 +814,7 @@ class DescribeResult:
                                        "upper": cell.upper}
                 for s in self.plan.statistics:
                     row[s] = getattr(cell, s)
-                    if s in SPREAD:  # no interval (docs/privacy.md §16)
+                    if s in SPREAD:  # no interval (docs/privacy.md §17)
                         continue
                     span = cell.interval(s)
                     row[f"{s}_low"], row[f"{s}_high"] = span if span else (None, None)

@@ -14,6 +14,8 @@
   (``set_ties``).
 * :func:`run_composition` — the composition baseline (paper §1.2): each round is
   IP_ε₀ of the first Δ₀ points of ALL positives in its order (padded); nothing is removed.
+* :func:`run_quantiles` — the quantile box (issue #44, :mod:`dprect.core.quantile_box`):
+  per axis a private centre and two sides, each aimed at a target of clipped rows; no cut.
 * :func:`run_nonprivate_bounding_box` — the exact bounding box of the positives.
   **NOT differentially private**; a reference for benchmarks on public or synthetic data.
 
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -38,6 +41,7 @@ from dprect.core.engine import Engine
 from dprect.core.errors import ParameterError
 from dprect.core.interior_point import interior_point
 from dprect.core.planner import MethodPlan, Plan, RoundPlan
+from dprect.core.quantile_box import run_quantile_box, side_target
 from dprect.core.randomness import RandomSource
 from dprect.core.result import FitResult
 from dprect.core.ties import refined, value_part
@@ -135,6 +139,24 @@ def run_composition(engine: Engine, domains: list[Domain], plan: MethodPlan,
     return _assemble(domains, found)
 
 
+def run_quantiles(engine: Engine, domains: list[Domain], plan: MethodPlan,
+                  rng: RandomSource, positives: int | None = None,
+                  trace: list | None = None) -> Rectangle:
+    """The quantile box of ``plan`` (its rates and decay are the exact rationals the plan
+    states, :func:`~dprect.core.planner._plan_quantiles`); each side aims at
+    ⌊target_miss·N/R⌋ clipped rows, N = ``positives`` (the plan's public estimate or
+    auto's released count; no target without it)."""
+    d = plan.details
+    origin = d.get("centre_rate") is None
+    target = side_target(float(d.get("target_miss") or 0.0), positives, len(plan.rounds))
+    lo, hi = run_quantile_box(
+        engine, domains, origin=origin,
+        centre_rate=Fraction(d["side_epsilon"]) if origin else Fraction(d["centre_rate"]),
+        side_epsilon=Fraction(d["side_epsilon"]), target=target, rng=rng,
+        decay=Fraction(d["decay"]), trace=trace)
+    return Rectangle(lo, hi)
+
+
 def run_nonprivate_bounding_box(engine: Engine, domains: list[Domain]) -> Rectangle:
     """The exact bounding box of the positives. NOT differentially private.
 
@@ -175,7 +197,12 @@ def run_plan(engine: Engine, domains: list[Domain], features: list[str], the_pla
                                  "count (give the plan a public estimate of the positives)")
         the_plan = resolve_auto(the_plan, counter, rng)
     chosen = the_plan.chosen
-    if chosen.method == "randmargins":
+    if chosen.method == "quantiles":
+        known = (the_plan.sizing.positives if the_plan.sizing.positives is not None else
+                 the_plan.count.positives if the_plan.count is not None
+                 and the_plan.count.noisy is not None else None)
+        rect = run_quantiles(engine, domains, chosen, rng, known, trace=trace)
+    elif chosen.method == "randmargins":
         rect = run_randmargins(engine, domains, chosen, rng, trace=trace)
     else:
         rect = run_composition(engine, domains, chosen, rng, trace=trace)

@@ -45,7 +45,7 @@ lemma each comes from:
   2r: the score moves one way), and the two sides (disjoint rows) compose in parallel;
   the count with DLap scale b_n is (1/b_n)-DP and the integer sum with per-row clip k and
   scale b_S is (k/b_S)-DP, and the integer sum of squares about the bounds' midpoint with
-  per-row clip k_Q and scale b_Q (k_Q/b_Q)-DP (§16; drawn iff a variance or a std is
+  per-row clip k_Q and scale b_Q (k_Q/b_Q)-DP (§17; drawn iff a variance or a std is
   asked); columns compose by basic composition, groups in parallel. The
   split is re-derived too: the count noise is drawn iff a statistic is asked and the sum
   noise iff a sum or a mean is (a count-only plan draws none), and the drawn noises must
@@ -98,7 +98,7 @@ DESCRIBE_SENSITIVITY = 1
 #: noise): written here again, not imported, so the check re-derives the split itself
 DESCRIBE_SUMMED = ("sum", "mean")
 #: the describe statistics that read the noisy clamped sum of squares (and the sum and
-#: count: docs/privacy.md §16), written here again too
+#: count: docs/privacy.md §17), written here again too
 DESCRIBE_SPREAD = ("variance", "std")
 #: a describe plan's drawn noises must re-derive at least (1 − this) of the requested
 #: add/remove budget (the planner shrinks by 10⁻⁹; a share left undrawn is far larger)
@@ -354,6 +354,8 @@ def _run_route(p: Any, domains: Sequence[Domain], beta: float, shape: str, produ
     if {(r.axis, r.side) for r in rounds} != _rounds_of(shape, len(domains)) or \
             big_r != len(_rounds_of(shape, len(domains))):
         raise _refuse(product, "its rounds are not one per side of every axis", *stated)
+    if p.method == "quantiles":
+        return _check_quantiles(p, len(domains), shape, product, eps_a, delta_a, stated)
     eps0 = _dec(p.ip_epsilon)
     beta_ip = _dec(p.ip_beta)
     if not 0 < p.ip_beta or Fraction(p.ip_beta) * 2 * big_r > Fraction(beta):  # exact
@@ -476,6 +478,53 @@ def check_classes_plan(method_plan: Any, domains: Sequence[Domain], *, beta: flo
                        charge.neighbouring, details)
 
 
+def _check_quantiles(p: Any, dims: int, shape: str, product: str, eps_a: Decimal,
+                     delta_a: Decimal, stated: tuple[float, float]
+                     ) -> tuple[_Route, dict[str, Any]]:
+    """The quantile box (docs/privacy.md §16), from the rates its sampler draws with: per
+    axis the centre's depth mechanism at rate c (weight exp(c·depth); adding a row raises
+    every depth by 0 or 1 — a monotone sensitivity-1 score: c-DP and c-bounded-range;
+    none for the origin shape, whose centre is the public 0)
+    and the side pair's step mechanism at ε_s (weight exp(−ε_s·clipped − μ·step), a
+    monotone sensitivity-1 score: ε_s-DP and ε_s-bounded-range; the two sides read
+    disjoint rows: parallel); all 2d (d) mechanisms composed as R ε₀-bounded-range
+    mechanisms, ε₀ the largest of their ε's; auto's count by basic composition. The
+    route by which ONE run meets the add/remove statement (``eps_a``, ``delta_a``), as
+    :func:`_run_route` returns it."""
+    d = p.details
+    try:
+        side = Fraction(str(d["side_epsilon"]))
+        centre = None if d.get("centre_rate") is None else Fraction(str(d["centre_rate"]))
+        decay = Fraction(str(d["decay"]))
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        raise _refuse(product, "its quantile rates cannot be read", *stated) from None
+    origin = shape == "origin"
+    if side <= 0 or decay <= 0 or (centre is None) != origin or (
+            centre is not None and centre <= 0):
+        raise _refuse(product, "its quantile rates are not positive (or its centre does "
+                      "not match its shape)", *stated)
+    mechanisms = dims if origin else 2 * dims  # (centres) + side pairs
+    eps0 = _high(_dec(side)) if centre is None else _high(max(_dec(side), _dec(centre)))
+    details: dict[str, Any] = {"mechanisms": mechanisms}
+    count_eps = _count_epsilon(d.get("private_count"))
+    if count_eps is not None:
+        with decimal.localcontext(_CONTEXT):
+            eps_a = eps_a - count_eps
+        details["private_count_epsilon"] = _float_up(count_eps)
+        if eps_a <= 0:
+            raise _refuse(product, "its private count spends the whole epsilon", *stated)
+    best = _best(_composition_routes(eps0, mechanisms, eps_a, delta_a), eps_a, delta_a)
+    if best is None:
+        raise _refuse(product, "no route re-derives its stated guarantee from its quantile "
+                      f"rates (side {float(side)!r})", *stated)
+    if count_eps is not None:
+        with decimal.localcontext(_CONTEXT):
+            best = _Route(f"{best.name}; + a count of the positives with discrete Laplace "
+                          f"noise ({_float_up(count_eps):.6g}, 0) by basic composition",
+                          best.epsilon + count_eps, best.delta)
+    return best, details
+
+
 def _count_epsilon(count: Any) -> Decimal | None:
     """The add/remove ε of ``auto``'s private count (None: the plan has none): a count
     has sensitivity :data:`COUNT_SENSITIVITY` under add/remove, and adding DLap(b) noise
@@ -593,7 +642,7 @@ def check_describe_plan(plan: Any) -> CheckReport:
         parts["sum"] = float(Fraction(sens) / Fraction(plan.sum_scale))
     if squares_scale is not None:
         # a row adds a term in [0, h²] to Q, so at most 2^K units of h²/2^K to the
-        # rounded integer (privacy.md §16): sensitivity = the plan's per-row clip
+        # rounded integer (privacy.md §17): sensitivity = the plan's per-row clip
         sens = int(plan.squares_sensitivity)
         if sens < 1:
             raise _refuse(product, "a sum-of-squares clip below one unit", g.epsilon,
@@ -633,30 +682,44 @@ QUANTILE_SENSITIVITY = 1
 
 def check_quantiles_plan(plan: Any) -> CheckReport:
     """Re-derive the guarantee of a quantiles plan (a
-    :class:`~dprect.core.quantiles.QuantilePlan`) from the exact rate each draw's sampler
-    uses: draw j weighs a bin by exp(−c_j·(b_j·bad)) with bad of sensitivity 1 row, i.e.
+    :class:`~dprect.core.quantiles.QuantilePlan`) from the exact rates its samplers use:
+    draw j weighs a bin by exp(−c_j·(b_j·bad)) with bad of sensitivity 1 row, i.e.
     b_j units of 1/b_j row (q_j = a_j/b_j), a score that moves both ways: ε_j = 2·c_j·b_j
-    (Lemma B2). The m draws compose (basic), groups in parallel; refuse the plan
-    (:class:`GuaranteeCheckError`) unless Σ ε_j is within the stated ε."""
+    (Lemma B2); a centred plan's centre is the rank law of q = 1/2 on the blocks at rate
+    c_c per 1/2 row (ε = 2·c_c·2), its flag count a two-sided geometric of scale t
+    (ε = s/t), and the base measure around the centre is public given it. Per column the
+    draws compose (basic), the columns compose (basic), groups in parallel; refuse the
+    plan (:class:`GuaranteeCheckError`) unless the total is within the stated ε."""
     product = "quantiles"
     qs = [Fraction(q) for q in plan.quantiles]
     rates = [Fraction(r) for r in plan.rates]
-    if not qs or len(qs) != len(rates) or any(not 0 < q < 1 for q in qs):
+    columns = int(plan.columns)
+    if not qs or len(qs) != len(rates) or any(not 0 < q < 1 for q in qs) or columns < 1:
         raise _refuse(product, "its quantiles are not a list in (0, 1), one rate each",
                       plan.epsilon, 0.0)
     s = Fraction(QUANTILE_SENSITIVITY)
     parts = [2 * c * q.denominator * s for q, c in zip(qs, rates, strict=True)]
+    total = sum(parts, Fraction(0))
+    if plan.counted:  # the count, then either split's centre and draws (adaptive)
+        count = s / Fraction(plan.count_scale)
+        splits = [plan, plan.branch(-1)]
+        totals = [count + 2 * (Fraction(p.centre_rate) + Fraction(p.sign_rate)) * 2 * s
+                  + sum((2 * c * q.denominator * s
+                         for q, c in zip(qs, p.rates, strict=True)), Fraction(0))
+                  for p in splits]
+        parts = [count, *(t - count for t in totals)]
+        total = max(totals)
     eps_a, delta_a = _add_remove_target(plan.epsilon, 0.0, plan.neighbouring)
     with decimal.localcontext(_CONTEXT):
-        route = _Route(f"basic composition of {len(qs)} exponential mechanism(s) "
-                       "(rank score, sensitivity 1), groups in parallel",
-                       _high(_dec(sum(parts, Fraction(0)))), Decimal(0))
+        route = _Route(f"basic composition of {columns} column(s) x {len(parts)} draw(s) "
+                       "(rank scores and a count, sensitivity 1; adaptive split), groups "
+                       "in parallel", _high(_dec(columns * total)), Decimal(0))
     best = _best([route], eps_a, delta_a)
     if best is None:
         raise _refuse(product, "no route re-derives its stated guarantee from its sampler "
                       "rates", plan.epsilon, 0.0)
     return _report(product, best, plan.neighbouring,
-                   {"per_quantile": [float(p) for p in parts],
+                   {"per_draw": [float(p) for p in parts], "columns": columns,
                     "groups": "parallel (disjoint)"})
 
 

@@ -376,10 +376,18 @@ def sample_unimodal(pieces: Pieces, c: Fraction, rng: RandomSource, *,
     describe driver's centres, :func:`~dprect.core.tail_bounds.draw_centre_from_counts`,
     one draw per (group, column); the draw is the same.
     """
+    return unimodal_sampler(pieces, c, trusted=trusted).sample(rng)
+
+
+def unimodal_sampler(pieces: Pieces, c: Fraction, *, trusted: bool = False
+                     ) -> _ExactSampler:
+    """:func:`sample_unimodal`'s checks, then its sampler, for a caller that draws the
+    same law many times (``.sample(rng)``: each draw exact and independent; the buckets
+    are computed once) — the quantiles' rejection rounds (:mod:`dprect.core.quantile_centre`)."""
     if not isinstance(c, Fraction) or c <= 0:
         raise ParameterError(f"c must be a rational > 0, got {c!r}")
     if trusted:
-        return _ExactSampler(pieces, c).sample(rng)
+        return _ExactSampler(pieces, c)
     m = _check_grid_size(pieces.grid_size)
     starts = np.asarray(pieces.starts)
     sizes = np.asarray(pieces.sizes)
@@ -400,7 +408,7 @@ def sample_unimodal(pieces: Pieces, c: Fraction, rng: RandomSource, *,
     top = int(np.argmax(depths))
     if (np.diff(depths[: top + 1]) < 0).any() or (np.diff(depths[top:]) > 0).any():
         raise ParameterError("piece depths must be unimodal along the grid")
-    return _ExactSampler(pieces, c).sample(rng)
+    return _ExactSampler(pieces, c)
 
 
 def interior_point(

@@ -67,13 +67,22 @@ from dprect.core.accounting import (
     refined_guarantee,
     replace_one,
 )
-from dprect.core.auto_count import PrivateCount
+from dprect.core.auto_count import AUTO_COUNT_SHARE, PrivateCount
 from dprect.core.domains import Domain, GridArg, Side, feature_names, resolve_domains
 from dprect.core.errors import ParameterError
 from dprect.core.expectation import DEFAULT_TARGET_SHARE, Expectation, Sizing
 from dprect.core.guarantee_check import CheckReport, check_fit_plan
 from dprect.core.interior_point import interior_point_size
 from dprect.core.margins import LaplaceLaw, MarginLaw, StaircaseLaw
+from dprect.core.quantile_box import (
+    coarse_bins,
+    overshoot_steps,
+    predicted_axis_clip,
+    predicted_clip,
+    quantile_decay,
+    side_target,
+    widening,
+)
 from dprect.core.request import (
     Accounting,
     BudgetOptions,
@@ -99,6 +108,20 @@ MAX_IP_SIZE = 10**6
 #: to N_t − 1 positives and an engine reads N_t ranks, so a plan expecting more than this
 #: per round is useless and slow. (The composition baseline's block is Δ₀.)
 MAX_EXPECTED_MARGIN = 10**8
+#: ``auto`` picks the quantile box over the choice between the other two only when, at N,
+#: that choice is predicted to leave out at least (1 − this share) of N — a nearly empty
+#: rectangle — and the box no more (:func:`_safe_choice`; the box is never predicted
+#: above N, and a box of few positives beats an empty rectangle). Not on a smaller predicted miss
+#: alone: the box's bounds reach past the data by design (its prior's overshoot, the
+#: negatives inside grow), the others' stay inside, and their predictions are pessimistic
+#: on real tables (docs/results.md §4: realised 0.4–1.0 of plan)
+AUTO_QUANTILES_GAP = 0.05
+#: the share of the add/remove ε ``auto`` spends on its private count when the count
+#: decides for the quantile box (not only between the other two: then
+#: :data:`~dprect.core.auto_count.AUTO_COUNT_SHARE`): the box's choice flips at a few
+#: hundred to a few thousand positives, where a count at ε/1000 (standard deviation
+#: ≈ 1414/ε) cannot tell a table of 50 from one of 3,000; at ε/50 it is ≈ 71/ε
+QUANTILES_COUNT_SHARE = Fraction(1, 50)
 #: ``auto`` picks RandMargins only when it is predicted to misclassify at most this share
 #: fewer positives than the composition baseline (:func:`_safe_choice`)
 AUTO_MARGIN = 0.10
@@ -156,6 +179,8 @@ class MethodPlan:
 
     @property
     def predicted_misclassified(self) -> float:
+        if self.method == "quantiles":  # large N, no target: R sides of ~1/ε rows each
+            return float(self.details["large_sample_clip"])
         return float(sum(r.predicted_misclassified for r in self.rounds))
 
     def tie_breaker(self, domains: Sequence[Domain]) -> TieBreaker:
@@ -250,13 +275,41 @@ class Plan:
         if self.count is None:
             return None
         eps = float(self.request.get("epsilon", 0.0))
+        share = ("1/1000" if "quantiles" not in self.candidates
+                 or self.candidates["quantiles"].details.get("count_share") is None
+                 else self.candidates["quantiles"].details["count_share"])
         text = (f"  auto (no --positives): spends epsilon {self.count.epsilon:.6g} "
-                f"(1/1000 of the add/remove epsilon) on a private count of the positives "
+                f"({share} of the add/remove epsilon) on a private count of the positives "
                 f"(discrete Laplace, scale {float(self.count.scale):.6g}) drawn first, then "
                 f"picks at N = max(count, 1); the methods run at the rest of epsilon={eps:g}")
         if self.count.noisy is not None:
             text += f"; the count released: {self.count.noisy:,}"
         return text
+
+    def quantiles_line(self) -> str | None:
+        """The quantile box's target and its predicted FP-side widening (None when the
+        box is no candidate)."""
+        box = self.candidates.get(Method.QUANTILES.value)
+        if box is None:
+            return None
+        share = float(box.details.get("target_miss") or 0.0)
+        n = self.sizing.positives if self.sizing.positives is not None else (
+            self.count.positives if self.count is not None and self.count.noisy is not None
+            else None)
+        sides = len(box.rounds)
+        if share and n is not None:
+            aim = (f"target_miss={share:g}: each of its {sides} sides aims at "
+                   f"{side_target(share, n, sides):,} clipped rows (at N = {n:,})")
+        elif share:
+            aim = (f"target_miss={share:g}: each of its {sides} sides aims at "
+                   f"target_miss*N/{sides} clipped rows (N: auto's count)")
+        else:
+            aim = f"no target: each of its {sides} sides clips as few rows as its noise allows"
+        return (f"  quantiles: {aim}; a side lands on average "
+                f"{float(box.details['overshoot_steps']):.2g} steps past its target step, "
+                f"a bound about {100 * float(box.details['widening']):.0f}% farther from "
+                f"its axis's centre than the target's (more positives inside, and more "
+                f"negatives: the FP side)")
 
     def table(self) -> str:
         """A human-readable comparison of the candidates."""
@@ -282,6 +335,9 @@ class Plan:
             lines.append(f"  re-derived by the independent check: ({self.check.epsilon:.6g}, "
                          f"{self.check.delta:.3g}) by {self.check.route}")
         said = self.count_line()
+        if said is not None:
+            lines.append(said)
+        said = self.quantiles_line()
         if said is not None:
             lines.append(said)
         lines.append("")
@@ -570,6 +626,73 @@ def _plan_composition(eps_t: float, delta_t: float, domains: list[Domain],
     )
 
 
+def _plan_quantiles(eps_t: float, delta_t: float, domains: list[Domain],
+                    order: list[tuple[int, Side]], ip_beta: float,
+                    target_miss: float) -> MethodPlan:
+    """The quantile box (:mod:`dprect.core.quantile_box`): R = len(order) mechanisms (per
+    axis the centre and the side pair; the side alone for the origin shape), each
+    ε₀-DP and ε₀-bounded-range, composed as the composition baseline's R rounds
+    (:func:`composition_br`; docs/privacy.md §16) — the same ε₀. The centre's rate is
+    ε₀ and the sides' ε₀ (both scores are monotone under add/remove), both the
+    exact rationals of the float ε₀ the sampler uses; the prior's decay
+    μ = min(1/2, ε₀) (:func:`~dprect.core.quantile_box.quantile_decay`)."""
+    rounds = len(order)
+    try:
+        eps0 = composition_br_epsilon(eps_t, delta_t, rounds, use_dp_accounting=False)
+    except ParameterError:
+        eps0 = 0.0
+    eps = eps0 * _SHRINK
+    bins = max(coarse_bins(d) for d in domains)
+    needed = 4 * math.log(max(bins, 2)) / eps if eps > 0 else math.inf
+    if not needed <= MAX_IP_SIZE:  # also inf: a centre's depth must beat ln(bins)
+        amount = f"about {needed:.3g}" if math.isfinite(needed) else "unboundedly many"
+        raise _OverLimit(f"{amount} positives for its centres (limit MAX_IP_SIZE = "
+                         f"{MAX_IP_SIZE:,})", needed / MAX_IP_SIZE)
+    guarantee = _within_budget(
+        composition_br(eps, rounds=rounds, delta=delta_t, use_dp_accounting=False),
+        eps_t, delta_t)
+    side = Fraction(eps)
+    origin = all(s == "hi" for _, s in order)
+    rs = tuple(RoundPlan(axis, s, domains[axis].size, 0, None) for axis, s in order)
+    return MethodPlan(
+        method="quantiles", accounting="composition", ip_epsilon=eps, ip_beta=ip_beta,
+        rounds=rs, guarantee=guarantee,
+        details={"centre_rate": str(side) if not origin else None,
+                 "side_epsilon": str(side), "decay": str(quantile_decay(side)),
+                 "target_miss": target_miss, "shape_rounds": rounds,
+                 "large_sample_clip": rounds / eps,
+                 "overshoot_steps": overshoot_steps(quantile_decay(side)),
+                 "widening": widening(quantile_decay(side))})
+
+
+def quantiles_predicted(method: MethodPlan, positives: int) -> float:
+    """The quantile box's predicted positives outside at N = ``positives``: per axis its
+    expected clip c_j — :func:`~dprect.core.quantile_box.predicted_axis_clip` (the centre
+    in the data or not, then the sides), or for the origin shape's one side
+    :func:`~dprect.core.quantile_box.predicted_clip` on all N — with each side's target;
+    the axes' clips overlap as composition's rounds do (each a share c_j/N of the
+    positives, independent across the axes): N·(1 − Π_j (1 − c_j/N))."""
+    sides = len(method.rounds)
+    origin = method.details.get("centre_rate") is None
+    target = side_target(float(method.details.get("target_miss") or 0.0), positives, sides)
+    eps = float(Fraction(method.details["side_epsilon"]))
+    mu = float(Fraction(method.details["decay"]))
+    n = float(max(positives, 1))
+    keep = 0.0  # log Π_j (1 − c_j/N)
+    for r in method.rounds:
+        if origin:
+            clip = predicted_clip(eps, n, target, mu)
+        elif r.side == "lo":
+            continue  # the axis's two sides are counted once, with its hi round
+        else:
+            clip = predicted_axis_clip(eps, n, target, mu, r.grid_size)
+        share = min(1.0, clip / n)
+        if share >= 1.0:
+            return float(positives)
+        keep += math.log1p(-share)
+    return float(min(positives, n * -math.expm1(keep)))
+
+
 def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None = None,
          dims: int | None = None, grid: GridArg = None, positives: int | None = None,
          target_share: float = DEFAULT_TARGET_SHARE, features: Sequence[str] | None = None,
@@ -648,8 +771,21 @@ def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None 
             replace_one(rm.guarantee), epsilon, delta), rm.guarantee)
         comp = None if comp is None else _with_guarantee(comp, _within_budget(
             replace_one(comp.guarantee), epsilon, delta), comp.guarantee)
-    candidates = {name: c for name, c in (("randmargins", rm), ("composition", comp))
-                  if c is not None}
+    quant = None
+    # auto considers the box only at a finite N (its public estimate, or the count it
+    # draws): at N = ∞ the box is never chosen (_safe_choice), so it is no candidate then
+    if method is Method.QUANTILES or (method is Method.AUTO and (
+            sizing.positives is not None or auto_count)):
+        try:
+            quant = _plan_quantiles(eps_ar, delta_ar, list(domains), order, ip_beta,
+                                    req.target_miss)
+        except _OverLimit as exc:
+            over["quantiles"] = exc
+    if req.neighbouring is Neighbouring.REPLACE_ONE and quant is not None:
+        quant = _with_guarantee(quant, _within_budget(replace_one(quant.guarantee), epsilon,
+                                                      delta), quant.guarantee)
+    candidates = {name: c for name, c in (("randmargins", rm), ("composition", comp),
+                                          ("quantiles", quant)) if c is not None}
     auto = method is Method.AUTO
     wanted = list(candidates) if auto else [method.value]
     if not all(name in candidates for name in wanted) or not candidates:
@@ -661,10 +797,17 @@ def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None 
                 for name, exc in over.items()}
     if paper and delta == 0.0:
         excluded["randmargins"] = "the paper's accounting needs delta > 0"
-    if (auto and auto_count and sizing.positives is None and chosen.method == "randmargins"
-            and len(candidates) == 2):
+    if req.target_miss and sizing.positives is None and not (
+            auto and auto_count) and "quantiles" in wanted:
+        raise ParameterError("target_miss needs N: give positives (a public estimate of "
+                             "the positive rows) or use method='auto', which counts them")
+    if (auto and auto_count and sizing.positives is None and len(candidates) >= 2
+            and (chosen.method == "randmargins" or "quantiles" in candidates)):
         counted = _counting_candidates(req, list(domains), order, ip_beta, margin_law.value,
-                                       continuous, eps_ar, delta_ar, paper=paper)
+                                       continuous, eps_ar, delta_ar, paper=paper,
+                                       names=tuple(candidates), share=(
+                                           AUTO_COUNT_SHARE if chosen.method == "randmargins"
+                                           else QUANTILES_COUNT_SHARE))
         if counted is not None:
             count, candidates = counted
             chosen = _safe_choice(list(candidates.values()), None)
@@ -683,37 +826,47 @@ def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None 
 def _counting_candidates(req: PlanRequest, domains: list[Domain],
                          order: list[tuple[int, Side]], ip_beta: float, margin_law: str,
                          continuous: frozenset[int], eps_ar: float, delta_ar: float, *,
-                         paper: bool = False
+                         paper: bool = False, names: tuple[str, ...] | None = None,
+                         share: Fraction = AUTO_COUNT_SHARE
                          ) -> tuple[PrivateCount, dict[str, MethodPlan]] | None:
     """``auto``'s counting route (:mod:`dprect.core.auto_count`): the count at ε_c =
     ε/1000 of the add/remove budget, both candidates at (ε − ε_c, δ), each stating the
     same total — the larger of their (method + count) guarantees by basic composition,
     then the replace-one image for a replace-one request. None if a candidate is over a
     plan-time limit at the smaller budget (the plan then stays at N = ∞, no count)."""
-    count = PrivateCount.for_budget(eps_ar)
+    count = PrivateCount.for_budget(eps_ar, share)
     rest = eps_ar - count.epsilon
     while rest + count.epsilon > eps_ar:  # float rounding: never above the budget
         rest = math.nextafter(rest, 0.0)
+    planned: list[MethodPlan] = []
     try:
-        rm = (_plan_paper(rest, delta_ar, domains, order, ip_beta) if paper else
-              _plan_refined(rest, delta_ar, domains, order, ip_beta, margin_law, continuous))
-        comp = _plan_composition(rest, delta_ar, domains, order, ip_beta)
+        if names is None or Method.RANDMARGINS.value in names:
+            planned.append(
+                _plan_paper(rest, delta_ar, domains, order, ip_beta) if paper else
+                _plan_refined(rest, delta_ar, domains, order, ip_beta, margin_law,
+                              continuous))
+        planned.append(_plan_composition(rest, delta_ar, domains, order, ip_beta))
+        if names is not None and Method.QUANTILES.value in names:
+            planned.append(_plan_quantiles(rest, delta_ar, domains, order, ip_beta,
+                                           req.target_miss))
     except (_OverLimit, ParameterError):
         return None
-    eps = max(_sum_up(c.guarantee.epsilon, count.epsilon) for c in (rm, comp))
-    dlt = max(rm.guarantee.delta, comp.guarantee.delta)
-    # one statement for both (the ledger reserves it before the choice is made)
+    eps = max(_sum_up(c.guarantee.epsilon, count.epsilon) for c in planned)
+    dlt = max(c.guarantee.delta for c in planned)
+    bounds = "; ".join(f"{c.method}: {c.guarantee.bound}" for c in planned)
+    # one statement for all (the ledger reserves it before the choice is made)
     g = _within_budget(Guarantee(
-        eps, dlt, rm.guarantee.neighbouring,
+        eps, dlt, planned[0].guarantee.neighbouring,
         f"private count of the positives ({count.epsilon:.6g}, 0) + the chosen method's "
-        f"rounds by basic composition (randmargins: {rm.guarantee.bound}; composition: "
-        f"{comp.guarantee.bound})"), eps_ar, delta_ar)
+        f"rounds by basic composition ({bounds})"), eps_ar, delta_ar)
     g_ar = None
     if req.neighbouring is Neighbouring.REPLACE_ONE:
         g_ar, g = g, _within_budget(replace_one(g), req.epsilon, req.delta)
     out: dict[str, MethodPlan] = {}
-    for c in (rm, comp):
+    for c in planned:
         details = {**c.details, "private_count": count.to_json()}
+        if c.method == Method.QUANTILES.value:
+            details["count_share"] = str(share)
         out[c.method] = MethodPlan(c.method, c.accounting, c.ip_epsilon, c.ip_beta,
                                    c.rounds, g, details, g_ar)
     return count, out
@@ -786,6 +939,10 @@ def _safe_choice(options: list[MethodPlan], positives: int | None = None) -> Met
     float-order values: :mod:`dprect.core.ties`) starves every later round. So RandMargins
     must win clearly to be chosen.
 
+    The quantile box (issue #44), when it is a candidate: at a finite N it replaces that
+    choice when the choice is predicted to leave out at least (1 − :data:`AUTO_QUANTILES_GAP`)
+    of N (a nearly empty rectangle) and the box no more; at N = None never.
+
     With a public estimate N of the positives (``positives``; never the data's count) both
     predictions are taken at N (:func:`predicted_at`): RandMargins removes its rounds'
     blocks from the remaining rows, disjointly, so it leaves min(N, Σ_t E[N_t] − Δ_t/2)
@@ -799,6 +956,24 @@ def _safe_choice(options: list[MethodPlan], positives: int | None = None) -> Met
     if len(options) == 1:
         return options[0]
     by_name = {c.method: c for c in options}
+    quant = by_name.pop("quantiles", None)
+    old = _old_choice(by_name, positives)
+    if quant is None:
+        assert old is not None
+        return old
+    if old is None:
+        return quant
+    if positives is not None:
+        at_old, at_box = predicted_at(old, positives), predicted_at(quant, positives)
+        if at_old >= (1 - AUTO_QUANTILES_GAP) * positives and at_box <= at_old:
+            return quant
+    return old
+
+
+def _old_choice(by_name: dict[str, MethodPlan], positives: int | None) -> MethodPlan | None:
+    """The choice between RandMargins and the composition baseline (:func:`_safe_choice`)."""
+    if len(by_name) < 2:
+        return next(iter(by_name.values()), None)
     rm, comp = by_name["randmargins"], by_name["composition"]
     if predicted_at(rm, positives) <= (1 - AUTO_MARGIN) * predicted_at(comp, positives):
         return rm
@@ -813,6 +988,8 @@ def predicted_at(method: MethodPlan, positives: int | None) -> float:
     if positives is None:
         return method.predicted_misclassified
     n = float(positives)
+    if method.method == "quantiles":
+        return quantiles_predicted(method, int(positives))
     if method.method == "randmargins":
         return min(n, method.predicted_misclassified)
     keep = 1.0

@@ -41,13 +41,19 @@ the m draws has bad_j ≤ OPT_j + T, T = (2/ε_each)·ln(m·M/β) rows, OPT_j th
 error any bin value has (0 unless the target rank falls strictly inside a bin between
 values that are not bin values); sorting does not raise the largest of the m errors.
 
-**Small groups.** The bins far outside the data have bad = min(q, 1 − q)·n at most, so a
-group needs about T/min(q_j, 1 − q_j) rows before its quantile is sure to lie inside its
-range (:meth:`QuantilePlan.rows_needed`); below that the value may be any float.
+**Small groups.** The bins far outside the data have bad = min(q, 1 − q)·n at most, so
+under the uniform measure a group needs about T/min(q_j, 1 − q_j) rows before its quantile
+is sure to lie inside its range. The default plan (decimal grid) therefore draws a noisy
+count first (``COUNT_SHARE`` of the column's ε), which picks the split
+(:meth:`QuantilePlan.branch`, adaptive composition): at or above ``split_rows`` the
+quantiles are drawn as above over the whole grid; below it a private centre takes
+``SMALL_CENTRE_SHARE`` and each quantile is drawn inside a window around it under a base
+measure decaying away from it (:mod:`dprect.core.quantile_centre`). The plan states
+``rows_needed`` and each cell releases the flag n̂ < rows_needed.
 
 **Draw order** (the same for a seed on every engine): a group's stream draws its columns
-in order and, per column, the m quantiles in increasing q (:func:`draw_quantile_bins`),
-each one exact draw; no draw depends on another group's.
+in order and, per column, the count, the centre (small split) and the m quantiles in
+increasing q (:func:`draws`), each one exact draw; no draw depends on another group's.
 
 Nothing here reads rows (but :func:`quantile_statistics`, the numpy reference of the
 statistics, and :func:`rank_error`, for evaluation), writes or logs: the caller hands
@@ -63,16 +69,27 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
-from dprect.core.accounting import ADD_REMOVE, REPLACE_ONE
-from dprect.core.bounds import MAX_WEIGHTED_ROWS
+from dprect.core.accounting import ADD_REMOVE, REPLACE_ONE, Guarantee
 from dprect.core.decimal_grid import DecimalGrid
 from dprect.core.domains import MAX_FLOAT_BINS_BITS, FloatBins
 from dprect.core.errors import ParameterError
 from dprect.core.guarantee_check import CheckReport, check_quantiles_plan
 from dprect.core.interior_point import Pieces, sample_unimodal
+from dprect.core.quantile_centre import (
+    DECAY,
+    SIGN_PART,
+    WINDOW_DECADES,
+    block_count,
+    centre_pieces,
+    draw_near,
+    measure_mass,
+    rank_pieces,
+    sign_pieces,
+)
 from dprect.core.randomness import RandomSource
 
 #: the default grid: decimals of QUANTILE_DIGITS significant digits (DecimalGrid(5): every
@@ -86,6 +103,11 @@ QUANTILE_BITS = 12
 MAX_DENOMINATOR = 10**6
 #: the shrink of ε/m so that m·ε_each stays ≤ ε after the float division
 SHRINK = 1e-9
+#: the share of a column's ε its noisy count takes (drawn first), and the centre's share
+#: for a group whose noisy count is below the plan's ``split_rows`` and at or above it
+#: (the quantiles take the rest; :mod:`dprect.core.quantile_centre`, docs/privacy.md §11a)
+COUNT_SHARE = 0.05
+SMALL_CENTRE_SHARE = 0.25
 _MAX_FLOAT = float(np.finfo(np.float64).max)
 
 
@@ -105,11 +127,18 @@ def as_quantile(q: float | Fraction | str) -> Fraction:
 
 @dataclass(frozen=True)
 class QuantilePlan:
-    """The public plan of one (group, column)'s quantiles: a function of the request only.
+    """The public plan of the quantiles of ``columns`` columns per group: a function of the
+    request only.
 
     ``quantiles`` the exact q_j (sorted, distinct), ``epsilon`` the stated ε of them all
-    (under ``neighbouring``), ``epsilon_each`` the float ε of each draw, ``grid`` and
-    ``resolution`` the grid (:func:`quantile_grid`)."""
+    (every column's, under ``neighbouring``), ``epsilon_each`` the float ε of each
+    quantile's draw, ``grid`` and ``resolution`` the grid (:func:`quantile_grid`).
+    ``centre_epsilon`` and ``count_epsilon`` (per column; 0: none) are the centre and the
+    count of :mod:`dprect.core.quantile_centre` (the default on the decimal grid); a group
+    whose noisy count is below ``split_rows`` is drawn by :meth:`branch`'s plan instead,
+    with ``small_centre_epsilon`` and ``small_epsilon_each`` (adaptive composition: each
+    branch spends the same column ε). ``beta`` is the failure probability of
+    ``rows_needed``."""
 
     quantiles: tuple[Fraction, ...]
     epsilon: float
@@ -117,6 +146,13 @@ class QuantilePlan:
     grid: str
     resolution: int
     neighbouring: str
+    columns: int = 1
+    centre_epsilon: float = 0.0
+    count_epsilon: float = 0.0
+    small_centre_epsilon: float = 0.0
+    small_epsilon_each: float = 0.0
+    split_rows: int = 0
+    beta: float = 1e-3
     #: what the independent check re-derived (docs/privacy.md §10), set by the planner
     check: CheckReport | None = None
 
@@ -127,30 +163,118 @@ class QuantilePlan:
         return tuple(e / (2 * q.denominator) for q in self.quantiles)
 
     @property
+    def centre_rate(self) -> Fraction:
+        """(1 − SIGN_PART)·ε_c/4, exact: the centre block's rate per 1/2 row (the rank law
+        of q = 1/2)."""
+        return Fraction(self.centre_epsilon) * (1 - SIGN_PART) / 4
+
+    @property
+    def sign_rate(self) -> Fraction:
+        """SIGN_PART·ε_c/4, exact: the sign's rate per 1/2 row."""
+        return Fraction(self.centre_epsilon) * SIGN_PART / 4
+
+    @property
+    def count_scale(self) -> Fraction:
+        """1/ε_n, exact: the flag count's two-sided geometric scale (sensitivity 1)."""
+        return 1 / Fraction(self.count_epsilon)
+
+    def branch(self, noisy: int) -> QuantilePlan:
+        """The plan a group of noisy count ``noisy`` is drawn by: the small groups' split
+        below ``split_rows``, else this plan."""
+        if not self.counted or noisy >= self.split_rows:
+            return self
+        return dataclasses.replace(self, centre_epsilon=self.small_centre_epsilon,
+                                   epsilon_each=self.small_epsilon_each, split_rows=0)
+
+    @property
+    def centred(self) -> bool:
+        """Whether the draws use the small groups' centre and base measure."""
+        return self.centre_epsilon > 0
+
+    @property
+    def counted(self) -> bool:
+        """Whether a noisy count is drawn first (it picks the split: :meth:`branch`)."""
+        return self.count_epsilon > 0
+
+    @property
     def grid_size(self) -> int:
         """M, the candidates of every draw (108,000,002 on the default decimal grid)."""
         return quantile_grid(self.grid, self.resolution).size
 
-    def rank_bound(self, beta: float) -> float:
-        """T = (2/ε_each)·ln(m·M/β) rows: with probability ≥ 1 − β every draw has
-        bad_j ≤ OPT_j + T (module docstring)."""
-        m = len(self.quantiles)
-        return 2.0 / self.epsilon_each * (math.log(m * self.grid_size) - math.log(beta))
+    @property
+    def guarantee(self) -> Guarantee:
+        """The stated guarantee (ε, 0) of a run (every column, every group)."""
+        bound = (f"basic composition of {self.columns} column(s) x ("
+                 + ("count + centre (small groups) + " if self.counted else "")
+                 + f"{len(self.quantiles)} quantile draw(s)); groups in parallel")
+        return Guarantee(self.epsilon, 0.0, self.neighbouring, bound)
 
-    def rows_needed(self, beta: float) -> int:
+    def rank_bound(self, beta: float, decades: int = 0) -> float:
+        """T = (2/ε_each)·(ln(m·M/β) + λ·min(d, L)) rows: with probability ≥ 1 − β every
+        draw has bad_j ≤ OPT_j + T (module docstring; docs/privacy.md §11a, Theorems Q′
+        and Q″). M is the grid's cells, or with the centre the base measure's mass
+        (:func:`~dprect.core.quantile_centre.measure_mass`), and ``decades`` d the
+        decades between the centre and the best cell (0 without a centre)."""
+        m = len(self.quantiles)
+        if not self.centred:
+            return 2.0 / self.epsilon_each * (math.log(m * self.grid_size) - math.log(beta))
+        g = quantile_grid(self.grid, self.resolution)
+        assert isinstance(g, DecimalGrid)
+        far = float(DECAY) * min(decades, WINDOW_DECADES)
+        return 2.0 / self.epsilon_each * (math.log(m * measure_mass(g)) - math.log(beta)
+                                          + far)
+
+    def centre_rows(self, beta: float) -> int:
+        """The rows from which the centre block lands among the data's blocks with
+        probability ≥ 1 − β: 2·(2/ε_b)·ln(B/β), ε_b = 4·``centre_rate`` its share of ε_c
+        (its rank error stays below n/2; 0 without one)."""
+        if not self.centred:
+            return 0
+        g = quantile_grid(self.grid, self.resolution)
+        assert isinstance(g, DecimalGrid)
+        return math.ceil(1.0 / float(self.centre_rate)
+                         * (math.log(block_count(g)) - math.log(beta)))
+
+    def rows_needed(self, beta: float | None = None) -> int:
         """About the rows a group needs before each quantile lies inside its range with
-        probability ≥ 1 − β: T / min(q, 1 − q) over the plan's quantiles."""
+        probability ≥ 1 − β (default the plan's): the centre's rows and
+        T/min(q, 1 − q) over the plan's quantiles (with the best cell in the centre's
+        decade), under the small groups' split (the one a group near this size gets)."""
+        b = self.beta if beta is None else beta
+        return self.branch(-1).split_free_rows(b)
+
+    def split_free_rows(self, beta: float) -> int:
+        """:meth:`rows_needed` of this plan's own draws (no split): the centre's rows
+        and T/min(q, 1 − q)."""
         t = self.rank_bound(beta)
-        return math.ceil(max(t / float(min(q, 1 - q)) for q in self.quantiles))
+        return max(self.centre_rows(beta),
+                   math.ceil(max(t / float(min(q, 1 - q)) for q in self.quantiles)))
+
+    def to_json(self) -> dict[str, Any]:
+        """The public plan, as recorded."""
+        return {"quantiles": [str(q) for q in self.quantiles], "epsilon": self.epsilon,
+                "epsilon_each": self.epsilon_each, "centre_epsilon": self.centre_epsilon,
+                "count_epsilon": self.count_epsilon,
+                "small_centre_epsilon": self.small_centre_epsilon,
+                "small_epsilon_each": self.small_epsilon_each, "split_rows": self.split_rows,
+                "columns": self.columns,
+                "grid": f"{self.grid}({self.resolution})", "neighbouring": self.neighbouring,
+                "beta": self.beta, "rows_needed": self.rows_needed(),
+                **({} if self.check is None else {"guarantee_check": self.check.to_json()})}
 
 
 def plan_quantiles(quantiles: Sequence[float | Fraction | str], epsilon: float, *,
                    grid: str = QUANTILE_GRID, resolution: int | None = None,
-                   neighbouring: str = ADD_REMOVE) -> QuantilePlan:
-    """The plan of m quantiles at ε (one charge for all of them, per group and column;
-    groups compose in parallel), verified by ``guarantee_check.check_quantiles_plan``
-    before it is returned (a :class:`GuaranteeCheckError` if not). Under replace-one the
-    add/remove ε/2 is spent (group privacy of size 2, docs/privacy.md §6)."""
+                   neighbouring: str = ADD_REMOVE, columns: int = 1,
+                   centre: bool | None = None, beta: float = 1e-3) -> QuantilePlan:
+    """The plan of m quantiles on each of ``columns`` columns at a total ε (one charge for
+    all of them; each column gets ε/columns, groups compose in parallel), verified by
+    ``guarantee_check.check_quantiles_plan`` before it is returned (a
+    :class:`GuaranteeCheckError` if not). Under replace-one the add/remove ε/2 is spent
+    (group privacy of size 2, docs/privacy.md §6). ``centre`` (default: on the decimal
+    grid) draws each (group, column)'s count first at ``COUNT_SHARE`` of the column's ε;
+    below ``split_rows`` a centre takes ``SMALL_CENTRE_SHARE`` and the quantiles the rest
+    drawn near it, else the quantiles take the rest over the whole grid."""
     qs = sorted({as_quantile(q) for q in quantiles})
     if not qs:
         raise ParameterError("ask for at least one quantile")
@@ -158,12 +282,29 @@ def plan_quantiles(quantiles: Sequence[float | Fraction | str], epsilon: float, 
         raise ParameterError("the quantiles' epsilon must be a finite number > 0")
     if neighbouring not in (ADD_REMOVE, REPLACE_ONE):
         raise ParameterError("neighbouring must be 'add-remove' or 'replace-one'")
+    if isinstance(columns, bool) or not isinstance(columns, int) or columns < 1:
+        raise ParameterError("the quantiles need at least one column")
+    if not (isinstance(beta, float | int) and 0 < beta < 1):
+        raise ParameterError("beta must be a number in (0, 1)")
     if resolution is None:
         resolution = QUANTILE_DIGITS if grid == "decimal" else QUANTILE_BITS
     quantile_grid(grid, resolution)  # refuses a grid it does not know
-    budget = float(epsilon) / (2 if neighbouring == REPLACE_ONE else 1)
-    each = budget / len(qs) * (1 - SHRINK)
-    plan = QuantilePlan(tuple(qs), float(epsilon), each, grid, resolution, neighbouring)
+    centred = grid == "decimal" if centre is None else bool(centre)
+    if centred and grid != "decimal":
+        raise ParameterError("the small groups' centre needs the decimal grid")
+    budget = float(epsilon) / (2 if neighbouring == REPLACE_ONE else 1) / columns
+    if not centred:
+        plan = QuantilePlan(tuple(qs), float(epsilon), budget / len(qs) * (1 - SHRINK),
+                            grid, resolution, neighbouring, columns, beta=float(beta))
+        return dataclasses.replace(plan, check=check_quantiles_plan(plan))
+    small_c = budget * SMALL_CENTRE_SHARE * (1 - SHRINK)
+    small_e, large_e = (budget * (1 - COUNT_SHARE - c) / len(qs) * (1 - SHRINK)
+                        for c in (SMALL_CENTRE_SHARE, 0.0))
+    plan = QuantilePlan(tuple(qs), float(epsilon), large_e, grid, resolution,
+                        neighbouring, columns, 0.0, budget * COUNT_SHARE * (1 - SHRINK),
+                        small_c, small_e, 0, float(beta))
+    # the split: from the rows where the whole grid's uniform draws land inside the data
+    plan = dataclasses.replace(plan, split_rows=plan.split_free_rows(plan.beta))
     # the plan as it will execute, re-derived independently before anything is read
     return dataclasses.replace(plan, check=check_quantiles_plan(plan))
 
@@ -255,82 +396,107 @@ def quantile_statistics(values: np.ndarray, plan: QuantilePlan) -> QuantileStati
     it equals its cell's value are functions of the row alone)."""
     x = np.asarray(values, dtype=np.float64)
     g = quantile_grid(plan.grid, plan.resolution)
-    keys, inverse, counts = np.unique(g.encode(x), return_inverse=True, return_counts=True)
-    hit = x == g.values(keys)[inverse]
-    at_value = np.bincount(inverse, weights=hit, minlength=len(keys)).astype(np.int64)
+    cells = g.encode(x).astype(np.int64)
+    keys, inverse, counts = np.unique(cells, return_inverse=True, return_counts=True)
+    at_value = np.bincount(inverse, weights=at_value_counts(g, x, cells),
+                           minlength=len(keys)).astype(np.int64)
     return QuantileStatistics(keys.astype(np.int64), counts.astype(np.int64), at_value)
 
 
+def at_value_counts(grid: QuantileGrid, x: np.ndarray, cells: np.ndarray) -> np.ndarray:
+    """Per row, 1 if the row equals its cell's value (``cells``: the rows' cells on
+    ``grid``), else 0 (int64): the row's own integer whose sum per cell is ``at_value``
+    — what every engine sums per (group, column, cell)."""
+    x = np.asarray(x, dtype=np.float64)
+    if len(x) == 0:
+        return np.zeros(0, dtype=np.int64)
+    return (x == grid.values(np.asarray(cells, dtype=np.int64))).astype(np.int64)
+
+
 def quantile_law(stats: QuantileStatistics, plan: QuantilePlan, j: int) -> Pieces:
-    """The law of draw j as constant-depth pieces over the grid (module docstring):
-    depth = D − b·bad with bad(i) = dist(q·n, [lo(i), hi(i)]), lo(i) = #{x < v_i} and
-    hi(i) = #{x ≤ v_i} for the bin's value v_i. ``Pieces.probabilities`` gives the law in
-    floating point (tests and audits); the draw takes the exact rate ``plan.rates[j]``."""
-    q = plan.quantiles[j]
-    a, b = q.numerator, q.denominator
+    """The law of draw j under the uniform base measure as constant-depth pieces over the
+    grid (module docstring): depth = D − b·bad with bad(i) = dist(q·n, [lo(i), hi(i)]),
+    lo(i) = #{x < v_i} and hi(i) = #{x ≤ v_i} for the bin's value v_i.
+    ``Pieces.probabilities`` gives the law in floating point (tests and audits); the draw
+    takes the exact rate ``plan.rates[j]``."""
     g = quantile_grid(plan.grid, plan.resolution)
-    m = g.size
     keys = np.asarray(stats.keys, dtype=np.int64)
     counts = np.asarray(stats.counts, dtype=np.int64)
     at = np.asarray(stats.at_value, dtype=np.int64)
-    n = int(counts.sum())
-    u = len(keys)
-    if u and int(keys[-1]) >= m:
+    if len(keys) and int(keys[-1]) >= g.size:
         raise ParameterError("a quantile statistic's bin lies outside the plan's grid")
-    if u == 0:
-        starts, sizes = np.zeros(1, np.uint64), np.array([m], np.uint64)
-        lo = hi = np.zeros(1, np.int64)
-    else:
-        incl = np.cumsum(counts)
-        before = incl - counts
-        neg = g.negative(keys)
-        # a bin's value v: rows of earlier bins are < v, of later bins > v; inside the bin
-        # only the rows equal to v are not on v's far side (the bin's other rows are
-        # farther from zero: above v on the positive side, below it on the negative)
-        row_lo = np.where(neg, incl - at, before)
-        row_hi = np.where(neg, incl, before + at)
-        ukeys = keys.astype(np.uint64)
-        starts = np.empty(2 * u + 1, np.uint64)
-        sizes = np.empty(2 * u + 1, np.uint64)
-        lo = np.empty(2 * u + 1, np.int64)
-        hi = np.empty(2 * u + 1, np.int64)
-        starts[0], sizes[0], lo[0], hi[0] = 0, ukeys[0], 0, 0
-        starts[1::2], sizes[1::2], lo[1::2], hi[1::2] = ukeys, 1, row_lo, row_hi
-        starts[2:-1:2] = ukeys[:-1] + np.uint64(1)
-        sizes[2:-1:2] = ukeys[1:] - ukeys[:-1] - np.uint64(1)
-        lo[2:-1:2] = hi[2:-1:2] = incl[:-1]  # an empty bin between: every row is < or > v
-        starts[-1], sizes[-1] = ukeys[-1] + np.uint64(1), np.uint64(m - 1 - int(keys[-1]))
-        lo[-1] = hi[-1] = n
-        keep = sizes > 0
-        starts, sizes, lo, hi = starts[keep], sizes[keep], lo[keep], hi[keep]
-    bb: int | np.int64 = b
-    t: int | np.int64 = a * n
-    if b * max(n, 1) >= MAX_WEIGHTED_ROWS:  # beyond int64: exact Python integers
-        lo, hi = lo.astype(object), hi.astype(object)
-    else:
-        bb, t = np.int64(b), np.int64(a * n)
-    weighted = np.maximum(0, np.maximum(lo * bb - t, t - hi * bb))
-    depths = weighted.max() - weighted
-    if weighted.dtype != object:
-        depths = depths.astype(np.int64)
-    return Pieces(starts, sizes, depths, 2.0 * float(plan.rates[j]), m)
+    incl = np.cumsum(counts)
+    before = incl - counts
+    neg = g.negative(keys)
+    # a bin's value v: rows of earlier bins are < v, of later bins > v; inside the bin
+    # only the rows equal to v are not on v's far side (the bin's other rows are
+    # farther from zero: above v on the positive side, below it on the negative)
+    row_lo = np.where(neg, incl - at, before)
+    row_hi = np.where(neg, incl, before + at)
+    return rank_pieces(keys, row_lo, row_hi, incl, g.size, plan.quantiles[j],
+                       2.0 * float(plan.rates[j]))
 
 
 def draw_quantile_bins(stats: QuantileStatistics, plan: QuantilePlan, rng: RandomSource
                        ) -> list[int]:
-    """The m bins drawn, in the plan's quantile order, before sorting (exact)."""
-    return [sample_unimodal(quantile_law(stats, plan, j), rate, rng)
-            for j, rate in enumerate(plan.rates)]
+    """The m bins drawn, in the plan's quantile order, before sorting (exact; with the
+    plan's centre, after the centre and the flag count: :func:`draws`)."""
+    return draws(stats, plan, rng)[0]
+
+
+def draws(stats: QuantileStatistics, plan: QuantilePlan, rng: RandomSource
+          ) -> tuple[list[int], int | None]:
+    """Every draw of one (group, column), in this order on every engine: with the plan's
+    centre (:mod:`dprect.core.quantile_centre`) the noisy count n + Z (returned), which
+    picks the split (:meth:`QuantilePlan.branch`), the centre block, and each quantile's
+    bin under the base measure around the centre;
+    without one each quantile's bin under the uniform measure (count None)."""
+    noisy = None
+    if plan.counted:
+        scale = plan.count_scale
+        noisy = int(np.asarray(stats.counts, dtype=np.int64).sum()) \
+            + rng.discrete_laplace_int(scale.denominator, scale.numerator)
+    split = plan if noisy is None else plan.branch(noisy)  # adaptive: follows the count
+    if not split.centred:
+        return [sample_unimodal(quantile_law(stats, split, j), rate, rng)
+                for j, rate in enumerate(split.rates)], noisy
+    g = quantile_grid(plan.grid, plan.resolution)
+    assert isinstance(g, DecimalGrid)
+    centre = sample_unimodal(centre_pieces(g, stats.keys, stats.counts,
+                                           split.centre_epsilon), split.centre_rate, rng)
+    sign = sample_unimodal(sign_pieces(g, stats.keys, stats.counts, split.centre_epsilon),
+                           split.sign_rate, rng)
+    return [draw_near(quantile_law(stats, split, j), rate, g, centre, sign, rng)
+            for j, rate in enumerate(split.rates)], noisy
+
+
+@dataclass(frozen=True)
+class QuantileCell:
+    """One (group, column)'s release: the quantiles' values in the plan's order and,
+    with the plan's centre, whether its noisy count lies below ``rows_needed`` (None
+    without a centre: no count drawn)."""
+
+    values: tuple[float, ...]
+    small: bool | None
+
+
+def release_cell(stats: QuantileStatistics, plan: QuantilePlan, rng: RandomSource
+                 ) -> QuantileCell:
+    """The release of one (group, column) (:func:`draws`): the drawn bins' values, sorted
+    (monotone in q by post-processing), and the flag (post-processing of the count)."""
+    drawn, noisy = draws(stats, plan, rng)
+    values = np.sort(bin_values(plan, np.array(drawn, dtype=np.int64)))
+    return QuantileCell(tuple(float(v) for v in values),
+                        None if noisy is None else noisy < plan.rows_needed())
 
 
 def release_quantiles(stats: QuantileStatistics, plan: QuantilePlan, rng: RandomSource
                       ) -> np.ndarray:
     """The released quantiles of one (group, column), one per ``plan.quantiles`` (in
-    increasing q, non-decreasing values): the drawn bins' values, sorted (module
-    docstring). ``stats``: the cell's :class:`QuantileStatistics` on the plan's grid (no
-    keys for a group without rows)."""
-    drawn = draw_quantile_bins(stats, plan, rng)
-    return np.sort(bin_values(plan, np.array(drawn, dtype=np.int64)))
+    increasing q, non-decreasing values): :func:`release_cell`'s values. ``stats``: the
+    cell's :class:`QuantileStatistics` on the plan's grid (no keys for a group without
+    rows)."""
+    return np.array(release_cell(stats, plan, rng).values, dtype=np.float64)
 
 
 def rank_error(sorted_values: np.ndarray, released: float, q: float) -> float:
@@ -346,20 +512,26 @@ def rank_error(sorted_values: np.ndarray, released: float, q: float) -> float:
 
 
 __all__ = [
+    "COUNT_SHARE",
     "MAX_DENOMINATOR",
     "QUANTILE_BITS",
     "QUANTILE_DIGITS",
     "QUANTILE_GRID",
+    "SMALL_CENTRE_SHARE",
+    "QuantileCell",
     "QuantilePlan",
     "QuantileStatistics",
     "as_quantile",
+    "at_value_counts",
     "bin_values",
     "draw_quantile_bins",
+    "draws",
     "merge_quantile_statistics",
     "plan_quantiles",
     "quantile_grid",
     "quantile_law",
     "quantile_statistics",
     "rank_error",
+    "release_cell",
     "release_quantiles",
 ]

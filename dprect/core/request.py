@@ -64,6 +64,9 @@ class Method(Choice):
     AUTO = "auto"
     RANDMARGINS = "randmargins"
     COMPOSITION = "composition"
+    #: per-feature private bounds aimed at a target of clipped rows (issue #44,
+    #: :mod:`dprect.core.quantile_box`)
+    QUANTILES = "quantiles"
 
 
 class Accounting(Choice):
@@ -145,7 +148,9 @@ class PlanRequest:
         "total delta of the run (required; 0 for pure DP: composition, or RandMargins "
         "with k = R)"))
     method: Method = field(default=Method.AUTO, metadata=_help(
-        "auto (the smaller predicted error), randmargins or composition"))
+        "auto (the smaller predicted error), randmargins, composition or quantiles (per-"
+        "feature private bounds aimed at a target miss: degrades gracefully on small "
+        "tables)"))
     beta: float = field(default=1e-4, metadata=_help("failure target of the whole run"))
     accounting: Accounting = field(default=Accounting.REFINED, metadata=_help(
         "refined or paper (the paper's statement)"))
@@ -159,6 +164,11 @@ class PlanRequest:
         "features declared free of ties (no two rows share a value): RandMargins gives "
         "them no tie bits, hence smaller windows. A utility assumption only: the privacy "
         "guarantee holds whether or not it is true"))
+    target_miss: float = field(default=0.0, metadata=_help(
+        "the quantiles method's target share of positives outside the rectangle, in "
+        "[0, 1): each side aims at target_miss*N/(sides) clipped rows, N your --positives "
+        "or auto's private count (0: as few as the noise allows); a larger target trades "
+        "positives outside for a tighter box"))
 
     def __post_init__(self) -> None:
         _set(self, "epsilon", check_run_epsilon(self.epsilon))
@@ -168,6 +178,7 @@ class PlanRequest:
             if isinstance(f.default, Choice):
                 _set(self, f.name, type(f.default).parse(getattr(self, f.name), f.name))
         _set(self, "continuous", check_names(self.continuous, "continuous"))
+        _set(self, "target_miss", check_share(self.target_miss, "target_miss"))
 
     def budget(self) -> PlanRequest:
         """The budget alone (a :class:`FitRequest` without its reading options)."""
@@ -183,7 +194,17 @@ class PlanRequest:
             "neighbouring": self.neighbouring.value}
         if self.continuous:  # absent when empty: requests without it print as before
             out["continuous"] = list(self.continuous)
+        if self.target_miss:  # likewise
+            out["target_miss"] = self.target_miss
         return out
+
+
+def check_share(value: object, name: str) -> float:
+    """A share in [0, 1) (a float; bool refused)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) \
+            or not 0.0 <= float(value) < 1.0:
+        raise ParameterError(f"{name} must be a number in [0, 1), got {value!r}")
+    return float(value)
 
 
 def check_names(value: object, name: str) -> tuple[str, ...]:
@@ -336,6 +357,7 @@ class BudgetOptions(TypedDict, total=False):
     margin_law: MarginLawName | str
     neighbouring: Neighbouring | str
     continuous: Sequence[str] | str | None
+    target_miss: float
 
 
 class FitOptions(BudgetOptions, total=False):

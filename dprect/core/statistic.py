@@ -51,14 +51,22 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from dprect.core.bounds import Histogram
+from dprect.core.decimal_grid import DecimalGrid
 from dprect.core.describe_stats import BinStatistics, bin_squares, significands, sum_by_key
 from dprect.core.domains import Domain, FloatBins
 from dprect.core.errors import ParameterError
+from dprect.core.quantiles import (
+    QUANTILE_DIGITS,
+    QuantileStatistics,
+    as_quantile,
+    at_value_counts,
+)
 from dprect.core.tail_bounds import SEARCH_BITS
 
 #: the grid of the query mechanism: every candidate bound is one of its bin edges
@@ -69,13 +77,21 @@ SEARCH_GRID = FloatBins(SEARCH_BITS)
 class ColumnSpec:
     """What an engine counts for one column: its rows per bin of ``grid`` (the grid's own
     :meth:`~dprect.core.domains.Domain.encode`) and, with ``sums``, the exact sum of their
-    truncated significands per bin."""
+    truncated significands per bin; with ``at_value`` (a :class:`DecimalGrid`), the rows
+    per bin equal to the bin's value (:meth:`DecimalGrid.values`: what the quantiles
+    release; docs/privacy.md §11a) — both a sum per bin of a row's own integer."""
 
-    grid: Domain
+    grid: Domain | DecimalGrid
     sums: bool
+    at_value: bool = False
     #: also the exact sum of the squared truncated significands per bin (M² < 2^60, kept
     #: as two summable words of 30 bits: :func:`dprect.core.describe_stats.square_words`)
     squares: bool = False
+
+    def __post_init__(self) -> None:
+        if self.at_value and (self.sums or not isinstance(self.grid, DecimalGrid)):
+            raise ParameterError("rows at a bin's value are counted on a decimal grid, "
+                                 "without sums")
 
 
 @dataclass(frozen=True)
@@ -101,6 +117,8 @@ class CellBins:
     keys: np.ndarray
     counts: np.ndarray
     sums: np.ndarray | None = None
+    #: with the spec's ``at_value``: the int64 rows per bin equal to the bin's value
+    at_value: np.ndarray | None = None
     squares: np.ndarray | None = None
 
     def histogram(self) -> Histogram:
@@ -113,6 +131,13 @@ class CellBins:
             raise ParameterError("these statistics were counted without sums")
         return BinStatistics(self.keys, self.counts, self.sums, self.squares)
 
+    def quantile_statistics(self) -> QuantileStatistics:
+        """The counts and the rows at each bin's value, as the quantiles read them."""
+        if self.at_value is None:
+            raise ParameterError("these statistics were counted without the rows at each "
+                                 "bin's value")
+        return QuantileStatistics(self.keys, self.counts, self.at_value)
+
 
 #: a run's statistics: (group index, column index) → its cell; a cell missing has no rows
 GroupedStatistics = dict[tuple[int, int], CellBins]
@@ -123,10 +148,14 @@ def cell_bins(values: np.ndarray, spec: ColumnSpec) -> CellBins:
     what every engine primitive must hand the core for the cell."""
     x = np.ascontiguousarray(values, dtype=np.float64)
     keys = spec.grid.encode(x).astype(np.int64)
+    if spec.at_value:
+        assert isinstance(spec.grid, DecimalGrid)
+        k, n, at = sum_by_key(keys, at_value_counts(spec.grid, x, keys))
+        return CellBins(k, n, None, at.astype(np.int64))
     if spec.sums:
         m = significands(x.view(np.int64))
         k, n, s = sum_by_key(keys, m)
-        return CellBins(k, n, s, bin_squares(keys, m) if spec.squares else None)
+        return CellBins(k, n, s, squares=bin_squares(keys, m) if spec.squares else None)
     k, n = np.unique(keys, return_counts=True)
     return CellBins(k, n.astype(np.int64))
 
@@ -211,6 +240,10 @@ QUERY = Mechanism("describe", lambda _domain: ColumnSpec(SEARCH_GRID, True),
                   ("count", "sum", "sumsq"))
 #: bounds': four exponential mechanisms per group over the column's histogram (§9)
 COVERAGE = Mechanism("bounds", lambda domain: ColumnSpec(domain, False))
+#: the quantiles': exponential mechanisms over the decimal grid's cells, from the rows per
+#: cell and the rows at each cell's value (docs/privacy.md §11a; :mod:`dprect.core.quantiles`)
+QUANTILES = Mechanism("quantiles", lambda _domain: ColumnSpec(
+    DecimalGrid(QUANTILE_DIGITS), False, True))
 
 
 @dataclass(frozen=True)
@@ -222,10 +255,17 @@ class Statistic:
     mechanism: Mechanism
     draws: tuple[str, ...]
     outputs: tuple[str, ...]
+    #: a quantile statistic's q (an exact rational in (0, 1)); None for the others
+    quantile: Fraction | None = None
     #: its columns are in a run's record and table only when it is asked for (a
     #: statistic added later, so the outputs of the runs that do not ask for it stay
     #: as they were); False: always there, empty when not asked
     on_ask: bool = False
+
+
+def _quantile(name: str, q: str) -> Statistic:
+    """The quantile statistic ``name`` at q (its one output column is its name)."""
+    return Statistic(name, QUANTILES, (), (name,), as_quantile(q))
 
 
 def with_interval(name: str) -> tuple[str, str, str]:
@@ -244,13 +284,19 @@ QUERY_BOUNDS = Statistic("bounds", QUERY, (), ("lower", "upper"))
 COVERAGE_BOUNDS = Statistic("coverage", COVERAGE, (), ("lower", "upper", "rank_error"))
 #: the variance and the standard deviation of the clamped values: post-processing of the
 #: noisy count, clamped sum and clamped sum of squares about the bounds' midpoint
-#: (:mod:`dprect.core.variance`, docs/privacy.md §16); no noise interval
-VARIANCE = Statistic("variance", QUERY, ("count", "sum", "sumsq"), ("variance",), True)
-STD = Statistic("std", QUERY, ("count", "sum", "sumsq"), ("std",), True)
+#: (:mod:`dprect.core.variance`, docs/privacy.md §17); no noise interval
+VARIANCE = Statistic("variance", QUERY, ("count", "sum", "sumsq"), ("variance",),
+                     on_ask=True)
+STD = Statistic("std", QUERY, ("count", "sum", "sumsq"), ("std",), on_ask=True)
+#: the quantiles (any of them in one charge per column: docs/privacy.md §11a)
+QUANTILE_STATISTICS = tuple(_quantile(n, q) for n, q in (
+    ("p1", "1/100"), ("p5", "1/20"), ("p10", "1/10"), ("p25", "1/4"), ("median", "1/2"),
+    ("p75", "3/4"), ("p90", "9/10"), ("p95", "19/20"), ("p99", "99/100")))
 
 #: every statistic, by name, in the order of their output columns
 STATISTICS: dict[str, Statistic] = {s.name: s for s in (QUERY_BOUNDS, COUNT, SUM, MEAN,
-                                                        VARIANCE, STD, COVERAGE_BOUNDS)}
+                                                        VARIANCE, STD, COVERAGE_BOUNDS,
+                                                        *QUANTILE_STATISTICS)}
 
 
 def outputs(mechanism: Mechanism, asked: Sequence[str] = ()) -> tuple[str, ...]:
@@ -272,8 +318,9 @@ def noises_drawn(names: Sequence[str]) -> tuple[str, ...]:
     return tuple(n for n in order if n in read)
 
 
-__all__ = ["COUNT", "COVERAGE", "COVERAGE_BOUNDS", "MEAN", "QUERY", "QUERY_BOUNDS",
-           "RUNS", "SEARCH_GRID", "STATISTICS", "STD", "SUM", "VARIANCE", "CellBins", "ColumnSpec",
+__all__ = ["COUNT", "COVERAGE", "COVERAGE_BOUNDS", "MEAN", "QUANTILES",
+           "QUANTILE_STATISTICS", "QUERY", "QUERY_BOUNDS", "RUNS", "SEARCH_GRID",
+           "STATISTICS", "STD", "SUM", "VARIANCE", "CellBins", "ColumnSpec",
            "GroupedStatistics", "Mechanism", "MechanismRuns", "Statistic", "StatisticsSpec",
            "cell_bins", "complete", "noises_drawn", "outputs", "register_runs",
            "with_interval"]

@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from typing import Protocol
 
 import numpy as np
 
@@ -99,7 +100,15 @@ def step_law(tails: np.ndarray, target: int, epsilon: float, count: int,
     return w / w.sum()
 
 
-def draw_step(tails: np.ndarray, stream: CandidateStream, target: int,
+class Steps(Protocol):
+    """A side's candidates as :func:`draw_step` reads them: whether step k exists
+    (:class:`~dprect.core.tail_bounds.CandidateStream`, or the quantile box's finite
+    list, :mod:`dprect.core.quantile_box`)."""
+
+    def has(self, k: int) -> bool: ...
+
+
+def draw_step(tails: np.ndarray, stream: Steps | CandidateStream, target: int,
               epsilon: Fraction, rng: RandomSource, decay: Fraction = DECAY) -> int:
     """The side's step (module docstring), with ``tails[k]`` the tail count at candidate
     k for k < len(tails) and 0 beyond; ``stream`` gives the candidates (its count bounds
@@ -185,4 +194,4 @@ def draw_step(tails: np.ndarray, stream: CandidateStream, target: int,
             return k
 
 
-__all__ = ["DECAY", "MAX_LEVEL", "draw_step", "runaway_bound", "step_law"]
+__all__ = ["DECAY", "MAX_LEVEL", "Steps", "draw_step", "runaway_bound", "step_law"]

@@ -96,10 +96,13 @@ def centre_pieces(values: np.ndarray, epsilon: float | None = None) -> Pieces:
 
 
 def centre_pieces_from_counts(keys: np.ndarray, counts: np.ndarray,
-                              epsilon: float | None = None) -> Pieces:
+                              epsilon: float | None = None, *,
+                              grid_size: int | None = None) -> Pieces:
     """:func:`centre_pieces` from the column's ``FloatBins(CENTRE_BITS)`` histogram:
-    sorted unique bin ``keys`` and their ``counts`` (each ≥ 1): all the centre reads."""
-    m = _CENTRE_GRID.size
+    sorted unique bin ``keys`` and their ``counts`` (each ≥ 1): all the centre reads.
+    ``grid_size``: another coarse grid of that many bins (the quantile box's centre,
+    :mod:`dprect.core.quantile_box`); None: the centre grid's."""
+    m = _CENTRE_GRID.size if grid_size is None else int(grid_size)
     keys = np.asarray(keys, dtype=np.int64)
     counts = np.asarray(counts, dtype=np.int64)
     n = int(counts.sum())

@@ -1,5 +1,5 @@
 """The variance and standard deviation of a query cell (issue #41 point 4; proof in
-docs/privacy.md §16): an exact clamped sum of squares about the released bounds' midpoint,
+docs/privacy.md §17): an exact clamped sum of squares about the released bounds' midpoint,
 its integer form of per-row clip 2^K, and the variance as post-processing of the noisy
 count, clamped sum and sum of squares.
 
@@ -26,7 +26,7 @@ Centring on m, not 0, cuts the sensitivity from max(L², U²) to ((U − L)/2)²
 [0, h²] (the variance of values in [L, U] is at most h²); std = √v. It estimates the
 population variance (divisor n) of the clamped values: Σ(c − m)²/n − (c̄ − m)². No noise
 interval is released for them (the estimate is a ratio with a squared term: no simple
-exact interval; stated in privacy.md §16).
+exact interval; stated in privacy.md §17).
 """
 
 from __future__ import annotations

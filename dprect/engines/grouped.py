@@ -14,8 +14,9 @@ same cells). :class:`NumpyGroupedRoute` reads a table in memory for it
 The mechanisms then run on the driver from the merged cells — the same code whichever
 engine counted them, so for a seed the result is the same on every engine:
 :func:`draw_query` (describe's mechanism, in blocks of groups drawn by worker processes
-on a large run: :mod:`dprect.engines.driver_pool`) and :func:`draw_coverage` (bounds'),
-registered here as the mechanisms' draws with their planners
+on a large run: :mod:`dprect.engines.driver_pool`), :func:`draw_coverage` (bounds') and
+:func:`draw_quantiles` (the quantiles'), registered here as the mechanisms' draws with
+their planners
 (:func:`~dprect.core.statistic.register_runs`), so a route is the mechanism's spec → the
 engine's primitive → :meth:`Mechanism.draw <dprect.core.statistic.Mechanism.draw>`.
 
@@ -43,10 +44,13 @@ from dprect.core.aggregates import (
 from dprect.core.bounds import BoundsPlan, BoundsResult, plan_bounds, run_bounds
 from dprect.core.describe_stats import bin_blocks
 from dprect.core.errors import ParameterError
+from dprect.core.quantile_release import QuantileResult, plan_statistics, release_grouped
+from dprect.core.quantiles import QuantilePlan
 from dprect.core.randomness import RandomSource
 from dprect.core.request import Source
 from dprect.core.statistic import (
     COVERAGE,
+    QUANTILES,
     QUERY,
     GroupedStatistics,
     StatisticsSpec,
@@ -159,6 +163,16 @@ def draw_query(plan: DescribePlan, cells: Mapping[tuple[int, int], Any],
         return describe_blocks(plan, blocks, list(group_names), list(columns), rng, mapper)
 
 
+def draw_quantiles(plan: QuantilePlan, cells: Mapping[tuple[int, int], Any],
+                   group_names: Sequence[Any], columns: Sequence[str], rng: RandomSource
+                   ) -> QuantileResult:
+    """The quantiles' mechanism on merged cells (counted with the rows at each cell's
+    value: :data:`~dprect.core.statistic.QUANTILES`' spec)."""
+    _fits(cells, group_names, columns)
+    stats = {key: cell.quantile_statistics() for key, cell in cells.items()}
+    return release_grouped(plan, stats, group_names, columns, rng)
+
+
 def draw_coverage(plan: BoundsPlan, cells: Mapping[tuple[int, int], Any],
                   group_names: Sequence[Any], columns: Sequence[str], rng: RandomSource
                   ) -> BoundsResult:
@@ -172,7 +186,9 @@ def draw_coverage(plan: BoundsPlan, cells: Mapping[tuple[int, int], Any],
 #: :meth:`~dprect.core.statistic.Mechanism.draw`): the core's planners, the draws above
 register_runs(QUERY, plan_describe, draw_query)
 register_runs(COVERAGE, plan_bounds, draw_coverage)
+register_runs(QUANTILES, plan_statistics, draw_quantiles)
 
 
-__all__ = ["NumpyGroupedPrepared", "NumpyGroupedRoute", "draw_coverage", "draw_query",
+__all__ = ["NumpyGroupedPrepared", "NumpyGroupedRoute", "draw_coverage", "draw_quantiles",
+           "draw_query",
            "grouped_statistics", "read_grouped"]

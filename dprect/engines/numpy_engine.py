@@ -52,6 +52,17 @@ def refine_in_place(columns: list[np.ndarray], ties: TieBreaker,
                 columns[j][first:first + rows] = refined[j]
 
 
+def bucket_counts(values: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
+    """:meth:`dprect.core.engine.Engine.histogram` of ``values``: int64 counts of
+    v ≤ t_0, t_{i−1} < v ≤ t_i, v > t_{k−1} (thresholds non-decreasing, the values'
+    dtype). Shared by every engine (the Spark engine runs it on each partition)."""
+    t = np.asarray(thresholds, dtype=values.dtype)
+    if len(t) > 1 and (t[1:] < t[:-1]).any():
+        raise ParameterError("histogram thresholds must be non-decreasing")
+    slot = np.searchsorted(t, values, side="left")  # #{t_i < v}: v's interval
+    return np.bincount(slot, minlength=len(t) + 1).astype(np.int64)
+
+
 def _ranks(values: np.ndarray, side: Side, first: int, last: int, *, inplace: bool
            ) -> np.ndarray:
     """Values at ranks [first, last) of ``values`` ordered from ``side`` (any order)."""
@@ -170,6 +181,10 @@ class NumpyEngine:
             if found is not None:
                 return _ranks(found, side, first, last, inplace=True)
         return _ranks(self._column(axis), side, first, last, inplace=not self._all)
+
+    def histogram(self, axis: int, thresholds: np.ndarray) -> np.ndarray:
+        self._used = True
+        return bucket_counts(self._column(axis), thresholds)
 
     def cut(self, axis: int, side: Side, threshold: int | float) -> None:
         self._used = True

@@ -12,7 +12,7 @@ their grid indices, the guarantee, the plan) under ``bounds``, the coverage stat
 under ``results``, per (group, column) lower, upper, count, sum, mean (None when not
 asked) with their noise intervals (``<statistic>_low``/``_high``,
 :mod:`dprect.core.intervals`) and the small-group flag, then ``variance`` and ``std`` only
-when asked (no interval: docs/privacy.md §16); a coverage bound row carries its
+when asked (no interval: docs/privacy.md §17); a coverage bound row carries its
 ``rank_error``. They are the records ``dprect bounds`` and ``dprect
 describe`` wrote before they became presets, so every record in a ledger reads as written.
 
@@ -33,7 +33,8 @@ from typing import Any
 
 from dprect.core.aggregates import SPREAD, STATISTICS, DescribeResult
 from dprect.core.bounds import BoundsPlan, BoundsResult
-from dprect.core.statistic import COVERAGE, QUERY, Mechanism, outputs
+from dprect.core.quantile_release import SMALL, QuantileResult
+from dprect.core.statistic import COVERAGE, QUANTILES, QUERY, Mechanism, outputs
 
 #: what the ledger records as the method of a run of each mechanism (its name)
 BOUNDS_METHOD = COVERAGE.name
@@ -147,10 +148,20 @@ def describe_record(result: DescribeResult) -> dict[str, Any]:
     return jsonable({"method": DESCRIBE_METHOD, **record, "results": rows})
 
 
-def aggregate_record(result: BoundsResult | DescribeResult, the_plan: Any) -> dict[str, Any]:
+def quantiles_record(result: QuantileResult) -> dict[str, Any]:
+    """The quantiles' released JSON: the method, the core's result (the columns, the
+    groups, the statistics, per (group, column) the quantiles and the released flag
+    ``below_rows_needed``, the guarantee, the plan; docs/privacy.md §11a)."""
+    return jsonable({"method": QUANTILES.name, **result.to_dict()})
+
+
+def aggregate_record(result: BoundsResult | DescribeResult | QuantileResult, the_plan: Any
+                     ) -> dict[str, Any]:
     """The released JSON of a run's result, in its mechanism's record (module notes)."""
     if isinstance(result, BoundsResult):
         return bounds_record(result, the_plan)
+    if isinstance(result, QuantileResult):
+        return quantiles_record(result)
     return describe_record(result)
 
 
@@ -170,6 +181,14 @@ def _describe_line(row: Mapping[str, Any], plan: Mapping[str, Any]) -> str:
            " rows the plan needs, bounds and mean may be far off"
            if row[BELOW_ROW_NEED] else "")
     return f"{stats}bounds [{row['lower']:.6g}, {row['upper']:.6g}]{few}"
+
+
+def _quantiles_line(row: Mapping[str, Any], plan: Mapping[str, Any]) -> str:
+    values = ", ".join(f"{key} {row[key]:.6g}" for key in outputs(QUANTILES)
+                       if row[key] is not None)
+    few = (f" — below_rows_needed: fewer than the {int(plan['rows_needed']):,} rows the "
+           "plan needs, the values may be far off" if row[SMALL] else "")
+    return values + few
 
 
 @dataclass(frozen=True)
@@ -201,6 +220,7 @@ SHAPES: dict[str, RecordShape] = {s.mechanism.name: s for s in (
     RecordShape(COVERAGE, "private bounds", "bounds", (), _bounds_line),
     RecordShape(QUERY, "DP aggregates (describe)", "results", (BELOW_ROW_NEED,),
                 _describe_line),
+    RecordShape(QUANTILES, "private quantiles", "results", (SMALL,), _quantiles_line),
 )}
 
 
@@ -228,7 +248,8 @@ def table_rows(record: Mapping[str, Any]) -> list[dict[str, Any]]:
         column = str(row["column"])
         values = {key: _number(row.get(key))
                   for key in outputs(shape.mechanism, plan.get("statistics", ()))}
-        flags = {BELOW_ROW_NEED: below_row_need(values.get("count"), plan, column)}
+        flags = {BELOW_ROW_NEED: below_row_need(values.get("count"), plan, column),
+                 SMALL: row.get(SMALL)}  # the quantiles' flag is released as drawn
         rows.append({"group": None if row["group"] is None else str(row["group"]),
                      "column": column, **values, **{f: flags[f] for f in shape.flags}})
     return rows

@@ -177,7 +177,8 @@ def test_a_string_typed_label_refuses_a_number_as_the_readme_says():
         dprect.fit(X, pd.Series(y.tolist()), epsilon=1.0, delta=1e-6)  # pandas 2: object
     with pytest.raises(dprect.ParameterError, match="holds strings"):
         RectangleClassifier(1.0, 1e-6, classes=[0, 1]).fit(X, pd.Series(y.tolist()))
-    untyped = dprect.fit(X, y.astype(object), epsilon=1.0, delta=1e-6, seed=0)
+    untyped = dprect.fit(X, y.astype(object), epsilon=1.0, delta=1e-6, seed=0,
+                         method="composition")  # no positives: empty (auto: the box)
     assert untyped.empty  # a numpy object array stays untyped: compared value by value
     with pytest.raises(dprect.ParameterError, match="holds strings"):
         dprect.fit(X, np.asarray(y, dtype=str), epsilon=1.0, delta=1e-6)  # as numpy does

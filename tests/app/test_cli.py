@@ -95,8 +95,8 @@ def test_plan_table_and_json(capsys):
     assert "randmargins" in text and "composition" in text and "chosen" in text
     assert main(["plan", "--epsilon", "1", "--delta", "1e-6", "--features", "a,b", "--json"]) == 0
     js = json.loads(capsys.readouterr().out)
-    assert js["chosen"] == "composition" and set(js["predictions"]) == {"randmargins",
-                                                                         "composition"}
+    assert js["chosen"] == "composition" and set(js["predictions"]) == {
+        "randmargins", "composition", "quantiles"}  # the box: auto's candidate at its count
 
 
 def test_console_script_and_module_entry_point():
@@ -138,7 +138,7 @@ def test_label_values_no_rows_no_positives_are_ordinary_runs(table, tmp_path, ca
         pq.write_table(tab, tmp_path / f"{name}.parquet")
         out = tmp_path / f"{name}.json"
         code = main(["fit", "--input", str(tmp_path / f"{name}.parquet"), *FIT,
-                     "--output", str(out)])
+                     "--output", str(out), "--positives", "1000"])  # one method, one schema
         captured = capsys.readouterr()
         assert code == 0, captured.err
         assert messages(captured.err) == []  # the heartbeat is progress, not an error
@@ -159,7 +159,8 @@ def test_header_only_csv_is_refused_by_its_missing_types(tmp_path, capsys):
     empty = pa.table({"a": pa.array([], pa.float64()), "b": pa.array([], pa.float64()),
                       "label": pa.array([], pa.int64())})
     pq.write_table(empty, tmp_path / "e.parquet")
-    assert main(["fit", "--input", str(tmp_path / "e.parquet"), *FIT, "--output", str(out)]) == 0
+    assert main(["fit", "--input", str(tmp_path / "e.parquet"), *FIT, "--output", str(out),
+                 "--method", "composition"]) == 0  # (auto would release the box: #44)
     assert json.loads(out.read_text())["empty"] is True
 
 
@@ -339,7 +340,8 @@ def test_plan_positives_prints_the_share_and_the_positives_needed(capsys):
     assert main([*argv, "--positives", "200"]) == 0
     text = capsys.readouterr().out
     assert "share at N = 200" in text
-    assert re.search(r"^\*composition .* 100%$", text, re.M), text  # 13,503 expected > 200
+    assert re.search(r"^ composition .* 100%$", text, re.M), text  # 13,503 expected > 200
+    assert re.search(r"^\*quantiles ", text, re.M), text  # so auto takes the box (#44)
     assert main([*argv, "--positives", "1e6", "--target-share", "0.01", "--json"]) == 0
     js = json.loads(capsys.readouterr().out)["expectation"]
     assert js["positives"] == 1_000_000 and js["target_share"] == 0.01
@@ -376,7 +378,7 @@ def test_fit_prints_the_plans_expectation_before_it_runs(table, tmp_path, capsys
     captured = capsys.readouterr()
     assert messages(captured.err) == []
     lines = captured.out.splitlines()
-    the_plan = dprect.plan(epsilon=1, delta=1e-6, dims=2, grid="0:10:1024")
+    the_plan = dprect.plan(epsilon=1, delta=1e-6, dims=2, grid="0:10:1024", positives=1200)
     chosen = the_plan.chosen
     needed = math.ceil(chosen.predicted_misclassified / 0.05 - 1e-6)
     assert lines[0] == (
@@ -401,7 +403,7 @@ def test_an_empty_result_explains_itself(tmp_path, capsys):
     out = tmp_path / "r.json"
     code = main(["fit", "--input", str(tmp_path / "t.parquet"), "--features", "a,b",
                  "--label", "label", "--epsilon", "0.5", "--delta", "1e-6", "--grid",
-                 "0:10:1024", "--output", str(out)])
+                 "0:10:1024", "--output", str(out), "--method", "composition"])  # auto: box
     captured = capsys.readouterr()
     assert code == 0 and messages(captured.err) == []
     assert json.loads(out.read_text())["empty"] is True

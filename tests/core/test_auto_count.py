@@ -14,10 +14,14 @@ import pytest
 from dprect import Grid, plan
 from dprect.app.cli import main
 from dprect.core.accounting import Guarantee
-from dprect.core.algorithms import resolve_auto, run_composition, run_plan, run_randmargins
+from dprect.core.algorithms import (
+    resolve_auto,
+    run_plan,
+    run_quantiles,
+)
 from dprect.core.auto_count import AUTO_COUNT_SHARE, PrivateCount
 from dprect.core.guarantee_check import GuaranteeCheckError, check_fit_plan
-from dprect.core.planner import AUTO_MARGIN, predicted_at
+from dprect.core.planner import AUTO_MARGIN, AUTO_QUANTILES_GAP, predicted_at
 from dprect.core.randomness import RandomSource
 from dprect.engines.numpy_engine import NumpyEngine
 
@@ -47,8 +51,10 @@ def test_no_count_with_an_estimate_a_forced_method_or_a_composition_choice():
     assert plan(domains=D256, positives=10**6, **BUDGET).count is None
     for method in ("randmargins", "composition"):
         assert plan(domains=D256, method=method, **BUDGET).count is None
-    small = plan(domains=[G32] * 16, **BUDGET)  # composition at N = ∞: N cannot change it
-    assert small.chosen.method == "composition" and small.count is None
+    # composition at N = ∞, but the quantile box may win at a small N (issue #44): counted
+    small = plan(domains=[G32] * 16, **BUDGET)
+    assert small.chosen.method == "composition" and small.count is not None
+    assert set(small.candidates) == {"randmargins", "composition", "quantiles"}
     assert plan(domains=D256, auto_count=False, **BUDGET).count is None
 
 
@@ -96,10 +102,17 @@ def test_the_choice_at_the_noisy_count(counting):
     RandMargins there), RandMargins at a very large N; N = max(count, 1)."""
     rm = counting.candidates["randmargins"]
     s_rm = rm.predicted_misclassified
+    comp, box = counting.candidates["composition"], counting.candidates["quantiles"]
     for noisy in (-40, 0, 1, 10**4, 10**6, int(s_rm)):
         r = counting.resolved(PrivateCount(counting.count.scale, noisy))
-        assert r.chosen.method == "composition" and not r.pending
-        assert r.check is counting.checks["composition"]
+        n = max(noisy, 1)
+        # between the two: composition; the quantile box where composition is predicted
+        # to leave out nearly all of N (issue #44)
+        at_comp = predicted_at(comp, n)
+        expected = ("quantiles" if at_comp >= (1 - AUTO_QUANTILES_GAP) * n
+                    and predicted_at(box, n) <= at_comp else "composition")
+        assert r.chosen.method == expected and not r.pending
+        assert r.check is counting.checks[expected]
         assert r.to_json()["positives_noisy"] == noisy
     r = counting.resolved(PrivateCount(counting.count.scale, 10**12))
     assert r.chosen.method == "randmargins"
@@ -137,6 +150,10 @@ class _Spy:
         self.log.append("ties")
         return self.engine.set_ties(ties)
 
+    def histogram(self, *a):
+        self.log.append("histogram")
+        return self.engine.histogram(*a)
+
 
 def _rows(n: int, d: int, seed: int = 5) -> np.ndarray:
     return np.random.default_rng(seed).uniform(0.2, 0.8, size=(n, d))
@@ -155,10 +172,12 @@ def test_the_count_is_drawn_first_then_the_chosen_rounds(counting):
     noisy = 3000 + rng.discrete_laplace(counting.count.scale)  # the first draw
     assert got.parameters["positives_noisy"] == noisy
     assert got.parameters["private_count"]["epsilon"] == counting.count.epsilon
-    chosen = counting.resolved(PrivateCount(counting.count.scale, noisy)).chosen
-    assert got.method == chosen.method == "composition"
-    run = run_composition if chosen.method == "composition" else run_randmargins
-    rect = run(NumpyEngine.from_features(rows, D256), D256, chosen, rng)
+    resolved = counting.resolved(PrivateCount(counting.count.scale, noisy))
+    chosen = resolved.chosen
+    # 3,000 positives at d = 256: composition would be nearly empty, the box runs (#44)
+    assert got.method == chosen.method == "quantiles"
+    rect = run_quantiles(NumpyEngine.from_features(rows, D256), D256, chosen, rng,
+                         resolved.count.positives)
     assert list(rect.lo) == got.lower_index and list(rect.hi) == got.upper_index
     assert got.privacy == counting.chosen.guarantee  # the same total whichever is chosen
 
@@ -211,9 +230,10 @@ def test_a_cli_fit_releases_the_count_and_reserves_once(tmp_path, capsys):
     js = json.loads(out.read_text())
     noisy = js["parameters"]["positives_noisy"]
     assert isinstance(noisy, int) and abs(noisy - n) < 20_000
-    assert js["parameters"]["chosen"] == "composition"  # 500 positives: far below S_RM
+    # 500 positives at d = 128: composition would be nearly empty, the box runs (#44)
+    assert js["parameters"]["chosen"] == "quantiles"
     runs = Ledger(ledger).runs("ds")
     assert len(runs) == 1 and runs[0].method == "auto"  # reserved before the choice
-    assert runs[0].result is not None and runs[0].result["method"] == "composition"
+    assert runs[0].result is not None and runs[0].result["method"] == "quantiles"
     assert (runs[0].epsilon, runs[0].delta) == (js["privacy"]["epsilon"],
                                                 js["privacy"]["delta"])

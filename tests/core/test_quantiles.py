@@ -72,7 +72,7 @@ def test_each_draw_is_epsilon_each_dp_and_not_half() -> None:
 def test_sampler_follows_the_law_with_power(grid: str, resolution: int) -> None:
     """The exact sampler's draws against the law (χ² over pieces), and the same draws
     against the law at a 1.5× ε, which the test must reject (power)."""
-    plan = plan_quantiles([0.3], 6.0, grid=grid, resolution=resolution)
+    plan = plan_quantiles([0.3], 6.0, grid=grid, resolution=resolution, centre=False)
     values = np.array([1.0, 1.0, 1.5, 2.0, 3.0, 3.0, 3.0, 7.0, 9.0, 30.0])
     st = quantile_statistics(values, plan)
     pieces = quantile_law(st, plan, 0)
@@ -206,7 +206,8 @@ def test_check_rederives_and_refuses_wrong_constants(monkeypatch: pytest.MonkeyP
         check_quantiles_plan(dataclasses.replace(plan, epsilon_each=plan.epsilon_each * 1.01))
     # the sampler's rate without the 1/b of the rational quantile (c = ε/2): refused
     no_b = type("P", (), {"quantiles": plan.quantiles, "epsilon": 1.0,
-                          "neighbouring": "add-remove",
+                          "neighbouring": "add-remove", "columns": 1, "counted": False,
+                          "centred": False,
                           "rates": tuple(Fraction(plan.epsilon_each) / 2
                                          for _ in plan.quantiles)})()
     with pytest.raises(GuaranteeCheckError):

@@ -44,7 +44,7 @@ def test_request_is_frozen_typed_and_validated():
                          ({"delta": 1.5}, "delta must be"),
                          ({"beta": 0}, "beta must be"),
                          ({"method": "best"}, "method must be one of auto, randmargins, "
-                                              "composition; got 'best'"),
+                                              "composition, quantiles; got 'best'"),
                          ({"shape": "square"}, "shape must be one of general, origin"),
                          ({"margin_law": 3}, "margin_law must be one of"),
                          ({"invalid_rows": "skip"}, "invalid_rows must be one of drop, error"),

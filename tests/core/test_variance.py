@@ -1,5 +1,5 @@
 """The variance and standard deviation of a query cell (issue #41 point 4;
-dprect/core/variance.py, docs/privacy.md §16):
+dprect/core/variance.py, docs/privacy.md §17):
 
 * the per-bin sums of squared significands are exact (two 30-bit words) and reach the
   (interval, exponent) statistics as the sums do; the exact clamped sum of squares about

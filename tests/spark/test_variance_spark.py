@@ -1,4 +1,4 @@
-"""Variance and std on Spark (issue #41 point 4; docs/privacy.md §16): the one
+"""Variance and std on Spark (issue #41 point 4; docs/privacy.md §17): the one
 ``mapInArrow`` pass counts the exact sums of squared significands as two more "sum"
 columns per column (their high and low 30-bit words), and the cells equal the numpy
 engine's — Σ M² past int64 included — so a seeded ``dprect aggregate`` with

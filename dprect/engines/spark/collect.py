@@ -186,6 +186,10 @@ class CollectStrategy:
         assert self._local is not None
         return self._local.window(axis, side, stop, stop - first)
 
+    def histogram(self, axis: int, thresholds: np.ndarray) -> np.ndarray:
+        assert self._local is not None
+        return self._local.histogram(axis, thresholds)
+
     def cut(self, axis: int, side: Side, threshold: int | float) -> None:
         if self._local is not None:
             self._local.cut(axis, side, threshold)

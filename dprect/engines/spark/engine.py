@@ -289,6 +289,21 @@ class SparkEngine:
         assert self._strategy is not None
         return self._strategy.window(axis, side, first, stop)
 
+    def histogram(self, axis: int, thresholds: np.ndarray) -> np.ndarray:
+        """Counts of the remaining rows between the thresholds, as
+        :meth:`NumpyEngine.histogram` gives them: on the driver's collected rows
+        (``collect``), else one job on the encoded rows (the rounds strategy's)."""
+        self._check_axis(axis, "hi")
+        self._used = True
+        self.prepare()
+        strat = self._strategy
+        assert strat is not None
+        if isinstance(strat, CollectStrategy):
+            return strat.histogram(axis, thresholds)
+        rounds = strat if isinstance(strat, RoundsStrategy) else RoundsStrategy(
+            strat.rows, cache=False)  # type: ignore[attr-defined]
+        return rounds.histogram(axis, thresholds)
+
     def cut(self, axis: int, side: Side, threshold: int | float) -> None:
         """Remove remaining rows with sort value ≥ threshold (hi) or ≤ threshold (lo)."""
         self._check_axis(axis, side)

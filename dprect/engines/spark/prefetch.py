@@ -232,8 +232,8 @@ def prefetch_specs(plan: MethodPlan, dims: int, *, miss: float = PREFETCH_MISS,
     cut_axes: list[int] = []
     cols: tuple[int, ...]
     for r in rounds:
-        if r.law is None:
-            rows, cols = r.ip_size, (r.axis,)
+        if r.law is None:  # at least one row: the quantile box (Δ = 0) reads no window,
+            rows, cols = max(1, r.ip_size), (r.axis,)  # its histograms are jobs of their own
         else:
             rows = 2 * law_quantile(r.law, miss / max(1, len(rounds)))
             cols = tuple(sorted({r.axis, *cut_axes}))

@@ -67,6 +67,31 @@ class RoundsStrategy:
             first, end, side = n - end, n - first, other
         return self._take(rem, axis, side, first, end, sort=end > TOP_N_ROWS)
 
+    def histogram(self, axis: int, thresholds: np.ndarray) -> np.ndarray:
+        """:meth:`dprect.core.engine.Engine.histogram` by one job: each partition's
+        counts (:func:`~dprect.engines.numpy_engine.bucket_counts`, the numpy engine's own
+        code on the same sort values), summed on the driver."""
+        dtype = self.rows.dtypes[axis]
+        cuts = np.asarray(thresholds, dtype=dtype)
+        width = len(cuts) + 1
+
+        def count(batches):  # runs on the executors
+            import pyarrow as pa
+
+            from dprect.engines.numpy_engine import bucket_counts
+            total = np.zeros(width, dtype=np.int64)
+            for batch in batches:
+                values = batch.column(0).to_numpy(zero_copy_only=False)
+                total += bucket_counts(np.asarray(values, dtype=dtype), cuts)
+            yield pa.RecordBatch.from_arrays([pa.array(total)], names=["c"])
+
+        got = self._remaining().select(self._vcols[axis]).mapInArrow(count, "c long")
+        table = got.toArrow()
+        self.rows.stats["window_jobs"] += 1
+        counts = np.asarray(table.column(0).to_numpy(zero_copy_only=False), dtype=np.int64)
+        return counts.reshape(-1, width).sum(axis=0) if len(counts) else \
+            np.zeros(width, dtype=np.int64)
+
     def cut(self, axis: int, side: Side, threshold: int | float) -> None:
         """Nothing to do: the remaining rows are filtered by the recorded cuts."""
 

@@ -6,7 +6,7 @@ their truncated significands (:func:`~dprect.core.describe_stats.significands`).
 kernel serves every mechanism: describe's (the ``FloatBins(SEARCH_BITS)`` grid with sums:
 every candidate bound is a search-bin edge, so the bins serve the centre, both searches
 and the clamped sum; docs/privacy.md §11 — with, for a variance or std, the exact sums of
-squared significands as two more word columns, :func:`virtual_columns`, §16) and bounds'
+squared significands as two more word columns, :func:`virtual_columns`, §17) and bounds'
 (each column's domain, counts only; §9). The mechanisms then run on the driver from the merged cells
 (:mod:`dprect.engines.grouped`), as on the numpy engine.
 
@@ -51,11 +51,14 @@ from pyspark import cloudpickle
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T  # noqa: N812
 
+import dprect.core.decimal_grid
 import dprect.core.describe_stats
 import dprect.core.interior_point
+import dprect.core.quantiles
 import dprect.core.randomness
 import dprect.core.statistic
 import dprect.core.tail_bounds
+from dprect.core.decimal_grid import DecimalGrid
 from dprect.core.describe_stats import (
     DROPPED_BITS,
     EXACT_ROWS,
@@ -68,6 +71,7 @@ from dprect.core.describe_stats import (
 )
 from dprect.core.domains import Domain, FloatBins, Grid
 from dprect.core.errors import InputDataError, ParameterError
+from dprect.core.quantiles import at_value_counts
 from dprect.core.request import Source
 from dprect.core.statistic import (
     SEARCH_GRID,
@@ -280,12 +284,15 @@ def _merge_into(total: Lists | None, chunk: Lists) -> Lists:
     return _merge([chunk] if total is None else [total, chunk])
 
 
-def column_lists(group: np.ndarray, values: np.ndarray, groups: int, grid: Domain,
-                 sums: bool, word: int = 0
+def column_lists(group: np.ndarray, values: np.ndarray, groups: int,
+                 grid: Domain | DecimalGrid, sums: bool, at_value: bool = False,
+                 word: int = 0
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """One chunk of one column: the unique (group, bin of ``grid``) pairs of its finite
-    ``values`` with their row counts and (``sums``) significand sums — zeros without — in
-    any order; for the search grid with sums compiled
+    ``values`` with their row counts and (``sums``) significand sums — or (``at_value``,
+    a decimal grid) the rows equal to the bin's value
+    (:func:`~dprect.core.quantiles.at_value_counts`), carried in the sums' place — zeros
+    without, in any order; for the search grid with sums compiled
     (:mod:`dprect.engines.spark.describe_jit`, where dprect and numba are installed on
     the executor, the same version, and the chunk has at least :data:`JIT_ROWS` rows),
     else with numpy; the same lists either way. ``word`` 1 or 2 sums the high or the low
@@ -299,10 +306,13 @@ def column_lists(group: np.ndarray, values: np.ndarray, groups: int, grid: Domai
             if got is not None:
                 return got
     x = np.ascontiguousarray(values, dtype=np.float64)
-    added = significands(x.view(np.int64)) if sums else None
-    if added is not None and word:
+    keys = grid.encode(x).astype(np.int64)
+    added = significands(x.view(np.int64)) if sums else \
+        at_value_counts(grid, x, keys) if at_value and isinstance(grid, DecimalGrid) \
+        else None
+    if added is not None and sums and word:
         added = square_words(added)[word - 1]
-    g, b, n, summed = chunk_counts(group, grid.encode(x).astype(np.int64), added)
+    g, b, n, summed = chunk_counts(group, keys, added)
     return g, b, n, np.zeros(len(b), dtype=np.int64) if summed is None else summed
 
 
@@ -335,7 +345,7 @@ def virtual_columns(spec: StatisticsSpec) -> tuple[StatisticsSpec, tuple[tuple[i
     cols: list[ColumnSpec] = []
     layout: list[tuple[int, int]] = []
     for j, c in enumerate(spec.columns):
-        cols.append(ColumnSpec(c.grid, c.sums))
+        cols.append(ColumnSpec(c.grid, c.sums, c.at_value))
         layout.append((j, 0))
         if c.squares:
             cols += [ColumnSpec(c.grid, True)] * 2
@@ -361,7 +371,8 @@ def real_cells(cells: GroupedStatistics, spec: StatisticsSpec, groups: int
                 continue
             hi, lo = cells[(g, v + 1)].sums, cells[(g, v + 2)].sums
             assert hi is not None and lo is not None  # word columns keep sums
-            out[(g, j)] = CellBins(cell.keys, cell.counts, cell.sums, from_words(hi, lo))
+            out[(g, j)] = CellBins(cell.keys, cell.counts, cell.sums,
+                                   squares=from_words(hi, lo))
     return out
 
 
@@ -386,7 +397,8 @@ def partial_bins(batches: Iterator[Any], columns: Sequence[str], group_column: s
             if of != j:
                 continue
             column = spec.columns[v]
-            g, b, n, sums = column_lists(group, x, groups, column.grid, column.sums, word)
+            g, b, n, sums = column_lists(group, x, groups, column.grid, column.sums,
+                                         column.at_value, word)
             key = np.int64(base[v]) + g.astype(np.int64) * np.int64(column.grid.size) + b
             acc[v] = _merge_into(acc[v], (key, n, sums))  # sorted, one list per column
     filled = [total for total in acc if total is not None]  # v-major: in key order
@@ -419,19 +431,20 @@ def merge_blobs(table: Any) -> Any:
 
 # executors get the kernel and the core's statistics, candidates and their imports by value
 for _module in (dprect.core.describe_stats, dprect.core.tail_bounds,
-                dprect.core.interior_point, dprect.core.randomness, dprect.core.statistic):
+                dprect.core.interior_point, dprect.core.randomness, dprect.core.statistic,
+                dprect.core.decimal_grid, dprect.core.quantiles):
     cloudpickle.register_pickle_by_value(sys.modules[_module.__name__])
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 cloudpickle.register_pickle_by_value(row_kernels)  # table_groups, shared with the numpy route
 
 
 # -- the driver -------------------------------------------------------------------------------
-def check_grid(grid: Domain) -> None:
+def check_grid(grid: Domain | DecimalGrid) -> None:
     """Refuse a grid whose sort values are not bin indices (the kernel counts bins)."""
-    if isinstance(grid, FloatBins | Grid):  # IntegerRange too: its encoding is the Grid's
+    if isinstance(grid, FloatBins | Grid | DecimalGrid):  # IntegerRange: the Grid's encoding
         return
-    raise ParameterError(f"the Spark engine counts columns on FloatBins, Grid or "
-                         f"IntegerRange domains, got {grid!r}")
+    raise ParameterError(f"the Spark engine counts columns on FloatBins, Grid, "
+                         f"IntegerRange or decimal grids, got {grid!r}")
 
 
 def check_schema(df: DataFrame, columns: Sequence[str], group_by: str | None) -> str | None:
@@ -513,7 +526,8 @@ def to_cells(table: Any, spec: StatisticsSpec, groups: int) -> GroupedStatistics
     for lo, hi in zip(starts, np.r_[starts[1:], len(keys)], strict=True):
         j, g = int(j_of[lo]), int(g_of[lo])
         kept = sums[lo:hi] if spec.columns[j].sums else None
-        out[(g, j)] = CellBins(bins[lo:hi], n[lo:hi], kept)
+        at = np.asarray(sums[lo:hi]).astype(np.int64) if spec.columns[j].at_value else None
+        out[(g, j)] = CellBins(bins[lo:hi], n[lo:hi], kept, at)
     return out
 
 

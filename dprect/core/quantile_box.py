@@ -1,0 +1,311 @@
+"""The quantile box: the rectangle's third method, per-feature private bounds of the positive
+rows aimed at a target of clipped rows (issue #44; proof in docs/privacy.md §16).
+
+RandMargins and the composition baseline are sized for a high-probability guarantee: each
+side gives up about Δ/2 rows before its interior point, with Δ ≈ (4/ε)·ln(m/β). With few
+positives for the dimension their rectangle is empty. A side aimed at a target t of
+clipped rows by describe's step mechanism (:mod:`dprect.core.step_exponential`,
+docs/privacy.md §11) degrades gracefully instead: it gives up about t plus a few times
+1/ε rows, never a worst-case Δ. Per axis j, on its public grid {0, …, m − 1} (grid
+indices: the feature's public grid or the float order's 2^64 keys):
+
+1. **Centre** (general shape). The axis's grid is cut into B ≤ 2^:data:`CENTRE_BITS`
+   public coarse bins of 2^s points (s = max(0, bitlen(m − 1) − CENTRE_BITS); for the
+   float order 2^48 keys, a sixteenth of a binade); bin b is drawn with probability
+   ∝ exp(ε·depth(b)), depth(b) = min(#{x in bins ≤ b}, #{x in bins ≥ b}) — the
+   interior point's depth mechanism on the coarse grid; adding a row raises every depth
+   by 0 or 1 (a monotone score), so at rate ε (not ε/2) it is ε-DP and ε-bounded-range
+   under add/remove (:func:`~dprect.core.interior_point.sample_unimodal`, exact). The
+   centre c = b·2^s. The origin-anchored shape has the public centre c = 0 and no draw.
+2. **Sides.** The candidates are public functions of c: U_0 = c and U_k = c + o_k on the
+   hi side, L_0 = c and L_k = c − o_k on the lo side, o_k the distinct values of
+   ⌊2^(s + i/r)⌋ (i = 0, 1, …; r = :data:`STEPS_PER_OCTAVE`), cut at the grid's end
+   (whose index is the last candidate). A side draws its step k with probability
+   ∝ exp(−ε·max(q_k − t, 0) − μ·k) (:func:`~dprect.core.step_exponential.draw_step`,
+   exact), q_k = #{x > U_k} (hi) or #{x < L_k} (lo), t the side's target of clipped rows
+   (:func:`side_target`), μ = :data:`~dprect.core.step_exponential.DECAY`. Adding a row
+   raises some q_k of ONE side by one (a row > c is in hi tails only, < c in lo tails
+   only, = c in none), so the pair is ε-DP and ε-bounded-range (parallel composition on
+   disjoint rows; docs/privacy.md §11, Lemma D3).
+
+The rectangle is [L, U] on every axis; the rows it leaves out on axis j are exactly
+q_lo + q_hi. Per axis two mechanisms (one for the origin shape): R = 2d (d) ε-bounded-range
+mechanisms in all, composed by the planner as it composes the composition baseline's R
+rounds (:func:`~dprect.core.accounting.composition_br`). Nothing here cuts a row.
+
+**The engine's part** (:meth:`dprect.core.engine.Engine.histogram`): per axis, the counts
+of the positives between public sort-value thresholds — the coarse bins' ends for the
+centre, then the sides' candidates. The core draws everything, axis by axis (centre, lo,
+hi), so every engine gives the identical box for a seed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+
+import numpy as np
+
+from dprect.core.domains import Domain, Side
+from dprect.core.engine import Engine
+from dprect.core.errors import ParameterError
+from dprect.core.interior_point import sample_unimodal
+from dprect.core.randomness import RandomSource
+from dprect.core.step_exponential import DECAY, draw_step
+from dprect.core.tail_bounds import centre_pieces_from_counts
+
+#: the centre's coarse grid: at most 2^CENTRE_BITS bins of 2^s grid points (a grid of up
+#: to 2^16 points is its own coarse grid; the float order's bins are 1/16 of a binade)
+CENTRE_BITS = 12
+#: the sides' offsets start 2^FINE_BITS times finer than a coarse bin (a bound inside the
+#: centre's own bin)
+FINE_BITS = 4
+#: candidate offsets 2^(s − FINE_BITS + i/r): r steps per factor of 2 of the offset
+STEPS_PER_OCTAVE = 2
+
+
+def coarse_shift(domain: Domain) -> int:
+    """s: the centre's coarse bins hold 2^s grid points."""
+    return max(0, (int(domain.size) - 1).bit_length() - CENTRE_BITS)
+
+
+def coarse_bins(domain: Domain) -> int:
+    """B, the number of coarse bins: ⌈m / 2^s⌉."""
+    return ((int(domain.size) - 1) >> coarse_shift(domain)) + 1
+
+
+@lru_cache(maxsize=64)
+def _coarse_thresholds(domain: Domain) -> np.ndarray:
+    s, bins = coarse_shift(domain), coarse_bins(domain)
+    out = _sort_thresholds(domain, [((b + 1) << s) - 1 for b in range(bins - 1)])
+    out.setflags(write=False)
+    return out
+
+
+def _sort_thresholds(domain: Domain, indices: Sequence[int]) -> np.ndarray:
+    """The sort values t_i with (sort value ≤ t_i ⇔ grid index ≤ indices[i]): the lo-side
+    cut thresholds (:meth:`Domain.cut_threshold`), in the engine's dtype."""
+    return np.array([domain.cut_threshold(int(i), "lo") for i in indices],
+                    dtype=domain.sort_dtype)
+
+
+def offsets(domain: Domain, room: int) -> list[int]:
+    """o_1 < o_2 < …: the distinct ⌊2^(s + i/r)⌋ below ``room`` (public)."""
+    s, r = max(0, coarse_shift(domain) - FINE_BITS), STEPS_PER_OCTAVE
+    out: list[int] = []
+    i = 0
+    while True:
+        o = int(math.ldexp(2.0 ** ((i % r) / r), s + i // r))
+        if o >= room:
+            return out
+        if not out or o > out[-1]:
+            out.append(o)
+        i += 1
+
+
+def side_candidates(domain: Domain, centre: int, side: Side) -> list[int]:
+    """The side's candidate bounds (grid indices), outward from ``centre``: c, c ± o_k
+    inside the grid, then the grid's end (public)."""
+    m = int(domain.size)
+    if side == "hi":
+        room = m - 1 - centre
+        return [centre] + [centre + o for o in offsets(domain, room)] + (
+            [m - 1] if room > 0 else [])
+    return [centre] + [centre - o for o in offsets(domain, centre)] + (
+        [0] if centre > 0 else [])
+
+
+@dataclass(frozen=True)
+class _Steps:
+    """A side's finite candidate list for :func:`draw_step` (only ``has`` is read)."""
+
+    count: int
+
+    def has(self, k: int) -> bool:
+        return 0 <= k < self.count
+
+
+def side_target(target_miss: float, positives: int | None, sides: int) -> int:
+    """t: each side's target of clipped rows, ⌊target_miss·N/sides⌋ (0 without N or
+    without a target). Public: the request's share and a public (or released) N."""
+    if not target_miss or positives is None:
+        return 0
+    return max(0, math.floor(float(target_miss) * max(int(positives), 0) / sides))
+
+
+def draw_centre(engine: Engine, axis: int, domain: Domain, rate: Fraction,
+                rng: RandomSource) -> int:
+    """The centre of ``axis`` (a grid index: its coarse bin's first point), drawn
+    ∝ exp(rate·depth) on the coarse bins from the engine's histogram."""
+    counts = np.asarray(engine.histogram(axis, _coarse_thresholds(domain)), dtype=np.int64)
+    keys = np.flatnonzero(counts)
+    pieces = centre_pieces_from_counts(keys, counts[keys], grid_size=coarse_bins(domain))
+    return int(sample_unimodal(pieces, rate, rng)) << coarse_shift(domain)
+
+
+def tail_counts(engine: Engine, axis: int, domain: Domain, lo: list[int] | None,
+                hi: list[int]) -> tuple[np.ndarray | None, np.ndarray]:
+    """q_k of each side from ONE histogram: lo q_k = #{x < L_k} = #{x ≤ L_k − 1},
+    hi q_k = #{x > U_k}. The thresholds L_K − 1 < … < L_1 − 1 < U_0 < U_1 < … ascend."""
+    lo_cuts = [] if lo is None else [v - 1 for v in reversed(lo) if v > 0]
+    counts = np.asarray(engine.histogram(axis, _sort_thresholds(domain, lo_cuts + hi)),
+                        dtype=np.int64)
+    below = np.cumsum(counts)  # below[i] = #{x ≤ threshold i} (the last: every row)
+    total = int(below[-1])
+    hi_q = total - below[len(lo_cuts):len(lo_cuts) + len(hi)]
+    if lo is None:
+        return None, hi_q
+    lo_q = np.zeros(len(lo), dtype=np.int64)
+    positive = [k for k, v in enumerate(lo) if v > 0]  # L_k > 0, in k order
+    lo_q[positive] = below[:len(lo_cuts)][::-1]
+    return lo_q, hi_q
+
+
+@dataclass(frozen=True)
+class SideTrace:
+    """One side's internals (tests and benchmarks only: data-dependent)."""
+
+    axis: int
+    side: Side
+    centre: int
+    step: int
+    bound: int
+    clipped: int
+
+
+def run_quantile_box(engine: Engine, domains: list[Domain], *, origin: bool,
+                     centre_rate: Fraction, side_epsilon: Fraction, target: int,
+                     rng: RandomSource, decay: Fraction = DECAY,
+                     trace: list[SideTrace] | None = None
+                     ) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The box (lo, hi) in grid indices: per axis the centre (general shape) then the lo
+    and the hi side (module docstring); draws in that order, axis by axis."""
+    if centre_rate <= 0 or side_epsilon <= 0 or target < 0:
+        raise ParameterError("the quantile box needs rates > 0 and a target >= 0")
+    lows, highs = [], []
+    for j, domain in enumerate(domains):
+        c = 0 if origin else draw_centre(engine, j, domain, centre_rate, rng)
+        hi = side_candidates(domain, c, "hi")
+        lo = None if origin else side_candidates(domain, c, "lo")
+        lo_q, hi_q = tail_counts(engine, j, domain, lo, hi)
+        bound = {}
+        for side, cands, q in (("lo", lo, lo_q), ("hi", hi, hi_q)):
+            if cands is None or q is None:
+                continue
+            k = draw_step(q, _Steps(len(cands)), target, side_epsilon, rng, decay)
+            bound[side] = cands[k]
+            if trace is not None:
+                trace.append(SideTrace(j, side, c, k, cands[k], int(q[k])))  # type: ignore[arg-type]
+        lows.append(bound.get("lo", 0))
+        highs.append(bound["hi"])
+    return tuple(lows), tuple(highs)
+
+
+# -- the planner's expectation ------------------------------------------------------------
+#: the model's candidate steps (:func:`predicted_clip`), in steps of 2^(1/r) of the
+#: offset from the centre relative to the rows' scale σ: from σ/2^(INSIDE_STEPS/r) (a
+#: side's innermost steps hold nearly all its rows) to σ·2^(OUTSIDE_STEPS/r) (past the
+#: data: only the prior's mass, which the grid's end cuts somewhere)
+INSIDE_STEPS = 4
+OUTSIDE_STEPS = 16
+#: the phases of the candidate steps against σ the model averages over (public offsets
+#: against an unknown scale: any phase is as likely)
+PHASES = 4
+#: the model's data width in coarse bins (:func:`predicted_axis_clip`'s centre): a binade
+#: of the float order; a grid of fewer bins is all data
+DATA_BINS = 16
+
+
+def overshoot_steps(decay: Fraction = DECAY) -> float:
+    """The prior's mean overshoot past a side's target step, e^−μ/(1 − e^−μ) steps (the
+    law past the data is geometric, Lemma D3′)."""
+    mu = float(decay)
+    return math.exp(-mu) / -math.expm1(-mu)
+
+
+def widening(decay: Fraction = DECAY) -> float:
+    """The expected relative widening of a side past its target step: the mean overshoot
+    (:func:`overshoot_steps`), each step a factor 2^(1/r) of the offset from the centre."""
+    return 2.0 ** min(overshoot_steps(decay) / STEPS_PER_OCTAVE, 1000.0) - 1.0  # finite
+
+
+def quantile_decay(side_epsilon: Fraction) -> Fraction:
+    """μ, the sides' prior decay per step: min(1/2, ε_s) — describe's 1/2, or less at a
+    small ε_s so that one step costs at most what one more clipped row costs (a weaker
+    pull towards the centre: with few rows per step the side then covers them rather
+    than stop at the centre). Public: a function of the plan's ε_s only."""
+    return min(DECAY, Fraction(side_epsilon))
+
+
+def predicted_clip(side_epsilon: float, rows: float, target: float,
+                   decay: float = float(DECAY)) -> float:
+    """A side's expected clipped rows with ``rows`` rows on it (a model, docs/algorithm.md
+    §10, calibrated in docs/results.md §4.1): the rows' offsets from the centre are
+    half-normal, |Z|·σ, so a candidate at offset σ·z leaves q(z) = rows·erfc(z/√2) rows
+    beyond it; the candidates are the side's steps z_i = 2^((i + φ)/r) (r =
+    :data:`STEPS_PER_OCTAVE`, i from −:data:`INSIDE_STEPS` to :data:`OUTSIDE_STEPS`); the
+    draw's law is ∝ exp(−ε·(q_i − t)⁺ − μ·i) and its mean clip, averaged over
+    :data:`PHASES` phases φ, at most the side's rows. Its consequence: a side settles where
+    one more step outward would add fewer than about μ/ε clipped rows — a thin tail of a
+    few rows — whatever its count, where the old model spread the rows evenly."""
+    if rows <= 0:
+        return 0.0
+    r, mu = STEPS_PER_OCTAVE, float(decay)
+    steps = np.arange(-INSIDE_STEPS, OUTSIDE_STEPS + 1, dtype=np.float64)
+    total = 0.0
+    for phase in range(PHASES):
+        z = np.exp2((steps + phase / PHASES) / r)
+        q = rows * np.array([math.erfc(v / math.sqrt(2.0)) for v in z])
+        logw = -side_epsilon * np.maximum(q - target, 0.0) - mu * (steps - steps[0])
+        w = np.exp(logw - logw.max())
+        total += float((w * q).sum() / w.sum())
+    return float(min(rows, total / PHASES))
+
+
+def side_steps(grid_size: int) -> int:
+    """S: the number of a side's candidate offsets across the whole grid, r per octave
+    from the finest offset 2^(s − FINE_BITS) to the grid's size (public)."""
+    s = max(0, (int(grid_size) - 1).bit_length() - CENTRE_BITS - FINE_BITS)
+    return max(1, STEPS_PER_OCTAVE * ((int(grid_size) - 1).bit_length() - s))
+
+
+def predicted_axis_clip(side_epsilon: float, rows: float, target: float, decay: float,
+                        grid_size: int) -> float:
+    """One axis's expected clipped rows (general shape; a model, docs/algorithm.md §10):
+
+    * the centre lands in the data with probability G/(G + B − W): the data on
+      W = min(B, :data:`DATA_BINS`) of the B coarse bins with a triangular depth rising to
+      rows/2, G = Σ exp(ε·depth), each empty bin weight 1. Then each side holds rows/2
+      and clips :func:`predicted_clip`;
+    * otherwise every row lies on one side, K = S − 2r candidate steps out
+      (:func:`side_steps`) and J = r steps before the grid's end: the side clips them all
+      (weight e^{−ε(rows − t)⁺}·Σ_{k<K} e^{−μk}) or none (Σ_{K≤k<K+J} e^{−μk})."""
+    if rows <= 0:
+        return 0.0
+    eps, mu, r = float(side_epsilon), float(decay), STEPS_PER_OCTAVE
+    m = int(grid_size)
+    bins = ((m - 1) >> max(0, (m - 1).bit_length() - CENTRE_BITS)) + 1
+    w = min(bins, DATA_BINS)
+    depth = (rows / 2) * (1 - np.abs(2 * np.arange(w) / max(w - 1, 1) - 1)) if w > 1 else \
+        np.array([rows / 2])
+    top = float((eps * depth).max())
+    log_good = top + math.log(float(np.exp(eps * depth - top).sum()))
+    empty = bins - w
+    p_good = 1.0 if empty <= 0 else 1.0 / (1.0 + empty * math.exp(-min(log_good, 700.0)))
+    good = 2 * predicted_clip(eps, rows / 2, target, mu)
+    k = max(1, side_steps(m) - 2 * r)
+    inside = -math.expm1(-mu * k)  # Σ_{k'<K} e^{−μk'}·(1 − e^{−μ})
+    past = math.exp(-mu * k) * -math.expm1(-mu * r)
+    clip_all = math.exp(-eps * max(rows - target, 0.0)) * inside
+    bad = rows * clip_all / (clip_all + past)
+    return float(min(rows, p_good * good + (1 - p_good) * bad))
+
+
+__all__ = ["CENTRE_BITS", "DATA_BINS", "FINE_BITS", "INSIDE_STEPS", "OUTSIDE_STEPS", "PHASES",
+           "STEPS_PER_OCTAVE", "SideTrace", "coarse_bins", "coarse_shift", "draw_centre",
+           "offsets", "overshoot_steps", "predicted_axis_clip", "predicted_clip",
+           "quantile_decay", "run_quantile_box", "side_candidates", "side_steps",
+           "side_target", "tail_counts", "widening"]

@@ -1,0 +1,287 @@
+"""Quantiles of small groups: a private centre, a window around it with a base measure
+that decays away from it, drawn exactly (issue #41, point 5; proof in docs/privacy.md
+§11a, "Small groups"). :mod:`dprect.core.quantiles` draws a noisy count first; a group
+below the plan's ``split_rows`` is drawn through this module.
+
+With a uniform base measure over the decimal grid's M = 108,000,002 cells, the cells
+outside the data outweigh a group of a few hundred rows (a p10 has bad = q·n there, so it
+needs q·n ≳ (2/ε_each)·ln M rows): a p10 or p90 of such a group could land anywhere up to
+±10³⁰⁰. From the cell statistics the quantiles already read:
+
+1. **Centre** (ε_c). The grid's cells fall in B = K + 1 = 601 public *magnitude blocks*
+   (:func:`blocks`): zero's two cells, and per decade k the cells of both signs whose
+   value's magnitude is in [10^k, 10^(k+1)). The exponential mechanism for the median of
+   the magnitudes over the blocks: block b with probability ∝ exp(−ε_c·bad(b)/2),
+   bad(b) = dist(n/2, [#{|x| in blocks < b}, #{|x| in blocks ≤ b}]) (sensitivity 1), the
+   rank law of q = 1/2 (:func:`rank_pieces`, :func:`centre_pieces`) drawn by the exact
+   sampler. Magnitudes centre a column that straddles zero on its scale. With
+   ``SIGN_PART`` of ε_c, the sign class (negative, zero, positive) holding the median is
+   drawn the same way (:func:`sign_pieces`, three candidates).
+2. **Each quantile** draws cell i with probability ∝ μ_c(i)·exp(−ε_each·bad_q(i)/2),
+   μ_c(i) = exp(−λ·d(i, c)) on the :func:`window` d(i, c) ≤ W and 0 outside it, d the
+   decades between i's block and the centre (:func:`block_levels`; ``ZERO_DECADES``
+   between zero's block and any other) plus ``SIGN_DECADES`` on the sign opposite to the
+   released one (:func:`levels`), λ = ``DECAY``, W = ``WINDOW_DECADES``: a base
+   measure that is a public function of the released centre, so the draw stays
+   ε_each-DP (docs/privacy.md §11a, Lemma Q3).
+
+**Exact draw** (:func:`draw_near`): the uniform-measure law's pieces cut to the window and
+laid end to end (:func:`restrict`: a unimodal depth stays unimodal on an ordered subset)
+are drawn by ``interior_point.unimodal_sampler`` (built once); each draw is accepted with
+probability exp(−λ·d) (:meth:`RandomSource.bernoulli_exp` on the exact rational), else
+drawn again — rejection sampling, so the accepted cell has exactly the law above, and a
+round is accepted with probability ≥ e^{−λW} = e^{−6} whatever the data.
+
+Nothing here reads rows; the draws read the merged statistics only, so they are the same
+on every engine for a seed.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from functools import lru_cache
+
+import numpy as np
+
+from dprect.core.bounds import MAX_WEIGHTED_ROWS
+from dprect.core.decimal_grid import DecimalGrid
+from dprect.core.interior_point import Pieces, unimodal_sampler
+from dprect.core.randomness import RandomSource
+
+#: the base measure's decay per decade from the centre (nats), exact
+DECAY = Fraction(3, 2)
+#: the window: the cells within this many decades of the centre are the candidates
+#: (so at least one rejection round in e^{DECAY·WINDOW_DECADES} = e^6 is accepted)
+WINDOW_DECADES = 4
+#: the zero block and any other block are this many decades apart
+ZERO_DECADES = 2
+#: a cell of the sign opposite to the released sign is this many decades farther
+SIGN_DECADES = 2
+#: the share of the centre's ε its sign takes (the magnitude block the rest), exact
+SIGN_PART = Fraction(1, 5)
+
+
+def decades(grid: DecimalGrid) -> int:
+    """K, the decades of each sign."""
+    return grid.per_sign // grid.per_decade
+
+
+def block_count(grid: DecimalGrid) -> int:
+    """B = K + 1 magnitude blocks: zero's, then the decades."""
+    return decades(grid) + 1
+
+
+def blocks(grid: DecimalGrid, index: np.ndarray) -> np.ndarray:
+    """Each cell's magnitude block: 0 for the two cells at zero, 1 + k for a cell of
+    either sign in decade k (its magnitude index j // per_decade)."""
+    i = np.asarray(index, dtype=np.int64)
+    neg = (grid.per_sign - 1 - i) // grid.per_decade
+    pos = (i - grid.zero - 1) // grid.per_decade
+    return np.where(i < grid.per_sign, 1 + neg,
+                    np.where(i <= grid.zero, 0, 1 + pos)).astype(np.int64)
+
+
+def block_levels(grid: DecimalGrid, centre: int, block: np.ndarray) -> np.ndarray:
+    """d(block, centre): the decades between each magnitude block and the centre block
+    (module docstring, step 3): |b − c|, and ``ZERO_DECADES`` between zero's block and
+    any other."""
+    b = np.asarray(block, dtype=np.int64)
+    d = np.where((b == 0) | (centre == 0), ZERO_DECADES, np.abs(b - centre))
+    return np.where(b == centre, 0, d).astype(np.int64)
+
+
+def signs(grid: DecimalGrid, index: np.ndarray) -> np.ndarray:
+    """Each cell's sign class: 0 negative, 1 zero's two cells, 2 positive (grid order)."""
+    i = np.asarray(index, dtype=np.int64)
+    return np.where(i < grid.per_sign, 0, np.where(i <= grid.zero, 1, 2)).astype(np.int64)
+
+
+def levels(grid: DecimalGrid, centre: int, sign: int, index: np.ndarray) -> np.ndarray:
+    """d(i, c) for each cell index i: its block's decades from the centre block, plus
+    ``SIGN_DECADES`` on the sign opposite to the released ``sign`` (0 negative, 1 zero:
+    none opposite, 2 positive)."""
+    i = np.asarray(index, dtype=np.int64)
+    opposite = (sign != 1) & (signs(grid, i) == 2 - sign)
+    return block_levels(grid, centre, blocks(grid, i)) + SIGN_DECADES * opposite
+
+
+def rank_pieces(keys: np.ndarray, row_lo: np.ndarray, row_hi: np.ndarray,
+                incl: np.ndarray, m: int, q: Fraction, epsilon: float) -> Pieces:
+    """The rank law of q over a grid of ``m`` cells as constant-depth pieces: the
+    occupied cells ``keys`` (sorted) with lo = ``row_lo`` = #{x < v}, hi = ``row_hi`` =
+    #{x ≤ v} and ``incl`` the rows of the cells up to each (their cumulative counts); an
+    empty cell's lo = hi = the rows of the cells before it. depth =
+    D − b·bad, bad = dist(q·n, [lo, hi]) in 1/b rows (q = a/b). ``epsilon`` sets only the
+    float ``Pieces.epsilon``."""
+    a, b = q.numerator, q.denominator
+    u = len(keys)
+    n = int(incl[-1]) if u else 0
+    if u == 0:
+        starts, sizes = np.zeros(1, np.uint64), np.array([m], np.uint64)
+        lo = hi = np.zeros(1, np.int64)
+    else:
+        ukeys = np.asarray(keys, dtype=np.int64).astype(np.uint64)
+        starts = np.empty(2 * u + 1, np.uint64)
+        sizes = np.empty(2 * u + 1, np.uint64)
+        lo = np.empty(2 * u + 1, np.int64)
+        hi = np.empty(2 * u + 1, np.int64)
+        starts[0], sizes[0], lo[0], hi[0] = 0, ukeys[0], 0, 0
+        starts[1::2], sizes[1::2], lo[1::2], hi[1::2] = ukeys, 1, row_lo, row_hi
+        starts[2:-1:2] = ukeys[:-1] + np.uint64(1)
+        sizes[2:-1:2] = ukeys[1:] - ukeys[:-1] - np.uint64(1)
+        # an empty bin between: every row is < or > v, the rows of earlier bins below
+        lo[2:-1:2] = hi[2:-1:2] = np.asarray(incl, dtype=np.int64)[:-1]
+        starts[-1], sizes[-1] = ukeys[-1] + np.uint64(1), np.uint64(m - 1 - int(keys[-1]))
+        lo[-1] = hi[-1] = n
+        keep = sizes > 0
+        starts, sizes, lo, hi = starts[keep], sizes[keep], lo[keep], hi[keep]
+    bb: int | np.int64 = b
+    t: int | np.int64 = a * n
+    if b * max(n, 1) >= MAX_WEIGHTED_ROWS:  # beyond int64: exact Python integers
+        lo, hi = lo.astype(object), hi.astype(object)
+    else:
+        bb, t = np.int64(b), np.int64(a * n)
+    weighted = np.maximum(0, np.maximum(lo * bb - t, t - hi * bb))
+    depths = weighted.max() - weighted
+    if weighted.dtype != object:
+        depths = depths.astype(np.int64)
+    return Pieces(starts, sizes, depths, epsilon, m)
+
+
+def sign_pieces(grid: DecimalGrid, keys: np.ndarray, counts: np.ndarray, epsilon: float
+                ) -> Pieces:
+    """The sign's law (step 1): the rank law of q = 1/2 over the three sign classes
+    (negative, zero, positive; :func:`signs`), every row of a class counted as at its
+    value — the class holding the median; ``epsilon`` (the sign's ε) sets only the float
+    law."""
+    k = signs(grid, np.asarray(keys, dtype=np.int64))
+    rows = np.zeros(3, dtype=np.int64)
+    np.add.at(rows, k, np.asarray(counts, dtype=np.int64))
+    used = np.flatnonzero(rows)
+    incl = np.cumsum(rows[used])
+    return rank_pieces(used, incl - rows[used], incl, incl, 3, Fraction(1, 2), epsilon / 2)
+
+
+def centre_pieces(grid: DecimalGrid, keys: np.ndarray, counts: np.ndarray, epsilon: float
+                  ) -> Pieces:
+    """The centre's law on the blocks (step 1) as pieces: the cells' rows summed per block,
+    then the rank law of q = 1/2 with every row of a block counted as at its value
+    (:func:`rank_pieces`; depths in half rows, drawn at the rate
+    ε_c/4); ``epsilon`` (ε_c) sets only the float law ``Pieces.probabilities`` (tests and
+    audits)."""
+    b = blocks(grid, np.asarray(keys, dtype=np.int64))
+    ub, inverse = np.unique(b, return_inverse=True)
+    rows = np.zeros(len(ub), dtype=np.int64)
+    np.add.at(rows, inverse, np.asarray(counts, dtype=np.int64))
+    incl = np.cumsum(rows)
+    return rank_pieces(ub, incl - rows, incl, incl, block_count(grid), Fraction(1, 2),
+                       epsilon / 2)
+
+
+def window(grid: DecimalGrid, centre: int, sign: int) -> list[tuple[int, int]]:
+    """The cells of level ≤ ``WINDOW_DECADES`` (:func:`levels`), as sorted disjoint index
+    ranges [start, stop) of the grid: a run of decades on each sign and zero's two
+    cells."""
+    block_level = block_levels(grid, centre, np.arange(block_count(grid)))
+    extra = {s: SIGN_DECADES * int(sign != 1 and s == 2 - sign) for s in (0, 2)}
+    spans: list[tuple[int, int]] = []
+    for b in np.flatnonzero(block_level <= WINDOW_DECADES).tolist():
+        if b == 0:
+            spans.append((grid.per_sign, grid.zero + 1))
+            continue
+        if block_level[b] + extra[0] <= WINDOW_DECADES:  # decade b − 1, negative side
+            neg_hi = grid.per_sign - (b - 1) * grid.per_decade
+            spans.append((neg_hi - grid.per_decade, neg_hi))
+        if block_level[b] + extra[2] <= WINDOW_DECADES:
+            lo = grid.zero + 1 + (b - 1) * grid.per_decade
+            spans.append((lo, lo + grid.per_decade))
+    out: list[tuple[int, int]] = []
+    for a, z in sorted(spans):
+        if out and out[-1][1] == a:
+            out[-1] = (out[-1][0], z)
+        else:
+            out.append((a, z))
+    return out
+
+
+def restrict(pieces: Pieces, ranges: list[tuple[int, int]]) -> tuple[Pieces, np.ndarray]:
+    """The pieces cut to the cells of ``ranges`` (sorted, disjoint) and laid end to end
+    (a unimodal depth stays unimodal on any ordered subset), with each range's offset in
+    the compressed grid (to map a drawn point back)."""
+    starts = pieces.starts.astype(np.int64)
+    ends = starts + pieces.sizes.astype(np.int64)
+    s_out, z_out, d_out = [], [], []
+    offsets = np.zeros(len(ranges), dtype=np.int64)
+    at = 0
+    for r, (a, b) in enumerate(ranges):
+        offsets[r] = at
+        lo = int(np.searchsorted(ends, a, side="right"))
+        hi = int(np.searchsorted(starts, b, side="left"))
+        s = np.maximum(starts[lo:hi], a)
+        e = np.minimum(ends[lo:hi], b)
+        s_out.append(s - a + at)
+        z_out.append(e - s)
+        d_out.append(pieces.depths[lo:hi])
+        at += b - a
+    depths = np.concatenate(d_out)
+    if depths.dtype != object:
+        depths = depths.astype(np.int64)
+    depths = depths - depths.min()
+    out = Pieces(np.concatenate(s_out).astype(np.uint64),
+                 np.concatenate(z_out).astype(np.uint64), depths, pieces.epsilon, at)
+    return out, offsets
+
+
+def draw_near(pieces: Pieces, rate: Fraction, grid: DecimalGrid, centre: int, sign: int,
+              rng: RandomSource) -> int:
+    """One quantile's cell (step 2): the uniform-measure law restricted to the centre's
+    :func:`window`, drawn exactly (``interior_point.unimodal_sampler``, made once), each
+    draw accepted with probability exp(−DECAY·level) (module docstring)."""
+    ranges = window(grid, centre, sign)
+    cut, offsets = restrict(pieces, ranges)
+    sampler = unimodal_sampler(cut, rate)
+    firsts = np.array([a for a, _ in ranges], dtype=np.int64)
+    while True:
+        y = sampler.sample(rng)
+        r = int(np.searchsorted(offsets, y, side="right")) - 1
+        i = int(firsts[r] + (y - offsets[r]))
+        level = int(levels(grid, centre, sign, np.array([i], dtype=np.int64))[0])
+        if level == 0 or rng.bernoulli_exp(DECAY * level):
+            return i
+
+
+@lru_cache(maxsize=8)
+def measure_mass(grid: DecimalGrid) -> float:
+    """max over centres c of Σ_i μ_c(i) (in cells of weight 1): the effective size of the
+    grid in the rank bound (docs/privacy.md §11a, Theorem Q″), in floating point."""
+    sizes = np.full(block_count(grid), 2.0 * grid.per_decade)
+    sizes[0] = 2.0
+    best = 0.0
+    all_blocks = np.arange(block_count(grid))
+    for c in range(block_count(grid)):
+        lv = block_levels(grid, c, all_blocks)
+        inside = lv <= WINDOW_DECADES
+        best = max(best, float((sizes[inside] * np.exp(-float(DECAY) * lv[inside])).sum()))
+    return best
+
+
+__all__ = [
+    "DECAY",
+    "SIGN_DECADES",
+    "SIGN_PART",
+    "WINDOW_DECADES",
+    "ZERO_DECADES",
+    "block_count",
+    "block_levels",
+    "blocks",
+    "centre_pieces",
+    "decades",
+    "draw_near",
+    "levels",
+    "measure_mass",
+    "rank_pieces",
+    "restrict",
+    "sign_pieces",
+    "signs",
+    "window",
+]

@@ -1,0 +1,129 @@
+"""The quantile statistics of the aggregate seam (issue #41): any of the registry's
+quantiles (:data:`~dprect.core.statistic.QUANTILE_STATISTICS`: "p1" … "median" … "p99")
+per (public group, column), in one charge (docs/privacy.md §11a).
+
+:func:`plan_statistics` turns the asked statistic names into one
+:class:`~dprect.core.quantiles.QuantilePlan` over the run's columns (each column ε/k, its
+quantiles drawn together; re-derived by ``guarantee_check.check_quantiles_plan`` before
+any data is read). :func:`release_grouped` draws every (group, column) from the merged
+:class:`~dprect.core.quantiles.QuantileStatistics` an engine primitive computed — one
+stream per public group from the run's source, in group order
+(:meth:`~dprect.core.randomness.RandomSource.stream_seeds`), and within a group the
+columns in order (:func:`~dprect.core.quantiles.release_cell`: the count, the centre of a
+small group, the quantiles in increasing q) — so a seed gives the same release on every
+engine. Nothing here reads rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from dprect.core.accounting import ADD_REMOVE, Guarantee
+from dprect.core.errors import ParameterError
+from dprect.core.quantiles import (
+    QuantileCell,
+    QuantilePlan,
+    QuantileStatistics,
+    plan_quantiles,
+    release_cell,
+)
+from dprect.core.randomness import SEEDED_WARNING, RandomSource
+from dprect.core.statistic import QUANTILES, STATISTICS
+
+#: the record/table column of the small-group flag (the noisy count below
+#: ``QuantilePlan.rows_needed``)
+SMALL = "below_rows_needed"
+
+
+def plan_statistics(names: Sequence[str], epsilon: float, columns: int, *,
+                    neighbouring: str | None = None, beta: float | None = None
+                    ) -> QuantilePlan:
+    """The plan of the quantile statistics ``names`` (registry names, any order, each
+    once) on ``columns`` columns for a total ``epsilon`` (its quantiles in increasing q:
+    :func:`statistic_names`)."""
+    asked = list(dict.fromkeys(names))
+    if not asked or any(n not in STATISTICS or STATISTICS[n].mechanism is not QUANTILES
+                        for n in asked):
+        raise ParameterError("the quantile statistics are "
+                             + ", ".join(s.name for s in STATISTICS.values()
+                                         if s.mechanism is QUANTILES))
+    qs = {n: STATISTICS[n].quantile or Fraction(0) for n in asked}
+    by_q = sorted(asked, key=qs.__getitem__)
+    return plan_quantiles([qs[n] for n in by_q], epsilon,
+                          neighbouring=neighbouring or ADD_REMOVE, columns=columns,
+                          beta=1e-3 if beta is None else beta)
+
+
+def statistic_names(plan: QuantilePlan) -> tuple[str, ...]:
+    """The registry's name of each of the plan's quantiles, in the plan's order."""
+    by_q = {s.quantile: s.name for s in STATISTICS.values() if s.mechanism is QUANTILES}
+    if any(q not in by_q for q in plan.quantiles):
+        raise ParameterError("a quantile of this plan is no statistic of the registry")
+    return tuple(by_q[q] for q in plan.quantiles)
+
+
+@dataclass(frozen=True)
+class QuantileResult:
+    """Per (group, column): the asked quantiles (``statistics``, increasing q) and the
+    small-group flag. ``cells[g][j]``; ``groups`` is ``[None]`` for an ungrouped run."""
+
+    columns: list[str]
+    groups: list[Any]
+    statistics: tuple[str, ...]
+    cells: list[list[QuantileCell]]
+    plan: QuantilePlan
+    seeded: bool = False
+
+    @property
+    def guarantee(self) -> Guarantee:
+        return self.plan.guarantee
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One dict per (group, column) in draw order (a results table)."""
+        out = []
+        for gi, g in enumerate(self.groups):
+            for j, c in enumerate(self.columns):
+                cell = self.cells[gi][j]
+                row: dict[str, Any] = {"group": g, "column": c}
+                row.update(zip(self.statistics, cell.values, strict=True))
+                row[SMALL] = cell.small
+                out.append(row)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"columns": list(self.columns), "groups": list(self.groups),
+                               "statistics": list(self.statistics), "results": self.rows(),
+                               "privacy": self.guarantee.to_json(),
+                               "plan": self.plan.to_json(), "seeded": self.seeded}
+        if self.seeded:
+            out["warning"] = SEEDED_WARNING
+        return out
+
+
+def release_grouped(plan: QuantilePlan, cells: Mapping[tuple[int, int], QuantileStatistics],
+                    group_names: Sequence[Any], columns: Sequence[str], rng: RandomSource
+                    ) -> QuantileResult:
+    """Every (group, column)'s release (module notes) from the merged statistics
+    (group index, column index → its statistics; a missing cell has no rows)."""
+    statistics = statistic_names(plan)
+    if len(columns) != plan.columns:
+        raise ParameterError(f"a plan of the quantiles of {plan.columns} column(s) for "
+                             f"{len(columns)} column(s)")
+    none = np.zeros(0, dtype=np.int64)
+    empty = QuantileStatistics(none, none, none)
+    out = []
+    for g, seed in enumerate(rng.stream_seeds(len(group_names))):
+        stream = RandomSource.stream(seed)
+        out.append([release_cell(cells.get((g, j), empty), plan, stream)
+                    for j in range(len(columns))])
+    return QuantileResult(list(columns), list(group_names), tuple(statistics), out, plan,
+                          rng.seeded)
+
+
+__all__ = ["SMALL", "QuantileResult", "plan_statistics", "release_grouped",
+           "statistic_names"]

@@ -1,0 +1,179 @@
+"""The quantile box (issue #44): its engine question, its draws, its guarantee and
+``auto``'s use of it on a small table (docs/privacy.md §16)."""
+
+from __future__ import annotations
+
+import dataclasses
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from dprect.core.algorithms import run_plan
+from dprect.core.domains import FloatOrder, Grid, IntegerRange
+from dprect.core.errors import ParameterError
+from dprect.core.guarantee_check import GuaranteeCheckError, check_fit_plan
+from dprect.core.planner import plan, predicted_at
+from dprect.core.quantile_box import run_quantile_box, side_candidates, tail_counts
+from dprect.core.randomness import RandomSource
+from dprect.engines.numpy_engine import NumpyEngine, bucket_counts
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+
+def _small_table(n: int = 60, d: int = 4, seed: int = 3) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return rng.normal(5.0, 1.0, size=(n, d))
+
+
+def test_histogram_counts_between_thresholds() -> None:
+    v = np.array([1, 2, 2, 3, 7, 9], dtype=np.int64)
+    t = np.array([2, 2, 5, 9], dtype=np.int64)  # ≤2 | (2,2] | (2,5] | (5,9] | >9
+    assert bucket_counts(v, t).tolist() == [3, 0, 1, 2, 0]
+    with pytest.raises(ParameterError):
+        bucket_counts(v, np.array([3, 1], dtype=np.int64))
+
+
+def test_tail_counts_are_the_clipped_rows() -> None:
+    """q_k of each side is exactly #{x < L_k} and #{x > U_k} (brute force)."""
+    dom = IntegerRange(0, 99)
+    x = np.random.default_rng(0).integers(0, 100, 300)
+    eng = NumpyEngine([dom.encode(x.astype(float))])
+    lo, hi = side_candidates(dom, 40, "lo"), side_candidates(dom, 40, "hi")
+    lo_q, hi_q = tail_counts(eng, 0, dom, lo, hi)
+    assert lo_q.tolist() == [int((x < v).sum()) for v in lo]
+    assert hi_q.tolist() == [int((x > v).sum()) for v in hi]
+    assert hi[-1] == 99 and lo[-1] == 0 and hi_q[-1] == 0 and lo_q[-1] == 0
+
+
+@pytest.mark.parametrize("domain", [FloatOrder(), Grid(0.0, 10.0, 1000)])
+def test_box_covers_a_small_table_where_the_others_are_empty(domain) -> None:
+    """60 positives, d = 4, ε = 4: composition plans windows larger than the table (an
+    empty rectangle); auto, at the public N, picks the quantile box, which is not empty
+    and leaves most positives inside."""
+    X = _small_table()
+    doms = [domain] * 4
+    p = plan(epsilon=4.0, delta=1e-6, domains=doms, positives=len(X))
+    assert p.chosen.method == "quantiles"
+    assert predicted_at(p.candidates["composition"], len(X)) >= 0.9 * len(X)
+    inside = []
+    for seed in range(5):
+        res = run_plan(NumpyEngine.from_features(X, doms), doms, ["a", "b", "c", "d"], p,
+                       RandomSource(seed))
+        assert all(lo <= hi for lo, hi in zip(res.lower_index, res.upper_index, strict=True))
+        ok = np.ones(len(X), dtype=bool)
+        for j, dom in enumerate(doms):
+            idx = dom.to_index(dom.encode(X[:, j]))
+            ok &= (idx >= np.uint64(res.lower_index[j])) & (idx <= np.uint64(res.upper_index[j]))
+        inside.append(ok.mean())
+    assert np.mean(inside) >= 0.6
+
+
+def test_same_seed_same_box_and_order_free() -> None:
+    """The box depends on the multiset of rows only (row order changes nothing)."""
+    X = _small_table(200)
+    doms = [FloatOrder()] * 4
+    args = dict(origin=False, centre_rate=Fraction(1, 4), side_epsilon=Fraction(1, 2),
+                target=1, decay=Fraction(1, 2))
+    a = run_quantile_box(NumpyEngine.from_features(X, doms), doms, rng=RandomSource(7), **args)
+    b = run_quantile_box(NumpyEngine.from_features(X[::-1].copy(), doms), doms,
+                         rng=RandomSource(7), **args)
+    assert a == b
+
+
+def test_target_trades_positives_for_a_tighter_box() -> None:
+    X = _small_table(2000, 2)
+    doms = [Grid(0.0, 10.0, 1000)] * 2
+    width = {}
+    for target in (0, 100):
+        lows, highs = [], []
+        for seed in range(6):
+            lo, hi = run_quantile_box(NumpyEngine.from_features(X, doms), doms, origin=False,
+                                      centre_rate=Fraction(1, 2), side_epsilon=Fraction(1),
+                                      target=target, rng=RandomSource(seed),
+                                      decay=Fraction(1, 2))
+            lows.append(lo[0])
+            highs.append(hi[0])
+        width[target] = np.mean(highs) - np.mean(lows)
+    assert width[100] < width[0]
+
+
+def test_plan_is_checked_and_a_wrong_rate_is_refused() -> None:
+    """The check re-derives the box from the rates the sampler uses: doubling the
+    centre's rate (a monotone depth mechanism at rate c is c-DP under add/remove) or the
+    sides' ε breaks the stated guarantee, and the check refuses."""
+    doms = [FloatOrder()] * 3
+    p = plan(epsilon=1.0, delta=1e-6, domains=doms, method="quantiles")
+    q = p.chosen
+    assert q.method == "quantiles" and p.check is not None
+    check_fit_plan(q, doms, beta=1e-4, shape="general")
+    for key in ("centre_rate", "side_epsilon"):
+        bad = dataclasses.replace(q, details={**q.details,
+                                              key: str(2 * Fraction(q.details[key]))})
+        with pytest.raises(GuaranteeCheckError):
+            check_fit_plan(bad, doms, beta=1e-4, shape="general")
+    origin = plan(epsilon=1.0, delta=1e-6, domains=doms, method="quantiles", shape="origin")
+    assert origin.chosen.details["centre_rate"] is None
+    with pytest.raises(GuaranteeCheckError):  # a centre the origin shape does not draw
+        check_fit_plan(q, doms, beta=1e-4, shape="origin")
+
+
+def test_quantiles_guarantee_is_the_composition_of_its_mechanisms() -> None:
+    doms = [IntegerRange(0, 16)] * 8
+    p = plan(epsilon=1.0, delta=1e-6, domains=doms, method="quantiles")
+    comp = plan(epsilon=1.0, delta=1e-6, domains=doms, method="composition")
+    assert p.chosen.ip_epsilon == comp.chosen.ip_epsilon  # R = 2d mechanisms, same ε₀
+    assert p.chosen.guarantee.epsilon <= 1.0
+
+
+def test_auto_keeps_its_old_choice_on_a_large_table() -> None:
+    doms = [IntegerRange(0, 2359)] * 6
+    p = plan(epsilon=1.0, delta=1e-6, domains=doms, positives=80_100)
+    assert p.chosen.method == "composition"
+
+
+def test_target_miss_needs_n() -> None:
+    with pytest.raises(ParameterError):
+        plan(epsilon=1.0, delta=1e-6, domains=[FloatOrder()], method="quantiles",
+             target_miss=0.05)
+    with pytest.raises(ParameterError):
+        plan(epsilon=1.0, delta=1e-6, domains=[FloatOrder()], target_miss=1.5)
+    p = plan(epsilon=1.0, delta=1e-6, domains=[FloatOrder()], method="quantiles",
+             target_miss=0.05, positives=1000)
+    assert p.chosen.details["target_miss"] == 0.05
+
+
+def test_the_plan_prints_the_target_and_the_widening() -> None:
+    """Item 3 of issue #44: the target in rows per side at N, and the predicted FP-side
+    widening, the prior's mean overshoot e^−μ/(1 − e^−μ) steps of 2^(1/r) each."""
+    from dprect.core.quantile_box import STEPS_PER_OCTAVE, overshoot_steps
+
+    p = plan(epsilon=1.0, delta=1e-6, domains=[FloatOrder()] * 4, method="quantiles",
+             target_miss=0.05, positives=3000)
+    text = p.table()
+    assert "each of its 8 sides aims at 18 clipped rows (at N = 3,000)" in text
+    mu = Fraction(p.chosen.details["decay"])
+    steps = overshoot_steps(mu)
+    assert steps == pytest.approx(np.exp(-float(mu)) / (1 - np.exp(-float(mu))))
+    wide = 2 ** (steps / STEPS_PER_OCTAVE) - 1
+    assert f"about {100 * wide:.0f}% farther" in text
+    assert "quantiles:" not in plan(epsilon=1.0, delta=1e-6, domains=[FloatOrder()] * 4,
+                                    method="composition").table()
+
+
+@pytest.mark.parametrize(("n", "d", "epsilon"), [(400, 3, 2.0), (60, 2, 4.0), (100, 2, 1.0)])
+def test_the_planned_miss_is_calibrated_on_a_normal_table(n: int, d: int,
+                                                          epsilon: float) -> None:
+    """Item 3 of #44's acceptance on the model's own ground: the planner's predicted
+    share outside (quantiles_predicted at the true N) within 25% of the measured mean, or
+    within 0.02, over 40 seeded runs on normal positives on a public grid. Seeded, so the
+    measured mean is one fixed number (0.009, 0.028, 0.047 here; planned 0.006, 0.019,
+    0.033); the old model (rows spread evenly over 12 steps, the sides' clips summed)
+    planned 0.138 for the third and fails."""
+    X = np.random.default_rng(1).normal(3.0, 1.0, size=(n, d))
+    doms = [Grid(-10, 10, 4000)] * d
+    p = plan(epsilon=epsilon, delta=1e-6, domains=doms, method="quantiles")
+    fn = [1 - run_plan(NumpyEngine.from_features(X, doms), doms, [f"x{j}" for j in range(d)],
+                       p, RandomSource(seed=s)).contains(X).mean() for s in range(40)]
+    measured, planned = float(np.mean(fn)), predicted_at(p.chosen, n) / n
+    assert abs(planned - measured) <= max(0.02, 0.25 * measured), (planned, measured)

@@ -1,0 +1,211 @@
+"""The small groups' quantiles (docs/privacy.md §11a, "Small groups";
+:mod:`dprect.core.quantile_centre`): the centre's law is ε_c-DP, the windowed draw under
+the decaying base measure follows its law exactly (χ², with power against the law
+without the decay), the plan's check re-derives both splits and refuses a wrong
+constant, and a group of 300 rows gets its p10 and p90 near its data where the uniform
+measure over the whole grid sends them anywhere."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dprect.core import guarantee_check
+from dprect.core.guarantee_check import GuaranteeCheckError, check_quantiles_plan
+from dprect.core.quantile_centre import (
+    DECAY,
+    WINDOW_DECADES,
+    block_levels,
+    blocks,
+    centre_pieces,
+    draw_near,
+    levels,
+    restrict,
+    sign_pieces,
+    window,
+)
+from dprect.core.quantiles import (
+    plan_quantiles,
+    quantile_grid,
+    quantile_law,
+    quantile_statistics,
+    release_cell,
+)
+from dprect.core.randomness import RandomSource
+
+GRID = quantile_grid("decimal", 5)
+
+
+def test_blocks_and_window_follow_the_magnitudes() -> None:
+    x = np.array([-1e300, -12.0, -1.0, -5e-324, 0.0, 1e-300, 1.0, 12.0, 1e300])
+    b = blocks(GRID, GRID.encode(x))
+    assert b[3] == b[4] == 0  # zero's block
+    assert b[1] == b[7] and b[2] == b[6] and b[1] == b[2] + 1  # one block per decade
+    centre = int(b[7])  # the decade [10, 100)
+    ranges = window(GRID, centre, 1)  # the median's sign class: zero (no side favoured)
+    inside = [any(a <= i < z for a, z in ranges) for i in GRID.encode(x).tolist()]
+    assert inside == [False, True, True, True, True, False, True, True, False]
+    probe = GRID.encode(np.array([15.0, -15.0, 1.5, 1e5, 0.0, -1e3, 1e3]))
+    assert levels(GRID, centre, 1, probe).tolist() == [0, 0, 1, 4, 2, 2, 2]
+    assert levels(GRID, centre, 2, probe).tolist() == [0, 2, 1, 4, 2, 4, 2]  # positive
+    ranges = window(GRID, centre, 2)
+    assert [any(a <= i < z for a, z in ranges) for i in probe.tolist()] == \
+        [True, True, True, True, True, True, True]
+    assert not any(a <= int(GRID.encode(np.array([-1e4]))[0]) < z for a, z in ranges)
+    assert int(block_levels(GRID, centre, np.array([centre + WINDOW_DECADES]))[0]) \
+        == WINDOW_DECADES
+
+
+def test_centre_law_is_centre_epsilon_dp() -> None:
+    """The centre's float law on a table and on one-row neighbours: the worst log-ratio is
+    within ε_c and above ε_c/2 (the rate ε_c/4 per half row is not doubled or halved)."""
+    eps = 0.8
+    base = np.array([0.3, 1.0, 2.0, 2.0, 30.0, 45.0, 700.0, -5.0])
+
+    def law(x: np.ndarray) -> np.ndarray:
+        st = quantile_statistics(x, plan_quantiles([0.5], 1.0))
+        p = centre_pieces(GRID, st.keys, st.counts, eps)
+        # per block (the pieces tile the blocks; split them to single blocks)
+        out = np.zeros(GRID.per_sign // GRID.per_decade + 1)
+        probs = p.probabilities()
+        for s, z, pr in zip(p.starts.tolist(), p.sizes.tolist(), probs, strict=True):
+            out[s:s + z] = pr / z
+        return out
+
+    p = law(base)
+    worst = 0.0
+    for extra in (-1e9, 0.0, 0.5, 3.0, 40.0, 1e12):
+        q = law(np.append(base, extra))
+        worst = max(worst, float(np.max(np.abs(np.log(p) - np.log(q)))))
+    assert worst <= eps * (1 + 1e-9)
+    assert worst > 0.3 * eps  # the rate ε_c/4 per half row, not halved
+
+
+def test_sign_law_is_its_epsilon_dp() -> None:
+    """The sign's float law (three classes) on a table and its one-row neighbours: the
+    worst log-ratio is within its ε and above a quarter of it (not a halved rate)."""
+    eps = 0.6
+    base = np.array([-3.0, -1.0, 0.0, 2.0, 5.0, 9.0])
+
+    def law(x: np.ndarray) -> np.ndarray:
+        st = quantile_statistics(x, plan_quantiles([0.5], 1.0))
+        p = sign_pieces(GRID, st.keys, st.counts, eps)
+        out = np.zeros(3)
+        for s, z, pr in zip(p.starts.tolist(), p.sizes.tolist(), p.probabilities(),
+                            strict=True):
+            out[s:s + z] = pr / z
+        return out
+
+    p = law(base)
+    worst = max(float(np.max(np.abs(np.log(p) - np.log(law(np.append(base, e))))))
+                for e in (-7.0, 0.0, 4.0))
+    assert eps / 4 < worst <= eps * (1 + 1e-9)
+
+
+def _law_by_block(pieces, ranges, offsets, centre: int, sign: int, decay: float) -> dict:
+    """The windowed draw's law per (sign, block), in floating point."""
+    probs: dict[tuple[int, int], float] = {}
+    logw = []
+    cats = []
+    rate = pieces.epsilon / 2
+    for s, z, d in zip(pieces.starts.tolist(), pieces.sizes.tolist(),
+                       pieces.depths.tolist(), strict=True):
+        y = s
+        while y < s + z:  # split the piece at its ranges and decades
+            r = int(np.searchsorted(offsets, y, side="right")) - 1
+            i = ranges[r][0] + (y - offsets[r])
+            b = int(blocks(GRID, np.array([i]))[0])
+            end = min(s + z, offsets[r] + ranges[r][1] - ranges[r][0])
+            if b > 0:  # to the end of this decade
+                if i > GRID.zero:
+                    stop = GRID.zero + 1 + b * GRID.per_decade
+                else:
+                    stop = GRID.per_sign - (b - 1) * GRID.per_decade
+                end = min(end, y + (stop - i))
+            lv = int(levels(GRID, centre, sign, np.array([i]))[0])
+            logw.append(math.log(end - y) + rate * d - decay * lv)
+            cats.append((int(i > GRID.zero) - int(i < GRID.per_sign), b))
+            y = end
+    w = np.exp(np.array(logw) - max(logw))
+    w /= w.sum()
+    for c, p in zip(cats, w, strict=True):
+        probs[c] = probs.get(c, 0.0) + float(p)
+    return probs
+
+
+def test_windowed_draw_follows_its_law_with_power() -> None:
+    x = np.array([3.0, 5.0, 8.0, 8.0, 12.0, 40.0])
+    plan = plan_quantiles([0.5], 0.02, centre=False)
+    st = quantile_statistics(x, plan)
+    pieces = quantile_law(st, plan, 0)
+    centre = int(blocks(GRID, GRID.encode(np.array([8.0])))[0])
+    sign = 2  # positive
+    ranges = window(GRID, centre, sign)
+    cut, offsets = restrict(pieces, ranges)
+    rng = RandomSource(9)
+    n = 3000
+    drawn = [draw_near(pieces, plan.rates[0], GRID, centre, sign, rng) for _ in range(n)]
+    got: dict[tuple[int, int], int] = {}
+    for i in drawn:
+        b = int(blocks(GRID, np.array([i]))[0])
+        key = (int(i > GRID.zero) - int(i < GRID.per_sign), b)
+        got[key] = got.get(key, 0) + 1
+
+    def pvalue(law: dict) -> float:
+        keys = sorted(set(law) | set(got))
+        obs = np.array([got.get(k, 0) for k in keys], dtype=float)
+        exp = np.array([law.get(k, 0.0) for k in keys]) * n
+        assert (exp[obs > 0] > 0).all()  # nothing drawn outside the law's support
+        return float(stats.chisquare(obs, exp * obs.sum() / exp.sum()).pvalue)
+
+    assert pvalue(_law_by_block(cut, ranges, offsets, centre, sign, float(DECAY))) > 1e-4
+    assert pvalue(_law_by_block(cut, ranges, offsets, centre, sign, 0.0)) < 1e-6  # power
+
+
+def test_check_rederives_both_splits_and_refuses_wrong_constants(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    plan = plan_quantiles([0.1, 0.5, 0.9], 1.0, columns=2)
+    assert plan.counted and not plan.centred and plan.branch(0).centred
+    assert plan.check is not None and plan.check.epsilon <= 1.0
+    assert plan.check.epsilon > 0.99  # both splits spend the column's ε
+    for field, factor in (("small_epsilon_each", 1.01), ("small_centre_epsilon", 1.05),
+                          ("count_epsilon", 1.2), ("epsilon_each", 1.01)):
+        wrong = dataclasses.replace(plan, **{field: getattr(plan, field) * factor})
+        with pytest.raises(GuaranteeCheckError):
+            check_quantiles_plan(wrong)
+    with pytest.raises(GuaranteeCheckError):  # more columns than the budget was split for
+        check_quantiles_plan(dataclasses.replace(plan, columns=3))
+    monkeypatch.setattr(guarantee_check, "QUANTILE_SENSITIVITY", 2)
+    with pytest.raises(GuaranteeCheckError):
+        check_quantiles_plan(plan)
+
+
+def test_rows_needed_is_stated_and_the_split_follows_the_count() -> None:
+    plan = plan_quantiles([0.1, 0.5, 0.9], 1.0)
+    assert plan.split_rows > 0 and plan.rows_needed() > 0
+    assert plan.to_json()["rows_needed"] == plan.rows_needed()
+    assert plan.branch(plan.split_rows) is plan
+    small = plan.branch(plan.split_rows - 1)
+    assert small.centred and small.epsilon_each == plan.small_epsilon_each
+
+
+def test_small_groups_land_near_their_data() -> None:
+    """300 rows of a log-normal column at ε = 1: with the centre every released value
+    lies within the window's decades of the data's scale (|v| ≤ 10^4·max|x|) over 30
+    seeds; the uniform measure over the whole grid (the mechanism before) sends some
+    beyond it (power)."""
+    x = np.random.default_rng(5).lognormal(3, 1, 300)
+    lo, hi = -(10.0 ** WINDOW_DECADES) * x.max(), 10.0 ** WINDOW_DECADES * x.max()
+    for centre, expect_near in ((None, True), (False, False)):
+        plan = plan_quantiles([0.1, 0.5, 0.9], 1.0, centre=centre)
+        st = quantile_statistics(x, plan)
+        near = []
+        for seed in range(30):
+            cell = release_cell(st, plan, RandomSource(seed))
+            near.append(all(lo <= v <= hi for v in cell.values))
+            assert cell.small is (True if centre is None else None)
+        assert all(near) is expect_near

@@ -1,0 +1,65 @@
+"""benchmarks/small_tables.py's acceptance arithmetic and the real peers' runner
+(benchmarks/peers/run_boxes.py) without the peer libraries: a peer's boxes scored on known
+rows (a failed call and a crossed pair are empty boxes), the best peer and the verdict of
+issue #44 in one cell."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import run_boxes
+import small_tables as st
+
+from dprect.core.domains import FloatOrder, Grid
+
+
+def _table() -> SimpleNamespace:
+    X = np.array([[1.0, 5.0], [2.0, 6.0], [3.0, 7.0], [4.0, 8.0], [9.0, 9.0]])
+    return SimpleNamespace(domains=[FloatOrder(), Grid(0.0, 10.0, 10)], X=X,
+                           y=np.array([True, True, True, False, False]))
+
+
+def test_a_peer_box_is_scored_in_its_key_space() -> None:
+    t = _table()
+    # axis 0 by value, axis 1 by grid index (5.0 -> 5, 6.0 -> 6, 7.0 -> 7, 8.0 -> 8)
+    whole = {"lo": [1.0, 5.0], "hi": [4.0, 8.0]}  # every positive, 1 of 2 negatives
+    part = {"lo": [1.5, 5.0], "hi": [4.0, 7.0]}  # 2 of 3 positives, no negative
+    crossed = {"lo": [3.0, 5.0], "hi": [2.0, 8.0]}  # empty
+    failed = {"lo": [None, 5.0], "hi": [None, 8.0]}  # the library raised
+    got = st.peer_cell(t, [whole, part, crossed, failed])
+    assert got["fn"] == pytest.approx((0 + 1 / 3 + 1 + 1) / 4)
+    assert got["fp"] == pytest.approx((0.5 + 0 + 0 + 0) / 4)
+    assert got["balanced"] == pytest.approx((got["fn"] + got["fp"]) / 2)
+    assert got["empty_runs"] == 1 and got["failed_runs"] == 1
+
+
+def _cell(auto: tuple[float, float], **peers: tuple[float, float]) -> dict:
+    def score(fn: float, fp: float) -> dict:
+        return {"fn": fn, "fp": fp, "balanced": (fn + fp) / 2}
+    return {"auto": score(*auto), "quantiles": score(0.1, 0.0), "planned_quantiles": 0.11,
+            **{p: score(*v) for p, v in peers.items()}}
+
+
+def test_the_verdict_of_a_cell() -> None:
+    c = _cell((0.1, 0.3), opendp=(0.2, 0.3), diffprivlib=(0.0, 0.5), pydp=(0.4, 0.0))
+    st.judge(c, ["opendp", "diffprivlib", "pydp"])
+    assert c["best_peer"] == "pydp" and c["pass"]  # 0.2 ≤ 0.2 + 0.02
+    c = _cell((0.1, 0.3), opendp=(0.2, 0.3), diffprivlib=(0.0, 0.5), pydp=(0.2, 0.0))
+    st.judge(c, ["opendp", "diffprivlib", "pydp"])
+    assert c["best_peer"] == "pydp" and not c["pass"]  # 0.2 > 0.1 + 0.02
+    c = _cell((1.0, 0.0), opendp=(0.99, 0.0))  # auto empty, the peer is not: fails
+    st.judge(c, ["opendp"])
+    assert c["auto_empty_where_peer_not"] and not c["pass"]
+    c = _cell((1.0, 0.0), opendp=(1.0, 0.0))  # both empty: passes
+    st.judge(c, ["opendp"])
+    assert not c["auto_empty_where_peer_not"] and c["pass"]
+    assert c["plan_calibrated"]  # |0.11 − 0.1| ≤ 0.02
+
+
+def test_a_library_error_is_a_missing_pair() -> None:
+    def boom(*_: object) -> tuple[float, float]:
+        raise RuntimeError("Can't find a candidate to return")
+    assert run_boxes.released(boom, np.zeros(3), {}, 0.01, 0.1) == (None, None)
+    assert run_boxes.released(lambda *_: (1.0, 2.0), np.zeros(3), {}, 0.01, 0.1) == (1.0, 2.0)
