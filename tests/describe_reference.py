@@ -1,7 +1,11 @@
 """An independent re-draw of a describe run for tests (issue #23): the documented draw
-order — one stream per group, seeded by the run's source in the group order; in a
-group's stream every centre first (columns in order), then per cell the lower side, the
-upper side, the count noise, the sum noise — with the sorted-array functions of
+order (docs/privacy.md §11, "Draw order") — one stream per group, seeded by the run's
+source in the group order; in a group's stream its counts' noises first (columns in
+order), the split of each cell picked by its released count, the seed of a second stream
+if a cell got a smaller split, its own centres, then per cell of the plan's own split the
+lower side, the upper side and the sum noise; then, per column, the anchor (the lower
+median of those cells' released means) and each group's cells of smaller splits from its
+second stream — with the sorted-array functions of
 :mod:`dprect.core.tail_bounds` and the row-by-row truncated sum
 (:func:`~dprect.core.aggregates.centred_integer_sum`), not the statistics route. An engine
 whose order or truncation differs from the documented one disagrees with it."""
@@ -45,48 +49,98 @@ def reference_describe(plan: DescribePlan, table: pa.Table, columns: Sequence[st
             row.append(np.sort(x[np.isfinite(x)]))
         data.append(row)
     streams = [RandomSource.stream(s) for s in rng.stream_seeds(len(data))]
-    centres = [[draw_centre(x, plan.centre_rate, r) for x in row]
-               for row, r in zip(data, streams, strict=True)]
-    k = plan.sum_sensitivity
-    out = []
-    for row, crow, rng in zip(data, centres, streams, strict=True):
-        cells = []
-        for x, c in zip(row, crow, strict=True):
-            lo, hi = (_side(x, c, side, plan, rng) for side in ("lower", "upper"))
-            if not plan.statistics:
-                cells.append(Cell(lo, hi))
-                continue
-            assert plan.count_scale is not None
-            noisy_n = len(x) + rng.discrete_laplace(plan.count_scale)
-            if plan.sum_scale is None:  # count only: no sum noise
-                n_out = float(max(noisy_n, 0))
-                cells.append(Cell(lo, hi, n_out, intervals=query_intervals(
-                    ("count",), plan.interval_level, plan.count_epsilon, 0.0, k, lo, hi,
-                    c, 0.0, noisy_n, None, n_out, None, None)))
-                continue
-            p = choose_pivot(lo, c, hi, plan.count_epsilon, plan.sum_epsilon)
-            noisy_s = centred_integer_sum(x, lo, hi, p, k) + rng.discrete_laplace(
-                plan.sum_scale)
-            gamma = float(max(Fraction(hi) - Fraction(p), Fraction(p) - Fraction(lo)) / k)
-            count = max(noisy_n, 0)
-            mean = min(max(p + gamma * noisy_s / max(1, noisy_n), lo), hi)
-            want = set(plan.statistics)
-            total = p * count + gamma * noisy_s
-            # the intervals: post-processing of the released values and ñ, S̃ (privacy.md §15)
-            spans = query_intervals(plan.statistics, plan.interval_level, plan.count_epsilon,
-                                    plan.sum_epsilon, k, lo, hi, p, gamma, noisy_n, noisy_s,
-                                    float(count), total, mean)
-            cells.append(Cell(lo, hi, float(count) if "count" in want else None,
-                              total if "sum" in want else None,
-                              mean if "mean" in want else None, spans))
-        out.append(cells)
+    tiers = plan.tiers
+    # round one: per group its counts, its second stream's seed (if a cell got a smaller
+    # split), its own centres, then the cells of the plan's own split
+    counts, picks, centres, resume = [], [], [], []
+    for row, r in zip(data, streams, strict=True):
+        n = [None if plan.count_scale is None else len(x) + r.discrete_laplace(
+            plan.count_scale) for x in row]
+        k = [_tier(plan, v) for v in n]
+        resume.append(r.randbits(128) if any(k) else None)
+        centres.append([None if tiers[i].anchored else draw_centre(x, tiers[i].centre_rate, r)
+                        for x, i in zip(row, k, strict=True)])
+        counts.append(n)
+        picks.append(k)
+    out: list[list[Any]] = []
+    means: list[list[Any]] = []
+    for row, crow, nrow, krow, r in zip(data, centres, counts, picks, streams, strict=True):
+        done = [_cell(x, c, tiers[0], n, plan, r) if k == 0 else (None, None)
+                for x, c, n, k in zip(row, crow, nrow, krow, strict=True)]
+        out.append([c for c, _ in done])
+        means.append([m for _, m in done])
+    # the anchors: per column the lower median of the own split's released means (its
+    # centres without a sum), else of every own centre, else 0
+    anchors = []
+    for j in range(len(columns)):
+        first = sorted((c if m is None else m) for crow, mrow, krow in
+                       zip(centres, means, picks, strict=True)
+                       if (c := crow[j]) is not None and krow[j] == 0 for m in [mrow[j]])
+        pool = first or sorted(c for crow in centres if (c := crow[j]) is not None)
+        anchors.append(pool[(len(pool) - 1) // 2] if pool else 0.0)
+    # round two: each such group's cells of smaller splits from its second stream
+    for g, row in enumerate(data):
+        if resume[g] is None and not any(picks[g]):
+            continue
+        r2 = RandomSource.stream(resume[g])
+        for j, x in enumerate(row):
+            if picks[g][j]:
+                own, a = centres[g][j], anchors[j]
+                c = a if own is None or abs(own) < abs(a) * 2.0 ** -6 else own
+                out[g][j] = _cell(x, c, tiers[picks[g][j]], counts[g][j], plan, r2)[0]
     return out
 
 
-def _side(x: np.ndarray, centre: float, side: str, plan: Any, rng: RandomSource) -> float:
-    """One side's bound from the whole candidate array and its tail counts by bisection
-    (not the statistics' lazy stream and interval sums the engines read)."""
+def _tier(plan: DescribePlan, noisy: int | None) -> int:
+    if noisy is None:
+        return 0
+    return next(i for i, t in enumerate(plan.tiers)
+                if t.min_count is None or noisy >= t.min_count)
+
+
+def _cell(x: np.ndarray, c: float, tier: Any, noisy_n: int | None, plan: DescribePlan,
+          rng: RandomSource) -> tuple[Cell, float | None]:
+    lo, hi = (_side(x, c, side, tier, rng) for side in ("lower", "upper"))
+    if not plan.statistics:
+        return Cell(lo, hi), None
+    assert noisy_n is not None
+    k = tier.sum_sensitivity
+    if tier.sum_scale is None:  # count only: no sum noise
+        n_out = float(max(noisy_n, 0))
+        return Cell(lo, hi, n_out, intervals=query_intervals(
+            ("count",), plan.interval_level, plan.count_epsilon, 0.0, k, lo, hi, c, 0.0,
+            noisy_n, None, n_out, None, None)), None
+    p = choose_pivot(lo, c, hi, plan.count_epsilon, tier.sum_epsilon)
+    noisy_s = centred_integer_sum(x, lo, hi, p, k) + rng.discrete_laplace(tier.sum_scale)
+    gamma = float(max(Fraction(hi) - Fraction(p), Fraction(p) - Fraction(lo)) / k)
+    count = max(noisy_n, 0)
+    mean = min(max(p + gamma * noisy_s / max(1, noisy_n), lo), hi)
+    want = set(plan.statistics)
+    total = p * count + gamma * noisy_s
+    # the intervals: post-processing of the released values and ñ, S̃ (privacy.md §15), at
+    # the cell's split (a public function of its released count)
+    spans = query_intervals(plan.statistics, plan.interval_level, plan.count_epsilon,
+                            tier.sum_epsilon, k, lo, hi, p, gamma, noisy_n, noisy_s,
+                            float(count), total, mean)
+    return Cell(lo, hi, float(count) if "count" in want else None,
+                total if "sum" in want else None,
+                mean if "mean" in want else None, spans), mean
+
+
+def _side(x: np.ndarray, centre: float, side: str, tier: Any, rng: RandomSource) -> float:
+    """One side's bound from the whole candidate array (every ``tier.stride``-th) and its
+    tail counts by bisection (not the statistics' lazy stream and interval sums the
+    engines read)."""
     cands = candidates(centre, side)  # type: ignore[arg-type]
-    k = draw_step(tail_counts(x, cands, side), CandidateStream(centre, side),  # type: ignore[arg-type]
-                  plan.target, plan.side_rate, rng)
-    return float(cands[k])
+    s = tier.stride
+    k = draw_step(tail_counts(x, cands, side)[::s], _Every(CandidateStream(centre, side), s),  # type: ignore[arg-type]
+                  tier.target, tier.side_rate, rng)
+    return float(cands[k * s])
+
+
+class _Every:
+    def __init__(self, stream: CandidateStream, s: int) -> None:
+        self.stream, self.s = stream, s
+
+    def has(self, k: int) -> bool:
+        return self.stream.has(k * self.s)

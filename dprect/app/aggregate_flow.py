@@ -243,7 +243,8 @@ def _quantiles_plan(values: Mapping[str, Any], statistics: Sequence[str],
     plan: QuantilePlan = QUANTILES.plan(statistics, values["epsilon"],
                                         len(_columns(values, name)),
                                         neighbouring=values.get("neighbouring"),
-                                        beta=values.get("beta"))
+                                        beta=values.get("beta"),
+                                        interval_level=values.get("interval_level"))
     return plan
 
 
@@ -264,7 +265,12 @@ def quantile_lines(the_plan: QuantilePlan, columns: Sequence[str], groups: int |
         f"and each quantile at {the_plan.small_epsilon_each:.4g} near it",
         f"plan: a group needs about {the_plan.rows_needed():,} rows (beta "
         f"{the_plan.beta:g}); a cell whose noisy count is below is flagged "
-        "below_rows_needed"]
+        "below_rows_needed",
+        f"plan: rank interval at level {the_plan.interval_level:g}: from "
+        f"{the_plan.split_rows:,} rows (noisy) each quantile's ranks lie within "
+        f"{the_plan.interval_rank_error:,.1f} rows of the grid's best for q*n (all together; "
+        "<name>_rank_error), "
+        "below it no unconditional statement (empty)"]
 
 
 @dataclass(frozen=True)

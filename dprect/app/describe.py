@@ -100,8 +100,9 @@ def aggregate(data: object, columns: Sequence[str] | None = None, *,
     each row also flags a cell whose noisy count is below the plan's ``rows_needed``).
     One run draws one mechanism's statistics; an option of another mechanism is refused.
     :func:`dprect.bounds` and :func:`describe` are its presets (``["coverage"]`` and
-    ``["bounds", "count", "sum", "mean"]``). The other parameters (``interval_level`` too:
-    the level of the noise intervals, not the quantiles') are theirs. Returns a
+    ``["bounds", "count", "sum", "mean"]``). The other parameters are theirs;
+    ``interval_level`` is also the level of each quantile's ``<name>_rank_error``
+    (docs/privacy.md §15). Returns a
     :class:`~dprect.core.bounds.BoundsResult`, a
     :class:`~dprect.core.aggregates.DescribeResult` or a
     :class:`~dprect.core.quantile_release.QuantileResult`."""
@@ -109,12 +110,13 @@ def aggregate(data: object, columns: Sequence[str] | None = None, *,
     from dprect.app.api import grouped_columns
 
     if _quantiles_asked(statistics):
-        if (query_epsilon, coverage, grid, rows, interval_level) != (None,) * 5:
-            raise ParameterError("query_epsilon, coverage, grid, rows and interval_level "
-                                 "are not the quantiles' options")
+        if (query_epsilon, coverage, grid, rows) != (None,) * 4:
+            raise ParameterError("query_epsilon, coverage, grid and rows are not the "
+                                 "quantiles' options")
         return _quantiles(data, columns, statistics, epsilon=epsilon, delta=delta,
                           group_by=group_by, groups=groups, seed=seed,
-                          neighbouring=neighbouring, beta=beta, budget=budget)
+                          neighbouring=neighbouring, beta=beta, budget=budget,
+                          interval_level=interval_level)
     mechanism, asked = asked_statistics(statistics)
     if mechanism is not COVERAGE and coverage is not None:
         raise ParameterError("coverage, grid and rows are the coverage bounds' options")
@@ -145,7 +147,8 @@ def _quantiles(data: object, columns: Sequence[str] | None, statistics: str | Se
                *, epsilon: float, delta: float | None, group_by: object,
                groups: Sequence[object] | None, seed: int | None,
                neighbouring: str | None, beta: float | None,
-               budget: PrivacyBudget | None) -> QuantileResult:
+               budget: PrivacyBudget | None, interval_level: float | None = None
+               ) -> QuantileResult:
     """:func:`aggregate`'s quantiles (:mod:`dprect.core.quantile_release`): planned and
     checked before the engine counts, counted by the numpy engine's primitive on the
     :data:`~dprect.core.statistic.QUANTILES` spec, charged like describe."""
@@ -161,7 +164,7 @@ def _quantiles(data: object, columns: Sequence[str] | None, statistics: str | Se
     names, values, group, group_list = grouped_columns(data, columns, group_by, groups,
                                                        "column to summarise")
     the_plan = QUANTILES.plan(asked, epsilon, len(names), neighbouring=neighbouring,
-                              beta=beta)
+                              beta=beta, interval_level=interval_level)
     rng = RandomSource(seed=seed)
     with charged(budget, the_plan.guarantee, QUANTILES.name, names) as ticket:
         cells = grouped_statistics(values, group, len(group_list),

@@ -48,14 +48,27 @@ then by post-processing count = max(ñ, 0),
 sum = p·count + γ·S̃ and mean = clamp(p + γ·S̃/max(1, ñ), L, U). The rounding moves the
 sum by at most γ/2 in all (w·2^−(K+1)), the truncation by less than 2^−29·Σ|x|.
 
-**Guarantee.** Per column: centre ε_c + sides ε_s + count ε_n + sum ε_S = ε_col
-(up to the 10⁻⁹ shrink; ε_S = 0 and no sum noise for a count-only run), sequential;
+**Guarantee.** Per column: centre ε_c + sides ε_s + count ε_n + sum ε_S = ε_col under
+every split a released count may pick (below; up to the 10⁻⁹ shrink; ε_S = 0 and no sum
+noise for a count-only run), sequential;
 d columns, sequential; public groups hold disjoint rows, so they compose in parallel:
 ONE charge of ε whatever the number of groups. Under replace-one neighbours the
 add/remove plan spends ε/2 (group privacy). The independent check
 (:func:`dprect.core.guarantee_check.check_describe_plan`) re-derives it from the exact
-rates the samplers use, and re-derives the split: the sum noise drawn iff a sum or a mean
-is asked, the drawn noises spending the requested ε.
+rates the samplers use, every split's, and re-derives the split: the sum noise drawn iff
+a sum or a mean is asked, the drawn noises spending the requested ε.
+
+**Small groups** (issue #41; docs/privacy.md §11, "Small groups" and Theorem D′). When a
+statistic is asked, each cell's count ñ is released first and picks the split of the rest
+(:attr:`DescribePlan.tiers`, :meth:`DescribePlan.tier_index`): the shares above for
+ñ ≥ ⌈ln(2/β)/ε_n + (4/ε_c)·ln(m/β)⌉, then the centre's ε doubled (up to ``CENTRE_TIERS``
+− 1 times, at most ``CENTRE_CAP`` of what the count leaves; the sides keep ε_s, the sum
+takes the rest) for smaller counts by the same rule, and last an anchored split: no
+centre draw — the column's anchor, the lower median of the released means of the cells
+under the plan's own split (:func:`anchor_centres`) — its sides on every
+``SMALL_STRIDE``-th candidate. Adaptive composition: every split spends ε_col with the
+count, so the guarantee is the plan's whatever the counts; the anchored centre reads
+other groups' releases only (parallel composition).
 
 **Phases and draw order** (identical across engines for a seed). The mechanism reads the
 rows through sufficient statistics only (:mod:`dprect.core.describe_stats`): first each
@@ -66,12 +79,15 @@ sums (:class:`~dprect.core.describe_stats.BinStatistics`): an engine reads the r
 whatever the number of groups and columns. The draws: one stream per public group —
 with a seed, a 128-bit seed per group drawn from the run's source in the public group
 order (:meth:`~dprect.core.randomness.RandomSource.stream_seeds`); from OS entropy, the
-OS — and within a group's stream, its centres (columns in order), then per column the
-lower side, the upper side, the count noise and the sum noise (none on a count-only run),
-then the sum-of-squares noise only when a variance or a std is asked
+OS — and within a group's stream, its counts' noises (columns in order), the seed of its
+second stream if a cell got a smaller split, its own centres (columns in order), then per
+column of the plan's own split the lower side, the upper side and the sum noise (none on
+a count-only run), then the sum-of-squares noise only when a variance or a std is asked
 (:mod:`dprect.core.variance`, docs/privacy.md §17; :func:`describe_block`).
 So the groups can be drawn in blocks, in any order, in other processes
-(:func:`describe_blocks` takes the ``map`` to use), with the same result for a seed.
+(:func:`describe_blocks` takes the ``map`` to use), with the same result for a seed; then
+the driver makes the anchors and the blocks draw the smaller splits' cells through the
+same ``map``, each group's from its second stream (:func:`finish_small`).
 :func:`run_describe` (arrays) and the Spark route feed the same statistics to the same
 functions.
 """
@@ -104,7 +120,7 @@ from dprect.core.describe_stats import (
 from dprect.core.errors import ParameterError
 from dprect.core.guarantee_check import CheckReport, check_describe_plan
 from dprect.core.intervals import DEFAULT_LEVEL, query_intervals
-from dprect.core.randomness import SEEDED_WARNING, RandomSource
+from dprect.core.randomness import SEEDED_WARNING, STREAM_SEED_BITS, RandomSource
 from dprect.core.request import DescribeRequest, Neighbouring, check_run_epsilon
 from dprect.core.statistic import noises_drawn
 from dprect.core.step_exponential import DECAY, draw_step, runaway_bound
@@ -133,8 +149,9 @@ STATISTICS = ("count", "sum", "mean")
 #: the statistics read from the clamped sum of squares too (:mod:`dprect.core.variance`,
 #: docs/privacy.md §17): asked by name only, never a default
 SPREAD = ("variance", "std")
-#: of the query's share when a variance or a std is asked: ε_Q, to the sum of squares;
-#: the count and the sum split the rest as :func:`query_split` says
+#: of the query's share when a variance or a std is asked: ε_Q, to the sum of squares
+#: (the same in every split); the count and the sum split the rest as
+#: :func:`query_split` says
 SQUARES_SHARE = 0.5
 #: the statistics that read the noisy clamped sum (the rest of a describe run reads the
 #: noisy count only)
@@ -144,6 +161,74 @@ _SHRINK = 1.0 - 1e-9
 #: offset 2^(k/r) and ⌊r·log2(1000)⌋ (the multiplicative reading is only approximate:
 #: :meth:`DescribePlan.runaway`)
 RUNAWAY_STEPS = (2 * STEPS_PER_OCTAVE, 79)
+#: small groups (docs/privacy.md §11, "Small groups"): a cell whose released count is below
+#: what the centre's share needs gets that share doubled, up to CENTRE_TIERS − 1 times and
+#: to at most CENTRE_CAP of what the count leaves (the sides keep their ε, the sum takes the
+#: rest); below the last of those splits its centre is anchored on the large groups'
+#: released means (no ε: :func:`anchor_centres`)
+CENTRE_TIERS = 4
+CENTRE_CAP = 0.5
+#: the anchored split's sides draw among every SMALL_STRIDE-th candidate (four a factor of
+#: 2): a group too small for its own centre has too few rows a step to outweigh the prior's
+#: μ a step on the finer list
+SMALL_STRIDE = 2
+#: the centre's row need: n ≥ (CENTRE_ROWS_FACTOR/ε_c)·ln(m/β) (:attr:`DescribePlan.centre_rows`)
+CENTRE_ROWS_FACTOR = 4.0
+#: a smaller split's own centre below 2^-ANCHOR_BITS of its column's anchor is replaced by
+#: the anchor (:func:`small_centre`)
+ANCHOR_BITS = 6
+_CENTRE_BINS = 1 << (12 + CENTRE_BITS)
+
+
+def centre_rows_at(centre_epsilon: float, beta: float) -> int:
+    """(4/ε_c)·ln(m/β) rounded up, m the centre grid's 2^(12 + CENTRE_BITS) bins: from
+    this many rows on, the centre lies between a group's smallest and largest value's bins
+    with probability ≥ 1 − β (bins outside the data have depth 0 and the median's bin depth
+    ≥ n/2, so P(outside) ≤ m·e^{−ε_c·n/4}; docs/privacy.md §11)."""
+    return math.ceil(CENTRE_ROWS_FACTOR / centre_epsilon * math.log(_CENTRE_BINS / beta))
+
+
+@dataclass(frozen=True)
+class Tier:
+    """One split of a cell's ε after its count (docs/privacy.md §11, "Small groups"): the
+    centre's, the two sides' and the sum's ε, the sides' target, and ``min_count``, the
+    least released count that selects it (None: any count the tiers before it leave —
+    the last tier). ``centre_epsilon`` 0 is the anchored tier: the centre is a public
+    function of the other groups' released values (:func:`anchor_centres`)."""
+
+    centre_epsilon: float
+    side_epsilon: float
+    sum_epsilon: float
+    target: int
+    min_count: int | None = None
+    sum_sensitivity: int = 1 << SUM_FRACTION_BITS
+    #: the sides draw among every ``stride``-th candidate (0, s, 2s, …) only
+    stride: int = 1
+
+    @property
+    def anchored(self) -> bool:
+        return self.centre_epsilon == 0
+
+    @cached_property
+    def centre_rate(self) -> Fraction:
+        """exp(rate·depth): rate = ε_c/2 (0: anchored, no draw)."""
+        return Fraction(self.centre_epsilon) / 2
+
+    @cached_property
+    def side_rate(self) -> Fraction:
+        return Fraction(self.side_epsilon)
+
+    @cached_property
+    def sum_scale(self) -> Fraction | None:
+        """DLap scale of the integer sum, in units of γ: 2^K/ε_S (None: no sum noise)."""
+        return (None if self.sum_epsilon == 0
+                else Fraction(self.sum_sensitivity) / Fraction(self.sum_epsilon))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"min_count": self.min_count, "centre_epsilon": self.centre_epsilon,
+                "anchored_centre": self.anchored, "side_epsilon": self.side_epsilon,
+                "sum_epsilon": self.sum_epsilon, "target_rows_per_side": self.target,
+                "candidate_stride": self.stride}
 
 
 @dataclass(frozen=True)
@@ -164,13 +249,36 @@ class DescribePlan:
     beta: float = 1e-3
     #: k = 2^K: the integer sum's per-row clip (its sensitivity), read by the sum itself
     sum_sensitivity: int = 1 << SUM_FRACTION_BITS
+    #: the least released count that selects the split above (None: no count is drawn
+    #: first, one split for every cell), and the splits below it, in decreasing
+    #: ``min_count``, the last anchored (docs/privacy.md §11, "Small groups")
+    min_count: int | None = None
+    small: tuple[Tier, ...] = ()
     check: CheckReport | None = None
     #: the stated level of the released noise intervals (:mod:`dprect.core.intervals`)
     interval_level: float = DEFAULT_LEVEL
-    #: ε_Q: the clamped sum of squares' (0: not drawn; only a variance or a std reads it)
+    #: ε_Q: the clamped sum of squares' in every split (0: not drawn; only a variance or
+    #: a std reads it)
     squares_epsilon: float = 0.0
     #: 2^K: the integer sum of squares' per-row clip (:mod:`dprect.core.variance`)
     squares_sensitivity: int = 1 << SQUARE_FRACTION_BITS
+
+    @cached_property
+    def tiers(self) -> tuple[Tier, ...]:
+        """Every split a cell may get, the plan's own first (its fields above)."""
+        return (Tier(self.centre_epsilon, self.side_epsilon, self.sum_epsilon, self.target,
+                     self.min_count, self.sum_sensitivity), *self.small)
+
+    def tier_index(self, noisy_count: int | None) -> int:
+        """The split of a cell whose released count is ``noisy_count`` (None: no count
+        drawn, the plan's own): the first tier whose ``min_count`` it reaches — a public
+        function of a released value."""
+        if noisy_count is None:
+            return 0
+        for i, tier in enumerate(self.tiers):
+            if tier.min_count is None or noisy_count >= tier.min_count:
+                return i
+        raise AssertionError("a plan's last tier selects every count")
 
     # the exact rates and scales the samplers use (the check re-derives ε from these;
     # made once per plan, not once per cell)
@@ -206,12 +314,10 @@ class DescribePlan:
 
     @property
     def centre_rows(self) -> int:
-        """From this many rows in a group on, the centre lies between the group's smallest
-        and largest value's bins with probability ≥ 1 − β: bins outside the data have depth
-        0 and the median's bin depth ≥ n/2, so P(outside) ≤ m·exp(−ε_c·n/4) with m the
-        centre grid's 2^(12 + CENTRE_BITS) bins: n ≥ (4/ε_c)·ln(m/β)."""
-        m = 1 << (12 + CENTRE_BITS)
-        return math.ceil(4.0 / self.centre_epsilon * math.log(m / self.beta))
+        """From this many rows in a group on, the plan's own centre (ε_c) lies between the
+        group's smallest and largest value's bins with probability ≥ 1 − β:
+        :func:`centre_rows_at` — n ≥ (4/ε_c)·ln(m/β)."""
+        return centre_rows_at(self.centre_epsilon, self.beta)
 
     def runaway(self, steps: int) -> float:
         """An upper bound, for any data, on the probability that a side's bound lies
@@ -224,21 +330,36 @@ class DescribePlan:
         return runaway_bound(int(steps))
 
     @property
+    def own_centre_tier(self) -> Tier:
+        """The last split whose centre is drawn from the group's own rows (the smallest
+        ``min_count``); below it a cell's centre is anchored."""
+        return [t for t in self.tiers if not t.anchored][-1]
+
+    @property
     def rows_needed_by(self) -> dict[str, int]:
         """What each part of a cell needs of a group's rows, per column (the plan is the
-        same for every column): ``centre`` (:attr:`centre_rows`) for the centre to lie in
-        the bins of the data with probability ≥ 1 − β, and ``sides`` = 2·⌈t + 2·ln(S/β)/ε_s⌉
-        (the dense-tail clip bound, :meth:`side_clip_bound`, on each side) below which
-        the two sides together may clip every row. The count needs no rows (its error,
-        ln(2/β)/ε_n, does not depend on n)."""
-        return {"centre": self.centre_rows, "sides": 2 * math.ceil(self.side_clip_bound())}
+        same for every column). Without a count first (bounds alone): ``centre``
+        (:attr:`centre_rows`) and ``sides`` = 2·⌈t + 2·ln(S/β)/ε_s⌉ (the dense-tail clip
+        bound, :meth:`side_clip_bound`, on each side) below which the two sides together
+        may clip every row. With a count (docs/privacy.md §11, "Small groups"): the same
+        two for the last split with an own centre, its ``centre`` being that split's
+        ``min_count`` — a released count from which the selected split's centre lies in
+        the data with probability ≥ 1 − 2β; below it the centre is anchored on the other
+        groups' and nothing is promised. The count needs no rows (its error, ln(2/β)/ε_n,
+        does not depend on n)."""
+        if self.min_count is None:
+            return {"centre": self.centre_rows, "sides": 2 * math.ceil(self.side_clip_bound())}
+        tier = self.own_centre_tier
+        assert tier.min_count is not None
+        return {"centre": tier.min_count,
+                "sides": 2 * math.ceil(self.side_clip_bound(tier=tier))}
 
     @property
     def rows_needed(self) -> int:
-        """The rows a group needs in every column before the plan's accuracy statements
-        hold for its cells: the largest of :attr:`rows_needed_by` (the centre's, on every
-        default plan). A cell whose released count is below it may have bounds and a mean
-        far off (docs/privacy.md §11, "Rows needed")."""
+        """The released count a group needs in every column before the plan's accuracy
+        statements hold for its cells: the largest of :attr:`rows_needed_by`. A cell whose
+        released count is below it may have bounds and a mean far off (docs/privacy.md
+        §11, "Rows needed"); the splits of the tiers above it only lower it."""
         return max(self.rows_needed_by.values())
 
     @property
@@ -262,7 +383,7 @@ class DescribePlan:
         steps (docs/privacy.md §11)."""
         return math.exp(-self.side_epsilon * (rows - self.target))
 
-    def side_clip_bound(self, steps: int | None = None) -> float:
+    def side_clip_bound(self, steps: int | None = None, tier: Tier | None = None) -> float:
         """Rows a side clips at most with probability ≥ 1 − β, given a centre inside the
         data and a *dense* tail — one holding at least λ = 2μ/ε_s rows per candidate step
         inside the first step k_t clipping ≤ t (q_k − t ≥ λ·(k_t − k) for k < k_t):
@@ -271,7 +392,8 @@ class DescribePlan:
         k_t (docs/privacy.md §11). A sparser tail (e.g. one row a step) pulls the bound
         inward: every step costs μ against ε_s per row."""
         s = candidate_count() if steps is None else steps
-        return self.target + 2.0 * math.log(s / self.beta) / self.side_epsilon
+        t = self.tiers[0] if tier is None else tier
+        return t.target + 2.0 * math.log(s / self.beta) / t.side_epsilon
 
     @property
     def dense_rows_per_step(self) -> float:
@@ -311,6 +433,8 @@ class DescribePlan:
                 "clip_weight_at_clip_limit": self.clip_weight(math.ceil(self.clip_limit))}),
             **({} if self.count_error is None else {"count_error_rows": self.count_error}),
             "centre_rows": self.centre_rows,
+            **({} if self.min_count is None else {
+                "splits_by_released_count": [t.to_json() for t in self.tiers]}),
             "rows_needed": self.rows_needed,
             "rows_needed_by": self.rows_needed_by,
             "runaway_probability_at_most": {f"{k}_steps": self.runaway(k)
@@ -366,6 +490,7 @@ class DescribePlan:
             f"the centre lies in the bins of a group's data (between its smallest and "
             f"largest value's) with probability >= 1 - {self.beta:g} once the group has "
             f"{self.centre_rows:,} rows (4/eps_c * ln(m/beta))",
+            *([] if self.min_count is None else [self._tiers_line()]),
             f"rows needed: {self.rows_needed:,} per group in each column (centre "
             f"{self.rows_needed_by['centre']:,}, sides {self.rows_needed_by['sides']:,}); "
             f"with fewer, the bounds"
@@ -385,6 +510,23 @@ class DescribePlan:
                 f"{self.check.delta:.3g}) by {self.check.route}"]),
         ]
         return "\n".join(lines)
+
+
+    def _tiers_line(self) -> str:
+        """The printout's line on the splits chosen by a cell's released count."""
+        parts = []
+        for t in self.tiers:
+            when = (f"count >= {t.min_count:,}" if t.min_count is not None
+                    else "any smaller count")
+            centre = ("centre anchored on the large groups' released means (no eps)"
+                      if t.anchored else f"centre eps {t.centre_epsilon:.3g}")
+            parts.append(f"{when}: {centre}, sides eps {t.side_epsilon:.3g}"
+                         + (f", sum eps {t.sum_epsilon:.3g}" if t.sum_epsilon else "")
+                         + f", target {t.target}"
+                         + (f", every {t.stride}nd candidate" if t.stride == 2 else
+                            f", every {t.stride}th candidate" if t.stride > 2 else ""))
+        return ("small groups: each cell's count is drawn first, and its released value "
+                "picks the split of the rest (adaptive composition): " + "; ".join(parts))
 
 
 def _check_epsilon(x: object, name: str) -> float:
@@ -428,8 +570,8 @@ def plan_describe(epsilon: float, columns: int, *, delta: float | None = None,
     if stats:
         eps_c, eps_sides = CENTRE_SHARE * eps_col, SIDES_SHARE * eps_col
         eps_q = eps_col - eps_c - eps_sides
-        # the sum of squares' share first (only when a variance or std reads it), then
-        # the count and the sum split the rest as before
+        # the sum of squares' share first (only when a variance or std reads it; the same
+        # in every split), then the count and the sum split the rest as before
         eps_v = SQUARES_SHARE * eps_q if "sumsq" in noises_drawn(stats) else 0.0
         eps_n, eps_s = query_split(eps_q - eps_v, stats)
     else:
@@ -446,8 +588,18 @@ def plan_describe(epsilon: float, columns: int, *, delta: float | None = None,
     aim = _check_epsilon(aim, "query_epsilon")
     if query_epsilon is not None:  # the caller's: at least MIN_EPSILON, as a run's ε
         check_run_epsilon(aim, "query_epsilon")
-    target = max(1, math.ceil(TARGET_FACTOR / aim + MARGIN_FACTOR / eps_sides))
-    exact = columns * sum(Fraction(e) for e in (eps_c, eps_sides, eps_n, eps_s, eps_v))
+    target = _target(aim, eps_sides)
+    min_count: int | None = None
+    small: tuple[Tier, ...] = ()
+    if stats:
+        min_count, small = _small_group_tiers(eps_col - eps_n - eps_v, eps_c, eps_sides,
+                                              eps_s,
+                                              math.log(2 / beta) / eps_n, beta,
+                                              query_epsilon, aim)
+    splits = [(eps_c, eps_sides, eps_s), *((t.centre_epsilon, t.side_epsilon, t.sum_epsilon)
+                                           for t in small)]
+    exact = columns * max(Fraction(eps_n) + Fraction(eps_v) + sum(Fraction(e) for e in split)
+                          for split in splits)
     # stated rounded up by a relative 2^-46, as the accountant states its floats (the
     # check pushes its own value up by 10^-40; the 10^-9 shrink leaves the room)
     total = math.nextafter(float(exact) * (1.0 + 2.0**-46), math.inf)
@@ -455,9 +607,13 @@ def plan_describe(epsilon: float, columns: int, *, delta: float | None = None,
         raise AssertionError("describe planner produced a budget above the request")
     drawn = ("" if not stats else " + count" if eps_s == 0 else " + count + sum"
              + (" + sum of squares" if eps_v else ""))
-    g = Guarantee(total, 0.0, "add-remove",
-                  f"basic composition of {columns} column(s) x (centre + two sides in "
-                  f"parallel{drawn}); groups in parallel")
+    how = (f"basic composition of {columns} column(s) x (centre + two sides in "
+           f"parallel{drawn}); groups in parallel")
+    if small:
+        how = (f"basic composition of {columns} column(s) x (count first, then by its "
+               f"released value one of {len(small) + 1} splits of centre + two sides in "
+               f"parallel{drawn.replace(' + count', '')}); groups in parallel")
+    g = Guarantee(total, 0.0, "add-remove", how)
     if nb is Neighbouring.REPLACE_ONE:
         g = replace_one(g)
         if g.epsilon > eps:
@@ -466,9 +622,55 @@ def plan_describe(epsilon: float, columns: int, *, delta: float | None = None,
                              columns=columns, statistics=stats, centre_epsilon=eps_c,
                              side_epsilon=eps_sides,
                              count_epsilon=eps_n, sum_epsilon=eps_s, target=target,
-                             guarantee=g, beta=beta, interval_level=request.interval_level,
-                             squares_epsilon=eps_v)
+                             guarantee=g, beta=beta, min_count=min_count, small=small,
+                             interval_level=request.interval_level, squares_epsilon=eps_v)
     return dataclasses.replace(unchecked, check=check_describe_plan(unchecked))
+
+
+def _target(aim: float, side_epsilon: float) -> int:
+    """t = ⌈TARGET_FACTOR/ε_sum + MARGIN_FACTOR/ε_s⌉ (the module docstring)."""
+    return max(1, math.ceil(TARGET_FACTOR / aim + MARGIN_FACTOR / side_epsilon))
+
+
+def _small_group_tiers(rest: float, eps_c: float, eps_sides: float, eps_s: float,
+                       count_error: float, beta: float, query_epsilon: float | None,
+                       aim: float) -> tuple[int, tuple[Tier, ...]]:
+    """(the plan's own split's ``min_count``, the splits below it) for a plan whose count
+    is drawn first (docs/privacy.md §11, "Small groups"); ``rest`` = ε_col − ε_n.
+
+    Split k ≥ 1 gives the centre ε_c·2^k, at most ``CENTRE_CAP``·rest (k < CENTRE_TIERS;
+    a split whose least count is not below the one before — the cap repeating a value, or
+    a huge ε — ends the list); the sides keep the plan's own ε_s (a small group has few
+    rows a candidate step, and each step costs the prior's μ) and the sum takes what the
+    centre leaves (the sides take it all on a count-only plan); the last split anchors
+    the centre (ε 0), its sides draw among every ``SMALL_STRIDE``-th candidate. Split k is selected
+    by a released count ñ ≥ ⌈ln(2/β)/ε_n + (4/ε_c,k)·ln(m/β)⌉: then, with probability
+    ≥ 1 − β, n ≥ (4/ε_c,k)·ln(m/β) and its centre lies in the data's bins with
+    probability ≥ 1 − β (:func:`centre_rows_at`). The sides aim at the split's own sum ε
+    (or the caller's ``query_epsilon``; a count-only plan keeps the plan's ``aim``)."""
+    def tier(centre: float) -> Tier:
+        left = rest - centre
+        side = eps_sides if eps_s else left
+        summed = left - side if eps_s else 0.0
+        if eps_s and not summed > 0:  # the cap leaves the sum its share: cannot happen
+            raise AssertionError("a small group's split leaves the sum no epsilon")
+        goal = query_epsilon if query_epsilon is not None else summed if eps_s else aim
+        rows = (math.ceil(count_error + centre_rows_at(centre, beta)) if centre
+                else None)
+        return Tier(centre, side, summed, _target(goal, side), rows,
+                    stride=1 if centre else SMALL_STRIDE)
+
+    own = math.ceil(count_error + centre_rows_at(eps_c, beta))
+    out, last = [], own
+    for k in range(1, CENTRE_TIERS):
+        split = tier(min(eps_c * 2.0**k, CENTRE_CAP * rest))
+        assert split.min_count is not None
+        if split.min_count >= last:  # the cap, or a huge ε: no smaller count to serve
+            break
+        out.append(split)
+        last = split.min_count
+    out.append(tier(0.0))
+    return own, tuple(out)
 
 
 def query_split(query_epsilon: float, statistics: Sequence[str]) -> tuple[float, float]:
@@ -603,15 +805,44 @@ class CellBlock(Protocol):
         """Every cell's statistics given its released centre, ``[group][column]``."""
         ...
 
+    def statistics_at(self, centres: Mapping[tuple[int, int], float]
+                      ) -> dict[tuple[int, int], CellStatistics]:
+        """The statistics of the cells named, ``(group, column)`` → centre."""
+        ...
+
+
+@dataclass(frozen=True)
+class BlockDraws:
+    """What :func:`describe_block` draws of a block's groups (``[group][column]``, groups
+    local): every cell of the plan's own split (``cells``; None for a cell of a smaller
+    split, drawn later by :func:`finish_small`), each cell's split (index into
+    :attr:`DescribePlan.tiers`), its own released centre (None: anchored), its released
+    count ñ (None: none drawn, a bounds-alone plan) and, per group with a cell of a
+    smaller split, the seed of the stream those cells are drawn from (None: OS entropy,
+    or no such cell)."""
+
+    cells: list[list[Cell | None]]
+    tiers: list[list[int]]
+    centres: list[list[float | None]]
+    counts: list[list[int | None]]
+    resume: list[int | None]
+    #: the mean of each cell drawn here, asked or not (None: no sum noise)
+    means: list[list[float | None]]
+
 
 def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | None]
-                   ) -> list[list[Cell]]:
-    """Every cell of ``block``: group g (local) draws from its own stream
-    ``RandomSource.stream(seeds[g])`` — first its centres (columns in order), then per
-    column the lower side, the upper side, the count noise and the sum noise. The cells'
+                   ) -> BlockDraws:
+    """Round one of ``block`` (docs/privacy.md §11, "Draw order"): group g (local) draws
+    from its own stream ``RandomSource.stream(seeds[g])`` — first its counts' noises
+    (columns in order; none on a bounds-alone plan), each cell's split then a public
+    function of its released count (:meth:`DescribePlan.tier_index`); then, if a cell got
+    a smaller split than the plan's own, the 128-bit seed of the group's second stream;
+    then its centres (columns in order; none for an anchored cell); then per column of
+    the plan's own split the lower side, the upper side and the sum noise. The cells'
     statistics given the centres are made between the two (for the whole block at once:
-    no draw depends on another group's). Module-level, its arguments picklable: a worker
-    process can run it (:func:`describe_blocks`)."""
+    no draw depends on another group's). The cells of smaller splits are left to
+    :func:`finish_small`. Module-level, its arguments picklable: a worker process can
+    run it."""
     if len(seeds) != block.groups:
         raise ParameterError(f"{len(seeds)} stream seed(s) for a block of {block.groups} "
                              f"group(s)")
@@ -619,11 +850,104 @@ def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | N
     # is reproduced, so sharing changes no law; it reads the OS only when drawn from)
     os_entropy = RandomSource()
     streams = [os_entropy if s is None else RandomSource.stream(s) for s in seeds]
-    centres = [[draw_centre_from_counts(*block.centre_histogram(g, j), plan.centre_rate, rng)
-                for j in range(plan.columns)] for g, rng in enumerate(streams)]
-    stats = block.statistics(centres)
-    return [[finish_cell(plan, c, st, rng) for c, st in zip(crow, srow, strict=True)]
-            for crow, srow, rng in zip(centres, stats, streams, strict=True)]
+    hists = [[block.centre_histogram(g, j) for j in range(plan.columns)]
+             for g in range(block.groups)]
+    tiers = plan.tiers
+    counts: list[list[int | None]] = []
+    picks: list[list[int]] = []
+    resume: list[int | None] = []
+    centres: list[list[float | None]] = []
+    for g, rng in enumerate(streams):
+        noisy = [_noisy_count(plan, int(hist[1].sum()), rng) for hist in hists[g]]
+        picked = [plan.tier_index(n) for n in noisy]
+        later = any(picked)
+        resume.append(rng.randbits(STREAM_SEED_BITS) if later and rng.seeded else None)
+        counts.append(noisy)
+        picks.append(picked)
+        centres.append([None if tiers[k].anchored else
+                        draw_centre_from_counts(*hist, tiers[k].centre_rate, rng)
+                        for k, hist in zip(picked, hists[g], strict=True)])
+    own = {(g, j): c for g, (row, krow) in enumerate(zip(centres, picks, strict=True))
+           for j, (c, k) in enumerate(zip(row, krow, strict=True))
+           if not k and c is not None}
+    stats = block.statistics_at(own)
+    done = [[(None, None) if k else _finish(plan, tiers[0], own[(g, j)], stats[(g, j)], n, rng)
+             for j, (n, k) in enumerate(zip(nrow, krow, strict=True))]
+            for g, (nrow, krow, rng) in enumerate(zip(counts, picks, streams, strict=True))]
+    return BlockDraws([[c for c, _ in row] for row in done], picks, centres, counts,
+                      resume, [[m for _, m in row] for row in done])
+
+
+def _noisy_count(plan: DescribePlan, rows: int, rng: RandomSource) -> int | None:
+    """ñ = n + DLap(1/ε_n), or None on a plan without a count (bounds alone)."""
+    scale = plan.count_scale
+    return None if scale is None else rows + rng.discrete_laplace(scale)
+
+
+def anchor_centres(draws: Sequence[BlockDraws], columns: int) -> list[float]:
+    """Per column, the anchor of its cells of smaller splits: the lower median, over every
+    group (public order), of the released means of the column's cells under the plan's
+    own split (shrinking a group too small for its own centre towards the typical group);
+    without a sum noise (a count-only plan), of their released centres; with no cell of
+    the plan's own split, of every released own centre; 0.0 when there is none. A public
+    function of released values (docs/privacy.md §11, "Small groups")."""
+    out = []
+    for j in range(columns):
+        first: list[float] = []
+        centres: list[float] = []
+        for d in draws:
+            for krow, crow, mrow in zip(d.tiers, d.centres, d.means, strict=True):
+                c, m = crow[j], mrow[j]
+                if krow[j] == 0 and c is not None:
+                    first.append(c if m is None else m)
+                if c is not None:
+                    centres.append(c)
+        pool = sorted(first) or sorted(centres)
+        out.append(pool[(len(pool) - 1) // 2] if pool else 0.0)
+    return out
+
+
+def small_centre(own: float | None, anchor: float) -> float:
+    """The centre a cell of a smaller split searches from: the anchor when it has none of
+    its own, or when its own lies below 2^−ANCHOR_BITS of the anchor's magnitude (a centre
+    that small sits in the plateau of bins near zero between the data of both signs —
+    every one as deep as the rows on the smaller side — and its sides would pay μ per
+    step for more than ANCHOR_BITS octaves to reach the other groups' scale); else its
+    own. Post-processing of released centres (docs/privacy.md §11, "Small groups")."""
+    if own is None or abs(own) < math.ldexp(abs(anchor), -ANCHOR_BITS):
+        return float(anchor)
+    return float(own)
+
+
+def finish_small(plan: DescribePlan, anchors: Sequence[float], block: CellBlock | None,
+                 draws: BlockDraws) -> list[list[Cell]]:
+    """Round two of the block: each group with cells of smaller splits draws them from its
+    second stream (``draws.resume``), columns in order — the lower side, the upper side
+    and the sum noise — around :func:`small_centre` of the column's anchor. ``block`` may
+    be None when the block has no such cell (nothing to send to a worker). Module-level,
+    its arguments picklable: a worker process can run it."""
+    tiers = plan.tiers
+    wanted = {(g, j): small_centre(draws.centres[g][j], anchors[j])
+              for g, row in enumerate(draws.cells) for j, cell in enumerate(row)
+              if cell is None}
+    if not wanted:
+        return [[c for c in row if c is not None] for row in draws.cells]
+    if block is None:
+        raise ParameterError("a block with cells of smaller splits needs its statistics")
+    stats = block.statistics_at(wanted)
+    out = []
+    for g, row in enumerate(draws.cells):
+        rng = None
+        done: list[Cell] = []
+        for j, cell in enumerate(row):
+            if cell is None:
+                if rng is None:
+                    rng = RandomSource.stream(draws.resume[g])
+                cell = finish_cell(plan, tiers[draws.tiers[g][j]], wanted[(g, j)],
+                                   stats[(g, j)], draws.counts[g][j], rng)
+            done.append(cell)
+        out.append(done)
+    return out
 
 
 #: map(function, iterable) → results in order: builtin ``map``, or a process pool's
@@ -658,36 +982,48 @@ def describe_blocks(plan: DescribePlan, blocks: Sequence[CellBlock], groups: Seq
     seeds = rng.stream_seeds(len(group_list))
     cuts = np.cumsum([0] + [b.groups for b in blocks]).tolist()
     work = [seeds[a:b] for a, b in itertools.pairwise(cuts)]
-    cells = [row for rows in mapper(partial(describe_block, plan), blocks, work)
+    draws = list(mapper(partial(describe_block, plan), blocks, work))
+    anchors = anchor_centres(draws, plan.columns)
+    # round two, through the same mapper: a block without a small split's cell is not sent
+    pending = [b if any(c is None for row in d.cells for c in row) else None
+               for b, d in zip(blocks, draws, strict=True)]
+    cells = [row for rows in mapper(partial(finish_small, plan, anchors), pending, draws)
              for row in rows]
     return DescribeResult(cols, group_list, cells, plan.guarantee, plan, rng.seeded)
 
 
-def finish_cell(plan: DescribePlan, centre: float, stats: CellStatistics,
-                rng: RandomSource) -> Cell:
-    """Phase 2 for one cell, from its statistics: the lower side, the upper side, the
-    count noise, the sum noise, the sum-of-squares noise (in that order; no sum noise on
-    a count-only plan, no squares noise unless a variance or std is asked: §17)."""
+def finish_cell(plan: DescribePlan, tier: Tier, centre: float, stats: CellStatistics,
+                noisy_n: int | None, rng: RandomSource) -> Cell:
+    """One cell from its statistics given its centre, under its split ``tier`` and its
+    released count ``noisy_n`` (drawn first; None on a bounds-alone plan): the lower side,
+    the upper side, the sum noise, the sum-of-squares noise (in that order; no sum noise
+    on a count-only plan, no squares noise unless a variance or std is asked: §17)."""
+    return _finish(plan, tier, centre, stats, noisy_n, rng)[0]
+
+
+def _finish(plan: DescribePlan, tier: Tier, centre: float, stats: CellStatistics,
+            noisy_n: int | None, rng: RandomSource) -> tuple[Cell, float | None]:
+    """:func:`finish_cell`, and the cell's mean whether asked or not (None without sum
+    noise): post-processing of its released count and sum."""
     lower_tails, upper_tails = data_tails(stats)
     made = stats.streams  # the candidates the statistics made, if any, read on
     lower, upper = (made if made is not None and made[0].centre == centre
                     else (CandidateStream(centre, "lower"), CandidateStream(centre, "upper")))
-    kl = draw_step(lower_tails, lower, plan.target, plan.side_rate, rng)
-    ku = draw_step(upper_tails, upper, plan.target, plan.side_rate, rng)
+    kl, ku = (_side_step(tails, stream, tier, rng)
+              for tails, stream in ((lower_tails, lower), (upper_tails, upper)))
     lo, hi = lower.value(kl), upper.value(ku)
     if not plan.statistics:
-        return Cell(lo, hi)
-    count_scale, sum_scale = plan.count_scale, plan.sum_scale
-    assert count_scale is not None
-    noisy_n = stats.rows + rng.discrete_laplace(count_scale)
+        return Cell(lo, hi), None
+    assert noisy_n is not None
+    sum_scale = tier.sum_scale
     if sum_scale is None:  # count only: no sum noise is drawn
         count_only = float(max(noisy_n, 0))
         return Cell(lo, hi, count_only, intervals=query_intervals(
-            ("count",), plan.interval_level, plan.count_epsilon, plan.sum_epsilon,
-            plan.sum_sensitivity, lo, hi, centre, 0.0, noisy_n, None, count_only, None,
-            None))
-    pivot = choose_pivot(lo, centre, hi, plan.count_epsilon, plan.sum_epsilon)
-    s_int, gamma = _sum_and_step(stats, kl, ku, lo, hi, pivot, plan.sum_sensitivity)
+            ("count",), plan.interval_level, plan.count_epsilon, tier.sum_epsilon,
+            tier.sum_sensitivity, lo, hi, centre, 0.0, noisy_n, None, count_only, None,
+            None)), None
+    pivot = choose_pivot(lo, centre, hi, plan.count_epsilon, tier.sum_epsilon)
+    s_int, gamma = _sum_and_step(stats, kl, ku, lo, hi, pivot, tier.sum_sensitivity)
     noisy_s = s_int + rng.discrete_laplace(sum_scale)
     count = max(noisy_n, 0)
     total, mean = released_sum_mean(pivot, gamma, noisy_s, noisy_n, lo, hi)
@@ -698,13 +1034,37 @@ def finish_cell(plan: DescribePlan, centre: float, stats: CellStatistics,
                                 plan.squares_sensitivity)
         noisy_q = q_int + rng.discrete_laplace(plan.squares_scale)
         spread = released_variance(noisy_q, noisy_n, mean, lo, hi, plan.squares_sensitivity)
+    # the cell's split is a public function of its released count: its sum's ε and clip
+    # are public, so the intervals stay post-processing (docs/privacy.md §15)
     spans = query_intervals(plan.statistics, plan.interval_level, plan.count_epsilon,
-                            plan.sum_epsilon, plan.sum_sensitivity, lo, hi, pivot, gamma,
+                            tier.sum_epsilon, tier.sum_sensitivity, lo, hi, pivot, gamma,
                             noisy_n, noisy_s, float(count), total, mean)
     return Cell(lo, hi, float(count) if "count" in want else None,
-                total if "sum" in want else None, mean if "mean" in want else None, spans,
-                spread[0] if "variance" in want else None,
-                spread[1] if "std" in want else None)
+                total if "sum" in want else None, mean if "mean" in want else None,
+                spans, spread[0] if "variance" in want else None,
+                spread[1] if "std" in want else None), mean
+
+
+class _Strided:
+    """Every ``stride``-th candidate of a side's stream, as :func:`draw_step` reads it."""
+
+    def __init__(self, stream: CandidateStream, stride: int) -> None:
+        self.stream, self.stride = stream, stride
+
+    def has(self, k: int) -> bool:
+        return self.stream.has(k * self.stride)
+
+
+def _side_step(tails: np.ndarray, stream: CandidateStream, tier: Tier, rng: RandomSource
+               ) -> int:
+    """A side's drawn candidate (an index into ``stream``) under ``tier``: one monotone
+    exponential mechanism over the candidates 0, s, 2s, … (s = ``tier.stride``), their
+    tail counts ``tails[::s]`` (:func:`~dprect.core.step_exponential.draw_step`)."""
+    s = tier.stride
+    if s == 1:
+        return draw_step(tails, stream, tier.target, tier.side_rate, rng)
+    return s * draw_step(np.asarray(tails)[::s], _Strided(stream, s),
+                         tier.target, tier.side_rate, rng)
 
 
 def released_sum_mean(pivot: float, gamma: float, noisy_s: int, noisy_n: int,
@@ -768,12 +1128,18 @@ def _sum_and_step(stats: CellStatistics, lower_step: int, upper_step: int, lower
     return s_int, gamma
 
 
-def describe_cell(values: np.ndarray, plan: DescribePlan, rng: RandomSource) -> Cell:
-    """One (group, column) from its finite values: centre, lower side, upper side,
-    count, sum (draw order; a one-cell run)."""
+def describe_cell(values: np.ndarray, plan: DescribePlan, rng: RandomSource,
+                  anchor: float = 0.0) -> Cell:
+    """One (group, column) from its finite values, all from ``rng``: the count's noise,
+    then (by its released value, :meth:`DescribePlan.tier_index`) the centre — or
+    ``anchor`` on an anchored split (a one-cell run has no other group: 0.0 unless a
+    caller gives a public value) —, the lower side, the upper side, the sum noise."""
     x = np.asarray(values, dtype=np.float64)
-    centre = draw_centre_from_counts(*centre_counts(x), plan.centre_rate, rng)
-    return finish_cell(plan, centre, cell_statistics(x, centre), rng)
+    noisy = _noisy_count(plan, len(x), rng)
+    tier = plan.tiers[plan.tier_index(noisy)]
+    centre = (float(anchor) if tier.anchored else
+              draw_centre_from_counts(*centre_counts(x), tier.centre_rate, rng))
+    return finish_cell(plan, tier, centre, cell_statistics(x, centre), noisy, rng)
 
 
 def _checked(plan: DescribePlan, groups: Sequence[Any], columns: Sequence[str]
@@ -862,8 +1228,43 @@ def run_describe(plan: DescribePlan, values: Mapping[tuple[Any, int], np.ndarray
     return describe_blocks(plan, blocks, group_list, cols, rng, mapper)
 
 
-__all__ = ["CENTRE_SHARE", "RUNAWAY_STEPS", "SIDES_SHARE", "SPREAD", "SQUARES_SHARE", "STATISTICS",
-           "SUMMED", "SUM_FRACTION_BITS", "SUM_SHARE", "TARGET_FACTOR", "Cell", "CellBlock",
-           "DescribePlan", "DescribeResult", "Mapper", "centred_integer_sum", "choose_pivot",
-           "describe_block", "describe_blocks", "describe_cell", "exact_step", "finish_cell",
-           "group_blocks", "integer_sum", "plan_describe", "query_split", "run_describe"]
+__all__ = [
+    "ANCHOR_BITS",
+    "CENTRE_CAP",
+    "CENTRE_ROWS_FACTOR",
+    "CENTRE_SHARE",
+    "CENTRE_TIERS",
+    "RUNAWAY_STEPS",
+    "SIDES_SHARE",
+    "SMALL_STRIDE",
+    "SPREAD",
+    "SQUARES_SHARE",
+    "STATISTICS",
+    "SUMMED",
+    "SUM_FRACTION_BITS",
+    "SUM_SHARE",
+    "TARGET_FACTOR",
+    "BlockDraws",
+    "Cell",
+    "CellBlock",
+    "DescribePlan",
+    "DescribeResult",
+    "Mapper",
+    "Tier",
+    "anchor_centres",
+    "centre_rows_at",
+    "centred_integer_sum",
+    "choose_pivot",
+    "describe_block",
+    "describe_blocks",
+    "describe_cell",
+    "exact_step",
+    "finish_cell",
+    "finish_small",
+    "group_blocks",
+    "integer_sum",
+    "plan_describe",
+    "query_split",
+    "run_describe",
+    "small_centre",
+]

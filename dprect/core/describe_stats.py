@@ -585,6 +585,15 @@ class BinBlock:
         return [[stats.get((g, j), empty) for j in range(self.columns)]
                 for g in range(self.groups)]
 
+    def statistics_at(self, centres: Mapping[tuple[int, int], float]
+                      ) -> dict[tuple[int, int], CellStatistics]:
+        """The statistics of the cells named in ``centres`` (``(group, column)`` → its
+        centre) only: a describe run's anchored cells, drawn after the others."""
+        own = {k: self.bins[k] for k in centres if k in self.bins}
+        stats = statistics_of_cells(own, centres, self.groups, self.columns)
+        empty = CellStatistics.empty()
+        return {k: stats.get(k, empty) for k in centres}
+
 
 def bin_blocks(bins: Mapping[tuple[int, int], BinStatistics], columns: int,
                blocks: Sequence[range]) -> list[BinBlock]:

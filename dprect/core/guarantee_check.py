@@ -46,7 +46,10 @@ lemma each comes from:
   the count with DLap scale b_n is (1/b_n)-DP and the integer sum with per-row clip k and
   scale b_S is (k/b_S)-DP, and the integer sum of squares about the bounds' midpoint with
   per-row clip k_Q and scale b_Q (k_Q/b_Q)-DP (§17; drawn iff a variance or a std is
-  asked); columns compose by basic composition, groups in parallel. The
+  asked, the same in every split); columns compose by basic composition, groups in parallel;
+  with the count drawn first, its released value picks one of the plan's splits
+  (adaptive composition, Theorem D′): the count's ε plus the largest split's, the splits
+  picked by decreasing least counts with the last taking every count below. The
   split is re-derived too: the count noise is drawn iff a statistic is asked and the sum
   noise iff a sum or a mean is (a count-only plan draws none), and the drawn noises must
   spend the requested budget (:data:`DESCRIBE_UNSPENT`);
@@ -71,6 +74,7 @@ reserved. A verified plan carries a :class:`CheckReport`, which the run's JSON s
 from __future__ import annotations
 
 import decimal
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -607,71 +611,106 @@ def check_bounds_plan(plan: Any) -> CheckReport:
 def check_describe_plan(plan: Any) -> CheckReport:
     """Re-derive the guarantee of a describe plan (a
     :class:`~dprect.core.aggregates.DescribePlan`) from the exact rates and scales its
-    samplers use; refuse it (:class:`GuaranteeCheckError`) unless it holds."""
+    samplers use; refuse it (:class:`GuaranteeCheckError`) unless it holds.
+
+    A plan with a count draws it first and picks each cell's split (``plan.tiers``) by
+    the released count (adaptive composition, docs/privacy.md §11, "Small groups"): a
+    cell spends the count's ε plus its split's, so every split is re-derived and the
+    largest counts; more than one split needs the count drawn first, selected by
+    decreasing ``min_count`` with the last one taking every count below."""
     g = plan.guarantee
     product = "describe"
     s = Fraction(DESCRIBE_SENSITIVITY)
-    per_column = Fraction(plan.centre_rate) * 2 * s  # exponential mechanism, rate c
-    # each side: exp(−rate·clipped rows) over its steps, a monotone utility (every step's
-    # clipped rows move the same way, by at most s): rate·s, not 2·rate·s
-    per_column += Fraction(plan.side_rate) * s
-    parts = {"centre": float(Fraction(plan.centre_rate) * 2 * s),
-             "sides (parallel)": float(Fraction(plan.side_rate) * s)}
-    # which noises the released statistics read: the count's for any statistic (the sum
-    # and the mean read it too), the sum's for a sum or a mean only — a noise drawn for
-    # nothing released, or one missing, is refused
+    tiers = list(plan.tiers)
     asked = set(plan.statistics)
     if (plan.count_scale is not None) != bool(asked):
         raise _refuse(product, "the count noise does not match the statistics asked",
                       g.epsilon, g.delta)
-    if (plan.sum_scale is not None) != bool(asked & set(DESCRIBE_SUMMED + DESCRIBE_SPREAD)):
-        raise _refuse(product, "the sum noise does not match the statistics asked (a "
-                      "count-only run draws none)", g.epsilon, g.delta)
+    if not tiers or tiers[-1].min_count is not None or (
+            len(tiers) > 1 and plan.count_scale is None):
+        raise _refuse(product, "its splits are not chosen by a released count (the last "
+                      "must take every count)", g.epsilon, g.delta)
+    bars = [t.min_count for t in tiers[:-1]]
+    if None in bars or any(a <= b for a, b in itertools.pairwise(bars)):
+        raise _refuse(product, "its splits' least counts do not decrease", g.epsilon,
+                      g.delta)
+    count = Fraction(0)
+    parts: dict[str, Any] = {}
+    if plan.count_scale is not None:
+        count = s / Fraction(plan.count_scale)
+        parts["count"] = float(count)
+    # the sum of squares (a variance or a std asked; the same in every split): a row adds
+    # a term in [0, h²] to Q, so at most 2^K units of h²/2^K to the rounded integer
+    # (privacy.md §17, Lemma V1): sensitivity = the plan's per-row clip
     squares_scale = getattr(plan, "squares_scale", None)
     if (squares_scale is not None) != bool(asked & set(DESCRIBE_SPREAD)):
         raise _refuse(product, "the sum-of-squares noise does not match the statistics "
                       "asked (drawn only for a variance or a std)", g.epsilon, g.delta)
-    if plan.count_scale is not None:
-        per_column += s / Fraction(plan.count_scale)
-        parts["count"] = float(s / Fraction(plan.count_scale))
-    if plan.sum_scale is not None:
-        sens = int(plan.sum_sensitivity)
-        if sens < 1:
-            raise _refuse(product, "a sum clip below one unit", g.epsilon, g.delta)
-        per_column += Fraction(sens) / Fraction(plan.sum_scale)
-        parts["sum"] = float(Fraction(sens) / Fraction(plan.sum_scale))
     if squares_scale is not None:
-        # a row adds a term in [0, h²] to Q, so at most 2^K units of h²/2^K to the
-        # rounded integer (privacy.md §17): sensitivity = the plan's per-row clip
         sens = int(plan.squares_sensitivity)
         if sens < 1:
             raise _refuse(product, "a sum-of-squares clip below one unit", g.epsilon,
                           g.delta)
-        per_column += Fraction(sens) / Fraction(squares_scale)
-        parts["sum of squares"] = float(Fraction(sens) / Fraction(squares_scale))
+        squares = Fraction(sens) / Fraction(squares_scale)
+        count += squares  # drawn whatever the split: spent with the count
+        parts["sum of squares"] = float(squares)
+    splits = []
+    for tier in tiers:
+        # the centre's exponential mechanism at rate c is 2c-DP (depth sensitivity s); an
+        # anchored centre (rate 0) reads no row of its group: other groups' releases
+        centre = Fraction(tier.centre_rate) * 2 * s
+        # each side: exp(−rate·clipped rows) over its steps, a monotone utility (every
+        # step's clipped rows move the same way, by at most s): rate·s, not 2·rate·s; the
+        # two sides (disjoint rows) in parallel
+        sides = Fraction(tier.side_rate) * s
+        # the sum noise is drawn for a sum or a mean only (a count-only run draws none)
+        if (tier.sum_scale is not None) != bool(
+                asked & set(DESCRIBE_SUMMED + DESCRIBE_SPREAD)):
+            raise _refuse(product, "the sum noise does not match the statistics asked (a "
+                          "count-only run draws none)", g.epsilon, g.delta)
+        summed = Fraction(0)
+        if tier.sum_scale is not None:
+            sens = int(tier.sum_sensitivity)
+            if sens < 1:
+                raise _refuse(product, "a sum clip below one unit", g.epsilon, g.delta)
+            summed = Fraction(sens) / Fraction(tier.sum_scale)
+        splits.append({"centre": centre, "sides (parallel)": sides, "sum": summed})
+    totals = [count + sum(split.values(), Fraction(0)) for split in splits]
+    per_column = max(totals)
     total = per_column * int(plan.columns)
     eps_a, delta_a = _add_remove_target(g.epsilon, g.delta, g.neighbouring)
     with decimal.localcontext(_CONTEXT):
-        drawn = "".join(f", {k}" for k in ("count", "sum", "sum of squares") if k in parts)
+        drawn = ", count" if "count" in parts else ""
+        drawn += ", sum" if any(split["sum"] for split in splits) else ""
+        drawn += ", sum of squares" if "sum of squares" in parts else ""
+        chosen = (f"; the count first, then one of {len(tiers)} splits by its released "
+                  f"value (adaptive composition)" if len(tiers) > 1 else "")
         route = _Route(f"basic composition of {plan.columns} column(s) (centre, two "
-                       f"sides in parallel{drawn}), groups in parallel",
+                       f"sides in parallel{drawn}{chosen}), groups in parallel",
                        _high(_dec(total)), Decimal(0))
     best = _best([route], eps_a, delta_a)
     if best is None:
         raise _refuse(product, "no route re-derives its stated guarantee from its sampler "
                       "rates", g.epsilon, g.delta)
     # the split spends the request: what the drawn noises re-derive reaches the
-    # add/remove budget of the requested epsilon (up to DESCRIBE_UNSPENT): a share left
-    # to a mechanism that is not drawn is a planner bug (issue #40's count-only split)
+    # add/remove budget of the requested epsilon (up to DESCRIBE_UNSPENT), under every
+    # split a count may pick: a share left to a mechanism that is not drawn is a planner
+    # bug (issue #40's count-only split)
     budget, _ = _add_remove_target(plan.epsilon, plan.delta, g.neighbouring)
     with decimal.localcontext(_CONTEXT):
-        short = _dec(total) < budget * (1 - _dec(DESCRIBE_UNSPENT))
+        short = any(_dec(t * int(plan.columns)) < budget * (1 - _dec(DESCRIBE_UNSPENT))
+                    for t in totals)
     if short:
         raise _refuse(product, "its drawn noises spend less than the requested epsilon "
                       "(a share goes to no released statistic)", g.epsilon, g.delta)
-    return _report(product, best, g.neighbouring,
-                   {"epsilon_per_column": float(per_column), "per_column": parts,
-                    "groups": "parallel (disjoint)"})
+    first = splits[0]
+    parts.update({k: float(v) for k, v in first.items() if k != "sum" or v})
+    details: dict[str, Any] = {"epsilon_per_column": float(per_column), "per_column": parts,
+                               "groups": "parallel (disjoint)"}
+    if len(tiers) > 1:
+        details["splits_by_released_count"] = [
+            {k: float(v) for k, v in split.items()} for split in splits]
+    return _report(product, best, g.neighbouring, details)
 
 
 # -- quantiles -------------------------------------------------------------------------------

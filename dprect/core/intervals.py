@@ -52,6 +52,16 @@ probability ≥ 1 − m·e^{−ε_each·T/2} (the exponential mechanism's utilit
 badness 0 exists). With both sides of a column at α/2 each, T_λ = (2/ε_each)·ln(2m/α):
 with probability ≥ λ, each side of that column clips at most t + T_λ rows and its cell
 reaches at least t − T_λ rows (t = max(k_j, α_cov·n) its target): ``rank_error``.
+
+**Quantiles** (docs/privacy.md §11a, §15). The m quantiles of a (group, column) drawn on
+the whole grid (M cells, uniform measure: every cell of a plan without the small groups'
+centre, and a counted plan's cells whose noisy count is at or above ``split_rows``) are m
+independent exponential mechanisms at ε_each; with α/m each, T_λ = (2/ε_each)·ln(m·M/α)
+(:func:`rank_error` with d = m): with probability ≥ λ, SIMULTANEOUSLY for every j, the
+released value's ranks [#{x < v}, #{x ≤ v}] lie within OPT_j + T_λ rows of q_j·n (OPT_j
+the least rank error any cell's value has: 0 unless q_j·n falls strictly inside a cell
+whose rows are not its value); sorting the m values keeps it. A small group's draws
+(centred, in a window) carry no unconditional statement: their ``rank_error`` is None.
 """
 
 from __future__ import annotations
@@ -253,11 +263,14 @@ def query_intervals(statistics: tuple[str, ...], level: float, count_epsilon: fl
     return tuple(out)
 
 
-def rank_error(epsilon_each: float, grid_size: int, level: float) -> float:
-    """T_λ = (2/ε_each)·ln(2m/α): with probability ≥ λ both coverage bounds of a column
-    (grid of m cells) have badness ≤ T_λ (module notes, Coverage bounds)."""
+def rank_error(epsilon_each: float, grid_size: int, level: float, draws: int = 2) -> float:
+    """T_λ = (2/ε_each)·ln(d·m/α): with probability ≥ λ each of d exponential mechanisms
+    at ε_each over m cells (score of sensitivity 1) has badness ≤ its best cell's + T_λ
+    (a union bound, α/d each). ``draws`` d = 2: both coverage bounds of a column, whose
+    best cell has badness 0 (module notes, Coverage bounds); d = the m quantiles of a
+    (group, column) on the whole grid (module notes, Quantiles). Rounded up by 2^-46."""
     alpha = 1.0 - level
-    t = 2.0 / epsilon_each * (math.log(2.0 * grid_size) - math.log(alpha))
+    t = 2.0 / epsilon_each * (math.log(draws * grid_size) - math.log(alpha))
     return math.nextafter(t * (1.0 + 2.0**-46), math.inf)
 
 

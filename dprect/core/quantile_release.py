@@ -25,6 +25,7 @@ import numpy as np
 
 from dprect.core.accounting import ADD_REMOVE, Guarantee
 from dprect.core.errors import ParameterError
+from dprect.core.intervals import DEFAULT_LEVEL
 from dprect.core.quantiles import (
     QuantileCell,
     QuantilePlan,
@@ -33,7 +34,7 @@ from dprect.core.quantiles import (
     release_cell,
 )
 from dprect.core.randomness import SEEDED_WARNING, RandomSource
-from dprect.core.statistic import QUANTILES, STATISTICS
+from dprect.core.statistic import QUANTILES, STATISTICS, with_rank_error
 
 #: the record/table column of the small-group flag (the noisy count below
 #: ``QuantilePlan.rows_needed``)
@@ -41,11 +42,12 @@ SMALL = "below_rows_needed"
 
 
 def plan_statistics(names: Sequence[str], epsilon: float, columns: int, *,
-                    neighbouring: str | None = None, beta: float | None = None
-                    ) -> QuantilePlan:
+                    neighbouring: str | None = None, beta: float | None = None,
+                    interval_level: float | None = None) -> QuantilePlan:
     """The plan of the quantile statistics ``names`` (registry names, any order, each
     once) on ``columns`` columns for a total ``epsilon`` (its quantiles in increasing q:
-    :func:`statistic_names`)."""
+    :func:`statistic_names`); ``interval_level`` the level of each cell's rank errors
+    (default :data:`~dprect.core.intervals.DEFAULT_LEVEL`)."""
     asked = list(dict.fromkeys(names))
     if not asked or any(n not in STATISTICS or STATISTICS[n].mechanism is not QUANTILES
                         for n in asked):
@@ -56,7 +58,9 @@ def plan_statistics(names: Sequence[str], epsilon: float, columns: int, *,
     by_q = sorted(asked, key=qs.__getitem__)
     return plan_quantiles([qs[n] for n in by_q], epsilon,
                           neighbouring=neighbouring or ADD_REMOVE, columns=columns,
-                          beta=1e-3 if beta is None else beta)
+                          beta=1e-3 if beta is None else beta,
+                          interval_level=(DEFAULT_LEVEL if interval_level is None
+                                          else interval_level))
 
 
 def statistic_names(plan: QuantilePlan) -> tuple[str, ...]:
@@ -69,8 +73,10 @@ def statistic_names(plan: QuantilePlan) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class QuantileResult:
-    """Per (group, column): the asked quantiles (``statistics``, increasing q) and the
-    small-group flag. ``cells[g][j]``; ``groups`` is ``[None]`` for an ungrouped run."""
+    """Per (group, column): the asked quantiles (``statistics``, increasing q), each
+    with its ``<name>_rank_error`` at the plan's ``interval_level`` (None for a small
+    group's centred draws), and the small-group flag. ``cells[g][j]``; ``groups`` is
+    ``[None]`` for an ungrouped run."""
 
     columns: list[str]
     groups: list[Any]
@@ -90,7 +96,9 @@ class QuantileResult:
             for j, c in enumerate(self.columns):
                 cell = self.cells[gi][j]
                 row: dict[str, Any] = {"group": g, "column": c}
-                row.update(zip(self.statistics, cell.values, strict=True))
+                for name, value in zip(self.statistics, cell.values, strict=True):
+                    row[name] = value
+                    row[with_rank_error(name)[1]] = cell.rank_error
                 row[SMALL] = cell.small
                 out.append(row)
         return out

@@ -79,6 +79,8 @@ from dprect.core.domains import MAX_FLOAT_BINS_BITS, FloatBins
 from dprect.core.errors import ParameterError
 from dprect.core.guarantee_check import CheckReport, check_quantiles_plan
 from dprect.core.interior_point import Pieces, sample_unimodal
+from dprect.core.intervals import DEFAULT_LEVEL, check_level
+from dprect.core.intervals import rank_error as level_rank_error
 from dprect.core.quantile_centre import (
     DECAY,
     SIGN_PART,
@@ -153,6 +155,8 @@ class QuantilePlan:
     small_epsilon_each: float = 0.0
     split_rows: int = 0
     beta: float = 1e-3
+    #: the stated level of each cell's ``rank_error`` (:attr:`interval_rank_error`)
+    interval_level: float = DEFAULT_LEVEL
     #: what the independent check re-derived (docs/privacy.md §10), set by the planner
     check: CheckReport | None = None
 
@@ -224,6 +228,17 @@ class QuantilePlan:
         return 2.0 / self.epsilon_each * (math.log(m * measure_mass(g)) - math.log(beta)
                                           + far)
 
+    @property
+    def interval_rank_error(self) -> float | None:
+        """T_λ = (2/ε_each)·ln(m·M/α), α = 1 − ``interval_level``: with probability ≥ λ
+        every one of the m draws of a (group, column) on the whole grid has rank error
+        ≤ OPT_j + T_λ rows, the m together (α/m each; docs/privacy.md §15, Quantiles).
+        None for the small groups' centred draws (no unconditional statement)."""
+        if self.centred:
+            return None
+        return level_rank_error(self.epsilon_each, self.grid_size, self.interval_level,
+                                draws=len(self.quantiles))
+
     def centre_rows(self, beta: float) -> int:
         """The rows from which the centre block lands among the data's blocks with
         probability ≥ 1 − β: 2·(2/ε_b)·ln(B/β), ε_b = 4·``centre_rate`` its share of ε_c
@@ -260,13 +275,16 @@ class QuantilePlan:
                 "columns": self.columns,
                 "grid": f"{self.grid}({self.resolution})", "neighbouring": self.neighbouring,
                 "beta": self.beta, "rows_needed": self.rows_needed(),
+                "interval_level": self.interval_level,
+                "rank_error_at_level": self.interval_rank_error,
                 **({} if self.check is None else {"guarantee_check": self.check.to_json()})}
 
 
 def plan_quantiles(quantiles: Sequence[float | Fraction | str], epsilon: float, *,
                    grid: str = QUANTILE_GRID, resolution: int | None = None,
                    neighbouring: str = ADD_REMOVE, columns: int = 1,
-                   centre: bool | None = None, beta: float = 1e-3) -> QuantilePlan:
+                   centre: bool | None = None, beta: float = 1e-3,
+                   interval_level: float = DEFAULT_LEVEL) -> QuantilePlan:
     """The plan of m quantiles on each of ``columns`` columns at a total ε (one charge for
     all of them; each column gets ε/columns, groups compose in parallel), verified by
     ``guarantee_check.check_quantiles_plan`` before it is returned (a
@@ -274,7 +292,8 @@ def plan_quantiles(quantiles: Sequence[float | Fraction | str], epsilon: float, 
     (group privacy of size 2, docs/privacy.md §6). ``centre`` (default: on the decimal
     grid) draws each (group, column)'s count first at ``COUNT_SHARE`` of the column's ε;
     below ``split_rows`` a centre takes ``SMALL_CENTRE_SHARE`` and the quantiles the rest
-    drawn near it, else the quantiles take the rest over the whole grid."""
+    drawn near it, else the quantiles take the rest over the whole grid.
+    ``interval_level`` is the level of each cell's ``rank_error`` (post-processing)."""
     qs = sorted({as_quantile(q) for q in quantiles})
     if not qs:
         raise ParameterError("ask for at least one quantile")
@@ -286,6 +305,7 @@ def plan_quantiles(quantiles: Sequence[float | Fraction | str], epsilon: float, 
         raise ParameterError("the quantiles need at least one column")
     if not (isinstance(beta, float | int) and 0 < beta < 1):
         raise ParameterError("beta must be a number in (0, 1)")
+    level = check_level(interval_level)
     if resolution is None:
         resolution = QUANTILE_DIGITS if grid == "decimal" else QUANTILE_BITS
     quantile_grid(grid, resolution)  # refuses a grid it does not know
@@ -295,14 +315,15 @@ def plan_quantiles(quantiles: Sequence[float | Fraction | str], epsilon: float, 
     budget = float(epsilon) / (2 if neighbouring == REPLACE_ONE else 1) / columns
     if not centred:
         plan = QuantilePlan(tuple(qs), float(epsilon), budget / len(qs) * (1 - SHRINK),
-                            grid, resolution, neighbouring, columns, beta=float(beta))
+                            grid, resolution, neighbouring, columns, beta=float(beta),
+                            interval_level=level)
         return dataclasses.replace(plan, check=check_quantiles_plan(plan))
     small_c = budget * SMALL_CENTRE_SHARE * (1 - SHRINK)
     small_e, large_e = (budget * (1 - COUNT_SHARE - c) / len(qs) * (1 - SHRINK)
                         for c in (SMALL_CENTRE_SHARE, 0.0))
     plan = QuantilePlan(tuple(qs), float(epsilon), large_e, grid, resolution,
                         neighbouring, columns, 0.0, budget * COUNT_SHARE * (1 - SHRINK),
-                        small_c, small_e, 0, float(beta))
+                        small_c, small_e, 0, float(beta), level)
     # the split: from the rows where the whole grid's uniform draws land inside the data
     plan = dataclasses.replace(plan, split_rows=plan.split_free_rows(plan.beta))
     # the plan as it will execute, re-derived independently before anything is read
@@ -420,6 +441,15 @@ def quantile_law(stats: QuantileStatistics, plan: QuantilePlan, j: int) -> Piece
     ``Pieces.probabilities`` gives the law in floating point (tests and audits); the draw
     takes the exact rate ``plan.rates[j]``."""
     g = quantile_grid(plan.grid, plan.resolution)
+    keys, row_lo, row_hi, incl = _cell_ranks(stats, g)
+    return rank_pieces(keys, row_lo, row_hi, incl, g.size, plan.quantiles[j],
+                       2.0 * float(plan.rates[j]))
+
+
+def _cell_ranks(stats: QuantileStatistics, g: QuantileGrid
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The occupied cells' keys, lo = #{x < v}, hi = #{x ≤ v} of each one's value v,
+    and the rows of the cells up to each (cumulative counts)."""
     keys = np.asarray(stats.keys, dtype=np.int64)
     counts = np.asarray(stats.counts, dtype=np.int64)
     at = np.asarray(stats.at_value, dtype=np.int64)
@@ -433,8 +463,22 @@ def quantile_law(stats: QuantileStatistics, plan: QuantilePlan, j: int) -> Piece
     # farther from zero: above v on the positive side, below it on the negative)
     row_lo = np.where(neg, incl - at, before)
     row_hi = np.where(neg, incl, before + at)
-    return rank_pieces(keys, row_lo, row_hi, incl, g.size, plan.quantiles[j],
-                       2.0 * float(plan.rates[j]))
+    return keys, row_lo, row_hi, incl
+
+
+def best_rank_error(stats: QuantileStatistics, plan: QuantilePlan, q: Fraction) -> Fraction:
+    """OPT_q = min_i bad_q(i) in rows, exact: the least rank error any cell's value of
+    the plan's grid has (occupied cells, and an empty cell's lo = hi = the rows before
+    it). Evaluation only (docs/privacy.md §11a, Theorem Q′; §15, Quantiles)."""
+    g = quantile_grid(plan.grid, plan.resolution)
+    keys, row_lo, row_hi, incl = _cell_ranks(stats, g)
+    n = int(incl[-1]) if len(keys) else 0
+    target = Fraction(q) * n
+    spans = [(int(a), int(b)) for a, b in zip(row_lo, row_hi, strict=True)]
+    ends = np.concatenate([[-1], keys, [g.size]])
+    gaps = np.concatenate([[0], incl])[np.diff(ends) > 1]  # rows before each empty run
+    spans += [(int(c), int(c)) for c in gaps]
+    return min(max(Fraction(0), a - target, target - b) for a, b in spans)
 
 
 def draw_quantile_bins(stats: QuantileStatistics, plan: QuantilePlan, rng: RandomSource
@@ -472,22 +516,28 @@ def draws(stats: QuantileStatistics, plan: QuantilePlan, rng: RandomSource
 
 @dataclass(frozen=True)
 class QuantileCell:
-    """One (group, column)'s release: the quantiles' values in the plan's order and,
-    with the plan's centre, whether its noisy count lies below ``rows_needed`` (None
-    without a centre: no count drawn)."""
+    """One (group, column)'s release: the quantiles' values in the plan's order,
+    with the plan's centre whether its noisy count lies below ``rows_needed`` (None
+    without a centre: no count drawn), and ``rank_error``, the plan's T_λ when the cell
+    was drawn on the whole grid (:attr:`QuantilePlan.interval_rank_error`; None for a
+    small group's centred draws: no unconditional statement, docs/privacy.md §15)."""
 
     values: tuple[float, ...]
     small: bool | None
+    rank_error: float | None = None
 
 
 def release_cell(stats: QuantileStatistics, plan: QuantilePlan, rng: RandomSource
                  ) -> QuantileCell:
     """The release of one (group, column) (:func:`draws`): the drawn bins' values, sorted
-    (monotone in q by post-processing), and the flag (post-processing of the count)."""
+    (monotone in q by post-processing), the flag and the rank error at the plan's level
+    (post-processing of the count: the split it picked)."""
     drawn, noisy = draws(stats, plan, rng)
     values = np.sort(bin_values(plan, np.array(drawn, dtype=np.int64)))
+    split = plan if noisy is None else plan.branch(noisy)
     return QuantileCell(tuple(float(v) for v in values),
-                        None if noisy is None else noisy < plan.rows_needed())
+                        None if noisy is None else noisy < plan.rows_needed(),
+                        split.interval_rank_error)
 
 
 def release_quantiles(stats: QuantileStatistics, plan: QuantilePlan, rng: RandomSource
@@ -523,6 +573,7 @@ __all__ = [
     "QuantileStatistics",
     "as_quantile",
     "at_value_counts",
+    "best_rank_error",
     "bin_values",
     "draw_quantile_bins",
     "draws",

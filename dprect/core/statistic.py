@@ -33,7 +33,8 @@ group is dropped (row-local: no privacy cost).
     (:func:`dprect.release.aggregate_table.layout`) are generated from it, and
     ``dprect aggregate --statistics`` takes any name of :data:`STATISTICS`. A released
     count, sum or mean is followed by its noise interval, ``<name>_low`` and
-    ``<name>_high`` (:func:`with_interval`), a coverage bound pair by ``rank_error``
+    ``<name>_high`` (:func:`with_interval`), a coverage bound pair by ``rank_error``, a
+    quantile by ``<name>_rank_error`` (:func:`with_rank_error`)
     (:mod:`dprect.core.intervals`: post-processing at the plan's ``interval_level``).
 
 The built-in mechanisms are :data:`QUERY` (describe's: a centre, two sides searched
@@ -264,8 +265,17 @@ class Statistic:
 
 
 def _quantile(name: str, q: str) -> Statistic:
-    """The quantile statistic ``name`` at q (its one output column is its name)."""
-    return Statistic(name, QUANTILES, (), (name,), as_quantile(q))
+    """The quantile statistic ``name`` at q: its value, then its rank interval's half
+    width ``<name>_rank_error`` (:func:`with_rank_error`)."""
+    return Statistic(name, QUANTILES, (), with_rank_error(name), as_quantile(q))
+
+
+def with_rank_error(name: str) -> tuple[str, str]:
+    """A quantile's outputs: the value, then ``<name>_rank_error`` — T_λ in rows: with
+    probability ≥ the plan's ``interval_level`` the value's ranks lie within OPT + T_λ of
+    q·n for every quantile of the cell together; empty for a small group's centred draws
+    (:attr:`dprect.core.quantiles.QuantilePlan.interval_rank_error`, docs/privacy.md §15)."""
+    return name, f"{name}_rank_error"
 
 
 def with_interval(name: str) -> tuple[str, str, str]:
@@ -323,4 +333,4 @@ __all__ = ["COUNT", "COVERAGE", "COVERAGE_BOUNDS", "MEAN", "QUANTILES",
            "STATISTICS", "STD", "SUM", "VARIANCE", "CellBins", "ColumnSpec",
            "GroupedStatistics", "Mechanism", "MechanismRuns", "Statistic", "StatisticsSpec",
            "cell_bins", "complete", "noises_drawn", "outputs", "register_runs",
-           "with_interval"]
+           "with_interval", "with_rank_error"]

@@ -255,15 +255,17 @@ def block_mapper(groups: int, columns: int) -> Iterator[tuple[Mapper, int]]:
     ``groups`` × ``columns`` cells (module notes); the pool, if any, is shut down on
     exit (killed at once when the run is interrupted or fails)."""
     processes = driver_processes()
+    # two rounds map the blocks: the draws, then the small groups' cells
+    # (:func:`dprect.core.aggregates.describe_blocks`)
     if processes < 2 or groups < 2 or groups * columns < PARALLEL_CELLS:
-        _BLOCKS.start(1)
+        _BLOCKS.start(2)
         try:
             yield _counted(map), 1
         finally:
             _BLOCKS.end()
         return
     pool = _PoolMap(processes)
-    _BLOCKS.start(min(processes * BLOCKS_PER_PROCESS, groups))  # group_blocks' count
+    _BLOCKS.start(2 * min(processes * BLOCKS_PER_PROCESS, groups))  # group_blocks' count
     try:
         pool.start()
         yield pool, processes * BLOCKS_PER_PROCESS

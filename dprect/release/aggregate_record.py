@@ -35,6 +35,7 @@ from dprect.core.aggregates import SPREAD, STATISTICS, DescribeResult
 from dprect.core.bounds import BoundsPlan, BoundsResult
 from dprect.core.quantile_release import SMALL, QuantileResult
 from dprect.core.statistic import COVERAGE, QUANTILES, QUERY, Mechanism, outputs
+from dprect.core.statistic import STATISTICS as STATISTIC_OF
 
 #: what the ledger records as the method of a run of each mechanism (its name)
 BOUNDS_METHOD = COVERAGE.name
@@ -183,9 +184,15 @@ def _describe_line(row: Mapping[str, Any], plan: Mapping[str, Any]) -> str:
     return f"{stats}bounds [{row['lower']:.6g}, {row['upper']:.6g}]{few}"
 
 
+def _rank_text(error: Any) -> str:
+    """A quantile's rank interval in the summary: ``(rank +-T rows)``, or nothing."""
+    return "" if error is None else f" (rank +-{float(error):,.1f} rows)"
+
+
 def _quantiles_line(row: Mapping[str, Any], plan: Mapping[str, Any]) -> str:
-    values = ", ".join(f"{key} {row[key]:.6g}" for key in outputs(QUANTILES)
-                       if row[key] is not None)
+    values = ", ".join(f"{s.name} {row[s.name]:.6g}" + _rank_text(row.get(s.outputs[1]))
+                       for s in STATISTIC_OF.values()
+                       if s.mechanism is QUANTILES and row.get(s.name) is not None)
     few = (f" — below_rows_needed: fewer than the {int(plan['rows_needed']):,} rows the "
            "plan needs, the values may be far off" if row[SMALL] else "")
     return values + few

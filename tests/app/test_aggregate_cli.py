@@ -158,3 +158,29 @@ def test_a_registered_statistic_of_an_unwired_mechanism_is_offered_and_refused_i
     assert "'histogram'" in statistics_choices()
     with pytest.raises(ParameterError, match="cannot be run by this command yet"):
         asked_statistics("histogram")
+
+
+def test_the_job_gives_the_quantiles_its_interval_level(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The job's ``interval_level`` reaches the quantiles' rank errors (recorded in the
+    plan and the rows), as the command line's ``--interval-level`` does."""
+    monkeypatch.syspath_prepend(str(REPO / "jobs"))
+    import aggregate as job
+
+    argv = ["--config", str(REPO / "conf" / "aggregate.yaml")]
+    for item in (f"input={INPUT}", "format=csv", "columns=[x]", "statistics=median",
+                 "group_by=g", "groups=[a,b,c]", "interval_level=0.8",
+                 f"output={tmp_path / 'job.json'}", f"seed={SEED}"):
+        argv += ["--set", item]
+    assert job.main(argv, route=NumpyGroupedRoute()) == 0
+    record = json.loads((tmp_path / "job.json").read_text())
+    assert record["plan"]["interval_level"] == 0.8
+    assert any(row["median_rank_error"] == record["plan"]["rank_error_at_level"]
+               for row in record["results"])
+    code, _, err = run(["aggregate", "--input", str(INPUT), "--columns", "x",
+                        "--statistics", "median", "--group-by", "g", "--groups", "a,b,c",
+                        "--interval-level", "0.8", "--epsilon",
+                        "1", "--seed", SEED, "--output", str(tmp_path / "cli.json")], capsys)
+    assert code == 0, err
+    assert (tmp_path / "job.json").read_text() == (tmp_path / "cli.json").read_text()

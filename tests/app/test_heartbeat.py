@@ -55,11 +55,15 @@ def test_the_mechanism_blocks_are_counted(monkeypatch: pytest.MonkeyPatch) -> No
         beat.beat()
         assert list(results) == [7]
         beat.beat()
+        # the second round (the small groups' cells: aggregates.describe_blocks)
+        assert list(mapper(lambda x: x, [8])) == [8]
+        beat.beat()
     beat.beat()
     assert lines == [
-        "still running (0 s): describing 2 column(s) in 3 group(s), mechanism 0/1 blocks",
-        "still running (0 s): describing 2 column(s) in 3 group(s), mechanism 0/1 blocks",
-        "still running (0 s): describing 2 column(s) in 3 group(s), mechanism 1/1 blocks",
+        "still running (0 s): describing 2 column(s) in 3 group(s), mechanism 0/2 blocks",
+        "still running (0 s): describing 2 column(s) in 3 group(s), mechanism 0/2 blocks",
+        "still running (0 s): describing 2 column(s) in 3 group(s), mechanism 1/2 blocks",
+        "still running (0 s): describing 2 column(s) in 3 group(s), mechanism 2/2 blocks",
         "still running (0 s): describing 2 column(s) in 3 group(s)"]
 
 

@@ -88,6 +88,38 @@ def test_a_bad_level_is_one_line_and_nothing_written(frame, tmp_path: Path, caps
         assert not out.exists()
 
 
+def test_quantiles_take_the_level_on_python_and_cli(frame, tmp_path: Path, capsys):
+    """interval_level reaches the quantiles' rank errors from Python and from
+    ``dprect aggregate --interval-level`` (not silently left at the default): recorded in
+    the plan, in the JSON rows and the table, the values unchanged by it."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        q95 = dprect.aggregate(frame, ["x"], statistics=["median"], epsilon=1.0, seed=5)
+        q90 = dprect.aggregate(frame, ["x"], statistics=["median"], epsilon=1.0, seed=5,
+                               interval_level=0.9)
+    assert q95.plan.interval_level == 0.95 and q90.plan.interval_level == 0.9
+    (r95,), (r90,) = q95.rows(), q90.rows()
+    assert r95["median"] == r90["median"]
+    assert r95["median_rank_error"] > r90["median_rank_error"] == q90.plan.interval_rank_error
+    data = tmp_path / "d.csv"
+    frame.to_csv(data, index=False)
+    out, table = tmp_path / "q.json", tmp_path / "q.csv"
+    code, _printed, err = run(["aggregate", "--input", str(data), "--columns", "x",
+                               "--statistics", "median", "--epsilon", "1", "--seed", "5",
+                               "--interval-level", "0.9", "--output", str(out),
+                               "--table", str(table)], capsys)
+    assert code == 0, err
+    record = json.loads(out.read_text())
+    assert record["plan"]["interval_level"] == 0.9
+    (row,) = record["results"]
+    assert row["median_rank_error"] == record["plan"]["rank_error_at_level"] \
+        == pytest.approx(r90["median_rank_error"], rel=1e-12)
+    with open(table, newline="") as f:
+        (trow,) = list(csv.DictReader(f))
+    assert float(trow["median_rank_error"]) == row["median_rank_error"]
+    assert trow["p10_rank_error"] == ""  # not asked: empty
+
+
 def test_the_plot_bars_are_the_mean_intervals(frame):
     """The plot's bar of each mean runs from its released mean_low to mean_high."""
     pytest.importorskip("matplotlib")

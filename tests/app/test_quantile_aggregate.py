@@ -62,7 +62,7 @@ def test_the_registry_lists_the_quantiles():
     names = [s.name for s in QUANTILE_STATISTICS]
     assert {"median", "p10", "p90"} <= set(names)
     assert all(STATISTICS[n].mechanism is QUANTILES for n in names)
-    assert outputs(QUANTILES) == tuple(names)
+    assert outputs(QUANTILES) == tuple(o for n in names for o in (n, f"{n}_rank_error"))
     qs = [s.quantile for s in QUANTILE_STATISTICS]
     assert qs == sorted(qs) and STATISTICS["median"].quantile == 0.5
     plan = plan_statistics(["p90", "median", "p10"], 1.0, 2)
@@ -86,8 +86,9 @@ def test_aggregate_releases_quantiles_per_group_in_one_charge():
                   groups=["x", "y", "z", "w"], seed=4, budget=budget)
     assert r.statistics == ("p10", "median", "p90")
     rows = r.rows()
-    assert len(rows) == 8 and set(rows[0]) == {"group", "column", "p10", "median", "p90",
-                                               SMALL}
+    assert len(rows) == 8 and set(rows[0]) == {
+        "group", "column", "p10", "median", "p90", SMALL,
+        "p10_rank_error", "median_rank_error", "p90_rank_error"}
     assert r.guarantee.epsilon == 2.0 and r.guarantee.delta == 0.0
     spent = budget.spent()
     assert spent is not None and spent.epsilon == pytest.approx(2.0)
@@ -95,7 +96,9 @@ def test_aggregate_releases_quantiles_per_group_in_one_charge():
         assert row["p10"] <= row["median"] <= row["p90"]
         if row["group"] == "w":
             assert row[SMALL] is True  # no rows: below rows_needed
+            assert row["median_rank_error"] is None  # small split: no statement
             continue
+        assert row["median_rank_error"] == r.plan.interval_rank_error
         x = np.sort(df[(df.g == row["group"])][row["column"]].to_numpy())
         for q, name in ((0.1, "p10"), (0.5, "median"), (0.9, "p90")):
             assert rank_error(x, row[name], q) <= 0.05

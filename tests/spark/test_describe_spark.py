@@ -118,6 +118,39 @@ def test_spark_equals_numpy_numeric_groups_and_ungrouped(spark, parquet):
         == plain.cells
 
 
+def test_small_groups_spark_equals_numpy_for_a_seed(spark, tmp_path: Path):
+    """Groups of 0 to 3,000 rows, whose released counts pick every split of the plan
+    (docs/privacy.md §11, "Small groups": the own split, the larger centres, the anchored
+    one drawn after the anchors from each group's second stream): the Spark route gives
+    numpy's cells bit for bit, and the independent re-draw agrees."""
+    gen = np.random.default_rng(11)
+    sizes = {"s20": 20, "s300": 300, "s600": 600, "s1000": 1000, "s3000": 3000}
+    g = np.concatenate([[k] * n for k, n in sizes.items()])
+    n = len(g)
+    table = pa.table({"x": gen.gamma(0.6, 30.0, n) - 12.0,
+                      "neg": -gen.exponential(30.0, n),
+                      "pos": gen.uniform(200.0, 2600.0, n),
+                      "cross": gen.normal(0.3, 4.0, n),
+                      "ints": pa.array(gen.integers(-1000, 5000, n), pa.int64()),
+                      "g": pa.array(list(g), pa.string())})
+    path = tmp_path / "small.parquet"
+    pq.write_table(table, path, row_group_size=1500)
+    listed = [*sizes, "none"]
+    got = _spark_run(spark, path, "g", listed, listed, seed=21, epsilon=5.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = dprect.describe(table, COLUMNS, group_by="g", groups=listed, epsilon=5.0,
+                               seed=21)
+    assert got.cells == want.cells
+    assert reference_describe(got.plan, table, COLUMNS, "g", listed, _seeded(21)) \
+        == got.cells
+    # the released counts picked every split (tiers as stated in the plan)
+    bars = [t.min_count for t in got.plan.tiers]
+    picked = {got.plan.tier_index(int(c.count)) for row in got.cells for c in row
+              if c.count is not None}
+    assert len(picked) >= len(bars) - 1, (picked, bars)
+
+
 def test_the_pass_statistics_are_the_cores(spark, parquet):
     path, table = parquet
     plan = plan_describe(2.0, len(COLUMNS))
