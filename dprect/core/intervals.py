@@ -81,6 +81,9 @@ SPLIT = 0.01
 GRID_START = 1e-4
 GRID_PER_OCTAVE = 64
 GRID_POINTS = 64 * 27  # up to about 1.3·10^4
+#: the most values of Z_n's folded law kept exactly (past it, runs of values are merged
+#: onto their largest: :func:`_count_law`)
+LAW_POINTS = 1 << 16
 #: Z_n's law is summed to where its far tail is below α times this (counted as a miss)
 TAIL_SHARE = 1e-9
 _BISECTIONS = 64
@@ -126,13 +129,26 @@ def _laplace_miss(h: float, shifts: np.ndarray) -> np.ndarray:
 @lru_cache(maxsize=64)
 def _count_law(rate: float, alpha: float) -> tuple[np.ndarray, np.ndarray, float]:
     """Z_n's law folded on |z|: values 0 … K, their probabilities P(|Z| = z), and the far
-    tail P(|Z| > K) ≤ α·TAIL_SHARE."""
+    tail P(|Z| > K) ≤ α·TAIL_SHARE.
+
+    Past :data:`LAW_POINTS` values (a tiny ε: K grows as 1/rate) the values are taken in
+    runs of s and each run's mass is put on its LARGEST value: P(|L + c| > h) grows with
+    |c|, so the miss computed from the coarsened law is never below the exact one and the
+    H found from it is an upper bound still (memory bounded at any ε)."""
     k = count_quantile(rate, alpha * TAIL_SHARE)
-    z = np.arange(k + 1, dtype=np.float64)
-    norm = (1.0 - math.exp(-rate)) / (1.0 + math.exp(-rate))
-    p = norm * np.exp(-rate * z)
-    p[1:] *= 2.0
-    return z, p, dlap_tail(rate, k + 1)
+    if k + 1 <= LAW_POINTS:
+        z = np.arange(k + 1, dtype=np.float64)
+        norm = -math.expm1(-rate) / (1.0 + math.exp(-rate))
+        p = norm * np.exp(-rate * z)
+        p[1:] *= 2.0
+        return z, p, dlap_tail(rate, k + 1)
+    step = -(-(k + 1) // LAW_POINTS)
+    tops = np.minimum(np.arange(step - 1, k + step, step, dtype=np.float64), float(k))
+    starts = np.concatenate(([0.0], tops[:-1] + 1.0))
+    below = 2.0 / (1.0 + math.exp(-rate))  # P(|Z| ≥ a) = below·e^{−rate·a} for a ≥ 1
+    p = below * (np.exp(-rate * starts) - np.exp(-rate * (tops + 1.0)))
+    p[0] = 1.0 - below * math.exp(-rate * (tops[0] + 1.0))
+    return tops, p, dlap_tail(rate, k + 1)
 
 
 def mixed_quantile(r: float, rate: float, alpha: float) -> float:

@@ -58,7 +58,7 @@ def plan_statistics(names: Sequence[str], epsilon: float, columns: int, *,
     by_q = sorted(asked, key=qs.__getitem__)
     return plan_quantiles([qs[n] for n in by_q], epsilon,
                           neighbouring=neighbouring or ADD_REMOVE, columns=columns,
-                          beta=1e-3 if beta is None else beta,
+                          beta=beta,
                           interval_level=(DEFAULT_LEVEL if interval_level is None
                                           else interval_level))
 

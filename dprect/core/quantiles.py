@@ -93,6 +93,11 @@ from dprect.core.quantile_centre import (
     sign_pieces,
 )
 from dprect.core.randomness import RandomSource
+from dprect.core.request import DescribeRequest
+
+#: the β of the plan's statements when none is named: the aggregate request's default
+_DESCRIBE_BETA = float(next(f.default for f in dataclasses.fields(DescribeRequest)
+                           if f.name == "beta"))  # type: ignore[arg-type]
 
 #: the default grid: decimals of QUANTILE_DIGITS significant digits (DecimalGrid(5): every
 #: value typed with at most 5 significant digits is a candidate exactly; 4 digits missed
@@ -283,7 +288,7 @@ class QuantilePlan:
 def plan_quantiles(quantiles: Sequence[float | Fraction | str], epsilon: float, *,
                    grid: str = QUANTILE_GRID, resolution: int | None = None,
                    neighbouring: str = ADD_REMOVE, columns: int = 1,
-                   centre: bool | None = None, beta: float = 1e-3,
+                   centre: bool | None = None, beta: float | None = None,
                    interval_level: float = DEFAULT_LEVEL) -> QuantilePlan:
     """The plan of m quantiles on each of ``columns`` columns at a total ε (one charge for
     all of them; each column gets ε/columns, groups compose in parallel), verified by
@@ -303,6 +308,8 @@ def plan_quantiles(quantiles: Sequence[float | Fraction | str], epsilon: float, 
         raise ParameterError("neighbouring must be 'add-remove' or 'replace-one'")
     if isinstance(columns, bool) or not isinstance(columns, int) or columns < 1:
         raise ParameterError("the quantiles need at least one column")
+    if beta is None:  # the aggregate request's default (its accuracy statements' β)
+        beta = _DESCRIBE_BETA
     if not (isinstance(beta, float | int) and 0 < beta < 1):
         raise ParameterError("beta must be a number in (0, 1)")
     level = check_level(interval_level)

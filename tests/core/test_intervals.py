@@ -215,3 +215,23 @@ def test_intervals_are_ordered_and_never_nan_at_the_float_extremes(epsilon):
             for s in ("count", "mean"):
                 lo, hi = cell.interval(s) or (math.nan, math.nan)
                 assert lo <= getattr(cell, s) <= hi
+
+
+def test_the_coarsened_count_law_bounds_h_from_above(monkeypatch):
+    """Past LAW_POINTS values the count's law is merged onto each run's largest value: H
+    read from it is never below the exact H (it would under-cover otherwise) and close to
+    it; the law keeps its whole mass. Fails if a run's mass sits on its smallest value."""
+    from dprect.core import intervals
+
+    rate, alpha = 1e-3, 0.05
+    exact = [intervals.mixed_quantile(r, rate, alpha) for r in (0.5, 3.0, 50.0)]
+    monkeypatch.setattr(intervals, "LAW_POINTS", 1 << 10)
+    intervals._count_law.cache_clear()
+    try:
+        z, p, far = intervals._count_law(rate, alpha)
+        assert len(z) <= 1 << 10 and abs(p.sum() + far - 1.0) < 1e-12
+        coarse = [intervals.mixed_quantile(r, rate, alpha) for r in (0.5, 3.0, 50.0)]
+    finally:
+        intervals._count_law.cache_clear()
+    for c, e in zip(coarse, exact, strict=True):
+        assert e <= c <= 1.01 * e
