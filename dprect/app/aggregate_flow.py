@@ -269,16 +269,17 @@ def coverage_lines(the_plan: BoundsPlan, columns: Sequence[str], groups: int | N
 def query_lines(the_plan: DescribePlan, columns: Sequence[str], groups: int | None
                 ) -> list[str]:
     """The query mechanism's printout: what is released, the budget split (evenly over
-    the columns; per column the shares of the centre, the two sides, the count and the
-    sum), charged once however many groups, then the plan's own printout
-    (:meth:`DescribePlan.table`: the split in ε, the clip target and the accuracy
-    statements)."""
+    the columns; per column the shares of the centre, the two sides, the count, the
+    sum and, for a variance or std, the sum of squares), charged once however many
+    groups, then the plan's own printout (:meth:`DescribePlan.table`: the split in ε,
+    the clip target and the accuracy statements)."""
     g = the_plan.guarantee
     stats = ", ".join(the_plan.statistics) or "bounds alone"
     where = f" in each of {groups} listed group(s)" if groups else ""
     parts = {"centre": the_plan.centre_epsilon,
              "sides": the_plan.side_epsilon,
-             "count": the_plan.count_epsilon, "sum": the_plan.sum_epsilon}
+             "count": the_plan.count_epsilon, "sum": the_plan.sum_epsilon,
+             "sum of squares": the_plan.squares_epsilon}
     per_column = sum(parts.values())
     split = ", ".join(f"{k} {v / per_column:.0%}" for k, v in parts.items() if v > 0)
     lines = [
@@ -399,7 +400,8 @@ def aggregate_settings(values: Mapping[str, Any], name: Callable[[str], str] = s
     source = run.source
     sinks: list[Sink] = [run.output]
     if values.get("table") is not None:
-        sinks.append(table_sink(name("table"), str(values["table"]), mechanism))
+        sinks.append(table_sink(name("table"), str(values["table"]), mechanism,
+                                getattr(the_plan, "statistics", ())))
     if values.get("plot") is not None:
         if not {"count", "mean"} <= set(the_plan.statistics):
             raise ParameterError(f"{name('plot')} draws the means with their error bars: "
@@ -494,7 +496,9 @@ class AggregateProduct:
     def open(self, route: GroupedRoute, progress: Callable[[str], None]
              ) -> GroupedPrepared:
         s = self.settings
-        return route.open(s.source, s.groups, s.mechanism.spec(s.domains), progress)
+        return route.open(s.source, s.groups,
+                          s.mechanism.spec(s.domains, getattr(s.plan, "statistics", ())),
+                          progress)
 
     def compute(self, prepared: GroupedPrepared, progress: Callable[[str], None]
                 ) -> tuple[Guarantee | None, dict[str, Any]]:

@@ -145,7 +145,8 @@ def aggregate(data: object, columns: Sequence[str] | None = None, *,
     rng = RandomSource(seed=seed)
     with charged(budget, the_plan.guarantee, mechanism.name, names) as ticket:
         cells = grouped_statistics(values, group, len(group_list),
-                                   mechanism.spec(domains_of(mechanism, grid, names)))
+                                   mechanism.spec(domains_of(mechanism, grid, names),
+                                                  getattr(the_plan, "statistics", ())))
         return record(ticket, mechanism.draw(the_plan, cells, group_list, names, rng))
 
 

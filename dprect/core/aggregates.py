@@ -82,7 +82,8 @@ order (:meth:`~dprect.core.randomness.RandomSource.stream_seeds`); from OS entro
 OS — and within a group's stream, its counts' noises (columns in order), the seed of its
 second stream if a cell got a smaller split, its own centres (columns in order), then per
 column of the plan's own split the lower side, the upper side and the sum noise (none on
-a count-only run; :func:`describe_block`).
+a count-only run), then the sum-of-squares noise only when a variance or a std is asked
+(:mod:`dprect.core.variance`, docs/privacy.md §17; :func:`describe_block`).
 So the groups can be drawn in blocks, in any order, in other processes
 (:func:`describe_blocks` takes the ``map`` to use), with the same result for a seed; then
 the driver makes the anchors and the blocks draw the smaller splits' cells through the
@@ -131,6 +132,12 @@ from dprect.core.tail_bounds import (
     draw_centre_from_counts,
 )
 from dprect.core.validation import repeat_at
+from dprect.core.variance import (
+    SQUARE_FRACTION_BITS,
+    centred_squares,
+    integer_squares,
+    released_variance,
+)
 
 CENTRE_SHARE = 0.05
 SIDES_SHARE = 0.3
@@ -139,6 +146,13 @@ TARGET_FACTOR = 0.5
 MARGIN_FACTOR = 2.0
 SUM_FRACTION_BITS = 30
 STATISTICS = ("count", "sum", "mean")
+#: the statistics read from the clamped sum of squares too (:mod:`dprect.core.variance`,
+#: docs/privacy.md §17): asked by name only, never a default
+SPREAD = ("variance", "std")
+#: of the query's share when a variance or a std is asked: ε_Q, to the sum of squares
+#: (the same in every split); the count and the sum split the rest as
+#: :func:`query_split` says
+SQUARES_SHARE = 0.5
 #: the statistics that read the noisy clamped sum (the rest of a describe run reads the
 #: noisy count only)
 SUMMED = ("sum", "mean")
@@ -243,6 +257,11 @@ class DescribePlan:
     check: CheckReport | None = None
     #: the stated level of the released noise intervals (:mod:`dprect.core.intervals`)
     interval_level: float = DEFAULT_LEVEL
+    #: ε_Q: the clamped sum of squares' in every split (0: not drawn; only a variance or
+    #: a std reads it)
+    squares_epsilon: float = 0.0
+    #: 2^K: the integer sum of squares' per-row clip (:mod:`dprect.core.variance`)
+    squares_sensitivity: int = 1 << SQUARE_FRACTION_BITS
 
     @cached_property
     def tiers(self) -> tuple[Tier, ...]:
@@ -282,6 +301,12 @@ class DescribePlan:
         """DLap scale of the integer sum, in units of γ: 2^K/ε_S."""
         return (None if self.sum_epsilon == 0
                 else Fraction(self.sum_sensitivity) / Fraction(self.sum_epsilon))
+
+    @cached_property
+    def squares_scale(self) -> Fraction | None:
+        """DLap scale of the integer sum of squares, in units of γ₂ = h²/2^K: 2^K/ε_Q."""
+        return (None if self.squares_epsilon == 0
+                else Fraction(self.squares_sensitivity) / Fraction(self.squares_epsilon))
 
     @property
     def bounds_epsilon(self) -> float:
@@ -394,6 +419,9 @@ class DescribePlan:
                 "side_decay_per_step": float(DECAY),
                 "count_epsilon": self.count_epsilon,
                 "sum_epsilon": self.sum_epsilon,
+                **({} if self.squares_epsilon == 0 else {
+                    "squares_epsilon": self.squares_epsilon,
+                    "squares_fraction_bits": SQUARE_FRACTION_BITS}),
                 "bounds_epsilon": self.bounds_epsilon,
                 "target_rows_per_side": self.target,
                 "sum_fraction_bits": SUM_FRACTION_BITS,
@@ -434,7 +462,12 @@ class DescribePlan:
                    "the query's whole share)" if self.sum_scale is None else
                    f", clamped sum eps {self.sum_epsilon:.6g} (discrete Laplace; the sum "
                    f"centred on a pivot p, on a 2^-{SUM_FRACTION_BITS} fixed-point grid of "
-                   f"w = max(U - p, p - L))")]),
+                   f"w = max(U - p, p - L))")
+                + ("" if self.squares_scale is None else
+                   f", clamped sum of squares eps {self.squares_epsilon:.6g} (discrete "
+                   f"Laplace; centred on the bounds' midpoint m, on a "
+                   f"2^-{SQUARE_FRACTION_BITS} grid of ((U - L)/2)^2; variance and std "
+                   f"by post-processing, no interval)")]),
             f"target: {self.target} clipped row(s) per side; with probability >= "
             f"1 - {self.beta:g} per side a side clips at most {clip:.1f} rows once the "
             f"centre lies in the data's bins and the tail is dense: at least "
@@ -527,9 +560,9 @@ def plan_describe(epsilon: float, columns: int, *, delta: float | None = None,
         statistics = (statistics,)
     stats = tuple(statistics)
     for s in stats:
-        if s not in STATISTICS:
-            raise ParameterError(f"statistics must be among {', '.join(STATISTICS)}, "
-                                 f"got {s!r}")
+        if s not in STATISTICS + SPREAD:
+            raise ParameterError(f"statistics must be among "
+                                 f"{', '.join(STATISTICS + SPREAD)}, got {s!r}")
     if len(set(stats)) != len(stats):
         raise ParameterError("a statistic is named twice")
     eps_ar, _ = add_remove_budget(eps, float(delta), nb)
@@ -537,11 +570,14 @@ def plan_describe(epsilon: float, columns: int, *, delta: float | None = None,
     if stats:
         eps_c, eps_sides = CENTRE_SHARE * eps_col, SIDES_SHARE * eps_col
         eps_q = eps_col - eps_c - eps_sides
-        eps_n, eps_s = query_split(eps_q, stats)
+        # the sum of squares' share first (only when a variance or std reads it; the same
+        # in every split), then the count and the sum split the rest as before
+        eps_v = SQUARES_SHARE * eps_q if "sumsq" in noises_drawn(stats) else 0.0
+        eps_n, eps_s = query_split(eps_q - eps_v, stats)
     else:
         eps_c = CENTRE_SHARE / (CENTRE_SHARE + SIDES_SHARE) * eps_col
         eps_sides = eps_col - eps_c
-        eps_q = eps_s = eps_n = 0.0
+        eps_q = eps_s = eps_n = eps_v = 0.0
     # the sides aim at the sum's ε of the default split (a count-only run's bounds are
     # those of a full run), or at the caller's query_epsilon
     aim = query_epsilon if query_epsilon is not None else (SUM_SHARE * eps_q if stats
@@ -556,19 +592,21 @@ def plan_describe(epsilon: float, columns: int, *, delta: float | None = None,
     min_count: int | None = None
     small: tuple[Tier, ...] = ()
     if stats:
-        min_count, small = _small_group_tiers(eps_col - eps_n, eps_c, eps_sides, eps_s,
+        min_count, small = _small_group_tiers(eps_col - eps_n - eps_v, eps_c, eps_sides,
+                                              eps_s,
                                               math.log(2 / beta) / eps_n, beta,
                                               query_epsilon, aim)
     splits = [(eps_c, eps_sides, eps_s), *((t.centre_epsilon, t.side_epsilon, t.sum_epsilon)
                                            for t in small)]
-    exact = columns * max(Fraction(eps_n) + sum(Fraction(e) for e in split)
+    exact = columns * max(Fraction(eps_n) + Fraction(eps_v) + sum(Fraction(e) for e in split)
                           for split in splits)
     # stated rounded up by a relative 2^-46, as the accountant states its floats (the
     # check pushes its own value up by 10^-40; the 10^-9 shrink leaves the room)
     total = math.nextafter(float(exact) * (1.0 + 2.0**-46), math.inf)
     if total > eps_ar:
         raise AssertionError("describe planner produced a budget above the request")
-    drawn = "" if not stats else " + count" if eps_s == 0 else " + count + sum"
+    drawn = ("" if not stats else " + count" if eps_s == 0 else " + count + sum"
+             + (" + sum of squares" if eps_v else ""))
     how = (f"basic composition of {columns} column(s) x (centre + two sides in "
            f"parallel{drawn}); groups in parallel")
     if small:
@@ -585,7 +623,7 @@ def plan_describe(epsilon: float, columns: int, *, delta: float | None = None,
                              side_epsilon=eps_sides,
                              count_epsilon=eps_n, sum_epsilon=eps_s, target=target,
                              guarantee=g, beta=beta, min_count=min_count, small=small,
-                             interval_level=request.interval_level)
+                             interval_level=request.interval_level, squares_epsilon=eps_v)
     return dataclasses.replace(unchecked, check=check_describe_plan(unchecked))
 
 
@@ -660,6 +698,10 @@ class Cell:
     #: (statistic, low, high): each released statistic's noise interval at the plan's
     #: level (:func:`dprect.core.intervals.query_intervals`)
     intervals: tuple[tuple[str, float, float], ...] = ()
+    #: the clamped values' variance and standard deviation, when asked (no interval:
+    #: :mod:`dprect.core.variance`)
+    variance: float | None = None
+    std: float | None = None
 
     def interval(self, statistic: str) -> tuple[float, float] | None:
         """The noise interval of ``statistic`` (None when it was not released)."""
@@ -954,7 +996,8 @@ def finish_cell(plan: DescribePlan, tier: Tier, centre: float, stats: CellStatis
                 noisy_n: int | None, rng: RandomSource) -> Cell:
     """One cell from its statistics given its centre, under its split ``tier`` and its
     released count ``noisy_n`` (drawn first; None on a bounds-alone plan): the lower side,
-    the upper side, the sum noise (in that order; no sum noise on a count-only plan)."""
+    the upper side, the sum noise, the sum-of-squares noise (in that order; no sum noise
+    on a count-only plan, no squares noise unless a variance or std is asked: §17)."""
     return _finish(plan, tier, centre, stats, noisy_n, rng)[0]
 
 
@@ -985,6 +1028,12 @@ def _finish(plan: DescribePlan, tier: Tier, centre: float, stats: CellStatistics
     count = max(noisy_n, 0)
     total, mean = released_sum_mean(pivot, gamma, noisy_s, noisy_n, lo, hi)
     want = set(plan.statistics)
+    spread: tuple[float | None, float | None] = (None, None)
+    if plan.squares_scale is not None:  # after the sum noise: a variance or std asked
+        q_int = integer_squares(centred_squares(stats, kl, ku, lo, hi), lo, hi,
+                                plan.squares_sensitivity)
+        noisy_q = q_int + rng.discrete_laplace(plan.squares_scale)
+        spread = released_variance(noisy_q, noisy_n, mean, lo, hi, plan.squares_sensitivity)
     # the cell's split is a public function of its released count: its sum's ε and clip
     # are public, so the intervals stay post-processing (docs/privacy.md §15)
     spans = query_intervals(plan.statistics, plan.interval_level, plan.count_epsilon,
@@ -992,7 +1041,8 @@ def _finish(plan: DescribePlan, tier: Tier, centre: float, stats: CellStatistics
                             noisy_n, noisy_s, float(count), total, mean)
     return Cell(lo, hi, float(count) if "count" in want else None,
                 total if "sum" in want else None, mean if "mean" in want else None,
-                spans), mean
+                spans, spread[0] if "variance" in want else None,
+                spread[1] if "std" in want else None), mean
 
 
 class _Strided:
@@ -1130,6 +1180,8 @@ class DescribeResult:
                                        "upper": cell.upper}
                 for s in self.plan.statistics:
                     row[s] = getattr(cell, s)
+                    if s in SPREAD:  # no interval (docs/privacy.md §17)
+                        continue
                     span = cell.interval(s)
                     row[f"{s}_low"], row[f"{s}_high"] = span if span else (None, None)
                 out.append(row)
@@ -1171,7 +1223,7 @@ def run_describe(plan: DescribePlan, values: Mapping[tuple[Any, int], np.ndarray
             x = np.asarray(x, dtype=np.float64).ravel()
             x = x[np.isfinite(x)]
             if len(x):
-                bins[(gi, j)] = bin_statistics(x)
+                bins[(gi, j)] = bin_statistics(x, plan.squares_scale is not None)
     blocks = bin_blocks(bins, len(cols), group_blocks(len(group_list), parts))
     return describe_blocks(plan, blocks, group_list, cols, rng, mapper)
 
@@ -1185,6 +1237,8 @@ __all__ = [
     "RUNAWAY_STEPS",
     "SIDES_SHARE",
     "SMALL_STRIDE",
+    "SPREAD",
+    "SQUARES_SHARE",
     "STATISTICS",
     "SUMMED",
     "SUM_FRACTION_BITS",

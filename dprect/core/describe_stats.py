@@ -291,6 +291,9 @@ def unpack(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return (key >> _EXPONENT_BITS) - _INTERVAL_OFFSET, key & ((1 << _EXPONENT_BITS) - 1)
 
 
+#: the word width a squared significand is cut at (M² = hi·2^30 + lo)
+SQUARE_WORD = 30
+_SQUARE_MASK = (1 << SQUARE_WORD) - 1
 #: a key's significand sum is an exact int64 below this many rows: |Σ M| < rows·2^30 ≤ 2^63
 EXACT_ROWS = 1 << (63 - SIGNIFICANT_BITS)
 #: the low word of a sum split in two int64 words, s = hi·2^SUM_WORD + lo, 0 ≤ lo < 2^32
@@ -371,6 +374,9 @@ class CellStatistics:
     sums: np.ndarray
     streams: tuple[CandidateStream, CandidateStream] | None = field(
         default=None, compare=False, repr=False)
+    #: Σ of the squared significands per key (Python integers), when counted (a variance
+    #: run's: :mod:`dprect.core.variance`)
+    squares: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def empty(cls) -> CellStatistics:
@@ -421,12 +427,52 @@ class BinStatistics:
     bins: np.ndarray
     counts: np.ndarray
     sums: np.ndarray
+    #: Σ M² per bin (Python integers, an object array) when counted (a variance run's:
+    #: :func:`dprect.core.variance.bin_squares`); they go to (interval, e) as the sums do
+    squares: np.ndarray | None = None
 
 
-def bin_statistics(values: np.ndarray) -> BinStatistics:
-    """The :class:`BinStatistics` of one cell's finite ``values``."""
+def bin_statistics(values: np.ndarray, squares: bool = False) -> BinStatistics:
+    """The :class:`BinStatistics` of one cell's finite ``values`` (with the sums of
+    squared significands when ``squares``)."""
     x = np.ascontiguousarray(values, dtype=np.float64)
-    return BinStatistics(*sum_by_key(_SEARCH_GRID.encode(x), significands(x.view(np.int64))))
+    keys, m = _SEARCH_GRID.encode(x), significands(x.view(np.int64))
+    return BinStatistics(*sum_by_key(keys, m), bin_squares(keys, m) if squares else None)
+
+
+def square_words(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each signed significand M (|M| < 2^30) squared and cut into two int64 words,
+    M² = hi·2^30 + lo, 0 ≤ hi, lo < 2^30 (M² < 2^60 fits int64)."""
+    sq = np.asarray(m, dtype=np.int64) ** 2
+    return sq >> SQUARE_WORD, sq & _SQUARE_MASK
+
+
+def from_words(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
+    """Σ M² = 2^30·Σ hi + Σ lo per entry, as Python integers (an object array)."""
+    return np.array([(int(h) << SQUARE_WORD) + int(v) for h, v in zip(hi, lo, strict=True)],
+                    dtype=object)
+
+
+def bin_squares(keys: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """Σ M² per sorted unique key of ``keys`` (one entry per row, its significand in
+    ``m``): the two words summed exactly apart (:func:`~dprect.core.describe_stats.sum_by_key`)
+    and joined (:func:`from_words`)."""
+    hi, lo = square_words(m)
+    _, _, hi_sum = sum_by_key(keys, hi)
+    _, _, lo_sum = sum_by_key(keys, lo)
+    return from_words(hi_sum, lo_sum)
+
+
+def exact_by_key(keys: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Σ of ``values`` (Python integers: exact at any size) per sorted unique key of
+    ``keys``, in the keys' order (as :func:`sum_by_key` orders them)."""
+    keys = np.asarray(keys, dtype=np.int64)
+    if not len(keys):
+        return np.zeros(0, dtype=object)
+    order = np.argsort(keys, kind="stable")
+    k = keys[order]
+    starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
+    return np.add.reduceat(np.asarray(values, dtype=object)[order], starts).astype(object)
 
 
 def bin_exponents(bins: np.ndarray) -> np.ndarray:
@@ -453,11 +499,16 @@ def joint_statistics_from_bins(cell: np.ndarray, stats: BinStatistics, cuts: Joi
     """Several cells' statistics at once: entry r of ``stats`` belongs to cell ``cell[r]``
     of ``cuts``; returns sorted unique keys cell << PACKED_BITS | pack(interval, e) with
     their counts and sums (:func:`statistics_from_bins`, one search for all cells)."""
+    return sum_by_key(joint_keys(cell, stats, cuts), stats.sums, stats.counts)
+
+
+def joint_keys(cell: np.ndarray, stats: BinStatistics, cuts: JointCuts) -> np.ndarray:
+    """Each entry's key cell << PACKED_BITS | pack(interval, e) (unsorted), what
+    :func:`joint_statistics_from_bins` reduces by."""
     cell = np.asarray(cell, dtype=np.int64)
     pos = bin_positions(stats.bins, cell, cuts)
     interval = pos - cuts.starts[cell] + cuts.base[cell] if len(cell) else pos
-    keys = (cell << PACKED_BITS) | pack(interval, bin_exponents(stats.bins))
-    return sum_by_key(keys, stats.sums, stats.counts)
+    return (cell << PACKED_BITS) | pack(interval, bin_exponents(stats.bins))
 
 
 def statistics_from_bins(stats: BinStatistics, cuts: CellCuts) -> CellStatistics:
@@ -496,12 +547,17 @@ def statistics_of_cells(bins: Mapping[tuple[int, int], BinStatistics],
         keys, n, sums = joint_statistics_from_bins(cell, joined, cuts)
         if not len(keys):  # no group of the block has rows in this column
             continue
+        squares = None
+        if any(b.squares is not None for b in cells if len(b.bins)):
+            squares = exact_by_key(joint_keys(cell, joined, cuts), np.concatenate(
+                [np.asarray(b.squares, dtype=object) for b in cells if len(b.bins)]))
         g = keys >> PACKED_BITS
         starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
         for lo, hi in zip(starts, np.r_[starts[1:], len(g)], strict=True):
             cell_g = int(g[lo])
-            out[(cell_g, j)] = CellStatistics(keys[lo:hi] & mask, n[lo:hi], sums[lo:hi],
-                                              streams[cell_g])
+            out[(cell_g, j)] = CellStatistics(
+                keys[lo:hi] & mask, n[lo:hi], sums[lo:hi], streams[cell_g],
+                None if squares is None else squares[lo:hi])
     return out
 
 
@@ -652,12 +708,12 @@ def dyadic(x: float) -> tuple[int, int]:
     return n, 1 - d.bit_length()
 
 
-__all__ = ["DROPPED_BITS", "EXACT_ROWS", "EXPONENT_BIAS", "SIGNIFICANT_BITS", "SUM_WORD",
-           "BinBlock", "CellCuts", "CellGrid",
-           "CellStatistics", "JointCuts", "bin_blocks", "cell_cuts", "cell_grid",
-           "cell_statistics", "centre_counts", "centred_sum", "centred_sum_at",
-           "centred_sum_dyadic", "data_tails", "dyadic", "edges_hold", "interval_counts",
-           "joint_cuts", "joint_intervals", "joint_positions", "make_cell_grid",
-           "merge_statistics", "pack", "range_cuts", "row_intervals", "search_range",
-           "side_tails", "sum_by_key", "sum_words", "sums_array", "truncated",
-           "truncated_value", "unpack", "words_sum"]
+__all__ = ["DROPPED_BITS", "EXACT_ROWS", "EXPONENT_BIAS", "SIGNIFICANT_BITS", "SQUARE_WORD",
+           "SUM_WORD", "BinBlock", "CellCuts", "CellGrid", "CellStatistics", "JointCuts",
+           "bin_blocks", "bin_squares", "cell_cuts", "cell_grid", "cell_statistics",
+           "centre_counts", "centred_sum", "centred_sum_at", "centred_sum_dyadic", "data_tails",
+           "dyadic", "edges_hold", "exact_by_key", "from_words", "interval_counts", "joint_cuts",
+           "joint_intervals", "joint_keys", "joint_positions", "make_cell_grid", "merge_statistics",
+           "pack", "range_cuts", "row_intervals", "search_range", "side_tails", "square_words",
+           "sum_by_key", "sum_words", "sums_array", "truncated", "truncated_value", "unpack",
+           "words_sum"]

@@ -44,7 +44,9 @@ lemma each comes from:
   weight exp(−r·clipped rows − μ·step) on a monotone sensitivity-1 score, so r-DP (not
   2r: the score moves one way), and the two sides (disjoint rows) compose in parallel;
   the count with DLap scale b_n is (1/b_n)-DP and the integer sum with per-row clip k and
-  scale b_S is (k/b_S)-DP; columns compose by basic composition, groups in parallel;
+  scale b_S is (k/b_S)-DP, and the integer sum of squares about the bounds' midpoint with
+  per-row clip k_Q and scale b_Q (k_Q/b_Q)-DP (§17; drawn iff a variance or a std is
+  asked, the same in every split); columns compose by basic composition, groups in parallel;
   with the count drawn first, its released value picks one of the plan's splits
   (adaptive composition, Theorem D′): the count's ε plus the largest split's, the splits
   picked by decreasing least counts with the last taking every count below. The
@@ -99,6 +101,9 @@ DESCRIBE_SENSITIVITY = 1
 #: the describe statistics that read the noisy clamped sum (the count reads only its own
 #: noise): written here again, not imported, so the check re-derives the split itself
 DESCRIBE_SUMMED = ("sum", "mean")
+#: the describe statistics that read the noisy clamped sum of squares (and the sum and
+#: count: docs/privacy.md §17), written here again too
+DESCRIBE_SPREAD = ("variance", "std")
 #: a describe plan's drawn noises must re-derive at least (1 − this) of the requested
 #: add/remove budget (the planner shrinks by 10⁻⁹; a share left undrawn is far larger)
 DESCRIBE_UNSPENT = Fraction(1, 10**6)
@@ -634,6 +639,21 @@ def check_describe_plan(plan: Any) -> CheckReport:
     if plan.count_scale is not None:
         count = s / Fraction(plan.count_scale)
         parts["count"] = float(count)
+    # the sum of squares (a variance or a std asked; the same in every split): a row adds
+    # a term in [0, h²] to Q, so at most 2^K units of h²/2^K to the rounded integer
+    # (privacy.md §17, Lemma V1): sensitivity = the plan's per-row clip
+    squares_scale = getattr(plan, "squares_scale", None)
+    if (squares_scale is not None) != bool(asked & set(DESCRIBE_SPREAD)):
+        raise _refuse(product, "the sum-of-squares noise does not match the statistics "
+                      "asked (drawn only for a variance or a std)", g.epsilon, g.delta)
+    if squares_scale is not None:
+        sens = int(plan.squares_sensitivity)
+        if sens < 1:
+            raise _refuse(product, "a sum-of-squares clip below one unit", g.epsilon,
+                          g.delta)
+        squares = Fraction(sens) / Fraction(squares_scale)
+        count += squares  # drawn whatever the split: spent with the count
+        parts["sum of squares"] = float(squares)
     splits = []
     for tier in tiers:
         # the centre's exponential mechanism at rate c is 2c-DP (depth sensitivity s); an
@@ -644,7 +664,8 @@ def check_describe_plan(plan: Any) -> CheckReport:
         # two sides (disjoint rows) in parallel
         sides = Fraction(tier.side_rate) * s
         # the sum noise is drawn for a sum or a mean only (a count-only run draws none)
-        if (tier.sum_scale is not None) != bool(asked & set(DESCRIBE_SUMMED)):
+        if (tier.sum_scale is not None) != bool(
+                asked & set(DESCRIBE_SUMMED + DESCRIBE_SPREAD)):
             raise _refuse(product, "the sum noise does not match the statistics asked (a "
                           "count-only run draws none)", g.epsilon, g.delta)
         summed = Fraction(0)
@@ -661,6 +682,7 @@ def check_describe_plan(plan: Any) -> CheckReport:
     with decimal.localcontext(_CONTEXT):
         drawn = ", count" if "count" in parts else ""
         drawn += ", sum" if any(split["sum"] for split in splits) else ""
+        drawn += ", sum of squares" if "sum of squares" in parts else ""
         chosen = (f"; the count first, then one of {len(tiers)} splits by its released "
                   f"value (adaptive composition)" if len(tiers) > 1 else "")
         route = _Route(f"basic composition of {plan.columns} column(s) (centre, two "
@@ -790,7 +812,7 @@ def check_mixed_plan(plan: Any) -> CheckReport:
 
 
 __all__ = ["BOUNDS_SENSITIVITY", "BR_ZCDP", "CLASSES_REPLACE_STEPS", "DESCRIBE_SENSITIVITY",
-           "DESCRIBE_SUMMED", "DESCRIBE_UNSPENT", "PAPER_FACTOR", "QUANTILE_SENSITIVITY",
-           "SLACK", "CheckReport", "GuaranteeCheckError", "check_bounds_plan",
-           "check_classes_plan", "check_describe_plan", "check_fit_plan",
+           "DESCRIBE_SPREAD", "DESCRIBE_SUMMED", "DESCRIBE_UNSPENT", "PAPER_FACTOR",
+           "QUANTILE_SENSITIVITY", "SLACK", "CheckReport", "GuaranteeCheckError",
+           "check_bounds_plan", "check_classes_plan", "check_describe_plan", "check_fit_plan",
            "check_mixed_plan", "check_quantiles_plan"]

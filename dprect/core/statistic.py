@@ -6,8 +6,9 @@ group g, column j) it hands the column's rows counted per bin of a PUBLIC grid �
 unique bin keys, the rows per bin and, where asked, the exact sum per bin of the rows'
 truncated significands (:func:`dprect.core.describe_stats.significands`; exact integers
 at any row count) — a :class:`CellBins`. What is counted is a :class:`StatisticsSpec`:
-per column its grid and whether sums are kept (:class:`ColumnSpec`; a later statistic may
-add sums of squares here). One engine primitive computes it for any spec: numpy's
+per column its grid, whether sums are kept and whether sums of squared significands are
+(:class:`ColumnSpec`; the variance's: :mod:`dprect.core.variance`). One engine primitive
+computes it for any spec: numpy's
 :func:`dprect.engines.numpy_statistics.grouped_statistics`, Spark's one ``mapInArrow``
 pass :func:`dprect.engines.spark.statistics.spark_statistics`; both equal, cell for cell,
 the reference reduction :func:`cell_bins` of the cell's finite values. Row rules are the
@@ -48,6 +49,7 @@ read the counts per search bin) — with its guarantee-check entry and its test.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -57,7 +59,7 @@ import numpy as np
 
 from dprect.core.bounds import Histogram
 from dprect.core.decimal_grid import DecimalGrid
-from dprect.core.describe_stats import BinStatistics, significands, sum_by_key
+from dprect.core.describe_stats import BinStatistics, bin_squares, significands, sum_by_key
 from dprect.core.domains import Domain, FloatBins
 from dprect.core.errors import ParameterError
 from dprect.core.quantiles import (
@@ -83,6 +85,9 @@ class ColumnSpec:
     grid: Domain | DecimalGrid
     sums: bool
     at_value: bool = False
+    #: also the exact sum of the squared truncated significands per bin (M² < 2^60, kept
+    #: as two summable words of 30 bits: :func:`dprect.core.describe_stats.square_words`)
+    squares: bool = False
 
     def __post_init__(self) -> None:
         if self.at_value and (self.sums or not isinstance(self.grid, DecimalGrid)):
@@ -106,13 +111,16 @@ class StatisticsSpec:
 class CellBins:
     """One (group, column)'s merged sufficient statistics: sorted unique int64 bin
     ``keys`` of the column's grid, the int64 rows per bin (each ≥ 1) and, when the spec
-    keeps them, the exact sums per bin (int64, or Python integers past int64)."""
+    keeps them, the exact sums per bin (int64, or Python integers past int64) and the
+    exact sums of squared significands per bin (``squares``: Python integers, an object
+    array; :func:`dprect.core.describe_stats.bin_squares`)."""
 
     keys: np.ndarray
     counts: np.ndarray
     sums: np.ndarray | None = None
     #: with the spec's ``at_value``: the int64 rows per bin equal to the bin's value
     at_value: np.ndarray | None = None
+    squares: np.ndarray | None = None
 
     def histogram(self) -> Histogram:
         """The counts, as the coverage mechanism reads them."""
@@ -122,7 +130,7 @@ class CellBins:
         """The counts and sums, as the query mechanism reads them."""
         if self.sums is None:
             raise ParameterError("these statistics were counted without sums")
-        return BinStatistics(self.keys, self.counts, self.sums)
+        return BinStatistics(self.keys, self.counts, self.sums, self.squares)
 
     def quantile_statistics(self) -> QuantileStatistics:
         """The counts and the rows at each bin's value, as the quantiles read them."""
@@ -146,8 +154,9 @@ def cell_bins(values: np.ndarray, spec: ColumnSpec) -> CellBins:
         k, n, at = sum_by_key(keys, at_value_counts(spec.grid, x, keys))
         return CellBins(k, n, None, at.astype(np.int64))
     if spec.sums:
-        k, n, s = sum_by_key(keys, significands(x.view(np.int64)))
-        return CellBins(k, n, s)
+        m = significands(x.view(np.int64))
+        k, n, s = sum_by_key(keys, m)
+        return CellBins(k, n, s, squares=bin_squares(keys, m) if spec.squares else None)
     k, n = np.unique(keys, return_counts=True)
     return CellBins(k, n.astype(np.int64))
 
@@ -177,9 +186,16 @@ class Mechanism:
     noises: tuple[str, ...] = ()
     weight: int = 1
 
-    def spec(self, domains: Sequence[Domain]) -> StatisticsSpec:
-        """The engine's spec for a run over columns on ``domains``."""
-        return StatisticsSpec(tuple(self.column_spec(d) for d in domains))
+    def spec(self, domains: Sequence[Domain], statistics: Sequence[str] = ()
+             ) -> StatisticsSpec:
+        """The engine's spec for a run over columns on ``domains`` asking for
+        ``statistics``: the sums of squares are counted only when a statistic asked
+        reads the ``sumsq`` noise (a variance or a standard deviation)."""
+        squares = "sumsq" in noises_drawn([s for s in statistics if s in STATISTICS])
+        return StatisticsSpec(tuple(dataclasses.replace(self.column_spec(d),
+                                                        squares=squares)
+                                    if squares else self.column_spec(d)
+                                    for d in domains))
 
     def plan(self, *args: Any, **kwargs: Any) -> Any:
         """The mechanism's plan, from public inputs only (its planner's arguments:
@@ -225,7 +241,7 @@ def register_runs(mechanism: Mechanism, plan: Callable[..., Any], draw: Callable
 #: describe's: the centre, the two sides aimed at the query, the count and the clamped sum,
 #: all from the rows per search bin and their exact sums (docs/privacy.md §11)
 QUERY = Mechanism("describe", lambda _domain: ColumnSpec(SEARCH_GRID, True),
-                  ("count", "sum"))
+                  ("count", "sum", "sumsq"))
 #: bounds': four exponential mechanisms per group over the column's histogram (§9)
 COVERAGE = Mechanism("bounds", lambda domain: ColumnSpec(domain, False))
 #: the quantiles': exponential mechanisms over the decimal grid's cells, from the rows per
@@ -245,6 +261,10 @@ class Statistic:
     outputs: tuple[str, ...]
     #: a quantile statistic's q (an exact rational in (0, 1)); None for the others
     quantile: Fraction | None = None
+    #: its columns are in a run's record and table only when it is asked for (a
+    #: statistic added later, so the outputs of the runs that do not ask for it stay
+    #: as they were); False: always there, empty when not asked
+    on_ask: bool = False
 
 
 def _quantile(name: str, q: str) -> Statistic:
@@ -275,6 +295,12 @@ QUERY_BOUNDS = Statistic("bounds", QUERY, (), ("lower", "upper"))
 #: the coverage bounds, with ``rank_error``: the rows each side may clip beyond (or fall
 #: short of) its target at the plan's ``interval_level`` (:func:`dprect.core.intervals.rank_error`)
 COVERAGE_BOUNDS = Statistic("coverage", COVERAGE, (), ("lower", "upper", "rank_error"))
+#: the variance and the standard deviation of the clamped values: post-processing of the
+#: noisy count, clamped sum and clamped sum of squares about the bounds' midpoint
+#: (:mod:`dprect.core.variance`, docs/privacy.md §17); no noise interval
+VARIANCE = Statistic("variance", QUERY, ("count", "sum", "sumsq"), ("variance",),
+                     on_ask=True)
+STD = Statistic("std", QUERY, ("count", "sum", "sumsq"), ("std",), on_ask=True)
 #: the quantiles (any of them in one charge per column: docs/privacy.md §11a)
 QUANTILE_STATISTICS = tuple(_quantile(n, q) for n, q in (
     ("p1", "1/100"), ("p5", "1/20"), ("p10", "1/10"), ("p25", "1/4"), ("median", "1/2"),
@@ -282,16 +308,17 @@ QUANTILE_STATISTICS = tuple(_quantile(n, q) for n, q in (
 
 #: every statistic, by name, in the order of their output columns
 STATISTICS: dict[str, Statistic] = {s.name: s for s in (QUERY_BOUNDS, COUNT, SUM, MEAN,
-                                                        COVERAGE_BOUNDS,
+                                                        VARIANCE, STD, COVERAGE_BOUNDS,
                                                         *QUANTILE_STATISTICS)}
 
 
-def outputs(mechanism: Mechanism) -> tuple[str, ...]:
-    """The record/table columns of a (group, column) of ``mechanism``'s run, after the
-    group and the column: every output of its statistics, in :data:`STATISTICS`' order
-    (a statistic not asked for leaves its columns empty)."""
+def outputs(mechanism: Mechanism, asked: Sequence[str] = ()) -> tuple[str, ...]:
+    """The record/table columns of a (group, column) of ``mechanism``'s run asking for
+    the statistics ``asked``, after the group and the column: every output of its
+    statistics, in :data:`STATISTICS`' order (a statistic not asked for leaves its
+    columns empty; an ``on_ask`` one has them only when asked)."""
     return tuple(o for s in STATISTICS.values() if s.mechanism is mechanism
-                 for o in s.outputs)
+                 and (not s.on_ask or s.name in asked) for o in s.outputs)
 
 
 def noises_drawn(names: Sequence[str]) -> tuple[str, ...]:
@@ -306,6 +333,7 @@ def noises_drawn(names: Sequence[str]) -> tuple[str, ...]:
 
 __all__ = ["COUNT", "COVERAGE", "COVERAGE_BOUNDS", "MEAN", "QUANTILES",
            "QUANTILE_STATISTICS", "QUERY", "QUERY_BOUNDS", "RUNS", "SEARCH_GRID",
-           "STATISTICS", "SUM", "CellBins", "ColumnSpec", "GroupedStatistics", "Mechanism",
-           "MechanismRuns", "Statistic", "StatisticsSpec", "cell_bins", "complete",
-           "noises_drawn", "outputs", "register_runs", "with_interval", "with_rank_error"]
+           "STATISTICS", "STD", "SUM", "VARIANCE", "CellBins", "ColumnSpec",
+           "GroupedStatistics", "Mechanism", "MechanismRuns", "Statistic", "StatisticsSpec",
+           "cell_bins", "complete", "noises_drawn", "outputs", "register_runs",
+           "with_interval", "with_rank_error"]

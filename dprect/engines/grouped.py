@@ -152,6 +152,10 @@ def draw_query(plan: DescribePlan, cells: Mapping[tuple[int, int], Any],
     seed whatever the blocks: :func:`~dprect.core.aggregates.describe_blocks`). Cells
     that do not fit the names (a group or column index beyond them) are refused."""
     _fits(cells, group_names, columns)
+    if plan.squares_scale is not None and any(
+            cell.squares is None for cell in cells.values()):  # before any draw
+        raise ParameterError("a variance or std needs statistics counted with squares "
+                             "(the mechanism's spec for the statistics asked)")
     bins = {key: cell.bin_statistics() for key, cell in cells.items() if len(cell.keys)}
     with block_mapper(len(group_names), len(columns)) as (mapper, parts):
         blocks = bin_blocks(bins, len(columns), group_blocks(len(group_names), parts))

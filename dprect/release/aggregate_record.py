@@ -11,7 +11,8 @@ their grid indices, the guarantee, the plan) under ``bounds``, the coverage stat
 (:data:`~dprect.core.statistic.QUERY`): the guarantee (``privacy``), the public plan and,
 under ``results``, per (group, column) lower, upper, count, sum, mean (None when not
 asked) with their noise intervals (``<statistic>_low``/``_high``,
-:mod:`dprect.core.intervals`) and the small-group flag; a coverage bound row carries its
+:mod:`dprect.core.intervals`) and the small-group flag, then ``variance`` and ``std`` only
+when asked (no interval: docs/privacy.md §17); a coverage bound row carries its
 ``rank_error``. They are the records ``dprect bounds`` and ``dprect
 describe`` wrote before they became presets, so every record in a ledger reads as written.
 
@@ -30,7 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dprect.core.aggregates import STATISTICS, DescribeResult
+from dprect.core.aggregates import SPREAD, STATISTICS, DescribeResult
 from dprect.core.bounds import BoundsPlan, BoundsResult
 from dprect.core.mixed import MixedResult
 from dprect.core.quantile_release import SMALL, QuantileResult
@@ -142,7 +143,8 @@ def describe_record(result: DescribeResult) -> dict[str, Any]:
     ``below_row_need`` (the module docstring); ±inf written as ``"inf"``/``"-inf"``."""
     record = result.to_dict()
     plan = record["plan"]
-    rows = [{**{key: row.get(key) for key in ROW_KEYS},
+    keys = ("group", "column", *outputs(QUERY, result.plan.statistics))
+    rows = [{**{key: row.get(key) for key in keys},
              BELOW_ROW_NEED: below_row_need(row.get("count"), plan, str(row["column"]))}
             for row in result.rows()]
     return jsonable({"method": DESCRIBE_METHOD, **record, "results": rows})
@@ -201,7 +203,8 @@ def _bounds_line(row: Mapping[str, Any], plan: Mapping[str, Any]) -> str:
 
 
 def _describe_line(row: Mapping[str, Any], plan: Mapping[str, Any]) -> str:
-    stats = "".join(f"{key} {row[key]:.6g}, " for key in STATISTICS if row[key] is not None)
+    stats = "".join(f"{key} {row[key]:.6g}, " for key in STATISTICS + SPREAD
+                    if row.get(key) is not None)
     few = (f" — below_row_need: fewer than the {rows_needed(plan, row['column']):,}"
            " rows the plan needs, bounds and mean may be far off"
            if row[BELOW_ROW_NEED] else "")
@@ -236,8 +239,14 @@ class RecordShape:
 
     @property
     def columns(self) -> tuple[str, ...]:
-        """A table row's keys: group, column, the mechanism's outputs, the flags."""
-        return ("group", "column", *outputs(self.mechanism), *self.flags)
+        """A table row's keys: group, column, the mechanism's outputs, the flags (of a
+        run asking for no ``on_ask`` statistic: :meth:`table_columns`)."""
+        return self.table_columns(())
+
+    def table_columns(self, statistics: Sequence[str]) -> tuple[str, ...]:
+        """A table row's keys in a run asking for ``statistics``: group, column, the
+        mechanism's outputs (:func:`~dprect.core.statistic.outputs`), the flags."""
+        return ("group", "column", *outputs(self.mechanism, statistics), *self.flags)
 
 
 #: every mechanism's record, by the method it records (its name)
@@ -271,7 +280,8 @@ def table_rows(record: Mapping[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for row in record[shape.rows]:
         column = str(row["column"])
-        values = {key: _number(row.get(key)) for key in outputs(shape.mechanism)}
+        values = {key: _number(row.get(key))
+                  for key in outputs(shape.mechanism, plan.get("statistics", ()))}
         flags = {BELOW_ROW_NEED: below_row_need(values.get("count"), plan, column),
                  SMALL: row.get(SMALL)}  # the quantiles' flag is released as drawn
         rows.append({"group": None if row["group"] is None else str(row["group"]),

@@ -43,13 +43,14 @@ class TableLayout:
         return tuple(name for name, _ in self.columns)
 
 
-def layout(mechanism: Mechanism) -> TableLayout:
-    """The table of ``mechanism``'s runs, from its record shape: group and column as
+def layout(mechanism: Mechanism, statistics: Sequence[str] = ()) -> TableLayout:
+    """The table of ``mechanism``'s runs asking for ``statistics`` (an ``on_ask``
+    statistic's columns only when asked), from its record shape: group and column as
     text, its flags as booleans, every output float64; named after its method."""
     shape = SHAPES[mechanism.name]
     return TableLayout(tuple((key, "text" if key in ("group", "column") else
                               "bool" if key in shape.flags else "float")
-                             for key in shape.columns),
+                             for key in shape.table_columns(statistics)),
                        table_rows, f"{mechanism.name} table")
 
 
@@ -146,12 +147,13 @@ class DeltaTableSink:
         return Write(write)
 
 
-def table_sink(name: str, path: str, mechanism: Mechanism = COVERAGE) -> Sink:
-    """``--table`` of a run of ``mechanism``: CSV for a path ending in ``.csv``, else a
-    Delta table (a folder)."""
+def table_sink(name: str, path: str, mechanism: Mechanism = COVERAGE,
+               statistics: Sequence[str] = ()) -> Sink:
+    """``--table`` of a run of ``mechanism`` asking for ``statistics``: CSV for a path
+    ending in ``.csv``, else a Delta table (a folder)."""
     if path.lower().endswith(".csv"):
-        return CsvTableSink(name, path, layout(mechanism))
-    return DeltaTableSink(name, path, layout(mechanism))
+        return CsvTableSink(name, path, layout(mechanism, statistics))
+    return DeltaTableSink(name, path, layout(mechanism, statistics))
 
 
 __all__ = ["BOUNDS_LAYOUT", "CsvTableSink", "DeltaTableSink", "TableLayout", "layout",

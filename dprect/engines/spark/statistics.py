@@ -5,8 +5,9 @@ counted per bin of each column's public grid and, where the spec asks, the exact
 their truncated significands (:func:`~dprect.core.describe_stats.significands`). One
 kernel serves every mechanism: describe's (the ``FloatBins(SEARCH_BITS)`` grid with sums:
 every candidate bound is a search-bin edge, so the bins serve the centre, both searches
-and the clamped sum; docs/privacy.md §11) and bounds' (each column's domain, counts
-only; §9). The mechanisms then run on the driver from the merged cells
+and the clamped sum; docs/privacy.md §11 — with, for a variance or std, the exact sums of
+squared significands as two more word columns, :func:`virtual_columns`, §17) and bounds'
+(each column's domain, counts only; §9). The mechanisms then run on the driver from the merged cells
 (:mod:`dprect.engines.grouped`), as on the numpy engine.
 
 :class:`SparkGroupedRoute` reads the table (:func:`~dprect.engines.spark.source.read_source`:
@@ -61,7 +62,9 @@ from dprect.core.decimal_grid import DecimalGrid
 from dprect.core.describe_stats import (
     DROPPED_BITS,
     EXACT_ROWS,
+    from_words,
     significands,
+    square_words,
     sum_by_key,
     sum_words,
     words_sum,
@@ -73,6 +76,7 @@ from dprect.core.request import Source
 from dprect.core.statistic import (
     SEARCH_GRID,
     CellBins,
+    ColumnSpec,
     GroupedStatistics,
     StatisticsSpec,
     complete,
@@ -281,7 +285,8 @@ def _merge_into(total: Lists | None, chunk: Lists) -> Lists:
 
 
 def column_lists(group: np.ndarray, values: np.ndarray, groups: int,
-                 grid: Domain | DecimalGrid, sums: bool, at_value: bool = False
+                 grid: Domain | DecimalGrid, sums: bool, at_value: bool = False,
+                 word: int = 0
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """One chunk of one column: the unique (group, bin of ``grid``) pairs of its finite
     ``values`` with their row counts and (``sums``) significand sums — or (``at_value``,
@@ -290,8 +295,10 @@ def column_lists(group: np.ndarray, values: np.ndarray, groups: int,
     without, in any order; for the search grid with sums compiled
     (:mod:`dprect.engines.spark.describe_jit`, where dprect and numba are installed on
     the executor, the same version, and the chunk has at least :data:`JIT_ROWS` rows),
-    else with numpy; the same lists either way."""
-    if sums and grid == _GRID and len(values) >= JIT_ROWS:
+    else with numpy; the same lists either way. ``word`` 1 or 2 sums the high or the low
+    30-bit word of the squared significands instead
+    (:func:`~dprect.core.describe_stats.square_words`; numpy only)."""
+    if sums and word == 0 and grid == _GRID and len(values) >= JIT_ROWS:
         jit = _jit()
         if jit is not None:
             got = jit.column_bins(values, group, groups, _GRID.shift, _GRID.size // 2,
@@ -303,6 +310,8 @@ def column_lists(group: np.ndarray, values: np.ndarray, groups: int,
     added = significands(x.view(np.int64)) if sums else \
         at_value_counts(grid, x, keys) if at_value and isinstance(grid, DecimalGrid) \
         else None
+    if added is not None and sums and word:
+        added = square_words(added)[word - 1]
     g, b, n, summed = chunk_counts(group, keys, added)
     return g, b, n, np.zeros(len(b), dtype=np.int64) if summed is None else summed
 
@@ -326,26 +335,74 @@ def cell_starts(spec: StatisticsSpec, groups: int, cells: np.ndarray) -> np.ndar
     return np.array(out, dtype=np.int64)
 
 
+def virtual_columns(spec: StatisticsSpec) -> tuple[StatisticsSpec, tuple[tuple[int, int], ...]]:
+    """The kernel's columns for ``spec``: each column as it is, and after a column with
+    squares two more on its grid whose "sums" are the high and the low 30-bit words of
+    the squared significands (:func:`~dprect.core.describe_stats.square_words`: each
+    below 2^30 a row, as a significand is, so they travel and merge as sums do); with,
+    for each, (the column's index, the word: 0 the significand, 1 high, 2 low). A spec
+    without squares is its own (the same keys, blobs and cells as before)."""
+    cols: list[ColumnSpec] = []
+    layout: list[tuple[int, int]] = []
+    for j, c in enumerate(spec.columns):
+        cols.append(ColumnSpec(c.grid, c.sums, c.at_value))
+        layout.append((j, 0))
+        if c.squares:
+            cols += [ColumnSpec(c.grid, True)] * 2
+            layout += [(j, 1), (j, 2)]
+    return StatisticsSpec(tuple(cols)), tuple(layout)
+
+
+def real_cells(cells: GroupedStatistics, spec: StatisticsSpec, groups: int
+               ) -> GroupedStatistics:
+    """The cells of ``spec``'s columns from those of its :func:`virtual_columns`: a
+    column with squares gets Σ M² = 2^30·Σ hi + Σ lo from its two word columns
+    (:func:`~dprect.core.describe_stats.from_words`; same rows, so the same bins)."""
+    _, layout = virtual_columns(spec)
+    out: GroupedStatistics = {}
+    for v, (j, word) in enumerate(layout):
+        if word:
+            continue
+        squares = spec.columns[j].squares
+        for g in range(groups):
+            cell = cells[(g, v)]
+            if not squares:
+                out[(g, j)] = cell
+                continue
+            hi, lo = cells[(g, v + 1)].sums, cells[(g, v + 2)].sums
+            assert hi is not None and lo is not None  # word columns keep sums
+            out[(g, j)] = CellBins(cell.keys, cell.counts, cell.sums,
+                                   squares=from_words(hi, lo))
+    return out
+
+
 def partial_bins(batches: Iterator[Any], columns: Sequence[str], group_column: str | None,
                  group_kind: str, group_values: Sequence[Any] | None, groups: int,
-                 ranges: int, spec: StatisticsSpec) -> Iterator[Any]:
+                 ranges: int, spec: StatisticsSpec,
+                 layout: Sequence[tuple[int, int]] | None = None) -> Iterator[Any]:
     """mapInArrow body: a partition's rows counted (and summed) per (group g, column j,
     bin b) (module notes; :func:`column_lists` per chunk and column) under the key of
     :func:`key_bases`, sorted, and cut into ``ranges`` contiguous key ranges of cells, one
     (range, blob) row each (:func:`to_blob`), each row a batch of its own. Ungrouped
-    (``group_column`` None): every row is group 0 (``groups`` 1)."""
-    acc: list[Lists | None] = [None for _ in columns]
+    (``group_column`` None): every row is group 0 (``groups`` 1). ``spec`` is the
+    kernel's (:func:`virtual_columns`), ``layout`` its columns' (column, word); None:
+    one kernel column per column, its significands."""
+    words = list(layout) if layout is not None else [(j, 0) for j in range(len(columns))]
+    acc: list[Lists | None] = [None for _ in words]
     base = key_bases(spec, groups)
     chunk_rows = -(-CHUNK_VALUES // max(1, len(columns)))
     for j, group, x in finite_chunks(batches, chunk_rows, columns, group_column, group_kind,
                                      group_values):
-        column = spec.columns[j]
-        g, b, n, sums = column_lists(group, x, groups, column.grid, column.sums,
-                                     column.at_value)
-        key = np.int64(base[j]) + g.astype(np.int64) * np.int64(column.grid.size) + b
-        acc[j] = _merge_into(acc[j], (key, n, sums))  # sorted, one list per column
-    filled = [total for total in acc if total is not None]  # j-major: in key order
-    cells = len(columns) * groups
+        for v, (of, word) in enumerate(words):
+            if of != j:
+                continue
+            column = spec.columns[v]
+            g, b, n, sums = column_lists(group, x, groups, column.grid, column.sums,
+                                         column.at_value, word)
+            key = np.int64(base[v]) + g.astype(np.int64) * np.int64(column.grid.size) + b
+            acc[v] = _merge_into(acc[v], (key, n, sums))  # sorted, one list per column
+    filled = [total for total in acc if total is not None]  # v-major: in key order
+    cells = len(spec.columns) * groups
     limits = cell_starts(spec, groups, np.arange(ranges + 1, dtype=np.int64) * cells // ranges)
     edges = [np.searchsorted(total[0], limits) for total in filled]
     for r in range(ranges):  # a batch per range: Arrow's binary holds < 2 GB a batch
@@ -419,6 +476,7 @@ def spark_statistics(df: DataFrame, columns: Sequence[str], spec: StatisticsSpec
     kind = check_schema(df, columns, group_by)
     if len(spec.columns) != len(columns):
         raise ParameterError(f"{len(columns)} column(s) for a spec of {len(spec.columns)}")
+    kernel, layout = virtual_columns(spec)
     for c in spec.columns:
         check_grid(c.grid)
     if group_by is not None:
@@ -428,14 +486,15 @@ def spark_statistics(df: DataFrame, columns: Sequence[str], spec: StatisticsSpec
         count = len(groups)
     else:
         values, count = None, 1
-    if int(key_bases(spec, count)[-1]) >= 1 << 62:
+    if int(key_bases(kernel, count)[-1]) >= 1 << 62:
         raise ParameterError(f"{len(columns)} columns × {count} groups are too many cells "
                              f"for one run")
     cores = default_parallelism(df.sparkSession)
     body = partial(partial_bins, columns=list(columns), group_column=group_by,
                    group_kind=kind or "", group_values=values, groups=count,
                    ranges=max(RANGES_PER_CORE * cores,
-                              -(-len(columns) * count // CELLS_PER_RANGE)), spec=spec)
+                              -(-len(kernel.columns) * count // CELLS_PER_RANGE)),
+                   spec=kernel, layout=layout)
     # each column selected once: a mixed run's spec counts a column once per mechanism
     read = list(dict.fromkeys([*columns, *([group_by] if group_by is not None else [])]))
     selected = df.selectExpr(*[ident(c) for c in read]).coalesce(cores)
@@ -445,7 +504,7 @@ def spark_statistics(df: DataFrame, columns: Sequence[str], spec: StatisticsSpec
         table = merged.toArrow()
     except SPARK_ERRORS as exc:
         raise InputDataError(f"Spark failed while counting: {spark_message(exc)}") from None
-    return complete(to_cells(table, spec, count), spec, count)
+    return real_cells(complete(to_cells(table, kernel, count), kernel, count), spec, count)
 
 
 def to_cells(table: Any, spec: StatisticsSpec, groups: int) -> GroupedStatistics:
