@@ -167,3 +167,17 @@ def test_the_command_line_still_runs_one_mechanism():
     with pytest.raises(ParameterError, match="one mechanism"):
         asked_statistics("mean,median")
     assert asked_statistics("median,p90")[0] is QUANTILES
+
+
+def test_a_ledger_backed_budget_is_charged_once_for_a_mixed_run(tmp_path, capsys):
+    from cli_run import run
+
+    ledger = tmp_path / "ledger"
+    assert run(["budget", "init", "--ledger", str(ledger)], capsys)[0] == 0
+    budget = dprect.PrivacyBudget.ledger(str(ledger), "ds")
+    with pytest.warns(UserWarning):
+        result = dprect.aggregate(_table(600), ["a", "b"], statistics=ASKED, epsilon=1.0,
+                                  budget=budget, seed=4)
+    assert isinstance(result, MixedResult)
+    spent = budget.spent()
+    assert spent is not None and (spent.epsilon, spent.delta) == (1.0, 0.0)  # once
