@@ -30,6 +30,7 @@ listed group without rows is released all the same (noise only).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +49,7 @@ from dprect.core.aggregates import DescribePlan
 from dprect.core.bounds import BoundsPlan, BoundsRequest
 from dprect.core.domains import Domain, FloatBins, GridArg, resolve_domains
 from dprect.core.errors import ParameterError
+from dprect.core.mixed import MixedPlan, plan_mixed
 from dprect.core.quantile_release import statistic_names
 from dprect.core.quantiles import QuantilePlan
 from dprect.core.randomness import RandomSource
@@ -59,6 +61,7 @@ from dprect.core.statistic import (
     SEARCH_GRID,
     STATISTICS,
     Mechanism,
+    outputs,
 )
 from dprect.engines import grouped  # noqa: F401  (registers the mechanisms' plans and draws)
 from dprect.release.aggregate_plot import DescribePngSink
@@ -79,11 +82,11 @@ def _names(value: str | Sequence[str]) -> list[str]:
     return [str(v).strip() for v in value]
 
 
-def asked_statistics(value: str | Sequence[str] | None, name: Callable[[str], str] = str
-                     ) -> tuple[Mechanism, tuple[str, ...]]:
-    """``--statistics``: the mechanism and the names asked for — every name in the
-    registry (:data:`dprect.core.statistic.STATISTICS`), none twice, all of one
-    mechanism (a run draws one mechanism's statistics)."""
+def asked_mechanisms(value: str | Sequence[str] | None, name: Callable[[str], str] = str
+                     ) -> tuple[tuple[Mechanism, ...], tuple[str, ...]]:
+    """``statistics``: the mechanisms drawing them (in the registry's order) and the names
+    asked for — every name in the registry (:data:`dprect.core.statistic.STATISTICS`),
+    none twice."""
     names = [] if value is None else _names(value)
     if not names:
         raise ParameterError(f"{name('statistics')} is required: {statistics_choices()}")
@@ -93,15 +96,27 @@ def asked_statistics(value: str | Sequence[str] | None, name: Callable[[str], st
                              f"got {unknown[0]!r}")
     if len(set(names)) != len(names):
         raise ParameterError(f"{name('statistics')} names a statistic twice")
-    mechanisms = {STATISTICS[n].mechanism.name: STATISTICS[n].mechanism for n in names}
+    asked = {STATISTICS[n].mechanism.name for n in names}
+    mechanisms = tuple(dict.fromkeys(s.mechanism for s in STATISTICS.values()
+                                     if s.mechanism.name in asked))
+    for mechanism in mechanisms:
+        if mechanism.name not in FRONTS or mechanism.name not in SHAPES:  # not wired yet
+            raise ParameterError(f"{name('statistics')}: {', '.join(names)} cannot be run "
+                                 "by this command yet (no front end or record for its "
+                                 "mechanism)")
+    return mechanisms, tuple(names)
+
+
+def asked_statistics(value: str | Sequence[str] | None, name: Callable[[str], str] = str
+                     ) -> tuple[Mechanism, tuple[str, ...]]:
+    """``--statistics`` of the command line and the job: :func:`asked_mechanisms`, all
+    of one mechanism (a run of several is the Python API's :func:`dprect.aggregate` for
+    now)."""
+    mechanisms, names = asked_mechanisms(value, name)
     if len(mechanisms) > 1:
         raise ParameterError(f"{name('statistics')}: one run draws one mechanism's "
                              f"statistics: {statistics_choices()}")
-    mechanism = next(iter(mechanisms.values()))
-    if mechanism.name not in FRONTS or mechanism.name not in SHAPES:  # not wired here yet
-        raise ParameterError(f"{name('statistics')}: {', '.join(names)} cannot be run by "
-                             "this command yet (no front end or record for its mechanism)")
-    return mechanism, tuple(names)
+    return mechanisms[0], names
 
 
 def describe_statistics(value: str | Sequence[str] | None, name: Callable[[str], str] = str
@@ -171,18 +186,60 @@ def _of(mechanism: str) -> str:
                      if s.mechanism.name == mechanism)
 
 
+def refuse_foreign_options(mechanisms: Sequence[Mechanism], values: Mapping[str, Any],
+                           name: Callable[[str], str] = str) -> None:
+    """Refuse an option of a mechanism not among ``mechanisms`` (those a run draws)."""
+    mine = {m.name for m in mechanisms}
+    for other, front in FRONTS.items():
+        given = [k for k in front.options if values.get(k) is not None]
+        if other not in mine and given:
+            raise ParameterError(f"{name(given[0])} is an option of the statistics "
+                                 f"{_of(other)} only, not of "
+                                 f"{'; '.join(_of(m) for m in sorted(mine))}")
+
+
 def plan_of(mechanism: Mechanism, values: Mapping[str, Any], statistics: Sequence[str],
             name: Callable[[str], str] = str) -> Any:
     """The plan alone (``--plan-only``, and the run's one plan) of ``mechanism`` for the
     ``statistics``: from the budget options, the columns and the mechanism's own options
     (the coverage bounds' ``grid`` and ``rows``; the query's ``query_epsilon``); an option
     of the other mechanism is refused. Nothing is read."""
-    for mine, front in FRONTS.items():
-        given = [k for k in front.options if values.get(k) is not None]
-        if mine != mechanism.name and given:
-            raise ParameterError(f"{name(given[0])} is an option of the statistics "
-                                 f"{_of(mine)} only, not of {_of(mechanism.name)}")
+    refuse_foreign_options((mechanism,), values, name)
     return FRONTS[mechanism.name].plan(values, statistics, name)
+
+
+def mixed_plan_of(mechanisms: Sequence[Mechanism], values: Mapping[str, Any],
+                  statistics: Sequence[str], name: Callable[[str], str] = str) -> MixedPlan:
+    """The plan of a run of several ``mechanisms``: each planned by its own front on its
+    declared share of ``epsilon`` (:func:`dprect.core.mixed.plan_mixed`), pure (``delta``
+    is refused), with its own options; an option of a mechanism not asked is refused, and
+    so are mechanisms whose outputs collide (the query's and the coverage bounds'
+    ``lower``/``upper``). Nothing is read."""
+    refuse_foreign_options(mechanisms, values, name)
+    seen: set[str] = set()  # one row per (group, column): no output written twice
+    for mechanism in mechanisms:
+        clash = seen & set(outputs(mechanism))
+        if clash:
+            raise ParameterError(f"{name('statistics')}: {_of(mechanism.name)} and the "
+                                 f"statistics of another mechanism both release "
+                                 f"{sorted(clash)[0]!r}: run them separately")
+        seen |= set(outputs(mechanism))
+    if values.get("epsilon") is None:
+        raise ParameterError(f"{name('epsilon')} is required")
+    if values.get("delta") not in (None, 0, 0.0):
+        raise ParameterError(f"{name('delta')}: a run of several mechanisms is pure "
+                             "(epsilon, 0)-DP (basic composition): leave it unset")
+    epsilon = values["epsilon"]
+    if isinstance(epsilon, bool) or not isinstance(epsilon, float | int) \
+            or not math.isfinite(epsilon) or epsilon <= 0:
+        raise ParameterError(f"{name('epsilon')} must be a positive number")
+
+    def one(mechanism: Mechanism, share: float) -> Any:
+        mine = [s for s in statistics if STATISTICS[s].mechanism is mechanism]
+        return FRONTS[mechanism.name].plan({**values, "epsilon": share, "delta": None},
+                                           mine, name)
+
+    return plan_mixed(mechanisms, float(epsilon), one)
 
 
 def coverage_lines(the_plan: BoundsPlan, columns: Sequence[str], groups: int | None
@@ -474,7 +531,9 @@ def run_aggregate_flow(settings: AggregateSettings, route: GroupedRoute,
 
 
 __all__ = ["FRONTS", "LISTED_GROUPS", "NO_STATISTICS", "PRESETS", "AggregateProduct",
-           "AggregateSettings", "Front", "aggregate_settings", "asked", "asked_statistics",
+           "AggregateSettings", "Front", "aggregate_settings", "asked", "asked_mechanisms",
+           "asked_statistics",
            "bounds_domains", "bounds_settings", "coverage_lines", "describe_settings",
-           "describe_statistics", "domains_of", "plan_of", "preset_plan", "query_lines",
-           "run_aggregate_flow"]
+           "describe_statistics", "domains_of", "mixed_plan_of", "plan_of", "preset_plan",
+           "query_lines",
+           "refuse_foreign_options", "run_aggregate_flow"]

@@ -21,9 +21,10 @@ from dprect.core.aggregates import STATISTICS, DescribeResult
 from dprect.core.bounds import BoundsResult
 from dprect.core.domains import GridArg
 from dprect.core.errors import ParameterError
+from dprect.core.mixed import MixedResult, draw_mixed, mixed_spec
 from dprect.core.quantile_release import QuantileResult
 from dprect.core.randomness import RandomSource
-from dprect.core.statistic import COVERAGE, QUANTILES, SEARCH_GRID
+from dprect.core.statistic import COVERAGE, QUANTILES, SEARCH_GRID, Mechanism
 from dprect.core.statistic import STATISTICS as STATISTIC_OF
 from dprect.engines.grouped import grouped_statistics
 from dprect.release.budget import PrivacyBudget, charged, record
@@ -87,7 +88,7 @@ def aggregate(data: object, columns: Sequence[str] | None = None, *,
               query_epsilon: float | None = None, coverage: float | None = None,
               grid: GridArg = None, rows: int | None = None,
               interval_level: float | None = None
-              ) -> BoundsResult | DescribeResult | QuantileResult:
+              ) -> BoundsResult | DescribeResult | QuantileResult | MixedResult:
     """Any list of statistics per (public group, column) for one charge of ``epsilon``
     (issue #41; the statistics are :mod:`dprect.core.statistic`'s): ``"coverage"`` —
     bounds covering about ``coverage`` of each column's values (:func:`dprect.bounds`'s,
@@ -98,17 +99,31 @@ def aggregate(data: object, columns: Sequence[str] | None = None, *,
     ``"p10"``, ``"p25"``, ``"median"``, ``"p75"``, ``"p90"``, ``"p95"``, ``"p99"``), drawn
     together per (group, column), pure (ε, 0)-DP (:mod:`dprect.core.quantile_release`;
     each row also flags a cell whose noisy count is below the plan's ``rows_needed``).
-    One run draws one mechanism's statistics; an option of another mechanism is refused.
+    Statistics of several mechanisms (e.g. ``["mean", "median", "p90"]``) are drawn in
+    ONE charge of ``epsilon`` and one pass over the data, each mechanism on its declared
+    share of ``epsilon`` (equal shares today; pure: ``delta`` is refused; the query's and
+    the coverage bounds' ``lower``/``upper`` collide, so those two are not mixed;
+    docs/privacy.md §11b); an option of a mechanism not asked is refused.
     :func:`dprect.bounds` and :func:`describe` are its presets (``["coverage"]`` and
     ``["bounds", "count", "sum", "mean"]``). The other parameters are theirs;
     ``interval_level`` is also the level of each quantile's ``<name>_rank_error``
     (docs/privacy.md §15). Returns a
     :class:`~dprect.core.bounds.BoundsResult`, a
-    :class:`~dprect.core.aggregates.DescribeResult` or a
-    :class:`~dprect.core.quantile_release.QuantileResult`."""
-    from dprect.app.aggregate_flow import asked_statistics, domains_of, plan_of
+    :class:`~dprect.core.aggregates.DescribeResult`, a
+    :class:`~dprect.core.quantile_release.QuantileResult`, or for several mechanisms a
+    :class:`~dprect.core.mixed.MixedResult` (each one's result; its record, one row per
+    (group, column) with every asked statistic's outputs:
+    :func:`dprect.release.aggregate_record.mixed_record`)."""
+    from dprect.app.aggregate_flow import asked_mechanisms, domains_of, plan_of
     from dprect.app.api import grouped_columns
 
+    mechanisms, asked = asked_mechanisms(statistics)
+    if len(mechanisms) > 1:
+        return _mixed(data, columns, mechanisms, asked, epsilon=epsilon, delta=delta,
+                      group_by=group_by, groups=groups, seed=seed,
+                      neighbouring=neighbouring, beta=beta, budget=budget,
+                      query_epsilon=query_epsilon, coverage=coverage, grid=grid, rows=rows,
+                      interval_level=interval_level)
     if _quantiles_asked(statistics):
         if (query_epsilon, coverage, grid, rows) != (None,) * 4:
             raise ParameterError("query_epsilon, coverage, grid and rows are not the "
@@ -117,7 +132,7 @@ def aggregate(data: object, columns: Sequence[str] | None = None, *,
                           group_by=group_by, groups=groups, seed=seed,
                           neighbouring=neighbouring, beta=beta, budget=budget,
                           interval_level=interval_level)
-    mechanism, asked = asked_statistics(statistics)
+    mechanism = mechanisms[0]
     if mechanism is not COVERAGE and coverage is not None:
         raise ParameterError("coverage, grid and rows are the coverage bounds' options")
     what = "column to bound" if mechanism is COVERAGE else "column to describe"
@@ -133,6 +148,37 @@ def aggregate(data: object, columns: Sequence[str] | None = None, *,
                                    mechanism.spec(domains_of(mechanism, grid, names),
                                                   getattr(the_plan, "statistics", ())))
         return record(ticket, mechanism.draw(the_plan, cells, group_list, names, rng))
+
+
+def _mixed(data: object, columns: Sequence[str] | None, mechanisms: Sequence[Mechanism],
+           asked: Sequence[str], *, epsilon: float, delta: float | None,
+           group_by: object, groups: Sequence[object] | None, seed: int | None,
+           neighbouring: str | None, beta: float | None, budget: PrivacyBudget | None,
+           query_epsilon: float | None, coverage: float | None, grid: GridArg,
+           rows: int | None, interval_level: float | None) -> MixedResult:
+    """:func:`aggregate` of statistics of several mechanisms (docs/privacy.md §11b): each
+    mechanism planned on its declared share of ``epsilon`` and the composed guarantee
+    re-derived (:func:`dprect.core.mixed.plan_mixed`), charged ONCE, the cells counted in
+    ONE pass of the numpy primitive over every mechanism's spec columns
+    (:func:`~dprect.core.mixed.mixed_spec`), each mechanism drawn from its slice with its
+    own stream (:func:`~dprect.core.mixed.draw_mixed`)."""
+    from dprect.app.aggregate_flow import domains_of, mixed_plan_of
+    from dprect.app.api import grouped_columns
+
+    if COVERAGE not in mechanisms and coverage is not None:
+        raise ParameterError("coverage, grid and rows are the coverage bounds' options")
+    names, values, group, group_list = grouped_columns(data, columns, group_by, groups,
+                                                       "column to summarise")
+    the_plan = mixed_plan_of(mechanisms, {
+        "columns": names, "epsilon": epsilon, "delta": delta, "coverage": coverage,
+        "beta": beta, "neighbouring": neighbouring, "grid": grid, "rows": rows,
+        "query_epsilon": query_epsilon, "interval_level": interval_level}, asked)
+    spec = mixed_spec([m.spec(domains_of(m, grid, names)) for m in mechanisms])
+    rng = RandomSource(seed=seed)
+    with charged(budget, the_plan.guarantee, "+".join(the_plan.mechanisms), names) as ticket:
+        cells = grouped_statistics([v for _ in mechanisms for v in values], group,
+                                   len(group_list), spec)
+        return record(ticket, draw_mixed(the_plan, mechanisms, cells, group_list, names, rng))
 
 
 def _quantiles_asked(statistics: str | Sequence[str]) -> bool:

@@ -762,8 +762,57 @@ def check_quantiles_plan(plan: Any) -> CheckReport:
                     "groups": "parallel (disjoint)"})
 
 
+# -- several mechanisms in one run -----------------------------------------------------------
+#: each mechanism's own check entry, by the product name a mixed plan records
+_PART_CHECKS = {"bounds": check_bounds_plan, "describe": check_describe_plan,
+                "quantiles": check_quantiles_plan}
+
+
+def check_mixed_plan(plan: Any) -> CheckReport:
+    """Re-derive the guarantee of a run of several mechanisms (a
+    :class:`~dprect.core.mixed.MixedPlan`; docs/privacy.md §11b): every part's own check
+    entry re-run on its plan, every part pure and stated within its declared share
+    ε·w_i/Σw (exact rationals, the weights the plan records), and, by basic composition,
+    the parts' ε (each verified by its own entry) summed within the run's stated ε; refuse it
+    (:class:`GuaranteeCheckError`) otherwise."""
+    product = "aggregate"
+    eps = float(plan.epsilon)
+    weights = [int(w) for w in plan.weights]
+    names = list(plan.mechanisms)
+    if len(names) < 2 or len(set(names)) != len(names) or len(weights) != len(names) \
+            or len(plan.plans) != len(names) or any(w < 1 for w in weights):
+        raise _refuse(product, "its mechanisms, weights and plans do not match", eps, 0.0)
+    total_weight = sum(weights)
+    parts: dict[str, Any] = {}
+    total = Fraction(0)
+    for name, w, part in zip(names, weights, plan.plans, strict=True):
+        check = _PART_CHECKS.get(name)
+        if check is None:
+            raise _refuse(product, f"no check entry for the mechanism {name!r}", eps, 0.0)
+        report = check(part)
+        g = part.guarantee
+        if g.delta != 0 or report.delta != 0 or g.neighbouring != plan.neighbouring:
+            raise _refuse(product, f"its {name!r} part is not pure under the run's "
+                          "neighbouring relation", eps, 0.0)
+        share = Fraction(eps) * w / total_weight
+        if Fraction(g.epsilon) > share:
+            raise _refuse(product, f"its {name!r} part states more than its declared "
+                          "share of epsilon", eps, 0.0)
+        total += Fraction(g.epsilon)  # verified by the part's own check just above
+        parts[name] = {"share": float(share), "check": report.to_json()}
+    with decimal.localcontext(_CONTEXT):
+        route = _Route(f"basic composition of {len(names)} pure mechanism(s) "
+                       f"({', '.join(names)}), groups in parallel", _high(_dec(total)),
+                       Decimal(0))
+        stated = _dec(eps) * (1 + SLACK)
+    if route.epsilon > stated:
+        raise _refuse(product, "the parts' epsilons sum past the run's", eps, 0.0)
+    return CheckReport(product, route.name, _float_up(route.epsilon), 0.0,
+                       plan.neighbouring, {"parts": parts, "groups": "parallel (disjoint)"})
+
+
 __all__ = ["BOUNDS_SENSITIVITY", "BR_ZCDP", "CLASSES_REPLACE_STEPS", "DESCRIBE_SENSITIVITY",
            "DESCRIBE_SPREAD", "DESCRIBE_SUMMED", "DESCRIBE_UNSPENT", "PAPER_FACTOR",
            "QUANTILE_SENSITIVITY", "SLACK", "CheckReport", "GuaranteeCheckError",
            "check_bounds_plan", "check_classes_plan", "check_describe_plan", "check_fit_plan",
-           "check_quantiles_plan"]
+           "check_mixed_plan", "check_quantiles_plan"]

@@ -177,11 +177,14 @@ def complete(found: Mapping[tuple[int, int], CellBins], spec: StatisticsSpec, gr
 class Mechanism:
     """A mechanism the statistics are drawn by: ``name`` (the guarantee check's product,
     :mod:`dprect.core.guarantee_check`), ``spec`` (a column's domain → what the engine
-    counts for it) and the noises it can draw (``noises``; empty: a search only)."""
+    counts for it), the noises it can draw (``noises``; empty: a search only) and its
+    public ``weight``: in a run of several mechanisms it gets ε·weight/Σweights of the
+    run's ε (:func:`dprect.core.mixed.shares`; docs/privacy.md §11b)."""
 
     name: str
     column_spec: Callable[[Domain], ColumnSpec]
     noises: tuple[str, ...] = ()
+    weight: int = 1
 
     def spec(self, domains: Sequence[Domain], statistics: Sequence[str] = ()
              ) -> StatisticsSpec:

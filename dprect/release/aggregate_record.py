@@ -33,6 +33,7 @@ from typing import Any
 
 from dprect.core.aggregates import SPREAD, STATISTICS, DescribeResult
 from dprect.core.bounds import BoundsPlan, BoundsResult
+from dprect.core.mixed import MixedResult
 from dprect.core.quantile_release import SMALL, QuantileResult
 from dprect.core.statistic import COVERAGE, QUANTILES, QUERY, Mechanism, outputs
 from dprect.core.statistic import STATISTICS as STATISTIC_OF
@@ -166,6 +167,32 @@ def aggregate_record(result: BoundsResult | DescribeResult | QuantileResult, the
     return describe_record(result)
 
 
+def mixed_columns(mechanisms: Sequence[str]) -> tuple[str, ...]:
+    """A mixed run's row keys (generated from the registry): group, column, then each
+    mechanism's outputs and flags (:class:`RecordShape`), in the run's order."""
+    return ("group", "column", *(k for m in mechanisms for k in SHAPES[m].columns[2:]))
+
+
+def mixed_record(result: MixedResult) -> dict[str, Any]:
+    """A run of several mechanisms' released JSON (docs/privacy.md §11b): the method
+    (the mechanisms joined by ``+``), the plan (shares, check), the guarantee, each
+    mechanism's own record under ``parts`` and, under ``results``, one row per (group,
+    column) with every mechanism's outputs and flags (:func:`mixed_columns`; a statistic
+    not asked stays None)."""
+    names = result.plan.mechanisms
+    parts = {m: aggregate_record(r, p) for m, r, p in zip(names, result.results,
+                                                           result.plan.plans, strict=True)}
+    merged: dict[tuple[Any, str], dict[str, Any]] = {}
+    for m in names:
+        for row in table_rows(parts[m]):
+            merged.setdefault((row["group"], row["column"]), {}).update(row)
+    keys = mixed_columns(names)
+    rows = [{k: row.get(k) for k in keys} for row in merged.values()]
+    return jsonable({"method": "+".join(names), "plan": result.plan.to_json(),
+                     "privacy": result.guarantee.to_json(), "parts": parts,
+                     "results": rows})
+
+
 def _number(value: Any) -> float | None:
     """A recorded number as a float (``"inf"``/``"-inf"`` included; None stays None)."""
     return None if value is None else float(value)
@@ -274,5 +301,6 @@ def summary_lines(record: Mapping[str, Any]) -> list[str]:
 __all__ = ["BELOW_ROW_NEED", "BOUNDS_METHOD", "DESCRIBE_METHOD", "ROW_KEYS", "SHAPES",
            "RecordShape", "aggregate_record", "below_row_need", "bounds_record",
            "centre_rows_needed", "coverage_statement", "describe_record",
-           "is_aggregate_record", "jsonable", "rows_needed", "shape_of", "summary_lines",
+           "is_aggregate_record", "jsonable", "mixed_columns", "mixed_record", "rows_needed",
+           "shape_of", "summary_lines",
            "table_rows"]

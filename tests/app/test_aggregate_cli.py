@@ -75,6 +75,7 @@ BAD = [
     (["--statistics", " , "], "--statistics"),  # refused by the parser: no name
     (["--statistics", "count,coverage"], "one mechanism"),
     (["--statistics", "coverage,mean"], "one mechanism"),
+    (["--statistics", "mean,median,p90"], "one mechanism"),  # the Python API's for now
     (["--statistics", "coverage", "--query-epsilon", "0.5"], "--query-epsilon"),
     (["--statistics", "coverage", "--plot", "p.png"], "--plot"),
     (["--statistics", "count", "--grid", "float"], "--grid"),

@@ -60,7 +60,7 @@ def test_mean_bounds_and_refusals():
 
 def test_aggregate_is_the_general_form_of_both_presets():
     """dprect.aggregate (issue #41): the presets are aggregate with their statistics —
-    the same result for a seed — and one run draws one mechanism's statistics."""
+    the same result for a seed — and mechanisms whose outputs collide are not mixed."""
     df = _frame()
     with pytest.warns(UserWarning):
         preset = dprect.describe(df, ["x"], epsilon=1.0, statistics=("mean",), seed=3)
@@ -74,7 +74,7 @@ def test_aggregate_is_the_general_form_of_both_presets():
     with pytest.warns(UserWarning):
         bounded = dprect.bounds(df, ["x", "y"], epsilon=1.0, coverage=0.99, seed=3)
     assert covered.to_json() == bounded.to_json()
-    with pytest.raises(ParameterError, match="one mechanism"):
+    with pytest.raises(ParameterError, match="both release 'lower'"):
         dprect.aggregate(df, ["x"], statistics=["coverage", "mean"], epsilon=1.0)
     with pytest.raises(ParameterError, match="coverage bounds' options"):
         dprect.aggregate(df, ["x"], statistics=["mean"], epsilon=1.0, coverage=0.9)

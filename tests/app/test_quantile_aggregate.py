@@ -113,7 +113,7 @@ def test_aggregate_releases_quantiles_per_group_in_one_charge():
 
 def test_aggregate_refuses_mixed_mechanisms_and_foreign_options():
     df = _table(100)
-    for bad in (dict(statistics=["median", "mean"]), dict(statistics=["median"], delta=1e-6),
+    for bad in (dict(statistics=["coverage", "mean"]), dict(statistics=["median"], delta=1e-6),
                 dict(statistics=["median"], query_epsilon=0.5),
                 dict(statistics=["median"], coverage=0.9)):
         with pytest.raises(ParameterError):

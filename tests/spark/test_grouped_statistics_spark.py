@@ -14,7 +14,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from dprect.core.domains import FloatBins, Grid
-from dprect.core.statistic import SEARCH_GRID, ColumnSpec, StatisticsSpec
+from dprect.core.mixed import mixed_spec
+from dprect.core.statistic import QUANTILES, QUERY, SEARCH_GRID, ColumnSpec, StatisticsSpec
 from dprect.engines.grouped import grouped_statistics
 from dprect.engines.spark.statistics import spark_statistics
 
@@ -46,3 +47,32 @@ def test_spark_statistics_equal_numpys_for_a_mixed_spec(spark, tmp_path: Path):
         if cell.sums is not None:
             assert [int(v) for v in other.sums] == [int(v) for v in cell.sums], key
     assert len(got[(2, 0)].keys) == 0  # the listed group without rows
+
+
+def test_a_mixed_runs_spec_reads_a_column_once_per_mechanism(spark, tmp_path: Path):
+    """A run of several mechanisms (issue #41, docs/privacy.md §11b): one pass over a
+    spec holding the query's and the quantiles' columns of the same source columns —
+    the source columns listed twice — equals numpy's cell for cell."""
+    gen = np.random.default_rng(41)
+    n = 3000
+    a = np.round(gen.lognormal(2, 1, n), 2)
+    a[::13] = np.nan
+    b = np.round(gen.normal(0, 5, n), 1)
+    g = gen.choice(["p", "q", "unlisted"], n)
+    pq.write_table(pa.table({"a": a, "b": b, "g": g}), tmp_path / "m.parquet")
+    spec = mixed_spec([QUERY.spec([SEARCH_GRID] * 2), QUANTILES.spec([SEARCH_GRID] * 2)])
+    listed = ["q", "p"]
+    df = spark.read.parquet(str(tmp_path / "m.parquet")).repartition(2)
+    got = spark_statistics(df, ["a", "b", "a", "b"], spec, group_by="g", groups=listed)
+    index = np.array([listed.index(v) if v in listed else -1 for v in g], dtype=np.int32)
+    want = grouped_statistics([a, b, a, b], index, len(listed), spec)
+    assert set(got) == set(want) and len(want) == 8
+    for key, cell in want.items():
+        other = got[key]
+        assert other.keys.tolist() == cell.keys.tolist(), key
+        assert other.counts.tolist() == cell.counts.tolist(), key
+        for field in ("sums", "at_value"):
+            mine, theirs = getattr(cell, field), getattr(other, field)
+            assert (mine is None) == (theirs is None), key
+            if mine is not None:
+                assert [int(v) for v in theirs] == [int(v) for v in mine], key

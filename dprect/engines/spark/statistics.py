@@ -495,7 +495,8 @@ def spark_statistics(df: DataFrame, columns: Sequence[str], spec: StatisticsSpec
                    ranges=max(RANGES_PER_CORE * cores,
                               -(-len(kernel.columns) * count // CELLS_PER_RANGE)),
                    spec=kernel, layout=layout)
-    read = [*columns, *([group_by] if group_by is not None else [])]
+    # each column selected once: a mixed run's spec counts a column once per mechanism
+    read = list(dict.fromkeys([*columns, *([group_by] if group_by is not None else [])]))
     selected = df.selectExpr(*[ident(c) for c in read]).coalesce(cores)
     merged = (selected.mapInArrow(body, OUTPUT_SCHEMA).groupBy(PART)
               .applyInArrow(merge_blobs, OUTPUT_SCHEMA))
