@@ -1,23 +1,27 @@
 """The grouped-aggregate product on the run spine (:mod:`dprect.app.spine`): ``dprect
 aggregate --statistics S1,S2,...`` on either engine and ``jobs/aggregate.py`` — any
 statistics of the registry (:data:`dprect.core.statistic.STATISTICS`) per public group and
-column, drawn by ONE mechanism, in ONE charge. ``dprect bounds`` / ``jobs/private_bounds.py``
-(``coverage``) and ``dprect describe`` / ``jobs/describe.py`` (``bounds,count,sum,mean``)
-are its presets (:data:`PRESETS`), their outputs for a seed those they gave as products of
-their own (tests/app/test_golden.py); :func:`dprect.aggregate` runs the same plan and draws
-on Python data.
+column, drawn by ONE mechanism or by several (each on its declared share of ε:
+:data:`MIXED_FRONT`, docs/privacy.md §11b), in ONE charge. ``dprect bounds`` /
+``jobs/private_bounds.py`` (``coverage``) and ``dprect describe`` / ``jobs/describe.py``
+(``bounds,count,sum,mean``) are its presets (:data:`PRESETS`), their outputs for a seed
+those they gave as products of their own (tests/app/test_golden.py); :func:`dprect.aggregate`
+runs the same plan and draws on Python data.
 
 :func:`aggregate_settings` checks a front end's values — the statistics (every name in
-the registry, all of one mechanism: :func:`asked_statistics`), the mechanism's plan (made
-once, from public inputs: :meth:`Mechanism.plan <dprect.core.statistic.Mechanism.plan>`),
+the registry: :func:`asked_mechanisms`), the run's plan (made once, from public inputs:
+:meth:`Mechanism.plan <dprect.core.statistic.Mechanism.plan>`, composed for several by
+:func:`mixed_plan_of`),
 the table, the PUBLIC group list (:mod:`dprect.app.groups`) and the outputs. On the spine,
 :class:`AggregateProduct` announces the plan, opens the engine's one route
 (:class:`~dprect.app.table_product.GroupedRoute`: numpy's
 :class:`dprect.engines.grouped.NumpyGroupedRoute`, Spark's
-:class:`dprect.engines.spark.statistics.SparkGroupedRoute`) for the mechanism's spec,
+:class:`dprect.engines.spark.statistics.SparkGroupedRoute`) for the run's spec
+(:func:`run_spec`; for several mechanisms each source column counted once per mechanism),
 reserves the plan's guarantee ONCE however many groups (disjoint rows: parallel
 composition), and draws every cell on the driver (:meth:`Mechanism.draw
-<dprect.core.statistic.Mechanism.draw>`); the release is the mechanism's record
+<dprect.core.statistic.Mechanism.draw>`; several: :func:`~dprect.core.mixed.draw_mixed`);
+the release is the mechanism's record, or a mixed run's
 (:mod:`dprect.release.aggregate_record`), with ``--table`` one row per (group, column)
 (:mod:`dprect.release.aggregate_table`) and with ``--plot`` the means' PNG
 (:mod:`dprect.release.aggregate_plot`). What differs between mechanisms at the front ends

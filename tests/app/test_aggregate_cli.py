@@ -8,8 +8,9 @@ one grouped-aggregate product whose presets are ``dprect bounds`` and ``dprect d
 * ``--statistics`` takes the names of the statistics registry, and its help lists them
   (generated: no list kept by hand);
 * a bad ``--statistics`` — an unknown name, a name twice, none, two mechanisms whose
-  outputs collide, a bad option of a mixed run, an option of a mechanism not asked — ends with one line on stderr and exit code 2, with
-  nothing written and nothing reserved in the ledger;
+  outputs collide, a bad option of a mixed run, an option of a mechanism not asked —
+  ends with one line on stderr and exit code 2, with nothing written and nothing
+  reserved in the ledger;
 * the job runs from conf/aggregate.yaml (here on the numpy route) and writes the
   command's result.
 """
