@@ -51,6 +51,7 @@ from dprect.core.accounting import Guarantee
 from dprect.core.aggregates import STATISTICS as QUERY_STATISTICS
 from dprect.core.aggregates import DescribePlan
 from dprect.core.bounds import BoundsPlan, BoundsRequest
+from dprect.core.decimal_grid import DecimalGrid
 from dprect.core.domains import Domain, FloatBins, GridArg, resolve_domains
 from dprect.core.errors import ParameterError
 from dprect.core.mixed import MixedPlan, draw_mixed, mixed_spec, plan_mixed
@@ -435,6 +436,12 @@ class AggregateSettings:
     ledger: LedgerSettings | None = None
     seed: int | None = None
     groups_file: str | None = None
+
+    @property
+    def domains(self) -> list[Domain | DecimalGrid]:
+        """What the engine counts each spec column on (a mixed run's: every part's in
+        turn)."""
+        return [c.grid for c in self.spec.columns]
 
     @property
     def group_names(self) -> list[str | None]:
