@@ -102,3 +102,23 @@ def test_the_job_runs_a_mixed_list_and_writes_the_commands_result(
     _cli(tmp_path, capsys, "cli", "--table", str(tmp_path / "cli.csv"))
     assert (tmp_path / "job.json").read_text() == (tmp_path / "cli.json").read_text()
     assert (tmp_path / "job.csv").read_text() == (tmp_path / "cli.csv").read_text()
+
+
+def test_a_variance_part_is_counted_with_squares_and_has_its_columns(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``variance,median``: the query part's spec counts the sums of squares its plan
+    needs (``run_spec``, shared with the Python API), and the table has the on-ask
+    ``variance`` column, filled, as the record's rows do."""
+    pa_csv = pytest.importorskip("pyarrow.csv")
+    out, table = tmp_path / "v.json", tmp_path / "v.csv"
+    code, _, err = run(["aggregate", "--input", str(INPUT), "--columns", "x", "--epsilon",
+                        "2", "--statistics", "variance,median", "--seed", SEED, "--output",
+                        str(out), "--table", str(table)], capsys)
+    assert code == 0, err
+    record = json.loads(out.read_text())
+    api = dprect.aggregate(pa_csv.read_csv(INPUT), ["x"], statistics=["variance", "median"],
+                           epsilon=2, seed=int(SEED))
+    assert record == json.loads(json.dumps(mixed_record(api)))
+    rows = list(csv.DictReader(table.open()))
+    assert "variance" in rows[0] and rows[0]["variance"] != "" and rows[0]["median"] != ""
+    assert float(rows[0]["variance"]) == record["results"][0]["variance"]
