@@ -6,9 +6,14 @@ A thin adapter: the ``aggregate`` section becomes the settings of the one groupe
 flow (:func:`dprect.app.aggregate_flow.run_aggregate_flow`), run on the Spark engine
 (:class:`dprect.engines.spark.statistics.SparkGroupedRoute`), as ``dprect aggregate
 --engine spark`` does. ``aggregate.statistics`` names any statistics of the registry
-(:data:`dprect.core.statistic.STATISTICS`) drawn by one mechanism: ``coverage`` (private
-clamping bounds; with ``coverage``, ``grid``, ``rows``) or any of ``bounds``, ``count``,
-``sum``, ``mean`` (with ``query_epsilon`` and ``plot``). It reads ``aggregate.input``
+(:data:`dprect.core.statistic.STATISTICS`): ``coverage`` (private clamping bounds; with
+``coverage``, ``grid``, ``rows``), any of ``bounds``, ``count``, ``sum``, ``mean``,
+``variance``, ``std`` (with ``query_epsilon`` and ``plot``), any quantiles — or statistics
+of several mechanisms (e.g. ``[mean, median, p90]``) in one charge and one pass, each on
+its declared share of ``epsilon`` (pure; no ``delta``, no ``plot``; the query's and
+``coverage`` collide and are not mixed: docs/privacy.md §11b). The record is the
+mechanism's, or a mixed run's (method ``describe+quantiles``, the parts under
+``parts``). It reads ``aggregate.input``
 (Parquet, CSV or Delta) and writes ``aggregate.output`` (the result JSON: the mechanism's
 record), and when asked ``aggregate.table`` (one row per (group, column): CSV for a path
 ending in ``.csv``, else a Delta table) and ``aggregate.plot`` (a PNG of each group's mean

@@ -1,23 +1,27 @@
 """The grouped-aggregate product on the run spine (:mod:`dprect.app.spine`): ``dprect
 aggregate --statistics S1,S2,...`` on either engine and ``jobs/aggregate.py`` — any
 statistics of the registry (:data:`dprect.core.statistic.STATISTICS`) per public group and
-column, drawn by ONE mechanism, in ONE charge. ``dprect bounds`` / ``jobs/private_bounds.py``
-(``coverage``) and ``dprect describe`` / ``jobs/describe.py`` (``bounds,count,sum,mean``)
-are its presets (:data:`PRESETS`), their outputs for a seed those they gave as products of
-their own (tests/app/test_golden.py); :func:`dprect.aggregate` runs the same plan and draws
-on Python data.
+column, drawn by ONE mechanism or by several (each on its declared share of ε:
+:data:`MIXED_FRONT`, docs/privacy.md §11b), in ONE charge. ``dprect bounds`` /
+``jobs/private_bounds.py`` (``coverage``) and ``dprect describe`` / ``jobs/describe.py``
+(``bounds,count,sum,mean``) are its presets (:data:`PRESETS`), their outputs for a seed
+those they gave as products of their own (tests/app/test_golden.py); :func:`dprect.aggregate`
+runs the same plan and draws on Python data.
 
 :func:`aggregate_settings` checks a front end's values — the statistics (every name in
-the registry, all of one mechanism: :func:`asked_statistics`), the mechanism's plan (made
-once, from public inputs: :meth:`Mechanism.plan <dprect.core.statistic.Mechanism.plan>`),
+the registry: :func:`asked_mechanisms`), the run's plan (made once, from public inputs:
+:meth:`Mechanism.plan <dprect.core.statistic.Mechanism.plan>`, composed for several by
+:func:`mixed_plan_of`),
 the table, the PUBLIC group list (:mod:`dprect.app.groups`) and the outputs. On the spine,
 :class:`AggregateProduct` announces the plan, opens the engine's one route
 (:class:`~dprect.app.table_product.GroupedRoute`: numpy's
 :class:`dprect.engines.grouped.NumpyGroupedRoute`, Spark's
-:class:`dprect.engines.spark.statistics.SparkGroupedRoute`) for the mechanism's spec,
+:class:`dprect.engines.spark.statistics.SparkGroupedRoute`) for the run's spec
+(:func:`run_spec`; for several mechanisms each source column counted once per mechanism),
 reserves the plan's guarantee ONCE however many groups (disjoint rows: parallel
 composition), and draws every cell on the driver (:meth:`Mechanism.draw
-<dprect.core.statistic.Mechanism.draw>`); the release is the mechanism's record
+<dprect.core.statistic.Mechanism.draw>`; several: :func:`~dprect.core.mixed.draw_mixed`);
+the release is the mechanism's record, or a mixed run's
 (:mod:`dprect.release.aggregate_record`), with ``--table`` one row per (group, column)
 (:mod:`dprect.release.aggregate_table`) and with ``--plot`` the means' PNG
 (:mod:`dprect.release.aggregate_plot`). What differs between mechanisms at the front ends
@@ -47,9 +51,10 @@ from dprect.core.accounting import Guarantee
 from dprect.core.aggregates import STATISTICS as QUERY_STATISTICS
 from dprect.core.aggregates import DescribePlan
 from dprect.core.bounds import BoundsPlan, BoundsRequest
+from dprect.core.decimal_grid import DecimalGrid
 from dprect.core.domains import Domain, FloatBins, GridArg, resolve_domains
 from dprect.core.errors import ParameterError
-from dprect.core.mixed import MixedPlan, plan_mixed
+from dprect.core.mixed import MixedPlan, draw_mixed, mixed_spec, plan_mixed
 from dprect.core.quantile_release import statistic_names
 from dprect.core.quantiles import QuantilePlan
 from dprect.core.randomness import RandomSource
@@ -61,11 +66,19 @@ from dprect.core.statistic import (
     SEARCH_GRID,
     STATISTICS,
     Mechanism,
+    StatisticsSpec,
     outputs,
 )
 from dprect.engines import grouped  # noqa: F401  (registers the mechanisms' plans and draws)
 from dprect.release.aggregate_plot import DescribePngSink
-from dprect.release.aggregate_record import SHAPES, aggregate_record, summary_lines
+from dprect.release.aggregate_record import (
+    SHAPES,
+    aggregate_record,
+    mixed_method,
+    mixed_record,
+    noun_of,
+    summary_lines,
+)
 from dprect.release.aggregate_table import table_sink
 from dprect.release.guarded import Charge, LedgerSettings, Outcome
 from dprect.release.sinks import Sink
@@ -105,18 +118,6 @@ def asked_mechanisms(value: str | Sequence[str] | None, name: Callable[[str], st
                                  "by this command yet (no front end or record for its "
                                  "mechanism)")
     return mechanisms, tuple(names)
-
-
-def asked_statistics(value: str | Sequence[str] | None, name: Callable[[str], str] = str
-                     ) -> tuple[Mechanism, tuple[str, ...]]:
-    """``--statistics`` of the command line and the job: :func:`asked_mechanisms`, all
-    of one mechanism (a run of several is the Python API's :func:`dprect.aggregate` for
-    now)."""
-    mechanisms, names = asked_mechanisms(value, name)
-    if len(mechanisms) > 1:
-        raise ParameterError(f"{name('statistics')}: one run draws one mechanism's "
-                             f"statistics: {statistics_choices()}")
-    return mechanisms[0], names
 
 
 def describe_statistics(value: str | Sequence[str] | None, name: Callable[[str], str] = str
@@ -242,6 +243,28 @@ def mixed_plan_of(mechanisms: Sequence[Mechanism], values: Mapping[str, Any],
     return plan_mixed(mechanisms, float(epsilon), one)
 
 
+def plan_for(mechanisms: Sequence[Mechanism], values: Mapping[str, Any],
+             statistics: Sequence[str], name: Callable[[str], str] = str) -> Any:
+    """The run's one plan: one mechanism's (:func:`plan_of`), or several's composed on
+    their declared shares (:func:`mixed_plan_of`). Nothing is read."""
+    if len(mechanisms) == 1:
+        return plan_of(mechanisms[0], values, statistics, name)
+    return mixed_plan_of(mechanisms, values, statistics, name)
+
+
+def run_spec(mechanisms: Sequence[Mechanism], the_plan: Any, grid: GridArg,
+             columns: list[str]) -> StatisticsSpec:
+    """What the engine counts for the run: one mechanism's spec for the statistics its
+    plan asks, or for several every part's spec columns in turn
+    (:func:`~dprect.core.mixed.mixed_spec`: a source column counted once per mechanism,
+    the routes repeating it: :func:`~dprect.core.mixed.repeated`)."""
+    if len(mechanisms) == 1:
+        return mechanisms[0].spec(domains_of(mechanisms[0], grid, columns),
+                                  getattr(the_plan, "statistics", ()))
+    return mixed_spec([m.spec(domains_of(m, grid, columns), getattr(p, "statistics", ()))
+                       for m, p in zip(mechanisms, the_plan.plans, strict=True)])
+
+
 def coverage_lines(the_plan: BoundsPlan, columns: Sequence[str], groups: int | None
                    ) -> list[str]:
     """The coverage bounds' printout: the guarantee, charged once however many groups,
@@ -330,6 +353,24 @@ def quantile_lines(the_plan: QuantilePlan, columns: Sequence[str], groups: int |
         "below it no unconditional statement (empty)"]
 
 
+def mixed_lines(the_plan: MixedPlan, columns: Sequence[str], groups: int | None
+                ) -> list[str]:
+    """A run of several mechanisms' printout: each part's own printout (its plan on its
+    share), then the composition (docs/privacy.md §11b): the shares, the declared
+    weights, the run's guarantee charged once."""
+    lines = [line for m, p in zip(the_plan.mechanisms, the_plan.plans, strict=True)
+             for line in FRONTS[m].lines(p, columns, groups)]
+    g = the_plan.guarantee
+    parts = ", ".join(f"{m} {p.guarantee.epsilon:.6g}" for m, p in
+                      zip(the_plan.mechanisms, the_plan.plans, strict=True))
+    weights = ":".join(str(w) for w in the_plan.weights)
+    return [*lines,
+            f"plan: composition of {len(the_plan.mechanisms)} mechanisms on declared "
+            f"shares (weights {weights}) of epsilon {the_plan.epsilon:.6g}: {parts}; "
+            f"guarantee ({g.epsilon:.6g}, {g.delta:.3g})-DP, {g.neighbouring} (basic "
+            "composition of pure mechanisms), charged once"]
+
+
 @dataclass(frozen=True)
 class Front:
     """How the front ends run a mechanism: its plan from their flat values (``plan``), its
@@ -358,24 +399,49 @@ FRONTS: dict[str, Front] = {
                           ("these quantiles are", "the quantiles", "drawing the quantiles of")),
 }
 
+#: the front of a run of several mechanisms (its plan composes theirs: :func:`plan_for`)
+MIXED_FRONT = Front(lambda values, statistics, name: mixed_plan_of(
+                        asked_mechanisms(statistics, name)[0], values, statistics, name),
+                    mixed_lines, lambda p, c: "\n".join(mixed_lines(p, c, None)), (),
+                    ("these statistics are", "the statistics", "drawing the statistics of"))
+
+
+def front_of(mechanisms: Sequence[Mechanism]) -> Front:
+    """The front of a run of ``mechanisms``: the one mechanism's, or :data:`MIXED_FRONT`."""
+    return FRONTS[mechanisms[0].name] if len(mechanisms) == 1 else MIXED_FRONT
+
+
+def method_of(mechanisms: Sequence[Mechanism]) -> str:
+    """What the ledger charges a run of ``mechanisms`` as and its record's method: the
+    mechanism's name, or several's joined
+    (:func:`~dprect.release.aggregate_record.mixed_method`)."""
+    return mixed_method([m.name for m in mechanisms])
+
 
 # -- public settings ------------------------------------------------------------------------
 @dataclass(frozen=True)
 class AggregateSettings:
     """Everything a grouped-aggregate run was asked for, checked: the table, the public
-    group values (None: no groups), the mechanism and its plan (made once, from public
-    inputs), the columns' domains (what the engine counts on), the sinks, the ledger
+    group values (None: no groups), the mechanisms (one, or several in one charge:
+    docs/privacy.md §11b) and the run's plan (made once, from public inputs), the spec
+    the engine counts (:func:`run_spec`), the sinks, the ledger
     (None: no ledger), the seed (tests only) and the groups file (None: none)."""
 
     source: Source
     groups: list[str] | None
-    mechanism: Mechanism
+    mechanisms: tuple[Mechanism, ...]
     plan: Any
-    domains: Sequence[Domain]
+    spec: StatisticsSpec
     sinks: Sequence[Sink]
     ledger: LedgerSettings | None = None
     seed: int | None = None
     groups_file: str | None = None
+
+    @property
+    def domains(self) -> list[Domain | DecimalGrid]:
+        """What the engine counts each spec column on (a mixed run's: every part's in
+        turn)."""
+        return [c.grid for c in self.spec.columns]
 
     @property
     def group_names(self) -> list[str | None]:
@@ -394,23 +460,27 @@ def aggregate_settings(values: Mapping[str, Any], name: Callable[[str], str] = s
     ``run_id``, ``cap_epsilon``, ``cap_delta``, ``seed``. Each is checked (nothing
     read); ``name`` spells a key in messages; ``command`` names a preset
     (:data:`PRESETS`) to run instead."""
-    mechanism, statistics = asked(command, values, name)
-    the_plan = plan_of(mechanism, values, statistics, name)
+    mechanisms, statistics = asked(command, values, name)
+    the_plan = plan_for(mechanisms, values, statistics, name)
     run = table_run(values, name)
     source = run.source
     sinks: list[Sink] = [run.output]
     if values.get("table") is not None:
-        sinks.append(table_sink(name("table"), str(values["table"]), mechanism,
+        sinks.append(table_sink(name("table"), str(values["table"]), mechanisms,
                                 getattr(the_plan, "statistics", ())))
     if values.get("plot") is not None:
+        if len(mechanisms) > 1:
+            raise ParameterError(f"{name('plot')} draws the means of a run of one "
+                                 f"mechanism: leave it out of a run of several")
         if not {"count", "mean"} <= set(the_plan.statistics):
             raise ParameterError(f"{name('plot')} draws the means with their error bars: "
                                  f"{name('statistics')} must include count and mean")
         sinks.append(DescribePngSink(name("plot"), str(values["plot"]),
                                      title=values.get("dataset") or Path(source.path).name))
     seed = checked_seed(values, name)
-    return AggregateSettings(source, run.groups, mechanism, the_plan,
-                             domains_of(mechanism, values.get("grid"), source.columns), sinks,
+    return AggregateSettings(source, run.groups, mechanisms, the_plan,
+                             run_spec(mechanisms, the_plan, values.get("grid"),
+                                      source.columns), sinks,
                              run.ledger, seed, values.get("groups_file"))
 
 
@@ -423,13 +493,14 @@ PRESETS: dict[str, tuple[Mechanism, Callable[[Any, Callable[[str], str]], tuple[
 
 
 def asked(command: str, values: Mapping[str, Any], name: Callable[[str], str] = str
-          ) -> tuple[Mechanism, tuple[str, ...]]:
-    """The mechanism and statistics of a run of ``command``: a preset's (its statistics
-    then checked by the mechanism's plan), or ``aggregate``'s ``--statistics``."""
+          ) -> tuple[tuple[Mechanism, ...], tuple[str, ...]]:
+    """The mechanisms and statistics of a run of ``command``: a preset's (its statistics
+    then checked by the mechanism's plan), or ``aggregate``'s ``--statistics`` (one
+    mechanism's, or several's in one charge: :func:`asked_mechanisms`)."""
     if command in PRESETS:
         mechanism, statistics = PRESETS[command]
-        return mechanism, statistics(values.get("statistics"), name)
-    return asked_statistics(values.get("statistics"), name)
+        return (mechanism,), statistics(values.get("statistics"), name)
+    return asked_mechanisms(values.get("statistics"), name)
 
 
 def bounds_settings(values: Mapping[str, Any], name: Callable[[str], str] = str
@@ -449,9 +520,9 @@ def preset_plan(command: str, values: Mapping[str, Any], name: Callable[[str], s
                 ) -> str:
     """``--plan-only`` of ``aggregate`` or a preset: the plan's printout, nothing else
     checked or read."""
-    mechanism, statistics = asked(command, values, name)
-    return FRONTS[mechanism.name].plan_only(plan_of(mechanism, values, statistics, name),
-                                            list(values["columns"]))
+    mechanisms, statistics = asked(command, values, name)
+    return front_of(mechanisms).plan_only(plan_for(mechanisms, values, statistics, name),
+                                          list(values["columns"]))
 
 
 # -- the product on the spine -------------------------------------------------------------
@@ -471,7 +542,9 @@ class AggregateProduct:
 
     def __init__(self, settings: AggregateSettings) -> None:
         self.settings = settings
-        self.what, self.noun, self.verb = FRONTS[settings.mechanism.name].words
+        self.front = front_of(settings.mechanisms)
+        self.method = method_of(settings.mechanisms)
+        self.what, self.noun, self.verb = self.front.words
 
     def inputs(self, name: Callable[[str], str]) -> list[tuple[str, str | None]]:
         return [(name("input"), self.settings.source.path),
@@ -480,33 +553,36 @@ class AggregateProduct:
     def charge(self) -> Charge:
         """The plan's guarantee, once: the same whatever the number of groups."""
         s = self.settings
-        return Charge(s.plan.guarantee, s.mechanism.name, list(s.source.columns))
+        return Charge(s.plan.guarantee, self.method, list(s.source.columns))
 
     def foreign(self, record: Mapping[str, Any]) -> str | None:
-        other, own = foreign("aggregate", record), self.settings.mechanism.name
+        other, own = foreign("aggregate", record), self.method
         if other is not None or record.get("method") == own:
             return other
-        return f"{SHAPES[str(record.get('method'))].noun}, not {SHAPES[own].noun}"
+        return f"{noun_of(str(record.get('method')))}, not {noun_of(own)}"
 
     def announce(self) -> list[str]:
         s = self.settings
-        return FRONTS[s.mechanism.name].lines(s.plan, s.source.columns,
-                                              None if s.groups is None else len(s.groups))
+        return self.front.lines(s.plan, s.source.columns,
+                                None if s.groups is None else len(s.groups))
 
     def open(self, route: GroupedRoute, progress: Callable[[str], None]
              ) -> GroupedPrepared:
         s = self.settings
-        return route.open(s.source, s.groups,
-                          s.mechanism.spec(s.domains, getattr(s.plan, "statistics", ())),
-                          progress)
+        return route.open(s.source, s.groups, s.spec, progress)
 
     def compute(self, prepared: GroupedPrepared, progress: Callable[[str], None]
                 ) -> tuple[Guarantee | None, dict[str, Any]]:
         s = self.settings
         progress(f"{self.verb} {len(s.source.columns)} column(s) in "
                  f"{len(s.group_names)} group(s)")
-        result = s.mechanism.draw(s.plan, prepared.statistics(), s.group_names,
-                                  s.source.columns, RandomSource(seed=s.seed))
+        rng = RandomSource(seed=s.seed)
+        if len(s.mechanisms) > 1:  # each part from its slice, its own stream (§11b)
+            mixed = draw_mixed(s.plan, s.mechanisms, prepared.statistics(), s.group_names,
+                               s.source.columns, rng)
+            return mixed.guarantee, mixed_record(mixed)
+        result = s.mechanisms[0].draw(s.plan, prepared.statistics(), s.group_names,
+                                      s.source.columns, rng)
         return result.guarantee, aggregate_record(result, s.plan)
 
     def summary(self, record: dict[str, Any], name: Callable[[str], str]
@@ -530,10 +606,10 @@ def run_aggregate_flow(settings: AggregateSettings, route: GroupedRoute,
     return run_release(AggregateProduct(settings), route, report)
 
 
-__all__ = ["FRONTS", "LISTED_GROUPS", "NO_STATISTICS", "PRESETS", "AggregateProduct",
-           "AggregateSettings", "Front", "aggregate_settings", "asked", "asked_mechanisms",
-           "asked_statistics",
-           "bounds_domains", "bounds_settings", "coverage_lines", "describe_settings",
-           "describe_statistics", "domains_of", "mixed_plan_of", "plan_of", "preset_plan",
-           "query_lines",
-           "refuse_foreign_options", "run_aggregate_flow"]
+__all__ = ["FRONTS", "LISTED_GROUPS", "MIXED_FRONT", "NO_STATISTICS", "PRESETS",
+           "AggregateProduct", "AggregateSettings", "Front", "aggregate_settings", "asked",
+           "asked_mechanisms", "bounds_domains", "bounds_settings", "coverage_lines",
+           "describe_settings", "describe_statistics", "domains_of", "front_of",
+           "method_of", "mixed_lines", "mixed_plan_of", "plan_for", "plan_of",
+           "preset_plan", "query_lines", "refuse_foreign_options", "run_aggregate_flow",
+           "run_spec"]

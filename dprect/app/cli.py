@@ -82,7 +82,8 @@ the budget options, their choices and defaults come from :mod:`dprect.core.reque
 
 ``aggregate`` releases any statistics of the registry
 (:data:`dprect.core.statistic.STATISTICS`; ``--statistics`` lists them, generated from it)
-drawn by one mechanism, per column and listed group, in one charge, through
+(one mechanism's, or several's on declared shares of epsilon: docs/privacy.md §11b),
+per column and listed group, in one charge, through
 :func:`dprect.app.aggregate_flow.run_aggregate_flow` (``jobs/aggregate.py`` is the other
 front end); ``bounds`` and ``describe`` are its presets, through the same flow.
 

@@ -21,7 +21,7 @@ from dprect.core.aggregates import STATISTICS, DescribeResult
 from dprect.core.bounds import BoundsResult
 from dprect.core.domains import GridArg
 from dprect.core.errors import ParameterError
-from dprect.core.mixed import MixedResult, draw_mixed, mixed_spec
+from dprect.core.mixed import MixedResult, draw_mixed
 from dprect.core.quantile_release import QuantileResult
 from dprect.core.randomness import RandomSource
 from dprect.core.statistic import COVERAGE, QUANTILES, SEARCH_GRID, Mechanism
@@ -162,7 +162,7 @@ def _mixed(data: object, columns: Sequence[str] | None, mechanisms: Sequence[Mec
     ONE pass of the numpy primitive over every mechanism's spec columns
     (:func:`~dprect.core.mixed.mixed_spec`), each mechanism drawn from its slice with its
     own stream (:func:`~dprect.core.mixed.draw_mixed`)."""
-    from dprect.app.aggregate_flow import domains_of, mixed_plan_of
+    from dprect.app.aggregate_flow import mixed_plan_of, run_spec
     from dprect.app.api import grouped_columns
 
     if COVERAGE not in mechanisms and coverage is not None:
@@ -173,7 +173,7 @@ def _mixed(data: object, columns: Sequence[str] | None, mechanisms: Sequence[Mec
         "columns": names, "epsilon": epsilon, "delta": delta, "coverage": coverage,
         "beta": beta, "neighbouring": neighbouring, "grid": grid, "rows": rows,
         "query_epsilon": query_epsilon, "interval_level": interval_level}, asked)
-    spec = mixed_spec([m.spec(domains_of(m, grid, names)) for m in mechanisms])
+    spec = run_spec(mechanisms, the_plan, grid, names)
     rng = RandomSource(seed=seed)
     with charged(budget, the_plan.guarantee, "+".join(the_plan.mechanisms), names) as ticket:
         cells = grouped_statistics([v for _ in mechanisms for v in values], group,

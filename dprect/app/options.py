@@ -238,12 +238,15 @@ def statistics_choices() -> str:
                         for n in by.values())
 
 
-#: the columns and statistics of ``dprect aggregate`` (any statistics of one mechanism)
+#: the columns and statistics of ``dprect aggregate`` (any statistics of the registry: one
+#: mechanism's, or several's in one charge, docs/privacy.md §11b)
 AGGREGATE_COLUMNS = (
     RunOption("columns", "names", "comma-separated numeric columns to aggregate",
               required=True),
-    RunOption("statistics", "names", "comma-separated statistics, all drawn by one "
-              f"mechanism in one charge: {statistics_choices()}", required=True,
+    RunOption("statistics", "names", "comma-separated statistics, drawn in one charge "
+              "(statistics of several mechanisms split epsilon equally, pure; the query's "
+              f"and 'coverage' both release lower/upper and are not mixed): "
+              f"{statistics_choices()}", required=True,
               metavar="S1,S2"),
 )
 #: what ``dprect aggregate`` writes besides the result JSON

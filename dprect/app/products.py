@@ -63,7 +63,7 @@ PRODUCTS: dict[str, ProductInfo] = {p.name: p for p in (
     ProductInfo("aggregate", "DP aggregates", is_aggregate_record, BoundsRequest,
                 AGGREGATE_OPTIONS, True, "aggregate",
                 "any statistics of the registry (core/statistic.py) per public group and "
-                "column, drawn by one mechanism in one charge (`AggregateProduct`, "
+                "column, drawn by one mechanism or several in one charge (`AggregateProduct`, "
                 "app/aggregate_flow.py)"),
     ProductInfo("bounds", "DP aggregates", None, BoundsRequest, BOUNDS_OPTIONS, True,
                 "private_bounds",

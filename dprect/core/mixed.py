@@ -116,6 +116,16 @@ def mixed_spec(specs: Sequence[StatisticsSpec]) -> StatisticsSpec:
     return StatisticsSpec(tuple(c for s in specs for c in s.columns))
 
 
+def repeated(columns: Sequence[Any], spec: StatisticsSpec) -> list[Any]:
+    """A route's source columns (names, or the values read) repeated as the spec counts
+    them: once per mechanism for a :func:`mixed_spec` (``columns`` in turn, k times for a
+    spec of k·len(columns) columns), as they are for one mechanism's spec."""
+    if not columns or len(spec.columns) % len(columns):
+        raise ParameterError(f"{len(columns)} column(s) for a spec of "
+                             f"{len(spec.columns)}")
+    return [c for _ in range(len(spec.columns) // len(columns)) for c in columns]
+
+
 def part_cells(cells: Mapping[tuple[int, int], Any], part: int, columns: int
                ) -> GroupedStatistics:
     """Mechanism ``part``'s cells of a :func:`mixed_spec` run over ``columns`` columns,
@@ -167,4 +177,4 @@ def draw_mixed(plan: MixedPlan, mechanisms: Sequence[Mechanism],
 
 
 __all__ = ["MIXED_BOUND", "MixedPlan", "MixedResult", "draw_mixed", "mixed_spec",
-           "part_cells", "plan_mixed", "shares"]
+           "part_cells", "plan_mixed", "repeated", "shares"]

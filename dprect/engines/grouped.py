@@ -44,6 +44,7 @@ from dprect.core.aggregates import (
 from dprect.core.bounds import BoundsPlan, BoundsResult, plan_bounds, run_bounds
 from dprect.core.describe_stats import bin_blocks
 from dprect.core.errors import ParameterError
+from dprect.core.mixed import repeated
 from dprect.core.quantile_release import QuantileResult, plan_statistics, release_grouped
 from dprect.core.quantiles import QuantilePlan
 from dprect.core.randomness import RandomSource
@@ -119,7 +120,8 @@ class NumpyGroupedPrepared(PreparedRun):
         self.spec = spec
 
     def statistics(self) -> GroupedStatistics:
-        return grouped_statistics(self.values, self.group, self.groups, self.spec)
+        return grouped_statistics(repeated(self.values, self.spec), self.group,
+                                  self.groups, self.spec)
 
 
 class NumpyGroupedRoute:

@@ -167,30 +167,73 @@ def aggregate_record(result: BoundsResult | DescribeResult | QuantileResult, the
     return describe_record(result)
 
 
-def mixed_columns(mechanisms: Sequence[str]) -> tuple[str, ...]:
+def mixed_columns(mechanisms: Sequence[str], statistics: Sequence[str] = ()
+                  ) -> tuple[str, ...]:
     """A mixed run's row keys (generated from the registry): group, column, then each
-    mechanism's outputs and flags (:class:`RecordShape`), in the run's order."""
-    return ("group", "column", *(k for m in mechanisms for k in SHAPES[m].columns[2:]))
+    mechanism's outputs and flags (:meth:`RecordShape.table_columns` for the run's
+    ``statistics``), in the run's order."""
+    return ("group", "column", *(k for m in mechanisms
+                                 for k in SHAPES[m].table_columns(statistics)[2:]))
 
 
-def mixed_record(result: MixedResult) -> dict[str, Any]:
-    """A run of several mechanisms' released JSON (docs/privacy.md §11b): the method
-    (the mechanisms joined by ``+``), the plan (shares, check), the guarantee, each
-    mechanism's own record under ``parts`` and, under ``results``, one row per (group,
-    column) with every mechanism's outputs and flags (:func:`mixed_columns`; a statistic
-    not asked stays None)."""
-    names = result.plan.mechanisms
-    parts = {m: aggregate_record(r, p) for m, r, p in zip(names, result.results,
-                                                           result.plan.plans, strict=True)}
+def mixed_method(mechanisms: Sequence[str]) -> str:
+    """The method a run of several mechanisms records (and the ledger charges): their
+    names joined by ``+``, in the run's order."""
+    return "+".join(mechanisms)
+
+
+def mixed_names(record: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The mechanisms of a released mixed record (its method, with each part's own record
+    under ``parts`` and the merged rows under ``results``), None for any other record."""
+    method, parts = record.get("method"), record.get("parts")
+    if not isinstance(method, str) or "+" not in method or not isinstance(parts, Mapping) \
+            or not isinstance(record.get("results"), list):
+        return None
+    names = tuple(method.split("+"))
+    if len(names) < 2 or any(n not in SHAPES or not isinstance(parts.get(n), Mapping)
+                             or shape_of(parts[n]) is not SHAPES[n] for n in names):
+        return None
+    return names
+
+
+def _recorded_statistics(parts: Mapping[str, Any], names: Sequence[str]) -> tuple[str, ...]:
+    """Every statistic the parts' recorded plans name (public)."""
+    return tuple(str(s) for m in names
+                 for s in (parts[m].get("plan") or {}).get("statistics", ()))
+
+
+def _merged_rows(parts: Mapping[str, Any], names: Sequence[str]) -> list[dict[str, Any]]:
+    """One row per (group, column) with every part's outputs and flags
+    (:func:`mixed_columns`), read from the parts' records."""
     merged: dict[tuple[Any, str], dict[str, Any]] = {}
     for m in names:
         for row in table_rows(parts[m]):
             merged.setdefault((row["group"], row["column"]), {}).update(row)
-    keys = mixed_columns(names)
-    rows = [{k: row.get(k) for k in keys} for row in merged.values()]
-    return jsonable({"method": "+".join(names), "plan": result.plan.to_json(),
+    keys = mixed_columns(names, _recorded_statistics(parts, names))
+    return [{k: row.get(k) for k in keys} for row in merged.values()]
+
+
+def mixed_record(result: MixedResult) -> dict[str, Any]:
+    """A run of several mechanisms' released JSON (docs/privacy.md §11b): the method
+    (:func:`mixed_method`), the plan (shares, check), the guarantee, each mechanism's own
+    record under ``parts`` and, under ``results``, one row per (group, column) with every
+    mechanism's outputs and flags (:func:`mixed_columns`; a statistic not asked stays
+    None)."""
+    names = result.plan.mechanisms
+    parts = jsonable({m: aggregate_record(r, p) for m, r, p in zip(
+        names, result.results, result.plan.plans, strict=True)})
+    return jsonable({"method": mixed_method(names), "plan": result.plan.to_json(),
                      "privacy": result.guarantee.to_json(), "parts": parts,
-                     "results": rows})
+                     "results": _merged_rows(parts, names)})
+
+
+def noun_of(method: str) -> str:
+    """What a record of ``method`` is, in messages (a mechanism's noun, or the parts' of
+    a mixed run)."""
+    if method in SHAPES:
+        return SHAPES[method].noun
+    return "statistics of several mechanisms (" + " + ".join(
+        SHAPES[m].noun if m in SHAPES else m for m in method.split("+")) + ")"
 
 
 def _number(value: Any) -> float | None:
@@ -266,14 +309,19 @@ def shape_of(record: Mapping[str, Any]) -> RecordShape | None:
 
 
 def is_aggregate_record(record: Mapping[str, Any]) -> bool:
-    """Whether a released record is a grouped aggregate's (not a rectangle)."""
-    return shape_of(record) is not None
+    """Whether a released record is a grouped aggregate's (not a rectangle): one
+    mechanism's, or a mixed run's (:func:`mixed_names`)."""
+    return shape_of(record) is not None or mixed_names(record) is not None
 
 
 def table_rows(record: Mapping[str, Any]) -> list[dict[str, Any]]:
     """One row per (group, column) — group, column, the mechanism's outputs and flags
     (the small-group flag derived again from the released count and the recorded plan) —
-    read from a released record (the recorded JSON only)."""
+    read from a released record (the recorded JSON only); a mixed record's rows hold
+    every part's (:func:`mixed_columns`)."""
+    names = mixed_names(record)
+    if names is not None:
+        return _merged_rows(record["parts"], names)
     shape = shape_of(record)
     assert shape is not None, "not a grouped-aggregate record"
     plan = record.get("plan", {})
@@ -290,7 +338,18 @@ def table_rows(record: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def summary_lines(record: Mapping[str, Any]) -> list[str]:
-    """The released values, one line per (group, column), from the recorded JSON."""
+    """The released values, one line per (group, column), from the recorded JSON (a mixed
+    record's line: each part's text in turn, ``; ``-separated)."""
+    names = mixed_names(record)
+    if names is not None:
+        texts: dict[tuple[Any, str], list[str]] = {}
+        for m in names:
+            part = record["parts"][m]
+            for row in table_rows(part):
+                texts.setdefault((row["group"], row["column"]), []).append(
+                    SHAPES[m].line(row, part.get("plan", {})))
+        return [("" if g is None else f"group {g!r}, ") + f"{c}: {'; '.join(t)}"
+                for (g, c), t in texts.items()]
     shape = shape_of(record)
     assert shape is not None, "not a grouped-aggregate record"
     plan = record.get("plan", {})
@@ -301,6 +360,7 @@ def summary_lines(record: Mapping[str, Any]) -> list[str]:
 __all__ = ["BELOW_ROW_NEED", "BOUNDS_METHOD", "DESCRIBE_METHOD", "ROW_KEYS", "SHAPES",
            "RecordShape", "aggregate_record", "below_row_need", "bounds_record",
            "centre_rows_needed", "coverage_statement", "describe_record",
-           "is_aggregate_record", "jsonable", "mixed_columns", "mixed_record", "rows_needed",
+           "is_aggregate_record", "jsonable", "mixed_columns", "mixed_method", "mixed_names",
+           "mixed_record", "noun_of", "rows_needed",
            "shape_of", "summary_lines",
            "table_rows"]

@@ -21,7 +21,7 @@ from typing import Any
 
 from dprect.core.errors import ParameterError
 from dprect.core.statistic import COVERAGE, Mechanism
-from dprect.release.aggregate_record import SHAPES, table_rows
+from dprect.release.aggregate_record import SHAPES, mixed_columns, mixed_method, table_rows
 from dprect.release.files import check_output_path
 from dprect.release.sinks import Release, Sink, Write, file_write
 
@@ -52,6 +52,20 @@ def layout(mechanism: Mechanism, statistics: Sequence[str] = ()) -> TableLayout:
                               "bool" if key in shape.flags else "float")
                              for key in shape.table_columns(statistics)),
                        table_rows, f"{mechanism.name} table")
+
+
+def mixed_layout(mechanisms: Sequence[Mechanism], statistics: Sequence[str] = ()
+                 ) -> TableLayout:
+    """The table of a run of several ``mechanisms`` asking for ``statistics``
+    (docs/privacy.md §11b): group and column, then each mechanism's columns in turn
+    (:func:`~dprect.release.aggregate_record.mixed_columns`), kinds as :func:`layout`'s;
+    named after the run's method."""
+    names = [m.name for m in mechanisms]
+    flags = {f for m in names for f in SHAPES[m].flags}
+    return TableLayout(tuple((key, "text" if key in ("group", "column") else
+                              "bool" if key in flags else "float")
+                             for key in mixed_columns(names, statistics)),
+                       table_rows, f"{mixed_method(names)} table")
 
 
 #: the coverage bounds' table (``dprect bounds --table``)
@@ -147,14 +161,21 @@ class DeltaTableSink:
         return Write(write)
 
 
-def table_sink(name: str, path: str, mechanism: Mechanism = COVERAGE,
+def table_sink(name: str, path: str, mechanism: Mechanism | Sequence[Mechanism] = COVERAGE,
                statistics: Sequence[str] = ()) -> Sink:
-    """``--table`` of a run of ``mechanism`` asking for ``statistics``: CSV for a path
-    ending in ``.csv``, else a Delta table (a folder)."""
+    """``--table`` of a run of ``mechanism`` (or of several: :func:`mixed_layout`) asking
+    for ``statistics``: CSV for a path ending in ``.csv``, else a Delta table (a
+    folder)."""
+    if isinstance(mechanism, Mechanism):
+        the_layout = layout(mechanism, statistics)
+    else:
+        parts = tuple(mechanism)
+        the_layout = layout(parts[0], statistics) if len(parts) == 1 else \
+            mixed_layout(parts, statistics)
     if path.lower().endswith(".csv"):
-        return CsvTableSink(name, path, layout(mechanism, statistics))
-    return DeltaTableSink(name, path, layout(mechanism, statistics))
+        return CsvTableSink(name, path, the_layout)
+    return DeltaTableSink(name, path, the_layout)
 
 
 __all__ = ["BOUNDS_LAYOUT", "CsvTableSink", "DeltaTableSink", "TableLayout", "layout",
-           "table_sink"]
+           "mixed_layout", "table_sink"]

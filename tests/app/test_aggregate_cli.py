@@ -7,9 +7,10 @@ one grouped-aggregate product whose presets are ``dprect bounds`` and ``dprect d
   JSON, the table and the printed lines (so the general form IS the presets' product);
 * ``--statistics`` takes the names of the statistics registry, and its help lists them
   (generated: no list kept by hand);
-* a bad ``--statistics`` — an unknown name, a name twice, none, two mechanisms mixed, an
-  option of the other mechanism — ends with one line on stderr and exit code 2, with
-  nothing written and nothing reserved in the ledger;
+* a bad ``--statistics`` — an unknown name, a name twice, none, two mechanisms whose
+  outputs collide, a bad option of a mixed run, an option of a mechanism not asked —
+  ends with one line on stderr and exit code 2, with nothing written and nothing
+  reserved in the ledger;
 * the job runs from conf/aggregate.yaml (here on the numpy route) and writes the
   command's result.
 """
@@ -73,9 +74,13 @@ BAD = [
     (["--statistics", "p42"], "must be among"),  # no such statistic
     (["--statistics", "count,count"], "twice"),
     (["--statistics", " , "], "--statistics"),  # refused by the parser: no name
-    (["--statistics", "count,coverage"], "one mechanism"),
-    (["--statistics", "coverage,mean"], "one mechanism"),
-    (["--statistics", "mean,median,p90"], "one mechanism"),  # the Python API's for now
+    # a mixed list runs (tests/app/test_mixed_cli.py), but not with colliding outputs
+    (["--statistics", "count,coverage"], "both release 'lower'"),
+    (["--statistics", "coverage,mean"], "both release 'lower'"),
+    (["--statistics", "mean,median,p90", "--delta", "1e-6"], "--delta"),  # pure
+    (["--statistics", "mean,median", "--plot", "p.png"], "--plot"),
+    (["--statistics", "median,p90,mean", "--rows", "1000"], "--rows"),  # coverage's
+    (["--statistics", "coverage,median", "--query-epsilon", "0.5"], "--query-epsilon"),
     (["--statistics", "coverage", "--query-epsilon", "0.5"], "--query-epsilon"),
     (["--statistics", "coverage", "--plot", "p.png"], "--plot"),
     (["--statistics", "count", "--grid", "float"], "--grid"),
@@ -148,7 +153,7 @@ def test_a_registered_statistic_of_an_unwired_mechanism_is_offered_and_refused_i
     """A statistic added to the registry is offered by ``--statistics`` with no edit here;
     until its mechanism has a front end and a record (aggregate_flow.FRONTS,
     aggregate_record.SHAPES) a run of it is a parameter error, not a traceback."""
-    from dprect.app.aggregate_flow import asked_statistics
+    from dprect.app.aggregate_flow import asked_mechanisms
     from dprect.app.options import statistics_choices
     from dprect.core.errors import ParameterError
     from dprect.core.statistic import QUERY, Mechanism, Statistic
@@ -158,7 +163,7 @@ def test_a_registered_statistic_of_an_unwired_mechanism_is_offered_and_refused_i
     monkeypatch.setitem(STATISTICS, "histogram", histogram)
     assert "'histogram'" in statistics_choices()
     with pytest.raises(ParameterError, match="cannot be run by this command yet"):
-        asked_statistics("histogram")
+        asked_mechanisms("histogram")
 
 
 def test_the_job_gives_the_quantiles_its_interval_level(

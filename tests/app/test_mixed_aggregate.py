@@ -13,7 +13,6 @@ import pytest
 import dprect
 from dprect.app.aggregate_flow import (
     asked_mechanisms,
-    asked_statistics,
     mixed_plan_of,
     plan_of,
 )
@@ -163,10 +162,9 @@ def test_an_asked_mechanisms_option_is_accepted_and_charged_once():
     assert len(budget.charges) == 1 and budget.spent().epsilon == 1.0
 
 
-def test_the_command_line_still_runs_one_mechanism():
-    with pytest.raises(ParameterError, match="one mechanism"):
-        asked_statistics("mean,median")
-    assert asked_statistics("median,p90")[0] is QUANTILES
+def test_the_command_line_asks_one_or_several_mechanisms():
+    assert asked_mechanisms("mean,median")[0] == (QUERY, QUANTILES)
+    assert asked_mechanisms("median,p90")[0] == (QUANTILES,)
 
 
 def test_a_ledger_backed_budget_is_charged_once_for_a_mixed_run(tmp_path, capsys):

@@ -71,6 +71,7 @@ from dprect.core.describe_stats import (
 )
 from dprect.core.domains import Domain, FloatBins, Grid
 from dprect.core.errors import InputDataError, ParameterError
+from dprect.core.mixed import repeated
 from dprect.core.quantiles import at_value_counts
 from dprect.core.request import Source
 from dprect.core.statistic import (
@@ -545,7 +546,7 @@ class SparkGroupedPrepared(PreparedRun):
         self.spec = spec
 
     def statistics(self) -> GroupedStatistics:
-        return spark_statistics(self.df, self.source.columns, self.spec,
+        return spark_statistics(self.df, repeated(self.source.columns, self.spec), self.spec,
                                 group_by=self.source.group_by, groups=self.groups)
 
 
