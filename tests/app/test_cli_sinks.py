@@ -203,10 +203,12 @@ def test_a_failed_write_leaves_no_output_and_a_replay_publishes_all(tmp_path, ca
 
 
 def test_an_extreme_tiny_group_plot_writes_everything_and_replays(tmp_path, capsys):
-    """Issue #40's repro: a tiny group with values at ±1e297 (seeded, ε = 0.1 — the
-    released mean of group C lands near -5e306). Before, ``--plot`` crashed after the
-    release, wrote nothing, and the replay crashed again; now every output is written,
-    the plot's line says a mean is out of view, and the replay publishes them again."""
+    """Issue #40's repro: a tiny group with values at ±1e297 (seeded, ε = 0.1; before
+    #41's small-group split its released mean landed near -5e306). Before, ``--plot``
+    crashed after the release, wrote nothing, and the replay crashed again; now every
+    output is written and the replay publishes them again. (The small groups' anchored
+    centre keeps these means in view now; a mean drawn beyond the view is tested on the
+    plot itself, tests/release/test_sinks.py.)"""
     import pyarrow as pa
     import pyarrow.parquet as pq
     from cli_run import run
@@ -222,7 +224,7 @@ def test_an_extreme_tiny_group_plot_writes_everything_and_replays(tmp_path, caps
             str(out / "d.png"), "--ledger", str(led), "--dataset", "e", "--run-id", "x1"]
     code, printed, err = run(argv, capsys)
     assert code == 0, err
-    assert "1 mean(s) out of view" in printed
+    assert "plot written to" in printed
     record = json.loads((out / "d.json").read_text())
     assert [r["below_row_need"] for r in record["results"]] == [True, True]
     assert (out / "d.png").read_bytes()[:8] == PNG_MAGIC and (out / "d.csv").exists()
@@ -230,7 +232,7 @@ def test_an_extreme_tiny_group_plot_writes_everything_and_replays(tmp_path, caps
         (out / name).unlink()
     code, printed, err = run(argv, capsys)
     assert code == 0, err
-    assert "was released before" in printed and "1 mean(s) out of view" in printed
+    assert "was released before" in printed and "plot written to" in printed
     assert json.loads((out / "d.json").read_text()) == record
     assert (out / "d.png").read_bytes()[:8] == PNG_MAGIC
     assert [e["event"] for e in Ledger(led).events("e")] == ["reserve", "release"]
