@@ -126,6 +126,12 @@ compose-test: setup
 bench-core: setup
 	$(BIN)/python benchmarks/core_fit.py
 
+# The in-memory fit of a 10^7 x 8 float32 / float64 matrix against X.min(0)+X.max(0) of it,
+# median of 5 interleaved pairs, with the route before issue #43 in the same pairs.
+.PHONY: bench-numpy
+bench-numpy: setup
+	$(BIN)/python benchmarks/numpy_fit.py --copied
+
 # Interior point: ms per call at Δ = 101 … 10^6 on 2^32 and 2^64 grids, the exact sampler
 # beside the former float sampler and np.unique of the same input (the reference).
 .PHONY: bench-ip
