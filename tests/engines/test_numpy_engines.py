@@ -80,21 +80,26 @@ def _small_passes(monkeypatch) -> None:
 
 
 _STEPS = st.lists(st.tuples(st.sampled_from(["window", "cut"]), st.integers(0, 1),
-                            st.sampled_from(["hi", "lo"]), st.integers(1, 60),
+                            st.sampled_from(["hi", "lo"]),
+                            st.one_of(st.integers(1, 6), st.integers(1, 60)),
                             st.integers(1, 20), st.sampled_from([-1.5, 0.0, 1.0, 2.5])),
                   min_size=1, max_size=8)
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.integers(0, 400), st.integers(0, 2**32 - 1), _STEPS,
-       st.sampled_from(["float32", "float64", "int16"]), st.booleans(), st.booleans())
+       st.sampled_from(["float32", "float64", "int16"]), st.booleans(), st.booleans(),
+       st.booleans(), st.sampled_from([40, 1 << 20]))
 def test_the_matrix_engine_answers_as_the_engine_on_the_selected_rows(
-        n, seed, steps, dtype, grid, labelled) -> None:
-    """MatrixEngine on X as it is == NumpyEngine on select_rows(X, positive) encoded:
-    the same multiset for every window of any sequence of windows and cuts, with ties,
-    ±0.0, NaN and ±inf rows (dropped), negatives, and lists that run short."""
+        n, seed, steps, dtype, grid, labelled, batched, cap) -> None:
+    """MatrixEngine on X as it is (or on Arrow batches of it, as ``collect`` holds them)
+    == NumpyEngine on select_rows(X, positive) encoded: the same multiset for every
+    window of any sequence of windows and cuts, with ties, ±0.0, NaN and ±inf rows
+    (dropped), negatives, lists that run short and lists over the cap (windows then
+    streamed over the blocks)."""
     with pytest.MonkeyPatch.context() as mp:
         _small_passes(mp)
+        mp.setattr(numpy_matrix, "CANDIDATE_CELLS", cap)
         gen = np.random.default_rng(seed)
         X = np.asarray(gen.choice(np.array([0.0, -0.0, 1.0, -1.5, 2.25, 3.0, -7.0, np.nan,
                                             np.inf, 1e30]), size=(n, 2)))
@@ -108,7 +113,16 @@ def test_the_matrix_engine_answers_as_the_engine_on_the_selected_rows(
         if not labelled:  # no labels given: every row is a positive
             positive = np.ones(n, dtype=bool)
         want = NumpyEngine.from_features(select_rows(X.astype(np.float64), positive), domains)
-        got = numpy_matrix.MatrixEngine(X, positive if labelled else None, domains)
+        if batched:  # uneven batches; columns as shipped: float32/64 kept, int as double
+            cuts = np.unique(gen.integers(0, n + 1, 3))
+            ship = X if X.dtype.kind == "f" else X.astype(np.float64)
+            batches = [pa.RecordBatch.from_arrays([pa.array(ship[a:b, j]) for j in range(2)],
+                                                  names=["a", "b"])
+                       for a, b in zip([0, *cuts], [*cuts, n], strict=True)]
+            got = numpy_matrix.MatrixEngine.from_batches(
+                batches, positive if labelled else None, domains)
+        else:
+            got = numpy_matrix.MatrixEngine(X, positive if labelled else None, domains)
         assert got.remaining() == want.remaining()
         for kind, axis, side, stop, size, t in steps:
             if kind == "cut":
