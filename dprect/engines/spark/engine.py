@@ -33,7 +33,10 @@ prepared; ``auto`` is resolved then by :func:`dprect.engines.spark.chooser.choos
   :class:`~dprect.engines.numpy_engine.NumpyEngine` built on those columns. Driver
   memory: at most positives × dims × 8 bytes × :data:`COLLECT_OVERHEAD` plus a constant
   (:func:`collect_bytes`: the Arrow result on the JVM side, the Arrow batches and the
-  numpy columns on the Python side).
+  numpy columns on the Python side). A plan without tie bits that never cuts (the
+  composition baseline, ``never_cuts``) is answered on the shipped Arrow batches as they
+  are (:class:`~dprect.engines.numpy_matrix.MatrixEngine`: one blocked pass lists every
+  order), without the numpy columns: 3 shipped copies and the lists' cap.
 * ``auto`` (default, see :data:`DEFAULT_STRATEGY`) — ``collect`` when
   :func:`collect_bytes` of the size hint (the positive count the fit computes anyway)
   is within the driver budget (``driver_budget_mb``, default
@@ -180,6 +183,9 @@ class SparkEngine:
         self._used = False  # a cut has been recorded or a window answered
         self._ties = self._check_ties(ties)
         self._never_cuts = bool(never_cuts)
+        # a plan without tie bits that never cuts: collect answers on the shipped rows
+        # as they are (MatrixEngine), without encoded columns (collect_bytes' held bound)
+        self._held = self._never_cuts and self._ties is None
         self._ready_pass = ready_pass
         #: jobs run, rounds that fell back to a job, whether the pass was pruned and whether
         #: it was direct (diagnostics for tests and benchmarks; never part of a result)
@@ -249,7 +255,7 @@ class SparkEngine:
                     self._ties, self._size_hint, self._cuts, self.stats)
         built: Strategy
         if self.strategy == "collect":
-            built = CollectStrategy(rows)
+            built = CollectStrategy(rows, held=self._held)
         elif self.strategy == "pass":
             built = PassStrategy(rows, self._schedule, self._budget_mb * 2**20,
                                  keys_only=self._never_cuts and self._ties is None,
@@ -272,7 +278,8 @@ class SparkEngine:
             self._size_hint = size_hint
         if self.strategy == "auto":
             self.strategy = choose_strategy(self._size_hint, self.dims, self._budget_mb,
-                                            shipped_widths(self._data, self._names))
+                                            shipped_widths(self._data, self._names),
+                                            held=self._held)
         return self.strategy
 
     def window(self, axis: int, side: Side, stop: int, size: int) -> np.ndarray:
