@@ -138,6 +138,8 @@ class SparkEngine:
     ``ready_pass`` — ``pass`` only: a pass engine (and its runner) whose first pass another
     job ran (a classes' fit: :mod:`dprect.engines.spark.class_pass`), answering in place
     of one this engine would build.
+    ``count_first`` — ``pass`` only: the first pass reads every row (no JVM prefilter) and
+    so counts the rows learned from (:meth:`remaining`), ``auto``'s count without a job.
     """
 
     def __init__(self, data: DataFrame, domains: Sequence[Domain],
@@ -149,7 +151,8 @@ class SparkEngine:
                  driver_budget_mb: float | None = None,
                  schedule: Sequence[PrefixSpec] | None = None,
                  never_cuts: bool = False,
-                 ready_pass: tuple[PassEngine, PassRunner] | None = None) -> None:
+                 ready_pass: tuple[PassEngine, PassRunner] | None = None,
+                 count_first: bool = False) -> None:
         if strategy not in STRATEGIES:
             raise ParameterError(f"spark strategy must be one of {', '.join(STRATEGIES)}; "
                                  f"got {strategy!r}")
@@ -187,6 +190,7 @@ class SparkEngine:
         # as they are (MatrixEngine), without encoded columns (collect_bytes' held bound)
         self._held = self._never_cuts and self._ties is None
         self._ready_pass = ready_pass
+        self._count_first = count_first
         #: jobs run, rounds that fell back to a job, whether the pass was pruned and whether
         #: it was direct (diagnostics for tests and benchmarks; never part of a result)
         self.stats = {"window_jobs": 0, "prefetch_jobs": 0, "fallbacks": 0, "pruned": 0,
@@ -226,9 +230,14 @@ class SparkEngine:
         self._ties = wanted
 
     def remaining(self) -> int:
-        """``collect`` only, before any cut: the number of positives collected — the rows
-        learned from, the count ``auto``'s private count adds its noise to (exact, inside
-        the driver). The other strategies hold no such count (the fit counts in Spark)."""
+        """``collect`` (or ``pass`` built with ``count_first``) only, before any cut: the
+        number of positives collected (counted by the first pass) — the rows learned from,
+        the count ``auto``'s private count adds its noise to (exact, inside the driver).
+        The other strategies hold no such count (the fit counts in Spark)."""
+        if isinstance(self._strategy, PassStrategy) and not self._used:
+            counted = self._strategy.learned()
+            if counted is not None:
+                return counted
         if not isinstance(self._strategy, CollectStrategy) or self._used:
             raise ParameterError("only a prepared collect engine, before any round, counts "
                                  "its positives")
@@ -259,7 +268,7 @@ class SparkEngine:
         elif self.strategy == "pass":
             built = PassStrategy(rows, self._schedule, self._budget_mb * 2**20,
                                  keys_only=self._never_cuts and self._ties is None,
-                                 ready=self._ready_pass)
+                                 ready=self._ready_pass, count_first=self._count_first)
         elif self.strategy == "prefetch":
             built = PrefetchStrategy(rows, self._specs,
                                         RoundsStrategy(rows, cache=self._cache),
