@@ -48,6 +48,18 @@ kernel's high-water mark (``VmHWM``, reset just before the fit through
 ``/proc/PID/clear_refs``) of the Python driver and of the driver JVM. A process is
 stopped after ``PROCESS_TIMEOUT`` (900 s) plus its fit's limit.
 
+Issue #43 (the fit at the scan limit): ``--pairs 1,3`` runs one settling and three
+measured pairs in every cell (the median of three pairs, the first warm-up pair
+discarded), and the acceptance lines start with :data:`SCAN_LIMIT` — d = 8 × 10^7 rows and
+d = 128 × 2·10^6 within 1.3× the scan, d = 1,024 × 10^6 within 2×:
+
+    SPARK_CONF_DIR=conf/spark .venv/bin/python benchmarks/spark_fit.py --sweep \
+        --sweep-cells 8:10000000,128:2000000,1024:1000000 --pairs 1,3
+
+Each measured fit also records its stages (``stages``: ``prepare_fit`` — the label count,
+``collect``'s job — and ``run`` — ``auto``'s count, the first pass, the rounds) and the
+load average, in the JSON.
+
 Prints the table of docs/architecture.md, then the acceptance lines, each PASS / FAIL
 from the measured default fits (or "not run"): d = 128 at 2·10^6 rows within 3× the
 scan; d = 32 within 2× at every n; d = 1024 at 10^6 rows completes; and fit time linear
@@ -227,6 +239,12 @@ PAIRS_LARGE = (0, 1)  # above d = 128: minutes each, the drift a few seconds of 
 SMALL_VALUES = 40_000_000
 
 
+#: ``--pairs S,M``: the same (settling, measured) pairs in every cell (issue #43: 1,3)
+PAIRS_OVERRIDE: tuple[int, int] | None = None
+#: issue #43: (d, rows) cells and the default fit's limit over the scan in each
+SCAN_LIMIT = {(8, 10_000_000): 1.3, (128, 2_000_000): 1.3, (1024, 1_000_000): 2.0}
+
+
 def pair_counts(dims: int, rows: int) -> tuple[int, int]:
     """(settling, measured) full-size (scan, fit) pairs of one sweep process. Settling
     pairs are run and DISCARDED before the measured ones: a session keeps getting faster
@@ -290,12 +308,15 @@ def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> N
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
+                t0 = time.perf_counter()
                 prepared = prepare_fit(df, features=features, label="label",
                                        grid=[Grid(-100.0, 100.0, 2**20)] * dims,
                                        epsilon=1.0, delta=1e-6,
                                        strategy=None if plan == "auto" else plan)
+                box["prepare_s"] = time.perf_counter() - t0  # label count (+ collect)
                 with prepared:
                     box["result"] = prepared.run(seed=FIT_SEED)
+                    box["run_s"] = time.perf_counter() - t0 - box["prepare_s"]
                     # after the run: a pending auto plan readies its engine there
                     box["chosen"] = prepared.engine.strategy
                     box["stats"] = dict(prepared.engine.stats)
@@ -321,21 +342,27 @@ def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> N
     # more interleaved (scan, fit) pairs: the first ``settling`` pairs (this one included)
     # are discarded, the ratio is the measured pairs' median fit / median scan (a loaded
     # machine's timings vary by ±30% from one run to the next)
-    settle, measured = pair_counts(dims, rows)
+    settle, measured = PAIRS_OVERRIDE or pair_counts(dims, rows)
     pairs = [(out["scan"], out["fit"])]
+    stages = [(box.get("prepare_s"), box.get("run_s"))]
     for i in range(settle + measured - 1):
         kind = "settling, not counted" if i + 1 < settle else "measured"
         scan_s = timed(f"{tag}: aggregate scan ({kind})", scan)[0]
         t0 = time.perf_counter()
         fit()
         pairs.append((scan_s, time.perf_counter() - t0))
+        stages.append((box.get("prepare_s"), box.get("run_s")))
         if "error" in box or box["result"].lower_index != result.lower_index \
                 or box["result"].upper_index != result.upper_index:
             out["repeat_differs"] = True
     scans = [p[0] for p in pairs[settle:]]
     fits = [p[1] for p in pairs[settle:]]
     out.update(settling=[list(p) for p in pairs[:settle]], scans=scans, fits=fits,
-               scan=statistics.median(scans), fit=statistics.median(fits))
+               scan=statistics.median(scans), fit=statistics.median(fits),
+               # per measured fit: prepare_fit (the label count, collect's job) and run
+               # (auto's count, the strategy's first job(s), the rounds)
+               stages=[list(st) for st in stages[settle:]],
+               load=list(os.getloadavg()))
     out.update(method=result.method, passes=stats["passes"],
                collect_jobs=stats["collect_jobs"], stats=stats,
                lower_index=[int(v) for v in result.lower_index],
@@ -358,6 +385,8 @@ def _run_cell_process(dims: int, rows: int, plan: str, master: str, limit: float
     """One :func:`sweep_one` in a fresh process (its own session); its RESULT."""
     cmd = [sys.executable, __file__, "--sweep-one", f"{dims},{rows},{plan}",
            "--master", master, "--fit-timeout", str(limit)]
+    if PAIRS_OVERRIDE:
+        cmd += ["--pairs", ",".join(map(str, PAIRS_OVERRIDE))]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, start_new_session=True)
     got = None
     try:
@@ -410,7 +439,9 @@ def acceptance(runs: list[dict]) -> list[tuple[str, str]]:
         return lambda r: (q := _ratio(r)) is not None and q <= limit
 
     d32 = [c for c in SWEEP if c[0] == 32]
-    lines = [(f"d=128, 2e6 rows: default fit ≤ {ACCEPT_128:g}× scan",
+    lines = [(f"issue #43: d={d}, {n:,} rows: default fit ≤ {limit:g}× scan",
+              over([(d, n)], within(limit))) for (d, n), limit in SCAN_LIMIT.items()]
+    lines += [(f"d=128, 2e6 rows: default fit ≤ {ACCEPT_128:g}× scan",
               over([(128, 2_000_000)], within(ACCEPT_128))),
              (f"d=32 (every n): default fit ≤ {ACCEPT_32:g}× scan",
               over(d32, within(ACCEPT_32))),
@@ -582,11 +613,18 @@ def main(argv: list[str] | None = None) -> int:
                              "(comma-separated, e.g. prefetch)")
     parser.add_argument("--prefetch-timeout", type=float, default=45.0,
                         help="sweep: stop a prefetch or rounds fit after this many seconds")
+    parser.add_argument("--pairs", default=None,
+                        help="sweep: S,M settling and measured (scan, fit) pairs in every "
+                             "cell (issue #43's acceptance: 1,3)")
     parser.add_argument("--sweep-json", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--sweep-one", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--fit-timeout", type=float, default=PROCESS_TIMEOUT,
                         help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.pairs:
+        global PAIRS_OVERRIDE
+        settle, measured = (int(v) for v in args.pairs.split(","))
+        PAIRS_OVERRIDE = (max(1, settle), max(1, measured))
     if args.sweep_one:
         d, n, plan = args.sweep_one.split(",")
         sweep_one(int(d), int(n), plan, args.master, args.fit_timeout)
