@@ -232,6 +232,13 @@ bench-peers: setup bench-peers-venvs
 	$(BIN)/pip install --quiet -r benchmarks/requirements-real.txt
 	$(BIN)/python benchmarks/peers_real.py all
 
+# Private quantiles (issue #41): dprect's median, p10 and p90 in one charge against OpenDP's
+# make_private_quantile and python-dp's Percentile in their own venvs (docs/results.md §5.6).
+.PHONY: bench-quantiles
+bench-quantiles: setup bench-peers-venvs
+	$(BIN)/pip install --quiet -r benchmarks/requirements-real.txt
+	$(BIN)/python benchmarks/quantiles_peers.py --runs 20
+
 # dprect's side only, against the committed peer runs (docs/figures/bounds_peers.json):
 # rewrites docs/figures/bounds_compare.json (e.g. after dprect's bounds change).
 .PHONY: bench-peers-compare

@@ -1,5 +1,5 @@
 """Benchmark: ``describe`` on Spark (bounds + count, sum, mean per public group and column,
-:mod:`dprect.engines.spark.describe`) against a plain
+:mod:`dprect.engines.spark.statistics`) against a plain
 ``groupBy(g).agg(count, sum, min, max)`` of the same columns, in the same run and session
 (issue #23's acceptance: 64 columns × 1,000 public groups on 10^7 rows, ≤ 2×).
 
@@ -172,10 +172,12 @@ def main(argv: list[str] | None = None) -> int:
 
     from pyspark.sql import functions as F  # noqa: N812
 
-    import dprect.engines.spark.describe as spark_describe
+    import dprect.engines.grouped as grouped
+    import dprect.engines.spark.statistics as spark_statistics
     from dprect.core.aggregates import plan_describe
     from dprect.core.randomness import RandomSource
     from dprect.core.request import Source
+    from dprect.core.statistic import QUERY, SEARCH_GRID
     from dprect.engines.driver_pool import PARALLEL_CELLS, driver_processes
     from dprect.engines.spark.session import local_session
 
@@ -211,10 +213,10 @@ def main(argv: list[str] | None = None) -> int:
                 cpu_phases[name + " cluster"] = c2[1] - c[1]
         return run
 
-    spark_describe.spark_bins = timed_phase(  # type: ignore[assignment]
-        "pass", spark_describe.spark_bins)
-    spark_describe.describe_blocks = timed_phase(  # type: ignore[assignment]
-        "mechanism", spark_describe.describe_blocks)
+    spark_statistics.spark_statistics = timed_phase(  # type: ignore[assignment]
+        "pass", spark_statistics.spark_statistics)
+    grouped.describe_blocks = timed_phase(  # type: ignore[assignment]
+        "mechanism", grouped.describe_blocks)
 
     def plain() -> None:
         aggs = [f(c) for c in columns for f in (F.count, F.sum, F.min, F.max)]
@@ -222,12 +224,14 @@ def main(argv: list[str] | None = None) -> int:
 
     plan = plan_describe(args.epsilon, len(columns))
     groups = [str(i) for i in range(args.groups)]
-    route = spark_describe.SparkDescribeRoute(lambda: (spark, False))
+    route = spark_statistics.SparkGroupedRoute(lambda: (spark, False))
+    spec = QUERY.spec([SEARCH_GRID] * len(columns))
 
     def describe() -> None:
         source = Source(str(path), columns, group_by="g")
-        with route.open(source, groups, lambda _: None) as prepared:
-            prepared.describe(plan, list(range(args.groups)), RandomSource())
+        with route.open(source, groups, spec, lambda _: None) as prepared:
+            grouped.draw_query(plan, prepared.statistics(), list(range(args.groups)),
+                               columns, RandomSource())
 
     times: dict[str, list[float]] = {"plain": [], "describe": []}
     cpu: dict[str, list[dict[str, float]]] = {"plain": [], "describe": []}

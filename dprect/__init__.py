@@ -4,8 +4,8 @@ The private core (everything here except :mod:`dprect.engines.spark`) never impo
 """
 
 from dprect._version import __version__
-from dprect.app.api import bounds, fit, fit_engine, nonprivate_bounding_box
-from dprect.app.describe import describe, mean_bounds
+from dprect.app.api import fit, fit_engine, nonprivate_bounding_box
+from dprect.app.describe import aggregate, bounds, describe, mean_bounds
 from dprect.core.accounting import Guarantee
 from dprect.core.aggregates import DescribePlan, DescribeResult, plan_describe
 from dprect.core.bounds import BoundsPlan, BoundsResult, plan_bounds
@@ -74,6 +74,7 @@ __all__ = [
     "Shape",
     "StaircaseLaw",
     "__version__",
+    "aggregate",
     "bounds",
     "describe",
     "fit",

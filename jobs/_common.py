@@ -100,7 +100,7 @@ def product_main(prog: str, description: str, section: str, options: Schema,
         cfg = section_values(doc, section, options)
         checked = settings(cfg)
         run(checked, route(lambda: job_spark(doc, prog, spark), cfg),
-            job_reporter(prog, section))
+            job_reporter(prog, section, bool(cfg.get("quiet"))))
 
     return job_main(prog, description, section, options, body, argv)
 

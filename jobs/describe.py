@@ -4,7 +4,7 @@
 
 A thin adapter: the ``describe`` section becomes the settings of the describe flow
 (:func:`dprect.app.describe_flow.run_describe_flow`), run on the Spark engine
-(:class:`dprect.engines.spark.describe.SparkDescribeRoute`), as ``dprect describe
+(:class:`dprect.engines.spark.statistics.SparkGroupedRoute`), as ``dprect describe
 --engine spark`` does. It reads ``describe.input`` (Parquet, CSV or Delta) and writes
 ``describe.output`` (the result JSON: per group and column the lower and upper bound used,
 the count, the sum and the mean; the guarantee; the plan with its budget split and
@@ -32,7 +32,6 @@ from _common import Session, product_main
 from pyspark.sql import SparkSession
 
 from dprect.app.describe_flow import (
-    DescribeRoute,
     DescribeSettings,
     describe_settings,
     run_describe_flow,
@@ -44,6 +43,7 @@ from dprect.app.jobs_support import (
     table_settings,
 )
 from dprect.app.options import DESCRIBE_COLUMNS, DESCRIBE_OUTPUTS, DESCRIBE_QUERY
+from dprect.app.table_product import GroupedRoute
 from dprect.core.request import DescribeRequest
 
 PROG = "describe"
@@ -60,16 +60,16 @@ def settings(cfg: dict[str, Any]) -> DescribeSettings:
 
 
 def main(argv: list[str] | None = None, spark: SparkSession | None = None,
-         route: DescribeRoute | None = None) -> int:
+         route: GroupedRoute | None = None) -> int:
     """Entry point; ``spark`` lets tests pass a running session (it is not stopped), and
     ``route`` another engine's route (the tests' numpy one) instead of Spark's."""
 
-    def engine(session: Session, cfg: dict[str, Any]) -> DescribeRoute:
+    def engine(session: Session, cfg: dict[str, Any]) -> GroupedRoute:
         if route is not None:
             return route
-        from dprect.engines.spark.describe import SparkDescribeRoute
+        from dprect.engines.spark.statistics import SparkGroupedRoute
 
-        return SparkDescribeRoute(session)
+        return SparkGroupedRoute(session)
 
     return product_main(PROG, "Release DP count, sum and mean per column and public group "
                               "on Spark.", SECTION, OPTIONS, settings, engine,

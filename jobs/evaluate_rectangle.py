@@ -176,7 +176,8 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
         with spark_session(doc, PROG, spark) as session:
             step(PROG, f"scanning {cfg['input']} (exact, non-private counts)")
             df = read_source(session, cfg["input"], format=cfg["format"], where=cfg["where"],
-                             version=cfg["version"], timestamp=cfg["timestamp"])
+                             version=cfg["version"], timestamp=cfg["timestamp"],
+                             columns=[*result.features, cfg["label"]])
             counts = confusion(df, result, cfg["label"], cfg["positive_label"])
         out = report(result, counts, truth)
         if cfg["output"] is not None:

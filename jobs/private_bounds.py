@@ -4,7 +4,7 @@
 
 A thin adapter: the ``bounds`` section becomes the settings of the bounds flow
 (:func:`dprect.app.bounds_flow.run_bounds_flow`), run on the Spark engine
-(:class:`dprect.engines.spark.bounds.SparkBoundsRoute`), as ``dprect bounds --engine spark``
+(:class:`dprect.engines.spark.statistics.SparkGroupedRoute`), as ``dprect bounds --engine spark``
 does. It reads ``bounds.input`` (Parquet, CSV or Delta) and writes ``bounds.output`` (the
 result JSON: per group and column the lower and upper bound, the guarantee, the plan, the
 coverage statement and the bounds in the forms OpenDP, Tumult Analytics and diffprivlib
@@ -54,10 +54,10 @@ def settings(cfg: dict[str, Any]) -> BoundsSettings:
 
 def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> int:
     """Entry point; ``spark`` lets tests pass a running session (it is not stopped)."""
-    from dprect.engines.spark.bounds import SparkBoundsRoute
+    from dprect.engines.spark.statistics import SparkGroupedRoute
 
-    def engine(session: Session, cfg: dict[str, Any]) -> SparkBoundsRoute:
-        return SparkBoundsRoute(session)
+    def engine(session: Session, cfg: dict[str, Any]) -> SparkGroupedRoute:
+        return SparkGroupedRoute(session)
 
     return product_main(PROG, "Release private clamping bounds on Spark.", SECTION, OPTIONS,
                         settings, engine, run_bounds_flow, argv, spark)

@@ -2,9 +2,23 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from dprect.app.cli import main
+from dprect.app.heartbeat import MARK
+
+#: a heartbeat line (dprect/app/heartbeat.py): the command's ``dprect: `` or a job's
+#: ``[prog] ``, then the mark and the seconds. A run that reaches the spine on a loaded
+#: machine may show one on stderr after 10 s: progress, not an error.
+HEARTBEAT = re.compile(r"^(dprect: |\[[^\]]+\] )" + re.escape(MARK) + r"\d+ s\): ")
+
+
+def messages(text: str) -> list[str]:
+    """The non-blank lines of a run's stderr (or a job's stdout) but its heartbeat lines,
+    for tests that count lines or expect none; every other line is kept."""
+    return [ln for ln in text.splitlines() if ln.strip() and not HEARTBEAT.match(ln)]
 
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

@@ -377,7 +377,7 @@ def fit_classes(X: object, y: object, request: FitRequest, *, grid: GridArg = No
     plan, then class i's rectangle on its positives (the rows labelled i, compared as
     :func:`positive_mask` compares a positive label) with its own noise — a test seed
     gives class i :func:`~dprect.core.classes.class_seeds`' seed i, as every engine does."""
-    from dprect.core.classes import ClassesResult, class_labels, class_seeds, classes_charge
+    from dprect.core.classes import ClassesResult, checked_charge, class_labels, class_seeds
 
     if request.classes is None:
         raise ParameterError("fit_classes needs a request with classes")
@@ -390,12 +390,12 @@ def fit_classes(X: object, y: object, request: FitRequest, *, grid: GridArg = No
                                             value)
         engines.append(engine)
     the_plan = plan(request.budget(), domains=domains, auto_count=False)  # no count: #24
-    charge = classes_charge(the_plan.chosen.guarantee)
+    charge, check = checked_charge(the_plan, domains, len(values))  # before any noise
     with charged(budget, charge, "classes", names) as ticket:  # ONE charge for every class
         results = [run_plan(engine, domains, names, the_plan, RandomSource(seed=s))
                    for engine, s in zip(engines, class_seeds(seed, len(values)),
                                         strict=True)]
-        return record(ticket, ClassesResult(class_labels(values), results))
+        return record(ticket, ClassesResult(class_labels(values), results, check.to_json()))
 
 
 def nonprivate_bounding_box(X: object, y: object, *, grid: GridArg = None,
@@ -544,48 +544,18 @@ def grouped_columns(data: object, columns: Sequence[str] | None, group_by: objec
     return names, values, group_index(table.column(group_name), kind, resolved), listed
 
 
-def bounds(data: object, columns: Sequence[str] | None = None, *, epsilon: float,
-           delta: float | None = None, coverage: float | None = None,
-           beta: float | None = None, neighbouring: str | None = None, grid: GridArg = None,
-           group_by: object = None, groups: Sequence[object] | None = None,
-           rows: int | None = None, seed: int | None = None,
-           budget: PrivacyBudget | None = None) -> Any:
-    """Private clamping bounds: per column (and per listed group) a lower and an upper
-    bound that cover about ``coverage`` of its values (:mod:`dprect.core.bounds`).
-
-    Parameters
-    ----------
-    data : a pyarrow Table, a pandas (or polars) DataFrame, or a rows × columns array.
-        Every row counts (there is no label); a null, NaN or ±inf value is left out of its
-        column only.
-    columns : the columns to bound (default: every column but ``group_by``); for an array,
-        the names of its columns (default x0, x1, …).
-    epsilon, delta : the total budget, spent once however many groups (δ defaults to 0).
-    coverage : the share of each column's values the bounds aim to cover (each side clips
-        about (1 − coverage)/2; default 0.999).
-    beta : failure probability of the coverage statement (per group; default 10⁻³).
-    neighbouring : ``add-remove`` (default) or ``replace-one``.
-    (Defaults are :class:`~dprect.core.bounds.BoundsRequest`'s.)
-    grid : public domains, as in :func:`fit` (default ``FloatBins(12)`` on every column: a
-        log-scale grid over every float, no bounds needed).
-    group_by : the group column's name (a table), or one group value per row.
-    groups : the PUBLIC list of group values (strings, numbers or booleans, read against
-        the group column's type) — required with ``group_by`` and never read from the
-        data, since the set of values a column holds is itself data-dependent. Rows of
-        other groups (or with a null group) are dropped and never reported.
-    rows : your public estimate of a group's row count (only the plan's printout uses it).
-    seed : for tests only — a seeded result is not private and says so.
-    budget : a :class:`~dprect.PrivacyBudget`: the plan's guarantee is charged to it before
-        any noise is drawn (refused past its cap, nothing computed).
-
-    Returns a :class:`~dprect.core.bounds.BoundsResult` (``lower[g][j]``,
-    ``upper[g][j]``, ``guarantee``, ``library_forms()``, ``to_json()``). Errors depend
-    only on the parameters and on the data's schema (column names and types).
-    """
+def coverage_bounds(data: object, columns: Sequence[str] | None, *, epsilon: float,
+                    delta: float | None, coverage: float | None, beta: float | None,
+                    neighbouring: str | None, grid: GridArg, group_by: object,
+                    groups: Sequence[object] | None, rows: int | None, seed: int | None,
+                    budget: PrivacyBudget | None) -> Any:
+    """The coverage mechanism's run of :func:`dprect.app.describe.aggregate` (the
+    parameters are :func:`bounds`')."""
     from dprect.app.bounds_flow import bounds_domains
-    from dprect.core.bounds import plan_bounds, run_bounds
+    from dprect.core.bounds import plan_bounds
     from dprect.core.request import BoundsRequest
-    from dprect.engines.numpy_bounds import NumpyBoundsPrepared
+    from dprect.core.statistic import COVERAGE
+    from dprect.engines.grouped import draw_coverage, grouped_statistics
 
     given: dict[str, Any] = {k: v for k, v in (("delta", delta), ("coverage", coverage),
                                                ("beta", beta), ("neighbouring", neighbouring))
@@ -596,14 +566,23 @@ def bounds(data: object, columns: Sequence[str] | None = None, *, epsilon: float
     domains = bounds_domains(grid, names)
     the_plan = plan_bounds(request, domains, rows=rows)
     with charged(budget, the_plan.guarantee, "bounds", names) as ticket:
-        prepared = NumpyBoundsPrepared(values, group, len(names_of_groups), domains)
-        counts = prepared.histograms()
-        by_name = {(names_of_groups[g], j): h for (g, j), h in counts.items()}
-        return record(ticket, run_bounds(the_plan, by_name, names_of_groups,
-                                         RandomSource(seed=seed), names))
+        cells = grouped_statistics(values, group, len(names_of_groups),
+                                   COVERAGE.spec(domains))
+        return record(ticket, draw_coverage(the_plan, cells, names_of_groups, names,
+                                            RandomSource(seed=seed)))
 
 
-__all__ = ["FloatOrder", "LabelText", "bounds", "column_names", "fit", "fit_classes",
-           "fit_engine",
-           "nonprivate_bounding_box", "positive_mask", "positive_rows", "resolve_positive_label",
-           "run_plan"]
+__all__ = [
+    "FloatOrder",
+    "LabelText",
+    "column_names",
+    "coverage_bounds",
+    "fit",
+    "fit_classes",
+    "fit_engine",
+    "nonprivate_bounding_box",
+    "positive_mask",
+    "positive_rows",
+    "resolve_positive_label",
+    "run_plan",
+]

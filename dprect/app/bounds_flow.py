@@ -21,33 +21,42 @@ is left out of THAT column's histogram only; with a group column, a row whose gr
 is not in the public list (another value, a null) is dropped and no group outside the list
 is ever reported.
 
-The numpy route is :class:`dprect.engines.numpy_bounds.NumpyBoundsRoute`; the Spark route,
-:class:`dprect.engines.spark.bounds.SparkBoundsRoute`, imports pyspark and is loaded only
-when a front end chooses it.
+The engine's route is the one every grouped product opens
+(:class:`~dprect.app.table_product.GroupedRoute`): the numpy one is
+:class:`dprect.engines.grouped.NumpyGroupedRoute`; the Spark one,
+:class:`dprect.engines.spark.statistics.SparkGroupedRoute`, imports pyspark and is loaded
+only when a front end chooses it. It counts the coverage mechanism's statistics
+(:data:`dprect.core.statistic.COVERAGE`: each column's histogram on its domain).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
-from dprect.app.spine import Prepared, Reporter, run_release
-from dprect.app.table_product import RecordKind, TableProduct, group_names
+from dprect.app.spine import Reporter, run_release
+from dprect.app.table_product import (
+    GroupedPrepared,
+    GroupedRoute,
+    RecordKind,
+    TableProduct,
+    group_names,
+)
 from dprect.app.table_run import checked_seed, table_run
 from dprect.core.accounting import Guarantee
-from dprect.core.bounds import BoundsPlan, BoundsRequest, BoundsResult, plan_bounds, run_bounds
+from dprect.core.bounds import BoundsPlan, BoundsRequest, plan_bounds
 from dprect.core.domains import Domain, FloatBins, GridArg, resolve_domains
 from dprect.core.errors import ParameterError
 from dprect.core.randomness import RandomSource
 from dprect.core.request import Source, request_from
-from dprect.engines.bounds_input import Histograms
+from dprect.core.statistic import COVERAGE
+from dprect.engines.grouped import draw_coverage
 from dprect.release.bounds_record import (
     BOUNDS_METHOD,
     bounds_record,
-    is_bounds_record,
     summary_lines,
 )
 from dprect.release.bounds_table import table_sink
@@ -130,25 +139,6 @@ def bounds_settings(values: Mapping[str, Any], name: Callable[[str], str] = str
 
 
 # -- the product on the spine -------------------------------------------------------------
-class BoundsPrepared(Prepared, Protocol):
-    """A table read and checked, its engine ready; a context manager that releases what
-    the engine holds (a session it started)."""
-
-    def histograms(self) -> Histograms:
-        """Every (group, column) histogram (the only step that reads the private part)."""
-        ...
-
-
-class BoundsRoute(Protocol):
-    """The engine-specific part of a bounds run: read the table, check its schema (the
-    columns numeric, the group column able to hold the listed values), ready the engine.
-    Nothing is drawn, spent or written here."""
-
-    def open(self, source: Source, domains: list[Domain], groups: list[str] | None,
-             progress: Callable[[str], None]) -> BoundsPrepared:
-        ...
-
-
 class BoundsProduct(TableProduct[BoundsSettings]):
     """Private bounds as a grouped-table product of the spine: its plan (the settings')
     printed with the coverage it aims at, the histograms counted on the engine, the
@@ -156,35 +146,29 @@ class BoundsProduct(TableProduct[BoundsSettings]):
 
     what = "these bounds are"
     noun = "the bounds"
-    kind = RecordKind(BOUNDS_METHOD, "not private bounds", is_bounds_record, summary_lines)
+    kind = RecordKind(BOUNDS_METHOD, "bounds", summary_lines)
 
     def announce(self) -> list[str]:
         return plan_lines(self.settings.plan, self.settings)
 
-    def open(self, route: BoundsRoute, progress: Callable[[str], None]) -> BoundsPrepared:
+    def open(self, route: GroupedRoute, progress: Callable[[str], None]) -> GroupedPrepared:
         s = self.settings
-        return route.open(s.source, s.domains, s.groups, progress)
+        return route.open(s.source, s.groups, COVERAGE.spec(s.domains), progress)
 
-    def compute(self, prepared: BoundsPrepared, progress: Callable[[str], None]
+    def compute(self, prepared: GroupedPrepared, progress: Callable[[str], None]
                 ) -> tuple[Guarantee | None, dict[str, Any]]:
+        s = self.settings
         self.working("bounding", progress)
-        result = _run(self.settings, prepared.histograms())
-        return result.guarantee, bounds_record(result, self.settings.plan)
+        result = draw_coverage(s.plan, prepared.statistics(), s.group_names,
+                               s.source.columns, RandomSource(seed=s.seed))
+        return result.guarantee, bounds_record(result, s.plan)
 
 
-def run_bounds_flow(settings: BoundsSettings, route: BoundsRoute,
+def run_bounds_flow(settings: BoundsSettings, route: GroupedRoute,
                     report: Reporter | None = None) -> Outcome:
     """One bounds release end to end: :func:`~dprect.app.spine.run_release` of a
     :class:`BoundsProduct` (a bad parameter, path or schema: refused before any reservation)."""
     return run_release(BoundsProduct(settings), route, report)
-
-
-def _run(settings: BoundsSettings, counts: Histograms) -> BoundsResult:
-    """The mechanism on the histograms (keys by group name, as the core takes them)."""
-    names = settings.group_names
-    by_name = {(names[g], j): h for (g, j), h in counts.items()}
-    return run_bounds(settings.plan, by_name, names, RandomSource(seed=settings.seed),
-                      settings.source.columns)
 
 
 def plan_lines(the_plan: BoundsPlan, settings: BoundsSettings) -> list[str]:
@@ -212,6 +196,5 @@ def plan_lines(the_plan: BoundsPlan, settings: BoundsSettings) -> list[str]:
     return [*lines, text]
 
 
-__all__ = ["BoundsPrepared", "BoundsProduct", "BoundsRoute",
-           "BoundsSettings", "bounds_domains", "bounds_plan",
+__all__ = ["BoundsProduct", "BoundsSettings", "bounds_domains", "bounds_plan",
            "bounds_request", "bounds_settings", "plan_lines", "run_bounds_flow"]

@@ -8,10 +8,12 @@ labelled c; every other row is its negative) — on ONE read of the table
 (``route.open_classes``: :meth:`dprect.engines.numpy_fit.NumpyRoute.open_classes`,
 :meth:`dprect.engines.spark.fit.SparkRoute.open_classes`), or class by class with
 ``route.open`` for a route without it; charges the plan's guarantee once
-(:func:`dprect.core.classes.classes_charge`); computes the k rectangles (class i with its
-own noise, from OS entropy; a test seed gives class i ``class_seeds(seed)[i]`` on every
-engine) into one record (:meth:`ClassesResult.to_json`), published to every sink — the
-JSON as recorded, the plot with every class (:mod:`dprect.release.class_plot`), one
+(:func:`dprect.core.classes.classes_charge`, re-derived by the independent check when the
+product is made, before anything is read: :func:`dprect.core.classes.checked_charge`);
+computes the k rectangles (class i with its own noise, from OS entropy; a test seed gives
+class i ``class_seeds(seed)[i]`` on every engine) into one record
+(:meth:`ClassesResult.to_json`), published to every sink — the JSON as recorded, the
+plot with every class (:mod:`dprect.release.class_plot`), one
 results-table row per class under the run id.
 """
 
@@ -23,20 +25,20 @@ from contextlib import ExitStack
 from typing import Any
 
 from dprect.app.flow import EngineRoute, FitPrepared, FitSettings, run_fit
+from dprect.app.products import foreign
 from dprect.app.spine import Reporter, run_release
 from dprect.core.accounting import Guarantee
 from dprect.core.classes import (
     ClassesResult,
+    checked_charge,
     class_labels,
     class_seeds,
-    classes_charge,
-    is_classes_record,
 )
 from dprect.core.domains import resolve_domains
 from dprect.core.expectation import empty_explanation
 from dprect.core.planner import plan
 from dprect.release.guarded import Charge, Outcome
-from dprect.release.sinks import PngSink, ResultsTableSink, Sink
+from dprect.release.sinks import LABEL, PngSink, ResultsTableSink, Sink, label_entry
 
 
 class OpenedClasses:
@@ -86,17 +88,19 @@ class ClassesProduct:
                          target_share=settings.target_share,
                          features=settings.source.features,
                          auto_count=False)  # one plan for every class; no private count
+        # the one charge, re-derived by the independent check before any data is read
+        self.guarantee, self.check = checked_charge(self.plan, self.domains,
+                                                    len(self.values))
 
     def inputs(self, name: Callable[[str], str]) -> list[tuple[str, str | None]]:
         return [(name("input"), self.settings.source.path)]
 
     def charge(self) -> Charge:
-        chosen = self.plan.chosen
-        return Charge(classes_charge(chosen.guarantee), chosen.method,
+        return Charge(self.guarantee, self.plan.chosen.method,
                       list(self.settings.source.features))
 
     def foreign(self, record: Mapping[str, Any]) -> str | None:
-        return None if is_classes_record(record) else "not one rectangle per class"
+        return foreign("classes", record)
 
     def announce(self) -> list[str]:
         return [self.plan.expectation().sentence() + " (for each class)"]
@@ -126,8 +130,9 @@ class ClassesProduct:
                  f"method={request.method}, one charge)")
         seeds = class_seeds(self.settings.seed, len(self.values))
         results = [p.run(seed=seed) for p, seed in zip(prepared.prepared, seeds, strict=True)]
-        fitted = ClassesResult(self.names, results)
-        return fitted.privacy, fitted.to_json()
+        fitted = ClassesResult(self.names, results, self.check.to_json())
+        named = label_entry(self.settings.source.label)  # each class is a value of it
+        return fitted.privacy, {**fitted.to_json(), LABEL: named}
 
     def summary(self, record: dict[str, Any], name: Callable[[str], str]
                 ) -> tuple[list[str], list[str]]:

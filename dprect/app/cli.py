@@ -2,7 +2,7 @@
 
     dprect fit  --input FILE --features a,b --label y --epsilon E --delta D
                 [--method auto|randmargins|composition] [--grid SPEC] [--beta B]
-                [--seed S] --output result.json
+                [--seed S] [--quiet] --output result.json
                 [--engine numpy|spark] [--format parquet|csv|delta]
                 [--strategy auto|collect|pass|prefetch|rounds] [--driver-budget-mb MB]
                 [--master URL | --remote sc://HOST:PORT] [--where SQL]
@@ -20,7 +20,7 @@
                 [--engine numpy|spark] [--format parquet|csv|delta]
                 [--master URL | --remote sc://HOST:PORT]
                 [--where SQL] [--delta-version N | --delta-timestamp TIME]  (Spark only)
-                [--seed S] [--ledger PATH --dataset ID [--run-id ID] [--cap-epsilon E
+                [--seed S] [--quiet] [--ledger PATH --dataset ID [--run-id ID] [--cap-epsilon E
                 --cap-delta D]] [--plan-only]
     dprect describe --input T --columns a,b --epsilon E [--delta D] [--beta B]
                 [--neighbouring add-remove|replace-one] [--statistics count,sum,mean|none]
@@ -29,7 +29,7 @@
                 [--plot means.png] [--engine numpy|spark] [--format parquet|csv|delta]
                 [--master URL | --remote sc://HOST:PORT]
                 [--where SQL] [--delta-version N | --delta-timestamp TIME]  (Spark only)
-                [--seed S] [--ledger PATH --dataset ID [--run-id ID] [--cap-epsilon E
+                [--seed S] [--quiet] [--ledger PATH --dataset ID [--run-id ID] [--cap-epsilon E
                 --cap-delta D]] [--plan-only]
 
 The options a fit, bounds and describe share (input, format, filter, Delta snapshot, seed,
@@ -44,10 +44,15 @@ requests (:mod:`dprect.core.request`).
     dprect budget verify --ledger PATH      (check every event from version 0)
 
 Errors in parameters, paths or the table's schema (a missing column, a column of the
-wrong type) end the command with one line on stderr and exit code 2; nothing is written
-(no result, no ledger entry). They never depend on the table's values: rows whose label
-is not ``--positive-label`` (default 1) — other values, nulls — are negatives, rows with a
-null, NaN or ±inf feature are dropped, and a table with no rows or no positives gives an
+wrong type), and a mistyped command line, end the command with one line on stderr and
+exit code 2; nothing is written (no result, no ledger entry). Ctrl-C ends it with
+``dprect: interrupted`` and 130 (an interrupted ledger run that drew no noise yet is not
+charged: :mod:`dprect.release.guarded`); a stdout closed early (``| head``) drops the
+rest of the output and lets the run finish. A run longer than 10 s names its stage on
+stderr every 10 s (:mod:`dprect.app.heartbeat`; not with ``--quiet``). Refusals never
+depend on the table's values: rows whose label is not ``--positive-label`` (default 1) —
+other values, nulls — are negatives, rows with a null, NaN or ±inf feature are dropped,
+and a table with no rows or no positives gives an
 ordinary (empty) result. Only the opt-in ``--invalid-rows error`` refuses a table for its
 values, outside the privacy guarantee. Every output location (the result JSON, and with
 ``--results-table`` a Delta results table, with ``--plot`` a PNG) is checked before the
@@ -91,6 +96,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -121,6 +127,7 @@ from dprect.app.options import (
     RunOption,
     spark_only_given,
 )
+from dprect.app.products import COMMANDS
 from dprect.app.session_options import add_session_arguments, chosen, session_flags
 from dprect.core.errors import DprectError, ParameterError
 from dprect.core.labels import LabelText
@@ -135,6 +142,23 @@ from dprect.core.request import (
 )
 
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, as the command line needs it: an error is one line (``dprect fit:
+    error: ...`` and where to read the help) and exit code 2, never the usage dump; a
+    token that starts with a minus and a digit or a point (``-1e-6``, ``-8:8:65536``,
+    ``-.5``) is a value, not an option (no flag of dprect looks like that). Subcommand
+    parsers are of this class too (``add_subparsers`` makes them with the parent's)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = re.compile(r"^-\.?\d")
+
+    def error(self, message: str) -> Any:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {one_line(message)} (see "
+                              f"{self.prog} --help)\n")
 
 
 def _float(text: str) -> float:
@@ -215,7 +239,9 @@ def add_run_arguments(p: Any, options: Sequence[RunOption], spark: Any = None) -
         else:
             target = p
         kwargs: dict[str, Any] = {"dest": o.name, "default": o.default, "help": o.help}
-        if o.choices:
+        if o.kind == "flag":
+            kwargs["action"] = "store_true"
+        elif o.choices:
             kwargs["choices"] = o.choices
         else:
             kwargs["type"] = types[o.kind]
@@ -240,23 +266,12 @@ def _refuse_spark_only(args: argparse.Namespace, own: Sequence[tuple[str, str]] 
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="dprect", description="Differentially private axis-aligned rectangles.")
     parser.add_argument("--version", action="version", version=f"dprect {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-
-    fit = sub.add_parser("fit", help="learn a private rectangle from a table")
-    spark = fit.add_argument_group("Spark engine options (--engine spark)")
-    add_run_arguments(fit, SOURCE_OPTIONS, spark)
-    add_run_arguments(fit, FIT_COLUMNS)
-    add_request_arguments(fit, FitRequest)
-    add_run_arguments(fit, (FIT_GRID, FIT_OUTPUTS[0]))
-    add_run_arguments(fit, ENGINE_OPTIONS, spark)
-    add_run_arguments(fit, EXPECTATION_OPTIONS)
-    add_run_arguments(fit, FIT_OUTPUTS[1:])
-    add_run_arguments(fit.add_argument_group("privacy budget ledger"), LEDGER_OPTIONS)
-    add_run_arguments(fit, FIT_SPARK_OPTIONS, spark)
-    add_session_arguments(spark)
+    for name in COMMANDS:  # the registry's products with a command (app/products.py)
+        _PRODUCT_COMMANDS[name][0](sub)
 
     pl = sub.add_parser(
         "plan", help="show what the planner would choose for a budget, and how many "
@@ -266,7 +281,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "law, predicted misclassified positives and guarantee; then the "
                     "positives each method expects outside the rectangle, the smallest "
                     "number N of positive rows for at most --target-share of them outside "
-                    "(default 5%%), and with --positives N the expected share outside at "
+                    "(default 5%), and with --positives N the expected share outside at "
                     "your estimate N.")
     dims = pl.add_mutually_exclusive_group(required=True)
     dims.add_argument("--dims", type=int, help="number of features")
@@ -275,9 +290,6 @@ def build_parser() -> argparse.ArgumentParser:
     add_run_arguments(pl, (FIT_GRID,))
     pl.add_argument("--json", action="store_true", help="print the plan as JSON")
     add_run_arguments(pl, EXPECTATION_OPTIONS)
-
-    _bounds_parser(sub)
-    _describe_parser(sub)
 
     bud = sub.add_parser("budget", help="create the ledger; show or cap a dataset's spend")
     bsub = bud.add_subparsers(dest="budget_command", required=True)
@@ -359,8 +371,6 @@ def _table_command(args: argparse.Namespace, plan_text: Callable[[dict[str, Any]
     options (public inputs only: nothing is read, reserved or written); else check the
     options into ``settings`` and ``run`` them on the chosen engine's route
     (``spark_route`` takes the session options, ``--master`` or ``--remote``)."""
-    from dprect.app.spine import Reporter
-
     _refuse_spark_only(args, session_flags())
     values = dict(vars(args))
     if args.plan_only:
@@ -368,23 +378,39 @@ def _table_command(args: argparse.Namespace, plan_text: Callable[[dict[str, Any]
         return 0
     checked = settings(values, flag)
     route = numpy_route() if args.engine == "numpy" else spark_route(**chosen(args))
-    run(checked, route, Reporter(name=flag))
+    run(checked, route, _reporter(args))
     return 0
+
+
+def _tick(line: str) -> None:
+    """A heartbeat line (:mod:`dprect.app.heartbeat`) on stderr: stdout holds the
+    result."""
+    print(f"dprect: {line}", file=sys.stderr, flush=True)
+
+
+def _reporter(args: argparse.Namespace) -> Any:
+    """What a run prints (:class:`dprect.app.spine.Reporter`): options spelled as flags,
+    the heartbeat on stderr unless ``--quiet``."""
+    from dprect.app.spine import Reporter
+
+    return Reporter(name=flag, tick=None if args.quiet else _tick)
 
 
 def _cmd_bounds(args: argparse.Namespace) -> int:
     """``dprect bounds``: the options become the settings of the bounds flow
     (:func:`dprect.app.bounds_flow.run_bounds_flow`), run on the chosen engine."""
     from dprect.app.bounds_flow import bounds_plan, bounds_settings, run_bounds_flow
-    from dprect.engines.numpy_bounds import NumpyBoundsRoute
-
-    def spark_route(**session: str | None) -> Any:
-        from dprect.engines.spark.bounds import cli_bounds_route  # imports pyspark
-
-        return cli_bounds_route(**session)
+    from dprect.engines.grouped import NumpyGroupedRoute
 
     return _table_command(args, lambda values: bounds_plan(values, flag).table(args.columns),
-                          bounds_settings, run_bounds_flow, NumpyBoundsRoute, spark_route)
+                          bounds_settings, run_bounds_flow, NumpyGroupedRoute, _spark_route)
+
+
+def _spark_route(**session: str | None) -> Any:
+    """The Spark engine's route of every grouped product (imports pyspark)."""
+    from dprect.engines.spark.statistics import cli_grouped_route
+
+    return cli_grouped_route(**session)
 
 
 def _describe_parser(sub: Any) -> None:
@@ -414,18 +440,12 @@ def _cmd_describe(args: argparse.Namespace) -> int:
         plan_lines,
         run_describe_flow,
     )
-    from dprect.engines.numpy_describe import NumpyDescribeRoute
-
-    def spark_route(**session: str | None) -> Any:
-        from dprect.engines.spark.cli import cli_session  # imports pyspark
-        from dprect.engines.spark.describe import SparkDescribeRoute
-
-        return SparkDescribeRoute(lambda: cli_session(**session))
+    from dprect.engines.grouped import NumpyGroupedRoute
 
     return _table_command(
         args, lambda values: "\n".join(plan_lines(describe_plan(values, flag), args.columns,
                                                   None)),
-        describe_settings, run_describe_flow, NumpyDescribeRoute, spark_route)
+        describe_settings, run_describe_flow, NumpyGroupedRoute, _spark_route)
 
 
 def _cmd_fit(args: argparse.Namespace) -> int:
@@ -433,7 +453,6 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     (:func:`dprect.app.flow.run_fit`) runs on the chosen engine."""
     from dprect.app.classes_flow import run_any_fit
     from dprect.app.flow import fit_settings
-    from dprect.app.spine import Reporter
     from dprect.engines.numpy_fit import NumpyRoute
 
     _refuse_spark_only(args, session_flags(), (*RUN_OPTIONS, *FIT_OPTIONS))
@@ -447,7 +466,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         from dprect.engines.spark.cli import cli_route  # pyspark is imported only here
 
         route = cli_route(args.strategy, args.driver_budget_mb, **chosen(args))
-    run_any_fit(settings, route, Reporter(name=flag))  # one rectangle, or one per class
+    run_any_fit(settings, route, _reporter(args))  # one rectangle, or one per class
     return 0
 
 
@@ -478,8 +497,13 @@ def _cmd_budget(args: argparse.Namespace) -> int:
         return 0
     since = _since(args.since)
     status = ledger.status(args.dataset, runs=True)  # one verified read, at one version
-    spent, cap, charged = status.spent, status.cap, status.runs or []
-    runs = [r for r in charged if since is None or (
+    if not status.known:
+        raise ParameterError(f"dataset {args.dataset!r} has no cap and no run in the budget "
+                             f"ledger at {args.ledger} (`dprect budget set-cap` or a run "
+                             "with --dataset names it)")
+    spent, cap = status.spent, status.cap
+    charged = [r for r in status.runs or [] if r.status != "cancelled"]
+    runs = [r for r in status.runs or [] if since is None or (
         r.reserved_version >= since if isinstance(since, int)
         else r.reserved_at is not None and r.reserved_at >= since)]
     remaining = None if cap is None or spent is None else {
@@ -556,10 +580,46 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
+class _PipeSafe:
+    """Standard output that a reader may close early (``dprect ... | head -1``): once a
+    write or a flush meets a closed pipe, the rest of the output goes to ``os.devnull``
+    and the run goes on — its files and ledger entry are written as without the pipe,
+    and it exits with its usual code. Every other attribute is the stream's."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def _drop(self) -> None:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, self._stream.fileno())
+        finally:
+            os.close(devnull)
+
+    def write(self, text: str) -> int:
+        try:
+            return int(self._stream.write(text))
+        except BrokenPipeError:
+            self._drop()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._drop()
+            self._stream.flush()  # what was buffered goes to os.devnull
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 def run() -> None:
-    """Console-script entry point: :func:`main`, then end the process with its exit code
-    without the interpreter's teardown, where delta-rs's native threads can, rarely, abort
-    the process and replace the exit code with 134 (see ``jobs_support.exit_now``)."""
+    """Console-script entry point: :func:`main` with a standard output a reader may close
+    early (:class:`_PipeSafe`), then end the process with its exit code without the
+    interpreter's teardown, where delta-rs's native threads can, rarely, abort the
+    process and replace the exit code with 134 (see ``jobs_support.exit_now``)."""
+    sys.stdout = _PipeSafe(sys.stdout)
     code = main()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -567,27 +627,71 @@ def run() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; every way it ends is an exit code and at most one line on stderr
+    (an argparse error: 2; an interrupt, SIGINT: ``dprect: interrupted`` and 130 — also
+    when a library raised its own error while it cleaned up after the interrupt)."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        return _interrupted()
+
+
+def _interrupted() -> int:
+    print("dprect: interrupted", file=sys.stderr, flush=True)
+    return EXIT_INTERRUPTED
+
+
+
+def _fit_parser(sub: Any) -> None:
+    """``dprect fit``: one private rectangle (:mod:`dprect.app.flow`)."""
+    fit = sub.add_parser("fit", help="learn a private rectangle from a table")
+    spark = fit.add_argument_group("Spark engine options (--engine spark)")
+    add_run_arguments(fit, SOURCE_OPTIONS, spark)
+    add_run_arguments(fit, FIT_COLUMNS)
+    add_request_arguments(fit, FitRequest)
+    add_run_arguments(fit, (FIT_GRID, FIT_OUTPUTS[0]))
+    add_run_arguments(fit, ENGINE_OPTIONS, spark)
+    add_run_arguments(fit, EXPECTATION_OPTIONS)
+    add_run_arguments(fit, FIT_OUTPUTS[1:])
+    add_run_arguments(fit.add_argument_group("privacy budget ledger"), LEDGER_OPTIONS)
+    add_run_arguments(fit, FIT_SPARK_OPTIONS, spark)
+    add_session_arguments(spark)
+
+
+#: each registry product's subcommand: its parser and its command
+_PRODUCT_COMMANDS: dict[str, tuple[Callable[[Any], None],
+                                   Callable[[argparse.Namespace], int]]] = {
+    "fit": (_fit_parser, _cmd_fit),
+    "bounds": (_bounds_parser, _cmd_bounds),
+    "describe": (_describe_parser, _cmd_describe),
+}
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "engine", "numpy") == "spark":
+        from dprect.app.jobs_support import quiet_library_logs
+
+        quiet_library_logs()
     try:
-        if args.command == "fit":
-            return _cmd_fit(args)
+        if args.command in COMMANDS:
+            return _PRODUCT_COMMANDS[args.command][1](args)
         if args.command == "budget":
             return _cmd_budget(args)
-        if args.command == "bounds":
-            return _cmd_bounds(args)
-        if args.command == "describe":
-            return _cmd_describe(args)
         return _cmd_plan(args)
-    except (DprectError, OSError) as exc:  # parameters, schema, paths: named, one line
-        print(f"dprect: error: {one_line(str(exc))}", file=sys.stderr)
-        return EXIT_USAGE
-    except Exception as exc:  # Spark or internal: named by class or type, never by text
-        if os.environ.get("DPRECT_DEBUG"):
+    except Exception as exc:
+        from dprect.release.guarded import interrupted
+
+        if interrupted(exc):  # raised while a library cleaned up after a Ctrl-C
+            return _interrupted()
+        if isinstance(exc, DprectError | OSError):  # parameters, schema, paths: one line
+            print(f"dprect: error: {one_line(str(exc))}", file=sys.stderr)
+            return EXIT_USAGE
+        if os.environ.get("DPRECT_DEBUG"):  # Spark or internal: by class or type only
             import traceback
 
             traceback.print_exc()
         code, message = describe_failure(exc)
         print(f"dprect: error: {message}", file=sys.stderr)
         return code
-

@@ -9,10 +9,13 @@ PUBLIC list: ``--groups`` or a file, never read from the data: :mod:`dprect.app.
 the statistics and **the plan** (:func:`dprect.core.aggregates.plan_describe`, made once,
 there, from public inputs only). On the spine, :class:`DescribeProduct` announces the plan
 (the budget split per column, the guarantee and the accuracy statements); the engine's
-route reads the table and checks its schema (:class:`DescribeRoute`); the charge is the
+route reads the table and checks its schema (the one
+:class:`~dprect.app.table_product.GroupedRoute`); the charge is the
 plan's guarantee, reserved ONCE however many groups (the groups are disjoint sets of
-rows: parallel composition); the compute runs the mechanism on the engine
-(:meth:`DescribePrepared.describe`); the release goes to the result JSON
+rows: parallel composition); the compute counts the query mechanism's statistics on the
+engine (:data:`dprect.core.statistic.QUERY`: rows and exact sums per search bin) and
+draws every cell from them on the driver (:func:`dprect.engines.grouped.draw_query`);
+the release goes to the result JSON
 (:mod:`dprect.release.describe_record`), with ``--table`` one row per (group, column) as
 CSV or Delta (:mod:`dprect.release.describe_table`), with ``--plot`` a PNG of the means
 with their noise's error bars (:mod:`dprect.release.describe_plot`).
@@ -22,9 +25,9 @@ counts; a null, NaN or ±inf value is left out of its column only; a row whose g
 is not in the public list (another value, a null) is dropped and no group outside the list
 is reported; a listed group without rows is released all the same (noise only).
 
-The numpy route is :class:`dprect.engines.numpy_describe.NumpyDescribeRoute`; the Spark
-route, :class:`dprect.engines.spark.describe.SparkDescribeRoute`, imports pyspark and is
-loaded only when a front end chooses it.
+The numpy route is :class:`dprect.engines.grouped.NumpyGroupedRoute`; the Spark route,
+:class:`dprect.engines.spark.statistics.SparkGroupedRoute`, imports pyspark and is loaded
+only when a front end chooses it.
 """
 
 from __future__ import annotations
@@ -32,21 +35,28 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from dprect.app.spine import Prepared, Reporter, run_release
-from dprect.app.table_product import RecordKind, TableProduct, group_names
+from dprect.app.spine import Reporter, run_release
+from dprect.app.table_product import (
+    GroupedPrepared,
+    GroupedRoute,
+    RecordKind,
+    TableProduct,
+    group_names,
+)
 from dprect.app.table_run import checked_seed, table_run
 from dprect.core.accounting import Guarantee
-from dprect.core.aggregates import STATISTICS, DescribePlan, DescribeResult, plan_describe
+from dprect.core.aggregates import STATISTICS, DescribePlan, plan_describe
 from dprect.core.errors import ParameterError
 from dprect.core.randomness import RandomSource
 from dprect.core.request import Source
+from dprect.core.statistic import QUERY, SEARCH_GRID
+from dprect.engines.grouped import draw_query
 from dprect.release.describe_plot import DescribePngSink
 from dprect.release.describe_record import (
     DESCRIBE_METHOD,
     describe_record,
-    is_describe_record,
     summary_lines,
 )
 from dprect.release.describe_table import describe_table_sink
@@ -137,27 +147,6 @@ def describe_settings(values: Mapping[str, Any], name: Callable[[str], str] = st
 
 
 # -- the product on the spine -------------------------------------------------------------
-class DescribePrepared(Prepared, Protocol):
-    """A table read and checked, its engine ready; a context manager that releases what
-    the engine holds (a session it started)."""
-
-    def describe(self, plan: DescribePlan, group_names: list[Any], rng: RandomSource
-                 ) -> DescribeResult:
-        """Every (group, column) of the run, drawn by the core in the public order (the
-        only step that reads the private part)."""
-        ...
-
-
-class DescribeRoute(Protocol):
-    """The engine-specific part of a describe run: read the table, check its schema (the
-    columns numeric, the group column able to hold the listed values), ready the engine.
-    Nothing is drawn, spent or written here, and no refusal depends on a value."""
-
-    def open(self, source: Source, groups: list[str] | None,
-             progress: Callable[[str], None]) -> DescribePrepared:
-        ...
-
-
 class DescribeProduct(TableProduct[DescribeSettings]):
     """DP aggregates as a grouped-table product of the spine: the plan (the settings')
     printed with its budget split; the engine draws every (group, column) in the public
@@ -165,27 +154,28 @@ class DescribeProduct(TableProduct[DescribeSettings]):
 
     what = "these aggregates are"
     noun = "the aggregates"
-    kind = RecordKind(DESCRIBE_METHOD, "not DP aggregates (describe)", is_describe_record,
-                      summary_lines)
+    kind = RecordKind(DESCRIBE_METHOD, "describe", summary_lines)
 
     def announce(self) -> list[str]:
         s = self.settings
         return plan_lines(s.plan, s.source.columns, None if s.groups is None else len(s.groups))
 
-    def open(self, route: DescribeRoute, progress: Callable[[str], None]
-             ) -> DescribePrepared:
+    def open(self, route: GroupedRoute, progress: Callable[[str], None]
+             ) -> GroupedPrepared:
         s = self.settings
-        return route.open(s.source, s.groups, progress)
+        return route.open(s.source, s.groups, QUERY.spec([SEARCH_GRID] * len(s.source.columns)),
+                          progress)
 
-    def compute(self, prepared: DescribePrepared, progress: Callable[[str], None]
+    def compute(self, prepared: GroupedPrepared, progress: Callable[[str], None]
                 ) -> tuple[Guarantee | None, dict[str, Any]]:
         s = self.settings
         self.working("describing", progress)
-        result = prepared.describe(s.plan, s.group_names, RandomSource(seed=s.seed))
+        result = draw_query(s.plan, prepared.statistics(), s.group_names, s.source.columns,
+                            RandomSource(seed=s.seed))
         return result.guarantee, describe_record(result)
 
 
-def run_describe_flow(settings: DescribeSettings, route: DescribeRoute,
+def run_describe_flow(settings: DescribeSettings, route: GroupedRoute,
                       report: Reporter | None = None) -> Outcome:
     """One describe release end to end: :func:`~dprect.app.spine.run_release` of a
     :class:`DescribeProduct` (bad parameters, paths, schemas: refused before any reservation)."""
@@ -216,6 +206,6 @@ def plan_lines(the_plan: DescribePlan, columns: Sequence[str], groups: int | Non
     return [*lines, *(f"plan: {line}" for line in the_plan.table().splitlines())]
 
 
-__all__ = ["NO_STATISTICS", "DescribePrepared", "DescribeProduct", "DescribeRoute",
+__all__ = ["NO_STATISTICS", "DescribeProduct",
            "DescribeSettings", "describe_plan", "describe_settings", "describe_statistics",
            "plan_lines", "run_describe_flow"]

@@ -20,9 +20,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from dprect.app.products import foreign
 from dprect.app.spine import Prepared, Reporter, run_release
 from dprect.core.accounting import Guarantee
-from dprect.core.classes import is_classes_record
 from dprect.core.domains import Domain, GridArg, resolve_domains
 from dprect.core.expectation import (
     DEFAULT_TARGET_SHARE,
@@ -33,10 +33,8 @@ from dprect.core.expectation import (
 from dprect.core.planner import Plan, plan
 from dprect.core.request import FitRequest, Source, request_from
 from dprect.core.result import FitResult
-from dprect.release.bounds_record import is_bounds_record
-from dprect.release.describe_record import is_describe_record
 from dprect.release.guarded import Charge, LedgerSettings, Outcome
-from dprect.release.sinks import Sink, output_sinks
+from dprect.release.sinks import LABEL, Sink, label_entry, output_sinks
 
 
 class FitPrepared(Prepared, Protocol):
@@ -124,13 +122,7 @@ class FitProduct:
         return Charge(chosen.guarantee, method, list(self.settings.source.features))
 
     def foreign(self, record: Mapping[str, Any]) -> str | None:
-        if is_bounds_record(record):
-            return "private bounds, not a rectangle"
-        if is_classes_record(record):
-            return "one rectangle per class, not one rectangle"
-        if is_describe_record(record):
-            return "DP aggregates (describe), not a rectangle"
-        return None
+        return foreign("fit", record)
 
     def announce(self) -> list[str]:
         said = [self.plan.expectation().sentence()]  # the plan's, before any data
@@ -147,7 +139,8 @@ class FitProduct:
         progress(f"fitting {len(self.domains)} features (epsilon={request.epsilon:g}, "
                  f"delta={request.delta:g}, method={request.method})")
         fitted = prepared.run(seed=self.settings.seed)
-        return fitted.privacy, fitted.to_json()
+        named = label_entry(self.settings.source.label, request.positive_label)
+        return fitted.privacy, {**fitted.to_json(), LABEL: named}  # what it is around
 
     def summary(self, record: dict[str, Any], name: Callable[[str], str]
                 ) -> tuple[list[str], list[str]]:

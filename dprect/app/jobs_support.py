@@ -54,6 +54,7 @@ from dprect.app.failures import (
     report_error,
 )
 from dprect.app.options import GROUP_OPTIONS, OLD_KEYS, RUN_OPTIONS, RunOption
+from dprect.app.products import COMMANDS
 from dprect.app.session_options import SESSION_OPTIONS
 from dprect.core.errors import ParameterError
 from dprect.core.labels import LabelText
@@ -64,7 +65,9 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-SECTIONS = ("spark", "generate", "fit", "evaluate", "bounds", "describe")
+#: the config sections: the session's, the data generator's, the evaluation's and one per
+#: product with a command (:data:`dprect.app.products.COMMANDS`)
+SECTIONS = ("spark", "generate", "evaluate", *COMMANDS)
 
 
 
@@ -257,7 +260,7 @@ def build_parser(prog: str, description: str, section: str, schema: Schema
     epilog = ("configuration keys (set them in the YAML file or with --set KEY=VALUE; a key "
               f"without a section prefix means {section}.KEY):\n  " + "\n  ".join(lines)
               + "\n\nexit codes: 0 ok, 2 bad configuration or input, 3 Spark failed, "
-                "1 internal error")
+                "1 internal error, 130 interrupted (Ctrl-C)")
     parser = argparse.ArgumentParser(prog=prog, description=description, epilog=epilog,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--config", default=None, metavar="FILE",
@@ -274,24 +277,43 @@ def job_main(prog: str, description: str, section: str, schema: Schema,
     then run ``body(doc)`` on the loaded configuration (:func:`load_config`) under
     :func:`run_job` — every failure one line on stderr and an exit code."""
     args = build_parser(prog, description, section, schema).parse_args(argv)
+    quiet_library_logs()
     return run_job(prog, lambda: body(load_config(args.config, args.overrides,
                                                   section=section)))
 
 
 def run_job(prog: str, body: Callable[[], int | None]) -> int:
     """Run ``body`` and turn any failure into one line on stderr (:func:`report_error`)
-    and an exit code."""
+    and an exit code (an interrupt, SIGINT: ``<prog>: interrupted`` and 130)."""
     try:
         code = body()
         return EXIT_OK if code is None else int(code)
     except SystemExit:
         raise
     except BaseException as exc:  # every failure becomes one line
-        code, message = describe_failure(exc)
+        from dprect.release.guarded import interrupted
+
+        code, message = describe_failure(KeyboardInterrupt() if interrupted(exc) else exc)
         if code == EXIT_INTERNAL and os.environ.get("DPRECT_DEBUG"):
             traceback.print_exc()
-        report_error(f"{prog}: error: {message}")
+        if interrupted(exc):  # SIGINT (or raised in its clean-up): as the command line says
+            report_error(f"{prog}: {message}")
+        else:
+            report_error(f"{prog}: error: {message}")
         return code
+
+
+def quiet_library_logs() -> None:
+    """py4j reports an interrupted call through the ``logging`` module's root logger
+    (``logging.exception``: a traceback on stderr, set up by ``basicConfig`` when the
+    root logger has no handler), and could quote what it was sending. A run prints its
+    own lines, never a library's log: give the root logger a handler that drops them
+    (a root logger the caller configured is left alone)."""
+    import logging
+
+    root = logging.getLogger()
+    if not root.handlers:
+        root.addHandler(logging.NullHandler())
 
 
 def exit_now(code: int) -> None:
@@ -339,7 +361,8 @@ def run_options(required: Sequence[str] = (),
     master is ``spark.master``); ``required`` names the keys the job requires (checked by
     the job)."""
     kinds = {"str": "str", "int": "int", "float": "float", "choice": "str",
-             "names": "str_list", "count": "int", "spec": "any", "values": "any"}
+             "names": "str_list", "count": "int", "spec": "any", "values": "any",
+             "flag": "bool"}
     out = {}
     for o in options:
         if o.cli_only:
@@ -425,10 +448,12 @@ def table_settings(cfg: Mapping[str, Any], section: str,
     return build(values, lambda key: f"{section}.{key}")
 
 
-def job_reporter(prog: str, section: str) -> Reporter:
+def job_reporter(prog: str, section: str, quiet: bool = False) -> Reporter:
     """How a job reports a fit (:class:`dprect.app.spine.Reporter`): every line as a step
-    ``[prog] ...``, options named by their config keys (``fit.seed``)."""
-    from dprect.app.spine import Reporter
+    ``[prog] ...``, options named by their config keys (``fit.seed``); the progress steps
+    and the heartbeat (:mod:`dprect.app.heartbeat`) too, unless ``quiet`` (the section's
+    ``quiet`` key)."""
+    from dprect.app.spine import Reporter, silent
 
     def say(message: str) -> None:
         step(prog, message)
@@ -436,7 +461,9 @@ def job_reporter(prog: str, section: str) -> Reporter:
     def name(key: str) -> str:
         return f"{section}.{key}"
 
-    return Reporter(say=say, progress=say, name=name)
+    if quiet:
+        return Reporter(say=say, progress=silent, name=name)
+    return Reporter(say=say, progress=say, name=name, tick=say)
 
 
 __all__ = [
@@ -459,6 +486,7 @@ __all__ = [
     "job_main",
     "job_reporter",
     "load_config",
+    "quiet_library_logs",
     "report_error",
     "request_options",
     "require_keys",

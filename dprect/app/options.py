@@ -29,7 +29,8 @@ class RunOption:
     section). Kinds beyond the plain ones: ``names`` (comma-separated on the command
     line, a list or such a string in a config), ``count`` (a whole number of rows:
     ``1e6`` on the command line), ``spec`` (a grid: text, or in a config a mapping
-    column → spec), ``values`` (public group values: text, or a config list). ``group``
+    column → spec), ``values`` (public group values: text, or a config list), ``flag``
+    (true or false: a switch on the command line, a boolean in a config). ``group``
     names the command line's argument group (:data:`GROUPS`); ``required`` is the
     command line's (a job checks its own required keys); ``aliases`` are older
     spellings of the flag, still accepted, as ``old_key`` is of the config key."""
@@ -75,6 +76,9 @@ ENGINE_OPTIONS = (
     RunOption("seed", "int", "FOR TESTS ONLY: makes the noise reproducible (not private)"),
     RunOption("engine", "choice", "execution engine: numpy (in memory) or spark",
               default="numpy", choices=("numpy", "spark"), cli_only=True),
+    RunOption("quiet", "flag", "no progress lines: without it a run that takes longer "
+              "than 10 s names its current stage every 10 s (never a value from the "
+              "data)", default=False),
 )
 
 #: the privacy budget ledger

@@ -24,7 +24,10 @@ order:
    into the ledger, then publish to every sink (:func:`dprect.release.sinks.publish`),
    after the product's summary lines.
 
-A failure anywhere writes nothing (a failure after the reservation leaves it charged). A
+A failure anywhere writes nothing (a failure after the reservation leaves it charged):
+publishing is all or nothing (:func:`dprect.release.sinks.publish` stages every file and
+removes them if a write fails), and a run released whose outputs are missing is completed
+by a replay of its run id. A
 recorded result of another product under the same run id is refused before anything is
 published. The flow does not branch on the product or the engine.
 """
@@ -34,10 +37,12 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from dprect.app.failures import describe_failure
+from dprect.app.heartbeat import EVERY, Heartbeat
 from dprect.core.accounting import Guarantee
 from dprect.core.errors import ParameterError
 from dprect.core.randomness import SEEDED_WARNING
@@ -52,7 +57,7 @@ from dprect.release.guarded import (
 from dprect.release.sinks import Release, Sink, check_distinct, publish
 
 
-def _quiet(message: str) -> None:
+def silent(message: str) -> None:
     """A progress line nobody asked for."""
 
 
@@ -66,12 +71,16 @@ class Reporter:
     the plan's announcement, an empty rectangle's explanation, where the result went),
     ``progress`` the steps (the job prints them, the command line does not), ``show`` the
     result's summary. ``name`` spells an option in messages as the front end does
-    (``--seed``, ``fit.seed``)."""
+    (``--seed``, ``fit.seed``). ``tick`` takes the heartbeat's line every ``every``
+    seconds while the run reads, computes and writes (:mod:`dprect.app.heartbeat`;
+    ``None``: no heartbeat, as with ``--quiet``)."""
 
     say: Callable[[str], None] = _show
-    progress: Callable[[str], None] = _quiet
+    progress: Callable[[str], None] = silent
     show: Callable[[str], None] = _show
     name: Callable[[str], str] = str
+    tick: Callable[[str], None] | None = None
+    every: float = EVERY
 
 
 T = TypeVar("T")
@@ -217,14 +226,20 @@ def release_or_replay(report: Reporter, ledger: LedgerSettings | None, run_id: s
 def run_release(product: Product, route: Any, report: Reporter | None = None) -> Outcome:
     """Run one release of ``product`` end to end on ``route``'s engine (the module
     docstring gives the order and guarantees). A ledger run is named by its settings' run
-    id, any other by a fresh one. Raises a :class:`~dprect.core.errors.DprectError` for
-    bad parameters, paths or schemas — before anything is reserved or written."""
+    id, any other by a fresh one. With ``report.tick`` a heartbeat names the run's stage
+    every ``report.every`` seconds from the ledger's check to the last output. Raises a
+    :class:`~dprect.core.errors.DprectError` for bad parameters, paths or schemas —
+    before anything is reserved or written."""
     from dprect.release.results_table import utc_now
 
     report = report or Reporter()
     started_at = utc_now()
+    beat = None if report.tick is None else Heartbeat(report.tick, report.every)
+    progress = report.progress if beat is None else beat.tracking(report.progress)
     settings, charge = product.settings, product.charge()
     ledger = settings.ledger
+    if beat is not None and ledger is not None:
+        beat.stage("checking the budget ledger")
     run_id = open_run(report, settings.sinks, product.inputs(report.name), ledger,
                       settings.seed, product.what)
 
@@ -233,6 +248,8 @@ def run_release(product: Product, route: Any, report: Reporter | None = None) ->
         if other is not None:
             raise ParameterError(f"run id {run_id} was released by another kind of run "
                                  f"({other}); use a new run id")
+        if beat is not None:
+            beat.stage("writing the outputs")
         shown, said = product.summary(record, report.name)
         for line in shown:
             report.show(line)
@@ -244,16 +261,18 @@ def run_release(product: Product, route: Any, report: Reporter | None = None) ->
     def fresh() -> Outcome:
         for line in product.announce():
             report.say(line)
-        with product.open(route, report.progress) as prepared:
+        if beat is not None:
+            beat.stage("reading the input")
+        with product.open(route, progress) as prepared:
             return guarded_release(
                 ledger, charge,
-                lambda: seeded_run_quietly(lambda: product.compute(prepared,
-                                                                   report.progress)),
+                lambda: seeded_run_quietly(lambda: product.compute(prepared, progress)),
                 to_sinks, what=product.noun, describe=failure_line)
 
-    return release_or_replay(report, ledger, run_id, to_sinks, fresh,
-                             neighbouring=charge.guarantee.neighbouring)
+    with beat if beat is not None else nullcontext():
+        return release_or_replay(report, ledger, run_id, to_sinks, fresh,
+                                 neighbouring=charge.guarantee.neighbouring)
 
 
 __all__ = ["Prepared", "Product", "Reporter", "RunSettings", "failure_line", "open_run",
-           "release_or_replay", "run_release", "seeded_run_quietly"]
+           "release_or_replay", "run_release", "seeded_run_quietly", "silent"]

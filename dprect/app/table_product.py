@@ -16,10 +16,34 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
-from dprect.app.spine import RunSettings
+from dprect.app.products import foreign
+from dprect.app.spine import Prepared, RunSettings
 from dprect.core.accounting import Guarantee
 from dprect.core.request import Source
+from dprect.core.statistic import GroupedStatistics, StatisticsSpec
 from dprect.release.guarded import Charge
+
+
+class GroupedPrepared(Prepared, Protocol):
+    """A table read and checked, its engine ready; a context manager that releases what
+    the engine holds (a session it started)."""
+
+    def statistics(self) -> GroupedStatistics:
+        """Every (group, column)'s merged statistics under the route's spec (the only
+        step that reads the private part)."""
+        ...
+
+
+class GroupedRoute(Protocol):
+    """An engine's part of a grouped run (every grouped product's one route): read the
+    table, check its schema (the columns numeric, the group column able to hold the
+    listed values) and the spec's grids, ready the engine's grouped-statistics primitive
+    (:mod:`dprect.engines.grouped`, :mod:`dprect.engines.spark.statistics`). Nothing is
+    drawn, spent or written here, and no refusal depends on a value."""
+
+    def open(self, source: Source, groups: list[str] | None, spec: StatisticsSpec,
+             progress: Callable[[str], None]) -> GroupedPrepared:
+        ...
 
 
 class TablePlan(Protocol):
@@ -53,16 +77,19 @@ def group_names(groups: list[str] | None) -> list[str | None]:
 
 S = TypeVar("S", bound=TableSettings)
 
+#: with more listed groups than this, stdout shows one summary line instead of a line per
+#: (group, column): the full result is in the outputs (a public threshold on a public count)
+LISTED_GROUPS = 50
+
 
 class RecordKind(NamedTuple):
     """What a grouped-table product's released record is: the ledger's ``method`` of its
-    runs, what a recorded result of another product is said to be (``other``, in the
-    refusal of a reused run id), how a record of this product is recognised and how it is
-    summarised (both from the record alone)."""
+    runs, the product's name in the registry (:mod:`dprect.app.products`: a recorded
+    result of another product is refused by it) and how a record is summarised (from the
+    record alone)."""
 
     method: str
-    other: str
-    recognise: Callable[[Mapping[str, Any]], bool]
+    product: str
     summary: Callable[[Mapping[str, Any]], list[str]]
 
 
@@ -89,7 +116,7 @@ class TableProduct(Generic[S]):
                       list(self.settings.source.columns))
 
     def foreign(self, record: Mapping[str, Any]) -> str | None:
-        return None if self.kind.recognise(record) else self.kind.other
+        return foreign(self.kind.product, record)
 
     def working(self, verb: str, progress: Callable[[str], None]) -> None:
         """The progress line of the compute: ``verb`` so many columns in so many groups."""
@@ -98,7 +125,17 @@ class TableProduct(Generic[S]):
 
     def summary(self, record: dict[str, Any], name: Callable[[str], str]
                 ) -> tuple[list[str], list[str]]:
-        return self.kind.summary(record), []
+        """A line per (group, column) of the record, or, with more than
+        :data:`LISTED_GROUPS` listed groups, one line counting them (the outputs, named
+        after it, hold every cell)."""
+        groups = len(group_names(self.settings.groups))
+        if groups <= LISTED_GROUPS:
+            return self.kind.summary(record), []
+        columns = len(self.settings.source.columns)
+        return [f"{groups} groups x {columns} column(s) = {groups * columns} cells released "
+                f"(more than {LISTED_GROUPS} groups: not listed here; every cell is in the "
+                f"outputs below)"], []
 
 
-__all__ = ["RecordKind", "TablePlan", "TableProduct", "TableSettings", "group_names"]
+__all__ = ["LISTED_GROUPS", "RecordKind", "TablePlan", "TableProduct", "TableSettings",
+           "group_names"]

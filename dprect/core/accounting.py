@@ -52,6 +52,7 @@ import importlib
 import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from fractions import Fraction
 from typing import Any, NamedTuple
 
 from dprect.core.errors import ParameterError
@@ -174,16 +175,25 @@ def composition_zcdp(epsilon: float, *, rounds: int, delta: float) -> Guarantee:
     )
 
 
+def group_privacy(g: Guarantee, size: int) -> tuple[float, float]:
+    """Group privacy: an add/remove (ε, δ) mechanism is (size·ε, δ·Σ_{i<size} e^{iε})-
+    indistinguishable on inputs ``size`` add/remove steps apart (Dwork & Roth 2014,
+    Thm 2.2, with δ); both rounded up."""
+    if g.neighbouring != ADD_REMOVE:
+        raise ParameterError("group privacy expects an add/remove guarantee")
+    eps = size * g.epsilon
+    if Fraction(eps) < size * Fraction(g.epsilon):
+        eps = math.nextafter(eps, math.inf)
+    return eps, _up(math.fsum(math.exp(i * g.epsilon) for i in range(size)) * g.delta)
+
+
 def replace_one(g: Guarantee) -> Guarantee:
     """Group privacy of size 2: add/remove (ε, δ) ⇒ replace-one (2ε, (1 + e^ε)·δ)."""
     if g.neighbouring != ADD_REMOVE:
         raise ParameterError("replace_one expects an add/remove guarantee")
-    return Guarantee(
-        2 * g.epsilon,
-        _up((1 + math.exp(g.epsilon)) * g.delta),
-        REPLACE_ONE,
-        g.bound + "; replace-one by group privacy (2eps, (1+e^eps)delta)",
-    )
+    eps, delta = group_privacy(g, 2)
+    return Guarantee(eps, delta, REPLACE_ONE,
+                     g.bound + "; replace-one by group privacy (2eps, (1+e^eps)delta)")
 
 
 def add_remove_budget(epsilon: float, delta: float, neighbouring: Neighbouring | str

@@ -91,6 +91,8 @@ import numpy as np
 from dprect.core.accounting import Guarantee, add_remove_budget, replace_one
 from dprect.core.describe_stats import (
     CellStatistics,
+    bin_blocks,
+    bin_statistics,
     cell_statistics,
     centre_counts,
     centred_sum_dyadic,
@@ -101,7 +103,8 @@ from dprect.core.describe_stats import (
 from dprect.core.errors import ParameterError
 from dprect.core.guarantee_check import CheckReport, check_describe_plan
 from dprect.core.randomness import SEEDED_WARNING, RandomSource
-from dprect.core.request import DescribeRequest, Neighbouring
+from dprect.core.request import DescribeRequest, Neighbouring, check_run_epsilon
+from dprect.core.statistic import noises_drawn
 from dprect.core.step_exponential import DECAY, draw_step, runaway_bound
 from dprect.core.tail_bounds import (
     CENTRE_BITS,
@@ -402,6 +405,8 @@ def plan_describe(epsilon: float, columns: int, *, delta: float | None = None,
         raise ParameterError("bounds alone (statistics=()) need query_epsilon: the "
                              "epsilon your sum or mean will spend per column")
     aim = _check_epsilon(aim, "query_epsilon")
+    if query_epsilon is not None:  # the caller's: at least MIN_EPSILON, as a run's ε
+        check_run_epsilon(aim, "query_epsilon")
     target = max(1, math.ceil(TARGET_FACTOR / aim + MARGIN_FACTOR / eps_sides))
     exact = columns * sum(Fraction(e) for e in (eps_c, eps_sides, eps_n, eps_s))
     # stated rounded up by a relative 2^-46, as the accountant states its floats (the
@@ -431,7 +436,7 @@ def query_split(query_epsilon: float, statistics: Sequence[str]) -> tuple[float,
     the mean read the count too): then ε_S = ``SUM_SHARE``·ε_q and ε_n the rest. A
     count-only run draws no sum noise, so the count gets the whole ε_q (it was 20% of it,
     the sum's 80% spent on nothing released: issue #40)."""
-    if not set(SUMMED) & set(statistics):
+    if "sum" not in noises_drawn(statistics):  # :mod:`dprect.core.statistic`'s draws
         return query_epsilon, 0.0
     eps_s = SUM_SHARE * query_epsilon
     return query_epsilon - eps_s, eps_s
@@ -471,7 +476,11 @@ def choose_pivot(lower: float, centre: float, upper: float, count_epsilon: float
         except OverflowError:
             return math.inf
 
-    share = count_epsilon**2 / (count_epsilon**2 + sum_epsilon**2)
+    try:
+        share = count_epsilon**2 / (count_epsilon**2 + sum_epsilon**2)
+    except (OverflowError, ZeroDivisionError):  # a huge or tiny ε: the same share
+        ratio = sum_epsilon / count_epsilon
+        share = 1.0 / (1.0 + ratio * ratio)
     far = upper if c <= mid else lower
     with np.errstate(over="ignore", invalid="ignore"):
         step = (far / 2 - c / 2) * (2.0 * share)
@@ -541,25 +550,6 @@ class CellBlock(Protocol):
     def statistics(self, centres: Sequence[Sequence[float]]) -> list[list[CellStatistics]]:
         """Every cell's statistics given its released centre, ``[group][column]``."""
         ...
-
-
-@dataclass(frozen=True)
-class ValueBlock:
-    """A :class:`CellBlock` from arrays: ``values[group][column]``, each the cell's finite
-    values (the numpy route, :func:`run_describe`)."""
-
-    values: list[list[np.ndarray]]
-
-    @property
-    def groups(self) -> int:
-        return len(self.values)
-
-    def centre_histogram(self, group: int, column: int) -> tuple[np.ndarray, np.ndarray]:
-        return centre_counts(self.values[group][column])
-
-    def statistics(self, centres: Sequence[Sequence[float]]) -> list[list[CellStatistics]]:
-        return [[cell_statistics(x, c) for x, c in zip(row, crow, strict=True)]
-                for row, crow in zip(self.values, centres, strict=True)]
 
 
 def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | None]
@@ -643,12 +633,46 @@ def finish_cell(plan: DescribePlan, centre: float, stats: CellStatistics,
     s_int, gamma = _sum_and_step(stats, kl, ku, lo, hi, pivot, plan.sum_sensitivity)
     noisy_s = s_int + rng.discrete_laplace(sum_scale)
     count = max(noisy_n, 0)
-    centred = gamma * noisy_s
-    total = pivot * count + centred
-    mean = min(max(pivot + centred / max(1, noisy_n), lo), hi)
+    total, mean = released_sum_mean(pivot, gamma, noisy_s, noisy_n, lo, hi)
     want = set(plan.statistics)
     return Cell(lo, hi, float(count) if "count" in want else None,
                 total if "sum" in want else None, mean if "mean" in want else None)
+
+
+def released_sum_mean(pivot: float, gamma: float, noisy_s: int, noisy_n: int,
+                      lower: float, upper: float) -> tuple[float, float]:
+    """The released sum p·max(ñ, 0) + γ·S̃ and mean min(max(p + γ·S̃/max(1, ñ), L), U)
+    of a cell (post-processing of the noisy count ñ and noisy sum S̃: privacy.md §11).
+
+    In floats when every step stays finite (the usual case, bit for bit as before).
+    When one overflows — γ near the float range after a side drawn far out, or S̃ a huge
+    integer at a small ε (float(S̃) raises past 1.8·10^308) —, both are computed exactly
+    as rationals instead: the mean is then clamped into [L, U] (finite), and the sum is
+    rounded to the nearest float, saturating at ±(largest float) when its exact value
+    lies beyond the float range; never ±inf or NaN, never an exception."""
+    try:
+        centred = gamma * noisy_s
+        total = pivot * max(noisy_n, 0) + centred
+        mean = pivot + centred / max(1, noisy_n)
+    except OverflowError:
+        total = mean = math.nan
+    if not (math.isfinite(total) and math.isfinite(mean)):
+        exact = Fraction(gamma) * noisy_s
+        total = _saturated(Fraction(pivot) * max(noisy_n, 0) + exact)
+        mean = _saturated(Fraction(pivot) + exact / max(1, noisy_n))
+    return total, min(max(mean, lower), upper)
+
+
+def _saturated(q: Fraction) -> float:
+    """The float nearest the rational ``q``, or ±(the largest float) beyond the range."""
+    try:
+        x = float(q)
+    except OverflowError:
+        x = math.inf if q > 0 else -math.inf
+    return x if math.isfinite(x) else math.copysign(_LARGEST, x)
+
+
+_LARGEST = float(np.finfo(np.float64).max)
 
 
 def _sum_and_step(stats: CellStatistics, lower_step: int, upper_step: int, lower: float,
@@ -746,24 +770,28 @@ def run_describe(plan: DescribePlan, values: Mapping[tuple[Any, int], np.ndarray
     """Every (group, column) of a run from arrays. ``values[(group, j)]``: column j's
     values in ``group`` (any order; non-finite ones are left out; a missing entry is no
     rows). ``groups``: the PUBLIC list, in draw order ([None] when ungrouped); entries for
-    other groups are ignored. The arrays are reduced to the same statistics an engine
-    computes (:mod:`dprect.core.describe_stats`), in ``parts`` blocks of groups through
-    ``mapper`` (:func:`describe_blocks`: the same result for any ``parts`` and mapper)."""
+    other groups are ignored. The arrays are reduced to the statistics every engine
+    computes (:func:`~dprect.core.describe_stats.bin_statistics`, the
+    :data:`~dprect.core.statistic.QUERY` mechanism's), then drawn in ``parts`` blocks of
+    groups through ``mapper`` (:func:`describe_blocks`: the same result for any
+    ``parts`` and mapper) — one path for arrays and engines alike."""
     group_list, cols = _checked(plan, groups, columns)
-    empty = np.zeros(0, dtype=np.float64)
-    rows: list[list[np.ndarray]] = []
-    for g in group_list:
-        row = []
+    bins = {}
+    for gi, g in enumerate(group_list):
         for j in range(len(cols)):
-            x = np.asarray(values.get((g, j), empty), dtype=np.float64).ravel()
-            row.append(x[np.isfinite(x)])
-        rows.append(row)
-    blocks = [ValueBlock(rows[r.start:r.stop]) for r in group_blocks(len(rows), parts)]
+            x = values.get((g, j))
+            if x is None:
+                continue
+            x = np.asarray(x, dtype=np.float64).ravel()
+            x = x[np.isfinite(x)]
+            if len(x):
+                bins[(gi, j)] = bin_statistics(x)
+    blocks = bin_blocks(bins, len(cols), group_blocks(len(group_list), parts))
     return describe_blocks(plan, blocks, group_list, cols, rng, mapper)
 
 
 __all__ = ["CENTRE_SHARE", "RUNAWAY_STEPS", "SIDES_SHARE", "STATISTICS", "SUMMED",
            "SUM_FRACTION_BITS", "SUM_SHARE", "TARGET_FACTOR", "Cell", "CellBlock", "DescribePlan",
-           "DescribeResult", "Mapper", "ValueBlock", "centred_integer_sum", "choose_pivot",
+           "DescribeResult", "Mapper", "centred_integer_sum", "choose_pivot",
            "describe_block", "describe_blocks", "describe_cell", "exact_step", "finish_cell",
            "group_blocks", "integer_sum", "plan_describe", "query_split", "run_describe"]

@@ -26,33 +26,47 @@ are disjoint, so the k runs form a parallel composition:
   second case is within the first, and the k-tuple costs the plan's replace-one
   guarantee: still one charge.
 
-:func:`classes_guarantee` states this as code (the charge of the tuple from the plan's
-add-remove guarantee), and the tests check it against the accountant.
+:func:`classes_guarantee` states this as code (the charge of the tuple from one run's
+add-remove guarantee), :func:`classes_charge` is what a run charges, and
+:func:`checked_charge` has the independent check re-derive it before any data is read
+(:func:`dprect.core.guarantee_check.check_classes_plan`); the tests check it against the
+accountant and mutate :data:`REPLACE_STEPS` to see the run refused.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from dprect.core.accounting import ADD_REMOVE, REPLACE_ONE, Guarantee, replace_one
+from dprect.core.accounting import ADD_REMOVE, REPLACE_ONE, Guarantee, group_privacy
+from dprect.core.domains import Domain
 from dprect.core.errors import ParameterError
+from dprect.core.guarantee_check import CheckReport, check_classes_plan
 from dprect.core.labels import MAX_CLASSES, LabelText, PositiveLabel, check_classes, label_key
+from dprect.core.planner import MethodPlan, Plan
 from dprect.core.result import FitResult
+
+#: the add/remove steps one replace-one neighbour makes among the k runs (Theorem K′):
+#: both inside one class's run, or one in each of two classes' runs
+REPLACE_STEPS = 2
 
 
 def classes_guarantee(per_class: Guarantee, neighbouring: str) -> Guarantee:
     """The guarantee of k runs on disjoint positive sets (the module docstring's proof),
-    from ONE run's add-remove guarantee ``per_class``:
+    from ONE run's add-remove guarantee ``per_class`` (ε, δ):
 
     * add-remove: ``per_class`` itself (parallel composition: one run changes);
-    * replace-one: the worse of the same-class case, :func:`replace_one` (group privacy,
-      (2ε, (1 + e^ε)δ)), and the cross-class case, two runs each one add/remove step
-      apart, (2ε, 2δ) by basic composition — the former, as 2 ≤ 1 + e^ε.
+    * replace-one: a replaced row is s = :data:`REPLACE_STEPS` = 2 add/remove steps; the
+      worse of the same-class case, group privacy of size s (sε, δ·Σ_{i<s} e^{iε}) =
+      (2ε, (1 + e^ε)δ), and the cross-class case, s runs each one add/remove step apart,
+      (sε, sδ) by basic composition — the former, as 2 ≤ 1 + e^ε; for s = 2 exactly
+      :func:`~dprect.core.accounting.replace_one`'s floats.
     """
     if per_class.neighbouring != ADD_REMOVE:
         raise ParameterError("classes_guarantee expects a run's add/remove guarantee")
@@ -60,26 +74,36 @@ def classes_guarantee(per_class: Guarantee, neighbouring: str) -> Guarantee:
         return per_class
     if neighbouring != REPLACE_ONE:
         raise ParameterError(f"unknown neighbouring relation {neighbouring!r}")
-    same_class = replace_one(per_class)
-    cross_eps, cross_delta = 2 * per_class.epsilon, 2 * per_class.delta
-    assert cross_eps <= same_class.epsilon and cross_delta <= same_class.delta
-    return same_class
+    steps = REPLACE_STEPS
+    eps, same_delta = group_privacy(per_class, steps)
+    cross_delta = steps * per_class.delta
+    if Fraction(cross_delta) < steps * Fraction(per_class.delta):
+        cross_delta = math.nextafter(cross_delta, math.inf)
+    return Guarantee(eps, max(same_delta, cross_delta), REPLACE_ONE,
+                     per_class.bound + "; replace-one by group privacy (2eps, (1+e^eps)delta)")
 
 
-def classes_charge(planned: Guarantee) -> Guarantee:
-    """The charge of k runs of one plan whose guarantee is ``planned`` (the planner's: an
-    add-remove guarantee, or the replace-one image :func:`replace_one` of one): the same
-    guarantee, after checking that the cross-class case of replace-one — two runs each
-    one add/remove step apart, (2·ε/2, 2·δ_ar) with δ_ar = δ/(1 + e^(ε/2)) — is within
-    it (:func:`classes_guarantee`)."""
-    if planned.neighbouring == REPLACE_ONE:
-        eps_ar = planned.epsilon / 2
-        delta_ar = planned.delta / (1 + np.exp(eps_ar))
-        if not (2 * eps_ar <= planned.epsilon and 2 * delta_ar <= planned.delta):
-            raise AssertionError("the cross-class case exceeds the plan's guarantee")
-    elif planned.neighbouring != ADD_REMOVE:
-        raise ParameterError(f"unknown neighbouring relation {planned.neighbouring!r}")
-    return planned
+def classes_charge(chosen: MethodPlan) -> Guarantee:
+    """The ONE charge of k runs of the plan whose chosen method is ``chosen``:
+    :func:`classes_guarantee` of one run's add/remove guarantee under the plan's
+    neighbouring relation (the planner's own replace-one statement when the composition
+    is right). :func:`checked_charge` has it re-derived independently."""
+    return classes_guarantee(chosen.add_remove_guarantee, chosen.guarantee.neighbouring)
+
+
+def checked_charge(the_plan: Plan, domains: Sequence[Domain], classes: int
+                   ) -> tuple[Guarantee, CheckReport]:
+    """:func:`classes_charge` of ``the_plan`` for ``classes`` classes, re-derived by the
+    independent check (:func:`dprect.core.guarantee_check.check_classes_plan`, docs/
+    privacy.md §10 and §12) before any data is read: a charge the check cannot re-derive
+    refuses the run (:class:`~dprect.core.guarantee_check.GuaranteeCheckError`, one line
+    naming parameters only)."""
+    charge = classes_charge(the_plan.chosen)
+    report = check_classes_plan(the_plan.chosen, list(domains),
+                                beta=float(the_plan.request["beta"]),
+                                shape=str(the_plan.request["shape"]), charge=charge,
+                                classes=classes)
+    return charge, report
 
 
 @dataclass(frozen=True)
@@ -89,6 +113,8 @@ class ClassesResult:
 
     classes: list[str]
     results: list[FitResult]
+    #: what the independent check re-derived for the one charge (None: not recorded)
+    check: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if len(self.classes) != len(self.results) or not self.results:
@@ -135,6 +161,8 @@ class ClassesResult:
             "seeded": self.seeded,
             "version": self.results[0].version,
         }
+        if self.check is not None:
+            out["guarantee_check"] = self.check
         return out
 
     def to_json_string(self) -> str:
@@ -143,7 +171,8 @@ class ClassesResult:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ClassesResult:
         classes = [str(c) for c in data["classes"]]
-        return cls(classes, [FitResult.from_json(data["rectangles"][c]) for c in classes])
+        return cls(classes, [FitResult.from_json(data["rectangles"][c]) for c in classes],
+                   data.get("guarantee_check"))
 
     def summary(self) -> str:
         parts = []
@@ -176,5 +205,6 @@ def class_labels(values: Sequence[PositiveLabel | LabelText]) -> list[str]:
     return [label_key(v) for v in values]
 
 
-__all__ = ["MAX_CLASSES", "ClassesResult", "check_classes", "class_labels", "class_seeds",
-           "classes_charge", "classes_guarantee", "is_classes_record", "label_key"]
+__all__ = ["MAX_CLASSES", "REPLACE_STEPS", "ClassesResult", "check_classes", "checked_charge",
+           "class_labels", "class_seeds", "classes_charge", "classes_guarantee",
+           "is_classes_record", "label_key"]

@@ -27,15 +27,16 @@ The mechanism needs, per (group, column):
     candidate:
     for the released L = L_a, U = U_b, clamp(x̃, L, U) is L on the intervals ≤ −a − 1, U
     on those ≥ b + 1 and x̃ itself in between. Per (interval, exponent e) the statistics
-    keep the row count and the exact int64 sum of the signed M (|Σ M| < n·2^30: exact
-    below 2^33 rows per entry), so T = Σ clamp(x̃, L, U) − n·p is an exact rational
+    keep the row count and the exact sum of the signed M (|Σ M| < n·2^30: an int64 below
+    2^33 rows per entry, :data:`EXACT_ROWS`; from there on a Python integer, summed in
+    two int64 words, :func:`sum_by_key`), so T = Σ clamp(x̃, L, U) − n·p is an exact rational
     (:func:`centred_sum`): T = n_low·L + n_high·U + Σ_e S_e·2^(e − 1052) − n·p.
 
 The statistics of disjoint row sets add (:func:`merge_statistics`), which is what lets an
 engine count partitions apart and sum them. (a) and (b)–(c) for every centre also follow
 from one set of counts and sums per search bin, made before any draw
 (:class:`BinStatistics`): one pass over the rows (the Spark route,
-:mod:`dprect.engines.spark.describe`, which calls these very functions on its executors).
+:mod:`dprect.engines.spark.statistics`, which calls these very functions on its executors).
 Nothing here draws noise.
 """
 
@@ -45,6 +46,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -289,12 +291,58 @@ def unpack(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return (key >> _EXPONENT_BITS) - _INTERVAL_OFFSET, key & ((1 << _EXPONENT_BITS) - 1)
 
 
+#: a key's significand sum is an exact int64 below this many rows: |Σ M| < rows·2^30 ≤ 2^63
+EXACT_ROWS = 1 << (63 - SIGNIFICANT_BITS)
+#: the low word of a sum split in two int64 words, s = hi·2^SUM_WORD + lo, 0 ≤ lo < 2^32
+SUM_WORD = 32
+_LOW_WORD = (1 << SUM_WORD) - 1
+
+
+def sums_array(values: Any) -> np.ndarray:
+    """Significand sums as an array: int64, or Python integers (an object array) when
+    some sum lies past int64 — a key of :data:`EXACT_ROWS` rows or more."""
+    if isinstance(values, np.ndarray) and values.dtype == object:
+        return values
+    try:
+        return np.asarray(values, dtype=np.int64)
+    except OverflowError:
+        return np.array([int(v) for v in values], dtype=object)
+
+
+def sum_words(sums: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each sum s as two int64 words (hi, lo), s = hi·2^32 + lo with 0 ≤ lo < 2^32: a
+    sum of n rows has |hi| < n/4 + 1, so the words of every sum an int64 count allows fit
+    int64, and words add without wrapping (hi's under 2^63 rows, lo's under 2^31 terms)."""
+    s = sums_array(sums)
+    if s.dtype != object:
+        return s >> SUM_WORD, s & _LOW_WORD
+    return (np.array([int(v) >> SUM_WORD for v in s], dtype=np.int64),
+            np.array([int(v) & _LOW_WORD for v in s], dtype=np.int64))
+
+
+def words_sum(hi: np.ndarray, lo: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The sums of :func:`sum_words`' words (summed word by word): int64 when every count
+    is below :data:`EXACT_ROWS` (then every sum fits, and the int64 arithmetic, exact
+    modulo 2^64, gives it), else Python integers."""
+    hi, lo = np.asarray(hi, dtype=np.int64), np.asarray(lo, dtype=np.int64)
+    if not (np.asarray(counts) >= EXACT_ROWS).any():
+        with np.errstate(over="ignore"):
+            return (hi << SUM_WORD) + lo
+    return np.array([(h << SUM_WORD) + v for h, v in zip(hi.tolist(), lo.tolist(),
+                                                           strict=True)], dtype=object)
+
+
 def sum_by_key(keys: np.ndarray, values: np.ndarray, counts: np.ndarray | None = None
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Sorted unique int64 ``keys`` with the number of entries (or the sum of ``counts``)
-    and the int64 sum of ``values`` under each: the reduction every engine applies."""
+    and the sum of ``values`` under each: the reduction every engine applies. Exact at any
+    count: each value is a sum of its count's significands (|value| < count·2^30; a row's
+    own M when ``counts`` is None), so a key of fewer than :data:`EXACT_ROWS` rows sums in
+    int64 (exact modulo 2^64, and the sum fits); a key with more is summed in two words
+    (:func:`sum_words`, under 2^31 entries a key) and its sum is a Python integer
+    (:func:`words_sum`; the sums then an object array)."""
     keys = np.asarray(keys, dtype=np.int64)
-    values = np.asarray(values, dtype=np.int64)
+    values = sums_array(values)
     n = np.ones(len(keys), dtype=np.int64) if counts is None else \
         np.asarray(counts, dtype=np.int64)
     if len(keys) == 0:
@@ -302,8 +350,12 @@ def sum_by_key(keys: np.ndarray, values: np.ndarray, counts: np.ndarray | None =
     order = np.argsort(keys, kind="stable")
     k = keys[order]
     starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
-    return (k[starts], np.add.reduceat(n[order], starts),
-            np.add.reduceat(values[order], starts))
+    rows = np.add.reduceat(n[order], starts)
+    if values.dtype != object and not (rows >= EXACT_ROWS).any():
+        return k[starts], rows, np.add.reduceat(values[order], starts)
+    hi, lo = sum_words(values[order])
+    return k[starts], rows, words_sum(np.add.reduceat(hi, starts),
+                                      np.add.reduceat(lo, starts), rows)
 
 
 @dataclass(frozen=True)
@@ -442,8 +494,10 @@ def statistics_of_cells(bins: Mapping[tuple[int, int], BinStatistics],
         joined = BinStatistics(*(np.concatenate([getattr(b, name) for b in cells])
                                  for name in ("bins", "counts", "sums")))
         keys, n, sums = joint_statistics_from_bins(cell, joined, cuts)
+        if not len(keys):  # no group of the block has rows in this column
+            continue
         g = keys >> PACKED_BITS
-        starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]]) if len(g) else g
+        starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
         for lo, hi in zip(starts, np.r_[starts[1:], len(g)], strict=True):
             cell_g = int(g[lo])
             out[(cell_g, j)] = CellStatistics(keys[lo:hi] & mask, n[lo:hi], sums[lo:hi],
@@ -589,10 +643,12 @@ def dyadic(x: float) -> tuple[int, int]:
     return n, 1 - d.bit_length()
 
 
-__all__ = ["DROPPED_BITS", "EXPONENT_BIAS", "SIGNIFICANT_BITS", "BinBlock", "CellCuts", "CellGrid",
+__all__ = ["DROPPED_BITS", "EXACT_ROWS", "EXPONENT_BIAS", "SIGNIFICANT_BITS", "SUM_WORD",
+           "BinBlock", "CellCuts", "CellGrid",
            "CellStatistics", "JointCuts", "bin_blocks", "cell_cuts", "cell_grid",
            "cell_statistics", "centre_counts", "centred_sum", "centred_sum_at",
            "centred_sum_dyadic", "data_tails", "dyadic", "edges_hold", "interval_counts",
            "joint_cuts", "joint_intervals", "joint_positions", "make_cell_grid",
            "merge_statistics", "pack", "range_cuts", "row_intervals", "search_range",
-           "side_tails", "sum_by_key", "truncated", "truncated_value", "unpack"]
+           "side_tails", "sum_by_key", "sum_words", "sums_array", "truncated",
+           "truncated_value", "unpack", "words_sum"]

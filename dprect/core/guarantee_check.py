@@ -15,6 +15,10 @@ that the stated guarantee holds. It shares no sizing or accounting code with the
 its constants are written here once, with the
 lemma each comes from:
 
+* **quantiles** (docs/privacy.md §11a): each draw weighs a bin by exp(−c·(b·bad)) with a
+  rank score of sensitivity 1 row (:data:`QUANTILE_SENSITIVITY`), so it is (2·c·b)-DP;
+  the m draws compose (basic), groups in parallel;
+
 * **interior-point failure** (McSherry & Talwar's utility bound for the depth score):
   a round on a grid of M points with window Δ fails on one side with probability at most
   M·exp(−ε·⌈Δ/2⌉/2); it must be ≤ β_IP, and 2R·β_IP ≤ β (union bound over 2R sides);
@@ -96,6 +100,9 @@ DESCRIBE_SUMMED = ("sum", "mean")
 DESCRIBE_UNSPENT = Fraction(1, 10**6)
 #: the sensitivity of ``auto``'s count of the positives under add/remove, in rows
 COUNT_SENSITIVITY = 1
+#: the add/remove steps one replace-one neighbour makes among a classes' fit's runs
+#: (docs/privacy.md §12, Theorem K′): two inside one class's run, or one in each of two
+CLASSES_REPLACE_STEPS = 2
 #: relative slack by which every re-derived quantity is pushed to its unsafe side
 SLACK = Decimal("1e-40")
 
@@ -321,20 +328,32 @@ def check_fit_plan(method_plan: Any, domains: Sequence[Domain], *, beta: float,
     as it will execute on ``domains``) and its interior-point failure bounds; refuse it
     (:class:`GuaranteeCheckError`) unless both hold. ``beta`` and ``shape`` are the
     request's."""
-    p = method_plan
-    g = p.guarantee
+    g = method_plan.guarantee
     product = "rectangle"
+    eps_a, delta_a = _add_remove_target(g.epsilon, g.delta, g.neighbouring)
+    best, details = _run_route(method_plan, domains, beta, shape, product, eps_a, delta_a,
+                               g.epsilon, g.delta)
+    return _report(product, best, g.neighbouring, details)
+
+
+def _run_route(p: Any, domains: Sequence[Domain], beta: float, shape: str, product: str,
+               eps_a: Decimal, delta_a: Decimal, stated_eps: float, stated_delta: float
+               ) -> tuple[_Route, dict[str, Any]]:
+    """The route by which ONE run of the rectangle plan ``p`` meets the add/remove
+    statement (``eps_a``, ``delta_a``), with what was recomputed on the way; refused
+    (naming the stated ε and δ) unless some route does and every interior point's failure
+    is within β_IP."""
+    stated = stated_eps, stated_delta  # what a refusal names
     rounds = list(p.rounds)
     big_r = len(rounds)
     if {(r.axis, r.side) for r in rounds} != _rounds_of(shape, len(domains)) or \
             big_r != len(_rounds_of(shape, len(domains))):
-        raise _refuse(product, "its rounds are not one per side of every axis", g.epsilon,
-                      g.delta)
+        raise _refuse(product, "its rounds are not one per side of every axis", *stated)
     eps0 = _dec(p.ip_epsilon)
     beta_ip = _dec(p.ip_beta)
     if not 0 < p.ip_beta or Fraction(p.ip_beta) * 2 * big_r > Fraction(beta):  # exact
         raise _refuse(product, "its interior-point failure targets exceed beta",
-                          g.epsilon, g.delta)
+                          *stated)
     # -- every round's interior point: M·exp(−ε⌈Δ/2⌉/2) ≤ β_IP on the grid it runs on
     bits = [0] * len(domains)
     for r in rounds:  # the refinement the engine applies (MethodPlan.tie_breaker)
@@ -352,22 +371,20 @@ def check_fit_plan(method_plan: Any, domains: Sequence[Domain], *, beta: float,
         if log_fail > log_beta_ip:
             raise _refuse(product, f"a round on axis {r.axis} ({grid:,} grid points, "
                           f"window {r.ip_size}) fails more often than beta_IP",
-                          g.epsilon, g.delta)
+                          *stated)
         worst = log_fail if worst is None else max(worst, log_fail)
     details: dict[str, Any] = {
         "ip_failure_target": p.ip_beta,
         "max_ip_failure_bound": _float_up(_exp(worst)) if worst is not None else 0.0,
         "rounds": big_r,
     }
-    eps_a, delta_a = _add_remove_target(g.epsilon, g.delta, g.neighbouring)
     count_eps = _count_epsilon(p.details.get("private_count"))
     if count_eps is not None:  # auto's count drawn first: basic composition (count, rounds)
         with decimal.localcontext(_CONTEXT):
             eps_a = eps_a - count_eps
         details["private_count_epsilon"] = _float_up(count_eps)
         if eps_a <= 0:
-            raise _refuse(product, "its private count spends the whole epsilon", g.epsilon,
-                          g.delta)
+            raise _refuse(product, "its private count spends the whole epsilon", *stated)
     if p.method == "composition":
         routes = _composition_routes(eps0, big_r, eps_a, delta_a)
     elif p.method == "randmargins" and p.accounting == "refined":
@@ -389,17 +406,69 @@ def check_fit_plan(method_plan: Any, domains: Sequence[Domain], *, beta: float,
         routes = _paper_routes(p, rounds, beta_ip, big_r)
     else:
         raise _refuse(product, f"method {p.method!r} with accounting {p.accounting!r} is "
-                      f"not one the check knows", g.epsilon, g.delta)
+                      f"not one the check knows", *stated)
     best = _best(routes, eps_a, delta_a)
     if best is None:
         raise _refuse(product, "no route re-derives its stated guarantee from its per-round "
-                      f"epsilon {p.ip_epsilon!r}", g.epsilon, g.delta)
+                      f"epsilon {p.ip_epsilon!r}", *stated)
     if count_eps is not None:
         with decimal.localcontext(_CONTEXT):
             best = _Route(f"{best.name}; + a count of the positives with discrete Laplace "
                           f"noise ({_float_up(count_eps):.6g}, 0) by basic composition",
                           best.epsilon + count_eps, best.delta)  # ≤ the target: exact
-    return _report(product, best, g.neighbouring, details)
+    return best, details
+
+
+def check_classes_plan(method_plan: Any, domains: Sequence[Domain], *, beta: float,
+                       shape: str, charge: Any, classes: int) -> CheckReport:
+    """Re-derive the charge of a classes' fit (docs/privacy.md §12): ``classes`` runs of
+    the rectangle plan ``method_plan`` on disjoint positive sets, charged ONCE as
+    ``charge`` (an (ε̃, δ̃) with its neighbouring relation). The charge holds when one
+    run meets the add/remove statement (ε_a, δ_a) below, whose route this check finds as
+    for a single fit (:func:`check_fit_plan`'s routes, from the rounds themselves):
+
+    * add/remove (Theorem K): a row added or removed changes one class's positives at
+      most, the other runs' inputs are unchanged (parallel composition): (ε_a, δ_a) =
+      (ε̃, δ̃);
+    * replace-one (Theorem K′): a replaced row is :data:`CLASSES_REPLACE_STEPS` = 2
+      add/remove steps, either both inside one class's run — group privacy of size 2,
+      (2ε_a, (1 + e^{ε_a})·δ_a) — or one in each of two classes' runs with independent
+      noise — basic composition, (2ε_a, 2δ_a). Both must be within (ε̃, δ̃): ε_a = ε̃/2
+      and δ_a = min(δ̃/(1 + e^{ε̃/2}), δ̃/2).
+
+    Refuses (:class:`GuaranteeCheckError`) a charge no route re-derives."""
+    product = "classes"
+    if int(classes) < 1:
+        raise _refuse(product, "it has no class", charge.epsilon, charge.delta)
+    steps = CLASSES_REPLACE_STEPS
+    e, d = _dec(charge.epsilon), _dec(charge.delta)
+    if charge.neighbouring == "add-remove":
+        eps_a, delta_a = e, d
+        how = (f"parallel composition of {int(classes)} runs on disjoint rows (one run "
+               f"changes)")
+    elif charge.neighbouring == "replace-one":
+        with decimal.localcontext(_CONTEXT):
+            eps_a = _low(e / steps)
+            same = d / _high(sum((_exp(i * eps_a) for i in range(steps)), Decimal(0)))
+            cross = d / steps  # one add/remove step in each of `steps` runs
+            delta_a = _low(min(same, cross))
+        how = (f"replace-one over {int(classes)} runs: {steps} add/remove steps, in one "
+               f"run (group privacy) or one in each of {steps} runs (basic composition)")
+    else:
+        raise GuaranteeCheckError(f"the independent guarantee check knows no neighbouring "
+                                  f"relation {charge.neighbouring!r}")
+    best, details = _run_route(method_plan, domains, beta, shape, product, eps_a, delta_a,
+                               charge.epsilon, charge.delta)
+    eps, delta = best.epsilon, best.delta
+    if charge.neighbouring == "replace-one":
+        with decimal.localcontext(_CONTEXT):
+            eps = _high(steps * eps)
+            delta = _high(max(sum((_high(_exp(i * best.epsilon)) for i in range(steps)),
+                                  Decimal(0)),
+                              Decimal(steps)) * delta)
+    details["classes"] = int(classes)
+    return CheckReport(product, f"{best.name}; {how}", _float_up(eps), _float_up(delta),
+                       charge.neighbouring, details)
 
 
 def _count_epsilon(count: Any) -> Decimal | None:
@@ -538,7 +607,43 @@ def check_describe_plan(plan: Any) -> CheckReport:
                     "groups": "parallel (disjoint)"})
 
 
-__all__ = ["BOUNDS_SENSITIVITY", "BR_ZCDP", "DESCRIBE_SENSITIVITY", "DESCRIBE_SUMMED",
-           "DESCRIBE_UNSPENT", "PAPER_FACTOR", "SLACK",
-           "CheckReport", "GuaranteeCheckError", "check_bounds_plan", "check_describe_plan",
-           "check_fit_plan"]
+# -- quantiles -------------------------------------------------------------------------------
+#: the rank score's sensitivity in rows (docs/privacy.md §11a, Lemma Q1: Lemma B1 with the
+#: floor 0), the check's own constant
+QUANTILE_SENSITIVITY = 1
+
+
+def check_quantiles_plan(plan: Any) -> CheckReport:
+    """Re-derive the guarantee of a quantiles plan (a
+    :class:`~dprect.core.quantiles.QuantilePlan`) from the exact rate each draw's sampler
+    uses: draw j weighs a bin by exp(−c_j·(b_j·bad)) with bad of sensitivity 1 row, i.e.
+    b_j units of 1/b_j row (q_j = a_j/b_j), a score that moves both ways: ε_j = 2·c_j·b_j
+    (Lemma B2). The m draws compose (basic), groups in parallel; refuse the plan
+    (:class:`GuaranteeCheckError`) unless Σ ε_j is within the stated ε."""
+    product = "quantiles"
+    qs = [Fraction(q) for q in plan.quantiles]
+    rates = [Fraction(r) for r in plan.rates]
+    if not qs or len(qs) != len(rates) or any(not 0 < q < 1 for q in qs):
+        raise _refuse(product, "its quantiles are not a list in (0, 1), one rate each",
+                      plan.epsilon, 0.0)
+    s = Fraction(QUANTILE_SENSITIVITY)
+    parts = [2 * c * q.denominator * s for q, c in zip(qs, rates, strict=True)]
+    eps_a, delta_a = _add_remove_target(plan.epsilon, 0.0, plan.neighbouring)
+    with decimal.localcontext(_CONTEXT):
+        route = _Route(f"basic composition of {len(qs)} exponential mechanism(s) "
+                       "(rank score, sensitivity 1), groups in parallel",
+                       _high(_dec(sum(parts, Fraction(0)))), Decimal(0))
+    best = _best([route], eps_a, delta_a)
+    if best is None:
+        raise _refuse(product, "no route re-derives its stated guarantee from its sampler "
+                      "rates", plan.epsilon, 0.0)
+    return _report(product, best, plan.neighbouring,
+                   {"per_quantile": [float(p) for p in parts],
+                    "groups": "parallel (disjoint)"})
+
+
+__all__ = ["BOUNDS_SENSITIVITY", "BR_ZCDP", "CLASSES_REPLACE_STEPS", "DESCRIBE_SENSITIVITY",
+           "DESCRIBE_SUMMED", "DESCRIBE_UNSPENT", "PAPER_FACTOR", "QUANTILE_SENSITIVITY",
+           "SLACK", "CheckReport", "GuaranteeCheckError", "check_bounds_plan",
+           "check_classes_plan", "check_describe_plan", "check_fit_plan",
+           "check_quantiles_plan"]

@@ -144,6 +144,15 @@ class MethodPlan:
     rounds: tuple[RoundPlan, ...]
     guarantee: Guarantee
     details: dict[str, Any] = field(default_factory=dict)
+    #: the add/remove guarantee of one run when ``guarantee`` is its replace-one image
+    #: (None: ``guarantee`` is add/remove itself) — what the classes' composition starts
+    #: from (:func:`dprect.core.classes.classes_charge`)
+    add_remove: Guarantee | None = None
+
+    @property
+    def add_remove_guarantee(self) -> Guarantee:
+        """One run's add/remove guarantee (of which ``guarantee`` is the stated form)."""
+        return self.guarantee if self.add_remove is None else self.add_remove
 
     @property
     def predicted_misclassified(self) -> float:
@@ -636,9 +645,9 @@ def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None 
         over["composition"] = exc
     if req.neighbouring is Neighbouring.REPLACE_ONE:
         rm = None if rm is None else _with_guarantee(rm, _within_budget(
-            replace_one(rm.guarantee), epsilon, delta))
+            replace_one(rm.guarantee), epsilon, delta), rm.guarantee)
         comp = None if comp is None else _with_guarantee(comp, _within_budget(
-            replace_one(comp.guarantee), epsilon, delta))
+            replace_one(comp.guarantee), epsilon, delta), comp.guarantee)
     candidates = {name: c for name, c in (("randmargins", rm), ("composition", comp))
                   if c is not None}
     auto = method is Method.AUTO
@@ -699,13 +708,14 @@ def _counting_candidates(req: PlanRequest, domains: list[Domain],
         f"private count of the positives ({count.epsilon:.6g}, 0) + the chosen method's "
         f"rounds by basic composition (randmargins: {rm.guarantee.bound}; composition: "
         f"{comp.guarantee.bound})"), eps_ar, delta_ar)
+    g_ar = None
     if req.neighbouring is Neighbouring.REPLACE_ONE:
-        g = _within_budget(replace_one(g), req.epsilon, req.delta)
+        g_ar, g = g, _within_budget(replace_one(g), req.epsilon, req.delta)
     out: dict[str, MethodPlan] = {}
     for c in (rm, comp):
         details = {**c.details, "private_count": count.to_json()}
         out[c.method] = MethodPlan(c.method, c.accounting, c.ip_epsilon, c.ip_beta,
-                                   c.rounds, g, details)
+                                   c.rounds, g, details, g_ar)
     return count, out
 
 
@@ -834,6 +844,8 @@ def _limit_message(epsilon: float, over: dict[str, _OverLimit]) -> str:
             f"coarsen the grids (fewer grid points), use fewer features or a larger beta")
 
 
-def _with_guarantee(p: MethodPlan, g: Guarantee) -> MethodPlan:
-    return MethodPlan(p.method, p.accounting, p.ip_epsilon, p.ip_beta, p.rounds, g, p.details)
+def _with_guarantee(p: MethodPlan, g: Guarantee, add_remove: Guarantee | None = None
+                    ) -> MethodPlan:
+    return MethodPlan(p.method, p.accounting, p.ip_epsilon, p.ip_beta, p.rounds, g, p.details,
+                      add_remove)
 

@@ -59,6 +59,27 @@ SEEDED_WARNING = (
 )
 
 
+#: how many times this process read randomness a mechanism may use (see :func:`draws`)
+_DRAWS = 0
+
+
+def draws() -> int:
+    """A count that grows whenever noise may have been drawn in this process: each read of
+    OS entropy into a pool, each seeded source made (a seeded source is counted when made,
+    before its first draw), each task handed to a worker process that draws
+    (:func:`note_draw`). Read before and after a compute, it tells whether any noise was
+    drawn in between (:func:`dprect.release.guarded.guarded_release`: an interrupted run
+    that drew none is not charged). It errs one way only: a count that grew may mean no
+    draw, a count that did not grow means none."""
+    return _DRAWS
+
+
+def note_draw() -> None:
+    """Count a draw that happens elsewhere (a task sent to a worker process)."""
+    global _DRAWS
+    _DRAWS += 1
+
+
 #: the bits of each seed :meth:`RandomSource.stream_seeds` draws for a block of work
 STREAM_SEED_BITS = 128
 #: bytes of OS entropy read per system call by :class:`PooledSystemRandom`
@@ -84,6 +105,7 @@ class PooledSystemRandom(random.SystemRandom):
     def _take(self, n: int) -> bytes:
         at, end = self._at, self._at + n
         if end > len(self._pool):
+            note_draw()  # every first draw of a pool comes here
             self._pool = os.urandom(max(POOL_BYTES, n))
             at, end = 0, n
         self._at = end
@@ -161,6 +183,7 @@ class RandomSource:
             if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
                 raise ParameterError(f"seed must be a non-negative integer, got {seed!r}")
             self._gen = random.Random(seed)
+            note_draw()  # counted when made (its draws are not counted one by one)
             self.seeded = True
             warnings.warn(SEEDED_WARNING, UserWarning, stacklevel=2)
         self._below = _below_of(self._gen)

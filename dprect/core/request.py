@@ -109,6 +109,24 @@ def _help(text: str) -> dict[str, str]:
 
 _set = object.__setattr__  # frozen dataclasses normalise their fields in __post_init__
 
+#: The smallest ε a run accepts (a run's total ε, and describe's ``query_epsilon``).
+#: Below it no table carries a signal — describe's plan needs more than 10^15 rows per
+#: group, a fit's interior point far more values per round than its limit — and the
+#: floats of a plan and a release (1/ε; noise of scale 1/ε times a bound near the float
+#: range) leave the float range as ε nears 10^-300. A smaller ε is refused when the
+#: request is made, before anything is read or reserved (docs/operations.md, "Bad input").
+MIN_EPSILON = 1e-12
+
+
+def check_run_epsilon(value: object, name: str = "epsilon") -> float:
+    """A run's ε: finite, > 0 (:func:`~dprect.core.validation.check_epsilon`) and at
+    least :data:`MIN_EPSILON`; :class:`ParameterError` naming the option otherwise."""
+    eps = check_epsilon(value, name)
+    if eps < MIN_EPSILON:
+        raise ParameterError(f"{name} must be at least {MIN_EPSILON:g} (no table has the "
+                             f"rows to carry a signal below it), got {value!r}")
+    return eps
+
 
 @dataclass(frozen=True)
 class PlanRequest:
@@ -135,7 +153,7 @@ class PlanRequest:
         "guarantee holds whether or not it is true"))
 
     def __post_init__(self) -> None:
-        _set(self, "epsilon", check_epsilon(self.epsilon))
+        _set(self, "epsilon", check_run_epsilon(self.epsilon))
         _set(self, "delta", check_delta(self.delta, "delta"))
         _set(self, "beta", check_open_unit(self.beta, "beta"))
         for f in dataclasses.fields(self):
@@ -252,7 +270,7 @@ class BoundsRequest:
         "add-remove or replace-one (by group privacy)"))
 
     def __post_init__(self) -> None:
-        _set(self, "epsilon", check_epsilon(self.epsilon))
+        _set(self, "epsilon", check_run_epsilon(self.epsilon))
         _set(self, "delta", check_delta(self.delta, "delta"))
         _set(self, "coverage", check_open_unit(self.coverage, "coverage"))
         coverage_alpha(self.coverage)
@@ -286,7 +304,7 @@ class DescribeRequest:
         "add-remove or replace-one (by group privacy)"))
 
     def __post_init__(self) -> None:
-        _set(self, "epsilon", check_epsilon(self.epsilon))
+        _set(self, "epsilon", check_run_epsilon(self.epsilon))
         _set(self, "delta", check_delta(self.delta, "delta"))
         _set(self, "beta", check_open_unit(self.beta, "beta"))
         _set(self, "neighbouring", Neighbouring.parse(self.neighbouring, "neighbouring"))

@@ -45,6 +45,12 @@ is returned in one round with probability (1 − e^{−μ})·e^{−μ·b_k}·(1/
 round draws it, so the draws depend on the tail counts up to the last nonzero one and on
 the side's candidates, not on how many of them the stream has made: every engine draws
 the same steps for a seed.
+
+**Memory whatever ε.** The proof needs only μ·b_k ≤ D_k, so a data step's level is capped
+at :data:`MAX_LEVEL` and the levels holding data steps are a sparse map (level → its steps):
+O(steps) memory, where a dense count per level needs D_k/μ ≈ 2ε·rows entries (36 TiB at
+ε = 10^9). A target t above every tail count is taken as the largest (every a_k = 0 either
+way), so a tiny ε's huge t stays an int64.
 """
 
 from __future__ import annotations
@@ -68,6 +74,11 @@ DECAY = Fraction(1, 2)
 #: so an exact γ_k may lie a float error below γ_{k*}); far above any float error here
 SLACK = Fraction(1, 1 << 20)
 _SLACK_F = float(SLACK)
+
+#: the largest level a data step is given: any b_k ≤ D_k/μ keeps the draw exact (module
+#: docstring), and a level this deep is drawn with probability e^{−μ·2^60}, never; it keeps
+#: a huge ε's levels within int64
+MAX_LEVEL = 1 << 60
 
 
 def runaway_bound(steps: int, decay: Fraction = DECAY) -> float:
@@ -97,8 +108,9 @@ def draw_step(tails: np.ndarray, stream: CandidateStream, target: int,
     eps, mu = Fraction(epsilon), Fraction(decay)
     if eps <= 0 or mu <= 0:
         raise ParameterError("the side's epsilon and decay must be > 0")
-    t = int(target)
     tails = np.asarray(tails, dtype=np.int64)
+    # any t ≥ every tail gives every a_k = 0: capped so, a tiny ε's huge t fits an int64
+    t = min(int(target), int(tails.max(initial=0)))
     nonzero = np.flatnonzero(tails)
     known = int(nonzero[-1]) + 1 if len(nonzero) else 0  # trailing zeros change nothing
     if known and not stream.has(known - 1):  # cannot happen: tails are the candidates'
@@ -108,19 +120,35 @@ def draw_step(tails: np.ndarray, stream: CandidateStream, target: int,
     a = np.maximum(tails[:known] - t, 0)
     eps_f, mu_f = float(eps), float(mu)
     steps = np.arange(known, dtype=np.float64)
-    gamma_f = eps_f * a.astype(np.float64) + mu_f * steps
+    with np.errstate(over="ignore", invalid="ignore"):
+        gamma_f = eps_f * a.astype(np.float64) + mu_f * steps
+        if not np.isfinite(gamma_f).all():  # a huge ε: the same order, scaled by 1/ε
+            gamma_f = a.astype(np.float64) + (mu_f / eps_f) * steps
+            far_gamma = (mu_f / eps_f) * known
+        else:
+            far_gamma = mu_f * known
     k_min = int(np.argmin(gamma_f)) if known else 0
-    if not known or mu_f * known < gamma_f[k_min]:
+    # a side whose candidates end with the data's steps (its last candidate at the
+    # largest float, the data reaching it) has no far step: none may be the reference,
+    # or every draw would land on a missing step and be rejected (a near-endless loop)
+    far = not known or stream.has(known)
+    if far and (not known or far_gamma < gamma_f[k_min]):
         k_min = known  # the first far step: γ = μ·known
     a_min = int(a[k_min]) if k_min < known else 0
     # D̃_k = γ̃_k − γ̃_{k*} + η from the exact integer differences; its level rounds
     # D̃/μ down by a little more than any float error, so that μ·level ≤ D_k exactly
-    d_f = eps_f * (a - a_min).astype(np.float64) + mu_f * (steps - k_min) + _SLACK_F
-    levels = np.maximum(np.floor(d_f / mu_f * (1.0 - 1e-12) - 1e-9), 0.0).astype(np.int64)
-    order = np.argsort(levels, kind="stable").tolist()
-    sizes = np.bincount(levels, minlength=1)
-    starts = np.concatenate([[0], np.cumsum(sizes)]).tolist()
-    top = len(sizes)
+    # (capped at MAX_LEVEL, still ≤ D_k/μ: D̃ may overflow to inf at a huge ε)
+    with np.errstate(over="ignore", invalid="ignore"):
+        d_f = eps_f * (a - a_min).astype(np.float64) + mu_f * (steps - k_min) + _SLACK_F
+        floor = np.floor(d_f / mu_f * (1.0 - 1e-12) - 1e-9)
+    levels = np.clip(floor, 0.0, float(MAX_LEVEL)).astype(np.int64)
+    # the levels that hold data steps, sparse: memory O(steps) whatever ε (a dense
+    # count per level would need D_k/μ entries, ε·rows of them)
+    order = np.argsort(levels, kind="stable")
+    held, starts, sizes = np.unique(levels[order], return_index=True, return_counts=True)
+    where = dict(zip(held.tolist(), zip(starts.tolist(), sizes.tolist(), strict=True),
+                     strict=True))
+    order_list = order.tolist()
     # exact integers: ε = e/den, μ = m/den, η = h/den; D_k·den = e·(a_k − a*) +
     # m·(k − k*) + h
     den = math.lcm(eps.denominator, mu.denominator, SLACK.denominator)
@@ -131,20 +159,22 @@ def draw_step(tails: np.ndarray, stream: CandidateStream, target: int,
     # level, from the first far step's on
     shift = base // m_num
     far_from = known + shift
-    if far_from < 0:  # cannot happen: D_k > 0 for every step
+    if far and far_from < 0:  # cannot happen: D_k > 0 for every step
         raise AssertionError("a step past the data below the least log-weight")
-    # C: a level's data steps, plus its one far step from far_from on
-    cap = max(int(sizes.max()), 1 + int(sizes[far_from:].max(initial=0)))
+    # C: a level's data steps, plus its one far step from far_from on (if the side has
+    # far steps)
+    cap = max(int(sizes.max(initial=0)),
+              1 + int(sizes[held >= far_from].max(initial=0)) if far else 1)
     below = rng.randbelow
 
     while True:
         level = rng.geometric_exp(mu.numerator, mu.denominator)
-        size = starts[level + 1] - starts[level] if level < top else 0
+        start, size = where.get(level, (0, 0))
         u = below(cap)
         if u < size:
-            k = order[starts[level] + u]
+            k = order_list[start + u]
             q = int(a[k])
-        elif u == size and level >= far_from and stream.has(level - shift):
+        elif far and u == size and level >= far_from and stream.has(level - shift):
             k, q = level - shift, 0  # the level's far step (≥ known), if the side has it
         else:
             continue
@@ -155,4 +185,4 @@ def draw_step(tails: np.ndarray, stream: CandidateStream, target: int,
             return k
 
 
-__all__ = ["DECAY", "draw_step", "runaway_bound", "step_law"]
+__all__ = ["DECAY", "MAX_LEVEL", "draw_step", "runaway_bound", "step_law"]

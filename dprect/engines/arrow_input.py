@@ -12,6 +12,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from dprect.core.errors import InputDataError
+from dprect.engines.file_schemas import check_folder
+from dprect.engines.input_errors import column_names, reading
 
 FORMATS = ("parquet", "csv")
 
@@ -24,38 +26,43 @@ def detect_format(path: str | os.PathLike[str]) -> str:
 
 def read_table(path: str | os.PathLike[str], columns: list[str], fmt: str | None = None
                ) -> pa.Table:
-    """Read ``columns`` of a Parquet or CSV table; errors name the file and the column."""
+    """Read ``columns`` of a Parquet or CSV table; errors name the file, the format and
+    the column, never a value (:func:`dprect.engines.input_errors.reading`: pyarrow's own
+    text, which quotes rows and cells, is never shown). The files of a Parquet folder must
+    agree on the columns read (:func:`dprect.engines.file_schemas.check_folder`, from their
+    footers), else the input is refused before a row is read."""
     p = Path(path)
     if not p.exists():
         raise InputDataError(f"input {str(path)!r} does not exist")
     fmt = fmt or detect_format(p)
-    try:
+    if fmt not in FORMATS:
+        raise InputDataError(f"unknown input format {fmt!r}; use one of {FORMATS}")
+    with reading(path, fmt, (pa.ArrowException, OSError, ValueError), columns=columns):
         if fmt == "csv":
             import pyarrow.csv as pcsv
 
+            if p.is_dir():
+                raise InputDataError(f"input {str(path)!r} is a folder: the numpy engine "
+                                     "reads one CSV file (a folder of CSV files needs "
+                                     "the Spark engine)")
             table = pcsv.read_csv(p)
             _check_csv_typed(table, str(path))
-        elif fmt == "parquet":
+        else:
             import pyarrow.dataset as ds
 
+            check_folder(path, p, fmt, columns)
             dataset = ds.dataset(p, format="parquet", partitioning="hive")
             missing = [c for c in columns if c not in dataset.schema.names]
             if missing:
                 raise InputDataError(
                     f"input {str(path)!r} has no column(s) {', '.join(map(repr, missing))}; "
-                    f"it has {', '.join(dataset.schema.names)}")
+                    f"it has {column_names(dataset.schema.names)}")
             table = dataset.to_table(columns=columns)
-        else:
-            raise InputDataError(f"unknown input format {fmt!r}; use one of {FORMATS}")
-    except InputDataError:
-        raise
-    except (pa.ArrowInvalid, pa.ArrowException, OSError) as exc:
-        raise InputDataError(f"cannot read {str(path)!r} as {fmt}: {exc}") from None
     missing = [c for c in columns if c not in table.column_names]
     if missing:
         raise InputDataError(
             f"input {str(path)!r} has no column(s) {', '.join(map(repr, missing))}; "
-            f"it has {', '.join(table.column_names)}")
+            f"it has {column_names(table.column_names)}")
     return table.select(columns)
 
 
@@ -70,7 +77,7 @@ def _check_csv_typed(table: pa.Table, path: str) -> None:
         raise InputDataError(f"cannot read {path!r} as csv: the file is empty (no header "
                              "row, so no columns)")
     if table.num_rows == 0:
-        names = ", ".join(repr(c) for c in table.column_names)
+        names = column_names(table.column_names)
         raise InputDataError(
             f"cannot read {path!r} as csv: it has a header but no rows, so column(s) {names} "
             "have no type (CSV types are inferred from the rows); give a file with rows, "

@@ -1,19 +1,14 @@
-"""What an engine needs to read a private-bounds table: the listed groups resolved against
-the group column's type, and the histograms it hands to the core (:mod:`dprect.core.bounds`).
-Shared by the numpy route (:mod:`dprect.engines.numpy_bounds`)
-and the Spark route (:mod:`dprect.engines.spark.bounds`); everything here depends on
-public settings and on the schema only."""
+"""What an engine needs to read a grouped table (bounds, describe): the group column's
+kind from its type and the listed groups resolved against it. Shared by the numpy route
+(:mod:`dprect.engines.grouped`) and the Spark route (:mod:`dprect.engines.spark.statistics`);
+everything here depends on public settings and on the schema only."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
-from dprect.core.bounds import Histogram, histogram
-from dprect.core.domains import Domain
 from dprect.core.errors import ParameterError
 
 _TRUE_WORDS = frozenset({"1", "true", "t", "yes", "y"})
@@ -73,20 +68,4 @@ def out_text(groups: Sequence[str], values: Sequence[Any], value: Any) -> str:
     return groups[list(values).index(value)]
 
 
-#: the histograms of a run: (group index, column index) -> the column's histogram in the group
-Histograms = dict[tuple[int, int], Histogram]
-
-
-def complete(found: Mapping[tuple[int, int], Histogram], groups: int, columns: int,
-             domains: Sequence[Domain]) -> Histograms:
-    """``found`` with an empty histogram for every (group, column) it lacks."""
-    out: Histograms = {}
-    for g in range(groups):
-        for j in range(columns):
-            h = found.get((g, j))
-            out[(g, j)] = h if h is not None else histogram(np.empty(0), domains[j])
-    return out
-
-
-__all__ = ["Histograms", "complete", "group_kind_of_arrow", "out_text",
-           "resolve_groups"]
+__all__ = ["group_kind_of_arrow", "out_text", "resolve_groups"]

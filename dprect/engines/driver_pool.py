@@ -30,6 +30,10 @@ or is lost, the blocks are drawn again on the driver, with the same result for a
 seeded run is reproducible; an unseeded one draws fresh, and nothing of a broken attempt
 was released). The choice depends only on the public numbers of groups and columns and
 on the machine, never on the data.
+
+:func:`mechanism_progress` tells the run's heartbeat (:mod:`dprect.app.heartbeat`) how many
+blocks are done of how many (public numbers); a run that is interrupted or fails kills
+its workers at once (no answer is wanted).
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from contextlib import contextmanager, suppress
 from typing import IO, Any
 
 from dprect.core.aggregates import Mapper
+from dprect.core.randomness import note_draw
 from dprect.engines.driver_worker import BOOT, warm
 
 #: what a worker imports as soon as it starts (the describe mechanism and its core)
@@ -54,6 +59,49 @@ PARALLEL_CELLS = 4096
 MAX_PROCESSES = 16
 #: blocks of groups cut per worker process
 BLOCKS_PER_PROCESS = 4
+
+
+class _Blocks:
+    """The blocks of the describe mechanism running in this process: done of total (a
+    function of the public numbers of groups and processors), for the heartbeat."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.done, self.total = 0, 0
+        self.running = False
+
+    def start(self, total: int) -> None:
+        with self.lock:
+            self.done, self.total, self.running = 0, total, True
+
+    def one(self) -> None:
+        with self.lock:
+            self.done += 1
+
+    def end(self) -> None:
+        with self.lock:
+            self.running = False
+
+
+_BLOCKS = _Blocks()
+
+
+def mechanism_progress() -> tuple[int, int] | None:
+    """(blocks done, blocks in all) of the describe mechanism running now in this process
+    (:func:`block_mapper`), None when none runs: public numbers for a progress line."""
+    with _BLOCKS.lock:
+        return (_BLOCKS.done, _BLOCKS.total) if _BLOCKS.running else None
+
+
+def _counted(mapper: Mapper) -> Mapper:
+    """``mapper`` (builtin ``map``) counting each result as done (:func:`mechanism_progress`)."""
+
+    def run(fn: Callable[..., Any], *iterables: Iterable[Any]) -> Iterator[Any]:
+        for value in mapper(fn, *iterables):
+            _BLOCKS.one()
+            yield value
+
+    return run
 
 
 def driver_processes() -> int:
@@ -73,8 +121,12 @@ class _Worker:
     """One ``python -c BOOT`` process (:mod:`dprect.engines.driver_worker`)."""
 
     def __init__(self) -> None:
+        # a process group of its own: a Ctrl-C at the terminal (SIGINT to the foreground
+        # group) reaches the driver only, never a worker still starting its interpreter
+        # (before BOOT ignores SIGINT, where it would print a traceback); the driver ends
+        # its workers itself when it is interrupted
         self.proc = subprocess.Popen([sys.executable, "-c", BOOT], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE)
+                                     stdout=subprocess.PIPE, process_group=0)
         self._send(list(sys.path))
         # the imports a block needs, made while the driver does other work (a Spark pass)
         self._send((warm, (WARM_MODULE,)))
@@ -97,18 +149,25 @@ class _Worker:
             if self._warming:  # the imports' answer (a failure shows again in the task)
                 self._warming = False
                 self._answer()
+            note_draw()  # the worker may draw noise for this task
             self._send((fn, args))
             answer = self._answer()
-        except (OSError, EOFError, pickle.UnpicklingError) as error:
-            raise WorkerLostError(str(error)) from error
+        except (OSError, EOFError, ValueError, pickle.UnpicklingError) as error:
+            # ValueError: a pipe closed under the call (the pool was shut down)
+            raise WorkerLostError(type(error).__name__) from error
         if not (isinstance(answer, tuple) and len(answer) == 2):
             raise WorkerLostError("the worker answered something else")
         return answer
 
-    def close(self) -> None:
+    def close(self, *, kill: bool = False) -> None:
+        """End the worker: close its pipes and wait for it (``kill``: at once — the run
+        was interrupted or failed, its task's answer is not wanted)."""
+        if kill:
+            with suppress(OSError):
+                self.proc.kill()
         for pipe in (self.proc.stdin, self.proc.stdout):
             if pipe is not None:
-                with suppress(OSError):
+                with suppress(OSError, ValueError):
                     pipe.close()
         try:
             self.proc.wait(timeout=10)
@@ -142,7 +201,8 @@ class _PoolMap:
             return self._run(fn, tasks)
         except (OSError, WorkerLostError):
             self.close()
-            return [fn(*t) for t in tasks]
+            _BLOCKS.start(len(tasks))  # drawn again, here
+            return list(_counted(map)(fn, *zip(*tasks, strict=True)))
 
     def _run(self, fn: Callable[..., Any], tasks: list[tuple[Any, ...]]) -> list[Any]:
         while len(self._workers) < min(self.processes, len(tasks)):
@@ -163,6 +223,7 @@ class _PoolMap:
                 except WorkerLostError as error:
                     lost.append(error)
                     return
+                _BLOCKS.one()
 
         threads = [threading.Thread(target=feed, args=(w,), daemon=True)
                    for w in self._workers]
@@ -182,28 +243,37 @@ class _PoolMap:
             out.append(value)
         return out
 
-    def close(self) -> None:
+    def close(self, *, kill: bool = False) -> None:
         workers, self._workers = self._workers, []
         for w in workers:
-            w.close()
+            w.close(kill=kill)
 
 
 @contextmanager
 def block_mapper(groups: int, columns: int) -> Iterator[tuple[Mapper, int]]:
     """(the ``map`` to draw blocks with, the number of blocks to cut) for a run of
     ``groups`` × ``columns`` cells (module notes); the pool, if any, is shut down on
-    exit."""
+    exit (killed at once when the run is interrupted or fails)."""
     processes = driver_processes()
     if processes < 2 or groups < 2 or groups * columns < PARALLEL_CELLS:
-        yield map, 1
+        _BLOCKS.start(1)
+        try:
+            yield _counted(map), 1
+        finally:
+            _BLOCKS.end()
         return
     pool = _PoolMap(processes)
+    _BLOCKS.start(min(processes * BLOCKS_PER_PROCESS, groups))  # group_blocks' count
     try:
         pool.start()
         yield pool, processes * BLOCKS_PER_PROCESS
+    except BaseException:  # interrupted (SIGINT) or failed: no answer is wanted
+        pool.close(kill=True)
+        raise
     finally:
-        pool.close()
+        _BLOCKS.end()
+    pool.close()
 
 
 __all__ = ["BLOCKS_PER_PROCESS", "MAX_PROCESSES", "PARALLEL_CELLS", "Mapper", "WorkerLostError",
-           "block_mapper", "driver_processes"]
+           "block_mapper", "driver_processes", "mechanism_progress"]

@@ -5,7 +5,10 @@ input, so it imports what the parent imports, zipped ``--py-files`` included), t
 tasks until its input ends — each a pickle of (function, arguments), answered on the
 original standard output by a pickle of (True, result) or (False, the exception). The
 process's own standard output is pointed at its standard error first, so that nothing a
-library prints can mix with the answers. It never imports the parent's ``__main__`` (a
+library prints can mix with the answers. It ignores SIGINT from its first statement on: a
+Ctrl-C at a terminal reaches the whole process group, and the parent alone answers it
+(one line, exit 130) and ends its workers (:mod:`dprect.engines.driver_pool`) — a worker
+never prints a traceback of it. It never imports the parent's ``__main__`` (a
 user's script runs once, in the parent, guarded or not).
 """
 
@@ -18,7 +21,8 @@ import sys
 from typing import IO
 
 #: what the parent runs with ``python -c``
-BOOT = ("import pickle, sys; sys.path[:0] = pickle.load(sys.stdin.buffer); "
+BOOT = ("import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+        "import pickle, sys; sys.path[:0] = pickle.load(sys.stdin.buffer); "
         "from dprect.engines.driver_worker import serve; serve()")
 
 

@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from dprect.core.errors import ParameterError
+from dprect.core.statistic import COVERAGE, outputs
 from dprect.release.bounds_record import table_rows
-from dprect.release.files import check_output_path, write_atomic
-from dprect.release.sinks import Release, Sink, Write
+from dprect.release.files import check_output_path
+from dprect.release.sinks import Release, Sink, Write, file_write
 
 Rows = Sequence[Mapping[str, Any]]
 
@@ -26,7 +27,7 @@ Rows = Sequence[Mapping[str, Any]]
 @dataclass(frozen=True)
 class TableLayout:
     """A table of one row per (group, column): its columns in order with their kind
-    (``text`` or ``float``; None is an empty CSV cell and a Delta null), the rows read
+    (``text``, ``float`` or ``bool``; None is an empty CSV cell and a Delta null), the rows read
     from a released record, and its name in messages."""
 
     columns: tuple[tuple[str, str], ...]
@@ -39,17 +40,20 @@ class TableLayout:
 
 
 #: the bounds table (``--table``): one row per (group, column)
-BOUNDS_LAYOUT = TableLayout((("group", "text"), ("column", "text"), ("lower", "float"),
-                             ("upper", "float")), table_rows, "bounds table")
+BOUNDS_LAYOUT = TableLayout((("group", "text"), ("column", "text"),
+                             *((key, "float") for key in outputs(COVERAGE))),
+                            table_rows, "bounds table")
 #: the columns of the bounds table
 TABLE_COLUMNS = BOUNDS_LAYOUT.names
 
 
 def _cell(value: Any, kind: str) -> str:
     """A CSV cell: empty for None, a float as Python writes it (``repr``: exact round
-    trip, ``inf``/``-inf``), text as it is."""
+    trip, ``inf``/``-inf``), a flag as ``true``/``false``, text as it is."""
     if value is None:
         return ""
+    if kind == "bool":
+        return "true" if value else "false"
     return repr(float(value)) if kind == "float" else str(value)
 
 
@@ -78,18 +82,13 @@ class CsvTableSink:
 
     def prepare(self, release: Release) -> Write:
         text = _csv_text(self.layout.rows(release.record), self.layout)
-
-        def write() -> str:
-            write_atomic(self.path, text)
-            return f"{self.layout.noun} written to {self.path}"
-
-        return write
+        return file_write(self.path, text, f"{self.layout.noun} written to {self.path}")
 
 
 def _arrow_table(rows: Rows, layout: TableLayout) -> Any:
     import pyarrow as pa
 
-    types = {"text": pa.string(), "float": pa.float64()}
+    types = {"text": pa.string(), "float": pa.float64(), "bool": pa.bool_()}
     schema = pa.schema([(name, types[kind]) for name, kind in layout.columns])
     return pa.Table.from_pylist([dict(r) for r in rows], schema=schema)
 
@@ -134,7 +133,7 @@ class DeltaTableSink:
             write_deltalake(self.path, data, mode="overwrite")
             return f"{self.layout.noun} written to {self.path} (Delta)"
 
-        return write
+        return Write(write)
 
 
 def table_sink(name: str, path: str, layout: TableLayout = BOUNDS_LAYOUT) -> Sink:

@@ -63,8 +63,8 @@ from dprect.release.ledger import (
     BudgetExceededError,
     Cap,
     Ledger,
-    _image,
     check_neighbouring,
+    relation_image,
 )
 
 _TOLERANCE = 1e-12  # the ledger's relative slack when a sum of floats meets the cap
@@ -199,8 +199,8 @@ class PrivacyBudget:
     def _sum(charges: Sequence[Spend], relation: str) -> Budget | None:
         eps = delta = 0.0
         for c in charges:
-            image = _image(c.guarantee.epsilon, c.guarantee.delta, c.guarantee.neighbouring,
-                           relation)
+            image = relation_image(c.guarantee.epsilon, c.guarantee.delta,
+                                   c.guarantee.neighbouring, relation)
             if image is None:
                 return None
             eps, delta = eps + image[0], delta + image[1]
@@ -236,7 +236,7 @@ class PrivacyBudget:
         with self._lock:
             cap = self.cap
             if cap is not None:
-                if _image(1.0, 0.0, guarantee.neighbouring, cap.neighbouring) is None:
+                if relation_image(1.0, 0.0, guarantee.neighbouring, cap.neighbouring) is None:
                     raise ParameterError(
                         f"the budget's cap is stated under {cap.neighbouring} neighbours, "
                         f"and a {guarantee.neighbouring} guarantee implies nothing under "

@@ -5,7 +5,9 @@ The rules of :mod:`dprect.release.plotting` hold: only what the result publishes
 consecutive features as there (:func:`~dprect.release.plotting.feature_pairs`); each
 class is one colour (a solid outline, listed in the legend by its class name); a class
 whose rectangle is empty is listed as ``(empty)`` in the legend and drawn nowhere. Each
-panel zooms to the union of the classes' finite bounds plus a margin.
+panel zooms to the union of the classes' finite bounds plus a margin. Given the label
+column, the legend names each class ``label = c`` and the title says each rectangle is
+around one listed value of it.
 """
 
 from __future__ import annotations
@@ -34,8 +36,9 @@ def _view(j: int, result: ClassesResult) -> tuple[float, float]:
 
 
 def render_classes_figure(result: ClassesResult, *, title: str | None = None,
-                          dpi: int = 110) -> Figure:
-    """The matplotlib figure of every class's rectangle (the module docstring)."""
+                          dpi: int = 110, label: str | None = None) -> Figure:
+    """The matplotlib figure of every class's rectangle (the module docstring); with the
+    ``label`` column's name each class is named ``label = c`` (the rows it is around)."""
     require("plot")
     from matplotlib.lines import Line2D
     from matplotlib.patches import Rectangle
@@ -46,7 +49,8 @@ def render_classes_figure(result: ClassesResult, *, title: str | None = None,
     for i, (c, r) in enumerate(zip(result.classes, result.results, strict=True)):
         colour, style = COLOURS[i % len(COLOURS)], STYLES[(i // len(COLOURS)) % len(STYLES)]
         handles.append(Line2D([], [], color=colour, ls=style, lw=2.0,
-                              label=f"class {c}" + (" (empty)" if r.empty else "")))
+                              label=(f"{label} = {c}" if label else f"class {c}")
+                              + (" (empty)" if r.empty else "")))
     for ax, (a, b) in zip(axes.flat, pairs, strict=False):
         one_d = a == b
         xlim = _view(a, result)
@@ -70,6 +74,8 @@ def render_classes_figure(result: ClassesResult, *, title: str | None = None,
     subtitle = (f"{len(result.classes)} classes, {result.method}, "
                 f"({g.epsilon:.3g}, {g.delta:.2g})-DP in one charge"
                 if g is not None else f"{result.method}, NOT private")
+    if label:
+        subtitle = f"one rectangle around each listed value of {label}; {subtitle}"
     if result.seeded:
         subtitle += " — SEEDED RUN, not for publication"
     fig.suptitle(f"{title + ': ' if title else ''}{subtitle}", fontsize=10)
@@ -77,9 +83,9 @@ def render_classes_figure(result: ClassesResult, *, title: str | None = None,
 
 
 def render_classes_png(result: ClassesResult, *, title: str | None = None,
-                       dpi: int = 110) -> bytes:
+                       dpi: int = 110, label: str | None = None) -> bytes:
     """The PNG bytes of :func:`render_classes_figure`."""
-    fig = render_classes_figure(result, title=title, dpi=dpi)
+    fig = render_classes_figure(result, title=title, dpi=dpi, label=label)
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
     return buf.getvalue()

@@ -18,7 +18,14 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from dprect.core.classes import ClassesResult
-from dprect.release.sinks import PngSink, Release, ResultsTableSink, Write
+from dprect.release.sinks import (
+    PngSink,
+    Release,
+    ResultsTableSink,
+    Write,
+    around,
+    file_write,
+)
 
 
 @dataclass(frozen=True)
@@ -27,9 +34,12 @@ class ClassesPngSink(PngSink):
 
     def prepare(self, release: Release) -> Write:
         from dprect.release.class_plot import render_classes_png
+        from dprect.release.plotting import edge_note, open_sides
 
         result = ClassesResult.from_json(release.record)
-        return self._writer(render_classes_png(result, title=self.title), "plot")
+        png = render_classes_png(result, title=self.title, label=around(release.record))
+        sides = sum(open_sides(r) for r in result.results)
+        return file_write(self.path, png, f"plot written to {self.path}" + edge_note(sides))
 
 
 @dataclass(frozen=True)
@@ -54,7 +64,7 @@ class ClassesTableSink(ResultsTableSink):
             return (f"{len(result.classes)} rows appended to results table {self.path} "
                     f"(Delta version {version})")
 
-        return write
+        return Write(write)
 
 
 __all__ = ["ClassesPngSink", "ClassesTableSink"]

@@ -18,11 +18,19 @@ side) and not a confidence interval for the group's true mean.
 
 One panel per column (at most :data:`MAX_PANELS`, two a row), the groups along the x axis
 in their public order; a group whose released mean is not finite is left out of its
-panel (and says so in the panel's note). A group whose released count is below the plan's
-``centre_rows`` (where the plan no longer promises a centre inside the data, so its bounds
-and mean may be far off) is drawn hollow and grey, and the y range is set by the other
-groups — a choice made from released values and the public plan only. Rendered with
-matplotlib's Agg backend into memory; the same record gives the same bytes.
+panel (and says so in the panel's note). A group flagged ``below_row_need`` — its
+released count below the plan's row need (:func:`dprect.release.describe_record.rows_needed`),
+where the plan no longer promises a centre inside the data, so its bounds and mean may be
+far off — is drawn hollow and grey, and the y range is set by the other groups (by every
+group when all are flagged) — a choice made from released values and the public plan
+only.
+
+**Rendering cannot fail on a released value.** The view is finite and no wider than
+±:data:`VIEW_LIMIT`; a bar is cut at the view's edge and a mean outside the view (a tiny
+group's mean at ±1e297, say) is drawn as a triangle at the edge pointing its way. Each
+panel's note, the figure's title and the line the sink prints say how many means are out
+of view. Rendered with matplotlib's Agg backend into memory; the same record gives the
+same bytes.
 """
 
 from __future__ import annotations
@@ -34,8 +42,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dprect.core.extras import require
-from dprect.release.describe_record import table_rows
-from dprect.release.sinks import FileSink, Release, Write
+from dprect.release.describe_record import BELOW_ROW_NEED, rows_needed, table_rows
+from dprect.release.sinks import FileSink, Release, Write, file_write
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -44,7 +52,10 @@ MAX_PANELS = 8
 #: x tick labels shown at most per panel (every k-th group beyond that)
 MAX_TICKS = 25
 POINT = "tab:blue"
-FEW = "0.55"  # a group below the plan's centre_rows released rows
+FEW = "0.55"  # a group flagged below the plan's row need (below_row_need)
+#: no mean or bar end beyond this magnitude is handed to matplotlib (its axis arithmetic
+#: overflows near the float maximum); such a mean is drawn out of view
+VIEW_LIMIT = 1e300
 
 
 def mean_noise_sd(lower: float, upper: float, mean: float, count: float,
@@ -78,13 +89,42 @@ def _panel_grid(panels: int, groups: int, dpi: int) -> tuple[Any, Any]:
     return fig, axes
 
 
+@dataclass(frozen=True)
+class _Point:
+    """One group's released mean as drawn: its x position, mean, bar, and whether its
+    group is below the plan's row need (the released flag)."""
+
+    x: int
+    y: float
+    bar: float
+    few: bool
+
+
+def _view(points: Sequence[_Point]) -> tuple[float, float]:
+    """The panel's y limits: the span of the means ± bars of the groups with rows enough
+    (of every group when none has), each end cut to ±:data:`VIEW_LIMIT` and a mean beyond
+    it left out, plus a margin; finite, and wider than rounding at its scale."""
+    base = [p for p in points if not p.few] or list(points)
+    ends = [e for p in base if abs(p.y) <= VIEW_LIMIT
+            for e in (max(p.y - p.bar, -VIEW_LIMIT), min(p.y + p.bar, VIEW_LIMIT))]
+    if not ends:
+        return -1.0, 1.0
+    lo, hi = min(ends), max(ends)
+    pad = max(0.1 * (hi - lo), 1e-9 * max(abs(lo), abs(hi)))
+    if pad == 0.0:
+        pad = 1.0
+    return lo - pad, hi + pad
+
+
 def _draw_column(ax: Any, column: str, rows: Sequence[Mapping[str, Any]],
-                 sum_epsilon: float, count_epsilon: float, enough: int) -> None:
-    """One column's panel: each group's mean at its position with its bar, its label.
-    Groups whose released count is below ``enough`` (the plan's centre_rows) are drawn
-    hollow and grey and do not set the panel's y range."""
-    points: dict[bool, tuple[list[int], list[float], list[float]]] = {
-        True: ([], [], []), False: ([], [], [])}
+                 sum_epsilon: float, count_epsilon: float) -> int:
+    """One column's panel: each group's mean at its position with its bar, its label;
+    returns how many means are out of view. Groups flagged below the plan's row need are
+    drawn hollow and grey and set the y range only when no group has rows enough. Every
+    value handed to matplotlib lies in the panel's finite view (:func:`_view`): a bar is
+    cut at the view's edge, and a mean outside it is drawn as a triangle at the edge
+    pointing its way — out of view, and the panel's note says how many."""
+    points: list[_Point] = []
     skipped = 0
     for i, row in enumerate(rows):
         lo, hi, mean, count = row["lower"], row["upper"], row["mean"], row["count"]
@@ -92,26 +132,31 @@ def _draw_column(ax: Any, column: str, rows: Sequence[Mapping[str, Any]],
                 math.isfinite(v) for v in (lo, hi, mean, count)):
             skipped += 1
             continue
-        xs, ys, bars = points[count >= enough]
-        xs.append(i)
-        ys.append(mean)
-        bars.append(mean_noise_sd(lo, hi, mean, count, sum_epsilon, count_epsilon))
-    for full, (xs, ys, bars) in points.items():
-        if xs:
-            colour = POINT if full else FEW
-            ax.errorbar(xs, ys, yerr=bars, fmt="o", color=colour, ecolor=colour, capsize=3,
-                        markersize=4, lw=1.2, mfc=colour if full else "none",
-                        gid=f"means {column}" + ("" if full else " (few rows)"))
-    notes = []
-    xs, ys, bars = points[True]
-    if xs and points[False][0]:  # the y range of the groups with rows enough
-        lo = min(y - b for y, b in zip(ys, bars, strict=True))
-        hi = max(y + b for y, b in zip(ys, bars, strict=True))
-        pad = 0.1 * (hi - lo) if hi > lo else max(1.0, abs(hi))
-        ax.set_ylim(lo - pad, hi + pad)
-        out = sum(1 for y in points[False][1] if not lo - pad <= y <= hi + pad)
-        if out:
-            notes.append(f"{out} few-row group(s) out of view")
+        bar = mean_noise_sd(lo, hi, mean, count, sum_epsilon, count_epsilon)
+        points.append(_Point(i, mean, bar if math.isfinite(bar) else math.inf,
+                             bool(row.get(BELOW_ROW_NEED))))
+    bottom, top = _view(points)
+    ax.set_ylim(bottom, top)
+    out = 0
+    for few in (False, True):
+        colour = FEW if few else POINT
+        shown = [p for p in points if p.few == few and bottom <= p.y <= top]
+        if shown:
+            ax.errorbar([p.x for p in shown], [p.y for p in shown],
+                        yerr=[[p.y - max(p.y - p.bar, bottom) for p in shown],
+                              [min(p.y + p.bar, top) - p.y for p in shown]],
+                        fmt="o", color=colour, ecolor=colour, capsize=3, markersize=4,
+                        lw=1.2, mfc="none" if few else colour,
+                        gid=f"means {column}" + (" (few rows)" if few else ""))
+        beyond = [p for p in points if p.few == few and not bottom <= p.y <= top]
+        for up in (True, False):
+            side = [p for p in beyond if (p.y > top) == up]
+            if side:
+                edge = top if up else bottom
+                ax.plot([p.x for p in side], [edge] * len(side), "^" if up else "v",
+                        color=colour, mfc="none" if few else colour, markersize=7,
+                        clip_on=False, gid=f"out of view {column}")
+        out += len(beyond)
     step = max(1, math.ceil(len(rows) / MAX_TICKS))
     ticks = list(range(0, len(rows), step))
     ax.set_xticks(ticks)
@@ -120,16 +165,26 @@ def _draw_column(ax: Any, column: str, rows: Sequence[Mapping[str, Any]],
     ax.set_xlim(-0.6, len(rows) - 0.4)
     ax.set_title(column, fontsize=10)
     ax.set_ylabel("DP mean", fontsize=9)
+    notes = []
+    if out:
+        notes.append(f"{out} mean(s) out of view (triangles at the edge)")
     if skipped:
         notes.append(f"{skipped} group(s) without a finite mean not drawn")
     if notes:
-        ax.annotate("; ".join(notes), (0.0, 1.0), xycoords="axes fraction", xytext=(0, 4),
-                    textcoords="offset points", fontsize=8, ha="left", va="bottom")
+        ax.text(0.01, 0.99, "\n".join(notes), transform=ax.transAxes, fontsize=8,
+                ha="left", va="top", bbox={"facecolor": "white", "edgecolor": "0.8"})
+    return out
 
 
 def render_describe_figure(record: Mapping[str, Any], *, title: str | None = None,
                            dpi: int = 110) -> Figure:
     """The matplotlib figure of a released describe record (the module docstring)."""
+    return _describe_figure(record, title=title, dpi=dpi)[0]
+
+
+def _describe_figure(record: Mapping[str, Any], *, title: str | None, dpi: int
+                     ) -> tuple[Figure, int]:
+    """The figure and how many means it shows out of view."""
     require("plot", "the describe plot")
     rows = table_rows(record)
     per_column = record["plan"]["per_column"]
@@ -137,29 +192,38 @@ def render_describe_figure(record: Mapping[str, Any], *, title: str | None = Non
     columns = list(record["columns"])[:MAX_PANELS]
     groups = len(record["groups"])
     fig, axes = _panel_grid(len(columns), groups, dpi)
+    out = 0
     for ax, column in zip(axes.flat, columns, strict=False):
-        _draw_column(ax, column, [r for r in rows if r["column"] == column], sum_eps,
-                     count_eps, int(record["plan"]["centre_rows"]))
+        out += _draw_column(ax, column, [r for r in rows if r["column"] == column], sum_eps,
+                            count_eps)
     g = record["privacy"]
+    needs = sorted({rows_needed(record["plan"], c) for c in columns})
+    need = (f"{needs[0]:,}" if len(needs) == 1 else
+            f"{needs[0]:,}–{needs[-1]:,} (per column)")
     subtitle = (f"DP means per group, ({float(g['epsilon']):.3g}, {float(g['delta']):.2g})-DP "
                 "in one charge\nbars: ± the noise's sd (a bound from the plan's public "
-                "scales and the released values; clipping bias not included)\nhollow grey: "
-                f"fewer than {int(record['plan']['centre_rows']):,} rows released")
+                "scales\nand the released values; clipping bias not included)\nhollow grey: "
+                f"below_row_need (fewer than {need} rows released:\nthe mean may be far off)")
+    if out:
+        subtitle += f"\ntriangles at a panel's edge: {out} mean(s) out of view"
     if len(record["columns"]) > MAX_PANELS:
-        subtitle += f"; the first {MAX_PANELS} of {len(record['columns'])} columns"
+        subtitle += f"\nthe first {MAX_PANELS} of {len(record['columns'])} columns"
     if record.get("seeded"):
-        subtitle += " — SEEDED RUN, not for publication"
+        subtitle += "\nSEEDED RUN, not for publication"
     fig.suptitle(f"{title + ': ' if title else ''}{subtitle}", fontsize=9)
-    return fig
+    return fig, out
+
+
+def _png(fig: Figure) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()
 
 
 def render_describe_png(record: Mapping[str, Any], *, title: str | None = None,
                         dpi: int = 110) -> bytes:
     """The PNG bytes of :func:`render_describe_figure`."""
-    fig = render_describe_figure(record, title=title, dpi=dpi)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    return buf.getvalue()
+    return _png(render_describe_figure(record, title=title, dpi=dpi))
 
 
 @dataclass(frozen=True)
@@ -174,8 +238,11 @@ class DescribePngSink(FileSink):
         super().check()
 
     def prepare(self, release: Release) -> Write:
-        return self._writer(render_describe_png(release.record,
-                                                title=self.title), "plot")
+        fig, out = _describe_figure(release.record, title=self.title, dpi=110)
+        said = f"plot written to {self.path}" + (
+            f" ({out} mean(s) out of view, drawn as triangles at the panel's edge)"
+            if out else "")
+        return file_write(self.path, _png(fig), said)
 
 
 __all__ = ["MAX_PANELS", "DescribePngSink", "mean_noise_sd", "render_describe_figure",

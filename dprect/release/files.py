@@ -1,12 +1,23 @@
-"""Output files: checked before a run reads or reserves anything, written atomically.
+"""Output files: proven writable before a run reads or reserves anything, written
+atomically.
 
-:func:`check_output_path` refuses a location that cannot be written (by its path only);
-:func:`write_atomic` writes to a temporary file in the target folder and renames it into
-place, so a reader sees the whole file or nothing.
+:func:`check_output_path` refuses a location that cannot be written, and proves the one
+it accepts: it creates the missing folders of the path and a temporary file where the
+output's own temporary file will go (named as :func:`stage_file` names it), then removes
+everything it made — a location the operating system would refuse (a folder under a file,
+a read-only or pseudo file system, a name too long) is refused before the charge, not
+after it. :func:`stage_file` writes an output's bytes to a temporary file beside it and
+:func:`commit_staged` renames that into place, so a reader sees the whole file or nothing;
+:func:`write_atomic` is the two in one.
+
+Messages name the output, its path and the operating system's reason by its error number
+(:func:`os.strerror`), never an exception's own text.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import tempfile
 from pathlib import Path
@@ -14,51 +25,127 @@ from pathlib import Path
 from dprect.core.errors import ParameterError
 
 
+def _reason(exc: OSError) -> str:
+    """The operating system's reason for ``exc``, from its error number only."""
+    return os.strerror(exc.errno) if exc.errno is not None else type(exc).__name__
+
+
+def _temp_prefix(target: Path) -> str:
+    return f".{target.name}."
+
+
+def _probe(folder: Path, target: Path) -> None:
+    """Create and remove a temporary file in ``folder`` named as an output ``target``'s
+    own temporary file will be (raises the OSError of a refusal)."""
+    fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(target), suffix=".tmp", dir=folder)
+    os.close(fd)
+    os.unlink(tmp)
+
+
+def _missing_folders(target: Path, folder: bool, what: str, shown: str
+                     ) -> tuple[Path, list[Path]]:
+    """The folder an output is written in (``home``) and its missing folders, deepest
+    first; refuses a folder where a file goes, a file where a folder goes, and a file (or
+    a dangling link) on the way."""
+    if target.is_dir() and not folder:
+        raise ParameterError(f"{what} {shown!r} is a folder; give a file path")
+    if target.exists() and folder and not target.is_dir():
+        raise ParameterError(f"{what} {shown!r} is a file; give a folder path")
+    home = (target if folder else target.parent).absolute()
+    missing: list[Path] = []
+    ancestor = home
+    while not ancestor.is_dir():
+        if ancestor.exists() or ancestor.is_symlink():
+            raise ParameterError(f"{what} {shown!r} cannot be written: {str(ancestor)!r} "
+                                 "is not a folder")
+        missing.append(ancestor)
+        if ancestor == ancestor.parent:
+            break
+        ancestor = ancestor.parent
+    return home, missing
+
+
 def check_output_path(path: str | os.PathLike[str], what: str, *, folder: bool = False
                       ) -> None:
     """Refuse, before anything is read, reserved or written, an output location that
-    cannot be written: for a file (``folder=False``) a path that is a folder; for a folder
-    (a Delta table) a path that is a file; and a path whose nearest existing ancestor is
-    not a writable folder (missing folders are created when the output is written).
-    Raises :class:`ParameterError` naming ``what`` and the path. Nothing is created."""
+    cannot be written, and prove the one it accepts. For a file (``folder=False``): not a
+    folder, and its folder (made if missing) takes the output's temporary file; for a
+    folder (a Delta table): not a file, and the folder (made if missing) takes a file.
+    Missing folders are created for the proof and removed again (only those it made,
+    deepest first), so nothing is left behind. Raises :class:`ParameterError` naming
+    ``what``, the path and the operating system's reason."""
     target = Path(path)
     shown = str(path)
     if not shown.strip():
         raise ParameterError(f"{what} is an empty path")
-    if target.exists():
-        if folder and not target.is_dir():
-            raise ParameterError(f"{what} {shown!r} is a file; give a folder path")
-        if not folder and target.is_dir():
-            raise ParameterError(f"{what} {shown!r} is a folder; give a file path")
-        where = target if folder else target.parent
-        if not os.access(where, os.W_OK | os.X_OK):
+    try:
+        home, missing = _missing_folders(target, folder, what, shown)
+    except OSError as exc:  # e.g. a name too long to look up
+        raise ParameterError(f"{what} {shown!r} cannot be written ({_reason(exc)})"
+                             ) from None
+    made: list[Path] = []
+    current = missing[-1].parent if missing else home  # the folder being written in
+    try:
+        for step in reversed(missing):
+            try:
+                os.mkdir(step)
+                made.append(step)
+            except FileExistsError:  # another run made it meanwhile: not ours to remove
+                if not step.is_dir():
+                    raise
+            current = step
+        _probe(home, target if not folder else home / "_probe")
+    except OSError as exc:
+        if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
             raise ParameterError(f"{what} {shown!r} cannot be written: no write permission "
-                                 f"in {str(where)!r}")
-        return
-    ancestor = target.absolute().parent
-    while not ancestor.exists() and ancestor != ancestor.parent:
-        ancestor = ancestor.parent
-    if not ancestor.is_dir():
-        raise ParameterError(f"{what} {shown!r} cannot be written: {str(ancestor)!r} is "
-                             "not a folder")
-    if not os.access(ancestor, os.W_OK | os.X_OK):
-        raise ParameterError(f"{what} {shown!r} cannot be written: no write permission in "
-                             f"{str(ancestor)!r}")
+                                 f"in {str(current)!r} ({_reason(exc)})") from None
+        raise ParameterError(f"{what} {shown!r} cannot be written in {str(current)!r} "
+                             f"({_reason(exc)})") from None
+    finally:
+        for step in reversed(made):
+            with contextlib.suppress(OSError):  # another writer's file in it: keep it
+                os.rmdir(step)
 
 
-def write_atomic(path: str | os.PathLike[str], data: bytes | str) -> None:
-    """Write ``data`` to ``path`` so that ``path`` holds the old content or the whole new
-    one, never a part (temporary file in the same folder, fsync, rename)."""
+def stage_file(path: str | os.PathLike[str], data: bytes | str) -> str:
+    """Write ``data`` to a temporary file in ``path``'s folder (made if missing), synced
+    to disk; returns the temporary file's path for :func:`commit_staged`."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     payload = data.encode() if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(target), suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(payload)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    return tmp
+
+
+def commit_staged(tmp: str, path: str | os.PathLike[str]) -> None:
+    """Rename a staged file into place (one rename in one folder: atomic)."""
+    os.replace(tmp, path)
+
+
+def discard_staged(tmp: str | None) -> None:
+    """Remove a staged file that will not be committed (no error if it is gone)."""
+    if tmp is not None:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def write_atomic(path: str | os.PathLike[str], data: bytes | str) -> None:
+    """Write ``data`` to ``path`` so that ``path`` holds the old content or the whole new
+    one, never a part (:func:`stage_file`, then :func:`commit_staged`)."""
+    tmp = stage_file(path, data)
+    try:
+        commit_staged(tmp, path)
+    except BaseException:
+        discard_staged(tmp)
+        raise
+
+
+__all__ = ["check_output_path", "commit_staged", "discard_staged", "stage_file",
+           "write_atomic"]

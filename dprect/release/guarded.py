@@ -11,7 +11,12 @@ under a budget ledger (:mod:`dprect.release.ledger`), the same way:
 4. **publish**: write the output files from the recorded result (each atomically).
 
 A failure in step 2 is recorded as ``fail`` (the run stays charged, fail closed) and
-re-raised. The ``fail`` row holds the line the command prints for that error (the caller's
+re-raised — except an interrupt (SIGINT, :class:`KeyboardInterrupt`) that came before
+any noise was drawn (:func:`dprect.core.randomness.draws` did not move) in the attempt
+that made the charge: its reservation is cancelled (:meth:`Ledger.cancel`, docs/privacy.md
+"Cancelled reservations"), since nothing it did can be released. The ledger row for the
+failure or the cancellation is written with SIGINT held off, so a second Ctrl-C does not
+cut it short. The ``fail`` row holds the line the command prints for that error (the caller's
 ``describe``: :func:`dprect.app.failures.describe_failure`'s message), never the
 exception's own text, which could quote data; without a ``describe`` only the error's
 type is recorded. A process killed anywhere between 1 and 3 leaves a charged reservation and no
@@ -27,12 +32,16 @@ the result's own guarantee must equal it. Nothing here knows a product: a releas
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from dprect.core.accounting import Guarantee
 from dprect.core.errors import ParameterError
+from dprect.core.randomness import draws
 from dprect.release.ledger import Budget, Ledger
 
 
@@ -60,10 +69,10 @@ class LedgerSettings:
             raise ParameterError("give both cap epsilon and cap delta, or neither")
         cap = None
         if cap_epsilon is not None and cap_delta is not None:
-            from dprect.core.validation import check_epsilon, check_open_unit
+            from dprect.core.validation import check_delta, check_epsilon
 
             cap = Budget(check_epsilon(cap_epsilon, "cap epsilon"),
-                         check_open_unit(cap_delta, "cap delta"))
+                         check_delta(cap_delta, "cap delta"))
         if run_id is None:
             from uuid import uuid4
 
@@ -115,6 +124,34 @@ class Charge:
     features: list[str]
 
 
+def interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` is an interrupt (SIGINT: :class:`KeyboardInterrupt`) or was raised
+    while one was handled — a library that cleans up after an interrupt (py4j closing
+    its connection, pyspark cancelling its jobs) may raise its own error in its place."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
+
+
+@contextmanager
+def _sigint_held() -> Iterator[None]:
+    """SIGINT ignored inside (on the main thread; elsewhere nothing changes), its handler
+    restored after: a ledger row being written is not cut short by a second Ctrl-C."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_DFL if previous is None else previous)
+
+
 def _type_only(exc: BaseException) -> str:
     return f"{type(exc).__name__} (its message is not recorded)"
 
@@ -141,12 +178,18 @@ def guarded_release(settings: LedgerSettings | None, charge: Charge,
     if reservation.previous_result is not None:
         publish(reservation.previous_result)
         return Outcome(reservation.previous_result, settings.run_id, True)
+    drawn = draws()
     try:
         guarantee, ours = compute()
         if guarantee != g:
             raise AssertionError(f"{what}'s guarantee differs from the reserved plan")
     except BaseException as exc:
-        ledger.fail(settings.dataset, settings.run_id, describe(exc))
+        stop = interrupted(exc)
+        with _sigint_held():
+            if not (stop and reservation.new_charge and draws() == drawn
+                    and ledger.cancel(settings.dataset, settings.run_id)):
+                ledger.fail(settings.dataset, settings.run_id,
+                            describe(KeyboardInterrupt() if stop else exc))
         raise
     recorded = ledger.release(settings.dataset, settings.run_id, ours)
     publish(recorded)  # another attempt of this run id may have released first: use its

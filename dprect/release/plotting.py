@@ -15,9 +15,11 @@ the one before it; a single feature gets a 1-D panel). Each panel:
 * writes the bounds as numbers above the panel: one line per rectangle with each axis's
   ``[lower, upper]``, rounded to the panel's scale.
 
-An unbounded side (a float-order domain) is drawn at the panel's edge and written ``-inf``
-/ ``inf``. Rendering uses matplotlib's Agg backend into memory, so :func:`write_png` can
-write the file atomically; the same inputs give the same bytes. :func:`render_figure`
+An unbounded side (a float-order domain), or one beyond ±1e300, is drawn at the panel's
+edge and written ``-inf`` / ``inf`` (or its value); the legend says so, and so does the
+line the sink prints (:func:`open_sides`), so no released value can fail the plot.
+Rendering uses matplotlib's Agg backend into memory, so :func:`write_png` can write the
+file atomically; the same inputs give the same bytes. :func:`render_figure`
 returns the matplotlib figure itself (for tests and notebooks); :func:`render_png` is what
 ``dprect fit --plot`` and the fit job write.
 """
@@ -56,6 +58,20 @@ TRUE = Outline("tab:blue", 1.6, "--")
 GRID = Outline("0.55", 1.0, ":")
 MARGIN = 0.08  # of the union's extent, on each side
 _HUGE = 1e300  # finite ends beyond this (float-order extremes) are treated as open
+
+
+def open_sides(result: FitResult) -> int:
+    """How many sides of a (non-empty) rectangle are drawn at a panel's edge because
+    they cannot be placed: infinite, or beyond ±1e300 (:data:`_HUGE`)."""
+    if result.empty:
+        return 0
+    return sum(1 for v in (*result.lower, *result.upper)
+               if not (math.isfinite(v) and abs(v) < _HUGE))
+
+
+def edge_note(sides: int) -> str:
+    """What the line saying where a plot went adds for ``sides`` open sides."""
+    return f" ({sides} open side(s) drawn at the panel's edge)" if sides else ""
 
 
 def feature_pairs(dims: int) -> list[tuple[int, int]]:
@@ -184,9 +200,11 @@ def _legend_entry(outline: Outline, label: str) -> Any:
 
 def render_figure(result: FitResult, *, true_lower: Sequence[float] | None = None,
                   true_upper: Sequence[float] | None = None, title: str | None = None,
-                  dpi: int = 110) -> Figure:
+                  dpi: int = 110, around: str | None = None) -> Figure:
     """The matplotlib figure of the rectangle's 2-D projections (see the module
-    docstring); :func:`render_png` saves it. Headless: the figure has an Agg canvas."""
+    docstring); :func:`render_png` saves it. Headless: the figure has an Agg canvas.
+    ``around`` names the rows the rectangle is around (``label = 1``: the label column
+    and the positive label), written in the title and the legend."""
     require("plot")
     truth = None
     if true_lower is not None and true_upper is not None:
@@ -233,6 +251,7 @@ def render_figure(result: FitResult, *, true_lower: Sequence[float] | None = Non
                         color=colour, ha="left", va="bottom", annotation_clip=False)
         frame_panel(ax, (a, b), xlim, ylim, result)
     handles = [_legend_entry(LEARNED, "learned rectangle (DP)"
+                             + (f" around {around}" if around else "")
                              + (" — open sides at the panel edge" if open_side else ""))]
     if truth is not None:
         handles.append(_legend_entry(TRUE, "true rectangle (public)"))
@@ -243,6 +262,8 @@ def render_figure(result: FitResult, *, true_lower: Sequence[float] | None = Non
     g = result.privacy
     subtitle = (f"{result.method}, ({g.epsilon:.3g}, {g.delta:.2g})-DP"
                 if g is not None else f"{result.method}, NOT private")
+    if around:
+        subtitle = f"rectangle around {around}; {subtitle}"
     if result.seeded:
         subtitle += " — SEEDED RUN, not for publication"
     fig.suptitle(f"{title + ': ' if title else ''}{subtitle}", fontsize=10)
@@ -251,10 +272,10 @@ def render_figure(result: FitResult, *, true_lower: Sequence[float] | None = Non
 
 def render_png(result: FitResult, *, true_lower: Sequence[float] | None = None,
                true_upper: Sequence[float] | None = None, title: str | None = None,
-               dpi: int = 110) -> bytes:
+               dpi: int = 110, around: str | None = None) -> bytes:
     """The PNG bytes of :func:`render_figure` (see the module docstring)."""
     fig = render_figure(result, true_lower=true_lower, true_upper=true_upper, title=title,
-                        dpi=dpi)
+                        dpi=dpi, around=around)
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
     return buf.getvalue()
@@ -265,5 +286,5 @@ def write_png(path: str | os.PathLike[str], result: FitResult, **kwargs: object)
     write_atomic(path, render_png(result, **kwargs))  # type: ignore[arg-type]
 
 
-__all__ = ["MAX_PANELS", "feature_pairs", "format_bound", "render_figure", "render_png",
-           "write_png"]
+__all__ = ["MAX_PANELS", "edge_note", "feature_pairs", "format_bound", "open_sides",
+           "render_figure", "render_png", "write_png"]

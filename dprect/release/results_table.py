@@ -178,8 +178,9 @@ def _deltars_schema(p: Path, path: str
         return None, ours
     try:
         schema = pa.schema(DeltaTable(str(p)).schema().to_arrow())
-    except Exception as exc:  # any delta-rs failure: unusable input
-        raise InputDataError(f"cannot read results table {path!r}: {exc}") from None
+    except Exception as exc:  # any delta-rs failure: unusable input, named by its class
+        raise InputDataError(f"cannot read results table {path!r} as delta "
+                             f"(deltalake error {type(exc).__name__})") from None
     return [(f.name, _plain(f.type)) for f in schema], ours
 
 

@@ -7,10 +7,24 @@ Every output is a :class:`Sink` with two steps, in the order of a guarded run
 * :meth:`Sink.check` — before anything is read or reserved: the location can be written
   (its path only; for the results table, that it is absent or a Delta table with the
   results schema). Nothing is created.
+* :meth:`Sink.check` proves it (:func:`dprect.release.files.check_output_path`: the
+  missing folders and a temporary file are made and removed again), so an output that
+  cannot be delivered is refused before the charge.
 * :meth:`Sink.prepare` — after the release, from the *recorded* result: render the output
-  in memory and return the write (or None when there is nothing to write, e.g. the results
-  table already holds this run id's row). :func:`publish` prepares every sink first and
-  writes only then, so a rendering failure writes nothing; each write is atomic.
+  in memory and return its :class:`Write` (or None when there is nothing to write, e.g.
+  the results table already holds this run id's row). Rendering never fails on released
+  values (a plot draws a value it cannot place as out of view, and says so).
+
+**All or nothing.** :func:`publish` prepares every sink first, then in three steps:
+(1) *stage* every file output — its bytes written, synced, to a temporary file beside
+it; (2) *commit* the outputs that cannot be staged (a Delta table: one commit is its own
+all-or-nothing step; a run has at most one); (3) rename every staged file into place.
+A failure in (1) or (2) removes every staged file, so the run leaves no output written
+and another missing; only a failure of a rename in (3) — one rename in a folder already
+proven writable — can leave a part published, and the error says so. Every output is
+rendered from the recorded result, so re-running the same run id under a ledger (a
+replay: :mod:`dprect.app.spine`) publishes them all again, identically, without
+spending; the Delta results table adds no second row for a run id.
 
 :func:`output_sinks` builds the sinks the command line and the fit job share;
 :func:`check_distinct` refuses two outputs (or an output and the input or the ledger) at
@@ -29,10 +43,57 @@ from typing import Any, Protocol
 
 from dprect.core.errors import ParameterError
 from dprect.core.result import FitResult
-from dprect.release.files import check_output_path, write_atomic
+from dprect.release.files import (
+    check_output_path,
+    commit_staged,
+    discard_staged,
+    stage_file,
+)
 
-#: a prepared write: it writes and returns the line that says where
-Write = Callable[[], str]
+
+def _nothing() -> None:
+    """No step (an output that cannot be staged, or has nothing staged to remove)."""
+
+
+@dataclass
+class Write:
+    """A prepared output in :func:`publish`'s steps: ``stage`` writes it where no reader
+    looks (None: it cannot be staged — a Delta commit — so ``commit`` does all of it),
+    ``commit`` makes it visible and returns the line that says where, ``discard``
+    removes what ``stage`` wrote. Calling it does all of it at once."""
+
+    commit: Callable[[], str]
+    stage: Callable[[], None] | None = None
+    discard: Callable[[], None] = _nothing
+
+    def __call__(self) -> str:
+        if self.stage is not None:
+            self.stage()
+        try:
+            return self.commit()
+        except BaseException:
+            self.discard()
+            raise
+
+
+def file_write(path: str, data: bytes | str, line: str) -> Write:
+    """The :class:`Write` of a file output: staged to a temporary file beside ``path``,
+    committed by renaming it into place (:mod:`dprect.release.files`)."""
+    staged: list[str] = []
+
+    def stage() -> None:
+        staged.append(stage_file(path, data))
+
+    def commit() -> str:
+        commit_staged(staged[-1], path)  # still staged (discarded) if the rename fails
+        staged.pop()
+        return line
+
+    def discard() -> None:
+        while staged:
+            discard_staged(staged.pop())
+
+    return Write(commit, stage, discard)
 
 
 @dataclass(frozen=True)
@@ -44,6 +105,33 @@ class Release:
     record: dict[str, Any]
     run_id: str
     started_at: datetime
+
+
+#: where a fit's record names what its rectangle is around (the label column and the
+#: positive label, or for a class record the label column; public settings)
+LABEL = "label"
+
+
+def label_entry(column: str | None, positive: object = None) -> dict[str, Any]:
+    """A record's ``label`` entry: the label ``column`` and, for one rectangle, the
+    ``positive`` label as a result names it (:func:`dprect.core.labels.label_key`)."""
+    from dprect.core.labels import label_key
+
+    entry: dict[str, Any] = {"column": column}
+    if positive is not None:
+        entry["positive"] = label_key(positive)
+    return entry
+
+
+def around(record: dict[str, Any], positive: str | None = None) -> str | None:
+    """What a rectangle is around, from its record's ``label`` entry: ``label = 1`` (the
+    column and the positive label, or ``positive`` for one class of a class record);
+    None for a record made before the entry existed."""
+    entry = record.get(LABEL)
+    if not isinstance(entry, dict) or entry.get("column") is None:
+        return None
+    value = entry.get("positive") if positive is None else positive
+    return f"{entry['column']} = {value}" if value is not None else str(entry["column"])
 
 
 def fit_result(release: Release) -> FitResult:
@@ -84,11 +172,7 @@ class FileSink:
         check_output_path(self.path, self.name)
 
     def _writer(self, data: bytes | str, what: str) -> Write:
-        def write() -> str:
-            write_atomic(self.path, data)
-            return f"{what} written to {self.path}"
-
-        return write
+        return file_write(self.path, data, f"{what} written to {self.path}")
 
 
 @dataclass(frozen=True)
@@ -115,14 +199,15 @@ class PngSink(FileSink):
         super().check()
 
     def prepare(self, release: Release) -> Write:
-        from dprect.release.plotting import render_png
+        from dprect.release.plotting import edge_note, open_sides, render_png
 
         result = fit_result(release)
         truth = read_truth(self.truth, result.features)
-        return self._writer(render_png(result,
-                                       true_lower=truth[0] if truth else None,
-                                       true_upper=truth[1] if truth else None,
-                                       title=self.title), "plot")
+        png = render_png(result, true_lower=truth[0] if truth else None,
+                         true_upper=truth[1] if truth else None, title=self.title,
+                         around=around(release.record))
+        return file_write(self.path, png, f"plot written to {self.path}"
+                          + edge_note(open_sides(result)))
 
 
 @dataclass(frozen=True)
@@ -156,7 +241,7 @@ class ResultsTableSink:
             version = append_result(self.path, row)
             return f"row appended to results table {self.path} (Delta version {version})"
 
-        return write
+        return Write(write)
 
 
 def check_distinct(named: Sequence[tuple[str, str | None]]) -> None:
@@ -172,10 +257,49 @@ def check_distinct(named: Sequence[tuple[str, str | None]]) -> None:
         seen[key] = name
 
 
+class NotPublishedError(ParameterError):
+    """The outputs of a released run could not all be written (:func:`publish`). Its
+    message says whether none or some were written; under a ledger, re-running the same
+    run id publishes them all (a replay) without spending again."""
+
+
+def _why(exc: BaseException) -> str:
+    """A failed write's reason: the operating system's, by its error number, else the
+    error's type (never its text)."""
+    if isinstance(exc, OSError) and exc.errno:
+        return os.strerror(exc.errno)
+    return type(exc).__name__
+
+
 def publish(sinks: Sequence[Sink], release: Release) -> list[str]:
-    """Render every output, then write them in order; returns the lines saying where."""
+    """Render every output, then stage, commit and rename them (the module docstring:
+    all or nothing); returns the lines saying where, in the sinks' order. A failed write
+    raises :class:`NotPublishedError`."""
     writes = [w for w in (s.prepare(release) for s in sinks) if w is not None]
-    return [write() for write in writes]
+    staged = [w for w in writes if w.stage is not None]
+    again = (f"the result is released: with a ledger, re-running run id {release.run_id} "
+             "publishes every output again without spending")
+    lines: dict[int, str] = {}
+
+    def failed(exc: Exception) -> NotPublishedError:
+        for w in staged:
+            w.discard()
+        done = (f"{len(lines)} of {len(writes)} outputs were written and the others not"
+                if lines else "no output was written")
+        return NotPublishedError(f"{done} ({_why(exc)}); {again}")
+
+    try:
+        for w in staged:
+            assert w.stage is not None
+            w.stage()
+        for w in writes:
+            if w.stage is None:  # a Delta commit: its own all-or-nothing step
+                lines[id(w)] = w.commit()
+        for w in staged:
+            lines[id(w)] = w.commit()
+    except Exception as exc:
+        raise failed(exc) from None
+    return [lines[id(w)] for w in writes]
 
 
 def output_sinks(name: Callable[[str], str], *, output: str | None, plot: str | None = None,
@@ -215,5 +339,6 @@ def read_truth(path: str | os.PathLike[str] | None, features: Sequence[str]
     return lower, upper
 
 
-__all__ = ["FileSink", "JsonSink", "PngSink", "Release", "ResultsTableSink", "Sink", "Write",
-           "check_distinct", "fit_result", "output_sinks", "publish", "read_truth"]
+__all__ = ["LABEL", "FileSink", "JsonSink", "NotPublishedError", "PngSink", "Release",
+           "ResultsTableSink", "Sink", "Write", "around", "check_distinct", "file_write",
+           "fit_result", "label_entry", "output_sinks", "publish", "read_truth"]

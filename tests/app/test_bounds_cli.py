@@ -32,14 +32,15 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 import pytest
-from cli_run import run
+from cli_run import messages, run
 
 import dprect
 from dprect.core.accounting import Guarantee
 from dprect.core.bounds import BoundsRequest, BoundsResult, histogram, plan_bounds
 from dprect.core.domains import FloatBins
 from dprect.core.request import Source
-from dprect.engines.numpy_bounds import NumpyBoundsRoute
+from dprect.core.statistic import COVERAGE
+from dprect.engines.grouped import NumpyGroupedRoute
 from dprect.release.bounds_record import bounds_record, table_rows
 from dprect.release.ledger import Ledger
 
@@ -172,8 +173,9 @@ def test_null_nan_inf_values_leave_only_their_column(tmp_path: Path) -> None:
     pq.write_table(table, tmp_path / "t.parquet")
     source = Source(str(tmp_path / "t.parquet"), ["x", "y"])
     domains = [FloatBins(), FloatBins()]
-    with NumpyBoundsRoute().open(source, domains, None, lambda m: None) as prepared:
-        hists = prepared.histograms()
+    with NumpyGroupedRoute().open(source, None, COVERAGE.spec(domains),
+                                  lambda m: None) as prepared:
+        hists = {cell: c.histogram() for cell, c in prepared.statistics().items()}
     clean_x = histogram(np.array([v for v in x if v is not None and math.isfinite(v)]),
                         FloatBins())
     assert np.array_equal(hists[(0, 0)].keys, clean_x.keys)
@@ -256,7 +258,7 @@ def test_fit_refuses_a_bounds_run_id(data: Path, tmp_path: Path,
                           "--epsilon", "1", "--delta", "1e-6", "--output", str(out_json),
                           "--ledger", str(ledger), "--dataset", "ds", "--run-id", "r1"],
                          capsys)
-    assert code == 2 and "another kind of run" in err and len(err.strip().splitlines()) == 1
+    assert code == 2 and "another kind of run" in err and len(messages(err)) == 1
     assert not out_json.exists()
     assert Ledger(ledger).status("ds").spent.epsilon == spent
 
@@ -268,7 +270,7 @@ def test_cap_exceeded_spends_and_writes_nothing(data: Path, tmp_path: Path,
     code, _, err = run(bounds_argv(data, tmp_path, "--group-by", "g", "--groups", "a,b",
                                      "--ledger", str(ledger), "--dataset", "ds",
                                      "--cap-epsilon", "3", "--cap-delta", "1e-6"), capsys)
-    assert code == 2 and "cap exceeded" in err and len(err.strip().splitlines()) == 1
+    assert code == 2 and "cap exceeded" in err and len(messages(err)) == 1
     assert not (tmp_path / "bounds.json").exists()
     assert Ledger(ledger).runs("ds") == []
 
@@ -313,7 +315,7 @@ def test_bad_input_one_line_exit_2_nothing_written_nothing_reserved(
         argv += ["--ledger", str(ledger), "--dataset", "ds"]
     code, out, err = run([*argv, *extra], capsys)
     assert code == 2, (out, err)
-    lines = [ln for ln in err.splitlines() if ln.strip()]
+    lines = messages(err)
     assert len(lines) == 1 and message in lines[0], err
     assert not (tmp_path / "bounds.json").exists() and not (tmp_path / "b.csv").exists()
     assert not list(tmp_path.glob(".*.tmp"))

@@ -57,11 +57,11 @@ def test_each_release_is_charged_its_guarantee():
 def test_past_the_cap_nothing_is_computed(product, monkeypatch):
     import dprect.app.api as api
     import dprect.app.describe as describe_mod
-    import dprect.core.bounds as core_bounds
+    import dprect.engines.grouped as grouped
 
     computed: list[str] = []
-    for mod, name in ((api, "run_plan"), (core_bounds, "run_bounds"),
-                      (describe_mod, "run_describe")):
+    for mod, name in ((api, "run_plan"), (grouped, "draw_coverage"),
+                      (describe_mod, "draw_query")):
         original = getattr(mod, name)
         monkeypatch.setattr(mod, name, lambda *a, _o=original, _n=name, **k:
                             (computed.append(_n), _o(*a, **k))[1])

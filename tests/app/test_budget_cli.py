@@ -22,6 +22,7 @@ import re
 import shutil
 import subprocess
 import sys
+import warnings
 from datetime import timedelta
 from pathlib import Path
 
@@ -29,7 +30,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from cli_run import run
+from cli_run import messages, run
 
 from dprect.app.api import resolve_domains
 from dprect.core.planner import plan
@@ -141,7 +142,8 @@ def test_concurrent_fits_never_overspend_the_cap(data: Path, tmp_path: Path, led
     assert len(ok) == 5 and len(refused) == 7, done
     for i in refused:
         code, _, err = done[i]
-        lines = [ln for ln in err.splitlines() if ln.strip() and ABORT not in ln]
+        # a run that waits 10 s on the busy ledger says so: a progress line, not an error
+        lines = [ln for ln in messages(err) if ABORT not in ln]
         assert code == 2 or i in aborted, done[i]
         assert len(lines) == 1, err
         assert lines[0].startswith("dprect: error: ") and "cap exceeded" in lines[0], err
@@ -236,12 +238,11 @@ def test_retry_cannot_ask_for_more_than_was_charged(
 def test_set_cap_and_show(data: Path, tmp_path: Path,
                           capsys: pytest.CaptureFixture[str]) -> None:
     path = str(tmp_path / "ledger")
-    code, out, err = run(["budget", "show", "ds", "--ledger", path], capsys)
-    assert code == 0, err
-    assert "spent epsilon=0, delta=0" in out and "cap: none set" in out
-    report = show(tmp_path, capsys)
-    assert report["spent"] == {"epsilon": 0.0, "delta": 0.0}
-    assert report["cap"] is None and report["remaining"] is None and report["runs"] == []
+    # a dataset the ledger never heard of (a typo?) is not shown as an unspent one
+    for extra in ([], ["--json"]):
+        code, out, err = run(["budget", "show", "ds", "--ledger", path, *extra], capsys)
+        assert code == 2 and out == "", (out, err)
+        assert err.count("\n") == 1 and "dataset 'ds' has no cap and no run" in err
 
     code, out, err = run(["budget", "set-cap", "ds", "--epsilon", "3", "--delta", "1e-5",
                           "--ledger", path], capsys)
@@ -297,7 +298,7 @@ def files_under(path: Path) -> list[tuple[str, int]]:
 
 
 def one_error_line(err: str) -> str:
-    lines = [ln for ln in err.splitlines() if ln.strip()]
+    lines = messages(err)
     assert len(lines) == 1 and lines[0].startswith("dprect: error: "), err
     assert "\x1b" not in err and "Traceback" not in err, err
     return lines[0]
@@ -399,14 +400,14 @@ def test_the_cap_committed_last_counts_whatever_the_clocks(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """An admin whose clock runs 2 h fast raises the cap; a second admin lowers it later
     (with an earlier timestamp): the lower cap counts and the run is refused."""
-    import dprect.release.ledger as ledger_module
+    import dprect.release.ledger.writes as ledger_writes
 
-    real_now = ledger_module._now
-    monkeypatch.setattr(ledger_module, "_now", lambda: real_now() + timedelta(hours=2))
+    real_now = ledger_writes._now
+    monkeypatch.setattr(ledger_writes, "_now", lambda: real_now() + timedelta(hours=2))
     code, _, err = run(["budget", "set-cap", "ds", "--epsilon", "10", "--delta", "1e-5",
                         "--ledger", str(ledger)], capsys)
     assert code == 0, err
-    monkeypatch.setattr(ledger_module, "_now", real_now)
+    monkeypatch.setattr(ledger_writes, "_now", real_now)
     code, _, err = run(["budget", "set-cap", "ds", "--epsilon", "0.5", "--delta", "1e-5",
                         "--ledger", str(ledger)], capsys)
     assert code == 0, err
@@ -443,7 +444,7 @@ def test_bad_input_exit_2_no_output_no_ledger_row(
     table, extra, pattern = BAD[case]
     code, out, err = run(fit_argv(data, tmp_path, *extra, table=table), capsys)
     assert code == 2, (code, out, err)
-    lines = [ln for ln in err.splitlines() if ln.strip()]
+    lines = messages(err)
     if case == "no feature names":  # argparse: usage, then one error line
         assert lines[-1].startswith("dprect fit: error: "), err
     else:
@@ -618,3 +619,112 @@ def test_show_since_compact_and_verify(data: Path, tmp_path: Path, ledger: Path,
     assert code == 0 and "released before" in out, err
     assert json.loads((tmp_path / "a2.json").read_text()) == \
         json.loads((tmp_path / "a.json").read_text())
+
+
+# -- a pure-DP cap ----------------------------------------------------------------------------
+PAPER = ("--method", "randmargins", "--accounting", "paper")  # a charge with delta > 0
+
+
+@pytest.mark.parametrize("where", ["ledger", "run"])
+def test_a_pure_dp_cap_admits_only_pure_runs(data: Path, tmp_path: Path, where: str,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """A cap with delta 0 (`set-cap --delta 0`, or `--cap-delta 0` on the run) is accepted
+    and enforced: a run whose plan spends delta > 0 is refused (exit 2, nothing written or
+    reserved); a pure run is charged."""
+    path = str(tmp_path / "ledger")
+    if where == "ledger":
+        code, out, err = run(["budget", "set-cap", "ds", "--epsilon", "5", "--delta", "0",
+                              "--ledger", path], capsys)
+        assert code == 0 and "delta=0" in out, err
+        cap: tuple[str, ...] = ()
+    else:
+        cap = ("--cap-epsilon", "5", "--cap-delta", "0")
+    code, _, err = run(fit_argv(data, tmp_path, *PAPER, *cap), capsys)
+    assert code == 2 and "privacy budget cap exceeded" in err, err
+    assert not (tmp_path / "result.json").exists()
+    assert reserves(Ledger(path)) == []
+    code, _, err = run(fit_argv(data, tmp_path, *cap), capsys)
+    assert code == 0, err
+    assert Ledger(path).spent("ds").delta == 0.0 and len(reserves(Ledger(path))) == 1
+
+
+# -- an interrupted run ---------------------------------------------------------------------
+def _interrupted(tmp_path: Path, run_id: str, draw: bool, seed: int | None = None) -> None:
+    from dprect.core.randomness import RandomSource
+    from dprect.release.guarded import Charge, LedgerSettings, guarded_release
+
+    g = charge()
+
+    def compute():
+        with warnings.catch_warnings():  # the seeded-run warning
+            warnings.simplefilter("ignore", UserWarning)
+            rng = RandomSource(seed=seed) if seed is not None else RandomSource()
+        if draw:
+            rng.randbits(8)
+        raise KeyboardInterrupt
+
+    settings = LedgerSettings.build(str(tmp_path / "ledger"), "ds", run_id)
+    with pytest.raises(KeyboardInterrupt):
+        guarded_release(settings, Charge(g, "composition", ["a", "b"]), compute,
+                        lambda record: None)
+
+
+def test_an_interrupt_before_any_noise_cancels_the_reservation(
+        data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """SIGINT after the reservation and before any draw: the charge is withdrawn (a
+    ``cancel`` event; spend back to zero), `budget show` lists the run as cancelled and
+    charges nothing for it, and the run id runs again under a new charge."""
+    led = Ledger(tmp_path / "ledger")
+    _interrupted(tmp_path, "r1", draw=False)
+    assert led.run("ds", "r1").status == "cancelled"
+    assert led.spent("ds") is not None and led.spent("ds").epsilon == 0.0
+    report = show(tmp_path, capsys)
+    assert report["charged_runs"] == 0 and report["spent"]["epsilon"] == 0.0
+    assert [r["status"] for r in report["runs"]] == ["cancelled"]
+    with pytest.raises(Exception, match="was cancelled"):
+        led.release("ds", "r1", {"x": 1})  # nothing may be released under it
+    code, _, err = run(fit_argv(data, tmp_path, "--run-id", "r1"), capsys)
+    assert code == 0, err
+    assert led.run("ds", "r1").status == "released"
+    assert led.spent("ds").epsilon == pytest.approx(charge().epsilon)
+    assert len(reserves(led, "r1")) == 2
+    led.verify(full=True)
+
+
+@pytest.mark.parametrize("seed", [None, 7])
+def test_an_interrupt_once_noise_may_be_drawn_stays_charged(tmp_path: Path,
+                                                            seed: int | None) -> None:
+    """SIGINT after a draw (from OS entropy), or once a seeded source exists (counted
+    when made): the run is recorded failed and stays charged."""
+    led = Ledger(tmp_path / "ledger")
+    _interrupted(tmp_path, "r1", draw=seed is None, seed=seed)
+    assert led.run("ds", "r1").status == "failed"
+    assert led.spent("ds").epsilon == pytest.approx(charge().epsilon)
+
+
+def test_an_error_raised_while_an_interrupt_is_handled_is_an_interrupt(
+        tmp_path: Path) -> None:
+    """pyspark turns a Ctrl-C during a collect into the job's cancellation error (raised in
+    the clean-up of the KeyboardInterrupt, then re-raised by dprect ``from None``): that is
+    still an interrupt — cancelled when nothing was drawn — and a plain error is not."""
+    from dprect.core.errors import InputDataError
+    from dprect.release.guarded import Charge, LedgerSettings, guarded_release, interrupted
+
+    def cancelled_job():
+        try:
+            try:
+                raise KeyboardInterrupt
+            finally:
+                raise RuntimeError("SPARK_JOB_CANCELLED")
+        except RuntimeError:
+            raise InputDataError("Spark failed while counting") from None
+
+    with pytest.raises(InputDataError) as caught:
+        cancelled_job()
+    assert interrupted(caught.value) and not interrupted(InputDataError("x"))
+    led = Ledger(tmp_path / "ledger")
+    settings = LedgerSettings.build(str(tmp_path / "ledger"), "ds", "r1")
+    with pytest.raises(InputDataError):
+        guarded_release(settings, Charge(charge(), "composition", ["a", "b"]),
+                        cancelled_job, lambda record: None)
+    assert led.run("ds", "r1").status == "cancelled"

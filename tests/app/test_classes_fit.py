@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from cli_run import run
+from cli_run import messages, run
 
 import dprect
 from dprect.app.api import resolve_domains
@@ -178,3 +178,35 @@ def test_job_config_reads_a_class_list():
     cfg = section_values({"fit": {**base, "classes": ["x", "x"]}}, "fit", fit_rectangle.OPTIONS)
     with pytest.raises(dprect.ParameterError, match="listed twice"):
         fit_rectangle.settings(cfg)
+
+
+def test_a_mutated_classes_composition_refuses_the_run(data: Path, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str],
+                                                       monkeypatch: pytest.MonkeyPatch):
+    """The classes' charge is re-derived by the independent check before the table is
+    read (docs/privacy.md §10, §12): with the replace-one factor 2 of the composition
+    dropped (:data:`dprect.core.classes.REPLACE_STEPS` = 1), ``dprect fit --classes`` is
+    refused — one line, exit 2, nothing reserved or written — and so is the API."""
+    from dprect.core import classes as classes_module
+    from dprect.core.guarantee_check import GuaranteeCheckError
+
+    led = tmp_path / "ledger"
+    assert run(["budget", "init", "--ledger", str(led)], capsys)[0] == 0
+    extra = ["--neighbouring", "replace-one", "--ledger", str(led), "--dataset", "ds"]
+    code, _, err = run(argv(data, tmp_path, *extra), capsys)
+    assert code == 0, err  # the composition as proved: the run goes ahead
+    (tmp_path / "r.json").unlink()
+    monkeypatch.setattr(classes_module, "REPLACE_STEPS", 1)
+    code, _, err = run(argv(data, tmp_path, *extra), capsys)
+    assert code == 2 and "Traceback" not in err, err
+    assert len(messages(err)) == 1
+    assert "independent guarantee check refused this classes plan" in err
+    assert not (tmp_path / "r.json").exists()
+    assert len([e for e in Ledger(str(led)).events("ds") if e["event"] == "reserve"]) == 1
+    X, y = table(n=500)
+    with pytest.raises(GuaranteeCheckError):
+        dprect.fit(X, y, classes=CLASSES, grid=GRID, epsilon=EPS, delta=DELTA,
+                   neighbouring="replace-one")
+    # add/remove does not use the factor: it still runs
+    assert dprect.fit(X, y, classes=CLASSES, grid=GRID, epsilon=EPS, delta=DELTA).classes \
+        == CLASSES

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 import pytest
+from cli_run import messages
 
 from dprect.app.cli import main
 
@@ -140,7 +141,7 @@ def test_label_values_no_rows_no_positives_are_ordinary_runs(table, tmp_path, ca
                      "--output", str(out)])
         captured = capsys.readouterr()
         assert code == 0, captured.err
-        assert captured.err == ""
+        assert messages(captured.err) == []  # the heartbeat is progress, not an error
         shapes[name] = _shape(json.loads(out.read_text()))
     assert shapes["no_pos"] == shapes["one_pos"] == shapes["empty"] == shapes["bad_label"]
 
@@ -152,7 +153,7 @@ def test_header_only_csv_is_refused_by_its_missing_types(tmp_path, capsys):
     out = tmp_path / "h.json"
     assert main(["fit", "--input", str(tmp_path / "h.csv"), *FIT, "--output", str(out)]) == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1
+    assert len(messages(err)) == 1
     assert "has a header but no rows" in err and "'a'" in err
     assert not out.exists()
     empty = pa.table({"a": pa.array([], pa.float64()), "b": pa.array([], pa.float64()),
@@ -223,7 +224,7 @@ def test_label_type_mismatch_is_refused_from_the_schema(labelled, tmp_path, name
     code = main(["fit", "--input", str(labelled / f"{name}.parquet"), *FIT,
                  "--output", str(out), *extra])
     err = capsys.readouterr().err
-    assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
+    assert code == 2 and message in err and len(messages(err)) == 1, err
     assert not out.exists()
 
 
@@ -257,7 +258,7 @@ def test_bad_output_is_refused_before_reading_or_reserving(table, tmp_path, wher
     code = main(["fit", "--input", str(source), *FIT, "--output", str(output),
                  "--ledger", str(ledger), "--dataset", "ds", "--run-id", "r-bad"])
     captured = capsys.readouterr()
-    lines = captured.err.strip().splitlines()
+    lines = messages(captured.err)
     assert code == 2 and len(lines) == 1 and lines[0].startswith("dprect: error: --output")
     assert captured.out == ""  # nothing ran: no run id, no result
     assert Ledger(ledger).events("ds") == []  # no reservation, nothing spent
@@ -373,7 +374,7 @@ def test_fit_prints_the_plans_expectation_before_it_runs(table, tmp_path, capsys
     assert main(["fit", "--input", str(table / "data.parquet"), *FIT, "--output", str(out),
                  "--positives", "1200"]) == 0
     captured = capsys.readouterr()
-    assert captured.err == ""
+    assert messages(captured.err) == []
     lines = captured.out.splitlines()
     the_plan = dprect.plan(epsilon=1, delta=1e-6, dims=2, grid="0:10:1024")
     chosen = the_plan.chosen
@@ -402,7 +403,7 @@ def test_an_empty_result_explains_itself(tmp_path, capsys):
                  "--label", "label", "--epsilon", "0.5", "--delta", "1e-6", "--grid",
                  "0:10:1024", "--output", str(out)])
     captured = capsys.readouterr()
-    assert code == 0 and captured.err == ""
+    assert code == 0 and messages(captured.err) == []
     assert json.loads(out.read_text())["empty"] is True
     lines = captured.out.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("the rectangle is empty"))
@@ -411,3 +412,244 @@ def test_an_empty_result_explains_itself(tmp_path, capsys):
         assert what in lines[start + 1]
     assert lines[start + 2].startswith("result written")
     assert lines[0].startswith("the plan (")  # the expectation came first
+
+
+# -- argparse errors, negative values, help text ---------------------------------------------
+@pytest.mark.parametrize("argv,where", [
+    (["fit", "--bogus"], "dprect fit"),
+    (["fit", "--epsilon"], "dprect fit"),
+    (["plan", "--epsilon", "x", "--delta", "0", "--dims", "2"], "dprect plan"),
+    (["budget", "show"], "dprect budget show"),
+    (["nope"], "dprect"),
+])
+def test_an_argparse_error_is_one_line_and_exit_2(argv, where, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    out, err = capsys.readouterr()
+    assert stop.value.code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith(f"{where}: error: "), err
+    assert f"(see {where} --help)" in err and "usage:" not in err
+
+
+def test_negative_numbers_are_option_values(capsys):
+    # a grid below zero is a value, not an unknown option
+    assert main(["plan", "--epsilon", "1", "--delta", "1e-6", "--dims", "1",
+                 "--grid", "-8:8:65536"]) == 0
+    assert "chosen" in capsys.readouterr().out
+    # a negative delta reaches the parameter check: its own message, not "expected one
+    # argument" and a usage dump
+    for value in ("-1e-6", "-.5", "-2"):
+        assert main(["plan", "--epsilon", "1", "--delta", value, "--dims", "1"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "delta must be a number in [0, 1)" in err, err
+
+
+def test_help_renders_percent_signs(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["plan", "--help"])
+    text = capsys.readouterr().out
+    assert stop.value.code == 0 and "(default 5%)" in " ".join(text.split())
+    assert "%%" not in text
+
+
+# -- Ctrl-C and a closed stdout ---------------------------------------------------------------
+def _dprect(*argv: str, **kwargs):
+    return subprocess.Popen([sys.executable, "-m", "dprect", *argv], text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
+
+
+#: ``python -c PAUSED_RUN MARKER ARGV…``: ``dprect ARGV…`` whose describe mechanism first
+#: touches MARKER (the budget is reserved, the statistics read) and sleeps, so that a test's
+#: interrupt lands inside the guarded release whatever the machine's speed
+PAUSED_RUN = """
+import pathlib, signal, sys, time
+# as a command started at a terminal: a test runner started as a background job of a
+# non-interactive shell has SIGINT ignored, and a child inherits that
+signal.signal(signal.SIGINT, signal.default_int_handler)
+import dprect.app.describe_flow as flow
+real, marker = flow.draw_query, pathlib.Path(sys.argv[1])
+def paused(*args, **kwargs):
+    marker.touch()
+    time.sleep(600)
+    return real(*args, **kwargs)
+flow.draw_query = paused
+sys.argv = ["dprect", *sys.argv[2:]]
+from dprect.app.cli import run
+run()
+"""
+
+
+@pytest.fixture(scope="module")
+def slow_table(tmp_path_factory):
+    """A describe of 3,000 groups × 2 columns (more than ``PARALLEL_CELLS`` cells: a run
+    whose mechanism would go to the driver's worker processes)."""
+    gen = np.random.default_rng(2)
+    n = 300_000
+    folder = tmp_path_factory.mktemp("slow")
+    pq.write_table(pa.table({"a": gen.normal(0, 1, n), "b": gen.normal(5, 2, n),
+                             "g": gen.integers(0, 3000, n)}), folder / "t.parquet")
+    return folder / "t.parquet"
+
+
+def test_sigint_is_one_line_exit_130_and_the_ledger_consistent(slow_table, tmp_path, capsys):
+    """Ctrl-C at a terminal (SIGINT to the whole process group, the driver's workers
+    too) once the run has reserved its budget: one line ``dprect: interrupted``, exit 130,
+    no traceback from any process, no result, and a ledger that either withdrew the
+    charge (cancelled: no noise drawn yet) or kept it (failed: noise may have been
+    drawn) — never a run left ``reserved``."""
+    import os
+    import signal
+    import time
+
+    from dprect.release.ledger import Ledger
+
+    ledger = tmp_path / "ledger"
+    assert main(["budget", "init", "--ledger", str(ledger)]) == 0
+    out = tmp_path / "out.json"
+    marker = tmp_path / "reserved"
+    # the run pauses where its mechanism would start (after the reservation and the
+    # pass), so the interrupt lands there on a fast machine too, not after the release
+    proc = subprocess.Popen(
+        [sys.executable, "-c", PAUSED_RUN, str(marker), "describe", "--input",
+         str(slow_table), "--columns", "a,b", "--epsilon", "1", "--group-by", "g",
+         "--groups", ",".join(map(str, range(3000))), "--output", str(out),
+         "--ledger", str(ledger), "--dataset", "d"],
+        text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    led = Ledger(ledger)
+    deadline = time.monotonic() + 120
+    while proc.poll() is None and not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert marker.exists() and led.runs("d"), "the run did not reach its mechanism"
+    os.killpg(proc.pid, signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 130, (stdout, stderr)
+    # a loaded machine may have shown the heartbeat first: progress, not an error
+    lines = messages(stderr)
+    assert lines == ["dprect: interrupted"] and "Traceback" not in stderr, stderr
+    assert not out.exists()
+    (run,) = led.runs("d")
+    spent = led.spent("d")
+    assert run.status in ("cancelled", "failed")
+    assert spent.epsilon == (0.0 if run.status == "cancelled" else pytest.approx(run.epsilon))
+    led.verify(full=True)
+
+
+def test_a_closed_stdout_ends_quietly_and_the_run_completes(table, tmp_path):
+    """``dprect ... | head -1``, the reader gone before the first write: no "Broken pipe"
+    line, the usual exit code, and a ledger run completes (its result written, its
+    release recorded) rather than dying between the ledger and the output."""
+    plan = _dprect("plan", "--epsilon", "1", "--delta", "1e-6", "--dims", "3")
+    plan.stdout.close()
+    assert plan.wait(timeout=60) == 0 and plan.stderr.read() == ""
+
+    ledger = tmp_path / "ledger"
+    assert main(["budget", "init", "--ledger", str(ledger)]) == 0
+    out = tmp_path / "r.json"
+    fit = _dprect("fit", "--input", str(table / "data.parquet"), *FIT, "--output", str(out),
+                  "--ledger", str(ledger), "--dataset", "d", "--run-id", "r1")
+    fit.stdout.close()
+    assert fit.wait(timeout=120) == 0
+    err = fit.stderr.read()  # a loaded machine may show the heartbeat: progress only
+    assert messages(err) == [], err
+    from dprect.release.ledger import Ledger
+
+    assert out.exists() and Ledger(ledger).run("d", "r1").status == "released"
+
+
+# -- many groups: a summary line --------------------------------------------------------------
+@pytest.mark.parametrize("groups", [50, 51])
+def test_many_groups_print_a_summary_not_a_line_per_group(tmp_path, groups, capsys):
+    """Up to LISTED_GROUPS (50) listed groups, stdout holds a line per (group, column);
+    beyond, one line counting groups and cells — every cell is still in the outputs."""
+    from dprect.app.table_product import LISTED_GROUPS
+
+    assert LISTED_GROUPS == 50
+    gen = np.random.default_rng(4)
+    pq.write_table(pa.table({"x": gen.normal(0, 1, 5000), "y": gen.normal(0, 1, 5000),
+                             "g": np.arange(5000) % groups}), tmp_path / "t.parquet")
+    out = tmp_path / "out.json"
+    for command in ("describe", "bounds"):
+        assert main([command, "--input", str(tmp_path / "t.parquet"), "--columns", "x,y",
+                     "--epsilon", "1", "--group-by", "g", "--seed", "1",
+                     "--groups", ",".join(map(str, range(groups))), "--output", str(out),
+                     "--quiet"]) == 0
+        text = capsys.readouterr().out
+        per_group = [ln for ln in text.splitlines() if ln.startswith("group ")]
+        summary = (f"{groups} groups x 2 column(s) = {2 * groups} cells released (more "
+                   f"than 50 groups: not listed here; every cell is in the outputs below)")
+        if groups <= LISTED_GROUPS:
+            assert len(per_group) >= groups and summary not in text, text
+        else:
+            assert per_group == [] and summary in text, text
+        assert f"written to {out}" in text
+        assert len(json.loads(out.read_text())["groups"]) == groups
+
+
+def test_a_job_section_takes_quiet():
+    """--quiet is declared once (app/options.py): the jobs' sections take ``quiet`` too,
+    and a quiet job reporter has no progress steps and no heartbeat."""
+    from dprect.app.jobs_support import job_reporter, run_options
+    from dprect.app.spine import silent
+
+    assert run_options()["quiet"].kind == "bool" and run_options()["quiet"].default is False
+    loud, quiet = job_reporter("p", "describe"), job_reporter("p", "describe", quiet=True)
+    assert loud.tick is not None and loud.progress is not silent
+    assert quiet.tick is None and quiet.progress is silent
+
+
+def test_an_interrupted_job_is_one_line_and_exit_130(capsys):
+    from dprect.app.jobs_support import run_job
+
+    def body():
+        raise KeyboardInterrupt
+
+    assert run_job("describe", body) == 130
+    assert capsys.readouterr().err == "describe: interrupted\n"
+
+
+def test_an_error_in_an_interrupts_clean_up_ends_as_an_interrupt(monkeypatch, capsys):
+    """A library that raises its own error while it cleans up after Ctrl-C (pyspark: the
+    cancelled job) still ends the command with one line ``dprect: interrupted``, 130."""
+    from dprect.app import cli
+    from dprect.core.errors import InputDataError
+
+    def cancelled(args):
+        try:
+            raise KeyboardInterrupt
+        finally:
+            raise InputDataError("Spark failed while counting: SPARK_JOB_CANCELLED")
+
+    monkeypatch.setattr(cli, "_cmd_plan", cancelled)
+    assert main(["plan", "--epsilon", "1", "--delta", "0", "--dims", "1"]) == 130
+    assert capsys.readouterr().err == "dprect: interrupted\n"
+
+
+@pytest.mark.parametrize("epsilon", ["1e9", "1e300", "inf", "nan"])
+def test_extreme_epsilon_is_a_result_or_one_line(tmp_path, capsys, epsilon):
+    """A huge ε (issue #40: ``describe --epsilon 1e9`` was an internal MemoryError, 1e300
+    an int64 overflow and a float overflow) gives a result on every command, in bounded
+    memory; inf and nan are refused in one line, exit 2, nothing written."""
+    from cli_run import run
+
+    gen = np.random.default_rng(2)
+    n = 600
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"a": gen.normal(5, 1, n), "b": gen.normal(5, 1, n),
+                             "y": gen.integers(0, 2, n)}), path)
+    common = ["--input", str(path), "--epsilon", epsilon, "--seed", "1"]
+    fit = ["--features", "a,b", "--label", "y", "--grid", "0:10:256", "--delta", "1e-6"]
+    commands = {"describe": ["describe", "--columns", "a,b"],
+                "bounds": ["bounds", "--columns", "a,b"],
+                "fit": ["fit", *fit, "--positive-label", "1"],
+                "classes": ["fit", *fit, "--classes", "0,1"]}
+    finite = math.isfinite(float(epsilon))
+    for name, argv in commands.items():
+        out = tmp_path / f"{name}.json"
+        code, _, err = run([*argv, *common, "--output", str(out)], capsys)
+        if finite:
+            assert code == 0, (name, err)
+            assert out.exists() and json.loads(out.read_text())
+        else:
+            assert code == 2 and "Traceback" not in err, (name, err)
+            assert len(err.strip().splitlines()) == 1 and "epsilon" in err, (name, err)
+            assert not out.exists()

@@ -10,6 +10,7 @@ import json
 import warnings
 
 import pytest
+from cli_run import messages
 from pin_data import FIT, cli_args, write_parquet
 
 from dprect.app.cli import main
@@ -69,7 +70,7 @@ def test_bad_sink_is_refused_before_anything(tmp_path, capsys, case):
                          str(tmp_path / "ledger"), "--dataset", "ds"))
     captured = capsys.readouterr()
     assert code == 2 and captured.out == "", captured
-    lines = captured.err.strip().splitlines()
+    lines = messages(captured.err)
     assert len(lines) == 1 and lines[0].startswith("dprect: error: ") and message in lines[0]
     assert Ledger(tmp_path / "ledger").events("ds") == []
     assert not (tmp_path / "r.json").exists()
@@ -87,3 +88,165 @@ def test_seeded_warning_is_filtered_precisely():
         warnings.simplefilter("always")
         assert seeded_run_quietly(run) == "done"
     assert [str(w.message) for w in seen] == ["another warning"]
+
+
+# -- issue #40: every sink proven deliverable before the charge --------------------------
+def _sink_data(folder):
+    """A small table every product reads: features f0, f1, a 0/1 label, a group g."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    gen = np.random.default_rng(40)
+    n = 3000
+    x = gen.uniform(0, 10, (n, 2))
+    y = ((x > 2) & (x < 7)).all(axis=1).astype(np.int64)
+    path = folder / "sinks.parquet"
+    pq.write_table(pa.table({"f0": x[:, 0], "f1": x[:, 1], "label": y,
+                             "g": np.where(gen.random(n) < 0.5, "a", "b")}), path)
+    return path
+
+
+FIT_ARGS = ["--features", "f0,f1", "--label", "label", "--grid", "0:10:1024",
+            "--epsilon", "1", "--delta", "1e-6", "--seed", "3"]
+#: per sink: the command, its arguments, the sink's option and the output the argument
+#: names (``--output`` itself, or another sink beside a good ``--output``)
+SINKS = {
+    "fit JSON": ("fit", FIT_ARGS, "--output", "r.json"),
+    "fit PNG": ("fit", FIT_ARGS, "--plot", "r.png"),
+    "results Delta table": ("fit", FIT_ARGS, "--results-table", "results"),
+    "classes PNG": ("fit", [*FIT_ARGS, "--classes", "0,1"], "--plot", "c.png"),
+    "describe PNG": ("describe", ["--columns", "f0", "--group-by", "g", "--groups", "a,b",
+                                  "--epsilon", "1", "--seed", "3"], "--plot", "d.png"),
+    "describe CSV": ("describe", ["--columns", "f0", "--epsilon", "1", "--seed", "3"],
+                     "--table", "d.csv"),
+    "describe Delta": ("describe", ["--columns", "f0", "--epsilon", "1", "--seed", "3"],
+                       "--table", "dtable"),
+    "bounds CSV": ("bounds", ["--columns", "f0", "--epsilon", "1", "--seed", "3"],
+                   "--table", "b.csv"),
+    "bounds Delta": ("bounds", ["--columns", "f0", "--epsilon", "1", "--seed", "3"],
+                     "--table", "btable"),
+}
+
+
+@pytest.mark.parametrize("sink", sorted(SINKS))
+def test_an_uncreatable_sink_is_refused_before_the_charge(tmp_path, capsys, sink):
+    """A location whose folder cannot be made — under a link to a path below a regular
+    file, so the operating system refuses it even to root — is refused with one line and
+    exit 2 before anything is reserved: the ledger has no event, nothing is written and
+    nothing is left behind. (Before issue #40 the check looked for the nearest EXISTING
+    folder, passed such a path, and the write failed after the charge.)"""
+    from cli_run import run
+
+    command, args, option, name = SINKS[sink]
+    data = _sink_data(tmp_path)
+    Ledger(tmp_path / "ledger").init()
+    (tmp_path / "a_file").write_text("x")
+    (tmp_path / "gone").symlink_to(tmp_path / "a_file" / "below")  # a folder never made
+    bad = str(tmp_path / "gone" / name)
+    good = str(tmp_path / "out" / "r.json")
+    outputs = ["--output", bad] if option == "--output" else ["--output", good, option, bad]
+    before = sorted(p.name for p in tmp_path.iterdir())
+    code, out, err = run([command, "--input", str(data), *args, *outputs, "--ledger",
+                          str(tmp_path / "ledger"), "--dataset", "ds"], capsys)
+    assert code == 2 and out == "", (code, out, err)
+    lines = messages(err)
+    assert len(lines) == 1 and lines[0].startswith("dprect: error: "), err
+    assert option in lines[0] and "cannot be written" in lines[0], lines[0]
+    assert Ledger(tmp_path / "ledger").events("ds") == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing made or left
+
+
+@pytest.mark.parametrize("command", ["fit", "describe"])
+def test_a_failed_write_leaves_no_output_and_a_replay_publishes_all(tmp_path, capsys,
+                                                                      monkeypatch, command):
+    """The plot's folder is made unusable after the release (a file put in its place
+    between the check and the publishing): the run says in one line that no output was
+    written and how to publish them; the JSON (whose own write would have worked) is NOT
+    written — all or nothing. Re-running the same run id publishes every output without a
+    second charge. (Before issue #40 the JSON was written and the plot missing.)"""
+    from cli_run import run
+
+    data = _sink_data(tmp_path)
+    led = tmp_path / "ledger"
+    Ledger(led).init()
+    out, plots = tmp_path / "out", tmp_path / "plots"
+    args = FIT_ARGS if command == "fit" else ["--columns", "f0", "--epsilon", "1",
+                                               "--seed", "3"]
+    argv = [command, "--input", str(data), *args, "--output", str(out / "r.json"),
+            "--plot", str(plots / "r.png"), "--ledger", str(led), "--dataset", "ds",
+            "--run-id", "night-40"]
+    real_release = Ledger.release
+
+    def release_then_block(self, *a, **k):
+        recorded = real_release(self, *a, **k)
+        plots.write_text("in the way")  # the plot's folder can no longer be made
+        return recorded
+
+    monkeypatch.setattr(Ledger, "release", release_then_block)
+    code, printed, err = run(argv, capsys)
+    assert code == 2, (printed, err)
+    line = messages(err)
+    assert len(line) == 1 and "no output was written" in line[0] and "night-40" in line[0]
+    assert not (out / "r.json").exists() and not (plots / "r.png").exists()
+    assert not out.exists() or not any(out.iterdir())  # no staged file left
+    assert [e["event"] for e in Ledger(led).events("ds")] == ["reserve", "release"]
+
+    monkeypatch.setattr(Ledger, "release", real_release)
+    plots.unlink()
+    code, printed, err = run(argv, capsys)
+    assert code == 0, err
+    assert "was released before" in printed
+    assert json.loads((out / "r.json").read_text())["seeded"] is True
+    assert (plots / "r.png").read_bytes()[:8] == PNG_MAGIC
+    assert [e["event"] for e in Ledger(led).events("ds")] == ["reserve", "release"]
+
+
+def test_an_extreme_tiny_group_plot_writes_everything_and_replays(tmp_path, capsys):
+    """Issue #40's repro: a tiny group with values at ±1e297 (seeded, ε = 0.1 — the
+    released mean of group C lands near -5e306). Before, ``--plot`` crashed after the
+    release, wrote nothing, and the replay crashed again; now every output is written,
+    the plot's line says a mean is out of view, and the replay publishes them again."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from cli_run import run
+
+    pq.write_table(pa.table({"g": ["B", "B", "B", "C", "C"],
+                             "x": [1e297, -1e297, 1e297, 1.0, 2.0]}), tmp_path / "e.parquet")
+    led = tmp_path / "ledger"
+    Ledger(led).init()
+    out = tmp_path / "out"
+    argv = ["describe", "--input", str(tmp_path / "e.parquet"), "--columns", "x",
+            "--group-by", "g", "--groups", "B,C", "--epsilon", "0.1", "--seed", "7",
+            "--output", str(out / "d.json"), "--table", str(out / "d.csv"), "--plot",
+            str(out / "d.png"), "--ledger", str(led), "--dataset", "e", "--run-id", "x1"]
+    code, printed, err = run(argv, capsys)
+    assert code == 0, err
+    assert "1 mean(s) out of view" in printed
+    record = json.loads((out / "d.json").read_text())
+    assert [r["below_row_need"] for r in record["results"]] == [True, True]
+    assert (out / "d.png").read_bytes()[:8] == PNG_MAGIC and (out / "d.csv").exists()
+    for name in ("d.json", "d.csv", "d.png"):
+        (out / name).unlink()
+    code, printed, err = run(argv, capsys)
+    assert code == 0, err
+    assert "was released before" in printed and "1 mean(s) out of view" in printed
+    assert json.loads((out / "d.json").read_text()) == record
+    assert (out / "d.png").read_bytes()[:8] == PNG_MAGIC
+    assert [e["event"] for e in Ledger(led).events("e")] == ["reserve", "release"]
+
+
+def test_the_fit_json_names_the_label_and_the_positive_label(tmp_path, capsys):
+    from cli_run import run
+
+    data = _sink_data(tmp_path)
+    code, _, err = run(["fit", "--input", str(data), *FIT_ARGS, "--output",
+                        str(tmp_path / "r.json")], capsys)
+    assert code == 0, err
+    assert json.loads((tmp_path / "r.json").read_text())["label"] == {
+        "column": "label", "positive": "1"}
+    code, _, err = run(["fit", "--input", str(data), *FIT_ARGS, "--classes", "0,1",
+                        "--output", str(tmp_path / "c.json")], capsys)
+    assert code == 0, err
+    record = json.loads((tmp_path / "c.json").read_text())
+    assert record["label"] == {"column": "label"} and record["classes"] == ["0", "1"]

@@ -56,3 +56,29 @@ def test_mean_bounds_and_refusals():
         dprect.describe(_frame(), ["x"], group_by="g", epsilon=1.0)
     with pytest.raises(ParameterError, match="statistics"):
         dprect.describe(x, epsilon=1.0, statistics=("max",))
+
+
+def test_aggregate_is_the_general_form_of_both_presets():
+    """dprect.aggregate (issue #41): the presets are aggregate with their statistics —
+    the same result for a seed — and one run draws one mechanism's statistics."""
+    df = _frame()
+    with pytest.warns(UserWarning):
+        preset = dprect.describe(df, ["x"], epsilon=1.0, statistics=("mean",), seed=3)
+    with pytest.warns(UserWarning):
+        general = dprect.aggregate(df, ["x"], statistics=["bounds", "mean"], epsilon=1.0,
+                                   seed=3)
+    assert general.to_dict() == preset.to_dict()
+    with pytest.warns(UserWarning):
+        covered = dprect.aggregate(df, ["x", "y"], statistics="coverage", epsilon=1.0,
+                                   coverage=0.99, seed=3)
+    with pytest.warns(UserWarning):
+        bounded = dprect.bounds(df, ["x", "y"], epsilon=1.0, coverage=0.99, seed=3)
+    assert covered.to_json() == bounded.to_json()
+    with pytest.raises(ParameterError, match="one mechanism"):
+        dprect.aggregate(df, ["x"], statistics=["coverage", "mean"], epsilon=1.0)
+    with pytest.raises(ParameterError, match="coverage bounds' options"):
+        dprect.aggregate(df, ["x"], statistics=["mean"], epsilon=1.0, coverage=0.9)
+    with pytest.raises(ParameterError, match="query_epsilon"):
+        dprect.aggregate(df, ["x"], statistics=["coverage"], epsilon=1.0, query_epsilon=1.0)
+    with pytest.raises(ParameterError, match="statistics must be among"):
+        dprect.aggregate(df, ["x"], statistics=["median"], epsilon=1.0)

@@ -28,12 +28,12 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 import pytest
-from cli_run import run
+from cli_run import messages, run
 
 import dprect
 from dprect.app.jobs_support import load_config, section_values
 from dprect.core.aggregates import plan_describe
-from dprect.engines.numpy_describe import NumpyDescribeRoute
+from dprect.engines.grouped import NumpyGroupedRoute
 from dprect.release.ledger import Ledger
 
 REPO = Path(__file__).resolve().parents[2]
@@ -92,8 +92,8 @@ def test_cli_writes_json_csv_and_png_and_matches_the_api(
     rows = record["results"]
     assert [(r["group"], r["column"]) for r in rows] == [
         (g, c) for g in ("a", "b", "c") for c in ("x", "y")]
-    assert all(set(r) == {"group", "column", "lower", "upper", "count", "sum", "mean"}
-               for r in rows)
+    assert all(set(r) == {"group", "column", "lower", "upper", "count", "sum", "mean",
+                          "below_row_need"} for r in rows)
     assert "zz" not in json.dumps(record)  # an unlisted group is never reported
     # group a, column x: about 1,800 rows around 10
     truth = _table().filter(pa.compute.equal(_table().column("g"), "a"))
@@ -109,7 +109,8 @@ def test_cli_writes_json_csv_and_png_and_matches_the_api(
         [r[k] for k in ("lower", "upper", "count", "sum", "mean")] for r in api.rows()]
     with open(tmp_path / "d.csv", newline="") as f:
         table = list(csv.DictReader(f))
-    assert list(table[0]) == ["group", "column", "lower", "upper", "count", "sum", "mean"]
+    assert list(table[0]) == ["group", "column", "lower", "upper", "count", "sum", "mean",
+                              "below_row_need"]
     assert [float(t["mean"]) for t in table] == [r["mean"] for r in rows]
     assert (tmp_path / "d.png").read_bytes().startswith(PNG_MAGIC)
     assert f"plot written to {tmp_path / 'd.png'}" in out
@@ -196,7 +197,7 @@ def test_another_products_record_is_refused_both_ways(
     for argv in refusals:
         code, _, err = run(argv, capsys)
         assert code == 2 and "another kind of run" in err, err
-        assert len(err.strip().splitlines()) == 1
+        assert len(messages(err)) == 1
         assert not (tmp_path / "x.json").exists() and not (tmp_path / "x.csv").exists()
     assert Ledger(str(ledger)).status("ds").spent.epsilon == spent
 
@@ -229,7 +230,7 @@ def test_bad_input_one_line_exit_2_nothing_written_nothing_reserved(
     extra = [str(tmp_path / e) if e.endswith(".png") else e for e in extra]
     code, out, err = run([*argv, *extra], capsys)
     assert code == 2, (out, err)
-    lines = [ln for ln in err.splitlines() if ln.strip()]
+    lines = messages(err)
     assert len(lines) == 1 and message in lines[0], err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ledger"]  # nothing written
     assert Ledger(str(ledger)).runs("ds") == []  # nothing reserved
@@ -262,7 +263,7 @@ def test_job_runs_from_the_conf_and_writes_the_commands_result(
     argv = ["--config", str(REPO / "conf" / "describe.yaml")]
     for item in outputs:
         argv += ["--set", item]
-    assert job.main(argv, route=NumpyDescribeRoute()) == 0
+    assert job.main(argv, route=NumpyGroupedRoute()) == 0
     out = capsys.readouterr().out
     assert "[describe] plan: " in out and "describe table written" in out
     code, _, err = run(["describe", "--input", str(tmp_path / "demo.parquet"), "--columns",
@@ -272,7 +273,7 @@ def test_job_runs_from_the_conf_and_writes_the_commands_result(
     assert code == 0, err
     assert (tmp_path / "job.json").read_text() == (tmp_path / "cli.json").read_text()
     assert (tmp_path / "job.csv").read_text().startswith(
-        "group,column,lower,upper,count,sum,mean\n")
+        "group,column,lower,upper,count,sum,mean,below_row_need\n")
     assert (tmp_path / "job.png").read_bytes().startswith(PNG_MAGIC)
 
 
@@ -291,7 +292,7 @@ def test_job_bad_input_one_line_exit_2_nothing_written(
             f"output={tmp_path / 'job.json'}", "--set", f"table={tmp_path / 'job.csv'}",
             "--set", f"plot={tmp_path / 'job.png'}", *overrides]
     capsys.readouterr()
-    assert job.main(argv, route=NumpyDescribeRoute()) == 2
+    assert job.main(argv, route=NumpyGroupedRoute()) == 2
     err = capsys.readouterr().err
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith("describe: error: "), err

@@ -14,13 +14,16 @@ import pytest
 
 from dprect.app.cli import build_parser
 from dprect.app.jobs_support import Option, request_options, run_options
-from dprect.app.options import BOUNDS_OPTIONS, DESCRIBE_OPTIONS, FIT_OPTIONS, RUN_OPTIONS
-from dprect.core.request import BoundsRequest, DescribeRequest, FitRequest, option_specs
+from dprect.app.options import RUN_OPTIONS
+from dprect.app.products import COMMANDS
+from dprect.app.products import PRODUCTS as REGISTRY
+from dprect.core.request import option_specs
 
 ROOT = Path(__file__).resolve().parents[2]
-PRODUCTS = {"fit": FitRequest, "bounds": BoundsRequest, "describe": DescribeRequest}
-OWN = {"fit": FIT_OPTIONS, "bounds": BOUNDS_OPTIONS, "describe": DESCRIBE_OPTIONS}
-JOBS = {"fit": "fit_rectangle", "bounds": "private_bounds", "describe": "describe"}
+# generated from the product registry (dprect/app/products.py): every product with a command
+PRODUCTS = {name: REGISTRY[name].request for name in COMMANDS}
+OWN = {name: REGISTRY[name].options for name in COMMANDS}
+JOBS = {name: REGISTRY[name].job for name in COMMANDS}
 
 
 def _subparser(name: str) -> argparse.ArgumentParser:
@@ -100,17 +103,15 @@ def test_the_spark_strategies_are_the_engines() -> None:
 
 def test_no_shared_option_is_spelled_out_again() -> None:
     cli = (ROOT / "dprect" / "app" / "cli.py").read_text()
-    for o in (*RUN_OPTIONS, *FIT_OPTIONS, *BOUNDS_OPTIONS, *DESCRIBE_OPTIONS,
-              *option_specs(FitRequest), *option_specs(BoundsRequest),
-              *option_specs(DescribeRequest)):
+    for o in (*RUN_OPTIONS, *(o for own in OWN.values() for o in own),
+              *(s for kind in PRODUCTS.values() for s in option_specs(kind))):
         flag = getattr(o, "spelled", "--" + o.name.replace("_", "-"))
         # the products' parsers (the budget commands administer the ledger)
         assert not re.search(rf'\b(fit|b|d|spark|outputs|groups)\.add_argument\("{flag}"',
                              cli), flag
-    for job in ("fit_rectangle.py", "private_bounds.py", "describe.py"):
-        text = (ROOT / "jobs" / job).read_text()
-        keys = {o.name for o in (*RUN_OPTIONS, *FIT_OPTIONS, *BOUNDS_OPTIONS,
-                                 *DESCRIBE_OPTIONS)} \
+    for job in JOBS.values():
+        text = (ROOT / "jobs" / f"{job}.py").read_text()
+        keys = {o.name for o in (*RUN_OPTIONS, *(o for own in OWN.values() for o in own))} \
             | {s.name for kind in PRODUCTS.values() for s in option_specs(kind)}
         for key in keys:
             assert not re.search(rf'^\s+"{key}": Option\(', text, re.M), (job, key)

@@ -15,9 +15,12 @@ import math
 
 import pytest
 
+from dprect.core import classes as classes_module
+from dprect.core import guarantee_check
 from dprect.core.accounting import (
     ADD_REMOVE,
     REPLACE_ONE,
+    Guarantee,
     composition_pure,
     refined_best,
     replace_one,
@@ -25,6 +28,7 @@ from dprect.core.accounting import (
 from dprect.core.classes import (
     MAX_CLASSES,
     check_classes,
+    checked_charge,
     class_seeds,
     classes_charge,
     classes_guarantee,
@@ -32,6 +36,7 @@ from dprect.core.classes import (
 )
 from dprect.core.domains import Grid
 from dprect.core.errors import ParameterError
+from dprect.core.guarantee_check import GuaranteeCheckError, check_classes_plan
 from dprect.core.labels import LabelText
 from dprect.core.planner import plan
 from dprect.core.request import FitRequest
@@ -72,11 +77,63 @@ def test_add_remove_only_input():
 def test_charge_of_a_plan_is_its_guarantee_within_the_budget(neighbouring, method):
     req = FitRequest(epsilon=2.0, delta=1e-6, method=method, neighbouring=neighbouring,
                      classes=("a", "b", "c", "d", "e"))
-    p = plan(req.budget(), domains=[Grid(0, 1, 2**12)] * 3)
-    g = classes_charge(p.chosen.guarantee)
+    domains = [Grid(0, 1, 2**12)] * 3
+    p = plan(req.budget(), domains=domains, auto_count=False)
+    g = classes_charge(p.chosen)
     assert g == p.chosen.guarantee  # k = 5 classes, ONE charge: the plan's own
     assert g.epsilon <= 2.0 * (1 + 1e-12) and g.delta <= 1e-6 * (1 + 1e-12)
     assert g.neighbouring == neighbouring
+    charged, report = checked_charge(p, domains, 5)  # re-derived independently
+    assert charged == g and report.product == "classes" and report.neighbouring == neighbouring
+    assert report.epsilon <= g.epsilon and report.delta <= g.delta
+
+
+def _classes_request(neighbouring: str, method: str = "auto") -> tuple[FitRequest, list]:
+    return (FitRequest(epsilon=2.0, delta=1e-6, method=method, neighbouring=neighbouring,
+                       classes=("a", "b", "c")), [Grid(0, 1, 2**10)] * 2)
+
+
+@pytest.mark.parametrize("method", ["randmargins", "composition"])
+def test_check_refuses_a_composition_without_the_replace_one_factor_2(monkeypatch, method):
+    """Theorem K′: a replaced row is two add/remove steps among the runs. With the
+    composition's factor 2 dropped the charge is one run's add/remove (ε, δ) stated as a
+    replace-one guarantee: the independent check refuses it (add/remove is untouched)."""
+    req, domains = _classes_request("replace-one", method)
+    p = plan(req.budget(), domains=domains, auto_count=False)
+    monkeypatch.setattr(classes_module, "REPLACE_STEPS", 1)
+    assert classes_charge(p.chosen).epsilon == p.chosen.add_remove_guarantee.epsilon
+    with pytest.raises(GuaranteeCheckError, match="classes plan"):
+        checked_charge(p, domains, 3)
+    req, domains = _classes_request("add-remove", method)
+    p = plan(req.budget(), domains=domains, auto_count=False)
+    assert checked_charge(p, domains, 3)[0] == p.chosen.guarantee
+
+
+@pytest.mark.parametrize("steps", [1, 3])
+def test_the_check_own_factor_is_load_bearing(monkeypatch, steps):
+    """The check's own constant broken: 3 steps refuses a correct replace-one charge; 1
+    step accepts what 2 refuses (a charge of one run's add/remove guarantee)."""
+    req, domains = _classes_request("replace-one")
+    p = plan(req.budget(), domains=domains, auto_count=False)
+    monkeypatch.setattr(guarantee_check, "CLASSES_REPLACE_STEPS", steps)
+    if steps == 3:
+        with pytest.raises(GuaranteeCheckError):
+            checked_charge(p, domains, 3)
+    else:
+        monkeypatch.setattr(classes_module, "REPLACE_STEPS", 1)
+        checked_charge(p, domains, 3)
+
+
+def test_a_charge_below_one_run_is_refused():
+    """A charge below one run's guarantee is refused under either relation."""
+    for neighbouring in ("add-remove", "replace-one"):
+        req, domains = _classes_request(neighbouring)
+        p = plan(req.budget(), domains=domains, auto_count=False)
+        g = p.chosen.guarantee
+        low = Guarantee(g.epsilon * 0.9, g.delta, g.neighbouring, g.bound)
+        with pytest.raises(GuaranteeCheckError):
+            check_classes_plan(p.chosen, domains, beta=req.beta, shape=req.shape.value,
+                               charge=low, classes=3)
 
 
 def test_class_list_is_checked_without_data():

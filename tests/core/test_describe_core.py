@@ -463,13 +463,13 @@ def test_check_refuses_a_mutated_count_only_split(monkeypatch, tmp_path, capsys,
     monkeypatch.setattr(aggregates, "query_split", split)
     with pytest.raises(GuaranteeCheckError, match="describe"):
         plan_describe(1.0, 2, statistics=("count",))
-    from cli_run import run
+    from cli_run import messages, run
     out_dir = tmp_path / "out"
     out_dir.mkdir()
     code, _, err = run(["describe", "--input", str(tmp_path / "absent.parquet"),
                           "--columns", "x,y", "--epsilon", "1", "--statistics", "count",
                           "--output", str(out_dir / "r.json")], capsys)
-    lines = [ln for ln in err.splitlines() if ln.strip()]
+    lines = messages(err)
     assert code == 2 and len(lines) == 1 and "independent guarantee check refused" in lines[0]
     assert list(out_dir.iterdir()) == []
     # the full run's split is the same under both mutations' rule for a sum: not refused

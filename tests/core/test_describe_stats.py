@@ -15,6 +15,8 @@ from describe_reference import reference_describe
 from dprect.core import aggregates, describe_stats
 from dprect.core.aggregates import centred_integer_sum, exact_step, integer_sum, plan_describe
 from dprect.core.describe_stats import (
+    bin_blocks,
+    bin_statistics,
     cell_cuts,
     cell_grid,
     cell_statistics,
@@ -204,8 +206,10 @@ def test_run_describe_follows_the_documented_draw_order_and_truncation():
     assert per_cell != got.cells
     rng = _seeded(9)
     one_stream = aggregates.describe_blocks(
-        plan, [aggregates.ValueBlock([[vals.get((name, j), np.zeros(0)) for j in range(2)]
-                                      for name in ("a", "b", "c")])],
+        plan, bin_blocks({(g, j): bin_statistics(x[np.isfinite(x)])
+                          for g, name in enumerate(("a", "b", "c")) for j in range(2)
+                          if len(x := np.asarray(vals.get((name, j), ()), dtype=float))
+                          and np.isfinite(x).any()}, 2, [range(3)]),
         ["a", "b", "c"], ["x", "y"], rng)
     assert one_stream.cells == got.cells
     shared = _seeded(9)
@@ -348,3 +352,82 @@ def test_statistics_of_cells_keeps_each_cell_apart():
         assert np.array_equal(got[key].keys, want.keys)
         assert np.array_equal(got[key].counts, want.counts)
         assert np.array_equal(got[key].sums, want.sums)
+
+
+# -- exact sums at any count (issue #40: int64 wrapped at about 8.6·10^9 rows a key) ----------
+_BIG_M = (1 << 30) - 1  # the largest |M| a row has
+_N = 1 << 32  # rows of one partial: its Σ M < 2^62, two of them < 2^63, three past it
+_PART = _N * _BIG_M
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_sum_by_key_is_exact_past_the_int64_wrap(sign):
+    """Partial sums of 2^32 rows each at the largest significand, as partitions or bins
+    hand them: three of one key sum past 2^63 (int64 wrapped), and come out as the exact
+    integer; a key below the wrap keeps its int64."""
+    keys = np.array([7, 9, 7, 7], dtype=np.int64)
+    counts = np.array([_N, 1, _N, _N], dtype=np.int64)
+    sums = np.array([sign * _PART, -5, sign * _PART, sign * _PART], dtype=np.int64)
+    k, n, s = describe_stats.sum_by_key(keys, sums, counts)
+    assert k.tolist() == [7, 9] and n.tolist() == [3 * _N, 1]
+    assert int(s[0]) == sign * 3 * _PART and abs(int(s[0])) >= 1 << 63  # past int64
+    assert int(s[1]) == -5
+    # wide sums merged again (object sums in, as a later merge gets them): still exact
+    _, n2, s2 = describe_stats.sum_by_key(np.r_[k, k], np.r_[s, s], np.r_[n, n])
+    assert [int(v) for v in s2] == [sign * 6 * _PART, -10] and n2.tolist() == [6 * _N, 2]
+    # below the wrap nothing changes: int64 sums
+    _, n3, s3 = describe_stats.sum_by_key(keys[:2], sums[:2], counts[:2])
+    assert n3.tolist() == [_N, 1] and s3.dtype == np.int64 and s3.tolist() == [sign * _PART, -5]
+
+
+def test_merge_and_bins_to_cells_are_exact_past_the_wrap():
+    """merge_statistics (partitions of one cell) and statistics_from_bins (a cell's bins
+    summed by interval and exponent) past 2^63, and the clamped sum read from them."""
+    key = describe_stats.pack(np.array([0]), np.array([1030]))
+    one = describe_stats.CellStatistics(key, np.array([_N]), np.array([_PART]))
+    merged = describe_stats.merge_statistics([one, one, one])
+    assert merged.counts.tolist() == [3 * _N] and int(merged.sums[0]) == 3 * _PART
+    merged = describe_stats.merge_statistics([merged, one])
+    assert int(merged.sums[0]) == 4 * _PART
+    # three adjacent search bins of one binade, in one interval (no cut between them)
+    first = int(FloatBins(SEARCH_BITS).encode(np.array([2.0]))[0])
+    bins = np.arange(first, first + 3, dtype=np.int64)
+    assert len(set(describe_stats.bin_exponents(bins).tolist())) == 1
+    stats = describe_stats.BinStatistics(bins, np.array([_N] * 3), np.array([_PART] * 3))
+    cell = describe_stats.statistics_from_bins(
+        stats, describe_stats.CellCuts(np.zeros(0, dtype=np.int64), 0))
+    assert cell.counts.tolist() == [3 * _N] and int(cell.sums[0]) == 3 * _PART
+    # the clamped sum with every row between the bounds: Σ M·2^(e − bias) − n·p, exactly
+    (_, e), = zip(*describe_stats.unpack(cell.keys), strict=True)
+    total = describe_stats.centred_sum_at(cell, 10**6, 10**6, -1e300, 1e300, 0.5)
+    want = Fraction(3 * _PART) * Fraction(2) ** (int(e) - describe_stats.EXPONENT_BIAS) \
+        - Fraction(3 * _N, 2)
+    assert total == want
+
+
+def test_sum_words_round_trip():
+    """A sum as two int64 words and back, past int64 too (the Spark blobs' form)."""
+    values = np.array([0, -1, 5, -(1 << 62), (1 << 62) + 3, 3 * _PART, -3 * _PART],
+                      dtype=object)
+    hi, lo = describe_stats.sum_words(values)
+    assert hi.dtype == lo.dtype == np.int64 and (lo >= 0).all() and (lo < 2**32).all()
+    counts = np.array([1, 1, 1, _N, _N, 3 * _N, 3 * _N])
+    assert [int(v) for v in describe_stats.words_sum(hi, lo, counts)] == values.tolist()
+    small = values[:3].astype(np.int64)
+    back = describe_stats.words_sum(*describe_stats.sum_words(small), np.ones(3))
+    assert back.dtype == np.int64 and back.tolist() == small.tolist()
+
+
+def test_a_column_without_rows_in_any_group_of_a_block_gets_no_statistics():
+    """A block of groups none of which has rows in a column (a block of empty listed
+    groups, drawn by a worker; issue #41 routes every engine through the bins): that
+    column's cells are empty, the others' are made as usual (it raised before)."""
+    from dprect.core.describe_stats import statistics_of_cells
+
+    x = np.array([1.0, 2.0, 2.0, 7.5])
+    bins = {(0, 0): bin_statistics(x)}
+    centres = {(g, j): 2.0 for g in range(2) for j in range(2)}
+    out = statistics_of_cells(bins, centres, 2, 2)
+    assert set(out) == {(0, 0)}
+    want = cell_statistics(x, 2.0)
+    assert np.array_equal(out[(0, 0)].counts, want.counts)

@@ -120,7 +120,16 @@ def test_bad_plan_parameters(kwargs, match):
 # -- plan-time limits (issue 10, point 9) --------------------------------------------------------
 
 
-@pytest.mark.parametrize("eps", [1e-12, 1e-6, 5e-324])
+@pytest.mark.parametrize("method", ["auto", "randmargins", "composition"])
+def test_epsilon_below_the_floor_is_refused_before_planning_in_one_line(method):
+    """Below MIN_EPSILON (core/request.py) the request refuses it, before any planning."""
+    with pytest.raises(ParameterError) as err:
+        plan(epsilon=5e-324, delta=1e-6, domains=[G32] * 3, method=method)
+    msg = str(err.value)
+    assert "\n" not in msg and msg.startswith("epsilon must be at least 1e-12")
+
+
+@pytest.mark.parametrize("eps", [1e-12, 1e-6])
 @pytest.mark.parametrize("method", ["auto", "randmargins", "composition"])
 def test_tiny_epsilon_is_refused_at_plan_time_in_one_line(eps, method):
     t0 = time.perf_counter()

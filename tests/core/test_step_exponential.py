@@ -146,3 +146,89 @@ def test_bad_parameters_are_refused():
     with pytest.raises(ParameterError):
         se.draw_step(TAILS, CandidateStream(CENTRE, "upper"), 3, EPS, seeded(1),
                      decay=Fraction(-1, 2))
+
+
+@pytest.mark.parametrize("eps", [Fraction(10**9), Fraction(1e300),
+                                 Fraction(1.7976931348623157e308)])
+def test_a_huge_epsilon_draws_its_law_in_bounded_memory(eps):
+    """At a huge ε the data steps' levels D_k/μ reach ε·rows (a dense count per level was
+    a 36 TiB bincount at ε = 1e9, and an int64 overflow at 1e300): the levels are kept
+    sparse and capped (MAX_LEVEL), so the draw's memory does not grow with ε, and it
+    still follows its law — the prior from the first step within the target, every step
+    that clips more having weight e^−ε·(excess) ≈ 0 — with power against a wrong decay."""
+    import tracemalloc
+
+    tails = TAILS * 1_000_000  # tails of up to 9·10^8 rows
+    target = 10
+    stream = CandidateStream(CENTRE, "upper")
+    rng = seeded(3)
+    tracemalloc.start()
+    try:
+        draws = [se.draw_step(tails, stream, target, eps, rng) for _ in range(3_000)]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 * 2**20
+    first = int(np.flatnonzero(tails <= target)[0]) if (tails <= target).any() else len(tails)
+    assert min(draws) >= first  # nothing that clips more than the target
+    bins = first + 60
+    obs = np.bincount(draws, minlength=bins)[:bins]
+    law = se.step_law(tails, target, 1e6, bins)  # e^−1e6 per excess row: ≈ 0, as e^−ε
+    assert _pvalue(obs, law) > 1e-4
+    assert _pvalue(obs, se.step_law(tails, target, 1e6, bins,
+                                    decay=se.DECAY * Fraction(3, 2))) < 1e-4
+
+
+def test_a_tiny_epsilon_huge_target_fits():
+    """A target beyond int64 (a tiny ε's) clips nothing, as a target at the largest tail."""
+    a = [se.draw_step(TAILS, CandidateStream(CENTRE, "upper"), 10**30, EPS, seeded(s))
+         for s in range(20)]
+    b = [se.draw_step(TAILS, CandidateStream(CENTRE, "upper"), int(TAILS.max()), EPS,
+                      seeded(s)) for s in range(20)]
+    assert a == b
+
+
+class _CountingSource:
+    """A seeded RandomSource that fails after ``limit`` level draws (the rejection loop's
+    iterations): a count, not a time."""
+
+    def __init__(self, limit: int) -> None:
+        from dprect.core.randomness import RandomSource
+
+        self._rng, self.left = RandomSource(seed=0), limit
+
+    def geometric_exp(self, s: int, t: int) -> int:
+        self.left -= 1
+        if self.left < 0:
+            raise AssertionError("the step sampler's loop did not end")
+        return self._rng.geometric_exp(s, t)
+
+    def __getattr__(self, name: str):
+        return getattr(self._rng, name)
+
+
+@pytest.mark.parametrize("epsilon", [100.0, 1e6])
+def test_a_side_without_far_steps_is_drawn_from_its_own_steps(epsilon):
+    """Rows at ±(largest float): the lower side's candidates end with the data's steps
+    (every one clips the rows at -max), so there is no far step. The sampler took the
+    missing first far step as its reference (its γ = μ·known below every data step's
+    ε·a_k) and rejected every draw landing there: at ε = 100 a describe never ended."""
+    from dprect.core.aggregates import describe_cell, plan_describe
+    from dprect.core.tail_bounds import CandidateStream
+
+    big = float(np.finfo(np.float64).max)
+    values = np.array([big, -big] * 100)
+    plan = plan_describe(epsilon, 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cell = describe_cell(values, plan, _CountingSource(100_000))  # type: ignore[arg-type]
+    assert cell.lower <= cell.mean <= cell.upper
+    # and the step drawn is one the side has
+    tails = np.full(50, 100, dtype=np.int64)
+    stream = CandidateStream(-big / 2, "lower")
+    while stream.has(len(tails)):
+        tails = np.full(len(tails) * 2, 100, dtype=np.int64)
+    n = next(i for i in range(len(tails) + 1) if not stream.has(i))
+    k = se.draw_step(tails[:n], stream, 1, Fraction(epsilon),
+                     _CountingSource(100_000))  # type: ignore[arg-type]
+    assert 0 <= k < n

@@ -13,8 +13,9 @@ import pytest
 from dprect.core import aggregates
 from dprect.core.aggregates import plan_describe, run_describe
 from dprect.core.randomness import RandomSource
+from dprect.core.statistic import QUERY, SEARCH_GRID
 from dprect.engines import driver_pool
-from dprect.engines.numpy_describe import NumpyDescribePrepared
+from dprect.engines.grouped import draw_query, grouped_statistics
 
 
 def _seeded(seed: int) -> RandomSource:
@@ -37,7 +38,8 @@ def test_a_pool_draws_what_the_driver_draws(monkeypatch):
     monkeypatch.setattr(driver_pool, "PARALLEL_CELLS", 1)
     monkeypatch.setattr(driver_pool, "driver_processes", lambda: 2)
     with driver_pool.block_mapper(len(names), 3) as (mapper, parts):
-        assert mapper is not map and parts == 2 * driver_pool.BLOCKS_PER_PROCESS
+        assert isinstance(mapper, driver_pool._PoolMap)
+        assert parts == 2 * driver_pool.BLOCKS_PER_PROCESS
         pooled = run_describe(plan, vals, names, ["a", "b", "c"], _seeded(5), mapper,
                               parts)
         workers = list(mapper._workers)
@@ -90,7 +92,7 @@ def test_only_large_runs_start_a_pool(monkeypatch, groups, columns, processes, p
     """A pool only for large runs of several groups, where there are processors."""
     monkeypatch.setattr(driver_pool, "driver_processes", lambda: processes)
     with driver_pool.block_mapper(groups, columns) as (mapper, parts):
-        assert (mapper is not map) == pooled
+        assert isinstance(mapper, driver_pool._PoolMap) == pooled
         assert parts == (processes * driver_pool.BLOCKS_PER_PROCESS if pooled else 1)
 
 
@@ -101,8 +103,8 @@ def test_the_numpy_engine_uses_the_pool_on_a_large_run(monkeypatch):
     seen = _pooled_with_a_spy(monkeypatch)
     group = np.repeat(np.arange(6), [len(vals[(n, 0)]) for n in names])
     values = [np.concatenate([vals[(n, j)] for n in names]) for j in range(3)]
-    got = NumpyDescribePrepared(["a", "b", "c"], values, group).describe(plan, names,
-                                                                          _seeded(2))
+    cells = grouped_statistics(values, group, 6, QUERY.spec([SEARCH_GRID] * 3))
+    got = draw_query(plan, cells, names, ["a", "b", "c"], _seeded(2))
     assert got.cells == want.cells
     assert sum(seen) == 6 and len(seen) == min(6, 2 * driver_pool.BLOCKS_PER_PROCESS)
 

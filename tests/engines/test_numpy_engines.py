@@ -14,8 +14,9 @@ from dprect.core.bounds import histogram
 from dprect.core.domains import FloatBins, FloatOrder, Grid
 from dprect.core.reading import select_rows
 from dprect.core.request import Source
+from dprect.core.statistic import COVERAGE
 from dprect.engines import numpy_matrix
-from dprect.engines.numpy_bounds import NumpyBoundsRoute
+from dprect.engines.grouped import NumpyGroupedRoute
 from dprect.engines.numpy_engine import NumpyEngine
 
 
@@ -58,8 +59,9 @@ def test_the_bounds_route_counts_each_listed_group_with_the_cores_histogram(tmp_
     pq.write_table(pa.table({"x": x, "z": z, "g": pa.array(list(g), pa.string())}), path)
     domains = [FloatBins(), Grid(-3.0, 3.0, 6)]
     source = Source(str(path), ["x", "z"], group_by="g")
-    with NumpyBoundsRoute().open(source, domains, ["b", "a"], lambda _: None) as prepared:
-        got = prepared.histograms()
+    with NumpyGroupedRoute().open(source, ["b", "a"], COVERAGE.spec(domains),
+                                  lambda _: None) as prepared:
+        got = {cell: c.histogram() for cell, c in prepared.statistics().items()}
     assert set(got) == {(gi, j) for gi in range(2) for j in range(2)}
     for gi, name in enumerate(["b", "a"]):
         rows = np.array([v == name for v in g])

@@ -76,8 +76,11 @@ def test_the_table_shares_the_bounds_writers_and_leaves_bounds_unchanged(
     sink = describe_table_sink("--table", str(tmp_path / "d.csv"))
     sink.prepare(release)()
     lines = (tmp_path / "d.csv").read_text().splitlines()
-    assert lines[0] == "group,column,lower,upper,count,sum,mean" and len(lines) == 7
+    assert lines[0] == "group,column,lower,upper,count,sum,mean,below_row_need"
+    assert len(lines) == 7
     assert lines[1].split(",")[5] == ""  # sum not asked: an empty cell
+    # the flag column: the few-row group c (both columns) is below the row need
+    assert [line.split(",")[7] for line in lines[1:]] == ["false"] * 4 + ["true"] * 2
     bounds = {"method": "bounds", "bounds": [{"group": None, "column": "x", "lower": 1.0,
                                               "upper": float("inf")}]}
     bounds_release = Release(bounds, "r", datetime.now(UTC))
@@ -97,5 +100,10 @@ def test_the_plot_draws_the_released_means_only(record: dict) -> None:
     rows = table_rows(record)
     assert drawn["means x"] == [r["mean"] for r in rows if r["column"] == "x"
                                 and r["group"] != "c"]
-    assert drawn["means x (few rows)"] == [rows[4]["mean"]]  # c: under centre_rows
+    # c: below the row need — hollow grey in view, or a triangle at the edge out of view
+    marks = [(x, line.get_gid()) for ax in fig.axes for line in ax.lines
+             if (line.get_gid() or "").startswith("out of view")
+             for x in line.get_xdata()]
+    assert (drawn.get("means x (few rows)") == [rows[4]["mean"]]
+            or (2, "out of view x") in marks)
     assert drawn["means y"] == [rows[1]["mean"], rows[3]["mean"]]

@@ -13,7 +13,8 @@ import pyarrow.parquet as pq
 import pytest
 from ledger_race import race
 
-import dprect.release.ledger as ledger_module
+import dprect.release.ledger.state as state_module
+import dprect.release.ledger.writes as writes_module
 from dprect.core.errors import ParameterError
 from dprect.release.guarded import LedgerSettings, released_result
 from dprect.release.ledger import (
@@ -107,10 +108,10 @@ def test_later_cap_wins_whatever_the_clocks_say(tmp_path, monkeypatch):
     """Admin A's clock runs 2 h ahead of admin B's: A sets ε = 10, then B lowers it to 1.
     B's cap is committed later, so it counts — a reservation of 5 is refused."""
     led = new_ledger(tmp_path / "ledger")
-    real_now = ledger_module._now
-    monkeypatch.setattr(ledger_module, "_now", lambda: real_now() + timedelta(hours=2))
+    real_now = writes_module._now
+    monkeypatch.setattr(writes_module, "_now", lambda: real_now() + timedelta(hours=2))
     led.set_cap("ds", 10.0, 1e-5)  # admin A, fast clock
-    monkeypatch.setattr(ledger_module, "_now", real_now)
+    monkeypatch.setattr(writes_module, "_now", real_now)
     led.set_cap("ds", 1.0, 1e-5)  # admin B, later, but its timestamp is 2 h earlier
     caps = [e for e in led.events("ds") if e["event"] == "cap"]
     assert caps[0]["recorded_at"] > caps[1]["recorded_at"]  # the clocks disagree
@@ -124,10 +125,10 @@ def test_later_cap_wins_whatever_the_clocks_say(tmp_path, monkeypatch):
 
 def test_runs_are_listed_in_commit_order_not_clock_order(tmp_path, monkeypatch):
     led = new_ledger(tmp_path / "ledger")
-    real_now = ledger_module._now
-    monkeypatch.setattr(ledger_module, "_now", lambda: real_now() + timedelta(hours=2))
+    real_now = writes_module._now
+    monkeypatch.setattr(writes_module, "_now", lambda: real_now() + timedelta(hours=2))
     led.reserve("ds", "first", epsilon=0.1, delta=1e-9, **REQ)
-    monkeypatch.setattr(ledger_module, "_now", real_now)
+    monkeypatch.setattr(writes_module, "_now", real_now)
     led.reserve("ds", "second", epsilon=0.1, delta=1e-9, **REQ)
     runs = led.runs("ds")
     assert [r.run_id for r in runs] == ["first", "second"]
@@ -443,7 +444,7 @@ def test_replace_one_run_is_refused_against_an_add_remove_cap(tmp_path):
 def test_a_cap_row_without_a_relation_is_add_remove(tmp_path):
     """Ledgers written before caps stated their relation: the cap row's neighbouring is
     null, and it reads as add-remove."""
-    from dprect.release.ledger_fill import fill
+    from dprect.release.ledger.fill import fill
 
     led = new_ledger(tmp_path / "ledger")
     fill(led, [{"event": "cap", "dataset": "ds", "epsilon": 2.0, "delta": 1e-6}])
@@ -510,7 +511,7 @@ def _reserves(n: int, offset: int = 0):
 
 def test_status_reads_no_run_index(tmp_path, monkeypatch):
     """status (spend and cap) never reads a dataset's run index; runs=True does."""
-    from dprect.release.ledger_fill import fill
+    from dprect.release.ledger.fill import fill
 
     led = new_ledger(tmp_path / "ledger")
     led.set_cap("d0", 5.0, 1e-6)
@@ -519,7 +520,7 @@ def test_status_reads_no_run_index(tmp_path, monkeypatch):
     def refuse(self):
         raise AssertionError("the whole run index was read")
 
-    monkeypatch.setattr(ledger_module._DatasetState, "runs", refuse)
+    monkeypatch.setattr(state_module.DatasetState, "runs", refuse)
     status = led.status("d0")
     assert status.runs is None and status.cap == Cap(5.0, 1e-6)
     assert status.spent.epsilon == pytest.approx(0.01 * 34)
@@ -534,10 +535,10 @@ def test_checkpoints_of_older_state_formats_are_read_and_replaced(tmp_path, monk
     dataset; format 2: 1,024) is verified, finds its run ids (a retry is not charged
     again), and its next checkpoint is format 3 (the run index in files), read again."""
     from dprect.release.ledger import CHECKPOINT_EVERY, RUNS_DIR
-    from dprect.release.ledger_fill import fill
+    from dprect.release.ledger.fill import fill
 
     led = new_ledger(tmp_path / "ledger")
-    monkeypatch.setattr(ledger_module, "_WRITE_FORMAT", old)
+    monkeypatch.setattr(state_module, "_WRITE_FORMAT", old)
     fill(led, _reserves(3 * CHECKPOINT_EVERY))
     monkeypatch.undo()
     assert not (tmp_path / "ledger" / RUNS_DIR).exists()

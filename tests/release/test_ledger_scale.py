@@ -4,7 +4,7 @@ not damage and leaves a few files; the 12-way race still admits exactly what the
 allows.
 
 The 10^4-event ledger is written once per module through the ledger's own rows and
-checkpoints (:func:`dprect.release.ledger_fill.fill`) and copied per test (after the
+checkpoints (:func:`dprect.release.ledger.fill.fill`) and copied per test (after the
 ledger's own cleanup it is a few hundred files)."""
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ import pytest
 from ledger_race import race
 
 import dprect.release.ledger as ledger_module
+import dprect.release.ledger.run_index as run_index_module
+import dprect.release.ledger.state as state_module
 from dprect.release.guarded import LedgerSettings, released_result
 from dprect.release.ledger import (
     CHECKPOINT_EVERY,
@@ -29,7 +31,7 @@ from dprect.release.ledger import (
     LedgerError,
     NoLedgerError,
 )
-from dprect.release.ledger_fill import fill
+from dprect.release.ledger.fill import fill
 
 EVENTS = 10_000
 REQ = {"method": "randmargins", "features": ["a", "b"], "bound": "test bound",
@@ -229,7 +231,7 @@ def test_forged_checkpoint_is_found(led: Ledger, monkeypatch: pytest.MonkeyPatch
     """A writer appends a correctly chained checkpoint whose state lowers ds's spend: it
     does not equal the re-derivation from the checkpoint before it."""
     snap = led._load()
-    real_text = ledger_module._State.text
+    real_text = state_module.State.text
 
     def forged(self):
         lines = real_text(self).split("\n")
@@ -237,12 +239,12 @@ def test_forged_checkpoint_is_found(led: Ledger, monkeypatch: pytest.MonkeyPatch
         cap, spent = json.loads(lines[i].split("\t", 2)[2])
         assert spent["add-remove"][0] == pytest.approx(8.0)
         spent["add-remove"] = [0.0, 0.0]
-        lines[i] = '"ds"\th\t' + ledger_module._canonical([cap, spent])
+        lines[i] = '"ds"\th\t' + state_module._canonical([cap, spent])
         return "\n".join(lines)
 
-    monkeypatch.setattr(ledger_module._State, "text", forged)
+    monkeypatch.setattr(state_module.State, "text", forged)
     assert led._checkpoint(snap, archive=False, maintain=False) is not None
-    monkeypatch.setattr(ledger_module._State, "text", real_text)
+    monkeypatch.setattr(state_module.State, "text", real_text)
     assert_refuses_everything(led, "does not equal the events before it")
 
 
@@ -318,10 +320,10 @@ def test_concurrent_reservations_at_scale(led: Ledger):
 def run_index_file(led: Ledger, dataset: str, run_id: str) -> Path:
     """The run-index file that the newest checkpoint names for ``run_id``'s bucket."""
     newest = [r for r in led._load().rows if r["event"] == "checkpoint"][-1]["result"]
-    k = ledger_module._run_bucket(dataset, run_id)
+    k = run_index_module.run_bucket(dataset, run_id)
     (digest,) = [line.split("\t")[1] for line in newest.split("\n")
                  if line.startswith(f"{k}\t")]
-    return Path(led.path) / ledger_module.RUNS_DIR / f"{digest}{ledger_module._RUNS_SUFFIX}"
+    return Path(led.path) / ledger_module.RUNS_DIR / f"{digest}{run_index_module.RUNS_SUFFIX}"
 
 
 @pytest.mark.parametrize("how", ["edited", "emptied", "deleted"])

@@ -106,7 +106,7 @@ def test_only_private_timezone_aware_results_are_recorded(result: dprect.FitResu
 def test_plot_takes_no_data_and_writes_a_png(result: dprect.FitResult,
                                              tmp_path: Path) -> None:
     params = set(inspect.signature(render_png).parameters)
-    assert params == {"result", "true_lower", "true_upper", "title", "dpi"}
+    assert params == {"result", "true_lower", "true_upper", "title", "dpi", "around"}
     write_png(tmp_path / "r.png", result, true_lower=[2, 2, 2], true_upper=[7, 7, 7])
     assert (tmp_path / "r.png").read_bytes()[:8] == PNG_MAGIC
     assert [p.name for p in tmp_path.iterdir()] == ["r.png"]  # no temporary left

@@ -25,10 +25,11 @@ def main(url: str, table: str, out: str) -> None:
     from pyspark.sql import SparkSession
 
     from dprect.core.domains import FloatBins
-    from dprect.engines.spark.bounds import spark_histograms
+    from dprect.core.statistic import COVERAGE
     from dprect.engines.spark.fit import fit_dataframe
     from dprect.engines.spark.remote import is_connect, partition_count
     from dprect.engines.spark.session import compiles_huge_methods
+    from dprect.engines.spark.statistics import spark_statistics
 
     spark = SparkSession.builder.remote(url).getOrCreate()
     df = spark.read.parquet(table)
@@ -41,8 +42,8 @@ def main(url: str, table: str, out: str) -> None:
                  for plan in STRATEGIES},
     }
     domains = [FloatBins(12)] * len(BOUNDS["columns"])
-    histograms = spark_histograms(df, BOUNDS["columns"], domains, group_by="part",
-                                  groups=BOUNDS["groups"])
+    histograms = spark_statistics(df, BOUNDS["columns"], COVERAGE.spec(domains),
+                                  group_by="part", groups=BOUNDS["groups"])
     report["histograms"] = {f"{g},{c}": [h.keys.tolist(), h.counts.tolist()]
                             for (g, c), h in sorted(histograms.items())}
     spark.stop()

@@ -33,9 +33,21 @@ from cli_run import run
 from dprect.app.jobs_support import load_config, section_values
 from dprect.core.bounds import histogram
 from dprect.core.domains import FloatBins, Grid, IntegerRange
+from dprect.core.statistic import COVERAGE
 from dprect.engines.bounds_input import resolve_groups
 from dprect.engines.row_kernels import group_index, table_groups
-from dprect.engines.spark.bounds import COUNT, KEY, partial_histograms
+from dprect.engines.spark import statistics as spark_statistics
+from dprect.engines.spark.statistics import partial_bins, to_cells
+
+
+def kernel_cells(batches, columns, domains, group_column=None, group_kind="",
+                 group_values=None, groups=1):
+    """The one kernel's output for a partition, decoded as the driver decodes it."""
+    spec = COVERAGE.spec(domains)
+    out = list(partial_bins(batches, columns=columns, group_column=group_column,
+                            group_kind=group_kind, group_values=group_values,
+                            groups=groups, ranges=1, spec=spec))
+    return to_cells(pa.Table.from_batches(out), spec, groups) if out else {}
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -102,11 +114,11 @@ def test_the_kernel_counts_the_cores_histogram(domain) -> None:
     x = np.concatenate([SPECIAL, gen.normal(0, 50, 2000), gen.standard_cauchy(2000) * 1e6,
                         np.ldexp(gen.uniform(-1, 1, 500), gen.integers(-1070, 1020, 500))])
     batch = pa.RecordBatch.from_arrays([pa.array(x)], names=["x"])
-    (out,) = partial_histograms(iter([batch]), columns=["x"], domains=[domain],
-                                group_column=None, group_kind="", group_values=None)
+    out = kernel_cells(iter([batch]), ["x"], [domain])[(0, 0)]
     core = histogram(x[np.isfinite(x)], domain)
-    assert np.array_equal(out.column(KEY).to_numpy(), np.asarray(core.keys, dtype=np.int64))
-    assert np.array_equal(out.column(COUNT).to_numpy(), np.asarray(core.counts))
+    assert np.array_equal(out.keys, np.asarray(core.keys, dtype=np.int64))
+    assert np.array_equal(out.counts, np.asarray(core.counts))
+    assert out.sums is None  # counts only: the coverage mechanism's spec
 
 
 @pytest.mark.parametrize(("array", "groups"), [
@@ -124,9 +136,7 @@ def test_kernel_group_matching_is_the_numpy_routes(array, groups) -> None:
     import math
 
     from dprect.engines.bounds_input import group_kind_of_arrow
-    from dprect.engines.spark import bounds as spark_bounds
-
-    assert spark_bounds.table_groups is table_groups  # the numpy route's group_index inside
+    assert spark_statistics.table_groups is table_groups  # the numpy route's group_index inside
     kind = group_kind_of_arrow(array.type, "g")
     values = resolve_groups(groups, kind, "g")
 
@@ -313,7 +323,8 @@ def test_the_kernels_read_a_partition_in_chunks_as_a_whole(monkeypatch) -> None:
     the rows outside the groups and the non-finite values; the histogram kernel counts the
     same with chunks of a few rows as in one chunk."""
     from dprect.core.domains import Grid
-    from dprect.engines.spark import bounds as spark_bounds
+
+    spark_bounds = spark_statistics
 
     gen = np.random.default_rng(5)
     a = gen.normal(size=9)
@@ -340,9 +351,9 @@ def test_the_kernels_read_a_partition_in_chunks_as_a_whole(monkeypatch) -> None:
 
     def histogram(values: int) -> list:
         monkeypatch.setattr(spark_bounds, "CHUNK_VALUES", values)
-        out = next(spark_bounds.partial_histograms(iter(batches), ["a", "b"], domains, "g",
-                                                   "string", ["p", "q"]))
-        cols = [out.column(i).to_pylist() for i in range(out.num_columns)]
-        return sorted(zip(*cols, strict=True))
+        cells = kernel_cells(iter(batches), ["a", "b"], domains, "g", "string", ["p", "q"],
+                             groups=2)
+        return sorted((cell, c.keys.tolist(), c.counts.tolist())
+                      for cell, c in cells.items())
 
     assert histogram(4) == histogram(10**6)

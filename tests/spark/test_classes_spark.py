@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from cli_run import run
+from cli_run import messages, run
 
 import dprect
 from dprect.core.classes import class_seeds
@@ -257,3 +257,98 @@ def test_classes_pass_first_lists_are_each_class_own(make_frame):
                 assert mine.keys() == own.keys()
                 for order, lst in own.items():
                     assert np.array_equal(mine[order].keys, lst.keys), order
+
+
+def ledger_rows(path) -> list[str]:
+    """The ledger's event rows of dataset ``d``, without what differs between any two runs
+    (times, versions, the hash chain)."""
+    from dprect.release.ledger import Ledger
+
+    drop = {"recorded_at", "version", "chain"}
+    return [json.dumps({k: v for k, v in e.items() if k not in drop}, sort_keys=True,
+                       default=str) for e in Ledger(str(path)).events("d")]
+
+
+def test_auto_route_is_neither_printed_nor_recorded(spark, tmp_path, capsys):
+    """Under ``auto`` the classes' route (one collect, or the shared pass) follows the
+    classes' row counts against the driver budget (docs/privacy.md §8: "neither printed
+    nor recorded"). Two runs on the same table, one whose budget holds every class and one
+    whose budget holds none, take different routes; their progress lines, result JSON and
+    results-table row must not tell which (the run id aside)."""
+    from dprect.core.domains import resolve_domains
+    from dprect.core.planner import plan as make_plan
+    from dprect.engines.spark import fit as spark_fit
+
+    taken = []
+    collect, shared_pass = spark_fit.collect_classes, spark_fit.prepare_pass_classes
+
+    def spy_collect(*args, **kwargs):
+        taken.append("collect")
+        return collect(*args, **kwargs)
+
+    def spy_pass(*args, **kwargs):
+        taken.append("pass")
+        return shared_pass(*args, **kwargs)
+
+    X, y = rows(n=1200, seed=7)
+    pq.write_table(pa.table({"a": X[:, 0], "b": X[:, 1], "y": y}), tmp_path / "t.parquet")
+    said, records, table_rows, ledgers = {}, {}, {}, {}
+    names = ["a", "b"]
+    domains = resolve_domains(GRID, names)
+    request = FitRequest(epsilon=2.0, delta=1e-7, classes=(0, 1, 2))
+    requests = [request.for_class(v) for v in (0, 1, 2)]
+    the_plan = make_plan(request.budget(), domains=domains, auto_count=False)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(spark_fit, "collect_classes", spy_collect)
+        mp.setattr(spark_fit, "prepare_pass_classes", spy_pass)
+        for budget in ("512", "0.001"):
+            out = tmp_path / f"{budget}.json"
+            results = tmp_path / f"{budget}-results"
+            assert run(["budget", "init", "--ledger", str(tmp_path / f"{budget}-ledger")],
+                       capsys)[0] == 0
+            code, stdout, err = run([
+                "fit", "--input", str(tmp_path / "t.parquet"), "--features", "a,b",
+                "--label", "y", "--classes", "0,1,2", "--epsilon", "2", "--delta", "1e-7",
+                "--grid", GRID, "--seed", "8", "--engine", "spark", "--run-id", "r1",
+                "--driver-budget-mb", budget, "--output", str(out),
+                "--results-table", str(results), "--dataset", "d",
+                "--ledger", str(tmp_path / f"{budget}-ledger")], capsys)
+            assert code == 0, err
+            said[budget] = [line for line in messages(stdout + err)  # heartbeat aside
+                            if budget not in line]
+            # the progress lines (the job prints them; the command line does not)
+            with spark_fit.prepare_classes(
+                    spark.read.parquet(str(tmp_path / "t.parquet")), features=names,
+                    label="y", domains=domains, requests=requests, plan=the_plan,
+                    strategy=None, driver_budget_mb=float(budget),
+                    progress=said[budget].append):
+                pass
+            records[budget] = json.loads(out.read_text())
+            table_rows[budget] = sorted(
+                json.dumps({k: v for k, v in r.items() if k != "started_at"},
+                           sort_keys=True, default=str)
+                for r in pq.read_table(results).to_pylist())
+            ledgers[budget] = ledger_rows(tmp_path / f"{budget}-ledger")
+    assert taken == ["collect", "collect", "pass", "pass"]  # two routes were taken
+    assert said["512"] == said["0.001"]
+    assert records["512"] == records["0.001"]
+    assert table_rows["512"] == table_rows["0.001"]
+    assert ledgers["512"] == ledgers["0.001"]
+
+
+def test_a_mutated_classes_composition_is_refused_before_the_frame_is_read(
+        make_frame, monkeypatch):
+    """The DataFrame route has the classes' charge re-derived too (docs/privacy.md §12):
+    with the replace-one factor 2 dropped, the independent check refuses the run before
+    any Spark job."""
+    from dprect.core import classes as classes_module
+    from dprect.core.guarantee_check import GuaranteeCheckError
+
+    X, y = rows(n=300, seed=2)
+    df = make_frame(X, ["a", "b"], y)
+    request = FitRequest(epsilon=2.0, delta=1e-7, classes=(0, 1),
+                         neighbouring="replace-one")
+    monkeypatch.setattr(classes_module, "REPLACE_STEPS", 1)
+    with pytest.raises(GuaranteeCheckError, match="classes plan"):
+        fit_dataframe_classes(df, features=["a", "b"], label="y", request=request,
+                              grid=GRID, seed=1)

@@ -66,9 +66,10 @@ def _child(args: list[str], cwd: Path, timeout: float = 300, *, warnings: bool =
 def test_python_api_on_a_remote_session_equals_classic(spark, connect_url: str,
                                                        table: Path, tmp_path: Path) -> None:
     from dprect.core.domains import FloatBins
-    from dprect.engines.spark.bounds import spark_histograms
+    from dprect.core.statistic import COVERAGE
     from dprect.engines.spark.fit import fit_dataframe
     from dprect.engines.spark.remote import is_connect, partition_count
+    from dprect.engines.spark.statistics import spark_statistics
 
     out = tmp_path / "seen.json"
     done = _child([str(HERE / "connect_client.py"), connect_url, str(table), str(out)],
@@ -86,8 +87,8 @@ def test_python_api_on_a_remote_session_equals_classic(spark, connect_url: str,
         classic = fit_dataframe(df, strategy=plan, **FIT).to_json()  # type: ignore[arg-type]
         assert seen["fits"][plan] == json.loads(json.dumps(classic)), plan
     domains = [FloatBins(12)] * len(BOUNDS["columns"])
-    histograms = spark_histograms(df, BOUNDS["columns"], domains, group_by="part",
-                                  groups=BOUNDS["groups"])
+    histograms = spark_statistics(df, BOUNDS["columns"], COVERAGE.spec(domains),
+                                  group_by="part", groups=BOUNDS["groups"])
     assert seen["histograms"] == {f"{g},{c}": [h.keys.tolist(), h.counts.tolist()]
                                   for (g, c), h in sorted(histograms.items())}
 
@@ -151,8 +152,9 @@ def test_unreachable_or_malformed_server_one_line_exit_2(table: Path, tmp_path: 
     for url, message in ((f"sc://127.0.0.1:{free_port()}", "no Spark Connect server answers"),
                          ("http://127.0.0.1:15002", "looks like sc://HOST:PORT")):
         out = tmp_path / "never.json"
+        # --quiet: the connection attempt may take 10 s, when the heartbeat would speak
         done = _child(["-m", "dprect", "fit", "--input", str(table), "--output", str(out),
-                       *CLI_FIT, "--remote", url], tmp_path, timeout=120)
+                       *CLI_FIT, "--remote", url, "--quiet"], tmp_path, timeout=120)
         assert done.returncode == 2, done.stderr
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1 and message in lines[0] and "Traceback" not in done.stderr

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 from dprect.core.describe_stats import DROPPED_BITS, significands
-from dprect.core.domains import FloatBins
-from dprect.engines.spark import describe as spark_describe
+from dprect.core.statistic import QUERY
 from dprect.engines.spark import describe_jit
-from dprect.engines.spark.bounds import chunk_counts
+from dprect.engines.spark import statistics as spark_describe
+from dprect.engines.spark.statistics import chunk_counts
 
-GRID = FloatBins(spark_describe.SEARCH_BITS)
+GRID = spark_describe.SEARCH_GRID
 SPECIALS = [0.0, -0.0, 5e-324, -5e-324, 2.2250738585072014e-308, -2.2250738585072014e-308,
             2.225073858507201e-308, 1.7976931348623157e308, -1.7976931348623157e308, 1.0,
             -1.0, 0.1, -3.0e-7]
@@ -61,7 +61,7 @@ def test_a_table_too_wide_is_declined_and_the_kernel_counts_with_numpy(monkeypat
     assert _compiled(x, g, 100, limit=1000) is None
     monkeypatch.setattr(spark_describe, "JIT_ROWS", 1)
     monkeypatch.setattr(spark_describe, "JIT_CELLS", 1000)
-    got = spark_describe.column_lists(g, x, 100)
+    got = spark_describe.column_lists(g, x, 100, GRID, True)
     order = np.lexsort((got[1], got[0]))
     for a, b in zip((v[order] for v in got), _numpy_lists(x, g), strict=True):
         assert np.array_equal(a, b)
@@ -80,14 +80,14 @@ def test_the_kernel_uses_the_compiled_step_for_large_chunks_of_its_own_version(m
     small, large = rs.normal(size=100), rs.normal(size=spark_describe.JIT_ROWS)
     for x in (small, large):
         g = rs.integers(0, 3, len(x)).astype(np.int32)
-        got = spark_describe.column_lists(g, x, 3)  # in any order
+        got = spark_describe.column_lists(g, x, 3, GRID, True)  # in any order
         order = np.lexsort((got[1], got[0]))
         for a, b in zip((v[order] for v in got), _numpy_lists(x, g), strict=True):
             assert np.array_equal(a, b)
     assert calls == [spark_describe.JIT_ROWS]
     monkeypatch.setattr(describe_jit, "VERSION", spark_describe.JIT_VERSION + 1)
     g = rs.integers(0, 3, len(large)).astype(np.int32)
-    spark_describe.column_lists(g, large, 3)
+    spark_describe.column_lists(g, large, 3, GRID, True)
     assert calls == [spark_describe.JIT_ROWS]  # another version: not called
 
 
@@ -131,7 +131,8 @@ def test_a_partition_gives_the_same_blobs_compiled_or_not(monkeypatch):
 
     def blobs() -> list[tuple[int, bytes]]:
         out = spark_describe.partial_bins(iter(batches), ["a", "b"], "g", "numeric",
-                                          list(range(5)), 5, 7)
+                                          list(range(5)), 5, 7,
+                                          QUERY.spec([GRID, GRID]))
         return [(b.column(0)[0].as_py(), b.column(1)[0].as_py()) for b in out]
 
     compiled = blobs()

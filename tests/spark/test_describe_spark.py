@@ -1,6 +1,6 @@
 """``describe`` on Spark (issue #23): the one-pass route equals the numpy route exactly.
 
-* :class:`~dprect.engines.spark.describe.SparkDescribeRoute` on Parquet gives, for a seed,
+* :class:`~dprect.engines.spark.statistics.SparkGroupedRoute` on Parquet gives, for a seed,
   every field of :func:`dprect.describe`'s result on the same rows — with string groups
   (one listed group without rows, an unlisted group and null groups dropped), nulls, NaN,
   ±inf, −0.0, a subnormal, a huge value, a column of one sign (negative and positive), a
@@ -35,10 +35,13 @@ from dprect.core.describe_stats import (
 )
 from dprect.core.randomness import RandomSource
 from dprect.core.request import Source
+from dprect.core.statistic import QUERY, SEARCH_GRID
 from dprect.core.tail_bounds import draw_centre_from_counts
-from dprect.engines.spark.describe import SparkDescribeRoute, spark_bins
+from dprect.engines.grouped import draw_query
+from dprect.engines.spark.statistics import SparkGroupedRoute, spark_statistics
 
 COLUMNS = ["x", "neg", "pos", "cross", "ints"]
+SPEC = QUERY.spec([SEARCH_GRID] * len(COLUMNS))
 LISTED = ["a", "b", "empty"]
 
 
@@ -75,16 +78,16 @@ def parquet(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pa.Table]:
     return d / "t.parquet", table
 
 
-def _route(spark: object) -> SparkDescribeRoute:
-    return SparkDescribeRoute(lambda: (spark, False))
+def _route(spark: object) -> SparkGroupedRoute:
+    return SparkGroupedRoute(lambda: (spark, False))
 
 
 def _spark_run(spark: object, path: Path, group_by: str | None, groups: list[str] | None,
                names: list[object], seed: int, epsilon: float = 2.0):
     plan = plan_describe(epsilon, len(COLUMNS))
     source = Source(str(path), COLUMNS, group_by=group_by)
-    with _route(spark).open(source, groups, lambda _: None) as prepared:
-        return prepared.describe(plan, names, _seeded(seed))
+    with _route(spark).open(source, groups, SPEC, lambda _: None) as prepared:
+        return draw_query(plan, prepared.statistics(), names, COLUMNS, _seeded(seed))
 
 
 def test_spark_equals_numpy_for_a_seed_with_groups(spark, parquet):
@@ -126,8 +129,9 @@ def test_the_pass_statistics_are_the_cores(spark, parquet):
             x = np.array([v for v in x if v is not None], dtype=np.float64)
             cells[(gi, j)] = x[np.isfinite(x)]
     df = spark.read.parquet(str(path))
-    got = spark_bins(df, COLUMNS, group_by="g", group_kind="string",
-                     group_values=["a", "b"])
+    got = {key: c.bin_statistics() for key, c in
+           spark_statistics(df, COLUMNS, SPEC, group_by="g", groups=["a", "b"]).items()
+           if len(c.keys)}
     assert set(got) == set(cells)
     for key, x in cells.items():
         want = bin_statistics(x)
@@ -158,7 +162,7 @@ many = 70_000  # a chunk large enough to try the compiled step: dprect is not th
 out = list(body(iter([pa.RecordBatch.from_pylist(
     [{"x": 1.5, "g": "a"}, {"x": -2.0, "g": "b"}, {"x": None, "g": "a"}]),
     pa.RecordBatch.from_pydict({"x": np.arange(many) / 7.0, "g": ["b"] * many})])))
-sys.stdout.write(str(sum(int(np.frombuffer(b, np.int64).reshape(3, -1)[1].sum())
+sys.stdout.write(str(sum(int(np.frombuffer(b, np.int64).reshape(4, -1)[1].sum())
                          for batch in out for b in batch.column("_b").to_pylist())))
 """
 
@@ -173,10 +177,11 @@ def test_the_kernel_runs_where_dprect_is_not_installed():
 
     from pyspark import cloudpickle
 
-    from dprect.engines.spark.describe import partial_bins
+    from dprect.engines.spark.statistics import partial_bins
 
     body = partial(partial_bins, columns=["x"], group_column="g", group_kind="string",
-                   group_values=["a", "b"], groups=2, ranges=3)
+                   group_values=["a", "b"], groups=2, ranges=3,
+                   spec=QUERY.spec([SEARCH_GRID]))
     done = subprocess.run([sys.executable, "-c", _LOAD_WITHOUT_DPRECT],
                           input=cloudpickle.dumps(body), capture_output=True, cwd="/",
                           timeout=120, check=False)
@@ -184,27 +189,29 @@ def test_the_kernel_runs_where_dprect_is_not_installed():
     assert done.stdout.decode() == str(2 + 70_000)  # the finite values of listed groups
 
 
-def test_a_plan_or_group_names_that_do_not_fit_are_refused_before_any_pass(spark, parquet):
+def test_a_plan_or_group_names_that_do_not_fit_are_refused_before_any_draw(spark, parquet):
     from dprect.core.errors import InputDataError, ParameterError
 
     path, _ = parquet
-    with _route(spark).open(Source(str(path), COLUMNS, group_by="g"), LISTED,
+    with _route(spark).open(Source(str(path), COLUMNS, group_by="g"), LISTED, SPEC,
                             lambda _: None) as prepared:
+        cells = prepared.statistics()
         with pytest.raises(ParameterError, match="plan"):
-            prepared.describe(plan_describe(1.0, 2), LISTED, _seeded(1))
+            draw_query(plan_describe(1.0, 2), cells, LISTED, COLUMNS, _seeded(1))
         with pytest.raises(ParameterError, match="group name"):
-            prepared.describe(plan_describe(1.0, len(COLUMNS)), LISTED[:2], _seeded(1))
+            draw_query(plan_describe(1.0, len(COLUMNS)), cells, LISTED[:2], COLUMNS,
+                       _seeded(1))
     with pytest.raises(InputDataError, match="numeric"):
         _route(spark).open(Source(str(path), ["x", "g"], group_by="h"), ["0"],
-                           lambda _: None)
+                           QUERY.spec([SEARCH_GRID] * 2), lambda _: None)
     with pytest.raises(ParameterError, match="numeric"):
         _route(spark).open(Source(str(path), ["x"], group_by="h"), ["east"],
-                           lambda _: None)
+                           QUERY.spec([SEARCH_GRID]), lambda _: None)
 
 
 def test_the_job_on_spark_writes_the_numpy_commands_result(spark, tmp_path: Path,
                                                           capsys: pytest.CaptureFixture[str]):
-    """jobs/describe.py through SparkDescribeRoute == ``dprect describe`` (numpy engine)."""
+    """jobs/describe.py through SparkGroupedRoute == ``dprect describe`` (numpy engine)."""
     import describe as job
     from cli_run import run
 
@@ -224,3 +231,32 @@ def test_the_job_on_spark_writes_the_numpy_commands_result(spark, tmp_path: Path
                         str(tmp_path / "cli.json")], capsys)
     assert code == 0, err
     assert (tmp_path / "job.json").read_text() == (tmp_path / "cli.json").read_text()
+
+
+def test_the_kernel_sums_are_exact_past_the_int64_wrap():
+    """A (group, column, bin) of 2^33 rows or more sums its significands past int64
+    (issue #40: the kernel's running totals, the blobs and the range merge wrapped at
+    about 8.6·10^9 rows). Partial lists near the wrap, as a partition's chunks and the
+    partitions hand them, through the kernel's own functions: the exact integer."""
+    from dprect.engines.spark import statistics as kernel
+
+    n, part = 1 << 32, (1 << 32) * ((1 << 30) - 1)  # 2^32 rows at the largest |M|
+    keys = np.arange(2000, dtype=np.int64)  # enough entries for the compiled merge
+    counts = np.full(2000, n, dtype=np.int64)
+    sums = np.full(2000, part, dtype=np.int64)
+    sums[1::2] *= -1
+    total = None
+    for _ in range(3):  # a partition's running total over three chunks
+        total = kernel._merge_into(total, (keys, counts, sums))
+    assert total is not None
+    want = [3 * int(v) for v in sums]
+    assert total[1].tolist() == [3 * n] * 2000 and [int(v) for v in total[2]] == want
+    # the blob carries it exactly, and merging partitions' blobs stays exact
+    k, c, s = kernel.from_blob(kernel.to_blob(*total).buffers()[2])
+    assert k.tolist() == keys.tolist() and c.tolist() == [3 * n] * 2000
+    assert [int(v) for v in s] == want
+    blob = kernel.to_blob(*total)
+    merged = kernel.merge_blobs(pa.table({kernel.PART: pa.array([0, 0], pa.int32()),
+                                          kernel.BLOB: pa.concat_arrays([blob, blob])}))
+    _, c2, s2 = kernel.from_blob(merged.column(kernel.BLOB)[0].as_buffer())
+    assert c2.tolist() == [6 * n] * 2000 and [int(v) for v in s2] == [2 * v for v in want]

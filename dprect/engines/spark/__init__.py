@@ -8,8 +8,9 @@ Names are loaded lazily so that ``import dprect.engines.spark`` stays cheap:
   :func:`~dprect.engines.spark.fit.validate_dataframe`;
 * :func:`~dprect.engines.spark.source.read_source` — Parquet, CSV or Delta input;
 * :func:`~dprect.engines.spark.session.local_session` — a sensibly configured SparkSession;
-* :func:`~dprect.engines.spark.bounds.spark_histograms`,
-  :class:`~dprect.engines.spark.bounds.SparkBoundsRoute` — the private bounds' one pass.
+* :func:`~dprect.engines.spark.statistics.spark_statistics`,
+  :class:`~dprect.engines.spark.statistics.SparkGroupedRoute` — the grouped products' one
+  pass (bounds, describe).
 
 Without the ``spark`` extra (pyspark, pandas), importing anything here raises
 :class:`~dprect.core.extras.MissingExtraError`, which names the extra to install.
@@ -33,8 +34,8 @@ _EXPORTS = {
     "validate_dataframe": "dprect.engines.spark.fit",
     "read_source": "dprect.engines.spark.source",
     "local_session": "dprect.engines.spark.session",
-    "spark_histograms": "dprect.engines.spark.bounds",
-    "SparkBoundsRoute": "dprect.engines.spark.bounds",
+    "spark_statistics": "dprect.engines.spark.statistics",
+    "SparkGroupedRoute": "dprect.engines.spark.statistics",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -37,6 +37,7 @@ from pyspark.sql import types as T  # noqa: N812
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.labels import check_label_value, resolve_positive_label
 from dprect.core.request import InvalidRows
+from dprect.engines.input_errors import column_names
 from dprect.engines.spark.source import SPARK_ERRORS, spark_message
 from dprect.engines.spark.sql import all_of, any_of, as_double, finite, ident, literal, seen
 
@@ -111,7 +112,7 @@ class TableChecks:
         if missing:
             raise InputDataError(
                 f"the input has no column(s) {', '.join(map(repr, missing))}; "
-                f"it has {', '.join(map(repr, types)) or 'no columns'}")
+                f"it has {column_names(list(types))}")
         for c in names:
             if not isinstance(types[c], _NUMERIC):
                 raise InputDataError(

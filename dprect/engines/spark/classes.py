@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from dprect.core.classes import ClassesResult, class_labels, class_seeds, classes_charge
+from dprect.core.classes import ClassesResult, checked_charge, class_labels, class_seeds
 from dprect.core.domains import GridArg, feature_names, resolve_domains
 from dprect.core.errors import ParameterError
 from dprect.core.planner import plan as make_plan
@@ -59,14 +59,14 @@ def fit_dataframe_classes(df: DataFrame, *, features: Sequence[str], label: str,
     names = feature_names(list(features), len(features))
     doms = resolve_domains(grid, names)
     the_plan = make_plan(request.budget(), domains=doms, auto_count=False)
-    classes_charge(the_plan.chosen.guarantee)
     values = list(request.classes)
+    _, check = checked_charge(the_plan, doms, len(values))  # before the table is read
     with prepare_classes(df, features=names, label=label, domains=doms,
                          requests=[request.for_class(v) for v in values], plan=the_plan,
                          strategy=strategy, driver_budget_mb=driver_budget_mb) as prepared:
         results = [p.run(seed=s) for p, s in zip(prepared.prepared,
                                                  class_seeds(seed, len(values)), strict=True)]
-    return ClassesResult(class_labels(values), results)
+    return ClassesResult(class_labels(values), results, check.to_json())
 
 
 __all__ = ["fit_dataframe_classes"]

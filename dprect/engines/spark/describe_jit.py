@@ -1,9 +1,9 @@
 """The describe pass's per-column step compiled: each row's search bin and truncated
 significand, counted and summed per (group, bin), in two loops over the rows (numba).
 
-What :func:`dprect.engines.spark.describe.partial_bins` computes per chunk and column with
+What :func:`dprect.engines.spark.statistics.partial_bins` computes per chunk and column with
 numpy — ``FloatBins(SEARCH_BITS).encode``, :func:`~dprect.core.describe_stats.significands`
-and :func:`~dprect.engines.spark.bounds.chunk_counts` — about twenty passes over the
+and :func:`~dprect.engines.spark.statistics.chunk_counts` — about twenty passes over the
 values, each a temporary array: this does it in two, with no temporaries but two dense
 tables, one per sign (the bins of the negative values lie below +0.0's bin H, the others
 at or above it, and on a real column each sign's bins span few binades).
@@ -12,7 +12,9 @@ Bit by bit the same as the numpy functions (tests/spark/test_describe_jit.py), o
 value's IEEE pattern b read as int64: the bin of b ≥ 0 or of −0.0 (b = −2^63) is
 ((b & ABS) >> shift) + H, of any other negative b it is (~b) >> shift; the significand is
 M = ((|b| & MANTISSA) >> DROP) | [|b| ≥ 2^52]·2^(52 − DROP), negated for b < 0. Counts
-and sums are int64 and exact (|M| < 2^30: a sum over fewer than 2^33 rows cannot wrap).
+and sums are int64 and exact (|M| < 2^30: a sum over fewer than 2^33 rows cannot wrap;
+a chunk has far fewer, and the kernel merges with :func:`merge_sorted` only while no
+merged key reaches 2^33 rows, summing exactly past it: ``describe._int64_safe``).
 The tables have at most ``limit`` cells; when the groups times the spans would need more,
 :func:`column_bins` returns None and the caller counts with numpy.
 

@@ -437,6 +437,10 @@ def _cache(df: DataFrame, done: PreparedClasses) -> DataFrame:
     return done.cached
 
 
+def _silent(_: str) -> None:
+    """A progress callback that shows nothing (the lines of a route ``auto`` chose)."""
+
+
 def prepare_classes(df: DataFrame, *, features: Sequence[str], label: str,
                     domains: list[Domain], requests: Sequence[FitRequest], plan: Plan,
                     strategy: str | None, driver_budget_mb: float | None,
@@ -455,13 +459,21 @@ def prepare_classes(df: DataFrame, *, features: Sequence[str], label: str,
     are held at once: each class's engine gets 1/k of ``driver_budget_mb`` (before,
     every class got the whole budget — k times it in all). The joint collect is sized
     against the whole budget (:func:`~dprect.engines.spark.class_collect.joint_bytes`
-    counts every class). On any failure everything opened so far is released."""
+    counts every class). On any failure everything opened so far is released.
+
+    Under ``auto`` the route taken depends on the classes' row counts, so nothing on
+    ``progress`` may tell which (docs/privacy.md §8: the choice is neither printed nor
+    recorded): one line says the classes are being read, and the routes' own lines are
+    not shown. A strategy the caller named is public, and its route's lines are shown."""
     names = list(features)
     done = PreparedClasses([], None, on_close)
     chosen = strategy or DEFAULT_STRATEGY
     if chosen not in STRATEGIES:
         raise ParameterError(f"strategy must be one of {', '.join(STRATEGIES)}; got {strategy!r}")
     share = check_budget(driver_budget_mb) / max(1, len(requests))
+    if chosen == "auto":  # the route depends on the classes' counts: say nothing of it
+        progress(f"reading what the {len(requests)} classes need")
+        progress = _silent
     try:
         table = tag_classes(_cache(df, done) if chosen == "pass" else df, names, label, requests)
         if table is not None and chosen in ("auto", "collect", "pass"):

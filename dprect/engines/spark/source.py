@@ -34,7 +34,7 @@ import datetime as dt
 import json
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -50,6 +50,13 @@ from pyspark.sql.types import StructType
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.extras import require
 from dprect.core.request import Source
+from dprect.engines.file_schemas import (
+    FileSchema,
+    check_agreement,
+    check_folder,
+    check_readable,
+)
+from dprect.engines.input_errors import EXPECTED, column_names, input_error
 from dprect.engines.spark.remote import is_connect
 
 FORMATS = ("parquet", "csv", "delta")
@@ -235,6 +242,13 @@ def spark_message(exc: BaseException, *, own_expression: bool = False) -> str:
     info = spark_error_info(exc, own_expression=own_expression)
     if info.text:
         return info.text
+    return (f"{spark_problem(info)}; Spark's message is withheld as it can quote values "
+            f"from rows; fix: {spark_fix(info.condition)}")
+
+
+def spark_problem(info: SparkErrorInfo) -> str:
+    """A Spark error named by its public facts (:class:`SparkErrorInfo`, without its
+    text): the condition and SQLSTATE, the failing fragment (literals masked), the file."""
     head = (f"Spark error {info.condition}" if info.condition
             else f"Spark failed ({info.kind})")
     if info.sql_state:
@@ -243,8 +257,7 @@ def spark_message(exc: BaseException, *, own_expression: bool = False) -> str:
         head += f" in `{info.fragment}`"
     if info.path:
         head += f" on file {info.path!r}"
-    return (f"{head}; Spark's message is withheld as it can quote values from rows; "
-            f"fix: {spark_fix(info.condition)}")
+    return head
 
 
 def _is_local(path: str) -> bool:
@@ -313,14 +326,20 @@ def _utc_timestamp(timestamp: str | dt.datetime | dt.date) -> dt.datetime:
 def read_source(spark: SparkSession, path: str | os.PathLike[str], *,
                 format: str | None = None, where: str | None = None,
                 version: int | None = None,
-                timestamp: str | dt.datetime | dt.date | None = None) -> DataFrame:
+                timestamp: str | dt.datetime | dt.date | None = None,
+                columns: Sequence[str] = ()) -> DataFrame:
     """The table at ``path`` as a DataFrame, filtered by ``where`` when given.
 
     ``format``: ``parquet``, ``csv`` (header row, inferred types) or ``delta``; inferred
     when None (:func:`detect_format`). ``where``: a Spark SQL row filter such as a
     partition predicate (``"day >= '2024-01-01'"``). ``version`` / ``timestamp``: Delta
     time travel (at most one; a zone-less timestamp is UTC; the snapshot is the last
-    commit at or before it).
+    commit at or before it). ``columns``: the columns the run reads; the files of a local
+    Parquet or CSV folder must agree on them (:func:`dprect.engines.file_schemas.check_folder`:
+    every file's footer or header row is read on the driver, no row), so must those of a
+    Parquet folder elsewhere (:func:`_hadoop_parquet_schemas`), and every data file
+    of a local Delta snapshot must have a readable footer, else the input is refused here,
+    before anything is reserved.
 
     Guarantees: the rows and columns are those of the table (for Delta: of the requested
     snapshot, partition columns included, with the table's own types) or an error naming
@@ -353,7 +372,13 @@ def read_source(spark: SparkSession, path: str | os.PathLike[str], *,
             df = _read_delta_native(spark, text, version, when)
         else:
             df = _read_delta_fallback(spark, text, version, when)
+        if columns and _is_local(text) and _local_path(text).is_dir():
+            _check_data_files(df, text)
     else:
+        if columns and not globbed and _is_local(text):
+            check_folder(text, _local_path(text), fmt, columns)
+        elif columns and not globbed and fmt == "parquet":
+            check_agreement(text, _hadoop_parquet_schemas(spark, text, columns), columns)
         try:
             if fmt == "csv":
                 df = spark.read.csv(text, header=True, inferSchema=True)
@@ -374,19 +399,90 @@ def read_source(spark: SparkSession, path: str | os.PathLike[str], *,
     return df
 
 
+def _hadoop_parquet_schemas(spark: SparkSession, path: str, columns: Sequence[str]
+                            ) -> list[FileSchema]:
+    """The types of ``columns`` in every data file of a Parquet folder that is not on this
+    machine (``s3a://``, ``hdfs://``, ...), read by the driver's JVM: the folder listed
+    through Hadoop's file system (names starting with ``_`` or ``.`` left out, as Spark
+    does) and each file's footer read with parquet-mr's ``ParquetFileReader`` — no row,
+    no Spark job. Types are parquet-mr's (``DOUBLE``, ``BINARY (STRING)``). Empty (nothing
+    checked) for a single file, a path the file system cannot list (Spark's read then
+    says why), or a session without a JVM here (Spark Connect)."""
+    if is_connect(spark):
+        return []
+    jvm: Any = spark._jvm
+    conf = spark._jsc.hadoopConfiguration()
+    try:
+        root = jvm.org.apache.hadoop.fs.Path(path)
+        fs = root.getFileSystem(conf)
+        if not fs.getFileStatus(root).isDirectory():
+            return []
+        prefix = str(fs.makeQualified(root).toString()).rstrip("/") + "/"
+        found = fs.listFiles(root, True)
+        files = []
+        while found.hasNext():
+            file = found.next().getPath()
+            rel = str(file.toString()).removeprefix(prefix)
+            if not any(part.startswith(("_", ".")) for part in rel.split("/")):
+                files.append((rel, file))
+    except SPARK_ERRORS:  # not listable here: Spark's own read says why
+        return []
+    parquet = jvm.org.apache.parquet.hadoop
+    out: list[FileSchema] = []
+    for rel, file in sorted(files, key=lambda f: f[0]):
+        try:
+            reader = parquet.ParquetFileReader.open(
+                parquet.util.HadoopInputFile.fromPath(file, conf))
+            try:
+                schema = reader.getFooter().getFileMetaData().getSchema()
+            finally:
+                reader.close()
+            types = {}
+            for name in columns:
+                if schema.containsField(name):
+                    field = schema.getType(name)
+                    types[name] = _parquet_type_text(field)
+        except SPARK_ERRORS:
+            raise input_error(f"{prefix}{rel}", "parquet") from None
+        out.append((rel, types))
+    return out
+
+
+def _parquet_type_text(field: Any) -> str:
+    """A parquet-mr field's type: its primitive type and logical annotation, or group."""
+    if not field.isPrimitive():
+        return "group"
+    text = str(field.asPrimitiveType().getPrimitiveTypeName().name())
+    logical = field.getLogicalTypeAnnotation()
+    return text if logical is None else f"{text} ({logical.toString()})"
+
+
+def _check_data_files(df: DataFrame, path: str) -> None:
+    """Every data file of a local Delta snapshot (``df.inputFiles()``: from its log, no
+    row read) has a readable Parquet footer (:func:`dprect.engines.file_schemas.check_readable`),
+    so a damaged file is refused before anything is reserved."""
+    try:
+        files = df.inputFiles()
+    except SPARK_ERRORS as exc:
+        raise read_error(path, "delta", exc) from None
+    check_readable([_local_path(f) for f in files if _is_local(f)])
+
+
 def read_error(path: str, fmt: str, exc: BaseException) -> InputDataError:
     """The error for a table Spark cannot read as ``fmt`` (a file that is not Parquet,
-    a damaged file, ...): it names the path, the format and the fix, never the file's
-    content (Spark's own text can quote its bytes)."""
+    a damaged file, ...): :func:`dprect.engines.input_errors.input_error` naming the path,
+    the format, the Spark error's public facts (:func:`spark_problem`) and the fix, never
+    the file's content (Spark's own text can quote its bytes)."""
     info = spark_error_info(exc)
+    if info.text:  # an analysis error about the schema or the path (TEXT_KEPT)
+        return input_error(path, fmt, problem=info.text)
+    hint = f"; fix: {spark_fix(info.condition)}"
     if fmt == "parquet" and _matches(info.condition, ("FAILED_READ_FILE",)):
         hint = ("; a CSV file needs the csv format (--format csv, or format: csv in a "
                 "job's config)" if path.lower().rstrip("/").endswith((".csv", ".csv.gz"))
                 else "; give its format (parquet, csv or delta)")
-        return InputDataError(
-            f"cannot read {path!r} as parquet: it is not a Parquet file, or it is damaged "
-            f"(Spark error {info.condition}){hint}")
-    return InputDataError(f"cannot read {path!r} as {fmt}: {spark_message(exc)}")
+    return input_error(path, fmt, problem=f"{EXPECTED.get(fmt, 'it cannot be read')} "
+                                          f"({spark_problem(info)}){hint}")
 
 
 def _check_csv_typed(df: DataFrame, path: str) -> None:
@@ -408,7 +504,7 @@ def _check_csv_typed(df: DataFrame, path: str) -> None:
     except SPARK_ERRORS as exc:
         raise read_error(path, "csv", exc) from None
     if not has_rows:
-        names = ", ".join(repr(f.name) for f in fields)
+        names = column_names([f.name for f in fields])
         raise InputDataError(
             f"cannot read {path!r} as csv: it has a header but no rows, so column(s) {names} "
             "have no type (CSV types are inferred from the rows); give a file with rows, "
@@ -445,8 +541,7 @@ def _read_delta_native(spark: SparkSession, path: str, version: int | None,
             raise InputDataError(
                 f"Delta table {path!r} has no version at or before {when.isoformat()} "
                 f"(Spark error {condition})") from None
-        raise InputDataError(f"cannot read Delta table {path!r}: {spark_message(exc)}"
-                             ) from None
+        raise read_error(path, "delta", exc) from None
 
 
 def _last_version_at(spark: SparkSession, path: str, when: dt.datetime) -> int | None:
@@ -476,13 +571,16 @@ def _open_delta(path: str, version: int | None, when: dt.datetime | None) -> Any
         if when is not None:
             table.load_as_version(when)
             _check_not_before_first_commit(table, path, when)
-    except TableNotFoundError as exc:
+    except TableNotFoundError:
         raise InputDataError(
-            f"{path!r} is not a Delta table (no readable _delta_log): {exc}") from None
+            f"{path!r} is not a Delta table (no readable _delta_log)") from None
     except (DeltaError, OSError, ValueError) as exc:
         if isinstance(exc, InputDataError):
             raise
-        raise InputDataError(f"cannot open Delta table {path!r}{at}: {exc}") from None
+        # delta-rs's text can quote a commit file, whose statistics hold column minima
+        # and maxima: the error is named by its class only
+        raise input_error(path, "delta", problem=(
+            f"{EXPECTED['delta']}{at} (deltalake error {type(exc).__name__})")) from None
     return table
 
 
@@ -609,9 +707,7 @@ def _read_delta_fallback(spark: SparkSession, path: str, version: int | None,
     try:
         return spark.read.schema(schema).option("basePath", root).parquet(*files)
     except SPARK_ERRORS as exc:
-        raise InputDataError(
-            f"cannot read the data files of Delta table {path!r}: {spark_message(exc)}"
-        ) from None
+        raise read_error(path, "delta", exc) from None
 
 
 @contextmanager
@@ -626,7 +722,8 @@ def opened_source(session: Callable[[], tuple[SparkSession, bool]], source: Sour
     try:
         progress(f"reading {source.path}")
         yield (read_source(spark, source.path, format=source.format, where=source.where,
-                           version=source.version, timestamp=source.timestamp),
+                           version=source.version, timestamp=source.timestamp,
+                           columns=source.read_columns()),
                spark.stop if owned else None)
     except BaseException:
         if owned:

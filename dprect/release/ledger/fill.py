@@ -19,14 +19,12 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from dprect.release.ledger import (
-    _RUNS_GRACE_S,
-    CHECKPOINT_EVERY,
-    Ledger,
-    _File,
-    _referenced,
-    _stats,
-)
+from dprect.release.ledger.compaction import CHECKPOINT_EVERY
+from dprect.release.ledger.log import DataFile
+from dprect.release.ledger.reservations import Ledger
+from dprect.release.ledger.run_index import RUNS_GRACE_S
+from dprect.release.ledger.schema import file_stats
+from dprect.release.ledger.state import referenced
 
 
 def _commit_file(ledger: Ledger, version: int, add: dict[str, Any]) -> None:
@@ -63,9 +61,9 @@ def fill(ledger: Ledger, events: Iterable[Mapping[str, Any]]) -> int:
                 add = {"path": action.path, "size": action.size, "stats": action.stats}
             else:  # merged by the checkpoint below: the file is never read
                 add = {"path": f"event-{v:020d}-{uuid.uuid4().hex}.parquet", "size": 0,
-                       "stats": _stats([row])}
+                       "stats": file_stats([row])}
             _commit_file(ledger, v, add)
-            written[v] = _File(add["path"], add["size"], 1, v, v)
+            written[v] = DataFile(add["path"], add["size"], 1, v, v)
         pending.clear()
         snap.files = [written.get(f.first, f) if f.path == "" else f for f in snap.files]
         snap.table = ledger._open()
@@ -77,7 +75,7 @@ def fill(ledger: Ledger, events: Iterable[Mapping[str, Any]]) -> int:
         pending.append(row)
         snap.state.apply(row)
         snap.rows.append(row)
-        snap.files.append(_File("", 0, 1, row["version"], row["version"]))
+        snap.files.append(DataFile("", 0, 1, row["version"], row["version"]))
         snap.version += 1
         snap.since_checkpoint += 1
         if snap.since_checkpoint >= CHECKPOINT_EVERY:
@@ -96,6 +94,6 @@ def fill(ledger: Ledger, events: Iterable[Mapping[str, Any]]) -> int:
     table = ledger._open()
     table.create_checkpoint()
     # nothing else writes this ledger: run-index files no kept checkpoint names go now
-    ledger._cleanup(table, previous, _referenced(states) if len(states) == 2 else None)
-    ledger._runs_grace = _RUNS_GRACE_S
+    ledger._cleanup(table, previous, referenced(states) if len(states) == 2 else None)
+    ledger._runs_grace = RUNS_GRACE_S
     return ledger.verify()

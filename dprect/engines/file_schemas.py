@@ -1,0 +1,138 @@
+"""Schema agreement of a multi-file input: every data file of a folder must hold each
+column a run reads with one type (Parquet) or at one place of its header (CSV).
+
+Both engines read a folder with ONE schema — pyarrow's dataset and Spark's Parquet reader
+take it from one file, Spark's CSV reader takes the names from one file's header and
+matches the other files' fields by position. A file that disagrees is then read wrongly
+in silence: a renamed column comes back null (its rows dropped), a text column is cast to
+numbers (and the cast's error quotes a cell), a CSV file with its columns in another order
+feeds one column's values to another. So before anything is reserved,
+:func:`check_folder` reads the schema of every data file — Parquet footers
+(:func:`pyarrow.parquet.read_schema`) and CSV header rows, never a row — and refuses the
+input in one line naming the column and the two types (or places), schema only.
+
+Data files are listed as Spark and pyarrow list them: every file under the folder,
+recursively, except names starting with ``_`` or ``.`` (``_SUCCESS``, ``_delta_log``,
+``.crc`` files, hidden folders). Paths with a scheme (``s3a://``, ``hdfs://``) are not
+listed here: the Spark engine reads their footers through its JVM
+(:func:`dprect.engines.spark.source.read_source`; docs/operations.md, "Multi-file inputs").
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from dprect.core.errors import InputDataError
+from dprect.engines.input_errors import reading
+
+#: one file's schema: its path relative to the folder and, per column, its type's text
+FileSchema = tuple[str, Mapping[str, str]]
+#: the most header bytes read from a CSV file (a header is a line of column names)
+HEADER_BYTES = 1 << 20
+
+
+def data_files(folder: Path) -> list[Path]:
+    """The data files of ``folder``, sorted: every file below it whose name and folders
+    do not start with ``_`` or ``.``."""
+    out: list[Path] = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(("_", ".")))
+        out.extend(Path(root) / f for f in files if not f.startswith(("_", ".")))
+    return sorted(out)
+
+
+def type_text(data_type: Any) -> str:
+    """An Arrow type as the type a reader gives its column: a dictionary by its values,
+    large and view strings and binaries as ``string`` and ``binary``."""
+    import pyarrow as pa
+
+    t = data_type.value_type if pa.types.is_dictionary(data_type) else data_type
+    if pa.types.is_large_string(t) or (hasattr(pa.types, "is_string_view")
+                                       and pa.types.is_string_view(t)):
+        return "string"
+    if pa.types.is_large_binary(t) or (hasattr(pa.types, "is_binary_view")
+                                       and pa.types.is_binary_view(t)):
+        return "binary"
+    return str(t)
+
+
+def parquet_schema(file: Path) -> dict[str, str]:
+    """A Parquet file's columns and their types, from its footer only."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    with reading(file, "parquet", (pa.ArrowException, OSError, ValueError)):
+        schema = pq.read_schema(file)
+    return {f.name: type_text(f.type) for f in schema}
+
+
+def csv_header(file: Path) -> dict[str, str]:
+    """A CSV file's header row: each column's place (``header field N``), from the first
+    line only (gzip-compressed for ``*.gz``)."""
+    with reading(file, "csv", (OSError, UnicodeDecodeError, csv.Error, EOFError)):
+        opener = gzip.open if file.name.lower().endswith(".gz") else open
+        with opener(file, "rb") as f:
+            head = f.readline(HEADER_BYTES)
+        line = head.decode("utf-8-sig")
+        names = next(csv.reader(io.StringIO(line)), [])
+    return {name: f"header field {i + 1}" for i, name in reversed(list(enumerate(names)))}
+
+
+def folder_schemas(folder: Path, fmt: str) -> list[FileSchema]:
+    """The schema of every data file of ``folder`` (:func:`data_files`) read as ``fmt``
+    (``parquet``: footers; ``csv``: header rows)."""
+    read = parquet_schema if fmt == "parquet" else csv_header
+    return [(f.relative_to(folder).as_posix(), read(f)) for f in data_files(folder)]
+
+
+def _in(kind: str | None, file: str) -> str:
+    return f"absent from {file!r}" if kind is None else f"{kind} in {file!r}"
+
+
+def check_agreement(path: str, schemas: Sequence[FileSchema], columns: Sequence[str]
+                    ) -> None:
+    """Refuse ``schemas`` (one per file of the input ``path``) when two files disagree on
+    a column of ``columns``: one holds it and another does not, or they give it two types
+    (places). A column no file holds is left alone (a partition column, or a missing
+    column refused later by name). One line naming the column and the two types."""
+    for name in columns:
+        held = [(file, s.get(name)) for file, s in schemas]
+        if all(kind is None for _, kind in held):
+            continue
+        first_file, first = next((f, k) for f, k in held if k is not None)
+        for file, kind in held:
+            if kind != first:
+                raise InputDataError(
+                    f"the files of {path!r} disagree on column {name!r}: it is "
+                    f"{_in(first, first_file)} but {_in(kind, file)}; every file of a "
+                    "multi-file input must hold the columns read, with one type (in a CSV "
+                    "folder, at one place of the header)")
+
+
+def check_readable(files: Sequence[Path]) -> None:
+    """Read the footer of every Parquet data file of ``files`` (a Delta snapshot's, on
+    this machine): one that is not Parquet, or is damaged, is refused naming the file,
+    before anything is reserved — not after, when the rows are read. Their schemas are not
+    compared: a Delta table's log holds its one schema, and a file written before a column
+    was added is read with nulls for it, as Delta reads it."""
+    for file in files:
+        parquet_schema(file)
+
+
+def check_folder(path: str | os.PathLike[str], local: Path, fmt: str,
+                 columns: Sequence[str]) -> None:
+    """:func:`check_agreement` for the input ``path`` when it is a local folder of
+    ``fmt`` (``parquet`` or ``csv``) files (``local`` its place on this machine); a single
+    file, or another format, is left alone."""
+    if fmt in ("parquet", "csv") and local.is_dir():
+        check_agreement(os.fspath(path), folder_schemas(local, fmt), columns)
+
+
+__all__ = ["FileSchema", "check_agreement", "check_folder", "check_readable", "csv_header",
+           "data_files", "folder_schemas", "parquet_schema", "type_text"]

@@ -1,0 +1,152 @@
+"""The numpy engine's grouped-statistics primitive (issue #41) and the driver's draws from
+merged statistics, shared by every engine.
+
+:func:`grouped_statistics` is the numpy engine's one primitive: columns (float64, nulls as
+NaN), each row's index in the PUBLIC group list and a
+:class:`~dprect.core.statistic.StatisticsSpec` → every (group, column)'s
+:class:`~dprect.core.statistic.CellBins` (:func:`~dprect.core.statistic.cell_bins`, the
+core's reference reduction, of the cell's finite values; the rows sorted by group once,
+so many groups cost one sort). The Spark engine's twin-free counterpart is
+:func:`dprect.engines.spark.statistics.spark_statistics` (one ``mapInArrow`` pass, the
+same cells). :class:`NumpyGroupedRoute` reads a table in memory for it
+(:func:`read_grouped`: Parquet or CSV, schema checked).
+
+The mechanisms then run on the driver from the merged cells — the same code whichever
+engine counted them, so for a seed the result is the same on every engine:
+:func:`draw_query` (describe's mechanism, in blocks of groups drawn by worker processes
+on a large run: :mod:`dprect.engines.driver_pool`) and :func:`draw_coverage` (bounds').
+
+Row rules, every engine's: every row counts; a null, NaN or ±inf value is left out of its
+column only; a row of no listed group is dropped and never reported; a listed group
+without rows is released all the same. They are row-local, so neighbouring tables stay
+neighbouring and they cost no privacy. Nothing here depends on the rows' values but the
+statistics handed on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from dprect.core.aggregates import DescribePlan, DescribeResult, describe_blocks, group_blocks
+from dprect.core.bounds import BoundsPlan, BoundsResult, run_bounds
+from dprect.core.describe_stats import bin_blocks
+from dprect.core.errors import ParameterError
+from dprect.core.randomness import RandomSource
+from dprect.core.request import Source
+from dprect.core.statistic import GroupedStatistics, StatisticsSpec, cell_bins
+from dprect.engines.bounds_input import group_kind_of_arrow, resolve_groups
+from dprect.engines.driver_pool import block_mapper
+from dprect.engines.prepared import PreparedRun
+from dprect.engines.row_kernels import group_index
+
+
+def grouped_statistics(values: Sequence[np.ndarray], group: np.ndarray, groups: int,
+                       spec: StatisticsSpec) -> GroupedStatistics:
+    """Every (group index, column index)'s cell under ``spec`` (module notes):
+    ``values[j]`` is column j as float64 (nulls as NaN), ``group[i]`` row i's index in the
+    public list of ``groups`` groups (−1: no listed group, dropped). Every cell is
+    present (an empty one: no rows)."""
+    if len(values) != len(spec.columns):
+        raise ParameterError(f"{len(values)} column(s) for a spec of {len(spec.columns)}")
+    order = np.argsort(group, kind="stable")
+    cuts = np.searchsorted(np.asarray(group)[order], np.arange(groups + 1))
+    out: GroupedStatistics = {}
+    for j, (column, column_spec) in enumerate(zip(values, spec.columns, strict=True)):
+        x = np.asarray(column, dtype=np.float64)[order]
+        for g in range(groups):
+            part = x[cuts[g]:cuts[g + 1]]
+            out[(g, j)] = cell_bins(part[np.isfinite(part)], column_spec)
+    return out
+
+
+def read_grouped(source: Source, groups: list[str] | None, progress: Callable[[str], None]
+                 ) -> tuple[list[np.ndarray], np.ndarray, int]:
+    """A grouped table read in memory with :mod:`dprect.engines.arrow_input` (Parquet or
+    CSV), its schema checked (every column numeric, the group column able to hold the
+    listed values): each column as float64 (nulls as NaN), each row's index in the public
+    group list (−1: a row of no listed group) and the number of groups; nothing depends
+    on the rows' values."""
+    from dprect.engines.arrow_input import numeric_column, read_table
+
+    if source.format == "delta":
+        raise ParameterError("Delta input needs the Spark engine (--engine spark)")
+    if (source.where, source.version, source.timestamp) != (None, None, None):
+        raise ParameterError("a row filter or a Delta snapshot needs the Spark engine "
+                             "(--engine spark)")
+    progress(f"reading {source.path}")
+    table = read_table(source.path, source.read_columns(), source.format)
+    values = [numeric_column(table, c, nulls_as_nan=True) for c in source.columns]
+    if source.group_by is None:
+        return values, np.zeros(table.num_rows, dtype=np.int32), 1
+    assert groups is not None
+    kind = group_kind_of_arrow(table.schema.field(source.group_by).type, source.group_by)
+    resolved = resolve_groups(groups, kind, source.group_by)  # schema + list only
+    return values, group_index(table.column(source.group_by), kind, resolved), len(groups)
+
+
+class NumpyGroupedPrepared(PreparedRun):
+    """The columns in memory (float64, nulls as NaN) and each row's group index."""
+
+    def __init__(self, values: list[np.ndarray], group: np.ndarray, groups: int,
+                 spec: StatisticsSpec) -> None:
+        super().__init__()
+        self.values = values
+        self.group = group
+        self.groups = groups
+        self.spec = spec
+
+    def statistics(self) -> GroupedStatistics:
+        return grouped_statistics(self.values, self.group, self.groups, self.spec)
+
+
+class NumpyGroupedRoute:
+    """Read the table in memory (:func:`read_grouped`) and check its schema; nothing
+    drawn, spent or written, no refusal that depends on a value."""
+
+    def open(self, source: Source, groups: list[str] | None, spec: StatisticsSpec,
+             progress: Callable[[str], None]) -> NumpyGroupedPrepared:
+        values, group, count = read_grouped(source, groups, progress)
+        return NumpyGroupedPrepared(values, group, count, spec)
+
+
+def _fits(cells: Mapping[tuple[int, int], Any], group_names: Sequence[Any],
+          columns: Sequence[str]) -> None:
+    """Refuse cells of more groups or columns than named (parameters only)."""
+    groups = 1 + max((g for g, _ in cells), default=-1)
+    width = 1 + max((j for _, j in cells), default=-1)
+    if groups > len(group_names) or width > len(columns):
+        raise ParameterError(f"{len(group_names)} group name(s) and {len(columns)} column "
+                             f"name(s) for cells of {groups} group(s) and {width} "
+                             f"column(s)")
+
+
+def draw_query(plan: DescribePlan, cells: Mapping[tuple[int, int], Any],
+               group_names: Sequence[Any], columns: Sequence[str], rng: RandomSource
+               ) -> DescribeResult:
+    """Describe's mechanism on merged cells (group index, column index → a
+    :class:`~dprect.core.statistic.CellBins` with sums; missing: no rows), the groups cut
+    into blocks drawn through worker processes on a large run (the same result for a
+    seed whatever the blocks: :func:`~dprect.core.aggregates.describe_blocks`). Cells
+    that do not fit the names (a group or column index beyond them) are refused."""
+    _fits(cells, group_names, columns)
+    bins = {key: cell.bin_statistics() for key, cell in cells.items() if len(cell.keys)}
+    with block_mapper(len(group_names), len(columns)) as (mapper, parts):
+        blocks = bin_blocks(bins, len(columns), group_blocks(len(group_names), parts))
+        del bins
+        return describe_blocks(plan, blocks, list(group_names), list(columns), rng, mapper)
+
+
+def draw_coverage(plan: BoundsPlan, cells: Mapping[tuple[int, int], Any],
+                  group_names: Sequence[Any], columns: Sequence[str], rng: RandomSource
+                  ) -> BoundsResult:
+    """Bounds' mechanism on merged cells (every (group index, column index) present)."""
+    _fits(cells, group_names, columns)
+    by_name = {(group_names[g], j): cell.histogram() for (g, j), cell in cells.items()}
+    return run_bounds(plan, by_name, list(group_names), rng, list(columns))
+
+
+__all__ = ["NumpyGroupedPrepared", "NumpyGroupedRoute", "draw_coverage", "draw_query",
+           "grouped_statistics", "read_grouped"]

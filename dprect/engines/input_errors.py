@@ -1,0 +1,93 @@
+"""The one reading rule for input-error messages: built from the path, the format, the
+schema (column names and types) and the options only — never from a library's text.
+
+Every reader of an input table reports a failure through :func:`input_error` (or the
+:func:`reading` block, which maps the library's exceptions to it): the numpy engine's
+pyarrow reader (:mod:`dprect.engines.arrow_input`), the per-file schemas of a multi-file
+input (:mod:`dprect.engines.file_schemas`), and the Spark engine's Parquet, CSV and Delta
+readers (:mod:`dprect.engines.spark.source`, whose ``problem`` is the Spark error's
+condition, named by :func:`dprect.engines.spark.source.spark_message` without its text).
+
+Why never the library's text: it quotes the data. pyarrow's CSV parser prints the row it
+fails on (``Expected 3 columns, got 4: 58.59,2.43,1,alice@example.com``), its casts print
+the cell (``Failed to parse string: 'SSN 123-45-6789'``), a file that is not in the format
+read has its bytes echoed, and a Delta log's commit holds statistics (column minima and
+maxima) that a JSON error can quote. So the message says what the file must be, by
+format, and what was asked of it (the columns read) — a public statement whatever the
+file holds. The kind of failure is told only by the exception's class or a Spark error's
+condition, both public, never by its text.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+
+from dprect.core.errors import DprectError, InputDataError
+
+#: what a readable input of each format is: the message of a read that failed says it
+EXPECTED = {
+    "csv": ("it is not a well-formed CSV file: a header row, then rows with as many "
+            "fields as the header, each column's values of one type, in UTF-8"),
+    "parquet": "it is not a Parquet file (or a folder of Parquet files), or it is damaged",
+    "delta": ("it is not a readable Delta table, or its _delta_log or data files are "
+              "damaged"),
+}
+#: the most columns read that :func:`input_error` names (a wide fit reads thousands)
+SHOWN_COLUMNS = 10
+#: the longest column name a message shows (:func:`column_names`)
+NAME_CHARS = 100
+#: the end of every such message: why the reader's own text is not shown
+WITHHELD = "the reader's message is withheld as it can quote the data"
+
+
+def input_error(path: str | os.PathLike[str], fmt: str, *, problem: str | None = None,
+                columns: Sequence[str] = ()) -> InputDataError:
+    """The error for an input ``path`` that cannot be read as ``fmt``: one line naming the
+    path, the format, what such an input must be (:data:`EXPECTED`), ``problem`` when the
+    caller can name it from public facts (a Spark error condition, an exception class,
+    the schema) and the ``columns`` read (an option). Nothing else goes in: the library's
+    exception text is never an argument."""
+    what = problem or EXPECTED.get(fmt, f"it cannot be read as {fmt}")
+    names = ", ".join(map(repr, columns[:SHOWN_COLUMNS]))
+    if len(columns) > SHOWN_COLUMNS:
+        names += f" and {len(columns) - SHOWN_COLUMNS} more"
+    read = f" (reading column(s) {names})" if columns else ""
+    return InputDataError(f"cannot read {os.fspath(path)!r} as {fmt}{read}: {what}; "
+                          f"{WITHHELD}")
+
+
+def column_names(names: Sequence[str]) -> str:
+    """A table's column names as a message lists them (``'a', 'b'``). A name that is not
+    plain printable text of at most :data:`NAME_CHARS` characters is counted, not shown: a
+    file of another kind read as CSV has its first bytes as its header, and those are
+    data, not a schema."""
+    shown = [n for n in names if n.isprintable() and 0 < len(n) <= NAME_CHARS]
+    hidden = len(names) - len(shown)
+    text = ", ".join(map(repr, shown))
+    if hidden:
+        text += f"{', ' if shown else ''}{hidden} name(s) not shown (not plain text)"
+    return text or "no columns"
+
+
+@contextmanager
+def reading(path: str | os.PathLike[str], fmt: str,
+            errors: tuple[type[BaseException], ...], *,
+            problem: Callable[[BaseException], str | None] | None = None,
+            columns: Sequence[str] = ()) -> Iterator[None]:
+    """A reading step: an exception of ``errors`` raised inside becomes
+    :func:`input_error` (``problem(exc)`` may name it from public facts only); dprect's
+    own errors pass unchanged. The library's exception is not chained (``from None``), so
+    no traceback or log prints its text either."""
+    try:
+        yield
+    except DprectError:
+        raise
+    except errors as exc:
+        said = problem(exc) if problem is not None else None
+        raise input_error(path, fmt, problem=said, columns=columns) from None
+
+
+__all__ = ["EXPECTED", "NAME_CHARS", "SHOWN_COLUMNS", "WITHHELD", "column_names", "input_error",
+           "reading"]

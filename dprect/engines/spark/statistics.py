@@ -1,0 +1,511 @@
+"""The Spark engine's grouped-statistics primitive (issue #41): every (public group,
+column)'s :class:`~dprect.core.statistic.CellBins` under any
+:class:`~dprect.core.statistic.StatisticsSpec`, in ONE pass over the rows — the rows
+counted per bin of each column's public grid and, where the spec asks, the exact sums of
+their truncated significands (:func:`~dprect.core.describe_stats.significands`). One
+kernel serves every mechanism: describe's (the ``FloatBins(SEARCH_BITS)`` grid with sums:
+every candidate bound is a search-bin edge, so the bins serve the centre, both searches
+and the clamped sum; docs/privacy.md §11) and bounds' (each column's domain, counts
+only; §9). The mechanisms then run on the driver from the merged cells
+(:mod:`dprect.engines.grouped`), as on the numpy engine.
+
+:class:`SparkGroupedRoute` reads the table (:func:`~dprect.engines.spark.source.read_source`:
+Parquet, CSV or Delta) and checks its schema and the spec's grids with no Spark job; the
+prepared run's :meth:`~SparkGroupedPrepared.statistics` then runs **the pass**
+(:func:`spark_statistics`): :func:`partial_bins` in ``mapInArrow`` encodes each chunk's
+finite values on the column's grid and counts (and sums) them per (group, column, bin) in
+numpy — a dense table where it is small (:func:`chunk_counts`), compiled for the search
+grid where the executor has dprect and numba, with each column's running total and a
+chunk's lists merged in one linear pass (in int64 while no key reaches 2^33 rows, exactly
+past it); the input is coalesced to one partition per core. Each partition's lists leave
+as sorted int64 blobs (a sum as two words: exact at any count), one per key range, each
+range is merged by one task (:func:`merge_blobs`) and the ranges are collected in key
+order. So the number of Spark jobs depends on neither the groups nor the columns nor the
+statistics asked.
+
+**The kernel** needs numpy and pyarrow only; this module, the domains
+(:mod:`dprect.engines.spark.by_value`) and the core's statistics are pickled *by value*,
+so executors do not need dprect installed. Its encodings ARE the core's (each column by
+its grid's own :meth:`~dprect.core.domains.Domain.encode`), and it reads the same float64
+the numpy route reads, so every cell equals the core's
+:func:`~dprect.core.statistic.cell_bins` of the cell's values, and for a seed a run's
+result equals the numpy engine's, bit for bit. Row rules, the numpy route's: a value is
+read as float64 (``pyarrow.compute.cast``, integers beyond 2^53 rounded), a null, NaN or
+±inf value is left out of its column only, and a row whose group value is not one of the
+listed values (or is null) is dropped; numbers are compared as float64, −0.0 as 0.0.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from functools import partial
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark import cloudpickle
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import types as T  # noqa: N812
+
+import dprect.core.describe_stats
+import dprect.core.interior_point
+import dprect.core.randomness
+import dprect.core.statistic
+import dprect.core.tail_bounds
+from dprect.core.describe_stats import (
+    DROPPED_BITS,
+    EXACT_ROWS,
+    significands,
+    sum_by_key,
+    sum_words,
+    words_sum,
+)
+from dprect.core.domains import Domain, FloatBins, Grid
+from dprect.core.errors import InputDataError, ParameterError
+from dprect.core.request import Source
+from dprect.core.statistic import (
+    SEARCH_GRID,
+    CellBins,
+    GroupedStatistics,
+    StatisticsSpec,
+    complete,
+)
+from dprect.engines import row_kernels
+from dprect.engines.bounds_input import resolve_groups
+from dprect.engines.input_errors import column_names
+from dprect.engines.prepared import PreparedRun
+from dprect.engines.row_kernels import table_groups
+from dprect.engines.spark import by_value  # noqa: F401  (registers the core's modules)
+from dprect.engines.spark.checks import label_kind
+from dprect.engines.spark.remote import default_parallelism
+from dprect.engines.spark.source import SPARK_ERRORS, opened_source, spark_message
+from dprect.engines.spark.sql import ident
+
+PART = "_p"
+BLOB = "_b"
+#: the Spark DDL schema of :func:`partial_bins`' and :func:`merge_blobs`' output
+OUTPUT_SCHEMA = f"{PART} int, {BLOB} binary"
+_GRID = SEARCH_GRID
+_NUMERIC = (T.NumericType, T.BooleanType, T.NullType)
+#: values (rows × columns) buffered before a chunk is counted: 2^25 float64, 256 MB —
+#: 2^19 rows of 64 columns (amortises the per-chunk work; bounded on a wide table)
+CHUNK_VALUES = 1 << 25
+#: a chunk is counted in a dense (group, key) table when the table has at most this many
+#: cells a row (else it is sorted)
+DENSE_CELLS_PER_ROW = 4
+#: chunks of at least this many rows are counted by the compiled step, where it runs
+JIT_ROWS = 1 << 16
+#: the compiled step's dense tables hold at most this many (group, bin) cells
+JIT_CELLS = 1 << 22
+#: the version of :mod:`dprect.engines.spark.describe_jit` this kernel calls
+JIT_VERSION = 2
+#: a blob's int64 rows: key, count, and the sum's two words (hi, lo)
+BLOB_ROWS = 4
+#: the sums' key ranges (merge tasks) per core of the session, at least
+RANGES_PER_CORE = 8
+#: and at least one range per this many cells (a range's blob stays far below Arrow's
+#: 2 GB per binary batch: 4,096 cells × a few hundred bins × 32 bytes)
+CELLS_PER_RANGE = 4096
+
+
+# -- the kernel (numpy and pyarrow only; shipped by value) ------------------------------------
+def as_float64(array: Any) -> np.ndarray:
+    """A column as float64 with nulls as NaN (the numpy route's
+    :func:`~dprect.engines.arrow_input.numeric_column`)."""
+    if pa.types.is_null(array.type):
+        return np.full(len(array), np.nan)
+    out = pc.cast(array, pa.float64(), safe=False)
+    if out.null_count:
+        out = pc.fill_null(out, float("nan"))
+    return np.asarray(out.to_numpy(zero_copy_only=False), dtype=np.float64)
+
+
+def _count(group: np.ndarray, keys: np.ndarray, values: np.ndarray | None = None
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """Unique (group, key) pairs, sorted, with their counts (and the exact int64 sum of
+    ``values`` over each pair's rows, None without values)."""
+    if len(keys) == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return group[:0].astype(np.int32), empty, empty, None if values is None else empty
+    order = np.lexsort((keys, group))
+    g, k = group[order], keys[order]
+    new = np.ones(len(k), dtype=bool)
+    new[1:] = (g[1:] != g[:-1]) | (k[1:] != k[:-1])
+    starts = np.flatnonzero(new)
+    counts = np.diff(np.append(starts, len(k))).astype(np.int64)
+    sums = None if values is None else \
+        np.add.reduceat(np.asarray(values, dtype=np.int64)[order], starts).astype(np.int64)
+    return g[starts].astype(np.int32), k[starts], counts, sums
+
+
+def chunk_counts(group: np.ndarray, keys: np.ndarray, values: np.ndarray | None = None,
+                 depth: int = 2
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """:func:`_count` of a chunk, as unique (group, key) pairs in any order: by a dense
+    table over (group, key) where its box is at most ``DENSE_CELLS_PER_ROW`` cells a row
+    (O(rows); e.g. a coarse grid's keys), else the keys are split at the middle of their
+    span and each half counted so (``depth`` times: a FloatBins column of both signs is
+    two narrow runs of keys, one each side of zero's bin), else sorted. The same pairs,
+    counts and sums (of ``values``, integers in (−2^31, 2^31)) either way."""
+    dense = row_kernels.sum_by_digits([group, keys], [] if values is None else [values],
+                                      DENSE_CELLS_PER_ROW * len(keys))
+    if dense is not None:
+        (g, k), n, sums = dense
+        return g.astype(np.int32), k.astype(np.int64), n, sums[0] if sums else None
+    if depth == 0 or len(keys) < 2:
+        return _count(group, keys, values)
+    middle = int(keys.min()) // 2 + int(keys.max()) // 2
+    high = keys > middle
+    if high.all() or not high.any():
+        return _count(group, keys, values)
+    parts = [chunk_counts(group[side], keys[side],
+                          None if values is None else values[side], depth - 1)
+             for side in (~high, high)]
+    g, k, n = (np.concatenate([p[i] for p in parts]) for i in range(3))
+    added = None if values is None else np.concatenate([p[3] for p in parts])
+    return g, k, n, added
+
+
+def finite_chunks(batches: Iterator[Any], chunk_rows: int, columns: Sequence[str],
+                  group_column: str | None, group_kind: str,
+                  group_values: Sequence[Any] | None
+                  ) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+    """A kernel's partition read in chunks: its Arrow ``batches`` buffered until at least
+    ``chunk_rows`` rows (the last chunk may hold fewer), then, per chunk and column j,
+    (j, group indices, float64 values) of the rows in a listed group whose value is
+    finite — a null, NaN or ±inf is left out of that column only (row-local)."""
+    pending: list[Any] = []
+    rows = 0
+    for batch in itertools.chain(batches, [None]):  # None: the end, flush the rest
+        if batch is not None:
+            if batch.num_rows == 0:
+                continue
+            pending.append(batch)
+            rows += batch.num_rows
+            if rows < chunk_rows:
+                continue
+        if not pending:
+            continue
+        table = pa.Table.from_batches(pending)
+        pending, rows = [], 0
+        group = table_groups(table, group_column, group_kind, group_values)
+        listed = group >= 0
+        every = bool(listed.all())
+        for j, name in enumerate(columns):
+            x = as_float64(table.column(name).combine_chunks())
+            use = np.isfinite(x)
+            if every and use.all():  # nothing to leave out: no copies
+                yield j, group, x
+                continue
+            use &= listed
+            yield j, group[use], x[use]
+
+
+def to_blob(keys: np.ndarray, counts: np.ndarray, sums: np.ndarray) -> Any:
+    """Sorted (key, count, sum) lists as one Arrow ``binary`` array of one value
+    (:func:`from_blob` reads it back): keys, counts and each sum's two int64 words
+    (:func:`~dprect.core.describe_stats.sum_words`: a sum past int64, a key of 2^33 rows
+    or more, travels exactly) copied once, side by side, into an int64 array that Arrow
+    then holds without a copy."""
+    out = np.empty((BLOB_ROWS, len(keys)), dtype=np.int64)
+    out[0], out[1] = keys, counts
+    out[2], out[3] = sum_words(sums)
+    return _blob(out)
+
+
+def _blob(table: np.ndarray) -> Any:
+    """A C-contiguous (BLOB_ROWS, n) int64 array as :func:`to_blob`'s one-value binary
+    array (Arrow holds the array's memory, no copy)."""
+    offsets = np.array([0, table.nbytes], dtype=np.int32)
+    return pa.Array.from_buffers(pa.binary(), 1, [None, pa.py_buffer(offsets),
+                                                   pa.py_buffer(table)])
+
+
+def from_blob(blob: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The (key, count, sum) lists of a blob (bytes or an Arrow buffer; no copy but the
+    sums', joined from their words: int64, or Python integers past int64)."""
+    k, n, hi, lo = np.frombuffer(blob, dtype=np.int64).reshape(BLOB_ROWS, -1)
+    return k, n, words_sum(hi, lo, n)
+
+
+Lists = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def _joined(parts: Sequence[Lists]) -> Lists:
+    """(key, count, sum) lists concatenated, in the given order."""
+    keys, n, sums = (np.concatenate([p[i] for p in parts]) for i in range(3))
+    return keys, n, sums
+
+
+def _merge(parts: Sequence[Lists]) -> Lists:
+    """Partial (key, count, sum) lists summed by key (sorted)."""
+    keys, n, sums = _joined(parts)
+    return sum_by_key(keys, sums, n)
+
+
+def _jit() -> Any:
+    """:mod:`dprect.engines.spark.describe_jit` where the executor has dprect of this
+    kernel's version (JIT_VERSION), else None (the numpy steps run)."""
+    try:
+        from dprect.engines.spark import describe_jit
+    except ImportError:  # the kernel runs without dprect on this executor
+        return None
+    return describe_jit if describe_jit.VERSION == JIT_VERSION else None
+
+
+def _int64_safe(total: Lists, chunk: Lists) -> bool:
+    """Whether every sum of ``total`` and ``chunk`` merged is an int64 — both int64 and no
+    key reaching :data:`~dprect.core.describe_stats.EXACT_ROWS` rows — as the compiled
+    merge needs (:func:`~dprect.core.describe_stats.sum_by_key` is exact past it)."""
+    return (total[2].dtype != object and chunk[2].dtype != object
+            and int(total[1].max(initial=0)) + int(chunk[1].max(initial=0)) < EXACT_ROWS)
+
+
+def _merge_into(total: Lists | None, chunk: Lists) -> Lists:
+    """A column's running (key, count, sum) total — sorted, unique — and a chunk's lists
+    summed by key: one linear merge where the chunk's keys come sorted (the compiled
+    step's) and ``describe_jit`` runs here, else :func:`_merge`; the same lists."""
+    if total is not None and len(chunk[0]) >= JIT_ROWS // 64 and _int64_safe(total, chunk):
+        jit = _jit()
+        got = jit.merge_sorted(total, chunk) if jit is not None else None
+        if got is not None:
+            return got
+    return _merge([chunk] if total is None else [total, chunk])
+
+
+def column_lists(group: np.ndarray, values: np.ndarray, groups: int, grid: Domain,
+                 sums: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """One chunk of one column: the unique (group, bin of ``grid``) pairs of its finite
+    ``values`` with their row counts and (``sums``) significand sums — zeros without — in
+    any order; for the search grid with sums compiled
+    (:mod:`dprect.engines.spark.describe_jit`, where dprect and numba are installed on
+    the executor, the same version, and the chunk has at least :data:`JIT_ROWS` rows),
+    else with numpy; the same lists either way."""
+    if sums and grid == _GRID and len(values) >= JIT_ROWS:
+        jit = _jit()
+        if jit is not None:
+            got = jit.column_bins(values, group, groups, _GRID.shift, _GRID.size // 2,
+                                  DROPPED_BITS, JIT_CELLS)
+            if got is not None:
+                return got
+    x = np.ascontiguousarray(values, dtype=np.float64)
+    added = significands(x.view(np.int64)) if sums else None
+    g, b, n, summed = chunk_counts(group, grid.encode(x).astype(np.int64), added)
+    return g, b, n, np.zeros(len(b), dtype=np.int64) if summed is None else summed
+
+
+def key_bases(spec: StatisticsSpec, groups: int) -> np.ndarray:
+    """Where each column's keys start: cell (group g, column j) holds the keys
+    base[j] + g·size_j + bin (size_j its grid's), so the keys are j-major, then g, then
+    bin; ``base[-1]`` is the end of the last column's."""
+    sizes = [int(c.grid.size) for c in spec.columns]
+    return np.array(np.cumsum([0, *(groups * s for s in sizes)]), dtype=object)
+
+
+def cell_starts(spec: StatisticsSpec, groups: int, cells: np.ndarray) -> np.ndarray:
+    """The first key of each cell index c = j·G + g (c = C: the end of the keys)."""
+    base = key_bases(spec, groups)
+    sizes = [int(c.grid.size) for c in spec.columns]
+    out = []
+    for c in cells.tolist():
+        j, g = divmod(int(c), groups)
+        out.append(int(base[-1]) if j == len(sizes) else int(base[j]) + g * sizes[j])
+    return np.array(out, dtype=np.int64)
+
+
+def partial_bins(batches: Iterator[Any], columns: Sequence[str], group_column: str | None,
+                 group_kind: str, group_values: Sequence[Any] | None, groups: int,
+                 ranges: int, spec: StatisticsSpec) -> Iterator[Any]:
+    """mapInArrow body: a partition's rows counted (and summed) per (group g, column j,
+    bin b) (module notes; :func:`column_lists` per chunk and column) under the key of
+    :func:`key_bases`, sorted, and cut into ``ranges`` contiguous key ranges of cells, one
+    (range, blob) row each (:func:`to_blob`), each row a batch of its own. Ungrouped
+    (``group_column`` None): every row is group 0 (``groups`` 1)."""
+    acc: list[Lists | None] = [None for _ in columns]
+    base = key_bases(spec, groups)
+    chunk_rows = -(-CHUNK_VALUES // max(1, len(columns)))
+    for j, group, x in finite_chunks(batches, chunk_rows, columns, group_column, group_kind,
+                                     group_values):
+        column = spec.columns[j]
+        g, b, n, sums = column_lists(group, x, groups, column.grid, column.sums)
+        key = np.int64(base[j]) + g.astype(np.int64) * np.int64(column.grid.size) + b
+        acc[j] = _merge_into(acc[j], (key, n, sums))  # sorted, one list per column
+    filled = [total for total in acc if total is not None]  # j-major: in key order
+    cells = len(columns) * groups
+    limits = cell_starts(spec, groups, np.arange(ranges + 1, dtype=np.int64) * cells // ranges)
+    edges = [np.searchsorted(total[0], limits) for total in filled]
+    for r in range(ranges):  # a batch per range: Arrow's binary holds < 2 GB a batch
+        pieces = [(total, int(e[r]), int(e[r + 1]))
+                  for total, e in zip(filled, edges, strict=True) if e[r + 1] > e[r]]
+        if not pieces:
+            continue
+        table = np.empty((BLOB_ROWS, sum(hi - lo for _, lo, hi in pieces)), dtype=np.int64)
+        at = 0
+        for total, lo, hi in pieces:  # each column's part of the range, copied once
+            table[0, at:at + hi - lo] = total[0][lo:hi]
+            table[1, at:at + hi - lo] = total[1][lo:hi]
+            table[2, at:at + hi - lo], table[3, at:at + hi - lo] = sum_words(total[2][lo:hi])
+            at += hi - lo
+        yield pa.RecordBatch.from_arrays([pa.array([r], pa.int32()), _blob(table)],
+                                         names=[PART, BLOB])
+
+
+def merge_blobs(table: Any) -> Any:
+    """applyInArrow body: one range's partial lists (one blob per partition) summed."""
+    part = table.column(PART)[0].as_py()
+    merged = _merge([from_blob(b.as_buffer()) for b in table.column(BLOB)])
+    return pa.table({PART: pa.array([part], pa.int32()),
+                     BLOB: to_blob(*merged)})
+
+
+# executors get the kernel and the core's statistics, candidates and their imports by value
+for _module in (dprect.core.describe_stats, dprect.core.tail_bounds,
+                dprect.core.interior_point, dprect.core.randomness, dprect.core.statistic):
+    cloudpickle.register_pickle_by_value(sys.modules[_module.__name__])
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+cloudpickle.register_pickle_by_value(row_kernels)  # table_groups, shared with the numpy route
+
+
+# -- the driver -------------------------------------------------------------------------------
+def check_grid(grid: Domain) -> None:
+    """Refuse a grid whose sort values are not bin indices (the kernel counts bins)."""
+    if isinstance(grid, FloatBins | Grid):  # IntegerRange too: its encoding is the Grid's
+        return
+    raise ParameterError(f"the Spark engine counts columns on FloatBins, Grid or "
+                         f"IntegerRange domains, got {grid!r}")
+
+
+def check_schema(df: DataFrame, columns: Sequence[str], group_by: str | None) -> str | None:
+    """The schema checks of a grouped run (no Spark job): every column exists and is
+    numeric (integer, floating, decimal or boolean), the group column exists and holds
+    numbers, booleans or strings (the label's kinds, :func:`.checks.label_kind`). Returns
+    the group column's kind (None without one)."""
+    types = {f.name: f.dataType for f in df.schema.fields}
+    wanted = [*columns, *([group_by] if group_by is not None else [])]
+    missing = [c for c in wanted if c not in types]
+    if missing:
+        raise InputDataError(f"the input has no column(s) {', '.join(map(repr, missing))}; "
+                             f"it has {column_names(list(types))}")
+    for c in columns:
+        if not isinstance(types[c], _NUMERIC):
+            raise InputDataError(f"column {c!r} must be numeric, but its type is "
+                                 f"{types[c].simpleString()}")
+    return None if group_by is None else label_kind(types[group_by], group_by, "group")
+
+
+def spark_statistics(df: DataFrame, columns: Sequence[str], spec: StatisticsSpec, *,
+                     group_by: str | None = None, groups: Sequence[str] | None = None
+                     ) -> GroupedStatistics:
+    """The pass (module notes): every (group index, column index)'s cell under ``spec``
+    (every cell present; an empty one has no rows). ``groups`` is the PUBLIC list of group
+    values (text, read against the group column's type); without ``group_by`` there is
+    one group, 0. Schema errors are raised before any Spark job; one Spark job whatever
+    the groups, columns and statistics."""
+    kind = check_schema(df, columns, group_by)
+    if len(spec.columns) != len(columns):
+        raise ParameterError(f"{len(columns)} column(s) for a spec of {len(spec.columns)}")
+    for c in spec.columns:
+        check_grid(c.grid)
+    if group_by is not None:
+        if not groups:
+            raise ParameterError("a group column needs the public list of group values")
+        values = resolve_groups(list(groups), kind or "null", group_by)
+        count = len(groups)
+    else:
+        values, count = None, 1
+    if int(key_bases(spec, count)[-1]) >= 1 << 62:
+        raise ParameterError(f"{len(columns)} columns × {count} groups are too many cells "
+                             f"for one run")
+    cores = default_parallelism(df.sparkSession)
+    body = partial(partial_bins, columns=list(columns), group_column=group_by,
+                   group_kind=kind or "", group_values=values, groups=count,
+                   ranges=max(RANGES_PER_CORE * cores,
+                              -(-len(columns) * count // CELLS_PER_RANGE)), spec=spec)
+    read = [*columns, *([group_by] if group_by is not None else [])]
+    selected = df.selectExpr(*[ident(c) for c in read]).coalesce(cores)
+    merged = (selected.mapInArrow(body, OUTPUT_SCHEMA).groupBy(PART)
+              .applyInArrow(merge_blobs, OUTPUT_SCHEMA))
+    try:
+        table = merged.toArrow()
+    except SPARK_ERRORS as exc:
+        raise InputDataError(f"Spark failed while counting: {spark_message(exc)}") from None
+    return complete(to_cells(table, spec, count), spec, count)
+
+
+def to_cells(table: Any, spec: StatisticsSpec, groups: int) -> GroupedStatistics:
+    """The collected ranges (any order) as one cell per (group, column) with rows."""
+    order = np.argsort(np.asarray(table.column(PART).to_numpy(), dtype=np.int64))
+    blobs = [b.as_buffer() for b in table.column(BLOB)]  # no copies
+    parts = [from_blob(blobs[i]) for i in order]
+    out: GroupedStatistics = {}
+    if not parts:
+        return out
+    keys, n, sums = _joined(parts)  # disjoint ranges in key order: sorted
+    base = np.array([int(v) for v in key_bases(spec, groups)], dtype=np.int64)
+    j_of = np.searchsorted(base, keys, side="right") - 1
+    sizes = np.array([int(c.grid.size) for c in spec.columns], dtype=np.int64)
+    local = keys - base[j_of]
+    g_of = local // sizes[j_of]
+    cell = j_of.astype(np.int64) * groups + g_of
+    starts = np.flatnonzero(np.r_[True, cell[1:] != cell[:-1]])
+    bins = local - g_of * sizes[j_of]
+    for lo, hi in zip(starts, np.r_[starts[1:], len(keys)], strict=True):
+        j, g = int(j_of[lo]), int(g_of[lo])
+        kept = sums[lo:hi] if spec.columns[j].sums else None
+        out[(g, j)] = CellBins(bins[lo:hi], n[lo:hi], kept)
+    return out
+
+
+class SparkGroupedPrepared(PreparedRun):
+    """A checked DataFrame, ready for :meth:`statistics`; closing it runs ``on_close``
+    (e.g. stops a session started for this run)."""
+
+    def __init__(self, df: DataFrame, source: Source, groups: list[str] | None,
+                 spec: StatisticsSpec, on_close: Callable[[], None] | None = None) -> None:
+        super().__init__(on_close)
+        self.df = df
+        self.source = source
+        self.groups = groups
+        self.spec = spec
+
+    def statistics(self) -> GroupedStatistics:
+        return spark_statistics(self.df, self.source.columns, self.spec,
+                                group_by=self.source.group_by, groups=self.groups)
+
+
+class SparkGroupedRoute:
+    """The Spark engine's part of a grouped run: start or reuse a session (``session``
+    returns it and whether this run owns it), read the table, check its schema — every
+    column numeric, the group column able to hold the listed values — and the spec's
+    grids, with no Spark job beyond what reading needs. A session the run owns is stopped
+    when the prepared run closes, or at once if reading fails."""
+
+    def __init__(self, session: Callable[[], tuple[SparkSession, bool]]) -> None:
+        self.session = session
+
+    def open(self, source: Source, groups: list[str] | None, spec: StatisticsSpec,
+             progress: Callable[[str], None]) -> SparkGroupedPrepared:
+        with opened_source(self.session, source, progress) as (df, stop):
+            for c in spec.columns:
+                check_grid(c.grid)
+            kind = check_schema(df, source.columns, source.group_by)
+            if source.group_by is not None:
+                resolve_groups(list(groups or []), kind or "null", source.group_by)
+            return SparkGroupedPrepared(df, source, groups, spec, stop)
+
+
+def cli_grouped_route(master: str | None = None, remote: str | None = None
+                      ) -> SparkGroupedRoute:
+    """The Spark route of ``dprect bounds|describe --engine spark --master M | --remote
+    URL``."""
+    from dprect.engines.spark.cli import cli_session
+
+    return SparkGroupedRoute(lambda: cli_session(master, remote))
+
+
+__all__ = ["CHUNK_VALUES", "OUTPUT_SCHEMA", "SparkGroupedPrepared", "SparkGroupedRoute",
+           "check_grid", "check_schema", "chunk_counts", "cli_grouped_route",
+           "finite_chunks", "partial_bins", "spark_statistics", "to_cells"]

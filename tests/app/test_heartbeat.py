@@ -1,0 +1,131 @@
+"""The heartbeat (dprect/app/heartbeat.py): a line every EVERY seconds naming the run's
+public stage — driven by a fake clock and a fake wait, never by real time."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from dprect.app.heartbeat import EVERY, Heartbeat
+
+
+class FakeTime:
+    """A clock that moves only when the heartbeat waits: ``waits`` waits, each of the
+    requested seconds, then the run ends."""
+
+    def __init__(self, waits: int) -> None:
+        self.now, self.left, self.asked = 100.0, waits, []
+
+    def clock(self) -> float:
+        return self.now
+
+    def wait(self, seconds: float) -> bool:
+        self.asked.append(seconds)
+        if self.left == 0:
+            return True
+        self.left -= 1
+        self.now += seconds
+        return False
+
+
+def test_a_line_every_interval_naming_the_stage() -> None:
+    lines: list[str] = []
+    fake = FakeTime(waits=3)
+    beat = Heartbeat(lines.append, clock=fake.clock, wait=fake.wait)
+    seen: list[str] = []
+    beat.tracking(seen.append)("reading t.parquet")
+    assert seen == ["reading t.parquet"]  # the wrapped progress still gets its line
+    with beat:
+        pass
+    assert fake.asked == [EVERY] * 4 and EVERY <= 10
+    assert lines == [f"still running ({s:.0f} s): reading t.parquet"
+                     for s in (EVERY, 2 * EVERY, 3 * EVERY)]
+
+
+def test_the_mechanism_blocks_are_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dprect.engines import driver_pool
+
+    lines: list[str] = []
+    beat = Heartbeat(lines.append, clock=lambda: 0.0)
+    beat.stage("describing 2 column(s) in 3 group(s)")
+    with driver_pool.block_mapper(3, 2) as (mapper, parts):
+        assert parts == 1
+        results = mapper(lambda x: (beat.beat(), x)[1], [7])
+        beat.beat()
+        assert list(results) == [7]
+        beat.beat()
+    beat.beat()
+    assert lines == [
+        "still running (0 s): describing 2 column(s) in 3 group(s), mechanism 0/1 blocks",
+        "still running (0 s): describing 2 column(s) in 3 group(s), mechanism 0/1 blocks",
+        "still running (0 s): describing 2 column(s) in 3 group(s), mechanism 1/1 blocks",
+        "still running (0 s): describing 2 column(s) in 3 group(s)"]
+
+
+PUBLIC = re.compile(r"still running \(\d+ s\): (starting|checking the budget ledger|"
+                    r"reading the input|reading \S+|"
+                    r"describing 1 column\(s\) in 3 group\(s\)|writing the outputs)"
+                    r"(, mechanism \d+/\d+ blocks)?")
+
+
+def test_a_run_beats_at_every_stage_and_never_prints_a_value(
+        tmp_path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A describe through the CLI with a heartbeat that beats at each stage change (so no
+    timing is involved): every line is one of the public stages, none holds a number of
+    the data; ``--quiet`` makes no heartbeat at all."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from dprect.app import spine
+    from dprect.app.cli import main
+
+    made: list[Heartbeat] = []
+    lines: list[str] = []
+
+    class EveryStage(Heartbeat):
+        def __init__(self, emit, every):  # type: ignore[no-untyped-def]
+            assert every == EVERY
+            super().__init__(lambda line: (emit(line), lines.append(line)),
+                             every, wait=lambda seconds: True)
+            made.append(self)
+
+        def stage(self, text: str) -> None:
+            super().stage(text)
+            self.beat()
+
+    monkeypatch.setattr(spine, "Heartbeat", EveryStage)
+    values = np.random.default_rng(3).normal(1234.5, 10.0, 3000)
+    pq.write_table(pa.table({"x": values, "g": np.arange(3000) % 3}), tmp_path / "t.parquet")
+    argv = ["describe", "--input", str(tmp_path / "t.parquet"), "--columns", "x",
+            "--epsilon", "1", "--group-by", "g", "--groups", "0,1,2", "--seed", "1"]
+    assert main([*argv, "--output", str(tmp_path / "a.json")]) == 0
+    err = capsys.readouterr().err
+    assert len(made) == 1 and len(lines) >= 3
+    assert [ln.split(": ", 1)[1].split(",")[0] for ln in lines[:1]] == ["reading the input"]
+    assert any("describing" in ln for ln in lines) and "writing the outputs" in lines[-1]
+    for line in lines:
+        assert PUBLIC.fullmatch(line), line
+        assert f"dprect: {line}" in err  # on stderr
+    assert main([*argv, "--output", str(tmp_path / "b.json"), "--quiet"]) == 0
+    assert len(made) == 1  # no heartbeat under --quiet
+
+
+def test_the_tests_line_filter_drops_the_heartbeat_and_nothing_else() -> None:
+    """tests/cli_run.py ``messages``: the line counts of CLI and job tests skip the
+    heartbeat's lines (a loaded machine may print one after 10 s) and keep every other
+    line — an error that merely mentions the mark included."""
+    from cli_run import messages
+
+    fake = FakeTime(waits=1)
+    beat = Heartbeat(lambda _: None, clock=fake.clock, wait=fake.wait)
+    beat.stage("reading t.parquet")
+    fake.now += 12
+    cli_line, job_line = f"dprect: {beat.line()}", f"[fit_rectangle] {beat.line()}"
+    errors = ["dprect: error: cannot read 'still running (1 s): x.csv' as csv",
+              "fit_rectangle: error: still running (1 s): no", "dprect: interrupted",
+              f"  {cli_line}"]
+    text = "\n".join([cli_line, errors[0], "", job_line, *errors[1:]]) + "\n"
+    assert messages(text) == errors
+    assert messages("") == []

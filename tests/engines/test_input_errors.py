@@ -1,0 +1,112 @@
+"""The reading rule's pieces (issue #40): :mod:`dprect.engines.input_errors` maps a
+library's failure to a message from the path, format, schema and options only, and
+:mod:`dprect.engines.file_schemas` reads each file's schema (no row) and refuses files
+that disagree on a column read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from dprect.core.errors import InputDataError, ParameterError
+from dprect.engines.file_schemas import (
+    check_agreement,
+    csv_header,
+    data_files,
+    folder_schemas,
+    type_text,
+)
+from dprect.engines.input_errors import column_names, input_error, reading
+
+SECRET = "SECRET-cell-4411"
+
+
+def test_a_library_error_is_mapped_without_its_text() -> None:
+    with pytest.raises(InputDataError) as caught, \
+            reading("t.csv", "csv", (pa.ArrowInvalid,), columns=["x", "y"]):
+        raise pa.ArrowInvalid(f"CSV parse error: Expected 3 columns, got 4: 1,2,3,{SECRET}")
+    message = str(caught.value)
+    assert SECRET not in message and "got 4" not in message
+    assert message.startswith("cannot read 't.csv' as csv (reading column(s) 'x', 'y'): ")
+    assert "withheld" in message and caught.value.__cause__ is None
+
+
+def test_own_errors_pass_and_others_are_not_caught() -> None:
+    with pytest.raises(ParameterError, match="mine"), reading("t", "parquet", (OSError,)):
+        raise ParameterError("mine")
+    with pytest.raises(KeyError), reading("t", "parquet", (OSError,)):
+        raise KeyError(SECRET)
+
+
+def test_a_problem_is_told_by_public_facts_only() -> None:
+    with pytest.raises(InputDataError) as caught, reading(
+            "d", "delta", (ValueError,), problem=lambda e: f"error {type(e).__name__}"):
+        raise ValueError(SECRET)
+    assert str(caught.value).startswith("cannot read 'd' as delta: error ValueError;")
+    assert SECRET not in str(input_error("p", "parquet"))
+    wide = str(input_error("p", "parquet", columns=[f"f{i}" for i in range(1000)]))
+    assert "'f9' and 990 more)" in wide and "'f10'" not in wide
+
+
+def test_column_lists_hide_names_that_are_not_plain_text() -> None:
+    assert column_names(["a", "b c"]) == "'a', 'b c'"
+    assert column_names([]) == "no columns"
+    shown = column_names(["x", f"\x00\x9f{SECRET}", "y" * 101])
+    assert SECRET not in shown and shown == "'x', 2 name(s) not shown (not plain text)"
+
+
+def test_types_are_read_as_readers_give_them() -> None:
+    assert type_text(pa.dictionary(pa.int32(), pa.string())) == "string"
+    assert type_text(pa.large_string()) == "string"
+    assert type_text(pa.large_binary()) == "binary"
+    assert type_text(pa.float64()) == "double" and type_text(pa.int32()) == "int32"
+
+
+def test_data_files_are_listed_as_spark_and_pyarrow_list_them(tmp_path: Path) -> None:
+    for rel in ["a.parquet", "_SUCCESS", ".a.parquet.crc", "day=1/b.parquet",
+                "_delta_log/0.json", ".hidden/c.parquet"]:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(b"")
+    assert [p.relative_to(tmp_path).as_posix() for p in data_files(tmp_path)] == \
+        ["a.parquet", "day=1/b.parquet"]
+
+
+def test_parquet_files_must_agree_on_the_columns_read(tmp_path: Path) -> None:
+    pq.write_table(pa.table({"x": [1.0], "y": [1], "s": ["a"]}), tmp_path / "a.parquet")
+    pq.write_table(pa.table({"x": [SECRET], "y": [1], "s": [2]}), tmp_path / "b.parquet")
+    schemas = folder_schemas(tmp_path, "parquet")
+    check_agreement("t", schemas, ["y", "part"])  # s differs but is not read; part: no file
+    with pytest.raises(InputDataError) as caught:
+        check_agreement("t", schemas, ["y", "x"])
+    message = str(caught.value)
+    assert SECRET not in message
+    assert message.startswith("the files of 't' disagree on column 'x': it is double in "
+                              "'a.parquet' but string in 'b.parquet'")
+
+
+def test_a_column_missing_from_one_file_is_refused() -> None:
+    schemas = [("a", {"y": "int64"}), ("b", {"x": "double", "y": "int64"})]
+    with pytest.raises(InputDataError, match="column 'x': it is double in 'b' but absent "
+                                             "from 'a'"):
+        check_agreement("t", schemas, ["x"])
+
+
+def test_csv_headers_must_agree_on_the_places_of_the_columns_read(tmp_path: Path) -> None:
+    (tmp_path / "a.csv").write_text(f"x,y\n1,{SECRET}\n")
+    (tmp_path / "b.csv").write_text("x,y,z\n2,0,1\n")
+    (tmp_path / "c.csv").write_text("y,x\n0,3\n")
+    assert csv_header(tmp_path / "a.csv") == {"x": "header field 1", "y": "header field 2"}
+    check_agreement("t", folder_schemas(tmp_path, "csv")[:2], ["x", "y"])
+    with pytest.raises(InputDataError, match=r"column 'x': it is header field 1 in 'a\.csv' "
+                                             r"but header field 2 in 'c\.csv'"):
+        check_agreement("t", folder_schemas(tmp_path, "csv"), ["x", "y"])
+
+
+def test_a_damaged_file_is_named_without_its_bytes(tmp_path: Path) -> None:
+    (tmp_path / "a.parquet").write_bytes(b"PAR1" + SECRET.encode() + b"PAR1")
+    with pytest.raises(InputDataError) as caught:
+        folder_schemas(tmp_path, "parquet")
+    assert SECRET not in str(caught.value) and "a.parquet' as parquet" in str(caught.value)
