@@ -46,19 +46,24 @@ Every fit uses the same seed, so the fits of a cell must return the identical re
 (the table says whether they do; the indices are in the JSON). Peak driver RSS is the
 kernel's high-water mark (``VmHWM``, reset just before the fit through
 ``/proc/PID/clear_refs``) of the Python driver and of the driver JVM. A process is
-stopped after ``PROCESS_TIMEOUT`` (900 s) plus its fit's limit.
+stopped after ``PROCESS_TIMEOUT`` (900 s) plus twice its fit's limit a pair.
 
-Issue #43 (the fit at the scan limit): ``--pairs 1,3`` runs one settling and three
-measured pairs in every cell (the median of three pairs, the first warm-up pair
-discarded), and the acceptance lines start with :data:`SCAN_LIMIT` — d = 8 × 10^7 rows and
-d = 128 × 2·10^6 within 1.3× the scan, d = 1,024 × 10^6 within 2×:
+Issue #43 (the fit at the scan limit, ``make bench-scan-limit``): ``--pairs 1,3`` runs one
+settling and three measured pairs in every cell (the median of three pairs, the first
+warm-up pair discarded), and the acceptance lines start with :data:`SCAN_LIMIT` — d = 8 at
+10^7 rows (and at 8·10^7, :data:`SCAN_LIMIT_MORE`) and d = 128 × 2·10^6 within 1.3× the
+scan, d = 1,024 × 10^6 within 2×; ``--data-dir`` puts the tables outside the repository,
+``--no-quantile`` and ``--no-compare`` skip what the ratio does not need:
 
     SPARK_CONF_DIR=conf/spark .venv/bin/python benchmarks/spark_fit.py --sweep \
-        --sweep-cells 8:10000000,128:2000000,1024:1000000 --pairs 1,3
+        --sweep-cells 8:10000000,8:80000000,128:2000000,1024:1000000 --pairs 1,3 \
+        --no-compare --no-quantile --data-dir /tmp/dprect-scan-limit \
+        --sweep-json /tmp/dprect-scan-limit/spark_sweep.json
 
 Each measured fit also records its stages (``stages``: ``prepare_fit`` — the label count,
 ``collect``'s job — and ``run`` — ``auto``'s count, the first pass, the rounds) and the
-load average, in the JSON.
+load average after each measured pair (``pair_loads``: ``uptime``'s three numbers), in
+the JSON.
 
 Prints the table of docs/architecture.md, then the acceptance lines, each PASS / FAIL
 from the measured default fits (or "not run"): d = 128 at 2·10^6 rows within 3× the
@@ -90,6 +95,12 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "jobs"))
 
 OUTPUT = REPO / "benchmarks" / "output"
+#: where the sweep's Parquet tables are written once and read (``--data-dir``; a large
+#: table belongs outside the repository, e.g. /tmp)
+DATA = OUTPUT
+#: the sweep's default fit also times ``approxQuantile`` (``--no-quantile``: not, e.g. for
+#: the acceptance cells, where it costs minutes and is no part of the ratio)
+QUANTILE = True
 TARGET_RATIO = 2.0
 
 
@@ -155,10 +166,10 @@ def sweep_data(rows: int, dims: int) -> Path:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    path = OUTPUT / f"sweep-{rows}x{dims}.parquet"
+    path = DATA / f"sweep-{rows}x{dims}.parquet"
     if path.is_file():
         return path
-    OUTPUT.mkdir(parents=True, exist_ok=True)
+    DATA.mkdir(parents=True, exist_ok=True)
     print(f"writing {rows:,} rows x {dims} features into {path} (once; cached)", flush=True)
     gen = np.random.default_rng(SWEEP_SEED + dims)
     lo = gen.uniform(-80.0, 0.0, dims)
@@ -243,6 +254,8 @@ SMALL_VALUES = 40_000_000
 PAIRS_OVERRIDE: tuple[int, int] | None = None
 #: issue #43: (d, rows) cells and the default fit's limit over the scan in each
 SCAN_LIMIT = {(8, 10_000_000): 1.3, (128, 2_000_000): 1.3, (1024, 1_000_000): 2.0}
+#: the d = 8 cell read as 8·10^7 rows too (the lead's brief for #43), held to the same 1.3×
+SCAN_LIMIT_MORE = {(8, 80_000_000): 1.3}
 
 
 def pair_counts(dims: int, rows: int) -> tuple[int, int]:
@@ -283,7 +296,7 @@ def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> N
     timed(f"{tag}: warm-up scan (not counted)", scan)
     out["scan"], _ = timed(f"{tag}: aggregate scan (min/max of every feature over positives)",
                            scan)
-    if plan == "auto" and dims <= QUANTILE_MAX_DIMS:  # the non-private reference
+    if QUANTILE and plan == "auto" and dims <= QUANTILE_MAX_DIMS:  # the non-private reference
         out["approx_quantile"], _ = timed(
             f"{tag}: approxQuantile (2 per feature, rel. error 0.01)",
             lambda: positives.approxQuantile(features, [0.05, 0.95], 0.01))
@@ -345,6 +358,7 @@ def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> N
     settle, measured = PAIRS_OVERRIDE or pair_counts(dims, rows)
     pairs = [(out["scan"], out["fit"])]
     stages = [(box.get("prepare_s"), box.get("run_s"))]
+    loads = [list(os.getloadavg())]  # `uptime`'s 1/5/15-minute load after each pair
     for i in range(settle + measured - 1):
         kind = "settling, not counted" if i + 1 < settle else "measured"
         scan_s = timed(f"{tag}: aggregate scan ({kind})", scan)[0]
@@ -352,6 +366,7 @@ def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> N
         fit()
         pairs.append((scan_s, time.perf_counter() - t0))
         stages.append((box.get("prepare_s"), box.get("run_s")))
+        loads.append(list(os.getloadavg()))
         if "error" in box or box["result"].lower_index != result.lower_index \
                 or box["result"].upper_index != result.upper_index:
             out["repeat_differs"] = True
@@ -362,7 +377,7 @@ def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> N
                # per measured fit: prepare_fit (the label count, collect's job) and run
                # (auto's count, the strategy's first job(s), the rounds)
                stages=[list(st) for st in stages[settle:]],
-               load=list(os.getloadavg()))
+               load=list(os.getloadavg()), pair_loads=loads[settle:])
     out.update(method=result.method, passes=stats["passes"],
                collect_jobs=stats["collect_jobs"], stats=stats,
                lower_index=[int(v) for v in result.lower_index],
@@ -384,13 +399,18 @@ def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> N
 def _run_cell_process(dims: int, rows: int, plan: str, master: str, limit: float) -> dict:
     """One :func:`sweep_one` in a fresh process (its own session); its RESULT."""
     cmd = [sys.executable, __file__, "--sweep-one", f"{dims},{rows},{plan}",
-           "--master", master, "--fit-timeout", str(limit)]
+           "--master", master, "--fit-timeout", str(limit), "--data-dir", str(DATA)]
+    if not QUANTILE:
+        cmd.append("--no-quantile")
     if PAIRS_OVERRIDE:
         cmd += ["--pairs", ",".join(map(str, PAIRS_OVERRIDE))]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, start_new_session=True)
     got = None
     try:
-        stdout, _ = proc.communicate(timeout=PROCESS_TIMEOUT + limit)
+        # every pair's fit may take its limit, and the scans as long (d = 1,024 on a
+        # loaded machine: minutes each)
+        settle, measured = PAIRS_OVERRIDE or pair_counts(dims, rows)
+        stdout, _ = proc.communicate(timeout=PROCESS_TIMEOUT + 2 * limit * (settle + measured))
     except subprocess.TimeoutExpired:
         stdout = ""
     finally:
@@ -440,7 +460,8 @@ def acceptance(runs: list[dict]) -> list[tuple[str, str]]:
 
     d32 = [c for c in SWEEP if c[0] == 32]
     lines = [(f"issue #43: d={d}, {n:,} rows: default fit ≤ {limit:g}× scan",
-              over([(d, n)], within(limit))) for (d, n), limit in SCAN_LIMIT.items()]
+              over([(d, n)], within(limit)))
+             for (d, n), limit in {**SCAN_LIMIT, **SCAN_LIMIT_MORE}.items()]
     lines += [(f"d=128, 2e6 rows: default fit ≤ {ACCEPT_128:g}× scan",
               over([(128, 2_000_000)], within(ACCEPT_128))),
              (f"d=32 (every n): default fit ≤ {ACCEPT_32:g}× scan",
@@ -616,11 +637,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pairs", default=None,
                         help="sweep: S,M settling and measured (scan, fit) pairs in every "
                              "cell (issue #43's acceptance: 1,3)")
-    parser.add_argument("--sweep-json", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--data-dir", default=None,
+                        help="sweep: folder of the generated Parquet tables (default: "
+                             "benchmarks/output; a large table belongs in e.g. /tmp)")
+    parser.add_argument("--quantile", action=argparse.BooleanOptionalAction, default=True,
+                        help="sweep: time approxQuantile beside the default fit (d ≤ 128)")
+    parser.add_argument("--sweep-json", default=None,
+                        help="sweep: the JSON to write (and keep other cells from); "
+                             "default benchmarks/output/spark_sweep.json")
     parser.add_argument("--sweep-one", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--fit-timeout", type=float, default=PROCESS_TIMEOUT,
                         help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    global DATA, QUANTILE
+    DATA = Path(args.data_dir) if args.data_dir else OUTPUT
+    QUANTILE = args.quantile
     if args.pairs:
         global PAIRS_OVERRIDE
         settle, measured = (int(v) for v in args.pairs.split(","))

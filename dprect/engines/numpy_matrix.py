@@ -17,7 +17,8 @@ with a safety margin such that about ``K`` selected rows lie at or beyond it (``
 the first window's ``stop``: :data:`LIST_FACTOR` × stop, at least :data:`MIN_LIST`, at
 most half :data:`CANDIDATE_CELLS` over all orders). ONE pass over the rows in blocks
 (:data:`BLOCK_ROWS` rows of a matrix, or one Arrow batch: each block cache-resident — the
-finite check, two comparisons against the 2d thresholds at once and one ``flatnonzero``)
+finite check, two comparisons against the 2d thresholds at once — a contiguous block as
+rows of :data:`WIDE_VALUES` values, the thresholds tiled — and one ``flatnonzero``)
 lists, per order, every selected row at or beyond its threshold: its row number and its
 sort value (``Domain.encode`` of the gathered values — the reference encoding). That list
 is an upper set of the order by value; every encoding is non-decreasing, so it holds every
@@ -61,6 +62,10 @@ from dprect.engines.numpy_engine import NumpyEngine, _ranks
 
 #: rows per block of a pass: 8 features × 16,384 rows of float64 is 1 MiB, cache-resident
 BLOCK_ROWS = 1 << 14
+#: values per row of the list pass's comparisons: a contiguous block of d features is
+#: compared as rows of about this many values (the thresholds tiled), not as rows of d —
+#: numpy's inner loop then runs over 256 values instead of 8 (about 2.5× faster at d = 8)
+WIDE_VALUES = 256
 #: rows of X in the strided sample that sets the thresholds
 SAMPLE_ROWS = 1 << 14
 #: listed rows per order: at least this many, and about LIST_FACTOR × the first stop
@@ -250,6 +255,8 @@ class MatrixEngine:
             return False
         hi_t, lo_t = found
         d = self.dims
+        reps = max(1, WIDE_VALUES // d)
+        hi_w, lo_w = np.tile(hi_t, reps), np.tile(lo_t, reps)
         wide = self._parts.rows >= 1 << 31
         rows: list[np.ndarray] = []
         cols: list[np.ndarray] = []
@@ -257,9 +264,7 @@ class MatrixEngine:
         count = entries = 0
         for first, block, chosen in self._blocks():
             count += int(np.count_nonzero(chosen))
-            hit = np.greater_equal(block, hi_t)
-            hit |= np.less_equal(block, lo_t)
-            flat = np.flatnonzero(hit)
+            flat = _beyond(block, hi_w, lo_w)
             r, c = np.divmod(flat, d)
             keep = chosen[r]
             r, c = r[keep], c[keep]
@@ -391,6 +396,22 @@ class MatrixEngine:
         if stop <= first:
             return survivors[:0].copy()
         return _ranks(survivors, side, first, stop, inplace=True)
+
+
+def _beyond(block: np.ndarray, hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
+    """Row-major flat indices of the ``block``'s values at or beyond their column's
+    threshold (≥ ``hi`` or ≤ ``lo``; NaN is neither). ``hi``/``lo``: the d thresholds
+    tiled k times: a C-contiguous block whose size k·d divides is compared as rows of
+    k·d values (the same values, the same flat indices: a reshape of a C-contiguous
+    block keeps its row-major order), any other with the first d."""
+    d = block.shape[1]
+    if len(hi) > d and block.flags.c_contiguous and block.size % len(hi) == 0:
+        block = block.reshape(-1, len(hi))
+    else:
+        hi, lo = hi[:d], lo[:d]
+    hit = np.greater_equal(block, hi)
+    hit |= np.less_equal(block, lo)
+    return np.flatnonzero(hit)
 
 
 def _best(values: np.ndarray, side: Side, count: int) -> np.ndarray:

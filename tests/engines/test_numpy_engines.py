@@ -74,8 +74,11 @@ def test_the_bounds_route_counts_each_listed_group_with_the_cores_histogram(tmp_
 
 def _small_passes(monkeypatch) -> None:
     """MatrixEngine's blocks, sample and lists small enough for tiny tables to take
-    every path: the lists, a list running short, a materialisation after cuts."""
+    every path: the lists, a list running short, a materialisation after cuts; full
+    blocks (7 rows of 2) compared as rows of 14 values, a shorter last block or
+    batch as rows of 2."""
     monkeypatch.setattr(numpy_matrix, "BLOCK_ROWS", 7)
+    monkeypatch.setattr(numpy_matrix, "WIDE_VALUES", 14)
     monkeypatch.setattr(numpy_matrix, "SAMPLE_ROWS", 64)
     monkeypatch.setattr(numpy_matrix, "MIN_LIST", 3)
     monkeypatch.setattr(numpy_matrix, "LIST_FACTOR", 2)
