@@ -53,7 +53,9 @@ settling and three measured pairs in every cell (the median of three pairs, the 
 warm-up pair discarded), and the acceptance lines start with :data:`SCAN_LIMIT` — d = 8 at
 10^7 rows (and at 8·10^7, :data:`SCAN_LIMIT_MORE`) and d = 128 × 2·10^6 within 1.3× the
 scan, d = 1,024 × 10^6 within 2×; ``--data-dir`` puts the tables outside the repository,
-``--no-quantile`` and ``--no-compare`` skip what the ratio does not need:
+``--no-quantile`` and ``--no-compare`` skip what the ratio does not need
+(``--no-warm-scan`` the warm-up scan before the discarded first pair, which warms up too);
+each fit's seconds and the load are printed as they come:
 
     SPARK_CONF_DIR=conf/spark .venv/bin/python benchmarks/spark_fit.py --sweep \
         --sweep-cells 8:10000000,8:80000000,128:2000000,1024:1000000 --pairs 1,3 \
@@ -101,6 +103,9 @@ DATA = OUTPUT
 #: the sweep's default fit also times ``approxQuantile`` (``--no-quantile``: not, e.g. for
 #: the acceptance cells, where it costs minutes and is no part of the ratio)
 QUANTILE = True
+#: a warm-up scan before the first pair (``--no-warm-scan``: not — the discarded settling
+#: pair is the warm-up; saves a scan of minutes at d = 1,024 on a loaded machine)
+WARM_SCAN = True
 TARGET_RATIO = 2.0
 
 
@@ -293,7 +298,8 @@ def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> N
     def scan() -> object:
         return positives.selectExpr(*aggs).collect()
 
-    timed(f"{tag}: warm-up scan (not counted)", scan)
+    if WARM_SCAN:
+        timed(f"{tag}: warm-up scan (not counted)", scan)
     out["scan"], _ = timed(f"{tag}: aggregate scan (min/max of every feature over positives)",
                            scan)
     if QUANTILE and plan == "auto" and dims <= QUANTILE_MAX_DIMS:  # the non-private reference
@@ -346,6 +352,8 @@ def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> N
         print("RESULT " + json.dumps(out), flush=True)
         os._exit(0)  # the parent ends the process group (and the JVM)
     out["fit"] = time.perf_counter() - t0
+    print(f"  {tag}: fit (first): {out['fit']:.2f} s, load {list(os.getloadavg())}",
+          flush=True)
     out["chosen"] = box.get("chosen")
     if "error" in box:
         out.update(fit=None, error=box["error"])
@@ -367,6 +375,7 @@ def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> N
         pairs.append((scan_s, time.perf_counter() - t0))
         stages.append((box.get("prepare_s"), box.get("run_s")))
         loads.append(list(os.getloadavg()))
+        print(f"  {tag}: fit ({kind}): {pairs[-1][1]:.2f} s, load {loads[-1]}", flush=True)
         if "error" in box or box["result"].lower_index != result.lower_index \
                 or box["result"].upper_index != result.upper_index:
             out["repeat_differs"] = True
@@ -402,6 +411,8 @@ def _run_cell_process(dims: int, rows: int, plan: str, master: str, limit: float
            "--master", master, "--fit-timeout", str(limit), "--data-dir", str(DATA)]
     if not QUANTILE:
         cmd.append("--no-quantile")
+    if not WARM_SCAN:
+        cmd.append("--no-warm-scan")
     if PAIRS_OVERRIDE:
         cmd += ["--pairs", ",".join(map(str, PAIRS_OVERRIDE))]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, start_new_session=True)
@@ -642,6 +653,8 @@ def main(argv: list[str] | None = None) -> int:
                              "benchmarks/output; a large table belongs in e.g. /tmp)")
     parser.add_argument("--quantile", action=argparse.BooleanOptionalAction, default=True,
                         help="sweep: time approxQuantile beside the default fit (d ≤ 128)")
+    parser.add_argument("--warm-scan", action=argparse.BooleanOptionalAction, default=True,
+                        help="sweep: a warm-up scan before the first (discarded) pair")
     parser.add_argument("--sweep-json", default=None,
                         help="sweep: the JSON to write (and keep other cells from); "
                              "default benchmarks/output/spark_sweep.json")
@@ -649,9 +662,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fit-timeout", type=float, default=PROCESS_TIMEOUT,
                         help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    global DATA, QUANTILE
+    global DATA, QUANTILE, WARM_SCAN
     DATA = Path(args.data_dir) if args.data_dir else OUTPUT
-    QUANTILE = args.quantile
+    QUANTILE, WARM_SCAN = args.quantile, args.warm_scan
     if args.pairs:
         global PAIRS_OVERRIDE
         settle, measured = (int(v) for v in args.pairs.split(","))
