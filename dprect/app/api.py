@@ -33,6 +33,7 @@ from dprect.core.request import (
 )
 from dprect.core.result import FitResult
 from dprect.engines.numpy_engine import NumpyEngine
+from dprect.engines.numpy_matrix import MatrixEngine
 from dprect.release.budget import PrivacyBudget, charged, record
 
 if TYPE_CHECKING:
@@ -122,7 +123,8 @@ def positive_mask(y: object, positive_label: object = FitRequest.positive_label,
         return y_arr == bool(value)
     if y_arr.dtype.kind == "U":
         return y_arr == value
-    return y_arr.astype(np.float64) == value
+    # compared as float64 (as y.astype(float64) == value), cast block by block: no copy
+    return np.equal(y_arr, np.float64(value), signature="dd->?")
 
 
 def _list_rows(X: object) -> np.ndarray:
@@ -205,11 +207,7 @@ def positive_rows(X: object, y: object, names: Sequence[str] | None = None,
     X_arr = _matrix(X, "X", "features")
     if X_arr.shape[1] == 0:
         raise InputDataError("X has no feature columns")
-    typed = isinstance(y, np.ndarray) or hasattr(y, "dtype")
-    y_arr = np.asarray(y) if typed else np.asarray(y, dtype=object)
-    if y_arr.ndim != 1 or len(y_arr) != len(X_arr):
-        raise InputDataError("y must be 1-D with one label per row of X")
-    positive = positive_mask(y if typed else y_arr, positive_label)
+    positive = _checked_labels(X_arr, y, positive_label)
     return select_rows(X_arr, positive, names, invalid_rows)
 
 
@@ -249,9 +247,11 @@ def column_names(X: object) -> list[str] | None:
 
 def _in_memory(X: object, y: object, grid: GridArg, features: Sequence[str] | None,
                invalid_rows: InvalidRows | str, positive_label: object,
-               ) -> tuple[list[str], list[Domain], NumpyEngine]:
+               ) -> tuple[list[str], list[Domain], NumpyEngine | MatrixEngine]:
     """Check (X, y), name the features, resolve their domains and load the positives
-    into a :class:`NumpyEngine` (shared by :func:`fit` and the bounding box)."""
+    into an engine (shared by :func:`fit` and the bounding box): a numpy matrix is held
+    as it is by a :class:`MatrixEngine`, anything else read into a :class:`NumpyEngine`
+    (the same answers)."""
     shape = np.shape(X) if isinstance(X, np.ndarray) or hasattr(X, "shape") else None
     if shape is None:
         try:
@@ -261,11 +261,35 @@ def _in_memory(X: object, y: object, grid: GridArg, features: Sequence[str] | No
     if features is None:
         features = column_names(X)
     names = feature_names(features, shape[1]) if len(shape) == 2 else None
+    if _matrix_route(X, invalid_rows):  # X read where it is: no copy (numpy_matrix)
+        assert isinstance(X, np.ndarray) and names is not None
+        positive = _checked_labels(X, y, positive_label)
+        domains = resolve_domains(grid, names)
+        return names, domains, MatrixEngine(X, positive, domains)
     X_pos = positive_rows(X, y, names, invalid_rows=invalid_rows,
                           positive_label=positive_label)  # raises unless X is 2-D
     assert names is not None
     domains = resolve_domains(grid, names)
     return names, domains, NumpyEngine.from_features(X_pos, domains)
+
+
+def _matrix_route(X: object, invalid_rows: InvalidRows | str) -> bool:
+    """Whether :func:`_in_memory` can hold X as it is (:class:`MatrixEngine`): a 2-D numpy
+    array of numbers or booleans with feature columns, under the ``drop`` policy (the
+    engine selects the same rows as :func:`select_rows`). Read from the type only."""
+    return (type(X) is np.ndarray and X.ndim == 2 and X.shape[1] > 0
+            and X.dtype.kind in "biuf"
+            and InvalidRows.parse(invalid_rows, "invalid_rows") is InvalidRows.DROP)
+
+
+def _checked_labels(X: np.ndarray, y: object, positive_label: object) -> np.ndarray:
+    """:func:`positive_rows`' checks of y against a 2-D X, and the positive flags."""
+    check_label_value(positive_label)
+    typed = isinstance(y, np.ndarray) or hasattr(y, "dtype")
+    y_arr = np.asarray(y) if typed else np.asarray(y, dtype=object)
+    if y_arr.ndim != 1 or len(y_arr) != len(X):
+        raise InputDataError("y must be 1-D with one label per row of X")
+    return positive_mask(y if typed else y_arr, positive_label)
 
 
 @overload
@@ -358,7 +382,7 @@ def fit_classes(X: object, y: object, request: FitRequest, *, grid: GridArg = No
     if request.classes is None:
         raise ParameterError("fit_classes needs a request with classes")
     values = list(request.classes)
-    engines: list[NumpyEngine] = []
+    engines: list[NumpyEngine | MatrixEngine] = []
     names: list[str] = []
     domains: list[Domain] = []
     for value in values:  # every check (shapes, types, labels) before any noise

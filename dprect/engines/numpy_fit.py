@@ -17,26 +17,33 @@ from dprect.core.labels import resolve_positive_label
 from dprect.core.planner import Plan
 from dprect.core.randomness import RandomSource
 from dprect.core.reading import select_rows
-from dprect.core.request import FitRequest, Source
+from dprect.core.request import FitRequest, InvalidRows, Source
 from dprect.core.result import FitResult
 from dprect.engines.prepared import PreparedRun
 
 
 class NumpyPrepared(PreparedRun):
-    """The positive rows in memory (float64), fitted on a :class:`NumpyEngine`."""
+    """The rows in memory (float64), fitted on a
+    :class:`~dprect.engines.numpy_matrix.MatrixEngine` over the table's matrix and its
+    ``positive`` flags (the ``drop`` policy: the engine selects the same rows as
+    :func:`select_rows`, without copying them) — or, ``positive`` None, on a
+    :class:`NumpyEngine` over ``rows``, the positive rows already selected."""
 
     def __init__(self, rows: np.ndarray, domains: list[Domain], features: list[str],
-                 plan: Plan) -> None:
+                 plan: Plan, positive: np.ndarray | None = None) -> None:
         super().__init__()
         self.rows = rows
+        self.positive = positive
         self.domains = domains
         self.features = features
         self.plan = plan
 
     def run(self, *, seed: int | None = None) -> FitResult:
         from dprect.engines.numpy_engine import NumpyEngine
+        from dprect.engines.numpy_matrix import MatrixEngine
 
-        engine = NumpyEngine.from_features(self.rows, self.domains)
+        engine = (NumpyEngine.from_features(self.rows, self.domains) if self.positive is None
+                  else MatrixEngine(self.rows, self.positive, self.domains))
         return run_plan(engine, self.domains, self.features, self.plan,
                         RandomSource(seed=seed))
 
@@ -81,7 +88,12 @@ class NumpyRoute:
         prepared = []
         for request in requests:
             value = resolve_positive_label(request.positive_label, kind, label)
-            rows = select_rows(matrix, label_matches(table, label, value), source.features,
+            positive = label_matches(table, label, value)
+            if InvalidRows.parse(request.invalid_rows, "invalid_rows") is InvalidRows.DROP:
+                prepared.append(NumpyPrepared(matrix, domains, list(source.features), plan,
+                                              positive=positive))
+                continue
+            rows = select_rows(matrix, positive, source.features,
                                invalid_rows=request.invalid_rows)
             prepared.append(NumpyPrepared(rows, domains, list(source.features), plan))
         return prepared

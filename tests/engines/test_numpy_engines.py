@@ -6,13 +6,16 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dprect.core.bounds import histogram
-from dprect.core.domains import FloatBins, Grid
+from dprect.core.domains import FloatBins, FloatOrder, Grid
+from dprect.core.reading import select_rows
 from dprect.core.request import Source
 from dprect.core.statistic import COVERAGE
+from dprect.engines import numpy_matrix
 from dprect.engines.grouped import NumpyGroupedRoute
 from dprect.engines.numpy_engine import NumpyEngine
 
@@ -67,3 +70,111 @@ def test_the_bounds_route_counts_each_listed_group_with_the_cores_histogram(tmp_
             want = histogram(col[keep], domain)
             assert np.array_equal(got[(gi, j)].keys, want.keys)
             assert np.array_equal(got[(gi, j)].counts, want.counts)
+
+
+def _small_passes(monkeypatch) -> None:
+    """MatrixEngine's blocks, sample and lists small enough for tiny tables to take
+    every path: the lists, a list running short, a materialisation after cuts; full
+    blocks (7 rows of 2) compared as rows of 14 values, a shorter last block or
+    batch as rows of 2."""
+    monkeypatch.setattr(numpy_matrix, "BLOCK_ROWS", 7)
+    monkeypatch.setattr(numpy_matrix, "WIDE_VALUES", 14)
+    monkeypatch.setattr(numpy_matrix, "SAMPLE_ROWS", 64)
+    monkeypatch.setattr(numpy_matrix, "MIN_LIST", 3)
+    monkeypatch.setattr(numpy_matrix, "LIST_FACTOR", 2)
+
+
+_STEPS = st.lists(st.tuples(st.sampled_from(["window", "cut"]), st.integers(0, 1),
+                            st.sampled_from(["hi", "lo"]),
+                            st.one_of(st.integers(1, 6), st.integers(1, 60)),
+                            st.integers(1, 20), st.sampled_from([-1.5, 0.0, 1.0, 2.5])),
+                  min_size=1, max_size=8)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 400), st.integers(0, 2**32 - 1), _STEPS,
+       st.sampled_from(["float32", "float64", "int16"]), st.booleans(), st.booleans(),
+       st.booleans(), st.sampled_from([40, 1 << 20]))
+def test_the_matrix_engine_answers_as_the_engine_on_the_selected_rows(
+        n, seed, steps, dtype, grid, labelled, batched, cap) -> None:
+    """MatrixEngine on X as it is (or on Arrow batches of it, as ``collect`` holds them)
+    == NumpyEngine on select_rows(X, positive) encoded: the same multiset for every
+    window of any sequence of windows and cuts, with ties, ±0.0, NaN and ±inf rows
+    (dropped), negatives, lists that run short and lists over the cap (windows then
+    streamed over the blocks)."""
+    with pytest.MonkeyPatch.context() as mp:
+        _small_passes(mp)
+        mp.setattr(numpy_matrix, "CANDIDATE_CELLS", cap)
+        gen = np.random.default_rng(seed)
+        X = np.asarray(gen.choice(np.array([0.0, -0.0, 1.0, -1.5, 2.25, 3.0, -7.0, np.nan,
+                                            np.inf, 1e30]), size=(n, 2)))
+        X[:, 1] += gen.integers(0, 4, n)  # fewer ties on axis 1
+        if dtype == "int16":
+            X = np.nan_to_num(X, nan=0.0, posinf=5.0).clip(-30, 30).astype(np.int16)
+        else:
+            X = X.astype(dtype)
+        positive = gen.random(n) < 0.7
+        domains = ([Grid(-2.0, 3.0, 10)] * 2 if grid else [FloatOrder(), FloatOrder()])
+        if not labelled:  # no labels given: every row is a positive
+            positive = np.ones(n, dtype=bool)
+        want = NumpyEngine.from_features(select_rows(X.astype(np.float64), positive), domains)
+        if batched:  # uneven batches; columns as shipped: float32/64 kept, int as double
+            cuts = np.unique(gen.integers(0, n + 1, 3))
+            ship = X if X.dtype.kind == "f" else X.astype(np.float64)
+            batches = [pa.RecordBatch.from_arrays([pa.array(ship[a:b, j]) for j in range(2)],
+                                                  names=["a", "b"])
+                       for a, b in zip([0, *cuts], [*cuts, n], strict=True)]
+            got = numpy_matrix.MatrixEngine.from_batches(
+                batches, positive if labelled else None, domains)
+        else:
+            got = numpy_matrix.MatrixEngine(X, positive if labelled else None, domains)
+        assert got.remaining() == want.remaining()
+        for kind, axis, side, stop, size, t in steps:
+            if kind == "cut":
+                value = domains[axis].encode(np.array([t]))[0]
+                got.cut(axis, side, value)
+                want.cut(axis, side, value)
+            else:
+                assert np.array_equal(np.sort(got.window(axis, side, stop, size)),
+                                      np.sort(want.window(axis, side, stop, size)))
+        assert got.remaining() == want.remaining()
+
+
+def test_a_fit_on_a_float32_matrix_copies_no_column_of_it() -> None:
+    """dprect.fit on a numpy matrix holds X where it is (numpy_matrix): the fit allocates
+    less than half of X (its lists grow with the plan's windows, not with n), where
+    reading X into a float64 copy, selecting its rows and encoding them allocated
+    several times X."""
+    import tracemalloc
+
+    import dprect
+
+    n = 1 << 21
+    X = np.random.default_rng(1).standard_normal((n, 4), dtype=np.float32)
+    y = np.ones(n, dtype=np.int8)
+    tracemalloc.start()
+    try:
+        dprect.fit(X, y, epsilon=1.0, delta=1e-6, method="composition", seed=1)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < X.nbytes // 2
+
+
+def test_the_matrix_fit_equals_the_copied_fit_for_a_seed() -> None:
+    """The same rectangle through MatrixEngine (a numpy matrix) and through NumpyEngine
+    (the same rows as a list of rows) for every method, tie bits included."""
+    import dprect
+
+    gen = np.random.default_rng(7)
+    n = 150_000
+    X = gen.standard_normal((n, 3)).astype(np.float32)
+    X[::5, 0] = 0.0  # a tie group: RandMargins refines it
+    X[::11, 1] = np.nan  # dropped rows
+    y = (gen.random(n) < 0.5).astype(np.int8)
+    rows = X.astype(np.float64).tolist()
+    for method in ("composition", "randmargins"):
+        a = dprect.fit(X, y, epsilon=1.0, delta=1e-6, method=method, seed=5)
+        b = dprect.fit(np.array(rows, dtype=object), y, epsilon=1.0, delta=1e-6,
+                       method=method, seed=5)
+        assert (a.lower_index, a.upper_index) == (b.lower_index, b.upper_index)

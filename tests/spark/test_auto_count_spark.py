@@ -79,6 +79,24 @@ def test_randmargins_chosen_at_a_large_count_matches_numpy(make_frame, monkeypat
         _same(g, want)
 
 
+def test_a_counting_pass_of_the_other_method_is_not_used(make_frame, monkeypatch):
+    """``pass`` counts with the first pass of composition (the choice at the label
+    count); a drawn count that chooses RandMargins closes that engine and readies
+    RandMargins' (its tie refinement): numpy's count and rectangle."""
+    real = PrivateCount.draw
+
+    def far(self, true_count, rng):
+        drawn = real(self, true_count, rng)
+        return PrivateCount(drawn.scale, drawn.noisy + 10**12)
+
+    monkeypatch.setattr(PrivateCount, "draw", far)
+    X, y = _table(seed=4)
+    want, got = _both(make_frame, X, y, 5, strategies=("pass",))
+    assert want.method == "randmargins"
+    for g in got:
+        _same(g, want)
+
+
 def test_no_job_for_the_method_not_chosen(make_frame):
     """A pending plan spends no strategy job on the method the count does not choose:
     ``collect`` collects once, before the reservation, unrefined (the count is its rows);
@@ -108,3 +126,26 @@ def test_no_job_for_the_method_not_chosen(make_frame):
             with pytest.raises(InputDataError, match="x"):
                 prepare_fit(df, features=names, label="y", epsilon=1.0, delta=1e-6,
                             strategy=strategy, invalid_rows="error")
+
+
+def test_the_pass_counts_without_a_count_job(make_frame, monkeypatch):
+    """``pass`` on a pending plan: the first pass of the method predicted at the label
+    count reads every row, so its summary is the count of the rows learned from — no
+    count job (``count_learned`` is never called) — and that engine, its one pass run,
+    answers the rounds: the numpy engine's count and rectangle."""
+    from dprect.engines.spark.checks import TableChecks
+
+    def no_job(self):
+        raise AssertionError("a count job")
+
+    monkeypatch.setattr(TableChecks, "count_learned", no_job)
+    X, y = _table(seed=8)
+    names = [f"x{j}" for j in range(D)]
+    df = make_frame(X, names, y=y, partitions=3)
+    want = dprect.fit(X, y, epsilon=1.0, delta=1e-6, seed=9, features=names)
+    with prepare_fit(df, features=names, label="y", epsilon=1.0, delta=1e-6,
+                     strategy="pass") as prepared:
+        assert prepared.plan.pending and prepared.engine is None
+        got = prepared.run(seed=9)
+        assert prepared.engine is not None and prepared.engine.stats["passes"] == 1
+    _same(got, want)

@@ -431,3 +431,32 @@ def test_prefilter_keeps_every_row_an_order_can_list(spark):
     kept[[r["i"] for r in df.where(order_pass.prefilter(task)).select("i").collect()]] = True
     assert not np.any(listable & ~kept)  # a superset of what the kernel may list
     assert kept.sum() < n  # and a real filter
+
+
+def test_a_plan_that_never_cuts_is_answered_on_the_shipped_rows(spark, monkeypatch):
+    """Composition (no tie bits, never cuts) on ``collect``: the driver holds the shipped
+    Arrow batches as they are (MatrixEngine: no encoded columns) once that bound is the
+    smaller, and ``auto`` takes ``collect`` within a budget between the held bound and the
+    encoded one — with the numpy engine's rectangle. RandMargins (tie bits) keeps the
+    encoded columns."""
+    from dprect.engines.numpy_matrix import MatrixEngine
+    from dprect.engines.spark import collect
+
+    # d = 128, 6·10^5 float32 positives: pass under the encoded bound, collect when held
+    assert choose_strategy(600_000, 128, widths=[4] * 128) == "pass"
+    assert choose_strategy(600_000, 128, widths=[4] * 128, held=True) == "collect"
+    monkeypatch.setattr(collect, "LIST_BYTES", 1000)  # small lists: held from a few rows
+    X, y, domains = _ties_table(3000, 3, seed=21)
+    names = ["x0", "x1", "x2"]
+    df = _frame(spark, X, y, names)
+    positives = int(np.count_nonzero(y))
+    held = collect.collect_bytes(positives, 3, held=True)
+    assert held < collect.collect_bytes(positives, 3)
+    budget = (held + collect.collect_bytes(positives, 3)) / 2 / 2**20
+    for method, kind in (("composition", MatrixEngine), ("randmargins", NumpyEngine)):
+        want = _numpy_fit(X, y, names, domains, 22, method=method)
+        got, engine = _spark_fit(df, names, domains, 22, method=method,
+                                 driver_budget_mb=budget if method == "composition" else None)
+        assert engine.strategy == "collect"
+        assert isinstance(engine.implementation._local, kind)
+        assert (got.lower_index, got.upper_index) == (want.lower_index, want.upper_index)

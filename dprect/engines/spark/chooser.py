@@ -41,7 +41,7 @@ def check_budget(driver_budget_mb: float | None) -> float:
 
 
 def choose_strategy(positives: int | None, dims: int, driver_budget_mb: float | None = None,
-                widths: Sequence[int] | None = None) -> str:
+                    widths: Sequence[int] | None = None, *, held: bool = False) -> str:
     """``auto``'s choice. At most :data:`PREFETCH_MAX_DIMS` features with more than
     :data:`PREFETCH_MIN_VALUES` positive values and a budget of at least
     :data:`PREFETCH_DRIVER_MB`: ``prefetch`` (its JVM filter ships a few rows per order
@@ -50,15 +50,18 @@ def choose_strategy(positives: int | None, dims: int, driver_budget_mb: float | 
     its own fixed cell budgets). Otherwise ``collect`` when :func:`collect_bytes` (with
     the features' shipped ``widths``, from the schema; None: 8 bytes each) ≤ the budget
     (MiB), else ``pass`` (also when ``positives`` is unknown), whose driver memory
-    the budget bounds whatever the table. A speed and memory decision inside the driver:
-    every plan returns the identical answers."""
+    the budget bounds whatever the table. ``held``: the plan has no tie bits and never
+    cuts (public, from the plan), so ``collect`` answers on the shipped rows without
+    encoded columns (:func:`collect_bytes` with ``held``). A speed and memory decision
+    inside the driver: every plan returns the identical answers."""
     budget = check_budget(driver_budget_mb)
     if positives is None:
         return "pass"
     if (dims <= PREFETCH_MAX_DIMS and positives * dims > PREFETCH_MIN_VALUES
             and budget >= PREFETCH_DRIVER_MB):
         return "prefetch"
-    return "collect" if collect_bytes(positives, dims, widths) <= budget * 2**20 else "pass"
+    fits = collect_bytes(positives, dims, widths, held=held) <= budget * 2**20
+    return "collect" if fits else "pass"
 
 
 __all__ = ["DEFAULT_DRIVER_BUDGET_MB", "DEFAULT_STRATEGY", "STRATEGIES", "check_budget",

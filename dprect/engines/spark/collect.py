@@ -60,12 +60,13 @@ from pyspark.sql import DataFrame
 from dprect.core.domains import Domain, Side
 from dprect.core.ties import TieBreaker
 from dprect.engines.numpy_engine import REFINE_CELLS, NumpyEngine, refine_in_place
+from dprect.engines.numpy_matrix import LIST_BYTES, MatrixEngine
 from dprect.engines.spark.shipped import BAD, DOUBLE_BYTES, shipped_rows, shipped_widths
 from dprect.engines.spark.strategy import Rows
 
 __all__ = ["COLLECT_OVERHEAD", "REFINE_CELLS", "SHIPPED_COPIES", "TRANSIENT_BYTES",
            "CollectStrategy", "collect_bytes", "collect_positives", "encode_collected",
-           "shipped_widths"]
+           "holds_rows", "shipped_widths"]
 
 #: copies of the shipped bytes the driver holds at its peak: the JVM's Arrow result, the
 #: Python Arrow batches, and their read buffers and retained pages (module notes)
@@ -79,28 +80,69 @@ COLLECT_OVERHEAD = SHIPPED_COPIES + 1
 TRANSIENT_BYTES = 32 << 20
 
 
-def collect_bytes(positives: int, dims: int, widths: Sequence[int] | None = None) -> int:
+def collect_bytes(positives: int, dims: int, widths: Sequence[int] | None = None, *,
+                  held: bool = False) -> int:
     """An upper bound on the driver memory the plan needs for ``positives`` rows of
     ``dims`` features (module notes): positives × (:data:`SHIPPED_COPIES` × shipped bytes
     per row + 8 × dims) + a constant for one batch's transients. ``widths``: the bytes each
     feature is shipped as (:func:`shipped_widths`); None: 8 each, the bound for every
-    schema, i.e. positives × dims × 8 × :data:`COLLECT_OVERHEAD` bytes (+ the constant)."""
+    schema, i.e. positives × dims × 8 × :data:`COLLECT_OVERHEAD` bytes (+ the constant).
+    ``held``: the plan may be answered where the rows are shipped (no tie bits, never
+    cuts: :class:`~dprect.engines.numpy_matrix.MatrixEngine` on the Arrow batches, no
+    8 × dims encoded bytes a row but the engine's lists,
+    :data:`~dprect.engines.numpy_matrix.LIST_BYTES`), which ``collect`` does when that is
+    the smaller bound (:func:`holds_rows`): the smaller of the two."""
+    encoded = _bytes(positives, dims, widths, held=False)
+    return min(encoded, _bytes(positives, dims, widths, held=True)) if held else encoded
+
+
+def holds_rows(positives: int, dims: int, widths: Sequence[int] | None = None) -> bool:
+    """Whether a plan that may be answered on the shipped rows (``held``) is: when that
+    bound (3 shipped copies + the lists' cap) is below the encoded columns' — from about
+    :data:`~dprect.engines.numpy_matrix.LIST_BYTES` / (8·dims) positives on."""
+    return _bytes(positives, dims, widths, held=True) < _bytes(positives, dims, widths,
+                                                                held=False)
+
+
+def _bytes(positives: int, dims: int, widths: Sequence[int] | None, *, held: bool) -> int:
     shipped = DOUBLE_BYTES * int(dims) if widths is None else int(sum(widths))
+    if held:
+        return int(positives) * SHIPPED_COPIES * shipped + LIST_BYTES + TRANSIENT_BYTES
     return int(positives) * (SHIPPED_COPIES * shipped + 8 * int(dims)) + TRANSIENT_BYTES
 
 
 def collect_positives(data: DataFrame, names: Sequence[str], domains: Sequence[Domain], *,
                       positive: str | None = None, problem: str | None = None,
-                      ties: TieBreaker | None = None) -> tuple[bool, NumpyEngine]:
+                      ties: TieBreaker | None = None, held: bool = False
+                      ) -> tuple[bool, NumpyEngine | MatrixEngine]:
     """The plan's one job, then the driver's encoding (module notes).
 
     Keeps the rows where ``positive`` holds (every row when None) and, when ``problem`` is
     given, the rows where it holds too, flagged: such rows are reported, never used.
     Returns whether a flagged row was seen and the :class:`NumpyEngine` on the encoded
     (and, with ``ties``, refined) positives; its columns have the dtype of each domain's
-    :meth:`~dprect.core.domains.Domain.encode`."""
+    :meth:`~dprect.core.domains.Domain.encode`. ``held``: a
+    :class:`~dprect.engines.numpy_matrix.MatrixEngine` on the shipped Arrow batches
+    instead (no encoded columns; for a plan without tie bits that never cuts)."""
     table = shipped_rows(data, names, positive, problem).toArrow()
+    if held and (ties is None or not ties.active):
+        rows, used, bad = _unflagged(table, problem is not None)
+        widths = [rows.schema.field(j).type.byte_width for j in range(len(domains))]
+        if holds_rows(rows.num_rows, len(domains), widths):  # answered where shipped
+            del table
+            return bad, MatrixEngine.from_batches(rows.to_batches(), used, list(domains))
+        del rows
     return encode_collected(table, domains, flagged=problem is not None, ties=ties)
+
+
+def _unflagged(table: pa.Table, flagged: bool) -> tuple[pa.Table, np.ndarray | None, bool]:
+    """The shipped rows without their problem flag, which rows are used (None: every
+    row) and whether a flagged row was seen."""
+    if not flagged:
+        return table, None, False
+    flags = table.column(BAD).to_numpy(zero_copy_only=False).astype(bool)
+    bad = bool(flags.any())
+    return table.drop_columns([BAD]), (~flags if bad else None), bad
 
 
 def encode_collected(table: pa.Table, domains: Sequence[Domain], *, flagged: bool,
@@ -111,14 +153,7 @@ def encode_collected(table: pa.Table, domains: Sequence[Domain], *, flagged: boo
     :class:`NumpyEngine` (the module notes' exactness); whether a flagged row was seen.
     Also the classes' one collect (:mod:`dprect.engines.spark.class_collect`), on each
     class's rows."""
-    used: np.ndarray | None = None  # per row: not flagged (None: every row is used)
-    bad = False
-    if flagged:
-        flags = table.column(BAD).to_numpy(zero_copy_only=False).astype(bool)
-        bad = bool(flags.any())
-        table = table.drop_columns([BAD])
-        if bad:
-            used = ~flags
+    table, used, bad = _unflagged(table, flagged)  # used: per row, not flagged
     total = table.num_rows if used is None else int(used.sum())
     columns = [np.empty(total, dtype=d.sort_dtype) for d in domains]
     batches = table.to_batches()
@@ -155,16 +190,18 @@ def _as_float64(values: pa.Array, mask: np.ndarray | None) -> np.ndarray:
 class CollectStrategy:
     """The ``collect`` strategy (:mod:`dprect.engines.spark.strategy`): the one job of
     :func:`collect_positives`, then every window and cut answered on the driver by the
-    numpy engine on the encoded columns."""
+    numpy engine on the encoded columns — or, ``held`` (a plan without tie bits that never
+    cuts), by :class:`~dprect.engines.numpy_matrix.MatrixEngine` on the shipped batches."""
 
-    def __init__(self, rows: Rows) -> None:
+    def __init__(self, rows: Rows, *, held: bool = False) -> None:
         self.rows = rows
-        self._local: NumpyEngine | None = None
+        self.held = held
+        self._local: NumpyEngine | MatrixEngine | None = None
 
     def prepare(self) -> bool:
         r = self.rows
         bad, local = collect_positives(r.data, r.names, r.domains, positive=r.positive,
-                                       problem=r.problem, ties=r.ties)
+                                       problem=r.problem, ties=r.ties, held=self.held)
         for axis, side, t in r.cuts:  # cuts recorded before the job
             local.cut(axis, side, t)
         self._local = local

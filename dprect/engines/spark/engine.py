@@ -33,7 +33,10 @@ prepared; ``auto`` is resolved then by :func:`dprect.engines.spark.chooser.choos
   :class:`~dprect.engines.numpy_engine.NumpyEngine` built on those columns. Driver
   memory: at most positives × dims × 8 bytes × :data:`COLLECT_OVERHEAD` plus a constant
   (:func:`collect_bytes`: the Arrow result on the JVM side, the Arrow batches and the
-  numpy columns on the Python side).
+  numpy columns on the Python side). A plan without tie bits that never cuts (the
+  composition baseline, ``never_cuts``) is answered on the shipped Arrow batches as they
+  are (:class:`~dprect.engines.numpy_matrix.MatrixEngine`: one blocked pass lists every
+  order), without the numpy columns: 3 shipped copies and the lists' cap.
 * ``auto`` (default, see :data:`DEFAULT_STRATEGY`) — ``collect`` when
   :func:`collect_bytes` of the size hint (the positive count the fit computes anyway)
   is within the driver budget (``driver_budget_mb``, default
@@ -135,6 +138,8 @@ class SparkEngine:
     ``ready_pass`` — ``pass`` only: a pass engine (and its runner) whose first pass another
     job ran (a classes' fit: :mod:`dprect.engines.spark.class_pass`), answering in place
     of one this engine would build.
+    ``count_first`` — ``pass`` only: the first pass reads every row (no JVM prefilter) and
+    so counts the rows learned from (:meth:`remaining`), ``auto``'s count without a job.
     """
 
     def __init__(self, data: DataFrame, domains: Sequence[Domain],
@@ -146,7 +151,8 @@ class SparkEngine:
                  driver_budget_mb: float | None = None,
                  schedule: Sequence[PrefixSpec] | None = None,
                  never_cuts: bool = False,
-                 ready_pass: tuple[PassEngine, PassRunner] | None = None) -> None:
+                 ready_pass: tuple[PassEngine, PassRunner] | None = None,
+                 count_first: bool = False) -> None:
         if strategy not in STRATEGIES:
             raise ParameterError(f"spark strategy must be one of {', '.join(STRATEGIES)}; "
                                  f"got {strategy!r}")
@@ -180,7 +186,11 @@ class SparkEngine:
         self._used = False  # a cut has been recorded or a window answered
         self._ties = self._check_ties(ties)
         self._never_cuts = bool(never_cuts)
+        # a plan without tie bits that never cuts: collect answers on the shipped rows
+        # as they are (MatrixEngine), without encoded columns (collect_bytes' held bound)
+        self._held = self._never_cuts and self._ties is None
         self._ready_pass = ready_pass
+        self._count_first = count_first
         #: jobs run, rounds that fell back to a job, whether the pass was pruned and whether
         #: it was direct (diagnostics for tests and benchmarks; never part of a result)
         self.stats = {"window_jobs": 0, "prefetch_jobs": 0, "fallbacks": 0, "pruned": 0,
@@ -220,9 +230,14 @@ class SparkEngine:
         self._ties = wanted
 
     def remaining(self) -> int:
-        """``collect`` only, before any cut: the number of positives collected — the rows
-        learned from, the count ``auto``'s private count adds its noise to (exact, inside
-        the driver). The other strategies hold no such count (the fit counts in Spark)."""
+        """``collect`` (or ``pass`` built with ``count_first``) only, before any cut: the
+        number of positives collected (counted by the first pass) — the rows learned from,
+        the count ``auto``'s private count adds its noise to (exact, inside the driver).
+        The other strategies hold no such count (the fit counts in Spark)."""
+        if isinstance(self._strategy, PassStrategy) and not self._used:
+            counted = self._strategy.learned()
+            if counted is not None:
+                return counted
         if not isinstance(self._strategy, CollectStrategy) or self._used:
             raise ParameterError("only a prepared collect engine, before any round, counts "
                                  "its positives")
@@ -249,11 +264,11 @@ class SparkEngine:
                     self._ties, self._size_hint, self._cuts, self.stats)
         built: Strategy
         if self.strategy == "collect":
-            built = CollectStrategy(rows)
+            built = CollectStrategy(rows, held=self._held)
         elif self.strategy == "pass":
             built = PassStrategy(rows, self._schedule, self._budget_mb * 2**20,
                                  keys_only=self._never_cuts and self._ties is None,
-                                 ready=self._ready_pass)
+                                 ready=self._ready_pass, count_first=self._count_first)
         elif self.strategy == "prefetch":
             built = PrefetchStrategy(rows, self._specs,
                                         RoundsStrategy(rows, cache=self._cache),
@@ -272,7 +287,8 @@ class SparkEngine:
             self._size_hint = size_hint
         if self.strategy == "auto":
             self.strategy = choose_strategy(self._size_hint, self.dims, self._budget_mb,
-                                            shipped_widths(self._data, self._names))
+                                            shipped_widths(self._data, self._names),
+                                            held=self._held)
         return self.strategy
 
     def window(self, axis: int, side: Side, stop: int, size: int) -> np.ndarray:

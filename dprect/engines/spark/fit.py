@@ -15,6 +15,7 @@ depends on the rows' values, except under the opt-in ``error`` invalid-row polic
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 from pyspark.sql import DataFrame, SparkSession
@@ -227,8 +228,10 @@ def prepare_fit(
     # the plan's tie refinement is known now, so the one pass gathers in the refined order
     # (the run's set_ties is then a no-op: no second pass)
 
-    def build(ties: TieBreaker | None, for_plan: Plan) -> SparkEngine:
-        """An engine readied for ``for_plan``'s chosen method (its lists), with ``ties``."""
+    def build(ties: TieBreaker | None, for_plan: Plan, count_first: bool = False
+              ) -> SparkEngine:
+        """An engine readied for ``for_plan``'s chosen method (its lists), with ``ties``
+        (``count_first``: its first pass counts the rows learned from)."""
         return SparkEngine(
             df, doms, names, strategy=chosen,
             prefix=prefix_rows if prefix_rows is not None else prefetch_specs(
@@ -239,7 +242,8 @@ def prepare_fit(
             schedule=None if prefix_rows is not None else prefetch_specs(
                 for_plan.chosen, len(doms), cell_budget=UNLIMITED),
             # a pending plan's engine may serve whichever method the count chooses
-            never_cuts=not for_plan.pending and never_cuts(for_plan.chosen))
+            never_cuts=not for_plan.pending and never_cuts(for_plan.chosen),
+            count_first=count_first)
 
     pending = the_plan.pending
     # a pending auto plan's method (so its ties) is chosen by the private count, drawn
@@ -247,6 +251,7 @@ def prepare_fit(
     # driver once the method is known; any other strategy is readied after the count
     engine: SparkEngine | None
     engine = build(None if pending else the_plan.chosen.tie_breaker(doms), the_plan)
+    route = None
     try:
         count = _beside(checks.count_positives, df.sparkSession)
         try:
@@ -255,7 +260,8 @@ def prepare_fit(
         finally:
             ones = count()
         # speed and memory only: the hint (and auto's choice from it) never changes an answer
-        if not pending or engine.resolve(size_hint=ones) == "collect":
+        route = engine.resolve(size_hint=ones) if pending else None
+        if not pending or route == "collect":
             engine.prepare(size_hint=ones)
         else:  # the error policy's refusal still comes before the reservation
             engine.close()
@@ -276,8 +282,33 @@ def prepare_fit(
         return PreparedFit(collected, doms, names, the_plan, count=collected.remaining,
                            ready=lambda _: collected)
 
+    # pass: the first pass of the method the hint predicts (the choice at N = the label
+    # count: a speed aid inside the driver) reads every row and so counts the rows learned
+    # from — no count job of its own; the engine is kept when the private count chooses
+    # that method (nearly always), else closed and the chosen method's built
+    guess = the_plan.resolved(replace(the_plan.count, noisy=max(ones, 1))) \
+        if route == "pass" and the_plan.count is not None else None
+    early: list[SparkEngine] = []
+
+    def count_by_pass() -> int:
+        """The rows learned from, counted by the guessed method's first pass."""
+        assert guess is not None
+        fresh = build(guess.chosen.tie_breaker(doms), guess, count_first=True)
+        early.append(fresh)
+        fresh.presample()
+        fresh.prepare(size_hint=ones)
+        try:
+            return fresh.remaining()
+        except ParameterError:  # another route than pass or collect: count in Spark
+            return checks.count_learned()
+
     def ready(for_plan: Plan) -> SparkEngine:
         """The engine for a resolved plan's chosen method, with its first job(s) run."""
+        while early:
+            made = early.pop()
+            if guess is not None and for_plan.chosen.method == guess.chosen.method:
+                return made
+            made.close()
         fresh = build(for_plan.chosen.tie_breaker(doms), for_plan)
         try:
             fresh.presample()
@@ -287,7 +318,9 @@ def prepare_fit(
             raise
         return fresh
 
-    return PreparedFit(None, doms, names, the_plan, count=checks.count_learned, ready=ready)
+    return PreparedFit(None, doms, names, the_plan,
+                       count=checks.count_learned if guess is None else count_by_pass,
+                       ready=ready)
 
 
 def fit_dataframe(

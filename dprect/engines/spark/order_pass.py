@@ -215,15 +215,17 @@ def merge_partitioning(rows: DataFrame, key_buckets: int, orders: int) -> tuple[
     return max(1, min(parallelism, orders)), tag
 
 
-def run_pass(source: PassSource, task: PassTask, *, merge: bool
+def run_pass(source: PassSource, task: PassTask, *, merge: bool, filtered: bool = True
              ) -> pa.RecordBatch | pa.Table:
-    """One pass: the rows :func:`prefilter` keeps (and every flagged row), the partitions'
-    lists (and key rows, when the partitions rank their own rows), merged in Spark when
-    ``merge``, then on the driver. With ties and no key buckets, the input gets the
-    window's ranks (:func:`ranks`). A keys-only task merged in Spark comes back as the
+    """One pass: the rows :func:`prefilter` keeps (every row when not ``filtered``: the
+    summary rows then count every row learned from), and every flagged row, the
+    partitions' lists (and key rows, when the partitions rank their own rows), merged in
+    Spark when ``merge``, then on the driver. With ties and no key buckets, the input gets
+    the window's ranks (:func:`ranks`). A keys-only task merged in Spark comes back as the
     Arrow table of the merge stage's output, unconcatenated (each order's rows lie
     together within it: no copy of the whole result on the driver)."""
-    rows = source.rows(prefilter(task, [as_double(n) for n in source.names]))
+    rows = source.rows(prefilter(task, [as_double(n) for n in source.names])
+                       if filtered else None)
     if task.ties is not None and not task.key_buckets:
         rows = ranks(rows, task.domains)
     out = rows.mapInArrow(partial(kernel.partition_lists, task=task), task.schema)
@@ -250,23 +252,27 @@ class PassRunner:
     speed matter inside the driver (:attr:`ranked_by`), never output."""
 
     def __init__(self, source: PassSource, buckets: int, *, size_hint: int | None = None,
-                 budget_bytes: float = 0.0) -> None:
+                 budget_bytes: float = 0.0, count_first: bool = False) -> None:
         self.source = source
         self.buckets = max(1, int(buckets))
         self.ranked_by = "partition"
+        # the first pass reads every row (no prefilter): its summary counts the rows
+        # learned from (PassEngine.learned)
+        self._unfiltered = count_first
         # the key rows may come to the driver with the lists (no merge stage) when the
         # positives' keys fit half the budget (the hint: inside the driver, speed only)
         self._keys_fit = size_hint is not None and \
             KEY_BYTES * size_hint <= budget_bytes / 2
 
     def __call__(self, task: PassTask, merge: bool) -> pa.RecordBatch | pa.Table:
+        filtered, self._unfiltered = not self._unfiltered, False
         if task.ties is not None and self.ranked_by == "partition":
             batch = run_pass(self.source, replace(task, key_buckets=self.buckets),
-                             merge=merge or not self._keys_fit)
+                             merge=merge or not self._keys_fit, filtered=filtered)
             if not (batch.column(kernel.ORDER).to_numpy() == kernel.SPLIT).any():
                 return batch
             self.ranked_by = "window"
-        return run_pass(self.source, task, merge=merge)
+        return run_pass(self.source, task, merge=merge, filtered=filtered)
 
 
 def ranks(rows: DataFrame, domains: Sequence[Domain]) -> DataFrame:
@@ -325,6 +331,8 @@ class PassEngine:
         self._bound = size_hint
         self.bad = False
         self.passes = 0
+        #: the first pass read every row (set by :func:`pass_engine`'s ``count_first``)
+        self.counted_all = False
 
     @property
     def dims(self) -> int:
@@ -336,6 +344,15 @@ class PassEngine:
         a no-op, others an error (the lists already hold refined keys)."""
         if (ties if ties.active else None) != self._ties:
             raise ParameterError("the pass engine's ties are fixed when it is built")
+
+    @property
+    def learned(self) -> int | None:
+        """After a first pass that read every row (its runner's ``count_first``) and
+        before any cut: the rows it counted (its summary rows: every unflagged row learned
+        from, exact); else None."""
+        if self.passes != 1 or self._cuts or not self.counted_all:
+            return None
+        return self._bound
 
     def prepare(self) -> None:
         """The first pass (from the schedule's first order): reports bad rows."""
@@ -542,7 +559,8 @@ def pass_engine(data: DataFrame, names: Sequence[str], domains: Sequence[Domain]
                 ties: TieBreaker | None, schedule: Sequence[PrefixSpec], budget_bytes: float,
                 *, positive: str | None, problem: str | None, size_hint: int | None,
                 keys_only: bool = False, shared_first: bool = False,
-                partitions: int | None = None) -> tuple[PassEngine, PassRunner]:
+                partitions: int | None = None, count_first: bool = False
+                ) -> tuple[PassEngine, PassRunner]:
     """The ``pass`` strategy's engine on ``data``, its first pass run (bad rows reported in
     :attr:`PassEngine.bad`), and the runner of its passes (``keys_only``: the plan never
     cuts, :class:`PassEngine`). ``shared_first``: another job runs the first pass (a
@@ -550,7 +568,9 @@ def pass_engine(data: DataFrame, names: Sequence[str], domains: Sequence[Domain]
     :meth:`PassEngine.take`): no first pass here, and no thresholds' sample — a sample
     job per class would undo the sharing, and thresholds are a speed aid only.
     ``partitions``: ``data``'s partition count when the caller knows it (on a cached
-    table with a shuffle, counting them may run a job)."""
+    table with a shuffle, counting them may run a job). ``count_first``: the first pass
+    reads every row, without the JVM's prefilter, so that it counts the rows learned from
+    (:attr:`PassEngine.learned`: ``auto``'s count without a job of its own)."""
     source = PassSource(data, tuple(names), positive, problem)
     rows = shipped_rows(data, names, positive, problem)
     if partitions is None:
@@ -569,10 +589,12 @@ def pass_engine(data: DataFrame, names: Sequence[str], domains: Sequence[Domain]
         if listed > budget_bytes / 2 or prefilter_pays:
             sample = take_pass_sample(rows, domains, ties)
     runner = PassRunner(source, 2 * default_parallelism(data.sparkSession),
-                        size_hint=size_hint, budget_bytes=budget_bytes)
+                        size_hint=size_hint, budget_bytes=budget_bytes,
+                        count_first=count_first and not shared_first)
     engine = PassEngine(runner, domains, ties, schedule, budget_bytes,
                         partitions=partitions, sample=sample, size_hint=size_hint,
                         keys_only=keys_only)
+    engine.counted_all = count_first and not shared_first
     if not shared_first:
         engine.prepare()
     return engine, runner
@@ -588,11 +610,13 @@ class PassStrategy:
 
     def __init__(self, rows: Rows, schedule: Sequence[PrefixSpec], budget_bytes: float,
                  keys_only: bool = False,
-                 ready: tuple[PassEngine, PassRunner] | None = None) -> None:
+                 ready: tuple[PassEngine, PassRunner] | None = None,
+                 count_first: bool = False) -> None:
         self.rows = rows
         self.schedule = list(schedule)
         self.budget_bytes = budget_bytes
         self.keys_only = keys_only
+        self.count_first = count_first
         self._ready = ready
         self._local: PassEngine | None = None
         self._runner: PassRunner | None = None
@@ -606,12 +630,17 @@ class PassStrategy:
             engine, self._runner = pass_engine(
                 r.data, r.names, r.domains, r.ties, self.schedule, self.budget_bytes,
                 positive=r.positive, problem=r.problem, size_hint=r.size_hint,
-                keys_only=self.keys_only)
+                keys_only=self.keys_only, count_first=self.count_first)
         for axis, side, t in r.cuts:  # cuts recorded before the pass
             engine.cut(axis, side, t)
         self._local = engine
         self._count()
         return engine.bad
+
+    def learned(self) -> int | None:
+        """The rows learned from, counted by a first pass that read every row
+        (:attr:`PassEngine.learned`); None otherwise."""
+        return None if self._local is None else self._local.learned
 
     def window(self, axis: int, side: Side, first: int, stop: int) -> np.ndarray:
         assert self._local is not None

@@ -1,0 +1,428 @@
+"""The in-memory engine on rows held where they are: no float64 copy, one blocked pass.
+
+:class:`MatrixEngine` answers the engine's questions (docs/algorithm.md §7) for the rows of
+a 2-D array ``X`` (rows × features, float32 or float64 read as they are, any other numeric
+dtype read as float64 block by block) — or of Arrow record batches
+(:meth:`MatrixEngine.from_batches`, the ``collect`` strategy's shipped rows) — that are
+*selected*: ``positive`` and, on every feature, finite (the ``drop`` policy of
+:func:`dprect.core.reading.select_rows`, row-local). It answers as
+:class:`~dprect.engines.numpy_engine.NumpyEngine` on ``select_rows(X, positive)`` encoded
+by the domains — the same multisets — without the float64 copy of X, the copy of the
+selected rows and the encoded columns (8·d bytes a row), and without a full pass per
+window.
+
+**One pass for every order.** At the first window (nothing cut yet) a fixed strided sample
+of the rows (no randomness is drawn) gives, per order (axis, side), a raw-value threshold
+with a safety margin such that about ``K`` selected rows lie at or beyond it (``K`` from
+the first window's ``stop``: :data:`LIST_FACTOR` × stop, at least :data:`MIN_LIST`, at
+most half :data:`CANDIDATE_CELLS` over all orders). ONE pass over the rows in blocks
+(:data:`BLOCK_ROWS` rows of a matrix, or one Arrow batch: each block cache-resident — the
+finite check, two comparisons against the 2d thresholds at once — a contiguous block as
+rows of :data:`WIDE_VALUES` values, the thresholds tiled — and one ``flatnonzero``)
+lists, per order, every selected row at or beyond its threshold: its row number and its
+sort value (``Domain.encode`` of the gathered values — the reference encoding). That list
+is an upper set of the order by value; every encoding is non-decreasing, so it holds every
+selected row whose sort value is strictly beyond the threshold's and some of the rows tied
+with it: whenever it holds at least ``stop`` rows its first ``stop`` ranks are the whole
+order's, as multisets (docs/algorithm.md §7, the one-pass strategy's argument). A pass
+that would list more than :data:`CANDIDATE_CELLS` rows (ties at a threshold, a misleading
+sample) keeps no list.
+
+**Cuts are recorded, not applied.** A cut costs nothing; a window counts the listed rows
+that survive every recorded cut (each cut tests the row's own sort value on the cut's
+axis, encoded for the listed rows only). If at least ``stop`` survive, their first
+``stop`` ranks are the remaining rows' — a remaining row ranked before a survivor is itself
+listed (the list is an upper set) and survived the same row-local cuts.
+
+**Otherwise a window streams.** A list that runs short, or no list: one pass over the
+blocks applies the recorded cuts to each block's selected rows, encodes the axis and keeps
+the best ``stop`` values so far — memory of one block and 2·stop values, never of n.
+Only ties to refine (:meth:`MatrixEngine.set_ties`: every row's occurrence rank) encode
+every selected row into columns, for a :class:`NumpyEngine`. Either way the answers are
+the same multisets, so the output never depends on the path; thresholds, ``K`` and the
+block size change the speed only.
+
+**Memory.** Besides the rows themselves: the lists, at most :data:`CANDIDATE_CELLS`
+entries of at most :data:`LIST_ENTRY_BYTES` while built and held (:data:`LIST_BYTES`),
+and one block's transients — unless ties are refined (8·d bytes a row then).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from dprect.core.domains import Domain, Side
+from dprect.core.errors import InputDataError, ParameterError
+from dprect.core.ties import TieBreaker
+from dprect.engines.numpy_engine import NumpyEngine, _ranks
+
+#: rows per block of a pass: 8 features × 16,384 rows of float64 is 1 MiB, cache-resident
+BLOCK_ROWS = 1 << 14
+#: values per row of the list pass's comparisons: a contiguous block of d features is
+#: compared as rows of about this many values (the thresholds tiled), not as rows of d —
+#: numpy's inner loop then runs over 256 values instead of 8 (about 2.5× faster at d = 8)
+WIDE_VALUES = 256
+#: rows of X in the strided sample that sets the thresholds
+SAMPLE_ROWS = 1 << 14
+#: listed rows per order: at least this many, and about LIST_FACTOR × the first stop
+MIN_LIST = 1 << 12
+LIST_FACTOR = 2
+#: all orders' listed rows together at most: a pass that would list more keeps none
+CANDIDATE_CELLS = 9 << 18
+#: driver bytes per listed row at most, while the lists are built and held: its row number
+#: (int32), axis (uint16) and raw value (≤ 8) gathered per block and once concatenated,
+#: its place in the axis sort (int64), then the list's row number and sort value (below
+#: 2^31 rows and 2^16 features; wider row numbers or axes take a few bytes more)
+LIST_ENTRY_BYTES = 2 * (4 + 2 + 8) + 8 + 4 + 8
+#: the lists' driver bytes at most
+LIST_BYTES = CANDIDATE_CELLS * LIST_ENTRY_BYTES
+#: dtypes read as they are (their values are exactly float64 values, compared exactly)
+NATIVE = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+class _List:
+    """One order's listed rows: row numbers into X and their sort values on the axis."""
+
+    def __init__(self, rows: np.ndarray, values: np.ndarray) -> None:
+        self.rows = rows
+        self.values = values
+        self.cut_values: dict[int, np.ndarray] = {}  # axis -> the rows' sort values
+
+
+class _Parts:
+    """The rows as consecutive parts: each part a 2-D block on demand (rows × features,
+    float32/float64) and its columns. :meth:`of_matrix`: row blocks of a matrix (views);
+    :meth:`of_batches`: Arrow record batches (a block is a transient copy of one batch,
+    a column a zero-copy view)."""
+
+    def __init__(self, sizes: list[int], block: Callable[[int], np.ndarray],
+                 column: Callable[[int, int], np.ndarray], dims: int) -> None:
+        self.offsets = np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)])
+        self.block = block
+        self.column = column
+        self.dims = dims
+
+    @property
+    def rows(self) -> int:
+        return int(self.offsets[-1])
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    @classmethod
+    def of_matrix(cls, X: np.ndarray) -> _Parts:
+        n = len(X)
+        native = X.dtype in NATIVE
+
+        def block(i: int) -> np.ndarray:
+            part = X[i * BLOCK_ROWS:(i + 1) * BLOCK_ROWS]
+            return part if native else part.astype(np.float64)
+
+        def column(i: int, j: int) -> np.ndarray:
+            part = X[i * BLOCK_ROWS:(i + 1) * BLOCK_ROWS, j]
+            return part if native else part.astype(np.float64)
+
+        sizes = [min(BLOCK_ROWS, n - first) for first in range(0, n, BLOCK_ROWS)]
+        return cls(sizes, block, column, X.shape[1])
+
+    @classmethod
+    def of_batches(cls, batches: Sequence[pa.RecordBatch], dims: int) -> _Parts:
+        """The first ``dims`` columns of each batch, float32 or float64 (a null reads as
+        NaN: only in a row the caller does not select)."""
+
+        def column(i: int, j: int) -> np.ndarray:
+            values = batches[i].column(j).to_numpy(zero_copy_only=False)
+            return values if values.dtype in NATIVE else values.astype(np.float64)
+
+        def block(i: int) -> np.ndarray:
+            return np.column_stack([column(i, j) for j in range(dims)])
+
+        return cls([b.num_rows for b in batches], block, column, dims)
+
+    def gather(self, rows: np.ndarray, axis: int) -> np.ndarray:
+        """Column ``axis`` at the (global, ascending or not) ``rows``."""
+        part = np.searchsorted(self.offsets, rows, side="right") - 1
+        out: np.ndarray | None = None
+        for i in np.unique(part):
+            at = np.flatnonzero(part == i)
+            values = self.column(int(i), axis)[rows[at] - self.offsets[i]]
+            if out is None:
+                out = np.empty(len(rows), dtype=values.dtype)
+            elif out.dtype != values.dtype:
+                out = out.astype(np.float64)
+            out[at] = values
+        return out if out is not None else np.zeros(0)
+
+
+class MatrixEngine:
+    """The selected rows of ``X`` as an engine (module docstring)."""
+
+    def __init__(self, X: np.ndarray | None, positive: np.ndarray | None,
+                 domains: list[Domain], *, parts: _Parts | None = None) -> None:
+        """``X``: 2-D numeric array, held (not copied: the caller must not change it during
+        the fit). ``positive``: a boolean per row (None: every row). ``domains``: one per
+        column. (``parts``: the rows in other containers, :meth:`from_batches`.)"""
+        if parts is None:
+            if X is None or X.ndim != 2 or X.shape[1] == 0:
+                raise InputDataError("the engine needs a 2-D array with feature columns")
+            parts = _Parts.of_matrix(X)
+        if len(domains) != parts.dims:
+            raise InputDataError("one domain per feature column")
+        if positive is not None and positive.shape != (parts.rows,):
+            raise InputDataError("one positive flag per row")
+        self._parts = parts
+        self._positive = positive
+        self._domains = domains
+        self._count: int | None = None  # selected rows, once a pass has counted them
+        self._lists: dict[tuple[int, Side], _List] | None = None
+        self._cuts: list[tuple[int, Side, int | float]] = []
+        self._built = False  # the lists' pass was tried
+        self._inner: NumpyEngine | None = None  # only to refine ties
+
+    @classmethod
+    def from_batches(cls, batches: Sequence[pa.RecordBatch], used: np.ndarray | None,
+                     domains: list[Domain]) -> MatrixEngine:
+        """The rows of Arrow ``batches`` (their first ``len(domains)`` columns, float32 or
+        float64; held, not copied) where ``used`` holds (None: every row), finite ones
+        only — e.g. the ``collect`` strategy's shipped rows."""
+        return cls(None, used, domains, parts=_Parts.of_batches(batches, len(domains)))
+
+    @property
+    def dims(self) -> int:
+        return self._parts.dims
+
+    # -- the blocks ---------------------------------------------------------------------
+
+    def _blocks(self) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+        """(first row, block as float32/float64, selected flags of its rows)."""
+        parts = self._parts
+        for i in range(len(parts)):
+            first, last = int(parts.offsets[i]), int(parts.offsets[i + 1])
+            block = parts.block(i)
+            finite = np.isfinite(block)
+            pos = None if self._positive is None else self._positive[first:last]
+            if finite.all():
+                chosen = np.ones(len(block), dtype=bool) if pos is None else pos
+            else:
+                chosen = finite.all(axis=1)
+                if pos is not None:
+                    chosen &= pos
+            yield first, block, chosen
+
+    def _selected_sample(self, step: int) -> np.ndarray:
+        """The selected rows among every ``step``-th row (raw values, float32/float64)."""
+        parts, d = self._parts, self.dims
+        pieces = []
+        for i in range(len(parts)):
+            first, last = int(parts.offsets[i]), int(parts.offsets[i + 1])
+            start = -first % step  # global rows 0, step, 2·step, ...
+            if start >= last - first:
+                continue
+            piece = np.column_stack([parts.column(i, j)[start::step] for j in range(d)])
+            keep = np.isfinite(piece).all(axis=1)
+            if self._positive is not None:
+                keep &= self._positive[first + start:last:step]
+            pieces.append(piece[keep])
+        return np.concatenate(pieces) if pieces else np.zeros((0, d))
+
+    def _thresholds(self, target: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """Per axis, the raw hi and lo thresholds for about ``target`` selected rows at or
+        beyond each (the k-th sample value with a safety margin); None when the sample
+        cannot give them."""
+        step = max(1, self._parts.rows // SAMPLE_ROWS)
+        sample = self._selected_sample(step)
+        expected = target / step
+        k = math.ceil(expected + 4 * math.sqrt(expected) + 16)
+        if k >= len(sample):
+            return None
+        ordered = np.sort(sample, axis=0)
+        return ordered[len(sample) - k], ordered[k - 1]
+
+    def _build_lists(self, stop: int) -> bool:
+        """The one pass (module docstring); False when no thresholds can be set or the
+        lists would pass :data:`CANDIDATE_CELLS` entries (then no list is kept)."""
+        orders = 2 * self.dims
+        # half the cap: the sample's safety margin lists more than the target
+        target = min(max(MIN_LIST, LIST_FACTOR * stop), CANDIDATE_CELLS // (2 * orders))
+        if target < stop:
+            return False
+        found = self._thresholds(target)
+        if found is None:
+            return False
+        hi_t, lo_t = found
+        d = self.dims
+        reps = max(1, WIDE_VALUES // d)
+        hi_w, lo_w = np.tile(hi_t, reps), np.tile(lo_t, reps)
+        wide = self._parts.rows >= 1 << 31
+        rows: list[np.ndarray] = []
+        cols: list[np.ndarray] = []
+        raws: list[np.ndarray] = []
+        count = entries = 0
+        for first, block, chosen in self._blocks():
+            count += int(np.count_nonzero(chosen))
+            flat = _beyond(block, hi_w, lo_w)
+            r, c = np.divmod(flat, d)
+            keep = chosen[r]
+            r, c = r[keep], c[keep]
+            entries += len(r)
+            if entries > CANDIDATE_CELLS:  # ties at a threshold, a misleading sample
+                return False
+            rows.append(r + first if wide else (r + first).astype(np.int32))
+            cols.append(c.astype(np.uint16) if d <= 1 << 16 else c)
+            raws.append(block[r, c])
+        self._count = count
+        all_rows = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+        all_cols = np.concatenate(cols) if cols else np.zeros(0, np.int64)
+        all_raws = np.concatenate(raws) if raws else np.zeros(0)
+        del rows, cols, raws
+        order = np.argsort(all_cols, kind="stable")  # a radix sort on 16-bit columns
+        bounds = np.searchsorted(all_cols[order], np.arange(d + 1))
+        lists: dict[tuple[int, Side], _List] = {}
+        for j in range(d):
+            idx = order[bounds[j]:bounds[j + 1]]
+            raw, row = all_raws[idx], all_rows[idx]
+            hi = raw >= hi_t[j]
+            lo = raw <= lo_t[j]
+            domain = self._domains[j]
+            lists[(j, "hi")] = _List(row[hi], domain.encode(raw[hi]))
+            lists[(j, "lo")] = _List(row[lo], domain.encode(raw[lo]))
+        self._lists = lists
+        return True
+
+    # -- without lists -------------------------------------------------------------------
+
+    def _surviving(self, block: np.ndarray, chosen: np.ndarray) -> np.ndarray:
+        """The block's selected rows that survive every recorded cut (a copy)."""
+        rows = block[chosen]
+        for axis, side, threshold in self._cuts:
+            values = self._domains[axis].encode(rows[:, axis])
+            rows = rows[values < threshold if side == "hi" else values > threshold]
+        return rows
+
+    def _stream(self, axis: int, side: Side, first: int, stop: int) -> np.ndarray:
+        """A window by one pass over the parts holding at most the ``stop`` best sort
+        values so far (memory of one block and 2·stop values, whatever n): the remaining
+        rows of each block (every recorded cut applied), encoded on ``axis``, merged into
+        the best ``stop`` from ``side``; then ranks [first, min(stop, remaining))."""
+        best: np.ndarray | None = None
+        count = 0
+        domain = self._domains[axis]
+        for _, block, chosen in self._blocks():
+            values = domain.encode(self._surviving(block, chosen)[:, axis])
+            count += len(values)
+            best = values if best is None else np.concatenate([best, values])
+            if len(best) > 2 * stop:
+                best = _best(best, side, stop)
+        last = min(stop, count)
+        if best is None or last <= first:
+            return domain.encode(np.zeros(0))
+        return _ranks(_best(best, side, last), side, first, last, inplace=True)
+
+    def _columns(self) -> list[np.ndarray]:
+        """The selected rows encoded into one array per axis (one blocked pass)."""
+        parts: list[list[np.ndarray]] = [[] for _ in range(self.dims)]
+        for _, block, chosen in self._blocks():
+            rows = block[chosen]
+            for j, domain in enumerate(self._domains):
+                parts[j].append(domain.encode(rows[:, j]))
+        return [np.concatenate(p) if p else self._domains[j].encode(np.zeros(0))
+                for j, p in enumerate(parts)]
+
+    # -- the engine ----------------------------------------------------------------------
+
+    def remaining(self) -> int:
+        """The number of remaining rows (the selected rows before the first cut)."""
+        if self._inner is not None:
+            return self._inner.remaining()
+        if self._cuts:
+            return sum(len(self._surviving(b, c)) for _, b, c in self._blocks())
+        if self._count is None:
+            self._count = sum(int(np.count_nonzero(c)) for _, _, c in self._blocks())
+        return self._count
+
+    def set_ties(self, ties: TieBreaker, *, in_place: bool = True) -> None:
+        """Refine ties (before any window or cut): inactive ties change nothing; active
+        ones need every row with its occurrence rank, so the selected rows are encoded
+        into columns this engine owns and a :class:`NumpyEngine` refines and answers."""
+        if self._inner is not None:
+            self._inner.set_ties(ties, in_place=True)
+            return
+        if self._cuts or self._lists is not None:
+            raise ParameterError("set_ties must come before the first window or cut")
+        if len(ties.bits) != self.dims:
+            raise ParameterError(f"tie bits for {len(ties.bits)} axes, engine has {self.dims}")
+        if ties.active:
+            inner = NumpyEngine(self._columns())
+            inner.set_ties(ties, in_place=True)
+            self._inner = inner
+
+    @property
+    def materialised(self) -> bool:
+        """Whether the rows were encoded into columns (only to refine ties)."""
+        return self._inner is not None
+
+    def cut(self, axis: int, side: Side, threshold: int | float) -> None:
+        if self._inner is not None:
+            self._inner.cut(axis, side, threshold)
+        else:
+            self._cuts.append((axis, side, threshold))
+
+    def _survivors(self, listed: _List) -> np.ndarray:
+        """The listed values of rows surviving every recorded cut."""
+        keep = np.ones(len(listed.rows), dtype=bool)
+        for axis, side, threshold in self._cuts:
+            values = listed.cut_values.get(axis)
+            if values is None:
+                values = self._domains[axis].encode(self._parts.gather(listed.rows, axis))
+                listed.cut_values[axis] = values
+            keep &= values < threshold if side == "hi" else values > threshold
+        return listed.values[keep]
+
+    def window(self, axis: int, side: Side, stop: int, size: int) -> np.ndarray:
+        if self._inner is not None:
+            return self._inner.window(axis, side, stop, size)
+        first = max(0, stop - size)
+        if self._lists is None and not self._built:
+            self._built = True
+            self._build_lists(stop)
+        listed = None if self._lists is None else self._lists[(axis, side)]
+        survivors = None if listed is None else self._survivors(listed)
+        if survivors is None or len(survivors) < stop:
+            return self._stream(axis, side, first, stop)
+        if stop <= first:
+            return survivors[:0].copy()
+        return _ranks(survivors, side, first, stop, inplace=True)
+
+
+def _beyond(block: np.ndarray, hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
+    """Row-major flat indices of the ``block``'s values at or beyond their column's
+    threshold (≥ ``hi`` or ≤ ``lo``; NaN is neither). ``hi``/``lo``: the d thresholds
+    tiled k times: a C-contiguous block whose size k·d divides is compared as rows of
+    k·d values (the same values, the same flat indices: a reshape of a C-contiguous
+    block keeps its row-major order), any other with the first d."""
+    d = block.shape[1]
+    if len(hi) > d and block.flags.c_contiguous and block.size % len(hi) == 0:
+        block = block.reshape(-1, len(hi))
+    else:
+        hi, lo = hi[:d], lo[:d]
+    hit = np.greater_equal(block, hi)
+    hit |= np.less_equal(block, lo)
+    return np.flatnonzero(hit)
+
+
+def _best(values: np.ndarray, side: Side, count: int) -> np.ndarray:
+    """The ``count`` first values from ``side`` (any order; all when fewer)."""
+    if count >= len(values):
+        return values
+    if count <= 0:
+        return values[:0]
+    if side == "hi":
+        return np.partition(values, len(values) - count)[len(values) - count:]
+    return np.partition(values, count - 1)[:count]
+
+
+__all__ = ["LIST_BYTES", "MatrixEngine"]
