@@ -58,7 +58,7 @@ import pyarrow as pa
 from dprect.core.domains import Domain, Side
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.ties import TieBreaker
-from dprect.engines.numpy_engine import NumpyEngine, _ranks
+from dprect.engines.numpy_engine import NumpyEngine, _ranks, bucket_counts
 
 #: rows per block of a pass: 8 features × 16,384 rows of float64 is 1 MiB, cache-resident
 BLOCK_ROWS = 1 << 14
@@ -370,6 +370,19 @@ class MatrixEngine:
             self._inner.cut(axis, side, threshold)
         else:
             self._cuts.append((axis, side, threshold))
+
+    def histogram(self, axis: int, thresholds: np.ndarray) -> np.ndarray:
+        """:meth:`dprect.core.engine.Engine.histogram` of the remaining rows on ``axis``
+        (the quantile box's query), summed over the blocks: the same counts as
+        :class:`NumpyEngine`'s on the same rows."""
+        if self._inner is not None:
+            return self._inner.histogram(axis, thresholds)
+        domain = self._domains[axis]
+        total = bucket_counts(domain.encode(np.zeros(0)), thresholds)
+        for _, block, chosen in self._blocks():
+            total += bucket_counts(domain.encode(self._surviving(block, chosen)[:, axis]),
+                                   thresholds)
+        return total
 
     def _survivors(self, listed: _List) -> np.ndarray:
         """The listed values of rows surviving every recorded cut."""

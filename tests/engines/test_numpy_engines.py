@@ -99,9 +99,9 @@ def test_the_matrix_engine_answers_as_the_engine_on_the_selected_rows(
         n, seed, steps, dtype, grid, labelled, batched, cap) -> None:
     """MatrixEngine on X as it is (or on Arrow batches of it, as ``collect`` holds them)
     == NumpyEngine on select_rows(X, positive) encoded: the same multiset for every
-    window of any sequence of windows and cuts, with ties, ±0.0, NaN and ±inf rows
-    (dropped), negatives, lists that run short and lists over the cap (windows then
-    streamed over the blocks)."""
+    window and the same histogram after every step of any sequence of windows and cuts,
+    with ties, ±0.0, NaN and ±inf rows (dropped), negatives, lists that run short and
+    lists over the cap (windows then streamed over the blocks)."""
     with pytest.MonkeyPatch.context() as mp:
         _small_passes(mp)
         mp.setattr(numpy_matrix, "CANDIDATE_CELLS", cap)
@@ -137,6 +137,9 @@ def test_the_matrix_engine_answers_as_the_engine_on_the_selected_rows(
             else:
                 assert np.array_equal(np.sort(got.window(axis, side, stop, size)),
                                       np.sort(want.window(axis, side, stop, size)))
+            for a in range(2):  # the quantile box's query, after every step
+                edges = np.sort(domains[a].encode(np.array([-1.5, 0.0, 2.25, 1e30])))
+                assert np.array_equal(got.histogram(a, edges), want.histogram(a, edges))
         assert got.remaining() == want.remaining()
 
 
