@@ -281,26 +281,25 @@ class DescribePlan:
         raise AssertionError("a plan's last tier selects every count")
 
     # the exact rates and scales the samplers use (the check re-derives ε from these;
-    # made once per plan, not once per cell)
-    @cached_property
+    # made once per plan, not once per cell): the plan's own split's are its first tier's
+    @property
     def centre_rate(self) -> Fraction:
         """exp(rate·depth): rate = ε_c/2 (the depth's sensitivity is 1)."""
-        return Fraction(self.centre_epsilon) / 2
+        return self.tiers[0].centre_rate
 
-    @cached_property
+    @property
     def side_rate(self) -> Fraction:
         """exp(−rate·clipped rows) in a side's draw: rate = ε_s (sensitivity 1, monotone)."""
-        return Fraction(self.side_epsilon)
+        return self.tiers[0].side_rate
 
     @cached_property
     def count_scale(self) -> Fraction | None:
         return None if self.count_epsilon == 0 else 1 / Fraction(self.count_epsilon)
 
-    @cached_property
+    @property
     def sum_scale(self) -> Fraction | None:
         """DLap scale of the integer sum, in units of γ: 2^K/ε_S."""
-        return (None if self.sum_epsilon == 0
-                else Fraction(self.sum_sensitivity) / Fraction(self.sum_epsilon))
+        return self.tiers[0].sum_scale
 
     @cached_property
     def squares_scale(self) -> Fraction | None:
