@@ -20,7 +20,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from dprect.core import tail_bounds
 from dprect.core.aggregates import Cell, DescribePlan, centred_integer_sum, choose_pivot
+from dprect.core.domains import FloatBins
 from dprect.core.intervals import query_intervals
 from dprect.core.randomness import RandomSource
 from dprect.core.step_exponential import draw_step
@@ -144,3 +146,15 @@ class _Every:
 
     def has(self, k: int) -> bool:
         return self.stream.has(k * self.s)
+
+
+def centre_outside(x: np.ndarray, centre_epsilon: float) -> float:
+    """P(the centre at ``centre_epsilon`` lies outside the bins of x's data), exactly."""
+    x = np.sort(x)
+    grid = FloatBins(tail_bounds.CENTRE_BITS)
+    pieces = tail_bounds.centre_pieces(x, epsilon=centre_epsilon)
+    lo, hi = grid.index_of(x[0]), grid.index_of(x[-1])
+    inside = sum(float(pr) for pr, st, sz in zip(pieces.probabilities(), pieces.starts,
+                                                 pieces.sizes, strict=True)
+                 if lo <= int(st) and int(st) + int(sz) - 1 <= hi)
+    return 1.0 - inside

@@ -10,6 +10,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from describe_reference import centre_outside
 from scipy.stats import chisquare
 
 from dprect.app.aggregate_flow import query_lines as plan_lines
@@ -680,19 +681,7 @@ def test_rows_needed_is_stated_printed_and_exposed():
     p = plan_describe(4.0, 1)
     for x in (np.random.default_rng(5).uniform(1e9, 1e9 + 3e7, p.centre_rows),
               np.random.default_rng(6).lognormal(0.0, 8.0, p.centre_rows)):
-        assert _outside(x, p.centre_epsilon) <= p.beta
+        assert centre_outside(x, p.centre_epsilon) <= p.beta
     n = p.centre_rows // 3
     x = np.sort(np.random.default_rng(3).uniform(100.0, 200.0, n))
-    assert _outside(x, p.centre_epsilon) > 100 * p.beta
-
-
-def _outside(x: np.ndarray, centre_epsilon: float) -> float:
-    """P(the centre at ``centre_epsilon`` lies outside the bins of x's data), exactly."""
-    x = np.sort(x)
-    grid = FloatBins(tail_bounds.CENTRE_BITS)
-    pieces = tail_bounds.centre_pieces(x, epsilon=centre_epsilon)
-    lo, hi = grid.index_of(x[0]), grid.index_of(x[-1])
-    inside = sum(float(pr) for pr, st, sz in zip(pieces.probabilities(), pieces.starts,
-                                                 pieces.sizes, strict=True)
-                 if lo <= int(st) and int(st) + int(sz) - 1 <= hi)
-    return 1.0 - inside
+    assert centre_outside(x, p.centre_epsilon) > 100 * p.beta

@@ -19,11 +19,10 @@ import warnings
 import numpy as np
 import pyarrow as pa
 import pytest
-from describe_reference import reference_describe
+from describe_reference import centre_outside, reference_describe
 
-from dprect.core import aggregates, tail_bounds
+from dprect.core import aggregates
 from dprect.core.aggregates import BlockDraws, plan_describe, run_describe
-from dprect.core.domains import FloatBins
 from dprect.core.guarantee_check import GuaranteeCheckError, check_describe_plan
 from dprect.core.randomness import RandomSource
 
@@ -32,18 +31,6 @@ def _seeded(seed: int) -> RandomSource:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return RandomSource(seed=seed)
-
-
-def _outside(x: np.ndarray, centre_epsilon: float) -> float:
-    """P(the centre at ``centre_epsilon`` lies outside the bins of x's data), exactly."""
-    x = np.sort(x)
-    grid = FloatBins(tail_bounds.CENTRE_BITS)
-    pieces = tail_bounds.centre_pieces(x, epsilon=centre_epsilon)
-    lo, hi = grid.index_of(x[0]), grid.index_of(x[-1])
-    inside = sum(float(pr) for pr, st, sz in zip(pieces.probabilities(), pieces.starts,
-                                                 pieces.sizes, strict=True)
-                 if lo <= int(st) and int(st) + int(sz) - 1 <= hi)
-    return 1.0 - inside
 
 
 @pytest.mark.parametrize("stats", [aggregates.STATISTICS, ("count",), ("mean",)])
@@ -100,9 +87,9 @@ def test_a_split_s_least_count_is_what_its_centre_needs(epsilon):
         narrow = np.random.default_rng(5).uniform(1e9, 1e9 + 3e7, rows)
         wide = np.random.default_rng(6).lognormal(0.0, 8.0, rows)
         for x in (narrow, wide):
-            assert _outside(x, t.centre_epsilon) <= p.beta
+            assert centre_outside(x, t.centre_epsilon) <= p.beta
         few = np.random.default_rng(3).uniform(100.0, 200.0, max(1, rows // 3))
-        assert _outside(few, t.centre_epsilon) > 100 * p.beta
+        assert centre_outside(few, t.centre_epsilon) > 100 * p.beta
 
 
 def test_the_check_re_derives_every_split():
