@@ -61,10 +61,8 @@ def test_the_count_and_the_rectangle_match_numpy(make_frame, seed, strategies):
         _same(g, want)
 
 
-def test_randmargins_chosen_at_a_large_count_matches_numpy(make_frame, monkeypatch):
-    """The plan's N = ∞ choice: a count pushed far above RandMargins' need makes every
-    engine run RandMargins on the same stream (``collect``: the collected rows refined
-    on the driver, in place, after the count)."""
+def _count_far_above(monkeypatch) -> None:
+    """Every drawn count pushed 10^12 above its draw (the plan's N = ∞ choice)."""
     real = PrivateCount.draw
 
     def far(self, true_count, rng):
@@ -72,6 +70,13 @@ def test_randmargins_chosen_at_a_large_count_matches_numpy(make_frame, monkeypat
         return PrivateCount(drawn.scale, drawn.noisy + 10**12)
 
     monkeypatch.setattr(PrivateCount, "draw", far)
+
+
+def test_randmargins_chosen_at_a_large_count_matches_numpy(make_frame, monkeypatch):
+    """The plan's N = ∞ choice: a count pushed far above RandMargins' need makes every
+    engine run RandMargins on the same stream (``collect``: the collected rows refined
+    on the driver, in place, after the count)."""
+    _count_far_above(monkeypatch)
     X, y = _table(seed=4)
     want, got = _both(make_frame, X, y, 5, strategies=("collect",))
     assert want.method == "randmargins"
@@ -83,13 +88,7 @@ def test_a_counting_pass_of_the_other_method_is_not_used(make_frame, monkeypatch
     """``pass`` counts with the first pass of composition (the choice at the label
     count); a drawn count that chooses RandMargins closes that engine and readies
     RandMargins' (its tie refinement): numpy's count and rectangle."""
-    real = PrivateCount.draw
-
-    def far(self, true_count, rng):
-        drawn = real(self, true_count, rng)
-        return PrivateCount(drawn.scale, drawn.noisy + 10**12)
-
-    monkeypatch.setattr(PrivateCount, "draw", far)
+    _count_far_above(monkeypatch)
     X, y = _table(seed=4)
     want, got = _both(make_frame, X, y, 5, strategies=("pass",))
     assert want.method == "randmargins"
