@@ -574,14 +574,16 @@ class AggregateProduct:
     def compute(self, prepared: GroupedPrepared, progress: Callable[[str], None]
                 ) -> tuple[Guarantee | None, dict[str, Any]]:
         s = self.settings
-        progress(f"{self.verb} {len(s.source.columns)} column(s) in "
-                 f"{len(s.group_names)} group(s)")
+        shape = f"{len(s.source.columns)} column(s) in {len(s.group_names)} group(s)"
+        progress(f"counting {shape}")  # the engine's pass: a stage of its own
+        statistics = prepared.statistics()
+        progress(f"{self.verb} {shape}")
         rng = RandomSource(seed=s.seed)
         if len(s.mechanisms) > 1:  # each part from its slice, its own stream (§11b)
-            mixed = draw_mixed(s.plan, s.mechanisms, prepared.statistics(), s.group_names,
+            mixed = draw_mixed(s.plan, s.mechanisms, statistics, s.group_names,
                                s.source.columns, rng)
             return mixed.guarantee, mixed_record(mixed)
-        result = s.mechanisms[0].draw(s.plan, prepared.statistics(), s.group_names,
+        result = s.mechanisms[0].draw(s.plan, statistics, s.group_names,
                                       s.source.columns, rng)
         return result.guarantee, aggregate_record(result, s.plan)
 
