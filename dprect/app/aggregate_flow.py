@@ -74,9 +74,11 @@ from dprect.release.aggregate_plot import DescribePngSink
 from dprect.release.aggregate_record import (
     SHAPES,
     aggregate_record,
+    cell_count,
     mixed_method,
     mixed_record,
     noun_of,
+    overview_lines,
     summary_lines,
 )
 from dprect.release.aggregate_table import table_sink
@@ -526,9 +528,10 @@ def preset_plan(command: str, values: Mapping[str, Any], name: Callable[[str], s
 
 
 # -- the product on the spine -------------------------------------------------------------
-#: with more listed groups than this, stdout shows one summary line instead of a line per
-#: (group, column): the full result is in the outputs (a public threshold on a public count)
-LISTED_GROUPS = 50
+#: with more (group, column) cells than this, stdout shows a few summary lines
+#: (:func:`~dprect.release.aggregate_record.overview_lines`) instead of a line per cell:
+#: the full result is in the outputs (a public threshold on the public groups × columns)
+LISTED_CELLS = 50
 
 
 class AggregateProduct:
@@ -590,14 +593,17 @@ class AggregateProduct:
     def summary(self, record: dict[str, Any], name: Callable[[str], str]
                 ) -> tuple[list[str], list[str]]:
         """A line per (group, column) of the record, or, with more than
-        :data:`LISTED_GROUPS` listed groups, one line counting them (the outputs, named
-        after it, hold every cell)."""
-        groups, columns = len(self.settings.group_names), len(self.settings.source.columns)
-        if groups <= LISTED_GROUPS:
+        :data:`LISTED_CELLS` cells (groups × columns: public), a few lines whatever the
+        number of groups — the cells, the statistics, the charge
+        (:func:`~dprect.release.aggregate_record.overview_lines`) and which outputs hold
+        every cell (their lines follow)."""
+        if cell_count(record) <= LISTED_CELLS:
             return summary_lines(record), []
-        return [f"{groups} groups x {columns} column(s) = {groups * columns} cells released "
-                f"(more than {LISTED_GROUPS} groups: not listed here; every cell is in the "
-                f"outputs below)"], []
+        holders = [f"{s.name} {s.path}" for s in self.settings.sinks
+                   if not isinstance(s, DescribePngSink)]
+        return [*overview_lines(record),
+                f"not listed here (more than {LISTED_CELLS} cells): every cell is in "
+                f"{' and '.join(holders)}"], []
 
 
 def run_aggregate_flow(settings: AggregateSettings, route: GroupedRoute,
@@ -608,7 +614,7 @@ def run_aggregate_flow(settings: AggregateSettings, route: GroupedRoute,
     return run_release(AggregateProduct(settings), route, report)
 
 
-__all__ = ["FRONTS", "LISTED_GROUPS", "MIXED_FRONT", "NO_STATISTICS", "PRESETS",
+__all__ = ["FRONTS", "LISTED_CELLS", "MIXED_FRONT", "NO_STATISTICS", "PRESETS",
            "AggregateProduct", "AggregateSettings", "Front", "aggregate_settings", "asked",
            "asked_mechanisms", "bounds_domains", "bounds_settings", "coverage_lines",
            "describe_settings", "describe_statistics", "domains_of", "front_of",
