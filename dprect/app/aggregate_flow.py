@@ -70,7 +70,7 @@ from dprect.core.statistic import (
     outputs,
 )
 from dprect.engines import grouped  # noqa: F401  (registers the mechanisms' plans and draws)
-from dprect.release.aggregate_plot import DescribePngSink
+from dprect.release.aggregate_plot import AggregatePngSink, DescribePngSink
 from dprect.release.aggregate_record import (
     SHAPES,
     aggregate_record,
@@ -83,6 +83,7 @@ from dprect.release.aggregate_record import (
 )
 from dprect.release.aggregate_table import table_sink
 from dprect.release.guarded import Charge, LedgerSettings, Outcome
+from dprect.release.quantile_plot import QuantilesPngSink
 from dprect.release.sinks import Sink
 
 #: ``describe --statistics none``: the bounds alone (aimed at ``--query-epsilon``)
@@ -193,11 +194,13 @@ def refuse_foreign_options(mechanisms: Sequence[Mechanism], values: Mapping[str,
                            name: Callable[[str], str] = str) -> None:
     """Refuse an option of a mechanism not among ``mechanisms`` (those a run draws)."""
     mine = {m.name for m in mechanisms}
+    taken = {k for m in mine for k in FRONTS[m].options}  # an option several fronts read
     for other, front in FRONTS.items():
-        given = [k for k in front.options if values.get(k) is not None]
+        given = [k for k in front.options if values.get(k) is not None and k not in taken]
         if other not in mine and given:
+            owners = [m for m, f in FRONTS.items() if given[0] in f.options]
             raise ParameterError(f"{name(given[0])} is an option of the statistics "
-                                 f"{_of(other)} only, not of "
+                                 f"{'; '.join(_of(m) for m in owners)} only, not of "
                                  f"{'; '.join(_of(m) for m in sorted(mine))}")
 
 
@@ -397,7 +400,7 @@ FRONTS: dict[str, Front] = {
                       ("query_epsilon", "plot"),
                       ("these aggregates are", "the aggregates", "describing")),
     QUANTILES.name: Front(_quantiles_plan, quantile_lines,
-                          lambda p, c: "\n".join(quantile_lines(p, c, None)), (),
+                          lambda p, c: "\n".join(quantile_lines(p, c, None)), ("plot",),
                           ("these quantiles are", "the quantiles", "drawing the quantiles of")),
 }
 
@@ -471,19 +474,30 @@ def aggregate_settings(values: Mapping[str, Any], name: Callable[[str], str] = s
         sinks.append(table_sink(name("table"), str(values["table"]), mechanisms,
                                 getattr(the_plan, "statistics", ())))
     if values.get("plot") is not None:
-        if len(mechanisms) > 1:
-            raise ParameterError(f"{name('plot')} draws the means of a run of one "
-                                 f"mechanism: leave it out of a run of several")
-        if not {"count", "mean"} <= set(the_plan.statistics):
-            raise ParameterError(f"{name('plot')} draws the means with their error bars: "
-                                 f"{name('statistics')} must include count and mean")
-        sinks.append(DescribePngSink(name("plot"), str(values["plot"]),
-                                     title=values.get("dataset") or Path(source.path).name))
+        sinks.append(plot_sink(mechanisms, the_plan, values, name, source))
     seed = checked_seed(values, name)
     return AggregateSettings(source, run.groups, mechanisms, the_plan,
                              run_spec(mechanisms, the_plan, values.get("grid"),
                                       source.columns), sinks,
                              run.ledger, seed, values.get("groups_file"))
+
+
+def plot_sink(mechanisms: Sequence[Mechanism], the_plan: Any, values: Mapping[str, Any],
+              name: Callable[[str], str], source: Source) -> AggregatePngSink:
+    """``--plot`` of a run of one mechanism: the means with their noise intervals (the
+    query's, with count and mean: :class:`DescribePngSink`) or the quantiles' ladders
+    (:class:`QuantilesPngSink`); a mixed run's is refused (the coverage bounds' by
+    :func:`refuse_foreign_options`)."""
+    if len(mechanisms) > 1:
+        raise ParameterError(f"{name('plot')} draws the statistics of a run of one "
+                             f"mechanism: leave it out of a run of several")
+    title = values.get("dataset") or Path(source.path).name
+    if mechanisms[0] is QUANTILES:
+        return QuantilesPngSink(name("plot"), str(values["plot"]), title=title)
+    if not {"count", "mean"} <= set(the_plan.statistics):
+        raise ParameterError(f"{name('plot')} draws the means with their error bars: "
+                             f"{name('statistics')} must include count and mean")
+    return DescribePngSink(name("plot"), str(values["plot"]), title=title)
 
 
 #: every preset of the product: its command (and job section) → its mechanism and how its
@@ -600,7 +614,7 @@ class AggregateProduct:
         if cell_count(record) <= LISTED_CELLS:
             return summary_lines(record), []
         holders = [f"{s.name} {s.path}" for s in self.settings.sinks
-                   if not isinstance(s, DescribePngSink)]
+                   if not isinstance(s, AggregatePngSink)]
         return [*overview_lines(record),
                 f"not listed here (more than {LISTED_CELLS} cells): every cell is in "
                 f"{' and '.join(holders)}"], []
@@ -618,6 +632,6 @@ __all__ = ["FRONTS", "LISTED_CELLS", "MIXED_FRONT", "NO_STATISTICS", "PRESETS",
            "AggregateProduct", "AggregateSettings", "Front", "aggregate_settings", "asked",
            "asked_mechanisms", "bounds_domains", "bounds_settings", "coverage_lines",
            "describe_settings", "describe_statistics", "domains_of", "front_of",
-           "method_of", "mixed_lines", "mixed_plan_of", "plan_for", "plan_of",
+           "method_of", "mixed_lines", "mixed_plan_of", "plan_for", "plan_of", "plot_sink",
            "preset_plan", "query_lines", "refuse_foreign_options", "run_aggregate_flow",
            "run_spec"]

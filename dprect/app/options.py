@@ -221,7 +221,8 @@ DESCRIBE_OUTPUTS = (
               group="outputs"),
     RunOption("plot", "str", "PNG of each group's DP mean per column with error bars (the "
               "mean's noise interval at --interval-level, from the plan and the released "
-              "values; needs the count and the mean)", metavar="PNG", group="outputs"),
+              "values; needs the count and the mean; past 60 groups a histogram of the "
+              "groups' means)", metavar="PNG", group="outputs"),
 )
 
 DESCRIBE_OPTIONS = (*DESCRIBE_COLUMNS, *DESCRIBE_QUERY, *GROUP_OPTIONS, *DESCRIBE_OUTPUTS)
@@ -255,7 +256,11 @@ AGGREGATE_OUTPUTS = (
     RunOption("table", "str", "also write one row per (group, column) — group, column and "
               "the statistics' outputs — as CSV (a path ending in .csv) or as a Delta table "
               "(a folder)", metavar="PATH", group="outputs"),
-    DESCRIBE_OUTPUTS[2],
+    RunOption("plot", "str", "PNG of the released statistics of a run of one mechanism: "
+              "each group's DP mean per column with its noise interval (needs the count "
+              "and the mean), or each group's quantiles as a ladder with their rank error; "
+              "past 60 groups their distribution over the groups", metavar="PNG",
+              group="outputs"),
 )
 #: the options one mechanism reads: the query's aim, the coverage bounds' grid and rows
 AGGREGATE_OPTIONS = (*AGGREGATE_COLUMNS, DESCRIBE_QUERY[1], BOUNDS_GRID, BOUNDS_OUTPUTS[0],
