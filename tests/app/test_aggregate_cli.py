@@ -85,6 +85,11 @@ BAD = [
     (["--statistics", "coverage", "--plot", "p.png"], "--plot"),
     (["--statistics", "count", "--grid", "float"], "--grid"),
     (["--statistics", "mean", "--rows", "1000"], "--rows"),
+    # an explicit option no asked statistic reads is refused, not ignored (its default
+    # stays silent: every other row here runs with --coverage unset)
+    (["--statistics", "count,mean", "--coverage", "0.99"], "--coverage"),
+    (["--statistics", "median,p90", "--coverage", "0.99"], "--coverage"),
+    (["--statistics", "mean,median", "--coverage", "0.99"], "--coverage"),
 ]
 
 
