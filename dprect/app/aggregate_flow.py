@@ -24,8 +24,9 @@ composition), and draws every cell on the driver (:meth:`Mechanism.draw
 the release is the mechanism's record, or a mixed run's
 (:mod:`dprect.release.aggregate_record`), with ``--table`` one row per (group, column)
 (:mod:`dprect.release.aggregate_table`) and with ``--plot`` the means' PNG
-(:mod:`dprect.release.aggregate_plot`). What differs between mechanisms at the front ends
-is one :class:`Front` each (:data:`FRONTS`).
+(:mod:`dprect.release.aggregate_plot`) or the quantiles' (:mod:`dprect.release.quantile_plot`);
+stdout lists the cells up to :data:`LISTED_CELLS`, beyond it a few summary lines. What
+differs between mechanisms at the front ends is one :class:`Front` each (:data:`FRONTS`).
 
 Row rules (row-local: no privacy cost): every row counts; a null, NaN or ±inf value is
 left out of its column only; a row of no listed group is dropped and never reported; a
