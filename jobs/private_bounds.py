@@ -10,11 +10,11 @@ does. It reads ``bounds.input`` (Parquet, CSV or Delta) and writes ``bounds.outp
 result JSON: per group and column the lower and upper bound, the guarantee, the plan, the
 coverage statement and the bounds in the forms OpenDP, Tumult Analytics and diffprivlib
 take) and, when asked, ``bounds.table`` (one row per (group, column): CSV for a path
-ending in ``.csv``, else a Delta table). All groups and columns are counted in one Spark
-pass. With ``bounds.group_by`` the group values are the PUBLIC list ``bounds.groups`` (or
-the file ``bounds.groups_file``), never read from the data; the run is charged once. With
-``bounds.ledger`` (and ``bounds.dataset``) the run spends before it releases
-(:mod:`dprect.release.guarded`); ``bounds.run_id`` makes it idempotent.
+ending in ``.csv``, Parquet for ``.parquet``, else a Delta table). All groups and columns
+are counted in one Spark pass. With ``bounds.group_by`` the group values are the PUBLIC list
+``bounds.groups`` (or the file ``bounds.groups_file``), never read from the data; the run is
+charged once. With ``bounds.ledger`` (and ``bounds.dataset``) the run spends before it
+releases (:mod:`dprect.release.guarded`); ``bounds.run_id`` makes it idempotent.
 
 Guarantees and refusals: jobs/aggregate.py's (the one flow's).
 """

@@ -192,8 +192,8 @@ BOUNDS_OUTPUTS = (
     RunOption("output", "str", "where to write the result JSON (required unless "
               "--plan-only)"),
     RunOption("table", "str", "also write one row per (group, column) — group, column, "
-              "lower, upper, rank_error — as CSV (a path ending in .csv) or as a Delta "
-              "table (a folder)", metavar="PATH"),
+              "lower, upper, rank_error — as CSV (a path ending in .csv), one Parquet "
+              "file (.parquet) or a Delta table (a folder)", metavar="PATH"),
 )
 
 BOUNDS_OPTIONS = (*BOUNDS_COLUMNS, BOUNDS_GRID, *GROUP_OPTIONS, *BOUNDS_OUTPUTS)
@@ -217,7 +217,8 @@ DESCRIBE_OUTPUTS = (
     BOUNDS_OUTPUTS[1],
     RunOption("table", "str", "also write one row per (group, column) — group, column, "
               "lower, upper, count, sum, mean with their noise intervals — as CSV (a path "
-              "ending in .csv) or as a Delta table (a folder)", metavar="PATH",
+              "ending in .csv), one Parquet file (.parquet) or a Delta table (a folder)",
+              metavar="PATH",
               group="outputs"),
     RunOption("plot", "str", "PNG of each group's DP mean per column with error bars (the "
               "mean's noise interval at --interval-level, from the plan and the released "
@@ -254,8 +255,8 @@ AGGREGATE_COLUMNS = (
 AGGREGATE_OUTPUTS = (
     BOUNDS_OUTPUTS[1],
     RunOption("table", "str", "also write one row per (group, column) — group, column and "
-              "the statistics' outputs — as CSV (a path ending in .csv) or as a Delta table "
-              "(a folder)", metavar="PATH", group="outputs"),
+              "the statistics' outputs — as CSV (a path ending in .csv), one Parquet file "
+              "(.parquet) or a Delta table (a folder)", metavar="PATH", group="outputs"),
     RunOption("plot", "str", "PNG of the released statistics of a run of one mechanism: "
               "each group's DP mean per column with its noise interval (needs the count "
               "and the mean), or each group's quantiles as a ladder with their rank error; "

@@ -48,3 +48,36 @@ def test_a_delta_table_of_many_groups_is_one_unpartitioned_file(tmp_path: Path) 
     read = pq.read_table(files[0], columns=["group", "column"]).to_pylist()
     assert read[:3] == [{"group": "g00000", "column": "x"}, {"group": "g00000", "column": "y"},
                         {"group": "g00001", "column": "x"}]  # the public order
+
+
+def test_a_parquet_table_is_one_file_in_row_groups(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--table PATH.parquet``: one Parquet file, the layout's columns and types, rows in
+    the public groups' order, cut into row groups of ROW_GROUP_ROWS rows; a folder at
+    the path is refused by the check, before anything is read or reserved."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from dprect.core.errors import ParameterError
+    from dprect.release import aggregate_table
+
+    monkeypatch.setattr(aggregate_table, "ROW_GROUP_ROWS", 1000)  # 2 x 1,500 rows
+    path = tmp_path / "t.parquet"
+    sink = table_sink("--table", str(path), QUERY, ("count", "mean"))
+    assert isinstance(sink, aggregate_table.ParquetTableSink)
+    sink.check()
+    line = sink.prepare(Release(_record(1500), "r", datetime.now(UTC)))()
+    assert line == f"describe table written to {path} (Parquet)"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.parquet"]
+    meta = pq.ParquetFile(path).metadata
+    assert meta.num_rows == 3000 and [meta.row_group(i).num_rows
+                                      for i in range(meta.num_row_groups)] == [1000] * 3
+    table = pq.read_table(path)
+    assert table.schema.names == list(sink.layout.names)
+    assert table.schema.field("count").type == pa.float64()
+    assert table.schema.field("below_row_need").type == pa.bool_()
+    assert table.column("group").to_pylist()[:4] == ["g00000", "g00000", "g00001", "g00001"]
+    assert table.column("sum").null_count == 3000  # not asked: null
+    (tmp_path / "dir.parquet").mkdir()
+    with pytest.raises(ParameterError, match="--table"):
+        table_sink("--table", str(tmp_path / "dir.parquet"), QUERY).check()
