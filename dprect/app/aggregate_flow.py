@@ -638,6 +638,8 @@ class AggregateProduct:
         kept = record.get("group_selection", {}).get("groups_kept")
         groups = len(self.settings.group_names) if kept is None else int(kept)
         columns = len(self.settings.source.columns)
+        if kept == 0:
+            return ["no group passed the private selection: no group is released"], []
         if groups <= LISTED_GROUPS:
             return summary_lines(record), []
         return [f"{groups} groups x {columns} column(s) = {groups * columns} cells released "

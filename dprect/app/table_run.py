@@ -37,7 +37,8 @@ class TableRun:
 def table_run(values: Mapping[str, Any], name: Callable[[str], str] = str) -> TableRun:
     """``output`` (required), ``format``, the table (``input``, ``columns``, ``group_by``,
     ``where``, ``version``, ``timestamp``), the groups (``groups`` or ``groups_file``, or
-    ``select_groups`` with ``selection_epsilon``, ``selection_delta``) and the ledger keys, checked in that order; ``name`` spells a key in messages."""
+    ``select_groups`` with ``selection_epsilon``, ``selection_delta``) and the ledger
+    keys, checked in that order; ``name`` spells a key in messages."""
     if values.get("output") is None:
         raise ParameterError(f"{name('output')} is required")
     fmt = values.get("format")

@@ -181,7 +181,7 @@ def check_selection_budget(epsilon: object, delta: object,
     return eps, float(delta)
 
 
-def plan_selection(epsilon: float, delta: float, neighbouring: str = "add-remove",
+def plan_selection(epsilon: object, delta: object, neighbouring: str = "add-remove",
                    names: tuple[str, str] = ("selection_epsilon", "selection_delta")
                    ) -> SelectionPlan:
     """The plan of a private group selection stating (ε_s, δ_s) under ``neighbouring``
@@ -207,9 +207,8 @@ def select_keys(plan: SelectionPlan, counts: Mapping[str, int], rng: RandomSourc
     kept = []
     for key in sorted(counts):
         rows = int(counts[key])
-        if rows >= plan.always:
-            kept.append(key)
-        elif rows >= 1 and stream.randbits(plan.bits) < plan.keep[rows - 1]:
+        if rows >= plan.always or (
+                rows >= 1 and stream.randbits(plan.bits) < plan.keep[rows - 1]):
             kept.append(key)
     return kept
 
@@ -233,6 +232,30 @@ def composed(statistics: Guarantee, selection: SelectionPlan) -> Guarantee:
                      "composition)")
 
 
+class SelectedResult:
+    """A run's result after a private group selection (the Python API's): the statistics'
+    own result (its attributes read through), the selection's plan, the kept keys' number
+    and the run's composed ``guarantee``; its JSON is the result's with the run's
+    ``privacy``, the statistics' own (``statistics_privacy``) and the ``group_selection``."""
+
+    def __init__(self, result: Any, selection: SelectionPlan, kept: int) -> None:
+        self.result, self.selection, self.kept = result, selection, kept
+        self.guarantee = composed(result.guarantee, selection)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.__dict__["result"], name)
+
+    def to_dict(self) -> dict[str, Any]:
+        inner = self.result.to_json() if hasattr(self.result, "to_json") \
+            else self.result.to_dict()
+        return {**inner, "privacy": self.guarantee.to_json(),
+                "statistics_privacy": self.result.guarantee.to_json(),
+                "group_selection": {**self.selection.to_json(),
+                                    "groups_kept": self.kept}}
+
+    to_json = to_dict
+
+
 __all__ = ["EXP_MARGIN", "KEYS_CHANGED", "MAX_ALWAYS", "SELECTION_BITS", "SELECTION_BOUND",
-           "SelectionPlan", "check_selection_budget", "composed", "keep_numerators",
-           "plan_selection", "select_keys"]
+           "SelectedResult", "SelectionPlan", "check_selection_budget", "composed",
+           "keep_numerators", "plan_selection", "select_keys"]

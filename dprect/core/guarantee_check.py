@@ -876,7 +876,7 @@ def check_selected_run(statistics: Any, selection: Any, run: Any) -> None:
 
 __all__ = ["BOUNDS_SENSITIVITY", "BR_ZCDP", "CLASSES_REPLACE_STEPS", "DESCRIBE_SENSITIVITY",
            "DESCRIBE_SPREAD", "DESCRIBE_SUMMED", "DESCRIBE_UNSPENT", "PAPER_FACTOR",
-           "QUANTILE_SENSITIVITY", "SLACK", "CheckReport", "GuaranteeCheckError",
-           "check_bounds_plan", "check_classes_plan", "check_describe_plan", "check_fit_plan",
-           "check_mixed_plan", "check_quantiles_plan", "check_selected_run",
-           "check_selection_plan", "SELECTION_KEYS_CHANGED"]
+           "QUANTILE_SENSITIVITY", "SELECTION_KEYS_CHANGED", "SLACK", "CheckReport",
+           "GuaranteeCheckError", "check_bounds_plan", "check_classes_plan",
+           "check_describe_plan", "check_fit_plan", "check_mixed_plan", "check_quantiles_plan",
+           "check_selected_run", "check_selection_plan"]
