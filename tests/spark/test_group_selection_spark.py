@@ -52,7 +52,7 @@ def test_spark_counts_the_keys_numpy_counts(spark, tmp_path: Path) -> None:
         assert spark_counts == numpy_counts
         # s: key 3 is null; n: key 5 is null and key 6 NaN — no key
         assert len(numpy_counts) == {"s": 79, "n": 78}[column]
-    assert numpy_counts["2.5"] == 1 + 35 % 60 and "nan" not in numpy_counts
+    assert numpy_counts["3.5"] == 1 + 49 % 60 and "2.5" not in numpy_counts
 
 
 @pytest.mark.parametrize("column", ["s", "n"])
