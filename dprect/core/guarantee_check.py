@@ -57,6 +57,12 @@ lemma each comes from:
   sensitivity 1 under add/remove, so count + DLap(b) is (1/b, 0)-DP; drawn before the
   rounds, it composes with them by basic composition — the rounds must meet
   (ε_a − 1/b, δ_a) of the add/remove target (ε_a, δ_a);
+* **groups found privately** (docs/privacy.md §18): a key kept with probability p_k on
+  its row count k is (ε₁, δ₁)-DP for a ±1 change iff p_0 = 0, p non-decreasing and, at
+  every k, p_k ≤ e^{ε₁}·p_{k−1} + δ₁ and 1 − p_k ≥ e^{−ε₁}·(1 − p_{k−1} − δ₁) (DVGM
+  2022); a neighbour changes :data:`SELECTION_KEYS_CHANGED` keys (one under add/remove,
+  two under replace-one), composed (basic); the statistics that follow on the kept keys
+  compose adaptively: the run states at least the sum;
 * **replace-one**: an add/remove (ε, δ) run is (2ε, (1 + e^ε)·δ) under replace-one (group
   privacy of size 2), so a replace-one statement (ε̃, δ̃) is checked as the add/remove
   statement (ε̃/2, δ̃/(1 + e^{ε̃/2})).
