@@ -96,6 +96,7 @@ def main() -> None:
                      "dprect": {"expected": ours["expected"], **summary(ours["kept"])},
                      "pipelinedp": {"expected": theirs["expected"],
                                     **summary(theirs["kept"])},
+                     "pipelinedp_laplace_expected": theirs["laplace_expected"],
                      "expected_ratio": ours["expected"] / theirs["expected"],
                      "expected_difference": ours["expected"] - theirs["expected"]})
     OUT.write_text(json.dumps({"runs": args.runs, "peer": "pipeline-dp 0.3.1 "
@@ -103,13 +104,14 @@ def main() -> None:
                               indent=1) + "\n")
     print(f"{'keys':<12} {'eps':>5} {'delta':>7} {'cand.':>6} {'N':>4}  "
           f"{'dprect E':>9} {'mean':>8} {'min-max':>11}  {'PipelineDP E':>12} "
-          f"{'mean':>8} {'min-max':>11}  E(dprect) - E(peer)")
+          f"{'mean':>8} {'min-max':>11}  E(dprect) - E(peer)  Laplace E")
     for r in rows:
         d, p = r["dprect"], r["pipelinedp"]
         print(f"{r['keys']:<12} {r['epsilon']:>5g} {r['delta']:>7.0e} {r['candidates']:>6} "
               f"{r['always_kept_from_rows']:>4}  {d['expected']:>9.2f} {d['mean']:>8.1f} "
               f"{d['min']:>5}-{d['max']:<5}  {p['expected']:>12.2f} {p['mean']:>8.1f} "
-              f"{p['min']:>5}-{p['max']:<5}  {r['expected_difference']:+.2e}")
+              f"{p['min']:>5}-{p['max']:<5}  {r['expected_difference']:+.2e}  "
+              f"{r['pipelinedp_laplace_expected']:.2f}")
 
 
 if __name__ == "__main__":

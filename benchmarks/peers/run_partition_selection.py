@@ -8,7 +8,8 @@ et al. 2022, in PyDP's C++), at the same (ε, δ) as dprect, one partition per p
 (``max_partitions_contributed=1``: every row is one unit in one group, as in dprect's
 relation). Per case: the exact expected number of keys kept (``probability_of_keep``
 summed over the keys' sizes) and the kept count of ``runs`` independent runs (the
-library's generator takes no seed).
+library's generator takes no seed); for reference the expected count of its
+``LAPLACE_THRESHOLDING`` (a thresholded Laplace count, not optimal) at the same (ε, δ).
 
 Usage: ``python run_partition_selection.py MANIFEST OUT`` (JSON in, JSON out).
 """
@@ -32,10 +33,14 @@ def main() -> None:
             float(case["epsilon"]), float(case["delta"]), 1)
         sizes = [int(n) for n in case["sizes"]]
         expected = sum(strategy.probability_of_keep(n) for n in sizes)
+        laplace = partition_selection.create_partition_selection_strategy(
+            pipeline_dp.PartitionSelectionStrategy.LAPLACE_THRESHOLDING,
+            float(case["epsilon"]), float(case["delta"]), 1)
         kept = [sum(1 for n in sizes if strategy.should_keep(n))
                 for _ in range(int(manifest["runs"]))]
         out.append({"name": case["name"], "epsilon": case["epsilon"],
-                    "delta": case["delta"], "expected": expected, "kept": kept})
+                    "delta": case["delta"], "expected": expected, "kept": kept,
+                    "laplace_expected": sum(laplace.probability_of_keep(n) for n in sizes)})
     Path(sys.argv[2]).write_text(json.dumps(out))
 
 
