@@ -616,7 +616,7 @@ class AggregateProduct:
             progress("finding the groups privately")
             names = select_keys(s.selection, prepared.key_counts(), rng)
         progress(f"{self.verb} {len(s.source.columns)} column(s) in {len(names)} group(s)")
-        cells = prepared.statistics(None if s.selection is None else names)
+        cells = prepared.statistics() if s.selection is None else prepared.statistics(names)
         if len(s.mechanisms) > 1:  # each part from its slice, its own stream (§11b)
             mixed = draw_mixed(s.plan, s.mechanisms, cells, names, s.source.columns, rng)
             guarantee, record = mixed.guarantee, mixed_record(mixed)

@@ -72,7 +72,8 @@ def public_groups(group_by: str | None, groups: str | Sequence[Any] | None,
         raise ParameterError(
             f"{name('group_by')} needs the PUBLIC list of group values: {name('groups')} "
             f"v1,v2,... or {name('groups_file')} FILE (the values present in the data are "
-            "data-dependent, so they are never read from it)")
+            f"data-dependent, so they are never read from it as they are), or "
+            f"{name('select_groups')} to find them privately")
     if groups_file is not None:
         values = read_groups_file(groups_file)
         where = f"groups file {groups_file!r}"
