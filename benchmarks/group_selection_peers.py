@@ -56,7 +56,7 @@ def key_columns() -> dict[str, pa.Array]:
 
 def dprect_side(counts: dict[str, int], eps: float, delta: float, runs: int
                 ) -> dict[str, object]:
-    plan = plan_selection(eps, delta)
+    plan = plan_selection(eps, delta, "add-remove")
     kept = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # seeded runs: a benchmark

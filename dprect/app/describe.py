@@ -27,6 +27,7 @@ from dprect.core.group_selection import SelectedResult, SelectionPlan, composed,
 from dprect.core.mixed import MixedResult, draw_mixed
 from dprect.core.quantile_release import QuantileResult
 from dprect.core.randomness import RandomSource
+from dprect.core.request import Neighbouring
 from dprect.core.statistic import COVERAGE, QUANTILES, SEARCH_GRID, Mechanism
 from dprect.core.statistic import STATISTICS as STATISTIC_OF
 from dprect.engines.grouped import grouped_statistics
@@ -213,7 +214,7 @@ def _selection(select: bool, epsilon: float | None, delta: float | None,
             raise ParameterError("selection_epsilon and selection_delta need "
                                  "select_groups=True")
         return None
-    return plan_selection(epsilon, delta, neighbouring or "add-remove")
+    return plan_selection(epsilon, delta, neighbouring or Neighbouring.ADD_REMOVE)
 
 
 def _run_guarantee(statistics: Guarantee, selection: SelectionPlan | None) -> Guarantee:

@@ -19,6 +19,7 @@ from typing import Any
 
 from dprect.core.errors import ParameterError
 from dprect.core.group_selection import SelectionPlan, plan_selection
+from dprect.core.request import Neighbouring
 from dprect.core.validation import repeat_at
 
 
@@ -100,7 +101,7 @@ def group_selection(values: Mapping[str, Any], name: Callable[[str], str] = str
                 raise ParameterError(f"{name(key)} needs {name('select_groups')}")
         return None
     return plan_selection(values.get("selection_epsilon"), values.get("selection_delta"),
-                          str(values.get("neighbouring") or "add-remove"),
+                          values.get("neighbouring") or Neighbouring.ADD_REMOVE,
                           (name("selection_epsilon"), name("selection_delta")))
 
 

@@ -59,7 +59,7 @@ from dprect.core.accounting import Guarantee
 from dprect.core.errors import ParameterError
 from dprect.core.guarantee_check import CheckReport, check_selection_plan
 from dprect.core.randomness import RandomSource
-from dprect.core.request import check_run_epsilon
+from dprect.core.request import Neighbouring, check_run_epsilon
 
 #: the keep probabilities are multiples of 2^−SELECTION_BITS (drawn as randbits < P_k)
 SELECTION_BITS = 96
@@ -181,19 +181,18 @@ def check_selection_budget(epsilon: object, delta: object,
     return eps, float(delta)
 
 
-def plan_selection(epsilon: object, delta: object, neighbouring: str = "add-remove",
+def plan_selection(epsilon: object, delta: object, neighbouring: str,
                    names: tuple[str, str] = ("selection_epsilon", "selection_delta")
                    ) -> SelectionPlan:
     """The plan of a private group selection stating (ε_s, δ_s) under ``neighbouring``
     (module notes), checked by :func:`~dprect.core.guarantee_check.check_selection_plan`."""
     eps, dlt = check_selection_budget(epsilon, delta, names)
-    if neighbouring not in KEYS_CHANGED:
-        raise ParameterError(f"neighbouring must be one of {', '.join(KEYS_CHANGED)}")
-    steps = KEYS_CHANGED[neighbouring]
+    relation = Neighbouring.parse(neighbouring, "neighbouring").value
+    steps = KEYS_CHANGED[relation]
     key_eps, key_delta = Fraction(eps) / steps, Fraction(dlt) / steps
-    plan = SelectionPlan(eps, dlt, neighbouring, key_eps, key_delta,
+    plan = SelectionPlan(eps, dlt, relation, key_eps, key_delta,
                          keep_numerators(key_eps, key_delta))
-    return SelectionPlan(eps, dlt, neighbouring, key_eps, key_delta, plan.keep,
+    return SelectionPlan(eps, dlt, relation, key_eps, key_delta, plan.keep,
                          check=check_selection_plan(plan))
 
 

@@ -79,7 +79,8 @@ def test_the_table_is_the_optimal_selection_from_below(eps: float, delta: float,
 def test_replace_one_halves_both_per_key() -> None:
     assert plan_selection(0.8, 1e-6, "replace-one").keep == keep_numerators(
         Fraction(0.8) / 2, Fraction(1e-6) / 2)
-    assert plan_selection(0.8, 1e-6).keep == keep_numerators(Fraction(0.8), Fraction(1e-6))
+    assert plan_selection(0.8, 1e-6, "add-remove").keep == keep_numerators(
+        Fraction(0.8), Fraction(1e-6))
 
 
 def test_the_check_refuses_a_wrong_count_of_keys_per_neighbour(
@@ -94,11 +95,11 @@ def test_the_check_refuses_an_exp_bound_on_the_wrong_side(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(group_selection, "EXP_MARGIN", Fraction(-1, 10**6))
     with pytest.raises(GuaranteeCheckError, match="exceeds e\\^eps"):
-        plan_selection(1.0, 1e-5)
+        plan_selection(1.0, 1e-5, "add-remove")
 
 
 def test_the_check_refuses_a_table_above_delta_or_not_reaching_one() -> None:
-    plan = plan_selection(1.0, 1e-5)
+    plan = plan_selection(1.0, 1e-5, "add-remove")
     one = 1 << SELECTION_BITS
     raised = (plan.keep[0] + (one >> 40), *plan.keep[1:])
     jump = (plan.keep[0], one)  # 1 at two rows: far above e^eps * p_1 + delta
@@ -112,7 +113,7 @@ def test_the_check_refuses_a_table_above_delta_or_not_reaching_one() -> None:
 
 
 def test_the_run_composes_selection_then_statistics() -> None:
-    selection = plan_selection(0.5, 1e-6)
+    selection = plan_selection(0.5, 1e-6, "add-remove")
     stats = Guarantee(1.0, 0.0, "add-remove", "some statistics")
     run = composed(stats, selection)
     assert (run.epsilon, run.delta) == (1.5, 1e-6)
@@ -129,7 +130,7 @@ def test_the_run_composes_selection_then_statistics() -> None:
 def test_the_draw_is_randbits_below_the_table_exact_law() -> None:
     """The kept keys are exactly those with randbits(B) < P_k, in the order of the keys'
     text, from one stream of the run's source: the law of a key of k rows is P_k/2^B."""
-    plan = plan_selection(0.5, 0.05)
+    plan = plan_selection(0.5, 0.05, "add-remove")
     counts = {f"k{i:03d}": 1 + i % (plan.always + 3) for i in range(300)}
     kept = select_keys(plan, dict(reversed(counts.items())), _seeded(11))
     stream = RandomSource.stream(_seeded(11).stream_seeds(1)[0])
@@ -148,7 +149,7 @@ def test_a_key_of_one_row_is_kept_at_a_rate_of_at_most_delta_with_power() -> Non
     delta, n = 0.05, 40_000
     limit = delta * n + 5 * math.sqrt(n * delta * (1 - delta))
     counts = {f"key{i:05d}": 1 for i in range(n)}
-    plan = plan_selection(1.0, delta)
+    plan = plan_selection(1.0, delta, "add-remove")
     assert plan.keep_probability(1) == Fraction(delta)  # δ·2^96 is an integer here
     kept = len(select_keys(plan, counts, _seeded(5)))
     assert kept <= limit
@@ -160,7 +161,7 @@ def test_a_key_of_one_row_is_kept_at_a_rate_of_at_most_delta_with_power() -> Non
 
 
 def test_the_keys_kept_do_not_depend_on_the_counts_order() -> None:
-    plan = plan_selection(1.0, 1e-3)
+    plan = plan_selection(1.0, 1e-3, "add-remove")
     counts = {f"g{i}": i % 15 + 1 for i in range(200)}
     a = select_keys(plan, counts, _seeded(2))
     b = select_keys(plan, dict(sorted(counts.items(), key=lambda kv: -kv[1])), _seeded(2))
@@ -172,4 +173,4 @@ def test_the_keys_kept_do_not_depend_on_the_counts_order() -> None:
 def test_bad_selection_budgets_are_refused_from_the_parameters(eps: object,
                                                                delta: object) -> None:
     with pytest.raises(ValueError, match="selection"):
-        plan_selection(eps, delta)
+        plan_selection(eps, delta, "add-remove")
