@@ -382,9 +382,10 @@ def released_statistics(record: Mapping[str, Any], rows: Sequence[Mapping[str, A
 def overview_lines(record: Mapping[str, Any]) -> list[str]:
     """A release too large to list a line per cell, in a few lines from the recorded JSON
     alone (a replay prints the same): how many groups, columns and cells, which
-    statistics, the guarantee charged once, and how many cells each small-group flag
-    released marks (a count of released flags: post-processing). Every number is the public
-    shape of the run or counts released values; none is read from the data."""
+    statistics, the guarantee charged once (with a private group selection, how many keys
+    it kept), and how many cells each small-group flag released marks (a count of
+    released flags: post-processing). Every number is the public shape of the run or
+    counts released values; none is read from the data."""
     rows = table_rows(record)
     groups = len(dict.fromkeys(row["group"] for row in rows))
     columns = len(dict.fromkeys(row["column"] for row in rows))
@@ -394,6 +395,10 @@ def overview_lines(record: Mapping[str, Any]) -> list[str]:
              f"guarantee ({float(g.get('epsilon', math.nan)):.6g}, "
              f"{float(g.get('delta', math.nan)):.3g})-DP, {g.get('neighbouring')}, charged "
              "once for every group (disjoint rows: parallel composition)"]
+    selection = record.get("group_selection")
+    if isinstance(selection, Mapping):  # the keys found privately (docs/privacy.md §18)
+        lines.append(f"groups found privately: {int(selection['groups_kept']):,} kept by "
+                     "the selection (its cost is in the guarantee above)")
     for flag in (BELOW_ROW_NEED, SMALL):
         if rows and rows[0].get(flag) is not None:  # None: not released (no count)
             marked = sum(1 for row in rows if row.get(flag))
