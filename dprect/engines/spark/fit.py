@@ -526,17 +526,21 @@ def open_selected_classes(route: SparkRoute, source: Source, domains: list[Domai
     """The classes found privately (docs/privacy.md §18): ``source`` read once, each label
     value's rows counted (:func:`~dprect.engines.spark.class_collect.label_value_counts`,
     every schema check first), ``choose`` gives the kept classes' requests, each prepared
-    on the same table (:func:`prepare_classes`; none kept: nothing to prepare). On any
+    on the same table (:func:`prepare_classes`; none kept: nothing to prepare) with no
+    progress line of its own (they would tell the number kept before the charge). On any
     failure everything opened so far is released (and an owned session stopped)."""
     with opened_source(route.session, source, progress) as (df, stop):
         counts = label_value_counts(df, list(source.features), source.fit_label)
         requests = choose(counts)
+        # how many classes were kept is the release's: nothing before the reservation
+        # tells it (no route line names a number of classes)
+        progress("reading what the classes found need")
         if not requests:
             return PreparedClasses([], None, stop)
         done = prepare_classes(df, features=source.features, label=source.fit_label,
                                domains=domains, requests=requests, plan=plan,
                                strategy=route.strategy,
-                               driver_budget_mb=route.driver_budget_mb, progress=progress)
+                               driver_budget_mb=route.driver_budget_mb, progress=_silent)
         done.on_close = stop
         return done
 
