@@ -7,6 +7,7 @@ keeping no class prepares nothing and releases the same empty record."""
 from __future__ import annotations
 
 import json
+import re
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -55,3 +56,35 @@ def test_spark_keeping_no_class_releases_the_empty_record(spark, tmp_path, capsy
     assert out["spark"]["classes"] == out["numpy"]["classes"] == []
     assert out["spark"]["rectangles"] == {} and out["spark"]["privacy"] == \
         out["numpy"]["privacy"]
+
+
+@pytest.mark.parametrize("strategy", ["auto", "prefetch"])
+def test_no_progress_line_before_the_charge_tells_how_many_classes_were_kept(
+        spark, tmp_path, strategy):
+    """The job prints the route's progress lines: before the charge (the compute's
+    ``fitting …`` line comes after it) none may name the number of classes kept."""
+    from dprect.app.classes_flow import run_classes_fit
+    from dprect.app.flow import fit_settings
+    from dprect.app.spine import Reporter
+    from dprect.engines.spark.fit import SparkRoute
+
+    labels = [f"c{i}" for i in range(7) for _ in range(80)]
+    pq.write_table(pa.table({"a": [float(i % 10) for i in range(len(labels))],
+                             "b": [float(i % 7) for i in range(len(labels))],
+                             "y": labels}), tmp_path / "t.parquet")
+    values = {"input": str(tmp_path / "t.parquet"), "features": ["a", "b"], "label": "y",
+              "format": "parquet", "where": None, "version": None, "timestamp": None,
+              "grid": "0:10:64", "seed": 3, "epsilon": 2.0, "delta": 1e-7,
+              "output": str(tmp_path / "o.json"), "plot": None, "results_table": None,
+              "truth": None, "dataset": None, "ledger": None, "run_id": None,
+              "cap_epsilon": None, "cap_delta": None, "strategy": strategy,
+              "select_groups": True, "selection_epsilon": 0.5, "selection_delta": 1e-3}
+    lines: list[str] = []
+    run_classes_fit(fit_settings(values), SparkRoute(lambda: (spark, False), strategy),
+                    Reporter(say=lambda _: None, progress=lines.append,
+                             show=lambda _: None))
+    assert json.loads((tmp_path / "o.json").read_text())["classes"] == \
+        [f"c{i}" for i in range(7)]
+    found = lines.index("finding the classes privately")
+    before = lines[found:next(i for i, ln in enumerate(lines) if ln.startswith("fitting 7 "))]
+    assert len(before) > 1 and not any(re.search(r"\b7\b", ln) for ln in before), before
