@@ -94,6 +94,7 @@ def test_a_retried_released_run_id_returns_the_identical_stored_result(
         tmp_path: Path, low_threshold: None) -> None:
     result = big_result()
     led = released(tmp_path, result)
+    assert json.loads(release_row(led)["result"])["format"] == stored_module.FORMAT
     again = Ledger(led.path).reserve("ds", "r1", epsilon=1.0, delta=0.0, **REQ)
     assert again.previous_result == result and not again.new_charge
     settings = LedgerSettings(led.path, "ds", "r1")
