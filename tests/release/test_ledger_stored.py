@@ -6,7 +6,8 @@ a reference (dprect/release/ledger/stored.py).
   read back identical (``Ledger.run``, ``Ledger.runs``, a retried run id's previous
   result, ``released_result``, a guarded release replayed), also after compaction;
 * a missing, truncated or edited stored file is damage: one line, never another result;
-  through the command line exit code 2 and nothing written;
+  through the command line exit code 2 and nothing written; ``budget verify`` checks
+  every stored result;
 * a small result stays inline, byte for byte the JSON it always was, and no file is made;
 * a results folder that cannot be written refuses the reservation, nothing charged;
 * a crash between the file and the row leaves the file only (an orphan), and the retried
@@ -138,6 +139,7 @@ def test_a_missing_or_corrupt_stored_result_is_damage_in_one_line(
         "reserve": lambda: fresh.reserve("ds", "r1", epsilon=1.0, delta=0.0, **REQ),
         "release": lambda: fresh.release("ds", "r1", big_result()),
         "released_result": lambda: released_result(LedgerSettings(led.path, "ds", "r1")),
+        "verify": lambda: fresh.verify(full=True),
     }
     for name, call in calls.items():
         with pytest.raises(LedgerError) as info:
@@ -146,6 +148,20 @@ def test_a_missing_or_corrupt_stored_result_is_damage_in_one_line(
         assert "\n" not in message and "Traceback" not in message, name
         assert "is damaged" in message and "_dprect_results/" in message, (name, message)
     assert len(fresh.events("ds")) == 2  # nothing charged or released again
+    assert fresh.verify() >= 2  # the quick check reads no stored result
+
+
+def test_budget_verify_checks_every_stored_result(
+        tmp_path: Path, low_threshold: None, capsys: pytest.CaptureFixture[str]) -> None:
+    led = released(tmp_path, big_result())
+    code, out, err = run(["budget", "verify", "--ledger", led.path], capsys)
+    assert code == 0 and "verified" in out, err
+    (path,) = stored_files(led)
+    _truncate(path)
+    code, out, err = run(["budget", "verify", "--ledger", led.path], capsys)
+    assert code == 2, (out, err)
+    lines = messages(err)
+    assert len(lines) == 1 and "is damaged" in lines[0] and path.name in lines[0], err
 
 
 def test_small_results_stay_inline_unchanged(tmp_path: Path) -> None:

@@ -145,12 +145,14 @@ entries and the sizes of its large ones). The choice depends on the released rec
 length only (post-processing). Reading the run back (:meth:`Ledger.run`, a retried run
 id's previous result, :meth:`Ledger.runs`) re-hashes the file against the reference,
 which the chain binds: a missing or edited file is damage (one line), never another
-result. The file is written before the row is committed, so a crash between them leaves
-an unreferenced file, never a row without its file; such orphans (and a release that lost
-a race to another attempt of its run id) are left in the folder: neither the checkpoints'
-cleanup nor :meth:`Ledger.compact` removes anything there. :meth:`Ledger.reserve` checks
-that the folder is writable before it charges anything. :meth:`LedgerLog.history` returns
-the rows as stored (a reference, not the result).
+result; ``dprect budget verify`` (:meth:`LedgerLog.verify` with ``full``) checks every
+stored result a release row names. The file is written before the row is committed,
+so a crash between them leaves an unreferenced file, never a row without its file; such
+orphans (and a release that lost a race to another attempt of its run id) are left in
+the folder: neither the checkpoints' cleanup nor :meth:`Ledger.compact` removes anything
+there. :meth:`Ledger.reserve` checks that the folder is writable before it charges
+anything. :meth:`LedgerLog.history` returns the rows as stored (a reference, not the
+result).
 
 **No implicit creation.** A ledger is created only by :meth:`Ledger.init`
 (``dprect budget init``), in a new or empty folder. Every other operation refuses a path

@@ -149,6 +149,38 @@ def reference(text: str) -> dict[str, Any] | None:
     return ref
 
 
+def _checked_path(ref: dict[str, Any]) -> str:
+    relative, digest = ref.get("stored"), ref.get("sha256")
+    if not isinstance(relative, str) or not isinstance(digest, str) or \
+            relative != f"{RESULTS_DIR}/{digest}{RESULTS_SUFFIX}":
+        raise DamageError("a release row's stored-result reference is malformed")
+    return relative
+
+
+def check(root: str, text: str) -> None:
+    """Check the stored file a reference ``text`` names (nothing for an inline result)
+    without holding the result in memory: it is read in chunks, decompressed and hashed
+    (:class:`DamageError` as :func:`resolve` raises it). ``dprect budget verify``."""
+    ref = reference(text)
+    if ref is None:
+        return
+    relative = _checked_path(ref)
+    sha, size = hashlib.sha256(), 0
+    try:
+        with gzip.open(os.path.join(root, relative), "rb") as fh:
+            while chunk := fh.read(1 << 20):
+                sha.update(chunk)
+                size += len(chunk)
+    except FileNotFoundError:
+        raise DamageError(f"the stored result {relative} is missing") from None
+    except (OSError, EOFError, zlib.error):
+        raise DamageError(f"the stored result {relative} cannot be read (truncated or "
+                          f"edited)") from None
+    if size != ref.get("bytes") or sha.hexdigest() != ref["sha256"]:
+        raise DamageError(f"the stored result {relative} is not the one its release row "
+                          f"names (edited?)")
+
+
 def resolve(root: str, text: str) -> dict[str, Any]:
     """The result a ``release`` row's ``text`` records: the inline JSON, or the stored
     file a reference names, checked against the reference's SHA-256 and length
@@ -157,10 +189,7 @@ def resolve(root: str, text: str) -> dict[str, Any]:
     if ref is None:
         result: dict[str, Any] = json.loads(text)
         return result
-    relative, digest = ref.get("stored"), ref.get("sha256")
-    if not isinstance(relative, str) or not isinstance(digest, str) or \
-            relative != f"{RESULTS_DIR}/{digest}{RESULTS_SUFFIX}":
-        raise DamageError("a release row's stored-result reference is malformed")
+    relative, digest = _checked_path(ref), ref["sha256"]
     try:
         with open(os.path.join(root, relative), "rb") as fh:
             packed = fh.read()
