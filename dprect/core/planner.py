@@ -75,6 +75,8 @@ from dprect.core.guarantee_check import CheckReport, check_fit_plan
 from dprect.core.interior_point import interior_point_size
 from dprect.core.margins import LaplaceLaw, MarginLaw, StaircaseLaw
 from dprect.core.quantile_box import (
+    AIM_SIDE_SHARE,
+    AIMED_DECAY,
     coarse_bins,
     overshoot_steps,
     predicted_axis_clip,
@@ -297,14 +299,17 @@ class Plan:
             self.count.positives if self.count is not None and self.count.noisy is not None
             else None)
         sides = len(box.rounds)
-        if share and n is not None:
-            aim = (f"target_miss={share:g}: each of its {sides} sides aims at "
-                   f"{side_target(share, n, sides):,} clipped rows (at N = {n:,})")
-        elif share:
-            aim = (f"target_miss={share:g}: each of its {sides} sides aims at "
-                   f"target_miss*N/{sides} clipped rows (N: auto's count)")
+        alpha = Fraction(box.details["aim_side_share"])
+        rule = (f"the larger of target_miss*N/{sides} and {float(alpha):g}*N where affordable"
+                if share else f"{float(alpha):g}*N where affordable")
+        if n is not None:
+            t = side_target(share, n, sides, Fraction(box.details["side_epsilon"]))
+            aim = (f"each of its {sides} sides aims at {t:,} clipped rows (at N = {n:,}; "
+                   f"{rule})" if t else
+                   f"each of its {sides} sides clips as few rows as its noise allows (at "
+                   f"N = {n:,} the aim {rule} is not affordable)")
         else:
-            aim = f"no target: each of its {sides} sides clips as few rows as its noise allows"
+            aim = f"each of its {sides} sides aims at {rule} (N: auto's count)"
         return (f"  quantiles: {aim}; a side lands on average "
                 f"{float(box.details['overshoot_steps']):.2g} steps past its target step, "
                 f"a bound about {100 * float(box.details['widening']):.0f}% farther from "
@@ -628,14 +633,16 @@ def _plan_composition(eps_t: float, delta_t: float, domains: list[Domain],
 
 def _plan_quantiles(eps_t: float, delta_t: float, domains: list[Domain],
                     order: list[tuple[int, Side]], ip_beta: float,
-                    target_miss: float) -> MethodPlan:
+                    target_miss: float, aims: bool = True) -> MethodPlan:
     """The quantile box (:mod:`dprect.core.quantile_box`): R = len(order) mechanisms (per
     axis the centre and the side pair; the side alone for the origin shape), each
     ε₀-DP and ε₀-bounded-range, composed as the composition baseline's R rounds
     (:func:`composition_br`; docs/privacy.md §16) — the same ε₀. The centre's rate is
     ε₀ and the sides' ε₀ (both scores are monotone under add/remove), both the
     exact rationals of the float ε₀ the sampler uses; the prior's decay
-    μ = min(1/2, ε₀) (:func:`~dprect.core.quantile_box.quantile_decay`)."""
+    μ = min(1/2, ε₀) (:func:`~dprect.core.quantile_box.quantile_decay`). ``aims``: the run
+    has an N (a public estimate or auto's count) for its sides' targets; without one (a
+    forced box without ``positives``) every t is 0, and the predictions say so."""
     rounds = len(order)
     try:
         eps0 = composition_br_epsilon(eps_t, delta_t, rounds, use_dp_accounting=False)
@@ -659,6 +666,8 @@ def _plan_quantiles(eps_t: float, delta_t: float, domains: list[Domain],
         rounds=rs, guarantee=guarantee,
         details={"centre_rate": str(side) if not origin else None,
                  "side_epsilon": str(side), "decay": str(quantile_decay(side)),
+                 "aimed_rate": str(side / 2), "aimed_decay": str(AIMED_DECAY),
+                 "aim_side_share": str(AIM_SIDE_SHARE), "aims": aims,
                  "target_miss": target_miss, "shape_rounds": rounds,
                  "large_sample_clip": rounds / eps,
                  "overshoot_steps": overshoot_steps(quantile_decay(side)),
@@ -671,26 +680,35 @@ def quantiles_predicted(method: MethodPlan, positives: int) -> float:
     in the data or not, then the sides), or for the origin shape's one side
     :func:`~dprect.core.quantile_box.predicted_clip` on all N — with each side's target;
     the axes' clips overlap as composition's rounds do (each a share c_j/N of the
-    positives, independent across the axes): N·(1 − Π_j (1 − c_j/N))."""
-    sides = len(method.rounds)
+    positives, independent across the axes): N·(1 − Π_j (1 − c_j/N)). An aimed box's
+    (t > 0) clips are the tails of the features, which on real tables hold largely the
+    same rows (docs/results.md §4.1: measured about half the independent union on
+    diamonds and flights): the model takes the geometric mean of the two public extremes,
+    nested (max_j c_j) and independent, √(max_j c_j · N·(1 − Π_j (1 − c_j/N)))."""
     origin = method.details.get("centre_rate") is None
-    target = side_target(float(method.details.get("target_miss") or 0.0), positives, sides)
     eps = float(Fraction(method.details["side_epsilon"]))
-    mu = float(Fraction(method.details["decay"]))
+    target = _side_target(method, positives)
+    aimed = float(Fraction(method.details["aimed_rate"]))
+    mu = float(Fraction(method.details["aimed_decay" if target else "decay"]))
     n = float(max(positives, 1))
     keep = 0.0  # log Π_j (1 − c_j/N)
+    widest = 0.0  # max_j c_j
     for r in method.rounds:
         if origin:
-            clip = predicted_clip(eps, n, target, mu)
+            clip = predicted_clip(eps, n, target, mu, aimed)
         elif r.side == "lo":
             continue  # the axis's two sides are counted once, with its hi round
         else:
-            clip = predicted_axis_clip(eps, n, target, mu, r.grid_size)
+            clip = predicted_axis_clip(eps, n, target, mu, r.grid_size, aimed)
         share = min(1.0, clip / n)
         if share >= 1.0:
             return float(positives)
         keep += math.log1p(-share)
-    return float(min(positives, n * -math.expm1(keep)))
+        widest = max(widest, clip)
+    union = n * -math.expm1(keep)
+    if target > 0:  # aimed: the tails' overlap, between nested and independent
+        union = math.sqrt(widest * union)
+    return float(min(positives, union))
 
 
 def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None = None,
@@ -778,7 +796,8 @@ def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None 
             sizing.positives is not None or auto_count)):
         try:
             quant = _plan_quantiles(eps_ar, delta_ar, list(domains), order, ip_beta,
-                                    req.target_miss)
+                                    req.target_miss, aims=sizing.positives is not None
+                                    or method is Method.AUTO)
         except _OverLimit as exc:
             over["quantiles"] = exc
     if req.neighbouring is Neighbouring.REPLACE_ONE and quant is not None:
@@ -939,9 +958,14 @@ def _safe_choice(options: list[MethodPlan], positives: int | None = None) -> Met
     float-order values: :mod:`dprect.core.ties`) starves every later round. So RandMargins
     must win clearly to be chosen.
 
-    The quantile box (issue #44), when it is a candidate: at a finite N it replaces that
-    choice when the choice is predicted to leave out at least (1 − :data:`AUTO_QUANTILES_GAP`)
-    of N (a nearly empty rectangle) and the box no more; at N = None never.
+    The quantile box (issue #44), when it is a candidate, at a finite N (at N = None
+    never): where its sides aim at a target (t > 0, :func:`quantiles_aim`), it replaces
+    that choice when its predicted miss is at most the choice's plus its aim — the rows it
+    gives up by design, the tails where classes overlap (docs/results.md §4.1), are not
+    held against it; its aimed score charges a bound past the data, so it no longer
+    reaches past it by design. Without an aim, when the choice is predicted to leave out
+    at least (1 − :data:`AUTO_QUANTILES_GAP`) of N (a nearly empty rectangle) and the box
+    no more.
 
     With a public estimate N of the positives (``positives``; never the data's count) both
     predictions are taken at N (:func:`predicted_at`): RandMargins removes its rounds'
@@ -965,9 +989,35 @@ def _safe_choice(options: list[MethodPlan], positives: int | None = None) -> Met
         return quant
     if positives is not None:
         at_old, at_box = predicted_at(old, positives), predicted_at(quant, positives)
+        aim = quantiles_aim(quant, positives)
+        if aim > 0 and at_box <= at_old + aim:
+            return quant
         if at_old >= (1 - AUTO_QUANTILES_GAP) * positives and at_box <= at_old:
             return quant
     return old
+
+
+def _side_target(method: MethodPlan, positives: int) -> int:
+    """The box's per-side target t at N = ``positives`` as its run computes it (0 for a
+    run without N, :func:`_plan_quantiles`' ``aims``)."""
+    if not method.details.get("aims", True):
+        return 0
+    return side_target(float(method.details.get("target_miss") or 0.0), positives,
+                       len(method.rounds), Fraction(method.details["side_epsilon"]))
+
+
+def quantiles_aim(method: MethodPlan, positives: int) -> float:
+    """The positives the quantile box gives up by design at N = ``positives``: each side's
+    target t (:func:`~dprect.core.quantile_box.side_target`; 0 where no aim is
+    affordable), the axes' overlapping as its clips do, N·(1 − Π_axes (1 − t_axis/N)),
+    t_axis = 2t (t for the origin shape's one side)."""
+    t = _side_target(method, positives)
+    if t <= 0 or positives <= 0:
+        return 0.0
+    per_axis = t if method.details.get("centre_rate") is None else 2 * t
+    axes = sum(1 for r in method.rounds if r.side == "hi")
+    n = float(positives)
+    return n * -math.expm1(axes * math.log1p(-min(1.0, per_axis / n)))
 
 
 def _old_choice(by_name: dict[str, MethodPlan], positives: int | None) -> MethodPlan | None:
