@@ -74,6 +74,10 @@ AIMED_STEPS_PER_OCTAVE = 4
 #: a side gives up hold more negatives than positives); applied when affordable
 #: (:func:`side_target`)
 AIM_SIDE_SHARE = Fraction(1, 50)
+#: the default aims' total: a side's share is min(α, AIM_TOTAL_SHARE/R) (R sides), so
+#: that the rows given up by design, at most 1 − (1 − 2·AIM_TOTAL_SHARE/R)^d ≤ 22% of N
+#: at independent features, do not grow with d (2% a side at d ≤ 6)
+AIM_TOTAL_SHARE = Fraction(1, 4)
 #: the default aim is applied only when a side that clips none of its target rows is
 #: charged at least this many nats, (ε_s/2)·t ≥ AIM_MIN_NATS: below it the aimed score
 #: tells a bound at the target from one past the data hardly better than the prior
@@ -154,15 +158,16 @@ class _Steps:
 def side_target(target_miss: float, positives: int | None, sides: int,
                 side_epsilon: Fraction | float) -> int:
     """t: each side's target of clipped rows, the larger of the request's
-    ⌊target_miss·N/sides⌋ and the default aim ⌊α·N⌋ (:data:`AIM_SIDE_SHARE`) where
-    (ε_s/2)·⌊α·N⌋ ≥ :data:`AIM_MIN_NATS`; 0 without N. Public: the request's share, the
+    ⌊target_miss·N/sides⌋ and the default aim ⌊α_R·N⌋, α_R = min(:data:`AIM_SIDE_SHARE`,
+    :data:`AIM_TOTAL_SHARE`/sides), where (ε_s/2)·⌊α_R·N⌋ ≥ :data:`AIM_MIN_NATS`; 0
+    without N. Public: the request's share, the
     plan's ε_s and a public (or released) N. A side with t > 0 draws with the aimed
     score (:func:`run_quantile_box`)."""
     if positives is None:
         return 0
     n = max(int(positives), 0)
     asked = math.floor(float(target_miss) * n / sides) if target_miss else 0
-    aim = math.floor(AIM_SIDE_SHARE * n)
+    aim = math.floor(min(AIM_SIDE_SHARE, AIM_TOTAL_SHARE / sides) * n)
     if Fraction(side_epsilon) * aim < 2 * AIM_MIN_NATS:
         aim = 0
     return max(0, asked, aim)
@@ -351,19 +356,22 @@ def predicted_axis_clip(side_epsilon: float, rows: float, target: float, decay: 
     p_good = 1.0 if empty <= 0 else 1.0 / (1.0 + empty * math.exp(-min(log_good, 700.0)))
     good = 2 * predicted_clip(eps, rows / 2, target, mu, aimed_rate)
     k = max(1, side_steps(m, r) - 2 * r)
-    inside = -math.expm1(-mu * k)  # Σ_{k'<K} e^{−μk'}·(1 − e^{−μ})
-    past = math.exp(-mu * k) * -math.expm1(-mu * r)
+    # in logs (a large t underflows both): Σ_{k'<K} e^{−μk'}·(1 − e^{−μ}), then the J
+    # steps past the data
+    log_past = -mu * k + math.log(-math.expm1(-mu * r))
+    log_all = math.log(-math.expm1(-mu * k))
     if aimed:
         a = float(aimed_rate)  # type: ignore[arg-type]
-        past *= math.exp(-a * target)
-        clip_all = math.exp(-a * abs(rows - target)) * inside
+        log_past -= a * target
+        log_all -= a * abs(rows - target)
     else:
-        clip_all = math.exp(-eps * max(rows - target, 0.0)) * inside
-    bad = rows * clip_all / (clip_all + past)
+        log_all -= eps * max(rows - target, 0.0)
+    bad = rows / (1.0 + math.exp(min(log_past - log_all, 700.0)))
     return float(min(rows, p_good * good + (1 - p_good) * bad))
 
 
-__all__ = ["AIMED_DECAY", "AIMED_STEPS_PER_OCTAVE", "AIM_MIN_NATS", "AIM_SIDE_SHARE", "CENTRE_BITS",
+__all__ = ["AIMED_DECAY", "AIMED_STEPS_PER_OCTAVE", "AIM_MIN_NATS", "AIM_SIDE_SHARE",
+           "AIM_TOTAL_SHARE", "CENTRE_BITS",
            "DATA_BINS", "FINE_BITS", "INSIDE_OCTAVES", "OUTSIDE_OCTAVES", "PHASES",
            "STEPS_PER_OCTAVE", "SideTrace", "coarse_bins", "coarse_shift", "draw_centre",
            "offsets", "overshoot_steps", "predicted_axis_clip", "predicted_clip",
