@@ -264,6 +264,8 @@ bench-intervals: setup
 	$(BIN)/pip install --quiet -r benchmarks/requirements-real.txt
 	$(BIN)/python benchmarks/interval_coverage.py --runs 1000 --grouped-runs 300 \
 		--json docs/figures/interval_coverage.json
+	$(BIN)/python benchmarks/interval_coverage.py --spread-only --runs 1000 \
+		--json docs/figures/interval_spread_coverage.json
 
 # dprect's side only, against the committed peer runs (docs/figures/bounds_peers.json):
 # rewrites docs/figures/bounds_compare.json (e.g. after dprect's bounds change).

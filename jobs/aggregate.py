@@ -42,7 +42,7 @@ from pyspark.sql import SparkSession
 
 from dprect.app.aggregate_flow import AggregateSettings, aggregate_settings, run_aggregate_flow
 from dprect.app.jobs_support import Option, exit_now, table_options, table_settings
-from dprect.app.options import AGGREGATE_COLUMNS, AGGREGATE_OPTIONS
+from dprect.app.options import AGGREGATE_COLUMNS, AGGREGATE_OPTIONS, AGGREGATE_UNSET
 from dprect.app.table_product import GroupedRoute
 from dprect.core.request import BoundsRequest
 
@@ -51,7 +51,8 @@ SECTION = "aggregate"
 
 OPTIONS: dict[str, Option] = table_options(
     AGGREGATE_COLUMNS, BoundsRequest,
-    [o for o in AGGREGATE_OPTIONS[len(AGGREGATE_COLUMNS):] if o.group != "groups"])
+    [o for o in AGGREGATE_OPTIONS[len(AGGREGATE_COLUMNS):] if o.group != "groups"],
+    AGGREGATE_UNSET)
 
 
 

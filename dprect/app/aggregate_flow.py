@@ -389,7 +389,8 @@ class Front:
 #: every mechanism's front, by its name
 FRONTS: dict[str, Front] = {
     COVERAGE.name: Front(_coverage_plan, coverage_lines, lambda p, c: str(p.table(list(c))),
-                         ("grid", "rows"), ("these bounds are", "the bounds", "bounding")),
+                         ("coverage", "grid", "rows"),
+                         ("these bounds are", "the bounds", "bounding")),
     QUERY.name: Front(_query_plan, query_lines,
                       lambda p, c: "\n".join(query_lines(p, c, None)),
                       ("query_epsilon", "plot"),

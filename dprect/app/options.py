@@ -257,6 +257,11 @@ AGGREGATE_OUTPUTS = (
               "(a folder)", metavar="PATH", group="outputs"),
     DESCRIBE_OUTPUTS[2],
 )
+#: the request fields of ``dprect aggregate`` (and its job) that one mechanism alone reads
+#: (the coverage bounds'): left unset unless given — the request's own default fills in —
+#: so a run of other statistics refuses one given explicitly instead of ignoring it
+#: (:func:`dprect.app.aggregate_flow.refuse_foreign_options`); a default stays silent
+AGGREGATE_UNSET = ("coverage",)
 #: the options one mechanism reads: the query's aim, the coverage bounds' grid and rows
 AGGREGATE_OPTIONS = (*AGGREGATE_COLUMNS, DESCRIBE_QUERY[1], BOUNDS_GRID, BOUNDS_OUTPUTS[0],
                      *GROUP_OPTIONS, *AGGREGATE_OUTPUTS)

@@ -260,6 +260,35 @@ def _zcdp_routes(name: str, rho: Decimal, eps: Decimal, delta: Decimal, extra_de
     return out
 
 
+def _count_first(count: Any, eps_a: Decimal, details: dict[str, Any], product: str,
+                 stated: tuple[float, float]) -> tuple[Decimal | None, Decimal]:
+    """Auto's private count of the positives (the plan's ``private_count``), drawn first:
+    its ε_c (None without one) and the ε left for the rounds, eps_a − ε_c (basic
+    composition; :func:`_with_count` adds it back to the route found); refused when the
+    count spends it all."""
+    count_eps = _count_epsilon(count)
+    if count_eps is None:
+        return None, eps_a
+    with decimal.localcontext(_CONTEXT):
+        eps_a = eps_a - count_eps
+    details["private_count_epsilon"] = _float_up(count_eps)
+    if eps_a <= 0:
+        raise _refuse(product, "its private count spends the whole epsilon", *stated)
+    return count_eps, eps_a
+
+
+def _with_count(best: _Route, count_eps: Decimal | None) -> _Route:
+    """``best`` after auto's private count of the positives (ε_c, 0), by basic composition
+    (docs/privacy.md §13; exact in the check's context: ≤ the target); ``best`` itself
+    when there is no count."""
+    if count_eps is None:
+        return best
+    with decimal.localcontext(_CONTEXT):
+        return _Route(f"{best.name}; + a count of the positives with discrete Laplace "
+                      f"noise ({_float_up(count_eps):.6g}, 0) by basic composition",
+                      best.epsilon + count_eps, best.delta)
+
+
 def _best(routes: list[_Route], eps: Decimal, delta: Decimal) -> _Route | None:
     """The first route (in order) whose ε and δ are both within the stated ones."""
     for r in routes:
@@ -389,13 +418,8 @@ def _run_route(p: Any, domains: Sequence[Domain], beta: float, shape: str, produ
         "max_ip_failure_bound": _float_up(_exp(worst)) if worst is not None else 0.0,
         "rounds": big_r,
     }
-    count_eps = _count_epsilon(p.details.get("private_count"))
-    if count_eps is not None:  # auto's count drawn first: basic composition (count, rounds)
-        with decimal.localcontext(_CONTEXT):
-            eps_a = eps_a - count_eps
-        details["private_count_epsilon"] = _float_up(count_eps)
-        if eps_a <= 0:
-            raise _refuse(product, "its private count spends the whole epsilon", *stated)
+    count_eps, eps_a = _count_first(p.details.get("private_count"), eps_a, details,
+                                    product, stated)
     if p.method == "composition":
         routes = _composition_routes(eps0, big_r, eps_a, delta_a)
     elif p.method == "randmargins" and p.accounting == "refined":
@@ -422,12 +446,7 @@ def _run_route(p: Any, domains: Sequence[Domain], beta: float, shape: str, produ
     if best is None:
         raise _refuse(product, "no route re-derives its stated guarantee from its per-round "
                       f"epsilon {p.ip_epsilon!r}", *stated)
-    if count_eps is not None:
-        with decimal.localcontext(_CONTEXT):
-            best = _Route(f"{best.name}; + a count of the positives with discrete Laplace "
-                          f"noise ({_float_up(count_eps):.6g}, 0) by basic composition",
-                          best.epsilon + count_eps, best.delta)  # ≤ the target: exact
-    return best, details
+    return _with_count(best, count_eps), details
 
 
 def check_classes_plan(method_plan: Any, domains: Sequence[Domain], *, beta: float,
@@ -514,23 +533,12 @@ def _check_quantiles(p: Any, dims: int, shape: str, product: str, eps_a: Decimal
     pair = max(_dec(side), _dec(2 * aimed))  # the aimed score charges 2a (Lemma QB2′)
     eps0 = _high(pair) if centre is None else _high(max(pair, _dec(centre)))
     details: dict[str, Any] = {"mechanisms": mechanisms}
-    count_eps = _count_epsilon(d.get("private_count"))
-    if count_eps is not None:
-        with decimal.localcontext(_CONTEXT):
-            eps_a = eps_a - count_eps
-        details["private_count_epsilon"] = _float_up(count_eps)
-        if eps_a <= 0:
-            raise _refuse(product, "its private count spends the whole epsilon", *stated)
+    count_eps, eps_a = _count_first(d.get("private_count"), eps_a, details, product, stated)
     best = _best(_composition_routes(eps0, mechanisms, eps_a, delta_a), eps_a, delta_a)
     if best is None:
         raise _refuse(product, "no route re-derives its stated guarantee from its quantile "
                       f"rates (side {float(side)!r})", *stated)
-    if count_eps is not None:
-        with decimal.localcontext(_CONTEXT):
-            best = _Route(f"{best.name}; + a count of the positives with discrete Laplace "
-                          f"noise ({_float_up(count_eps):.6g}, 0) by basic composition",
-                          best.epsilon + count_eps, best.delta)
-    return best, details
+    return _with_count(best, count_eps), details
 
 
 def _count_epsilon(count: Any) -> Decimal | None:

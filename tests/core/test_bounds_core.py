@@ -33,7 +33,6 @@ from dprect.core.bounds import (
     coverage_alpha,
     draw_bound,
     histogram,
-    merge_histograms,
     plan_bounds,
     run_bounds,
 )
@@ -251,18 +250,12 @@ def test_plan_constants_and_printout():
 
 
 # == histograms ============================================================================
-def test_histogram_and_merge():
+def test_histogram():
     d = IntegerRange(0, 9)
     x = np.array([3, 3, 1, 9, 9, 9, 50, -4, np.nan])
     h = histogram(x, d)
     assert h.keys.tolist() == [0, 1, 3, 9] and h.counts.tolist() == [1, 1, 2, 4]
     assert h.total == 8  # NaN skipped; out-of-range values clamped by the domain
-    parts = [histogram(x[:3], d), histogram(x[3:], d), Histogram.empty()]
-    merged = merge_histograms(parts)
-    assert merged.keys.tolist() == h.keys.tolist() and merged.counts.tolist() == h.counts.tolist()
-    assert merge_histograms([]).total == 0
-    big = Histogram(np.array([5]), np.array([2**40]))
-    assert merge_histograms([big, big]).counts.tolist() == [2**41]  # exact, no float sums
     for keys, counts in [([2, 1], [1, 1]), ([1, 1], [1, 1]), ([1], [0]), ([-1], [1]),
                          ([1, 2], [1])]:
         with pytest.raises(ParameterError):
