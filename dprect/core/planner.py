@@ -127,11 +127,16 @@ AUTO_QUANTILES_GAP = 0.05
 QUANTILES_COUNT_SHARE = Fraction(1, 50)
 #: w, the weight of the independent union in an aimed box's predicted miss
 #: (:func:`quantiles_predicted`: M^(1−w)·I^w between the nested M = max_j c_j and the
-#: independent I). A calibration, not a derivation: the features' tails overlap by an
-#: amount no public parameter tells; fitted on the aimed cells of docs/results.md §4.1
-#: (w = 0.55–0.7 put 7 of the 9 within 25% or 0.02; w = 1, independence, none; 1/2,
-#: the plain geometric mean, 5)
+#: independent I) at a large aim, a·t ≫ AIMED_NOISE_NATS. A calibration, not a
+#: derivation: the features' tails overlap by an amount no public parameter tells;
+#: fitted on the aimed cells of docs/results.md §4.1 (a constant w = 0.55–0.7 put 7 of
+#: the 9 within 25% or 0.02 — all but weather at ε ≤ 1; w = 1, independence, none)
 AIMED_OVERLAP = 0.6
+#: κ, the nats of a side's aim, a·t, over which its clip turns from noise-driven
+#: (independent across the axes: w → 1) to tail-driven (w → AIMED_OVERLAP), e^{−a·t/κ}.
+#: Also fitted on docs/results.md §4.1 (weather's a·t = 1.1 and 2.2 at ε = 0.5 and 1 need
+#: w ≥ 0.66, flights' ≥ 53 need w ≤ 0.63: κ between about 1.1 and 7)
+AIMED_NOISE_NATS = 3.0
 #: ``auto`` picks RandMargins only when it is predicted to misclassify at most this share
 #: fewer positives than the composition baseline (:func:`_safe_choice`)
 AUTO_MARGIN = 0.10
@@ -706,8 +711,11 @@ def quantiles_predicted(method: MethodPlan, positives: int) -> float:
     (t > 0) clips are the tails of the features, which on real tables hold largely the
     same rows (docs/results.md §4.1: measured about half the independent union on
     diamonds and flights): the model takes a weighted geometric mean of the two public
-    extremes, nested (M = max_j c_j) and independent (I): M^(1−w)·I^w,
-    w = :data:`AIMED_OVERLAP`."""
+    extremes, nested (M = max_j c_j) and independent (I): M^(1−w)·I^w, with
+    w = w∞ + (1 − w∞)·e^{−a·t/κ} (w∞ = :data:`AIMED_OVERLAP`, κ =
+    :data:`AIMED_NOISE_NATS`, a the aimed rate): where a side's noise outweighs its aim
+    (a·t of a few nats: weather at ε ≤ 1) its clips are set by the noise, independent
+    across the axes, and w nears 1."""
     origin = method.details.get("centre_rate") is None
     eps = float(Fraction(method.details["side_epsilon"]))
     target = _side_target(method, positives)
@@ -730,7 +738,8 @@ def quantiles_predicted(method: MethodPlan, positives: int) -> float:
         widest = max(widest, clip)
     union = n * -math.expm1(keep)
     if target > 0:  # aimed: the tails' overlap, between nested and independent
-        union = widest ** (1 - AIMED_OVERLAP) * union ** AIMED_OVERLAP
+        w = AIMED_OVERLAP + (1 - AIMED_OVERLAP) * math.exp(-aimed * target / AIMED_NOISE_NATS)
+        union = widest ** (1 - w) * union ** w
     return float(min(positives, union))
 
 

@@ -234,20 +234,26 @@ def test_the_planned_miss_is_calibrated_on_a_normal_table(n: int, d: int,
     assert abs(planned - measured) <= max(0.02, 0.25 * measured), (planned, measured)
 
 
-@pytest.mark.parametrize(("n", "d"), [(3000, 4), (20000, 6)])
-def test_the_aimed_plan_is_calibrated_on_shared_tails(n: int, d: int) -> None:
+@pytest.mark.parametrize(("n", "d", "epsilon"), [(3000, 4, 1.0), (20000, 6, 1.0),
+                                                 (1700, 6, 0.5), (1700, 6, 1.0)])
+def test_the_aimed_plan_is_calibrated_on_shared_tails(n: int, d: int,
+                                                      epsilon: float) -> None:
     """The aimed box's prediction (its sides at ⌊N/50⌋ rows, the axes' clips combined as
-    M^(1−w)·I^w, w = AIMED_OVERLAP) within 25% or 0.02 of the measured mean over 20
-    seeded runs, on normal positives whose features share a factor (ρ = 0.8: their tails
-    hold largely the same rows, as on the real tables of docs/results.md §4.1): measured
-    0.110 and 0.120, planned 0.087 and 0.111. With w = 1 (the axes independent, the
-    unaimed model's rule) the plan is 0.13 and 0.21 and the second fails; on independent
-    features the aimed plan under-predicts (0.138 and 0.174 measured): a limit of a
-    model that no public parameter can tell the overlap to."""
+    M^(1−w)·I^w, w = AIMED_OVERLAP + (1 − AIMED_OVERLAP)·e^(−a·t/AIMED_NOISE_NATS))
+    within 25% or 0.02 of the measured mean over 20 seeded runs, on normal positives
+    whose features share a factor (ρ = 0.8: their tails hold largely the same rows, as on
+    the real tables of docs/results.md §4.1): measured 0.110 and 0.120, planned 0.097 and
+    0.111. With w = 1 (the axes independent, the unaimed model's rule) the plan is 0.13
+    and 0.21 and the second fails; on independent features the aimed plan under-predicts
+    (0.138 and 0.174 measured): a limit of a model that no public parameter can tell the
+    overlap to. At weather's N and d and ε ≤ 1 the aim is a few nats (a·t = 1.1, 2.2):
+    the sides' noise sets their clips, independent across the axes (measured 0.199 and
+    0.149, planned 0.217 and 0.153); a constant w (no AIMED_NOISE_NATS term) plans 0.138
+    and 0.110 and fails both."""
     g = np.random.default_rng(1)
     X = 3.0 + 0.8 * g.normal(size=(n, 1)) + 0.6 * g.normal(size=(n, d))
     doms = [Grid(-10, 10, 4000)] * d
-    p = plan(epsilon=1.0, delta=1e-6, domains=doms, method="quantiles", positives=n)
+    p = plan(epsilon=epsilon, delta=1e-6, domains=doms, method="quantiles", positives=n)
     assert quantiles_aim(p.chosen, n) > 0
     fn = [1 - run_plan(NumpyEngine.from_features(X, doms), doms, [f"x{j}" for j in range(d)],
                        p, RandomSource(seed=s)).contains(X).mean() for s in range(20)]
