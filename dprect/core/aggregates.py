@@ -1154,9 +1154,7 @@ def _checked(plan: DescribePlan, groups: Sequence[Any], columns: Sequence[str]
     cols = [str(c) for c in columns]
     if len(cols) != plan.columns:
         raise ParameterError(f"{len(cols)} column names for a plan of {plan.columns}")
-    group_list = list(groups)
-    if not group_list:
-        raise ParameterError("groups must list at least one group ([None] when ungrouped)")
+    group_list = list(groups)  # [None] when ungrouped; [] when a private selection kept none
     if (i := repeat_at(group_list)) is not None:
         raise ParameterError(f"group {group_list[i]!r} is listed twice")
     return group_list, cols

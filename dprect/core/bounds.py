@@ -535,9 +535,7 @@ def run_bounds(plan: BoundsPlan, histograms: Mapping[tuple[Any, int], Histogram]
         raise ParameterError(f"{len(cols)} column names for {len(plan.domains)} domains")
     if len(set(cols)) != len(cols):
         raise ParameterError("a column is named twice")
-    group_list = list(groups)
-    if not group_list:
-        raise ParameterError("groups must list at least one group ([None] when ungrouped)")
+    group_list = list(groups)  # [None] when ungrouped; [] when a private selection kept none
     if (i := repeat_at(group_list)) is not None:
         raise ParameterError(f"group {group_list[i]!r} is listed twice")
     empty = Histogram.empty()

@@ -894,9 +894,11 @@ def test_grouped_run_same_guarantee_order_and_empty_groups():
             assert draw_bound(h, plan, j, "upper", rng) == grouped.upper_index[gi][j]
     forms = grouped.library_forms()
     assert set(forms) == set(groups) and forms[3] == grouped.library_forms(3)
-    for bad in ([], ["a", "a"]):
-        with pytest.raises(ParameterError):
-            run_bounds(plan, hists, bad, quiet_source(1), ["x", "y"])
+    with pytest.raises(ParameterError):
+        run_bounds(plan, hists, ["a", "a"], quiet_source(1), ["x", "y"])
+    # no group (a private selection that kept none, docs/privacy.md §18): nothing drawn
+    none = run_bounds(plan, hists, [], quiet_source(1), ["x", "y"])
+    assert none.groups == [] and none.lower == [] and none.guarantee == plan.guarantee
     with pytest.raises(ParameterError, match="column"):
         run_bounds(plan, hists, groups, quiet_source(1), ["x"])
 
