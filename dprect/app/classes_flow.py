@@ -130,7 +130,8 @@ class ClassesProduct:
         said = [self.plan.expectation().sentence() + " (for each class)"]
         if self.selection is None:
             return said
-        return [*said, *selection_lines(self.guarantee, self.selection)]
+        return [*said, *selection_lines(self.guarantee, self.selection,
+                                        "one rectangle per class")]
 
     def open(self, route: EngineRoute, progress: Callable[[str], None]) -> OpenedClasses:
         s = self.settings
@@ -203,7 +204,7 @@ class ClassesProduct:
         result = ClassesResult.from_json(record)
         kept = record.get("group_selection", {}).get("groups_kept")
         head = [result.summary()]
-        if kept is not None:
+        if kept:  # none kept: the summary says so
             head.append(f"{kept} class(es) kept by the private selection")
         said: list[str] = []
         for c, r in zip(result.classes, result.results, strict=True):

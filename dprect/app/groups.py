@@ -110,12 +110,14 @@ def group_selection(values: Mapping[str, Any], name: Callable[[str], str] = str
                           (name("selection_epsilon"), name("selection_delta")))
 
 
-def selection_lines(statistics: Guarantee, selection: SelectionPlan) -> list[str]:
+def selection_lines(statistics: Guarantee, selection: SelectionPlan,
+                    what: str = "the statistics") -> list[str]:
     """A run with groups (or classes) found privately: the selection's plan (threshold,
-    p_k for a few k), then the composition with the statistics (docs/privacy.md §18)."""
+    p_k for a few k), then the composition with ``what`` runs on the kept keys
+    (docs/privacy.md §18)."""
     g = composed(statistics, selection)
     return [*selection.lines(),
-            f"plan: the selection, then the statistics on the kept keys only "
+            f"plan: the selection, then {what} on the kept keys only "
             f"(({statistics.epsilon:.6g}, {statistics.delta:.3g})-DP for any set of keys): "
             f"guarantee ({g.epsilon:.6g}, {g.delta:.3g})-DP, {g.neighbouring} (adaptive "
             "composition), charged once whatever the number of keys"]

@@ -9,7 +9,7 @@ a :class:`~dprect.core.classes.ClassesResult`:
   commit (the table's schema is unchanged: the class is named in the row's parameters
   JSON as ``"class"``, the one charge's guarantee is every row's); a re-published run
   adds nothing, nor does a run with no class (a private selection kept none: the JSON
-  and the plot say so).
+  and the plot say so, and so does this sink's line).
 """
 
 from __future__ import annotations
@@ -54,8 +54,11 @@ class ClassesTableSink(ResultsTableSink):
         from dprect.release.results_table import append_result, has_run, result_row
 
         result = ClassesResult.from_json(release.record)
-        if not result.classes or has_run(self.path, release.run_id):
+        if has_run(self.path, release.run_id):
             return None
+        if not result.classes:  # nothing to append: the line says so, nothing is written
+            return Write(lambda: f"no class released: no row appended to results table "
+                                 f"{self.path}")
         rows = pa.concat_tables([
             result_row(r, run_id=release.run_id, dataset=self.dataset,
                        started_at=release.started_at,

@@ -50,6 +50,7 @@ def test_the_plan_states_the_selection_and_the_ledger_charges_one_composed_row(
     assert code == 0, err
     assert "plan: groups found privately (optimal partition selection, (0.5, 1e-06)-DP" \
         in out and "surely from 51 rows" in out
+    assert "plan: the selection, then one rectangle per class on the kept keys only" in out
     record = json.loads(out_path.read_text())
     assert record["classes"] == ["a", "b"] and set(record["rectangles"]) == {"a", "b"}
     assert record["group_selection"]["groups_kept"] == 2
@@ -128,6 +129,7 @@ def test_no_class_kept_releases_an_empty_result_charged_as_planned(
     assert record["group_selection"]["groups_kept"] == 0
     assert "no class passed the private selection" in out
     assert png.read_bytes().startswith(b"\x89PNG") and not table.exists()
+    assert f"no class released: no row appended to results table {table}" in out
     result = ClassesResult.from_json(record)  # reads back, with what a class would state
     assert result.classes == [] and result.features == ["x", "y"] and result.seeded
     runs = Ledger(str(ledger)).runs("ds")
