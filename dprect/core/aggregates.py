@@ -130,6 +130,7 @@ from dprect.core.tail_bounds import (
     CandidateStream,
     candidate_count,
     draw_centre_from_counts,
+    shared_streams,
 )
 from dprect.core.validation import repeat_at
 from dprect.core.variance import (
@@ -1007,7 +1008,7 @@ def _finish(plan: DescribePlan, tier: Tier, centre: float, stats: CellStatistics
     lower_tails, upper_tails = data_tails(stats)
     made = stats.streams  # the candidates the statistics made, if any, read on
     lower, upper = (made if made is not None and made[0].centre == centre
-                    else (CandidateStream(centre, "lower"), CandidateStream(centre, "upper")))
+                    else shared_streams(centre))
     kl, ku = (_side_step(tails, stream, tier, rng)
               for tails, stream in ((lower_tails, lower), (upper_tails, upper)))
     lo, hi = lower.value(kl), upper.value(ku)

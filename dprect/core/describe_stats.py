@@ -56,6 +56,7 @@ from dprect.core.tail_bounds import (
     SEARCH_BITS,
     CandidateStream,
     Side,
+    shared_streams,
     side_candidates,
 )
 
@@ -166,9 +167,11 @@ def range_cuts(centre: float, low_bin: int, high_bin: int,
     one encoding of the points up to it), ~0.1 ms a cell where a whole grid
     (:func:`make_cell_grid`: ~8,500 candidates a side) takes ~2 ms and ~260 kB — an
     engine needs one per (group, column), and their centres are mostly distinct. An empty
-    range (a cell without rows) gets no cuts and base 0. ``streams``, fresh (lower,
-    upper) streams of ``centre``, are read instead of new ones and keep the candidates
-    made (the cell's searches then read them: :func:`statistics_of_cells`)."""
+    range (a cell without rows) gets no cuts and base 0. ``streams``, (lower, upper)
+    streams of ``centre`` (fresh, or shared:
+    :func:`~dprect.core.tail_bounds.shared_streams`), are read instead of new ones and
+    keep the candidates made (the cell's searches then read them:
+    :func:`statistics_of_cells`)."""
     lo, hi = int(low_bin), int(high_bin)
     if hi < lo:
         return CellCuts(np.zeros(0, dtype=np.int64), 0)
@@ -534,8 +537,7 @@ def statistics_of_cells(bins: Mapping[tuple[int, int], BinStatistics],
     none = BinStatistics(*(np.zeros(0, dtype=np.int64),) * 3)
     for j in range(columns):
         cells = [bins.get((g, j), none) for g in range(groups)]
-        streams = [(CandidateStream(centres[(g, j)], "lower"),
-                    CandidateStream(centres[(g, j)], "upper")) if len(b.bins) else None
+        streams = [shared_streams(centres[(g, j)]) if len(b.bins) else None
                    for g, b in enumerate(cells)]
         cuts = joint_cuts([range_cuts(centres[(g, j)], int(b.bins[0]), int(b.bins[-1]),
                                       streams[g])

@@ -57,7 +57,8 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Protocol
+from functools import lru_cache
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
@@ -118,6 +119,10 @@ def draw_step(tails: np.ndarray, stream: Steps | CandidateStream, target: int,
     if eps <= 0 or mu <= 0:
         raise ParameterError("the side's epsilon and decay must be > 0")
     tails = np.asarray(tails, dtype=np.int64)
+    if len(tails) <= _SCALAR_STEPS:
+        setup = _scalar_setup(tails.tolist(), stream, int(target), eps, mu)
+        if setup is not None:
+            return _draw(setup, stream, mu, rng)
     # any t ≥ every tail gives every a_k = 0: capped so, a tiny ε's huge t fits an int64
     t = min(int(target), int(tails.max(initial=0)))
     nonzero = np.flatnonzero(tails)
@@ -155,34 +160,129 @@ def draw_step(tails: np.ndarray, stream: Steps | CandidateStream, target: int,
     # count per level would need D_k/μ entries, ε·rows of them)
     order = np.argsort(levels, kind="stable")
     held, starts, sizes = np.unique(levels[order], return_index=True, return_counts=True)
-    where = dict(zip(held.tolist(), zip(starts.tolist(), sizes.tolist(), strict=True),
-                     strict=True))
-    order_list = order.tolist()
-    # exact integers: ε = e/den, μ = m/den, η = h/den; D_k·den = e·(a_k − a*) +
-    # m·(k − k*) + h
+    den, e_num, m_num, h_num = _integers(eps, mu)
+    base = h_num - (e_num * a_min + m_num * k_min)
+    sizes_list = sizes.tolist()
+    held_list = held.tolist()
+    where = dict(zip(held_list, zip(starts.tolist(), sizes_list, strict=True), strict=True))
+    return _draw(_Setup(a.tolist(), order.tolist(), where, held_list, sizes_list, known,
+                        far, base, den, e_num, m_num), stream, mu, rng)
+
+
+class _Setup(NamedTuple):
+    """What the draw's loop reads (module docstring, "Exact draw"): the data steps'
+    clipped rows above t (``a``), the steps in level order, each held level's (start,
+    size) in that order, the held levels and their sizes, the number of data steps,
+    whether the side has steps past them, and the exact integers D_k·den =
+    e·a_k + m·k + base."""
+
+    a: list[int]
+    order: list[int]
+    where: dict[int, tuple[int, int]]
+    held: list[int]
+    sizes: list[int]
+    known: int
+    far: bool
+    base: int
+    den: int
+    e_num: int
+    m_num: int
+
+
+@lru_cache(maxsize=256)
+def _integers(eps: Fraction, mu: Fraction) -> tuple[int, int, int, int]:
+    """(den, e, m, h): ε = e/den, μ = m/den, η = h/den over their least common
+    denominator (one per plan's rates, not one per draw)."""
     den = math.lcm(eps.denominator, mu.denominator, SLACK.denominator)
-    e_num = eps.numerator * (den // eps.denominator)
-    m_num = mu.numerator * (den // mu.denominator)
-    base = SLACK.numerator * (den // SLACK.denominator) - (e_num * a_min + m_num * k_min)
+    return (den, eps.numerator * (den // eps.denominator),
+            mu.numerator * (den // mu.denominator),
+            SLACK.numerator * (den // SLACK.denominator))
+
+
+#: a side with at most this many tail counts has its levels made on Python floats and
+#: integers (:func:`_scalar_setup`: the very floats of the numpy path, element for
+#: element; a few dozen numpy calls on tiny arrays cost more than the arithmetic)
+_SCALAR_STEPS = 48
+
+
+def _scalar_setup(tails: list[int], stream: Steps | CandidateStream, target: int,
+                  eps: Fraction, mu: Fraction) -> _Setup | None:
+    """The setup of :func:`draw_step` for a short list of tail counts, on Python numbers:
+    each float operation is the numpy path's, in the same order (IEEE double, one
+    rounding each), so the levels — hence the draws — are identical. None when a float
+    is not finite (a huge ε): the numpy path handles that."""
+    t = min(target, max(tails, default=0))
+    known = 0
+    for i in range(len(tails) - 1, -1, -1):
+        if tails[i]:
+            known = i + 1
+            break
+    if known and not stream.has(known - 1):  # cannot happen: tails are the candidates'
+        raise AssertionError("more tail counts than the side has candidates")
+    a = [q - t if q > t else 0 for q in tails[:known]]
+    eps_f, mu_f = float(eps), float(mu)
+    gamma = [eps_f * float(ak) + mu_f * float(k) for k, ak in enumerate(a)]
+    if not all(map(math.isfinite, gamma)):
+        return None
+    far_gamma = mu_f * known
+    k_min = min(range(known), key=gamma.__getitem__) if known else 0
+    far = not known or stream.has(known)
+    if far and (not known or far_gamma < gamma[k_min]):
+        k_min = known
+    a_min = a[k_min] if k_min < known else 0
+    km = float(k_min)
+    levels = []
+    for k, ak in enumerate(a):
+        d = eps_f * float(ak - a_min) + mu_f * (float(k) - km) + _SLACK_F
+        r = d / mu_f * (1.0 - 1e-12) - 1e-9
+        if not math.isfinite(r):
+            return None
+        levels.append(min(max(math.floor(r), 0), MAX_LEVEL))
+    order = sorted(range(known), key=levels.__getitem__)
+    where: dict[int, tuple[int, int]] = {}
+    held: list[int] = []
+    sizes: list[int] = []
+    for pos, k in enumerate(order):
+        level = levels[k]
+        if held and held[-1] == level:
+            sizes[-1] += 1
+        else:
+            held.append(level)
+            sizes.append(1)
+            where[level] = (pos, 0)
+    for level, size in zip(held, sizes, strict=True):
+        where[level] = (where[level][0], size)
+    den, e_num, m_num, h_num = _integers(eps, mu)
+    base = h_num - (e_num * a_min + m_num * k_min)
+    return _Setup(a, order, where, held, sizes, known, far, base, den, e_num, m_num)
+
+
+def _draw(setup: _Setup, stream: Steps | CandidateStream, mu: Fraction,
+          rng: RandomSource) -> int:
+    """The draw's loop (module docstring, "Exact draw") on a :class:`_Setup`."""
+    a, order, where = setup.a, setup.order, setup.where
+    den, e_num, m_num, base, far = setup.den, setup.e_num, setup.m_num, setup.base, setup.far
     # a far step's D_k is μk + base/den > 0, its level k + ⌊base/(m)⌋ exactly: one to a
     # level, from the first far step's on
     shift = base // m_num
-    far_from = known + shift
+    far_from = setup.known + shift
     if far and far_from < 0:  # cannot happen: D_k > 0 for every step
         raise AssertionError("a step past the data below the least log-weight")
     # C: a level's data steps, plus its one far step from far_from on (if the side has
     # far steps)
-    cap = max(int(sizes.max(initial=0)),
-              1 + int(sizes[held >= far_from].max(initial=0)) if far else 1)
+    cap = max(max(setup.sizes, default=0),
+              1 + max((z for h, z in zip(setup.held, setup.sizes, strict=True)
+                       if h >= far_from), default=0) if far else 1)
     below = rng.randbelow
+    mu_num, mu_den = mu.numerator, mu.denominator
 
     while True:
-        level = rng.geometric_exp(mu.numerator, mu.denominator)
+        level = rng.geometric_exp(mu_num, mu_den)
         start, size = where.get(level, (0, 0))
         u = below(cap)
         if u < size:
-            k = order_list[start + u]
-            q = int(a[k])
+            k = order[start + u]
+            q = a[k]
         elif far and u == size and level >= far_from and stream.has(level - shift):
             k, q = level - shift, 0  # the level's far step (≥ known), if the side has it
         else:

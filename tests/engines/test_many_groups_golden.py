@@ -44,7 +44,8 @@ def _table(empty: bool = True) -> tuple[list[np.ndarray], np.ndarray]:
     column with NaNs, a column of heavy ties, a skewed column of both signs; rows of no
     listed group (−1) mixed in. ``empty=False``: no empty group (a variance of a listed
     group without rows is refused on main at 895d51f: an internal error)."""
-    sizes = [(0 if empty else 4, 1, 2, 3, 5, 8, 13, 30, 80, 250, 700, 3000)[(g * 7) % 12] for g in range(GROUPS)]
+    ladder = (0 if empty else 4, 1, 2, 3, 5, 8, 13, 30, 80, 250, 700, 3000)
+    sizes = [ladder[(g * 7) % 12] for g in range(GROUPS)]
     group = np.repeat(np.arange(GROUPS, dtype=np.int64), sizes)
     n = len(group)
     i = np.arange(n, dtype=np.int64)
