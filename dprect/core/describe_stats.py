@@ -355,7 +355,7 @@ def sum_by_key(keys: np.ndarray, values: np.ndarray, counts: np.ndarray | None =
         return keys, n, values
     order = np.argsort(keys, kind="stable")
     k = keys[order]
-    starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
+    starts = np.flatnonzero(np.concatenate(([True], k[1:] != k[:-1])))
     rows = np.add.reduceat(n[order], starts)
     if values.dtype != object and not (rows >= EXACT_ROWS).any():
         return k[starts], rows, np.add.reduceat(values[order], starts)
@@ -492,9 +492,15 @@ def centre_counts_from_bins(bins: np.ndarray, counts: np.ndarray
                             ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`centre_counts` from a cell's sorted search bins and their counts: a centre
     bin holds 2^(SEARCH_BITS − CENTRE_BITS) consecutive search bins."""
-    keys, _, summed = sum_by_key(np.asarray(bins, dtype=np.int64)
-                                 >> (SEARCH_BITS - CENTRE_BITS), counts)
-    return keys, summed
+    shifted = np.asarray(bins, dtype=np.int64) >> (SEARCH_BITS - CENTRE_BITS)
+    n = np.asarray(counts, dtype=np.int64)
+    if len(shifted) < 2 or not (shifted[1:] >= shifted[:-1]).all():
+        keys, _, summed = sum_by_key(shifted, n)
+        return keys, summed
+    # sorted bins (a cell's, as BinStatistics keeps them): the shifted keys are sorted
+    # too, so sum_by_key's stable sort is the identity and its runs are these
+    starts = np.flatnonzero(np.concatenate(([True], shifted[1:] != shifted[:-1])))
+    return shifted[starts], np.add.reduceat(n, starts)
 
 
 def joint_statistics_from_bins(cell: np.ndarray, stats: BinStatistics, cuts: JointCuts
@@ -554,8 +560,8 @@ def statistics_of_cells(bins: Mapping[tuple[int, int], BinStatistics],
             squares = exact_by_key(joint_keys(cell, joined, cuts), np.concatenate(
                 [np.asarray(b.squares, dtype=object) for b in cells if len(b.bins)]))
         g = keys >> PACKED_BITS
-        starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
-        for lo, hi in zip(starts, np.r_[starts[1:], len(g)], strict=True):
+        starts = np.flatnonzero(np.concatenate(([True], g[1:] != g[:-1])))
+        for lo, hi in zip(starts.tolist(), [*starts[1:].tolist(), len(g)], strict=True):
             cell_g = int(g[lo])
             out[(cell_g, j)] = CellStatistics(
                 keys[lo:hi] & mask, n[lo:hi], sums[lo:hi], streams[cell_g],
@@ -695,7 +701,7 @@ def centred_sum_dyadic(stats: CellStatistics, lower_step: int, upper_step: int,
         if len(e_mid) > _REDUCE_ENTRIES and stats.rows < _INT64_ROWS:
             order = np.argsort(e_mid, kind="stable")
             e_sorted = e_mid[order]
-            starts = np.flatnonzero(np.r_[True, e_sorted[1:] != e_sorted[:-1]])
+            starts = np.flatnonzero(np.concatenate(([True], e_sorted[1:] != e_sorted[:-1])))
             e_mid = e_sorted[starts]
             s_mid = np.add.reduceat(s_mid[order], starts)
         terms += [(int(si), int(ei) - EXPONENT_BIAS)
