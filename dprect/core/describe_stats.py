@@ -42,6 +42,8 @@ Nothing here draws noise.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -606,11 +608,16 @@ class BinBlock:
 def bin_blocks(bins: Mapping[tuple[int, int], BinStatistics], columns: int,
                blocks: Sequence[range]) -> list[BinBlock]:
     """``bins`` (groups global) cut into one :class:`BinBlock` per range of groups."""
-    out = []
-    for r in blocks:
-        own = {(g - r.start, j): b for (g, j), b in bins.items() if g in r}
-        out.append(BinBlock(own, len(r), columns))
-    return out
+    if any(a.stop > b.start for a, b in itertools.pairwise(blocks)):  # not ascending
+        return [BinBlock({(g - r.start, j): b for (g, j), b in bins.items() if g in r},
+                         len(r), columns) for r in blocks]
+    starts = [r.start for r in blocks]
+    parts: list[dict[tuple[int, int], BinStatistics]] = [{} for _ in blocks]
+    for (g, j), b in bins.items():  # one pass, whatever the number of blocks
+        i = bisect.bisect_right(starts, g) - 1
+        if i >= 0 and g in blocks[i]:
+            parts[i][(g - starts[i], j)] = b
+    return [BinBlock(own, len(r), columns) for own, r in zip(parts, blocks, strict=True)]
 
 
 # -- what the mechanism reads -----------------------------------------------------------------
