@@ -76,6 +76,7 @@ _SEARCH_GRID = FloatBins(SEARCH_BITS)
 #: key packing of (interval, exponent): interval + OFFSET < 2^16, exponent < 2^11
 _INTERVAL_OFFSET = 1 << 15
 _EXPONENT_BITS = 11
+_EXPONENT_MASK = (1 << _EXPONENT_BITS) - 1
 
 
 # -- (a) the centre ---------------------------------------------------------------------------
@@ -645,6 +646,10 @@ def data_tails(stats: CellStatistics) -> tuple[np.ndarray, np.ndarray]:
     :func:`~dprect.core.step_exponential.draw_step`, reads the candidates past them from a
     lazy :class:`~dprect.core.tail_bounds.CandidateStream` only when it draws one). Lower:
     #{i ≤ −k − 1}; upper: #{i ≥ k + 1}."""
+    if len(stats.keys) <= _SCALAR_ENTRIES:
+        tails = _data_tails_scalar(stats.keys.tolist(), stats.counts.tolist())
+        if tails is not None:
+            return tails
     interval = (stats.keys >> _EXPONENT_BITS) - _INTERVAL_OFFSET
     counts = stats.counts
     # the keys are sorted, so the intervals ascend: the lower side's reach −i − 1 read
@@ -662,6 +667,43 @@ def data_tails(stats: CellStatistics) -> tuple[np.ndarray, np.ndarray]:
         suffix[:-1] = np.cumsum(c[::-1])[::-1]
         first = np.searchsorted(reach, np.arange(int(reach[-1]) + 1), side="left")
         out.append(suffix[first])
+    return out[0], out[1]
+
+
+#: a cell of at most this many statistics entries, reaching at most _SCALAR_REACH
+#: candidates out, has its tails made on Python integers (the same counts; numpy's calls
+#: cost more than the sums on a small cell)
+_SCALAR_ENTRIES = 64
+_SCALAR_REACH = 256
+
+
+def _data_tails_scalar(keys: list[int], counts: list[int]
+                       ) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`data_tails` of a small cell on Python integers: per side, the entries'
+    reach (−i − 1 below, i − 1 above) and tail(k) = Σ counts of reach ≥ k for k = 0 …
+    the farthest reach. None when a side reaches past ``_SCALAR_REACH``."""
+    lower: dict[int, int] = {}
+    upper: dict[int, int] = {}
+    for key, c in zip(keys, counts, strict=True):
+        i = (key >> _EXPONENT_BITS) - _INTERVAL_OFFSET
+        if i <= -1:
+            lower[-i - 1] = lower.get(-i - 1, 0) + c
+        elif i >= 1:
+            upper[i - 1] = upper.get(i - 1, 0) + c
+    out = []
+    for side in (lower, upper):
+        if not side:
+            out.append(np.zeros(0, dtype=np.int64))
+            continue
+        far = max(side)
+        if far > _SCALAR_REACH:
+            return None
+        tails = [0] * (far + 1)
+        running = 0
+        for k in range(far, -1, -1):
+            running += side.get(k, 0)
+            tails[k] = running
+        out.append(np.array(tails, dtype=np.int64))
     return out[0], out[1]
 
 
@@ -696,6 +738,8 @@ def centred_sum_dyadic(stats: CellStatistics, lower_step: int, upper_step: int,
     the bounds are first summed per exponent in int64 when there are many (exact below
     2^32 rows in the cell), so the Python integers touch one term per exponent, not one
     per statistics entry."""
+    if len(stats.keys) <= _SCALAR_ENTRIES:
+        return _centred_sum_scalar(stats, lower_step, upper_step, lower, upper, pivot)
     interval, exponent = unpack(stats.keys)
     low = interval <= -lower_step - 1
     high = interval >= upper_step + 1
@@ -713,6 +757,30 @@ def centred_sum_dyadic(stats: CellStatistics, lower_step: int, upper_step: int,
             s_mid = np.add.reduceat(s_mid[order], starts)
         terms += [(int(si), int(ei) - EXPONENT_BIAS)
                   for ei, si in zip(e_mid.tolist(), s_mid.tolist(), strict=True)]
+    base = min(e for _, e in terms)
+    return sum(m << (e - base) for m, e in terms), base
+
+
+def _centred_sum_scalar(stats: CellStatistics, lower_step: int, upper_step: int,
+                        lower: float, upper: float, pivot: float) -> tuple[int, int]:
+    """:func:`centred_sum_dyadic` of a small cell on Python integers, entry by entry:
+    the same exact sum over the same least exponent (the terms of L, U and p always
+    count towards it, as there)."""
+    below, above, rows = -lower_step - 1, upper_step + 1, 0
+    n_low = n_high = 0
+    mid: list[tuple[int, int]] = []
+    for key, n, sm in zip(stats.keys.tolist(), stats.counts.tolist(), stats.sums.tolist(),
+                          strict=True):
+        rows += n
+        i = (key >> _EXPONENT_BITS) - _INTERVAL_OFFSET
+        if i <= below:
+            n_low += n
+        elif i >= above:
+            n_high += n
+        else:
+            mid.append((int(sm), (key & _EXPONENT_MASK) - EXPONENT_BIAS))
+    (lm, le), (um, ue), (pm, pe) = dyadic(lower), dyadic(upper), dyadic(pivot)
+    terms = [(lm * n_low, le), (um * n_high, ue), (-pm * rows, pe), *mid]
     base = min(e for _, e in terms)
     return sum(m << (e - base) for m, e in terms), base
 

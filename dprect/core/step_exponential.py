@@ -81,6 +81,9 @@ _SLACK_F = float(SLACK)
 #: docstring), and a level this deep is drawn with probability e^{−μ·2^60}, never; it keeps
 #: a huge ε's levels within int64
 MAX_LEVEL = 1 << 60
+_MAX_LEVEL_F = float(MAX_LEVEL)
+#: D̃/μ is shrunk by this factor before its floor (1 − 10⁻¹², as a float)
+_SHRINK = 1.0 - 1e-12
 
 
 def runaway_bound(steps: int, decay: Fraction = DECAY) -> float:
@@ -221,8 +224,9 @@ def _scalar_setup(tails: list[int], stream: Steps | CandidateStream, target: int
         raise AssertionError("more tail counts than the side has candidates")
     a = [q - t if q > t else 0 for q in tails[:known]]
     eps_f, mu_f = float(eps), float(mu)
-    gamma = [eps_f * float(ak) + mu_f * float(k) for k, ak in enumerate(a)]
-    if not all(map(math.isfinite, gamma)):
+    # float · int rounds the int to a float first: the numpy path's astype(float64)
+    gamma = [eps_f * ak + mu_f * k for k, ak in enumerate(a)]
+    if known and max(gamma) == math.inf:  # no NaN: every term is ≥ 0
         return None
     far_gamma = mu_f * known
     k_min = min(range(known), key=gamma.__getitem__) if known else 0
@@ -231,13 +235,13 @@ def _scalar_setup(tails: list[int], stream: Steps | CandidateStream, target: int
         k_min = known
     a_min = a[k_min] if k_min < known else 0
     km = float(k_min)
+    # level = clip(floor(r), 0, MAX_LEVEL): int(r) is floor(r) for r > 0 and every
+    # r ≤ 0 gives 0; r ≥ 2^60 (inf included) gives MAX_LEVEL, as np.clip does
+    top = _MAX_LEVEL_F
     levels = []
     for k, ak in enumerate(a):
-        d = eps_f * float(ak - a_min) + mu_f * (float(k) - km) + _SLACK_F
-        r = d / mu_f * (1.0 - 1e-12) - 1e-9
-        if not math.isfinite(r):
-            return None
-        levels.append(min(max(math.floor(r), 0), MAX_LEVEL))
+        r = (eps_f * (ak - a_min) + mu_f * (k - km) + _SLACK_F) / mu_f * _SHRINK - 1e-9
+        levels.append(MAX_LEVEL if r >= top else int(r) if r > 0 else 0)
     order = sorted(range(known), key=levels.__getitem__)
     where: dict[int, tuple[int, int]] = {}
     held: list[int] = []
