@@ -43,7 +43,8 @@ def _table(empty: bool = True) -> tuple[list[np.ndarray], np.ndarray]:
     group sizes 0, 1, 2, 3, 5, 8, … up to 3,000 (every split of the tiers), a normal-like
     column with NaNs, a column of heavy ties, a skewed column of both signs; rows of no
     listed group (−1) mixed in. ``empty=False``: no empty group (a variance of a listed
-    group without rows is refused on main at 895d51f: an internal error)."""
+    group without rows was an internal error on main at 895d51f, so the recorded "spread"
+    run has none: :func:`test_a_variance_of_an_empty_group_is_released`)."""
     ladder = (0 if empty else 4, 1, 2, 3, 5, 8, 13, 30, 80, 250, 700, 3000)
     sizes = [ladder[(g * 7) % 12] for g in range(GROUPS)]
     group = np.repeat(np.arange(GROUPS, dtype=np.int64), sizes)
@@ -128,3 +129,20 @@ def test_the_golden_run_would_see_a_changed_draw(seed):
     plan = _plans()["default"]
     other = json.loads(json.dumps(_compact(_run(plan, seed))))
     assert other != json.loads(GOLDEN.read_text())["default"]
+
+
+def test_a_variance_of_an_empty_group_is_released():
+    """A listed group without rows gets its variance and std like any cell (Q = 0 for no
+    rows) — it was an internal error (the empty cell had no sums of squares)."""
+    plan = _plans()["spread"]
+    values, group = _table(empty=True)
+    spec = QUERY.spec([None] * COLUMNS, plan.statistics)  # type: ignore[list-item]
+    cells = grouped_statistics(values, group, GROUPS, spec)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        rng = RandomSource(seed=12)
+    rows = QUERY.draw(plan, cells, [f"g{g}" for g in range(GROUPS)], ["a", "b", "c"],
+                      rng).rows()
+    empty = [r for r, g in zip(rows, np.repeat(np.arange(GROUPS), COLUMNS), strict=True)
+             if not (group == g).any()]
+    assert empty and all(r["variance"] is not None and r["variance"] >= 0 for r in empty)
