@@ -192,13 +192,17 @@ class _Setup(NamedTuple):
     m_num: int
 
 
-@lru_cache(maxsize=256)
 def _integers(eps: Fraction, mu: Fraction) -> tuple[int, int, int, int]:
     """(den, e, m, h): ε = e/den, μ = m/den, η = h/den over their least common
     denominator (one per plan's rates, not one per draw)."""
-    den = math.lcm(eps.denominator, mu.denominator, SLACK.denominator)
-    return (den, eps.numerator * (den // eps.denominator),
-            mu.numerator * (den // mu.denominator),
+    return _integers_of(eps.numerator, eps.denominator, mu.numerator, mu.denominator)
+
+
+@lru_cache(maxsize=256)
+def _integers_of(e: int, e_den: int, m: int, m_den: int) -> tuple[int, int, int, int]:
+    """:func:`_integers` keyed by the integers (hashing a Fraction costs more)."""
+    den = math.lcm(e_den, m_den, SLACK.denominator)
+    return (den, e * (den // e_den), m * (den // m_den),
             SLACK.numerator * (den // SLACK.denominator))
 
 
