@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from dprect.app.groups import group_selection
 from dprect.app.options import statistics_choices
 from dprect.app.products import foreign
 from dprect.app.spine import Reporter, run_release
@@ -54,6 +55,8 @@ from dprect.core.bounds import BoundsPlan, BoundsRequest
 from dprect.core.decimal_grid import DecimalGrid
 from dprect.core.domains import Domain, FloatBins, GridArg, resolve_domains
 from dprect.core.errors import ParameterError
+from dprect.core.group_selection import SelectionPlan, composed, select_keys
+from dprect.core.guarantee_check import check_selected_run
 from dprect.core.mixed import MixedPlan, draw_mixed, mixed_spec, plan_mixed
 from dprect.core.quantile_release import statistic_names
 from dprect.core.quantiles import QuantilePlan
@@ -389,7 +392,8 @@ class Front:
 #: every mechanism's front, by its name
 FRONTS: dict[str, Front] = {
     COVERAGE.name: Front(_coverage_plan, coverage_lines, lambda p, c: str(p.table(list(c))),
-                         ("grid", "rows"), ("these bounds are", "the bounds", "bounding")),
+                         ("coverage", "grid", "rows"),
+                         ("these bounds are", "the bounds", "bounding")),
     QUERY.name: Front(_query_plan, query_lines,
                       lambda p, c: "\n".join(query_lines(p, c, None)),
                       ("query_epsilon", "plot"),
@@ -425,7 +429,8 @@ class AggregateSettings:
     group values (None: no groups), the mechanisms (one, or several in one charge:
     docs/privacy.md §11b) and the run's plan (made once, from public inputs), the spec
     the engine counts (:func:`run_spec`), the sinks, the ledger
-    (None: no ledger), the seed (tests only) and the groups file (None: none)."""
+    (None: no ledger), the seed (tests only), the groups file (None: none) and the
+    private group selection (None: a public list or no groups; docs/privacy.md §18)."""
 
     source: Source
     groups: list[str] | None
@@ -436,6 +441,15 @@ class AggregateSettings:
     ledger: LedgerSettings | None = None
     seed: int | None = None
     groups_file: str | None = None
+    selection: SelectionPlan | None = None
+
+    @property
+    def guarantee(self) -> Guarantee:
+        """The run's guarantee: the plan's, or after a private group selection the two
+        composed (:func:`~dprect.core.group_selection.composed`)."""
+        if self.selection is None:
+            return self.plan.guarantee
+        return composed(self.plan.guarantee, self.selection)
 
     @property
     def domains(self) -> list[Domain | DecimalGrid]:
@@ -445,7 +459,8 @@ class AggregateSettings:
 
     @property
     def group_names(self) -> list[str | None]:
-        """The groups as the core names them: the listed values, or one unnamed group."""
+        """The groups as the core names them: the listed values, or one unnamed group
+        (groups found privately are named by the run: :meth:`AggregateProduct.compute`)."""
         return list(self.groups) if self.groups is not None else [None]
 
 
@@ -478,10 +493,13 @@ def aggregate_settings(values: Mapping[str, Any], name: Callable[[str], str] = s
         sinks.append(DescribePngSink(name("plot"), str(values["plot"]),
                                      title=values.get("dataset") or Path(source.path).name))
     seed = checked_seed(values, name)
-    return AggregateSettings(source, run.groups, mechanisms, the_plan,
-                             run_spec(mechanisms, the_plan, values.get("grid"),
-                                      source.columns), sinks,
-                             run.ledger, seed, values.get("groups_file"))
+    settings = AggregateSettings(source, run.groups, mechanisms, the_plan,
+                                 run_spec(mechanisms, the_plan, values.get("grid"),
+                                          source.columns), sinks,
+                                 run.ledger, seed, values.get("groups_file"), run.selection)
+    if run.selection is not None:  # re-derived before anything is read
+        check_selected_run(the_plan.guarantee, run.selection, settings.guarantee)
+    return settings
 
 
 #: every preset of the product: its command (and job section) → its mechanism and how its
@@ -521,8 +539,23 @@ def preset_plan(command: str, values: Mapping[str, Any], name: Callable[[str], s
     """``--plan-only`` of ``aggregate`` or a preset: the plan's printout, nothing else
     checked or read."""
     mechanisms, statistics = asked(command, values, name)
-    return front_of(mechanisms).plan_only(plan_for(mechanisms, values, statistics, name),
-                                          list(values["columns"]))
+    the_plan = plan_for(mechanisms, values, statistics, name)
+    text = front_of(mechanisms).plan_only(the_plan, list(values["columns"]))
+    selection = group_selection(values, name)
+    if selection is None:
+        return text
+    return "\n".join([text, *selection_lines(the_plan.guarantee, selection)])
+
+
+def selection_lines(statistics: Guarantee, selection: SelectionPlan) -> list[str]:
+    """A run with groups found privately: the selection's plan (threshold, p_k for a few
+    k), then the composition with the statistics (docs/privacy.md §18)."""
+    g = composed(statistics, selection)
+    return [*selection.lines(),
+            f"plan: the selection, then the statistics on the kept keys only "
+            f"(({statistics.epsilon:.6g}, {statistics.delta:.3g})-DP for any set of keys): "
+            f"guarantee ({g.epsilon:.6g}, {g.delta:.3g})-DP, {g.neighbouring} (adaptive "
+            "composition), charged once whatever the number of keys"]
 
 
 # -- the product on the spine -------------------------------------------------------------
@@ -551,9 +584,10 @@ class AggregateProduct:
                 (name("groups_file"), self.settings.groups_file)]
 
     def charge(self) -> Charge:
-        """The plan's guarantee, once: the same whatever the number of groups."""
+        """The run's guarantee (the plan's, with a private group selection composed),
+        once: the same whatever the number of groups."""
         s = self.settings
-        return Charge(s.plan.guarantee, self.method, list(s.source.columns))
+        return Charge(s.guarantee, self.method, list(s.source.columns))
 
     def foreign(self, record: Mapping[str, Any]) -> str | None:
         other, own = foreign("aggregate", record), self.method
@@ -563,8 +597,11 @@ class AggregateProduct:
 
     def announce(self) -> list[str]:
         s = self.settings
-        return self.front.lines(s.plan, s.source.columns,
-                                None if s.groups is None else len(s.groups))
+        lines = self.front.lines(s.plan, s.source.columns,
+                                 None if s.groups is None else len(s.groups))
+        if s.selection is None:
+            return lines
+        return [*lines, *selection_lines(s.plan.guarantee, s.selection)]
 
     def open(self, route: GroupedRoute, progress: Callable[[str], None]
              ) -> GroupedPrepared:
@@ -574,23 +611,36 @@ class AggregateProduct:
     def compute(self, prepared: GroupedPrepared, progress: Callable[[str], None]
                 ) -> tuple[Guarantee | None, dict[str, Any]]:
         s = self.settings
-        progress(f"{self.verb} {len(s.source.columns)} column(s) in "
-                 f"{len(s.group_names)} group(s)")
         rng = RandomSource(seed=s.seed)
+        names: list[Any] = s.group_names
+        if s.selection is not None:  # the keys first, from one stream of rng (§18)
+            progress("finding the groups privately")
+            names = select_keys(s.selection, prepared.key_counts(), rng)
+        progress(f"{self.verb} {len(s.source.columns)} column(s) in {len(names)} group(s)")
+        cells = prepared.statistics() if s.selection is None else prepared.statistics(names)
         if len(s.mechanisms) > 1:  # each part from its slice, its own stream (§11b)
-            mixed = draw_mixed(s.plan, s.mechanisms, prepared.statistics(), s.group_names,
-                               s.source.columns, rng)
-            return mixed.guarantee, mixed_record(mixed)
-        result = s.mechanisms[0].draw(s.plan, prepared.statistics(), s.group_names,
-                                      s.source.columns, rng)
-        return result.guarantee, aggregate_record(result, s.plan)
+            mixed = draw_mixed(s.plan, s.mechanisms, cells, names, s.source.columns, rng)
+            guarantee, record = mixed.guarantee, mixed_record(mixed)
+        else:
+            result = s.mechanisms[0].draw(s.plan, cells, names, s.source.columns, rng)
+            guarantee, record = result.guarantee, aggregate_record(result, s.plan)
+        if s.selection is None:
+            return guarantee, record
+        run = composed(guarantee, s.selection)
+        return run, {**record, "privacy": run.to_json(),
+                     "statistics_privacy": guarantee.to_json(),
+                     "group_selection": {**s.selection.to_json(), "groups_kept": len(names)}}
 
     def summary(self, record: dict[str, Any], name: Callable[[str], str]
                 ) -> tuple[list[str], list[str]]:
         """A line per (group, column) of the record, or, with more than
         :data:`LISTED_GROUPS` listed groups, one line counting them (the outputs, named
         after it, hold every cell)."""
-        groups, columns = len(self.settings.group_names), len(self.settings.source.columns)
+        kept = record.get("group_selection", {}).get("groups_kept")
+        groups = len(self.settings.group_names) if kept is None else int(kept)
+        columns = len(self.settings.source.columns)
+        if kept == 0:
+            return ["no group passed the private selection: no group is released"], []
         if groups <= LISTED_GROUPS:
             return summary_lines(record), []
         return [f"{groups} groups x {columns} column(s) = {groups * columns} cells released "

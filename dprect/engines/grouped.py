@@ -68,7 +68,7 @@ from dprect.core.statistic import (
     cell_bins,
     register_runs,
 )
-from dprect.engines.bounds_input import group_kind_of_arrow, resolve_groups
+from dprect.engines.bounds_input import add_key_counts, group_kind_of_arrow, resolve_groups
 from dprect.engines.driver_pool import block_mapper
 from dprect.engines.prepared import PreparedRun
 from dprect.engines.row_kernels import group_index
@@ -172,6 +172,18 @@ def read_grouped(source: Source, groups: list[str] | None, progress: Callable[[s
     listed values): each column as float64 (nulls as NaN), each row's index in the public
     group list (−1: a row of no listed group) and the number of groups; nothing depends
     on the rows' values."""
+    values, column, kind = read_group_column(source, progress)
+    if column is None:
+        return values, np.zeros(len(values[0]) if values else 0, dtype=np.int32), 1
+    assert groups is not None
+    resolved = resolve_groups(groups, kind, str(source.group_by))  # schema + list only
+    return values, group_index(column, kind, resolved), len(groups)
+
+
+def read_group_column(source: Source, progress: Callable[[str], None]
+                      ) -> tuple[list[np.ndarray], Any, str]:
+    """The table of :func:`read_grouped` before any group list: the columns as float64,
+    the group column (None without one) and its kind from its type."""
     from dprect.engines.arrow_input import numeric_column, read_table
 
     if source.format == "delta":
@@ -183,35 +195,75 @@ def read_grouped(source: Source, groups: list[str] | None, progress: Callable[[s
     table = read_table(source.path, source.read_columns(), source.format)
     values = [numeric_column(table, c, nulls_as_nan=True) for c in source.columns]
     if source.group_by is None:
-        return values, np.zeros(table.num_rows, dtype=np.int32), 1
-    assert groups is not None
+        return values, None, ""
     kind = group_kind_of_arrow(table.schema.field(source.group_by).type, source.group_by)
-    resolved = resolve_groups(groups, kind, source.group_by)  # schema + list only
-    return values, group_index(table.column(source.group_by), kind, resolved), len(groups)
+    return values, table.column(source.group_by), kind
+
+
+def key_counts(column: Any, kind: str) -> dict[str, int]:
+    """The rows of each key of an Arrow group ``column`` of ``kind`` (one
+    ``value_counts``; numbers counted as the float64 they are compared as, nulls and
+    non-finite numbers left out: :func:`~dprect.engines.bounds_input.key_text`)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if kind == "null" or len(column) == 0:
+        return {}
+    col = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if pa.types.is_dictionary(col.type):
+        col = pc.cast(col, col.type.value_type)
+    if kind == "numeric":
+        col = pc.cast(col, pa.float64(), safe=False)
+    elif kind != "boolean":
+        col = pc.cast(col, pa.string())
+    counted = pc.value_counts(col)
+    return add_key_counts({}, counted.field("values").to_pylist(),
+                          counted.field("counts").to_pylist(), kind)
 
 
 class NumpyGroupedPrepared(PreparedRun):
-    """The columns in memory (float64, nulls as NaN) and each row's group index."""
+    """The columns in memory (float64, nulls as NaN) and each row's group index; for
+    groups found privately the group column and its kind, indexed once the keys are
+    drawn (:meth:`statistics` with ``groups``)."""
 
     def __init__(self, values: list[np.ndarray], group: np.ndarray, groups: int,
-                 spec: StatisticsSpec) -> None:
+                 spec: StatisticsSpec, column: Any = None, kind: str = "") -> None:
         super().__init__()
         self.values = values
         self.group = group
         self.groups = groups
         self.spec = spec
+        self.column = column
+        self.kind = kind
 
-    def statistics(self) -> GroupedStatistics:
-        return grouped_statistics(repeated(self.values, self.spec), self.group,
-                                  self.groups, self.spec)
+    def key_counts(self) -> dict[str, int]:
+        if self.column is None:
+            raise ParameterError("a group selection needs a group column")
+        return key_counts(self.column, self.kind)
+
+    def statistics(self, groups: list[str] | None = None) -> GroupedStatistics:
+        group, count = self.group, self.groups
+        if groups is not None:  # the keys a private selection kept (their own texts)
+            if self.column is None:
+                raise ParameterError("a group selection needs a group column")
+            group, count = group_index(self.column, self.kind,
+                                       resolve_groups(groups, self.kind, "group")), len(groups)
+        return grouped_statistics(repeated(self.values, self.spec), group, count, self.spec)
 
 
 class NumpyGroupedRoute:
     """Read the table in memory (:func:`read_grouped`) and check its schema; nothing
-    drawn, spent or written, no refusal that depends on a value."""
+    drawn, spent or written, no refusal that depends on a value. Without a group list on
+    a grouped table the groups are found privately: the group column is kept for
+    :meth:`NumpyGroupedPrepared.key_counts`."""
 
     def open(self, source: Source, groups: list[str] | None, spec: StatisticsSpec,
              progress: Callable[[str], None]) -> NumpyGroupedPrepared:
+        if source.group_by is not None and groups is None:
+            values, column, kind = read_group_column(source, progress)
+            n = len(values[0]) if values else 0
+            return NumpyGroupedPrepared(values, np.full(n, -1, dtype=np.int32), 0, spec,
+                                        column, kind)
         values, group, count = read_grouped(source, groups, progress)
         return NumpyGroupedPrepared(values, group, count, spec)
 
@@ -274,5 +326,5 @@ register_runs(QUANTILES, plan_statistics, draw_quantiles)
 
 
 __all__ = ["NumpyGroupedPrepared", "NumpyGroupedRoute", "draw_coverage", "draw_quantiles",
-           "draw_query",
-           "grouped_statistics", "read_grouped"]
+           "draw_query", "grouped_statistics", "key_counts", "read_group_column",
+           "read_grouped"]

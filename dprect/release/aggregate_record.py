@@ -12,7 +12,7 @@ their grid indices, the guarantee, the plan) under ``bounds``, the coverage stat
 under ``results``, per (group, column) lower, upper, count, sum, mean (None when not
 asked) with their noise intervals (``<statistic>_low``/``_high``,
 :mod:`dprect.core.intervals`) and the small-group flag, then ``variance`` and ``std`` only
-when asked (no interval: docs/privacy.md §17); a coverage bound row carries its
+when asked (with their intervals: docs/privacy.md §17); a coverage bound row carries its
 ``rank_error``. They are the records ``dprect bounds`` and ``dprect
 describe`` wrote before they became presets, so every record in a ledger reads as written.
 
