@@ -72,9 +72,11 @@ def centred_squares(stats: CellStatistics, lower_step: int, upper_step: int,
     below L or above U adds h², a row between adds (x̃ − m)², summed as
     Σx̃² − 2m·Σx̃ + n·m² from the exact sums per (interval, exponent). A cell without
     rows (a listed group with none) has Q = 0, with or without its squares counted."""
-    if stats.squares is None and len(stats.keys):
-        raise ValueError("these statistics were counted without squares")
     m, h = midpoint_and_half(lower, upper)
+    if not len(stats.keys):  # no rows: nothing to sum, whether squares were counted
+        return Fraction(0) * h
+    if stats.squares is None:
+        raise ValueError("these statistics were counted without squares")
     interval, exponent = unpack(stats.keys)
     mid = (interval > -lower_step - 1) & (interval < upper_step + 1)
     outside = int(stats.counts[~mid].sum())
