@@ -164,3 +164,26 @@ def test_shared_streams_are_one_per_centre_and_read_as_fresh_ones():
 
     assert upper.bins_while(keep).tolist() == \
         CandidateStream(3.25, "upper").bins_while(keep).tolist()
+
+
+def test_a_block_sent_to_a_worker_holds_the_same_cells():
+    """A BinBlock pickled (what a worker process is sent: its cells' arrays joined) and
+    loaded has every cell's bins, counts and sums, with their dtypes, in the same order;
+    a block with squares (object arrays) goes as it is."""
+    import pickle
+
+    gen = np.random.default_rng(4)
+    for squares in (False, True):
+        bins = {(g, j): bin_statistics(gen.normal(g, 3.0, int(gen.integers(1, 30))), squares)
+                for g in range(0, 40, 3) for j in range(2)}
+        block = bin_blocks(bins, 2, [range(0, 40)])[0]
+        back = pickle.loads(pickle.dumps(block, protocol=pickle.HIGHEST_PROTOCOL))
+        assert (back.groups, back.columns) == (block.groups, block.columns)
+        assert list(back.bins) == list(block.bins)
+        for key, cell in block.bins.items():
+            got = back.bins[key]
+            for name in ("bins", "counts", "sums", "squares"):
+                a, b = getattr(cell, name), getattr(got, name)
+                assert (a is None) == (b is None)
+                if a is not None:
+                    assert a.dtype == b.dtype and a.tolist() == b.tolist(), (key, name)
