@@ -8,15 +8,18 @@ flow (:func:`dprect.app.aggregate_flow.run_aggregate_flow`), run on the Spark en
 --engine spark`` does. ``aggregate.statistics`` names any statistics of the registry
 (:data:`dprect.core.statistic.STATISTICS`): ``coverage`` (private clamping bounds; with
 ``coverage``, ``grid``, ``rows``), any of ``bounds``, ``count``, ``sum``, ``mean``,
-``variance``, ``std`` (with ``query_epsilon`` and ``plot``), any quantiles — or statistics
+``variance``, ``std`` (with ``query_epsilon`` and ``plot``), any quantiles (with
+``plot``) — or statistics
 of several mechanisms (e.g. ``[mean, median, p90]``) in one charge and one pass, each on
 its declared share of ``epsilon`` (pure; no ``delta``, no ``plot``; the query's and
 ``coverage`` collide and are not mixed: docs/privacy.md §11b). The record is the
 mechanism's, or a mixed run's (method ``describe+quantiles``, the parts under ``parts``).
 It reads ``aggregate.input`` (Parquet, CSV or Delta) and writes ``aggregate.output`` (the
 result JSON: the mechanism's record), and when asked ``aggregate.table`` (one row per
-(group, column): CSV for a path ending in ``.csv``, else a Delta table) and
-``aggregate.plot`` (a PNG of each group's mean with its noise's error bar). With
+(group, column): CSV for a path ending in ``.csv``, Parquet for ``.parquet``, else a Delta
+table) and ``aggregate.plot`` (a PNG of each group's mean with its noise interval, or of its
+quantiles as a ladder with their rank error; past 60 groups their distribution over the
+groups). With
 ``aggregate.group_by`` the group values are the PUBLIC list ``aggregate.groups`` (or the
 file ``aggregate.groups_file``), never read from the data (or, with
 ``aggregate.select_groups: true`` and ``aggregate.selection_epsilon``,

@@ -10,7 +10,8 @@ spark`` does. It reads ``bounds.input`` (Parquet, CSV or Delta) and writes
 ``bounds.output`` (the result JSON: per group and column the lower and upper bound, the
 guarantee, the plan, the coverage statement and the bounds in the forms OpenDP, Tumult
 Analytics and diffprivlib take) and, when asked, ``bounds.table`` (one row per (group,
-column): CSV for a path ending in ``.csv``, else a Delta table). All groups and columns are
+column): CSV for a path ending in ``.csv``, Parquet for ``.parquet``, else a Delta
+table). All groups and columns are
 counted in one Spark pass. With ``bounds.group_by`` the group values are the PUBLIC list
 ``bounds.groups`` (or the file ``bounds.groups_file``), never read from the data (or, with
 ``bounds.select_groups: true`` and ``bounds.selection_epsilon``,

@@ -24,8 +24,9 @@ composition), and draws every cell on the driver (:meth:`Mechanism.draw
 the release is the mechanism's record, or a mixed run's
 (:mod:`dprect.release.aggregate_record`), with ``--table`` one row per (group, column)
 (:mod:`dprect.release.aggregate_table`) and with ``--plot`` the means' PNG
-(:mod:`dprect.release.aggregate_plot`). What differs between mechanisms at the front ends
-is one :class:`Front` each (:data:`FRONTS`).
+(:mod:`dprect.release.aggregate_plot`) or the quantiles' (:mod:`dprect.release.quantile_plot`);
+stdout lists the cells up to :data:`LISTED_CELLS`, beyond it a few summary lines. What
+differs between mechanisms at the front ends is one :class:`Front` each (:data:`FRONTS`).
 
 Row rules (row-local: no privacy cost): every row counts; a null, NaN or ±inf value is
 left out of its column only; a row of no listed group is dropped and never reported; a
@@ -73,17 +74,20 @@ from dprect.core.statistic import (
     outputs,
 )
 from dprect.engines import grouped  # noqa: F401  (registers the mechanisms' plans and draws)
-from dprect.release.aggregate_plot import DescribePngSink
+from dprect.release.aggregate_plot import AggregatePngSink, DescribePngSink
 from dprect.release.aggregate_record import (
     SHAPES,
     aggregate_record,
+    cell_count,
     mixed_method,
     mixed_record,
     noun_of,
+    overview_lines,
     summary_lines,
 )
 from dprect.release.aggregate_table import table_sink
 from dprect.release.guarded import Charge, LedgerSettings, Outcome
+from dprect.release.quantile_plot import QuantilesPngSink
 from dprect.release.sinks import Sink
 
 #: ``describe --statistics none``: the bounds alone (aimed at ``--query-epsilon``)
@@ -194,11 +198,13 @@ def refuse_foreign_options(mechanisms: Sequence[Mechanism], values: Mapping[str,
                            name: Callable[[str], str] = str) -> None:
     """Refuse an option of a mechanism not among ``mechanisms`` (those a run draws)."""
     mine = {m.name for m in mechanisms}
+    taken = {k for m in mine for k in FRONTS[m].options}  # an option several fronts read
     for other, front in FRONTS.items():
-        given = [k for k in front.options if values.get(k) is not None]
+        given = [k for k in front.options if values.get(k) is not None and k not in taken]
         if other not in mine and given:
+            owners = [m for m, f in FRONTS.items() if given[0] in f.options]
             raise ParameterError(f"{name(given[0])} is an option of the statistics "
-                                 f"{_of(other)} only, not of "
+                                 f"{'; '.join(_of(m) for m in owners)} only, not of "
                                  f"{'; '.join(_of(m) for m in sorted(mine))}")
 
 
@@ -399,7 +405,7 @@ FRONTS: dict[str, Front] = {
                       ("query_epsilon", "plot"),
                       ("these aggregates are", "the aggregates", "describing")),
     QUANTILES.name: Front(_quantiles_plan, quantile_lines,
-                          lambda p, c: "\n".join(quantile_lines(p, c, None)), (),
+                          lambda p, c: "\n".join(quantile_lines(p, c, None)), ("plot",),
                           ("these quantiles are", "the quantiles", "drawing the quantiles of")),
 }
 
@@ -484,14 +490,7 @@ def aggregate_settings(values: Mapping[str, Any], name: Callable[[str], str] = s
         sinks.append(table_sink(name("table"), str(values["table"]), mechanisms,
                                 getattr(the_plan, "statistics", ())))
     if values.get("plot") is not None:
-        if len(mechanisms) > 1:
-            raise ParameterError(f"{name('plot')} draws the means of a run of one "
-                                 f"mechanism: leave it out of a run of several")
-        if not {"count", "mean"} <= set(the_plan.statistics):
-            raise ParameterError(f"{name('plot')} draws the means with their error bars: "
-                                 f"{name('statistics')} must include count and mean")
-        sinks.append(DescribePngSink(name("plot"), str(values["plot"]),
-                                     title=values.get("dataset") or Path(source.path).name))
+        sinks.append(plot_sink(mechanisms, the_plan, values, name, source))
     seed = checked_seed(values, name)
     settings = AggregateSettings(source, run.groups, mechanisms, the_plan,
                                  run_spec(mechanisms, the_plan, values.get("grid"),
@@ -500,6 +499,24 @@ def aggregate_settings(values: Mapping[str, Any], name: Callable[[str], str] = s
     if run.selection is not None:  # re-derived before anything is read
         check_selected_run(the_plan.guarantee, run.selection, settings.guarantee)
     return settings
+
+
+def plot_sink(mechanisms: Sequence[Mechanism], the_plan: Any, values: Mapping[str, Any],
+              name: Callable[[str], str], source: Source) -> AggregatePngSink:
+    """``--plot`` of a run of one mechanism: the means with their noise intervals (the
+    query's, with count and mean: :class:`DescribePngSink`) or the quantiles' ladders
+    (:class:`QuantilesPngSink`); a mixed run's is refused (the coverage bounds' by
+    :func:`refuse_foreign_options`)."""
+    if len(mechanisms) > 1:
+        raise ParameterError(f"{name('plot')} draws the statistics of a run of one "
+                             f"mechanism: leave it out of a run of several")
+    title = values.get("dataset") or Path(source.path).name
+    if mechanisms[0] is QUANTILES:
+        return QuantilesPngSink(name("plot"), str(values["plot"]), title=title)
+    if not {"count", "mean"} <= set(the_plan.statistics):
+        raise ParameterError(f"{name('plot')} draws the means with their error bars: "
+                             f"{name('statistics')} must include count and mean")
+    return DescribePngSink(name("plot"), str(values["plot"]), title=title)
 
 
 #: every preset of the product: its command (and job section) → its mechanism and how its
@@ -559,9 +576,10 @@ def selection_lines(statistics: Guarantee, selection: SelectionPlan) -> list[str
 
 
 # -- the product on the spine -------------------------------------------------------------
-#: with more listed groups than this, stdout shows one summary line instead of a line per
-#: (group, column): the full result is in the outputs (a public threshold on a public count)
-LISTED_GROUPS = 50
+#: with more (group, column) cells than this, stdout shows a few summary lines
+#: (:func:`~dprect.release.aggregate_record.overview_lines`) instead of a line per cell:
+#: the full result is in the outputs (a public threshold on the public groups × columns)
+LISTED_CELLS = 50
 
 
 class AggregateProduct:
@@ -616,8 +634,10 @@ class AggregateProduct:
         if s.selection is not None:  # the keys first, from one stream of rng (§18)
             progress("finding the groups privately")
             names = select_keys(s.selection, prepared.key_counts(), rng)
-        progress(f"{self.verb} {len(s.source.columns)} column(s) in {len(names)} group(s)")
+        shape = f"{len(s.source.columns)} column(s) in {len(names)} group(s)"
+        progress(f"counting {shape}")  # the engine's pass: a stage of its own
         cells = prepared.statistics() if s.selection is None else prepared.statistics(names)
+        progress(f"{self.verb} {shape}")
         if len(s.mechanisms) > 1:  # each part from its slice, its own stream (§11b)
             mixed = draw_mixed(s.plan, s.mechanisms, cells, names, s.source.columns, rng)
             guarantee, record = mixed.guarantee, mixed_record(mixed)
@@ -634,18 +654,20 @@ class AggregateProduct:
     def summary(self, record: dict[str, Any], name: Callable[[str], str]
                 ) -> tuple[list[str], list[str]]:
         """A line per (group, column) of the record, or, with more than
-        :data:`LISTED_GROUPS` listed groups, one line counting them (the outputs, named
-        after it, hold every cell)."""
-        kept = record.get("group_selection", {}).get("groups_kept")
-        groups = len(self.settings.group_names) if kept is None else int(kept)
-        columns = len(self.settings.source.columns)
-        if kept == 0:
+        :data:`LISTED_CELLS` cells (groups × columns: public, or the groups kept by a
+        private selection: released), a few lines whatever the number of groups — the
+        cells, the statistics, the charge
+        (:func:`~dprect.release.aggregate_record.overview_lines`) and which outputs hold
+        every cell (their lines follow)."""
+        if record.get("group_selection", {}).get("groups_kept") == 0:
             return ["no group passed the private selection: no group is released"], []
-        if groups <= LISTED_GROUPS:
+        if cell_count(record) <= LISTED_CELLS:
             return summary_lines(record), []
-        return [f"{groups} groups x {columns} column(s) = {groups * columns} cells released "
-                f"(more than {LISTED_GROUPS} groups: not listed here; every cell is in the "
-                f"outputs below)"], []
+        holders = [f"{s.name} {s.path}" for s in self.settings.sinks
+                   if not isinstance(s, AggregatePngSink)]
+        return [*overview_lines(record),
+                f"not listed here (more than {LISTED_CELLS} cells): every cell is in "
+                f"{' and '.join(holders)}"], []
 
 
 def run_aggregate_flow(settings: AggregateSettings, route: GroupedRoute,
@@ -656,10 +678,10 @@ def run_aggregate_flow(settings: AggregateSettings, route: GroupedRoute,
     return run_release(AggregateProduct(settings), route, report)
 
 
-__all__ = ["FRONTS", "LISTED_GROUPS", "MIXED_FRONT", "NO_STATISTICS", "PRESETS",
+__all__ = ["FRONTS", "LISTED_CELLS", "MIXED_FRONT", "NO_STATISTICS", "PRESETS",
            "AggregateProduct", "AggregateSettings", "Front", "aggregate_settings", "asked",
            "asked_mechanisms", "bounds_domains", "bounds_settings", "coverage_lines",
            "describe_settings", "describe_statistics", "domains_of", "front_of",
-           "method_of", "mixed_lines", "mixed_plan_of", "plan_for", "plan_of",
+           "method_of", "mixed_lines", "mixed_plan_of", "plan_for", "plan_of", "plot_sink",
            "preset_plan", "query_lines", "refuse_foreign_options", "run_aggregate_flow",
            "run_spec"]

@@ -17,6 +17,7 @@
                 [--beta B] [--neighbouring add-remove|replace-one]
                 [--coverage C] [--grid SPEC] [--rows N]      (the coverage bounds)
                 [--query-epsilon E] [--plot means.png]     (count, sum, mean, bounds)
+                [--plot quantiles.png]                     (quantiles)
                 [--group-by COL (--groups v1,v2 | --groups-file F)]
                 --output result.json [--table out.csv | --table FOLDER (Delta)]
                 [--engine numpy|spark] ... [--seed S] [--quiet] [--ledger ...] [--plan-only]
@@ -384,7 +385,8 @@ def _aggregate_parser(sub: Any) -> None:
                     "each group of a public list), all drawn by one mechanism in one "
                     "charge: the coverage bounds (--coverage, --grid, --rows), or a count, "
                     "sum and mean with bounds found privately and aimed at the query "
-                    "(--query-epsilon, --plot). Every row counts; a row with a null, NaN "
+                    "(--query-epsilon, --plot), or quantiles (--plot). Every row counts; "
+                    "a row with a null, NaN "
                     "or infinite value in a column is left out of that column only. The "
                     "plan is printed before the input is read.")
 

@@ -202,8 +202,8 @@ BOUNDS_OUTPUTS = (
     RunOption("output", "str", "where to write the result JSON (required unless "
               "--plan-only)"),
     RunOption("table", "str", "also write one row per (group, column) — group, column, "
-              "lower, upper, rank_error — as CSV (a path ending in .csv) or as a Delta "
-              "table (a folder)", metavar="PATH"),
+              "lower, upper, rank_error — as CSV (a path ending in .csv), one Parquet "
+              "file (.parquet) or a Delta table (a folder)", metavar="PATH"),
 )
 
 BOUNDS_OPTIONS = (*BOUNDS_COLUMNS, BOUNDS_GRID, *GROUP_OPTIONS, *BOUNDS_OUTPUTS)
@@ -227,11 +227,13 @@ DESCRIBE_OUTPUTS = (
     BOUNDS_OUTPUTS[1],
     RunOption("table", "str", "also write one row per (group, column) — group, column, "
               "lower, upper, count, sum, mean with their noise intervals — as CSV (a path "
-              "ending in .csv) or as a Delta table (a folder)", metavar="PATH",
+              "ending in .csv), one Parquet file (.parquet) or a Delta table (a folder)",
+              metavar="PATH",
               group="outputs"),
     RunOption("plot", "str", "PNG of each group's DP mean per column with error bars (the "
               "mean's noise interval at --interval-level, from the plan and the released "
-              "values; needs the count and the mean)", metavar="PNG", group="outputs"),
+              "values; needs the count and the mean; past 60 groups a histogram of the "
+              "groups' means)", metavar="PNG", group="outputs"),
 )
 
 DESCRIBE_OPTIONS = (*DESCRIBE_COLUMNS, *DESCRIBE_QUERY, *GROUP_OPTIONS, *DESCRIBE_OUTPUTS)
@@ -263,9 +265,13 @@ AGGREGATE_COLUMNS = (
 AGGREGATE_OUTPUTS = (
     BOUNDS_OUTPUTS[1],
     RunOption("table", "str", "also write one row per (group, column) — group, column and "
-              "the statistics' outputs — as CSV (a path ending in .csv) or as a Delta table "
-              "(a folder)", metavar="PATH", group="outputs"),
-    DESCRIBE_OUTPUTS[2],
+              "the statistics' outputs — as CSV (a path ending in .csv), one Parquet file "
+              "(.parquet) or a Delta table (a folder)", metavar="PATH", group="outputs"),
+    RunOption("plot", "str", "PNG of the released statistics of a run of one mechanism: "
+              "each group's DP mean per column with its noise interval (needs the count "
+              "and the mean), or each group's quantiles as a ladder with their rank error; "
+              "past 60 groups their distribution over the groups", metavar="PNG",
+              group="outputs"),
 )
 #: the request fields of ``dprect aggregate`` (and its job) that one mechanism alone reads
 #: (the coverage bounds'): left unset unless given — the request's own default fills in —

@@ -515,8 +515,10 @@ def _check_quantiles(p: Any, dims: int, shape: str, product: str, eps_a: Decimal
     every depth by 0 or 1 — a monotone sensitivity-1 score: c-DP and c-bounded-range;
     none for the origin shape, whose centre is the public 0)
     and the side pair's step mechanism at ε_s (weight exp(−ε_s·clipped − μ·step), a
-    monotone sensitivity-1 score: ε_s-DP and ε_s-bounded-range; the two sides read
-    disjoint rows: parallel); all 2d (d) mechanisms composed as R ε₀-bounded-range
+    monotone sensitivity-1 score: ε_s-DP and ε_s-bounded-range), or, aimed at a target,
+    at the aimed rate a (weight exp(−a·|clipped − t| − μ·step): each log-weight moves
+    both ways, by at most a — 2a-DP and 2a-bounded-range, so charged 2a); the two sides
+    read disjoint rows: parallel; all 2d (d) mechanisms composed as R ε₀-bounded-range
     mechanisms, ε₀ the largest of their ε's; auto's count by basic composition. The
     route by which ONE run meets the add/remove statement (``eps_a``, ``delta_a``), as
     :func:`_run_route` returns it."""
@@ -525,15 +527,17 @@ def _check_quantiles(p: Any, dims: int, shape: str, product: str, eps_a: Decimal
         side = Fraction(str(d["side_epsilon"]))
         centre = None if d.get("centre_rate") is None else Fraction(str(d["centre_rate"]))
         decay = Fraction(str(d["decay"]))
+        aimed = Fraction(str(d["aimed_rate"]))
     except (KeyError, TypeError, ValueError, ZeroDivisionError):
         raise _refuse(product, "its quantile rates cannot be read", *stated) from None
     origin = shape == "origin"
-    if side <= 0 or decay <= 0 or (centre is None) != origin or (
+    if side <= 0 or decay <= 0 or aimed <= 0 or (centre is None) != origin or (
             centre is not None and centre <= 0):
         raise _refuse(product, "its quantile rates are not positive (or its centre does "
                       "not match its shape)", *stated)
     mechanisms = dims if origin else 2 * dims  # (centres) + side pairs
-    eps0 = _high(_dec(side)) if centre is None else _high(max(_dec(side), _dec(centre)))
+    pair = max(_dec(side), _dec(2 * aimed))  # the aimed score charges 2a (Lemma QB2′)
+    eps0 = _high(pair) if centre is None else _high(max(pair, _dec(centre)))
     details: dict[str, Any] = {"mechanisms": mechanisms}
     count_eps, eps_a = _count_first(d.get("private_count"), eps_a, details, product, stated)
     best = _best(_composition_routes(eps0, mechanisms, eps_a, delta_a), eps_a, delta_a)

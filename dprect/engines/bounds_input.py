@@ -36,7 +36,7 @@ def resolve_groups(groups: Sequence[str], kind: str, column: str
     if kind == "null":
         return None
     out: list[bool | float | str] = []
-    seen: set[bool | float | str] = set()  # `in out` was quadratic: 10^5 groups took minutes
+    seen: set[bool | float | str] = set()  # a list's `in` made 10^5 groups take minutes
     for text in groups:
         word = text.strip().lower()
         value: bool | float | str
@@ -62,8 +62,8 @@ def resolve_groups(groups: Sequence[str], kind: str, column: str
         if value in seen:
             raise ParameterError(f"group values {out_text(groups, out, value)!r} and "
                                  f"{text!r} name the same value of column {column!r}")
-        out.append(value)
         seen.add(value)
+        out.append(value)
     return out
 
 

@@ -71,6 +71,7 @@ from dprect.core.statistic import (
 from dprect.engines.bounds_input import add_key_counts, group_kind_of_arrow, resolve_groups
 from dprect.engines.driver_pool import block_mapper
 from dprect.engines.prepared import PreparedRun
+from dprect.engines.progress import counted_cells, counting
 from dprect.engines.row_kernels import group_index
 
 
@@ -92,13 +93,15 @@ def grouped_statistics(values: Sequence[np.ndarray], group: np.ndarray, groups: 
         raise ParameterError(f"{len(values)} column(s) for a spec of {len(spec.columns)}")
     group = np.asarray(group, dtype=np.int64)
     out: GroupedStatistics = {}
-    for j, (column, column_spec) in enumerate(zip(values, spec.columns, strict=True)):
-        x = np.asarray(column, dtype=np.float64)
-        cells = _column_cells(x, group, groups, column_spec)
-        if cells is None:  # a grid too wide to key (group, bin) in one int64
-            cells = _column_cells_by_group(x, group, groups, column_spec)
-        for g, cell in enumerate(cells):
-            out[(g, j)] = cell
+    with counting(groups * len(spec.columns), "", "cells") as tick:  # for the heartbeat
+        for j, (column, column_spec) in enumerate(zip(values, spec.columns, strict=True)):
+            x = np.asarray(column, dtype=np.float64)
+            cells = _column_cells(x, group, groups, column_spec)
+            if cells is None:  # a grid too wide to key (group, bin) in one int64
+                cells = _column_cells_by_group(x, group, groups, column_spec)
+            for g, cell in enumerate(cells):
+                out[(g, j)] = cell
+                tick()
     return out
 
 
@@ -303,19 +306,23 @@ def draw_quantiles(plan: QuantilePlan, cells: Mapping[tuple[int, int], Any],
                    group_names: Sequence[Any], columns: Sequence[str], rng: RandomSource
                    ) -> QuantileResult:
     """The quantiles' mechanism on merged cells (counted with the rows at each cell's
-    value: :data:`~dprect.core.statistic.QUANTILES`' spec)."""
+    value: :data:`~dprect.core.statistic.QUANTILES`' spec), each cell counted for the
+    heartbeat as the mechanism reaches it (:func:`~dprect.engines.progress.counted_cells`)."""
     _fits(cells, group_names, columns)
     stats = {key: cell.quantile_statistics() for key, cell in cells.items()}
-    return release_grouped(plan, stats, group_names, columns, rng)
+    with counted_cells(stats, len(group_names) * len(columns)) as counted:  # heartbeat
+        return release_grouped(plan, counted, group_names, columns, rng)
 
 
 def draw_coverage(plan: BoundsPlan, cells: Mapping[tuple[int, int], Any],
                   group_names: Sequence[Any], columns: Sequence[str], rng: RandomSource
                   ) -> BoundsResult:
-    """Bounds' mechanism on merged cells (every (group index, column index) present)."""
+    """Bounds' mechanism on merged cells (every (group index, column index) present),
+    each cell counted for the heartbeat as the mechanism reaches it."""
     _fits(cells, group_names, columns)
     by_name = {(group_names[g], j): cell.histogram() for (g, j), cell in cells.items()}
-    return run_bounds(plan, by_name, list(group_names), rng, list(columns))
+    with counted_cells(by_name, len(group_names) * len(columns)) as counted:  # heartbeat
+        return run_bounds(plan, counted, list(group_names), rng, list(columns))
 
 
 #: the mechanisms' plans and draws (:meth:`~dprect.core.statistic.Mechanism.plan`,

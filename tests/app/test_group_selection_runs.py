@@ -72,8 +72,10 @@ def test_one_ledger_row_of_both_budgets_whatever_the_number_of_keys(
     assert (runs[0].epsilon, runs[0].delta) == (record["privacy"]["epsilon"], 1e-6)
     assert runs[0].epsilon == pytest.approx(stats["epsilon"] + 0.5, abs=1e-12)
     assert runs[0].epsilon >= stats["epsilon"] + 0.5
-    # more than LISTED_GROUPS: one summary line; no hidden key printed anywhere
-    assert "70 groups x 1 column(s)" in out
+    # more than LISTED_CELLS: a few summary lines; no hidden key printed anywhere
+    assert "released 70 cells: 70 group(s) x 1 column(s), statistics bounds, count, mean" \
+        in out
+    assert "groups found privately: 70 kept by the selection" in out
     assert HIDDEN not in out + err
 
 
