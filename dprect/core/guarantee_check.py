@@ -456,8 +456,9 @@ def _run_route(p: Any, domains: Sequence[Domain], beta: float, shape: str, produ
 
 
 def check_classes_plan(method_plan: Any, domains: Sequence[Domain], *, beta: float,
-                       shape: str, charge: Any, classes: int) -> CheckReport:
+                       shape: str, charge: Any, classes: int | None) -> CheckReport:
     """Re-derive the charge of a classes' fit (docs/privacy.md §12): ``classes`` runs of
+    (None: any number — the classes a private selection keeps, docs/privacy.md §18)
     the rectangle plan ``method_plan`` on disjoint positive sets, charged ONCE as
     ``charge`` (an (ε̃, δ̃) with its neighbouring relation). The charge holds when one
     run meets the add/remove statement (ε_a, δ_a) below, whose route this check finds as
@@ -474,13 +475,14 @@ def check_classes_plan(method_plan: Any, domains: Sequence[Domain], *, beta: flo
 
     Refuses (:class:`GuaranteeCheckError`) a charge no route re-derives."""
     product = "classes"
-    if int(classes) < 1:
+    if classes is not None and int(classes) < 1:
         raise _refuse(product, "it has no class", charge.epsilon, charge.delta)
+    runs = "any number of" if classes is None else str(int(classes))
     steps = CLASSES_REPLACE_STEPS
     e, d = _dec(charge.epsilon), _dec(charge.delta)
     if charge.neighbouring == "add-remove":
         eps_a, delta_a = e, d
-        how = (f"parallel composition of {int(classes)} runs on disjoint rows (one run "
+        how = (f"parallel composition of {runs} runs on disjoint rows (one run "
                f"changes)")
     elif charge.neighbouring == "replace-one":
         with decimal.localcontext(_CONTEXT):
@@ -488,7 +490,7 @@ def check_classes_plan(method_plan: Any, domains: Sequence[Domain], *, beta: flo
             same = d / _high(sum((_exp(i * eps_a) for i in range(steps)), Decimal(0)))
             cross = d / steps  # one add/remove step in each of `steps` runs
             delta_a = _low(min(same, cross))
-        how = (f"replace-one over {int(classes)} runs: {steps} add/remove steps, in one "
+        how = (f"replace-one over {runs} runs: {steps} add/remove steps, in one "
                f"run (group privacy) or one in each of {steps} runs (basic composition)")
     else:
         raise GuaranteeCheckError(f"the independent guarantee check knows no neighbouring "
@@ -502,7 +504,7 @@ def check_classes_plan(method_plan: Any, domains: Sequence[Domain], *, beta: flo
             delta = _high(max(sum((_high(_exp(i * best.epsilon)) for i in range(steps)),
                                   Decimal(0)),
                               Decimal(steps)) * delta)
-    details["classes"] = int(classes)
+    details["classes"] = None if classes is None else int(classes)
     return CheckReport(product, f"{best.name}; {how}", _float_up(eps), _float_up(delta),
                        charge.neighbouring, details)
 
