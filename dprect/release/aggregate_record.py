@@ -141,13 +141,26 @@ def describe_record(result: DescribeResult) -> dict[str, Any]:
     accuracy statements), and per (group, column) ``lower``, ``upper``, ``count``,
     ``sum`` and ``mean`` (None for a statistic not asked for) and the small-group flag
     ``below_row_need`` (the module docstring); ±inf written as ``"inf"``/``"-inf"``."""
-    record = result.to_dict()
-    plan = record["plan"]
+    record = result.to_dict()  # its rows, built once, are read here
+    plan = jsonable(record["plan"])
     keys = ("group", "column", *outputs(QUERY, result.plan.statistics))
-    rows = [{**{key: row.get(key) for key in keys},
-             BELOW_ROW_NEED: below_row_need(row.get("count"), plan, str(row["column"]))}
-            for row in result.rows()]
-    return jsonable({"method": DESCRIBE_METHOD, **record, "results": rows})
+    need = {c: rows_needed(plan, c) for c in result.columns}  # public, per column
+    rows = []
+    for row in record["results"]:
+        out = {key: _json_scalar(row.get(key)) for key in keys}
+        count = row.get("count")
+        out[BELOW_ROW_NEED] = None if count is None else bool(float(count) < need[row["column"]])
+        rows.append(out)
+    return {"method": DESCRIBE_METHOD, **{k: rows if k == "results" else plan if k == "plan"
+                                          else jsonable(v) for k, v in record.items()}}
+
+
+def _json_scalar(value: Any) -> Any:
+    """:func:`jsonable` of one value of a result row (a float, None, a name: the fast
+    path for the 10^5-group records, issue #42)."""
+    if type(value) is float:
+        return value if math.isfinite(value) else ("inf" if value > 0 else "-inf")
+    return value if value is None or type(value) in (str, int, bool) else jsonable(value)
 
 
 def quantiles_record(result: QuantileResult) -> dict[str, Any]:
@@ -325,8 +338,11 @@ def table_rows(record: Mapping[str, Any]) -> list[dict[str, Any]]:
     shape = shape_of(record)
     assert shape is not None, "not a grouped-aggregate record"
     plan = record.get("plan", {})
+    recorded = record[shape.rows]
+    if _read[0] is recorded and _read[1] is plan:
+        return _read[2]
     rows = []
-    for row in record[shape.rows]:
+    for row in recorded:
         column = str(row["column"])
         values = {key: _number(row.get(key))
                   for key in outputs(shape.mechanism, plan.get("statistics", ()))}
@@ -334,7 +350,17 @@ def table_rows(record: Mapping[str, Any]) -> list[dict[str, Any]]:
                  SMALL: row.get(SMALL)}  # the quantiles' flag is released as drawn
         rows.append({"group": None if row["group"] is None else str(row["group"]),
                      "column": column, **values, **{f: flags[f] for f in shape.flags}})
+    if len(rows) > SHARED_ROWS:
+        _read[:] = [recorded, plan, rows]
     return rows
+
+
+#: :func:`table_rows` of a record with more rows than this is read once and shared by
+#: every output of the run (the JSON's summary, the table, the plot: issue #42) — the
+#: rows of the last such record read, kept while its rows and plan are the same objects
+#: (a released record is never changed); callers must not change the rows they get
+SHARED_ROWS = 1000
+_read: list[Any] = [None, None, []]
 
 
 def summary_lines(record: Mapping[str, Any]) -> list[str]:
@@ -407,11 +433,32 @@ def overview_lines(record: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-__all__ = ["BELOW_ROW_NEED", "BOUNDS_METHOD", "DESCRIBE_METHOD", "ROW_KEYS", "SHAPES",
-           "RecordShape", "aggregate_record", "below_row_need", "bounds_record",
-           "cell_count", "centre_rows_needed", "coverage_statement", "describe_record",
-           "is_aggregate_record", "jsonable", "mixed_columns", "mixed_method", "mixed_names",
-           "mixed_record", "noun_of", "overview_lines", "released_statistics",
-           "rows_needed",
-           "shape_of", "summary_lines",
-           "table_rows"]
+__all__ = [
+    "BELOW_ROW_NEED",
+    "BOUNDS_METHOD",
+    "DESCRIBE_METHOD",
+    "ROW_KEYS",
+    "SHAPES",
+    "SHARED_ROWS",
+    "RecordShape",
+    "aggregate_record",
+    "below_row_need",
+    "bounds_record",
+    "cell_count",
+    "centre_rows_needed",
+    "coverage_statement",
+    "describe_record",
+    "is_aggregate_record",
+    "jsonable",
+    "mixed_columns",
+    "mixed_method",
+    "mixed_names",
+    "mixed_record",
+    "noun_of",
+    "overview_lines",
+    "released_statistics",
+    "rows_needed",
+    "shape_of",
+    "summary_lines",
+    "table_rows",
+]

@@ -49,6 +49,7 @@ from dprect.release.files import (
     discard_staged,
     stage_file,
 )
+from dprect.release.record_text import record_text
 
 
 def _nothing() -> None:
@@ -177,11 +178,12 @@ class FileSink:
 
 @dataclass(frozen=True)
 class JsonSink(FileSink):
-    """The result JSON, exactly as recorded (:meth:`FitResult.to_json`)."""
+    """The result JSON, exactly as recorded (:meth:`FitResult.to_json`), laid out by
+    :func:`~dprect.release.record_text.record_text` (a large record's long lists one
+    compact item per line)."""
 
     def prepare(self, release: Release) -> Write:
-        return self._writer(json.dumps(release.record, indent=2, allow_nan=False) + "\n",
-                            "result")
+        return self._writer(record_text(release.record), "result")
 
 
 @dataclass(frozen=True)

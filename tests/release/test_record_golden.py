@@ -3,8 +3,10 @@ one recorded before the release layer was made fast (issue #42): the record
 (:func:`~dprect.release.aggregate_record.aggregate_record`), the JSON file as parsed, the
 CSV table's bytes and the summary lines — their SHA-256 in
 tests/data/golden/describe_record.json, recorded from this branch's base (b467677) before
-the change. A record of fewer than :data:`~dprect.release.sinks.COMPACT_ITEMS` items per
-list keeps its JSON file byte for byte (``json.dumps(record, indent=2)``).
+the change, with the large-record paths (:data:`~dprect.release.record_text.COMPACT_ITEMS`,
+:data:`~dprect.release.aggregate_record.SHARED_ROWS`) off and on. A record of no more than
+:data:`~dprect.release.record_text.COMPACT_ITEMS` items per list keeps its JSON file byte
+for byte (``json.dumps(record, indent=2)``).
 
 Set ``DPRECT_GOLDEN_WRITE=1`` to re-record (only when an output is MEANT to change)."""
 
@@ -24,12 +26,15 @@ import pytest
 from dprect.core.randomness import RandomSource
 from dprect.core.statistic import QUERY
 from dprect.engines.grouped import grouped_statistics
+from dprect.release import aggregate_record as record_module
+from dprect.release import record_text as text_module
 from dprect.release.aggregate_record import aggregate_record, overview_lines, summary_lines
 from dprect.release.aggregate_table import table_sink
+from dprect.release.record_text import record_text
 from dprect.release.sinks import JsonSink, Release
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "engines"))
-from test_many_groups_golden import COLUMNS, GROUPS, _plans, _table  # noqa: E402
+from test_many_groups_golden import COLUMNS, GROUPS, _plans, _table
 
 GOLDEN = Path(__file__).resolve().parent.parent / "data" / "golden" / "describe_record.json"
 
@@ -67,11 +72,79 @@ def _outputs(record: dict[str, Any], where: Path) -> dict[str, str]:
             "overview": _sha("\n".join(overview_lines(record)))}
 
 
+@pytest.mark.parametrize("large", [False, True])
 @pytest.mark.parametrize("name,seed", [("default", 11), ("spread", 12), ("bounds", 13)])
-def test_a_seeded_many_group_record_is_the_recorded_one(name, seed, tmp_path):
-    got = _outputs(_record(name, seed), tmp_path)
-    if os.environ.get("DPRECT_GOLDEN_WRITE"):
+def test_a_seeded_many_group_record_is_the_recorded_one(name, seed, large, tmp_path,
+                                                        monkeypatch):
+    """``large``: the 720-row record is written and read as a 10^5-group one is (its
+    long lists one compact item per line, its table rows read once and shared)."""
+    if large:
+        monkeypatch.setattr(text_module, "COMPACT_ITEMS", 100)
+        monkeypatch.setattr(record_module, "SHARED_ROWS", 100)
+    record = _record(name, seed)
+    got = _outputs(record, tmp_path)
+    text = (tmp_path / "r.json").read_text()
+    assert (text == json.dumps(record, indent=2, allow_nan=False) + "\n") is not large
+    if large:  # a row a line: a reader can stream it
+        assert sum(line.startswith('    {"group": ') for line in text.splitlines()) == \
+            len(record["results"])
+    if os.environ.get("DPRECT_GOLDEN_WRITE") and not large:
         recorded = json.loads(GOLDEN.read_text()) if GOLDEN.exists() else {}
         GOLDEN.write_text(json.dumps({**recorded, name: got}, indent=1, sort_keys=True)
                           + "\n")
     assert got == json.loads(GOLDEN.read_text())[name]
+
+
+def _nested(n: int) -> dict[str, Any]:
+    rows = [{"group": f"g{i}", "x": i / 7, "y": None, "z": "inf", "f": i % 2 == 0}
+            for i in range(n)]
+    return {"method": "a+b", "plan": {"shares": [0.5, 0.5], "x": {"y": []}},
+            "parts": {"a": {"results": rows, "groups": [r["group"] for r in rows]},
+                      "b": {"results": rows[:3]}},
+            "results": rows, "empty": {}, "none": None}
+
+
+@pytest.mark.parametrize("n", [0, 3, 1000])
+def test_a_record_of_short_lists_is_written_as_before_byte_for_byte(n):
+    record = _nested(n)
+    assert record_text(record) == json.dumps(record, indent=2, allow_nan=False) + "\n"
+
+
+def test_a_record_of_long_lists_is_the_same_json_one_item_per_line():
+    record = _nested(1001)
+    text = record_text(record)
+    assert json.loads(text) == record
+    lines = text.splitlines()
+    assert len(lines) < 4 * 1001 + 50  # the rows are not spread one value a line
+    assert lines[0] == "{" and lines[1] == '  "method": "a+b",'
+    assert '      "results": [' in lines and lines.count(
+        "        " + json.dumps(record["results"][5]) + ",") == 1
+    with pytest.raises(ValueError):  # strict JSON still: no NaN
+        record_text({**record, "results": [*record["results"], {"x": float("nan")}]})
+
+
+def test_rows_read_once_are_those_of_the_record_asked_for(monkeypatch):
+    """The shared rows of a large record (``SHARED_ROWS``) are never another record's:
+    a second record of other rows, or the same rows under another plan, is read again."""
+    monkeypatch.setattr(record_module, "SHARED_ROWS", 100)
+    first = _record("default", 11)
+    rows = record_module.table_rows(first)
+    assert record_module.table_rows(first) is rows  # read once
+    second = _record("default", 12)
+    assert record_module.table_rows(second) != rows
+    bigger = {**first, "plan": {**first["plan"], "rows_needed": 10 ** 9}}
+    assert all(r["below_row_need"] for r in record_module.table_rows(bigger)
+               if r["count"] is not None)
+    assert record_module.table_rows(first) == rows
+
+
+def test_a_stored_result_summarises_a_long_list_without_serialising_it(tmp_path):
+    """A stored result's reference gives the size of a list too long for its summary
+    without encoding it again (the list below cannot be encoded at all)."""
+    from dprect.release.ledger.stored import SUMMARY_ITEM_CHARS, reference, store
+
+    long = [object()] * (SUMMARY_ITEM_CHARS + 1)
+    text = store(str(tmp_path), "x" * 70_000, {"method": "m", "results": long})
+    ref = reference(text)
+    assert ref is not None and ref["sizes"] == {"results": SUMMARY_ITEM_CHARS + 1}
+    assert ref["summary"] == {"method": "m"}

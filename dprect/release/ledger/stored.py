@@ -83,6 +83,9 @@ def _summary(result: dict[str, Any]) -> tuple[dict[str, Any], dict[str, int]]:
     summary: dict[str, Any] = {}
     sizes: dict[str, int] = {}
     for key, value in result.items():
+        if isinstance(value, list | dict) and len(value) > SUMMARY_ITEM_CHARS:
+            sizes[key] = len(value)  # its JSON has more characters than items: not
+            continue  # serialised again (10^5 groups' rows: seconds, issue #42)
         if len(json.dumps(value)) <= SUMMARY_ITEM_CHARS:
             summary[key] = value
         elif isinstance(value, (list, dict)):
