@@ -49,9 +49,29 @@ def _text(value: Any, level: int) -> str:
     return "[\n" + ",\n".join(items) + "\n" + pad + "]"
 
 
+#: the last long record encoded and its text: the ledger's stored copy of a run's record
+#: (:func:`ledger_text`) and its JSON output share one encoding (a released record is
+#: never changed); one record's text is kept until the next long record is encoded
+_last: list[Any] = [None, ""]
+
+
 def record_text(record: dict[str, Any]) -> str:
     """The JSON output's text of ``record`` (the module notes), newline-terminated."""
-    return _text(record, 0) + "\n"
+    if _last[0] is record:
+        return str(_last[1])
+    if not _long(record):
+        return json.dumps(record, indent=2, allow_nan=False) + "\n"
+    text = _text(record, 0) + "\n"
+    _last[:] = [record, text]
+    return text
 
 
-__all__ = ["COMPACT_ITEMS", "record_text"]
+def ledger_text(record: dict[str, Any]) -> str:
+    """The JSON text a ledger records of a released record: ``json.dumps(record)`` as
+    always, or for a record holding a long list (too large for a ledger row: it is stored
+    by reference, :mod:`dprect.release.ledger.stored`) its :func:`record_text`, which the
+    JSON output of the run then writes without encoding it again."""
+    return record_text(record) if _long(record) else json.dumps(record)
+
+
+__all__ = ["COMPACT_ITEMS", "ledger_text", "record_text"]

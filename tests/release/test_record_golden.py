@@ -148,3 +148,35 @@ def test_a_stored_result_summarises_a_long_list_without_serialising_it(tmp_path)
     ref = reference(text)
     assert ref is not None and ref["sizes"] == {"results": SUMMARY_ITEM_CHARS + 1}
     assert ref["summary"] == {"method": "m"}
+
+
+def test_a_long_record_is_encoded_once_for_the_ledger_and_the_json_output(tmp_path,
+                                                                           monkeypatch):
+    """Under a ledger a long record's stored copy is the JSON output's text, encoded once
+    (:func:`~dprect.release.record_text.ledger_text`); both read back as the record."""
+    import gzip
+
+    from dprect.core.accounting import Guarantee
+    from dprect.release.guarded import Charge, LedgerSettings, guarded_release
+    from dprect.release.ledger import Ledger
+    from dprect.release.sinks import publish
+
+    record = _nested(1001)
+    calls: list[int] = []
+    encode = text_module._text
+    monkeypatch.setattr(text_module, "_text", lambda v, level: (
+        calls.append(level) if level == 0 else None) or encode(v, level))
+    led = Ledger(tmp_path / "ledger")
+    led.init()
+    guarantee = Guarantee(1.0, 0.0, "add-remove", "test bound")
+    out = tmp_path / "r.json"
+    outcome = guarded_release(
+        LedgerSettings(led.path, "ds", "r1"), Charge(guarantee, "a+b", ["x"]),
+        lambda: (guarantee, record),
+        lambda r: publish([JsonSink("--output", str(out))],
+                          Release(r, "r1", datetime(2026, 1, 1, tzinfo=UTC))))
+    assert outcome.result == record and calls == [0]  # one encoding for both
+    (stored,) = (Path(led.path) / "_dprect_results").glob("*.json.gz")
+    assert gzip.decompress(stored.read_bytes()).decode() == out.read_text()
+    assert json.loads(out.read_text()) == record
+    assert Ledger(led.path).run("ds", "r1").result == record
