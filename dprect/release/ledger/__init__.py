@@ -140,7 +140,8 @@ OPTIMIZE/VACUUM or log cleanup on a ledger: those commits add no event and read 
 :data:`~.stored.INLINE_MAX_CHARS` characters (a rectangle or bounds result is a few kB);
 a longer one (a grouped aggregate of 10^5 groups is about 128 MB; a record with a long
 list is recorded as :func:`dprect.release.record_text.ledger_text` lays it out, the JSON
-output's text, encoded once for both) is written first as a gzip file in :data:`~.stored.RESULTS_DIR`, named by the SHA-256 of the JSON, atomically,
+output's text, encoded once for both) is written first as a gzip file in
+:data:`~.stored.RESULTS_DIR`, named by the SHA-256 of the JSON, atomically,
 and the row holds a small reference (path, SHA-256, length, the result's small top-level
 entries and the sizes of its large ones). The choice depends on the released record's
 length only (post-processing). Reading the run back (:meth:`Ledger.run`, a retried run
