@@ -342,11 +342,15 @@ def table_rows(record: Mapping[str, Any]) -> list[dict[str, Any]]:
     if _read[0] is recorded and _read[1] is plan:
         return _read[2]
     rows = []
+    keys = outputs(shape.mechanism, plan.get("statistics", ()))
+    need: dict[str, int] = {}  # the plan's row need per column (public), read once
     for row in recorded:
         column = str(row["column"])
-        values = {key: _number(row.get(key))
-                  for key in outputs(shape.mechanism, plan.get("statistics", ()))}
-        flags = {BELOW_ROW_NEED: below_row_need(values.get("count"), plan, column),
+        values = {key: _number(row.get(key)) for key in keys}
+        count = values.get("count")
+        if count is not None and column not in need:
+            need[column] = rows_needed(plan, column)
+        flags = {BELOW_ROW_NEED: None if count is None else bool(count < need[column]),
                  SMALL: row.get(SMALL)}  # the quantiles' flag is released as drawn
         rows.append({"group": None if row["group"] is None else str(row["group"]),
                      "column": column, **values, **{f: flags[f] for f in shape.flags}})
