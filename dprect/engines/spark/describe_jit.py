@@ -26,7 +26,8 @@ kernel), so it is used where dprect and numba are installed — the compiled cod
 cached on disk by numba (``cache=True``: compiled once per installation, loaded in a
 fraction of a second by every later Python worker) — and the numpy path runs where they
 are not. numba is imported only when a chunk is large enough to pay for loading it (the
-caller decides); each process keeps the compiled function.
+caller decides); each process keeps the compiled function
+(:func:`dprect.engines.jit.compile_kernel`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+
+from dprect.engines.jit import compile_kernel
 
 #: checked by the kernel that calls :func:`column_bins` (it travels by value, this module
 #: is imported on the executor: a different installed version is not used)
@@ -139,31 +142,9 @@ def _merge_sorted(k1: np.ndarray, n1: np.ndarray, s1: np.ndarray, k2: np.ndarray
     return True, keys[:r], counts[:r], sums[:r]
 
 
-_compiled: dict[str, Callable[..., Any] | None] = {}
-
-
-def _compile(fn: Callable[..., Any]) -> Callable[..., Any] | None:
-    """``fn`` compiled by numba on first use in this process, without the GIL — loaded
-    from numba's cache beside this module, or compiled and cached there; for the process
-    only where that cache cannot be written (a read-only installation) — or None where
-    numba is not installed."""
-    name = fn.__name__
-    if name not in _compiled:
-        try:
-            import numba
-        except ImportError:
-            _compiled[name] = None
-            return None
-        try:
-            _compiled[name] = numba.njit(cache=True, nogil=True)(fn)
-        except Exception:  # no writable cache location: compile for this process only
-            _compiled[name] = numba.njit(cache=False, nogil=True)(fn)
-    return _compiled[name]
-
-
 def compiled() -> Callable[..., Any] | None:
     """The compiled :func:`_two_sided_bins`, or None where numba is not installed."""
-    return _compile(_two_sided_bins)
+    return compile_kernel(_two_sided_bins)
 
 
 def merge_sorted(first: tuple[np.ndarray, np.ndarray, np.ndarray],
@@ -173,7 +154,7 @@ def merge_sorted(first: tuple[np.ndarray, np.ndarray, np.ndarray],
     linear pass (the kernel's running total of a column and a chunk's lists, which
     :func:`column_bins` gives in key order); None without numba or when a list is not
     strictly increasing (the caller sorts)."""
-    fn = _compile(_merge_sorted)
+    fn = compile_kernel(_merge_sorted)
     if fn is None:
         return None
     ok, k, n, s = fn(*(np.ascontiguousarray(x, dtype=np.int64) for x in (*first, *second)))
