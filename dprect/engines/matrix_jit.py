@@ -16,8 +16,9 @@ domains encode them as the numpy path does), and the comparisons are those of nu
 the same dtypes (a float32 value against a float64 threshold compares exactly), so the
 lists are the numpy pass's, bit for bit (tests/engines/test_numpy_engines.py).
 
-Memory: a buffer of :data:`CHUNK_ROWS` hit rows and their values, and the entries, 16
-bytes each; nothing per row of the matrix.
+Memory: a buffer of :data:`CHUNK_ROWS` hit rows and their values, and the entries (a row
+number, int32 below 2^31 rows, and a raw value: at most 12 bytes each); nothing per row
+of the matrix.
 """
 
 from __future__ import annotations
@@ -65,11 +66,12 @@ def _hit_rows(X: Any, positive: Any, hi: Any, lo: Any, start: int, rows: Any,
     return n, count, e
 
 
-def _by_column(rows: Any, values: Any, hi: Any, lo: Any, first: int) -> Any:
-    """(offsets, rows, raws): the hit rows' entries (row + ``first``, raw value) at or
-    beyond their column's threshold, grouped by column (column j's at [offsets[j],
-    offsets[j + 1]), in the order of ``rows``): a count per column, then the entries.
-    Plain Python, compiled."""
+def _by_column(rows: Any, values: Any, hi: Any, lo: Any, first: int, row_type: Any
+               ) -> Any:
+    """(offsets, rows, raws): the hit rows' entries (row + ``first``, of ``row_type``'s
+    dtype, and raw value) at or beyond their column's threshold, grouped by column (column
+    j's at [offsets[j], offsets[j + 1]), in the order of ``rows``): a count per column,
+    then the entries. Plain Python, compiled."""
     d = values.shape[1]
     counts = np.zeros(d + 1, dtype=np.int64)
     for r in range(rows.shape[0]):
@@ -77,7 +79,7 @@ def _by_column(rows: Any, values: Any, hi: Any, lo: Any, first: int) -> Any:
             v = values[r, j]
             counts[j + 1] += (v >= hi[j]) | (v <= lo[j])
     offsets = np.cumsum(counts)
-    out_rows = np.empty(offsets[d], dtype=np.int64)
+    out_rows = np.empty(offsets[d], dtype=row_type.dtype)
     out_raws = np.empty(offsets[d], dtype=values.dtype)
     fill = offsets[:d].copy()
     for r in range(rows.shape[0]):
@@ -120,13 +122,16 @@ def list_pass(X: np.ndarray, positive: np.ndarray | None, hi: np.ndarray, lo: np
     chunk = max(1, min(CHUNK_ROWS, cap + 1))
     rows, values = np.empty(chunk, dtype=np.int64), np.empty((chunk, d), dtype=X.dtype)
     pieces: list[Pieces] = [[] for _ in range(d)]
+    # row numbers as int32 below 2^31 rows (4 bytes an entry), else int64
+    row_type = np.zeros(0, np.int32 if first + len(X) < 1 << 31 else np.int64)
     start, count, entries = 0, 0, 0
     while start < len(X):
         start, counted, hits = hit_rows(X, flags, hi, lo, start, rows, values)
         count += counted
         if not hits:
             continue
-        offsets, got_rows, got_raws = by_column(rows[:hits], values[:hits], hi, lo, first)
+        offsets, got_rows, got_raws = by_column(rows[:hits], values[:hits], hi, lo, first,
+                                                row_type)
         entries += int(offsets[-1])
         if entries > cap:  # more entries than allowed: count the rest only
             none = np.full(d, np.inf)
@@ -138,7 +143,7 @@ def list_pass(X: np.ndarray, positive: np.ndarray | None, hi: np.ndarray, lo: np
                 pieces[j].append((got_rows[a:b], got_raws[a:b]))
     for column in pieces:
         if not column:  # no entry: an empty piece of the matrix's dtype
-            column.append((np.zeros(0, np.int64), np.zeros(0, X.dtype)))
+            column.append((row_type, np.zeros(0, X.dtype)))
     return count, pieces
 
 

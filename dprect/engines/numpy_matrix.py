@@ -11,16 +11,22 @@ by the domains — the same multisets — without the float64 copy of X, the cop
 selected rows and the encoded columns (8·d bytes a row), and without a full pass per
 window.
 
-**One pass for every order.** At the first window (nothing cut yet) a fixed strided sample
-of the rows (no randomness is drawn) gives, per order (axis, side), a raw-value threshold
-with a safety margin such that about ``K`` selected rows lie at or beyond it (``K`` from
-the first window's ``stop``: :data:`LIST_FACTOR` × stop, at least :data:`MIN_LIST`, at
-most half :data:`CANDIDATE_CELLS` over all orders). ONE pass over the rows in blocks
-(:data:`BLOCK_ROWS` rows of a matrix, or one Arrow batch: each block cache-resident — the
-finite check, two comparisons against the 2d thresholds at once — a contiguous block as
-rows of :data:`WIDE_VALUES` values, the thresholds tiled — and one ``flatnonzero``)
-lists, per order, every selected row at or beyond its threshold: its row number and its
-sort value (``Domain.encode`` of the gathered values — the reference encoding). That list
+**One pass for every order.** At the first window (nothing cut yet) — or earlier, when
+``auto``'s private count asks for :meth:`MatrixEngine.remaining` first — a fixed strided
+sample of the rows (no randomness is drawn) gives, per order (axis, side), a raw-value
+threshold with a safety margin such that about ``K`` selected rows lie at or beyond it
+(``K`` from the first window's ``stop``: :data:`LIST_FACTOR` × stop, at least
+:data:`MIN_LIST`; :data:`PRELIST` for the count's pass, whose lists a first window whose
+own ``K`` is not larger keeps; at most half :data:`CANDIDATE_CELLS` over all orders).
+ONE pass over the rows counts the selected ones and lists, per order, every selected row
+at or beyond its threshold: its row number and its sort value (``Domain.encode`` of the
+gathered values — the reference encoding) — so a fit reads X once. Where numba is
+installed and X holds at least :data:`JIT_VALUES` values, the pass is compiled
+(:mod:`dprect.engines.matrix_jit`: one sweep of each row); elsewhere it runs in numpy
+blocks (:data:`BLOCK_ROWS` rows of a matrix, or one Arrow batch: each block
+cache-resident — the finite check, two comparisons against the 2d thresholds at once — a
+contiguous block as rows of :data:`WIDE_VALUES` values, the thresholds tiled — and one
+``flatnonzero``). Both list the same entries in the same order. That list
 is an upper set of the order by value; every encoding is non-decreasing, so it holds every
 selected row whose sort value is strictly beyond the threshold's and some of the rows tied
 with it: whenever it holds at least ``stop`` rows its first ``stop`` ranks are the whole
@@ -44,7 +50,8 @@ block size change the speed only.
 
 **Memory.** Besides the rows themselves: the lists, at most :data:`CANDIDATE_CELLS`
 entries of at most :data:`LIST_ENTRY_BYTES` while built and held (:data:`LIST_BYTES`),
-and one block's transients — unless ties are refined (8·d bytes a row then).
+and one block's transients (the compiled pass: one buffer of hit rows) — unless ties are
+refined (8·d bytes a row then).
 """
 
 from __future__ import annotations
@@ -82,7 +89,9 @@ CANDIDATE_CELLS = 9 << 18
 #: driver bytes per listed row at most, while the lists are built and held: its row number
 #: (int32), axis (uint16) and raw value (≤ 8) gathered per block and once concatenated,
 #: its place in the axis sort (int64), then the list's row number and sort value (below
-#: 2^31 rows and 2^16 features; wider row numbers or axes take a few bytes more)
+#: 2^31 rows and 2^16 features; wider row numbers or axes take a few bytes more). The
+#: compiled pass holds less: its row number and raw value (≤ 12), a column's joined once
+#: (≤ 12), then the list's row number, sort value and the encoding's transient (≤ 20)
 LIST_ENTRY_BYTES = 2 * (4 + 2 + 8) + 8 + 4 + 8
 #: the lists' driver bytes at most
 LIST_BYTES = CANDIDATE_CELLS * LIST_ENTRY_BYTES
@@ -513,7 +522,7 @@ def _joined(pieces: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np
     if len(pieces) == 1:
         return pieces[0]
     if not pieces:
-        return np.zeros(0, np.int64), np.zeros(0)
+        return np.zeros(0, np.int32), np.zeros(0)
     return (np.concatenate([r for r, _ in pieces]), np.concatenate([v for _, v in pieces]))
 
 
