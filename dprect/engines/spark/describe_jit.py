@@ -1,5 +1,6 @@
 """The describe pass's per-column step compiled: each row's search bin and truncated
-significand, counted and summed per (group, bin), in two loops over the rows (numba).
+significand (or a word of its square, for a variance), counted and summed per (group,
+bin), in two loops over the rows (numba).
 
 What :func:`dprect.engines.spark.statistics.partial_bins` computes per chunk and column with
 numpy — ``FloatBins(SEARCH_BITS).encode``, :func:`~dprect.core.describe_stats.significands`
@@ -41,13 +42,16 @@ from dprect.engines.jit import compile_kernel
 
 #: checked by the kernel that calls :func:`column_bins` (it travels by value, this module
 #: is imported on the executor: a different installed version is not used)
-VERSION = 2
+VERSION = 3
 
 def _two_sided_bins(bits: np.ndarray, group: np.ndarray, groups: int, shift: int,
-                    zero_bin: int, drop: int, limit: int) -> Any:
+                    zero_bin: int, drop: int, limit: int, word: int) -> Any:
     """(found, g, b, n, sums): found False when the table would exceed ``limit``
     cells; else the unique (group, bin) pairs in (group, bin) order with their row
-    counts and significand sums (module notes). Plain Python, compiled by numba."""
+    counts and significand sums (module notes) — ``word`` 1 or 2: the sums of the high
+    or the low 30-bit word of the squared significands instead
+    (:func:`~dprect.core.describe_stats.square_words`). Plain Python, compiled by
+    numba."""
     abs_mask = 0x7FFFFFFFFFFFFFFF
     mantissa = (1 << 52) - 1
     normal = 1 << 52
@@ -87,6 +91,10 @@ def _two_sided_bins(bits: np.ndarray, group: np.ndarray, groups: int, shift: int
             cell = (neg_span + ((mag >> shift) + zero_bin) - pos_lo) * groups + group[i]
         if b < 0:
             m = -m
+        if word == 1:  # M² = hi·2^30 + lo, M² < 2^60
+            m = (m * m) >> 30
+        elif word == 2:
+            m = (m * m) & 0x3FFFFFFF
         counts[cell] += 1
         sums[cell] += m
     found = 0
@@ -162,17 +170,17 @@ def merge_sorted(first: tuple[np.ndarray, np.ndarray, np.ndarray],
 
 
 def column_bins(values: np.ndarray, group: np.ndarray, groups: int, shift: int,
-                zero_bin: int, drop: int, limit: int
+                zero_bin: int, drop: int, limit: int, word: int = 0
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     """(group, bin, count, sum) of one chunk's finite ``values`` (float64) and their group
     indices, compiled (module notes), or None: no numba, or the tables would be too large.
-    """
+    ``word`` 1 or 2 sums the high or the low word of the squared significands."""
     fn = compiled()
     if fn is None:
         return None
     bits = np.ascontiguousarray(values, dtype=np.float64).view(np.int64)
     found, g, b, n, s = fn(bits, np.ascontiguousarray(group, dtype=np.int64), int(groups),
-                           int(shift), int(zero_bin), int(drop), int(limit))
+                           int(shift), int(zero_bin), int(drop), int(limit), int(word))
     return (g, b, n, s) if found else None
 
 

@@ -110,7 +110,7 @@ JIT_ROWS = 1 << 16
 #: the compiled step's dense tables hold at most this many (group, bin) cells
 JIT_CELLS = 1 << 22
 #: the version of :mod:`dprect.engines.spark.describe_jit` this kernel calls
-JIT_VERSION = 2
+JIT_VERSION = 3
 #: a blob's int64 rows: key, count, and the sum's two words (hi, lo)
 BLOB_ROWS = 4
 #: the sums' key ranges (merge tasks) per core of the session, at least
@@ -298,12 +298,12 @@ def column_lists(group: np.ndarray, values: np.ndarray, groups: int,
     the executor, the same version, and the chunk has at least :data:`JIT_ROWS` rows),
     else with numpy; the same lists either way. ``word`` 1 or 2 sums the high or the low
     30-bit word of the squared significands instead
-    (:func:`~dprect.core.describe_stats.square_words`; numpy only)."""
-    if sums and word == 0 and grid == _GRID and len(values) >= JIT_ROWS:
+    (:func:`~dprect.core.describe_stats.square_words`)."""
+    if sums and grid == _GRID and len(values) >= JIT_ROWS:
         jit = _jit()
         if jit is not None:
             got = jit.column_bins(values, group, groups, _GRID.shift, _GRID.size // 2,
-                                  DROPPED_BITS, JIT_CELLS)
+                                  DROPPED_BITS, JIT_CELLS, word)
             if got is not None:
                 return got
     x = np.ascontiguousarray(values, dtype=np.float64)
