@@ -172,3 +172,26 @@ def test_a_partition_gives_the_same_blobs_compiled_or_not(monkeypatch):
     monkeypatch.setattr(spark_describe, "_jit", lambda: None)
     assert blobs() == compiled
     assert len(compiled) == 7
+
+
+@pytest.mark.parametrize("span", [5, 1 << 40, 1 << 62])
+def test_the_sorted_count_sums_each_group_and_key(span):
+    """The kernel's sorted count (chunk_counts past its dense tables: _count, one int64
+    key (group, key) sorted when it fits, else a lexsort) gives every (group, key) pair
+    with its row count and exact sum, as a dictionary does."""
+    rs = np.random.default_rng(span % 97)
+    n = 20_000
+    g = rs.integers(0, 300, n).astype(np.int32)
+    keys = rs.integers(0, span, n, dtype=np.int64) if span < 1 << 62 else \
+        rs.choice(np.array([0, 1 << 61, (1 << 62) + 5, (1 << 63) - 1], dtype=np.int64), n)
+    values = rs.integers(-(1 << 30) + 1, 1 << 30, n)
+    gg, kk, counts, sums = spark_describe._count(g, keys, values)
+    want: dict[tuple[int, int], list[int]] = {}
+    for a, b, v in zip(g.tolist(), keys.tolist(), values.tolist(), strict=True):
+        cell = want.setdefault((a, b), [0, 0])
+        cell[0] += 1
+        cell[1] += v
+    assert sums is not None
+    assert list(zip(gg.tolist(), kk.tolist(), strict=True)) == sorted(want)
+    assert [[c, s] for c, s in zip(counts.tolist(), sums.tolist(), strict=True)] == \
+        [want[cell] for cell in sorted(want)]

@@ -139,7 +139,11 @@ def _count(group: np.ndarray, keys: np.ndarray, values: np.ndarray | None = None
     if len(keys) == 0:
         empty = np.zeros(0, dtype=np.int64)
         return group[:0].astype(np.int32), empty, empty, None if values is None else empty
-    order = np.lexsort((keys, group))
+    low, span = int(keys.min()), int(keys.max()) - int(keys.min()) + 1
+    if (int(group.max()) + 1) * span < 1 << 62:  # one int64 key: argsort, not lexsort
+        order = np.argsort(group.astype(np.int64) * span + (keys - low))
+    else:
+        order = np.lexsort((keys, group))
     g, k = group[order], keys[order]
     new = np.ones(len(k), dtype=bool)
     new[1:] = (g[1:] != g[:-1]) | (k[1:] != k[:-1])
