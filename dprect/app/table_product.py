@@ -21,9 +21,16 @@ class GroupedPrepared(Prepared, Protocol):
     """A table read and checked, its engine ready; a context manager that releases what
     the engine holds (a session it started)."""
 
-    def statistics(self) -> GroupedStatistics:
-        """Every (group, column)'s merged statistics under the route's spec (the only
-        step that reads the private part)."""
+    def statistics(self, groups: list[str] | None = None) -> GroupedStatistics:
+        """Every (group, column)'s merged statistics under the route's spec (a step that
+        reads the private part), for the listed groups — or ``groups``, the keys a
+        private selection kept (docs/privacy.md §18)."""
+        ...
+
+    def key_counts(self) -> dict[str, int]:
+        """The rows of every key of the group column (its text:
+        :func:`dprect.engines.bounds_input.key_text`; nulls and non-finite numbers are no
+        key) — the private input of a group selection, never printed."""
         ...
 
 
@@ -36,6 +43,8 @@ class GroupedRoute(Protocol):
 
     def open(self, source: Source, groups: list[str] | None, spec: StatisticsSpec,
              progress: Callable[[str], None]) -> GroupedPrepared:
+        """``groups`` None with a group column: the groups are found privately later
+        (:meth:`GroupedPrepared.key_counts`)."""
         ...
 
 

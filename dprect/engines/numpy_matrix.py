@@ -464,11 +464,6 @@ class MatrixEngine:
             self._inner = inner
             self._lists = None  # the count's pass may have listed: no longer asked
 
-    @property
-    def materialised(self) -> bool:
-        """Whether the rows were encoded into columns (only to refine ties)."""
-        return self._inner is not None
-
     def cut(self, axis: int, side: Side, threshold: int | float) -> None:
         if self._inner is not None:
             self._inner.cut(axis, side, threshold)

@@ -83,7 +83,7 @@ from dprect.core.statistic import (
     complete,
 )
 from dprect.engines import row_kernels
-from dprect.engines.bounds_input import resolve_groups
+from dprect.engines.bounds_input import add_key_counts, resolve_groups
 from dprect.engines.input_errors import column_names
 from dprect.engines.prepared import PreparedRun
 from dprect.engines.row_kernels import table_groups
@@ -549,9 +549,32 @@ class SparkGroupedPrepared(PreparedRun):
         self.groups = groups
         self.spec = spec
 
-    def statistics(self) -> GroupedStatistics:
+    def statistics(self, groups: list[str] | None = None) -> GroupedStatistics:
+        """The one pass, for the listed groups or ``groups`` (the keys a private selection
+        kept)."""
         return spark_statistics(self.df, repeated(self.source.columns, self.spec), self.spec,
-                                group_by=self.source.group_by, groups=self.groups)
+                                group_by=self.source.group_by,
+                                groups=self.groups if groups is None else groups)
+
+    def key_counts(self) -> dict[str, int]:
+        """The rows of every key of the group column: a ``groupBy`` count in the
+        executors (numbers grouped as doubles, as they are compared), the (key, count)
+        pairs collected to the driver, where the selection draws
+        (:func:`dprect.core.group_selection.select_keys`)."""
+        group_by = self.source.group_by
+        if group_by is None:
+            raise ParameterError("a group selection needs a group column")
+        kind = check_schema(self.df, [], group_by) or "null"
+        if kind == "null":
+            return {}
+        key = f"CAST({ident(group_by)} AS DOUBLE)" if kind == "numeric" else ident(group_by)
+        try:
+            rows = self.df.selectExpr(f"{key} AS k").where("k IS NOT NULL") \
+                .groupBy("k").count().collect()
+        except SPARK_ERRORS as exc:
+            raise InputDataError(f"Spark failed while counting the groups: "
+                                 f"{spark_message(exc)}") from None
+        return add_key_counts({}, [r[0] for r in rows], [r[1] for r in rows], kind)
 
 
 class SparkGroupedRoute:
@@ -570,8 +593,8 @@ class SparkGroupedRoute:
             for c in spec.columns:
                 check_grid(c.grid)
             kind = check_schema(df, source.columns, source.group_by)
-            if source.group_by is not None:
-                resolve_groups(list(groups or []), kind or "null", source.group_by)
+            if source.group_by is not None and groups is not None:  # None: found privately
+                resolve_groups(list(groups), kind or "null", source.group_by)
             return SparkGroupedPrepared(df, source, groups, spec, stop)
 
 
