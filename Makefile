@@ -102,6 +102,12 @@ bench-spark: setup
 bench-describe-spark: setup
 	SPARK_CONF_DIR=$(abspath conf/spark) $(BIN)/python benchmarks/describe_spark.py $(if $(ROWS),--rows $(ROWS))
 
+# dprect aggregate with every statistic (or AGG_ARGS="--pass-only --statistics ...") against
+# the plain groupBy aggregation, issue #41 (64 columns x 1,000 groups; ROWS=... for fewer rows)
+.PHONY: bench-aggregate-spark
+bench-aggregate-spark: setup
+	SPARK_CONF_DIR=$(abspath conf/spark) $(BIN)/python benchmarks/aggregate_spark.py $(if $(ROWS),--rows $(ROWS)) $(AGG_ARGS)
+
 # The high-dimension sweep of issue #15 (d = 8 … 1024, n = 10^6 … 1.6·10^7; long, data
 # cached under benchmarks/output/): table, acceptance lines, benchmarks/output/spark_sweep.json.
 .PHONY: bench-spark-sweep
