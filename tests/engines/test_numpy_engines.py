@@ -191,32 +191,33 @@ def test_the_compiled_pass_lists_the_numpy_passs_entries(n, d, seed, dtype, labe
 
 
 def test_auto_counts_and_lists_in_one_pass_over_the_matrix(monkeypatch) -> None:
-    """A fit of method auto on a numpy matrix reads X once: the pass that counts the
-    selected rows for auto's private count also lists the rows the windows need (its
-    lists kept), where a count pass and then a list pass read it twice — in numpy blocks
-    and compiled alike."""
-    import dprect
-
+    """auto's count then a composition's windows read X once: the pass that counts the
+    selected rows (``remaining``, the count auto draws first) also lists the rows the
+    windows need (its lists kept), where a count pass and then a list pass read it twice —
+    in numpy blocks and compiled alike; the windows are NumpyEngine's."""
     gen = np.random.default_rng(3)
     n = 1 << 18
     X = gen.standard_normal((n, 2))
     X[::97, 1] = np.nan
-    y = (gen.random(n) < 0.9).astype(np.int8)
+    positive = gen.random(n) < 0.9
+    domains = [FloatOrder(), FloatOrder()]
+    want = NumpyEngine.from_features(select_rows(X, positive), domains)
     passes: list[str] = []
     for name in ("_blocks", "spans"):
         owner = numpy_matrix.MatrixEngine if name == "_blocks" else numpy_matrix._Parts
         real = getattr(owner, name)
         monkeypatch.setattr(owner, name, lambda *a, _r=real, _n=name: (passes.append(_n),
                                                                       _r(*a))[1])
-    results = []
     for jit in (False, True):
         monkeypatch.setattr(numpy_matrix, "JIT_VALUES", 0 if jit else 1 << 62)
         passes.clear()
-        results.append(dprect.fit(X, y, epsilon=1.0, delta=1e-6, seed=2))
-        assert results[-1].method == "composition"
+        got = numpy_matrix.MatrixEngine(X, positive, domains)
+        assert got.remaining() == want.remaining()
+        for axis in range(2):  # Δ₀ = 2,067: the windows of the benchmark's composition
+            for side in ("lo", "hi"):
+                assert np.array_equal(np.sort(got.window(axis, side, 2067, 2067)),
+                                      np.sort(want.window(axis, side, 2067, 2067)))
         assert passes == (["spans"] if jit else ["_blocks"])
-    assert results[0].lower_index == results[1].lower_index
-    assert results[0].upper_index == results[1].upper_index
 
 
 def test_a_fit_on_a_float32_matrix_copies_no_column_of_it() -> None:
