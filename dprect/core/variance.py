@@ -54,7 +54,10 @@ def centred_squares(stats: CellStatistics, lower_step: int, upper_step: int,
     """Q = Σ (clamp(x̃, L, U) − m)² exactly, for L = the lower candidate ``lower_step``
     and U = the upper one ``upper_step`` (their values ``lower``, ``upper``): a row
     below L or above U adds h², a row between adds (x̃ − m)², summed as
-    Σx̃² − 2m·Σx̃ + n·m² from the exact sums per (interval, exponent)."""
+    Σx̃² − 2m·Σx̃ + n·m² from the exact sums per (interval, exponent). A cell without
+    rows has Q = 0 (its statistics, made for no bins, carry no squares)."""
+    if not len(stats.keys):
+        return Fraction(0)
     if stats.squares is None:
         raise ValueError("these statistics were counted without squares")
     m, h = midpoint_and_half(lower, upper)
