@@ -16,7 +16,7 @@ the table, the PUBLIC group list (:mod:`dprect.app.groups`) and the outputs. On 
 :class:`AggregateProduct` announces the plan, opens the engine's one route
 (:class:`~dprect.app.table_product.GroupedRoute`: numpy's
 :class:`dprect.engines.grouped.NumpyGroupedRoute`, Spark's
-:class:`dprect.engines.spark.statistics.SparkGroupedRoute`) for the run's spec
+:class:`dprect.engines.spark.grouped_route.SparkGroupedRoute`) for the run's spec
 (:func:`run_spec`; for several mechanisms each source column counted once per mechanism),
 reserves the plan's guarantee ONCE however many groups (disjoint rows: parallel
 composition), and draws every cell on the driver (:meth:`Mechanism.draw
@@ -54,7 +54,7 @@ from dprect.core.bounds import BoundsPlan, BoundsRequest
 from dprect.core.decimal_grid import DecimalGrid
 from dprect.core.domains import Domain, FloatBins, GridArg, resolve_domains
 from dprect.core.errors import ParameterError
-from dprect.core.mixed import MixedPlan, draw_mixed, mixed_spec, plan_mixed
+from dprect.core.mixed import MixedPlan, mixed_spec, plan_mixed
 from dprect.core.quantile_release import statistic_names
 from dprect.core.quantiles import QuantilePlan
 from dprect.core.randomness import RandomSource
@@ -577,12 +577,10 @@ class AggregateProduct:
         progress(f"{self.verb} {len(s.source.columns)} column(s) in "
                  f"{len(s.group_names)} group(s)")
         rng = RandomSource(seed=s.seed)
-        if len(s.mechanisms) > 1:  # each part from its slice, its own stream (§11b)
-            mixed = draw_mixed(s.plan, s.mechanisms, prepared.statistics(), s.group_names,
-                               s.source.columns, rng)
-            return mixed.guarantee, mixed_record(mixed)
-        result = s.mechanisms[0].draw(s.plan, prepared.statistics(), s.group_names,
-                                      s.source.columns, rng)
+        # several mechanisms: each part from its slice, its own stream (§11b)
+        result = prepared.draw(s.mechanisms, s.plan, s.group_names, s.source.columns, rng)
+        if len(s.mechanisms) > 1:
+            return result.guarantee, mixed_record(result)
         return result.guarantee, aggregate_record(result, s.plan)
 
     def summary(self, record: dict[str, Any], name: Callable[[str], str]

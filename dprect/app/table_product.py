@@ -4,17 +4,18 @@ spine (:mod:`dprect.app.spine`) sees it: open the table for a
 :class:`~dprect.core.statistic.StatisticsSpec` (read, schema checked, nothing drawn), then
 the engine's one primitive (:meth:`GroupedPrepared.statistics`). The numpy engine's is
 :class:`dprect.engines.grouped.NumpyGroupedRoute`, Spark's
-:class:`dprect.engines.spark.statistics.SparkGroupedRoute`.
+:class:`dprect.engines.spark.grouped_route.SparkGroupedRoute`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Protocol
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 from dprect.app.spine import Prepared
+from dprect.core.randomness import RandomSource
 from dprect.core.request import Source
-from dprect.core.statistic import GroupedStatistics, StatisticsSpec
+from dprect.core.statistic import GroupedStatistics, Mechanism, StatisticsSpec
 
 
 class GroupedPrepared(Prepared, Protocol):
@@ -24,6 +25,15 @@ class GroupedPrepared(Prepared, Protocol):
     def statistics(self) -> GroupedStatistics:
         """Every (group, column)'s merged statistics under the route's spec (the only
         step that reads the private part)."""
+        ...
+
+    def draw(self, mechanisms: Sequence[Mechanism], plan: Any, group_names: Sequence[Any],
+             columns: Sequence[str], rng: RandomSource) -> Any:
+        """The run's release from the statistics under the route's spec: the mechanism's
+        result, or a mixed run's (:func:`dprect.engines.grouped.draw_statistics` on the
+        driver; on Spark, for many groups, drawn in the executors where the groups'
+        statistics are: :mod:`dprect.engines.spark.executor_draws`). The same result for
+        a seed either way."""
         ...
 
 

@@ -44,7 +44,7 @@ from dprect.core.aggregates import (
 from dprect.core.bounds import BoundsPlan, BoundsResult, plan_bounds, run_bounds
 from dprect.core.describe_stats import bin_blocks
 from dprect.core.errors import ParameterError
-from dprect.core.mixed import repeated
+from dprect.core.mixed import draw_mixed, repeated
 from dprect.core.quantile_release import QuantileResult, plan_statistics, release_grouped
 from dprect.core.quantiles import QuantilePlan
 from dprect.core.randomness import RandomSource
@@ -54,6 +54,7 @@ from dprect.core.statistic import (
     QUANTILES,
     QUERY,
     GroupedStatistics,
+    Mechanism,
     StatisticsSpec,
     cell_bins,
     register_runs,
@@ -123,6 +124,12 @@ class NumpyGroupedPrepared(PreparedRun):
         return grouped_statistics(repeated(self.values, self.spec), self.group,
                                   self.groups, self.spec)
 
+    def draw(self, mechanisms: Sequence[Mechanism], plan: Any, group_names: Sequence[Any],
+             columns: Sequence[str], rng: RandomSource) -> Any:
+        """The run's release: :func:`draw_statistics` of :meth:`statistics`."""
+        return draw_statistics(mechanisms, plan, self.statistics(), group_names, columns,
+                               rng)
+
 
 class NumpyGroupedRoute:
     """Read the table in memory (:func:`read_grouped`) and check its schema; nothing
@@ -184,6 +191,19 @@ def draw_coverage(plan: BoundsPlan, cells: Mapping[tuple[int, int], Any],
     return run_bounds(plan, by_name, list(group_names), rng, list(columns))
 
 
+def draw_statistics(mechanisms: Sequence[Mechanism], plan: Any,
+                    cells: GroupedStatistics, group_names: Sequence[Any],
+                    columns: Sequence[str], rng: RandomSource) -> Any:
+    """A run's release from the engine's merged ``cells`` on the driver: one mechanism's
+    result (:meth:`Mechanism.draw <dprect.core.statistic.Mechanism.draw>`), or several's
+    (:func:`~dprect.core.mixed.draw_mixed`, each from its slice and its own stream) — the
+    prepared runs' :meth:`draw` of the numpy engine, and of Spark's when the draws do not
+    run in the executors (:mod:`dprect.engines.spark.executor_draws`)."""
+    if len(mechanisms) > 1:
+        return draw_mixed(plan, mechanisms, cells, group_names, columns, rng)
+    return mechanisms[0].draw(plan, cells, group_names, columns, rng)
+
+
 #: the mechanisms' plans and draws (:meth:`~dprect.core.statistic.Mechanism.plan`,
 #: :meth:`~dprect.core.statistic.Mechanism.draw`): the core's planners, the draws above
 register_runs(QUERY, plan_describe, draw_query)
@@ -192,5 +212,5 @@ register_runs(QUANTILES, plan_statistics, draw_quantiles)
 
 
 __all__ = ["NumpyGroupedPrepared", "NumpyGroupedRoute", "draw_coverage", "draw_quantiles",
-           "draw_query",
+           "draw_query", "draw_statistics",
            "grouped_statistics", "read_grouped"]
