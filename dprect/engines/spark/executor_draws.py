@@ -56,6 +56,7 @@ from __future__ import annotations
 import itertools
 import pickle
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import suppress
 from functools import cached_property, partial
 from typing import Any
 
@@ -264,6 +265,13 @@ def _collect(df: DataFrame, *columns: str) -> Any:
     return table.sort_by(PART)
 
 
+def _unpersist(df: DataFrame) -> None:
+    """Drop a kept DataFrame; a session already gone (the run failed or was interrupted)
+    keeps nothing, and the run's own error is the one reported."""
+    with suppress(*SPARK_ERRORS):
+        df.unpersist()
+
+
 def _run(df: DataFrame, body: Callable[..., Iterator[Any]], schema: str) -> DataFrame:
     return df.mapInArrow(body, schema)
 
@@ -281,7 +289,7 @@ class ExecutorDraws:
         self.blocks = blocks
 
     def close(self) -> None:
-        self.merged.unpersist()
+        _unpersist(self.merged)
 
     def _blocks(self, rng: RandomSource) -> DataFrame:
         """Every block (one without rows too: its groups are released all the same) with
@@ -318,7 +326,7 @@ class ExecutorDraws:
             cells = [row for done in _blocks_of(_collect(second, RESULT), RESULT)
                      for row in done]
         finally:
-            first.unpersist()
+            _unpersist(first)
         return DescribeResult(cols, group_list, cells, plan.guarantee, plan, rng.seeded)
 
     def quantiles(self, plan: Any, part: int, groups: list[Any], columns: list[str],
