@@ -16,6 +16,10 @@ times, alternating which goes first:
   and the sinks render from, :func:`~dprect.release.aggregate_record.aggregate_record`),
   drawn in the executors (the route's public choice at this many cells) from OS entropy.
 
+CPU: this driver's and the session's (the JVM with its Python workers) CPU seconds per
+run, from /proc (describe_spark.py's accounting); on a shared machine the wall times move
+with the load, and cluster CPU / cores + driver CPU estimates each run on an idle one.
+
 Memory: the peak resident memory of this Python driver (``ru_maxrss``; the record of
 every released cell is built here) and of the session's JVM (``VmHWM``; on a local master
 the JVM is the driver AND runs the executors' tasks, so its peak is an upper bound of the
@@ -36,7 +40,13 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from describe_spark import OUTPUT, ensure_data, peak_memory  # noqa: E402
+from describe_spark import (  # noqa: E402
+    OUTPUT,
+    cluster_cpu,
+    driver_cpu,
+    ensure_data,
+    peak_memory,
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -85,23 +95,39 @@ def main(argv: list[str] | None = None) -> int:
                   else aggregate_record(result, plan))
         del record, result
 
+    try:
+        jvm_pid: int | None = int(spark.sparkContext._jvm.java.lang.ProcessHandle
+                                  .current().pid())
+    except (AttributeError, ValueError):
+        jvm_pid = None
+    cores = max(1, int(spark.sparkContext.defaultParallelism))
     times: dict[str, list[float]] = {"plain": [], "aggregate": []}
+    cpu: dict[str, list[dict[str, float]]] = {"plain": [], "aggregate": []}
     for r in range(args.repeats):
         order = [("plain", plain), ("aggregate", aggregate)]
         for name, fn in (order if r % 2 == 0 else order[::-1]):
-            t = time.perf_counter()
+            t, c = time.perf_counter(), (driver_cpu(jvm_pid), cluster_cpu(jvm_pid))
             fn()
             times[name].append(time.perf_counter() - t)
+            cpu[name].append({"driver": driver_cpu(jvm_pid) - c[0],
+                              "cluster": cluster_cpu(jvm_pid) - c[1]})
         print(f"repeat {r + 1}: plain {times['plain'][-1]:.1f} s, aggregate "
-              f"{times['aggregate'][-1]:.1f} s", flush=True)
+              f"{times['aggregate'][-1]:.1f} s; CPU s " + json.dumps(
+                  {k: {p: round(x, 1) for p, x in v[-1].items()} for k, v in cpu.items()}),
+              flush=True)
     med = {k: statistics.median(v) for k, v in times.items()}
     ratio = med["aggregate"] / med["plain"]
+    # on an idle machine: the cluster's CPU spread over its cores, plus the driver's
+    idle = {k: statistics.median(c["cluster"] / cores + c["driver"] for c in v)
+            for k, v in cpu.items()}
     peaks = peak_memory(spark)
     out = {"rows": args.rows, "columns": args.columns, "groups": args.groups,
            "statistics": args.statistics, "master": args.master,
            "driver_memory": args.driver_memory, "executor_route": executors,
            "repeats": args.repeats, "seconds": times, "median_seconds": med,
-           "ratio": ratio, "peak_rss_mb": peaks,
+           "ratio": ratio, "peak_rss_mb": peaks, "cpu_seconds": cpu, "cores": cores,
+           "idle_estimate_seconds": idle,
+           "idle_estimate_ratio": idle["aggregate"] / idle["plain"],
            "acceptance": "aggregate <= 3x the plain groupBy aggregation, driver <= 2 GiB"}
     OUTPUT.mkdir(parents=True, exist_ok=True)
     name = f"aggregate_spark_groups-{args.rows}x{args.columns}x{args.groups}.json"
@@ -109,7 +135,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.rows:,} rows x {args.columns} columns x {args.groups:,} groups "
           f"({args.statistics}; {'executor' if executors else 'driver'} route): plain "
           f"groupBy.agg {med['plain']:.1f} s, aggregate {med['aggregate']:.1f} s, ratio "
-          f"{ratio:.2f}; peak RSS: "
+          f"{ratio:.2f}; idle-machine estimate (cluster CPU / {cores} + driver CPU) "
+          f"{idle['plain']:.1f} s and {idle['aggregate']:.1f} s, ratio "
+          f"{idle['aggregate'] / idle['plain']:.2f}; peak RSS: "
           + ", ".join(f"{k} {v:,.0f} MB" for k, v in peaks.items()))
     spark.stop()
     return 0
