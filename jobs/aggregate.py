@@ -8,21 +8,26 @@ flow (:func:`dprect.app.aggregate_flow.run_aggregate_flow`), run on the Spark en
 --engine spark`` does. ``aggregate.statistics`` names any statistics of the registry
 (:data:`dprect.core.statistic.STATISTICS`): ``coverage`` (private clamping bounds; with
 ``coverage``, ``grid``, ``rows``), any of ``bounds``, ``count``, ``sum``, ``mean``,
-``variance``, ``std`` (with ``query_epsilon`` and ``plot``), any quantiles — or statistics
+``variance``, ``std`` (with ``query_epsilon`` and ``plot``), any quantiles (with
+``plot``) — or statistics
 of several mechanisms (e.g. ``[mean, median, p90]``) in one charge and one pass, each on
 its declared share of ``epsilon`` (pure; no ``delta``, no ``plot``; the query's and
 ``coverage`` collide and are not mixed: docs/privacy.md §11b). The record is the
-mechanism's, or a mixed run's (method ``describe+quantiles``, the parts under
-``parts``). It reads ``aggregate.input``
-(Parquet, CSV or Delta) and writes ``aggregate.output`` (the result JSON: the mechanism's
-record), and when asked ``aggregate.table`` (one row per (group, column): CSV for a path
-ending in ``.csv``, else a Delta table) and ``aggregate.plot`` (a PNG of each group's mean
-with its noise's error bar). With ``aggregate.group_by`` the group values are the PUBLIC
-list ``aggregate.groups`` (or the file ``aggregate.groups_file``), never read from the
-data; the run is charged once however many groups. With ``aggregate.ledger`` (and
-``aggregate.dataset``) the run spends before it releases (:mod:`dprect.release.guarded`);
-``aggregate.run_id`` makes it idempotent. ``jobs/private_bounds.py`` and
-``jobs/describe.py`` are its presets (:func:`table_main`).
+mechanism's, or a mixed run's (method ``describe+quantiles``, the parts under ``parts``).
+It reads ``aggregate.input`` (Parquet, CSV or Delta) and writes ``aggregate.output`` (the
+result JSON: the mechanism's record), and when asked ``aggregate.table`` (one row per
+(group, column): CSV for a path ending in ``.csv``, Parquet for ``.parquet``, else a Delta
+table) and ``aggregate.plot`` (a PNG of each group's mean with its noise interval, or of its
+quantiles as a ladder with their rank error; past 60 groups their distribution over the
+groups). With
+``aggregate.group_by`` the group values are the PUBLIC list ``aggregate.groups`` (or the
+file ``aggregate.groups_file``), never read from the data (or, with
+``aggregate.select_groups: true`` and ``aggregate.selection_epsilon``,
+``aggregate.selection_delta``, the keys found privately: docs/privacy.md §18); the run is
+charged once however many groups. With ``aggregate.ledger`` (and ``aggregate.dataset``) the
+run spends before it releases (:mod:`dprect.release.guarded`); ``aggregate.run_id`` makes
+it idempotent. ``jobs/private_bounds.py`` and ``jobs/describe.py`` are its presets
+(:func:`table_main`).
 
 Guarantees (the flow's): every parameter, the plan and the output locations are checked
 before Spark starts; the plan is printed before the input is read; the input's schema is
@@ -42,7 +47,7 @@ from pyspark.sql import SparkSession
 
 from dprect.app.aggregate_flow import AggregateSettings, aggregate_settings, run_aggregate_flow
 from dprect.app.jobs_support import Option, exit_now, table_options, table_settings
-from dprect.app.options import AGGREGATE_COLUMNS, AGGREGATE_OPTIONS
+from dprect.app.options import AGGREGATE_COLUMNS, AGGREGATE_OPTIONS, AGGREGATE_UNSET
 from dprect.app.table_product import GroupedRoute
 from dprect.core.request import BoundsRequest
 
@@ -51,7 +56,8 @@ SECTION = "aggregate"
 
 OPTIONS: dict[str, Option] = table_options(
     AGGREGATE_COLUMNS, BoundsRequest,
-    [o for o in AGGREGATE_OPTIONS[len(AGGREGATE_COLUMNS):] if o.group != "groups"])
+    [o for o in AGGREGATE_OPTIONS[len(AGGREGATE_COLUMNS):] if o.group != "groups"],
+    AGGREGATE_UNSET)
 
 
 

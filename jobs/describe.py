@@ -5,15 +5,17 @@
 A thin adapter, the preset ``bounds,count,sum,mean`` of ``jobs/aggregate.py``: the
 ``describe`` section becomes the settings of the one grouped-aggregate flow
 (:func:`dprect.app.aggregate_flow.run_aggregate_flow`), run on the Spark engine
-(:class:`dprect.engines.spark.grouped_route.SparkGroupedRoute`), as ``dprect describe
---engine spark`` does. It reads ``describe.input`` (Parquet, CSV or Delta) and writes
+(:class:`dprect.engines.spark.grouped_route.SparkGroupedRoute`), as ``dprect describe --engine
+spark`` does. It reads ``describe.input`` (Parquet, CSV or Delta) and writes
 ``describe.output`` (the result JSON: per group and column the lower and upper bound used,
-the count, the sum and the mean; the guarantee; the plan with its budget split and
-accuracy statements), and when asked ``describe.table`` (one row per (group, column): CSV
-for a path ending in ``.csv``, else a Delta table) and ``describe.plot`` (a PNG of each
-group's mean per column with its noise's error bar). With ``describe.group_by`` the group
-values are the PUBLIC list ``describe.groups`` (or the file ``describe.groups_file``),
-never read from the data; the run is charged once however many groups. With
+the count, the sum and the mean; the guarantee; the plan with its budget split and accuracy
+statements), and when asked ``describe.table`` (one row per (group, column): CSV for a path
+ending in ``.csv``, Parquet for ``.parquet``, else a Delta table) and ``describe.plot`` (a
+PNG of each group's mean per column with its noise's error bar). With ``describe.group_by``
+the group values are the PUBLIC list ``describe.groups`` (or the file
+``describe.groups_file``), never read from the data (or, with ``describe.select_groups:
+true`` and ``describe.selection_epsilon``, ``describe.selection_delta``, the keys found
+privately: docs/privacy.md §18); the run is charged once however many groups. With
 ``describe.ledger`` (and ``describe.dataset``) the run spends before it releases
 (:mod:`dprect.release.guarded`); ``describe.run_id`` makes it idempotent.
 

@@ -5,16 +5,19 @@
 A thin adapter, the preset ``coverage`` of ``jobs/aggregate.py``: the ``bounds`` section
 becomes the settings of the one grouped-aggregate flow
 (:func:`dprect.app.aggregate_flow.run_aggregate_flow`), run on the Spark engine
-(:class:`dprect.engines.spark.grouped_route.SparkGroupedRoute`), as ``dprect bounds --engine spark``
-does. It reads ``bounds.input`` (Parquet, CSV or Delta) and writes ``bounds.output`` (the
-result JSON: per group and column the lower and upper bound, the guarantee, the plan, the
-coverage statement and the bounds in the forms OpenDP, Tumult Analytics and diffprivlib
-take) and, when asked, ``bounds.table`` (one row per (group, column): CSV for a path
-ending in ``.csv``, else a Delta table). All groups and columns are counted in one Spark
-pass. With ``bounds.group_by`` the group values are the PUBLIC list ``bounds.groups`` (or
-the file ``bounds.groups_file``), never read from the data; the run is charged once. With
-``bounds.ledger`` (and ``bounds.dataset``) the run spends before it releases
-(:mod:`dprect.release.guarded`); ``bounds.run_id`` makes it idempotent.
+(:class:`dprect.engines.spark.grouped_route.SparkGroupedRoute`), as ``dprect bounds --engine
+spark`` does. It reads ``bounds.input`` (Parquet, CSV or Delta) and writes
+``bounds.output`` (the result JSON: per group and column the lower and upper bound, the
+guarantee, the plan, the coverage statement and the bounds in the forms OpenDP, Tumult
+Analytics and diffprivlib take) and, when asked, ``bounds.table`` (one row per (group,
+column): CSV for a path ending in ``.csv``, Parquet for ``.parquet``, else a Delta
+table). All groups and columns are
+counted in one Spark pass. With ``bounds.group_by`` the group values are the PUBLIC list
+``bounds.groups`` (or the file ``bounds.groups_file``), never read from the data (or, with
+``bounds.select_groups: true`` and ``bounds.selection_epsilon``,
+``bounds.selection_delta``, the keys found privately: docs/privacy.md §18); the run is
+charged once. With ``bounds.ledger`` (and ``bounds.dataset``) the run spends before it
+releases (:mod:`dprect.release.guarded`); ``bounds.run_id`` makes it idempotent.
 
 Guarantees and refusals: jobs/aggregate.py's (the one flow's).
 """

@@ -24,8 +24,9 @@ composition), and draws every cell on the driver (:meth:`Mechanism.draw
 the release is the mechanism's record, or a mixed run's
 (:mod:`dprect.release.aggregate_record`), with ``--table`` one row per (group, column)
 (:mod:`dprect.release.aggregate_table`) and with ``--plot`` the means' PNG
-(:mod:`dprect.release.aggregate_plot`). What differs between mechanisms at the front ends
-is one :class:`Front` each (:data:`FRONTS`).
+(:mod:`dprect.release.aggregate_plot`) or the quantiles' (:mod:`dprect.release.quantile_plot`);
+stdout lists the cells up to :data:`LISTED_CELLS`, beyond it a few summary lines. What
+differs between mechanisms at the front ends is one :class:`Front` each (:data:`FRONTS`).
 
 Row rules (row-local: no privacy cost): every row counts; a null, NaN or ±inf value is
 left out of its column only; a row of no listed group is dropped and never reported; a
@@ -42,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from dprect.app.groups import group_selection
 from dprect.app.options import statistics_choices
 from dprect.app.products import foreign
 from dprect.app.spine import Reporter, run_release
@@ -54,6 +56,8 @@ from dprect.core.bounds import BoundsPlan, BoundsRequest
 from dprect.core.decimal_grid import DecimalGrid
 from dprect.core.domains import Domain, FloatBins, GridArg, resolve_domains
 from dprect.core.errors import ParameterError
+from dprect.core.group_selection import SelectionPlan, composed, select_keys
+from dprect.core.guarantee_check import check_selected_run
 from dprect.core.mixed import MixedPlan, mixed_spec, plan_mixed
 from dprect.core.quantile_release import statistic_names
 from dprect.core.quantiles import QuantilePlan
@@ -70,17 +74,20 @@ from dprect.core.statistic import (
     outputs,
 )
 from dprect.engines import grouped  # noqa: F401  (registers the mechanisms' plans and draws)
-from dprect.release.aggregate_plot import DescribePngSink
+from dprect.release.aggregate_plot import AggregatePngSink, DescribePngSink
 from dprect.release.aggregate_record import (
     SHAPES,
     aggregate_record,
+    cell_count,
     mixed_method,
     mixed_record,
     noun_of,
+    overview_lines,
     summary_lines,
 )
 from dprect.release.aggregate_table import table_sink
 from dprect.release.guarded import Charge, LedgerSettings, Outcome
+from dprect.release.quantile_plot import QuantilesPngSink
 from dprect.release.sinks import Sink
 
 #: ``describe --statistics none``: the bounds alone (aimed at ``--query-epsilon``)
@@ -191,11 +198,13 @@ def refuse_foreign_options(mechanisms: Sequence[Mechanism], values: Mapping[str,
                            name: Callable[[str], str] = str) -> None:
     """Refuse an option of a mechanism not among ``mechanisms`` (those a run draws)."""
     mine = {m.name for m in mechanisms}
+    taken = {k for m in mine for k in FRONTS[m].options}  # an option several fronts read
     for other, front in FRONTS.items():
-        given = [k for k in front.options if values.get(k) is not None]
+        given = [k for k in front.options if values.get(k) is not None and k not in taken]
         if other not in mine and given:
+            owners = [m for m, f in FRONTS.items() if given[0] in f.options]
             raise ParameterError(f"{name(given[0])} is an option of the statistics "
-                                 f"{_of(other)} only, not of "
+                                 f"{'; '.join(_of(m) for m in owners)} only, not of "
                                  f"{'; '.join(_of(m) for m in sorted(mine))}")
 
 
@@ -389,13 +398,14 @@ class Front:
 #: every mechanism's front, by its name
 FRONTS: dict[str, Front] = {
     COVERAGE.name: Front(_coverage_plan, coverage_lines, lambda p, c: str(p.table(list(c))),
-                         ("grid", "rows"), ("these bounds are", "the bounds", "bounding")),
+                         ("coverage", "grid", "rows"),
+                         ("these bounds are", "the bounds", "bounding")),
     QUERY.name: Front(_query_plan, query_lines,
                       lambda p, c: "\n".join(query_lines(p, c, None)),
                       ("query_epsilon", "plot"),
                       ("these aggregates are", "the aggregates", "describing")),
     QUANTILES.name: Front(_quantiles_plan, quantile_lines,
-                          lambda p, c: "\n".join(quantile_lines(p, c, None)), (),
+                          lambda p, c: "\n".join(quantile_lines(p, c, None)), ("plot",),
                           ("these quantiles are", "the quantiles", "drawing the quantiles of")),
 }
 
@@ -425,7 +435,8 @@ class AggregateSettings:
     group values (None: no groups), the mechanisms (one, or several in one charge:
     docs/privacy.md §11b) and the run's plan (made once, from public inputs), the spec
     the engine counts (:func:`run_spec`), the sinks, the ledger
-    (None: no ledger), the seed (tests only) and the groups file (None: none)."""
+    (None: no ledger), the seed (tests only), the groups file (None: none) and the
+    private group selection (None: a public list or no groups; docs/privacy.md §18)."""
 
     source: Source
     groups: list[str] | None
@@ -436,6 +447,15 @@ class AggregateSettings:
     ledger: LedgerSettings | None = None
     seed: int | None = None
     groups_file: str | None = None
+    selection: SelectionPlan | None = None
+
+    @property
+    def guarantee(self) -> Guarantee:
+        """The run's guarantee: the plan's, or after a private group selection the two
+        composed (:func:`~dprect.core.group_selection.composed`)."""
+        if self.selection is None:
+            return self.plan.guarantee
+        return composed(self.plan.guarantee, self.selection)
 
     @property
     def domains(self) -> list[Domain | DecimalGrid]:
@@ -445,7 +465,8 @@ class AggregateSettings:
 
     @property
     def group_names(self) -> list[str | None]:
-        """The groups as the core names them: the listed values, or one unnamed group."""
+        """The groups as the core names them: the listed values, or one unnamed group
+        (groups found privately are named by the run: :meth:`AggregateProduct.compute`)."""
         return list(self.groups) if self.groups is not None else [None]
 
 
@@ -469,19 +490,33 @@ def aggregate_settings(values: Mapping[str, Any], name: Callable[[str], str] = s
         sinks.append(table_sink(name("table"), str(values["table"]), mechanisms,
                                 getattr(the_plan, "statistics", ())))
     if values.get("plot") is not None:
-        if len(mechanisms) > 1:
-            raise ParameterError(f"{name('plot')} draws the means of a run of one "
-                                 f"mechanism: leave it out of a run of several")
-        if not {"count", "mean"} <= set(the_plan.statistics):
-            raise ParameterError(f"{name('plot')} draws the means with their error bars: "
-                                 f"{name('statistics')} must include count and mean")
-        sinks.append(DescribePngSink(name("plot"), str(values["plot"]),
-                                     title=values.get("dataset") or Path(source.path).name))
+        sinks.append(plot_sink(mechanisms, the_plan, values, name, source))
     seed = checked_seed(values, name)
-    return AggregateSettings(source, run.groups, mechanisms, the_plan,
-                             run_spec(mechanisms, the_plan, values.get("grid"),
-                                      source.columns), sinks,
-                             run.ledger, seed, values.get("groups_file"))
+    settings = AggregateSettings(source, run.groups, mechanisms, the_plan,
+                                 run_spec(mechanisms, the_plan, values.get("grid"),
+                                          source.columns), sinks,
+                                 run.ledger, seed, values.get("groups_file"), run.selection)
+    if run.selection is not None:  # re-derived before anything is read
+        check_selected_run(the_plan.guarantee, run.selection, settings.guarantee)
+    return settings
+
+
+def plot_sink(mechanisms: Sequence[Mechanism], the_plan: Any, values: Mapping[str, Any],
+              name: Callable[[str], str], source: Source) -> AggregatePngSink:
+    """``--plot`` of a run of one mechanism: the means with their noise intervals (the
+    query's, with count and mean: :class:`DescribePngSink`) or the quantiles' ladders
+    (:class:`QuantilesPngSink`); a mixed run's is refused (the coverage bounds' by
+    :func:`refuse_foreign_options`)."""
+    if len(mechanisms) > 1:
+        raise ParameterError(f"{name('plot')} draws the statistics of a run of one "
+                             f"mechanism: leave it out of a run of several")
+    title = values.get("dataset") or Path(source.path).name
+    if mechanisms[0] is QUANTILES:
+        return QuantilesPngSink(name("plot"), str(values["plot"]), title=title)
+    if not {"count", "mean"} <= set(the_plan.statistics):
+        raise ParameterError(f"{name('plot')} draws the means with their error bars: "
+                             f"{name('statistics')} must include count and mean")
+    return DescribePngSink(name("plot"), str(values["plot"]), title=title)
 
 
 #: every preset of the product: its command (and job section) → its mechanism and how its
@@ -521,14 +556,30 @@ def preset_plan(command: str, values: Mapping[str, Any], name: Callable[[str], s
     """``--plan-only`` of ``aggregate`` or a preset: the plan's printout, nothing else
     checked or read."""
     mechanisms, statistics = asked(command, values, name)
-    return front_of(mechanisms).plan_only(plan_for(mechanisms, values, statistics, name),
-                                          list(values["columns"]))
+    the_plan = plan_for(mechanisms, values, statistics, name)
+    text = front_of(mechanisms).plan_only(the_plan, list(values["columns"]))
+    selection = group_selection(values, name)
+    if selection is None:
+        return text
+    return "\n".join([text, *selection_lines(the_plan.guarantee, selection)])
+
+
+def selection_lines(statistics: Guarantee, selection: SelectionPlan) -> list[str]:
+    """A run with groups found privately: the selection's plan (threshold, p_k for a few
+    k), then the composition with the statistics (docs/privacy.md §18)."""
+    g = composed(statistics, selection)
+    return [*selection.lines(),
+            f"plan: the selection, then the statistics on the kept keys only "
+            f"(({statistics.epsilon:.6g}, {statistics.delta:.3g})-DP for any set of keys): "
+            f"guarantee ({g.epsilon:.6g}, {g.delta:.3g})-DP, {g.neighbouring} (adaptive "
+            "composition), charged once whatever the number of keys"]
 
 
 # -- the product on the spine -------------------------------------------------------------
-#: with more listed groups than this, stdout shows one summary line instead of a line per
-#: (group, column): the full result is in the outputs (a public threshold on a public count)
-LISTED_GROUPS = 50
+#: with more (group, column) cells than this, stdout shows a few summary lines
+#: (:func:`~dprect.release.aggregate_record.overview_lines`) instead of a line per cell:
+#: the full result is in the outputs (a public threshold on the public groups × columns)
+LISTED_CELLS = 50
 
 
 class AggregateProduct:
@@ -551,9 +602,10 @@ class AggregateProduct:
                 (name("groups_file"), self.settings.groups_file)]
 
     def charge(self) -> Charge:
-        """The plan's guarantee, once: the same whatever the number of groups."""
+        """The run's guarantee (the plan's, with a private group selection composed),
+        once: the same whatever the number of groups."""
         s = self.settings
-        return Charge(s.plan.guarantee, self.method, list(s.source.columns))
+        return Charge(s.guarantee, self.method, list(s.source.columns))
 
     def foreign(self, record: Mapping[str, Any]) -> str | None:
         other, own = foreign("aggregate", record), self.method
@@ -563,8 +615,11 @@ class AggregateProduct:
 
     def announce(self) -> list[str]:
         s = self.settings
-        return self.front.lines(s.plan, s.source.columns,
-                                None if s.groups is None else len(s.groups))
+        lines = self.front.lines(s.plan, s.source.columns,
+                                 None if s.groups is None else len(s.groups))
+        if s.selection is None:
+            return lines
+        return [*lines, *selection_lines(s.plan.guarantee, s.selection)]
 
     def open(self, route: GroupedRoute, progress: Callable[[str], None]
              ) -> GroupedPrepared:
@@ -574,26 +629,46 @@ class AggregateProduct:
     def compute(self, prepared: GroupedPrepared, progress: Callable[[str], None]
                 ) -> tuple[Guarantee | None, dict[str, Any]]:
         s = self.settings
-        progress(f"{self.verb} {len(s.source.columns)} column(s) in "
-                 f"{len(s.group_names)} group(s)")
         rng = RandomSource(seed=s.seed)
-        # several mechanisms: each part from its slice, its own stream (§11b)
-        result = prepared.draw(s.mechanisms, s.plan, s.group_names, s.source.columns, rng)
+        names: list[Any] = s.group_names
+        if s.selection is not None:  # the keys first, from one stream of rng (§18)
+            progress("finding the groups privately")
+            names = select_keys(s.selection, prepared.key_counts(), rng)
+        shape = f"{len(s.source.columns)} column(s) in {len(names)} group(s)"
+        progress(f"counting {shape}")  # the engine's pass: a stage of its own
+        # several mechanisms: each part from its slice, its own stream (§11b); on Spark
+        # with many groups, drawn in the executors (engines/spark/executor_draws.py)
+        result = prepared.draw(s.mechanisms, s.plan, names, s.source.columns, rng,
+                               None if s.selection is None else names,
+                               lambda: progress(f"{self.verb} {shape}"))
         if len(s.mechanisms) > 1:
-            return result.guarantee, mixed_record(result)
-        return result.guarantee, aggregate_record(result, s.plan)
+            guarantee, record = result.guarantee, mixed_record(result)
+        else:
+            guarantee, record = result.guarantee, aggregate_record(result, s.plan)
+        if s.selection is None:
+            return guarantee, record
+        run = composed(guarantee, s.selection)
+        return run, {**record, "privacy": run.to_json(),
+                     "statistics_privacy": guarantee.to_json(),
+                     "group_selection": {**s.selection.to_json(), "groups_kept": len(names)}}
 
     def summary(self, record: dict[str, Any], name: Callable[[str], str]
                 ) -> tuple[list[str], list[str]]:
         """A line per (group, column) of the record, or, with more than
-        :data:`LISTED_GROUPS` listed groups, one line counting them (the outputs, named
-        after it, hold every cell)."""
-        groups, columns = len(self.settings.group_names), len(self.settings.source.columns)
-        if groups <= LISTED_GROUPS:
+        :data:`LISTED_CELLS` cells (groups × columns: public, or the groups kept by a
+        private selection: released), a few lines whatever the number of groups — the
+        cells, the statistics, the charge
+        (:func:`~dprect.release.aggregate_record.overview_lines`) and which outputs hold
+        every cell (their lines follow)."""
+        if record.get("group_selection", {}).get("groups_kept") == 0:
+            return ["no group passed the private selection: no group is released"], []
+        if cell_count(record) <= LISTED_CELLS:
             return summary_lines(record), []
-        return [f"{groups} groups x {columns} column(s) = {groups * columns} cells released "
-                f"(more than {LISTED_GROUPS} groups: not listed here; every cell is in the "
-                f"outputs below)"], []
+        holders = [f"{s.name} {s.path}" for s in self.settings.sinks
+                   if not isinstance(s, AggregatePngSink)]
+        return [*overview_lines(record),
+                f"not listed here (more than {LISTED_CELLS} cells): every cell is in "
+                f"{' and '.join(holders)}"], []
 
 
 def run_aggregate_flow(settings: AggregateSettings, route: GroupedRoute,
@@ -604,10 +679,10 @@ def run_aggregate_flow(settings: AggregateSettings, route: GroupedRoute,
     return run_release(AggregateProduct(settings), route, report)
 
 
-__all__ = ["FRONTS", "LISTED_GROUPS", "MIXED_FRONT", "NO_STATISTICS", "PRESETS",
+__all__ = ["FRONTS", "LISTED_CELLS", "MIXED_FRONT", "NO_STATISTICS", "PRESETS",
            "AggregateProduct", "AggregateSettings", "Front", "aggregate_settings", "asked",
            "asked_mechanisms", "bounds_domains", "bounds_settings", "coverage_lines",
            "describe_settings", "describe_statistics", "domains_of", "front_of",
-           "method_of", "mixed_lines", "mixed_plan_of", "plan_for", "plan_of",
+           "method_of", "mixed_lines", "mixed_plan_of", "plan_for", "plan_of", "plot_sink",
            "preset_plan", "query_lines", "refuse_foreign_options", "run_aggregate_flow",
            "run_spec"]

@@ -19,6 +19,7 @@ from dprect.core.algorithms import run_nonprivate_bounding_box, run_plan
 from dprect.core.domains import Domain, FloatOrder, GridArg, feature_names, resolve_domains
 from dprect.core.engine import Engine
 from dprect.core.errors import InputDataError, ParameterError
+from dprect.core.group_selection import SelectionPlan, select_keys
 from dprect.core.labels import LabelText, check_label_value, resolve_positive_label
 from dprect.core.planner import plan
 from dprect.core.randomness import RandomSource
@@ -501,26 +502,63 @@ def _bounds_table(data: object, columns: Sequence[str] | None, group_by: object
     return pa.table(arrays), wanted, group_name
 
 
+class Grouping:
+    """Each row's group in an in-memory grouped table: the index in the PUBLIC list (and
+    the list, ``[None]`` without ``group_by``), or — for groups found privately — the
+    group column and its kind, resolved by :meth:`resolve` once the budget is charged."""
+
+    def __init__(self, group: np.ndarray | None, groups: list[object], column: Any = None,
+                 kind: str = "") -> None:
+        self.group, self.groups, self.column, self.kind = group, groups, column, kind
+
+    def resolve(self, selection: SelectionPlan | None, rng: RandomSource
+                ) -> tuple[np.ndarray, list[object]]:
+        """Each row's group index and the groups: the public ones, or the keys
+        ``selection`` keeps (:func:`~dprect.core.group_selection.select_keys`, drawn
+        from ``rng``; call it after the charge)."""
+        from dprect.engines.bounds_input import resolve_groups
+        from dprect.engines.grouped import key_counts
+        from dprect.engines.row_kernels import group_index
+
+        if selection is None:
+            assert self.group is not None
+            return self.group, self.groups
+        if self.column is None:
+            raise ParameterError("select_groups needs group_by")
+        keys = select_keys(selection, key_counts(self.column, self.kind), rng)
+        index = group_index(self.column, self.kind,
+                            resolve_groups(keys, self.kind, "group_by"))
+        return index, list(keys)
+
+
 def grouped_columns(data: object, columns: Sequence[str] | None, group_by: object,
-                    groups: Sequence[object] | None, noun: str
-                    ) -> tuple[list[str], list[np.ndarray], np.ndarray, list[object]]:
-    """An in-memory table read for a product over public groups (bounds, describe): the
-    column names, each column as float64 (nulls as NaN), each row's index in the PUBLIC
-    group list (−1: a row of no listed group, dropped) and the groups as the core names
-    them (``[None]`` without ``group_by``). ``noun`` names a column in messages ("column
-    to bound"). Refusals depend on the parameters and the schema only."""
+                    groups: Sequence[object] | None, noun: str, select: bool = False
+                    ) -> tuple[list[str], list[np.ndarray], Grouping]:
+    """An in-memory table read for a product over groups (bounds, describe): the
+    column names, each column as float64 (nulls as NaN) and its :class:`Grouping` — each
+    row's index in the PUBLIC group list (−1: a row of no listed group, dropped) with the
+    groups as the core names them (``[None]`` without ``group_by``), or with ``select``
+    (no list) the group column, for a private selection after the charge. ``noun`` names a
+    column in messages ("column to bound"). Refusals depend on the parameters and the
+    schema only."""
     from dprect.engines.arrow_input import numeric_column
     from dprect.engines.bounds_input import group_kind_of_arrow, resolve_groups
     from dprect.engines.row_kernels import group_index
 
     listed: list[object] | None = None
-    if group_by is None:
+    if select:
+        if group_by is None:
+            raise ParameterError("select_groups needs group_by")
+        if groups is not None:
+            raise ParameterError("give groups (a public list) or select_groups, not both: "
+                                 "a public list needs no selection")
+    elif group_by is None:
         if groups is not None:
             raise ParameterError("groups needs group_by")
     else:
         if groups is None or isinstance(groups, str | bytes):
             raise ParameterError("group_by needs groups: the PUBLIC list of group values "
-                                 "(never read from the data)")
+                                 "(never read from the data), or select_groups=True")
         listed = list(groups)
         if not listed:
             raise ParameterError("groups is empty")
@@ -536,12 +574,15 @@ def grouped_columns(data: object, columns: Sequence[str] | None, group_by: objec
     if group_name is not None and group_name in names:
         raise ParameterError(f"the group column {group_name!r} is also a {noun}")
     values = [numeric_column(table, n, nulls_as_nan=True) for n in names]
-    if group_name is None or listed is None:
-        return names, values, np.zeros(table.num_rows, dtype=np.int32), [None]
+    if group_name is None:
+        return names, values, Grouping(np.zeros(table.num_rows, dtype=np.int32), [None])
     label = group_by if isinstance(group_by, str) else "group_by"
     kind = group_kind_of_arrow(table.schema.field(group_name).type, label)
+    if listed is None:
+        return names, values, Grouping(None, [], table.column(group_name), kind)
     resolved = resolve_groups([_group_text(v) for v in listed], kind, label)
-    return names, values, group_index(table.column(group_name), kind, resolved), listed
+    return names, values, Grouping(group_index(table.column(group_name), kind, resolved),
+                                   listed)
 
 
 __all__ = [

@@ -17,6 +17,7 @@
                 [--beta B] [--neighbouring add-remove|replace-one]
                 [--coverage C] [--grid SPEC] [--rows N]      (the coverage bounds)
                 [--query-epsilon E] [--plot means.png]     (count, sum, mean, bounds)
+                [--plot quantiles.png]                     (quantiles)
                 [--group-by COL (--groups v1,v2 | --groups-file F)]
                 --output result.json [--table out.csv | --table FOLDER (Delta)]
                 [--engine numpy|spark] ... [--seed S] [--quiet] [--ledger ...] [--plan-only]
@@ -121,6 +122,7 @@ from dprect.app.failures import describe_failure, one_line
 from dprect.app.options import (
     AGGREGATE_COLUMNS,
     AGGREGATE_OUTPUTS,
+    AGGREGATE_UNSET,
     BOUNDS_COLUMNS,
     BOUNDS_GRID,
     BOUNDS_OUTPUTS,
@@ -216,10 +218,15 @@ def flag(key: str) -> str:
 
 
 def add_request_arguments(p: argparse.ArgumentParser,
-                          kind: type[Any] = PlanRequest) -> None:
+                          kind: type[Any] = PlanRequest, unset: Sequence[str] = ()) -> None:
     """The options of a request (:func:`dprect.core.request.option_specs`): choices,
-    defaults and help are the request's."""
+    defaults and help are the request's; those named in ``unset`` are None unless given
+    (the request's default then fills in; the help still names it)."""
     for spec in option_specs(kind):
+        if spec.name in unset:
+            p.add_argument(flag(spec.name), type=_float, default=None,
+                           help=f"{spec.help} (default {spec.plain_default})")
+            continue
         if spec.kind == "label":  # text, read against the label column's type
             p.add_argument(flag(spec.name), type=LabelText, default=None, metavar="VALUE",
                            help=f"{spec.help} (default {spec.plain_default})")
@@ -343,17 +350,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _table_parser(sub: Any, command: str, request: type[Any], columns: Sequence[RunOption],
                   middle: Sequence[RunOption], outputs: Sequence[RunOption],
-                  plan_only: str, **texts: str) -> None:
+                  plan_only: str, unset: Sequence[str] = (), **texts: str) -> None:
     """A grouped-table product's subcommand (``bounds``, ``describe``): the source, its
     ``columns``, the ``request``'s budget options, the product's ``middle`` options, the
     groups, its ``outputs``, the engine and session, ``--plan-only`` (``plan_only``: what
     it prints) and the ledger, in that order; ``texts`` are the parser's help and
-    description."""
+    description; ``unset``: the request options left None unless given
+    (:func:`add_request_arguments`)."""
     p = sub.add_parser(command, **texts)
     spark = p.add_argument_group("Spark engine options (--engine spark)")
     add_run_arguments(p, SOURCE_OPTIONS, spark)
     add_run_arguments(p, columns)
-    add_request_arguments(p, request)
+    add_request_arguments(p, request, unset)
     add_run_arguments(p, (*middle, *GROUP_OPTIONS, *outputs))
     add_run_arguments(p, ENGINE_OPTIONS, spark)
     add_session_arguments(spark)
@@ -370,13 +378,15 @@ def _aggregate_parser(sub: Any) -> None:
         sub, "aggregate", BoundsRequest, AGGREGATE_COLUMNS,
         (DESCRIBE_QUERY[1], BOUNDS_GRID, BOUNDS_OUTPUTS[0]), AGGREGATE_OUTPUTS,
         "the mechanism's plan: its guarantee, budget split and what it promises",
+        unset=AGGREGATE_UNSET,
         help="any DP statistics of one mechanism per column (and per listed group), in "
              "one charge (bounds and describe are its presets)",
         description="Release the statistics named by --statistics for each column (and "
                     "each group of a public list), all drawn by one mechanism in one "
                     "charge: the coverage bounds (--coverage, --grid, --rows), or a count, "
                     "sum and mean with bounds found privately and aimed at the query "
-                    "(--query-epsilon, --plot). Every row counts; a row with a null, NaN "
+                    "(--query-epsilon, --plot), or quantiles (--plot). Every row counts; "
+                    "a row with a null, NaN "
                     "or infinite value in a column is left out of that column only. The "
                     "plan is printed before the input is read.")
 

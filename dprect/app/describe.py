@@ -16,14 +16,18 @@ The data's schema (column names and types) decides every refusal; no value does.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
+from dprect.core.accounting import Guarantee
 from dprect.core.aggregates import STATISTICS, DescribeResult
 from dprect.core.bounds import BoundsResult
 from dprect.core.domains import GridArg
 from dprect.core.errors import ParameterError
+from dprect.core.group_selection import SelectedResult, SelectionPlan, composed, plan_selection
 from dprect.core.mixed import MixedResult, draw_mixed
 from dprect.core.quantile_release import QuantileResult
 from dprect.core.randomness import RandomSource
+from dprect.core.request import Neighbouring
 from dprect.core.statistic import COVERAGE, QUANTILES, SEARCH_GRID, Mechanism
 from dprect.core.statistic import STATISTICS as STATISTIC_OF
 from dprect.engines.grouped import grouped_statistics
@@ -37,7 +41,9 @@ def describe(data: object, columns: Sequence[str] | None = None, *,
              neighbouring: str | None = None, beta: float | None = None,
              query_epsilon: float | None = None,
              budget: PrivacyBudget | None = None,
-             interval_level: float | None = None) -> DescribeResult:
+             interval_level: float | None = None, select_groups: bool = False,
+             selection_epsilon: float | None = None,
+             selection_delta: float | None = None) -> DescribeResult | SelectedResult:
     """DP count, sum and mean per (public group, column), with private bounds aimed at
     the query, for one charge of ``epsilon`` (:mod:`dprect.core.aggregates`).
 
@@ -75,8 +81,10 @@ def describe(data: object, columns: Sequence[str] | None = None, *,
     result = aggregate(data, columns, statistics=("bounds", *statistics), epsilon=epsilon,
                        delta=delta, group_by=group_by, groups=groups, seed=seed,
                        neighbouring=neighbouring, beta=beta, query_epsilon=query_epsilon,
-                       budget=budget, interval_level=interval_level)
-    assert isinstance(result, DescribeResult)
+                       budget=budget, interval_level=interval_level,
+                       select_groups=select_groups, selection_epsilon=selection_epsilon,
+                       selection_delta=selection_delta)
+    assert isinstance(result, DescribeResult | SelectedResult)
     return result
 
 
@@ -87,8 +95,9 @@ def aggregate(data: object, columns: Sequence[str] | None = None, *,
               beta: float | None = None, budget: PrivacyBudget | None = None,
               query_epsilon: float | None = None, coverage: float | None = None,
               grid: GridArg = None, rows: int | None = None,
-              interval_level: float | None = None
-              ) -> BoundsResult | DescribeResult | QuantileResult | MixedResult:
+              interval_level: float | None = None, select_groups: bool = False,
+              selection_epsilon: float | None = None, selection_delta: float | None = None
+              ) -> BoundsResult | DescribeResult | QuantileResult | MixedResult | SelectedResult:
     """Any list of statistics per (public group, column) for one charge of ``epsilon``
     (issue #41; the statistics are :mod:`dprect.core.statistic`'s): ``"coverage"`` —
     bounds covering about ``coverage`` of each column's values (:func:`dprect.bounds`'s,
@@ -113,17 +122,25 @@ def aggregate(data: object, columns: Sequence[str] | None = None, *,
     :class:`~dprect.core.quantile_release.QuantileResult`, or for several mechanisms a
     :class:`~dprect.core.mixed.MixedResult` (each one's result; its record, one row per
     (group, column) with every asked statistic's outputs:
-    :func:`dprect.release.aggregate_record.mixed_record`)."""
+    :func:`dprect.release.aggregate_record.mixed_record`).
+
+    ``select_groups=True`` (with ``group_by`` and no ``groups``) finds the groups privately:
+    a key of the group column is kept only if its noisy count passes the threshold set by
+    ``selection_epsilon`` and ``selection_delta`` (docs/privacy.md §18); the statistics
+    are then drawn on the kept keys, all for ONE charge of (ε + selection ε, δ + selection
+    δ). The result is then a :class:`~dprect.core.group_selection.SelectedResult` (the
+    statistics' result read through, the run's ``guarantee``)."""
     from dprect.app.aggregate_flow import asked_mechanisms, domains_of, plan_of
     from dprect.app.api import grouped_columns
 
+    selection = _selection(select_groups, selection_epsilon, selection_delta, neighbouring)
     mechanisms, asked = asked_mechanisms(statistics)
     if len(mechanisms) > 1:
         return _mixed(data, columns, mechanisms, asked, epsilon=epsilon, delta=delta,
                       group_by=group_by, groups=groups, seed=seed,
                       neighbouring=neighbouring, beta=beta, budget=budget,
                       query_epsilon=query_epsilon, coverage=coverage, grid=grid, rows=rows,
-                      interval_level=interval_level)
+                      interval_level=interval_level, selection=selection)
     if _quantiles_asked(statistics):
         if (query_epsilon, coverage, grid, rows) != (None,) * 4:
             raise ParameterError("query_epsilon, coverage, grid and rows are not the "
@@ -131,23 +148,27 @@ def aggregate(data: object, columns: Sequence[str] | None = None, *,
         return _quantiles(data, columns, statistics, epsilon=epsilon, delta=delta,
                           group_by=group_by, groups=groups, seed=seed,
                           neighbouring=neighbouring, beta=beta, budget=budget,
-                          interval_level=interval_level)
+                          interval_level=interval_level, selection=selection)
     mechanism = mechanisms[0]
     if mechanism is not COVERAGE and coverage is not None:
         raise ParameterError("coverage, grid and rows are the coverage bounds' options")
     what = "column to bound" if mechanism is COVERAGE else "column to describe"
-    names, values, group, group_list = grouped_columns(data, columns, group_by, groups, what)
+    names, values, grouping = grouped_columns(data, columns, group_by, groups, what,
+                                              selection is not None)
     the_plan = plan_of(mechanism, {"columns": names, "epsilon": epsilon, "delta": delta,
                                    "coverage": coverage, "beta": beta,
                                    "neighbouring": neighbouring, "grid": grid, "rows": rows,
                                    "query_epsilon": query_epsilon,
                                    "interval_level": interval_level}, asked)
     rng = RandomSource(seed=seed)
-    with charged(budget, the_plan.guarantee, mechanism.name, names) as ticket:
+    with charged(budget, _run_guarantee(the_plan.guarantee, selection), mechanism.name,
+                 names) as ticket:
+        group, group_list = grouping.resolve(selection, rng)
         cells = grouped_statistics(values, group, len(group_list),
                                    mechanism.spec(domains_of(mechanism, grid, names),
                                                   getattr(the_plan, "statistics", ())))
-        return record(ticket, mechanism.draw(the_plan, cells, group_list, names, rng))
+        return record(ticket, _selected(mechanism.draw(the_plan, cells, group_list, names,
+                                                       rng), selection, len(group_list)))
 
 
 def _mixed(data: object, columns: Sequence[str] | None, mechanisms: Sequence[Mechanism],
@@ -155,7 +176,8 @@ def _mixed(data: object, columns: Sequence[str] | None, mechanisms: Sequence[Mec
            group_by: object, groups: Sequence[object] | None, seed: int | None,
            neighbouring: str | None, beta: float | None, budget: PrivacyBudget | None,
            query_epsilon: float | None, coverage: float | None, grid: GridArg,
-           rows: int | None, interval_level: float | None) -> MixedResult:
+           rows: int | None, interval_level: float | None,
+           selection: SelectionPlan | None = None) -> MixedResult | SelectedResult:
     """:func:`aggregate` of statistics of several mechanisms (docs/privacy.md §11b): each
     mechanism planned on its declared share of ``epsilon`` and the composed guarantee
     re-derived (:func:`dprect.core.mixed.plan_mixed`), charged ONCE, the cells counted in
@@ -167,18 +189,42 @@ def _mixed(data: object, columns: Sequence[str] | None, mechanisms: Sequence[Mec
 
     if COVERAGE not in mechanisms and coverage is not None:
         raise ParameterError("coverage, grid and rows are the coverage bounds' options")
-    names, values, group, group_list = grouped_columns(data, columns, group_by, groups,
-                                                       "column to summarise")
+    names, values, grouping = grouped_columns(data, columns, group_by, groups,
+                                              "column to summarise", selection is not None)
     the_plan = mixed_plan_of(mechanisms, {
         "columns": names, "epsilon": epsilon, "delta": delta, "coverage": coverage,
         "beta": beta, "neighbouring": neighbouring, "grid": grid, "rows": rows,
         "query_epsilon": query_epsilon, "interval_level": interval_level}, asked)
     spec = run_spec(mechanisms, the_plan, grid, names)
     rng = RandomSource(seed=seed)
-    with charged(budget, the_plan.guarantee, "+".join(the_plan.mechanisms), names) as ticket:
+    with charged(budget, _run_guarantee(the_plan.guarantee, selection),
+                 "+".join(the_plan.mechanisms), names) as ticket:
+        group, group_list = grouping.resolve(selection, rng)
         cells = grouped_statistics([v for _ in mechanisms for v in values], group,
                                    len(group_list), spec)
-        return record(ticket, draw_mixed(the_plan, mechanisms, cells, group_list, names, rng))
+        return record(ticket, _selected(draw_mixed(the_plan, mechanisms, cells, group_list,
+                                                   names, rng), selection, len(group_list)))
+
+
+def _selection(select: bool, epsilon: float | None, delta: float | None,
+               neighbouring: str | None) -> SelectionPlan | None:
+    """The private group selection asked for (planned and checked), or None."""
+    if not select:
+        if epsilon is not None or delta is not None:
+            raise ParameterError("selection_epsilon and selection_delta need "
+                                 "select_groups=True")
+        return None
+    return plan_selection(epsilon, delta, neighbouring or Neighbouring.ADD_REMOVE)
+
+
+def _run_guarantee(statistics: Guarantee, selection: SelectionPlan | None) -> Guarantee:
+    """What a run charges: the statistics' guarantee, after a selection the two composed."""
+    return statistics if selection is None else composed(statistics, selection)
+
+
+def _selected(result: Any, selection: SelectionPlan | None, kept: int) -> Any:
+    """The result, or after a selection the result with the run's guarantee."""
+    return result if selection is None else SelectedResult(result, selection, kept)
 
 
 def _quantiles_asked(statistics: str | Sequence[str]) -> bool:
@@ -193,8 +239,8 @@ def _quantiles(data: object, columns: Sequence[str] | None, statistics: str | Se
                *, epsilon: float, delta: float | None, group_by: object,
                groups: Sequence[object] | None, seed: int | None,
                neighbouring: str | None, beta: float | None,
-               budget: PrivacyBudget | None, interval_level: float | None = None
-               ) -> QuantileResult:
+               budget: PrivacyBudget | None, interval_level: float | None = None,
+               selection: SelectionPlan | None = None) -> QuantileResult | SelectedResult:
     """:func:`aggregate`'s quantiles (:mod:`dprect.core.quantile_release`): planned and
     checked before the engine counts, counted by the numpy engine's primitive on the
     :data:`~dprect.core.statistic.QUANTILES` spec, charged like describe."""
@@ -207,15 +253,18 @@ def _quantiles(data: object, columns: Sequence[str] | None, statistics: str | Se
         raise ParameterError("the quantiles are pure (epsilon, 0)-DP: leave delta unset")
     if not isinstance(epsilon, float | int) or isinstance(epsilon, bool):
         raise ParameterError("epsilon must be a number")
-    names, values, group, group_list = grouped_columns(data, columns, group_by, groups,
-                                                       "column to summarise")
+    names, values, grouping = grouped_columns(data, columns, group_by, groups,
+                                              "column to summarise", selection is not None)
     the_plan = QUANTILES.plan(asked, epsilon, len(names), neighbouring=neighbouring,
                               beta=beta, interval_level=interval_level)
     rng = RandomSource(seed=seed)
-    with charged(budget, the_plan.guarantee, QUANTILES.name, names) as ticket:
+    with charged(budget, _run_guarantee(the_plan.guarantee, selection), QUANTILES.name,
+                 names) as ticket:
+        group, group_list = grouping.resolve(selection, rng)
         cells = grouped_statistics(values, group, len(group_list),
                                    QUANTILES.spec([SEARCH_GRID] * len(names)))
-        return record(ticket, QUANTILES.draw(the_plan, cells, group_list, names, rng))
+        return record(ticket, _selected(QUANTILES.draw(the_plan, cells, group_list, names,
+                                                       rng), selection, len(group_list)))
 
 
 def bounds(data: object, columns: Sequence[str] | None = None, *, epsilon: float,
@@ -224,7 +273,9 @@ def bounds(data: object, columns: Sequence[str] | None = None, *, epsilon: float
            group_by: object = None, groups: Sequence[object] | None = None,
            rows: int | None = None, seed: int | None = None,
            budget: PrivacyBudget | None = None,
-           interval_level: float | None = None) -> BoundsResult:
+           interval_level: float | None = None, select_groups: bool = False,
+           selection_epsilon: float | None = None,
+           selection_delta: float | None = None) -> BoundsResult | SelectedResult:
     """Private clamping bounds: per column (and per listed group) a lower and an upper
     bound that cover about ``coverage`` of its values (:mod:`dprect.core.bounds`).
 
@@ -261,8 +312,10 @@ def bounds(data: object, columns: Sequence[str] | None = None, *, epsilon: float
     result = aggregate(data, columns, statistics=("coverage",), epsilon=epsilon, delta=delta,
                        coverage=coverage, beta=beta, neighbouring=neighbouring, grid=grid,
                        group_by=group_by, groups=groups, rows=rows, seed=seed,
-                       budget=budget, interval_level=interval_level)
-    assert isinstance(result, BoundsResult)
+                       budget=budget, interval_level=interval_level,
+                       select_groups=select_groups, selection_epsilon=selection_epsilon,
+                       selection_delta=selection_delta)
+    assert isinstance(result, BoundsResult | SelectedResult)
     return result
 
 
@@ -274,10 +327,11 @@ def mean_bounds(data: object, columns: Sequence[str] | None = None, *,
     """Bounds alone, aimed at a DP mean or sum the caller runs at ``query_epsilon`` per
     column: ``describe(..., statistics=())`` with all of ``epsilon`` on the bounds.
     ``cells[g][j].lower``/``.upper``."""
-    return describe(data, columns, group_by=group_by, groups=groups, epsilon=epsilon,
-                    statistics=(),
-                    seed=seed, neighbouring=neighbouring, query_epsilon=query_epsilon,
-                    budget=budget)
+    result = describe(data, columns, group_by=group_by, groups=groups, epsilon=epsilon,
+                      statistics=(), seed=seed, neighbouring=neighbouring,
+                      query_epsilon=query_epsilon, budget=budget)
+    assert isinstance(result, DescribeResult)  # no selection here
+    return result
 
 
 __all__ = ["aggregate", "bounds", "describe", "mean_bounds"]

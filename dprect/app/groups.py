@@ -1,16 +1,25 @@
-"""A run's public groups: the list of group values, given by the user (``--groups`` or a
+"""A run's groups: the PUBLIC list of group values, given by the user (``--groups`` or a
 file, a config list), never read from the data — the set of values a column holds is
 itself a fact about the data (one row can add a value), so releasing "the groups found"
-would not be differentially private. Groups are disjoint sets of rows, so a product run
-per group composes in parallel: one charge for the whole list."""
+as they are would not be differentially private. Groups are disjoint sets of rows, so a
+product run per group composes in parallel: one charge for the whole list.
+
+Without a public list, ``--select-groups`` finds the groups privately
+(:func:`group_selection`: the optimal partition selection of
+:mod:`dprect.core.group_selection`, at ``--selection-epsilon`` and ``--selection-delta``,
+composed with the statistics in one charge; docs/privacy.md §18). The two do not combine:
+a public list needs no selection (its groups are released whatever their rows), so a run
+gives one or the other."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from dprect.core.errors import ParameterError
+from dprect.core.group_selection import SelectionPlan, plan_selection
+from dprect.core.request import Neighbouring
 from dprect.core.validation import repeat_at
 
 
@@ -36,12 +45,21 @@ def read_groups_file(path: str) -> list[str]:
 
 
 def public_groups(group_by: str | None, groups: str | Sequence[Any] | None,
-                  groups_file: str | None, name: Callable[[str], str] = str
-                  ) -> list[str] | None:
-    """The public list of group values (None without a group column). The list must be
-    given — by ``groups`` or ``groups_file``, not both — and is never read from the data:
-    the set of values a column holds is itself data-dependent."""
+                  groups_file: str | None, name: Callable[[str], str] = str,
+                  select: bool = False) -> list[str] | None:
+    """The public list of group values (None without a group column, or when the groups
+    are found privately: ``select``). The list must be given — by ``groups`` or
+    ``groups_file``, not both — and is never read from the data: the set of values a
+    column holds is itself data-dependent."""
     given = groups is not None and (not isinstance(groups, str) or groups.strip())
+    if select:
+        if group_by is None or not str(group_by).strip():
+            raise ParameterError(f"{name('select_groups')} needs {name('group_by')}")
+        if given or groups_file is not None:
+            raise ParameterError(
+                f"give a public list ({name('groups')} / {name('groups_file')}) or "
+                f"{name('select_groups')}, not both: a public list needs no selection")
+        return None
     if group_by is None:
         if given or groups_file is not None:
             raise ParameterError(f"{name('groups')} / {name('groups_file')} need "
@@ -55,7 +73,8 @@ def public_groups(group_by: str | None, groups: str | Sequence[Any] | None,
         raise ParameterError(
             f"{name('group_by')} needs the PUBLIC list of group values: {name('groups')} "
             f"v1,v2,... or {name('groups_file')} FILE (the values present in the data are "
-            "data-dependent, so they are never read from it)")
+            f"data-dependent, so they are never read from it as they are), or "
+            f"{name('select_groups')} to find them privately")
     if groups_file is not None:
         values = read_groups_file(groups_file)
         where = f"groups file {groups_file!r}"
@@ -70,4 +89,20 @@ def public_groups(group_by: str | None, groups: str | Sequence[Any] | None,
     return values
 
 
-__all__ = ["public_groups", "read_groups_file", "split_groups"]
+def group_selection(values: Mapping[str, Any], name: Callable[[str], str] = str
+                    ) -> SelectionPlan | None:
+    """The private group selection a run asks for (``select_groups`` with
+    ``selection_epsilon``, ``selection_delta``, under the run's ``neighbouring``), planned
+    and checked from public inputs; None without ``select_groups`` (its budget options are
+    then refused)."""
+    if not values.get("select_groups"):
+        for key in ("selection_epsilon", "selection_delta"):
+            if values.get(key) is not None:
+                raise ParameterError(f"{name(key)} needs {name('select_groups')}")
+        return None
+    return plan_selection(values.get("selection_epsilon"), values.get("selection_delta"),
+                          values.get("neighbouring") or Neighbouring.ADD_REMOVE,
+                          (name("selection_epsilon"), name("selection_delta")))
+
+
+__all__ = ["group_selection", "public_groups", "read_groups_file", "split_groups"]

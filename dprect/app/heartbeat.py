@@ -6,14 +6,17 @@ silent between its plan and its result. :class:`Heartbeat` runs around the read,
 compute and the publication of every run (:func:`dprect.app.spine.run_release`); its
 background thread writes, every ``every`` seconds, one line: the seconds since the run
 started, the stage the run announced last (its progress lines: "reading PATH",
-"describing 2 column(s) in 3000 group(s)", "writing the outputs") and, while a describe
-mechanism runs on the driver, the blocks of groups it has done of the total
-(:func:`dprect.engines.driver_pool.mechanism_progress`).
+"counting 2 column(s) in 3000 group(s)", "describing 2 column(s) in 3000 group(s)",
+"writing the outputs") and, while a long step runs in this process, how far it has got
+(:func:`dprect.engines.progress.current`): the numpy engine's cells counted, the describe
+mechanism's blocks of groups done (``mechanism 12/64 blocks``), the coverage or quantile
+mechanism's cells drawn (``mechanism 51234/200000 cells``).
 
 Every part is public: a stage names paths, options and the numbers of listed groups and
 columns; the blocks are cut from those numbers and the machine's processors, never from
-the data. No count, size or value of the data is ever printed. (The time a run takes is
-visible to whoever runs it, with or without a heartbeat.)
+the data, and a unit is counted whatever the data hold. No count, size or value of the
+data is ever printed. (The time a run takes is visible to whoever runs it, with or
+without a heartbeat.)
 
 The thread waits on an event (``wait(every)`` returns True once the run ended), so it
 stops as soon as the run does; tests call :meth:`Heartbeat.beat`, or give their own
@@ -27,7 +30,7 @@ import time
 from collections.abc import Callable
 from types import TracebackType
 
-from dprect.engines.driver_pool import mechanism_progress
+from dprect.engines.progress import current
 
 #: seconds between two heartbeat lines (the command line's and the jobs')
 EVERY = 10.0
@@ -67,12 +70,11 @@ class Heartbeat:
         return both
 
     def line(self) -> str:
-        """``still running (S s): STAGE[, mechanism D/T blocks]``."""
+        """``still running (S s): STAGE[, LABEL D/T UNIT]`` (e.g. ``, mechanism 3/16
+        blocks``)."""
         text = f"{MARK}{self._clock() - self._started:.0f} s): {self._stage}"
-        blocks = mechanism_progress()
-        if blocks is not None:
-            text += f", mechanism {blocks[0]}/{blocks[1]} blocks"
-        return text
+        step = current()
+        return text if step is None else f"{text}, {step}"
 
     def beat(self) -> None:
         """Write one line now."""

@@ -339,9 +339,11 @@ _OPTION_KINDS = {"float": "float", "choice": "str", "label": "any", "labels": "a
                  "names": "str_list"}
 
 
-def request_options(kind: type[Any] = FitRequest) -> dict[str, Option]:
+def request_options(kind: type[Any] = FitRequest, unset: Sequence[str] = ()
+                    ) -> dict[str, Option]:
     """The config keys of a request (:func:`dprect.core.request.option_specs`): their
-    defaults, allowed values and help are the request's."""
+    defaults, allowed values and help are the request's; a key named in ``unset`` is
+    None unless set (the request's default then fills in; the help still names it)."""
     options = {}
     for spec in option_specs(kind):
         text = spec.help
@@ -350,7 +352,10 @@ def request_options(kind: type[Any] = FitRequest) -> dict[str, Option]:
         if spec.kind == "label":
             text += "; text is read against the column's type (quote yes/no/on/off, which " \
                     "YAML reads as booleans)"
-        options[spec.name] = Option(spec.plain_default, _OPTION_KINDS[spec.kind], text)
+        if spec.name in unset:
+            text += f" (default {spec.plain_default})"
+        options[spec.name] = Option(None if spec.name in unset else spec.plain_default,
+                                    _OPTION_KINDS[spec.kind], text)
     return options
 
 
@@ -395,13 +400,13 @@ def config_labels(value: object) -> object:
 
 # -- a product's section -------------------------------------------------------------------
 def table_options(columns: Sequence[RunOption], kind: type[Any],
-                  own: Sequence[RunOption]) -> dict[str, Option]:
+                  own: Sequence[RunOption], unset: Sequence[str] = ()) -> dict[str, Option]:
     """The config keys of a grouped-table product's job (bounds, describe), in its
     command's order: ``input`` (required), the ``columns``, the groups, the request's
-    budget keys (``kind``: :func:`request_options`), then the product's ``own`` keys and
-    outputs (``output`` required)."""
+    budget keys (``kind``: :func:`request_options`, ``unset`` None unless set), then the
+    product's ``own`` keys and outputs (``output`` required)."""
     return {**run_options(required=("input",)), **run_options(("columns",), columns),
-            **run_options(options=GROUP_OPTIONS), **request_options(kind),
+            **run_options(options=GROUP_OPTIONS), **request_options(kind, unset),
             **run_options(("output",), own)}
 
 

@@ -109,7 +109,8 @@ GROUPS = {
     "expectation": "how many positives a run needs (public estimates only; nothing is read "
                    "from the data)",
     "outputs": "more outputs",
-    "groups": "groups (the group values are a PUBLIC list, never read from the data)",
+    "groups": "groups (a PUBLIC list of group values, never read from the data; or, with "
+              "--select-groups, the keys found privately: docs/privacy.md §18)",
 }
 
 #: a fit's columns
@@ -184,6 +185,15 @@ GROUP_OPTIONS = (
               "the column's type)", metavar="V1,V2,...", group="groups"),
     RunOption("groups_file", "str", "the public group values, one per line (blank lines "
               "skipped)", metavar="FILE", group="groups"),
+    RunOption("select_groups", "flag", "no public list: find the groups privately (a key "
+              "of the data is released only if its noisy count passes the threshold set "
+              "by --selection-epsilon and --selection-delta; then the statistics on the "
+              "kept keys, all in one charge)", default=False, group="groups"),
+    RunOption("selection_epsilon", "float", "the epsilon of --select-groups, charged on "
+              "top of --epsilon", metavar="E", group="groups"),
+    RunOption("selection_delta", "float", "the delta of --select-groups (> 0: a key of one "
+              "row is released with probability at most this), charged on top of the "
+              "statistics' delta", metavar="D", group="groups"),
 )
 BOUNDS_OUTPUTS = (
     RunOption("rows", "count", "your public estimate of the number of rows (never read "
@@ -192,8 +202,8 @@ BOUNDS_OUTPUTS = (
     RunOption("output", "str", "where to write the result JSON (required unless "
               "--plan-only)"),
     RunOption("table", "str", "also write one row per (group, column) — group, column, "
-              "lower, upper, rank_error — as CSV (a path ending in .csv) or as a Delta "
-              "table (a folder)", metavar="PATH"),
+              "lower, upper, rank_error — as CSV (a path ending in .csv), one Parquet "
+              "file (.parquet) or a Delta table (a folder)", metavar="PATH"),
 )
 
 BOUNDS_OPTIONS = (*BOUNDS_COLUMNS, BOUNDS_GRID, *GROUP_OPTIONS, *BOUNDS_OUTPUTS)
@@ -217,11 +227,13 @@ DESCRIBE_OUTPUTS = (
     BOUNDS_OUTPUTS[1],
     RunOption("table", "str", "also write one row per (group, column) — group, column, "
               "lower, upper, count, sum, mean with their noise intervals — as CSV (a path "
-              "ending in .csv) or as a Delta table (a folder)", metavar="PATH",
+              "ending in .csv), one Parquet file (.parquet) or a Delta table (a folder)",
+              metavar="PATH",
               group="outputs"),
     RunOption("plot", "str", "PNG of each group's DP mean per column with error bars (the "
               "mean's noise interval at --interval-level, from the plan and the released "
-              "values; needs the count and the mean)", metavar="PNG", group="outputs"),
+              "values; needs the count and the mean; past 60 groups a histogram of the "
+              "groups' means)", metavar="PNG", group="outputs"),
 )
 
 DESCRIBE_OPTIONS = (*DESCRIBE_COLUMNS, *DESCRIBE_QUERY, *GROUP_OPTIONS, *DESCRIBE_OUTPUTS)
@@ -253,10 +265,19 @@ AGGREGATE_COLUMNS = (
 AGGREGATE_OUTPUTS = (
     BOUNDS_OUTPUTS[1],
     RunOption("table", "str", "also write one row per (group, column) — group, column and "
-              "the statistics' outputs — as CSV (a path ending in .csv) or as a Delta table "
-              "(a folder)", metavar="PATH", group="outputs"),
-    DESCRIBE_OUTPUTS[2],
+              "the statistics' outputs — as CSV (a path ending in .csv), one Parquet file "
+              "(.parquet) or a Delta table (a folder)", metavar="PATH", group="outputs"),
+    RunOption("plot", "str", "PNG of the released statistics of a run of one mechanism: "
+              "each group's DP mean per column with its noise interval (needs the count "
+              "and the mean), or each group's quantiles as a ladder with their rank error; "
+              "past 60 groups their distribution over the groups", metavar="PNG",
+              group="outputs"),
 )
+#: the request fields of ``dprect aggregate`` (and its job) that one mechanism alone reads
+#: (the coverage bounds'): left unset unless given — the request's own default fills in —
+#: so a run of other statistics refuses one given explicitly instead of ignoring it
+#: (:func:`dprect.app.aggregate_flow.refuse_foreign_options`); a default stays silent
+AGGREGATE_UNSET = ("coverage",)
 #: the options one mechanism reads: the query's aim, the coverage bounds' grid and rows
 AGGREGATE_OPTIONS = (*AGGREGATE_COLUMNS, DESCRIBE_QUERY[1], BOUNDS_GRID, BOUNDS_OUTPUTS[0],
                      *GROUP_OPTIONS, *AGGREGATE_OUTPUTS)

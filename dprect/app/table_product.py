@@ -22,18 +22,28 @@ class GroupedPrepared(Prepared, Protocol):
     """A table read and checked, its engine ready; a context manager that releases what
     the engine holds (a session it started)."""
 
-    def statistics(self) -> GroupedStatistics:
-        """Every (group, column)'s merged statistics under the route's spec (the only
-        step that reads the private part)."""
+    def statistics(self, groups: list[str] | None = None) -> GroupedStatistics:
+        """Every (group, column)'s merged statistics under the route's spec (a step that
+        reads the private part), for the listed groups — or ``groups``, the keys a
+        private selection kept (docs/privacy.md §18)."""
+        ...
+
+    def key_counts(self) -> dict[str, int]:
+        """The rows of every key of the group column (its text:
+        :func:`dprect.engines.bounds_input.key_text`; nulls and non-finite numbers are no
+        key) — the private input of a group selection, never printed."""
         ...
 
     def draw(self, mechanisms: Sequence[Mechanism], plan: Any, group_names: Sequence[Any],
-             columns: Sequence[str], rng: RandomSource) -> Any:
-        """The run's release from the statistics under the route's spec: the mechanism's
-        result, or a mixed run's (:func:`dprect.engines.grouped.draw_statistics` on the
-        driver; on Spark, for many groups, drawn in the executors where the groups'
-        statistics are: :mod:`dprect.engines.spark.executor_draws`). The same result for
-        a seed either way."""
+             columns: Sequence[str], rng: RandomSource, groups: list[str] | None = None,
+             drawing: Callable[[], None] = lambda: None) -> Any:
+        """The run's release from the statistics under the route's spec (for the listed
+        groups, or ``groups`` as :meth:`statistics` reads it; ``drawing`` is called as the
+        draws start, for a progress line): the mechanism's result, or a mixed run's
+        (:func:`dprect.engines.grouped.draw_statistics` on the driver; on Spark, for many
+        groups, drawn in the executors where the groups' statistics are:
+        :mod:`dprect.engines.spark.executor_draws`). The same result for a seed either
+        way."""
         ...
 
 
@@ -46,6 +56,8 @@ class GroupedRoute(Protocol):
 
     def open(self, source: Source, groups: list[str] | None, spec: StatisticsSpec,
              progress: Callable[[str], None]) -> GroupedPrepared:
+        """``groups`` None with a group column: the groups are found privately later
+        (:meth:`GroupedPrepared.key_counts`)."""
         ...
 
 

@@ -10,8 +10,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from dprect.app.groups import public_groups
+from dprect.app.groups import group_selection, public_groups
 from dprect.core.errors import ParameterError
+from dprect.core.group_selection import SelectionPlan
 from dprect.core.request import Source
 from dprect.release.guarded import LedgerSettings
 from dprect.release.sinks import JsonSink
@@ -23,18 +24,21 @@ FORMATS = ("parquet", "csv", "delta")
 @dataclass(frozen=True)
 class TableRun:
     """The checked common part of a grouped-table run: the table, the listed groups (None:
-    no groups), the ledger (None: no ledger) and the result JSON's sink."""
+    no groups, or groups found privately), the ledger (None: no ledger), the result
+    JSON's sink and the private group selection (None: none)."""
 
     source: Source
     groups: list[str] | None
     ledger: LedgerSettings | None
     output: JsonSink
+    selection: SelectionPlan | None = None
 
 
 def table_run(values: Mapping[str, Any], name: Callable[[str], str] = str) -> TableRun:
     """``output`` (required), ``format``, the table (``input``, ``columns``, ``group_by``,
-    ``where``, ``version``, ``timestamp``), the groups (``groups`` or ``groups_file``) and
-    the ledger keys, checked in that order; ``name`` spells a key in messages."""
+    ``where``, ``version``, ``timestamp``), the groups (``groups`` or ``groups_file``, or
+    ``select_groups`` with ``selection_epsilon``, ``selection_delta``) and the ledger
+    keys, checked in that order; ``name`` spells a key in messages."""
     if values.get("output") is None:
         raise ParameterError(f"{name('output')} is required")
     fmt = values.get("format")
@@ -43,12 +47,14 @@ def table_run(values: Mapping[str, Any], name: Callable[[str], str] = str) -> Ta
     source = Source(str(values["input"]), list(values["columns"]),
                     group_by=values.get("group_by"), format=fmt, where=values.get("where"),
                     version=values.get("version"), timestamp=values.get("timestamp"))
+    selection = group_selection(values, name)
     groups = public_groups(source.group_by, values.get("groups"), values.get("groups_file"),
-                           name)
+                           name, select=selection is not None)
     ledger = LedgerSettings.build(values.get("ledger"), values.get("dataset"),
                                   values.get("run_id"), values.get("cap_epsilon"),
                                   values.get("cap_delta"))
-    return TableRun(source, groups, ledger, JsonSink(name("output"), str(values["output"])))
+    return TableRun(source, groups, ledger, JsonSink(name("output"), str(values["output"])),
+                    selection)
 
 
 def checked_seed(values: Mapping[str, Any], name: Callable[[str], str] = str) -> int | None:

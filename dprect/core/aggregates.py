@@ -137,6 +137,7 @@ from dprect.core.variance import (
     centred_squares,
     integer_squares,
     released_variance,
+    spread_intervals,
 )
 
 CENTRE_SHARE = 0.05
@@ -466,7 +467,7 @@ class DescribePlan:
                    f", clamped sum of squares eps {self.squares_epsilon:.6g} (discrete "
                    f"Laplace; centred on the bounds' midpoint m, on a "
                    f"2^-{SQUARE_FRACTION_BITS} grid of ((U - L)/2)^2; variance and std "
-                   f"by post-processing, no interval)")]),
+                   f"by post-processing, with their noise intervals)")]),
             f"target: {self.target} clipped row(s) per side; with probability >= "
             f"1 - {self.beta:g} per side a side clips at most {clip:.1f} rows once the "
             f"centre lies in the data's bins and the tail is dense: at least "
@@ -697,8 +698,8 @@ class Cell:
     #: (statistic, low, high): each released statistic's noise interval at the plan's
     #: level (:func:`dprect.core.intervals.query_intervals`)
     intervals: tuple[tuple[str, float, float], ...] = ()
-    #: the clamped values' variance and standard deviation, when asked (no interval:
-    #: :mod:`dprect.core.variance`)
+    #: the clamped values' variance and standard deviation, when asked (their intervals
+    #: are in ``intervals``: :func:`dprect.core.variance.spread_intervals`)
     variance: float | None = None
     std: float | None = None
 
@@ -1044,16 +1045,21 @@ def _finish(plan: DescribePlan, tier: Tier, centre: float, stats: CellStatistics
     total, mean = released_sum_mean(pivot, gamma, noisy_s, noisy_n, lo, hi)
     want = set(plan.statistics)
     spread: tuple[float | None, float | None] = (None, None)
+    spread_spans: tuple[tuple[str, float, float], ...] = ()
     if plan.squares_scale is not None:  # after the sum noise: a variance or std asked
         q_int = integer_squares(centred_squares(stats, kl, ku, lo, hi), lo, hi,
                                 plan.squares_sensitivity)
         noisy_q = q_int + rng.discrete_laplace(plan.squares_scale)
         spread = released_variance(noisy_q, noisy_n, mean, lo, hi, plan.squares_sensitivity)
+        spread_spans = spread_intervals(
+            plan.statistics, plan.interval_level, noisy_q, noisy_n, noisy_s, mean, pivot,
+            gamma, plan.count_epsilon, tier.sum_epsilon, tier.sum_sensitivity,
+            plan.squares_epsilon, lo, hi, plan.squares_sensitivity)
     # the cell's split is a public function of its released count: its sum's ε and clip
-    # are public, so the intervals stay post-processing (docs/privacy.md §15)
+    # are public, so the intervals stay post-processing (docs/privacy.md §15, §17)
     spans = query_intervals(plan.statistics, plan.interval_level, plan.count_epsilon,
                             tier.sum_epsilon, tier.sum_sensitivity, lo, hi, pivot, gamma,
-                            noisy_n, noisy_s, float(count), total, mean)
+                            noisy_n, noisy_s, float(count), total, mean) + spread_spans
     return Cell(lo, hi, float(count) if "count" in want else None,
                 total if "sum" in want else None, mean if "mean" in want else None,
                 spans, spread[0] if "variance" in want else None,
@@ -1158,15 +1164,13 @@ def describe_cell(values: np.ndarray, plan: DescribePlan, rng: RandomSource,
 
 
 def checked_names(plan: DescribePlan, groups: Sequence[Any], columns: Sequence[str]
-             ) -> tuple[list[Any], list[str]]:
+                  ) -> tuple[list[Any], list[str]]:
     if not isinstance(plan, DescribePlan):
         raise ParameterError(f"plan must be a DescribePlan, got {type(plan).__name__}")
     cols = [str(c) for c in columns]
     if len(cols) != plan.columns:
         raise ParameterError(f"{len(cols)} column names for a plan of {plan.columns}")
-    group_list = list(groups)
-    if not group_list:
-        raise ParameterError("groups must list at least one group ([None] when ungrouped)")
+    group_list = list(groups)  # [None] when ungrouped; [] when a private selection kept none
     if (i := repeat_at(group_list)) is not None:
         raise ParameterError(f"group {group_list[i]!r} is listed twice")
     return group_list, cols
@@ -1195,8 +1199,6 @@ class DescribeResult:
                                        "upper": cell.upper}
                 for s in self.plan.statistics:
                     row[s] = getattr(cell, s)
-                    if s in SPREAD:  # no interval (docs/privacy.md §17)
-                        continue
                     span = cell.interval(s)
                     row[f"{s}_low"], row[f"{s}_high"] = span if span else (None, None)
                 out.append(row)

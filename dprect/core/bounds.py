@@ -63,7 +63,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal
@@ -295,8 +295,8 @@ def plan_bounds(request: BoundsRequest, domains: Sequence[Domain], *,
 @dataclass(frozen=True)
 class Histogram:
     """One column of one group: sorted unique int64 grid indices and their int64 counts
-    (each ≥ 1). Built by :func:`histogram` (numpy) or by an engine (e.g. a Spark
-    ``groupBy``), merged by :func:`merge_histograms`."""
+    (each ≥ 1). Built by :func:`histogram` (numpy), or from an engine's grouped
+    statistics (:meth:`dprect.core.statistic.CellBins.histogram`)."""
 
     keys: np.ndarray
     counts: np.ndarray
@@ -339,24 +339,6 @@ def histogram(values: np.ndarray, domain: Domain) -> Histogram:
         return Histogram.empty()
     keys, counts = np.unique(domain.encode(x).astype(np.int64), return_counts=True)
     return Histogram(keys, counts.astype(np.int64))
-
-
-def merge_histograms(parts: Iterable[Histogram]) -> Histogram:
-    """The exact sum of partial histograms (e.g. one per partition)."""
-    parts = list(parts)
-    for p in parts:
-        if not isinstance(p, Histogram):
-            raise ParameterError(f"merge_histograms takes Histograms, got {type(p).__name__}")
-    if not parts:
-        return Histogram.empty()
-    keys = np.concatenate([p.keys for p in parts])
-    counts = np.concatenate([p.counts for p in parts])
-    if not len(keys):
-        return Histogram.empty()
-    uniq, inverse = np.unique(keys, return_inverse=True)
-    total = np.zeros(len(uniq), dtype=np.int64)
-    np.add.at(total, inverse.ravel(), counts)
-    return Histogram(uniq, total)
 
 
 # -- the mechanism -------------------------------------------------------------------------
@@ -588,7 +570,8 @@ def run_bounds(plan: BoundsPlan, histograms: Mapping[tuple[Any, int], Histogram]
 def checked_bounds(plan: BoundsPlan, groups: Sequence[Any], columns: Sequence[str]
                    ) -> tuple[list[str], list[Any]]:
     """A run's column names and public groups, checked against the plan (parameters
-    only): as many columns as domains, none twice; at least one group, none twice."""
+    only): as many columns as domains, none twice; no group twice (none at all: a private
+    selection kept none)."""
     if not isinstance(plan, BoundsPlan):
         raise ParameterError(f"plan must be a BoundsPlan, got {type(plan).__name__}")
     cols = [str(c) for c in columns]
@@ -596,9 +579,7 @@ def checked_bounds(plan: BoundsPlan, groups: Sequence[Any], columns: Sequence[st
         raise ParameterError(f"{len(cols)} column names for {len(plan.domains)} domains")
     if len(set(cols)) != len(cols):
         raise ParameterError("a column is named twice")
-    group_list = list(groups)
-    if not group_list:
-        raise ParameterError("groups must list at least one group ([None] when ungrouped)")
+    group_list = list(groups)  # [None] when ungrouped; [] when a private selection kept none
     if (i := repeat_at(group_list)) is not None:
         raise ParameterError(f"group {group_list[i]!r} is listed twice")
     return cols, group_list
@@ -618,4 +599,4 @@ def bounds_result(plan: BoundsPlan, columns: list[str], groups: list[Any],
 __all__ = ["COVERAGE_DENOMINATOR", "MAX_WEIGHTED_ROWS", "BoundsPlan", "BoundsRequest",
            "BoundsResult", "GroupBounds", "Histogram", "bound_pieces", "bounds_result",
            "checked_bounds", "coverage_alpha", "draw_bound", "draw_groups",
-           "histogram", "merge_histograms", "plan_bounds", "run_bounds"]
+           "histogram", "plan_bounds", "run_bounds"]

@@ -32,9 +32,9 @@ The mechanism needs, per (group, column):
     two int64 words, :func:`sum_by_key`), so T = Σ clamp(x̃, L, U) − n·p is an exact rational
     (:func:`centred_sum`): T = n_low·L + n_high·U + Σ_e S_e·2^(e − 1052) − n·p.
 
-The statistics of disjoint row sets add (:func:`merge_statistics`), which is what lets an
-engine count partitions apart and sum them. (a) and (b)–(c) for every centre also follow
-from one set of counts and sums per search bin, made before any draw
+The statistics of disjoint row sets add (keys, counts and sums summed per key), which is
+what lets an engine count partitions apart and sum them. (a) and (b)–(c) for every centre
+also follow from one set of counts and sums per search bin, made before any draw
 (:class:`BinStatistics`): one pass over the rows (the Spark route,
 :mod:`dprect.engines.spark.statistics`, which calls these very functions on its executors).
 Nothing here draws noise.
@@ -144,8 +144,7 @@ def cell_cuts(grid: CellGrid, low_bin: int | None = None, high_bin: int | None =
     ``FloatBins(SEARCH_BITS)`` bin lies in [``low_bin``, ``high_bin``]: a cut ≤ low_bin
     counts for every such row (it moves into ``base``) and a cut > high_bin for none, so
     every such row gets the same interval as under the full cuts. Trimming only saves
-    work (an engine knows each cell's range from the centre histogram,
-    :func:`search_range`)."""
+    work (an engine knows each cell's range from the centre histogram)."""
     first = 0 if low_bin is None else int(np.searchsorted(grid.cuts, low_bin, "right"))
     last = len(grid.cuts) if high_bin is None else \
         int(np.searchsorted(grid.cuts, high_bin, "right"))
@@ -184,15 +183,6 @@ def range_cuts(centre: float, low_bin: int, high_bin: int,
     inside = np.concatenate([lower[lower <= hi][::-1],
                              upper[upper > lo]]).astype(np.int64)
     return CellCuts(inside, base)
-
-
-def search_range(centre_keys: np.ndarray) -> tuple[int, int]:
-    """The ``FloatBins(SEARCH_BITS)`` bins a cell's rows can lie in, from its sorted
-    centre-grid keys (a centre bin holds 2^(SEARCH_BITS − CENTRE_BITS) search bins)."""
-    shift = SEARCH_BITS - CENTRE_BITS
-    if len(centre_keys) == 0:
-        return 0, -1
-    return int(centre_keys[0]) << shift, ((int(centre_keys[-1]) + 1) << shift) - 1
 
 
 def row_intervals(values: np.ndarray, cell: np.ndarray, cuts: Sequence[CellCuts]
@@ -395,15 +385,6 @@ def cell_statistics(values: np.ndarray, centre: float) -> CellStatistics:
     interval = row_intervals(x, np.zeros(len(x), dtype=np.int64), cuts)
     exponent, m = truncated(x)
     return CellStatistics(*sum_by_key(pack(interval, exponent), m))
-
-
-def merge_statistics(parts: Sequence[CellStatistics]) -> CellStatistics:
-    """The statistics of the union of disjoint row sets."""
-    if not parts:
-        return CellStatistics.empty()
-    return CellStatistics(*sum_by_key(np.concatenate([p.keys for p in parts]),
-                                      np.concatenate([p.sums for p in parts]),
-                                      np.concatenate([p.counts for p in parts])))
 
 
 # -- the one-pass form: per search bin, before any centre ------------------------------------
@@ -713,7 +694,7 @@ __all__ = ["DROPPED_BITS", "EXACT_ROWS", "EXPONENT_BIAS", "SIGNIFICANT_BITS", "S
            "bin_blocks", "bin_squares", "cell_cuts", "cell_grid", "cell_statistics",
            "centre_counts", "centred_sum", "centred_sum_at", "centred_sum_dyadic", "data_tails",
            "dyadic", "edges_hold", "exact_by_key", "from_words", "interval_counts", "joint_cuts",
-           "joint_intervals", "joint_keys", "joint_positions", "make_cell_grid", "merge_statistics",
-           "pack", "range_cuts", "row_intervals", "search_range", "side_tails", "square_words",
+           "joint_intervals", "joint_keys", "joint_positions", "make_cell_grid",
+           "pack", "range_cuts", "row_intervals", "side_tails", "square_words",
            "sum_by_key", "sum_words", "sums_array", "truncated", "truncated_value", "unpack",
            "words_sum"]

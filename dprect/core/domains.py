@@ -454,11 +454,6 @@ class FloatBins(Domain):
     def bounds(self) -> None:
         return None
 
-    @property
-    def relative_width(self) -> float:
-        """2^−bits: a bin of normal floats spans at most this share of its smallest value."""
-        return 2.0 ** -self.bits
-
     def to_index(self, sort_values: np.ndarray) -> np.ndarray:
         return np.asarray(sort_values, dtype=np.int64).astype(np.uint64)
 

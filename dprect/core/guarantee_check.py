@@ -57,6 +57,12 @@ lemma each comes from:
   sensitivity 1 under add/remove, so count + DLap(b) is (1/b, 0)-DP; drawn before the
   rounds, it composes with them by basic composition — the rounds must meet
   (ε_a − 1/b, δ_a) of the add/remove target (ε_a, δ_a);
+* **groups found privately** (docs/privacy.md §18): a key kept with probability p_k on
+  its row count k is (ε₁, δ₁)-DP for a ±1 change iff p_0 = 0, p non-decreasing and, at
+  every k, p_k ≤ e^{ε₁}·p_{k−1} + δ₁ and 1 − p_k ≥ e^{−ε₁}·(1 − p_{k−1} − δ₁) (DVGM
+  2022); a neighbour changes :data:`SELECTION_KEYS_CHANGED` keys (one under add/remove,
+  two under replace-one), composed (basic); the statistics that follow on the kept keys
+  compose adaptively: the run states at least the sum;
 * **replace-one**: an add/remove (ε, δ) run is (2ε, (1 + e^ε)·δ) under replace-one (group
   privacy of size 2), so a replace-one statement (ε̃, δ̃) is checked as the add/remove
   statement (ε̃/2, δ̃/(1 + e^{ε̃/2})).
@@ -260,6 +266,35 @@ def _zcdp_routes(name: str, rho: Decimal, eps: Decimal, delta: Decimal, extra_de
     return out
 
 
+def _count_first(count: Any, eps_a: Decimal, details: dict[str, Any], product: str,
+                 stated: tuple[float, float]) -> tuple[Decimal | None, Decimal]:
+    """Auto's private count of the positives (the plan's ``private_count``), drawn first:
+    its ε_c (None without one) and the ε left for the rounds, eps_a − ε_c (basic
+    composition; :func:`_with_count` adds it back to the route found); refused when the
+    count spends it all."""
+    count_eps = _count_epsilon(count)
+    if count_eps is None:
+        return None, eps_a
+    with decimal.localcontext(_CONTEXT):
+        eps_a = eps_a - count_eps
+    details["private_count_epsilon"] = _float_up(count_eps)
+    if eps_a <= 0:
+        raise _refuse(product, "its private count spends the whole epsilon", *stated)
+    return count_eps, eps_a
+
+
+def _with_count(best: _Route, count_eps: Decimal | None) -> _Route:
+    """``best`` after auto's private count of the positives (ε_c, 0), by basic composition
+    (docs/privacy.md §13; exact in the check's context: ≤ the target); ``best`` itself
+    when there is no count."""
+    if count_eps is None:
+        return best
+    with decimal.localcontext(_CONTEXT):
+        return _Route(f"{best.name}; + a count of the positives with discrete Laplace "
+                      f"noise ({_float_up(count_eps):.6g}, 0) by basic composition",
+                      best.epsilon + count_eps, best.delta)
+
+
 def _best(routes: list[_Route], eps: Decimal, delta: Decimal) -> _Route | None:
     """The first route (in order) whose ε and δ are both within the stated ones."""
     for r in routes:
@@ -389,13 +424,8 @@ def _run_route(p: Any, domains: Sequence[Domain], beta: float, shape: str, produ
         "max_ip_failure_bound": _float_up(_exp(worst)) if worst is not None else 0.0,
         "rounds": big_r,
     }
-    count_eps = _count_epsilon(p.details.get("private_count"))
-    if count_eps is not None:  # auto's count drawn first: basic composition (count, rounds)
-        with decimal.localcontext(_CONTEXT):
-            eps_a = eps_a - count_eps
-        details["private_count_epsilon"] = _float_up(count_eps)
-        if eps_a <= 0:
-            raise _refuse(product, "its private count spends the whole epsilon", *stated)
+    count_eps, eps_a = _count_first(p.details.get("private_count"), eps_a, details,
+                                    product, stated)
     if p.method == "composition":
         routes = _composition_routes(eps0, big_r, eps_a, delta_a)
     elif p.method == "randmargins" and p.accounting == "refined":
@@ -422,12 +452,7 @@ def _run_route(p: Any, domains: Sequence[Domain], beta: float, shape: str, produ
     if best is None:
         raise _refuse(product, "no route re-derives its stated guarantee from its per-round "
                       f"epsilon {p.ip_epsilon!r}", *stated)
-    if count_eps is not None:
-        with decimal.localcontext(_CONTEXT):
-            best = _Route(f"{best.name}; + a count of the positives with discrete Laplace "
-                          f"noise ({_float_up(count_eps):.6g}, 0) by basic composition",
-                          best.epsilon + count_eps, best.delta)  # ≤ the target: exact
-    return best, details
+    return _with_count(best, count_eps), details
 
 
 def check_classes_plan(method_plan: Any, domains: Sequence[Domain], *, beta: float,
@@ -510,23 +535,12 @@ def _check_quantiles(p: Any, dims: int, shape: str, product: str, eps_a: Decimal
     mechanisms = dims if origin else 2 * dims  # (centres) + side pairs
     eps0 = _high(_dec(side)) if centre is None else _high(max(_dec(side), _dec(centre)))
     details: dict[str, Any] = {"mechanisms": mechanisms}
-    count_eps = _count_epsilon(d.get("private_count"))
-    if count_eps is not None:
-        with decimal.localcontext(_CONTEXT):
-            eps_a = eps_a - count_eps
-        details["private_count_epsilon"] = _float_up(count_eps)
-        if eps_a <= 0:
-            raise _refuse(product, "its private count spends the whole epsilon", *stated)
+    count_eps, eps_a = _count_first(d.get("private_count"), eps_a, details, product, stated)
     best = _best(_composition_routes(eps0, mechanisms, eps_a, delta_a), eps_a, delta_a)
     if best is None:
         raise _refuse(product, "no route re-derives its stated guarantee from its quantile "
                       f"rates (side {float(side)!r})", *stated)
-    if count_eps is not None:
-        with decimal.localcontext(_CONTEXT):
-            best = _Route(f"{best.name}; + a count of the positives with discrete Laplace "
-                          f"noise ({_float_up(count_eps):.6g}, 0) by basic composition",
-                          best.epsilon + count_eps, best.delta)
-    return best, details
+    return _with_count(best, count_eps), details
 
 
 def _count_epsilon(count: Any) -> Decimal | None:
@@ -811,8 +825,72 @@ def check_mixed_plan(plan: Any) -> CheckReport:
                        plan.neighbouring, {"parts": parts, "groups": "parallel (disjoint)"})
 
 
+# -- groups found privately ---------------------------------------------------------------------
+#: key counts one neighbouring step changes, by one row each (docs/privacy.md §18): written
+#: here again, not imported, so the check re-derives the per-key budget itself
+SELECTION_KEYS_CHANGED = {"add-remove": 1, "replace-one": 2}
+
+
+def check_selection_plan(plan: Any) -> CheckReport:
+    """Re-derive the guarantee of a private group selection (a
+    :class:`~dprect.core.group_selection.SelectionPlan`; docs/privacy.md §18) from its keep
+    table alone: the per-key (ε₁, δ₁) = (ε_s, δ_s)/m with m the keys one neighbour changes
+    (:data:`SELECTION_KEYS_CHANGED`); p_0 = 0, the table non-decreasing and ending at 1
+    (a key of at least N rows kept surely), and for every k ≥ 1 the two constraints of a
+    Bernoulli on a ±1 change of a key's count (DVGM Theorem 1):
+    p_k ≤ e^{ε₁}·p_{k−1} + δ₁ and 1 − p_k ≥ e^{−ε₁}·(1 − p_{k−1} − δ₁) — the mirrored
+    two hold for a non-decreasing p — checked in 80-digit decimal with each side pushed to
+    its unsafe side; then the m keys compose (basic): (m·ε₁, m·δ₁) within the stated."""
+    product = "group selection"
+    eps, delta, relation = float(plan.epsilon), float(plan.delta), str(plan.neighbouring)
+    m = SELECTION_KEYS_CHANGED.get(relation)
+    if m is None:
+        raise _refuse(product, f"unknown neighbouring relation {relation!r}", eps, delta)
+    if not (eps > 0 and 0 < delta < 1):
+        raise _refuse(product, "its epsilon and delta are not a selection's", eps, delta)
+    e1, d1 = Fraction(eps) / m, Fraction(delta) / m
+    one = 2 ** int(plan.bits)
+    table = [int(v) for v in plan.keep]
+    if not table or table[-1] != one or any(
+            b < a for a, b in zip([0, *table], table, strict=False)):
+        raise _refuse(product, "its keep table is not non-decreasing from 0 to 1", eps, delta)
+    with decimal.localcontext(_CONTEXT):
+        grow, shrink = _low(_exp(_dec(e1))), _high(_exp(-_dec(e1)))
+        before = Fraction(0)
+        for k, numerator in enumerate(table, start=1):
+            p = Fraction(numerator, one)
+            if _high(_dec(p - d1)) > grow * _dec(before):
+                raise _refuse(product, f"p_{k} exceeds e^eps*p_{k - 1} + delta", eps, delta)
+            rest = 1 - before - d1
+            if rest > 0 and _low(_dec(1 - p)) < shrink * _high(_dec(rest)):
+                raise _refuse(product, f"1 - p_{k} is below e^-eps*(1 - p_{k - 1} - delta)",
+                              eps, delta)
+            before = p
+    if m * e1 > Fraction(eps) or m * d1 > Fraction(delta):  # exact rationals
+        raise _refuse(product, "its keys' composition exceeds the stated guarantee", eps,
+                      delta)
+    route = _Route(f"optimal partition selection per key, {m} key(s) per neighbour (basic "
+                   "composition)", _dec(m * e1), _dec(m * d1))
+    return CheckReport(product, route.name, _float_up(route.epsilon), _float_up(route.delta),
+                       relation, {"always_kept_from_rows": len(table),
+                                  "keep_probability_1_row": float(Fraction(table[0], one))})
+
+
+def check_selected_run(statistics: Any, selection: Any, run: Any) -> None:
+    """The run after a private group selection (docs/privacy.md §18): its stated (ε, δ)
+    at least the statistics' plus the selection's (exact rationals; adaptive
+    composition), in one relation; refuse it (:class:`GuaranteeCheckError`) otherwise."""
+    if not (statistics.neighbouring == selection.neighbouring == run.neighbouring) \
+            or Fraction(run.epsilon) < Fraction(statistics.epsilon) + Fraction(
+                selection.epsilon) \
+            or Fraction(run.delta) < Fraction(statistics.delta) + Fraction(selection.delta):
+        raise _refuse("selected-groups", "the selection and the statistics do not compose "
+                      "within its stated guarantee", run.epsilon, run.delta)
+
+
 __all__ = ["BOUNDS_SENSITIVITY", "BR_ZCDP", "CLASSES_REPLACE_STEPS", "DESCRIBE_SENSITIVITY",
            "DESCRIBE_SPREAD", "DESCRIBE_SUMMED", "DESCRIBE_UNSPENT", "PAPER_FACTOR",
-           "QUANTILE_SENSITIVITY", "SLACK", "CheckReport", "GuaranteeCheckError",
-           "check_bounds_plan", "check_classes_plan", "check_describe_plan", "check_fit_plan",
-           "check_mixed_plan", "check_quantiles_plan"]
+           "QUANTILE_SENSITIVITY", "SELECTION_KEYS_CHANGED", "SLACK", "CheckReport",
+           "GuaranteeCheckError", "check_bounds_plan", "check_classes_plan",
+           "check_describe_plan", "check_fit_plan", "check_mixed_plan", "check_quantiles_plan",
+           "check_selected_run", "check_selection_plan"]

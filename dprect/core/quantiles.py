@@ -405,19 +405,6 @@ def bin_values(plan: QuantilePlan, index: np.ndarray) -> np.ndarray:
     return quantile_grid(plan.grid, plan.resolution).values(np.asarray(index, np.int64))
 
 
-def merge_quantile_statistics(parts: Sequence[QuantileStatistics]) -> QuantileStatistics:
-    """The statistics of the union of disjoint row sets: counts and ``at_value`` added per
-    cell (what an engine does per (group, column) across partitions)."""
-    keys = np.concatenate([np.asarray(p.keys, np.int64) for p in parts] + [np.zeros(0, np.int64)])
-    counts = np.concatenate([np.asarray(p.counts, np.int64) for p in parts]
-                            + [np.zeros(0, np.int64)])
-    at = np.concatenate([np.asarray(p.at_value, np.int64) for p in parts]
-                        + [np.zeros(0, np.int64)])
-    out, inverse = np.unique(keys, return_inverse=True)
-    return QuantileStatistics(out, np.bincount(inverse, counts, len(out)).astype(np.int64),
-                              np.bincount(inverse, at, len(out)).astype(np.int64))
-
-
 def quantile_statistics(values: np.ndarray, plan: QuantilePlan) -> QuantileStatistics:
     """The :class:`QuantileStatistics` of one cell's finite ``values`` on the plan's grid
     (the numpy reference an engine's per-row kernel must match: a row's cell and whether
@@ -486,13 +473,6 @@ def best_rank_error(stats: QuantileStatistics, plan: QuantilePlan, q: Fraction) 
     gaps = np.concatenate([[0], incl])[np.diff(ends) > 1]  # rows before each empty run
     spans += [(int(c), int(c)) for c in gaps]
     return min(max(Fraction(0), a - target, target - b) for a, b in spans)
-
-
-def draw_quantile_bins(stats: QuantileStatistics, plan: QuantilePlan, rng: RandomSource
-                       ) -> list[int]:
-    """The m bins drawn, in the plan's quantile order, before sorting (exact; with the
-    plan's centre, after the centre and the flag count: :func:`draws`)."""
-    return draws(stats, plan, rng)[0]
 
 
 def draws(stats: QuantileStatistics, plan: QuantilePlan, rng: RandomSource
@@ -582,9 +562,7 @@ __all__ = [
     "at_value_counts",
     "best_rank_error",
     "bin_values",
-    "draw_quantile_bins",
     "draws",
-    "merge_quantile_statistics",
     "plan_quantiles",
     "quantile_grid",
     "quantile_law",

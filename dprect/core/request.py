@@ -300,13 +300,9 @@ class BoundsRequest:
     interval_level: float = field(default=DEFAULT_LEVEL, metadata=_help(INTERVAL_HELP))
 
     def __post_init__(self) -> None:
-        _set(self, "epsilon", check_run_epsilon(self.epsilon))
-        _set(self, "delta", check_delta(self.delta, "delta"))
+        _check_aggregate_fields(self)
         _set(self, "coverage", check_open_unit(self.coverage, "coverage"))
         coverage_alpha(self.coverage)
-        _set(self, "beta", check_open_unit(self.beta, "beta"))
-        _set(self, "neighbouring", Neighbouring.parse(self.neighbouring, "neighbouring"))
-        _set(self, "interval_level", check_level(self.interval_level))
 
     @property
     def alpha(self) -> Fraction:
@@ -317,6 +313,16 @@ class BoundsRequest:
         return {"epsilon": self.epsilon, "delta": self.delta, "coverage": self.coverage,
                 "beta": self.beta, "neighbouring": self.neighbouring.value,
                 "interval_level": self.interval_level}
+
+
+def _check_aggregate_fields(request: BoundsRequest | DescribeRequest) -> None:
+    """The checks of the fields both aggregate requests share: ε, δ, β, the neighbouring
+    relation and the intervals' level."""
+    _set(request, "epsilon", check_run_epsilon(request.epsilon))
+    _set(request, "delta", check_delta(request.delta, "delta"))
+    _set(request, "beta", check_open_unit(request.beta, "beta"))
+    _set(request, "neighbouring", Neighbouring.parse(request.neighbouring, "neighbouring"))
+    _set(request, "interval_level", check_level(request.interval_level))
 
 
 @dataclass(frozen=True)
@@ -337,11 +343,7 @@ class DescribeRequest:
     interval_level: float = field(default=DEFAULT_LEVEL, metadata=_help(INTERVAL_HELP))
 
     def __post_init__(self) -> None:
-        _set(self, "epsilon", check_run_epsilon(self.epsilon))
-        _set(self, "delta", check_delta(self.delta, "delta"))
-        _set(self, "beta", check_open_unit(self.beta, "beta"))
-        _set(self, "neighbouring", Neighbouring.parse(self.neighbouring, "neighbouring"))
-        _set(self, "interval_level", check_level(self.interval_level))
+        _check_aggregate_fields(self)
 
 
 class BudgetOptions(TypedDict, total=False):

@@ -32,7 +32,7 @@ group is dropped (row-local: no privacy cost).
     (:data:`dprect.release.aggregate_record.ROW_KEYS`) and every mechanism's table
     (:func:`dprect.release.aggregate_table.layout`) are generated from it, and
     ``dprect aggregate --statistics`` takes any name of :data:`STATISTICS`. A released
-    count, sum or mean is followed by its noise interval, ``<name>_low`` and
+    count, sum, mean, variance or std is followed by its noise interval, ``<name>_low`` and
     ``<name>_high`` (:func:`with_interval`), a coverage bound pair by ``rank_error``, a
     quantile by ``<name>_rank_error`` (:func:`with_rank_error`)
     (:mod:`dprect.core.intervals`: post-processing at the plan's ``interval_level``).
@@ -297,10 +297,10 @@ QUERY_BOUNDS = Statistic("bounds", QUERY, (), ("lower", "upper"))
 COVERAGE_BOUNDS = Statistic("coverage", COVERAGE, (), ("lower", "upper", "rank_error"))
 #: the variance and the standard deviation of the clamped values: post-processing of the
 #: noisy count, clamped sum and clamped sum of squares about the bounds' midpoint
-#: (:mod:`dprect.core.variance`, docs/privacy.md §17); no noise interval
-VARIANCE = Statistic("variance", QUERY, ("count", "sum", "sumsq"), ("variance",),
+#: (:mod:`dprect.core.variance`, docs/privacy.md §17), each with its noise interval
+VARIANCE = Statistic("variance", QUERY, ("count", "sum", "sumsq"), with_interval("variance"),
                      on_ask=True)
-STD = Statistic("std", QUERY, ("count", "sum", "sumsq"), ("std",), on_ask=True)
+STD = Statistic("std", QUERY, ("count", "sum", "sumsq"), with_interval("std"), on_ask=True)
 #: the quantiles (any of them in one charge per column: docs/privacy.md §11a)
 QUANTILE_STATISTICS = tuple(_quantile(n, q) for n, q in (
     ("p1", "1/100"), ("p5", "1/20"), ("p10", "1/10"), ("p25", "1/4"), ("median", "1/2"),

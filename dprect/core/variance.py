@@ -24,9 +24,21 @@ Centring on m, not 0, cuts the sensitivity from max(L², U²) to ((U − L)/2)²
 **The variance** (:func:`released_variance`, post-processing of ñ, the released mean μ̂
 (itself of ñ and S̃) and R̃): v = h²·R̃/2^K / max(1, ñ) − (μ̂ − m)², clipped to
 [0, h²] (the variance of values in [L, U] is at most h²); std = √v. It estimates the
-population variance (divisor n) of the clamped values: Σ(c − m)²/n − (c̄ − m)². No noise
-interval is released for them (the estimate is a ratio with a squared term: no simple
-exact interval; stated in privacy.md §17).
+population variance (divisor n) of the clamped values: Σ(c − m)²/n − (c̄ − m)².
+
+**The noise interval** (:func:`spread_intervals`; privacy.md §17, Lemma V3 and Theorem V4):
+at the stated level λ (α = 1 − λ), post-processing of ñ, S̃, R̃ and the plan. Its target
+is the variance without noise, v* = Q/n − (μ − m)² (μ = V/n the mean's target, n ≥ 1
+rows). Q/n is a mean of per-row terms in [0, h²] released exactly as the mean's centred
+sum is (R̃ = ⌊Q/γ₂ + ½⌋ + DLap(ε_Q/k), γ₂ = h²/k, with the same ñ), so the mean's test
+inversion (:func:`~dprect.core.intervals.mean_interval`, with the pivot 0, the range
+[0, h²] and ε_Q) gives Q/n an interval [a₋, a₊] through the JOINT law of the count and
+squares noises (:func:`squares_span`). A union bound over two events, α/2 each
+(:data:`SPREAD_PARTS`): Q/n ∈ [a₋, a₊] and μ in the mean's interval at level 1 − α/2, on
+which (μ − m)² ∈ [d₋², d₊²] (the least and the largest distance from m on it), so
+v* ∈ [a₋ − d₊², min(a₊, h²) − d₋²] ∩ [0, h²], rounded outward to floats. The std's
+interval is its square roots (√ is increasing), rounded outward. Conservative: the two
+errors rarely reach their extremes together.
 """
 
 from __future__ import annotations
@@ -37,9 +49,13 @@ from fractions import Fraction
 import numpy as np
 
 from dprect.core.describe_stats import EXPONENT_BIAS, CellStatistics, unpack
+from dprect.core.intervals import mean_interval
 
 #: K: the integer sum of squares' per-row clip is 2^K units of γ₂ = h²/2^K
 SQUARE_FRACTION_BITS = 30
+#: the variance's interval splits α evenly over this many events (Q/n's interval and the
+#: mean's: a union bound; module notes)
+SPREAD_PARTS = 2
 _LARGEST = float(np.finfo(np.float64).max)
 
 
@@ -111,5 +127,100 @@ def released_variance(noisy_squares: int, noisy_count: int, mean: float, lower: 
     return out, math.sqrt(out)
 
 
-__all__ = ["SQUARE_FRACTION_BITS", "centred_squares", "integer_squares",
-           "midpoint_and_half", "released_variance"]
+def _down(x: Fraction) -> float:
+    """The largest float ≤ x (−largest float below the range, 0 for 0)."""
+    try:
+        f = float(x)
+    except OverflowError:
+        return -_LARGEST if x < 0 else _LARGEST
+    f = max(min(f, _LARGEST), -_LARGEST)
+    return math.nextafter(f, -math.inf) if Fraction(f) > x else f
+
+
+def _up(x: Fraction) -> float:
+    """The smallest float ≥ x (inf beyond the range)."""
+    try:
+        f = float(x)
+    except OverflowError:
+        return math.inf if x > 0 else -_LARGEST
+    if math.isinf(f):
+        return f
+    return math.nextafter(f, math.inf) if Fraction(f) < x else f
+
+
+def _root_down(v: float) -> float:
+    r = math.sqrt(v)
+    return math.nextafter(r, 0.0) if r > 0 and r * r > v else r
+
+
+def _root_up(v: float) -> float:
+    r = math.sqrt(v)
+    return math.nextafter(r, math.inf) if r * r < v else r
+
+
+def variance_interval(noisy_squares: int, noisy_count: int, mean_span: tuple[float, float],
+                      lower: float, upper: float, count_epsilon: float,
+                      squares_epsilon: float, level: float,
+                      sensitivity: int = 1 << SQUARE_FRACTION_BITS) -> tuple[float, float]:
+    """The variance's interval (module notes): Q/n's interval at level 1 − α/:data:`SPREAD_PARTS`
+    (:func:`squares_span`) minus (μ − m)² over ``mean_span``, the mean's interval at the
+    same level, clipped to [0, h²]."""
+    m, h = midpoint_and_half(lower, upper)
+    h2 = h * h
+    if h2 == 0:
+        return 0.0, 0.0
+    inner = 1.0 - (1.0 - level) / SPREAD_PARTS
+    a_lo, a_hi = (Fraction(x) if math.isfinite(x) else h2 for x in squares_span(
+        noisy_squares, noisy_count, h2, count_epsilon, squares_epsilon, inner, sensitivity))
+    a, b = (Fraction(x) - m for x in mean_span)
+    d_min = Fraction(0) if a <= 0 <= b else min(abs(a), abs(b))
+    d_max = max(abs(a), abs(b))
+    v_lo = min(max(a_lo - d_max * d_max, Fraction(0)), h2)
+    v_hi = min(max(min(a_hi, h2) - d_min * d_min, Fraction(0)), h2)
+    return _down(v_lo), _up(v_hi)
+
+
+def squares_span(noisy_squares: int, noisy_count: int, h2: Fraction, count_epsilon: float,
+                 squares_epsilon: float, level: float,
+                 sensitivity: int = 1 << SQUARE_FRACTION_BITS) -> tuple[float, float]:
+    """An interval of Q/n at ``level``: the mean's test inversion
+    (:func:`~dprect.core.intervals.mean_interval`) with the pivot 0, the per-row range h²
+    (γ₂ = h²/k) and the squares' ε_Q in place of the sum's (privacy.md §17, Lemma V3);
+    [0, h²] when h²/k is not a float."""
+    top = _up(h2)
+    try:
+        gamma = float(h2 / int(sensitivity))
+    except OverflowError:
+        gamma = 0.0
+    if gamma == 0.0 or math.isinf(top):
+        return 0.0, top
+    released = Fraction(gamma) * noisy_squares / max(1, noisy_count)
+    estimate = float(min(max(released, Fraction(0)), h2))
+    return mean_interval(estimate, noisy_count, noisy_squares, 0.0, gamma, squares_epsilon,
+                         sensitivity, count_epsilon, 0.0, top, level)
+
+
+def spread_intervals(statistics: tuple[str, ...], level: float, noisy_squares: int,
+                     noisy_count: int, noisy_sum: int, mean: float, pivot: float,
+                     gamma: float, count_epsilon: float, sum_epsilon: float,
+                     sum_sensitivity: int, squares_epsilon: float, lower: float,
+                     upper: float, squares_sensitivity: int = 1 << SQUARE_FRACTION_BITS
+                     ) -> tuple[tuple[str, float, float], ...]:
+    """(statistic, low, high) for the ``variance`` and ``std`` among ``statistics``:
+    :func:`variance_interval` with the mean's interval at level 1 − α/SPREAD_PARTS, and its
+    square roots for the std (post-processing of ñ, S̃, R̃ and the plan only)."""
+    want = [s for s in ("variance", "std") if s in statistics]
+    if not want:
+        return ()
+    inner = 1.0 - (1.0 - level) / SPREAD_PARTS
+    span = mean_interval(mean, noisy_count, noisy_sum, pivot, gamma, sum_epsilon,
+                         sum_sensitivity, count_epsilon, lower, upper, inner)
+    lo, hi = variance_interval(noisy_squares, noisy_count, span, lower, upper,
+                               count_epsilon, squares_epsilon, level, squares_sensitivity)
+    roots = (_root_down(lo), _root_up(hi))
+    return tuple((s, *((lo, hi) if s == "variance" else roots)) for s in want)
+
+
+__all__ = ["SPREAD_PARTS", "SQUARE_FRACTION_BITS", "centred_squares", "integer_squares",
+           "midpoint_and_half", "released_variance", "spread_intervals", "squares_span",
+           "variance_interval"]

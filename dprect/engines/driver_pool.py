@@ -31,8 +31,8 @@ seeded run is reproducible; an unseeded one draws fresh, and nothing of a broken
 was released). The choice depends only on the public numbers of groups and columns and
 on the machine, never on the data.
 
-:func:`mechanism_progress` tells the run's heartbeat (:mod:`dprect.app.heartbeat`) how many
-blocks are done of how many (public numbers); a run that is interrupted or fails kills
+:mod:`dprect.engines.progress` tells the run's heartbeat (:mod:`dprect.app.heartbeat`) how
+many blocks are done of how many (public numbers); a run that is interrupted or fails kills
 its workers at once (no answer is wanted).
 """
 
@@ -50,6 +50,7 @@ from typing import IO, Any
 from dprect.core.aggregates import Mapper
 from dprect.core.randomness import note_draw
 from dprect.engines.driver_worker import BOOT, warm
+from dprect.engines.progress import STEP
 
 #: what a worker imports as soon as it starts (the describe mechanism and its core)
 WARM_MODULE = "dprect.core.aggregates"
@@ -59,46 +60,17 @@ PARALLEL_CELLS = 4096
 MAX_PROCESSES = 16
 #: blocks of groups cut per worker process
 BLOCKS_PER_PROCESS = 4
-
-
-class _Blocks:
-    """The blocks of the describe mechanism running in this process: done of total (a
-    function of the public numbers of groups and processors), for the heartbeat."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.done, self.total = 0, 0
-        self.running = False
-
-    def start(self, total: int) -> None:
-        with self.lock:
-            self.done, self.total, self.running = 0, total, True
-
-    def one(self) -> None:
-        with self.lock:
-            self.done += 1
-
-    def end(self) -> None:
-        with self.lock:
-            self.running = False
-
-
-_BLOCKS = _Blocks()
-
-
-def mechanism_progress() -> tuple[int, int] | None:
-    """(blocks done, blocks in all) of the describe mechanism running now in this process
-    (:func:`block_mapper`), None when none runs: public numbers for a progress line."""
-    with _BLOCKS.lock:
-        return (_BLOCKS.done, _BLOCKS.total) if _BLOCKS.running else None
+#: how the heartbeat names the blocks done (:mod:`dprect.engines.progress`)
+BLOCKS = ("mechanism", "blocks")
 
 
 def _counted(mapper: Mapper) -> Mapper:
-    """``mapper`` (builtin ``map``) counting each result as done (:func:`mechanism_progress`)."""
+    """``mapper`` (builtin ``map``) counting each result as a block done
+    (:func:`dprect.engines.progress.current`)."""
 
     def run(fn: Callable[..., Any], *iterables: Iterable[Any]) -> Iterator[Any]:
         for value in mapper(fn, *iterables):
-            _BLOCKS.one()
+            STEP.one()
             yield value
 
     return run
@@ -201,7 +173,7 @@ class _PoolMap:
             return self._run(fn, tasks)
         except (OSError, WorkerLostError):
             self.close()
-            _BLOCKS.start(len(tasks))  # drawn again, here
+            STEP.start(len(tasks), *BLOCKS)  # drawn again, here
             return list(_counted(map)(fn, *zip(*tasks, strict=True)))
 
     def _run(self, fn: Callable[..., Any], tasks: list[tuple[Any, ...]]) -> list[Any]:
@@ -223,7 +195,7 @@ class _PoolMap:
                 except WorkerLostError as error:
                     lost.append(error)
                     return
-                _BLOCKS.one()
+                STEP.one()
 
         threads = [threading.Thread(target=feed, args=(w,), daemon=True)
                    for w in self._workers]
@@ -258,14 +230,15 @@ def block_mapper(groups: int, columns: int) -> Iterator[tuple[Mapper, int]]:
     # two rounds map the blocks: the draws, then the small groups' cells
     # (:func:`dprect.core.aggregates.describe_blocks`)
     if processes < 2 or groups < 2 or groups * columns < PARALLEL_CELLS:
-        _BLOCKS.start(2)
+        STEP.start(2, *BLOCKS)
         try:
             yield _counted(map), 1
         finally:
-            _BLOCKS.end()
+            STEP.end()
         return
     pool = _PoolMap(processes)
-    _BLOCKS.start(2 * min(processes * BLOCKS_PER_PROCESS, groups))  # group_blocks' count
+    # group_blocks' count, in each of the two rounds
+    STEP.start(2 * min(processes * BLOCKS_PER_PROCESS, groups), *BLOCKS)
     try:
         pool.start()
         yield pool, processes * BLOCKS_PER_PROCESS
@@ -273,9 +246,9 @@ def block_mapper(groups: int, columns: int) -> Iterator[tuple[Mapper, int]]:
         pool.close(kill=True)
         raise
     finally:
-        _BLOCKS.end()
+        STEP.end()
     pool.close()
 
 
 __all__ = ["BLOCKS_PER_PROCESS", "MAX_PROCESSES", "PARALLEL_CELLS", "Mapper", "WorkerLostError",
-           "block_mapper", "driver_processes", "mechanism_progress"]
+           "block_mapper", "driver_processes"]

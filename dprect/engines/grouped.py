@@ -59,9 +59,10 @@ from dprect.core.statistic import (
     cell_bins,
     register_runs,
 )
-from dprect.engines.bounds_input import group_kind_of_arrow, resolve_groups
+from dprect.engines.bounds_input import add_key_counts, group_kind_of_arrow, resolve_groups
 from dprect.engines.driver_pool import block_mapper
 from dprect.engines.prepared import PreparedRun
+from dprect.engines.progress import counted_cells, counting
 from dprect.engines.row_kernels import group_index
 
 
@@ -76,11 +77,13 @@ def grouped_statistics(values: Sequence[np.ndarray], group: np.ndarray, groups: 
     order = np.argsort(group, kind="stable")
     cuts = np.searchsorted(np.asarray(group)[order], np.arange(groups + 1))
     out: GroupedStatistics = {}
-    for j, (column, column_spec) in enumerate(zip(values, spec.columns, strict=True)):
-        x = np.asarray(column, dtype=np.float64)[order]
-        for g in range(groups):
-            part = x[cuts[g]:cuts[g + 1]]
-            out[(g, j)] = cell_bins(part[np.isfinite(part)], column_spec)
+    with counting(groups * len(spec.columns), "", "cells") as tick:  # for the heartbeat
+        for j, (column, column_spec) in enumerate(zip(values, spec.columns, strict=True)):
+            x = np.asarray(column, dtype=np.float64)[order]
+            for g in range(groups):
+                part = x[cuts[g]:cuts[g + 1]]
+                out[(g, j)] = cell_bins(part[np.isfinite(part)], column_spec)
+                tick()
     return out
 
 
@@ -91,6 +94,18 @@ def read_grouped(source: Source, groups: list[str] | None, progress: Callable[[s
     listed values): each column as float64 (nulls as NaN), each row's index in the public
     group list (−1: a row of no listed group) and the number of groups; nothing depends
     on the rows' values."""
+    values, column, kind = read_group_column(source, progress)
+    if column is None:
+        return values, np.zeros(len(values[0]) if values else 0, dtype=np.int32), 1
+    assert groups is not None
+    resolved = resolve_groups(groups, kind, str(source.group_by))  # schema + list only
+    return values, group_index(column, kind, resolved), len(groups)
+
+
+def read_group_column(source: Source, progress: Callable[[str], None]
+                      ) -> tuple[list[np.ndarray], Any, str]:
+    """The table of :func:`read_grouped` before any group list: the columns as float64,
+    the group column (None without one) and its kind from its type."""
     from dprect.engines.arrow_input import numeric_column, read_table
 
     if source.format == "delta":
@@ -102,41 +117,84 @@ def read_grouped(source: Source, groups: list[str] | None, progress: Callable[[s
     table = read_table(source.path, source.read_columns(), source.format)
     values = [numeric_column(table, c, nulls_as_nan=True) for c in source.columns]
     if source.group_by is None:
-        return values, np.zeros(table.num_rows, dtype=np.int32), 1
-    assert groups is not None
+        return values, None, ""
     kind = group_kind_of_arrow(table.schema.field(source.group_by).type, source.group_by)
-    resolved = resolve_groups(groups, kind, source.group_by)  # schema + list only
-    return values, group_index(table.column(source.group_by), kind, resolved), len(groups)
+    return values, table.column(source.group_by), kind
+
+
+def key_counts(column: Any, kind: str) -> dict[str, int]:
+    """The rows of each key of an Arrow group ``column`` of ``kind`` (one
+    ``value_counts``; numbers counted as the float64 they are compared as, nulls and
+    non-finite numbers left out: :func:`~dprect.engines.bounds_input.key_text`)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if kind == "null" or len(column) == 0:
+        return {}
+    col = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if pa.types.is_dictionary(col.type):
+        col = pc.cast(col, col.type.value_type)
+    if kind == "numeric":
+        col = pc.cast(col, pa.float64(), safe=False)
+    elif kind != "boolean":
+        col = pc.cast(col, pa.string())
+    counted = pc.value_counts(col)
+    return add_key_counts({}, counted.field("values").to_pylist(),
+                          counted.field("counts").to_pylist(), kind)
 
 
 class NumpyGroupedPrepared(PreparedRun):
-    """The columns in memory (float64, nulls as NaN) and each row's group index."""
+    """The columns in memory (float64, nulls as NaN) and each row's group index; for
+    groups found privately the group column and its kind, indexed once the keys are
+    drawn (:meth:`statistics` with ``groups``)."""
 
     def __init__(self, values: list[np.ndarray], group: np.ndarray, groups: int,
-                 spec: StatisticsSpec) -> None:
+                 spec: StatisticsSpec, column: Any = None, kind: str = "") -> None:
         super().__init__()
         self.values = values
         self.group = group
         self.groups = groups
         self.spec = spec
+        self.column = column
+        self.kind = kind
 
-    def statistics(self) -> GroupedStatistics:
-        return grouped_statistics(repeated(self.values, self.spec), self.group,
-                                  self.groups, self.spec)
+    def key_counts(self) -> dict[str, int]:
+        if self.column is None:
+            raise ParameterError("a group selection needs a group column")
+        return key_counts(self.column, self.kind)
+
+    def statistics(self, groups: list[str] | None = None) -> GroupedStatistics:
+        group, count = self.group, self.groups
+        if groups is not None:  # the keys a private selection kept (their own texts)
+            if self.column is None:
+                raise ParameterError("a group selection needs a group column")
+            group, count = group_index(self.column, self.kind,
+                                       resolve_groups(groups, self.kind, "group")), len(groups)
+        return grouped_statistics(repeated(self.values, self.spec), group, count, self.spec)
 
     def draw(self, mechanisms: Sequence[Mechanism], plan: Any, group_names: Sequence[Any],
-             columns: Sequence[str], rng: RandomSource) -> Any:
-        """The run's release: :func:`draw_statistics` of :meth:`statistics`."""
-        return draw_statistics(mechanisms, plan, self.statistics(), group_names, columns,
-                               rng)
+             columns: Sequence[str], rng: RandomSource, groups: list[str] | None = None,
+             drawing: Callable[[], None] = lambda: None) -> Any:
+        """The run's release: :func:`draw_statistics` of :meth:`statistics` (for
+        ``groups``, the keys a private selection kept; ``drawing`` called between)."""
+        cells = self.statistics(groups)
+        drawing()
+        return draw_statistics(mechanisms, plan, cells, group_names, columns, rng)
 
 
 class NumpyGroupedRoute:
     """Read the table in memory (:func:`read_grouped`) and check its schema; nothing
-    drawn, spent or written, no refusal that depends on a value."""
+    drawn, spent or written, no refusal that depends on a value. Without a group list on
+    a grouped table the groups are found privately: the group column is kept for
+    :meth:`NumpyGroupedPrepared.key_counts`."""
 
     def open(self, source: Source, groups: list[str] | None, spec: StatisticsSpec,
              progress: Callable[[str], None]) -> NumpyGroupedPrepared:
+        if source.group_by is not None and groups is None:
+            values, column, kind = read_group_column(source, progress)
+            n = len(values[0]) if values else 0
+            return NumpyGroupedPrepared(values, np.full(n, -1, dtype=np.int32), 0, spec,
+                                        column, kind)
         values, group, count = read_grouped(source, groups, progress)
         return NumpyGroupedPrepared(values, group, count, spec)
 
@@ -176,19 +234,23 @@ def draw_quantiles(plan: QuantilePlan, cells: Mapping[tuple[int, int], Any],
                    group_names: Sequence[Any], columns: Sequence[str], rng: RandomSource
                    ) -> QuantileResult:
     """The quantiles' mechanism on merged cells (counted with the rows at each cell's
-    value: :data:`~dprect.core.statistic.QUANTILES`' spec)."""
+    value: :data:`~dprect.core.statistic.QUANTILES`' spec), each cell counted for the
+    heartbeat as the mechanism reaches it (:func:`~dprect.engines.progress.counted_cells`)."""
     _fits(cells, group_names, columns)
     stats = {key: cell.quantile_statistics() for key, cell in cells.items()}
-    return release_grouped(plan, stats, group_names, columns, rng)
+    with counted_cells(stats, len(group_names) * len(columns)) as counted:  # heartbeat
+        return release_grouped(plan, counted, group_names, columns, rng)
 
 
 def draw_coverage(plan: BoundsPlan, cells: Mapping[tuple[int, int], Any],
                   group_names: Sequence[Any], columns: Sequence[str], rng: RandomSource
                   ) -> BoundsResult:
-    """Bounds' mechanism on merged cells (every (group index, column index) present)."""
+    """Bounds' mechanism on merged cells (every (group index, column index) present),
+    each cell counted for the heartbeat as the mechanism reaches it."""
     _fits(cells, group_names, columns)
     by_name = {(group_names[g], j): cell.histogram() for (g, j), cell in cells.items()}
-    return run_bounds(plan, by_name, list(group_names), rng, list(columns))
+    with counted_cells(by_name, len(group_names) * len(columns)) as counted:  # heartbeat
+        return run_bounds(plan, counted, list(group_names), rng, list(columns))
 
 
 def draw_statistics(mechanisms: Sequence[Mechanism], plan: Any,
@@ -212,5 +274,5 @@ register_runs(QUANTILES, plan_statistics, draw_quantiles)
 
 
 __all__ = ["NumpyGroupedPrepared", "NumpyGroupedRoute", "draw_coverage", "draw_quantiles",
-           "draw_query", "draw_statistics",
-           "grouped_statistics", "read_grouped"]
+           "draw_query", "draw_statistics", "grouped_statistics", "key_counts",
+           "read_group_column", "read_grouped"]

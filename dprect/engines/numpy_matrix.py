@@ -360,11 +360,6 @@ class MatrixEngine:
             inner.set_ties(ties, in_place=True)
             self._inner = inner
 
-    @property
-    def materialised(self) -> bool:
-        """Whether the rows were encoded into columns (only to refine ties)."""
-        return self._inner is not None
-
     def cut(self, axis: int, side: Side, threshold: int | float) -> None:
         if self._inner is not None:
             self._inner.cut(axis, side, threshold)

@@ -31,6 +31,17 @@ far off — is drawn hollow and grey, and the y range is set by the other groups
 group when all are flagged) — a choice made from released values and the public plan
 only.
 
+**Many groups.** With more than :data:`MANY_GROUPS` listed groups (a public number) a
+panel no longer draws a point per group but the distribution of the groups' released
+means: a histogram of the means of the groups with rows enough and, on the same bins, of
+those flagged ``below_row_need`` (grey outline); above it a bar as wide as the groups'
+median noise interval (``mean_high − mean_low``, or twice the sd bound of an older
+record), centred on the median mean, and the panel's note gives that median width and
+the width 90% of the groups stay under (:func:`_draw_column_spread`). The view spans the
+means of the groups with rows enough (of every group when none has) from their
+:data:`TRIM` to their 1 − :data:`TRIM` quantile; a mean beyond it is counted out of view
+in the note, never handed to matplotlib.
+
 **Rendering cannot fail on a released value.** The view is finite and no wider than
 ±:data:`VIEW_LIMIT`; a bar is cut at the view's edge and a mean outside the view (a tiny
 group's mean at ±1e297, say) is drawn as a triangle at the edge pointing its way. Each
@@ -55,6 +66,16 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 MAX_PANELS = 8
+#: with more listed groups than this a panel shows the distribution of the groups'
+#: released values instead of one mark per group (a public threshold on a public count)
+MANY_GROUPS = 60
+#: the bins of a distribution panel's histogram, over its view
+BINS = 40
+#: a distribution panel's view leaves out this share of the values at each end (counted
+#: out of view in its note)
+TRIM = 0.005
+#: a distribution panel's y range is this many times its highest bin (room for its note)
+HEADROOM = 1.6
 #: x tick labels shown at most per panel (every k-th group beyond that)
 MAX_TICKS = 25
 POINT = "tab:blue"
@@ -79,7 +100,7 @@ def _group_label(group: str | None) -> str:
     return "(all rows)" if group is None else str(group)
 
 
-def _panel_grid(panels: int, groups: int, dpi: int) -> tuple[Any, Any]:
+def panel_grid(panels: int, groups: int, dpi: int) -> tuple[Any, Any]:
     import matplotlib
 
     matplotlib.use("Agg", force=True)
@@ -191,9 +212,113 @@ def _draw_column(ax: Any, column: str, rows: Sequence[Mapping[str, Any]],
         notes.append(f"{out} mean(s) out of view (triangles at the edge)")
     if skipped:
         notes.append(f"{skipped} group(s) without a finite mean not drawn")
-    if notes:
-        ax.text(0.01, 0.99, "\n".join(notes), transform=ax.transAxes, fontsize=8,
+    note(ax, notes)
+    return out
+
+
+def span(values: Sequence[float], trim: float = 0.0) -> tuple[float, float]:
+    """A panel's limits: the span of ``values`` within ±:data:`VIEW_LIMIT` (the others
+    are out of view) — from its ``trim`` to its 1 − ``trim`` quantile (a distribution
+    panel's :data:`TRIM`: one far value does not squeeze the others into a bin) — plus a
+    margin; finite, and wider than rounding at its scale ((-1, 1) when none is in
+    range)."""
+    import numpy as np
+
+    inside = [v for v in values if abs(v) <= VIEW_LIMIT]
+    if not inside:
+        return -1.0, 1.0
+    lo, hi = (float(q) for q in np.quantile(inside, [trim, 1.0 - trim]))
+    pad = max(0.05 * (hi - lo), 1e-9 * max(abs(lo), abs(hi)))
+    if pad == 0.0:
+        pad = 1.0
+    return max(lo - pad, -VIEW_LIMIT), min(hi + pad, VIEW_LIMIT)
+
+
+def histograms(ax: Any, series: Sequence[tuple[str, Sequence[float], str, bool]],
+               view: tuple[float, float]) -> int:
+    """Step histograms of each of ``series`` (its label, values, colour and whether
+    filled) on :data:`BINS` common bins over ``view``; returns how many values lay out of
+    view (not drawn: the caller's note says so)."""
+    import numpy as np
+
+    lo, hi = view
+    edges = np.linspace(lo, hi, BINS + 1)
+    out = 0
+    for label, values, colour, filled in series:
+        inside = [v for v in values if lo <= v <= hi]
+        out += len(values) - len(inside)
+        if inside:
+            counts, _ = np.histogram(inside, bins=edges)
+            ax.stairs(counts, edges, fill=filled, color=colour, alpha=0.6 if filled else 1.0,
+                      label=f"{label} ({len(inside):,})", gid=f"histogram {label}")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(0, HEADROOM * max(ax.get_ylim()[1], 1.0))
+    ax.set_ylabel("groups", fontsize=9)
+    return out
+
+
+def legend_note(ax: Any, lines: Sequence[str]) -> None:
+    """A distribution panel's legend, its note (counts and widths only) as its title,
+    top left above the bars (:data:`HEADROOM`)."""
+    legend = ax.legend(title="\n".join(lines), fontsize=7, title_fontsize=7,
+                       loc="upper left", alignment="left")
+    legend.get_frame().set_edgecolor("0.8")
+
+
+def note(ax: Any, lines: Sequence[str]) -> None:
+    """A panel's note, top left (counts and widths only)."""
+    if lines:
+        ax.text(0.01, 0.99, "\n".join(lines), transform=ax.transAxes, fontsize=8,
                 ha="left", va="top", bbox={"facecolor": "white", "edgecolor": "0.8"})
+
+
+def _draw_column_spread(ax: Any, column: str, rows: Sequence[Mapping[str, Any]],
+                        sum_epsilon: float, count_epsilon: float) -> int:
+    """One column's panel for many groups (module notes): the histogram of the groups'
+    released means (rows enough; flagged ``below_row_need`` in grey), a bar of the
+    median noise interval's width at the median mean, and a note with that width and
+    its 90th percentile over the groups with rows enough; returns how many means are out
+    of view."""
+    import numpy as np
+
+    ok: list[float] = []
+    few: list[float] = []
+    widths: list[float] = []
+    skipped = 0
+    for row in rows:
+        lo, hi, mean, count = row["lower"], row["upper"], row["mean"], row["count"]
+        if mean is None or count is None or not all(
+                math.isfinite(v) for v in (lo, hi, mean, count)):
+            skipped += 1
+            continue
+        if row.get(BELOW_ROW_NEED):
+            few.append(mean)
+            continue
+        ok.append(mean)
+        down, up = _bar(row, sum_epsilon, count_epsilon)
+        if math.isfinite(down + up):
+            widths.append(down + up)
+    view = span(ok or few, TRIM)
+    out = histograms(ax, [("groups with rows enough", ok, POINT, True),
+                          ("below_row_need", few, FEW, False)], view)
+    notes = [f"{len(rows):,} groups"]
+    if widths:
+        median, p90 = (float(v) for v in np.quantile(widths, [0.5, 0.9]))
+        notes.append(f"noise interval width: median {median:.3g}, 90% of groups <= {p90:.3g}")
+        centre = float(np.median(ok))
+        if view[0] <= centre - median / 2 and centre + median / 2 <= view[1]:
+            # just above the highest bin, below the note (HEADROOM)
+            ax.errorbar([centre], [ax.get_ylim()[1] / HEADROOM * 1.05],
+                        xerr=[[median / 2], [median / 2]], fmt="|", color="black",
+                        capsize=4, lw=1.2, label="median noise interval",
+                        gid=f"median interval {column}")
+    if out:
+        notes.append(f"{out:,} mean(s) out of view")
+    if skipped:
+        notes.append(f"{skipped:,} group(s) without a finite mean not drawn")
+    legend_note(ax, notes)
+    ax.set_title(column, fontsize=10)
+    ax.set_xlabel("DP mean", fontsize=9)
     return out
 
 
@@ -212,21 +337,30 @@ def _describe_figure(record: Mapping[str, Any], *, title: str | None, dpi: int
     sum_eps, count_eps = float(per_column["sum_epsilon"]), float(per_column["count_epsilon"])
     columns = list(record["columns"])[:MAX_PANELS]
     groups = len(record["groups"])
-    fig, axes = _panel_grid(len(columns), groups, dpi)
+    many = groups > MANY_GROUPS
+    fig, axes = panel_grid(len(columns), 12 if many else groups, dpi)
+    draw = _draw_column_spread if many else _draw_column
     out = 0
     for ax, column in zip(axes.flat, columns, strict=False):
-        out += _draw_column(ax, column, [r for r in rows if r["column"] == column], sum_eps,
-                            count_eps)
+        out += draw(ax, column, [r for r in rows if r["column"] == column], sum_eps,
+                    count_eps)
     g = record["privacy"]
     needs = sorted({rows_needed(record["plan"], c) for c in columns})
     need = (f"{needs[0]:,}" if len(needs) == 1 else
             f"{needs[0]:,}–{needs[-1]:,} (per column)")
-    subtitle = (f"DP means per group, ({float(g['epsilon']):.3g}, {float(g['delta']):.2g})-DP "
-                "in one charge\nbars: ± the noise's sd (a bound from the plan's public "
-                "scales\nand the released values; clipping bias not included)\nhollow grey: "
-                f"below_row_need (fewer than {need} rows released:\nthe mean may be far off)")
+    guarantee = f"({float(g['epsilon']):.3g}, {float(g['delta']):.2g})-DP in one charge"
+    if many:
+        subtitle = (f"DP means of {groups:,} groups, {guarantee}\nbar: the median noise "
+                    "interval's width (clipping bias not included)\ngrey: below_row_need "
+                    f"(fewer than {need} rows released:\nthe mean may be far off)")
+    else:
+        subtitle = (f"DP means per group, {guarantee}\nbars: ± the noise's sd (a bound "
+                    "from the plan's public scales\nand the released values; clipping bias "
+                    "not included)\nhollow grey: below_row_need (fewer than "
+                    f"{need} rows released:\nthe mean may be far off)")
     if out:
-        subtitle += f"\ntriangles at a panel's edge: {out} mean(s) out of view"
+        subtitle += (f"\n{out} mean(s) out of view" if many else
+                     f"\ntriangles at a panel's edge: {out} mean(s) out of view")
     if len(record["columns"]) > MAX_PANELS:
         subtitle += f"\nthe first {MAX_PANELS} of {len(record['columns'])} columns"
     if record.get("seeded"):
@@ -235,7 +369,7 @@ def _describe_figure(record: Mapping[str, Any], *, title: str | None, dpi: int
     return fig, out
 
 
-def _png(fig: Figure) -> bytes:
+def png(fig: Figure) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
     return buf.getvalue()
@@ -244,27 +378,43 @@ def _png(fig: Figure) -> bytes:
 def render_describe_png(record: Mapping[str, Any], *, title: str | None = None,
                         dpi: int = 110) -> bytes:
     """The PNG bytes of :func:`render_describe_figure`."""
-    return _png(render_describe_figure(record, title=title, dpi=dpi))
+    return png(render_describe_figure(record, title=title, dpi=dpi))
 
 
 @dataclass(frozen=True)
-class DescribePngSink(FileSink):
-    """``--plot``: the PNG of the released means (:func:`render_describe_png`), titled
-    with ``title`` (the dataset or the input's name)."""
+class AggregatePngSink(FileSink):
+    """``--plot`` of a grouped aggregate: the PNG :meth:`figure` draws from the released
+    record, titled with ``title`` (the dataset or the input's name); its line says where
+    and how many values are out of view (a count, never a value)."""
 
     title: str = ""
 
     def check(self) -> None:
-        require("plot", "the describe plot")
+        require("plot", "the aggregate plot")
         super().check()
 
+    def figure(self, record: Mapping[str, Any]) -> tuple[Figure, int, str]:
+        """The figure, how many values it shows out of view, and how it shows them."""
+        raise NotImplementedError
+
     def prepare(self, release: Release) -> Write:
-        fig, out = _describe_figure(release.record, title=self.title, dpi=110)
-        said = f"plot written to {self.path}" + (
-            f" ({out} mean(s) out of view, drawn as triangles at the panel's edge)"
-            if out else "")
-        return file_write(self.path, _png(fig), said)
+        fig, out, how = self.figure(release.record)
+        said = f"plot written to {self.path}" + (f" ({out} {how})" if out else "")
+        return file_write(self.path, png(fig), said)
 
 
-__all__ = ["MAX_PANELS", "DescribePngSink", "mean_noise_sd", "render_describe_figure",
-           "render_describe_png"]
+@dataclass(frozen=True)
+class DescribePngSink(AggregatePngSink):
+    """``--plot`` of the query mechanism: the released means (:func:`render_describe_png`)."""
+
+    def figure(self, record: Mapping[str, Any]) -> tuple[Figure, int, str]:
+        fig, out = _describe_figure(record, title=self.title, dpi=110)
+        how = ("mean(s) out of view, counted in the panels' notes"
+               if len(record["groups"]) > MANY_GROUPS else
+               "mean(s) out of view, drawn as triangles at the panel's edge")
+        return fig, out, how
+
+
+__all__ = ["BINS", "HEADROOM", "MANY_GROUPS", "MAX_PANELS", "TRIM", "AggregatePngSink",
+           "DescribePngSink", "histograms", "legend_note", "mean_noise_sd", "note",
+           "panel_grid", "png", "render_describe_figure", "render_describe_png", "span"]

@@ -12,7 +12,7 @@ their grid indices, the guarantee, the plan) under ``bounds``, the coverage stat
 under ``results``, per (group, column) lower, upper, count, sum, mean (None when not
 asked) with their noise intervals (``<statistic>_low``/``_high``,
 :mod:`dprect.core.intervals`) and the small-group flag, then ``variance`` and ``std`` only
-when asked (no interval: docs/privacy.md §17); a coverage bound row carries its
+when asked (with their intervals: docs/privacy.md §17); a coverage bound row carries its
 ``rank_error``. They are the records ``dprect bounds`` and ``dprect
 describe`` wrote before they became presets, so every record in a ledger reads as written.
 
@@ -357,10 +357,61 @@ def summary_lines(record: Mapping[str, Any]) -> list[str]:
             + f"{row['column']}: {shape.line(row, plan)}" for row in table_rows(record)]
 
 
+def cell_count(record: Mapping[str, Any]) -> int:
+    """How many (group, column) cells a released record holds (its rows' count: the
+    public numbers of groups times columns), without reading them."""
+    if mixed_names(record) is not None:
+        return len(record["results"])
+    shape = shape_of(record)
+    assert shape is not None, "not a grouped-aggregate record"
+    return len(record[shape.rows])
+
+
+def released_statistics(record: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]
+                        ) -> tuple[str, ...]:
+    """The statistics a released record holds, by their registry names in the registry's
+    order: those of the record's mechanism(s) whose first output its first row
+    (``rows``: :func:`table_rows` of it) holds — a statistic not asked is None there."""
+    names = mixed_names(record)
+    methods = set(names) if names is not None else {str(record.get("method"))}
+    first = rows[0] if rows else {}
+    return tuple(s.name for s in STATISTIC_OF.values()
+                 if s.mechanism.name in methods and first.get(s.outputs[0]) is not None)
+
+
+def overview_lines(record: Mapping[str, Any]) -> list[str]:
+    """A release too large to list a line per cell, in a few lines from the recorded JSON
+    alone (a replay prints the same): how many groups, columns and cells, which
+    statistics, the guarantee charged once (with a private group selection, how many keys
+    it kept), and how many cells each small-group flag released marks (a count of
+    released flags: post-processing). Every number is the public shape of the run or
+    counts released values; none is read from the data."""
+    rows = table_rows(record)
+    groups = len(dict.fromkeys(row["group"] for row in rows))
+    columns = len(dict.fromkeys(row["column"] for row in rows))
+    g = record.get("privacy", {})
+    lines = [f"released {len(rows):,} cells: {groups:,} group(s) x {columns:,} column(s), "
+             f"statistics {', '.join(released_statistics(record, rows))}",
+             f"guarantee ({float(g.get('epsilon', math.nan)):.6g}, "
+             f"{float(g.get('delta', math.nan)):.3g})-DP, {g.get('neighbouring')}, charged "
+             "once for every group (disjoint rows: parallel composition)"]
+    selection = record.get("group_selection")
+    if isinstance(selection, Mapping):  # the keys found privately (docs/privacy.md §18)
+        lines.append(f"groups found privately: {int(selection['groups_kept']):,} kept by "
+                     "the selection (its cost is in the guarantee above)")
+    for flag in (BELOW_ROW_NEED, SMALL):
+        if rows and rows[0].get(flag) is not None:  # None: not released (no count)
+            marked = sum(1 for row in rows if row.get(flag))
+            lines.append(f"{marked:,} of {len(rows):,} cells flagged {flag} (fewer rows "
+                         "released than the plan needs: their values may be far off)")
+    return lines
+
+
 __all__ = ["BELOW_ROW_NEED", "BOUNDS_METHOD", "DESCRIBE_METHOD", "ROW_KEYS", "SHAPES",
            "RecordShape", "aggregate_record", "below_row_need", "bounds_record",
-           "centre_rows_needed", "coverage_statement", "describe_record",
+           "cell_count", "centre_rows_needed", "coverage_statement", "describe_record",
            "is_aggregate_record", "jsonable", "mixed_columns", "mixed_method", "mixed_names",
-           "mixed_record", "noun_of", "rows_needed",
+           "mixed_record", "noun_of", "overview_lines", "released_statistics",
+           "rows_needed",
            "shape_of", "summary_lines",
            "table_rows"]

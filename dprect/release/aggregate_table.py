@@ -2,7 +2,8 @@
 column, then the outputs of the run's mechanism's statistics
 (:func:`dprect.core.statistic.outputs`: lower, upper for the coverage bounds; lower,
 upper, count, sum, mean for the query mechanism, empty for a statistic not asked for) and
-its record's flags (``below_row_need``) — as a CSV file or a Delta table, rendered from
+its record's flags (``below_row_need``) — as a CSV file, a Parquet file or a Delta table
+(never partitioned: one row group or file holds many groups), rendered from
 the released record only (:func:`dprect.release.aggregate_record.table_rows`).
 
 The writers take a :class:`TableLayout` (the table's columns and how its rows are read
@@ -110,6 +111,34 @@ class CsvTableSink:
         return file_write(self.path, text, f"{self.layout.noun} written to {self.path}")
 
 
+#: rows per row group of a Parquet table file (a reader filtering on group or column skips
+#: whole row groups by their statistics; delta-rs' own default for the Delta table)
+ROW_GROUP_ROWS = 1 << 20
+
+
+@dataclass(frozen=True)
+class ParquetTableSink:
+    """The table as one Parquet file (written atomically, in row groups of
+    :data:`ROW_GROUP_ROWS` rows, never partitioned; a replay rewrites it with the same
+    rows)."""
+
+    name: str
+    path: str
+    layout: TableLayout = BOUNDS_LAYOUT
+
+    def check(self) -> None:
+        check_output_path(self.path, self.name)
+
+    def prepare(self, release: Release) -> Write:
+        import pyarrow.parquet as pq
+
+        buf = io.BytesIO()
+        pq.write_table(_arrow_table(self.layout.rows(release.record), self.layout), buf,
+                       row_group_size=ROW_GROUP_ROWS)
+        return file_write(self.path, buf.getvalue(),
+                          f"{self.layout.noun} written to {self.path} (Parquet)")
+
+
 def _arrow_table(rows: Rows, layout: TableLayout) -> Any:
     import pyarrow as pa
 
@@ -164,8 +193,8 @@ class DeltaTableSink:
 def table_sink(name: str, path: str, mechanism: Mechanism | Sequence[Mechanism] = COVERAGE,
                statistics: Sequence[str] = ()) -> Sink:
     """``--table`` of a run of ``mechanism`` (or of several: :func:`mixed_layout`) asking
-    for ``statistics``: CSV for a path ending in ``.csv``, else a Delta table (a
-    folder)."""
+    for ``statistics``: CSV for a path ending in ``.csv``, one Parquet file for
+    ``.parquet``, else a Delta table (a folder)."""
     if isinstance(mechanism, Mechanism):
         the_layout = layout(mechanism, statistics)
     else:
@@ -174,8 +203,10 @@ def table_sink(name: str, path: str, mechanism: Mechanism | Sequence[Mechanism] 
             mixed_layout(parts, statistics)
     if path.lower().endswith(".csv"):
         return CsvTableSink(name, path, the_layout)
+    if path.lower().endswith(".parquet"):
+        return ParquetTableSink(name, path, the_layout)
     return DeltaTableSink(name, path, the_layout)
 
 
-__all__ = ["BOUNDS_LAYOUT", "CsvTableSink", "DeltaTableSink", "TableLayout", "layout",
-           "mixed_layout", "table_sink"]
+__all__ = ["BOUNDS_LAYOUT", "ROW_GROUP_ROWS", "CsvTableSink", "DeltaTableSink",
+           "ParquetTableSink", "TableLayout", "layout", "mixed_layout", "table_sink"]

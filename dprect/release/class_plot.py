@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from dprect.core.classes import ClassesResult
 from dprect.core.extras import require
-from dprect.release.plotting import _clip, axis_limits, frame_panel, panel_grid
+from dprect.release.plotting import _clip, axis_limits, frame_panel, panel_grid, suptitle
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -71,14 +71,12 @@ def render_classes_figure(result: ClassesResult, *, title: str | None = None,
     fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 5),
                fontsize=8, frameon=False)
     g = result.privacy
-    subtitle = (f"{len(result.classes)} classes, {result.method}, "
-                f"({g.epsilon:.3g}, {g.delta:.2g})-DP in one charge"
-                if g is not None else f"{result.method}, NOT private")
-    if label:
-        subtitle = f"one rectangle around each listed value of {label}; {subtitle}"
-    if result.seeded:
-        subtitle += " — SEEDED RUN, not for publication"
-    fig.suptitle(f"{title + ': ' if title else ''}{subtitle}", fontsize=10)
+    suptitle(fig, title, f"one rectangle around each listed value of {label}" if label
+             else None,
+             f"{len(result.classes)} classes, {result.method}" if g is not None
+             else result.method,
+             f"({g.epsilon:.3g}, {g.delta:.2g})-DP in one charge" if g is not None else None,
+             result.seeded)
     return fig
 
 

@@ -260,14 +260,22 @@ def render_figure(result: FitResult, *, true_lower: Sequence[float] | None = Non
     fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize=8,
                frameon=False)
     g = result.privacy
-    subtitle = (f"{result.method}, ({g.epsilon:.3g}, {g.delta:.2g})-DP"
-                if g is not None else f"{result.method}, NOT private")
-    if around:
-        subtitle = f"rectangle around {around}; {subtitle}"
-    if result.seeded:
+    private = f"({g.epsilon:.3g}, {g.delta:.2g})-DP" if g is not None else None
+    suptitle(fig, title, f"rectangle around {around}" if around else None, result.method,
+             private, result.seeded)
+    return fig
+
+
+def suptitle(fig: Any, title: str | None, what: str | None, method: str,
+             private: str | None, seeded: bool) -> None:
+    """A fit's or a class fit's figure title: ``title: what; method, guarantee`` — ``NOT
+    private`` without one — and the seeded run's warning (public inputs only)."""
+    subtitle = f"{method}, {private}" if private is not None else f"{method}, NOT private"
+    if what:
+        subtitle = f"{what}; {subtitle}"
+    if seeded:
         subtitle += " — SEEDED RUN, not for publication"
     fig.suptitle(f"{title + ': ' if title else ''}{subtitle}", fontsize=10)
-    return fig
 
 
 def render_png(result: FitResult, *, true_lower: Sequence[float] | None = None,
@@ -287,4 +295,4 @@ def write_png(path: str | os.PathLike[str], result: FitResult, **kwargs: object)
 
 
 __all__ = ["MAX_PANELS", "edge_note", "feature_pairs", "format_bound", "open_sides",
-           "render_figure", "render_png", "write_png"]
+           "render_figure", "render_png", "suptitle", "write_png"]

@@ -85,6 +85,11 @@ BAD = [
     (["--statistics", "coverage", "--plot", "p.png"], "--plot"),
     (["--statistics", "count", "--grid", "float"], "--grid"),
     (["--statistics", "mean", "--rows", "1000"], "--rows"),
+    # an explicit option no asked statistic reads is refused, not ignored (its default
+    # stays silent: every other row here runs with --coverage unset)
+    (["--statistics", "count,mean", "--coverage", "0.99"], "--coverage"),
+    (["--statistics", "median,p90", "--coverage", "0.99"], "--coverage"),
+    (["--statistics", "mean,median", "--coverage", "0.99"], "--coverage"),
 ]
 
 
@@ -190,3 +195,24 @@ def test_the_job_gives_the_quantiles_its_interval_level(
                         "1", "--seed", SEED, "--output", str(tmp_path / "cli.json")], capsys)
     assert code == 0, err
     assert (tmp_path / "job.json").read_text() == (tmp_path / "cli.json").read_text()
+
+
+def test_the_job_refuses_a_coverage_no_asked_statistic_reads(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``coverage`` key set in a section asking for the count and the mean is refused
+    in one line (exit 2, nothing written), not ignored; its default stays silent (the
+    conf's own run, which leaves it unset, is the job test above)."""
+    monkeypatch.syspath_prepend(str(REPO / "jobs"))
+    import aggregate as job
+
+    argv = ["--config", str(REPO / "conf" / "aggregate.yaml")]
+    for item in (f"input={INPUT}", "format=csv", "columns=[x]", "statistics=[count,mean]",
+                 "coverage=0.99", f"output={tmp_path / 'job.json'}", f"seed={SEED}"):
+        argv += ["--set", item]
+    capsys.readouterr()
+    assert job.main(argv, route=NumpyGroupedRoute()) == 2
+    err = capsys.readouterr().err
+    lines = messages(err)
+    assert len(lines) == 1 and "coverage" in lines[0] and "Traceback" not in err, err
+    assert not (tmp_path / "job.json").exists()

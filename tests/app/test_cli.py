@@ -559,33 +559,76 @@ def test_a_closed_stdout_ends_quietly_and_the_run_completes(table, tmp_path):
     assert out.exists() and Ledger(ledger).run("d", "r1").status == "released"
 
 
-# -- many groups: a summary line --------------------------------------------------------------
-@pytest.mark.parametrize("groups", [50, 51])
-def test_many_groups_print_a_summary_not_a_line_per_group(tmp_path, groups, capsys):
-    """Up to LISTED_GROUPS (50) listed groups, stdout holds a line per (group, column);
-    beyond, one line counting groups and cells — every cell is still in the outputs."""
-    from dprect.app.aggregate_flow import LISTED_GROUPS
+# -- many cells: a few summary lines ------------------------------------------------------------
+@pytest.mark.parametrize("groups", [25, 26])
+def test_many_cells_print_a_summary_not_a_line_per_cell(tmp_path, groups, capsys):
+    """Up to LISTED_CELLS (50) cells (groups x columns), stdout holds a line per (group,
+    column); beyond, a few lines — the cells, the statistics, the charge, the flags' count
+    and the outputs holding every cell — with no released value; every cell is still in
+    the outputs."""
+    from dprect.app.aggregate_flow import LISTED_CELLS
 
-    assert LISTED_GROUPS == 50
+    assert LISTED_CELLS == 50
     gen = np.random.default_rng(4)
     pq.write_table(pa.table({"x": gen.normal(0, 1, 5000), "y": gen.normal(0, 1, 5000),
                              "g": np.arange(5000) % groups}), tmp_path / "t.parquet")
-    out = tmp_path / "out.json"
-    for command in ("describe", "bounds"):
+    out, table = tmp_path / "out.json", tmp_path / "t.csv"
+    for command, statistics, flag in (("describe", "bounds, count, sum, mean",
+                                       "below_row_need"),
+                                      ("bounds", "coverage", None),
+                                      ("aggregate", "p10, median", "below_rows_needed")):
+        extra = ["--statistics", "median,p10"] if command == "aggregate" else []
         assert main([command, "--input", str(tmp_path / "t.parquet"), "--columns", "x,y",
-                     "--epsilon", "1", "--group-by", "g", "--seed", "1",
+                     "--epsilon", "1", "--group-by", "g", "--seed", "1", *extra,
                      "--groups", ",".join(map(str, range(groups))), "--output", str(out),
-                     "--quiet"]) == 0
-        text = capsys.readouterr().out
-        per_group = [ln for ln in text.splitlines() if ln.startswith("group ")]
-        summary = (f"{groups} groups x 2 column(s) = {2 * groups} cells released (more "
-                   f"than 50 groups: not listed here; every cell is in the outputs below)")
-        if groups <= LISTED_GROUPS:
-            assert len(per_group) >= groups and summary not in text, text
-        else:
-            assert per_group == [] and summary in text, text
-        assert f"written to {out}" in text
-        assert len(json.loads(out.read_text())["groups"]) == groups
+                     "--table", str(table), "--quiet"]) == 0
+        lines = [ln for ln in capsys.readouterr().out.splitlines()
+                 if not ln.startswith("plan: ")]
+        cells = 2 * groups
+        per_cell = [ln for ln in lines if ln.startswith("group ")]
+        record = json.loads(out.read_text())
+        assert len(record.get("results", record.get("bounds"))) == cells
+        if cells <= LISTED_CELLS:
+            assert len(per_cell) == cells and not any(
+                ln.startswith(("released ", "not listed")) for ln in lines), lines
+            continue
+        assert per_cell == [], lines
+        assert lines[:2] == [
+            f"released {cells} cells: {groups} group(s) x 2 column(s), statistics "
+            f"{statistics}",
+            "guarantee (1, 0)-DP, add-remove, charged once for every group (disjoint "
+            "rows: parallel composition)"], lines
+        rest = lines[2:]
+        if flag is not None:
+            marked = sum(1 for r in record["results"] if r[flag])
+            assert rest.pop(0) == (f"{marked} of {cells} cells flagged {flag} (fewer rows "
+                                   "released than the plan needs: their values may be "
+                                   "far off)")
+        assert rest[0] == (f"not listed here (more than 50 cells): every cell is in "
+                           f"--output {out} and --table {table}")
+        assert rest[1:] == [f"result written to {out}",
+                            f"{record['method']} table written to {table}"]
+
+
+def test_a_summary_stays_a_few_lines_however_many_groups(tmp_path, capsys):
+    """stdout of a run of thousands of groups (and of a mixed run): no more lines than of
+    a run just past the threshold — the plan and the summary never list the groups."""
+    gen = np.random.default_rng(6)
+
+    def stdout(groups: int, statistics: str) -> list[str]:
+        path = tmp_path / f"t{groups}.parquet"
+        pq.write_table(pa.table({"x": gen.normal(0, 1, 4 * groups),
+                                 "g": np.arange(4 * groups) % groups}), path)
+        (tmp_path / "groups.txt").write_text("\n".join(map(str, range(groups))) + "\n")
+        assert main(["aggregate", "--statistics", statistics, "--input", str(path),
+                     "--columns", "x", "--epsilon", "1", "--group-by", "g",
+                     "--groups-file", str(tmp_path / "groups.txt"), "--seed", "1",
+                     "--output", str(tmp_path / "o.json"), "--quiet"]) == 0
+        return capsys.readouterr().out.splitlines()
+
+    for statistics in ("count,mean", "mean,median"):
+        few, many = stdout(51, statistics), stdout(1500, statistics)
+        assert len(many) == len(few) <= 30, many
 
 
 def test_a_job_section_takes_quiet():

@@ -69,8 +69,9 @@ def test_the_mechanism_blocks_are_counted(monkeypatch: pytest.MonkeyPatch) -> No
 
 PUBLIC = re.compile(r"still running \(\d+ s\): (starting|checking the budget ledger|"
                     r"reading the input|reading \S+|"
-                    r"describing 1 column\(s\) in 3 group\(s\)|writing the outputs)"
-                    r"(, mechanism \d+/\d+ blocks)?")
+                    r"(counting|describing|bounding|drawing the quantiles of) "
+                    r"\d column\(s\) in \d+ group\(s\)|writing the outputs)"
+                    r"(, (mechanism )?\d+/\d+ (blocks|cells))?")
 
 
 def test_a_run_beats_at_every_stage_and_never_prints_a_value(
@@ -133,3 +134,82 @@ def test_the_tests_line_filter_drops_the_heartbeat_and_nothing_else() -> None:
     text = "\n".join([cli_line, errors[0], "", job_line, *errors[1:]]) + "\n"
     assert messages(text) == errors
     assert messages("") == []
+
+
+def test_a_step_counts_its_units_and_ends_however_it_ends() -> None:
+    """dprect/engines/progress.py: ``counted_cells`` counts each cell looked up (a missing
+    one too) as the step's cells; the step ends on an exception as on return."""
+    from dprect.engines import progress
+
+    assert progress.current() is None
+    cells = {(0, 0): "a", (1, 0): "b"}
+    with progress.counted_cells(cells, 3) as counted:
+        assert progress.current() == "mechanism 0/3 cells"
+        assert counted.get((0, 0)) == "a" and counted[(1, 0)] == "b"
+        assert counted.get((2, 0), "none") == "none"
+        assert progress.current() == "mechanism 3/3 cells"
+        assert len(counted) == 2 and list(counted) == list(cells)
+    assert progress.current() is None
+    with pytest.raises(KeyError), progress.counting(4, "", "cells") as tick:
+        tick()
+        assert progress.current() == "1/4 cells"
+        raise KeyError
+    assert progress.current() is None
+
+
+@pytest.mark.parametrize(("statistics", "verb", "unit"), [
+    ("coverage", "bounding", "cells"), ("median,p90", "drawing the quantiles of", "cells"),
+    ("count,mean", "describing", "blocks")])
+def test_every_mechanism_shows_how_far_it_has_got(
+        tmp_path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        statistics: str, verb: str, unit: str) -> None:
+    """A grouped run of each mechanism through the CLI, its heartbeat beating at every
+    unit a step counts (no timing involved): the numpy engine's count shows its cells
+    counted of groups × columns, and the mechanism its cells (coverage, quantiles) or
+    blocks (describe) done of all — public numbers only, on stderr."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from dprect.app import spine
+    from dprect.app.cli import main
+    from dprect.engines import progress
+
+    lines: list[str] = []
+    made: list[Heartbeat] = []
+
+    class AtEveryUnit(Heartbeat):
+        def __init__(self, emit, every):  # type: ignore[no-untyped-def]
+            super().__init__(lambda line: (emit(line), lines.append(line)), every,
+                             wait=lambda seconds: True)
+            made.append(self)
+
+    step_one = progress.STEP.one
+
+    def one() -> None:
+        step_one()
+        made[-1].beat()
+
+    monkeypatch.setattr(spine, "Heartbeat", AtEveryUnit)
+    monkeypatch.setattr(progress.STEP, "one", one)
+    groups, rows = 7, 2100
+    gen = np.random.default_rng(5)
+    pq.write_table(pa.table({"x": gen.normal(50, 10, rows), "y": gen.normal(0, 1, rows),
+                             "g": np.arange(rows) % groups}), tmp_path / "t.parquet")
+    assert main(["aggregate", "--statistics", statistics, "--input",
+                 str(tmp_path / "t.parquet"), "--columns", "x,y", "--epsilon", "1",
+                 "--group-by", "g", "--groups", ",".join(map(str, range(groups))),
+                 "--seed", "1", "--output", str(tmp_path / "a.json")]) == 0
+    err = capsys.readouterr().err
+    cells = groups * 2
+    shape = f"2 column(s) in {groups} group(s)"
+    counted = [ln for ln in lines if f"counting {shape}, " in ln]
+    assert counted[-1].endswith(f", {cells}/{cells} cells"), lines
+    assert len(counted) == cells  # one line per cell counted, each a step further
+    drawn = [ln.split(", ")[-1] for ln in lines if f"{verb} {shape}, " in ln]
+    assert drawn and drawn[-1].startswith("mechanism ") and drawn[-1].endswith(unit)
+    done, total = drawn[-1].split()[1].split("/")
+    assert done == total and (unit == "blocks" or int(total) == cells), drawn
+    for line in lines:
+        assert PUBLIC.fullmatch(line), line
+        assert f"dprect: {line}" in err

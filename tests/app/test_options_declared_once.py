@@ -14,7 +14,7 @@ import pytest
 
 from dprect.app.cli import build_parser
 from dprect.app.jobs_support import Option, request_options, run_options
-from dprect.app.options import RUN_OPTIONS
+from dprect.app.options import AGGREGATE_UNSET, RUN_OPTIONS
 from dprect.app.products import COMMANDS
 from dprect.app.products import PRODUCTS as REGISTRY
 from dprect.core.request import option_specs
@@ -49,13 +49,17 @@ def _jobs_on_path(monkeypatch) -> None:
 @pytest.mark.parametrize("product", sorted(PRODUCTS))
 def test_the_budget_options_come_from_the_request(product: str) -> None:
     actions, job = _actions(product), _job_options(product)
-    generated = request_options(PRODUCTS[product])
+    unset = AGGREGATE_UNSET if product == "aggregate" else ()
+    generated = request_options(PRODUCTS[product], unset)
     for spec in option_specs(PRODUCTS[product]):
         action = actions[spec.name]
         assert spec.help in (action.help or "")
         if spec.choices:
             assert tuple(action.choices or ()) == spec.choices
-        if not spec.required and spec.kind != "label":
+        if spec.name in unset:  # None unless given; the help names the default
+            assert action.default is None and job[spec.name].default is None
+            assert f"(default {spec.plain_default})" in (action.help or "")
+        elif not spec.required and spec.kind != "label":
             assert action.default == spec.plain_default
         assert job[spec.name] == generated[spec.name]
 

@@ -33,7 +33,6 @@ from dprect.core.bounds import (
     coverage_alpha,
     draw_bound,
     histogram,
-    merge_histograms,
     plan_bounds,
     run_bounds,
 )
@@ -251,18 +250,12 @@ def test_plan_constants_and_printout():
 
 
 # == histograms ============================================================================
-def test_histogram_and_merge():
+def test_histogram():
     d = IntegerRange(0, 9)
     x = np.array([3, 3, 1, 9, 9, 9, 50, -4, np.nan])
     h = histogram(x, d)
     assert h.keys.tolist() == [0, 1, 3, 9] and h.counts.tolist() == [1, 1, 2, 4]
     assert h.total == 8  # NaN skipped; out-of-range values clamped by the domain
-    parts = [histogram(x[:3], d), histogram(x[3:], d), Histogram.empty()]
-    merged = merge_histograms(parts)
-    assert merged.keys.tolist() == h.keys.tolist() and merged.counts.tolist() == h.counts.tolist()
-    assert merge_histograms([]).total == 0
-    big = Histogram(np.array([5]), np.array([2**40]))
-    assert merge_histograms([big, big]).counts.tolist() == [2**41]  # exact, no float sums
     for keys, counts in [([2, 1], [1, 1]), ([1, 1], [1, 1]), ([1], [0]), ([-1], [1]),
                          ([1, 2], [1])]:
         with pytest.raises(ParameterError):
@@ -901,9 +894,11 @@ def test_grouped_run_same_guarantee_order_and_empty_groups():
             assert draw_bound(h, plan, j, "upper", rng) == grouped.upper_index[gi][j]
     forms = grouped.library_forms()
     assert set(forms) == set(groups) and forms[3] == grouped.library_forms(3)
-    for bad in ([], ["a", "a"]):
-        with pytest.raises(ParameterError):
-            run_bounds(plan, hists, bad, quiet_source(1), ["x", "y"])
+    with pytest.raises(ParameterError):
+        run_bounds(plan, hists, ["a", "a"], quiet_source(1), ["x", "y"])
+    # no group (a private selection that kept none, docs/privacy.md §18): nothing drawn
+    none = run_bounds(plan, hists, [], quiet_source(1), ["x", "y"])
+    assert none.groups == [] and none.lower == [] and none.guarantee == plan.guarantee
     with pytest.raises(ParameterError, match="column"):
         run_bounds(plan, hists, groups, quiet_source(1), ["x"])
 

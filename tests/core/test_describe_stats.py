@@ -23,17 +23,15 @@ from dprect.core.describe_stats import (
     centre_counts,
     centred_sum,
     interval_counts,
-    merge_statistics,
     range_cuts,
     row_intervals,
-    search_range,
     side_tails,
     truncated,
     truncated_value,
 )
 from dprect.core.domains import FloatBins
 from dprect.core.randomness import RandomSource
-from dprect.core.tail_bounds import SEARCH_BITS, tail_counts
+from dprect.core.tail_bounds import CENTRE_BITS, SEARCH_BITS, tail_counts
 
 #: the candidates' grid and its size; _bins(n): n bins of FloatBins(12) at SEARCH_BITS
 SEARCH = FloatBins(SEARCH_BITS)
@@ -97,22 +95,12 @@ def test_candidates_are_bin_edges_and_tails_come_from_the_statistics(centre):
         assert st.rows == len(x)
 
 
-@pytest.mark.parametrize("centre", [0.0, 7.0, -1e-5])
-def test_statistics_of_two_halves_merge_to_the_whole(centre):
-    for x in _columns():
-        h = len(x) // 3
-        whole = cell_statistics(x, centre)
-        merged = merge_statistics([cell_statistics(x[h:], centre),
-                                   cell_statistics(x[:h], centre)])
-        for a, b in ((whole.keys, merged.keys), (whole.counts, merged.counts),
-                     (whole.sums, merged.sums)):
-            assert np.array_equal(a, b)
-
-
 def test_trimmed_cuts_give_the_same_intervals():
     for x in _columns():
         for c in (0.0, 7.0):
-            lo, hi = search_range(centre_counts(x)[0])
+            keys = centre_counts(x)[0]  # the centre bins' range, in search bins
+            shift = SEARCH_BITS - CENTRE_BITS
+            lo, hi = int(keys[0]) << shift, ((int(keys[-1]) + 1) << shift) - 1
             cell = np.zeros(len(x), dtype=np.int64)
             full = row_intervals(x, cell, [cell_cuts(cell_grid(c))])
             trimmed = cell_cuts(cell_grid(c), lo, hi)
@@ -380,15 +368,9 @@ def test_sum_by_key_is_exact_past_the_int64_wrap(sign):
     assert n3.tolist() == [_N, 1] and s3.dtype == np.int64 and s3.tolist() == [sign * _PART, -5]
 
 
-def test_merge_and_bins_to_cells_are_exact_past_the_wrap():
-    """merge_statistics (partitions of one cell) and statistics_from_bins (a cell's bins
-    summed by interval and exponent) past 2^63, and the clamped sum read from them."""
-    key = describe_stats.pack(np.array([0]), np.array([1030]))
-    one = describe_stats.CellStatistics(key, np.array([_N]), np.array([_PART]))
-    merged = describe_stats.merge_statistics([one, one, one])
-    assert merged.counts.tolist() == [3 * _N] and int(merged.sums[0]) == 3 * _PART
-    merged = describe_stats.merge_statistics([merged, one])
-    assert int(merged.sums[0]) == 4 * _PART
+def test_bins_to_cells_are_exact_past_the_wrap():
+    """statistics_from_bins (a cell's bins summed by interval and exponent) past 2^63, and
+    the clamped sum read from them."""
     # three adjacent search bins of one binade, in one interval (no cut between them)
     first = int(FloatBins(SEARCH_BITS).encode(np.array([2.0]))[0])
     bins = np.arange(first, first + 3, dtype=np.int64)

@@ -20,8 +20,7 @@ from dprect.core.quantiles import (
     QuantilePlan,
     as_quantile,
     bin_values,
-    draw_quantile_bins,
-    merge_quantile_statistics,
+    draws,
     plan_quantiles,
     quantile_law,
     quantile_statistics,
@@ -78,7 +77,7 @@ def test_sampler_follows_the_law_with_power(grid: str, resolution: int) -> None:
     pieces = quantile_law(st, plan, 0)
     rng = RandomSource(7)
     n = 4000
-    idx = np.array([draw_quantile_bins(st, plan, rng)[0] for _ in range(n)])
+    idx = np.array([draws(st, plan, rng)[0][0] for _ in range(n)])
     piece = np.searchsorted(pieces.starts.astype(np.int64), idx, side="right") - 1
     observed = np.bincount(piece, minlength=len(pieces.sizes))
 
@@ -176,19 +175,6 @@ def test_negative_ties_are_released_exactly() -> None:
     st = quantile_statistics(x, plan)
     src = RandomSource(2)
     assert all(release_quantiles(st, plan, src)[0] == -2.0 for _ in range(10))
-
-
-def test_statistics_of_parts_merge_to_the_whole() -> None:
-    rng = np.random.default_rng(8)
-    x = np.round(rng.normal(0, 50, 3000), 1)
-    plan = plan_quantiles([0.5], 1.0)
-    whole = quantile_statistics(x, plan)
-    parts = [quantile_statistics(p, plan) for p in np.array_split(rng.permutation(x), 4)]
-    merged = merge_quantile_statistics(parts)
-    for a, b in ((merged.keys, whole.keys), (merged.counts, whole.counts),
-                 (merged.at_value, whole.at_value)):
-        assert np.array_equal(a, b)
-    assert whole.at_value.sum() == len(x)  # one decimal: every row is its cell's value
 
 
 def test_empty_group_draws_without_error() -> None:

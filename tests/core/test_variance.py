@@ -191,16 +191,20 @@ def test_the_numpy_engine_counts_squares_only_when_asked_and_matches_the_arrays(
 def test_the_record_and_table_carry_variance_only_when_asked(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     assert "variance" not in outputs(QUERY)
-    assert outputs(QUERY, ("variance", "std"))[-2:] == ("variance", "std")
+    assert outputs(QUERY, ("variance", "std"))[-6:] == (
+        "variance", "variance_low", "variance_high", "std", "std_low", "std_high")
     out, table = tmp_path / "r.json", tmp_path / "r.csv"
     code, _, err = run(["aggregate", "--input", str(INPUT), "--columns", "x,y",
                         "--statistics", "bounds,count,variance,std", "--epsilon", "2",
                         "--seed", "7", "--output", str(out), "--table", str(table)], capsys)
     assert code == 0, err
     rows = json.loads(out.read_text())["results"]
-    assert all(r["variance"] is not None and "variance_low" not in r for r in rows)
+    assert all(r["variance_low"] <= r["variance"] <= r["variance_high"] for r in rows)
     assert all(r["std"] == pytest.approx(np.sqrt(r["variance"])) for r in rows)
-    assert table.read_text().splitlines()[0].endswith(",variance,std,below_row_need")
+    assert all(r["std_low"] == pytest.approx(np.sqrt(r["variance_low"]))
+               and r["std_high"] == pytest.approx(np.sqrt(r["variance_high"])) for r in rows)
+    assert table.read_text().splitlines()[0].endswith(
+        ",variance,variance_low,variance_high,std,std_low,std_high,below_row_need")
 
 
 def test_the_python_aggregate_releases_variance_and_a_spec_without_squares_is_refused():

@@ -41,3 +41,23 @@ def test_every_class_is_drawn_and_listed():
 def test_needs_one_result_per_class():
     with pytest.raises(Exception, match="one result per class"):
         ClassesResult(["x", "y"], [rect([0.1] * 3, [0.2] * 3)])
+
+
+def test_the_title_names_the_classes_the_guarantee_and_a_seeded_run():
+    """The title (one helper with the fit's plot: release/plotting.py ``suptitle``)."""
+    from dprect.core.accounting import Guarantee
+    from dprect.release.plotting import render_figure
+
+    a = rect([0.1, 0.1, 0.1], [0.4, 0.4, 0.4])
+    private = dataclasses.replace(a, privacy=Guarantee(1.0, 1e-6, "add-remove", "b"),
+                                  seeded=True)
+    res = ClassesResult(["x", "y"], [private, private])
+    got = render_classes_figure(res, title="t", label="kind").get_suptitle()
+    assert got == ("t: one rectangle around each listed value of kind; 2 classes, "
+                   "composition, (1, 1e-06)-DP in one charge — SEEDED RUN, not for publication")
+    plain = ClassesResult(["x", "y"], [a, a])
+    assert render_classes_figure(plain).get_suptitle() == "composition, NOT private"
+    assert render_figure(private, title="t", around="y = 1").get_suptitle() == (
+        "t: rectangle around y = 1; composition, (1, 1e-06)-DP — SEEDED RUN, not for "
+        "publication")
+    assert render_figure(a).get_suptitle() == "composition, NOT private"

@@ -10,14 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
+from engine_cells import assert_same_cells, both_engines
 
 from dprect.core.domains import FloatBins, Grid
 from dprect.core.mixed import mixed_spec
 from dprect.core.statistic import QUANTILES, QUERY, SEARCH_GRID, ColumnSpec, StatisticsSpec
-from dprect.engines.grouped import grouped_statistics
-from dprect.engines.spark.statistics import spark_statistics
 
 
 def test_spark_statistics_equal_numpys_for_a_mixed_spec(spark, tmp_path: Path):
@@ -29,23 +26,12 @@ def test_spark_statistics_equal_numpys_for_a_mixed_spec(spark, tmp_path: Path):
     c = np.ldexp(gen.uniform(-1, 1, n), gen.integers(-60, 60, n))
     c[::7] = np.inf
     g = gen.choice(["p", "q", "r", "unlisted"], n)
-    pq.write_table(pa.table({"a": a, "b": b, "c": c, "g": g}), tmp_path / "t.parquet")
     spec = StatisticsSpec((ColumnSpec(SEARCH_GRID, True), ColumnSpec(Grid(-5.0, 5.0, 10),
                                                                      False),
                            ColumnSpec(FloatBins(12), False)))
-    listed = ["r", "p", "empty", "q"]
-    df = spark.read.parquet(str(tmp_path / "t.parquet")).repartition(3)
-    got = spark_statistics(df, ["a", "b", "c"], spec, group_by="g", groups=listed)
-    index = np.array([listed.index(v) if v in listed else -1 for v in g], dtype=np.int32)
-    want = grouped_statistics([a, b, c], index, len(listed), spec)
-    assert set(got) == set(want)
-    for key, cell in want.items():
-        other = got[key]
-        assert other.keys.tolist() == cell.keys.tolist(), key
-        assert other.counts.tolist() == cell.counts.tolist(), key
-        assert (other.sums is None) == (cell.sums is None), key
-        if cell.sums is not None:
-            assert [int(v) for v in other.sums] == [int(v) for v in cell.sums], key
+    got, want = both_engines(spark, tmp_path / "t.parquet", {"a": a, "b": b, "c": c, "g": g},
+                             ["a", "b", "c"], spec, ["r", "p", "empty", "q"])
+    assert_same_cells(got, want)
     assert len(got[(2, 0)].keys) == 0  # the listed group without rows
 
 
@@ -59,20 +45,8 @@ def test_a_mixed_runs_spec_reads_a_column_once_per_mechanism(spark, tmp_path: Pa
     a[::13] = np.nan
     b = np.round(gen.normal(0, 5, n), 1)
     g = gen.choice(["p", "q", "unlisted"], n)
-    pq.write_table(pa.table({"a": a, "b": b, "g": g}), tmp_path / "m.parquet")
     spec = mixed_spec([QUERY.spec([SEARCH_GRID] * 2), QUANTILES.spec([SEARCH_GRID] * 2)])
-    listed = ["q", "p"]
-    df = spark.read.parquet(str(tmp_path / "m.parquet")).repartition(2)
-    got = spark_statistics(df, ["a", "b", "a", "b"], spec, group_by="g", groups=listed)
-    index = np.array([listed.index(v) if v in listed else -1 for v in g], dtype=np.int32)
-    want = grouped_statistics([a, b, a, b], index, len(listed), spec)
-    assert set(got) == set(want) and len(want) == 8
-    for key, cell in want.items():
-        other = got[key]
-        assert other.keys.tolist() == cell.keys.tolist(), key
-        assert other.counts.tolist() == cell.counts.tolist(), key
-        for field in ("sums", "at_value"):
-            mine, theirs = getattr(cell, field), getattr(other, field)
-            assert (mine is None) == (theirs is None), key
-            if mine is not None:
-                assert [int(v) for v in theirs] == [int(v) for v in mine], key
+    got, want = both_engines(spark, tmp_path / "m.parquet", {"a": a, "b": b, "g": g},
+                             ["a", "b", "a", "b"], spec, ["q", "p"], partitions=2)
+    assert len(want) == 8
+    assert_same_cells(got, want)

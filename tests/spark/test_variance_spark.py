@@ -14,11 +14,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from cli_run import run
+from engine_cells import assert_same_cells, both_engines
 from golden_cases import SEED
 
 from dprect.core.statistic import QUERY, SEARCH_GRID
-from dprect.engines.grouped import grouped_statistics
-from dprect.engines.spark.statistics import spark_statistics
 
 
 def test_spark_counts_the_squares_as_numpy_does(spark, tmp_path: Path):
@@ -28,21 +27,11 @@ def test_spark_counts_the_squares_as_numpy_does(spark, tmp_path: Path):
     a[::11] = np.nan
     big = np.where(gen.uniform(size=n) < 0.5, np.nextafter(2.0, 0.0), gen.normal(5, 1, n))
     g = gen.choice(["p", "q", "unlisted"], n)
-    pq.write_table(pa.table({"a": a, "big": big, "g": g}), tmp_path / "t.parquet")
     spec = QUERY.spec([SEARCH_GRID] * 2, ("count", "variance"))
-    listed = ["q", "empty", "p"]
-    df = spark.read.parquet(str(tmp_path / "t.parquet")).repartition(3)
-    got = spark_statistics(df, ["a", "big"], spec, group_by="g", groups=listed)
-    index = np.array([listed.index(v) if v in listed else -1 for v in g], dtype=np.int32)
-    want = grouped_statistics([a, big], index, len(listed), spec)
-    assert set(got) == set(want)
-    for key, cell in want.items():
-        other = got[key]
-        assert other.keys.tolist() == cell.keys.tolist(), key
-        assert other.counts.tolist() == cell.counts.tolist(), key
-        assert [int(v) for v in other.sums] == [int(v) for v in cell.sums], key
-        assert cell.squares is not None and other.squares is not None
-        assert [int(v) for v in other.squares] == [int(v) for v in cell.squares], key
+    got, want = both_engines(spark, tmp_path / "t.parquet", {"a": a, "big": big, "g": g},
+                             ["a", "big"], spec, ["q", "empty", "p"])
+    assert_same_cells(got, want)
+    assert want[(0, 1)].squares is not None
     assert max(int(v) for v in want[(0, 1)].squares) > 1 << 63  # past int64, exact
 
 

@@ -1,0 +1,237 @@
+"""A PNG of a grouped-aggregate release of the quantiles (``--plot`` with quantile
+statistics): per column, each public group's released quantiles as a ladder, or with
+many groups their distribution over the groups.
+
+Drawn from the recorded JSON only — each (group, column)'s released quantiles, their
+``<name>_rank_error`` and the ``below_rows_needed`` flag, and the public plan — never from
+a data point, like every plot of a release (:mod:`dprect.release.aggregate_plot`).
+
+**Up to** :data:`~dprect.release.aggregate_plot.MANY_GROUPS` **groups** a panel shows, at
+each group's position, a vertical line from its lowest to its highest released quantile
+with a tick at each, the median (when released) as a dot and, when both are released, a
+box from p25 to p75. A quantile's interval is a statement about ranks, not values
+(docs/privacy.md §15: with probability at least the plan's ``interval_level`` every
+quantile of a cell lies within ``<name>_rank_error`` rows of its target rank): the
+released rank error is written above each group's ladder (``±T``, rows; none for a group
+drawn by the small split), and the panel's note gives its range. A group flagged
+``below_rows_needed`` (its noisy count below the plan's ``rows_needed``: the values may be
+far off) is drawn grey, and the y range is set by the other groups (by every group when
+all are flagged).
+
+**More groups** than that: a panel shows, for each released quantile, the histogram of
+its value over the groups with rows enough (of every group when all are flagged), on
+common bins over the values' central 99% (:func:`~dprect.release.aggregate_plot.histograms`,
+:data:`~dprect.release.aggregate_plot.TRIM`), and the note gives the
+median released rank error and how many groups are flagged and left out.
+
+**Rendering cannot fail on a released value**: a value that is not finite or beyond
+±:data:`~dprect.release.aggregate_plot.VIEW_LIMIT` is never handed to matplotlib; a value
+out of the view is drawn as a triangle at the edge (ladders) or counted (histograms), and
+the note, the title and the sink's line say how many.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from dprect.core.extras import require
+from dprect.core.quantile_release import SMALL
+from dprect.core.statistic import QUANTILES
+from dprect.core.statistic import STATISTICS as STATISTIC_OF
+from dprect.release.aggregate_plot import (
+    FEW,
+    MANY_GROUPS,
+    MAX_PANELS,
+    MAX_TICKS,
+    POINT,
+    TRIM,
+    VIEW_LIMIT,
+    AggregatePngSink,
+    histograms,
+    legend_note,
+    note,
+    panel_grid,
+    png,
+    span,
+)
+from dprect.release.aggregate_record import table_rows
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+#: a colour per released quantile in a distribution panel (cycled)
+COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown",
+           "tab:pink", "tab:olive", "tab:cyan")
+
+
+def quantile_names(record: Mapping[str, Any]) -> list[str]:
+    """The quantiles a record released, in the registry's order (p1 … p99)."""
+    released = set(record.get("statistics") or ())
+    return [s.name for s in STATISTIC_OF.values()
+            if s.mechanism is QUANTILES and s.name in released]
+
+
+def _finite(value: Any) -> float | None:
+    """A released value as drawn: a finite float within ±VIEW_LIMIT, else None."""
+    if value is None:
+        return None
+    v = float(value)
+    return v if math.isfinite(v) and abs(v) <= VIEW_LIMIT else None
+
+
+def _rank_errors(rows: Sequence[Mapping[str, Any]], names: Sequence[str]) -> list[float]:
+    """The released rank errors of the rows (one per cell: the first quantile's; None —
+    a small group's — left out)."""
+    key = f"{names[0]}_rank_error" if names else ""
+    return [float(r[key]) for r in rows if r.get(key) is not None]
+
+
+def _rank_note(errors: Sequence[float], level: Any) -> str:
+    if not errors:
+        return "no rank interval released (small groups)"
+    lo, hi = min(errors), max(errors)
+    reach = f"±{lo:,.0f}" if round(lo) == round(hi) else f"±{lo:,.0f} to ±{hi:,.0f}"
+    return f"ranks within {reach} rows of target (level {float(level):g})"
+
+
+def _draw_ladders(ax: Any, column: str, rows: Sequence[Mapping[str, Any]],
+                  names: Sequence[str], level: Any) -> int:
+    """One column's panel of a ladder per group (module notes); returns how many values
+    are out of view (triangles at the edge)."""
+    ladders = [(i, [_finite(r.get(n)) for n in names], bool(r.get(SMALL)))
+               for i, r in enumerate(rows)]
+    base = [v for _, values, few in ladders if not few for v in values if v is not None]
+    bottom, top = span(base or [v for _, values, _ in ladders for v in values
+                                if v is not None])
+    out = skipped = 0
+    for i, values, few in ladders:
+        colour = FEW if few else POINT
+        drawn = [v for v in values if v is not None and bottom <= v <= top]
+        beyond = [v for v in values if v is not None and not bottom <= v <= top]
+        skipped += sum(v is None for v in values)
+        out += len(beyond)
+        if drawn:
+            ax.vlines(i, min(drawn), max(drawn), color=colour, lw=1.0)
+            ax.plot([i] * len(drawn), drawn, "_", color=colour, markersize=10,
+                    gid=f"quantiles {column}" + (" (few rows)" if few else ""))
+        marks = dict(zip(names, values, strict=True))
+        median = marks.get("median")
+        if median is not None and bottom <= median <= top:
+            ax.plot([i], [median], "o", color=colour, markersize=4,
+                    mfc="none" if few else colour)
+        q1, q3 = marks.get("p25"), marks.get("p75")
+        if q1 is not None and q3 is not None and bottom <= min(q1, q3) \
+                and max(q1, q3) <= top:
+            ax.bar([i], [abs(q3 - q1)], bottom=[min(q1, q3)], width=0.5, fill=False,
+                   edgecolor=colour, lw=1.0)
+        for up in (True, False):
+            if any((v > top) == up for v in beyond):
+                ax.plot([i], [top if up else bottom], "^" if up else "v", color=colour,
+                        markersize=7, clip_on=False, gid=f"out of view {column}")
+    ax.set_ylim(bottom, top)
+    errors = _rank_errors(rows, names)
+    if len(rows) <= MAX_TICKS:  # the rank error above each ladder
+        key = f"{names[0]}_rank_error" if names else ""
+        for i, r in enumerate(rows):
+            if r.get(key) is not None:
+                ax.annotate(f"±{float(r[key]):,.0f}", (i, 1.0), xycoords=("data", "axes fraction"),
+                            ha="center", va="bottom", fontsize=6, annotation_clip=False)
+    step = max(1, math.ceil(len(rows) / MAX_TICKS))
+    ticks = list(range(0, len(rows), step))
+    ax.set_xticks(ticks)
+    ax.set_xticklabels(["(all rows)" if rows[i]["group"] is None else str(rows[i]["group"])
+                        for i in ticks], rotation=45, ha="right", fontsize=8)
+    ax.set_xlim(-0.6, len(rows) - 0.4)
+    ax.set_title(column, fontsize=10, pad=12)
+    ax.set_ylabel("DP quantiles", fontsize=9)
+    notes = [_rank_note(errors, level)]
+    if out:
+        notes.append(f"{out} value(s) out of view (triangles at the edge)")
+    if skipped:
+        notes.append(f"{skipped} value(s) not finite or beyond ±{VIEW_LIMIT:g}, not drawn")
+    note(ax, notes)
+    return out
+
+
+def _draw_spread(ax: Any, column: str, rows: Sequence[Mapping[str, Any]],
+                 names: Sequence[str], level: Any) -> int:
+    """One column's panel for many groups (module notes); returns how many values are out
+    of view (counted)."""
+    flagged = sum(1 for r in rows if r.get(SMALL))
+    kept = [r for r in rows if not r.get(SMALL)] or list(rows)
+    series = [(name, [v for r in kept if (v := _finite(r.get(name))) is not None],
+               COLOURS[k % len(COLOURS)], False) for k, name in enumerate(names)]
+    view = span([v for _, values, _, _ in series for v in values], TRIM)
+    out = histograms(ax, series, view)
+    notes = [f"{len(rows):,} groups", _rank_note(_rank_errors(kept, names), level)]
+    if flagged and len(kept) < len(rows):
+        notes.append(f"{flagged:,} group(s) below_rows_needed not drawn")
+    elif flagged:
+        notes.append("every group below_rows_needed: the values may be far off")
+    skipped = sum(len(kept) - len(values) for _, values, _, _ in series)
+    if out:
+        notes.append(f"{out:,} value(s) out of view")
+    if skipped:
+        notes.append(f"{skipped:,} value(s) not finite or beyond ±{VIEW_LIMIT:g}, not drawn")
+    legend_note(ax, notes)
+    ax.set_title(column, fontsize=10)
+    ax.set_xlabel("DP quantile", fontsize=9)
+    return out
+
+
+def quantiles_figure(record: Mapping[str, Any], *, title: str | None = None,
+                     dpi: int = 110) -> tuple[Figure, int]:
+    """The figure of a released quantiles record (module notes) and how many values it
+    shows out of view."""
+    require("plot", "the quantiles plot")
+    rows = table_rows(record)
+    names = quantile_names(record)
+    level = record["plan"].get("interval_level", math.nan)
+    columns = list(record["columns"])[:MAX_PANELS]
+    groups = len(record["groups"])
+    many = groups > MANY_GROUPS
+    fig, axes = panel_grid(len(columns), 12 if many else groups, dpi)
+    draw = _draw_spread if many else _draw_ladders
+    out = 0
+    for ax, column in zip(axes.flat, columns, strict=False):
+        out += draw(ax, column, [r for r in rows if r["column"] == column], names, level)
+    g = record["privacy"]
+    what = (f"DP quantiles {', '.join(names)} of {groups:,} groups" if many else
+            f"DP quantiles {', '.join(names)} per group (ladder; dot: median, box: p25-p75)")
+    subtitle = (f"{what}, ({float(g['epsilon']):.3g}, {float(g['delta']):.2g})-DP in one "
+                f"charge\n±T: the released rank error in rows (level {float(level):g})"
+                f"\ngrey: below_rows_needed (fewer than {int(record['plan']['rows_needed']):,} "
+                "rows: the values may be far off)")
+    if out:
+        subtitle += f"\n{out} value(s) out of view"
+    if len(record["columns"]) > MAX_PANELS:
+        subtitle += f"\nthe first {MAX_PANELS} of {len(record['columns'])} columns"
+    if record.get("seeded"):
+        subtitle += "\nSEEDED RUN, not for publication"
+    fig.suptitle(f"{title + ': ' if title else ''}{subtitle}", fontsize=9)
+    return fig, out
+
+
+def render_quantiles_png(record: Mapping[str, Any], *, title: str | None = None,
+                         dpi: int = 110) -> bytes:
+    """The PNG bytes of :func:`quantiles_figure`."""
+    return png(quantiles_figure(record, title=title, dpi=dpi)[0])
+
+
+@dataclass(frozen=True)
+class QuantilesPngSink(AggregatePngSink):
+    """``--plot`` of the quantiles (:func:`quantiles_figure`)."""
+
+    def figure(self, record: Mapping[str, Any]) -> tuple[Figure, int, str]:
+        fig, out = quantiles_figure(record, title=self.title)
+        how = ("value(s) out of view, counted in the panels' notes"
+               if len(record["groups"]) > MANY_GROUPS else
+               "value(s) out of view, drawn as triangles at the panel's edge")
+        return fig, out, how
+
+
+__all__ = ["COLOURS", "QuantilesPngSink", "quantile_names", "quantiles_figure",
+           "render_quantiles_png"]

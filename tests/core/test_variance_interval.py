@@ -1,0 +1,143 @@
+"""The variance's and the std's noise intervals (dprect/core/variance.py, docs/privacy.md
+§17, Lemma V3 and Theorem V4):
+
+* Q/n's interval (the mean's test inversion with the pivot 0, the range [0, h²] and ε_Q)
+  holds Q/n in about its level of draws of the two noises' exact laws — not far above
+  (it uses their joint law) — and an interval made at a lower level is rejected by the
+  same acceptance region (power);
+* the variance's interval is the union bound at α/SPREAD_PARTS = α/2 each: Q/n's interval
+  at 1 − α/2 less (μ − m)² over the mean's span, and Q/n's holds the brute-force hull of
+  the test-inversion set at α/2 (exact H, not the grid) — made at α, or with ε_Q
+  doubled, it does not;
+* seeded runs of the whole mechanism cover the clamped values' variance (and std) in at
+  least the stated level of runs, and intervals made at 0.5 claimed at 0.95 are rejected
+  (power); an interval always holds the released variance.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from dprect.core.aggregates import plan_describe, run_describe
+from dprect.core.intervals import mixed_quantile
+from dprect.core.randomness import RandomSource
+from dprect.core.variance import (
+    SPREAD_PARTS,
+    SQUARE_FRACTION_BITS,
+    squares_span,
+    variance_interval,
+)
+
+K = 1 << SQUARE_FRACTION_BITS
+
+
+def _seeded(seed: int) -> RandomSource:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return RandomSource(seed=seed)
+
+
+def _dlap(rng: np.random.Generator, rate: float, size: int) -> np.ndarray:
+    """Draws of DLap(rate) (P(z) ∝ e^{−rate·|z|}) as the difference of two geometric
+    variables on {0, 1, …} with ratio e^{−rate}."""
+    p = -math.expm1(-rate)
+    return (rng.geometric(p, size) - rng.geometric(p, size)).astype(np.int64)
+
+
+def _accepts(covered: int, runs: int, level: float) -> bool:
+    """The acceptance region: coverage at least the level less 3 binomial errors."""
+    return covered / runs >= level - 3 * math.sqrt(level * (1 - level) / runs)
+
+
+@pytest.mark.parametrize("level,made", [(0.9, 0.9), (0.9, 0.75)])
+def test_q_over_n_is_covered_at_its_level_from_the_noises_laws(level: float, made: float):
+    """n = 400 rows, h² = 3600, Q/n = 700 (Q exact), ε_n = 0.065, ε_Q = 0.325 (the
+    default split at ε = 1): R̃ = ⌊Q·k/h² + ½⌋ + DLap(ε_Q/k), ñ = n + DLap(ε_n)."""
+    n, h2, a_star = 400, Fraction(3600), Fraction(700)
+    eps_n, eps_q, runs = 0.065, 0.325, 3000
+    rng = np.random.default_rng(17)
+    r = math.floor(a_star * n * K / h2 + Fraction(1, 2))
+    noisy_n = n + _dlap(rng, eps_n, runs)
+    noisy_r = r + _dlap(rng, eps_q / K, runs)
+    covered = 0
+    for nn, rr in zip(noisy_n.tolist(), noisy_r.tolist(), strict=True):
+        lo, hi = squares_span(rr, nn, h2, eps_n, eps_q, made, K)
+        covered += int(Fraction(lo) <= a_star <= Fraction(hi))
+    if made == level:
+        assert _accepts(covered, runs, level), covered / runs
+        assert covered / runs <= level + 0.03  # the joint law: not a union bound's slack
+    else:  # power: a narrower interval claimed at the level is rejected
+        assert not _accepts(covered, runs, level), covered / runs
+
+
+@pytest.mark.parametrize("noisy_r,noisy_n,mean_span", [
+    (int(700 * 400 * K / 3600) + 12_345, 403, (98.0, 101.5)),
+    (int(300 * 2000 * K / 3600), 1990, (99.0, 99.5)),
+    (int(2000 * 150 * K / 3600), 151, (60.0, 140.0)),
+])
+def test_the_interval_is_the_union_bound_of_its_two_events(noisy_r, noisy_n, mean_span):
+    """L = 40, U = 160 (m = 100, h² = 3600), ε_n = 0.065, ε_Q = 0.325, λ = 0.95: the
+    interval is Q/n's at 1 − α/2 = 0.975 less (μ − m)² over the mean's span (at that level
+    too: :func:`spread_intervals`); and Q/n's holds the brute-force hull of
+    A = {a ∈ [0, h²] : |G − a·ñ| ≤ s·H(a/s) + 3γ₂/2} (G = γ₂R̃, γ₂ = h²/k, s = h²/ε_Q,
+    H the exact mixed quantile at α/2 = 0.025; at α, or with ε_Q doubled, it does not)."""
+    lower, upper, eps_n, eps_q, level = 40.0, 160.0, 0.065, 0.325, 0.95
+    h2, m = 3600.0, 100.0
+    assert SPREAD_PARTS == 2
+    a_lo, a_hi = squares_span(noisy_r, noisy_n, Fraction(3600), eps_n, eps_q, 0.975, K)
+    d = [abs(x - m) for x in mean_span]
+    d_min = 0.0 if mean_span[0] <= m <= mean_span[1] else min(d)
+    lo, hi = variance_interval(noisy_r, noisy_n, mean_span, lower, upper, eps_n, eps_q,
+                               level, K)
+    assert lo == pytest.approx(max(a_lo - max(d) ** 2, 0.0), rel=1e-12, abs=1e-9)
+    assert hi == pytest.approx(min(a_hi, h2) - d_min ** 2, rel=1e-12)
+    gamma, s = h2 / K, h2 / eps_q
+    g = gamma * noisy_r
+    grid = np.linspace(0.0, h2, 1_201)
+    inside = [a for a in grid.tolist()
+              if abs(g - a * noisy_n) <= s * mixed_quantile(a / s, eps_n, 0.025) + 1.5 * gamma]
+    assert a_lo <= min(inside) and max(inside) <= a_hi  # holds the hull
+    narrow = squares_span(noisy_r, noisy_n, Fraction(3600), eps_n, eps_q, 0.95, K)
+    assert not narrow[0] <= min(inside) or not max(inside) <= narrow[1]  # α, not α/2
+    if noisy_n >= 400:  # where the squares noise dominates (on 151 rows the count's does)
+        doubled = squares_span(noisy_r, noisy_n, Fraction(3600), eps_n, 2 * eps_q, 0.975, K)
+        assert not doubled[0] <= min(inside) or not max(inside) <= doubled[1]
+
+
+def _target(x: np.ndarray, lower: float, upper: float) -> Fraction:
+    """The clamped values' population variance, exactly (x integers: x̃ = x)."""
+    c = [Fraction(int(v)) for v in np.clip(x, lower, upper)]
+    n, m = len(c), (Fraction(lower) + Fraction(upper)) / 2
+    mu = sum(c, Fraction(0)) / n
+    return sum(((v - m) ** 2 for v in c), Fraction(0)) / n - (mu - m) ** 2
+
+
+def _coverage(level: float, runs: int) -> tuple[int, int, int]:
+    x = np.round(np.random.default_rng(3).normal(100.0, 20.0, 500))
+    plan = plan_describe(1.0, 1, statistics=("mean", "variance", "std"),
+                         interval_level=level)
+    var_hits = std_hits = holds = 0
+    for r in range(runs):
+        cell = run_describe(plan, {(None, 0): x}, [None], ["x"], _seeded(5000 + r)).cells[0][0]
+        v = _target(x, cell.lower, cell.upper)
+        span, roots = cell.interval("variance"), cell.interval("std")
+        assert span is not None and roots is not None and cell.variance is not None
+        var_hits += int(Fraction(span[0]) <= v <= Fraction(span[1]))
+        std_hits += int(Fraction(roots[0]) ** 2 <= v <= Fraction(roots[1]) ** 2)
+        holds += int(span[0] <= cell.variance <= span[1])
+    return var_hits, std_hits, holds
+
+
+def test_seeded_runs_cover_the_variance_and_the_std_at_least_at_the_level():
+    runs, level = 300, 0.95
+    var_hits, std_hits, holds = _coverage(level, runs)
+    assert _accepts(var_hits, runs, level) and _accepts(std_hits, runs, level)
+    assert holds == runs  # the released variance lies in its own interval
+    # power: the same region rejects intervals made at 0.5 claimed at 0.95
+    low_var, low_std, _ = _coverage(0.5, runs)
+    assert not _accepts(low_var, runs, level) and not _accepts(low_std, runs, level)

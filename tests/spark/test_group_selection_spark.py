@@ -1,0 +1,74 @@
+"""Groups found privately on Spark (docs/privacy.md §18): the key counts of the Spark
+route (a ``groupBy`` count in the executors) equal the numpy route's for string and
+numeric group columns (nulls and NaN no key, integers and their doubles one key), and for
+a seed the kept keys and the whole release are the same on both engines."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from cli_run import run
+
+from dprect.core.domains import FloatBins
+from dprect.core.request import Source
+from dprect.core.statistic import COVERAGE
+from dprect.engines.grouped import NumpyGroupedRoute
+
+
+def _table(tmp_path: Path) -> Path:
+    """Keys of 1 … 60 rows (so many are kept with a probability strictly between 0 and 1
+    at (0.5, 1e-3): N = 28), a string and a numeric group column with nulls and a NaN."""
+    rng = np.random.default_rng(7)
+    sizes = {i: 1 + (i * 7) % 60 for i in range(80)}
+    ids = np.repeat(np.array(list(sizes)), list(sizes.values()))
+    rng.shuffle(ids)
+    words = [None if i == 3 else f"key{i}" for i in ids]
+    numbers = [None if i == 5 else (float("nan") if i == 6 else float(i) * 0.5)
+               for i in ids]
+    path = tmp_path / "keys.parquet"
+    pq.write_table(pa.table({"s": pa.array(words, pa.string()),
+                             "n": pa.array(numbers, pa.float64()),
+                             "x": rng.normal(size=len(ids))}), path, row_group_size=500)
+    return path
+
+
+def test_spark_counts_the_keys_numpy_counts(spark, tmp_path: Path) -> None:
+    from dprect.engines.spark.grouped_route import SparkGroupedRoute
+
+    path = _table(tmp_path)
+    spec = COVERAGE.spec([FloatBins()], ())
+    for column in ("s", "n"):
+        source = Source(str(path), ["x"], group_by=column)
+        with NumpyGroupedRoute().open(source, None, spec, lambda _: None) as prepared:
+            numpy_counts = prepared.key_counts()
+        with SparkGroupedRoute(lambda: (spark, False)).open(
+                source, None, spec, lambda _: None) as prepared:
+            spark_counts = prepared.key_counts()
+        assert spark_counts == numpy_counts
+        # s: key 3 is null; n: key 5 is null and key 6 NaN — no key
+        assert len(numpy_counts) == {"s": 79, "n": 78}[column]
+    assert numpy_counts["3.5"] == 1 + 49 % 60 and "2.5" not in numpy_counts
+
+
+@pytest.mark.parametrize("column", ["s", "n"])
+def test_the_same_keys_and_release_on_both_engines_for_a_seed(
+        spark, tmp_path: Path, capsys: pytest.CaptureFixture[str], column: str) -> None:
+    path = _table(tmp_path)
+    outputs = {}
+    for engine in ("numpy", "spark"):
+        out, table = tmp_path / f"{engine}.json", tmp_path / f"{engine}.csv"
+        code, _, err = run(["aggregate", "--statistics", "count,mean", "--input", str(path),
+                            "--columns", "x", "--epsilon", "1", "--group-by", column,
+                            "--select-groups", "--selection-epsilon", "0.5",
+                            "--selection-delta", "1e-3", "--seed", "9", "--engine", engine,
+                            "--output", str(out), "--table", str(table), "--quiet"], capsys)
+        assert code == 0, err
+        outputs[engine] = (json.loads(out.read_text()), table.read_text())
+    assert outputs["spark"] == outputs["numpy"]
+    kept = outputs["numpy"][0]["groups"]
+    assert 20 < len(kept) < 78  # some keys of few rows dropped, the large ones kept
