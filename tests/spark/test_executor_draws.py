@@ -121,7 +121,8 @@ def _clipped(record: dict, table: pa.Table) -> list[tuple[int, int]]:
         x = np.asarray(table.column(row["column"]).to_numpy(zero_copy_only=False),
                        dtype=np.float64)[groups == row["group"]]
         x = x[np.isfinite(x)]
-        out.append((int((x < row["lower"]).sum()), int((x > row["upper"]).sum())))
+        lower, upper = float(row["lower"]), float(row["upper"])  # "-inf" / "inf" as written
+        out.append((int((x < lower).sum()), int((x > upper).sum())))
     return out
 
 
@@ -139,10 +140,10 @@ def test_unseeded_coverage_in_the_executors_clips_each_groups_tails(spark, parqu
     want = _release(spark, parquet, "coverage", None, False, monkeypatch, epsilon=1e4)
     assert got["groups"] == want["groups"] == LISTED
     table = pq.read_table(parquet)
-    for record in (want, got):
+    for route, record in (("driver", want), ("executors", got)):
         large = [(row, c) for row, c in zip(record["bounds"], _clipped(record, table),
                                             strict=True)
                  if row["column"] == "x" and int(row["group"][1:]) < 20]
-        assert len(large) == 20
-        for _, (below, above) in large:
-            assert below <= 30 and above <= 30
+        assert len(large) == 20, route
+        for row, (below, above) in large:
+            assert below <= 30 and above <= 30, (route, row, below, above)
