@@ -33,8 +33,10 @@ import numpy as np
 from evidence_common import output_dir, write_json
 
 import dprect
+from dprect.core.algorithms import run_plan
 from dprect.core.domains import FloatOrder, Grid
 from dprect.core.planner import predicted_at
+from dprect.core.randomness import RandomSource
 from dprect.engines.numpy_engine import NumpyEngine
 
 EPSILONS = (0.5, 1.0, 4.0)
@@ -173,18 +175,20 @@ def run(tables: list[Any], trials: int, venvs: dict[str, Path] | None = None
         for eps in EPSILONS:
             cell: dict[str, Any] = {"table": t.name, "positives": len(pos),
                                     "dims": int(t.X.shape[1]), "epsilon": eps}
-            box_plan = dprect.plan(epsilon=eps, delta=DELTA, domains=t.domains,
-                                   method="quantiles")
-            cell["planned_quantiles"] = predicted_at(box_plan.chosen, len(pos)) / len(pos)
+            # the box at the public N (its sides' aim needs N); auto draws its count
+            plans = {m: dprect.plan(epsilon=eps, delta=DELTA, domains=t.domains, method=m,
+                                    positives=len(pos) if m == "quantiles" else None)
+                     for m in METHODS}
+            cell["planned_quantiles"] = predicted_at(plans["quantiles"].chosen,
+                                                     len(pos)) / len(pos)
             for method in METHODS:
                 fn, fp, chosen = [], [], []
                 for trial in range(trials):
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
-                        res = dprect.fit_engine(NumpyEngine.from_features(pos, t.domains),
-                                                t.domains, t.features, epsilon=eps,
-                                                delta=DELTA, method=method,
-                                                seed=_seed(t.name, eps, method, trial))
+                        res = run_plan(NumpyEngine.from_features(pos, t.domains),
+                                       t.domains, t.features, plans[method],
+                                       RandomSource(_seed(t.name, eps, method, trial)))
                     fn.append(1 - float(res.contains(pos).mean()))
                     fp.append(float(res.contains(neg).mean()) if len(neg) else 0.0)
                     chosen.append(res.method)

@@ -50,6 +50,7 @@ from dprect.app.options import (
     FIT_GRID,
     FIT_OUTPUTS,
     FIT_SPARK_OPTIONS,
+    SELECTION_OPTIONS,
 )
 
 PROG = "fit_rectangle"
@@ -61,6 +62,7 @@ OPTIONS: dict[str, Option] = {
     **run_options(options=(FIT_GRID,)),
     **request_options(),
     **run_options(("output",), (*EXPECTATION_OPTIONS, *FIT_OUTPUTS, *FIT_SPARK_OPTIONS)),
+    **run_options(options=SELECTION_OPTIONS),  # the classes found privately (§18)
 }
 
 

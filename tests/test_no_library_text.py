@@ -26,7 +26,9 @@ VOUCHED = {
     ("release/ledger/writes.py", "init"): "creating an empty ledger: no row of any input",
     ("release/ledger/log.py", "_load"): "DamageError: dprect's own text",
     ("release/ledger/log.py", "history"): "DamageError: dprect's own text",
+    ("release/ledger/log.py", "verify"): "DamageError: dprect's own text",
     ("release/ledger/log.py", "_index"): "DamageError: dprect's own text",
+    ("release/ledger/queries.py", "_result_of"): "DamageError: dprect's own text",
     ("release/ledger/writes.py", "_transact"): "writing the ledger's own rows (no input data)",
     ("release/ledger/compaction.py", "_checkpoint"):
         "an OSError writing the run index: errno, path",

@@ -43,7 +43,12 @@ from typing import Any
 
 import numpy as np
 
-from dprect.app.groups import group_selection
+from dprect.app.groups import (
+    checked_composition,
+    group_selection,
+    selected_record,
+    selection_lines,
+)
 from dprect.app.options import statistics_choices
 from dprect.app.products import foreign
 from dprect.app.spine import Reporter, run_release
@@ -57,7 +62,6 @@ from dprect.core.decimal_grid import DecimalGrid
 from dprect.core.domains import Domain, FloatBins, GridArg, resolve_domains
 from dprect.core.errors import ParameterError
 from dprect.core.group_selection import SelectionPlan, composed, select_keys
-from dprect.core.guarantee_check import check_selected_run
 from dprect.core.mixed import MixedPlan, mixed_spec, plan_mixed
 from dprect.core.quantile_release import statistic_names
 from dprect.core.quantiles import QuantilePlan
@@ -497,7 +501,7 @@ def aggregate_settings(values: Mapping[str, Any], name: Callable[[str], str] = s
                                           source.columns), sinks,
                                  run.ledger, seed, values.get("groups_file"), run.selection)
     if run.selection is not None:  # re-derived before anything is read
-        check_selected_run(the_plan.guarantee, run.selection, settings.guarantee)
+        checked_composition(the_plan.guarantee, run.selection)
     return settings
 
 
@@ -562,17 +566,6 @@ def preset_plan(command: str, values: Mapping[str, Any], name: Callable[[str], s
     if selection is None:
         return text
     return "\n".join([text, *selection_lines(the_plan.guarantee, selection)])
-
-
-def selection_lines(statistics: Guarantee, selection: SelectionPlan) -> list[str]:
-    """A run with groups found privately: the selection's plan (threshold, p_k for a few
-    k), then the composition with the statistics (docs/privacy.md §18)."""
-    g = composed(statistics, selection)
-    return [*selection.lines(),
-            f"plan: the selection, then the statistics on the kept keys only "
-            f"(({statistics.epsilon:.6g}, {statistics.delta:.3g})-DP for any set of keys): "
-            f"guarantee ({g.epsilon:.6g}, {g.delta:.3g})-DP, {g.neighbouring} (adaptive "
-            "composition), charged once whatever the number of keys"]
 
 
 # -- the product on the spine -------------------------------------------------------------
@@ -647,10 +640,7 @@ class AggregateProduct:
             guarantee, record = result.guarantee, aggregate_record(result, s.plan)
         if s.selection is None:
             return guarantee, record
-        run = composed(guarantee, s.selection)
-        return run, {**record, "privacy": run.to_json(),
-                     "statistics_privacy": guarantee.to_json(),
-                     "group_selection": {**s.selection.to_json(), "groups_kept": len(names)}}
+        return selected_record(record, guarantee, s.selection, len(names))
 
     def summary(self, record: dict[str, Any], name: Callable[[str], str]
                 ) -> tuple[list[str], list[str]]:

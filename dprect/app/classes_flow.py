@@ -15,6 +15,15 @@ class i ``class_seeds(seed)[i]`` on every engine) into one record
 (:meth:`ClassesResult.to_json`), published to every sink — the JSON as recorded, the
 plot with every class (:mod:`dprect.release.class_plot`), one
 results-table row per class under the run id.
+
+Without a public list, ``fit --select-groups`` finds the classes privately
+(docs/privacy.md §18): the label's values seen in the data are the candidates, counted on
+the same read (``route.open_selected_classes``), and the values kept by the aggregates' own
+selection (:func:`dprect.core.group_selection.select_keys`, planned by
+:func:`dprect.app.groups.group_selection`) are the classes. The selection and the classes'
+fit are charged ONCE, composed (ε + ε_s, δ + δ_s) and checked before anything is read
+(:func:`dprect.app.groups.checked_composition`); a run keeping no class releases a
+record with no class, charged as planned.
 """
 
 from __future__ import annotations
@@ -24,29 +33,39 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from typing import Any
 
+from dprect._version import __version__
 from dprect.app.flow import EngineRoute, FitPrepared, FitSettings, run_fit
+from dprect.app.groups import checked_composition, selected_record, selection_lines
 from dprect.app.products import foreign
-from dprect.app.spine import Reporter, run_release
+from dprect.app.spine import Reporter, run_release, seeded_run_quietly
 from dprect.core.accounting import Guarantee
 from dprect.core.classes import (
     ClassesResult,
+    NoClass,
     checked_charge,
     class_labels,
     class_seeds,
 )
 from dprect.core.domains import resolve_domains
+from dprect.core.errors import ParameterError
 from dprect.core.expectation import empty_explanation
+from dprect.core.group_selection import select_keys
+from dprect.core.labels import LabelText, PositiveLabel
 from dprect.core.planner import plan
+from dprect.core.randomness import RandomSource
+from dprect.core.request import FitRequest
 from dprect.release.guarded import Charge, Outcome
 from dprect.release.sinks import LABEL, PngSink, ResultsTableSink, Sink, label_entry
 
 
 class OpenedClasses:
-    """Every class's prepared fit, opened together; closing closes each (an ExitStack)."""
+    """Every class's prepared fit, opened together, and the classes' names (the listed
+    ones, or those a private selection kept); closing closes each (an ExitStack)."""
 
-    def __init__(self) -> None:
+    def __init__(self, names: Sequence[str] = ()) -> None:
         self.stack = ExitStack()
         self.prepared: list[FitPrepared] = []
+        self.names = list(names)
 
     def __enter__(self) -> OpenedClasses:
         return self
@@ -79,8 +98,10 @@ class ClassesProduct:
 
     def __init__(self, settings: FitSettings) -> None:
         request = settings.request
-        assert request.classes is not None
-        self.values = list(request.classes)
+        self.selection = settings.selection
+        assert (request.classes is None) == (self.selection is not None)
+        #: the public classes (none yet when a private selection finds them)
+        self.values: list[PositiveLabel | LabelText] = list(request.classes or ())
         self.names = class_labels(self.values)
         self.settings = dataclasses.replace(settings, sinks=classes_sinks(settings.sinks))
         self.domains = resolve_domains(settings.grid, settings.source.features)
@@ -89,26 +110,35 @@ class ClassesProduct:
                          features=settings.source.features,
                          auto_count=False)  # one plan for every class; no private count
         # the one charge, re-derived by the independent check before any data is read
-        self.guarantee, self.check = checked_charge(self.plan, self.domains,
-                                                    len(self.values))
+        # (with a selection: for any number of classes, composed with the selection's)
+        self.guarantee, self.check = checked_charge(
+            self.plan, self.domains, None if self.selection is not None else len(self.values))
+        self.run_guarantee = self.guarantee if self.selection is None \
+            else checked_composition(self.guarantee, self.selection)
 
     def inputs(self, name: Callable[[str], str]) -> list[tuple[str, str | None]]:
         return [(name("input"), self.settings.source.path)]
 
     def charge(self) -> Charge:
-        return Charge(self.guarantee, self.plan.chosen.method,
+        return Charge(self.run_guarantee, self.plan.chosen.method,
                       list(self.settings.source.features))
 
     def foreign(self, record: Mapping[str, Any]) -> str | None:
         return foreign("classes", record)
 
     def announce(self) -> list[str]:
-        return [self.plan.expectation().sentence() + " (for each class)"]
+        said = [self.plan.expectation().sentence() + " (for each class)"]
+        if self.selection is None:
+            return said
+        return [*said, *selection_lines(self.guarantee, self.selection,
+                                        "one rectangle per class")]
 
     def open(self, route: EngineRoute, progress: Callable[[str], None]) -> OpenedClasses:
         s = self.settings
+        if self.selection is not None:
+            return self._open_selected(route, progress)
         requests = [s.request.for_class(value) for value in self.values]
-        opened = OpenedClasses()
+        opened = OpenedClasses(self.names)
         with ExitStack() as failing:  # closes what was opened if a later class fails
             failing.push(opened)
             together = getattr(route, "open_classes", None)  # one read for every class
@@ -122,27 +152,66 @@ class ClassesProduct:
             failing.pop_all()
         return opened
 
+    def _open_selected(self, route: EngineRoute, progress: Callable[[str], None]
+                       ) -> OpenedClasses:
+        """The classes found privately (docs/privacy.md §18), on ONE read: the route
+        counts each label value's rows (every schema check first), this draws the kept
+        values (:func:`select_keys`, one stream of the run's source: a seed keeps the same
+        classes on every engine), and the route prepares each kept class as
+        ``open_classes`` does. Nothing is released before the charge."""
+        s, selection = self.settings, self.selection
+        assert selection is not None
+        opened = OpenedClasses()
+        rng = seeded_run_quietly(lambda: RandomSource(seed=s.seed))  # the front end warns
+
+        def choose(counts: Mapping[str, int]) -> list[FitRequest]:
+            progress("finding the classes privately")
+            opened.names = select_keys(selection, counts, rng)
+            return [s.request.for_class(LabelText(name)) for name in opened.names]
+
+        opener = getattr(route, "open_selected_classes", None)
+        if opener is None:
+            raise ParameterError("this engine cannot find the classes privately "
+                                 "(--select-groups): use the numpy or Spark engine")
+        with ExitStack() as failing:
+            failing.push(opened)
+            opened.prepared = list(opened.stack.enter_context(opener(
+                s.source, self.domains, choose, self.plan, progress)).prepared)
+            failing.pop_all()
+        return opened
+
     def compute(self, prepared: OpenedClasses, progress: Callable[[str], None]
                 ) -> tuple[Guarantee | None, dict[str, Any]]:
-        request = self.settings.request
-        progress(f"fitting {len(self.values)} classes × {len(self.domains)} features "
+        request, names = self.settings.request, prepared.names
+        progress(f"fitting {len(names)} classes × {len(self.domains)} features "
                  f"(epsilon={request.epsilon:g}, delta={request.delta:g}, "
                  f"method={request.method}, one charge)")
-        seeds = class_seeds(self.settings.seed, len(self.values))
+        seeds = class_seeds(self.settings.seed, len(names))
         results = [p.run(seed=seed) for p, seed in zip(prepared.prepared, seeds, strict=True)]
-        fitted = ClassesResult(self.names, results, self.check.to_json())
+        none = None if results else NoClass(  # a selection kept no class: said as planned
+            self.guarantee, list(self.settings.source.features), self.plan.chosen.method,
+            self.settings.seed is not None, __version__)
+        fitted = ClassesResult(names, results, self.check.to_json(), none)
         named = label_entry(self.settings.source.label)  # each class is a value of it
-        return fitted.privacy, {**fitted.to_json(), LABEL: named}
+        record = {**fitted.to_json(), LABEL: named}
+        if self.selection is None:
+            return fitted.privacy, record
+        return selected_record(record, fitted.privacy or self.guarantee, self.selection,
+                               len(names))
 
     def summary(self, record: dict[str, Any], name: Callable[[str], str]
                 ) -> tuple[list[str], list[str]]:
         result = ClassesResult.from_json(record)
+        kept = record.get("group_selection", {}).get("groups_kept")
+        head = [result.summary()]
+        if kept:  # none kept: the summary says so
+            head.append(f"{kept} class(es) kept by the private selection")
         said: list[str] = []
         for c, r in zip(result.classes, result.results, strict=True):
             if r.empty:  # read from the released result only
                 said.append(f"class {c}: empty rectangle")
                 said.extend(empty_explanation(self.plan.expectation(), name))
-        return [result.summary()], said
+        return head, said
 
 
 def run_classes_fit(settings: FitSettings, route: EngineRoute,
@@ -153,9 +222,9 @@ def run_classes_fit(settings: FitSettings, route: EngineRoute,
 
 def run_any_fit(settings: FitSettings, route: EngineRoute, report: Reporter | None = None
                 ) -> Outcome:
-    """What the front ends run: :func:`run_classes_fit` for a request with a class list,
-    else the one-rectangle :func:`dprect.app.flow.run_fit`."""
-    if settings.request.classes is not None:
+    """What the front ends run: :func:`run_classes_fit` for a request with a class list
+    or classes found privately, else the one-rectangle :func:`dprect.app.flow.run_fit`."""
+    if settings.request.classes is not None or settings.selection is not None:
         return run_classes_fit(settings, route, report)
     return run_fit(settings, route, report)
 

@@ -141,6 +141,7 @@ from dprect.app.options import (
     GROUPS,
     LEDGER_OPTIONS,
     RUN_OPTIONS,
+    SELECTION_OPTIONS,
     SOURCE_OPTIONS,
     RunOption,
     spark_only_given,
@@ -671,6 +672,7 @@ def _fit_parser(sub: Any) -> None:
     add_run_arguments(fit, ENGINE_OPTIONS, spark)
     add_run_arguments(fit, EXPECTATION_OPTIONS)
     add_run_arguments(fit, FIT_OUTPUTS[1:])
+    add_run_arguments(fit, SELECTION_OPTIONS)  # the classes found privately (§18)
     add_run_arguments(fit.add_argument_group("privacy budget ledger"), LEDGER_OPTIONS)
     add_run_arguments(fit, FIT_SPARK_OPTIONS, spark)
     add_session_arguments(spark)

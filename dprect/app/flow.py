@@ -20,16 +20,20 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from dprect.app.groups import group_selection
 from dprect.app.products import foreign
 from dprect.app.spine import Prepared, Reporter, run_release
 from dprect.core.accounting import Guarantee
 from dprect.core.domains import Domain, GridArg, resolve_domains
+from dprect.core.errors import ParameterError
 from dprect.core.expectation import (
     DEFAULT_TARGET_SHARE,
     Expectation,
     Sizing,
     empty_explanation,
 )
+from dprect.core.group_selection import SelectionPlan
+from dprect.core.labels import label_key
 from dprect.core.planner import Plan, plan
 from dprect.core.request import FitRequest, Source, request_from
 from dprect.core.result import FitResult
@@ -59,7 +63,8 @@ class FitSettings:
     """Everything a fit was asked for, checked: the request, the table, the grid, the
     ledger (None: no ledger), the sinks, the seed (tests only), and the public inputs of
     the plan's expectation: an estimate of the positive rows (None: none) and the target
-    share of positives outside the rectangle."""
+    share of positives outside the rectangle; and the private selection of the classes
+    (None: none — a public class list or one rectangle; docs/privacy.md §18)."""
 
     request: FitRequest
     source: Source
@@ -69,6 +74,7 @@ class FitSettings:
     seed: int | None = None
     positives: int | None = None
     target_share: float = DEFAULT_TARGET_SHARE
+    selection: SelectionPlan | None = None
 
 
 def fit_settings(values: Mapping[str, Any], name: Callable[[str], str] = str) -> FitSettings:
@@ -79,8 +85,11 @@ def fit_settings(values: Mapping[str, Any], name: Callable[[str], str] = str) ->
     ``plot``, ``truth``, ``results_table`` (under ``dataset``), the ledger ``ledger``,
     ``dataset``, ``run_id``, ``cap_epsilon``, ``cap_delta``, ``strategy`` (recorded
     in the results table), and the optional ``positives`` and ``target_share`` (the
-    expectation's public inputs). Each is checked; ``name`` spells a key in messages."""
+    expectation's public inputs), and ``select_groups`` with ``selection_epsilon`` and
+    ``selection_delta`` (one rectangle per class found privately: :func:`fit_selection`).
+    Each is checked; ``name`` spells a key in messages."""
     request = request_from(FitRequest, values)
+    selection = fit_selection(values, request, name)
     target_share = values.get("target_share")
     sizing = Sizing(values.get("positives"),
                     DEFAULT_TARGET_SHARE if target_share is None else target_share)
@@ -95,7 +104,28 @@ def fit_settings(values: Mapping[str, Any], name: Callable[[str], str] = str) ->
                          input_settings={"input": source.settings(),
                                          "strategy": values["strategy"]})
     return FitSettings(request, source, values["grid"], sinks, ledger, values["seed"],
-                       sizing.positives, sizing.target_share)
+                       sizing.positives, sizing.target_share, selection)
+
+
+def fit_selection(values: Mapping[str, Any], request: FitRequest,
+                  name: Callable[[str], str] = str) -> SelectionPlan | None:
+    """The private selection of a fit's classes (``select_groups``: the label's values
+    kept by :func:`~dprect.app.groups.group_selection`'s selection, one rectangle each;
+    docs/privacy.md §18), or None. Refused with a public class list (it needs no
+    selection) and with a positive label other than the default (every class found is
+    the positive label of its own rectangle) — from the options alone."""
+    selection = group_selection(values, name)
+    if selection is None:
+        return None
+    if request.classes is not None:
+        raise ParameterError(f"give a public list ({name('classes')}) or "
+                             f"{name('select_groups')}, not both: a public list needs no "
+                             "selection")
+    given = values.get("positive_label")
+    if given is not None and label_key(given) != label_key(FitRequest.positive_label):
+        raise ParameterError(f"{name('select_groups')} fits one rectangle per class found: "
+                             f"leave out {name('positive_label')}")
+    return selection
 
 
 class FitProduct:

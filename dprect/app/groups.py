@@ -9,7 +9,10 @@ Without a public list, ``--select-groups`` finds the groups privately
 :mod:`dprect.core.group_selection`, at ``--selection-epsilon`` and ``--selection-delta``,
 composed with the statistics in one charge; docs/privacy.md §18). The two do not combine:
 a public list needs no selection (its groups are released whatever their rows), so a run
-gives one or the other."""
+gives one or the other. The same selection finds the classes of ``fit --select-groups``
+(:mod:`dprect.app.classes_flow`): both flows plan it here (:func:`group_selection`), print
+it (:func:`selection_lines`), check and record its composition with their own guarantee
+(:func:`checked_composition`, :func:`selected_record`)."""
 
 from __future__ import annotations
 
@@ -17,8 +20,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from dprect.core.accounting import Guarantee
 from dprect.core.errors import ParameterError
-from dprect.core.group_selection import SelectionPlan, plan_selection
+from dprect.core.group_selection import SelectionPlan, composed, plan_selection
+from dprect.core.guarantee_check import check_selected_run
 from dprect.core.request import Neighbouring
 from dprect.core.validation import repeat_at
 
@@ -105,4 +110,37 @@ def group_selection(values: Mapping[str, Any], name: Callable[[str], str] = str
                           (name("selection_epsilon"), name("selection_delta")))
 
 
-__all__ = ["group_selection", "public_groups", "read_groups_file", "split_groups"]
+def selection_lines(statistics: Guarantee, selection: SelectionPlan,
+                    what: str = "the statistics") -> list[str]:
+    """A run with groups (or classes) found privately: the selection's plan (threshold,
+    p_k for a few k), then the composition with ``what`` runs on the kept keys
+    (docs/privacy.md §18)."""
+    g = composed(statistics, selection)
+    return [*selection.lines(),
+            f"plan: the selection, then {what} on the kept keys only "
+            f"(({statistics.epsilon:.6g}, {statistics.delta:.3g})-DP for any set of keys): "
+            f"guarantee ({g.epsilon:.6g}, {g.delta:.3g})-DP, {g.neighbouring} (adaptive "
+            "composition), charged once whatever the number of keys"]
+
+
+def checked_composition(statistics: Guarantee, selection: SelectionPlan) -> Guarantee:
+    """The run's one charge after a private selection (:func:`composed`), re-derived by
+    the independent check (:func:`check_selected_run`) before anything is read."""
+    run = composed(statistics, selection)
+    check_selected_run(statistics, selection, run)
+    return run
+
+
+def selected_record(record: Mapping[str, Any], statistics: Guarantee,
+                    selection: SelectionPlan, kept: int) -> tuple[Guarantee, dict[str, Any]]:
+    """A released record after a private selection of ``kept`` keys: the run's composed
+    ``privacy``, the statistics' own (``statistics_privacy``) and the ``group_selection``
+    (its plan and the number kept); with the run's guarantee."""
+    run = composed(statistics, selection)
+    return run, {**record, "privacy": run.to_json(),
+                 "statistics_privacy": statistics.to_json(),
+                 "group_selection": {**selection.to_json(), "groups_kept": kept}}
+
+
+__all__ = ["checked_composition", "group_selection", "public_groups", "read_groups_file",
+           "selected_record", "selection_lines", "split_groups"]

@@ -110,7 +110,8 @@ GROUPS = {
                    "from the data)",
     "outputs": "more outputs",
     "groups": "groups (a PUBLIC list of group values, never read from the data; or, with "
-              "--select-groups, the keys found privately: docs/privacy.md §18)",
+              "--select-groups, the keys found privately — a fit's classes, the label's values: "
+              "docs/privacy.md §18)",
 }
 
 #: a fit's columns
@@ -165,8 +166,23 @@ FIT_SPARK_OPTIONS = (
               "it (default 1024)", spark_only=True),
 )
 
+#: a private selection of the groups (or of a fit's classes), instead of a public list
+#: (docs/privacy.md §18): the aggregates' and the classes' fit's, declared once
+SELECTION_OPTIONS = (
+    RunOption("select_groups", "flag", "no public list: find the groups (a fit: its "
+              "classes, the label's values) privately (a key of the data is released only "
+              "if its noisy count passes the threshold set by --selection-epsilon and "
+              "--selection-delta; then the statistics, or one rectangle per class, on the "
+              "kept keys, all in one charge)", default=False, group="groups"),
+    RunOption("selection_epsilon", "float", "the epsilon of --select-groups, charged on "
+              "top of --epsilon", metavar="E", group="groups"),
+    RunOption("selection_delta", "float", "the delta of --select-groups (> 0: a key of one "
+              "row is released with probability at most this), charged on top of the "
+              "statistics' delta", metavar="D", group="groups"),
+)
+
 FIT_OPTIONS = (*FIT_COLUMNS, FIT_GRID, *EXPECTATION_OPTIONS, *FIT_OUTPUTS,
-               *FIT_SPARK_OPTIONS)
+               *FIT_SPARK_OPTIONS, *SELECTION_OPTIONS)
 
 #: the columns and public groups of bounds
 BOUNDS_COLUMNS = (
@@ -185,15 +201,7 @@ GROUP_OPTIONS = (
               "the column's type)", metavar="V1,V2,...", group="groups"),
     RunOption("groups_file", "str", "the public group values, one per line (blank lines "
               "skipped)", metavar="FILE", group="groups"),
-    RunOption("select_groups", "flag", "no public list: find the groups privately (a key "
-              "of the data is released only if its noisy count passes the threshold set "
-              "by --selection-epsilon and --selection-delta; then the statistics on the "
-              "kept keys, all in one charge)", default=False, group="groups"),
-    RunOption("selection_epsilon", "float", "the epsilon of --select-groups, charged on "
-              "top of --epsilon", metavar="E", group="groups"),
-    RunOption("selection_delta", "float", "the delta of --select-groups (> 0: a key of one "
-              "row is released with probability at most this), charged on top of the "
-              "statistics' delta", metavar="D", group="groups"),
+    *SELECTION_OPTIONS,
 )
 BOUNDS_OUTPUTS = (
     RunOption("rows", "count", "your public estimate of the number of rows (never read "
@@ -299,5 +307,6 @@ def spark_only_given(values: dict[str, Any],
 
 __all__ = ["AGGREGATE_COLUMNS", "AGGREGATE_OPTIONS", "AGGREGATE_OUTPUTS", "BOUNDS_OPTIONS",
            "DEFAULT_BOUNDS_GRID", "DESCRIBE_OPTIONS", "ENGINE_OPTIONS", "FIT_OPTIONS",
-           "FORMATS", "GROUPS", "LEDGER_OPTIONS", "OLD_KEYS", "RUN_OPTIONS", "SOURCE_OPTIONS",
+           "FORMATS", "GROUPS", "LEDGER_OPTIONS", "OLD_KEYS", "RUN_OPTIONS", "SELECTION_OPTIONS",
+           "SOURCE_OPTIONS",
            "SPARK_STRATEGIES", "RunOption", "spark_only_given", "statistics_choices"]

@@ -148,12 +148,16 @@ def run_quantiles(engine: Engine, domains: list[Domain], plan: MethodPlan,
     auto's released count; no target without it)."""
     d = plan.details
     origin = d.get("centre_rate") is None
-    target = side_target(float(d.get("target_miss") or 0.0), positives, len(plan.rounds))
+    target = side_target(float(d.get("target_miss") or 0.0), positives, len(plan.rounds),
+                         Fraction(d["side_epsilon"]))
     lo, hi = run_quantile_box(
         engine, domains, origin=origin,
         centre_rate=Fraction(d["side_epsilon"]) if origin else Fraction(d["centre_rate"]),
         side_epsilon=Fraction(d["side_epsilon"]), target=target, rng=rng,
-        decay=Fraction(d["decay"]), trace=trace)
+        decay=Fraction(d["decay"]),
+        aimed_rate=Fraction(d["aimed_rate"]) if d.get("aimed_rate") else None,
+        aimed_decay=Fraction(d["aimed_decay"]),
+        trace=trace)
     return Rectangle(lo, hi)
 
 

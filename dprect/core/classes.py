@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -91,9 +91,11 @@ def classes_charge(chosen: MethodPlan) -> Guarantee:
     return classes_guarantee(chosen.add_remove_guarantee, chosen.guarantee.neighbouring)
 
 
-def checked_charge(the_plan: Plan, domains: Sequence[Domain], classes: int
+def checked_charge(the_plan: Plan, domains: Sequence[Domain], classes: int | None
                    ) -> tuple[Guarantee, CheckReport]:
-    """:func:`classes_charge` of ``the_plan`` for ``classes`` classes, re-derived by the
+    """:func:`classes_charge` of ``the_plan`` for ``classes`` classes (None: any number,
+    the classes a private selection keeps; the charge does not depend on it), re-derived
+    by the
     independent check (:func:`dprect.core.guarantee_check.check_classes_plan`, docs/
     privacy.md §10 and §12) before any data is read: a charge the check cannot re-derive
     refuses the run (:class:`~dprect.core.guarantee_check.GuaranteeCheckError`, one line
@@ -107,17 +109,33 @@ def checked_charge(the_plan: Plan, domains: Sequence[Domain], classes: int
 
 
 @dataclass(frozen=True)
+class NoClass:
+    """What a class's result would state, for a result with NO class (a private class
+    selection kept none: docs/privacy.md §18): the per-class guarantee, the features, the
+    plan's method, whether seeded, the version."""
+
+    privacy: Guarantee | None
+    features: list[str]
+    method: str
+    seeded: bool
+    version: str
+
+
+@dataclass(frozen=True)
 class ClassesResult:
     """One rectangle per listed class (in the list's order), and the ONE guarantee of
-    them all (:func:`classes_guarantee`; every class's own result states the same)."""
+    them all (:func:`classes_guarantee`; every class's own result states the same). With
+    no class (a private selection kept none), ``none`` says what a class's would."""
 
     classes: list[str]
     results: list[FitResult]
     #: what the independent check re-derived for the one charge (None: not recorded)
     check: dict[str, Any] | None = None
+    none: NoClass | None = None
 
     def __post_init__(self) -> None:
-        if len(self.classes) != len(self.results) or not self.results:
+        if len(self.classes) != len(self.results) or (not self.results
+                                                       and self.none is None):
             raise ParameterError("one result per class")
 
     def __getitem__(self, cls: object) -> FitResult:
@@ -128,20 +146,27 @@ class ClassesResult:
             raise KeyError(key) from None
 
     @property
+    def _first(self) -> FitResult | NoClass:
+        if self.results:
+            return self.results[0]
+        assert self.none is not None
+        return self.none
+
+    @property
     def privacy(self) -> Guarantee | None:
-        return self.results[0].privacy
+        return self._first.privacy
 
     @property
     def features(self) -> list[str]:
-        return self.results[0].features
+        return self._first.features
 
     @property
     def seeded(self) -> bool:
-        return self.results[0].seeded
+        return self._first.seeded
 
     @property
     def method(self) -> str:
-        return self.results[0].method
+        return self._first.method
 
     def contains(self, X: np.ndarray) -> np.ndarray:
         """(n, k) booleans: row i inside class c's rectangle (:meth:`FitResult.contains`)."""
@@ -159,8 +184,10 @@ class ClassesResult:
             "rectangles": {c: r.to_json() for c, r in zip(self.classes, self.results,
                                                            strict=True)},
             "seeded": self.seeded,
-            "version": self.results[0].version,
+            "version": self._first.version,
         }
+        if not self.results:  # no class: the plan's method is read back from here
+            out["fit_method"] = self.method
         if self.check is not None:
             out["guarantee_check"] = self.check
         return out
@@ -171,8 +198,14 @@ class ClassesResult:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ClassesResult:
         classes = [str(c) for c in data["classes"]]
+        none = None
+        if not classes:
+            g = data.get("statistics_privacy", data.get("privacy"))
+            none = NoClass(None if g is None else Guarantee(**g), list(data["features"]),
+                           str(data["fit_method"]), bool(data["seeded"]),
+                           str(data["version"]))
         return cls(classes, [FitResult.from_json(data["rectangles"][c]) for c in classes],
-                   data.get("guarantee_check"))
+                   data.get("guarantee_check"), none)
 
     def summary(self) -> str:
         parts = []
@@ -180,6 +213,8 @@ class ClassesResult:
             text = r.summary().splitlines()
             keep = [line for line in text if line.startswith("  ")]
             parts.append(f"class {c}:" + ("\n" + "\n".join(keep) if keep else ""))
+        if not self.results:
+            return "no class passed the private selection: no rectangle is released"
         head = self.results[0].summary().splitlines()
         head = [line for line in head if not line.startswith("  ")]
         head.append(f"{len(self.classes)} classes, one charge (disjoint rows)")
@@ -200,11 +235,36 @@ def class_seeds(seed: int | None, count: int) -> list[int | None]:
             for i in range(count)]
 
 
+def label_candidates(pairs: Iterable[tuple[object, int]], kind: str) -> dict[str, int]:
+    """The candidates of a private class selection (docs/privacy.md §18): each label
+    value seen in the data, named as a class is (:func:`label_key` of the value read as
+    the column's ``kind`` — a float for a numeric column, as both engines compare labels),
+    → its rows, from (value, rows) pairs (an engine's count per value; pairs naming one
+    class are summed, e.g. 0.0 and -0.0). Nulls, NaN and ±inf are no class (a class is a
+    finite label): left out, row by row. Every engine gives the same keys and counts."""
+    out: dict[str, int] = {}
+    for value, rows in pairs:
+        if value is None or kind == "null":
+            continue
+        if kind == "numeric":
+            number = float(value)  # type: ignore[arg-type]
+            if not math.isfinite(number):
+                continue
+            key = label_key(number)
+        elif kind == "boolean":
+            key = label_key(bool(value))
+        else:
+            key = str(value)
+        out[key] = out.get(key, 0) + int(rows)
+    return out
+
+
 def class_labels(values: Sequence[PositiveLabel | LabelText]) -> list[str]:
     """The classes' names in a result (:func:`label_key`)."""
     return [label_key(v) for v in values]
 
 
-__all__ = ["MAX_CLASSES", "REPLACE_STEPS", "ClassesResult", "check_classes", "checked_charge",
+__all__ = ["MAX_CLASSES", "REPLACE_STEPS", "ClassesResult", "NoClass", "check_classes",
+           "checked_charge",
            "class_labels", "class_seeds", "classes_charge", "classes_guarantee",
-           "is_classes_record", "label_key"]
+           "is_classes_record", "label_candidates", "label_key"]

@@ -456,8 +456,9 @@ def _run_route(p: Any, domains: Sequence[Domain], beta: float, shape: str, produ
 
 
 def check_classes_plan(method_plan: Any, domains: Sequence[Domain], *, beta: float,
-                       shape: str, charge: Any, classes: int) -> CheckReport:
+                       shape: str, charge: Any, classes: int | None) -> CheckReport:
     """Re-derive the charge of a classes' fit (docs/privacy.md §12): ``classes`` runs of
+    (None: any number — the classes a private selection keeps, docs/privacy.md §18)
     the rectangle plan ``method_plan`` on disjoint positive sets, charged ONCE as
     ``charge`` (an (ε̃, δ̃) with its neighbouring relation). The charge holds when one
     run meets the add/remove statement (ε_a, δ_a) below, whose route this check finds as
@@ -474,13 +475,14 @@ def check_classes_plan(method_plan: Any, domains: Sequence[Domain], *, beta: flo
 
     Refuses (:class:`GuaranteeCheckError`) a charge no route re-derives."""
     product = "classes"
-    if int(classes) < 1:
+    if classes is not None and int(classes) < 1:
         raise _refuse(product, "it has no class", charge.epsilon, charge.delta)
+    runs = "any number of" if classes is None else str(int(classes))
     steps = CLASSES_REPLACE_STEPS
     e, d = _dec(charge.epsilon), _dec(charge.delta)
     if charge.neighbouring == "add-remove":
         eps_a, delta_a = e, d
-        how = (f"parallel composition of {int(classes)} runs on disjoint rows (one run "
+        how = (f"parallel composition of {runs} runs on disjoint rows (one run "
                f"changes)")
     elif charge.neighbouring == "replace-one":
         with decimal.localcontext(_CONTEXT):
@@ -488,7 +490,7 @@ def check_classes_plan(method_plan: Any, domains: Sequence[Domain], *, beta: flo
             same = d / _high(sum((_exp(i * eps_a) for i in range(steps)), Decimal(0)))
             cross = d / steps  # one add/remove step in each of `steps` runs
             delta_a = _low(min(same, cross))
-        how = (f"replace-one over {int(classes)} runs: {steps} add/remove steps, in one "
+        how = (f"replace-one over {runs} runs: {steps} add/remove steps, in one "
                f"run (group privacy) or one in each of {steps} runs (basic composition)")
     else:
         raise GuaranteeCheckError(f"the independent guarantee check knows no neighbouring "
@@ -502,7 +504,7 @@ def check_classes_plan(method_plan: Any, domains: Sequence[Domain], *, beta: flo
             delta = _high(max(sum((_high(_exp(i * best.epsilon)) for i in range(steps)),
                                   Decimal(0)),
                               Decimal(steps)) * delta)
-    details["classes"] = int(classes)
+    details["classes"] = None if classes is None else int(classes)
     return CheckReport(product, f"{best.name}; {how}", _float_up(eps), _float_up(delta),
                        charge.neighbouring, details)
 
@@ -515,8 +517,10 @@ def _check_quantiles(p: Any, dims: int, shape: str, product: str, eps_a: Decimal
     every depth by 0 or 1 — a monotone sensitivity-1 score: c-DP and c-bounded-range;
     none for the origin shape, whose centre is the public 0)
     and the side pair's step mechanism at ε_s (weight exp(−ε_s·clipped − μ·step), a
-    monotone sensitivity-1 score: ε_s-DP and ε_s-bounded-range; the two sides read
-    disjoint rows: parallel); all 2d (d) mechanisms composed as R ε₀-bounded-range
+    monotone sensitivity-1 score: ε_s-DP and ε_s-bounded-range), or, aimed at a target,
+    at the aimed rate a (weight exp(−a·|clipped − t| − μ·step): each log-weight moves
+    both ways, by at most a — 2a-DP and 2a-bounded-range, so charged 2a); the two sides
+    read disjoint rows: parallel; all 2d (d) mechanisms composed as R ε₀-bounded-range
     mechanisms, ε₀ the largest of their ε's; auto's count by basic composition. The
     route by which ONE run meets the add/remove statement (``eps_a``, ``delta_a``), as
     :func:`_run_route` returns it."""
@@ -525,15 +529,17 @@ def _check_quantiles(p: Any, dims: int, shape: str, product: str, eps_a: Decimal
         side = Fraction(str(d["side_epsilon"]))
         centre = None if d.get("centre_rate") is None else Fraction(str(d["centre_rate"]))
         decay = Fraction(str(d["decay"]))
+        aimed = Fraction(str(d["aimed_rate"]))
     except (KeyError, TypeError, ValueError, ZeroDivisionError):
         raise _refuse(product, "its quantile rates cannot be read", *stated) from None
     origin = shape == "origin"
-    if side <= 0 or decay <= 0 or (centre is None) != origin or (
+    if side <= 0 or decay <= 0 or aimed <= 0 or (centre is None) != origin or (
             centre is not None and centre <= 0):
         raise _refuse(product, "its quantile rates are not positive (or its centre does "
                       "not match its shape)", *stated)
     mechanisms = dims if origin else 2 * dims  # (centres) + side pairs
-    eps0 = _high(_dec(side)) if centre is None else _high(max(_dec(side), _dec(centre)))
+    pair = max(_dec(side), _dec(2 * aimed))  # the aimed score charges 2a (Lemma QB2′)
+    eps0 = _high(pair) if centre is None else _high(max(pair, _dec(centre)))
     details: dict[str, Any] = {"mechanisms": mechanisms}
     count_eps, eps_a = _count_first(d.get("private_count"), eps_a, details, product, stated)
     best = _best(_composition_routes(eps0, mechanisms, eps_a, delta_a), eps_a, delta_a)

@@ -75,6 +75,9 @@ from dprect.core.guarantee_check import CheckReport, check_fit_plan
 from dprect.core.interior_point import interior_point_size
 from dprect.core.margins import LaplaceLaw, MarginLaw, StaircaseLaw
 from dprect.core.quantile_box import (
+    AIM_SIDE_SHARE,
+    AIM_TOTAL_SHARE,
+    AIMED_DECAY,
     coarse_bins,
     overshoot_steps,
     predicted_axis_clip,
@@ -122,6 +125,18 @@ AUTO_QUANTILES_GAP = 0.05
 #: hundred to a few thousand positives, where a count at ε/1000 (standard deviation
 #: ≈ 1414/ε) cannot tell a table of 50 from one of 3,000; at ε/50 it is ≈ 71/ε
 QUANTILES_COUNT_SHARE = Fraction(1, 50)
+#: w, the weight of the independent union in an aimed box's predicted miss
+#: (:func:`quantiles_predicted`: M^(1−w)·I^w between the nested M = max_j c_j and the
+#: independent I) at a large aim, a·t ≫ AIMED_NOISE_NATS. A calibration, not a
+#: derivation: the features' tails overlap by an amount no public parameter tells;
+#: fitted on the aimed cells of docs/results.md §4.1 (a constant w = 0.55–0.7 put 7 of
+#: the 9 within 25% or 0.02 — all but weather at ε ≤ 1; w = 1, independence, none)
+AIMED_OVERLAP = 0.6
+#: κ, the nats of a side's aim, a·t, over which its clip turns from noise-driven
+#: (independent across the axes: w → 1) to tail-driven (w → AIMED_OVERLAP), e^{−a·t/κ}.
+#: Also fitted on docs/results.md §4.1 (weather's a·t = 1.1 and 2.2 at ε = 0.5 and 1 need
+#: w ≥ 0.66, flights' ≥ 53 need w ≤ 0.63: κ between about 1.1 and 7)
+AIMED_NOISE_NATS = 3.0
 #: ``auto`` picks RandMargins only when it is predicted to misclassify at most this share
 #: fewer positives than the composition baseline (:func:`_safe_choice`)
 AUTO_MARGIN = 0.10
@@ -241,17 +256,25 @@ class Plan:
         return dataclasses.replace(self, chosen=chosen, count=count,
                                    check=self.checks.get(chosen.method, self.check))
 
+    def _outside(self, c: MethodPlan) -> float:
+        """The positives ``c`` is expected to leave outside: its large-sample count, or,
+        for the quantile box at the user's N, its prediction at N (its sides' aim is a
+        share of N, :func:`quantiles_predicted`)."""
+        if c.method == Method.QUANTILES.value and self.sizing.positives is not None:
+            return predicted_at(c, self.sizing.positives)
+        return c.predicted_misclassified
+
     def expectations(self) -> dict[str, Expectation]:
         """Every candidate method's expectation under the plan's :class:`Sizing`."""
-        return {name: self.sizing.expect(name, c.predicted_misclassified)
+        return {name: self.sizing.expect(name, self._outside(c))
                 for name, c in self.candidates.items()}
 
     def expectation(self) -> Expectation:
         """The chosen method's expectation."""
-        return self.sizing.expect(self.chosen.method, self.chosen.predicted_misclassified)
+        return self.sizing.expect(self.chosen.method, self._outside(self.chosen))
 
     def to_json(self) -> dict[str, Any]:
-        predictions = {name: c.predicted_misclassified for name, c in self.candidates.items()}
+        predictions = {name: self._outside(c) for name, c in self.candidates.items()}
         out: dict[str, Any] = {
             "request": self.request,
             "chosen": self.chosen.method,
@@ -297,19 +320,27 @@ class Plan:
             self.count.positives if self.count is not None and self.count.noisy is not None
             else None)
         sides = len(box.rounds)
-        if share and n is not None:
-            aim = (f"target_miss={share:g}: each of its {sides} sides aims at "
-                   f"{side_target(share, n, sides):,} clipped rows (at N = {n:,})")
-        elif share:
-            aim = (f"target_miss={share:g}: each of its {sides} sides aims at "
-                   f"target_miss*N/{sides} clipped rows (N: auto's count)")
+        alpha = Fraction(box.details["aim_side_share"])
+        rule = (f"the larger of target_miss*N/{sides} and {float(alpha):g}*N where affordable"
+                if share else f"{float(alpha):g}*N where affordable")
+        t = 0
+        if n is not None:
+            t = side_target(share, n, sides, Fraction(box.details["side_epsilon"]))
+            aim = (f"each of its {sides} sides aims at {t:,} clipped rows (at N = {n:,}; "
+                   f"{rule})" if t else
+                   f"each of its {sides} sides clips as few rows as its noise allows (at "
+                   f"N = {n:,} the aim {rule} is not affordable)")
         else:
-            aim = f"no target: each of its {sides} sides clips as few rows as its noise allows"
-        return (f"  quantiles: {aim}; a side lands on average "
-                f"{float(box.details['overshoot_steps']):.2g} steps past its target step, "
-                f"a bound about {100 * float(box.details['widening']):.0f}% farther from "
-                f"its axis's centre than the target's (more positives inside, and more "
-                f"negatives: the FP side)")
+            aim = f"each of its {sides} sides aims at {rule} (N: auto's count)"
+        unaimed = (f"a side lands on average "
+                   f"{float(box.details['overshoot_steps']):.2g} steps past its target "
+                   f"step, a bound about {100 * float(box.details['widening']):.0f}% "
+                   f"farther from its axis's centre than the target's (more positives "
+                   f"inside, and more negatives: the FP side)")
+        aimed = ("an aimed side is charged for every row it clips beyond or short of its "
+                 "target, past the data too")
+        return f"  quantiles: {aim}; {aimed if n is None or t else 'unaimed, ' + unaimed}"
+
 
     def table(self) -> str:
         """A human-readable comparison of the candidates."""
@@ -341,7 +372,7 @@ class Plan:
         if said is not None:
             lines.append(said)
         lines.append("")
-        lines += self.sizing.table({name: c.predicted_misclassified
+        lines += self.sizing.table({name: self._outside(c)
                                     for name, c in self.candidates.items()},
                                    self.chosen.method)
         return "\n".join(lines)
@@ -628,14 +659,16 @@ def _plan_composition(eps_t: float, delta_t: float, domains: list[Domain],
 
 def _plan_quantiles(eps_t: float, delta_t: float, domains: list[Domain],
                     order: list[tuple[int, Side]], ip_beta: float,
-                    target_miss: float) -> MethodPlan:
+                    target_miss: float, aims: bool = True) -> MethodPlan:
     """The quantile box (:mod:`dprect.core.quantile_box`): R = len(order) mechanisms (per
     axis the centre and the side pair; the side alone for the origin shape), each
     ε₀-DP and ε₀-bounded-range, composed as the composition baseline's R rounds
     (:func:`composition_br`; docs/privacy.md §16) — the same ε₀. The centre's rate is
     ε₀ and the sides' ε₀ (both scores are monotone under add/remove), both the
     exact rationals of the float ε₀ the sampler uses; the prior's decay
-    μ = min(1/2, ε₀) (:func:`~dprect.core.quantile_box.quantile_decay`)."""
+    μ = min(1/2, ε₀) (:func:`~dprect.core.quantile_box.quantile_decay`). ``aims``: the run
+    has an N (a public estimate or auto's count) for its sides' targets; without one (a
+    forced box without ``positives``) every t is 0, and the predictions say so."""
     rounds = len(order)
     try:
         eps0 = composition_br_epsilon(eps_t, delta_t, rounds, use_dp_accounting=False)
@@ -659,6 +692,9 @@ def _plan_quantiles(eps_t: float, delta_t: float, domains: list[Domain],
         rounds=rs, guarantee=guarantee,
         details={"centre_rate": str(side) if not origin else None,
                  "side_epsilon": str(side), "decay": str(quantile_decay(side)),
+                 "aimed_rate": str(side / 2), "aimed_decay": str(AIMED_DECAY),
+                 "aim_side_share": str(min(AIM_SIDE_SHARE, AIM_TOTAL_SHARE / rounds)),
+                 "aims": aims,
                  "target_miss": target_miss, "shape_rounds": rounds,
                  "large_sample_clip": rounds / eps,
                  "overshoot_steps": overshoot_steps(quantile_decay(side)),
@@ -671,26 +707,40 @@ def quantiles_predicted(method: MethodPlan, positives: int) -> float:
     in the data or not, then the sides), or for the origin shape's one side
     :func:`~dprect.core.quantile_box.predicted_clip` on all N — with each side's target;
     the axes' clips overlap as composition's rounds do (each a share c_j/N of the
-    positives, independent across the axes): N·(1 − Π_j (1 − c_j/N))."""
-    sides = len(method.rounds)
+    positives, independent across the axes): N·(1 − Π_j (1 − c_j/N)). An aimed box's
+    (t > 0) clips are the tails of the features, which on real tables hold largely the
+    same rows (docs/results.md §4.1: measured about half the independent union on
+    diamonds and flights): the model takes a weighted geometric mean of the two public
+    extremes, nested (M = max_j c_j) and independent (I): M^(1−w)·I^w, with
+    w = w∞ + (1 − w∞)·e^{−a·t/κ} (w∞ = :data:`AIMED_OVERLAP`, κ =
+    :data:`AIMED_NOISE_NATS`, a the aimed rate): where a side's noise outweighs its aim
+    (a·t of a few nats: weather at ε ≤ 1) its clips are set by the noise, independent
+    across the axes, and w nears 1."""
     origin = method.details.get("centre_rate") is None
-    target = side_target(float(method.details.get("target_miss") or 0.0), positives, sides)
     eps = float(Fraction(method.details["side_epsilon"]))
-    mu = float(Fraction(method.details["decay"]))
+    target = _side_target(method, positives)
+    aimed = float(Fraction(method.details["aimed_rate"]))
+    mu = float(Fraction(method.details["aimed_decay" if target else "decay"]))
     n = float(max(positives, 1))
     keep = 0.0  # log Π_j (1 − c_j/N)
+    widest = 0.0  # max_j c_j
     for r in method.rounds:
         if origin:
-            clip = predicted_clip(eps, n, target, mu)
+            clip = predicted_clip(eps, n, target, mu, aimed)
         elif r.side == "lo":
             continue  # the axis's two sides are counted once, with its hi round
         else:
-            clip = predicted_axis_clip(eps, n, target, mu, r.grid_size)
+            clip = predicted_axis_clip(eps, n, target, mu, r.grid_size, aimed)
         share = min(1.0, clip / n)
         if share >= 1.0:
             return float(positives)
         keep += math.log1p(-share)
-    return float(min(positives, n * -math.expm1(keep)))
+        widest = max(widest, clip)
+    union = n * -math.expm1(keep)
+    if target > 0:  # aimed: the tails' overlap, between nested and independent
+        w = AIMED_OVERLAP + (1 - AIMED_OVERLAP) * math.exp(-aimed * target / AIMED_NOISE_NATS)
+        union = widest ** (1 - w) * union ** w
+    return float(min(positives, union))
 
 
 def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None = None,
@@ -778,7 +828,8 @@ def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None 
             sizing.positives is not None or auto_count)):
         try:
             quant = _plan_quantiles(eps_ar, delta_ar, list(domains), order, ip_beta,
-                                    req.target_miss)
+                                    req.target_miss, aims=sizing.positives is not None
+                                    or method is Method.AUTO)
         except _OverLimit as exc:
             over["quantiles"] = exc
     if req.neighbouring is Neighbouring.REPLACE_ONE and quant is not None:
@@ -939,9 +990,14 @@ def _safe_choice(options: list[MethodPlan], positives: int | None = None) -> Met
     float-order values: :mod:`dprect.core.ties`) starves every later round. So RandMargins
     must win clearly to be chosen.
 
-    The quantile box (issue #44), when it is a candidate: at a finite N it replaces that
-    choice when the choice is predicted to leave out at least (1 − :data:`AUTO_QUANTILES_GAP`)
-    of N (a nearly empty rectangle) and the box no more; at N = None never.
+    The quantile box (issue #44), when it is a candidate, at a finite N (at N = None
+    never): where its sides aim at a target (t > 0, :func:`quantiles_aim`), it replaces
+    that choice when its predicted miss is at most the choice's plus its aim — the rows it
+    gives up by design, the tails where classes overlap (docs/results.md §4.1), are not
+    held against it; its aimed score charges a bound past the data, so it no longer
+    reaches past it by design. Without an aim, when the choice is predicted to leave out
+    at least (1 − :data:`AUTO_QUANTILES_GAP`) of N (a nearly empty rectangle) and the box
+    no more.
 
     With a public estimate N of the positives (``positives``; never the data's count) both
     predictions are taken at N (:func:`predicted_at`): RandMargins removes its rounds'
@@ -965,9 +1021,35 @@ def _safe_choice(options: list[MethodPlan], positives: int | None = None) -> Met
         return quant
     if positives is not None:
         at_old, at_box = predicted_at(old, positives), predicted_at(quant, positives)
+        aim = quantiles_aim(quant, positives)
+        if aim > 0 and at_box <= at_old + aim:
+            return quant
         if at_old >= (1 - AUTO_QUANTILES_GAP) * positives and at_box <= at_old:
             return quant
     return old
+
+
+def _side_target(method: MethodPlan, positives: int) -> int:
+    """The box's per-side target t at N = ``positives`` as its run computes it (0 for a
+    run without N, :func:`_plan_quantiles`' ``aims``)."""
+    if not method.details.get("aims", True):
+        return 0
+    return side_target(float(method.details.get("target_miss") or 0.0), positives,
+                       len(method.rounds), Fraction(method.details["side_epsilon"]))
+
+
+def quantiles_aim(method: MethodPlan, positives: int) -> float:
+    """The positives the quantile box gives up by design at N = ``positives``: each side's
+    target t (:func:`~dprect.core.quantile_box.side_target`; 0 where no aim is
+    affordable), the axes' overlapping as its clips do, N·(1 − Π_axes (1 − t_axis/N)),
+    t_axis = 2t (t for the origin shape's one side)."""
+    t = _side_target(method, positives)
+    if t <= 0 or positives <= 0:
+        return 0.0
+    per_axis = t if method.details.get("centre_rate") is None else 2 * t
+    axes = sum(1 for r in method.rounds if r.side == "hi")
+    n = float(positives)
+    return n * -math.expm1(axes * math.log1p(-min(1.0, per_axis / n)))
 
 
 def _old_choice(by_name: dict[str, MethodPlan], positives: int | None) -> MethodPlan | None:

@@ -166,9 +166,10 @@ class PlanRequest:
         "guarantee holds whether or not it is true"))
     target_miss: float = field(default=0.0, metadata=_help(
         "the quantiles method's target share of positives outside the rectangle, in "
-        "[0, 1): each side aims at target_miss*N/(sides) clipped rows, N your --positives "
-        "or auto's private count (0: as few as the noise allows); a larger target trades "
-        "positives outside for a tighter box"))
+        "[0, 1): each side aims at the larger of target_miss*N/(sides) clipped rows and "
+        "the default aim, min(2%, 25%/sides) of N where N and epsilon allow it, N your "
+        "--positives or auto's private count; a larger target trades positives outside "
+        "for a tighter box"))
 
     def __post_init__(self) -> None:
         _set(self, "epsilon", check_run_epsilon(self.epsilon))

@@ -90,12 +90,13 @@ def runaway_bound(steps: int, decay: Fraction = DECAY) -> float:
 
 
 def step_law(tails: np.ndarray, target: int, epsilon: float, count: int,
-             decay: Fraction = DECAY) -> np.ndarray:
+             decay: Fraction = DECAY, *, two_sided: bool = False) -> np.ndarray:
     """P(k) for k < ``count`` (tails beyond ``len(tails)`` are 0), in floating point: for
     tests and printouts, not for draws."""
     q = np.zeros(count)
     q[:min(len(tails), count)] = np.asarray(tails, dtype=np.float64)[:count]
-    logw = -epsilon * np.maximum(q - target, 0.0) - float(decay) * np.arange(count)
+    bad = np.abs(q - target) if two_sided else np.maximum(q - target, 0.0)
+    logw = -epsilon * bad - float(decay) * np.arange(count)
     w = np.exp(logw - logw.max())
     return w / w.sum()
 
@@ -109,33 +110,43 @@ class Steps(Protocol):
 
 
 def draw_step(tails: np.ndarray, stream: Steps | CandidateStream, target: int,
-              epsilon: Fraction, rng: RandomSource, decay: Fraction = DECAY) -> int:
+              epsilon: Fraction, rng: RandomSource, decay: Fraction = DECAY, *,
+              two_sided: bool = False) -> int:
     """The side's step (module docstring), with ``tails[k]`` the tail count at candidate
     k for k < len(tails) and 0 beyond; ``stream`` gives the candidates (its count bounds
     the steps). Exact; the same draws for a seed on every engine, whatever the stream
-    has made already and however many trailing zeros ``tails`` holds."""
+    has made already and however many trailing zeros ``tails`` holds.
+
+    ``two_sided``: the score is −ε·|q_k − t| − μ·k instead (the quantile box's sides aimed
+    at a target, docs/privacy.md §16, Lemma QB2′): a step past its target is charged for
+    the rows it fails to clip too, so past the data every step has |0 − t| = t. Not
+    monotone: a row moves each log-weight by a shift in [−ε, ε], so the draw at rate ε
+    is 2ε-DP and 2ε-bounded-range — the caller passes half its ε. The same exact draw:
+    only a_k = |q_k − t| (and t on every far step) changes."""
     eps, mu = Fraction(epsilon), Fraction(decay)
     if eps <= 0 or mu <= 0:
         raise ParameterError("the side's epsilon and decay must be > 0")
     tails = np.asarray(tails, dtype=np.int64)
-    # any t ≥ every tail gives every a_k = 0: capped so, a tiny ε's huge t fits an int64
-    t = min(int(target), int(tails.max(initial=0)))
+    # one-sided: any t ≥ every tail gives every a_k = 0: capped so, a tiny ε's huge t
+    # fits an int64 (two-sided: t ≤ N, the caller's target of rows, is not capped)
+    t = int(target) if two_sided else min(int(target), int(tails.max(initial=0)))
+    far_a = t if two_sided else 0  # a_k on every step past the data (q = 0)
     nonzero = np.flatnonzero(tails)
     known = int(nonzero[-1]) + 1 if len(nonzero) else 0  # trailing zeros change nothing
     if known and not stream.has(known - 1):  # cannot happen: tails are the candidates'
         raise AssertionError("more tail counts than the side has candidates")
     # the data's steps k < known ("near"), in floating point; every step past them has
     # q = 0 ("far": γ_k = μk), handled exactly below and made only when drawn
-    a = np.maximum(tails[:known] - t, 0)
+    a = np.abs(tails[:known] - t) if two_sided else np.maximum(tails[:known] - t, 0)
     eps_f, mu_f = float(eps), float(mu)
     steps = np.arange(known, dtype=np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
         gamma_f = eps_f * a.astype(np.float64) + mu_f * steps
-        if not np.isfinite(gamma_f).all():  # a huge ε: the same order, scaled by 1/ε
+        far_gamma = eps_f * far_a + mu_f * known
+        if not (np.isfinite(gamma_f).all() and math.isfinite(far_gamma)):
+            # a huge ε: the same order, scaled by 1/ε
             gamma_f = a.astype(np.float64) + (mu_f / eps_f) * steps
-            far_gamma = (mu_f / eps_f) * known
-        else:
-            far_gamma = mu_f * known
+            far_gamma = far_a + (mu_f / eps_f) * known
     k_min = int(np.argmin(gamma_f)) if known else 0
     # a side whose candidates end with the data's steps (its last candidate at the
     # largest float, the data reaching it) has no far step: none may be the reference,
@@ -143,7 +154,7 @@ def draw_step(tails: np.ndarray, stream: Steps | CandidateStream, target: int,
     far = not known or stream.has(known)
     if far and (not known or far_gamma < gamma_f[k_min]):
         k_min = known  # the first far step: γ = μ·known
-    a_min = int(a[k_min]) if k_min < known else 0
+    a_min = int(a[k_min]) if k_min < known else far_a
     # D̃_k = γ̃_k − γ̃_{k*} + η from the exact integer differences; its level rounds
     # D̃/μ down by a little more than any float error, so that μ·level ≤ D_k exactly
     # (capped at MAX_LEVEL, still ≤ D_k/μ: D̃ may overflow to inf at a huge ε)
@@ -164,9 +175,9 @@ def draw_step(tails: np.ndarray, stream: Steps | CandidateStream, target: int,
     e_num = eps.numerator * (den // eps.denominator)
     m_num = mu.numerator * (den // mu.denominator)
     base = SLACK.numerator * (den // SLACK.denominator) - (e_num * a_min + m_num * k_min)
-    # a far step's D_k is μk + base/den > 0, its level k + ⌊base/(m)⌋ exactly: one to a
-    # level, from the first far step's on
-    shift = base // m_num
+    # a far step's D_k is μk + (e·a_far + base)/den > 0, its level k + ⌊(e·a_far +
+    # base)/m⌋ exactly: one to a level, from the first far step's on
+    shift = (e_num * far_a + base) // m_num
     far_from = known + shift
     if far and far_from < 0:  # cannot happen: D_k > 0 for every step
         raise AssertionError("a step past the data below the least log-weight")
@@ -184,7 +195,7 @@ def draw_step(tails: np.ndarray, stream: Steps | CandidateStream, target: int,
             k = order_list[start + u]
             q = int(a[k])
         elif far and u == size and level >= far_from and stream.has(level - shift):
-            k, q = level - shift, 0  # the level's far step (≥ known), if the side has it
+            k, q = level - shift, far_a  # the level's far step (≥ known), if it exists
         else:
             continue
         num = e_num * q + m_num * k + base - level * m_num  # (D_k − μℓ)·den

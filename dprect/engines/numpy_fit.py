@@ -7,7 +7,8 @@ other labels and nulls are negatives, rows with an invalid feature are dropped (
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,6 +21,9 @@ from dprect.core.reading import select_rows
 from dprect.core.request import FitRequest, InvalidRows, Source
 from dprect.core.result import FitResult
 from dprect.engines.prepared import PreparedRun
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 class NumpyPrepared(PreparedRun):
@@ -68,23 +72,54 @@ class NumpyRoute:
         progress(f"reading {source.path} (once for {len(requests)} classes)")
         return NumpyClasses(self._prepared(source, domains, requests, plan))
 
+    def open_selected_classes(self, source: Source, domains: list[Domain],
+                              choose: Callable[[Mapping[str, int]], Sequence[FitRequest]],
+                              plan: Plan, progress: Callable[[str], None]) -> NumpyClasses:
+        """The classes found privately (docs/privacy.md §18) on ONE read of the file:
+        every schema check, then each label value's rows
+        (:func:`~dprect.core.classes.label_candidates`) handed to ``choose``, which gives
+        the kept classes' requests; each prepared as :meth:`open_classes` does."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        from dprect.core.classes import label_candidates
+        from dprect.engines.arrow_input import label_kind
+
+        progress(f"reading {source.path} (once: the classes found privately)")
+        table, matrix, kind = self._read(source)
+        col = table.column(source.fit_label)
+        if pa.types.is_dictionary(col.type):
+            col = pc.cast(col, col.type.value_type)
+        if kind == "numeric":
+            col = pc.cast(col, pa.float64(), safe=False)  # labels compare as float64
+        pairs = [(v["values"], v["counts"]) for v in pc.value_counts(col).to_pylist()] \
+            if kind != "null" else []
+        requests = choose(label_candidates(pairs, label_kind(table, source.fit_label)))
+        return NumpyClasses(self._prepared(source, domains, requests, plan,
+                                           (table, matrix, kind)))
+
     @staticmethod
-    def _prepared(source: Source, domains: list[Domain], requests: Sequence[FitRequest],
-                  plan: Plan) -> list[NumpyPrepared]:
-        """The file read once; per request, its positive rows (the label's kind from the
-        schema: no row is looked at)."""
-        from dprect.engines.arrow_input import (
-            label_kind,
-            label_matches,
-            numeric_column,
-            read_table,
-        )
+    def _read(source: Source) -> tuple[pa.Table, np.ndarray, str]:
+        """The file read once: the table, the features' matrix, the label's kind (from
+        the schema: no row is looked at)."""
+        from dprect.engines.arrow_input import label_kind, numeric_column, read_table
 
         label = source.fit_label
         table = read_table(source.path, [*source.features, label], source.format)
         matrix = np.column_stack([numeric_column(table, f, nulls_as_nan=True)
                                   for f in source.features])
-        kind = label_kind(table, label)
+        return table, matrix, label_kind(table, label)
+
+    @staticmethod
+    def _prepared(source: Source, domains: list[Domain], requests: Sequence[FitRequest],
+                  plan: Plan, read: tuple[pa.Table, np.ndarray, str] | None = None
+                  ) -> list[NumpyPrepared]:
+        """The file read once (or ``read``: :meth:`_read`'s); per request, its positive
+        rows (the label's kind from the schema: no row is looked at)."""
+        from dprect.engines.arrow_input import label_matches
+
+        label = source.fit_label
+        table, matrix, kind = read if read is not None else NumpyRoute._read(source)
         prepared = []
         for request in requests:
             value = resolve_positive_label(request.positive_label, kind, label)

@@ -4,7 +4,8 @@ The rules of :mod:`dprect.release.plotting` hold: only what the result publishes
 (the private rectangles and the public grid bounds, never a data point). Panels pair
 consecutive features as there (:func:`~dprect.release.plotting.feature_pairs`); each
 class is one colour (a solid outline, listed in the legend by its class name); a class
-whose rectangle is empty is listed as ``(empty)`` in the legend and drawn nowhere. Each
+whose rectangle is empty is listed as ``(empty)`` in the legend and drawn nowhere; a
+result with no class (a private selection kept none) is one line saying so. Each
 panel zooms to the union of the classes' finite bounds plus a margin. Given the label
 column, the legend names each class ``label = c`` and the title says each rectangle is
 around one listed value of it.
@@ -15,6 +16,7 @@ from __future__ import annotations
 import io
 from typing import TYPE_CHECKING, Any
 
+from dprect.core.accounting import Guarantee
 from dprect.core.classes import ClassesResult
 from dprect.core.extras import require
 from dprect.release.plotting import _clip, axis_limits, frame_panel, panel_grid, suptitle
@@ -36,13 +38,18 @@ def _view(j: int, result: ClassesResult) -> tuple[float, float]:
 
 
 def render_classes_figure(result: ClassesResult, *, title: str | None = None,
-                          dpi: int = 110, label: str | None = None) -> Figure:
+                          dpi: int = 110, label: str | None = None,
+                          privacy: Guarantee | None = None) -> Figure:
     """The matplotlib figure of every class's rectangle (the module docstring); with the
-    ``label`` column's name each class is named ``label = c`` (the rows it is around)."""
+    ``label`` column's name each class is named ``label = c`` (the rows it is around).
+    ``privacy``: the run's guarantee when it is not the classes' own (after a private
+    selection of the classes: the two composed)."""
     require("plot")
     from matplotlib.lines import Line2D
     from matplotlib.patches import Rectangle
 
+    if not result.results:  # a private selection kept no class: the figure says so
+        return _no_class_figure(result, title, dpi, label, privacy)
     first = result.results[0]
     fig, axes, pairs = panel_grid(len(first.features), dpi, legend_height=0.6)
     handles: list[Any] = []
@@ -70,7 +77,7 @@ def render_classes_figure(result: ClassesResult, *, title: str | None = None,
         frame_panel(ax, (a, b), xlim, ylim, first)
     fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 5),
                fontsize=8, frameon=False)
-    g = result.privacy
+    g = privacy or result.privacy
     suptitle(fig, title, f"one rectangle around each listed value of {label}" if label
              else None,
              f"{len(result.classes)} classes, {result.method}" if g is not None
@@ -80,10 +87,28 @@ def render_classes_figure(result: ClassesResult, *, title: str | None = None,
     return fig
 
 
+def _no_class_figure(result: ClassesResult, title: str | None, dpi: int,
+                     label: str | None, privacy: Guarantee | None) -> Figure:
+    """The figure of a result with no class (a private selection kept none): no panel,
+    one line saying so, the title and the one charge."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(12.0, 2.4), dpi=dpi, layout="constrained")
+    fig.text(0.5, 0.45, "no class passed the private selection: no rectangle is released",
+             ha="center", va="center", fontsize=10)
+    g = privacy or result.privacy
+    suptitle(fig, title, f"the values of {label} found privately" if label else None,
+             f"0 classes, {result.method}",
+             f"({g.epsilon:.3g}, {g.delta:.2g})-DP in one charge" if g is not None else None,
+             result.seeded)
+    return fig
+
+
 def render_classes_png(result: ClassesResult, *, title: str | None = None,
-                       dpi: int = 110, label: str | None = None) -> bytes:
+                       dpi: int = 110, label: str | None = None,
+                       privacy: Guarantee | None = None) -> bytes:
     """The PNG bytes of :func:`render_classes_figure`."""
-    fig = render_classes_figure(result, title=title, dpi=dpi, label=label)
+    fig = render_classes_figure(result, title=title, dpi=dpi, label=label, privacy=privacy)
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
     return buf.getvalue()

@@ -8,7 +8,8 @@ a :class:`~dprect.core.classes.ClassesResult`:
 * :class:`ClassesTableSink` — one row per class under the run's id, appended in ONE Delta
   commit (the table's schema is unchanged: the class is named in the row's parameters
   JSON as ``"class"``, the one charge's guarantee is every row's); a re-published run
-  adds nothing.
+  adds nothing, nor does a run with no class (a private selection kept none: the JSON
+  and the plot say so, and so does this sink's line).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from dprect.core.accounting import Guarantee
 from dprect.core.classes import ClassesResult
 from dprect.release.sinks import (
     PngSink,
@@ -37,7 +39,9 @@ class ClassesPngSink(PngSink):
         from dprect.release.plotting import edge_note, open_sides
 
         result = ClassesResult.from_json(release.record)
-        png = render_classes_png(result, title=self.title, label=around(release.record))
+        run = release.record.get("privacy")  # after a private selection: the composed one
+        png = render_classes_png(result, title=self.title, label=around(release.record),
+                                 privacy=None if run is None else Guarantee(**run))
         sides = sum(open_sides(r) for r in result.results)
         return file_write(self.path, png, f"plot written to {self.path}" + edge_note(sides))
 
@@ -49,9 +53,12 @@ class ClassesTableSink(ResultsTableSink):
     def prepare(self, release: Release) -> Write | None:
         from dprect.release.results_table import append_result, has_run, result_row
 
+        result = ClassesResult.from_json(release.record)
         if has_run(self.path, release.run_id):
             return None
-        result = ClassesResult.from_json(release.record)
+        if not result.classes:  # nothing to append: the line says so, nothing is written
+            return Write(lambda: f"no class released: no row appended to results table "
+                                 f"{self.path}")
         rows = pa.concat_tables([
             result_row(r, run_id=release.run_id, dataset=self.dataset,
                        started_at=release.started_at,

@@ -7,7 +7,9 @@ under a budget ledger (:mod:`dprect.release.ledger`), the same way:
    with nothing computed or written, if it would exceed the cap; a run id that was already
    released returns its recorded result instead and spends nothing;
 2. **compute** the result (the only step that touches the data's private part);
-3. **release**: commit the result into the ledger (at most one release per run id);
+3. **release**: commit the result into the ledger (at most one release per run id; a
+   large result is written first as a file the row references,
+   :mod:`dprect.release.ledger.stored`, whose folder the reservation checked writable);
 4. **publish**: write the output files from the recorded result (each atomically).
 
 A failure in step 2 is recorded as ``fail`` (the run stays charged, fail closed) and

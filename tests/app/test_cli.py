@@ -46,7 +46,8 @@ def test_fit_writes_result_json(table, tmp_path, name, capsys):
     js = json.loads(out.read_text())
     assert js["features"] == ["a", "b"] and len(js["lower"]) == 2
     assert {"epsilon", "delta", "neighbouring", "bound"} <= set(js["privacy"])
-    assert js["version"] and js["parameters"]["chosen"] in ("randmargins", "composition")
+    assert js["version"] and js["parameters"]["chosen"] in ("randmargins", "composition",
+                                                            "quantiles")
     assert "seeded" in capsys.readouterr().out
 
 
@@ -371,6 +372,7 @@ def test_bad_estimates_exit_2(table, tmp_path, extra, message, capsys):
 
 def test_fit_prints_the_plans_expectation_before_it_runs(table, tmp_path, capsys):
     import dprect
+    from dprect.core.planner import predicted_at
 
     out = tmp_path / "r.json"
     assert main(["fit", "--input", str(table / "data.parquet"), *FIT, "--output", str(out),
@@ -380,12 +382,16 @@ def test_fit_prints_the_plans_expectation_before_it_runs(table, tmp_path, capsys
     lines = captured.out.splitlines()
     the_plan = dprect.plan(epsilon=1, delta=1e-6, dims=2, grid="0:10:1024", positives=1200)
     chosen = the_plan.chosen
-    needed = math.ceil(chosen.predicted_misclassified / 0.05 - 1e-6)
+    # the quantile box's expectation at N is its prediction at N (its aim is a share of N)
+    outside = the_plan.expectation().outside
+    assert outside == (predicted_at(chosen, 1200) if chosen.method == "quantiles"
+                       else chosen.predicted_misclassified)
+    needed = math.ceil(outside / 0.05 - 1e-6)
     assert lines[0] == (
-        f"the plan ({chosen.method}) expects about {chosen.predicted_misclassified:,.0f} "
+        f"the plan ({chosen.method}) expects about {outside:,.0f} "
         f"positives outside the rectangle; for at most 5% outside it needs about "
         f"N >= {needed:,} positives; at the estimated 1,200 positives that is "
-        f"{100 * min(1.0, chosen.predicted_misclassified / 1200):.3g}%"), lines[0]
+        f"{100 * min(1.0, outside / 1200):.3g}%"), lines[0]
     assert lines[1].startswith("method: ")  # then the run's own output
     js = json.loads(out.read_text())
     assert js["parameters"]["expectation"]["positives"] == 1200

@@ -21,7 +21,13 @@ from dprect.core.algorithms import (
 )
 from dprect.core.auto_count import AUTO_COUNT_SHARE, PrivateCount
 from dprect.core.guarantee_check import GuaranteeCheckError, check_fit_plan
-from dprect.core.planner import AUTO_MARGIN, AUTO_QUANTILES_GAP, predicted_at
+from dprect.core.planner import (
+    AUTO_MARGIN,
+    AUTO_QUANTILES_GAP,
+    _old_choice,
+    predicted_at,
+    quantiles_aim,
+)
 from dprect.core.randomness import RandomSource
 from dprect.engines.numpy_engine import NumpyEngine
 
@@ -107,15 +113,21 @@ def test_the_choice_at_the_noisy_count(counting):
         r = counting.resolved(PrivateCount(counting.count.scale, noisy))
         n = max(noisy, 1)
         # between the two: composition; the quantile box where composition is predicted
-        # to leave out nearly all of N (issue #44)
-        at_comp = predicted_at(comp, n)
-        expected = ("quantiles" if at_comp >= (1 - AUTO_QUANTILES_GAP) * n
-                    and predicted_at(box, n) <= at_comp else "composition")
+        # to leave out nearly all of N, or, where its sides aim (N large enough), where
+        # it is predicted to leave out at most composition's miss plus its aim (#44)
+        at_comp, at_box, aim = predicted_at(comp, n), predicted_at(box, n), quantiles_aim(
+            box, n)
+        expected = ("quantiles" if (aim > 0 and at_box <= at_comp + aim) or (
+            at_comp >= (1 - AUTO_QUANTILES_GAP) * n and at_box <= at_comp)
+            else "composition")
         assert r.chosen.method == expected and not r.pending
         assert r.check is counting.checks[expected]
         assert r.to_json()["positives_noisy"] == noisy
+    # at a very large N the box aims (issue #44) and runs; between the other two the
+    # count would pick RandMargins there
     r = counting.resolved(PrivateCount(counting.count.scale, 10**12))
-    assert r.chosen.method == "randmargins"
+    assert quantiles_aim(box, 10**12) > 0 and r.chosen.method == "quantiles"
+    assert _old_choice({"randmargins": rm, "composition": comp}, 10**12) is rm
     # the "depends on N" fact behind the rule: never RandMargins at N ≤ S_RM
     comp = counting.candidates["composition"]
     for n in np.geomspace(1, s_rm, 40):

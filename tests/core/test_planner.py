@@ -206,10 +206,15 @@ def test_auto_compares_the_methods_at_the_positives_estimate():
     overlap = n * (1 - math.prod(1 - r.predicted_misclassified / n for r in comp.rounds))
     assert predicted_at(rm, n) == n and math.isclose(predicted_at(comp, n), overlap)
     assert overlap < (1 - AUTO_MARGIN) * n
-    # composition at n: its 64% outside is no nearly empty rectangle, so the quantile box
-    # (issue #44) does not replace it
-    assert plan(epsilon=1.0, delta=1e-6, domains=domains,
-                positives=n).chosen.method == "composition"
-    many = plan(epsilon=1.0, delta=1e-6, domains=domains, positives=10**12)
-    assert many.chosen.method == "randmargins"
+    # between those two, composition at n and RandMargins at 10^12; at both the quantile
+    # box aims (issue #44) and is predicted to miss at most their miss plus its aim, so
+    # auto runs it
+    from dprect.core.planner import _old_choice, quantiles_aim
+    for big, old in ((n, comp), (10**12, rm)):
+        p = plan(epsilon=1.0, delta=1e-6, domains=domains, positives=big)
+        assert _old_choice({"randmargins": p.candidates["randmargins"],
+                            "composition": p.candidates["composition"]}, big).method \
+            == old.method
+        box = p.candidates["quantiles"]
+        assert quantiles_aim(box, big) > 0 and p.chosen.method == "quantiles"
     assert predicted_at(rm, None) == rm.predicted_misclassified

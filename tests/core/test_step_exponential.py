@@ -232,3 +232,39 @@ def test_a_side_without_far_steps_is_drawn_from_its_own_steps(epsilon):
     k = se.draw_step(tails[:n], stream, 1, Fraction(epsilon),
                      _CountingSource(100_000))  # type: ignore[arg-type]
     assert 0 <= k < n
+
+
+def test_aimed_draw_follows_its_law_with_power():
+    """The aimed score −ε·|q_k − t| − μ·k (the quantile box's sides, docs/privacy.md §16):
+    the exact draw follows its law, on the data's steps and past them (every far step
+    charged ε·t), and the same draws refute the monotone law."""
+    bins = 120
+    rng = seeded(12)
+    stream = CandidateStream(CENTRE, "upper")
+    hits = [se.draw_step(TAILS, stream, 60, EPS, rng, two_sided=True) for _ in range(12_000)]
+    obs = np.bincount(hits, minlength=bins)[:bins]
+    assert obs.sum() == 12_000
+    assert _pvalue(obs, se.step_law(TAILS, 60, float(EPS), bins, two_sided=True)) > 1e-4
+    assert _pvalue(obs, se.step_law(TAILS, 60, float(EPS), bins)) < 1e-4
+
+
+def test_aimed_law_moves_by_twice_its_rate_on_neighbours():
+    """Lemma QB2′: adding or removing a row moves every |q_k − t| by at most one, both ways,
+    so every step's probability moves by at most e^(2ε) at the rate ε — and by more than
+    e^(1.5ε) somewhere: the aimed pair costs twice its rate, which is why the box draws it
+    at ε_s/2 and the guarantee check charges 2·aimed_rate."""
+    eps = 0.4
+    n = 80
+    worst = 0.0
+    for tails, target in ((TAILS, 60), (np.array([12, 12, 12, 3, 3, 0, 0, 2]), 4)):
+        base = se.step_law(tails, target, eps, n, two_sided=True)
+        for j in range(len(tails) + 2):
+            for d in (1, -1):
+                padded = np.r_[tails, np.zeros(n - len(tails), dtype=np.int64)]
+                nb = np.where(np.arange(n) < j, padded + d, padded)
+                if nb.min() < 0:
+                    continue
+                other = se.step_law(nb, target, eps, n, two_sided=True)
+                worst = max(worst, float(np.max(np.abs(np.log(other / base)))))
+    assert worst <= 2 * eps + 1e-9
+    assert worst > 1.5 * eps

@@ -49,8 +49,10 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 
 from dprect.core.algorithms import run_plan
+from dprect.core.classes import label_candidates
 from dprect.core.domains import Domain
 from dprect.core.errors import InputDataError
+from dprect.core.labels import LabelText
 from dprect.core.planner import Plan
 from dprect.core.randomness import RandomSource
 from dprect.core.request import FitRequest
@@ -63,10 +65,10 @@ from dprect.engines.spark.collect import collect_bytes, encode_collected
 from dprect.engines.spark.pass_kernel import BAD, feature_column
 from dprect.engines.spark.shipped import shipped_rows, shipped_widths
 from dprect.engines.spark.source import SPARK_ERRORS, spark_message
-from dprect.engines.spark.sql import ident
+from dprect.engines.spark.sql import as_double, ident
 
 __all__ = ["ClassTable", "CollectedClass", "collect_classes", "count_classes", "fits_budget",
-           "joint_bytes", "tag_classes"]
+           "joint_bytes", "label_value_counts", "tag_classes"]
 
 
 class CollectedClass(PreparedRun):
@@ -144,6 +146,24 @@ def tag_classes(df: DataFrame, names: list[str], label: str,
                         positive_label=True)
     return ClassTable(tagged, cls, list(names), joint, checks,
                       {"count_jobs": 0, "collect_jobs": 0, "pass_jobs": 0})
+
+
+def label_value_counts(df: DataFrame, names: list[str], label: str) -> dict[str, int]:
+    """The candidates of a private class selection (docs/privacy.md §18): ONE job
+    counting the rows of each label value (numbers as doubles, as labels compare), named
+    by :func:`~dprect.core.classes.label_candidates` as the numpy engine names them. The
+    schema checks of a class's fit are made first, with no job (any class's: a label
+    kind reads the text ``1``)."""
+    TableChecks(df, names, label, invalid_rows=None, positive_label=LabelText("1"))
+    kind = label_kind(df.schema[label].dataType, label)
+    if kind == "null":
+        return {}
+    value = as_double(label) if kind == "numeric" else ident(label)
+    try:
+        got = df.selectExpr(f"{value} AS k").groupBy("k").count().collect()
+    except SPARK_ERRORS as exc:
+        raise InputDataError(f"cannot read the input: {spark_message(exc)}") from None
+    return label_candidates(((row["k"], int(row["count"])) for row in got), kind)
 
 
 def count_classes(table: ClassTable, progress: Callable[[str], None] = lambda _: None

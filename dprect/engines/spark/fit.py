@@ -14,7 +14,7 @@ depends on the rows' values, except under the opt-in ``error`` invalid-row polic
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
@@ -38,6 +38,7 @@ from dprect.engines.spark.class_collect import (
     collect_classes,
     count_classes,
     fits_budget,
+    label_value_counts,
     tag_classes,
 )
 from dprect.engines.spark.class_pass import prepare_pass_classes
@@ -402,6 +403,14 @@ class SparkRoute:
         """Every class of a classes' fit on ONE read of the table (:func:`open_classes`)."""
         return open_classes(self, source, domains, requests, plan, progress)
 
+    def open_selected_classes(self, source: Source, domains: list[Domain],
+                              choose: Callable[[Mapping[str, int]], Sequence[FitRequest]],
+                              plan: Plan, progress: Callable[[str], None]
+                              ) -> PreparedClasses:
+        """The classes found privately on ONE read of the table
+        (:func:`open_selected_classes`)."""
+        return open_selected_classes(self, source, domains, choose, plan, progress)
+
 
 # -- every class of a classes' fit on one read (dprect.engines.spark.classes explains) ------
 class PreparedClasses(PreparedRun):
@@ -509,6 +518,31 @@ def prepare_classes(df: DataFrame, *, features: Sequence[str], label: str,
         done.close()
         raise
     return done
+
+
+def open_selected_classes(route: SparkRoute, source: Source, domains: list[Domain],
+                          choose: Callable[[Mapping[str, int]], Sequence[FitRequest]],
+                          plan: Plan, progress: Callable[[str], None]) -> PreparedClasses:
+    """The classes found privately (docs/privacy.md §18): ``source`` read once, each label
+    value's rows counted (:func:`~dprect.engines.spark.class_collect.label_value_counts`,
+    every schema check first), ``choose`` gives the kept classes' requests, each prepared
+    on the same table (:func:`prepare_classes`; none kept: nothing to prepare) with no
+    progress line of its own (they would tell the number kept before the charge). On any
+    failure everything opened so far is released (and an owned session stopped)."""
+    with opened_source(route.session, source, progress) as (df, stop):
+        counts = label_value_counts(df, list(source.features), source.fit_label)
+        requests = choose(counts)
+        # how many classes were kept is the release's: nothing before the reservation
+        # tells it (no route line names a number of classes)
+        progress("reading what the classes found need")
+        if not requests:
+            return PreparedClasses([], None, stop)
+        done = prepare_classes(df, features=source.features, label=source.fit_label,
+                               domains=domains, requests=requests, plan=plan,
+                               strategy=route.strategy,
+                               driver_budget_mb=route.driver_budget_mb, progress=_silent)
+        done.on_close = stop
+        return done
 
 
 def open_classes(route: SparkRoute, source: Source, domains: list[Domain],

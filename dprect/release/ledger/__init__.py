@@ -7,7 +7,8 @@ exactly one new event:
 * ``reserve`` — a run charges (ε, δ) to a dataset **before** it releases anything, with
   the neighbouring relation its guarantee is stated in;
 * ``release`` — the run released its result (the result JSON is stored in the row, which
-  makes re-running a finished run id idempotent);
+  makes re-running a finished run id idempotent; a large result is stored as a file the
+  row references: "Stored results" below);
 * ``fail`` — the run stopped with an error before releasing anything (the row holds the
   one line the command printed, never an exception's own text: that could quote data);
 * ``cancel`` — the run was interrupted (SIGINT) after its reservation and before it drew
@@ -135,6 +136,24 @@ those not yet past their grace period). Readers that race a
 cleanup re-read once before calling the ledger damaged. Never run Delta's own
 OPTIMIZE/VACUUM or log cleanup on a ledger: those commits add no event and read as damage.
 
+**Stored results.** A ``release`` row holds its result's JSON inline up to
+:data:`~.stored.INLINE_MAX_CHARS` characters (a rectangle or bounds result is a few kB);
+a longer one (a grouped aggregate of 10^5 groups is about 128 MB) is written first as a
+gzip file in :data:`~.stored.RESULTS_DIR`, named by the SHA-256 of the JSON, atomically,
+and the row holds a small reference (path, SHA-256, length, the result's small top-level
+entries and the sizes of its large ones). The choice depends on the released record's
+length only (post-processing). Reading the run back (:meth:`Ledger.run`, a retried run
+id's previous result, :meth:`Ledger.runs`) re-hashes the file against the reference,
+which the chain binds: a missing or edited file is damage (one line), never another
+result; ``dprect budget verify`` (:meth:`LedgerLog.verify` with ``full``) checks every
+stored result a release row names. The file is written before the row is committed,
+so a crash between them leaves an unreferenced file, never a row without its file; such
+orphans (and a release that lost a race to another attempt of its run id) are left in
+the folder: neither the checkpoints' cleanup nor :meth:`Ledger.compact` removes anything
+there. :meth:`Ledger.reserve` checks that the folder is writable before it charges
+anything. :meth:`LedgerLog.history` returns the rows as stored (a reference, not the
+result).
+
 **No implicit creation.** A ledger is created only by :meth:`Ledger.init`
 (``dprect budget init``), in a new or empty folder. Every other operation refuses a path
 without a ledger (:class:`NoLedgerError`), so a deleted ``_delta_log/`` never reads as a
@@ -159,6 +178,8 @@ when it quotes delta-rs (whose errors may carry backtraces and coloured lines).
 * :mod:`~dprect.release.ledger.schema` — the event table's schema, events and file names;
 * :mod:`~dprect.release.ledger.chain` — the hash chain over the event rows;
 * :mod:`~dprect.release.ledger.run_index` — the run index's buckets and files;
+* :mod:`~dprect.release.ledger.stored` — large released results stored as files beside
+  the ledger, referenced from their ``release`` rows and checked when read back;
 * :mod:`~dprect.release.ledger.state` — the state a checkpoint records, and how an event
   is folded into it;
 * :mod:`~dprect.release.ledger.log` — reading and verifying the log (fail closed);

@@ -25,6 +25,7 @@ from dprect.release.ledger.reservations import Ledger
 from dprect.release.ledger.run_index import RUNS_GRACE_S
 from dprect.release.ledger.schema import file_stats
 from dprect.release.ledger.state import referenced
+from dprect.release.ledger.stored import store
 
 
 def _commit_file(ledger: Ledger, version: int, add: dict[str, Any]) -> None:
@@ -45,7 +46,9 @@ def _commit_file(ledger: Ledger, version: int, add: dict[str, Any]) -> None:
 def fill(ledger: Ledger, events: Iterable[Mapping[str, Any]]) -> int:
     """Append ``events`` (mappings with ``event``, ``dataset`` and the row's other fields,
     e.g. ``run_id``, ``epsilon``, ``delta``, ``method``, ``features`` as JSON text,
-    ``bound``, ``neighbouring``, ``result``) to ``ledger``; return its new version."""
+    ``bound``, ``neighbouring``, ``result``: a release's result JSON, stored by reference
+    past :data:`~.stored.INLINE_MAX_CHARS` as :meth:`Ledger.release` stores it) to
+    ``ledger``; return its new version."""
     snap = ledger._load()
     ledger._runs_grace = 0.0  # nothing else writes this ledger: no checkpoint is pending
     previous: int | None = None  # the checkpoint before the newest (the cleanup horizon)
@@ -71,6 +74,8 @@ def fill(ledger: Ledger, events: Iterable[Mapping[str, Any]]) -> int:
     for spec in events:
         fields = dict(spec)
         event, dataset = fields.pop("event"), fields.pop("dataset", None)
+        if event == "release" and isinstance(fields.get("result"), str):
+            fields["result"] = store(ledger.path, fields["result"])  # as release() does
         row = ledger._row(event, dataset, snap.version + 1, snap.last_chain, **fields)
         pending.append(row)
         snap.state.apply(row)

@@ -29,6 +29,7 @@ from dprect.release.ledger.errors import (
 from dprect.release.ledger.run_index import RUNS_GRACE_S
 from dprect.release.ledger.schema import ARCHIVE_FILE, CHECKPOINT_FILE, EVENTS, SCHEMA
 from dprect.release.ledger.state import State, referenced
+from dprect.release.ledger.stored import check as check_stored
 
 _COMMIT = re.compile(r"^(\d{20})\.json$")
 #: rows of the data files this process read, by (path, size, modification time)
@@ -337,8 +338,17 @@ class LedgerLog:
 
     def verify(self, *, full: bool = False) -> int:
         """Check the ledger (see "Integrity"); return its Delta version. ``full``: from
-        version 0, every link and every checkpoint (``dprect budget verify``)."""
-        return self._load(full=full).version
+        version 0, every link and every checkpoint, and every stored result a release
+        row references (``dprect budget verify``; see "Stored results")."""
+        snap = self._load(full=full)
+        if full:
+            try:
+                for row in snap.rows:
+                    if row["event"] == "release" and row["result"] is not None:
+                        check_stored(self.path, row["result"])
+            except DamageError as exc:
+                raise self._damaged(str(exc)) from None
+        return snap.version
 
     def history(self, dataset: str, since: int = 0) -> list[dict[str, Any]]:
         """The event rows of ``dataset`` at commit versions ≥ ``since``, in commit order:

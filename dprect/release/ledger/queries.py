@@ -5,15 +5,15 @@ the row before it). See "Neighbouring relations" and "Checkpoints" in
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from dprect.release.ledger.caps import ADD_REMOVE, REPLACE_ONE, Budget, Cap
 from dprect.release.ledger.chain import chain_of
-from dprect.release.ledger.errors import check_name
+from dprect.release.ledger.errors import DamageError, check_name
 from dprect.release.ledger.log import LedgerLog, Snapshot
 from dprect.release.ledger.records import DatasetStatus, RunRecord
 from dprect.release.ledger.state import DatasetState, run_record
+from dprect.release.ledger.stored import resolve
 
 
 class LedgerQueries(LedgerLog):
@@ -64,7 +64,7 @@ class LedgerQueries(LedgerLog):
     def runs(self, dataset: str) -> list[RunRecord]:
         """Every run of ``dataset`` with its result (reads the whole log)."""
         rows = self.events(dataset)
-        results = {r["run_id"]: json.loads(r["result"]) for r in rows
+        results = {r["run_id"]: self._result_of(r["result"]) for r in rows
                    if r["event"] == "release" and r["result"] is not None}
         records = self.status(dataset, runs=True).runs or []
         return [RunRecord(**{**r.__dict__, "result": results.get(r.run_id)})
@@ -82,8 +82,16 @@ class LedgerQueries(LedgerLog):
             return None
         result = None
         if run["r"] is not None:
-            result = json.loads(self._row_at(snap, run["r"])["result"])
+            result = self._result_of(self._row_at(snap, run["r"])["result"])
         return run_record(run_id, run, result)
+
+    def _result_of(self, text: str) -> dict[str, Any]:
+        """A release row's result: inline, or the stored file its reference names,
+        checked against it (a missing or edited file: the ledger is damaged)."""
+        try:
+            return resolve(self.path, text)
+        except DamageError as exc:
+            raise self._damaged(str(exc)) from None
 
     def _row_at(self, snap: Snapshot, version: int) -> dict[str, Any]:
         """The verified row at ``version`` (re-hashed against the row before it)."""

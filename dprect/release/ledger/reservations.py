@@ -35,6 +35,7 @@ from dprect.release.ledger.log import DataFile, Snapshot
 from dprect.release.ledger.records import Reservation
 from dprect.release.ledger.schema import EVENT_FILE
 from dprect.release.ledger.state import DatasetState
+from dprect.release.ledger.stored import check_writable, store
 from dprect.release.ledger.writes import MAX_ATTEMPTS
 
 
@@ -132,9 +133,11 @@ class Ledger(LedgerCompaction):
         for attempt in range(1, MAX_ATTEMPTS + 1):
             snap = self._load()
             previous = self._run(snap, dataset, run_id)
+            if previous is not None and previous.status == "released":
+                return Reservation(run_id, False, previous.result)
+            if attempt == 1:  # where a large result will be stored: before any charge
+                check_writable(self.path)
             if previous is not None and previous.status != "cancelled":
-                if previous.status == "released":
-                    return Reservation(run_id, False, previous.result)
                 if epsilon > previous.epsilon * (1 + TOLERANCE) or \
                         delta > previous.delta * (1 + TOLERANCE):
                     raise LedgerError(
@@ -175,8 +178,12 @@ class Ledger(LedgerCompaction):
                 f"nothing was released")
 
     def release(self, dataset: str, run_id: str, result: dict[str, Any]) -> dict[str, Any]:
-        """Record the release of ``run_id`` with its result. If another attempt of the
-        same run id released first, its result is returned and this one must be dropped."""
+        """Record the release of ``run_id`` with its result: inline in the ``release``
+        row, or, past :data:`~.stored.INLINE_MAX_CHARS` characters of JSON, written first
+        as a stored-result file the row references (:mod:`~.stored`). If another attempt
+        of the same run id released first, its result is returned and this one must be
+        dropped."""
+        text: str | None = None
         for attempt in range(1, MAX_ATTEMPTS + 1):
             snap = self._load()
             record = self._run(snap, dataset, run_id)
@@ -189,8 +196,10 @@ class Ledger(LedgerCompaction):
                 raise LedgerError(f"run id {run_id!r} was cancelled (interrupted before it "
                                   f"drew noise): its charge was withdrawn, so nothing may be "
                                   f"released under it; run it again")
+            if text is None:  # the file (if any) is written once, before any commit
+                text = store(self.path, json.dumps(result), result)
             if self._commit(snap, "release", dataset, run_id=run_id,
-                            result=json.dumps(result), method=result.get("method")):
+                            result=text, method=result.get("method")):
                 return result
             self._retry(attempt)
         raise AssertionError("unreachable")

@@ -1,0 +1,210 @@
+"""Released results too large for a ledger row (issue #42): stored once as a file beside
+the ledger, the ``release`` row holding a small reference to it (see "Stored results" in
+:mod:`dprect.release.ledger`).
+
+A ``release`` row's ``result`` is the result's JSON text. Past :data:`INLINE_MAX_CHARS`
+characters of that text (a grouped aggregate of 10^5 groups is about 128 MB of JSON) the
+row instead holds a *reference*: a small JSON object ::
+
+    {"stored": "_dprect_results/<sha256>.json.gz", "sha256": "<sha256>", "bytes": N,
+     "format": "dprect stored result 1", "summary": {...}, "sizes": {...}}
+
+where ``<sha256>`` is the SHA-256 of the result's JSON text (UTF-8), ``N`` its length in
+bytes, ``summary`` the result's top-level entries whose JSON is at most
+:data:`SUMMARY_ITEM_CHARS` characters (method, guarantee, counts, ...) and ``sizes`` the
+number of items of every larger list or object (e.g. the groups). The threshold is a
+function of the released record's length only, so choosing between the two forms is
+post-processing of released output: it reveals nothing the result does not.
+
+The file is gzip-compressed JSON, content-addressed (its name is the SHA-256 of what it
+holds, so a retried or repeated write of the same result is the same file), written
+atomically (a temporary name in the folder, fsync, rename, fsync of the folder) and
+*before* the row that references it is committed: a crash between the two leaves an
+unreferenced file (an orphan, harmless), never a row without its file. The ledger never
+rewrites or removes a stored result; compaction does not touch :data:`RESULTS_DIR`.
+
+Reading a reference (:func:`resolve`) reads the file, decompresses it and checks its
+SHA-256 and length against the reference — which the hash chain binds to the row — so a
+missing, truncated or edited file is :class:`~.errors.DamageError` (the ledger is
+damaged: one line), never silently another result. A row's text is a reference only if
+it parses as an object whose ``format`` is :data:`FORMAT`; every other text is an inline
+result, read as before (older ledgers and small results are unchanged).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import hashlib
+import json
+import os
+import tempfile
+import uuid
+import zlib
+from typing import Any
+
+from dprect.release.ledger.errors import DamageError, LedgerError
+
+#: a result whose JSON text is longer than this many characters is stored as a file and
+#: referenced from its ``release`` row (a rectangle or bounds result is a few kB)
+INLINE_MAX_CHARS = 65_536
+#: the folder of stored results, inside the ledger's folder (Delta and Spark ignore names
+#: starting with an underscore)
+RESULTS_DIR = "_dprect_results"
+RESULTS_SUFFIX = ".json.gz"
+#: the marker that tells a reference from an inline result
+FORMAT = "dprect stored result 1"
+#: a top-level entry of a stored result is copied into the reference's summary when its
+#: JSON is at most this long
+SUMMARY_ITEM_CHARS = 512
+
+
+def results_folder(root: str) -> str:
+    return os.path.join(root, RESULTS_DIR)
+
+
+def check_writable(root: str) -> None:
+    """Refuse (:class:`LedgerError`, from the path only) a ledger whose results folder
+    cannot be written: called before a reservation, so a run never spends budget it
+    could not record a large result under."""
+    folder = results_folder(root)
+    try:
+        os.makedirs(folder, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".probe-", dir=folder)
+        os.close(fd)
+        os.remove(probe)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise LedgerError(f"cannot write the budget ledger's results folder {folder} "
+                          f"({reason}); nothing was charged") from None
+
+
+def _summary(result: dict[str, Any]) -> tuple[dict[str, Any], dict[str, int]]:
+    summary: dict[str, Any] = {}
+    sizes: dict[str, int] = {}
+    for key, value in result.items():
+        if len(json.dumps(value)) <= SUMMARY_ITEM_CHARS:
+            summary[key] = value
+        elif isinstance(value, (list, dict)):
+            sizes[key] = len(value)
+    return summary, sizes
+
+
+def _fsync_folder(folder: str) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def store(root: str, text: str, result: dict[str, Any] | None = None) -> str:
+    """The text a ``release`` row records for a result whose JSON is ``text`` (``result``:
+    that result, if the caller holds it, else ``text`` is parsed for the summary):
+    ``text`` itself up to :data:`INLINE_MAX_CHARS` characters, else a reference to the
+    file it is written to (put if absent, atomically, before the caller commits the
+    row)."""
+    if len(text) <= INLINE_MAX_CHARS:
+        return text
+    data = text.encode("utf-8")
+    digest = hashlib.sha256(data).hexdigest()
+    relative = f"{RESULTS_DIR}/{digest}{RESULTS_SUFFIX}"
+    folder = results_folder(root)
+    where = os.path.join(root, relative)
+    try:
+        os.makedirs(folder, exist_ok=True)
+        if not os.path.exists(where):  # the same result stored before: the same file
+            part = os.path.join(folder, f".part-{uuid.uuid4().hex}")
+            try:
+                with open(part, "wb") as fh:
+                    fh.write(gzip.compress(data, compresslevel=6, mtime=0))
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                os.replace(part, where)
+            finally:
+                with contextlib.suppress(OSError):
+                    os.remove(part)
+            _fsync_folder(folder)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise LedgerError(f"cannot write the released result to the budget ledger's "
+                          f"results folder {folder} ({reason}); nothing was released"
+                          ) from None
+    summary, sizes = _summary(json.loads(text) if result is None else result)
+    return json.dumps({"stored": relative, "sha256": digest, "bytes": len(data),
+                       "format": FORMAT, "summary": summary, "sizes": sizes})
+
+
+def reference(text: str) -> dict[str, Any] | None:
+    """The reference ``text`` holds, or None when it is an inline result."""
+    if not text.startswith('{"stored": '):  # inline results are never parsed twice
+        return None
+    try:
+        ref = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(ref, dict) or ref.get("format") != FORMAT:
+        return None
+    return ref
+
+
+def _checked_path(ref: dict[str, Any]) -> str:
+    relative, digest = ref.get("stored"), ref.get("sha256")
+    if not isinstance(relative, str) or not isinstance(digest, str) or \
+            relative != f"{RESULTS_DIR}/{digest}{RESULTS_SUFFIX}":
+        raise DamageError("a release row's stored-result reference is malformed")
+    return relative
+
+
+def check(root: str, text: str) -> None:
+    """Check the stored file a reference ``text`` names (nothing for an inline result)
+    without holding the result in memory: it is read in chunks, decompressed and hashed
+    (:class:`DamageError` as :func:`resolve` raises it). ``dprect budget verify``."""
+    ref = reference(text)
+    if ref is None:
+        return
+    relative = _checked_path(ref)
+    sha, size = hashlib.sha256(), 0
+    try:
+        with gzip.open(os.path.join(root, relative), "rb") as fh:
+            while chunk := fh.read(1 << 20):
+                sha.update(chunk)
+                size += len(chunk)
+    except FileNotFoundError:
+        raise DamageError(f"the stored result {relative} is missing") from None
+    except (OSError, EOFError, zlib.error):
+        raise DamageError(f"the stored result {relative} cannot be read (truncated or "
+                          f"edited)") from None
+    if size != ref.get("bytes") or sha.hexdigest() != ref["sha256"]:
+        raise DamageError(f"the stored result {relative} is not the one its release row "
+                          f"names (edited?)")
+
+
+def resolve(root: str, text: str) -> dict[str, Any]:
+    """The result a ``release`` row's ``text`` records: the inline JSON, or the stored
+    file a reference names, checked against the reference's SHA-256 and length
+    (:class:`DamageError` if it is missing or is not that result)."""
+    ref = reference(text)
+    if ref is None:
+        result: dict[str, Any] = json.loads(text)
+        return result
+    relative, digest = _checked_path(ref), ref["sha256"]
+    try:
+        with open(os.path.join(root, relative), "rb") as fh:
+            packed = fh.read()
+    except OSError:
+        raise DamageError(f"the stored result {relative} is missing") from None
+    try:
+        data = gzip.decompress(packed)
+    except (OSError, EOFError, zlib.error):
+        raise DamageError(f"the stored result {relative} cannot be read (truncated or "
+                          f"edited)") from None
+    if len(data) != ref.get("bytes") or hashlib.sha256(data).hexdigest() != digest:
+        raise DamageError(f"the stored result {relative} is not the one its release row "
+                          f"names (edited?)")
+    try:
+        stored: dict[str, Any] = json.loads(data.decode("utf-8"))
+    except ValueError:
+        raise DamageError(f"the stored result {relative} cannot be read") from None
+    return stored
