@@ -154,6 +154,14 @@ bench-core: setup
 bench-numpy: setup
 	$(BIN)/python benchmarks/numpy_fit.py --copied
 
+# Describe with 10^5 public groups x 4 columns on the numpy engine (issue #42): a plain numpy
+# group-by reduce (the reference), the statistics pass, the mechanism's CPU ms per (group,
+# column) on one core, and the whole `dprect describe` run (wall and CPU); writes
+# benchmarks/output/describe_many_groups.json (GROUPS=10000 for a quicker run).
+.PHONY: bench-many-groups
+bench-many-groups: setup
+	$(BIN)/python benchmarks/describe_many_groups.py $(if $(GROUPS),--groups $(GROUPS))
+
 # Interior point: ms per call at Δ = 101 … 10^6 on 2^32 and 2^64 grids, the exact sampler
 # beside the former float sampler and np.unique of the same input (the reference).
 .PHONY: bench-ip

@@ -130,6 +130,7 @@ from dprect.core.tail_bounds import (
     CandidateStream,
     candidate_count,
     draw_centre_from_counts,
+    shared_streams,
 )
 from dprect.core.validation import repeat_at
 from dprect.core.variance import (
@@ -881,7 +882,11 @@ def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | N
 def _noisy_count(plan: DescribePlan, rows: int, rng: RandomSource) -> int | None:
     """ñ = n + DLap(1/ε_n), or None on a plan without a count (bounds alone)."""
     scale = plan.count_scale
-    return None if scale is None else rows + rng.discrete_laplace(scale)
+    if scale is None:
+        return None
+    # the scale's lowest terms (a Fraction's): discrete_laplace's very draws, without
+    # re-making the Fraction per cell
+    return rows + rng.discrete_laplace_int(scale.denominator, scale.numerator)
 
 
 def anchor_pools(draws: Sequence[BlockDraws], columns: int
@@ -1024,7 +1029,7 @@ def _finish(plan: DescribePlan, tier: Tier, centre: float, stats: CellStatistics
     lower_tails, upper_tails = data_tails(stats)
     made = stats.streams  # the candidates the statistics made, if any, read on
     lower, upper = (made if made is not None and made[0].centre == centre
-                    else (CandidateStream(centre, "lower"), CandidateStream(centre, "upper")))
+                    else shared_streams(centre))
     kl, ku = (_side_step(tails, stream, tier, rng)
               for tails, stream in ((lower_tails, lower), (upper_tails, upper)))
     lo, hi = lower.value(kl), upper.value(ku)
@@ -1040,7 +1045,7 @@ def _finish(plan: DescribePlan, tier: Tier, centre: float, stats: CellStatistics
             None)), None
     pivot = choose_pivot(lo, centre, hi, plan.count_epsilon, tier.sum_epsilon)
     s_int, gamma = _sum_and_step(stats, kl, ku, lo, hi, pivot, tier.sum_sensitivity)
-    noisy_s = s_int + rng.discrete_laplace(sum_scale)
+    noisy_s = s_int + rng.discrete_laplace_int(sum_scale.denominator, sum_scale.numerator)
     count = max(noisy_n, 0)
     total, mean = released_sum_mean(pivot, gamma, noisy_s, noisy_n, lo, hi)
     want = set(plan.statistics)

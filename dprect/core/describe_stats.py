@@ -42,6 +42,8 @@ Nothing here draws noise.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -56,6 +58,7 @@ from dprect.core.tail_bounds import (
     SEARCH_BITS,
     CandidateStream,
     Side,
+    shared_streams,
     side_candidates,
 )
 
@@ -73,6 +76,7 @@ _SEARCH_GRID = FloatBins(SEARCH_BITS)
 #: key packing of (interval, exponent): interval + OFFSET < 2^16, exponent < 2^11
 _INTERVAL_OFFSET = 1 << 15
 _EXPONENT_BITS = 11
+_EXPONENT_MASK = (1 << _EXPONENT_BITS) - 1
 
 
 # -- (a) the centre ---------------------------------------------------------------------------
@@ -165,9 +169,11 @@ def range_cuts(centre: float, low_bin: int, high_bin: int,
     one encoding of the points up to it), ~0.1 ms a cell where a whole grid
     (:func:`make_cell_grid`: ~8,500 candidates a side) takes ~2 ms and ~260 kB — an
     engine needs one per (group, column), and their centres are mostly distinct. An empty
-    range (a cell without rows) gets no cuts and base 0. ``streams``, fresh (lower,
-    upper) streams of ``centre``, are read instead of new ones and keep the candidates
-    made (the cell's searches then read them: :func:`statistics_of_cells`)."""
+    range (a cell without rows) gets no cuts and base 0. ``streams``, (lower, upper)
+    streams of ``centre`` (fresh, or shared:
+    :func:`~dprect.core.tail_bounds.shared_streams`), are read instead of new ones and
+    keep the candidates made (the cell's searches then read them:
+    :func:`statistics_of_cells`)."""
     lo, hi = int(low_bin), int(high_bin)
     if hi < lo:
         return CellCuts(np.zeros(0, dtype=np.int64), 0)
@@ -342,7 +348,7 @@ def sum_by_key(keys: np.ndarray, values: np.ndarray, counts: np.ndarray | None =
         return keys, n, values
     order = np.argsort(keys, kind="stable")
     k = keys[order]
-    starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
+    starts = np.flatnonzero(np.concatenate(([True], k[1:] != k[:-1])))
     rows = np.add.reduceat(n[order], starts)
     if values.dtype != object and not (rows >= EXACT_ROWS).any():
         return k[starts], rows, np.add.reduceat(values[order], starts)
@@ -470,9 +476,15 @@ def centre_counts_from_bins(bins: np.ndarray, counts: np.ndarray
                             ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`centre_counts` from a cell's sorted search bins and their counts: a centre
     bin holds 2^(SEARCH_BITS − CENTRE_BITS) consecutive search bins."""
-    keys, _, summed = sum_by_key(np.asarray(bins, dtype=np.int64)
-                                 >> (SEARCH_BITS - CENTRE_BITS), counts)
-    return keys, summed
+    shifted = np.asarray(bins, dtype=np.int64) >> (SEARCH_BITS - CENTRE_BITS)
+    n = np.asarray(counts, dtype=np.int64)
+    if len(shifted) < 2 or not (shifted[1:] >= shifted[:-1]).all():
+        keys, _, summed = sum_by_key(shifted, n)
+        return keys, summed
+    # sorted bins (a cell's, as BinStatistics keeps them): the shifted keys are sorted
+    # too, so sum_by_key's stable sort is the identity and its runs are these
+    starts = np.flatnonzero(np.concatenate(([True], shifted[1:] != shifted[:-1])))
+    return shifted[starts], np.add.reduceat(n, starts)
 
 
 def joint_statistics_from_bins(cell: np.ndarray, stats: BinStatistics, cuts: JointCuts
@@ -515,8 +527,7 @@ def statistics_of_cells(bins: Mapping[tuple[int, int], BinStatistics],
     none = BinStatistics(*(np.zeros(0, dtype=np.int64),) * 3)
     for j in range(columns):
         cells = [bins.get((g, j), none) for g in range(groups)]
-        streams = [(CandidateStream(centres[(g, j)], "lower"),
-                    CandidateStream(centres[(g, j)], "upper")) if len(b.bins) else None
+        streams = [shared_streams(centres[(g, j)]) if len(b.bins) else None
                    for g, b in enumerate(cells)]
         cuts = joint_cuts([range_cuts(centres[(g, j)], int(b.bins[0]), int(b.bins[-1]),
                                       streams[g])
@@ -533,8 +544,8 @@ def statistics_of_cells(bins: Mapping[tuple[int, int], BinStatistics],
             squares = exact_by_key(joint_keys(cell, joined, cuts), np.concatenate(
                 [np.asarray(b.squares, dtype=object) for b in cells if len(b.bins)]))
         g = keys >> PACKED_BITS
-        starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
-        for lo, hi in zip(starts, np.r_[starts[1:], len(g)], strict=True):
+        starts = np.flatnonzero(np.concatenate(([True], g[1:] != g[:-1])))
+        for lo, hi in zip(starts.tolist(), [*starts[1:].tolist(), len(g)], strict=True):
             cell_g = int(g[lo])
             out[(cell_g, j)] = CellStatistics(
                 keys[lo:hi] & mask, n[lo:hi], sums[lo:hi], streams[cell_g],
@@ -552,6 +563,38 @@ class BinBlock:
     bins: dict[tuple[int, int], BinStatistics]
     groups: int
     columns: int
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What a worker process is sent: the cells' arrays joined into one int64 array
+        each (with their lengths), not one pickled array per cell — a 10^5-group run's
+        blocks pickled in ~6 s and 130 MB, one array per cell, for arrays of a few
+        entries (issue #42). Cells with sums past int64 or with squares (object arrays)
+        are sent as they are."""
+        flat = all(b.squares is None and b.sums.dtype == np.int64
+                   and b.bins.dtype == np.int64 and b.counts.dtype == np.int64
+                   for b in self.bins.values())
+        if not flat or not self.bins:
+            return {"bins": self.bins, "groups": self.groups, "columns": self.columns}
+        cells = list(self.bins.values())
+        return {"keys": np.array(list(self.bins), dtype=np.int64).reshape(-1, 2),
+                "lengths": np.array([len(b.bins) for b in cells], dtype=np.int64),
+                "joined": tuple(np.concatenate([getattr(b, name) for b in cells])
+                                for name in ("bins", "counts", "sums")),
+                "groups": self.groups, "columns": self.columns}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """The block :meth:`__getstate__` sent: each cell's arrays views of the joined
+        ones, the same values, dtypes and cell order."""
+        bins = state.get("bins")
+        if bins is None:
+            cuts = np.concatenate(([0], np.cumsum(state["lengths"]))).tolist()
+            joined = state["joined"]
+            bins = {(g, j): BinStatistics(*(a[lo:hi] for a in joined))
+                    for (g, j), lo, hi in zip(state["keys"].tolist(), cuts[:-1], cuts[1:],
+                                              strict=True)}
+        object.__setattr__(self, "bins", bins)
+        object.__setattr__(self, "groups", state["groups"])
+        object.__setattr__(self, "columns", state["columns"])
 
     def centre_histogram(self, group: int, column: int) -> tuple[np.ndarray, np.ndarray]:
         b = self.bins.get((group, column))
@@ -579,11 +622,16 @@ class BinBlock:
 def bin_blocks(bins: Mapping[tuple[int, int], BinStatistics], columns: int,
                blocks: Sequence[range]) -> list[BinBlock]:
     """``bins`` (groups global) cut into one :class:`BinBlock` per range of groups."""
-    out = []
-    for r in blocks:
-        own = {(g - r.start, j): b for (g, j), b in bins.items() if g in r}
-        out.append(BinBlock(own, len(r), columns))
-    return out
+    if any(a.stop > b.start for a, b in itertools.pairwise(blocks)):  # not ascending
+        return [BinBlock({(g - r.start, j): b for (g, j), b in bins.items() if g in r},
+                         len(r), columns) for r in blocks]
+    starts = [r.start for r in blocks]
+    parts: list[dict[tuple[int, int], BinStatistics]] = [{} for _ in blocks]
+    for (g, j), b in bins.items():  # one pass, whatever the number of blocks
+        i = bisect.bisect_right(starts, g) - 1
+        if i >= 0 and g in blocks[i]:
+            parts[i][(g - starts[i], j)] = b
+    return [BinBlock(own, len(r), columns) for own, r in zip(parts, blocks, strict=True)]
 
 
 # -- what the mechanism reads -----------------------------------------------------------------
@@ -611,6 +659,10 @@ def data_tails(stats: CellStatistics) -> tuple[np.ndarray, np.ndarray]:
     :func:`~dprect.core.step_exponential.draw_step`, reads the candidates past them from a
     lazy :class:`~dprect.core.tail_bounds.CandidateStream` only when it draws one). Lower:
     #{i ≤ −k − 1}; upper: #{i ≥ k + 1}."""
+    if len(stats.keys) <= _SCALAR_ENTRIES:
+        tails = _data_tails_scalar(stats.keys.tolist(), stats.counts.tolist())
+        if tails is not None:
+            return tails
     interval = (stats.keys >> _EXPONENT_BITS) - _INTERVAL_OFFSET
     counts = stats.counts
     # the keys are sorted, so the intervals ascend: the lower side's reach −i − 1 read
@@ -628,6 +680,43 @@ def data_tails(stats: CellStatistics) -> tuple[np.ndarray, np.ndarray]:
         suffix[:-1] = np.cumsum(c[::-1])[::-1]
         first = np.searchsorted(reach, np.arange(int(reach[-1]) + 1), side="left")
         out.append(suffix[first])
+    return out[0], out[1]
+
+
+#: a cell of at most this many statistics entries, reaching at most _SCALAR_REACH
+#: candidates out, has its tails made on Python integers (the same counts; numpy's calls
+#: cost more than the sums on a small cell)
+_SCALAR_ENTRIES = 64
+_SCALAR_REACH = 256
+
+
+def _data_tails_scalar(keys: list[int], counts: list[int]
+                       ) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`data_tails` of a small cell on Python integers: per side, the entries'
+    reach (−i − 1 below, i − 1 above) and tail(k) = Σ counts of reach ≥ k for k = 0 …
+    the farthest reach. None when a side reaches past ``_SCALAR_REACH``."""
+    lower: dict[int, int] = {}
+    upper: dict[int, int] = {}
+    for key, c in zip(keys, counts, strict=True):
+        i = (key >> _EXPONENT_BITS) - _INTERVAL_OFFSET
+        if i <= -1:
+            lower[-i - 1] = lower.get(-i - 1, 0) + c
+        elif i >= 1:
+            upper[i - 1] = upper.get(i - 1, 0) + c
+    out = []
+    for side in (lower, upper):
+        if not side:
+            out.append(np.zeros(0, dtype=np.int64))
+            continue
+        far = max(side)
+        if far > _SCALAR_REACH:
+            return None
+        tails = [0] * (far + 1)
+        running = 0
+        for k in range(far, -1, -1):
+            running += side.get(k, 0)
+            tails[k] = running
+        out.append(np.array(tails, dtype=np.int64))
     return out[0], out[1]
 
 
@@ -662,6 +751,8 @@ def centred_sum_dyadic(stats: CellStatistics, lower_step: int, upper_step: int,
     the bounds are first summed per exponent in int64 when there are many (exact below
     2^32 rows in the cell), so the Python integers touch one term per exponent, not one
     per statistics entry."""
+    if len(stats.keys) <= _SCALAR_ENTRIES:
+        return _centred_sum_scalar(stats, lower_step, upper_step, lower, upper, pivot)
     interval, exponent = unpack(stats.keys)
     low = interval <= -lower_step - 1
     high = interval >= upper_step + 1
@@ -674,11 +765,35 @@ def centred_sum_dyadic(stats: CellStatistics, lower_step: int, upper_step: int,
         if len(e_mid) > _REDUCE_ENTRIES and stats.rows < _INT64_ROWS:
             order = np.argsort(e_mid, kind="stable")
             e_sorted = e_mid[order]
-            starts = np.flatnonzero(np.r_[True, e_sorted[1:] != e_sorted[:-1]])
+            starts = np.flatnonzero(np.concatenate(([True], e_sorted[1:] != e_sorted[:-1])))
             e_mid = e_sorted[starts]
             s_mid = np.add.reduceat(s_mid[order], starts)
         terms += [(int(si), int(ei) - EXPONENT_BIAS)
                   for ei, si in zip(e_mid.tolist(), s_mid.tolist(), strict=True)]
+    base = min(e for _, e in terms)
+    return sum(m << (e - base) for m, e in terms), base
+
+
+def _centred_sum_scalar(stats: CellStatistics, lower_step: int, upper_step: int,
+                        lower: float, upper: float, pivot: float) -> tuple[int, int]:
+    """:func:`centred_sum_dyadic` of a small cell on Python integers, entry by entry:
+    the same exact sum over the same least exponent (the terms of L, U and p always
+    count towards it, as there)."""
+    below, above, rows = -lower_step - 1, upper_step + 1, 0
+    n_low = n_high = 0
+    mid: list[tuple[int, int]] = []
+    for key, n, sm in zip(stats.keys.tolist(), stats.counts.tolist(), stats.sums.tolist(),
+                          strict=True):
+        rows += n
+        i = (key >> _EXPONENT_BITS) - _INTERVAL_OFFSET
+        if i <= below:
+            n_low += n
+        elif i >= above:
+            n_high += n
+        else:
+            mid.append((int(sm), (key & _EXPONENT_MASK) - EXPONENT_BIAS))
+    (lm, le), (um, ue), (pm, pe) = dyadic(lower), dyadic(upper), dyadic(pivot)
+    terms = [(lm * n_low, le), (um * n_high, ue), (-pm * rows, pe), *mid]
     base = min(e for _, e in terms)
     return sum(m << (e - base) for m, e in terms), base
 

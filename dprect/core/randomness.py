@@ -210,9 +210,14 @@ class RandomSource:
             return cls()
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise ParameterError(f"a stream seed must be a non-negative integer, got {seed!r}")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            return cls(seed=seed)
+        # what cls(seed=seed) makes, without its warning (a describe run makes one per
+        # group: catching the warning each time cost more than the stream's draws)
+        source = cls.__new__(cls)
+        source._gen = random.Random(seed)
+        note_draw()  # counted when made, as the constructor counts it
+        source.seeded = True
+        source._below = _below_of(source._gen)
+        return source
 
     # -- primitive draws -------------------------------------------------------------
     def randbelow(self, n: int) -> int:

@@ -167,7 +167,7 @@ class PlanRequest:
     target_miss: float = field(default=0.0, metadata=_help(
         "the quantiles method's target share of positives outside the rectangle, in "
         "[0, 1): each side aims at the larger of target_miss*N/(sides) clipped rows and "
-        "the default aim, min(2%, 25%/sides) of N where N and epsilon allow it, N your "
+        "the default aim, min(1/50, 1/(4*sides)) of N where N and epsilon allow it, N your "
         "--positives or auto's private count; a larger target trades positives outside "
         "for a tighter box"))
 

@@ -57,7 +57,8 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Protocol
+from functools import lru_cache
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
@@ -80,6 +81,9 @@ _SLACK_F = float(SLACK)
 #: docstring), and a level this deep is drawn with probability e^{−μ·2^60}, never; it keeps
 #: a huge ε's levels within int64
 MAX_LEVEL = 1 << 60
+_MAX_LEVEL_F = float(MAX_LEVEL)
+#: D̃/μ is shrunk by this factor before its floor (1 − 10⁻¹², as a float)
+_SHRINK = 1.0 - 1e-12
 
 
 def runaway_bound(steps: int, decay: Fraction = DECAY) -> float:
@@ -127,6 +131,10 @@ def draw_step(tails: np.ndarray, stream: Steps | CandidateStream, target: int,
     if eps <= 0 or mu <= 0:
         raise ParameterError("the side's epsilon and decay must be > 0")
     tails = np.asarray(tails, dtype=np.int64)
+    if not two_sided and len(tails) <= _SCALAR_STEPS:
+        setup = _scalar_setup(tails.tolist(), stream, int(target), eps, mu)
+        if setup is not None:
+            return _draw(setup, stream, mu, rng)
     # one-sided: any t ≥ every tail gives every a_k = 0: capped so, a tiny ε's huge t
     # fits an int64 (two-sided: t ≤ N, the caller's target of rows, is not capped)
     t = int(target) if two_sided else min(int(target), int(tails.max(initial=0)))
@@ -166,34 +174,137 @@ def draw_step(tails: np.ndarray, stream: Steps | CandidateStream, target: int,
     # count per level would need D_k/μ entries, ε·rows of them)
     order = np.argsort(levels, kind="stable")
     held, starts, sizes = np.unique(levels[order], return_index=True, return_counts=True)
-    where = dict(zip(held.tolist(), zip(starts.tolist(), sizes.tolist(), strict=True),
-                     strict=True))
-    order_list = order.tolist()
-    # exact integers: ε = e/den, μ = m/den, η = h/den; D_k·den = e·(a_k − a*) +
-    # m·(k − k*) + h
-    den = math.lcm(eps.denominator, mu.denominator, SLACK.denominator)
-    e_num = eps.numerator * (den // eps.denominator)
-    m_num = mu.numerator * (den // mu.denominator)
-    base = SLACK.numerator * (den // SLACK.denominator) - (e_num * a_min + m_num * k_min)
+    den, e_num, m_num, h_num = _integers(eps, mu)
+    base = h_num - (e_num * a_min + m_num * k_min)
+    sizes_list = sizes.tolist()
+    held_list = held.tolist()
+    where = dict(zip(held_list, zip(starts.tolist(), sizes_list, strict=True), strict=True))
+    return _draw(_Setup(a.tolist(), order.tolist(), where, held_list, sizes_list, known,
+                        far, base, den, e_num, m_num, far_a), stream, mu, rng)
+
+
+class _Setup(NamedTuple):
+    """What the draw's loop reads (module docstring, "Exact draw"): the data steps'
+    clipped rows above t (``a``), the steps in level order, each held level's (start,
+    size) in that order, the held levels and their sizes, the number of data steps,
+    whether the side has steps past them, the exact integers D_k·den =
+    e·a_k + m·k + base, and a_k past the data."""
+
+    a: list[int]
+    order: list[int]
+    where: dict[int, tuple[int, int]]
+    held: list[int]
+    sizes: list[int]
+    known: int
+    far: bool
+    base: int
+    den: int
+    e_num: int
+    m_num: int
+    #: a_k on every step past the data (0 one-sided; t two-sided)
+    far_a: int = 0
+
+
+def _integers(eps: Fraction, mu: Fraction) -> tuple[int, int, int, int]:
+    """(den, e, m, h): ε = e/den, μ = m/den, η = h/den over their least common
+    denominator (one per plan's rates, not one per draw)."""
+    return _integers_of(eps.numerator, eps.denominator, mu.numerator, mu.denominator)
+
+
+@lru_cache(maxsize=256)
+def _integers_of(e: int, e_den: int, m: int, m_den: int) -> tuple[int, int, int, int]:
+    """:func:`_integers` keyed by the integers (hashing a Fraction costs more)."""
+    den = math.lcm(e_den, m_den, SLACK.denominator)
+    return (den, e * (den // e_den), m * (den // m_den),
+            SLACK.numerator * (den // SLACK.denominator))
+
+
+#: a side with at most this many tail counts has its levels made on Python floats and
+#: integers (:func:`_scalar_setup`: the very floats of the numpy path, element for
+#: element; a few dozen numpy calls on tiny arrays cost more than the arithmetic)
+_SCALAR_STEPS = 48
+
+
+def _scalar_setup(tails: list[int], stream: Steps | CandidateStream, target: int,
+                  eps: Fraction, mu: Fraction) -> _Setup | None:
+    """The setup of :func:`draw_step` for a short list of tail counts, on Python numbers:
+    each float operation is the numpy path's, in the same order (IEEE double, one
+    rounding each), so the levels — hence the draws — are identical. None when a float
+    is not finite (a huge ε): the numpy path handles that."""
+    t = min(target, max(tails, default=0))
+    known = 0
+    for i in range(len(tails) - 1, -1, -1):
+        if tails[i]:
+            known = i + 1
+            break
+    if known and not stream.has(known - 1):  # cannot happen: tails are the candidates'
+        raise AssertionError("more tail counts than the side has candidates")
+    a = [q - t if q > t else 0 for q in tails[:known]]
+    eps_f, mu_f = float(eps), float(mu)
+    # float · int rounds the int to a float first: the numpy path's astype(float64)
+    gamma = [eps_f * ak + mu_f * k for k, ak in enumerate(a)]
+    if known and max(gamma) == math.inf:  # no NaN: every term is ≥ 0
+        return None
+    far_gamma = mu_f * known
+    k_min = min(range(known), key=gamma.__getitem__) if known else 0
+    far = not known or stream.has(known)
+    if far and (not known or far_gamma < gamma[k_min]):
+        k_min = known
+    a_min = a[k_min] if k_min < known else 0
+    km = float(k_min)
+    # level = clip(floor(r), 0, MAX_LEVEL): int(r) is floor(r) for r > 0 and every
+    # r ≤ 0 gives 0; r ≥ 2^60 (inf included) gives MAX_LEVEL, as np.clip does
+    top = _MAX_LEVEL_F
+    levels = []
+    for k, ak in enumerate(a):
+        r = (eps_f * (ak - a_min) + mu_f * (k - km) + _SLACK_F) / mu_f * _SHRINK - 1e-9
+        levels.append(MAX_LEVEL if r >= top else int(r) if r > 0 else 0)
+    order = sorted(range(known), key=levels.__getitem__)
+    where: dict[int, tuple[int, int]] = {}
+    held: list[int] = []
+    sizes: list[int] = []
+    for pos, k in enumerate(order):
+        level = levels[k]
+        if held and held[-1] == level:
+            sizes[-1] += 1
+        else:
+            held.append(level)
+            sizes.append(1)
+            where[level] = (pos, 0)
+    for level, size in zip(held, sizes, strict=True):
+        where[level] = (where[level][0], size)
+    den, e_num, m_num, h_num = _integers(eps, mu)
+    base = h_num - (e_num * a_min + m_num * k_min)
+    return _Setup(a, order, where, held, sizes, known, far, base, den, e_num, m_num)
+
+
+def _draw(setup: _Setup, stream: Steps | CandidateStream, mu: Fraction,
+          rng: RandomSource) -> int:
+    """The draw's loop (module docstring, "Exact draw") on a :class:`_Setup`."""
+    a, order, where = setup.a, setup.order, setup.where
+    den, e_num, m_num, base, far = setup.den, setup.e_num, setup.m_num, setup.base, setup.far
     # a far step's D_k is μk + (e·a_far + base)/den > 0, its level k + ⌊(e·a_far +
     # base)/m⌋ exactly: one to a level, from the first far step's on
+    far_a = setup.far_a
     shift = (e_num * far_a + base) // m_num
-    far_from = known + shift
+    far_from = setup.known + shift
     if far and far_from < 0:  # cannot happen: D_k > 0 for every step
         raise AssertionError("a step past the data below the least log-weight")
     # C: a level's data steps, plus its one far step from far_from on (if the side has
     # far steps)
-    cap = max(int(sizes.max(initial=0)),
-              1 + int(sizes[held >= far_from].max(initial=0)) if far else 1)
+    cap = max(max(setup.sizes, default=0),
+              1 + max((z for h, z in zip(setup.held, setup.sizes, strict=True)
+                       if h >= far_from), default=0) if far else 1)
     below = rng.randbelow
+    mu_num, mu_den = mu.numerator, mu.denominator
 
     while True:
-        level = rng.geometric_exp(mu.numerator, mu.denominator)
+        level = rng.geometric_exp(mu_num, mu_den)
         start, size = where.get(level, (0, 0))
         u = below(cap)
         if u < size:
-            k = order_list[start + u]
-            q = int(a[k])
+            k = order[start + u]
+            q = a[k]
         elif far and u == size and level >= far_from and stream.has(level - shift):
             k, q = level - shift, far_a  # the level's far step (≥ known), if it exists
         else:

@@ -376,15 +376,15 @@ class CandidateStream:
         bin ≤ b on the upper side, bin ≥ b on the lower). The bins of the points are
         monotone, so the points whose bin is kept are a prefix too: found by bisection,
         encoded in one piece, repeats dropped: a Spark describe run's cuts up to a
-        cell's rows (:func:`dprect.core.describe_stats.range_cuts`). For a stream that
-        has made no candidate but its first (a :class:`ValueError` otherwise); the bins
+        cell's rows (:func:`dprect.core.describe_stats.range_cuts`). On a stream that
+        has made no candidate but its first, by the bisection; on one that has made
+        more (a shared stream), from the made bins (:meth:`_made_while`); the bins
         found are kept as made, so a later search of the side reads them without making
         them again. ``target``, if given, is about the outward point w = ±raw where
         ``keep`` starts to fail: it only speeds up the search (any value gives the same
         bins)."""
         if self.count != 1:
-            raise ValueError("bins_while reads a stream that has made only its first "
-                             "candidate")
+            return self._made_while(keep)
         if not keep(self._first):
             return np.zeros(0, dtype=np.int64)
         sign = self._sign
@@ -404,6 +404,17 @@ class CandidateStream:
             self._pos = stop
         return out
 
+    def _made_while(self, keep: Callable[[int], bool]) -> np.ndarray:
+        """:meth:`bins_while` on a stream that has made more than its first candidate
+        (a shared one, :func:`shared_streams`): grown until a made bin fails ``keep`` or
+        the side ends, then the made bins' prefix where ``keep`` holds — the same bins
+        (the stream's bins are the same sequence however far it has been made)."""
+        while keep(self._bins[-1]) and not self.complete:
+            self._grow(2 * self.count)
+        bins = self._bins
+        end = bisect.bisect_left(range(len(bins)), True, key=lambda i: not keep(bins[i]))
+        return np.array(bins[:end], dtype=np.int64)
+
     def upto(self, n: int) -> np.ndarray:
         """The first ``n`` candidates (fewer only if the side has fewer)."""
         self._grow(n)
@@ -422,8 +433,27 @@ class CandidateStream:
     def has(self, k: int) -> bool:
         """Whether the side has a candidate k (made as far as needed)."""
         if k >= self.count:
-            self._grow(max(k + 1, 2 * self.count))
+            # a few past the made ones (a search's next far step): just those, point by
+            # point; else doubling. Either way the same candidates, only made sooner or later
+            near = k + 1 - self.count <= _SCALAR_CANDIDATES
+            self._grow(k + 1 if near else max(k + 1, 2 * self.count))
         return k < self.count
+
+
+@lru_cache(maxsize=512)
+def _shared_stream(bits: str, side: Side) -> CandidateStream:
+    return CandidateStream(float.fromhex(bits), side)
+
+
+def shared_streams(centre: float) -> tuple[CandidateStream, CandidateStream]:
+    """The (lower, upper) :class:`CandidateStream` of ``centre``, shared by every cell of
+    this process searching from the same centre (a describe run's anchored cells of a
+    column share one; a centre is a bin's edge, so own centres repeat too): a stream's
+    candidates depend on its centre and side alone and it only ever makes more of them,
+    so a shared one gives every reader what a fresh one would, made once (the cache
+    keeps the 512 latest by the centre's exact bits, −0.0 apart from 0.0)."""
+    bits = float(centre).hex()
+    return _shared_stream(bits, "lower"), _shared_stream(bits, "upper")
 
 
 def candidates(centre: float, side: Side) -> np.ndarray:
@@ -467,6 +497,7 @@ __all__ = [
     "centre_value",
     "draw_centre",
     "draw_centre_from_counts",
+    "shared_streams",
     "side_candidates",
     "tail_counts",
 ]

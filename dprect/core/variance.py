@@ -71,12 +71,12 @@ def centred_squares(stats: CellStatistics, lower_step: int, upper_step: int,
     and U = the upper one ``upper_step`` (their values ``lower``, ``upper``): a row
     below L or above U adds h², a row between adds (x̃ − m)², summed as
     Σx̃² − 2m·Σx̃ + n·m² from the exact sums per (interval, exponent). A cell without
-    rows has Q = 0 (its statistics, made for no bins, carry no squares)."""
-    if not len(stats.keys):
-        return Fraction(0)
+    rows (a listed group with none) has Q = 0, with or without its squares counted."""
+    m, h = midpoint_and_half(lower, upper)
+    if not len(stats.keys):  # no rows: nothing to sum, whether squares were counted
+        return Fraction(0) * h
     if stats.squares is None:
         raise ValueError("these statistics were counted without squares")
-    m, h = midpoint_and_half(lower, upper)
     interval, exponent = unpack(stats.keys)
     mid = (interval > -lower_step - 1) & (interval < upper_step + 1)
     outside = int(stats.counts[~mid].sum())

@@ -275,7 +275,8 @@ def test_bins_while_is_exact_whatever_the_guess():
 def test_a_stream_advanced_by_bins_while_reads_on_as_a_fresh_one():
     """range_cuts' streams keep the candidates bins_while made; the cell's searches read
     on from them: every prefix, every value and the side's end are a fresh stream's
-    (a stream kept one bin too many or too few, or resumed at another point, fails)."""
+    (a stream kept one bin too many or too few, or resumed at another point, fails); and
+    a stream grown before (shared by cells of one centre) gives bins_while's bins too."""
     from dprect.core.tail_bounds import CandidateStream
 
     rs = np.random.default_rng(5)
@@ -294,8 +295,11 @@ def test_a_stream_advanced_by_bins_while_reads_on_as_a_fresh_one():
                 assert stream.complete and stream.count == len(every)
                 k = len(every) - 1
                 assert stream.value(k) == CandidateStream(c, side).value(k)
-                with pytest.raises(ValueError, match="first"):
-                    stream.bins_while(keep)  # a grown stream is not read this way
+                # a grown (shared) stream reads the same bins from the ones it made
+                assert np.array_equal(stream.bins_while(keep), made), (c, side, b)
+                part = CandidateStream(c, side)
+                part.upto(max(2, len(made) // 2))
+                assert np.array_equal(part.bins_while(keep), made), (c, side, b)
 
 
 def test_a_search_bin_holds_one_exponent():

@@ -225,15 +225,3 @@ def test_the_python_aggregate_releases_variance_and_a_spec_without_squares_is_re
                                QUERY.spec([SEARCH_GRID], ("count",)))
     with pytest.raises(ParameterError, match="squares"):  # before any draw
         draw_query(plan, plain, [None], ["x"], _seeded(1))
-
-
-def test_a_listed_group_without_rows_gets_a_variance():
-    """A listed group without rows is released all the same — its variance too: the
-    statistics of a cell without rows carry no squares, and its Q is 0 (it raised)."""
-    x = np.random.default_rng(1).normal(size=200)
-    plan = plan_describe(1.0, 1, statistics=("count", "mean", "variance"))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        result = run_describe(plan, {("a", 0): x}, ["a", "b"], ["x"], RandomSource(seed=3))
-    empty = result.cell("x", "b")
-    assert empty.variance is not None and 0.0 <= empty.variance
