@@ -102,6 +102,19 @@ bench-spark: setup
 bench-describe-spark: setup
 	SPARK_CONF_DIR=$(abspath conf/spark) $(BIN)/python benchmarks/describe_spark.py $(if $(ROWS),--rows $(ROWS))
 
+# dprect aggregate with every statistic (or AGG_ARGS="--pass-only --statistics ...") against
+# the plain groupBy aggregation, issue #41 (64 columns x 1,000 groups; ROWS=... for fewer rows)
+.PHONY: bench-aggregate-spark
+bench-aggregate-spark: setup
+	SPARK_CONF_DIR=$(abspath conf/spark) $(BIN)/python benchmarks/aggregate_spark.py $(if $(ROWS),--rows $(ROWS)) $(AGG_ARGS)
+
+# A grouped aggregate of many public groups drawn in the executors (issue #42): 10^6 groups
+# x 8 columns x 10^7 rows on local[2] vs groupBy(g).agg(count, sum, min, max), with the
+# driver's peak memory (GROUPS=100000 ROWS=2000000 for the smaller size).
+.PHONY: bench-aggregate-groups
+bench-aggregate-groups: setup
+	SPARK_CONF_DIR=$(abspath conf/spark) $(BIN)/python benchmarks/aggregate_spark_groups.py $(if $(ROWS),--rows $(ROWS)) $(if $(GROUPS),--groups $(GROUPS))
+
 # The high-dimension sweep of issue #15 (d = 8 … 1024, n = 10^6 … 1.6·10^7; long, data
 # cached under benchmarks/output/): table, acceptance lines, benchmarks/output/spark_sweep.json.
 .PHONY: bench-spark-sweep

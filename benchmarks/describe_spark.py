@@ -173,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     from pyspark.sql import functions as F  # noqa: N812
 
     import dprect.engines.grouped as grouped
-    import dprect.engines.spark.statistics as spark_statistics
+    import dprect.engines.spark.grouped_route as grouped_route
     from dprect.core.aggregates import plan_describe
     from dprect.core.randomness import RandomSource
     from dprect.core.request import Source
@@ -213,8 +213,8 @@ def main(argv: list[str] | None = None) -> int:
                 cpu_phases[name + " cluster"] = c2[1] - c[1]
         return run
 
-    spark_statistics.spark_statistics = timed_phase(  # type: ignore[assignment]
-        "pass", spark_statistics.spark_statistics)
+    grouped_route.spark_statistics = timed_phase(  # type: ignore[assignment]
+        "pass", grouped_route.spark_statistics)
     grouped.describe_blocks = timed_phase(  # type: ignore[assignment]
         "mechanism", grouped.describe_blocks)
 
@@ -224,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
 
     plan = plan_describe(args.epsilon, len(columns))
     groups = [str(i) for i in range(args.groups)]
-    route = spark_statistics.SparkGroupedRoute(lambda: (spark, False))
+    route = grouped_route.SparkGroupedRoute(lambda: (spark, False))
     spec = QUERY.spec([SEARCH_GRID] * len(columns))
 
     def describe() -> None:

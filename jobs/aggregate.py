@@ -4,7 +4,7 @@
 
 A thin adapter: the ``aggregate`` section becomes the settings of the one grouped-aggregate
 flow (:func:`dprect.app.aggregate_flow.run_aggregate_flow`), run on the Spark engine
-(:class:`dprect.engines.spark.statistics.SparkGroupedRoute`), as ``dprect aggregate
+(:class:`dprect.engines.spark.grouped_route.SparkGroupedRoute`), as ``dprect aggregate
 --engine spark`` does. ``aggregate.statistics`` names any statistics of the registry
 (:data:`dprect.core.statistic.STATISTICS`): ``coverage`` (private clamping bounds; with
 ``coverage``, ``grid``, ``rows``), any of ``bounds``, ``count``, ``sum``, ``mean``,
@@ -78,7 +78,7 @@ def table_main(prog: str, description: str, section: str, options: dict[str, Opt
     def engine(session: Session, cfg: dict[str, Any]) -> GroupedRoute:
         if route is not None:
             return route
-        from dprect.engines.spark.statistics import SparkGroupedRoute
+        from dprect.engines.spark.grouped_route import SparkGroupedRoute
 
         return SparkGroupedRoute(session)
 

@@ -5,7 +5,7 @@
 A thin adapter, the preset ``bounds,count,sum,mean`` of ``jobs/aggregate.py``: the
 ``describe`` section becomes the settings of the one grouped-aggregate flow
 (:func:`dprect.app.aggregate_flow.run_aggregate_flow`), run on the Spark engine
-(:class:`dprect.engines.spark.statistics.SparkGroupedRoute`), as ``dprect describe --engine
+(:class:`dprect.engines.spark.grouped_route.SparkGroupedRoute`), as ``dprect describe --engine
 spark`` does. It reads ``describe.input`` (Parquet, CSV or Delta) and writes
 ``describe.output`` (the result JSON: per group and column the lower and upper bound used,
 the count, the sum and the mean; the guarantee; the plan with its budget split and accuracy

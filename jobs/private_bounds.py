@@ -5,7 +5,7 @@
 A thin adapter, the preset ``coverage`` of ``jobs/aggregate.py``: the ``bounds`` section
 becomes the settings of the one grouped-aggregate flow
 (:func:`dprect.app.aggregate_flow.run_aggregate_flow`), run on the Spark engine
-(:class:`dprect.engines.spark.statistics.SparkGroupedRoute`), as ``dprect bounds --engine
+(:class:`dprect.engines.spark.grouped_route.SparkGroupedRoute`), as ``dprect bounds --engine
 spark`` does. It reads ``bounds.input`` (Parquet, CSV or Delta) and writes
 ``bounds.output`` (the result JSON: per group and column the lower and upper bound, the
 guarantee, the plan, the coverage statement and the bounds in the forms OpenDP, Tumult

@@ -16,7 +16,7 @@ the table, the PUBLIC group list (:mod:`dprect.app.groups`) and the outputs. On 
 :class:`AggregateProduct` announces the plan, opens the engine's one route
 (:class:`~dprect.app.table_product.GroupedRoute`: numpy's
 :class:`dprect.engines.grouped.NumpyGroupedRoute`, Spark's
-:class:`dprect.engines.spark.statistics.SparkGroupedRoute`) for the run's spec
+:class:`dprect.engines.spark.grouped_route.SparkGroupedRoute`) for the run's spec
 (:func:`run_spec`; for several mechanisms each source column counted once per mechanism),
 reserves the plan's guarantee ONCE however many groups (disjoint rows: parallel
 composition), and draws every cell on the driver (:meth:`Mechanism.draw
@@ -62,7 +62,7 @@ from dprect.core.decimal_grid import DecimalGrid
 from dprect.core.domains import Domain, FloatBins, GridArg, resolve_domains
 from dprect.core.errors import ParameterError
 from dprect.core.group_selection import SelectionPlan, composed, select_keys
-from dprect.core.mixed import MixedPlan, draw_mixed, mixed_spec, plan_mixed
+from dprect.core.mixed import MixedPlan, mixed_spec, plan_mixed
 from dprect.core.quantile_release import statistic_names
 from dprect.core.quantiles import QuantilePlan
 from dprect.core.randomness import RandomSource
@@ -629,13 +629,14 @@ class AggregateProduct:
             names = select_keys(s.selection, prepared.key_counts(), rng)
         shape = f"{len(s.source.columns)} column(s) in {len(names)} group(s)"
         progress(f"counting {shape}")  # the engine's pass: a stage of its own
-        cells = prepared.statistics() if s.selection is None else prepared.statistics(names)
-        progress(f"{self.verb} {shape}")
-        if len(s.mechanisms) > 1:  # each part from its slice, its own stream (§11b)
-            mixed = draw_mixed(s.plan, s.mechanisms, cells, names, s.source.columns, rng)
-            guarantee, record = mixed.guarantee, mixed_record(mixed)
+        # several mechanisms: each part from its slice, its own stream (§11b); on Spark
+        # with many groups, drawn in the executors (engines/spark/executor_draws.py)
+        result = prepared.draw(s.mechanisms, s.plan, names, s.source.columns, rng,
+                               None if s.selection is None else names,
+                               lambda: progress(f"{self.verb} {shape}"))
+        if len(s.mechanisms) > 1:
+            guarantee, record = result.guarantee, mixed_record(result)
         else:
-            result = s.mechanisms[0].draw(s.plan, cells, names, s.source.columns, rng)
             guarantee, record = result.guarantee, aggregate_record(result, s.plan)
         if s.selection is None:
             return guarantee, record

@@ -427,7 +427,7 @@ def _cmd_aggregate(args: argparse.Namespace) -> int:
     if args.engine == "numpy":
         route: Any = NumpyGroupedRoute()
     else:  # pyspark is imported only here
-        from dprect.engines.spark.statistics import cli_grouped_route
+        from dprect.engines.spark.grouped_route import cli_grouped_route
 
         route = cli_grouped_route(**chosen(args))
     run_aggregate_flow(checked, route, _reporter(args))

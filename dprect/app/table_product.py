@@ -4,17 +4,18 @@ spine (:mod:`dprect.app.spine`) sees it: open the table for a
 :class:`~dprect.core.statistic.StatisticsSpec` (read, schema checked, nothing drawn), then
 the engine's one primitive (:meth:`GroupedPrepared.statistics`). The numpy engine's is
 :class:`dprect.engines.grouped.NumpyGroupedRoute`, Spark's
-:class:`dprect.engines.spark.statistics.SparkGroupedRoute`.
+:class:`dprect.engines.spark.grouped_route.SparkGroupedRoute`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Protocol
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 from dprect.app.spine import Prepared
+from dprect.core.randomness import RandomSource
 from dprect.core.request import Source
-from dprect.core.statistic import GroupedStatistics, StatisticsSpec
+from dprect.core.statistic import GroupedStatistics, Mechanism, StatisticsSpec
 
 
 class GroupedPrepared(Prepared, Protocol):
@@ -31,6 +32,18 @@ class GroupedPrepared(Prepared, Protocol):
         """The rows of every key of the group column (its text:
         :func:`dprect.engines.bounds_input.key_text`; nulls and non-finite numbers are no
         key) — the private input of a group selection, never printed."""
+        ...
+
+    def draw(self, mechanisms: Sequence[Mechanism], plan: Any, group_names: Sequence[Any],
+             columns: Sequence[str], rng: RandomSource, groups: list[str] | None = None,
+             drawing: Callable[[], None] = lambda: None) -> Any:
+        """The run's release from the statistics under the route's spec (for the listed
+        groups, or ``groups`` as :meth:`statistics` reads it; ``drawing`` is called as the
+        draws start, for a progress line): the mechanism's result, or a mixed run's
+        (:func:`dprect.engines.grouped.draw_statistics` on the driver; on Spark, for many
+        groups, drawn in the executors where the groups' statistics are:
+        :mod:`dprect.engines.spark.executor_draws`). The same result for a seed either
+        way."""
         ...
 
 

@@ -341,6 +341,7 @@ def cks_log_delta(rho: float, epsilon: float, alpha: float) -> decimal.Decimal:
         return am1 * (a * r - e) - am1.ln() + a * (am1 / a).ln()
 
 
+@functools.lru_cache(maxsize=4096, typed=True)  # a plan asks again and again (pure floats)
 def zcdp_to_dp_cks_with_order(rho: float, delta: float) -> tuple[float, float]:
     """(ε, α): ρ-zCDP ⇒ (ε, δ)-DP by Canonne, Kamath & Steinke (2020, Cor. 13), at order α.
 
@@ -380,6 +381,7 @@ def _neg_cks_rho_at(epsilon: float, log_inv_delta: float, alpha: float) -> float
     return -(epsilon - _cks_epsilon_at(0.0, log_inv_delta, alpha)) / alpha
 
 
+@functools.lru_cache(maxsize=4096, typed=True)  # a plan asks again and again (pure floats)
 def _cks_rho_estimate(epsilon: float, log_inv_delta: float) -> float:
     """The largest ρ whose CKS conversion at δ = e^{−log_inv_delta} is ε (float estimate)."""
     neg = _minimise_over_order(functools.partial(_neg_cks_rho_at, epsilon, log_inv_delta))[1]

@@ -889,13 +889,13 @@ def _noisy_count(plan: DescribePlan, rows: int, rng: RandomSource) -> int | None
     return rows + rng.discrete_laplace_int(scale.denominator, scale.numerator)
 
 
-def anchor_centres(draws: Sequence[BlockDraws], columns: int) -> list[float]:
-    """Per column, the anchor of its cells of smaller splits: the lower median, over every
-    group (public order), of the released means of the column's cells under the plan's
-    own split (shrinking a group too small for its own centre towards the typical group);
-    without a sum noise (a count-only plan), of their released centres; with no cell of
-    the plan's own split, of every released own centre; 0.0 when there is none. A public
-    function of released values (docs/privacy.md §11, "Small groups")."""
+def anchor_pools(draws: Sequence[BlockDraws], columns: int
+                 ) -> list[tuple[list[float], list[float]]]:
+    """Per column, what its anchor is the lower median of (:func:`anchor_centres`), over
+    the groups of ``draws`` in order: the released means of the column's cells under the
+    plan's own split (their released centres without a sum noise), and every released own
+    centre. Pools of consecutive blocks concatenate to the pools of their union, so blocks
+    drawn apart (in executors) join them in the public group order."""
     out = []
     for j in range(columns):
         first: list[float] = []
@@ -907,9 +907,25 @@ def anchor_centres(draws: Sequence[BlockDraws], columns: int) -> list[float]:
                     first.append(c if m is None else m)
                 if c is not None:
                     centres.append(c)
-        pool = sorted(first) or sorted(centres)
-        out.append(pool[(len(pool) - 1) // 2] if pool else 0.0)
+        out.append((first, centres))
     return out
+
+
+def pool_anchor(first: Sequence[float], centres: Sequence[float]) -> float:
+    """A column's anchor from its pools (:func:`anchor_pools`, in group order): the lower
+    median of ``first``, else of ``centres``, else 0.0."""
+    pool = sorted(first) or sorted(centres)
+    return pool[(len(pool) - 1) // 2] if pool else 0.0
+
+
+def anchor_centres(draws: Sequence[BlockDraws], columns: int) -> list[float]:
+    """Per column, the anchor of its cells of smaller splits: the lower median, over every
+    group (public order), of the released means of the column's cells under the plan's
+    own split (shrinking a group too small for its own centre towards the typical group);
+    without a sum noise (a count-only plan), of their released centres; with no cell of
+    the plan's own split, of every released own centre; 0.0 when there is none. A public
+    function of released values (docs/privacy.md §11, "Small groups")."""
+    return [pool_anchor(first, centres) for first, centres in anchor_pools(draws, columns)]
 
 
 def small_centre(own: float | None, anchor: float) -> float:
@@ -980,7 +996,7 @@ def describe_blocks(plan: DescribePlan, blocks: Sequence[CellBlock], groups: Seq
     (:meth:`RandomSource.stream_seeds`), then :func:`describe_block` on each block through
     ``mapper`` — ``map``, or a process pool's: the result is the same either way, for a
     seed bit for bit, as no draw depends on where or in which order the blocks run."""
-    group_list, cols = _checked(plan, groups, columns)
+    group_list, cols = checked_names(plan, groups, columns)
     if sum(b.groups for b in blocks) != len(group_list):
         raise ParameterError(f"blocks of {sum(b.groups for b in blocks)} group(s) for "
                              f"{len(group_list)} listed group(s)")
@@ -1152,8 +1168,8 @@ def describe_cell(values: np.ndarray, plan: DescribePlan, rng: RandomSource,
     return finish_cell(plan, tier, centre, cell_statistics(x, centre), noisy, rng)
 
 
-def _checked(plan: DescribePlan, groups: Sequence[Any], columns: Sequence[str]
-             ) -> tuple[list[Any], list[str]]:
+def checked_names(plan: DescribePlan, groups: Sequence[Any], columns: Sequence[str]
+                  ) -> tuple[list[Any], list[str]]:
     if not isinstance(plan, DescribePlan):
         raise ParameterError(f"plan must be a DescribePlan, got {type(plan).__name__}")
     cols = [str(c) for c in columns]
@@ -1219,7 +1235,7 @@ def run_describe(plan: DescribePlan, values: Mapping[tuple[Any, int], np.ndarray
     :data:`~dprect.core.statistic.QUERY` mechanism's), then drawn in ``parts`` blocks of
     groups through ``mapper`` (:func:`describe_blocks`: the same result for any
     ``parts`` and mapper) — one path for arrays and engines alike."""
-    group_list, cols = _checked(plan, groups, columns)
+    group_list, cols = checked_names(plan, groups, columns)
     bins = {}
     for gi, g in enumerate(group_list):
         for j in range(len(cols)):
@@ -1258,8 +1274,10 @@ __all__ = [
     "Mapper",
     "Tier",
     "anchor_centres",
+    "anchor_pools",
     "centre_rows_at",
     "centred_integer_sum",
+    "checked_names",
     "choose_pivot",
     "describe_block",
     "describe_blocks",
@@ -1270,6 +1288,7 @@ __all__ = [
     "group_blocks",
     "integer_sum",
     "plan_describe",
+    "pool_anchor",
     "query_split",
     "run_describe",
     "small_centre",

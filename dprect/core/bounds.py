@@ -515,35 +515,20 @@ class BoundsResult:
         return {g: self._forms(gi) for gi, g in enumerate(self.groups)}
 
 
-def run_bounds(plan: BoundsPlan, histograms: Mapping[tuple[Any, int], Histogram],
-               groups: Sequence[Any], rng: RandomSource, columns: Sequence[str]
-               ) -> BoundsResult:
-    """Draw the private bounds of every (group, column).
+GroupBounds = tuple[list[list[float]], list[list[float]], list[list[int]], list[list[int]]]
 
-    ``histograms[(group, j)]`` is column j's histogram within ``group`` (``group`` None for
-    an ungrouped run, with ``groups=[None]``); a missing entry is an empty histogram (a
-    group without rows is fine: its bounds are drawn all the same), and entries for groups
-    not in ``groups`` are ignored (nothing about them is released). ``groups`` is the
-    PUBLIC list of groups, in the order of the draws (never read it from the data).
-    Draws: groups in order, columns in order, lower then upper."""
-    if not isinstance(plan, BoundsPlan):
-        raise ParameterError(f"plan must be a BoundsPlan, got {type(plan).__name__}")
-    if not isinstance(rng, RandomSource):
-        raise ParameterError(f"rng must be a RandomSource, got {type(rng).__name__}")
-    cols = [str(c) for c in columns]
-    if len(cols) != len(plan.domains):
-        raise ParameterError(f"{len(cols)} column names for {len(plan.domains)} domains")
-    if len(set(cols)) != len(cols):
-        raise ParameterError("a column is named twice")
-    group_list = list(groups)  # [None] when ungrouped; [] when a private selection kept none
-    if (i := repeat_at(group_list)) is not None:
-        raise ParameterError(f"group {group_list[i]!r} is listed twice")
+
+def draw_groups(plan: BoundsPlan, histograms: Mapping[tuple[Any, int], Histogram],
+                groups: Sequence[Any], rng: RandomSource) -> GroupBounds:
+    """The bounds of ``groups`` in order, columns in order, lower then upper, all from
+    ``rng`` (:func:`run_bounds`' draws): per group and column the lower and upper values
+    and grid indices (``[group][column]``)."""
     empty = Histogram.empty()
     lower: list[list[float]] = []
     upper: list[list[float]] = []
     lower_index: list[list[int]] = []
     upper_index: list[list[int]] = []
-    for g in group_list:
+    for g in groups:
         lo_v, hi_v, lo_i, hi_i = [], [], [], []
         for j, d in enumerate(plan.domains):
             hist = histograms.get((g, j), empty)
@@ -559,12 +544,59 @@ def run_bounds(plan: BoundsPlan, histograms: Mapping[tuple[Any, int], Histogram]
         upper.append(hi_v)
         lower_index.append(lo_i)
         upper_index.append(hi_i)
-    return BoundsResult(columns=cols, groups=group_list, lower=lower, upper=upper,
+    return lower, upper, lower_index, upper_index
+
+
+def run_bounds(plan: BoundsPlan, histograms: Mapping[tuple[Any, int], Histogram],
+               groups: Sequence[Any], rng: RandomSource, columns: Sequence[str]
+               ) -> BoundsResult:
+    """Draw the private bounds of every (group, column).
+
+    ``histograms[(group, j)]`` is column j's histogram within ``group`` (``group`` None for
+    an ungrouped run, with ``groups=[None]``); a missing entry is an empty histogram (a
+    group without rows is fine: its bounds are drawn all the same), and entries for groups
+    not in ``groups`` are ignored (nothing about them is released). ``groups`` is the
+    PUBLIC list of groups, in the order of the draws (never read it from the data).
+    Draws: groups in order, columns in order, lower then upper."""
+    if not isinstance(plan, BoundsPlan):
+        raise ParameterError(f"plan must be a BoundsPlan, got {type(plan).__name__}")
+    if not isinstance(rng, RandomSource):
+        raise ParameterError(f"rng must be a RandomSource, got {type(rng).__name__}")
+    cols, group_list = checked_bounds(plan, groups, columns)
+    return bounds_result(plan, cols, group_list,
+                         draw_groups(plan, histograms, group_list, rng), rng.seeded)
+
+
+def checked_bounds(plan: BoundsPlan, groups: Sequence[Any], columns: Sequence[str]
+                   ) -> tuple[list[str], list[Any]]:
+    """A run's column names and public groups, checked against the plan (parameters
+    only): as many columns as domains, none twice; no group twice (none at all: a private
+    selection kept none)."""
+    if not isinstance(plan, BoundsPlan):
+        raise ParameterError(f"plan must be a BoundsPlan, got {type(plan).__name__}")
+    cols = [str(c) for c in columns]
+    if len(cols) != len(plan.domains):
+        raise ParameterError(f"{len(cols)} column names for {len(plan.domains)} domains")
+    if len(set(cols)) != len(cols):
+        raise ParameterError("a column is named twice")
+    group_list = list(groups)  # [None] when ungrouped; [] when a private selection kept none
+    if (i := repeat_at(group_list)) is not None:
+        raise ParameterError(f"group {group_list[i]!r} is listed twice")
+    return cols, group_list
+
+
+def bounds_result(plan: BoundsPlan, columns: list[str], groups: list[Any],
+                  drawn: GroupBounds, seeded: bool) -> BoundsResult:
+    """The result of the bounds ``drawn`` for every group (:func:`draw_groups`, of one
+    stream or of blocks of groups drawn apart), under the plan's guarantee."""
+    lower, upper, lower_index, upper_index = drawn
+    return BoundsResult(columns=columns, groups=groups, lower=lower, upper=upper,
                         lower_index=lower_index, upper_index=upper_index,
                         domains=list(plan.domains), guarantee=plan.guarantee,
-                        plan=plan.to_json(), seeded=rng.seeded)
+                        plan=plan.to_json(), seeded=seeded)
 
 
 __all__ = ["COVERAGE_DENOMINATOR", "MAX_WEIGHTED_ROWS", "BoundsPlan", "BoundsRequest",
-           "BoundsResult", "Histogram", "bound_pieces", "coverage_alpha", "draw_bound",
+           "BoundsResult", "GroupBounds", "Histogram", "bound_pieces", "bounds_result",
+           "checked_bounds", "coverage_alpha", "draw_bound", "draw_groups",
            "histogram", "plan_bounds", "run_bounds"]

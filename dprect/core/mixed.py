@@ -166,15 +166,23 @@ def draw_mixed(plan: MixedPlan, mechanisms: Sequence[Mechanism],
                columns: Sequence[str], rng: RandomSource) -> MixedResult:
     """Every part drawn from its slice of ``cells`` (:func:`part_cells`) with its own
     stream of ``rng`` (module notes)."""
+    return draw_parts(plan, mechanisms, rng, lambda i, m, p, stream: m.draw(
+        p, part_cells(cells, i, len(columns)), group_names, columns, stream))
+
+
+def draw_parts(plan: MixedPlan, mechanisms: Sequence[Mechanism], rng: RandomSource,
+               draw: Callable[[int, Mechanism, Any, RandomSource], Any]) -> MixedResult:
+    """Every part ``i`` drawn by ``draw(i, mechanism, its plan, its stream)``, each with
+    its own stream of ``rng`` (one seed per part, in the plan's order): the draws from
+    merged cells (:func:`draw_mixed`) or in the executors
+    (:mod:`dprect.engines.spark.executor_draws`) alike."""
     if tuple(m.name for m in mechanisms) != plan.mechanisms:
         raise ParameterError("the mechanisms do not match the mixed plan's")
     seeds = rng.stream_seeds(len(mechanisms))
-    results = tuple(
-        m.draw(p, part_cells(cells, i, len(columns)), group_names, columns,
-               RandomSource.stream(seed))
-        for i, (m, p, seed) in enumerate(zip(mechanisms, plan.plans, seeds, strict=True)))
-    return MixedResult(plan, results)
+    return MixedResult(plan, tuple(
+        draw(i, m, p, RandomSource.stream(seed))
+        for i, (m, p, seed) in enumerate(zip(mechanisms, plan.plans, seeds, strict=True))))
 
 
-__all__ = ["MIXED_BOUND", "MixedPlan", "MixedResult", "draw_mixed", "mixed_spec",
+__all__ = ["MIXED_BOUND", "MixedPlan", "MixedResult", "draw_mixed", "draw_parts", "mixed_spec",
            "part_cells", "plan_mixed", "repeated", "shares"]

@@ -113,6 +113,22 @@ class QuantileResult:
         return out
 
 
+def release_groups(plan: QuantilePlan, cells: Mapping[tuple[int, int], QuantileStatistics],
+                   seeds: Sequence[int | None], columns: int) -> list[list[QuantileCell]]:
+    """The cells of consecutive groups, group g (local) from its own stream
+    ``RandomSource.stream(seeds[g])``, columns in order (``cells`` keyed by the local
+    group index; a missing cell has no rows): blocks of groups drawn apart (in executors)
+    give the run's cells for a seed."""
+    none = np.zeros(0, dtype=np.int64)
+    empty = QuantileStatistics(none, none, none)
+    out = []
+    for g, seed in enumerate(seeds):
+        stream = RandomSource.stream(seed)
+        out.append([release_cell(cells.get((g, j), empty), plan, stream)
+                    for j in range(columns)])
+    return out
+
+
 def release_grouped(plan: QuantilePlan, cells: Mapping[tuple[int, int], QuantileStatistics],
                     group_names: Sequence[Any], columns: Sequence[str], rng: RandomSource
                     ) -> QuantileResult:
@@ -122,16 +138,10 @@ def release_grouped(plan: QuantilePlan, cells: Mapping[tuple[int, int], Quantile
     if len(columns) != plan.columns:
         raise ParameterError(f"a plan of the quantiles of {plan.columns} column(s) for "
                              f"{len(columns)} column(s)")
-    none = np.zeros(0, dtype=np.int64)
-    empty = QuantileStatistics(none, none, none)
-    out = []
-    for g, seed in enumerate(rng.stream_seeds(len(group_names))):
-        stream = RandomSource.stream(seed)
-        out.append([release_cell(cells.get((g, j), empty), plan, stream)
-                    for j in range(len(columns))])
+    out = release_groups(plan, cells, rng.stream_seeds(len(group_names)), len(columns))
     return QuantileResult(list(columns), list(group_names), tuple(statistics), out, plan,
                           rng.seeded)
 
 
-__all__ = ["SMALL", "QuantileResult", "plan_statistics", "release_grouped",
+__all__ = ["SMALL", "QuantileResult", "plan_statistics", "release_grouped", "release_groups",
            "statistic_names"]

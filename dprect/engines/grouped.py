@@ -52,7 +52,7 @@ from dprect.core.describe_stats import (
     sum_by_key,
 )
 from dprect.core.errors import ParameterError
-from dprect.core.mixed import repeated
+from dprect.core.mixed import draw_mixed, repeated
 from dprect.core.quantile_release import QuantileResult, plan_statistics, release_grouped
 from dprect.core.quantiles import QuantilePlan, at_value_counts
 from dprect.core.randomness import RandomSource
@@ -64,6 +64,7 @@ from dprect.core.statistic import (
     CellBins,
     ColumnSpec,
     GroupedStatistics,
+    Mechanism,
     StatisticsSpec,
     cell_bins,
     register_runs,
@@ -253,6 +254,15 @@ class NumpyGroupedPrepared(PreparedRun):
                                        resolve_groups(groups, self.kind, "group")), len(groups)
         return grouped_statistics(repeated(self.values, self.spec), group, count, self.spec)
 
+    def draw(self, mechanisms: Sequence[Mechanism], plan: Any, group_names: Sequence[Any],
+             columns: Sequence[str], rng: RandomSource, groups: list[str] | None = None,
+             drawing: Callable[[], None] = lambda: None) -> Any:
+        """The run's release: :func:`draw_statistics` of :meth:`statistics` (for
+        ``groups``, the keys a private selection kept; ``drawing`` called between)."""
+        cells = self.statistics(groups)
+        drawing()
+        return draw_statistics(mechanisms, plan, cells, group_names, columns, rng)
+
 
 class NumpyGroupedRoute:
     """Read the table in memory (:func:`read_grouped`) and check its schema; nothing
@@ -325,6 +335,19 @@ def draw_coverage(plan: BoundsPlan, cells: Mapping[tuple[int, int], Any],
         return run_bounds(plan, counted, list(group_names), rng, list(columns))
 
 
+def draw_statistics(mechanisms: Sequence[Mechanism], plan: Any,
+                    cells: GroupedStatistics, group_names: Sequence[Any],
+                    columns: Sequence[str], rng: RandomSource) -> Any:
+    """A run's release from the engine's merged ``cells`` on the driver: one mechanism's
+    result (:meth:`Mechanism.draw <dprect.core.statistic.Mechanism.draw>`), or several's
+    (:func:`~dprect.core.mixed.draw_mixed`, each from its slice and its own stream) — the
+    prepared runs' :meth:`draw` of the numpy engine, and of Spark's when the draws do not
+    run in the executors (:mod:`dprect.engines.spark.executor_draws`)."""
+    if len(mechanisms) > 1:
+        return draw_mixed(plan, mechanisms, cells, group_names, columns, rng)
+    return mechanisms[0].draw(plan, cells, group_names, columns, rng)
+
+
 #: the mechanisms' plans and draws (:meth:`~dprect.core.statistic.Mechanism.plan`,
 #: :meth:`~dprect.core.statistic.Mechanism.draw`): the core's planners, the draws above
 register_runs(QUERY, plan_describe, draw_query)
@@ -333,5 +356,5 @@ register_runs(QUANTILES, plan_statistics, draw_quantiles)
 
 
 __all__ = ["NumpyGroupedPrepared", "NumpyGroupedRoute", "draw_coverage", "draw_quantiles",
-           "draw_query", "grouped_statistics", "key_counts", "read_group_column",
-           "read_grouped"]
+           "draw_query", "draw_statistics", "grouped_statistics", "key_counts",
+           "read_group_column", "read_grouped"]

@@ -11,16 +11,22 @@ by the domains — the same multisets — without the float64 copy of X, the cop
 selected rows and the encoded columns (8·d bytes a row), and without a full pass per
 window.
 
-**One pass for every order.** At the first window (nothing cut yet) a fixed strided sample
-of the rows (no randomness is drawn) gives, per order (axis, side), a raw-value threshold
-with a safety margin such that about ``K`` selected rows lie at or beyond it (``K`` from
-the first window's ``stop``: :data:`LIST_FACTOR` × stop, at least :data:`MIN_LIST`, at
-most half :data:`CANDIDATE_CELLS` over all orders). ONE pass over the rows in blocks
-(:data:`BLOCK_ROWS` rows of a matrix, or one Arrow batch: each block cache-resident — the
-finite check, two comparisons against the 2d thresholds at once — a contiguous block as
-rows of :data:`WIDE_VALUES` values, the thresholds tiled — and one ``flatnonzero``)
-lists, per order, every selected row at or beyond its threshold: its row number and its
-sort value (``Domain.encode`` of the gathered values — the reference encoding). That list
+**One pass for every order.** At the first window (nothing cut yet) — or earlier, when
+``auto``'s private count asks for :meth:`MatrixEngine.remaining` first — a fixed strided
+sample of the rows (no randomness is drawn) gives, per order (axis, side), a raw-value
+threshold with a safety margin such that about ``K`` selected rows lie at or beyond it
+(``K`` from the first window's ``stop``: :data:`LIST_FACTOR` × stop, at least
+:data:`MIN_LIST`; :data:`PRELIST` for the count's pass, whose lists a first window whose
+own ``K`` is not larger keeps; at most half :data:`CANDIDATE_CELLS` over all orders).
+ONE pass over the rows counts the selected ones and lists, per order, every selected row
+at or beyond its threshold: its row number and its sort value (``Domain.encode`` of the
+gathered values — the reference encoding) — so a fit reads X once. Where numba is
+installed and X holds at least :data:`JIT_VALUES` values, the pass is compiled
+(:mod:`dprect.engines.matrix_jit`: one sweep of each row); elsewhere it runs in numpy
+blocks (:data:`BLOCK_ROWS` rows of a matrix, or one Arrow batch: each block
+cache-resident — the finite check, two comparisons against the 2d thresholds at once — a
+contiguous block as rows of :data:`WIDE_VALUES` values, the thresholds tiled — and one
+``flatnonzero``). Both list the same entries in the same order. That list
 is an upper set of the order by value; every encoding is non-decreasing, so it holds every
 selected row whose sort value is strictly beyond the threshold's and some of the rows tied
 with it: whenever it holds at least ``stop`` rows its first ``stop`` ranks are the whole
@@ -44,7 +50,8 @@ block size change the speed only.
 
 **Memory.** Besides the rows themselves: the lists, at most :data:`CANDIDATE_CELLS`
 entries of at most :data:`LIST_ENTRY_BYTES` while built and held (:data:`LIST_BYTES`),
-and one block's transients — unless ties are refined (8·d bytes a row then).
+and one block's transients (the compiled pass: one buffer of hit rows) — unless ties are
+refined (8·d bytes a row then).
 """
 
 from __future__ import annotations
@@ -71,17 +78,29 @@ SAMPLE_ROWS = 1 << 14
 #: listed rows per order: at least this many, and about LIST_FACTOR × the first stop
 MIN_LIST = 1 << 12
 LIST_FACTOR = 2
+#: listed rows per order when the pass runs before any window (the count ``auto`` asks for
+#: first): lists kept for a first window whose own target is at most this
+PRELIST = 1 << 13
+#: values (rows × features) from which the pass runs compiled (:mod:`matrix_jit`, where
+#: numba is installed): below, the numpy pass costs less than loading numba (~0.4 s once)
+JIT_VALUES = 1 << 24
 #: all orders' listed rows together at most: a pass that would list more keeps none
 CANDIDATE_CELLS = 9 << 18
 #: driver bytes per listed row at most, while the lists are built and held: its row number
 #: (int32), axis (uint16) and raw value (≤ 8) gathered per block and once concatenated,
 #: its place in the axis sort (int64), then the list's row number and sort value (below
-#: 2^31 rows and 2^16 features; wider row numbers or axes take a few bytes more)
+#: 2^31 rows and 2^16 features; wider row numbers or axes take a few bytes more). The
+#: compiled pass holds less: its row number and raw value (≤ 12), a column's joined once
+#: (≤ 12), then the list's row number, sort value and the encoding's transient (≤ 20)
 LIST_ENTRY_BYTES = 2 * (4 + 2 + 8) + 8 + 4 + 8
 #: the lists' driver bytes at most
 LIST_BYTES = CANDIDATE_CELLS * LIST_ENTRY_BYTES
 #: dtypes read as they are (their values are exactly float64 values, compared exactly)
 NATIVE = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+#: a pass's entries: per column, pieces of (rows, raw values), rows ascending
+_Entries = list[list[tuple[np.ndarray, np.ndarray]]]
 
 
 class _List:
@@ -100,11 +119,13 @@ class _Parts:
     a column a zero-copy view)."""
 
     def __init__(self, sizes: list[int], block: Callable[[int], np.ndarray],
-                 column: Callable[[int, int], np.ndarray], dims: int) -> None:
+                 column: Callable[[int, int], np.ndarray], dims: int,
+                 matrix: np.ndarray | None = None) -> None:
         self.offsets = np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)])
         self.block = block
         self.column = column
         self.dims = dims
+        self.matrix = matrix  # every part at once: a float32/float64 matrix, else None
 
     @property
     def rows(self) -> int:
@@ -127,7 +148,7 @@ class _Parts:
             return part if native else part.astype(np.float64)
 
         sizes = [min(BLOCK_ROWS, n - first) for first in range(0, n, BLOCK_ROWS)]
-        return cls(sizes, block, column, X.shape[1])
+        return cls(sizes, block, column, X.shape[1], X if native else None)
 
     @classmethod
     def of_batches(cls, batches: Sequence[pa.RecordBatch], dims: int) -> _Parts:
@@ -142,6 +163,14 @@ class _Parts:
             return np.column_stack([column(i, j) for j in range(dims)])
 
         return cls([b.num_rows for b in batches], block, column, dims)
+
+    def spans(self) -> Iterator[tuple[int, np.ndarray]]:
+        """(first row, 2-D float32/float64 rows): the matrix at once, else part by part."""
+        if self.matrix is not None:
+            yield 0, self.matrix
+            return
+        for i in range(len(self)):
+            yield int(self.offsets[i]), self.block(i)
 
     def gather(self, rows: np.ndarray, axis: int) -> np.ndarray:
         """Column ``axis`` at the (global, ascending or not) ``rows``."""
@@ -180,7 +209,8 @@ class MatrixEngine:
         self._count: int | None = None  # selected rows, once a pass has counted them
         self._lists: dict[tuple[int, Side], _List] | None = None
         self._cuts: list[tuple[int, Side, int | float]] = []
-        self._built = False  # the lists' pass was tried
+        self._listed_for = 0  # the lists' target (rows per order)
+        self._windowed = False  # a window has been asked for
         self._inner: NumpyEngine | None = None  # only to refine ties
 
     @classmethod
@@ -216,6 +246,12 @@ class MatrixEngine:
     def _selected_sample(self, step: int) -> np.ndarray:
         """The selected rows among every ``step``-th row (raw values, float32/float64)."""
         parts, d = self._parts, self.dims
+        if parts.matrix is not None:  # global rows 0, step, 2·step, ... at once
+            piece = parts.matrix[::step]
+            keep = np.isfinite(piece).all(axis=1)
+            if self._positive is not None:
+                keep &= self._positive[::step]
+            return piece[keep]
         pieces = []
         for i in range(len(parts)):
             first, last = int(parts.offsets[i]), int(parts.offsets[i + 1])
@@ -239,59 +275,125 @@ class MatrixEngine:
         k = math.ceil(expected + 4 * math.sqrt(expected) + 16)
         if k >= len(sample):
             return None
-        ordered = np.sort(sample, axis=0)
-        return ordered[len(sample) - k], ordered[k - 1]
+        hi, lo = len(sample) - k, k - 1
+        ordered = np.partition(sample, sorted({lo, hi}), axis=0)
+        return ordered[hi], ordered[lo]
 
-    def _build_lists(self, stop: int) -> bool:
-        """The one pass (module docstring); False when no thresholds can be set or the
-        lists would pass :data:`CANDIDATE_CELLS` entries (then no list is kept)."""
-        orders = 2 * self.dims
-        # half the cap: the sample's safety margin lists more than the target
-        target = min(max(MIN_LIST, LIST_FACTOR * stop), CANDIDATE_CELLS // (2 * orders))
-        if target < stop:
-            return False
+    def _target(self, stop: int | None) -> int:
+        """Rows to list per order: about :data:`LIST_FACTOR` × the first window's ``stop``
+        (None: before any window, :data:`PRELIST`), at least :data:`MIN_LIST`; at most
+        half :data:`CANDIDATE_CELLS` over all orders (the sample's safety margin lists
+        more than the target)."""
+        want = PRELIST if stop is None else max(MIN_LIST, LIST_FACTOR * stop)
+        return min(want, CANDIDATE_CELLS // (2 * 2 * self.dims))
+
+    def _build_lists(self, target: int, *, count: bool) -> None:
+        """The one pass (module docstring): the selected rows counted and, when the sample
+        gives thresholds for ``target`` rows per order and at most
+        :data:`CANDIDATE_CELLS` entries lie beyond them, every order's list kept (else
+        none). ``count``: make the pass even without thresholds, for the count alone."""
         found = self._thresholds(target)
         if found is None:
-            return False
+            if count:
+                self._count = self._counted()
+            return
         hi_t, lo_t = found
-        d = self.dims
-        reps = max(1, WIDE_VALUES // d)
-        hi_w, lo_w = np.tile(hi_t, reps), np.tile(lo_t, reps)
-        wide = self._parts.rows >= 1 << 31
-        rows: list[np.ndarray] = []
-        cols: list[np.ndarray] = []
-        raws: list[np.ndarray] = []
-        count = entries = 0
-        for first, block, chosen in self._blocks():
-            count += int(np.count_nonzero(chosen))
-            flat = _beyond(block, hi_w, lo_w)
-            r, c = np.divmod(flat, d)
-            keep = chosen[r]
-            r, c = r[keep], c[keep]
-            entries += len(r)
-            if entries > CANDIDATE_CELLS:  # ties at a threshold, a misleading sample
-                return False
-            rows.append(r + first if wide else (r + first).astype(np.int32))
-            cols.append(c.astype(np.uint16) if d <= 1 << 16 else c)
-            raws.append(block[r, c])
-        self._count = count
-        all_rows = np.concatenate(rows) if rows else np.zeros(0, np.int64)
-        all_cols = np.concatenate(cols) if cols else np.zeros(0, np.int64)
-        all_raws = np.concatenate(raws) if raws else np.zeros(0)
-        del rows, cols, raws
-        order = np.argsort(all_cols, kind="stable")  # a radix sort on 16-bit columns
-        bounds = np.searchsorted(all_cols[order], np.arange(d + 1))
+        passed = self._jit_pass(hi_t, lo_t) or self._numpy_pass(hi_t, lo_t)
+        self._count, entries = passed
+        if entries is None:
+            return
         lists: dict[tuple[int, Side], _List] = {}
-        for j in range(d):
-            idx = order[bounds[j]:bounds[j + 1]]
-            raw, row = all_raws[idx], all_rows[idx]
+        for j in range(self.dims):
+            pieces, entries[j] = entries[j], []  # a column's pieces freed as it is listed
+            row, raw = _joined(pieces)
+            del pieces
             hi = raw >= hi_t[j]
             lo = raw <= lo_t[j]
             domain = self._domains[j]
             lists[(j, "hi")] = _List(row[hi], domain.encode(raw[hi]))
             lists[(j, "lo")] = _List(row[lo], domain.encode(raw[lo]))
         self._lists = lists
-        return True
+        self._listed_for = target
+
+    def _jit_pass(self, hi_t: np.ndarray, lo_t: np.ndarray
+                  ) -> tuple[int, _Entries | None] | None:
+        """The pass compiled (:func:`dprect.engines.matrix_jit.list_pass` on each span of
+        the rows): (selected rows, entries or None past the cap); None when the rows are
+        too few to pay for numba, or numba is not installed."""
+        if self._parts.rows * self.dims < JIT_VALUES:
+            return None
+        from dprect.engines import matrix_jit
+
+        if not matrix_jit.available():
+            return None
+        count = entries = 0
+        found: _Entries | None = [[] for _ in range(self.dims)]
+        none = np.full(self.dims, np.inf)  # past the cap: the count only
+        for first, rows in self._parts.spans():
+            pos = None if self._positive is None else self._positive[first:first + len(rows)]
+            out = (matrix_jit.list_pass(rows, pos, hi_t, lo_t, CANDIDATE_CELLS - entries,
+                                        first) if found is not None
+                   else matrix_jit.list_pass(rows, pos, none, -none, 0))
+            assert out is not None
+            count += out[0]
+            if found is None:
+                continue
+            if out[1] is None:
+                found = None
+                continue
+            for j, pieces in enumerate(out[1]):
+                entries += sum(len(r) for r, _ in pieces)
+                found[j] += pieces
+        return count, found
+
+    def _counted(self) -> int:
+        """The selected rows counted in one pass (compiled where it pays: no value lies
+        beyond infinite thresholds in a selected row)."""
+        none = np.full(self.dims, np.inf)
+        passed = self._jit_pass(none, -none)
+        if passed is not None:
+            return passed[0]
+        return sum(int(np.count_nonzero(c)) for _, _, c in self._blocks())
+
+    def _numpy_pass(self, hi_t: np.ndarray, lo_t: np.ndarray
+                    ) -> tuple[int, _Entries | None]:
+        """The pass in numpy blocks: (selected rows, entries or None past the cap) — a
+        contiguous block compared as rows of :data:`WIDE_VALUES` values, the thresholds
+        tiled (:func:`_beyond`)."""
+        d = self.dims
+        reps = max(1, WIDE_VALUES // d)
+        hi_w, lo_w = np.tile(hi_t, reps), np.tile(lo_t, reps)
+        wide = self._parts.rows >= 1 << 31
+        rows: list[np.ndarray] | None = []
+        cols: list[np.ndarray] = []
+        raws: list[np.ndarray] = []
+        count = entries = 0
+        for first, block, chosen in self._blocks():
+            count += int(np.count_nonzero(chosen))
+            if rows is None:  # past the cap: the count only
+                continue
+            flat = _beyond(block, hi_w, lo_w)
+            r, c = np.divmod(flat, d)
+            keep = chosen[r]
+            r, c = r[keep], c[keep]
+            entries += len(r)
+            if entries > CANDIDATE_CELLS:  # ties at a threshold, a misleading sample
+                rows = None
+                continue
+            rows.append(r + first if wide else (r + first).astype(np.int32))
+            cols.append(c.astype(np.uint16) if d <= 1 << 16 else c)
+            raws.append(block[r, c])
+        if rows is None:
+            return count, None
+        all_rows = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+        all_cols = np.concatenate(cols) if cols else np.zeros(0, np.int64)
+        all_raws = np.concatenate(raws) if raws else np.zeros(0)
+        del rows, cols, raws
+        order = np.argsort(all_cols, kind="stable")  # a radix sort on 16-bit columns
+        offsets = np.searchsorted(all_cols[order], np.arange(d + 1))
+        all_rows, all_raws = all_rows[order], all_raws[order]
+        return count, [[(all_rows[offsets[j]:offsets[j + 1]],
+                         all_raws[offsets[j]:offsets[j + 1]])] for j in range(d)]
 
     # -- without lists -------------------------------------------------------------------
 
@@ -340,8 +442,9 @@ class MatrixEngine:
             return self._inner.remaining()
         if self._cuts:
             return sum(len(self._surviving(b, c)) for _, b, c in self._blocks())
-        if self._count is None:
-            self._count = sum(int(np.count_nonzero(c)) for _, _, c in self._blocks())
+        if self._count is None:  # no pass yet: the pass counts, and lists for a window
+            self._build_lists(self._target(None), count=True)
+        assert self._count is not None
         return self._count
 
     def set_ties(self, ties: TieBreaker, *, in_place: bool = True) -> None:
@@ -351,7 +454,7 @@ class MatrixEngine:
         if self._inner is not None:
             self._inner.set_ties(ties, in_place=True)
             return
-        if self._cuts or self._lists is not None:
+        if self._cuts or self._windowed:
             raise ParameterError("set_ties must come before the first window or cut")
         if len(ties.bits) != self.dims:
             raise ParameterError(f"tie bits for {len(ties.bits)} axes, engine has {self.dims}")
@@ -359,6 +462,7 @@ class MatrixEngine:
             inner = NumpyEngine(self._columns())
             inner.set_ties(ties, in_place=True)
             self._inner = inner
+            self._lists = None  # the count's pass may have listed: no longer asked
 
     def cut(self, axis: int, side: Side, threshold: int | float) -> None:
         if self._inner is not None:
@@ -394,9 +498,11 @@ class MatrixEngine:
         if self._inner is not None:
             return self._inner.window(axis, side, stop, size)
         first = max(0, stop - size)
-        if self._lists is None and not self._built:
-            self._built = True
-            self._build_lists(stop)
+        if not self._windowed:  # lists for the first window (or those of the count's pass)
+            self._windowed = True
+            target = self._target(stop)
+            if target >= stop and (self._lists is None or self._listed_for < target):
+                self._build_lists(target, count=False)
         listed = None if self._lists is None else self._lists[(axis, side)]
         survivors = None if listed is None else self._survivors(listed)
         if survivors is None or len(survivors) < stop:
@@ -404,6 +510,15 @@ class MatrixEngine:
         if stop <= first:
             return survivors[:0].copy()
         return _ranks(survivors, side, first, stop, inplace=True)
+
+
+def _joined(pieces: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """One column's entries from its pieces: (rows, raw values)."""
+    if len(pieces) == 1:
+        return pieces[0]
+    if not pieces:
+        return np.zeros(0, np.int32), np.zeros(0)
+    return (np.concatenate([r for r, _ in pieces]), np.concatenate([v for _, v in pieces]))
 
 
 def _beyond(block: np.ndarray, hi: np.ndarray, lo: np.ndarray) -> np.ndarray:

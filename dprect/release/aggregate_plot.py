@@ -312,14 +312,20 @@ def _draw_column_spread(ax: Any, column: str, rows: Sequence[Mapping[str, Any]],
                         xerr=[[median / 2], [median / 2]], fmt="|", color="black",
                         capsize=4, lw=1.2, label="median noise interval",
                         gid=f"median interval {column}")
-    if out:
-        notes.append(f"{out:,} mean(s) out of view")
-    if skipped:
-        notes.append(f"{skipped:,} group(s) without a finite mean not drawn")
-    legend_note(ax, notes)
-    ax.set_title(column, fontsize=10)
-    ax.set_xlabel("DP mean", fontsize=9)
+    finish_panel(ax, column, "DP mean", notes,
+                 f"{out:,} mean(s) out of view" if out else None,
+                 f"{skipped:,} group(s) without a finite mean not drawn" if skipped else None)
     return out
+
+
+def finish_panel(ax: Any, column: str, label: str, notes: list[str],
+                 *extra: str | None) -> None:
+    """A many-groups panel's last touches, every statistic's: the notes (with each given
+    ``extra`` line: what is out of view, what is not drawn) in the legend's box, the
+    column as the title, ``label`` under the axis."""
+    legend_note(ax, notes + [line for line in extra if line])
+    ax.set_title(column, fontsize=10)
+    ax.set_xlabel(label, fontsize=9)
 
 
 def render_describe_figure(record: Mapping[str, Any], *, title: str | None = None,

@@ -50,8 +50,8 @@ from dprect.release.aggregate_plot import (
     TRIM,
     VIEW_LIMIT,
     AggregatePngSink,
+    finish_panel,
     histograms,
-    legend_note,
     note,
     panel_grid,
     png,
@@ -172,13 +172,10 @@ def _draw_spread(ax: Any, column: str, rows: Sequence[Mapping[str, Any]],
     elif flagged:
         notes.append("every group below_rows_needed: the values may be far off")
     skipped = sum(len(kept) - len(values) for _, values, _, _ in series)
-    if out:
-        notes.append(f"{out:,} value(s) out of view")
-    if skipped:
-        notes.append(f"{skipped:,} value(s) not finite or beyond ±{VIEW_LIMIT:g}, not drawn")
-    legend_note(ax, notes)
-    ax.set_title(column, fontsize=10)
-    ax.set_xlabel("DP quantile", fontsize=9)
+    finish_panel(ax, column, "DP quantile", notes,
+                 f"{out:,} value(s) out of view" if out else None,
+                 f"{skipped:,} value(s) not finite or beyond ±{VIEW_LIMIT:g}, not drawn"
+                 if skipped else None)
     return out
 
 

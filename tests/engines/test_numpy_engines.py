@@ -82,6 +82,7 @@ def _small_passes(monkeypatch) -> None:
     monkeypatch.setattr(numpy_matrix, "SAMPLE_ROWS", 64)
     monkeypatch.setattr(numpy_matrix, "MIN_LIST", 3)
     monkeypatch.setattr(numpy_matrix, "LIST_FACTOR", 2)
+    monkeypatch.setattr(numpy_matrix, "PRELIST", 5)
 
 
 _STEPS = st.lists(st.tuples(st.sampled_from(["window", "cut"]), st.integers(0, 1),
@@ -94,17 +95,21 @@ _STEPS = st.lists(st.tuples(st.sampled_from(["window", "cut"]), st.integers(0, 1
 @settings(max_examples=150, deadline=None)
 @given(st.integers(0, 400), st.integers(0, 2**32 - 1), _STEPS,
        st.sampled_from(["float32", "float64", "int16"]), st.booleans(), st.booleans(),
-       st.booleans(), st.sampled_from([40, 1 << 20]))
+       st.booleans(), st.sampled_from([40, 1 << 20]), st.booleans(), st.booleans(),
+       st.booleans())
 def test_the_matrix_engine_answers_as_the_engine_on_the_selected_rows(
-        n, seed, steps, dtype, grid, labelled, batched, cap) -> None:
+        n, seed, steps, dtype, grid, labelled, batched, cap, jit, counted_first, fortran
+        ) -> None:
     """MatrixEngine on X as it is (or on Arrow batches of it, as ``collect`` holds them)
     == NumpyEngine on select_rows(X, positive) encoded: the same multiset for every
     window and the same histogram after every step of any sequence of windows and cuts,
     with ties, ±0.0, NaN and ±inf rows (dropped), negatives, lists that run short and
-    lists over the cap (windows then streamed over the blocks)."""
+    lists over the cap (windows then streamed over the blocks); the pass compiled or in
+    numpy, made by the count (its lists kept for the windows) or by the first window."""
     with pytest.MonkeyPatch.context() as mp:
         _small_passes(mp)
         mp.setattr(numpy_matrix, "CANDIDATE_CELLS", cap)
+        mp.setattr(numpy_matrix, "JIT_VALUES", 0 if jit else 1 << 62)
         gen = np.random.default_rng(seed)
         X = np.asarray(gen.choice(np.array([0.0, -0.0, 1.0, -1.5, 2.25, 3.0, -7.0, np.nan,
                                             np.inf, 1e30]), size=(n, 2)))
@@ -113,6 +118,8 @@ def test_the_matrix_engine_answers_as_the_engine_on_the_selected_rows(
             X = np.nan_to_num(X, nan=0.0, posinf=5.0).clip(-30, 30).astype(np.int16)
         else:
             X = X.astype(dtype)
+        if fortran:  # a column-major matrix: held as it is too
+            X = np.asfortranarray(X)
         positive = gen.random(n) < 0.7
         domains = ([Grid(-2.0, 3.0, 10)] * 2 if grid else [FloatOrder(), FloatOrder()])
         if not labelled:  # no labels given: every row is a positive
@@ -128,7 +135,8 @@ def test_the_matrix_engine_answers_as_the_engine_on_the_selected_rows(
                 batches, positive if labelled else None, domains)
         else:
             got = numpy_matrix.MatrixEngine(X, positive if labelled else None, domains)
-        assert got.remaining() == want.remaining()
+        if counted_first:  # auto's count before any window: its pass lists too
+            assert got.remaining() == want.remaining()
         for kind, axis, side, stop, size, t in steps:
             if kind == "cut":
                 value = domains[axis].encode(np.array([t]))[0]
@@ -141,6 +149,75 @@ def test_the_matrix_engine_answers_as_the_engine_on_the_selected_rows(
                 edges = np.sort(domains[a].encode(np.array([-1.5, 0.0, 2.25, 1e30])))
                 assert np.array_equal(got.histogram(a, edges), want.histogram(a, edges))
         assert got.remaining() == want.remaining()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 300), st.integers(2, 5), st.integers(0, 2**32 - 1),
+       st.sampled_from(["float32", "float64"]), st.booleans(), st.sampled_from([3, 50, 10**6]),
+       st.sampled_from([1, 4, 1 << 14]))
+def test_the_compiled_pass_lists_the_numpy_passs_entries(n, d, seed, dtype, labelled, cap,
+                                                         chunk) -> None:
+    """matrix_jit.list_pass == the engine's numpy pass, bit for bit: the same count of
+    selected rows (positive, every value finite) and, per column, the same rows and raw
+    values at or beyond the thresholds in the same order — or no entries from both past
+    the cap (the count still exact); ±0.0, NaN and ±inf rows, thresholds on data values
+    (ties), hit rows over several buffers."""
+    from dprect.engines import matrix_jit
+
+    gen = np.random.default_rng(seed)
+    X = gen.choice(np.array([0.0, -0.0, 1.0, -1.5, 2.25, 3.0, -7.0, np.nan, np.inf, -np.inf,
+                             1e30, 0.5]), size=(n, d)).astype(dtype)
+    positive = gen.random(n) < 0.6 if labelled else None
+    hi = gen.choice(np.array([-1.5, 0.0, 1.0, 3.0, np.inf]), size=d)
+    lo = gen.choice(np.array([-np.inf, -7.0, 0.0, 1.0]), size=d)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(numpy_matrix, "BLOCK_ROWS", 16)
+        mp.setattr(numpy_matrix, "CANDIDATE_CELLS", cap)
+        mp.setattr(matrix_jit, "CHUNK_ROWS", chunk)
+        engine = numpy_matrix.MatrixEngine(X, positive, [FloatOrder()] * d)
+        want = engine._numpy_pass(hi.astype(dtype), lo.astype(dtype))
+        got = matrix_jit.list_pass(X, positive, hi, lo, cap)
+    assert got is not None
+    assert got[0] == want[0] == len(select_rows(X.astype(np.float64),
+                                                np.ones(n, bool) if positive is None
+                                                else positive))
+    assert (got[1] is None) == (want[1] is None)
+    for j in range(d if got[1] is not None else 0):
+        rows, raws = numpy_matrix._joined(got[1][j])
+        want_rows, want_raws = numpy_matrix._joined(want[1][j])
+        assert np.array_equal(rows, want_rows)
+        assert raws.tobytes() == want_raws.tobytes()
+        assert raws.dtype == want_raws.dtype or not len(raws)  # (no block: float64)
+
+
+def test_auto_counts_and_lists_in_one_pass_over_the_matrix(monkeypatch) -> None:
+    """auto's count then a composition's windows read X once: the pass that counts the
+    selected rows (``remaining``, the count auto draws first) also lists the rows the
+    windows need (its lists kept), where a count pass and then a list pass read it twice —
+    in numpy blocks and compiled alike; the windows are NumpyEngine's."""
+    gen = np.random.default_rng(3)
+    n = 1 << 18
+    X = gen.standard_normal((n, 2))
+    X[::97, 1] = np.nan
+    positive = gen.random(n) < 0.9
+    domains = [FloatOrder(), FloatOrder()]
+    want = NumpyEngine.from_features(select_rows(X, positive), domains)
+    passes: list[str] = []
+    for name in ("_blocks", "spans"):
+        owner = numpy_matrix.MatrixEngine if name == "_blocks" else numpy_matrix._Parts
+        real = getattr(owner, name)
+        monkeypatch.setattr(owner, name, lambda *a, _r=real, _n=name: (passes.append(_n),
+                                                                      _r(*a))[1])
+    for jit in (False, True):
+        monkeypatch.setattr(numpy_matrix, "JIT_VALUES", 0 if jit else 1 << 62)
+        passes.clear()
+        got = numpy_matrix.MatrixEngine(X, positive, domains)
+        assert got.remaining() == want.remaining()
+        for axis in range(2):  # Δ₀ = 2,067: the windows of the benchmark's composition
+            for side in ("lo", "hi"):
+                assert np.array_equal(np.sort(got.window(axis, side, 2067, 2067)),
+                                      np.sort(want.window(axis, side, 2067, 2067)))
+        assert passes == (["spans"] if jit else ["_blocks"])
 
 
 def test_a_fit_on_a_float32_matrix_copies_no_column_of_it() -> None:

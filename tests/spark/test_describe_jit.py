@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dprect.core.describe_stats import DROPPED_BITS, significands
+from dprect.core.describe_stats import DROPPED_BITS, significands, square_words
 from dprect.core.statistic import QUERY
 from dprect.engines.spark import describe_jit
 from dprect.engines.spark import statistics as spark_describe
@@ -52,6 +52,39 @@ def test_the_compiled_step_equals_the_numpy_step(shape):
     for name, a, b in zip(("group", "bin", "count", "sum"), got, want, strict=True):
         assert np.array_equal(a, b), name
         assert a.dtype.kind == b.dtype.kind, name
+
+
+@pytest.mark.parametrize("word", [1, 2])
+def test_the_compiled_step_sums_the_square_words_as_numpy_does(word, monkeypatch):
+    """A variance's word columns (the high and the low 30-bit word of each squared
+    significand, square_words) are counted by the compiled step too: the same lists as
+    numpy's, on values of both signs, subnormals, the largest floats, many binades —
+    and the kernel's column_lists takes that step for a large chunk."""
+    rs = np.random.default_rng(20 + word)
+    n = spark_describe.JIT_ROWS
+    x = rs.normal(0.0, 1.0, n) * 10.0 ** rs.integers(-12, 12, n)
+    x[:len(SPECIALS)] = SPECIALS
+    groups = 29
+    g = rs.integers(0, groups, n).astype(np.int32)
+    got = describe_jit.column_bins(x, g, groups, GRID.shift, GRID.size // 2, DROPPED_BITS,
+                                   1 << 22, word)
+    assert got is not None
+    gg, b, c, s = chunk_counts(g, GRID.encode(x),
+                               square_words(significands(x.view(np.int64)))[word - 1])
+    assert s is not None
+    order = np.lexsort((b, gg))
+    for name, a, want in zip(("group", "bin", "count", "sum"), got,
+                             (gg[order], b[order], c[order], s[order]), strict=True):
+        assert np.array_equal(a, want), name
+    calls: list[int] = []
+    real = describe_jit.column_bins
+    monkeypatch.setattr(describe_jit, "column_bins",
+                        lambda *a: (calls.append(a[-1]), real(*a))[1])
+    kernel = spark_describe.column_lists(g, x, groups, GRID, True, word=word)
+    assert calls == [word]
+    again = np.lexsort((kernel[1], kernel[0]))
+    for a, want in zip((v[again] for v in kernel), got, strict=True):
+        assert np.array_equal(a, want)
 
 
 def test_a_table_too_wide_is_declined_and_the_kernel_counts_with_numpy(monkeypatch):
@@ -139,3 +172,26 @@ def test_a_partition_gives_the_same_blobs_compiled_or_not(monkeypatch):
     monkeypatch.setattr(spark_describe, "_jit", lambda: None)
     assert blobs() == compiled
     assert len(compiled) == 7
+
+
+@pytest.mark.parametrize("span", [5, 1 << 40, 1 << 62])
+def test_the_sorted_count_sums_each_group_and_key(span):
+    """The kernel's sorted count (chunk_counts past its dense tables: _count, one int64
+    key (group, key) sorted when it fits, else a lexsort) gives every (group, key) pair
+    with its row count and exact sum, as a dictionary does."""
+    rs = np.random.default_rng(span % 97)
+    n = 20_000
+    g = rs.integers(0, 300, n).astype(np.int32)
+    keys = rs.integers(0, span, n, dtype=np.int64) if span < 1 << 62 else \
+        rs.choice(np.array([0, 1 << 61, (1 << 62) + 5, (1 << 63) - 1], dtype=np.int64), n)
+    values = rs.integers(-(1 << 30) + 1, 1 << 30, n)
+    gg, kk, counts, sums = spark_describe._count(g, keys, values)
+    want: dict[tuple[int, int], list[int]] = {}
+    for a, b, v in zip(g.tolist(), keys.tolist(), values.tolist(), strict=True):
+        cell = want.setdefault((a, b), [0, 0])
+        cell[0] += 1
+        cell[1] += v
+    assert sums is not None
+    assert list(zip(gg.tolist(), kk.tolist(), strict=True)) == sorted(want)
+    assert [[c, s] for c, s in zip(counts.tolist(), sums.tolist(), strict=True)] == \
+        [want[cell] for cell in sorted(want)]

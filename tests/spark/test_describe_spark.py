@@ -1,6 +1,6 @@
 """``describe`` on Spark (issue #23): the one-pass route equals the numpy route exactly.
 
-* :class:`~dprect.engines.spark.statistics.SparkGroupedRoute` on Parquet gives, for a seed,
+* :class:`~dprect.engines.spark.grouped_route.SparkGroupedRoute` on Parquet gives, for a seed,
   every field of :func:`dprect.describe`'s result on the same rows — with string groups
   (one listed group without rows, an unlisted group and null groups dropped), nulls, NaN,
   ±inf, −0.0, a subnormal, a huge value, a column of one sign (negative and positive), a
@@ -38,7 +38,8 @@ from dprect.core.request import Source
 from dprect.core.statistic import QUERY, SEARCH_GRID
 from dprect.core.tail_bounds import draw_centre_from_counts
 from dprect.engines.grouped import draw_query
-from dprect.engines.spark.statistics import SparkGroupedRoute, spark_statistics
+from dprect.engines.spark.grouped_route import SparkGroupedRoute
+from dprect.engines.spark.statistics import spark_statistics
 
 COLUMNS = ["x", "neg", "pos", "cross", "ints"]
 SPEC = QUERY.spec([SEARCH_GRID] * len(COLUMNS))

@@ -38,7 +38,7 @@ def _table(tmp_path: Path) -> Path:
 
 
 def test_spark_counts_the_keys_numpy_counts(spark, tmp_path: Path) -> None:
-    from dprect.engines.spark.statistics import SparkGroupedRoute
+    from dprect.engines.spark.grouped_route import SparkGroupedRoute
 
     path = _table(tmp_path)
     spec = COVERAGE.spec([FloatBins()], ())

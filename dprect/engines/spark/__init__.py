@@ -9,7 +9,7 @@ Names are loaded lazily so that ``import dprect.engines.spark`` stays cheap:
 * :func:`~dprect.engines.spark.source.read_source` — Parquet, CSV or Delta input;
 * :func:`~dprect.engines.spark.session.local_session` — a sensibly configured SparkSession;
 * :func:`~dprect.engines.spark.statistics.spark_statistics`,
-  :class:`~dprect.engines.spark.statistics.SparkGroupedRoute` — the grouped products' one
+  :class:`~dprect.engines.spark.grouped_route.SparkGroupedRoute` — the grouped products' one
   pass (bounds, describe).
 
 Without the ``spark`` extra (pyspark, pandas), importing anything here raises
@@ -35,7 +35,7 @@ _EXPORTS = {
     "read_source": "dprect.engines.spark.source",
     "local_session": "dprect.engines.spark.session",
     "spark_statistics": "dprect.engines.spark.statistics",
-    "SparkGroupedRoute": "dprect.engines.spark.statistics",
+    "SparkGroupedRoute": "dprect.engines.spark.grouped_route",
 }
 
 __all__ = sorted(_EXPORTS)

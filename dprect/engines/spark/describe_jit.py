@@ -1,5 +1,6 @@
 """The describe pass's per-column step compiled: each row's search bin and truncated
-significand, counted and summed per (group, bin), in two loops over the rows (numba).
+significand (or a word of its square, for a variance), counted and summed per (group,
+bin), in two loops over the rows (numba).
 
 What :func:`dprect.engines.spark.statistics.partial_bins` computes per chunk and column with
 numpy — ``FloatBins(SEARCH_BITS).encode``, :func:`~dprect.core.describe_stats.significands`
@@ -26,7 +27,8 @@ kernel), so it is used where dprect and numba are installed — the compiled cod
 cached on disk by numba (``cache=True``: compiled once per installation, loaded in a
 fraction of a second by every later Python worker) — and the numpy path runs where they
 are not. numba is imported only when a chunk is large enough to pay for loading it (the
-caller decides); each process keeps the compiled function.
+caller decides); each process keeps the compiled function
+(:func:`dprect.engines.jit.compile_kernel`).
 """
 
 from __future__ import annotations
@@ -36,15 +38,20 @@ from typing import Any
 
 import numpy as np
 
+from dprect.engines.jit import compile_kernel
+
 #: checked by the kernel that calls :func:`column_bins` (it travels by value, this module
 #: is imported on the executor: a different installed version is not used)
-VERSION = 2
+VERSION = 3
 
 def _two_sided_bins(bits: np.ndarray, group: np.ndarray, groups: int, shift: int,
-                    zero_bin: int, drop: int, limit: int) -> Any:
+                    zero_bin: int, drop: int, limit: int, word: int) -> Any:
     """(found, g, b, n, sums): found False when the table would exceed ``limit``
     cells; else the unique (group, bin) pairs in (group, bin) order with their row
-    counts and significand sums (module notes). Plain Python, compiled by numba."""
+    counts and significand sums (module notes) — ``word`` 1 or 2: the sums of the high
+    or the low 30-bit word of the squared significands instead
+    (:func:`~dprect.core.describe_stats.square_words`). Plain Python, compiled by
+    numba."""
     abs_mask = 0x7FFFFFFFFFFFFFFF
     mantissa = (1 << 52) - 1
     normal = 1 << 52
@@ -84,6 +91,10 @@ def _two_sided_bins(bits: np.ndarray, group: np.ndarray, groups: int, shift: int
             cell = (neg_span + ((mag >> shift) + zero_bin) - pos_lo) * groups + group[i]
         if b < 0:
             m = -m
+        if word == 1:  # M² = hi·2^30 + lo, M² < 2^60
+            m = (m * m) >> 30
+        elif word == 2:
+            m = (m * m) & 0x3FFFFFFF
         counts[cell] += 1
         sums[cell] += m
     found = 0
@@ -139,31 +150,9 @@ def _merge_sorted(k1: np.ndarray, n1: np.ndarray, s1: np.ndarray, k2: np.ndarray
     return True, keys[:r], counts[:r], sums[:r]
 
 
-_compiled: dict[str, Callable[..., Any] | None] = {}
-
-
-def _compile(fn: Callable[..., Any]) -> Callable[..., Any] | None:
-    """``fn`` compiled by numba on first use in this process, without the GIL — loaded
-    from numba's cache beside this module, or compiled and cached there; for the process
-    only where that cache cannot be written (a read-only installation) — or None where
-    numba is not installed."""
-    name = fn.__name__
-    if name not in _compiled:
-        try:
-            import numba
-        except ImportError:
-            _compiled[name] = None
-            return None
-        try:
-            _compiled[name] = numba.njit(cache=True, nogil=True)(fn)
-        except Exception:  # no writable cache location: compile for this process only
-            _compiled[name] = numba.njit(cache=False, nogil=True)(fn)
-    return _compiled[name]
-
-
 def compiled() -> Callable[..., Any] | None:
     """The compiled :func:`_two_sided_bins`, or None where numba is not installed."""
-    return _compile(_two_sided_bins)
+    return compile_kernel(_two_sided_bins)
 
 
 def merge_sorted(first: tuple[np.ndarray, np.ndarray, np.ndarray],
@@ -173,7 +162,7 @@ def merge_sorted(first: tuple[np.ndarray, np.ndarray, np.ndarray],
     linear pass (the kernel's running total of a column and a chunk's lists, which
     :func:`column_bins` gives in key order); None without numba or when a list is not
     strictly increasing (the caller sorts)."""
-    fn = _compile(_merge_sorted)
+    fn = compile_kernel(_merge_sorted)
     if fn is None:
         return None
     ok, k, n, s = fn(*(np.ascontiguousarray(x, dtype=np.int64) for x in (*first, *second)))
@@ -181,17 +170,17 @@ def merge_sorted(first: tuple[np.ndarray, np.ndarray, np.ndarray],
 
 
 def column_bins(values: np.ndarray, group: np.ndarray, groups: int, shift: int,
-                zero_bin: int, drop: int, limit: int
+                zero_bin: int, drop: int, limit: int, word: int = 0
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     """(group, bin, count, sum) of one chunk's finite ``values`` (float64) and their group
     indices, compiled (module notes), or None: no numba, or the tables would be too large.
-    """
+    ``word`` 1 or 2 sums the high or the low word of the squared significands."""
     fn = compiled()
     if fn is None:
         return None
     bits = np.ascontiguousarray(values, dtype=np.float64).view(np.int64)
     found, g, b, n, s = fn(bits, np.ascontiguousarray(group, dtype=np.int64), int(groups),
-                           int(shift), int(zero_bin), int(drop), int(limit))
+                           int(shift), int(zero_bin), int(drop), int(limit), int(word))
     return (g, b, n, s) if found else None
 
 

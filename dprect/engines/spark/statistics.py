@@ -8,21 +8,24 @@ every candidate bound is a search-bin edge, so the bins serve the centre, both s
 and the clamped sum; docs/privacy.md §11 — with, for a variance or std, the exact sums of
 squared significands as two more word columns, :func:`virtual_columns`, §17) and bounds'
 (each column's domain, counts only; §9). The mechanisms then run on the driver from the merged cells
-(:mod:`dprect.engines.grouped`), as on the numpy engine.
+(:mod:`dprect.engines.grouped`), as on the numpy engine — or, on a run of many groups, in
+the executors (:mod:`dprect.engines.spark.executor_draws`).
 
-:class:`SparkGroupedRoute` reads the table (:func:`~dprect.engines.spark.source.read_source`:
-Parquet, CSV or Delta) and checks its schema and the spec's grids with no Spark job; the
-prepared run's :meth:`~SparkGroupedPrepared.statistics` then runs **the pass**
-(:func:`spark_statistics`): :func:`partial_bins` in ``mapInArrow`` encodes each chunk's
-finite values on the column's grid and counts (and sums) them per (group, column, bin) in
-numpy — a dense table where it is small (:func:`chunk_counts`), compiled for the search
-grid where the executor has dprect and numba, with each column's running total and a
+:class:`~dprect.engines.spark.grouped_route.SparkGroupedRoute` reads the table
+(:func:`~dprect.engines.spark.source.read_source`: Parquet, CSV or Delta) and checks its
+schema and the spec's grids with no Spark job; the prepared run's ``statistics`` then runs
+**the pass** (:func:`spark_statistics`): :func:`partial_bins` in ``mapInArrow`` encodes each
+chunk's finite values on the column's grid and counts (and sums) them per (group, column,
+bin) in numpy — a dense table where it is small (:func:`chunk_counts`), compiled for the
+search grid where the executor has dprect and numba, with each column's running total and a
 chunk's lists merged in one linear pass (in int64 while no key reaches 2^33 rows, exactly
-past it); the input is coalesced to one partition per core. Each partition's lists leave
-as sorted int64 blobs (a sum as two words: exact at any count), one per key range, each
-range is merged by one task (:func:`merge_blobs`) and the ranges are collected in key
-order. So the number of Spark jobs depends on neither the groups nor the columns nor the
-statistics asked.
+past it); the input is coalesced to one partition per core. Each partition's lists leave as
+sorted int64 blobs (a sum as two words: exact at any count), one per key range, each range
+is merged by one task (:func:`merge_blobs`) and the ranges are collected in key order. So
+the number of Spark jobs depends on neither the groups nor the columns nor the statistics
+asked. On a run of many groups the draws run in the executors instead, over the same pass
+cut into blocks of groups (:func:`counting_pass` with ``blocks``;
+:mod:`dprect.engines.spark.executor_draws`).
 
 **The kernel** needs numpy and pyarrow only; this module, the domains
 (:mod:`dprect.engines.spark.by_value`) and the core's statistics are pickled *by value*,
@@ -40,7 +43,7 @@ from __future__ import annotations
 
 import itertools
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from functools import partial
 from typing import Any
 
@@ -48,7 +51,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark import cloudpickle
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame
 from pyspark.sql import types as T  # noqa: N812
 
 import dprect.core.decimal_grid
@@ -71,9 +74,7 @@ from dprect.core.describe_stats import (
 )
 from dprect.core.domains import Domain, FloatBins, Grid
 from dprect.core.errors import InputDataError, ParameterError
-from dprect.core.mixed import repeated
 from dprect.core.quantiles import at_value_counts
-from dprect.core.request import Source
 from dprect.core.statistic import (
     SEARCH_GRID,
     CellBins,
@@ -83,14 +84,13 @@ from dprect.core.statistic import (
     complete,
 )
 from dprect.engines import row_kernels
-from dprect.engines.bounds_input import add_key_counts, resolve_groups
+from dprect.engines.bounds_input import resolve_groups
 from dprect.engines.input_errors import column_names
-from dprect.engines.prepared import PreparedRun
 from dprect.engines.row_kernels import table_groups
 from dprect.engines.spark import by_value  # noqa: F401  (registers the core's modules)
 from dprect.engines.spark.checks import label_kind
 from dprect.engines.spark.remote import default_parallelism
-from dprect.engines.spark.source import SPARK_ERRORS, opened_source, spark_message
+from dprect.engines.spark.source import SPARK_ERRORS, spark_message
 from dprect.engines.spark.sql import ident
 
 PART = "_p"
@@ -110,7 +110,7 @@ JIT_ROWS = 1 << 16
 #: the compiled step's dense tables hold at most this many (group, bin) cells
 JIT_CELLS = 1 << 22
 #: the version of :mod:`dprect.engines.spark.describe_jit` this kernel calls
-JIT_VERSION = 2
+JIT_VERSION = 3
 #: a blob's int64 rows: key, count, and the sum's two words (hi, lo)
 BLOB_ROWS = 4
 #: the sums' key ranges (merge tasks) per core of the session, at least
@@ -139,7 +139,11 @@ def _count(group: np.ndarray, keys: np.ndarray, values: np.ndarray | None = None
     if len(keys) == 0:
         empty = np.zeros(0, dtype=np.int64)
         return group[:0].astype(np.int32), empty, empty, None if values is None else empty
-    order = np.lexsort((keys, group))
+    low, span = int(keys.min()), int(keys.max()) - int(keys.min()) + 1
+    if (int(group.max()) + 1) * span < 1 << 62:  # one int64 key: argsort, not lexsort
+        order = np.argsort(group.astype(np.int64) * span + (keys - low))
+    else:
+        order = np.lexsort((keys, group))
     g, k = group[order], keys[order]
     new = np.ones(len(k), dtype=bool)
     new[1:] = (g[1:] != g[:-1]) | (k[1:] != k[:-1])
@@ -298,12 +302,12 @@ def column_lists(group: np.ndarray, values: np.ndarray, groups: int,
     the executor, the same version, and the chunk has at least :data:`JIT_ROWS` rows),
     else with numpy; the same lists either way. ``word`` 1 or 2 sums the high or the low
     30-bit word of the squared significands instead
-    (:func:`~dprect.core.describe_stats.square_words`; numpy only)."""
-    if sums and word == 0 and grid == _GRID and len(values) >= JIT_ROWS:
+    (:func:`~dprect.core.describe_stats.square_words`)."""
+    if sums and grid == _GRID and len(values) >= JIT_ROWS:
         jit = _jit()
         if jit is not None:
             got = jit.column_bins(values, group, groups, _GRID.shift, _GRID.size // 2,
-                                  DROPPED_BITS, JIT_CELLS)
+                                  DROPPED_BITS, JIT_CELLS, word)
             if got is not None:
                 return got
     x = np.ascontiguousarray(values, dtype=np.float64)
@@ -377,13 +381,28 @@ def real_cells(cells: GroupedStatistics, spec: StatisticsSpec, groups: int
     return out
 
 
+def block_limits(spec: StatisticsSpec, groups: int, starts: Sequence[int]
+                 ) -> list[np.ndarray]:
+    """Per kernel column, the first key of each block of consecutive groups starting at
+    ``starts`` (then ``groups``: the end): range r holds every column's cells of block r
+    (:func:`partial_bins`' ``limits``; the executor draws,
+    :mod:`dprect.engines.spark.executor_draws`). A public function of the shape."""
+    base = key_bases(spec, groups)
+    at = np.array([*starts, groups], dtype=np.int64)
+    return [np.int64(base[v]) + at * np.int64(c.grid.size)
+            for v, c in enumerate(spec.columns)]
+
+
 def partial_bins(batches: Iterator[Any], columns: Sequence[str], group_column: str | None,
                  group_kind: str, group_values: Sequence[Any] | None, groups: int,
                  ranges: int, spec: StatisticsSpec,
-                 layout: Sequence[tuple[int, int]] | None = None) -> Iterator[Any]:
+                 layout: Sequence[tuple[int, int]] | None = None,
+                 limits: Sequence[np.ndarray] | None = None) -> Iterator[Any]:
     """mapInArrow body: a partition's rows counted (and summed) per (group g, column j,
     bin b) (module notes; :func:`column_lists` per chunk and column) under the key of
-    :func:`key_bases`, sorted, and cut into ``ranges`` contiguous key ranges of cells, one
+    :func:`key_bases`, sorted, and cut into ``ranges`` contiguous key ranges of cells
+    (or, given ``limits``, per kernel column the first key of each range and the end:
+    :func:`block_limits`, a range per block of groups), one
     (range, blob) row each (:func:`to_blob`), each row a batch of its own. Ungrouped
     (``group_column`` None): every row is group 0 (``groups`` 1). ``spec`` is the
     kernel's (:func:`virtual_columns`), ``layout`` its columns' (column, word); None:
@@ -402,10 +421,14 @@ def partial_bins(batches: Iterator[Any], columns: Sequence[str], group_column: s
                                          column.at_value, word)
             key = np.int64(base[v]) + g.astype(np.int64) * np.int64(column.grid.size) + b
             acc[v] = _merge_into(acc[v], (key, n, sums))  # sorted, one list per column
-    filled = [total for total in acc if total is not None]  # v-major: in key order
-    cells = len(spec.columns) * groups
-    limits = cell_starts(spec, groups, np.arange(ranges + 1, dtype=np.int64) * cells // ranges)
-    edges = [np.searchsorted(total[0], limits) for total in filled]
+    if limits is None:
+        cells = len(spec.columns) * groups
+        starts = cell_starts(spec, groups,
+                             np.arange(ranges + 1, dtype=np.int64) * cells // ranges)
+        limits = [starts for _ in spec.columns]
+    kept = [(total, lim) for total, lim in zip(acc, limits, strict=True) if total is not None]
+    filled = [total for total, _ in kept]  # v-major: in key order
+    edges = [np.searchsorted(total[0], lim) for total, lim in kept]
     for r in range(ranges):  # a batch per range: Arrow's binary holds < 2 GB a batch
         pieces = [(total, int(e[r]), int(e[r + 1]))
                   for total, e in zip(filled, edges, strict=True) if e[r + 1] > e[r]]
@@ -466,14 +489,17 @@ def check_schema(df: DataFrame, columns: Sequence[str], group_by: str | None) ->
     return None if group_by is None else label_kind(types[group_by], group_by, "group")
 
 
-def spark_statistics(df: DataFrame, columns: Sequence[str], spec: StatisticsSpec, *,
-                     group_by: str | None = None, groups: Sequence[str] | None = None
-                     ) -> GroupedStatistics:
-    """The pass (module notes): every (group index, column index)'s cell under ``spec``
-    (every cell present; an empty one has no rows). ``groups`` is the PUBLIC list of group
-    values (text, read against the group column's type); without ``group_by`` there is
-    one group, 0. Schema errors are raised before any Spark job; one Spark job whatever
-    the groups, columns and statistics."""
+def counting_pass(df: DataFrame, columns: Sequence[str], spec: StatisticsSpec, *,
+                  group_by: str | None = None, groups: Sequence[str] | None = None,
+                  blocks: Sequence[int] | None = None
+                  ) -> tuple[DataFrame, StatisticsSpec, int]:
+    """The pass as a DataFrame, not yet run (module notes): one (range, blob) row per key
+    range of the merged cells, with the kernel's spec (:func:`virtual_columns`) and the
+    number of groups. ``blocks``: the first group of each block of consecutive groups, the
+    ranges then being the blocks, every column's cells of a block in one row
+    (:func:`block_limits`; range r is block r), for the draws in
+    the executors; None: contiguous key ranges sized for the collect. Schema errors are
+    raised here, before any Spark job."""
     kind = check_schema(df, columns, group_by)
     if len(spec.columns) != len(columns):
         raise ParameterError(f"{len(columns)} column(s) for a spec of {len(spec.columns)}")
@@ -491,16 +517,30 @@ def spark_statistics(df: DataFrame, columns: Sequence[str], spec: StatisticsSpec
         raise ParameterError(f"{len(columns)} columns × {count} groups are too many cells "
                              f"for one run")
     cores = default_parallelism(df.sparkSession)
+    ranges = len(blocks) if blocks is not None else \
+        max(RANGES_PER_CORE * cores, -(-len(kernel.columns) * count // CELLS_PER_RANGE))
     body = partial(partial_bins, columns=list(columns), group_column=group_by,
                    group_kind=kind or "", group_values=values, groups=count,
-                   ranges=max(RANGES_PER_CORE * cores,
-                              -(-len(kernel.columns) * count // CELLS_PER_RANGE)),
-                   spec=kernel, layout=layout)
+                   ranges=ranges, spec=kernel, layout=layout,
+                   limits=None if blocks is None else block_limits(kernel, count, blocks))
     # each column selected once: a mixed run's spec counts a column once per mechanism
     read = list(dict.fromkeys([*columns, *([group_by] if group_by is not None else [])]))
     selected = df.selectExpr(*[ident(c) for c in read]).coalesce(cores)
     merged = (selected.mapInArrow(body, OUTPUT_SCHEMA).groupBy(PART)
               .applyInArrow(merge_blobs, OUTPUT_SCHEMA))
+    return merged, kernel, count
+
+
+def spark_statistics(df: DataFrame, columns: Sequence[str], spec: StatisticsSpec, *,
+                     group_by: str | None = None, groups: Sequence[str] | None = None
+                     ) -> GroupedStatistics:
+    """The pass (module notes): every (group index, column index)'s cell under ``spec``
+    (every cell present; an empty one has no rows). ``groups`` is the PUBLIC list of group
+    values (text, read against the group column's type); without ``group_by`` there is
+    one group, 0. Schema errors are raised before any Spark job; one Spark job whatever
+    the groups, columns and statistics."""
+    merged, kernel, count = counting_pass(df, columns, spec, group_by=group_by,
+                                          groups=groups)
     try:
         table = merged.toArrow()
     except SPARK_ERRORS as exc:
@@ -533,76 +573,17 @@ def to_cells(table: Any, spec: StatisticsSpec, groups: int) -> GroupedStatistics
     return out
 
 
-class SparkGroupedPrepared(PreparedRun):
-    """A checked DataFrame, ready for :meth:`statistics`; closing it runs ``on_close``
-    (e.g. stops a session started for this run)."""
-
-    def __init__(self, df: DataFrame, source: Source, groups: list[str] | None,
-                 spec: StatisticsSpec, on_close: Callable[[], None] | None = None) -> None:
-        super().__init__(on_close)
-        self.df = df
-        self.source = source
-        self.groups = groups
-        self.spec = spec
-
-    def statistics(self, groups: list[str] | None = None) -> GroupedStatistics:
-        """The one pass, for the listed groups or ``groups`` (the keys a private selection
-        kept)."""
-        return spark_statistics(self.df, repeated(self.source.columns, self.spec), self.spec,
-                                group_by=self.source.group_by,
-                                groups=self.groups if groups is None else groups)
-
-    def key_counts(self) -> dict[str, int]:
-        """The rows of every key of the group column: a ``groupBy`` count in the
-        executors (numbers grouped as doubles, as they are compared), the (key, count)
-        pairs collected to the driver, where the selection draws
-        (:func:`dprect.core.group_selection.select_keys`)."""
-        group_by = self.source.group_by
-        if group_by is None:
-            raise ParameterError("a group selection needs a group column")
-        kind = check_schema(self.df, [], group_by) or "null"
-        if kind == "null":
-            return {}
-        key = f"CAST({ident(group_by)} AS DOUBLE)" if kind == "numeric" else ident(group_by)
-        try:
-            rows = self.df.selectExpr(f"{key} AS k").where("k IS NOT NULL") \
-                .groupBy("k").count().collect()
-        except SPARK_ERRORS as exc:
-            raise InputDataError(f"Spark failed while counting the groups: "
-                                 f"{spark_message(exc)}") from None
-        return add_key_counts({}, [r[0] for r in rows], [r[1] for r in rows], kind)
-
-
-class SparkGroupedRoute:
-    """The Spark engine's part of a grouped run: start or reuse a session (``session``
-    returns it and whether this run owns it), read the table, check its schema — every
-    column numeric, the group column able to hold the listed values — and the spec's
-    grids, with no Spark job beyond what reading needs. A session the run owns is stopped
-    when the prepared run closes, or at once if reading fails."""
-
-    def __init__(self, session: Callable[[], tuple[SparkSession, bool]]) -> None:
-        self.session = session
-
-    def open(self, source: Source, groups: list[str] | None, spec: StatisticsSpec,
-             progress: Callable[[str], None]) -> SparkGroupedPrepared:
-        with opened_source(self.session, source, progress) as (df, stop):
-            for c in spec.columns:
-                check_grid(c.grid)
-            kind = check_schema(df, source.columns, source.group_by)
-            if source.group_by is not None and groups is not None:  # None: found privately
-                resolve_groups(list(groups), kind or "null", source.group_by)
-            return SparkGroupedPrepared(df, source, groups, spec, stop)
-
-
-def cli_grouped_route(master: str | None = None, remote: str | None = None
-                      ) -> SparkGroupedRoute:
-    """The Spark route of ``dprect bounds|describe --engine spark --master M | --remote
-    URL``."""
-    from dprect.engines.spark.cli import cli_session
-
-    return SparkGroupedRoute(lambda: cli_session(master, remote))
-
-
-__all__ = ["CHUNK_VALUES", "OUTPUT_SCHEMA", "SparkGroupedPrepared", "SparkGroupedRoute",
-           "check_grid", "check_schema", "chunk_counts", "cli_grouped_route",
-           "finite_chunks", "partial_bins", "spark_statistics", "to_cells"]
+__all__ = [
+    "CHUNK_VALUES",
+    "OUTPUT_SCHEMA",
+    "block_limits",
+    "check_grid",
+    "check_schema",
+    "chunk_counts",
+    "counting_pass",
+    "finite_chunks",
+    "partial_bins",
+    "real_cells",
+    "spark_statistics",
+    "to_cells",
+]

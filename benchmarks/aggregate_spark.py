@@ -1,0 +1,176 @@
+"""Benchmark: ``dprect aggregate --engine spark`` asking for EVERY statistic against a plain
+``groupBy(g).agg(count, sum, min, max)`` of the same columns, in the same run and session
+(issue #41: ≤ 2×; 64 columns × 1,000 public groups on 10^7 rows).
+
+    python benchmarks/aggregate_spark.py [--rows 10000000] [--columns 64] [--groups 1000]
+                                         [--pairs 3] [--statistics ...] [--master local[2]]
+
+The statistics default to every one the command takes in one run (``--statistics``'
+choices, :func:`dprect.app.options.statistics_choices`): the query's bounds, count, sum,
+mean, variance and std (describe's mechanism) and the quantiles p1 … p99 (the quantiles'),
+a mixed list drawn in one charge and ONE Spark pass (docs/privacy.md §11b). The run is the
+command itself, in this process (:func:`dprect.app.cli.main` with ``--engine spark``: it
+reuses this session), writing its JSON record under ``benchmarks/output/`` — plan,
+checks, the pass, the draws and the record. The table is describe_spark.py's
+(:func:`describe_spark.ensure_data`, cached under ``benchmarks/output/``). One warm-up
+pair is discarded, then ``--pairs`` pairs alternate which goes first; the medians and
+their ratio are printed and written to
+``benchmarks/output/aggregate_spark-{rows}x{columns}x{groups}.json``, the aggregate run
+split into the pass (:func:`dprect.engines.spark.statistics.spark_statistics`) and the rest
+(the plan, the draws on the driver, the record), with each run's CPU seconds (driver;
+JVM and its Python workers) as describe_spark.py reports them. Noise comes from OS
+entropy (nothing is seeded). ``--pass-only`` times the engine's part of the command
+instead (the table read and checked, every statistic's counts in the one pass, collected:
+what the Spark kernel costs, the driver's draws left out). Nothing is asserted on times:
+quote the load with them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from typing import Any
+
+from describe_spark import OUTPUT, cluster_cpu, driver_cpu, ensure_data, peak_memory
+
+#: every statistic of one run: describe's mechanism with variance and std, and the
+#: quantiles (the --statistics choices, dprect.app.options.statistics_choices)
+ALL = ("bounds,count,sum,mean,variance,std,p1,p5,p10,p25,median,p75,p90,p95,p99")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rows", type=int, default=10_000_000)
+    ap.add_argument("--columns", type=int, default=64)
+    ap.add_argument("--groups", type=int, default=1000)
+    ap.add_argument("--pairs", type=int, default=3)
+    ap.add_argument("--statistics", default=ALL)
+    ap.add_argument("--epsilon", type=float, default=1.0)
+    ap.add_argument("--master", default="local[2]")
+    ap.add_argument("--driver-memory", default="3g")
+    ap.add_argument("--pass-only", action="store_true",
+                    help="time the engine's part only (read, checks and the one pass of "
+                         "every statistic's counts), not the draws on the driver")
+    args = ap.parse_args(argv)
+
+    from pyspark.sql import functions as F  # noqa: N812
+
+    import dprect.engines.spark.statistics as spark_statistics
+    from dprect.app.aggregate_flow import aggregate_settings
+    from dprect.app.cli import main as dprect_main
+    from dprect.engines.spark.session import local_session
+
+    path = ensure_data(args.rows, args.columns, args.groups)
+    columns = [f"c{j}" for j in range(args.columns)]
+    spark = local_session(args.master, app_name="dprect-bench-aggregate",
+                          conf={"spark.driver.memory": args.driver_memory})
+    df = spark.read.parquet(str(path))
+    try:
+        jvm_pid: int | None = int(spark.sparkContext._jvm.java.lang.ProcessHandle
+                                  .current().pid())
+    except (OSError, AttributeError, ValueError):
+        jvm_pid = None
+
+    def cpu_now() -> tuple[float, float]:
+        return driver_cpu(jvm_pid), cluster_cpu(jvm_pid)
+
+    passes: list[float] = []
+    real_pass = spark_statistics.spark_statistics
+
+    def timed_pass(*a: Any, **k: Any) -> Any:
+        t = time.perf_counter()
+        try:
+            return real_pass(*a, **k)
+        finally:
+            passes.append(time.perf_counter() - t)
+
+    spark_statistics.spark_statistics = timed_pass  # type: ignore[assignment]
+
+    def plain() -> None:
+        aggs = [f(c) for c in columns for f in (F.count, F.sum, F.min, F.max)]
+        df.groupBy("g").agg(*aggs).collect()
+
+    groups = ",".join(str(i) for i in range(args.groups))
+    out_dir = tempfile.mkdtemp(prefix="dprect-bench-aggregate-")
+
+    route = spark_statistics.SparkGroupedRoute(lambda: (spark, False))
+
+    def engine_part() -> None:
+        """What the command's engine does: the table read and checked, every statistic's
+        counts in one pass, collected (the draws left out)."""
+        settings = aggregate_settings({
+            "input": str(path), "columns": columns, "statistics": args.statistics,
+            "group_by": "g", "groups": groups.split(","), "epsilon": args.epsilon,
+            "output": os.path.join(out_dir, "unused.json")})
+        with route.open(settings.source, settings.groups, settings.spec,
+                        lambda _: None) as prepared:
+            prepared.statistics()
+
+    def aggregate() -> None:
+        if args.pass_only:
+            engine_part()
+            return
+        record = os.path.join(out_dir, f"run{time.monotonic_ns()}.json")
+        code = dprect_main(["aggregate", "--input", str(path), "--columns", ",".join(columns),
+                            "--statistics", args.statistics, "--group-by", "g", "--groups",
+                            groups, "--epsilon", str(args.epsilon), "--engine", "spark",
+                            "--output", record])
+        if code != 0:
+            raise SystemExit(f"dprect aggregate exited with {code}")
+        os.unlink(record)
+
+    times: dict[str, list[float]] = {"plain": [], "aggregate": []}
+    cpu: dict[str, list[dict[str, float]]] = {"plain": [], "aggregate": []}
+    split: list[dict[str, float]] = []
+    load = [os.getloadavg()]
+    order: list[tuple[str, Callable[[], None]]] = [("plain", plain), ("aggregate", aggregate)]
+    for r in range(args.pairs + 1):  # pair 0 warms up and is discarded
+        for name, fn in (order if r % 2 == 0 else order[::-1]):
+            passes.clear()
+            t, c = time.perf_counter(), cpu_now()
+            fn()
+            secs = time.perf_counter() - t
+            c2 = cpu_now()
+            if not r:
+                continue
+            times[name].append(secs)
+            cpu[name].append({"driver": c2[0] - c[0], "cluster": c2[1] - c[1]})
+            if name == "aggregate":
+                split.append({"pass": sum(passes), "rest": secs - sum(passes)})
+        load.append(os.getloadavg())
+        if r:
+            print(f"pair {r}: plain {times['plain'][-1]:.1f} s, aggregate "
+                  f"{times['aggregate'][-1]:.1f} s (pass {split[-1]['pass']:.1f} s, rest "
+                  f"{split[-1]['rest']:.1f} s); load {load[-1][0]:.1f}", flush=True)
+        else:
+            print(f"warm-up pair done; load {load[-1][0]:.1f}", flush=True)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    ratio = med["aggregate"] / med["plain"]
+    peaks = peak_memory(spark)
+    out = {"rows": args.rows, "columns": args.columns, "groups": args.groups,
+           "statistics": args.statistics, "master": args.master, "pairs": args.pairs,
+           "seconds": times, "median_seconds": med, "ratio": ratio,
+           "aggregate_split": split, "cpu_seconds": cpu, "load": load,
+           "peak_rss_mb": peaks,
+           "acceptance": "aggregate (every statistic) <= 2x the plain groupBy aggregation"}
+    out["pass_only"] = args.pass_only
+    name = (f"aggregate_spark-{args.rows}x{args.columns}x{args.groups}"
+            f"{'-pass' if args.pass_only else ''}.json")
+    (OUTPUT / name).write_text(json.dumps(out, indent=2) + "\n")
+    what = "the engine's part (read, checks, the pass)" if args.pass_only else "aggregate"
+    print(f"{args.rows:,} rows x {args.columns} columns x {args.groups} groups, statistics "
+          f"{args.statistics}: plain groupBy.agg median {med['plain']:.1f} s, {what} "
+          f"median {med['aggregate']:.1f} s, ratio {ratio:.2f} "
+          f"({'meets' if ratio <= 2 else 'misses'} the 2x acceptance)")
+    spark.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,38 @@
+"""numba on demand: a plain-Python kernel compiled once per process, or None without numba.
+
+numba is an optional dependency (the ``spark`` extra); every compiled kernel has a numpy
+twin that gives the same answers, so a caller asks :func:`compile_kernel` and runs the
+numpy steps when it returns None. The compiled code is cached on disk by numba
+(``cache=True``: compiled once per installation, loaded in a fraction of a second by every
+later process), for the process only where no cache location can be written (a read-only
+installation). numba is imported on the first call only, so a caller decides when a task is
+large enough to pay for loading it (about 0.4 s).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+_compiled: dict[tuple[str, str], Callable[..., Any] | None] = {}
+
+
+def compile_kernel(fn: Callable[..., Any]) -> Callable[..., Any] | None:
+    """``fn`` compiled by numba without the GIL on first use in this process (loaded from
+    numba's on-disk cache, or compiled and cached there), or None where numba is not
+    installed."""
+    key = (fn.__module__, fn.__name__)
+    if key not in _compiled:
+        try:
+            import numba
+        except ImportError:
+            _compiled[key] = None
+            return None
+        try:
+            _compiled[key] = numba.njit(cache=True, nogil=True)(fn)
+        except Exception:  # no writable cache location: compile for this process only
+            _compiled[key] = numba.njit(cache=False, nogil=True)(fn)
+    return _compiled[key]
+
+
+__all__ = ["compile_kernel"]

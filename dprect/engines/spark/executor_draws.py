@@ -1,0 +1,399 @@
+"""The grouped aggregates' draws in the executors (issue #42): on a run of many public
+groups the mechanisms run where the groups' statistics are, and only released cells reach
+the driver.
+
+**The route.** The pass (:func:`~dprect.engines.spark.statistics.counting_pass`) counts the
+rows as on the driver route, but its key ranges are BLOCKS of consecutive public groups
+(:func:`~dprect.core.aggregates.group_blocks`; every column's cells of a block in one
+range: :func:`~dprect.engines.spark.statistics.block_limits`), so the merge task of a
+range holds every cell of its block; the merged blocks are kept (persisted) and each
+block is drawn by one task (``mapInArrow``) with the core's own functions — nothing of the
+mechanisms is written twice:
+
+* describe's (:data:`~dprect.core.statistic.QUERY`) in two phases, as
+  :func:`~dprect.core.aggregates.describe_blocks` runs them: phase 1, each block's
+  :func:`~dprect.core.aggregates.describe_block` (the counts, the centres, the cells of the
+  plan's own split) and its anchor pools (:func:`~dprect.core.aggregates.anchor_pools`);
+  the driver joins the pools in block order — the one thing that grows with the groups on
+  the driver: 8 bytes per released own centre and mean, per cell — and takes each column's
+  anchor (:func:`~dprect.core.aggregates.pool_anchor`, the lower median of released
+  values); phase 2, each block's :func:`~dprect.core.aggregates.finish_small` (the small
+  groups' cells, anchored at those released means);
+* the quantiles' (:data:`~dprect.core.statistic.QUANTILES`: each group from its own
+  stream, no dependency between groups) in one phase,
+  :func:`~dprect.core.quantile_release.release_groups`;
+* the coverage bounds' (:data:`~dprect.core.statistic.COVERAGE`) in one phase
+  (:func:`~dprect.core.bounds.draw_groups`) on an UNSEEDED run only: their draws read one
+  stream for every group in turn (a draw's rejection sampling reads a data-dependent
+  number of bits), so a seeded run's groups depend on the groups before them and are
+  drawn on the driver, as before; from OS entropy every group's draws are independent
+  of the others' wherever they run, so the law is the same.
+
+Seeds: a seeded run's per-group stream seeds are drawn on the driver in the public order
+(:meth:`~dprect.core.randomness.RandomSource.stream_seeds`, as the driver route draws
+them), packed 16 bytes a group and joined to their block; an unseeded run ships none
+(each group reads the OS). So for a seed every released cell equals the driver route's,
+bit for bit (tests/spark/test_executor_draws.py). A run of several mechanisms draws each
+part from its own stream (:func:`~dprect.core.mixed.draw_parts`) from the same kept
+blocks.
+
+**What reaches the driver**: the per-column anchor pools (describe only), then each
+block's released cells (pickled, in block order), from which the run's result and its
+record are made as on the driver route — the record the ledger keeps and every sink
+renders from (:mod:`dprect.release.sinks`), so the released cells themselves still gather
+on the driver; the merged statistics (a histogram of hundreds of bins per cell) never do.
+
+**The choice** (:func:`executor_route`) depends on public numbers only: the number of
+listed groups times the number of columns (at least :data:`EXECUTOR_CELLS`), and whether
+a seeded run asks for the coverage bounds; never on the data. The blocks' number is a
+function of the groups, the columns and the session's cores. The executors need dprect
+installed (the cluster image has it; a local master's workers import the driver's): the
+draws import the core there.
+"""
+
+from __future__ import annotations
+
+import itertools
+import pickle
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import suppress
+from functools import cached_property, partial
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame
+
+from dprect.core.aggregates import (
+    DescribePlan,
+    DescribeResult,
+    anchor_pools,
+    checked_names,
+    describe_block,
+    finish_small,
+    group_blocks,
+    pool_anchor,
+)
+from dprect.core.bounds import bounds_result, checked_bounds, draw_groups
+from dprect.core.describe_stats import BinBlock
+from dprect.core.errors import InputDataError, ParameterError
+from dprect.core.mixed import draw_parts, part_cells
+from dprect.core.quantile_release import QuantileResult, release_groups, statistic_names
+from dprect.core.randomness import STREAM_SEED_BITS, RandomSource
+from dprect.core.statistic import (
+    COVERAGE,
+    QUANTILES,
+    QUERY,
+    GroupedStatistics,
+    Mechanism,
+    StatisticsSpec,
+    complete,
+)
+from dprect.engines.spark.remote import default_parallelism
+from dprect.engines.spark.source import SPARK_ERRORS, spark_message
+from dprect.engines.spark.statistics import (
+    BLOB,
+    PART,
+    counting_pass,
+    real_cells,
+    to_cells,
+)
+
+#: runs of at least this many cells (listed groups × columns) draw in the executors
+EXECUTOR_CELLS = 4096
+#: a block holds about this many cells (groups × kernel columns), at most
+CELLS_PER_BLOCK = 4096
+#: and there are at least this many blocks per core of the session (uneven blocks even out)
+BLOCKS_PER_CORE = 4
+SEEDS = "_s"
+DRAWS = "_d"
+POOLS = "_a"
+RESULT = "_r"
+SEED_BYTES = STREAM_SEED_BITS // 8
+
+
+def executor_route(mechanisms: Sequence[Mechanism], groups: int, columns: int,
+                   seeded: bool) -> bool:
+    """Whether a run draws in the executors (module notes): public numbers only."""
+    if groups < 2 or groups * columns < EXECUTOR_CELLS:
+        return False
+    return not (seeded and any(m is COVERAGE for m in mechanisms))
+
+
+def block_starts(groups: int, kernel_columns: int, cores: int) -> list[int]:
+    """The first group of each block: at least :data:`BLOCKS_PER_CORE` blocks a core, at
+    most :data:`CELLS_PER_BLOCK` cells a block (:func:`~dprect.core.aggregates.group_blocks`)."""
+    parts = max(BLOCKS_PER_CORE * cores, -(-groups * kernel_columns // CELLS_PER_BLOCK))
+    return [b.start for b in group_blocks(groups, parts)]
+
+
+# -- the executors' side (pickled by reference: dprect is imported there) ----------------------
+class Blocks:
+    """What a block's task needs to read its cells: the kernel's and the run's specs, the
+    number of groups, the blocks' starts (then the end) and the run's columns per part.
+    The specs travel as plain pickles (their grids' classes by reference, so the core's
+    own classes on the executor: a grid pickled by value would be another class)."""
+
+    def __init__(self, kernel: StatisticsSpec, spec: StatisticsSpec, groups: int,
+                 starts: Sequence[int], columns: int) -> None:
+        self._specs = pickle.dumps((kernel, spec))
+        self.groups = groups
+        self.edges = [*starts, groups]
+        self.columns = columns
+
+    @cached_property
+    def kernel(self) -> StatisticsSpec:
+        return self.specs[0]
+
+    @cached_property
+    def spec(self) -> StatisticsSpec:
+        return self.specs[1]
+
+    @cached_property
+    def specs(self) -> tuple[StatisticsSpec, StatisticsSpec]:
+        kernel, spec = pickle.loads(self._specs)
+        return kernel, spec
+
+    def size(self, block: int) -> int:
+        return self.edges[block + 1] - self.edges[block]
+
+    def cells(self, batch: Any, row: int, part: int) -> GroupedStatistics:
+        """Part ``part``'s cells of the block in ``batch``'s row (groups local, every
+        cell present)."""
+        block = batch.column(PART)[row].as_py()
+        start, n = self.edges[block], self.size(block)
+        found: GroupedStatistics = {}
+        if batch.column(BLOB)[row].is_valid:  # else no rows in the block
+            one = pa.table({PART: batch.column(PART).slice(row, 1),
+                            BLOB: batch.column(BLOB).slice(row, 1)})
+            found = {(g - start, j): c for (g, j), c in to_cells(one, self.kernel,
+                                                                 self.groups).items()}
+        cells = real_cells(complete(found, self.kernel, n), self.spec, n)
+        return part_cells(cells, part, self.columns)
+
+
+def _seeds(batch: Any, row: int, n: int) -> list[int | None]:
+    """The block's stream seeds (16 bytes a group), or n × None (OS entropy)."""
+    if SEEDS not in batch.schema.names:
+        return [None] * n
+    raw = batch.column(SEEDS)[row].as_py()
+    return [int.from_bytes(raw[i:i + SEED_BYTES], "big")
+            for i in range(0, n * SEED_BYTES, SEED_BYTES)]
+
+
+def _out(block: int, **blobs: bytes) -> Any:
+    return pa.RecordBatch.from_arrays(
+        [pa.array([block], pa.int32()), *(pa.array([b], pa.binary()) for b in blobs.values())],
+        names=[PART, *blobs])
+
+
+def query_first(batches: Iterator[Any], plan: bytes, blocks: Blocks, part: int
+                ) -> Iterator[Any]:
+    """Phase 1 of describe per block: :func:`~dprect.core.aggregates.describe_block` from
+    the block's seeds, its anchor pools (float64 arrays per column) and its statistics
+    passed on for phase 2."""
+    the_plan: DescribePlan = pickle.loads(plan)
+    for batch in batches:
+        for row in range(batch.num_rows):
+            block = batch.column(PART)[row].as_py()
+            n = blocks.size(block)
+            cells = blocks.cells(batch, row, part)
+            bins = {k: c.bin_statistics() for k, c in cells.items() if len(c.keys)}
+            draws = describe_block(the_plan, BinBlock(bins, n, blocks.columns),
+                                   _seeds(batch, row, n))
+            pools = [(np.array(first, dtype=np.float64), np.array(centres, dtype=np.float64))
+                     for first, centres in anchor_pools([draws], blocks.columns)]
+            yield _out(block, **{DRAWS: pickle.dumps(draws), POOLS: pickle.dumps(pools),
+                                 BLOB: batch.column(BLOB)[row].as_py()})
+
+
+def query_second(batches: Iterator[Any], plan: bytes, anchors: Sequence[float],
+                 blocks: Blocks, part: int) -> Iterator[Any]:
+    """Phase 2 of describe per block: :func:`~dprect.core.aggregates.finish_small` at the
+    run's anchors; the block's released cells."""
+    the_plan: DescribePlan = pickle.loads(plan)
+    for batch in batches:
+        for row in range(batch.num_rows):
+            block = batch.column(PART)[row].as_py()
+            draws = pickle.loads(batch.column(DRAWS)[row].as_py())
+            small = any(c is None for cells in draws.cells for c in cells)
+            cell_block = None
+            if small:
+                bins = {k: c.bin_statistics()
+                        for k, c in blocks.cells(batch, row, part).items() if len(c.keys)}
+                cell_block = BinBlock(bins, blocks.size(block), blocks.columns)
+            done = finish_small(the_plan, anchors, cell_block, draws)
+            yield _out(block, **{RESULT: pickle.dumps(done)})
+
+
+def quantiles_block(batches: Iterator[Any], plan: bytes, blocks: Blocks, part: int
+                    ) -> Iterator[Any]:
+    """The quantiles of each block's groups, each from its own stream
+    (:func:`~dprect.core.quantile_release.release_groups`)."""
+    the_plan = pickle.loads(plan)
+    for batch in batches:
+        for row in range(batch.num_rows):
+            block = batch.column(PART)[row].as_py()
+            n = blocks.size(block)
+            stats = {k: c.quantile_statistics()
+                     for k, c in blocks.cells(batch, row, part).items()}
+            done = release_groups(the_plan, stats, _seeds(batch, row, n), blocks.columns)
+            yield _out(block, **{RESULT: pickle.dumps(done)})
+
+
+def coverage_block(batches: Iterator[Any], plan: bytes, blocks: Blocks, part: int
+                   ) -> Iterator[Any]:
+    """The coverage bounds of each block's groups from OS entropy
+    (:func:`~dprect.core.bounds.draw_groups`; unseeded runs only: module notes)."""
+    the_plan = pickle.loads(plan)
+    for batch in batches:
+        for row in range(batch.num_rows):
+            block = batch.column(PART)[row].as_py()
+            hists = {k: c.histogram() for k, c in blocks.cells(batch, row, part).items()}
+            done = draw_groups(the_plan, hists, range(blocks.size(block)), RandomSource())
+            yield _out(block, **{RESULT: pickle.dumps(done)})
+
+
+# -- the driver's side -------------------------------------------------------------------------
+def _collect(df: DataFrame, *columns: str) -> Any:
+    """The rows of ``df`` (``columns``), sorted by block; a Spark failure as one line."""
+    try:
+        table = df.select(PART, *columns).toArrow()
+    except SPARK_ERRORS as exc:
+        raise InputDataError(f"Spark failed while drawing: {spark_message(exc)}") from None
+    return table.sort_by(PART)
+
+
+def _unpersist(df: DataFrame) -> None:
+    """Drop a kept DataFrame; a session already gone (the run failed or was interrupted)
+    keeps nothing, and the run's own error is the one reported."""
+    with suppress(*SPARK_ERRORS):
+        df.unpersist()
+
+
+def _run(df: DataFrame, body: Callable[..., Iterator[Any]], schema: str) -> DataFrame:
+    return df.mapInArrow(body, schema)
+
+
+def _blocks_of(table: Any, column: str) -> list[Any]:
+    return [pickle.loads(b.as_py()) for b in table.column(column)]
+
+
+class ExecutorDraws:
+    """One run's draws in the executors (module notes): the pass's merged blocks kept, with
+    their seeds joined per part, and each mechanism's phases over them."""
+
+    def __init__(self, merged: DataFrame, blocks: Blocks) -> None:
+        self.merged = merged.persist(StorageLevel.MEMORY_AND_DISK)
+        self.blocks = blocks
+
+    def close(self) -> None:
+        _unpersist(self.merged)
+
+    def _blocks(self, rng: RandomSource) -> DataFrame:
+        """Every block (one without rows too: its groups are released all the same) with
+        its merged statistics and, on a seeded run, its groups' stream seeds, drawn here in
+        the public group order as :meth:`RandomSource.stream_seeds` draws them."""
+        edges = self.blocks.edges
+        columns = {PART: pa.array(range(len(edges) - 1), pa.int32())}
+        if rng.seeded:
+            seeds = rng.stream_seeds(self.blocks.groups)
+            columns[SEEDS] = pa.array(
+                [b"".join(int(s or 0).to_bytes(SEED_BYTES, "big") for s in seeds[a:z])
+                 for a, z in itertools.pairwise(edges)], pa.binary())
+            del seeds
+        listed = self.merged.sparkSession.createDataFrame(pa.table(columns))
+        return listed.join(self.merged, PART, "left")
+
+    def query(self, plan: DescribePlan, part: int, groups: list[Any], columns: list[str],
+              rng: RandomSource) -> DescribeResult:
+        group_list, cols = checked_names(plan, groups, columns)
+        blob = pickle.dumps(plan)
+        first = _run(self._blocks(rng),
+                          partial(query_first, plan=blob, blocks=self.blocks, part=part),
+                          f"{PART} int, {DRAWS} binary, {POOLS} binary, {BLOB} binary"
+                          ).persist(StorageLevel.MEMORY_AND_DISK)
+        try:
+            pools = _blocks_of(_collect(first, POOLS), POOLS)
+            anchors = [pool_anchor(np.concatenate([p[j][0] for p in pools]).tolist(),
+                                   np.concatenate([p[j][1] for p in pools]).tolist())
+                       for j in range(plan.columns)]
+            del pools
+            second = _run(first, partial(query_second, plan=blob, anchors=anchors,
+                                              blocks=self.blocks, part=part),
+                               f"{PART} int, {RESULT} binary")
+            cells = [row for done in _blocks_of(_collect(second, RESULT), RESULT)
+                     for row in done]
+        finally:
+            _unpersist(first)
+        return DescribeResult(cols, group_list, cells, plan.guarantee, plan, rng.seeded)
+
+    def quantiles(self, plan: Any, part: int, groups: list[Any], columns: list[str],
+                  rng: RandomSource) -> QuantileResult:
+        statistics = statistic_names(plan)
+        if len(columns) != plan.columns:
+            raise ParameterError(f"a plan of the quantiles of {plan.columns} column(s) for "
+                                 f"{len(columns)} column(s)")
+        done = _run(self._blocks(rng),
+                         partial(quantiles_block, plan=pickle.dumps(plan),
+                                 blocks=self.blocks, part=part),
+                         f"{PART} int, {RESULT} binary")
+        cells = [row for rows in _blocks_of(_collect(done, RESULT), RESULT) for row in rows]
+        return QuantileResult(list(columns), list(groups), tuple(statistics), cells, plan,
+                              rng.seeded)
+
+    def coverage(self, plan: Any, part: int, groups: list[Any], columns: list[str],
+                 rng: RandomSource) -> Any:
+        if rng.seeded:  # module notes: a seeded run's groups share one stream
+            raise ParameterError("a seeded run draws the coverage bounds on the driver")
+        cols, group_list = checked_bounds(plan, groups, columns)
+        done = _run(self._blocks(rng), partial(coverage_block, plan=pickle.dumps(plan),
+                                              blocks=self.blocks, part=part),
+                         f"{PART} int, {RESULT} binary")
+        drawn: tuple[list[Any], ...] = ([], [], [], [])
+        for block in _blocks_of(_collect(done, RESULT), RESULT):
+            for into, rows in zip(drawn, block, strict=True):
+                into.extend(rows)
+        lower, upper, lower_index, upper_index = drawn
+        return bounds_result(plan, cols, group_list, (lower, upper, lower_index, upper_index),
+                             False)
+
+    def draw(self, mechanism: Mechanism, plan: Any, part: int, groups: list[Any],
+             columns: list[str], rng: RandomSource) -> Any:
+        """``mechanism``'s release of part ``part`` (0 for a run of one mechanism)."""
+        runs = {QUERY.name: self.query, QUANTILES.name: self.quantiles,
+                COVERAGE.name: self.coverage}
+        if mechanism.name not in runs:
+            raise ParameterError(f"the {mechanism.name!r} mechanism has no draw in the "
+                                 "executors")
+        return runs[mechanism.name](plan, part, groups, columns, rng)
+
+
+def draw_in_executors(df: DataFrame, source_columns: Sequence[str], spec: StatisticsSpec,
+                      mechanisms: Sequence[Mechanism], plan: Any, group_names: Sequence[Any],
+                      columns: Sequence[str], rng: RandomSource, *, group_by: str | None,
+                      groups: Sequence[str] | None) -> Any:
+    """The run's release drawn in the executors (module notes): ``source_columns`` as the
+    spec counts them (a mixed spec's repeated), the result of one mechanism or of several
+    (:func:`~dprect.core.mixed.draw_parts`), equal for a seed to the driver route's."""
+    cores = default_parallelism(df.sparkSession)
+    count = len(group_names)
+    kernel_columns = len(spec.columns) + 2 * sum(1 for c in spec.columns if c.squares)
+    starts = block_starts(count, kernel_columns, cores)
+    merged, kernel, _ = counting_pass(df, source_columns, spec, group_by=group_by,
+                                      groups=groups, blocks=starts)
+    run = ExecutorDraws(merged, Blocks(kernel, spec, count, starts, len(columns)))
+    names, cols = list(group_names), list(columns)
+    try:
+        if len(mechanisms) > 1:
+            return draw_parts(plan, mechanisms, rng, lambda i, m, p, stream: run.draw(
+                m, p, i, names, cols, stream))
+        return run.draw(mechanisms[0], plan, 0, names, cols, rng)
+    finally:
+        run.close()
+
+
+__all__ = ["BLOCKS_PER_CORE", "CELLS_PER_BLOCK", "EXECUTOR_CELLS", "Blocks",
+           "ExecutorDraws", "block_starts", "coverage_block", "draw_in_executors",
+           "executor_route", "quantiles_block", "query_first", "query_second"]

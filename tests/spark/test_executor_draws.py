@@ -1,0 +1,149 @@
+"""The grouped aggregates drawn in the executors (issue #42,
+:mod:`dprect.engines.spark.executor_draws`): on 300 public groups — large ones, small ones
+(anchored at the large groups' released means: the two-phase draw), a run of listed groups
+without rows (whole blocks without rows), rows of unlisted and null groups — the executor
+route releases, for a seed, exactly the driver route's record for every statistic: the
+describe preset (with variance and std), the quantiles, a mixed run (query + quantiles);
+the coverage bounds of a seeded run stay on the driver (their groups share one stream),
+and an unseeded run draws them in the executors, each group from its own statistics. The
+executor route never collects the merged statistics to the driver."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from dprect.app.aggregate_flow import asked_mechanisms, plan_for, run_spec
+from dprect.core.randomness import RandomSource
+from dprect.core.request import Source
+from dprect.core.statistic import COVERAGE, QUERY
+from dprect.engines.spark import executor_draws, grouped_route
+from dprect.engines.spark.grouped_route import SparkGroupedRoute
+from dprect.release.aggregate_record import aggregate_record, mixed_record
+
+COLUMNS = ["x", "y", "ints"]
+LISTED = [f"g{i}" for i in range(300)]  # g250 … g299: no rows
+
+
+def _table(seed: int = 5) -> pa.Table:
+    gen = np.random.default_rng(seed)
+    # large groups (the plan's own split), middle ones (larger centres), small ones
+    # (anchored at the large groups' released means)
+    sizes = [3000 if i < 20 else 500 if i < 40 else int(gen.integers(1, 8))
+             for i in range(250)]
+    g: list[str | None] = [f"g{i}" for i, n in enumerate(sizes) for _ in range(n)]
+    g += ["zz"] * 30 + [None] * 5  # unlisted and null groups: dropped
+    n = len(g)
+    # each group's own location: a group drawn from another's statistics shows
+    x = 10.0 * np.array([int(v[1:]) if v and v[0] == "g" else 0 for v in g]) \
+        + gen.normal(0.0, 1.0, n)
+    x[:3] = [np.nan, np.inf, -0.0]
+    return pa.table({"x": x, "y": gen.lognormal(1.0, 1.2, n),
+                     "ints": pa.array(gen.integers(-50, 500, n), pa.int64()),
+                     "g": pa.array(g, pa.string())})
+
+
+@pytest.fixture(scope="module")
+def parquet(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("executor_draws") / "t.parquet"
+    pq.write_table(_table(), path, row_group_size=20000)
+    return path
+
+
+def _rng(seed: int | None) -> RandomSource:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return RandomSource(seed=seed)
+
+
+def _release(spark, path: Path, statistics: str, seed: int | None, executors: bool,
+             monkeypatch: pytest.MonkeyPatch, epsilon: float = 2.0) -> dict:
+    """The record of a run of ``statistics`` through the Spark route, drawn in the
+    executors or on the driver (the route's public threshold moved)."""
+    mechanisms, names = asked_mechanisms(statistics)
+    plan = plan_for(mechanisms, {"epsilon": epsilon, "columns": COLUMNS}, names)
+    spec = run_spec(mechanisms, plan, None, COLUMNS)
+    monkeypatch.setattr(executor_draws, "EXECUTOR_CELLS", 1 if executors else 10**12)
+    route = SparkGroupedRoute(lambda: (spark, False))
+    with route.open(Source(str(path), COLUMNS, group_by="g"), LISTED, spec,
+                    lambda _: None) as prepared:
+        result = prepared.draw(mechanisms, plan, LISTED, COLUMNS, _rng(seed))
+    return mixed_record(result) if len(mechanisms) > 1 else aggregate_record(result, plan)
+
+
+def _refuse_collect(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The executor route must not gather the merged statistics on the driver."""
+    def refused(*_a: object, **_k: object) -> None:
+        raise AssertionError("the merged statistics were collected to the driver")
+
+    monkeypatch.setattr(grouped_route, "spark_statistics", refused)
+
+
+@pytest.mark.parametrize("statistics", [
+    "bounds,count,sum,mean,variance,std",
+    "p10,median,p90",
+    "count,mean,p25,median",
+])
+def test_executor_draws_equal_the_driver_route_for_a_seed(spark, parquet, monkeypatch,
+                                                          statistics):
+    want = _release(spark, parquet, statistics, 11, False, monkeypatch)
+    with monkeypatch.context() as m:
+        _refuse_collect(m)
+        got = _release(spark, parquet, statistics, 11, True, m)
+    assert json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True)
+    text = json.dumps(got)
+    assert text.count('"group": "g299"') >= len(COLUMNS)  # a listed group without rows
+    if "mean" in statistics:  # small groups were drawn in phase 2 (anchored)
+        rows = got["results"] if "results" in got else got["parts"]["describe"]["results"]
+        assert any(r["below_row_need"] for r in rows)
+        assert not all(r["below_row_need"] for r in rows)
+
+
+def test_a_seeded_coverage_run_stays_on_the_driver():
+    assert not executor_draws.executor_route((COVERAGE,), 10**6, 8, seeded=True)
+    assert executor_draws.executor_route((COVERAGE,), 10**6, 8, seeded=False)
+    assert executor_draws.executor_route((QUERY,), 10**6, 8, seeded=True)
+    assert not executor_draws.executor_route((QUERY,), 10, 8, seeded=True)  # few cells
+
+
+def _clipped(record: dict, table: pa.Table) -> list[tuple[int, int]]:
+    """Per (group, column) of a coverage record, the rows below its lower bound and above
+    its upper bound."""
+    groups = np.asarray(table.column("g").to_pylist(), dtype=object)
+    out = []
+    for row in record["bounds"]:
+        x = np.asarray(table.column(row["column"]).to_numpy(zero_copy_only=False),
+                       dtype=np.float64)[groups == row["group"]]
+        x = x[np.isfinite(x)]
+        lower, upper = float(row["lower"]), float(row["upper"])  # "-inf" / "inf" as written
+        out.append((int((x < lower).sum()), int((x > upper).sum())))
+    return out
+
+
+def test_unseeded_coverage_in_the_executors_clips_each_groups_tails(spark, parquet,
+                                                                     monkeypatch):
+    """An unseeded run draws the coverage bounds in the executors (from OS entropy, so no
+    seed to compare with the driver's): every listed group is released, and at a huge ε
+    each large group's bounds of ``x`` (its own location, 10·i, spread 1) clip a few rows
+    of each side's tail (the target is 2 rows here; 1% of the group's 3,000 at most) — as
+    the driver route's do — where bounds drawn from another group's statistics would clip
+    nearly all of its rows on one side."""
+    with monkeypatch.context() as m:
+        _refuse_collect(m)
+        got = _release(spark, parquet, "coverage", None, True, m, epsilon=1e4)
+    want = _release(spark, parquet, "coverage", None, False, monkeypatch, epsilon=1e4)
+    assert got["groups"] == want["groups"] == LISTED
+    table = pq.read_table(parquet)
+    for route, record in (("driver", want), ("executors", got)):
+        large = [(row, c) for row, c in zip(record["bounds"], _clipped(record, table),
+                                            strict=True)
+                 if row["column"] == "x" and int(row["group"][1:]) < 20]
+        assert len(large) == 20, route
+        for row, (below, above) in large:
+            assert below <= 30 and above <= 30, (route, row, below, above)
