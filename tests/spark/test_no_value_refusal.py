@@ -24,6 +24,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 import fit_rectangle  # noqa: E402
+from cli_run import messages  # noqa: E402
 
 import dprect  # noqa: E402
 from dprect.app.cli import main as cli  # noqa: E402
@@ -91,11 +92,13 @@ def test_cli_no_positives_and_one_positive_look_alike(
         out = tmp_path / f"{name}.json"
         code = _cli_fit(route, table, out)
         captured = capsys.readouterr()
-        outcomes[name] = (code, captured.err, _shape(json.loads(out.read_text()))
+        # the heartbeat's lines depend on the clock only (a loaded machine passes its
+        # 10 s): every other line of stderr must be the same
+        outcomes[name] = (code, messages(captured.err), _shape(json.loads(out.read_text()))
                           if out.exists() else None)
     assert outcomes["no_positives"][0] == outcomes["one_positive"][0] == 0, outcomes
     for name, (code, err, shape) in outcomes.items():
-        assert (code, err) == (0, ""), (name, err)
+        assert (code, err) == (0, []), (name, err)
         assert shape == outcomes["one_positive"][2], name
 
 
