@@ -17,18 +17,17 @@ FEATURES = [f"f{j}" for j in range(DIMS)]
 FIT = {"epsilon": 1.0, "delta": 1e-6, "seed": 7}
 
 #: pinned after accounting v2, issue #12 (the planner's bounded-range accounting changed the
-#: per-round ε; same data, same seed), after issue #44 (auto without N now draws its private
-#: count first, at ε/50, and picks at it), and again after the aimed quantile box (#44, the
-#: small-table cells: at the count, 5,900, its sides aim at 2% of N each and auto runs it —
-#: 6.8% of the positives outside and 2.4% of the negatives inside, where composition left
-#: 36.8% outside): method auto
+#: per-round ε; same data, same seed), and again after issue #44 (auto without N now draws
+#: its private count first, at ε/50, and picks at it: composition here, ~5,900 positives;
+#: the aimed quantile box runs only with a stated target_miss): method auto,
+#: staircase law
 PIN_AUTO = {
-    "method": "quantiles",
-    "lower_index": [149209, 138713, 436001, 127041],
-    "upper_index": [831679, 1020455, 747743, 700928],
-    "lower": [-71.54064178466797, -73.54259490966797, -16.83940887451172,
-              -75.76885223388672],
-    "upper": [58.63037109375, 94.63653564453125, 42.620849609375, 33.69159698486328],
+    "method": "composition",
+    "lower_index": [250602, 353549, 448084, 181423],
+    "upper_index": [801586, 805209, 733601, 684859],
+    "lower": [-52.20146179199219, -32.565879821777344, -14.534759521484375,
+              -65.39630889892578],
+    "upper": [52.890586853027344, 53.58161926269531, 39.92347717285156, 30.626678466796875],
 }
 #: method randmargins, staircase law (pinned after accounting v2, issue #12, and again
 #: after the tie bits of issue #13: the interior point and the cuts now run on each axis's

@@ -991,11 +991,14 @@ def _safe_choice(options: list[MethodPlan], positives: int | None = None) -> Met
     must win clearly to be chosen.
 
     The quantile box (issue #44), when it is a candidate, at a finite N (at N = None
-    never): where its sides aim at a target (t > 0, :func:`quantiles_aim`), it replaces
+    never): where the user states a miss target (``target_miss`` > 0) and its sides aim at
+    a target (t > 0, :func:`quantiles_aim`), it replaces
     that choice when its predicted miss is at most the choice's plus its aim — the rows it
     gives up by design, the tails where classes overlap (docs/results.md §4.1), are not
     held against it; its aimed score charges a bound past the data, so it no longer
-    reaches past it by design. Without an aim, when the choice is predicted to leave out
+    reaches past it by design. Without a stated target (the default: a rectangle around
+    the positives keeps them, and the box's 2d histogram queries cost a pass each), when
+    the choice is predicted to leave out
     at least (1 − :data:`AUTO_QUANTILES_GAP`) of N (a nearly empty rectangle) and the box
     no more.
 
@@ -1022,7 +1025,8 @@ def _safe_choice(options: list[MethodPlan], positives: int | None = None) -> Met
     if positives is not None:
         at_old, at_box = predicted_at(old, positives), predicted_at(quant, positives)
         aim = quantiles_aim(quant, positives)
-        if aim > 0 and at_box <= at_old + aim:
+        stated = float(quant.details.get("target_miss") or 0.0) > 0
+        if stated and aim > 0 and at_box <= at_old + aim:
             return quant
         if at_old >= (1 - AUTO_QUANTILES_GAP) * positives and at_box <= at_old:
             return quant

@@ -113,20 +113,17 @@ def test_the_choice_at_the_noisy_count(counting):
         r = counting.resolved(PrivateCount(counting.count.scale, noisy))
         n = max(noisy, 1)
         # between the two: composition; the quantile box where composition is predicted
-        # to leave out nearly all of N, or, where its sides aim (N large enough), where
-        # it is predicted to leave out at most composition's miss plus its aim (#44)
-        at_comp, at_box, aim = predicted_at(comp, n), predicted_at(box, n), quantiles_aim(
-            box, n)
-        expected = ("quantiles" if (aim > 0 and at_box <= at_comp + aim) or (
-            at_comp >= (1 - AUTO_QUANTILES_GAP) * n and at_box <= at_comp)
-            else "composition")
+        # to leave out nearly all of N (no miss target stated: the aimed rule is off, #44)
+        at_comp, at_box = predicted_at(comp, n), predicted_at(box, n)
+        expected = ("quantiles" if at_comp >= (1 - AUTO_QUANTILES_GAP) * n
+                    and at_box <= at_comp else "composition")
         assert r.chosen.method == expected and not r.pending
         assert r.check is counting.checks[expected]
         assert r.to_json()["positives_noisy"] == noisy
-    # at a very large N the box aims (issue #44) and runs; between the other two the
-    # count would pick RandMargins there
+    # at a very large N the box aims (issue #44) but, no miss target stated, the count
+    # picks RandMargins, as between the other two
     r = counting.resolved(PrivateCount(counting.count.scale, 10**12))
-    assert quantiles_aim(box, 10**12) > 0 and r.chosen.method == "quantiles"
+    assert quantiles_aim(box, 10**12) > 0 and r.chosen.method == "randmargins"
     assert _old_choice({"randmargins": rm, "composition": comp}, 10**12) is rm
     # the "depends on N" fact behind the rule: never RandMargins at N ≤ S_RM
     comp = counting.candidates["composition"]

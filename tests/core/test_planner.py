@@ -207,8 +207,8 @@ def test_auto_compares_the_methods_at_the_positives_estimate():
     assert predicted_at(rm, n) == n and math.isclose(predicted_at(comp, n), overlap)
     assert overlap < (1 - AUTO_MARGIN) * n
     # between those two, composition at n and RandMargins at 10^12; at both the quantile
-    # box aims (issue #44) and is predicted to miss at most their miss plus its aim, so
-    # auto runs it
+    # box aims (issue #44) and is predicted to miss at most their miss plus its aim: auto
+    # runs it only where the user states a miss target, else it keeps the positives
     from dprect.core.planner import _old_choice, quantiles_aim
     for big, old in ((n, comp), (10**12, rm)):
         p = plan(epsilon=1.0, delta=1e-6, domains=domains, positives=big)
@@ -216,5 +216,8 @@ def test_auto_compares_the_methods_at_the_positives_estimate():
                             "composition": p.candidates["composition"]}, big).method \
             == old.method
         box = p.candidates["quantiles"]
-        assert quantiles_aim(box, big) > 0 and p.chosen.method == "quantiles"
+        assert quantiles_aim(box, big) > 0 and p.chosen.method == old.method
+        aimed = plan(epsilon=1.0, delta=1e-6, domains=domains, positives=big,
+                     target_miss=0.02)
+        assert aimed.chosen.method == "quantiles"
     assert predicted_at(rm, None) == rm.predicted_misclassified

@@ -75,8 +75,7 @@ def test_auto_counts_then_refines_the_collected_ties_on_the_flights_slice(
     the rows unrefined before the reservation, the count picks the method, and the
     driver refines the rows in place for that method's tie bits. The numpy engine's
     count and rectangle, for a seed, when the count picks the unaimed quantile box (the
-    slice's ~1,000 late flights) and when it is pushed far above RandMargins' need (the
-    aimed box, issue #44)."""
+    slice's ~1,000 late flights) and when it is pushed far above RandMargins' need."""
     from dprect.core.auto_count import PrivateCount
 
     if far:
@@ -101,10 +100,9 @@ def test_auto_counts_then_refines_the_collected_ties_on_the_flights_slice(
         want = dprect.fit(X, y, grid=domains, epsilon=EPSILON, delta=DELTA, seed=9,
                           features=names)
         # at the slice's ~1,000 late flights composition would be nearly empty at d = 300:
-        # the quantile box runs (issue #44); pushed far above RandMargins' need, the box
-        # aims at its share of N and auto runs it too (RandMargins would be the choice
-        # between the other two there)
-        assert want.method == "quantiles"
+        # the quantile box runs (issue #44); pushed far above RandMargins' need, RandMargins
+        # (the aimed box runs only with a stated target_miss)
+        assert want.method == ("randmargins" if far else "quantiles")
         with prepare_fit(df, features=names, label="late", grid=domains, epsilon=EPSILON,
                          delta=DELTA, strategy="collect") as prepared:
             assert prepared.plan.pending and prepared.engine is not None
