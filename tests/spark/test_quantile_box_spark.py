@@ -55,9 +55,9 @@ def test_same_box_on_every_engine(make_frame, kind) -> None:
 
 
 def test_same_aimed_box_on_every_engine(make_frame) -> None:
-    """auto at its private count runs the box with its sides aimed (t = ⌊N/50⌋ > 0: the
-    two-sided score, four steps an octave): the same count, the same draws, the same box
-    on numpy and on Spark."""
+    """auto at its private count, a miss target stated, runs the box with its sides aimed
+    (t = ⌊N/50⌋ > 0: the two-sided score, four steps an octave): the same count, the same
+    draws, the same box on numpy and on Spark."""
     from dprect.core.planner import plan, quantiles_aim
 
     rng = np.random.default_rng(12)
@@ -67,14 +67,15 @@ def test_same_aimed_box_on_every_engine(make_frame) -> None:
     names = ["x0", "x1", "x2"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        want = dprect.fit(X, y, grid=dom, epsilon=4.0, delta=1e-6, seed=5, features=names)
+        want = dprect.fit(X, y, grid=dom, epsilon=4.0, delta=1e-6, seed=5, features=names,
+                          target_miss=0.02)
         n = want.to_json()["parameters"]["positives_noisy"]
-        box = plan(epsilon=4.0, delta=1e-6, domains=[dom] * 3, positives=n)
+        box = plan(epsilon=4.0, delta=1e-6, domains=[dom] * 3, positives=n, target_miss=0.02)
         assert want.method == "quantiles" and quantiles_aim(box.candidates["quantiles"], n) > 0
         df = make_frame(X, names, y=y, partitions=2)
         for strategy in ("rounds", "collect"):
             got = fit_dataframe(df, features=names, label="y", grid=dom, epsilon=4.0,
-                                delta=1e-6, seed=5, strategy=strategy)
+                                delta=1e-6, seed=5, strategy=strategy, target_miss=0.02)
             assert got.method == "quantiles"
             assert (got.lower_index, got.upper_index) == (want.lower_index,
                                                           want.upper_index)
