@@ -70,16 +70,19 @@ def _plans() -> dict[str, Any]:
             "bounds": plan_describe(1.0, COLUMNS, statistics=(), query_epsilon=0.2)}
 
 
-def _run(plan: Any, seed: int) -> list[dict[str, Any]]:
+def _drawn(plan: Any, seed: int) -> Any:
+    """The seeded run's result on the test table (the statistics, then the mechanism)."""
     values, group = _table(empty=plan.squares_scale is None)
     spec = QUERY.spec([None] * COLUMNS, plan.statistics)  # type: ignore[list-item]
     cells = grouped_statistics(values, group, GROUPS, spec)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         rng = RandomSource(seed=seed)
-    result = QUERY.draw(plan, cells, [f"g{g}" for g in range(GROUPS)],
-                        ["a", "b", "c"], rng)
-    return result.rows()
+    return QUERY.draw(plan, cells, [f"g{g}" for g in range(GROUPS)], ["a", "b", "c"], rng)
+
+
+def _run(plan: Any, seed: int) -> list[dict[str, Any]]:
+    return _drawn(plan, seed).rows()
 
 
 def _compact(rows: list[dict[str, Any]]) -> dict[str, Any]:

@@ -16,16 +16,13 @@ import hashlib
 import json
 import os
 import sys
-import warnings
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from dprect.core.randomness import RandomSource
 from dprect.core.statistic import QUERY
-from dprect.engines.grouped import grouped_statistics
 from dprect.release import aggregate_record as record_module
 from dprect.release import record_text as text_module
 from dprect.release.aggregate_record import aggregate_record, overview_lines, summary_lines
@@ -34,22 +31,14 @@ from dprect.release.record_text import record_text
 from dprect.release.sinks import JsonSink, Release
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "engines"))
-from test_many_groups_golden import COLUMNS, GROUPS, _plans, _table
+from test_many_groups_golden import _drawn, _plans
 
 GOLDEN = Path(__file__).resolve().parent.parent / "data" / "golden" / "describe_record.json"
 
 
 def _record(name: str, seed: int) -> dict[str, Any]:
     plan = _plans()[name]
-    values, group = _table(empty=plan.squares_scale is None)
-    spec = QUERY.spec([None] * COLUMNS, plan.statistics)  # type: ignore[list-item]
-    cells = grouped_statistics(values, group, GROUPS, spec)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        rng = RandomSource(seed=seed)
-    result = QUERY.draw(plan, cells, [f"g{g}" for g in range(GROUPS)], ["a", "b", "c"],
-                        rng)
-    return aggregate_record(result, plan)
+    return aggregate_record(_drawn(plan, seed), plan)
 
 
 def _sha(text: str | bytes) -> str:
