@@ -16,7 +16,9 @@ checks, the pass, the draws and the record. The table is describe_spark.py's
 pair is discarded, then ``--pairs`` pairs alternate which goes first; the medians and
 their ratio are printed and written to
 ``benchmarks/output/aggregate_spark-{rows}x{columns}x{groups}.json``, the aggregate run
-split into the pass (:func:`dprect.engines.spark.statistics.spark_statistics`) and the rest
+split into the pass (:func:`dprect.engines.spark.statistics.spark_statistics`, or on a run
+of many cells the pass and the draws in the executors,
+:func:`dprect.engines.spark.executor_draws.draw_in_executors`) and the rest
 (the plan, the draws on the driver, the record), with each run's CPU seconds (driver;
 JVM and its Python workers) as describe_spark.py reports them. Noise comes from OS
 entropy (nothing is seeded). ``--pass-only`` times the engine's part of the command
@@ -61,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from pyspark.sql import functions as F  # noqa: N812
 
-    import dprect.engines.spark.statistics as spark_statistics
+    import dprect.engines.spark.grouped_route as grouped_route
     from dprect.app.aggregate_flow import aggregate_settings
     from dprect.app.cli import main as dprect_main
     from dprect.engines.spark.session import local_session
@@ -81,16 +83,20 @@ def main(argv: list[str] | None = None) -> int:
         return driver_cpu(jvm_pid), cluster_cpu(jvm_pid)
 
     passes: list[float] = []
-    real_pass = spark_statistics.spark_statistics
 
-    def timed_pass(*a: Any, **k: Any) -> Any:
-        t = time.perf_counter()
-        try:
-            return real_pass(*a, **k)
-        finally:
-            passes.append(time.perf_counter() - t)
+    def timed(real: Callable[..., Any]) -> Callable[..., Any]:
+        def run(*a: Any, **k: Any) -> Any:
+            t = time.perf_counter()
+            try:
+                return real(*a, **k)
+            finally:
+                passes.append(time.perf_counter() - t)
+        return run
 
-    spark_statistics.spark_statistics = timed_pass  # type: ignore[assignment]
+    # the pass collected (few cells), or the pass and the draws in the executors (many
+    # cells: executor_draws.executor_route) — what the route calls, by its module's names
+    for name in ("spark_statistics", "draw_in_executors"):
+        setattr(grouped_route, name, timed(getattr(grouped_route, name)))
 
     def plain() -> None:
         aggs = [f(c) for c in columns for f in (F.count, F.sum, F.min, F.max)]
@@ -99,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     groups = ",".join(str(i) for i in range(args.groups))
     out_dir = tempfile.mkdtemp(prefix="dprect-bench-aggregate-")
 
-    route = spark_statistics.SparkGroupedRoute(lambda: (spark, False))
+    route = grouped_route.SparkGroupedRoute(lambda: (spark, False))
 
     def engine_part() -> None:
         """What the command's engine does: the table read and checked, every statistic's
