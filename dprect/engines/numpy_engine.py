@@ -14,6 +14,7 @@ path. A cut is one vectorised comparison into a reused scratch mask.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -53,7 +54,7 @@ def refine_in_place(columns: list[np.ndarray], ties: TieBreaker,
 
 
 def bucket_counts(values: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
-    """:meth:`dprect.core.engine.Engine.histogram` of ``values``: int64 counts of
+    """One axis of :meth:`dprect.core.engine.Engine.histograms`, on ``values``: int64 counts of
     v ≤ t_0, t_{i−1} < v ≤ t_i, v > t_{k−1} (thresholds non-decreasing, the values'
     dtype). Shared by every engine (the Spark engine runs it on each partition)."""
     t = np.asarray(thresholds, dtype=values.dtype)
@@ -61,6 +62,15 @@ def bucket_counts(values: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
         raise ParameterError("histogram thresholds must be non-decreasing")
     slot = np.searchsorted(t, values, side="left")  # #{t_i < v}: v's interval
     return np.bincount(slot, minlength=len(t) + 1).astype(np.int64)
+
+
+def axes_thresholds(thresholds: Sequence[np.ndarray], dims: int) -> list[np.ndarray]:
+    """The thresholds of :meth:`dprect.core.engine.Engine.histograms`, checked: one array
+    per axis (a parameter, never data)."""
+    out = list(thresholds)
+    if len(out) != dims:
+        raise ParameterError(f"histogram thresholds for {len(out)} axes, engine has {dims}")
+    return out
 
 
 def _ranks(values: np.ndarray, side: Side, first: int, last: int, *, inplace: bool
@@ -182,9 +192,11 @@ class NumpyEngine:
                 return _ranks(found, side, first, last, inplace=True)
         return _ranks(self._column(axis), side, first, last, inplace=not self._all)
 
-    def histogram(self, axis: int, thresholds: np.ndarray) -> np.ndarray:
+    def histograms(self, thresholds: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """:meth:`dprect.core.engine.Engine.histograms`: each remaining column read once."""
         self._used = True
-        return bucket_counts(self._column(axis), thresholds)
+        return [bucket_counts(self._column(j), t)
+                for j, t in enumerate(axes_thresholds(thresholds, self.dims))]
 
     def cut(self, axis: int, side: Side, threshold: int | float) -> None:
         self._used = True

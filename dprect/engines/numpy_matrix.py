@@ -65,7 +65,7 @@ import pyarrow as pa
 from dprect.core.domains import Domain, Side
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.ties import TieBreaker
-from dprect.engines.numpy_engine import NumpyEngine, _ranks, bucket_counts
+from dprect.engines.numpy_engine import NumpyEngine, _ranks, axes_thresholds, bucket_counts
 
 #: rows per block of a pass: 8 features × 16,384 rows of float64 is 1 MiB, cache-resident
 BLOCK_ROWS = 1 << 14
@@ -470,18 +470,21 @@ class MatrixEngine:
         else:
             self._cuts.append((axis, side, threshold))
 
-    def histogram(self, axis: int, thresholds: np.ndarray) -> np.ndarray:
-        """:meth:`dprect.core.engine.Engine.histogram` of the remaining rows on ``axis``
-        (the quantile box's query), summed over the blocks: the same counts as
+    def histograms(self, thresholds: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """:meth:`dprect.core.engine.Engine.histograms` of the remaining rows (the
+        quantile box's query) in ONE pass over the blocks: each block's surviving rows,
+        every axis encoded and counted, summed — the same counts as
         :class:`NumpyEngine`'s on the same rows."""
+        cuts = axes_thresholds(thresholds, self.dims)
         if self._inner is not None:
-            return self._inner.histogram(axis, thresholds)
-        domain = self._domains[axis]
-        total = bucket_counts(domain.encode(np.zeros(0)), thresholds)
+            return self._inner.histograms(cuts)
+        totals = [bucket_counts(dom.encode(np.zeros(0)), t)
+                  for dom, t in zip(self._domains, cuts, strict=True)]
         for _, block, chosen in self._blocks():
-            total += bucket_counts(domain.encode(self._surviving(block, chosen)[:, axis]),
-                                   thresholds)
-        return total
+            rows = self._surviving(block, chosen)
+            for j, dom in enumerate(self._domains):
+                totals[j] += bucket_counts(dom.encode(rows[:, j]), cuts[j])
+        return totals
 
     def _survivors(self, listed: _List) -> np.ndarray:
         """The listed values of rows surviving every recorded cut."""

@@ -19,17 +19,25 @@ from dprect.engines.spark.fit import fit_dataframe
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 
-def test_histogram_matches_numpy(make_frame) -> None:
+def test_histograms_match_numpy_in_one_job(make_frame) -> None:
+    """Every axis's histogram in one query: the numpy engine's counts, and one Spark job
+    for all the axes (no job on the collected rows)."""
     rng = np.random.default_rng(5)
-    X = np.round(rng.normal(0, 3, size=(300, 1)), 1)
+    X = np.round(rng.normal(0, 3, size=(300, 3)), 1)
     X[:7] = -0.0  # −0.0 and ties
     dom = FloatOrder()
-    cuts = np.array([-5.0, -0.0, 0.0, 0.0, 1.5, 4.0])
-    want = bucket_counts(dom.encode(X[:, 0]), cuts)
-    df = make_frame(X, ["a"], partitions=3)
+    cuts = [np.array([-5.0, -0.0, 0.0, 0.0, 1.5, 4.0]), np.array([0.5]),
+            np.array([-1.0, 2.0, 2.0])]
+    want = [bucket_counts(dom.encode(X[:, j]), dom.encode(c)).tolist()
+            for j, c in enumerate(cuts)]
+    df = make_frame(X, ["a", "b", "c"], partitions=3)
     for strategy in ("rounds", "collect", "prefetch", "pass"):
-        eng = SparkEngine(df, [dom], ["a"], strategy=strategy)
-        assert eng.histogram(0, cuts).tolist() == want.tolist()
+        eng = SparkEngine(df, [dom] * 3, ["a", "b", "c"], strategy=strategy)
+        eng.prepare()
+        jobs = eng.stats["window_jobs"]
+        got = eng.histograms([dom.encode(c) for c in cuts])
+        assert [h.tolist() for h in got] == want
+        assert eng.stats["window_jobs"] - jobs == (0 if strategy == "collect" else 1)
 
 
 @pytest.mark.parametrize("kind", ["float", "grid", "int"])

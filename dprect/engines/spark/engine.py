@@ -68,6 +68,7 @@ from pyspark.sql import functions as F  # noqa: N812
 from dprect.core.domains import Domain, Side
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.ties import TieBreaker
+from dprect.engines.numpy_engine import axes_thresholds
 from dprect.engines.spark.chooser import (
     DEFAULT_DRIVER_BUDGET_MB,
     DEFAULT_STRATEGY,
@@ -305,20 +306,20 @@ class SparkEngine:
         assert self._strategy is not None
         return self._strategy.window(axis, side, first, stop)
 
-    def histogram(self, axis: int, thresholds: np.ndarray) -> np.ndarray:
-        """Counts of the remaining rows between the thresholds, as
-        :meth:`NumpyEngine.histogram` gives them: on the driver's collected rows
-        (``collect``), else one job on the encoded rows (the rounds strategy's)."""
-        self._check_axis(axis, "hi")
+    def histograms(self, thresholds: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """Counts of the remaining rows between each axis's thresholds, as
+        :meth:`NumpyEngine.histograms` gives them: on the driver's collected rows
+        (``collect``), else ONE job over every axis (the rounds strategy's)."""
+        cuts = axes_thresholds(thresholds, self.dims)
         self._used = True
         self.prepare()
         strat = self._strategy
         assert strat is not None
         if isinstance(strat, CollectStrategy):
-            return strat.histogram(axis, thresholds)
+            return strat.histograms(cuts)
         rounds = strat if isinstance(strat, RoundsStrategy) else RoundsStrategy(
             strat.rows, cache=False)  # type: ignore[attr-defined]
-        return rounds.histogram(axis, thresholds)
+        return rounds.histograms(cuts)
 
     def cut(self, axis: int, side: Side, threshold: int | float) -> None:
         """Remove remaining rows with sort value ≥ threshold (hi) or ≤ threshold (lo)."""
