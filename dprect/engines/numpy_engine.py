@@ -14,7 +14,7 @@ path. A cut is one vectorised comparison into a reused scratch mask.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -53,6 +53,12 @@ def refine_in_place(columns: list[np.ndarray], ties: TieBreaker,
                 columns[j][first:first + rows] = refined[j]
 
 
+#: values (rows × axes) from which a histogram query runs compiled
+#: (:mod:`dprect.engines.histogram_jit`, where numba is installed): below, numpy's
+#: binary search costs less than loading numba (~0.4 s once a process)
+JIT_VALUES = 1 << 24
+
+
 def bucket_counts(values: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
     """One axis of :meth:`dprect.core.engine.Engine.histograms`, on ``values``: int64 counts of
     v ≤ t_0, t_{i−1} < v ≤ t_i, v > t_{k−1} (thresholds non-decreasing, the values'
@@ -62,6 +68,26 @@ def bucket_counts(values: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
         raise ParameterError("histogram thresholds must be non-decreasing")
     slot = np.searchsorted(t, values, side="left")  # #{t_i < v}: v's interval
     return np.bincount(slot, minlength=len(t) + 1).astype(np.int64)
+
+
+def counter(thresholds: np.ndarray, dtype: np.dtype, *, compiled: bool
+            ) -> Callable[[np.ndarray], np.ndarray]:
+    """values (of ``dtype``) → their :func:`bucket_counts` for ``thresholds`` (cast to
+    ``dtype``; refused unless non-decreasing): compiled
+    (:func:`~dprect.engines.histogram_jit.compiled_counts`, the same counts) where
+    ``compiled`` — the caller's choice, for a query large enough to pay for loading numba
+    (~0.4 s once) — and numba is installed, else numpy."""
+    t = np.asarray(thresholds, dtype=dtype)
+    if len(t) > 1 and (t[1:] < t[:-1]).any():
+        raise ParameterError("histogram thresholds must be non-decreasing")
+    if compiled and len(t):
+        from dprect.engines import histogram_jit
+
+        if histogram_jit.available():
+            guided = histogram_jit.guide(t)
+            return lambda values: histogram_jit.compiled_counts(  # type: ignore[return-value]
+                values, guided)
+    return lambda values: bucket_counts(values, t)
 
 
 def axes_thresholds(thresholds: Sequence[np.ndarray], dims: int) -> list[np.ndarray]:
@@ -193,9 +219,12 @@ class NumpyEngine:
         return _ranks(self._column(axis), side, first, last, inplace=not self._all)
 
     def histograms(self, thresholds: Sequence[np.ndarray]) -> list[np.ndarray]:
-        """:meth:`dprect.core.engine.Engine.histograms`: each remaining column read once."""
+        """:meth:`dprect.core.engine.Engine.histograms`: each remaining column read once
+        (compiled, :mod:`~dprect.engines.histogram_jit`, from :data:`JIT_VALUES`
+        values)."""
         self._used = True
-        return [bucket_counts(self._column(j), t)
+        compiled = self._count * self.dims >= JIT_VALUES
+        return [counter(t, self._columns[j].dtype, compiled=compiled)(self._column(j))
                 for j, t in enumerate(axes_thresholds(thresholds, self.dims))]
 
     def cut(self, axis: int, side: Side, threshold: int | float) -> None:
