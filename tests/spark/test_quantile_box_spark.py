@@ -87,3 +87,33 @@ def test_same_aimed_box_on_every_engine(make_frame) -> None:
             assert got.method == "quantiles"
             assert (got.lower_index, got.upper_index) == (want.lower_index,
                                                           want.upper_index)
+
+
+@pytest.mark.parametrize("strategy", ["prefetch", "pass", "collect"])
+def test_the_box_is_two_jobs_on_spark(make_frame, strategy) -> None:
+    """The box on Spark reads the rows in two histogram jobs (one for every axis's
+    centre, one for every axis's sides) and runs no strategy's first pass for windows it
+    never asks (``collect``: its one job, then the driver), the same box as numpy."""
+    from dprect.engines.spark.fit import prepare_fit
+
+    rng = np.random.default_rng(13)
+    X = np.round(rng.normal(4, 1.5, size=(400, 4)), 2)
+    y = (rng.random(400) < 0.5).astype(int)
+    dom = Grid(-2.0, 10.0, 3000)
+    names = [f"x{j}" for j in range(4)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = dprect.fit(X, y, grid=dom, epsilon=2.0, delta=1e-6, method="quantiles",
+                          seed=4, features=names)
+        df = make_frame(X, names, y=y, partitions=2)
+        with prepare_fit(df, features=names, label="y", grid=dom, epsilon=2.0, delta=1e-6,
+                         method="quantiles", strategy=strategy) as prepared:
+            got = prepared.run(seed=4)
+            stats = dict(prepared.engine.stats)
+    assert (got.lower_index, got.upper_index) == (want.lower_index, want.upper_index)
+    assert stats["prefetch_jobs"] == 0 and stats["passes"] == 0
+    if strategy == "collect":
+        assert stats["collect_jobs"] == 1 and stats["window_jobs"] == 0
+    else:
+        assert stats["window_jobs"] == 2 and stats["collect_jobs"] == 0
+

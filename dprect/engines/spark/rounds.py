@@ -70,11 +70,13 @@ class RoundsStrategy:
             first, end, side = n - end, n - first, other
         return self._take(rem, axis, side, first, end, sort=end > TOP_N_ROWS)
 
-    def histograms(self, thresholds: Sequence[np.ndarray]) -> list[np.ndarray]:
+    def histograms(self, thresholds: Sequence[np.ndarray], *, compiled: bool = False
+                   ) -> list[np.ndarray]:
         """:meth:`dprect.core.engine.Engine.histograms` by ONE job over every axis's
         column: each partition's counts of every axis
-        (:func:`~dprect.engines.numpy_engine.bucket_counts`, the numpy engine's own code on
-        the same sort values), concatenated, summed on the driver."""
+        (:func:`~dprect.engines.numpy_engine.counter`, the numpy engine's own code on the
+        same sort values; ``compiled``: with numba where the executor has it),
+        concatenated, summed on the driver."""
         dtypes = self.rows.dtypes
         cuts = [np.asarray(t, dtype=dtypes[j])
                 for j, t in enumerate(axes_thresholds(thresholds, len(self._vcols)))]
@@ -84,12 +86,13 @@ class RoundsStrategy:
         def count(batches):  # runs on the executors
             import pyarrow as pa
 
-            from dprect.engines.numpy_engine import bucket_counts
+            from dprect.engines.numpy_engine import counter
+            counts = [counter(t, dtypes[j], compiled=compiled) for j, t in enumerate(cuts)]
             totals = [np.zeros(w, dtype=np.int64) for w in widths]
             for batch in batches:
-                for j, t in enumerate(cuts):
+                for j in range(len(cuts)):
                     values = batch.column(j).to_numpy(zero_copy_only=False)
-                    totals[j] += bucket_counts(np.asarray(values, dtype=dtypes[j]), t)
+                    totals[j] += counts[j](np.asarray(values, dtype=dtypes[j]))
             yield pa.RecordBatch.from_arrays([pa.array(np.concatenate(totals))], names=["c"])
 
         got = self._remaining().select(*self._vcols).mapInArrow(count, "c long")
