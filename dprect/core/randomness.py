@@ -196,7 +196,7 @@ class RandomSource:
         (so the blocks' draws follow from the run's seed, wherever they run); from OS
         entropy, n × None — each stream reads the OS itself and nothing is drawn here."""
         if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-            raise ValueError(f"stream_seeds needs n >= 0, got {n!r}")
+            raise ValueError("stream_seeds needs n >= 0 (an internal invariant)")
         if not self.seeded:
             return [None] * n
         return [self._gen.getrandbits(STREAM_SEED_BITS) for _ in range(n)]
@@ -223,13 +223,13 @@ class RandomSource:
     def randbelow(self, n: int) -> int:
         """A uniform integer in {0, …, n−1}; exact for any n ≥ 1 (arbitrary precision)."""
         if n < 1:
-            raise ValueError(f"randbelow needs n >= 1, got {n}")
+            raise ValueError("randbelow needs n >= 1 (an internal invariant)")
         return self._gen.randrange(n)
 
     def randbits(self, k: int) -> int:
         """k independent uniform random bits as an integer in {0, …, 2^k − 1}; exact."""
         if k < 1:
-            raise ValueError(f"randbits needs k >= 1, got {k}")
+            raise ValueError("randbits needs k >= 1 (an internal invariant)")
         return self._gen.getrandbits(k)
 
     def uniform(self) -> float:
@@ -241,7 +241,7 @@ class RandomSource:
         """True with probability exactly ``p`` (a rational in [0, 1])."""
         p = Fraction(p)
         if not 0 <= p <= 1:
-            raise ValueError(f"bernoulli needs p in [0, 1], got {p}")
+            raise ValueError("bernoulli needs p in [0, 1] (an internal invariant)")
         return self.randbelow(p.denominator) < p.numerator
 
     def bernoulli_exp(self, gamma: Fraction) -> bool:
@@ -252,14 +252,14 @@ class RandomSource:
         integers and a gcd, no Fraction objects)."""
         gamma = Fraction(gamma)
         if gamma < 0:
-            raise ValueError(f"bernoulli_exp needs gamma >= 0, got {gamma}")
+            raise ValueError("bernoulli_exp needs gamma >= 0 (an internal invariant)")
         return _bernoulli_exp_reduced(self._below, gamma.numerator,
                                       gamma.denominator)
 
     def geometric_exp(self, s: int, t: int) -> int:
         """G ≥ 0 with P(G = g) = (1 − e^{−s/t})·e^{−g·s/t}, exactly (CKS 2020, Alg. 2)."""
         if s < 1 or t < 1:
-            raise ValueError(f"geometric_exp needs s, t >= 1, got s={s}, t={t}")
+            raise ValueError("geometric_exp needs s, t >= 1 (an internal invariant)")
         return _geometric_exp(self._below, s, t)
 
     def discrete_laplace(self, scale: Fraction) -> int:
@@ -270,7 +270,7 @@ class RandomSource:
         two-sided geometric law."""
         scale = Fraction(scale)
         if scale <= 0:
-            raise ValueError(f"discrete_laplace needs scale > 0, got {scale}")
+            raise ValueError("discrete_laplace needs scale > 0 (an internal invariant)")
         return self.discrete_laplace_int(scale.denominator, scale.numerator)
 
     def discrete_laplace_int(self, s: int, t: int) -> int:
@@ -279,7 +279,7 @@ class RandomSource:
         one scale. The draws depend on s and t, not only on their ratio: give them in
         lowest terms for the draws of :meth:`discrete_laplace`."""
         if s < 1 or t < 1:
-            raise ValueError(f"discrete_laplace_int needs s, t >= 1, got {s}, {t}")
+            raise ValueError("discrete_laplace_int needs s, t >= 1 (an internal invariant)")
         randrange, getrandbits = self._below, self._gen.getrandbits
         while True:
             g = _geometric_exp(randrange, s, t)
