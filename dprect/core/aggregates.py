@@ -747,15 +747,6 @@ def choose_pivot(lower: float, centre: float, upper: float, count_epsilon: float
     return best
 
 
-def pivot_step(lower: float, upper: float, pivot: float, sensitivity: int) -> float:
-    """γ = max(U − p, p − L)/k as a float: the value of one unit of the integer sum (the
-    float of :func:`exact_step`; 0 when that overflows)."""
-    try:
-        return float(exact_step(lower, upper, pivot, sensitivity))
-    except OverflowError:
-        return 0.0
-
-
 def exact_step(lower: float, upper: float, pivot: float, sensitivity: int) -> Fraction:
     """γ = w/k exactly, w = max(U − p, p − L) in rationals (so |clamp(x) − p| ≤ k·γ holds
     without rounding)."""
@@ -1132,10 +1123,11 @@ _LARGEST = float(np.finfo(np.float64).max)
 def _sum_and_step(stats: CellStatistics, lower_step: int, upper_step: int, lower: float,
                   upper: float, pivot: float, sensitivity: int) -> tuple[int, float]:
     """(S, γ as a float) of :func:`integer_sum` ``(centred_sum_at(…), exact_step(…))``
-    and :func:`pivot_step`, on integers: T = acc·2^base and w = max(U − p, p − L, 0) =
-    W·2^e are dyadic, so S = ⌊T·k/w + 1/2⌋ = ⌊(2·num + den)/(2·den)⌋ with T·k/w =
-    num/den, and float(w/k) is the correctly rounded quotient of two integers (as
-    Fraction's float is). No Fraction objects: the driver makes one per cell."""
+    and of ``float(exact_step(…))`` (0 when that overflows), on integers: T = acc·2^base
+    and w = max(U − p, p − L, 0) = W·2^e are dyadic, so S = ⌊T·k/w + 1/2⌋ =
+    ⌊(2·num + den)/(2·den)⌋ with T·k/w = num/den, and float(w/k) is the correctly
+    rounded quotient of two integers (as Fraction's float is). No Fraction objects: the
+    driver makes one per cell."""
     acc, base = centred_sum_dyadic(stats, lower_step, upper_step, lower, upper, pivot)
     (lm, le), (um, ue), (pm, pe) = dyadic(lower), dyadic(upper), dyadic(pivot)
     e = min(le, ue, pe)
