@@ -199,21 +199,29 @@ def _draw_column(ax: Any, column: str, rows: Sequence[Mapping[str, Any]],
                         color=colour, mfc="none" if few else colour, markersize=7,
                         clip_on=False, gid=f"out of view {column}")
         out += len(beyond)
+    finish_group_panel(ax, column, rows, "DP mean", [],
+                       f"{out} mean(s) out of view (triangles at the edge)" if out else None,
+                       f"{skipped} group(s) without a finite mean not drawn" if skipped
+                       else None)
+    return out
+
+
+def finish_group_panel(ax: Any, column: str, rows: Sequence[Mapping[str, Any]], label: str,
+                       notes: list[str], *extra: str | None, pad: float | None = None
+                       ) -> None:
+    """A panel of a mark per group's last touches, every statistic's: the groups' names
+    under their positions (every k-th past :data:`MAX_TICKS`), the column as the title
+    (``pad`` above the axes), ``label`` on the y axis, the notes (with each given
+    ``extra`` line: what is out of view, what is not drawn)."""
     step = max(1, math.ceil(len(rows) / MAX_TICKS))
     ticks = list(range(0, len(rows), step))
     ax.set_xticks(ticks)
     ax.set_xticklabels([_group_label(rows[i]["group"]) for i in ticks], rotation=45,
                        ha="right", fontsize=8)
     ax.set_xlim(-0.6, len(rows) - 0.4)
-    ax.set_title(column, fontsize=10)
-    ax.set_ylabel("DP mean", fontsize=9)
-    notes = []
-    if out:
-        notes.append(f"{out} mean(s) out of view (triangles at the edge)")
-    if skipped:
-        notes.append(f"{skipped} group(s) without a finite mean not drawn")
-    note(ax, notes)
-    return out
+    ax.set_title(column, fontsize=10, pad=pad)
+    ax.set_ylabel(label, fontsize=9)
+    note(ax, notes + [line for line in extra if line])
 
 
 def span(values: Sequence[float], trim: float = 0.0) -> tuple[float, float]:
@@ -446,6 +454,6 @@ class DescribePngSink(AggregatePngSink):
 
 
 __all__ = ["BINS", "HEADROOM", "MANY_GROUPS", "MAX_PANELS", "TRIM", "AggregatePngSink",
-           "DescribePngSink", "DrawPanel", "grouped_figure", "histograms", "legend_note",
-           "mean_noise_sd", "note", "panel_grid", "png", "render_describe_figure",
-           "render_describe_png", "span"]
+           "DescribePngSink", "DrawPanel", "finish_group_panel", "grouped_figure",
+           "histograms", "legend_note", "mean_noise_sd", "note", "panel_grid", "png",
+           "render_describe_figure", "render_describe_png", "span"]

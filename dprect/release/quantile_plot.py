@@ -49,10 +49,10 @@ from dprect.release.aggregate_plot import (
     TRIM,
     VIEW_LIMIT,
     AggregatePngSink,
+    finish_group_panel,
     finish_panel,
     grouped_figure,
     histograms,
-    note,
     png,
     span,
 )
@@ -137,20 +137,10 @@ def _draw_ladders(ax: Any, column: str, rows: Sequence[Mapping[str, Any]],
             if r.get(key) is not None:
                 ax.annotate(f"±{float(r[key]):,.0f}", (i, 1.0), xycoords=("data", "axes fraction"),
                             ha="center", va="bottom", fontsize=6, annotation_clip=False)
-    step = max(1, math.ceil(len(rows) / MAX_TICKS))
-    ticks = list(range(0, len(rows), step))
-    ax.set_xticks(ticks)
-    ax.set_xticklabels(["(all rows)" if rows[i]["group"] is None else str(rows[i]["group"])
-                        for i in ticks], rotation=45, ha="right", fontsize=8)
-    ax.set_xlim(-0.6, len(rows) - 0.4)
-    ax.set_title(column, fontsize=10, pad=12)
-    ax.set_ylabel("DP quantiles", fontsize=9)
-    notes = [_rank_note(errors, level)]
-    if out:
-        notes.append(f"{out} value(s) out of view (triangles at the edge)")
-    if skipped:
-        notes.append(f"{skipped} value(s) not finite or beyond ±{VIEW_LIMIT:g}, not drawn")
-    note(ax, notes)
+    finish_group_panel(ax, column, rows, "DP quantiles", [_rank_note(errors, level)],
+                       f"{out} value(s) out of view (triangles at the edge)" if out else None,
+                       f"{skipped} value(s) not finite or beyond ±{VIEW_LIMIT:g}, not drawn"
+                       if skipped else None, pad=12)
     return out
 
 
