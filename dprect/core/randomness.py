@@ -316,17 +316,26 @@ def _below_of(gen: random.Random) -> Callable[[int], int]:
     return gen.randrange
 
 
-def _bernoulli_exp_reduced(randrange: Callable[[int], int], a: int, b: int) -> bool:
-    """:meth:`RandomSource.bernoulli_exp` of γ = a/b (a ≥ 0, b ≥ 1, gcd(a, b) = 1) with
-    the same ``randrange`` calls: each Bernoulli(γ'/k) of the Fraction path is
-    ``randbelow(den) < num`` for γ'/k in lowest terms (0 as 0/1), reduced here by a gcd."""
-    whole = a // b
-    for _ in range(whole):  # the units exp(−1): Bernoulli(1/k) = randbelow(k) < 1
+def _exp_units(randrange: Callable[[int], int], whole: int) -> bool:
+    """Bernoulli(exp(−whole)) as ``whole`` units of exp(−1) in a row: per unit K, the
+    first k with Bernoulli(1/k) = ``randrange(k) < 1`` false, is odd with probability
+    exp(−1); the first even K ends the draw (False)."""
+    for _ in range(whole):
         k = 1
         while randrange(k) < 1:
             k += 1
         if k % 2 == 0:
             return False
+    return True
+
+
+def _bernoulli_exp_reduced(randrange: Callable[[int], int], a: int, b: int) -> bool:
+    """:meth:`RandomSource.bernoulli_exp` of γ = a/b (a ≥ 0, b ≥ 1, gcd(a, b) = 1) with
+    the same ``randrange`` calls: each Bernoulli(γ'/k) of the Fraction path is
+    ``randbelow(den) < num`` for γ'/k in lowest terms (0 as 0/1), reduced here by a gcd."""
+    whole = a // b
+    if not _exp_units(randrange, whole):
+        return False
     a -= whole * b  # the fractional part, still in lowest terms over b
     k = 1
     while True:
@@ -357,12 +366,8 @@ def _bernoulli_exp_int(randrange: Callable[[int], int], n: int, d: int) -> bool:
     with Bernoulli(1/k) = 0, odd with probability exp(−1)), then the fractional part
     n'/d with Bernoulli(n'/(d·k)) drawn as ``randbelow(d·k) < n'``."""
     whole, frac = divmod(n, d)
-    for _ in range(whole):
-        k = 1
-        while randrange(k) < 1:
-            k += 1
-        if k % 2 == 0:
-            return False
+    if not _exp_units(randrange, whole):
+        return False
     k = 1
     while randrange(d * k) < frac:
         k += 1
