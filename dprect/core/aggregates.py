@@ -115,7 +115,6 @@ from dprect.core.describe_stats import (
     centred_sum_dyadic,
     data_tails,
     dyadic,
-    truncated_value,
 )
 from dprect.core.errors import ParameterError
 from dprect.core.guarantee_check import CheckReport, check_describe_plan
@@ -763,21 +762,6 @@ def integer_sum(centred: Fraction, step: Fraction) -> int:
     return q.numerator // q.denominator
 
 
-def centred_integer_sum(values: np.ndarray, lower: float, upper: float, pivot: float,
-                        sensitivity: int = 1 << SUM_FRACTION_BITS) -> int:
-    """S = ⌊Σ (clamp(x̃, L, U) − p)/γ + 1/2⌋ computed row by row in rationals (x̃: x
-    truncated to 30 significant bits, :func:`~dprect.core.describe_stats.truncated_value`;
-    γ = :func:`exact_step`): the direct reference the statistics' route
-    (:func:`~dprect.core.describe_stats.centred_sum`) equals. Slow: for tests."""
-    x = truncated_value(np.asarray(values, dtype=np.float64))
-    if not len(x) or upper < lower:
-        return 0
-    clamped = np.clip(x, lower, upper)  # exact: returns one of the floats
-    p = Fraction(pivot)
-    total = sum((Fraction(float(v)) - p for v in clamped), Fraction(0))
-    return integer_sum(total, exact_step(lower, upper, pivot, sensitivity))
-
-
 # -- the run, block by block (the draw order is the module docstring's) ------------------------
 class CellBlock(Protocol):
     """What the mechanism reads of consecutive public groups (every column): an engine's
@@ -1268,7 +1252,6 @@ __all__ = [
     "anchor_centres",
     "anchor_pools",
     "centre_rows_at",
-    "centred_integer_sum",
     "checked_names",
     "choose_pivot",
     "describe_block",

@@ -413,12 +413,6 @@ def png(fig: Figure) -> bytes:
     return buf.getvalue()
 
 
-def render_describe_png(record: Mapping[str, Any], *, title: str | None = None,
-                        dpi: int = 110) -> bytes:
-    """The PNG bytes of :func:`render_describe_figure`."""
-    return png(render_describe_figure(record, title=title, dpi=dpi))
-
-
 @dataclass(frozen=True)
 class AggregatePngSink(FileSink):
     """``--plot`` of a grouped aggregate: the PNG :meth:`figure` draws from the released
@@ -443,7 +437,7 @@ class AggregatePngSink(FileSink):
 
 @dataclass(frozen=True)
 class DescribePngSink(AggregatePngSink):
-    """``--plot`` of the query mechanism: the released means (:func:`render_describe_png`)."""
+    """``--plot`` of the query mechanism: the released means (:func:`render_describe_figure`)."""
 
     def figure(self, record: Mapping[str, Any]) -> tuple[Figure, int, str]:
         fig, out = _describe_figure(record, title=self.title, dpi=110)
@@ -456,4 +450,4 @@ class DescribePngSink(AggregatePngSink):
 __all__ = ["BINS", "HEADROOM", "MANY_GROUPS", "MAX_PANELS", "TRIM", "AggregatePngSink",
            "DescribePngSink", "DrawPanel", "finish_group_panel", "grouped_figure",
            "histograms", "legend_note", "mean_noise_sd", "note", "panel_grid", "png",
-           "render_describe_figure", "render_describe_png", "span"]
+           "render_describe_figure", "span"]

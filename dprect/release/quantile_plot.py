@@ -53,7 +53,6 @@ from dprect.release.aggregate_plot import (
     finish_panel,
     grouped_figure,
     histograms,
-    png,
     span,
 )
 
@@ -192,12 +191,6 @@ def quantiles_figure(record: Mapping[str, Any], *, title: str | None = None,
         subtitle, lambda out, _: f"{out} value(s) out of view", title=title, dpi=dpi)
 
 
-def render_quantiles_png(record: Mapping[str, Any], *, title: str | None = None,
-                         dpi: int = 110) -> bytes:
-    """The PNG bytes of :func:`quantiles_figure`."""
-    return png(quantiles_figure(record, title=title, dpi=dpi)[0])
-
-
 @dataclass(frozen=True)
 class QuantilesPngSink(AggregatePngSink):
     """``--plot`` of the quantiles (:func:`quantiles_figure`)."""
@@ -210,5 +203,4 @@ class QuantilesPngSink(AggregatePngSink):
         return fig, out, how
 
 
-__all__ = ["COLOURS", "QuantilesPngSink", "quantile_names", "quantiles_figure",
-           "render_quantiles_png"]
+__all__ = ["COLOURS", "QuantilesPngSink", "quantile_names", "quantiles_figure"]

@@ -10,10 +10,10 @@ from fractions import Fraction
 import numpy as np
 import pyarrow as pa
 import pytest
-from describe_reference import reference_describe
+from describe_reference import centred_integer_sum, reference_describe
 
 from dprect.core import aggregates, describe_stats
-from dprect.core.aggregates import centred_integer_sum, exact_step, integer_sum, plan_describe
+from dprect.core.aggregates import exact_step, integer_sum, plan_describe
 from dprect.core.describe_stats import (
     bin_blocks,
     bin_statistics,
