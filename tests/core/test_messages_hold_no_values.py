@@ -10,8 +10,11 @@ text; putting the value back into any of these messages fails here.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import ast
+import re
+from collections.abc import Callable, Iterator
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -100,3 +103,34 @@ def test_the_audit_bound_does_not_quote_its_counts() -> None:
     with pytest.raises(ValueError) as caught:
         clopper_pearson(MARK, 3, 0.05)
     assert str(MARK) not in str(caught.value)
+
+
+#: what a message's formatted value may not read: an array's shape (its row count), a
+#: histogram's keys or counts, a total of rows, the length of the values read (v, x, rows)
+DATA_READS = re.compile(r"\.shape\b|\bkeys\[|\bcounts\b|\.total\b|\blen\((v|x|rows)\)")
+ROOT = Path(__file__).resolve().parents[2] / "dprect"
+
+
+def _messages(tree: ast.AST) -> Iterator[tuple[int, ast.AST]]:
+    """Each raised exception and each warn/progress call of a module."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Raise) and node.exc is not None:
+            yield node.lineno, node.exc
+        elif isinstance(node, ast.Call) and (getattr(node.func, "attr", None) or getattr(
+                node.func, "id", None)) in ("warn", "progress", "say"):
+            yield node.lineno, node
+
+
+def test_no_message_formats_a_data_read() -> None:
+    """The pattern behind the cases above, over the whole package: no f-string of a
+    message formats an expression that reads the data's size or a histogram."""
+    found = []
+    for path in sorted(ROOT.rglob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        for line, message in _messages(ast.parse(source)):
+            for part in ast.walk(message):
+                if isinstance(part, ast.FormattedValue):
+                    text = ast.get_source_segment(source, part.value) or ""
+                    if DATA_READS.search(text):
+                        found.append(f"{path.relative_to(ROOT)}:{line}: {text}")
+    assert not found, found
