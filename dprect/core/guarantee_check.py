@@ -104,6 +104,11 @@ PAPER_MAX_LOG_DELTA = -2
 BOUNDS_SENSITIVITY = 1
 #: the sensitivity of the describe centre's depth and of a side's tail counts, in rows
 DESCRIBE_SENSITIVITY = 1
+#: how many pools of one column a row's rows enter when a small-group split draws ONE
+#: centre from the pooled histogram of its cells (docs/privacy.md §11, Lemma D6): a row is
+#: in one group and a group's cell of a column is in one split, so in one pool — the
+#: pooled depth moves by at most DESCRIBE_SENSITIVITY times this
+DESCRIBE_POOLS_PER_ROW = 1
 #: the describe statistics that read the noisy clamped sum (the count reads only its own
 #: noise): written here again, not imported, so the check re-derives the split itself
 DESCRIBE_SUMMED = ("sum", "mean")
@@ -676,9 +681,11 @@ def check_describe_plan(plan: Any) -> CheckReport:
         parts["sum of squares"] = float(squares)
     splits = []
     for tier in tiers:
-        # the centre's exponential mechanism at rate c is 2c-DP (depth sensitivity s); an
-        # anchored centre (rate 0) reads no row of its group: other groups' releases
-        centre = Fraction(tier.centre_rate) * 2 * s
+        # the centre's exponential mechanism at rate c is 2c-DP (depth sensitivity s); a
+        # pooled split's one centre per column reads the union of its cells' rows, each
+        # row in DESCRIBE_POOLS_PER_ROW pool(s): depth sensitivity s times that (Lemma D6)
+        pools = DESCRIBE_POOLS_PER_ROW if tier.pooled else 1
+        centre = Fraction(tier.centre_rate) * 2 * s * pools
         # each side: exp(−rate·clipped rows) over its steps, a monotone utility (every
         # step's clipped rows move the same way, by at most s): rate·s, not 2·rate·s; the
         # two sides (disjoint rows) in parallel
@@ -894,7 +901,8 @@ def check_selected_run(statistics: Any, selection: Any, run: Any) -> None:
                       "within its stated guarantee", run.epsilon, run.delta)
 
 
-__all__ = ["BOUNDS_SENSITIVITY", "BR_ZCDP", "CLASSES_REPLACE_STEPS", "DESCRIBE_SENSITIVITY",
+__all__ = ["BOUNDS_SENSITIVITY", "BR_ZCDP", "CLASSES_REPLACE_STEPS", "DESCRIBE_POOLS_PER_ROW",
+           "DESCRIBE_SENSITIVITY",
            "DESCRIBE_SPREAD", "DESCRIBE_SUMMED", "DESCRIBE_UNSPENT", "PAPER_FACTOR",
            "QUANTILE_SENSITIVITY", "SELECTION_KEYS_CHANGED", "SLACK", "CheckReport",
            "GuaranteeCheckError", "check_bounds_plan", "check_classes_plan",

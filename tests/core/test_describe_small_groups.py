@@ -2,11 +2,14 @@
 
 Each cell's count is released first and its value picks the split of the rest of the
 column's ε: the plan's own split for large groups, the centre's share doubled for counts
-below what the centre needs, and an anchored split (the centre from the other groups'
-released means) below that. These tests check the splits and the counts that pick them
-against the exact law of the centre, the independent check against a wrong split, the
-draws against the independent re-draw, and the accuracy the splits are for: groups of a
-few dozen to a few thousand rows get means near the truth and no runaway bounds.
+below what the centre needs, and a last split (the plan's own centre ε, sides on every
+second candidate) below that. Every smaller split's cells of a column share ONE centre
+drawn from their pooled histogram (Lemma D6; or the large groups' anchor when the pool is
+too small). These tests check the splits and the counts that pick them against the exact
+law of the centre, the independent check against a wrong split, the draws against the
+independent re-draw, and the accuracy the splits are for: groups of a few dozen to a few
+thousand rows get means near the truth and no runaway bounds, and so do columns where
+every group is tiny (issue #42's scale).
 """
 
 from __future__ import annotations
@@ -37,7 +40,8 @@ def _seeded(seed: int) -> RandomSource:
 def test_the_splits_and_the_counts_that_pick_them(stats):
     """The plan's own split is the large groups' (the shares of before); below it the
     centre's share doubles, capped, with least counts strictly decreasing; the last split
-    is anchored and takes every smaller count. Every split spends the column's ε with the
+    draws at the plan's own centre ε and takes every smaller count; every smaller split
+    is pooled. Every split spends the column's ε with the
     count's, and a count picks a split by its value alone (a monotone step function)."""
     p = plan_describe(1.0, 2, statistics=stats)
     eps_col = 0.5
@@ -47,11 +51,12 @@ def test_the_splits_and_the_counts_that_pick_them(stats):
     assert (tiers[0].centre_epsilon, tiers[0].side_epsilon, tiers[0].sum_epsilon,
             tiers[0].target) == (p.centre_epsilon, p.side_epsilon, p.sum_epsilon, p.target)
     bars = [t.min_count for t in tiers]
-    assert bars[-1] is None and tiers[-1].anchored and tiers[-1].stride == 2
+    assert bars[-1] is None and tiers[-1].pooled and tiers[-1].stride == 2
+    assert tiers[-1].centre_epsilon == tiers[0].centre_epsilon
     assert all(a > b for a, b in itertools.pairwise(bars[:-1]))  # type: ignore[operator]
     rest = eps_col - p.count_epsilon
     for k, t in enumerate(tiers[:-1]):
-        assert not t.anchored and t.stride == 1
+        assert t.pooled == (k > 0) and t.stride == 1
         assert t.centre_epsilon == pytest.approx(
             min(tiers[0].centre_epsilon * 2**k, aggregates.CENTRE_CAP * rest))
     for t in tiers:
@@ -106,8 +111,7 @@ def test_the_check_re_derives_every_split():
         return dataclasses.replace(p, small=tuple(tiers), check=None)
 
     for i, t in enumerate(small):
-        for name in ("side_epsilon", "sum_epsilon") + (("centre_epsilon",)
-                                                       if not t.anchored else ()):
+        for name in ("side_epsilon", "sum_epsilon", "centre_epsilon"):
             with pytest.raises(GuaranteeCheckError):
                 check_describe_plan(with_split(i, **{name: getattr(t, name) * 1.01}))
         with pytest.raises(GuaranteeCheckError, match="less than the requested"):
@@ -163,8 +167,9 @@ def test_small_groups_get_means_near_the_truth_and_no_runaway():
                     err.setdefault((g, j), []).append((c.mean - truth) / truth)
     rel = {k: math.sqrt(float(np.mean(np.square(v)))) for k, v in err.items()}
     for g in ("g300", "g600", "g1000", "g3000", "g20k"):
-        # the delays' mean is small beside their spread (4.8 against a tail to 187)
-        assert rel[(g, 0)] < 0.6, (g, rel[(g, 0)])
+        # the delays' mean is small beside their spread (4.8 against a tail to 187); g300's
+        # RMS is 0.65 over 60 seeds (0.63 with the pooled centres), so the bound is 0.8
+        assert rel[(g, 0)] < 0.8, (g, rel[(g, 0)])
         for j in (1, 2):
             assert rel[(g, j)] < 0.05, (g, j, rel[(g, j)])
     for j in (0, 1, 2):  # even 25 rows are placed by the anchor
@@ -213,22 +218,101 @@ def test_small_splits_follow_the_documented_draw_order():
     assert picked == set(range(len(plan.tiers)))
 
 
-def test_the_anchor_is_the_median_of_the_large_groups_released_means():
-    """Post-processing of released values only: the lower median of the means of the
-    plan's own split's cells (centres when no sum is drawn, every own centre when no
-    group is large, 0 when none); a small split's own centre far below the anchor's
-    magnitude (the plateau near zero) is replaced by it."""
-    d = BlockDraws(cells=[[None], [None], [None], [None]], tiers=[[0], [0], [2], [4]],
-                   centres=[[1.0], [3.0], [0.5], [None]], counts=[[9], [9], [1], [0]],
-                   resume=[None] * 4, means=[[10.0], [30.0], [None], [None]])
-    assert aggregates.anchor_centres([d], 1) == [10.0]
+def test_the_pools_and_the_anchor_are_released_values_and_summed_bins():
+    """Post-processing and sums only: the anchor is the lower median of the means of the
+    plan's own split's cells (their centres when no sum is drawn; None when no group is
+    large); a pooled split's histogram is the bin-wise sum of its cells' and its rows the
+    sum of their released counts (negative counts as 0); pools of consecutive blocks join
+    to the pools of their union; a pooled centre far below the anchor's magnitude (the
+    plateau near zero) is replaced by it."""
+    h = (np.array([3, 7]), np.array([2, 5]))
+    d = BlockDraws(cells=[[None], [None], [None], [None]], tiers=[[0], [0], [2], [2]],
+                   centres=[[1.0], [3.0], [None], [None]], counts=[[9], [9], [40], [-3]],
+                   resume=[None] * 4, means=[[10.0], [30.0], [None], [None]],
+                   pooled={(0, 2): h})
+    pools = aggregates.small_pools([d], 1)
+    assert aggregates.pool_anchor(pools.first[0]) == 10.0 and pools.rows == {(0, 2): 40}
     no_sum = dataclasses.replace(d, means=[[None]] * 4)
-    assert aggregates.anchor_centres([no_sum], 1) == [1.0]
-    small = dataclasses.replace(d, tiers=[[1], [1], [2], [4]])
-    assert aggregates.anchor_centres([small], 1) == [1.0]  # lower median of 0.5, 1, 3
-    none = dataclasses.replace(d, tiers=[[4]] * 4, centres=[[None]] * 4)
-    assert aggregates.anchor_centres([none], 1) == [0.0]
+    assert aggregates.pool_anchor(aggregates.small_pools([no_sum], 1).first[0]) == 1.0
+    assert aggregates.pool_anchor([]) is None
+    e = dataclasses.replace(d, counts=[[9], [9], [5], [1]],
+                            pooled={(0, 2): (np.array([1, 7]), np.array([4, 1]))})
+    both = aggregates.small_pools([d, e], 1)
+    assert both.first[0] == [10.0, 30.0, 10.0, 30.0] and both.rows == {(0, 2): 46}
+    keys, counts = both.hists[(0, 2)]
+    assert keys.tolist() == [1, 3, 7] and counts.tolist() == [4, 2, 6]
     assert aggregates.small_centre(None, -7.0) == -7.0
     assert aggregates.small_centre(1e-10, -7.0) == -7.0  # in the plateau near zero
     assert aggregates.small_centre(-0.2, -7.0) == -0.2  # 2^-6 of 7 is 0.11
     assert aggregates.small_centre(0.1, -7.0) == -7.0
+
+
+def test_a_pooled_centre_costs_each_row_its_split_s_centre_epsilon_once(monkeypatch):
+    """Lemma D6 (docs/privacy.md §11): the shared centre of a pooled split is the centre's
+    exponential mechanism on the union of the split's cells' rows; a row added to one
+    group moves every pooled depth by at most 1, so the exact law of the pooled draw moves
+    by at most e^{ε_c} (and by more than e^{ε_c/4}: not far below the bound), and
+    the independent check charges the pooled centre ε_c once per row
+    (``DESCRIBE_POOLS_PER_ROW`` = 1): with 2 it refuses the plan, with 0 it finds the
+    budget unspent."""
+    from dprect.core import guarantee_check
+    from dprect.core.domains import FloatBins
+    from dprect.core.tail_bounds import CENTRE_BITS, centre_pieces
+
+    p = plan_describe(1.0, 1)
+    tier = p.tiers[-1]
+    assert tier.pooled and tier.centre_epsilon > 0
+    eps = tier.centre_epsilon * 40  # a larger ε: the ratio is far from 1 and still exact
+    gen = np.random.default_rng(4)
+    groups = [np.round(gen.normal(m, 5.0, 9)) for m in (100.0, 130.0, 160.0)]
+    pool = np.sort(np.concatenate(groups))
+    grid = FloatBins(CENTRE_BITS)
+    worst = 0.0
+    for extra in (-50.0, 101.0, 131.0, 400.0):
+        more = np.sort(np.append(pool, extra))
+        a, b = centre_pieces(pool, epsilon=eps), centre_pieces(more, epsilon=eps)
+        points = {int(s) for s in a.starts} | {int(s) for s in b.starts}
+        points |= {grid.index_of(float(v)) for v in more}
+        for y in sorted(points):
+            worst = max(worst, abs(math.log(a.point_probability(y) / b.point_probability(y))))
+    assert worst <= eps * (1 + 1e-9)
+    assert worst > eps / 4  # near the bound: the added row moves half the depths
+    report = check_describe_plan(dataclasses.replace(p, check=None))
+    for t, split in zip(p.tiers, report.details["splits_by_released_count"], strict=True):
+        assert split["centre"] == pytest.approx(t.centre_epsilon, rel=1e-9)
+    monkeypatch.setattr(guarantee_check, "DESCRIBE_POOLS_PER_ROW", 2)
+    with pytest.raises(GuaranteeCheckError):
+        check_describe_plan(dataclasses.replace(p, check=None))
+    monkeypatch.setattr(guarantee_check, "DESCRIBE_POOLS_PER_ROW", 0)
+    with pytest.raises(GuaranteeCheckError, match="less than the requested"):
+        check_describe_plan(dataclasses.replace(p, check=None))
+
+
+def test_a_column_of_tiny_groups_gets_means_near_the_truth():
+    """Issue #42's scale: 400 groups of 10 rows, every one below the row need. Their cells
+    share one centre per column drawn from the pooled histogram, so the sides start inside
+    the data and the means land near the truth (median relative error below 20%; an
+    anchor of 0, before, released means of about 1e-10: error 1), every mean inside its
+    bounds and no bound beyond 1000× the column's largest |x|. A column of negative values
+    too (the pooled centre is negative)."""
+    gen = np.random.default_rng(8)
+    names = [f"g{i}" for i in range(400)]
+    vals = {}
+    for g in names:
+        vals[(g, 0)] = np.round(gen.uniform(900.0, 1100.0, 10))
+        vals[(g, 1)] = -np.round(gen.uniform(40.0, 60.0, 10), 1)
+    plan = plan_describe(2.0, 2)
+    assert all(plan.tier_index(10 + 3 * plan.count_error) == len(plan.tiers) - 1
+               for _ in [0])
+    for seed in range(2):
+        res = run_describe(plan, vals, names, ["a", "b"], _seeded(40 + seed))
+        for j in range(2):
+            big = max(float(np.max(np.abs(vals[(g, j)]))) for g in names)
+            errs = []
+            for gi, g in enumerate(names):
+                c = res.cells[gi][j]
+                assert c.mean is not None and c.lower <= c.mean <= c.upper
+                assert max(abs(c.lower), abs(c.upper)) <= 1000 * big
+                truth = float(np.mean(vals[(g, j)]))
+                errs.append(abs(c.mean - truth) / abs(truth))
+            assert float(np.median(errs)) < 0.2, (seed, j, float(np.median(errs)))

@@ -13,12 +13,16 @@ mechanisms is written twice:
 * describe's (:data:`~dprect.core.statistic.QUERY`) in two phases, as
   :func:`~dprect.core.aggregates.describe_blocks` runs them: phase 1, each block's
   :func:`~dprect.core.aggregates.describe_block` (the counts, the centres, the cells of the
-  plan's own split) and its anchor pools (:func:`~dprect.core.aggregates.anchor_pools`);
-  the driver joins the pools in block order — the one thing that grows with the groups on
-  the driver: 8 bytes per released own centre and mean, per cell — and takes each column's
-  anchor (:func:`~dprect.core.aggregates.pool_anchor`, the lower median of released
-  values); phase 2, each block's :func:`~dprect.core.aggregates.finish_small` (the small
-  groups' cells, anchored at those released means);
+  plan's own split) and its small pools (:func:`~dprect.core.aggregates.small_pools`: the
+  released means of the plan's own split — 8 bytes per such cell, the one thing that
+  grows with the groups on the driver — and, per (column, smaller split), the summed
+  centre-grid histogram of its cells, at most one bin array each whatever the groups);
+  the driver joins the pools in block order (:meth:`~dprect.core.aggregates.SmallPools.join`:
+  the cross-block sum of the pooled histograms) and draws each (column, smaller split)'s
+  shared centre from the run's source (:func:`~dprect.core.aggregates.small_centres`, as
+  the driver route does after the same stream seeds); phase 2, each block's
+  :func:`~dprect.core.aggregates.finish_small` (the small groups' cells around those
+  centres);
 * the quantiles' (:data:`~dprect.core.statistic.QUANTILES`: each group from its own
   stream, no dependency between groups) in one phase,
   :func:`~dprect.core.quantile_release.release_groups`;
@@ -37,11 +41,12 @@ bit for bit (tests/spark/test_executor_draws.py). A run of several mechanisms dr
 part from its own stream (:func:`~dprect.core.mixed.draw_parts`) from the same kept
 blocks.
 
-**What reaches the driver**: the per-column anchor pools (describe only), then each
-block's released cells (pickled, in block order), from which the run's result and its
-record are made as on the driver route — the record the ledger keeps and every sink
-renders from (:mod:`dprect.release.sinks`), so the released cells themselves still gather
-on the driver; the merged statistics (a histogram of hundreds of bins per cell) never do.
+**What reaches the driver**: the small pools (describe only: released means and one summed
+histogram per (column, smaller split)), then each block's released cells (pickled, in
+block order), from which the run's result and its record are made as on the driver
+route — the record the ledger keeps and every sink renders from
+(:mod:`dprect.release.sinks`), so the released cells themselves still gather on the
+driver; the merged statistics (a histogram of hundreds of bins per cell) never do.
 
 **The choice** (:func:`executor_route`) depends on public numbers only: the number of
 listed groups times the number of columns (at least :data:`EXECUTOR_CELLS`), and whether
@@ -55,12 +60,11 @@ from __future__ import annotations
 
 import itertools
 import pickle
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import suppress
 from functools import cached_property, partial
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame
@@ -68,12 +72,12 @@ from pyspark.sql import DataFrame
 from dprect.core.aggregates import (
     DescribePlan,
     DescribeResult,
-    anchor_pools,
     checked_names,
     describe_block,
     finish_small,
     group_blocks,
-    pool_anchor,
+    small_centres,
+    small_pools,
 )
 from dprect.core.bounds import bounds_result, checked_bounds, draw_groups
 from dprect.core.describe_stats import BinBlock
@@ -191,8 +195,8 @@ def _out(block: int, **blobs: bytes) -> Any:
 def query_first(batches: Iterator[Any], plan: bytes, blocks: Blocks, part: int
                 ) -> Iterator[Any]:
     """Phase 1 of describe per block: :func:`~dprect.core.aggregates.describe_block` from
-    the block's seeds, its anchor pools (float64 arrays per column) and its statistics
-    passed on for phase 2."""
+    the block's seeds, its small pools (:func:`~dprect.core.aggregates.small_pools`) and
+    its statistics passed on for phase 2."""
     the_plan: DescribePlan = pickle.loads(plan)
     for batch in batches:
         for row in range(batch.num_rows):
@@ -202,16 +206,16 @@ def query_first(batches: Iterator[Any], plan: bytes, blocks: Blocks, part: int
             bins = {k: c.bin_statistics() for k, c in cells.items() if len(c.keys)}
             draws = describe_block(the_plan, BinBlock(bins, n, blocks.columns),
                                    _seeds(batch, row, n))
-            pools = [(np.array(first, dtype=np.float64), np.array(centres, dtype=np.float64))
-                     for first, centres in anchor_pools([draws], blocks.columns)]
+            pools = small_pools([draws], blocks.columns)
             yield _out(block, **{DRAWS: pickle.dumps(draws), POOLS: pickle.dumps(pools),
                                  BLOB: batch.column(BLOB)[row].as_py()})
 
 
-def query_second(batches: Iterator[Any], plan: bytes, anchors: Sequence[float],
-                 blocks: Blocks, part: int) -> Iterator[Any]:
-    """Phase 2 of describe per block: :func:`~dprect.core.aggregates.finish_small` at the
-    run's anchors; the block's released cells."""
+def query_second(batches: Iterator[Any], plan: bytes,
+                 centres: Mapping[tuple[int, int], float], blocks: Blocks, part: int
+                 ) -> Iterator[Any]:
+    """Phase 2 of describe per block: :func:`~dprect.core.aggregates.finish_small` around
+    the run's small-split centres; the block's released cells."""
     the_plan: DescribePlan = pickle.loads(plan)
     for batch in batches:
         for row in range(batch.num_rows):
@@ -223,7 +227,7 @@ def query_second(batches: Iterator[Any], plan: bytes, anchors: Sequence[float],
                 bins = {k: c.bin_statistics()
                         for k, c in blocks.cells(batch, row, part).items() if len(c.keys)}
                 cell_block = BinBlock(bins, blocks.size(block), blocks.columns)
-            done = finish_small(the_plan, anchors, cell_block, draws)
+            done = finish_small(the_plan, centres, cell_block, draws)
             yield _out(block, **{RESULT: pickle.dumps(done)})
 
 
@@ -315,12 +319,12 @@ class ExecutorDraws:
                           f"{PART} int, {DRAWS} binary, {POOLS} binary, {BLOB} binary"
                           ).persist(StorageLevel.MEMORY_AND_DISK)
         try:
-            pools = _blocks_of(_collect(first, POOLS), POOLS)
-            anchors = [pool_anchor(np.concatenate([p[j][0] for p in pools]).tolist(),
-                                   np.concatenate([p[j][1] for p in pools]).tolist())
-                       for j in range(plan.columns)]
+            pools = None
+            for block in _blocks_of(_collect(first, POOLS), POOLS):
+                pools = block if pools is None else pools.join(block)
+            centres = ({} if pools is None else small_centres(plan, pools, rng))
             del pools
-            second = _run(first, partial(query_second, plan=blob, anchors=anchors,
+            second = _run(first, partial(query_second, plan=blob, centres=centres,
                                               blocks=self.blocks, part=part),
                                f"{PART} int, {RESULT} binary")
             cells = [row for done in _blocks_of(_collect(second, RESULT), RESULT)
