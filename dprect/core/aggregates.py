@@ -341,8 +341,10 @@ class DescribePlan:
     @property
     def own_centre_tier(self) -> Tier:
         """The last split selected by a least count (the smallest ``min_count``); below
-        it a cell's released count is too small for any promise."""
-        return [t for t in self.tiers if t.min_count is not None][-1]
+        it a cell's released count is too small for any promise (the plan's own split on
+        a plan of one split)."""
+        return next((t for t in reversed(self.tiers) if t.min_count is not None),
+                    self.tiers[0])
 
     def pool_rows(self, tier: Tier) -> int:
         """The least released rows of a pooled tier's cells of a column (Σ max(ñ, 0))
