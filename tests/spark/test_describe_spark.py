@@ -121,8 +121,8 @@ def test_spark_equals_numpy_numeric_groups_and_ungrouped(spark, parquet):
 
 def test_small_groups_spark_equals_numpy_for_a_seed(spark, tmp_path: Path):
     """Groups of 0 to 3,000 rows, whose released counts pick every split of the plan
-    (docs/privacy.md §11, "Small groups": the own split, the larger centres, the anchored
-    one drawn after the anchors from each group's second stream): the Spark route gives
+    (docs/privacy.md §11, "Small groups": the own split, then the smaller splits around
+    their pooled centres, drawn from each group's second stream): the Spark route gives
     numpy's cells bit for bit, and the independent re-draw agrees."""
     gen = np.random.default_rng(11)
     sizes = {"s20": 20, "s300": 300, "s600": 600, "s1000": 1000, "s3000": 3000}
