@@ -2,12 +2,12 @@
 order (docs/privacy.md §11, "Draw order") — one stream per group, seeded by the run's
 source in the group order; in a group's stream its counts' noises first (columns in
 order), the split of each cell picked by its released count, the seed of a second stream
-if a cell got a smaller split, the centres of its cells of the plan's own split, then per
-such cell the lower side, the upper side and the sum noise; then, per (column, smaller
-split) in order, ONE centre drawn from the run's source on the union of the split's cells'
-rows when their released counts reach the plan's ``pool_rows`` (else the anchor, the
-lower median of the plan's own split's released means, or 0), kept unless it lies below
-2^-6 of the anchor; then each group's cells of smaller splits from its second stream —
+if a cell got a smaller split, its own centres, then per cell of the plan's own split the
+lower side, the upper side and the sum noise; then, per column, the anchor (the lower
+median of those cells' released means, else of every own centre; in a column with neither,
+when the released counts of its cells add up to the plan's ``pool_rows()``, ONE centre
+drawn from the run's source on the union of those cells' rows, and the cells take the
+plan's pooled split) and each group's cells of smaller splits from its second stream —
 with the sorted-array functions of
 :mod:`dprect.core.tail_bounds` and the row-by-row truncated sum
 (:func:`~dprect.core.aggregates.centred_integer_sum`), not the statistics route. An engine
@@ -56,14 +56,14 @@ def reference_describe(plan: DescribePlan, table: pa.Table, columns: Sequence[st
     streams = [RandomSource.stream(s) for s in rng.stream_seeds(len(data))]
     tiers = plan.tiers
     # round one: per group its counts, its second stream's seed (if a cell got a smaller
-    # split), the centres of its cells of the plan's own split, then those cells
+    # split), its own centres, then the cells of the plan's own split
     counts, picks, centres, resume = [], [], [], []
     for row, r in zip(data, streams, strict=True):
         n = [None if plan.count_scale is None else len(x) + r.discrete_laplace(
             plan.count_scale) for x in row]
         k = [_tier(plan, v) for v in n]
         resume.append(r.randbits(128) if any(k) else None)
-        centres.append([None if tiers[i].pooled else draw_centre(x, tiers[i].centre_rate, r)
+        centres.append([None if tiers[i].anchored else draw_centre(x, tiers[i].centre_rate, r)
                         for x, i in zip(row, k, strict=True)])
         counts.append(n)
         picks.append(k)
@@ -74,27 +74,22 @@ def reference_describe(plan: DescribePlan, table: pa.Table, columns: Sequence[st
                 for x, c, n, k in zip(row, crow, nrow, krow, strict=True)]
         out.append([c for c, _ in done])
         means.append([m for _, m in done])
-    # the pooled centres: per (column, split) in order, from the run's source
-    shared: dict[tuple[int, int], float] = {}
+    # the anchors: per column the lower median of the own split's released means (its
+    # centres without a sum), else of every own centre, else 0
+    anchors = []
     for j in range(len(columns)):
         first = sorted((c if m is None else m) for crow, mrow, krow in
                        zip(centres, means, picks, strict=True)
                        if (c := crow[j]) is not None and krow[j] == 0 for m in [mrow[j]])
-        anchor = first[(len(first) - 1) // 2] if first else None
-        for k in range(1, len(tiers)):
-            members = [g for g in range(len(data)) if picks[g][j] == k]
-            if not members:
-                continue
-            rows = sum(max(counts[g][j], 0) for g in members)
-            pooled = None
-            if rows >= plan.pool_rows(tiers[k]):
-                union = np.sort(np.concatenate([data[g][j] for g in members]))
-                pooled = draw_centre(union, tiers[k].centre_rate, rng)
-            if anchor is None:
-                shared[(j, k)] = 0.0 if pooled is None else pooled
-            else:
-                shared[(j, k)] = (anchor if pooled is None
-                                  or abs(pooled) < abs(anchor) * 2.0 ** -6 else pooled)
+        pool = first or sorted(c for crow in centres if (c := crow[j]) is not None)
+        last = len(tiers) - 1
+        members = [g for g in range(len(data)) if picks[g][j] == last and last]
+        rows = sum(max(counts[g][j], 0) for g in members)
+        if not pool and members and plan.pooled is not None and rows >= plan.pool_rows():
+            union = np.sort(np.concatenate([data[g][j] for g in members]))
+            anchors.append((draw_centre(union, plan.pooled.centre_rate, rng), True))
+        else:
+            anchors.append((pool[(len(pool) - 1) // 2] if pool else 0.0, False))
     # round two: each such group's cells of smaller splits from its second stream
     for g, row in enumerate(data):
         if resume[g] is None and not any(picks[g]):
@@ -102,8 +97,10 @@ def reference_describe(plan: DescribePlan, table: pa.Table, columns: Sequence[st
         r2 = RandomSource.stream(resume[g])
         for j, x in enumerate(row):
             if picks[g][j]:
-                c = shared[(j, picks[g][j])]
-                out[g][j] = _cell(x, c, tiers[picks[g][j]], counts[g][j], plan, r2)[0]
+                own, (a, pooled) = centres[g][j], anchors[j]
+                c = a if pooled or own is None or abs(own) < abs(a) * 2.0 ** -6 else own
+                tier = plan.pooled if pooled else tiers[picks[g][j]]
+                out[g][j] = _cell(x, c, tier, counts[g][j], plan, r2)[0]
     return out
 
 

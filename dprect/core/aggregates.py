@@ -63,16 +63,18 @@ statistic is asked, each cell's count ñ is released first and picks the split o
 (:attr:`DescribePlan.tiers`, :meth:`DescribePlan.tier_index`): the shares above for
 ñ ≥ ⌈ln(2/β)/ε_n + (4/ε_c)·ln(m/β)⌉, then the centre's ε doubled (up to ``CENTRE_TIERS``
 − 1 times, at most ``CENTRE_CAP`` of what the count leaves; the sides keep ε_s, the sum
-takes the rest) for smaller counts by the same rule, and last a split with the plan's own
-centre ε whose sides draw on every ``SMALL_STRIDE``-th candidate. The cells of a smaller
-split draw no centre of their own: per column and split ONE centre is drawn from the
-pooled histogram of the split's cells (:func:`small_centres`; issue #42: groups of ten
-rows pool to a centre inside their data), or, when the pool's released rows are below
-the need, the column's anchor (the lower median of the released means of the cells under
-the plan's own split). Adaptive composition: every split spends ε_col with the count, so
-the guarantee is the plan's whatever the counts; a row is in one group, so in one pool
-per column, and moves the pooled depth by at most 1: the pooled draw costs each row's
-cell the split's ε_c once (parallel composition; docs/privacy.md §11, Lemma D6).
+takes the rest) for smaller counts by the same rule, and last an anchored split: no
+centre draw — the column's anchor, the lower median of the released means of the cells
+under the plan's own split (:func:`anchor_centres`) — its sides on every
+``SMALL_STRIDE``-th candidate. Adaptive composition: every split spends ε_col with the
+count, so the guarantee is the plan's whatever the counts; the anchored centre reads
+other groups' releases only (parallel composition). A column with no cell of an own
+centre has no anchor (issue #42: every group of ten rows): when its cells' released
+counts add up to the centre's need, they take the *pooled* split instead
+(:attr:`DescribePlan.pooled`, a function of the column's released counts): ONE centre
+for the column drawn from the pooled histogram of those cells at the plan's own ε_c
+(:func:`column_centres`) — a row is in one group, so in the pool once, and moves the
+pooled depth by at most 1 (docs/privacy.md §11, Lemma D6).
 
 **Phases and draw order** (identical across engines for a seed). The mechanism reads the
 rows through sufficient statistics only (:mod:`dprect.core.describe_stats`): first each
@@ -84,16 +86,15 @@ whatever the number of groups and columns. The draws: one stream per public grou
 with a seed, a 128-bit seed per group drawn from the run's source in the public group
 order (:meth:`~dprect.core.randomness.RandomSource.stream_seeds`); from OS entropy, the
 OS — and within a group's stream, its counts' noises (columns in order), the seed of its
-second stream if a cell got a smaller split, the centres of its cells of the plan's own
-split (columns in order), then per
+second stream if a cell got a smaller split, its own centres (columns in order), then per
 column of the plan's own split the lower side, the upper side and the sum noise (none on
 a count-only run), then the sum-of-squares noise only when a variance or a std is asked
 (:mod:`dprect.core.variance`, docs/privacy.md §17; :func:`describe_block`).
 So the groups can be drawn in blocks, in any order, in other processes
 (:func:`describe_blocks` takes the ``map`` to use), with the same result for a seed; then
-the driver sums the blocks' pools and draws each (column, smaller split)'s shared centre
-from the run's source (:func:`small_centres`), and the blocks draw the smaller splits'
-cells through the same ``map``, each group's from its second stream (:func:`finish_small`).
+the driver makes the anchors (and a pooled column's one centre, from the run's source
+after the groups' stream seeds) and the blocks draw the smaller splits' cells through the
+same ``map``, each group's from its second stream (:func:`finish_small`).
 :func:`run_describe` (arrays) and the Spark route feed the same statistics to the same
 functions.
 """
@@ -172,19 +173,18 @@ RUNAWAY_STEPS = (2 * STEPS_PER_OCTAVE, 79)
 #: small groups (docs/privacy.md §11, "Small groups"): a cell whose released count is below
 #: what the centre's share needs gets that share doubled, up to CENTRE_TIERS − 1 times and
 #: to at most CENTRE_CAP of what the count leaves (the sides keep their ε, the sum takes the
-#: rest); below the last of those splits the centre's ε is the plan's own again; every
-#: split below the plan's own shares one centre per column, drawn from its cells' pooled
-#: histogram (:func:`small_centres`)
+#: rest); below the last of those splits its centre is anchored on the large groups'
+#: released means (no ε: :func:`anchor_centres`)
 CENTRE_TIERS = 4
 CENTRE_CAP = 0.5
-#: the last split's sides draw among every SMALL_STRIDE-th candidate (four a factor of
+#: the anchored split's sides draw among every SMALL_STRIDE-th candidate (four a factor of
 #: 2): a group too small for its own centre has too few rows a step to outweigh the prior's
 #: μ a step on the finer list
 SMALL_STRIDE = 2
 #: the centre's row need: n ≥ (CENTRE_ROWS_FACTOR/ε_c)·ln(m/β) (:attr:`DescribePlan.centre_rows`)
 CENTRE_ROWS_FACTOR = 4.0
-#: a smaller split's pooled centre below 2^-ANCHOR_BITS of its column's anchor is replaced
-#: by the anchor (:func:`small_centre`)
+#: a smaller split's own centre below 2^-ANCHOR_BITS of its column's anchor is replaced by
+#: the anchor (:func:`small_centre`)
 ANCHOR_BITS = 6
 _CENTRE_BINS = 1 << (12 + CENTRE_BITS)
 
@@ -202,10 +202,11 @@ class Tier:
     """One split of a cell's ε after its count (docs/privacy.md §11, "Small groups"): the
     centre's, the two sides' and the sum's ε, the sides' target, and ``min_count``, the
     least released count that selects it (None: any count the tiers before it leave —
-    the last tier). A ``pooled`` tier (every small-group split, issue #41/#42) draws no
-    centre per cell: its cells of a column share ONE centre drawn at ``centre_epsilon``
-    from the pooled histogram of the tier's cells (:func:`small_centres`; docs/privacy.md
-    §11, Lemma D6)."""
+    the last tier). ``centre_epsilon`` 0 is the anchored tier: the centre is a public
+    function of the other groups' released values (:func:`anchor_centres`). A ``pooled``
+    tier (:attr:`DescribePlan.pooled`) draws ONE centre per column at ``centre_epsilon``
+    from the pooled histogram of its cells (:func:`column_centres`; docs/privacy.md §11,
+    Lemma D6)."""
 
     centre_epsilon: float
     side_epsilon: float
@@ -215,13 +216,16 @@ class Tier:
     sum_sensitivity: int = 1 << SUM_FRACTION_BITS
     #: the sides draw among every ``stride``-th candidate (0, s, 2s, …) only
     stride: int = 1
-    #: the centre is drawn once per (column, tier) from the tier's pooled histogram
+    #: one centre per column, drawn from the pooled histogram of the tier's cells
     pooled: bool = False
+
+    @property
+    def anchored(self) -> bool:
+        return self.centre_epsilon == 0
 
     @cached_property
     def centre_rate(self) -> Fraction:
-        """exp(rate·depth): rate = ε_c/2 (the cell's own depth, or the tier's pooled depth:
-        sensitivity 1 either way)."""
+        """exp(rate·depth): rate = ε_c/2 (0: anchored, no draw)."""
         return Fraction(self.centre_epsilon) / 2
 
     @cached_property
@@ -236,9 +240,10 @@ class Tier:
 
     def to_json(self) -> dict[str, Any]:
         return {"min_count": self.min_count, "centre_epsilon": self.centre_epsilon,
-                "pooled_centre": self.pooled, "side_epsilon": self.side_epsilon,
+                "anchored_centre": self.anchored, "side_epsilon": self.side_epsilon,
                 "sum_epsilon": self.sum_epsilon, "target_rows_per_side": self.target,
-                "candidate_stride": self.stride}
+                "candidate_stride": self.stride,
+                **({"pooled_centre": True} if self.pooled else {})}
 
 
 @dataclass(frozen=True)
@@ -261,7 +266,7 @@ class DescribePlan:
     sum_sensitivity: int = 1 << SUM_FRACTION_BITS
     #: the least released count that selects the split above (None: no count is drawn
     #: first, one split for every cell), and the splits below it, in decreasing
-    #: ``min_count``, each pooled (docs/privacy.md §11, "Small groups")
+    #: ``min_count``, the last anchored (docs/privacy.md §11, "Small groups")
     min_count: int | None = None
     small: tuple[Tier, ...] = ()
     check: CheckReport | None = None
@@ -272,6 +277,11 @@ class DescribePlan:
     squares_epsilon: float = 0.0
     #: 2^K: the integer sum of squares' per-row clip (:mod:`dprect.core.variance`)
     squares_sensitivity: int = 1 << SQUARE_FRACTION_BITS
+    #: the split the anchored tier's cells of a column take instead when no cell of the
+    #: column has an own centre (no anchor) and their released counts reach
+    #: :meth:`pool_rows`: one centre for the column from their pooled histogram, at the
+    #: plan's own ε_c (None: no count drawn first; docs/privacy.md §11, Lemma D6)
+    pooled: Tier | None = None
 
     @cached_property
     def tiers(self) -> tuple[Tier, ...]:
@@ -338,22 +348,21 @@ class DescribePlan:
         offset (docs/privacy.md §11)."""
         return runaway_bound(int(steps))
 
+    def pool_rows(self) -> int:
+        """The least released rows (Σ max(ñ, 0) over a column's cells of the anchored
+        tier) from which a column without an anchor draws its pooled centre
+        (:func:`column_centres`): ⌈ln(2/β)/ε_n + (4/ε_c)·ln(m/β)⌉ at the pooled split's
+        ε_c — what one group's released count needs for an own centre at that ε. A
+        public function of released counts (accuracy only)."""
+        assert self.pooled is not None
+        return math.ceil((self.count_error or 0.0)
+                         + centre_rows_at(self.pooled.centre_epsilon, self.beta))
+
     @property
     def own_centre_tier(self) -> Tier:
-        """The last split selected by a least count (the smallest ``min_count``); below
-        it a cell's released count is too small for any promise (the plan's own split on
-        a plan of one split)."""
-        return next((t for t in reversed(self.tiers) if t.min_count is not None),
-                    self.tiers[0])
-
-    def pool_rows(self, tier: Tier) -> int:
-        """The least released rows of a pooled tier's cells of a column (Σ max(ñ, 0))
-        from which their shared centre is drawn from the pool (:func:`small_centres`):
-        ⌈ln(2/β)/ε_n + (4/ε_c)·ln(m/β)⌉ at the tier's ε_c — the row need a single
-        group's released count meets for an own centre at that ε. A public function of
-        released counts (accuracy only; the draw's ε is charged either way)."""
-        error = self.count_error or 0.0
-        return math.ceil(error + centre_rows_at(tier.centre_epsilon, self.beta))
+        """The last split whose centre is drawn from the group's own rows (the smallest
+        ``min_count``); below it a cell's centre is anchored."""
+        return [t for t in self.tiers if not t.anchored][-1]
 
     @property
     def rows_needed_by(self) -> dict[str, int]:
@@ -362,11 +371,10 @@ class DescribePlan:
         (:attr:`centre_rows`) and ``sides`` = 2·⌈t + 2·ln(S/β)/ε_s⌉ (the dense-tail clip
         bound, :meth:`side_clip_bound`, on each side) below which the two sides together
         may clip every row. With a count (docs/privacy.md §11, "Small groups"): the same
-        two for the last split selected by a least count, its ``centre`` being that split's
-        ``min_count`` — a released count from which that split's centre drawn on the cell's
-        own rows would lie in the data with probability ≥ 1 − 2β (the pooled centre lies in
-        the pool's data: in the cell's when the split's groups are alike); below it
-        nothing is promised. The count needs no rows (its error, ln(2/β)/ε_n,
+        two for the last split with an own centre, its ``centre`` being that split's
+        ``min_count`` — a released count from which the selected split's centre lies in
+        the data with probability ≥ 1 − 2β; below it the centre is anchored on the other
+        groups' and nothing is promised. The count needs no rows (its error, ln(2/β)/ε_n,
         does not depend on n)."""
         if self.min_count is None:
             return {"centre": self.centre_rows, "sides": 2 * math.ceil(self.side_clip_bound())}
@@ -455,7 +463,8 @@ class DescribePlan:
             **({} if self.count_error is None else {"count_error_rows": self.count_error}),
             "centre_rows": self.centre_rows,
             **({} if self.min_count is None else {
-                "splits_by_released_count": [t.to_json() for t in self.tiers]}),
+                "splits_by_released_count": [t.to_json() for t in self.tiers],
+                "pooled_split": None if self.pooled is None else self.pooled.to_json()}),
             "rows_needed": self.rows_needed,
             "rows_needed_by": self.rows_needed_by,
             "runaway_probability_at_most": {f"{k}_steps": self.runaway(k)
@@ -539,14 +548,21 @@ class DescribePlan:
         for t in self.tiers:
             when = (f"count >= {t.min_count:,}" if t.min_count is not None
                     else "any smaller count")
-            centre = (f"one centre per column pooled over the split's groups, eps "
-                      f"{t.centre_epsilon:.3g}" if t.pooled
-                      else f"centre eps {t.centre_epsilon:.3g}")
+            centre = ("centre anchored on the large groups' released means (no eps)"
+                      if t.anchored else f"centre eps {t.centre_epsilon:.3g}")
             parts.append(f"{when}: {centre}, sides eps {t.side_epsilon:.3g}"
                          + (f", sum eps {t.sum_epsilon:.3g}" if t.sum_epsilon else "")
                          + f", target {t.target}"
                          + (f", every {t.stride}nd candidate" if t.stride == 2 else
                             f", every {t.stride}th candidate" if t.stride > 2 else ""))
+        pooled = self.pooled
+        if pooled is not None:
+            parts.append(f"a column with no own centre and released counts adding up to "
+                         f"{self.pool_rows():,}: one centre pooled over its cells, centre "
+                         f"eps {pooled.centre_epsilon:.3g}, sides eps "
+                         f"{pooled.side_epsilon:.3g}"
+                         + (f", sum eps {pooled.sum_epsilon:.3g}" if pooled.sum_epsilon
+                            else ""))
         return ("small groups: each cell's count is drawn first, and its released value "
                 "picks the split of the rest (adaptive composition): " + "; ".join(parts))
 
@@ -613,13 +629,13 @@ def plan_describe(epsilon: float, columns: int, *, delta: float | None = None,
     target = _target(aim, eps_sides)
     min_count: int | None = None
     small: tuple[Tier, ...] = ()
+    pooled: Tier | None = None
     if stats:
-        min_count, small = _small_group_tiers(eps_col - eps_n - eps_v, eps_c, eps_sides,
-                                              eps_s,
-                                              math.log(2 / beta) / eps_n, beta,
-                                              query_epsilon, aim)
+        min_count, small, pooled = _small_group_tiers(
+            eps_col - eps_n - eps_v, eps_c, eps_sides, eps_s, math.log(2 / beta) / eps_n,
+            beta, query_epsilon, aim)
     splits = [(eps_c, eps_sides, eps_s), *((t.centre_epsilon, t.side_epsilon, t.sum_epsilon)
-                                           for t in small)]
+                                           for t in (*small, *([pooled] if pooled else [])))]
     exact = columns * max(Fraction(eps_n) + Fraction(eps_v) + sum(Fraction(e) for e in split)
                           for split in splits)
     # stated rounded up by a relative 2^-46, as the accountant states its floats (the
@@ -645,6 +661,7 @@ def plan_describe(epsilon: float, columns: int, *, delta: float | None = None,
                              side_epsilon=eps_sides,
                              count_epsilon=eps_n, sum_epsilon=eps_s, target=target,
                              guarantee=g, beta=beta, min_count=min_count, small=small,
+                             pooled=pooled,
                              interval_level=request.interval_level, squares_epsilon=eps_v)
     return dataclasses.replace(unchecked, check=check_describe_plan(unchecked))
 
@@ -656,33 +673,34 @@ def _target(aim: float, side_epsilon: float) -> int:
 
 def _small_group_tiers(rest: float, eps_c: float, eps_sides: float, eps_s: float,
                        count_error: float, beta: float, query_epsilon: float | None,
-                       aim: float) -> tuple[int, tuple[Tier, ...]]:
-    """(the plan's own split's ``min_count``, the splits below it) for a plan whose count
-    is drawn first (docs/privacy.md §11, "Small groups"); ``rest`` = ε_col − ε_n.
+                       aim: float) -> tuple[int, tuple[Tier, ...], Tier]:
+    """(the plan's own split's ``min_count``, the splits below it, the pooled split) for a
+    plan whose count is drawn first (docs/privacy.md §11, "Small groups"); ``rest`` =
+    ε_col − ε_n.
 
     Split k ≥ 1 gives the centre ε_c·2^k, at most ``CENTRE_CAP``·rest (k < CENTRE_TIERS;
     a split whose least count is not below the one before — the cap repeating a value, or
     a huge ε — ends the list); the sides keep the plan's own ε_s (a small group has few
     rows a candidate step, and each step costs the prior's μ) and the sum takes what the
     centre leaves (the sides take it all on a count-only plan); the last split anchors
-    the centre's ε back to the plan's own ε_c, and its sides draw among every
-    ``SMALL_STRIDE``-th candidate. Every split below the plan's own is ``pooled``: its
-    cells of a column share one centre drawn from their pooled histogram
-    (:func:`small_centres`). Split k is selected
+    the centre (ε 0), its sides draw among every ``SMALL_STRIDE``-th candidate; the pooled
+    split is the anchored one with the plan's own ε_c given to one centre per column
+    (:attr:`DescribePlan.pooled`). Split k is selected
     by a released count ñ ≥ ⌈ln(2/β)/ε_n + (4/ε_c,k)·ln(m/β)⌉: then, with probability
     ≥ 1 − β, n ≥ (4/ε_c,k)·ln(m/β) and its centre lies in the data's bins with
     probability ≥ 1 − β (:func:`centre_rows_at`). The sides aim at the split's own sum ε
     (or the caller's ``query_epsilon``; a count-only plan keeps the plan's ``aim``)."""
-    def tier(centre: float, last: bool = False) -> Tier:
+    def tier(centre: float, pooled: bool = False) -> Tier:
         left = rest - centre
         side = eps_sides if eps_s else left
         summed = left - side if eps_s else 0.0
         if eps_s and not summed > 0:  # the cap leaves the sum its share: cannot happen
             raise AssertionError("a small group's split leaves the sum no epsilon")
         goal = query_epsilon if query_epsilon is not None else summed if eps_s else aim
-        rows = None if last else math.ceil(count_error + centre_rows_at(centre, beta))
+        rows = (math.ceil(count_error + centre_rows_at(centre, beta))
+                if centre and not pooled else None)
         return Tier(centre, side, summed, _target(goal, side), rows,
-                    stride=SMALL_STRIDE if last else 1, pooled=True)
+                    stride=SMALL_STRIDE if pooled or not centre else 1, pooled=pooled)
 
     own = math.ceil(count_error + centre_rows_at(eps_c, beta))
     out, last = [], own
@@ -693,8 +711,8 @@ def _small_group_tiers(rest: float, eps_c: float, eps_sides: float, eps_s: float
             break
         out.append(split)
         last = split.min_count
-    out.append(tier(eps_c, last=True))
-    return own, tuple(out)
+    out.append(tier(0.0))
+    return own, tuple(out), tier(eps_c, pooled=True)
 
 
 def query_split(query_epsilon: float, statistics: Sequence[str]) -> tuple[float, float]:
@@ -840,10 +858,10 @@ class BlockDraws:
     """What :func:`describe_block` draws of a block's groups (``[group][column]``, groups
     local): every cell of the plan's own split (``cells``; None for a cell of a smaller
     split, drawn later by :func:`finish_small`), each cell's split (index into
-    :attr:`DescribePlan.tiers`), its own released centre (None: a pooled split's cell,
-    which draws none), its released count ñ (None: none drawn, a bounds-alone plan) and,
-    per group with a cell of a smaller split, the seed of the stream those cells are drawn
-    from (None: OS entropy, or no such cell)."""
+    :attr:`DescribePlan.tiers`), its own released centre (None: anchored), its released
+    count ñ (None: none drawn, a bounds-alone plan) and, per group with a cell of a
+    smaller split, the seed of the stream those cells are drawn from (None: OS entropy,
+    or no such cell)."""
 
     cells: list[list[Cell | None]]
     tiers: list[list[int]]
@@ -852,9 +870,10 @@ class BlockDraws:
     resume: list[int | None]
     #: the mean of each cell drawn here, asked or not (None: no sum noise)
     means: list[list[float | None]]
-    #: per (column, pooled split) with a cell here: the sum of those cells' centre-grid
-    #: histograms (sorted keys, counts) — what the split's shared centre is drawn from
-    pooled: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    #: per column with a cell of the anchored split here: the sum of those cells'
+    #: centre-grid histograms (sorted keys, counts), the pool a column without an anchor
+    #: draws its one centre from (:func:`column_centres`)
+    pooled: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
 
 def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | None]
@@ -864,13 +883,12 @@ def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | N
     (columns in order; none on a bounds-alone plan), each cell's split then a public
     function of its released count (:meth:`DescribePlan.tier_index`); then, if a cell got
     a smaller split than the plan's own, the 128-bit seed of the group's second stream;
-    then the centres of its cells of the plan's own split (columns in order; a pooled
-    split's cell draws none: its histogram joins the block's pool of its column and
-    split, :attr:`BlockDraws.pooled`); then per column of the plan's own split the lower
-    side, the upper side and the sum noise. The cells' statistics given the centres are
-    made between the two (for the whole block at once: no draw depends on another
-    group's). The cells of smaller splits are left to :func:`finish_small`. Module-level,
-    its arguments picklable: a worker process can run it."""
+    then its centres (columns in order; none for an anchored cell); then per column of
+    the plan's own split the lower side, the upper side and the sum noise. The cells'
+    statistics given the centres are made between the two (for the whole block at once:
+    no draw depends on another group's). The cells of smaller splits are left to
+    :func:`finish_small`. Module-level, its arguments picklable: a worker process can
+    run it."""
     if len(seeds) != block.groups:
         raise ParameterError(f"{len(seeds)} stream seed(s) for a block of {block.groups} "
                              f"group(s)")
@@ -885,7 +903,6 @@ def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | N
     picks: list[list[int]] = []
     resume: list[int | None] = []
     centres: list[list[float | None]] = []
-    pooled: dict[tuple[int, int], list[tuple[np.ndarray, np.ndarray]]] = {}
     for g, rng in enumerate(streams):
         noisy = [_noisy_count(plan, int(hist[1].sum()), rng) for hist in hists[g]]
         picked = [plan.tier_index(n) for n in noisy]
@@ -893,12 +910,9 @@ def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | N
         resume.append(rng.randbits(STREAM_SEED_BITS) if later and rng.seeded else None)
         counts.append(noisy)
         picks.append(picked)
-        centres.append([None if tiers[k].pooled else
+        centres.append([None if tiers[k].anchored else
                         draw_centre_from_counts(*hist, tiers[k].centre_rate, rng)
                         for k, hist in zip(picked, hists[g], strict=True)])
-        for j, (k, hist) in enumerate(zip(picked, hists[g], strict=True)):
-            if tiers[k].pooled:
-                pooled.setdefault((j, k), []).append(hist)
     own = {(g, j): c for g, (row, krow) in enumerate(zip(centres, picks, strict=True))
            for j, (c, k) in enumerate(zip(row, krow, strict=True))
            if not k and c is not None}
@@ -906,20 +920,24 @@ def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | N
     done = [[(None, None) if k else _finish(plan, tiers[0], own[(g, j)], stats[(g, j)], n, rng)
              for j, (n, k) in enumerate(zip(nrow, krow, strict=True))]
             for g, (nrow, krow, rng) in enumerate(zip(counts, picks, streams, strict=True))]
+    last = len(tiers) - 1
+    pools = {j: merge_histograms([hists[g][j] for g in range(block.groups)
+                                  if picks[g][j] == last])
+             for j in range(plan.columns) if plan.pooled is not None and last
+             and any(picks[g][j] == last for g in range(block.groups))}
     return BlockDraws([[c for c, _ in row] for row in done], picks, centres, counts,
-                      resume, [[m for _, m in row] for row in done],
-                      {key: merge_histograms(parts) for key, parts in sorted(pooled.items())})
+                      resume, [[m for _, m in row] for row in done], pools)
 
 
 def merge_histograms(parts: Iterable[tuple[np.ndarray, np.ndarray]]
                      ) -> tuple[np.ndarray, np.ndarray]:
     """The sum of centre-grid histograms (sorted keys, counts): the histogram of the union
     of their rows (exact integer counts, sorted keys, no zero count)."""
-    parts = list(parts)
-    keys = np.concatenate([np.asarray(k, dtype=np.int64) for k, _ in parts] or
-                          [np.zeros(0, dtype=np.int64)])
-    counts = np.concatenate([np.asarray(c, dtype=np.int64) for _, c in parts] or
-                            [np.zeros(0, dtype=np.int64)])
+    pairs = list(parts)
+    keys = np.concatenate([np.zeros(0, dtype=np.int64)]
+                          + [np.asarray(k, dtype=np.int64) for k, _ in pairs])
+    counts = np.concatenate([np.zeros(0, dtype=np.int64)]
+                            + [np.asarray(c, dtype=np.int64) for _, c in pairs])
     unique, where = np.unique(keys, return_inverse=True)
     summed = np.zeros(len(unique), dtype=np.int64)
     np.add.at(summed, where, counts)
@@ -937,98 +955,132 @@ def _noisy_count(plan: DescribePlan, rows: int, rng: RandomSource) -> int | None
     return rows + rng.discrete_laplace_int(scale.denominator, scale.numerator)
 
 
-@dataclass
-class SmallPools:
-    """What the small groups' centres are made from, over the groups of some blocks in
-    public order (:func:`small_pools`): per column, the released means of its cells under
-    the plan's own split (their released centres without a sum noise) — the anchor's pool;
-    per (column, pooled split), the summed centre-grid histogram of its cells and their
-    released rows Σ max(ñ, 0). Pools of consecutive blocks join (:meth:`join`) to the
-    pools of their union, so blocks drawn apart (in executors) join them in block order."""
-
-    first: list[list[float]]
-    hists: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]]
-    rows: dict[tuple[int, int], int]
-
-    def join(self, other: SmallPools) -> SmallPools:
-        keys = sorted(set(self.hists) | set(other.hists))
-        empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
-        return SmallPools(
-            [a + b for a, b in zip(self.first, other.first, strict=True)],
-            {k: merge_histograms([self.hists.get(k, empty), other.hists.get(k, empty)])
-             for k in keys},
-            {k: self.rows.get(k, 0) + other.rows.get(k, 0) for k in keys})
-
-
-def small_pools(draws: Sequence[BlockDraws], columns: int) -> SmallPools:
-    """The :class:`SmallPools` of ``draws`` (blocks in public order): released values and
-    the pooled splits' summed histograms only."""
-    out = SmallPools([[] for _ in range(columns)], {}, {})
-    for d in draws:
-        rows: dict[tuple[int, int], int] = {}
-        for krow, crow, mrow, nrow in zip(d.tiers, d.centres, d.means, d.counts, strict=True):
-            for j in range(columns):
-                c, m, k = crow[j], mrow[j], krow[j]
-                if k == 0 and c is not None:
-                    out.first[j].append(c if m is None else m)
-                if (j, k) in d.pooled:
-                    rows[(j, k)] = rows.get((j, k), 0) + max(nrow[j] or 0, 0)
-        out = out.join(SmallPools([[] for _ in range(columns)], dict(d.pooled), rows))
+def anchor_pools(draws: Sequence[BlockDraws], columns: int
+                 ) -> list[tuple[list[float], list[float]]]:
+    """Per column, what its anchor is the lower median of (:func:`anchor_centres`), over
+    the groups of ``draws`` in order: the released means of the column's cells under the
+    plan's own split (their released centres without a sum noise), and every released own
+    centre. Pools of consecutive blocks concatenate to the pools of their union, so blocks
+    drawn apart (in executors) join them in the public group order."""
+    out = []
+    for j in range(columns):
+        first: list[float] = []
+        centres: list[float] = []
+        for d in draws:
+            for krow, crow, mrow in zip(d.tiers, d.centres, d.means, strict=True):
+                c, m = crow[j], mrow[j]
+                if krow[j] == 0 and c is not None:
+                    first.append(c if m is None else m)
+                if c is not None:
+                    centres.append(c)
+        out.append((first, centres))
     return out
 
 
-def pool_anchor(first: Sequence[float]) -> float | None:
-    """A column's anchor from its pool (in group order): the lower median of the released
-    means of its cells under the plan's own split (shrinking a group too small for its
-    own centre towards the typical large group); None when there is none."""
-    pool = sorted(first)
-    return pool[(len(pool) - 1) // 2] if pool else None
+def pool_anchor(first: Sequence[float], centres: Sequence[float]) -> float:
+    """A column's anchor from its pools (:func:`anchor_pools`, in group order): the lower
+    median of ``first``, else of ``centres``, else 0.0."""
+    pool = sorted(first) or sorted(centres)
+    return pool[(len(pool) - 1) // 2] if pool else 0.0
+
+
+@dataclass
+class SmallPools:
+    """What the centres of a column's small cells are made from, over the groups of some
+    blocks in public order (:func:`small_pools`): per column, the anchor's pools
+    (:func:`anchor_pools`), the summed centre-grid histogram of its cells of the anchored
+    split and their released rows Σ max(ñ, 0). Pools of consecutive blocks join
+    (:meth:`join`) to the pools of their union — the histograms summed across blocks —
+    so blocks drawn apart (in executors) join them in block order."""
+
+    first: list[list[float]]
+    centres: list[list[float]]
+    hists: dict[int, tuple[np.ndarray, np.ndarray]]
+    rows: dict[int, int]
+
+    def join(self, other: SmallPools) -> SmallPools:
+        empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+        keys = sorted(set(self.hists) | set(other.hists))
+        return SmallPools(
+            [a + b for a, b in zip(self.first, other.first, strict=True)],
+            [a + b for a, b in zip(self.centres, other.centres, strict=True)],
+            {j: merge_histograms([self.hists.get(j, empty), other.hists.get(j, empty)])
+             for j in keys},
+            {j: self.rows.get(j, 0) + other.rows.get(j, 0) for j in keys})
+
+
+def small_pools(plan: DescribePlan, draws: Sequence[BlockDraws]) -> SmallPools:
+    """The :class:`SmallPools` of ``draws`` (blocks in public order): released values
+    and the anchored split's summed histograms only."""
+    columns, last = plan.columns, len(plan.tiers) - 1
+    out = SmallPools([[] for _ in range(columns)], [[] for _ in range(columns)], {}, {})
+    for d in draws:
+        pools = anchor_pools([d], columns)
+        rows = {j: sum(max(nrow[j] or 0, 0)
+                       for krow, nrow in zip(d.tiers, d.counts, strict=True)
+                       if krow[j] == last)
+                for j in d.pooled}
+        out = out.join(SmallPools([list(f) for f, _ in pools], [list(c) for _, c in pools],
+                                  dict(d.pooled), rows))
+    return out
+
+
+def column_centres(plan: DescribePlan, pools: SmallPools, rng: RandomSource
+                   ) -> list[tuple[float, bool]]:
+    """Per column, the centre of its cells of the anchored split and whether they take the
+    pooled split (docs/privacy.md §11, Lemma D6): the column's anchor
+    (:func:`pool_anchor`) when some cell of it has an own centre; else, when those cells'
+    released rows reach :meth:`DescribePlan.pool_rows`, ONE draw from ``rng`` (the run's
+    source, after the groups' stream seeds; columns in order) by the centre's exponential
+    mechanism at the pooled split's ε_c on their pooled histogram — a row is in one group,
+    so in the pool once, and moves every pooled depth by at most 1; else 0.0 (the anchor
+    of a column without any). Which it is depends on released counts only."""
+    out = []
+    for j, (first, centres) in enumerate(zip(pools.first, pools.centres, strict=True)):
+        tier = plan.pooled
+        if (first or centres or tier is None or j not in pools.hists
+                or pools.rows[j] < plan.pool_rows()):
+            out.append((pool_anchor(first, centres), False))
+        else:
+            out.append((draw_centre_from_counts(*pools.hists[j], tier.centre_rate, rng),
+                        True))
+    return out
+
+
+def anchor_centres(draws: Sequence[BlockDraws], columns: int) -> list[float]:
+    """Per column, the anchor of its cells of smaller splits: the lower median, over every
+    group (public order), of the released means of the column's cells under the plan's
+    own split (shrinking a group too small for its own centre towards the typical group);
+    without a sum noise (a count-only plan), of their released centres; with no cell of
+    the plan's own split, of every released own centre; 0.0 when there is none. A public
+    function of released values (docs/privacy.md §11, "Small groups")."""
+    return [pool_anchor(first, centres) for first, centres in anchor_pools(draws, columns)]
 
 
 def small_centre(own: float | None, anchor: float) -> float:
-    """The centre a cell of a smaller split searches from, given its split's pooled centre
-    ``own`` (None: the pool is below its row need, :meth:`DescribePlan.pool_rows`): the
-    anchor when there is no pooled centre, or when it lies below 2^−ANCHOR_BITS of the
-    anchor's magnitude (a centre that small sits in the plateau of bins near zero between
-    the data of both signs — every one as deep as the rows on the smaller side — and its
-    sides would pay μ per step for more than ANCHOR_BITS octaves to reach the large
-    groups' scale); else the pooled centre. Post-processing of released values
-    (docs/privacy.md §11, "Small groups")."""
+    """The centre a cell of a smaller split searches from: the anchor when it has none of
+    its own, or when its own lies below 2^−ANCHOR_BITS of the anchor's magnitude (a centre
+    that small sits in the plateau of bins near zero between the data of both signs —
+    every one as deep as the rows on the smaller side — and its sides would pay μ per
+    step for more than ANCHOR_BITS octaves to reach the other groups' scale); else its
+    own. Post-processing of released centres (docs/privacy.md §11, "Small groups")."""
     if own is None or abs(own) < math.ldexp(abs(anchor), -ANCHOR_BITS):
         return float(anchor)
     return float(own)
 
 
-def small_centres(plan: DescribePlan, pools: SmallPools, rng: RandomSource
-                  ) -> dict[tuple[int, int], float]:
-    """The shared centre of every (column, pooled split) with a cell (docs/privacy.md §11,
-    Lemma D6), in (column, split) order: when the split's cells hold at least
-    :meth:`DescribePlan.pool_rows` released rows, ONE draw from ``rng`` (the run's source,
-    after the groups' stream seeds) by the centre's exponential mechanism at the split's
-    ε_c on the POOLED histogram — a row is in one group, so in one split's pool per column,
-    and moves the pooled depth by at most 1; the cells draw no centre of their own — kept
-    unless :func:`small_centre` replaces it by the column's anchor (:func:`pool_anchor`);
-    below the row need no draw, the anchor (0.0 when no cell has the plan's own split)."""
-    tiers = plan.tiers
-    out: dict[tuple[int, int], float] = {}
-    for (j, k), hist in sorted(pools.hists.items()):
-        anchor = pool_anchor(pools.first[j])
-        drawn = (draw_centre_from_counts(*hist, tiers[k].centre_rate, rng)
-                 if pools.rows.get((j, k), 0) >= plan.pool_rows(tiers[k]) else None)
-        out[(j, k)] = (small_centre(drawn, anchor) if anchor is not None
-                       else 0.0 if drawn is None else drawn)
-    return out
-
-
-def finish_small(plan: DescribePlan, centres: Mapping[tuple[int, int], float],
+def finish_small(plan: DescribePlan, anchors: Sequence[tuple[float, bool]],
                  block: CellBlock | None, draws: BlockDraws) -> list[list[Cell]]:
     """Round two of the block: each group with cells of smaller splits draws them from its
     second stream (``draws.resume``), columns in order — the lower side, the upper side
-    and the sum noise — around its (column, split)'s shared centre (:func:`small_centres`).
-    ``block`` may be None when the block has no such cell (nothing to send to a worker).
-    Module-level, its arguments picklable: a worker process can run it."""
+    and the sum noise — around :func:`small_centre` of the column's anchor, or, in a
+    column whose cells take the pooled split (:func:`column_centres`), under that split
+    around the column's pooled centre. ``block`` may be None when the block has no such
+    cell (nothing to send to a worker). Module-level, its arguments picklable: a worker
+    process can run it."""
     tiers = plan.tiers
-    wanted = {(g, j): centres[(j, draws.tiers[g][j])]
+    wanted = {(g, j): anchors[j][0] if anchors[j][1] else
+              small_centre(draws.centres[g][j], anchors[j][0])
               for g, row in enumerate(draws.cells) for j, cell in enumerate(row)
               if cell is None}
     if not wanted:
@@ -1044,8 +1096,10 @@ def finish_small(plan: DescribePlan, centres: Mapping[tuple[int, int], float],
             if cell is None:
                 if rng is None:
                     rng = RandomSource.stream(draws.resume[g])
-                cell = finish_cell(plan, tiers[draws.tiers[g][j]], wanted[(g, j)],
-                                   stats[(g, j)], draws.counts[g][j], rng)
+                tier = plan.pooled if anchors[j][1] else tiers[draws.tiers[g][j]]
+                assert tier is not None
+                cell = finish_cell(plan, tier, wanted[(g, j)], stats[(g, j)],
+                                   draws.counts[g][j], rng)
             done.append(cell)
         out.append(done)
     return out
@@ -1076,8 +1130,8 @@ def describe_blocks(plan: DescribePlan, blocks: Sequence[CellBlock], groups: Seq
     (:meth:`RandomSource.stream_seeds`), then :func:`describe_block` on each block through
     ``mapper`` — ``map``, or a process pool's: the result is the same either way, for a
     seed bit for bit, as no draw depends on where or in which order the blocks run; then
-    the pooled splits' shared centres from ``rng`` (:func:`small_centres`) and
-    :func:`finish_small` on each block through the same ``mapper``."""
+    each column's anchor or pooled centre (:func:`column_centres`, a pooled one from
+    ``rng``) and :func:`finish_small` on each block through the same ``mapper``."""
     group_list, cols = checked_names(plan, groups, columns)
     if sum(b.groups for b in blocks) != len(group_list):
         raise ParameterError(f"blocks of {sum(b.groups for b in blocks)} group(s) for "
@@ -1086,11 +1140,11 @@ def describe_blocks(plan: DescribePlan, blocks: Sequence[CellBlock], groups: Seq
     cuts = np.cumsum([0] + [b.groups for b in blocks]).tolist()
     work = [seeds[a:b] for a, b in itertools.pairwise(cuts)]
     draws = list(mapper(partial(describe_block, plan), blocks, work))
-    centres = small_centres(plan, small_pools(draws, plan.columns), rng)
+    anchors = column_centres(plan, small_pools(plan, draws), rng)
     # round two, through the same mapper: a block without a small split's cell is not sent
     pending = [b if any(c is None for row in d.cells for c in row) else None
                for b, d in zip(blocks, draws, strict=True)]
-    cells = [row for rows in mapper(partial(finish_small, plan, centres), pending, draws)
+    cells = [row for rows in mapper(partial(finish_small, plan, anchors), pending, draws)
              for row in rows]
     return DescribeResult(cols, group_list, cells, plan.guarantee, plan, rng.seeded)
 
@@ -1239,19 +1293,14 @@ def _sum_and_step(stats: CellStatistics, lower_step: int, upper_step: int, lower
 def describe_cell(values: np.ndarray, plan: DescribePlan, rng: RandomSource,
                   anchor: float = 0.0) -> Cell:
     """One (group, column) from its finite values, all from ``rng``: the count's noise,
-    then (by its released value, :meth:`DescribePlan.tier_index`) the centre — on a
-    pooled split the pool is this one cell (:func:`small_centres` on one cell: drawn when
-    its released count reaches :meth:`DescribePlan.pool_rows`, else ``anchor``, 0.0
-    unless a caller gives a public value) —, the lower side, the upper side, the sum
-    noise."""
+    then (by its released value, :meth:`DescribePlan.tier_index`) the centre — or
+    ``anchor`` on an anchored split (a one-cell run has no other group: 0.0 unless a
+    caller gives a public value) —, the lower side, the upper side, the sum noise."""
     x = np.asarray(values, dtype=np.float64)
     noisy = _noisy_count(plan, len(x), rng)
     tier = plan.tiers[plan.tier_index(noisy)]
-    if tier.pooled and max(noisy or 0, 0) < plan.pool_rows(tier):
-        centre = float(anchor)
-    else:
-        drawn = draw_centre_from_counts(*centre_counts(x), tier.centre_rate, rng)
-        centre = small_centre(drawn, anchor) if tier.pooled else drawn
+    centre = (float(anchor) if tier.anchored else
+              draw_centre_from_counts(*centre_counts(x), tier.centre_rate, rng))
     return finish_cell(plan, tier, centre, cell_statistics(x, centre), noisy, rng)
 
 
@@ -1361,10 +1410,13 @@ __all__ = [
     "Mapper",
     "SmallPools",
     "Tier",
+    "anchor_centres",
+    "anchor_pools",
     "centre_rows_at",
     "centred_integer_sum",
     "checked_names",
     "choose_pivot",
+    "column_centres",
     "describe_block",
     "describe_blocks",
     "describe_cell",
@@ -1379,6 +1431,5 @@ __all__ = [
     "query_split",
     "run_describe",
     "small_centre",
-    "small_centres",
     "small_pools",
 ]

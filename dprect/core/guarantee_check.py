@@ -104,10 +104,10 @@ PAPER_MAX_LOG_DELTA = -2
 BOUNDS_SENSITIVITY = 1
 #: the sensitivity of the describe centre's depth and of a side's tail counts, in rows
 DESCRIBE_SENSITIVITY = 1
-#: how many pools of one column a row's rows enter when a small-group split draws ONE
-#: centre from the pooled histogram of its cells (docs/privacy.md §11, Lemma D6): a row is
-#: in one group and a group's cell of a column is in one split, so in one pool — the
-#: pooled depth moves by at most DESCRIBE_SENSITIVITY times this
+#: how many pools of one column a row enters when a column without an anchor draws ONE
+#: centre from the pooled histogram of its small cells (docs/privacy.md §11, Lemma D6): a
+#: row is in one group, whose cell of the column is in the pool or not — the pooled depth
+#: moves by at most DESCRIBE_SENSITIVITY times this
 DESCRIBE_POOLS_PER_ROW = 1
 #: the describe statistics that read the noisy clamped sum (the count reads only its own
 #: noise): written here again, not imported, so the check re-derives the split itself
@@ -679,9 +679,16 @@ def check_describe_plan(plan: Any) -> CheckReport:
         squares = Fraction(sens) / Fraction(squares_scale)
         count += squares  # drawn whatever the split: spent with the count
         parts["sum of squares"] = float(squares)
+    # the pooled split (a column without an anchor: a function of the released counts)
+    # is one more split a cell may take, re-derived like the others
+    pooled = getattr(plan, "pooled", None)
+    if pooled is not None and (not pooled.pooled or plan.count_scale is None):
+        raise _refuse(product, "its pooled split is not marked pooled, or is not chosen by "
+                      "released counts", g.epsilon, g.delta)
     splits = []
-    for tier in tiers:
-        # the centre's exponential mechanism at rate c is 2c-DP (depth sensitivity s); a
+    for tier in [*tiers, *([pooled] if pooled is not None else [])]:
+        # the centre's exponential mechanism at rate c is 2c-DP (depth sensitivity s); an
+        # anchored centre (rate 0) reads no row of its group: other groups' releases; the
         # pooled split's one centre per column reads the union of its cells' rows, each
         # row in DESCRIBE_POOLS_PER_ROW pool(s): depth sensitivity s times that (Lemma D6)
         pools = DESCRIBE_POOLS_PER_ROW if tier.pooled else 1
@@ -712,6 +719,8 @@ def check_describe_plan(plan: Any) -> CheckReport:
         drawn += ", sum of squares" if "sum of squares" in parts else ""
         chosen = (f"; the count first, then one of {len(tiers)} splits by its released "
                   f"value (adaptive composition)" if len(tiers) > 1 else "")
+        chosen += (", or the pooled split by the column's released counts"
+                   if pooled is not None else "")
         route = _Route(f"basic composition of {plan.columns} column(s) (centre, two "
                        f"sides in parallel{drawn}{chosen}), groups in parallel",
                        _high(_dec(total)), Decimal(0))

