@@ -36,8 +36,8 @@ measurement (tests/engines/test_many_groups_golden.py holds the outputs).
 Accuracy (issue #41/#42: the small groups' pooled centres, docs/privacy.md §11): from the
 sampled draw of step 3, per column, the released means' relative error |mean − true|/|true|
 (median, and the share within 10%) over the cells whose released count is below the
-plan's row need, and over the others. ``--all-small`` drops the ten groups of 20,000 rows
-(every group is then below the row need: no large group's mean to anchor on).
+plan's row need, and over the others. ``--all-small`` caps every group at 100 rows (no
+group reaches the row need, so no column has an anchor: the pooled split's case).
 """
 
 from __future__ import annotations
@@ -71,11 +71,13 @@ EPSILON = 4.0
 def make_table(groups: int, seed: int = 7, all_small: bool = False
                ) -> tuple[list[np.ndarray], np.ndarray]:
     """The synthetic columns (float64, nulls as NaN) and each row's group index
-    (``all_small``: without the ten groups of 20,000 rows)."""
+    (``all_small``: every group capped at 100 rows)."""
     gen = np.random.default_rng(seed)
     sizes = np.maximum(0, np.round(gen.lognormal(2.5, 1.0, groups))).astype(np.int64)
     sizes[gen.random(groups) < 0.05] = 0
-    sizes[:10] = np.minimum(sizes[:10], 200) if all_small else 20000
+    sizes[:10] = 20000
+    if all_small:
+        sizes = np.minimum(sizes, 100)
     group = np.repeat(np.arange(groups, dtype=np.int64), sizes)
     n = len(group)
     a = gen.normal(0, 100, groups)[group] + gen.normal(0, 10, n)
@@ -201,7 +203,7 @@ def main() -> None:
     ap.add_argument("--sample-groups", type=int, default=10_000)
     ap.add_argument("--no-command", action="store_true", help="skip the CLI run")
     ap.add_argument("--all-small", action="store_true",
-                    help="no groups of 20,000 rows: every group below the row need")
+                    help="every group capped at 100 rows: all below the row need")
     ap.add_argument("--json", type=Path, default=OUTPUT / "describe_many_groups.json")
     args = ap.parse_args()
     values, group = make_table(args.groups, all_small=args.all_small)
