@@ -213,3 +213,25 @@ def test_every_mechanism_shows_how_far_it_has_got(
     for line in lines:
         assert PUBLIC.fullmatch(line), line
         assert f"dprect: {line}" in err
+
+
+def test_a_polled_step_reads_its_count_when_asked_and_caps_it() -> None:
+    """dprect/engines/progress.py ``polled``: units done elsewhere (the Spark executor
+    route's blocks) are read from a function at each line, never past the total, in the
+    same format as a counted step; the step ends on an exception as on return."""
+    from dprect.engines import progress
+
+    done = [0]
+    with progress.polled(16, "mechanism", "blocks", lambda: done[0]):
+        assert progress.current() == "mechanism 0/16 blocks"
+        done[0] = 5
+        assert progress.current() == "mechanism 5/16 blocks"
+        done[0] = 40  # a task run twice counts twice: capped
+        assert progress.current() == "mechanism 16/16 blocks"
+    assert progress.current() is None
+    with pytest.raises(KeyError), progress.polled(2, "", "blocks", lambda: 1):
+        raise KeyError
+    assert progress.current() is None
+    with progress.counting(3, "", "cells") as tick:  # a counted step after: not polled
+        tick()
+        assert progress.current() == "1/3 cells"
