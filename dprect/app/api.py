@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Unpack, overload
+from typing import TYPE_CHECKING, Any, Literal, Unpack, overload
 
 import numpy as np
 
+from dprect._version import __version__
 from dprect.core.algorithms import run_nonprivate_bounding_box, run_plan
 from dprect.core.domains import Domain, FloatOrder, GridArg, feature_names, resolve_domains
 from dprect.core.engine import Engine
 from dprect.core.errors import InputDataError, ParameterError
-from dprect.core.group_selection import SelectionPlan, select_keys
+from dprect.core.group_selection import SelectedResult, SelectionPlan, select_keys
 from dprect.core.labels import LabelText, check_label_value, resolve_positive_label
 from dprect.core.planner import plan
 from dprect.core.randomness import RandomSource
@@ -297,20 +298,33 @@ def _checked_labels(X: np.ndarray, y: object, positive_label: object) -> np.ndar
 def fit(X: object, y: object, request: FitRequest | None = None, *, grid: GridArg = None,
         features: Sequence[str] | None = None, seed: int | None = None,
         classes: None = None, budget: PrivacyBudget | None = None,
-        **options: Unpack[FitOptions]) -> FitResult: ...
+        select_groups: Literal[False] = False, selection_epsilon: None = None,
+        selection_delta: None = None, **options: Unpack[FitOptions]) -> FitResult: ...
 
 
 @overload
 def fit(X: object, y: object, request: FitRequest | None = None, *, grid: GridArg = None,
         features: Sequence[str] | None = None, seed: int | None = None,
         classes: Sequence[object], budget: PrivacyBudget | None = None,
-        **options: Unpack[FitOptions]) -> ClassesResult: ...
+        select_groups: Literal[False] = False, selection_epsilon: None = None,
+        selection_delta: None = None, **options: Unpack[FitOptions]) -> ClassesResult: ...
+
+
+@overload
+def fit(X: object, y: object, request: FitRequest | None = None, *, grid: GridArg = None,
+        features: Sequence[str] | None = None, seed: int | None = None,
+        classes: None = None, budget: PrivacyBudget | None = None,
+        select_groups: Literal[True], selection_epsilon: float | None = None,
+        selection_delta: float | None = None, **options: Unpack[FitOptions]
+        ) -> SelectedResult: ...
 
 
 def fit(X: object, y: object, request: FitRequest | None = None, *, grid: GridArg = None,
         features: Sequence[str] | None = None, seed: int | None = None,
         classes: Sequence[object] | None = None, budget: PrivacyBudget | None = None,
-        **options: Unpack[FitOptions]) -> FitResult | ClassesResult:
+        select_groups: bool = False, selection_epsilon: float | None = None,
+        selection_delta: float | None = None, **options: Unpack[FitOptions]
+        ) -> FitResult | ClassesResult | SelectedResult:
     """Learn an (ε, δ)-DP axis-aligned rectangle around the positive rows of X (or one
     per class of ``classes``, for one charge).
 
@@ -354,9 +368,31 @@ def fit(X: object, y: object, request: FitRequest | None = None, *, grid: GridAr
     budget : a :class:`~dprect.PrivacyBudget` shared across calls: the plan's guarantee
         is charged to it after the input's checks and before any noise is drawn; a
         charge past its cap raises ``BudgetExceededError`` and nothing is computed.
+    select_groups, selection_epsilon, selection_delta : no public class list: find the
+        classes privately (``fit --select-groups``, docs/privacy.md §18) — a value of y
+        is a class only if its noisy count passes the threshold set by the selection's
+        (ε_s, δ_s); one rectangle per kept class, all for ONE charge of (ε + ε_s,
+        δ + δ_s). Gives a :class:`~dprect.core.group_selection.SelectedResult` (the
+        :class:`~dprect.core.classes.ClassesResult` read through, the run's
+        ``guarantee``); the same classes and rectangles as the command line's for a seed
+        (:func:`fit_selected_classes`). Refused with ``classes`` or ``positive_label``.
 
     Errors depend only on the parameters and on X's and y's shapes and types.
     """
+    if select_groups or selection_epsilon is not None or selection_delta is not None:
+        from dprect.app.flow import fit_selection
+
+        if classes is not None:
+            raise ParameterError("give classes (a public list) or select_groups, not both: "
+                                 "a public list needs no selection")
+        req = make_request(FitRequest, request, options)
+        selection = fit_selection({"select_groups": select_groups,
+                                   "selection_epsilon": selection_epsilon,
+                                   "selection_delta": selection_delta,
+                                   "positive_label": options.get("positive_label")}, req)
+        assert selection is not None  # else fit_selection refused the options
+        return fit_selected_classes(X, y, req, selection, grid=grid, features=features,
+                                    seed=seed, budget=budget)
     if classes is not None:
         if request is not None:
             raise ParameterError("give classes in the request or as a keyword, not both")
@@ -397,6 +433,85 @@ def fit_classes(X: object, y: object, request: FitRequest, *, grid: GridArg = No
                    for engine, s in zip(engines, class_seeds(seed, len(values)),
                                         strict=True)]
         return record(ticket, ClassesResult(class_labels(values), results, check.to_json()))
+
+
+def label_counts(y: object, rows: int, column: str = "y") -> dict[str, int]:
+    """The candidates of a private class selection in ``y``: each label value's rows,
+    named as a class is (:func:`~dprect.core.classes.label_candidates`: a numeric label
+    as a float, as the engines count a label column). Read as the command line reads a
+    label column (pyarrow's ``value_counts``; numbers as float64, pandas' missing values
+    as nulls); an untyped y (a Python list, a numpy object array: no schema says what its
+    labels are) is refused, from its type."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from dprect.core.classes import label_candidates
+
+    typed = isinstance(y, np.ndarray) or hasattr(y, "dtype")
+    y_arr = np.asarray(y) if typed else np.asarray(y, dtype=object)
+    if y_arr.ndim != 1 or len(y_arr) != rows:
+        raise InputDataError("y must be 1-D with one label per row of X")
+    kind = label_kind(y, y_arr, column)
+    if kind == "any":
+        raise InputDataError("select_groups needs typed labels (a numpy array or a pandas "
+                             "Series of numbers, booleans or strings): a list or an object "
+                             "array has no type to read its labels by")
+    try:
+        col = pa.array(y if hasattr(y, "__arrow_array__") else y_arr, from_pandas=True)
+        if kind == "numeric":
+            col = pc.cast(col, pa.float64(), safe=False)  # labels compare as float64
+        elif kind == "string" and not pa.types.is_string(col.type):
+            col = pc.cast(col, pa.string())
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError):
+        raise InputDataError(f"labels {column!r} cannot be read as {kind} labels "
+                             f"(dtype {y_arr.dtype})") from None
+    pairs = [(v["values"], v["counts"]) for v in pc.value_counts(col).to_pylist()]
+    return label_candidates(pairs, kind)
+
+
+def fit_selected_classes(X: object, y: object, request: FitRequest,
+                         selection: SelectionPlan, *, grid: GridArg = None,
+                         features: Sequence[str] | None = None, seed: int | None = None,
+                         budget: PrivacyBudget | None = None) -> SelectedResult:
+    """One rectangle per class found privately (``fit(..., select_groups=True)``, as
+    ``fit --select-groups`` runs it: :mod:`dprect.app.classes_flow`): X's and y's checks
+    and the plan first (no noise); then ONE charge of the classes' fit composed with the
+    selection (:func:`~dprect.app.groups.checked_composition`, re-derived by the
+    independent check); then the selection over y's values (:func:`label_counts`, drawn
+    by :func:`~dprect.core.group_selection.select_keys` from the seed's source, as the
+    command line draws it) and class i's rectangle with ``class_seeds(seed)[i]`` — so a
+    seed gives the command line's classes and rectangles."""
+    from dprect.app.groups import checked_composition
+    from dprect.core.classes import (
+        ClassesResult,
+        NoClass,
+        checked_charge,
+        class_labels,
+        class_seeds,
+    )
+    X_arr = _matrix(X, "X", "features")
+    if X_arr.shape[1] == 0:
+        raise InputDataError("X has no feature columns")
+    counts = label_counts(y, len(X_arr))
+    names = feature_names(features if features is not None else column_names(X),
+                          X_arr.shape[1])
+    domains = resolve_domains(grid, names)
+    the_plan = plan(request.budget(), domains=domains, auto_count=False)  # as classes_flow
+    guarantee, check = checked_charge(the_plan, domains, None)  # any number of classes
+    run = checked_composition(guarantee, selection)
+    with charged(budget, run, "classes", names) as ticket:  # ONE charge, before any noise
+        kept = select_keys(selection, counts, RandomSource(seed=seed))
+        results = []
+        for key, s in zip(kept, class_seeds(seed, len(kept)), strict=True):
+            _, _, engine = _in_memory(X, y, grid, names, request.invalid_rows,
+                                      LabelText(key))
+            results.append(run_plan(engine, domains, names, the_plan, RandomSource(seed=s)))
+        none = None if results else NoClass(guarantee, list(names), the_plan.chosen.method,
+                                            seed is not None, __version__)
+        fitted = ClassesResult(class_labels([LabelText(k) for k in kept]), results,
+                               check.to_json(), none)
+        return record(ticket, SelectedResult(fitted, selection, len(kept),
+                                             fitted.privacy or guarantee))
 
 
 def nonprivate_bounding_box(X: object, y: object, *, grid: GridArg = None,
@@ -592,6 +707,8 @@ __all__ = [
     "fit",
     "fit_classes",
     "fit_engine",
+    "fit_selected_classes",
+    "label_counts",
     "nonprivate_bounding_box",
     "positive_mask",
     "positive_rows",
