@@ -43,6 +43,21 @@ def test_a_line_every_interval_naming_the_stage() -> None:
                      for s in (EVERY, 2 * EVERY, 3 * EVERY)]
 
 
+def test_the_lines_keep_their_schedule_when_a_line_is_slow_to_make() -> None:
+    """The k-th line is due at k × EVERY from the start: a line that takes 3 s to make
+    (a loaded machine) shortens the next wait instead of adding up; after a stall longer
+    than a period the next line is due EVERY after the late one."""
+    fake = FakeTime(waits=4)
+    slow = [3.0, 3.0, EVERY + 5.0, 0.0]
+
+    def emit(line: str) -> None:
+        fake.now += slow.pop(0)
+
+    with Heartbeat(emit, clock=fake.clock, wait=fake.wait):
+        pass
+    assert fake.asked == [EVERY, EVERY - 3.0, EVERY - 3.0, EVERY, EVERY]
+
+
 def test_the_mechanism_blocks_are_counted(monkeypatch: pytest.MonkeyPatch) -> None:
     from dprect.engines import driver_pool
 
