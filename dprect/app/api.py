@@ -620,18 +620,22 @@ def _bounds_table(data: object, columns: Sequence[str] | None, group_by: object
 class Grouping:
     """Each row's group in an in-memory grouped table: the index in the PUBLIC list (and
     the list, ``[None]`` without ``group_by``), or — for groups found privately — the
-    group column and its kind, resolved by :meth:`resolve` once the budget is charged."""
+    group column and its kind (and the public list given beside the selection, if any),
+    resolved by :meth:`resolve` once the budget is charged; ``kept``: the keys the
+    selection kept, once resolved."""
 
     def __init__(self, group: np.ndarray | None, groups: list[object], column: Any = None,
                  kind: str = "") -> None:
         self.group, self.groups, self.column, self.kind = group, groups, column, kind
+        self.kept = 0
 
     def resolve(self, selection: SelectionPlan | None, rng: RandomSource
                 ) -> tuple[np.ndarray, list[object]]:
         """Each row's group index and the groups: the public ones, or the keys
         ``selection`` keeps (:func:`~dprect.core.group_selection.select_keys`, drawn
-        from ``rng``; call it after the charge)."""
-        from dprect.engines.bounds_input import resolve_groups
+        from ``rng``; call it after the charge) after the public list given beside it —
+        whose keys the selection leaves out (docs/privacy.md §18)."""
+        from dprect.engines.bounds_input import listed_keys, resolve_groups
         from dprect.engines.grouped import key_counts
         from dprect.engines.row_kernels import group_index
 
@@ -640,10 +644,15 @@ class Grouping:
             return self.group, self.groups
         if self.column is None:
             raise ParameterError("select_groups needs group_by")
-        keys = select_keys(selection, key_counts(self.column, self.kind), rng)
+        texts = [_group_text(v) for v in self.groups]
+        listed = listed_keys(texts, self.kind, "group_by")
+        counts = {k: n for k, n in key_counts(self.column, self.kind).items()
+                  if k not in listed}
+        keys = select_keys(selection, counts, rng)
+        self.kept = len(keys)
         index = group_index(self.column, self.kind,
-                            resolve_groups(keys, self.kind, "group_by"))
-        return index, list(keys)
+                            resolve_groups([*texts, *keys], self.kind, "group_by"))
+        return index, [*self.groups, *keys]
 
 
 def grouped_columns(data: object, columns: Sequence[str] | None, group_by: object,
@@ -653,7 +662,8 @@ def grouped_columns(data: object, columns: Sequence[str] | None, group_by: objec
     column names, each column as float64 (nulls as NaN) and its :class:`Grouping` — each
     row's index in the PUBLIC group list (−1: a row of no listed group, dropped) with the
     groups as the core names them (``[None]`` without ``group_by``), or with ``select``
-    (no list) the group column, for a private selection after the charge. ``noun`` names a
+    the group column, for a private selection after the charge (beside ``groups``, a
+    public list released whatever its rows, if given). ``noun`` names a
     column in messages ("column to bound"). Refusals depend on the parameters and the
     schema only."""
     from dprect.engines.arrow_input import numeric_column
@@ -664,13 +674,9 @@ def grouped_columns(data: object, columns: Sequence[str] | None, group_by: objec
     if select:
         if group_by is None:
             raise ParameterError("select_groups needs group_by")
-        if groups is not None:
-            raise ParameterError("give groups (a public list) or select_groups, not both: "
-                                 "a public list needs no selection")
-    elif group_by is None:
-        if groups is not None:
-            raise ParameterError("groups needs group_by")
-    else:
+    elif group_by is None and groups is not None:
+        raise ParameterError("groups needs group_by")
+    if group_by is not None and (groups is not None or not select):
         if groups is None or isinstance(groups, str | bytes):
             raise ParameterError("group_by needs groups: the PUBLIC list of group values "
                                  "(never read from the data), or select_groups=True")
@@ -693,8 +699,11 @@ def grouped_columns(data: object, columns: Sequence[str] | None, group_by: objec
         return names, values, Grouping(np.zeros(table.num_rows, dtype=np.int32), [None])
     label = group_by if isinstance(group_by, str) else "group_by"
     kind = group_kind_of_arrow(table.schema.field(group_name).type, label)
-    if listed is None:
-        return names, values, Grouping(None, [], table.column(group_name), kind)
+    if select:  # the public list beside the selection checked now, before the charge
+        resolve_groups([_group_text(v) for v in listed or ()], kind, label)
+        return names, values, Grouping(None, list(listed or ()), table.column(group_name),
+                                       kind)
+    assert listed is not None
     resolved = resolve_groups([_group_text(v) for v in listed], kind, label)
     return names, values, Grouping(group_index(table.column(group_name), kind, resolved),
                                    listed)

@@ -238,8 +238,10 @@ class SelectedResult:
     ``privacy``, the statistics' own (``statistics_privacy``) and the ``group_selection``."""
 
     def __init__(self, result: Any, selection: SelectionPlan, kept: int,
-                 statistics: Guarantee | None = None) -> None:
+                 statistics: Guarantee | None = None, listed: int = 0) -> None:
         self.result, self.selection, self.kept = result, selection, kept
+        #: public groups released beside the selection (docs/privacy.md §18)
+        self.listed = listed
         #: the statistics' own guarantee (default: the result's ``guarantee``; a classes'
         #: fit gives its per-class charge, stated even when no class is kept)
         self.statistics = result.guarantee if statistics is None else statistics
@@ -254,7 +256,9 @@ class SelectedResult:
         return {**inner, "privacy": self.guarantee.to_json(),
                 "statistics_privacy": self.statistics.to_json(),
                 "group_selection": {**self.selection.to_json(),
-                                    "groups_kept": self.kept}}
+                                    "groups_kept": self.kept,
+                                    **({"groups_listed": self.listed} if self.listed
+                                       else {})}}
 
     to_json = to_dict
 
