@@ -127,12 +127,15 @@ def aggregate(data: object, columns: Sequence[str] | None = None, *,
     (group, column) with every asked statistic's outputs:
     :func:`dprect.release.aggregate_record.mixed_record`).
 
-    ``select_groups=True`` (with ``group_by`` and no ``groups``) finds the groups privately:
+    ``select_groups=True`` (with ``group_by``) finds the groups privately:
     a key of the group column is kept only if its noisy count passes the threshold set by
     ``selection_epsilon`` and ``selection_delta`` (docs/privacy.md §18); the statistics
     are then drawn on the kept keys, all for ONE charge of (ε + selection ε, δ + selection
-    δ). The result is then a :class:`~dprect.core.group_selection.SelectedResult` (the
-    statistics' result read through, the run's ``guarantee``)."""
+    δ). With ``groups`` too, the listed groups are released whatever their rows (first;
+    no δ spent on them) and the selection runs over the other keys only (docs/privacy.md
+    §18, Theorem S′). The result is then a
+    :class:`~dprect.core.group_selection.SelectedResult` (the statistics' result read
+    through, the run's ``guarantee``)."""
     from dprect.app.aggregate_flow import asked_mechanisms, domains_of, plan_of
     from dprect.app.api import grouped_columns
 
