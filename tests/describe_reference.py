@@ -7,7 +7,7 @@ lower side, the upper side and the sum noise; then, per column, the anchor (the 
 median of those cells' released means) and each group's cells of smaller splits from its
 second stream — with the sorted-array functions of
 :mod:`dprect.core.tail_bounds` and the row-by-row truncated sum
-(:func:`~dprect.core.aggregates.centred_integer_sum`), not the statistics route. An engine
+(:func:`centred_integer_sum`), not the statistics route. An engine
 whose order or truncation differs from the documented one disagrees with it."""
 
 from __future__ import annotations
@@ -21,12 +21,35 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from dprect.core import tail_bounds
-from dprect.core.aggregates import Cell, DescribePlan, centred_integer_sum, choose_pivot
+from dprect.core.aggregates import (
+    SUM_FRACTION_BITS,
+    Cell,
+    DescribePlan,
+    choose_pivot,
+    exact_step,
+    integer_sum,
+)
+from dprect.core.describe_stats import truncated_value
 from dprect.core.domains import FloatBins
 from dprect.core.intervals import query_intervals
 from dprect.core.randomness import RandomSource
 from dprect.core.step_exponential import draw_step
 from dprect.core.tail_bounds import CandidateStream, candidates, draw_centre, tail_counts
+
+
+def centred_integer_sum(values: np.ndarray, lower: float, upper: float, pivot: float,
+                        sensitivity: int = 1 << SUM_FRACTION_BITS) -> int:
+    """S = ⌊Σ (clamp(x̃, L, U) − p)/γ + 1/2⌋ computed row by row in rationals (x̃: x
+    truncated to 30 significant bits, :func:`~dprect.core.describe_stats.truncated_value`;
+    γ = :func:`~dprect.core.aggregates.exact_step`): the direct reference the statistics'
+    route (:func:`~dprect.core.describe_stats.centred_sum`) equals. Slow: for tests."""
+    x = truncated_value(np.asarray(values, dtype=np.float64))
+    if not len(x) or upper < lower:
+        return 0
+    clamped = np.clip(x, lower, upper)  # exact: returns one of the floats
+    p = Fraction(pivot)
+    total = sum((Fraction(float(v)) - p for v in clamped), Fraction(0))
+    return integer_sum(total, exact_step(lower, upper, pivot, sensitivity))
 
 
 def _float(column: Any) -> np.ndarray:

@@ -112,7 +112,7 @@ def positive_mask(y: object, positive_label: object = FitRequest.positive_label,
     typed = isinstance(y, np.ndarray) or hasattr(y, "dtype")  # numpy, pandas: a schema
     y_arr = np.asarray(y) if typed else np.asarray(y, dtype=object)
     if y_arr.ndim != 1:
-        raise InputDataError(f"labels must be a 1-D array, got shape {y_arr.shape}")
+        raise InputDataError(f"labels must be a 1-D array, got a {y_arr.ndim}-D array")
     try:
         value = resolve_positive_label(label, label_kind(y, y_arr, column), column)
     except ParameterError as exc:

@@ -115,7 +115,6 @@ from dprect.core.describe_stats import (
     centred_sum_dyadic,
     data_tails,
     dyadic,
-    truncated_value,
 )
 from dprect.core.errors import ParameterError
 from dprect.core.guarantee_check import CheckReport, check_describe_plan
@@ -747,15 +746,6 @@ def choose_pivot(lower: float, centre: float, upper: float, count_epsilon: float
     return best
 
 
-def pivot_step(lower: float, upper: float, pivot: float, sensitivity: int) -> float:
-    """γ = max(U − p, p − L)/k as a float: the value of one unit of the integer sum (the
-    float of :func:`exact_step`; 0 when that overflows)."""
-    try:
-        return float(exact_step(lower, upper, pivot, sensitivity))
-    except OverflowError:
-        return 0.0
-
-
 def exact_step(lower: float, upper: float, pivot: float, sensitivity: int) -> Fraction:
     """γ = w/k exactly, w = max(U − p, p − L) in rationals (so |clamp(x) − p| ≤ k·γ holds
     without rounding)."""
@@ -770,21 +760,6 @@ def integer_sum(centred: Fraction, step: Fraction) -> int:
         return 0
     q = centred / step + Fraction(1, 2)
     return q.numerator // q.denominator
-
-
-def centred_integer_sum(values: np.ndarray, lower: float, upper: float, pivot: float,
-                        sensitivity: int = 1 << SUM_FRACTION_BITS) -> int:
-    """S = ⌊Σ (clamp(x̃, L, U) − p)/γ + 1/2⌋ computed row by row in rationals (x̃: x
-    truncated to 30 significant bits, :func:`~dprect.core.describe_stats.truncated_value`;
-    γ = :func:`exact_step`): the direct reference the statistics' route
-    (:func:`~dprect.core.describe_stats.centred_sum`) equals. Slow: for tests."""
-    x = truncated_value(np.asarray(values, dtype=np.float64))
-    if not len(x) or upper < lower:
-        return 0
-    clamped = np.clip(x, lower, upper)  # exact: returns one of the floats
-    p = Fraction(pivot)
-    total = sum((Fraction(float(v)) - p for v in clamped), Fraction(0))
-    return integer_sum(total, exact_step(lower, upper, pivot, sensitivity))
 
 
 # -- the run, block by block (the draw order is the module docstring's) ------------------------
@@ -1132,10 +1107,11 @@ _LARGEST = float(np.finfo(np.float64).max)
 def _sum_and_step(stats: CellStatistics, lower_step: int, upper_step: int, lower: float,
                   upper: float, pivot: float, sensitivity: int) -> tuple[int, float]:
     """(S, γ as a float) of :func:`integer_sum` ``(centred_sum_at(…), exact_step(…))``
-    and :func:`pivot_step`, on integers: T = acc·2^base and w = max(U − p, p − L, 0) =
-    W·2^e are dyadic, so S = ⌊T·k/w + 1/2⌋ = ⌊(2·num + den)/(2·den)⌋ with T·k/w =
-    num/den, and float(w/k) is the correctly rounded quotient of two integers (as
-    Fraction's float is). No Fraction objects: the driver makes one per cell."""
+    and of ``float(exact_step(…))`` (0 when that overflows), on integers: T = acc·2^base
+    and w = max(U − p, p − L, 0) = W·2^e are dyadic, so S = ⌊T·k/w + 1/2⌋ =
+    ⌊(2·num + den)/(2·den)⌋ with T·k/w = num/den, and float(w/k) is the correctly
+    rounded quotient of two integers (as Fraction's float is). No Fraction objects: the
+    driver makes one per cell."""
     acc, base = centred_sum_dyadic(stats, lower_step, upper_step, lower, upper, pivot)
     (lm, le), (um, ue), (pm, pe) = dyadic(lower), dyadic(upper), dyadic(pivot)
     e = min(le, ue, pe)
@@ -1276,7 +1252,6 @@ __all__ = [
     "anchor_centres",
     "anchor_pools",
     "centre_rows_at",
-    "centred_integer_sum",
     "checked_names",
     "choose_pivot",
     "describe_block",

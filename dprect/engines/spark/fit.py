@@ -537,12 +537,7 @@ def open_selected_classes(route: SparkRoute, source: Source, domains: list[Domai
         progress("reading what the classes found need")
         if not requests:
             return PreparedClasses([], None, stop)
-        done = prepare_classes(df, features=source.features, label=source.fit_label,
-                               domains=domains, requests=requests, plan=plan,
-                               strategy=route.strategy,
-                               driver_budget_mb=route.driver_budget_mb, progress=_silent)
-        done.on_close = stop
-        return done
+        return _prepared_on(route, source, df, stop, domains, requests, plan, _silent)
 
 
 def open_classes(route: SparkRoute, source: Source, domains: list[Domain],
@@ -551,9 +546,18 @@ def open_classes(route: SparkRoute, source: Source, domains: list[Domain],
     """Read ``source`` once and prepare every class on it (:func:`prepare_classes`); on
     any failure everything opened so far is released (and an owned session stopped)."""
     with opened_source(route.session, source, progress) as (df, stop):
-        done = prepare_classes(df, features=source.features, label=source.fit_label,
-                               domains=domains, requests=requests, plan=plan,
-                               strategy=route.strategy,
-                               driver_budget_mb=route.driver_budget_mb, progress=progress)
-        done.on_close = stop
-        return done
+        return _prepared_on(route, source, df, stop, domains, requests, plan, progress)
+
+
+def _prepared_on(route: SparkRoute, source: Source, df: DataFrame,
+                 stop: Callable[[], None] | None,
+                 domains: list[Domain], requests: Sequence[FitRequest], plan: Plan,
+                 progress: Callable[[str], None]) -> PreparedClasses:
+    """:func:`prepare_classes` of ``requests`` on the opened ``df`` with ``route``'s
+    strategy and budget; closing the result calls ``stop`` (an owned session's end)."""
+    done = prepare_classes(df, features=source.features, label=source.fit_label,
+                           domains=domains, requests=requests, plan=plan,
+                           strategy=route.strategy, driver_budget_mb=route.driver_budget_mb,
+                           progress=progress)
+    done.on_close = stop
+    return done
