@@ -46,6 +46,7 @@ import numpy as np
 from dprect.app.groups import (
     checked_composition,
     group_selection,
+    public_groups,
     selected_record,
     selection_lines,
 )
@@ -565,7 +566,10 @@ def preset_plan(command: str, values: Mapping[str, Any], name: Callable[[str], s
     selection = group_selection(values, name)
     if selection is None:
         return text
-    return "\n".join([text, *selection_lines(the_plan.guarantee, selection)])
+    listed = public_groups(values.get("group_by"), values.get("groups"),
+                           values.get("groups_file"), name, select=True)  # a public list
+    return "\n".join([text, *selection_lines(the_plan.guarantee, selection,
+                                              listed=len(listed or ()))])
 
 
 # -- the product on the spine -------------------------------------------------------------

@@ -115,3 +115,14 @@ def test_a_listed_value_the_column_cannot_hold_is_refused_before_the_charge(
                         "ds"], capsys)
     assert code == 2 and len(err.strip().splitlines()) == 1 and "'abc'" in err, err
     assert not out_path.exists() and Ledger(str(ledger)).runs("ds") == []
+
+
+def test_plan_only_states_both_lists(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                     ) -> None:
+    code, out, err = run(["describe", "--input", str(tmp_path / "absent.parquet"),
+                          "--columns", "x", "--epsilon", "1", "--group-by", "k", "--groups",
+                          ",".join(LISTED), "--select-groups", "--selection-epsilon", "1",
+                          "--selection-delta", "0.05", "--plan-only"], capsys)
+    assert code == 0, err
+    assert "plan: groups found privately" in out
+    assert "plan: 3 listed group(s) released whatever their rows" in out
