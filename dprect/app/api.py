@@ -440,8 +440,9 @@ def label_counts(y: object, rows: int, column: str = "y") -> dict[str, int]:
     named as a class is (:func:`~dprect.core.classes.label_candidates`: a numeric label
     as a float, as the engines count a label column). Read as the command line reads a
     label column (pyarrow's ``value_counts``; numbers as float64, pandas' missing values
-    as nulls); an untyped y (a Python list, a numpy object array: no schema says what its
-    labels are) is refused, from its type."""
+    as nulls; in a pandas text column a value that is not text is no class, as
+    :func:`positive_mask` never matches it); an untyped y (a Python list, a numpy object
+    array: no schema says what its labels are) is refused, from its type."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -456,8 +457,12 @@ def label_counts(y: object, rows: int, column: str = "y") -> dict[str, int]:
         raise InputDataError("select_groups needs typed labels (a numpy array or a pandas "
                              "Series of numbers, booleans or strings): a list or an object "
                              "array has no type to read its labels by")
+    if kind == "string" and y_arr.dtype.kind == "O":  # pandas' text column: a value that
+        # is not text equals no class (positive_mask), so it is no candidate — row-local
+        y_arr = np.array([v if isinstance(v, str) else None for v in y_arr], dtype=object)
     try:
-        col = pa.array(y if hasattr(y, "__arrow_array__") else y_arr, from_pandas=True)
+        col = pa.array(y if hasattr(y, "__arrow_array__") and y_arr.dtype.kind != "O"
+                       else y_arr, from_pandas=True)
         if kind == "numeric":
             col = pc.cast(col, pa.float64(), safe=False)  # labels compare as float64
         elif kind == "string" and not pa.types.is_string(col.type):

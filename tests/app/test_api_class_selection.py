@@ -112,3 +112,20 @@ def test_untyped_labels_are_refused_by_their_type() -> None:
         dprect.fit(X, labels.tolist(), epsilon=2, delta=1e-6, grid=GRID, budget=budget,
                    **SELECT)
     assert budget.charges == []
+
+
+def test_a_pandas_text_column_is_never_refused_for_a_value() -> None:
+    """A value that is not text in a pandas object column (pandas' text column) is no
+    class — positive_mask never matches it — and refuses nothing (no refusal may depend
+    on a value)."""
+    pd = pytest.importorskip("pandas")
+    from dprect.app.api import label_counts
+
+    y = pd.Series(["a"] * 3 + [None, float("nan"), 3, b"a"], dtype=object)
+    assert label_counts(y, len(y)) == {"a": 3}
+    X, _ = _data()
+    budget = dprect.PrivacyBudget()
+    big = pd.Series(["a"] * 400 + ["b"] * 400 + [7] * 31, dtype=object)
+    got = dprect.fit(X, big, epsilon=2, delta=1e-6, grid=GRID, seed=1, budget=budget,
+                     **SELECT)
+    assert got.classes == ["a", "b"] and len(budget.charges) == 1
