@@ -898,21 +898,34 @@ def check_selection_plan(plan: Any) -> CheckReport:
                                   "keep_probability_1_row": float(Fraction(table[0], one))})
 
 
-def check_selected_run(statistics: Any, selection: Any, run: Any) -> None:
-    """The run after a private group selection (docs/privacy.md §18): its stated (ε, δ)
-    at least the statistics' plus the selection's (exact rationals; adaptive
-    composition), in one relation; refuse it (:class:`GuaranteeCheckError`) otherwise."""
+#: what a PUBLIC group listed beside a private selection adds to the run's (ε, δ): nothing
+#: (docs/privacy.md §18, Theorem S′: its release does not depend on the data, and the
+#: selection over the other keys is the same per-key mechanism on fewer keys)
+LISTED_GROUP_COST = (Fraction(0), Fraction(0))
+
+
+def check_selected_run(statistics: Any, selection: Any, run: Any, listed: int = 0) -> None:
+    """The run after a private group selection (docs/privacy.md §18), with ``listed``
+    public groups released beside it: its stated (ε, δ) at least the statistics' plus the
+    selection's plus ``listed`` × :data:`LISTED_GROUP_COST` (exact rationals; adaptive
+    composition; the statistics are (ε, δ) for ANY set of groups, listed or kept), in one
+    relation; refuse it (:class:`GuaranteeCheckError`) otherwise."""
+    if isinstance(listed, bool) or not isinstance(listed, int) or listed < 0:
+        raise _refuse("selected-groups", "the number of listed groups is not a count",
+                      run.epsilon, run.delta)
+    extra_eps, extra_delta = (listed * c for c in LISTED_GROUP_COST)
     if not (statistics.neighbouring == selection.neighbouring == run.neighbouring) \
             or Fraction(run.epsilon) < Fraction(statistics.epsilon) + Fraction(
-                selection.epsilon) \
-            or Fraction(run.delta) < Fraction(statistics.delta) + Fraction(selection.delta):
+                selection.epsilon) + extra_eps \
+            or Fraction(run.delta) < Fraction(statistics.delta) + Fraction(
+                selection.delta) + extra_delta:
         raise _refuse("selected-groups", "the selection and the statistics do not compose "
                       "within its stated guarantee", run.epsilon, run.delta)
 
 
 __all__ = ["BOUNDS_SENSITIVITY", "BR_ZCDP", "CLASSES_REPLACE_STEPS", "DESCRIBE_POOLS_PER_ROW",
-           "DESCRIBE_SENSITIVITY",
-           "DESCRIBE_SPREAD", "DESCRIBE_SUMMED", "DESCRIBE_UNSPENT", "PAPER_FACTOR",
+           "DESCRIBE_SENSITIVITY", "DESCRIBE_SPREAD", "DESCRIBE_SUMMED", "DESCRIBE_UNSPENT",
+           "LISTED_GROUP_COST", "PAPER_FACTOR",
            "QUANTILE_SENSITIVITY", "SELECTION_KEYS_CHANGED", "SLACK", "CheckReport",
            "GuaranteeCheckError", "check_bounds_plan", "check_classes_plan",
            "check_describe_plan", "check_fit_plan", "check_mixed_plan", "check_quantiles_plan",

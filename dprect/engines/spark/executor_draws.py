@@ -46,6 +46,10 @@ record are made as on the driver route — the record the ledger keeps and every
 renders from (:mod:`dprect.release.sinks`), so the released cells themselves still gather
 on the driver; the merged statistics (a histogram of hundreds of bins per cell) never do.
 
+**Progress**: every phase's blocks are counted as their tasks end (a Spark accumulator
+per phase, :mod:`dprect.engines.spark.block_progress`), so the heartbeat prints
+``mechanism D/T blocks`` as on the numpy route — public numbers only.
+
 **The choice** (:func:`executor_route`) depends on public numbers only: the number of
 listed groups times the number of columns (at least :data:`EXECUTOR_CELLS`), and whether
 a seeded run asks for the coverage bounds; never on the data. The blocks' number is a
@@ -92,6 +96,7 @@ from dprect.core.statistic import (
     StatisticsSpec,
     complete,
 )
+from dprect.engines.spark.block_progress import counted, drawing_blocks
 from dprect.engines.spark.remote import default_parallelism
 from dprect.engines.spark.source import SPARK_ERRORS, spark_message
 from dprect.engines.spark.statistics import (
@@ -275,7 +280,9 @@ def _unpersist(df: DataFrame) -> None:
 
 
 def _run(df: DataFrame, body: Callable[..., Iterator[Any]], schema: str) -> DataFrame:
-    return df.mapInArrow(body, schema)
+    """One phase over the blocks, its blocks counted for the heartbeat
+    (:mod:`dprect.engines.spark.block_progress`)."""
+    return df.mapInArrow(counted(body), schema)
 
 
 def _blocks_of(table: Any, column: str) -> list[Any]:
@@ -370,7 +377,9 @@ class ExecutorDraws:
         if mechanism.name not in runs:
             raise ParameterError(f"the {mechanism.name!r} mechanism has no draw in the "
                                  "executors")
-        return runs[mechanism.name](plan, part, groups, columns, rng)
+        with drawing_blocks(self.merged.sparkSession, len(self.blocks.edges) - 1,
+                            mechanism.name):
+            return runs[mechanism.name](plan, part, groups, columns, rng)
 
 
 def draw_in_executors(df: DataFrame, source_columns: Sequence[str], spec: StatisticsSpec,
