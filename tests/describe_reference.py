@@ -4,8 +4,11 @@ source in the group order; in a group's stream its counts' noises first (columns
 order), the split of each cell picked by its released count, the seed of a second stream
 if a cell got a smaller split, its own centres, then per cell of the plan's own split the
 lower side, the upper side and the sum noise; then, per column, the anchor (the lower
-median of those cells' released means) and each group's cells of smaller splits from its
-second stream — with the sorted-array functions of
+median of those cells' released means, else of every own centre; in a column with neither,
+when the released counts of its cells add up to the plan's ``pool_rows()``, ONE centre
+drawn from the run's source on the union of those cells' rows, and the cells take the
+plan's pooled split) and each group's cells of smaller splits from its second stream —
+with the sorted-array functions of
 :mod:`dprect.core.tail_bounds` and the row-by-row truncated sum
 (:func:`centred_integer_sum`), not the statistics route. An engine
 whose order or truncation differs from the documented one disagrees with it."""
@@ -102,7 +105,14 @@ def reference_describe(plan: DescribePlan, table: pa.Table, columns: Sequence[st
                        zip(centres, means, picks, strict=True)
                        if (c := crow[j]) is not None and krow[j] == 0 for m in [mrow[j]])
         pool = first or sorted(c for crow in centres if (c := crow[j]) is not None)
-        anchors.append(pool[(len(pool) - 1) // 2] if pool else 0.0)
+        last = len(tiers) - 1
+        members = [g for g in range(len(data)) if picks[g][j] == last and last]
+        rows = sum(max(counts[g][j], 0) for g in members)
+        if not pool and members and plan.pooled is not None and rows >= plan.pool_rows():
+            union = np.sort(np.concatenate([data[g][j] for g in members]))
+            anchors.append((draw_centre(union, plan.pooled.centre_rate, rng), True))
+        else:
+            anchors.append((pool[(len(pool) - 1) // 2] if pool else 0.0, False))
     # round two: each such group's cells of smaller splits from its second stream
     for g, row in enumerate(data):
         if resume[g] is None and not any(picks[g]):
@@ -110,9 +120,10 @@ def reference_describe(plan: DescribePlan, table: pa.Table, columns: Sequence[st
         r2 = RandomSource.stream(resume[g])
         for j, x in enumerate(row):
             if picks[g][j]:
-                own, a = centres[g][j], anchors[j]
-                c = a if own is None or abs(own) < abs(a) * 2.0 ** -6 else own
-                out[g][j] = _cell(x, c, tiers[picks[g][j]], counts[g][j], plan, r2)[0]
+                own, (a, pooled) = centres[g][j], anchors[j]
+                c = a if pooled or own is None or abs(own) < abs(a) * 2.0 ** -6 else own
+                tier = plan.pooled if pooled else tiers[picks[g][j]]
+                out[g][j] = _cell(x, c, tier, counts[g][j], plan, r2)[0]
     return out
 
 
