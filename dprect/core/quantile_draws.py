@@ -16,6 +16,10 @@ round's level is computed in Python integers
 (:func:`~dprect.core.quantile_centre.level_of`) and tested with the same Bernoulli
 (exp(−DECAY·level), :meth:`~dprect.core.randomness.RandomSource.bernoulli_exp_ratio`).
 
+The samplers are made ``trusted`` (their O(pieces) checks skipped, the draws the same):
+the pieces are built from the cell's :class:`~dprect.core.quantiles.QuantileStatistics`,
+checked when made, on which every rank law's depth is unimodal by construction.
+
 Hence for a seed the same random bits are read and the same cells released as by the
 laws drawn one by one (:func:`~dprect.core.quantile_centre.draw_near` on each
 ``quantile_law``) — tests/core/test_quantile_draws.py holds the two draw for draw.
