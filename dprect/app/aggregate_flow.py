@@ -88,12 +88,13 @@ from dprect.release.aggregate_record import (
     noun_of,
     overview_lines,
     record_rows,
+    streamed_rows,
     summary_lines,
 )
 from dprect.release.aggregate_table import table_sink
 from dprect.release.guarded import Charge, LedgerSettings, Outcome
 from dprect.release.quantile_plot import QuantilesPngSink
-from dprect.release.row_spool import RowSpool, streamed_rows
+from dprect.release.row_spool import RowSpool
 from dprect.release.sinks import Sink
 
 #: ``describe --statistics none``: the bounds alone (aimed at ``--query-epsilon``)

@@ -37,6 +37,7 @@ from dprect.core.mixed import MixedResult
 from dprect.core.quantile_release import SMALL, QuantileResult
 from dprect.core.statistic import COVERAGE, QUANTILES, QUERY, Mechanism, outputs
 from dprect.core.statistic import STATISTICS as STATISTIC_OF
+from dprect.release.record_text import COMPACT_ITEMS
 from dprect.release.row_spool import RowSpool, row_blocks
 
 #: what the ledger records as the method of a run of each mechanism (its name)
@@ -205,6 +206,20 @@ def record_rows(result: DescribeResult | QuantileResult) -> list[dict[str, Any]]
         rows: list[dict[str, Any]] = jsonable(result.rows())
         return rows
     return describe_rows(result)
+
+
+def streamed_rows(spool: RowSpool) -> Rows | None:
+    """The rows a run streamed into ``spool`` (:func:`record_rows` of each block): None
+    when nothing was streamed (the run's result holds its cells), the spool, or a short
+    spool's rows as a list (at most :data:`~dprect.release.record_text.COMPACT_ITEMS`: a
+    record written as before, with no spool in it; the spool closed)."""
+    if not spool.block_count:
+        return None
+    if len(spool) > COMPACT_ITEMS:
+        return spool
+    rows = list(spool)
+    spool.close()
+    return rows
 
 
 def aggregate_record(result: BoundsResult | DescribeResult | QuantileResult, the_plan: Any,
@@ -512,6 +527,7 @@ __all__ = [
     "released_statistics",
     "rows_needed",
     "shape_of",
+    "streamed_rows",
     "summary_lines",
     "table_blocks",
     "table_rows",

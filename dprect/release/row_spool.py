@@ -75,22 +75,6 @@ class RowSpool:
         self._finalizer()
 
 
-def streamed_rows(spool: RowSpool) -> RowSpool | list[dict[str, Any]] | None:
-    """The rows a run streamed into ``spool``: None when nothing was streamed (the run's
-    result holds its cells), the spool, or a short spool's rows as a list (at most
-    :data:`~dprect.release.record_text.COMPACT_ITEMS`: a record written as before, with
-    no spool in it)."""
-    from dprect.release.record_text import COMPACT_ITEMS
-
-    if not spool.block_count:
-        return None
-    if len(spool) > COMPACT_ITEMS:
-        return spool
-    rows = list(spool)
-    spool.close()
-    return rows
-
-
 def row_blocks(rows: Sequence[dict[str, Any]] | RowSpool) -> Iterator[list[dict[str, Any]]]:
     """The rows of a record a block at a time: a spool's blocks, or slices of a list of
     :data:`BLOCK_ROWS` rows."""
@@ -101,4 +85,4 @@ def row_blocks(rows: Sequence[dict[str, Any]] | RowSpool) -> Iterator[list[dict[
         yield list(rows[start:start + BLOCK_ROWS])
 
 
-__all__ = ["BLOCK_ROWS", "RowSpool", "row_blocks", "streamed_rows"]
+__all__ = ["BLOCK_ROWS", "RowSpool", "row_blocks"]
