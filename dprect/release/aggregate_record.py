@@ -383,9 +383,12 @@ def is_aggregate_record(record: Mapping[str, Any]) -> bool:
     return shape_of(record) is not None or mixed_names(record) is not None
 
 
-def table_blocks(record: Mapping[str, Any]) -> Iterator[list[dict[str, Any]]]:
+def table_blocks(record: Mapping[str, Any], values: bool = True
+                 ) -> Iterator[list[dict[str, Any]]]:
     """:func:`table_rows` a block of rows at a time (a record's rows spooled on disk are
-    read a block at a time: :func:`~dprect.release.row_spool.row_blocks`)."""
+    read a block at a time: :func:`~dprect.release.row_spool.row_blocks`); ``values``
+    False: each row's group, column and flags only (what the summary counts: a mixed
+    record's rows are whole all the same)."""
     names = mixed_names(record)
     if names is not None:
         yield _merged_rows(record["parts"], names)
@@ -394,19 +397,21 @@ def table_blocks(record: Mapping[str, Any]) -> Iterator[list[dict[str, Any]]]:
     assert shape is not None, "not a grouped-aggregate record"
     plan = record.get("plan", {})
     keys = outputs(shape.mechanism, plan.get("statistics", ()))
+    counted = "count" in keys
     need: dict[str, int] = {}  # the plan's row need per column (public), read once
     for block in row_blocks(record[shape.rows]):
         rows = []
         for row in block:
             column = str(row["column"])
-            values = {key: _number(row.get(key)) for key in keys}
-            count = values.get("count")
+            found = {key: _number(row.get(key)) for key in keys} if values else {}
+            count = found.get("count") if values else \
+                _number(row.get("count")) if counted else None
             if count is not None and column not in need:
                 need[column] = rows_needed(plan, column)
             flags = {BELOW_ROW_NEED: None if count is None else bool(count < need[column]),
                      SMALL: row.get(SMALL)}  # the quantiles' flag is released as drawn
             rows.append({"group": None if row["group"] is None else str(row["group"]),
-                         "column": column, **values, **{f: flags[f] for f in shape.flags}})
+                         "column": column, **found, **{f: flags[f] for f in shape.flags}})
         yield rows
 
 
@@ -470,11 +475,10 @@ def overview_lines(record: Mapping[str, Any]) -> list[str]:
     counts released values; none is read from the data."""
     seen_groups: dict[Any, None] = {}
     seen_columns: dict[Any, None] = {}
-    first: list[dict[str, Any]] = []
+    first = next(table_blocks(record), [])[:1]
     cells = 0
     marked = {BELOW_ROW_NEED: 0, SMALL: 0}
-    for block in table_blocks(record):  # a block at a time: a spooled record's too
-        first = first or block[:1]
+    for block in table_blocks(record, values=False):  # a block at a time: spooled too
         cells += len(block)
         for row in block:
             seen_groups[row["group"]] = None
