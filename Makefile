@@ -168,6 +168,13 @@ bench-numpy: setup
 bench-many-groups: setup
 	$(BIN)/python benchmarks/describe_many_groups.py $(if $(GROUPS),--groups $(GROUPS))
 
+# What a user sees during a describe of 10^6 public groups (issue #42): the stdout lines and
+# the seconds between the heartbeat's lines on stderr (numpy engine, 1 column, tiny groups);
+# writes benchmarks/output/describe_progress_lines.json (GROUPS=100000 for a quicker run).
+.PHONY: bench-progress-lines
+bench-progress-lines: setup
+	$(BIN)/python benchmarks/describe_progress_lines.py $(if $(GROUPS),--groups $(GROUPS))
+
 # Interior point: ms per call at Δ = 101 … 10^6 on 2^32 and 2^64 grids, the exact sampler
 # beside the former float sampler and np.unique of the same input (the reference).
 .PHONY: bench-ip

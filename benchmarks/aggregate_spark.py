@@ -11,12 +11,14 @@ mean, variance and std (describe's mechanism) and the quantiles p1 … p99 (the 
 a mixed list drawn in one charge and ONE Spark pass (docs/privacy.md §11b). The run is the
 command itself, in this process (:func:`dprect.app.cli.main` with ``--engine spark``: it
 reuses this session), writing its JSON record under ``benchmarks/output/`` — plan,
-checks, the pass, the draws and the record. The table is describe_spark.py's
-(:func:`describe_spark.ensure_data`, cached under ``benchmarks/output/``). One warm-up
+checks, the pass, the draws and the record. The table and the timing loop are
+spark_bench.py's (:func:`spark_bench.ensure_data`, cached under ``benchmarks/output/``;
+:func:`spark_bench.alternate`). One warm-up
 pair is discarded, then ``--pairs`` pairs alternate which goes first; the medians and
 their ratio are printed and written to
 ``benchmarks/output/aggregate_spark-{rows}x{columns}x{groups}.json``, the aggregate run
-split into the pass (:func:`dprect.engines.spark.statistics.spark_statistics`) and the rest
+split into the pass (:func:`dprect.engines.spark.statistics.spark_statistics`, as
+:mod:`dprect.engines.spark.grouped_route` calls it) and the rest
 (the plan, the draws on the driver, the record), with each run's CPU seconds (driver;
 JVM and its Python workers) as describe_spark.py reports them. Noise comes from OS
 entropy (nothing is seeded). ``--pass-only`` times the engine's part of the command
@@ -34,10 +36,9 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from typing import Any
 
-from describe_spark import OUTPUT, cluster_cpu, driver_cpu, ensure_data, peak_memory
+from spark_bench import OUTPUT, Cpu, Times, alternate, open_bench, peak_memory, spark_arguments
 
 #: every statistic of one run: describe's mechanism with variance and std, and the
 #: quantiles (the --statistics choices, dprect.app.options.statistics_choices)
@@ -46,42 +47,22 @@ ALL = ("bounds,count,sum,mean,variance,std,p1,p5,p10,p25,median,p75,p90,p95,p99"
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--rows", type=int, default=10_000_000)
-    ap.add_argument("--columns", type=int, default=64)
-    ap.add_argument("--groups", type=int, default=1000)
+    spark_arguments(ap, columns=64, groups=1000)
     ap.add_argument("--pairs", type=int, default=3)
     ap.add_argument("--statistics", default=ALL)
-    ap.add_argument("--epsilon", type=float, default=1.0)
-    ap.add_argument("--master", default="local[2]")
-    ap.add_argument("--driver-memory", default="3g")
     ap.add_argument("--pass-only", action="store_true",
                     help="time the engine's part only (read, checks and the one pass of "
                          "every statistic's counts), not the draws on the driver")
     args = ap.parse_args(argv)
 
-    from pyspark.sql import functions as F  # noqa: N812
-
-    import dprect.engines.spark.statistics as spark_statistics
+    import dprect.engines.spark.grouped_route as grouped_route
     from dprect.app.aggregate_flow import aggregate_settings
     from dprect.app.cli import main as dprect_main
-    from dprect.engines.spark.session import local_session
 
-    path = ensure_data(args.rows, args.columns, args.groups)
-    columns = [f"c{j}" for j in range(args.columns)]
-    spark = local_session(args.master, app_name="dprect-bench-aggregate",
-                          conf={"spark.driver.memory": args.driver_memory})
-    df = spark.read.parquet(str(path))
-    try:
-        jvm_pid: int | None = int(spark.sparkContext._jvm.java.lang.ProcessHandle
-                                  .current().pid())
-    except (OSError, AttributeError, ValueError):
-        jvm_pid = None
-
-    def cpu_now() -> tuple[float, float]:
-        return driver_cpu(jvm_pid), cluster_cpu(jvm_pid)
-
+    bench = open_bench(args, "dprect-bench-aggregate")
+    spark, path, columns = bench.spark, bench.path, bench.columns
     passes: list[float] = []
-    real_pass = spark_statistics.spark_statistics
+    real_pass = grouped_route.spark_statistics
 
     def timed_pass(*a: Any, **k: Any) -> Any:
         t = time.perf_counter()
@@ -90,16 +71,12 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             passes.append(time.perf_counter() - t)
 
-    spark_statistics.spark_statistics = timed_pass  # type: ignore[assignment]
-
-    def plain() -> None:
-        aggs = [f(c) for c in columns for f in (F.count, F.sum, F.min, F.max)]
-        df.groupBy("g").agg(*aggs).collect()
+    grouped_route.spark_statistics = timed_pass  # type: ignore[assignment]
 
     groups = ",".join(str(i) for i in range(args.groups))
     out_dir = tempfile.mkdtemp(prefix="dprect-bench-aggregate-")
 
-    route = spark_statistics.SparkGroupedRoute(lambda: (spark, False))
+    route = grouped_route.SparkGroupedRoute(lambda: (spark, False))
 
     def engine_part() -> None:
         """What the command's engine does: the table read and checked, every statistic's
@@ -113,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
             prepared.statistics()
 
     def aggregate() -> None:
+        passes.clear()
         if args.pass_only:
             engine_part()
             return
@@ -125,24 +103,14 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"dprect aggregate exited with {code}")
         os.unlink(record)
 
-    times: dict[str, list[float]] = {"plain": [], "aggregate": []}
-    cpu: dict[str, list[dict[str, float]]] = {"plain": [], "aggregate": []}
     split: list[dict[str, float]] = []
     load = [os.getloadavg()]
-    order: list[tuple[str, Callable[[], None]]] = [("plain", plain), ("aggregate", aggregate)]
-    for r in range(args.pairs + 1):  # pair 0 warms up and is discarded
-        for name, fn in (order if r % 2 == 0 else order[::-1]):
-            passes.clear()
-            t, c = time.perf_counter(), cpu_now()
-            fn()
-            secs = time.perf_counter() - t
-            c2 = cpu_now()
-            if not r:
-                continue
-            times[name].append(secs)
-            cpu[name].append({"driver": c2[0] - c[0], "cluster": c2[1] - c[1]})
-            if name == "aggregate":
-                split.append({"pass": sum(passes), "rest": secs - sum(passes)})
+
+    def on_run(name: str, secs: float, _: dict[str, float]) -> None:
+        if name == "aggregate":
+            split.append({"pass": sum(passes), "rest": secs - sum(passes)})
+
+    def on_round(r: int, times: Times, cpu: Cpu) -> None:
         load.append(os.getloadavg())
         if r:
             print(f"pair {r}: plain {times['plain'][-1]:.1f} s, aggregate "
@@ -150,6 +118,10 @@ def main(argv: list[str] | None = None) -> int:
                   f"{split[-1]['rest']:.1f} s); load {load[-1][0]:.1f}", flush=True)
         else:
             print(f"warm-up pair done; load {load[-1][0]:.1f}", flush=True)
+
+    # pair 0 warms up and is discarded
+    times, cpu = alternate(bench, [("plain", bench.plain), ("aggregate", aggregate)],
+                           args.pairs + 1, warm_up=True, on_run=on_run, on_round=on_round)
     med = {k: statistics.median(v) for k, v in times.items()}
     ratio = med["aggregate"] / med["plain"]
     peaks = peak_memory(spark)

@@ -4,7 +4,7 @@
 with the driver's peak memory (the acceptance: 10^6 groups × 8 columns × 10^7 rows on
 local[2], ≤ 3× the plain aggregation, the driver ≤ 2 GiB).
 
-The table is :func:`describe_spark.ensure_data`'s (cached under ``benchmarks/output/``: a
+The table is :func:`spark_bench.ensure_data`'s (cached under ``benchmarks/output/``: a
 group column ``g`` uniform over the groups, float64 columns of four shapes). Each repeat
 times, alternating which goes first:
 
@@ -21,7 +21,7 @@ times, alternating which goes first:
   the record only, without the ledger and the outputs.)
 
 CPU: this driver's and the session's (the JVM with its Python workers) CPU seconds per
-run, from /proc (describe_spark.py's accounting); on a shared machine the wall times move
+run, from /proc (spark_bench.py's accounting); on a shared machine the wall times move
 with the load, and cluster CPU / cores + driver CPU estimates each run on an idle one.
 
 Memory: the peak resident memory of this Python driver (``ru_maxrss``; where the
@@ -38,35 +38,29 @@ import json
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from describe_spark import (  # noqa: E402
+from spark_bench import (  # noqa: E402
     OUTPUT,
-    cluster_cpu,
-    driver_cpu,
-    ensure_data,
+    Cpu,
+    Times,
+    alternate,
+    open_bench,
     peak_memory,
+    spark_arguments,
 )
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--rows", type=int, default=10_000_000)
-    ap.add_argument("--columns", type=int, default=8)
-    ap.add_argument("--groups", type=int, default=1_000_000)
+    spark_arguments(ap, columns=8, groups=1_000_000)
     ap.add_argument("--repeats", type=int, default=1)
-    ap.add_argument("--epsilon", type=float, default=1.0)
     ap.add_argument("--statistics", default="bounds,count,sum,mean")
-    ap.add_argument("--master", default="local[2]")
-    ap.add_argument("--driver-memory", default="3g")
     args = ap.parse_args(argv)
-
-    from pyspark.sql import functions as F  # noqa: N812
 
     from dprect.app.aggregate_flow import (
         aggregate_settings,
@@ -76,22 +70,14 @@ def main(argv: list[str] | None = None) -> int:
     from dprect.app.spine import Reporter, silent
     from dprect.engines.spark.executor_draws import executor_route
     from dprect.engines.spark.grouped_route import SparkGroupedRoute
-    from dprect.engines.spark.session import local_session
     from dprect.release.ledger import Ledger
 
-    path = ensure_data(args.rows, args.columns, args.groups)
-    columns = [f"c{j}" for j in range(args.columns)]
-    spark = local_session(args.master, app_name="dprect-bench-aggregate-groups",
-                          conf={"spark.driver.memory": args.driver_memory})
-    df = spark.read.parquet(str(path))
+    bench = open_bench(args, "dprect-bench-aggregate-groups")
+    spark, path, columns = bench.spark, bench.path, bench.columns
     mechanisms, _ = asked_mechanisms(args.statistics)
     groups = [str(i) for i in range(args.groups)]
     route = SparkGroupedRoute(lambda: (spark, False))
     executors = executor_route(mechanisms, len(groups), len(columns), seeded=False)
-
-    def plain() -> None:
-        aggs = [f(c) for c in columns for f in (F.count, F.sum, F.min, F.max)]
-        df.groupBy("g").agg(*aggs).write.format("noop").mode("overwrite").save()
 
     def aggregate() -> None:
         with tempfile.TemporaryDirectory(prefix="aggregate-run-", dir=OUTPUT) as where:
@@ -103,26 +89,16 @@ def main(argv: list[str] | None = None) -> int:
                 "ledger": f"{where}/ledger", "dataset": "bench", "run_id": "run"})
             run_aggregate_flow(settings, route, Reporter(say=silent, show=silent))
 
-    try:
-        jvm_pid: int | None = int(spark.sparkContext._jvm.java.lang.ProcessHandle
-                                  .current().pid())
-    except (AttributeError, ValueError):
-        jvm_pid = None
-    cores = max(1, int(spark.sparkContext.defaultParallelism))
-    times: dict[str, list[float]] = {"plain": [], "aggregate": []}
-    cpu: dict[str, list[dict[str, float]]] = {"plain": [], "aggregate": []}
-    for r in range(args.repeats):
-        order = [("plain", plain), ("aggregate", aggregate)]
-        for name, fn in (order if r % 2 == 0 else order[::-1]):
-            t, c = time.perf_counter(), (driver_cpu(jvm_pid), cluster_cpu(jvm_pid))
-            fn()
-            times[name].append(time.perf_counter() - t)
-            cpu[name].append({"driver": driver_cpu(jvm_pid) - c[0],
-                              "cluster": cluster_cpu(jvm_pid) - c[1]})
+    def on_round(r: int, times: Times, cpu: Cpu) -> None:
         print(f"repeat {r + 1}: plain {times['plain'][-1]:.1f} s, aggregate "
               f"{times['aggregate'][-1]:.1f} s; CPU s " + json.dumps(
                   {k: {p: round(x, 1) for p, x in v[-1].items()} for k, v in cpu.items()}),
               flush=True)
+
+    cores = bench.cores
+    times, cpu = alternate(bench, [("plain", lambda: bench.plain(collect=False)),
+                                   ("aggregate", aggregate)],
+                           args.repeats, on_round=on_round)
     med = {k: statistics.median(v) for k, v in times.items()}
     ratio = med["aggregate"] / med["plain"]
     # on an idle machine: the cluster's CPU spread over its cores, plus the driver's

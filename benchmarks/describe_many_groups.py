@@ -2,7 +2,8 @@
 ``dprect describe`` run and the mechanism's time per (group, column).
 
     python benchmarks/describe_many_groups.py [--groups 100000] [--columns 4]
-        [--sample-groups 10000] [--json benchmarks/output/describe_many_groups.json]
+        [--sample-groups 10000] [--all-small] [--no-command]
+        [--json benchmarks/output/describe_many_groups.json]
 
 The input is public synthetic data made here (cached under benchmarks/output/): group
 sizes lognormal (median 12 rows, mean ~20; 5% of the groups empty, ten of 20,000 rows), so
@@ -31,6 +32,12 @@ Measured, in this order:
 The load average is recorded with the numbers: on a shared machine the wall time is
 CPU time divided by the share of the cores the run got. Nothing is asserted: this is a
 measurement (tests/engines/test_many_groups_golden.py holds the outputs).
+
+Accuracy (issue #41/#42: the small groups' pooled centres, docs/privacy.md §11): from the
+sampled draw of step 3, per column, the released means' relative error |mean − true|/|true|
+(median, and the share within 10%) over the cells whose released count is below the
+plan's row need, and over the others. ``--all-small`` caps every group at 100 rows (no
+group reaches the row need, so no column has an anchor: the pooled split's case).
 """
 
 from __future__ import annotations
@@ -61,12 +68,16 @@ COLUMNS = ("a", "b", "c", "d")
 EPSILON = 4.0
 
 
-def make_table(groups: int, seed: int = 7) -> tuple[list[np.ndarray], np.ndarray]:
-    """The synthetic columns (float64, nulls as NaN) and each row's group index."""
+def make_table(groups: int, seed: int = 7, all_small: bool = False
+               ) -> tuple[list[np.ndarray], np.ndarray]:
+    """The synthetic columns (float64, nulls as NaN) and each row's group index
+    (``all_small``: every group capped at 100 rows)."""
     gen = np.random.default_rng(seed)
     sizes = np.maximum(0, np.round(gen.lognormal(2.5, 1.0, groups))).astype(np.int64)
     sizes[gen.random(groups) < 0.05] = 0
     sizes[:10] = 20000
+    if all_small:
+        sizes = np.minimum(sizes, 100)
     group = np.repeat(np.arange(groups, dtype=np.int64), sizes)
     n = len(group)
     a = gen.normal(0, 100, groups)[group] + gen.normal(0, 10, n)
@@ -112,8 +123,9 @@ def reference_reduce(values: list[np.ndarray], group: np.ndarray, groups: int
 
 
 def mechanism_per_cell(cells: dict[tuple[int, int], Any], sample: int, columns: int
-                       ) -> tuple[float, int]:
-    """CPU ms per cell of the QUERY draw on the first ``sample`` groups, on this core."""
+                       ) -> tuple[float, int, Any]:
+    """CPU ms per cell of the QUERY draw on the first ``sample`` groups, on this core (and
+    the drawn result)."""
     from dprect.engines import grouped
 
     plan = plan_describe(EPSILON, columns)
@@ -137,11 +149,34 @@ def mechanism_per_cell(cells: dict[tuple[int, int], Any], sample: int, columns: 
             warnings.simplefilter("ignore", UserWarning)
             rng = RandomSource(seed=1)
         t = time.process_time()
-        QUERY.draw(plan, part, names, list(COLUMNS[:columns]), rng)
+        result = QUERY.draw(plan, part, names, list(COLUMNS[:columns]), rng)
         cpu = time.process_time() - t
     finally:
         grouped.block_mapper = keep
-    return cpu / len(part) * 1e3, len(part)
+    return cpu / len(part) * 1e3, len(part), result
+
+
+def mean_accuracy(result: Any, values: list[np.ndarray], group: np.ndarray, sample: int
+                  ) -> dict[str, Any]:
+    """Per column, the released means' relative error on the sampled groups (cells with
+    rows only), split by the released count against the plan's row need."""
+    need = result.plan.rows_needed
+    in_sample = group < sample
+    out: dict[str, Any] = {"rows_needed": need}
+    for j, x in enumerate(values):
+        keep = in_sample & np.isfinite(x)
+        rows = np.bincount(group[keep], minlength=sample)
+        sums = np.bincount(group[keep], weights=x[keep], minlength=sample)
+        col: dict[str, Any] = {}
+        for label, small in (("below_row_need", True), ("at_row_need", False)):
+            errs = [abs(c.mean - sums[g] / rows[g]) / abs(sums[g] / rows[g])
+                    for g in range(sample) if rows[g] and sums[g]
+                    for c in [result.cells[g][j]] if (c.count < need) == small]
+            col[label] = ({"cells": len(errs), "median_relative_error":
+                           float(np.median(errs)), "within_10pct":
+                           float(np.mean(np.array(errs) <= 0.1))} if errs else {"cells": 0})
+        out[COLUMNS[j]] = col
+    return out
 
 
 def run_command(path: Path, listed: Path, columns: int) -> dict[str, float]:
@@ -167,11 +202,14 @@ def main() -> None:
     ap.add_argument("--columns", type=int, default=4, choices=range(1, 5))
     ap.add_argument("--sample-groups", type=int, default=10_000)
     ap.add_argument("--no-command", action="store_true", help="skip the CLI run")
+    ap.add_argument("--all-small", action="store_true",
+                    help="every group capped at 100 rows: all below the row need")
     ap.add_argument("--json", type=Path, default=OUTPUT / "describe_many_groups.json")
     args = ap.parse_args()
-    values, group = make_table(args.groups)
+    values, group = make_table(args.groups, all_small=args.all_small)
     values = values[:args.columns]
     out: dict[str, Any] = {"groups": args.groups, "columns": args.columns,
+                           "all_small": args.all_small,
                            "rows": len(group), "epsilon": EPSILON,
                            "load_average_before": os.getloadavg()[0]}
     out["reference_groupby_seconds"] = reference_reduce(values, group, args.groups)
@@ -181,12 +219,15 @@ def main() -> None:
     cells = grouped_statistics(values, group, args.groups, spec)
     out["statistics_seconds"] = time.perf_counter() - t
     out["statistics_cpu_seconds"] = time.process_time() - c
-    per_cell, sampled = mechanism_per_cell(cells, min(args.sample_groups, args.groups),
-                                           args.columns)
+    sample = min(args.sample_groups, args.groups)
+    per_cell, sampled, drawn = mechanism_per_cell(cells, sample, args.columns)
     out["mechanism_cpu_ms_per_cell"] = per_cell
     out["mechanism_cells_sampled"] = sampled
+    out["mean_accuracy"] = mean_accuracy(drawn, values, group, sample)
     del cells
     if not args.no_command:
+        if args.all_small:
+            raise SystemExit("--all-small measures the mechanism only: add --no-command")
         path, listed = write_input(args.groups)
         out["command"] = run_command(path, listed, args.columns)
     out["load_average_after"] = os.getloadavg()[0]
@@ -197,6 +238,14 @@ def main() -> None:
           f"{out['statistics_cpu_seconds']:.2f} s CPU")
     print(f"mechanism: {per_cell:.3f} ms CPU per (group, column), one core "
           f"({sampled:,} cells sampled)")
+    for name, col in out["mean_accuracy"].items():
+        if name == "rows_needed":
+            continue
+        print(f"column {name}: " + "; ".join(
+            f"{label.replace('_', ' ')}: {acc['cells']:,} cells" + (
+                f", median relative error of the mean {acc['median_relative_error']:.3g}, "
+                f"{acc['within_10pct']:.0%} within 10%" if acc["cells"] else "")
+            for label, acc in col.items()))
     if "command" in out:
         cmd = out["command"]
         print(f"dprect describe --engine numpy: {cmd['wall_seconds']:.1f} s wall, "

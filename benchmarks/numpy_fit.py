@@ -3,13 +3,16 @@
     python benchmarks/numpy_fit.py [--rows 10000000] [--dims 8] [--pairs 5]
                                    [--dtypes float32,float64] [--positive-share 1.0]
                                    [--copied] [--json PATH]
+                                   [--method quantiles] [--target-miss 0.02]
 
 Public synthetic data (standard normal, seed 0), labels 1 on a --positive-share of the
 rows. For each dtype, in one process: one warm-up pair, then --pairs interleaved pairs of
 (reference, fit) — the reference is ``X.min(0)`` and ``X.max(0)`` of the same matrix (the
 issue's min/max pass), the fit ``dprect.fit(X, y, epsilon=1, delta=1e-6, seed=1)`` (the
-planner's choice on the float-order domain) — and the median fit over the median
-reference. The same pairs also time a faster min/max of the same matrix, ``contiguous``:
+planner's choice on the float-order domain; ``--method`` forces a method, e.g. the
+quantile box, and ``--target-miss`` states a miss target: ``auto`` with one takes the
+aimed box at its private count, docs/algorithm.md §10) — and the median fit over the
+median reference. The same pairs also time a faster min/max of the same matrix, ``contiguous``:
 a row-major (n, d) matrix reduced as (n·d/64, 64) rows — a contiguous inner loop of 64
 values instead of d — then 64/d rows of d (when d divides 64 and n·d is a multiple of
 64; else not timed): the floor of a numpy pass, to say how far the fit is from it.
@@ -56,6 +59,10 @@ def _cold_plan() -> None:
     accounting._cks_rho_estimate.cache_clear()
 
 
+#: the fit's method and miss target (``--method``, ``--target-miss``)
+FIT_OPTIONS: dict[str, object] = {}
+
+
 def _copied_fit(X: np.ndarray, y: np.ndarray) -> dprect.FitResult:
     """The route before issue #43: float64 copy, positive rows copied, columns encoded."""
     names = [f"x{j}" for j in range(X.shape[1])]
@@ -63,7 +70,7 @@ def _copied_fit(X: np.ndarray, y: np.ndarray) -> dprect.FitResult:
     _cold_plan()
     rows = select_rows(X.astype(np.float64), y == 1, names)
     return dprect.fit_engine(NumpyEngine.from_features(rows, domains), domains, names,
-                             epsilon=1.0, delta=1e-6, seed=1)
+                             epsilon=1.0, delta=1e-6, seed=1, **FIT_OPTIONS)
 
 
 def measure(X: np.ndarray, y: np.ndarray, pairs: int, copied: bool) -> dict:
@@ -72,7 +79,7 @@ def measure(X: np.ndarray, y: np.ndarray, pairs: int, copied: bool) -> dict:
 
     def fit() -> dprect.FitResult:
         _cold_plan()
-        return dprect.fit(X, y, epsilon=1.0, delta=1e-6, seed=1)
+        return dprect.fit(X, y, epsilon=1.0, delta=1e-6, seed=1, **FIT_OPTIONS)
 
     d = X.shape[1]
     wide = 64 % d == 0 and X.size % 64 == 0
@@ -134,7 +141,14 @@ def main() -> None:
     ap.add_argument("--copied", action="store_true",
                     help="also time the route before issue #43, in the same pairs")
     ap.add_argument("--json", help="write the measurements to this file")
+    ap.add_argument("--method", default="auto", help="the fit's method (default auto)")
+    ap.add_argument("--target-miss", type=float, default=None,
+                    help="the fit's target_miss (auto with one: the aimed quantile box)")
     args = ap.parse_args()
+    if args.method != "auto":
+        FIT_OPTIONS["method"] = args.method
+    if args.target_miss is not None:
+        FIT_OPTIONS["target_miss"] = args.target_miss
     warnings.simplefilter("ignore")  # seeded fits: a measurement, not a release
     gen = np.random.default_rng(0)
     base = gen.standard_normal((args.rows, args.dims), dtype=np.float32)
@@ -159,6 +173,7 @@ def main() -> None:
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"rows": args.rows, "dims": args.dims, "load": load,
+                       "fit_options": FIT_OPTIONS,
                        "load_after": os.getloadavg(),
                        "positive_share": args.positive_share, "results": results}, fh,
                       indent=1)

@@ -53,7 +53,8 @@ settling and three measured pairs in every cell (the median of three pairs, the 
 warm-up pair discarded), and the acceptance lines start with :data:`SCAN_LIMIT` — d = 8 at
 10^7 rows (and at 8·10^7, :data:`SCAN_LIMIT_MORE`) and d = 128 × 2·10^6 within 1.3× the
 scan, d = 1,024 × 10^6 within 2×; ``--data-dir`` puts the tables outside the repository,
-``--no-quantile`` and ``--no-compare`` skip what the ratio does not need
+``--no-quantile`` and ``--no-compare`` skip what the ratio does not need, ``--method`` /
+``--target-miss`` pass a method and a miss target to every fit (the quantile box: #43/#44)
 (``--no-warm-scan`` the warm-up scan before the discarded first pair, which warms up too);
 each fit's seconds and the load are printed as they come:
 
@@ -92,6 +93,10 @@ import threading
 import time
 import warnings
 from pathlib import Path
+
+#: the sweep fits' method and miss target (``--method``, ``--target-miss``; default the
+#: planner's choice): e.g. ``--method quantiles`` times the quantile box (issue #43/#44)
+FIT_OPTIONS: dict[str, object] = {}
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "jobs"))
@@ -292,7 +297,7 @@ def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> N
     warm_df = spark.read.parquet(str(sweep_data(WARM_ROWS, dims)))
     positives = df.where("label = 1")
     aggs = [f"{f}({c})" for c in features for f in ("min", "max")]
-    out: dict = {"dims": dims, "rows": rows, "plan": plan}
+    out: dict = {"dims": dims, "rows": rows, "plan": plan, "fit_options": FIT_OPTIONS}
     tag = f"d={dims}, n={rows:,}"
 
     def scan() -> object:
@@ -331,7 +336,8 @@ def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> N
                 prepared = prepare_fit(df, features=features, label="label",
                                        grid=[Grid(-100.0, 100.0, 2**20)] * dims,
                                        epsilon=1.0, delta=1e-6,
-                                       strategy=None if plan == "auto" else plan)
+                                       strategy=None if plan == "auto" else plan,
+                                       **FIT_OPTIONS)
                 box["prepare_s"] = time.perf_counter() - t0  # label count (+ collect)
                 with prepared:
                     box["result"] = prepared.run(seed=FIT_SEED)
@@ -415,6 +421,10 @@ def _run_cell_process(dims: int, rows: int, plan: str, master: str, limit: float
         cmd.append("--no-warm-scan")
     if PAIRS_OVERRIDE:
         cmd += ["--pairs", ",".join(map(str, PAIRS_OVERRIDE))]
+    if "method" in FIT_OPTIONS:
+        cmd += ["--method", str(FIT_OPTIONS["method"])]
+    if "target_miss" in FIT_OPTIONS:
+        cmd += ["--target-miss", str(FIT_OPTIONS["target_miss"])]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, start_new_session=True)
     got = None
     try:
@@ -658,6 +668,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sweep-json", default=None,
                         help="sweep: the JSON to write (and keep other cells from); "
                              "default benchmarks/output/spark_sweep.json")
+    parser.add_argument("--method", default=None,
+                        help="sweep: the fits' method (default: the planner's choice), "
+                             "e.g. quantiles")
+    parser.add_argument("--target-miss", type=float, default=None,
+                        help="sweep: the fits' target_miss")
     parser.add_argument("--sweep-one", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--fit-timeout", type=float, default=PROCESS_TIMEOUT,
                         help=argparse.SUPPRESS)
@@ -665,6 +680,10 @@ def main(argv: list[str] | None = None) -> int:
     global DATA, QUANTILE, WARM_SCAN
     DATA = Path(args.data_dir) if args.data_dir else OUTPUT
     QUANTILE, WARM_SCAN = args.quantile, args.warm_scan
+    if args.method:
+        FIT_OPTIONS["method"] = args.method
+    if args.target_miss is not None:
+        FIT_OPTIONS["target_miss"] = args.target_miss
     if args.pairs:
         global PAIRS_OVERRIDE
         settle, measured = (int(v) for v in args.pairs.split(","))

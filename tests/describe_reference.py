@@ -4,10 +4,13 @@ source in the group order; in a group's stream its counts' noises first (columns
 order), the split of each cell picked by its released count, the seed of a second stream
 if a cell got a smaller split, its own centres, then per cell of the plan's own split the
 lower side, the upper side and the sum noise; then, per column, the anchor (the lower
-median of those cells' released means) and each group's cells of smaller splits from its
-second stream — with the sorted-array functions of
+median of those cells' released means, else of every own centre; in a column with neither,
+when the released counts of its cells add up to the plan's ``pool_rows()``, ONE centre
+drawn from the run's source on the union of those cells' rows, and the cells take the
+plan's pooled split) and each group's cells of smaller splits from its second stream —
+with the sorted-array functions of
 :mod:`dprect.core.tail_bounds` and the row-by-row truncated sum
-(:func:`~dprect.core.aggregates.centred_integer_sum`), not the statistics route. An engine
+(:func:`centred_integer_sum`), not the statistics route. An engine
 whose order or truncation differs from the documented one disagrees with it."""
 
 from __future__ import annotations
@@ -21,12 +24,35 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from dprect.core import tail_bounds
-from dprect.core.aggregates import Cell, DescribePlan, centred_integer_sum, choose_pivot
+from dprect.core.aggregates import (
+    SUM_FRACTION_BITS,
+    Cell,
+    DescribePlan,
+    choose_pivot,
+    exact_step,
+    integer_sum,
+)
+from dprect.core.describe_stats import truncated_value
 from dprect.core.domains import FloatBins
 from dprect.core.intervals import query_intervals
 from dprect.core.randomness import RandomSource
 from dprect.core.step_exponential import draw_step
 from dprect.core.tail_bounds import CandidateStream, candidates, draw_centre, tail_counts
+
+
+def centred_integer_sum(values: np.ndarray, lower: float, upper: float, pivot: float,
+                        sensitivity: int = 1 << SUM_FRACTION_BITS) -> int:
+    """S = ⌊Σ (clamp(x̃, L, U) − p)/γ + 1/2⌋ computed row by row in rationals (x̃: x
+    truncated to 30 significant bits, :func:`~dprect.core.describe_stats.truncated_value`;
+    γ = :func:`~dprect.core.aggregates.exact_step`): the direct reference the statistics'
+    route (:func:`~dprect.core.describe_stats.centred_sum`) equals. Slow: for tests."""
+    x = truncated_value(np.asarray(values, dtype=np.float64))
+    if not len(x) or upper < lower:
+        return 0
+    clamped = np.clip(x, lower, upper)  # exact: returns one of the floats
+    p = Fraction(pivot)
+    total = sum((Fraction(float(v)) - p for v in clamped), Fraction(0))
+    return integer_sum(total, exact_step(lower, upper, pivot, sensitivity))
 
 
 def _float(column: Any) -> np.ndarray:
@@ -79,7 +105,14 @@ def reference_describe(plan: DescribePlan, table: pa.Table, columns: Sequence[st
                        zip(centres, means, picks, strict=True)
                        if (c := crow[j]) is not None and krow[j] == 0 for m in [mrow[j]])
         pool = first or sorted(c for crow in centres if (c := crow[j]) is not None)
-        anchors.append(pool[(len(pool) - 1) // 2] if pool else 0.0)
+        last = len(tiers) - 1
+        members = [g for g in range(len(data)) if picks[g][j] == last and last]
+        rows = sum(max(counts[g][j], 0) for g in members)
+        if not pool and members and plan.pooled is not None and rows >= plan.pool_rows():
+            union = np.sort(np.concatenate([data[g][j] for g in members]))
+            anchors.append((draw_centre(union, plan.pooled.centre_rate, rng), True))
+        else:
+            anchors.append((pool[(len(pool) - 1) // 2] if pool else 0.0, False))
     # round two: each such group's cells of smaller splits from its second stream
     for g, row in enumerate(data):
         if resume[g] is None and not any(picks[g]):
@@ -87,9 +120,10 @@ def reference_describe(plan: DescribePlan, table: pa.Table, columns: Sequence[st
         r2 = RandomSource.stream(resume[g])
         for j, x in enumerate(row):
             if picks[g][j]:
-                own, a = centres[g][j], anchors[j]
-                c = a if own is None or abs(own) < abs(a) * 2.0 ** -6 else own
-                out[g][j] = _cell(x, c, tiers[picks[g][j]], counts[g][j], plan, r2)[0]
+                own, (a, pooled) = centres[g][j], anchors[j]
+                c = a if pooled or own is None or abs(own) < abs(a) * 2.0 ** -6 else own
+                tier = plan.pooled if pooled else tiers[picks[g][j]]
+                out[g][j] = _cell(x, c, tier, counts[g][j], plan, r2)[0]
     return out
 
 

@@ -46,6 +46,7 @@ import numpy as np
 from dprect.app.groups import (
     checked_composition,
     group_selection,
+    public_groups,
     selected_record,
     selection_lines,
 )
@@ -504,7 +505,7 @@ def aggregate_settings(values: Mapping[str, Any], name: Callable[[str], str] = s
                                           source.columns), sinks,
                                  run.ledger, seed, values.get("groups_file"), run.selection)
     if run.selection is not None:  # re-derived before anything is read
-        checked_composition(the_plan.guarantee, run.selection)
+        checked_composition(the_plan.guarantee, run.selection, len(run.groups or ()))
     return settings
 
 
@@ -568,7 +569,10 @@ def preset_plan(command: str, values: Mapping[str, Any], name: Callable[[str], s
     selection = group_selection(values, name)
     if selection is None:
         return text
-    return "\n".join([text, *selection_lines(the_plan.guarantee, selection)])
+    listed = public_groups(values.get("group_by"), values.get("groups"),
+                           values.get("groups_file"), name, select=True)  # a public list
+    return "\n".join([text, *selection_lines(the_plan.guarantee, selection,
+                                              listed=len(listed or ()))])
 
 
 # -- the product on the spine -------------------------------------------------------------
@@ -592,6 +596,8 @@ class AggregateProduct:
         self.front = front_of(settings.mechanisms)
         self.method = method_of(settings.mechanisms)
         self.what, self.noun, self.verb = self.front.words
+        #: the key texts of a public list given with a private selection (:meth:`open`)
+        self.listed_keys: set[str] = set()
 
     def inputs(self, name: Callable[[str], str]) -> list[tuple[str, str | None]]:
         return [(name("input"), self.settings.source.path),
@@ -615,21 +621,37 @@ class AggregateProduct:
                                  None if s.groups is None else len(s.groups))
         if s.selection is None:
             return lines
-        return [*lines, *selection_lines(s.plan.guarantee, s.selection)]
+        return [*lines, *selection_lines(s.plan.guarantee, s.selection,
+                                         listed=len(s.groups or ()))]
 
     def open(self, route: GroupedRoute, progress: Callable[[str], None]
              ) -> GroupedPrepared:
         s = self.settings
-        return route.open(s.source, s.groups, s.spec, progress)
+        if s.selection is None:
+            return route.open(s.source, s.groups, s.spec, progress)
+        prepared = route.open(s.source, None, s.spec, progress)  # the keys found later
+        if s.groups is not None:  # a public list beside the selection: checked now
+            try:
+                self.listed_keys = prepared.listed_keys(s.groups)
+            except BaseException as exc:
+                prepared.__exit__(type(exc), exc, exc.__traceback__)  # what it holds
+                raise
+        return prepared
 
     def compute(self, prepared: GroupedPrepared, progress: Callable[[str], None]
                 ) -> tuple[Guarantee | None, dict[str, Any]]:
         s = self.settings
         rng = RandomSource(seed=s.seed)
         names: list[Any] = s.group_names
+        kept: list[str] = []
         if s.selection is not None:  # the keys first, from one stream of rng (§18)
             progress("finding the groups privately")
-            names = select_keys(s.selection, prepared.key_counts(), rng)
+            # a listed key is released whatever its rows, never through the threshold:
+            # the selection runs over the other keys only (docs/privacy.md §18)
+            counts = {k: n for k, n in prepared.key_counts().items()
+                      if k not in self.listed_keys}
+            kept = select_keys(s.selection, counts, rng)
+            names = [*(s.groups or ()), *kept]
         shape = f"{len(s.source.columns)} column(s) in {len(names)} group(s)"
         progress(f"counting {shape}")  # the engine's pass: a stage of its own
         # several mechanisms: each part from its slice, its own stream (§11b); on Spark
@@ -653,7 +675,8 @@ class AggregateProduct:
             spool.close()
         if s.selection is None:
             return guarantee, record
-        return selected_record(record, guarantee, s.selection, len(names))
+        return selected_record(record, guarantee, s.selection, len(kept),
+                               len(s.groups or ()))
 
     def summary(self, record: dict[str, Any], name: Callable[[str], str]
                 ) -> tuple[list[str], list[str]]:
@@ -663,7 +686,8 @@ class AggregateProduct:
         cells, the statistics, the charge
         (:func:`~dprect.release.aggregate_record.overview_lines`) and which outputs hold
         every cell (their lines follow)."""
-        if record.get("group_selection", {}).get("groups_kept") == 0:
+        if record.get("group_selection", {}).get("groups_kept") == 0 \
+                and not record["group_selection"].get("groups_listed"):
             return ["no group passed the private selection: no group is released"], []
         if cell_count(record) <= LISTED_CELLS:
             return summary_lines(record), []

@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Unpack, overload
+from typing import TYPE_CHECKING, Any, Literal, Unpack, overload
 
 import numpy as np
 
+from dprect._version import __version__
 from dprect.core.algorithms import run_nonprivate_bounding_box, run_plan
 from dprect.core.domains import Domain, FloatOrder, GridArg, feature_names, resolve_domains
 from dprect.core.engine import Engine
 from dprect.core.errors import InputDataError, ParameterError
-from dprect.core.group_selection import SelectionPlan, select_keys
+from dprect.core.group_selection import SelectedResult, SelectionPlan, select_keys
 from dprect.core.labels import LabelText, check_label_value, resolve_positive_label
 from dprect.core.planner import plan
 from dprect.core.randomness import RandomSource
@@ -111,7 +112,7 @@ def positive_mask(y: object, positive_label: object = FitRequest.positive_label,
     typed = isinstance(y, np.ndarray) or hasattr(y, "dtype")  # numpy, pandas: a schema
     y_arr = np.asarray(y) if typed else np.asarray(y, dtype=object)
     if y_arr.ndim != 1:
-        raise InputDataError(f"labels must be a 1-D array, got shape {y_arr.shape}")
+        raise InputDataError(f"labels must be a 1-D array, got a {y_arr.ndim}-D array")
     try:
         value = resolve_positive_label(label, label_kind(y, y_arr, column), column)
     except ParameterError as exc:
@@ -297,20 +298,33 @@ def _checked_labels(X: np.ndarray, y: object, positive_label: object) -> np.ndar
 def fit(X: object, y: object, request: FitRequest | None = None, *, grid: GridArg = None,
         features: Sequence[str] | None = None, seed: int | None = None,
         classes: None = None, budget: PrivacyBudget | None = None,
-        **options: Unpack[FitOptions]) -> FitResult: ...
+        select_groups: Literal[False] = False, selection_epsilon: None = None,
+        selection_delta: None = None, **options: Unpack[FitOptions]) -> FitResult: ...
 
 
 @overload
 def fit(X: object, y: object, request: FitRequest | None = None, *, grid: GridArg = None,
         features: Sequence[str] | None = None, seed: int | None = None,
         classes: Sequence[object], budget: PrivacyBudget | None = None,
-        **options: Unpack[FitOptions]) -> ClassesResult: ...
+        select_groups: Literal[False] = False, selection_epsilon: None = None,
+        selection_delta: None = None, **options: Unpack[FitOptions]) -> ClassesResult: ...
+
+
+@overload
+def fit(X: object, y: object, request: FitRequest | None = None, *, grid: GridArg = None,
+        features: Sequence[str] | None = None, seed: int | None = None,
+        classes: None = None, budget: PrivacyBudget | None = None,
+        select_groups: Literal[True], selection_epsilon: float | None = None,
+        selection_delta: float | None = None, **options: Unpack[FitOptions]
+        ) -> SelectedResult: ...
 
 
 def fit(X: object, y: object, request: FitRequest | None = None, *, grid: GridArg = None,
         features: Sequence[str] | None = None, seed: int | None = None,
         classes: Sequence[object] | None = None, budget: PrivacyBudget | None = None,
-        **options: Unpack[FitOptions]) -> FitResult | ClassesResult:
+        select_groups: bool = False, selection_epsilon: float | None = None,
+        selection_delta: float | None = None, **options: Unpack[FitOptions]
+        ) -> FitResult | ClassesResult | SelectedResult:
     """Learn an (ε, δ)-DP axis-aligned rectangle around the positive rows of X (or one
     per class of ``classes``, for one charge).
 
@@ -354,9 +368,31 @@ def fit(X: object, y: object, request: FitRequest | None = None, *, grid: GridAr
     budget : a :class:`~dprect.PrivacyBudget` shared across calls: the plan's guarantee
         is charged to it after the input's checks and before any noise is drawn; a
         charge past its cap raises ``BudgetExceededError`` and nothing is computed.
+    select_groups, selection_epsilon, selection_delta : no public class list: find the
+        classes privately (``fit --select-groups``, docs/privacy.md §18) — a value of y
+        is a class only if its noisy count passes the threshold set by the selection's
+        (ε_s, δ_s); one rectangle per kept class, all for ONE charge of (ε + ε_s,
+        δ + δ_s). Gives a :class:`~dprect.core.group_selection.SelectedResult` (the
+        :class:`~dprect.core.classes.ClassesResult` read through, the run's
+        ``guarantee``); the same classes and rectangles as the command line's for a seed
+        (:func:`fit_selected_classes`). Refused with ``classes`` or ``positive_label``.
 
     Errors depend only on the parameters and on X's and y's shapes and types.
     """
+    if select_groups or selection_epsilon is not None or selection_delta is not None:
+        from dprect.app.flow import fit_selection
+
+        if classes is not None:
+            raise ParameterError("give classes (a public list) or select_groups, not both: "
+                                 "a public list needs no selection")
+        req = make_request(FitRequest, request, options)
+        selection = fit_selection({"select_groups": select_groups,
+                                   "selection_epsilon": selection_epsilon,
+                                   "selection_delta": selection_delta,
+                                   "positive_label": options.get("positive_label")}, req)
+        assert selection is not None  # else fit_selection refused the options
+        return fit_selected_classes(X, y, req, selection, grid=grid, features=features,
+                                    seed=seed, budget=budget)
     if classes is not None:
         if request is not None:
             raise ParameterError("give classes in the request or as a keyword, not both")
@@ -397,6 +433,90 @@ def fit_classes(X: object, y: object, request: FitRequest, *, grid: GridArg = No
                    for engine, s in zip(engines, class_seeds(seed, len(values)),
                                         strict=True)]
         return record(ticket, ClassesResult(class_labels(values), results, check.to_json()))
+
+
+def label_counts(y: object, rows: int, column: str = "y") -> dict[str, int]:
+    """The candidates of a private class selection in ``y``: each label value's rows,
+    named as a class is (:func:`~dprect.core.classes.label_candidates`: a numeric label
+    as a float, as the engines count a label column). Read as the command line reads a
+    label column (pyarrow's ``value_counts``; numbers as float64, pandas' missing values
+    as nulls; in a pandas text column a value that is not text is no class, as
+    :func:`positive_mask` never matches it); an untyped y (a Python list, a numpy object
+    array: no schema says what its labels are) is refused, from its type."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from dprect.core.classes import label_candidates
+
+    typed = isinstance(y, np.ndarray) or hasattr(y, "dtype")
+    y_arr = np.asarray(y) if typed else np.asarray(y, dtype=object)
+    if y_arr.ndim != 1 or len(y_arr) != rows:
+        raise InputDataError("y must be 1-D with one label per row of X")
+    kind = label_kind(y, y_arr, column)
+    if kind == "any":
+        raise InputDataError("select_groups needs typed labels (a numpy array or a pandas "
+                             "Series of numbers, booleans or strings): a list or an object "
+                             "array has no type to read its labels by")
+    if kind == "string" and y_arr.dtype.kind == "O":  # pandas' text column: a value that
+        # is not text equals no class (positive_mask), so it is no candidate — row-local
+        y_arr = np.array([v if isinstance(v, str) else None for v in y_arr], dtype=object)
+    try:
+        col = pa.array(y if hasattr(y, "__arrow_array__") and y_arr.dtype.kind != "O"
+                       else y_arr, from_pandas=True)
+        if kind == "numeric":
+            col = pc.cast(col, pa.float64(), safe=False)  # labels compare as float64
+        elif kind == "string" and not pa.types.is_string(col.type):
+            col = pc.cast(col, pa.string())
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError):
+        raise InputDataError(f"labels {column!r} cannot be read as {kind} labels "
+                             f"(dtype {y_arr.dtype})") from None
+    pairs = [(v["values"], v["counts"]) for v in pc.value_counts(col).to_pylist()]
+    return label_candidates(pairs, kind)
+
+
+def fit_selected_classes(X: object, y: object, request: FitRequest,
+                         selection: SelectionPlan, *, grid: GridArg = None,
+                         features: Sequence[str] | None = None, seed: int | None = None,
+                         budget: PrivacyBudget | None = None) -> SelectedResult:
+    """One rectangle per class found privately (``fit(..., select_groups=True)``, as
+    ``fit --select-groups`` runs it: :mod:`dprect.app.classes_flow`): X's and y's checks
+    and the plan first (no noise); then ONE charge of the classes' fit composed with the
+    selection (:func:`~dprect.app.groups.checked_composition`, re-derived by the
+    independent check); then the selection over y's values (:func:`label_counts`, drawn
+    by :func:`~dprect.core.group_selection.select_keys` from the seed's source, as the
+    command line draws it) and class i's rectangle with ``class_seeds(seed)[i]`` — so a
+    seed gives the command line's classes and rectangles."""
+    from dprect.app.groups import checked_composition
+    from dprect.core.classes import (
+        ClassesResult,
+        NoClass,
+        checked_charge,
+        class_labels,
+        class_seeds,
+    )
+    X_arr = _matrix(X, "X", "features")
+    if X_arr.shape[1] == 0:
+        raise InputDataError("X has no feature columns")
+    counts = label_counts(y, len(X_arr))
+    names = feature_names(features if features is not None else column_names(X),
+                          X_arr.shape[1])
+    domains = resolve_domains(grid, names)
+    the_plan = plan(request.budget(), domains=domains, auto_count=False)  # as classes_flow
+    guarantee, check = checked_charge(the_plan, domains, None)  # any number of classes
+    run = checked_composition(guarantee, selection)
+    with charged(budget, run, "classes", names) as ticket:  # ONE charge, before any noise
+        kept = select_keys(selection, counts, RandomSource(seed=seed))
+        results = []
+        for key, s in zip(kept, class_seeds(seed, len(kept)), strict=True):
+            _, _, engine = _in_memory(X, y, grid, names, request.invalid_rows,
+                                      LabelText(key))
+            results.append(run_plan(engine, domains, names, the_plan, RandomSource(seed=s)))
+        none = None if results else NoClass(guarantee, list(names), the_plan.chosen.method,
+                                            seed is not None, __version__)
+        fitted = ClassesResult(class_labels([LabelText(k) for k in kept]), results,
+                               check.to_json(), none)
+        return record(ticket, SelectedResult(fitted, selection, len(kept),
+                                             fitted.privacy or guarantee))
 
 
 def nonprivate_bounding_box(X: object, y: object, *, grid: GridArg = None,
@@ -505,18 +625,22 @@ def _bounds_table(data: object, columns: Sequence[str] | None, group_by: object
 class Grouping:
     """Each row's group in an in-memory grouped table: the index in the PUBLIC list (and
     the list, ``[None]`` without ``group_by``), or — for groups found privately — the
-    group column and its kind, resolved by :meth:`resolve` once the budget is charged."""
+    group column and its kind (and the public list given beside the selection, if any),
+    resolved by :meth:`resolve` once the budget is charged; ``kept``: the keys the
+    selection kept, once resolved."""
 
     def __init__(self, group: np.ndarray | None, groups: list[object], column: Any = None,
                  kind: str = "") -> None:
         self.group, self.groups, self.column, self.kind = group, groups, column, kind
+        self.kept = 0
 
     def resolve(self, selection: SelectionPlan | None, rng: RandomSource
                 ) -> tuple[np.ndarray, list[object]]:
         """Each row's group index and the groups: the public ones, or the keys
         ``selection`` keeps (:func:`~dprect.core.group_selection.select_keys`, drawn
-        from ``rng``; call it after the charge)."""
-        from dprect.engines.bounds_input import resolve_groups
+        from ``rng``; call it after the charge) after the public list given beside it —
+        whose keys the selection leaves out (docs/privacy.md §18)."""
+        from dprect.engines.bounds_input import listed_keys, resolve_groups
         from dprect.engines.grouped import key_counts
         from dprect.engines.row_kernels import group_index
 
@@ -525,10 +649,15 @@ class Grouping:
             return self.group, self.groups
         if self.column is None:
             raise ParameterError("select_groups needs group_by")
-        keys = select_keys(selection, key_counts(self.column, self.kind), rng)
+        texts = [_group_text(v) for v in self.groups]
+        listed = listed_keys(texts, self.kind, "group_by")
+        counts = {k: n for k, n in key_counts(self.column, self.kind).items()
+                  if k not in listed}
+        keys = select_keys(selection, counts, rng)
+        self.kept = len(keys)
         index = group_index(self.column, self.kind,
-                            resolve_groups(keys, self.kind, "group_by"))
-        return index, list(keys)
+                            resolve_groups([*texts, *keys], self.kind, "group_by"))
+        return index, [*self.groups, *keys]
 
 
 def grouped_columns(data: object, columns: Sequence[str] | None, group_by: object,
@@ -538,7 +667,8 @@ def grouped_columns(data: object, columns: Sequence[str] | None, group_by: objec
     column names, each column as float64 (nulls as NaN) and its :class:`Grouping` — each
     row's index in the PUBLIC group list (−1: a row of no listed group, dropped) with the
     groups as the core names them (``[None]`` without ``group_by``), or with ``select``
-    (no list) the group column, for a private selection after the charge. ``noun`` names a
+    the group column, for a private selection after the charge (beside ``groups``, a
+    public list released whatever its rows, if given). ``noun`` names a
     column in messages ("column to bound"). Refusals depend on the parameters and the
     schema only."""
     from dprect.engines.arrow_input import numeric_column
@@ -549,13 +679,9 @@ def grouped_columns(data: object, columns: Sequence[str] | None, group_by: objec
     if select:
         if group_by is None:
             raise ParameterError("select_groups needs group_by")
-        if groups is not None:
-            raise ParameterError("give groups (a public list) or select_groups, not both: "
-                                 "a public list needs no selection")
-    elif group_by is None:
-        if groups is not None:
-            raise ParameterError("groups needs group_by")
-    else:
+    elif group_by is None and groups is not None:
+        raise ParameterError("groups needs group_by")
+    if group_by is not None and (groups is not None or not select):
         if groups is None or isinstance(groups, str | bytes):
             raise ParameterError("group_by needs groups: the PUBLIC list of group values "
                                  "(never read from the data), or select_groups=True")
@@ -578,8 +704,11 @@ def grouped_columns(data: object, columns: Sequence[str] | None, group_by: objec
         return names, values, Grouping(np.zeros(table.num_rows, dtype=np.int32), [None])
     label = group_by if isinstance(group_by, str) else "group_by"
     kind = group_kind_of_arrow(table.schema.field(group_name).type, label)
-    if listed is None:
-        return names, values, Grouping(None, [], table.column(group_name), kind)
+    if select:  # the public list beside the selection checked now, before the charge
+        resolve_groups([_group_text(v) for v in listed or ()], kind, label)
+        return names, values, Grouping(None, list(listed or ()), table.column(group_name),
+                                       kind)
+    assert listed is not None
     resolved = resolve_groups([_group_text(v) for v in listed], kind, label)
     return names, values, Grouping(group_index(table.column(group_name), kind, resolved),
                                    listed)
@@ -592,6 +721,8 @@ __all__ = [
     "fit",
     "fit_classes",
     "fit_engine",
+    "fit_selected_classes",
+    "label_counts",
     "nonprivate_bounding_box",
     "positive_mask",
     "positive_rows",

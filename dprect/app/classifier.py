@@ -103,6 +103,21 @@ def _class_array(listed: list[Any]) -> np.ndarray:
     return out
 
 
+def _kept_classes(names: Sequence[str], y: Any) -> np.ndarray:
+    """The classes a private selection kept (their names, :func:`label_key` text) as
+    labels of y's type (a numeric y's dtype, booleans, strings): ``classes_``. Read from
+    the released names and y's type only."""
+    from dprect.app.api import label_kind
+    from dprect.core.labels import LabelText, resolve_positive_label
+
+    y_arr = np.asarray(y)
+    kind = label_kind(y, y_arr)
+    values = [resolve_positive_label(LabelText(n), kind, "y") for n in names]
+    if kind == "numeric" and y_arr.dtype.kind in "iuf":
+        return np.asarray(values, dtype=np.float64).astype(y_arr.dtype)
+    return _class_array(values) if values else np.asarray([], dtype=y_arr.dtype)
+
+
 def _unit(domain: Domain, values: np.ndarray) -> np.ndarray:
     """Each value's grid index over the grid size, in [0, 1); NaN stays NaN."""
     nan = np.isnan(values)
@@ -147,6 +162,12 @@ class RectangleClassifier(ClassifierMixin, BaseEstimator):
     grid : the features' public domains as :func:`dprect.fit` takes them (None: the
         float order, no bounds needed).
     method, beta, accounting, shape, margin_law, neighbouring : as :func:`dprect.fit`.
+    select_groups, selection_epsilon, selection_delta : no public list: find the classes
+        privately (:func:`dprect.fit`'s ``select_groups``, docs/privacy.md §18) — a label
+        of y is a class only if its noisy count passes the threshold set by the
+        selection's (ε_s, δ_s), all for ONE charge of (ε + ε_s, δ + δ_s); refused with
+        ``classes``; no :class:`PrivacyLeakWarning` (the classes are released under the
+        guarantee). ``classes_`` are then the kept labels, in y's type.
     random_state : an int seeds the noise (tests only: NOT private); None: OS entropy.
     budget : a :class:`~dprect.PrivacyBudget` every fit is charged to (shared by
         reference across clones); None: no accounting.
@@ -168,6 +189,8 @@ class RectangleClassifier(ClassifierMixin, BaseEstimator):
                  shape: str = PlanRequest.shape.value,
                  margin_law: str = PlanRequest.margin_law.value,
                  neighbouring: str = PlanRequest.neighbouring.value,
+                 select_groups: bool = False, selection_epsilon: float | None = None,
+                 selection_delta: float | None = None,
                  random_state: int | None = None, budget: PrivacyBudget | None = None,
                  same_data: str = "warn") -> None:
         self.epsilon = epsilon
@@ -180,6 +203,9 @@ class RectangleClassifier(ClassifierMixin, BaseEstimator):
         self.shape = shape
         self.margin_law = margin_law
         self.neighbouring = neighbouring
+        self.select_groups = select_groups
+        self.selection_epsilon = selection_epsilon
+        self.selection_delta = selection_delta
         self.random_state = random_state
         self.budget = budget
         self.same_data = same_data
@@ -284,7 +310,21 @@ class RectangleClassifier(ClassifierMixin, BaseEstimator):
             delta=self.delta, method=self.method, beta=self.beta,
             accounting=self.accounting, shape=self.shape, margin_law=self.margin_law,
             neighbouring=self.neighbouring, budget=self.budget)
-        if self.classes is None:
+        if self.select_groups or self.selection_epsilon is not None \
+                or self.selection_delta is not None:
+            if self.classes is not None:
+                raise ParameterError("give classes (a public list) or select_groups, not "
+                                     "both: a public list needs no selection")
+            if not self.select_groups:
+                raise ParameterError("selection_epsilon and selection_delta need "
+                                     "select_groups")
+            self._check_same_data(X_arr, y_in)
+            selected = fit(X_arr, y_in, select_groups=True,
+                           selection_epsilon=self.selection_epsilon,
+                           selection_delta=self.selection_delta, **options)
+            result = selected.result  # the rectangles (the run's guarantee: selected's)
+            classes = _kept_classes(result.classes, y_in)
+        elif self.classes is None:
             warnings.warn("RectangleClassifier: classes read from y (the labels present); "
                           "that is NOT differentially private — give the public list "
                           "classes=[...]", PrivacyLeakWarning, stacklevel=2)
@@ -306,11 +346,17 @@ class RectangleClassifier(ClassifierMixin, BaseEstimator):
         self.classes_, self.result_ = classes, result
         return self
 
+    def _scores(self, X: Any) -> np.ndarray:
+        check_is_fitted(self, "result_")
+        if len(self.classes_) == 0:
+            raise ParameterError("no class passed the private selection: nothing to "
+                                 "predict")
+        return rectangle_scores(self.result_, self._read(X, reset=False))
+
     def decision_function(self, X: Any) -> np.ndarray:
         """(n, k) scores (the rule in the module docstring); (n,) for two classes (the
         second class's score minus the first's), as scikit-learn expects."""
-        check_is_fitted(self, "result_")
-        scores = rectangle_scores(self.result_, self._read(X, reset=False))
+        scores = self._scores(X)
         if len(self.classes_) == 2:
             return scores[:, 1] - scores[:, 0]
         if len(self.classes_) == 1:
@@ -320,8 +366,7 @@ class RectangleClassifier(ClassifierMixin, BaseEstimator):
     def predict(self, X: Any) -> np.ndarray:
         """The class of the best score (module docstring: inside and narrowest, else
         nearest)."""
-        check_is_fitted(self, "result_")
-        scores = rectangle_scores(self.result_, self._read(X, reset=False))
+        scores = self._scores(X)
         return self.classes_[np.argmax(scores, axis=1)]
 
 

@@ -16,7 +16,7 @@ The data's schema (column names and types) decides every refusal; no value does.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dprect.core.accounting import Guarantee
 from dprect.core.aggregates import STATISTICS, DescribeResult
@@ -32,6 +32,9 @@ from dprect.core.statistic import COVERAGE, QUANTILES, SEARCH_GRID, Mechanism
 from dprect.core.statistic import STATISTICS as STATISTIC_OF
 from dprect.engines.grouped import grouped_statistics
 from dprect.release.budget import PrivacyBudget, charged, record
+
+if TYPE_CHECKING:
+    from dprect.app.api import Grouping
 
 
 def describe(data: object, columns: Sequence[str] | None = None, *,
@@ -124,12 +127,15 @@ def aggregate(data: object, columns: Sequence[str] | None = None, *,
     (group, column) with every asked statistic's outputs:
     :func:`dprect.release.aggregate_record.mixed_record`).
 
-    ``select_groups=True`` (with ``group_by`` and no ``groups``) finds the groups privately:
+    ``select_groups=True`` (with ``group_by``) finds the groups privately:
     a key of the group column is kept only if its noisy count passes the threshold set by
     ``selection_epsilon`` and ``selection_delta`` (docs/privacy.md §18); the statistics
     are then drawn on the kept keys, all for ONE charge of (ε + selection ε, δ + selection
-    δ). The result is then a :class:`~dprect.core.group_selection.SelectedResult` (the
-    statistics' result read through, the run's ``guarantee``)."""
+    δ). With ``groups`` too, the listed groups are released whatever their rows (first;
+    no δ spent on them) and the selection runs over the other keys only (docs/privacy.md
+    §18, Theorem S′). The result is then a
+    :class:`~dprect.core.group_selection.SelectedResult` (the statistics' result read
+    through, the run's ``guarantee``)."""
     from dprect.app.aggregate_flow import asked_mechanisms, domains_of, plan_of
     from dprect.app.api import grouped_columns
 
@@ -168,7 +174,7 @@ def aggregate(data: object, columns: Sequence[str] | None = None, *,
                                    mechanism.spec(domains_of(mechanism, grid, names),
                                                   getattr(the_plan, "statistics", ())))
         return record(ticket, _selected(mechanism.draw(the_plan, cells, group_list, names,
-                                                       rng), selection, len(group_list)))
+                                                       rng), selection, grouping))
 
 
 def _mixed(data: object, columns: Sequence[str] | None, mechanisms: Sequence[Mechanism],
@@ -203,7 +209,7 @@ def _mixed(data: object, columns: Sequence[str] | None, mechanisms: Sequence[Mec
         cells = grouped_statistics([v for _ in mechanisms for v in values], group,
                                    len(group_list), spec)
         return record(ticket, _selected(draw_mixed(the_plan, mechanisms, cells, group_list,
-                                                   names, rng), selection, len(group_list)))
+                                                   names, rng), selection, grouping))
 
 
 def _selection(select: bool, epsilon: float | None, delta: float | None,
@@ -222,9 +228,12 @@ def _run_guarantee(statistics: Guarantee, selection: SelectionPlan | None) -> Gu
     return statistics if selection is None else composed(statistics, selection)
 
 
-def _selected(result: Any, selection: SelectionPlan | None, kept: int) -> Any:
-    """The result, or after a selection the result with the run's guarantee."""
-    return result if selection is None else SelectedResult(result, selection, kept)
+def _selected(result: Any, selection: SelectionPlan | None, grouping: Grouping) -> Any:
+    """The result, or after a selection the result with the run's guarantee (the keys
+    the selection kept, the public groups listed beside it)."""
+    if selection is None:
+        return result
+    return SelectedResult(result, selection, grouping.kept, listed=len(grouping.groups))
 
 
 def _quantiles_asked(statistics: str | Sequence[str]) -> bool:
@@ -264,7 +273,7 @@ def _quantiles(data: object, columns: Sequence[str] | None, statistics: str | Se
         cells = grouped_statistics(values, group, len(group_list),
                                    QUANTILES.spec([SEARCH_GRID] * len(names)))
         return record(ticket, _selected(QUANTILES.draw(the_plan, cells, group_list, names,
-                                                       rng), selection, len(group_list)))
+                                                       rng), selection, grouping))
 
 
 def bounds(data: object, columns: Sequence[str] | None = None, *, epsilon: float,

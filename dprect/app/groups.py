@@ -7,9 +7,12 @@ product run per group composes in parallel: one charge for the whole list.
 Without a public list, ``--select-groups`` finds the groups privately
 (:func:`group_selection`: the optimal partition selection of
 :mod:`dprect.core.group_selection`, at ``--selection-epsilon`` and ``--selection-delta``,
-composed with the statistics in one charge; docs/privacy.md §18). The two do not combine:
-a public list needs no selection (its groups are released whatever their rows), so a run
-gives one or the other. The same selection finds the classes of ``fit --select-groups``
+composed with the statistics in one charge; docs/privacy.md §18). The two combine
+(``--groups a,b,c --select-groups``): every listed group is released whatever its rows
+(public: no selection, no δ), and the selection runs over the OTHER keys of the data only
+(:meth:`~dprect.app.table_product.GroupedPrepared.listed_keys` names the keys it leaves
+out) — one charge of (ε + ε_s, δ + δ_s) whatever the numbers of listed and kept groups.
+The same selection finds the classes of ``fit --select-groups``
 (:mod:`dprect.app.classes_flow`): both flows plan it here (:func:`group_selection`), print
 it (:func:`selection_lines`), check and record its composition with their own guarantee
 (:func:`checked_composition`, :func:`selected_record`)."""
@@ -52,19 +55,18 @@ def read_groups_file(path: str) -> list[str]:
 def public_groups(group_by: str | None, groups: str | Sequence[Any] | None,
                   groups_file: str | None, name: Callable[[str], str] = str,
                   select: bool = False) -> list[str] | None:
-    """The public list of group values (None without a group column, or when the groups
-    are found privately: ``select``). The list must be given — by ``groups`` or
-    ``groups_file``, not both — and is never read from the data: the set of values a
-    column holds is itself data-dependent."""
+    """The public list of group values (None without a group column, or when every group
+    is found privately: ``select`` without a list). The list must be given — by
+    ``groups`` or ``groups_file``, not both — unless the groups are found privately, and
+    is never read from the data: the set of values a column holds is itself
+    data-dependent. With ``select`` a list is the groups released whatever their rows,
+    the selection finding the others (docs/privacy.md §18)."""
     given = groups is not None and (not isinstance(groups, str) or groups.strip())
     if select:
         if group_by is None or not str(group_by).strip():
             raise ParameterError(f"{name('select_groups')} needs {name('group_by')}")
-        if given or groups_file is not None:
-            raise ParameterError(
-                f"give a public list ({name('groups')} / {name('groups_file')}) or "
-                f"{name('select_groups')}, not both: a public list needs no selection")
-        return None
+        if not given and groups_file is None:
+            return None
     if group_by is None:
         if given or groups_file is not None:
             raise ParameterError(f"{name('groups')} / {name('groups_file')} need "
@@ -111,35 +113,43 @@ def group_selection(values: Mapping[str, Any], name: Callable[[str], str] = str
 
 
 def selection_lines(statistics: Guarantee, selection: SelectionPlan,
-                    what: str = "the statistics") -> list[str]:
+                    what: str = "the statistics", listed: int = 0) -> list[str]:
     """A run with groups (or classes) found privately: the selection's plan (threshold,
-    p_k for a few k), then the composition with ``what`` runs on the kept keys
-    (docs/privacy.md §18)."""
+    p_k for a few k), both lists when a public one is given with it (``listed`` groups),
+    then the composition with ``what`` runs on the kept keys (docs/privacy.md §18)."""
     g = composed(statistics, selection)
-    return [*selection.lines(),
+    both = [f"plan: {listed} listed group(s) released whatever their rows (public: no "
+            "selection, no delta spent on them); every OTHER key of the data found "
+            "privately: released only if kept by the selection"] if listed else []
+    return [*selection.lines(), *both,
             f"plan: the selection, then {what} on the kept keys only "
             f"(({statistics.epsilon:.6g}, {statistics.delta:.3g})-DP for any set of keys): "
             f"guarantee ({g.epsilon:.6g}, {g.delta:.3g})-DP, {g.neighbouring} (adaptive "
             "composition), charged once whatever the number of keys"]
 
 
-def checked_composition(statistics: Guarantee, selection: SelectionPlan) -> Guarantee:
-    """The run's one charge after a private selection (:func:`composed`), re-derived by
-    the independent check (:func:`check_selected_run`) before anything is read."""
+def checked_composition(statistics: Guarantee, selection: SelectionPlan, listed: int = 0
+                        ) -> Guarantee:
+    """The run's one charge after a private selection (:func:`composed`), with ``listed``
+    public groups beside it, re-derived by the independent check
+    (:func:`check_selected_run`) before anything is read."""
     run = composed(statistics, selection)
-    check_selected_run(statistics, selection, run)
+    check_selected_run(statistics, selection, run, listed)
     return run
 
 
 def selected_record(record: Mapping[str, Any], statistics: Guarantee,
-                    selection: SelectionPlan, kept: int) -> tuple[Guarantee, dict[str, Any]]:
+                    selection: SelectionPlan, kept: int, listed: int = 0
+                    ) -> tuple[Guarantee, dict[str, Any]]:
     """A released record after a private selection of ``kept`` keys: the run's composed
     ``privacy``, the statistics' own (``statistics_privacy``) and the ``group_selection``
-    (its plan and the number kept); with the run's guarantee."""
+    (its plan, the number kept and, with a public list beside it, the number listed:
+    ``groups_listed``); with the run's guarantee."""
     run = composed(statistics, selection)
+    counts = {"groups_kept": kept, **({"groups_listed": listed} if listed else {})}
     return run, {**record, "privacy": run.to_json(),
                  "statistics_privacy": statistics.to_json(),
-                 "group_selection": {**selection.to_json(), "groups_kept": kept}}
+                 "group_selection": {**selection.to_json(), **counts}}
 
 
 __all__ = ["checked_composition", "group_selection", "public_groups", "read_groups_file",

@@ -81,9 +81,16 @@ class Heartbeat:
         self._emit(self.line())
 
     def run(self) -> None:
-        """The thread's loop: a line every ``every`` seconds until the run ends."""
-        while not self._wait(self._every):
+        """The thread's loop: a line every ``every`` seconds until the run ends, on a
+        schedule from the start (the k-th line due at k × ``every``), so the time a line
+        takes to make — a loaded machine, another thread holding the interpreter — does
+        not add up from line to line; after a stall longer than a period the next line is
+        due ``every`` seconds after the late one."""
+        due = self._started + self._every
+        while not self._wait(max(0.0, due - self._clock())):
             self.beat()
+            now = self._clock()
+            due = due + self._every if due + self._every > now else now + self._every
 
     def __enter__(self) -> Heartbeat:
         self._started = self._clock()

@@ -111,7 +111,8 @@ GROUPS = {
     "outputs": "more outputs",
     "groups": "groups (a PUBLIC list of group values, never read from the data; or, with "
               "--select-groups, the keys found privately — a fit's classes, the label's values: "
-              "docs/privacy.md §18)",
+              "docs/privacy.md §18; a public list and --select-groups combine: the listed "
+              "groups released whatever their rows, the others found privately)",
 }
 
 #: a fit's columns
@@ -169,11 +170,13 @@ FIT_SPARK_OPTIONS = (
 #: a private selection of the groups (or of a fit's classes), instead of a public list
 #: (docs/privacy.md §18): the aggregates' and the classes' fit's, declared once
 SELECTION_OPTIONS = (
-    RunOption("select_groups", "flag", "no public list: find the groups (a fit: its "
-              "classes, the label's values) privately (a key of the data is released only "
-              "if its noisy count passes the threshold set by --selection-epsilon and "
-              "--selection-delta; then the statistics, or one rectangle per class, on the "
-              "kept keys, all in one charge)", default=False, group="groups"),
+    RunOption("select_groups", "flag", "find the groups (a fit: its classes, the label's "
+              "values) privately (a key of the data is released only if its noisy count "
+              "passes the threshold set by --selection-epsilon and --selection-delta; then "
+              "the statistics, or one rectangle per class, on the kept keys, all in one "
+              "charge); with a public list of groups, the listed ones are released "
+              "whatever their rows and only the other keys are selected",
+              default=False, group="groups"),
     RunOption("selection_epsilon", "float", "the epsilon of --select-groups, charged on "
               "top of --epsilon", metavar="E", group="groups"),
     RunOption("selection_delta", "float", "the delta of --select-groups (> 0: a key of one "

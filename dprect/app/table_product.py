@@ -34,6 +34,12 @@ class GroupedPrepared(Prepared, Protocol):
         key) — the private input of a group selection, never printed."""
         ...
 
+    def listed_keys(self, groups: list[str]) -> set[str]:
+        """The key texts of a public list given with a private selection (the keys the
+        selection leaves out: docs/privacy.md §18), read against the group column's type;
+        a listed value the column cannot hold is refused (schema and list only)."""
+        ...
+
     def draw(self, mechanisms: Sequence[Mechanism], plan: Any, group_names: Sequence[Any],
              columns: Sequence[str], rng: RandomSource, groups: list[str] | None = None,
              drawing: Callable[[], None] = lambda: None,
@@ -60,7 +66,8 @@ class GroupedRoute(Protocol):
     def open(self, source: Source, groups: list[str] | None, spec: StatisticsSpec,
              progress: Callable[[str], None]) -> GroupedPrepared:
         """``groups`` None with a group column: the groups are found privately later
-        (:meth:`GroupedPrepared.key_counts`)."""
+        (:meth:`GroupedPrepared.key_counts`; a public list given with the selection is
+        checked by :meth:`GroupedPrepared.listed_keys`)."""
         ...
 
 

@@ -96,12 +96,17 @@ def escape_probability(q: float, k: int, rounds: int) -> float:
     return _up((1.0 - _check_q(q)) ** k)
 
 
-def refined_pure(epsilon: float, *, k: int, q: float, rounds: int) -> Guarantee:
-    """(k·ε, (1 − q)^k)-DP, add/remove (refined theorem, first bound)."""
+def _paid_rounds(epsilon: float, k: int, rounds: int) -> tuple[float, int, int]:
+    """A refined bound's checked ε₀, k_eff = min(k, R) paid rounds, and R."""
     epsilon = check_epsilon(epsilon)
     k = check_positive_int(k, "k")
     rounds = check_positive_int(rounds, "rounds")
-    k_eff = min(k, rounds)
+    return epsilon, min(k, rounds), rounds
+
+
+def refined_pure(epsilon: float, *, k: int, q: float, rounds: int) -> Guarantee:
+    """(k·ε, (1 − q)^k)-DP, add/remove (refined theorem, first bound)."""
+    epsilon, k_eff, rounds = _paid_rounds(epsilon, k, rounds)
     return Guarantee(
         epsilon=_up(k_eff * epsilon),
         delta=escape_probability(q, k_eff, rounds),
@@ -114,11 +119,8 @@ def refined_azuma(
     epsilon: float, *, k: int, q: float, rounds: int, delta2: float
 ) -> Guarantee:
     """(kε²/2 + ε√(2k·ln(1/δ₂)), (1 − q)^k + δ₂)-DP, add/remove (refined, second bound)."""
-    epsilon = check_epsilon(epsilon)
-    k = check_positive_int(k, "k")
-    rounds = check_positive_int(rounds, "rounds")
+    epsilon, k_eff, rounds = _paid_rounds(epsilon, k, rounds)
     delta2 = check_open_unit(delta2, "delta2")
-    k_eff = min(k, rounds)
     eps_total = k_eff * epsilon**2 / 2 + epsilon * math.sqrt(2 * k_eff * math.log(1 / delta2))
     return Guarantee(
         epsilon=_up(eps_total),
@@ -546,11 +548,8 @@ def refined_br(epsilon: float, *, k: int, q: float, rounds: int, delta2: float) 
     (1 − q)^k; optimising λ gives the closed form. Proof: docs/privacy.md, "Bounded-range
     accounting". Equal to the Bun–Steinke conversion of ρ = k·ε²/8.
     """
-    epsilon = check_epsilon(epsilon)
-    k = check_positive_int(k, "k")
-    rounds = check_positive_int(rounds, "rounds")
+    epsilon, k_eff, rounds = _paid_rounds(epsilon, k, rounds)
     delta2 = check_open_unit(delta2, "delta2")
-    k_eff = min(k, rounds)
     c = BR_ZCDP_FACTOR  # 1/8: kcε² + 2ε√(ck·ln(1/δ₂)) = kε²/8 + ε√(k·ln(1/δ₂)/2)
     eps_total = _up(k_eff * epsilon**2 * c
                     + epsilon * math.sqrt(4.0 * c * k_eff * -math.log(delta2)))
@@ -570,11 +569,8 @@ def refined_br_cks(epsilon: float, *, k: int, q: float, rounds: int, delta2: flo
     (CKS's pointwise inequality applied on the event K ≤ k, with the same supermartingale):
     docs/privacy.md, "Bounded-range accounting".
     """
-    epsilon = check_epsilon(epsilon)
-    k = check_positive_int(k, "k")
-    rounds = check_positive_int(rounds, "rounds")
+    epsilon, k_eff, rounds = _paid_rounds(epsilon, k, rounds)
     delta2 = check_open_unit(delta2, "delta2")
-    k_eff = min(k, rounds)
     rho = _up(k_eff * br_zcdp(epsilon))
     return Guarantee(
         epsilon=zcdp_to_dp_cks(rho, delta2),

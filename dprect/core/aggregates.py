@@ -68,7 +68,13 @@ centre draw — the column's anchor, the lower median of the released means of t
 under the plan's own split (:func:`anchor_centres`) — its sides on every
 ``SMALL_STRIDE``-th candidate. Adaptive composition: every split spends ε_col with the
 count, so the guarantee is the plan's whatever the counts; the anchored centre reads
-other groups' releases only (parallel composition).
+other groups' releases only (parallel composition). A column with no cell of an own
+centre has no anchor (issue #42: every group of ten rows): when its cells' released
+counts add up to the centre's need, they take the *pooled* split instead
+(:attr:`DescribePlan.pooled`, a function of the column's released counts): ONE centre
+for the column drawn from the pooled histogram of those cells at the plan's own ε_c
+(:func:`column_centres`) — a row is in one group, so in the pool once, and moves the
+pooled depth by at most 1 (docs/privacy.md §11, Lemma D6).
 
 **Phases and draw order** (identical across engines for a seed). The mechanism reads the
 rows through sufficient statistics only (:mod:`dprect.core.describe_stats`): first each
@@ -86,7 +92,8 @@ a count-only run), then the sum-of-squares noise only when a variance or a std i
 (:mod:`dprect.core.variance`, docs/privacy.md §17; :func:`describe_block`).
 So the groups can be drawn in blocks, in any order, in other processes
 (:func:`describe_blocks` takes the ``map`` to use), with the same result for a seed; then
-the driver makes the anchors and the blocks draw the smaller splits' cells through the
+the driver makes the anchors (and a pooled column's one centre, from the run's source
+after the groups' stream seeds) and the blocks draw the smaller splits' cells through the
 same ``map``, each group's from its second stream (:func:`finish_small`).
 :func:`run_describe` (arrays) and the Spark route feed the same statistics to the same
 functions.
@@ -115,7 +122,6 @@ from dprect.core.describe_stats import (
     centred_sum_dyadic,
     data_tails,
     dyadic,
-    truncated_value,
 )
 from dprect.core.errors import ParameterError
 from dprect.core.guarantee_check import CheckReport, check_describe_plan
@@ -196,7 +202,10 @@ class Tier:
     centre's, the two sides' and the sum's ε, the sides' target, and ``min_count``, the
     least released count that selects it (None: any count the tiers before it leave —
     the last tier). ``centre_epsilon`` 0 is the anchored tier: the centre is a public
-    function of the other groups' released values (:func:`anchor_centres`)."""
+    function of the other groups' released values (:func:`anchor_centres`). A ``pooled``
+    tier (:attr:`DescribePlan.pooled`) draws ONE centre per column at ``centre_epsilon``
+    from the pooled histogram of its cells (:func:`column_centres`; docs/privacy.md §11,
+    Lemma D6)."""
 
     centre_epsilon: float
     side_epsilon: float
@@ -206,6 +215,8 @@ class Tier:
     sum_sensitivity: int = 1 << SUM_FRACTION_BITS
     #: the sides draw among every ``stride``-th candidate (0, s, 2s, …) only
     stride: int = 1
+    #: one centre per column, drawn from the pooled histogram of the tier's cells
+    pooled: bool = False
 
     @property
     def anchored(self) -> bool:
@@ -230,7 +241,8 @@ class Tier:
         return {"min_count": self.min_count, "centre_epsilon": self.centre_epsilon,
                 "anchored_centre": self.anchored, "side_epsilon": self.side_epsilon,
                 "sum_epsilon": self.sum_epsilon, "target_rows_per_side": self.target,
-                "candidate_stride": self.stride}
+                "candidate_stride": self.stride,
+                **({"pooled_centre": True} if self.pooled else {})}
 
 
 @dataclass(frozen=True)
@@ -264,6 +276,11 @@ class DescribePlan:
     squares_epsilon: float = 0.0
     #: 2^K: the integer sum of squares' per-row clip (:mod:`dprect.core.variance`)
     squares_sensitivity: int = 1 << SQUARE_FRACTION_BITS
+    #: the split the anchored tier's cells of a column take instead when no cell of the
+    #: column has an own centre (no anchor) and their released counts reach
+    #: :meth:`pool_rows`: one centre for the column from their pooled histogram, at the
+    #: plan's own ε_c (None: no count drawn first; docs/privacy.md §11, Lemma D6)
+    pooled: Tier | None = None
 
     @cached_property
     def tiers(self) -> tuple[Tier, ...]:
@@ -329,6 +346,16 @@ class DescribePlan:
         a bin edge up to 1/16 of |c| away, so one step can be any factor of a small
         offset (docs/privacy.md §11)."""
         return runaway_bound(int(steps))
+
+    def pool_rows(self) -> int:
+        """The least released rows (Σ max(ñ, 0) over a column's cells of the anchored
+        tier) from which a column without an anchor draws its pooled centre
+        (:func:`column_centres`): ⌈ln(2/β)/ε_n + (4/ε_c)·ln(m/β)⌉ at the pooled split's
+        ε_c — what one group's released count needs for an own centre at that ε. A
+        public function of released counts (accuracy only)."""
+        assert self.pooled is not None
+        return math.ceil((self.count_error or 0.0)
+                         + centre_rows_at(self.pooled.centre_epsilon, self.beta))
 
     @property
     def own_centre_tier(self) -> Tier:
@@ -435,7 +462,8 @@ class DescribePlan:
             **({} if self.count_error is None else {"count_error_rows": self.count_error}),
             "centre_rows": self.centre_rows,
             **({} if self.min_count is None else {
-                "splits_by_released_count": [t.to_json() for t in self.tiers]}),
+                "splits_by_released_count": [t.to_json() for t in self.tiers],
+                "pooled_split": None if self.pooled is None else self.pooled.to_json()}),
             "rows_needed": self.rows_needed,
             "rows_needed_by": self.rows_needed_by,
             "runaway_probability_at_most": {f"{k}_steps": self.runaway(k)
@@ -526,6 +554,14 @@ class DescribePlan:
                          + f", target {t.target}"
                          + (f", every {t.stride}nd candidate" if t.stride == 2 else
                             f", every {t.stride}th candidate" if t.stride > 2 else ""))
+        pooled = self.pooled
+        if pooled is not None:
+            parts.append(f"a column with no own centre and released counts adding up to "
+                         f"{self.pool_rows():,}: one centre pooled over its cells, centre "
+                         f"eps {pooled.centre_epsilon:.3g}, sides eps "
+                         f"{pooled.side_epsilon:.3g}"
+                         + (f", sum eps {pooled.sum_epsilon:.3g}" if pooled.sum_epsilon
+                            else ""))
         return ("small groups: each cell's count is drawn first, and its released value "
                 "picks the split of the rest (adaptive composition): " + "; ".join(parts))
 
@@ -592,13 +628,13 @@ def plan_describe(epsilon: float, columns: int, *, delta: float | None = None,
     target = _target(aim, eps_sides)
     min_count: int | None = None
     small: tuple[Tier, ...] = ()
+    pooled: Tier | None = None
     if stats:
-        min_count, small = _small_group_tiers(eps_col - eps_n - eps_v, eps_c, eps_sides,
-                                              eps_s,
-                                              math.log(2 / beta) / eps_n, beta,
-                                              query_epsilon, aim)
+        min_count, small, pooled = _small_group_tiers(
+            eps_col - eps_n - eps_v, eps_c, eps_sides, eps_s, math.log(2 / beta) / eps_n,
+            beta, query_epsilon, aim)
     splits = [(eps_c, eps_sides, eps_s), *((t.centre_epsilon, t.side_epsilon, t.sum_epsilon)
-                                           for t in small)]
+                                           for t in (*small, *([pooled] if pooled else [])))]
     exact = columns * max(Fraction(eps_n) + Fraction(eps_v) + sum(Fraction(e) for e in split)
                           for split in splits)
     # stated rounded up by a relative 2^-46, as the accountant states its floats (the
@@ -624,6 +660,7 @@ def plan_describe(epsilon: float, columns: int, *, delta: float | None = None,
                              side_epsilon=eps_sides,
                              count_epsilon=eps_n, sum_epsilon=eps_s, target=target,
                              guarantee=g, beta=beta, min_count=min_count, small=small,
+                             pooled=pooled,
                              interval_level=request.interval_level, squares_epsilon=eps_v)
     return dataclasses.replace(unchecked, check=check_describe_plan(unchecked))
 
@@ -635,31 +672,34 @@ def _target(aim: float, side_epsilon: float) -> int:
 
 def _small_group_tiers(rest: float, eps_c: float, eps_sides: float, eps_s: float,
                        count_error: float, beta: float, query_epsilon: float | None,
-                       aim: float) -> tuple[int, tuple[Tier, ...]]:
-    """(the plan's own split's ``min_count``, the splits below it) for a plan whose count
-    is drawn first (docs/privacy.md §11, "Small groups"); ``rest`` = ε_col − ε_n.
+                       aim: float) -> tuple[int, tuple[Tier, ...], Tier]:
+    """(the plan's own split's ``min_count``, the splits below it, the pooled split) for a
+    plan whose count is drawn first (docs/privacy.md §11, "Small groups"); ``rest`` =
+    ε_col − ε_n.
 
     Split k ≥ 1 gives the centre ε_c·2^k, at most ``CENTRE_CAP``·rest (k < CENTRE_TIERS;
     a split whose least count is not below the one before — the cap repeating a value, or
     a huge ε — ends the list); the sides keep the plan's own ε_s (a small group has few
     rows a candidate step, and each step costs the prior's μ) and the sum takes what the
     centre leaves (the sides take it all on a count-only plan); the last split anchors
-    the centre (ε 0), its sides draw among every ``SMALL_STRIDE``-th candidate. Split k is selected
+    the centre (ε 0), its sides draw among every ``SMALL_STRIDE``-th candidate; the pooled
+    split is the anchored one with the plan's own ε_c given to one centre per column
+    (:attr:`DescribePlan.pooled`). Split k is selected
     by a released count ñ ≥ ⌈ln(2/β)/ε_n + (4/ε_c,k)·ln(m/β)⌉: then, with probability
     ≥ 1 − β, n ≥ (4/ε_c,k)·ln(m/β) and its centre lies in the data's bins with
     probability ≥ 1 − β (:func:`centre_rows_at`). The sides aim at the split's own sum ε
     (or the caller's ``query_epsilon``; a count-only plan keeps the plan's ``aim``)."""
-    def tier(centre: float) -> Tier:
+    def tier(centre: float, pooled: bool = False) -> Tier:
         left = rest - centre
         side = eps_sides if eps_s else left
         summed = left - side if eps_s else 0.0
         if eps_s and not summed > 0:  # the cap leaves the sum its share: cannot happen
             raise AssertionError("a small group's split leaves the sum no epsilon")
         goal = query_epsilon if query_epsilon is not None else summed if eps_s else aim
-        rows = (math.ceil(count_error + centre_rows_at(centre, beta)) if centre
-                else None)
+        rows = (math.ceil(count_error + centre_rows_at(centre, beta))
+                if centre and not pooled else None)
         return Tier(centre, side, summed, _target(goal, side), rows,
-                    stride=1 if centre else SMALL_STRIDE)
+                    stride=SMALL_STRIDE if pooled or not centre else 1, pooled=pooled)
 
     own = math.ceil(count_error + centre_rows_at(eps_c, beta))
     out, last = [], own
@@ -671,7 +711,7 @@ def _small_group_tiers(rest: float, eps_c: float, eps_sides: float, eps_s: float
         out.append(split)
         last = split.min_count
     out.append(tier(0.0))
-    return own, tuple(out)
+    return own, tuple(out), tier(eps_c, pooled=True)
 
 
 def query_split(query_epsilon: float, statistics: Sequence[str]) -> tuple[float, float]:
@@ -747,15 +787,6 @@ def choose_pivot(lower: float, centre: float, upper: float, count_epsilon: float
     return best
 
 
-def pivot_step(lower: float, upper: float, pivot: float, sensitivity: int) -> float:
-    """γ = max(U − p, p − L)/k as a float: the value of one unit of the integer sum (the
-    float of :func:`exact_step`; 0 when that overflows)."""
-    try:
-        return float(exact_step(lower, upper, pivot, sensitivity))
-    except OverflowError:
-        return 0.0
-
-
 def exact_step(lower: float, upper: float, pivot: float, sensitivity: int) -> Fraction:
     """γ = w/k exactly, w = max(U − p, p − L) in rationals (so |clamp(x) − p| ≤ k·γ holds
     without rounding)."""
@@ -770,21 +801,6 @@ def integer_sum(centred: Fraction, step: Fraction) -> int:
         return 0
     q = centred / step + Fraction(1, 2)
     return q.numerator // q.denominator
-
-
-def centred_integer_sum(values: np.ndarray, lower: float, upper: float, pivot: float,
-                        sensitivity: int = 1 << SUM_FRACTION_BITS) -> int:
-    """S = ⌊Σ (clamp(x̃, L, U) − p)/γ + 1/2⌋ computed row by row in rationals (x̃: x
-    truncated to 30 significant bits, :func:`~dprect.core.describe_stats.truncated_value`;
-    γ = :func:`exact_step`): the direct reference the statistics' route
-    (:func:`~dprect.core.describe_stats.centred_sum`) equals. Slow: for tests."""
-    x = truncated_value(np.asarray(values, dtype=np.float64))
-    if not len(x) or upper < lower:
-        return 0
-    clamped = np.clip(x, lower, upper)  # exact: returns one of the floats
-    p = Fraction(pivot)
-    total = sum((Fraction(float(v)) - p for v in clamped), Fraction(0))
-    return integer_sum(total, exact_step(lower, upper, pivot, sensitivity))
 
 
 # -- the run, block by block (the draw order is the module docstring's) ------------------------
@@ -829,6 +845,10 @@ class BlockDraws:
     resume: list[int | None]
     #: the mean of each cell drawn here, asked or not (None: no sum noise)
     means: list[list[float | None]]
+    #: per column with a cell of the anchored split here: the sum of those cells'
+    #: centre-grid histograms (sorted keys, counts), the pool a column without an anchor
+    #: draws its one centre from (:func:`column_centres`)
+    pooled: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
 
 def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | None]
@@ -875,8 +895,29 @@ def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | N
     done = [[(None, None) if k else _finish(plan, tiers[0], own[(g, j)], stats[(g, j)], n, rng)
              for j, (n, k) in enumerate(zip(nrow, krow, strict=True))]
             for g, (nrow, krow, rng) in enumerate(zip(counts, picks, streams, strict=True))]
+    last = len(tiers) - 1
+    pools = {j: merge_histograms([hists[g][j] for g in range(block.groups)
+                                  if picks[g][j] == last])
+             for j in range(plan.columns) if plan.pooled is not None and last
+             and any(picks[g][j] == last for g in range(block.groups))}
     return BlockDraws([[c for c, _ in row] for row in done], picks, centres, counts,
-                      resume, [[m for _, m in row] for row in done])
+                      resume, [[m for _, m in row] for row in done], pools)
+
+
+def merge_histograms(parts: Iterable[tuple[np.ndarray, np.ndarray]]
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """The sum of centre-grid histograms (sorted keys, counts): the histogram of the union
+    of their rows (exact integer counts, sorted keys, no zero count)."""
+    pairs = list(parts)
+    keys = np.concatenate([np.zeros(0, dtype=np.int64)]
+                          + [np.asarray(k, dtype=np.int64) for k, _ in pairs])
+    counts = np.concatenate([np.zeros(0, dtype=np.int64)]
+                            + [np.asarray(c, dtype=np.int64) for _, c in pairs])
+    unique, where = np.unique(keys, return_inverse=True)
+    summed = np.zeros(len(unique), dtype=np.int64)
+    np.add.at(summed, where, counts)
+    keep = summed > 0
+    return unique[keep], summed[keep]
 
 
 def _noisy_count(plan: DescribePlan, rows: int, rng: RandomSource) -> int | None:
@@ -918,6 +959,69 @@ def pool_anchor(first: Sequence[float], centres: Sequence[float]) -> float:
     return pool[(len(pool) - 1) // 2] if pool else 0.0
 
 
+@dataclass
+class SmallPools:
+    """What the centres of a column's small cells are made from, over the groups of some
+    blocks in public order (:func:`small_pools`): per column, the anchor's pools
+    (:func:`anchor_pools`), the summed centre-grid histogram of its cells of the anchored
+    split and their released rows Σ max(ñ, 0). Pools of consecutive blocks join
+    (:meth:`join`) to the pools of their union — the histograms summed across blocks —
+    so blocks drawn apart (in executors) join them in block order."""
+
+    first: list[list[float]]
+    centres: list[list[float]]
+    hists: dict[int, tuple[np.ndarray, np.ndarray]]
+    rows: dict[int, int]
+
+    def join(self, other: SmallPools) -> SmallPools:
+        empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+        keys = sorted(set(self.hists) | set(other.hists))
+        return SmallPools(
+            [a + b for a, b in zip(self.first, other.first, strict=True)],
+            [a + b for a, b in zip(self.centres, other.centres, strict=True)],
+            {j: merge_histograms([self.hists.get(j, empty), other.hists.get(j, empty)])
+             for j in keys},
+            {j: self.rows.get(j, 0) + other.rows.get(j, 0) for j in keys})
+
+
+def small_pools(plan: DescribePlan, draws: Sequence[BlockDraws]) -> SmallPools:
+    """The :class:`SmallPools` of ``draws`` (blocks in public order): released values
+    and the anchored split's summed histograms only."""
+    columns, last = plan.columns, len(plan.tiers) - 1
+    out = SmallPools([[] for _ in range(columns)], [[] for _ in range(columns)], {}, {})
+    for d in draws:
+        pools = anchor_pools([d], columns)
+        rows = {j: sum(max(nrow[j] or 0, 0)
+                       for krow, nrow in zip(d.tiers, d.counts, strict=True)
+                       if krow[j] == last)
+                for j in d.pooled}
+        out = out.join(SmallPools([list(f) for f, _ in pools], [list(c) for _, c in pools],
+                                  dict(d.pooled), rows))
+    return out
+
+
+def column_centres(plan: DescribePlan, pools: SmallPools, rng: RandomSource
+                   ) -> list[tuple[float, bool]]:
+    """Per column, the centre of its cells of the anchored split and whether they take the
+    pooled split (docs/privacy.md §11, Lemma D6): the column's anchor
+    (:func:`pool_anchor`) when some cell of it has an own centre; else, when those cells'
+    released rows reach :meth:`DescribePlan.pool_rows`, ONE draw from ``rng`` (the run's
+    source, after the groups' stream seeds; columns in order) by the centre's exponential
+    mechanism at the pooled split's ε_c on their pooled histogram — a row is in one group,
+    so in the pool once, and moves every pooled depth by at most 1; else 0.0 (the anchor
+    of a column without any). Which it is depends on released counts only."""
+    out = []
+    for j, (first, centres) in enumerate(zip(pools.first, pools.centres, strict=True)):
+        tier = plan.pooled
+        if (first or centres or tier is None or j not in pools.hists
+                or pools.rows[j] < plan.pool_rows()):
+            out.append((pool_anchor(first, centres), False))
+        else:
+            out.append((draw_centre_from_counts(*pools.hists[j], tier.centre_rate, rng),
+                        True))
+    return out
+
+
 def anchor_centres(draws: Sequence[BlockDraws], columns: int) -> list[float]:
     """Per column, the anchor of its cells of smaller splits: the lower median, over every
     group (public order), of the released means of the column's cells under the plan's
@@ -940,15 +1044,18 @@ def small_centre(own: float | None, anchor: float) -> float:
     return float(own)
 
 
-def finish_small(plan: DescribePlan, anchors: Sequence[float], block: CellBlock | None,
-                 draws: BlockDraws) -> list[list[Cell]]:
+def finish_small(plan: DescribePlan, anchors: Sequence[tuple[float, bool]],
+                 block: CellBlock | None, draws: BlockDraws) -> list[list[Cell]]:
     """Round two of the block: each group with cells of smaller splits draws them from its
     second stream (``draws.resume``), columns in order — the lower side, the upper side
-    and the sum noise — around :func:`small_centre` of the column's anchor. ``block`` may
-    be None when the block has no such cell (nothing to send to a worker). Module-level,
-    its arguments picklable: a worker process can run it."""
+    and the sum noise — around :func:`small_centre` of the column's anchor, or, in a
+    column whose cells take the pooled split (:func:`column_centres`), under that split
+    around the column's pooled centre. ``block`` may be None when the block has no such
+    cell (nothing to send to a worker). Module-level, its arguments picklable: a worker
+    process can run it."""
     tiers = plan.tiers
-    wanted = {(g, j): small_centre(draws.centres[g][j], anchors[j])
+    wanted = {(g, j): anchors[j][0] if anchors[j][1] else
+              small_centre(draws.centres[g][j], anchors[j][0])
               for g, row in enumerate(draws.cells) for j, cell in enumerate(row)
               if cell is None}
     if not wanted:
@@ -964,8 +1071,10 @@ def finish_small(plan: DescribePlan, anchors: Sequence[float], block: CellBlock 
             if cell is None:
                 if rng is None:
                     rng = RandomSource.stream(draws.resume[g])
-                cell = finish_cell(plan, tiers[draws.tiers[g][j]], wanted[(g, j)],
-                                   stats[(g, j)], draws.counts[g][j], rng)
+                tier = plan.pooled if anchors[j][1] else tiers[draws.tiers[g][j]]
+                assert tier is not None
+                cell = finish_cell(plan, tier, wanted[(g, j)], stats[(g, j)],
+                                   draws.counts[g][j], rng)
             done.append(cell)
         out.append(done)
     return out
@@ -995,7 +1104,9 @@ def describe_blocks(plan: DescribePlan, blocks: Sequence[CellBlock], groups: Seq
     public order): one stream seed per group from ``rng`` in group order
     (:meth:`RandomSource.stream_seeds`), then :func:`describe_block` on each block through
     ``mapper`` — ``map``, or a process pool's: the result is the same either way, for a
-    seed bit for bit, as no draw depends on where or in which order the blocks run."""
+    seed bit for bit, as no draw depends on where or in which order the blocks run; then
+    each column's anchor or pooled centre (:func:`column_centres`, a pooled one from
+    ``rng``) and :func:`finish_small` on each block through the same ``mapper``."""
     group_list, cols = checked_names(plan, groups, columns)
     if sum(b.groups for b in blocks) != len(group_list):
         raise ParameterError(f"blocks of {sum(b.groups for b in blocks)} group(s) for "
@@ -1004,7 +1115,7 @@ def describe_blocks(plan: DescribePlan, blocks: Sequence[CellBlock], groups: Seq
     cuts = np.cumsum([0] + [b.groups for b in blocks]).tolist()
     work = [seeds[a:b] for a, b in itertools.pairwise(cuts)]
     draws = list(mapper(partial(describe_block, plan), blocks, work))
-    anchors = anchor_centres(draws, plan.columns)
+    anchors = column_centres(plan, small_pools(plan, draws), rng)
     # round two, through the same mapper: a block without a small split's cell is not sent
     pending = [b if any(c is None for row in d.cells for c in row) else None
                for b, d in zip(blocks, draws, strict=True)]
@@ -1132,10 +1243,11 @@ _LARGEST = float(np.finfo(np.float64).max)
 def _sum_and_step(stats: CellStatistics, lower_step: int, upper_step: int, lower: float,
                   upper: float, pivot: float, sensitivity: int) -> tuple[int, float]:
     """(S, γ as a float) of :func:`integer_sum` ``(centred_sum_at(…), exact_step(…))``
-    and :func:`pivot_step`, on integers: T = acc·2^base and w = max(U − p, p − L, 0) =
-    W·2^e are dyadic, so S = ⌊T·k/w + 1/2⌋ = ⌊(2·num + den)/(2·den)⌋ with T·k/w =
-    num/den, and float(w/k) is the correctly rounded quotient of two integers (as
-    Fraction's float is). No Fraction objects: the driver makes one per cell."""
+    and of ``float(exact_step(…))`` (0 when that overflows), on integers: T = acc·2^base
+    and w = max(U − p, p − L, 0) = W·2^e are dyadic, so S = ⌊T·k/w + 1/2⌋ =
+    ⌊(2·num + den)/(2·den)⌋ with T·k/w = num/den, and float(w/k) is the correctly
+    rounded quotient of two integers (as Fraction's float is). No Fraction objects: the
+    driver makes one per cell."""
     acc, base = centred_sum_dyadic(stats, lower_step, upper_step, lower, upper, pivot)
     (lm, le), (um, ue), (pm, pe) = dyadic(lower), dyadic(upper), dyadic(pivot)
     e = min(le, ue, pe)
@@ -1272,13 +1384,14 @@ __all__ = [
     "DescribePlan",
     "DescribeResult",
     "Mapper",
+    "SmallPools",
     "Tier",
     "anchor_centres",
     "anchor_pools",
     "centre_rows_at",
-    "centred_integer_sum",
     "checked_names",
     "choose_pivot",
+    "column_centres",
     "describe_block",
     "describe_blocks",
     "describe_cell",
@@ -1287,9 +1400,11 @@ __all__ = [
     "finish_small",
     "group_blocks",
     "integer_sum",
+    "merge_histograms",
     "plan_describe",
     "pool_anchor",
     "query_split",
     "run_describe",
     "small_centre",
+    "small_pools",
 ]

@@ -28,7 +28,7 @@ def clopper_pearson(count: int, n: int, alpha: float) -> tuple[float, float]:
     from scipy.stats import beta as beta_dist
 
     if n <= 0 or not 0 <= count <= n:
-        raise ValueError(f"need 0 <= count <= n and n > 0, got count={count}, n={n}")
+        raise ValueError("need 0 <= count <= n and n > 0")
     lower = 0.0 if count == 0 else float(beta_dist.ppf(alpha, count, n - count + 1))
     upper = 1.0 if count == n else float(beta_dist.ppf(1 - alpha, count + 1, n - count))
     return lower, upper

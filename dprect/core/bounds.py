@@ -359,7 +359,8 @@ def bound_pieces(hist: Histogram, grid_size: int, alpha: Fraction, side: BoundSi
         raise ParameterError(f"alpha must be in (0, 1), got {alpha}")
     keys, counts = hist.keys, hist.counts
     if len(keys) and int(keys[-1]) >= m:
-        raise ParameterError(f"histogram key {int(keys[-1])} is outside the grid of {m} points")
+        raise ParameterError(f"a histogram key is outside the grid of {m} points (an internal "
+                             "invariant: every key is a grid index)")
     if side not in ("lower", "upper"):
         raise ParameterError(f"side must be 'lower' or 'upper', got {side!r}")
     n = int(hist.total)

@@ -465,7 +465,8 @@ class FloatBins(Domain):
         and whether the bin is negative."""
         i = int(index)
         if not 0 <= i < self.size:
-            raise ParameterError(f"bin index {index!r} is outside [0, {self.size})")
+            raise ParameterError(f"a bin index is outside [0, {self.size}) (an internal "
+                                 "invariant: indices come from this grid)")
         negative = i < self._zero_bin
         j = self._zero_bin - 1 - i if negative else i - self._zero_bin
         low = min(j << self.shift, _POS_INF_BITS)

@@ -11,11 +11,12 @@ values* per feature (:mod:`dprect.core.domains`), and answers:
 * :meth:`Engine.cut` — remove every remaining row whose sort value on ``axis`` is ≥ t
   (``hi``) or ≤ t (``lo``).
 
-* :meth:`Engine.histogram` — the counts of the remaining rows between public,
-  non-decreasing sort-value thresholds t_0 ≤ … ≤ t_{k−1}: k + 1 counts, of the rows with
-  sort value ≤ t_0, in (t_{i−1}, t_i], and > t_{k−1} (the quantile box's only question,
-  :mod:`dprect.core.quantile_box`; a multiset statistic, so it too is the same on every
-  engine);
+* :meth:`Engine.histograms` — per axis j, the counts of the remaining rows between
+  public, non-decreasing sort-value thresholds t_0 ≤ … ≤ t_{k−1} of that axis: k + 1
+  counts, of the rows with sort value ≤ t_0, in (t_{i−1}, t_i], and > t_{k−1} — every
+  axis in one query, so an engine answers it in one pass over the rows (the quantile
+  box's only question, :mod:`dprect.core.quantile_box`; a multiset statistic, so it too
+  is the same on every engine);
 
 and, before the first of them when RandMargins refines ties, :meth:`Engine.set_ties`:
 from then on an axis's sort values are the rows' refined sort values
@@ -29,6 +30,7 @@ rectangle for the same seed.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -54,9 +56,10 @@ class Engine(Protocol):
         """Remove remaining rows with value ≥ threshold (hi) or ≤ threshold (lo)."""
         ...
 
-    def histogram(self, axis: int, thresholds: np.ndarray) -> np.ndarray:
-        """int64 counts of the remaining rows: sort value ≤ t_0, in (t_{i−1}, t_i] for
-        each i, and > t_{k−1} (k + 1 counts for k non-decreasing thresholds)."""
+    def histograms(self, thresholds: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """Per axis j (``thresholds[j]``, one array per axis), the int64 counts of the
+        remaining rows: sort value ≤ t_0, in (t_{i−1}, t_i] for each i, and > t_{k−1}
+        (k + 1 counts for k non-decreasing thresholds)."""
         ...
 
     def set_ties(self, ties: TieBreaker) -> None:

@@ -237,9 +237,15 @@ class SelectedResult:
     and the run's composed ``guarantee``; its JSON is the result's with the run's
     ``privacy``, the statistics' own (``statistics_privacy``) and the ``group_selection``."""
 
-    def __init__(self, result: Any, selection: SelectionPlan, kept: int) -> None:
+    def __init__(self, result: Any, selection: SelectionPlan, kept: int,
+                 statistics: Guarantee | None = None, listed: int = 0) -> None:
         self.result, self.selection, self.kept = result, selection, kept
-        self.guarantee = composed(result.guarantee, selection)
+        #: public groups released beside the selection (docs/privacy.md §18)
+        self.listed = listed
+        #: the statistics' own guarantee (default: the result's ``guarantee``; a classes'
+        #: fit gives its per-class charge, stated even when no class is kept)
+        self.statistics = result.guarantee if statistics is None else statistics
+        self.guarantee = composed(self.statistics, selection)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.__dict__["result"], name)
@@ -248,9 +254,11 @@ class SelectedResult:
         inner = self.result.to_json() if hasattr(self.result, "to_json") \
             else self.result.to_dict()
         return {**inner, "privacy": self.guarantee.to_json(),
-                "statistics_privacy": self.result.guarantee.to_json(),
+                "statistics_privacy": self.statistics.to_json(),
                 "group_selection": {**self.selection.to_json(),
-                                    "groups_kept": self.kept}}
+                                    "groups_kept": self.kept,
+                                    **({"groups_listed": self.listed} if self.listed
+                                       else {})}}
 
     to_json = to_dict
 

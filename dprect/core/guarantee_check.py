@@ -104,6 +104,11 @@ PAPER_MAX_LOG_DELTA = -2
 BOUNDS_SENSITIVITY = 1
 #: the sensitivity of the describe centre's depth and of a side's tail counts, in rows
 DESCRIBE_SENSITIVITY = 1
+#: how many pools of one column a row enters when a column without an anchor draws ONE
+#: centre from the pooled histogram of its small cells (docs/privacy.md §11, Lemma D6): a
+#: row is in one group, whose cell of the column is in the pool or not — the pooled depth
+#: moves by at most DESCRIBE_SENSITIVITY times this
+DESCRIBE_POOLS_PER_ROW = 1
 #: the describe statistics that read the noisy clamped sum (the count reads only its own
 #: noise): written here again, not imported, so the check re-derives the split itself
 DESCRIBE_SUMMED = ("sum", "mean")
@@ -674,11 +679,20 @@ def check_describe_plan(plan: Any) -> CheckReport:
         squares = Fraction(sens) / Fraction(squares_scale)
         count += squares  # drawn whatever the split: spent with the count
         parts["sum of squares"] = float(squares)
+    # the pooled split (a column without an anchor: a function of the released counts)
+    # is one more split a cell may take, re-derived like the others
+    pooled = getattr(plan, "pooled", None)
+    if pooled is not None and (not pooled.pooled or plan.count_scale is None):
+        raise _refuse(product, "its pooled split is not marked pooled, or is not chosen by "
+                      "released counts", g.epsilon, g.delta)
     splits = []
-    for tier in tiers:
+    for tier in [*tiers, *([pooled] if pooled is not None else [])]:
         # the centre's exponential mechanism at rate c is 2c-DP (depth sensitivity s); an
-        # anchored centre (rate 0) reads no row of its group: other groups' releases
-        centre = Fraction(tier.centre_rate) * 2 * s
+        # anchored centre (rate 0) reads no row of its group: other groups' releases; the
+        # pooled split's one centre per column reads the union of its cells' rows, each
+        # row in DESCRIBE_POOLS_PER_ROW pool(s): depth sensitivity s times that (Lemma D6)
+        pools = DESCRIBE_POOLS_PER_ROW if tier.pooled else 1
+        centre = Fraction(tier.centre_rate) * 2 * s * pools
         # each side: exp(−rate·clipped rows) over its steps, a monotone utility (every
         # step's clipped rows move the same way, by at most s): rate·s, not 2·rate·s; the
         # two sides (disjoint rows) in parallel
@@ -705,6 +719,8 @@ def check_describe_plan(plan: Any) -> CheckReport:
         drawn += ", sum of squares" if "sum of squares" in parts else ""
         chosen = (f"; the count first, then one of {len(tiers)} splits by its released "
                   f"value (adaptive composition)" if len(tiers) > 1 else "")
+        chosen += (", or the pooled split by the column's released counts"
+                   if pooled is not None else "")
         route = _Route(f"basic composition of {plan.columns} column(s) (centre, two "
                        f"sides in parallel{drawn}{chosen}), groups in parallel",
                        _high(_dec(total)), Decimal(0))
@@ -882,20 +898,34 @@ def check_selection_plan(plan: Any) -> CheckReport:
                                   "keep_probability_1_row": float(Fraction(table[0], one))})
 
 
-def check_selected_run(statistics: Any, selection: Any, run: Any) -> None:
-    """The run after a private group selection (docs/privacy.md §18): its stated (ε, δ)
-    at least the statistics' plus the selection's (exact rationals; adaptive
-    composition), in one relation; refuse it (:class:`GuaranteeCheckError`) otherwise."""
+#: what a PUBLIC group listed beside a private selection adds to the run's (ε, δ): nothing
+#: (docs/privacy.md §18, Theorem S′: its release does not depend on the data, and the
+#: selection over the other keys is the same per-key mechanism on fewer keys)
+LISTED_GROUP_COST = (Fraction(0), Fraction(0))
+
+
+def check_selected_run(statistics: Any, selection: Any, run: Any, listed: int = 0) -> None:
+    """The run after a private group selection (docs/privacy.md §18), with ``listed``
+    public groups released beside it: its stated (ε, δ) at least the statistics' plus the
+    selection's plus ``listed`` × :data:`LISTED_GROUP_COST` (exact rationals; adaptive
+    composition; the statistics are (ε, δ) for ANY set of groups, listed or kept), in one
+    relation; refuse it (:class:`GuaranteeCheckError`) otherwise."""
+    if isinstance(listed, bool) or not isinstance(listed, int) or listed < 0:
+        raise _refuse("selected-groups", "the number of listed groups is not a count",
+                      run.epsilon, run.delta)
+    extra_eps, extra_delta = (listed * c for c in LISTED_GROUP_COST)
     if not (statistics.neighbouring == selection.neighbouring == run.neighbouring) \
             or Fraction(run.epsilon) < Fraction(statistics.epsilon) + Fraction(
-                selection.epsilon) \
-            or Fraction(run.delta) < Fraction(statistics.delta) + Fraction(selection.delta):
+                selection.epsilon) + extra_eps \
+            or Fraction(run.delta) < Fraction(statistics.delta) + Fraction(
+                selection.delta) + extra_delta:
         raise _refuse("selected-groups", "the selection and the statistics do not compose "
                       "within its stated guarantee", run.epsilon, run.delta)
 
 
-__all__ = ["BOUNDS_SENSITIVITY", "BR_ZCDP", "CLASSES_REPLACE_STEPS", "DESCRIBE_SENSITIVITY",
-           "DESCRIBE_SPREAD", "DESCRIBE_SUMMED", "DESCRIBE_UNSPENT", "PAPER_FACTOR",
+__all__ = ["BOUNDS_SENSITIVITY", "BR_ZCDP", "CLASSES_REPLACE_STEPS", "DESCRIBE_POOLS_PER_ROW",
+           "DESCRIBE_SENSITIVITY", "DESCRIBE_SPREAD", "DESCRIBE_SUMMED", "DESCRIBE_UNSPENT",
+           "LISTED_GROUP_COST", "PAPER_FACTOR",
            "QUANTILE_SENSITIVITY", "SELECTION_KEYS_CHANGED", "SLACK", "CheckReport",
            "GuaranteeCheckError", "check_bounds_plan", "check_classes_plan",
            "check_describe_plan", "check_fit_plan", "check_mixed_plan", "check_quantiles_plan",

@@ -997,7 +997,7 @@ def _safe_choice(options: list[MethodPlan], positives: int | None = None) -> Met
     gives up by design, the tails where classes overlap (docs/results.md §4.1), are not
     held against it; its aimed score charges a bound past the data, so it no longer
     reaches past it by design. Without a stated target (the default: a rectangle around
-    the positives keeps them, and the box's 2d histogram queries cost a pass each), when
+    the positives keeps them, and the box reads the rows twice), when
     the choice is predicted to leave out
     at least (1 − :data:`AUTO_QUANTILES_GAP`) of N (a nearly empty rectangle) and the box
     no more.

@@ -33,10 +33,12 @@ q_lo + q_hi. Per axis two mechanisms (one for the origin shape): R = 2d (d) ε-b
 mechanisms in all, composed by the planner as it composes the composition baseline's R
 rounds (:func:`~dprect.core.accounting.composition_br`). Nothing here cuts a row.
 
-**The engine's part** (:meth:`dprect.core.engine.Engine.histogram`): per axis, the counts
-of the positives between public sort-value thresholds — the coarse bins' ends for the
-centre, then the sides' candidates. The core draws everything, axis by axis (centre, lo,
-hi), so every engine gives the identical box for a seed.
+**The engine's part** (:meth:`dprect.core.engine.Engine.histograms`): the counts of the
+positives between public sort-value thresholds, every axis in one query (one pass over the
+rows): first the coarse bins' ends of every axis (the centres), then every axis's sides'
+candidates, public functions of its centre. The core draws everything — axis j from its
+own stream (:func:`run_quantile_box`) — so every engine gives the identical box for a seed,
+in two passes (one for the origin shape, which has no centre to draw).
 """
 
 from __future__ import annotations
@@ -173,31 +175,41 @@ def side_target(target_miss: float, positives: int | None, sides: int,
     return max(0, asked, aim)
 
 
-def draw_centre(engine: Engine, axis: int, domain: Domain, rate: Fraction,
-                rng: RandomSource) -> int:
-    """The centre of ``axis`` (a grid index: its coarse bin's first point), drawn
-    ∝ exp(rate·depth) on the coarse bins from the engine's histogram."""
-    counts = np.asarray(engine.histogram(axis, _coarse_thresholds(domain)), dtype=np.int64)
+def centre_from_counts(counts: np.ndarray, domain: Domain, rate: Fraction,
+                       rng: RandomSource) -> int:
+    """The centre of an axis (a grid index: its coarse bin's first point), drawn
+    ∝ exp(rate·depth) on the coarse bins from their histogram ``counts`` (the engine's
+    answer to the axis's coarse thresholds, :func:`coarse_thresholds`)."""
+    counts = np.asarray(counts, dtype=np.int64)
     keys = np.flatnonzero(counts)
     pieces = centre_pieces_from_counts(keys, counts[keys], grid_size=coarse_bins(domain))
     return int(sample_unimodal(pieces, rate, rng)) << coarse_shift(domain)
 
 
-def tail_counts(engine: Engine, axis: int, domain: Domain, lo: list[int] | None,
-                hi: list[int]) -> tuple[np.ndarray | None, np.ndarray]:
-    """q_k of each side from ONE histogram: lo q_k = #{x < L_k} = #{x ≤ L_k − 1},
-    hi q_k = #{x > U_k}. The thresholds L_K − 1 < … < L_1 − 1 < U_0 < U_1 < … ascend."""
+def coarse_thresholds(domain: Domain) -> np.ndarray:
+    """The coarse bins' ends as sort-value thresholds (the centre's histogram query)."""
+    return _coarse_thresholds(domain)
+
+
+def tail_thresholds(domain: Domain, lo: list[int] | None, hi: list[int]) -> np.ndarray:
+    """The sides' histogram query: the thresholds L_K − 1 < … < L_1 − 1 < U_0 < U_1 < …
+    (ascending; lo q_k = #{x < L_k} = #{x ≤ L_k − 1}, hi q_k = #{x > U_k})."""
     lo_cuts = [] if lo is None else [v - 1 for v in reversed(lo) if v > 0]
-    counts = np.asarray(engine.histogram(axis, _sort_thresholds(domain, lo_cuts + hi)),
-                        dtype=np.int64)
-    below = np.cumsum(counts)  # below[i] = #{x ≤ threshold i} (the last: every row)
+    return _sort_thresholds(domain, lo_cuts + hi)
+
+
+def tail_counts(counts: np.ndarray, lo: list[int] | None, hi: list[int]
+                ) -> tuple[np.ndarray | None, np.ndarray]:
+    """q_k of each side from the histogram ``counts`` of :func:`tail_thresholds`."""
+    n_lo = 0 if lo is None else sum(1 for v in lo if v > 0)
+    below = np.cumsum(np.asarray(counts, dtype=np.int64))  # below[i] = #{x ≤ threshold i}
     total = int(below[-1])
-    hi_q = total - below[len(lo_cuts):len(lo_cuts) + len(hi)]
+    hi_q = total - below[n_lo:n_lo + len(hi)]
     if lo is None:
         return None, hi_q
     lo_q = np.zeros(len(lo), dtype=np.int64)
     positive = [k for k, v in enumerate(lo) if v > 0]  # L_k > 0, in k order
-    lo_q[positive] = below[:len(lo_cuts)][::-1]
+    lo_q[positive] = below[:n_lo][::-1]
     return lo_q, hi_q
 
 
@@ -219,35 +231,49 @@ def run_quantile_box(engine: Engine, domains: list[Domain], *, origin: bool,
                      aimed_rate: Fraction | None = None, aimed_decay: Fraction = DECAY,
                      trace: list[SideTrace] | None = None
                      ) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """The box (lo, hi) in grid indices: per axis the centre (general shape) then the lo
-    and the hi side (module docstring); draws in that order, axis by axis. With a
-    target t > 0 the sides draw with the aimed score −a·|q_k − t| − μ·k at the rate
-    a = ``aimed_rate`` (the plan's ε_s/2: the pair is ε_s-DP, docs/privacy.md §16,
-    Lemma QB2′) and the prior's decay ``aimed_decay`` (:data:`AIMED_DECAY`), on
-    :data:`AIMED_STEPS_PER_OCTAVE` steps per octave; with t = 0 the monotone score at
-    ε_s and decay ``decay``."""
+    """The box (lo, hi) in grid indices (module docstring), in two histogram queries
+    of every axis at once (:meth:`~dprect.core.engine.Engine.histograms`: one pass over
+    the rows each): the coarse bins of every axis, then every axis's centre; the sides'
+    candidates of every axis, then every axis's lo and hi side. Axis j draws from its own
+    stream, ``RandomSource.stream(seeds[j])`` of ``rng.stream_seeds(d)``: its centre,
+    its lo side, its hi side — so no axis's draws depend on the order the axes are
+    served. With a target t > 0 the sides draw with the aimed score
+    −a·|q_k − t| − μ·k at the rate a = ``aimed_rate`` (the plan's ε_s/2: the pair is
+    ε_s-DP, docs/privacy.md §16, Lemma QB2′) and the prior's decay ``aimed_decay``
+    (:data:`AIMED_DECAY`), on :data:`AIMED_STEPS_PER_OCTAVE` steps per octave; with
+    t = 0 the monotone score at ε_s and decay ``decay``."""
     if centre_rate <= 0 or side_epsilon <= 0 or target < 0:
         raise ParameterError("the quantile box needs rates > 0 and a target >= 0")
     aimed = target > 0
     if aimed and (aimed_rate is None or aimed_rate <= 0):
         raise ParameterError("a quantile box with a target needs its aimed rate > 0")
     rate = Fraction(aimed_rate) if aimed else Fraction(side_epsilon)  # type: ignore[arg-type]
+    streams = [RandomSource.stream(s) for s in rng.stream_seeds(len(domains))]
+    if origin:
+        centres = [0] * len(domains)
+    else:
+        coarse = engine.histograms([coarse_thresholds(dom) for dom in domains])
+        centres = [centre_from_counts(coarse[j], dom, centre_rate, streams[j])
+                   for j, dom in enumerate(domains)]
+    r = AIMED_STEPS_PER_OCTAVE if aimed else STEPS_PER_OCTAVE
+    his = [side_candidates(dom, c, "hi", r) for dom, c in zip(domains, centres, strict=True)]
+    los = [None if origin else side_candidates(dom, c, "lo", r)
+           for dom, c in zip(domains, centres, strict=True)]
+    fine = engine.histograms([tail_thresholds(dom, lo, hi)
+                              for dom, lo, hi in zip(domains, los, his, strict=True)])
     lows, highs = [], []
-    for j, domain in enumerate(domains):
-        c = 0 if origin else draw_centre(engine, j, domain, centre_rate, rng)
-        r = AIMED_STEPS_PER_OCTAVE if aimed else STEPS_PER_OCTAVE
-        hi = side_candidates(domain, c, "hi", r)
-        lo = None if origin else side_candidates(domain, c, "lo", r)
-        lo_q, hi_q = tail_counts(engine, j, domain, lo, hi)
+    for j in range(len(domains)):
+        lo_q, hi_q = tail_counts(fine[j], los[j], his[j])
         bound = {}
-        for side, cands, q in (("lo", lo, lo_q), ("hi", hi, hi_q)):
+        for side, cands, q in (("lo", los[j], lo_q), ("hi", his[j], hi_q)):
             if cands is None or q is None:
                 continue
-            k = draw_step(q, _Steps(len(cands)), target, rate, rng,
+            k = draw_step(q, _Steps(len(cands)), target, rate, streams[j],
                           aimed_decay if aimed else decay, two_sided=aimed)
             bound[side] = cands[k]
             if trace is not None:
-                trace.append(SideTrace(j, side, c, k, cands[k], int(q[k])))  # type: ignore[arg-type]
+                trace.append(SideTrace(j, side, centres[j], k, cands[k],  # type: ignore[arg-type]
+                                       int(q[k])))
         lows.append(bound.get("lo", 0))
         highs.append(bound["hi"])
     return tuple(lows), tuple(highs)
@@ -373,7 +399,8 @@ def predicted_axis_clip(side_epsilon: float, rows: float, target: float, decay: 
 __all__ = ["AIMED_DECAY", "AIMED_STEPS_PER_OCTAVE", "AIM_MIN_NATS", "AIM_SIDE_SHARE",
            "AIM_TOTAL_SHARE", "CENTRE_BITS",
            "DATA_BINS", "FINE_BITS", "INSIDE_OCTAVES", "OUTSIDE_OCTAVES", "PHASES",
-           "STEPS_PER_OCTAVE", "SideTrace", "coarse_bins", "coarse_shift", "draw_centre",
+           "STEPS_PER_OCTAVE", "SideTrace", "centre_from_counts", "coarse_bins",
+           "coarse_shift", "coarse_thresholds",
            "offsets", "overshoot_steps", "predicted_axis_clip", "predicted_clip",
            "quantile_decay", "run_quantile_box", "side_candidates", "side_steps",
-           "side_target", "tail_counts", "widening"]
+           "side_target", "tail_counts", "tail_thresholds", "widening"]

@@ -196,7 +196,7 @@ class RandomSource:
         (so the blocks' draws follow from the run's seed, wherever they run); from OS
         entropy, n × None — each stream reads the OS itself and nothing is drawn here."""
         if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-            raise ValueError(f"stream_seeds needs n >= 0, got {n!r}")
+            raise ValueError("stream_seeds needs n >= 0 (an internal invariant)")
         if not self.seeded:
             return [None] * n
         return [self._gen.getrandbits(STREAM_SEED_BITS) for _ in range(n)]
@@ -223,13 +223,13 @@ class RandomSource:
     def randbelow(self, n: int) -> int:
         """A uniform integer in {0, …, n−1}; exact for any n ≥ 1 (arbitrary precision)."""
         if n < 1:
-            raise ValueError(f"randbelow needs n >= 1, got {n}")
+            raise ValueError("randbelow needs n >= 1 (an internal invariant)")
         return self._gen.randrange(n)
 
     def randbits(self, k: int) -> int:
         """k independent uniform random bits as an integer in {0, …, 2^k − 1}; exact."""
         if k < 1:
-            raise ValueError(f"randbits needs k >= 1, got {k}")
+            raise ValueError("randbits needs k >= 1 (an internal invariant)")
         return self._gen.getrandbits(k)
 
     def uniform(self) -> float:
@@ -241,7 +241,7 @@ class RandomSource:
         """True with probability exactly ``p`` (a rational in [0, 1])."""
         p = Fraction(p)
         if not 0 <= p <= 1:
-            raise ValueError(f"bernoulli needs p in [0, 1], got {p}")
+            raise ValueError("bernoulli needs p in [0, 1] (an internal invariant)")
         return self.randbelow(p.denominator) < p.numerator
 
     def bernoulli_exp(self, gamma: Fraction) -> bool:
@@ -252,14 +252,14 @@ class RandomSource:
         integers and a gcd, no Fraction objects)."""
         gamma = Fraction(gamma)
         if gamma < 0:
-            raise ValueError(f"bernoulli_exp needs gamma >= 0, got {gamma}")
+            raise ValueError("bernoulli_exp needs gamma >= 0 (an internal invariant)")
         return _bernoulli_exp_reduced(self._below, gamma.numerator,
                                       gamma.denominator)
 
     def geometric_exp(self, s: int, t: int) -> int:
         """G ≥ 0 with P(G = g) = (1 − e^{−s/t})·e^{−g·s/t}, exactly (CKS 2020, Alg. 2)."""
         if s < 1 or t < 1:
-            raise ValueError(f"geometric_exp needs s, t >= 1, got s={s}, t={t}")
+            raise ValueError("geometric_exp needs s, t >= 1 (an internal invariant)")
         return _geometric_exp(self._below, s, t)
 
     def discrete_laplace(self, scale: Fraction) -> int:
@@ -270,7 +270,7 @@ class RandomSource:
         two-sided geometric law."""
         scale = Fraction(scale)
         if scale <= 0:
-            raise ValueError(f"discrete_laplace needs scale > 0, got {scale}")
+            raise ValueError("discrete_laplace needs scale > 0 (an internal invariant)")
         return self.discrete_laplace_int(scale.denominator, scale.numerator)
 
     def discrete_laplace_int(self, s: int, t: int) -> int:
@@ -279,7 +279,7 @@ class RandomSource:
         one scale. The draws depend on s and t, not only on their ratio: give them in
         lowest terms for the draws of :meth:`discrete_laplace`."""
         if s < 1 or t < 1:
-            raise ValueError(f"discrete_laplace_int needs s, t >= 1, got {s}, {t}")
+            raise ValueError("discrete_laplace_int needs s, t >= 1 (an internal invariant)")
         randrange, getrandbits = self._below, self._gen.getrandbits
         while True:
             g = _geometric_exp(randrange, s, t)
@@ -316,17 +316,26 @@ def _below_of(gen: random.Random) -> Callable[[int], int]:
     return gen.randrange
 
 
-def _bernoulli_exp_reduced(randrange: Callable[[int], int], a: int, b: int) -> bool:
-    """:meth:`RandomSource.bernoulli_exp` of γ = a/b (a ≥ 0, b ≥ 1, gcd(a, b) = 1) with
-    the same ``randrange`` calls: each Bernoulli(γ'/k) of the Fraction path is
-    ``randbelow(den) < num`` for γ'/k in lowest terms (0 as 0/1), reduced here by a gcd."""
-    whole = a // b
-    for _ in range(whole):  # the units exp(−1): Bernoulli(1/k) = randbelow(k) < 1
+def _exp_units(randrange: Callable[[int], int], whole: int) -> bool:
+    """Bernoulli(exp(−whole)) as ``whole`` units of exp(−1) in a row: per unit K, the
+    first k with Bernoulli(1/k) = ``randrange(k) < 1`` false, is odd with probability
+    exp(−1); the first even K ends the draw (False)."""
+    for _ in range(whole):
         k = 1
         while randrange(k) < 1:
             k += 1
         if k % 2 == 0:
             return False
+    return True
+
+
+def _bernoulli_exp_reduced(randrange: Callable[[int], int], a: int, b: int) -> bool:
+    """:meth:`RandomSource.bernoulli_exp` of γ = a/b (a ≥ 0, b ≥ 1, gcd(a, b) = 1) with
+    the same ``randrange`` calls: each Bernoulli(γ'/k) of the Fraction path is
+    ``randbelow(den) < num`` for γ'/k in lowest terms (0 as 0/1), reduced here by a gcd."""
+    whole = a // b
+    if not _exp_units(randrange, whole):
+        return False
     a -= whole * b  # the fractional part, still in lowest terms over b
     k = 1
     while True:
@@ -357,12 +366,8 @@ def _bernoulli_exp_int(randrange: Callable[[int], int], n: int, d: int) -> bool:
     with Bernoulli(1/k) = 0, odd with probability exp(−1)), then the fractional part
     n'/d with Bernoulli(n'/(d·k)) drawn as ``randbelow(d·k) < n'``."""
     whole, frac = divmod(n, d)
-    for _ in range(whole):
-        k = 1
-        while randrange(k) < 1:
-            k += 1
-        if k % 2 == 0:
-            return False
+    if not _exp_units(randrange, whole):
+        return False
     k = 1
     while randrange(d * k) < frac:
         k += 1

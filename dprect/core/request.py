@@ -280,28 +280,44 @@ def coverage_alpha(coverage: float) -> Fraction:
 
 
 @dataclass(frozen=True)
-class BoundsRequest:
-    """The public parameters of a private-bounds run (:mod:`dprect.core.bounds`),
-    validated on construction.
-
-    ``coverage``: the target share of rows inside [lower, upper] per column; each side
-    targets α = (1 − coverage)/2 clipped rows (:func:`coverage_alpha`). ``beta``: the
-    failure probability of the coverage statement (per group; the whole run when
-    ungrouped). ``neighbouring``: a :class:`Neighbouring` member (a ``str``)."""
+class AggregateRequest:
+    """The fields both aggregate requests share (:class:`DescribeRequest`,
+    :class:`BoundsRequest`), validated on construction: ε, δ, β, the neighbouring relation
+    (a :class:`Neighbouring` member, a ``str``) and the intervals' level."""
 
     epsilon: float = field(metadata=_help("total epsilon of the run, charged once "
                                           "(required)"))
     delta: float = field(default=0.0, metadata=_help("total delta of the run (0: pure DP)"))
-    coverage: float = field(default=0.999, metadata=_help(
-        "share of each column's values the bounds aim to cover"))
     beta: float = field(default=1e-3, metadata=_help(
-        "failure probability of the coverage statement, per group"))
+        "failure probability of the accuracy statements, per group and column"))
     neighbouring: Neighbouring = field(default=Neighbouring.ADD_REMOVE, metadata=_help(
         "add-remove or replace-one (by group privacy)"))
     interval_level: float = field(default=DEFAULT_LEVEL, metadata=_help(INTERVAL_HELP))
 
     def __post_init__(self) -> None:
-        _check_aggregate_fields(self)
+        _set(self, "epsilon", check_run_epsilon(self.epsilon))
+        _set(self, "delta", check_delta(self.delta, "delta"))
+        _set(self, "beta", check_open_unit(self.beta, "beta"))
+        _set(self, "neighbouring", Neighbouring.parse(self.neighbouring, "neighbouring"))
+        _set(self, "interval_level", check_level(self.interval_level))
+
+
+@dataclass(frozen=True)
+class BoundsRequest(AggregateRequest):
+    """The public parameters of a private-bounds run (:mod:`dprect.core.bounds`).
+
+    ``coverage``: the target share of rows inside [lower, upper] per column; each side
+    targets α = (1 − coverage)/2 clipped rows (:func:`coverage_alpha`). ``beta``: the
+    failure probability of the coverage statement (per group; the whole run when
+    ungrouped)."""
+
+    beta: float = field(default=1e-3, metadata=_help(
+        "failure probability of the coverage statement, per group"))
+    coverage: float = field(default=0.999, metadata=_help(
+        "share of each column's values the bounds aim to cover"))
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
         _set(self, "coverage", check_open_unit(self.coverage, "coverage"))
         coverage_alpha(self.coverage)
 
@@ -316,35 +332,15 @@ class BoundsRequest:
                 "interval_level": self.interval_level}
 
 
-def _check_aggregate_fields(request: BoundsRequest | DescribeRequest) -> None:
-    """The checks of the fields both aggregate requests share: ε, δ, β, the neighbouring
-    relation and the intervals' level."""
-    _set(request, "epsilon", check_run_epsilon(request.epsilon))
-    _set(request, "delta", check_delta(request.delta, "delta"))
-    _set(request, "beta", check_open_unit(request.beta, "beta"))
-    _set(request, "neighbouring", Neighbouring.parse(request.neighbouring, "neighbouring"))
-    _set(request, "interval_level", check_level(request.interval_level))
-
-
 @dataclass(frozen=True)
-class DescribeRequest:
-    """The public parameters of a DP aggregates run (:mod:`dprect.core.aggregates`),
-    validated on construction. Every mechanism there is pure, so ``delta`` is accepted
-    and not spent (the guarantee is (ε, 0)); ``beta`` is the failure probability of the
-    plan's accuracy statements (per group and column)."""
+class DescribeRequest(AggregateRequest):
+    """The public parameters of a DP aggregates run (:mod:`dprect.core.aggregates`). Every
+    mechanism there is pure, so ``delta`` is accepted and not spent (the guarantee is
+    (ε, 0)); ``beta`` is the failure probability of the plan's accuracy statements (per
+    group and column)."""
 
-    epsilon: float = field(metadata=_help("total epsilon of the run, charged once "
-                                          "(required)"))
     delta: float = field(default=0.0, metadata=_help(
         "total delta of the run (not spent: every mechanism is pure)"))
-    beta: float = field(default=1e-3, metadata=_help(
-        "failure probability of the accuracy statements, per group and column"))
-    neighbouring: Neighbouring = field(default=Neighbouring.ADD_REMOVE, metadata=_help(
-        "add-remove or replace-one (by group privacy)"))
-    interval_level: float = field(default=DEFAULT_LEVEL, metadata=_help(INTERVAL_HELP))
-
-    def __post_init__(self) -> None:
-        _check_aggregate_fields(self)
 
 
 class BudgetOptions(TypedDict, total=False):

@@ -425,7 +425,7 @@ class CandidateStream:
         :func:`_bin_edges` gives it (``FloatBins.upper_value`` / ``lower_value``)."""
         self._grow(k + 1)
         if not 0 <= k < self.count:
-            raise IndexError(f"no candidate {k} on this side")
+            raise IndexError("past the last candidate on this side")
         i = self._bins[k]
         return (_SEARCH_GRID.upper_value(i) if self._upper
                 else _SEARCH_GRID.lower_value(i))

@@ -529,7 +529,3 @@ class TieBreaker:
                                                   "axes": list(self.hashed),
                                                   "float_axes": list(self.floats)}}
 
-
-def no_ties(dims: int) -> TieBreaker:
-    """The identity refinement (every b_j = 0)."""
-    return TieBreaker((0,) * dims, ())

@@ -102,9 +102,20 @@ def add_key_counts(total: dict[str, int], values: Sequence[Any], counts: Sequenc
     return total
 
 
+def listed_keys(groups: Sequence[str], kind: str, column: str) -> set[str]:
+    """The key texts (:func:`key_text`) of the listed group values, read against a group
+    column of ``kind`` (:func:`resolve_groups`: text that cannot be such a value, or two
+    texts naming one value, refused — from the schema and the list only): the keys a
+    private selection leaves out when a public list is given with it (docs/privacy.md
+    §18)."""
+    values = resolve_groups(list(groups), kind, column) or []
+    return {text for text in (key_text(v, kind) for v in values) if text is not None}
+
+
 def out_text(groups: Sequence[str], values: Sequence[Any], value: Any) -> str:
     """The listed text of an already resolved ``value``."""
     return groups[list(values).index(value)]
 
 
-__all__ = ["add_key_counts", "group_kind_of_arrow", "key_text", "out_text", "resolve_groups"]
+__all__ = ["add_key_counts", "group_kind_of_arrow", "key_text", "listed_keys", "out_text",
+           "resolve_groups"]

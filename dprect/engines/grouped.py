@@ -69,7 +69,12 @@ from dprect.core.statistic import (
     cell_bins,
     register_runs,
 )
-from dprect.engines.bounds_input import add_key_counts, group_kind_of_arrow, resolve_groups
+from dprect.engines.bounds_input import (
+    add_key_counts,
+    group_kind_of_arrow,
+    listed_keys,
+    resolve_groups,
+)
 from dprect.engines.driver_pool import block_mapper
 from dprect.engines.prepared import PreparedRun
 from dprect.engines.progress import counted_cells, counting
@@ -244,6 +249,11 @@ class NumpyGroupedPrepared(PreparedRun):
         if self.column is None:
             raise ParameterError("a group selection needs a group column")
         return key_counts(self.column, self.kind)
+
+    def listed_keys(self, groups: list[str]) -> set[str]:
+        """The key texts of a public list given with a private selection
+        (:func:`~dprect.engines.bounds_input.listed_keys`; schema and list only)."""
+        return listed_keys(groups, self.kind, "group")
 
     def statistics(self, groups: list[str] | None = None) -> GroupedStatistics:
         group, count = self.group, self.groups

@@ -14,6 +14,7 @@ path. A cut is one vectorised comparison into a reused scratch mask.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -52,8 +53,14 @@ def refine_in_place(columns: list[np.ndarray], ties: TieBreaker,
                 columns[j][first:first + rows] = refined[j]
 
 
+#: values (rows × axes) from which a histogram query runs compiled
+#: (:mod:`dprect.engines.histogram_jit`, where numba is installed): below, numpy's
+#: binary search costs less than loading numba (~0.4 s once a process)
+JIT_VALUES = 1 << 24
+
+
 def bucket_counts(values: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
-    """:meth:`dprect.core.engine.Engine.histogram` of ``values``: int64 counts of
+    """One axis of :meth:`dprect.core.engine.Engine.histograms`, on ``values``: int64 counts of
     v ≤ t_0, t_{i−1} < v ≤ t_i, v > t_{k−1} (thresholds non-decreasing, the values'
     dtype). Shared by every engine (the Spark engine runs it on each partition)."""
     t = np.asarray(thresholds, dtype=values.dtype)
@@ -61,6 +68,35 @@ def bucket_counts(values: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
         raise ParameterError("histogram thresholds must be non-decreasing")
     slot = np.searchsorted(t, values, side="left")  # #{t_i < v}: v's interval
     return np.bincount(slot, minlength=len(t) + 1).astype(np.int64)
+
+
+def counter(thresholds: np.ndarray, dtype: np.dtype, *, compiled: bool
+            ) -> Callable[[np.ndarray], np.ndarray]:
+    """values (of ``dtype``) → their :func:`bucket_counts` for ``thresholds`` (cast to
+    ``dtype``; refused unless non-decreasing): compiled
+    (:func:`~dprect.engines.histogram_jit.compiled_counts`, the same counts) where
+    ``compiled`` — the caller's choice, for a query large enough to pay for loading numba
+    (~0.4 s once) — and numba is installed, else numpy."""
+    t = np.asarray(thresholds, dtype=dtype)
+    if len(t) > 1 and (t[1:] < t[:-1]).any():
+        raise ParameterError("histogram thresholds must be non-decreasing")
+    if compiled and len(t):
+        from dprect.engines import histogram_jit
+
+        if histogram_jit.available():
+            guided = histogram_jit.guide(t)
+            return lambda values: histogram_jit.compiled_counts(  # type: ignore[return-value]
+                values, guided)
+    return lambda values: bucket_counts(values, t)
+
+
+def axes_thresholds(thresholds: Sequence[np.ndarray], dims: int) -> list[np.ndarray]:
+    """The thresholds of :meth:`dprect.core.engine.Engine.histograms`, checked: one array
+    per axis (a parameter, never data)."""
+    out = list(thresholds)
+    if len(out) != dims:
+        raise ParameterError(f"histogram thresholds for {len(out)} axes, engine has {dims}")
+    return out
 
 
 def _ranks(values: np.ndarray, side: Side, first: int, last: int, *, inplace: bool
@@ -182,9 +218,14 @@ class NumpyEngine:
                 return _ranks(found, side, first, last, inplace=True)
         return _ranks(self._column(axis), side, first, last, inplace=not self._all)
 
-    def histogram(self, axis: int, thresholds: np.ndarray) -> np.ndarray:
+    def histograms(self, thresholds: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """:meth:`dprect.core.engine.Engine.histograms`: each remaining column read once
+        (compiled, :mod:`~dprect.engines.histogram_jit`, from :data:`JIT_VALUES`
+        values)."""
         self._used = True
-        return bucket_counts(self._column(axis), thresholds)
+        compiled = self._count * self.dims >= JIT_VALUES
+        return [counter(t, self._columns[j].dtype, compiled=compiled)(self._column(j))
+                for j, t in enumerate(axes_thresholds(thresholds, self.dims))]
 
     def cut(self, axis: int, side: Side, threshold: int | float) -> None:
         self._used = True

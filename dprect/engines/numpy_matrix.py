@@ -65,7 +65,17 @@ import pyarrow as pa
 from dprect.core.domains import Domain, Side
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.ties import TieBreaker
-from dprect.engines.numpy_engine import NumpyEngine, _ranks, bucket_counts
+
+# JIT_VALUES: values (rows × features) from which the list pass (:mod:`matrix_jit`) and the
+# histogram query (:mod:`histogram_jit`) run compiled, where numba is installed: below,
+# the numpy pass costs less than loading numba (~0.4 s once)
+from dprect.engines.numpy_engine import (
+    JIT_VALUES,
+    NumpyEngine,
+    _ranks,
+    axes_thresholds,
+    counter,
+)
 
 #: rows per block of a pass: 8 features × 16,384 rows of float64 is 1 MiB, cache-resident
 BLOCK_ROWS = 1 << 14
@@ -81,9 +91,6 @@ LIST_FACTOR = 2
 #: listed rows per order when the pass runs before any window (the count ``auto`` asks for
 #: first): lists kept for a first window whose own target is at most this
 PRELIST = 1 << 13
-#: values (rows × features) from which the pass runs compiled (:mod:`matrix_jit`, where
-#: numba is installed): below, the numpy pass costs less than loading numba (~0.4 s once)
-JIT_VALUES = 1 << 24
 #: all orders' listed rows together at most: a pass that would list more keeps none
 CANDIDATE_CELLS = 9 << 18
 #: driver bytes per listed row at most, while the lists are built and held: its row number
@@ -470,18 +477,27 @@ class MatrixEngine:
         else:
             self._cuts.append((axis, side, threshold))
 
-    def histogram(self, axis: int, thresholds: np.ndarray) -> np.ndarray:
-        """:meth:`dprect.core.engine.Engine.histogram` of the remaining rows on ``axis``
-        (the quantile box's query), summed over the blocks: the same counts as
+    def histograms(self, thresholds: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """:meth:`dprect.core.engine.Engine.histograms` of the remaining rows (the
+        quantile box's query) in ONE pass over the blocks: each block's surviving rows,
+        every axis encoded and counted (compiled from :data:`JIT_VALUES` values,
+        :mod:`~dprect.engines.histogram_jit`), summed — the same counts as
         :class:`NumpyEngine`'s on the same rows."""
+        cuts = axes_thresholds(thresholds, self.dims)
         if self._inner is not None:
-            return self._inner.histogram(axis, thresholds)
-        domain = self._domains[axis]
-        total = bucket_counts(domain.encode(np.zeros(0)), thresholds)
+            return self._inner.histograms(cuts)
+        compiled = self._parts.rows * self.dims >= JIT_VALUES
+        counts = [counter(t, dom.sort_dtype, compiled=compiled)
+                  for dom, t in zip(self._domains, cuts, strict=True)]
+        totals = [np.zeros(len(t) + 1, dtype=np.int64) for t in cuts]
         for _, block, chosen in self._blocks():
-            total += bucket_counts(domain.encode(self._surviving(block, chosen)[:, axis]),
-                                   thresholds)
-        return total
+            # nothing cut and every row selected (the box on a finite matrix): the block
+            # as it is, no copy
+            rows = block if not self._cuts and chosen.all() else self._surviving(block,
+                                                                                 chosen)
+            for j, dom in enumerate(self._domains):
+                totals[j] += counts[j](dom.encode(rows[:, j]))
+        return totals
 
     def _survivors(self, listed: _List) -> np.ndarray:
         """The listed values of rows surviving every recorded cut."""

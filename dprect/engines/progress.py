@@ -10,6 +10,11 @@ the public numbers of listed groups and columns (and of the driver's processors 
 blocks); a unit is counted when the step reaches it, whatever the data hold — so the
 numbers printed are a function of the public shape of the run and of time only (the time
 a run takes is visible to whoever runs it, with or without a heartbeat).
+
+A step whose units are done elsewhere — the Spark executor route's blocks, drawn in the
+executors (:mod:`dprect.engines.spark.block_progress`) — is :func:`polled`: its done
+count is read from a function when the heartbeat asks (capped at the total), and printed
+by the same :func:`current`, so both routes' lines read alike (``mechanism 3/16 blocks``).
 """
 
 from __future__ import annotations
@@ -32,11 +37,15 @@ class StepProgress:
         self.done, self.total = 0, 0
         self.label, self.unit = "", ""
         self.running = False
+        self.poll: Callable[[], int] | None = None
 
-    def start(self, total: int, label: str, unit: str) -> None:
+    def start(self, total: int, label: str, unit: str,
+              poll: Callable[[], int] | None = None) -> None:
+        """A step of ``total`` units, counted by :meth:`one` or, with ``poll``, read from
+        it (units done elsewhere)."""
         with self.lock:
             self.done, self.total, self.running = 0, total, True
-            self.label, self.unit = label, unit
+            self.label, self.unit, self.poll = label, unit, poll
 
     def one(self) -> None:
         with self.lock:
@@ -44,11 +53,14 @@ class StepProgress:
 
     def end(self) -> None:
         with self.lock:
-            self.running = False
+            self.running, self.poll = False, None
 
     def now(self) -> tuple[int, int, str, str] | None:
         with self.lock:
-            return (self.done, self.total, self.label, self.unit) if self.running else None
+            if not self.running:
+                return None
+            done = self.done if self.poll is None else min(self.total, self.poll())
+            return done, self.total, self.label, self.unit
 
 
 #: the step running now in this process
@@ -72,6 +84,18 @@ def counting(total: int, label: str, unit: str) -> Iterator[Callable[[], None]]:
     STEP.start(total, label, unit)
     try:
         yield STEP.one
+    finally:
+        STEP.end()
+
+
+@contextmanager
+def polled(total: int, label: str, unit: str, done: Callable[[], int]) -> Iterator[None]:
+    """A step of ``total`` units done elsewhere: ``done()`` (a count of public units,
+    read when the heartbeat asks, capped at ``total``) says how many; the step ends on
+    exit (however it ends)."""
+    STEP.start(total, label, unit, done)
+    try:
+        yield
     finally:
         STEP.end()
 
@@ -103,4 +127,4 @@ def counted_cells(cells: Mapping[K, V], total: int, label: str = "mechanism"
         yield _Ticking(cells, tick)
 
 
-__all__ = ["STEP", "StepProgress", "counted_cells", "counting", "current"]
+__all__ = ["STEP", "StepProgress", "counted_cells", "counting", "current", "polled"]

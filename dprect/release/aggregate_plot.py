@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import io
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -199,21 +199,29 @@ def _draw_column(ax: Any, column: str, rows: Sequence[Mapping[str, Any]],
                         color=colour, mfc="none" if few else colour, markersize=7,
                         clip_on=False, gid=f"out of view {column}")
         out += len(beyond)
+    finish_group_panel(ax, column, rows, "DP mean", [],
+                       f"{out} mean(s) out of view (triangles at the edge)" if out else None,
+                       f"{skipped} group(s) without a finite mean not drawn" if skipped
+                       else None)
+    return out
+
+
+def finish_group_panel(ax: Any, column: str, rows: Sequence[Mapping[str, Any]], label: str,
+                       notes: list[str], *extra: str | None, pad: float | None = None
+                       ) -> None:
+    """A panel of a mark per group's last touches, every statistic's: the groups' names
+    under their positions (every k-th past :data:`MAX_TICKS`), the column as the title
+    (``pad`` above the axes), ``label`` on the y axis, the notes (with each given
+    ``extra`` line: what is out of view, what is not drawn)."""
     step = max(1, math.ceil(len(rows) / MAX_TICKS))
     ticks = list(range(0, len(rows), step))
     ax.set_xticks(ticks)
     ax.set_xticklabels([_group_label(rows[i]["group"]) for i in ticks], rotation=45,
                        ha="right", fontsize=8)
     ax.set_xlim(-0.6, len(rows) - 0.4)
-    ax.set_title(column, fontsize=10)
-    ax.set_ylabel("DP mean", fontsize=9)
-    notes = []
-    if out:
-        notes.append(f"{out} mean(s) out of view (triangles at the edge)")
-    if skipped:
-        notes.append(f"{skipped} group(s) without a finite mean not drawn")
-    note(ax, notes)
-    return out
+    ax.set_title(column, fontsize=10, pad=pad)
+    ax.set_ylabel(label, fontsize=9)
+    note(ax, notes + [line for line in extra if line])
 
 
 def span(values: Sequence[float], trim: float = 0.0) -> tuple[float, float]:
@@ -338,40 +346,64 @@ def _describe_figure(record: Mapping[str, Any], *, title: str | None, dpi: int
                      ) -> tuple[Figure, int]:
     """The figure and how many means it shows out of view."""
     require("plot", "the describe plot")
-    rows = table_rows(record)
     per_column = record["plan"]["per_column"]
     sum_eps, count_eps = float(per_column["sum_epsilon"]), float(per_column["count_epsilon"])
+    groups = len(record["groups"])
+
+    def subtitle(many: bool) -> str:
+        g = record["privacy"]
+        needs = sorted({rows_needed(record["plan"], c)
+                        for c in list(record["columns"])[:MAX_PANELS]})
+        need = (f"{needs[0]:,}" if len(needs) == 1 else
+                f"{needs[0]:,}–{needs[-1]:,} (per column)")
+        guarantee = f"({float(g['epsilon']):.3g}, {float(g['delta']):.2g})-DP in one charge"
+        if many:
+            return (f"DP means of {groups:,} groups, {guarantee}\nbar: the median noise "
+                    "interval's width (clipping bias not included)\ngrey: below_row_need "
+                    f"(fewer than {need} rows released:\nthe mean may be far off)")
+        return (f"DP means per group, {guarantee}\nbars: ± the noise's sd (a bound "
+                "from the plan's public scales\nand the released values; clipping bias "
+                "not included)\nhollow grey: below_row_need (fewer than "
+                f"{need} rows released:\nthe mean may be far off)")
+
+    return grouped_figure(
+        record, lambda ax, column, rows: _draw_column(ax, column, rows, sum_eps, count_eps),
+        lambda ax, column, rows: _draw_column_spread(ax, column, rows, sum_eps, count_eps),
+        subtitle, lambda out, many: (f"{out} mean(s) out of view" if many else
+                                     f"triangles at a panel's edge: {out} mean(s) out of view"),
+        title=title, dpi=dpi)
+
+
+#: one column's panel: (axes, column, that column's rows) -> how many values it shows
+#: out of view
+DrawPanel = Callable[[Any, str, Sequence[Mapping[str, Any]]], int]
+
+
+def grouped_figure(record: Mapping[str, Any], draw_few: DrawPanel, draw_many: DrawPanel,
+                   subtitle: Callable[[bool], str], out_of_view: Callable[[int, bool], str],
+                   *, title: str | None, dpi: int) -> tuple[Figure, int]:
+    """The skeleton every grouped-aggregate plot shares: a panel per column (the first
+    :data:`MAX_PANELS`) drawn by ``draw_few``, or by ``draw_many`` past
+    :data:`MANY_GROUPS` listed groups (a public count); titled ``subtitle(many)``, then
+    ``out_of_view(out, many)`` when values are out of view, the columns left out and the
+    seeded run's warning. Returns the figure and how many values are out of view."""
+    rows = table_rows(record)
     columns = list(record["columns"])[:MAX_PANELS]
     groups = len(record["groups"])
     many = groups > MANY_GROUPS
     fig, axes = panel_grid(len(columns), 12 if many else groups, dpi)
-    draw = _draw_column_spread if many else _draw_column
+    draw = draw_many if many else draw_few
     out = 0
     for ax, column in zip(axes.flat, columns, strict=False):
-        out += draw(ax, column, [r for r in rows if r["column"] == column], sum_eps,
-                    count_eps)
-    g = record["privacy"]
-    needs = sorted({rows_needed(record["plan"], c) for c in columns})
-    need = (f"{needs[0]:,}" if len(needs) == 1 else
-            f"{needs[0]:,}–{needs[-1]:,} (per column)")
-    guarantee = f"({float(g['epsilon']):.3g}, {float(g['delta']):.2g})-DP in one charge"
-    if many:
-        subtitle = (f"DP means of {groups:,} groups, {guarantee}\nbar: the median noise "
-                    "interval's width (clipping bias not included)\ngrey: below_row_need "
-                    f"(fewer than {need} rows released:\nthe mean may be far off)")
-    else:
-        subtitle = (f"DP means per group, {guarantee}\nbars: ± the noise's sd (a bound "
-                    "from the plan's public scales\nand the released values; clipping bias "
-                    "not included)\nhollow grey: below_row_need (fewer than "
-                    f"{need} rows released:\nthe mean may be far off)")
+        out += draw(ax, column, [r for r in rows if r["column"] == column])
+    text = subtitle(many)
     if out:
-        subtitle += (f"\n{out} mean(s) out of view" if many else
-                     f"\ntriangles at a panel's edge: {out} mean(s) out of view")
+        text += "\n" + out_of_view(out, many)
     if len(record["columns"]) > MAX_PANELS:
-        subtitle += f"\nthe first {MAX_PANELS} of {len(record['columns'])} columns"
+        text += f"\nthe first {MAX_PANELS} of {len(record['columns'])} columns"
     if record.get("seeded"):
-        subtitle += "\nSEEDED RUN, not for publication"
-    fig.suptitle(f"{title + ': ' if title else ''}{subtitle}", fontsize=9)
+        text += "\nSEEDED RUN, not for publication"
+    fig.suptitle(f"{title + ': ' if title else ''}{text}", fontsize=9)
     return fig, out
 
 
@@ -379,12 +411,6 @@ def png(fig: Figure) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
     return buf.getvalue()
-
-
-def render_describe_png(record: Mapping[str, Any], *, title: str | None = None,
-                        dpi: int = 110) -> bytes:
-    """The PNG bytes of :func:`render_describe_figure`."""
-    return png(render_describe_figure(record, title=title, dpi=dpi))
 
 
 @dataclass(frozen=True)
@@ -411,7 +437,7 @@ class AggregatePngSink(FileSink):
 
 @dataclass(frozen=True)
 class DescribePngSink(AggregatePngSink):
-    """``--plot`` of the query mechanism: the released means (:func:`render_describe_png`)."""
+    """``--plot`` of the query mechanism: the released means (:func:`render_describe_figure`)."""
 
     def figure(self, record: Mapping[str, Any]) -> tuple[Figure, int, str]:
         fig, out = _describe_figure(record, title=self.title, dpi=110)
@@ -422,5 +448,6 @@ class DescribePngSink(AggregatePngSink):
 
 
 __all__ = ["BINS", "HEADROOM", "MANY_GROUPS", "MAX_PANELS", "TRIM", "AggregatePngSink",
-           "DescribePngSink", "histograms", "legend_note", "mean_noise_sd", "note",
-           "panel_grid", "png", "render_describe_figure", "render_describe_png", "span"]
+           "DescribePngSink", "DrawPanel", "finish_group_panel", "grouped_figure",
+           "histograms", "legend_note", "mean_noise_sd", "note", "panel_grid", "png",
+           "render_describe_figure", "span"]

@@ -495,8 +495,11 @@ def overview_lines(record: Mapping[str, Any]) -> list[str]:
              "once for every group (disjoint rows: parallel composition)"]
     selection = record.get("group_selection")
     if isinstance(selection, Mapping):  # the keys found privately (docs/privacy.md §18)
+        listed = int(selection.get("groups_listed", 0))
+        beside = f", beside {listed:,} listed group(s) released whatever their rows" \
+            if listed else ""
         lines.append(f"groups found privately: {int(selection['groups_kept']):,} kept by "
-                     "the selection (its cost is in the guarantee above)")
+                     f"the selection{beside} (its cost is in the guarantee above)")
     for flag in (BELOW_ROW_NEED, SMALL):
         if first and first[0].get(flag) is not None:  # None: not released (no count)
             lines.append(f"{marked[flag]:,} of {cells:,} cells flagged {flag} (fewer rows "

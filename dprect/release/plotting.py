@@ -18,8 +18,8 @@ the one before it; a single feature gets a 1-D panel). Each panel:
 An unbounded side (a float-order domain), or one beyond ±1e300, is drawn at the panel's
 edge and written ``-inf`` / ``inf`` (or its value); the legend says so, and so does the
 line the sink prints (:func:`open_sides`), so no released value can fail the plot.
-Rendering uses matplotlib's Agg backend into memory, so :func:`write_png` can write the
-file atomically; the same inputs give the same bytes. :func:`render_figure`
+Rendering uses matplotlib's Agg backend into memory, so the sink can write the file
+atomically; the same inputs give the same bytes. :func:`render_figure`
 returns the matplotlib figure itself (for tests and notebooks); :func:`render_png` is what
 ``dprect fit --plot`` and the fit job write.
 """
@@ -28,14 +28,12 @@ from __future__ import annotations
 
 import io
 import math
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dprect.core.extras import require
 from dprect.core.result import FitResult
-from dprect.release.files import write_atomic
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -289,10 +287,5 @@ def render_png(result: FitResult, *, true_lower: Sequence[float] | None = None,
     return buf.getvalue()
 
 
-def write_png(path: str | os.PathLike[str], result: FitResult, **kwargs: object) -> None:
-    """Render (:func:`render_png`) and write the PNG atomically: whole file or none."""
-    write_atomic(path, render_png(result, **kwargs))  # type: ignore[arg-type]
-
-
 __all__ = ["MAX_PANELS", "edge_note", "feature_pairs", "format_bound", "open_sides",
-           "render_figure", "render_png", "suptitle", "write_png"]
+           "render_figure", "render_png", "suptitle"]

@@ -44,20 +44,17 @@ from dprect.core.statistic import STATISTICS as STATISTIC_OF
 from dprect.release.aggregate_plot import (
     FEW,
     MANY_GROUPS,
-    MAX_PANELS,
     MAX_TICKS,
     POINT,
     TRIM,
     VIEW_LIMIT,
     AggregatePngSink,
+    finish_group_panel,
     finish_panel,
+    grouped_figure,
     histograms,
-    note,
-    panel_grid,
-    png,
     span,
 )
-from dprect.release.aggregate_record import table_rows
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -139,20 +136,10 @@ def _draw_ladders(ax: Any, column: str, rows: Sequence[Mapping[str, Any]],
             if r.get(key) is not None:
                 ax.annotate(f"±{float(r[key]):,.0f}", (i, 1.0), xycoords=("data", "axes fraction"),
                             ha="center", va="bottom", fontsize=6, annotation_clip=False)
-    step = max(1, math.ceil(len(rows) / MAX_TICKS))
-    ticks = list(range(0, len(rows), step))
-    ax.set_xticks(ticks)
-    ax.set_xticklabels(["(all rows)" if rows[i]["group"] is None else str(rows[i]["group"])
-                        for i in ticks], rotation=45, ha="right", fontsize=8)
-    ax.set_xlim(-0.6, len(rows) - 0.4)
-    ax.set_title(column, fontsize=10, pad=12)
-    ax.set_ylabel("DP quantiles", fontsize=9)
-    notes = [_rank_note(errors, level)]
-    if out:
-        notes.append(f"{out} value(s) out of view (triangles at the edge)")
-    if skipped:
-        notes.append(f"{skipped} value(s) not finite or beyond ±{VIEW_LIMIT:g}, not drawn")
-    note(ax, notes)
+    finish_group_panel(ax, column, rows, "DP quantiles", [_rank_note(errors, level)],
+                       f"{out} value(s) out of view (triangles at the edge)" if out else None,
+                       f"{skipped} value(s) not finite or beyond ±{VIEW_LIMIT:g}, not drawn"
+                       if skipped else None, pad=12)
     return out
 
 
@@ -184,38 +171,24 @@ def quantiles_figure(record: Mapping[str, Any], *, title: str | None = None,
     """The figure of a released quantiles record (module notes) and how many values it
     shows out of view."""
     require("plot", "the quantiles plot")
-    rows = table_rows(record)
     names = quantile_names(record)
     level = record["plan"].get("interval_level", math.nan)
-    columns = list(record["columns"])[:MAX_PANELS]
     groups = len(record["groups"])
-    many = groups > MANY_GROUPS
-    fig, axes = panel_grid(len(columns), 12 if many else groups, dpi)
-    draw = _draw_spread if many else _draw_ladders
-    out = 0
-    for ax, column in zip(axes.flat, columns, strict=False):
-        out += draw(ax, column, [r for r in rows if r["column"] == column], names, level)
-    g = record["privacy"]
-    what = (f"DP quantiles {', '.join(names)} of {groups:,} groups" if many else
-            f"DP quantiles {', '.join(names)} per group (ladder; dot: median, box: p25-p75)")
-    subtitle = (f"{what}, ({float(g['epsilon']):.3g}, {float(g['delta']):.2g})-DP in one "
+
+    def subtitle(many: bool) -> str:
+        g = record["privacy"]
+        what = (f"DP quantiles {', '.join(names)} of {groups:,} groups" if many else
+                f"DP quantiles {', '.join(names)} per group (ladder; dot: median, box: "
+                "p25-p75)")
+        return (f"{what}, ({float(g['epsilon']):.3g}, {float(g['delta']):.2g})-DP in one "
                 f"charge\n±T: the released rank error in rows (level {float(level):g})"
-                f"\ngrey: below_rows_needed (fewer than {int(record['plan']['rows_needed']):,} "
-                "rows: the values may be far off)")
-    if out:
-        subtitle += f"\n{out} value(s) out of view"
-    if len(record["columns"]) > MAX_PANELS:
-        subtitle += f"\nthe first {MAX_PANELS} of {len(record['columns'])} columns"
-    if record.get("seeded"):
-        subtitle += "\nSEEDED RUN, not for publication"
-    fig.suptitle(f"{title + ': ' if title else ''}{subtitle}", fontsize=9)
-    return fig, out
+                "\ngrey: below_rows_needed (fewer than "
+                f"{int(record['plan']['rows_needed']):,} rows: the values may be far off)")
 
-
-def render_quantiles_png(record: Mapping[str, Any], *, title: str | None = None,
-                         dpi: int = 110) -> bytes:
-    """The PNG bytes of :func:`quantiles_figure`."""
-    return png(quantiles_figure(record, title=title, dpi=dpi)[0])
+    return grouped_figure(
+        record, lambda ax, column, rows: _draw_ladders(ax, column, rows, names, level),
+        lambda ax, column, rows: _draw_spread(ax, column, rows, names, level),
+        subtitle, lambda out, _: f"{out} value(s) out of view", title=title, dpi=dpi)
 
 
 @dataclass(frozen=True)
@@ -230,5 +203,4 @@ class QuantilesPngSink(AggregatePngSink):
         return fig, out, how
 
 
-__all__ = ["COLOURS", "QuantilesPngSink", "quantile_names", "quantiles_figure",
-           "render_quantiles_png"]
+__all__ = ["COLOURS", "QuantilesPngSink", "quantile_names", "quantiles_figure"]

@@ -2,7 +2,8 @@
 (docs/privacy.md §18): the plan states the threshold, P(keep | k rows) and the
 composition; the ledger charges ONE row of (ε + ε_s, δ + δ_s) whatever the number of keys;
 bad combinations are refused before anything is read or charged; no key's text is printed
-but the released ones'."""
+but the released ones'. A public list given beside the selection:
+tests/app/test_group_lists_combined.py."""
 
 from __future__ import annotations
 
@@ -91,7 +92,7 @@ def test_the_printed_lines_name_only_released_keys(
 
 
 @pytest.mark.parametrize(("extra", "message"), [
-    (["--groups", "big00"], "not both"),
+    (["--groups", "big00", "--groups-file", "listed.txt"], "not both"),
     (["--selection-delta", "0"], "--selection-delta must be a number in (0, 1)"),
 ])
 def test_bad_combinations_are_refused_before_anything_is_read_or_charged(
@@ -168,6 +169,6 @@ def test_the_python_api_charges_the_composed_guarantee_once(tmp_path: Path) -> N
     assert charged == result.guarantee
     assert (charged.epsilon, charged.delta) == (result.result.guarantee.epsilon + 0.5, 1e-6)
     assert result.to_dict()["group_selection"]["groups_kept"] == 3
-    with pytest.raises(ValueError, match="not both"):
-        dprect.describe(table, ["x"], epsilon=1.0, group_by="k", groups=["big00"],
+    with pytest.raises(ValueError, match="groups is empty"):
+        dprect.describe(table, ["x"], epsilon=1.0, group_by="k", groups=[],
                         select_groups=True, selection_epsilon=0.5, selection_delta=1e-6)

@@ -43,6 +43,21 @@ def test_a_line_every_interval_naming_the_stage() -> None:
                      for s in (EVERY, 2 * EVERY, 3 * EVERY)]
 
 
+def test_the_lines_keep_their_schedule_when_a_line_is_slow_to_make() -> None:
+    """The k-th line is due at k × EVERY from the start: a line that takes 3 s to make
+    (a loaded machine) shortens the next wait instead of adding up; after a stall longer
+    than a period the next line is due EVERY after the late one."""
+    fake = FakeTime(waits=4)
+    slow = [3.0, 3.0, EVERY + 5.0, 0.0]
+
+    def emit(line: str) -> None:
+        fake.now += slow.pop(0)
+
+    with Heartbeat(emit, clock=fake.clock, wait=fake.wait):
+        pass
+    assert fake.asked == [EVERY, EVERY - 3.0, EVERY - 3.0, EVERY, EVERY]
+
+
 def test_the_mechanism_blocks_are_counted(monkeypatch: pytest.MonkeyPatch) -> None:
     from dprect.engines import driver_pool
 
@@ -213,3 +228,25 @@ def test_every_mechanism_shows_how_far_it_has_got(
     for line in lines:
         assert PUBLIC.fullmatch(line), line
         assert f"dprect: {line}" in err
+
+
+def test_a_polled_step_reads_its_count_when_asked_and_caps_it() -> None:
+    """dprect/engines/progress.py ``polled``: units done elsewhere (the Spark executor
+    route's blocks) are read from a function at each line, never past the total, in the
+    same format as a counted step; the step ends on an exception as on return."""
+    from dprect.engines import progress
+
+    done = [0]
+    with progress.polled(16, "mechanism", "blocks", lambda: done[0]):
+        assert progress.current() == "mechanism 0/16 blocks"
+        done[0] = 5
+        assert progress.current() == "mechanism 5/16 blocks"
+        done[0] = 40  # a task run twice counts twice: capped
+        assert progress.current() == "mechanism 16/16 blocks"
+    assert progress.current() is None
+    with pytest.raises(KeyError), progress.polled(2, "", "blocks", lambda: 1):
+        raise KeyError
+    assert progress.current() is None
+    with progress.counting(3, "", "cells") as tick:  # a counted step after: not polled
+        tick()
+        assert progress.current() == "1/3 cells"

@@ -43,6 +43,18 @@ def test_groups_from_a_yaml_list_or_a_string_are_the_same(job: ModuleType) -> No
     assert listed.groups == spelled.groups == ["1", "2", "x"]
 
 
+@pytest.mark.parametrize("job", TABLE_JOBS, ids=lambda j: j.SECTION)
+def test_a_public_list_beside_the_selection_is_kept_in_the_job_too(job: ModuleType) -> None:
+    """docs/privacy.md §18: ``groups`` with ``select_groups: true`` — the listed groups
+    and the selection both, one composed guarantee (the CLI's values, the same checks)."""
+    both = job.settings(_section(job, group_by="g", groups=[1, "x"], select_groups=True,
+                                 selection_epsilon=0.5, selection_delta=1e-6))
+    alone = job.settings(_section(job, group_by="g", select_groups=True,
+                                  selection_epsilon=0.5, selection_delta=1e-6))
+    assert both.groups == ["1", "x"] and alone.groups is None
+    assert both.selection is not None and both.guarantee == alone.guarantee
+
+
 def test_a_bounds_grid_mapping_is_the_grid_string_and_is_checked_before_groups() -> None:
     mapped = private_bounds.settings(_section(private_bounds,
                                               grid={"a": "0:10:64", "b": "floatbins:8"}))

@@ -159,9 +159,9 @@ class _Spy:
         self.log.append("ties")
         return self.engine.set_ties(ties)
 
-    def histogram(self, *a):
-        self.log.append("histogram")
-        return self.engine.histogram(*a)
+    def histograms(self, *a):
+        self.log.append("histograms")
+        return self.engine.histograms(*a)
 
 
 def _rows(n: int, d: int, seed: int = 5) -> np.ndarray:

@@ -10,12 +10,12 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from describe_reference import centre_outside
+from describe_reference import centre_outside, centred_integer_sum
 from scipy.stats import chisquare
 
 from dprect.app.aggregate_flow import query_lines as plan_lines
 from dprect.core import aggregates, describe_stats, guarantee_check, step_exponential, tail_bounds
-from dprect.core.aggregates import centred_integer_sum, describe_cell, plan_describe, run_describe
+from dprect.core.aggregates import describe_cell, plan_describe, run_describe
 from dprect.core.domains import FloatBins
 from dprect.core.errors import ParameterError
 from dprect.core.guarantee_check import GuaranteeCheckError, check_describe_plan

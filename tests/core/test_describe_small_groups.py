@@ -6,7 +6,9 @@ below what the centre needs, and an anchored split (the centre from the other gr
 released means) below that. These tests check the splits and the counts that pick them
 against the exact law of the centre, the independent check against a wrong split, the
 draws against the independent re-draw, and the accuracy the splits are for: groups of a
-few dozen to a few thousand rows get means near the truth and no runaway bounds.
+few dozen to a few thousand rows get means near the truth and no runaway bounds. A column
+with no cell of an own centre (no anchor: every group tiny, issue #42) takes the pooled
+split instead: ONE centre drawn from its cells' pooled histogram (Lemma D6).
 """
 
 from __future__ import annotations
@@ -221,6 +223,7 @@ def test_the_anchor_is_the_median_of_the_large_groups_released_means():
     d = BlockDraws(cells=[[None], [None], [None], [None]], tiers=[[0], [0], [2], [4]],
                    centres=[[1.0], [3.0], [0.5], [None]], counts=[[9], [9], [1], [0]],
                    resume=[None] * 4, means=[[10.0], [30.0], [None], [None]])
+    assert aggregates.pool_anchor([], []) == 0.0
     assert aggregates.anchor_centres([d], 1) == [10.0]
     no_sum = dataclasses.replace(d, means=[[None]] * 4)
     assert aggregates.anchor_centres([no_sum], 1) == [1.0]
@@ -232,3 +235,140 @@ def test_the_anchor_is_the_median_of_the_large_groups_released_means():
     assert aggregates.small_centre(1e-10, -7.0) == -7.0  # in the plateau near zero
     assert aggregates.small_centre(-0.2, -7.0) == -0.2  # 2^-6 of 7 is 0.11
     assert aggregates.small_centre(0.1, -7.0) == -7.0
+
+
+def test_the_pools_sum_the_anchored_cells_bins_and_released_counts():
+    """The pooled split's pool is the bin-wise sum of the anchored split's cells'
+    histograms (no other cell's) and its rows the sum of their released counts (negative
+    ones as 0); pools of consecutive blocks join to the pools of their union."""
+    p = plan_describe(1.0, 1)
+    last = len(p.tiers) - 1
+    h = (np.array([3, 7]), np.array([2, 5]))
+    d = BlockDraws(cells=[[None], [None], [None]], tiers=[[0], [last], [last]],
+                   centres=[[1.0], [None], [None]], counts=[[2000], [40], [-3]],
+                   resume=[None] * 3, means=[[10.0], [None], [None]], pooled={0: h})
+    e = dataclasses.replace(d, tiers=[[last]] * 3, counts=[[5], [1], [0]],
+                            pooled={0: (np.array([1, 7]), np.array([4, 1]))})
+    one = aggregates.small_pools(p, [d])
+    assert one.rows == {0: 40} and one.first == [[10.0]] and one.centres == [[1.0]]
+    both = aggregates.small_pools(p, [d, e])
+    assert both.rows == {0: 46} and both.first == [[10.0]]
+    keys, counts = both.hists[0]
+    assert keys.tolist() == [1, 3, 7] and counts.tolist() == [4, 2, 6]
+    assert both.hists[0][1].sum() == one.hists[0][1].sum() + 5
+
+
+def test_a_pooled_centre_costs_each_row_the_centre_epsilon_once(monkeypatch):
+    """Lemma D6 (docs/privacy.md §11): a column without an anchor draws ONE centre by the
+    centre's exponential mechanism on the union of its anchored cells' rows; a row added
+    to one group moves every pooled depth by at most 1, so the exact law of the pooled
+    draw moves by at most e^{ε_c} (and by more than e^{ε_c/4}: not far below the bound).
+    The independent check charges the pooled split's centre ε_c once per row
+    (``DESCRIBE_POOLS_PER_ROW`` = 1): with 2 it refuses the plan, with 0 it finds the
+    budget unspent; a pooled split's centre raised by 1% is refused."""
+    from dprect.core import guarantee_check
+    from dprect.core.domains import FloatBins
+    from dprect.core.tail_bounds import CENTRE_BITS, centre_pieces
+
+    p = plan_describe(1.0, 1)
+    tier = p.pooled
+    assert tier is not None and tier.pooled and tier.centre_epsilon == p.centre_epsilon
+    assert tier.min_count is None and tier.stride == aggregates.SMALL_STRIDE
+    assert p.count_epsilon + tier.centre_epsilon + tier.side_epsilon + tier.sum_epsilon \
+        == pytest.approx(1.0, rel=1e-8)
+    eps = tier.centre_epsilon * 40  # a larger ε: the ratio is far from 1, still exact
+    gen = np.random.default_rng(4)
+    groups = [np.round(gen.normal(m, 5.0, 9)) for m in (100.0, 130.0, 160.0)]
+    pool = np.sort(np.concatenate(groups))
+    grid = FloatBins(CENTRE_BITS)
+    worst = 0.0
+    for extra in (-50.0, 101.0, 131.0, 400.0):
+        more = np.sort(np.append(pool, extra))
+        a, b = centre_pieces(pool, epsilon=eps), centre_pieces(more, epsilon=eps)
+        points = {int(x) for x in a.starts} | {int(x) for x in b.starts}
+        points |= {grid.index_of(float(v)) for v in more}
+        for y in sorted(points):
+            worst = max(worst, abs(math.log(a.point_probability(y) / b.point_probability(y))))
+    assert worst <= eps * (1 + 1e-9)
+    assert worst > eps / 4
+    report = check_describe_plan(dataclasses.replace(p, check=None))
+    splits = report.details["splits_by_released_count"]
+    assert len(splits) == len(p.tiers) + 1
+    assert splits[-1]["centre"] == pytest.approx(tier.centre_epsilon, rel=1e-9)
+    with pytest.raises(GuaranteeCheckError):
+        check_describe_plan(dataclasses.replace(p, check=None, pooled=dataclasses.replace(
+            tier, centre_epsilon=tier.centre_epsilon * 1.01)))
+    with pytest.raises(GuaranteeCheckError, match="not marked pooled"):
+        check_describe_plan(dataclasses.replace(p, check=None, pooled=dataclasses.replace(
+            tier, pooled=False)))
+    monkeypatch.setattr(guarantee_check, "DESCRIBE_POOLS_PER_ROW", 2)
+    with pytest.raises(GuaranteeCheckError):
+        check_describe_plan(dataclasses.replace(p, check=None))
+    monkeypatch.setattr(guarantee_check, "DESCRIBE_POOLS_PER_ROW", 0)
+    with pytest.raises(GuaranteeCheckError, match="less than the requested"):
+        check_describe_plan(dataclasses.replace(p, check=None))
+
+
+def _tiny(groups: int = 400) -> tuple[dict, list[str]]:
+    gen = np.random.default_rng(8)
+    names = [f"g{i}" for i in range(groups)]
+    vals = {}
+    for g in names:
+        vals[(g, 0)] = np.round(gen.uniform(900.0, 1100.0, 10))
+        vals[(g, 1)] = -np.round(gen.uniform(40.0, 60.0, 10), 1)
+    return vals, names
+
+
+def test_a_column_of_tiny_groups_gets_means_near_the_truth():
+    """Issue #42's scale: 400 groups of 10 rows, every one below the row need, so no
+    column has an anchor. Their cells take the pooled split: one centre per column from the
+    pooled histogram, so the sides start inside the data and the means land near the truth
+    (median relative error below 20%; with the anchor of 0, before, the released means
+    were about 1e-10: error 1), every mean inside its bounds and no bound beyond 1000× the
+    column's largest |x|; a column of negative values too. The draws are the independent
+    re-draw's."""
+    vals, names = _tiny()
+    plan = plan_describe(2.0, 2)
+    for seed in range(2):
+        res = run_describe(plan, vals, names, ["a", "b"], _seeded(40 + seed))
+        for j in range(2):
+            big = max(float(np.max(np.abs(vals[(g, j)]))) for g in names)
+            errs = []
+            for gi, g in enumerate(names):
+                c = res.cells[gi][j]
+                assert c.mean is not None and c.lower <= c.mean <= c.upper
+                assert max(abs(c.lower), abs(c.upper)) <= 1000 * big
+                truth = float(np.mean(vals[(g, j)]))
+                errs.append(abs(c.mean - truth) / abs(truth))
+            assert float(np.median(errs)) < 0.2, (seed, j, float(np.median(errs)))
+    table = pa.table({"a": np.concatenate([vals[(g, 0)] for g in names]),
+                      "b": np.concatenate([vals[(g, 1)] for g in names]),
+                      "g": np.repeat(names, 10)})
+    assert reference_describe(plan, table, ["a", "b"], "g", names, _seeded(40)) == \
+        run_describe(plan, vals, names, ["a", "b"], _seeded(40)).cells
+
+
+def test_a_column_with_an_anchor_or_a_small_pool_is_drawn_as_before(monkeypatch):
+    """The pooled split is taken only by a column without an anchor whose cells' released
+    rows reach the need: with one large group in the column, or with too few tiny groups,
+    no pooled centre is drawn (the draws are those of the anchored split)."""
+    drawn: list[int] = []
+    real = aggregates.column_centres
+
+    def spy(plan, pools, rng):
+        out = real(plan, pools, rng)
+        drawn.extend(j for j, (_, pooled) in enumerate(out) if pooled)
+        return out
+
+    monkeypatch.setattr(aggregates, "column_centres", spy)
+    vals, names = _tiny()
+    plan = plan_describe(2.0, 2)
+    run_describe(plan, vals, names, ["a", "b"], _seeded(3))
+    assert drawn == [0, 1]
+    drawn.clear()
+    big = {**vals, ("big", 0): np.full(5000, 1000.0)}
+    run_describe(plan, big, [*names, "big"], ["a", "b"], _seeded(3))
+    assert drawn == [1]  # column a has the large group's anchor
+    drawn.clear()
+    run_describe(plan, vals, names[:20], ["a", "b"], _seeded(3))
+    assert drawn == []  # 200 rows: below the pooled centre's need

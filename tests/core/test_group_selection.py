@@ -127,6 +127,27 @@ def test_the_run_composes_selection_then_statistics() -> None:
         composed(Guarantee(1.0, 0.0, "replace-one", ""), selection)
 
 
+def test_public_groups_listed_beside_the_selection_cost_nothing() -> None:
+    """docs/privacy.md §18, Theorem S′: the run's charge is the same for any number of
+    public groups listed beside the selection (LISTED_GROUP_COST = (0, 0)); the check
+    still refuses a run stated below the composition, and a listed count that is no
+    count."""
+    from dprect.core import guarantee_check
+
+    assert guarantee_check.LISTED_GROUP_COST == (0, 0)
+    selection = plan_selection(0.5, 1e-6, "add-remove")
+    stats = Guarantee(1.0, 0.0, "add-remove", "some statistics")
+    run = composed(stats, selection)
+    for listed in (0, 1, 10**6):
+        check_selected_run(stats, selection, run, listed)
+        with pytest.raises(GuaranteeCheckError):
+            check_selected_run(stats, selection, Guarantee(1.5, 0.0, "add-remove", ""),
+                               listed)
+    for bad in (-1, True, 2.0):
+        with pytest.raises(GuaranteeCheckError):
+            check_selected_run(stats, selection, run, bad)  # type: ignore[arg-type]
+
+
 def test_the_draw_is_randbits_below_the_table_exact_law() -> None:
     """The kept keys are exactly those with randbits(B) < P_k, in the order of the keys'
     text, from one stream of the run's source: the law of a key of k rows is P_k/2^B."""

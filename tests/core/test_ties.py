@@ -38,7 +38,6 @@ from dprect.core.ties import (
     coarse_range,
     coefficient,
     mixer,
-    no_ties,
     occurrence_ranks,
     refined,
     refined_size,
@@ -90,7 +89,8 @@ def test_refinement_orders_by_value_first():
 
 def test_no_bits_is_the_identity():
     cols = [np.arange(5), np.arange(5)]
-    assert no_ties(2).refine(cols) == cols and not no_ties(2).active
+    identity = TieBreaker((0, 0), ())  # every b_j = 0
+    assert identity.refine(cols) == cols and not identity.active
 
 
 def test_refined_grid_reports_value_bounds():

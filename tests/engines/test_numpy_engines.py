@@ -102,7 +102,7 @@ def test_the_matrix_engine_answers_as_the_engine_on_the_selected_rows(
         ) -> None:
     """MatrixEngine on X as it is (or on Arrow batches of it, as ``collect`` holds them)
     == NumpyEngine on select_rows(X, positive) encoded: the same multiset for every
-    window and the same histogram after every step of any sequence of windows and cuts,
+    window and the same histograms after any sequence of windows and cuts,
     with ties, ±0.0, NaN and ±inf rows (dropped), negatives, lists that run short and
     lists over the cap (windows then streamed over the blocks); the pass compiled or in
     numpy, made by the count (its lists kept for the windows) or by the first window."""
@@ -145,9 +145,12 @@ def test_the_matrix_engine_answers_as_the_engine_on_the_selected_rows(
             else:
                 assert np.array_equal(np.sort(got.window(axis, side, stop, size)),
                                       np.sort(want.window(axis, side, stop, size)))
-            for a in range(2):  # the quantile box's query, after every step
-                edges = np.sort(domains[a].encode(np.array([-1.5, 0.0, 2.25, 1e30])))
-                assert np.array_equal(got.histogram(a, edges), want.histogram(a, edges))
+        # the quantile box's query (every axis at once) after the last step: a function of
+        # the rows and the cuts only (a window changes neither), so the sequences' other
+        # examples check it after fewer cuts
+        edges = [np.sort(dom.encode(np.array([-1.5, 0.0, 1.0, 2.25, 1e30]))) for dom in domains]
+        for g, w in zip(got.histograms(edges), want.histograms(edges), strict=True):
+            assert np.array_equal(g, w)
         assert got.remaining() == want.remaining()
 
 

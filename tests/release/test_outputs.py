@@ -23,7 +23,7 @@ from dprect.app.jobs_support import (
     run_job,
 )
 from dprect.core.errors import InputDataError, ParameterError
-from dprect.release.plotting import feature_pairs, render_png, write_png
+from dprect.release.plotting import feature_pairs, render_png
 from dprect.release.results_table import (
     SCHEMA,
     append_result,
@@ -103,13 +103,10 @@ def test_only_private_timezone_aware_results_are_recorded(result: dprect.FitResu
         result_row(result, run_id="r", dataset="d", started_at=datetime(2026, 1, 1))
 
 
-def test_plot_takes_no_data_and_writes_a_png(result: dprect.FitResult,
-                                             tmp_path: Path) -> None:
+def test_plot_takes_no_data_and_renders_a_png(result: dprect.FitResult) -> None:
     params = set(inspect.signature(render_png).parameters)
     assert params == {"result", "true_lower", "true_upper", "title", "dpi", "around"}
-    write_png(tmp_path / "r.png", result, true_lower=[2, 2, 2], true_upper=[7, 7, 7])
-    assert (tmp_path / "r.png").read_bytes()[:8] == PNG_MAGIC
-    assert [p.name for p in tmp_path.iterdir()] == ["r.png"]  # no temporary left
+    assert render_png(result, true_lower=[2, 2, 2], true_upper=[7, 7, 7])[:8] == PNG_MAGIC
 
 
 def test_plot_handles_unbounded_one_dimensional_and_empty_results() -> None:

@@ -7,7 +7,11 @@ the change, with the large-record path (:data:`~dprect.release.record_text.COMPA
 off and on, and with its rows spooled on disk as a streamed run's are
 (:class:`~dprect.release.row_spool.RowSpool`, issue #42). A record of no more than
 :data:`~dprect.release.record_text.COMPACT_ITEMS` items per list keeps its JSON file byte
-for byte (``json.dumps(record, indent=2)``).
+for byte (``json.dumps(record, indent=2)``). The "default" and "spread" digests were
+re-recorded once when the plan gained its pooled split (issue #41/#42, docs/privacy.md
+§11, Lemma D6: the record's plan and check route state it); their released rows did not
+change (tests/engines/test_many_groups_golden.py compares them with the 895d51f record:
+every column of these runs has an anchor, so none takes the pooled split).
 
 Set ``DPRECT_GOLDEN_WRITE=1`` to re-record (only when an output is MEANT to change)."""
 

@@ -178,14 +178,14 @@ def test_an_extreme_mean_is_drawn_out_of_view_and_said(extreme: dict, tmp_path: 
 ])
 def test_no_released_value_breaks_the_plot(extreme: dict, cells: list) -> None:
     pytest.importorskip("matplotlib")
-    from dprect.release.aggregate_plot import render_describe_png
+    from dprect.release.aggregate_plot import png, render_describe_figure
 
     record = copy.deepcopy(extreme)
     for row, (lo, hi, mean, count) in zip(record["results"], cells, strict=True):
         row.update(lower=lo, upper=hi, mean=mean, count=count)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no overflow inside matplotlib either
-        assert render_describe_png(record)[:4] == b"\x89PNG"
+        assert png(render_describe_figure(record))[:4] == b"\x89PNG"
 
 
 # -- the small-group flag --------------------------------------------------------------------

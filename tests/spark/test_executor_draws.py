@@ -1,6 +1,8 @@
 """The grouped aggregates drawn in the executors (issue #42,
 :mod:`dprect.engines.spark.executor_draws`): on 300 public groups — large ones, small ones
-(anchored at the large groups' released means: the two-phase draw), a run of listed groups
+(anchored at the large groups' released means: the two-phase draw; in the column whose
+large and middle groups have no values, no anchor: its small cells' ONE pooled centre, from
+their histograms summed across the blocks), a run of listed groups
 without rows (whole blocks without rows), rows of unlisted and null groups — the executor
 route releases, for a seed, exactly the driver route's record for every statistic: the
 describe preset (with variance and std), the quantiles, a mixed run (query + quantiles);
@@ -35,7 +37,7 @@ def _table(seed: int = 5) -> pa.Table:
     gen = np.random.default_rng(seed)
     # large groups (the plan's own split), middle ones (larger centres), small ones
     # (anchored at the large groups' released means)
-    sizes = [3000 if i < 20 else 500 if i < 40 else int(gen.integers(1, 8))
+    sizes = [3000 if i < 20 else 500 if i < 40 else int(gen.integers(5, 30))
              for i in range(250)]
     g: list[str | None] = [f"g{i}" for i, n in enumerate(sizes) for _ in range(n)]
     g += ["zz"] * 30 + [None] * 5  # unlisted and null groups: dropped
@@ -44,8 +46,10 @@ def _table(seed: int = 5) -> pa.Table:
     x = 10.0 * np.array([int(v[1:]) if v and v[0] == "g" else 0 for v in g]) \
         + gen.normal(0.0, 1.0, n)
     x[:3] = [np.nan, np.inf, -0.0]
+    # "ints" only in the small groups: a column without an anchor (the pooled split)
+    small = np.array([bool(v) and v[0] == "g" and int(v[1:]) >= 40 for v in g])
     return pa.table({"x": x, "y": gen.lognormal(1.0, 1.2, n),
-                     "ints": pa.array(gen.integers(-50, 500, n), pa.int64()),
+                     "ints": pa.array(gen.integers(-50, 500, n), pa.int64(), mask=~small),
                      "g": pa.array(g, pa.string())})
 
 
@@ -93,9 +97,20 @@ def _refuse_collect(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_executor_draws_equal_the_driver_route_for_a_seed(spark, parquet, monkeypatch,
                                                           statistics):
     want = _release(spark, parquet, statistics, 11, False, monkeypatch)
+    pooled: list[int] = []
+    real = executor_draws.column_centres
+
+    def spy(plan, pools, rng):  # the driver's anchors, or a column's pooled centre
+        out = real(plan, pools, rng)
+        pooled.extend(j for j, (_, p) in enumerate(out) if p)
+        return out
+
     with monkeypatch.context() as m:
         _refuse_collect(m)
+        m.setattr(executor_draws, "column_centres", spy)
         got = _release(spark, parquet, statistics, 11, True, m)
+    if "mean" in statistics:  # "ints" drew its pooled centre from the summed blocks
+        assert pooled == [COLUMNS.index("ints")]
     assert json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True)
     text = json.dumps(got)
     assert text.count('"group": "g299"') >= len(COLUMNS)  # a listed group without rows

@@ -55,16 +55,22 @@ def test_spark_counts_the_keys_numpy_counts(spark, tmp_path: Path) -> None:
     assert numpy_counts["3.5"] == 1 + 49 % 60 and "2.5" not in numpy_counts
 
 
-@pytest.mark.parametrize("column", ["s", "n"])
+@pytest.mark.parametrize(("column", "listed"), [
+    ("s", ()), ("n", ()),
+    # a public list beside the selection: a key of 1 row, one of 8, one absent; numbers
+    # as the user writes them ("1.0" names key 1)
+    ("s", ("key0", "key1", "nothere")), ("n", ("1.0", "0.5", "99"))])
 def test_the_same_keys_and_release_on_both_engines_for_a_seed(
-        spark, tmp_path: Path, capsys: pytest.CaptureFixture[str], column: str) -> None:
+        spark, tmp_path: Path, capsys: pytest.CaptureFixture[str], column: str,
+        listed: tuple[str, ...]) -> None:
     path = _table(tmp_path)
     outputs = {}
+    public = ["--groups", ",".join(listed)] if listed else []
     for engine in ("numpy", "spark"):
         out, table = tmp_path / f"{engine}.json", tmp_path / f"{engine}.csv"
         code, _, err = run(["aggregate", "--statistics", "count,mean", "--input", str(path),
                             "--columns", "x", "--epsilon", "1", "--group-by", column,
-                            "--select-groups", "--selection-epsilon", "0.5",
+                            *public, "--select-groups", "--selection-epsilon", "0.5",
                             "--selection-delta", "1e-3", "--seed", "9", "--engine", engine,
                             "--output", str(out), "--table", str(table), "--quiet"], capsys)
         assert code == 0, err
@@ -72,3 +78,5 @@ def test_the_same_keys_and_release_on_both_engines_for_a_seed(
     assert outputs["spark"] == outputs["numpy"]
     kept = outputs["numpy"][0]["groups"]
     assert 20 < len(kept) < 78  # some keys of few rows dropped, the large ones kept
+    assert kept[:len(listed)] == list(listed)  # every listed group, first
+    assert len(set(kept)) == len(kept)

@@ -19,17 +19,25 @@ from dprect.engines.spark.fit import fit_dataframe
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 
-def test_histogram_matches_numpy(make_frame) -> None:
+def test_histograms_match_numpy_in_one_job(make_frame) -> None:
+    """Every axis's histogram in one query: the numpy engine's counts, and one Spark job
+    for all the axes (no job on the collected rows)."""
     rng = np.random.default_rng(5)
-    X = np.round(rng.normal(0, 3, size=(300, 1)), 1)
+    X = np.round(rng.normal(0, 3, size=(300, 3)), 1)
     X[:7] = -0.0  # −0.0 and ties
     dom = FloatOrder()
-    cuts = np.array([-5.0, -0.0, 0.0, 0.0, 1.5, 4.0])
-    want = bucket_counts(dom.encode(X[:, 0]), cuts)
-    df = make_frame(X, ["a"], partitions=3)
+    cuts = [np.array([-5.0, -0.0, 0.0, 0.0, 1.5, 4.0]), np.array([0.5]),
+            np.array([-1.0, 2.0, 2.0])]
+    want = [bucket_counts(dom.encode(X[:, j]), dom.encode(c)).tolist()
+            for j, c in enumerate(cuts)]
+    df = make_frame(X, ["a", "b", "c"], partitions=3)
     for strategy in ("rounds", "collect", "prefetch", "pass"):
-        eng = SparkEngine(df, [dom], ["a"], strategy=strategy)
-        assert eng.histogram(0, cuts).tolist() == want.tolist()
+        eng = SparkEngine(df, [dom] * 3, ["a", "b", "c"], strategy=strategy)
+        eng.prepare()
+        jobs = eng.stats["window_jobs"]
+        got = eng.histograms([dom.encode(c) for c in cuts])
+        assert [h.tolist() for h in got] == want
+        assert eng.stats["window_jobs"] - jobs == (0 if strategy == "collect" else 1)
 
 
 @pytest.mark.parametrize("kind", ["float", "grid", "int"])
@@ -79,3 +87,33 @@ def test_same_aimed_box_on_every_engine(make_frame) -> None:
             assert got.method == "quantiles"
             assert (got.lower_index, got.upper_index) == (want.lower_index,
                                                           want.upper_index)
+
+
+@pytest.mark.parametrize("strategy", ["prefetch", "pass", "collect"])
+def test_the_box_is_two_jobs_on_spark(make_frame, strategy) -> None:
+    """The box on Spark reads the rows in two histogram jobs (one for every axis's
+    centre, one for every axis's sides) and runs no strategy's first pass for windows it
+    never asks (``collect``: its one job, then the driver), the same box as numpy."""
+    from dprect.engines.spark.fit import prepare_fit
+
+    rng = np.random.default_rng(13)
+    X = np.round(rng.normal(4, 1.5, size=(400, 4)), 2)
+    y = (rng.random(400) < 0.5).astype(int)
+    dom = Grid(-2.0, 10.0, 3000)
+    names = [f"x{j}" for j in range(4)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = dprect.fit(X, y, grid=dom, epsilon=2.0, delta=1e-6, method="quantiles",
+                          seed=4, features=names)
+        df = make_frame(X, names, y=y, partitions=2)
+        with prepare_fit(df, features=names, label="y", grid=dom, epsilon=2.0, delta=1e-6,
+                         method="quantiles", strategy=strategy) as prepared:
+            got = prepared.run(seed=4)
+            stats = dict(prepared.engine.stats)
+    assert (got.lower_index, got.upper_index) == (want.lower_index, want.upper_index)
+    assert stats["prefetch_jobs"] == 0 and stats["passes"] == 0
+    if strategy == "collect":
+        assert stats["collect_jobs"] == 1 and stats["window_jobs"] == 0
+    else:
+        assert stats["window_jobs"] == 2 and stats["collect_jobs"] == 0
+

@@ -19,7 +19,7 @@ import pytest
 import dprect
 from dprect import FloatOrder, Grid, IntegerRange
 from dprect.core.errors import ParameterError
-from dprect.core.ties import TieBreaker, no_ties
+from dprect.core.ties import TieBreaker
 from dprect.engines.numpy_engine import NumpyEngine
 from dprect.engines.spark.engine import SparkEngine
 from dprect.engines.spark.fit import prepare_fit
@@ -188,11 +188,11 @@ def test_set_ties_rules(make_frame):
             with pytest.raises(ParameterError):
                 eng.set_ties(other)
             with pytest.raises(ParameterError):
-                eng.set_ties(no_ties(len(ENGINE_DOMAINS)))
+                eng.set_ties(TieBreaker((0,) * len(ENGINE_DOMAINS), ()))
         # no ties: inactive ones are the same; active ones only before prepare()
         with SparkEngine(df, ENGINE_DOMAINS, ENGINE_NAMES, strategy=plan) as eng:
             eng.prepare()
-            eng.set_ties(no_ties(len(ENGINE_DOMAINS)))
+            eng.set_ties(TieBreaker((0,) * len(ENGINE_DOMAINS), ()))
             with pytest.raises(ParameterError):
                 eng.set_ties(ENGINE_TIES)
         with SparkEngine(df, ENGINE_DOMAINS, ENGINE_NAMES, strategy=plan) as eng:
@@ -201,9 +201,9 @@ def test_set_ties_rules(make_frame):
                 eng.set_ties(ENGINE_TIES)
         with (SparkEngine(df, ENGINE_DOMAINS, ENGINE_NAMES, strategy=plan) as eng,
               pytest.raises(ParameterError)):
-            eng.set_ties(no_ties(2))  # wrong number of axes
+            eng.set_ties(TieBreaker((0,) * 2, ()))  # wrong number of axes
     with pytest.raises(ParameterError):
-        SparkEngine(df, ENGINE_DOMAINS, ENGINE_NAMES, ties=no_ties(3))
+        SparkEngine(df, ENGINE_DOMAINS, ENGINE_NAMES, ties=TieBreaker((0,) * 3, ()))
 
 
 @pytest.mark.parametrize("in_workers", [False, True])

@@ -223,9 +223,9 @@ class CollectStrategy:
         assert self._local is not None
         return self._local.window(axis, side, stop, stop - first)
 
-    def histogram(self, axis: int, thresholds: np.ndarray) -> np.ndarray:
+    def histograms(self, thresholds: Sequence[np.ndarray]) -> list[np.ndarray]:
         assert self._local is not None
-        return self._local.histogram(axis, thresholds)
+        return self._local.histograms(thresholds)
 
     def cut(self, axis: int, side: Side, threshold: int | float) -> None:
         if self._local is not None:

@@ -68,6 +68,7 @@ from pyspark.sql import functions as F  # noqa: N812
 from dprect.core.domains import Domain, Side
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.ties import TieBreaker
+from dprect.engines.numpy_engine import JIT_VALUES, axes_thresholds
 from dprect.engines.spark.chooser import (
     DEFAULT_DRIVER_BUDGET_MB,
     DEFAULT_STRATEGY,
@@ -140,6 +141,9 @@ class SparkEngine:
     of one this engine would build.
     ``count_first`` — ``pass`` only: the first pass reads every row (no JVM prefilter) and
     so counts the rows learned from (:meth:`remaining`), ``auto``'s count without a job.
+    ``histograms_only`` — the plan asks :meth:`histograms` only (the quantile box): a
+    strategy other than ``collect`` runs no first pass (``prefetch``'s lists, ``pass``'s
+    keys: read for windows never asked); each query is one job (the rounds strategy's).
     """
 
     def __init__(self, data: DataFrame, domains: Sequence[Domain],
@@ -152,7 +156,7 @@ class SparkEngine:
                  schedule: Sequence[PrefixSpec] | None = None,
                  never_cuts: bool = False,
                  ready_pass: tuple[PassEngine, PassRunner] | None = None,
-                 count_first: bool = False) -> None:
+                 count_first: bool = False, histograms_only: bool = False) -> None:
         if strategy not in STRATEGIES:
             raise ParameterError(f"spark strategy must be one of {', '.join(STRATEGIES)}; "
                                  f"got {strategy!r}")
@@ -191,6 +195,7 @@ class SparkEngine:
         self._held = self._never_cuts and self._ties is None
         self._ready_pass = ready_pass
         self._count_first = count_first
+        self._histograms_only = histograms_only
         #: jobs run, rounds that fell back to a job, whether the pass was pruned and whether
         #: it was direct (diagnostics for tests and benchmarks; never part of a result)
         self.stats = {"window_jobs": 0, "prefetch_jobs": 0, "fallbacks": 0, "pruned": 0,
@@ -246,7 +251,8 @@ class SparkEngine:
     def presample(self) -> None:
         """For ``prefetch``: take the pass's sample and count the table's partitions now
         (short jobs that a caller may run beside others, e.g. the label checks)."""
-        if self.strategy == "prefetch" and self._sample is None:  # not for auto: maybe unused
+        if (self.strategy == "prefetch" and self._sample is None  # not for auto: maybe unused
+                and not self._histograms_only):
             values = {j: as_double(n) for j, n in enumerate(self._names)}
             self._sample = take_sample(self._data, values, self._specs,
                                        positive=self._positive)
@@ -265,6 +271,8 @@ class SparkEngine:
         built: Strategy
         if self.strategy == "collect":
             built = CollectStrategy(rows, held=self._held)
+        elif self._histograms_only:  # no first pass for windows never asked: histogram jobs
+            built = RoundsStrategy(rows, cache=False)
         elif self.strategy == "pass":
             built = PassStrategy(rows, self._schedule, self._budget_mb * 2**20,
                                  keys_only=self._never_cuts and self._ties is None,
@@ -305,20 +313,22 @@ class SparkEngine:
         assert self._strategy is not None
         return self._strategy.window(axis, side, first, stop)
 
-    def histogram(self, axis: int, thresholds: np.ndarray) -> np.ndarray:
-        """Counts of the remaining rows between the thresholds, as
-        :meth:`NumpyEngine.histogram` gives them: on the driver's collected rows
-        (``collect``), else one job on the encoded rows (the rounds strategy's)."""
-        self._check_axis(axis, "hi")
+    def histograms(self, thresholds: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """Counts of the remaining rows between each axis's thresholds, as
+        :meth:`NumpyEngine.histograms` gives them: on the driver's collected rows
+        (``collect``), else ONE job over every axis (the rounds strategy's)."""
+        cuts = axes_thresholds(thresholds, self.dims)
         self._used = True
         self.prepare()
         strat = self._strategy
         assert strat is not None
         if isinstance(strat, CollectStrategy):
-            return strat.histogram(axis, thresholds)
+            return strat.histograms(cuts)
         rounds = strat if isinstance(strat, RoundsStrategy) else RoundsStrategy(
             strat.rows, cache=False)  # type: ignore[attr-defined]
-        return rounds.histogram(axis, thresholds)
+        # compiled on the executors where the table's public size pays for loading numba
+        return rounds.histograms(
+            cuts, compiled=(self._size_hint or 0) * self.dims >= JIT_VALUES)
 
     def cut(self, axis: int, side: Side, threshold: int | float) -> None:
         """Remove remaining rows with sort value ≥ threshold (hi) or ≤ threshold (lo)."""

@@ -13,12 +13,15 @@ mechanisms is written twice:
 * describe's (:data:`~dprect.core.statistic.QUERY`) in two phases, as
   :func:`~dprect.core.aggregates.describe_blocks` runs them: phase 1, each block's
   :func:`~dprect.core.aggregates.describe_block` (the counts, the centres, the cells of the
-  plan's own split) and its anchor pools (:func:`~dprect.core.aggregates.anchor_pools`);
-  the driver joins the pools in block order — the one thing that grows with the groups on
-  the driver: 8 bytes per released own centre and mean, per cell — and takes each column's
-  anchor (:func:`~dprect.core.aggregates.pool_anchor`, the lower median of released
-  values); phase 2, each block's :func:`~dprect.core.aggregates.finish_small` (the small
-  groups' cells, anchored at those released means);
+  plan's own split) and its small pools (:func:`~dprect.core.aggregates.small_pools`: the
+  anchor pools and, per column, the summed centre-grid histogram of its anchored cells);
+  the driver joins the pools in block order (the histograms summed across blocks,
+  :meth:`~dprect.core.aggregates.SmallPools.join`) — the one thing that grows with the
+  groups on the driver: 8 bytes per released own centre and mean, per cell, and one
+  histogram per column — and takes each column's anchor, or, in a column without one,
+  draws its pooled centre from the run's source as the driver route does
+  (:func:`~dprect.core.aggregates.column_centres`); phase 2, each block's
+  :func:`~dprect.core.aggregates.finish_small` (the small groups' cells around those);
 * the quantiles' (:data:`~dprect.core.statistic.QUANTILES`: each group from its own
   stream, no dependency between groups) in one phase,
   :func:`~dprect.core.quantile_release.release_groups`;
@@ -37,11 +40,15 @@ bit for bit (tests/spark/test_executor_draws.py). A run of several mechanisms dr
 part from its own stream (:func:`~dprect.core.mixed.draw_parts`) from the same kept
 blocks.
 
-**What reaches the driver**: the per-column anchor pools (describe only), then each
+**What reaches the driver**: the per-column small pools (describe only), then each
 block's released cells (pickled, in block order), from which the run's result and its
 record are made as on the driver route — the record the ledger keeps and every sink
 renders from (:mod:`dprect.release.sinks`), so the released cells themselves still gather
 on the driver; the merged statistics (a histogram of hundreds of bins per cell) never do.
+
+**Progress**: every phase's blocks are counted as their tasks end (a Spark accumulator
+per phase, :mod:`dprect.engines.spark.block_progress`), so the heartbeat prints
+``mechanism D/T blocks`` as on the numpy route — public numbers only.
 
 **The choice** (:func:`executor_route`) depends on public numbers only: the number of
 listed groups times the number of columns (at least :data:`EXECUTOR_CELLS`), and whether
@@ -60,7 +67,6 @@ from contextlib import suppress
 from functools import cached_property, partial
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame
@@ -68,12 +74,12 @@ from pyspark.sql import DataFrame
 from dprect.core.aggregates import (
     DescribePlan,
     DescribeResult,
-    anchor_pools,
     checked_names,
+    column_centres,
     describe_block,
     finish_small,
     group_blocks,
-    pool_anchor,
+    small_pools,
 )
 from dprect.core.bounds import bounds_result, checked_bounds, draw_groups
 from dprect.core.describe_stats import BinBlock
@@ -90,6 +96,7 @@ from dprect.core.statistic import (
     StatisticsSpec,
     complete,
 )
+from dprect.engines.spark.block_progress import counted, drawing_blocks
 from dprect.engines.spark.remote import default_parallelism
 from dprect.engines.spark.source import SPARK_ERRORS, spark_message
 from dprect.engines.spark.statistics import (
@@ -193,8 +200,8 @@ def _out(block: int, **blobs: bytes) -> Any:
 def query_first(batches: Iterator[Any], plan: bytes, blocks: Blocks, part: int
                 ) -> Iterator[Any]:
     """Phase 1 of describe per block: :func:`~dprect.core.aggregates.describe_block` from
-    the block's seeds, its anchor pools (float64 arrays per column) and its statistics
-    passed on for phase 2."""
+    the block's seeds, its small pools (:func:`~dprect.core.aggregates.small_pools`) and
+    its statistics passed on for phase 2."""
     the_plan: DescribePlan = pickle.loads(plan)
     for batch in batches:
         for row in range(batch.num_rows):
@@ -204,16 +211,16 @@ def query_first(batches: Iterator[Any], plan: bytes, blocks: Blocks, part: int
             bins = {k: c.bin_statistics() for k, c in cells.items() if len(c.keys)}
             draws = describe_block(the_plan, BinBlock(bins, n, blocks.columns),
                                    _seeds(batch, row, n))
-            pools = [(np.array(first, dtype=np.float64), np.array(centres, dtype=np.float64))
-                     for first, centres in anchor_pools([draws], blocks.columns)]
+            pools = small_pools(the_plan, [draws])
             yield _out(block, **{DRAWS: pickle.dumps(draws), POOLS: pickle.dumps(pools),
                                  BLOB: batch.column(BLOB)[row].as_py()})
 
 
-def query_second(batches: Iterator[Any], plan: bytes, anchors: Sequence[float],
-                 blocks: Blocks, part: int) -> Iterator[Any]:
+def query_second(batches: Iterator[Any], plan: bytes,
+                 anchors: Sequence[tuple[float, bool]], blocks: Blocks, part: int
+                 ) -> Iterator[Any]:
     """Phase 2 of describe per block: :func:`~dprect.core.aggregates.finish_small` at the
-    run's anchors; the block's released cells."""
+    run's anchors (or pooled centres); the block's released cells."""
     the_plan: DescribePlan = pickle.loads(plan)
     for batch in batches:
         for row in range(batch.num_rows):
@@ -275,7 +282,9 @@ def _unpersist(df: DataFrame) -> None:
 
 
 def _run(df: DataFrame, body: Callable[..., Iterator[Any]], schema: str) -> DataFrame:
-    return df.mapInArrow(body, schema)
+    """One phase over the blocks, its blocks counted for the heartbeat
+    (:mod:`dprect.engines.spark.block_progress`)."""
+    return df.mapInArrow(counted(body), schema)
 
 
 def _blocks_of(table: Any, column: str) -> list[Any]:
@@ -350,10 +359,11 @@ class ExecutorDraws:
                           f"{PART} int, {DRAWS} binary, {POOLS} binary, {BLOB} binary"
                           ).persist(StorageLevel.MEMORY_AND_DISK)
         try:
-            pools = _blocks_of(_collect(first, POOLS), POOLS)
-            anchors = [pool_anchor(np.concatenate([p[j][0] for p in pools]).tolist(),
-                                   np.concatenate([p[j][1] for p in pools]).tolist())
-                       for j in range(plan.columns)]
+            pools = None
+            for block in _blocks_of(_collect(first, POOLS), POOLS):
+                pools = block if pools is None else pools.join(block)
+            assert pools is not None  # every run has a block
+            anchors = column_centres(plan, pools, rng)
             del pools
             second = _run(first, partial(query_second, plan=blob, anchors=anchors,
                                               blocks=self.blocks, part=part),
@@ -427,11 +437,13 @@ class ExecutorDraws:
         if mechanism.name not in runs:
             raise ParameterError(f"the {mechanism.name!r} mechanism has no draw in the "
                                  "executors")
-        if each_block is not None and mechanism.name == QUERY.name:
-            return self.query(plan, part, groups, columns, rng, each_block)
-        if each_block is not None and mechanism.name == QUANTILES.name:
-            return self.quantiles(plan, part, groups, columns, rng, each_block)
-        return runs[mechanism.name](plan, part, groups, columns, rng)
+        with drawing_blocks(self.merged.sparkSession, len(self.blocks.edges) - 1,
+                            mechanism.name):
+            if each_block is not None and mechanism.name == QUERY.name:
+                return self.query(plan, part, groups, columns, rng, each_block)
+            if each_block is not None and mechanism.name == QUANTILES.name:
+                return self.quantiles(plan, part, groups, columns, rng, each_block)
+            return runs[mechanism.name](plan, part, groups, columns, rng)
 
 
 #: the mechanisms whose released blocks a run of one mechanism streams to the driver's

@@ -186,7 +186,9 @@ def prepare_fit(
     positives' values (and, under ``error``, checks the features), with ``pass`` the
     first vectorised pass (checks likewise), with ``prefetch``, the one pass that gathers
     the prefix lists (checks likewise), or with ``rounds`` (``error`` only) one feature
-    aggregation. So a refused table is refused before a budget is reserved, and the
+    aggregation — except for the quantile box, which asks histograms only: no pass or
+    sample for windows (its two histogram jobs run in the run; ``error``'s check by one
+    aggregation here). So a refused table is refused before a budget is reserved, and the
     reserved run does no more than the driver-side fit (plus a pass or job if a list runs
     short). A pending ``auto`` plan (its private count, :mod:`dprect.core.auto_count`)
     chooses its method — and so its tie refinement — only from the count drawn after the
@@ -244,7 +246,10 @@ def prepare_fit(
                 for_plan.chosen, len(doms), cell_budget=UNLIMITED),
             # a pending plan's engine may serve whichever method the count chooses
             never_cuts=not for_plan.pending and never_cuts(for_plan.chosen),
-            count_first=count_first)
+            count_first=count_first,
+            # the quantile box asks histograms only: no first pass for windows
+            histograms_only=(not for_plan.pending and not count_first
+                             and for_plan.chosen.method == "quantiles"))
 
     pending = the_plan.pending
     # a pending auto plan's method (so its ties) is chosen by the private count, drawn
@@ -537,12 +542,7 @@ def open_selected_classes(route: SparkRoute, source: Source, domains: list[Domai
         progress("reading what the classes found need")
         if not requests:
             return PreparedClasses([], None, stop)
-        done = prepare_classes(df, features=source.features, label=source.fit_label,
-                               domains=domains, requests=requests, plan=plan,
-                               strategy=route.strategy,
-                               driver_budget_mb=route.driver_budget_mb, progress=_silent)
-        done.on_close = stop
-        return done
+        return _prepared_on(route, source, df, stop, domains, requests, plan, _silent)
 
 
 def open_classes(route: SparkRoute, source: Source, domains: list[Domain],
@@ -551,9 +551,18 @@ def open_classes(route: SparkRoute, source: Source, domains: list[Domain],
     """Read ``source`` once and prepare every class on it (:func:`prepare_classes`); on
     any failure everything opened so far is released (and an owned session stopped)."""
     with opened_source(route.session, source, progress) as (df, stop):
-        done = prepare_classes(df, features=source.features, label=source.fit_label,
-                               domains=domains, requests=requests, plan=plan,
-                               strategy=route.strategy,
-                               driver_budget_mb=route.driver_budget_mb, progress=progress)
-        done.on_close = stop
-        return done
+        return _prepared_on(route, source, df, stop, domains, requests, plan, progress)
+
+
+def _prepared_on(route: SparkRoute, source: Source, df: DataFrame,
+                 stop: Callable[[], None] | None,
+                 domains: list[Domain], requests: Sequence[FitRequest], plan: Plan,
+                 progress: Callable[[str], None]) -> PreparedClasses:
+    """:func:`prepare_classes` of ``requests`` on the opened ``df`` with ``route``'s
+    strategy and budget; closing the result calls ``stop`` (an owned session's end)."""
+    done = prepare_classes(df, features=source.features, label=source.fit_label,
+                           domains=domains, requests=requests, plan=plan,
+                           strategy=route.strategy, driver_budget_mb=route.driver_budget_mb,
+                           progress=progress)
+    done.on_close = stop
+    return done

@@ -21,7 +21,7 @@ from dprect.core.mixed import repeated
 from dprect.core.randomness import RandomSource
 from dprect.core.request import Source
 from dprect.core.statistic import GroupedStatistics, Mechanism, StatisticsSpec
-from dprect.engines.bounds_input import add_key_counts, resolve_groups
+from dprect.engines.bounds_input import add_key_counts, listed_keys, resolve_groups
 from dprect.engines.grouped import draw_statistics
 from dprect.engines.prepared import PreparedRun
 from dprect.engines.spark.executor_draws import draw_in_executors, executor_route
@@ -92,6 +92,15 @@ class SparkGroupedPrepared(PreparedRun):
             raise InputDataError(f"Spark failed while counting the groups: "
                                  f"{spark_message(exc)}") from None
         return add_key_counts({}, [r[0] for r in rows], [r[1] for r in rows], kind)
+
+    def listed_keys(self, groups: list[str]) -> set[str]:
+        """The key texts of a public list given with a private selection
+        (:func:`~dprect.engines.bounds_input.listed_keys`): the group column's kind from
+        the schema, no Spark job."""
+        group_by = self.source.group_by
+        if group_by is None:
+            raise ParameterError("a group selection needs a group column")
+        return listed_keys(groups, check_schema(self.df, [], group_by) or "null", group_by)
 
 
 class SparkGroupedRoute:

@@ -14,12 +14,15 @@ it for a round whose list runs short.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F  # noqa: N812
 
 from dprect.core.domains import Side
+from dprect.engines.numpy_engine import axes_thresholds
 from dprect.engines.spark.prefetch import RANK_COLUMN, refine, with_ranks
 from dprect.engines.spark.sql import all_of, literal, seen
 from dprect.engines.spark.strategy import Rows
@@ -67,30 +70,38 @@ class RoundsStrategy:
             first, end, side = n - end, n - first, other
         return self._take(rem, axis, side, first, end, sort=end > TOP_N_ROWS)
 
-    def histogram(self, axis: int, thresholds: np.ndarray) -> np.ndarray:
-        """:meth:`dprect.core.engine.Engine.histogram` by one job: each partition's
-        counts (:func:`~dprect.engines.numpy_engine.bucket_counts`, the numpy engine's own
-        code on the same sort values), summed on the driver."""
-        dtype = self.rows.dtypes[axis]
-        cuts = np.asarray(thresholds, dtype=dtype)
-        width = len(cuts) + 1
+    def histograms(self, thresholds: Sequence[np.ndarray], *, compiled: bool = False
+                   ) -> list[np.ndarray]:
+        """:meth:`dprect.core.engine.Engine.histograms` by ONE job over every axis's
+        column: each partition's counts of every axis
+        (:func:`~dprect.engines.numpy_engine.counter`, the numpy engine's own code on the
+        same sort values; ``compiled``: with numba where the executor has it),
+        concatenated, summed on the driver."""
+        dtypes = self.rows.dtypes
+        cuts = [np.asarray(t, dtype=dtypes[j])
+                for j, t in enumerate(axes_thresholds(thresholds, len(self._vcols)))]
+        widths = [len(c) + 1 for c in cuts]
+        ends = np.cumsum(widths)[:-1]
 
         def count(batches):  # runs on the executors
             import pyarrow as pa
 
-            from dprect.engines.numpy_engine import bucket_counts
-            total = np.zeros(width, dtype=np.int64)
+            from dprect.engines.numpy_engine import counter
+            counts = [counter(t, dtypes[j], compiled=compiled) for j, t in enumerate(cuts)]
+            totals = [np.zeros(w, dtype=np.int64) for w in widths]
             for batch in batches:
-                values = batch.column(0).to_numpy(zero_copy_only=False)
-                total += bucket_counts(np.asarray(values, dtype=dtype), cuts)
-            yield pa.RecordBatch.from_arrays([pa.array(total)], names=["c"])
+                for j in range(len(cuts)):
+                    values = batch.column(j).to_numpy(zero_copy_only=False)
+                    totals[j] += counts[j](np.asarray(values, dtype=dtypes[j]))
+            yield pa.RecordBatch.from_arrays([pa.array(np.concatenate(totals))], names=["c"])
 
-        got = self._remaining().select(self._vcols[axis]).mapInArrow(count, "c long")
+        got = self._remaining().select(*self._vcols).mapInArrow(count, "c long")
         table = got.toArrow()
         self.rows.stats["window_jobs"] += 1
         counts = np.asarray(table.column(0).to_numpy(zero_copy_only=False), dtype=np.int64)
-        return counts.reshape(-1, width).sum(axis=0) if len(counts) else \
-            np.zeros(width, dtype=np.int64)
+        total = (counts.reshape(-1, sum(widths)).sum(axis=0) if len(counts)
+                 else np.zeros(sum(widths), dtype=np.int64))
+        return np.split(total, ends)
 
     def cut(self, axis: int, side: Side, threshold: int | float) -> None:
         """Nothing to do: the remaining rows are filtered by the recorded cuts."""
