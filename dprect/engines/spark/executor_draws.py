@@ -41,10 +41,15 @@ part from its own stream (:func:`~dprect.core.mixed.draw_parts`) from the same k
 blocks.
 
 **What reaches the driver**: the per-column small pools (describe only), then each
-block's released cells (pickled, in block order), from which the run's result and its
-record are made as on the driver route — the record the ledger keeps and every sink
-renders from (:mod:`dprect.release.sinks`), so the released cells themselves still gather
-on the driver; the merged statistics (a histogram of hundreds of bins per cell) never do.
+block's released cells (pickled, in block order). A run of one mechanism of
+:data:`STREAMED` given ``each_block`` (the product's runs: issue #42) gets them a range of
+:data:`FETCH_BLOCKS` blocks at a time (:func:`_in_order`) and hands each block's result
+on as it comes — the product spools its record rows to disk
+(:mod:`dprect.release.row_spool`) and every sink reads them back a block at a time — so
+the driver holds a range of blocks, not the run's cells; otherwise (the coverage bounds,
+a mixed run, a caller without ``each_block``) the blocks are collected and the run's
+result made as on the driver route. The merged statistics (a histogram of hundreds of
+bins per cell) never reach the driver.
 
 **Progress**: every phase's blocks are counted as their tasks end (a Spark accumulator
 per phase, :mod:`dprect.engines.spark.block_progress`), so the heartbeat prints
