@@ -11,19 +11,23 @@ times, alternating which goes first:
 * ``plain``: ``groupBy(g).agg(count, sum, min, max)`` of every column, written to Spark's
   ``noop`` sink (computed in full, nothing gathered on the driver: the stricter
   baseline);
-* ``aggregate``: the run's compute as the product does it (``prepared.draw`` of the
-  statistics asked — the describe preset by default — then the record the ledger keeps
-  and the sinks render from, :func:`~dprect.release.aggregate_record.aggregate_record`),
-  drawn in the executors (the route's public choice at this many cells) from OS entropy.
+* ``aggregate``: the run as the command line does it, end to end
+  (:func:`~dprect.app.aggregate_flow.run_aggregate_flow` of the statistics asked — the
+  describe preset's by default — into a fresh budget ledger, with the JSON output and a
+  Parquet ``--table``, in a temporary folder under ``benchmarks/output/``), drawn in the
+  executors (the route's public choice at this many cells) from OS entropy; a run of one
+  mechanism there streams its released blocks to the ledger and the sinks (issue #42,
+  :mod:`dprect.release.row_spool`). (Before the streaming, the script timed the draw and
+  the record only, without the ledger and the outputs.)
 
 CPU: this driver's and the session's (the JVM with its Python workers) CPU seconds per
 run, from /proc (spark_bench.py's accounting); on a shared machine the wall times move
 with the load, and cluster CPU / cores + driver CPU estimates each run on an idle one.
 
-Memory: the peak resident memory of this Python driver (``ru_maxrss``; the record of
-every released cell is built here) and of the session's JVM (``VmHWM``; on a local master
-the JVM is the driver AND runs the executors' tasks, so its peak is an upper bound of the
-JVM driver's; the Python workers are not counted). Results go to
+Memory: the peak resident memory of this Python driver (``ru_maxrss``; where the
+released cells reach the ledger and the sinks) and of the session's JVM (``VmHWM``; on a
+local master the JVM is the driver AND runs the executors' tasks, so its peak is an upper
+bound of the JVM driver's; the Python workers are not counted). Results go to
 ``benchmarks/output/aggregate_spark_groups-{rows}x{columns}x{groups}.json``.
 """
 
@@ -33,6 +37,7 @@ import argparse
 import json
 import statistics
 import sys
+import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -57,29 +62,32 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--statistics", default="bounds,count,sum,mean")
     args = ap.parse_args(argv)
 
-    from dprect.app.aggregate_flow import asked_mechanisms, plan_for, run_spec
-    from dprect.core.randomness import RandomSource
-    from dprect.core.request import Source
+    from dprect.app.aggregate_flow import (
+        aggregate_settings,
+        asked_mechanisms,
+        run_aggregate_flow,
+    )
+    from dprect.app.spine import Reporter, silent
     from dprect.engines.spark.executor_draws import executor_route
     from dprect.engines.spark.grouped_route import SparkGroupedRoute
-    from dprect.release.aggregate_record import aggregate_record, mixed_record
+    from dprect.release.ledger import Ledger
 
     bench = open_bench(args, "dprect-bench-aggregate-groups")
     spark, path, columns = bench.spark, bench.path, bench.columns
-    mechanisms, names = asked_mechanisms(args.statistics)
-    plan = plan_for(mechanisms, {"epsilon": args.epsilon, "columns": columns}, names)
-    spec = run_spec(mechanisms, plan, None, columns)
+    mechanisms, _ = asked_mechanisms(args.statistics)
     groups = [str(i) for i in range(args.groups)]
     route = SparkGroupedRoute(lambda: (spark, False))
     executors = executor_route(mechanisms, len(groups), len(columns), seeded=False)
 
     def aggregate() -> None:
-        source = Source(str(path), columns, group_by="g")
-        with route.open(source, groups, spec, lambda _: None) as prepared:
-            result = prepared.draw(mechanisms, plan, groups, columns, RandomSource())
-        record = (mixed_record(result) if len(mechanisms) > 1
-                  else aggregate_record(result, plan))
-        del record, result
+        with tempfile.TemporaryDirectory(prefix="aggregate-run-", dir=OUTPUT) as where:
+            Ledger(f"{where}/ledger").init()
+            settings = aggregate_settings({
+                "input": str(path), "columns": columns, "group_by": "g", "groups": groups,
+                "statistics": args.statistics, "epsilon": args.epsilon,
+                "output": f"{where}/result.json", "table": f"{where}/table.parquet",
+                "ledger": f"{where}/ledger", "dataset": "bench", "run_id": "run"})
+            run_aggregate_flow(settings, route, Reporter(say=silent, show=silent))
 
     def on_round(r: int, times: Times, cpu: Cpu) -> None:
         print(f"repeat {r + 1}: plain {times['plain'][-1]:.1f} s, aggregate "
@@ -100,6 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     out = {"rows": args.rows, "columns": args.columns, "groups": args.groups,
            "statistics": args.statistics, "master": args.master,
            "driver_memory": args.driver_memory, "executor_route": executors,
+           "outputs": "budget ledger, JSON output, Parquet table",
            "repeats": args.repeats, "seconds": times, "median_seconds": med,
            "ratio": ratio, "peak_rss_mb": peaks, "cpu_seconds": cpu, "cores": cores,
            "idle_estimate_seconds": idle,

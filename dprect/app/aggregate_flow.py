@@ -88,11 +88,14 @@ from dprect.release.aggregate_record import (
     mixed_record,
     noun_of,
     overview_lines,
+    record_rows,
+    streamed_rows,
     summary_lines,
 )
 from dprect.release.aggregate_table import table_sink
 from dprect.release.guarded import Charge, LedgerSettings, Outcome
 from dprect.release.quantile_plot import QuantilesPngSink
+from dprect.release.row_spool import RowSpool
 from dprect.release.sinks import Sink
 
 #: ``describe --statistics none``: the bounds alone (aimed at ``--query-epsilon``)
@@ -652,14 +655,24 @@ class AggregateProduct:
         shape = f"{len(s.source.columns)} column(s) in {len(names)} group(s)"
         progress(f"counting {shape}")  # the engine's pass: a stage of its own
         # several mechanisms: each part from its slice, its own stream (§11b); on Spark
-        # with many groups, drawn in the executors (engines/spark/executor_draws.py)
-        result = prepared.draw(s.mechanisms, s.plan, names, s.source.columns, rng,
-                               None if s.selection is None else names,
-                               lambda: progress(f"{self.verb} {shape}"))
+        # with many groups, drawn in the executors (engines/spark/executor_draws.py),
+        # whose blocks of released cells are spooled as they reach the driver
+        spool = RowSpool()
+        try:
+            result = prepared.draw(s.mechanisms, s.plan, names, s.source.columns, rng,
+                                   None if s.selection is None else names,
+                                   lambda: progress(f"{self.verb} {shape}"),
+                                   lambda block: spool.append(record_rows(block)))
+        except BaseException:
+            spool.close()
+            raise
         if len(s.mechanisms) > 1:
             guarantee, record = result.guarantee, mixed_record(result)
         else:
-            guarantee, record = result.guarantee, aggregate_record(result, s.plan)
+            guarantee, record = result.guarantee, aggregate_record(
+                result, s.plan, streamed_rows(spool))
+        if not spool.block_count:
+            spool.close()
         if s.selection is None:
             return guarantee, record
         return selected_record(record, guarantee, s.selection, len(kept),

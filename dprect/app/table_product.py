@@ -42,14 +42,17 @@ class GroupedPrepared(Prepared, Protocol):
 
     def draw(self, mechanisms: Sequence[Mechanism], plan: Any, group_names: Sequence[Any],
              columns: Sequence[str], rng: RandomSource, groups: list[str] | None = None,
-             drawing: Callable[[], None] = lambda: None) -> Any:
+             drawing: Callable[[], None] = lambda: None,
+             each_block: Callable[[Any], None] | None = None) -> Any:
         """The run's release from the statistics under the route's spec (for the listed
         groups, or ``groups`` as :meth:`statistics` reads it; ``drawing`` is called as the
         draws start, for a progress line): the mechanism's result, or a mixed run's
         (:func:`dprect.engines.grouped.draw_statistics` on the driver; on Spark, for many
         groups, drawn in the executors where the groups' statistics are:
         :mod:`dprect.engines.spark.executor_draws`). The same result for a seed either
-        way."""
+        way. With ``each_block`` a route may stream: hand each block's result (its
+        groups' cells) to it in group order and return the result without cells; a
+        route that does not stream never calls it."""
         ...
 
 

@@ -266,9 +266,11 @@ class NumpyGroupedPrepared(PreparedRun):
 
     def draw(self, mechanisms: Sequence[Mechanism], plan: Any, group_names: Sequence[Any],
              columns: Sequence[str], rng: RandomSource, groups: list[str] | None = None,
-             drawing: Callable[[], None] = lambda: None) -> Any:
+             drawing: Callable[[], None] = lambda: None,
+             each_block: Callable[[Any], None] | None = None) -> Any:
         """The run's release: :func:`draw_statistics` of :meth:`statistics` (for
-        ``groups``, the keys a private selection kept; ``drawing`` called between)."""
+        ``groups``, the keys a private selection kept; ``drawing`` called between); the
+        cells in memory, never streamed (``each_block`` is not called)."""
         cells = self.statistics(groups)
         drawing()
         return draw_statistics(mechanisms, plan, cells, group_names, columns, rng)

@@ -27,8 +27,8 @@ it reads, so a replay of a record made before the flag existed publishes it too.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from dprect.core.aggregates import SPREAD, STATISTICS, DescribeResult
@@ -37,6 +37,8 @@ from dprect.core.mixed import MixedResult
 from dprect.core.quantile_release import SMALL, QuantileResult
 from dprect.core.statistic import COVERAGE, QUANTILES, QUERY, Mechanism, outputs
 from dprect.core.statistic import STATISTICS as STATISTIC_OF
+from dprect.release.record_text import COMPACT_ITEMS
+from dprect.release.row_spool import RowSpool, row_blocks
 
 #: what the ledger records as the method of a run of each mechanism (its name)
 BOUNDS_METHOD = COVERAGE.name
@@ -45,6 +47,8 @@ DESCRIBE_METHOD = QUERY.name
 BELOW_ROW_NEED = "below_row_need"
 #: what a describe result row holds for one (group, column), in this order
 ROW_KEYS = ("group", "column", *outputs(QUERY))
+#: a record's rows: in memory, or spooled on disk block by block (a streamed run)
+Rows = list[dict[str, Any]] | RowSpool
 
 
 def jsonable(value: Any) -> Any:
@@ -135,24 +139,44 @@ def bounds_record(result: BoundsResult, the_plan: BoundsPlan) -> dict[str, Any]:
     return jsonable(record)
 
 
-def describe_record(result: DescribeResult) -> dict[str, Any]:
+def describe_record(result: DescribeResult, rows: Rows | None = None) -> dict[str, Any]:
     """The query mechanism's released JSON: the method, the columns, the public groups,
     the guarantee (``privacy``), the plan (public: the budget split, the targets, the
     accuracy statements), and per (group, column) ``lower``, ``upper``, ``count``,
     ``sum`` and ``mean`` (None for a statistic not asked for) and the small-group flag
-    ``below_row_need`` (the module docstring); ±inf written as ``"inf"``/``"-inf"``."""
-    record = result.to_dict()  # its rows, built once, are read here
+    ``below_row_need`` (the module docstring); ±inf written as ``"inf"``/``"-inf"``.
+    ``rows``: the rows already made (:func:`record_rows` of each block of a streamed
+    run, spooled), else made here from the result's cells."""
+    record = _head(result)
+    record["results"] = describe_rows(result) if rows is None else rows
     plan = jsonable(record["plan"])
+    return {"method": DESCRIBE_METHOD, **{k: v if k == "results" else plan if k == "plan"
+                                          else jsonable(v) for k, v in record.items()}}
+
+
+def _head(result: DescribeResult | QuantileResult) -> dict[str, Any]:
+    """A result's ``to_dict`` without making its rows (its ``results`` empty, in place)."""
+    empty: DescribeResult | QuantileResult = replace(
+        result, groups=[], cells=[])  # type: ignore[arg-type]
+    head = empty.to_dict()
+    head["groups"] = list(result.groups)
+    return head
+
+
+def describe_rows(result: DescribeResult) -> list[dict[str, Any]]:
+    """The rows of a describe record (:func:`describe_record`) of ``result``'s cells: of
+    the run's, or of one block of its groups (a block's rows are the run's rows of its
+    groups)."""
+    plan = jsonable(result.plan.to_json())
     keys = ("group", "column", *outputs(QUERY, result.plan.statistics))
     need = {c: rows_needed(plan, c) for c in result.columns}  # public, per column
     rows = []
-    for row in record["results"]:
+    for row in result.rows():
         out = {key: _json_scalar(row.get(key)) for key in keys}
         count = row.get("count")
         out[BELOW_ROW_NEED] = None if count is None else bool(float(count) < need[row["column"]])
         rows.append(out)
-    return {"method": DESCRIBE_METHOD, **{k: rows if k == "results" else plan if k == "plan"
-                                          else jsonable(v) for k, v in record.items()}}
+    return rows
 
 
 def _json_scalar(value: Any) -> Any:
@@ -163,21 +187,52 @@ def _json_scalar(value: Any) -> Any:
     return value if value is None or type(value) in (str, int, bool) else jsonable(value)
 
 
-def quantiles_record(result: QuantileResult) -> dict[str, Any]:
+def quantiles_record(result: QuantileResult, rows: Rows | None = None) -> dict[str, Any]:
     """The quantiles' released JSON: the method, the core's result (the columns, the
     groups, the statistics, per (group, column) the quantiles and the released flag
-    ``below_rows_needed``, the guarantee, the plan; docs/privacy.md §11a)."""
-    return jsonable({"method": QUANTILES.name, **result.to_dict()})
+    ``below_rows_needed``, the guarantee, the plan; docs/privacy.md §11a). ``rows`` as
+    :func:`describe_record`'s."""
+    record = _head(result)
+    record["results"] = jsonable(result.rows()) if rows is None else rows
+    return {"method": QUANTILES.name, **{k: v if k == "results" else jsonable(v)
+                                         for k, v in record.items()}}
 
 
-def aggregate_record(result: BoundsResult | DescribeResult | QuantileResult, the_plan: Any
-                     ) -> dict[str, Any]:
-    """The released JSON of a run's result, in its mechanism's record (module notes)."""
+def record_rows(result: DescribeResult | QuantileResult) -> list[dict[str, Any]]:
+    """The record rows of ``result``'s cells (a run's, or one block's: streamed runs
+    spool them block by block, :class:`~dprect.release.row_spool.RowSpool`), as
+    :func:`aggregate_record` writes them."""
+    if isinstance(result, QuantileResult):
+        rows: list[dict[str, Any]] = jsonable(result.rows())
+        return rows
+    return describe_rows(result)
+
+
+def streamed_rows(spool: RowSpool) -> Rows | None:
+    """The rows a run streamed into ``spool`` (:func:`record_rows` of each block): None
+    when nothing was streamed (the run's result holds its cells), the spool, or a short
+    spool's rows as a list (at most :data:`~dprect.release.record_text.COMPACT_ITEMS`: a
+    record written as before, with no spool in it; the spool closed)."""
+    if not spool.block_count:
+        return None
+    if len(spool) > COMPACT_ITEMS:
+        return spool
+    rows = list(spool)
+    spool.close()
+    return rows
+
+
+def aggregate_record(result: BoundsResult | DescribeResult | QuantileResult, the_plan: Any,
+                     rows: Rows | None = None) -> dict[str, Any]:
+    """The released JSON of a run's result, in its mechanism's record (module notes);
+    ``rows``: a streamed run's rows, made block by block (:func:`record_rows`) — the
+    result then holds no cells (not for the coverage bounds, never streamed)."""
     if isinstance(result, BoundsResult):
+        assert rows is None, "the coverage bounds are never streamed"
         return bounds_record(result, the_plan)
     if isinstance(result, QuantileResult):
-        return quantiles_record(result)
-    return describe_record(result)
+        return quantiles_record(result, rows)
+    return describe_record(result, rows)
 
 
 def mixed_columns(mechanisms: Sequence[str], statistics: Sequence[str] = ()
@@ -318,7 +373,8 @@ def shape_of(record: Mapping[str, Any]) -> RecordShape | None:
     """The shape of a released grouped-aggregate record (its method's, when its rows are
     there), None for any other record (a fit's, a classes')."""
     shape = SHAPES.get(str(record.get("method")))
-    return shape if shape is not None and isinstance(record.get(shape.rows), list) else None
+    return shape if shape is not None and isinstance(record.get(shape.rows),
+                                                      list | RowSpool) else None
 
 
 def is_aggregate_record(record: Mapping[str, Any]) -> bool:
@@ -327,44 +383,45 @@ def is_aggregate_record(record: Mapping[str, Any]) -> bool:
     return shape_of(record) is not None or mixed_names(record) is not None
 
 
+def table_blocks(record: Mapping[str, Any], values: bool = True
+                 ) -> Iterator[list[dict[str, Any]]]:
+    """:func:`table_rows` a block of rows at a time (a record's rows spooled on disk are
+    read a block at a time: :func:`~dprect.release.row_spool.row_blocks`); ``values``
+    False: each row's group, column and flags only (what the summary counts: a mixed
+    record's rows are whole all the same)."""
+    names = mixed_names(record)
+    if names is not None:
+        yield _merged_rows(record["parts"], names)
+        return
+    shape = shape_of(record)
+    assert shape is not None, "not a grouped-aggregate record"
+    plan = record.get("plan", {})
+    keys = outputs(shape.mechanism, plan.get("statistics", ()))
+    counted = "count" in keys
+    need: dict[str, int] = {}  # the plan's row need per column (public), read once
+    for block in row_blocks(record[shape.rows]):
+        rows = []
+        for row in block:
+            column = str(row["column"])
+            found = {key: _number(row.get(key)) for key in keys} if values else {}
+            count = found.get("count") if values else \
+                _number(row.get("count")) if counted else None
+            if count is not None and column not in need:
+                need[column] = rows_needed(plan, column)
+            flags = {BELOW_ROW_NEED: None if count is None else bool(count < need[column]),
+                     SMALL: row.get(SMALL)}  # the quantiles' flag is released as drawn
+            rows.append({"group": None if row["group"] is None else str(row["group"]),
+                         "column": column, **found, **{f: flags[f] for f in shape.flags}})
+        yield rows
+
+
 def table_rows(record: Mapping[str, Any]) -> list[dict[str, Any]]:
     """One row per (group, column) — group, column, the mechanism's outputs and flags
     (the small-group flag derived again from the released count and the recorded plan) —
     read from a released record (the recorded JSON only); a mixed record's rows hold
-    every part's (:func:`mixed_columns`)."""
-    names = mixed_names(record)
-    if names is not None:
-        return _merged_rows(record["parts"], names)
-    shape = shape_of(record)
-    assert shape is not None, "not a grouped-aggregate record"
-    plan = record.get("plan", {})
-    recorded = record[shape.rows]
-    if _read[0] is recorded and _read[1] is plan:
-        return _read[2]
-    rows = []
-    keys = outputs(shape.mechanism, plan.get("statistics", ()))
-    need: dict[str, int] = {}  # the plan's row need per column (public), read once
-    for row in recorded:
-        column = str(row["column"])
-        values = {key: _number(row.get(key)) for key in keys}
-        count = values.get("count")
-        if count is not None and column not in need:
-            need[column] = rows_needed(plan, column)
-        flags = {BELOW_ROW_NEED: None if count is None else bool(count < need[column]),
-                 SMALL: row.get(SMALL)}  # the quantiles' flag is released as drawn
-        rows.append({"group": None if row["group"] is None else str(row["group"]),
-                     "column": column, **values, **{f: flags[f] for f in shape.flags}})
-    if len(rows) > SHARED_ROWS:
-        _read[:] = [recorded, plan, rows]
-    return rows
-
-
-#: :func:`table_rows` of a record with more rows than this is read once and shared by
-#: every output of the run (the JSON's summary, the table, the plot: issue #42) — the
-#: rows of the last such record read, kept while its rows and plan are the same objects
-#: (a released record is never changed); callers must not change the rows they get
-SHARED_ROWS = 1000
-_read: list[Any] = [None, None, []]
+    every part's (:func:`mixed_columns`). All of them in memory: the sinks of a large
+    record read :func:`table_blocks` instead."""
+    return [row for block in table_blocks(record) for row in block]
 
 
 def summary_lines(record: Mapping[str, Any]) -> list[str]:
@@ -416,12 +473,23 @@ def overview_lines(record: Mapping[str, Any]) -> list[str]:
     it kept), and how many cells each small-group flag released marks (a count of
     released flags: post-processing). Every number is the public shape of the run or
     counts released values; none is read from the data."""
-    rows = table_rows(record)
-    groups = len(dict.fromkeys(row["group"] for row in rows))
-    columns = len(dict.fromkeys(row["column"] for row in rows))
+    seen_groups: dict[Any, None] = {}
+    seen_columns: dict[Any, None] = {}
+    first = next(table_blocks(record), [])[:1]
+    cells = 0
+    marked = {BELOW_ROW_NEED: 0, SMALL: 0}
+    for block in table_blocks(record, values=False):  # a block at a time: spooled too
+        cells += len(block)
+        for row in block:
+            seen_groups[row["group"]] = None
+            seen_columns[row["column"]] = None
+            for flag in marked:
+                if row.get(flag):
+                    marked[flag] += 1
+    groups, columns = len(seen_groups), len(seen_columns)
     g = record.get("privacy", {})
-    lines = [f"released {len(rows):,} cells: {groups:,} group(s) x {columns:,} column(s), "
-             f"statistics {', '.join(released_statistics(record, rows))}",
+    lines = [f"released {cells:,} cells: {groups:,} group(s) x {columns:,} column(s), "
+             f"statistics {', '.join(released_statistics(record, first))}",
              f"guarantee ({float(g.get('epsilon', math.nan)):.6g}, "
              f"{float(g.get('delta', math.nan)):.3g})-DP, {g.get('neighbouring')}, charged "
              "once for every group (disjoint rows: parallel composition)"]
@@ -433,9 +501,8 @@ def overview_lines(record: Mapping[str, Any]) -> list[str]:
         lines.append(f"groups found privately: {int(selection['groups_kept']):,} kept by "
                      f"the selection{beside} (its cost is in the guarantee above)")
     for flag in (BELOW_ROW_NEED, SMALL):
-        if rows and rows[0].get(flag) is not None:  # None: not released (no count)
-            marked = sum(1 for row in rows if row.get(flag))
-            lines.append(f"{marked:,} of {len(rows):,} cells flagged {flag} (fewer rows "
+        if first and first[0].get(flag) is not None:  # None: not released (no count)
+            lines.append(f"{marked[flag]:,} of {cells:,} cells flagged {flag} (fewer rows "
                          "released than the plan needs: their values may be far off)")
     return lines
 
@@ -446,7 +513,6 @@ __all__ = [
     "DESCRIBE_METHOD",
     "ROW_KEYS",
     "SHAPES",
-    "SHARED_ROWS",
     "RecordShape",
     "aggregate_record",
     "below_row_need",
@@ -455,6 +521,7 @@ __all__ = [
     "centre_rows_needed",
     "coverage_statement",
     "describe_record",
+    "describe_rows",
     "is_aggregate_record",
     "jsonable",
     "mixed_columns",
@@ -463,9 +530,12 @@ __all__ = [
     "mixed_record",
     "noun_of",
     "overview_lines",
+    "record_rows",
     "released_statistics",
     "rows_needed",
     "shape_of",
+    "streamed_rows",
     "summary_lines",
+    "table_blocks",
     "table_rows",
 ]

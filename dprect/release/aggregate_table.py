@@ -4,7 +4,9 @@ column, then the outputs of the run's mechanism's statistics
 upper, count, sum, mean for the query mechanism, empty for a statistic not asked for) and
 its record's flags (``below_row_need``) — as a CSV file, a Parquet file or a Delta table
 (never partitioned: one row group or file holds many groups), rendered from
-the released record only (:func:`dprect.release.aggregate_record.table_rows`).
+the released record only, a block of rows at a time
+(:func:`dprect.release.aggregate_record.table_blocks`: a record of spooled rows is never
+held whole in memory, issue #42).
 
 The writers take a :class:`TableLayout` (the table's columns and how its rows are read
 from a record); every mechanism's layout is generated from its record shape
@@ -15,14 +17,14 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from dprect.core.errors import ParameterError
 from dprect.core.statistic import COVERAGE, Mechanism
-from dprect.release.aggregate_record import SHAPES, mixed_columns, mixed_method, table_rows
+from dprect.release.aggregate_record import SHAPES, mixed_columns, mixed_method, table_blocks
 from dprect.release.files import check_output_path
 from dprect.release.sinks import Release, Sink, Write, file_write
 
@@ -36,7 +38,7 @@ class TableLayout:
     from a released record, and its name in messages."""
 
     columns: tuple[tuple[str, str], ...]
-    rows: Callable[[Mapping[str, Any]], list[dict[str, Any]]]
+    blocks: Callable[[Mapping[str, Any]], Iterator[list[dict[str, Any]]]]
     noun: str
 
     @property
@@ -52,7 +54,7 @@ def layout(mechanism: Mechanism, statistics: Sequence[str] = ()) -> TableLayout:
     return TableLayout(tuple((key, "text" if key in ("group", "column") else
                               "bool" if key in shape.flags else "float")
                              for key in shape.table_columns(statistics)),
-                       table_rows, f"{mechanism.name} table")
+                       table_blocks, f"{mechanism.name} table")
 
 
 def mixed_layout(mechanisms: Sequence[Mechanism], statistics: Sequence[str] = ()
@@ -66,7 +68,7 @@ def mixed_layout(mechanisms: Sequence[Mechanism], statistics: Sequence[str] = ()
     return TableLayout(tuple((key, "text" if key in ("group", "column") else
                               "bool" if key in flags else "float")
                              for key in mixed_columns(names, statistics)),
-                       table_rows, f"{mixed_method(names)} table")
+                       table_blocks, f"{mixed_method(names)} table")
 
 
 #: the coverage bounds' table (``dprect bounds --table``)
@@ -83,16 +85,6 @@ def _cell(value: Any, kind: str) -> str:
     return repr(float(value)) if kind == "float" else str(value)
 
 
-def _csv_text(rows: Rows, layout: TableLayout) -> str:
-    """The table as CSV: a header, then one row per (group, column); an ungrouped run's
-    group is empty."""
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(layout.names)
-    writer.writerows(_cells(row, layout.columns) for row in rows)
-    return buf.getvalue()
-
-
 def _cells(row: Mapping[str, Any], columns: tuple[tuple[str, str], ...]) -> list[Any]:
     """A row's CSV cells (:func:`_cell`), where the csv writer already writes a value so
     — None as an empty cell, a float as its ``repr``, a str as it is — passing it on (the
@@ -102,21 +94,16 @@ def _cells(row: Mapping[str, Any], columns: tuple[tuple[str, str], ...]) -> list
             for value, kind in ((row[name], kind) for name, kind in columns)]
 
 
-@dataclass(frozen=True)
-class CsvTableSink:
-    """The table as a CSV file (written atomically; a replay rewrites it with the same
-    content)."""
-
-    name: str
-    path: str
-    layout: TableLayout = BOUNDS_LAYOUT
-
-    def check(self) -> None:
-        check_output_path(self.path, self.name)
-
-    def prepare(self, release: Release) -> Write:
-        text = _csv_text(self.layout.rows(release.record), self.layout)
-        return file_write(self.path, text, f"{self.layout.noun} written to {self.path}")
+def write_csv(blocks: Iterable[Rows], layout: TableLayout, fh: BinaryIO) -> None:
+    """The table as CSV into ``fh``, a block of rows at a time: a header, then one row
+    per (group, column); an ungrouped run's group is empty."""
+    text = io.TextIOWrapper(fh, encoding="utf-8", newline="", write_through=True)
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(layout.names)
+    for rows in blocks:
+        writer.writerows(_cells(row, layout.columns) for row in rows)
+    text.flush()
+    text.detach()  # the staging file is closed by its owner
 
 
 #: rows per row group of a Parquet table file (a reader filtering on group or column skips
@@ -124,35 +111,69 @@ class CsvTableSink:
 ROW_GROUP_ROWS = 1 << 20
 
 
+def _arrow_schema(layout: TableLayout) -> Any:
+    import pyarrow as pa
+
+    types = {"text": pa.string(), "float": pa.float64(), "bool": pa.bool_()}
+    return pa.schema([(name, types[kind]) for name, kind in layout.columns])
+
+
+def _batches(blocks: Iterable[Rows], layout: TableLayout) -> Iterator[Any]:
+    """The table's Arrow record batches, one per block of rows."""
+    import pyarrow as pa
+
+    schema = _arrow_schema(layout)
+    for rows in blocks:
+        if rows:
+            yield pa.RecordBatch.from_pylist([dict(r) for r in rows], schema=schema)
+
+
+def write_parquet(blocks: Iterable[Rows], layout: TableLayout, fh: BinaryIO) -> None:
+    """The table as one Parquet file into ``fh``: the blocks' rows gathered into row
+    groups of :data:`ROW_GROUP_ROWS` rows (as one ``write_table`` of every row cuts
+    them), one row group in memory at a time."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = _arrow_schema(layout)
+    with pq.ParquetWriter(fh, schema) as writer:
+        held = pa.Table.from_batches([], schema=schema)
+        for batch in _batches(blocks, layout):
+            held = pa.concat_tables([held, pa.Table.from_batches([batch])])
+            while held.num_rows >= ROW_GROUP_ROWS:
+                writer.write_table(held.slice(0, ROW_GROUP_ROWS),
+                                   row_group_size=ROW_GROUP_ROWS)
+                held = held.slice(ROW_GROUP_ROWS)
+        if held.num_rows:
+            writer.write_table(held, row_group_size=ROW_GROUP_ROWS)
+
+
 @dataclass(frozen=True)
-class ParquetTableSink:
-    """The table as one Parquet file (written atomically, in row groups of
-    :data:`ROW_GROUP_ROWS` rows, never partitioned; a replay rewrites it with the same
-    rows)."""
+class FileTableSink:
+    """The table as one file, written atomically a block of rows at a time (a replay
+    rewrites it with the same rows): CSV (:func:`write_csv`) or Parquet
+    (:func:`write_parquet`, in row groups of :data:`ROW_GROUP_ROWS` rows, never
+    partitioned), named by ``kind`` in its line."""
 
     name: str
     path: str
     layout: TableLayout = BOUNDS_LAYOUT
+    kind: str = "CSV"
 
     def check(self) -> None:
         check_output_path(self.path, self.name)
 
     def prepare(self, release: Release) -> Write:
-        import pyarrow.parquet as pq
-
-        buf = io.BytesIO()
-        pq.write_table(_arrow_table(self.layout.rows(release.record), self.layout), buf,
-                       row_group_size=ROW_GROUP_ROWS)
-        return file_write(self.path, buf.getvalue(),
-                          f"{self.layout.noun} written to {self.path} (Parquet)")
+        record, layout = release.record, self.layout
+        write = FILE_WRITERS[self.kind]
+        suffix = "" if self.kind == "CSV" else f" ({self.kind})"
+        return file_write(self.path, lambda fh: write(layout.blocks(record), layout, fh),
+                          f"{layout.noun} written to {self.path}{suffix}")
 
 
-def _arrow_table(rows: Rows, layout: TableLayout) -> Any:
-    import pyarrow as pa
-
-    types = {"text": pa.string(), "float": pa.float64(), "bool": pa.bool_()}
-    schema = pa.schema([(name, types[kind]) for name, kind in layout.columns])
-    return pa.Table.from_pylist([dict(r) for r in rows], schema=schema)
+#: how a :class:`FileTableSink` of each kind writes its file
+FILE_WRITERS: dict[str, Callable[[Iterable[Rows], TableLayout, BinaryIO], None]] = {
+    "CSV": write_csv, "Parquet": write_parquet}
 
 
 @dataclass(frozen=True)
@@ -186,12 +207,15 @@ class DeltaTableSink:
                                  f"({', '.join(self.layout.names)})")
 
     def prepare(self, release: Release) -> Write:
-        data = _arrow_table(self.layout.rows(release.record), self.layout)
+        record, layout = release.record, self.layout
 
         def write() -> str:
+            import pyarrow as pa
             from deltalake import write_deltalake
 
             Path(self.path).mkdir(parents=True, exist_ok=True)
+            data = pa.RecordBatchReader.from_batches(  # a block of rows at a time
+                _arrow_schema(layout), _batches(layout.blocks(record), layout))
             write_deltalake(self.path, data, mode="overwrite")
             return f"{self.layout.noun} written to {self.path} (Delta)"
 
@@ -210,11 +234,12 @@ def table_sink(name: str, path: str, mechanism: Mechanism | Sequence[Mechanism] 
         the_layout = layout(parts[0], statistics) if len(parts) == 1 else \
             mixed_layout(parts, statistics)
     if path.lower().endswith(".csv"):
-        return CsvTableSink(name, path, the_layout)
+        return FileTableSink(name, path, the_layout, "CSV")
     if path.lower().endswith(".parquet"):
-        return ParquetTableSink(name, path, the_layout)
+        return FileTableSink(name, path, the_layout, "Parquet")
     return DeltaTableSink(name, path, the_layout)
 
 
-__all__ = ["BOUNDS_LAYOUT", "ROW_GROUP_ROWS", "CsvTableSink", "DeltaTableSink",
-           "ParquetTableSink", "TableLayout", "layout", "mixed_layout", "table_sink"]
+__all__ = ["BOUNDS_LAYOUT", "FILE_WRITERS", "ROW_GROUP_ROWS", "DeltaTableSink",
+           "FileTableSink", "TableLayout", "layout", "mixed_layout", "table_sink",
+           "write_csv", "write_parquet"]

@@ -20,7 +20,9 @@ import contextlib
 import errno
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 from dprect.core.errors import ParameterError
 
@@ -107,16 +109,24 @@ def check_output_path(path: str | os.PathLike[str], what: str, *, folder: bool =
                 os.rmdir(step)
 
 
-def stage_file(path: str | os.PathLike[str], data: bytes | str) -> str:
+#: what a staged file holds: its bytes, its text, or a writer that writes it into the open
+#: file a piece at a time (an output streamed from spooled rows, issue #42)
+Data = bytes | str | Callable[[BinaryIO], None]
+
+
+def stage_file(path: str | os.PathLike[str], data: Data) -> str:
     """Write ``data`` to a temporary file in ``path``'s folder (made if missing), synced
-    to disk; returns the temporary file's path for :func:`commit_staged`."""
+    to disk; returns the temporary file's path for :func:`commit_staged`. A writer that
+    fails leaves no file."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    payload = data.encode() if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(target), suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
+            if callable(data):
+                data(fh)
+            else:
+                fh.write(data.encode() if isinstance(data, str) else data)
             fh.flush()
             os.fsync(fh.fileno())
     except BaseException:
@@ -136,7 +146,7 @@ def discard_staged(tmp: str | None) -> None:
         Path(tmp).unlink(missing_ok=True)
 
 
-def write_atomic(path: str | os.PathLike[str], data: bytes | str) -> None:
+def write_atomic(path: str | os.PathLike[str], data: Data) -> None:
     """Write ``data`` to ``path`` so that ``path`` holds the old content or the whole new
     one, never a part (:func:`stage_file`, then :func:`commit_staged`)."""
     tmp = stage_file(path, data)

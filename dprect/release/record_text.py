@@ -7,18 +7,26 @@ the C encoder off) tens of seconds; it is written with the same layout down to i
 lists, and each item of a long list on one line of its own, compact
 (``json.dumps(item)``, the C encoder) — the same JSON value, so every reader parses the
 same record. The choice depends on the lengths of released lists only (the public groups
-and columns), never on a value."""
+and columns), never on a value.
+
+A record whose rows are spooled on disk (:class:`~dprect.release.row_spool.RowSpool`: a
+run drawn in the executors) is written by :func:`record_chunks` a block of rows at a time,
+the same text as :func:`record_text` gives for the same rows in a list, never held whole
+in memory (the JSON output and the ledger's stored copy stream it)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
+
+from dprect.release.row_spool import RowSpool, row_blocks
 
 #: a list with more items than this is written one compact item per line
 COMPACT_ITEMS = 1000
 
 
-def _over(value: list[Any]) -> bool:
+def _over(value: list[Any] | RowSpool) -> bool:
     """Whether a list is long: more than :data:`COMPACT_ITEMS` items (public: its
     length)."""
     return len(value) > COMPACT_ITEMS
@@ -26,27 +34,59 @@ def _over(value: list[Any]) -> bool:
 
 def _long(value: Any) -> bool:
     """Whether ``value`` is or holds a long list (:func:`_over`)."""
+    if isinstance(value, RowSpool):
+        return _over(value)  # flat rows: long by their number only
     if isinstance(value, list):
         return _over(value) or any(_long(v) for v in value if isinstance(v, dict | list))
     if isinstance(value, dict):
-        return any(_long(v) for v in value.values() if isinstance(v, dict | list))
+        return any(_long(v) for v in value.values()
+                   if isinstance(v, dict | list | RowSpool))
     return False
+
+
+def _spooled(value: Any) -> bool:
+    """Whether ``value`` holds rows spooled on disk (a top-level entry of a record)."""
+    return isinstance(value, dict) and any(isinstance(v, RowSpool) for v in value.values())
 
 
 def _text(value: Any, level: int) -> str:
     """``value`` as ``json.dumps(value, indent=2)`` lays it out at nesting ``level``,
     except that a long list's items are one compact item per line."""
+    return "".join(_chunks(value, level))
+
+
+def _chunks(value: Any, level: int) -> Iterator[str]:
+    """:func:`_text` of ``value`` in pieces: a long list (or spool) a block of items at a
+    time (:func:`~dprect.release.row_spool.row_blocks`)."""
     pad, inner = "  " * level, "  " * (level + 1)
+    if isinstance(value, RowSpool) and not _over(value):
+        value = list(value)  # a short spool reads as the list it holds
+    elif _spooled(value) and not _long(value):
+        value = {k: list(v) if isinstance(v, RowSpool) else v for k, v in value.items()}
     if not _long(value):
-        return json.dumps(value, indent=2, allow_nan=False).replace("\n", "\n" + pad)
+        yield json.dumps(value, indent=2, allow_nan=False).replace("\n", "\n" + pad)
+        return
     if isinstance(value, dict):
-        items = [f"{inner}{json.dumps(k)}: {_text(v, level + 1)}" for k, v in value.items()]
-        return "{\n" + ",\n".join(items) + "\n" + pad + "}"
+        sep = "{\n"
+        for k, v in value.items():
+            yield f"{sep}{inner}{json.dumps(k)}: "
+            yield from _chunks(v, level + 1)
+            sep = ",\n"
+        yield "\n" + pad + "}"
+        return
+    sep = "[\n"
     if _over(value):
-        items = [inner + json.dumps(v, allow_nan=False) for v in value]
+        for block in row_blocks(value):
+            if block:
+                yield sep + ",\n".join(inner + json.dumps(v, allow_nan=False)
+                                        for v in block)
+                sep = ",\n"
     else:
-        items = [inner + _text(v, level + 1) for v in value]
-    return "[\n" + ",\n".join(items) + "\n" + pad + "]"
+        for v in value:
+            yield sep + inner
+            yield from _chunks(v, level + 1)
+            sep = ",\n"
+    yield "\n" + pad + "]"
 
 
 #: the last long record encoded and its text: the ledger's stored copy of a run's record
@@ -56,7 +96,10 @@ _last: list[Any] = [None, ""]
 
 
 def record_text(record: dict[str, Any]) -> str:
-    """The JSON output's text of ``record`` (the module notes), newline-terminated."""
+    """The JSON output's text of ``record`` (the module notes), newline-terminated (a
+    record of spooled rows: its :func:`record_chunks` joined, and not kept)."""
+    if _spooled(record):
+        return "".join(record_chunks(record))
     if _last[0] is record:
         return str(_last[1])
     if not _long(record):
@@ -64,6 +107,25 @@ def record_text(record: dict[str, Any]) -> str:
     text = _text(record, 0) + "\n"
     _last[:] = [record, text]
     return text
+
+
+def record_chunks(record: dict[str, Any]) -> Iterator[str]:
+    """:func:`record_text` of ``record`` in pieces: a record of spooled rows streamed a
+    block of rows at a time (never whole in memory), any other as its one text."""
+    if _spooled(record):
+        yield from _chunks(record, 0)
+        yield "\n"
+        return
+    yield record_text(record)
+
+
+def ledger_chunks(record: dict[str, Any]) -> Iterator[str]:
+    """:func:`ledger_text` in pieces (a record of spooled rows streamed:
+    :func:`record_chunks`)."""
+    if _spooled(record):
+        yield from record_chunks(record)
+        return
+    yield ledger_text(record)
 
 
 def ledger_text(record: dict[str, Any]) -> str:
@@ -74,4 +136,4 @@ def ledger_text(record: dict[str, Any]) -> str:
     return record_text(record) if _long(record) else json.dumps(record)
 
 
-__all__ = ["COMPACT_ITEMS", "ledger_text", "record_text"]
+__all__ = ["COMPACT_ITEMS", "ledger_chunks", "ledger_text", "record_chunks", "record_text"]

@@ -39,17 +39,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, BinaryIO, Protocol
 
 from dprect.core.errors import ParameterError
 from dprect.core.result import FitResult
 from dprect.release.files import (
+    Data,
     check_output_path,
     commit_staged,
     discard_staged,
     stage_file,
 )
-from dprect.release.record_text import record_text
+from dprect.release.record_text import record_chunks
 
 
 def _nothing() -> None:
@@ -77,9 +78,10 @@ class Write:
             raise
 
 
-def file_write(path: str, data: bytes | str, line: str) -> Write:
-    """The :class:`Write` of a file output: staged to a temporary file beside ``path``,
-    committed by renaming it into place (:mod:`dprect.release.files`)."""
+def file_write(path: str, data: Data, line: str) -> Write:
+    """The :class:`Write` of a file output: staged to a temporary file beside ``path``
+    (its bytes, or written there by ``data`` a piece at a time), committed by renaming it
+    into place (:mod:`dprect.release.files`)."""
     staged: list[str] = []
 
     def stage() -> None:
@@ -172,7 +174,7 @@ class FileSink:
     def check(self) -> None:
         check_output_path(self.path, self.name)
 
-    def _writer(self, data: bytes | str, what: str) -> Write:
+    def _writer(self, data: Data, what: str) -> Write:
         return file_write(self.path, data, f"{what} written to {self.path}")
 
 
@@ -180,10 +182,17 @@ class FileSink:
 class JsonSink(FileSink):
     """The result JSON, exactly as recorded (:meth:`FitResult.to_json`), laid out by
     :func:`~dprect.release.record_text.record_text` (a large record's long lists one
-    compact item per line)."""
+    compact item per line; spooled rows streamed to the file a block at a time:
+    :func:`~dprect.release.record_text.record_chunks`)."""
 
     def prepare(self, release: Release) -> Write:
-        return self._writer(record_text(release.record), "result")
+        record = release.record
+
+        def write(fh: BinaryIO) -> None:
+            for piece in record_chunks(record):
+                fh.write(piece.encode())
+
+        return self._writer(write, "result")
 
 
 @dataclass(frozen=True)

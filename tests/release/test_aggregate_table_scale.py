@@ -64,7 +64,7 @@ def test_a_parquet_table_is_one_file_in_row_groups(tmp_path: Path,
     monkeypatch.setattr(aggregate_table, "ROW_GROUP_ROWS", 1000)  # 2 x 1,500 rows
     path = tmp_path / "t.parquet"
     sink = table_sink("--table", str(path), QUERY, ("count", "mean"))
-    assert isinstance(sink, aggregate_table.ParquetTableSink)
+    assert isinstance(sink, aggregate_table.FileTableSink) and sink.kind == "Parquet"
     sink.check()
     line = sink.prepare(Release(_record(1500), "r", datetime.now(UTC)))()
     assert line == f"describe table written to {path} (Parquet)"

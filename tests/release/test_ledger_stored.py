@@ -238,3 +238,36 @@ def test_the_command_line_stores_replays_and_refuses_a_missing_stored_result(
     lines = messages(err)
     assert len(lines) == 1 and "is damaged" in lines[0] and "Traceback" not in err, err
     assert not (tmp_path / "c.json").exists()
+
+
+def test_a_record_of_spooled_rows_is_stored_as_its_rows_in_a_list(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A record whose rows are spooled on disk (a streamed run, issue #42) is hashed and
+    compressed on the way to its file, never joined in memory: the same reference, the
+    same file's content and the same result read back as the record of the same rows in a
+    list (whose text is the one JSON written at once)."""
+    from dprect.release import record_text as text_module
+    from dprect.release.row_spool import RowSpool
+
+    monkeypatch.setattr(text_module, "COMPACT_ITEMS", 10)
+    monkeypatch.setattr(stored_module, "INLINE_MAX_CHARS", LIMIT)
+    rows = [{"group": f"g{i}", "column": "x", "mean": -i / 3, "count": i + 0.25}
+            for i in range(700)]
+    spool = RowSpool()
+    for start in range(0, 700, 64):
+        spool.append(rows[start:start + 64])
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    listed = {"method": "describe", "results": rows, "privacy": {"epsilon": 1.0}}
+    spooled = {**listed, "results": spool}
+    joined = list(text_module.ledger_chunks(spooled))
+    assert len(joined) > 2  # in pieces
+    assert "".join(joined) == text_module.ledger_text(listed)
+    ref_a = stored_module.store(str(a), text_module.ledger_chunks(spooled), spooled)
+    ref_b = stored_module.store(str(b), text_module.ledger_text(listed), listed)
+    assert ref_a == ref_b and json.loads(ref_a)["sizes"] == {"results": 700}
+    assert stored_module.resolve(str(a), ref_a) == listed
+    small = {"method": "describe", "results": rows[:3]}  # inline, as before
+    assert stored_module.store(str(a), iter(["{", json.dumps(small)[1:]]), small) == \
+        json.dumps(small)

@@ -3,8 +3,9 @@ one recorded before the release layer was made fast (issue #42): the record
 (:func:`~dprect.release.aggregate_record.aggregate_record`), the JSON file as parsed, the
 CSV table's bytes and the summary lines — their SHA-256 in
 tests/data/golden/describe_record.json, recorded from this branch's base (b467677) before
-the change, with the large-record paths (:data:`~dprect.release.record_text.COMPACT_ITEMS`,
-:data:`~dprect.release.aggregate_record.SHARED_ROWS`) off and on. A record of no more than
+the change, with the large-record path (:data:`~dprect.release.record_text.COMPACT_ITEMS`)
+off and on, and with its rows spooled on disk as a streamed run's are
+(:class:`~dprect.release.row_spool.RowSpool`, issue #42). A record of no more than
 :data:`~dprect.release.record_text.COMPACT_ITEMS` items per list keeps its JSON file byte
 for byte (``json.dumps(record, indent=2)``). The "default" and "spread" digests were
 re-recorded once when the plan gained its pooled split (issue #41/#42, docs/privacy.md
@@ -27,7 +28,6 @@ from typing import Any
 import pytest
 
 from dprect.core.statistic import QUERY
-from dprect.release import aggregate_record as record_module
 from dprect.release import record_text as text_module
 from dprect.release.aggregate_record import aggregate_record, overview_lines, summary_lines
 from dprect.release.aggregate_table import table_sink
@@ -50,7 +50,8 @@ def _sha(text: str | bytes) -> str:
 
 
 def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False,
+                      default=list)  # a spool of rows as the list it holds
 
 
 def _outputs(record: dict[str, Any], where: Path) -> dict[str, str]:
@@ -70,10 +71,9 @@ def _outputs(record: dict[str, Any], where: Path) -> dict[str, str]:
 def test_a_seeded_many_group_record_is_the_recorded_one(name, seed, large, tmp_path,
                                                         monkeypatch):
     """``large``: the 720-row record is written and read as a 10^5-group one is (its
-    long lists one compact item per line, its table rows read once and shared)."""
+    long lists one compact item per line)."""
     if large:
         monkeypatch.setattr(text_module, "COMPACT_ITEMS", 100)
-        monkeypatch.setattr(record_module, "SHARED_ROWS", 100)
     record = _record(name, seed)
     got = _outputs(record, tmp_path)
     text = (tmp_path / "r.json").read_text()
@@ -116,19 +116,36 @@ def test_a_record_of_long_lists_is_the_same_json_one_item_per_line():
         record_text({**record, "results": [*record["results"], {"x": float("nan")}]})
 
 
-def test_rows_read_once_are_those_of_the_record_asked_for(monkeypatch):
-    """The shared rows of a large record (``SHARED_ROWS``) are never another record's:
-    a second record of other rows, or the same rows under another plan, is read again."""
-    monkeypatch.setattr(record_module, "SHARED_ROWS", 100)
-    first = _record("default", 11)
-    rows = record_module.table_rows(first)
-    assert record_module.table_rows(first) is rows  # read once
-    second = _record("default", 12)
-    assert record_module.table_rows(second) != rows
-    bigger = {**first, "plan": {**first["plan"], "rows_needed": 10 ** 9}}
-    assert all(r["below_row_need"] for r in record_module.table_rows(bigger)
-               if r["count"] is not None)
-    assert record_module.table_rows(first) == rows
+@pytest.mark.parametrize("name,seed", [("default", 11), ("spread", 12)])
+def test_a_record_of_spooled_rows_writes_the_recorded_outputs(name, seed, tmp_path,
+                                                             monkeypatch):
+    """The record of a streamed run — its rows appended block by block to a spool on
+    disk (:class:`~dprect.release.row_spool.RowSpool`), each block's rows made from that
+    block's cells alone (:func:`~dprect.release.aggregate_record.record_rows`) — writes
+    the golden outputs: the JSON byte for byte as the in-memory record's, the CSV, the
+    summary."""
+    from dataclasses import replace
+
+    from dprect.release.aggregate_record import record_rows
+    from dprect.release.row_spool import RowSpool
+
+    monkeypatch.setattr(text_module, "COMPACT_ITEMS", 100)
+    plan = _plans()[name]
+    result = _drawn(plan, seed)
+    spool = RowSpool()
+    for start in range(0, len(result.groups), 7):  # blocks of 7 groups
+        spool.append(record_rows(replace(result, groups=result.groups[start:start + 7],
+                                         cells=result.cells[start:start + 7])))
+    assert spool.block_count > 1
+    record = aggregate_record(replace(result, cells=[]), plan, spool)
+    assert record["results"] is spool
+    memory = _record(name, seed)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    got = _outputs(record, tmp_path / "a")
+    assert got == _outputs(memory, tmp_path / "b")
+    assert got == json.loads(GOLDEN.read_text())[name]
+    assert (tmp_path / "a" / "r.json").read_bytes() == (tmp_path / "b" / "r.json").read_bytes()
 
 
 def test_a_stored_result_summarises_a_long_list_without_serialising_it(tmp_path):

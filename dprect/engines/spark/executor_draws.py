@@ -41,10 +41,15 @@ part from its own stream (:func:`~dprect.core.mixed.draw_parts`) from the same k
 blocks.
 
 **What reaches the driver**: the per-column small pools (describe only), then each
-block's released cells (pickled, in block order), from which the run's result and its
-record are made as on the driver route — the record the ledger keeps and every sink
-renders from (:mod:`dprect.release.sinks`), so the released cells themselves still gather
-on the driver; the merged statistics (a histogram of hundreds of bins per cell) never do.
+block's released cells (pickled, in block order). A run of one mechanism of
+:data:`STREAMED` given ``each_block`` (the product's runs: issue #42) gets them a range of
+:data:`FETCH_BLOCKS` blocks at a time (:func:`_in_order`) and hands each block's result
+on as it comes — the product spools its record rows to disk
+(:mod:`dprect.release.row_spool`) and every sink reads them back a block at a time — so
+the driver holds a range of blocks, not the run's cells; otherwise (the coverage bounds,
+a mixed run, a caller without ``each_block``) the blocks are collected and the run's
+result made as on the driver route. The merged statistics (a histogram of hundreds of
+bins per cell) never reach the driver.
 
 **Progress**: every phase's blocks are counted as their tasks end (a Spark accumulator
 per phase, :mod:`dprect.engines.spark.block_progress`), so the heartbeat prints
@@ -113,6 +118,8 @@ EXECUTOR_CELLS = 4096
 CELLS_PER_BLOCK = 4096
 #: and there are at least this many blocks per core of the session (uneven blocks even out)
 BLOCKS_PER_CORE = 4
+#: a streamed run fetches its released blocks to the driver about this many at a time
+FETCH_BLOCKS = 16
 SEEDS = "_s"
 DRAWS = "_d"
 POOLS = "_a"
@@ -289,6 +296,39 @@ def _blocks_of(table: Any, column: str) -> list[Any]:
     return [pickle.loads(b.as_py()) for b in table.column(column)]
 
 
+#: what a streamed run hands on per block: the block's result (its groups' cells only)
+EachBlock = Callable[[Any], None]
+
+
+def _in_order(df: DataFrame, column: str, blocks: int) -> Iterator[tuple[int, Any]]:
+    """Each of the ``blocks`` blocks' ``column`` (unpickled) in block order, fetched to
+    the driver one range of about :data:`FETCH_BLOCKS` blocks at a time
+    (``repartitionByRange`` then ``toLocalIterator``: one job per range, in order), so
+    the driver holds a range's blocks, never the run's; a block that arrived before its
+    turn waits for it. ``df`` must be kept (persisted): the ranges are sampled from it
+    before they are fetched. A Spark failure as one line."""
+    held: dict[int, bytes] = {}
+    turn = 0
+    ranges = max(1, -(-blocks // FETCH_BLOCKS))
+    try:
+        rows = df.select(PART, column).repartitionByRange(ranges, PART) \
+            .sortWithinPartitions(PART).toLocalIterator()
+    except SPARK_ERRORS as exc:
+        raise InputDataError(f"Spark failed while drawing: {spark_message(exc)}") from None
+    while True:
+        try:
+            row = next(rows, None)
+        except SPARK_ERRORS as exc:
+            raise InputDataError(f"Spark failed while drawing: {spark_message(exc)}"
+                                 ) from None
+        if row is None:
+            return
+        held[int(row[0])] = row[1]
+        while turn in held:
+            yield turn, pickle.loads(held.pop(turn))
+            turn += 1
+
+
 class ExecutorDraws:
     """One run's draws in the executors (module notes): the pass's merged blocks kept, with
     their seeds joined per part, and each mechanism's phases over them."""
@@ -316,7 +356,7 @@ class ExecutorDraws:
         return listed.join(self.merged, PART, "left")
 
     def query(self, plan: DescribePlan, part: int, groups: list[Any], columns: list[str],
-              rng: RandomSource) -> DescribeResult:
+              rng: RandomSource, each_block: EachBlock | None = None) -> DescribeResult:
         group_list, cols = checked_names(plan, groups, columns)
         blob = pickle.dumps(plan)
         first = _run(self._blocks(rng),
@@ -333,14 +373,31 @@ class ExecutorDraws:
             second = _run(first, partial(query_second, plan=blob, anchors=anchors,
                                               blocks=self.blocks, part=part),
                                f"{PART} int, {RESULT} binary")
+            if each_block is not None:  # streamed: each block's result handed on
+                self._stream(second, lambda start, done: each_block(DescribeResult(
+                    cols, group_list[start:start + len(done)], done, plan.guarantee, plan,
+                    rng.seeded)))
+                return DescribeResult(cols, group_list, [], plan.guarantee, plan,
+                                      rng.seeded)
             cells = [row for done in _blocks_of(_collect(second, RESULT), RESULT)
                      for row in done]
         finally:
             _unpersist(first)
         return DescribeResult(cols, group_list, cells, plan.guarantee, plan, rng.seeded)
 
+    def _stream(self, done: DataFrame, each: Callable[[int, Any], None]) -> None:
+        """Each block's released cells, in block order, to ``each`` (the block's first
+        group, its cells) a partition at a time (:func:`_in_order`), ``done`` kept while
+        it is read."""
+        kept = done.persist(StorageLevel.MEMORY_AND_DISK)
+        try:
+            for block, cells in _in_order(kept, RESULT, len(self.blocks.edges) - 1):
+                each(self.blocks.edges[block], cells)
+        finally:
+            _unpersist(kept)
+
     def quantiles(self, plan: Any, part: int, groups: list[Any], columns: list[str],
-                  rng: RandomSource) -> QuantileResult:
+                  rng: RandomSource, each_block: EachBlock | None = None) -> QuantileResult:
         statistics = statistic_names(plan)
         if len(columns) != plan.columns:
             raise ParameterError(f"a plan of the quantiles of {plan.columns} column(s) for "
@@ -349,6 +406,12 @@ class ExecutorDraws:
                          partial(quantiles_block, plan=pickle.dumps(plan),
                                  blocks=self.blocks, part=part),
                          f"{PART} int, {RESULT} binary")
+        if each_block is not None:  # streamed: each block's result handed on
+            self._stream(done, lambda start, rows: each_block(QuantileResult(
+                list(columns), list(groups[start:start + len(rows)]), tuple(statistics),
+                rows, plan, rng.seeded)))
+            return QuantileResult(list(columns), list(groups), tuple(statistics), [], plan,
+                                  rng.seeded)
         cells = [row for rows in _blocks_of(_collect(done, RESULT), RESULT) for row in rows]
         return QuantileResult(list(columns), list(groups), tuple(statistics), cells, plan,
                               rng.seeded)
@@ -370,8 +433,10 @@ class ExecutorDraws:
                              False)
 
     def draw(self, mechanism: Mechanism, plan: Any, part: int, groups: list[Any],
-             columns: list[str], rng: RandomSource) -> Any:
-        """``mechanism``'s release of part ``part`` (0 for a run of one mechanism)."""
+             columns: list[str], rng: RandomSource, each_block: EachBlock | None = None
+             ) -> Any:
+        """``mechanism``'s release of part ``part`` (0 for a run of one mechanism); with
+        ``each_block``, streamed where the mechanism can be (:data:`STREAMED`)."""
         runs = {QUERY.name: self.query, QUANTILES.name: self.quantiles,
                 COVERAGE.name: self.coverage}
         if mechanism.name not in runs:
@@ -379,16 +444,29 @@ class ExecutorDraws:
                                  "executors")
         with drawing_blocks(self.merged.sparkSession, len(self.blocks.edges) - 1,
                             mechanism.name):
+            if each_block is not None and mechanism.name == QUERY.name:
+                return self.query(plan, part, groups, columns, rng, each_block)
+            if each_block is not None and mechanism.name == QUANTILES.name:
+                return self.quantiles(plan, part, groups, columns, rng, each_block)
             return runs[mechanism.name](plan, part, groups, columns, rng)
+
+
+#: the mechanisms whose released blocks a run of one mechanism streams to the driver's
+#: sinks (``each_block``); the coverage bounds' and a mixed run's cells are gathered
+STREAMED = frozenset({QUERY.name, QUANTILES.name})
 
 
 def draw_in_executors(df: DataFrame, source_columns: Sequence[str], spec: StatisticsSpec,
                       mechanisms: Sequence[Mechanism], plan: Any, group_names: Sequence[Any],
                       columns: Sequence[str], rng: RandomSource, *, group_by: str | None,
-                      groups: Sequence[str] | None) -> Any:
+                      groups: Sequence[str] | None, each_block: EachBlock | None = None
+                      ) -> Any:
     """The run's release drawn in the executors (module notes): ``source_columns`` as the
     spec counts them (a mixed spec's repeated), the result of one mechanism or of several
-    (:func:`~dprect.core.mixed.draw_parts`), equal for a seed to the driver route's."""
+    (:func:`~dprect.core.mixed.draw_parts`), equal for a seed to the driver route's. With
+    ``each_block``, a run of one mechanism of :data:`STREAMED` hands each block's result
+    (its groups' cells) to it in group order as the blocks reach the driver, and returns
+    its result without cells (the run's groups, guarantee and plan)."""
     cores = default_parallelism(df.sparkSession)
     count = len(group_names)
     kernel_columns = len(spec.columns) + 2 * sum(1 for c in spec.columns if c.squares)
@@ -401,11 +479,12 @@ def draw_in_executors(df: DataFrame, source_columns: Sequence[str], spec: Statis
         if len(mechanisms) > 1:
             return draw_parts(plan, mechanisms, rng, lambda i, m, p, stream: run.draw(
                 m, p, i, names, cols, stream))
-        return run.draw(mechanisms[0], plan, 0, names, cols, rng)
+        return run.draw(mechanisms[0], plan, 0, names, cols, rng, each_block)
     finally:
         run.close()
 
 
-__all__ = ["BLOCKS_PER_CORE", "CELLS_PER_BLOCK", "EXECUTOR_CELLS", "Blocks",
-           "ExecutorDraws", "block_starts", "coverage_block", "draw_in_executors",
-           "executor_route", "quantiles_block", "query_first", "query_second"]
+__all__ = ["BLOCKS_PER_CORE", "CELLS_PER_BLOCK", "EXECUTOR_CELLS", "FETCH_BLOCKS", "STREAMED",
+           "Blocks", "EachBlock", "ExecutorDraws", "block_starts", "coverage_block",
+           "draw_in_executors", "executor_route", "quantiles_block", "query_first",
+           "query_second"]

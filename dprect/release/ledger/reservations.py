@@ -37,7 +37,7 @@ from dprect.release.ledger.schema import EVENT_FILE
 from dprect.release.ledger.state import DatasetState
 from dprect.release.ledger.stored import check_writable, store
 from dprect.release.ledger.writes import MAX_ATTEMPTS
-from dprect.release.record_text import ledger_text
+from dprect.release.record_text import ledger_chunks
 
 
 class Ledger(LedgerCompaction):
@@ -198,7 +198,7 @@ class Ledger(LedgerCompaction):
                                   f"drew noise): its charge was withdrawn, so nothing may be "
                                   f"released under it; run it again")
             if text is None:  # the file (if any) is written once, before any commit
-                text = store(self.path, ledger_text(result), result)
+                text = store(self.path, ledger_chunks(result), result)
             if self._commit(snap, "release", dataset, run_id=run_id,
                             result=text, method=result.get("method")):
                 return result

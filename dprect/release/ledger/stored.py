@@ -36,14 +36,17 @@ from __future__ import annotations
 import contextlib
 import gzip
 import hashlib
+import itertools
 import json
 import os
 import tempfile
 import uuid
 import zlib
+from collections.abc import Iterable
 from typing import Any
 
 from dprect.release.ledger.errors import DamageError, LedgerError
+from dprect.release.row_spool import RowSpool
 
 #: a result whose JSON text is longer than this many characters is stored as a file and
 #: referenced from its ``release`` row (a rectangle or bounds result is a few kB)
@@ -83,12 +86,13 @@ def _summary(result: dict[str, Any]) -> tuple[dict[str, Any], dict[str, int]]:
     summary: dict[str, Any] = {}
     sizes: dict[str, int] = {}
     for key, value in result.items():
-        if isinstance(value, list | dict) and len(value) > SUMMARY_ITEM_CHARS:
+        if isinstance(value, RowSpool) or (isinstance(value, list | dict)
+                                           and len(value) > SUMMARY_ITEM_CHARS):
             sizes[key] = len(value)  # its JSON has more characters than items: not
             continue  # serialised again (10^5 groups' rows: seconds, issue #42)
         if len(json.dumps(value)) <= SUMMARY_ITEM_CHARS:
             summary[key] = value
-        elif isinstance(value, (list, dict)):
+        elif isinstance(value, list | dict):
             sizes[key] = len(value)
     return summary, sizes
 
@@ -102,40 +106,61 @@ def _fsync_folder(folder: str) -> None:
             os.close(fd)
 
 
-def store(root: str, text: str, result: dict[str, Any] | None = None) -> str:
+def store(root: str, text: str | Iterable[str], result: dict[str, Any] | None = None
+          ) -> str:
     """The text a ``release`` row records for a result whose JSON is ``text`` (``result``:
     that result, if the caller holds it, else ``text`` is parsed for the summary):
     ``text`` itself up to :data:`INLINE_MAX_CHARS` characters, else a reference to the
     file it is written to (put if absent, atomically, before the caller commits the
-    row)."""
-    if len(text) <= INLINE_MAX_CHARS:
-        return text
-    data = text.encode("utf-8")
-    digest = hashlib.sha256(data).hexdigest()
-    relative = f"{RESULTS_DIR}/{digest}{RESULTS_SUFFIX}"
+    row). ``text`` may come in pieces (a record of spooled rows, issue #42): past
+    :data:`INLINE_MAX_CHARS` characters they are compressed and hashed on the way to the
+    file, never joined in memory; the choice and the file are the same as for the
+    joined text."""
+    pieces = iter([text] if isinstance(text, str) else text)
+    head: list[str] = []
+    size = 0
+    for piece in pieces:
+        head.append(piece)
+        size += len(piece)
+        if size > INLINE_MAX_CHARS:
+            break
+    else:
+        return "".join(head)
     folder = results_folder(root)
-    where = os.path.join(root, relative)
     try:
         os.makedirs(folder, exist_ok=True)
-        if not os.path.exists(where):  # the same result stored before: the same file
-            part = os.path.join(folder, f".part-{uuid.uuid4().hex}")
-            try:
-                with open(part, "wb") as fh:
-                    fh.write(gzip.compress(data, compresslevel=6, mtime=0))
-                    fh.flush()
-                    os.fsync(fh.fileno())
+        part = os.path.join(folder, f".part-{uuid.uuid4().hex}")
+        try:
+            sha, length = hashlib.sha256(), 0
+            with open(part, "wb") as fh:
+                with gzip.GzipFile(fileobj=fh, mode="wb", compresslevel=6, mtime=0) as gz:
+                    for piece in itertools.chain(head, pieces):
+                        data = piece.encode("utf-8")
+                        sha.update(data)
+                        length += len(data)
+                        gz.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            del head
+            digest = sha.hexdigest()
+            relative = f"{RESULTS_DIR}/{digest}{RESULTS_SUFFIX}"
+            where = os.path.join(root, relative)
+            if not os.path.exists(where):  # the same result stored before: the same file
                 os.replace(part, where)
-            finally:
-                with contextlib.suppress(OSError):
-                    os.remove(part)
-            _fsync_folder(folder)
+        finally:
+            with contextlib.suppress(OSError):
+                os.remove(part)
+        _fsync_folder(folder)
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         raise LedgerError(f"cannot write the released result to the budget ledger's "
                           f"results folder {folder} ({reason}); nothing was released"
                           ) from None
-    summary, sizes = _summary(json.loads(text) if result is None else result)
-    return json.dumps({"stored": relative, "sha256": digest, "bytes": len(data),
+    if result is None:
+        assert isinstance(text, str), "a result in pieces comes with its record"
+        result = json.loads(text)
+    summary, sizes = _summary(result)
+    return json.dumps({"stored": relative, "sha256": digest, "bytes": length,
                        "format": FORMAT, "summary": summary, "sizes": sizes})
 
 

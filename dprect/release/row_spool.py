@@ -1,0 +1,88 @@
+"""A released record's rows kept on disk in blocks, not in the driver's memory (issue #42).
+
+A grouped aggregate drawn in the executors hands its released rows to the driver a block
+of groups at a time (:mod:`dprect.engines.spark.executor_draws`); each block's record rows
+are appended here (:meth:`RowSpool.append`, pickled, to a temporary file) as they arrive,
+and the record holds the spool where it held the list of rows. Every reader — the JSON
+output, the ledger's stored copy, the table, the summary — then walks the rows a block at
+a time (:meth:`RowSpool.blocks`), so the driver holds one block of rows at once, never the
+run's. The spool holds released values only (post-processing, no privacy cost); its file
+is removed when the spool is closed or collected, and at the latest when the process ends.
+
+:func:`row_blocks` reads the rows of a record either way: an in-memory list (a run drawn
+on the driver, a replayed record) in slices of :data:`BLOCK_ROWS` rows, or a spool's
+blocks as they were drawn."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import tempfile
+import weakref
+from collections.abc import Iterator, Sequence
+from typing import IO, Any
+
+#: an in-memory list of rows is read in slices of this many rows (:func:`row_blocks`)
+BLOCK_ROWS = 4096
+
+
+def _remove(handle: IO[bytes], path: str) -> None:
+    with contextlib.suppress(OSError):
+        handle.close()
+    with contextlib.suppress(OSError):
+        os.remove(path)
+
+
+class RowSpool:
+    """Released rows appended a block at a time to a temporary file (module notes); its
+    length is the number of rows, its iteration the rows in the order appended."""
+
+    def __init__(self) -> None:
+        fd, self.path = tempfile.mkstemp(prefix="dprect-rows-", suffix=".pickle")
+        self._file = os.fdopen(fd, "w+b")
+        self._rows = 0
+        self._blocks = 0
+        self._finalizer = weakref.finalize(self, _remove, self._file, self.path)
+
+    def append(self, rows: Sequence[dict[str, Any]]) -> None:
+        """Add one block of rows after the others."""
+        pickle.dump(list(rows), self._file, protocol=pickle.HIGHEST_PROTOCOL)
+        self._rows += len(rows)
+        self._blocks += 1
+
+    def __len__(self) -> int:
+        return self._rows
+
+    @property
+    def block_count(self) -> int:
+        """How many blocks were appended."""
+        return self._blocks
+
+    def blocks(self) -> Iterator[list[dict[str, Any]]]:
+        """The rows, one appended block at a time (one block in memory at once)."""
+        self._file.flush()
+        with open(self.path, "rb") as fh:
+            for _ in range(self._blocks):
+                yield pickle.load(fh)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for block in self.blocks():
+            yield from block
+
+    def close(self) -> None:
+        """Remove the file (the spool is empty and unreadable after)."""
+        self._finalizer()
+
+
+def row_blocks(rows: Sequence[dict[str, Any]] | RowSpool) -> Iterator[list[dict[str, Any]]]:
+    """The rows of a record a block at a time: a spool's blocks, or slices of a list of
+    :data:`BLOCK_ROWS` rows."""
+    if isinstance(rows, RowSpool):
+        yield from rows.blocks()
+        return
+    for start in range(0, len(rows), BLOCK_ROWS):
+        yield list(rows[start:start + BLOCK_ROWS])
+
+
+__all__ = ["BLOCK_ROWS", "RowSpool", "row_blocks"]

@@ -1,0 +1,146 @@
+"""A grouped-aggregate run drawn in the executors streams its released blocks to the
+sinks (issue #42, :mod:`dprect.release.row_spool`): with many small blocks, a seeded run
+writes the same JSON (byte for byte), CSV (byte for byte) and Parquet (the same table) as
+the same run drawn on the driver and gathered; its record's rows are spooled, and the first
+block reaches the spool before the driver has fetched the last; a failure after the first
+block leaves no output file and no release in the ledger (the run stays charged, as any
+failure after the reservation: docs/privacy.md "Spend before release")."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from dprect.app import aggregate_flow
+from dprect.app.aggregate_flow import aggregate_settings, run_aggregate_flow
+from dprect.app.spine import Reporter
+from dprect.engines.spark import executor_draws
+from dprect.engines.spark.grouped_route import SparkGroupedRoute
+from dprect.release.row_spool import RowSpool
+
+COLUMNS = ["x", "y"]
+LISTED = [f"g{i}" for i in range(700)]  # 1,400 cells: > COMPACT_ITEMS rows, streamed
+
+
+def _table() -> pa.Table:
+    gen = np.random.default_rng(3)
+    sizes = [int(gen.integers(0, 40)) for _ in LISTED]
+    g = [name for name, n in zip(LISTED, sizes, strict=True) for _ in range(n)]
+    n = len(g)
+    return pa.table({"x": gen.normal(5.0, 2.0, n), "y": gen.lognormal(1.0, 1.0, n),
+                     "g": pa.array(g, pa.string())})
+
+
+@pytest.fixture(scope="module")
+def parquet(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("streamed") / "t.parquet"
+    pq.write_table(_table(), path, row_group_size=4000)
+    return path
+
+
+def _run(spark: Any, parquet: Path, where: Path, statistics: str, *, executors: bool,
+         monkeypatch: pytest.MonkeyPatch, ledger: bool = False) -> Any:
+    """A seeded run of ``statistics`` writing the JSON, a CSV and a Parquet table into
+    ``where``; in the executors in blocks of 20 groups (40 cells), or on the driver."""
+    monkeypatch.setattr(executor_draws, "EXECUTOR_CELLS", 1 if executors else 10 ** 12)
+    monkeypatch.setattr(executor_draws, "CELLS_PER_BLOCK", 40)
+    monkeypatch.setattr(executor_draws, "FETCH_BLOCKS", 4)
+    where.mkdir(exist_ok=True)
+    values: dict[str, Any] = {
+        "input": str(parquet), "columns": COLUMNS, "group_by": "g", "groups": LISTED,
+        "statistics": statistics, "epsilon": 2.0, "seed": 17,
+        "output": str(where / "r.json"), "table": str(where / "t.csv")}
+    if ledger:
+        from dprect.release.ledger import Ledger
+
+        Ledger(str(where / "ledger")).init()
+        values.update(ledger=str(where / "ledger"), dataset="d", run_id="run-1")
+    settings = aggregate_settings(values)
+    parquet_sink = aggregate_flow.table_sink("--table", str(where / "t.parquet"),
+                                             settings.mechanisms,
+                                             getattr(settings.plan, "statistics", ()))
+    settings = type(settings)(**{**settings.__dict__,
+                                 "sinks": [*settings.sinks, parquet_sink]})
+    quiet = Reporter(say=lambda _: None, show=lambda _: None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return run_aggregate_flow(settings, SparkGroupedRoute(lambda: (spark, False)), quiet)
+
+
+@pytest.mark.parametrize("statistics", ["count,mean,variance", "p25,median"])
+def test_a_streamed_run_writes_the_gathered_runs_outputs(spark, parquet, tmp_path,
+                                                         monkeypatch, statistics):
+    streamed = _run(spark, parquet, tmp_path / "s", statistics, executors=True,
+                    monkeypatch=monkeypatch)
+    gathered = _run(spark, parquet, tmp_path / "g", statistics, executors=False,
+                    monkeypatch=monkeypatch)
+    assert isinstance(streamed.result["results"], RowSpool)  # the rows on disk
+    assert streamed.result["results"].block_count >= 35  # 700 groups, <= 20 a block
+    assert isinstance(gathered.result["results"], list)
+    for name in ("r.json", "t.csv"):
+        assert (tmp_path / "s" / name).read_bytes() == (tmp_path / "g" / name).read_bytes()
+    assert pq.read_table(tmp_path / "s" / "t.parquet").equals(
+        pq.read_table(tmp_path / "g" / "t.parquet"))
+    assert len(json.loads((tmp_path / "s" / "r.json").read_text())["results"]) == 1400
+
+
+def test_the_first_block_reaches_the_spool_before_the_last_is_fetched(spark, parquet,
+                                                                      tmp_path, monkeypatch):
+    """A spy on the rows the driver fetches from Spark (``toLocalIterator``) and on the
+    spool: when the first block is spooled, only the first range of blocks (4 of 35) has
+    reached the driver — a route that gathered every block first fails here."""
+    DataFrame = type(spark.range(1))  # the session's class (classic or connect)
+    fetched: list[int] = []
+    at_first: list[int] = []
+    local_iterator = DataFrame.toLocalIterator
+
+    def counting(self: Any, *args: Any, **kwargs: Any) -> Any:
+        for row in local_iterator(self, *args, **kwargs):
+            fetched.append(1)
+            yield row
+
+    append = RowSpool.append
+
+    def spy(self: RowSpool, rows: Any) -> None:
+        if not at_first:
+            at_first.append(len(fetched))
+        append(self, rows)
+
+    monkeypatch.setattr(DataFrame, "toLocalIterator", counting)
+    monkeypatch.setattr(RowSpool, "append", spy)
+    _run(spark, parquet, tmp_path / "s", "count,mean", executors=True,
+         monkeypatch=monkeypatch)
+    assert len(fetched) == 35
+    assert at_first and 1 <= at_first[0] <= 4
+
+
+def test_a_failure_after_the_first_block_writes_nothing(spark, parquet, tmp_path,
+                                                        monkeypatch):
+    from dprect.release.ledger import Ledger
+
+    made = aggregate_flow.record_rows
+    calls: list[int] = []
+
+    def failing(block: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 2:
+            raise MemoryError  # a failure after the first block was spooled
+        return made(block)
+
+    monkeypatch.setattr(aggregate_flow, "record_rows", failing)
+    with pytest.raises(MemoryError):
+        _run(spark, parquet, tmp_path / "s", "count,mean", executors=True,
+             monkeypatch=monkeypatch, ledger=True)
+    assert len(calls) == 2
+    written = sorted(p.name for p in (tmp_path / "s").iterdir())
+    assert written == ["ledger"]  # no output, no staged temporary
+    assert not list((tmp_path / "s" / "ledger").glob("_dprect_results/*.json.gz"))
+    run = Ledger(str(tmp_path / "s" / "ledger")).run("d", "run-1")
+    assert run is not None and run.status == "failed" and run.result is None
