@@ -29,7 +29,8 @@ import numpy as np
 from dprect.core.errors import ParameterError
 
 _TINY_NEGATIVE = -math.ulp(0.0)  # −5e−324, the negative float of smallest magnitude
-_POW10 = np.array([float(f"1e{k}") for k in range(0, 330)], dtype=np.float64)
+#: the correctly rounded float of 10^k, k = 0 … 329 (f and the estimate divide or multiply by it)
+POW10 = np.array([float(f"1e{k}") for k in range(0, 330)], dtype=np.float64)
 
 
 class DecimalGrid:
@@ -55,7 +56,7 @@ class DecimalGrid:
         k = self.k_min + j // self.per_decade
         m = (self.low_m + j % self.per_decade).astype(np.float64)
         with np.errstate(over="ignore"):
-            return np.where(k >= 0, m * _POW10[np.abs(k)], m / _POW10[np.abs(k)])
+            return np.where(k >= 0, m * POW10[np.abs(k)], m / POW10[np.abs(k)])
 
     def _magnitude_index(self, a: np.ndarray) -> np.ndarray:
         """For magnitudes a ≥ f_0: the largest j with f_j ≤ a (exact)."""
@@ -63,7 +64,7 @@ class DecimalGrid:
             e = np.floor(np.log10(a)).astype(np.int64)
         k = np.clip(e - self.digits + 1, self.k_min, self.k_max)
         with np.errstate(over="ignore"):
-            scaled = np.where(k >= 0, a / _POW10[np.abs(k)], a * _POW10[np.abs(k)])
+            scaled = np.where(k >= 0, a / POW10[np.abs(k)], a * POW10[np.abs(k)])
         m = np.clip(np.floor(scaled).astype(np.int64), self.low_m, 10 * self.low_m - 1)
         j = np.clip((k - self.k_min) * self.per_decade + (m - self.low_m), 0,
                     self.per_sign - 1)
@@ -105,4 +106,4 @@ class DecimalGrid:
         return np.asarray(index, dtype=np.int64) < self.zero
 
 
-__all__ = ["DecimalGrid"]
+__all__ = ["POW10", "DecimalGrid"]

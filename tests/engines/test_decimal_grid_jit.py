@@ -1,0 +1,122 @@
+"""The compiled decimal grid encoding (dprect/engines/decimal_grid_jit.py) gives
+DecimalGrid.encode's cells, bit for bit: every power of ten and its neighbours, grid edges
+f_j and their neighbours (every edge for 1 and 2 digits, every decade's first, second and
+last for 5 and 3), subnormals, ±0.0, the largest floats, NaN, both signs, and random
+floats across every exponent; ±∞ (refused by the reference) in the cell reaching them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dprect.core.decimal_grid import DecimalGrid
+from dprect.engines import decimal_grid_jit
+from dprect.engines.decimal_grid_jit import JIT_VALUES, compiled_encode, encode
+
+pytestmark = pytest.mark.skipif(not decimal_grid_jit.available(),
+                                reason="numba not installed")
+
+MAX = np.finfo(np.float64).max
+
+
+def _around(v: np.ndarray) -> np.ndarray:
+    """v, its float neighbours both ways, and all negated."""
+    v = np.asarray(v, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        near = np.concatenate([v, np.nextafter(v, np.inf), np.nextafter(v, -np.inf),
+                               np.nextafter(np.nextafter(v, np.inf), np.inf),
+                               np.nextafter(np.nextafter(v, -np.inf), -np.inf)])
+    near = near[np.isfinite(near)]
+    return np.concatenate([near, -near])
+
+
+def _same(grid: DecimalGrid, x: np.ndarray) -> None:
+    x = np.asarray(x, dtype=np.float64)
+    want = grid.encode(x)
+    got = compiled_encode(grid, x)
+    assert got is not None and got.dtype == np.int64
+    bad = np.flatnonzero(got != want)
+    assert len(bad) == 0, (grid.digits, x[bad[:5]], want[bad[:5]], got[bad[:5]])
+
+
+def _edges(grid: DecimalGrid, j: np.ndarray) -> np.ndarray:
+    return grid.values(grid.zero + 1 + np.asarray(j, dtype=np.int64))
+
+
+def _special() -> np.ndarray:
+    tiny = np.array([5e-324, 1e-323, 2.2250738585072009e-308, 2.2250738585072014e-308,
+                     1e-310, 1e-320, 1e-300, 1e-305, 9.9999e-301])
+    return np.concatenate([[0.0, -0.0, MAX, np.nextafter(MAX, 0.0), 1.0, 0.5, 0.31],
+                           tiny, [float(f"1e{k}") for k in range(-330, 309)],
+                           [float(f"9.9999e{k}") for k in range(-310, 300)]])
+
+
+@pytest.mark.parametrize("digits", [1, 2, 3, 5, 8])
+def test_powers_of_ten_subnormals_and_extremes(digits: int) -> None:
+    _same(DecimalGrid(digits), _around(_special()))
+
+
+@pytest.mark.parametrize("digits", [1, 2])
+def test_every_edge(digits: int) -> None:
+    grid = DecimalGrid(digits)
+    _same(grid, _around(_edges(grid, np.arange(grid.per_sign))))
+
+
+@pytest.mark.parametrize("digits", [3, 5])
+def test_decade_edges_and_random_edges(digits: int) -> None:
+    grid = DecimalGrid(digits)
+    starts = np.arange(0, grid.per_sign, grid.per_decade)
+    j = np.concatenate([starts, starts + 1, starts + grid.per_decade - 1,
+                        np.random.default_rng(digits).integers(0, grid.per_sign, 200_000)])
+    _same(grid, _around(_edges(grid, j)))
+
+
+@pytest.mark.parametrize("digits", [3, 5])
+def test_random_floats_over_every_exponent(digits: int) -> None:
+    bits = np.random.default_rng(41 + digits).integers(0, 1 << 64, 2_000_000,
+                                                       dtype=np.uint64)
+    x = bits.view(np.float64)
+    _same(DecimalGrid(digits), x[np.isfinite(x)])
+
+
+def test_realistic_decimals() -> None:
+    rng = np.random.default_rng(7)
+    x = np.round(rng.lognormal(3.0, 2.0, 500_000) * rng.choice([-1, 1], 500_000), 2)
+    _same(DecimalGrid(5), x)
+
+
+def test_nan_as_the_reference() -> None:
+    grid = DecimalGrid(5)
+    x = np.array([np.nan, -np.nan, 1.0, np.nan])
+    _same(grid, x)
+    assert compiled_encode(grid, x)[0] == grid.per_sign  # type: ignore[index]
+
+
+def test_infinities_in_the_end_cells() -> None:
+    """The reference refuses ±∞ (its corrections do not settle); the kernel puts them in
+    the cells reaching them, the same as the largest float's."""
+    grid = DecimalGrid(5)
+    got = compiled_encode(grid, np.array([np.inf, -np.inf, MAX, -MAX]))
+    assert got is not None
+    assert got.tolist() == [grid.size - 1, 0, grid.size - 1, 0]
+    with pytest.raises(AssertionError), np.errstate(invalid="ignore"):
+        grid.encode(np.array([np.inf]))
+
+
+def test_encode_dispatch_same_either_side_of_the_threshold() -> None:
+    grid = DecimalGrid(5)
+    x = np.random.default_rng(3).normal(0.0, 1e3, JIT_VALUES + 5)
+    for n in (0, 10, JIT_VALUES - 1, JIT_VALUES + 5):
+        got = encode(grid, x[:n])
+        assert got.dtype == np.int64
+        np.testing.assert_array_equal(got, grid.encode(x[:n]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.floats(allow_nan=True, allow_infinity=False), min_size=1,
+                max_size=50),
+       st.integers(min_value=1, max_value=8))
+def test_hypothesis_floats(values: list[float], digits: int) -> None:
+    _same(DecimalGrid(digits), np.array(values, dtype=np.float64))
