@@ -61,10 +61,10 @@ def _encode(x: Any, pow10: Any, digits: int, low_m: int, per_decade: int, k_min:
         if a == math.inf:
             j = last
         else:
-            k = int(math.floor(math.log10(a))) - digits + 1
+            k = math.floor(math.log10(a)) - digits + 1
             k = min(max(k, k_min), k_max)
             scaled = a / pow10[k] if k >= 0 else a * pow10[-k]
-            m = min(max(int(math.floor(scaled)), low_m), high_m)
+            m = min(max(math.floor(scaled), low_m), high_m)
             j = min(max((k - k_min) * per_decade + (m - low_m), 0), last)
             while j > 0:  # down while f_j > a
                 kj = k_min + j // per_decade

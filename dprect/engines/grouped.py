@@ -69,6 +69,7 @@ from dprect.core.statistic import (
     cell_bins,
     register_runs,
 )
+from dprect.engines import decimal_grid_jit
 from dprect.engines.bounds_input import (
     add_key_counts,
     group_kind_of_arrow,
@@ -137,7 +138,8 @@ def _column_cells(x: np.ndarray, group: np.ndarray, groups: int, spec: ColumnSpe
     run of that result its cell (views). None when the joint key would not fit."""
     keep = np.isfinite(x) & (group >= 0) & (group < groups)
     xs, gs = x[keep], group[keep]
-    keys = spec.grid.encode(np.ascontiguousarray(xs)).astype(np.int64)
+    keys = decimal_grid_jit.encode(spec.grid, xs) if isinstance(spec.grid, DecimalGrid) \
+        else spec.grid.encode(np.ascontiguousarray(xs)).astype(np.int64)
     least = int(keys.min()) if len(keys) else 0
     span = (int(keys.max()) - least + 1) if len(keys) else 1
     if span * max(groups, 1) >= _JOINT_LIMIT:

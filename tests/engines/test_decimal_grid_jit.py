@@ -12,8 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dprect.core.decimal_grid import DecimalGrid
+from dprect.core.statistic import QUANTILES, SEARCH_GRID, cell_bins
 from dprect.engines import decimal_grid_jit
 from dprect.engines.decimal_grid_jit import JIT_VALUES, compiled_encode, encode
+from dprect.engines.grouped import grouped_statistics
 
 pytestmark = pytest.mark.skipif(not decimal_grid_jit.available(),
                                 reason="numba not installed")
@@ -120,3 +122,30 @@ def test_encode_dispatch_same_either_side_of_the_threshold() -> None:
        st.integers(min_value=1, max_value=8))
 def test_hypothesis_floats(values: list[float], digits: int) -> None:
     _same(DecimalGrid(digits), np.array(values, dtype=np.float64))
+
+
+def test_the_numpy_engine_encodes_a_large_column_compiled(monkeypatch) -> None:
+    """The grouped path's quantile columns use the kernel from JIT_VALUES values, and
+    the cells are the core's reference cells (cell_bins) all the same."""
+    calls: list[int] = []
+
+    def spy(grid: DecimalGrid, x: np.ndarray) -> np.ndarray | None:
+        calls.append(len(x))
+        return compiled_encode(grid, x)
+
+    monkeypatch.setattr(decimal_grid_jit, "compiled_encode", spy)
+    gen = np.random.default_rng(5)
+    n = 2 * JIT_VALUES  # a quarter in no listed group
+    x = np.round(gen.normal(0, 30, n), 1)
+    x[:50] = [0.0, -0.0, 5e-324, -5e-324, 1e300, -1e300, np.nan, np.inf] + [7.0] * 42
+    group = gen.integers(-1, 3, n).astype(np.int32)
+    spec = QUANTILES.spec([SEARCH_GRID])
+    cells = grouped_statistics([x], group, 3, spec)
+    assert calls and calls[0] >= JIT_VALUES
+    for g in range(3):
+        part = x[group == g]
+        ref = cell_bins(part[np.isfinite(part)], spec.columns[0])
+        got = cells[(g, 0)]
+        for a, b in ((got.keys, ref.keys), (got.counts, ref.counts),
+                     (got.at_value, ref.at_value)):
+            np.testing.assert_array_equal(a, b)

@@ -30,7 +30,9 @@ groups (:func:`counting_pass` with ``blocks``; :mod:`dprect.engines.spark.execut
 **The kernel** needs numpy and pyarrow only; this module, the domains
 (:mod:`dprect.engines.spark.by_value`) and the core's statistics are pickled *by value*,
 so executors do not need dprect installed. Its encodings ARE the core's (each column by
-its grid's own :meth:`~dprect.core.domains.Domain.encode`), and it reads the same float64
+its grid's own :meth:`~dprect.core.domains.Domain.encode`; a decimal grid's compiled,
+the same cells bit for bit, on a large chunk where the executor has dprect and numba:
+:func:`grid_keys`), and it reads the same float64
 the numpy route reads, so every cell equals the core's
 :func:`~dprect.core.statistic.cell_bins` of the cell's values, and for a seed a run's
 result equals the numpy engine's, bit for bit. Row rules, the numpy route's: a value is
@@ -111,6 +113,8 @@ JIT_ROWS = 1 << 16
 JIT_CELLS = 1 << 22
 #: the version of :mod:`dprect.engines.spark.describe_jit` this kernel calls
 JIT_VERSION = 3
+#: the version of :mod:`dprect.engines.decimal_grid_jit` this kernel calls
+DECIMAL_JIT_VERSION = 1
 #: a blob's int64 rows: key, count, and the sum's two words (hi, lo)
 BLOB_ROWS = 4
 #: a blob's lists travel compressed (keys as differences; :func:`_blob`): the quantiles'
@@ -300,6 +304,28 @@ def _jit() -> Any:
     return describe_jit if describe_jit.VERSION == JIT_VERSION else None
 
 
+def _decimal_jit() -> Any:
+    """:mod:`dprect.engines.decimal_grid_jit` where the executor has dprect with it, of
+    the version this kernel calls (:data:`DECIMAL_JIT_VERSION`), else None."""
+    try:
+        from dprect.engines import decimal_grid_jit
+    except ImportError:  # the kernel runs without dprect (or an older one) here
+        return None
+    return decimal_grid_jit if decimal_grid_jit.VERSION == DECIMAL_JIT_VERSION else None
+
+
+def grid_keys(grid: Domain | DecimalGrid, x: np.ndarray) -> np.ndarray:
+    """``grid.encode(x)`` as int64 (finite ``x``, contiguous float64): a decimal grid's
+    compiled (:mod:`dprect.engines.decimal_grid_jit`, the same cells bit for bit) for a
+    chunk of at least :data:`JIT_ROWS` values where the executor has it and numba."""
+    if isinstance(grid, DecimalGrid) and len(x) >= JIT_ROWS:
+        jit = _decimal_jit()
+        got = jit.compiled_encode(grid, x) if jit is not None else None
+        if got is not None:
+            return np.asarray(got, dtype=np.int64)
+    return np.asarray(grid.encode(x), dtype=np.int64)
+
+
 def _int64_safe(total: Lists, chunk: Lists) -> bool:
     """Whether every sum of ``total`` and ``chunk`` merged is an int64 — both int64 and no
     key reaching :data:`~dprect.core.describe_stats.EXACT_ROWS` rows — as the compiled
@@ -342,7 +368,7 @@ def column_lists(group: np.ndarray, values: np.ndarray, groups: int,
             if got is not None:
                 return got
     x = np.ascontiguousarray(values, dtype=np.float64)
-    keys = grid.encode(x).astype(np.int64)
+    keys = grid_keys(grid, x)
     added = significands(x.view(np.int64)) if sums else \
         at_value_counts(grid, x, keys) if at_value and isinstance(grid, DecimalGrid) \
         else None
@@ -625,6 +651,7 @@ __all__ = [
     "chunk_counts",
     "counting_pass",
     "finite_chunks",
+    "grid_keys",
     "partial_bins",
     "real_cells",
     "spark_statistics",
