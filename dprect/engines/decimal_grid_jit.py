@@ -47,9 +47,10 @@ JIT_VALUES = 1 << 16
 
 
 def _encode(x: Any, pow10: Any, digits: int, low_m: int, per_decade: int, k_min: int,
-            k_max: int, per_sign: int, zero: int, f0: float, out: Any) -> None:
-    """``out[i]`` = the cell of ``x[i]`` (module docstring). Plain Python, compiled by
-    numba."""
+            k_max: int, per_sign: int, zero: int, f0: float, shift: int, out: Any) -> None:
+    """``out[i]`` = the cell of ``x[i]`` (module docstring), the estimated decade moved
+    by ``shift`` (0; tests move it to run the corrections across decades). Plain Python,
+    compiled by numba."""
     high_m = 10 * low_m - 1
     last = per_sign - 1
     for i in range(x.shape[0]):
@@ -61,30 +62,31 @@ def _encode(x: Any, pow10: Any, digits: int, low_m: int, per_decade: int, k_min:
         if a == math.inf:
             j = last
         else:
-            k = math.floor(math.log10(a)) - digits + 1
+            k = math.floor(math.log10(a)) - digits + 1 + shift
             k = min(max(k, k_min), k_max)
             scaled = a / pow10[k] if k >= 0 else a * pow10[-k]
             m = min(max(math.floor(scaled), low_m), high_m)
-            j = min(max((k - k_min) * per_decade + (m - low_m), 0), last)
-            while j > 0:  # down while f_j > a
-                kj = k_min + j // per_decade
-                mj = float(low_m + j % per_decade)
-                fj = mj * pow10[kj] if kj >= 0 else mj / pow10[-kj]
-                if fj <= a:
+            while k > k_min or m > low_m:  # down while f(k, m) > a
+                f = m * pow10[k] if k >= 0 else m / pow10[-k]
+                if f <= a:
                     break
-                j -= 1
-            while j < last:  # up while f_{j+1} <= a
-                kj = k_min + (j + 1) // per_decade
-                mj = float(low_m + (j + 1) % per_decade)
-                fj = mj * pow10[kj] if kj >= 0 else mj / pow10[-kj]
-                if fj > a:
+                m -= 1
+                if m < low_m:
+                    m, k = high_m, k - 1
+            while k < k_max or m < high_m:  # up while the next f <= a
+                m2, k2 = (m + 1, k) if m < high_m else (low_m, k + 1)
+                f = m2 * pow10[k2] if k2 >= 0 else m2 / pow10[-k2]
+                if f > a:
                     break
-                j += 1
+                m, k = m2, k2
+            j = (k - k_min) * per_decade + (m - low_m)
         out[i] = zero + 1 + j if v >= 0 else last - j
 
 
-def compiled_encode(grid: DecimalGrid, x: np.ndarray) -> np.ndarray | None:
-    """``grid.encode(x)`` compiled (int64), or None where numba is not installed."""
+def compiled_encode(grid: DecimalGrid, x: np.ndarray, shift: int = 0) -> np.ndarray | None:
+    """``grid.encode(x)`` compiled (int64), or None where numba is not installed.
+    ``shift`` ≠ 0 (tests only) starts every value's search ``shift`` decades off: the
+    cells are the same, at the cost of up to 9·10^(D−1)·|shift| corrections a value."""
     kernel = compile_kernel(_encode)
     if kernel is None:
         return None
@@ -92,7 +94,7 @@ def compiled_encode(grid: DecimalGrid, x: np.ndarray) -> np.ndarray | None:
     out = np.empty(raw.shape[0], dtype=np.int64)
     f0 = float(grid.values(np.array([grid.zero + 1], dtype=np.int64))[0])
     kernel(raw, POW10, grid.digits, grid.low_m, grid.per_decade, grid.k_min, grid.k_max,
-           grid.per_sign, grid.zero, f0, out)
+           grid.per_sign, grid.zero, f0, shift, out)
     return out.reshape(np.shape(x))
 
 

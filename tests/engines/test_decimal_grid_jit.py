@@ -34,10 +34,10 @@ def _around(v: np.ndarray) -> np.ndarray:
     return np.concatenate([near, -near])
 
 
-def _same(grid: DecimalGrid, x: np.ndarray) -> None:
+def _same(grid: DecimalGrid, x: np.ndarray, shift: int = 0) -> None:
     x = np.asarray(x, dtype=np.float64)
     want = grid.encode(x)
-    got = compiled_encode(grid, x)
+    got = compiled_encode(grid, x, shift)
     assert got is not None and got.dtype == np.int64
     bad = np.flatnonzero(got != want)
     assert len(bad) == 0, (grid.digits, x[bad[:5]], want[bad[:5]], got[bad[:5]])
@@ -73,6 +73,21 @@ def test_decade_edges_and_random_edges(digits: int) -> None:
     j = np.concatenate([starts, starts + 1, starts + grid.per_decade - 1,
                         np.random.default_rng(digits).integers(0, grid.per_sign, 200_000)])
     _same(grid, _around(_edges(grid, j)))
+
+
+@pytest.mark.parametrize("shift", [-2, -1, 1, 2])
+@pytest.mark.parametrize("digits", [1, 2, 3])
+def test_corrections_from_an_estimate_decades_off(digits: int, shift: int) -> None:
+    """The corrections alone find the cell, crossing decades down and up: the search
+    started |shift| decades off (libm's log10 is too good to miss a decade by itself)."""
+    grid = DecimalGrid(digits)
+    starts = np.arange(0, grid.per_sign, grid.per_decade)
+    j = np.concatenate([starts, starts + grid.per_decade - 1,
+                        np.random.default_rng(digits).integers(0, grid.per_sign, 2000)])
+    bits = np.random.default_rng(shift + 9).integers(0, 1 << 64, 5000, dtype=np.uint64)
+    x = np.concatenate([_around(_edges(grid, j)), _around(_special()),
+                        bits.view(np.float64)])
+    _same(grid, x[np.isfinite(x)], shift)
 
 
 @pytest.mark.parametrize("digits", [3, 5])
