@@ -22,6 +22,11 @@ differ from numpy's by an ulp; only the number of corrections depends on it). ±
 the reference does not admit (its corrections do not settle; every caller passes finite
 values), get the last cell of their sign, the one that reaches ±∞.
 
+With the quantiles' at-value counts (:func:`compiled_at_value`), the same loop also gives
+each row's 1 if it equals its cell's value, else 0 — 0.0 for the positive tiny cell,
+−5e−324 for the negative one, ±f_j where the corrections end — what
+:func:`~dprect.core.quantiles.at_value_counts` computes from ``DecimalGrid.values``.
+
 The Spark pass imports this module on the executor (it does not travel by value with the
 kernel) and checks :data:`VERSION`; where dprect or numba is missing the reference runs.
 numba is loaded (about 0.4 s a process) only for batches of at least
@@ -36,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from dprect.core.decimal_grid import POW10, DecimalGrid
+from dprect.core.quantiles import at_value_counts
 from dprect.engines.jit import compile_kernel
 
 #: the version of this module's interface the Spark kernel calls
@@ -47,10 +53,14 @@ JIT_VALUES = 1 << 16
 
 
 def _encode(x: Any, pow10: Any, digits: int, low_m: int, per_decade: int, k_min: int,
-            k_max: int, per_sign: int, zero: int, f0: float, shift: int, out: Any) -> None:
+            k_max: int, per_sign: int, zero: int, f0: float, shift: int, out: Any,
+            at: Any) -> None:
     """``out[i]`` = the cell of ``x[i]`` (module docstring), the estimated decade moved
-    by ``shift`` (0; tests move it to run the corrections across decades). Plain Python,
-    compiled by numba."""
+    by ``shift`` (0; tests move it to run the corrections across decades); and, where
+    ``at`` is not empty, ``at[i]`` = 1 if x[i] equals its cell's value (0.0, −5e−324, f_j
+    or −f_j), else 0. Plain Python, compiled by numba."""
+    with_at = at.shape[0] > 0
+    tiny_negative = -5e-324
     high_m = 10 * low_m - 1
     last = per_sign - 1
     for i in range(x.shape[0]):
@@ -58,9 +68,13 @@ def _encode(x: Any, pow10: Any, digits: int, low_m: int, per_decade: int, k_min:
         a = abs(v)
         if not a >= f0:  # a tiny cell, ±0.0 or NaN
             out[i] = zero if v >= 0 else per_sign
+            if with_at:
+                at[i] = 1 if v == (0.0 if v >= 0 else tiny_negative) else 0
             continue
         if a == math.inf:
             j = last
+            if with_at:
+                at[i] = 0
         else:
             k = math.floor(math.log10(a)) - digits + 1 + shift
             k = min(max(k, k_min), k_max)
@@ -80,6 +94,9 @@ def _encode(x: Any, pow10: Any, digits: int, low_m: int, per_decade: int, k_min:
                     break
                 m, k = m2, k2
             j = (k - k_min) * per_decade + (m - low_m)
+            if with_at:
+                f = m * pow10[k] if k >= 0 else m / pow10[-k]
+                at[i] = 1 if a == f else 0
         out[i] = zero + 1 + j if v >= 0 else last - j
 
 
@@ -87,15 +104,30 @@ def compiled_encode(grid: DecimalGrid, x: np.ndarray, shift: int = 0) -> np.ndar
     """``grid.encode(x)`` compiled (int64), or None where numba is not installed.
     ``shift`` ≠ 0 (tests only) starts every value's search ``shift`` decades off: the
     cells are the same, at the cost of up to 9·10^(D−1)·|shift| corrections a value."""
+    got = _run(grid, x, shift, False)
+    return None if got is None else got[0]
+
+
+def compiled_at_value(grid: DecimalGrid, x: np.ndarray, shift: int = 0
+                      ) -> tuple[np.ndarray, np.ndarray] | None:
+    """(``grid.encode(x)``, :func:`~dprect.core.quantiles.at_value_counts` of them)
+    compiled, in one loop (the cell's value is the f the corrections end on), or None
+    where numba is not installed."""
+    return _run(grid, x, shift, True)
+
+
+def _run(grid: DecimalGrid, x: np.ndarray, shift: int, with_at: bool
+         ) -> tuple[np.ndarray, np.ndarray] | None:
     kernel = compile_kernel(_encode)
     if kernel is None:
         return None
     raw = np.ascontiguousarray(x, dtype=np.float64).ravel()
     out = np.empty(raw.shape[0], dtype=np.int64)
+    at = np.empty(raw.shape[0] if with_at else 0, dtype=np.int64)
     f0 = float(grid.values(np.array([grid.zero + 1], dtype=np.int64))[0])
     kernel(raw, POW10, grid.digits, grid.low_m, grid.per_decade, grid.k_min, grid.k_max,
-           grid.per_sign, grid.zero, f0, shift, out)
-    return out.reshape(np.shape(x))
+           grid.per_sign, grid.zero, f0, shift, out, at)
+    return out.reshape(np.shape(x)), at.reshape(np.shape(x) if with_at else (0,))
 
 
 def encode(grid: DecimalGrid, x: np.ndarray) -> np.ndarray:
@@ -108,9 +140,21 @@ def encode(grid: DecimalGrid, x: np.ndarray) -> np.ndarray:
     return grid.encode(x).astype(np.int64)
 
 
+def encode_at_value(grid: DecimalGrid, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(:func:`encode`, the rows at their cell's value: ``at_value_counts``) of finite
+    or NaN values, compiled in one loop from :data:`JIT_VALUES` values."""
+    if np.size(x) >= JIT_VALUES:
+        got = compiled_at_value(grid, x)
+        if got is not None:
+            return got
+    cells = grid.encode(x).astype(np.int64)
+    return cells, at_value_counts(grid, x, cells)
+
+
 def available() -> bool:
     """Whether numba is installed (the compiled encoding runs)."""
     return compile_kernel(_encode) is not None
 
 
-__all__ = ["JIT_VALUES", "VERSION", "available", "compiled_encode", "encode"]
+__all__ = ["JIT_VALUES", "VERSION", "available", "compiled_at_value", "compiled_encode",
+           "encode", "encode_at_value"]

@@ -54,7 +54,7 @@ from dprect.core.describe_stats import (
 from dprect.core.errors import ParameterError
 from dprect.core.mixed import draw_mixed, repeated
 from dprect.core.quantile_release import QuantileResult, plan_statistics, release_grouped
-from dprect.core.quantiles import QuantilePlan, at_value_counts
+from dprect.core.quantiles import QuantilePlan
 from dprect.core.randomness import RandomSource
 from dprect.core.request import Source
 from dprect.core.statistic import (
@@ -138,17 +138,22 @@ def _column_cells(x: np.ndarray, group: np.ndarray, groups: int, spec: ColumnSpe
     run of that result its cell (views). None when the joint key would not fit."""
     keep = np.isfinite(x) & (group >= 0) & (group < groups)
     xs, gs = x[keep], group[keep]
-    keys = decimal_grid_jit.encode(spec.grid, xs) if isinstance(spec.grid, DecimalGrid) \
-        else spec.grid.encode(np.ascontiguousarray(xs)).astype(np.int64)
+    at_rows = None
+    if spec.at_value:  # a decimal grid: its cells and the rows at their value in one loop
+        assert isinstance(spec.grid, DecimalGrid)
+        keys, at_rows = decimal_grid_jit.encode_at_value(spec.grid, xs)
+    elif isinstance(spec.grid, DecimalGrid):
+        keys = decimal_grid_jit.encode(spec.grid, xs)
+    else:
+        keys = spec.grid.encode(np.ascontiguousarray(xs)).astype(np.int64)
     least = int(keys.min()) if len(keys) else 0
     span = (int(keys.max()) - least + 1) if len(keys) else 1
     if span * max(groups, 1) >= _JOINT_LIMIT:
         return None
     joint = gs * span + (keys - least)
     squares = None
-    if spec.at_value:
-        assert isinstance(spec.grid, DecimalGrid)
-        k, n, at = sum_by_key(joint, at_value_counts(spec.grid, xs, keys))
+    if at_rows is not None:
+        k, n, at = sum_by_key(joint, at_rows)
         sums, extra = None, at.astype(np.int64)
     elif spec.sums:
         m = significands(xs.view(np.int64))

@@ -12,9 +12,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dprect.core.decimal_grid import DecimalGrid
+from dprect.core.quantiles import at_value_counts
 from dprect.core.statistic import QUANTILES, SEARCH_GRID, cell_bins
 from dprect.engines import decimal_grid_jit
-from dprect.engines.decimal_grid_jit import JIT_VALUES, compiled_encode, encode
+from dprect.engines.decimal_grid_jit import (
+    JIT_VALUES,
+    compiled_at_value,
+    compiled_encode,
+    encode,
+    encode_at_value,
+)
 from dprect.engines.grouped import grouped_statistics
 
 pytestmark = pytest.mark.skipif(not decimal_grid_jit.available(),
@@ -41,6 +48,12 @@ def _same(grid: DecimalGrid, x: np.ndarray, shift: int = 0) -> None:
     assert got is not None and got.dtype == np.int64
     bad = np.flatnonzero(got != want)
     assert len(bad) == 0, (grid.digits, x[bad[:5]], want[bad[:5]], got[bad[:5]])
+    both = compiled_at_value(grid, x, shift)
+    assert both is not None
+    np.testing.assert_array_equal(both[0], want)
+    at = at_value_counts(grid, x, want)
+    bad = np.flatnonzero(both[1] != at)
+    assert len(bad) == 0, (grid.digits, x[bad[:5]], at[bad[:5]])
 
 
 def _edges(grid: DecimalGrid, j: np.ndarray) -> np.ndarray:
@@ -118,6 +131,8 @@ def test_infinities_in_the_end_cells() -> None:
     got = compiled_encode(grid, np.array([np.inf, -np.inf, MAX, -MAX]))
     assert got is not None
     assert got.tolist() == [grid.size - 1, 0, grid.size - 1, 0]
+    both = compiled_at_value(grid, np.array([np.inf, -np.inf]))
+    assert both is not None and both[1].tolist() == [0, 0]  # not their cell's value
     with pytest.raises(AssertionError), np.errstate(invalid="ignore"):
         grid.encode(np.array([np.inf]))
 
@@ -125,10 +140,15 @@ def test_infinities_in_the_end_cells() -> None:
 def test_encode_dispatch_same_either_side_of_the_threshold() -> None:
     grid = DecimalGrid(5)
     x = np.random.default_rng(3).normal(0.0, 1e3, JIT_VALUES + 5)
+    x[::7] = np.round(x[::7], 1)  # values at their cell's value
     for n in (0, 10, JIT_VALUES - 1, JIT_VALUES + 5):
         got = encode(grid, x[:n])
         assert got.dtype == np.int64
         np.testing.assert_array_equal(got, grid.encode(x[:n]))
+        cells, at = encode_at_value(grid, x[:n])
+        np.testing.assert_array_equal(cells, got)
+        np.testing.assert_array_equal(at, at_value_counts(grid, x[:n], got))
+    assert int(at.sum()) > 0
 
 
 @settings(max_examples=300, deadline=None)
@@ -144,11 +164,11 @@ def test_the_numpy_engine_encodes_a_large_column_compiled(monkeypatch) -> None:
     the cells are the core's reference cells (cell_bins) all the same."""
     calls: list[int] = []
 
-    def spy(grid: DecimalGrid, x: np.ndarray) -> np.ndarray | None:
+    def spy(grid: DecimalGrid, x: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
         calls.append(len(x))
-        return compiled_encode(grid, x)
+        return compiled_at_value(grid, x)
 
-    monkeypatch.setattr(decimal_grid_jit, "compiled_encode", spy)
+    monkeypatch.setattr(decimal_grid_jit, "compiled_at_value", spy)
     gen = np.random.default_rng(5)
     n = 2 * JIT_VALUES  # a quarter in no listed group
     x = np.round(gen.normal(0, 30, n), 1)

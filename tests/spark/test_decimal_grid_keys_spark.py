@@ -11,6 +11,7 @@ import pytest
 from engine_cells import assert_same_cells, both_engines
 
 from dprect.core.decimal_grid import DecimalGrid
+from dprect.core.quantiles import at_value_counts
 from dprect.core.statistic import QUANTILES, SEARCH_GRID
 from dprect.engines import decimal_grid_jit
 from dprect.engines.spark import statistics
@@ -22,23 +23,28 @@ pytestmark = pytest.mark.skipif(not decimal_grid_jit.available(),
 
 def test_grid_keys_compiled_from_jit_rows(monkeypatch):
     calls: list[int] = []
-    original = decimal_grid_jit.compiled_encode
+    for name in ("compiled_encode", "compiled_at_value"):
+        original = getattr(decimal_grid_jit, name)
 
-    def spy(grid: DecimalGrid, x: np.ndarray) -> np.ndarray | None:
-        calls.append(len(x))
-        return original(grid, x)
+        def spy(grid: DecimalGrid, x: np.ndarray, run=original) -> object:
+            calls.append(len(x))
+            return run(grid, x)
 
-    monkeypatch.setattr(decimal_grid_jit, "compiled_encode", spy)
+        monkeypatch.setattr(decimal_grid_jit, name, spy)
     grid = DecimalGrid(5)
     x = np.round(np.random.default_rng(9).lognormal(2.0, 3.0, JIT_ROWS), 2)
     for n in (10, JIT_ROWS):
-        got = grid_keys(grid, x[:n])
-        assert got.dtype == np.int64
+        got, none = grid_keys(grid, x[:n])
+        assert got.dtype == np.int64 and none is None
         np.testing.assert_array_equal(got, grid.encode(x[:n]))
-    assert calls == [JIT_ROWS]
+        cells, at = grid_keys(grid, x[:n], at_value=True)
+        np.testing.assert_array_equal(cells, got)
+        np.testing.assert_array_equal(at, at_value_counts(grid, x[:n], got))
+    assert calls == [JIT_ROWS, JIT_ROWS]
+    assert int(at.sum()) > 0  # two-decimal values are their cells' values
     monkeypatch.setattr(statistics, "DECIMAL_JIT_VERSION", -1)  # another dprect: numpy
-    np.testing.assert_array_equal(grid_keys(grid, x), grid.encode(x))
-    assert calls == [JIT_ROWS]
+    np.testing.assert_array_equal(grid_keys(grid, x)[0], grid.encode(x))
+    assert calls == [JIT_ROWS, JIT_ROWS]
 
 
 def test_spark_compiled_cells_equal_the_reference(spark, tmp_path: Path, monkeypatch):

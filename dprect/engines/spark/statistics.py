@@ -314,16 +314,27 @@ def _decimal_jit() -> Any:
     return decimal_grid_jit if decimal_grid_jit.VERSION == DECIMAL_JIT_VERSION else None
 
 
-def grid_keys(grid: Domain | DecimalGrid, x: np.ndarray) -> np.ndarray:
-    """``grid.encode(x)`` as int64 (finite ``x``, contiguous float64): a decimal grid's
-    compiled (:mod:`dprect.engines.decimal_grid_jit`, the same cells bit for bit) for a
+def grid_keys(grid: Domain | DecimalGrid, x: np.ndarray, at_value: bool = False
+              ) -> tuple[np.ndarray, np.ndarray | None]:
+    """(``grid.encode(x)`` as int64, and for ``at_value`` on a decimal grid the rows at
+    their cell's value, :func:`~dprect.core.quantiles.at_value_counts`, else None) of
+    finite ``x`` (contiguous float64): a decimal grid's compiled in one loop
+    (:mod:`dprect.engines.decimal_grid_jit`, the same cells and counts bit for bit) for a
     chunk of at least :data:`JIT_ROWS` values where the executor has it and numba."""
-    if isinstance(grid, DecimalGrid) and len(x) >= JIT_ROWS:
-        jit = _decimal_jit()
-        got = jit.compiled_encode(grid, x) if jit is not None else None
-        if got is not None:
-            return np.asarray(got, dtype=np.int64)
-    return np.asarray(grid.encode(x), dtype=np.int64)
+    if not isinstance(grid, DecimalGrid):
+        return np.asarray(grid.encode(x), dtype=np.int64), None
+    jit = _decimal_jit() if len(x) >= JIT_ROWS else None
+    if jit is not None:
+        if at_value:
+            both = jit.compiled_at_value(grid, x)
+            if both is not None:
+                return np.asarray(both[0], dtype=np.int64), both[1]
+        else:
+            got = jit.compiled_encode(grid, x)
+            if got is not None:
+                return np.asarray(got, dtype=np.int64), None
+    keys = np.asarray(grid.encode(x), dtype=np.int64)
+    return keys, at_value_counts(grid, x, keys) if at_value else None
 
 
 def _int64_safe(total: Lists, chunk: Lists) -> bool:
@@ -368,10 +379,8 @@ def column_lists(group: np.ndarray, values: np.ndarray, groups: int,
             if got is not None:
                 return got
     x = np.ascontiguousarray(values, dtype=np.float64)
-    keys = grid_keys(grid, x)
-    added = significands(x.view(np.int64)) if sums else \
-        at_value_counts(grid, x, keys) if at_value and isinstance(grid, DecimalGrid) \
-        else None
+    keys, at_rows = grid_keys(grid, x, at_value and not sums)
+    added = significands(x.view(np.int64)) if sums else at_rows
     if added is not None and sums and word:
         added = square_words(added)[word - 1]
     g, b, n, summed = chunk_counts(group, keys, added)
