@@ -168,6 +168,12 @@ bench-numpy: setup
 bench-many-groups: setup
 	$(BIN)/python benchmarks/describe_many_groups.py $(if $(GROUPS),--groups $(GROUPS))
 
+# The quantiles' draws per (group, column) cell on the Spark benchmark's shape (issue #41):
+# every quantile, 2,000 rows a cell, 64 columns; CPU ms a cell and a digest of the draws.
+.PHONY: bench-quantile-draws
+bench-quantile-draws: setup
+	$(BIN)/python benchmarks/quantile_draws.py
+
 # What a user sees during a describe of 10^6 public groups (issue #42): the stdout lines and
 # the seconds between the heartbeat's lines on stderr (numpy engine, 1 column, tiny groups);
 # writes benchmarks/output/describe_progress_lines.json (GROUPS=100000 for a quicker run).
