@@ -9,9 +9,10 @@ default), and breast cancer and digits jittered (:func:`jittered`: no ties). Met
 ``quantiles`` (the quantile box, ``dprect/core/quantile_box.py``), ``auto`` (without a
 public N: it draws its private count) and ``auto-aimed`` (``auto`` with a stated
 ``target_miss`` = :data:`AIMED_TARGET`: the only way auto takes the aimed box); the
-peer: per-feature DP quantiles at α = 0.01 and 0.99, 2d quantiles at ε/(2d) each —
-``real_data.Peer``, the re-implementation of OpenDP's ``make_private_quantile`` checked
-against OpenDP 0.16 there. The box's planned miss is the
+peers: the REAL libraries' per-feature DP-quantile boxes (:data:`PEERS`: OpenDP 0.16's
+``make_private_quantile``, diffprivlib's and python-dp's quantiles, each run in its own
+virtual environment under ``.bench-venvs/``), α = 0.01 and 0.99, 2d quantiles at ε/(2d)
+each. The box's planned miss is the
 planner's ``quantiles_predicted`` at the true N (fine for a benchmark on public data).
 Runs are seeded (one seed per table, ε, method and trial). Writes
 ``small_tables.json`` (docs/figures/, or benchmarks/output/ with ``--quick``) and prints a
