@@ -54,7 +54,12 @@ from dprect.core.describe_stats import (
 )
 from dprect.core.errors import ParameterError
 from dprect.core.mixed import draw_mixed, repeated
-from dprect.core.quantile_release import QuantileResult, plan_statistics, release_grouped
+from dprect.core.quantile_release import (
+    QuantileResult,
+    plan_statistics,
+    quantile_head,
+    release_groups,
+)
 from dprect.core.quantiles import QuantilePlan, at_value_counts
 from dprect.core.randomness import RandomSource
 from dprect.core.request import Source
@@ -351,12 +356,43 @@ def draw_quantiles(plan: QuantilePlan, cells: Mapping[tuple[int, int], Any],
                    group_names: Sequence[Any], columns: Sequence[str], rng: RandomSource
                    ) -> QuantileResult:
     """The quantiles' mechanism on merged cells (counted with the rows at each cell's
-    value: :data:`~dprect.core.statistic.QUANTILES`' spec), each cell counted for the
-    heartbeat as the mechanism reaches it (:func:`~dprect.engines.progress.counted_cells`)."""
+    value: :data:`~dprect.core.statistic.QUANTILES`' spec): the blocks of
+    :func:`stream_quantiles`, gathered."""
+    drawn: list[list[Any]] = []
+    head = stream_quantiles(plan, cells, group_names, columns, rng,
+                            lambda block: drawn.extend(block.cells))
+    return replace(head, cells=drawn)
+
+
+#: a streamed quantiles run draws this many (group, column) cells per block, at least
+#: one group (a public function of the numbers of groups and columns)
+QUANTILE_BLOCK_CELLS = 4096
+
+
+def stream_quantiles(plan: QuantilePlan, cells: Mapping[tuple[int, int], Any],
+                     group_names: Sequence[Any], columns: Sequence[str], rng: RandomSource,
+                     each_block: Callable[[QuantileResult], None]) -> QuantileResult:
+    """The quantiles' mechanism, each block of groups (:data:`QUANTILE_BLOCK_CELLS` cells)
+    handed to ``each_block`` in group order as it is drawn (issue #42): every group from
+    its own stream, its seed from ``rng`` in group order
+    (:func:`~dprect.core.quantile_release.release_groups`, as the executors draw blocks),
+    so the cells are :func:`~dprect.core.quantile_release.release_grouped`'s for a seed;
+    each cell counted for the heartbeat as it is reached. Returns the run's result
+    without cells."""
     _fits(cells, group_names, columns)
-    stats = {key: cell.quantile_statistics() for key, cell in cells.items()}
-    with counted_cells(stats, len(group_names) * len(columns)) as counted:  # heartbeat
-        return release_grouped(plan, counted, group_names, columns, rng)
+    head = quantile_head(plan, group_names, columns, rng.seeded)  # parameters checked
+    groups, width = len(group_names), len(columns)
+    seeds = rng.stream_seeds(groups)
+    step = max(1, QUANTILE_BLOCK_CELLS // max(width, 1))
+    with counted_cells(cells, groups * width) as counted:  # heartbeat
+        for start in range(0, groups, step):
+            stop = min(start + step, groups)
+            stats = {(g - start, j): cell.quantile_statistics()
+                     for g in range(start, stop) for j in range(width)
+                     if (cell := counted.get((g, j))) is not None}
+            each_block(replace(head, groups=list(group_names[start:stop]),
+                               cells=release_groups(plan, stats, seeds[start:stop], width)))
+    return head
 
 
 def draw_coverage(plan: BoundsPlan, cells: Mapping[tuple[int, int], Any],
@@ -379,13 +415,16 @@ def draw_statistics(mechanisms: Sequence[Mechanism], plan: Any,
     (:func:`~dprect.core.mixed.draw_mixed`, each from its slice and its own stream) — the
     prepared runs' :meth:`draw` of the numpy engine, and of Spark's when the draws do not
     run in the executors (:mod:`dprect.engines.spark.executor_draws`). With
-    ``each_block``, a run of describe's mechanism alone is streamed (:func:`stream_query`:
-    each block's result handed on in group order, the result returned without cells);
-    other runs are drawn whole (``each_block`` not called)."""
+    ``each_block``, a run of describe's mechanism or the quantiles' alone is streamed
+    (:func:`stream_query`, :func:`stream_quantiles`: each block's result handed on in
+    group order, the result returned without cells); other runs are drawn whole
+    (``each_block`` not called)."""
     if len(mechanisms) > 1:
         return draw_mixed(plan, mechanisms, cells, group_names, columns, rng)
     if each_block is not None and mechanisms[0].name == QUERY.name:
         return stream_query(plan, cells, group_names, columns, rng, each_block)
+    if each_block is not None and mechanisms[0].name == QUANTILES.name:
+        return stream_quantiles(plan, cells, group_names, columns, rng, each_block)
     return mechanisms[0].draw(plan, cells, group_names, columns, rng)
 
 
@@ -396,6 +435,7 @@ register_runs(COVERAGE, plan_bounds, draw_coverage)
 register_runs(QUANTILES, plan_statistics, draw_quantiles)
 
 
-__all__ = ["NumpyGroupedPrepared", "NumpyGroupedRoute", "draw_coverage", "draw_quantiles",
-           "draw_query", "draw_statistics", "grouped_statistics", "key_counts",
-           "read_group_column", "read_grouped", "stream_query"]
+__all__ = ["QUANTILE_BLOCK_CELLS", "NumpyGroupedPrepared", "NumpyGroupedRoute",
+           "draw_coverage", "draw_quantiles", "draw_query", "draw_statistics",
+           "grouped_statistics", "key_counts", "read_group_column", "read_grouped",
+           "stream_quantiles", "stream_query"]
