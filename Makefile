@@ -257,6 +257,13 @@ bench-small-tables: setup bench-peers-venvs
 	$(BIN)/pip install --quiet -r benchmarks/requirements-real.txt
 	cd benchmarks && ../$(BIN)/python small_tables.py --trials 20
 
+# What auto's aimed quantile box would cost as the default (issue #44): auto beside auto with
+# target_miss=0.02 on the Spark job tests' synthetic table, the demo's slice and §1's setting;
+# rewrites docs/figures/aimed_default.json (--quick: 2 trials into benchmarks/output/).
+.PHONY: bench-aimed-default
+bench-aimed-default: setup
+	cd benchmarks && ../$(BIN)/python aimed_default.py --trials 50
+
 # Private clamping bounds (issue #14): dprect's bounds beside re-implementations of Tumult's
 # get_bounds, Google's ApproxBounds and OpenDP-style DP quantiles on the real tables (+ causaldata's
 # scorecard) and heavy-tailed synthetic columns; clipped share, width and the error of a DP
