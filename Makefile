@@ -168,6 +168,12 @@ bench-numpy: setup
 bench-many-groups: setup
 	$(BIN)/python benchmarks/describe_many_groups.py $(if $(GROUPS),--groups $(GROUPS))
 
+# The quantiles' draws per (group, column) cell on the Spark benchmark's shape (issue #41):
+# every quantile, 2,000 rows a cell, 64 columns; CPU ms a cell and a digest of the draws.
+.PHONY: bench-quantile-draws
+bench-quantile-draws: setup
+	$(BIN)/python benchmarks/quantile_draws.py
+
 # What a user sees during a describe of 10^6 public groups (issue #42): the stdout lines and
 # the seconds between the heartbeat's lines on stderr (numpy engine, 1 column, tiny groups);
 # writes benchmarks/output/describe_progress_lines.json (GROUPS=100000 for a quicker run).
@@ -250,6 +256,13 @@ bench-small-tables: setup bench-peers-venvs
 	$(DPL_VENV)/bin/pip install --quiet "scikit-learn==1.6.1" "diffprivlib==0.6.6"
 	$(BIN)/pip install --quiet -r benchmarks/requirements-real.txt
 	cd benchmarks && ../$(BIN)/python small_tables.py --trials 20
+
+# What auto's aimed quantile box would cost as the default (issue #44): auto beside auto with
+# target_miss=0.02 on the Spark job tests' synthetic table, the demo's slice and §1's setting;
+# rewrites docs/figures/aimed_default.json (--quick: 2 trials into benchmarks/output/).
+.PHONY: bench-aimed-default
+bench-aimed-default: setup
+	cd benchmarks && ../$(BIN)/python aimed_default.py --trials 50
 
 # Private clamping bounds (issue #14): dprect's bounds beside re-implementations of Tumult's
 # get_bounds, Google's ApproxBounds and OpenDP-style DP quantiles on the real tables (+ causaldata's

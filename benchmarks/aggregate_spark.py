@@ -17,8 +17,10 @@ spark_bench.py's (:func:`spark_bench.ensure_data`, cached under ``benchmarks/out
 pair is discarded, then ``--pairs`` pairs alternate which goes first; the medians and
 their ratio are printed and written to
 ``benchmarks/output/aggregate_spark-{rows}x{columns}x{groups}.json``, the aggregate run
-split into the pass (:func:`dprect.engines.spark.statistics.spark_statistics`, as
-:mod:`dprect.engines.spark.grouped_route` calls it) and the rest
+split into the pass (:func:`dprect.engines.spark.statistics.spark_statistics`, or on a run
+of many cells the pass and the draws in the executors,
+:func:`dprect.engines.spark.executor_draws.draw_in_executors`, as
+:mod:`dprect.engines.spark.grouped_route` calls them) and the rest
 (the plan, the draws on the driver, the record), with each run's CPU seconds (driver;
 JVM and its Python workers) as describe_spark.py reports them. Noise comes from OS
 entropy (nothing is seeded). ``--pass-only`` times the engine's part of the command
@@ -36,6 +38,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from typing import Any
 
 from spark_bench import OUTPUT, Cpu, Times, alternate, open_bench, peak_memory, spark_arguments
@@ -62,16 +65,20 @@ def main(argv: list[str] | None = None) -> int:
     bench = open_bench(args, "dprect-bench-aggregate")
     spark, path, columns = bench.spark, bench.path, bench.columns
     passes: list[float] = []
-    real_pass = grouped_route.spark_statistics
 
-    def timed_pass(*a: Any, **k: Any) -> Any:
-        t = time.perf_counter()
-        try:
-            return real_pass(*a, **k)
-        finally:
-            passes.append(time.perf_counter() - t)
+    def timed(real: Callable[..., Any]) -> Callable[..., Any]:
+        def run(*a: Any, **k: Any) -> Any:
+            t = time.perf_counter()
+            try:
+                return real(*a, **k)
+            finally:
+                passes.append(time.perf_counter() - t)
+        return run
 
-    grouped_route.spark_statistics = timed_pass  # type: ignore[assignment]
+    # the pass collected (few cells), or the pass and the draws in the executors (many
+    # cells: executor_draws.executor_route) — what the route calls, by its module's names
+    for name in ("spark_statistics", "draw_in_executors"):
+        setattr(grouped_route, name, timed(getattr(grouped_route, name)))
 
     groups = ",".join(str(i) for i in range(args.groups))
     out_dir = tempfile.mkdtemp(prefix="dprect-bench-aggregate-")

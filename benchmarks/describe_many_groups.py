@@ -26,8 +26,9 @@ Measured, in this order:
    column) (``time.process_time``; the machine's other load does not count);
 4. **the command** — ``dprect describe --engine numpy --seed 1`` on the whole table as a
    subprocess (what a user runs: reading, the plan and its check, the statistics, the
-   mechanism in the driver's worker processes, the outputs): wall seconds and the CPU
-   seconds of the process and its workers.
+   mechanism in the driver's worker processes, the outputs): wall seconds, the CPU
+   seconds of the process and its workers, and the peak resident memory of its largest
+   process (``ru_maxrss``: the driver).
 
 The load average is recorded with the numbers: on a shared machine the wall time is
 CPU time divided by the share of the cores the run got. Nothing is asserted: this is a
@@ -180,7 +181,8 @@ def mean_accuracy(result: Any, values: list[np.ndarray], group: np.ndarray, samp
 
 
 def run_command(path: Path, listed: Path, columns: int) -> dict[str, float]:
-    """Wall and CPU seconds of ``dprect describe`` on the table (a subprocess)."""
+    """Wall and CPU seconds of ``dprect describe`` on the table (a subprocess), and the
+    peak resident memory of its largest process (the driver; its workers are smaller)."""
     out = OUTPUT / "many_groups_result.json"
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
@@ -193,7 +195,8 @@ def run_command(path: Path, listed: Path, columns: int) -> dict[str, float]:
     wall = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"wall_seconds": wall, "cpu_seconds": cpu}
+    # ru_maxrss of the children: the largest waited-for process, in KiB on Linux
+    return {"wall_seconds": wall, "cpu_seconds": cpu, "peak_rss_mb": after.ru_maxrss / 1024}
 
 
 def main() -> None:
@@ -249,7 +252,8 @@ def main() -> None:
     if "command" in out:
         cmd = out["command"]
         print(f"dprect describe --engine numpy: {cmd['wall_seconds']:.1f} s wall, "
-              f"{cmd['cpu_seconds']:.1f} s CPU (process and workers)")
+              f"{cmd['cpu_seconds']:.1f} s CPU (process and workers), peak RSS "
+              f"{cmd['peak_rss_mb']:,.0f} MB")
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(out, indent=1) + "\n")
 

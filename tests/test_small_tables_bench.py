@@ -56,6 +56,11 @@ def test_the_verdict_of_a_cell() -> None:
     st.judge(c, ["opendp"])
     assert not c["auto_empty_where_peer_not"] and c["pass"]
     assert c["plan_calibrated"]  # |0.11 − 0.1| ≤ 0.02
+    # auto with a stated target_miss (the auto-aimed column) gets its own verdict
+    c = _cell((0.1, 0.3), opendp=(0.2, 0.3), pydp=(0.2, 0.0))
+    c["auto-aimed"] = {"fn": 0.1, "fp": 0.1, "balanced": 0.1}
+    st.judge(c, ["opendp", "pydp"])
+    assert not c["pass"] and c["pass_aimed"] and not c["auto-aimed_empty_where_peer_not"]
 
 
 def test_a_library_error_is_a_missing_pair() -> None:

@@ -104,7 +104,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property, partial
@@ -1101,12 +1101,26 @@ def describe_blocks(plan: DescribePlan, blocks: Sequence[CellBlock], groups: Seq
                     columns: Sequence[str], rng: RandomSource, mapper: Mapper = map
                     ) -> DescribeResult:
     """The run over ``blocks`` of consecutive groups (together every listed group, in the
-    public order): one stream seed per group from ``rng`` in group order
+    public order): :func:`describe_stream`'s blocks of cells, gathered."""
+    group_list, cols, done = describe_stream(plan, blocks, groups, columns, rng, mapper)
+    cells = [row for rows in done for row in rows]
+    return DescribeResult(cols, group_list, cells, plan.guarantee, plan, rng.seeded)
+
+
+def describe_stream(plan: DescribePlan, blocks: Sequence[CellBlock], groups: Sequence[Any],
+                    columns: Sequence[str], rng: RandomSource, mapper: Mapper = map
+                    ) -> tuple[list[Any], list[str], Iterator[list[list[Cell]]]]:
+    """(the groups, the columns, each block's rows of cells in block order, lazily) of the
+    run over ``blocks`` of consecutive groups (together every listed group, in the public
+    order): one stream seed per group from ``rng`` in group order
     (:meth:`RandomSource.stream_seeds`), then :func:`describe_block` on each block through
     ``mapper`` — ``map``, or a process pool's: the result is the same either way, for a
     seed bit for bit, as no draw depends on where or in which order the blocks run; then
     each column's anchor or pooled centre (:func:`column_centres`, a pooled one from
-    ``rng``) and :func:`finish_small` on each block through the same ``mapper``."""
+    ``rng``), all before this returns; then :func:`finish_small` on each block through
+    the same ``mapper``, as the returned iterator is read — a block's round-one draws let
+    go once its cells are out, so a streamed run (issue #42) holds round one's draws and
+    the blocks not yet read, never every finished cell."""
     group_list, cols = checked_names(plan, groups, columns)
     if sum(b.groups for b in blocks) != len(group_list):
         raise ParameterError(f"blocks of {sum(b.groups for b in blocks)} group(s) for "
@@ -1114,14 +1128,21 @@ def describe_blocks(plan: DescribePlan, blocks: Sequence[CellBlock], groups: Seq
     seeds = rng.stream_seeds(len(group_list))
     cuts = np.cumsum([0] + [b.groups for b in blocks]).tolist()
     work = [seeds[a:b] for a, b in itertools.pairwise(cuts)]
-    draws = list(mapper(partial(describe_block, plan), blocks, work))
+    draws: list[BlockDraws] = list(mapper(partial(describe_block, plan), blocks, work))
+    del seeds, work
     anchors = column_centres(plan, small_pools(plan, draws), rng)
     # round two, through the same mapper: a block without a small split's cell is not sent
     pending = [b if any(c is None for row in d.cells for c in row) else None
                for b, d in zip(blocks, draws, strict=True)]
-    cells = [row for rows in mapper(partial(finish_small, plan, anchors), pending, draws)
-             for row in rows]
-    return DescribeResult(cols, group_list, cells, plan.guarantee, plan, rng.seeded)
+    done = mapper(partial(finish_small, plan, anchors), pending, _handed(draws))
+    return group_list, cols, iter(done)
+
+
+def _handed(items: list[Any]) -> Iterator[Any]:
+    """``items`` in order, each slot let go (None) as its item is handed on."""
+    for i, item in enumerate(items):
+        items[i] = None
+        yield item
 
 
 def finish_cell(plan: DescribePlan, tier: Tier, centre: float, stats: CellStatistics,
@@ -1395,6 +1416,7 @@ __all__ = [
     "describe_block",
     "describe_blocks",
     "describe_cell",
+    "describe_stream",
     "exact_step",
     "finish_cell",
     "finish_small",

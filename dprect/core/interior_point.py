@@ -275,6 +275,7 @@ class _ExactSampler:
         self.depths = pieces.depths
         self.m = pieces.grid_size
         self.c = c
+        self._num, self._den = c.numerator, c.denominator
         self.kmax = int(self.depths.max())
         self.split = int(np.argmax(self.depths))  # depth rises up to here, then falls
         self.n_max = (c.numerator * self.kmax) // c.denominator  # ⌊c·kmax⌋
@@ -350,10 +351,12 @@ class _ExactSampler:
             r = rng.randbelow(found.sizes[j])
             y = left_start + r if r < left_len else right_start + (r - left_len)
             i = int(np.searchsorted(self.starts, np.uint64(y), side="right")) - 1
-            gamma = self.c * (self.kmax - int(self.depths[i])) - found.ns[j]
-            if not 0 <= gamma < 1:
+            # γ = c·(kmax − depth) − n = a/den in integers (c = num/den): the draws of
+            # bernoulli_exp(Fraction(a, den)), without making the Fraction
+            a = self._num * (self.kmax - int(self.depths[i])) - found.ns[j] * self._den
+            if not 0 <= a < self._den:
                 raise AssertionError("interior point: a point outside its bucket")
-            if rng.bernoulli_exp(gamma):
+            if rng.bernoulli_exp_ratio(a, self._den):
                 return y
 
 

@@ -30,7 +30,10 @@ laid end to end (:func:`restrict`: a unimodal depth stays unimodal on an ordered
 are drawn by ``interior_point.unimodal_sampler`` (built once); each draw is accepted with
 probability exp(−λ·d) (:meth:`RandomSource.bernoulli_exp` on the exact rational), else
 drawn again — rejection sampling, so the accepted cell has exactly the law above, and a
-round is accepted with probability ≥ e^{−λW} = e^{−6} whatever the data.
+round is accepted with probability ≥ e^{−λW} = e^{−6} whatever the data. A run draws a
+cell's m quantiles through :mod:`dprect.core.quantile_draws` (the pieces built and cut
+once, :func:`rank_frame` and :func:`cut`, the rounds' level in integers,
+:func:`level_of`): the same draws, which :func:`draw_near` states one law at a time.
 
 Nothing here reads rows; the draws read the merged statistics only, so they are the same
 on every engine for a seed.
@@ -38,6 +41,9 @@ on every engine for a seed.
 
 from __future__ import annotations
 
+import bisect
+from collections.abc import Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
@@ -105,15 +111,55 @@ def levels(grid: DecimalGrid, centre: int, sign: int, index: np.ndarray) -> np.n
     return block_levels(grid, centre, blocks(grid, i)) + SIGN_DECADES * opposite
 
 
-def rank_pieces(keys: np.ndarray, row_lo: np.ndarray, row_hi: np.ndarray,
-                incl: np.ndarray, m: int, q: Fraction, epsilon: float) -> Pieces:
-    """The rank law of q over a grid of ``m`` cells as constant-depth pieces: the
-    occupied cells ``keys`` (sorted) with lo = ``row_lo`` = #{x < v}, hi = ``row_hi`` =
-    #{x ≤ v} and ``incl`` the rows of the cells up to each (their cumulative counts); an
-    empty cell's lo = hi = the rows of the cells before it. depth =
-    D − b·bad, bad = dist(q·n, [lo, hi]) in 1/b rows (q = a/b). ``epsilon`` sets only the
-    float ``Pieces.epsilon``."""
-    a, b = q.numerator, q.denominator
+def level_of(grid: DecimalGrid, centre: int, sign: int, i: int) -> int:
+    """:func:`levels` of one cell ``i``, in Python integers (the rejection rounds' test:
+    equal to ``levels(grid, centre, sign, [i])[0]``)."""
+    if i < grid.per_sign:
+        block, cls = 1 + (grid.per_sign - 1 - i) // grid.per_decade, 0
+    elif i <= grid.zero:
+        block, cls = 0, 1
+    else:
+        block, cls = 1 + (i - grid.zero - 1) // grid.per_decade, 2
+    if block == centre:
+        d = 0
+    elif block == 0 or centre == 0:
+        d = ZERO_DECADES
+    else:
+        d = abs(block - centre)
+    return d + (SIGN_DECADES if sign != 1 and cls == 2 - sign else 0)
+
+
+@dataclass(frozen=True)
+class RankFrame:
+    """The pieces of every rank law over one cell's grid (:func:`rank_frame`): ``starts``
+    and ``sizes`` (uint64, tiling the grid), each piece's lo = #{x < v} and hi = #{x ≤ v}
+    (int64) and the rows n — the same for every quantile, so built once per cell."""
+
+    starts: np.ndarray
+    sizes: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    n: int
+    grid_size: int
+
+    def weighted(self, q: Fraction, index: np.ndarray | None = None) -> np.ndarray:
+        """b·bad(i) = max(0, b·lo − a·n, a·n − b·hi) of each piece (q = a/b), or of the
+        pieces ``index``: int64, or Python integers beyond int64."""
+        lo, hi = (self.lo, self.hi) if index is None else (self.lo[index], self.hi[index])
+        a, b = q.numerator, q.denominator
+        bb: int | np.int64 = b
+        t: int | np.int64 = a * self.n
+        if b * max(self.n, 1) >= MAX_WEIGHTED_ROWS:  # beyond int64: exact Python integers
+            lo, hi = lo.astype(object), hi.astype(object)
+        else:
+            bb, t = np.int64(b), np.int64(a * self.n)
+        return np.maximum(0, np.maximum(lo * bb - t, t - hi * bb))
+
+
+def rank_frame(keys: np.ndarray, row_lo: np.ndarray, row_hi: np.ndarray, incl: np.ndarray,
+               m: int) -> RankFrame:
+    """The pieces of the rank laws over a grid of ``m`` cells (:func:`rank_pieces`),
+    without the quantile."""
     u = len(keys)
     n = int(incl[-1]) if u else 0
     if u == 0:
@@ -135,17 +181,25 @@ def rank_pieces(keys: np.ndarray, row_lo: np.ndarray, row_hi: np.ndarray,
         lo[-1] = hi[-1] = n
         keep = sizes > 0
         starts, sizes, lo, hi = starts[keep], sizes[keep], lo[keep], hi[keep]
-    bb: int | np.int64 = b
-    t: int | np.int64 = a * n
-    if b * max(n, 1) >= MAX_WEIGHTED_ROWS:  # beyond int64: exact Python integers
-        lo, hi = lo.astype(object), hi.astype(object)
-    else:
-        bb, t = np.int64(b), np.int64(a * n)
-    weighted = np.maximum(0, np.maximum(lo * bb - t, t - hi * bb))
+    return RankFrame(starts, sizes, lo, hi, n, m)
+
+
+def as_depths(weighted: np.ndarray) -> np.ndarray:
+    """depth = max(b·bad) − b·bad: int64, or Python integers beyond int64."""
     depths = weighted.max() - weighted
-    if weighted.dtype != object:
-        depths = depths.astype(np.int64)
-    return Pieces(starts, sizes, depths, epsilon, m)
+    return depths if weighted.dtype == object else depths.astype(np.int64)
+
+
+def rank_pieces(keys: np.ndarray, row_lo: np.ndarray, row_hi: np.ndarray,
+                incl: np.ndarray, m: int, q: Fraction, epsilon: float) -> Pieces:
+    """The rank law of q over a grid of ``m`` cells as constant-depth pieces: the
+    occupied cells ``keys`` (sorted) with lo = ``row_lo`` = #{x < v}, hi = ``row_hi`` =
+    #{x ≤ v} and ``incl`` the rows of the cells up to each (their cumulative counts); an
+    empty cell's lo = hi = the rows of the cells before it. depth =
+    D − b·bad, bad = dist(q·n, [lo, hi]) in 1/b rows (q = a/b). ``epsilon`` sets only the
+    float ``Pieces.epsilon``."""
+    frame = rank_frame(keys, row_lo, row_hi, incl, m)
+    return Pieces(frame.starts, frame.sizes, as_depths(frame.weighted(q)), epsilon, m)
 
 
 def sign_pieces(grid: DecimalGrid, keys: np.ndarray, counts: np.ndarray, epsilon: float
@@ -170,9 +224,10 @@ def centre_pieces(grid: DecimalGrid, keys: np.ndarray, counts: np.ndarray, epsil
     ε_c/4); ``epsilon`` (ε_c) sets only the float law ``Pieces.probabilities`` (tests and
     audits)."""
     b = blocks(grid, np.asarray(keys, dtype=np.int64))
-    ub, inverse = np.unique(b, return_inverse=True)
-    rows = np.zeros(len(ub), dtype=np.int64)
-    np.add.at(rows, inverse, np.asarray(counts, dtype=np.int64))
+    per_block = np.zeros(block_count(grid), dtype=np.int64)
+    np.add.at(per_block, b, np.asarray(counts, dtype=np.int64))
+    ub = np.flatnonzero(per_block)  # the occupied blocks (every count is >= 1)
+    rows = per_block[ub]
     incl = np.cumsum(rows)
     return rank_pieces(ub, incl - rows, incl, incl, block_count(grid), Fraction(1, 2),
                        epsilon / 2)
@@ -181,7 +236,12 @@ def centre_pieces(grid: DecimalGrid, keys: np.ndarray, counts: np.ndarray, epsil
 def window(grid: DecimalGrid, centre: int, sign: int) -> list[tuple[int, int]]:
     """The cells of level ≤ ``WINDOW_DECADES`` (:func:`levels`), as sorted disjoint index
     ranges [start, stop) of the grid: a run of decades on each sign and zero's two
-    cells."""
+    cells (a public function of the centre and sign: computed once for each)."""
+    return list(_window(grid, centre, sign))
+
+
+@lru_cache(maxsize=4096)
+def _window(grid: DecimalGrid, centre: int, sign: int) -> tuple[tuple[int, int], ...]:
     block_level = block_levels(grid, centre, np.arange(block_count(grid)))
     extra = {s: SIGN_DECADES * int(sign != 1 and s == 2 - sign) for s in (0, 2)}
     spans: list[tuple[int, int]] = []
@@ -201,35 +261,62 @@ def window(grid: DecimalGrid, centre: int, sign: int) -> list[tuple[int, int]]:
             out[-1] = (out[-1][0], z)
         else:
             out.append((a, z))
-    return out
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Cut:
+    """Pieces cut to sorted disjoint index ranges and laid end to end (:func:`cut`):
+    the kept pieces' ``index`` into the uncut pieces, their new ``starts`` and ``sizes``
+    (uint64), each range's first cell ``firsts`` and its ``offsets`` in the compressed
+    grid of ``size`` cells (to map a drawn point back)."""
+
+    index: np.ndarray
+    starts: np.ndarray
+    sizes: np.ndarray
+    firsts: tuple[int, ...]
+    offsets: tuple[int, ...]
+    size: int
+
+    def cell(self, y: int) -> int:
+        """The grid cell of the compressed grid's point ``y``."""
+        r = bisect.bisect_right(self.offsets, y) - 1
+        return self.firsts[r] + (y - self.offsets[r])
+
+
+def cut(starts: np.ndarray, sizes: np.ndarray, ranges: Sequence[tuple[int, int]]) -> Cut:
+    """The pieces (``starts``, ``sizes``, tiling a grid) cut to ``ranges`` (sorted,
+    disjoint), laid end to end."""
+    begin = starts.astype(np.int64)
+    ends = begin + sizes.astype(np.int64)
+    i_out, s_out, z_out, offsets = [], [], [], []
+    at = 0
+    for a, b in ranges:
+        offsets.append(at)
+        lo = int(np.searchsorted(ends, a, side="right"))
+        hi = int(np.searchsorted(begin, b, side="left"))
+        s = np.maximum(begin[lo:hi], a)
+        e = np.minimum(ends[lo:hi], b)
+        i_out.append(np.arange(lo, hi))
+        s_out.append(s - a + at)
+        z_out.append(e - s)
+        at += b - a
+    return Cut(np.concatenate(i_out), np.concatenate(s_out).astype(np.uint64),
+               np.concatenate(z_out).astype(np.uint64), tuple(a for a, _ in ranges),
+               tuple(offsets), at)
 
 
 def restrict(pieces: Pieces, ranges: list[tuple[int, int]]) -> tuple[Pieces, np.ndarray]:
     """The pieces cut to the cells of ``ranges`` (sorted, disjoint) and laid end to end
     (a unimodal depth stays unimodal on any ordered subset), with each range's offset in
     the compressed grid (to map a drawn point back)."""
-    starts = pieces.starts.astype(np.int64)
-    ends = starts + pieces.sizes.astype(np.int64)
-    s_out, z_out, d_out = [], [], []
-    offsets = np.zeros(len(ranges), dtype=np.int64)
-    at = 0
-    for r, (a, b) in enumerate(ranges):
-        offsets[r] = at
-        lo = int(np.searchsorted(ends, a, side="right"))
-        hi = int(np.searchsorted(starts, b, side="left"))
-        s = np.maximum(starts[lo:hi], a)
-        e = np.minimum(ends[lo:hi], b)
-        s_out.append(s - a + at)
-        z_out.append(e - s)
-        d_out.append(pieces.depths[lo:hi])
-        at += b - a
-    depths = np.concatenate(d_out)
+    c = cut(pieces.starts, pieces.sizes, ranges)
+    depths = pieces.depths[c.index]
     if depths.dtype != object:
         depths = depths.astype(np.int64)
     depths = depths - depths.min()
-    out = Pieces(np.concatenate(s_out).astype(np.uint64),
-                 np.concatenate(z_out).astype(np.uint64), depths, pieces.epsilon, at)
-    return out, offsets
+    out = Pieces(c.starts, c.sizes, depths, pieces.epsilon, c.size)
+    return out, np.array(c.offsets, dtype=np.int64)
 
 
 def draw_near(pieces: Pieces, rate: Fraction, grid: DecimalGrid, centre: int, sign: int,
@@ -271,14 +358,20 @@ __all__ = [
     "SIGN_PART",
     "WINDOW_DECADES",
     "ZERO_DECADES",
+    "Cut",
+    "RankFrame",
+    "as_depths",
     "block_count",
     "block_levels",
     "blocks",
     "centre_pieces",
+    "cut",
     "decades",
     "draw_near",
+    "level_of",
     "levels",
     "measure_mass",
+    "rank_frame",
     "rank_pieces",
     "restrict",
     "sign_pieces",

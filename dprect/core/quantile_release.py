@@ -17,7 +17,7 @@ engine. Nothing here reads rows.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
@@ -129,19 +129,27 @@ def release_groups(plan: QuantilePlan, cells: Mapping[tuple[int, int], QuantileS
     return out
 
 
+def quantile_head(plan: QuantilePlan, group_names: Sequence[Any], columns: Sequence[str],
+                  seeded: bool) -> QuantileResult:
+    """A run's result without cells (its columns checked against the plan; parameters
+    only): what a streamed run returns once its blocks are handed on (issue #42)."""
+    statistics = statistic_names(plan)
+    if len(columns) != plan.columns:
+        raise ParameterError(f"a plan of the quantiles of {plan.columns} column(s) for "
+                             f"{len(columns)} column(s)")
+    return QuantileResult(list(columns), list(group_names), tuple(statistics), [], plan,
+                          seeded)
+
+
 def release_grouped(plan: QuantilePlan, cells: Mapping[tuple[int, int], QuantileStatistics],
                     group_names: Sequence[Any], columns: Sequence[str], rng: RandomSource
                     ) -> QuantileResult:
     """Every (group, column)'s release (module notes) from the merged statistics
     (group index, column index → its statistics; a missing cell has no rows)."""
-    statistics = statistic_names(plan)
-    if len(columns) != plan.columns:
-        raise ParameterError(f"a plan of the quantiles of {plan.columns} column(s) for "
-                             f"{len(columns)} column(s)")
+    head = quantile_head(plan, group_names, columns, rng.seeded)
     out = release_groups(plan, cells, rng.stream_seeds(len(group_names)), len(columns))
-    return QuantileResult(list(columns), list(group_names), tuple(statistics), out, plan,
-                          rng.seeded)
+    return replace(head, cells=out)
 
 
-__all__ = ["SMALL", "QuantileResult", "plan_statistics", "release_grouped", "release_groups",
-           "statistic_names"]
+__all__ = ["SMALL", "QuantileResult", "plan_statistics", "quantile_head", "release_grouped",
+           "release_groups", "statistic_names"]

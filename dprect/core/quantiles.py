@@ -68,7 +68,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
@@ -87,11 +87,12 @@ from dprect.core.quantile_centre import (
     WINDOW_DECADES,
     block_count,
     centre_pieces,
-    draw_near,
     measure_mass,
+    rank_frame,
     rank_pieces,
     sign_pieces,
 )
+from dprect.core.quantile_draws import near_centre, whole_grid
 from dprect.core.randomness import RandomSource
 from dprect.core.request import DescribeRequest
 
@@ -165,9 +166,10 @@ class QuantilePlan:
     #: what the independent check re-derived (docs/privacy.md §10), set by the planner
     check: CheckReport | None = None
 
-    @property
+    @cached_property
     def rates(self) -> tuple[Fraction, ...]:
-        """c_j = ε_each/(2·b_j), exact: the rate each draw's sampler uses per 1/b_j row."""
+        """c_j = ε_each/(2·b_j), exact: the rate each draw's sampler uses per 1/b_j row
+        (the plan's constants are computed once: it is frozen)."""
         e = Fraction(self.epsilon_each)
         return tuple(e / (2 * q.denominator) for q in self.quantiles)
 
@@ -192,6 +194,11 @@ class QuantilePlan:
         below ``split_rows``, else this plan."""
         if not self.counted or noisy >= self.split_rows:
             return self
+        return self._small
+
+    @cached_property
+    def _small(self) -> QuantilePlan:
+        """The small groups' split (:meth:`branch`), made once."""
         return dataclasses.replace(self, centre_epsilon=self.small_centre_epsilon,
                                    epsilon_each=self.small_epsilon_each, split_rows=0)
 
@@ -233,7 +240,7 @@ class QuantilePlan:
         return 2.0 / self.epsilon_each * (math.log(m * measure_mass(g)) - math.log(beta)
                                           + far)
 
-    @property
+    @cached_property
     def interval_rank_error(self) -> float | None:
         """T_λ = (2/ε_each)·ln(m·M/α), α = 1 − ``interval_level``: with probability ≥ λ
         every one of the m draws of a (group, column) on the whole grid has rank error
@@ -260,8 +267,14 @@ class QuantilePlan:
         probability ≥ 1 − β (default the plan's): the centre's rows and
         T/min(q, 1 − q) over the plan's quantiles (with the best cell in the centre's
         decade), under the small groups' split (the one a group near this size gets)."""
-        b = self.beta if beta is None else beta
-        return self.branch(-1).split_free_rows(b)
+        if beta is None:
+            return self._rows_needed
+        return self.branch(-1).split_free_rows(beta)
+
+    @cached_property
+    def _rows_needed(self) -> int:
+        """:meth:`rows_needed` at the plan's β, computed once (each cell's flag reads it)."""
+        return self.branch(-1).split_free_rows(self.beta)
 
     def split_free_rows(self, beta: float) -> int:
         """:meth:`rows_needed` of this plan's own draws (no split): the centre's rows
@@ -488,17 +501,16 @@ def draws(stats: QuantileStatistics, plan: QuantilePlan, rng: RandomSource
         noisy = int(np.asarray(stats.counts, dtype=np.int64).sum()) \
             + rng.discrete_laplace_int(scale.denominator, scale.numerator)
     split = plan if noisy is None else plan.branch(noisy)  # adaptive: follows the count
-    if not split.centred:
-        return [sample_unimodal(quantile_law(stats, split, j), rate, rng)
-                for j, rate in enumerate(split.rates)], noisy
     g = quantile_grid(plan.grid, plan.resolution)
+    frame = rank_frame(*_cell_ranks(stats, g), g.size)  # every quantile's pieces, once
+    if not split.centred:
+        return whole_grid(frame, split.quantiles, split.rates, rng), noisy
     assert isinstance(g, DecimalGrid)
     centre = sample_unimodal(centre_pieces(g, stats.keys, stats.counts,
                                            split.centre_epsilon), split.centre_rate, rng)
     sign = sample_unimodal(sign_pieces(g, stats.keys, stats.counts, split.centre_epsilon),
                            split.sign_rate, rng)
-    return [draw_near(quantile_law(stats, split, j), rate, g, centre, sign, rng)
-            for j, rate in enumerate(split.rates)], noisy
+    return near_centre(frame, split.quantiles, split.rates, g, centre, sign, rng), noisy
 
 
 @dataclass(frozen=True)

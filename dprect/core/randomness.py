@@ -224,7 +224,7 @@ class RandomSource:
         """A uniform integer in {0, …, n−1}; exact for any n ≥ 1 (arbitrary precision)."""
         if n < 1:
             raise ValueError("randbelow needs n >= 1 (an internal invariant)")
-        return self._gen.randrange(n)
+        return self._below(n)  # gen.randrange(n)'s draws (_below_of)
 
     def randbits(self, k: int) -> int:
         """k independent uniform random bits as an integer in {0, …, 2^k − 1}; exact."""
@@ -255,6 +255,15 @@ class RandomSource:
             raise ValueError("bernoulli_exp needs gamma >= 0 (an internal invariant)")
         return _bernoulli_exp_reduced(self._below, gamma.numerator,
                                       gamma.denominator)
+
+    def bernoulli_exp_ratio(self, a: int, b: int) -> bool:
+        """:meth:`bernoulli_exp` of γ = a/b (integers a ≥ 0, b ≥ 1), with the same draws
+        as ``bernoulli_exp(Fraction(a, b))`` (reduced by a gcd here), without making the
+        Fraction — for the exact samplers' inner loops."""
+        if a < 0 or b < 1:
+            raise ValueError("bernoulli_exp_ratio needs a >= 0, b >= 1 (an internal invariant)")
+        g = math.gcd(a, b)
+        return _bernoulli_exp_reduced(self._below, a // g, b // g)
 
     def geometric_exp(self, s: int, t: int) -> int:
         """G ≥ 0 with P(G = g) = (1 − e^{−s/t})·e^{−g·s/t}, exactly (CKS 2020, Alg. 2)."""

@@ -21,7 +21,10 @@ a moment before).
   driver's ``__main__`` (a user's unguarded script is not run again) — started when the
   run starts (they import the core while a Spark pass reads the rows) and fed
   :data:`BLOCKS_PER_PROCESS` blocks per worker, one at a time, so that uneven blocks
-  even out.
+  even out. Their answers are yielded in block order as they come in, lazily as builtin
+  ``map``'s: a streamed run hands each released block on (to the record's spool,
+  :mod:`dprect.release.row_spool`) while the workers draw the next, and never holds
+  every block's cells at once (issue #42).
 
 Everything sent to a worker is a public function of the statistics the core would read
 on the driver (a block, its stream seeds, the plan); each worker draws from OS entropy or
@@ -167,53 +170,72 @@ class _PoolMap:
         except OSError:
             self.close()
 
-    def __call__(self, fn: Callable[..., Any], *iterables: Iterable[Any]) -> list[Any]:
-        tasks = list(zip(*iterables, strict=True))
+    def __call__(self, fn: Callable[..., Any], *iterables: Iterable[Any]) -> Iterator[Any]:
+        """The answers in task order, each yielded as soon as it and those before it are
+        in (lazily, as builtin ``map``: the workers draw on while the caller consumes a
+        block — a streamed run spools it, issue #42); a task's slot is let go once its
+        answer is yielded. A lost worker's blocks not yet yielded are drawn again here."""
+        tasks: list[tuple[Any, ...] | None] = list(zip(*iterables, strict=True))
+        done = 0
         try:
-            return self._run(fn, tasks)
+            for value in self._run(fn, tasks):
+                done += 1
+                yield value
         except (OSError, WorkerLostError):
             self.close()
-            STEP.start(len(tasks), *BLOCKS)  # drawn again, here
-            return list(_counted(map)(fn, *zip(*tasks, strict=True)))
+            rest = [t for t in tasks[done:] if t is not None]
+            STEP.start(len(rest), *BLOCKS)  # drawn again, here
+            for task in rest:
+                yield fn(*task)
+                STEP.one()
 
-    def _run(self, fn: Callable[..., Any], tasks: list[tuple[Any, ...]]) -> list[Any]:
+    def _run(self, fn: Callable[..., Any], tasks: list[tuple[Any, ...] | None]
+             ) -> Iterator[Any]:
         while len(self._workers) < min(self.processes, len(tasks)):
             self._workers.append(_Worker())
         answers: list[tuple[bool, Any] | None] = [None] * len(tasks)
         lost: list[WorkerLostError] = []
-        lock = threading.Lock()
+        ready = threading.Condition()
         queue = iter(range(len(tasks)))
 
         def feed(worker: _Worker) -> None:
             while not lost:
-                with lock:
+                with ready:
                     i = next(queue, None)
                 if i is None:
                     return
+                task = tasks[i]
+                assert task is not None  # let go only once answered
                 try:
-                    answers[i] = worker.call(fn, tasks[i])
+                    answer = worker.call(fn, task)
                 except WorkerLostError as error:
-                    lost.append(error)
+                    with ready:
+                        lost.append(error)
+                        ready.notify_all()
                     return
+                with ready:
+                    answers[i] = answer
+                    ready.notify_all()
                 STEP.one()
 
         threads = [threading.Thread(target=feed, args=(w,), daemon=True)
                    for w in self._workers]
         for t in threads:
             t.start()
-        for t in threads:
-            t.join()
-        if lost:
-            raise lost[0]
-        out = []
-        for answer in answers:
+        for i in range(len(tasks)):
+            with ready:
+                while answers[i] is None and not lost:
+                    if not any(t.is_alive() for t in threads):
+                        break  # every feeder ended without this answer
+                    ready.wait(timeout=1.0)
+                answer, answers[i] = answers[i], None
             if answer is None:
-                raise WorkerLostError("a task was not answered")
+                raise lost[0] if lost else WorkerLostError("a task was not answered")
             ok, value = answer
             if not ok:
                 raise value
-            out.append(value)
-        return out
+            tasks[i] = None  # answered: its block is let go
+            yield value
 
     def close(self, *, kill: bool = False) -> None:
         workers, self._workers = self._workers, []

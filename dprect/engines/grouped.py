@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -38,7 +39,7 @@ import numpy as np
 from dprect.core.aggregates import (
     DescribePlan,
     DescribeResult,
-    describe_blocks,
+    describe_stream,
     group_blocks,
     plan_describe,
 )
@@ -53,7 +54,12 @@ from dprect.core.describe_stats import (
 )
 from dprect.core.errors import ParameterError
 from dprect.core.mixed import draw_mixed, repeated
-from dprect.core.quantile_release import QuantileResult, plan_statistics, release_grouped
+from dprect.core.quantile_release import (
+    QuantileResult,
+    plan_statistics,
+    quantile_head,
+    release_groups,
+)
 from dprect.core.quantiles import QuantilePlan, at_value_counts
 from dprect.core.randomness import RandomSource
 from dprect.core.request import Source
@@ -269,11 +275,11 @@ class NumpyGroupedPrepared(PreparedRun):
              drawing: Callable[[], None] = lambda: None,
              each_block: Callable[[Any], None] | None = None) -> Any:
         """The run's release: :func:`draw_statistics` of :meth:`statistics` (for
-        ``groups``, the keys a private selection kept; ``drawing`` called between); the
-        cells in memory, never streamed (``each_block`` is not called)."""
+        ``groups``, the keys a private selection kept; ``drawing`` called between), streamed
+        to ``each_block`` where :func:`draw_statistics` can."""
         cells = self.statistics(groups)
         drawing()
-        return draw_statistics(mechanisms, plan, cells, group_names, columns, rng)
+        return draw_statistics(mechanisms, plan, cells, group_names, columns, rng, each_block)
 
 
 class NumpyGroupedRoute:
@@ -310,8 +316,23 @@ def draw_query(plan: DescribePlan, cells: Mapping[tuple[int, int], Any],
     """Describe's mechanism on merged cells (group index, column index → a
     :class:`~dprect.core.statistic.CellBins` with sums; missing: no rows), the groups cut
     into blocks drawn through worker processes on a large run (the same result for a
-    seed whatever the blocks: :func:`~dprect.core.aggregates.describe_blocks`). Cells
-    that do not fit the names (a group or column index beyond them) are refused."""
+    seed whatever the blocks: :func:`~dprect.core.aggregates.describe_stream`): the
+    blocks of :func:`stream_query`, gathered."""
+    drawn: list[list[Any]] = []
+    head = stream_query(plan, cells, group_names, columns, rng,
+                        lambda block: drawn.extend(block.cells))
+    return replace(head, cells=drawn)
+
+
+def stream_query(plan: DescribePlan, cells: Mapping[tuple[int, int], Any],
+                 group_names: Sequence[Any], columns: Sequence[str], rng: RandomSource,
+                 each_block: Callable[[DescribeResult], None]) -> DescribeResult:
+    """:func:`draw_query`, each block of groups handed to ``each_block`` (a result of the
+    block's groups and cells) in group order as it is drawn — the pool's answers read as
+    they come (:mod:`dprect.engines.driver_pool`), so a streamed run's sinks get the
+    first block before the last is drawn and the driver never holds every released cell
+    (issue #42); returns the run's result without cells (its groups, guarantee, plan).
+    Cells that do not fit the names (a group or column index beyond them) are refused."""
     _fits(cells, group_names, columns)
     if plan.squares_scale is not None and any(
             cell.squares is None for cell in cells.values()):  # before any draw
@@ -321,19 +342,57 @@ def draw_query(plan: DescribePlan, cells: Mapping[tuple[int, int], Any],
     with block_mapper(len(group_names), len(columns)) as (mapper, parts):
         blocks = bin_blocks(bins, len(columns), group_blocks(len(group_names), parts))
         del bins
-        return describe_blocks(plan, blocks, list(group_names), list(columns), rng, mapper)
+        group_list, cols, done = describe_stream(plan, blocks, list(group_names),
+                                                 list(columns), rng, mapper)
+        start = 0
+        for rows in done:
+            each_block(DescribeResult(cols, group_list[start:start + len(rows)], rows,
+                                      plan.guarantee, plan, rng.seeded))
+            start += len(rows)
+    return DescribeResult(cols, group_list, [], plan.guarantee, plan, rng.seeded)
 
 
 def draw_quantiles(plan: QuantilePlan, cells: Mapping[tuple[int, int], Any],
                    group_names: Sequence[Any], columns: Sequence[str], rng: RandomSource
                    ) -> QuantileResult:
     """The quantiles' mechanism on merged cells (counted with the rows at each cell's
-    value: :data:`~dprect.core.statistic.QUANTILES`' spec), each cell counted for the
-    heartbeat as the mechanism reaches it (:func:`~dprect.engines.progress.counted_cells`)."""
+    value: :data:`~dprect.core.statistic.QUANTILES`' spec): the blocks of
+    :func:`stream_quantiles`, gathered."""
+    drawn: list[list[Any]] = []
+    head = stream_quantiles(plan, cells, group_names, columns, rng,
+                            lambda block: drawn.extend(block.cells))
+    return replace(head, cells=drawn)
+
+
+#: a streamed quantiles run draws this many (group, column) cells per block, at least
+#: one group (a public function of the numbers of groups and columns)
+QUANTILE_BLOCK_CELLS = 4096
+
+
+def stream_quantiles(plan: QuantilePlan, cells: Mapping[tuple[int, int], Any],
+                     group_names: Sequence[Any], columns: Sequence[str], rng: RandomSource,
+                     each_block: Callable[[QuantileResult], None]) -> QuantileResult:
+    """The quantiles' mechanism, each block of groups (:data:`QUANTILE_BLOCK_CELLS` cells)
+    handed to ``each_block`` in group order as it is drawn (issue #42): every group from
+    its own stream, its seed from ``rng`` in group order
+    (:func:`~dprect.core.quantile_release.release_groups`, as the executors draw blocks),
+    so the cells are :func:`~dprect.core.quantile_release.release_grouped`'s for a seed;
+    each cell counted for the heartbeat as it is reached. Returns the run's result
+    without cells."""
     _fits(cells, group_names, columns)
-    stats = {key: cell.quantile_statistics() for key, cell in cells.items()}
-    with counted_cells(stats, len(group_names) * len(columns)) as counted:  # heartbeat
-        return release_grouped(plan, counted, group_names, columns, rng)
+    head = quantile_head(plan, group_names, columns, rng.seeded)  # parameters checked
+    groups, width = len(group_names), len(columns)
+    seeds = rng.stream_seeds(groups)
+    step = max(1, QUANTILE_BLOCK_CELLS // max(width, 1))
+    with counted_cells(cells, groups * width) as counted:  # heartbeat
+        for start in range(0, groups, step):
+            stop = min(start + step, groups)
+            stats = {(g - start, j): cell.quantile_statistics()
+                     for g in range(start, stop) for j in range(width)
+                     if (cell := counted.get((g, j))) is not None}
+            each_block(replace(head, groups=list(group_names[start:stop]),
+                               cells=release_groups(plan, stats, seeds[start:stop], width)))
+    return head
 
 
 def draw_coverage(plan: BoundsPlan, cells: Mapping[tuple[int, int], Any],
@@ -349,14 +408,23 @@ def draw_coverage(plan: BoundsPlan, cells: Mapping[tuple[int, int], Any],
 
 def draw_statistics(mechanisms: Sequence[Mechanism], plan: Any,
                     cells: GroupedStatistics, group_names: Sequence[Any],
-                    columns: Sequence[str], rng: RandomSource) -> Any:
+                    columns: Sequence[str], rng: RandomSource,
+                    each_block: Callable[[Any], None] | None = None) -> Any:
     """A run's release from the engine's merged ``cells`` on the driver: one mechanism's
     result (:meth:`Mechanism.draw <dprect.core.statistic.Mechanism.draw>`), or several's
     (:func:`~dprect.core.mixed.draw_mixed`, each from its slice and its own stream) — the
     prepared runs' :meth:`draw` of the numpy engine, and of Spark's when the draws do not
-    run in the executors (:mod:`dprect.engines.spark.executor_draws`)."""
+    run in the executors (:mod:`dprect.engines.spark.executor_draws`). With
+    ``each_block``, a run of describe's mechanism or the quantiles' alone is streamed
+    (:func:`stream_query`, :func:`stream_quantiles`: each block's result handed on in
+    group order, the result returned without cells); other runs are drawn whole
+    (``each_block`` not called)."""
     if len(mechanisms) > 1:
         return draw_mixed(plan, mechanisms, cells, group_names, columns, rng)
+    if each_block is not None and mechanisms[0].name == QUERY.name:
+        return stream_query(plan, cells, group_names, columns, rng, each_block)
+    if each_block is not None and mechanisms[0].name == QUANTILES.name:
+        return stream_quantiles(plan, cells, group_names, columns, rng, each_block)
     return mechanisms[0].draw(plan, cells, group_names, columns, rng)
 
 
@@ -367,6 +435,7 @@ register_runs(COVERAGE, plan_bounds, draw_coverage)
 register_runs(QUANTILES, plan_statistics, draw_quantiles)
 
 
-__all__ = ["NumpyGroupedPrepared", "NumpyGroupedRoute", "draw_coverage", "draw_quantiles",
-           "draw_query", "draw_statistics", "grouped_statistics", "key_counts",
-           "read_group_column", "read_grouped"]
+__all__ = ["QUANTILE_BLOCK_CELLS", "NumpyGroupedPrepared", "NumpyGroupedRoute",
+           "draw_coverage", "draw_quantiles", "draw_query", "draw_statistics",
+           "grouped_statistics", "key_counts", "read_group_column", "read_grouped",
+           "stream_quantiles", "stream_query"]

@@ -59,7 +59,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dprect.core.extras import require
-from dprect.release.aggregate_record import BELOW_ROW_NEED, rows_needed, table_rows
+from dprect.release.aggregate_record import BELOW_ROW_NEED, rows_needed, table_blocks
 from dprect.release.sinks import FileSink, Release, Write, file_write
 
 if TYPE_CHECKING:
@@ -280,36 +280,42 @@ def note(ax: Any, lines: Sequence[str]) -> None:
                 ha="left", va="top", bbox={"facecolor": "white", "edgecolor": "0.8"})
 
 
-def _draw_column_spread(ax: Any, column: str, rows: Sequence[Mapping[str, Any]],
-                        sum_epsilon: float, count_epsilon: float) -> int:
-    """One column's panel for many groups (module notes): the histogram of the groups'
-    released means (rows enough; flagged ``below_row_need`` in grey), a bar of the
-    median noise interval's width at the median mean, and a note with that width and
-    its 90th percentile over the groups with rows enough; returns how many means are out
-    of view."""
+#: a describe row as a many-groups panel keeps it (:func:`spread_item`): whether it is
+#: drawn (``"ok"``: rows enough, ``"few"``: below_row_need, ``"skip"``: no finite mean),
+#: its mean and its noise interval's width (None: not finite or not kept)
+SpreadItem = tuple[str, float | None, float | None]
+
+
+def spread_item(row: Mapping[str, Any], sum_epsilon: float, count_epsilon: float
+                ) -> SpreadItem:
+    """What :func:`_draw_column_spread` reads of one row: a few floats, not the row (the
+    plot of many groups is built in one pass over the record's blocks, issue #42)."""
+    lo, hi, mean, count = row["lower"], row["upper"], row["mean"], row["count"]
+    if mean is None or count is None or not all(
+            math.isfinite(v) for v in (lo, hi, mean, count)):
+        return ("skip", None, None)
+    if row.get(BELOW_ROW_NEED):
+        return ("few", mean, None)
+    down, up = _bar(row, sum_epsilon, count_epsilon)
+    return ("ok", mean, down + up if math.isfinite(down + up) else None)
+
+
+def _draw_column_spread(ax: Any, column: str, items: Sequence[SpreadItem]) -> int:
+    """One column's panel for many groups (module notes), from its groups'
+    :func:`spread_item`: the histogram of the groups' released means (rows enough;
+    flagged ``below_row_need`` in grey), a bar of the median noise interval's width at
+    the median mean, and a note with that width and its 90th percentile over the groups
+    with rows enough; returns how many means are out of view."""
     import numpy as np
 
-    ok: list[float] = []
-    few: list[float] = []
-    widths: list[float] = []
-    skipped = 0
-    for row in rows:
-        lo, hi, mean, count = row["lower"], row["upper"], row["mean"], row["count"]
-        if mean is None or count is None or not all(
-                math.isfinite(v) for v in (lo, hi, mean, count)):
-            skipped += 1
-            continue
-        if row.get(BELOW_ROW_NEED):
-            few.append(mean)
-            continue
-        ok.append(mean)
-        down, up = _bar(row, sum_epsilon, count_epsilon)
-        if math.isfinite(down + up):
-            widths.append(down + up)
+    ok = [mean for kind, mean, _ in items if kind == "ok" and mean is not None]
+    few = [mean for kind, mean, _ in items if kind == "few" and mean is not None]
+    widths = [w for kind, _, w in items if kind == "ok" and w is not None]
+    skipped = sum(1 for kind, _, _ in items if kind == "skip")
     view = span(ok or few, TRIM)
     out = histograms(ax, [("groups with rows enough", ok, POINT, True),
                           ("below_row_need", few, FEW, False)], view)
-    notes = [f"{len(rows):,} groups"]
+    notes = [f"{len(items):,} groups"]
     if widths:
         median, p90 = (float(v) for v in np.quantile(widths, [0.5, 0.9]))
         notes.append(f"noise interval width: median {median:.3g}, 90% of groups <= {p90:.3g}")
@@ -368,34 +374,53 @@ def _describe_figure(record: Mapping[str, Any], *, title: str | None, dpi: int
 
     return grouped_figure(
         record, lambda ax, column, rows: _draw_column(ax, column, rows, sum_eps, count_eps),
-        lambda ax, column, rows: _draw_column_spread(ax, column, rows, sum_eps, count_eps),
-        subtitle, lambda out, many: (f"{out} mean(s) out of view" if many else
+        _draw_column_spread, subtitle, lambda out, many: (f"{out} mean(s) out of view" if many else
                                      f"triangles at a panel's edge: {out} mean(s) out of view"),
-        title=title, dpi=dpi)
+        title=title, dpi=dpi, keep=lambda row: spread_item(row, sum_eps, count_eps))
 
 
-#: one column's panel: (axes, column, that column's rows) -> how many values it shows
-#: out of view
-DrawPanel = Callable[[Any, str, Sequence[Mapping[str, Any]]], int]
+#: one column's panel: (axes, column, that column's rows — or, past
+#: :data:`MANY_GROUPS`, what the figure's ``keep`` made of each) -> how many values it
+#: shows out of view
+DrawPanel = Callable[[Any, str, Sequence[Any]], int]
+
+
+def column_items(record: Mapping[str, Any], columns: Sequence[str],
+                 keep: Callable[[dict[str, Any]], Any]) -> dict[str, list[Any]]:
+    """Per column of ``columns``, ``keep`` of each of its rows in record order, in one
+    pass over the record's rows a block at a time
+    (:func:`~dprect.release.aggregate_record.table_blocks`: a record spooled on disk is
+    never read whole; the other columns' rows are not kept)."""
+    out: dict[str, list[Any]] = {c: [] for c in columns}
+    for block in table_blocks(record):
+        for row in block:
+            into = out.get(row["column"])
+            if into is not None:
+                into.append(keep(row))
+    return out
 
 
 def grouped_figure(record: Mapping[str, Any], draw_few: DrawPanel, draw_many: DrawPanel,
                    subtitle: Callable[[bool], str], out_of_view: Callable[[int, bool], str],
-                   *, title: str | None, dpi: int) -> tuple[Figure, int]:
+                   *, title: str | None, dpi: int,
+                   keep: Callable[[dict[str, Any]], Any] = lambda row: row
+                   ) -> tuple[Figure, int]:
     """The skeleton every grouped-aggregate plot shares: a panel per column (the first
-    :data:`MAX_PANELS`) drawn by ``draw_few``, or by ``draw_many`` past
-    :data:`MANY_GROUPS` listed groups (a public count); titled ``subtitle(many)``, then
+    :data:`MAX_PANELS`) drawn by ``draw_few`` from the column's rows, or by ``draw_many``
+    past :data:`MANY_GROUPS` listed groups (a public count) from ``keep`` of each (what
+    its panel reads of a row: the rows are read once, a block at a time,
+    :func:`column_items`, issue #42); titled ``subtitle(many)``, then
     ``out_of_view(out, many)`` when values are out of view, the columns left out and the
     seeded run's warning. Returns the figure and how many values are out of view."""
-    rows = table_rows(record)
     columns = list(record["columns"])[:MAX_PANELS]
     groups = len(record["groups"])
     many = groups > MANY_GROUPS
+    per_column = column_items(record, columns, keep if many else lambda row: row)
     fig, axes = panel_grid(len(columns), 12 if many else groups, dpi)
     draw = draw_many if many else draw_few
     out = 0
     for ax, column in zip(axes.flat, columns, strict=False):
-        out += draw(ax, column, [r for r in rows if r["column"] == column])
+        out += draw(ax, column, per_column.pop(column))
     text = subtitle(many)
     if out:
         text += "\n" + out_of_view(out, many)
@@ -448,6 +473,6 @@ class DescribePngSink(AggregatePngSink):
 
 
 __all__ = ["BINS", "HEADROOM", "MANY_GROUPS", "MAX_PANELS", "TRIM", "AggregatePngSink",
-           "DescribePngSink", "DrawPanel", "finish_group_panel", "grouped_figure",
-           "histograms", "legend_note", "mean_noise_sd", "note", "panel_grid", "png",
-           "render_describe_figure", "span"]
+           "DescribePngSink", "DrawPanel", "SpreadItem", "column_items", "finish_group_panel",
+           "grouped_figure", "histograms", "legend_note", "mean_noise_sd", "note",
+           "panel_grid", "png", "render_describe_figure", "span", "spread_item"]

@@ -174,6 +174,8 @@ def quantiles_figure(record: Mapping[str, Any], *, title: str | None = None,
     names = quantile_names(record)
     level = record["plan"].get("interval_level", math.nan)
     groups = len(record["groups"])
+    # what a many-groups panel reads of a row (:func:`_draw_spread`): not the whole row
+    read = (SMALL, *names, *(f"{names[0]}_rank_error" for _ in names[:1]))
 
     def subtitle(many: bool) -> str:
         g = record["privacy"]
@@ -188,7 +190,8 @@ def quantiles_figure(record: Mapping[str, Any], *, title: str | None = None,
     return grouped_figure(
         record, lambda ax, column, rows: _draw_ladders(ax, column, rows, names, level),
         lambda ax, column, rows: _draw_spread(ax, column, rows, names, level),
-        subtitle, lambda out, _: f"{out} value(s) out of view", title=title, dpi=dpi)
+        subtitle, lambda out, _: f"{out} value(s) out of view", title=title, dpi=dpi,
+        keep=lambda row: {key: row.get(key) for key in read})
 
 
 @dataclass(frozen=True)

@@ -58,7 +58,7 @@ def _dies_in_a_worker(x: int, driver: int) -> int:
 
 def test_a_lost_worker_falls_back_to_the_driver():
     pool = driver_pool._PoolMap(2)
-    assert pool(_dies_in_a_worker, [1, 2, 3], [os.getpid()] * 3) == [2, 4, 6]
+    assert list(pool(_dies_in_a_worker, [1, 2, 3], [os.getpid()] * 3)) == [2, 4, 6]
     assert pool._workers == []  # the workers were let go
 
 
@@ -76,8 +76,8 @@ def test_an_error_in_a_task_is_raised_as_on_the_driver(monkeypatch):
     pool = driver_pool._PoolMap(2)
     try:
         with pytest.raises(ZeroDivisionError):
-            pool(divmod, [1, 2, 3], [1, 0, 1])
-        assert pool(divmod, [7, 9], [2, 4]) == [(3, 1), (2, 1)]  # the workers go on
+            list(pool(divmod, [1, 2, 3], [1, 0, 1]))
+        assert list(pool(divmod, [7, 9], [2, 4])) == [(3, 1), (2, 1)]  # the workers go on
     finally:
         pool.close()
 
@@ -151,7 +151,7 @@ def test_an_unguarded_script_runs_once(tmp_path):
         "from dprect.engines import driver_pool\n"
         f"open({str(marks)!r}, 'a').write('ran\\n')\n"
         "pool = driver_pool._PoolMap(2)\n"
-        "print(pool(pow, [2, 3, 4], [2, 2, 2]), len(pool._workers))\n"
+        "print(list(pool(pow, [2, 3, 4], [2, 2, 2])), len(pool._workers))\n"
         "pool.close()\n")
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                           timeout=120, check=True)
@@ -177,3 +177,76 @@ def test_the_python_api_uses_the_pool_on_a_large_run(monkeypatch):
         got = dprect.describe(table, ["x", "y"], group_by="g", groups=["a", "b", "c", "d"],
                               epsilon=1.0, seed=4)
     assert got.cells == want.cells and seen == [1, 1, 1, 1]
+
+
+class _LazyPool(_SerialPool):
+    """A stand-in pool that maps on this thread lazily, as the real pool answers."""
+
+    def __call__(self, fn, *iterables):
+        return map(fn, *iterables)
+
+
+def test_a_streamed_run_hands_a_block_on_before_the_last_is_drawn(monkeypatch):
+    """Issue #42: a numpy run streamed to the sinks (``each_block``) gets its first block
+    before the last block's cells are finished, and the blocks together are the gathered
+    run's cells (fails when the route gathers every block first)."""
+    from dprect.engines.grouped import draw_statistics
+
+    names, vals = _cells(6)
+    plan = plan_describe(1.0, 3)
+    group = np.repeat(np.arange(6), [len(vals[(n, 0)]) for n in names])
+    values = [np.concatenate([vals[(n, j)] for n in names]) for j in range(3)]
+    cells = grouped_statistics(values, group, 6, QUERY.spec([SEARCH_GRID] * 3))
+    want = draw_query(plan, cells, names, ["a", "b", "c"], _seeded(2))
+    events: list[str] = []
+    real = aggregates.finish_small
+
+    def spy(*args):
+        events.append("drawn")
+        return real(*args)
+
+    monkeypatch.setattr(driver_pool, "PARALLEL_CELLS", 1)
+    monkeypatch.setattr(driver_pool, "driver_processes", lambda: 2)
+    monkeypatch.setattr(driver_pool, "_PoolMap", lambda p: _LazyPool())
+    monkeypatch.setattr(aggregates, "finish_small", spy)
+    got: list = []
+
+    def spool(block):
+        events.append("spooled")
+        got.extend(block.cells)
+
+    head = draw_statistics([QUERY], plan, cells, names, ["a", "b", "c"], _seeded(2), spool)
+    assert head.cells == [] and head.groups == want.groups
+    assert got == want.cells
+    assert events.count("drawn") == 6 and events.count("spooled") == 6
+    assert events.index("spooled") < len(events) - 1 - events[::-1].index("drawn")
+
+
+def _after(i: int, last: int, flag: str) -> bool:
+    """Task ``i``; the last one waits (at most a minute) for ``flag`` to exist, made by
+    the caller once it holds the first answer, and says whether it saw it."""
+    import pathlib
+    import time
+
+    if i != last:
+        return True
+    for _ in range(600):
+        if pathlib.Path(flag).exists():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_the_pool_yields_an_answer_before_the_last_task_is_done(tmp_path):
+    """The pool's answers are read as they come in, in order (issue #42): the caller
+    holds the first answer while the last task still runs (a pool that gathered every
+    answer first would make the last task wait in vain)."""
+    flag = str(tmp_path / "first")
+    pool = driver_pool._PoolMap(2)
+    try:
+        answers = pool(_after, [0, 1, 2], [2] * 3, [flag] * 3)
+        assert next(answers) is True
+        open(flag, "w").close()
+        assert list(answers) == [True, True]
+    finally:
+        pool.close()

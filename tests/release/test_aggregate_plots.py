@@ -178,3 +178,41 @@ def test_plot_runs_of_quantiles_and_refusals(tmp_path: Path,
     assert main([*base, "--statistics", "coverage", "--output", str(tmp_path / "c.json"),
                  "--plot", str(tmp_path / "no.png")]) == 2
     assert "'median'" in capsys.readouterr().err  # the quantiles take --plot too
+
+
+def test_a_plot_of_many_groups_keeps_a_few_values_per_group(quantiles: dict, means: dict,
+                                                            monkeypatch) -> None:
+    """Issue #42: past MANY_GROUPS the plot is built in one pass over the record's rows (a
+    record spooled on disk read once, a block at a time), each panel keeping a few values
+    per group, never the rows — and the PNG is byte for byte the one the rows in memory
+    make."""
+    from dprect.release import aggregate_plot, quantile_plot
+    from dprect.release.aggregate_plot import png
+    from dprect.release.row_spool import RowSpool
+
+    kept: list[Any] = []
+    for module, name in ((aggregate_plot, "_draw_column_spread"),
+                         (quantile_plot, "_draw_spread")):
+        real = getattr(module, name)
+
+        def spy(ax, column, items, *rest, real=real):
+            kept.extend(items)
+            return real(ax, column, items, *rest)
+
+        monkeypatch.setattr(module, name, spy)
+    for record, figure in ((means, lambda r: aggregate_plot._describe_figure(
+            r, title=None, dpi=60)[0]), (quantiles, lambda r: quantiles_figure(r, dpi=60)[0])):
+        wide = _widened(record, 300)
+        want = png(figure(wide))
+        spool = RowSpool()
+        for start in range(0, len(wide["results"]), 128):
+            spool.append(wide["results"][start:start + 128])
+        reads: list[int] = []
+        blocks = spool.blocks
+        monkeypatch.setattr(spool, "blocks", lambda reads=reads, blocks=blocks: (
+            reads.append(1), blocks())[1])
+        kept.clear()
+        assert png(figure({**wide, "results": spool})) == want
+        assert reads == [1] and len(kept) == 2 * 300
+        assert not any(isinstance(k, dict) and {"group", "column"} & set(k) for k in kept)
+        spool.close()

@@ -223,12 +223,12 @@ class Block:
 sys.meta_path.insert(0, Block())
 import numpy as np
 import pyarrow as pa
-body = pickle.loads(sys.stdin.buffer.read())
+body, from_blob = pickle.loads(sys.stdin.buffer.read())
 many = 70_000  # a chunk large enough to try the compiled step: dprect is not there
 out = list(body(iter([pa.RecordBatch.from_pylist(
     [{"x": 1.5, "g": "a"}, {"x": -2.0, "g": "b"}, {"x": None, "g": "a"}]),
     pa.RecordBatch.from_pydict({"x": np.arange(many) / 7.0, "g": ["b"] * many})])))
-sys.stdout.write(str(sum(int(np.frombuffer(b, np.int64).reshape(4, -1)[1].sum())
+sys.stdout.write(str(sum(int(from_blob(b)[1].sum())
                          for batch in out for b in batch.column("_b").to_pylist())))
 """
 
@@ -243,13 +243,14 @@ def test_the_kernel_runs_where_dprect_is_not_installed():
 
     from pyspark import cloudpickle
 
-    from dprect.engines.spark.statistics import partial_bins
+    from dprect.engines.spark.statistics import from_blob, partial_bins
 
     body = partial(partial_bins, columns=["x"], group_column="g", group_kind="string",
                    group_values=["a", "b"], groups=2, ranges=3,
                    spec=QUERY.spec([SEARCH_GRID]))
     done = subprocess.run([sys.executable, "-c", _LOAD_WITHOUT_DPRECT],
-                          input=cloudpickle.dumps(body), capture_output=True, cwd="/",
+                          input=cloudpickle.dumps((body, from_blob)), capture_output=True,
+                          cwd="/",
                           timeout=120, check=False)
     assert done.returncode == 0, done.stderr.decode()[-500:]
     assert done.stdout.decode() == str(2 + 70_000)  # the finite values of listed groups

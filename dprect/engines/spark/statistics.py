@@ -20,12 +20,12 @@ bin) in numpy — a dense table where it is small (:func:`chunk_counts`), compil
 search grid where the executor has dprect and numba, with each column's running total and a
 chunk's lists merged in one linear pass (in int64 while no key reaches 2^33 rows, exactly
 past it); the input is coalesced to one partition per core. Each partition's lists leave as
-sorted int64 blobs (a sum as two words: exact at any count), one per key range, each range
-is merged by one task (:func:`merge_blobs`) and the ranges are collected in key order. So
-the number of Spark jobs depends on neither the groups nor the columns nor the statistics
-asked. On a run of many groups the draws run in the executors instead, over the same pass
-cut into blocks of groups (:func:`counting_pass` with ``blocks``;
-:mod:`dprect.engines.spark.executor_draws`).
+sorted int64 blobs (a sum as two words: exact at any count; compressed,
+:data:`BLOB_CODEC`), one per key range, each range is merged by one task
+(:func:`merge_blobs`) and the ranges are collected in key order. So the number of Spark
+jobs depends on neither the groups nor the columns nor the statistics asked. On a run of
+many groups the draws run in the executors instead, over the same pass cut into blocks of
+groups (:func:`counting_pass` with ``blocks``; :mod:`dprect.engines.spark.executor_draws`).
 
 **The kernel** needs numpy and pyarrow only; this module, the domains
 (:mod:`dprect.engines.spark.by_value`) and the core's statistics are pickled *by value*,
@@ -113,6 +113,17 @@ JIT_CELLS = 1 << 22
 JIT_VERSION = 3
 #: a blob's int64 rows: key, count, and the sum's two words (hi, lo)
 BLOB_ROWS = 4
+#: a blob's lists travel compressed (keys as differences; :func:`_blob`): the quantiles'
+#: decimal grid makes nearly every value a cell of its own, 32 bytes raw, about 1.5 bytes
+#: compressed — what the shuffle, the kept blocks and a collect hold (docs/results.md
+#: §5.3b)
+BLOB_CODEC = "zstd"
+BLOB_LEVEL = 1
+#: a partition's running lists are sent on (one blob per range, merged with the rest by
+#: the range's merge task) once they hold this many entries: 2^24 entries, 384 MB of
+#: lists (the quantiles' cells hold about one entry per distinct value: a partition of
+#: 10^6 rows × 64 columns would otherwise hold ~1.5 GB in its Python worker)
+HELD_ENTRIES = 1 << 24
 #: the sums' key ranges (merge tasks) per core of the session, at least
 RANGES_PER_CORE = 8
 #: and at least one range per this many cells (a range's blob stays far below Arrow's
@@ -221,8 +232,8 @@ def to_blob(keys: np.ndarray, counts: np.ndarray, sums: np.ndarray) -> Any:
     """Sorted (key, count, sum) lists as one Arrow ``binary`` array of one value
     (:func:`from_blob` reads it back): keys, counts and each sum's two int64 words
     (:func:`~dprect.core.describe_stats.sum_words`: a sum past int64, a key of 2^33 rows
-    or more, travels exactly) copied once, side by side, into an int64 array that Arrow
-    then holds without a copy."""
+    or more, travels exactly) copied once, side by side, into an int64 array, then
+    compressed (:func:`_blob`)."""
     out = np.empty((BLOB_ROWS, len(keys)), dtype=np.int64)
     out[0], out[1] = keys, counts
     out[2], out[3] = sum_words(sums)
@@ -231,17 +242,37 @@ def to_blob(keys: np.ndarray, counts: np.ndarray, sums: np.ndarray) -> Any:
 
 def _blob(table: np.ndarray) -> Any:
     """A C-contiguous (BLOB_ROWS, n) int64 array as :func:`to_blob`'s one-value binary
-    array (Arrow holds the array's memory, no copy)."""
-    offsets = np.array([0, table.nbytes], dtype=np.int32)
+    array: n (one int64), then the array with its first row (the keys, sorted) as
+    differences, compressed (:data:`BLOB_CODEC`; the quantiles' cells, one entry per
+    distinct value of 32 bytes raw, take about 1.5 bytes). The array is changed in place
+    (each caller makes it for the blob)."""
+    n = table.shape[1]
+    if n > 1:
+        table[0, 1:] = np.diff(table[0])  # sorted keys: small steps
+    body = _codec().compress(table.data, asbytes=True) if n else b""
+    data = np.array([n], dtype=np.int64).tobytes() + body
+    offsets = np.array([0, len(data)], dtype=np.int32)
     return pa.Array.from_buffers(pa.binary(), 1, [None, pa.py_buffer(offsets),
-                                                   pa.py_buffer(table)])
+                                                   pa.py_buffer(data)])
+
+
+def _codec() -> Any:
+    """The blobs' codec (:data:`BLOB_CODEC` at :data:`BLOB_LEVEL`)."""
+    return pa.Codec(BLOB_CODEC, compression_level=BLOB_LEVEL)
 
 
 def from_blob(blob: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The (key, count, sum) lists of a blob (bytes or an Arrow buffer; no copy but the
-    sums', joined from their words: int64, or Python integers past int64)."""
-    k, n, hi, lo = np.frombuffer(blob, dtype=np.int64).reshape(BLOB_ROWS, -1)
-    return k, n, words_sum(hi, lo, n)
+    """The (key, count, sum) lists of a blob (bytes or an Arrow buffer: :func:`_blob`'s
+    n, then its compressed lists; the sums joined from their words: int64, or Python
+    integers past int64)."""
+    buffer = pa.py_buffer(blob)
+    n = int(np.frombuffer(buffer, dtype=np.int64, count=1)[0])
+    if n == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    raw = _codec().decompress(buffer.slice(8), decompressed_size=BLOB_ROWS * 8 * n)
+    steps, counts, hi, lo = np.frombuffer(raw, dtype=np.int64).reshape(BLOB_ROWS, n)
+    return np.cumsum(steps), counts, words_sum(hi, lo, counts)
 
 
 Lists = tuple[np.ndarray, np.ndarray, np.ndarray]
@@ -403,7 +434,9 @@ def partial_bins(batches: Iterator[Any], columns: Sequence[str], group_column: s
     :func:`key_bases`, sorted, and cut into ``ranges`` contiguous key ranges of cells
     (or, given ``limits``, per kernel column the first key of each range and the end:
     :func:`block_limits`, a range per block of groups), one
-    (range, blob) row each (:func:`to_blob`), each row a batch of its own. Ungrouped
+    (range, blob) row each (:func:`to_blob`), each row a batch of its own — sent early,
+    and the lists started again, whenever they hold :data:`HELD_ENTRIES` (the range's
+    merge task sums every row of its range, so the merged lists are the same). Ungrouped
     (``group_column`` None): every row is group 0 (``groups`` 1). ``spec`` is the
     kernel's (:func:`virtual_columns`), ``layout`` its columns' (column, word); None:
     one kernel column per column, its significands."""
@@ -411,6 +444,11 @@ def partial_bins(batches: Iterator[Any], columns: Sequence[str], group_column: s
     acc: list[Lists | None] = [None for _ in words]
     base = key_bases(spec, groups)
     chunk_rows = -(-CHUNK_VALUES // max(1, len(columns)))
+    if limits is None:
+        cells = len(spec.columns) * groups
+        starts = cell_starts(spec, groups,
+                             np.arange(ranges + 1, dtype=np.int64) * cells // ranges)
+        limits = [starts for _ in spec.columns]
     for j, group, x in finite_chunks(batches, chunk_rows, columns, group_column, group_kind,
                                      group_values):
         for v, (of, word) in enumerate(words):
@@ -421,11 +459,16 @@ def partial_bins(batches: Iterator[Any], columns: Sequence[str], group_column: s
                                          column.at_value, word)
             key = np.int64(base[v]) + g.astype(np.int64) * np.int64(column.grid.size) + b
             acc[v] = _merge_into(acc[v], (key, n, sums))  # sorted, one list per column
-    if limits is None:
-        cells = len(spec.columns) * groups
-        starts = cell_starts(spec, groups,
-                             np.arange(ranges + 1, dtype=np.int64) * cells // ranges)
-        limits = [starts for _ in spec.columns]
+        if sum(len(t[0]) for t in acc if t is not None) >= HELD_ENTRIES:
+            yield from range_blobs(acc, limits, ranges)  # merged with the rest by range
+            acc = [None for _ in words]
+    yield from range_blobs(acc, limits, ranges)
+
+
+def range_blobs(acc: Sequence[Lists | None], limits: Sequence[np.ndarray], ranges: int
+                ) -> Iterator[Any]:
+    """:func:`partial_bins`' output: per key range with entries, one (range, blob) batch
+    of every kernel column's running (key, count, sum) lists ``acc`` cut at ``limits``."""
     kept = [(total, lim) for total, lim in zip(acc, limits, strict=True) if total is not None]
     filled = [total for total, _ in kept]  # v-major: in key order
     edges = [np.searchsorted(total[0], lim) for total, lim in kept]

@@ -1,0 +1,54 @@
+"""The numpy engine's grouped quantiles streamed to the sinks (issue #42,
+engines/grouped.py ``stream_quantiles``): each block of groups handed on in group order
+as it is drawn — the first before the last is drawn — and together the gathered run's
+cells for a seed (describe's streaming: tests/engines/test_driver_pool.py)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from dprect.core.quantile_release import plan_statistics, release_grouped
+from dprect.core.randomness import RandomSource
+from dprect.core.statistic import QUANTILES, SEARCH_GRID
+from dprect.engines import grouped
+from dprect.engines.grouped import draw_statistics, grouped_statistics
+
+
+def _seeded(seed: int) -> RandomSource:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return RandomSource(seed=seed)
+
+
+def test_streamed_quantiles_hand_a_block_on_before_the_last_is_drawn(monkeypatch):
+    rs = np.random.default_rng(3)
+    groups, names = 7, [f"g{i}" for i in range(7)]
+    group = rs.integers(-1, groups, 5000)  # -1: a row of no listed group
+    values = [rs.normal(10, 3, 5000), rs.exponential(2, 5000)]
+    cells = grouped_statistics(values, group, groups, QUANTILES.spec([SEARCH_GRID] * 2))
+    plan = plan_statistics(["median", "p90"], 2.0, 2)
+    stats = {k: c.quantile_statistics() for k, c in cells.items()}
+    want = release_grouped(plan, stats, names, ["x", "y"], _seeded(5))
+    monkeypatch.setattr(grouped, "QUANTILE_BLOCK_CELLS", 4)  # 2 groups a block
+    events: list[str] = []
+    real = grouped.release_groups
+
+    def spy(*args):
+        events.append("drawn")
+        return real(*args)
+
+    monkeypatch.setattr(grouped, "release_groups", spy)
+    got: list = []
+
+    def spool(block):
+        events.append("spooled")
+        assert block.groups == names[len(got):len(got) + len(block.cells)]
+        got.extend(block.cells)
+
+    head = draw_statistics([QUANTILES], plan, cells, names, ["x", "y"], _seeded(5), spool)
+    assert head.cells == [] and head.groups == names and head.columns == ["x", "y"]
+    assert got == want.cells
+    assert events.count("drawn") == 4 and events.count("spooled") == 4
+    assert events.index("spooled") < len(events) - 1 - events[::-1].index("drawn")
