@@ -46,12 +46,15 @@ def parquet(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _run(spark: Any, parquet: Path, where: Path, statistics: str, *, executors: bool,
-         monkeypatch: pytest.MonkeyPatch, ledger: bool = False) -> Any:
+         monkeypatch: pytest.MonkeyPatch, ledger: bool = False,
+         fetch_blocks: int | None = 4) -> Any:
     """A seeded run of ``statistics`` writing the JSON, a CSV and a Parquet table into
-    ``where``; in the executors in blocks of 20 groups (40 cells), or on the driver."""
+    ``where``; in the executors in blocks of 20 groups (40 cells), fetched
+    ``fetch_blocks`` blocks at a time (None: the route's own), or on the driver."""
     monkeypatch.setattr(executor_draws, "EXECUTOR_CELLS", 1 if executors else 10 ** 12)
     monkeypatch.setattr(executor_draws, "CELLS_PER_BLOCK", 40)
-    monkeypatch.setattr(executor_draws, "FETCH_BLOCKS", 4)
+    if fetch_blocks is not None:
+        monkeypatch.setattr(executor_draws, "FETCH_BLOCKS", fetch_blocks)
     where.mkdir(exist_ok=True)
     values: dict[str, Any] = {
         "input": str(parquet), "columns": COLUMNS, "group_by": "g", "groups": LISTED,
@@ -119,6 +122,26 @@ def test_the_first_block_reaches_the_spool_before_the_last_is_fetched(spark, par
          monkeypatch=monkeypatch)
     assert len(fetched) == 35
     assert at_first and 1 <= at_first[0] <= 4
+
+
+def test_each_fetch_brings_one_block(spark, parquet, tmp_path, monkeypatch):
+    """The route's own range size: every partition the driver fetches
+    (``toLocalIterator``, one job and one task result each) holds one block, so a task
+    result is one block's cells whatever the number of groups — under Spark's direct
+    result size at CELLS_PER_BLOCK, where a range of 16 blocks went through the block
+    manager and was lost there by a 1 GiB local session (executor_draws.FETCH_BLOCKS)."""
+    DataFrame = type(spark.range(1))  # the session's class (classic or connect)
+    partitions: list[int] = []
+    local_iterator = DataFrame.toLocalIterator
+
+    def counting(self: Any, *args: Any, **kwargs: Any) -> Any:
+        partitions.append(self.rdd.getNumPartitions())
+        return local_iterator(self, *args, **kwargs)
+
+    monkeypatch.setattr(DataFrame, "toLocalIterator", counting)
+    _run(spark, parquet, tmp_path / "s", "count,mean", executors=True,
+         monkeypatch=monkeypatch, fetch_blocks=None)
+    assert partitions == [35]  # 700 groups in blocks of 20: one partition a block
 
 
 def test_a_failure_after_the_first_block_writes_nothing(spark, parquet, tmp_path,

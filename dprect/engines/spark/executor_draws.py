@@ -43,7 +43,7 @@ blocks.
 **What reaches the driver**: the per-column small pools (describe only), then each
 block's released cells (pickled, in block order). A run of one mechanism of
 :data:`STREAMED` given ``each_block`` (the product's runs: issue #42) gets them a range of
-:data:`FETCH_BLOCKS` blocks at a time (:func:`_in_order`) and hands each block's result
+:data:`FETCH_BLOCKS` blocks (one) at a time (:func:`_in_order`) and hands each block's result
 on as it comes — the product spools its record rows to disk
 (:mod:`dprect.release.row_spool`) and every sink reads them back a block at a time — so
 the driver holds a range of blocks, not the run's cells; otherwise (the coverage bounds,
@@ -118,8 +118,14 @@ EXECUTOR_CELLS = 4096
 CELLS_PER_BLOCK = 4096
 #: and there are at least this many blocks per core of the session (uneven blocks even out)
 BLOCKS_PER_CORE = 4
-#: a streamed run fetches its released blocks to the driver about this many at a time
-FETCH_BLOCKS = 16
+#: a streamed run fetches its released blocks to the driver about this many at a time: one,
+#: so a fetch's task result is one block's pickled cells (about 0.15 KB a describe cell,
+#: 0.6 MB at CELLS_PER_BLOCK kernel cells of 8 columns), under Spark's 1 MB
+#: ``spark.task.maxDirectResultSize`` — sent back with the task's status. A range of 16
+#: blocks (about 10 MB, whatever the number of groups) went through the block manager, and
+#: with ``--driver-memory 1g`` a local session lost the first range's result there
+#: (TaskResultLost; docs/results.md §5.3c)
+FETCH_BLOCKS = 1
 SEEDS = "_s"
 DRAWS = "_d"
 POOLS = "_a"
