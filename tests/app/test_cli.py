@@ -466,9 +466,10 @@ def _dprect(*argv: str, **kwargs):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
 
 
-#: ``python -c PAUSED_RUN MARKER ARGV…``: ``dprect ARGV…`` whose describe mechanism first
-#: touches MARKER (the budget is reserved, the statistics read) and sleeps, so that a test's
-#: interrupt lands inside the guarded release whatever the machine's speed
+#: ``python -c PAUSED_RUN MARKER ARGV…``: ``dprect ARGV…`` whose describe mechanism
+#: (drawn whole, or streamed block by block to the sinks) first touches MARKER (the budget
+#: is reserved, the statistics read) and sleeps, so that a test's interrupt lands inside
+#: the guarded release whatever the machine's speed
 PAUSED_RUN = """
 import pathlib, signal, sys, time
 # as a command started at a terminal: a test runner started as a background job of a
@@ -482,6 +483,12 @@ def paused(*args, **kwargs):
     time.sleep(600)
     return real.draw(*args, **kwargs)
 RUNS[QUERY.name] = real._replace(draw=paused)
+streamed = dprect.engines.grouped.stream_query  # a run whose blocks stream to the sinks
+def paused_stream(*args, **kwargs):
+    marker.touch()
+    time.sleep(600)
+    return streamed(*args, **kwargs)
+dprect.engines.grouped.stream_query = paused_stream
 sys.argv = ["dprect", *sys.argv[2:]]
 from dprect.app.cli import run
 run()

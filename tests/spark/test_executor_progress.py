@@ -1,9 +1,10 @@
 """The Spark executor route's block progress (issue #42,
 :mod:`dprect.engines.spark.block_progress`): a seeded describe of many public groups drawn
-in the executors, its heartbeat beating after each phase's collect (no timing involved),
-shows on stderr ``mechanism D/2B blocks`` — the blocks counted by the phases' accumulators
-as their tasks end, over the public total (2 phases × B blocks, B from the listed groups,
-the columns and the session's cores) — in the numpy route's line format."""
+in the executors, its heartbeat beating after each phase's collect or, for the streamed
+last phase, after its blocks are fetched in order (no timing involved), shows on stderr
+``mechanism D/2B blocks`` — the blocks counted by the phases' accumulators as their tasks
+end, over the public total (2 phases × B blocks, B from the listed groups, the columns and
+the session's cores) — in the numpy route's line format."""
 
 from __future__ import annotations
 
@@ -46,8 +47,16 @@ def test_a_seeded_executor_run_prints_its_blocks_done_of_the_total(
         made[-1].beat()
         return table
 
+    in_order = executor_draws._in_order
+
+    def fetched(*args: Any) -> Any:  # a streamed phase: its blocks fetched in order
+        yield from in_order(*args)
+        phases.append(progress.current())
+        made[-1].beat()
+
     monkeypatch.setattr(spine, "Heartbeat", AtEveryCollect)
     monkeypatch.setattr(executor_draws, "_collect", collected)
+    monkeypatch.setattr(executor_draws, "_in_order", fetched)
     gen = np.random.default_rng(9)
     group = gen.integers(0, GROUPS, 4 * GROUPS)
     pq.write_table(pa.table({"x": gen.normal(50, 10, len(group)),
