@@ -26,7 +26,7 @@ import pytest
 from describe_reference import reference_describe
 
 import dprect
-from dprect.core.aggregates import plan_describe
+from dprect.core.aggregates import DescribeResult, plan_describe
 from dprect.core.describe_stats import (
     bin_statistics,
     cell_statistics,
@@ -91,6 +91,22 @@ def _spark_run(spark: object, path: Path, group_by: str | None, groups: list[str
         return draw_query(plan, prepared.statistics(), names, COLUMNS, _seeded(seed))
 
 
+def _spark_equals_numpy_and_reference(spark: object, path: Path, table: pa.Table,
+                                      listed: list[str], seed: int) -> DescribeResult:
+    """The Spark driver route's seeded run of ``table`` (grouped by "g" over ``listed``,
+    ε = 5) after asserting its cells equal the numpy engine's and the independent
+    re-draw's for the same seed."""
+    got = _spark_run(spark, path, "g", listed, listed, seed=seed, epsilon=5.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = dprect.describe(table, COLUMNS, group_by="g", groups=listed, epsilon=5.0,
+                               seed=seed)
+    assert got.cells == want.cells
+    assert reference_describe(got.plan, table, COLUMNS, "g", listed, _seeded(seed)) \
+        == got.cells
+    return got
+
+
 def test_spark_equals_numpy_for_a_seed_with_groups(spark, parquet):
     path, table = parquet
     got = _spark_run(spark, path, "g", LISTED, LISTED, seed=7)
@@ -137,14 +153,7 @@ def test_small_groups_spark_equals_numpy_for_a_seed(spark, tmp_path: Path):
     path = tmp_path / "small.parquet"
     pq.write_table(table, path, row_group_size=1500)
     listed = [*sizes, "none"]
-    got = _spark_run(spark, path, "g", listed, listed, seed=21, epsilon=5.0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        want = dprect.describe(table, COLUMNS, group_by="g", groups=listed, epsilon=5.0,
-                               seed=21)
-    assert got.cells == want.cells
-    assert reference_describe(got.plan, table, COLUMNS, "g", listed, _seeded(21)) \
-        == got.cells
+    got = _spark_equals_numpy_and_reference(spark, path, table, listed, seed=21)
     # the released counts picked every split (tiers as stated in the plan)
     bars = [t.min_count for t in got.plan.tiers]
     picked = {got.plan.tier_index(int(c.count)) for row in got.cells for c in row
@@ -169,14 +178,7 @@ def test_tiny_groups_pooled_centre_spark_equals_numpy_for_a_seed(spark, tmp_path
                       "g": pa.array(list(g), pa.string())})
     path = tmp_path / "tiny.parquet"
     pq.write_table(table, path, row_group_size=1000)
-    got = _spark_run(spark, path, "g", listed, listed, seed=23, epsilon=5.0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        want = dprect.describe(table, COLUMNS, group_by="g", groups=listed, epsilon=5.0,
-                               seed=23)
-    assert got.cells == want.cells
-    assert reference_describe(got.plan, table, COLUMNS, "g", listed, _seeded(23)) \
-        == got.cells
+    got = _spark_equals_numpy_and_reference(spark, path, table, listed, seed=23)
     for j, c in enumerate(COLUMNS):
         x = np.asarray(table.column(c).to_numpy(), dtype=np.float64)
         errs = [abs(row[j].mean - x[g == name].mean()) / abs(x[g == name].mean())
