@@ -965,7 +965,7 @@ class SmallPools:
     blocks in public order (:func:`small_pools`): per column, the anchor's pools
     (:func:`anchor_pools`), the summed centre-grid histogram of its cells of the anchored
     split and their released rows Σ max(ñ, 0). Pools of consecutive blocks join
-    (:meth:`join`) to the pools of their union — the histograms summed across blocks —
+    (:meth:`joined`) to the pools of their union — the histograms summed across blocks —
     so blocks drawn apart (in executors) join them in block order."""
 
     first: list[list[float]]
@@ -973,31 +973,36 @@ class SmallPools:
     hists: dict[int, tuple[np.ndarray, np.ndarray]]
     rows: dict[int, int]
 
-    def join(self, other: SmallPools) -> SmallPools:
-        empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
-        keys = sorted(set(self.hists) | set(other.hists))
+    @staticmethod
+    def joined(parts: Sequence[SmallPools]) -> SmallPools:
+        """The pools of the union of ``parts`` (consecutive blocks, in block order): the
+        pools' lists concatenated, each column's histograms summed in one
+        :func:`merge_histograms`, the released rows added — one pass over every part,
+        where joining them pairwise copied the growing lists once per block."""
+        columns = len(parts[0].first) if parts else 0
+        keys = sorted({j for part in parts for j in part.hists})
         return SmallPools(
-            [a + b for a, b in zip(self.first, other.first, strict=True)],
-            [a + b for a, b in zip(self.centres, other.centres, strict=True)],
-            {j: merge_histograms([self.hists.get(j, empty), other.hists.get(j, empty)])
+            [[v for part in parts for v in part.first[j]] for j in range(columns)],
+            [[v for part in parts for v in part.centres[j]] for j in range(columns)],
+            {j: merge_histograms([part.hists[j] for part in parts if j in part.hists])
              for j in keys},
-            {j: self.rows.get(j, 0) + other.rows.get(j, 0) for j in keys})
+            {j: sum(part.rows.get(j, 0) for part in parts) for j in keys})
 
 
 def small_pools(plan: DescribePlan, draws: Sequence[BlockDraws]) -> SmallPools:
     """The :class:`SmallPools` of ``draws`` (blocks in public order): released values
     and the anchored split's summed histograms only."""
     columns, last = plan.columns, len(plan.tiers) - 1
-    out = SmallPools([[] for _ in range(columns)], [[] for _ in range(columns)], {}, {})
+    parts = [SmallPools([[] for _ in range(columns)], [[] for _ in range(columns)], {}, {})]
     for d in draws:
         pools = anchor_pools([d], columns)
         rows = {j: sum(max(nrow[j] or 0, 0)
                        for krow, nrow in zip(d.tiers, d.counts, strict=True)
                        if krow[j] == last)
                 for j in d.pooled}
-        out = out.join(SmallPools([list(f) for f, _ in pools], [list(c) for _, c in pools],
-                                  dict(d.pooled), rows))
-    return out
+        parts.append(SmallPools([list(f) for f, _ in pools], [list(c) for _, c in pools],
+                                dict(d.pooled), rows))
+    return SmallPools.joined(parts)
 
 
 def column_centres(plan: DescribePlan, pools: SmallPools, rng: RandomSource

@@ -16,7 +16,7 @@ mechanisms is written twice:
   plan's own split) and its small pools (:func:`~dprect.core.aggregates.small_pools`: the
   anchor pools and, per column, the summed centre-grid histogram of its anchored cells);
   the driver joins the pools in block order (the histograms summed across blocks,
-  :meth:`~dprect.core.aggregates.SmallPools.join`) — the one thing that grows with the
+  :meth:`~dprect.core.aggregates.SmallPools.joined`) — the one thing that grows with the
   groups on the driver: 8 bytes per released own centre and mean, per cell, and one
   histogram per column — and takes each column's anchor, or, in a column without one,
   draws its pooled centre from the run's source as the driver route does
@@ -79,6 +79,7 @@ from pyspark.sql import DataFrame
 from dprect.core.aggregates import (
     DescribePlan,
     DescribeResult,
+    SmallPools,
     checked_names,
     column_centres,
     describe_block,
@@ -370,10 +371,10 @@ class ExecutorDraws:
                           f"{PART} int, {DRAWS} binary, {POOLS} binary, {BLOB} binary"
                           ).persist(StorageLevel.MEMORY_AND_DISK)
         try:
-            pools = None
-            for block in _blocks_of(_collect(first, POOLS), POOLS):
-                pools = block if pools is None else pools.join(block)
-            assert pools is not None  # every run has a block
+            parts = _blocks_of(_collect(first, POOLS), POOLS)
+            assert parts  # every run has a block
+            pools = SmallPools.joined(parts)
+            del parts
             anchors = column_centres(plan, pools, rng)
             del pools
             second = _run(first, partial(query_second, plan=blob, anchors=anchors,
