@@ -122,7 +122,7 @@ BLOB_ROWS = 4
 #: compressed — what the shuffle, the kept blocks and a collect hold (docs/results.md
 #: §5.3b)
 BLOB_CODEC = "zstd"
-BLOB_LEVEL = 1
+BLOB_LEVEL = -1
 #: a partition's running lists are sent on (one blob per range, merged with the rest by
 #: the range's merge task) once they hold this many entries: 2^24 entries, 384 MB of
 #: lists (the quantiles' cells hold about one entry per distinct value: a partition of
@@ -150,13 +150,21 @@ def as_float64(array: Any) -> np.ndarray:
 def _count(group: np.ndarray, keys: np.ndarray, values: np.ndarray | None = None
            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     """Unique (group, key) pairs, sorted, with their counts (and the exact int64 sum of
-    ``values`` over each pair's rows, None without values)."""
+    ``values`` over each pair's rows, None without values). Each pair is one int64 word
+    g·span + (key − low) where that fits; without values, or with values that are each 0
+    or 1 (the quantiles' at-value rows), the word carries the value as its lowest bit and
+    the words are sorted themselves (:func:`_packed_count`: no permutation gathered);
+    other values follow an argsort of the words (a lexsort of the two arrays past
+    int64)."""
     if len(keys) == 0:
         empty = np.zeros(0, dtype=np.int64)
         return group[:0].astype(np.int32), empty, empty, None if values is None else empty
     low, span = int(keys.min()), int(keys.max()) - int(keys.min()) + 1
     if (int(group.max()) + 1) * span < 1 << 62:  # one int64 key: argsort, not lexsort
-        order = np.argsort(group.astype(np.int64) * span + (keys - low))
+        word = group.astype(np.int64) * span + (keys - low)
+        if values is None or (int(values.min()) >= 0 and int(values.max()) <= 1):
+            return _packed_count(word, span, low, values)
+        order = np.argsort(word)
     else:
         order = np.lexsort((keys, group))
     g, k = group[order], keys[order]
@@ -167,6 +175,28 @@ def _count(group: np.ndarray, keys: np.ndarray, values: np.ndarray | None = None
     sums = None if values is None else \
         np.add.reduceat(np.asarray(values, dtype=np.int64)[order], starts).astype(np.int64)
     return g[starts].astype(np.int32), k[starts], counts, sums
+
+
+def _packed_count(word: np.ndarray, span: int, low: int, bits: np.ndarray | None
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """:func:`_count` of the pairs' words w = g·span + (key − low) (each below 2^62),
+    with ``bits`` each 0 or 1 (or None): the words 2w + bit sorted in place (numpy's sort
+    of int64, far faster than an argsort and the gathers it needs), then per run of
+    equal w its length (the count) and its words' lowest bits summed (the sum of
+    ``bits``). The same pairs, order, counts and sums as the argsort."""
+    if bits is not None:
+        word <<= 1
+        word |= np.asarray(bits, dtype=np.int64)
+    word.sort()
+    pair = word >> 1 if bits is not None else word
+    new = np.empty(len(pair), dtype=bool)
+    new[0] = True
+    np.not_equal(pair[1:], pair[:-1], out=new[1:])
+    starts = np.flatnonzero(new)
+    counts = np.diff(np.append(starts, len(pair))).astype(np.int64)
+    first = pair[starts]
+    sums = None if bits is None else np.add.reduceat(word & 1, starts).astype(np.int64)
+    return (first // span).astype(np.int32), first % span + low, counts, sums
 
 
 def chunk_counts(group: np.ndarray, keys: np.ndarray, values: np.ndarray | None = None,
@@ -246,18 +276,45 @@ def to_blob(keys: np.ndarray, counts: np.ndarray, sums: np.ndarray) -> Any:
 
 def _blob(table: np.ndarray) -> Any:
     """A C-contiguous (BLOB_ROWS, n) int64 array as :func:`to_blob`'s one-value binary
-    array: n (one int64), then the array with its first row (the keys, sorted) as
-    differences, compressed (:data:`BLOB_CODEC`; the quantiles' cells, one entry per
-    distinct value of 32 bytes raw, take about 1.5 bytes). The array is changed in place
-    (each caller makes it for the blob)."""
+    array: n (one int64), each row's type (:func:`_narrow`: 1, 2, 4 or 8 bytes; a byte
+    each, padded to 8), then the rows — the first (the keys, sorted) as differences —
+    each in its width, side by side, compressed (:data:`BLOB_CODEC`; the quantiles'
+    cells, one entry per distinct value of 32 bytes raw, take about 1.5 bytes, and the
+    narrowed rows leave the codec about a third of the raw bytes to read). The array is
+    changed in place (each caller makes it for the blob)."""
     n = table.shape[1]
     if n > 1:
         table[0, 1:] = np.diff(table[0])  # sorted keys: small steps
-    body = _codec().compress(table.data, asbytes=True) if n else b""
-    data = np.array([n], dtype=np.int64).tobytes() + body
+    data = np.array([n], dtype=np.int64).tobytes()
+    if n:
+        rows = [_narrow(row) for row in table]
+        data += bytes(_ROW_TYPES.index(r.dtype) for r in rows).ljust(8, b"\0")
+        raw = np.empty(sum(r.nbytes for r in rows), dtype=np.uint8)
+        at = 0
+        for r in rows:  # each copied once
+            raw[at:at + r.nbytes] = r.view(np.uint8)
+            at += r.nbytes
+        data += _codec().compress(raw, asbytes=True)
     offsets = np.array([0, len(data)], dtype=np.int32)
     return pa.Array.from_buffers(pa.binary(), 1, [None, pa.py_buffer(offsets),
                                                    pa.py_buffer(data)])
+
+
+#: the types a blob's row may take (its code: the index), narrowest first
+_ROW_TYPES = tuple(np.dtype(t).newbyteorder("<") for t in
+                   ("u1", "i1", "u2", "i2", "u4", "i4", "i8"))
+
+
+def _narrow(row: np.ndarray) -> np.ndarray:
+    """An int64 row in the narrowest integer type that holds its least and its largest
+    value (the same values: counts of mostly ones, at-value rows and a sum's high word of
+    zeros in a byte, a sum's low word below 2^32 in four)."""
+    low, high = int(row.min()), int(row.max())
+    for kind in _ROW_TYPES:
+        info = np.iinfo(kind)
+        if info.min <= low and high <= info.max:
+            return row.astype(kind)
+    raise AssertionError("an int64 row fits int64")  # pragma: no cover
 
 
 def _codec() -> Any:
@@ -267,15 +324,22 @@ def _codec() -> Any:
 
 def from_blob(blob: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The (key, count, sum) lists of a blob (bytes or an Arrow buffer: :func:`_blob`'s
-    n, then its compressed lists; the sums joined from their words: int64, or Python
-    integers past int64)."""
+    n, its rows' types, then its compressed rows; the sums joined from their words:
+    int64, or Python integers past int64)."""
     buffer = pa.py_buffer(blob)
     n = int(np.frombuffer(buffer, dtype=np.int64, count=1)[0])
     if n == 0:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, empty
-    raw = _codec().decompress(buffer.slice(8), decompressed_size=BLOB_ROWS * 8 * n)
-    steps, counts, hi, lo = np.frombuffer(raw, dtype=np.int64).reshape(BLOB_ROWS, n)
+    kinds = [_ROW_TYPES[c] for c in np.frombuffer(buffer, dtype=np.uint8, count=BLOB_ROWS,
+                                                  offset=8).tolist()]
+    raw = _codec().decompress(buffer.slice(16),
+                              decompressed_size=sum(k.itemsize for k in kinds) * n)
+    rows, at = [], 0
+    for kind in kinds:
+        rows.append(np.frombuffer(raw, dtype=kind, count=n, offset=at).astype(np.int64))
+        at += kind.itemsize * n
+    steps, counts, hi, lo = rows
     return np.cumsum(steps), counts, words_sum(hi, lo, counts)
 
 
@@ -347,14 +411,51 @@ def _int64_safe(total: Lists, chunk: Lists) -> bool:
 
 def _merge_into(total: Lists | None, chunk: Lists) -> Lists:
     """A column's running (key, count, sum) total — sorted, unique — and a chunk's lists
-    summed by key: one linear merge where the chunk's keys come sorted (the compiled
-    step's) and ``describe_jit`` runs here, else :func:`_merge`; the same lists."""
+    summed by key: the chunk itself where it is the first and its keys strictly increase
+    (every counting step gives them in key order), one linear merge where
+    ``describe_jit`` runs here, else :func:`_merge`; the same lists."""
+    if total is None and _increasing(chunk[0]) and chunk[2].dtype != object:
+        return (np.asarray(chunk[0], dtype=np.int64), np.asarray(chunk[1], dtype=np.int64),
+                np.asarray(chunk[2], dtype=np.int64))
     if total is not None and len(chunk[0]) >= JIT_ROWS // 64 and _int64_safe(total, chunk):
         jit = _jit()
         got = jit.merge_sorted(total, chunk) if jit is not None else None
         if got is not None:
             return got
     return _merge([chunk] if total is None else [total, chunk])
+
+
+def _increasing(keys: np.ndarray) -> bool:
+    """Whether ``keys`` strictly increase (sorted and unique)."""
+    return bool((keys[1:] > keys[:-1]).all())
+
+
+def _merge_sorted(parts: Sequence[Lists]) -> Lists:
+    """Partial (key, count, sum) lists, each sorted and unique, summed by key
+    (:func:`_merge`'s lists): merged two by two in linear passes (``describe_jit``'s
+    :func:`merge_sorted`, a balanced tree: each entry copied log2(parts) times) where it
+    runs here and every sum stays an int64 (no key can reach
+    :data:`~dprect.core.describe_stats.EXACT_ROWS` rows: the parts' largest counts add up
+    to less), else — or when a part is not strictly increasing — by :func:`_merge`'s
+    sort."""
+    kept = [p for p in parts if len(p[0])]
+    if len(kept) <= 1:
+        if kept and _increasing(kept[0][0]) and kept[0][2].dtype != object:
+            return kept[0]
+        return _merge(parts)
+    jit = _jit()
+    if jit is None or any(p[2].dtype == object for p in kept) \
+            or sum(int(p[1].max()) for p in kept) >= EXACT_ROWS:
+        return _merge(parts)
+    while len(kept) > 1:
+        paired = []
+        for i in range(0, len(kept) - 1, 2):
+            got = jit.merge_sorted(kept[i], kept[i + 1])
+            if got is None:  # a part not strictly increasing
+                return _merge(parts)
+            paired.append(got)
+        kept = paired + kept[len(kept) - len(kept) % 2:]
+    return kept[0]
 
 
 def column_lists(group: np.ndarray, values: np.ndarray, groups: int,
@@ -383,7 +484,10 @@ def column_lists(group: np.ndarray, values: np.ndarray, groups: int,
     added = significands(x.view(np.int64)) if sums else at_rows
     if added is not None and sums and word:
         added = square_words(added)[word - 1]
-    g, b, n, summed = chunk_counts(group, keys, added)
+    # a decimal grid's keys are sparse (about a cell a value): no dense table, so no
+    # split halves, counted by one sort
+    g, b, n, summed = chunk_counts(group, keys, added,
+                                   depth=0 if isinstance(grid, DecimalGrid) else 2)
     return g, b, n, np.zeros(len(b), dtype=np.int64) if summed is None else summed
 
 
@@ -526,7 +630,7 @@ def range_blobs(acc: Sequence[Lists | None], limits: Sequence[np.ndarray], range
 def merge_blobs(table: Any) -> Any:
     """applyInArrow body: one range's partial lists (one blob per partition) summed."""
     part = table.column(PART)[0].as_py()
-    merged = _merge([from_blob(b.as_buffer()) for b in table.column(BLOB)])
+    merged = _merge_sorted([from_blob(b.as_buffer()) for b in table.column(BLOB)])
     return pa.table({PART: pa.array([part], pa.int32()),
                      BLOB: to_blob(*merged)})
 
