@@ -109,3 +109,116 @@ def test_the_pass_with_lists_sent_early_hands_the_numpy_cells(spark, tmp_path, m
         got, want = both_engines(spark, tmp_path / f"{mechanism.name}.parquet", table,
                                  ["x", "y"], spec, listed)
         assert_same_cells(got, want)
+
+
+def test_blob_rows_travel_in_their_least_type_exactly() -> None:
+    """Each of a blob's rows is stored in the least integer type holding it (a byte for
+    counts of ones and at-value rows: the codec reads about a third of the raw bytes),
+    and every type's edges come back exactly, past int64 sums too."""
+    keys = np.array([3, 4, 9, 300], dtype=np.int64)  # steps 3, 1, 5, 291: two bytes
+    blob = to_blob(keys, np.ones(4, np.int64), np.array([0, 1, 1, 0], np.int64))
+    data = blob[0].as_py()
+    # bytes a value: key steps 2, counts 1, the sums' high word 1, low word 1
+    assert [kernel._ROW_TYPES[c].itemsize for c in data[8:12]] == [2, 1, 1, 1]
+    edges = [0, 1, 127, 128, 255, 256, 32767, 32768, 65535, 65536, 2**31 - 1, 2**31,
+             2**32 - 1, 2**32, 2**62]
+    for signs in (1, -1):
+        for top in edges:
+            vals = np.array(sorted({0, signs * top, signs * (top // 2)}), dtype=np.int64)
+            ks = np.cumsum(np.abs(vals) + 1).astype(np.int64)
+            sums = np.array([int(v) * 3 for v in vals], dtype=object)
+            k, n, s = from_blob(to_blob(ks, np.abs(vals) + 1, sums)[0].as_py())
+            assert k.tolist() == ks.tolist() and n.tolist() == (np.abs(vals) + 1).tolist()
+            assert [int(v) for v in s] == [int(v) for v in sums]
+
+
+def test_at_value_rows_are_counted_by_one_sort_of_packed_words(monkeypatch) -> None:
+    """A decimal-grid chunk's pairs with their at-value rows (0 or 1 each) are counted
+    by sorting (group, key, bit) packed into one int64 (no argsort): the same sorted
+    pairs, counts and at-value sums as counting each pair's rows directly."""
+    gen = np.random.default_rng(4)
+    group = gen.integers(0, 50, 40_000).astype(np.int32)
+    keys = gen.integers(10**7, 10**7 + 3000, 40_000).astype(np.int64)
+    bits = (gen.random(40_000) < 0.3).astype(np.int64)
+    pairs: dict[tuple[int, int], list[int]] = {}
+    for a, b, c in zip(group.tolist(), keys.tolist(), bits.tolist(), strict=True):
+        pairs.setdefault((a, b), []).append(c)
+    want = sorted(pairs)
+
+    def no_argsort(*_a, **_k):
+        raise AssertionError("argsort called")
+
+    monkeypatch.setattr(kernel.np, "argsort", no_argsort)
+    g, k, n, s = kernel._count(group, keys, bits)
+    monkeypatch.undo()
+    assert list(zip(g.tolist(), k.tolist(), strict=True)) == want
+    assert n.tolist() == [len(pairs[p]) for p in want]
+    assert s is not None and s.tolist() == [sum(pairs[p]) for p in want]
+    assert g.dtype == np.int32 and k.dtype == np.int64 == n.dtype == s.dtype
+
+
+def test_a_range_merge_merges_sorted_lists_without_sorting(monkeypatch) -> None:
+    """A range's merge task sums its partitions' lists (each sorted, unique) in linear
+    merges, not by sorting their concatenation: the same lists as that sort."""
+    if kernel._jit() is None:
+        pytest.skip("numba is not installed: the merge sorts")
+    gen = np.random.default_rng(6)
+    parts = []
+    for size in (5000, 1, 0, 3000, 7000):
+        k = np.unique(gen.integers(0, 20_000, size)).astype(np.int64)
+        parts.append((k, gen.integers(1, 5, len(k)).astype(np.int64),
+                      gen.integers(-2**40, 2**40, len(k)).astype(np.int64)))
+    want = kernel._merge(parts)
+    table = pa.table({PART: pa.array([2] * len(parts), pa.int32()),
+                      kernel.BLOB: pa.concat_arrays([to_blob(*p) for p in parts])})
+
+    def no_sort(_parts):
+        raise AssertionError("the merge sorted")
+
+    monkeypatch.setattr(kernel, "_merge", no_sort)
+    out = merge_blobs(table)
+    assert out.column(PART).to_pylist() == [2]
+    got = from_blob(out.column(kernel.BLOB)[0].as_buffer())
+    for a, b in zip(got, want, strict=True):
+        assert [int(v) for v in a] == [int(v) for v in b]
+
+
+def test_a_blocks_part_reads_its_own_columns_only() -> None:
+    """The executors read a block's cells one mechanism at a time: only that part's
+    kernel columns (the query's with its two square words, the quantiles') are made
+    cells, and they are the cells the whole block's decode gives that part."""
+    from dprect.core.decimal_grid import DecimalGrid
+    from dprect.core.mixed import mixed_spec, part_cells
+    from dprect.core.statistic import complete
+    from dprect.engines.spark.executor_draws import Blocks
+
+    batches = _batches(6000, 7, 9)
+    spec = mixed_spec([QUERY.spec([SEARCH_GRID, SEARCH_GRID], ["variance"]),
+                       QUANTILES.spec([DecimalGrid(5), DecimalGrid(5)])])
+    kern, layout = kernel.virtual_columns(spec)
+    starts = [0, 3, 5]
+    out = list(partial_bins(iter(batches), columns=["x", "y", "x", "y"], group_column="g",
+                            group_kind="numeric", group_values=[float(i) for i in range(7)],
+                            groups=7, ranges=3, spec=kern, layout=layout,
+                            limits=kernel.block_limits(kern, 7, starts)))
+    merged = _merged(out)
+    blocks = Blocks(kern, spec, 7, starts, 2)
+    assert [blocks.part_columns(p) for p in (0, 1)] == [(0, 6), (6, 8)]
+    for row in range(merged.num_rows):
+        batch = merged.slice(row, 1).to_batches()[0]
+        block = batch.column(PART)[0].as_py()
+        start, n = starts[block], blocks.size(block)
+        whole = {(g - start, j): c for (g, j), c in to_cells(batch, kern, 7).items()}
+        every = kernel.real_cells(complete(whole, kern, n), spec, n)
+        for part in (0, 1):
+            want = part_cells(every, part, 2)
+            got = blocks.cells(batch, 0, part)
+            assert got.keys() == want.keys() and len(got) == 2 * n
+            for key, cell in want.items():
+                other = got[key]
+                for a, b in ((cell.keys, other.keys), (cell.counts, other.counts),
+                             (cell.sums, other.sums), (cell.at_value, other.at_value),
+                             (cell.squares, other.squares)):
+                    assert (a is None) == (b is None)
+                    if a is not None:
+                        assert [int(v) for v in a] == [int(v) for v in b]

@@ -90,7 +90,7 @@ from dprect.core.aggregates import (
 from dprect.core.bounds import bounds_result, checked_bounds, draw_groups
 from dprect.core.describe_stats import BinBlock
 from dprect.core.errors import InputDataError, ParameterError
-from dprect.core.mixed import draw_parts, part_cells
+from dprect.core.mixed import draw_parts
 from dprect.core.quantile_release import QuantileResult, release_groups, statistic_names
 from dprect.core.randomness import STREAM_SEED_BITS, RandomSource
 from dprect.core.statistic import (
@@ -111,6 +111,7 @@ from dprect.engines.spark.statistics import (
     counting_pass,
     real_cells,
     to_cells,
+    virtual_columns,
 )
 
 #: runs of at least this many cells (listed groups × columns) draw in the executors
@@ -181,17 +182,30 @@ class Blocks:
 
     def cells(self, batch: Any, row: int, part: int) -> GroupedStatistics:
         """Part ``part``'s cells of the block in ``batch``'s row (groups local, every
-        cell present)."""
+        cell present): only that part's kernel columns are read into cells
+        (:func:`~dprect.engines.spark.statistics.to_cells` of their columns; the same
+        cells as :func:`~dprect.core.mixed.part_cells` of them all)."""
         block = batch.column(PART)[row].as_py()
         start, n = self.edges[block], self.size(block)
+        first, end = self.part_columns(part)
+        kernel = StatisticsSpec(self.kernel.columns[first:end])
+        spec = StatisticsSpec(self.spec.columns[part * self.columns:
+                                                (part + 1) * self.columns])
         found: GroupedStatistics = {}
         if batch.column(BLOB)[row].is_valid:  # else no rows in the block
             one = pa.table({PART: batch.column(PART).slice(row, 1),
                             BLOB: batch.column(BLOB).slice(row, 1)})
-            found = {(g - start, j): c for (g, j), c in to_cells(one, self.kernel,
-                                                                 self.groups).items()}
-        cells = real_cells(complete(found, self.kernel, n), self.spec, n)
-        return part_cells(cells, part, self.columns)
+            found = {(g - start, j): c for (g, j), c in
+                     to_cells(one, self.kernel, self.groups, (first, end)).items()}
+        return real_cells(complete(found, kernel, n), spec, n)
+
+    def part_columns(self, part: int) -> tuple[int, int]:
+        """The kernel columns [first, end) of part ``part``'s columns (a column with
+        squares has three: :func:`~dprect.engines.spark.statistics.virtual_columns`)."""
+        _, layout = virtual_columns(self.spec)
+        low = part * self.columns
+        first = sum(1 for j, _ in layout if j < low)
+        return first, first + sum(1 for j, _ in layout if low <= j < low + self.columns)
 
 
 def _seeds(batch: Any, row: int, n: int) -> list[int | None]:

@@ -730,8 +730,12 @@ def spark_statistics(df: DataFrame, columns: Sequence[str], spec: StatisticsSpec
     return real_cells(complete(to_cells(table, kernel, count), kernel, count), spec, count)
 
 
-def to_cells(table: Any, spec: StatisticsSpec, groups: int) -> GroupedStatistics:
-    """The collected ranges (any order) as one cell per (group, column) with rows."""
+def to_cells(table: Any, spec: StatisticsSpec, groups: int,
+             columns: tuple[int, int] | None = None) -> GroupedStatistics:
+    """The collected ranges (any order) as one cell per (group, column) with rows; given
+    ``columns`` (a, b), only the cells of ``spec``'s columns a … b − 1, numbered from 0
+    (the cells of ``StatisticsSpec(spec.columns[a:b])``: a block's cells read by one
+    mechanism of a mixed run, the others' left undecoded)."""
     order = np.argsort(np.asarray(table.column(PART).to_numpy(), dtype=np.int64))
     blobs = [b.as_buffer() for b in table.column(BLOB)]  # no copies
     parts = [from_blob(blobs[i]) for i in order]
@@ -739,6 +743,14 @@ def to_cells(table: Any, spec: StatisticsSpec, groups: int) -> GroupedStatistics
     if not parts:
         return out
     keys, n, sums = _joined(parts)  # disjoint ranges in key order: sorted
+    if columns is not None:  # the columns' keys, from the first one's base
+        whole = key_bases(spec, groups)
+        first, end = int(whole[columns[0]]), int(whole[columns[1]])
+        a, z = (int(i) for i in np.searchsorted(keys, [first, end]))
+        keys, n, sums = keys[a:z] - first, n[a:z], sums[a:z]
+        spec = StatisticsSpec(spec.columns[columns[0]:columns[1]])
+        if not len(keys):
+            return out
     base = np.array([int(v) for v in key_bases(spec, groups)], dtype=np.int64)
     j_of = np.searchsorted(base, keys, side="right") - 1
     sizes = np.array([int(c.grid.size) for c in spec.columns], dtype=np.int64)
