@@ -133,7 +133,8 @@ class ClassesProduct:
         if self.selection is None:
             return said
         return [*said, *selection_lines(self.guarantee, self.selection,
-                                        "one rectangle per class", len(self.values))]
+                                        "one rectangle per class", len(self.values),
+                                        "class(es)")]
 
     def open(self, route: EngineRoute, progress: Callable[[str], None]) -> OpenedClasses:
         s = self.settings
@@ -206,10 +207,12 @@ class ClassesProduct:
     def summary(self, record: dict[str, Any], name: Callable[[str], str]
                 ) -> tuple[list[str], list[str]]:
         result = ClassesResult.from_json(record)
-        kept = record.get("group_selection", {}).get("groups_kept")
+        chosen = record.get("group_selection", {})
+        kept, listed = chosen.get("groups_kept"), chosen.get("groups_listed")
         head = [result.summary()]
-        if kept:  # none kept: the summary says so
-            head.append(f"{kept} class(es) kept by the private selection")
+        if kept:  # none kept (and none listed): the summary says so
+            head.append(f"{kept} class(es) kept by the private selection"
+                        + (f", beside {listed} listed" if listed else ""))
         said: list[str] = []
         for c, r in zip(result.classes, result.results, strict=True):
             if r.empty:  # read from the released result only

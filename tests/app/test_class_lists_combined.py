@@ -87,7 +87,8 @@ def test_listed_classes_are_released_and_the_others_selected_with_one_ledger_row
     stats = record["statistics_privacy"]
     assert runs[0].epsilon == pytest.approx(stats["epsilon"] + 1.0, abs=1e-12)
     assert runs[0].delta == pytest.approx(stats["delta"] + 0.05, rel=1e-12)
-    assert "plan: 3 listed group(s) released whatever their rows" in out
+    assert "plan: 3 listed class(es) released whatever their rows" in out
+    assert f"{len(kept)} class(es) kept by the private selection, beside 3 listed" in out
     assert "plan: the selection, then one rectangle per class on the kept keys only" in out
     # the same rectangles as the public list of every released class, for the seed
     all_path = tmp_path / "all.json"
