@@ -155,3 +155,18 @@ def test_bad_combinations_are_refused_with_nothing_written_or_charged(
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
     assert not out_path.exists() and not png.exists()
     assert Ledger(str(ledger)).runs("ds") == []
+
+
+def test_the_classifier_takes_a_public_list_beside_the_selection(tmp_path: Path) -> None:
+    """``RectangleClassifier(classes=[...], select_groups=True)``: ``classes_`` are the
+    listed classes, then those the selection kept (dprect.fit's), for ONE charge."""
+    pytest.importorskip("sklearn")
+    labels = np.asarray(_labels())
+    X = np.column_stack([np.arange(len(labels)) % 7.0, np.arange(len(labels)) % 3.0])
+    budget = dprect.PrivacyBudget()
+    clf = dprect.RectangleClassifier(2, 1e-6, classes=LISTED, grid=GRID, random_state=SEED,
+                                     budget=budget, select_groups=True,
+                                     selection_epsilon=1.0, selection_delta=0.05)
+    clf.fit(X, labels)
+    assert clf.classes_.tolist() == [*LISTED, *_expected_kept()]
+    assert len(budget.charges) == 1
