@@ -16,13 +16,16 @@ the executors (:mod:`dprect.engines.spark.executor_draws`).
 schema and the spec's grids with no Spark job; the prepared run's ``statistics`` then runs
 **the pass** (:func:`spark_statistics`): :func:`partial_bins` in ``mapInArrow`` encodes each
 chunk's finite values on the column's grid and counts (and sums) them per (group, column,
-bin) in numpy — a dense table where it is small (:func:`chunk_counts`), compiled for the
+bin) in numpy — a dense table where it is small (:func:`chunk_counts`), else one sort
+of int64 words (a decimal grid's (group, cell) with its at-value bit packed in:
+:func:`_packed_count`), compiled for the
 search grid where the executor has dprect and numba, with each column's running total and a
 chunk's lists merged in one linear pass (in int64 while no key reaches 2^33 rows, exactly
 past it); the input is coalesced to one partition per core. Each partition's lists leave as
 sorted int64 blobs (a sum as two words: exact at any count; compressed,
 :data:`BLOB_CODEC`), one per key range, each range is merged by one task
-(:func:`merge_blobs`) and the ranges are collected in key order. So the number of Spark
+(:func:`merge_blobs`: linear merges of the sorted lists, no sort) and the ranges are
+collected in key order. So the number of Spark
 jobs depends on neither the groups nor the columns nor the statistics asked. On a run of
 many groups the draws run in the executors instead, over the same pass cut into blocks of
 groups (:func:`counting_pass` with ``blocks``; :mod:`dprect.engines.spark.executor_draws`).
@@ -117,10 +120,10 @@ JIT_VERSION = 3
 DECIMAL_JIT_VERSION = 1
 #: a blob's int64 rows: key, count, and the sum's two words (hi, lo)
 BLOB_ROWS = 4
-#: a blob's lists travel compressed (keys as differences; :func:`_blob`): the quantiles'
-#: decimal grid makes nearly every value a cell of its own, 32 bytes raw, about 1.5 bytes
-#: compressed — what the shuffle, the kept blocks and a collect hold (docs/results.md
-#: §5.3b)
+#: a blob's lists travel compressed (keys as differences, each row in its least integer
+#: type; :func:`_blob`): the quantiles' decimal grid makes nearly every value a cell of
+#: its own, 32 bytes raw, about 1.5–2 bytes compressed — what the shuffle, the kept blocks
+#: and a collect hold; zstd's fast level −1 on the narrowed rows (docs/results.md §5.3b)
 BLOB_CODEC = "zstd"
 BLOB_LEVEL = -1
 #: a partition's running lists are sent on (one blob per range, merged with the rest by
