@@ -425,3 +425,18 @@ def test_a_column_without_rows_in_any_group_of_a_block_gets_no_statistics():
     assert set(out) == {(0, 0)}
     want = cell_statistics(x, 2.0)
     assert np.array_equal(out[(0, 0)].counts, want.counts)
+
+
+def test_from_words_joins_in_int64_where_it_fits_and_exactly_past_it() -> None:
+    """Σ M² from its two word sums: the same Python integers whether the words are joined
+    in int64 (each word sum in range) or one at a time (past it, or object sums)."""
+    from dprect.core.describe_stats import SQUARE_WORD, from_words
+
+    gen = np.random.default_rng(12)
+    hi = gen.integers(0, 2**32, 500).astype(np.int64)
+    lo = gen.integers(0, 2**62, 500).astype(np.int64)
+    for h, v in ((hi, lo), (hi[:0], lo[:0]), (np.array([2**32, 5]), np.array([0, 2**62])),
+                 (np.array([2**40, 1], dtype=object), np.array([2**70, 3], dtype=object))):
+        got = from_words(h, v)
+        assert got.dtype == object and all(type(x) is int for x in got)
+        assert got.tolist() == [(int(a) << SQUARE_WORD) + int(b) for a, b in zip(h, v, strict=True)]
