@@ -436,14 +436,15 @@ def square_words(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def from_words(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
     """Σ M² = 2^30·Σ hi + Σ lo per entry, as Python integers (an object array): joined in
-    int64 where every word sum is an int64 in [0, 2^32) and [0, 2^62) (then the total is
-    below 2^63), else one Python integer at a time; the same integers."""
+    int64 where the word sums are non-negative int64 whose largest join,
+    2^30·max(hi) + max(lo), is below 2^63 (so none wraps), else one Python integer at a
+    time; the same integers."""
     h, v = np.asarray(hi), np.asarray(lo)
     if len(h) != len(v):
         raise ValueError("from_words needs equally long word sums")
     if h.dtype == v.dtype == np.int64 and (not len(h) or (
-            int(h.min()) >= 0 and int(h.max()) < 1 << 32
-            and int(v.min()) >= 0 and int(v.max()) < 1 << 62)):
+            int(h.min()) >= 0 and int(v.min()) >= 0
+            and (int(h.max()) << SQUARE_WORD) + int(v.max()) < 1 << 63)):
         return ((h << SQUARE_WORD) + v).astype(object)
     return np.array([(int(a) << SQUARE_WORD) + int(b) for a, b in zip(h, v, strict=True)],
                     dtype=object)

@@ -435,7 +435,10 @@ def test_from_words_joins_in_int64_where_it_fits_and_exactly_past_it() -> None:
     gen = np.random.default_rng(12)
     hi = gen.integers(0, 2**32, 500).astype(np.int64)
     lo = gen.integers(0, 2**62, 500).astype(np.int64)
+    edge = (2**63 - 1) >> SQUARE_WORD  # the largest hi joined in int64 with lo below 2^30
     for h, v in ((hi, lo), (hi[:0], lo[:0]), (np.array([2**32, 5]), np.array([0, 2**62])),
+                 (np.array([edge, 0]), np.array([2**30 - 1, 0])),
+                 (np.array([edge, 0]), np.array([2**30, 0])), (np.array([-1]), np.array([3])),
                  (np.array([2**40, 1], dtype=object), np.array([2**70, 3], dtype=object))):
         got = from_words(h, v)
         assert got.dtype == object and all(type(x) is int for x in got)
