@@ -754,16 +754,19 @@ def to_cells(table: Any, spec: StatisticsSpec, groups: int,
         spec = StatisticsSpec(spec.columns[columns[0]:columns[1]])
         if not len(keys):
             return out
-    base = np.array([int(v) for v in key_bases(spec, groups)], dtype=np.int64)
-    j_of = np.searchsorted(base, keys, side="right") - 1
-    sizes = np.array([int(c.grid.size) for c in spec.columns], dtype=np.int64)
-    local = keys - base[j_of]
-    g_of = local // sizes[j_of]
-    cell = j_of.astype(np.int64) * groups + g_of
-    starts = np.flatnonzero(np.r_[True, cell[1:] != cell[:-1]])
-    bins = local - g_of * sizes[j_of]
-    for lo, hi in zip(starts, np.r_[starts[1:], len(keys)], strict=True):
-        j, g = int(j_of[lo]), int(g_of[lo])
+    # cell c = j·G + g holds the keys [edges[c], edges[c + 1]): the cells' edges found in
+    # the sorted keys (no division an entry), each entry's bin its key minus its cell's edge
+    base = key_bases(spec, groups)
+    edges = np.concatenate([
+        *(np.int64(base[j]) + np.arange(groups, dtype=np.int64) * np.int64(c.grid.size)
+          for j, c in enumerate(spec.columns)), np.array([int(base[-1])], dtype=np.int64)])
+    at_edge = np.searchsorted(keys, edges)
+    size = np.diff(at_edge)
+    used = np.flatnonzero(size)
+    bins = keys - np.repeat(edges[used], size[used])
+    for c, lo, hi in zip(used.tolist(), at_edge[used].tolist(), at_edge[used + 1].tolist(),
+                         strict=True):
+        j, g = divmod(c, groups)
         kept = sums[lo:hi] if spec.columns[j].sums else None
         at = np.asarray(sums[lo:hi]).astype(np.int64) if spec.columns[j].at_value else None
         out[(g, j)] = CellBins(bins[lo:hi], n[lo:hi], kept, at)
