@@ -78,7 +78,10 @@ from dprect.core.quantile_box import (
     AIM_SIDE_SHARE,
     AIM_TOTAL_SHARE,
     AIMED_DECAY,
+    AIMED_SCORE,
+    AIMED_STEPS_PER_OCTAVE,
     coarse_bins,
+    overshoot_bound,
     overshoot_steps,
     predicted_axis_clip,
     predicted_clip,
@@ -111,13 +114,11 @@ MAX_IP_SIZE = 10**6
 #: to N_t − 1 positives and an engine reads N_t ranks, so a plan expecting more than this
 #: per round is useless and slow. (The composition baseline's block is Δ₀.)
 MAX_EXPECTED_MARGIN = 10**8
-#: ``auto`` picks the quantile box over the choice between the other two only when, at N,
-#: that choice is predicted to leave out at least (1 − this share) of N — a nearly empty
-#: rectangle — and the box no more (:func:`_safe_choice`; the box is never predicted
-#: above N, and a box of few positives beats an empty rectangle). Not on a smaller predicted miss
-#: alone: the box's bounds reach past the data by design (its prior's overshoot, the
-#: negatives inside grow), the others' stay inside, and their predictions are pessimistic
-#: on real tables (docs/results.md §4: realised 0.4–1.0 of plan)
+#: ``auto`` picks an UNAIMED quantile box (t = 0: a small table, where the aim is not
+#: affordable) over the choice between the other two only when, at N, that choice is
+#: predicted to leave out at least (1 − this share) of N — a nearly empty rectangle — and
+#: the box no more (:func:`_safe_choice`): an unaimed side's bounds reach past the data by
+#: its prior's overshoot. An aimed box is picked by its predicted miss and its aim
 AUTO_QUANTILES_GAP = 0.05
 #: the share of the add/remove ε ``auto`` spends on its private count when the count
 #: decides for the quantile box (not only between the other two: then
@@ -337,9 +338,24 @@ class Plan:
                    f"step, a bound about {100 * float(box.details['widening']):.0f}% "
                    f"farther from its axis's centre than the target's (more positives "
                    f"inside, and more negatives: the FP side)")
-        aimed = ("an aimed side is charged for every row it clips beyond or short of its "
-                 "target, past the data too")
-        return f"  quantiles: {aim}; {aimed if n is None or t else 'unaimed, ' + unaimed}"
+        a, mu = Fraction(box.details["aimed_rate"]), Fraction(box.details["aimed_decay"])
+        if t:
+            brake = (f"<= {overshoot_bound(a, t, mu):.2g} (K more steps: times "
+                     f"e^-{float(mu):g}K)")
+        else:
+            brake = f"<= e^-(a*t + {float(mu):g})/(1 - e^-{float(mu):g}), a = {float(a):.4g}"
+        aimed = (f"an aimed side is charged for every row it clips beyond its target, and "
+                 f"a step past the one holding its target row for the rows it leaves short; "
+                 f"it lands more than one step (a factor 2^(1/{AIMED_STEPS_PER_OCTAVE}) of "
+                 f"its offset from the centre) past its data's last row with probability "
+                 f"{brake}")
+        text = f"  quantiles: {aim}; {aimed if n is None or t else 'unaimed, ' + unaimed}"
+        if len(self.candidates) > 1:  # auto: its rule, with the default target miss
+            miss = ("its aim at N" if n is None else
+                    f"{100 * quantiles_aim(box, n) / max(n, 1):.3g}% of N, its aim at N")
+            text += (f"\n  auto picks the quantile box by default where its predicted miss "
+                     f"is at most the other choice's plus its default target miss ({miss})")
+        return text
 
 
     def table(self) -> str:
@@ -693,6 +709,7 @@ def _plan_quantiles(eps_t: float, delta_t: float, domains: list[Domain],
         details={"centre_rate": str(side) if not origin else None,
                  "side_epsilon": str(side), "decay": str(quantile_decay(side)),
                  "aimed_rate": str(side / 2), "aimed_decay": str(AIMED_DECAY),
+                 "aimed_score": AIMED_SCORE,
                  "aim_side_share": str(min(AIM_SIDE_SHARE, AIM_TOTAL_SHARE / rounds)),
                  "aims": aims,
                  "target_miss": target_miss, "shape_rounds": rounds,
@@ -991,16 +1008,16 @@ def _safe_choice(options: list[MethodPlan], positives: int | None = None) -> Met
     must win clearly to be chosen.
 
     The quantile box (issue #44), when it is a candidate, at a finite N (at N = None
-    never): where the user states a miss target (``target_miss`` > 0) and its sides aim at
-    a target (t > 0, :func:`quantiles_aim`), it replaces
-    that choice when its predicted miss is at most the choice's plus its aim — the rows it
-    gives up by design, the tails where classes overlap (docs/results.md §4.1), are not
-    held against it; its aimed score charges a bound past the data, so it no longer
-    reaches past it by design. Without a stated target (the default: a rectangle around
-    the positives keeps them, and the box reads the rows twice), when
-    the choice is predicted to leave out
-    at least (1 − :data:`AUTO_QUANTILES_GAP`) of N (a nearly empty rectangle) and the box
-    no more.
+    never): by default, where its sides aim at a target (t > 0, :func:`quantiles_aim`, the
+    default target miss; a stated ``target_miss`` may raise it), it replaces that choice
+    when its predicted miss is at most the choice's plus its aim — the rows it gives up by
+    design, the tails where classes overlap (docs/results.md §4.1), are not held against
+    it; its bracket score's brake keeps its sides from running past the data
+    (docs/privacy.md §16, Lemma QB3′: more than one step past the last row with
+    probability ≤ e^{−a·t−μ}/(1 − e^{−μ}), printed with the plan). Where it does not aim
+    (a small table), when the choice is predicted to leave out at least
+    (1 − :data:`AUTO_QUANTILES_GAP`) of N (a nearly empty rectangle) and the box no
+    more.
 
     With a public estimate N of the positives (``positives``; never the data's count) both
     predictions are taken at N (:func:`predicted_at`): RandMargins removes its rounds'
@@ -1025,8 +1042,7 @@ def _safe_choice(options: list[MethodPlan], positives: int | None = None) -> Met
     if positives is not None:
         at_old, at_box = predicted_at(old, positives), predicted_at(quant, positives)
         aim = quantiles_aim(quant, positives)
-        stated = float(quant.details.get("target_miss") or 0.0) > 0
-        if stated and aim > 0 and at_box <= at_old + aim:
+        if aim > 0 and at_box <= at_old + aim:
             return quant
         if at_old >= (1 - AUTO_QUANTILES_GAP) * positives and at_box <= at_old:
             return quant

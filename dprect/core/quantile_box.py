@@ -27,6 +27,17 @@ indices: the feature's public grid or the float order's 2^64 keys):
    raises some q_k of ONE side by one (a row > c is in hi tails only, < c in lo tails
    only, = c in none), so the pair is ε-DP and ε-bounded-range (parallel composition on
    disjoint rows; docs/privacy.md §11, Lemma D3).
+3. **Aimed sides** (t > 0) draw with the *bracket score* at the rate a = ε/2:
+   ∝ exp(−a·((q_k − t)⁺ + (t − q_{k−1})⁺) − μ_a·k) (q_{−1} = +∞; :func:`bracket_tails`),
+   which charges nothing to the step holding the t-th row from the outside, the rows
+   clipped beyond t to a step inside it, and the rows the previous candidate clipped
+   short of t to a step past it — so every step past the data's last step costs a·t.
+   A row moves each log-weight by at most a (docs/privacy.md §16, Lemma QB3): 2a-DP,
+   2a-bounded-range, the pair ε. **The brake**: a side lands more than K steps past the
+   first candidate beyond its last row with probability ≤ e^{−a·t−μ_a(K+1)}/(1 − e^{−μ_a})
+   (:func:`overshoot_bound`, Lemma QB3′), where the score −a·|q_k − t| it replaces charged
+   every step past the data the same a·t as a step that clips a whole step's rows too
+   many, so at a hard edge only the prior held it back (docs/results.md §4.1b).
 
 The rectangle is [L, U] on every axis; the rows it leaves out on axis j are exactly
 q_lo + q_hi. Per axis two mechanisms (one for the origin shape): R = 2d (d) ε-bounded-range
@@ -93,6 +104,9 @@ AIM_MIN_NATS = Fraction(3, 4)
 #: Σ e^{−μk} ≈ 1/μ: with μ = ε_s (the monotone side's) a side lands past the data in a
 #: good share of runs (weather at ε = 0.5: every side of a run at the data's end)
 AIMED_DECAY = DECAY
+#: the aimed sides' score, named in the plan for the guarantee check: "bracket", the
+#: step holding the t-th row free (:func:`bracket_tails`; docs/privacy.md §16, Lemma QB3)
+AIMED_SCORE = "bracket"
 
 
 def coarse_shift(domain: Domain) -> int:
@@ -173,6 +187,37 @@ def side_target(target_miss: float, positives: int | None, sides: int,
     if Fraction(side_epsilon) * aim < 2 * AIM_MIN_NATS:
         aim = 0
     return max(0, asked, aim)
+
+
+def bracket_tails(q: np.ndarray, target: int) -> np.ndarray:
+    """q′: the tail counts an aimed side's draw reads (the bracket score, docs/privacy.md
+    §16, Lemma QB3), so that |q′_k − t| = (q_k − t)⁺ + (t − q_{k−1})⁺ with q_{−1} = +∞:
+    q′_k = q_k where q_k ≥ t, q_{k−1} where q_{k−1} ≤ t, else t. Candidate k is charged
+    nothing when its step, the grid points (L_{k−1}, … ] … up to U_k, holds the t-th row
+    from the outside (q_k ≤ t ≤ q_{k−1}); a step inside it is charged the rows it clips
+    beyond t, a step past it the rows the previous candidate already clipped short of t.
+    Past the data's last row every step is charged t (q_{k−1} = 0), so the data's last
+    step beats every step past the data by a·q_{k−1}, and the step holding the t-th row by
+    a·t: the brake on overshoot past a hard edge (Lemma QB3′). Non-increasing, ≤ q_{k−1};
+    one more entry than q's nonzero ones at most (a public grid's last candidate clips
+    none)."""
+    q = np.asarray(q, dtype=np.int64)
+    t = int(target)
+    prev = np.concatenate([[t], q[:-1]])  # q_{−1} = +∞ acts as t: no charge
+    out = np.where(q >= t, q, np.minimum(prev, t))
+    return out.astype(np.int64)
+
+
+def overshoot_bound(aimed_rate: Fraction | float, target: int,
+                    decay: Fraction | float = DECAY, steps: int = 0) -> float:
+    """P(an aimed side lands more than ``steps`` candidate steps past the first candidate
+    beyond its data's last row) ≤ e^{−a·t − μ·(steps + 1)}/(1 − e^{−μ}), for any data
+    (docs/privacy.md §16, Lemma QB3′): the bracket score charges every step past that
+    candidate a·t, the step holding the t-th row nothing. That first candidate itself lies
+    at most one step (a factor 2^(1/:data:`AIMED_STEPS_PER_OCTAVE`) of the offset from the
+    centre) past the last row. Public: the plan's a, μ and t."""
+    a, mu = float(aimed_rate), float(decay)
+    return math.exp(-a * int(target) - mu * (steps + 1)) / -math.expm1(-mu)
 
 
 def centre_from_counts(counts: np.ndarray, domain: Domain, rate: Fraction,
@@ -268,8 +313,9 @@ def run_quantile_box(engine: Engine, domains: list[Domain], *, origin: bool,
         for side, cands, q in (("lo", los[j], lo_q), ("hi", his[j], hi_q)):
             if cands is None or q is None:
                 continue
-            k = draw_step(q, _Steps(len(cands)), target, rate, streams[j],
-                          aimed_decay if aimed else decay, two_sided=aimed)
+            k = draw_step(bracket_tails(q, target) if aimed else q, _Steps(len(cands)),
+                          target, rate, streams[j], aimed_decay if aimed else decay,
+                          two_sided=aimed)
             bound[side] = cands[k]
             if trace is not None:
                 trace.append(SideTrace(j, side, centres[j], k, cands[k],  # type: ignore[arg-type]
@@ -326,8 +372,9 @@ def predicted_clip(side_epsilon: float, rows: float, target: float,
     :data:`PHASES` phases φ, at most the side's rows. Its consequence: a side settles where
     one more step outward would add fewer than about μ/ε clipped rows — a thin tail of a
     few rows — whatever its count, where the old model spread the rows evenly. An aimed
-    side (t > 0): the law ∝ exp(−a·|q_i − t| − μ·i), a = ``aimed_rate``, on
-    :data:`AIMED_STEPS_PER_OCTAVE` steps per octave."""
+    side (t > 0): the bracket score's law ∝ exp(−a·((q_i − t)⁺ + (t − q_{i−1})⁺) − μ·i)
+    (:func:`bracket_tails`), a = ``aimed_rate``, on :data:`AIMED_STEPS_PER_OCTAVE` steps
+    per octave (the innermost modelled step's q_{−1} taken as all the side's rows)."""
     if rows <= 0:
         return 0.0
     aimed = target > 0 and aimed_rate is not None
@@ -338,8 +385,12 @@ def predicted_clip(side_epsilon: float, rows: float, target: float,
     for phase in range(PHASES):
         z = np.exp2((steps + phase / PHASES) / r)
         q = rows * np.array([math.erfc(v / math.sqrt(2.0)) for v in z])
-        bad = (float(aimed_rate) * np.abs(q - target) if aimed  # type: ignore[arg-type]
-               else side_epsilon * np.maximum(q - target, 0.0))
+        if aimed:  # the bracket score (Lemma QB3): the step holding the t-th row is free
+            prev = np.concatenate([[rows], q[:-1]])
+            bad = float(aimed_rate) * (np.maximum(q - target, 0.0)  # type: ignore[arg-type]
+                                       + np.maximum(target - prev, 0.0))
+        else:
+            bad = side_epsilon * np.maximum(q - target, 0.0)
         logw = -bad - mu * (steps - steps[0])
         w = np.exp(logw - logw.max())
         total += float((w * q).sum() / w.sum())
@@ -396,11 +447,37 @@ def predicted_axis_clip(side_epsilon: float, rows: float, target: float, decay: 
     return float(min(rows, p_good * good + (1 - p_good) * bad))
 
 
-__all__ = ["AIMED_DECAY", "AIMED_STEPS_PER_OCTAVE", "AIM_MIN_NATS", "AIM_SIDE_SHARE",
-           "AIM_TOTAL_SHARE", "CENTRE_BITS",
-           "DATA_BINS", "FINE_BITS", "INSIDE_OCTAVES", "OUTSIDE_OCTAVES", "PHASES",
-           "STEPS_PER_OCTAVE", "SideTrace", "centre_from_counts", "coarse_bins",
-           "coarse_shift", "coarse_thresholds",
-           "offsets", "overshoot_steps", "predicted_axis_clip", "predicted_clip",
-           "quantile_decay", "run_quantile_box", "side_candidates", "side_steps",
-           "side_target", "tail_counts", "tail_thresholds", "widening"]
+__all__ = [
+    "AIMED_DECAY",
+    "AIMED_SCORE",
+    "AIMED_STEPS_PER_OCTAVE",
+    "AIM_MIN_NATS",
+    "AIM_SIDE_SHARE",
+    "AIM_TOTAL_SHARE",
+    "CENTRE_BITS",
+    "DATA_BINS",
+    "FINE_BITS",
+    "INSIDE_OCTAVES",
+    "OUTSIDE_OCTAVES",
+    "PHASES",
+    "STEPS_PER_OCTAVE",
+    "SideTrace",
+    "bracket_tails",
+    "centre_from_counts",
+    "coarse_bins",
+    "coarse_shift",
+    "coarse_thresholds",
+    "offsets",
+    "overshoot_bound",
+    "overshoot_steps",
+    "predicted_axis_clip",
+    "predicted_clip",
+    "quantile_decay",
+    "run_quantile_box",
+    "side_candidates",
+    "side_steps",
+    "side_target",
+    "tail_counts",
+    "tail_thresholds",
+    "widening",
+]

@@ -187,12 +187,13 @@ def test_quantiles_guarantee_is_the_composition_of_its_mechanisms() -> None:
 
 def test_auto_runs_the_aimed_box_on_a_large_table_and_the_old_choice_without_n() -> None:
     """At flights' N and d the box aims at ⌊N/50⌋ rows a side, is predicted to miss no
-    more than composition plus that aim, and auto runs it where the user states a miss
-    target; without one auto keeps composition (a rectangle around the positives keeps
-    them); without N (no count: a classes' fit) the box is no candidate."""
+    more than composition plus that aim, and auto runs it by default (its brake keeps
+    its sides at the data, docs/privacy.md §16) as with a stated miss target; without N
+    (no count: a classes' fit) the box is no candidate."""
     doms = [IntegerRange(0, 2359)] * 6
-    assert plan(epsilon=1.0, delta=1e-6, domains=doms, positives=80_100
-                ).chosen.method == "composition"
+    default = plan(epsilon=1.0, delta=1e-6, domains=doms, positives=80_100)
+    assert default.chosen.method == "quantiles"
+    assert "picks the quantile box by default" in default.table()
     p = plan(epsilon=1.0, delta=1e-6, domains=doms, positives=80_100, target_miss=0.02)
     assert p.chosen.method == "quantiles"
     assert "aims at 1,602 clipped rows" in p.table()
