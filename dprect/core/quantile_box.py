@@ -282,9 +282,10 @@ def run_quantile_box(engine: Engine, domains: list[Domain], *, origin: bool,
     candidates of every axis, then every axis's lo and hi side. Axis j draws from its own
     stream, ``RandomSource.stream(seeds[j])`` of ``rng.stream_seeds(d)``: its centre,
     its lo side, its hi side — so no axis's draws depend on the order the axes are
-    served. With a target t > 0 the sides draw with the aimed score
-    −a·|q_k − t| − μ·k at the rate a = ``aimed_rate`` (the plan's ε_s/2: the pair is
-    ε_s-DP, docs/privacy.md §16, Lemma QB2′) and the prior's decay ``aimed_decay``
+    served. With a target t > 0 the sides draw with the bracket score
+    −a·((q_k − t)⁺ + (t − q_{k−1})⁺) − μ·k (:func:`bracket_tails`) at the rate
+    a = ``aimed_rate`` (the plan's ε_s/2: the pair is ε_s-DP, docs/privacy.md §16,
+    Lemma QB3) and the prior's decay ``aimed_decay``
     (:data:`AIMED_DECAY`), on :data:`AIMED_STEPS_PER_OCTAVE` steps per octave; with
     t = 0 the monotone score at ε_s and decay ``decay``."""
     if centre_rate <= 0 or side_epsilon <= 0 or target < 0:
