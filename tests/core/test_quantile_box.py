@@ -317,8 +317,8 @@ def test_the_aimed_plan_is_calibrated_on_shared_tails(n: int, d: int,
     the real tables of docs/results.md §4.1): measured 0.089 and 0.120, planned 0.069
     and 0.074 under the bracket score (the second an open point, strict xfail; before it,
     0.110 / 0.097 and 0.120 / 0.111). With w = 1 (the axes independent, the unaimed
-    model's rule) the plan was 0.13 and 0.21 and the second failed; on independent features the aimed plan under-predicts
-    (0.138 and 0.174 measured): a limit of a model that no public parameter can tell the
+    model's rule) the plan was 0.13 and 0.21 and the second failed; on independent
+    features the aimed plan under-predicts (0.138 and 0.174 measured): a limit of a model that no public parameter can tell the
     overlap to. At weather's N and d and ε ≤ 1 the aim is a few nats (a·t = 1.1, 2.2):
     the sides' noise sets their clips, independent across the axes (measured 0.199 and
     0.149, planned 0.217 and 0.153); a constant w (no AIMED_NOISE_NATS term) plans 0.138
