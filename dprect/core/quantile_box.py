@@ -336,6 +336,17 @@ OUTSIDE_OCTAVES = 8
 #: the phases of the candidate steps against σ the model averages over (public offsets
 #: against an unknown scale: any phase is as likely)
 PHASES = 4
+#: the model's room past the centre on a public grid, in the rows' scale σ: a grid chosen
+#: to hold the data is taken to end about this many σ past the centre, where the steps end
+#: (past the data a side draws from the prior's mass, which the grid's end cuts: at
+#: μ = ε_s = 1/4 a grid ending 7σ past the mean leaves 1.21 rows a side clipped of 50,
+#: one 10× wider 0.86, the model with no end 0.86 — docs/results.md §4.1's calibration).
+#: The float order (more than 2^:data:`FLOAT_ORDER_BITS` keys) keeps
+#: :data:`OUTSIDE_OCTAVES` of room: its keys run far past any data
+GRID_ROOM_SIGMAS = 5.0
+#: a grid of more than 2^FLOAT_ORDER_BITS points is the float order's (public grids hold at
+#: most 2^54 points)
+FLOAT_ORDER_BITS = 60
 #: the model's data width in coarse bins (:func:`predicted_axis_clip`'s centre): a binade
 #: of the float order; a grid of fewer bins is all data
 DATA_BINS = 16
@@ -363,7 +374,8 @@ def quantile_decay(side_epsilon: Fraction) -> Fraction:
 
 
 def predicted_clip(side_epsilon: float, rows: float, target: float,
-                   decay: float = float(DECAY), aimed_rate: float | None = None) -> float:
+                   decay: float = float(DECAY), aimed_rate: float | None = None,
+                   room: float | None = None) -> float:
     """A side's expected clipped rows with ``rows`` rows on it (a model, docs/algorithm.md
     §10, calibrated in docs/results.md §4.1): the rows' offsets from the centre are
     half-normal, |Z|·σ, so a candidate at offset σ·z leaves q(z) = rows·erfc(z/√2) rows
@@ -375,7 +387,9 @@ def predicted_clip(side_epsilon: float, rows: float, target: float,
     few rows — whatever its count, where the old model spread the rows evenly. An aimed
     side (t > 0): the bracket score's law ∝ exp(−a·((q_i − t)⁺ + (t − q_{i−1})⁺) − μ·i)
     (:func:`bracket_tails`), a = ``aimed_rate``, on :data:`AIMED_STEPS_PER_OCTAVE` steps
-    per octave (the innermost modelled step's q_{−1} taken as all the side's rows)."""
+    per octave (the innermost modelled step's q_{−1} taken as all the side's rows).
+    ``room``: the grid's end in σ (None: no end within the modelled steps): the steps at
+    or past it are cut and the end is the last candidate (:data:`GRID_ROOM_SIGMAS`)."""
     if rows <= 0:
         return 0.0
     aimed = target > 0 and aimed_rate is not None
@@ -385,6 +399,11 @@ def predicted_clip(side_epsilon: float, rows: float, target: float,
     total = 0.0
     for phase in range(PHASES):
         z = np.exp2((steps + phase / PHASES) / r)
+        at = steps
+        if room is not None:  # the grid's end: the last candidate, one step past the rest
+            inside = z < room
+            at = np.append(steps[inside], steps[inside][-1] + 1 if inside.any() else 0.0)
+            z = np.append(z[inside], room)
         q = rows * np.array([math.erfc(v / math.sqrt(2.0)) for v in z])
         if aimed:  # the bracket score (Lemma QB3): the step holding the t-th row is free
             prev = np.concatenate([[rows], q[:-1]])
@@ -392,7 +411,7 @@ def predicted_clip(side_epsilon: float, rows: float, target: float,
                                        + np.maximum(target - prev, 0.0))
         else:
             bad = side_epsilon * np.maximum(q - target, 0.0)
-        logw = -bad - mu * (steps - steps[0])
+        logw = -bad - mu * (at - at[0])
         w = np.exp(logw - logw.max())
         total += float((w * q).sum() / w.sum())
     return float(min(rows, total / PHASES))
@@ -412,7 +431,8 @@ def predicted_axis_clip(side_epsilon: float, rows: float, target: float, decay: 
     * the centre lands in the data with probability G/(G + B − W): the data on
       W = min(B, :data:`DATA_BINS`) of the B coarse bins with a triangular depth rising to
       rows/2, G = Σ exp(ε·depth), each empty bin weight 1. Then each side holds rows/2
-      and clips :func:`predicted_clip`;
+      and clips :func:`predicted_clip`, on a public grid with its end
+      :data:`GRID_ROOM_SIGMAS` σ past the centre (the float order: no end);
     * otherwise every row lies on one side, K = S − 2r candidate steps out
       (:func:`side_steps`) and J = r steps before the grid's end: the side clips them all
       (weight e^{−ε(rows − t)⁺}·Σ_{k<K} e^{−μk}) or none (Σ_{K≤k<K+J} e^{−μk}); an
@@ -432,7 +452,8 @@ def predicted_axis_clip(side_epsilon: float, rows: float, target: float, decay: 
     log_good = top + math.log(float(np.exp(eps * depth - top).sum()))
     empty = bins - w
     p_good = 1.0 if empty <= 0 else 1.0 / (1.0 + empty * math.exp(-min(log_good, 700.0)))
-    good = 2 * predicted_clip(eps, rows / 2, target, mu, aimed_rate)
+    room = None if (m - 1).bit_length() > FLOAT_ORDER_BITS else GRID_ROOM_SIGMAS
+    good = 2 * predicted_clip(eps, rows / 2, target, mu, aimed_rate, room)
     k = max(1, side_steps(m, r) - 2 * r)
     # in logs (a large t underflows both): Σ_{k'<K} e^{−μk'}·(1 − e^{−μ}), then the J
     # steps past the data
@@ -458,6 +479,8 @@ __all__ = [
     "CENTRE_BITS",
     "DATA_BINS",
     "FINE_BITS",
+    "FLOAT_ORDER_BITS",
+    "GRID_ROOM_SIGMAS",
     "INSIDE_OCTAVES",
     "OUTSIDE_OCTAVES",
     "PHASES",
