@@ -720,7 +720,8 @@ def _plan_quantiles(eps_t: float, delta_t: float, domains: list[Domain],
                  "widening": widening(quantile_decay(side))})
 
 
-def quantiles_predicted(method: MethodPlan, positives: int) -> float:
+def quantiles_predicted(method: MethodPlan, positives: int, independent: bool = False
+                        ) -> float:
     """The quantile box's predicted positives outside at N = ``positives``: per axis its
     expected clip c_j — :func:`~dprect.core.quantile_box.predicted_axis_clip` (the centre
     in the data or not, then the sides), or for the origin shape's one side
@@ -734,7 +735,9 @@ def quantiles_predicted(method: MethodPlan, positives: int) -> float:
     w = w∞ + (1 − w∞)·e^{−a·t/κ} (w∞ = :data:`AIMED_OVERLAP`, κ =
     :data:`AIMED_NOISE_NATS`, a the aimed rate): where a side's noise outweighs its aim
     (a·t of a few nats: weather at ε ≤ 1) its clips are set by the noise, independent
-    across the axes, and w nears 1."""
+    across the axes, and w nears 1. ``independent``: the independent union I whatever the
+    aim (no credit for the tails' overlap: what independent features give, the bound
+    :func:`_safe_choice` holds the aimed box to)."""
     origin = method.details.get("centre_rate") is None
     eps = float(Fraction(method.details["side_epsilon"]))
     target = _side_target(method, positives)
@@ -756,7 +759,7 @@ def quantiles_predicted(method: MethodPlan, positives: int) -> float:
         keep += math.log1p(-share)
         widest = max(widest, clip)
     union = n * -math.expm1(keep)
-    if target > 0:  # aimed: the tails' overlap, between nested and independent
+    if target > 0 and not independent:  # aimed: the tails' overlap, nested to independent
         w = AIMED_OVERLAP + (1 - AIMED_OVERLAP) * math.exp(-aimed * target / AIMED_NOISE_NATS)
         union = widest ** (1 - w) * union ** w
     return float(min(positives, union))
@@ -1010,16 +1013,22 @@ def _safe_choice(options: list[MethodPlan], positives: int | None = None) -> Met
     must win clearly to be chosen.
 
     The quantile box (issue #44), when it is a candidate, at a finite N (at N = None
-    never): by default, where its sides aim at a target (t > 0, :func:`quantiles_aim`, the
-    default target miss; a stated ``target_miss`` may raise it), it replaces that choice
-    when its predicted miss is at most the choice's plus its aim — the rows it gives up by
-    design, the tails where classes overlap (docs/results.md §4.1), are not held against
-    it; its bracket score's brake keeps its sides from running past the data
-    (docs/privacy.md §16, Lemma QB3′: more than one step past the last row with
-    probability ≤ e^{−a·t−μ}/(1 − e^{−μ}), printed with the plan). Where it does not aim
-    (a small table), when the choice is predicted to leave out at least
-    (1 − :data:`AUTO_QUANTILES_GAP`) of N (a nearly empty rectangle) and the box no
-    more.
+    never), replaces that choice in three cases. (1) With a stated ``target_miss`` (the
+    user asks for its aim): when its predicted miss is at most the choice's plus its aim
+    (:func:`quantiles_aim`), the rows given up on request not held against it. (2) By
+    default, where its sides aim at a target (t > 0): only when it is predicted to miss
+    clearly FEWER positives — its independent union (:func:`quantiles_predicted` with
+    ``independent``: no credit for the tails' overlap, which is calibrated on real tables
+    and absent on independent features) at most (1 − :data:`AUTO_MARGIN`) times the
+    choice's, the margin RandMargins must beat composition by. So auto never trades a
+    rectangle that misses few positives for the box's aim: at a large N (composition's
+    miss → 0, the box's → its aim) the choice is main's, and the Spark fit keeps its one
+    scan (s25-brake's earlier rule, at most the choice's plus the aim, took the box on
+    nearly every large table). The price: on real tables whose tails hold the negatives
+    (flights, diamonds at ε = 4, docs/results.md §4.1) the aimed box has the smaller
+    balanced error while missing more positives, and auto keeps composition there.
+    (3) Where the choice is predicted to leave out at least (1 − :data:`AUTO_QUANTILES_GAP`)
+    of N (a nearly empty rectangle) and the box no more.
 
     With a public estimate N of the positives (``positives``; never the data's count) both
     predictions are taken at N (:func:`predicted_at`): RandMargins removes its rounds'
@@ -1044,7 +1053,11 @@ def _safe_choice(options: list[MethodPlan], positives: int | None = None) -> Met
     if positives is not None:
         at_old, at_box = predicted_at(old, positives), predicted_at(quant, positives)
         aim = quantiles_aim(quant, positives)
-        if aim > 0 and at_box <= at_old + aim:
+        stated = float(quant.details.get("target_miss") or 0.0) > 0
+        if stated and aim > 0 and at_box <= at_old + aim:
+            return quant
+        if aim > 0 and (quantiles_predicted(quant, positives, independent=True)
+                        <= (1 - AUTO_MARGIN) * at_old):
             return quant
         if at_old >= (1 - AUTO_QUANTILES_GAP) * positives and at_box <= at_old:
             return quant
