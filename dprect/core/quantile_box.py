@@ -54,6 +54,7 @@ in two passes (one for the origin shape, which has no centre to draw).
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -62,7 +63,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from dprect.core.domains import Domain, Side
+from dprect.core.domains import Domain, FloatOrder, Side
 from dprect.core.engine import Engine
 from dprect.core.errors import ParameterError
 from dprect.core.interior_point import sample_unimodal
@@ -151,14 +152,61 @@ def offsets(domain: Domain, room: int, r: int = STEPS_PER_OCTAVE) -> list[int]:
 def side_candidates(domain: Domain, centre: int, side: Side,
                     r: int = STEPS_PER_OCTAVE) -> list[int]:
     """The side's candidate bounds (grid indices), outward from ``centre``: c, c ± o_k
-    inside the grid, then the grid's end (public; r steps per octave)."""
+    inside the grid, then the grid's end (public; r steps per octave); on the float order
+    merged with the public magnitude points beyond c (:func:`magnitude_points`)."""
     m = int(domain.size)
     if side == "hi":
         room = m - 1 - centre
-        return [centre] + [centre + o for o in offsets(domain, room, r)] + (
+        out = [centre] + [centre + o for o in offsets(domain, room, r)] + (
             [m - 1] if room > 0 else [])
-    return [centre] + [centre - o for o in offsets(domain, centre, r)] + (
-        [0] if centre > 0 else [])
+    else:
+        out = [centre] + [centre - o for o in offsets(domain, centre, r)] + (
+            [0] if centre > 0 else [])
+    if not isinstance(domain, FloatOrder):
+        return out
+    # the float order: every point from its nearest anchor, c or ±1 (a Voronoi split of the
+    # keys), so that the steps are the finer of the two lists wherever they lie and a side
+    # walks no more steps than one list would (each step costs the prior μ); 0 and the
+    # grid's end stay
+    units = (FloatOrder.index_of(1.0), FloatOrder.index_of(-1.0))
+    keep_always = {FloatOrder.index_of(0.0), 0, m - 1, centre}
+
+    def unit_gap(p: int) -> int:
+        return min(abs(p - u) for u in units)
+
+    points = magnitude_points(r)
+    if side == "hi":
+        beyond = points[bisect.bisect_right(points, centre):]
+    else:
+        beyond = points[:bisect.bisect_left(points, centre)]
+    merged = {p for p in out if p in keep_always or abs(p - centre) <= unit_gap(p)}
+    merged.update(p for p in beyond if p in keep_always or unit_gap(p) < abs(p - centre))
+    return sorted(merged, reverse=side == "lo")
+
+
+@lru_cache(maxsize=8)
+def magnitude_points(r: int = STEPS_PER_OCTAVE) -> tuple[int, ...]:
+    """The float order's public magnitude points (grid indices, ascending): 0.0 and
+    key(±1) ± o_k (the offsets of :func:`offsets`, r per octave, from 1/16 of a binade),
+    i.e. the floats ±2^(±e) for e = 2^(i/r)/16 binades, i = 0, 1, … — steps of a sixteenth
+    of a binade near |x| = 1 growing geometrically in binades out to the ends and down to
+    zero. On the float order an offset from the centre is counted in keys, about
+    2^52 × the binades between: from a centre among the tiny floats, or across zero
+    (where the keys of every float between the data's smallest magnitude and zero lie),
+    the data's binades are a sliver of an offset ~2^62 keys, and one step of 2^(1/r) of
+    it jumps ~190 binades (a bound 10^117 past data in [−50, 50], docs/results.md §4.1b).
+    The magnitude points are a step of at most a factor 2^(1/r) of the binades between
+    |x| and 1 wherever the data lie, whatever the centre (docs/privacy.md §16)."""
+    fo = FloatOrder()
+    m = int(fo.size)
+    zero = fo.index_of(0.0)
+    out = {zero}
+    for anchor, lo_end, hi_end in ((fo.index_of(1.0), zero, m - 1),
+                                   (fo.index_of(-1.0), 0, zero - 1)):
+        out.update(anchor + o for o in offsets(fo, hi_end - anchor, r))
+        out.update(anchor - o for o in offsets(fo, anchor - lo_end, r))
+        out.add(anchor)
+    return tuple(sorted(out))
 
 
 @dataclass(frozen=True)
@@ -491,6 +539,7 @@ __all__ = [
     "coarse_bins",
     "coarse_shift",
     "coarse_thresholds",
+    "magnitude_points",
     "offsets",
     "overshoot_bound",
     "overshoot_steps",
