@@ -352,11 +352,17 @@ class Plan:
                  f"its offset from the centre) past its data's last row with probability "
                  f"{brake}")
         text = f"  quantiles: {aim}; {aimed if n is None or t else 'unaimed, ' + unaimed}"
-        if len(self.candidates) > 1:  # auto: its rule, with the default target miss
-            miss = ("its aim at N" if n is None else
-                    f"{100 * quantiles_aim(box, n) / max(n, 1):.3g}% of N, its aim at N")
-            text += (f"\n  auto picks the quantile box by default where its predicted miss "
-                     f"is at most the other choice's plus its default target miss ({miss})")
+        if len(self.candidates) > 1:  # auto: its rule (_safe_choice)
+            if share:
+                miss = ("its aim at N" if n is None else
+                        f"{100 * quantiles_aim(box, n) / max(n, 1):.3g}% of N, its aim at N")
+                text += (f"\n  auto picks the quantile box where its predicted miss is at "
+                         f"most the other choice's plus its target miss ({miss})")
+            else:
+                text += (f"\n  auto picks the quantile box only where, its sides' clips "
+                         f"taken independent, it is predicted to miss at most "
+                         f"{1 - AUTO_MARGIN:g} times the other choice's positives, or that "
+                         f"choice is nearly empty")
         return text
 
 

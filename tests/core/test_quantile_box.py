@@ -186,14 +186,15 @@ def test_quantiles_guarantee_is_the_composition_of_its_mechanisms() -> None:
 
 
 def test_auto_runs_the_aimed_box_on_a_large_table_and_the_old_choice_without_n() -> None:
-    """At flights' N and d the box aims at ⌊N/50⌋ rows a side, is predicted to miss no
-    more than composition plus that aim, and auto runs it by default (its brake keeps
-    its sides at the data, docs/privacy.md §16) as with a stated miss target; without N
-    (no count: a classes' fit) the box is no candidate."""
+    """At flights' N and d the box aims at ⌊N/50⌋ rows a side and is predicted to miss no
+    more than composition plus that aim: auto runs it with a stated miss target; by
+    default it keeps composition, which is predicted to miss fewer positives (the box
+    only where it misses clearly fewer, planner._safe_choice); without N (no count: a
+    classes' fit) the box is no candidate."""
     doms = [IntegerRange(0, 2359)] * 6
     default = plan(epsilon=1.0, delta=1e-6, domains=doms, positives=80_100)
-    assert default.chosen.method == "quantiles"
-    assert "picks the quantile box by default" in default.table()
+    assert default.chosen.method == "composition"
+    assert "it is predicted to miss at most 0.9 times" in default.table()
     p = plan(epsilon=1.0, delta=1e-6, domains=doms, positives=80_100, target_miss=0.02)
     assert p.chosen.method == "quantiles"
     assert "aims at 1,602 clipped rows" in p.table()
