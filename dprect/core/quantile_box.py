@@ -150,10 +150,14 @@ def offsets(domain: Domain, room: int, r: int = STEPS_PER_OCTAVE) -> list[int]:
 
 
 def side_candidates(domain: Domain, centre: int, side: Side,
-                    r: int = STEPS_PER_OCTAVE) -> list[int]:
+                    r: int = STEPS_PER_OCTAVE, magnitudes: bool = False) -> list[int]:
     """The side's candidate bounds (grid indices), outward from ``centre``: c, c ± o_k
-    inside the grid, then the grid's end (public; r steps per octave); on the float order
-    merged with the public magnitude points beyond c (:func:`magnitude_points`)."""
+    inside the grid, then the grid's end (public; r steps per octave); with
+    ``magnitudes`` (an aimed side) on the float order merged with the public magnitude
+    points beyond c (:func:`magnitude_points`). An unaimed side keeps the centre's offsets
+    alone: on a small table its centre often lies far from the data, and the merged
+    list's extra steps (each costing the prior μ) held its sides at the centre (iris at
+    ε = 1: 80% of the positives out, against 20% with bounds far past the data)."""
     m = int(domain.size)
     if side == "hi":
         room = m - 1 - centre
@@ -162,7 +166,7 @@ def side_candidates(domain: Domain, centre: int, side: Side,
     else:
         out = [centre] + [centre - o for o in offsets(domain, centre, r)] + (
             [0] if centre > 0 else [])
-    if not isinstance(domain, FloatOrder):
+    if not magnitudes or not isinstance(domain, FloatOrder):
         return out
     # the float order: every point from its nearest anchor, c or ±1 (a Voronoi split of the
     # keys), so that the steps are the finer of the two lists wherever they lie and a side
@@ -350,8 +354,9 @@ def run_quantile_box(engine: Engine, domains: list[Domain], *, origin: bool,
         centres = [centre_from_counts(coarse[j], dom, centre_rate, streams[j])
                    for j, dom in enumerate(domains)]
     r = AIMED_STEPS_PER_OCTAVE if aimed else STEPS_PER_OCTAVE
-    his = [side_candidates(dom, c, "hi", r) for dom, c in zip(domains, centres, strict=True)]
-    los = [None if origin else side_candidates(dom, c, "lo", r)
+    his = [side_candidates(dom, c, "hi", r, aimed)
+           for dom, c in zip(domains, centres, strict=True)]
+    los = [None if origin else side_candidates(dom, c, "lo", r, aimed)
            for dom, c in zip(domains, centres, strict=True)]
     fine = engine.histograms([tail_thresholds(dom, lo, hi)
                               for dom, lo, hi in zip(domains, los, his, strict=True)])

@@ -156,7 +156,7 @@ def _float_order_sides(seeds: int, rate: Fraction, target: int
                          rng=RandomSource(seed), aimed_rate=rate, trace=trace)
         for s in trace:
             keys = dom.to_index(dom.encode(x[:, s.axis])).astype(object)
-            cands = side_candidates(dom, s.centre, s.side, AIMED_STEPS_PER_OCTAVE)
+            cands = side_candidates(dom, s.centre, s.side, AIMED_STEPS_PER_OCTAVE, True)
             last = int(keys.max()) if s.side == "hi" else int(keys.min())
             edge = next(k for k, v in enumerate(cands)
                         if (v >= last if s.side == "hi" else v <= last))
