@@ -118,7 +118,9 @@ MAX_EXPECTED_MARGIN = 10**8
 #: affordable) over the choice between the other two only when, at N, that choice is
 #: predicted to leave out at least (1 − this share) of N — a nearly empty rectangle — and
 #: the box no more (:func:`_safe_choice`): an unaimed side's bounds reach past the data by
-#: its prior's overshoot. An aimed box is picked by its predicted miss and its aim
+#: its prior's overshoot. An aimed box is also picked where its independent union is at
+#: most (1 − :data:`AUTO_MARGIN`) times that choice's miss (or, with a stated target
+#: miss, at most that miss plus its aim)
 AUTO_QUANTILES_GAP = 0.05
 #: the share of the add/remove ε ``auto`` spends on its private count when the count
 #: decides for the quantile box (not only between the other two: then
@@ -141,7 +143,9 @@ AIMED_OVERLAP = 0.6
 #: 0.128, measured 0.100), κ = 1 nine but two of the three shared-factor test cells off
 AIMED_NOISE_NATS = 2.0
 #: ``auto`` picks RandMargins only when it is predicted to misclassify at most this share
-#: fewer positives than the composition baseline (:func:`_safe_choice`)
+#: fewer positives than the composition baseline, and the aimed quantile box by default
+#: only when its independent union is this share below the old choice's miss
+#: (:func:`_safe_choice`)
 AUTO_MARGIN = 0.10
 _SHRINK = 1.0 - 1e-9  # per-round ε is shrunk this much so the stated bound holds after rounding
 

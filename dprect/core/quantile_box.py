@@ -26,7 +26,10 @@ indices: the feature's public grid or the float order's 2^64 keys):
    (:func:`side_target`), μ = :data:`~dprect.core.step_exponential.DECAY`. Adding a row
    raises some q_k of ONE side by one (a row > c is in hi tails only, < c in lo tails
    only, = c in none), so the pair is ε-DP and ε-bounded-range (parallel composition on
-   disjoint rows; docs/privacy.md §11, Lemma D3).
+   disjoint rows; docs/privacy.md §11, Lemma D3). On the float order an aimed side's
+   candidates also hold public magnitude points (:func:`magnitude_points`): an offset
+   counts keys there, and one step of a ~2^62-key offset (from a tiny centre, or across
+   zero) jumped ~190 binades past the data.
 3. **Aimed sides** (t > 0) draw with the *bracket score* at the rate a = ε/2:
    ∝ exp(−a·((q_k − t)⁺ + (t − q_{k−1})⁺) − μ_a·k) (q_{−1} = +∞; :func:`bracket_tails`),
    which charges nothing to the step holding the t-th row from the outside, the rows

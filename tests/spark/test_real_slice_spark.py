@@ -78,13 +78,7 @@ def test_auto_counts_then_refines_the_collected_ties_on_the_flights_slice(
     slice's ~1,000 late flights) and when it is pushed far above RandMargins' need."""
     from dprect.core.auto_count import PrivateCount
 
-    if far:  # the aimed box off: at such a count it is auto's default (s25-brake), and
-        # this case is about the driver refining the collected rows for RandMargins
-        from fractions import Fraction
-
-        from dprect.core import quantile_box
-
-        monkeypatch.setattr(quantile_box, "AIM_SIDE_SHARE", Fraction(0))
+    if far:
         real = PrivateCount.draw
 
         def pushed(self, true_count, rng):
@@ -106,8 +100,8 @@ def test_auto_counts_then_refines_the_collected_ties_on_the_flights_slice(
         want = dprect.fit(X, y, grid=domains, epsilon=EPSILON, delta=DELTA, seed=9,
                           features=names)
         # at the slice's ~1,000 late flights composition would be nearly empty at d = 300:
-        # the quantile box runs (issue #44); pushed far above RandMargins' need, with the
-        # default aim off, RandMargins
+        # the quantile box runs (issue #44); pushed far above RandMargins' need, RandMargins
+        # (the aimed box runs only with a stated target_miss)
         assert want.method == ("randmargins" if far else "quantiles")
         with prepare_fit(df, features=names, label="late", grid=domains, epsilon=EPSILON,
                          delta=DELTA, strategy="collect") as prepared:
