@@ -434,18 +434,14 @@ def _cmd_aggregate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _tick(line: str) -> None:
-    """A heartbeat line (:mod:`dprect.app.heartbeat`) on stderr: stdout holds the
-    result."""
-    print(f"dprect: {line}", file=sys.stderr, flush=True)
-
-
 def _reporter(args: argparse.Namespace) -> Any:
     """What a run prints (:class:`dprect.app.spine.Reporter`): options spelled as flags,
     the heartbeat on stderr unless ``--quiet``."""
+    from dprect.app.heartbeat import StreamLines
     from dprect.app.spine import Reporter
 
-    return Reporter(name=flag, tick=None if args.quiet else _tick)
+    # the heartbeat's lines on stderr: stdout holds the result
+    return Reporter(name=flag, tick=None if args.quiet else StreamLines("stderr", "dprect: "))
 
 
 def _describe_parser(sub: Any) -> None:
