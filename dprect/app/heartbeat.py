@@ -1,5 +1,5 @@
-"""The heartbeat of a long run: a line at least every :data:`EVERY` seconds naming the
-run's current public stage.
+"""The heartbeat of a long run: a line every :data:`EVERY` seconds (at least every
+:data:`PROMISE`) naming the run's current public stage.
 
 A describe of thousands of groups or a Spark pass takes minutes, and a run would be
 silent between its plan and its result. :class:`Heartbeat` runs around the read, the
