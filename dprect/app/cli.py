@@ -56,8 +56,8 @@ wrong type), and a mistyped command line, end the command with one line on stder
 exit code 2; nothing is written (no result, no ledger entry). Ctrl-C ends it with
 ``dprect: interrupted`` and 130 (an interrupted ledger run that drew no noise yet is not
 charged: :mod:`dprect.release.guarded`); a stdout closed early (``| head``) drops the
-rest of the output and lets the run finish. A run longer than 8 s names its stage on
-stderr every 8 s, at least every 10 s under load (:mod:`dprect.app.heartbeat`; not with
+rest of the output and lets the run finish. A run longer than 6 s names its stage on
+stderr every 6 s, at least every 10 s under load (:mod:`dprect.app.heartbeat`; not with
 ``--quiet``). Refusals never depend on the table's values: rows whose label is not
 ``--positive-label`` (default 1) — other values, nulls — are negatives, rows with a null,
 NaN or ±inf feature are dropped, and a table with no rows or no positives gives an

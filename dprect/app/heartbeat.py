@@ -33,7 +33,9 @@ the run's thread only sends it the current stage and count (at most every
 few seconds old, on time; the clock process ends when its input closes — the run's end,
 or the run's process dying. Where no such process can start (no file descriptor behind
 the stream, e.g. a captured test stream), the thread writes the lines itself, as before.
-:data:`EVERY` is below the promise, the margin for a loaded machine waking the clock.
+:data:`EVERY` is 4 s below the promise, the margin for a loaded machine: at load 10–14 on
+2 cores the clock process was once 1 s late and its line 3 s more in reaching the reader
+(docs/results.md §5.3d).
 
 The thread waits on an event (``wait(every)`` returns True once the run ended), so it
 stops as soon as the run does; tests call :meth:`Heartbeat.beat`, or give their own
@@ -56,9 +58,9 @@ from dprect.engines.progress import current
 
 #: the promise (issue #42, docs/operations.md): a line at least every this many seconds
 PROMISE = 10.0
-#: seconds between two heartbeat lines (the command line's and the jobs'): below
-#: :data:`PROMISE`, the margin for a loaded machine
-EVERY = 8.0
+#: seconds between two heartbeat lines (the command line's and the jobs'): 4 s below
+#: :data:`PROMISE`, the margin for a loaded machine (module notes)
+EVERY = 6.0
 #: seconds between two looks of the run's thread at its stage for the clock process
 REFRESH = 0.5
 

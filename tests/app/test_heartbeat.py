@@ -64,12 +64,12 @@ def test_the_lines_keep_their_schedule_when_a_line_is_slow_to_make() -> None:
 
 def test_the_period_is_below_the_promise() -> None:
     """Issue #42's promise, a line at least every 10 s (docs/operations.md), with a
-    margin: the schedule's period is below it, and the command's and the jobs' heartbeat
+    margin of 4 s: the schedule's period is below it, and the command's and the jobs' heartbeat
     use that period."""
     from dprect.app.spine import Reporter
 
     assert PROMISE == 10.0
-    assert EVERY <= PROMISE - 2.0
+    assert EVERY <= PROMISE - 4.0  # the margin: heartbeat.py's notes, results.md §5.3d
     assert Reporter().every == EVERY
 
 
