@@ -13,9 +13,14 @@ is removed when the spool is closed or collected, and at the latest when the pro
 A block is stored as its pickle compressed by zstd at level 1 (:data:`CODEC`, Arrow's
 codec: pyarrow is a core dependency), behind a 16-byte header (the pickle's size and the
 compressed size): a record's rows repeat their keys and column names in every row, so a
-10^6-group run's spool in ``TMPDIR`` is a fraction of the JSON's size (docs/results.md
-§5.3d) where the bare pickle was about the JSON's; read back, a block is the same rows, so
+10^6-group run's spool in ``TMPDIR`` is about a tenth of the JSON output's size
+(docs/results.md §5.3d), a quarter of the bare pickle's; read back, a block is the same rows, so
 every output is byte for byte what it was (tests/spark/test_streamed_sinks.py).
+
+The record's JSON text is encoded ONCE: the ledger's stored copy, written first, keeps the
+text it encodes in a second file of the spool (:meth:`RowSpool.keep_text`), and the JSON
+output then copies that text (:meth:`RowSpool.kept_text`) instead of encoding the rows
+again (:mod:`dprect.release.record_text`).
 
 :func:`row_blocks` reads the rows of a record either way: an in-memory list (a run drawn
 on the driver, a replayed record) in slices of :data:`BLOCK_ROWS` rows, or a spool's
@@ -29,7 +34,7 @@ import pickle
 import struct
 import tempfile
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import IO, Any
 
 import pyarrow as pa
@@ -46,11 +51,16 @@ def _codec() -> pa.Codec:
     return pa.Codec(CODEC, compression_level=LEVEL)
 
 
-def _remove(handle: IO[bytes], path: str) -> None:
+#: the kept text is read back in pieces of this many characters
+TEXT_PIECE = 1 << 20
+
+
+def _remove(handle: IO[bytes], paths: list[str]) -> None:
     with contextlib.suppress(OSError):
         handle.close()
-    with contextlib.suppress(OSError):
-        os.remove(path)
+    for path in paths:
+        with contextlib.suppress(OSError):
+            os.remove(path)
 
 
 class RowSpool:
@@ -62,7 +72,10 @@ class RowSpool:
         self._file = os.fdopen(fd, "w+b")
         self._rows = 0
         self._blocks = 0
-        self._finalizer = weakref.finalize(self, _remove, self._file, self.path)
+        self._paths = [self.path]
+        #: the record's other entries the kept text was written with (:meth:`keep_text`)
+        self._text_of: dict[str, Any] | None = None
+        self._finalizer = weakref.finalize(self, _remove, self._file, self._paths)
 
     def append(self, rows: Sequence[dict[str, Any]]) -> None:
         """Add one block of rows after the others (pickled, compressed: module notes)."""
@@ -95,6 +108,34 @@ class RowSpool:
     def __iter__(self) -> Iterator[dict[str, Any]]:
         for block in self.blocks():
             yield from block
+
+    def keep_text(self, head: dict[str, Any], pieces: Iterable[str]) -> Iterator[str]:
+        """``pieces`` (the JSON text of the record holding these rows, whose other entries
+        are ``head``) passed on, and written to a file of the spool as they go: once all
+        are, :meth:`kept_text` gives them again for that record."""
+        self._text_of = None
+        if len(self._paths) == 1:
+            fd, path = tempfile.mkstemp(prefix="dprect-text-", suffix=".json")
+            os.close(fd)
+            self._paths.append(path)
+        with open(self._paths[1], "w", encoding="utf-8", newline="") as fh:
+            for piece in pieces:
+                fh.write(piece)
+                yield piece
+        self._text_of = dict(head)
+
+    def kept_text(self, head: dict[str, Any]) -> Iterator[str] | None:
+        """The text :meth:`keep_text` kept for the record whose other entries are
+        ``head``, in pieces; None when none was kept for it."""
+        if self._text_of is None or self._text_of != head:
+            return None
+        return self._read_text(self._paths[1])
+
+    @staticmethod
+    def _read_text(path: str) -> Iterator[str]:
+        with open(path, encoding="utf-8", newline="") as fh:
+            while piece := fh.read(TEXT_PIECE):
+                yield piece
 
     def close(self) -> None:
         """Remove the file (the spool is empty and unreadable after)."""
