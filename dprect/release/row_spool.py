@@ -20,7 +20,8 @@ every output is byte for byte what it was (tests/spark/test_streamed_sinks.py).
 The record's JSON text is encoded ONCE: the ledger's stored copy, written first, keeps the
 text it encodes in a second file of the spool (:meth:`RowSpool.keep_text`), and the JSON
 output then copies that text (:meth:`RowSpool.kept_text`) instead of encoding the rows
-again (:mod:`dprect.release.record_text`).
+again (:mod:`dprect.release.record_text`). That file is compressed too (a zstd stream,
+Arrow's default level, 1): it is the JSON output's text.
 
 :func:`row_blocks` reads the rows of a record either way: an in-memory list (a run drawn
 on the driver, a replayed record) in slices of :data:`BLOCK_ROWS` rows, or a spool's
@@ -28,6 +29,7 @@ blocks as they were drawn."""
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import os
 import pickle
@@ -51,7 +53,7 @@ def _codec() -> pa.Codec:
     return pa.Codec(CODEC, compression_level=LEVEL)
 
 
-#: the kept text is read back in pieces of this many characters
+#: the kept text is read back in pieces of this many bytes
 TEXT_PIECE = 1 << 20
 
 
@@ -115,12 +117,12 @@ class RowSpool:
         are, :meth:`kept_text` gives them again for that record."""
         self._text_of = None
         if len(self._paths) == 1:
-            fd, path = tempfile.mkstemp(prefix="dprect-text-", suffix=".json")
+            fd, path = tempfile.mkstemp(prefix="dprect-text-", suffix=".json.zst")
             os.close(fd)
             self._paths.append(path)
-        with open(self._paths[1], "w", encoding="utf-8", newline="") as fh:
+        with pa.CompressedOutputStream(self._paths[1], CODEC) as fh:  # Arrow's level: 1
             for piece in pieces:
-                fh.write(piece)
+                fh.write(piece.encode("utf-8"))
                 yield piece
         self._text_of = dict(head)
 
@@ -133,9 +135,13 @@ class RowSpool:
 
     @staticmethod
     def _read_text(path: str) -> Iterator[str]:
-        with open(path, encoding="utf-8", newline="") as fh:
+        decoder = codecs.getincrementaldecoder("utf-8")()  # a piece may end mid-character
+        with pa.CompressedInputStream(path, CODEC) as fh:
             while piece := fh.read(TEXT_PIECE):
-                yield piece
+                if text := decoder.decode(piece):
+                    yield text
+        if rest := decoder.decode(b"", final=True):
+            yield rest
 
     def close(self) -> None:
         """Remove the file (the spool is empty and unreadable after)."""

@@ -67,3 +67,29 @@ def test_the_spool_on_disk_is_a_fraction_of_the_rows_pickle() -> None:
         assert packed < first / 3
     finally:
         spool.close()
+
+
+def test_the_kept_text_is_compressed_and_read_back_whole(monkeypatch) -> None:
+    """The record's JSON text kept beside the rows (``keep_text``, a ledger run's) is
+    stored compressed — under a third of its UTF-8 bytes — and read back as the same text,
+    a character cut by the read's pieces included."""
+    import json
+
+    from dprect.release import row_spool
+
+    monkeypatch.setattr(row_spool, "TEXT_PIECE", 1001)  # pieces that cut characters
+    rows = _rows(0, 3000, 4)
+    for row in rows[::7]:
+        row["group"] = "grüße-é-" + row["group"]
+    text = json.dumps({"results": rows}, indent=2, ensure_ascii=False)
+    head = {"method": "describe"}
+    spool = RowSpool()
+    try:
+        pieces = [text[i:i + 4096] for i in range(0, len(text), 4096)]
+        assert list(spool.keep_text(head, iter(pieces))) == pieces  # passed on as they go
+        kept = spool.kept_text(head)
+        assert kept is not None and "".join(kept) == text
+        assert spool.kept_text({"method": "other"}) is None
+        assert os.path.getsize(spool._paths[1]) < len(text.encode()) / 3
+    finally:
+        spool.close()
