@@ -20,12 +20,12 @@ without a heartbeat.)
 
 **A line never waits on the run's own thread** (issue #42: "progress at least every
 10 s", :data:`PROMISE`). A Python thread cannot keep that promise: it needs the
-interpreter's lock, and a long C call holds it — measured on a 10^6-group describe, the
-cyclic garbage collector's full passes over the run's millions of live objects (started
-inside a block's unpickling or the spool's pickling), a few tenths of a second of CPU
-that a machine at load 18 on 2 cores stretched to 8 s (docs/results.md §5.3d). So when
-the lines go to a real stream (:class:`StreamLines`: the command's stderr, a job's
-stdout), the lines are written by a small clock process (``python -I -S -c``
+interpreter's lock, and a long C call holds it — measured on a describe of 2·10^5 groups,
+the cyclic garbage collector's full passes over the run's live objects (started inside a
+block's unpickling or the spool's pickling), which grow with the live objects; at 10^6
+groups on a machine at load 18 on 2 cores a line came 8 s late (docs/results.md §5.3d).
+So when the lines go to a real stream (:class:`StreamLines`: the command's stderr, a
+job's stdout), they are written by a small clock process (``python -I -S -c``
 :data:`CLOCK`, no dprect import, in a process group of its own so a Ctrl-C reaches the
 run only): it writes each line on its own schedule to the stream's file descriptor, and
 the run's thread only sends it the current stage and count (at most every
