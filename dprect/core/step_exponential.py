@@ -58,12 +58,12 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 from functools import lru_cache
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
 from dprect.core.errors import ParameterError
-from dprect.core.randomness import RandomSource
+from dprect.core.randomness import RandomSource, kernels
 from dprect.core.tail_bounds import CandidateStream
 
 #: μ, the prior's decay per step: e^{−μ} = 0.61 a step, a mean spread of
@@ -297,6 +297,10 @@ def _draw(setup: _Setup, stream: Steps | CandidateStream, mu: Fraction,
                        if h >= far_from), default=0) if far else 1)
     below = rng.randbelow
     mu_num, mu_den = mu.numerator, mu.denominator
+    jit = kernels()
+    if jit is not None and _fits(setup, mu_num, mu_den, cap, jit):
+        return _draw_compiled(setup, stream, rng, jit, shift, far_from, cap, mu_num,
+                              mu_den)
 
     while True:
         level = rng.geometric_exp(mu_num, mu_den)
@@ -309,6 +313,59 @@ def _draw(setup: _Setup, stream: Steps | CandidateStream, mu: Fraction,
             k, q = level - shift, far_a  # the level's far step (≥ known), if it exists
         else:
             continue
+        num = e_num * q + m_num * k + base - level * m_num  # (D_k − μℓ)·den
+        if num < 0:  # cannot happen: the levels are floors of D_k to within 10⁻⁶
+            raise AssertionError("a step's level exceeds its exact log-weight")
+        if rng._bernoulli_exp_int(num, den):
+            return k
+
+
+def _fits(setup: _Setup, mu_num: int, mu_den: int, cap: int, jit: Any) -> bool:
+    """Whether the compiled rounds (:func:`dprect.core.random_jit.side_rounds`) may run
+    this side: every integer they are given below 2^62."""
+    lim = jit.LIMIT
+    return (setup.den < jit.LIMIT and mu_den < jit.LIMIT and 0 < mu_num < lim
+            and abs(setup.e_num) < lim and abs(setup.m_num) < lim and abs(setup.base) < lim
+            and cap < lim and (not setup.held or setup.held[-1] < lim))
+
+
+def _draw_compiled(setup: _Setup, stream: Steps | CandidateStream, rng: RandomSource,
+                   jit: Any, shift: int, far_from: int, cap: int, mu_num: int,
+                   mu_den: int) -> int:
+    """:func:`_draw`'s loop, its rounds compiled (:func:`dprect.core.random_jit.
+    side_rounds`, the same draws from the same stream): a round the compiled code cannot
+    finish (a far step the stream has not made yet, or an exact (D_k − μℓ)·den it cannot
+    prove in int64) is finished here, as :func:`_draw` finishes it, and the rounds go on
+    compiled."""
+    a, den, e_num, m_num, base = setup.a, setup.den, setup.e_num, setup.m_num, setup.base
+    where = setup.where
+    held = np.array(setup.held, dtype=np.int64)
+    starts = np.array([where[h][0] for h in setup.held], dtype=np.int64)
+    sizes = np.array(setup.sizes, dtype=np.int64)
+    order = np.array(setup.order, dtype=np.int64)
+    a_arr = np.array(a, dtype=np.int64)
+    far_num = e_num * setup.far_a + base - m_num * shift  # (D_k − μℓ)·den of a far step
+    if not 0 <= far_num < jit.LIMIT:
+        far_num = -1
+    has_upto = int(getattr(stream, "count", 0))
+    while True:
+        kind, mt, pool, pos = rng._state()
+        status, k, level = jit.side_rounds(
+            kind, mt, pool, pos, held, starts, sizes, order, a_arr, setup.far, far_from,
+            shift, cap, mu_num, mu_den, e_num, m_num, base, den, has_upto, far_num)
+        rng._settle(kind, pos)
+        if status == jit.DONE:
+            return int(k)
+        if status != jit.PAUSE:
+            raise AssertionError("a compiled sampler ran past its int64 bound "
+                                 "(cannot happen: probability below 1/(2^62 - 1)!)")
+        k, level = int(k), int(level)
+        if k >= setup.known:  # a far step: the round goes on only if it exists
+            if not stream.has(k):
+                continue
+            q = setup.far_a
+        else:
+            q = a[k]
         num = e_num * q + m_num * k + base - level * m_num  # (D_k − μℓ)·den
         if num < 0:  # cannot happen: the levels are floors of D_k to within 10⁻⁶
             raise AssertionError("a step's level exceeds its exact log-weight")
