@@ -61,7 +61,15 @@ _C = np.uint64(0xEFC60000)
 _LIMIT = np.int64(LIMIT)
 _TOP = np.uint64(1 << 63)
 
-_jit = numba.njit(cache=True)
+
+
+def _jit(fn: Any) -> Any:
+    """``fn`` compiled, cached on disk by numba; for the process only where no cache
+    location can be written (a read-only installation)."""
+    try:
+        return numba.njit(cache=True)(fn)
+    except RuntimeError:
+        return numba.njit(fn)
 
 
 def _refill(pool: np.ndarray) -> None:
@@ -648,12 +656,22 @@ def side_rounds(kind: Any, mt: Any, pool: Any, pos: Any, held: Any, starts: Any,
     ``has_upto``, whose existence the stream decides, or whose (D_k − μℓ)·den =
     ``far_num`` — the same for every far step — is −1: not an int64 below 2^62; or a data
     step whose (D_k − μℓ)·den is not proven to be the int64 computed here); then it calls
-    again for the next rounds. ``BOUND``: see the module docstring.
+    again for the next rounds. ``BOUND``: see the module docstring. ``cap`` 0: C is
+    made here as ``_draw`` makes it (the largest level's size, and one more than the
+    largest from ``far_from`` on if the side has far steps).
 
     (D_k − μℓ)·den = e·a_k + m·k + base − ℓ·m is computed in int64, which wraps modulo
     2^64; the float of the same sum has an error below ``err`` = 2^−50 × the sum of the
     terms' magnitudes, so when the wrapped value w is in [0, 2^62) and |w − float| ≤ err
     < 2^61, the exact value is w (any other representative is 2^64 away)."""
+    if cap == 0:  # C: a level's data steps, plus its far step from far_from on
+        top = 0
+        tail = 0
+        for i in range(sizes.shape[0]):
+            top = max(top, sizes[i])
+            if held[i] >= far_from:
+                tail = max(tail, sizes[i])
+        cap = max(top, 1 + tail if far else 1)
     while True:
         u, v, status = geometric_exp(kind, mt, pool, pos, mu_num, mu_den)
         if status != DONE:
@@ -695,3 +713,74 @@ def side_rounds(kind: Any, mt: Any, pool: Any, pos: Any, held: Any, starts: Any,
             return BOUND, 0, 0
         if r == 1:
             return DONE, k, level
+
+
+#: D̃/μ is shrunk by this factor before its floor (step_exponential's ``_SHRINK``)
+_SHRINK = 1.0 - 1e-12
+
+
+@_jit
+def side_setup(tails: Any, target: Any, eps_f: Any, mu_f: Any, slack_f: Any,
+               max_level: Any, far_hint: Any, has_upto: Any) -> Any:
+    """:func:`dprect.core.step_exponential._scalar_setup` compiled (one-sided): the same
+    IEEE operations in the same order, so the same levels. Returns (status, known, k_min,
+    a_min, a, order, held, starts, sizes): status 0; 1 when a float is not finite (the
+    caller's numpy path handles it); 2 when whether step ``known`` exists is needed and
+    not given (``far_hint`` −1 and ``known`` ≥ ``has_upto``): the caller asks the stream
+    and calls again with ``far_hint`` 0 or 1. Nothing is drawn."""
+    n = tails.shape[0]
+    tmax = np.int64(0)
+    known = 0
+    for i in range(n):
+        if tails[i] > tmax:
+            tmax = tails[i]
+        if tails[i]:
+            known = i + 1
+    t = target if target < tmax else tmax
+    a = np.zeros(known, dtype=np.int64)
+    for k in range(known):
+        q = tails[k]
+        a[k] = q - t if q > t else 0
+    empty = np.zeros(0, dtype=np.int64)
+    k_min = 0
+    if known:
+        best = np.inf
+        for k in range(known):
+            g = eps_f * float(a[k]) + mu_f * float(k)
+            if g == np.inf:
+                return 1, known, 0, 0, a, empty, empty, empty, empty
+            if g < best:
+                best = g
+                k_min = k
+    if not known or known < has_upto:
+        far = True
+    elif far_hint < 0:
+        return 2, known, 0, 0, a, empty, empty, empty, empty
+    else:
+        far = far_hint == 1
+    if far and (not known or mu_f * float(known) < eps_f * float(a[k_min])
+                + mu_f * float(k_min)):
+        k_min = known
+    a_min = a[k_min] if k_min < known else np.int64(0)
+    km = float(k_min)
+    levels = np.zeros(known, dtype=np.int64)
+    for k in range(known):
+        r = (eps_f * float(a[k] - a_min) + mu_f * (float(k) - km) + slack_f) / mu_f \
+            * _SHRINK - 1e-9
+        levels[k] = max_level if r >= float(max_level) else (np.int64(r) if r > 0 else 0)
+    order = np.argsort(levels, kind="mergesort")
+    count = 0
+    for i in range(known):
+        if i == 0 or levels[order[i]] != levels[order[i - 1]]:
+            count += 1
+    held = np.zeros(count, dtype=np.int64)
+    starts = np.zeros(count, dtype=np.int64)
+    sizes = np.zeros(count, dtype=np.int64)
+    j = -1
+    for i in range(known):
+        if i == 0 or levels[order[i]] != levels[order[i - 1]]:
+            j += 1
+            held[j] = levels[order[i]]
+            starts[j] = i
+        sizes[j] += 1
+    return 0, known, k_min, a_min, a, order.astype(np.int64), held, starts, sizes

@@ -480,14 +480,23 @@ _NO_MT = np.zeros(625, dtype=np.uint32)  # the twister argument of an unseeded o
 #: the compiled samplers (:mod:`dprect.core.random_jit`), None without numba, or not
 #: looked up yet (the empty tuple)
 _KERNELS: Any = ()
+#: the samplers' calls a process makes in Python before it loads the compiled ones:
+#: importing numba and loading the kernels costs about a second, the Python samplers
+#: about 15 µs a call — a run of a few cells (a fit, a small describe) never pays it
+JIT_AFTER = 20_000
+_ASKED = 0
 
 
 def kernels() -> Any:
-    """:mod:`dprect.core.random_jit`, imported (and its kernels loaded from numba's
-    cache, or compiled) on the first call, or None where numba is not installed — then
-    every sampler runs in Python, with the same draws."""
-    global _KERNELS
+    """:mod:`dprect.core.random_jit` once this process has asked :data:`JIT_AFTER`
+    times (imported then, its kernels loaded from numba's cache, or compiled), None
+    before, or where numba is not installed — then the samplers run in Python, with the
+    same draws (a source switches between the two on the same stream)."""
+    global _KERNELS, _ASKED
     if _KERNELS == ():
+        if _ASKED < JIT_AFTER:
+            _ASKED += 1
+            return None
         try:
             from dprect.core import random_jit
         except ImportError:

@@ -127,10 +127,16 @@ def draw_step(tails: np.ndarray, stream: Steps | CandidateStream, target: int,
     monotone: a row moves each log-weight by a shift in [−ε, ε], so the draw at rate ε
     is 2ε-DP and 2ε-bounded-range — the caller passes half its ε. The same exact draw:
     only a_k = |q_k − t| (and t on every far step) changes."""
-    eps, mu = Fraction(epsilon), Fraction(decay)
+    eps = epsilon if type(epsilon) is Fraction else Fraction(epsilon)
+    mu = decay if type(decay) is Fraction else Fraction(decay)
     if eps <= 0 or mu <= 0:
         raise ParameterError("the side's epsilon and decay must be > 0")
     tails = np.asarray(tails, dtype=np.int64)
+    jit = kernels()
+    if jit is not None and not two_sided:
+        drawn = _compiled_side(tails, stream, int(target), eps, mu, rng, jit)
+        if drawn is not None:
+            return drawn
     if not two_sided and len(tails) <= _SCALAR_STEPS:
         setup = _scalar_setup(tails.tolist(), stream, int(target), eps, mu)
         if setup is not None:
@@ -298,7 +304,7 @@ def _draw(setup: _Setup, stream: Steps | CandidateStream, mu: Fraction,
     below = rng.randbelow
     mu_num, mu_den = mu.numerator, mu.denominator
     jit = kernels()
-    if jit is not None and _fits(setup, mu_num, mu_den, cap, jit):
+    if jit is not None and _fits(setup, mu_num, mu_den, cap, shift, jit):
         return _draw_compiled(setup, stream, rng, jit, shift, far_from, cap, mu_num,
                               mu_den)
 
@@ -320,38 +326,48 @@ def _draw(setup: _Setup, stream: Steps | CandidateStream, mu: Fraction,
             return k
 
 
-def _fits(setup: _Setup, mu_num: int, mu_den: int, cap: int, jit: Any) -> bool:
+def _fits(setup: _Setup, mu_num: int, mu_den: int, cap: int, shift: int, jit: Any
+          ) -> bool:
     """Whether the compiled rounds (:func:`dprect.core.random_jit.side_rounds`) may run
     this side: every integer they are given below 2^62."""
     lim = jit.LIMIT
-    return (setup.den < jit.LIMIT and mu_den < jit.LIMIT and 0 < mu_num < lim
+    return (setup.den < lim and mu_den < lim and 0 < mu_num < lim
             and abs(setup.e_num) < lim and abs(setup.m_num) < lim and abs(setup.base) < lim
-            and cap < lim and (not setup.held or setup.held[-1] < lim))
+            and cap < lim and abs(shift) < lim and abs(setup.known + shift) < lim
+            and (not setup.held or setup.held[-1] < lim))
 
 
 def _draw_compiled(setup: _Setup, stream: Steps | CandidateStream, rng: RandomSource,
                    jit: Any, shift: int, far_from: int, cap: int, mu_num: int,
                    mu_den: int) -> int:
+    """:func:`_draw`'s loop on a :class:`_Setup`, its rounds compiled (:func:`_rounds`)."""
+    where = setup.where
+    return _rounds(np.array(setup.a, dtype=np.int64), np.array(setup.order, dtype=np.int64),
+                   np.array(setup.held, dtype=np.int64),
+                   np.array([where[h][0] for h in setup.held], dtype=np.int64),
+                   np.array(setup.sizes, dtype=np.int64), setup.known, setup.far,
+                   setup.far_a, setup.base, setup.den, setup.e_num, setup.m_num, stream,
+                   rng, jit, shift, far_from, cap, mu_num, mu_den)
+
+
+def _rounds(a: np.ndarray, order: np.ndarray, held: np.ndarray, starts: np.ndarray,
+            sizes: np.ndarray, known: int, far: bool, far_a: int, base: int, den: int,
+            e_num: int, m_num: int, stream: Steps | CandidateStream, rng: RandomSource,
+            jit: Any, shift: int, far_from: int, cap: int, mu_num: int, mu_den: int) -> int:
     """:func:`_draw`'s loop, its rounds compiled (:func:`dprect.core.random_jit.
     side_rounds`, the same draws from the same stream): a round the compiled code cannot
     finish (a far step the stream has not made yet, or an exact (D_k − μℓ)·den it cannot
     prove in int64) is finished here, as :func:`_draw` finishes it, and the rounds go on
-    compiled."""
-    a, den, e_num, m_num, base = setup.a, setup.den, setup.e_num, setup.m_num, setup.base
-    where = setup.where
-    held = np.array(setup.held, dtype=np.int64)
-    starts = np.array([where[h][0] for h in setup.held], dtype=np.int64)
-    sizes = np.array(setup.sizes, dtype=np.int64)
-    order = np.array(setup.order, dtype=np.int64)
-    a_arr = np.array(a, dtype=np.int64)
-    far_num = e_num * setup.far_a + base - m_num * shift  # (D_k − μℓ)·den of a far step
+    compiled. The arrays are the setup's, each held level's start in ``order`` in
+    ``starts``."""
+    far_num = e_num * far_a + base - m_num * shift  # (D_k − μℓ)·den of a far step
     if not 0 <= far_num < jit.LIMIT:
         far_num = -1
     has_upto = int(getattr(stream, "count", 0))
     while True:
         kind, mt, pool, pos = rng._state()
         status, k, level = jit.side_rounds(
-            kind, mt, pool, pos, held, starts, sizes, order, a_arr, setup.far, far_from,
+            kind, mt, pool, pos, held, starts, sizes, order, a, far, far_from,
             shift, cap, mu_num, mu_den, e_num, m_num, base, den, has_upto, far_num)
         rng._settle(kind, pos)
         if status == jit.DONE:
@@ -360,17 +376,54 @@ def _draw_compiled(setup: _Setup, stream: Steps | CandidateStream, rng: RandomSo
             raise AssertionError("a compiled sampler ran past its int64 bound "
                                  "(cannot happen: probability below 1/(2^62 - 1)!)")
         k, level = int(k), int(level)
-        if k >= setup.known:  # a far step: the round goes on only if it exists
+        if k >= known:  # a far step: the round goes on only if it exists
             if not stream.has(k):
                 continue
-            q = setup.far_a
+            q = far_a
         else:
-            q = a[k]
+            q = int(a[k])
         num = e_num * q + m_num * k + base - level * m_num  # (D_k − μℓ)·den
         if num < 0:  # cannot happen: the levels are floors of D_k to within 10⁻⁶
             raise AssertionError("a step's level exceeds its exact log-weight")
         if rng._bernoulli_exp_int(num, den):
             return k
+
+
+def _compiled_side(tails: np.ndarray, stream: Steps | CandidateStream, target: int,
+                   eps: Fraction, mu: Fraction, rng: RandomSource, jit: Any) -> int | None:
+    """A one-sided :func:`draw_step` with its setup and rounds compiled
+    (:func:`dprect.core.random_jit.side_setup`: :func:`_scalar_setup`'s floats, operation
+    for operation, for any number of steps), or None — nothing drawn — where a float is
+    not finite or an integer does not fit int64 (the Python path then draws)."""
+    has_upto = int(getattr(stream, "count", 0))
+    eps_f, mu_f = float(eps), float(mu)
+    hint = -1
+    while True:
+        status, known, k_min, a_min, a, order, held, starts, sizes = jit.side_setup(
+            tails, min(target, jit.LIMIT), eps_f, mu_f, _SLACK_F, MAX_LEVEL, hint, has_upto)
+        if status != 2:
+            break
+        hint = int(stream.has(int(known)))
+    if status:
+        return None
+    known, k_min, a_min = int(known), int(k_min), int(a_min)
+    if known > has_upto and not stream.has(known - 1):  # cannot happen (as _draw_step)
+        raise AssertionError("more tail counts than the side has candidates")
+    far = hint != 0  # −1: the setup found the step past the data made (or none)
+    den, e_num, m_num, h_num = _integers(eps, mu)
+    base = h_num - (e_num * a_min + m_num * k_min)
+    mu_num, mu_den = mu.numerator, mu.denominator
+    shift = base // m_num  # (e·a_far + base)/m, a_far = 0 one-sided (_draw)
+    far_from = known + shift
+    if far and far_from < 0:  # cannot happen: D_k > 0 for every step
+        raise AssertionError("a step past the data below the least log-weight")
+    lim = jit.LIMIT
+    if not (den < lim and mu_den < lim and 0 < mu_num < lim and abs(e_num) < lim
+            and abs(m_num) < lim and abs(base) < lim and abs(far_from) < lim):
+        return None
+    # cap 0: C made by the compiled rounds (the number of steps bounds it: < 2^62)
+    return _rounds(a, order, held, starts, sizes, known, far, 0, base, den, e_num, m_num,
+                   stream, rng, jit, shift, far_from, 0, mu_num, mu_den)
 
 
 __all__ = ["DECAY", "MAX_LEVEL", "Steps", "draw_step", "runaway_bound", "step_law"]

@@ -19,7 +19,14 @@ pytest.importorskip("numba")
 from dprect.core import random_jit as jit
 from dprect.core import randomness
 from dprect.core.randomness import PooledSystemRandom, RandomSource
-from dprect.core.step_exponential import draw_step
+from dprect.core.step_exponential import (
+    _SLACK_F,
+    DECAY,
+    MAX_LEVEL,
+    SLACK,
+    _scalar_setup,
+    draw_step,
+)
 
 SEEDS = [0, 1, 2, 12345, 2**32 - 1, 2**32, 2**32 + 1, 2**64 + 3, 2**127 + 5, 2**128 - 1]
 NO_POOL = np.zeros(1, dtype=np.uint8)
@@ -46,6 +53,12 @@ def seeded(seed: int) -> RandomSource:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return RandomSource(seed=seed)
+
+
+@pytest.fixture(autouse=True)
+def compiled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiled samplers from the first draw (not after randomness.JIT_AFTER)."""
+    monkeypatch.setattr(randomness, "_KERNELS", jit)
 
 
 def python_source(seed: int | None, monkeypatch: pytest.MonkeyPatch) -> RandomSource:
@@ -243,7 +256,8 @@ def test_a_sides_draw_is_the_python_draw(monkeypatch: pytest.MonkeyPatch, seed: 
         n = int(gen.integers(0, 80))
         tails = np.sort(gen.integers(0, 10**int(gen.integers(1, 7)), n))[::-1].copy()
         tails[int(gen.integers(0, n + 1)):] = 0
-        eps = Fraction(float(gen.choice([1e-3, 0.05, 0.7, 3.0, 1e4])))
+        # 1e300: a float past the range, the Python (numpy) path draws
+        eps = Fraction(float(gen.choice([1e-3, 0.05, 0.5, 0.7, 3.0, 1e4, 1e300])))
         count = n + int(gen.integers(0, 30)) + (1 if not n else 0)
         target = int(gen.integers(0, 50))
         two = bool(gen.integers(0, 2))
@@ -256,3 +270,35 @@ def test_a_sides_draw_is_the_python_draw(monkeypatch: pytest.MonkeyPatch, seed: 
         want = [draw_step(t, s, q, e, ref, two_sided=two) for t, s, q, e, two in cases]
     assert got == want
     assert fast._gen.getstate() == ref._gen.getstate()
+
+
+@pytest.mark.parametrize("eps", [Fraction(1, 2), Fraction(1, 4), Fraction(3, 8),
+                                 Fraction(0.05), Fraction(7.3), Fraction(1e-6)])
+def test_the_compiled_setup_gives_the_python_setups_levels(eps: Fraction) -> None:
+    """The levels, their order and sizes, k* and a_{k*}: :func:`_scalar_setup`'s, for
+    tails of any length — with rational ε/μ whose D_k/μ land on integers, where the
+    floor's shrink decides the level."""
+    gen = np.random.default_rng(int(eps * 1000) % 2**32)
+    for _ in range(300):
+        n = int(gen.integers(0, 120))
+        tails = np.sort(gen.integers(0, 10**int(gen.integers(1, 8)), n))[::-1].copy()
+        tails[int(gen.integers(0, n + 1)):] = 0
+        target = int(gen.integers(0, 5000))
+        stream = Candidates(n + int(gen.integers(0, 3)))
+        want = _scalar_setup(tails.tolist(), stream, target, eps, DECAY)
+        known = want.known if want is not None else 0
+        status, known, k_min, a_min, a, order, held, starts, sizes = jit.side_setup(
+            tails, target, float(eps), float(DECAY), _SLACK_F, MAX_LEVEL,
+            int(stream.has(known)), stream.count)
+        assert want is not None and status == 0
+        assert (known, a.tolist(), order.tolist()) == (want.known, want.a, want.order)
+        assert (held.tolist(), sizes.tolist()) == (want.held, want.sizes)
+        assert starts.tolist() == [want.where[h][0] for h in want.held]
+        # the same k*, a_{k*} up to a tie of equal γ (then the same base: γ·den)
+        assert int(a_min) * want.e_num + int(k_min) * want.m_num == _h(want) - want.base
+
+
+def _h(setup: object) -> int:
+    """η·den of a setup (its base is η·den − (e·a_{k*} + m·k*))."""
+    den = setup.den  # type: ignore[attr-defined]
+    return SLACK.numerator * (den // SLACK.denominator)
