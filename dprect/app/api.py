@@ -11,18 +11,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, Unpack, overload
 
 import numpy as np
 
-from dprect._version import __version__
 from dprect.core.algorithms import run_nonprivate_bounding_box, run_plan
 from dprect.core.domains import Domain, FloatOrder, GridArg, feature_names, resolve_domains
 from dprect.core.engine import Engine
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.group_selection import SelectedResult, SelectionPlan, select_keys
-from dprect.core.labels import LabelText, check_label_value, resolve_positive_label
-from dprect.core.planner import plan
+from dprect.core.labels import (
+    LabelText,
+    PositiveLabel,
+    check_label_value,
+    resolve_positive_label,
+)
+from dprect.core.planner import Plan, plan
 from dprect.core.randomness import RandomSource
 from dprect.core.reading import floats_of, select_rows
 from dprect.core.request import (
@@ -313,7 +318,7 @@ def fit(X: object, y: object, request: FitRequest | None = None, *, grid: GridAr
 @overload
 def fit(X: object, y: object, request: FitRequest | None = None, *, grid: GridArg = None,
         features: Sequence[str] | None = None, seed: int | None = None,
-        classes: None = None, budget: PrivacyBudget | None = None,
+        classes: Sequence[object] | None = None, budget: PrivacyBudget | None = None,
         select_groups: Literal[True], selection_epsilon: float | None = None,
         selection_delta: float | None = None, **options: Unpack[FitOptions]
         ) -> SelectedResult: ...
@@ -368,35 +373,33 @@ def fit(X: object, y: object, request: FitRequest | None = None, *, grid: GridAr
     budget : a :class:`~dprect.PrivacyBudget` shared across calls: the plan's guarantee
         is charged to it after the input's checks and before any noise is drawn; a
         charge past its cap raises ``BudgetExceededError`` and nothing is computed.
-    select_groups, selection_epsilon, selection_delta : no public class list: find the
-        classes privately (``fit --select-groups``, docs/privacy.md §18) — a value of y
-        is a class only if its noisy count passes the threshold set by the selection's
-        (ε_s, δ_s); one rectangle per kept class, all for ONE charge of (ε + ε_s,
+    select_groups, selection_epsilon, selection_delta : find the classes privately
+        (``fit --select-groups``, docs/privacy.md §18) — a value of y is a class only if
+        its noisy count passes the threshold set by the selection's (ε_s, δ_s); with
+        ``classes``, the listed ones are released whatever their rows and only y's other
+        values are selected; one rectangle per class, all for ONE charge of (ε + ε_s,
         δ + δ_s). Gives a :class:`~dprect.core.group_selection.SelectedResult` (the
         :class:`~dprect.core.classes.ClassesResult` read through, the run's
         ``guarantee``); the same classes and rectangles as the command line's for a seed
-        (:func:`fit_selected_classes`). Refused with ``classes`` or ``positive_label``.
+        (:func:`fit_selected_classes`). Refused with ``positive_label``.
 
     Errors depend only on the parameters and on X's and y's shapes and types.
     """
-    if select_groups or selection_epsilon is not None or selection_delta is not None:
-        from dprect.app.flow import fit_selection
-
-        if classes is not None:
-            raise ParameterError("give classes (a public list) or select_groups, not both: "
-                                 "a public list needs no selection")
-        req = make_request(FitRequest, request, options)
-        selection = fit_selection({"select_groups": select_groups,
-                                   "selection_epsilon": selection_epsilon,
-                                   "selection_delta": selection_delta,
-                                   "positive_label": options.get("positive_label")}, req)
-        assert selection is not None  # else fit_selection refused the options
-        return fit_selected_classes(X, y, req, selection, grid=grid, features=features,
-                                    seed=seed, budget=budget)
     if classes is not None:
         if request is not None:
             raise ParameterError("give classes in the request or as a keyword, not both")
         options = {**options, "classes": tuple(classes)}  # type: ignore[typeddict-unknown-key]
+    if select_groups or selection_epsilon is not None or selection_delta is not None:
+        from dprect.app.flow import fit_selection
+
+        selection = fit_selection({"select_groups": select_groups,
+                                   "selection_epsilon": selection_epsilon,
+                                   "selection_delta": selection_delta,
+                                   "positive_label": options.get("positive_label")})
+        assert selection is not None  # else fit_selection refused the options
+        return fit_selected_classes(X, y, make_request(FitRequest, request, options),
+                                    selection, grid=grid, features=features, seed=seed,
+                                    budget=budget)
     req = make_request(FitRequest, request, options)
     if req.classes is not None:
         return fit_classes(X, y, req, grid=grid, features=features, seed=seed,
@@ -414,39 +417,80 @@ def fit_classes(X: object, y: object, request: FitRequest, *, grid: GridArg = No
     plan, then class i's rectangle on its positives (the rows labelled i, compared as
     :func:`positive_mask` compares a positive label) with its own noise — a test seed
     gives class i :func:`~dprect.core.classes.class_seeds`' seed i, as every engine does."""
-    from dprect.core.classes import ClassesResult, checked_charge, class_labels, class_seeds
-
     if request.classes is None:
         raise ParameterError("fit_classes needs a request with classes")
-    values = list(request.classes)
+    fitted = _class_fit(X, y, request, None, grid, features, seed, budget)
+    assert not isinstance(fitted, SelectedResult)
+    return fitted
+
+
+def _class_fit(X: object, y: object, request: FitRequest, selection: SelectionPlan | None,
+               grid: GridArg, features: Sequence[str] | None, seed: int | None,
+               budget: PrivacyBudget | None) -> ClassesResult | SelectedResult:
+    """The rectangles of the listed classes and, with ``selection``, of those found
+    privately among y's other values, as the command line's classes' fit makes them
+    (:mod:`dprect.app.classes_flow`): every listed class's checks, the plan and the
+    charge's independent check first (no noise); then ONE charge (composed with the
+    selection's: :func:`~dprect.app.groups.checked_composition`); then the selection
+    (:func:`label_counts` without the listed values, drawn by
+    :func:`~dprect.core.group_selection.select_keys` from the seed's source) and the
+    classes' rectangles (:func:`~dprect.core.classes.fit_each_class`)."""
+    from dprect.app.groups import checked_composition
+    from dprect.core.classes import checked_charge, class_labels, fit_each_class
+
+    listed = list(request.classes or ())
     engines: list[NumpyEngine | MatrixEngine] = []
     names: list[str] = []
     domains: list[Domain] = []
-    for value in values:  # every check (shapes, types, labels) before any noise
+    for value in listed:  # every check (shapes, types, labels) before any noise
         names, domains, engine = _in_memory(X, y, grid, features, request.invalid_rows,
                                             value)
         engines.append(engine)
+    counts: dict[str, int] = {}
+    if selection is not None:
+        X_arr = _matrix(X, "X", "features")
+        if X_arr.shape[1] == 0:
+            raise InputDataError("X has no feature columns")
+        counts = label_counts(y, len(X_arr), listed=listed)
+        names = feature_names(features if features is not None else column_names(X),
+                              X_arr.shape[1])
+        domains = resolve_domains(grid, names)
     the_plan = plan(request.budget(), domains=domains, auto_count=False)  # no count: #24
-    charge, check = checked_charge(the_plan, domains, len(values))  # before any noise
-    with charged(budget, charge, "classes", names) as ticket:  # ONE charge for every class
-        results = [run_plan(engine, domains, names, the_plan, RandomSource(seed=s))
-                   for engine, s in zip(engines, class_seeds(seed, len(values)),
-                                        strict=True)]
-        return record(ticket, ClassesResult(class_labels(values), results, check.to_json()))
+    guarantee, check = checked_charge(  # before any noise; with a selection: any number
+        the_plan, domains, None if selection is not None else len(listed))
+    run = guarantee if selection is None \
+        else checked_composition(guarantee, selection, len(listed))
+    with charged(budget, run, "classes", names) as ticket:  # ONE charge for every class
+        kept = [] if selection is None \
+            else select_keys(selection, counts, RandomSource(seed=seed))
+        values = [*listed, *(LabelText(k) for k in kept)]
+        engines += [_in_memory(X, y, grid, names, request.invalid_rows, v)[2]
+                    for v in values[len(listed):]]
+        fitted = fit_each_class(
+            class_labels(values),
+            [partial(_seeded_run, e, domains, names, the_plan) for e in engines], seed,
+            guarantee, check, the_plan, names)
+        if selection is None:
+            return record(ticket, fitted)
+        return record(ticket, SelectedResult(fitted, selection, len(kept),
+                                             fitted.privacy or guarantee, len(listed)))
 
 
-def label_counts(y: object, rows: int, column: str = "y") -> dict[str, int]:
+def label_counts(y: object, rows: int, column: str = "y",
+                 listed: Sequence[PositiveLabel | LabelText] = ()) -> dict[str, int]:
     """The candidates of a private class selection in ``y``: each label value's rows,
     named as a class is (:func:`~dprect.core.classes.label_candidates`: a numeric label
     as a float, as the engines count a label column). Read as the command line reads a
     label column (pyarrow's ``value_counts``; numbers as float64, pandas' missing values
     as nulls; in a pandas text column a value that is not text is no class, as
     :func:`positive_mask` never matches it); an untyped y (a Python list, a numpy object
-    array: no schema says what its labels are) is refused, from its type."""
+    array: no schema says what its labels are) is refused, from its type. The values of
+    the ``listed`` classes (a public list beside the selection) are no candidates
+    (:func:`~dprect.core.classes.unlisted_candidates`)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from dprect.core.classes import label_candidates
+    from dprect.core.classes import label_candidates, unlisted_candidates
 
     typed = isinstance(y, np.ndarray) or hasattr(y, "dtype")
     y_arr = np.asarray(y) if typed else np.asarray(y, dtype=object)
@@ -471,7 +515,12 @@ def label_counts(y: object, rows: int, column: str = "y") -> dict[str, int]:
         raise InputDataError(f"labels {column!r} cannot be read as {kind} labels "
                              f"(dtype {y_arr.dtype})") from None
     pairs = [(v["values"], v["counts"]) for v in pc.value_counts(col).to_pylist()]
-    return label_candidates(pairs, kind)
+    return unlisted_candidates(label_candidates(pairs, kind), listed, kind, column)
+
+
+def _seeded_run(engine: Engine, domains: list[Domain], names: list[str], the_plan: Plan,
+                *, seed: int | None) -> FitResult:
+    return run_plan(engine, domains, names, the_plan, RandomSource(seed=seed))
 
 
 def fit_selected_classes(X: object, y: object, request: FitRequest,
@@ -479,44 +528,15 @@ def fit_selected_classes(X: object, y: object, request: FitRequest,
                          features: Sequence[str] | None = None, seed: int | None = None,
                          budget: PrivacyBudget | None = None) -> SelectedResult:
     """One rectangle per class found privately (``fit(..., select_groups=True)``, as
-    ``fit --select-groups`` runs it: :mod:`dprect.app.classes_flow`): X's and y's checks
-    and the plan first (no noise); then ONE charge of the classes' fit composed with the
-    selection (:func:`~dprect.app.groups.checked_composition`, re-derived by the
-    independent check); then the selection over y's values (:func:`label_counts`, drawn
-    by :func:`~dprect.core.group_selection.select_keys` from the seed's source, as the
-    command line draws it) and class i's rectangle with ``class_seeds(seed)[i]`` — so a
-    seed gives the command line's classes and rectangles."""
-    from dprect.app.groups import checked_composition
-    from dprect.core.classes import (
-        ClassesResult,
-        NoClass,
-        checked_charge,
-        class_labels,
-        class_seeds,
-    )
-    X_arr = _matrix(X, "X", "features")
-    if X_arr.shape[1] == 0:
-        raise InputDataError("X has no feature columns")
-    counts = label_counts(y, len(X_arr))
-    names = feature_names(features if features is not None else column_names(X),
-                          X_arr.shape[1])
-    domains = resolve_domains(grid, names)
-    the_plan = plan(request.budget(), domains=domains, auto_count=False)  # as classes_flow
-    guarantee, check = checked_charge(the_plan, domains, None)  # any number of classes
-    run = checked_composition(guarantee, selection)
-    with charged(budget, run, "classes", names) as ticket:  # ONE charge, before any noise
-        kept = select_keys(selection, counts, RandomSource(seed=seed))
-        results = []
-        for key, s in zip(kept, class_seeds(seed, len(kept)), strict=True):
-            _, _, engine = _in_memory(X, y, grid, names, request.invalid_rows,
-                                      LabelText(key))
-            results.append(run_plan(engine, domains, names, the_plan, RandomSource(seed=s)))
-        none = None if results else NoClass(guarantee, list(names), the_plan.chosen.method,
-                                            seed is not None, __version__)
-        fitted = ClassesResult(class_labels([LabelText(k) for k in kept]), results,
-                               check.to_json(), none)
-        return record(ticket, SelectedResult(fitted, selection, len(kept),
-                                             fitted.privacy or guarantee))
+    ``fit --select-groups`` runs it: :mod:`dprect.app.classes_flow`), and one per class
+    of ``request.classes`` if listed (released whatever their rows; only y's other
+    values are candidates: docs/privacy.md §18, Theorem S′), for ONE charge of the
+    classes' fit composed with the selection: the listed classes first, then the kept
+    ones in the order of their text, class i with ``class_seeds(seed)[i]`` — so a seed
+    gives the command line's classes and rectangles (:func:`_class_fit`)."""
+    fitted = _class_fit(X, y, request, selection, grid, features, seed, budget)
+    assert isinstance(fitted, SelectedResult)
+    return fitted
 
 
 def nonprivate_bounding_box(X: object, y: object, *, grid: GridArg = None,

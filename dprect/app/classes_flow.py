@@ -16,11 +16,13 @@ class i ``class_seeds(seed)[i]`` on every engine) into one record
 plot with every class (:mod:`dprect.release.class_plot`), one
 results-table row per class under the run id.
 
-Without a public list, ``fit --select-groups`` finds the classes privately
-(docs/privacy.md §18): the label's values seen in the data are the candidates, counted on
-the same read (``route.open_selected_classes``), and the values kept by the aggregates' own
-selection (:func:`dprect.core.group_selection.select_keys`, planned by
-:func:`dprect.app.groups.group_selection`) are the classes. The selection and the classes'
+``fit --select-groups`` finds the classes privately (docs/privacy.md §18): the label's
+values seen in the data are the candidates, counted on the same read
+(``route.open_selected_classes``), and the values kept by the aggregates' own selection
+(:func:`dprect.core.group_selection.select_keys`, planned by
+:func:`dprect.app.groups.group_selection`) are the classes; with a public list
+(``--classes a,b --select-groups``) the listed classes are released whatever their rows
+and only the other values are candidates (Theorem S′). The selection and the classes'
 fit are charged ONCE, composed (ε + ε_s, δ + δ_s) and checked before anything is read
 (:func:`dprect.app.groups.checked_composition`); a run keeping no class releases a
 record with no class, charged as planned.
@@ -33,7 +35,6 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from typing import Any
 
-from dprect._version import __version__
 from dprect.app.flow import EngineRoute, FitPrepared, FitSettings, run_fit
 from dprect.app.groups import checked_composition, selected_record, selection_lines
 from dprect.app.products import foreign
@@ -41,10 +42,10 @@ from dprect.app.spine import Reporter, run_release, seeded_run_quietly
 from dprect.core.accounting import Guarantee
 from dprect.core.classes import (
     ClassesResult,
-    NoClass,
     checked_charge,
     class_labels,
-    class_seeds,
+    fit_each_class,
+    unlisted_candidates,
 )
 from dprect.core.domains import resolve_domains
 from dprect.core.errors import ParameterError
@@ -99,8 +100,9 @@ class ClassesProduct:
     def __init__(self, settings: FitSettings) -> None:
         request = settings.request
         self.selection = settings.selection
-        assert (request.classes is None) == (self.selection is not None)
-        #: the public classes (none yet when a private selection finds them)
+        assert request.classes is not None or self.selection is not None
+        #: the public classes (released whatever their rows; a private selection, if any,
+        #: finds the others)
         self.values: list[PositiveLabel | LabelText] = list(request.classes or ())
         self.names = class_labels(self.values)
         self.settings = dataclasses.replace(settings, sinks=classes_sinks(settings.sinks))
@@ -114,7 +116,7 @@ class ClassesProduct:
         self.guarantee, self.check = checked_charge(
             self.plan, self.domains, None if self.selection is not None else len(self.values))
         self.run_guarantee = self.guarantee if self.selection is None \
-            else checked_composition(self.guarantee, self.selection)
+            else checked_composition(self.guarantee, self.selection, len(self.values))
 
     def inputs(self, name: Callable[[str], str]) -> list[tuple[str, str | None]]:
         return [(name("input"), self.settings.source.path)]
@@ -131,7 +133,8 @@ class ClassesProduct:
         if self.selection is None:
             return said
         return [*said, *selection_lines(self.guarantee, self.selection,
-                                        "one rectangle per class")]
+                                        "one rectangle per class", len(self.values),
+                                        "class(es)")]
 
     def open(self, route: EngineRoute, progress: Callable[[str], None]) -> OpenedClasses:
         s = self.settings
@@ -155,19 +158,23 @@ class ClassesProduct:
     def _open_selected(self, route: EngineRoute, progress: Callable[[str], None]
                        ) -> OpenedClasses:
         """The classes found privately (docs/privacy.md §18), on ONE read: the route
-        counts each label value's rows (every schema check first), this draws the kept
-        values (:func:`select_keys`, one stream of the run's source: a seed keeps the same
-        classes on every engine), and the route prepares each kept class as
-        ``open_classes`` does. Nothing is released before the charge."""
+        counts each label value's rows (every schema check first) and gives the label's
+        kind, this draws the kept values among those not listed (:func:`select_keys` over
+        :func:`unlisted_candidates`, one stream of the run's source: a seed keeps the same
+        classes on every engine), and the route prepares the listed classes, then each
+        kept one, as ``open_classes`` does. Nothing is released before the charge."""
         s, selection = self.settings, self.selection
         assert selection is not None
         opened = OpenedClasses()
         rng = seeded_run_quietly(lambda: RandomSource(seed=s.seed))  # the front end warns
 
-        def choose(counts: Mapping[str, int]) -> list[FitRequest]:
+        def choose(counts: Mapping[str, int], kind: str) -> list[FitRequest]:
             progress("finding the classes privately")
-            opened.names = select_keys(selection, counts, rng)
-            return [s.request.for_class(LabelText(name)) for name in opened.names]
+            others = unlisted_candidates(counts, self.values, kind, s.source.fit_label)
+            kept = select_keys(selection, others, rng)
+            opened.names = [*self.names, *kept]
+            return [s.request.for_class(v)
+                    for v in [*self.values, *(LabelText(k) for k in kept)]]
 
         opener = getattr(route, "open_selected_classes", None)
         if opener is None:
@@ -186,26 +193,26 @@ class ClassesProduct:
         progress(f"fitting {len(names)} classes × {len(self.domains)} features "
                  f"(epsilon={request.epsilon:g}, delta={request.delta:g}, "
                  f"method={request.method}, one charge)")
-        seeds = class_seeds(self.settings.seed, len(names))
-        results = [p.run(seed=seed) for p, seed in zip(prepared.prepared, seeds, strict=True)]
-        none = None if results else NoClass(  # a selection kept no class: said as planned
-            self.guarantee, list(self.settings.source.features), self.plan.chosen.method,
-            self.settings.seed is not None, __version__)
-        fitted = ClassesResult(names, results, self.check.to_json(), none)
+        fitted = fit_each_class(names, [p.run for p in prepared.prepared],
+                                self.settings.seed, self.guarantee, self.check, self.plan,
+                                self.settings.source.features)
         named = label_entry(self.settings.source.label)  # each class is a value of it
         record = {**fitted.to_json(), LABEL: named}
         if self.selection is None:
             return fitted.privacy, record
+        listed = len(self.values)
         return selected_record(record, fitted.privacy or self.guarantee, self.selection,
-                               len(names))
+                               len(names) - listed, listed)
 
     def summary(self, record: dict[str, Any], name: Callable[[str], str]
                 ) -> tuple[list[str], list[str]]:
         result = ClassesResult.from_json(record)
-        kept = record.get("group_selection", {}).get("groups_kept")
+        chosen = record.get("group_selection", {})
+        kept, listed = chosen.get("groups_kept"), chosen.get("groups_listed")
         head = [result.summary()]
-        if kept:  # none kept: the summary says so
-            head.append(f"{kept} class(es) kept by the private selection")
+        if kept:  # none kept (and none listed): the summary says so
+            head.append(f"{kept} class(es) kept by the private selection"
+                        + (f", beside {listed} listed" if listed else ""))
         said: list[str] = []
         for c, r in zip(result.classes, result.results, strict=True):
             if r.empty:  # read from the released result only

@@ -162,12 +162,13 @@ class RectangleClassifier(ClassifierMixin, BaseEstimator):
     grid : the features' public domains as :func:`dprect.fit` takes them (None: the
         float order, no bounds needed).
     method, beta, accounting, shape, margin_law, neighbouring : as :func:`dprect.fit`.
-    select_groups, selection_epsilon, selection_delta : no public list: find the classes
-        privately (:func:`dprect.fit`'s ``select_groups``, docs/privacy.md §18) — a label
-        of y is a class only if its noisy count passes the threshold set by the
-        selection's (ε_s, δ_s), all for ONE charge of (ε + ε_s, δ + δ_s); refused with
-        ``classes``; no :class:`PrivacyLeakWarning` (the classes are released under the
-        guarantee). ``classes_`` are then the kept labels, in y's type.
+    select_groups, selection_epsilon, selection_delta : find the classes privately
+        (:func:`dprect.fit`'s ``select_groups``, docs/privacy.md §18) — a label of y is a
+        class only if its noisy count passes the threshold set by the selection's
+        (ε_s, δ_s), all for ONE charge of (ε + ε_s, δ + δ_s); with ``classes``, the
+        listed ones are classes whatever their rows and only y's other labels are
+        selected; no :class:`PrivacyLeakWarning` (the classes are released under the
+        guarantee). ``classes_`` are then the listed and kept labels, in y's type.
     random_state : an int seeds the noise (tests only: NOT private); None: OS entropy.
     budget : a :class:`~dprect.PrivacyBudget` every fit is charged to (shared by
         reference across clones); None: no accounting.
@@ -312,14 +313,12 @@ class RectangleClassifier(ClassifierMixin, BaseEstimator):
             neighbouring=self.neighbouring, budget=self.budget)
         if self.select_groups or self.selection_epsilon is not None \
                 or self.selection_delta is not None:
-            if self.classes is not None:
-                raise ParameterError("give classes (a public list) or select_groups, not "
-                                     "both: a public list needs no selection")
             if not self.select_groups:
                 raise ParameterError("selection_epsilon and selection_delta need "
                                      "select_groups")
             self._check_same_data(X_arr, y_in)
-            selected = fit(X_arr, y_in, select_groups=True,
+            listed = None if self.classes is None else check_classes(self.classes)
+            selected = fit(X_arr, y_in, classes=listed, select_groups=True,
                            selection_epsilon=self.selection_epsilon,
                            selection_delta=self.selection_delta, **options)
             result = selected.result  # the rectangles (the run's guarantee: selected's)

@@ -1,109 +1,29 @@
-"""The ``dprect`` command line.
+"""The ``dprect`` command line: ``fit``, ``plan``, ``aggregate`` and its presets
+``bounds`` and ``describe``, and ``budget init|show|set-cap|compact|verify`` (``dprect
+COMMAND --help`` lists each one's options; README.md and docs/operations.md show them in
+use).
 
-    dprect fit  --input FILE --features a,b --label y --epsilon E --delta D
-                [--method auto|randmargins|composition] [--grid SPEC] [--beta B]
-                [--seed S] [--quiet] --output result.json
-                [--engine numpy|spark] [--format parquet|csv|delta]
-                [--strategy auto|collect|pass|prefetch|rounds] [--driver-budget-mb MB]
-                [--master URL | --remote sc://HOST:PORT] [--where SQL]
-                [--delta-version N | --delta-timestamp TIME]      (Spark engine only)
-                [--positive-label VALUE] [--invalid-rows drop|error]
-                [--results-table PATH] [--plot PNG [--truth SIDECAR]] [--dataset ID]
-                [--ledger PATH --dataset ID [--run-id ID] [--cap-epsilon E --cap-delta D]]
-                [--positives N] [--target-share S]    (public estimates: the plan's expectation)
-    dprect plan --epsilon E --delta D (--dims D | --features a,b) [--grid SPEC] [--json]
-                [--positives N] [--target-share S]
-    dprect aggregate --input T --columns a,b --statistics S1,S2 --epsilon E [--delta D]
-                [--beta B] [--neighbouring add-remove|replace-one]
-                [--coverage C] [--grid SPEC] [--rows N]      (the coverage bounds)
-                [--query-epsilon E] [--plot means.png]     (count, sum, mean, bounds)
-                [--plot quantiles.png]                     (quantiles)
-                [--group-by COL (--groups v1,v2 | --groups-file F)]
-                --output result.json [--table out.csv | --table FOLDER (Delta)]
-                [--engine numpy|spark] ... [--seed S] [--quiet] [--ledger ...] [--plan-only]
-    dprect bounds --input T --columns a,b --epsilon E [--delta D] [--coverage C]
-                [--beta B] [--neighbouring add-remove|replace-one] [--grid SPEC]
-                [--group-by COL (--groups v1,v2 | --groups-file F)] [--rows N]
-                --output result.json [--table out.csv | --table FOLDER (Delta)]
-                [--engine numpy|spark] [--format parquet|csv|delta]
-                [--master URL | --remote sc://HOST:PORT]
-                [--where SQL] [--delta-version N | --delta-timestamp TIME]  (Spark only)
-                [--seed S] [--quiet] [--ledger PATH --dataset ID [--run-id ID] [--cap-epsilon E
-                --cap-delta D]] [--plan-only]
-    dprect describe --input T --columns a,b --epsilon E [--delta D] [--beta B]
-                [--neighbouring add-remove|replace-one] [--statistics count,sum,mean|none]
-                [--query-epsilon E] [--group-by COL (--groups v1,v2 | --groups-file F)]
-                --output result.json [--table out.csv | --table FOLDER (Delta)]
-                [--plot means.png] [--engine numpy|spark] [--format parquet|csv|delta]
-                [--master URL | --remote sc://HOST:PORT]
-                [--where SQL] [--delta-version N | --delta-timestamp TIME]  (Spark only)
-                [--seed S] [--quiet] [--ledger PATH --dataset ID [--run-id ID] [--cap-epsilon E
-                --cap-delta D]] [--plan-only]
+The parsers are generated: the options the products share (input, format, filter, Delta
+snapshot, seed, engine, ledger) and each product's own are rows of
+:mod:`dprect.app.options`, the session options (``--master``, ``--remote``) of
+:mod:`dprect.app.session_options`, the budget options the fields of the requests
+(:mod:`dprect.core.request`), and the product subcommands the product registry
+(:mod:`dprect.app.products`). Each product command is a thin adapter to its flow on the
+spine (:mod:`dprect.app.spine`): ``fit`` to :func:`dprect.app.classes_flow.run_any_fit`,
+``aggregate``, ``bounds`` and ``describe`` to
+:func:`dprect.app.aggregate_flow.run_aggregate_flow` — the same flows as the Spark jobs'
+(``jobs/``), so both engines write the same outputs, identical for the same seed.
 
-The options a fit, bounds and describe share (input, format, filter, Delta snapshot, seed,
-engine, ledger) are declared once in :mod:`dprect.app.options`, the session options (``--master``,
-``--remote``) in :mod:`dprect.app.session_options`; the budget options come from the
-requests (:mod:`dprect.core.request`).
-    dprect budget init --ledger PATH                      (once, before any other use)
-    dprect budget show DATASET --ledger PATH [--since VERSION|DATE] [--json]
-    dprect budget set-cap DATASET --epsilon E --delta D [--neighbouring add-remove|replace-one]
-                --ledger PATH
-    dprect budget compact --ledger PATH     (merge the ledger's files; safe while runs charge it)
-    dprect budget verify --ledger PATH      (check every event from version 0)
-
-Errors in parameters, paths or the table's schema (a missing column, a column of the
-wrong type), and a mistyped command line, end the command with one line on stderr and
-exit code 2; nothing is written (no result, no ledger entry). Ctrl-C ends it with
-``dprect: interrupted`` and 130 (an interrupted ledger run that drew no noise yet is not
-charged: :mod:`dprect.release.guarded`); a stdout closed early (``| head``) drops the
-rest of the output and lets the run finish. A run longer than 10 s names its stage on
-stderr every 10 s (:mod:`dprect.app.heartbeat`; not with ``--quiet``). Refusals never
-depend on the table's values: rows whose label is not ``--positive-label`` (default 1) —
-other values, nulls — are negatives, rows with a null, NaN or ±inf feature are dropped,
-and a table with no rows or no positives gives an
-ordinary (empty) result. Only the opt-in ``--invalid-rows error`` refuses a table for its
-values, outside the privacy guarantee. Every output location (the result JSON, and with
-``--results-table`` a Delta results table, with ``--plot`` a PNG) is checked before the
-input is read. With ``--ledger`` the run prints its run id, then reserves its (ε, δ)
-before releasing anything (:mod:`dprect.release.guarded`); a cap it would exceed ends it
-with exit code 2 and nothing released. ``--engine spark`` reads the input with Spark
-(Parquet, CSV or Delta) and fits on the Spark engine; pyspark is imported only then. Both
-engines write the same result JSON, identical for the same seed.
-
-How many positives a run needs (:mod:`dprect.core.expectation`): ``plan`` prints, per
-method, the positives the plan expects outside the rectangle and the smallest number N of
-positive rows for at most ``--target-share`` (default 5%) of them outside, and with
-``--positives N`` (the user's public estimate, never read from the data) the expected
-share outside at N. ``fit`` prints the chosen method's line before it reads the input, and
-a released rectangle that is empty explains itself in two lines (what the plan expected,
-what to change) — read from the released result only.
-
-``fit`` is a thin adapter to :func:`dprect.app.flow.run_fit` (the fit job is the other);
-the budget options, their choices and defaults come from :mod:`dprect.core.request`.
-
-``aggregate`` releases any statistics of the registry
-(:data:`dprect.core.statistic.STATISTICS`; ``--statistics`` lists them, generated from it)
-(one mechanism's, or several's on declared shares of epsilon: docs/privacy.md §11b),
-per column and listed group, in one charge, through
-:func:`dprect.app.aggregate_flow.run_aggregate_flow` (``jobs/aggregate.py`` is the other
-front end); ``bounds`` and ``describe`` are its presets, through the same flow.
-
-``bounds`` releases private clamping bounds — a lower and an upper bound per column (and
-per listed group) covering about ``--coverage`` of the column's values — as
-``aggregate --statistics coverage`` (the ``jobs/private_bounds.py`` job is the
-other front end). It prints its plan before it reads the input (``--plan-only`` prints
-the plan's table and stops: nothing is read, reserved or written). Every row counts; a
-row with a null, NaN or ±inf in a column is left out of that column only. With
-``--group-by`` the group values are a PUBLIC list (``--groups`` or ``--groups-file``),
-never read from the data; rows of other groups are dropped, and the run is charged once.
-
-``describe`` releases a DP count, sum and mean per column (and per listed group) with
-bounds found privately and aimed at the query, in one charge, as ``aggregate
---statistics bounds,count,sum,mean`` (``jobs/describe.py`` is the other front end): the
-result JSON, with ``--table`` one row per (group, column) as CSV or Delta, with ``--plot``
-a PNG of the means and their noise's error bars. Its plan (the budget split, the
-guarantee, the accuracy statements) is printed before the input is read (``--plan-only``:
-printed, nothing else). The row rules are bounds'.
+Errors in parameters, paths or the table's schema, and a mistyped command line, end the
+command with one line on stderr and exit code 2, with nothing written (no result, no
+ledger entry) and nothing charged; Ctrl-C ends it with ``dprect: interrupted`` and 130
+(:mod:`dprect.release.guarded`); a stdout closed early (``| head``) drops the rest of the
+output and lets the run finish; a run longer than 10 s names its stage on stderr every
+10 s (:mod:`dprect.app.heartbeat`; not with ``--quiet``). Refusals never depend on the
+table's values (only ``--invalid-rows error`` refuses a table for its values, outside the
+guarantee). Every output location is checked before the input is read; a run prints its
+plan before it reads the input (``--plan-only``: the plan, then stop); with ``--ledger``
+it prints its run id, then reserves its (ε, δ) before releasing anything.
 """
 
 from __future__ import annotations

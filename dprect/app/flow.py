@@ -89,7 +89,7 @@ def fit_settings(values: Mapping[str, Any], name: Callable[[str], str] = str) ->
     ``selection_delta`` (one rectangle per class found privately: :func:`fit_selection`).
     Each is checked; ``name`` spells a key in messages."""
     request = request_from(FitRequest, values)
-    selection = fit_selection(values, request, name)
+    selection = fit_selection(values, name)
     target_share = values.get("target_share")
     sizing = Sizing(values.get("positives"),
                     DEFAULT_TARGET_SHARE if target_share is None else target_share)
@@ -107,20 +107,16 @@ def fit_settings(values: Mapping[str, Any], name: Callable[[str], str] = str) ->
                        sizing.positives, sizing.target_share, selection)
 
 
-def fit_selection(values: Mapping[str, Any], request: FitRequest,
-                  name: Callable[[str], str] = str) -> SelectionPlan | None:
+def fit_selection(values: Mapping[str, Any], name: Callable[[str], str] = str
+                  ) -> SelectionPlan | None:
     """The private selection of a fit's classes (``select_groups``: the label's values
     kept by :func:`~dprect.app.groups.group_selection`'s selection, one rectangle each;
-    docs/privacy.md §18), or None. Refused with a public class list (it needs no
-    selection) and with a positive label other than the default (every class found is
-    the positive label of its own rectangle) — from the options alone."""
+    beside a public class list, the values not listed: docs/privacy.md §18), or None.
+    Refused with a positive label other than the default (every class found is the
+    positive label of its own rectangle) — from the options alone."""
     selection = group_selection(values, name)
     if selection is None:
         return None
-    if request.classes is not None:
-        raise ParameterError(f"give a public list ({name('classes')}) or "
-                             f"{name('select_groups')}, not both: a public list needs no "
-                             "selection")
     given = values.get("positive_label")
     if given is not None and label_key(given) != label_key(FitRequest.positive_label):
         raise ParameterError(f"{name('select_groups')} fits one rectangle per class found: "

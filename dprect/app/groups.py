@@ -113,12 +113,14 @@ def group_selection(values: Mapping[str, Any], name: Callable[[str], str] = str
 
 
 def selection_lines(statistics: Guarantee, selection: SelectionPlan,
-                    what: str = "the statistics", listed: int = 0) -> list[str]:
-    """A run with groups (or classes) found privately: the selection's plan (threshold,
-    p_k for a few k), both lists when a public one is given with it (``listed`` groups),
-    then the composition with ``what`` runs on the kept keys (docs/privacy.md §18)."""
+                    what: str = "the statistics", listed: int = 0,
+                    noun: str = "group(s)") -> list[str]:
+    """A run with groups (or classes: ``noun``) found privately: the selection's plan
+    (threshold, p_k for a few k), both lists when a public one is given with it
+    (``listed`` keys), then the composition with ``what`` runs on the kept keys
+    (docs/privacy.md §18)."""
     g = composed(statistics, selection)
-    both = [f"plan: {listed} listed group(s) released whatever their rows (public: no "
+    both = [f"plan: {listed} listed {noun} released whatever their rows (public: no "
             "selection, no delta spent on them); every OTHER key of the data found "
             "privately: released only if kept by the selection"] if listed else []
     return [*selection.lines(), *both,

@@ -11,23 +11,16 @@ mechanism here is pure) is split by public constants:
   count (:func:`query_split`). A count-only run draws no sum noise, so the count gets the
   whole ε_q (the bounds, released with it, are a full run's: the same ε and target).
   With statistics=() (bounds alone) the query share goes to the centre and the sides.
-* Why the sides get 0.3 (it was 0.45; docs/results.md §5.1): past the data a side's law
-  is its prior alone, e^{−μ} per step whatever ε_s, so on a column whose bound is set by
-  where its data end (days of a month, counts with ties at the top, sizes) a larger ε_s
-  buys nothing and the mean's error is the sum's noise, w/ε_S. ε_s only sharpens the
-  clipping in a tail, and 0.3 still holds the issue's clipping limit on every real
-  column at ε = 0.5, 1 and 4.
+  Why 0.3 (past the data a side's law is its prior alone, whatever ε_s): docs/results.md
+  §5.1.
 * Each side's target t (rows to clip) is ⌈TARGET_FACTOR/ε_sum + MARGIN_FACTOR/ε_s⌉,
   with ε_sum the query's ε on the clamped sum (or the ``query_epsilon`` a caller names):
   the clip that balances clipping bias and noise for a mean or sum is about 1/(2ε) rows
   per side (Amin et al. 2019; Huang, Liang & Yi 2021); the margin (2/ε_s rows) keeps the
   draw's inward pull (μ per step against ε_s per row) from clipping much more.
-* Why one draw per side (issue #23, docs/privacy.md §11 and results.md §5.1): a side's
-  draw weighs a step clipping r rows more than t by e^{−ε_s·r} and each step by e^{−μ}
-  (``DECAY``), with the whole ε_s on one draw; past the data only the prior is left, so a
-  bound 79 candidate steps past the first step clipping ≤ t has probability below
-  2·10⁻¹⁷ a side, for any data (AboveThreshold, before: about 10⁻⁵;
-  :meth:`DescribePlan.runaway` says why the statement counts steps, not a factor).
+* One draw per side, the whole ε_s on it: a bound 79 candidate steps past the first step
+  clipping ≤ t has probability below 2·10⁻¹⁷ a side, for any data (docs/privacy.md §11;
+  :meth:`DescribePlan.runaway`).
 
 **The aggregates** (given the released L ≤ c ≤ U, public). A pivot p between the centre c
 and the midpoint (L + U)/2: the minimiser of the mean's predicted variance

@@ -8,52 +8,32 @@ Every row counts (there is no label). Column j is read on a public grid {0, …,
 :class:`~dprect.core.domains.FloatBins`, which needs no bounds). The data enter only as one
 histogram per (group, column): the occupied grid indices and their counts.
 
-**The mechanism.** With α = a/b ∈ (0, 1/2) (a rational, from the coverage: α = (1 − coverage)/2)
-and n rows in the group, each side aims to clip t = max(k_j, α·n) rows, where the floor
-k_j = ⌈T_j⌉ + 1 (below) is public. A lower bound inside grid cell i clips the rows below
-the cell, L(i) = #{idx < i}, plus possibly some of the cell's own rows: between L(i) and
-L'(i) = #{idx ≤ i}. The lower bound is the exponential mechanism (McSherry & Talwar 2007)
-over the grid with badness max(0, L(i) − t, t − L'(i)), the distance from t to [L(i), L'(i)];
-the upper bound's uses G(i) = #{idx > i} and G'(i) = #{idx ≥ i} the same way. Adding or
-removing a row moves L, L' (or G, G') by at most 1 and t by at most α, all in the same
-direction, so the badness moves by at most 1: the sensitivity. Output i is drawn with
-probability ∝ exp(−ε_each·badness(i)/2), which is ε_each-DP and ε_each-bounded-range; the
-released value is the cell's edge (``lower_value(i)`` / ``upper_value(i)``), which clips
-exactly L(i) (G(i)) rows. Two details matter on real tables. The floor: without it
-(t = α·n) a small group has α·n ≪ T_j, and the badness barely separates the data's cells
-from the millions of empty cells beyond them, so bounds fell far outside the data. The
-range [L, L']: when the data's extreme cell holds more than t rows (a minimum of 0 shared
-by many rows, a calendar month), that cell has badness 0 while every empty cell beyond it
-has badness t; scored by L alone they would tie, and the bound would land anywhere beyond
-the data.
+**The mechanism.** With α = a/b = (1 − coverage)/2 ∈ (0, 1/2) and n rows in the group,
+each side aims to clip t = max(k_j, α·n) rows (the public floor k_j = ⌈T_j⌉ + 1). The
+lower bound is the exponential mechanism (McSherry & Talwar 2007) over the grid with
+badness(i) = max(0, L(i) − t, t − L'(i)), L(i) = #{idx < i}, L'(i) = #{idx ≤ i} (the
+upper bound's with G(i) = #{idx > i}, G'(i) = #{idx ≥ i}); its sensitivity is 1, and
+i is drawn ∝ exp(−ε_each·badness(i)/2): ε_each-DP and ε_each-bounded-range. The released
+value is the cell's edge (``lower_value(i)`` / ``upper_value(i)``), clipping exactly L(i)
+(G(i)) rows. Why the floor and the range [L, L'] (small groups, a heavy extreme cell):
+docs/privacy.md §9.
 
-**Exact sampling.** b·badness is the integer max(0, b·L(i) − B, B − b·L'(i)) with
-B = max(b·k_j, a·n) (lower; the upper uses G, G'); L and L' are non-decreasing along the
-grid (G, G' non-increasing), so the badness is V-shaped (with a flat bottom) and
-depth(i) = D − b·badness(i) (D its maximum) is unimodal and constant on O(#keys) pieces:
-each occupied grid index, each gap between consecutive ones, the two outer gaps. The
-interior point's exact sampler (:func:`dprect.core.interior_point.sample_unimodal`) draws
-i ∝ exp(c·depth(i)) with the exact rational c = ε_each/(2b), ε_each being the exact value
-of the float the accountant used. No floating-point number enters a draw.
+**Exact sampling.** b·badness(i) = max(0, b·L(i) − B, B − b·L'(i)), B = max(b·k_j, a·n),
+is V-shaped, so depth(i) = D − b·badness(i) is unimodal and constant on O(#keys) pieces;
+:func:`dprect.core.interior_point.sample_unimodal` draws i ∝ exp(c·depth(i)) with the
+exact rational c = ε_each/(2b) (ε_each the exact value of the accountant's float). No
+floating-point number enters a draw.
 
-**Budget.** A group's 2d mechanisms (d columns, a lower and an upper bound each) compose:
-ε_each is the largest per-mechanism ε whose bounded-range composition over 2d rounds
-(:func:`~dprect.core.accounting.composition_br`: basic 2d·ε_each, or ρ = 2d·ε_each²/8 zCDP
-converted, when δ > 0) meets the budget, shrunk by 10⁻⁹ as the rectangle planner does;
-replace-one neighbours plan the add/remove budget whose group-privacy image is the request.
-Groups are disjoint, so they compose in parallel: the run's guarantee is one group's.
+**Budget.** A group's 2d mechanisms compose: ε_each is the largest per-mechanism ε whose
+bounded-range composition over 2d rounds (:func:`~dprect.core.accounting.composition_br`)
+meets the budget, shrunk by 10⁻⁹; replace-one plans the add/remove budget whose
+group-privacy image is the request. Groups are disjoint (parallel composition): the run's
+guarantee is one group's.
 
 **Coverage** (docs/privacy.md §9). With probability ≥ 1 − β, for every column j and side,
-the released bound's cell i has badness ≤ T_j (some cell has badness 0: the ranges
-[L(i), L'(i)] tile [0, n]), with
-
-    T_j = (2/ε_each)·ln(m_j·2d/β)
-
-(the exponential mechanism's utility bound P(badness ≥ OPT + t) ≤ m·exp(−ε t/(2·sens)),
-OPT = 0, t = T_j, union over the 2d mechanisms). So the side clips C ≤ max(k_j, α·n) + T_j
-rows — ties cannot push it higher — and L'(i) ≥ max(k_j, α·n) − T_j ≥ 1 in a group of at
-least k_j rows: the bound's cell is at or inside the group's extreme cell. β is per group:
-with G public groups, every group's statement holds together with probability ≥ 1 − G·β.
+the released cell's badness is ≤ T_j = (2/ε_each)·ln(m_j·2d/β), so the side clips at most
+max(k_j, α·n) + T_j rows and, in a group of at least k_j rows, the bound is at or inside
+the group's extreme cell. β is per group.
 
 **Draw order** (identical across engines for a seed): groups in the given public order,
 columns in order, the lower bound before the upper one.

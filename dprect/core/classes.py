@@ -37,18 +37,26 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
+from dprect._version import __version__
 from dprect.core.accounting import ADD_REMOVE, REPLACE_ONE, Guarantee, group_privacy
 from dprect.core.domains import Domain
 from dprect.core.errors import ParameterError
 from dprect.core.guarantee_check import CheckReport, check_classes_plan
-from dprect.core.labels import MAX_CLASSES, LabelText, PositiveLabel, check_classes, label_key
+from dprect.core.labels import (
+    MAX_CLASSES,
+    LabelText,
+    PositiveLabel,
+    check_classes,
+    label_key,
+    resolve_positive_label,
+)
 from dprect.core.planner import MethodPlan, Plan
 from dprect.core.result import FitResult
 
@@ -264,7 +272,38 @@ def class_labels(values: Sequence[PositiveLabel | LabelText]) -> list[str]:
     return [label_key(v) for v in values]
 
 
+def unlisted_candidates(counts: Mapping[str, int],
+                        listed: Sequence[PositiveLabel | LabelText], kind: str,
+                        column: str) -> dict[str, int]:
+    """The candidates a private class selection draws over beside a PUBLIC class list
+    (docs/privacy.md §18, Theorem S′): ``counts`` (:func:`label_candidates`) without the
+    key of any listed class, each read against the label column's ``kind``
+    (:func:`resolve_positive_label`: from the schema and the list only — a class the
+    column cannot hold is refused, naming the column)."""
+    out = dict(counts)
+    for value in listed:
+        read = resolve_positive_label(value, kind, column)
+        if read is not None:
+            out.pop(label_key(read), None)
+    return out
+
+
+def fit_each_class(names: Sequence[str], runs: Sequence[Callable[..., FitResult]],
+                   seed: int | None, charge: Guarantee, check: CheckReport,
+                   the_plan: Plan, features: Sequence[str]) -> ClassesResult:
+    """The rectangles of the classes ``names``: class i's from ``runs[i](seed=s)``, s
+    :func:`class_seeds`' seed i (None: OS entropy), the same on every engine and front
+    end; with no class (a private selection kept none, docs/privacy.md §18), a result
+    stating what a class's would (:class:`NoClass`: the per-class ``charge``)."""
+    results = [run(seed=s) for run, s in zip(runs, class_seeds(seed, len(runs)),
+                                             strict=True)]
+    none = None if results else NoClass(charge, list(features), the_plan.chosen.method,
+                                        seed is not None, __version__)
+    return ClassesResult(list(names), results, check.to_json(), none)
+
+
 __all__ = ["MAX_CLASSES", "REPLACE_STEPS", "ClassesResult", "NoClass", "check_classes",
            "checked_charge",
            "class_labels", "class_seeds", "classes_charge", "classes_guarantee",
-           "is_classes_record", "label_candidates", "label_key"]
+           "fit_each_class", "is_classes_record", "label_candidates", "label_key",
+           "unlisted_candidates"]

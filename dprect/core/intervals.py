@@ -7,45 +7,27 @@ with probability at least the stated level λ (default :data:`DEFAULT_LEVEL`); �
 What the noise does not cover — the rows the released bounds clip, the 30-bit truncation
 of each row — is the target's definition, not an error of the interval.
 
-**Count.** ñ = n + Z_n, Z_n ~ DLap(ε_n) exactly (the two-sided geometric law the sampler
-draws: P(Z = z) = (1 − e^{−ε_n})/(1 + e^{−ε_n})·e^{−ε_n|z|}), so P(|Z_n| ≥ z) =
-2e^{−ε_n z}/(1 + e^{−ε_n}) for an integer z ≥ 1. q = the smallest integer with
-P(|Z_n| > q) ≤ α (:func:`count_quantile`); the interval of the released count
-c = max(ñ, 0) is [max(c − q, 0), c + q] (n ≥ 0; when ñ < 0, c = 0 and [0, q] ⊇ what
-[ñ − q, ñ + q] leaves of [0, ∞)).
+**Count.** ñ = n + Z_n, Z_n ~ DLap(ε_n) exactly, P(|Z_n| ≥ z) = 2e^{−ε_n z}/(1 + e^{−ε_n})
+for an integer z ≥ 1; q = the smallest integer with P(|Z_n| > q) ≤ α
+(:func:`count_quantile`); the released count c = max(ñ, 0) gets [max(c − q, 0), c + q].
 
-**The mixed law.** The sum and the mean are off by a·Z_n + γ·Z_S (a real lever a, the
-sum's unit γ = w/2^K, Z_S ~ DLap(ε_S/2^K)). A discrete Laplace variable is the difference
-of two independent geometric variables, each the floor of an exponential one:
-Z_S = ⌊E₁⌋ − ⌊E₂⌋ with E₁ − E₂ ~ Laplace(2^K/ε_S), so γ·Z_S = s·L + γθ with L ~
-Laplace(1), s = w/ε_S and |θ| < 1. Hence |a·Z_n + γZ_S| ≤ s·|L + (a/s)·Z_n| + γ, and
-the interval uses H(r) = the smallest h with P(|L + r·Z_n| > h) ≤ α (:func:`mixed_quantile`;
-P(|L + c| > h) = ½e^{−(h−|c|)} + ½e^{−(h+|c|)} for |c| ≤ h and 1 − ½e^{−(|c|−h)} +
-½e^{−(h+|c|)} beyond, summed over Z_n's exact law, its far tail counted as a miss). For
-each value of Z_n that probability grows with |r| (an interval of fixed length holds less
-of a symmetric unimodal law the further it moves from 0), so H is non-decreasing in |r|:
-it is tabulated on the geometric grid r_i = 10^-4·2^(i/64) and read at the first grid
-point ≥ |r| (:func:`mixed_quantile_at`; never below the true H). Below 10^-4, H(10^-4);
-above the grid (r > 1.3·10^4, where Z_n's steps dominate), the bound r·q' + ln(1/(α·SPLIT))
-with q' the count quantile at α·(1 − SPLIT) (|L + rZ_n| ≤ r|Z_n| + |L|, and
-P(|L| > ℓ) = e^{−ℓ}).
+**The mixed law.** The sum and the mean are off by a·Z_n + γ·Z_S (γ = w/2^K,
+Z_S ~ DLap(ε_S/2^K)); as γ·Z_S = s·L + γθ with L ~ Laplace(1), s = w/ε_S and |θ| < 1,
+|a·Z_n + γZ_S| ≤ s·|L + (a/s)·Z_n| + γ. H(r) = the smallest h with
+P(|L + r·Z_n| > h) ≤ α (:func:`mixed_quantile`, summed over Z_n's exact law), is
+non-decreasing in |r|: tabulated on r_i = 10^-4·2^(i/64) and read at the first grid point
+≥ |r| (:func:`mixed_quantile_at`, never below the true H); above the grid,
+r·q' + ln(1/(α·SPLIT)) with q' the count quantile at α·(1 − SPLIT).
 
-**Sum.** Released R = p·c + γ·S̃ (p the pivot); its target V = p·n + T with T the exact
-centred clamped sum, and S = ⌊T/γ + ½⌋, so |γS − T| ≤ γ/2. For ñ > 0, R − V =
-p·Z_n + γ·Z_S − (T − γS): R ± (s·H(|p|/s) + 3γ/2) at level α₁ = α·(1 − SPLIT). For
-ñ ≤ 0 (c = 0) the group has n ≤ q₂ rows (q₂ the count quantile at α₂ = α·SPLIT), so
-V ∈ [min(0, q₂L), max(0, q₂U)]. A miss needs the first event to fail (ñ > 0) or
-|Z_n| > q₂: probability ≤ α₁ + α₂ = α.
+**Sum.** Released R = p·c + γ·S̃ (p the pivot), target V = p·n + T (T the exact centred
+clamped sum): for ñ > 0, R ± (s·H(|p|/s) + 3γ/2) at level α₁ = α·(1 − SPLIT); for ñ ≤ 0,
+V ∈ [min(0, q₂L), max(0, q₂U)] with q₂ the count quantile at α₂ = α·SPLIT (α₁ + α₂ = α).
 
-**Mean.** Its target μ = V/n = p + a* with a* = T/n. Given the released ñ > 0 and
-G = γ·S̃: G − a*·ñ = (γS − T) + γZ_S − a*Z_n, whose law (up to the 3γ/2 slack) is that of
-s·(L + (a*/s)Z_n) (Z_n symmetric). So the set A = {a : |G − a·ñ| ≤ s·H(|a|/s) + 3γ/2}
-(test inversion, Fieller-style) holds a* with probability ≥ 1 − α, whatever n. Its hull
-is found by shrinking: A₀ = [L − p, U − p] (μ ∈ [L, U] always), A_{k+1} = A_k ∩
-[(G − h_k)/ñ, (G + h_k)/ñ] with h_k = s·H(m_k/s) + 3γ/2, m_k = max |a| on A_k; every A_k
-contains A (on A_k, H(|a|/s) ≤ H(m_k/s)), so stopping at any k is conservative. With
-c = 0 (ñ ≤ 0) the interval is [L, U]. It is not a union bound: both noises enter through
-their joint law, so the coverage is close to λ, not above it by the union's slack.
+**Mean.** Target μ = p + a*, a* = T/n. Given ñ > 0 and G = γ·S̃, the set
+A = {a : |G − a·ñ| ≤ s·H(|a|/s) + 3γ/2} holds a* with probability ≥ 1 − α (test
+inversion, Fieller-style); its hull is found by shrinking A₀ = [L − p, U − p] by
+A_{k+1} = A_k ∩ [(G − h_k)/ñ, (G + h_k)/ñ], h_k = s·H(m_k/s) + 3γ/2, m_k = max |a| on A_k
+(every A_k ⊇ A: stopping at any k is conservative). With c = 0 the interval is [L, U].
 
 **Coverage bounds** (bounds, docs/privacy.md §9). A bound's cell i has badness ≤ T with
 probability ≥ 1 − m·e^{−ε_each·T/2} (the exponential mechanism's utility bound, a cell of

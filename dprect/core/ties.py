@@ -50,29 +50,17 @@ every axis's sort value (:func:`dprect.engines.spark.prefetch.with_ranks`), or �
 :func:`row_keys` to be global (:class:`dprect.engines.spark.order_pass.PassRunner`); the sum
 stays below 2^59 in int64, and :func:`rank_offset_sql` is the SQL twin.
 
-**Privacy** (docs/privacy.md, "Ties"). The refinement is a fixed, data-independent map of
-the multiset of rows, and a *stable* one: adding a row x with c earlier copies adds
-exactly the refined row of (x, rank c), removing a copy removes exactly one refined row
-(the copies' ranks are 0, …, c − 1 either way), replacing a row does both — so
-neighbouring tables map to neighbouring refined tables, and RandMargins on the refined
-grid is exactly RandMargins as proved, run on grids of M_j points (m_j·2^{b_j}, or m_j on a
-float axis) — so the planner sizes Δ for those grids (the interior point's failure bound
-M_j·e^{−ε⌈Δ/2⌉/2} ≤ β_IP). The coefficients need no secrecy and no randomness, and the b_j
-may be anything public: the guarantee holds for every choice — which is why declaring a
-feature continuous (``continuous``: b_j = 0) is a utility assumption only.
+**Privacy** (docs/privacy.md, "Ties"). The refinement is a fixed, data-independent and
+stable map of the multiset of rows (adding or removing a row adds or removes exactly one
+refined row), so RandMargins on the refined grids of M_j points (m_j·2^{b_j}, or m_j on a
+float axis) is RandMargins as proved; the planner sizes Δ for those grids. Any public b_j
+keeps the guarantee: declaring a feature continuous (b_j = 0) is a utility assumption only.
 
-**Utility and cost.** Rows that differ on some hashed axis (or in their occurrence rank)
-get (pseudo-)independent u_j, so a tie group of G rows is split into 2^b parts of about
-G/2^b rows and a cut removes at most one part beyond its block; with 2^b ≥ 100·R
-(:func:`tie_bits`) the R cuts together overshoot by at most about 1% of the positives,
-whatever the table's size. The price is b·ln 2 in the interior point's ln(m/β_IP), i.e. a
-larger Δ. It cannot be avoided: when a window lies inside a tie group of G rows, the
-interior point must place its output among about G/Δ positions of the group, and a Δ sized
-only for m fails there with probability about β_IP·G/Δ (measured: 3·10⁻⁴ per call, and
-empty boxes, on pixel-like tables). Copies of one row are split the same way, by their
-ranks: a group of G identical rows spreads over the 2^b values of u's top bits (about
-G/2^b each). A float axis's tie bits cost no Δ (its grid does not grow); they cost the b
-low key bits of its released bounds (relative 2^(b−52)).
+**Utility and cost** (docs/algorithm.md §8). A tie group of G rows is split into 2^b parts
+of about G/2^b rows (copies by their ranks), so with 2^b ≥ 100·R (:func:`tie_bits`) the R
+cuts overshoot by at most about 1% of the positives; the price is b·ln 2 in the interior
+point's ln(m/β_IP). A float axis's tie bits cost no Δ, but the b low key bits of its
+released bounds (relative 2^(b−52)).
 """
 
 from __future__ import annotations

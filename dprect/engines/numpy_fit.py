@@ -73,17 +73,18 @@ class NumpyRoute:
         return NumpyClasses(self._prepared(source, domains, requests, plan))
 
     def open_selected_classes(self, source: Source, domains: list[Domain],
-                              choose: Callable[[Mapping[str, int]], Sequence[FitRequest]],
+                              choose: Callable[[Mapping[str, int], str],
+                                               Sequence[FitRequest]],
                               plan: Plan, progress: Callable[[str], None]) -> NumpyClasses:
         """The classes found privately (docs/privacy.md §18) on ONE read of the file:
         every schema check, then each label value's rows
-        (:func:`~dprect.core.classes.label_candidates`) handed to ``choose``, which gives
-        the kept classes' requests; each prepared as :meth:`open_classes` does."""
+        (:func:`~dprect.core.classes.label_candidates`) and the label's kind handed to
+        ``choose``, which gives the classes' requests; each prepared as
+        :meth:`open_classes` does."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
         from dprect.core.classes import label_candidates
-        from dprect.engines.arrow_input import label_kind
 
         progress(f"reading {source.path} (once: the classes found privately)")
         table, matrix, kind = self._read(source)
@@ -94,7 +95,7 @@ class NumpyRoute:
             col = pc.cast(col, pa.float64(), safe=False)  # labels compare as float64
         pairs = [(v["values"], v["counts"]) for v in pc.value_counts(col).to_pylist()] \
             if kind != "null" else []
-        requests = choose(label_candidates(pairs, label_kind(table, source.fit_label)))
+        requests = choose(label_candidates(pairs, kind), kind)
         return NumpyClasses(self._prepared(source, domains, requests, plan,
                                            (table, matrix, kind)))
 

@@ -12,7 +12,9 @@ and columns), never on a value.
 A record whose rows are spooled on disk (:class:`~dprect.release.row_spool.RowSpool`: a
 run drawn in the executors) is written by :func:`record_chunks` a block of rows at a time,
 the same text as :func:`record_text` gives for the same rows in a list, never held whole
-in memory (the JSON output and the ledger's stored copy stream it)."""
+in memory (the JSON output and the ledger's stored copy stream it), and encoded once: the
+ledger's stored copy keeps its text in the spool (:func:`ledger_chunks`), which the JSON
+output then copies (:func:`record_chunks`)."""
 
 from __future__ import annotations
 
@@ -109,10 +111,23 @@ def record_text(record: dict[str, Any]) -> str:
     return text
 
 
+def _spool_of(record: dict[str, Any]) -> tuple[RowSpool, dict[str, Any]]:
+    """A spooled record's spool and its other entries."""
+    spool = next(v for v in record.values() if isinstance(v, RowSpool))
+    return spool, {k: v for k, v in record.items() if v is not spool}
+
+
 def record_chunks(record: dict[str, Any]) -> Iterator[str]:
     """:func:`record_text` of ``record`` in pieces: a record of spooled rows streamed a
-    block of rows at a time (never whole in memory), any other as its one text."""
+    block of rows at a time (never whole in memory) — or, when the ledger's stored copy
+    kept its text (:func:`ledger_chunks`), that text copied, not encoded again — any
+    other as its one text."""
     if _spooled(record):
+        spool, head = _spool_of(record)
+        kept = spool.kept_text(head)
+        if kept is not None:
+            yield from kept
+            return
         yield from _chunks(record, 0)
         yield "\n"
         return
@@ -120,10 +135,12 @@ def record_chunks(record: dict[str, Any]) -> Iterator[str]:
 
 
 def ledger_chunks(record: dict[str, Any]) -> Iterator[str]:
-    """:func:`ledger_text` in pieces (a record of spooled rows streamed:
-    :func:`record_chunks`)."""
+    """:func:`ledger_text` in pieces: a record of spooled rows streamed
+    (:func:`record_chunks`), its text kept in the spool for the JSON output
+    (:meth:`~dprect.release.row_spool.RowSpool.keep_text`)."""
     if _spooled(record):
-        yield from record_chunks(record)
+        spool, head = _spool_of(record)
+        yield from spool.keep_text(head, record_chunks(record))
         return
     yield ledger_text(record)
 

@@ -9,6 +9,11 @@ a time (:meth:`RowSpool.blocks`), so the driver holds one block of rows at once,
 run's. The spool holds released values only (post-processing, no privacy cost); its file
 is removed when the spool is closed or collected, and at the latest when the process ends.
 
+The record's JSON text is encoded ONCE: the ledger's stored copy, written first, keeps the
+text it encodes in a second file of the spool (:meth:`RowSpool.keep_text`), and the JSON
+output then copies that text (:meth:`RowSpool.kept_text`) instead of encoding the rows
+again (:mod:`dprect.release.record_text`).
+
 :func:`row_blocks` reads the rows of a record either way: an in-memory list (a run drawn
 on the driver, a replayed record) in slices of :data:`BLOCK_ROWS` rows, or a spool's
 blocks as they were drawn."""
@@ -20,18 +25,23 @@ import os
 import pickle
 import tempfile
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import IO, Any
 
 #: an in-memory list of rows is read in slices of this many rows (:func:`row_blocks`)
 BLOCK_ROWS = 4096
 
 
-def _remove(handle: IO[bytes], path: str) -> None:
+#: the kept text is read back in pieces of this many characters
+TEXT_PIECE = 1 << 20
+
+
+def _remove(handle: IO[bytes], paths: list[str]) -> None:
     with contextlib.suppress(OSError):
         handle.close()
-    with contextlib.suppress(OSError):
-        os.remove(path)
+    for path in paths:
+        with contextlib.suppress(OSError):
+            os.remove(path)
 
 
 class RowSpool:
@@ -43,7 +53,10 @@ class RowSpool:
         self._file = os.fdopen(fd, "w+b")
         self._rows = 0
         self._blocks = 0
-        self._finalizer = weakref.finalize(self, _remove, self._file, self.path)
+        self._paths = [self.path]
+        #: the record's other entries the kept text was written with (:meth:`keep_text`)
+        self._text_of: dict[str, Any] | None = None
+        self._finalizer = weakref.finalize(self, _remove, self._file, self._paths)
 
     def append(self, rows: Sequence[dict[str, Any]]) -> None:
         """Add one block of rows after the others."""
@@ -69,6 +82,34 @@ class RowSpool:
     def __iter__(self) -> Iterator[dict[str, Any]]:
         for block in self.blocks():
             yield from block
+
+    def keep_text(self, head: dict[str, Any], pieces: Iterable[str]) -> Iterator[str]:
+        """``pieces`` (the JSON text of the record holding these rows, whose other entries
+        are ``head``) passed on, and written to a file of the spool as they go: once all
+        are, :meth:`kept_text` gives them again for that record."""
+        self._text_of = None
+        if len(self._paths) == 1:
+            fd, path = tempfile.mkstemp(prefix="dprect-text-", suffix=".json")
+            os.close(fd)
+            self._paths.append(path)
+        with open(self._paths[1], "w", encoding="utf-8", newline="") as fh:
+            for piece in pieces:
+                fh.write(piece)
+                yield piece
+        self._text_of = dict(head)
+
+    def kept_text(self, head: dict[str, Any]) -> Iterator[str] | None:
+        """The text :meth:`keep_text` kept for the record whose other entries are
+        ``head``, in pieces; None when none was kept for it."""
+        if self._text_of is None or self._text_of != head:
+            return None
+        return self._read_text(self._paths[1])
+
+    @staticmethod
+    def _read_text(path: str) -> Iterator[str]:
+        with open(path, encoding="utf-8", newline="") as fh:
+            while piece := fh.read(TEXT_PIECE):
+                yield piece
 
     def close(self) -> None:
         """Remove the file (the spool is empty and unreadable after)."""

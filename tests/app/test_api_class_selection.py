@@ -3,7 +3,8 @@
 ``fit --select-groups`` — the same names and defaults as the declared run option
 (dprect/app/options.py's SELECTION_OPTIONS), for a seed the command line's classes and
 rectangles, ONE charge of the composed (ε + ε_s, δ + δ_s) to a budget, and the refusals
-of the command line (a public list with it, its budget without it) before any charge."""
+of the command line (a listed class y cannot hold, its budget without it) before any
+charge. A public list with it: tests/app/test_class_lists_combined.py."""
 
 from __future__ import annotations
 
@@ -92,7 +93,7 @@ def test_the_classifier_keeps_the_classes_in_ys_type() -> None:
 
 
 @pytest.mark.parametrize(("kwargs", "error", "message"), [
-    ({**SELECT, "classes": [1.0]}, ParameterError, "or select_groups, not both"),
+    ({**SELECT, "classes": ["abc"]}, ParameterError, "the label column 'y' is numeric"),
     ({"selection_epsilon": 0.5}, ParameterError, "selection_epsilon needs select_groups"),
     ({**SELECT, "positive_label": 2.5}, ParameterError, "leave out positive_label"),
     ({**SELECT, "selection_delta": 0.0}, ParameterError, "selection_delta must be"),

@@ -1,7 +1,8 @@
 """The classes found privately (``fit --select-groups``, docs/privacy.md §18): the label's
 values kept by the aggregates' partition selection are the classes; the plan states the
-selection; the ledger charges ONE row of (ε + ε_s, δ + δ_s); a public class list with it
-is refused before anything is read, written or charged; a run keeping no class releases a
+selection; the ledger charges ONE row of (ε + ε_s, δ + δ_s); bad options are refused
+before anything is read, written or charged (a public list beside it:
+tests/app/test_class_lists_combined.py); a run keeping no class releases a
 record with no class (the plot says so, the results table gets no row), charged as
 planned; a label value's text is printed only when its class is released."""
 
@@ -87,7 +88,6 @@ def test_the_kept_classes_fit_as_the_same_public_list_does(
 
 
 @pytest.mark.parametrize(("extra", "message"), [
-    (["--classes", "a,b"], "give a public list (--classes) or --select-groups, not both"),
     (["--positive-label", "a"], "--select-groups fits one rectangle per class found"),
     (["--selection-delta", "0"], "--selection-delta must be a number in (0, 1)"),
 ])

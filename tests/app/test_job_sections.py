@@ -55,6 +55,26 @@ def test_a_public_list_beside_the_selection_is_kept_in_the_job_too(job: ModuleTy
     assert both.selection is not None and both.guarantee == alone.guarantee
 
 
+def test_a_public_class_list_beside_the_selection_is_kept_in_the_fit_job() -> None:
+    """docs/privacy.md §18: the fit job's ``classes`` with ``select_groups: true`` — the
+    listed classes and the selection both, the selection's composed charge (the CLI's
+    values and checks: tests/app/test_class_lists_combined.py)."""
+    from dprect.app.classes_flow import ClassesProduct
+
+    base = {"input": "t.csv", "features": ["a"], "label": "y", "epsilon": 1.0,
+            "delta": 1e-6, "output": "o.json", "select_groups": True,
+            "selection_epsilon": 0.5, "selection_delta": 1e-6}
+
+    def product(**values: object) -> ClassesProduct:
+        cfg = section_values({"fit": {**base, **values}}, "fit", fit_rectangle.OPTIONS)
+        return ClassesProduct(fit_rectangle.settings(cfg))
+
+    both, alone = product(classes=[1, "x"]), product()
+    assert both.names == ["1", "x"] and alone.names == []
+    assert both.settings.selection is not None
+    assert both.charge().guarantee == alone.charge().guarantee
+
+
 def test_a_bounds_grid_mapping_is_the_grid_string_and_is_checked_before_groups() -> None:
     mapped = private_bounds.settings(_section(private_bounds,
                                               grid={"a": "0:10:64", "b": "floatbins:8"}))

@@ -271,3 +271,76 @@ def test_a_record_of_spooled_rows_is_stored_as_its_rows_in_a_list(
     small = {"method": "describe", "results": rows[:3]}  # inline, as before
     assert stored_module.store(str(a), iter(["{", json.dumps(small)[1:]]), small) == \
         json.dumps(small)
+
+
+def test_the_json_output_copies_the_text_the_stored_copy_encoded(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A spooled record's JSON is encoded ONCE: the ledger's stored copy keeps the text
+    it encodes in the spool, and the JSON output's pieces are that text (byte for byte
+    the text of the same rows in a list) with no row encoded again; a record with other
+    entries around the same spool is encoded afresh."""
+    from dprect.release import record_text as text_module
+    from dprect.release.row_spool import RowSpool
+
+    monkeypatch.setattr(text_module, "COMPACT_ITEMS", 10)
+    monkeypatch.setattr(stored_module, "INLINE_MAX_CHARS", LIMIT)
+    rows = [{"group": f"g{i}", "column": "x", "mean": -i / 7} for i in range(500)]
+    spool = RowSpool()
+    for start in range(0, 500, 64):
+        spool.append(rows[start:start + 64])
+    listed = {"method": "describe", "results": rows, "privacy": {"epsilon": 1.0}}
+    spooled = {**listed, "results": spool}
+    stored_module.store(str(tmp_path), text_module.ledger_chunks(spooled), spooled)
+    expected = text_module.record_text(listed)
+    encoded = text_module._chunks
+    monkeypatch.setattr(text_module, "_chunks", lambda *a: pytest.fail("encoded again"))
+    assert "".join(text_module.record_chunks(spooled)) == expected
+    monkeypatch.setattr(text_module, "_chunks", encoded)
+    other = {**spooled, "privacy": {"epsilon": 2.0}}
+    assert "".join(text_module.record_chunks(other)) == \
+        text_module.record_text({**listed, "privacy": {"epsilon": 2.0}})
+    path = spool._paths[1]
+    spool.close()
+    assert not Path(path).exists()  # the kept text goes with the spool
+
+
+def test_a_streamed_runs_json_is_encoded_once_and_written_byte_for_byte(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A numpy describe of 1,200 cells (its rows spooled, issue #42) under a ledger: the
+    record is encoded once (for the stored copy; the JSON output copies that text), the
+    JSON output is byte for byte the one the same seeded run writes without a ledger, and
+    the stored copy holds those bytes."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from dprect.release import record_text as text_module
+
+    groups = [f"g{i:03d}" for i in range(600)]
+    data = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"g": [g for g in groups for _ in range(3)],
+                             "x": [float(i % 11) for i in range(1800)],
+                             "y": [float(i % 5) for i in range(1800)]}), data)
+    encodings: list[int] = []
+    chunks = text_module._chunks
+
+    def counted(value: object, level: int) -> object:
+        if level == 0:
+            encodings.append(level)
+        return chunks(value, level)
+
+    monkeypatch.setattr(text_module, "_chunks", counted)
+    ledger = tmp_path / "ledger"
+    assert run(["budget", "init", "--ledger", str(ledger)], capsys)[0] == 0
+    common = ["describe", "--input", str(data), "--columns", "x,y", "--group-by", "g",
+              "--groups", ",".join(groups), "--epsilon", "1", "--seed", SEED, "--quiet"]
+    code, _, err = run([*common, "--output", str(tmp_path / "a.json"), "--ledger",
+                        str(ledger), "--dataset", "ds"], capsys)
+    assert code == 0, err
+    assert len(encodings) == 1  # the stored copy's; the JSON output copied it
+    code, _, err = run([*common, "--output", str(tmp_path / "b.json")], capsys)
+    assert code == 0, err
+    written = (tmp_path / "a.json").read_bytes()
+    assert written == (tmp_path / "b.json").read_bytes()
+    (path,) = stored_files(Ledger(ledger))
+    assert gzip.decompress(path.read_bytes()) == written

@@ -18,14 +18,14 @@ pytestmark = pytest.mark.filterwarnings("ignore:this run used a fixed seed")
 SELECT = ["--select-groups", "--selection-epsilon", "0.5", "--selection-delta", "1e-3"]
 
 
-def _records(tmp_path, capsys, data, seed: str) -> dict[str, dict]:
+def _records(tmp_path, capsys, data, seed: str, *extra: str) -> dict[str, dict]:
     out = {}
     for engine in ("numpy", "spark"):
         path = tmp_path / f"{engine}.json"
         code, _, err = run(["fit", "--input", str(data), "--features", "a,b", "--label", "y",
                             *SELECT, "--epsilon", "2", "--delta", "1e-7", "--grid",
                             "0:10:64", "--seed", seed, "--engine", engine, "--output",
-                            str(path)], capsys)
+                            str(path), *extra], capsys)
         assert code == 0, err
         out[engine] = json.loads(path.read_text())
     return out
@@ -47,6 +47,25 @@ def test_spark_keeps_the_classes_and_rectangles_numpy_keeps(spark, tmp_path, cap
     assert out["spark"]["privacy"] == out["numpy"]["privacy"]
     kept = out["numpy"]["classes"]
     assert kept[:2] == ["0", "1"] and "nan" not in kept and 2 < len(kept) < 14
+
+
+def test_spark_releases_a_public_list_beside_the_selection_as_numpy_does(spark, tmp_path,
+                                                                         capsys):
+    """``--classes 1.0,99 --select-groups``: the listed classes first (``1.0`` names the
+    value 1, read against the numeric column on both engines, so 1 is no candidate; 99
+    has no row), then the other values kept, alike on both engines for a seed."""
+    labels = [0.0] * 300 + [1] * 400 + [float(2 + i) + 0.5 for i in range(12)
+                                         for _ in range(6 + (i % 9))]
+    n = len(labels)
+    pq.write_table(pa.table({"a": [float(i % 10) for i in range(n)],
+                             "b": [float(i % 7) for i in range(n)], "y": labels}),
+                   tmp_path / "t.parquet")
+    out = _records(tmp_path, capsys, tmp_path / "t.parquet", "8", "--classes", "1.0,99")
+    for key in ("classes", "rectangles", "privacy", "group_selection"):
+        assert out["spark"][key] == out["numpy"][key], key
+    classes = out["numpy"]["classes"]
+    assert classes[:3] == ["1.0", "99", "0"] and "1" not in classes
+    assert out["numpy"]["group_selection"]["groups_listed"] == 2
 
 
 def test_spark_keeping_no_class_releases_the_empty_record(spark, tmp_path, capsys):

@@ -148,22 +148,23 @@ def tag_classes(df: DataFrame, names: list[str], label: str,
                       {"count_jobs": 0, "collect_jobs": 0, "pass_jobs": 0})
 
 
-def label_value_counts(df: DataFrame, names: list[str], label: str) -> dict[str, int]:
+def label_value_counts(df: DataFrame, names: list[str], label: str
+                       ) -> tuple[dict[str, int], str]:
     """The candidates of a private class selection (docs/privacy.md §18): ONE job
     counting the rows of each label value (numbers as doubles, as labels compare), named
-    by :func:`~dprect.core.classes.label_candidates` as the numpy engine names them. The
-    schema checks of a class's fit are made first, with no job (any class's: a label
-    kind reads the text ``1``)."""
+    by :func:`~dprect.core.classes.label_candidates` as the numpy engine names them, and
+    the label's kind (from the schema). The schema checks of a class's fit are made
+    first, with no job (any class's: a label kind reads the text ``1``)."""
     TableChecks(df, names, label, invalid_rows=None, positive_label=LabelText("1"))
     kind = label_kind(df.schema[label].dataType, label)
     if kind == "null":
-        return {}
+        return {}, kind
     value = as_double(label) if kind == "numeric" else ident(label)
     try:
         got = df.selectExpr(f"{value} AS k").groupBy("k").count().collect()
     except SPARK_ERRORS as exc:
         raise InputDataError(f"cannot read the input: {spark_message(exc)}") from None
-    return label_candidates(((row["k"], int(row["count"])) for row in got), kind)
+    return label_candidates(((row["k"], int(row["count"])) for row in got), kind), kind
 
 
 def count_classes(table: ClassTable, progress: Callable[[str], None] = lambda _: None

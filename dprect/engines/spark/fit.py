@@ -409,7 +409,7 @@ class SparkRoute:
         return open_classes(self, source, domains, requests, plan, progress)
 
     def open_selected_classes(self, source: Source, domains: list[Domain],
-                              choose: Callable[[Mapping[str, int]], Sequence[FitRequest]],
+                              choose: Callable[[Mapping[str, int], str], Sequence[FitRequest]],
                               plan: Plan, progress: Callable[[str], None]
                               ) -> PreparedClasses:
         """The classes found privately on ONE read of the table
@@ -526,17 +526,18 @@ def prepare_classes(df: DataFrame, *, features: Sequence[str], label: str,
 
 
 def open_selected_classes(route: SparkRoute, source: Source, domains: list[Domain],
-                          choose: Callable[[Mapping[str, int]], Sequence[FitRequest]],
+                          choose: Callable[[Mapping[str, int], str], Sequence[FitRequest]],
                           plan: Plan, progress: Callable[[str], None]) -> PreparedClasses:
     """The classes found privately (docs/privacy.md §18): ``source`` read once, each label
     value's rows counted (:func:`~dprect.engines.spark.class_collect.label_value_counts`,
-    every schema check first), ``choose`` gives the kept classes' requests, each prepared
+    every schema check first), ``choose`` gives the classes' requests from them and the
+    label's kind, each prepared
     on the same table (:func:`prepare_classes`; none kept: nothing to prepare) with no
     progress line of its own (they would tell the number kept before the charge). On any
     failure everything opened so far is released (and an owned session stopped)."""
     with opened_source(route.session, source, progress) as (df, stop):
-        counts = label_value_counts(df, list(source.features), source.fit_label)
-        requests = choose(counts)
+        counts, kind = label_value_counts(df, list(source.features), source.fit_label)
+        requests = choose(counts, kind)
         # how many classes were kept is the release's: nothing before the reservation
         # tells it (no route line names a number of classes)
         progress("reading what the classes found need")

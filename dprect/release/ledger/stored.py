@@ -1,10 +1,9 @@
 """Released results too large for a ledger row (issue #42): stored once as a file beside
-the ledger, the ``release`` row holding a small reference to it (see "Stored results" in
-:mod:`dprect.release.ledger`).
+the ledger, the ``release`` row holding a small reference to it.
 
-A ``release`` row's ``result`` is the result's JSON text. Past :data:`INLINE_MAX_CHARS`
-characters of that text (a grouped aggregate of 10^5 groups is about 128 MB of JSON) the
-row instead holds a *reference*: a small JSON object ::
+**Stored results.** A ``release`` row's ``result`` is the result's JSON text. Past
+:data:`INLINE_MAX_CHARS` characters of that text (a grouped aggregate of 10^5 groups is
+about 128 MB of JSON) the row instead holds a *reference*: a small JSON object ::
 
     {"stored": "_dprect_results/<sha256>.json.gz", "sha256": "<sha256>", "bytes": N,
      "format": "dprect stored result 1", "summary": {...}, "sizes": {...}}
