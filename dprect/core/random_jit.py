@@ -64,12 +64,14 @@ _TOP = np.uint64(1 << 63)
 
 
 def _jit(fn: Any) -> Any:
-    """``fn`` compiled, cached on disk by numba; for the process only where no cache
-    location can be written (a read-only installation)."""
+    """``fn`` compiled by numba and cached on disk. Where no cache location can be
+    written (a read-only installation, without ``NUMBA_CACHE_DIR``) this module is not
+    used — an ImportError, so the Python samplers run: compiling every kernel in every
+    process takes ten seconds and more, more than most runs' draws."""
     try:
         return numba.njit(cache=True)(fn)
-    except RuntimeError:
-        return numba.njit(fn)
+    except RuntimeError as e:  # numba: "cannot cache function …: no locator available"
+        raise ImportError("no cache location for the compiled samplers") from e
 
 
 def _refill(pool: np.ndarray) -> None:

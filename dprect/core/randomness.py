@@ -480,10 +480,11 @@ _NO_MT = np.zeros(625, dtype=np.uint32)  # the twister argument of an unseeded o
 #: the compiled samplers (:mod:`dprect.core.random_jit`), None without numba, or not
 #: looked up yet (the empty tuple)
 _KERNELS: Any = ()
-#: the samplers' calls a process makes in Python before it loads the compiled ones:
-#: importing numba and loading the kernels costs about a second, the Python samplers
-#: about 15 µs a call — a run of a few cells (a fit, a small describe) never pays it
-JIT_AFTER = 20_000
+#: the samplers' calls a process makes in Python before it loads the compiled ones
+#: (about 15 a describe cell: some 10^4 cells): importing numba and loading the kernels
+#: costs about a second, about what the compiled draws save on 2·10^4 cells — a run of a
+#: few cells (a fit, a small describe) never pays it
+JIT_AFTER = 200_000
 _ASKED = 0
 
 

@@ -302,3 +302,43 @@ def _h(setup: object) -> int:
     """η·den of a setup (its base is η·den − (e·a_{k*} + m·k*))."""
     den = setup.den  # type: ignore[attr-defined]
     return SLACK.numerator * (den // SLACK.denominator)
+
+
+def test_no_cache_location_means_the_python_samplers(monkeypatch: pytest.MonkeyPatch
+                                                     ) -> None:
+    """Where numba cannot cache (a read-only installation), the module is not used: an
+    ImportError, on which randomness.kernels() answers None (the Python samplers)."""
+    def no_locator(**_: object) -> object:
+        raise RuntimeError("cannot cache function 'f': no locator available")
+
+    with monkeypatch.context() as m:
+        m.setattr(jit.numba, "njit", no_locator)
+        with pytest.raises(ImportError):
+            jit._jit(lambda: 0)
+    real = __import__
+
+    def refusing(name: str, *args: object, **kwargs: object) -> object:
+        if name == "dprect.core" and "random_jit" in (args[2] if len(args) > 2 else ()):
+            raise ImportError("no cache location for the compiled samplers")
+        return real(name, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(randomness, "_KERNELS", ())
+    monkeypatch.setattr(randomness, "JIT_AFTER", 0)
+    monkeypatch.setattr("builtins.__import__", refusing)
+    assert randomness.kernels() is None
+    source = seeded(1)
+    assert source._mt is None  # the Python generator
+    assert source.discrete_laplace_int(3, 7) == seeded_python_draw(1)
+
+
+def seeded_python_draw(seed: int) -> int:
+    """The first discrete_laplace_int(3, 7) of a seed, drawn on random.Random directly."""
+    gen = random.Random(seed)
+    below = randomness._below_of(gen)
+    while True:
+        g = randomness._geometric_exp(below, 3, 7)
+        if gen.getrandbits(1) == 1:
+            if g:
+                return -g
+        else:
+            return g
