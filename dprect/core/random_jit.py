@@ -786,3 +786,49 @@ def side_setup(tails: Any, target: Any, eps_f: Any, mu_f: Any, slack_f: Any,
             starts[j] = i
         sizes[j] += 1
     return 0, known, k_min, a_min, a, order.astype(np.int64), held, starts, sizes
+
+
+#: :func:`side_draw`'s status when nothing was drawn and the Python path must draw (a
+#: float past the range, or the side's base not an int64 below 2^62)
+PYTHON = 3
+#: :func:`side_draw`'s status when nothing was drawn and the stream must say whether the
+#: step past the data exists (then call again with ``far_hint``)
+ASK = 4
+
+
+@_jit
+def side_draw(kind: Any, mt: Any, pool: Any, pos: Any, tails: Any, target: Any,
+              eps_f: Any, mu_f: Any, slack_f: Any, max_level: Any, far_hint: Any,
+              has_upto: Any, e_num: Any, m_num: Any, h_num: Any, den: Any, mu_num: Any,
+              mu_den: Any) -> Any:
+    """A one-sided side's whole draw (:func:`side_setup`, then :func:`side_rounds`) in
+    one call: (status, k, level, known, base, shift, far, a, order, held, starts,
+    sizes). ``DONE``: step k. ``PAUSE``: as :func:`side_rounds`, with what the caller
+    needs to finish the round and go on (base = η·den − e·a_{k*} − m·k* exactly; shift =
+    ⌊base/m⌋, the far steps' level offset; the arrays). ``BOUND`` as there.
+    :data:`PYTHON` and :data:`ASK`: nothing drawn. e, m, h (ε, μ, η over their common
+    denominator ``den``) are below 2^62; e·a_{k*} + m·k* is formed on two words, and a
+    base outside (−2^62, 2^62) is :data:`PYTHON`."""
+    status, known, k_min, a_min, a, order, held, starts, sizes = side_setup(
+        tails, target, eps_f, mu_f, slack_f, max_level, far_hint, has_upto)
+    far = True if far_hint < 0 else far_hint == 1
+    if status != 0:
+        return (PYTHON if status == 1 else ASK), 0, 0, known, 0, 0, far, a, order, held, \
+            starts, sizes
+    ph, pl = _mul_wide(e_num, a_min)
+    qh, ql = _mul_wide(m_num, k_min)
+    sl = pl + ql
+    sh = ph + qh + (_ONE if sl < pl else np.uint64(0))
+    h = np.uint64(h_num)
+    if sh != 0 or sl >= h + np.uint64(LIMIT):  # base ≤ −2^62
+        return PYTHON, 0, 0, known, 0, 0, far, a, order, held, starts, sizes
+    base = np.int64(h_num) - np.int64(sl)
+    shift = base // m_num
+    far_from = known + shift
+    if far and far_from < 0:  # cannot happen: the Python path raises
+        return PYTHON, 0, 0, known, 0, 0, far, a, order, held, starts, sizes
+    far_num = base - m_num * shift  # (D_k − μℓ)·den of every far step: base mod m
+    st, k, level = side_rounds(kind, mt, pool, pos, held, starts, sizes, order, a, far,
+                               far_from, shift, 0, mu_num, mu_den, e_num, m_num, base,
+                               den, has_upto, far_num)
+    return st, k, level, known, base, shift, far, a, order, held, starts, sizes

@@ -353,29 +353,31 @@ def _draw_compiled(setup: _Setup, stream: Steps | CandidateStream, rng: RandomSo
 def _rounds(a: np.ndarray, order: np.ndarray, held: np.ndarray, starts: np.ndarray,
             sizes: np.ndarray, known: int, far: bool, far_a: int, base: int, den: int,
             e_num: int, m_num: int, stream: Steps | CandidateStream, rng: RandomSource,
-            jit: Any, shift: int, far_from: int, cap: int, mu_num: int, mu_den: int) -> int:
+            jit: Any, shift: int, far_from: int, cap: int, mu_num: int, mu_den: int,
+            paused: tuple[int, int] | None = None) -> int:
     """:func:`_draw`'s loop, its rounds compiled (:func:`dprect.core.random_jit.
     side_rounds`, the same draws from the same stream): a round the compiled code cannot
     finish (a far step the stream has not made yet, or an exact (D_k − μℓ)·den it cannot
     prove in int64) is finished here, as :func:`_draw` finishes it, and the rounds go on
     compiled. The arrays are the setup's, each held level's start in ``order`` in
-    ``starts``."""
+    ``starts``; ``paused``: a round (k, ℓ) to finish first."""
     far_num = e_num * far_a + base - m_num * shift  # (D_k − μℓ)·den of a far step
     if not 0 <= far_num < jit.LIMIT:
         far_num = -1
     has_upto = int(getattr(stream, "count", 0))
     while True:
-        kind, mt, pool, pos = rng._state()
-        status, k, level = jit.side_rounds(
-            kind, mt, pool, pos, held, starts, sizes, order, a, far, far_from,
-            shift, cap, mu_num, mu_den, e_num, m_num, base, den, has_upto, far_num)
-        rng._settle(kind, pos)
-        if status == jit.DONE:
-            return int(k)
-        if status != jit.PAUSE:
-            raise AssertionError("a compiled sampler ran past its int64 bound "
-                                 "(cannot happen: probability below 1/(2^62 - 1)!)")
-        k, level = int(k), int(level)
+        if paused is None:
+            kind, mt, pool, pos = rng._state()
+            status, k, level = jit.side_rounds(
+                kind, mt, pool, pos, held, starts, sizes, order, a, far, far_from,
+                shift, cap, mu_num, mu_den, e_num, m_num, base, den, has_upto, far_num)
+            rng._settle(kind, pos)
+            if status == jit.DONE:
+                return int(k)
+            _check_rounds(status, jit)
+            paused = (int(k), int(level))
+        k, level = paused
+        paused = None
         if k >= known:  # a far step: the round goes on only if it exists
             if not stream.has(k):
                 continue
@@ -389,41 +391,58 @@ def _rounds(a: np.ndarray, order: np.ndarray, held: np.ndarray, starts: np.ndarr
             return k
 
 
+def _check_rounds(status: int, jit: Any) -> None:
+    """A compiled round's status other than DONE must be PAUSE (BOUND: an internal
+    error of probability below 1/(2^62 − 1)!, :mod:`dprect.core.random_jit`)."""
+    if status != jit.PAUSE:
+        raise AssertionError("a compiled sampler ran past its int64 bound "
+                             "(cannot happen: probability below 1/(2^62 - 1)!)")
+
+
+@lru_cache(maxsize=256)
+def _floats(e: int, e_den: int, m: int, m_den: int) -> tuple[float, float]:
+    """float(ε), float(μ) keyed by their integers (a Fraction's float costs a division)."""
+    return float(Fraction(e, e_den)), float(Fraction(m, m_den))
+
+
 def _compiled_side(tails: np.ndarray, stream: Steps | CandidateStream, target: int,
                    eps: Fraction, mu: Fraction, rng: RandomSource, jit: Any) -> int | None:
-    """A one-sided :func:`draw_step` with its setup and rounds compiled
-    (:func:`dprect.core.random_jit.side_setup`: :func:`_scalar_setup`'s floats, operation
-    for operation, for any number of steps), or None — nothing drawn — where a float is
-    not finite or an integer does not fit int64 (the Python path then draws)."""
+    """A one-sided :func:`draw_step` in one compiled call
+    (:func:`dprect.core.random_jit.side_draw`: :func:`_scalar_setup`'s floats, operation
+    for operation, for any number of steps, then the rounds), or None — nothing drawn —
+    where a float is not finite or an integer does not fit int64 (the Python path then
+    draws). A paused round is finished here and the rounds go on (:func:`_rounds`)."""
+    den, e_num, m_num, h_num = _integers(eps, mu)
+    mu_num, mu_den = mu.numerator, mu.denominator
+    lim = jit.LIMIT
+    if not (den < lim and mu_den < lim and 0 < mu_num < lim and e_num < lim
+            and m_num < lim):
+        return None
+    eps_f, mu_f = _floats(eps.numerator, eps.denominator, mu_num, mu_den)
     has_upto = int(getattr(stream, "count", 0))
-    eps_f, mu_f = float(eps), float(mu)
+    target = min(target, lim)
     hint = -1
     while True:
-        status, known, k_min, a_min, a, order, held, starts, sizes = jit.side_setup(
-            tails, min(target, jit.LIMIT), eps_f, mu_f, _SLACK_F, MAX_LEVEL, hint, has_upto)
-        if status != 2:
-            break
-        hint = int(stream.has(int(known)))
-    if status:
-        return None
-    known, k_min, a_min = int(known), int(k_min), int(a_min)
-    if known > has_upto and not stream.has(known - 1):  # cannot happen (as _draw_step)
-        raise AssertionError("more tail counts than the side has candidates")
-    far = hint != 0  # −1: the setup found the step past the data made (or none)
-    den, e_num, m_num, h_num = _integers(eps, mu)
-    base = h_num - (e_num * a_min + m_num * k_min)
-    mu_num, mu_den = mu.numerator, mu.denominator
-    shift = base // m_num  # (e·a_far + base)/m, a_far = 0 one-sided (_draw)
-    far_from = known + shift
-    if far and far_from < 0:  # cannot happen: D_k > 0 for every step
-        raise AssertionError("a step past the data below the least log-weight")
-    lim = jit.LIMIT
-    if not (den < lim and mu_den < lim and 0 < mu_num < lim and abs(e_num) < lim
-            and abs(m_num) < lim and abs(base) < lim and abs(far_from) < lim):
-        return None
-    # cap 0: C made by the compiled rounds (the number of steps bounds it: < 2^62)
-    return _rounds(a, order, held, starts, sizes, known, far, 0, base, den, e_num, m_num,
-                   stream, rng, jit, shift, far_from, 0, mu_num, mu_den)
+        kind, mt, pool, pos = rng._state()
+        (status, k, level, known, base, shift, far, a, order, held, starts,
+         sizes) = jit.side_draw(kind, mt, pool, pos, tails, target, eps_f, mu_f, _SLACK_F,
+                                MAX_LEVEL, hint, has_upto, e_num, m_num, h_num, den,
+                                mu_num, mu_den)
+        rng._settle(kind, pos)
+        if status == jit.ASK:
+            hint = int(stream.has(int(known)))
+            continue
+        if status == jit.PYTHON:
+            return None
+        if known > has_upto and not stream.has(known - 1):  # cannot happen (as _draw_step)
+            raise AssertionError("more tail counts than the side has candidates")
+        if status == jit.DONE:
+            return int(k)
+        _check_rounds(status, jit)
+        known, base, shift = int(known), int(base), int(shift)
+        return _rounds(a, order, held, starts, sizes, known, bool(far), 0, base, den,
+                       e_num, m_num, stream, rng, jit, shift, known + shift, 0, mu_num,
+                       mu_den, paused=(int(k), int(level)))
 
 
 __all__ = ["DECAY", "MAX_LEVEL", "Steps", "draw_step", "runaway_bound", "step_law"]
