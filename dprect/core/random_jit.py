@@ -31,6 +31,11 @@ probability at most 1/j) ends the call with :data:`BOUND`, on which the caller r
 internal error; it never draws differently. A geometric draw's ⌊(U + t·V)/s⌋ is returned
 as (U, V) and made on Python integers.
 
+Also here, compiled under the same gate, what a side's draw reads and makes before its
+rounds: a cell's tail counts (:func:`data_tails`) and the side's levels
+(:func:`side_setup`, :func:`side_draw`) — integers and the same IEEE operations as the
+Python code, in the same order.
+
 Status codes: ``DONE`` (0), ``PAUSE`` (1: the side draw's round needs Python — a far step
 whose existence the stream must decide, or a level difference that may not fit int64),
 ``BOUND`` (2, above).
@@ -832,3 +837,32 @@ def side_draw(kind: Any, mt: Any, pool: Any, pos: Any, tails: Any, target: Any,
                                far_from, shift, 0, mu_num, mu_den, e_num, m_num, base,
                                den, has_upto, far_num)
     return st, k, level, known, base, shift, far, a, order, held, starts, sizes
+
+
+@_jit
+def data_tails(keys: Any, counts: Any, exponent_bits: Any, offset: Any) -> Any:
+    """:func:`dprect.core.describe_stats.data_tails` compiled (a side's draw's input, no
+    draw): per side the entries' reach — −i − 1 below, i − 1 above, i = (key >>
+    ``exponent_bits``) − ``offset`` the entry's interval, 0 on neither side — and
+    tail(k) = Σ counts of reach ≥ k for k = 0 … the farthest reach (int64, exact)."""
+    far_lo = -1
+    far_hi = -1
+    for j in range(keys.shape[0]):
+        i = (keys[j] >> exponent_bits) - offset
+        if i <= -1:
+            far_lo = max(far_lo, -i - 1)
+        elif i >= 1:
+            far_hi = max(far_hi, i - 1)
+    lower = np.zeros(far_lo + 1, dtype=np.int64)
+    upper = np.zeros(far_hi + 1, dtype=np.int64)
+    for j in range(keys.shape[0]):
+        i = (keys[j] >> exponent_bits) - offset
+        if i <= -1:
+            lower[-i - 1] += counts[j]
+        elif i >= 1:
+            upper[i - 1] += counts[j]
+    for k in range(far_lo - 1, -1, -1):
+        lower[k] += lower[k + 1]
+    for k in range(far_hi - 1, -1, -1):
+        upper[k] += upper[k + 1]
+    return lower, upper

@@ -342,3 +342,30 @@ def seeded_python_draw(seed: int) -> int:
                 return -g
         else:
             return g
+
+
+def test_the_compiled_tails_are_the_numpy_paths(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cell's tail counts per side (describe_stats.data_tails), compiled, equal the
+    numpy path's (and the Python-integer path's on a small cell), for cells of a few to
+    thousands of entries reaching far out on both sides."""
+    from dprect.core import describe_stats
+    from dprect.core.describe_stats import cell_statistics, data_tails
+
+    gen = np.random.default_rng(8)
+    cells = [describe_stats.CellStatistics.empty()]
+    for n in (1, 3, 40, 300, 5000):
+        for centre, spread in ((0.0, 1.0), (5.0, 1e3), (-2.0, 1e-3), (1e12, 1e15)):
+            x = np.concatenate([gen.normal(centre, spread, n),
+                                gen.standard_t(1, n // 3 + 1) * spread])
+            cells.append(cell_statistics(x, centre))
+    for stats in cells:
+        got = data_tails(stats)  # compiled (the fixture)
+        with monkeypatch.context() as m:
+            m.setattr(randomness, "_KERNELS", None)
+            small = data_tails(stats)
+            m.setattr(describe_stats, "_SCALAR_ENTRIES", -1)
+            numpy_path = data_tails(stats)
+        for g, s, w in zip(got, small, numpy_path, strict=True):
+            assert g.dtype == w.dtype == np.int64
+            assert g.tolist() == s.tolist() == w.tolist()
+    assert max(len(t) for stats in cells for t in data_tails(stats)) > 256
