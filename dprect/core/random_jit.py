@@ -816,7 +816,8 @@ def side_draw(kind: Any, mt: Any, pool: Any, pos: Any, tails: Any, target: Any,
     base outside (−2^62, 2^62) is :data:`PYTHON`."""
     status, known, k_min, a_min, a, order, held, starts, sizes = side_setup(
         tails, target, eps_f, mu_f, slack_f, max_level, far_hint, has_upto)
-    far = True if far_hint < 0 else far_hint == 1
+    # as side_setup decides it: the step past the data exists if it was made already
+    far = True if known == 0 or known < has_upto else far_hint == 1
     if status != 0:
         return (PYTHON if status == 1 else ASK), 0, 0, known, 0, 0, far, a, order, held, \
             starts, sizes
