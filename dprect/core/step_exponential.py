@@ -44,7 +44,10 @@ is returned in one round with probability (1 − e^{−μ})·e^{−μ·b_k}·(1/
 ∝ e^{−D_k} ∝ w_k: exactly P(k). A step past the data is made (its candidate) only when a
 round draws it, so the draws depend on the tail counts up to the last nonzero one and on
 the side's candidates, not on how many of them the stream has made: every engine draws
-the same steps for a seed.
+the same steps for a seed. Where numba is loaded (:func:`dprect.core.randomness.kernels`)
+a one-sided draw runs in one compiled call (:func:`dprect.core.random_jit.side_draw`: the
+levels' floats operation for operation, the rounds on the same stream), a two-sided one's
+rounds likewise; a round it cannot finish exactly in int64 is finished here: the same steps.
 
 **Memory whatever ε.** The proof needs only μ·b_k ≤ D_k, so a data step's level is capped
 at :data:`MAX_LEVEL` and the levels holding data steps are a sparse map (level → its steps):
@@ -319,11 +322,16 @@ def _draw(setup: _Setup, stream: Steps | CandidateStream, mu: Fraction,
             k, q = level - shift, far_a  # the level's far step (≥ known), if it exists
         else:
             continue
-        num = e_num * q + m_num * k + base - level * m_num  # (D_k − μℓ)·den
-        if num < 0:  # cannot happen: the levels are floors of D_k to within 10⁻⁶
-            raise AssertionError("a step's level exceeds its exact log-weight")
-        if rng._bernoulli_exp_int(num, den):
+        if _accepts(rng, e_num * q + m_num * k + base - level * m_num, den):
             return k
+
+
+def _accepts(rng: RandomSource, num: int, den: int) -> bool:
+    """A round's acceptance of its step k at level ℓ: Bernoulli(exp(−(D_k − μℓ))), with
+    ``num`` = (D_k − μℓ)·den = e·q_k + m·k + base − ℓ·m exactly."""
+    if num < 0:  # cannot happen: the levels are floors of D_k to within 10⁻⁶
+        raise AssertionError("a step's level exceeds its exact log-weight")
+    return rng._bernoulli_exp_int(num, den)
 
 
 def _fits(setup: _Setup, mu_num: int, mu_den: int, cap: int, shift: int, jit: Any
@@ -384,10 +392,7 @@ def _rounds(a: np.ndarray, order: np.ndarray, held: np.ndarray, starts: np.ndarr
             q = far_a
         else:
             q = int(a[k])
-        num = e_num * q + m_num * k + base - level * m_num  # (D_k − μℓ)·den
-        if num < 0:  # cannot happen: the levels are floors of D_k to within 10⁻⁶
-            raise AssertionError("a step's level exceeds its exact log-weight")
-        if rng._bernoulli_exp_int(num, den):
+        if _accepts(rng, e_num * q + m_num * k + base - level * m_num, den):
             return k
 
 
