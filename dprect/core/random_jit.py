@@ -493,12 +493,21 @@ def _gcd_u(a: Any, b: Any) -> Any:
 
 
 @_jit
+def _power_of_two(h: Any, lo: Any) -> Any:
+    """Whether a nonzero two-word number has one bit set."""
+    return (h == 0 and lo & (lo - _ONE) == 0) or (lo == 0 and h & (h - _ONE) == 0)
+
+
+@_jit
 def _gcd2(ah: Any, al: Any, bh: Any, bl: Any) -> Any:
-    """gcd of two two-word numbers, not both 0 (binary gcd; one word once both fit)."""
+    """gcd of two two-word numbers, not both 0 (binary gcd; one word once both fit; a
+    power of two b — a scale's numerator often is — by the trailing zeros alone)."""
     if ah == 0 and al == 0:
         return bh, bl
     if bh == 0 and bl == 0:
         return ah, al
+    if _power_of_two(bh, bl):
+        return _shl2(np.uint64(0), _ONE, min(_ctz2(ah, al), _ctz2(bh, bl)))
     shift = min(_ctz2(ah, al), _ctz2(bh, bl))
     ah, al = _shr2(ah, al, _ctz2(ah, al))
     while True:
@@ -514,9 +523,14 @@ def _gcd2(ah: Any, al: Any, bh: Any, bl: Any) -> Any:
 
 @_jit
 def _div2(ah: Any, al: Any, bh: Any, bl: Any) -> Any:
-    """⌊a/b⌋ of two-word numbers (b ≥ 1, a < 2^127) by binary long division."""
+    """⌊a/b⌋ of two-word numbers (b ≥ 1, a < 2^127): a shift for a power of two b, 32-bit
+    pieces for b < 2^32, else binary long division."""
     if bh == 0 and al < _TOP and ah == 0:
         return np.uint64(0), al // bl
+    if _power_of_two(bh, bl):
+        return _shr2(ah, al, _ctz2(bh, bl))
+    if bh == 0 and bl <= _U32:
+        return _div_small(ah, al, bl)
     qh = np.uint64(0)
     ql = np.uint64(0)
     rh = np.uint64(0)

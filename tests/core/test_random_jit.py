@@ -6,6 +6,7 @@ bytes — the stream itself draw for draw against ``random.Random`` and
 
 from __future__ import annotations
 
+import math
 import os
 import random
 import warnings
@@ -369,3 +370,29 @@ def test_the_compiled_tails_are_the_numpy_paths(monkeypatch: pytest.MonkeyPatch)
             assert g.dtype == w.dtype == np.int64
             assert g.tolist() == s.tolist() == w.tolist()
     assert max(len(t) for stats in cells for t in data_tails(stats)) > 256
+
+
+def test_the_two_word_arithmetic_is_pythons() -> None:
+    """gcd and exact division on two 64-bit words (the geometric draw of a scale up to
+    2^96) against Python integers: powers of two, small and large divisors."""
+    gen = random.Random(4)
+
+    def words(x: int) -> tuple[np.uint64, np.uint64]:
+        return np.uint64(x >> 64), np.uint64(x & (2**64 - 1))
+
+    def join(h: object, lo: object) -> int:
+        return int(h) << 64 | int(lo)  # type: ignore[call-overload]
+
+    cases = []
+    for _ in range(300):
+        g = gen.choice([1, 2**gen.randrange(90), gen.randrange(1, 2**32),
+                        gen.randrange(2**32, 2**60) * 2**gen.randrange(30)])
+        top = max(1, (2**96 - 1) // g)
+        a, b = g * gen.randrange(0, top), g * gen.randrange(1, top)
+        cases.append((a, b))
+    cases += [(0, 2**81), (2**80, 2**81), (3 * 2**70, 2**81), (2**95 + 7, 2**95 + 7)]
+    for a, b in cases:
+        g = join(*jit._gcd2(*words(a), *words(b)))
+        assert g == math.gcd(a, b), (a, b)
+        assert join(*jit._div2(*words(a), *words(g))) == a // g
+        assert join(*jit._div2(*words(b), *words(g))) == b // g
