@@ -258,6 +258,25 @@ class RandomSource:
         assert self._py is not None
         return self._py
 
+    @_gen.setter
+    def _gen(self, gen: Any) -> None:
+        """Draw from ``gen`` from now on (a test's scripted generator): the Python path,
+        the compiled samplers only on a ``random.Random`` or a
+        :class:`PooledSystemRandom` (:meth:`_compiled`)."""
+        self._py, self._mt = gen, None
+        if isinstance(gen, random.Random):
+            self._bind()
+
+    def _compiled(self) -> Any:
+        """The compiled samplers (:func:`kernels`) where this source's stream is one they
+        draw (a seeded twister, or a pool of OS bytes), else None: the Python path."""
+        jit = kernels()
+        py = type(self._py)
+        if jit is None or not (self._mt is not None or (
+                py is random.Random if self.seeded else py is PooledSystemRandom)):
+            return None
+        return jit
+
     def _bind(self) -> None:
         """The primitive draws of the Python samplers, on whichever holds the state."""
         if self._mt is None:
@@ -270,8 +289,9 @@ class RandomSource:
 
     def _mt_below(self, n: int) -> int:
         """randbelow(n) on the array state: CPython's ``_randbelow_with_getrandbits``."""
-        jit = kernels()
-        assert jit is not None and self._mt is not None
+        from dprect.core import random_jit as jit  # loaded: it made the array state
+
+        assert self._mt is not None
         if n < jit.LIMIT:
             return int(jit.below(0, self._mt, _NO_POOL, _NO_POS, n))
         k = n.bit_length()
@@ -282,8 +302,9 @@ class RandomSource:
 
     def _mt_getrandbits(self, k: int) -> int:
         """getrandbits(k) on the array state."""
-        jit = kernels()
-        assert jit is not None and self._mt is not None
+        from dprect.core import random_jit as jit  # loaded: it made the array state
+
+        assert self._mt is not None
         if k <= 64:
             return int(jit.bits(0, self._mt, _NO_POOL, _NO_POS, k))
         words = np.zeros((k + 31) // 32, dtype=np.uint32)
@@ -388,7 +409,7 @@ class RandomSource:
     def _exp_reduced(self, a: int, b: int) -> bool:
         """:func:`_bernoulli_exp_reduced` of a/b, compiled where numba is installed and
         a, b < 2^62 (:mod:`dprect.core.random_jit`; the same draws)."""
-        jit = kernels()
+        jit = self._compiled()
         if jit is not None and a < jit.LIMIT and b < jit.LIMIT:
             kind, mt, pool, pos = self._state()
             r = jit.bernoulli_exp_reduced(kind, mt, pool, pos, a, b)
@@ -400,7 +421,7 @@ class RandomSource:
         """G ≥ 0 with P(G = g) = (1 − e^{−s/t})·e^{−g·s/t}, exactly (CKS 2020, Alg. 2)."""
         if s < 1 or t < 1:
             raise ValueError("geometric_exp needs s, t >= 1 (an internal invariant)")
-        jit = kernels()
+        jit = self._compiled()
         if jit is not None and s < jit.LIMIT and t < jit.WIDE:
             kind, mt, pool, pos = self._state()
             if t < jit.LIMIT:
@@ -431,7 +452,7 @@ class RandomSource:
         lowest terms for the draws of :meth:`discrete_laplace`."""
         if s < 1 or t < 1:
             raise ValueError("discrete_laplace_int needs s, t >= 1 (an internal invariant)")
-        jit = kernels()
+        jit = self._compiled()
         if jit is not None and s < jit.LIMIT and t < jit.WIDE:
             kind, mt, pool, pos = self._state()
             if t < jit.LIMIT:
@@ -456,7 +477,7 @@ class RandomSource:
         """True with probability exactly exp(−n/d) (integers n ≥ 0, d ≥ 1): the method of
         :meth:`bernoulli_exp` with Bernoulli(γ/k) drawn as ``randbelow(d·k) < n'``
         (γ = n'/d the fractional part), no Fraction objects."""
-        jit = kernels()
+        jit = self._compiled()
         if jit is not None and n < jit.LIMIT and d < jit.LIMIT:
             kind, mt, pool, pos = self._state()
             r = jit.bernoulli_exp_int(kind, mt, pool, pos, n, d)

@@ -66,7 +66,7 @@ from typing import Any, NamedTuple, Protocol
 import numpy as np
 
 from dprect.core.errors import ParameterError
-from dprect.core.randomness import RandomSource, kernels
+from dprect.core.randomness import RandomSource
 from dprect.core.tail_bounds import CandidateStream
 
 #: μ, the prior's decay per step: e^{−μ} = 0.61 a step, a mean spread of
@@ -135,7 +135,7 @@ def draw_step(tails: np.ndarray, stream: Steps | CandidateStream, target: int,
     if eps <= 0 or mu <= 0:
         raise ParameterError("the side's epsilon and decay must be > 0")
     tails = np.asarray(tails, dtype=np.int64)
-    jit = kernels()
+    jit = rng._compiled()
     if jit is not None and not two_sided:
         drawn = _compiled_side(tails, stream, int(target), eps, mu, rng, jit)
         if drawn is not None:
@@ -306,7 +306,7 @@ def _draw(setup: _Setup, stream: Steps | CandidateStream, mu: Fraction,
                        if h >= far_from), default=0) if far else 1)
     below = rng.randbelow
     mu_num, mu_den = mu.numerator, mu.denominator
-    jit = kernels()
+    jit = rng._compiled()
     if jit is not None and _fits(setup, mu_num, mu_den, cap, shift, jit):
         return _draw_compiled(setup, stream, rng, jit, shift, far_from, cap, mu_num,
                               mu_den)

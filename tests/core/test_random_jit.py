@@ -396,3 +396,25 @@ def test_the_two_word_arithmetic_is_pythons() -> None:
         assert g == math.gcd(a, b), (a, b)
         assert join(*jit._div2(*words(a), *words(g))) == a // g
         assert join(*jit._div2(*words(b), *words(g))) == b // g
+
+
+def test_a_source_given_another_generator_draws_from_it_in_python() -> None:
+    """A source whose generator is replaced (a test's scripted bits) draws from that
+    generator by the Python samplers, never from a stale compiled state."""
+    source = RandomSource()
+    source._gen = random.Random(3)  # unseeded source, a twister: not the pool's kind
+    assert source._compiled() is None
+    ref = random.Random(3)
+    below = randomness._below_of(ref)
+    got = [source.discrete_laplace_int(2, 5) for _ in range(20)]
+    want = []
+    while len(want) < 20:
+        g = randomness._geometric_exp(below, 2, 5)
+        negative = ref.getrandbits(1) == 1
+        if not (negative and g == 0):
+            want.append(-g if negative else g)
+    assert got == want
+    seeded_source = seeded(4)
+    seeded_source._gen = random.Random(9)
+    assert seeded_source._mt is None and seeded_source._compiled() is jit
+    assert seeded_source.geometric_exp(1, 2) == RandomSource.stream(9).geometric_exp(1, 2)
