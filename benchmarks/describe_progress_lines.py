@@ -16,16 +16,21 @@ heartbeat's as the user sees them.
 
 Recorded: the stdout lines, the stderr lines, the largest gap between two stderr lines
 (and between the start and the first one, the last one and the end), the wall time and the
-load average before and after. Nothing is asserted: a measurement (docs/results.md §5.3d).
+load average before and after; and the row spool's largest size on disk (the command runs
+with its own ``TMPDIR``, whose files' total size is sampled every second by a thread,
+:mod:`dprect.release.row_spool`) beside the JSON output's size. Nothing is asserted: a
+measurement (docs/results.md §5.3d).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -62,6 +67,9 @@ def write_input(groups: int, seed: int = 11) -> tuple[Path, Path]:
 def run(path: Path, listed: Path) -> dict[str, Any]:
     """The command with its stderr lines time-stamped (seconds since the start)."""
     out = OUTPUT / "progress_groups_result.json"
+    spool_dir = OUTPUT / "progress_tmp"
+    shutil.rmtree(spool_dir, ignore_errors=True)
+    spool_dir.mkdir(parents=True)
     load_before = os.getloadavg()
     start = time.monotonic()
     proc = subprocess.Popen(
@@ -69,8 +77,19 @@ def run(path: Path, listed: Path) -> dict[str, Any]:
          "--epsilon", "4", "--group-by", "grp", "--groups-file", str(listed), "--seed", "1",
          "--engine", "numpy", "--output", str(out)],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "PYTHONPATH": str(REPO)})
+        env={**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(spool_dir)})
     stamps: list[tuple[float, str]] = []
+    spool_peak = [0]
+
+    def sample_spool() -> None:  # the temporary files' total size, every second
+        while proc.poll() is None:
+            with contextlib.suppress(OSError):
+                size = sum(p.stat().st_size for p in spool_dir.iterdir())
+                spool_peak[0] = max(spool_peak[0], size)
+            time.sleep(1.0)
+
+    sampler = threading.Thread(target=sample_spool, daemon=True)
+    sampler.start()
 
     def read_stderr() -> None:
         assert proc.stderr is not None
@@ -83,6 +102,7 @@ def run(path: Path, listed: Path) -> dict[str, Any]:
     stdout = proc.stdout.read()
     proc.wait()
     reader.join()
+    sampler.join()
     wall = time.monotonic() - start
     times = [0.0, *(t for t, _ in stamps), wall]
     gaps = [b - a for a, b in itertools.pairwise(times)]
@@ -96,6 +116,8 @@ def run(path: Path, listed: Path) -> dict[str, Any]:
             "largest_gap_between_progress_lines": max(gaps[1:-1], default=None),
             "largest_gap_stated_by_the_heartbeat": max(
                 (b - a for a, b in itertools.pairwise(stated)), default=None),
+            "spool_bytes_peak": spool_peak[0],
+            "json_bytes": out.stat().st_size if out.exists() else None,
             "stderr": [f"{t:8.1f} s  {line}" for t, line in stamps],
             "load_before": load_before, "load_after": os.getloadavg()}
 

@@ -7,8 +7,9 @@ Tables: iris (setosa), wine (class 0), breast cancer, digits, weather, diamonds 
 default), and breast cancer and digits jittered (:func:`jittered`: no ties). Methods, at
 (ε, δ = 10⁻⁶) for ε ∈ {0.5, 1, 4}: dprect ``composition``,
 ``quantiles`` (the quantile box, ``dprect/core/quantile_box.py``), ``auto`` (without a
-public N: it draws its private count) and ``auto-aimed`` (``auto`` with a stated
-``target_miss`` = :data:`AIMED_TARGET`: the only way auto takes the aimed box); the
+public N: it draws its private count; since s25-brake it takes the aimed box by default)
+and ``auto-aimed`` (``auto`` with a stated ``target_miss`` = :data:`AIMED_TARGET`, the
+opt-in rule before s25-brake); the
 peers: the REAL libraries' per-feature DP-quantile boxes (:data:`PEERS`: OpenDP 0.16's
 ``make_private_quantile``, diffprivlib's and python-dp's quantiles, each run in its own
 virtual environment under ``.bench-venvs/``), α = 0.01 and 0.99, 2d quantiles at ε/(2d)
@@ -46,7 +47,7 @@ EPSILONS = (0.5, 1.0, 4.0)
 DELTA = 1e-6
 METHODS = ("composition", "quantiles", "auto", "auto-aimed")
 #: the options of each column beyond ``method``: ``auto-aimed`` is auto with a stated miss
-#: target (docs/algorithm.md §10: auto takes the aimed box only then)
+#: target (docs/algorithm.md §10: before s25-brake auto took the aimed box only then)
 AIMED_TARGET = 0.02
 OPTIONS: dict[str, dict[str, Any]] = {"auto-aimed": {"method": "auto",
                                                      "target_miss": AIMED_TARGET}}

@@ -18,12 +18,13 @@ Errors in parameters, paths or the table's schema, and a mistyped command line, 
 command with one line on stderr and exit code 2, with nothing written (no result, no
 ledger entry) and nothing charged; Ctrl-C ends it with ``dprect: interrupted`` and 130
 (:mod:`dprect.release.guarded`); a stdout closed early (``| head``) drops the rest of the
-output and lets the run finish; a run longer than 10 s names its stage on stderr every
-10 s (:mod:`dprect.app.heartbeat`; not with ``--quiet``). Refusals never depend on the
-table's values (only ``--invalid-rows error`` refuses a table for its values, outside the
-guarantee). Every output location is checked before the input is read; a run prints its
-plan before it reads the input (``--plan-only``: the plan, then stop); with ``--ledger``
-it prints its run id, then reserves its (ε, δ) before releasing anything.
+output and lets the run finish; a run longer than 6 s names its stage on stderr every
+6 s, at least every 10 s under load (:mod:`dprect.app.heartbeat`; not with ``--quiet``).
+Refusals never depend on the table's values (only ``--invalid-rows error`` refuses a table
+for its values, outside the guarantee). Every output location is checked before the input
+is read; a run prints its plan before it reads the input (``--plan-only``: the plan, then
+stop); with ``--ledger`` it prints its run id, then reserves its (ε, δ) before releasing
+anything.
 """
 
 from __future__ import annotations
@@ -354,18 +355,14 @@ def _cmd_aggregate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _tick(line: str) -> None:
-    """A heartbeat line (:mod:`dprect.app.heartbeat`) on stderr: stdout holds the
-    result."""
-    print(f"dprect: {line}", file=sys.stderr, flush=True)
-
-
 def _reporter(args: argparse.Namespace) -> Any:
     """What a run prints (:class:`dprect.app.spine.Reporter`): options spelled as flags,
     the heartbeat on stderr unless ``--quiet``."""
+    from dprect.app.heartbeat import StreamLines
     from dprect.app.spine import Reporter
 
-    return Reporter(name=flag, tick=None if args.quiet else _tick)
+    # the heartbeat's lines on stderr: stdout holds the result
+    return Reporter(name=flag, tick=None if args.quiet else StreamLines("stderr", "dprect: "))
 
 
 def _describe_parser(sub: Any) -> None:

@@ -458,6 +458,7 @@ def job_reporter(prog: str, section: str, quiet: bool = False) -> Reporter:
     ``[prog] ...``, options named by their config keys (``fit.seed``); the progress steps
     and the heartbeat (:mod:`dprect.app.heartbeat`) too, unless ``quiet`` (the section's
     ``quiet`` key)."""
+    from dprect.app.heartbeat import StreamLines
     from dprect.app.spine import Reporter, silent
 
     def say(message: str) -> None:
@@ -468,7 +469,8 @@ def job_reporter(prog: str, section: str, quiet: bool = False) -> Reporter:
 
     if quiet:
         return Reporter(say=say, progress=silent, name=name)
-    return Reporter(say=say, progress=say, name=name, tick=say)
+    # the heartbeat's lines are steps too (``[prog] ...``, :func:`step`)
+    return Reporter(say=say, progress=say, name=name, tick=StreamLines("stdout", f"[{prog}] "))
 
 
 __all__ = [

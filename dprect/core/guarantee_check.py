@@ -118,6 +118,12 @@ DESCRIBE_SPREAD = ("variance", "std")
 #: a describe plan's drawn noises must re-derive at least (1 − this) of the requested
 #: add/remove budget (the planner shrinks by 10⁻⁹; a share left undrawn is far larger)
 DESCRIBE_UNSPENT = Fraction(1, 10**6)
+#: the quantile box's aimed side scores this check knows, each with the most a row moves
+#: one log-weight, in units of the aimed rate a (docs/privacy.md §16): the bracket score
+#: a·((q_k − t)⁺ + (t − q_{k−1})⁺) by a (Lemma QB3: the two terms never move together).
+#: Written here again, not imported from the sampler. A pair whose log-weights move by up
+#: to a·s both ways is (2·s·a)-DP and bounded-range; a plan naming another score is refused
+QUANTILE_AIMED_SHIFTS = {"bracket": 1}
 #: the sensitivity of ``auto``'s count of the positives under add/remove, in rows
 COUNT_SENSITIVITY = 1
 #: the add/remove steps one replace-one neighbour makes among a classes' fit's runs
@@ -523,8 +529,9 @@ def _check_quantiles(p: Any, dims: int, shape: str, product: str, eps_a: Decimal
     none for the origin shape, whose centre is the public 0)
     and the side pair's step mechanism at ε_s (weight exp(−ε_s·clipped − μ·step), a
     monotone sensitivity-1 score: ε_s-DP and ε_s-bounded-range), or, aimed at a target,
-    at the aimed rate a (weight exp(−a·|clipped − t| − μ·step): each log-weight moves
-    both ways, by at most a — 2a-DP and 2a-bounded-range, so charged 2a); the two sides
+    at the aimed rate a with the bracket score (weight exp(−a·((q_k − t)⁺ +
+    (t − q_{k−1})⁺) − μ·step): each log-weight moves both ways, by at most a —
+    2a-DP and 2a-bounded-range, so charged 2a; :data:`QUANTILE_AIMED_SHIFTS`); the two sides
     read disjoint rows: parallel; all 2d (d) mechanisms composed as R ε₀-bounded-range
     mechanisms, ε₀ the largest of their ε's; auto's count by basic composition. The
     route by which ONE run meets the add/remove statement (``eps_a``, ``delta_a``), as
@@ -535,6 +542,7 @@ def _check_quantiles(p: Any, dims: int, shape: str, product: str, eps_a: Decimal
         centre = None if d.get("centre_rate") is None else Fraction(str(d["centre_rate"]))
         decay = Fraction(str(d["decay"]))
         aimed = Fraction(str(d["aimed_rate"]))
+        shift = QUANTILE_AIMED_SHIFTS[str(d["aimed_score"])]
     except (KeyError, TypeError, ValueError, ZeroDivisionError):
         raise _refuse(product, "its quantile rates cannot be read", *stated) from None
     origin = shape == "origin"
@@ -543,7 +551,7 @@ def _check_quantiles(p: Any, dims: int, shape: str, product: str, eps_a: Decimal
         raise _refuse(product, "its quantile rates are not positive (or its centre does "
                       "not match its shape)", *stated)
     mechanisms = dims if origin else 2 * dims  # (centres) + side pairs
-    pair = max(_dec(side), _dec(2 * aimed))  # the aimed score charges 2a (Lemma QB2′)
+    pair = max(_dec(side), _dec(2 * shift * aimed))  # the aimed pair: 2·s·a (Lemma QB3)
     eps0 = _high(pair) if centre is None else _high(max(pair, _dec(centre)))
     details: dict[str, Any] = {"mechanisms": mechanisms}
     count_eps, eps_a = _count_first(d.get("private_count"), eps_a, details, product, stated)

@@ -26,7 +26,21 @@ indices: the feature's public grid or the float order's 2^64 keys):
    (:func:`side_target`), μ = :data:`~dprect.core.step_exponential.DECAY`. Adding a row
    raises some q_k of ONE side by one (a row > c is in hi tails only, < c in lo tails
    only, = c in none), so the pair is ε-DP and ε-bounded-range (parallel composition on
-   disjoint rows; docs/privacy.md §11, Lemma D3).
+   disjoint rows; docs/privacy.md §11, Lemma D3). On the float order an aimed side's
+   candidates also hold public magnitude points (:func:`magnitude_points`): an offset
+   counts keys there, and one step of a ~2^62-key offset (from a tiny centre, or across
+   zero) jumped ~190 binades past the data.
+3. **Aimed sides** (t > 0) draw with the *bracket score* at the rate a = ε/2:
+   ∝ exp(−a·((q_k − t)⁺ + (t − q_{k−1})⁺) − μ_a·k) (q_{−1} = +∞; :func:`bracket_tails`),
+   which charges nothing to the step holding the t-th row from the outside, the rows
+   clipped beyond t to a step inside it, and the rows the previous candidate clipped
+   short of t to a step past it — so every step past the data's last step costs a·t.
+   A row moves each log-weight by at most a (docs/privacy.md §16, Lemma QB3): 2a-DP,
+   2a-bounded-range, the pair ε. **The brake**: a side lands more than K steps past the
+   first candidate beyond its last row with probability ≤ e^{−a·t−μ_a(K+1)}/(1 − e^{−μ_a})
+   (:func:`overshoot_bound`, Lemma QB3′), where the score −a·|q_k − t| it replaces charged
+   every step past the data the same a·t as a step that clips a whole step's rows too
+   many, so at a hard edge only the prior held it back (docs/results.md §4.1b).
 
 The rectangle is [L, U] on every axis; the rows it leaves out on axis j are exactly
 q_lo + q_hi. Per axis two mechanisms (one for the origin shape): R = 2d (d) ε-bounded-range
@@ -43,6 +57,7 @@ in two passes (one for the origin shape, which has no centre to draw).
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -51,7 +66,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from dprect.core.domains import Domain, Side
+from dprect.core.domains import Domain, FloatOrder, Side
 from dprect.core.engine import Engine
 from dprect.core.errors import ParameterError
 from dprect.core.interior_point import sample_unimodal
@@ -93,6 +108,9 @@ AIM_MIN_NATS = Fraction(3, 4)
 #: Σ e^{−μk} ≈ 1/μ: with μ = ε_s (the monotone side's) a side lands past the data in a
 #: good share of runs (weather at ε = 0.5: every side of a run at the data's end)
 AIMED_DECAY = DECAY
+#: the aimed sides' score, named in the plan for the guarantee check: "bracket", the
+#: step holding the t-th row free (:func:`bracket_tails`; docs/privacy.md §16, Lemma QB3)
+AIMED_SCORE = "bracket"
 
 
 def coarse_shift(domain: Domain) -> int:
@@ -135,16 +153,67 @@ def offsets(domain: Domain, room: int, r: int = STEPS_PER_OCTAVE) -> list[int]:
 
 
 def side_candidates(domain: Domain, centre: int, side: Side,
-                    r: int = STEPS_PER_OCTAVE) -> list[int]:
+                    r: int = STEPS_PER_OCTAVE, magnitudes: bool = False) -> list[int]:
     """The side's candidate bounds (grid indices), outward from ``centre``: c, c ± o_k
-    inside the grid, then the grid's end (public; r steps per octave)."""
+    inside the grid, then the grid's end (public; r steps per octave); with
+    ``magnitudes`` (an aimed side) on the float order merged with the public magnitude
+    points beyond c (:func:`magnitude_points`). An unaimed side keeps the centre's offsets
+    alone: on a small table its centre often lies far from the data, and the merged
+    list's extra steps (each costing the prior μ) held its sides at the centre (iris at
+    ε = 1: 80% of the positives out, against 20% with bounds far past the data)."""
     m = int(domain.size)
     if side == "hi":
         room = m - 1 - centre
-        return [centre] + [centre + o for o in offsets(domain, room, r)] + (
+        out = [centre] + [centre + o for o in offsets(domain, room, r)] + (
             [m - 1] if room > 0 else [])
-    return [centre] + [centre - o for o in offsets(domain, centre, r)] + (
-        [0] if centre > 0 else [])
+    else:
+        out = [centre] + [centre - o for o in offsets(domain, centre, r)] + (
+            [0] if centre > 0 else [])
+    if not magnitudes or not isinstance(domain, FloatOrder):
+        return out
+    # the float order: every point from its nearest anchor, c or ±1 (a Voronoi split of the
+    # keys), so that the steps are the finer of the two lists wherever they lie and a side
+    # walks no more steps than one list would (each step costs the prior μ); 0 and the
+    # grid's end stay
+    units = (FloatOrder.index_of(1.0), FloatOrder.index_of(-1.0))
+    keep_always = {FloatOrder.index_of(0.0), 0, m - 1, centre}
+
+    def unit_gap(p: int) -> int:
+        return min(abs(p - u) for u in units)
+
+    points = magnitude_points(r)
+    if side == "hi":
+        beyond = points[bisect.bisect_right(points, centre):]
+    else:
+        beyond = points[:bisect.bisect_left(points, centre)]
+    merged = {p for p in out if p in keep_always or abs(p - centre) <= unit_gap(p)}
+    merged.update(p for p in beyond if p in keep_always or unit_gap(p) < abs(p - centre))
+    return sorted(merged, reverse=side == "lo")
+
+
+@lru_cache(maxsize=8)
+def magnitude_points(r: int = STEPS_PER_OCTAVE) -> tuple[int, ...]:
+    """The float order's public magnitude points (grid indices, ascending): 0.0 and
+    key(±1) ± o_k (the offsets of :func:`offsets`, r per octave, from 1/16 of a binade),
+    i.e. the floats ±2^(±e) for e = 2^(i/r)/16 binades, i = 0, 1, … — steps of a sixteenth
+    of a binade near |x| = 1 growing geometrically in binades out to the ends and down to
+    zero. On the float order an offset from the centre is counted in keys, about
+    2^52 × the binades between: from a centre among the tiny floats, or across zero
+    (where the keys of every float between the data's smallest magnitude and zero lie),
+    the data's binades are a sliver of an offset ~2^62 keys, and one step of 2^(1/r) of
+    it jumps ~190 binades (a bound 10^117 past data in [−50, 50], docs/results.md §4.1b).
+    The magnitude points are a step of at most a factor 2^(1/r) of the binades between
+    |x| and 1 wherever the data lie, whatever the centre (docs/privacy.md §16)."""
+    fo = FloatOrder()
+    m = int(fo.size)
+    zero = fo.index_of(0.0)
+    out = {zero}
+    for anchor, lo_end, hi_end in ((fo.index_of(1.0), zero, m - 1),
+                                   (fo.index_of(-1.0), 0, zero - 1)):
+        out.update(anchor + o for o in offsets(fo, hi_end - anchor, r))
+        out.update(anchor - o for o in offsets(fo, anchor - lo_end, r))
+        out.add(anchor)
+    return tuple(sorted(out))
 
 
 @dataclass(frozen=True)
@@ -173,6 +242,37 @@ def side_target(target_miss: float, positives: int | None, sides: int,
     if Fraction(side_epsilon) * aim < 2 * AIM_MIN_NATS:
         aim = 0
     return max(0, asked, aim)
+
+
+def bracket_tails(q: np.ndarray, target: int) -> np.ndarray:
+    """q′: the tail counts an aimed side's draw reads (the bracket score, docs/privacy.md
+    §16, Lemma QB3), so that |q′_k − t| = (q_k − t)⁺ + (t − q_{k−1})⁺ with q_{−1} = +∞:
+    q′_k = q_k where q_k ≥ t, q_{k−1} where q_{k−1} ≤ t, else t. Candidate k is charged
+    nothing when its step, the grid points (L_{k−1}, … ] … up to U_k, holds the t-th row
+    from the outside (q_k ≤ t ≤ q_{k−1}); a step inside it is charged the rows it clips
+    beyond t, a step past it the rows the previous candidate already clipped short of t.
+    Past the data's last row every step is charged t (q_{k−1} = 0), so the data's last
+    step beats every step past the data by a·q_{k−1}, and the step holding the t-th row by
+    a·t: the brake on overshoot past a hard edge (Lemma QB3′). Non-increasing, ≤ q_{k−1};
+    one more entry than q's nonzero ones at most (a public grid's last candidate clips
+    none)."""
+    q = np.asarray(q, dtype=np.int64)
+    t = int(target)
+    prev = np.concatenate([[t], q[:-1]])  # q_{−1} = +∞ acts as t: no charge
+    out = np.where(q >= t, q, np.minimum(prev, t))
+    return out.astype(np.int64)
+
+
+def overshoot_bound(aimed_rate: Fraction | float, target: int,
+                    decay: Fraction | float = DECAY, steps: int = 0) -> float:
+    """P(an aimed side lands more than ``steps`` candidate steps past the first candidate
+    beyond its data's last row) ≤ e^{−a·t − μ·(steps + 1)}/(1 − e^{−μ}), for any data
+    (docs/privacy.md §16, Lemma QB3′): the bracket score charges every step past that
+    candidate a·t, the step holding the t-th row nothing. That first candidate itself lies
+    at most one step (a factor 2^(1/:data:`AIMED_STEPS_PER_OCTAVE`) of the offset from the
+    centre) past the last row. Public: the plan's a, μ and t."""
+    a, mu = float(aimed_rate), float(decay)
+    return math.exp(-a * int(target) - mu * (steps + 1)) / -math.expm1(-mu)
 
 
 def centre_from_counts(counts: np.ndarray, domain: Domain, rate: Fraction,
@@ -237,9 +337,10 @@ def run_quantile_box(engine: Engine, domains: list[Domain], *, origin: bool,
     candidates of every axis, then every axis's lo and hi side. Axis j draws from its own
     stream, ``RandomSource.stream(seeds[j])`` of ``rng.stream_seeds(d)``: its centre,
     its lo side, its hi side — so no axis's draws depend on the order the axes are
-    served. With a target t > 0 the sides draw with the aimed score
-    −a·|q_k − t| − μ·k at the rate a = ``aimed_rate`` (the plan's ε_s/2: the pair is
-    ε_s-DP, docs/privacy.md §16, Lemma QB2′) and the prior's decay ``aimed_decay``
+    served. With a target t > 0 the sides draw with the bracket score
+    −a·((q_k − t)⁺ + (t − q_{k−1})⁺) − μ·k (:func:`bracket_tails`) at the rate
+    a = ``aimed_rate`` (the plan's ε_s/2: the pair is ε_s-DP, docs/privacy.md §16,
+    Lemma QB3) and the prior's decay ``aimed_decay``
     (:data:`AIMED_DECAY`), on :data:`AIMED_STEPS_PER_OCTAVE` steps per octave; with
     t = 0 the monotone score at ε_s and decay ``decay``."""
     if centre_rate <= 0 or side_epsilon <= 0 or target < 0:
@@ -256,8 +357,9 @@ def run_quantile_box(engine: Engine, domains: list[Domain], *, origin: bool,
         centres = [centre_from_counts(coarse[j], dom, centre_rate, streams[j])
                    for j, dom in enumerate(domains)]
     r = AIMED_STEPS_PER_OCTAVE if aimed else STEPS_PER_OCTAVE
-    his = [side_candidates(dom, c, "hi", r) for dom, c in zip(domains, centres, strict=True)]
-    los = [None if origin else side_candidates(dom, c, "lo", r)
+    his = [side_candidates(dom, c, "hi", r, aimed)
+           for dom, c in zip(domains, centres, strict=True)]
+    los = [None if origin else side_candidates(dom, c, "lo", r, aimed)
            for dom, c in zip(domains, centres, strict=True)]
     fine = engine.histograms([tail_thresholds(dom, lo, hi)
                               for dom, lo, hi in zip(domains, los, his, strict=True)])
@@ -268,8 +370,9 @@ def run_quantile_box(engine: Engine, domains: list[Domain], *, origin: bool,
         for side, cands, q in (("lo", los[j], lo_q), ("hi", his[j], hi_q)):
             if cands is None or q is None:
                 continue
-            k = draw_step(q, _Steps(len(cands)), target, rate, streams[j],
-                          aimed_decay if aimed else decay, two_sided=aimed)
+            k = draw_step(bracket_tails(q, target) if aimed else q, _Steps(len(cands)),
+                          target, rate, streams[j], aimed_decay if aimed else decay,
+                          two_sided=aimed)
             bound[side] = cands[k]
             if trace is not None:
                 trace.append(SideTrace(j, side, centres[j], k, cands[k],  # type: ignore[arg-type]
@@ -289,6 +392,17 @@ OUTSIDE_OCTAVES = 8
 #: the phases of the candidate steps against σ the model averages over (public offsets
 #: against an unknown scale: any phase is as likely)
 PHASES = 4
+#: the model's room past the centre on a public grid, in the rows' scale σ: a grid chosen
+#: to hold the data is taken to end about this many σ past the centre, where the steps end
+#: (past the data a side draws from the prior's mass, which the grid's end cuts: at
+#: μ = ε_s = 1/4 a grid ending 7σ past the mean leaves 1.21 rows a side clipped of 50,
+#: one 10× wider 0.86, the model with no end 0.86 — docs/results.md §4.1's calibration).
+#: The float order (more than 2^:data:`FLOAT_ORDER_BITS` keys) keeps
+#: :data:`OUTSIDE_OCTAVES` of room: its keys run far past any data
+GRID_ROOM_SIGMAS = 5.0
+#: a grid of more than 2^FLOAT_ORDER_BITS points is the float order's (public grids hold at
+#: most 2^54 points)
+FLOAT_ORDER_BITS = 60
 #: the model's data width in coarse bins (:func:`predicted_axis_clip`'s centre): a binade
 #: of the float order; a grid of fewer bins is all data
 DATA_BINS = 16
@@ -316,7 +430,8 @@ def quantile_decay(side_epsilon: Fraction) -> Fraction:
 
 
 def predicted_clip(side_epsilon: float, rows: float, target: float,
-                   decay: float = float(DECAY), aimed_rate: float | None = None) -> float:
+                   decay: float = float(DECAY), aimed_rate: float | None = None,
+                   room: float | None = None) -> float:
     """A side's expected clipped rows with ``rows`` rows on it (a model, docs/algorithm.md
     §10, calibrated in docs/results.md §4.1): the rows' offsets from the centre are
     half-normal, |Z|·σ, so a candidate at offset σ·z leaves q(z) = rows·erfc(z/√2) rows
@@ -326,8 +441,11 @@ def predicted_clip(side_epsilon: float, rows: float, target: float,
     :data:`PHASES` phases φ, at most the side's rows. Its consequence: a side settles where
     one more step outward would add fewer than about μ/ε clipped rows — a thin tail of a
     few rows — whatever its count, where the old model spread the rows evenly. An aimed
-    side (t > 0): the law ∝ exp(−a·|q_i − t| − μ·i), a = ``aimed_rate``, on
-    :data:`AIMED_STEPS_PER_OCTAVE` steps per octave."""
+    side (t > 0): the bracket score's law ∝ exp(−a·((q_i − t)⁺ + (t − q_{i−1})⁺) − μ·i)
+    (:func:`bracket_tails`), a = ``aimed_rate``, on :data:`AIMED_STEPS_PER_OCTAVE` steps
+    per octave (the innermost modelled step's q_{−1} taken as all the side's rows).
+    ``room``: the grid's end in σ (None: no end within the modelled steps): the steps at
+    or past it are cut and the end is the last candidate (:data:`GRID_ROOM_SIGMAS`)."""
     if rows <= 0:
         return 0.0
     aimed = target > 0 and aimed_rate is not None
@@ -337,10 +455,19 @@ def predicted_clip(side_epsilon: float, rows: float, target: float,
     total = 0.0
     for phase in range(PHASES):
         z = np.exp2((steps + phase / PHASES) / r)
+        at = steps
+        if room is not None:  # the grid's end: the last candidate, one step past the rest
+            inside = z < room
+            at = np.append(steps[inside], steps[inside][-1] + 1 if inside.any() else 0.0)
+            z = np.append(z[inside], room)
         q = rows * np.array([math.erfc(v / math.sqrt(2.0)) for v in z])
-        bad = (float(aimed_rate) * np.abs(q - target) if aimed  # type: ignore[arg-type]
-               else side_epsilon * np.maximum(q - target, 0.0))
-        logw = -bad - mu * (steps - steps[0])
+        if aimed:  # the bracket score (Lemma QB3): the step holding the t-th row is free
+            prev = np.concatenate([[rows], q[:-1]])
+            bad = float(aimed_rate) * (np.maximum(q - target, 0.0)  # type: ignore[arg-type]
+                                       + np.maximum(target - prev, 0.0))
+        else:
+            bad = side_epsilon * np.maximum(q - target, 0.0)
+        logw = -bad - mu * (at - at[0])
         w = np.exp(logw - logw.max())
         total += float((w * q).sum() / w.sum())
     return float(min(rows, total / PHASES))
@@ -360,7 +487,8 @@ def predicted_axis_clip(side_epsilon: float, rows: float, target: float, decay: 
     * the centre lands in the data with probability G/(G + B − W): the data on
       W = min(B, :data:`DATA_BINS`) of the B coarse bins with a triangular depth rising to
       rows/2, G = Σ exp(ε·depth), each empty bin weight 1. Then each side holds rows/2
-      and clips :func:`predicted_clip`;
+      and clips :func:`predicted_clip`, on a public grid with its end
+      :data:`GRID_ROOM_SIGMAS` σ past the centre (the float order: no end);
     * otherwise every row lies on one side, K = S − 2r candidate steps out
       (:func:`side_steps`) and J = r steps before the grid's end: the side clips them all
       (weight e^{−ε(rows − t)⁺}·Σ_{k<K} e^{−μk}) or none (Σ_{K≤k<K+J} e^{−μk}); an
@@ -380,7 +508,8 @@ def predicted_axis_clip(side_epsilon: float, rows: float, target: float, decay: 
     log_good = top + math.log(float(np.exp(eps * depth - top).sum()))
     empty = bins - w
     p_good = 1.0 if empty <= 0 else 1.0 / (1.0 + empty * math.exp(-min(log_good, 700.0)))
-    good = 2 * predicted_clip(eps, rows / 2, target, mu, aimed_rate)
+    room = None if (m - 1).bit_length() > FLOAT_ORDER_BITS else GRID_ROOM_SIGMAS
+    good = 2 * predicted_clip(eps, rows / 2, target, mu, aimed_rate, room)
     k = max(1, side_steps(m, r) - 2 * r)
     # in logs (a large t underflows both): Σ_{k'<K} e^{−μk'}·(1 − e^{−μ}), then the J
     # steps past the data
@@ -396,11 +525,40 @@ def predicted_axis_clip(side_epsilon: float, rows: float, target: float, decay: 
     return float(min(rows, p_good * good + (1 - p_good) * bad))
 
 
-__all__ = ["AIMED_DECAY", "AIMED_STEPS_PER_OCTAVE", "AIM_MIN_NATS", "AIM_SIDE_SHARE",
-           "AIM_TOTAL_SHARE", "CENTRE_BITS",
-           "DATA_BINS", "FINE_BITS", "INSIDE_OCTAVES", "OUTSIDE_OCTAVES", "PHASES",
-           "STEPS_PER_OCTAVE", "SideTrace", "centre_from_counts", "coarse_bins",
-           "coarse_shift", "coarse_thresholds",
-           "offsets", "overshoot_steps", "predicted_axis_clip", "predicted_clip",
-           "quantile_decay", "run_quantile_box", "side_candidates", "side_steps",
-           "side_target", "tail_counts", "tail_thresholds", "widening"]
+__all__ = [
+    "AIMED_DECAY",
+    "AIMED_SCORE",
+    "AIMED_STEPS_PER_OCTAVE",
+    "AIM_MIN_NATS",
+    "AIM_SIDE_SHARE",
+    "AIM_TOTAL_SHARE",
+    "CENTRE_BITS",
+    "DATA_BINS",
+    "FINE_BITS",
+    "FLOAT_ORDER_BITS",
+    "GRID_ROOM_SIGMAS",
+    "INSIDE_OCTAVES",
+    "OUTSIDE_OCTAVES",
+    "PHASES",
+    "STEPS_PER_OCTAVE",
+    "SideTrace",
+    "bracket_tails",
+    "centre_from_counts",
+    "coarse_bins",
+    "coarse_shift",
+    "coarse_thresholds",
+    "magnitude_points",
+    "offsets",
+    "overshoot_bound",
+    "overshoot_steps",
+    "predicted_axis_clip",
+    "predicted_clip",
+    "quantile_decay",
+    "run_quantile_box",
+    "side_candidates",
+    "side_steps",
+    "side_target",
+    "tail_counts",
+    "tail_thresholds",
+    "widening",
+]

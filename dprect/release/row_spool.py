@@ -2,17 +2,26 @@
 
 A grouped aggregate drawn in the executors hands its released rows to the driver a block
 of groups at a time (:mod:`dprect.engines.spark.executor_draws`); each block's record rows
-are appended here (:meth:`RowSpool.append`, pickled, to a temporary file) as they arrive,
+are appended here (:meth:`RowSpool.append`, pickled then compressed, to a temporary file)
+as they arrive,
 and the record holds the spool where it held the list of rows. Every reader — the JSON
 output, the ledger's stored copy, the table, the summary — then walks the rows a block at
 a time (:meth:`RowSpool.blocks`), so the driver holds one block of rows at once, never the
 run's. The spool holds released values only (post-processing, no privacy cost); its file
 is removed when the spool is closed or collected, and at the latest when the process ends.
 
+A block is stored as its pickle compressed by zstd at level 1 (:data:`CODEC`, Arrow's
+codec: pyarrow is a core dependency), behind a 16-byte header (the pickle's size and the
+compressed size): a record's rows repeat their keys and column names in every row, so a
+10^6-group run's spool in ``TMPDIR`` is about a tenth of the JSON output's size
+(docs/results.md §5.3d), a quarter of the bare pickle's; read back, a block is the same rows, so
+every output is byte for byte what it was (tests/spark/test_streamed_sinks.py).
+
 The record's JSON text is encoded ONCE: the ledger's stored copy, written first, keeps the
 text it encodes in a second file of the spool (:meth:`RowSpool.keep_text`), and the JSON
 output then copies that text (:meth:`RowSpool.kept_text`) instead of encoding the rows
-again (:mod:`dprect.release.record_text`).
+again (:mod:`dprect.release.record_text`). That file is compressed too (a zstd stream,
+Arrow's default level, 1): it is the JSON output's text.
 
 :func:`row_blocks` reads the rows of a record either way: an in-memory list (a run drawn
 on the driver, a replayed record) in slices of :data:`BLOCK_ROWS` rows, or a spool's
@@ -20,19 +29,31 @@ blocks as they were drawn."""
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import os
 import pickle
+import struct
 import tempfile
 import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from typing import IO, Any
 
+import pyarrow as pa
+
 #: an in-memory list of rows is read in slices of this many rows (:func:`row_blocks`)
 BLOCK_ROWS = 4096
+#: each spooled block's codec and level (module notes)
+CODEC, LEVEL = "zstd", 1
+#: a spooled block's header: the pickle's size, then the compressed size (bytes)
+HEADER = struct.Struct("<QQ")
 
 
-#: the kept text is read back in pieces of this many characters
+def _codec() -> pa.Codec:
+    return pa.Codec(CODEC, compression_level=LEVEL)
+
+
+#: the kept text is read back in pieces of this many bytes
 TEXT_PIECE = 1 << 20
 
 
@@ -59,8 +80,11 @@ class RowSpool:
         self._finalizer = weakref.finalize(self, _remove, self._file, self._paths)
 
     def append(self, rows: Sequence[dict[str, Any]]) -> None:
-        """Add one block of rows after the others."""
-        pickle.dump(list(rows), self._file, protocol=pickle.HIGHEST_PROTOCOL)
+        """Add one block of rows after the others (pickled, compressed: module notes)."""
+        raw = pickle.dumps(list(rows), protocol=pickle.HIGHEST_PROTOCOL)
+        packed = _codec().compress(raw, asbytes=True)
+        self._file.write(HEADER.pack(len(raw), len(packed)))
+        self._file.write(packed)
         self._rows += len(rows)
         self._blocks += 1
 
@@ -75,9 +99,13 @@ class RowSpool:
     def blocks(self) -> Iterator[list[dict[str, Any]]]:
         """The rows, one appended block at a time (one block in memory at once)."""
         self._file.flush()
+        codec = _codec()
         with open(self.path, "rb") as fh:
             for _ in range(self._blocks):
-                yield pickle.load(fh)
+                size, packed = HEADER.unpack(fh.read(HEADER.size))
+                raw = codec.decompress(fh.read(packed), decompressed_size=size,
+                                       asbytes=True)
+                yield pickle.loads(raw)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         for block in self.blocks():
@@ -89,12 +117,12 @@ class RowSpool:
         are, :meth:`kept_text` gives them again for that record."""
         self._text_of = None
         if len(self._paths) == 1:
-            fd, path = tempfile.mkstemp(prefix="dprect-text-", suffix=".json")
+            fd, path = tempfile.mkstemp(prefix="dprect-text-", suffix=".json.zst")
             os.close(fd)
             self._paths.append(path)
-        with open(self._paths[1], "w", encoding="utf-8", newline="") as fh:
+        with pa.CompressedOutputStream(self._paths[1], CODEC) as fh:  # Arrow's level: 1
             for piece in pieces:
-                fh.write(piece)
+                fh.write(piece.encode("utf-8"))
                 yield piece
         self._text_of = dict(head)
 
@@ -107,9 +135,13 @@ class RowSpool:
 
     @staticmethod
     def _read_text(path: str) -> Iterator[str]:
-        with open(path, encoding="utf-8", newline="") as fh:
+        decoder = codecs.getincrementaldecoder("utf-8")()  # a piece may end mid-character
+        with pa.CompressedInputStream(path, CODEC) as fh:
             while piece := fh.read(TEXT_PIECE):
-                yield piece
+                if text := decoder.decode(piece):
+                    yield text
+        if rest := decoder.decode(b"", final=True):
+            yield rest
 
     def close(self) -> None:
         """Remove the file (the spool is empty and unreadable after)."""
@@ -126,4 +158,4 @@ def row_blocks(rows: Sequence[dict[str, Any]] | RowSpool) -> Iterator[list[dict[
         yield list(rows[start:start + BLOCK_ROWS])
 
 
-__all__ = ["BLOCK_ROWS", "RowSpool", "row_blocks"]
+__all__ = ["BLOCK_ROWS", "CODEC", "HEADER", "LEVEL", "RowSpool", "row_blocks"]

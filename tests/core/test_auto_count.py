@@ -27,6 +27,7 @@ from dprect.core.planner import (
     _old_choice,
     predicted_at,
     quantiles_aim,
+    quantiles_predicted,
 )
 from dprect.core.randomness import RandomSource
 from dprect.engines.numpy_engine import NumpyEngine
@@ -112,16 +113,21 @@ def test_the_choice_at_the_noisy_count(counting):
     for noisy in (-40, 0, 1, 10**4, 10**6, int(s_rm)):
         r = counting.resolved(PrivateCount(counting.count.scale, noisy))
         n = max(noisy, 1)
-        # between the two: composition; the quantile box where composition is predicted
-        # to leave out nearly all of N (no miss target stated: the aimed rule is off, #44)
+        # between the two: composition; the quantile box where it aims and is predicted
+        # to miss clearly fewer positives on independent features (the default aim, #44),
+        # or where composition is predicted to leave out nearly all of N
         at_comp, at_box = predicted_at(comp, n), predicted_at(box, n)
-        expected = ("quantiles" if at_comp >= (1 - AUTO_QUANTILES_GAP) * n
-                    and at_box <= at_comp else "composition")
+        aim = quantiles_aim(box, n)
+        fewer = quantiles_predicted(box, n, independent=True) <= (1 - AUTO_MARGIN) * at_comp
+        expected = ("quantiles" if (aim > 0 and fewer) or (
+            at_comp >= (1 - AUTO_QUANTILES_GAP) * n and at_box <= at_comp)
+            else "composition")
         assert r.chosen.method == expected and not r.pending
         assert r.check is counting.checks[expected]
         assert r.to_json()["positives_noisy"] == noisy
-    # at a very large N the box aims (issue #44) but, no miss target stated, the count
-    # picks RandMargins, as between the other two
+    # at a very large N the box aims (issue #44) but, not predicted to miss clearly fewer
+    # than RandMargins (its aim alone is more), the count picks RandMargins, as between
+    # the other two
     r = counting.resolved(PrivateCount(counting.count.scale, 10**12))
     assert quantiles_aim(box, 10**12) > 0 and r.chosen.method == "randmargins"
     assert _old_choice({"randmargins": rm, "composition": comp}, 10**12) is rm

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import time
 
+import numpy as np
 import pytest
 
 from dprect import FloatOrder, Grid, IntegerRange, ParameterError, plan
@@ -208,16 +209,71 @@ def test_auto_compares_the_methods_at_the_positives_estimate():
     assert overlap < (1 - AUTO_MARGIN) * n
     # between those two, composition at n and RandMargins at 10^12; at both the quantile
     # box aims (issue #44) and is predicted to miss at most their miss plus its aim: auto
-    # runs it only where the user states a miss target, else it keeps the positives
-    from dprect.core.planner import _old_choice, quantiles_aim
-    for big, old in ((n, comp), (10**12, rm)):
+    # runs it where the user states a miss target; by default only where it is predicted
+    # to miss clearly fewer positives (_safe_choice): at n, where composition leaves out
+    # 64%, not at 10^12
+    from dprect.core.planner import _old_choice, quantiles_aim, quantiles_predicted
+    for big, old, default in ((n, comp, "quantiles"), (10**12, rm, "randmargins")):
         p = plan(epsilon=1.0, delta=1e-6, domains=domains, positives=big)
         assert _old_choice({"randmargins": p.candidates["randmargins"],
                             "composition": p.candidates["composition"]}, big).method \
             == old.method
         box = p.candidates["quantiles"]
-        assert quantiles_aim(box, big) > 0 and p.chosen.method == old.method
+        assert quantiles_aim(box, big) > 0 and p.chosen.method == default
+        fewer = quantiles_predicted(box, big, independent=True) <= (
+            (1 - AUTO_MARGIN) * predicted_at(old, big))
+        assert fewer == (default == "quantiles")
         aimed = plan(epsilon=1.0, delta=1e-6, domains=domains, positives=big,
                      target_miss=0.02)
         assert aimed.chosen.method == "quantiles"
     assert predicted_at(rm, None) == rm.predicted_misclassified
+
+
+def _fit_choice(domains, n):
+    """auto's plan at the public N = ``n`` and its two candidates' predictions."""
+    from dprect.core.planner import _old_choice, predicted_at, quantiles_predicted
+
+    p = plan(epsilon=1.0, delta=1e-6, domains=domains, positives=n)
+    old = _old_choice({k: v for k, v in p.candidates.items() if k != "quantiles"}, n)
+    box = p.candidates["quantiles"]
+    return p, predicted_at(old, n), quantiles_predicted(box, n, independent=True)
+
+
+@pytest.mark.parametrize("bounded", [False, True])
+def test_auto_keeps_its_old_choice_where_the_box_does_not_miss_clearly_fewer(bounded):
+    """Issue #44's regression: d = 8 features in [−50, 50], ε = 1 — the float order (no
+    bounds) or a public grid — at N = 10^5 and 3·10^6 the aimed box is predicted to miss
+    more positives than composition on independent features (its aim: 2% a side), and
+    auto keeps composition, as before the box; the earlier rule (at most composition's
+    miss plus the aim) took the box at both (at N = 10^5 on the float order its model's
+    overlap put it at 6.9% against composition's 15.3%). Where composition is predicted
+    to leave out much of N the aimed box is still taken."""
+    from dprect.core.planner import AUTO_MARGIN
+
+    domains = [Grid(-100.0, 100.0, 2**16) if bounded else FloatOrder()] * 8
+    for n in (10**5, 3 * 10**6):
+        p, at_old, independent = _fit_choice(domains, n)
+        assert independent > (1 - AUTO_MARGIN) * at_old
+        assert p.chosen.method == "composition", (n, p.chosen.method)
+        stated = plan(epsilon=1.0, delta=1e-6, domains=domains, positives=n,
+                      target_miss=0.02)
+        assert stated.chosen.method == "quantiles"  # asked for: its aim not held against it
+    p, at_old, independent = _fit_choice(domains, 20_000)  # composition misses 29%-57%
+    assert independent <= (1 - AUTO_MARGIN) * at_old and p.chosen.method == "quantiles"
+
+
+def test_auto_fits_composition_on_a_large_uniform_table():
+    """The fit behind the test above (numpy engine, auto's private count): on 10^5 rows
+    uniform in [−50, 50]^8 with no bounds auto runs composition, every side within 2 of
+    the data's edge (the box before this rule: an upper bound of 7.5·10^117)."""
+    import warnings
+
+    import dprect
+
+    x = np.random.default_rng(0).uniform(-50.0, 50.0, (10**5, 8))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = dprect.fit(x, np.ones(len(x), dtype=int), epsilon=1.0, delta=1e-6, seed=1)
+    assert r.method == "composition"
+    assert np.all(np.abs(np.asarray(r.lower) + 50.0) < 2.0)
+    assert np.all(np.abs(np.asarray(r.upper) - 50.0) < 2.0)

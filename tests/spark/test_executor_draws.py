@@ -8,7 +8,7 @@ route releases, for a seed, exactly the driver route's record for every statisti
 describe preset (with variance and std), the quantiles, a mixed run (query + quantiles);
 the coverage bounds of a seeded run stay on the driver (their groups share one stream),
 and an unseeded run draws them in the executors, each group from its own statistics. The
-executor route never collects the merged statistics to the driver."""
+executor route never collects the merged statistics to the driver, and keeps them once."""
 
 from __future__ import annotations
 
@@ -105,10 +105,25 @@ def test_executor_draws_equal_the_driver_route_for_a_seed(spark, parquet, monkey
         pooled.extend(j for j, (_, p) in enumerate(out) if p)
         return out
 
+    from dprect.engines.spark.statistics import BLOB
+
+    DataFrame = type(spark.range(1))  # the session's class (classic Spark's own)
+
+    kept: list[list[str]] = []  # the columns of every DataFrame the run persists
+    persist = DataFrame.persist
+
+    def recording(df, *args, **kwargs):  # type: ignore[no-untyped-def]
+        kept.append(list(df.columns))
+        return persist(df, *args, **kwargs)
+
     with monkeypatch.context() as m:
         _refuse_collect(m)
         m.setattr(executor_draws, "column_centres", spy)
+        m.setattr(DataFrame, "persist", recording)
         got = _release(spark, parquet, statistics, 11, True, m)
+    # the merged statistics are kept once (describe's phase 1 keeps its draws, not a
+    # second copy of the statistics: phase 2 joins the kept blocks again)
+    assert [BLOB in columns for columns in kept].count(True) == 1, kept
     if "mean" in statistics:  # "ints" drew its pooled centre from the summed blocks
         assert pooled == [COLUMNS.index("ints")]
     assert json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True)

@@ -93,7 +93,9 @@ def test_same_aimed_box_on_every_engine(make_frame) -> None:
 def test_the_box_is_two_jobs_on_spark(make_frame, strategy) -> None:
     """The box on Spark reads the rows in two histogram jobs (one for every axis's
     centre, one for every axis's sides) and runs no strategy's first pass for windows it
-    never asks (``collect``: its one job, then the driver), the same box as numpy."""
+    never asks (``collect``: its one job, then the driver), the same box as numpy; the
+    engine then names the strategy that ran (``rounds``'s jobs for ``prefetch`` and
+    ``pass``)."""
     from dprect.engines.spark.fit import prepare_fit
 
     rng = np.random.default_rng(13)
@@ -110,10 +112,13 @@ def test_the_box_is_two_jobs_on_spark(make_frame, strategy) -> None:
                          method="quantiles", strategy=strategy) as prepared:
             got = prepared.run(seed=4)
             stats = dict(prepared.engine.stats)
+            ran = prepared.engine.strategy, type(prepared.engine.implementation).__name__
     assert (got.lower_index, got.upper_index) == (want.lower_index, want.upper_index)
     assert stats["prefetch_jobs"] == 0 and stats["passes"] == 0
     if strategy == "collect":
         assert stats["collect_jobs"] == 1 and stats["window_jobs"] == 0
-    else:
+        assert ran == ("collect", "CollectStrategy")
+    else:  # the engine names the strategy that ran, not the one asked
         assert stats["window_jobs"] == 2 and stats["collect_jobs"] == 0
+        assert ran == ("rounds", "RoundsStrategy")
 

@@ -143,7 +143,8 @@ class SparkEngine:
     so counts the rows learned from (:meth:`remaining`), ``auto``'s count without a job.
     ``histograms_only`` — the plan asks :meth:`histograms` only (the quantile box): a
     strategy other than ``collect`` runs no first pass (``prefetch``'s lists, ``pass``'s
-    keys: read for windows never asked); each query is one job (the rounds strategy's).
+    keys: read for windows never asked); each query is one job (the rounds strategy's),
+    and :attr:`strategy` names ``rounds`` once prepared (what ran).
     """
 
     def __init__(self, data: DataFrame, domains: Sequence[Domain],
@@ -273,6 +274,7 @@ class SparkEngine:
             built = CollectStrategy(rows, held=self._held)
         elif self._histograms_only:  # no first pass for windows never asked: histogram jobs
             built = RoundsStrategy(rows, cache=False)
+            self.strategy = "rounds"  # what runs, not what was asked (``pass``, ...)
         elif self.strategy == "pass":
             built = PassStrategy(rows, self._schedule, self._budget_mb * 2**20,
                                  keys_only=self._never_cuts and self._ties is None,

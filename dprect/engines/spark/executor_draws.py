@@ -212,8 +212,8 @@ def _out(block: int, **blobs: bytes) -> Any:
 def query_first(batches: Iterator[Any], plan: bytes, blocks: Blocks, part: int
                 ) -> Iterator[Any]:
     """Phase 1 of describe per block: :func:`~dprect.core.aggregates.describe_block` from
-    the block's seeds, its small pools (:func:`~dprect.core.aggregates.small_pools`) and
-    its statistics passed on for phase 2."""
+    the block's seeds and its small pools (:func:`~dprect.core.aggregates.small_pools`);
+    phase 2 reads the block's statistics from the kept merged blocks again."""
     the_plan: DescribePlan = pickle.loads(plan)
     for batch in batches:
         for row in range(batch.num_rows):
@@ -224,8 +224,7 @@ def query_first(batches: Iterator[Any], plan: bytes, blocks: Blocks, part: int
             draws = describe_block(the_plan, BinBlock(bins, n, blocks.columns),
                                    _seeds(batch, row, n))
             pools = small_pools(the_plan, [draws])
-            yield _out(block, **{DRAWS: pickle.dumps(draws), POOLS: pickle.dumps(pools),
-                                 BLOB: batch.column(BLOB)[row].as_py()})
+            yield _out(block, **{DRAWS: pickle.dumps(draws), POOLS: pickle.dumps(pools)})
 
 
 def query_second(batches: Iterator[Any], plan: bytes,
@@ -366,10 +365,13 @@ class ExecutorDraws:
               rng: RandomSource, each_block: EachBlock | None = None) -> DescribeResult:
         group_list, cols = checked_names(plan, groups, columns)
         blob = pickle.dumps(plan)
+        # phase 1's draws kept (phase 2 must read the draws whose pools were joined), but
+        # not the statistics: phase 2 joins the kept merged blocks again, so the run keeps
+        # one copy of them (self.merged), not two
         first = _run(self._blocks(rng),
-                          partial(query_first, plan=blob, blocks=self.blocks, part=part),
-                          f"{PART} int, {DRAWS} binary, {POOLS} binary, {BLOB} binary"
-                          ).persist(StorageLevel.MEMORY_AND_DISK)
+                     partial(query_first, plan=blob, blocks=self.blocks, part=part),
+                     f"{PART} int, {DRAWS} binary, {POOLS} binary"
+                     ).persist(StorageLevel.MEMORY_AND_DISK)
         try:
             parts = _blocks_of(_collect(first, POOLS), POOLS)
             assert parts  # every run has a block
@@ -377,9 +379,11 @@ class ExecutorDraws:
             del parts
             anchors = column_centres(plan, pools, rng)
             del pools
-            second = _run(first, partial(query_second, plan=blob, anchors=anchors,
-                                              blocks=self.blocks, part=part),
-                               f"{PART} int, {RESULT} binary")
+            second = _run(first.select(PART, DRAWS).join(self.merged.select(PART, BLOB),
+                                                         PART, "left"),
+                          partial(query_second, plan=blob, anchors=anchors,
+                                  blocks=self.blocks, part=part),
+                          f"{PART} int, {RESULT} binary")
             if each_block is not None:  # streamed: each block's result handed on
                 self._stream(second, lambda start, done: each_block(DescribeResult(
                     cols, group_list[start:start + len(done)], done, plan.guarantee, plan,
