@@ -1210,6 +1210,12 @@ class _Strided:
     def has(self, k: int) -> bool:
         return self.stream.has(k * self.stride)
 
+    @property
+    def count(self) -> int:
+        """The steps made so far (k·stride below the stream's made candidates): every
+        k below it exists, as :attr:`CandidateStream.count` tells for the stream."""
+        return -(-self.stream.count // self.stride)
+
 
 def _side_step(tails: np.ndarray, stream: CandidateStream, tier: Tier, rng: RandomSource
                ) -> int:

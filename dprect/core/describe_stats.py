@@ -53,6 +53,7 @@ from typing import Any
 import numpy as np
 
 from dprect.core.domains import FloatBins
+from dprect.core.randomness import kernels
 from dprect.core.tail_bounds import (
     CENTRE_BITS,
     SEARCH_BITS,
@@ -668,7 +669,13 @@ def data_tails(stats: CellStatistics) -> tuple[np.ndarray, np.ndarray]:
     statistics alone: every tail count beyond is 0, so no grid is needed (the side's draw,
     :func:`~dprect.core.step_exponential.draw_step`, reads the candidates past them from a
     lazy :class:`~dprect.core.tail_bounds.CandidateStream` only when it draws one). Lower:
-    #{i ≤ −k − 1}; upper: #{i ≥ k + 1}."""
+    #{i ≤ −k − 1}; upper: #{i ≥ k + 1}. Compiled where the samplers are
+    (:func:`dprect.core.random_jit.data_tails`: the same counts)."""
+    jit = kernels()
+    if jit is not None and stats.keys.dtype == np.int64 and stats.counts.dtype == np.int64:
+        lower, upper = jit.data_tails(stats.keys, stats.counts, _EXPONENT_BITS,
+                                      _INTERVAL_OFFSET)
+        return lower, upper
     if len(stats.keys) <= _SCALAR_ENTRIES:
         tails = _data_tails_scalar(stats.keys.tolist(), stats.counts.tolist())
         if tails is not None:

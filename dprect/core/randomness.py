@@ -38,6 +38,16 @@ it), at a fraction of the cost: a describe run draws several per (group, column)
 :meth:`RandomSource.randbits` (k exact uniform bits: the digits of a lazily drawn uniform)
 they are all the exact interior point (:mod:`dprect.core.interior_point`) draws from;
 :meth:`RandomSource.uniform` (a 53-bit float) is used by no mechanism.
+
+**Compiled, on the same bits.** Where numba is installed, the samplers run compiled
+(:mod:`dprect.core.random_jit`): the same algorithms on machine integers — int64 below
+2^62, two 64-bit words up to 2^127 for a scale's numerator up to 2^96 (a sum's noise) — drawing
+from the same stream: a seeded source's Mersenne Twister is CPython's, its state held in
+a numpy array (handed to and from a ``random.Random`` when a Python draw needs it), an
+unseeded source's pool is the same bytes read at the same position. Arguments past those
+bounds run the Python samplers on the same state. Which path ran changes neither a value
+nor the bits consumed (tests/core/test_random_jit.py compares them draw for draw), so the
+exactness above holds for both: still no float and no rounding in any sampler.
 """
 
 from __future__ import annotations
@@ -49,6 +59,9 @@ import warnings
 import weakref
 from collections.abc import Callable
 from fractions import Fraction
+from typing import Any
+
+import numpy as np
 
 from dprect.core.errors import ParameterError
 
@@ -98,15 +111,17 @@ class PooledSystemRandom(random.SystemRandom):
 
     def __init__(self) -> None:
         super().__init__()
-        self._pool = b""
+        #: a bytearray: the compiled samplers read (and refill) it through a numpy view
+        self._pool = bytearray()
         self._at = 0
+        self._viewed: tuple[bytearray, np.ndarray, np.ndarray] | None = None
         _POOLS.add(self)
 
-    def _take(self, n: int) -> bytes:
+    def _take(self, n: int) -> bytearray:
         at, end = self._at, self._at + n
         if end > len(self._pool):
             note_draw()  # every first draw of a pool comes here
-            self._pool = os.urandom(max(POOL_BYTES, n))
+            self._pool = bytearray(os.urandom(max(POOL_BYTES, n)))
             at, end = 0, n
         self._at = end
         return self._pool[at:end]
@@ -149,11 +164,29 @@ class PooledSystemRandom(random.SystemRandom):
         return (int.from_bytes(self._take(7), "big") >> 3) * 2.0**-53
 
     def randbytes(self, n: int) -> bytes:
-        return self._take(n)
+        return bytes(self._take(n))
 
     def forget(self) -> None:
         """Drop the unread bytes (the next draw reads the OS afresh)."""
-        self._pool, self._at = b"", 0
+        self._pool, self._at = bytearray(), 0
+
+    def view(self) -> tuple[np.ndarray, np.ndarray]:
+        """The pool as a uint8 array sharing its bytes, and the read position as a
+        one-element int64 array, for a compiled sampler (:mod:`dprect.core.random_jit`;
+        it refills the pool in place, so a pool is read there only once it has bytes:
+        an empty one is filled here first). :meth:`settle` takes the position back."""
+        if not self._pool:  # nothing unread is dropped: the same law, the same bytes
+            note_draw()
+            self._pool, self._at = bytearray(os.urandom(POOL_BYTES)), 0
+        if self._viewed is None or self._viewed[0] is not self._pool:
+            self._viewed = (self._pool, np.frombuffer(self._pool, dtype=np.uint8),
+                            np.zeros(1, dtype=np.int64))
+        self._viewed[2][0] = self._at
+        return self._viewed[1], self._viewed[2]
+
+    def settle(self, pos: np.ndarray) -> None:
+        """The read position after a compiled sampler read the pool (:meth:`view`)."""
+        self._at = int(pos[0])
 
 
 _POOLS: weakref.WeakSet[PooledSystemRandom] = weakref.WeakSet()
@@ -173,20 +206,131 @@ class RandomSource:
 
     ``RandomSource()`` draws from OS entropy; ``RandomSource(seed=s)`` is reproducible and
     warns (``seeded`` is then True).
+
+    Where numba is installed the exact samplers run compiled
+    (:mod:`dprect.core.random_jit`) on the same bits: a seeded source then keeps its
+    Mersenne Twister's state in a numpy array (``random.Random(seed)``'s state, made and
+    advanced by the compiled twister), and :attr:`_gen` gives it back as a
+    ``random.Random`` on demand (then the array is made again from it at the next
+    compiled draw); an unseeded source's pool is read in place. Which path draws changes
+    neither the values nor the bits consumed.
     """
 
     def __init__(self, seed: int | None = None) -> None:
         if seed is None:
-            self._gen: random.Random = PooledSystemRandom()
-            self.seeded = False
+            self._init_os()
         else:
             if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
                 raise ParameterError(f"seed must be a non-negative integer, got {seed!r}")
-            self._gen = random.Random(seed)
-            note_draw()  # counted when made (its draws are not counted one by one)
-            self.seeded = True
+            self._init_seeded(seed)
             warnings.warn(SEEDED_WARNING, UserWarning, stacklevel=2)
-        self._below = _below_of(self._gen)
+
+    def _init_os(self) -> None:
+        self._py: random.Random | None = PooledSystemRandom()
+        self._mt: np.ndarray | None = None
+        self.seeded = False
+        self._bind()
+
+    def _init_seeded(self, seed: int) -> None:
+        """The state of ``random.Random(seed)``: in an array for the compiled samplers
+        where numba is installed, else the generator itself."""
+        jit = kernels()
+        if jit is None:
+            self._py, self._mt = random.Random(seed), None
+        else:
+            self._py, self._mt = None, np.zeros(625, dtype=np.uint32)
+            words = [(seed >> i) & 0xFFFFFFFF for i in range(0, max(seed.bit_length(), 1), 32)]
+            jit.seed_state(self._mt, np.array(words, dtype=np.uint32))
+        note_draw()  # counted when made (its draws are not counted one by one)
+        self.seeded = True
+        self._bind()
+
+    # -- the generator's state: Python's or the compiled samplers' ---------------------
+    @property
+    def _gen(self) -> random.Random:
+        """The Python generator, holding the source's current state (a seeded source's
+        array state is handed back to a ``random.Random`` first)."""
+        if self._mt is not None:
+            gen = random.Random()
+            gen.setstate((3, (*self._mt.tolist(),), None))
+            self._py, self._mt = gen, None
+            self._bind()
+        assert self._py is not None
+        return self._py
+
+    @_gen.setter
+    def _gen(self, gen: Any) -> None:
+        """Draw from ``gen`` from now on (a test's scripted generator): the Python path,
+        the compiled samplers only on a ``random.Random`` or a
+        :class:`PooledSystemRandom` (:meth:`_compiled`)."""
+        self._py, self._mt = gen, None
+        if isinstance(gen, random.Random):
+            self._bind()
+
+    def _compiled(self) -> Any:
+        """The compiled samplers (:func:`kernels`) where this source's stream is one they
+        draw (a seeded twister, or a pool of OS bytes), else None: the Python path."""
+        jit = kernels()
+        py = type(self._py)
+        if jit is None or not (self._mt is not None or (
+                py is random.Random if self.seeded else py is PooledSystemRandom)):
+            return None
+        return jit
+
+    def _bind(self) -> None:
+        """The primitive draws of the Python samplers, on whichever holds the state."""
+        if self._mt is None:
+            assert self._py is not None
+            self._below = _below_of(self._py)
+            self._getrandbits = self._py.getrandbits
+        else:
+            self._below = self._mt_below
+            self._getrandbits = self._mt_getrandbits
+
+    def _mt_below(self, n: int) -> int:
+        """randbelow(n) on the array state: CPython's ``_randbelow_with_getrandbits``."""
+        from dprect.core import random_jit as jit  # loaded: it made the array state
+
+        assert self._mt is not None
+        if n < jit.LIMIT:
+            return int(jit.below(0, self._mt, _NO_POOL, _NO_POS, n))
+        k = n.bit_length()
+        r = self._mt_getrandbits(k)
+        while r >= n:
+            r = self._mt_getrandbits(k)
+        return r
+
+    def _mt_getrandbits(self, k: int) -> int:
+        """getrandbits(k) on the array state."""
+        from dprect.core import random_jit as jit  # loaded: it made the array state
+
+        assert self._mt is not None
+        if k <= 64:
+            return int(jit.bits(0, self._mt, _NO_POOL, _NO_POS, k))
+        words = np.zeros((k + 31) // 32, dtype=np.uint32)
+        jit.fill_words(self._mt, k, words)
+        return int.from_bytes(words.astype("<u4").tobytes(), "little")
+
+    def _state(self) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+        """(kind, twister state, pool, position) for a compiled sampler: kind 0 with the
+        seeded source's state (made from the Python generator's if that holds it), kind
+        1 with the pool's bytes and read position. :meth:`_settle` after the call."""
+        if self.seeded:
+            if self._mt is None:
+                assert self._py is not None
+                self._mt = np.array(self._py.getstate()[1], dtype=np.uint32)
+                self._py = None
+                self._bind()
+            return 0, self._mt, _NO_POOL, _NO_POS
+        assert isinstance(self._py, PooledSystemRandom)
+        note_draw()  # the compiled sampler may refill the pool
+        pool, pos = self._py.view()
+        return 1, _NO_MT, pool, pos
+
+    def _settle(self, kind: int, pos: np.ndarray) -> None:
+        if kind == 1:
+            assert isinstance(self._py, PooledSystemRandom)
+            self._py.settle(pos)
 
     # -- independent streams ---------------------------------------------------------
     def stream_seeds(self, n: int) -> list[int | None]:
@@ -199,7 +343,8 @@ class RandomSource:
             raise ValueError("stream_seeds needs n >= 0 (an internal invariant)")
         if not self.seeded:
             return [None] * n
-        return [self._gen.getrandbits(STREAM_SEED_BITS) for _ in range(n)]
+        getrandbits = self._getrandbits
+        return [getrandbits(STREAM_SEED_BITS) for _ in range(n)]
 
     @classmethod
     def stream(cls, seed: int | None) -> RandomSource:
@@ -213,10 +358,7 @@ class RandomSource:
         # what cls(seed=seed) makes, without its warning (a describe run makes one per
         # group: catching the warning each time cost more than the stream's draws)
         source = cls.__new__(cls)
-        source._gen = random.Random(seed)
-        note_draw()  # counted when made, as the constructor counts it
-        source.seeded = True
-        source._below = _below_of(source._gen)
+        source._init_seeded(seed)
         return source
 
     # -- primitive draws -------------------------------------------------------------
@@ -230,7 +372,7 @@ class RandomSource:
         """k independent uniform random bits as an integer in {0, …, 2^k − 1}; exact."""
         if k < 1:
             raise ValueError("randbits needs k >= 1 (an internal invariant)")
-        return self._gen.getrandbits(k)
+        return self._getrandbits(k)
 
     def uniform(self) -> float:
         """A uniform float in [0, 1) with 53 random bits (not used by any mechanism)."""
@@ -253,8 +395,7 @@ class RandomSource:
         gamma = Fraction(gamma)
         if gamma < 0:
             raise ValueError("bernoulli_exp needs gamma >= 0 (an internal invariant)")
-        return _bernoulli_exp_reduced(self._below, gamma.numerator,
-                                      gamma.denominator)
+        return self._exp_reduced(gamma.numerator, gamma.denominator)
 
     def bernoulli_exp_ratio(self, a: int, b: int) -> bool:
         """:meth:`bernoulli_exp` of γ = a/b (integers a ≥ 0, b ≥ 1), with the same draws
@@ -263,12 +404,34 @@ class RandomSource:
         if a < 0 or b < 1:
             raise ValueError("bernoulli_exp_ratio needs a >= 0, b >= 1 (an internal invariant)")
         g = math.gcd(a, b)
-        return _bernoulli_exp_reduced(self._below, a // g, b // g)
+        return self._exp_reduced(a // g, b // g)
+
+    def _exp_reduced(self, a: int, b: int) -> bool:
+        """:func:`_bernoulli_exp_reduced` of a/b, compiled where numba is installed and
+        a, b < 2^62 (:mod:`dprect.core.random_jit`; the same draws)."""
+        jit = self._compiled()
+        if jit is not None and a < jit.LIMIT and b < jit.LIMIT:
+            kind, mt, pool, pos = self._state()
+            r = jit.bernoulli_exp_reduced(kind, mt, pool, pos, a, b)
+            self._settle(kind, pos)
+            return _checked(r, jit) == 1
+        return _bernoulli_exp_reduced(self._below, a, b)
 
     def geometric_exp(self, s: int, t: int) -> int:
         """G ≥ 0 with P(G = g) = (1 − e^{−s/t})·e^{−g·s/t}, exactly (CKS 2020, Alg. 2)."""
         if s < 1 or t < 1:
             raise ValueError("geometric_exp needs s, t >= 1 (an internal invariant)")
+        jit = self._compiled()
+        if jit is not None and s < jit.LIMIT and t < jit.WIDE:
+            kind, mt, pool, pos = self._state()
+            if t < jit.LIMIT:
+                u, v, status = jit.geometric_exp(kind, mt, pool, pos, s, t)
+            else:
+                uh, ul, v, status = jit.geometric_exp2(kind, mt, pool, pos, *_words(t))
+                u = int(uh) << 64 | int(ul)
+            self._settle(kind, pos)
+            _checked(status, jit)
+            return (int(u) + t * int(v)) // s
         return _geometric_exp(self._below, s, t)
 
     def discrete_laplace(self, scale: Fraction) -> int:
@@ -289,7 +452,20 @@ class RandomSource:
         lowest terms for the draws of :meth:`discrete_laplace`."""
         if s < 1 or t < 1:
             raise ValueError("discrete_laplace_int needs s, t >= 1 (an internal invariant)")
-        randrange, getrandbits = self._below, self._gen.getrandbits
+        jit = self._compiled()
+        if jit is not None and s < jit.LIMIT and t < jit.WIDE:
+            kind, mt, pool, pos = self._state()
+            if t < jit.LIMIT:
+                u, v, negative, status = jit.discrete_laplace(kind, mt, pool, pos, s, t)
+            else:
+                uh, ul, v, negative, status = jit.discrete_laplace2(kind, mt, pool, pos, s,
+                                                                    *_words(t))
+                u = int(uh) << 64 | int(ul)
+            self._settle(kind, pos)
+            _checked(status, jit)
+            g = (int(u) + t * int(v)) // s
+            return -g if negative else g
+        randrange, getrandbits = self._below, self._getrandbits
         while True:
             g = _geometric_exp(randrange, s, t)
             negative = getrandbits(1) == 1  # randbits(1)
@@ -301,6 +477,12 @@ class RandomSource:
         """True with probability exactly exp(−n/d) (integers n ≥ 0, d ≥ 1): the method of
         :meth:`bernoulli_exp` with Bernoulli(γ/k) drawn as ``randbelow(d·k) < n'``
         (γ = n'/d the fractional part), no Fraction objects."""
+        jit = self._compiled()
+        if jit is not None and n < jit.LIMIT and d < jit.LIMIT:
+            kind, mt, pool, pos = self._state()
+            r = jit.bernoulli_exp_int(kind, mt, pool, pos, n, d)
+            self._settle(kind, pos)
+            return _checked(r, jit) == 1
         return _bernoulli_exp_int(self._below, n, d)
 
     def geometric(self, p: Fraction) -> int:
@@ -310,6 +492,54 @@ class RandomSource:
         while self.bernoulli(p):
             j += 1
         return j
+
+
+_NO_POOL = np.zeros(1, dtype=np.uint8)  # the pool argument of a seeded source's call
+_NO_POS = np.zeros(1, dtype=np.int64)
+_NO_MT = np.zeros(625, dtype=np.uint32)  # the twister argument of an unseeded one's
+
+#: the compiled samplers (:mod:`dprect.core.random_jit`), None without numba, or not
+#: looked up yet (the empty tuple)
+_KERNELS: Any = ()
+#: the samplers' calls a process makes in Python before it loads the compiled ones
+#: (about 15 a describe cell: some 10^4 cells): importing numba and loading the kernels
+#: costs about a second, about what the compiled draws save on 2·10^4 cells — a run of a
+#: few cells (a fit, a small describe) never pays it
+JIT_AFTER = 200_000
+_ASKED = 0
+
+
+def kernels() -> Any:
+    """:mod:`dprect.core.random_jit` once this process has asked :data:`JIT_AFTER`
+    times (imported then, its kernels loaded from numba's cache, or compiled), None
+    before, or where numba is not installed — then the samplers run in Python, with the
+    same draws (a source switches between the two on the same stream)."""
+    global _KERNELS, _ASKED
+    if _KERNELS == ():
+        if _ASKED < JIT_AFTER:
+            _ASKED += 1
+            return None
+        try:
+            from dprect.core import random_jit
+        except ImportError:
+            _KERNELS = None
+        else:
+            _KERNELS = random_jit
+    return _KERNELS
+
+
+def _words(t: int) -> tuple[np.uint64, np.uint64]:
+    """t < 2^128 as its (high, low) 64-bit words, for a compiled two-word sampler."""
+    return np.uint64(t >> 64), np.uint64(t & 0xFFFFFFFFFFFFFFFF)
+
+
+def _checked(status: int, jit: Any) -> int:
+    """A compiled sampler's result, or an internal error for its BOUND (a loop past
+    round 2^62: probability below 1/(2^62 − 1)!, :mod:`dprect.core.random_jit`)."""
+    if status == jit.BOUND:
+        raise AssertionError("a compiled sampler ran past its int64 bound "
+                             "(cannot happen: probability below 1/(2^62 - 1)!)")
+    return int(status)
 
 
 def _below_of(gen: random.Random) -> Callable[[int], int]:

@@ -44,7 +44,10 @@ is returned in one round with probability (1 − e^{−μ})·e^{−μ·b_k}·(1/
 ∝ e^{−D_k} ∝ w_k: exactly P(k). A step past the data is made (its candidate) only when a
 round draws it, so the draws depend on the tail counts up to the last nonzero one and on
 the side's candidates, not on how many of them the stream has made: every engine draws
-the same steps for a seed.
+the same steps for a seed. Where numba is loaded (:func:`dprect.core.randomness.kernels`)
+a one-sided draw runs in one compiled call (:func:`dprect.core.random_jit.side_draw`: the
+levels' floats operation for operation, the rounds on the same stream), a two-sided one's
+rounds likewise; a round it cannot finish exactly in int64 is finished here: the same steps.
 
 **Memory whatever ε.** The proof needs only μ·b_k ≤ D_k, so a data step's level is capped
 at :data:`MAX_LEVEL` and the levels holding data steps are a sparse map (level → its steps):
@@ -58,7 +61,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 from functools import lru_cache
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -127,10 +130,16 @@ def draw_step(tails: np.ndarray, stream: Steps | CandidateStream, target: int,
     monotone: a row moves each log-weight by a shift in [−ε, ε], so the draw at rate ε
     is 2ε-DP and 2ε-bounded-range — the caller passes half its ε. The same exact draw:
     only a_k = |q_k − t| (and t on every far step) changes."""
-    eps, mu = Fraction(epsilon), Fraction(decay)
+    eps = epsilon if type(epsilon) is Fraction else Fraction(epsilon)
+    mu = decay if type(decay) is Fraction else Fraction(decay)
     if eps <= 0 or mu <= 0:
         raise ParameterError("the side's epsilon and decay must be > 0")
     tails = np.asarray(tails, dtype=np.int64)
+    jit = rng._compiled()
+    if jit is not None and not two_sided:
+        drawn = _compiled_side(tails, stream, int(target), eps, mu, rng, jit)
+        if drawn is not None:
+            return drawn
     if not two_sided and len(tails) <= _SCALAR_STEPS:
         setup = _scalar_setup(tails.tolist(), stream, int(target), eps, mu)
         if setup is not None:
@@ -297,6 +306,10 @@ def _draw(setup: _Setup, stream: Steps | CandidateStream, mu: Fraction,
                        if h >= far_from), default=0) if far else 1)
     below = rng.randbelow
     mu_num, mu_den = mu.numerator, mu.denominator
+    jit = rng._compiled()
+    if jit is not None and _fits(setup, mu_num, mu_den, cap, shift, jit):
+        return _draw_compiled(setup, stream, rng, jit, shift, far_from, cap, mu_num,
+                              mu_den)
 
     while True:
         level = rng.geometric_exp(mu_num, mu_den)
@@ -309,11 +322,132 @@ def _draw(setup: _Setup, stream: Steps | CandidateStream, mu: Fraction,
             k, q = level - shift, far_a  # the level's far step (≥ known), if it exists
         else:
             continue
-        num = e_num * q + m_num * k + base - level * m_num  # (D_k − μℓ)·den
-        if num < 0:  # cannot happen: the levels are floors of D_k to within 10⁻⁶
-            raise AssertionError("a step's level exceeds its exact log-weight")
-        if rng._bernoulli_exp_int(num, den):
+        if _accepts(rng, e_num * q + m_num * k + base - level * m_num, den):
             return k
+
+
+def _accepts(rng: RandomSource, num: int, den: int) -> bool:
+    """A round's acceptance of its step k at level ℓ: Bernoulli(exp(−(D_k − μℓ))), with
+    ``num`` = (D_k − μℓ)·den = e·q_k + m·k + base − ℓ·m exactly."""
+    if num < 0:  # cannot happen: the levels are floors of D_k to within 10⁻⁶
+        raise AssertionError("a step's level exceeds its exact log-weight")
+    return rng._bernoulli_exp_int(num, den)
+
+
+def _fits(setup: _Setup, mu_num: int, mu_den: int, cap: int, shift: int, jit: Any
+          ) -> bool:
+    """Whether the compiled rounds (:func:`dprect.core.random_jit.side_rounds`) may run
+    this side: every integer they are given below 2^62."""
+    lim = jit.LIMIT
+    return (setup.den < lim and mu_den < lim and 0 < mu_num < lim
+            and abs(setup.e_num) < lim and abs(setup.m_num) < lim and abs(setup.base) < lim
+            and cap < lim and abs(shift) < lim and abs(setup.known + shift) < lim
+            and (not setup.held or setup.held[-1] < lim))
+
+
+def _draw_compiled(setup: _Setup, stream: Steps | CandidateStream, rng: RandomSource,
+                   jit: Any, shift: int, far_from: int, cap: int, mu_num: int,
+                   mu_den: int) -> int:
+    """:func:`_draw`'s loop on a :class:`_Setup`, its rounds compiled (:func:`_rounds`)."""
+    where = setup.where
+    return _rounds(np.array(setup.a, dtype=np.int64), np.array(setup.order, dtype=np.int64),
+                   np.array(setup.held, dtype=np.int64),
+                   np.array([where[h][0] for h in setup.held], dtype=np.int64),
+                   np.array(setup.sizes, dtype=np.int64), setup.known, setup.far,
+                   setup.far_a, setup.base, setup.den, setup.e_num, setup.m_num, stream,
+                   rng, jit, shift, far_from, cap, mu_num, mu_den)
+
+
+def _rounds(a: np.ndarray, order: np.ndarray, held: np.ndarray, starts: np.ndarray,
+            sizes: np.ndarray, known: int, far: bool, far_a: int, base: int, den: int,
+            e_num: int, m_num: int, stream: Steps | CandidateStream, rng: RandomSource,
+            jit: Any, shift: int, far_from: int, cap: int, mu_num: int, mu_den: int,
+            paused: tuple[int, int] | None = None) -> int:
+    """:func:`_draw`'s loop, its rounds compiled (:func:`dprect.core.random_jit.
+    side_rounds`, the same draws from the same stream): a round the compiled code cannot
+    finish (a far step the stream has not made yet, or an exact (D_k − μℓ)·den it cannot
+    prove in int64) is finished here, as :func:`_draw` finishes it, and the rounds go on
+    compiled. The arrays are the setup's, each held level's start in ``order`` in
+    ``starts``; ``paused``: a round (k, ℓ) to finish first."""
+    far_num = e_num * far_a + base - m_num * shift  # (D_k − μℓ)·den of a far step
+    if not 0 <= far_num < jit.LIMIT:
+        far_num = -1
+    has_upto = int(getattr(stream, "count", 0))
+    while True:
+        if paused is None:
+            kind, mt, pool, pos = rng._state()
+            status, k, level = jit.side_rounds(
+                kind, mt, pool, pos, held, starts, sizes, order, a, far, far_from,
+                shift, cap, mu_num, mu_den, e_num, m_num, base, den, has_upto, far_num)
+            rng._settle(kind, pos)
+            if status == jit.DONE:
+                return int(k)
+            _check_rounds(status, jit)
+            paused = (int(k), int(level))
+        k, level = paused
+        paused = None
+        if k >= known:  # a far step: the round goes on only if it exists
+            if not stream.has(k):
+                continue
+            q = far_a
+        else:
+            q = int(a[k])
+        if _accepts(rng, e_num * q + m_num * k + base - level * m_num, den):
+            return k
+
+
+def _check_rounds(status: int, jit: Any) -> None:
+    """A compiled round's status other than DONE must be PAUSE (BOUND: an internal
+    error of probability below 1/(2^62 − 1)!, :mod:`dprect.core.random_jit`)."""
+    if status != jit.PAUSE:
+        raise AssertionError("a compiled sampler ran past its int64 bound "
+                             "(cannot happen: probability below 1/(2^62 - 1)!)")
+
+
+@lru_cache(maxsize=256)
+def _floats(e: int, e_den: int, m: int, m_den: int) -> tuple[float, float]:
+    """float(ε), float(μ) keyed by their integers (a Fraction's float costs a division)."""
+    return float(Fraction(e, e_den)), float(Fraction(m, m_den))
+
+
+def _compiled_side(tails: np.ndarray, stream: Steps | CandidateStream, target: int,
+                   eps: Fraction, mu: Fraction, rng: RandomSource, jit: Any) -> int | None:
+    """A one-sided :func:`draw_step` in one compiled call
+    (:func:`dprect.core.random_jit.side_draw`: :func:`_scalar_setup`'s floats, operation
+    for operation, for any number of steps, then the rounds), or None — nothing drawn —
+    where a float is not finite or an integer does not fit int64 (the Python path then
+    draws). A paused round is finished here and the rounds go on (:func:`_rounds`)."""
+    den, e_num, m_num, h_num = _integers(eps, mu)
+    mu_num, mu_den = mu.numerator, mu.denominator
+    lim = jit.LIMIT
+    if not (den < lim and mu_den < lim and 0 < mu_num < lim and e_num < lim
+            and m_num < lim):
+        return None
+    eps_f, mu_f = _floats(eps.numerator, eps.denominator, mu_num, mu_den)
+    has_upto = int(getattr(stream, "count", 0))
+    target = min(target, lim)
+    hint = -1
+    while True:
+        kind, mt, pool, pos = rng._state()
+        (status, k, level, known, base, shift, far, a, order, held, starts,
+         sizes) = jit.side_draw(kind, mt, pool, pos, tails, target, eps_f, mu_f, _SLACK_F,
+                                MAX_LEVEL, hint, has_upto, e_num, m_num, h_num, den,
+                                mu_num, mu_den)
+        rng._settle(kind, pos)
+        if status == jit.ASK:
+            hint = int(stream.has(int(known)))
+            continue
+        if status == jit.PYTHON:
+            return None
+        if known > has_upto and not stream.has(known - 1):  # cannot happen (as _draw_step)
+            raise AssertionError("more tail counts than the side has candidates")
+        if status == jit.DONE:
+            return int(k)
+        _check_rounds(status, jit)
+        known, base, shift = int(known), int(base), int(shift)
+        return _rounds(a, order, held, starts, sizes, known, bool(far), 0, base, den,
+                       e_num, m_num, stream, rng, jit, shift, known + shift, 0, mu_num,
+                       mu_den, paused=(int(k), int(level)))
 
 
 __all__ = ["DECAY", "MAX_LEVEL", "Steps", "draw_step", "runaway_bound", "step_law"]

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from dprect.core import randomness
 from dprect.core.aggregates import plan_describe
 from dprect.core.randomness import RandomSource
 from dprect.core.statistic import QUERY, cell_bins
@@ -111,8 +112,21 @@ def test_statistics_equal_the_reference_reduction_cell_for_cell():
         assert cell.keys.dtype == ref.keys.dtype and cell.counts.dtype == ref.counts.dtype
 
 
-def test_a_seeded_run_of_many_small_groups_keeps_its_draws():
-    """Every released row of three seeded runs is the recorded one, bit for bit."""
+@pytest.fixture(params=["python", "compiled"])
+def samplers(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The Python samplers, or the compiled ones (dprect.core.random_jit, where numba
+    is installed) from the first draw: the same draws either way."""
+    if request.param == "compiled":
+        monkeypatch.setattr(randomness, "_KERNELS", pytest.importorskip(
+            "dprect.core.random_jit"))
+    else:
+        monkeypatch.setattr(randomness, "_KERNELS", None)
+    return str(request.param)
+
+
+def test_a_seeded_run_of_many_small_groups_keeps_its_draws(samplers: str) -> None:
+    """Every released row of three seeded runs is the recorded one, bit for bit, with
+    the Python samplers and with the compiled ones."""
     got = {name: _run(plan, seed) for seed, (name, plan) in enumerate(_plans().items(), 11)}
     text = json.dumps({name: _compact(rows) for name, rows in got.items()},
                       separators=(",", ":"))
