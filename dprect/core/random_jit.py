@@ -352,6 +352,7 @@ def _below_is_less(kind: Any, mt: Any, pool: Any, pos: Any, b: Any, m: Any, a: A
 
 @_jit
 def _gcd(a: Any, b: Any) -> Any:
+    """Euclid's gcd, compiled once per integer type (int64 and uint64 words alike)."""
     while b:
         a, b = b, a % b
     return a
@@ -417,13 +418,20 @@ def geometric_exp(kind: Any, mt: Any, pool: Any, pos: Any, s: Any, t: Any) -> An
             return u, 0, BOUND
         if r == 1:
             break
+    v, status = _geometric_e(kind, mt, pool, pos)
+    return u, v, status
+
+
+@_jit
+def _geometric_e(kind: Any, mt: Any, pool: Any, pos: Any) -> Any:
+    """V, the Bernoulli(e^−1) successes before the first failure, as (V, status)."""
     v = 0
     while True:
         r = bernoulli_exp_reduced(kind, mt, pool, pos, 1, 1)
         if r == BOUND:
-            return u, v, BOUND
+            return v, BOUND
         if r == 0:
-            return u, v, DONE
+            return v, DONE
         v += 1
 
 
@@ -486,13 +494,6 @@ def _ctz2(h: Any, lo: Any) -> Any:
 
 
 @_jit
-def _gcd_u(a: Any, b: Any) -> Any:
-    while b:
-        a, b = b, a % b
-    return a
-
-
-@_jit
 def _power_of_two(h: Any, lo: Any) -> Any:
     """Whether a nonzero two-word number has one bit set."""
     return (h == 0 and lo & (lo - _ONE) == 0) or (lo == 0 and h & (h - _ONE) == 0)
@@ -512,7 +513,7 @@ def _gcd2(ah: Any, al: Any, bh: Any, bl: Any) -> Any:
     ah, al = _shr2(ah, al, _ctz2(ah, al))
     while True:
         if ah == 0 and bh == 0:
-            return _shl2(np.uint64(0), _gcd_u(al, bl), shift)
+            return _shl2(np.uint64(0), _gcd(al, bl), shift)
         bh, bl = _shr2(bh, bl, _ctz2(bh, bl))
         if _less2(bh, bl, ah, al):
             ah, al, bh, bl = bh, bl, ah, al
@@ -607,7 +608,7 @@ def _bernoulli_exp_frac2(kind: Any, mt: Any, pool: Any, pos: Any, ah: Any, al: A
     while True:
         if k >= _WIDE_ROUNDS:  # probability below 1/(2^31 − 1)!
             return BOUND
-        g = np.int64(_gcd_u(np.uint64(k), _mod_small(ah, al, k))) if ah or al else k
+        g = np.int64(_gcd(np.uint64(k), _mod_small(ah, al, k))) if ah or al else k
         nh, nl = _mul_small2(bh, bl, k // g)
         xh, xl = _div_small(ah, al, g)
         rh, rl = _below2(kind, mt, pool, pos, nh, nl)
@@ -635,14 +636,8 @@ def geometric_exp2(kind: Any, mt: Any, pool: Any, pos: Any, th: Any, tl: Any) ->
             return uh, ul, 0, BOUND
         if r == 1:
             break
-    v = 0
-    while True:
-        r = bernoulli_exp_reduced(kind, mt, pool, pos, 1, 1)
-        if r == BOUND:
-            return uh, ul, v, BOUND
-        if r == 0:
-            return uh, ul, v, DONE
-        v += 1
+    v, status = _geometric_e(kind, mt, pool, pos)
+    return uh, ul, v, status
 
 
 @_jit

@@ -332,6 +332,13 @@ class RandomSource:
             assert isinstance(self._py, PooledSystemRandom)
             self._py.settle(pos)
 
+    def _run(self, kernel: Any, *args: Any) -> Any:
+        """One compiled kernel on this source's state (drawn from, then settled)."""
+        kind, mt, pool, pos = self._state()
+        out = kernel(kind, mt, pool, pos, *args)
+        self._settle(kind, pos)
+        return out
+
     # -- independent streams ---------------------------------------------------------
     def stream_seeds(self, n: int) -> list[int | None]:
         """What :meth:`stream` needs to make n independent sources for blocks of work
@@ -411,10 +418,7 @@ class RandomSource:
         a, b < 2^62 (:mod:`dprect.core.random_jit`; the same draws)."""
         jit = self._compiled()
         if jit is not None and a < jit.LIMIT and b < jit.LIMIT:
-            kind, mt, pool, pos = self._state()
-            r = jit.bernoulli_exp_reduced(kind, mt, pool, pos, a, b)
-            self._settle(kind, pos)
-            return _checked(r, jit) == 1
+            return _checked(self._run(jit.bernoulli_exp_reduced, a, b), jit) == 1
         return _bernoulli_exp_reduced(self._below, a, b)
 
     def geometric_exp(self, s: int, t: int) -> int:
@@ -479,10 +483,7 @@ class RandomSource:
         (γ = n'/d the fractional part), no Fraction objects."""
         jit = self._compiled()
         if jit is not None and n < jit.LIMIT and d < jit.LIMIT:
-            kind, mt, pool, pos = self._state()
-            r = jit.bernoulli_exp_int(kind, mt, pool, pos, n, d)
-            self._settle(kind, pos)
-            return _checked(r, jit) == 1
+            return _checked(self._run(jit.bernoulli_exp_int, n, d), jit) == 1
         return _bernoulli_exp_int(self._below, n, d)
 
     def geometric(self, p: Fraction) -> int:
