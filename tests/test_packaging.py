@@ -216,17 +216,24 @@ def test_without_extras_each_feature_names_its_extra(tmp_path: Path):
         from dprect.app import jobs_support
         expect("jobs", lambda: jobs_support.apply_override({}, "epsilon=1", section="fit"))
         expect("sklearn", lambda: dprect.RectangleClassifier)
-        # every module outside the Spark package and the scikit-learn classifier (which,
-        # like it, is its extra's own module) imports without any extra
+        # every module outside the Spark package, the scikit-learn classifier (which,
+        # like it, is its extra's own module) and the compiled samplers (numba's own
+        # module, imported only where numba is: randomness.kernels) imports without any
+        # extra — and without numba the samplers run in Python
         failed = []
         for m in pkgutil.walk_packages(dprect.__path__, prefix="dprect."):
             if m.name.startswith("dprect.engines.spark") or m.name in (
-                    "dprect.__main__", "dprect.app.classifier"):
+                    "dprect.__main__", "dprect.app.classifier", "dprect.core.random_jit"):
                 continue
             try:
                 importlib.import_module(m.name)
             except ImportError as exc:
                 failed.append(f"{m.name}: {exc.name}")
+        from dprect.core import randomness
+        randomness.JIT_AFTER = 0
+        src = randomness.RandomSource(seed=3)
+        src.discrete_laplace_int(1, 7)
+        assert randomness.kernels() is None, "the samplers' kernels loaded without numba"
         report["imports"] = failed
         print(json.dumps(report))
     """, tmp_path)

@@ -66,8 +66,11 @@ def _fit_everywhere(make_frame, X, y, domains, *, method, seeds, epsilon=4.0, pa
                 assert got.lower_index == want.lower_index, (strategy, seed)
                 assert got.upper_index == want.upper_index, (strategy, seed)
                 assert got.lower == want.lower and got.upper == want.upper
-                assert got.method == want.method == plan.chosen.method
-                if strategy == "prefetch":
+                # auto's count may move its choice off the plan's at no N (the aimed
+                # box, docs/algorithm.md §10): the engines agree on what ran
+                assert got.method == want.method and want.method in plan.candidates
+                if strategy == "prefetch" and got.method != "quantiles":  # the box: its
+                    # two histogram jobs (test_quantile_box_spark) instead of the prefetch
                     assert stats["prefetch_jobs"] == 1  # the ties add no second pass
             results.append(want)
     return plan, results
