@@ -265,7 +265,8 @@ def fill_words(mt: Any, k: Any, out: Any) -> None:
 
 @_jit
 def _mul_wide(x: Any, y: Any) -> Any:
-    """x·y for 0 ≤ x, y < 2^63, as (high, low) 64-bit words (uint64)."""
+    """x·y for any 0 ≤ x, y < 2^64, as (high, low) 64-bit words (uint64): the four
+    32-bit partial products; ``mid`` is below 3·2^32, so no sum overflows."""
     x = np.uint64(x)
     y = np.uint64(y)
     x0 = x & _U32
@@ -580,18 +581,8 @@ def _div_small(h: Any, lo: Any, d: Any) -> Any:
 def _mul_small2(h: Any, lo: Any, m: Any) -> Any:
     """(h, lo)·m for m < 2^31 (the caller keeps the product below 2^127)."""
     mm = np.uint64(m)
-    ph, pl = _mul_wide_u(lo, mm)
+    ph, pl = _mul_wide(lo, mm)
     return h * mm + ph, pl
-
-
-@_jit
-def _mul_wide_u(x: Any, y: Any) -> Any:
-    """x·y as two words for any uint64 x and y < 2^32."""
-    x0 = x & _U32
-    x1 = x >> _S32
-    p0 = x0 * y
-    p1 = x1 * y + (p0 >> _S32)
-    return p1 >> _S32, (p0 & _U32) | ((p1 & _U32) << _S32)
 
 
 #: the round at which a two-word loop stops (b·k must stay below 2^127: b < 2^96)

@@ -418,7 +418,7 @@ class RandomSource:
         a, b < 2^62 (:mod:`dprect.core.random_jit`; the same draws)."""
         jit = self._compiled()
         if jit is not None and a < jit.LIMIT and b < jit.LIMIT:
-            return _checked(self._run(jit.bernoulli_exp_reduced, a, b), jit) == 1
+            return compiled_status(self._run(jit.bernoulli_exp_reduced, a, b), jit) == 1
         return _bernoulli_exp_reduced(self._below, a, b)
 
     def geometric_exp(self, s: int, t: int) -> int:
@@ -427,14 +427,12 @@ class RandomSource:
             raise ValueError("geometric_exp needs s, t >= 1 (an internal invariant)")
         jit = self._compiled()
         if jit is not None and s < jit.LIMIT and t < jit.WIDE:
-            kind, mt, pool, pos = self._state()
             if t < jit.LIMIT:
-                u, v, status = jit.geometric_exp(kind, mt, pool, pos, s, t)
+                u, v, status = self._run(jit.geometric_exp, s, t)
             else:
-                uh, ul, v, status = jit.geometric_exp2(kind, mt, pool, pos, *_words(t))
+                uh, ul, v, status = self._run(jit.geometric_exp2, *_words(t))
                 u = int(uh) << 64 | int(ul)
-            self._settle(kind, pos)
-            _checked(status, jit)
+            compiled_status(status, jit)
             return (int(u) + t * int(v)) // s
         return _geometric_exp(self._below, s, t)
 
@@ -458,15 +456,12 @@ class RandomSource:
             raise ValueError("discrete_laplace_int needs s, t >= 1 (an internal invariant)")
         jit = self._compiled()
         if jit is not None and s < jit.LIMIT and t < jit.WIDE:
-            kind, mt, pool, pos = self._state()
             if t < jit.LIMIT:
-                u, v, negative, status = jit.discrete_laplace(kind, mt, pool, pos, s, t)
+                u, v, negative, status = self._run(jit.discrete_laplace, s, t)
             else:
-                uh, ul, v, negative, status = jit.discrete_laplace2(kind, mt, pool, pos, s,
-                                                                    *_words(t))
+                uh, ul, v, negative, status = self._run(jit.discrete_laplace2, s, *_words(t))
                 u = int(uh) << 64 | int(ul)
-            self._settle(kind, pos)
-            _checked(status, jit)
+            compiled_status(status, jit)
             g = (int(u) + t * int(v)) // s
             return -g if negative else g
         randrange, getrandbits = self._below, self._getrandbits
@@ -483,7 +478,7 @@ class RandomSource:
         (γ = n'/d the fractional part), no Fraction objects."""
         jit = self._compiled()
         if jit is not None and n < jit.LIMIT and d < jit.LIMIT:
-            return _checked(self._run(jit.bernoulli_exp_int, n, d), jit) == 1
+            return compiled_status(self._run(jit.bernoulli_exp_int, n, d), jit) == 1
         return _bernoulli_exp_int(self._below, n, d)
 
     def geometric(self, p: Fraction) -> int:
@@ -534,8 +529,9 @@ def _words(t: int) -> tuple[np.uint64, np.uint64]:
     return np.uint64(t >> 64), np.uint64(t & 0xFFFFFFFFFFFFFFFF)
 
 
-def _checked(status: int, jit: Any) -> int:
-    """A compiled sampler's result, or an internal error for its BOUND (a loop past
+def compiled_status(status: int, jit: Any) -> int:
+    """A compiled sampler's or round's status (DONE, PAUSE, or a 0/1 result), or an
+    internal error for its BOUND (a loop past
     round 2^62: probability below 1/(2^62 − 1)!, :mod:`dprect.core.random_jit`)."""
     if status == jit.BOUND:
         raise AssertionError("a compiled sampler ran past its int64 bound "

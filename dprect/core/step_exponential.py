@@ -66,7 +66,7 @@ from typing import Any, NamedTuple, Protocol
 import numpy as np
 
 from dprect.core.errors import ParameterError
-from dprect.core.randomness import RandomSource
+from dprect.core.randomness import RandomSource, compiled_status
 from dprect.core.tail_bounds import CandidateStream
 
 #: μ, the prior's decay per step: e^{−μ} = 0.61 a step, a mean spread of
@@ -375,14 +375,12 @@ def _rounds(a: np.ndarray, order: np.ndarray, held: np.ndarray, starts: np.ndarr
     has_upto = int(getattr(stream, "count", 0))
     while True:
         if paused is None:
-            kind, mt, pool, pos = rng._state()
-            status, k, level = jit.side_rounds(
-                kind, mt, pool, pos, held, starts, sizes, order, a, far, far_from,
+            status, k, level = rng._run(
+                jit.side_rounds, held, starts, sizes, order, a, far, far_from,
                 shift, cap, mu_num, mu_den, e_num, m_num, base, den, has_upto, far_num)
-            rng._settle(kind, pos)
             if status == jit.DONE:
                 return int(k)
-            _check_rounds(status, jit)
+            compiled_status(status, jit)  # PAUSE here, or BOUND: raises
             paused = (int(k), int(level))
         k, level = paused
         paused = None
@@ -394,14 +392,6 @@ def _rounds(a: np.ndarray, order: np.ndarray, held: np.ndarray, starts: np.ndarr
             q = int(a[k])
         if _accepts(rng, e_num * q + m_num * k + base - level * m_num, den):
             return k
-
-
-def _check_rounds(status: int, jit: Any) -> None:
-    """A compiled round's status other than DONE must be PAUSE (BOUND: an internal
-    error of probability below 1/(2^62 − 1)!, :mod:`dprect.core.random_jit`)."""
-    if status != jit.PAUSE:
-        raise AssertionError("a compiled sampler ran past its int64 bound "
-                             "(cannot happen: probability below 1/(2^62 - 1)!)")
 
 
 @lru_cache(maxsize=256)
@@ -428,12 +418,10 @@ def _compiled_side(tails: np.ndarray, stream: Steps | CandidateStream, target: i
     target = min(target, lim)
     hint = -1
     while True:
-        kind, mt, pool, pos = rng._state()
         (status, k, level, known, base, shift, far, a, order, held, starts,
-         sizes) = jit.side_draw(kind, mt, pool, pos, tails, target, eps_f, mu_f, _SLACK_F,
-                                MAX_LEVEL, hint, has_upto, e_num, m_num, h_num, den,
-                                mu_num, mu_den)
-        rng._settle(kind, pos)
+         sizes) = rng._run(jit.side_draw, tails, target, eps_f, mu_f, _SLACK_F,
+                           MAX_LEVEL, hint, has_upto, e_num, m_num, h_num, den,
+                           mu_num, mu_den)
         if status == jit.ASK:
             hint = int(stream.has(int(known)))
             continue
@@ -443,7 +431,7 @@ def _compiled_side(tails: np.ndarray, stream: Steps | CandidateStream, target: i
             raise AssertionError("more tail counts than the side has candidates")
         if status == jit.DONE:
             return int(k)
-        _check_rounds(status, jit)
+        compiled_status(status, jit)  # PAUSE here, or BOUND: raises
         known, base, shift = int(known), int(base), int(shift)
         return _rounds(a, order, held, starts, sizes, known, bool(far), 0, base, den,
                        e_num, m_num, stream, rng, jit, shift, known + shift, 0, mu_num,
