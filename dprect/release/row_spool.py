@@ -47,14 +47,12 @@ BLOCK_ROWS = 4096
 CODEC, LEVEL = "zstd", 1
 #: a spooled block's header: the pickle's size, then the compressed size (bytes)
 HEADER = struct.Struct("<QQ")
+#: the kept text is read back in pieces of this many bytes
+TEXT_PIECE = 1 << 20
 
 
 def _codec() -> pa.Codec:
     return pa.Codec(CODEC, compression_level=LEVEL)
-
-
-#: the kept text is read back in pieces of this many bytes
-TEXT_PIECE = 1 << 20
 
 
 def _remove(handle: IO[bytes], paths: list[str]) -> None:
