@@ -11,7 +11,6 @@ written or charged."""
 from __future__ import annotations
 
 import json
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -19,10 +18,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from cli_run import run
+from selection_oracle import expected_kept
 
 import dprect
-from dprect.core.group_selection import SELECTION_BITS, plan_selection
-from dprect.core.randomness import RandomSource
+from dprect.core.group_selection import plan_selection
 from dprect.release.ledger import Ledger
 
 pytestmark = pytest.mark.filterwarnings("ignore:this run used a fixed seed")
@@ -53,11 +52,7 @@ def _expected_kept() -> list[str]:
     run's seeded source (tests/core/test_group_selection.py's law)."""
     plan = plan_selection(1.0, 0.05, "add-remove")
     counts = {"big1": 200, "big2": 200, **{f"one{i:03d}": 1 for i in range(1, ONES)}}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        stream = RandomSource.stream(RandomSource(seed=SEED).stream_seeds(1)[0])
-    return [k for k in sorted(counts) if counts[k] >= plan.always
-            or stream.randbits(SELECTION_BITS) < plan.keep[counts[k] - 1]]
+    return expected_kept(plan, counts, SEED)
 
 
 def _fit(data: Path, *extra: str) -> list[str]:

@@ -17,10 +17,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from cli_run import run
+from selection_oracle import expected_kept
 
 import dprect
-from dprect.core.group_selection import SELECTION_BITS, plan_selection
-from dprect.core.randomness import RandomSource
+from dprect.core.group_selection import plan_selection
 from dprect.release.ledger import Ledger
 
 pytestmark = pytest.mark.filterwarnings("ignore:this run used a fixed seed")
@@ -41,11 +41,7 @@ def _expected_kept(seed: int, epsilon: float, delta: float) -> list[str]:
     seeded source (tests/core/test_group_selection.py's law, on the unlisted keys only)."""
     plan = plan_selection(epsilon, delta, "add-remove")
     counts = {"big01": 300, "big02": 300, **{f"one{i:03d}": 1 for i in range(1, ONES)}}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        stream = RandomSource.stream(RandomSource(seed=seed).stream_seeds(1)[0])
-    return [k for k in sorted(counts) if counts[k] >= plan.always
-            or stream.randbits(SELECTION_BITS) < plan.keep[counts[k] - 1]]
+    return expected_kept(plan, counts, seed)
 
 
 def test_listed_groups_are_released_and_the_others_selected_by_the_exact_law() -> None:

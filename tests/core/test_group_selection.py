@@ -12,6 +12,7 @@ from decimal import Decimal
 from fractions import Fraction
 
 import pytest
+from selection_oracle import expected_kept
 
 from dprect.core import group_selection
 from dprect.core.accounting import Guarantee
@@ -154,10 +155,7 @@ def test_the_draw_is_randbits_below_the_table_exact_law() -> None:
     plan = plan_selection(0.5, 0.05, "add-remove")
     counts = {f"k{i:03d}": 1 + i % (plan.always + 3) for i in range(300)}
     kept = select_keys(plan, dict(reversed(counts.items())), _seeded(11))
-    stream = RandomSource.stream(_seeded(11).stream_seeds(1)[0])
-    expected = [key for key in sorted(counts)
-                if counts[key] >= plan.always
-                or stream.randbits(SELECTION_BITS) < plan.keep[counts[key] - 1]]
+    expected = expected_kept(plan, counts, 11)
     assert kept == expected
     assert all(counts[k] >= 1 for k in kept)
     big = [k for k, n in counts.items() if n >= plan.always]
