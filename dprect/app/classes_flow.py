@@ -38,7 +38,7 @@ from typing import Any
 from dprect.app.flow import EngineRoute, FitPrepared, FitSettings, run_fit
 from dprect.app.groups import checked_composition, selected_record, selection_lines
 from dprect.app.products import foreign
-from dprect.app.spine import Reporter, run_release, seeded_run_quietly
+from dprect.app.spine import Reporter, Summary, run_release, seeded_run_quietly
 from dprect.core.accounting import Guarantee
 from dprect.core.classes import (
     ClassesResult,
@@ -56,6 +56,7 @@ from dprect.core.planner import plan
 from dprect.core.randomness import RandomSource
 from dprect.core.request import FitRequest
 from dprect.release.guarded import Charge, Outcome
+from dprect.release.row_pass import RowPass
 from dprect.release.sinks import LABEL, PngSink, ResultsTableSink, Sink, label_entry
 
 
@@ -209,8 +210,12 @@ class ClassesProduct:
         return selected_record(record, fitted.privacy or self.guarantee, self.selection,
                                len(names) - listed, listed, prepared.past_cap)
 
-    def summary(self, record: dict[str, Any], name: Callable[[str], str]
-                ) -> tuple[list[str], list[str]]:
+    def summary(self, record: dict[str, Any], name: Callable[[str], str], rows: RowPass
+                ) -> Summary:
+        return lambda: self._summary(record, name)  # no rows to read
+
+    def _summary(self, record: dict[str, Any], name: Callable[[str], str]
+                 ) -> tuple[list[str], list[str]]:
         result = ClassesResult.from_json(record)
         chosen = record.get("group_selection", {})
         kept, listed = chosen.get("groups_kept"), chosen.get("groups_listed")
