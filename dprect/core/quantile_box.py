@@ -83,8 +83,8 @@ CENTRE_BITS = 12
 #: the float order's magnitude points (:func:`magnitude_offsets`) step r times per octave of
 #: the binades from ±1 from one binade out; towards zero only up to 2^MAGNITUDE_FINE_OCTAVES
 #: binades from ±1 (|x| ≥ 2^−16), then once per octave (2^−32, 2^−64, …, 2^−1024, 0):
-#: a side crossing the ~2,000 binades between the smallest rows of each sign walks ~6
-#: steps there instead of ~30 (docs/privacy.md §16, Lemma QB4)
+#: a side crossing the ~2,000 binades between the smallest rows of each sign walks 6
+#: steps a sign beyond 2^−16 instead of ~24 (docs/privacy.md §16, Lemma QB4)
 MAGNITUDE_FINE_OCTAVES = 4
 #: an aimed float-order side keeps its centre's own offsets at least this many binades
 #: from the centre (beyond the Voronoi split with ±1): the magnitude points step a whole
@@ -320,7 +320,8 @@ def stall_bound(aimed_rate: Fraction | float, target: int, rows: int, steps: int
     holding the t-th row is charged nothing. The walk from the centre to the data, in
     candidate steps, is what the float order's magnitude points keep short."""
     a, mu = float(aimed_rate), float(decay)
-    return math.exp(min(mu * int(steps) - a * (int(rows) - int(target)), 700.0)) / -math.expm1(-mu)
+    log_ratio = mu * int(steps) - a * (int(rows) - int(target))
+    return math.exp(min(log_ratio, 700.0)) / -math.expm1(-mu)
 
 
 def centre_from_counts(counts: np.ndarray, domain: Domain, rate: Fraction,
@@ -332,6 +333,7 @@ def centre_from_counts(counts: np.ndarray, domain: Domain, rate: Fraction,
     keys = np.flatnonzero(counts)
     pieces = centre_pieces_from_counts(keys, counts[keys], grid_size=coarse_bins(domain))
     return int(sample_unimodal(pieces, rate, rng)) << coarse_shift(domain)
+
 
 def coarse_thresholds(domain: Domain) -> np.ndarray:
     """The coarse bins' ends as sort-value thresholds (the centre's histogram query)."""
