@@ -11,7 +11,7 @@ indices: the feature's public grid or the float order's 2^64 keys):
 
 1. **Centre** (general shape). The axis's grid is cut into B ≤ 2^:data:`CENTRE_BITS`
    public coarse bins of 2^s points (s = max(0, bitlen(m − 1) − CENTRE_BITS); for the
-   float order 2^48 keys, a sixteenth of a binade); bin b is drawn with probability
+   float order 2^52 keys, one binade); bin b is drawn with probability
    ∝ exp(ε·depth(b)), depth(b) = min(#{x in bins ≤ b}, #{x in bins ≥ b}) — the
    interior point's depth mechanism on the coarse grid; adding a row raises every depth
    by 0 or 1 (a monotone score), so at rate ε (not ε/2) it is ε-DP and ε-bounded-range
@@ -78,7 +78,7 @@ from dprect.core.step_exponential import DECAY, draw_step
 from dprect.core.tail_bounds import centre_pieces_from_counts
 
 #: the centre's coarse grid: at most 2^CENTRE_BITS bins of 2^s grid points (a grid of up
-#: to 2^16 points is its own coarse grid; the float order's bins are 1/16 of a binade)
+#: to 2^16 points is its own coarse grid; the float order's bins are one binade, 2^52 keys)
 CENTRE_BITS = 12
 #: the float order's magnitude points (:func:`magnitude_offsets`) step r times per octave of
 #: the binades from ±1 from one binade out; towards zero only up to 2^MAGNITUDE_FINE_OCTAVES
