@@ -30,7 +30,7 @@ from dprect.core.errors import ParameterError
 from dprect.core.statistic import COVERAGE, Mechanism
 from dprect.release.aggregate_record import SHAPES, mixed_columns, mixed_method
 from dprect.release.files import check_output_path
-from dprect.release.sinks import Feed, Release, Sink, Write, fed_file_write
+from dprect.release.sinks import Feed, Release, Sink, Write, file_write
 
 Rows = Sequence[Mapping[str, Any]]
 
@@ -204,8 +204,8 @@ class FileTableSink:
     def prepare(self, release: Release) -> Write:
         layout, feed = self.layout, FILE_FEEDS[self.kind]
         suffix = "" if self.kind == "CSV" else f" ({self.kind})"
-        return fed_file_write(self.path, release.rows, lambda fh: feed(layout, fh),
-                              f"{layout.noun} written to {self.path}{suffix}")
+        return file_write(self.path, None, f"{layout.noun} written to {self.path}{suffix}",
+                          release.rows, lambda fh: feed(layout, fh))
 
 
 #: how a :class:`FileTableSink` of each kind writes its file

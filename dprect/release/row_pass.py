@@ -29,8 +29,6 @@ class RowPass:
     def __init__(self, record: Mapping[str, Any]) -> None:
         self.record = record
         self._readers: list[Reader] = []
-        #: how many times the rows were read (a read per publication)
-        self.reads = 0
 
     def add(self, reader: Reader) -> None:
         """Hand every block of the next :meth:`run` to ``reader``."""
@@ -42,7 +40,6 @@ class RowPass:
         readers, self._readers = self._readers, []
         if not readers:
             return
-        self.reads += 1
         for block in table_blocks(self.record):
             for reader in readers:
                 reader(block)

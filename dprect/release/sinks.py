@@ -18,7 +18,7 @@ Every output is a :class:`Sink` with two steps, in the order of a guarded run
 **One read of the rows.** A grouped aggregate's outputs that read its table rows — the
 plot, the tables and the run's summary — are fed by one read of them
 (:attr:`Release.rows`, :mod:`dprect.release.row_pass`): each adds its reader when
-prepared (a table opens its temporary file first: :func:`fed_file_write`), and
+prepared (a table opens its temporary file first: :func:`file_write`'s ``feed``), and
 :func:`publish` runs the read before anything is staged; a failed read removes what the
 readers wrote, as a failed stage does.
 
@@ -96,17 +96,44 @@ class Write:
             raise
 
 
-def file_write(path: str, data: Data, line: str | Callable[[], str],
-               rows: RowPass | None = None) -> Write:
+class Feed(Protocol):
+    """What a file written from the record's one read of its rows writes with
+    (:func:`file_write`'s ``feed``): each block of table rows, then ``close`` (the file's
+    end; the file itself is closed by its owner)."""
+
+    def __call__(self, rows: list[dict[str, Any]]) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def file_write(path: str, data: Data | None, line: str | Callable[[], str],
+               rows: RowPass | None = None, feed: Callable[[BinaryIO], Feed] | None = None
+               ) -> Write:
     """The :class:`Write` of a file output: staged to a temporary file beside ``path``
     (its bytes, or written there by ``data`` a piece at a time), committed by renaming it
     into place (:mod:`dprect.release.files`); ``line`` (or what it returns once staged)
-    says where. ``rows``: the pass ``data`` reads the record's rows from (run before the
-    file is staged)."""
+    says where. ``rows``: the record's one read of its rows, run before the file is
+    staged; with ``feed`` the file is written by that read instead of ``data``: ``begin``
+    opens the temporary file and adds ``feed(file)`` to ``rows``, ``stage`` ends it."""
+    opened: list[tuple[str, BinaryIO]] = []
+    feeds: list[Feed] = []
     staged: list[str] = []
 
+    def begin() -> None:
+        if feed is not None and rows is not None:
+            opened.append(open_staged(path))
+            feeds.append(feed(opened[-1][1]))  # a failure: discard removes the file
+            rows.add(feeds[-1])
+
     def stage() -> None:
-        staged.append(stage_file(path, data))
+        if not opened:
+            assert data is not None
+            staged.append(stage_file(path, data))
+            return
+        feeds.pop().close()  # a failure: discard removes the file
+        tmp, fh = opened.pop()
+        close_staged(tmp, fh)  # synced, or removed if that fails
+        staged.append(tmp)
 
     def commit() -> str:
         commit_staged(staged[-1], path)  # still staged (discarded) if the rename fails
@@ -114,60 +141,8 @@ def file_write(path: str, data: Data, line: str | Callable[[], str],
         return line if isinstance(line, str) else line()
 
     def discard() -> None:
-        while staged:
-            discard_staged(staged.pop())
-
-    return Write(commit, stage, discard, rows=rows)
-
-
-class Feed(Protocol):
-    """What a file written from the record's one read of its rows writes with
-    (:func:`fed_file_write`): each block of table rows, then ``close`` (the file's end;
-    the file itself is closed by its owner)."""
-
-    def __call__(self, rows: list[dict[str, Any]]) -> None: ...
-
-    def close(self) -> None: ...
-
-
-def fed_file_write(path: str, rows: RowPass, feed: Callable[[BinaryIO], Feed],
-                   line: str) -> Write:
-    """The :class:`Write` of a file written from the record's one read of its rows
-    (``rows``): ``begin`` opens its temporary file beside ``path`` and adds
-    ``feed(file)`` to the pass, which writes it a block at a time; ``stage`` ends and
-    syncs it; ``commit`` renames it into place (:mod:`dprect.release.files`)."""
-    opened: list[tuple[str, BinaryIO, Feed]] = []
-    staged: list[str] = []
-
-    def begin() -> None:
-        tmp, fh = open_staged(path)
-        try:
-            writer = feed(fh)
-        except BaseException:
-            close_staged(tmp, fh, ok=False)
-            raise
-        opened.append((tmp, fh, writer))
-        rows.add(writer)
-
-    def stage() -> None:
-        tmp, fh, writer = opened.pop()
-        try:
-            writer.close()
-        except BaseException:
-            close_staged(tmp, fh, ok=False)
-            raise
-        close_staged(tmp, fh)
-        staged.append(tmp)
-
-    def commit() -> str:
-        commit_staged(staged[-1], path)  # still staged (discarded) if the rename fails
-        staged.pop()
-        return line
-
-    def discard() -> None:
         while opened:
-            tmp, fh, _ = opened.pop()
-            close_staged(tmp, fh, ok=False)
+            close_staged(*opened.pop(), ok=False)
         while staged:
             discard_staged(staged.pop())
 
@@ -443,6 +418,5 @@ def read_truth(path: str | os.PathLike[str] | None, features: Sequence[str]
 
 
 __all__ = ["LABEL", "Feed", "FileSink", "JsonSink", "NotPublishedError", "PngSink", "Release",
-           "ResultsTableSink", "Sink", "Write", "around", "check_distinct", "fed_file_write",
-           "file_write", "fit_result", "label_entry", "output_sinks", "publish",
-           "read_truth"]
+           "ResultsTableSink", "Sink", "Write", "around", "check_distinct", "file_write",
+           "fit_result", "label_entry", "output_sinks", "publish", "read_truth"]
