@@ -189,8 +189,8 @@ class _ArrowFeed:
 @dataclass(frozen=True)
 class FileTableSink:
     """The table as one file, written atomically a block of rows at a time (a replay
-    rewrites it with the same rows): CSV (:func:`write_csv`) or Parquet
-    (:func:`write_parquet`, in row groups of :data:`ROW_GROUP_ROWS` rows, never
+    rewrites it with the same rows): CSV (:class:`CsvFeed`) or Parquet
+    (:class:`ParquetFeed`, in row groups of :data:`ROW_GROUP_ROWS` rows, never
     partitioned), named by ``kind`` in its line."""
 
     name: str
