@@ -17,6 +17,11 @@ indices: the feature's public grid or the float order's 2^64 keys):
    by 0 or 1 (a monotone score), so at rate ε (not ε/2) it is ε-DP and ε-bounded-range
    under add/remove (:func:`~dprect.core.interior_point.sample_unimodal`, exact). The
    centre c = b·2^s. The origin-anchored shape has the public centre c = 0 and no draw.
+   An aimed box (step 3) on the float order draws b ∝ π(b)·exp(ε·depth(b)), the bin
+   holding 0.0 weighted π = 2^:data:`ZERO_WEIGHT_BITS` (a public base measure: the same
+   charge, Lemma QB1′), so that on data around zero, whose depth is flat over the empty
+   binades between the smallest rows of each sign, c is −0.0 and its sides walk few
+   magnitude points (step 2) to the data.
 2. **Sides.** The candidates are public functions of c: U_0 = c and U_k = c + o_k on the
    hi side, L_0 = c and L_k = c − o_k on the lo side, o_k the distinct values of
    ⌊2^(s + i/r)⌋ (i = 0, 1, …; r = :data:`STEPS_PER_OCTAVE`), cut at the grid's end
