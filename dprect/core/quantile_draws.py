@@ -23,6 +23,18 @@ checked when made, on which every rank law's depth is unimodal by construction.
 Hence for a seed the same random bits are read and the same cells released as by the
 laws drawn one by one (:func:`~dprect.core.quantile_centre.draw_near` on each
 ``quantile_law``) — tests/core/test_quantile_draws.py holds the two draw for draw.
+
+**Compiled.** Where numba is loaded (:func:`dprect.core.randomness.kernels`, after a
+process's first ``JIT_AFTER`` sampler calls) a cell's laws are drawn in one call of
+:func:`dprect.core.random_jit.unimodal_rounds` — the same attempts and rounds on the same
+stream — from :func:`compiled_tables`: each law's buckets at the first precision and the
+exact intervals of the first uniform's 64 bits on which ``_Buckets.decide`` picks each
+bucket (``_Buckets.intervals``); a uniform outside them (``decide`` would draw more bits)
+pauses the call, the Python sampler finishes that law from the drawn bits
+(:func:`_rounds`), and the call resumes at the next law. A law whose integers do not fit
+(:func:`compiled_tables`) takes the Python path. Which path ran changes neither a draw nor
+the stream's state after (tests/core/test_quantile_draws_compiled.py; docs/privacy.md
+§11a). A small group's centre and sign are drawn the same way (:func:`draw_one`).
 Nothing here reads rows.
 """
 

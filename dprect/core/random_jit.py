@@ -39,6 +39,12 @@ Python code, in the same order.
 Status codes: ``DONE`` (0), ``PAUSE`` (1: the side draw's round needs Python — a far step
 whose existence the stream must decide, or a level difference that may not fit int64),
 ``BOUND`` (2, above).
+
+And a cell's quantile draws (:func:`unimodal_rounds`: the exact unimodal sampler of
+:mod:`dprect.core.interior_point` and the centre's rejection rounds of
+:mod:`dprect.core.quantile_draws`): ``PAUSE`` there is an attempt whose bucket the first
+uniform's bits do not decide, ``FAULT`` (5) a table that contradicts a draw (the Python
+sampler's AssertionError).
 """
 
 from __future__ import annotations
