@@ -271,10 +271,13 @@ class _Buckets:
         """One bucket and no tail: nothing to choose (no bit is drawn)."""
         return len(self.ns) == 1 and self.w_lo == self.w_hi
 
-    def intervals(self, bits: int) -> list[tuple[int, int, int]]:
+    def intervals(self, bits: int, share: int | None = None) -> list[tuple[int, int, int]]:
         """:meth:`decide` at ``bits`` bits as (lo, hi, j): ``decide(u, bits)`` is j for
         lo ≤ u ≤ hi, None for a u in no interval (sorted, disjoint, non-empty; for a
-        compiled sampler, :func:`dprect.core.random_jit.unimodal_rounds`).
+        compiled sampler, :func:`dprect.core.random_jit.unimodal_rounds`). With
+        ``share``, only the buckets up to the first j with x_lo[j] ≥ W_lo·(1 − 2^−share)
+        (those after it weigh about 2^−share of the whole or less: a compiled sampler
+        hands a u past them to the Python one, which decides it).
 
         decide(u) = j iff x_lo[j−1] < need ≤ x_lo[j] (bisect_left on the sorted x_lo) and
         u·W_lo ≥ x_hi[j−1]·2^bits. need ≤ x_lo[j] iff (u + 1)·W_hi ≤ x_lo[j]·2^bits iff
@@ -283,7 +286,9 @@ class _Buckets:
         x_lo[j−1]·2^bits. (j = 0: no lower condition.)"""
         top = (1 << bits) - 1
         out = []
-        for j, x in enumerate(self.x_lo):
+        last = len(self.x_lo) if share is None else \
+            bisect.bisect_left(self.x_lo, self.w_lo - (self.w_lo >> share)) + 1
+        for j, x in enumerate(self.x_lo[:last]):
             lo = -((-self.x_hi[j - 1] << bits) // self.w_lo) if j else 0
             hi = min((x << bits) // self.w_hi - 1, top)
             if lo <= hi:

@@ -159,6 +159,10 @@ def _draw_all(samplers: list[_ExactSampler], starts: np.ndarray, size: int,
     return [int(v) for v in out]
 
 
+#: the compiled tables hold the buckets of all but about 2^−RARE_BITS of a law's weight
+#: (``_Buckets.intervals``): an attempt past them is finished in Python (the same draw)
+RARE_BITS = 24
+
 #: the rounds' acceptance as (a, b) rows, and the window arguments of an uncentred call
 _ACCEPT = np.array(ACCEPT, dtype=np.int64)
 _NO_WINDOW = (False, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64),
@@ -204,10 +208,13 @@ def compiled_tables(samplers: list[_ExactSampler], starts: np.ndarray, size: int
         dens.append((s._den >> 64, s._den & 0xFFFFFFFFFFFFFFFF))
         if not found.single:
             at = len(rows)
-            intervals += [(lo, hi, at + j)
-                          for lo, hi, j in found.intervals(_FIRST_UNIFORM_BITS)]
-        rows += [(n, z, *run) for n, z, run in zip(found.ns, found.sizes, found.runs,
-                                                     strict=True)]
+            table = found.intervals(_FIRST_UNIFORM_BITS, RARE_BITS)
+            intervals += [(lo, hi, at + j) for lo, hi, j in table]
+            used = table[-1][2] + 1 if table else 0
+        else:
+            used = 1
+        rows += [(n, z, *run) for n, z, run in zip(found.ns[:used], found.sizes[:used],
+                                                     found.runs[:used], strict=True)]
     laws.append((0, 0, 0, len(rows), len(intervals)))
     depths = np.stack([s.depths for s in samplers]) if len(samplers) > 1 \
         else samplers[0].depths.reshape(1, -1)

@@ -5,9 +5,9 @@ stream state after, over many random cells — ties, one row, no row, huge count
 and beyond), the centre's window cut, rejected rounds at levels > 0, the whole grid with
 many buckets, the binary grid — and when the compiled rounds pause on an undecided
 uniform and the Python sampler finishes the law. The tables' decision intervals are
-``_Buckets.decide`` (exhaustively at a few bits), the one-bucket shortcut the general
-buckets; and the comparison has power: a wrong acceptance constant in the compiled path
-is seen."""
+``_Buckets.decide`` (exhaustively at a few bits; the tables' prefix of them), the
+one-bucket shortcut the general buckets; and the comparison has power: a wrong
+acceptance constant in the compiled path is seen."""
 
 from __future__ import annotations
 
@@ -151,8 +151,9 @@ def test_a_pause_is_finished_in_python(calls: dict[str, int],
     (more bits, the point, its Bernoulli, the rest of the rounds): the same draws."""
     intervals = _Buckets.intervals
 
-    def narrow(self: _Buckets, bits: int) -> list[tuple[int, int, int]]:
-        return [(lo, lo + (hi - lo) // 3, j) for lo, hi, j in intervals(self, bits)]
+    def narrow(self: _Buckets, bits: int, share: int | None = None
+               ) -> list[tuple[int, int, int]]:
+        return [(lo, lo + (hi - lo) // 3, j) for lo, hi, j in intervals(self, bits, share)]
 
     monkeypatch.setattr(_Buckets, "intervals", narrow)
     gen = random.Random(17)
@@ -236,6 +237,12 @@ def test_the_decision_intervals_are_decide() -> None:
                 inside = [j for lo, hi, j in table if lo <= u <= hi]
                 assert len(inside) <= 1
                 assert found.decide(u, bits) == (inside[0] if inside else None), (u, bits)
+            # the compiled tables' share: a prefix, all but ~2^-share of the weight
+            for share in (1, 4, 24):
+                part = found.intervals(bits, share)
+                assert part == table[:len(part)]
+                if part != table:
+                    assert (1 << bits) - part[-1][1] <= (1 << bits) >> (share - 1)
 
 
 def test_the_one_bucket_shortcut_is_the_general_buckets() -> None:
