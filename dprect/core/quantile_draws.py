@@ -111,9 +111,9 @@ def near_centre(frame: RankFrame, quantiles: Sequence[Fraction], rates: Sequence
 
 
 def draw_one(pieces: Pieces, rate: Fraction, rng: RandomSource) -> int:
-    """``interior_point.sample_unimodal(pieces, rate, rng)`` (its checks, its draw and
-    bits), compiled where :func:`whole_grid`'s draws are: a small group's centre and
-    sign."""
+    """``interior_point.sample_unimodal(pieces, rate, rng)``'s draw and bits, compiled
+    where :func:`whole_grid`'s draws are: a small group's centre and sign (the pieces
+    ``trusted``, as the quantiles': built from the cell's checked statistics)."""
     return _draw_all([unimodal_sampler(pieces, rate, trusted=True)], pieces.starts,
                      pieces.grid_size, None, rng)[0]
 
