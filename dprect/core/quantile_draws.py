@@ -140,7 +140,9 @@ def _draw_all(samplers: list[_ExactSampler], starts: np.ndarray, size: int,
     integers fit (:func:`compiled_tables`; :func:`dprect.core.random_jit.unimodal_rounds`),
     a law it pauses on finished by :func:`_rounds` from the drawn bits and the calls
     resumed after it — else by :func:`_rounds`. The same draws and bits either way."""
-    jit = rng._compiled() if samplers else None
+    if not samplers:
+        return []
+    jit = rng._compiled()
     tables = None if jit is None else compiled_tables(samplers, starts, size, jit)
     if tables is None:
         return [_rounds(s, near, rng) for s in samplers]
