@@ -504,12 +504,9 @@ PHASES = 4
 #: (past the data a side draws from the prior's mass, which the grid's end cuts: at
 #: μ = ε_s = 1/4 a grid ending 7σ past the mean leaves 1.21 rows a side clipped of 50,
 #: one 10× wider 0.86, the model with no end 0.86 — docs/results.md §4.1's calibration).
-#: The float order (more than 2^:data:`FLOAT_ORDER_BITS` keys) keeps
+#: The float order (:class:`~dprect.core.domains.FloatOrder`) keeps
 #: :data:`OUTSIDE_OCTAVES` of room: its keys run far past any data
 GRID_ROOM_SIGMAS = 5.0
-#: a grid of more than 2^FLOAT_ORDER_BITS points is the float order's (public grids hold at
-#: most 2^54 points)
-FLOAT_ORDER_BITS = 60
 #: the model's data width in coarse bins (:func:`predicted_axis_clip`'s centre): a binade
 #: of the float order; a grid of fewer bins is all data
 DATA_BINS = 16
@@ -588,14 +585,16 @@ def side_steps(grid_size: int, r: int = STEPS_PER_OCTAVE) -> int:
 
 
 def predicted_axis_clip(side_epsilon: float, rows: float, target: float, decay: float,
-                        grid_size: int, aimed_rate: float | None = None) -> float:
+                        grid_size: int, aimed_rate: float | None = None,
+                        float_order: bool = False) -> float:
     """One axis's expected clipped rows (general shape; a model, docs/algorithm.md §10):
 
     * the centre lands in the data with probability G/(G + B − W): the data on
       W = min(B, :data:`DATA_BINS`) of the B coarse bins with a triangular depth rising to
       rows/2, G = Σ exp(ε·depth), each empty bin weight 1. Then each side holds rows/2
       and clips :func:`predicted_clip`, on a public grid with its end
-      :data:`GRID_ROOM_SIGMAS` σ past the centre (the float order: no end);
+      :data:`GRID_ROOM_SIGMAS` σ past the centre (``float_order``, the axis's domain is
+      the float order: no end);
     * otherwise every row lies on one side, K = S − 2r candidate steps out
       (:func:`side_steps`) and J = r steps before the grid's end: the side clips them all
       (weight e^{−ε(rows − t)⁺}·Σ_{k<K} e^{−μk}) or none (Σ_{K≤k<K+J} e^{−μk}); an
@@ -615,7 +614,7 @@ def predicted_axis_clip(side_epsilon: float, rows: float, target: float, decay: 
     log_good = top + math.log(float(np.exp(eps * depth - top).sum()))
     empty = bins - w
     p_good = 1.0 if empty <= 0 else 1.0 / (1.0 + empty * math.exp(-min(log_good, 700.0)))
-    room = None if (m - 1).bit_length() > FLOAT_ORDER_BITS else GRID_ROOM_SIGMAS
+    room = None if float_order else GRID_ROOM_SIGMAS
     good = 2 * predicted_clip(eps, rows / 2, target, mu, aimed_rate, room)
     k = max(1, side_steps(m, r) - 2 * r)
     # in logs (a large t underflows both): Σ_{k'<K} e^{−μk'}·(1 − e^{−μ}), then the J
@@ -643,7 +642,6 @@ __all__ = [
     "CENTRE_REACH_BINADES",
     "DATA_BINS",
     "FINE_BITS",
-    "FLOAT_ORDER_BITS",
     "GRID_ROOM_SIGMAS",
     "INSIDE_OCTAVES",
     "MAGNITUDE_FINE_OCTAVES",
