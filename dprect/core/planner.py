@@ -87,7 +87,6 @@ from dprect.core.quantile_box import (
     AIMED_DECAY,
     AIMED_SCORE,
     AIMED_STEPS_PER_OCTAVE,
-    FLOAT_ORDER_BITS,
     coarse_bins,
     overshoot_bound,
     overshoot_steps,
@@ -805,7 +804,7 @@ def quantiles_range(method: MethodPlan, positives: int) -> tuple[float, float] |
     [0, 50]^8 and normal(0, 1)^8 the same plan (12.2%) missed 0%, 12% and 19%
     (docs/results.md §4.1b) — at a hard edge the step holding a side's t-th row reaches
     past it, on a tail a side clips t and its noise, independent across the axes."""
-    if not any(int(r.grid_size - 1).bit_length() > FLOAT_ORDER_BITS for r in method.rounds):
+    if not any(r.float_order for r in method.rounds):
         return None
     return 0.0, quantiles_predicted(method, positives, independent=True)
 
