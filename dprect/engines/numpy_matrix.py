@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pyarrow as pa
@@ -102,6 +103,10 @@ CANDIDATE_CELLS = 9 << 18
 LIST_ENTRY_BYTES = 2 * (4 + 2 + 8) + 8 + 4 + 8
 #: the lists' driver bytes at most
 LIST_BYTES = CANDIDATE_CELLS * LIST_ENTRY_BYTES
+#: threads counting a histogram query's columns on shipped batches (the machine's 2
+#: cores; the compiled counts run without the GIL, and so do numpy's ufuncs of the
+#: encoding on a batch's column): each column is counted by one thread, in part order
+HISTOGRAM_THREADS = 2
 #: dtypes read as they are (their values are exactly float64 values, compared exactly)
 NATIVE = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -219,6 +224,9 @@ class MatrixEngine:
         self._listed_for = 0  # the lists' target (rows per order)
         self._windowed = False  # a window has been asked for
         self._inner: NumpyEngine | None = None  # only to refine ties
+        #: per part, its rows' selected flags (None: every row), once computed column by
+        #: column (:meth:`_selected`: shipped batches only)
+        self._chosen: list[np.ndarray | None] | None = None
 
     @classmethod
     def from_batches(cls, batches: Sequence[pa.RecordBatch], used: np.ndarray | None,
@@ -249,6 +257,23 @@ class MatrixEngine:
                 if pos is not None:
                     chosen &= pos
             yield first, block, chosen
+
+    def _selected(self) -> list[np.ndarray | None]:
+        """Per part, its rows' selected flags — ``positive`` and finite on every feature —
+        or None where every row is selected; made column by column (a batch's column is
+        a zero-copy view: no block is stacked) once, then kept (one byte a row)."""
+        if self._chosen is None:
+            parts, chosen = self._parts, []
+            for i in range(len(parts)):
+                first, last = int(parts.offsets[i]), int(parts.offsets[i + 1])
+                keep = None if self._positive is None else self._positive[first:last].copy()
+                for j in range(self.dims):
+                    finite = np.isfinite(parts.column(i, j))
+                    if not finite.all():
+                        keep = finite if keep is None else keep & finite
+                chosen.append(None if keep is None or keep.all() else keep)
+            self._chosen = chosen
+        return self._chosen
 
     def _selected_sample(self, step: int) -> np.ndarray:
         """The selected rows among every ``step``-th row (raw values, float32/float64)."""
@@ -443,12 +468,22 @@ class MatrixEngine:
 
     # -- the engine ----------------------------------------------------------------------
 
-    def remaining(self) -> int:
-        """The number of remaining rows (the selected rows before the first cut)."""
+    def remaining(self, *, lists: bool = True) -> int:
+        """The number of remaining rows (the selected rows before the first cut).
+        ``lists``: the first count's pass also lists for a first window (module notes);
+        False where no window is expected (the quantile box asks histograms only): on
+        shipped batches the count is then the selected flags' (:meth:`_selected`, column
+        by column, kept for the histogram queries), elsewhere a pass that counts only.
+        Speed only: the count is the same."""
         if self._inner is not None:
             return self._inner.remaining()
         if self._cuts:
             return sum(len(self._surviving(b, c)) for _, b, c in self._blocks())
+        if self._count is None and not lists:
+            sizes = np.diff(self._parts.offsets)
+            self._count = (self._counted() if self._parts.matrix is not None else
+                           sum(int(sizes[i]) if c is None else int(np.count_nonzero(c))
+                               for i, c in enumerate(self._selected())))
         if self._count is None:  # no pass yet: the pass counts, and lists for a window
             self._build_lists(self._target(None), count=True)
         assert self._count is not None
@@ -489,6 +524,8 @@ class MatrixEngine:
         compiled = self._parts.rows * self.dims >= JIT_VALUES
         counts = [counter(t, dom.sort_dtype, compiled=compiled)
                   for dom, t in zip(self._domains, cuts, strict=True)]
+        if self._parts.matrix is None and not self._cuts:
+            return self._column_histograms(counts, threads=compiled)
         totals = [np.zeros(len(t) + 1, dtype=np.int64) for t in cuts]
         for _, block, chosen in self._blocks():
             # nothing cut and every row selected (the box on a finite matrix): the block
@@ -498,6 +535,30 @@ class MatrixEngine:
             for j, dom in enumerate(self._domains):
                 totals[j] += counts[j](dom.encode(rows[:, j]))
         return totals
+
+    def _column_histograms(self, counts: list[Callable[[np.ndarray], np.ndarray]], *,
+                           threads: bool) -> list[np.ndarray]:
+        """The histogram query on parts held as columns (shipped batches), nothing cut:
+        each column counted part by part on its zero-copy views — the selected rows only
+        (:meth:`_selected`), encoded and counted — with no block stacked; the columns
+        shared by :data:`HISTOGRAM_THREADS` threads where ``threads`` (a compiled query).
+        Each column's counts are summed by one thread in part order: the same integers
+        as the blocked pass."""
+        parts, chosen = self._parts, self._selected()
+
+        def column(j: int) -> np.ndarray:
+            domain, count = self._domains[j], counts[j]
+            total: np.ndarray | None = None
+            for i, keep in enumerate(chosen):
+                values = parts.column(i, j)
+                got = count(domain.encode(values if keep is None else values[keep]))
+                total = got if total is None else total + got
+            return total if total is not None else count(domain.encode(np.zeros(0)))
+
+        if not threads or self.dims == 1:
+            return [column(j) for j in range(self.dims)]
+        with ThreadPoolExecutor(max_workers=HISTOGRAM_THREADS) as pool:
+            return list(pool.map(column, range(self.dims)))
 
     def _survivors(self, listed: _List) -> np.ndarray:
         """The listed values of rows surviving every recorded cut."""

@@ -3,6 +3,8 @@ bounds route's histograms — what the Spark engine must equal (tests/spark)."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -11,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dprect.core.bounds import histogram
-from dprect.core.domains import FloatBins, FloatOrder, Grid
+from dprect.core.domains import Domain, FloatBins, FloatOrder, Grid
 from dprect.core.reading import select_rows
 from dprect.core.request import Source
 from dprect.core.statistic import COVERAGE
@@ -95,8 +97,8 @@ _STEPS = st.lists(st.tuples(st.sampled_from(["window", "cut"]), st.integers(0, 1
 @settings(max_examples=150, deadline=None)
 @given(st.integers(0, 400), st.integers(0, 2**32 - 1), _STEPS,
        st.sampled_from(["float32", "float64", "int16"]), st.booleans(), st.booleans(),
-       st.booleans(), st.sampled_from([40, 1 << 20]), st.booleans(), st.booleans(),
-       st.booleans())
+       st.booleans(), st.sampled_from([40, 1 << 20]), st.booleans(),
+       st.sampled_from([None, "lists", "count"]), st.booleans())
 def test_the_matrix_engine_answers_as_the_engine_on_the_selected_rows(
         n, seed, steps, dtype, grid, labelled, batched, cap, jit, counted_first, fortran
         ) -> None:
@@ -105,7 +107,9 @@ def test_the_matrix_engine_answers_as_the_engine_on_the_selected_rows(
     window and the same histograms after any sequence of windows and cuts,
     with ties, ±0.0, NaN and ±inf rows (dropped), negatives, lists that run short and
     lists over the cap (windows then streamed over the blocks); the pass compiled or in
-    numpy, made by the count (its lists kept for the windows) or by the first window."""
+    numpy, made by the count (its lists kept for the windows) or by the first window —
+    or a count without lists (the quantile box's), then every window streamed or listed
+    at the first."""
     with pytest.MonkeyPatch.context() as mp:
         _small_passes(mp)
         mp.setattr(numpy_matrix, "CANDIDATE_CELLS", cap)
@@ -135,8 +139,8 @@ def test_the_matrix_engine_answers_as_the_engine_on_the_selected_rows(
                 batches, positive if labelled else None, domains)
         else:
             got = numpy_matrix.MatrixEngine(X, positive if labelled else None, domains)
-        if counted_first:  # auto's count before any window: its pass lists too
-            assert got.remaining() == want.remaining()
+        if counted_first:  # auto's count before any window: its pass lists too (or not)
+            assert got.remaining(lists=counted_first == "lists") == want.remaining()
         for kind, axis, side, stop, size, t in steps:
             if kind == "cut":
                 value = domains[axis].encode(np.array([t]))[0]
@@ -221,6 +225,52 @@ def test_auto_counts_and_lists_in_one_pass_over_the_matrix(monkeypatch) -> None:
                 assert np.array_equal(np.sort(got.window(axis, side, 2067, 2067)),
                                       np.sort(want.window(axis, side, 2067, 2067)))
         assert passes == (["spans"] if jit else ["_blocks"])
+
+
+def test_the_boxs_count_and_queries_on_batches_list_nothing_and_stack_no_block(
+        monkeypatch) -> None:
+    """On shipped batches (``collect`` held, the quantile box predicted): the count
+    without lists makes no list pass (the selected flags only, column by column), and
+    the histogram queries read each column's zero-copy views — no row block stacked —
+    compiled in threads or in numpy: the counts of NumpyEngine on the selected rows, bit
+    for bit (NaN/±inf rows and negatives dropped, ±0.0, values past the grid)."""
+    gen = np.random.default_rng(11)
+    n, d = 5000, 5
+    X = gen.standard_normal((n, d)).astype(np.float32) * 3
+    X[gen.integers(0, n, 40), gen.integers(0, d, 40)] = np.nan
+    X[gen.integers(0, n, 9), gen.integers(0, d, 9)] = np.inf
+    X[gen.integers(0, n, 9), gen.integers(0, d, 9)] = -0.0
+    X[gen.integers(0, n, 9), gen.integers(0, d, 9)] = 1e30
+    positive = gen.random(n) < 0.7
+    domains: list[Domain] = [Grid(-4.0, 4.0, 64)] * (d - 1) + [FloatOrder()]
+    want = NumpyEngine.from_features(select_rows(X.astype(np.float64), positive), domains)
+    cuts = [0, 1234, 1300, 4000, n]
+    batches = [pa.RecordBatch.from_arrays([pa.array(X[a:b, j]) for j in range(d)],
+                                          names=[f"x{j}" for j in range(d)])
+               for a, b in itertools.pairwise(cuts)]
+    edges = [np.unique(dom.encode(gen.standard_normal(50) * 3)) for dom in domains]
+    want_counts = want.histograms(edges)
+    stacked: list[int] = []
+    real_block = numpy_matrix._Parts.of_batches
+
+    def recording(cls, batches, dims):
+        parts = real_block(batches, dims)
+        block = parts.block
+        parts.block = lambda i: (stacked.append(i), block(i))[1]
+        return parts
+
+    monkeypatch.setattr(numpy_matrix._Parts, "of_batches", classmethod(recording))
+    monkeypatch.setattr(numpy_matrix.MatrixEngine, "_build_lists",
+                        lambda *a, **k: pytest.fail("a list pass for the box's count"))
+    for jit in (False, True):
+        monkeypatch.setattr(numpy_matrix, "JIT_VALUES", 0 if jit else 1 << 62)
+        got = numpy_matrix.MatrixEngine.from_batches(batches, positive, domains)
+        assert got.remaining(lists=False) == want.remaining()
+        for _ in range(2):  # the box's two queries: the flags kept from the count
+            for g, w in zip(got.histograms(edges), want_counts, strict=True):
+                assert np.array_equal(g, w)
+        assert stacked == []
+        assert got._lists is None
 
 
 def test_a_fit_on_a_float32_matrix_copies_no_column_of_it() -> None:

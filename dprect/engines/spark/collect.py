@@ -208,9 +208,13 @@ class CollectStrategy:
         r.stats["collect_jobs"] = 1
         return bad
 
-    def remaining(self) -> int:
-        """The collected rows not yet cut (all the positives learned from, before a cut)."""
+    def remaining(self, *, lists: bool = True) -> int:
+        """The collected rows not yet cut (all the positives learned from, before a cut);
+        ``lists``: on the shipped rows, the count's pass also lists for a first window
+        (:meth:`MatrixEngine.remaining <dprect.engines.numpy_matrix.MatrixEngine.remaining>`)."""
         assert self._local is not None
+        if isinstance(self._local, MatrixEngine):
+            return self._local.remaining(lists=lists)
         return self._local.remaining()
 
     def set_ties(self, ties: TieBreaker) -> None:

@@ -217,12 +217,15 @@ class SparkEngine:
                                  "or cut (give the ties to the engine's constructor)")
         self._ties = wanted
 
-    def remaining(self) -> int:
+    def remaining(self, *, lists: bool = True) -> int:
         """``collect`` (or ``pass`` / ``prefetch`` built with ``count_first``, when their
         pass counted) only, before any cut: the
         number of positives collected (counted by the first pass) — the rows learned from,
         the count ``auto``'s private count adds its noise to (exact, inside the driver).
-        The other strategies hold no such count (the fit counts in Spark)."""
+        The other strategies hold no such count (the fit counts in Spark). ``lists``:
+        ``collect``'s count on the shipped rows also lists for a first window (False:
+        no window is expected — speed only, :meth:`MatrixEngine.remaining
+        <dprect.engines.numpy_matrix.MatrixEngine.remaining>`)."""
         if isinstance(self._strategy, PassStrategy | PrefetchStrategy) and not self._used:
             counted = self._strategy.learned()
             if counted is not None:
@@ -230,7 +233,7 @@ class SparkEngine:
         if not isinstance(self._strategy, CollectStrategy) or self._used:
             raise ParameterError("only a prepared collect engine, before any round, counts "
                                  "its positives")
-        return self._strategy.remaining()
+        return self._strategy.remaining(lists=lists)
 
     def presample(self, *, maybe: bool = False) -> Presampled | None:
         """For ``prefetch``: take the pass's sample and count the table's partitions now

@@ -311,8 +311,8 @@ def prepare_fit(
         early.append(fresh)
         fresh.presample()
         fresh.prepare(size_hint=ones)
-        try:
-            return fresh.remaining()
+        try:  # the quantile box asks for no window: its count lists nothing for one
+            return fresh.remaining(lists=guess.chosen.method != "quantiles")
         except ParameterError:  # a pass that could not count (prefetch with ties): a job
             return checks.count_learned()
 
