@@ -206,3 +206,35 @@ def test_the_prefetch_pass_counts_without_a_count_job(make_frame, monkeypatch, f
             assert prepared.engine.stats["pruned"] == (not far)
     assert (want.method == "quantiles") != far  # far: composition, not the guess
     _same(got, want)
+
+
+def test_the_box_predicted_counts_its_collected_rows_without_lists(make_frame, monkeypatch):
+    """``auto`` on a pending plan whose label count predicts the quantile box (issue #43:
+    the d = 128 scan-limit fit): the box's engine collects and holds the shipped rows
+    (MatrixEngine), and its count of the rows learned from lists nothing for windows the
+    box never asks (the selected flags only, kept for its histogram queries) — the numpy
+    engine's count and rectangle."""
+    from dprect.engines import numpy_matrix
+    from dprect.engines.spark import collect
+
+    monkeypatch.setattr(numpy_matrix, "PRELIST", 5)  # a count's pass would list here
+    monkeypatch.setattr(collect, "LIST_BYTES", 1000)  # held from a few rows
+    X, y = _table(seed=12)
+    names = [f"x{j}" for j in range(D)]
+    ones = int(np.count_nonzero(y))
+    held = collect.collect_bytes(ones, D, held=True)
+    budget = (held + collect.collect_bytes(ones, D)) / 2 / 2**20  # collect only if held
+    want = dprect.fit(X, y, epsilon=1.0, delta=1e-6, seed=13, features=names)
+    df = make_frame(X, names, y=y, partitions=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with prepare_fit(df, features=names, label="y", epsilon=1.0, delta=1e-6,
+                         driver_budget_mb=budget) as prepared:
+            assert prepared.plan.pending and prepared.engine is None
+            got = prepared.run(seed=13)
+            assert prepared.engine is not None and prepared.engine.strategy == "collect"
+            local = prepared.engine.implementation._local
+            assert isinstance(local, numpy_matrix.MatrixEngine)
+            assert local._lists is None and local._chosen is not None
+    assert want.method == "quantiles"
+    _same(got, want)
