@@ -522,10 +522,10 @@ class MatrixEngine:
         if self._inner is not None:
             return self._inner.histograms(cuts)
         compiled = self._parts.rows * self.dims >= JIT_VALUES
+        if self._parts.matrix is None and not self._cuts:
+            return self._column_histograms(cuts, compiled=compiled)
         counts = [counter(t, dom.sort_dtype, compiled=compiled)
                   for dom, t in zip(self._domains, cuts, strict=True)]
-        if self._parts.matrix is None and not self._cuts:
-            return self._column_histograms(counts, threads=compiled)
         totals = [np.zeros(len(t) + 1, dtype=np.int64) for t in cuts]
         for _, block, chosen in self._blocks():
             # nothing cut and every row selected (the box on a finite matrix): the block
@@ -536,18 +536,19 @@ class MatrixEngine:
                 totals[j] += counts[j](dom.encode(rows[:, j]))
         return totals
 
-    def _column_histograms(self, counts: list[Callable[[np.ndarray], np.ndarray]], *,
-                           threads: bool) -> list[np.ndarray]:
+    def _column_histograms(self, cuts: list[np.ndarray], *, compiled: bool
+                           ) -> list[np.ndarray]:
         """The histogram query on parts held as columns (shipped batches), nothing cut:
         each column counted part by part on its zero-copy views — the selected rows only
         (:meth:`_selected`), encoded and counted — with no block stacked; the columns
-        shared by :data:`HISTOGRAM_THREADS` threads where ``threads`` (a compiled query).
-        Each column's counts are summed by one thread in part order: the same integers
-        as the blocked pass."""
+        (their counters' guides built too) shared by :data:`HISTOGRAM_THREADS` threads
+        where the query is ``compiled``. Each column's counts are summed by one thread in
+        part order: the same integers as the blocked pass."""
         parts, chosen = self._parts, self._selected()
 
         def column(j: int) -> np.ndarray:
-            domain, count = self._domains[j], counts[j]
+            domain = self._domains[j]
+            count = counter(cuts[j], domain.sort_dtype, compiled=compiled)
             total: np.ndarray | None = None
             for i, keep in enumerate(chosen):
                 values = parts.column(i, j)
@@ -555,7 +556,7 @@ class MatrixEngine:
                 total = got if total is None else total + got
             return total if total is not None else count(domain.encode(np.zeros(0)))
 
-        if not threads or self.dims == 1:
+        if not compiled or self.dims == 1:
             return [column(j) for j in range(self.dims)]
         with ThreadPoolExecutor(max_workers=HISTOGRAM_THREADS) as pool:
             return list(pool.map(column, range(self.dims)))
