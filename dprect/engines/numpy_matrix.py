@@ -541,14 +541,22 @@ class MatrixEngine:
         """The histogram query on parts held as columns (shipped batches), nothing cut:
         each column counted part by part on its zero-copy views — the selected rows only
         (:meth:`_selected`), encoded and counted — with no block stacked; the columns
-        (their counters' guides built too) shared by :data:`HISTOGRAM_THREADS` threads
-        where the query is ``compiled``. Each column's counts are summed by one thread in
-        part order: the same integers as the blocked pass."""
+        (their counters' guides built too, once per distinct thresholds) shared by
+        :data:`HISTOGRAM_THREADS` threads where the query is ``compiled``. Each column's
+        counts are summed by one thread in part order: the same integers as the blocked
+        pass."""
         parts, chosen = self._parts, self._selected()
+        # one counter per distinct (dtype, thresholds): the box's first query asks every
+        # axis of a domain the same public coarse thresholds (a thread may build one
+        # twice: the same counter)
+        made: dict[tuple[str, bytes], Callable[[np.ndarray], np.ndarray]] = {}
 
         def column(j: int) -> np.ndarray:
             domain = self._domains[j]
-            count = counter(cuts[j], domain.sort_dtype, compiled=compiled)
+            key = (domain.sort_dtype.str, np.asarray(cuts[j], dtype=domain.sort_dtype).tobytes())
+            count = made.get(key)
+            if count is None:
+                count = made[key] = counter(cuts[j], domain.sort_dtype, compiled=compiled)
             total: np.ndarray | None = None
             for i, keep in enumerate(chosen):
                 values = parts.column(i, j)
