@@ -48,6 +48,14 @@ every selected row into columns, for a :class:`NumpyEngine`. Either way the answ
 the same multisets, so the output never depends on the path; thresholds, ``K`` and the
 block size change the speed only.
 
+**The quantile box on shipped batches.** Where no window is expected (``collect``'s
+count when the label count predicts the box, :meth:`MatrixEngine.remaining` with
+``lists=False``), the count is the selected flags' — made column by column on the batches'
+zero-copy views, kept (one byte a row) — and no list is made; the box's histogram queries
+then read each column's views (no row block stacked), a column's counts summed part by part
+by one thread, the columns shared by :data:`HISTOGRAM_THREADS` threads (the compiled
+counts hold no GIL). The same counts as the blocked pass; a matrix X keeps the blocked pass.
+
 **Memory.** Besides the rows themselves: the lists, at most :data:`CANDIDATE_CELLS`
 entries of at most :data:`LIST_ENTRY_BYTES` while built and held (:data:`LIST_BYTES`),
 and one block's transients (the compiled pass: one buffer of hit rows) — unless ties are

@@ -201,7 +201,8 @@ def prepare_fit(
     learned from, draws, and then runs the chosen method's first job — with ``pass`` and
     ``prefetch`` the count is the first job of the method predicted at the label count
     (its pass counts the rows learned from: ``count_first``; kept when the draw chooses
-    that method), else one aggregation.
+    that method; a predicted quantile box, which asks no window, is counted by one
+    aggregation where its first job would be ``pass``'s), else one aggregation.
 
     Nothing here refuses a table for its values, except the opt-in ``error`` policy: rows
     whose label is not ``positive_label`` (other values, nulls) are negatives, and a table
@@ -299,7 +300,9 @@ def prepare_fit(
     # the label count: a speed aid inside the driver) counts the rows learned from (pass:
     # it reads every row; prefetch: between its two filters) — no count job of its own;
     # the engine is kept when the private count chooses that method (nearly always), else
-    # closed and the chosen method's built
+    # closed and the chosen method's built. A predicted quantile box asks no window: on
+    # ``collect`` its count lists nothing, and where it would take ``pass`` it is counted
+    # by one aggregation and its engine runs no pass (its histogram jobs only)
     guess = the_plan.resolved(replace(the_plan.count, noisy=max(ones, 1))) \
         if route in ("pass", "prefetch") and the_plan.count is not None else None
     early: list[SparkEngine] = []
@@ -307,12 +310,22 @@ def prepare_fit(
     def count_by_pass() -> int:
         """The rows learned from, counted by the guessed method's first pass."""
         assert guess is not None
+        box = guess.chosen.method == "quantiles"
         fresh = build(guess.chosen.tie_breaker(doms), guess, count_first=True)
+        if box and fresh.resolve(size_hint=ones) == "pass":
+            # the box asks histograms only: a pass (the positives to the Python workers,
+            # every order listed) only to count them costs more than one aggregation
+            # (issue #43, d = 1,024); its engine runs no first pass (histogram jobs)
+            fresh.close()
+            fresh = build(guess.chosen.tie_breaker(doms), guess)
+            early.append(fresh)
+            fresh.prepare(size_hint=ones)
+            return checks.count_learned()
         early.append(fresh)
         fresh.presample()
         fresh.prepare(size_hint=ones)
         try:  # the quantile box asks for no window: its count lists nothing for one
-            return fresh.remaining(lists=guess.chosen.method != "quantiles")
+            return fresh.remaining(lists=not box)
         except ParameterError:  # a pass that could not count (prefetch with ties): a job
             return checks.count_learned()
 
