@@ -157,6 +157,10 @@ def spark_arguments(ap: argparse.ArgumentParser, *, columns: int, groups: int) -
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--driver-memory", default="3g",
                     help="the session JVM's heap (it reads 256 MB row groups on each core)")
+    ap.add_argument("--worker-log", type=Path, default=None,
+                    help="append each Python worker's state after each task to this file "
+                         "(spark_daemon.py: its sampler calls, the compiled samplers "
+                         "loaded or not)")
 
 
 @dataclass
@@ -197,8 +201,10 @@ def open_bench(args: argparse.Namespace, app_name: str) -> Bench:
     from dprect.engines.spark.session import local_session
 
     path = ensure_data(args.rows, args.columns, args.groups)
-    spark = local_session(args.master, app_name=app_name,
-                          conf={"spark.driver.memory": args.driver_memory, **DAEMON_CONF})
+    conf = {"spark.driver.memory": args.driver_memory, **DAEMON_CONF}
+    if getattr(args, "worker_log", None) is not None:
+        conf["spark.executorEnv.DPRECT_BENCH_WORKER_LOG"] = str(args.worker_log.resolve())
+    spark = local_session(args.master, app_name=app_name, conf=conf)
     try:
         jvm_pid: int | None = int(spark.sparkContext._jvm.java.lang.ProcessHandle
                                   .current().pid())

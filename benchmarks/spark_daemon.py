@@ -18,6 +18,16 @@ after ≥ before; a worker's CPU moves from its own entry to its parent's, never
 Nothing else changes: the forked worker still sets ``SIGCHLD`` back to ``SIG_DFL``
 before its first task (``pyspark.daemon.worker``), Python retries the daemon's ``poll``
 and ``accept`` after the handler (PEP 475), and the handler reads no data.
+
+``DPRECT_BENCH_WORKER_LOG`` (a file path, optional; spark_bench.py's ``--worker-log``):
+after each task a worker appends one JSON line there — its pid, its task count, its
+sampler calls so far (``dprect.core.randomness._ASKED``, which stops at ``JIT_AFTER``),
+whether it has loaded the compiled samplers (``randomness.kernels``), how many compiled
+kernel calls its sources made (``RandomSource._run``, counted by a wrapper this module
+puts on it in the worker) and whether numba is imported — so a benchmark can tell
+whether the executors' draws ran compiled. Only
+counts of this benchmark's own work, written to the benchmark's file; nothing is logged
+without the variable.
 """
 
 from __future__ import annotations
@@ -56,11 +66,66 @@ class _Signals:
         return self._real.signal(number, handler)
 
 
+_COMPILED_CALLS = [0]
+
+
+def count_compiled_calls() -> None:
+    """Wrap ``RandomSource._run`` (one compiled kernel on a source's state) in this
+    process so :data:`_COMPILED_CALLS` counts its calls (once a process)."""
+    from dprect.core.randomness import RandomSource
+
+    real = RandomSource._run
+    if getattr(real, "_counted", False):
+        return
+
+    def run(self: Any, kernel: Any, *args: Any) -> Any:
+        _COMPILED_CALLS[0] += 1
+        return real(self, kernel, *args)
+
+    run._counted = True  # type: ignore[attr-defined]
+    RandomSource._run = run  # type: ignore[method-assign]
+
+
+def worker_state(tasks: int) -> dict[str, Any]:
+    """This worker's state after ``tasks`` tasks: the compiled samplers' (see above)."""
+    import sys
+
+    randomness = sys.modules.get("dprect.core.randomness")
+    loaded = randomness is not None and getattr(randomness, "_KERNELS", ()) not in ((), None)
+    return {"pid": os.getpid(), "tasks": tasks,
+            "asked": None if randomness is None else int(randomness._ASKED),
+            "compiled": loaded, "compiled_calls": _COMPILED_CALLS[0],
+            "numba": "numba" in sys.modules}
+
+
+def _logged(work: Any, path: str) -> Any:
+    """``pyspark.daemon.worker`` that appends :func:`worker_state` to ``path`` after each
+    task."""
+    import json
+
+    tasks = 0
+
+    def run(sock: Any, authenticated: bool) -> int:
+        nonlocal tasks
+        count_compiled_calls()
+        code = int(work(sock, authenticated))
+        tasks += 1
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(json.dumps(worker_state(tasks)) + "\n")
+        return code
+
+    return run
+
+
 def main() -> None:
-    """Run pyspark's daemon with ended workers reaped (its module's ``signal`` wrapped)."""
+    """Run pyspark's daemon with ended workers reaped (its module's ``signal`` wrapped),
+    and its workers' state logged where ``DPRECT_BENCH_WORKER_LOG`` asks."""
     import pyspark.daemon as daemon
 
     daemon.signal = _Signals(signal)  # type: ignore[assignment]
+    path = os.environ.get("DPRECT_BENCH_WORKER_LOG")
+    if path:
+        daemon.worker = _logged(daemon.worker, path)
     daemon.manager()
 
 
