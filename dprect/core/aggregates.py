@@ -754,6 +754,9 @@ def choose_pivot(lower: float, centre: float, upper: float, count_epsilon: float
     p* never does worse than either end (m, or c on a skewed column, where it removes
     most of the lever |mean − p|), and it moves p off the median towards the far bound by
     the share ε_n²/(ε_n² + ε_S²) of the way (1/17 at the default split)."""
+    # Python floats (a bound may come as a numpy float: the same double), whose
+    # arithmetic overflows to ±inf silently, as numpy's does under errstate("ignore")
+    lower, centre, upper = float(lower), float(centre), float(upper)
     mid = lower / 2 + upper / 2
     c = min(max(centre, lower), upper)
 
@@ -770,8 +773,7 @@ def choose_pivot(lower: float, centre: float, upper: float, count_epsilon: float
         ratio = sum_epsilon / count_epsilon
         share = 1.0 / (1.0 + ratio * ratio)
     far = upper if c <= mid else lower
-    with np.errstate(over="ignore", invalid="ignore"):
-        step = (far / 2 - c / 2) * (2.0 * share)
+    step = (far / 2 - c / 2) * (2.0 * share)
     best = min(c, mid, key=cost)
     if math.isfinite(step):
         p_star = min(max(c + step, min(c, mid)), max(c, mid))

@@ -193,7 +193,9 @@ class _Block:
                 break
             done[(i, ph)] = self._in_python(i, ph, status, out)
             start, phase = (i, ph + 1) if ph + 1 < 4 else (i + 1, 0)
-        return [self._cell(i, done) for i in range(n)]
+        # Python ints, made at once
+        steps, noises, upto = self.steps.tolist(), self.noises.tolist(), self.has_upto.tolist()
+        return [self._cell(i, steps[i], noises[i], upto[i], done) for i in range(n)]
 
     def _in_python(self, i: int, ph: int, status: int, out: Any) -> int:
         """The draw the block stopped at, made as :func:`draw_cell` makes it, on the
@@ -219,7 +221,11 @@ class _Block:
         finally:
             self.joint.adopt(cell.row)
 
-    def _cell(self, i: int, done: dict[tuple[int, int], int]) -> tuple[int, int, list[int]]:
+    def _cell(self, i: int, steps: list[list[int]], noises: list[list[int]],
+              upto: list[int], done: dict[tuple[int, int], int]
+              ) -> tuple[int, int, list[int]]:
+        """Cell i's draws: the block's (its rows of ``steps`` and ``noises``; ``upto``
+        its sides' candidates made before), or the ones made in Python (``done``)."""
         cell = self.cells[i]
         s = cell.tier.stride
         sides = []
@@ -227,19 +233,19 @@ class _Block:
             if (i, ph) in done:
                 sides.append(done[(i, ph)])
                 continue
-            k, known = int(self.steps[i, ph, 0]), int(self.steps[i, ph, 1])
-            if known > self.has_upto[i, ph] and not self._steps(cell, ph).has(known - 1):
+            k, known = steps[ph]
+            if known > upto[ph] and not self._steps(cell, ph).has(known - 1):
                 raise AssertionError("more tail counts than the side has candidates")
             sides.append(k * s)
-        noises = []
-        for q, (_, t) in enumerate(cell.noises):
+        out = []
+        for q, (rate, scale) in enumerate(cell.noises):
             if (i, q + 2) in done:
-                noises.append(done[(i, q + 2)])
+                out.append(done[(i, q + 2)])
                 continue
-            uh, ul, v, negative = (int(x) for x in self.noises[i, q])
-            g = ((uh << 64 | ul) + t * v) // cell.noises[q][0]
-            noises.append(-g if negative else g)
-        return sides[0], sides[1], noises
+            uh, ul, v, negative = noises[q]
+            g = ((uh << 64 | ul) + scale * v) // rate
+            out.append(-g if negative else g)
+        return sides[0], sides[1], out
 
 
 __all__ = ["CellDraw", "SideTier", "draw_cell", "draw_cells", "side_step"]
