@@ -116,11 +116,17 @@ from dprect.core.describe_stats import (
     centred_sum_dyadic,
     data_tails,
     dyadic,
+    joined_tails,
 )
 from dprect.core.errors import ParameterError
 from dprect.core.guarantee_check import CheckReport, check_describe_plan
 from dprect.core.intervals import DEFAULT_LEVEL, query_intervals
-from dprect.core.randomness import SEEDED_WARNING, STREAM_SEED_BITS, RandomSource
+from dprect.core.randomness import (
+    SEEDED_WARNING,
+    STREAM_SEED_BITS,
+    JointStreams,
+    RandomSource,
+)
 from dprect.core.request import DescribeRequest, Neighbouring, check_run_epsilon
 from dprect.core.statistic import noises_drawn
 from dprect.core.step_exponential import DECAY, runaway_bound
@@ -813,6 +819,10 @@ class CellBlock(Protocol):
         """The cell's centre-grid histogram: sorted keys and counts (empty: no rows)."""
         ...
 
+    def centre_histograms(self) -> list[list[tuple[np.ndarray, np.ndarray]]]:
+        """Every cell's :meth:`centre_histogram`, ``[group][column]``."""
+        ...
+
     def statistics(self, centres: Sequence[Sequence[float]]) -> list[list[CellStatistics]]:
         """Every cell's statistics given its released centre, ``[group][column]``."""
         ...
@@ -866,8 +876,7 @@ def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | N
     # is reproduced, so sharing changes no law; it reads the OS only when drawn from)
     os_entropy = RandomSource()
     streams = [os_entropy if s is None else RandomSource.stream(s) for s in seeds]
-    hists = [[block.centre_histogram(g, j) for j in range(plan.columns)]
-             for g in range(block.groups)]
+    hists = block.centre_histograms()
     tiers = plan.tiers
     counts: list[list[int | None]] = []
     picks: list[list[int]] = []
@@ -1184,21 +1193,24 @@ def _finish_many(plan: DescribePlan, work: Sequence[tuple[int, Tier, float, Cell
     drawing from ``sources[row]``: the block's draws made together
     (:func:`~dprect.core.cell_draws.draw_cells`: one compiled call where the samplers
     run compiled; the same draws as cell after cell), then each cell released."""
-    cells = [_cell_draw(plan, tier, centre, stats, row)
-             for row, tier, centre, stats, _ in work]
-    drawn = draw_cells(cells, sources)
+    joined = (joined_tails([stats for _, _, _, stats, _ in work])
+              if work and JointStreams.possible(sources) else None)
+    cells = [_cell_draw(plan, tier, centre, stats, row,
+                        None if joined is None else joined[0][i])
+             for i, (row, tier, centre, stats, _) in enumerate(work)]
+    drawn = draw_cells(cells, sources, None if joined is None else joined[1])
     return [_released(plan, cell, centre, stats, noisy_n, *d)
             for cell, (_, _, centre, stats, noisy_n), d in zip(cells, work, drawn,
                                                                 strict=True)]
 
 
 def _cell_draw(plan: DescribePlan, tier: Tier, centre: float, stats: CellStatistics,
-               row: int) -> CellDraw:
+               row: int, tails: tuple[np.ndarray, np.ndarray] | None = None) -> CellDraw:
     """What the cell draws from (:class:`~dprect.core.cell_draws.CellDraw`): its sides'
-    tail counts and streams, and its noises' scales — the sum's (none on a bounds-alone
-    or count-only plan), then the sum of squares' (only when a variance or std is asked:
-    §17)."""
-    lower_tails, upper_tails = data_tails(stats)
+    tail counts (``tails`` when made already: :func:`data_tails`) and streams, and its
+    noises' scales — the sum's (none on a bounds-alone or count-only plan), then the sum
+    of squares' (only when a variance or std is asked: §17)."""
+    lower_tails, upper_tails = data_tails(stats) if tails is None else tails
     made = stats.streams  # the candidates the statistics made, if any, read on
     lower, upper = (made if made is not None and made[0].centre == centre
                     else shared_streams(centre))

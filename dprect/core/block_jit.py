@@ -51,7 +51,7 @@ PHASES = 4
 @_jit
 def block_draws(kind: Any, mts: Any, pool: Any, pos: Any, start: Any, phase: Any,
                 rows: Any, tiers: Any, tails: Any, tail_at: Any, has_upto: Any,
-                targets: Any, side_ok: Any, eps_f: Any, mu_f: Any, slack_f: Any,
+                strides: Any, targets: Any, side_ok: Any, eps_f: Any, mu_f: Any, slack_f: Any,
                 max_level: Any, ints: Any, noise_kind: Any, noise_s: Any, noise_th: Any,
                 noise_tl: Any, steps: Any, noises: Any) -> Any:
     """Cells ``start`` … of the block from phase ``phase`` of the first, until all are
@@ -61,7 +61,8 @@ def block_draws(kind: Any, mts: Any, pool: Any, pos: Any, start: Any, phase: Any
     ``mu_f``, ``ints[tier]`` = (e, m, h, den, μ's numerator, μ's denominator), and
     ``noise_*[tier, n]``: noise n's kind, s and t's two words), its tails side by side
     (``tails[tail_at[i, side] : tail_at[i, side + 1]]``, side 0 lower, 1 upper, the
-    upper's end at ``tail_at[i, 2]``) and ``has_upto[i, side]``. Writes ``steps[i,
+    upper's end at ``tail_at[i, 2]``; the side reads every ``strides[tier]``-th) and
+    ``has_upto[i, side]`` (the strided side's steps made). Writes ``steps[i,
     side]`` = (k, known) and ``noises[i, n]`` = (U's high word, U's low word, V,
     negative) as uint64.
 
@@ -81,7 +82,7 @@ def block_draws(kind: Any, mts: Any, pool: Any, pos: Any, start: Any, phase: Any
                 if side_ok[tr] == 0:
                     return i, ph, PYTHON, 0, 0, 0, 0, 0, False, empty, empty, empty, \
                         empty, empty
-                view = tails[tail_at[i, ph]:tail_at[i, ph + 1]]
+                view = tails[tail_at[i, ph]:tail_at[i, ph + 1]:strides[tr]]
                 st, k, level, known, base, shift, far, a, order, held, starts, sizes = \
                     side_draw(kind, mt, pool, pos, view, targets[tr], eps_f[tr], mu_f[tr],
                               slack_f, max_level, -1, has_upto[i, ph], ints[tr, 0],
@@ -118,4 +119,44 @@ def block_draws(kind: Any, mts: Any, pool: Any, pos: Any, start: Any, phase: Any
     return n, 0, DONE, 0, 0, 0, 0, 0, False, empty, empty, empty, empty, empty
 
 
-__all__ = ["PHASES", "block_draws"]
+@_jit
+def block_tails(keys: Any, counts: Any, at: Any, exponent_bits: Any, offset: Any) -> Any:
+    """:func:`dprect.core.random_jit.data_tails` of every cell of a block at once: cell
+    c's entries are ``keys[at[c] : at[c + 1]]`` (and their counts); returns the tails side
+    by side and ``tail_at`` as :func:`block_draws` reads them (cell c's lower tails at
+    ``tail_at[c, 0] : tail_at[c, 1]``, its upper ones up to ``tail_at[c, 2]``): the same
+    reaches and suffix sums, int64, exact."""
+    n = at.shape[0] - 1
+    tail_at = np.zeros((n, 3), dtype=np.int64)
+    total = 0
+    for c in range(n):
+        far_lo = -1
+        far_hi = -1
+        for j in range(at[c], at[c + 1]):
+            i = (keys[j] >> exponent_bits) - offset
+            if i <= -1:
+                far_lo = max(far_lo, -i - 1)
+            elif i >= 1:
+                far_hi = max(far_hi, i - 1)
+        tail_at[c, 0] = total
+        total += far_lo + 1
+        tail_at[c, 1] = total
+        total += far_hi + 1
+        tail_at[c, 2] = total
+    tails = np.zeros(total, dtype=np.int64)
+    for c in range(n):
+        low, high = tail_at[c, 0], tail_at[c, 1]
+        for j in range(at[c], at[c + 1]):
+            i = (keys[j] >> exponent_bits) - offset
+            if i <= -1:
+                tails[low - i - 1] += counts[j]
+            elif i >= 1:
+                tails[high + i - 1] += counts[j]
+        for k in range(high - 2, low - 1, -1):
+            tails[k] += tails[k + 1]
+        for k in range(tail_at[c, 2] - 2, high - 1, -1):
+            tails[k] += tails[k + 1]
+    return tails, tail_at
+
+
+__all__ = ["PHASES", "block_draws", "block_tails"]

@@ -96,17 +96,21 @@ def draw_cell(cell: CellDraw, rng: RandomSource) -> tuple[int, int, list[int]]:
     return kl, ku, [rng.discrete_laplace_int(s, t) for s, t in cell.noises]
 
 
-def draw_cells(cells: Sequence[CellDraw], sources: list[RandomSource]
+def draw_cells(cells: Sequence[CellDraw], sources: list[RandomSource],
+               joined: tuple[np.ndarray, np.ndarray] | None = None
                ) -> list[tuple[int, int, list[int]]]:
     """:func:`draw_cell` of every cell in order, cell i from ``sources[cells[i].row]``:
     in one compiled call for the block where the sources allow it
     (:meth:`~dprect.core.randomness.JointStreams.possible`), else cell by cell. The
-    same values and the same bits consumed either way."""
+    same values and the same bits consumed either way. ``joined``: the cells' tails
+    side by side and where each starts, as
+    :func:`~dprect.core.describe_stats.joined_tails` makes them (the cells' own tails
+    views of them), or None."""
     if not cells or any(len(c.noises) > 2 for c in cells) \
             or not JointStreams.possible(sources):
         return [draw_cell(c, sources[c.row]) for c in cells]
     from dprect.core import block_jit  # loaded with the compiled samplers (numba)
-    return _Block(cells, sources, block_jit).draw()
+    return _Block(cells, sources, block_jit, joined).draw()
 
 
 class _Block:
@@ -114,7 +118,7 @@ class _Block:
     it leaves to Python."""
 
     def __init__(self, cells: Sequence[CellDraw], sources: list[RandomSource],
-                 block_jit: Any) -> None:
+                 block_jit: Any, joined: tuple[np.ndarray, np.ndarray] | None) -> None:
         from dprect.core import random_jit as jit
 
         self.cells, self.jit, self.kernel = cells, jit, block_jit.block_draws
@@ -155,18 +159,20 @@ class _Block:
         self.rows = np.array([c.row for c in cells], dtype=np.int64)
         self.tier_of = np.array([tiers[(id(c.tier), c.noises)] for c in cells],
                                 dtype=np.int64)
-        sides = [(c.lower_tails, c.upper_tails) for c in cells]
-        self.views = [[np.asarray(t)[::c.tier.stride] if c.tier.stride != 1 else t
-                       for t in pair] for c, pair in zip(cells, sides, strict=True)]
-        lengths = np.array([[len(lo), len(hi)] for lo, hi in self.views],
-                           dtype=np.int64).reshape(n, 2)
-        ends = np.cumsum(lengths.ravel())
-        self.tail_at = np.zeros((n, 3), dtype=np.int64)
-        self.tail_at[:, 1] = ends[0::2]
-        self.tail_at[:, 2] = ends[1::2]
-        self.tail_at[1:, 0] = ends[1::2][:-1]
-        self.tails = (np.concatenate([t for pair in self.views for t in pair])
-                      .astype(np.int64) if n else np.zeros(0, dtype=np.int64))
+        self.strides = np.array([t.stride for t in kinds], dtype=np.int64)
+        if joined is None:  # the cells' tails side by side (each side read strided)
+            ends = np.cumsum([len(t) for c in cells for t in (c.lower_tails, c.upper_tails)],
+                             dtype=np.int64)
+            self.tail_at = np.zeros((n, 3), dtype=np.int64)
+            self.tail_at[:, 1] = ends[0::2]
+            self.tail_at[:, 2] = ends[1::2]
+            self.tail_at[1:, 0] = ends[1::2][:-1]
+            self.tails = np.concatenate(
+                [np.zeros(0, dtype=np.int64)]
+                + [np.asarray(t, dtype=np.int64) for c in cells
+                   for t in (c.lower_tails, c.upper_tails)])
+        else:
+            self.tails, self.tail_at = joined
         self.has_upto = np.array([[self._steps(c, 0).count, self._steps(c, 1).count]
                                   for c in cells], dtype=np.int64).reshape(n, 2)
         self.steps = np.zeros((n, 2, 2), dtype=np.int64)
@@ -185,7 +191,7 @@ class _Block:
         while start < n:
             out = self.joint.run(
                 self.kernel, start, phase, self.rows, self.tier_of, self.tails,
-                self.tail_at, self.has_upto, self.targets, self.side_ok, self.eps_f,
+                self.tail_at, self.has_upto, self.strides, self.targets, self.side_ok, self.eps_f,
                 self.mu_f, float(SLACK), MAX_LEVEL, self.ints, self.noise_kind,
                 self.noise_s, self.noise_th, self.noise_tl, self.steps, self.noises)
             i, ph, status = int(out[0]), int(out[1]), int(out[2])

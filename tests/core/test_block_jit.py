@@ -22,6 +22,14 @@ from dprect.core import cell_draws, randomness
 from dprect.core import random_jit as jit
 from dprect.core.aggregates import plan_describe, run_describe
 from dprect.core.cell_draws import CellDraw, draw_cell, draw_cells
+from dprect.core.describe_stats import (
+    BinBlock,
+    BinStatistics,
+    bin_statistics,
+    cell_statistics,
+    data_tails,
+    joined_tails,
+)
 from dprect.core.randomness import JointStreams, RandomSource
 from dprect.core.tail_bounds import CandidateStream
 
@@ -156,3 +164,55 @@ def test_a_run_releases_the_same_rows_with_the_block_and_cell_by_cell(
     block = run()
     monkeypatch.setattr(JointStreams, "possible", staticmethod(lambda sources: False))
     assert run() == block
+
+
+def test_a_block_s_tails_are_each_cell_s_tails() -> None:
+    """describe_stats.joined_tails (one compiled call, block_jit.block_tails) gives every
+    cell's data_tails: empty cells, one-sided cells, ties, wide spreads."""
+    gen = np.random.default_rng(8)
+    stats = [cell_statistics(x, c) for x, c in [
+        (np.zeros(0), 0.0), (np.full(50, 3.0), 3.0), (gen.normal(0, 1, 300), 0.0),
+        (gen.exponential(5.0, 400), 0.0), (-gen.exponential(5.0, 30), 1.0),
+        (gen.standard_t(2, 2000) * 1e6, 12.5), (np.round(gen.normal(7, 2, 500)), 7.0)]]
+    joined = joined_tails(stats)
+    assert joined is not None
+    views, (flat, tail_at) = joined
+    for cell, (lower, upper) in zip(stats, views, strict=True):
+        want_lower, want_upper = data_tails(cell)
+        assert lower.tolist() == want_lower.tolist()
+        assert upper.tolist() == want_upper.tolist()
+    assert tail_at[-1, 2] == len(flat) and any(len(lo) > 5 for lo, _ in views)
+
+
+@pytest.mark.parametrize("unsorted", [False, True])
+def test_a_block_s_centre_histograms_are_each_cell_s(unsorted: bool) -> None:
+    """BinBlock.centre_histograms (one reduction over the block) gives every cell's
+    centre_histogram — keys, counts and dtypes — empty and missing cells, one-entry
+    cells, and a block with a cell whose bins are not sorted."""
+    gen = np.random.default_rng(4)
+    bins = {}
+    for g in range(40):
+        for j in range(3):
+            if gen.random() < 0.2:
+                continue  # a missing cell
+            x = gen.normal(0, 10.0 ** int(gen.integers(0, 6)), int(gen.integers(0, 60)))
+            x = np.round(x) if gen.random() < 0.3 else x  # ties
+            if len(x):
+                bins[(g, j)] = bin_statistics(x, False)
+    bins[(3, 1)] = BinStatistics(*(np.zeros(0, dtype=np.int64),) * 3)
+    # consecutive cells whose runs meet on one key: two cells, not one run
+    bins[(7, 2)] = bin_statistics(np.array([1.0, 2.0, 2.0]), False)
+    bins[(8, 0)] = bin_statistics(np.array([2.0, 2.0, 5.0]), False)
+    if unsorted:
+        b = bins[(5, 0)] = bin_statistics(gen.normal(0, 1e3, 200), False)
+        bins[(5, 0)] = BinStatistics(b.bins[::-1].copy(), b.counts[::-1].copy(),
+                                     b.sums[::-1].copy())
+    block = BinBlock(bins, 40, 3)
+    got = block.centre_histograms()
+    for g in range(40):
+        for j in range(3):
+            want = block.centre_histogram(g, j)
+            assert [got[g][j][0].tolist(), got[g][j][1].tolist()] == \
+                [want[0].tolist(), want[1].tolist()], (g, j)
+            assert got[g][j][1].dtype == want[1].dtype
+    assert any(len(got[g][j][0]) > 3 for g in range(40) for j in range(3))
