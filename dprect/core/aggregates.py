@@ -89,7 +89,9 @@ the driver makes the anchors (and a pooled column's one centre, from the run's s
 after the groups' stream seeds) and the blocks draw the smaller splits' cells through the
 same ``map``, each group's from its second stream (:func:`finish_small`).
 :func:`run_describe` (arrays) and the Spark route feed the same statistics to the same
-functions.
+functions. Within a block the cells of a round are drawn together
+(:func:`~dprect.core.cell_draws.draw_cells`: one compiled call where numba is installed,
+each cell from its group's stream in the order above — the same draws as cell by cell).
 """
 
 from __future__ import annotations
