@@ -52,7 +52,7 @@ from dprect.app.groups import (
 )
 from dprect.app.options import statistics_choices
 from dprect.app.products import foreign
-from dprect.app.spine import Reporter, run_release
+from dprect.app.spine import Reporter, Summary, run_release
 from dprect.app.table_product import GroupedPrepared, GroupedRoute
 from dprect.app.table_run import checked_seed, table_run
 from dprect.core.accounting import Guarantee
@@ -82,12 +82,12 @@ from dprect.engines import grouped  # noqa: F401  (registers the mechanisms' pla
 from dprect.release.aggregate_plot import AggregatePngSink, DescribePngSink
 from dprect.release.aggregate_record import (
     SHAPES,
+    Overview,
     aggregate_record,
     cell_count,
     mixed_method,
     mixed_record,
     noun_of,
-    overview_lines,
     record_rows,
     streamed_rows,
     summary_lines,
@@ -95,6 +95,7 @@ from dprect.release.aggregate_record import (
 from dprect.release.aggregate_table import table_sink
 from dprect.release.guarded import Charge, LedgerSettings, Outcome
 from dprect.release.quantile_plot import QuantilesPngSink
+from dprect.release.row_pass import RowPass
 from dprect.release.row_spool import RowSpool
 from dprect.release.sinks import Sink
 
@@ -678,24 +679,27 @@ class AggregateProduct:
         return selected_record(record, guarantee, s.selection, len(kept),
                                len(s.groups or ()))
 
-    def summary(self, record: dict[str, Any], name: Callable[[str], str]
-                ) -> tuple[list[str], list[str]]:
+    def summary(self, record: dict[str, Any], name: Callable[[str], str], rows: RowPass
+                ) -> Summary:
         """A line per (group, column) of the record, or, with more than
         :data:`LISTED_CELLS` cells (groups × columns: public, or the groups kept by a
         private selection: released), a few lines whatever the number of groups — the
         cells, the statistics, the charge
-        (:func:`~dprect.release.aggregate_record.overview_lines`) and which outputs hold
-        every cell (their lines follow)."""
+        (:class:`~dprect.release.aggregate_record.Overview`, from the rows' one read) and
+        which outputs hold every cell (their lines follow)."""
         if record.get("group_selection", {}).get("groups_kept") == 0 \
                 and not record["group_selection"].get("groups_listed"):
-            return ["no group passed the private selection: no group is released"], []
+            return lambda: (["no group passed the private selection: no group is "
+                             "released"], [])
         if cell_count(record) <= LISTED_CELLS:
-            return summary_lines(record), []
+            return lambda: (summary_lines(record), [])
+        overview = Overview(record)
+        rows.add(overview.take)
         holders = [f"{s.name} {s.path}" for s in self.settings.sinks
                    if not isinstance(s, AggregatePngSink)]
-        return [*overview_lines(record),
-                f"not listed here (more than {LISTED_CELLS} cells): every cell is in "
-                f"{' and '.join(holders)}"], []
+        return lambda: ([*overview.lines(),
+                         f"not listed here (more than {LISTED_CELLS} cells): every cell is "
+                         f"in {' and '.join(holders)}"], [])
 
 
 def run_aggregate_flow(settings: AggregateSettings, route: GroupedRoute,

@@ -433,10 +433,16 @@ def _class_fit(X: object, y: object, request: FitRequest, selection: SelectionPl
     charge's independent check first (no noise); then ONE charge (composed with the
     selection's: :func:`~dprect.app.groups.checked_composition`); then the selection
     (:func:`label_counts` without the listed values, drawn by
-    :func:`~dprect.core.group_selection.select_keys` from the seed's source) and the
+    :func:`~dprect.core.classes.select_classes` from the seed's source: at most
+    MAX_CLASSES classes in all) and the
     classes' rectangles (:func:`~dprect.core.classes.fit_each_class`)."""
     from dprect.app.groups import checked_composition
-    from dprect.core.classes import checked_charge, class_labels, fit_each_class
+    from dprect.core.classes import (
+        checked_charge,
+        class_labels,
+        fit_each_class,
+        select_classes,
+    )
 
     listed = list(request.classes or ())
     engines: list[NumpyEngine | MatrixEngine] = []
@@ -461,8 +467,8 @@ def _class_fit(X: object, y: object, request: FitRequest, selection: SelectionPl
     run = guarantee if selection is None \
         else checked_composition(guarantee, selection, len(listed))
     with charged(budget, run, "classes", names) as ticket:  # ONE charge for every class
-        kept = [] if selection is None \
-            else select_keys(selection, counts, RandomSource(seed=seed))
+        kept, past_cap = ([], 0) if selection is None \
+            else select_classes(selection, counts, RandomSource(seed=seed), len(listed))
         values = [*listed, *(LabelText(k) for k in kept)]
         engines += [_in_memory(X, y, grid, names, request.invalid_rows, v)[2]
                     for v in values[len(listed):]]
@@ -473,7 +479,8 @@ def _class_fit(X: object, y: object, request: FitRequest, selection: SelectionPl
         if selection is None:
             return record(ticket, fitted)
         return record(ticket, SelectedResult(fitted, selection, len(kept),
-                                             fitted.privacy or guarantee, len(listed)))
+                                             fitted.privacy or guarantee, len(listed),
+                                             past_cap))
 
 
 def label_counts(y: object, rows: int, column: str = "y",

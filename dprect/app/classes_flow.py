@@ -38,24 +38,25 @@ from typing import Any
 from dprect.app.flow import EngineRoute, FitPrepared, FitSettings, run_fit
 from dprect.app.groups import checked_composition, selected_record, selection_lines
 from dprect.app.products import foreign
-from dprect.app.spine import Reporter, run_release, seeded_run_quietly
+from dprect.app.spine import Reporter, Summary, run_release, seeded_run_quietly
 from dprect.core.accounting import Guarantee
 from dprect.core.classes import (
     ClassesResult,
     checked_charge,
     class_labels,
     fit_each_class,
+    select_classes,
     unlisted_candidates,
 )
 from dprect.core.domains import resolve_domains
 from dprect.core.errors import ParameterError
 from dprect.core.expectation import empty_explanation
-from dprect.core.group_selection import select_keys
-from dprect.core.labels import LabelText, PositiveLabel
+from dprect.core.labels import MAX_CLASSES, LabelText, PositiveLabel
 from dprect.core.planner import plan
 from dprect.core.randomness import RandomSource
 from dprect.core.request import FitRequest
 from dprect.release.guarded import Charge, Outcome
+from dprect.release.row_pass import RowPass
 from dprect.release.sinks import LABEL, PngSink, ResultsTableSink, Sink, label_entry
 
 
@@ -67,6 +68,8 @@ class OpenedClasses:
         self.stack = ExitStack()
         self.prepared: list[FitPrepared] = []
         self.names = list(names)
+        #: classes a private selection kept past :data:`MAX_CLASSES` (not fitted)
+        self.past_cap = 0
 
     def __enter__(self) -> OpenedClasses:
         return self
@@ -134,7 +137,9 @@ class ClassesProduct:
             return said
         return [*said, *selection_lines(self.guarantee, self.selection,
                                         "one rectangle per class", len(self.values),
-                                        "class(es)")]
+                                        "class(es)"),
+                f"plan: at most {MAX_CLASSES} classes a run: past it the first kept in the "
+                "order of their text (post-processing of the selection: no privacy spent)"]
 
     def open(self, route: EngineRoute, progress: Callable[[str], None]) -> OpenedClasses:
         s = self.settings
@@ -159,10 +164,11 @@ class ClassesProduct:
                        ) -> OpenedClasses:
         """The classes found privately (docs/privacy.md §18), on ONE read: the route
         counts each label value's rows (every schema check first) and gives the label's
-        kind, this draws the kept values among those not listed (:func:`select_keys` over
-        :func:`unlisted_candidates`, one stream of the run's source: a seed keeps the same
-        classes on every engine), and the route prepares the listed classes, then each
-        kept one, as ``open_classes`` does. Nothing is released before the charge."""
+        kind, this draws the kept values among those not listed (:func:`select_classes`
+        over :func:`unlisted_candidates`, at most MAX_CLASSES classes in all; one stream of
+        the run's source: a seed keeps the same classes on every engine), and the route
+        prepares the listed classes, then each kept one, as ``open_classes`` does. Nothing
+        is released before the charge."""
         s, selection = self.settings, self.selection
         assert selection is not None
         opened = OpenedClasses()
@@ -171,7 +177,7 @@ class ClassesProduct:
         def choose(counts: Mapping[str, int], kind: str) -> list[FitRequest]:
             progress("finding the classes privately")
             others = unlisted_candidates(counts, self.values, kind, s.source.fit_label)
-            kept = select_keys(selection, others, rng)
+            kept, opened.past_cap = select_classes(selection, others, rng, len(self.values))
             opened.names = [*self.names, *kept]
             return [s.request.for_class(v)
                     for v in [*self.values, *(LabelText(k) for k in kept)]]
@@ -202,10 +208,14 @@ class ClassesProduct:
             return fitted.privacy, record
         listed = len(self.values)
         return selected_record(record, fitted.privacy or self.guarantee, self.selection,
-                               len(names) - listed, listed)
+                               len(names) - listed, listed, prepared.past_cap)
 
-    def summary(self, record: dict[str, Any], name: Callable[[str], str]
-                ) -> tuple[list[str], list[str]]:
+    def summary(self, record: dict[str, Any], name: Callable[[str], str], rows: RowPass
+                ) -> Summary:
+        return lambda: self._summary(record, name)  # no rows to read
+
+    def _summary(self, record: dict[str, Any], name: Callable[[str], str]
+                 ) -> tuple[list[str], list[str]]:
         result = ClassesResult.from_json(record)
         chosen = record.get("group_selection", {})
         kept, listed = chosen.get("groups_kept"), chosen.get("groups_listed")
@@ -213,6 +223,10 @@ class ClassesProduct:
         if kept:  # none kept (and none listed): the summary says so
             head.append(f"{kept} class(es) kept by the private selection"
                         + (f", beside {listed} listed" if listed else ""))
+        if chosen.get("groups_past_cap"):
+            head.append(f"{chosen['groups_past_cap']} more class(es) kept past the cap of "
+                        f"{MAX_CLASSES} classes a run: not fitted (the first kept in the "
+                        "order of their text are)")
         said: list[str] = []
         for c, r in zip(result.classes, result.results, strict=True):
             if r.empty:  # read from the released result only

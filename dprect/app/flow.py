@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from dprect.app.groups import group_selection
 from dprect.app.products import foreign
-from dprect.app.spine import Prepared, Reporter, run_release
+from dprect.app.spine import Prepared, Reporter, Summary, run_release
 from dprect.core.accounting import Guarantee
 from dprect.core.domains import Domain, GridArg, resolve_domains
 from dprect.core.errors import ParameterError
@@ -38,6 +38,7 @@ from dprect.core.planner import Plan, plan
 from dprect.core.request import FitRequest, Source, request_from
 from dprect.core.result import FitResult
 from dprect.release.guarded import Charge, LedgerSettings, Outcome
+from dprect.release.row_pass import RowPass
 from dprect.release.sinks import LABEL, Sink, label_entry, output_sinks
 
 
@@ -168,12 +169,12 @@ class FitProduct:
         named = label_entry(self.settings.source.label, request.positive_label)
         return fitted.privacy, {**fitted.to_json(), LABEL: named}  # what it is around
 
-    def summary(self, record: dict[str, Any], name: Callable[[str], str]
-                ) -> tuple[list[str], list[str]]:
-        result = FitResult.from_json(record)
+    def summary(self, record: dict[str, Any], name: Callable[[str], str], rows: RowPass
+                ) -> Summary:
+        result = FitResult.from_json(record)  # no rows to read
         said = (empty_explanation(_expected_of(record, self.plan), name)
                 if result.empty else [])  # read from the released result only
-        return [result.summary()], list(said)
+        return lambda: ([result.summary()], list(said))
 
 
 def run_fit(settings: FitSettings, route: EngineRoute, report: Reporter | None = None

@@ -25,7 +25,12 @@ from typing import Any
 
 from dprect.core.accounting import Guarantee
 from dprect.core.errors import ParameterError
-from dprect.core.group_selection import SelectionPlan, composed, plan_selection
+from dprect.core.group_selection import (
+    SelectionPlan,
+    composed,
+    plan_selection,
+    selection_json,
+)
 from dprect.core.guarantee_check import check_selected_run
 from dprect.core.request import Neighbouring
 from dprect.core.validation import repeat_at
@@ -141,17 +146,15 @@ def checked_composition(statistics: Guarantee, selection: SelectionPlan, listed:
 
 
 def selected_record(record: Mapping[str, Any], statistics: Guarantee,
-                    selection: SelectionPlan, kept: int, listed: int = 0
-                    ) -> tuple[Guarantee, dict[str, Any]]:
+                    selection: SelectionPlan, kept: int, listed: int = 0,
+                    past_cap: int = 0) -> tuple[Guarantee, dict[str, Any]]:
     """A released record after a private selection of ``kept`` keys: the run's composed
     ``privacy``, the statistics' own (``statistics_privacy``) and the ``group_selection``
-    (its plan, the number kept and, with a public list beside it, the number listed:
-    ``groups_listed``); with the run's guarantee."""
+    (:func:`~dprect.core.group_selection.selection_json`); with the run's guarantee."""
     run = composed(statistics, selection)
-    counts = {"groups_kept": kept, **({"groups_listed": listed} if listed else {})}
     return run, {**record, "privacy": run.to_json(),
                  "statistics_privacy": statistics.to_json(),
-                 "group_selection": {**selection.to_json(), **counts}}
+                 "group_selection": selection_json(selection, kept, listed, past_cap)}
 
 
 __all__ = ["checked_composition", "group_selection", "public_groups", "read_groups_file",

@@ -54,6 +54,7 @@ from dprect.release.guarded import (
     released_result,
     replay,
 )
+from dprect.release.row_pass import RowPass
 from dprect.release.sinks import Release, Sink, check_distinct, publish
 
 
@@ -124,6 +125,11 @@ class RunSettings(Protocol):
     def seed(self) -> int | None: ...
 
 
+#: a product's summary of a released record (:meth:`Product.summary`): its lines shown,
+#: and said, once the record's rows are read
+Summary = Callable[[], tuple[list[str], list[str]]]
+
+
 class Product(Protocol):
     """One kind of release, built from its checked ``settings`` (its plan already made).
 
@@ -166,10 +172,12 @@ class Product(Protocol):
         """Draw the noise on the prepared engine: the result's guarantee and its JSON."""
         ...
 
-    def summary(self, record: dict[str, Any], name: Callable[[str], str]
-                ) -> tuple[list[str], list[str]]:
+    def summary(self, record: dict[str, Any], name: Callable[[str], str], rows: RowPass
+                ) -> Summary:
         """From the released record only: the summary lines (shown) and the lines every
-        run says before publishing (e.g. an empty rectangle's explanation)."""
+        run says before publishing (e.g. an empty rectangle's explanation), given once the
+        record's rows are read — what it reads of them added to ``rows``, their one read
+        the outputs share (:mod:`dprect.release.row_pass`)."""
         ...
 
 
@@ -250,12 +258,17 @@ def run_release(product: Product, route: Any, report: Reporter | None = None) ->
                                  f"({other}); use a new run id")
         if beat is not None:
             beat.stage("writing the outputs")
-        shown, said = product.summary(record, report.name)
-        for line in shown:
-            report.show(line)
-        for line in said:
-            report.say(line)
-        for line in publish(settings.sinks, Release(record, run_id, started_at)):
+        release = Release(record, run_id, started_at)
+        summary = product.summary(record, report.name, release.rows)
+
+        def show() -> None:  # once the rows are read, before anything is written
+            shown, said = summary()
+            for line in shown:
+                report.show(line)
+            for line in said:
+                report.say(line)
+
+        for line in publish(settings.sinks, release, show):
             report.say(line)
 
     def fresh() -> Outcome:
@@ -274,5 +287,5 @@ def run_release(product: Product, route: Any, report: Reporter | None = None) ->
                                  neighbouring=charge.guarantee.neighbouring)
 
 
-__all__ = ["Prepared", "Product", "Reporter", "RunSettings", "failure_line", "open_run",
-           "release_or_replay", "run_release", "seeded_run_quietly", "silent"]
+__all__ = ["Prepared", "Product", "Reporter", "RunSettings", "Summary", "failure_line",
+           "open_run", "release_or_replay", "run_release", "seeded_run_quietly", "silent"]

@@ -474,9 +474,7 @@ def composition_br(epsilon0: float, *, rounds: int, delta: float,
     """
     epsilon0 = check_epsilon(epsilon0, "epsilon0")
     rounds = check_positive_int(rounds, "rounds")
-    if isinstance(delta, bool) or not isinstance(delta, int | float) or not 0.0 <= delta < 1.0:
-        raise ParameterError(f"delta must be a number in [0, 1), got {delta!r}")
-    delta = float(delta)
+    delta = check_delta(delta)
     best = Guarantee(_up(rounds * epsilon0), 0.0, ADD_REMOVE,
                      f"basic composition of {rounds} rounds")
     if delta == 0.0:
@@ -508,10 +506,7 @@ def composition_br_epsilon(eps_total: float, delta_total: float, rounds: int, *,
     """
     eps_total = check_epsilon(eps_total, "epsilon")
     rounds = check_positive_int(rounds, "rounds")
-    if (isinstance(delta_total, bool) or not isinstance(delta_total, int | float)
-            or not 0.0 <= delta_total < 1.0):
-        raise ParameterError(f"delta must be a number in [0, 1), got {delta_total!r}")
-    delta_total = float(delta_total)
+    delta_total = check_delta(delta_total)
 
     def ok(e0: float, pld: bool) -> bool:
         return composition_br(e0, rounds=rounds, delta=delta_total,

@@ -48,6 +48,7 @@ from dprect._version import __version__
 from dprect.core.accounting import ADD_REMOVE, REPLACE_ONE, Guarantee, group_privacy
 from dprect.core.domains import Domain
 from dprect.core.errors import ParameterError
+from dprect.core.group_selection import SelectionPlan, select_keys
 from dprect.core.guarantee_check import CheckReport, check_classes_plan
 from dprect.core.labels import (
     MAX_CLASSES,
@@ -58,6 +59,7 @@ from dprect.core.labels import (
     resolve_positive_label,
 )
 from dprect.core.planner import MethodPlan, Plan
+from dprect.core.randomness import RandomSource
 from dprect.core.result import FitResult
 
 #: the add/remove steps one replace-one neighbour makes among the k runs (Theorem K′):
@@ -288,6 +290,21 @@ def unlisted_candidates(counts: Mapping[str, int],
     return out
 
 
+def select_classes(selection: SelectionPlan, candidates: Mapping[str, int],
+                   rng: RandomSource, listed: int = 0) -> tuple[list[str], int]:
+    """The classes a private selection adds beside ``listed`` public ones
+    (docs/privacy.md §18, "At most MAX_CLASSES classes"): the keys
+    :func:`~dprect.core.group_selection.select_keys` keeps, at most
+    :data:`MAX_CLASSES` − ``listed`` of them — the first in the order of their text —
+    and how many it kept past that cap (0 below it). A function of the selection's
+    output and the public list only: post-processing, no privacy spent (the number kept
+    is part of the DP output already). Whether the cap binds is known only after the
+    draw, so it truncates rather than refuses: a refusal would depend on the data."""
+    kept = select_keys(selection, candidates, rng)
+    room = MAX_CLASSES - listed
+    return kept[:room], max(0, len(kept) - room)
+
+
 def fit_each_class(names: Sequence[str], runs: Sequence[Callable[..., FitResult]],
                    seed: int | None, charge: Guarantee, check: CheckReport,
                    the_plan: Plan, features: Sequence[str]) -> ClassesResult:
@@ -306,4 +323,4 @@ __all__ = ["MAX_CLASSES", "REPLACE_STEPS", "ClassesResult", "NoClass", "check_cl
            "checked_charge",
            "class_labels", "class_seeds", "classes_charge", "classes_guarantee",
            "fit_each_class", "is_classes_record", "label_candidates", "label_key",
-           "unlisted_candidates"]
+           "select_classes", "unlisted_candidates"]

@@ -82,14 +82,16 @@ class Domain(ABC):
     def bounds(self) -> tuple[float, float] | None:
         """The public bounds in feature units (None for a domain without bounds)."""
 
-    @abstractmethod
     def to_index(self, sort_values: np.ndarray) -> np.ndarray:
-        """Sort values → grid indices in {0, …, m−1} as uint64."""
+        """Sort values → grid indices in {0, …, m−1} as uint64 (here: int64 sort values
+        that are the indices themselves; the float order's are floats)."""
+        return np.asarray(sort_values, dtype=np.int64).astype(np.uint64)
 
-    @abstractmethod
     def cut_threshold(self, index: int, side: Side) -> int | float:
         """A sort-value threshold t such that, over encoded data, ``v >= t`` (hi) or
-        ``v <= t`` (lo) holds exactly when the grid index is ≥ / ≤ ``index``."""
+        ``v <= t`` (lo) holds exactly when the grid index is ≥ / ≤ ``index`` (here: the
+        index itself, as :meth:`to_index`)."""
+        return int(index)
 
     @abstractmethod
     def lower_value(self, index: int) -> float:
@@ -190,12 +192,6 @@ class Grid(Domain):
     @property
     def bounds(self) -> tuple[float, float]:
         return self.lower, self.upper
-
-    def to_index(self, sort_values: np.ndarray) -> np.ndarray:
-        return np.asarray(sort_values, dtype=np.int64).astype(np.uint64)
-
-    def cut_threshold(self, index: int, side: Side) -> int:
-        return int(index)
 
     def lower_value(self, index: int) -> float:
         return self.lower + int(index) * self.width
@@ -453,12 +449,6 @@ class FloatBins(Domain):
     @property
     def bounds(self) -> None:
         return None
-
-    def to_index(self, sort_values: np.ndarray) -> np.ndarray:
-        return np.asarray(sort_values, dtype=np.int64).astype(np.uint64)
-
-    def cut_threshold(self, index: int, side: Side) -> int:
-        return int(index)
 
     def _magnitudes(self, index: int) -> tuple[int, int, bool]:
         """(smallest, largest) magnitude bit patterns of bin ``index``, capped at inf's,

@@ -231,6 +231,17 @@ def composed(statistics: Guarantee, selection: SelectionPlan) -> Guarantee:
                      "composition)")
 
 
+def selection_json(selection: SelectionPlan, kept: int, listed: int = 0, past_cap: int = 0
+                   ) -> dict[str, Any]:
+    """A released record's ``group_selection``: the selection's plan, the number of keys
+    released from it (``groups_kept``) and, when not 0, the number of public keys beside
+    it (``groups_listed``) and of keys it kept past a cap on the number released
+    (``groups_past_cap``, not released: docs/privacy.md §18)."""
+    return {**selection.to_json(), "groups_kept": kept,
+            **({"groups_listed": listed} if listed else {}),
+            **({"groups_past_cap": past_cap} if past_cap else {})}
+
+
 class SelectedResult:
     """A run's result after a private group selection (the Python API's): the statistics'
     own result (its attributes read through), the selection's plan, the kept keys' number
@@ -238,10 +249,14 @@ class SelectedResult:
     ``privacy``, the statistics' own (``statistics_privacy``) and the ``group_selection``."""
 
     def __init__(self, result: Any, selection: SelectionPlan, kept: int,
-                 statistics: Guarantee | None = None, listed: int = 0) -> None:
+                 statistics: Guarantee | None = None, listed: int = 0,
+                 past_cap: int = 0) -> None:
         self.result, self.selection, self.kept = result, selection, kept
         #: public groups released beside the selection (docs/privacy.md §18)
         self.listed = listed
+        #: keys the selection kept past a cap on the number released (a classes' fit:
+        #: :func:`~dprect.core.classes.select_classes`)
+        self.past_cap = past_cap
         #: the statistics' own guarantee (default: the result's ``guarantee``; a classes'
         #: fit gives its per-class charge, stated even when no class is kept)
         self.statistics = result.guarantee if statistics is None else statistics
@@ -255,14 +270,12 @@ class SelectedResult:
             else self.result.to_dict()
         return {**inner, "privacy": self.guarantee.to_json(),
                 "statistics_privacy": self.statistics.to_json(),
-                "group_selection": {**self.selection.to_json(),
-                                    "groups_kept": self.kept,
-                                    **({"groups_listed": self.listed} if self.listed
-                                       else {})}}
+                "group_selection": selection_json(self.selection, self.kept, self.listed,
+                                                  self.past_cap)}
 
     to_json = to_dict
 
 
 __all__ = ["EXP_MARGIN", "KEYS_CHANGED", "MAX_ALWAYS", "SELECTION_BITS", "SELECTION_BOUND",
            "SelectedResult", "SelectionPlan", "check_selection_budget", "composed",
-           "keep_numerators", "plan_selection", "select_keys"]
+           "keep_numerators", "plan_selection", "select_keys", "selection_json"]

@@ -68,7 +68,14 @@ from dprect.core.accounting import (
     replace_one,
 )
 from dprect.core.auto_count import AUTO_COUNT_SHARE, PrivateCount
-from dprect.core.domains import Domain, GridArg, Side, feature_names, resolve_domains
+from dprect.core.domains import (
+    Domain,
+    FloatOrder,
+    GridArg,
+    Side,
+    feature_names,
+    resolve_domains,
+)
 from dprect.core.errors import ParameterError
 from dprect.core.expectation import DEFAULT_TARGET_SHARE, Expectation, Sizing
 from dprect.core.guarantee_check import CheckReport, check_fit_plan
@@ -162,6 +169,9 @@ class RoundPlan:
     #: RandMargins: the axis's tie bits b (its IP and cuts run on m·2^b refined points,
     #: :mod:`dprect.core.ties`); 0 for the composition baseline, which never cuts
     tie_bits: int = 0
+    #: the axis's domain is the float order (its keys run far past any data: the quantile
+    #: box's model gives its sides no grid end, :func:`quantiles_predicted`)
+    float_order: bool = False
 
     @property
     def predicted_misclassified(self) -> float:
@@ -714,7 +724,8 @@ def _plan_quantiles(eps_t: float, delta_t: float, domains: list[Domain],
         eps_t, delta_t)
     side = Fraction(eps)
     origin = all(s == "hi" for _, s in order)
-    rs = tuple(RoundPlan(axis, s, domains[axis].size, 0, None) for axis, s in order)
+    rs = tuple(RoundPlan(axis, s, domains[axis].size, 0, None,
+                         float_order=isinstance(domains[axis], FloatOrder)) for axis, s in order)
     return MethodPlan(
         method="quantiles", accounting="composition", ip_epsilon=eps, ip_beta=ip_beta,
         rounds=rs, guarantee=guarantee,
@@ -762,7 +773,7 @@ def quantiles_predicted(method: MethodPlan, positives: int, independent: bool = 
         elif r.side == "lo":
             continue  # the axis's two sides are counted once, with its hi round
         else:
-            clip = predicted_axis_clip(eps, n, target, mu, r.grid_size, aimed)
+            clip = predicted_axis_clip(eps, n, target, mu, r.grid_size, aimed, r.float_order)
         share = min(1.0, clip / n)
         if share >= 1.0:
             return float(positives)

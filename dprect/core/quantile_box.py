@@ -11,7 +11,7 @@ indices: the feature's public grid or the float order's 2^64 keys):
 
 1. **Centre** (general shape). The axis's grid is cut into B ≤ 2^:data:`CENTRE_BITS`
    public coarse bins of 2^s points (s = max(0, bitlen(m − 1) − CENTRE_BITS); for the
-   float order 2^48 keys, a sixteenth of a binade); bin b is drawn with probability
+   float order 2^52 keys, one binade); bin b is drawn with probability
    ∝ exp(ε·depth(b)), depth(b) = min(#{x in bins ≤ b}, #{x in bins ≥ b}) — the
    interior point's depth mechanism on the coarse grid; adding a row raises every depth
    by 0 or 1 (a monotone score), so at rate ε (not ε/2) it is ε-DP and ε-bounded-range
@@ -29,7 +29,10 @@ indices: the feature's public grid or the float order's 2^64 keys):
    disjoint rows; docs/privacy.md §11, Lemma D3). On the float order an aimed side's
    candidates also hold public magnitude points (:func:`magnitude_points`): an offset
    counts keys there, and one step of a ~2^62-key offset (from a tiny centre, or across
-   zero) jumped ~190 binades past the data.
+   zero) jumped ~190 binades past the data; they are few towards zero and step a binade
+   next to ±1, so that a side from a centre among the tiny floats reaches data around
+   zero in few steps (Lemma QB4), and the centre keeps its own finer steps within
+   :data:`CENTRE_REACH_BINADES` of it.
 3. **Aimed sides** (t > 0) draw with the *bracket score* at the rate a = ε/2:
    ∝ exp(−a·((q_k − t)⁺ + (t − q_{k−1})⁺) − μ_a·k) (q_{−1} = +∞; :func:`bracket_tails`),
    which charges nothing to the step holding the t-th row from the outside, the rows
@@ -75,8 +78,19 @@ from dprect.core.step_exponential import DECAY, draw_step
 from dprect.core.tail_bounds import centre_pieces_from_counts
 
 #: the centre's coarse grid: at most 2^CENTRE_BITS bins of 2^s grid points (a grid of up
-#: to 2^16 points is its own coarse grid; the float order's bins are 1/16 of a binade)
+#: to 2^16 points is its own coarse grid; the float order's bins are one binade, 2^52 keys)
 CENTRE_BITS = 12
+#: the float order's magnitude points (:func:`magnitude_offsets`) step r times per octave of
+#: the binades from ±1 from one binade out; towards zero only up to 2^MAGNITUDE_FINE_OCTAVES
+#: binades from ±1 (|x| ≥ 2^−16), then once per octave (2^−32, 2^−64, …, 2^−1024, 0):
+#: a side crossing the ~2,000 binades between the smallest rows of each sign walks 6
+#: steps a sign beyond 2^−16 instead of ~24 (docs/privacy.md §16, Lemma QB4)
+MAGNITUDE_FINE_OCTAVES = 4
+#: an aimed float-order side keeps its centre's own offsets at least this many binades
+#: from the centre (beyond the Voronoi split with ±1): the magnitude points step a whole
+#: binade next to ±1, too coarse for data within a binade or two of ±1 around a centre
+#: there
+CENTRE_REACH_BINADES = 2
 #: the sides' offsets start 2^FINE_BITS times finer than a coarse bin (a bound inside the
 #: centre's own bin)
 FINE_BITS = 4
@@ -173,13 +187,14 @@ def side_candidates(domain: Domain, centre: int, side: Side,
         return out
     # the float order: every point from its nearest anchor, c or ±1 (a Voronoi split of the
     # keys), so that the steps are the finer of the two lists wherever they lie and a side
-    # walks no more steps than one list would (each step costs the prior μ); 0 and the
-    # grid's end stay
+    # walks no more steps than one list would (each step costs the prior μ) — except that
+    # c keeps its own points within CENTRE_REACH_BINADES of it; 0 and the grid's end stay
     units = (FloatOrder.index_of(1.0), FloatOrder.index_of(-1.0))
     keep_always = {FloatOrder.index_of(0.0), 0, m - 1, centre}
+    reach = CENTRE_REACH_BINADES << coarse_shift(domain)
 
     def unit_gap(p: int) -> int:
-        return min(abs(p - u) for u in units)
+        return max(min(abs(p - u) for u in units), reach)
 
     points = magnitude_points(r)
     if side == "hi":
@@ -191,27 +206,48 @@ def side_candidates(domain: Domain, centre: int, side: Side,
     return sorted(merged, reverse=side == "lo")
 
 
+def magnitude_offsets(r: int, inward: bool) -> list[int]:
+    """The magnitude points' offsets from ±1 in keys (2^52 keys a binade, the float order's
+    coarse bin): ⌊2^(52 + i/r)⌋, i = 0, 1, … — one binade, then r steps per octave of the
+    binades — below 2^64; ``inward`` (towards zero) those up to 2^(52 +
+    :data:`MAGNITUDE_FINE_OCTAVES`), then 2^(52 + k), one per octave. Public."""
+    base = coarse_shift(FloatOrder())
+    fine = r * MAGNITUDE_FINE_OCTAVES if inward else r * (64 - base)
+    out = [int(math.ldexp(2.0 ** ((i % r) / r), base + i // r)) for i in range(fine)]
+    return out + [1 << k for k in range(base + fine // r, 64)]
+
+
 @lru_cache(maxsize=8)
 def magnitude_points(r: int = STEPS_PER_OCTAVE) -> tuple[int, ...]:
-    """The float order's public magnitude points (grid indices, ascending): 0.0 and
-    key(±1) ± o_k (the offsets of :func:`offsets`, r per octave, from 1/16 of a binade),
-    i.e. the floats ±2^(±e) for e = 2^(i/r)/16 binades, i = 0, 1, … — steps of a sixteenth
-    of a binade near |x| = 1 growing geometrically in binades out to the ends and down to
-    zero. On the float order an offset from the centre is counted in keys, about
+    """The float order's public magnitude points (grid indices, ascending): 0.0, ±1 and
+    key(±1) ± o_k (:func:`magnitude_offsets`), i.e. the floats ±2^(±e) for e = 2^(i/r)
+    binades, i = 0, 1, … (one binade, then r per octave of the binades from ±1) outwards
+    to the ends, and towards zero only out to 16 binades (|x| ≥ 2^−16), then e = 32, 64,
+    …, 1,024 and 0. On the float order an offset from the centre is counted in keys, about
     2^52 × the binades between: from a centre among the tiny floats, or across zero
     (where the keys of every float between the data's smallest magnitude and zero lie),
     the data's binades are a sliver of an offset ~2^62 keys, and one step of 2^(1/r) of
     it jumps ~190 binades (a bound 10^117 past data in [−50, 50], docs/results.md §4.1b).
     The magnitude points are a step of at most a factor 2^(1/r) of the binades between
-    |x| and 1 wherever the data lie, whatever the centre (docs/privacy.md §16)."""
+    |x| and 1 (or one binade) wherever the data lie within 2^±16 — past data up to 2^5.3
+    in magnitude the first of them lies within a factor 2 — whatever the centre
+    (docs/privacy.md §16). Why so few: each step costs an aimed side the prior's
+    μ_a = 1/2, and on data around zero its centre lies among the tiny floats (the
+    centre's depth is flat over the empty binades between the smallest rows of each
+    sign): from 1/16 of a binade and r per octave towards zero too, a side walked up to
+    141 steps to data at ±50 (70 nats) — more than a small table's aim charges for
+    staying at its centre, so the box was empty (2,000 rows in [−50, 50]^8 at ε = 1:
+    a·(N/2 − t) = 52 nats). Now at most 91 (Lemma QB4, :func:`stall_bound`)."""
     fo = FloatOrder()
     m = int(fo.size)
     zero = fo.index_of(0.0)
+    inward, outward = magnitude_offsets(r, True), magnitude_offsets(r, False)
     out = {zero}
     for anchor, lo_end, hi_end in ((fo.index_of(1.0), zero, m - 1),
                                    (fo.index_of(-1.0), 0, zero - 1)):
-        out.update(anchor + o for o in offsets(fo, hi_end - anchor, r))
-        out.update(anchor - o for o in offsets(fo, anchor - lo_end, r))
+        up, down = (outward, inward) if anchor > zero else (inward, outward)
+        out.update(anchor + o for o in up if o < hi_end - anchor)
+        out.update(anchor - o for o in down if o < anchor - lo_end)
         out.add(anchor)
     return tuple(sorted(out))
 
@@ -273,6 +309,19 @@ def overshoot_bound(aimed_rate: Fraction | float, target: int,
     centre) past the last row. Public: the plan's a, μ and t."""
     a, mu = float(aimed_rate), float(decay)
     return math.exp(-a * int(target) - mu * (steps + 1)) / -math.expm1(-mu)
+
+
+def stall_bound(aimed_rate: Fraction | float, target: int, rows: int, steps: int,
+                decay: Fraction | float = DECAY) -> float:
+    """P(an aimed side lands short of its data: on a candidate that clips all ``rows`` rows
+    of its side) ≤ e^{μ·k_t − a·(rows − t)}/(1 − e^{−μ}), k_t ≤ ``steps`` the step holding
+    the side's t-th row from the outside (docs/privacy.md §16, Lemma QB4): each such
+    candidate k is charged a·(rows − t) and weighs e^{−a·(rows − t) − μk}, the step
+    holding the t-th row is charged nothing. The walk from the centre to the data, in
+    candidate steps, is what the float order's magnitude points keep short."""
+    a, mu = float(aimed_rate), float(decay)
+    log_ratio = mu * int(steps) - a * (int(rows) - int(target))
+    return math.exp(min(log_ratio, 700.0)) / -math.expm1(-mu)
 
 
 def centre_from_counts(counts: np.ndarray, domain: Domain, rate: Fraction,
@@ -397,12 +446,9 @@ PHASES = 4
 #: (past the data a side draws from the prior's mass, which the grid's end cuts: at
 #: μ = ε_s = 1/4 a grid ending 7σ past the mean leaves 1.21 rows a side clipped of 50,
 #: one 10× wider 0.86, the model with no end 0.86 — docs/results.md §4.1's calibration).
-#: The float order (more than 2^:data:`FLOAT_ORDER_BITS` keys) keeps
+#: The float order (:class:`~dprect.core.domains.FloatOrder`) keeps
 #: :data:`OUTSIDE_OCTAVES` of room: its keys run far past any data
 GRID_ROOM_SIGMAS = 5.0
-#: a grid of more than 2^FLOAT_ORDER_BITS points is the float order's (public grids hold at
-#: most 2^54 points)
-FLOAT_ORDER_BITS = 60
 #: the model's data width in coarse bins (:func:`predicted_axis_clip`'s centre): a binade
 #: of the float order; a grid of fewer bins is all data
 DATA_BINS = 16
@@ -481,14 +527,16 @@ def side_steps(grid_size: int, r: int = STEPS_PER_OCTAVE) -> int:
 
 
 def predicted_axis_clip(side_epsilon: float, rows: float, target: float, decay: float,
-                        grid_size: int, aimed_rate: float | None = None) -> float:
+                        grid_size: int, aimed_rate: float | None = None,
+                        float_order: bool = False) -> float:
     """One axis's expected clipped rows (general shape; a model, docs/algorithm.md §10):
 
     * the centre lands in the data with probability G/(G + B − W): the data on
       W = min(B, :data:`DATA_BINS`) of the B coarse bins with a triangular depth rising to
       rows/2, G = Σ exp(ε·depth), each empty bin weight 1. Then each side holds rows/2
       and clips :func:`predicted_clip`, on a public grid with its end
-      :data:`GRID_ROOM_SIGMAS` σ past the centre (the float order: no end);
+      :data:`GRID_ROOM_SIGMAS` σ past the centre (``float_order``, the axis's domain is
+      the float order: no end);
     * otherwise every row lies on one side, K = S − 2r candidate steps out
       (:func:`side_steps`) and J = r steps before the grid's end: the side clips them all
       (weight e^{−ε(rows − t)⁺}·Σ_{k<K} e^{−μk}) or none (Σ_{K≤k<K+J} e^{−μk}); an
@@ -508,7 +556,7 @@ def predicted_axis_clip(side_epsilon: float, rows: float, target: float, decay: 
     log_good = top + math.log(float(np.exp(eps * depth - top).sum()))
     empty = bins - w
     p_good = 1.0 if empty <= 0 else 1.0 / (1.0 + empty * math.exp(-min(log_good, 700.0)))
-    room = None if (m - 1).bit_length() > FLOAT_ORDER_BITS else GRID_ROOM_SIGMAS
+    room = None if float_order else GRID_ROOM_SIGMAS
     good = 2 * predicted_clip(eps, rows / 2, target, mu, aimed_rate, room)
     k = max(1, side_steps(m, r) - 2 * r)
     # in logs (a large t underflows both): Σ_{k'<K} e^{−μk'}·(1 − e^{−μ}), then the J
@@ -533,11 +581,12 @@ __all__ = [
     "AIM_SIDE_SHARE",
     "AIM_TOTAL_SHARE",
     "CENTRE_BITS",
+    "CENTRE_REACH_BINADES",
     "DATA_BINS",
     "FINE_BITS",
-    "FLOAT_ORDER_BITS",
     "GRID_ROOM_SIGMAS",
     "INSIDE_OCTAVES",
+    "MAGNITUDE_FINE_OCTAVES",
     "OUTSIDE_OCTAVES",
     "PHASES",
     "STEPS_PER_OCTAVE",
@@ -547,6 +596,7 @@ __all__ = [
     "coarse_bins",
     "coarse_shift",
     "coarse_thresholds",
+    "magnitude_offsets",
     "magnitude_points",
     "offsets",
     "overshoot_bound",
@@ -558,6 +608,7 @@ __all__ = [
     "side_candidates",
     "side_steps",
     "side_target",
+    "stall_bound",
     "tail_counts",
     "tail_thresholds",
     "widening",

@@ -179,7 +179,7 @@ class PlanRequest:
             if isinstance(f.default, Choice):
                 _set(self, f.name, type(f.default).parse(getattr(self, f.name), f.name))
         _set(self, "continuous", check_names(self.continuous, "continuous"))
-        _set(self, "target_miss", check_share(self.target_miss, "target_miss"))
+        _set(self, "target_miss", check_delta(self.target_miss, "target_miss"))  # [0, 1)
 
     def budget(self) -> PlanRequest:
         """The budget alone (a :class:`FitRequest` without its reading options)."""
@@ -198,14 +198,6 @@ class PlanRequest:
         if self.target_miss:  # likewise
             out["target_miss"] = self.target_miss
         return out
-
-
-def check_share(value: object, name: str) -> float:
-    """A share in [0, 1) (a float; bool refused)."""
-    if isinstance(value, bool) or not isinstance(value, int | float) \
-            or not 0.0 <= float(value) < 1.0:
-        raise ParameterError(f"{name} must be a number in [0, 1), got {value!r}")
-    return float(value)
 
 
 def check_names(value: object, name: str) -> tuple[str, ...]:

@@ -326,12 +326,6 @@ class RefinedGrid(Domain):
     def bounds(self) -> tuple[float, float] | None:
         return self.base.bounds
 
-    def to_index(self, sort_values: np.ndarray) -> np.ndarray:
-        return np.asarray(sort_values, dtype=np.int64).astype(np.uint64)
-
-    def cut_threshold(self, index: int, side: Side) -> int:
-        return int(index)
-
     def lower_value(self, index: int) -> float:
         return self.base.lower_value(self.value_index(index))
 

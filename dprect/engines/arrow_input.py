@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 
 from dprect.core.errors import InputDataError
 from dprect.engines.file_schemas import check_folder
-from dprect.engines.input_errors import column_names, reading
+from dprect.engines.input_errors import column_names, csv_without_rows, reading
 
 FORMATS = ("parquet", "csv")
 
@@ -77,12 +77,7 @@ def _check_csv_typed(table: pa.Table, path: str) -> None:
         raise InputDataError(f"cannot read {path!r} as csv: the file is empty (no header "
                              "row, so no columns)")
     if table.num_rows == 0:
-        names = column_names(table.column_names)
-        raise InputDataError(
-            f"cannot read {path!r} as csv: it has a header but no rows, so column(s) {names} "
-            "have no type (CSV types are inferred from the rows); give a file with rows, "
-            "or the table in a typed format (Parquet or Delta), where an empty table "
-            "keeps its schema")
+        raise csv_without_rows(path, table.column_names)
 
 
 def numeric_column(table: pa.Table, name: str, *, nulls_as_nan: bool = False) -> np.ndarray:

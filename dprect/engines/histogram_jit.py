@@ -80,8 +80,13 @@ def guide(thresholds: np.ndarray) -> tuple[np.ndarray, np.uint64, np.uint64, np.
     base = tkeys[0]
     span = int(tkeys[-1] - base)
     shift = max(0, span.bit_length() - GUIDE_BITS)
-    starts = base + (np.arange((span >> shift) + 2, dtype=np.uint64) << np.uint64(shift))
-    table = np.searchsorted(tkeys, starts, side="left").astype(np.int64)
+    buckets = (span >> shift) + 2
+    # a bucket whose first key would pass 2^64 − 1 (the key range reaching the top of
+    # uint64) starts after every threshold: its entry is k, never a wrapped-around start
+    fits = min(buckets, ((2**64 - 1 - int(base)) >> shift) + 1)
+    starts = base + (np.arange(fits, dtype=np.uint64) << np.uint64(shift))
+    table = np.full(buckets, len(tkeys), dtype=np.int64)
+    table[:fits] = np.searchsorted(tkeys, starts, side="left")
     return tkeys, base, np.uint64(shift), table
 
 

@@ -71,6 +71,16 @@ def column_names(names: Sequence[str]) -> str:
     return text or "no columns"
 
 
+def csv_without_rows(path: str | os.PathLike[str], names: Sequence[str]) -> InputDataError:
+    """A CSV file with a header and no rows (its columns have no type: CSV types are
+    inferred from the rows), on either engine."""
+    return InputDataError(
+        f"cannot read {os.fspath(path)!r} as csv: it has a header but no rows, so column(s) "
+        f"{column_names(names)} have no type (CSV types are inferred from the rows); give a "
+        "file with rows, or the table in a typed format (Parquet or Delta), where an empty "
+        "table keeps its schema")
+
+
 @contextmanager
 def reading(path: str | os.PathLike[str], fmt: str,
             errors: tuple[type[BaseException], ...], *,
@@ -89,5 +99,6 @@ def reading(path: str | os.PathLike[str], fmt: str,
         raise input_error(path, fmt, problem=said, columns=columns) from None
 
 
-__all__ = ["EXPECTED", "NAME_CHARS", "SHOWN_COLUMNS", "WITHHELD", "column_names", "input_error",
+__all__ = ["EXPECTED", "NAME_CHARS", "SHOWN_COLUMNS", "WITHHELD", "column_names",
+           "csv_without_rows", "input_error",
            "reading"]

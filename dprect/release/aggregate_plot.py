@@ -56,10 +56,11 @@ import io
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from dprect.core.extras import require
-from dprect.release.aggregate_record import BELOW_ROW_NEED, rows_needed, table_blocks
+from dprect.release.aggregate_record import BELOW_ROW_NEED, rows_needed
+from dprect.release.row_pass import RowPass
 from dprect.release.sinks import FileSink, Release, Write, file_write
 
 if TYPE_CHECKING:
@@ -351,6 +352,12 @@ def render_describe_figure(record: Mapping[str, Any], *, title: str | None = Non
 def _describe_figure(record: Mapping[str, Any], *, title: str | None, dpi: int
                      ) -> tuple[Figure, int]:
     """The figure and how many means it shows out of view."""
+    return drawn(record, lambda rows: _describe_drawing(record, rows, title=title, dpi=dpi))
+
+
+def _describe_drawing(record: Mapping[str, Any], rows: RowPass, *, title: str | None,
+                      dpi: int) -> Drawing:
+    """:func:`grouped_figure` of the released means."""
     require("plot", "the describe plot")
     per_column = record["plan"]["per_column"]
     sum_eps, count_eps = float(per_column["sum_epsilon"]), float(per_column["count_epsilon"])
@@ -373,7 +380,8 @@ def _describe_figure(record: Mapping[str, Any], *, title: str | None, dpi: int
                 f"{need} rows released:\nthe mean may be far off)")
 
     return grouped_figure(
-        record, lambda ax, column, rows: _draw_column(ax, column, rows, sum_eps, count_eps),
+        record, rows,
+        lambda ax, column, rows: _draw_column(ax, column, rows, sum_eps, count_eps),
         _draw_column_spread, subtitle, lambda out, many: (f"{out} mean(s) out of view" if many else
                                      f"triangles at a panel's edge: {out} mean(s) out of view"),
         title=title, dpi=dpi, keep=lambda row: spread_item(row, sum_eps, count_eps))
@@ -385,39 +393,64 @@ def _describe_figure(record: Mapping[str, Any], *, title: str | None, dpi: int
 DrawPanel = Callable[[Any, str, Sequence[Any]], int]
 
 
-def column_items(record: Mapping[str, Any], columns: Sequence[str],
+#: a plot that has added its reader to the record's rows: drawn once they are read, it
+#: gives the figure and how many values it shows out of view
+Drawing = Callable[[], tuple["Figure", int]]
+
+
+def column_items(rows: RowPass, columns: Sequence[str],
                  keep: Callable[[dict[str, Any]], Any]) -> dict[str, list[Any]]:
-    """Per column of ``columns``, ``keep`` of each of its rows in record order, in one
-    pass over the record's rows a block at a time
-    (:func:`~dprect.release.aggregate_record.table_blocks`: a record spooled on disk is
-    never read whole; the other columns' rows are not kept)."""
+    """Per column of ``columns``, ``keep`` of each of its rows in record order, filled by
+    the record's one read of its rows (``rows``: a block at a time, a record spooled on
+    disk is never read whole; the other columns' rows are not kept)."""
     out: dict[str, list[Any]] = {c: [] for c in columns}
-    for block in table_blocks(record):
+
+    def read(block: list[dict[str, Any]]) -> None:
         for row in block:
             into = out.get(row["column"])
             if into is not None:
                 into.append(keep(row))
+
+    rows.add(read)
     return out
 
 
-def grouped_figure(record: Mapping[str, Any], draw_few: DrawPanel, draw_many: DrawPanel,
-                   subtitle: Callable[[bool], str], out_of_view: Callable[[int, bool], str],
-                   *, title: str | None, dpi: int,
-                   keep: Callable[[dict[str, Any]], Any] = lambda row: row
-                   ) -> tuple[Figure, int]:
+def drawn(record: Mapping[str, Any], drawing: Callable[[RowPass], Drawing]
+          ) -> tuple[Figure, int]:
+    """A plot of ``record`` on its own: ``drawing`` reads the record's rows in a read of
+    their own, then draws."""
+    rows = RowPass(record)
+    draw = drawing(rows)
+    rows.run()
+    return draw()
+
+
+def grouped_figure(record: Mapping[str, Any], rows: RowPass, draw_few: DrawPanel,
+                   draw_many: DrawPanel, subtitle: Callable[[bool], str],
+                   out_of_view: Callable[[int, bool], str], *, title: str | None, dpi: int,
+                   keep: Callable[[dict[str, Any]], Any] = lambda row: row) -> Drawing:
     """The skeleton every grouped-aggregate plot shares: a panel per column (the first
     :data:`MAX_PANELS`) drawn by ``draw_few`` from the column's rows, or by ``draw_many``
     past :data:`MANY_GROUPS` listed groups (a public count) from ``keep`` of each (what
-    its panel reads of a row: the rows are read once, a block at a time,
-    :func:`column_items`, issue #42); titled ``subtitle(many)``, then
-    ``out_of_view(out, many)`` when values are out of view, the columns left out and the
-    seeded run's warning. Returns the figure and how many values are out of view."""
+    its panel reads of a row, :func:`column_items`, from ``rows``: the record's one read,
+    issue #42); titled ``subtitle(many)``, then ``out_of_view(out, many)`` when values
+    are out of view, the columns left out and the seeded run's warning. Returns the
+    drawing, to call once ``rows`` are read."""
     columns = list(record["columns"])[:MAX_PANELS]
     groups = len(record["groups"])
     many = groups > MANY_GROUPS
-    per_column = column_items(record, columns, keep if many else lambda row: row)
+    per_column = column_items(rows, columns, keep if many else lambda row: row)
+    return lambda: _grouped(record, columns, per_column, draw_few if not many else draw_many,
+                            subtitle, out_of_view, many, title, dpi)
+
+
+def _grouped(record: Mapping[str, Any], columns: list[str], per_column: dict[str, list[Any]],
+             draw: DrawPanel, subtitle: Callable[[bool], str],
+             out_of_view: Callable[[int, bool], str], many: bool, title: str | None,
+             dpi: int) -> tuple[Figure, int]:
+    """:func:`grouped_figure`'s figure, from its columns' rows as read."""
+    groups = len(record["groups"])
     fig, axes = panel_grid(len(columns), 12 if many else groups, dpi)
-    draw = draw_many if many else draw_few
     out = 0
     for ax, column in zip(axes.flat, columns, strict=False):
         out += draw(ax, column, per_column.pop(column))
@@ -450,29 +483,39 @@ class AggregatePngSink(FileSink):
         require("plot", "the aggregate plot")
         super().check()
 
-    def figure(self, record: Mapping[str, Any]) -> tuple[Figure, int, str]:
-        """The figure, how many values it shows out of view, and how it shows them."""
+    def drawing(self, record: Mapping[str, Any], rows: RowPass) -> tuple[Drawing, str]:
+        """The plot, its reader added to ``rows`` (:func:`grouped_figure`), and how it
+        shows the values out of view."""
         raise NotImplementedError
 
     def prepare(self, release: Release) -> Write:
-        fig, out, how = self.figure(release.record)
-        said = f"plot written to {self.path}" + (f" ({out} {how})" if out else "")
-        return file_write(self.path, png(fig), said)
+        draw, how = self.drawing(release.record, release.rows)
+        out: list[int] = []
+
+        def data(fh: BinaryIO) -> None:  # once the rows are read
+            fig, n = draw()
+            out.append(n)
+            fh.write(png(fig))
+
+        def said() -> str:
+            return f"plot written to {self.path}" + (f" ({out[-1]} {how})" if out[-1] else "")
+
+        return file_write(self.path, data, said, release.rows)
 
 
 @dataclass(frozen=True)
 class DescribePngSink(AggregatePngSink):
     """``--plot`` of the query mechanism: the released means (:func:`render_describe_figure`)."""
 
-    def figure(self, record: Mapping[str, Any]) -> tuple[Figure, int, str]:
-        fig, out = _describe_figure(record, title=self.title, dpi=110)
+    def drawing(self, record: Mapping[str, Any], rows: RowPass) -> tuple[Drawing, str]:
         how = ("mean(s) out of view, counted in the panels' notes"
                if len(record["groups"]) > MANY_GROUPS else
                "mean(s) out of view, drawn as triangles at the panel's edge")
-        return fig, out, how
+        return _describe_drawing(record, rows, title=self.title, dpi=110), how
 
 
 __all__ = ["BINS", "HEADROOM", "MANY_GROUPS", "MAX_PANELS", "TRIM", "AggregatePngSink",
-           "DescribePngSink", "DrawPanel", "SpreadItem", "column_items", "finish_group_panel",
+           "DescribePngSink", "DrawPanel", "Drawing", "SpreadItem", "column_items", "drawn",
+           "finish_group_panel",
            "grouped_figure", "histograms", "legend_note", "mean_noise_sd", "note",
            "panel_grid", "png", "render_describe_figure", "span", "spread_item"]

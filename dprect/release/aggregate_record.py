@@ -383,12 +383,9 @@ def is_aggregate_record(record: Mapping[str, Any]) -> bool:
     return shape_of(record) is not None or mixed_names(record) is not None
 
 
-def table_blocks(record: Mapping[str, Any], values: bool = True
-                 ) -> Iterator[list[dict[str, Any]]]:
+def table_blocks(record: Mapping[str, Any]) -> Iterator[list[dict[str, Any]]]:
     """:func:`table_rows` a block of rows at a time (a record's rows spooled on disk are
-    read a block at a time: :func:`~dprect.release.row_spool.row_blocks`); ``values``
-    False: each row's group, column and flags only (what the summary counts: a mixed
-    record's rows are whole all the same)."""
+    read a block at a time: :func:`~dprect.release.row_spool.row_blocks`)."""
     names = mixed_names(record)
     if names is not None:
         yield _merged_rows(record["parts"], names)
@@ -397,15 +394,13 @@ def table_blocks(record: Mapping[str, Any], values: bool = True
     assert shape is not None, "not a grouped-aggregate record"
     plan = record.get("plan", {})
     keys = outputs(shape.mechanism, plan.get("statistics", ()))
-    counted = "count" in keys
     need: dict[str, int] = {}  # the plan's row need per column (public), read once
     for block in row_blocks(record[shape.rows]):
         rows = []
         for row in block:
             column = str(row["column"])
-            found = {key: _number(row.get(key)) for key in keys} if values else {}
-            count = found.get("count") if values else \
-                _number(row.get("count")) if counted else None
+            found = {key: _number(row.get(key)) for key in keys}
+            count = found.get("count")
             if count is not None and column not in need:
                 need[column] = rows_needed(plan, column)
             flags = {BELOW_ROW_NEED: None if count is None else bool(count < need[column]),
@@ -466,45 +461,66 @@ def released_statistics(record: Mapping[str, Any], rows: Sequence[Mapping[str, A
                  if s.mechanism.name in methods and first.get(s.outputs[0]) is not None)
 
 
-def overview_lines(record: Mapping[str, Any]) -> list[str]:
-    """A release too large to list a line per cell, in a few lines from the recorded JSON
-    alone (a replay prints the same): how many groups, columns and cells, which
-    statistics, the guarantee charged once (with a private group selection, how many keys
-    it kept), and how many cells each small-group flag released marks (a count of
-    released flags: post-processing). Every number is the public shape of the run or
-    counts released values; none is read from the data."""
-    seen_groups: dict[Any, None] = {}
-    seen_columns: dict[Any, None] = {}
-    first = next(table_blocks(record), [])[:1]
-    cells = 0
-    marked = {BELOW_ROW_NEED: 0, SMALL: 0}
-    for block in table_blocks(record, values=False):  # a block at a time: spooled too
-        cells += len(block)
+class Overview:
+    """:func:`overview_lines` taken a block of table rows at a time (a reader of the
+    record's one read, :mod:`dprect.release.row_pass`): fed every block of
+    :func:`table_blocks` in order, then :meth:`lines`."""
+
+    def __init__(self, record: Mapping[str, Any]) -> None:
+        self.record = record
+        self.first: list[dict[str, Any]] | None = None  # the first block's first row
+        self.groups: dict[Any, None] = {}
+        self.columns: dict[Any, None] = {}
+        self.cells = 0
+        self.marked = {BELOW_ROW_NEED: 0, SMALL: 0}
+
+    def take(self, block: list[dict[str, Any]]) -> None:
+        if self.first is None:
+            self.first = block[:1]
+        self.cells += len(block)
         for row in block:
-            seen_groups[row["group"]] = None
-            seen_columns[row["column"]] = None
-            for flag in marked:
+            self.groups[row["group"]] = None
+            self.columns[row["column"]] = None
+            for flag in self.marked:
                 if row.get(flag):
-                    marked[flag] += 1
-    groups, columns = len(seen_groups), len(seen_columns)
-    g = record.get("privacy", {})
-    lines = [f"released {cells:,} cells: {groups:,} group(s) x {columns:,} column(s), "
-             f"statistics {', '.join(released_statistics(record, first))}",
-             f"guarantee ({float(g.get('epsilon', math.nan)):.6g}, "
-             f"{float(g.get('delta', math.nan)):.3g})-DP, {g.get('neighbouring')}, charged "
-             "once for every group (disjoint rows: parallel composition)"]
-    selection = record.get("group_selection")
-    if isinstance(selection, Mapping):  # the keys found privately (docs/privacy.md §18)
-        listed = int(selection.get("groups_listed", 0))
-        beside = f", beside {listed:,} listed group(s) released whatever their rows" \
-            if listed else ""
-        lines.append(f"groups found privately: {int(selection['groups_kept']):,} kept by "
-                     f"the selection{beside} (its cost is in the guarantee above)")
-    for flag in (BELOW_ROW_NEED, SMALL):
-        if first and first[0].get(flag) is not None:  # None: not released (no count)
-            lines.append(f"{marked[flag]:,} of {cells:,} cells flagged {flag} (fewer rows "
-                         "released than the plan needs: their values may be far off)")
-    return lines
+                    self.marked[flag] += 1
+
+    def lines(self) -> list[str]:
+        """A release too large to list a line per cell, in a few lines from the recorded
+        JSON alone (a replay prints the same): how many groups, columns and cells, which
+        statistics, the guarantee charged once (with a private group selection, how many
+        keys it kept), and how many cells each small-group flag released marks (a count
+        of released flags: post-processing). Every number is the public shape of the run
+        or counts released values; none is read from the data."""
+        record, first, cells = self.record, self.first or [], self.cells
+        g = record.get("privacy", {})
+        lines = [f"released {cells:,} cells: {len(self.groups):,} group(s) x "
+                 f"{len(self.columns):,} column(s), statistics "
+                 f"{', '.join(released_statistics(record, first))}",
+                 f"guarantee ({float(g.get('epsilon', math.nan)):.6g}, "
+                 f"{float(g.get('delta', math.nan)):.3g})-DP, {g.get('neighbouring')}, "
+                 "charged once for every group (disjoint rows: parallel composition)"]
+        selection = record.get("group_selection")
+        if isinstance(selection, Mapping):  # the keys found privately (docs/privacy.md §18)
+            listed = int(selection.get("groups_listed", 0))
+            beside = f", beside {listed:,} listed group(s) released whatever their rows" \
+                if listed else ""
+            lines.append(f"groups found privately: {int(selection['groups_kept']):,} kept "
+                         f"by the selection{beside} (its cost is in the guarantee above)")
+        for flag in (BELOW_ROW_NEED, SMALL):
+            if first and first[0].get(flag) is not None:  # None: not released (no count)
+                lines.append(f"{self.marked[flag]:,} of {cells:,} cells flagged {flag} "
+                             "(fewer rows released than the plan needs: their values may "
+                             "be far off)")
+        return lines
+
+
+def overview_lines(record: Mapping[str, Any]) -> list[str]:
+    """:meth:`Overview.lines` of ``record``, its rows read here (once)."""
+    overview = Overview(record)
+    for block in table_blocks(record):
+        overview.take(block)
+    return overview.lines()
 
 
 __all__ = [
@@ -513,6 +529,7 @@ __all__ = [
     "DESCRIBE_METHOD",
     "ROW_KEYS",
     "SHAPES",
+    "Overview",
     "RecordShape",
     "aggregate_record",
     "below_row_need",

@@ -6,27 +6,31 @@ its record's flags (``below_row_need``) — as a CSV file, a Parquet file or a D
 (never partitioned: one row group or file holds many groups), rendered from
 the released record only, a block of rows at a time
 (:func:`dprect.release.aggregate_record.table_blocks`: a record of spooled rows is never
-held whole in memory, issue #42).
+held whole in memory, issue #42), from the one read of the rows every output of the
+release shares (:mod:`dprect.release.row_pass`): the file writers are fed a block at a
+time (:class:`CsvFeed`, :class:`ParquetFeed`), and a Delta table's rows wait in a
+compressed Arrow stream for its commit.
 
-The writers take a :class:`TableLayout` (the table's columns and how its rows are read
-from a record); every mechanism's layout is generated from its record shape
-(:func:`layout`), so a statistic added to the registry adds its columns here with no
-edit."""
+The writers take a :class:`TableLayout` (the table's columns); every mechanism's layout
+is generated from its record shape (:func:`layout`), so a statistic added to the
+registry adds its columns here with no edit."""
 
 from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+import os
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from dprect.core.errors import ParameterError
 from dprect.core.statistic import COVERAGE, Mechanism
-from dprect.release.aggregate_record import SHAPES, mixed_columns, mixed_method, table_blocks
+from dprect.release.aggregate_record import SHAPES, mixed_columns, mixed_method
 from dprect.release.files import check_output_path
-from dprect.release.sinks import Release, Sink, Write, file_write
+from dprect.release.sinks import Feed, Release, Sink, Write, file_write
 
 Rows = Sequence[Mapping[str, Any]]
 
@@ -34,11 +38,12 @@ Rows = Sequence[Mapping[str, Any]]
 @dataclass(frozen=True)
 class TableLayout:
     """A table of one row per (group, column): its columns in order with their kind
-    (``text``, ``float`` or ``bool``; None is an empty CSV cell and a Delta null), the rows read
-    from a released record, and its name in messages."""
+    (``text``, ``float`` or ``bool``; None is an empty CSV cell and a Delta null) and its
+    name in messages. Its rows are the record's table rows
+    (:func:`~dprect.release.aggregate_record.table_blocks`), read once for every output
+    (:attr:`~dprect.release.sinks.Release.rows`)."""
 
     columns: tuple[tuple[str, str], ...]
-    blocks: Callable[[Mapping[str, Any]], Iterator[list[dict[str, Any]]]]
     noun: str
 
     @property
@@ -54,7 +59,7 @@ def layout(mechanism: Mechanism, statistics: Sequence[str] = ()) -> TableLayout:
     return TableLayout(tuple((key, "text" if key in ("group", "column") else
                               "bool" if key in shape.flags else "float")
                              for key in shape.table_columns(statistics)),
-                       table_blocks, f"{mechanism.name} table")
+                       f"{mechanism.name} table")
 
 
 def mixed_layout(mechanisms: Sequence[Mechanism], statistics: Sequence[str] = ()
@@ -68,7 +73,7 @@ def mixed_layout(mechanisms: Sequence[Mechanism], statistics: Sequence[str] = ()
     return TableLayout(tuple((key, "text" if key in ("group", "column") else
                               "bool" if key in flags else "float")
                              for key in mixed_columns(names, statistics)),
-                       table_blocks, f"{mixed_method(names)} table")
+                       f"{mixed_method(names)} table")
 
 
 #: the coverage bounds' table (``dprect bounds --table``)
@@ -94,16 +99,22 @@ def _cells(row: Mapping[str, Any], columns: tuple[tuple[str, str], ...]) -> list
             for value, kind in ((row[name], kind) for name, kind in columns)]
 
 
-def write_csv(blocks: Iterable[Rows], layout: TableLayout, fh: BinaryIO) -> None:
-    """The table as CSV into ``fh``, a block of rows at a time: a header, then one row
-    per (group, column); an ungrouped run's group is empty."""
-    text = io.TextIOWrapper(fh, encoding="utf-8", newline="", write_through=True)
-    writer = csv.writer(text, lineterminator="\n")
-    writer.writerow(layout.names)
-    for rows in blocks:
-        writer.writerows(_cells(row, layout.columns) for row in rows)
-    text.flush()
-    text.detach()  # the staging file is closed by its owner
+class CsvFeed:
+    """The table as CSV into ``fh``, fed a block of rows at a time (a :class:`Feed`): a
+    header, then one row per (group, column); an ungrouped run's group is empty."""
+
+    def __init__(self, layout: TableLayout, fh: BinaryIO) -> None:
+        self.columns = layout.columns
+        self.text = io.TextIOWrapper(fh, encoding="utf-8", newline="", write_through=True)
+        self.writer = csv.writer(self.text, lineterminator="\n")
+        self.writer.writerow(layout.names)
+
+    def __call__(self, rows: Rows) -> None:
+        self.writer.writerows(_cells(row, self.columns) for row in rows)
+
+    def close(self) -> None:
+        self.text.flush()
+        self.text.detach()  # the staging file is closed by its owner
 
 
 #: rows per row group of a Parquet table file (a reader filtering on group or column skips
@@ -118,41 +129,68 @@ def _arrow_schema(layout: TableLayout) -> Any:
     return pa.schema([(name, types[kind]) for name, kind in layout.columns])
 
 
-def _batches(blocks: Iterable[Rows], layout: TableLayout) -> Iterator[Any]:
-    """The table's Arrow record batches, one per block of rows."""
+def _batch(rows: Rows, schema: Any) -> Any:
+    """A block of rows as one Arrow record batch of the table's ``schema``."""
     import pyarrow as pa
 
-    schema = _arrow_schema(layout)
-    for rows in blocks:
+    return pa.RecordBatch.from_pylist([dict(r) for r in rows], schema=schema)
+
+
+class ParquetFeed:
+    """The table as one Parquet file into ``fh``, fed a block of rows at a time (a
+    :class:`Feed`): the rows gathered into row groups of :data:`ROW_GROUP_ROWS` rows (as
+    one ``write_table`` of every row cuts them), one row group in memory at a time."""
+
+    def __init__(self, layout: TableLayout, fh: BinaryIO) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        self.schema = _arrow_schema(layout)
+        self.writer = pq.ParquetWriter(fh, self.schema)
+        self.held = pa.Table.from_batches([], schema=self.schema)
+
+    def __call__(self, rows: Rows) -> None:
+        import pyarrow as pa
+
+        if not rows:
+            return
+        batch = pa.Table.from_batches([_batch(rows, self.schema)])
+        self.held = pa.concat_tables([self.held, batch])
+        while self.held.num_rows >= ROW_GROUP_ROWS:
+            self.writer.write_table(self.held.slice(0, ROW_GROUP_ROWS),
+                                    row_group_size=ROW_GROUP_ROWS)
+            self.held = self.held.slice(ROW_GROUP_ROWS)
+
+    def close(self) -> None:
+        if self.held.num_rows:
+            self.writer.write_table(self.held, row_group_size=ROW_GROUP_ROWS)
+        self.writer.close()
+
+
+class _ArrowFeed:
+    """The table's Arrow record batches, one per non-empty block of rows, into a
+    zstd-compressed Arrow stream (a Delta table's rows held for its commit)."""
+
+    def __init__(self, layout: TableLayout, fh: BinaryIO) -> None:
+        import pyarrow as pa
+
+        self.schema = _arrow_schema(layout)
+        self.writer = pa.ipc.new_stream(fh, self.schema,
+                                        options=pa.ipc.IpcWriteOptions(compression="zstd"))
+
+    def __call__(self, rows: Rows) -> None:
         if rows:
-            yield pa.RecordBatch.from_pylist([dict(r) for r in rows], schema=schema)
+            self.writer.write_batch(_batch(rows, self.schema))
 
-
-def write_parquet(blocks: Iterable[Rows], layout: TableLayout, fh: BinaryIO) -> None:
-    """The table as one Parquet file into ``fh``: the blocks' rows gathered into row
-    groups of :data:`ROW_GROUP_ROWS` rows (as one ``write_table`` of every row cuts
-    them), one row group in memory at a time."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    schema = _arrow_schema(layout)
-    with pq.ParquetWriter(fh, schema) as writer:
-        held = pa.Table.from_batches([], schema=schema)
-        for batch in _batches(blocks, layout):
-            held = pa.concat_tables([held, pa.Table.from_batches([batch])])
-            while held.num_rows >= ROW_GROUP_ROWS:
-                writer.write_table(held.slice(0, ROW_GROUP_ROWS),
-                                   row_group_size=ROW_GROUP_ROWS)
-                held = held.slice(ROW_GROUP_ROWS)
-        if held.num_rows:
-            writer.write_table(held, row_group_size=ROW_GROUP_ROWS)
+    def close(self) -> None:
+        self.writer.close()
 
 
 @dataclass(frozen=True)
 class FileTableSink:
     """The table as one file, written atomically a block of rows at a time (a replay
-    rewrites it with the same rows): CSV (:func:`write_csv`) or Parquet
-    (:func:`write_parquet`, in row groups of :data:`ROW_GROUP_ROWS` rows, never
+    rewrites it with the same rows): CSV (:class:`CsvFeed`) or Parquet
+    (:class:`ParquetFeed`, in row groups of :data:`ROW_GROUP_ROWS` rows, never
     partitioned), named by ``kind`` in its line."""
 
     name: str
@@ -164,16 +202,15 @@ class FileTableSink:
         check_output_path(self.path, self.name)
 
     def prepare(self, release: Release) -> Write:
-        record, layout = release.record, self.layout
-        write = FILE_WRITERS[self.kind]
+        layout, feed = self.layout, FILE_FEEDS[self.kind]
         suffix = "" if self.kind == "CSV" else f" ({self.kind})"
-        return file_write(self.path, lambda fh: write(layout.blocks(record), layout, fh),
-                          f"{layout.noun} written to {self.path}{suffix}")
+        return file_write(self.path, None, f"{layout.noun} written to {self.path}{suffix}",
+                          release.rows, lambda fh: feed(layout, fh))
 
 
 #: how a :class:`FileTableSink` of each kind writes its file
-FILE_WRITERS: dict[str, Callable[[Iterable[Rows], TableLayout, BinaryIO], None]] = {
-    "CSV": write_csv, "Parquet": write_parquet}
+FILE_FEEDS: dict[str, Callable[[TableLayout, BinaryIO], Feed]] = {
+    "CSV": CsvFeed, "Parquet": ParquetFeed}
 
 
 @dataclass(frozen=True)
@@ -207,19 +244,38 @@ class DeltaTableSink:
                                  f"({', '.join(self.layout.names)})")
 
     def prepare(self, release: Release) -> Write:
-        record, layout = release.record, self.layout
+        """The rows from the record's one read go to a compressed Arrow stream in a
+        temporary file (``write_deltalake`` pulls its batches in its own commit, after
+        that read), which the commit reads back a batch at a time and removes."""
+        layout = self.layout
+        held: list[tuple[str, BinaryIO, Feed]] = []
+
+        def begin() -> None:
+            fd, tmp = tempfile.mkstemp(prefix="dprect-delta-", suffix=".arrows")
+            fh = os.fdopen(fd, "wb")
+            held.append((tmp, fh, _ArrowFeed(layout, fh)))
+            release.rows.add(held[-1][2])
 
         def write() -> str:
             import pyarrow as pa
             from deltalake import write_deltalake
 
+            tmp, fh, feed = held[-1]
+            feed.close()
+            fh.close()
             Path(self.path).mkdir(parents=True, exist_ok=True)
-            data = pa.RecordBatchReader.from_batches(  # a block of rows at a time
-                _arrow_schema(layout), _batches(layout.blocks(record), layout))
-            write_deltalake(self.path, data, mode="overwrite")
+            with pa.OSFile(tmp, "rb") as source:  # a batch at a time
+                write_deltalake(self.path, pa.ipc.open_stream(source), mode="overwrite")
+            discard()
             return f"{self.layout.noun} written to {self.path} (Delta)"
 
-        return Write(write)
+        def discard() -> None:
+            while held:
+                tmp, fh, _ = held.pop()
+                fh.close()
+                Path(tmp).unlink(missing_ok=True)
+
+        return Write(write, discard=discard, begin=begin, rows=release.rows)
 
 
 def table_sink(name: str, path: str, mechanism: Mechanism | Sequence[Mechanism] = COVERAGE,
@@ -240,6 +296,6 @@ def table_sink(name: str, path: str, mechanism: Mechanism | Sequence[Mechanism] 
     return DeltaTableSink(name, path, the_layout)
 
 
-__all__ = ["BOUNDS_LAYOUT", "FILE_WRITERS", "ROW_GROUP_ROWS", "DeltaTableSink",
-           "FileTableSink", "TableLayout", "layout", "mixed_layout", "table_sink",
-           "write_csv", "write_parquet"]
+__all__ = ["BOUNDS_LAYOUT", "FILE_FEEDS", "ROW_GROUP_ROWS", "CsvFeed", "DeltaTableSink",
+           "FileTableSink", "ParquetFeed", "TableLayout", "layout", "mixed_layout",
+           "table_sink"]

@@ -114,24 +114,45 @@ def check_output_path(path: str | os.PathLike[str], what: str, *, folder: bool =
 Data = bytes | str | Callable[[BinaryIO], None]
 
 
+def open_staged(path: str | os.PathLike[str]) -> tuple[str, BinaryIO]:
+    """A new temporary file in ``path``'s folder (made if missing), open for writing: its
+    path (for :func:`close_staged`, then :func:`commit_staged`) and its handle."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(target), suffix=".tmp", dir=target.parent)
+    return tmp, os.fdopen(fd, "wb")
+
+
+def close_staged(tmp: str, fh: BinaryIO, ok: bool = True) -> None:
+    """Close a file of :func:`open_staged`: synced to disk, or (``ok`` False, or when
+    the sync fails) removed."""
+    try:
+        with fh:
+            if ok:
+                fh.flush()
+                os.fsync(fh.fileno())
+    except BaseException:
+        ok = False
+        raise
+    finally:
+        if not ok:
+            Path(tmp).unlink(missing_ok=True)
+
+
 def stage_file(path: str | os.PathLike[str], data: Data) -> str:
     """Write ``data`` to a temporary file in ``path``'s folder (made if missing), synced
     to disk; returns the temporary file's path for :func:`commit_staged`. A writer that
     fails leaves no file."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(target), suffix=".tmp", dir=target.parent)
+    tmp, fh = open_staged(path)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            if callable(data):
-                data(fh)
-            else:
-                fh.write(data.encode() if isinstance(data, str) else data)
-            fh.flush()
-            os.fsync(fh.fileno())
+        if callable(data):
+            data(fh)
+        else:
+            fh.write(data.encode() if isinstance(data, str) else data)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        close_staged(tmp, fh, ok=False)
         raise
+    close_staged(tmp, fh)
     return tmp
 
 
@@ -157,5 +178,5 @@ def write_atomic(path: str | os.PathLike[str], data: Data) -> None:
         raise
 
 
-__all__ = ["check_output_path", "commit_staged", "discard_staged", "stage_file",
-           "write_atomic"]
+__all__ = ["check_output_path", "close_staged", "commit_staged", "discard_staged",
+           "open_staged", "stage_file", "write_atomic"]

@@ -49,12 +49,15 @@ from dprect.release.aggregate_plot import (
     TRIM,
     VIEW_LIMIT,
     AggregatePngSink,
+    Drawing,
+    drawn,
     finish_group_panel,
     finish_panel,
     grouped_figure,
     histograms,
     span,
 )
+from dprect.release.row_pass import RowPass
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -170,6 +173,12 @@ def quantiles_figure(record: Mapping[str, Any], *, title: str | None = None,
                      dpi: int = 110) -> tuple[Figure, int]:
     """The figure of a released quantiles record (module notes) and how many values it
     shows out of view."""
+    return drawn(record, lambda rows: quantiles_drawing(record, rows, title=title, dpi=dpi))
+
+
+def quantiles_drawing(record: Mapping[str, Any], rows: RowPass, *, title: str | None = None,
+                      dpi: int = 110) -> Drawing:
+    """:func:`quantiles_figure` from the record's one read of its rows (``rows``)."""
     require("plot", "the quantiles plot")
     names = quantile_names(record)
     level = record["plan"].get("interval_level", math.nan)
@@ -188,7 +197,7 @@ def quantiles_figure(record: Mapping[str, Any], *, title: str | None = None,
                 f"{int(record['plan']['rows_needed']):,} rows: the values may be far off)")
 
     return grouped_figure(
-        record, lambda ax, column, rows: _draw_ladders(ax, column, rows, names, level),
+        record, rows, lambda ax, column, rows: _draw_ladders(ax, column, rows, names, level),
         lambda ax, column, rows: _draw_spread(ax, column, rows, names, level),
         subtitle, lambda out, _: f"{out} value(s) out of view", title=title, dpi=dpi,
         keep=lambda row: {key: row.get(key) for key in read})
@@ -198,12 +207,12 @@ def quantiles_figure(record: Mapping[str, Any], *, title: str | None = None,
 class QuantilesPngSink(AggregatePngSink):
     """``--plot`` of the quantiles (:func:`quantiles_figure`)."""
 
-    def figure(self, record: Mapping[str, Any]) -> tuple[Figure, int, str]:
-        fig, out = quantiles_figure(record, title=self.title)
+    def drawing(self, record: Mapping[str, Any], rows: RowPass) -> tuple[Drawing, str]:
         how = ("value(s) out of view, counted in the panels' notes"
                if len(record["groups"]) > MANY_GROUPS else
                "value(s) out of view, drawn as triangles at the panel's edge")
-        return fig, out, how
+        return quantiles_drawing(record, rows, title=self.title), how
 
 
-__all__ = ["COLOURS", "QuantilesPngSink", "quantile_names", "quantiles_figure"]
+__all__ = ["COLOURS", "QuantilesPngSink", "quantile_names", "quantiles_drawing",
+           "quantiles_figure"]

@@ -15,6 +15,13 @@ Every output is a :class:`Sink` with two steps, in the order of a guarded run
   the results table already holds this run id's row). Rendering never fails on released
   values (a plot draws a value it cannot place as out of view, and says so).
 
+**One read of the rows.** A grouped aggregate's outputs that read its table rows — the
+plot, the tables and the run's summary — are fed by one read of them
+(:attr:`Release.rows`, :mod:`dprect.release.row_pass`): each adds its reader when
+prepared (a table opens its temporary file first: :func:`file_write`'s ``feed``), and
+:func:`publish` runs the read before anything is staged; a failed read removes what the
+readers wrote, as a failed stage does.
+
 **All or nothing.** :func:`publish` prepares every sink first, then in three steps:
 (1) *stage* every file output — its bytes written, synced, to a temporary file beside
 it; (2) *commit* the outputs that cannot be staged (a Delta table: one commit is its own
@@ -38,6 +45,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
@@ -46,11 +54,14 @@ from dprect.core.result import FitResult
 from dprect.release.files import (
     Data,
     check_output_path,
+    close_staged,
     commit_staged,
     discard_staged,
+    open_staged,
     stage_file,
 )
 from dprect.release.record_text import record_chunks
+from dprect.release.row_pass import RowPass
 
 
 def _nothing() -> None:
@@ -59,55 +70,101 @@ def _nothing() -> None:
 
 @dataclass
 class Write:
-    """A prepared output in :func:`publish`'s steps: ``stage`` writes it where no reader
-    looks (None: it cannot be staged — a Delta commit — so ``commit`` does all of it),
-    ``commit`` makes it visible and returns the line that says where, ``discard``
-    removes what ``stage`` wrote. Calling it does all of it at once."""
+    """A prepared output in :func:`publish`'s steps: ``begin`` readies what it reads of
+    the record's rows in their one read (``rows``: :class:`~dprect.release.row_pass.RowPass`,
+    None when it reads none), ``stage`` writes it where no reader looks (None: it cannot
+    be staged — a Delta commit — so ``commit`` does all of it), ``commit`` makes it
+    visible and returns the line that says where, ``discard`` removes what ``begin`` and
+    ``stage`` wrote. Calling it does all of it at once."""
 
     commit: Callable[[], str]
     stage: Callable[[], None] | None = None
     discard: Callable[[], None] = _nothing
+    begin: Callable[[], None] = _nothing
+    rows: RowPass | None = None
 
     def __call__(self) -> str:
-        if self.stage is not None:
-            self.stage()
         try:
+            self.begin()
+            if self.rows is not None:
+                self.rows.run()
+            if self.stage is not None:
+                self.stage()
             return self.commit()
         except BaseException:
             self.discard()
             raise
 
 
-def file_write(path: str, data: Data, line: str) -> Write:
+class Feed(Protocol):
+    """What a file written from the record's one read of its rows writes with
+    (:func:`file_write`'s ``feed``): each block of table rows, then ``close`` (the file's
+    end; the file itself is closed by its owner)."""
+
+    def __call__(self, rows: list[dict[str, Any]]) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def file_write(path: str, data: Data | None, line: str | Callable[[], str],
+               rows: RowPass | None = None, feed: Callable[[BinaryIO], Feed] | None = None
+               ) -> Write:
     """The :class:`Write` of a file output: staged to a temporary file beside ``path``
     (its bytes, or written there by ``data`` a piece at a time), committed by renaming it
-    into place (:mod:`dprect.release.files`)."""
+    into place (:mod:`dprect.release.files`); ``line`` (or what it returns once staged)
+    says where. ``rows``: the record's one read of its rows, run before the file is
+    staged; with ``feed`` the file is written by that read instead of ``data``: ``begin``
+    opens the temporary file and adds ``feed(file)`` to ``rows``, ``stage`` ends it."""
+    opened: list[tuple[str, BinaryIO]] = []
+    feeds: list[Feed] = []
     staged: list[str] = []
 
+    def begin() -> None:
+        if feed is not None and rows is not None:
+            opened.append(open_staged(path))
+            feeds.append(feed(opened[-1][1]))  # a failure: discard removes the file
+            rows.add(feeds[-1])
+
     def stage() -> None:
-        staged.append(stage_file(path, data))
+        if not opened:
+            assert data is not None
+            staged.append(stage_file(path, data))
+            return
+        feeds.pop().close()  # a failure: discard removes the file
+        tmp, fh = opened.pop()
+        close_staged(tmp, fh)  # synced, or removed if that fails
+        staged.append(tmp)
 
     def commit() -> str:
         commit_staged(staged[-1], path)  # still staged (discarded) if the rename fails
         staged.pop()
-        return line
+        return line if isinstance(line, str) else line()
 
     def discard() -> None:
+        while opened:
+            close_staged(*opened.pop(), ok=False)
         while staged:
             discard_staged(staged.pop())
 
-    return Write(commit, stage, discard)
+    return Write(commit, stage, discard, begin, rows)
 
 
 @dataclass(frozen=True)
 class Release:
     """A released result as the sinks publish it, whatever the product: the recorded
     JSON (what the ledger holds, or the run's own without a ledger) and the run. A sink
-    reads what it needs from the record (a fit's sinks: :func:`fit_result`)."""
+    reads what it needs from the record (a fit's sinks: :func:`fit_result`); a grouped
+    aggregate's sinks read its rows from :attr:`rows`, their one read."""
 
     record: dict[str, Any]
     run_id: str
     started_at: datetime
+
+    @cached_property
+    def rows(self) -> RowPass:
+        """The one read of the record's table rows every reader of this release shares
+        (:mod:`dprect.release.row_pass`)."""
+        return RowPass(self.record)
 
 
 #: where a fit's record names what its rectangle is around (the label column and the
@@ -282,10 +339,13 @@ def _why(exc: BaseException) -> str:
     return type(exc).__name__
 
 
-def publish(sinks: Sequence[Sink], release: Release) -> list[str]:
+def publish(sinks: Sequence[Sink], release: Release,
+            read: Callable[[], None] = _nothing) -> list[str]:
     """Render every output, then stage, commit and rename them (the module docstring:
-    all or nothing); returns the lines saying where, in the sinks' order. A failed write
-    raises :class:`NotPublishedError`."""
+    all or nothing); returns the lines saying where, in the sinks' order. The record's
+    rows are read once for every output (:attr:`Release.rows`, with what the caller added
+    to it), then ``read`` is called (the caller's summary of what was read) before
+    anything is staged. A failed write raises :class:`NotPublishedError`."""
     writes = [w for w in (s.prepare(release) for s in sinks) if w is not None]
     staged = [w for w in writes if w.stage is not None]
     again = (f"the result is released: with a ledger, re-running run id {release.run_id} "
@@ -293,12 +353,19 @@ def publish(sinks: Sequence[Sink], release: Release) -> list[str]:
     lines: dict[int, str] = {}
 
     def failed(exc: Exception) -> NotPublishedError:
-        for w in staged:
+        for w in writes:
             w.discard()
         done = (f"{len(lines)} of {len(writes)} outputs were written and the others not"
                 if lines else "no output was written")
         return NotPublishedError(f"{done} ({_why(exc)}); {again}")
 
+    try:
+        for w in writes:
+            w.begin()
+        release.rows.run()
+    except Exception as exc:
+        raise failed(exc) from None
+    read()
     try:
         for w in staged:
             assert w.stage is not None
@@ -350,6 +417,6 @@ def read_truth(path: str | os.PathLike[str] | None, features: Sequence[str]
     return lower, upper
 
 
-__all__ = ["LABEL", "FileSink", "JsonSink", "NotPublishedError", "PngSink", "Release",
+__all__ = ["LABEL", "Feed", "FileSink", "JsonSink", "NotPublishedError", "PngSink", "Release",
            "ResultsTableSink", "Sink", "Write", "around", "check_distinct", "file_write",
            "fit_result", "label_entry", "output_sinks", "publish", "read_truth"]

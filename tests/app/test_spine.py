@@ -72,10 +72,10 @@ class ToyProduct:
         self.log.append("compute")
         return self.guarantee, {"toy": True, "value": 1}
 
-    def summary(self, record: dict[str, Any], name: Callable[[str], str]
-                ) -> tuple[list[str], list[str]]:
+    def summary(self, record: dict[str, Any], name: Callable[[str], str], rows: Any
+                ) -> Callable[[], tuple[list[str], list[str]]]:
         self.log.append("summary")
-        return [f"value {record['value']}"], []
+        return lambda: ([f"value {record['value']}"], [])
 
 
 def _said() -> tuple[Reporter, list[str]]:

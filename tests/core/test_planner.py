@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import time
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -95,6 +96,30 @@ def test_mixed_domains_get_their_own_ip_size():
     p = plan(epsilon=1.0, delta=1e-6, domains=[IntegerRange(0, 9), FloatOrder()])
     sizes = {r.axis: r.ip_size for r in p.chosen.rounds}
     assert sizes[0] < sizes[1]
+
+
+def test_the_box_model_reads_the_float_order_from_the_domain():
+    """The quantile box's model gives a side on the float order no grid end (its keys run
+    far past any data) and one on a public grid its end GRID_ROOM_SIGMAS σ past the
+    centre: which axis is which comes from its domain (the round's ``float_order``), not
+    from the grid's size, so the prediction on the float order axis is the no-end one."""
+    from dprect.core.planner import _side_target, quantiles_predicted
+    from dprect.core.quantile_box import predicted_axis_clip
+
+    p = plan(epsilon=1.0, delta=1e-6, domains=[Grid(-1.0, 1.0, 2**16), FloatOrder()],
+             method="quantiles", positives=1000)
+    box = p.chosen
+    assert [(r.axis, r.float_order) for r in box.rounds] == [
+        (0, False), (0, False), (1, True), (1, True)]
+    one = plan(epsilon=1.0, delta=1e-6, domains=[FloatOrder()], method="quantiles",
+               positives=1000).chosen
+    d, t = one.details, _side_target(one, 1000)
+    args = (float(Fraction(d["side_epsilon"])), 1000.0, t,
+            float(Fraction(d["aimed_decay" if t else "decay"])), FloatOrder.size,
+            float(Fraction(d["aimed_rate"])))
+    open_end, cut = predicted_axis_clip(*args, float_order=True), predicted_axis_clip(*args)
+    assert open_end != cut
+    assert quantiles_predicted(one, 1000) == pytest.approx(open_end)
 
 
 def test_plan_json_and_table_have_no_surprises():

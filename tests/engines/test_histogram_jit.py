@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from dprect.core.domains import FloatOrder, Grid
@@ -39,6 +39,8 @@ def test_floats_as_numpy(values: list[float], cuts: list[float]) -> None:
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.integers(-2**63, 2**63 - 1), max_size=60),
        st.lists(st.integers(-2**63, 2**63 - 1), max_size=12), st.integers(0, 40))
+@example(values=[2**63 - 2**47 + 1], cuts=[0, 2**63 - 2**47], dense=0)  # top bucket
+@example(values=[2**63 - 1, -2**63], cuts=[-2**63, 2**63 - 1], dense=0)     # whole range
 def test_integers_as_numpy(values: list[int], cuts: list[int], dense: int) -> None:
     """Wide keys, and ``dense`` thresholds packed into one bucket of the guide."""
     t = np.sort(np.array(cuts + list(range(7, 7 + dense)), dtype=np.int64))

@@ -183,14 +183,20 @@ def test_a_range_merge_merges_sorted_lists_without_sorting(monkeypatch) -> None:
         assert [int(v) for v in a] == [int(v) for v in b]
 
 
-def test_a_blocks_part_reads_its_own_columns_only() -> None:
+def test_a_blocks_part_reads_its_own_columns_only(monkeypatch) -> None:
     """The executors read a block's cells one mechanism at a time: only that part's
     kernel columns (the query's with its two square words, the quantiles') are made
-    cells, and they are the cells the whole block's decode gives that part."""
+    cells, and they are the cells the whole block's decode gives that part. The run's
+    layout (``virtual_columns`` of its spec) is worked out once, not once a block row."""
     from dprect.core.decimal_grid import DecimalGrid
     from dprect.core.mixed import mixed_spec, part_cells
     from dprect.core.statistic import complete
+    from dprect.engines.spark import executor_draws
     from dprect.engines.spark.executor_draws import Blocks
+
+    layouts = []
+    monkeypatch.setattr(executor_draws, "virtual_columns",
+                        lambda s: layouts.append(s) or kernel.virtual_columns(s))
 
     batches = _batches(6000, 7, 9)
     spec = mixed_spec([QUERY.spec([SEARCH_GRID, SEARCH_GRID], ["variance"]),
@@ -222,3 +228,4 @@ def test_a_blocks_part_reads_its_own_columns_only() -> None:
                     assert (a is None) == (b is None)
                     if a is not None:
                         assert [int(v) for v in a] == [int(v) for v in b]
+    assert len(layouts) == 1 and len(layouts[0].columns) == len(spec.columns)

@@ -7,41 +7,12 @@ engine answers every question exactly as :class:`~dprect.engines.numpy_engine.Nu
 does on the same rows, and the core returns the identical rectangle for the same seed
 (docs/algorithm.md §7).
 
-The engine validates, records the cuts and delegates every window and cut to ONE strategy
-(:mod:`dprect.engines.spark.strategy`; one module each), built when the engine is
-prepared; ``auto`` is resolved then by :func:`dprect.engines.spark.chooser.choose_strategy`:
-
-* ``rounds`` — one top-N job per round on the filtered, cached positives, collecting
-  only the ranks [stop − size, stop) of the one column asked for.
-* ``prefetch`` — one pass over the table gathers,
-  for every (axis, side) order of the schedule, a prefix of that order with the sort
-  values the driver needs to replay the cuts (:mod:`dprect.engines.spark.prefetch`; the same pass
-  reports rows that make the input invalid). The driver answers each round from its list:
-  if at least ``stop`` listed rows survive all cuts so far, the first ``stop`` survivors
-  are exactly the first ``stop`` remaining rows of the full data (the list is a prefix and
-  cuts are row-local; ties only at the list's last value, which do not change the
-  multiset of values); if fewer survive and the list is not the whole remaining set, that
-  round falls back to a ``rounds`` job. The prefix lengths come from the public plan only
-  (:func:`prefetch_specs`); they change the speed, never the output.
-* ``collect`` — ONE Spark job ships every positive row's raw feature values as Arrow
-  (float32 and float64 columns as they are, other types as Spark's cast to double) and
-  the driver encodes them with the core's own ``Domain.encode`` and, when the engine has
-  ties, ``TieBreaker.refine`` — no sort value or hash in SQL
-  (:mod:`dprect.engines.spark.collect`, which states why the driver sees the same float64
-  the numpy engine encodes); the same job reports rows that make the input invalid (they
-  are never used). The driver then answers every window and cut with the core's
-  :class:`~dprect.engines.numpy_engine.NumpyEngine` built on those columns. Driver
-  memory: at most positives × dims × 8 bytes × :data:`COLLECT_OVERHEAD` plus a constant
-  (:func:`collect_bytes`: the Arrow result on the JVM side, the Arrow batches and the
-  numpy columns on the Python side). A plan without tie bits that never cuts (the
-  composition baseline, ``never_cuts``) is answered on the shipped Arrow batches as they
-  are (:class:`~dprect.engines.numpy_matrix.MatrixEngine`: one blocked pass lists every
-  order), without the numpy columns: 3 shipped copies and the lists' cap.
-* ``auto`` (default, see :data:`DEFAULT_STRATEGY`) — ``collect`` when
-  :func:`collect_bytes` of the size hint (the positive count the fit computes anyway)
-  is within the driver budget (``driver_budget_mb``, default
-  :data:`DEFAULT_DRIVER_BUDGET_MB`), else ``prefetch`` (also when there is no hint). The
-  choice is made inside the driver: it changes run time and memory, never an answer.
+The engine validates, records the cuts and delegates every window and cut to ONE strategy,
+built when the engine is prepared: ``collect``, ``pass``, ``prefetch`` or ``rounds``, each
+in its own module and listed in :mod:`dprect.engines.spark.strategy`; ``auto`` is resolved
+then by :func:`dprect.engines.spark.chooser.choose_strategy` from public settings and the
+size hint. Every strategy answers identically: the choice changes run time and driver
+memory, never an answer.
 
 Ties (:mod:`dprect.core.ties`). With a :class:`~dprect.core.ties.TieBreaker` (the
 constructor's ``ties``, or :meth:`SparkEngine.set_ties` before :meth:`SparkEngine.prepare`),

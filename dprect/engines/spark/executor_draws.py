@@ -202,10 +202,18 @@ class Blocks:
     def part_columns(self, part: int) -> tuple[int, int]:
         """The kernel columns [first, end) of part ``part``'s columns (a column with
         squares has three: :func:`~dprect.engines.spark.statistics.virtual_columns`)."""
+        return self.part_ranges[part]
+
+    @cached_property
+    def part_ranges(self) -> tuple[tuple[int, int], ...]:
+        """:meth:`part_columns` of every part, from one layout of the run's spec (read
+        once per task, not once per block row)."""
         _, layout = virtual_columns(self.spec)
-        low = part * self.columns
-        first = sum(1 for j, _ in layout if j < low)
-        return first, first + sum(1 for j, _ in layout if low <= j < low + self.columns)
+        ends = [0] * (-(-len(self.spec.columns) // self.columns))
+        for j, _ in layout:
+            ends[j // self.columns] += 1
+        starts = [sum(ends[:p]) for p in range(len(ends))]
+        return tuple((a, a + n) for a, n in zip(starts, ends, strict=True))
 
 
 def _seeds(batch: Any, row: int, n: int) -> list[int | None]:

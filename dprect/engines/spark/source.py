@@ -56,7 +56,7 @@ from dprect.engines.file_schemas import (
     check_folder,
     check_readable,
 )
-from dprect.engines.input_errors import EXPECTED, column_names, input_error
+from dprect.engines.input_errors import EXPECTED, csv_without_rows, input_error
 from dprect.engines.spark.remote import is_connect
 
 FORMATS = ("parquet", "csv", "delta")
@@ -504,12 +504,7 @@ def _check_csv_typed(df: DataFrame, path: str) -> None:
     except SPARK_ERRORS as exc:
         raise read_error(path, "csv", exc) from None
     if not has_rows:
-        names = column_names([f.name for f in fields])
-        raise InputDataError(
-            f"cannot read {path!r} as csv: it has a header but no rows, so column(s) {names} "
-            "have no type (CSV types are inferred from the rows); give a file with rows, "
-            "or the table in a typed format (Parquet or Delta), where an empty table "
-            "keeps its schema")
+        raise csv_without_rows(path, [f.name for f in fields])
 
 
 # -- Delta, native ---------------------------------------------------------------------
