@@ -77,7 +77,7 @@ def block_draws(kind: Any, mts: Any, pool: Any, pos: Any, start: Any, phase: Any
         mt = mts[rows[i]] if kind == 0 else mts[0]
         tr = tiers[i]
         first = phase if i == start else 0
-        for ph in range(first, 4):
+        for ph in range(first, PHASES):
             if ph < 2:
                 if side_ok[tr] == 0:
                     return i, ph, PYTHON, 0, 0, 0, 0, 0, False, empty, empty, empty, \

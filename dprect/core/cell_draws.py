@@ -122,6 +122,7 @@ class _Block:
         from dprect.core import random_jit as jit
 
         self.cells, self.jit, self.kernel = cells, jit, block_jit.block_draws
+        self.phases = block_jit.PHASES
         self.joint = JointStreams(sources)
         # the cells' kinds: (split, noise scales), a few per block (the plan's splits)
         tiers: dict[tuple[int, tuple[tuple[int, int], ...]], int] = {}
@@ -185,20 +186,23 @@ class _Block:
         return stream if s == 1 else _Strided(stream, s)
 
     def draw(self) -> list[tuple[int, int, list[int]]]:
+        """Every cell's (lower step, upper step, noises): the block's compiled call, run
+        again from the next phase after each draw it leaves to Python."""
         done: dict[tuple[int, int], int] = {}  # draws made in Python: (cell, phase) → value
         start, phase = 0, 0
         n = len(self.cells)
         while start < n:
             out = self.joint.run(
                 self.kernel, start, phase, self.rows, self.tier_of, self.tails,
-                self.tail_at, self.has_upto, self.strides, self.targets, self.side_ok, self.eps_f,
-                self.mu_f, float(SLACK), MAX_LEVEL, self.ints, self.noise_kind,
-                self.noise_s, self.noise_th, self.noise_tl, self.steps, self.noises)
+                self.tail_at, self.has_upto, self.strides, self.targets, self.side_ok,
+                self.eps_f, self.mu_f, float(SLACK), MAX_LEVEL, self.ints,
+                self.noise_kind, self.noise_s, self.noise_th, self.noise_tl, self.steps,
+                self.noises)
             i, ph, status = int(out[0]), int(out[1]), int(out[2])
             if i >= n:
                 break
             done[(i, ph)] = self._in_python(i, ph, status, out)
-            start, phase = (i, ph + 1) if ph + 1 < 4 else (i + 1, 0)
+            start, phase = (i, ph + 1) if ph + 1 < self.phases else (i + 1, 0)
         # Python ints, made at once
         steps, noises, upto = self.steps.tolist(), self.noises.tolist(), self.has_upto.tolist()
         return [self._cell(i, steps[i], noises[i], upto[i], done) for i in range(n)]
