@@ -1,7 +1,7 @@
 """Speed of the quantiles' draws per (group, column) cell, from statistics (issue #41 (a)).
 
     python benchmarks/quantile_draws.py [--groups 20] [--columns 64] [--rows-per-cell 2000]
-                                        [--epsilon 0.5] [--profile N]
+                                        [--epsilon 0.5] [--profile N] [--compiled]
 
 What a run of every quantile (p1 … p99) does per cell after its pass, on the shape of
 ``make bench-aggregate-spark`` (64 columns, 1,000 groups on 2·10^6 rows: 2,000 rows a
@@ -13,7 +13,11 @@ the four column shapes of benchmarks/describe_spark.py, then
 Prints the CPU milliseconds per cell (process time: the machine is shared) and a digest
 of the released cells (the same digest on any version that draws the same values).
 ``--profile N`` runs it once more under cProfile and prints its N costliest functions
-(cumulative). Nothing is asserted: this is a measurement.
+(cumulative). ``--compiled`` loads the compiled samplers before the first draw (as in a
+process past ``randomness.JIT_AFTER`` sampler calls, e.g. a Spark worker drawing
+thousands of cells; by default the run's first ~10^3 cells draw in Python), after one
+untimed group (numba's cache loaded or filled). Nothing is asserted: this is a
+measurement.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import warnings
 
 import numpy as np
 
+from dprect.core import randomness
 from dprect.core.quantile_release import plan_statistics, release_groups
 from dprect.core.quantiles import QuantileStatistics, quantile_statistics
 from dprect.core.randomness import RandomSource
@@ -57,12 +62,18 @@ def main() -> None:
     ap.add_argument("--epsilon", type=float, default=0.5,
                     help="the quantiles' ε of the whole run (all columns)")
     ap.add_argument("--profile", type=int, default=0)
+    ap.add_argument("--compiled", action="store_true",
+                    help="the compiled samplers from the first draw (numba)")
     args = ap.parse_args()
     plan = plan_statistics(list(NAMES), args.epsilon, args.columns)
     cells = _cells(plan, args.groups, args.columns, args.rows_per_cell)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         seeds = RandomSource(seed=7).stream_seeds(args.groups)
+    if args.compiled:
+        randomness.JIT_AFTER = 0
+        first = {key: cell for key, cell in cells.items() if key[0] == 0}
+        release_groups(plan, first, seeds[:1], args.columns)  # numba loaded, not timed
     start = time.process_time()
     out = release_groups(plan, cells, seeds, args.columns)
     cpu = time.process_time() - start

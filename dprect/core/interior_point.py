@@ -266,6 +266,35 @@ class _Buckets:
         below = self.x_hi[j - 1] if j else 0
         return j if u * self.w_lo >= below << bits else None
 
+    @property
+    def single(self) -> bool:
+        """One bucket and no tail: nothing to choose (no bit is drawn)."""
+        return len(self.ns) == 1 and self.w_lo == self.w_hi
+
+    def intervals(self, bits: int, share: int | None = None) -> list[tuple[int, int, int]]:
+        """:meth:`decide` at ``bits`` bits as (lo, hi, j): ``decide(u, bits)`` is j for
+        lo ≤ u ≤ hi, None for a u in no interval (sorted, disjoint, non-empty; for a
+        compiled sampler, :func:`dprect.core.random_jit.unimodal_rounds`). With
+        ``share``, only the buckets up to the first j with x_lo[j] ≥ W_lo·(1 − 2^−share)
+        (those after it weigh about 2^−share of the whole or less: a compiled sampler
+        hands a u past them to the Python one, which decides it).
+
+        decide(u) = j iff x_lo[j−1] < need ≤ x_lo[j] (bisect_left on the sorted x_lo) and
+        u·W_lo ≥ x_hi[j−1]·2^bits. need ≤ x_lo[j] iff (u + 1)·W_hi ≤ x_lo[j]·2^bits iff
+        u ≤ ⌊x_lo[j]·2^bits / W_hi⌋ − 1; the second iff u ≥ ⌈x_hi[j−1]·2^bits / W_lo⌉,
+        and it implies x_lo[j−1] < need: (u + 1)·W_hi > u·W_lo ≥ x_hi[j−1]·2^bits ≥
+        x_lo[j−1]·2^bits. (j = 0: no lower condition.)"""
+        top = (1 << bits) - 1
+        out = []
+        last = len(self.x_lo) if share is None else \
+            bisect.bisect_left(self.x_lo, self.w_lo - (self.w_lo >> share)) + 1
+        for j, x in enumerate(self.x_lo[:last]):
+            lo = -((-self.x_hi[j - 1] << bits) // self.w_lo) if j else 0
+            hi = min((x << bits) // self.w_hi - 1, top)
+            if lo <= hi:
+                out.append((lo, hi, j))
+        return out
+
 
 class _ExactSampler:
     """Exact sampler of y ∝ exp(c·depth(y)) on the pieces (module docstring)."""
@@ -289,8 +318,21 @@ class _ExactSampler:
         return [self.m if i == n else s for i, s in zip(indices.tolist(), out, strict=True)]
 
     def buckets(self, p: int) -> _Buckets:
-        if p in self._cache:
-            return self._cache[p]
+        """The buckets at precision p (computed once)."""
+        if p not in self._cache:
+            self._cache[p] = self._one_bucket(p) if self.n_max == 0 else self._buckets(p)
+        return self._cache[p]
+
+    def _one_bucket(self, p: int) -> _Buckets:
+        """:meth:`_buckets` where c·kmax < 1: every point is in bucket 0 (weight e^0,
+        2^p in fixed point), no tail; its run (0, m, m) maps r to the point r, as
+        :meth:`_buckets`' run does (the whole grid as one run split at a piece's start
+        P: (0, P, P)) — without its arrays."""
+        whole = self.m << p
+        return _Buckets((0,), (self.m,), ((0, self.m, self.m),), (whole,), (whole,), whole,
+                        whole)
+
+    def _buckets(self, p: int) -> _Buckets:
         c, kmax = self.c, self.kmax
         n_cut = min(self.n_max, _bucket_cut(p))
         # bucket n holds the depths in (t[n+1], t[n]], t[n] = kmax − ⌈n/c⌉ (d = kmax − depth
@@ -324,18 +366,20 @@ class _ExactSampler:
         tail = self.m - explicit  # grid points of the buckets n > n_cut: weight ≤ e^{-n_cut-1}
         if n_cut == self.n_max and tail != 0:
             raise AssertionError("interior point: the buckets do not tile the grid")
-        out = _Buckets(tuple(ns), tuple(sizes), tuple(runs), tuple(x_lo), tuple(x_hi),
-                       acc_lo, acc_hi + tail * hi_tab[n_cut + 1])
-        self._cache[p] = out
-        return out
+        return _Buckets(tuple(ns), tuple(sizes), tuple(runs), tuple(x_lo), tuple(x_hi),
+                        acc_lo, acc_hi + tail * hi_tab[n_cut + 1])
 
-    def choose_bucket(self, rng: RandomSource) -> tuple[_Buckets, int]:
-        """Bucket j with probability T_j·e^{−n_j} / Σ_k T_k·e^{−n_k}, exactly."""
+    def choose_bucket(self, rng: RandomSource, u: int | None = None
+                      ) -> tuple[_Buckets, int]:
+        """Bucket j with probability T_j·e^{−n_j} / Σ_k T_k·e^{−n_k}, exactly; ``u``: the
+        first uniform's bits, drawn already (by a compiled sampler that could not
+        decide on them)."""
         p, bits = _FIRST_PRECISION, _FIRST_UNIFORM_BITS
         found = self.buckets(p)
-        if len(found.ns) == 1 and found.w_lo == found.w_hi:
-            return found, 0  # a single bucket and no tail: nothing to choose
-        u = rng.randbits(bits)
+        if u is None:
+            if found.single:
+                return found, 0  # a single bucket and no tail: nothing to choose
+            u = rng.randbits(bits)
         while True:
             j = found.decide(u, bits)
             if j is not None:
@@ -344,9 +388,12 @@ class _ExactSampler:
             bits, p = 2 * bits, 2 * p
             found = self.buckets(p)
 
-    def sample(self, rng: RandomSource) -> int:
+    def sample(self, rng: RandomSource, u: int | None = None) -> int:
+        """One exact draw; ``u``: its first attempt's first uniform, drawn already
+        (:meth:`choose_bucket`)."""
         while True:
-            found, j = self.choose_bucket(rng)
+            found, j = self.choose_bucket(rng, u)
+            u = None
             left_start, left_len, right_start = found.runs[j]
             r = rng.randbelow(found.sizes[j])
             y = left_start + r if r < left_len else right_start + (r - left_len)

@@ -23,42 +23,77 @@ checked when made, on which every rank law's depth is unimodal by construction.
 Hence for a seed the same random bits are read and the same cells released as by the
 laws drawn one by one (:func:`~dprect.core.quantile_centre.draw_near` on each
 ``quantile_law``) — tests/core/test_quantile_draws.py holds the two draw for draw.
+
+**Compiled.** Where numba is loaded (:func:`dprect.core.randomness.kernels`, after a
+process's first ``JIT_AFTER`` sampler calls) a cell's laws are drawn in one call of
+:func:`dprect.core.random_jit.unimodal_rounds` — the same attempts and rounds on the same
+stream — from :func:`compiled_tables`: each law's buckets at the first precision and the
+exact intervals of the first uniform's 64 bits on which ``_Buckets.decide`` picks each
+bucket (``_Buckets.intervals``); a uniform outside them (``decide`` would draw more bits)
+pauses the call, the Python sampler finishes that law from the drawn bits
+(:func:`_rounds`), and the call resumes at the next law. A law whose integers do not fit
+(:func:`compiled_tables`) takes the Python path. Which path ran changes neither a draw nor
+the stream's state after (tests/core/test_quantile_draws_compiled.py; docs/privacy.md
+§11a). A small group's centre and sign are drawn the same way (:func:`draw_one`).
 Nothing here reads rows.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
+
+import numpy as np
 
 from dprect.core.decimal_grid import DecimalGrid
-from dprect.core.interior_point import Pieces, unimodal_sampler
+from dprect.core.interior_point import (
+    _FIRST_PRECISION,
+    _FIRST_UNIFORM_BITS,
+    Pieces,
+    _ExactSampler,
+    unimodal_sampler,
+)
 from dprect.core.quantile_centre import (
     DECAY,
+    SIGN_DECADES,
     WINDOW_DECADES,
+    ZERO_DECADES,
+    Cut,
     RankFrame,
     as_depths,
     cut,
     level_of,
     window,
 )
-from dprect.core.randomness import RandomSource
+from dprect.core.randomness import RandomSource, compiled_status
 
 #: each level's acceptance exp(−DECAY·level) as the integers (a, b) of DECAY·level = a/b
 ACCEPT = tuple(((DECAY * d).numerator, (DECAY * d).denominator)
                for d in range(WINDOW_DECADES + 1))
 
 
+@dataclass(frozen=True)
+class _Window:
+    """The centre's window a cell's laws are drawn in: the cut pieces ``cut`` of the
+    grid ``grid``, the released ``centre`` and ``sign``."""
+
+    grid: DecimalGrid
+    centre: int
+    sign: int
+    cut: Cut
+
+
 def whole_grid(frame: RankFrame, quantiles: Sequence[Fraction], rates: Sequence[Fraction],
                rng: RandomSource) -> list[int]:
     """Each quantile's cell under the uniform measure over the whole grid, in order: the
     exact sampler on the rank law of q_j (depths on the shared ``frame``) at rate c_j."""
-    out = []
-    for q, rate in zip(quantiles, rates, strict=True):
-        pieces = Pieces(frame.starts, frame.sizes, as_depths(frame.weighted(q)),
-                        2.0 * float(rate), frame.grid_size)
-        out.append(unimodal_sampler(pieces, rate, trusted=True).sample(rng))
-    return out
+    samplers = [unimodal_sampler(Pieces(frame.starts, frame.sizes,
+                                        as_depths(frame.weighted(q)), 2.0 * float(rate),
+                                        frame.grid_size), rate, trusted=True)
+                for q, rate in zip(quantiles, rates, strict=True)]
+    return _draw_all(samplers, frame.starts, frame.grid_size, None, rng)
 
 
 def near_centre(frame: RankFrame, quantiles: Sequence[Fraction], rates: Sequence[Fraction],
@@ -68,18 +103,127 @@ def near_centre(frame: RankFrame, quantiles: Sequence[Fraction], rates: Sequence
     round accepted with probability exp(−DECAY·level) (rejection sampling:
     :func:`~dprect.core.quantile_centre.draw_near`'s draws)."""
     c = cut(frame.starts, frame.sizes, window(grid, centre, sign))
-    out = []
-    for q, rate in zip(quantiles, rates, strict=True):
-        pieces = Pieces(c.starts, c.sizes, as_depths(frame.weighted(q, c.index)),
-                        2.0 * float(rate), c.size)
-        sampler = unimodal_sampler(pieces, rate, trusted=True)
-        while True:
-            i = c.cell(sampler.sample(rng))
-            level = level_of(grid, centre, sign, i)
-            if level == 0 or rng.bernoulli_exp_ratio(*ACCEPT[level]):
-                out.append(i)
-                break
-    return out
+    samplers = [unimodal_sampler(Pieces(c.starts, c.sizes,
+                                        as_depths(frame.weighted(q, c.index)),
+                                        2.0 * float(rate), c.size), rate, trusted=True)
+                for q, rate in zip(quantiles, rates, strict=True)]
+    return _draw_all(samplers, c.starts, c.size, _Window(grid, centre, sign, c), rng)
 
 
-__all__ = ["ACCEPT", "near_centre", "whole_grid"]
+def draw_one(pieces: Pieces, rate: Fraction, rng: RandomSource) -> int:
+    """``interior_point.sample_unimodal(pieces, rate, rng)``'s draw and bits, compiled
+    where :func:`whole_grid`'s draws are: a small group's centre and sign (the pieces
+    ``trusted``, as the quantiles': built from the cell's checked statistics)."""
+    return _draw_all([unimodal_sampler(pieces, rate, trusted=True)], pieces.starts,
+                     pieces.grid_size, None, rng)[0]
+
+
+def _rounds(sampler: _ExactSampler, near: _Window | None, rng: RandomSource,
+            u: int | None = None) -> int:
+    """One law's draw in Python: the exact sampler's draw (on the whole grid), or its
+    rounds, each accepted with probability exp(−DECAY·level) (in the window); ``u``: the
+    first attempt's first uniform, drawn already (by the compiled rounds)."""
+    while True:
+        y = sampler.sample(rng, u)
+        u = None
+        if near is None:
+            return y
+        i = near.cut.cell(y)
+        level = level_of(near.grid, near.centre, near.sign, i)
+        if level == 0 or rng.bernoulli_exp_ratio(*ACCEPT[level]):
+            return i
+
+
+def _draw_all(samplers: list[_ExactSampler], starts: np.ndarray, size: int,
+              near: _Window | None, rng: RandomSource) -> list[int]:
+    """Every law's draw, in order: in one compiled call where numba is loaded and the
+    integers fit (:func:`compiled_tables`; :func:`dprect.core.random_jit.unimodal_rounds`),
+    a law it pauses on finished by :func:`_rounds` from the drawn bits and the calls
+    resumed after it — else by :func:`_rounds`. The same draws and bits either way."""
+    if not samplers:
+        return []
+    jit = rng._compiled()
+    tables = None if jit is None else compiled_tables(samplers, starts, size, jit)
+    if tables is None:
+        return [_rounds(s, near, rng) for s in samplers]
+    out = np.zeros(len(samplers), dtype=np.int64)
+    window_args = _window_args(near)
+    first = 0
+    while first < len(samplers):
+        status, law, u = rng._run(jit.unimodal_rounds, first, *tables, *window_args, out)
+        if status == jit.DONE:
+            break
+        if status == jit.FAULT:
+            raise AssertionError("quantile draws: a point outside its bucket or window")
+        compiled_status(status, jit)  # PAUSE here (BOUND raises)
+        out[law] = _rounds(samplers[law], near, rng, int(u))
+        first = int(law) + 1
+    return [int(v) for v in out]
+
+
+#: the compiled tables hold the buckets of all but about 2^−RARE_BITS of a law's weight
+#: (``_Buckets.intervals``): an attempt past them is finished in Python (the same draw)
+RARE_BITS = 24
+
+#: the rounds' acceptance as (a, b) rows, and the window arguments of an uncentred call
+_ACCEPT = np.array(ACCEPT, dtype=np.int64)
+_NO_WINDOW = (False, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64),
+              np.zeros(7, dtype=np.int64), _ACCEPT)
+
+
+def _window_args(near: _Window | None) -> tuple[Any, ...]:
+    """:func:`dprect.core.random_jit.unimodal_rounds`'s window arguments (centred,
+    firsts, offsets, grid, accept)."""
+    if near is None:
+        return _NO_WINDOW
+    g = near.grid
+    consts = np.array([g.per_sign, g.zero, g.per_decade, near.centre, near.sign,
+                       ZERO_DECADES, SIGN_DECADES], dtype=np.int64)
+    return (True, np.array(near.cut.firsts, dtype=np.int64),
+            np.array(near.cut.offsets, dtype=np.int64), consts, _ACCEPT)
+
+
+def compiled_tables(samplers: list[_ExactSampler], starts: np.ndarray, size: int,
+                    jit: Any) -> tuple[Any, ...] | None:
+    """What :func:`dprect.core.random_jit.unimodal_rounds` reads of the laws ``samplers``
+    (sharing the pieces ``starts`` of a grid of ``size`` points): (starts, depths, laws,
+    dens, rows, intervals, bits) — each law's buckets at the first precision and the
+    intervals of its decision on the first uniform's bits (``_Buckets.intervals``) — or
+    None where an integer does not fit its word: a grid of 2^62 points or more, depths
+    beyond int64, a rate's numerator from 2^62 or its denominator from 2^96 (then the
+    Python path, the same draws). In range every integer of the compiled draw is below
+    2^63: points and bucket sizes below the grid's size, kmax − depth ≤ kmax, n ≤ the
+    buckets' cut (140 at the first precision) and γ·den = num·(kmax − depth) − n·den
+    on two words."""
+    if size >= jit.LIMIT:
+        return None
+    for s in samplers:
+        if s.depths.dtype == object or s._num >= jit.LIMIT or s._den >= jit.WIDE:
+            return None
+    laws: list[tuple[int, ...]] = []
+    dens: list[tuple[int, int]] = []
+    rows: list[tuple[int, ...]] = []
+    intervals: list[tuple[int, int, int]] = []
+    for s in samplers:
+        found = s.buckets(_FIRST_PRECISION)
+        laws.append((s.kmax, s._num, int(found.single), len(rows), len(intervals)))
+        dens.append((s._den >> 64, s._den & 0xFFFFFFFFFFFFFFFF))
+        if not found.single:
+            at = len(rows)
+            table = found.intervals(_FIRST_UNIFORM_BITS, RARE_BITS)
+            intervals += [(lo, hi, at + j) for lo, hi, j in table]
+            used = table[-1][2] + 1 if table else 0
+        else:
+            used = 1
+        rows += [(n, z, *run) for n, z, run in zip(found.ns[:used], found.sizes[:used],
+                                                     found.runs[:used], strict=True)]
+    laws.append((0, 0, 0, len(rows), len(intervals)))
+    depths = np.stack([s.depths for s in samplers]) if len(samplers) > 1 \
+        else samplers[0].depths.reshape(1, -1)
+    return (starts.astype(np.int64), depths.astype(np.int64, copy=False),
+            np.array(laws, dtype=np.int64), np.array(dens, dtype=np.uint64),
+            np.array(rows, dtype=np.int64).reshape(-1, 5),
+            np.array(intervals, dtype=np.uint64).reshape(-1, 3), _FIRST_UNIFORM_BITS)
+
+
+__all__ = ["ACCEPT", "compiled_tables", "draw_one", "near_centre", "whole_grid"]

@@ -78,7 +78,7 @@ from dprect.core.decimal_grid import DecimalGrid
 from dprect.core.domains import MAX_FLOAT_BINS_BITS, FloatBins
 from dprect.core.errors import ParameterError
 from dprect.core.guarantee_check import CheckReport, check_quantiles_plan
-from dprect.core.interior_point import Pieces, sample_unimodal
+from dprect.core.interior_point import Pieces
 from dprect.core.intervals import DEFAULT_LEVEL, check_level
 from dprect.core.intervals import rank_error as level_rank_error
 from dprect.core.quantile_centre import (
@@ -92,7 +92,7 @@ from dprect.core.quantile_centre import (
     rank_pieces,
     sign_pieces,
 )
-from dprect.core.quantile_draws import near_centre, whole_grid
+from dprect.core.quantile_draws import draw_one, near_centre, whole_grid
 from dprect.core.randomness import RandomSource
 from dprect.core.request import DescribeRequest
 
@@ -506,10 +506,10 @@ def draws(stats: QuantileStatistics, plan: QuantilePlan, rng: RandomSource
     if not split.centred:
         return whole_grid(frame, split.quantiles, split.rates, rng), noisy
     assert isinstance(g, DecimalGrid)
-    centre = sample_unimodal(centre_pieces(g, stats.keys, stats.counts,
-                                           split.centre_epsilon), split.centre_rate, rng)
-    sign = sample_unimodal(sign_pieces(g, stats.keys, stats.counts, split.centre_epsilon),
-                           split.sign_rate, rng)
+    centre = draw_one(centre_pieces(g, stats.keys, stats.counts, split.centre_epsilon),
+                      split.centre_rate, rng)
+    sign = draw_one(sign_pieces(g, stats.keys, stats.counts, split.centre_epsilon),
+                    split.sign_rate, rng)
     return near_centre(frame, split.quantiles, split.rates, g, centre, sign, rng), noisy
 
 

@@ -39,6 +39,12 @@ Python code, in the same order.
 Status codes: ``DONE`` (0), ``PAUSE`` (1: the side draw's round needs Python — a far step
 whose existence the stream must decide, or a level difference that may not fit int64),
 ``BOUND`` (2, above).
+
+And a cell's quantile draws (:func:`unimodal_rounds`: the exact unimodal sampler of
+:mod:`dprect.core.interior_point` and the centre's rejection rounds of
+:mod:`dprect.core.quantile_draws`): ``PAUSE`` there is an attempt whose bucket the first
+uniform's bits do not decide, ``FAULT`` (5) a table that contradicts a draw (the Python
+sampler's AssertionError).
 """
 
 from __future__ import annotations
@@ -867,3 +873,166 @@ def data_tails(keys: Any, counts: Any, exponent_bits: Any, offset: Any) -> Any:
     for k in range(far_hi - 1, -1, -1):
         upper[k] += upper[k + 1]
     return lower, upper
+
+
+# -- the quantiles' draws: the exact unimodal sampler and its rejection rounds ----------
+
+#: :func:`unimodal_rounds`'s status when its tables contradict a draw (a point outside
+#: its bucket, a level outside the window): the Python sampler's AssertionError
+FAULT = 5
+
+
+@_jit
+def _ratio_exp(kind: Any, mt: Any, pool: Any, pos: Any, ah: Any, al: Any, bh: Any,
+               bl: Any) -> Any:
+    """``RandomSource.bernoulli_exp_ratio(a, b)`` for 0 ≤ a < b < 2^96 given as two words
+    (1, 0 or :data:`BOUND`): reduced by their gcd, then the one-word sampler where the
+    reduced b is below 2^62, else the two-word one (:func:`_bernoulli_exp_frac2`) — the
+    draws the Python source makes (its compiled sampler or its Python one, the same
+    bits), as :func:`geometric_exp2` dispatches them."""
+    gh, gl = _gcd2(ah, al, bh, bl)
+    ah, al = _div2(ah, al, gh, gl)
+    bh, bl = _div2(bh, bl, gh, gl)
+    if ah == 0 and al == 0:  # exp(−0): 0/1, as Python's gcd(0, b) = b makes it
+        return bernoulli_exp_reduced(kind, mt, pool, pos, np.int64(0), np.int64(1))
+    if bh == 0 and bl < _LIMIT:
+        return bernoulli_exp_reduced(kind, mt, pool, pos, np.int64(al), np.int64(bl))
+    return _bernoulli_exp_frac2(kind, mt, pool, pos, ah, al, bh, bl)
+
+
+@_jit
+def _unimodal_sample(kind: Any, mt: Any, pool: Any, pos: Any, starts: Any, depth: Any,
+                     kmax: Any, num: Any, dh: Any, dl: Any, single: Any, b0: Any,
+                     d0: Any, d1: Any, intervals: Any, rows: Any, bits_u: Any) -> Any:
+    """``interior_point._ExactSampler.sample`` of one law as (status, y, u): its
+    attempts until one is accepted (``DONE``, y). Each attempt's bucket is decided on
+    the first ``bits_u`` bits u of its uniform by the intervals (lo, hi, bucket row)
+    ``intervals[d0:d1]`` (``_Buckets.intervals``, the same decision as
+    ``_Buckets.decide``); a u in none of them (the Python sampler would draw more bits
+    and refine) ends the call with ``PAUSE`` and u, the Python sampler finishing that
+    attempt from u. ``single``: one bucket, no bit drawn (row b0). ``rows``: (n, size,
+    left start, left length, right start) of each bucket. The point's γ·den =
+    num·(kmax − depth) − n·den is formed on two words (num < 2^62, kmax − depth < 2^63,
+    n ≤ 140, den = (dh, dl) < 2^96) and must lie in [0, den), else ``FAULT``."""
+    while True:
+        if single:
+            j = b0
+        else:
+            u = bits(kind, mt, pool, pos, bits_u)
+            lo = d0
+            hi = d1
+            while lo < hi:  # the first row whose interval starts above u
+                mid = (lo + hi) // 2
+                if intervals[mid, 0] <= u:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            if lo == d0 or intervals[lo - 1, 1] < u:
+                return PAUSE, np.int64(0), u
+            j = np.int64(intervals[lo - 1, 2])
+        r = below(kind, mt, pool, pos, rows[j, 1])
+        y = rows[j, 2] + r if r < rows[j, 3] else rows[j, 4] + (r - rows[j, 3])
+        lo = 0
+        hi = starts.shape[0]
+        while lo < hi:  # the piece holding y: the last start ≤ y
+            mid = (lo + hi) // 2
+            if starts[mid] <= y:
+                lo = mid + 1
+            else:
+                hi = mid
+        ph, pl = _mul_wide(num, kmax - depth[lo - 1])
+        qh, ql = _mul_small2(dh, dl, rows[j, 0])
+        if _less2(ph, pl, qh, ql):
+            return FAULT, np.int64(0), np.uint64(0)
+        ah, al = _sub2(ph, pl, qh, ql)
+        if not _less2(ah, al, dh, dl):
+            return FAULT, np.int64(0), np.uint64(0)
+        accepted = _ratio_exp(kind, mt, pool, pos, ah, al, dh, dl)
+        if accepted == BOUND:
+            return BOUND, np.int64(0), np.uint64(0)
+        if accepted == 1:
+            return DONE, y, np.uint64(0)
+
+
+@_jit
+def _window_level(i: Any, grid: Any) -> Any:
+    """``quantile_centre.level_of`` of cell i; ``grid`` = (per_sign, zero, per_decade,
+    centre, sign, ZERO_DECADES, SIGN_DECADES) (int64; every value below 2^62)."""
+    per_sign, zero, per_decade = grid[0], grid[1], grid[2]
+    centre, sign = grid[3], grid[4]
+    if i < per_sign:
+        block = 1 + (per_sign - 1 - i) // per_decade
+        cls = 0
+    elif i <= zero:
+        block = 0
+        cls = 1
+    else:
+        block = 1 + (i - zero - 1) // per_decade
+        cls = 2
+    if block == centre:
+        d = 0
+    elif block == 0 or centre == 0:
+        d = grid[5]
+    else:
+        d = abs(block - centre)
+    if sign != 1 and cls == 2 - sign:
+        d += grid[6]
+    return d
+
+
+@_jit
+def unimodal_rounds(kind: Any, mt: Any, pool: Any, pos: Any, first: Any, starts: Any,
+                    depths: Any, laws: Any, dens: Any, rows: Any, intervals: Any,
+                    bits_u: Any, centred: Any, firsts: Any, offsets: Any, grid: Any,
+                    accept: Any, out: Any) -> Any:
+    """The draws of laws ``first`` … m − 1 of one cell (:mod:`dprect.core.
+    quantile_draws`) in one call, as (status, law, u): law j an exact draw
+    (:func:`_unimodal_sample`) on the shared pieces ``starts`` with depths ``depths[j]``,
+    ``laws[j]`` = (kmax, num, single, its first bucket row, its first interval row; its
+    last is the next law's first − 1), at rate num/den, ``dens[j]`` = den's two words;
+    ``rows``: the buckets (n, size, left start, left length, right start), int64;
+    ``intervals``: (lo, hi, bucket row), uint64; the draw written to ``out[j]``.
+    ``centred``: each draw y is a point of the window laid end to end (its ranges'
+    first cells ``firsts`` at ``offsets``), mapped to its cell i and accepted with
+    probability exp(−a/b), (a, b) = ``accept[level(i)]`` (:func:`_window_level`), else
+    drawn again — ``quantile_draws.near_centre``'s rounds. ``DONE``: every law drawn;
+    ``PAUSE``: law ``law`` stopped at an attempt's undecided u (the caller finishes that
+    law in Python, then calls again from ``law`` + 1); ``BOUND``, ``FAULT``: the caller
+    raises."""
+    m = depths.shape[0]
+    for law in range(first, m):
+        while True:
+            status, y, u = _unimodal_sample(
+                kind, mt, pool, pos, starts, depths[law], laws[law, 0], laws[law, 1],
+                dens[law, 0], dens[law, 1], laws[law, 2] != 0, laws[law, 3],
+                laws[law, 4], laws[law + 1, 4], intervals, rows, bits_u)
+            if status != DONE:
+                return status, law, u
+            if not centred:
+                out[law] = y
+                break
+            lo = 0
+            hi = offsets.shape[0]
+            while lo < hi:  # the window's range holding y: the last offset ≤ y
+                mid = (lo + hi) // 2
+                if offsets[mid] <= y:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            i = firsts[lo - 1] + (y - offsets[lo - 1])
+            level = _window_level(i, grid)
+            if level == 0:
+                out[law] = i
+                break
+            if level >= accept.shape[0]:
+                return FAULT, law, np.uint64(0)
+            a = accept[level, 0]
+            b = accept[level, 1]
+            g = _gcd(a, b)
+            accepted = bernoulli_exp_reduced(kind, mt, pool, pos, a // g, b // g)
+            if accepted == BOUND:
+                return BOUND, law, np.uint64(0)
+            if accepted == 1:
+                out[law] = i
+                break
+    return DONE, m, np.uint64(0)

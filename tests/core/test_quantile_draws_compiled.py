@@ -1,0 +1,280 @@
+"""The quantiles' draws compiled (:func:`dprect.core.random_jit.unimodal_rounds`, fed by
+:func:`dprect.core.quantile_draws.compiled_tables`) are the Python draws, draw for draw:
+for a seed (and for a pool of OS bytes) the same cells, the same noisy count and the same
+stream state after, over many random cells — ties, one row, no row, huge counts (int64
+and beyond), the centre's window cut, rejected rounds at levels > 0, the whole grid with
+many buckets, the binary grid — and when the compiled rounds pause on an undecided
+uniform and the Python sampler finishes the law. The tables' decision intervals are
+``_Buckets.decide`` (exhaustively at a few bits; the tables' prefix of them), the
+one-bucket shortcut the general buckets; and the comparison has power: a wrong
+acceptance constant in the compiled path is seen."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import random
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+
+from dprect.core import quantile_draws, randomness
+from dprect.core import random_jit as jit
+from dprect.core.interior_point import Pieces, _Buckets, unimodal_sampler
+from dprect.core.quantiles import (
+    QuantilePlan,
+    QuantileStatistics,
+    draws,
+    plan_quantiles,
+    quantile_statistics,
+)
+from dprect.core.randomness import PooledSystemRandom, RandomSource
+
+QS = [0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99]
+
+
+@pytest.fixture
+def calls(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """Counts of the compiled rounds' calls and of the laws a pause handed to Python."""
+    seen = {"compiled": 0, "paused": 0}
+    rounds, finish = jit.unimodal_rounds, quantile_draws._rounds
+
+    def counted(*args: Any) -> Any:
+        seen["compiled"] += 1
+        return rounds(*args)
+
+    def python(sampler: Any, near: Any, rng: RandomSource, u: int | None = None) -> int:
+        seen["paused"] += u is not None
+        return finish(sampler, near, rng, u)
+
+    monkeypatch.setattr(jit, "unimodal_rounds", counted)
+    monkeypatch.setattr(quantile_draws, "_rounds", python)
+    return seen
+
+
+def _both(stats: QuantileStatistics, plan: QuantilePlan, seed: int,
+          monkeypatch: pytest.MonkeyPatch) -> tuple[list[int], int | None]:
+    """The cell drawn on the Python path and on the compiled one from the same seed:
+    the same draws and the same twister state after."""
+    monkeypatch.setattr(randomness, "_KERNELS", None)
+    ref = RandomSource.stream(seed)
+    want = draws(stats, plan, ref)
+    monkeypatch.setattr(randomness, "_KERNELS", jit)
+    fast = RandomSource.stream(seed)
+    got = draws(stats, plan, fast)
+    assert got == want, seed
+    assert fast._gen.getstate() == ref._gen.getstate(), seed
+    return got
+
+
+def _random_values(gen: random.Random) -> np.ndarray:
+    rows = gen.choice([1, 2, 3, 7, 40, 300, 2000])
+    shape = gen.randrange(6)
+    x = np.random.default_rng(gen.randrange(2**32))
+    if shape == 0:
+        return x.normal(gen.uniform(-100, 100), gen.uniform(0.01, 50), rows)
+    if shape == 1:  # ties, both signs and zero
+        return np.round(x.normal(0.0, gen.choice([0.5, 3.0, 30.0]), rows))
+    if shape == 2:
+        return x.lognormal(gen.uniform(-5, 5), 2.0, rows) * gen.choice([-1, 1])
+    if shape == 3:  # one value repeated
+        return np.full(rows, gen.choice([0.0, -3.25, 7.0, 1e300]))
+    if shape == 4:  # far apart: many decades
+        return x.choice([-1e200, -1e-5, 0.0, 1e-300, 3.0, 1e250], rows)
+    return x.exponential(gen.uniform(1e-3, 1e3), rows)
+
+
+@pytest.mark.parametrize("epsilon", [0.5 / 64, 0.05, 1.0, 40.0])
+def test_compiled_draws_are_the_python_draws(epsilon: float, calls: dict[str, int],
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many random cells at each ε, on the centred and the whole-grid splits: draw for
+    draw, stream state after; the compiled rounds ran on each cell."""
+    gen = random.Random(int(epsilon * 1e6))
+    plan = plan_quantiles(QS, epsilon)
+    for k in range(40):
+        _both(quantile_statistics(_random_values(gen), plan), plan, 1000 * k + 7,
+              monkeypatch)
+    assert calls["compiled"] >= 40
+
+
+def test_compiled_draws_reject_rounds_in_the_window(calls: dict[str, int],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Small groups drawn near their centre: rounds at levels 1 … 4 are rejected and
+    redrawn (counted on the Python reference), the same on both paths."""
+    levels: list[int] = []
+    level_of = quantile_draws.level_of
+
+    def seen(*args: Any) -> int:
+        levels.append(level_of(*args))
+        return levels[-1]
+
+    monkeypatch.setattr(quantile_draws, "level_of", seen)
+    plan = plan_quantiles(QS, 0.5 / 64)
+    x = np.random.default_rng(3)
+    for k, values in enumerate([x.normal(50.0, 10.0, 2000), x.lognormal(2.0, 1.0, 300),
+                                -x.exponential(30.0, 2000), x.normal(0.5, 4.0, 50)]):
+        assert plan.branch(len(values)).centred
+        _both(quantile_statistics(values, plan), plan, 50 + k, monkeypatch)
+    assert {1, 2, 3, 4} <= set(levels)  # the Python path's rounds: each level was met
+    assert calls["compiled"] == 3 * 4  # the centre, the sign, the quantiles: each cell
+
+
+def test_compiled_draws_on_empty_huge_and_binary_cells(calls: dict[str, int],
+                                                       monkeypatch: pytest.MonkeyPatch
+                                                       ) -> None:
+    """No row; counts of 2^40 rows (int64 depths: compiled) and of 2^60 (depths beyond
+    int64: the Python path inside a compiled run); plans without a centre, on the
+    binary grid."""
+    none = np.zeros(0, dtype=np.int64)
+    for plan in (plan_quantiles(QS, 1.0), plan_quantiles(QS, 20.0, centre=False),
+                 plan_quantiles([0.5], 1.0, centre=False),
+                 plan_quantiles(QS, 2.0, grid="binary")):
+        _both(QuantileStatistics(none, none, none), plan, 9, monkeypatch)
+        st = quantile_statistics(np.array([3.0, 5.0, -1.0, 5.0, 0.0]), plan)
+        for shift in (40, 60):
+            big = dataclasses.replace(st, counts=st.counts << shift,
+                                      at_value=st.at_value << shift)
+            before = calls["compiled"]
+            _both(big, plan, shift, monkeypatch)
+            if shift == 40 and plan.grid == "decimal":
+                assert calls["compiled"] > before
+
+
+def test_a_pause_is_finished_in_python(calls: dict[str, int],
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiled rounds given narrower decision intervals than ``decide``'s pause on
+    the uniforms outside them; the Python sampler finishes the law from the drawn bits
+    (more bits, the point, its Bernoulli, the rest of the rounds): the same draws."""
+    intervals = _Buckets.intervals
+
+    def narrow(self: _Buckets, bits: int, share: int | None = None
+               ) -> list[tuple[int, int, int]]:
+        return [(lo, lo + (hi - lo) // 3, j) for lo, hi, j in intervals(self, bits, share)]
+
+    monkeypatch.setattr(_Buckets, "intervals", narrow)
+    gen = random.Random(17)
+    for epsilon in (40.0, 3000.0 / 64, 1.0):  # many buckets on the whole grid
+        plan = plan_quantiles(QS, epsilon)
+        for k in range(10):
+            _both(quantile_statistics(_random_values(gen), plan), plan, k, monkeypatch)
+    assert calls["paused"] > 10
+
+
+def test_compiled_draws_read_the_pool_as_python_does(monkeypatch: pytest.MonkeyPatch
+                                                     ) -> None:
+    """An unseeded source: the same OS bytes (a fixed pool) give the same draws and the
+    same read position on both paths."""
+    plan = plan_quantiles(QS, 0.5 / 64)
+    plan_big = plan_quantiles(QS, 40.0)
+    gen = random.Random(5)
+    for k in range(10):
+        p = plan if k % 2 else plan_big
+        stats = quantile_statistics(_random_values(gen), p)
+        entropy = random.Random(k).randbytes(1 << 16)
+        out = []
+        for kernels in (None, jit):
+            monkeypatch.setattr(randomness, "_KERNELS", kernels)
+            monkeypatch.setattr(os, "urandom", lambda n, e=entropy: e[:n])
+            source = RandomSource()
+            assert isinstance(source._py, PooledSystemRandom)
+            out.append((draws(stats, p, source), source._py._at))
+        assert out[0] == out[1]
+
+
+def test_a_wrong_constant_in_the_compiled_path_is_seen(monkeypatch: pytest.MonkeyPatch
+                                                       ) -> None:
+    """The comparison's power: level 1 accepted with exp(−3) instead of exp(−3/2) in the
+    compiled rounds changes the draws."""
+    wrong = quantile_draws._ACCEPT.copy()
+    wrong[1] = (3, 1)
+    monkeypatch.setattr(quantile_draws, "_ACCEPT", wrong)
+    monkeypatch.setattr(quantile_draws, "_NO_WINDOW", (*quantile_draws._NO_WINDOW[:4], wrong))
+    plan = plan_quantiles(QS, 0.5 / 64)
+    x = np.random.default_rng(8)
+    stats = quantile_statistics(x.normal(50.0, 10.0, 2000), plan)
+    with pytest.raises(AssertionError):
+        for seed in range(5):
+            _both(stats, plan, seed, monkeypatch)
+
+
+def _random_sampler(gen: random.Random) -> Any:
+    """A unimodal law of many buckets (c·kmax up to a few hundred) on a grid of up to
+    10^9 points."""
+    k = gen.randrange(1, 12)
+    sizes = [gen.choice([1, 2, gen.randrange(1, 10**8)]) for _ in range(2 * k + 1)]
+    rise = sorted(gen.randrange(0, 10**4) for _ in range(k))
+    fall = sorted((gen.randrange(0, 10**4) for _ in range(k)), reverse=True)
+    depths = [*rise, 10 ** 4, *fall]
+    starts = np.cumsum([0, *sizes[:-1]]).astype(np.uint64)
+    pieces = Pieces(starts, np.array(sizes, np.uint64), np.array(depths, np.int64), 1.0,
+                    sum(sizes))
+    return unimodal_sampler(pieces, Fraction(gen.randrange(1, 400), gen.randrange(1, 10**4)))
+
+
+def test_the_decision_intervals_are_decide() -> None:
+    """``_Buckets.intervals(bits)`` maps u as ``decide(u, bits)`` does: every u at 10
+    bits, and at 64 bits each interval's ends and their neighbours and random u."""
+    gen = random.Random(3)
+    for _ in range(60):
+        found = _random_sampler(gen).buckets(128)
+        for bits in (10, 64):
+            table = found.intervals(bits)
+            got = {}
+            for lo, hi, j in table:
+                for u in (lo, hi, (lo + hi) // 2):
+                    got[u] = j
+            if bits == 10:
+                us = range(1 << bits)
+            else:
+                us = [u for lo, hi, _ in table for u in (lo - 1, hi + 1)
+                      if 0 <= u < 1 << bits]
+                us += [gen.randrange(1 << bits) for _ in range(200)] + list(got)
+            for u in us:
+                inside = [j for lo, hi, j in table if lo <= u <= hi]
+                assert len(inside) <= 1
+                assert found.decide(u, bits) == (inside[0] if inside else None), (u, bits)
+            # the compiled tables' share: a prefix, all but ~2^-share of the weight
+            for share in (1, 4, 24):
+                part = found.intervals(bits, share)
+                assert part == table[:len(part)]
+                if part != table:
+                    assert (1 << bits) - part[-1][1] <= (1 << bits) >> (share - 1)
+
+
+def test_the_one_bucket_shortcut_is_the_general_buckets() -> None:
+    """c·kmax < 1: the shortcut's bucket is the general computation's, and its run maps
+    every r to the same point."""
+    gen = random.Random(4)
+    for _ in range(100):
+        k = gen.randrange(0, 5)
+        sizes = [gen.randrange(2, 6) for _ in range(2 * k + 1)]
+        rise = sorted(gen.randrange(0, 50) for _ in range(k))
+        fall = sorted((gen.randrange(0, 50) for _ in range(k)), reverse=True)
+        depths = [*rise, 50, *fall]
+        starts = np.cumsum([0, *sizes[:-1]]).astype(np.uint64)
+        pieces = Pieces(starts, np.array(sizes, np.uint64), np.array(depths, np.int64),
+                        1.0, sum(sizes))
+        sampler = unimodal_sampler(pieces, Fraction(1, gen.randrange(51, 200)))
+        assert sampler.n_max == 0
+        for p in (128, 256):
+            short, full = sampler._one_bucket(p), sampler._buckets(p)
+            assert dataclasses.replace(short, runs=full.runs) == full
+            (a, b, c), (d, e, f) = short.runs[0], full.runs[0]
+            assert [a + r if r < b else c + r - b for r in range(sum(sizes))] == \
+                [d + r if r < e else f + r - e for r in range(sum(sizes))]
+        assert sampler.buckets(128) == sampler._one_bucket(128)
+
+
+def test_out_of_range_laws_take_the_python_path() -> None:
+    """A rate's denominator from 2^96, or a grid of 2^62 points: no tables."""
+    pieces = Pieces(np.zeros(1, np.uint64), np.array([10], np.uint64),
+                    np.zeros(1, np.int64), 1.0, 10)
+    ok = unimodal_sampler(pieces, Fraction(1, 2**95))
+    assert quantile_draws.compiled_tables([ok], pieces.starts, 10, jit) is not None
+    wide = unimodal_sampler(pieces, Fraction(1, 2**96))
+    assert quantile_draws.compiled_tables([wide], pieces.starts, 10, jit) is None
+    assert quantile_draws.compiled_tables([ok], pieces.starts, jit.LIMIT, jit) is None
