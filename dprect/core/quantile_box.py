@@ -17,6 +17,11 @@ indices: the feature's public grid or the float order's 2^64 keys):
    by 0 or 1 (a monotone score), so at rate ε (not ε/2) it is ε-DP and ε-bounded-range
    under add/remove (:func:`~dprect.core.interior_point.sample_unimodal`, exact). The
    centre c = b·2^s. The origin-anchored shape has the public centre c = 0 and no draw.
+   An aimed box (step 3) on the float order draws b ∝ π(b)·exp(ε·depth(b)), the bin
+   holding 0.0 weighted π = 2^:data:`ZERO_WEIGHT_BITS` (a public base measure: the same
+   charge, Lemma QB1′), so that on data around zero, whose depth is flat over the empty
+   binades between the smallest rows of each sign, c is −0.0 and its sides walk few
+   magnitude points (step 2) to the data.
 2. **Sides.** The candidates are public functions of c: U_0 = c and U_k = c + o_k on the
    hi side, L_0 = c and L_k = c − o_k on the lo side, o_k the distinct values of
    ⌊2^(s + i/r)⌋ (i = 0, 1, …; r = :data:`STEPS_PER_OCTAVE`), cut at the grid's end
@@ -72,7 +77,7 @@ import numpy as np
 from dprect.core.domains import Domain, FloatOrder, Side
 from dprect.core.engine import Engine
 from dprect.core.errors import ParameterError
-from dprect.core.interior_point import sample_unimodal
+from dprect.core.interior_point import Pieces, sample_unimodal
 from dprect.core.randomness import RandomSource
 from dprect.core.step_exponential import DECAY, draw_step
 from dprect.core.tail_bounds import centre_pieces_from_counts
@@ -91,6 +96,17 @@ MAGNITUDE_FINE_OCTAVES = 4
 #: binade next to ±1, too coarse for data within a binade or two of ±1 around a centre
 #: there
 CENTRE_REACH_BINADES = 2
+#: an aimed float-order box's centre: the coarse bin holding 0.0 (bins are binades; its
+#: first point is −0.0, :func:`zero_centre`) carries the public base weight
+#: 2^ZERO_WEIGHT_BITS, every other bin 1 — an exponential mechanism with a public base
+#: measure, charged as the plain one (docs/privacy.md §16, Lemma QB1′). On data around zero
+#: the depth is flat over the ~2,000 empty binades between the smallest rows of each sign;
+#: with the weight C lands on the zero bin except with probability ≤ (B − 1)/2^22 < 2^−10
+#: there (B = 4,095 bins), and a side from 0 walks ≤ 34 magnitude points to ±53 (Lemma
+#: QB4) where one from a centre among the tiny floats walked up to 91. Elsewhere the
+#: weight is worth ZERO_WEIGHT_BITS·ln 2 = 15.2 nats: the zero bin wins only where its
+#: depth is within 15.2/ε₀ rows of the deepest bin's — data on both sides of 0
+ZERO_WEIGHT_BITS = 22
 #: the sides' offsets start 2^FINE_BITS times finer than a coarse bin (a bound inside the
 #: centre's own bin)
 FINE_BITS = 4
@@ -189,6 +205,11 @@ def side_candidates(domain: Domain, centre: int, side: Side,
     # keys), so that the steps are the finer of the two lists wherever they lie and a side
     # walks no more steps than one list would (each step costs the prior μ) — except that
     # c keeps its own points within CENTRE_REACH_BINADES of it; 0 and the grid's end stay
+    if centre == zero_centre():
+        # the zero bin's centre (−0.0): its own offsets count keys from 0 through the
+        # subnormals and the tiny binades (~50 steps to 2^−512); the magnitude points
+        # there are an octave of binades apart (Lemma QB4: ≤ 34 steps from 0 to ±53)
+        out = out[:1] + out[-1:]
     units = (FloatOrder.index_of(1.0), FloatOrder.index_of(-1.0))
     keep_always = {FloatOrder.index_of(0.0), 0, m - 1, centre}
     reach = CENTRE_REACH_BINADES << coarse_shift(domain)
@@ -324,15 +345,52 @@ def stall_bound(aimed_rate: Fraction | float, target: int, rows: int, steps: int
     return math.exp(min(log_ratio, 700.0)) / -math.expm1(-mu)
 
 
+def zero_centre() -> int:
+    """The first grid point of the float order's coarse bin holding 0.0: −0.0 (the bins
+    are binades, offset by one key; no data value is −0.0, so its rows are the negatives
+    and the positives). Public."""
+    fo = FloatOrder()
+    s = coarse_shift(fo)
+    return (FloatOrder.index_of(0.0) >> s) << s
+
+
+def _weighted(pieces: Pieces, point: int, weight: int) -> Pieces:
+    """``pieces`` with grid point ``point`` repeated ``weight`` times: the piece holding it
+    grows by weight − 1 and every later piece moves up as much — the law
+    ∝ π(y)·exp(c·depth(y)) with π(point) = weight, π = 1 elsewhere, as an exponential
+    mechanism on the stretched grid (:func:`_unweighted` maps a draw back)."""
+    i = int(np.searchsorted(pieces.starts, np.uint64(point), side="right")) - 1
+    extra = np.uint64(weight - 1)
+    sizes = pieces.sizes.copy()
+    starts = pieces.starts.copy()
+    sizes[i] += extra
+    starts[i + 1:] += extra
+    return Pieces(starts, sizes, pieces.depths, pieces.epsilon,
+                  int(pieces.grid_size) + weight - 1)
+
+
+def _unweighted(y: int, point: int, weight: int) -> int:
+    """A draw on :func:`_weighted`'s stretched grid, back on the grid: the ``weight``
+    copies of ``point`` are ``point``."""
+    return y if y < point else point if y < point + weight else y - (weight - 1)
+
+
 def centre_from_counts(counts: np.ndarray, domain: Domain, rate: Fraction,
-                       rng: RandomSource) -> int:
+                       rng: RandomSource, favour_zero: bool = False) -> int:
     """The centre of an axis (a grid index: its coarse bin's first point), drawn
     ∝ exp(rate·depth) on the coarse bins from their histogram ``counts`` (the engine's
-    answer to the axis's coarse thresholds, :func:`coarse_thresholds`)."""
+    answer to the axis's coarse thresholds, :func:`coarse_thresholds`); with
+    ``favour_zero`` (an aimed box on the float order) ∝ π(b)·exp(rate·depth(b)), the bin
+    holding 0.0 weighted π = 2^:data:`ZERO_WEIGHT_BITS` (public; Lemma QB1′)."""
     counts = np.asarray(counts, dtype=np.int64)
     keys = np.flatnonzero(counts)
     pieces = centre_pieces_from_counts(keys, counts[keys], grid_size=coarse_bins(domain))
-    return int(sample_unimodal(pieces, rate, rng)) << coarse_shift(domain)
+    s = coarse_shift(domain)
+    if not (favour_zero and isinstance(domain, FloatOrder)):
+        return int(sample_unimodal(pieces, rate, rng)) << s
+    zero, weight = zero_centre() >> s, 1 << ZERO_WEIGHT_BITS
+    y = int(sample_unimodal(_weighted(pieces, zero, weight), rate, rng))
+    return _unweighted(y, zero, weight) << s
 
 
 def coarse_thresholds(domain: Domain) -> np.ndarray:
@@ -403,7 +461,7 @@ def run_quantile_box(engine: Engine, domains: list[Domain], *, origin: bool,
         centres = [0] * len(domains)
     else:
         coarse = engine.histograms([coarse_thresholds(dom) for dom in domains])
-        centres = [centre_from_counts(coarse[j], dom, centre_rate, streams[j])
+        centres = [centre_from_counts(coarse[j], dom, centre_rate, streams[j], aimed)
                    for j, dom in enumerate(domains)]
     r = AIMED_STEPS_PER_OCTAVE if aimed else STEPS_PER_OCTAVE
     his = [side_candidates(dom, c, "hi", r, aimed)
@@ -590,6 +648,7 @@ __all__ = [
     "OUTSIDE_OCTAVES",
     "PHASES",
     "STEPS_PER_OCTAVE",
+    "ZERO_WEIGHT_BITS",
     "SideTrace",
     "bracket_tails",
     "centre_from_counts",
@@ -612,4 +671,5 @@ __all__ = [
     "tail_counts",
     "tail_thresholds",
     "widening",
+    "zero_centre",
 ]

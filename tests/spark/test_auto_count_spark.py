@@ -154,3 +154,55 @@ def test_the_pass_counts_without_a_count_job(make_frame, monkeypatch):
         got = prepared.run(seed=9)
         assert prepared.engine is not None and prepared.engine.stats["passes"] == 1
     _same(got, want)
+
+
+@pytest.mark.parametrize("far", [False, True])
+def test_the_prefetch_pass_counts_without_a_count_job(make_frame, monkeypatch, far):
+    """``auto`` taking ``prefetch`` on a pending plan (issue #43: the d = 8 scan-limit
+    fit): the pass's sample is taken beside the label count, before the run (once), and
+    the first pass of the method predicted at the label count — pruned by that sample —
+    counts the rows learned from in its own job: no count job (``count_learned`` is never
+    called). That engine answers the rounds when the count chooses its method; a count
+    that chooses another (``far``: pushed far above) closes it and readies the chosen
+    method's, with the sample already taken. Either way the numpy engine's count and
+    rectangle."""
+    from dprect import Grid
+    from dprect.engines.spark import chooser, engine, prefetch
+    from dprect.engines.spark.checks import TableChecks
+
+    def no_job(self):
+        raise AssertionError("a count job")
+
+    samples = []
+
+    def counted_sample(*args, **kwargs):
+        samples.append(1)
+        return prefetch.take_sample(*args, **kwargs)
+
+    if far:
+        _count_far_above(monkeypatch)
+    else:
+        monkeypatch.setattr(TableChecks, "count_learned", no_job)
+    monkeypatch.setattr(chooser, "PREFETCH_MIN_VALUES", 0)  # prefetch on a small table
+    monkeypatch.setattr(engine, "take_sample", counted_sample)
+    monkeypatch.setattr(prefetch, "SAMPLE_ROWS", 100)
+    monkeypatch.setattr(prefetch, "PRUNE_MIN_ROWS", 1)
+    gen = np.random.default_rng(10)
+    X = gen.normal(size=(3000, 8))
+    X[gen.integers(0, 3000, size=5), gen.integers(0, 8, size=5)] = np.nan  # dropped rows
+    y = (gen.uniform(size=3000) < 0.7).astype(int)
+    names = [f"x{j}" for j in range(8)]
+    grid = [Grid(-100.0, 100.0, 2**20)] * 8
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = dprect.fit(X, y, epsilon=1.0, delta=1e-6, seed=11, features=names, grid=grid)
+        df = make_frame(X, names, y=y, partitions=3)
+        with prepare_fit(df, features=names, label="y", grid=grid, epsilon=1.0,
+                         delta=1e-6) as prepared:
+            assert prepared.plan.pending and prepared.engine is None and samples == [1]
+            got = prepared.run(seed=11)
+            assert prepared.engine is not None and prepared.engine.strategy == "prefetch"
+            assert samples == [1]  # composition's lists at 10^12 (far) are not pruned
+            assert prepared.engine.stats["pruned"] == (not far)
+    assert (want.method == "quantiles") != far  # far: composition, not the guess
+    _same(got, want)

@@ -235,3 +235,46 @@ def test_problem_rows_are_reported_by_the_pass(make_frame, monkeypatch, cells):
 
 
 PLANS_UNDER_TEST = ("rounds", "prefetch")
+
+
+@pytest.mark.parametrize("cells", [DIRECT, IN_WORKERS])
+@pytest.mark.parametrize("problem", [None, "a > 1.5"])
+def test_the_prefetch_pass_counts_every_row_learned_from(make_frame, monkeypatch, cells,
+                                                         problem):
+    """``count_first``: the pruned pass (it ships far fewer rows than it reads) counts
+    every row ``positive`` selects — not the rows it keeps — in the same job, the count a
+    job over the same predicate gives (issue #43); step 3 adds nothing to it; its windows
+    are still the numpy engine's (problem rows, reported, are never listed: not compared).
+    With ties (a window below the count) it does not count:
+    :meth:`SparkEngine.remaining` refuses, and the fit counts with a job."""
+    from dprect.core.errors import ParameterError
+    from dprect.core.ties import TieBreaker
+    from dprect.engines.spark import prefetch
+
+    direct = _route(monkeypatch, cells)
+    monkeypatch.setattr(prefetch, "SAMPLE_ROWS", 60)
+    monkeypatch.setattr(prefetch, "PRUNE_MIN_ROWS", 1)
+    monkeypatch.setattr(prefetch, "SAMPLE_MIN_RANK", 2)
+    X = _data(300, seed=19)
+    X[5, 1] = np.nan  # a positive that the predicate drops
+    df = make_frame(X, NAMES, partitions=3)
+    positive = "(a > -1.0) AND (abs(`b c`) < 'Infinity')"
+    learned = int(((X[:, 0] > -1.0) & (np.abs(X[:, 1]) < np.inf)).sum())
+    assert learned == df.where(positive).count() and learned < len(X)
+    keep = (X[:, 0] > -1.0) & np.isfinite(X[:, 1])
+    ref = NumpyEngine.from_features(X[keep], DOMAINS)
+    with SparkEngine(df, DOMAINS, NAMES, strategy="prefetch", prefix=10, size_hint=len(X),
+                     positive=positive, problem=problem, count_first=True,
+                     on_problem=lambda: None) as eng:
+        eng.prepare()
+        assert eng.stats["pruned"] == 1 and eng.stats["direct"] == direct
+        assert eng.remaining() == learned
+        for axis, side in [] if problem else [(0, "hi"), (1, "lo"), (2, "hi")]:
+            assert np.array_equal(np.sort(eng.window(axis, side, 10, 10)),
+                                  np.sort(ref.window(axis, side, 10, 10)))
+    ties = TieBreaker.for_domains(DOMAINS, (4, 0, 0))
+    with SparkEngine(df, DOMAINS, NAMES, strategy="prefetch", prefix=10, size_hint=len(X),
+                     positive=positive, count_first=True, ties=ties) as eng:
+        eng.prepare()
+        with pytest.raises(ParameterError):
+            eng.remaining()

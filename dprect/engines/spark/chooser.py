@@ -40,6 +40,12 @@ def check_budget(driver_budget_mb: float | None) -> float:
     return float(driver_budget_mb)
 
 
+def may_prefetch(dims: int, driver_budget_mb: float | None = None) -> bool:
+    """Whether ``auto`` can choose ``prefetch`` for ``dims`` features and the budget
+    (MiB), whatever the positive count: from public settings only."""
+    return dims <= PREFETCH_MAX_DIMS and check_budget(driver_budget_mb) >= PREFETCH_DRIVER_MB
+
+
 def choose_strategy(positives: int | None, dims: int, driver_budget_mb: float | None = None,
                     widths: Sequence[int] | None = None, *, held: bool = False) -> str:
     """``auto``'s choice. At most :data:`PREFETCH_MAX_DIMS` features with more than
@@ -57,12 +63,11 @@ def choose_strategy(positives: int | None, dims: int, driver_budget_mb: float | 
     budget = check_budget(driver_budget_mb)
     if positives is None:
         return "pass"
-    if (dims <= PREFETCH_MAX_DIMS and positives * dims > PREFETCH_MIN_VALUES
-            and budget >= PREFETCH_DRIVER_MB):
+    if may_prefetch(dims, budget) and positives * dims > PREFETCH_MIN_VALUES:
         return "prefetch"
     fits = collect_bytes(positives, dims, widths, held=held) <= budget * 2**20
     return "collect" if fits else "pass"
 
 
 __all__ = ["DEFAULT_DRIVER_BUDGET_MB", "DEFAULT_STRATEGY", "STRATEGIES", "check_budget",
-           "choose_strategy"]
+           "choose_strategy", "may_prefetch"]

@@ -46,6 +46,7 @@ from dprect.engines.spark.chooser import (
     STRATEGIES,
     check_budget,
     choose_strategy,
+    may_prefetch,
 )
 from dprect.engines.spark.collect import CollectStrategy
 from dprect.engines.spark.order_pass import PassEngine, PassRunner, PassStrategy
@@ -68,6 +69,9 @@ __all__ = ["DEFAULT_DRIVER_BUDGET_MB", "DEFAULT_STRATEGY", "STRATEGIES", "Prefix
 
 #: prefix length of every order when the engine is used without a privacy plan's lists
 DEFAULT_PREFIX_ROWS = 4096
+#: the ``prefetch`` pass's sample (feature index → values) and the table's partition count,
+#: taken by :meth:`SparkEngine.presample`
+Presampled = tuple[dict[int, np.ndarray], int | None]
 
 
 def sort_value(name: str, domain: Domain) -> Column:
@@ -110,8 +114,12 @@ class SparkEngine:
     ``ready_pass`` — ``pass`` only: a pass engine (and its runner) whose first pass another
     job ran (a classes' fit: :mod:`dprect.engines.spark.class_pass`), answering in place
     of one this engine would build.
-    ``count_first`` — ``pass`` only: the first pass reads every row (no JVM prefilter) and
-    so counts the rows learned from (:meth:`remaining`), ``auto``'s count without a job.
+    ``presampled`` — ``prefetch`` only: the sample and partition count another engine on
+    the same table took (:meth:`presample`), used as this engine's own.
+    ``count_first`` — ``pass`` and ``prefetch`` only: the first pass counts the rows
+    learned from (:meth:`remaining`), ``auto``'s count without a job — ``pass``'s reads
+    every row (no JVM prefilter), ``prefetch``'s counts them between its two filters
+    (:mod:`dprect.engines.spark.prefetch`, "The count"; not with ties: then None).
     ``histograms_only`` — the plan asks :meth:`histograms` only (the quantile box): a
     strategy other than ``collect`` runs no first pass (``prefetch``'s lists, ``pass``'s
     keys: read for windows never asked); each query is one job (the rounds strategy's),
@@ -128,7 +136,8 @@ class SparkEngine:
                  schedule: Sequence[PrefixSpec] | None = None,
                  never_cuts: bool = False,
                  ready_pass: tuple[PassEngine, PassRunner] | None = None,
-                 count_first: bool = False, histograms_only: bool = False) -> None:
+                 count_first: bool = False, histograms_only: bool = False,
+                 presampled: Presampled | None = None) -> None:
         if strategy not in STRATEGIES:
             raise ParameterError(f"spark strategy must be one of {', '.join(STRATEGIES)}; "
                                  f"got {strategy!r}")
@@ -158,6 +167,8 @@ class SparkEngine:
         self._schedule = self._specs if schedule is None else self._resolve_prefix(schedule)
         self._sample: dict[int, np.ndarray] | None = None
         self._partitions: int | None = None
+        if presampled is not None:
+            self._sample, self._partitions = presampled
         self._strategy: Strategy | None = None
         self._used = False  # a cut has been recorded or a window answered
         self._ties = self._check_ties(ties)
@@ -207,11 +218,12 @@ class SparkEngine:
         self._ties = wanted
 
     def remaining(self) -> int:
-        """``collect`` (or ``pass`` built with ``count_first``) only, before any cut: the
+        """``collect`` (or ``pass`` / ``prefetch`` built with ``count_first``, when their
+        pass counted) only, before any cut: the
         number of positives collected (counted by the first pass) — the rows learned from,
         the count ``auto``'s private count adds its noise to (exact, inside the driver).
         The other strategies hold no such count (the fit counts in Spark)."""
-        if isinstance(self._strategy, PassStrategy) and not self._used:
+        if isinstance(self._strategy, PassStrategy | PrefetchStrategy) and not self._used:
             counted = self._strategy.learned()
             if counted is not None:
                 return counted
@@ -220,15 +232,22 @@ class SparkEngine:
                                  "its positives")
         return self._strategy.remaining()
 
-    def presample(self) -> None:
+    def presample(self, *, maybe: bool = False) -> Presampled | None:
         """For ``prefetch``: take the pass's sample and count the table's partitions now
-        (short jobs that a caller may run beside others, e.g. the label checks)."""
-        if (self.strategy == "prefetch" and self._sample is None  # not for auto: maybe unused
+        (short jobs that a caller may run beside others, e.g. the label checks); returns
+        them (None: not taken), for an engine built later on the same table
+        (``presampled``). ``maybe``: also for ``auto`` when it may resolve to ``prefetch``
+        (:func:`may_prefetch`), sampling every feature (the specs of the method the count
+        will choose are not known yet); otherwise not for ``auto``, whose sample may go
+        unused."""
+        every = maybe and self.strategy == "auto" and may_prefetch(self.dims, self._budget_mb)
+        if ((self.strategy == "prefetch" or every) and self._sample is None
                 and not self._histograms_only):
             values = {j: as_double(n) for j, n in enumerate(self._names)}
-            self._sample = take_sample(self._data, values, self._specs,
-                                       positive=self._positive)
+            specs = [PrefixSpec(0, "lo", 1, tuple(range(self.dims)))] if every else self._specs
+            self._sample = take_sample(self._data, values, specs, positive=self._positive)
             self._partitions = partition_count(self._data)
+        return None if self._sample is None else (self._sample, self._partitions)
 
     def prepare(self, size_hint: int | None = None) -> None:
         """Build the strategy and run its first job(s) (``prefetch``: the one pass;
@@ -252,8 +271,9 @@ class SparkEngine:
                                  ready=self._ready_pass, count_first=self._count_first)
         elif self.strategy == "prefetch":
             built = PrefetchStrategy(rows, self._specs,
-                                        RoundsStrategy(rows, cache=self._cache),
-                                        sample=self._sample, partitions=self._partitions)
+                                     RoundsStrategy(rows, cache=self._cache),
+                                     sample=self._sample, partitions=self._partitions,
+                                     count=self._count_first)
         else:
             built = RoundsStrategy(rows, cache=self._cache)
         bad = built.prepare()

@@ -45,6 +45,7 @@ from dprect.engines.spark.class_pass import prepare_pass_classes
 from dprect.engines.spark.engine import (
     DEFAULT_STRATEGY,
     STRATEGIES,
+    Presampled,
     SparkEngine,
     check_budget,
     prefetch_specs,
@@ -195,9 +196,12 @@ def prepare_fit(
     reservation: with ``collect`` the one job runs here as always, the rows unrefined,
     and the run counts them on the driver and refines them there if the chosen method
     needs it (no extra job); with the other strategies only the labels are counted here
-    (and, under ``error``, the features checked by one aggregation), and the run counts
-    the rows learned from (one aggregation), draws, and then runs the chosen method's
-    first job.
+    (beside them, when ``auto`` may take ``prefetch``, the pass's sample: every feature;
+    under ``error``, the features checked by one aggregation), and the run counts the rows
+    learned from, draws, and then runs the chosen method's first job — with ``pass`` and
+    ``prefetch`` the count is the first job of the method predicted at the label count
+    (its pass counts the rows learned from: ``count_first``; kept when the draw chooses
+    that method), else one aggregation.
 
     Nothing here refuses a table for its values, except the opt-in ``error`` policy: rows
     whose label is not ``positive_label`` (other values, nulls) are negatives, and a table
@@ -231,6 +235,8 @@ def prepare_fit(
     # the plan's tie refinement is known now, so the one pass gathers in the refined order
     # (the run's set_ties is then a no-op: no second pass)
 
+    presampled: Presampled | None = None  # a pending plan's sample, for a later engine
+
     def build(ties: TieBreaker | None, for_plan: Plan, count_first: bool = False
               ) -> SparkEngine:
         """An engine readied for ``for_plan``'s chosen method (its lists), with ``ties``
@@ -249,7 +255,8 @@ def prepare_fit(
             count_first=count_first,
             # the quantile box asks histograms only: no first pass for windows
             histograms_only=(not for_plan.pending and not count_first
-                             and for_plan.chosen.method == "quantiles"))
+                             and for_plan.chosen.method == "quantiles"),
+            presampled=presampled)
 
     pending = the_plan.pending
     # a pending auto plan's method (so its ties) is chosen by the private count, drawn
@@ -260,9 +267,9 @@ def prepare_fit(
     route = None
     try:
         count = _beside(checks.count_positives, df.sparkSession)
-        try:
-            if not pending:
-                engine.presample()  # the pass's sample, while the labels are counted
+        try:  # the pass's sample, while the labels are counted (a pending plan's: in
+            # case auto takes prefetch, for the engine the run readies after its count)
+            presampled = engine.presample(maybe=pending)
         finally:
             ones = count()
         # speed and memory only: the hint (and auto's choice from it) never changes an answer
@@ -288,12 +295,13 @@ def prepare_fit(
         return PreparedFit(collected, doms, names, the_plan, count=collected.remaining,
                            ready=lambda _: collected)
 
-    # pass: the first pass of the method the hint predicts (the choice at N = the label
-    # count: a speed aid inside the driver) reads every row and so counts the rows learned
-    # from — no count job of its own; the engine is kept when the private count chooses
-    # that method (nearly always), else closed and the chosen method's built
+    # pass / prefetch: the first pass of the method the hint predicts (the choice at N =
+    # the label count: a speed aid inside the driver) counts the rows learned from (pass:
+    # it reads every row; prefetch: between its two filters) — no count job of its own;
+    # the engine is kept when the private count chooses that method (nearly always), else
+    # closed and the chosen method's built
     guess = the_plan.resolved(replace(the_plan.count, noisy=max(ones, 1))) \
-        if route == "pass" and the_plan.count is not None else None
+        if route in ("pass", "prefetch") and the_plan.count is not None else None
     early: list[SparkEngine] = []
 
     def count_by_pass() -> int:
@@ -305,7 +313,7 @@ def prepare_fit(
         fresh.prepare(size_hint=ones)
         try:
             return fresh.remaining()
-        except ParameterError:  # another route than pass or collect: count in Spark
+        except ParameterError:  # a pass that could not count (prefetch with ties): a job
             return checks.count_learned()
 
     def ready(for_plan: Plan) -> SparkEngine:

@@ -52,20 +52,31 @@ rows are broken arbitrarily, which changes no multiset of values).
 The sample, the hint, the thresholds and the shares therefore change only the speed (how
 many rows are shipped, whether step 3 runs, how often a round falls back to a job), never
 an answer; none of them leaves the driver.
+
+The count. Asked (``count``: a pending ``auto`` plan's count of the rows learned from,
+:mod:`dprect.engines.spark.fit`), step 2's job also counts the rows learned from, with no
+job of its own: the filter runs in two steps — the rows learned from (and rows that make
+the input invalid), then the rows beyond the thresholds — and between them an observed
+metric (``DataFrame.observe``, :func:`observed_count`) counts every row passing, as a count
+job over the same predicate would. The rows it counts do not depend on the sample, the
+hint or the shares (they are counted before any of them filters), and step 3, if it runs,
+adds nothing (Spark observes the first action only). Only without ties (a refined pass
+ranks identical rows with a window: a shuffle below the count, whose re-run map tasks
+would count twice) and on a classic session; else the count is a job of its own.
 """
 
 from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
 import pyarrow as pa
 from pyspark import cloudpickle
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import DataFrame, Observation, Window
 from pyspark.sql import functions as F  # noqa: N812
 
 from dprect.core.domains import Domain, Side
@@ -73,7 +84,7 @@ from dprect.core.margins import MarginLaw
 from dprect.core.planner import MethodPlan
 from dprect.core.ties import HASH_PRIME, TieBreaker, coarse_range, key_sql, rank_offset_sql
 from dprect.engines.spark import topk
-from dprect.engines.spark.remote import default_parallelism, partition_count
+from dprect.engines.spark.remote import default_parallelism, is_connect, partition_count
 from dprect.engines.spark.sql import all_of, any_of, as_double, literal
 from dprect.engines.spark.strategy import Rows, Strategy
 
@@ -282,6 +293,38 @@ class Gathered:
     bad: bool
     pruned: bool
     direct: bool  # step 2 of the pass sufficed (no Python on the executors)
+    #: the rows learned from, counted by the pass (``gather``'s ``count``); None: not counted
+    learned: int | None = None
+
+
+def _unknown() -> int | None:
+    """No count: the pass did not observe one."""
+    return None
+
+
+def observed_count(frame: DataFrame, positive: str | None
+                   ) -> tuple[DataFrame, Callable[[], int | None]]:
+    """``frame`` with an observed metric (``DataFrame.observe``): the number of its rows on
+    which ``positive`` holds (every row: None), counted by the first action on the
+    returned frame as its rows flow past, in the same job. The function returned reads
+    it after that action: the count, or None when Spark has none to give (no action ran,
+    or it failed) — it never waits.
+
+    Exact: the observed node must sit in the action's result stage (no shuffle below it
+    in the job: :func:`gather` observes only without ties, whose window adds one), where
+    Spark applies each partition's update once, retried or speculative tasks included
+    (a shuffle map stage that is re-run would add its updates again)."""
+    watch = Observation()
+    expr = "count(1)" if positive is None else f"count(CASE WHEN {positive} THEN 1 END)"
+    out = frame.observe(watch, F.expr(expr).alias("learned"))
+
+    def read() -> int | None:
+        future = watch._jo.future() if watch._jo is not None else None
+        if future is None or not future.isCompleted() or future.value().get().isFailure():
+            return None
+        return int(watch.get["learned"])
+
+    return out, read
 
 
 def thresholds(sample: dict[int, np.ndarray], specs: Sequence[PrefixSpec],
@@ -320,7 +363,7 @@ def gather(data: DataFrame, value: dict[int, str], domains: Sequence[Domain],
            problem: str | None = None, size_hint: int | None = None,
            sample: dict[int, np.ndarray] | None = None,
            partitions: int | None = None, ties: TieBreaker | None = None,
-           sort: dict[int, str] | None = None) -> Gathered:
+           sort: dict[int, str] | None = None, count: bool = False) -> Gathered:
     """Run the pass over ``data`` (see the module notes) and build the lists.
 
     Expressions are Spark SQL text (:mod:`dprect.engines.spark.sql`). ``value[c]``: feature c as a
@@ -348,15 +391,23 @@ def gather(data: DataFrame, value: dict[int, str], domains: Sequence[Domain],
         cuts = thresholds(sample, specs, size_hint)
     bounds = [t for t in cuts if t is not None]
     pruned = len(bounds) == len(cuts)
-    keep = [] if positive is None else [positive]
-    if pruned:
-        keep.append(any_of(_beyond(s, t, value, domains, sort, refined, ties)
-                           for s, t in zip(specs, bounds, strict=True)))
+    # the kept rows: problem OR (positive AND beyond), filtered in two steps — the rows
+    # learned from (with the problem rows), then beyond the thresholds — so that the
+    # count, when asked, is observed between them (module notes, "The count")
+    first = [] if positive is None else [positive]
+    then = [] if not pruned else [any_of(_beyond(s, t, value, domains, sort, refined, ties)
+                                         for s, t in zip(specs, bounds, strict=True))]
     if problem is not None:
-        keep = [any_of([problem, all_of(keep)])] if keep else [problem]
+        first = [any_of([problem, all_of(first)])] if first else []
+        then = [any_of([problem, *then])] if then else []
         named.insert(0, (f"coalesce({problem}, false)", topk.BAD))
     cols = [f"{expr} AS {name}" for expr, name in named]
-    rows = data.where(all_of(keep)) if keep else data
+    rows = data.where(all_of(first)) if first else data
+    learned: Callable[[], int | None] = _unknown
+    if count and ties is None and not is_connect(data):
+        # past the first filter every row is learned from, unless problem rows pass too
+        rows, learned = observed_count(rows, positive if problem is not None else None)
+    rows = rows.where(all_of(then)) if then else rows
     if ties is None:
         passed = rows.selectExpr(*cols)
     else:  # the hash once per row, then r_j of every refined carried axis (module notes)
@@ -396,7 +447,7 @@ def gather(data: DataFrame, value: dict[int, str], domains: Sequence[Domain],
         lists[(s.axis, s.side)] = PrefixList(
             s, {c: v[order] for c, v in encoded.items()},
             complete=not pruned and len(idx) < s.rows)
-    return Gathered(lists, bad, pruned, direct)
+    return Gathered(lists, bad, pruned, direct, learned())
 
 
 def _beyond(spec: PrefixSpec, t: float, value: dict[int, str], domains: Sequence[Domain],
@@ -468,17 +519,20 @@ class PrefetchStrategy:
     ``stop`` listed rows survive the cuts (or the list held every remaining row), else by
     ``fallback`` (a :class:`~dprect.engines.spark.rounds.RoundsStrategy`: one job).
     ``sample`` and ``partitions``: taken beforehand (the engine's ``presample``; None: by
-    the pass when it needs them)."""
+    the pass when it needs them). ``count``: the pass also counts the rows learned from
+    (:meth:`learned`, when it could: module notes, "The count")."""
 
     def __init__(self, rows: Rows, specs: Sequence[PrefixSpec], fallback: Strategy, *,
                  sample: dict[int, np.ndarray] | None = None,
-                 partitions: int | None = None) -> None:
+                 partitions: int | None = None, count: bool = False) -> None:
         self.rows = rows
         self.specs = list(specs)
         self.fallback = fallback
         self.sample = sample
         self.partitions = partitions
+        self.count = count
         self.lists: dict[tuple[int, Side], PrefixList] | None = None
+        self._learned: int | None = None
 
     def values(self) -> dict[int, str]:
         """Each feature as a double (SQL text)."""
@@ -488,12 +542,18 @@ class PrefetchStrategy:
         r = self.rows
         got = gather(r.data, self.values(), r.domains, self.specs, positive=r.positive,
                      problem=r.problem, size_hint=r.size_hint, sample=self.sample,
-                     partitions=self.partitions, ties=r.ties, sort=r.sorts)
+                     partitions=self.partitions, ties=r.ties, sort=r.sorts,
+                     count=self.count)
         r.stats["prefetch_jobs"] += 1
         r.stats["pruned"] = int(got.pruned)
         r.stats["direct"] = int(got.direct)
         self.lists = got.lists
+        self._learned = got.learned
         return got.bad
+
+    def learned(self) -> int | None:
+        """The rows learned from, counted by the pass (``count``); None: not counted."""
+        return self._learned
 
     def window(self, axis: int, side: Side, first: int, stop: int) -> np.ndarray:
         assert self.lists is not None
