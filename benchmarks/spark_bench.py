@@ -36,7 +36,8 @@ CHUNK = 500_000
 
 #: the session settings that make the Python workers' daemon spark_daemon.py (it reaps
 #: its ended workers, so their CPU stays in :func:`cluster_cpu`): the daemon module and
-#: the workers' path to it
+#: the workers' path to it (local masters: :func:`cluster_cpu` reads this machine's
+#: processes only anyway)
 DAEMON_CONF = {"spark.python.daemon.module": "spark_daemon",
                "spark.executorEnv.PYTHONPATH": str(REPO / "benchmarks")}
 
@@ -201,7 +202,9 @@ def open_bench(args: argparse.Namespace, app_name: str) -> Bench:
     from dprect.engines.spark.session import local_session
 
     path = ensure_data(args.rows, args.columns, args.groups)
-    conf = {"spark.driver.memory": args.driver_memory, **DAEMON_CONF}
+    conf: dict[str, str] = {"spark.driver.memory": args.driver_memory}
+    if args.master.startswith("local"):  # the daemon's file is on this machine only
+        conf.update(DAEMON_CONF)
     if getattr(args, "worker_log", None) is not None:
         conf["spark.executorEnv.DPRECT_BENCH_WORKER_LOG"] = str(args.worker_log.resolve())
     spark = local_session(args.master, app_name=app_name, conf=conf)
