@@ -23,10 +23,11 @@ the CPU seconds of each run (this driver's Python with its worker processes; the
 with its Python workers, from /proc): on a shared machine the wall times move with the
 load, and cluster CPU / cores + driver CPU / P estimates each run's wall time on an idle
 one (the tasks spread over the cores, the driver's share over its P worker processes:
-P = 1 when the run is too small for them). The cluster's CPU is a
-lower bound: a Python worker that exits between two readings takes the CPU it used since
-the last one with it unless its parent reaps it (a run's total can then fall below the
-sum of its phases; a phase's delta can even be negative).
+P = 1 when the run is too small for them). A Python worker that ends between two
+readings keeps its CPU in the cluster's figure: the session's worker daemon is
+spark_daemon.py, which reaps its workers (pyspark's own lets the kernel reap them and
+their CPU vanished: totals below the sum of their phases, negative deltas — the figures
+recorded before that change are lower bounds).
 """
 
 from __future__ import annotations

@@ -10,9 +10,11 @@ lognormal, negative exponential, and a zero-crossing normal.
 
 CPU: a run's CPU seconds are read from /proc for this driver's Python with its worker
 processes (:func:`driver_cpu`) and for the session's JVM with its Python workers
-(:func:`cluster_cpu`). The cluster's CPU is a lower bound: a Python worker that exits
-between two readings takes the CPU it used since the last one with it unless its parent
-reaps it. Memory: the kernel's high-water marks (:func:`peak_memory`).
+(:func:`cluster_cpu`): each process's own CPU plus its reaped children's. A Python worker
+that ends between two readings keeps its CPU counted because the session's worker daemon
+is spark_daemon.py (:data:`DAEMON_CONF`), which reaps its workers; pyspark's own daemon
+lets the kernel reap them and their CPU vanished from the figure (it could come out
+negative). Memory: the kernel's high-water marks (:func:`peak_memory`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,13 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 OUTPUT = REPO / "benchmarks" / "output"
 CHUNK = 500_000
+
+#: the session settings that make the Python workers' daemon spark_daemon.py (it reaps
+#: its ended workers, so their CPU stays in :func:`cluster_cpu`): the daemon module and
+#: the workers' path to it (local masters: :func:`cluster_cpu` reads this machine's
+#: processes only anyway)
+DAEMON_CONF = {"spark.python.daemon.module": "spark_daemon",
+               "spark.executorEnv.PYTHONPATH": str(REPO / "benchmarks")}
 
 
 def ensure_data(rows: int, columns: int, groups: int) -> Path:
@@ -149,6 +158,10 @@ def spark_arguments(ap: argparse.ArgumentParser, *, columns: int, groups: int) -
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--driver-memory", default="3g",
                     help="the session JVM's heap (it reads 256 MB row groups on each core)")
+    ap.add_argument("--worker-log", type=Path, default=None,
+                    help="append each Python worker's state after each task to this file "
+                         "(spark_daemon.py: its sampler calls, the compiled samplers "
+                         "loaded or not)")
 
 
 @dataclass
@@ -189,8 +202,12 @@ def open_bench(args: argparse.Namespace, app_name: str) -> Bench:
     from dprect.engines.spark.session import local_session
 
     path = ensure_data(args.rows, args.columns, args.groups)
-    spark = local_session(args.master, app_name=app_name,
-                          conf={"spark.driver.memory": args.driver_memory})
+    conf: dict[str, str] = {"spark.driver.memory": args.driver_memory}
+    if args.master.startswith("local"):  # the daemon's file is on this machine only
+        conf.update(DAEMON_CONF)
+    if getattr(args, "worker_log", None) is not None:
+        conf["spark.executorEnv.DPRECT_BENCH_WORKER_LOG"] = str(args.worker_log.resolve())
+    spark = local_session(args.master, app_name=app_name, conf=conf)
     try:
         jvm_pid: int | None = int(spark.sparkContext._jvm.java.lang.ProcessHandle
                                   .current().pid())

@@ -89,7 +89,9 @@ the driver makes the anchors (and a pooled column's one centre, from the run's s
 after the groups' stream seeds) and the blocks draw the smaller splits' cells through the
 same ``map``, each group's from its second stream (:func:`finish_small`).
 :func:`run_describe` (arrays) and the Spark route feed the same statistics to the same
-functions.
+functions. Within a block the cells of a round are drawn together
+(:func:`~dprect.core.cell_draws.draw_cells`: one compiled call where numba is installed,
+each cell from its group's stream in the order above — the same draws as cell by cell).
 """
 
 from __future__ import annotations
@@ -106,6 +108,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from dprect.core.accounting import Guarantee, add_remove_budget, replace_one
+from dprect.core.cell_draws import CellDraw, draw_cell, draw_cells
 from dprect.core.describe_stats import (
     CellStatistics,
     bin_blocks,
@@ -115,18 +118,23 @@ from dprect.core.describe_stats import (
     centred_sum_dyadic,
     data_tails,
     dyadic,
+    joined_tails,
 )
 from dprect.core.errors import ParameterError
 from dprect.core.guarantee_check import CheckReport, check_describe_plan
 from dprect.core.intervals import DEFAULT_LEVEL, query_intervals
-from dprect.core.randomness import SEEDED_WARNING, STREAM_SEED_BITS, RandomSource
+from dprect.core.randomness import (
+    SEEDED_WARNING,
+    STREAM_SEED_BITS,
+    JointStreams,
+    RandomSource,
+)
 from dprect.core.request import DescribeRequest, Neighbouring, check_run_epsilon
 from dprect.core.statistic import noises_drawn
-from dprect.core.step_exponential import DECAY, draw_step, runaway_bound
+from dprect.core.step_exponential import DECAY, runaway_bound
 from dprect.core.tail_bounds import (
     CENTRE_BITS,
     STEPS_PER_OCTAVE,
-    CandidateStream,
     candidate_count,
     draw_centre_from_counts,
     shared_streams,
@@ -754,6 +762,9 @@ def choose_pivot(lower: float, centre: float, upper: float, count_epsilon: float
     p* never does worse than either end (m, or c on a skewed column, where it removes
     most of the lever |mean − p|), and it moves p off the median towards the far bound by
     the share ε_n²/(ε_n² + ε_S²) of the way (1/17 at the default split)."""
+    # Python floats (a bound may come as a numpy float: the same double), whose
+    # arithmetic overflows to ±inf silently, as numpy's does under errstate("ignore")
+    lower, centre, upper = float(lower), float(centre), float(upper)
     mid = lower / 2 + upper / 2
     c = min(max(centre, lower), upper)
 
@@ -770,8 +781,7 @@ def choose_pivot(lower: float, centre: float, upper: float, count_epsilon: float
         ratio = sum_epsilon / count_epsilon
         share = 1.0 / (1.0 + ratio * ratio)
     far = upper if c <= mid else lower
-    with np.errstate(over="ignore", invalid="ignore"):
-        step = (far / 2 - c / 2) * (2.0 * share)
+    step = (far / 2 - c / 2) * (2.0 * share)
     best = min(c, mid, key=cost)
     if math.isfinite(step):
         p_star = min(max(c + step, min(c, mid)), max(c, mid))
@@ -809,6 +819,10 @@ class CellBlock(Protocol):
 
     def centre_histogram(self, group: int, column: int) -> tuple[np.ndarray, np.ndarray]:
         """The cell's centre-grid histogram: sorted keys and counts (empty: no rows)."""
+        ...
+
+    def centre_histograms(self) -> list[list[tuple[np.ndarray, np.ndarray]]]:
+        """Every cell's :meth:`centre_histogram`, ``[group][column]``."""
         ...
 
     def statistics(self, centres: Sequence[Sequence[float]]) -> list[list[CellStatistics]]:
@@ -864,8 +878,7 @@ def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | N
     # is reproduced, so sharing changes no law; it reads the OS only when drawn from)
     os_entropy = RandomSource()
     streams = [os_entropy if s is None else RandomSource.stream(s) for s in seeds]
-    hists = [[block.centre_histogram(g, j) for j in range(plan.columns)]
-             for g in range(block.groups)]
+    hists = block.centre_histograms()
     tiers = plan.tiers
     counts: list[list[int | None]] = []
     picks: list[list[int]] = []
@@ -885,9 +898,15 @@ def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | N
            for j, (c, k) in enumerate(zip(row, krow, strict=True))
            if not k and c is not None}
     stats = block.statistics_at(own)
-    done = [[(None, None) if k else _finish(plan, tiers[0], own[(g, j)], stats[(g, j)], n, rng)
-             for j, (n, k) in enumerate(zip(nrow, krow, strict=True))]
-            for g, (nrow, krow, rng) in enumerate(zip(counts, picks, streams, strict=True))]
+    # the plan's own split's cells, groups then columns in order, each from its group's
+    # stream: drawn together (:func:`_finish_many`)
+    finished = iter(_finish_many(plan, [(g, tiers[0], own[(g, j)], stats[(g, j)], n)
+                                        for g, (nrow, krow) in enumerate(zip(counts, picks,
+                                                                             strict=True))
+                                        for j, (n, k) in enumerate(zip(nrow, krow,
+                                                                       strict=True))
+                                        if not k], streams))
+    done = [[(None, None) if k else next(finished) for k in krow] for krow in picks]
     last = len(tiers) - 1
     pools = {j: merge_histograms([hists[g][j] for g in range(block.groups)
                                   if picks[g][j] == last])
@@ -1061,21 +1080,30 @@ def finish_small(plan: DescribePlan, anchors: Sequence[tuple[float, bool]],
     if block is None:
         raise ParameterError("a block with cells of smaller splits needs its statistics")
     stats = block.statistics_at(wanted)
-    out = []
+    # each group with such cells draws them from its second stream; groups without a
+    # seed share one OS source, as in round one (no draw of one is reproduced, so
+    # sharing changes no law)
+    os_entropy: RandomSource | None = None
+    sources: list[RandomSource] = []
+    work: list[tuple[int, Tier, float, CellStatistics, int | None]] = []
     for g, row in enumerate(draws.cells):
-        rng = None
-        done: list[Cell] = []
+        if all(cell is not None for cell in row):
+            continue
+        seed = draws.resume[g]
+        if seed is not None:
+            sources.append(RandomSource.stream(seed))
+        else:
+            os_entropy = RandomSource() if os_entropy is None else os_entropy
+            sources.append(os_entropy)
         for j, cell in enumerate(row):
             if cell is None:
-                if rng is None:
-                    rng = RandomSource.stream(draws.resume[g])
                 tier = plan.pooled if anchors[j][1] else tiers[draws.tiers[g][j]]
                 assert tier is not None
-                cell = finish_cell(plan, tier, wanted[(g, j)], stats[(g, j)],
-                                   draws.counts[g][j], rng)
-            done.append(cell)
-        out.append(done)
-    return out
+                work.append((len(sources) - 1, tier, wanted[(g, j)], stats[(g, j)],
+                             draws.counts[g][j]))
+    finished = iter(_finish_many(plan, work, sources))
+    return [[next(finished)[0] if cell is None else cell for cell in row]
+            for row in draws.cells]
 
 
 #: map(function, iterable) → results in order: builtin ``map``, or a process pool's
@@ -1156,18 +1184,60 @@ def _finish(plan: DescribePlan, tier: Tier, centre: float, stats: CellStatistics
             noisy_n: int | None, rng: RandomSource) -> tuple[Cell, float | None]:
     """:func:`finish_cell`, and the cell's mean whether asked or not (None without sum
     noise): post-processing of its released count and sum."""
-    lower_tails, upper_tails = data_tails(stats)
+    cell = _cell_draw(plan, tier, centre, stats, 0)
+    return _released(plan, cell, centre, stats, noisy_n, *draw_cell(cell, rng))
+
+
+def _finish_many(plan: DescribePlan, work: Sequence[tuple[int, Tier, float, CellStatistics,
+                                                          int | None]],
+                 sources: list[RandomSource]) -> list[tuple[Cell, float | None]]:
+    """:func:`_finish` of each ``(row, tier, centre, statistics, ñ)`` in order, the cell
+    drawing from ``sources[row]``: the block's draws made together
+    (:func:`~dprect.core.cell_draws.draw_cells`: one compiled call where the samplers
+    run compiled; the same draws as cell after cell), then each cell released."""
+    joined = (joined_tails([stats for _, _, _, stats, _ in work])
+              if work and JointStreams.possible(sources) else None)
+    cells = [_cell_draw(plan, tier, centre, stats, row,
+                        None if joined is None else joined[0][i])
+             for i, (row, tier, centre, stats, _) in enumerate(work)]
+    drawn = draw_cells(cells, sources, None if joined is None else joined[1])
+    return [_released(plan, cell, centre, stats, noisy_n, *d)
+            for cell, (_, _, centre, stats, noisy_n), d in zip(cells, work, drawn,
+                                                                strict=True)]
+
+
+def _cell_draw(plan: DescribePlan, tier: Tier, centre: float, stats: CellStatistics,
+               row: int, tails: tuple[np.ndarray, np.ndarray] | None = None) -> CellDraw:
+    """What the cell draws from (:class:`~dprect.core.cell_draws.CellDraw`): its sides'
+    tail counts (``tails`` when made already: :func:`data_tails`) and streams, and its
+    noises' scales — the sum's (none on a bounds-alone or count-only plan), then the sum
+    of squares' (only when a variance or std is asked: §17)."""
+    lower_tails, upper_tails = data_tails(stats) if tails is None else tails
     made = stats.streams  # the candidates the statistics made, if any, read on
     lower, upper = (made if made is not None and made[0].centre == centre
                     else shared_streams(centre))
-    kl, ku = (_side_step(tails, stream, tier, rng)
-              for tails, stream in ((lower_tails, lower), (upper_tails, upper)))
-    lo, hi = lower.value(kl), upper.value(ku)
+    noises: list[tuple[int, int]] = []
+    sum_scale = tier.sum_scale
+    if plan.statistics and sum_scale is not None:
+        noises.append((sum_scale.denominator, sum_scale.numerator))
+        squares = plan.squares_scale
+        if squares is not None:
+            noises.append((squares.denominator, squares.numerator))
+    return CellDraw(lower_tails, upper_tails, lower, upper, tier, tuple(noises), row)
+
+
+def _released(plan: DescribePlan, cell: CellDraw, centre: float, stats: CellStatistics,
+              noisy_n: int | None, kl: int, ku: int, noises: list[int]
+              ) -> tuple[Cell, float | None]:
+    """The cell released from its draws: the sides' steps ``kl``, ``ku`` and its noises
+    (:func:`_cell_draw`'s, in order); post-processing only."""
+    tier = cell.tier
+    assert isinstance(tier, Tier)
+    lo, hi = cell.lower.value(kl), cell.upper.value(ku)
     if not plan.statistics:
         return Cell(lo, hi), None
     assert noisy_n is not None
-    sum_scale = tier.sum_scale
-    if sum_scale is None:  # count only: no sum noise is drawn
+    if not noises:  # count only: no sum noise is drawn
         count_only = float(max(noisy_n, 0))
         return Cell(lo, hi, count_only, intervals=query_intervals(
             ("count",), plan.interval_level, plan.count_epsilon, tier.sum_epsilon,
@@ -1175,7 +1245,7 @@ def _finish(plan: DescribePlan, tier: Tier, centre: float, stats: CellStatistics
             None)), None
     pivot = choose_pivot(lo, centre, hi, plan.count_epsilon, tier.sum_epsilon)
     s_int, gamma = _sum_and_step(stats, kl, ku, lo, hi, pivot, tier.sum_sensitivity)
-    noisy_s = s_int + rng.discrete_laplace_int(sum_scale.denominator, sum_scale.numerator)
+    noisy_s = s_int + noises[0]
     count = max(noisy_n, 0)
     total, mean = released_sum_mean(pivot, gamma, noisy_s, noisy_n, lo, hi)
     want = set(plan.statistics)
@@ -1184,7 +1254,7 @@ def _finish(plan: DescribePlan, tier: Tier, centre: float, stats: CellStatistics
     if plan.squares_scale is not None:  # after the sum noise: a variance or std asked
         q_int = integer_squares(centred_squares(stats, kl, ku, lo, hi), lo, hi,
                                 plan.squares_sensitivity)
-        noisy_q = q_int + rng.discrete_laplace(plan.squares_scale)
+        noisy_q = q_int + noises[1]
         spread = released_variance(noisy_q, noisy_n, mean, lo, hi, plan.squares_sensitivity)
         spread_spans = spread_intervals(
             plan.statistics, plan.interval_level, noisy_q, noisy_n, noisy_s, mean, pivot,
@@ -1199,34 +1269,6 @@ def _finish(plan: DescribePlan, tier: Tier, centre: float, stats: CellStatistics
                 total if "sum" in want else None, mean if "mean" in want else None,
                 spans, spread[0] if "variance" in want else None,
                 spread[1] if "std" in want else None), mean
-
-
-class _Strided:
-    """Every ``stride``-th candidate of a side's stream, as :func:`draw_step` reads it."""
-
-    def __init__(self, stream: CandidateStream, stride: int) -> None:
-        self.stream, self.stride = stream, stride
-
-    def has(self, k: int) -> bool:
-        return self.stream.has(k * self.stride)
-
-    @property
-    def count(self) -> int:
-        """The steps made so far (k·stride below the stream's made candidates): every
-        k below it exists, as :attr:`CandidateStream.count` tells for the stream."""
-        return -(-self.stream.count // self.stride)
-
-
-def _side_step(tails: np.ndarray, stream: CandidateStream, tier: Tier, rng: RandomSource
-               ) -> int:
-    """A side's drawn candidate (an index into ``stream``) under ``tier``: one monotone
-    exponential mechanism over the candidates 0, s, 2s, … (s = ``tier.stride``), their
-    tail counts ``tails[::s]`` (:func:`~dprect.core.step_exponential.draw_step`)."""
-    s = tier.stride
-    if s == 1:
-        return draw_step(tails, stream, tier.target, tier.side_rate, rng)
-    return s * draw_step(np.asarray(tails)[::s], _Strided(stream, s),
-                         tier.target, tier.side_rate, rng)
 
 
 def released_sum_mean(pivot: float, gamma: float, noisy_s: int, noisy_n: int,

@@ -613,6 +613,44 @@ class BinBlock:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         return centre_counts_from_bins(b.bins, b.counts)
 
+    def centre_histograms(self) -> list[list[tuple[np.ndarray, np.ndarray]]]:
+        """Every cell's :meth:`centre_histogram`, ``[group][column]``, in one reduction
+        over the block: the cells' search bins shifted to centre bins side by side, a run
+        of equal centre bins within a cell summed — the very keys and counts, cell by
+        cell, of :func:`centre_counts_from_bins` on sorted bins (a block holding a cell
+        whose bins are not sorted is reduced cell by cell)."""
+        names = [(g, j) for g in range(self.groups) for j in range(self.columns)]
+        cells = [self.bins.get(k) for k in names]
+        present = [b for b in cells if b is not None and len(b.bins)]
+        if not present:
+            return [[self.centre_histogram(g, j) for j in range(self.columns)]
+                    for g in range(self.groups)]
+        sizes = [len(b.bins) for b in present]
+        shifted = np.concatenate([np.asarray(b.bins, dtype=np.int64) for b in present]) \
+            >> (SEARCH_BITS - CENTRE_BITS)
+        counts = np.concatenate([np.asarray(b.counts, dtype=np.int64) for b in present])
+        first = np.zeros(len(shifted), dtype=bool)
+        first[np.cumsum([0, *sizes[:-1]])] = True  # each cell's first entry
+        if (shifted[1:] < shifted[:-1])[~first[1:]].any():  # an unsorted cell
+            return [[self.centre_histogram(g, j) for j in range(self.columns)]
+                    for g in range(self.groups)]
+        starts = np.flatnonzero(first | np.concatenate(([True], shifted[1:] != shifted[:-1])))
+        keys, summed = shifted[starts], np.add.reduceat(counts, starts)
+        # present cell p's runs: keys[bounds[p]:bounds[p + 1]] (each cell's first entry
+        # opens a run)
+        bounds = [*np.flatnonzero(first[starts]).tolist(), len(starts)]
+        empty = np.zeros(0, dtype=np.int64)
+        out: list[tuple[np.ndarray, np.ndarray]] = []
+        p = 0
+        for b in cells:
+            if b is None or not len(b.bins):
+                out.append((empty, empty))
+                continue
+            lo, hi = bounds[p], bounds[p + 1]
+            out.append((keys[lo:hi], summed[lo:hi]))
+            p += 1
+        return [out[g * self.columns:(g + 1) * self.columns] for g in range(self.groups)]
+
     def statistics(self, centres: Sequence[Sequence[float]]) -> list[list[CellStatistics]]:
         flat = {(g, j): c for g, row in enumerate(centres) for j, c in enumerate(row)}
         stats = statistics_of_cells(self.bins, flat, self.groups, self.columns)
@@ -661,6 +699,30 @@ def side_tails(counts: np.ndarray, grid: CellGrid, side: Side) -> np.ndarray:
     if side == "lower":  # k = 0 … nL − 1: the intervals −nL … −k − 1
         return np.cumsum(counts[:nl])[::-1].astype(np.int64)
     return np.cumsum(counts[nl + 1:][::-1])[::-1].astype(np.int64)
+
+
+def joined_tails(cells: Sequence[CellStatistics]
+                 ) -> tuple[list[tuple[np.ndarray, np.ndarray]],
+                            tuple[np.ndarray, np.ndarray]] | None:
+    """:func:`data_tails` of every cell at once, in one compiled call where the samplers
+    run compiled (:func:`dprect.core.block_jit.block_tails`: the same counts): each
+    cell's (lower, upper) tails — views of one array — and (that array, where each
+    cell's tails start) as :func:`dprect.core.cell_draws.draw_cells` reads them; None
+    without the compiled samplers, or for cells whose keys or counts are not int64."""
+    if kernels() is None or not all(c.keys.dtype == np.int64 and c.counts.dtype == np.int64
+                                    for c in cells):
+        return None
+    from dprect.core import block_jit  # loaded with the compiled samplers (numba)
+
+    at = np.zeros(len(cells) + 1, dtype=np.int64)
+    np.cumsum([len(c.keys) for c in cells], out=at[1:])
+    empty = np.zeros(0, dtype=np.int64)
+    tails, tail_at = block_jit.block_tails(
+        np.concatenate([empty] + [c.keys for c in cells]),
+        np.concatenate([empty] + [c.counts for c in cells]), at, _EXPONENT_BITS,
+        _INTERVAL_OFFSET)
+    views = [(tails[a:b], tails[b:e]) for a, b, e in tail_at.tolist()]
+    return views, (tails, tail_at)
 
 
 def data_tails(stats: CellStatistics) -> tuple[np.ndarray, np.ndarray]:

@@ -490,6 +490,58 @@ class RandomSource:
         return j
 
 
+class JointStreams:
+    """Several sources drawn from by one compiled call (a block of describe cells:
+    :mod:`dprect.core.cell_draws`): seeded sources' Mersenne Twister states as the rows
+    of one array (each source then holds its row: its own draws, compiled or Python,
+    advance that very row), or ONE unseeded source's pool for every row (a block's
+    groups without a seed share one OS source: :func:`dprect.core.aggregates.
+    describe_block`). :meth:`run` calls a kernel as ``kernel(kind, states, pool, pos,
+    *args)``, row r drawing from ``sources[r]``; between two calls a source may draw
+    on its own (:meth:`adopt` it after, in case it let go of its row)."""
+
+    def __init__(self, sources: list[RandomSource]) -> None:
+        self.sources = sources
+        self.kind = 0 if sources[0].seeded else 1
+        self.states = (np.empty((len(sources), 625), dtype=np.uint32) if self.kind == 0
+                       else _NO_MT.reshape(1, 625))
+        self._rows: list[np.ndarray] = []
+        if self.kind == 0:
+            self._rows = [self.states[r] for r in range(len(sources))]
+            for r in range(len(sources)):
+                self.adopt(r)
+
+    @staticmethod
+    def possible(sources: list[RandomSource]) -> bool:
+        """Whether :class:`JointStreams` serves ``sources``: every one drawn compiled
+        (:meth:`RandomSource._compiled`), and either all seeded and distinct or all one
+        unseeded source."""
+        if not sources or any(s._compiled() is None for s in sources):
+            return False
+        if sources[0].seeded:
+            return all(s.seeded for s in sources) and \
+                len({id(s) for s in sources}) == len(sources)
+        return all(s is sources[0] for s in sources)
+
+    def adopt(self, r: int) -> None:
+        """Row r holds ``sources[r]``'s current state, and the source draws from it."""
+        if self.kind != 0:
+            return
+        source, row = self.sources[r], self._rows[r]
+        if source._mt is not row:
+            row[:] = source._state()[1]
+            source._mt = row
+
+    def run(self, kernel: Any, *args: Any) -> Any:
+        """``kernel`` on the joined states (drawn from, then settled)."""
+        if self.kind == 0:
+            return kernel(0, self.states, _NO_POOL, _NO_POS, *args)
+        kind, _, pool, pos = self.sources[0]._state()
+        out = kernel(kind, self.states, pool, pos, *args)
+        self.sources[0]._settle(kind, pos)
+        return out
+
+
 _NO_POOL = np.zeros(1, dtype=np.uint8)  # the pool argument of a seeded source's call
 _NO_POS = np.zeros(1, dtype=np.int64)
 _NO_MT = np.zeros(625, dtype=np.uint32)  # the twister argument of an unseeded one's

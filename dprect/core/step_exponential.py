@@ -407,15 +407,12 @@ def _compiled_side(tails: np.ndarray, stream: Steps | CandidateStream, target: i
     for operation, for any number of steps, then the rounds), or None — nothing drawn —
     where a float is not finite or an integer does not fit int64 (the Python path then
     draws). A paused round is finished here and the rounds go on (:func:`_rounds`)."""
-    den, e_num, m_num, h_num = _integers(eps, mu)
-    mu_num, mu_den = mu.numerator, mu.denominator
-    lim = jit.LIMIT
-    if not (den < lim and mu_den < lim and 0 < mu_num < lim and e_num < lim
-            and m_num < lim):
+    args = compiled_side_arguments(eps, mu, jit)
+    if args is None:
         return None
-    eps_f, mu_f = _floats(eps.numerator, eps.denominator, mu_num, mu_den)
+    eps_f, mu_f, e_num, m_num, h_num, den, mu_num, mu_den = args
     has_upto = int(getattr(stream, "count", 0))
-    target = min(target, lim)
+    target = min(target, jit.LIMIT)
     hint = -1
     while True:
         (status, k, level, known, base, shift, far, a, order, held, starts,
@@ -427,15 +424,45 @@ def _compiled_side(tails: np.ndarray, stream: Steps | CandidateStream, target: i
             continue
         if status == jit.PYTHON:
             return None
-        if known > has_upto and not stream.has(known - 1):  # cannot happen (as _draw_step)
-            raise AssertionError("more tail counts than the side has candidates")
-        if status == jit.DONE:
-            return int(k)
-        compiled_status(status, jit)  # PAUSE here, or BOUND: raises
-        known, base, shift = int(known), int(base), int(shift)
-        return _rounds(a, order, held, starts, sizes, known, bool(far), 0, base, den,
-                       e_num, m_num, stream, rng, jit, shift, known + shift, 0, mu_num,
-                       mu_den, paused=(int(k), int(level)))
+        return side_drawn(status, k, level, known, base, shift, far, a, order, held,
+                          starts, sizes, stream, has_upto, eps, mu, rng, jit)
+
+
+def side_drawn(status: int, k: int, level: int, known: int, base: int, shift: int,
+               far: bool, a: np.ndarray, order: np.ndarray, held: np.ndarray,
+               starts: np.ndarray, sizes: np.ndarray, stream: Steps | CandidateStream,
+               has_upto: int, eps: Fraction, mu: Fraction, rng: RandomSource, jit: Any
+               ) -> int:
+    """The step of a side from what :func:`dprect.core.random_jit.side_draw` returned
+    with status ``DONE`` or ``PAUSE`` (a round to finish in Python, then the rounds go
+    on: :func:`_rounds`), ``has_upto`` the stream's candidate count it was given; BOUND
+    raises. Shared by :func:`_compiled_side` and a block of cells' draws
+    (:mod:`dprect.core.cell_draws`)."""
+    if known > has_upto and not stream.has(known - 1):  # cannot happen (as _draw_step)
+        raise AssertionError("more tail counts than the side has candidates")
+    if status == jit.DONE:
+        return int(k)
+    compiled_status(status, jit)  # PAUSE here, or BOUND: raises
+    den, e_num, m_num, _ = _integers(eps, mu)
+    known, base, shift = int(known), int(base), int(shift)
+    return _rounds(a, order, held, starts, sizes, known, bool(far), 0, base, den,
+                   e_num, m_num, stream, rng, jit, shift, known + shift, 0, mu.numerator,
+                   mu.denominator, paused=(int(k), int(level)))
+
+
+def compiled_side_arguments(eps: Fraction, mu: Fraction, jit: Any
+                            ) -> tuple[float, float, int, int, int, int, int, int] | None:
+    """What :func:`dprect.core.random_jit.side_draw` is given for a side at rate ``eps``
+    and decay ``mu`` besides its tails: (float ε, float μ, e, m, h, den, μ's numerator,
+    μ's denominator), or None where an integer does not fit (the Python path draws)."""
+    den, e_num, m_num, h_num = _integers(eps, mu)
+    mu_num, mu_den = mu.numerator, mu.denominator
+    lim = jit.LIMIT
+    if not (den < lim and mu_den < lim and 0 < mu_num < lim and e_num < lim
+            and m_num < lim):
+        return None
+    eps_f, mu_f = _floats(eps.numerator, eps.denominator, mu_num, mu_den)
+    return eps_f, mu_f, e_num, m_num, h_num, den, mu_num, mu_den
 
 
 __all__ = ["DECAY", "MAX_LEVEL", "Steps", "draw_step", "runaway_bound", "step_law"]

@@ -273,6 +273,8 @@ class CandidateStream:
         self._pos = self._prefix_end(0, lambda p: self._w_at(p) <= edge, edge)
         self._last = first
         self._bins: list[int] = [first]
+        #: the made bins as a read-only array (:meth:`_made_array`), or None
+        self._array: np.ndarray | None = None
         self._first = first
         self._chunk = 64
         self.count = 1
@@ -413,7 +415,19 @@ class CandidateStream:
             self._grow(2 * self.count)
         bins = self._bins
         end = bisect.bisect_left(range(len(bins)), True, key=lambda i: not keep(bins[i]))
-        return np.array(bins[:end], dtype=np.int64)
+        return self._made_array()[:end]
+
+    def _made_array(self) -> np.ndarray:
+        """The made bins as an int64 array, read-only (a view of it is handed out), made
+        again only once the stream has grown: the bins made never change, only more are
+        appended, so an array as long as the list holds its values (many cells of one
+        centre read the same shared stream: issue #42)."""
+        array = self._array
+        if array is None or len(array) != len(self._bins):
+            array = np.array(self._bins, dtype=np.int64)
+            array.flags.writeable = False
+            self._array = array
+        return array
 
     def upto(self, n: int) -> np.ndarray:
         """The first ``n`` candidates (fewer only if the side has fewer)."""

@@ -1,0 +1,162 @@
+"""A block of describe cells' draws in one compiled call (issue #42): every cell's lower
+side, upper side and noises, in the draw order of
+:func:`dprect.core.aggregates.finish_cell`, each group from its own stream.
+
+Imported only where :mod:`dprect.core.random_jit` loads (numba installed, its cache
+writable: :func:`dprect.core.randomness.kernels`); the caller then hands the whole block
+to :func:`block_draws` instead of one compiled call per draw (three to four a cell, each
+paying numba's argument dispatch and the source's state hand-over: most of a cell's cost
+once the draws themselves were compiled).
+
+**The same bits.** :func:`block_draws` calls the very kernels the one-draw path calls
+(:func:`~dprect.core.random_jit.side_draw` with no hint,
+:func:`~dprect.core.random_jit.discrete_laplace` /
+:func:`~dprect.core.random_jit.discrete_laplace2`), on the same state, in the same order:
+cell i's draws come from row ``rows[i]`` of the seeded sources' joined Mersenne Twister
+states (kind 0), or from the one OS pool the block's sources share (kind 1). Where the
+one-draw path would leave compiled code for a draw — a side's :data:`ASK`,
+:data:`PYTHON` or :data:`PAUSE` status, a scale past the compiled samplers' integers,
+:data:`BOUND` — the block stops *at that draw* and says where (cell, phase) and why
+(with the side's state when it paused mid-round); the caller makes that one draw in
+Python exactly as the one-draw path makes it, and calls again from the next phase. So
+the values and the bits consumed are those of the one-draw path whichever ran
+(tests/core/test_block_jit.py compares them cell by cell, and the sources' states
+after).
+
+Phases of a cell: 0 the lower side, 1 the upper side, 2 the sum noise, 3 the sum of
+squares' noise (2 and 3 drawn only where the cell's tier names a scale: ``noise_kind``
+0 none, 1 one word, 2 two words, 3 Python).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dprect.core.random_jit import (
+    BOUND,
+    DONE,
+    PYTHON,
+    _jit,
+    discrete_laplace,
+    discrete_laplace2,
+    side_draw,
+)
+
+#: the phases of a cell (two sides, two noises at most)
+PHASES = 4
+
+
+@_jit
+def block_draws(kind: Any, mts: Any, pool: Any, pos: Any, start: Any, phase: Any,
+                rows: Any, tiers: Any, tails: Any, tail_at: Any, has_upto: Any,
+                strides: Any, targets: Any, side_ok: Any, eps_f: Any, mu_f: Any, slack_f: Any,
+                max_level: Any, ints: Any, noise_kind: Any, noise_s: Any, noise_th: Any,
+                noise_tl: Any, steps: Any, noises: Any) -> Any:
+    """Cells ``start`` … of the block from phase ``phase`` of the first, until all are
+    drawn or a draw needs Python. Per cell i: ``rows[i]`` (its source: row of ``mts``
+    when kind is 0), ``tiers[i]`` (index into the per-tier arrays: ``targets``,
+    ``side_ok`` (0: the sides' integers do not fit, Python draws them), ``eps_f``,
+    ``mu_f``, ``ints[tier]`` = (e, m, h, den, μ's numerator, μ's denominator), and
+    ``noise_*[tier, n]``: noise n's kind, s and t's two words), its tails side by side
+    (``tails[tail_at[i, side] : tail_at[i, side + 1]]``, side 0 lower, 1 upper, the
+    upper's end at ``tail_at[i, 2]``; the side reads every ``strides[tier]``-th) and
+    ``has_upto[i, side]`` (the strided side's steps made). Writes ``steps[i,
+    side]`` = (k, known) and ``noises[i, n]`` = (U's high word, U's low word, V,
+    negative) as uint64.
+
+    Returns (cell, phase, status, k, level, known, base, shift, far, a, order, held,
+    starts, sizes): cell = len(rows) when every draw is made (status ``DONE``); else the
+    draw that stopped it and :func:`~dprect.core.random_jit.side_draw`'s status and
+    outputs for a side (``PYTHON`` with nothing drawn for a noise or a side the tier
+    cannot run compiled; ``BOUND`` as the samplers return it)."""
+    empty = np.zeros(0, dtype=np.int64)
+    n = rows.shape[0]
+    for i in range(start, n):
+        mt = mts[rows[i]] if kind == 0 else mts[0]
+        tr = tiers[i]
+        first = phase if i == start else 0
+        for ph in range(first, PHASES):
+            if ph < 2:
+                if side_ok[tr] == 0:
+                    return i, ph, PYTHON, 0, 0, 0, 0, 0, False, empty, empty, empty, \
+                        empty, empty
+                view = tails[tail_at[i, ph]:tail_at[i, ph + 1]:strides[tr]]
+                st, k, level, known, base, shift, far, a, order, held, starts, sizes = \
+                    side_draw(kind, mt, pool, pos, view, targets[tr], eps_f[tr], mu_f[tr],
+                              slack_f, max_level, -1, has_upto[i, ph], ints[tr, 0],
+                              ints[tr, 1], ints[tr, 2], ints[tr, 3], ints[tr, 4],
+                              ints[tr, 5])
+                if st != DONE:
+                    return i, ph, st, k, level, known, base, shift, far, a, order, held, \
+                        starts, sizes
+                steps[i, ph, 0] = k
+                steps[i, ph, 1] = known
+                continue
+            nk = noise_kind[tr, ph - 2]
+            if nk == 0:
+                continue
+            if nk == 3:
+                return i, ph, PYTHON, 0, 0, 0, 0, 0, False, empty, empty, empty, empty, \
+                    empty
+            if nk == 1:
+                u, v, negative, st = discrete_laplace(kind, mt, pool, pos,
+                                                      noise_s[tr, ph - 2],
+                                                      np.int64(noise_tl[tr, ph - 2]))
+                uh = np.uint64(0)
+                ul = np.uint64(u)
+            else:
+                uh, ul, v, negative, st = discrete_laplace2(
+                    kind, mt, pool, pos, noise_s[tr, ph - 2], noise_th[tr, ph - 2],
+                    noise_tl[tr, ph - 2])
+            if st != DONE:
+                return i, ph, BOUND, 0, 0, 0, 0, 0, False, empty, empty, empty, empty, empty
+            noises[i, ph - 2, 0] = uh
+            noises[i, ph - 2, 1] = ul
+            noises[i, ph - 2, 2] = np.uint64(v)
+            noises[i, ph - 2, 3] = np.uint64(1) if negative else np.uint64(0)
+    return n, 0, DONE, 0, 0, 0, 0, 0, False, empty, empty, empty, empty, empty
+
+
+@_jit
+def block_tails(keys: Any, counts: Any, at: Any, exponent_bits: Any, offset: Any) -> Any:
+    """:func:`dprect.core.random_jit.data_tails` of every cell of a block at once: cell
+    c's entries are ``keys[at[c] : at[c + 1]]`` (and their counts); returns the tails side
+    by side and ``tail_at`` as :func:`block_draws` reads them (cell c's lower tails at
+    ``tail_at[c, 0] : tail_at[c, 1]``, its upper ones up to ``tail_at[c, 2]``): the same
+    reaches and suffix sums, int64, exact."""
+    n = at.shape[0] - 1
+    tail_at = np.zeros((n, 3), dtype=np.int64)
+    total = 0
+    for c in range(n):
+        far_lo = -1
+        far_hi = -1
+        for j in range(at[c], at[c + 1]):
+            i = (keys[j] >> exponent_bits) - offset
+            if i <= -1:
+                far_lo = max(far_lo, -i - 1)
+            elif i >= 1:
+                far_hi = max(far_hi, i - 1)
+        tail_at[c, 0] = total
+        total += far_lo + 1
+        tail_at[c, 1] = total
+        total += far_hi + 1
+        tail_at[c, 2] = total
+    tails = np.zeros(total, dtype=np.int64)
+    for c in range(n):
+        low, high = tail_at[c, 0], tail_at[c, 1]
+        for j in range(at[c], at[c + 1]):
+            i = (keys[j] >> exponent_bits) - offset
+            if i <= -1:
+                tails[low - i - 1] += counts[j]
+            elif i >= 1:
+                tails[high + i - 1] += counts[j]
+        for k in range(high - 2, low - 1, -1):
+            tails[k] += tails[k + 1]
+        for k in range(tail_at[c, 2] - 2, high - 1, -1):
+            tails[k] += tails[k + 1]
+    return tails, tail_at
+
+
+__all__ = ["PHASES", "block_draws", "block_tails"]

@@ -1,0 +1,261 @@
+"""The draws of describe cells given their statistics and centres: each cell's lower side,
+upper side, sum noise and sum-of-squares noise, in that order, from its group's stream
+(docs/privacy.md §11, "Draw order"; :func:`dprect.core.aggregates.finish_cell` makes the
+released values from them).
+
+:func:`draw_cell` draws one cell on its own; :func:`draw_cells` draws a block's cells,
+in the block's order, where the compiled samplers run (:mod:`dprect.core.random_jit`) in
+ONE compiled call for the whole block (:func:`dprect.core.block_jit.block_draws`): the
+same kernels on the same states in the same order, so the same values and the same bits
+consumed as :func:`draw_cell` cell after cell (a draw the block cannot make compiled is
+made here, exactly as :func:`draw_cell` makes it, and the block goes on). Nothing here
+reads a row; a side reads its tail counts only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Protocol
+
+import numpy as np
+
+from dprect.core.randomness import JointStreams, RandomSource, compiled_status
+from dprect.core.step_exponential import (
+    DECAY,
+    MAX_LEVEL,
+    SLACK,
+    compiled_side_arguments,
+    draw_step,
+    side_drawn,
+)
+from dprect.core.tail_bounds import CandidateStream
+
+
+class SideTier(Protocol):
+    """What a cell's side reads of its split (:class:`dprect.core.aggregates.Tier`)."""
+
+    @property
+    def target(self) -> int: ...
+
+    @property
+    def stride(self) -> int: ...
+
+    @property
+    def side_rate(self) -> Fraction: ...
+
+
+class _Strided:
+    """Every ``stride``-th candidate of a side's stream, as :func:`draw_step` reads it."""
+
+    def __init__(self, stream: CandidateStream, stride: int) -> None:
+        self.stream, self.stride = stream, stride
+
+    def has(self, k: int) -> bool:
+        return self.stream.has(k * self.stride)
+
+    @property
+    def count(self) -> int:
+        """The steps made so far (k·stride below the stream's made candidates): every
+        k below it exists, as :attr:`CandidateStream.count` tells for the stream."""
+        return -(-self.stream.count // self.stride)
+
+
+def side_step(tails: np.ndarray, stream: CandidateStream, tier: SideTier,
+              rng: RandomSource) -> int:
+    """A side's drawn candidate (an index into ``stream``) under ``tier``: one monotone
+    exponential mechanism over the candidates 0, s, 2s, … (s = ``tier.stride``), their
+    tail counts ``tails[::s]`` (:func:`~dprect.core.step_exponential.draw_step`)."""
+    s = tier.stride
+    if s == 1:
+        return draw_step(tails, stream, tier.target, tier.side_rate, rng)
+    return s * draw_step(np.asarray(tails)[::s], _Strided(stream, s),
+                         tier.target, tier.side_rate, rng)
+
+
+@dataclass(frozen=True)
+class CellDraw:
+    """What a cell draws from: its sides' tail counts and candidate streams, its split,
+    and the (s, t) of each noise it draws (DLap at scale t/s, a scale's denominator and
+    numerator), in order; ``row``: its group's index into the sources."""
+
+    lower_tails: np.ndarray
+    upper_tails: np.ndarray
+    lower: CandidateStream
+    upper: CandidateStream
+    tier: SideTier
+    noises: tuple[tuple[int, int], ...]
+    row: int
+
+
+def draw_cell(cell: CellDraw, rng: RandomSource) -> tuple[int, int, list[int]]:
+    """(the lower side's step, the upper side's, the noises) of one cell, in that order."""
+    kl = side_step(cell.lower_tails, cell.lower, cell.tier, rng)
+    ku = side_step(cell.upper_tails, cell.upper, cell.tier, rng)
+    return kl, ku, [rng.discrete_laplace_int(s, t) for s, t in cell.noises]
+
+
+def draw_cells(cells: Sequence[CellDraw], sources: list[RandomSource],
+               joined: tuple[np.ndarray, np.ndarray] | None = None
+               ) -> list[tuple[int, int, list[int]]]:
+    """:func:`draw_cell` of every cell in order, cell i from ``sources[cells[i].row]``:
+    in one compiled call for the block where the sources allow it
+    (:meth:`~dprect.core.randomness.JointStreams.possible`), else cell by cell. The
+    same values and the same bits consumed either way. ``joined``: the cells' tails
+    side by side and where each starts, as
+    :func:`~dprect.core.describe_stats.joined_tails` makes them (the cells' own tails
+    views of them), or None."""
+    if not cells or any(len(c.noises) > 2 for c in cells) \
+            or not JointStreams.possible(sources):
+        return [draw_cell(c, sources[c.row]) for c in cells]
+    from dprect.core import block_jit  # loaded with the compiled samplers (numba)
+    return _Block(cells, sources, block_jit, joined).draw()
+
+
+class _Block:
+    """One block's arrays for :func:`dprect.core.block_jit.block_draws`, and the draws
+    it leaves to Python."""
+
+    def __init__(self, cells: Sequence[CellDraw], sources: list[RandomSource],
+                 block_jit: Any, joined: tuple[np.ndarray, np.ndarray] | None) -> None:
+        from dprect.core import random_jit as jit
+
+        self.cells, self.jit, self.kernel = cells, jit, block_jit.block_draws
+        self.phases = block_jit.PHASES
+        self.joint = JointStreams(sources)
+        # the cells' kinds: (split, noise scales), a few per block (the plan's splits)
+        tiers: dict[tuple[int, tuple[tuple[int, int], ...]], int] = {}
+        firsts: list[CellDraw] = []
+        for c in cells:
+            if (id(c.tier), c.noises) not in tiers:
+                tiers[(id(c.tier), c.noises)] = len(firsts)
+                firsts.append(c)
+        kinds = [c.tier for c in firsts]
+        n, m = len(cells), len(kinds)
+        self.targets = np.array([min(int(t.target), jit.LIMIT) for t in kinds],
+                                dtype=np.int64)
+        self.side_ok = np.zeros(m, dtype=np.int64)
+        self.eps_f = np.zeros(m)
+        self.mu_f = np.zeros(m)
+        self.ints = np.zeros((m, 6), dtype=np.int64)
+        for r, t in enumerate(kinds):
+            args = compiled_side_arguments(t.side_rate, DECAY, jit)
+            if args is not None:
+                self.side_ok[r] = 1
+                self.eps_f[r], self.mu_f[r] = args[0], args[1]
+                self.ints[r] = args[2:]
+        self.noise_kind = np.zeros((m, 2), dtype=np.int64)
+        self.noise_s = np.zeros((m, 2), dtype=np.int64)
+        self.noise_th = np.zeros((m, 2), dtype=np.uint64)
+        self.noise_tl = np.zeros((m, 2), dtype=np.uint64)
+        for r, c in enumerate(firsts):
+            for q, (rate, scale) in enumerate(c.noises):
+                self.noise_kind[r, q] = (3 if not (rate < jit.LIMIT and scale < jit.WIDE)
+                                         else 1 if scale < jit.LIMIT else 2)
+                if self.noise_kind[r, q] != 3:
+                    self.noise_s[r, q] = rate
+                    self.noise_th[r, q] = scale >> 64
+                    self.noise_tl[r, q] = scale & (2**64 - 1)
+        self.rows = np.array([c.row for c in cells], dtype=np.int64)
+        self.tier_of = np.array([tiers[(id(c.tier), c.noises)] for c in cells],
+                                dtype=np.int64)
+        self.strides = np.array([t.stride for t in kinds], dtype=np.int64)
+        if joined is None:  # the cells' tails side by side (each side read strided)
+            ends = np.cumsum([len(t) for c in cells for t in (c.lower_tails, c.upper_tails)],
+                             dtype=np.int64)
+            self.tail_at = np.zeros((n, 3), dtype=np.int64)
+            self.tail_at[:, 1] = ends[0::2]
+            self.tail_at[:, 2] = ends[1::2]
+            self.tail_at[1:, 0] = ends[1::2][:-1]
+            self.tails = np.concatenate(
+                [np.zeros(0, dtype=np.int64)]
+                + [np.asarray(t, dtype=np.int64) for c in cells
+                   for t in (c.lower_tails, c.upper_tails)])
+        else:
+            self.tails, self.tail_at = joined
+        self.has_upto = np.array([[self._steps(c, 0).count, self._steps(c, 1).count]
+                                  for c in cells], dtype=np.int64).reshape(n, 2)
+        self.steps = np.zeros((n, 2, 2), dtype=np.int64)
+        self.noises = np.zeros((n, 2, 4), dtype=np.uint64)
+
+    @staticmethod
+    def _steps(cell: CellDraw, side: int) -> Any:
+        stream = cell.upper if side else cell.lower
+        s = cell.tier.stride
+        return stream if s == 1 else _Strided(stream, s)
+
+    def draw(self) -> list[tuple[int, int, list[int]]]:
+        """Every cell's (lower step, upper step, noises): the block's compiled call, run
+        again from the next phase after each draw it leaves to Python."""
+        done: dict[tuple[int, int], int] = {}  # draws made in Python: (cell, phase) → value
+        start, phase = 0, 0
+        n = len(self.cells)
+        while start < n:
+            out = self.joint.run(
+                self.kernel, start, phase, self.rows, self.tier_of, self.tails,
+                self.tail_at, self.has_upto, self.strides, self.targets, self.side_ok,
+                self.eps_f, self.mu_f, float(SLACK), MAX_LEVEL, self.ints,
+                self.noise_kind, self.noise_s, self.noise_th, self.noise_tl, self.steps,
+                self.noises)
+            i, ph, status = int(out[0]), int(out[1]), int(out[2])
+            if i >= n:
+                break
+            done[(i, ph)] = self._in_python(i, ph, status, out)
+            start, phase = (i, ph + 1) if ph + 1 < self.phases else (i + 1, 0)
+        # Python ints, made at once
+        steps, noises, upto = self.steps.tolist(), self.noises.tolist(), self.has_upto.tolist()
+        return [self._cell(i, steps[i], noises[i], upto[i], done) for i in range(n)]
+
+    def _in_python(self, i: int, ph: int, status: int, out: Any) -> int:
+        """The draw the block stopped at, made as :func:`draw_cell` makes it, on the
+        cell's source (then handed back to the block)."""
+        cell, jit = self.cells[i], self.jit
+        rng = self.joint.sources[cell.row]
+        try:
+            if ph >= 2:
+                if status == jit.BOUND:
+                    compiled_status(status, jit)  # raises
+                s, t = cell.noises[ph - 2]
+                return rng.discrete_laplace_int(s, t)
+            tails = cell.upper_tails if ph else cell.lower_tails
+            stream = cell.upper if ph else cell.lower
+            if status in (jit.ASK, jit.PYTHON):  # nothing drawn: the one-cell path
+                return side_step(tails, stream, cell.tier, rng)
+            steps = self._steps(cell, ph)
+            k, level, known, base, shift, far, a, order, held, starts, sizes = out[3:]
+            k = side_drawn(status, k, level, known, base, shift, far, a, order, held,
+                           starts, sizes, steps, int(self.has_upto[i, ph]),
+                           cell.tier.side_rate, DECAY, rng, jit)
+            return k * cell.tier.stride
+        finally:
+            self.joint.adopt(cell.row)
+
+    def _cell(self, i: int, steps: list[list[int]], noises: list[list[int]],
+              upto: list[int], done: dict[tuple[int, int], int]
+              ) -> tuple[int, int, list[int]]:
+        """Cell i's draws: the block's (its rows of ``steps`` and ``noises``; ``upto``
+        its sides' candidates made before), or the ones made in Python (``done``)."""
+        cell = self.cells[i]
+        s = cell.tier.stride
+        sides = []
+        for ph in (0, 1):
+            if (i, ph) in done:
+                sides.append(done[(i, ph)])
+                continue
+            k, known = steps[ph]
+            if known > upto[ph] and not self._steps(cell, ph).has(known - 1):
+                raise AssertionError("more tail counts than the side has candidates")
+            sides.append(k * s)
+        out = []
+        for q, (rate, scale) in enumerate(cell.noises):
+            if (i, q + 2) in done:
+                out.append(done[(i, q + 2)])
+                continue
+            uh, ul, v, negative = noises[q]
+            g = ((uh << 64 | ul) + scale * v) // rate
+            out.append(-g if negative else g)
+        return sides[0], sides[1], out
+
+
+__all__ = ["CellDraw", "SideTier", "draw_cell", "draw_cells", "side_step"]

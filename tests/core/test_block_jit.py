@@ -1,0 +1,218 @@
+"""A block of describe cells drawn in one compiled call (dprect.core.block_jit, through
+dprect.core.cell_draws.draw_cells) draws what the cells draw one by one: the same steps
+and noises, and the same bits consumed — every source's state after is the same — over
+many random cells (short and long tails, heavy ties, empty sides, fresh streams that
+make the compiled side ask and pause, a split whose integers do not fit int64, strided
+sides, one-word, two-word and Python-only noise scales); and whole describe runs give
+the same released rows with the block and cell by cell."""
+
+from __future__ import annotations
+
+import random
+import warnings
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+
+from dprect.core import cell_draws, randomness
+from dprect.core import random_jit as jit
+from dprect.core.aggregates import plan_describe, run_describe
+from dprect.core.cell_draws import CellDraw, draw_cell, draw_cells
+from dprect.core.describe_stats import (
+    BinBlock,
+    BinStatistics,
+    bin_statistics,
+    cell_statistics,
+    data_tails,
+    joined_tails,
+)
+from dprect.core.randomness import JointStreams, RandomSource
+from dprect.core.tail_bounds import CandidateStream
+
+
+@pytest.fixture(autouse=True)
+def compiled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiled samplers from the first draw."""
+    monkeypatch.setattr(randomness, "_KERNELS", jit)
+
+
+@dataclass(frozen=True)
+class _Tier:
+    target: int
+    stride: int
+    side_rate: Fraction
+
+
+TIERS = [_Tier(40, 1, Fraction(0.3)), _Tier(7, 2, Fraction(1, 3)),
+         _Tier(1000, 1, Fraction(2.5)),
+         _Tier(3, 1, Fraction(1, 2**70))]  # den past 2^62: the sides run in Python
+NOISES = [(), ((1, 5),), ((3, 2**70 + 1), (1, 7)),  # a two-word scale, then one word
+          ((1, 2**100),),  # past the compiled samplers' 2^96: Python
+          (((Fraction(2**30) / Fraction(0.0123)).denominator,  # a sum's: two words
+            (Fraction(2**30) / Fraction(0.0123)).numerator),)]
+
+
+def _tails(gen: random.Random) -> np.ndarray:
+    """A side's tail counts: non-increasing, ≥ 0 (suffix sums of counts)."""
+    shape = gen.randrange(6)
+    n = [0, 1, 3, 20, 120, 400][shape]
+    scale = gen.choice([1, 5, 1000, 10**7])
+    counts = [gen.randrange(scale + 1) if gen.random() < 0.6 else 0 for _ in range(n)]
+    if n and gen.random() < 0.3:  # heavy ties: one step holds most rows
+        counts[gen.randrange(n)] += 50 * scale
+    return np.cumsum(counts[::-1])[::-1].astype(np.int64) if n else np.zeros(0, np.int64)
+
+
+def _cells(seed: int, count: int, rows: int) -> list[CellDraw]:
+    gen = random.Random(seed)
+    out = []
+    row = 0
+    for _ in range(count):
+        centre = gen.choice([0.0, 1.5, -3.25, 1e6, 7.0e-5, -2.0e30])
+        lower, upper = CandidateStream(centre, "lower"), CandidateStream(centre, "upper")
+        if gen.random() < 0.5:  # candidates made already: no question to the stream
+            lower.has(gen.randrange(1, 600))
+            upper.has(gen.randrange(1, 600))
+        noises = gen.choice(NOISES)
+        out.append(CellDraw(_tails(gen), _tails(gen), lower, upper, gen.choice(TIERS),
+                            tuple((int(s), int(t)) for s, t in noises), row))
+        if gen.random() < 0.4:  # the next cell is the next group's: rows ascend
+            row = min(row + 1, rows - 1)
+    return out
+
+
+def _sources(seed: int, rows: int) -> list[RandomSource]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        base = RandomSource(seed=seed)
+    return [RandomSource.stream(s) for s in base.stream_seeds(rows)]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_a_block_draws_what_its_cells_draw_one_by_one(seed: int) -> None:
+    rows = 12
+    cells = _cells(seed, 160, rows)
+    one, block = _sources(seed, rows), _sources(seed, rows)
+    want = []
+    for c in _cells(seed, 160, rows):  # fresh streams: as the block's cells found them
+        want.append(draw_cell(c, one[c.row]))
+    assert JointStreams.possible(block)
+    got = draw_cells(cells, block)
+    assert got == want
+    for a, b in zip(one, block, strict=True):  # the same bits consumed, row by row
+        assert a.randbits(64) == b.randbits(64)
+        assert np.array_equal(a._state()[1], b._state()[1])
+    # the cases reach what they are for: big steps, strided sides, every noise kind
+    assert any(kl > 40 or ku > 40 for kl, ku, _ in got)
+    assert any(c.tier.stride == 2 for c in cells)
+    assert any(len(n) == 2 for _, _, n in got)
+
+
+def test_the_block_stops_for_python_and_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fresh streams make the compiled sides ask and pause; the split past int64 and the
+    scale past 2^96 are drawn in Python: every kind of stop is met, and drawn as the
+    one-cell path draws it."""
+    stops: list[int] = []
+    real = cell_draws._Block._in_python
+
+    def spy(self: cell_draws._Block, i: int, ph: int, status: int, out: object) -> int:
+        stops.append(status)
+        return real(self, i, ph, status, out)
+
+    monkeypatch.setattr(cell_draws._Block, "_in_python", spy)
+    rows = 6
+    one, block = _sources(9, rows), _sources(9, rows)
+    want = [draw_cell(c, one[c.row]) for c in _cells(9, 200, rows)]
+    assert draw_cells(_cells(9, 200, rows), block) == want
+    assert {jit.ASK, jit.PAUSE, jit.PYTHON} <= set(stops)
+
+
+def test_an_unseeded_block_shares_one_source() -> None:
+    """Groups without a seed share one OS source: the block draws from its pool (and a
+    list of distinct unseeded sources is drawn cell by cell)."""
+    shared = RandomSource()
+    cells = _cells(5, 40, 3)
+    assert JointStreams.possible([shared] * 3)
+    assert not JointStreams.possible([RandomSource(), RandomSource(), RandomSource()])
+    got = draw_cells(cells, [shared] * 3)
+    assert len(got) == 40 and all(len(n) == len(c.noises) for (_, _, n), c in
+                                  zip(got, cells, strict=True))
+
+
+@pytest.mark.parametrize("statistics", [("count", "sum", "mean"), ("count",),
+                                        ("mean", "variance", "std")])
+def test_a_run_releases_the_same_rows_with_the_block_and_cell_by_cell(
+        monkeypatch: pytest.MonkeyPatch, statistics: tuple[str, ...]) -> None:
+    gen = np.random.default_rng(3)
+    groups = list(range(60))
+    values = {(g, j): gen.normal(10.0 * j, 1.0 + g, int(gen.integers(0, 400)))
+              for g in groups for j in range(2)}
+    values[(4, 1)] = np.round(gen.exponential(3.0, 900))  # heavy ties
+    plan = plan_describe(2.0, 2, statistics=statistics)
+
+    def run() -> list[dict[str, object]]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rng = RandomSource(seed=17)
+        rows = run_describe(plan, values, groups, ["a", "b"], rng, parts=3).rows()
+        return [*rows, {"after": rng.randbits(64)}]
+
+    block = run()
+    monkeypatch.setattr(JointStreams, "possible", staticmethod(lambda sources: False))
+    assert run() == block
+
+
+def test_a_block_s_tails_are_each_cell_s_tails() -> None:
+    """describe_stats.joined_tails (one compiled call, block_jit.block_tails) gives every
+    cell's data_tails: empty cells, one-sided cells, ties, wide spreads."""
+    gen = np.random.default_rng(8)
+    stats = [cell_statistics(x, c) for x, c in [
+        (np.zeros(0), 0.0), (np.full(50, 3.0), 3.0), (gen.normal(0, 1, 300), 0.0),
+        (gen.exponential(5.0, 400), 0.0), (-gen.exponential(5.0, 30), 1.0),
+        (gen.standard_t(2, 2000) * 1e6, 12.5), (np.round(gen.normal(7, 2, 500)), 7.0)]]
+    joined = joined_tails(stats)
+    assert joined is not None
+    views, (flat, tail_at) = joined
+    for cell, (lower, upper) in zip(stats, views, strict=True):
+        want_lower, want_upper = data_tails(cell)
+        assert lower.tolist() == want_lower.tolist()
+        assert upper.tolist() == want_upper.tolist()
+    assert tail_at[-1, 2] == len(flat) and any(len(lo) > 5 for lo, _ in views)
+
+
+@pytest.mark.parametrize("unsorted", [False, True])
+def test_a_block_s_centre_histograms_are_each_cell_s(unsorted: bool) -> None:
+    """BinBlock.centre_histograms (one reduction over the block) gives every cell's
+    centre_histogram — keys, counts and dtypes — empty and missing cells, one-entry
+    cells, and a block with a cell whose bins are not sorted."""
+    gen = np.random.default_rng(4)
+    bins = {}
+    for g in range(40):
+        for j in range(3):
+            if gen.random() < 0.2:
+                continue  # a missing cell
+            x = gen.normal(0, 10.0 ** int(gen.integers(0, 6)), int(gen.integers(0, 60)))
+            x = np.round(x) if gen.random() < 0.3 else x  # ties
+            if len(x):
+                bins[(g, j)] = bin_statistics(x, False)
+    bins[(3, 1)] = BinStatistics(*(np.zeros(0, dtype=np.int64),) * 3)
+    # consecutive cells whose runs meet on one key: two cells, not one run
+    bins[(7, 2)] = bin_statistics(np.array([1.0, 2.0, 2.0]), False)
+    bins[(8, 0)] = bin_statistics(np.array([2.0, 2.0, 5.0]), False)
+    if unsorted:
+        b = bins[(5, 0)] = bin_statistics(gen.normal(0, 1e3, 200), False)
+        bins[(5, 0)] = BinStatistics(b.bins[::-1].copy(), b.counts[::-1].copy(),
+                                     b.sums[::-1].copy())
+    block = BinBlock(bins, 40, 3)
+    got = block.centre_histograms()
+    for g in range(40):
+        for j in range(3):
+            want = block.centre_histogram(g, j)
+            assert [got[g][j][0].tolist(), got[g][j][1].tolist()] == \
+                [want[0].tolist(), want[1].tolist()], (g, j)
+            assert got[g][j][1].dtype == want[1].dtype
+    assert any(len(got[g][j][0]) > 3 for g in range(40) for j in range(3))
