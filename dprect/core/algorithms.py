@@ -41,7 +41,7 @@ from dprect.core.engine import Engine
 from dprect.core.errors import ParameterError
 from dprect.core.interior_point import interior_point
 from dprect.core.planner import MethodPlan, Plan, RoundPlan
-from dprect.core.quantile_box import run_quantile_box, side_target
+from dprect.core.quantile_box import centre_query, run_quantile_box, side_target
 from dprect.core.randomness import RandomSource
 from dprect.core.result import FitResult
 from dprect.core.ties import refined, value_part
@@ -147,7 +147,7 @@ def run_quantiles(engine: Engine, domains: list[Domain], plan: MethodPlan,
     ⌊target_miss·N/R⌋ clipped rows, N = ``positives`` (the plan's public estimate or
     auto's released count; no target without it)."""
     d = plan.details
-    origin = d.get("centre_rate") is None
+    origin = _origin(plan)
     target = side_target(float(d.get("target_miss") or 0.0), positives, len(plan.rounds),
                          Fraction(d["side_epsilon"]))
     lo, hi = run_quantile_box(
@@ -159,6 +159,22 @@ def run_quantiles(engine: Engine, domains: list[Domain], plan: MethodPlan,
         aimed_decay=Fraction(d["aimed_decay"]),
         trace=trace)
     return Rectangle(lo, hi)
+
+
+def _origin(plan: MethodPlan) -> bool:
+    """Whether a quantile box's plan has the origin shape (public centre 0, no centre drawn)."""
+    return plan.details.get("centre_rate") is None
+
+
+def box_first_query(plan: MethodPlan, domains: list[Domain]) -> list[np.ndarray] | None:
+    """The first histogram query of ``plan``'s run when it is public before ``auto``'s
+    count: the quantile box's centres' coarse thresholds
+    (:func:`~dprect.core.quantile_box.centre_query`). None for another method, or the
+    origin shape, whose one query is its sides' — candidates aimed by a target drawn from
+    the count."""
+    if plan.method != "quantiles" or _origin(plan):
+        return None
+    return centre_query(domains)
 
 
 def run_nonprivate_bounding_box(engine: Engine, domains: list[Domain]) -> Rectangle:

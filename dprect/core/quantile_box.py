@@ -398,6 +398,14 @@ def coarse_thresholds(domain: Domain) -> np.ndarray:
     return _coarse_thresholds(domain)
 
 
+def centre_query(domains: Sequence[Domain]) -> list[np.ndarray]:
+    """The box's first histogram query (every axis's :func:`coarse_thresholds`, the
+    centres'): a function of the public domains only, so it is known before ``auto``'s
+    private count and an engine may answer it in the count's own pass (the count is any
+    axis's total: every row lies in exactly one bin; issue #43)."""
+    return [coarse_thresholds(dom) for dom in domains]
+
+
 def tail_thresholds(domain: Domain, lo: list[int] | None, hi: list[int]) -> np.ndarray:
     """The sides' histogram query: the thresholds L_K − 1 < … < L_1 − 1 < U_0 < U_1 < …
     (ascending; lo q_k = #{x < L_k} = #{x ≤ L_k − 1}, hi q_k = #{x > U_k})."""
@@ -460,7 +468,7 @@ def run_quantile_box(engine: Engine, domains: list[Domain], *, origin: bool,
     if origin:
         centres = [0] * len(domains)
     else:
-        coarse = engine.histograms([coarse_thresholds(dom) for dom in domains])
+        coarse = engine.histograms(centre_query(domains))
         centres = [centre_from_counts(coarse[j], dom, centre_rate, streams[j], aimed)
                    for j, dom in enumerate(domains)]
     r = AIMED_STEPS_PER_OCTAVE if aimed else STEPS_PER_OCTAVE
@@ -652,6 +660,7 @@ __all__ = [
     "SideTrace",
     "bracket_tails",
     "centre_from_counts",
+    "centre_query",
     "coarse_bins",
     "coarse_shift",
     "coarse_thresholds",

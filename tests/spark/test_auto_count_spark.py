@@ -249,3 +249,33 @@ def test_the_box_predicted_counts_its_collected_rows_without_lists(make_frame, m
             assert local._lists is None and local._chosen is not None
     assert want.method == "quantiles"
     _same(got, want)
+
+
+def test_the_box_predicted_on_pass_is_counted_by_its_first_histogram_job(make_frame,
+                                                                         monkeypatch):
+    """``auto`` on a pending plan whose label count predicts the quantile box on ``pass``
+    (issue #43: the d = 1,024 scan-limit fit): the centres' histogram query has public
+    thresholds, so its job counts the rows learned from (its first axis's total) — no
+    count job (``count_learned`` is never called) — and its counts answer the box's first
+    query: two histogram jobs in all, no pass; the numpy engine's count and rectangle."""
+    from dprect.engines.spark.checks import TableChecks
+
+    def no_job(self):
+        raise AssertionError("a count job")
+
+    monkeypatch.setattr(TableChecks, "count_learned", no_job)
+    X, y = _table(seed=6)
+    names = [f"x{j}" for j in range(D)]
+    df = make_frame(X, names, y=y, partitions=3)
+    want = dprect.fit(X, y, epsilon=1.0, delta=1e-6, seed=7, features=names)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with prepare_fit(df, features=names, label="y", epsilon=1.0, delta=1e-6,
+                         strategy="pass") as prepared:
+            assert prepared.plan.pending and prepared.engine is None
+            got = prepared.run(seed=7)
+            assert prepared.engine is not None and prepared.engine.strategy == "rounds"
+            assert prepared.engine.stats["window_jobs"] == 2
+            assert prepared.engine.stats["passes"] == 0
+    assert want.method == "quantiles"
+    _same(got, want)

@@ -12,6 +12,7 @@ import pytest
 
 import dprect
 from dprect import FloatOrder, Grid, IntegerRange
+from dprect.core.errors import ParameterError
 from dprect.engines.numpy_engine import bucket_counts
 from dprect.engines.spark.engine import SparkEngine
 from dprect.engines.spark.fit import fit_dataframe
@@ -154,3 +155,49 @@ def test_a_histogram_job_ships_the_nonzero_counts_only(make_frame, monkeypatch) 
     got = eng.histograms(cuts)
     assert [h.tolist() for h in got] == want
     assert shipped and max(shipped) <= 2 * 40
+
+
+def test_a_query_answered_ahead_counts_the_rows_and_is_kept_once(make_frame) -> None:
+    """``count_ahead`` (issue #43: the box's centres' query run as ``auto``'s count): one
+    job answers the query and returns the rows learned from (positives with finite
+    features: NaN rows dropped) — its first axis's total; the first ``histograms`` asking
+    the same thresholds is answered from it without a job, any other query (or the same
+    one again) by a job of its own: the numpy engine's counts every time."""
+    from dprect.core.quantile_box import centre_query
+    from dprect.engines.spark.checks import TableChecks
+
+    rng = np.random.default_rng(21)
+    X = np.round(rng.normal(4, 1.5, size=(200, 3)), 2)
+    X[:5, 1] = np.nan
+    y = (rng.random(200) < 0.6).astype(int)
+    dom = Grid(-2.0, 10.0, 3000)
+    keep = (y == 1) & np.isfinite(X).all(axis=1)
+    df = make_frame(X, ["a", "b", "c"], y=y, partitions=3)
+
+    def numpy_counts(cuts):
+        return [bucket_counts(dom.encode(X[keep, j]), c).tolist() for j, c in enumerate(cuts)]
+
+    first = centre_query([dom] * 3)
+    other = [np.array([10, 500, 2000])] * 3
+
+    def engine():
+        eng = SparkEngine(df, [dom] * 3, ["a", "b", "c"], strategy="rounds", cache=False,
+                          positive=TableChecks(df, ["a", "b", "c"], "y", invalid_rows="drop",
+                                                   positive_label=1).positive)
+        eng.prepare()
+        return eng
+
+    eng = engine()
+    assert eng.count_ahead(first) == int(keep.sum())
+    assert eng.stats["window_jobs"] == 1
+    assert [h.tolist() for h in eng.histograms(first)] == numpy_counts(first)
+    assert eng.stats["window_jobs"] == 1  # answered ahead: no job
+    assert [h.tolist() for h in eng.histograms(first)] == numpy_counts(first)
+    assert eng.stats["window_jobs"] == 2  # kept once
+    eng = engine()
+    eng.count_ahead(first)  # then another query first: it runs, the kept counts dropped
+    assert [h.tolist() for h in eng.histograms(other)] == numpy_counts(other)
+    assert [h.tolist() for h in eng.histograms(first)] == numpy_counts(first)
+    assert eng.stats["window_jobs"] == 3
+    with pytest.raises(ParameterError, match="before"):
+        eng.count_ahead(first)

@@ -179,6 +179,9 @@ class SparkEngine:
         self._ready_pass = ready_pass
         self._count_first = count_first
         self._histograms_only = histograms_only
+        #: a histogram query answered ahead (:meth:`count_ahead`): its thresholds and
+        #: counts, kept for the first :meth:`histograms` call, dropped by any other
+        self._ahead: tuple[list[np.ndarray], list[np.ndarray]] | None = None
         #: jobs run, rounds that fell back to a job, whether the pass was pruned and whether
         #: it was direct (diagnostics for tests and benchmarks; never part of a result)
         self.stats = {"window_jobs": 0, "prefetch_jobs": 0, "fallbacks": 0, "pruned": 0,
@@ -309,11 +312,34 @@ class SparkEngine:
         assert self._strategy is not None
         return self._strategy.window(axis, side, first, stop)
 
+    def count_ahead(self, thresholds: Sequence[np.ndarray]) -> int:
+        """Before any window or cut: answer the histogram query ``thresholds`` now (as
+        :meth:`histograms`, one job on Spark) and return the number of remaining rows —
+        its first axis's total, every row lying in exactly one slot of an axis — the
+        count ``auto``'s private count adds its noise to, without a job of its own (issue
+        #43: the quantile box's first query, :func:`~dprect.core.algorithms.box_first_query`,
+        is public before the count). The counts are kept inside the driver for the first
+        :meth:`histograms` call, answered from them if it asks exactly ``thresholds``
+        before any cut (else dropped): nothing is released that the run does not ask."""
+        if self._used:
+            raise ParameterError("count_ahead must come before the first window or cut")
+        asked = [np.array(t, copy=True) for t in axes_thresholds(thresholds, self.dims)]
+        answer = self.histograms(asked)
+        self._used = False  # a query answered ahead is no round of the run
+        self._ahead = (asked, answer)
+        return int(answer[0].sum())
+
     def histograms(self, thresholds: Sequence[np.ndarray]) -> list[np.ndarray]:
         """Counts of the remaining rows between each axis's thresholds, as
         :meth:`NumpyEngine.histograms` gives them: on the driver's collected rows
-        (``collect``), else ONE job over every axis (the rounds strategy's)."""
+        (``collect``), else ONE job over every axis (the rounds strategy's); a query
+        :meth:`count_ahead` answered, asked first and before any cut, from its counts."""
         cuts = axes_thresholds(thresholds, self.dims)
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None and not self._cuts and all(
+                np.array_equal(a, b) for a, b in zip(ahead[0], cuts, strict=True)):
+            self._used = True
+            return ahead[1]
         self._used = True
         self.prepare()
         strat = self._strategy

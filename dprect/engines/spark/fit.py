@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.util import InheritableThread
 
-from dprect.core.algorithms import resolve_auto, run_plan
+from dprect.core.algorithms import box_first_query, resolve_auto, run_plan
 from dprect.core.domains import GridArg, feature_names, resolve_domains
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.planner import Plan
@@ -201,8 +201,11 @@ def prepare_fit(
     learned from, draws, and then runs the chosen method's first job — with ``pass`` and
     ``prefetch`` the count is the first job of the method predicted at the label count
     (its pass counts the rows learned from: ``count_first``; kept when the draw chooses
-    that method; a predicted quantile box, which asks no window, is counted by one
-    aggregation where its first job would be ``pass``'s), else one aggregation.
+    that method; a predicted quantile box, which asks no window, is counted — where its
+    first job would be ``pass``'s — by its first histogram job, the centres' query whose
+    thresholds are public (:meth:`SparkEngine.count_ahead
+    <dprect.engines.spark.engine.SparkEngine.count_ahead>`; the origin shape: one
+    aggregation)), else one aggregation.
 
     Nothing here refuses a table for its values, except the opt-in ``error`` policy: rows
     whose label is not ``positive_label`` (other values, nulls) are negatives, and a table
@@ -301,8 +304,10 @@ def prepare_fit(
     # it reads every row; prefetch: between its two filters) — no count job of its own;
     # the engine is kept when the private count chooses that method (nearly always), else
     # closed and the chosen method's built. A predicted quantile box asks no window: on
-    # ``collect`` its count lists nothing, and where it would take ``pass`` it is counted
-    # by one aggregation and its engine runs no pass (its histogram jobs only)
+    # ``collect`` its count lists nothing, and where it would take ``pass`` its engine
+    # runs no pass (its histogram jobs only) and it is counted by its first histogram
+    # job (the centres' query, public before the count: SparkEngine.count_ahead), or by
+    # one aggregation for the origin shape
     guess = the_plan.resolved(replace(the_plan.count, noisy=max(ones, 1))) \
         if route in ("pass", "prefetch") and the_plan.count is not None else None
     early: list[SparkEngine] = []
@@ -320,7 +325,12 @@ def prepare_fit(
             fresh = build(guess.chosen.tie_breaker(doms), guess)
             early.append(fresh)
             fresh.prepare(size_hint=ones)
-            return checks.count_learned()
+            first = box_first_query(guess.chosen, doms)
+            if first is None:  # the origin shape: its one query needs the count's target
+                return checks.count_learned()
+            # the centres' query is public: its job counts the rows too (no read of its
+            # own for the count; kept for the box's first query, dropped otherwise)
+            return fresh.count_ahead(first)
         early.append(fresh)
         fresh.presample()
         fresh.prepare(size_hint=ones)
