@@ -201,3 +201,46 @@ def test_a_query_answered_ahead_counts_the_rows_and_is_kept_once(make_frame) -> 
     assert eng.stats["window_jobs"] == 3
     with pytest.raises(ParameterError, match="before"):
         eng.count_ahead(first)
+
+
+@pytest.mark.parametrize("shape", ["general", "origin"])
+def test_the_box_holds_the_rows_between_its_two_queries(make_frame, monkeypatch,
+                                                        shape) -> None:
+    """The box's two histogram jobs on Spark (issue #43): the first persists the rows
+    learned from (their feature columns) in the executors and the second reads them from
+    there, not the table again; the held rows are released when the fit closes. The
+    origin shape asks one query: nothing held. The numpy engine's box either way."""
+    from dprect.engines.spark import rounds
+    from dprect.engines.spark.fit import prepare_fit
+
+    held: list[bool] = []
+    real = rounds.RoundsStrategy.histograms
+
+    def spy(self, thresholds, **kwargs):
+        answer = real(self, thresholds, **kwargs)
+        held.append(self._held is not None and self._held.storageLevel.useMemory)
+        return answer
+
+    monkeypatch.setattr(rounds.RoundsStrategy, "histograms", spy)
+    rng = np.random.default_rng(23)
+    X = np.round(rng.normal(4, 1.5, size=(300, 3)), 2)
+    X[:4, 2] = np.nan
+    y = (rng.random(300) < 0.5).astype(int)
+    dom = Grid(-2.0, 10.0, 3000)
+    names = ["x0", "x1", "x2"]
+    opts = {"shape": "origin"} if shape == "origin" else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = dprect.fit(X, y, grid=dom, epsilon=2.0, delta=1e-6, method="quantiles",
+                          seed=6, features=names, **opts)
+        df = make_frame(X, names, y=y, partitions=3)
+        with prepare_fit(df, features=names, label="y", grid=dom, epsilon=2.0, delta=1e-6,
+                         method="quantiles", strategy="pass", **opts) as prepared:
+            got = prepared.run(seed=6)
+            kept = prepared.engine.implementation._held
+    assert (got.lower_index, got.upper_index) == (want.lower_index, want.upper_index)
+    if shape == "origin":
+        assert held == [False] and kept is None
+    else:
+        assert held == [True, True]
+        assert not kept.storageLevel.useMemory and not kept.storageLevel.useDisk

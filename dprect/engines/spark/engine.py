@@ -123,7 +123,11 @@ class SparkEngine:
     ``histograms_only`` — the plan asks :meth:`histograms` only (the quantile box): a
     strategy other than ``collect`` runs no first pass (``prefetch``'s lists, ``pass``'s
     keys: read for windows never asked); each query is one job (the rounds strategy's),
-    and :attr:`strategy` names ``rounds`` once prepared (what ran).
+    and :attr:`strategy` names ``rounds`` once prepared (what ran); ``hold``: the plan
+    asks more than one query (the box's centres, then its sides), so the rows learned
+    from are persisted in the executors by the first and read from there by the next
+    (their feature columns as read: :class:`~dprect.engines.spark.rounds.RoundsStrategy`;
+    released by :meth:`close`).
     """
 
     def __init__(self, data: DataFrame, domains: Sequence[Domain],
@@ -137,6 +141,7 @@ class SparkEngine:
                  never_cuts: bool = False,
                  ready_pass: tuple[PassEngine, PassRunner] | None = None,
                  count_first: bool = False, histograms_only: bool = False,
+                 hold: bool = False,
                  presampled: Presampled | None = None) -> None:
         if strategy not in STRATEGIES:
             raise ParameterError(f"spark strategy must be one of {', '.join(STRATEGIES)}; "
@@ -179,6 +184,7 @@ class SparkEngine:
         self._ready_pass = ready_pass
         self._count_first = count_first
         self._histograms_only = histograms_only
+        self._hold = hold
         #: a histogram query answered ahead (:meth:`count_ahead`): its thresholds and
         #: counts, kept for the first :meth:`histograms` call, dropped by any other
         self._ahead: tuple[list[np.ndarray], list[np.ndarray]] | None = None
@@ -269,7 +275,7 @@ class SparkEngine:
         if self.strategy == "collect":
             built = CollectStrategy(rows, held=self._held)
         elif self._histograms_only:  # no first pass for windows never asked: histogram jobs
-            built = RoundsStrategy(rows, cache=False)
+            built = RoundsStrategy(rows, cache=False, hold=self._hold)
             self.strategy = "rounds"  # what runs, not what was asked (``pass``, ...)
         elif self.strategy == "pass":
             built = PassStrategy(rows, self._schedule, self._budget_mb * 2**20,

@@ -260,6 +260,9 @@ def prepare_fit(
             # the quantile box asks histograms only: no first pass for windows
             histograms_only=(not for_plan.pending and not count_first
                              and for_plan.chosen.method == "quantiles"),
+            # two queries (the centres', then the sides'): the first keeps the rows
+            hold=(not for_plan.pending
+                  and box_first_query(for_plan.chosen, doms) is not None),
             presampled=presampled)
 
     pending = the_plan.pending

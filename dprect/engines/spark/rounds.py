@@ -24,7 +24,7 @@ from pyspark.sql import functions as F  # noqa: N812
 from dprect.core.domains import Side
 from dprect.engines.numpy_engine import axes_thresholds
 from dprect.engines.spark.prefetch import RANK_COLUMN, refine, with_ranks
-from dprect.engines.spark.sql import all_of, literal, seen
+from dprect.engines.spark.sql import all_of, ident, literal, seen
 from dprect.engines.spark.strategy import Rows
 
 #: above this many rows a window is taken by a full sort instead of a top-N heap
@@ -35,13 +35,18 @@ _TOP_K_CONF = "spark.sql.execution.topKSortFallbackThreshold"
 
 class RoundsStrategy:
     """A job a round on the encoded positives (``cache``: persist them, released by
-    :meth:`close`)."""
+    :meth:`close`; ``hold``: persist instead the rows learned from as they are read —
+    their feature columns, narrower than the sort values — encoded again by each query:
+    the quantile box's two histogram queries, issue #43, where the second read of a wide
+    table, every row decoded to keep the positives, cost as much as the first)."""
 
-    def __init__(self, rows: Rows, *, cache: bool = True) -> None:
+    def __init__(self, rows: Rows, *, cache: bool = True, hold: bool = False) -> None:
         self.rows = rows
-        self.cache = cache
+        self.cache = cache and not hold
+        self.hold = hold
         self._vcols = [f"_v{j}" for j in range(len(rows.names))]
         self._encoded_rows: DataFrame | None = None
+        self._held: DataFrame | None = None
         self._cached = False
 
     def prepare(self) -> bool:
@@ -117,6 +122,8 @@ class RoundsStrategy:
         """Release the cached rows (the strategy can still answer, uncached)."""
         if self._cached and self._encoded_rows is not None:
             self._encoded_rows.unpersist()
+        if self._held is not None:
+            self._held.unpersist()
         self._cached = False
 
     def _key(self, axis: int, side: Side) -> Column:
@@ -129,6 +136,10 @@ class RoundsStrategy:
         if self._encoded_rows is None:
             rows = self.rows
             data = rows.data if rows.positive is None else rows.data.where(rows.positive)
+            if self.hold:  # the rows learned from, read once for every query
+                data = data.selectExpr(*map(ident, rows.names))
+                data = data.persist(StorageLevel.MEMORY_AND_DISK)
+                self._held = data
             encoded = data.selectExpr(*[f"{rows.sorts[j]} AS {v}"
                                         for j, v in enumerate(self._vcols)])
             if rows.ties is not None:  # ranks among identical rows, then r_j
