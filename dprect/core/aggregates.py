@@ -91,7 +91,9 @@ same ``map``, each group's from its second stream (:func:`finish_small`).
 :func:`run_describe` (arrays) and the Spark route feed the same statistics to the same
 functions. Within a block the cells of a round are drawn together
 (:func:`~dprect.core.cell_draws.draw_cells`: one compiled call where numba is installed,
-each cell from its group's stream in the order above — the same draws as cell by cell).
+each cell from its group's stream in the order above — the same draws as cell by cell),
+and released together (:func:`_released_many`: the exact sums, released values and
+intervals in one compiled call, :mod:`dprect.core.release_jit` — the same values).
 """
 
 from __future__ import annotations
@@ -128,6 +130,7 @@ from dprect.core.randomness import (
     STREAM_SEED_BITS,
     JointStreams,
     RandomSource,
+    loaded_kernels,
 )
 from dprect.core.request import DescribeRequest, Neighbouring, check_run_epsilon
 from dprect.core.statistic import noises_drawn
@@ -1201,9 +1204,84 @@ def _finish_many(plan: DescribePlan, work: Sequence[tuple[int, Tier, float, Cell
                         None if joined is None else joined[0][i])
              for i, (row, tier, centre, stats, _) in enumerate(work)]
     drawn = draw_cells(cells, sources, None if joined is None else joined[1])
-    return [_released(plan, cell, centre, stats, noisy_n, *d)
+    return _released_many(plan, cells, work, drawn)
+
+
+#: a noisy count or sum noise the compiled release takes: |v| < 2^62 (S + noise fits)
+_RELEASE_LIMIT = 1 << 62
+
+
+def _released_many(plan: DescribePlan, cells: Sequence[CellDraw],
+                   work: Sequence[tuple[int, Tier, float, CellStatistics, int | None]],
+                   drawn: Sequence[tuple[int, int, list[int]]]
+                   ) -> list[tuple[Cell, float | None]]:
+    """:func:`_released` of each cell in order. Where the compiled samplers run
+    (:func:`~dprect.core.randomness.loaded_kernels`) and a cell draws its sum noise alone (a
+    count, sum or mean run: no sum of squares), its exact sum, step, released sum and
+    mean and its intervals are made for the whole block in one compiled call
+    (:func:`dprect.core.release_jit.release_cells`: the same values, bit for bit); the
+    bounds and the pivot are made here as :func:`_released` makes them, and a cell the
+    compiled call cannot make exactly (its module notes) is released by
+    :func:`_released`."""
+    slow = [_released(plan, cell, centre, stats, noisy_n, *d)
             for cell, (_, _, centre, stats, noisy_n), d in zip(cells, work, drawn,
-                                                                strict=True)]
+                                                                strict=True)] \
+        if not (plan.statistics and plan.squares_scale is None
+                and loaded_kernels() is not None
+                and any(len(c.noises) == 1 for c in cells)) else None
+    if slow is not None:
+        return slow
+    from dprect.core import release_jit  # loaded with the compiled samplers (numba)
+
+    n = len(cells)
+    bounds = np.zeros((n, 3))
+    kl = np.zeros(n, dtype=np.int64)
+    ku = np.zeros(n, dtype=np.int64)
+    noisy = np.zeros(n, dtype=np.int64)
+    noise = np.zeros(n, dtype=np.int64)
+    sum_eps = np.zeros(n)
+    k_bits = np.full(n, -1, dtype=np.int64)  # −1: released by _released
+    parts: list[CellStatistics] = []
+    for c, (cell, (_, tier, centre, stats, noisy_n), (a, b, noises)) in enumerate(
+            zip(cells, work, drawn, strict=True)):
+        k = tier.sum_sensitivity
+        if len(noises) != 1 or noisy_n is None or k & (k - 1) or not 0 < k < _RELEASE_LIMIT \
+                or not -_RELEASE_LIMIT < noises[0] < _RELEASE_LIMIT \
+                or not -_RELEASE_LIMIT < noisy_n < _RELEASE_LIMIT \
+                or not stats.keys.dtype == stats.counts.dtype == stats.sums.dtype == np.int64:
+            parts.append(CellStatistics.empty())
+            continue
+        parts.append(stats)
+        lo, hi = cell.lower.value(a), cell.upper.value(b)
+        bounds[c] = lo, hi, choose_pivot(lo, centre, hi, plan.count_epsilon,
+                                         tier.sum_epsilon)
+        kl[c], ku[c], noisy[c], noise[c] = a, b, noisy_n, noises[0]
+        sum_eps[c], k_bits[c] = tier.sum_epsilon, k.bit_length() - 1
+    at = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum([len(p.keys) for p in parts], out=at[1:])
+    empty = np.zeros(0, dtype=np.int64)
+    keys, counts, sums = (np.concatenate([empty] + [getattr(p, f) for p in parts])
+                          for f in ("keys", "counts", "sums"))
+    status, values = release_jit.release_cells(
+        keys, counts, sums, at, kl, ku, bounds, noisy, noise, sum_eps, k_bits, plan.count_epsilon,
+        plan.interval_level, "sum" in plan.statistics, "mean" in plan.statistics)
+    want = set(plan.statistics)
+    out: list[tuple[Cell, float | None]] = []
+    for ok, row, bound, cell, (_, _, centre, stats, noisy_n), d in zip(
+            status.tolist(), values.tolist(), bounds.tolist(), cells, work, drawn,
+            strict=True):
+        if ok != release_jit.DONE:
+            out.append(_released(plan, cell, centre, stats, noisy_n, *d))
+            continue
+        total, mean = row[0], row[1]
+        spans = {"count": ("count", row[2], row[3]), "sum": ("sum", row[4], row[5]),
+                 "mean": ("mean", row[6], row[7])}
+        count = float(max(noisy_n, 0))
+        out.append((Cell(bound[0], bound[1], count if "count" in want else None,
+                         total if "sum" in want else None,
+                         mean if "mean" in want else None,
+                         tuple(spans[s] for s in plan.statistics if s in spans)), mean))
+    return out
 
 
 def _cell_draw(plan: DescribePlan, tier: Tier, centre: float, stats: CellStatistics,

@@ -576,6 +576,13 @@ def kernels() -> Any:
     return _KERNELS
 
 
+def loaded_kernels() -> Any:
+    """:mod:`dprect.core.random_jit` if this process has loaded it already, else None:
+    :func:`kernels` without counting a call (a caller that only follows the samplers'
+    choice, as the compiled release of describe cells does)."""
+    return None if _KERNELS in ((), None) else _KERNELS
+
+
 def _words(t: int) -> tuple[np.uint64, np.uint64]:
     """t < 2^128 as its (high, low) 64-bit words, for a compiled two-word sampler."""
     return np.uint64(t >> 64), np.uint64(t & 0xFFFFFFFFFFFFFFFF)
