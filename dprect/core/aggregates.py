@@ -99,13 +99,14 @@ intervals in one compiled call, :mod:`dprect.core.release_jit` — the same valu
 from __future__ import annotations
 
 import dataclasses
+import gc
 import itertools
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import cached_property, partial
-from typing import Any, Protocol
+from functools import cached_property, partial, wraps
+from typing import Any, Protocol, TypeVar, cast
 
 import numpy as np
 
@@ -861,6 +862,31 @@ class BlockDraws:
     pooled: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def collector_paused(fn: _F) -> _F:
+    """``fn`` run with Python's cyclic garbage collector paused (restored after, as it
+    was): a block of cells makes some ten small objects a cell (tuples, cells, views),
+    and each full collection the allocations set off walks every live object of the
+    process — a run's statistics and the cells released so far — about a third of a
+    block's CPU on a many-groups run (issue #42; docs/results.md §3). Nothing is
+    collected later than the block's end, and reference counting frees what has no
+    cycle as before; the values are the same (the collector frees memory, it draws
+    nothing)."""
+    @wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        was = gc.isenabled()
+        gc.disable()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            if was:
+                gc.enable()
+    return cast(_F, run)
+
+
+@collector_paused
 def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | None]
                    ) -> BlockDraws:
     """Round one of ``block`` (docs/privacy.md §11, "Draw order"): group g (local) draws
@@ -1064,6 +1090,7 @@ def small_centre(own: float | None, anchor: float) -> float:
     return float(own)
 
 
+@collector_paused
 def finish_small(plan: DescribePlan, anchors: Sequence[tuple[float, bool]],
                  block: CellBlock | None, draws: BlockDraws) -> list[list[Cell]]:
     """Round two of the block: each group with cells of smaller splits draws them from its
