@@ -1260,54 +1260,52 @@ def _released_many(plan: DescribePlan, cells: Sequence[CellDraw],
         return slow
     from dprect.core import release_jit  # loaded with the compiled samplers (numba)
 
-    n = len(cells)
-    bounds = np.zeros((n, 3))
-    kl = np.zeros(n, dtype=np.int64)
-    ku = np.zeros(n, dtype=np.int64)
-    noisy = np.zeros(n, dtype=np.int64)
-    noise = np.zeros(n, dtype=np.int64)
-    sum_eps = np.zeros(n)
-    k_bits = np.full(n, -1, dtype=np.int64)  # −1: released by _released
+    floats: list[tuple[float, float, float, float]] = []  # L, U, p, ε_S
+    ints: list[tuple[int, int, int, int, int]] = []  # steps, ñ, noise, K (−1: Python)
     parts: list[CellStatistics] = []
-    for c, (cell, (_, tier, centre, stats, noisy_n), (a, b, noises)) in enumerate(
-            zip(cells, work, drawn, strict=True)):
+    skip, empty_stats = (0.0, 0.0, 0.0, 0.0), CellStatistics.empty()
+    for cell, (_, tier, centre, stats, noisy_n), (a, b, noises) in zip(cells, work, drawn,
+                                                                       strict=True):
         k = tier.sum_sensitivity
         if len(noises) != 1 or noisy_n is None or k & (k - 1) or not 0 < k < _RELEASE_LIMIT \
                 or not -_RELEASE_LIMIT < noises[0] < _RELEASE_LIMIT \
                 or not -_RELEASE_LIMIT < noisy_n < _RELEASE_LIMIT \
                 or not stats.keys.dtype == stats.counts.dtype == stats.sums.dtype == np.int64:
-            parts.append(CellStatistics.empty())
+            parts.append(empty_stats)
+            floats.append(skip)
+            ints.append((0, 0, 0, 0, -1))
             continue
         parts.append(stats)
         lo, hi = cell.lower.value(a), cell.upper.value(b)
-        bounds[c] = lo, hi, choose_pivot(lo, centre, hi, plan.count_epsilon,
-                                         tier.sum_epsilon)
-        kl[c], ku[c], noisy[c], noise[c] = a, b, noisy_n, noises[0]
-        sum_eps[c], k_bits[c] = tier.sum_epsilon, k.bit_length() - 1
-    at = np.zeros(n + 1, dtype=np.int64)
+        floats.append((lo, hi, choose_pivot(lo, centre, hi, plan.count_epsilon,
+                                             tier.sum_epsilon), tier.sum_epsilon))
+        ints.append((a, b, noisy_n, noises[0], k.bit_length() - 1))
+    at = np.zeros(len(cells) + 1, dtype=np.int64)
     np.cumsum([len(p.keys) for p in parts], out=at[1:])
     empty = np.zeros(0, dtype=np.int64)
     keys, counts, sums = (np.concatenate([empty] + [getattr(p, f) for p in parts])
                           for f in ("keys", "counts", "sums"))
+    f = np.array(floats, dtype=np.float64).reshape(-1, 4)
+    i = np.array(ints, dtype=np.int64).reshape(-1, 5)
     status, values = release_jit.release_cells(
-        keys, counts, sums, at, kl, ku, bounds, noisy, noise, sum_eps, k_bits, plan.count_epsilon,
+        keys, counts, sums, at, i[:, 0].copy(), i[:, 1].copy(), f[:, :3], i[:, 2].copy(),
+        i[:, 3].copy(), f[:, 3].copy(), i[:, 4].copy(), plan.count_epsilon,
         plan.interval_level, "sum" in plan.statistics, "mean" in plan.statistics)
     want = set(plan.statistics)
+    # each asked interval's columns of the values (count, sum, mean: query_intervals')
+    spans = [(name, 2 + 2 * q) for name in plan.statistics
+             for q, known in enumerate(("count", "sum", "mean")) if name == known]
     out: list[tuple[Cell, float | None]] = []
     for ok, row, bound, cell, (_, _, centre, stats, noisy_n), d in zip(
-            status.tolist(), values.tolist(), bounds.tolist(), cells, work, drawn,
-            strict=True):
+            status.tolist(), values.tolist(), floats, cells, work, drawn, strict=True):
         if ok != release_jit.DONE:
             out.append(_released(plan, cell, centre, stats, noisy_n, *d))
             continue
         total, mean = row[0], row[1]
-        spans = {"count": ("count", row[2], row[3]), "sum": ("sum", row[4], row[5]),
-                 "mean": ("mean", row[6], row[7])}
-        count = float(max(noisy_n, 0))
-        out.append((Cell(bound[0], bound[1], count if "count" in want else None,
-                         total if "sum" in want else None,
-                         mean if "mean" in want else None,
-                         tuple(spans[s] for s in plan.statistics if s in spans)), mean))
+        out.append((Cell(bound[0], bound[1],
+                         float(max(noisy_n, 0)) if "count" in want else None,
+                         total if "sum" in want else None, mean if "mean" in want else None,
+                         tuple([(name, row[q], row[q + 1]) for name, q in spans])), mean))
     return out
 
 
