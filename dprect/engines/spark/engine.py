@@ -123,7 +123,13 @@ class SparkEngine:
     ``histograms_only`` — the plan asks :meth:`histograms` only (the quantile box): a
     strategy other than ``collect`` runs no first pass (``prefetch``'s lists, ``pass``'s
     keys: read for windows never asked); each query is one job (the rounds strategy's),
-    and :attr:`strategy` names ``rounds`` once prepared (what ran).
+    and :attr:`strategy` names ``rounds`` once prepared (what ran). With ``count_first``
+    (the box predicted for a pending plan, :func:`~dprect.engines.spark.fit.prepare_fit`)
+    the one exception is ``prefetch``, whose pass counts the rows learned from between
+    its two filters in its one job; ``pass``'s would ship every positive to the Python
+    workers only to count them — dearer than one aggregation (issue #43, d = 1,024) — so
+    the box on ``pass`` runs no pass and its count is a job;
+    ``collect``'s count (:meth:`remaining`) lists nothing for a window.
     """
 
     def __init__(self, data: DataFrame, domains: Sequence[Domain],
@@ -217,15 +223,15 @@ class SparkEngine:
                                  "or cut (give the ties to the engine's constructor)")
         self._ties = wanted
 
-    def remaining(self, *, lists: bool = True) -> int:
+    def remaining(self) -> int:
         """``collect`` (or ``pass`` / ``prefetch`` built with ``count_first``, when their
         pass counted) only, before any cut: the
         number of positives collected (counted by the first pass) — the rows learned from,
         the count ``auto``'s private count adds its noise to (exact, inside the driver).
-        The other strategies hold no such count (the fit counts in Spark). ``lists``:
-        ``collect``'s count on the shipped rows also lists for a first window (False:
-        no window is expected — speed only, :meth:`MatrixEngine.remaining
-        <dprect.engines.numpy_matrix.MatrixEngine.remaining>`)."""
+        The other strategies hold no such count (the fit counts in Spark).
+        ``collect``'s count on the shipped rows also lists for a first window, unless
+        the engine is ``histograms_only`` (no window is expected — speed only,
+        :meth:`MatrixEngine.remaining <dprect.engines.numpy_matrix.MatrixEngine.remaining>`)."""
         if isinstance(self._strategy, PassStrategy | PrefetchStrategy) and not self._used:
             counted = self._strategy.learned()
             if counted is not None:
@@ -233,7 +239,7 @@ class SparkEngine:
         if not isinstance(self._strategy, CollectStrategy) or self._used:
             raise ParameterError("only a prepared collect engine, before any round, counts "
                                  "its positives")
-        return self._strategy.remaining(lists=lists)
+        return self._strategy.remaining(lists=not self._histograms_only)
 
     def presample(self, *, maybe: bool = False) -> Presampled | None:
         """For ``prefetch``: take the pass's sample and count the table's partitions now
@@ -245,7 +251,7 @@ class SparkEngine:
         unused."""
         every = maybe and self.strategy == "auto" and may_prefetch(self.dims, self._budget_mb)
         if ((self.strategy == "prefetch" or every) and self._sample is None
-                and not self._histograms_only):
+                and (self._count_first or not self._histograms_only)):
             values = {j: as_double(n) for j, n in enumerate(self._names)}
             specs = [PrefixSpec(0, "lo", 1, tuple(range(self.dims)))] if every else self._specs
             self._sample = take_sample(self._data, values, specs, positive=self._positive)
@@ -265,7 +271,8 @@ class SparkEngine:
         built: Strategy
         if self.strategy == "collect":
             built = CollectStrategy(rows, held=self._held)
-        elif self._histograms_only:  # no first pass for windows never asked: histogram jobs
+        elif self._histograms_only and not (self._count_first and self.strategy == "prefetch"):
+            # no first pass for windows never asked (prefetch's counts): histogram jobs
             built = RoundsStrategy(rows, cache=False)
             self.strategy = "rounds"  # what runs, not what was asked (``pass``, ...)
         elif self.strategy == "pass":
