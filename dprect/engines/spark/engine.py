@@ -128,7 +128,7 @@ class SparkEngine:
     the one exception is ``prefetch``, whose pass counts the rows learned from between
     its two filters in its one job; ``pass``'s would ship every positive to the Python
     workers only to count them — dearer than one aggregation (issue #43, d = 1,024) — so
-    the box on ``pass`` runs no pass and its count is a job;
+    the box on ``pass`` runs no pass and its count is a job (:attr:`counts` False);
     ``collect``'s count (:meth:`remaining`) lists nothing for a window.
     """
 
@@ -223,23 +223,37 @@ class SparkEngine:
                                  "or cut (give the ties to the engine's constructor)")
         self._ties = wanted
 
+    @property
+    def counts(self) -> bool:
+        """Whether the prepared engine holds the count of the rows learned from, so that
+        :meth:`remaining` answers without a job: before any round, on ``collect``'s
+        collected rows, or after a ``pass`` / ``prefetch`` first pass that counted them
+        (``count_first``; ``prefetch``'s not with ties or on Spark Connect: its module
+        notes, "The count"). False before :meth:`prepare` and for the other strategies
+        (the fit then counts with a job of its own)."""
+        s = self._strategy
+        if s is None or self._used:
+            return False
+        return isinstance(s, CollectStrategy) or (
+            isinstance(s, PassStrategy | PrefetchStrategy) and s.learned() is not None)
+
     def remaining(self) -> int:
-        """``collect`` (or ``pass`` / ``prefetch`` built with ``count_first``, when their
-        pass counted) only, before any cut: the
+        """Where the engine :attr:`counts` only, before any cut: the
         number of positives collected (counted by the first pass) — the rows learned from,
         the count ``auto``'s private count adds its noise to (exact, inside the driver).
-        The other strategies hold no such count (the fit counts in Spark).
         ``collect``'s count on the shipped rows also lists for a first window, unless
         the engine is ``histograms_only`` (no window is expected — speed only,
         :meth:`MatrixEngine.remaining <dprect.engines.numpy_matrix.MatrixEngine.remaining>`)."""
-        if isinstance(self._strategy, PassStrategy | PrefetchStrategy) and not self._used:
-            counted = self._strategy.learned()
-            if counted is not None:
-                return counted
-        if not isinstance(self._strategy, CollectStrategy) or self._used:
-            raise ParameterError("only a prepared collect engine, before any round, counts "
-                                 "its positives")
-        return self._strategy.remaining(lists=not self._histograms_only)
+        if not self.counts:
+            raise ParameterError("only a prepared collect engine, or a first pass that "
+                                 "counted, before any round, counts its positives")
+        s = self._strategy
+        if isinstance(s, CollectStrategy):
+            return s.remaining(lists=not self._histograms_only)
+        assert isinstance(s, PassStrategy | PrefetchStrategy)
+        counted = s.learned()
+        assert counted is not None
+        return counted
 
     def presample(self, *, maybe: bool = False) -> Presampled | None:
         """For ``prefetch``: take the pass's sample and count the table's partitions now

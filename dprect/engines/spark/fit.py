@@ -317,10 +317,8 @@ def prepare_fit(
         fresh.resolve(size_hint=ones)
         fresh.presample()
         fresh.prepare()
-        try:
-            return fresh.remaining()
-        except ParameterError:  # a job that could not count (prefetch with ties): a job
-            return checks.count_learned()
+        # a first job that did not count (the box on pass, prefetch with ties): a job
+        return fresh.remaining() if fresh.counts else checks.count_learned()
 
     def ready(for_plan: Plan) -> SparkEngine:
         """The engine for a resolved plan's chosen method, with its first job(s) run."""
