@@ -119,7 +119,8 @@ class SparkEngine:
     ``count_first`` — ``pass`` and ``prefetch`` only: the first pass counts the rows
     learned from (:meth:`remaining`), ``auto``'s count without a job — ``pass``'s reads
     every row (no JVM prefilter), ``prefetch``'s counts them between its two filters
-    (:mod:`dprect.engines.spark.prefetch`, "The count"; not with ties: then None).
+    (:mod:`dprect.engines.spark.prefetch`, "The count"; not with ties: then
+    :attr:`counts` is False).
     ``histograms_only`` — the plan asks :meth:`histograms` only (the quantile box): a
     strategy other than ``collect`` runs no first pass (``prefetch``'s lists, ``pass``'s
     keys: read for windows never asked); each query is one job (the rounds strategy's),

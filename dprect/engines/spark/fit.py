@@ -314,7 +314,7 @@ def prepare_fit(
         assert guess is not None
         fresh = build(guess.chosen.tie_breaker(doms), guess, count_first=True)
         early.append(fresh)
-        fresh.resolve(size_hint=ones)
+        fresh.resolve(size_hint=ones)  # the route first (no job): presample sees prefetch
         fresh.presample()
         fresh.prepare()
         # a first job that did not count (the box on pass, prefetch with ties): a job
