@@ -24,8 +24,8 @@ Hence for a seed the same random bits are read and the same cells released as by
 laws drawn one by one (:func:`~dprect.core.quantile_centre.draw_near` on each
 ``quantile_law``) — tests/core/test_quantile_draws.py holds the two draw for draw.
 
-**Compiled.** Where numba is loaded (:func:`dprect.core.randomness.kernels`, after a
-process's first ``JIT_AFTER`` sampler calls) a cell's laws are drawn in one call of
+**Compiled.** Where numba is loaded (:func:`dprect.core.randomness.kernels`, once a
+process's announced work reaches ``JIT_AFTER`` sampler calls) a cell's laws are drawn in one call of
 :func:`dprect.core.random_jit.unimodal_rounds` — the same attempts and rounds on the same
 stream — from :func:`compiled_tables`: each law's buckets at the first precision and the
 exact intervals of the first uniform's 64 bits on which ``Buckets.decide`` picks each
