@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 
 from dprect.core.domains import FloatBins
-from dprect.core.randomness import kernels, loaded_kernels
+from dprect.core.randomness import kernels
 from dprect.core.tail_bounds import (
     CENTRE_BITS,
     SEARCH_BITS,
@@ -546,7 +546,7 @@ def statistics_of_cells(bins: Mapping[tuple[int, int], BinStatistics],
                                        streams[g])
                             if len(b.bins) else CellCuts(np.zeros(0, dtype=np.int64), 0)
                             for g, b in enumerate(cells)])
-                if loaded_kernels() is None else _column_cuts(cells, streams))
+                if kernels() is None else _column_cuts(cells, streams))
         cell = np.repeat(np.arange(groups, dtype=np.int64), [len(b.bins) for b in cells])
         joined = BinStatistics(*(np.concatenate([getattr(b, name) for b in cells])
                                  for name in ("bins", "counts", "sums")))

@@ -155,7 +155,7 @@ def test_a_run_releases_the_same_rows_compiled_and_in_python(
         return [*rows, {"after": rng.randbits(64)}]
 
     compiled = run()
-    monkeypatch.setattr(aggregates, "loaded_kernels", lambda: None)
+    monkeypatch.setattr(aggregates, "kernels", lambda: None)
     assert run() == compiled
 
 
