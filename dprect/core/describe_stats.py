@@ -78,6 +78,8 @@ _SEARCH_GRID = FloatBins(SEARCH_BITS)
 #: key packing of (interval, exponent): interval + OFFSET < 2^16, exponent < 2^11
 _INTERVAL_OFFSET = 1 << 15
 _EXPONENT_BITS = 11
+#: the key layout, public for compiled readers (:mod:`dprect.core.release_jit`)
+INTERVAL_OFFSET, EXPONENT_BITS = _INTERVAL_OFFSET, _EXPONENT_BITS
 _EXPONENT_MASK = (1 << _EXPONENT_BITS) - 1
 
 
@@ -927,7 +929,8 @@ def dyadic(x: float) -> tuple[int, int]:
     return n, 1 - d.bit_length()
 
 
-__all__ = ["DROPPED_BITS", "EXACT_ROWS", "EXPONENT_BIAS", "SIGNIFICANT_BITS", "SQUARE_WORD",
+__all__ = ["DROPPED_BITS", "EXACT_ROWS", "EXPONENT_BIAS", "EXPONENT_BITS", "INTERVAL_OFFSET",
+           "SIGNIFICANT_BITS", "SQUARE_WORD",
            "SUM_WORD", "BinBlock", "CellCuts", "CellGrid", "CellStatistics", "JointCuts",
            "bin_blocks", "bin_squares", "cell_cuts", "cell_grid", "cell_statistics",
            "centre_counts", "centred_sum", "centred_sum_at", "centred_sum_dyadic", "data_tails",

@@ -16,26 +16,17 @@ of a non-zero term (L, U and p as their 53-bit significands with trailing zeros
 stripped, each (interval, exponent) entry's significand sum at 2^(e − 1052)), summed
 as a signed 128-bit integer A = T·2^−B in two 64-bit words. **The bound:** with N terms,
 each |term| < 2^(126 − ⌈log2 N⌉) (checked term by term: its bit length plus its shift),
-so |A| ≤ Σ|term| < 2^126 and no partial sum wraps; U − p and p − L the same way, so
-W·2^−B < 2^126. Then Q = ⌊|A|·2^K / W'⌋ (W' = W·2^−B) by long division bit by bit (the
-remainder stays below W' < 2^126, so doubling it fits), checked below 2^62, and with R
+so |A| ≤ Σ|term| < 2^126 and no partial sum wraps; L, U and p each below 2^124 over
+2^B (checked), so W' = W·2^−B < 2^125. Then Q = ⌊|A|·2^K / W'⌋ by long division bit by
+bit (the remainder stays below W', so doubling it fits), checked below 2^62, and with R
 its remainder S = Q + [2R ≥ W'] for A ≥ 0 and S = −Q − [2R > W'] for A < 0 (⌊x + 1/2⌋
 of ±(Q + R/W')). γ = float(W'·2^(B − K)): W' rounded to 53 bits to nearest-even (its
 top 64 bits with the rest as a sticky bit), then scaled by a power of two — exact when
 the result is a normal float; a subnormal or infinite γ is left to Python (whose int
-division rounds it once). A term or a W past the bound, a quotient past 2^62, an
-sum or mean that is not finite, or a quantile argument that is not finite: the cell is
-left to Python (status 1), and is released there exactly as before.
-
-**The floats.** The released sum and mean, and the intervals, are the Python functions'
-operations in the same order on the same doubles (Python's int → float conversions and
-numba's are both correctly rounded; ``min``/``max`` as Python's builtins pick between
-equal values: the first unless the second is strictly smaller / larger). The mixed
-quantile H at a grid point is read from a table (:func:`dprect.core.intervals.quantile_table`:
-the very values of ``_grid_quantile``); the grid point ≥ |r| by bisection on the grid's
-floats, the index ``mixed_quantile_at`` finds (its first grid point ≥ |r|). A grid value
-not made yet stops the block there (status 2, the table and the index), the caller makes
-it and calls again from that cell.
+division rounds it once). A term or a W past the bound, a quotient past 2^62, a sum
+or mean that is not finite, a quantile argument that is not finite, or ±inf or NaN
+among L, U, p: the cell is left to Python (status 1), and is released there exactly as
+before.
 """
 
 from __future__ import annotations
@@ -45,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from dprect.core.describe_stats import EXPONENT_BIAS, EXPONENT_BITS, INTERVAL_OFFSET
 from dprect.core.intervals import (
     SPLIT,
     count_quantile,
@@ -174,8 +166,16 @@ def _term(h: Any, lo: Any, neg: bool, m: Any, count: Any, shift: int, limit: int
 
 @_jit
 def _sum_and_step(keys: Any, counts: Any, sums: Any, a: int, b: int, kl: int, ku: int,
-                  lo_bits: Any, hi_bits: Any, p_bits: Any, k_bits: int) -> Any:
-    """(ok, S, γ) of one cell (module notes); ok False where the bound does not hold."""
+                  lo_bits: Any, hi_bits: Any, p_bits: Any, k_bits: int, layout: Any) -> Any:
+    """(ok, S, γ) of one cell (module notes); ok False where the bound does not hold.
+    ``layout``: the statistics keys' (exponent bits, interval offset, exponent bias) —
+    a key is (interval + offset) << bits | e, its sum at 2^(e − bias)
+    (:func:`dprect.core.describe_stats.pack`)."""
+    bits, offset, bias = layout[0], layout[1], layout[2]
+    mask = (1 << bits) - 1
+    for x in (lo_bits, hi_bits, p_bits):
+        if (x >> np.uint64(52)) & np.uint64(0x7FF) == np.uint64(0x7FF):  # ±inf or NaN
+            return False, 0, 0.0
     ln, lm, le = _parts(lo_bits)
     un, um, ue = _parts(hi_bits)
     pn, pm, pe = _parts(p_bits)
@@ -189,7 +189,7 @@ def _sum_and_step(keys: Any, counts: Any, sums: Any, a: int, b: int, kl: int, ku
             base = e
     mids = 0
     for j in range(a, b):
-        i = (keys[j] >> 11) - 32768
+        i = (keys[j] >> bits) - offset
         rows += counts[j]
         if i <= below:
             n_low += counts[j]
@@ -198,7 +198,7 @@ def _sum_and_step(keys: Any, counts: Any, sums: Any, a: int, b: int, kl: int, ku
         else:
             mids += 1
             if sums[j] != 0:
-                e = (keys[j] & 2047) - 1052
+                e = (keys[j] & mask) - bias
                 if e < base:
                     base = e
     if base == 1 << 20:  # L = U = p = 0 and no row's significand: T = W = 0
@@ -211,11 +211,11 @@ def _sum_and_step(keys: Any, counts: Any, sums: Any, a: int, b: int, kl: int, ku
     if not (ok1 and ok2 and ok3):
         return False, 0, 0.0
     for j in range(a, b):
-        i = (keys[j] >> 11) - 32768
+        i = (keys[j] >> bits) - offset
         if below < i < above and sums[j] != 0:
             s = sums[j]
             mag = np.uint64(s) if s > 0 else np.uint64(0) - np.uint64(s)
-            h, lo, ok = _term(h, lo, s < 0, mag, _ONE, (keys[j] & 2047) - 1052 - base,
+            h, lo, ok = _term(h, lo, s < 0, mag, _ONE, (keys[j] & mask) - bias - base,
                               limit)
             if not ok:
                 return False, 0, 0.0
@@ -290,14 +290,15 @@ def release_block(start: int, keys: Any, counts: Any, sums: Any, at: Any, kl: An
                   noise: Any, sum_eps: Any, k_bits: Any, count_eps: float,
                   q_count: int, q_low: int, q_alpha: int, want_sum: bool,
                   want_mean: bool, grid: Any, tables: Any, q_far: Any, log_far: Any,
-                  status: Any, out: Any) -> Any:
+                  layout: Any, status: Any, out: Any) -> Any:
     """Cells ``start`` … in order (module notes): cell c's statistics entries
     ``keys/counts/sums[at[c]:at[c + 1]]``, its steps, bounds and pivot (``bits[c]`` their
     bit patterns: L, U, p), ñ, the sum noise, its split's ε_S and K (k = 2^K). Plan
     constants: ε_n, the count quantiles of the intervals (``count_interval``'s,
     ``sum_interval``'s at α·SPLIT and at α), the grid and the two quantile tables
     (row 0 at α(1 − SPLIT) for the sum, row 1 at α for the mean) and each table's
-    discrete regime (``q_far``, ``log_far``). Writes ``status[c]`` and ``out[c]``;
+    discrete regime (``q_far``, ``log_far``); ``layout`` the keys'
+    (:func:`_sum_and_step`). Writes ``status[c]`` and ``out[c]``;
     returns (cell, table, index) of a grid value needed, or (n, −1, −1) when done."""
     n = at.shape[0] - 1
     for c in range(start, n):
@@ -306,7 +307,7 @@ def release_block(start: int, keys: Any, counts: Any, sums: Any, at: Any, kl: An
             continue
         ok, s_int, gamma = _sum_and_step(keys, counts, sums, at[c], at[c + 1], kl[c],
                                          ku[c], bits[c, 0], bits[c, 1], bits[c, 2],
-                                         k_bits[c])
+                                         k_bits[c], layout)
         if not ok:
             continue
         nn = noisy_n[c]
@@ -404,6 +405,7 @@ def release_cells(keys: np.ndarray, counts: np.ndarray, sums: np.ndarray, at: np
     status = np.full(n, PYTHON, dtype=np.int64)
     out = np.zeros((n, VALUES))
     grid = grid_points()
+    layout = np.array([EXPONENT_BITS, INTERVAL_OFFSET, EXPONENT_BIAS], dtype=np.int64)
     start = 0
     while start < n:
         joined = np.stack(tables)  # the tables as they stand (a value made is kept)
@@ -411,7 +413,7 @@ def release_cells(keys: np.ndarray, counts: np.ndarray, sums: np.ndarray, at: np
                                     bounds[:, 1], bounds[:, 2], bits, noisy_n, noise,
                                     sum_eps, k_bits, count_eps, q_count, q_low, q_alpha,
                                     want_sum, want_mean, grid, joined, q_far, log_far,
-                                    status, out)
+                                    layout, status, out)
         if which < 0:
             break
         fill_quantile(tables[which], int(i), count_eps, alphas[which])

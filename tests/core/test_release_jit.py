@@ -31,7 +31,14 @@ from dprect.core.aggregates import (
     plan_describe,
     run_describe,
 )
-from dprect.core.describe_stats import CellStatistics, cell_statistics, centred_sum_at
+from dprect.core.describe_stats import (
+    EXPONENT_BIAS,
+    EXPONENT_BITS,
+    INTERVAL_OFFSET,
+    CellStatistics,
+    cell_statistics,
+    centred_sum_at,
+)
 from dprect.core.randomness import RandomSource
 
 
@@ -166,9 +173,10 @@ ALL = 20_000
 def _one(stats: CellStatistics, kl: int, ku: int, lo: float, hi: float, p: float,
          k_bits: int = 30) -> tuple[bool, int, float]:
     bits = np.array([lo, hi, p]).view(np.uint64)
+    layout = np.array([EXPONENT_BITS, INTERVAL_OFFSET, EXPONENT_BIAS], dtype=np.int64)
     return release_jit._sum_and_step(stats.keys, stats.counts, stats.sums, 0,
                                      len(stats.keys), kl, ku, bits[0], bits[1], bits[2],
-                                     k_bits)
+                                     k_bits, layout)
 
 
 def _exact(stats: CellStatistics, kl: int, ku: int, lo: float, hi: float, p: float
@@ -200,6 +208,8 @@ def test_the_two_word_sum_at_its_bound() -> None:
     # a γ below the normal floats is left to Python
     tiny = cell_statistics(np.array([2.0**-1000, 2.0**-999]), 2.0**-1000)
     assert not _one(tiny, ALL, ALL, 2.0**-1000, 2.0**-999, 2.0**-1000)[0]
+    # a bound at ±inf (never a candidate: they are capped at the largest float) is refused
+    assert not _one(stats, ALL, ALL, -math.inf, 4.0, 1.0)[0]
 
 
 def test_half_rounds_up_on_both_signs() -> None:
