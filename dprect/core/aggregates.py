@@ -111,7 +111,7 @@ from typing import Any, Protocol, TypeVar, cast
 import numpy as np
 
 from dprect.core.accounting import Guarantee, add_remove_budget, replace_one
-from dprect.core.cell_draws import CellDraw, draw_cell, draw_cells
+from dprect.core.cell_draws import CellDraw, block_noises, draw_cell, draw_cells
 from dprect.core.describe_stats import (
     CellStatistics,
     bin_blocks,
@@ -921,8 +921,19 @@ def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | N
     picks: list[list[int]] = []
     resume: list[int | None] = []
     centres: list[list[float | None]] = []
+    scale = plan.count_scale
+    # every group's counts' noises first, in one compiled call where it can (each group's
+    # from its own stream, in the order below: the same draws; none on a bounds-alone
+    # plan), else one by one in the loop
+    drawn = (None if scale is None else
+             block_noises(streams, plan.columns, scale.denominator, scale.numerator))
     for g, rng in enumerate(streams):
-        noisy = [_noisy_count(plan, int(hist[1].sum()), rng) for hist in hists[g]]
+        group_noises = (None if drawn is None
+                        else drawn[g * plan.columns:(g + 1) * plan.columns])
+        noisy: list[int | None] = (
+            [_noisy_count(plan, int(hist[1].sum()), rng) for hist in hists[g]]
+            if group_noises is None else
+            [int(hist[1].sum()) + z for hist, z in zip(hists[g], group_noises, strict=True)])
         picked = [plan.tier_index(n) for n in noisy]
         later = any(picked)
         resume.append(rng.randbits(STREAM_SEED_BITS) if later and rng.seeded else None)

@@ -120,6 +120,33 @@ def block_draws(kind: Any, mts: Any, pool: Any, pos: Any, start: Any, phase: Any
 
 
 @_jit
+def block_noises(kind: Any, mts: Any, pool: Any, pos: Any, per: int, s: Any, th: Any,
+                 tl: Any, wide: bool, noises: Any) -> Any:
+    """``noises.shape[0]`` draws of DLap at scale t/s, ``per`` a row in order, draw i
+    from row i // ``per`` of ``mts`` (kind 0; the one pool for kind 1): the draws
+    :meth:`~dprect.core.randomness.RandomSource.discrete_laplace_int` makes on each row's
+    source one after the other, as (U's high word, U's low word, V, negative), on one
+    word (:func:`~dprect.core.random_jit.discrete_laplace`) or two (``wide``) as it
+    chooses. Returns (draws made, status): ``BOUND`` stops the block at that draw."""
+    n = noises.shape[0]
+    for i in range(n):
+        mt = mts[i // per] if kind == 0 else mts[0]
+        if wide:
+            uh, ul, v, negative, st = discrete_laplace2(kind, mt, pool, pos, s, th, tl)
+        else:
+            u, v, negative, st = discrete_laplace(kind, mt, pool, pos, s, np.int64(tl))
+            uh = np.uint64(0)
+            ul = np.uint64(u)
+        if st != DONE:
+            return i, st
+        noises[i, 0] = uh
+        noises[i, 1] = ul
+        noises[i, 2] = np.uint64(v)
+        noises[i, 3] = np.uint64(1) if negative else np.uint64(0)
+    return n, DONE
+
+
+@_jit
 def block_tails(keys: Any, counts: Any, at: Any, exponent_bits: Any, offset: Any) -> Any:
     """:func:`dprect.core.random_jit.data_tails` of every cell of a block at once: cell
     c's entries are ``keys[at[c] : at[c + 1]]`` (and their counts); returns the tails side
@@ -230,4 +257,4 @@ def column_cuts(bins: Any, at: Any, lower: Any, upper: Any, low_bin: Any, high_b
     return joint, starts, base
 
 
-__all__ = ["PHASES", "block_draws", "block_tails", "column_cuts"]
+__all__ = ["PHASES", "block_draws", "block_noises", "block_tails", "column_cuts"]

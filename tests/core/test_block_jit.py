@@ -279,3 +279,24 @@ def test_a_column_s_cuts_in_one_call_are_each_cell_s_range_cuts(seed: int) -> No
         for a, b in zip(ref_streams, streams, strict=True):
             if a is not None:
                 assert [_stream_state(s) for s in a] == [_stream_state(s) for s in b]
+
+
+@pytest.mark.parametrize("scale", [(3, 7), (1, 2**70 + 1),
+                                   ((Fraction(1) / Fraction(0.0123)).denominator,
+                                    (Fraction(1) / Fraction(0.0123)).numerator)])
+def test_a_block_s_count_noises_are_each_group_s_draws_in_turn(
+        scale: tuple[int, int]) -> None:
+    """cell_draws.block_noises (one compiled call, block_jit.block_noises) draws what
+    each source's discrete_laplace_int draws, ``per`` in a row, source after source: the
+    same values and every source's state after (one-word and two-word scales); None
+    where it cannot (a scale past the compiled samplers', sources not joinable)."""
+    s, t = scale
+    one, block = _sources(4, 9), _sources(4, 9)
+    want = [src.discrete_laplace_int(s, t) for src in one for _ in range(3)]
+    assert cell_draws.block_noises(block, 3, s, t) == want
+    for a, b in zip(one, block, strict=True):
+        assert a.randbits(64) == b.randbits(64)
+    assert cell_draws.block_noises(_sources(4, 3), 2, 1, 2**100) is None
+    assert cell_draws.block_noises([RandomSource(), RandomSource()], 2, s, t) is None
+    shared = RandomSource()
+    assert len(cell_draws.block_noises([shared] * 4, 2, s, t) or []) == 8
