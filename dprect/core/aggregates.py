@@ -1269,14 +1269,11 @@ def _released_many(plan: DescribePlan, cells: Sequence[CellDraw],
     bounds and the pivot are made here as :func:`_released` makes them, and a cell the
     compiled call cannot make exactly (its module notes) is released by
     :func:`_released`."""
-    slow = [_released(plan, cell, centre, stats, noisy_n, *d)
-            for cell, (_, _, centre, stats, noisy_n), d in zip(cells, work, drawn,
-                                                                strict=True)] \
-        if not (plan.statistics and plan.squares_scale is None
-                and kernels() is not None
-                and any(len(c.noises) == 1 for c in cells)) else None
-    if slow is not None:
-        return slow
+    if not (plan.statistics and plan.squares_scale is None and kernels() is not None
+            and any(len(c.noises) == 1 for c in cells)):
+        return [_released(plan, cell, centre, stats, noisy_n, *d)
+                for cell, (_, _, centre, stats, noisy_n), d in zip(cells, work, drawn,
+                                                                    strict=True)]
     from dprect.core import release_jit  # loaded with the compiled samplers (numba)
 
     floats: list[tuple[float, float, float, float]] = []  # L, U, p, ε_S
