@@ -27,6 +27,17 @@ division rounds it once). A term or a W past the bound, a quotient past 2^62, a 
 or mean that is not finite, a quantile argument that is not finite, or ±inf or NaN
 among L, U, p: the cell is left to Python (status 1), and is released there exactly as
 before.
+
+**The floats.** The released sum and mean, and the intervals, are the Python functions'
+operations in the same order on the same doubles (Python's int → float conversions and
+numba's are both correctly rounded, ties to even; ``min``/``max`` pick between equal
+values as Python's builtins do: the first unless the second is strictly smaller /
+larger). The mixed quantile H at a grid point is read from a table
+(:func:`dprect.core.intervals.quantile_table`: the very values of ``_grid_quantile``),
+at the first grid point ≥ |r| found by bisection on the grid's floats — the index
+``mixed_quantile_at`` finds. A grid value not made yet stops the block at that cell
+(:func:`release_block` returns the cell, the table and the index); the caller makes it
+and calls again from that cell.
 """
 
 from __future__ import annotations
@@ -46,8 +57,8 @@ from dprect.core.intervals import (
 )
 from dprect.core.random_jit import _jit
 
-#: a cell released here, left to Python, stopped for a grid value
-DONE, PYTHON, GRID = 0, 1, 2
+#: a cell's status: released here, or left to Python
+DONE, PYTHON = 0, 1
 #: the values released per cell: total, mean, count interval, sum interval, mean
 #: interval (low, high each), γ
 VALUES = 9
@@ -421,4 +432,4 @@ def release_cells(keys: np.ndarray, counts: np.ndarray, sums: np.ndarray, at: np
     return status, out
 
 
-__all__ = ["DONE", "GRID", "PYTHON", "VALUES", "release_block", "release_cells"]
+__all__ = ["DONE", "PYTHON", "VALUES", "release_block", "release_cells"]
