@@ -119,9 +119,9 @@ class SparkEngine:
     the same table took (:meth:`presample`), used as this engine's own.
     ``count_first`` — ``pass`` and ``prefetch`` only: the first pass counts the rows
     learned from (:meth:`remaining`), ``auto``'s count without a job — ``pass``'s reads
-    every row (no JVM prefilter), ``prefetch``'s counts them between its two filters
-    (:mod:`dprect.engines.spark.prefetch`, "The count"; not with ties: then
-    :attr:`counts` is False).
+    every row (no JVM prefilter), ``prefetch``'s counts them in its one job
+    (:mod:`dprect.engines.spark.prefetch`, "The count"; not with ties unless ``labels``
+    drops none: then :attr:`counts` is False).
     ``labels`` — ``prefetch`` with ``count_first``: the fit's label count
     (:class:`~dprect.engines.spark.prefetch.LabelCount`), from which its pass counts the
     rows learned from observing the dropped rows only (or none: then with ties too).
@@ -130,8 +130,8 @@ class SparkEngine:
     keys: read for windows never asked); each query is one job (the rounds strategy's),
     and :attr:`strategy` names ``rounds`` once prepared (what ran). With ``count_first``
     (the box predicted for a pending plan, :func:`~dprect.engines.spark.fit.prepare_fit`)
-    the one exception is ``prefetch``, whose pass counts the rows learned from between
-    its two filters in its one job; ``pass``'s would ship every positive to the Python
+    the one exception is ``prefetch``, whose pass counts the rows learned from in its
+    one job; ``pass``'s would ship every positive to the Python
     workers only to count them — dearer than one aggregation (issue #43, d = 1,024) — so
     the box on ``pass`` runs no pass and its count is a job (:attr:`counts` False);
     ``collect``'s count (:meth:`remaining`) lists nothing for a window.
