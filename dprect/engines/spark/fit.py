@@ -50,7 +50,7 @@ from dprect.engines.spark.engine import (
     check_budget,
     prefetch_specs,
 )
-from dprect.engines.spark.prefetch import never_cuts
+from dprect.engines.spark.prefetch import LabelCount, never_cuts
 from dprect.engines.spark.shipped import shipped_widths
 from dprect.engines.spark.source import SPARK_ERRORS, opened_source, spark_message
 
@@ -241,10 +241,11 @@ def prepare_fit(
 
     presampled: Presampled | None = None  # a pending plan's sample, for a later engine
 
-    def build(ties: TieBreaker | None, for_plan: Plan, count_first: bool = False
-              ) -> SparkEngine:
+    def build(ties: TieBreaker | None, for_plan: Plan, count_first: bool = False,
+              labels: LabelCount | None = None) -> SparkEngine:
         """An engine readied for ``for_plan``'s chosen method (its lists), with ``ties``
-        (``count_first``: its first pass counts the rows learned from)."""
+        (``count_first``: its first pass counts the rows learned from, ``prefetch``'s from
+        the label count ``labels``)."""
         return SparkEngine(
             df, doms, names, strategy=chosen,
             prefix=prefix_rows if prefix_rows is not None else prefetch_specs(
@@ -256,10 +257,10 @@ def prepare_fit(
                 for_plan.chosen, len(doms), cell_budget=UNLIMITED),
             # a pending plan's engine may serve whichever method the count chooses
             never_cuts=not for_plan.pending and never_cuts(for_plan.chosen),
-            count_first=count_first,
-            # the quantile box asks histograms only: no first pass for windows
-            histograms_only=(not for_plan.pending and not count_first
-                             and for_plan.chosen.method == "quantiles"),
+            count_first=count_first, labels=labels,
+            # the quantile box asks histograms only: no first pass for windows (the
+            # engine's choice of its first job, with count_first too)
+            histograms_only=(not for_plan.pending and for_plan.chosen.method == "quantiles"),
             # two queries (the centres', then the sides'): the first keeps the rows
             hold=(not for_plan.pending
                   and box_first_query(for_plan.chosen, doms) is not None),
@@ -304,7 +305,8 @@ def prepare_fit(
 
     # pass / prefetch: the first pass of the method the hint predicts (the choice at N =
     # the label count: a speed aid inside the driver) counts the rows learned from (pass:
-    # it reads every row; prefetch: between its two filters) — no count job of its own;
+    # it reads every row; prefetch: the label count minus the dropped labelled rows its
+    # filters observe) — no count job of its own;
     # the engine is kept when the private count chooses that method (nearly always), else
     # closed and the chosen method's built. A predicted quantile box asks no window: on
     # ``collect`` its count lists nothing, and where it would take ``pass`` its engine
@@ -316,31 +318,24 @@ def prepare_fit(
     early: list[SparkEngine] = []
 
     def count_by_pass() -> int:
-        """The rows learned from, counted by the guessed method's first pass."""
+        """The rows learned from, counted by the guessed method's first job (the engine
+        chooses it: a predicted box on ``pass`` runs no pass, :class:`SparkEngine`'s
+        ``histograms_only``)."""
         assert guess is not None
-        box = guess.chosen.method == "quantiles"
-        fresh = build(guess.chosen.tie_breaker(doms), guess, count_first=True)
-        if box and fresh.resolve(size_hint=ones) == "pass":
-            # the box asks histograms only: a pass (the positives to the Python workers,
-            # every order listed) only to count them costs more than one aggregation
-            # (issue #43, d = 1,024); its engine runs no first pass (histogram jobs)
-            fresh.close()
-            fresh = build(guess.chosen.tie_breaker(doms), guess)
-            early.append(fresh)
-            fresh.prepare(size_hint=ones)
-            first = box_first_query(guess.chosen, doms)
-            if first is None:  # the origin shape: its one query needs the count's target
-                return checks.count_learned()
-            # the centres' query is public: its job counts the rows too (no read of its
-            # own for the count; kept for the box's first query, dropped otherwise)
-            return fresh.count_ahead(first)
+        fresh = build(guess.chosen.tie_breaker(doms), guess, count_first=True,
+                      labels=checks.label_count(ones))
         early.append(fresh)
+        fresh.resolve(size_hint=ones)  # the route first (no job): presample sees prefetch
         fresh.presample()
-        fresh.prepare(size_hint=ones)
-        try:  # the quantile box asks for no window: its count lists nothing for one
-            return fresh.remaining(lists=not box)
-        except ParameterError:  # a pass that could not count (prefetch with ties): a job
-            return checks.count_learned()
+        fresh.prepare()
+        if fresh.counts:
+            return fresh.remaining()
+        # a first job that did not count (the box on pass, prefetch with ties): the box's
+        # centres' query, public, is its count (no read of its own: kept for the box's
+        # first query, dropped otherwise); else (the origin shape, whose one query needs
+        # the count's target, or another method) a job
+        first = box_first_query(guess.chosen, doms)
+        return checks.count_learned() if first is None else fresh.count_ahead(first)
 
     def ready(for_plan: Plan) -> SparkEngine:
         """The engine for a resolved plan's chosen method, with its first job(s) run."""
