@@ -76,12 +76,12 @@ def test_the_compiled_step_sums_the_square_words_as_numpy_does(word, monkeypatch
     for name, a, want in zip(("group", "bin", "count", "sum"), got,
                              (gg[order], b[order], c[order], s[order]), strict=True):
         assert np.array_equal(a, want), name
-    calls: list[int] = []
-    real = describe_jit.column_bins
-    monkeypatch.setattr(describe_jit, "column_bins",
-                        lambda *a: (calls.append(a[-1]), real(*a))[1])
+    calls: list[list[int]] = []
+    real = describe_jit.column_words
+    monkeypatch.setattr(describe_jit, "column_words",
+                        lambda *a: (calls.append(list(a[-1])), real(*a))[1])
     kernel = spark_describe.column_lists(g, x, groups, GRID, True, word=word)
-    assert calls == [word]
+    assert calls == [[word]]
     again = np.lexsort((kernel[1], kernel[0]))
     for a, want in zip((v[again] for v in kernel), got, strict=True):
         assert np.array_equal(a, want)
@@ -102,13 +102,13 @@ def test_a_table_too_wide_is_declined_and_the_kernel_counts_with_numpy(monkeypat
 
 def test_the_kernel_uses_the_compiled_step_for_large_chunks_of_its_own_version(monkeypatch):
     calls: list[int] = []
-    real = describe_jit.column_bins
+    real = describe_jit.column_words
 
     def spy(values, *args):
         calls.append(len(values))
         return real(values, *args)
 
-    monkeypatch.setattr(describe_jit, "column_bins", spy)
+    monkeypatch.setattr(describe_jit, "column_words", spy)
     rs = np.random.default_rng(5)
     small, large = rs.normal(size=100), rs.normal(size=spark_describe.JIT_ROWS)
     for x in (small, large):
@@ -195,3 +195,65 @@ def test_the_sorted_count_sums_each_group_and_key(span):
     assert list(zip(gg.tolist(), kk.tolist(), strict=True)) == sorted(want)
     assert [[c, s] for c, s in zip(counts.tolist(), sums.tolist(), strict=True)] == \
         [want[cell] for cell in sorted(want)]
+
+
+def test_every_word_from_one_encoding_equals_each_word_counted_alone():
+    """column_words sums the significands and both square words in the same loops (one
+    encoding of each value): the pairs, counts and each word's sums are those of the
+    one-word step, and of numpy's, for every order of the words asked."""
+    rs = np.random.default_rng(31)
+    n = 20_000
+    x = rs.normal(0.0, 1.0, n) * 10.0 ** rs.integers(-12, 12, n)
+    x[:len(SPECIALS)] = SPECIALS
+    groups = 23
+    g = rs.integers(0, groups, n).astype(np.int32)
+    m = significands(x.view(np.int64))
+    for words in ([0, 1, 2], [2, 0], [1]):
+        got = describe_jit.column_words(x, g, groups, GRID.shift, GRID.size // 2,
+                                        DROPPED_BITS, 1 << 22, words)
+        assert got is not None
+        assert len(got[3]) == len(words)
+        for word, summed in zip(words, got[3], strict=True):
+            alone = describe_jit.column_bins(x, g, groups, GRID.shift, GRID.size // 2,
+                                             DROPPED_BITS, 1 << 22, word)
+            assert alone is not None
+            added = m if word == 0 else square_words(m)[word - 1]
+            gg, b, c, s = chunk_counts(g, GRID.encode(x), added)
+            order = np.lexsort((b, gg))
+            for a, one, want in zip((*got[:3], summed), alone,
+                                    (gg[order], b[order], c[order], s[order]), strict=True):
+                assert np.array_equal(a, one)
+                assert np.array_equal(a, want)
+
+
+def test_a_column_with_squares_is_encoded_once_a_chunk(monkeypatch):
+    """A variance's column is three kernel columns (its significands, the squares' high
+    and low words) on one grid: the kernel counts them in ONE compiled call a chunk, and
+    its blobs are byte for byte those of numpy's step for each word."""
+    import pyarrow as pa
+
+    rs = np.random.default_rng(32)
+    n = 30_000
+    batches = [pa.RecordBatch.from_pydict({
+        "a": rs.normal(3.0, 4.0, n), "b": -rs.lognormal(1.0, 2.0, n),
+        "g": rs.integers(0, 6, n)}) for _ in range(2)]
+    monkeypatch.setattr(spark_describe, "CHUNK_VALUES", 2 * 10_000)  # 10,000 rows a chunk
+    monkeypatch.setattr(spark_describe, "JIT_ROWS", 4_096)
+    spec = QUERY.spec([GRID, GRID], ["count", "variance"])
+    assert all(c.squares for c in spec.columns)
+    kernel, layout = spark_describe.virtual_columns(spec)
+    calls: list[list[int]] = []
+    real = describe_jit.column_words
+    monkeypatch.setattr(describe_jit, "column_words",
+                        lambda *a: (calls.append(list(a[-1])), real(*a))[1])
+
+    def blobs() -> list[tuple[int, bytes]]:
+        out = spark_describe.partial_bins(iter(batches), ["a", "b"], "g", "numeric",
+                                          list(range(6)), 6, 5, kernel, layout)
+        return [(b.column(0)[0].as_py(), b.column(1)[0].as_py()) for b in out]
+
+    compiled = blobs()
+    # each batch is one chunk (30,000 rows ≥ 10,000), each column's chunk one call
+    assert calls == [[0, 1, 2]] * (2 * len(batches))
+    monkeypatch.setattr(spark_describe, "_jit", lambda: None)
+    assert blobs() == compiled

@@ -18,13 +18,14 @@ schema and the spec's grids with no Spark job; the prepared run's ``statistics``
 chunk's finite values on the column's grid and counts (and sums) them per (group, column,
 bin) in numpy — a dense table where it is small (:func:`chunk_counts`), else one sort
 of int64 words (a decimal grid's (group, cell) with its at-value bit packed in:
-:func:`_packed_count`), compiled for the
-search grid where the executor has dprect and numba, with each column's running total and a
-chunk's lists merged in one linear pass (in int64 while no key reaches 2^33 rows, exactly
-past it); the input is coalesced to one partition per core. Each partition's lists leave as
-sorted int64 blobs (a sum as two words: exact at any count; compressed,
-:data:`BLOB_CODEC`), one per key range, each range is merged by one task
-(:func:`merge_blobs`: linear merges of the sorted lists, no sort) and the ranges are
+:func:`_packed_count`), compiled for the search grid where the executor has dprect and
+numba (a column's significands and its squares' two words summed from one encoding of
+each value: :func:`shared_lists`), with each column's running total and a chunk's lists
+merged in one linear pass (in int64 while no key reaches 2^33 rows, exactly past it); the
+input is coalesced to one partition per core. Each partition's lists leave as sorted int64
+blobs (a sum as two words: exact at any count; compressed, :data:`BLOB_CODEC`), one per
+key range, each range is merged by one task (:func:`merge_blobs`: linear merges of the
+sorted lists, no sort) and the ranges are
 collected in key order. So the number of Spark
 jobs depends on neither the groups nor the columns nor the statistics asked. On a run of
 many groups the draws run in the executors instead, over the same pass cut into blocks of
@@ -115,7 +116,7 @@ JIT_ROWS = 1 << 16
 #: the compiled step's dense tables hold at most this many (group, bin) cells
 JIT_CELLS = 1 << 22
 #: the version of :mod:`dprect.engines.spark.describe_jit` this kernel calls
-JIT_VERSION = 3
+JIT_VERSION = 4
 #: the version of :mod:`dprect.engines.decimal_grid_jit` this kernel calls
 DECIMAL_JIT_VERSION = 1
 #: a blob's int64 rows: key, count, and the sum's two words (hi, lo)
@@ -475,13 +476,10 @@ def column_lists(group: np.ndarray, values: np.ndarray, groups: int,
     else with numpy; the same lists either way. ``word`` 1 or 2 sums the high or the low
     30-bit word of the squared significands instead
     (:func:`~dprect.core.describe_stats.square_words`)."""
-    if sums and grid == _GRID and len(values) >= JIT_ROWS:
-        jit = _jit()
-        if jit is not None:
-            got = jit.column_bins(values, group, groups, _GRID.shift, _GRID.size // 2,
-                                  DROPPED_BITS, JIT_CELLS, word)
-            if got is not None:
-                return got
+    if sums and grid == _GRID:
+        got = _compiled_words(group, values, groups, [word])
+        if got is not None:
+            return got[0], got[1], got[2], got[3][0]
     x = np.ascontiguousarray(values, dtype=np.float64)
     keys, at_rows = grid_keys(grid, x, at_value and not sums)
     added = significands(x.view(np.int64)) if sums else at_rows
@@ -492,6 +490,45 @@ def column_lists(group: np.ndarray, values: np.ndarray, groups: int,
     g, b, n, summed = chunk_counts(group, keys, added,
                                    depth=0 if isinstance(grid, DecimalGrid) else 2)
     return g, b, n, np.zeros(len(b), dtype=np.int64) if summed is None else summed
+
+
+def _compiled_words(group: np.ndarray, values: np.ndarray, groups: int,
+                    words: Sequence[int]
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]] | None:
+    """The search grid's (group, bin, count, [sum of each word]) of a chunk of at least
+    :data:`JIT_ROWS` values by the compiled step (:func:`.describe_jit.column_words`:
+    one encoding of each value for every word), or None: a small chunk, no compiled
+    step of this kernel's version here, or too wide a table."""
+    if len(values) < JIT_ROWS:
+        return None
+    jit = _jit()
+    if jit is None:
+        return None
+    got: tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]] | None = \
+        jit.column_words(values, group, groups, _GRID.shift, _GRID.size // 2,
+                         DROPPED_BITS, JIT_CELLS, words)
+    return got
+
+
+def shared_lists(group: np.ndarray, values: np.ndarray, groups: int,
+                 columns: Sequence[tuple[ColumnSpec, int]]
+                 ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """:func:`column_lists` of every kernel column ``(spec, word)`` of one chunk of one
+    column, in that order: the search grid's columns with sums — describe's significands
+    and a variance's two square words — from ONE compiled encoding of each value
+    (:func:`_compiled_words`; they share the pairs and counts), the others (and those,
+    where the compiled step does not run) one by one. The same lists either way."""
+    out: list[Any] = [None] * len(columns)
+    shared = [i for i, (c, _) in enumerate(columns) if c.sums and c.grid == _GRID]
+    if len(shared) > 1:
+        got = _compiled_words(group, values, groups, [columns[i][1] for i in shared])
+        if got is not None:
+            for i, summed in zip(shared, got[3], strict=True):
+                out[i] = (got[0], got[1], got[2], summed)
+    for i, (c, word) in enumerate(columns):
+        if out[i] is None:
+            out[i] = column_lists(group, values, groups, c.grid, c.sums, c.at_value, word)
+    return out
 
 
 def key_bases(spec: StatisticsSpec, groups: int) -> np.ndarray:
@@ -591,15 +628,15 @@ def partial_bins(batches: Iterator[Any], columns: Sequence[str], group_column: s
         starts = cell_starts(spec, groups,
                              np.arange(ranges + 1, dtype=np.int64) * cells // ranges)
         limits = [starts for _ in spec.columns]
+    kernel_of = [[v for v, (of, _) in enumerate(words) if of == j]
+                 for j in range(len(columns))]
     for j, group, x in finite_chunks(batches, chunk_rows, columns, group_column, group_kind,
                                      group_values):
-        for v, (of, word) in enumerate(words):
-            if of != j:
-                continue
-            column = spec.columns[v]
-            g, b, n, sums = column_lists(group, x, groups, column.grid, column.sums,
-                                         column.at_value, word)
-            key = np.int64(base[v]) + g.astype(np.int64) * np.int64(column.grid.size) + b
+        mine = kernel_of[j]  # a column's kernel columns share its encoding where they can
+        lists = shared_lists(group, x, groups, [(spec.columns[v], words[v][1]) for v in mine])
+        for v, (g, b, n, sums) in zip(mine, lists, strict=True):
+            size = np.int64(spec.columns[v].grid.size)
+            key = np.int64(base[v]) + g.astype(np.int64) * size + b
             acc[v] = _merge_into(acc[v], (key, n, sums))  # sorted, one list per column
         if sum(len(t[0]) for t in acc if t is not None) >= HELD_ENTRIES:
             yield from range_blobs(acc, limits, ranges)  # merged with the rest by range
