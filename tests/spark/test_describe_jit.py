@@ -257,3 +257,38 @@ def test_a_column_with_squares_is_encoded_once_a_chunk(monkeypatch):
     assert calls == [[0, 1, 2]] * (2 * len(batches))
     monkeypatch.setattr(spark_describe, "_jit", lambda: None)
     assert blobs() == compiled
+
+
+def test_the_one_pass_merge_of_many_lists_equals_the_sorting_one(monkeypatch):
+    """A range's partial lists (one or more per partition) merged in ONE pass (a heap of
+    their next keys) equal the sort of their concatenation summed by key, for any number
+    of lists, empty ones and keys shared by several; a list whose keys do not strictly
+    increase is declined (None); the range's merge calls it once."""
+    rs = np.random.default_rng(9)
+    for trial in range(80):
+        lists = []
+        for _ in range(int(rs.integers(1, 18))):
+            size = int(rs.integers(0, 300))
+            k = np.unique(rs.integers(0, 1 + int(rs.integers(1, 900)), size))
+            lists.append((k, rs.integers(1, 1 << 20, len(k)),
+                          rs.integers(-(1 << 40), 1 << 40, len(k))))
+        got = describe_jit.merge_many(lists)
+        want = spark_describe._merge(lists)
+        assert got is not None
+        for a, b in zip(got, want, strict=True):
+            assert np.array_equal(a, b), trial
+    k = np.array([1, 3, 2])
+    ok = (np.array([1, 2]),) * 3
+    assert describe_jit.merge_many([ok, (k, k, k)]) is None
+    twice = np.array([1, 1, 2])
+    assert describe_jit.merge_many([(twice, twice, twice), ok]) is None
+    calls: list[int] = []
+    real = describe_jit.merge_many
+    monkeypatch.setattr(describe_jit, "merge_many",
+                        lambda parts: (calls.append(len(parts)), real(parts))[1])
+    parts = [(np.arange(i, 40, 3, dtype=np.int64), np.ones(len(range(i, 40, 3)), np.int64),
+              np.full(len(range(i, 40, 3)), i, np.int64)) for i in range(5)]
+    merged = spark_describe._merge_sorted(parts)
+    assert calls == [5]
+    for a, b in zip(merged, spark_describe._merge(parts), strict=True):
+        assert np.array_equal(a, b)

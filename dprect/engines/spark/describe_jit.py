@@ -159,6 +159,83 @@ def _merge_sorted(k1: np.ndarray, n1: np.ndarray, s1: np.ndarray, k2: np.ndarray
     return True, keys[:r], counts[:r], sums[:r]
 
 
+def _merge_many(keys: np.ndarray, counts: np.ndarray, sums: np.ndarray,
+                offsets: np.ndarray) -> Any:
+    """(ok, keys, counts, sums): the k lists ``keys[offsets[i]:offsets[i + 1]]`` (and
+    their counts and sums), each with strictly increasing keys, merged in ONE pass —
+    a heap of each list's next key, every entry written once — the counts and sums of a
+    key in several lists added; ok False (and empty lists) when a list's keys do not
+    strictly increase. Plain Python, compiled by numba."""
+    k = offsets.shape[0] - 1
+    empty = np.zeros(0, dtype=np.int64)
+    for i in range(k):
+        for t in range(offsets[i] + 1, offsets[i + 1]):
+            if keys[t] <= keys[t - 1]:
+                return False, empty, empty, empty
+    at = offsets[:-1].copy()
+    heap = np.empty(k, dtype=np.int64)  # list indices, a min-heap on their next key
+    size = 0
+    for i in range(k):
+        if at[i] < offsets[i + 1]:
+            heap[size] = i
+            c = size
+            size += 1
+            while c > 0:  # sift up
+                up = (c - 1) >> 1
+                if keys[at[heap[up]]] <= keys[at[heap[c]]]:
+                    break
+                heap[up], heap[c] = heap[c], heap[up]
+                c = up
+    total = offsets[k] - offsets[0]
+    out_k = np.empty(total, dtype=np.int64)
+    out_n = np.empty(total, dtype=np.int64)
+    out_s = np.empty(total, dtype=np.int64)
+    r = -1
+    while size > 0:
+        i = heap[0]
+        t = at[i]
+        if r >= 0 and out_k[r] == keys[t]:
+            out_n[r] += counts[t]
+            out_s[r] += sums[t]
+        else:
+            r += 1
+            out_k[r], out_n[r], out_s[r] = keys[t], counts[t], sums[t]
+        at[i] = t + 1
+        if at[i] == offsets[i + 1]:  # list i done: the last one to the top
+            size -= 1
+            heap[0] = heap[size]
+        c = 0
+        while True:  # sift down
+            left = 2 * c + 1
+            if left >= size:
+                break
+            best = left
+            right = left + 1
+            if right < size and keys[at[heap[right]]] < keys[at[heap[left]]]:
+                best = right
+            if keys[at[heap[c]]] <= keys[at[heap[best]]]:
+                break
+            heap[c], heap[best] = heap[best], heap[c]
+            c = best
+    return True, out_k[:r + 1], out_n[:r + 1], out_s[:r + 1]
+
+
+def merge_many(parts: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]]
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Several (key, count, sum) lists with strictly increasing keys summed by key in one
+    pass (:func:`_merge_many`: a range's partial lists, one or more per partition, where
+    merging them two by two copied every entry log2(parts) times); None without numba or
+    when a list is not strictly increasing (the caller sorts)."""
+    fn = compile_kernel(_merge_many)
+    if fn is None:
+        return None
+    sizes = np.array([0, *(len(p[0]) for p in parts)], dtype=np.int64)
+    joined = [np.concatenate([np.asarray(p[i], dtype=np.int64) for p in parts])
+              if parts else np.zeros(0, dtype=np.int64) for i in range(3)]
+    ok, k, n, s = fn(*joined, np.cumsum(sizes))
+    return (k, n, s) if ok else None
+
+
 def compiled() -> Callable[..., Any] | None:
     """The compiled :func:`_two_sided_bins`, or None where numba is not installed."""
     return compile_kernel(_two_sided_bins)
@@ -203,4 +280,4 @@ def column_bins(values: np.ndarray, group: np.ndarray, groups: int, shift: int,
     return None if got is None else (got[0], got[1], got[2], got[3][0])
 
 
-__all__ = ["VERSION", "column_bins", "column_words", "compiled", "merge_sorted"]
+__all__ = ["VERSION", "column_bins", "column_words", "compiled", "merge_many", "merge_sorted"]

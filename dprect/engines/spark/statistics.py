@@ -24,7 +24,7 @@ each value: :func:`shared_lists`), with each column's running total and a chunk'
 merged in one linear pass (in int64 while no key reaches 2^33 rows, exactly past it); the
 input is coalesced to one partition per core. Each partition's lists leave as sorted int64
 blobs (a sum as two words: exact at any count; compressed, :data:`BLOB_CODEC`), one per
-key range, each range is merged by one task (:func:`merge_blobs`: linear merges of the
+key range, each range is merged by one task (:func:`merge_blobs`: one k-way merge of the
 sorted lists, no sort) and the ranges are
 collected in key order. So the number of Spark
 jobs depends on neither the groups nor the columns nor the statistics asked. On a run of
@@ -436,9 +436,10 @@ def _increasing(keys: np.ndarray) -> bool:
 
 def _merge_sorted(parts: Sequence[Lists]) -> Lists:
     """Partial (key, count, sum) lists, each sorted and unique, summed by key
-    (:func:`_merge`'s lists): merged two by two in linear passes (``describe_jit``'s
-    :func:`merge_sorted`, a balanced tree: each entry copied log2(parts) times) where it
-    runs here and every sum stays an int64 (no key can reach
+    (:func:`_merge`'s lists): merged in one pass (``describe_jit``'s :func:`merge_many`:
+    a heap of the parts' next keys, each entry written once; merged two by two before,
+    each entry was copied log2(parts) times — a range gets one part per partition and per
+    early send) where it runs here and every sum stays an int64 (no key can reach
     :data:`~dprect.core.describe_stats.EXACT_ROWS` rows: the parts' largest counts add up
     to less), else — or when a part is not strictly increasing — by :func:`_merge`'s
     sort."""
@@ -451,15 +452,8 @@ def _merge_sorted(parts: Sequence[Lists]) -> Lists:
     if jit is None or any(p[2].dtype == object for p in kept) \
             or sum(int(p[1].max()) for p in kept) >= EXACT_ROWS:
         return _merge(parts)
-    while len(kept) > 1:
-        paired = []
-        for i in range(0, len(kept) - 1, 2):
-            got = jit.merge_sorted(kept[i], kept[i + 1])
-            if got is None:  # a part not strictly increasing
-                return _merge(parts)
-            paired.append(got)
-        kept = paired + kept[len(kept) - len(kept) % 2:]
-    return kept[0]
+    got = jit.merge_many(kept)
+    return _merge(parts) if got is None else got  # None: a part not strictly increasing
 
 
 def column_lists(group: np.ndarray, values: np.ndarray, groups: int,
