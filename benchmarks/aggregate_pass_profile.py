@@ -36,6 +36,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+# numpy's BLAS on one thread, as in Spark's Python workers (Spark sets OMP_NUM_THREADS to
+# the task's cores there): on two threads a dot product of the intervals' count law spins
+# for milliseconds (5x the draws' CPU here)
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 import pyarrow as pa
 import pyarrow.parquet as pq
 
