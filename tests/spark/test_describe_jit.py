@@ -292,3 +292,23 @@ def test_the_one_pass_merge_of_many_lists_equals_the_sorting_one(monkeypatch):
     assert calls == [5]
     for a, b in zip(merged, spark_describe._merge(parts), strict=True):
         assert np.array_equal(a, b)
+
+
+def test_a_partitions_blobs_split_each_columns_sums_once(monkeypatch):
+    """The ranges' blobs of a partition: each kernel column's sums are split into their two
+    words once (not once per range), each row written once, narrowed, into the codec's
+    input — the blobs read back to the column's lists, range by range."""
+    rs = np.random.default_rng(33)
+    keys = np.unique(rs.integers(0, 10_000, 4_000)).astype(np.int64)
+    acc = [(keys, rs.integers(1, 9, len(keys)), rs.integers(-(1 << 40), 1 << 40, len(keys)))]
+    limits = [np.array([0, 2_000, 4_000, 6_000, 8_000, 10_000], dtype=np.int64)]
+    split: list[int] = []
+    real = spark_describe.sum_words
+    monkeypatch.setattr(spark_describe, "sum_words",
+                        lambda s: (split.append(len(s)), real(s))[1])
+    out = list(spark_describe.range_blobs(acc, limits, 5))
+    assert split == [len(keys)]
+    assert [b.column(0)[0].as_py() for b in out] == [0, 1, 2, 3, 4]
+    got = [spark_describe.from_blob(b.column(1)[0].as_buffer()) for b in out]
+    for i, want in enumerate(acc[0]):
+        assert np.array_equal(np.concatenate([g[i] for g in got]), want)

@@ -270,34 +270,36 @@ def to_blob(keys: np.ndarray, counts: np.ndarray, sums: np.ndarray) -> Any:
     """Sorted (key, count, sum) lists as one Arrow ``binary`` array of one value
     (:func:`from_blob` reads it back): keys, counts and each sum's two int64 words
     (:func:`~dprect.core.describe_stats.sum_words`: a sum past int64, a key of 2^33 rows
-    or more, travels exactly) copied once, side by side, into an int64 array, then
-    compressed (:func:`_blob`)."""
-    out = np.empty((BLOB_ROWS, len(keys)), dtype=np.int64)
-    out[0], out[1] = keys, counts
-    out[2], out[3] = sum_words(sums)
-    return _blob(out)
+    or more, travels exactly), compressed (:func:`_blob`)."""
+    hi, lo = sum_words(sums)
+    return _blob((np.asarray(keys, dtype=np.int64), np.asarray(counts, dtype=np.int64),
+                  hi, lo))
 
 
-def _blob(table: np.ndarray) -> Any:
-    """A C-contiguous (BLOB_ROWS, n) int64 array as :func:`to_blob`'s one-value binary
-    array: n (one int64), each row's type (:func:`_narrow`: 1, 2, 4 or 8 bytes; a byte
-    each, padded to 8), then the rows — the first (the keys, sorted) as differences —
-    each in its width, side by side, compressed (:data:`BLOB_CODEC`; the quantiles'
-    cells, one entry per distinct value of 32 bytes raw, take about 1.5 bytes, and the
-    narrowed rows leave the codec about a third of the raw bytes to read). The array is
-    changed in place (each caller makes it for the blob)."""
-    n = table.shape[1]
-    if n > 1:
-        table[0, 1:] = np.diff(table[0])  # sorted keys: small steps
+def _blob(rows: Sequence[np.ndarray]) -> Any:
+    """:data:`BLOB_ROWS` int64 rows of n entries — sorted keys, counts, the sums' high and
+    low words — as :func:`to_blob`'s one-value binary array: n (one int64), each row's
+    type (:func:`_narrow`: 1, 2, 4 or 8 bytes; a byte each, padded to 8), then the rows —
+    the first (the keys) as differences — each in its width, side by side, compressed
+    (:data:`BLOB_CODEC`; the quantiles' cells, one entry per distinct value of 32 bytes
+    raw, take about 1.5 bytes, and the narrowed rows leave the codec about a third of the
+    raw bytes to read). Each row is written once, narrowed, into the codec's input; the
+    rows are not changed."""
+    keys = rows[0]
+    n = len(keys)
     data = np.array([n], dtype=np.int64).tobytes()
     if n:
-        rows = [_narrow(row) for row in table]
-        data += bytes(_ROW_TYPES.index(r.dtype) for r in rows).ljust(8, b"\0")
-        raw = np.empty(sum(r.nbytes for r in rows), dtype=np.uint8)
+        steps = np.empty(n, dtype=np.int64)  # sorted keys: small steps
+        steps[0] = keys[0]
+        np.subtract(keys[1:], keys[:-1], out=steps[1:])
+        table = [steps, *rows[1:]]
+        kinds = [_narrow(row) for row in table]
+        data += bytes(_ROW_TYPES.index(k) for k in kinds).ljust(8, b"\0")
+        raw = np.empty(sum(k.itemsize for k in kinds) * n, dtype=np.uint8)
         at = 0
-        for r in rows:  # each copied once
-            raw[at:at + r.nbytes] = r.view(np.uint8)
-            at += r.nbytes
+        for row, kind in zip(table, kinds, strict=True):  # each written once, narrowed
+            np.copyto(raw[at:at + kind.itemsize * n].view(kind), row, casting="unsafe")
+            at += kind.itemsize * n
         data += _codec().compress(raw, asbytes=True)
     offsets = np.array([0, len(data)], dtype=np.int32)
     return pa.Array.from_buffers(pa.binary(), 1, [None, pa.py_buffer(offsets),
@@ -309,15 +311,15 @@ _ROW_TYPES = tuple(np.dtype(t).newbyteorder("<") for t in
                    ("u1", "i1", "u2", "i2", "u4", "i4", "i8"))
 
 
-def _narrow(row: np.ndarray) -> np.ndarray:
-    """An int64 row in the narrowest integer type that holds its least and its largest
-    value (the same values: counts of mostly ones, at-value rows and a sum's high word of
-    zeros in a byte, a sum's low word below 2^32 in four)."""
+def _narrow(row: np.ndarray) -> np.dtype[Any]:
+    """The narrowest integer type of :data:`_ROW_TYPES` that holds an int64 row's least
+    and largest value (so its values unchanged: counts of mostly ones, at-value rows and
+    a sum's high word of zeros in a byte, a sum's low word below 2^32 in four)."""
     low, high = int(row.min()), int(row.max())
     for kind in _ROW_TYPES:
         info = np.iinfo(kind)
         if info.min <= low and high <= info.max:
-            return row.astype(kind)
+            return kind
     raise AssertionError("an int64 row fits int64")  # pragma: no cover
 
 
@@ -643,20 +645,16 @@ def range_blobs(acc: Sequence[Lists | None], limits: Sequence[np.ndarray], range
     """:func:`partial_bins`' output: per key range with entries, one (range, blob) batch
     of every kernel column's running (key, count, sum) lists ``acc`` cut at ``limits``."""
     kept = [(total, lim) for total, lim in zip(acc, limits, strict=True) if total is not None]
-    filled = [total for total, _ in kept]  # v-major: in key order
-    edges = [np.searchsorted(total[0], lim) for total, lim in kept]
+    # v-major: in key order; each column's rows (its sums as two words, split once)
+    filled = [(total[0], total[1], *sum_words(total[2])) for total, _ in kept]
+    edges = [np.searchsorted(total[0], lim).tolist() for total, lim in kept]
     for r in range(ranges):  # a batch per range: Arrow's binary holds < 2 GB a batch
-        pieces = [(total, int(e[r]), int(e[r + 1]))
-                  for total, e in zip(filled, edges, strict=True) if e[r + 1] > e[r]]
+        pieces = [(rows, e[r], e[r + 1])
+                  for rows, e in zip(filled, edges, strict=True) if e[r + 1] > e[r]]
         if not pieces:
             continue
-        table = np.empty((BLOB_ROWS, sum(hi - lo for _, lo, hi in pieces)), dtype=np.int64)
-        at = 0
-        for total, lo, hi in pieces:  # each column's part of the range, copied once
-            table[0, at:at + hi - lo] = total[0][lo:hi]
-            table[1, at:at + hi - lo] = total[1][lo:hi]
-            table[2, at:at + hi - lo], table[3, at:at + hi - lo] = sum_words(total[2][lo:hi])
-            at += hi - lo
+        table = [np.concatenate([rows[i][lo:hi] for rows, lo, hi in pieces])
+                 for i in range(BLOB_ROWS)]  # each column's part of the range, copied once
         yield pa.RecordBatch.from_arrays([pa.array([r], pa.int32()), _blob(table)],
                                          names=[PART, BLOB])
 
