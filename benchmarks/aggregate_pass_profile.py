@@ -59,8 +59,10 @@ STAGES: dict[str, list[tuple[str, str, str]]] = {
         ("  group indices", "row_kernels.py", "table_groups"),
         ("  cast to float64", "statistics.py", "as_float64"),
         ("per column's lists", "statistics.py", "column_lists"),
-        ("  search grid with sums, compiled", "describe_jit.py", "column_bins"),
-        ("  one value's shared encoding, compiled", "describe_jit.py", "shared_bins"),
+        ("  search grid with sums, compiled (one word a call)", "describe_jit.py",
+         "column_bins"),
+        ("  search grid with sums, compiled (every word a call)", "describe_jit.py",
+         "column_words"),
         ("  decimal grid's keys", "statistics.py", "grid_keys"),
         ("  sorted counts", "statistics.py", "chunk_counts"),
         ("    packed sort", "statistics.py", "_packed_count"),
@@ -71,7 +73,7 @@ STAGES: dict[str, list[tuple[str, str, str]]] = {
     "merge": [
         ("the whole applyInArrow body", "statistics.py", "merge_blobs"),
         ("  decompress", "statistics.py", "from_blob"),
-        ("  linear merges", "statistics.py", "_merge_sorted"),
+        ("  merges (two by two, or k-way)", "statistics.py", "_merge_sorted"),
         ("  compress", "statistics.py", "to_blob"),
     ],
     "draws": [

@@ -312,3 +312,29 @@ def test_a_partitions_blobs_split_each_columns_sums_once(monkeypatch):
     got = [spark_describe.from_blob(b.column(1)[0].as_buffer()) for b in out]
     for i, want in enumerate(acc[0]):
         assert np.array_equal(np.concatenate([g[i] for g in got]), want)
+
+
+def test_a_blob_read_for_a_key_range_is_the_whole_blob_cut_there():
+    """from_blob given (first, end) decodes the counts and sums of those keys only: the
+    same lists as the whole blob's entries in that range (empty, whole, inside, past
+    either end; sums past int64 too); a block's cells read so are those of the whole
+    block: tests/spark/test_pass_size.py."""
+    rs = np.random.default_rng(34)
+    for big in (False, True):
+        keys = np.unique(rs.integers(0, 50_000, 6_000)).astype(np.int64)
+        counts = rs.integers(1, 1 << 20, len(keys))
+        if big:  # past EXACT_ROWS: such sums come back as Python integers
+            counts[::7] = 1 << 40
+        # a sum of n rows' significands: |sum| < n·2^30
+        sums = np.array([n * m for n, m in zip(counts.tolist(), rs.integers(
+            -(1 << 29), 1 << 29, len(keys)).tolist(), strict=True)], dtype=object)
+        if not big:
+            sums = sums.astype(np.int64)
+        blob = spark_describe.to_blob(keys, counts, sums).buffers()[2]
+        whole = spark_describe.from_blob(blob)
+        for first, end in [(0, 0), (-5, 60_000), (1_000, 20_000), (49_000, 90_000),
+                           (int(keys[3]), int(keys[3]) + 1)]:
+            got = spark_describe.from_blob(blob, (first, end))
+            cut = (whole[0] >= first) & (whole[0] < end)
+            for a, b in zip(got, (w[cut] for w in whole), strict=True):
+                assert np.array_equal(a, b)

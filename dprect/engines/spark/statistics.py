@@ -328,10 +328,13 @@ def _codec() -> Any:
     return pa.Codec(BLOB_CODEC, compression_level=BLOB_LEVEL)
 
 
-def from_blob(blob: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def from_blob(blob: Any, keys: tuple[int, int] | None = None
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The (key, count, sum) lists of a blob (bytes or an Arrow buffer: :func:`_blob`'s
     n, its rows' types, then its compressed rows; the sums joined from their words:
-    int64, or Python integers past int64)."""
+    int64, or Python integers past int64) — given ``keys`` (first, end), only its entries
+    with first ≤ key < end: every key is read (the steps' running sum), the counts and
+    sums of those entries only (a block's cells read by one mechanism of a mixed run)."""
     buffer = pa.py_buffer(blob)
     n = int(np.frombuffer(buffer, dtype=np.int64, count=1)[0])
     if n == 0:
@@ -341,12 +344,14 @@ def from_blob(blob: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
                                                   offset=8).tolist()]
     raw = _codec().decompress(buffer.slice(16),
                               decompressed_size=sum(k.itemsize for k in kinds) * n)
-    rows, at = [], 0
-    for kind in kinds:
-        rows.append(np.frombuffer(raw, dtype=kind, count=n, offset=at).astype(np.int64))
-        at += kind.itemsize * n
-    steps, counts, hi, lo = rows
-    return np.cumsum(steps), counts, words_sum(hi, lo, counts)
+    offsets = np.cumsum([0, *(k.itemsize * n for k in kinds)]).tolist()
+    key = np.cumsum(np.frombuffer(raw, dtype=kinds[0], count=n), dtype=np.int64)
+    a, z = (0, n) if keys is None else \
+        (int(i) for i in np.searchsorted(key, np.array(keys, dtype=np.int64)))
+    counts, hi, lo = (np.frombuffer(raw, dtype=kind, count=z - a,
+                                    offset=at + a * kind.itemsize).astype(np.int64)
+                      for kind, at in zip(kinds[1:], offsets[1:-1], strict=True))
+    return key[a:z], counts, words_sum(hi, lo, counts)
 
 
 Lists = tuple[np.ndarray, np.ndarray, np.ndarray]
@@ -770,16 +775,17 @@ def to_cells(table: Any, spec: StatisticsSpec, groups: int,
     mechanism of a mixed run, the others' left undecoded)."""
     order = np.argsort(np.asarray(table.column(PART).to_numpy(), dtype=np.int64))
     blobs = [b.as_buffer() for b in table.column(BLOB)]  # no copies
-    parts = [from_blob(blobs[i]) for i in order]
+    wanted = None
+    if columns is not None:  # the columns' keys, from the first one's base
+        whole = key_bases(spec, groups)
+        wanted = (int(whole[columns[0]]), int(whole[columns[1]]))
+    parts = [from_blob(blobs[i], wanted) for i in order]
     out: GroupedStatistics = {}
     if not parts:
         return out
     keys, n, sums = _joined(parts)  # disjoint ranges in key order: sorted
-    if columns is not None:  # the columns' keys, from the first one's base
-        whole = key_bases(spec, groups)
-        first, end = int(whole[columns[0]]), int(whole[columns[1]])
-        a, z = (int(i) for i in np.searchsorted(keys, [first, end]))
-        keys, n, sums = keys[a:z] - first, n[a:z], sums[a:z]
+    if columns is not None and wanted is not None:
+        keys = keys - wanted[0]
         spec = StatisticsSpec(spec.columns[columns[0]:columns[1]])
         if not len(keys):
             return out
