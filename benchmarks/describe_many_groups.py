@@ -24,8 +24,9 @@ Measured, in this order:
    :meth:`~dprect.core.statistic.Mechanism.draw` with builtin ``map``: one core) on the
    first ``--sample-groups`` groups' statistics, seeded: CPU milliseconds per (group,
    column) (``time.process_time``; the machine's other load does not count) — where
-   numba is installed this includes the process's first ``JIT_AFTER`` sampler calls in
-   Python and the load of the compiled samplers (:mod:`dprect.core.random_jit`);
+   numba is installed this includes the draws in Python until the blocks announced
+   ``JIT_AFTER`` sampler calls and the load of the compiled samplers
+   (:mod:`dprect.core.random_jit`);
 4. **the command** — ``dprect describe --engine numpy --seed 1`` on the whole table as a
    subprocess (what a user runs: reading, the plan and its check, the statistics, the
    mechanism in the driver's worker processes, the outputs): wall seconds, the CPU

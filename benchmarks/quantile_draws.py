@@ -13,11 +13,11 @@ the four column shapes of benchmarks/describe_spark.py, then
 Prints the CPU milliseconds per cell (process time: the machine is shared) and a digest
 of the released cells (the same digest on any version that draws the same values).
 ``--profile N`` runs it once more under cProfile and prints its N costliest functions
-(cumulative). ``--compiled`` loads the compiled samplers before the first draw (as in a
-process past ``randomness.JIT_AFTER`` sampler calls, e.g. a Spark worker drawing
-thousands of cells; by default the run's first ~10^3 cells draw in Python), after one
-untimed group (numba's cache loaded or filled). Nothing is asserted: this is a
-measurement.
+(cumulative). ``--compiled`` loads the compiled samplers before the first draw, after one
+untimed group (numba's cache loaded or filled); without it they load at the run's start
+when its announced calls (cells × quantiles × ``DRAWS_A_QUANTILE``) reach
+``randomness.JIT_AFTER`` — the default 1,280 cells of nine quantiles do, the load then
+timed. Nothing is asserted: this is a measurement.
 """
 
 from __future__ import annotations

@@ -21,7 +21,8 @@ and ``accept`` after the handler (PEP 475), and the handler reads no data.
 
 ``DPRECT_BENCH_WORKER_LOG`` (a file path, optional; spark_bench.py's ``--worker-log``):
 after each task a worker appends one JSON line there — its pid, its task count, its
-sampler calls so far (``dprect.core.randomness._ASKED``, which stops at ``JIT_AFTER``),
+sampler calls its blocks announced so far (``dprect.core.randomness._EXPECTED``: the
+compiled samplers load from ``JIT_AFTER``),
 whether it has loaded the compiled samplers (``randomness.kernels``), how many compiled
 kernel calls its sources made (``RandomSource._run``, counted by a wrapper this module
 puts on it in the worker) and whether numba is imported — so a benchmark can tell
@@ -93,7 +94,7 @@ def worker_state(tasks: int) -> dict[str, Any]:
     randomness = sys.modules.get("dprect.core.randomness")
     loaded = randomness is not None and getattr(randomness, "_KERNELS", ()) not in ((), None)
     return {"pid": os.getpid(), "tasks": tasks,
-            "asked": None if randomness is None else int(randomness._ASKED),
+            "asked": None if randomness is None else int(randomness._EXPECTED),
             "compiled": loaded, "compiled_calls": _COMPILED_CALLS[0],
             "numba": "numba" in sys.modules}
 

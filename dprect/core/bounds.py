@@ -62,7 +62,7 @@ from dprect.core.errors import ParameterError
 from dprect.core.guarantee_check import CheckReport, check_bounds_plan
 from dprect.core.interior_point import Pieces, sample_unimodal
 from dprect.core.intervals import rank_error as level_rank_error
-from dprect.core.randomness import SEEDED_WARNING, RandomSource
+from dprect.core.randomness import SEEDED_WARNING, RandomSource, expect_draws
 from dprect.core.request import (
     COVERAGE_DENOMINATOR,
     BoundsRequest,
@@ -499,11 +499,18 @@ class BoundsResult:
 GroupBounds = tuple[list[list[float]], list[list[float]], list[list[int]], list[list[int]]]
 
 
+#: about how many sampler calls a cell's two bounds make (measured: 2 to 3): a run
+#: announces its cells × this (public), so that a process loads the compiled samplers
+#: from its public size (:func:`~dprect.core.randomness.expect_draws`)
+DRAWS_A_CELL = 3
+
+
 def draw_groups(plan: BoundsPlan, histograms: Mapping[tuple[Any, int], Histogram],
                 groups: Sequence[Any], rng: RandomSource) -> GroupBounds:
     """The bounds of ``groups`` in order, columns in order, lower then upper, all from
     ``rng`` (:func:`run_bounds`' draws): per group and column the lower and upper values
     and grid indices (``[group][column]``)."""
+    expect_draws(len(groups) * len(plan.domains) * DRAWS_A_CELL)  # public sizes
     empty = Histogram.empty()
     lower: list[list[float]] = []
     upper: list[list[float]] = []

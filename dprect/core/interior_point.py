@@ -63,8 +63,8 @@ _MAX_TOTAL = 2**62  # real values + virtual pads: depths are computed in int64
 
 #: fractional bits of the first fixed-point enclosure of the bucket weights, and random
 #: bits of the first uniform; both double whenever the decision is ambiguous
-_FIRST_PRECISION = 128
-_FIRST_UNIFORM_BITS = 64
+FIRST_PRECISION = 128
+FIRST_UNIFORM_BITS = 64
 
 
 @dataclass(frozen=True)
@@ -244,7 +244,7 @@ def _exp_neg_table(p: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
 
 
 @dataclass(frozen=True)
-class _Buckets:
+class Buckets:
     """The buckets n = 0 … n_cut made explicit at precision p (nonempty ones only), their
     cumulative weight enclosures in units of 2^{−p}, and a bound on the rest (the tail)."""
 
@@ -258,13 +258,18 @@ class _Buckets:
 
     def decide(self, u: int, bits: int) -> int | None:
         """The bucket j with X_{j−1} ≤ U·W < X_j for every U in [u/2^bits, (u+1)/2^bits)
-        and every weight the enclosures allow — or None if there is no such j."""
-        need = -((-(u + 1) * self.w_hi) >> bits)  # ⌈(u+1)·W_hi / 2^bits⌉
-        j = bisect.bisect_left(self.x_lo, need)
+        and every weight the enclosures allow — or None if there is no such j: the j
+        whose :func:`decision_interval` holds u. Its ends hi_j do not decrease with j
+        (x_lo does not), and a j < k with hi_j ≥ u cannot exist when u ≥ lo_k: it would
+        give (u + 1)·W_hi ≤ x_lo[j]·2^bits ≤ x_hi[k−1]·2^bits ≤ u·W_lo. So the first j
+        with hi_j ≥ u is the only candidate — found by a binary search on x_lo, as
+        hi_j ≥ u iff x_lo[j] ≥ ⌈(u + 1)·W_hi / 2^bits⌉ (a speed aid: the interval
+        decides); none past the last enclosure (U·W may lie in the tail)."""
+        j = bisect.bisect_left(self.x_lo, -((-(u + 1) * self.w_hi) >> bits))
         if j == len(self.x_lo):
-            return None  # U·W may lie in the tail or beyond the last enclosure
-        below = self.x_hi[j - 1] if j else 0
-        return j if u * self.w_lo >= below << bits else None
+            return None
+        lo, hi = decision_interval(self, j, bits)
+        return j if lo <= u <= hi else None
 
     @property
     def single(self) -> bool:
@@ -272,31 +277,39 @@ class _Buckets:
         return len(self.ns) == 1 and self.w_lo == self.w_hi
 
     def intervals(self, bits: int, share: int | None = None) -> list[tuple[int, int, int]]:
-        """:meth:`decide` at ``bits`` bits as (lo, hi, j): ``decide(u, bits)`` is j for
-        lo ≤ u ≤ hi, None for a u in no interval (sorted, disjoint, non-empty; for a
-        compiled sampler, :func:`dprect.core.random_jit.unimodal_rounds`). With
-        ``share``, only the buckets up to the first j with x_lo[j] ≥ W_lo·(1 − 2^−share)
-        (those after it weigh about 2^−share of the whole or less: a compiled sampler
-        hands a u past them to the Python one, which decides it).
-
-        decide(u) = j iff x_lo[j−1] < need ≤ x_lo[j] (bisect_left on the sorted x_lo) and
-        u·W_lo ≥ x_hi[j−1]·2^bits. need ≤ x_lo[j] iff (u + 1)·W_hi ≤ x_lo[j]·2^bits iff
-        u ≤ ⌊x_lo[j]·2^bits / W_hi⌋ − 1; the second iff u ≥ ⌈x_hi[j−1]·2^bits / W_lo⌉,
-        and it implies x_lo[j−1] < need: (u + 1)·W_hi > u·W_lo ≥ x_hi[j−1]·2^bits ≥
-        x_lo[j−1]·2^bits. (j = 0: no lower condition.)"""
-        top = (1 << bits) - 1
-        out = []
+        """:meth:`decide` at ``bits`` bits as (lo, hi, j), each bucket's
+        :func:`decision_interval`: ``decide(u, bits)`` is j for lo ≤ u ≤ hi, None for a u
+        in no interval (sorted, disjoint, non-empty; for a compiled sampler,
+        :func:`dprect.core.random_jit.unimodal_rounds`). With ``share``, only the buckets
+        up to the first j with x_lo[j] ≥ W_lo·(1 − 2^−share) (those after it weigh about
+        2^−share of the whole or less: a compiled sampler hands a u past them to the
+        Python one, which decides it)."""
         last = len(self.x_lo) if share is None else \
             bisect.bisect_left(self.x_lo, self.w_lo - (self.w_lo >> share)) + 1
-        for j, x in enumerate(self.x_lo[:last]):
-            lo = -((-self.x_hi[j - 1] << bits) // self.w_lo) if j else 0
-            hi = min((x << bits) // self.w_hi - 1, top)
+        out = []
+        for j in range(min(last, len(self.x_lo))):
+            lo, hi = decision_interval(self, j, bits)
             if lo <= hi:
                 out.append((lo, hi, j))
         return out
 
 
-class _ExactSampler:
+def decision_interval(found: Buckets, j: int, bits: int) -> tuple[int, int]:
+    """(lo, hi): the ``bits``-bit uniforms u on which bucket j is decided
+    (:meth:`Buckets.decide`), lo ≤ u ≤ hi (none when lo > hi) — the one derivation, read
+    by ``decide`` and by the compiled sampler's table (:meth:`Buckets.intervals`).
+
+    Bucket j is decided on u iff every U in [u/2^bits, (u+1)/2^bits) and every weight
+    the enclosures allow have X_{j−1} ≤ U·W < X_j: (u + 1)·W_hi ≤ x_lo[j]·2^bits, i.e.
+    u ≤ ⌊x_lo[j]·2^bits / W_hi⌋ − 1 = hi (capped at 2^bits − 1, the largest u), and
+    u·W_lo ≥ x_hi[j−1]·2^bits, i.e. u ≥ ⌈x_hi[j−1]·2^bits / W_lo⌉ = lo (j = 0: no lower
+    condition, lo = 0)."""
+    lo = -((-found.x_hi[j - 1] << bits) // found.w_lo) if j else 0
+    hi = min((found.x_lo[j] << bits) // found.w_hi - 1, (1 << bits) - 1)
+    return lo, hi
+
+
+class ExactSampler:
     """Exact sampler of y ∝ exp(c·depth(y)) on the pieces (module docstring)."""
 
     def __init__(self, pieces: Pieces, c: Fraction) -> None:
@@ -304,11 +317,12 @@ class _ExactSampler:
         self.depths = pieces.depths
         self.m = pieces.grid_size
         self.c = c
-        self._num, self._den = c.numerator, c.denominator
+        #: the rate c = num/den (reduced)
+        self.num, self.den = c.numerator, c.denominator
         self.kmax = int(self.depths.max())
         self.split = int(np.argmax(self.depths))  # depth rises up to here, then falls
         self.n_max = (c.numerator * self.kmax) // c.denominator  # ⌊c·kmax⌋
-        self._cache: dict[int, _Buckets] = {}
+        self._cache: dict[int, Buckets] = {}
 
     def _position(self, indices: np.ndarray) -> list[int]:
         """Grid position of the start of each piece index (index = #pieces → m)."""
@@ -317,22 +331,22 @@ class _ExactSampler:
         out = self.starts[inside].tolist()
         return [self.m if i == n else s for i, s in zip(indices.tolist(), out, strict=True)]
 
-    def buckets(self, p: int) -> _Buckets:
+    def buckets(self, p: int) -> Buckets:
         """The buckets at precision p (computed once)."""
         if p not in self._cache:
             self._cache[p] = self._one_bucket(p) if self.n_max == 0 else self._buckets(p)
         return self._cache[p]
 
-    def _one_bucket(self, p: int) -> _Buckets:
+    def _one_bucket(self, p: int) -> Buckets:
         """:meth:`_buckets` where c·kmax < 1: every point is in bucket 0 (weight e^0,
         2^p in fixed point), no tail; its run (0, m, m) maps r to the point r, as
         :meth:`_buckets`' run does (the whole grid as one run split at a piece's start
         P: (0, P, P)) — without its arrays."""
         whole = self.m << p
-        return _Buckets((0,), (self.m,), ((0, self.m, self.m),), (whole,), (whole,), whole,
+        return Buckets((0,), (self.m,), ((0, self.m, self.m),), (whole,), (whole,), whole,
                         whole)
 
-    def _buckets(self, p: int) -> _Buckets:
+    def _buckets(self, p: int) -> Buckets:
         c, kmax = self.c, self.kmax
         n_cut = min(self.n_max, _bucket_cut(p))
         # bucket n holds the depths in (t[n+1], t[n]], t[n] = kmax − ⌈n/c⌉ (d = kmax − depth
@@ -366,15 +380,15 @@ class _ExactSampler:
         tail = self.m - explicit  # grid points of the buckets n > n_cut: weight ≤ e^{-n_cut-1}
         if n_cut == self.n_max and tail != 0:
             raise AssertionError("interior point: the buckets do not tile the grid")
-        return _Buckets(tuple(ns), tuple(sizes), tuple(runs), tuple(x_lo), tuple(x_hi),
+        return Buckets(tuple(ns), tuple(sizes), tuple(runs), tuple(x_lo), tuple(x_hi),
                         acc_lo, acc_hi + tail * hi_tab[n_cut + 1])
 
     def choose_bucket(self, rng: RandomSource, u: int | None = None
-                      ) -> tuple[_Buckets, int]:
+                      ) -> tuple[Buckets, int]:
         """Bucket j with probability T_j·e^{−n_j} / Σ_k T_k·e^{−n_k}, exactly; ``u``: the
         first uniform's bits, drawn already (by a compiled sampler that could not
         decide on them)."""
-        p, bits = _FIRST_PRECISION, _FIRST_UNIFORM_BITS
+        p, bits = FIRST_PRECISION, FIRST_UNIFORM_BITS
         found = self.buckets(p)
         if u is None:
             if found.single:
@@ -400,10 +414,10 @@ class _ExactSampler:
             i = int(np.searchsorted(self.starts, np.uint64(y), side="right")) - 1
             # γ = c·(kmax − depth) − n = a/den in integers (c = num/den): the draws of
             # bernoulli_exp(Fraction(a, den)), without making the Fraction
-            a = self._num * (self.kmax - int(self.depths[i])) - found.ns[j] * self._den
-            if not 0 <= a < self._den:
+            a = self.num * (self.kmax - int(self.depths[i])) - found.ns[j] * self.den
+            if not 0 <= a < self.den:
                 raise AssertionError("interior point: a point outside its bucket")
-            if rng.bernoulli_exp_ratio(a, self._den):
+            if rng.bernoulli_exp_ratio(a, self.den):
                 return y
 
 
@@ -429,14 +443,14 @@ def sample_unimodal(pieces: Pieces, c: Fraction, rng: RandomSource, *,
 
 
 def unimodal_sampler(pieces: Pieces, c: Fraction, *, trusted: bool = False
-                     ) -> _ExactSampler:
+                     ) -> ExactSampler:
     """:func:`sample_unimodal`'s checks, then its sampler, for a caller that draws the
     same law many times (``.sample(rng)``: each draw exact and independent; the buckets
     are computed once) — the quantiles' rejection rounds (:mod:`dprect.core.quantile_centre`)."""
     if not isinstance(c, Fraction) or c <= 0:
         raise ParameterError(f"c must be a rational > 0, got {c!r}")
     if trusted:
-        return _ExactSampler(pieces, c)
+        return ExactSampler(pieces, c)
     m = _check_grid_size(pieces.grid_size)
     starts = np.asarray(pieces.starts)
     sizes = np.asarray(pieces.sizes)
@@ -457,7 +471,7 @@ def unimodal_sampler(pieces: Pieces, c: Fraction, *, trusted: bool = False
     top = int(np.argmax(depths))
     if (np.diff(depths[: top + 1]) < 0).any() or (np.diff(depths[top:]) > 0).any():
         raise ParameterError("piece depths must be unimodal along the grid")
-    return _ExactSampler(pieces, c)
+    return ExactSampler(pieces, c)
 
 
 def interior_point(
@@ -474,7 +488,7 @@ def interior_point(
     """
     pieces = interior_point_pieces(values, epsilon=epsilon, grid_size=grid_size,
                                    pad_count=pad_count, pad_index=pad_index)
-    return _ExactSampler(pieces, Fraction(pieces.epsilon) / 2).sample(rng)
+    return ExactSampler(pieces, Fraction(pieces.epsilon) / 2).sample(rng)
 
 
 def interior_point_failure_bound(epsilon: float, size: int, grid_size: int) -> float:

@@ -78,10 +78,15 @@ from dprect.core.domains import Domain, FloatOrder, Side
 from dprect.core.engine import Engine
 from dprect.core.errors import ParameterError
 from dprect.core.interior_point import Pieces, sample_unimodal
-from dprect.core.randomness import RandomSource
+from dprect.core.randomness import RandomSource, expect_draws
 from dprect.core.step_exponential import DECAY, draw_step
 from dprect.core.tail_bounds import centre_pieces_from_counts
 
+#: about how many sampler calls an axis of the box makes (its centre and two sides:
+#: measured ~144 at d = 1,024): a box announces its axes × this (public), so that a
+#: process loads the compiled samplers from the fit's public size
+#: (:func:`~dprect.core.randomness.expect_draws`)
+DRAWS_AN_AXIS = 145
 #: the centre's coarse grid: at most 2^CENTRE_BITS bins of 2^s grid points (a grid of up
 #: to 2^16 points is its own coarse grid; the float order's bins are one binade, 2^52 keys)
 CENTRE_BITS = 12
@@ -456,6 +461,7 @@ def run_quantile_box(engine: Engine, domains: list[Domain], *, origin: bool,
     if aimed and (aimed_rate is None or aimed_rate <= 0):
         raise ParameterError("a quantile box with a target needs its aimed rate > 0")
     rate = Fraction(aimed_rate) if aimed else Fraction(side_epsilon)  # type: ignore[arg-type]
+    expect_draws(len(domains) * DRAWS_AN_AXIS)  # public: before the axes' sources
     streams = [RandomSource.stream(s) for s in rng.stream_seeds(len(domains))]
     if origin:
         centres = [0] * len(domains)

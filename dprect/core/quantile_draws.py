@@ -24,14 +24,16 @@ Hence for a seed the same random bits are read and the same cells released as by
 laws drawn one by one (:func:`~dprect.core.quantile_centre.draw_near` on each
 ``quantile_law``) — tests/core/test_quantile_draws.py holds the two draw for draw.
 
-**Compiled.** Where numba is loaded (:func:`dprect.core.randomness.kernels`, after a
-process's first ``JIT_AFTER`` sampler calls) a cell's laws are drawn in one call of
+**Compiled.** Where numba is loaded (:func:`dprect.core.randomness.kernels`, once a
+process's announced work reaches ``JIT_AFTER`` sampler calls) a cell's laws are drawn in one call of
 :func:`dprect.core.random_jit.unimodal_rounds` — the same attempts and rounds on the same
 stream — from :func:`compiled_tables`: each law's buckets at the first precision and the
-exact intervals of the first uniform's 64 bits on which ``_Buckets.decide`` picks each
-bucket (``_Buckets.intervals``); a uniform outside them (``decide`` would draw more bits)
-pauses the call, the Python sampler finishes that law from the drawn bits
-(:func:`_rounds`), and the call resumes at the next law. A law whose integers do not fit
+exact intervals of the first uniform's 64 bits on which ``Buckets.decide`` picks each
+bucket (``Buckets.intervals``: each bucket's
+:func:`~dprect.core.interior_point.decision_interval`, which ``decide`` reads); a
+uniform outside them (``decide`` would draw more bits) pauses the call, the Python
+sampler finishes that law from the drawn bits (:func:`_rounds`), and the call resumes at
+the next law. A law whose integers do not fit
 (:func:`compiled_tables`) takes the Python path. Which path ran changes neither a draw nor
 the stream's state after (tests/core/test_quantile_draws_compiled.py; docs/privacy.md
 §11a). A small group's centre and sign are drawn the same way (:func:`draw_one`).
@@ -49,10 +51,10 @@ import numpy as np
 
 from dprect.core.decimal_grid import DecimalGrid
 from dprect.core.interior_point import (
-    _FIRST_PRECISION,
-    _FIRST_UNIFORM_BITS,
+    FIRST_PRECISION,
+    FIRST_UNIFORM_BITS,
+    ExactSampler,
     Pieces,
-    _ExactSampler,
     unimodal_sampler,
 )
 from dprect.core.quantile_centre import (
@@ -118,7 +120,7 @@ def draw_one(pieces: Pieces, rate: Fraction, rng: RandomSource) -> int:
                      pieces.grid_size, None, rng)[0]
 
 
-def _rounds(sampler: _ExactSampler, near: _Window | None, rng: RandomSource,
+def _rounds(sampler: ExactSampler, near: _Window | None, rng: RandomSource,
             u: int | None = None) -> int:
     """One law's draw in Python: the exact sampler's draw (on the whole grid), or its
     rounds, each accepted with probability exp(−DECAY·level) (in the window); ``u``: the
@@ -134,7 +136,7 @@ def _rounds(sampler: _ExactSampler, near: _Window | None, rng: RandomSource,
             return i
 
 
-def _draw_all(samplers: list[_ExactSampler], starts: np.ndarray, size: int,
+def _draw_all(samplers: list[ExactSampler], starts: np.ndarray, size: int,
               near: _Window | None, rng: RandomSource) -> list[int]:
     """Every law's draw, in order: in one compiled call where numba is loaded and the
     integers fit (:func:`compiled_tables`; :func:`dprect.core.random_jit.unimodal_rounds`),
@@ -162,7 +164,7 @@ def _draw_all(samplers: list[_ExactSampler], starts: np.ndarray, size: int,
 
 
 #: the compiled tables hold the buckets of all but about 2^−RARE_BITS of a law's weight
-#: (``_Buckets.intervals``): an attempt past them is finished in Python (the same draw)
+#: (``Buckets.intervals``): an attempt past them is finished in Python (the same draw)
 RARE_BITS = 24
 
 #: the rounds' acceptance as (a, b) rows, and the window arguments of an uncentred call
@@ -183,12 +185,12 @@ def _window_args(near: _Window | None) -> tuple[Any, ...]:
             np.array(near.cut.offsets, dtype=np.int64), consts, _ACCEPT)
 
 
-def compiled_tables(samplers: list[_ExactSampler], starts: np.ndarray, size: int,
+def compiled_tables(samplers: list[ExactSampler], starts: np.ndarray, size: int,
                     jit: Any) -> tuple[Any, ...] | None:
     """What :func:`dprect.core.random_jit.unimodal_rounds` reads of the laws ``samplers``
     (sharing the pieces ``starts`` of a grid of ``size`` points): (starts, depths, laws,
     dens, rows, intervals, bits) — each law's buckets at the first precision and the
-    intervals of its decision on the first uniform's bits (``_Buckets.intervals``) — or
+    intervals of its decision on the first uniform's bits (``Buckets.intervals``) — or
     None where an integer does not fit its word: a grid of 2^62 points or more, depths
     beyond int64, a rate's numerator from 2^62 or its denominator from 2^96 (then the
     Python path, the same draws). In range every integer of the compiled draw is below
@@ -198,19 +200,19 @@ def compiled_tables(samplers: list[_ExactSampler], starts: np.ndarray, size: int
     if size >= jit.LIMIT:
         return None
     for s in samplers:
-        if s.depths.dtype == object or s._num >= jit.LIMIT or s._den >= jit.WIDE:
+        if s.depths.dtype == object or s.num >= jit.LIMIT or s.den >= jit.WIDE:
             return None
     laws: list[tuple[int, ...]] = []
     dens: list[tuple[int, int]] = []
     rows: list[tuple[int, ...]] = []
     intervals: list[tuple[int, int, int]] = []
     for s in samplers:
-        found = s.buckets(_FIRST_PRECISION)
-        laws.append((s.kmax, s._num, int(found.single), len(rows), len(intervals)))
-        dens.append((s._den >> 64, s._den & 0xFFFFFFFFFFFFFFFF))
+        found = s.buckets(FIRST_PRECISION)
+        laws.append((s.kmax, s.num, int(found.single), len(rows), len(intervals)))
+        dens.append((s.den >> 64, s.den & 0xFFFFFFFFFFFFFFFF))
         if not found.single:
             at = len(rows)
-            table = found.intervals(_FIRST_UNIFORM_BITS, RARE_BITS)
+            table = found.intervals(FIRST_UNIFORM_BITS, RARE_BITS)
             intervals += [(lo, hi, at + j) for lo, hi, j in table]
             used = table[-1][2] + 1 if table else 0
         else:
@@ -223,7 +225,7 @@ def compiled_tables(samplers: list[_ExactSampler], starts: np.ndarray, size: int
     return (starts.astype(np.int64), depths.astype(np.int64, copy=False),
             np.array(laws, dtype=np.int64), np.array(dens, dtype=np.uint64),
             np.array(rows, dtype=np.int64).reshape(-1, 5),
-            np.array(intervals, dtype=np.uint64).reshape(-1, 3), _FIRST_UNIFORM_BITS)
+            np.array(intervals, dtype=np.uint64).reshape(-1, 3), FIRST_UNIFORM_BITS)
 
 
 __all__ = ["ACCEPT", "compiled_tables", "draw_one", "near_centre", "whole_grid"]

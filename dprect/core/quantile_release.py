@@ -33,8 +33,14 @@ from dprect.core.quantiles import (
     plan_quantiles,
     release_cell,
 )
-from dprect.core.randomness import SEEDED_WARNING, RandomSource
+from dprect.core.randomness import SEEDED_WARNING, RandomSource, expect_draws
 from dprect.core.statistic import QUANTILES, STATISTICS, with_rank_error
+
+#: about how many sampler calls a quantile of a cell makes (~200 a cell of nine,
+#: measured): a block announces its cells × quantiles × this (public), so that a process
+#: loads the compiled samplers from its blocks' public sizes
+#: (:func:`~dprect.core.randomness.expect_draws`)
+DRAWS_A_QUANTILE = 22
 
 #: the record/table column of the small-group flag (the noisy count below
 #: ``QuantilePlan.rows_needed``)
@@ -119,6 +125,7 @@ def release_groups(plan: QuantilePlan, cells: Mapping[tuple[int, int], QuantileS
     ``RandomSource.stream(seeds[g])``, columns in order (``cells`` keyed by the local
     group index; a missing cell has no rows): blocks of groups drawn apart (in executors)
     give the run's cells for a seed."""
+    expect_draws(len(seeds) * columns * len(plan.quantiles) * DRAWS_A_QUANTILE)  # public
     none = np.zeros(0, dtype=np.int64)
     empty = QuantileStatistics(none, none, none)
     out = []

@@ -904,11 +904,11 @@ def _ratio_exp(kind: Any, mt: Any, pool: Any, pos: Any, ah: Any, al: Any, bh: An
 def _unimodal_sample(kind: Any, mt: Any, pool: Any, pos: Any, starts: Any, depth: Any,
                      kmax: Any, num: Any, dh: Any, dl: Any, single: Any, b0: Any,
                      d0: Any, d1: Any, intervals: Any, rows: Any, bits_u: Any) -> Any:
-    """``interior_point._ExactSampler.sample`` of one law as (status, y, u): its
+    """``interior_point.ExactSampler.sample`` of one law as (status, y, u): its
     attempts until one is accepted (``DONE``, y). Each attempt's bucket is decided on
     the first ``bits_u`` bits u of its uniform by the intervals (lo, hi, bucket row)
-    ``intervals[d0:d1]`` (``_Buckets.intervals``, the same decision as
-    ``_Buckets.decide``); a u in none of them (the Python sampler would draw more bits
+    ``intervals[d0:d1]`` (``Buckets.intervals``, the same decision as
+    ``Buckets.decide``); a u in none of them (the Python sampler would draw more bits
     and refine) ends the call with ``PAUSE`` and u, the Python sampler finishing that
     attempt from u. ``single``: one bucket, no bit drawn (row b0). ``rows``: (n, size,
     left start, left length, right start) of each bucket. The point's γ·den =

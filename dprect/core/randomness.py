@@ -549,23 +549,37 @@ _NO_MT = np.zeros(625, dtype=np.uint32)  # the twister argument of an unseeded o
 #: the compiled samplers (:mod:`dprect.core.random_jit`), None without numba, or not
 #: looked up yet (the empty tuple)
 _KERNELS: Any = ()
-#: the samplers' calls a process makes in Python before it loads the compiled ones
-#: (about 15 a describe cell: some 10^4 cells): importing numba and loading the kernels
-#: costs about a second, about what the compiled draws save on 2·10^4 cells — a run of a
-#: few cells (a fit, a small describe) never pays it
+#: the sampler calls a process's announced work (:func:`expect_draws`) must reach before
+#: it loads the compiled samplers (about 15 a describe cell: some 10^4 cells): importing
+#: numba and loading the kernels costs about a second, about what the compiled draws save
+#: on 2·10^4 cells — a run of a few cells (a fit, a small describe) never pays it
 JIT_AFTER = 200_000
-_ASKED = 0
+#: the sampler calls this process's work has announced so far (public sizes only)
+_EXPECTED = 0
+
+
+def expect_draws(calls: int) -> None:
+    """Announce work about to be drawn in this process: about ``calls`` sampler calls,
+    an estimate from PUBLIC sizes only — a block's groups × columns × its mechanism's
+    calls a cell (``DRAWS_A_CELL`` of :mod:`~dprect.core.aggregates`,
+    :mod:`~dprect.core.bounds`; ``DRAWS_A_QUANTILE`` of
+    :mod:`~dprect.core.quantile_release`) — called before the block's sources are made.
+    :func:`kernels` loads the compiled samplers once the announced calls reach
+    :data:`JIT_AFTER`: when they load depends on the run's public shape, never on how
+    many draws the data made (only speed depends on it: the same draws either way)."""
+    global _EXPECTED
+    _EXPECTED += calls
 
 
 def kernels() -> Any:
-    """:mod:`dprect.core.random_jit` once this process has asked :data:`JIT_AFTER`
-    times (imported then, its kernels loaded from numba's cache, or compiled), None
-    before, or where numba is not installed — then the samplers run in Python, with the
-    same draws (a source switches between the two on the same stream)."""
-    global _KERNELS, _ASKED
+    """:mod:`dprect.core.random_jit` once this process's announced work
+    (:func:`expect_draws`) reaches :data:`JIT_AFTER` sampler calls (imported then, its
+    kernels loaded from numba's cache, or compiled), None before, or where numba is not
+    installed — then the samplers run in Python, with the same draws (a source switches
+    between the two on the same stream)."""
+    global _KERNELS
     if _KERNELS == ():
-        if _ASKED < JIT_AFTER:
-            _ASKED += 1
+        if _EXPECTED < JIT_AFTER:
             return None
         try:
             from dprect.core import random_jit

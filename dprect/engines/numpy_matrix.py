@@ -65,7 +65,7 @@ refined (8·d bytes a row then).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -256,15 +256,12 @@ class MatrixEngine:
         for i in range(len(parts)):
             first, last = int(parts.offsets[i]), int(parts.offsets[i + 1])
             block = parts.block(i)
-            finite = np.isfinite(block)
-            pos = None if self._positive is None else self._positive[first:last]
-            if finite.all():
-                chosen = np.ones(len(block), dtype=bool) if pos is None else pos
-            else:
-                chosen = finite.all(axis=1)
-                if pos is not None:
-                    chosen &= pos
-            yield first, block, chosen
+            chosen = _selection([np.isfinite(block)], self._positive_of(first, last))
+            yield first, block, np.ones(len(block), dtype=bool) if chosen is None else chosen
+
+    def _positive_of(self, first: int, last: int) -> np.ndarray | None:
+        """The positive flags of rows [first, last) (a view; None: every row)."""
+        return None if self._positive is None else self._positive[first:last]
 
     def _selected(self) -> list[np.ndarray | None]:
         """Per part, its rows' selected flags — ``positive`` and finite on every feature —
@@ -274,11 +271,8 @@ class MatrixEngine:
             parts, chosen = self._parts, []
             for i in range(len(parts)):
                 first, last = int(parts.offsets[i]), int(parts.offsets[i + 1])
-                keep = None if self._positive is None else self._positive[first:last].copy()
-                for j in range(self.dims):
-                    finite = np.isfinite(parts.column(i, j))
-                    if not finite.all():
-                        keep = finite if keep is None else keep & finite
+                keep = _selection((np.isfinite(parts.column(i, j)) for j in range(self.dims)),
+                                  self._positive_of(first, last))
                 chosen.append(None if keep is None or keep.all() else keep)
             self._chosen = chosen
         return self._chosen
@@ -288,10 +282,9 @@ class MatrixEngine:
         parts, d = self._parts, self.dims
         if parts.matrix is not None:  # global rows 0, step, 2·step, ... at once
             piece = parts.matrix[::step]
-            keep = np.isfinite(piece).all(axis=1)
-            if self._positive is not None:
-                keep &= self._positive[::step]
-            return piece[keep]
+            keep = _selection([np.isfinite(piece)],
+                              None if self._positive is None else self._positive[::step])
+            return piece if keep is None else piece[keep]
         pieces = []
         for i in range(len(parts)):
             first, last = int(parts.offsets[i]), int(parts.offsets[i + 1])
@@ -299,10 +292,9 @@ class MatrixEngine:
             if start >= last - first:
                 continue
             piece = np.column_stack([parts.column(i, j)[start::step] for j in range(d)])
-            keep = np.isfinite(piece).all(axis=1)
-            if self._positive is not None:
-                keep &= self._positive[first + start:last:step]
-            pieces.append(piece[keep])
+            keep = _selection([np.isfinite(piece)], None if self._positive is None
+                              else self._positive[first + start:last:step])
+            pieces.append(piece if keep is None else piece[keep])
         return np.concatenate(pieces) if pieces else np.zeros((0, d))
 
     def _thresholds(self, target: int) -> tuple[np.ndarray, np.ndarray] | None:
@@ -370,7 +362,7 @@ class MatrixEngine:
         found: _Entries | None = [[] for _ in range(self.dims)]
         none = np.full(self.dims, np.inf)  # past the cap: the count only
         for first, rows in self._parts.spans():
-            pos = None if self._positive is None else self._positive[first:first + len(rows)]
+            pos = self._positive_of(first, first + len(rows))
             out = (matrix_jit.list_pass(rows, pos, hi_t, lo_t, CANDIDATE_CELLS - entries,
                                         first) if found is not None
                    else matrix_jit.list_pass(rows, pos, none, -none, 0))
@@ -604,6 +596,21 @@ class MatrixEngine:
         if stop <= first:
             return survivors[:0].copy()
         return _ranks(survivors, side, first, stop, inplace=True)
+
+
+def _selection(finite: Iterable[np.ndarray], positive: np.ndarray | None
+               ) -> np.ndarray | None:
+    """A part's selected flags — ``positive`` (None: every row) and finite on every
+    feature — from ``finite``, its rows' finite flags: per feature (1-D, a column at a
+    time) or for a block (2-D, rows × features); None when every flag holds (no positive
+    and every value finite). A new array, or ``positive`` itself where every value is
+    finite (callers never write to either)."""
+    keep = positive
+    for flags in finite:
+        if not flags.all():
+            rows = flags if flags.ndim == 1 else np.asarray(flags.all(axis=1))
+            keep = rows if keep is None else keep & rows
+    return keep
 
 
 def _joined(pieces: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:

@@ -15,7 +15,7 @@ from scipy.stats import chisquare
 from dprect import ParameterError, RandomSource, interior_point, interior_point_size
 from dprect.core.audit import audit_samples, clopper_pearson
 from dprect.core.interior_point import (
-    _ExactSampler,
+    ExactSampler,
     _exp_neg_one,
     _exp_neg_table,
     interior_point_failure_bound,
@@ -301,7 +301,7 @@ def test_bucket_choice_is_the_exact_inverse_cdf(values, eps, m):
         refined = 0
         for i, script in enumerate(scripts):
             src = ScriptedBits(script, seed=i)
-            found, j = _ExactSampler(pieces, c).choose_bucket(src)
+            found, j = ExactSampler(pieces, c).choose_bucket(src)
             n = found.ns[j]
             assert found.sizes[j] == ref[n]
             if not src.drawn:  # a single bucket: nothing to choose

@@ -5,7 +5,8 @@ stream state after, over many random cells — ties, one row, no row, huge count
 and beyond), the centre's window cut, rejected rounds at levels > 0, the whole grid with
 many buckets, the binary grid — and when the compiled rounds pause on an undecided
 uniform and the Python sampler finishes the law. The tables' decision intervals are
-``_Buckets.decide`` (exhaustively at a few bits; the tables' prefix of them), the
+``Buckets.decide``, and both the decision's definition (exhaustively at a few bits; the
+tables' prefix of them), the
 one-bucket shortcut the general buckets; and the comparison has power: a wrong
 acceptance constant in the compiled path is seen."""
 
@@ -24,7 +25,7 @@ pytest.importorskip("numba")
 
 from dprect.core import quantile_draws, randomness
 from dprect.core import random_jit as jit
-from dprect.core.interior_point import Pieces, _Buckets, unimodal_sampler
+from dprect.core.interior_point import Buckets, Pieces, unimodal_sampler
 from dprect.core.quantiles import (
     QuantilePlan,
     QuantileStatistics,
@@ -149,13 +150,13 @@ def test_a_pause_is_finished_in_python(calls: dict[str, int],
     """The compiled rounds given narrower decision intervals than ``decide``'s pause on
     the uniforms outside them; the Python sampler finishes the law from the drawn bits
     (more bits, the point, its Bernoulli, the rest of the rounds): the same draws."""
-    intervals = _Buckets.intervals
+    intervals = Buckets.intervals
 
-    def narrow(self: _Buckets, bits: int, share: int | None = None
+    def narrow(self: Buckets, bits: int, share: int | None = None
                ) -> list[tuple[int, int, int]]:
         return [(lo, lo + (hi - lo) // 3, j) for lo, hi, j in intervals(self, bits, share)]
 
-    monkeypatch.setattr(_Buckets, "intervals", narrow)
+    monkeypatch.setattr(Buckets, "intervals", narrow)
     gen = random.Random(17)
     for epsilon in (40.0, 3000.0 / 64, 1.0):  # many buckets on the whole grid
         plan = plan_quantiles(QS, epsilon)
@@ -215,9 +216,24 @@ def _random_sampler(gen: random.Random) -> Any:
     return unimodal_sampler(pieces, Fraction(gen.randrange(1, 400), gen.randrange(1, 10**4)))
 
 
+def _defined(found: Buckets, u: int, bits: int) -> int | None:
+    """``decide``'s definition read bucket by bucket, not through
+    :func:`~dprect.core.interior_point.decision_interval` (which ``decide`` and the
+    tables both read): the j such that every U in [u/2^bits, (u+1)/2^bits) and every
+    weight the enclosures allow have X_{j−1} ≤ U·W < X_j, i.e. (u + 1)·W_hi ≤
+    x_lo[j]·2^bits and u·W_lo ≥ x_hi[j−1]·2^bits (j = 0: no lower condition); None if
+    no j (at most one can)."""
+    fits = [j for j in range(len(found.x_lo))
+            if (u + 1) * found.w_hi <= found.x_lo[j] << bits
+            and (j == 0 or u * found.w_lo >= found.x_hi[j - 1] << bits)]
+    assert len(fits) <= 1
+    return fits[0] if fits else None
+
+
 def test_the_decision_intervals_are_decide() -> None:
-    """``_Buckets.intervals(bits)`` maps u as ``decide(u, bits)`` does: every u at 10
-    bits, and at 64 bits each interval's ends and their neighbours and random u."""
+    """``Buckets.intervals(bits)`` maps u as ``decide(u, bits)`` does, and both as the
+    definition of the decision (:func:`_defined`): every u at 10 bits, and at 64 bits
+    each interval's ends and their neighbours and random u."""
     gen = random.Random(3)
     for _ in range(60):
         found = _random_sampler(gen).buckets(128)
@@ -236,7 +252,9 @@ def test_the_decision_intervals_are_decide() -> None:
             for u in us:
                 inside = [j for lo, hi, j in table if lo <= u <= hi]
                 assert len(inside) <= 1
-                assert found.decide(u, bits) == (inside[0] if inside else None), (u, bits)
+                want = _defined(found, u, bits)
+                assert (inside[0] if inside else None) == want, (u, bits)
+                assert found.decide(u, bits) == want, (u, bits)
             # the compiled tables' share: a prefix, all but ~2^-share of the weight
             for share in (1, 4, 24):
                 part = found.intervals(bits, share)

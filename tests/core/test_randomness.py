@@ -195,3 +195,60 @@ def test_randbits_range_reproducibility_and_uniformity():
     assert chisquare(np.bincount(skew, minlength=8)).pvalue < 1e-4
     with pytest.raises(ValueError):
         a.randbits(0)
+
+
+def test_the_compiled_samplers_load_from_the_announced_public_work_only(monkeypatch):
+    """:func:`~dprect.core.randomness.kernels` loads the compiled samplers once the work
+    announced in the process (:func:`~dprect.core.randomness.expect_draws`: public sizes)
+    reaches ``JIT_AFTER`` calls — never from the sampler calls made, whose number depends
+    on the data: many calls with nothing announced load nothing."""
+    pytest.importorskip("numba")
+    monkeypatch.setattr(randomness, "_KERNELS", ())
+    monkeypatch.setattr(randomness, "_EXPECTED", 0)
+    monkeypatch.setattr(randomness, "JIT_AFTER", 1000)
+    src = seeded(1)
+    for _ in range(3000):
+        src.discrete_laplace_int(1, 3)
+    assert randomness.kernels() is None
+    randomness.expect_draws(999)
+    assert randomness.kernels() is None
+    randomness.expect_draws(1)
+    assert randomness.kernels() is not None
+
+
+def test_each_mechanism_announces_its_public_size(monkeypatch):
+    """A describe block, the bounds' draws, a block of quantile cells and a fit's
+    quantile box each announce their public size × their calls a cell (or an axis)
+    before drawing — whatever the rows."""
+    import pandas as pd
+
+    import dprect
+    from dprect.core import aggregates, bounds, quantile_box, quantile_release
+    from dprect.core.quantiles import plan_quantiles
+
+    def announced(run) -> int:
+        monkeypatch.setattr(randomness, "_EXPECTED", 0)
+        run()
+        return randomness._EXPECTED
+
+    gen = np.random.default_rng(5)
+    df = pd.DataFrame({"g": gen.choice(["a", "b", "c"], 300), "x": gen.normal(size=300),
+                       "y": gen.normal(size=300)})
+    with monkeypatch.context() as m:
+        m.setattr(randomness, "JIT_AFTER", 10**18)  # announced, never loaded here
+        m.setattr(randomness, "_KERNELS", ())
+        assert announced(lambda: dprect.describe(
+            df, ["x", "y"], group_by="g", groups=["a", "b", "c"], epsilon=1.0,
+            seed=1)) == 3 * 2 * aggregates.DRAWS_A_CELL
+        assert announced(lambda: dprect.bounds(
+            df, ["x", "y"], group_by="g", groups=["a", "b", "c"], epsilon=1.0,
+            seed=1)) == 3 * 2 * bounds.DRAWS_A_CELL
+        plan = plan_quantiles([0.1, 0.5, 0.9], 1.0, columns=2)
+        assert announced(lambda: quantile_release.release_groups(
+            plan, {}, [1, 2, 3], 2)) == 3 * 2 * 3 * quantile_release.DRAWS_A_QUANTILE
+        X = gen.normal(size=(40, 5))
+        fitted = []
+        assert announced(lambda: fitted.append(dprect.fit(
+            X, np.ones(40, int), epsilon=1.0, delta=1e-6, seed=1))) == \
+            5 * quantile_box.DRAWS_AN_AXIS
+        assert fitted[0].method == "quantiles"

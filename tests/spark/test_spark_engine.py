@@ -245,8 +245,8 @@ def test_the_prefetch_pass_counts_every_row_learned_from(make_frame, monkeypatch
     every row ``positive`` selects — not the rows it keeps — in the same job, the count a
     job over the same predicate gives (issue #43); step 3 adds nothing to it; its windows
     are still the numpy engine's (problem rows, reported, are never listed: not compared).
-    With ties (a window below the count) it does not count:
-    :meth:`SparkEngine.remaining` refuses, and the fit counts with a job."""
+    With ties (a window below the count) it does not count: :attr:`SparkEngine.counts`
+    says so, :meth:`SparkEngine.remaining` refuses, and the fit counts with a job."""
     from dprect.core.errors import ParameterError
     from dprect.core.ties import TieBreaker
     from dprect.engines.spark import prefetch
@@ -266,9 +266,10 @@ def test_the_prefetch_pass_counts_every_row_learned_from(make_frame, monkeypatch
     with SparkEngine(df, DOMAINS, NAMES, strategy="prefetch", prefix=10, size_hint=len(X),
                      positive=positive, problem=problem, count_first=True,
                      on_problem=lambda: None) as eng:
+        assert not eng.counts  # nothing counted before the pass
         eng.prepare()
         assert eng.stats["pruned"] == 1 and eng.stats["direct"] == direct
-        assert eng.remaining() == learned
+        assert eng.counts and eng.remaining() == learned
         for axis, side in [] if problem else [(0, "hi"), (1, "lo"), (2, "hi")]:
             assert np.array_equal(np.sort(eng.window(axis, side, 10, 10)),
                                   np.sort(ref.window(axis, side, 10, 10)))
@@ -276,5 +277,6 @@ def test_the_prefetch_pass_counts_every_row_learned_from(make_frame, monkeypatch
     with SparkEngine(df, DOMAINS, NAMES, strategy="prefetch", prefix=10, size_hint=len(X),
                      positive=positive, count_first=True, ties=ties) as eng:
         eng.prepare()
+        assert not eng.counts
         with pytest.raises(ParameterError):
             eng.remaining()

@@ -119,11 +119,18 @@ class SparkEngine:
     ``count_first`` — ``pass`` and ``prefetch`` only: the first pass counts the rows
     learned from (:meth:`remaining`), ``auto``'s count without a job — ``pass``'s reads
     every row (no JVM prefilter), ``prefetch``'s counts them between its two filters
-    (:mod:`dprect.engines.spark.prefetch`, "The count"; not with ties: then None).
+    (:mod:`dprect.engines.spark.prefetch`, "The count"; not with ties: then
+    :attr:`counts` is False).
     ``histograms_only`` — the plan asks :meth:`histograms` only (the quantile box): a
     strategy other than ``collect`` runs no first pass (``prefetch``'s lists, ``pass``'s
     keys: read for windows never asked); each query is one job (the rounds strategy's),
-    and :attr:`strategy` names ``rounds`` once prepared (what ran).
+    and :attr:`strategy` names ``rounds`` once prepared (what ran). With ``count_first``
+    (the box predicted for a pending plan, :func:`~dprect.engines.spark.fit.prepare_fit`)
+    the one exception is ``prefetch``, whose pass counts the rows learned from between
+    its two filters in its one job; ``pass``'s would ship every positive to the Python
+    workers only to count them — dearer than one aggregation (issue #43, d = 1,024) — so
+    the box on ``pass`` runs no pass and its count is a job (:attr:`counts` False);
+    ``collect``'s count (:meth:`remaining`) lists nothing for a window.
     """
 
     def __init__(self, data: DataFrame, domains: Sequence[Domain],
@@ -217,23 +224,37 @@ class SparkEngine:
                                  "or cut (give the ties to the engine's constructor)")
         self._ties = wanted
 
-    def remaining(self, *, lists: bool = True) -> int:
-        """``collect`` (or ``pass`` / ``prefetch`` built with ``count_first``, when their
-        pass counted) only, before any cut: the
+    @property
+    def counts(self) -> bool:
+        """Whether the prepared engine holds the count of the rows learned from, so that
+        :meth:`remaining` answers without a job: before any round, on ``collect``'s
+        collected rows, or after a ``pass`` / ``prefetch`` first pass that counted them
+        (``count_first``; ``prefetch``'s not with ties or on Spark Connect: its module
+        notes, "The count"). False before :meth:`prepare` and for the other strategies
+        (the fit then counts with a job of its own)."""
+        s = self._strategy
+        if s is None or self._used:
+            return False
+        return isinstance(s, CollectStrategy) or (
+            isinstance(s, PassStrategy | PrefetchStrategy) and s.learned() is not None)
+
+    def remaining(self) -> int:
+        """Where the engine :attr:`counts` only, before any cut: the
         number of positives collected (counted by the first pass) — the rows learned from,
         the count ``auto``'s private count adds its noise to (exact, inside the driver).
-        The other strategies hold no such count (the fit counts in Spark). ``lists``:
-        ``collect``'s count on the shipped rows also lists for a first window (False:
-        no window is expected — speed only, :meth:`MatrixEngine.remaining
-        <dprect.engines.numpy_matrix.MatrixEngine.remaining>`)."""
-        if isinstance(self._strategy, PassStrategy | PrefetchStrategy) and not self._used:
-            counted = self._strategy.learned()
-            if counted is not None:
-                return counted
-        if not isinstance(self._strategy, CollectStrategy) or self._used:
-            raise ParameterError("only a prepared collect engine, before any round, counts "
-                                 "its positives")
-        return self._strategy.remaining(lists=lists)
+        ``collect``'s count on the shipped rows also lists for a first window, unless
+        the engine is ``histograms_only`` (no window is expected — speed only,
+        :meth:`MatrixEngine.remaining <dprect.engines.numpy_matrix.MatrixEngine.remaining>`)."""
+        if not self.counts:
+            raise ParameterError("only a prepared collect engine, or a first pass that "
+                                 "counted, before any round, counts its positives")
+        s = self._strategy
+        if isinstance(s, CollectStrategy):
+            return s.remaining(lists=not self._histograms_only)
+        assert isinstance(s, PassStrategy | PrefetchStrategy)
+        counted = s.learned()
+        assert counted is not None
+        return counted
 
     def presample(self, *, maybe: bool = False) -> Presampled | None:
         """For ``prefetch``: take the pass's sample and count the table's partitions now
@@ -245,7 +266,7 @@ class SparkEngine:
         unused."""
         every = maybe and self.strategy == "auto" and may_prefetch(self.dims, self._budget_mb)
         if ((self.strategy == "prefetch" or every) and self._sample is None
-                and not self._histograms_only):
+                and (self._count_first or not self._histograms_only)):
             values = {j: as_double(n) for j, n in enumerate(self._names)}
             specs = [PrefixSpec(0, "lo", 1, tuple(range(self.dims)))] if every else self._specs
             self._sample = take_sample(self._data, values, specs, positive=self._positive)
@@ -265,7 +286,8 @@ class SparkEngine:
         built: Strategy
         if self.strategy == "collect":
             built = CollectStrategy(rows, held=self._held)
-        elif self._histograms_only:  # no first pass for windows never asked: histogram jobs
+        elif self._histograms_only and not (self._count_first and self.strategy == "prefetch"):
+            # no first pass for windows never asked (prefetch's counts): histogram jobs
             built = RoundsStrategy(rows, cache=False)
             self.strategy = "rounds"  # what runs, not what was asked (``pass``, ...)
         elif self.strategy == "pass":

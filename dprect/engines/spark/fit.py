@@ -254,9 +254,9 @@ def prepare_fit(
             # a pending plan's engine may serve whichever method the count chooses
             never_cuts=not for_plan.pending and never_cuts(for_plan.chosen),
             count_first=count_first,
-            # the quantile box asks histograms only: no first pass for windows
-            histograms_only=(not for_plan.pending and not count_first
-                             and for_plan.chosen.method == "quantiles"),
+            # the quantile box asks histograms only: no first pass for windows (the
+            # engine's choice of its first job, with count_first too)
+            histograms_only=(not for_plan.pending and for_plan.chosen.method == "quantiles"),
             presampled=presampled)
 
     pending = the_plan.pending
@@ -308,26 +308,17 @@ def prepare_fit(
     early: list[SparkEngine] = []
 
     def count_by_pass() -> int:
-        """The rows learned from, counted by the guessed method's first pass."""
+        """The rows learned from, counted by the guessed method's first job (the engine
+        chooses it: a predicted box on ``pass`` runs no pass, :class:`SparkEngine`'s
+        ``histograms_only``)."""
         assert guess is not None
-        box = guess.chosen.method == "quantiles"
         fresh = build(guess.chosen.tie_breaker(doms), guess, count_first=True)
-        if box and fresh.resolve(size_hint=ones) == "pass":
-            # the box asks histograms only: a pass (the positives to the Python workers,
-            # every order listed) only to count them costs more than one aggregation
-            # (issue #43, d = 1,024); its engine runs no first pass (histogram jobs)
-            fresh.close()
-            fresh = build(guess.chosen.tie_breaker(doms), guess)
-            early.append(fresh)
-            fresh.prepare(size_hint=ones)
-            return checks.count_learned()
         early.append(fresh)
+        fresh.resolve(size_hint=ones)  # the route first (no job): presample sees prefetch
         fresh.presample()
-        fresh.prepare(size_hint=ones)
-        try:  # the quantile box asks for no window: its count lists nothing for one
-            return fresh.remaining(lists=not box)
-        except ParameterError:  # a pass that could not count (prefetch with ties): a job
-            return checks.count_learned()
+        fresh.prepare()
+        # a first job that did not count (the box on pass, prefetch with ties): a job
+        return fresh.remaining() if fresh.counts else checks.count_learned()
 
     def ready(for_plan: Plan) -> SparkEngine:
         """The engine for a resolved plan's chosen method, with its first job(s) run."""
