@@ -66,7 +66,11 @@ each fit's seconds and the load are printed as they come:
 Each measured fit also records its stages (``stages``: ``prepare_fit`` — the label count,
 ``collect``'s job — and ``run`` — ``auto``'s count, the first pass, the rounds) and the
 load average after each measured pair (``pair_loads``: ``uptime``'s three numbers), in
-the JSON.
+the JSON. ``--profile`` adds, per measured pair, every Spark job of the scan and of the
+fit from Spark's event log — executor CPU seconds, tasks, bytes returned to the driver
+(``profile``; benchmarks/spark_event_log.py) — and the fit's driver CPU, Python and JVM
+(``driver_cpu``), printed as they come: CPU seconds compare across a shared machine's
+loads where walls do not.
 
 Prints the table of docs/architecture.md, then the acceptance lines, each PASS / FAIL
 from the measured default fits (or "not run"): d = 128 at 2·10^6 rows within 3× the
@@ -85,6 +89,7 @@ import contextlib
 import json
 import os
 import resource
+import shutil
 import signal
 import statistics
 import subprocess
@@ -111,6 +116,10 @@ QUANTILE = True
 #: a warm-up scan before the first pair (``--no-warm-scan``: not — the discarded settling
 #: pair is the warm-up; saves a scan of minutes at d = 1,024 on a loaded machine)
 WARM_SCAN = True
+#: ``--profile``: Spark's event log on, each timed scan and fit a job group, and per
+#: measured pair its jobs' executor CPU, the bytes they returned, the driver's Python CPU
+#: and the driver JVM's CPU in the output (benchmarks/spark_event_log.py)
+PROFILE = False
 TARGET_RATIO = 2.0
 
 
@@ -287,9 +296,23 @@ def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> N
     from dprect.engines.spark.session import local_session
 
     path = sweep_data(rows, dims)
+    import tempfile
+
+    import spark_event_log
+
+    events = Path(tempfile.mkdtemp(prefix="dprect-events-")) if PROFILE else None
     spark = local_session(master, app_name="dprect-bench-sweep",
                           conf={"spark.driver.memory": "4g",
-                                "spark.driver.maxResultSize": "2g"}, log_level="ERROR")
+                                "spark.driver.maxResultSize": "2g",
+                                **(spark_event_log.conf(events) if events else {})},
+                          log_level="ERROR")
+    pair = [0]  # the pair the next scan and fit belong to (their job groups)
+
+    def group(kind: str) -> None:
+        """Tag the next jobs of this thread (``--profile``): ``scan3``, ``fit3``, ``warm``."""
+        if events is not None:
+            spark.sparkContext.setJobGroup(kind if kind == "warm" else f"{kind}{pair[0]}",
+                                           kind)
     features = [f"f{j}" for j in range(dims)]
     df = spark.read.parquet(str(path))
     # the warm-up fits read their own small file: a `limit` of the big one costs minutes
@@ -301,10 +324,12 @@ def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> N
     tag = f"d={dims}, n={rows:,}"
 
     def scan() -> object:
+        group("scan")
         return positives.selectExpr(*aggs).collect()
 
     if WARM_SCAN:
-        timed(f"{tag}: warm-up scan (not counted)", scan)
+        group("warm")
+        timed(f"{tag}: warm-up scan (not counted)", lambda: positives.selectExpr(*aggs).collect())
     out["scan"], _ = timed(f"{tag}: aggregate scan (min/max of every feature over positives)",
                            scan)
     if QUANTILE and plan == "auto" and dims <= QUANTILE_MAX_DIMS:  # the non-private reference
@@ -312,6 +337,7 @@ def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> N
             f"{tag}: approxQuantile (2 per feature, rel. error 0.01)",
             lambda: positives.approxQuantile(features, [0.05, 0.95], 0.01))
     def warm_fits() -> None:  # a warm session: JIT-compiled paths, Python workers started
+        group("warm")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             for warm_plan in ("collect", "pass"):
@@ -332,6 +358,8 @@ def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> N
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
+                group("fit")
+                cpu = time.process_time(), _cpu_s(jvm)
                 t0 = time.perf_counter()
                 prepared = prepare_fit(df, features=features, label="label",
                                        grid=[Grid(-100.0, 100.0, 2**20)] * dims,
@@ -345,6 +373,7 @@ def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> N
                     # after the run: a pending auto plan readies its engine there
                     box["chosen"] = prepared.engine.strategy
                     box["stats"] = dict(prepared.engine.stats)
+                box["cpu"] = (time.process_time() - cpu[0], _cpu_s(jvm) - cpu[1])
             except Exception as exc:  # reported in the table as failed
                 box["error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
 
@@ -372,14 +401,19 @@ def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> N
     settle, measured = PAIRS_OVERRIDE or pair_counts(dims, rows)
     pairs = [(out["scan"], out["fit"])]
     stages = [(box.get("prepare_s"), box.get("run_s"))]
+    cpus = [box.get("cpu")]  # the driver's Python and JVM CPU seconds of each fit
     loads = [list(os.getloadavg())]  # `uptime`'s 1/5/15-minute load after each pair
     for i in range(settle + measured - 1):
         kind = "settling, not counted" if i + 1 < settle else "measured"
+        pair[0] = i + 1
+        scan_jvm = _cpu_s(jvm)
         scan_s = timed(f"{tag}: aggregate scan ({kind})", scan)[0]
+        scan_jvm = _cpu_s(jvm) - scan_jvm
         t0 = time.perf_counter()
         fit()
         pairs.append((scan_s, time.perf_counter() - t0))
         stages.append((box.get("prepare_s"), box.get("run_s")))
+        cpus.append((*box["cpu"], scan_jvm) if box.get("cpu") else None)
         loads.append(list(os.getloadavg()))
         print(f"  {tag}: fit ({kind}): {pairs[-1][1]:.2f} s, load {loads[-1]}", flush=True)
         if "error" in box or box["result"].lower_index != result.lower_index \
@@ -393,6 +427,9 @@ def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> N
                # (auto's count, the strategy's first job(s), the rounds)
                stages=[list(st) for st in stages[settle:]],
                load=list(os.getloadavg()), pair_loads=loads[settle:])
+    if events is not None:  # the fit's driver CPU: Python (all threads), the JVM's (its
+        # executors too); then the scan's JVM CPU
+        out["driver_cpu"] = [list(c) if c else None for c in cpus[settle:]]
     out.update(method=result.method, passes=stats["passes"],
                collect_jobs=stats["collect_jobs"], stats=stats,
                lower_index=[int(v) for v in result.lower_index],
@@ -407,8 +444,41 @@ def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> N
           f"method {result.method}", flush=True)
     print(f"  rectangle indices: lower {out['lower_index'][:head]}{more}, "
           f"upper {out['upper_index'][:head]}{more} (all {dims} in the JSON)", flush=True)
+    if events is not None:
+        spark.stop()  # the event log is complete once the session has stopped
+        groups = spark_event_log.jobs_by_group(events)
+        shutil.rmtree(events, ignore_errors=True)  # its plans hold the sampled thresholds
+        _profile(out, groups, settle, settle + measured)
     print("RESULT " + json.dumps(out), flush=True)
     spark.stop()
+
+
+def _cpu_s(pid: int | None) -> float:
+    """CPU seconds (user + system) of process ``pid`` so far; 0 without one."""
+    if pid is None:
+        return 0.0
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _profile(out: dict, groups: dict[str, list[dict]], first: int, stop: int) -> None:
+    """``--profile``: each measured pair's jobs (scan and fit) into ``out["profile"]``,
+    one line each printed (executor CPU from the event log; the driver's CPU)."""
+    import spark_event_log
+
+    out["profile"] = []
+    for i in range(first, stop):
+        scan_jobs, fit_jobs = groups.get(f"scan{i}", []), groups.get(f"fit{i}", [])
+        cpu = (out.get("driver_cpu") or [None] * stop)[i - first]
+        out["profile"].append({"scan": scan_jobs, "fit": fit_jobs})
+        print(f"  profile, pair {i}: scan {spark_event_log.summary(scan_jobs)}", flush=True)
+        print(f"  profile, pair {i}: fit {spark_event_log.summary(fit_jobs)}"
+              + (f"; driver Python CPU {cpu[0]:.2f} s, driver JVM CPU {cpu[1]:.2f} s"
+                 if cpu else "")
+              + (f" (the scan's {cpu[2]:.2f} s)" if cpu and len(cpu) > 2 else ""), flush=True)
 
 
 def _run_cell_process(dims: int, rows: int, plan: str, master: str, limit: float) -> dict:
@@ -419,6 +489,8 @@ def _run_cell_process(dims: int, rows: int, plan: str, master: str, limit: float
         cmd.append("--no-quantile")
     if not WARM_SCAN:
         cmd.append("--no-warm-scan")
+    if PROFILE:
+        cmd.append("--profile")
     if PAIRS_OVERRIDE:
         cmd += ["--pairs", ",".join(map(str, PAIRS_OVERRIDE))]
     if "method" in FIT_OPTIONS:
@@ -673,13 +745,17 @@ def main(argv: list[str] | None = None) -> int:
                              "e.g. quantiles")
     parser.add_argument("--target-miss", type=float, default=None,
                         help="sweep: the fits' target_miss")
+    parser.add_argument("--profile", action="store_true",
+                        help="per measured pair: each Spark job's executor CPU and the "
+                             "bytes it returned (event log), the driver's Python and JVM "
+                             "CPU (sweep only)")
     parser.add_argument("--sweep-one", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--fit-timeout", type=float, default=PROCESS_TIMEOUT,
                         help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    global DATA, QUANTILE, WARM_SCAN
+    global DATA, QUANTILE, WARM_SCAN, PROFILE
     DATA = Path(args.data_dir) if args.data_dir else OUTPUT
-    QUANTILE, WARM_SCAN = args.quantile, args.warm_scan
+    QUANTILE, WARM_SCAN, PROFILE = args.quantile, args.warm_scan, args.profile
     if args.method:
         FIT_OPTIONS["method"] = args.method
     if args.target_miss is not None:

@@ -91,24 +91,27 @@ same ``map``, each group's from its second stream (:func:`finish_small`).
 :func:`run_describe` (arrays) and the Spark route feed the same statistics to the same
 functions. Within a block the cells of a round are drawn together
 (:func:`~dprect.core.cell_draws.draw_cells`: one compiled call where numba is installed,
-each cell from its group's stream in the order above — the same draws as cell by cell).
+each cell from its group's stream in the order above — the same draws as cell by cell),
+and released together (:func:`_released_many`: the exact sums, released values and
+intervals in one compiled call, :mod:`dprect.core.release_jit` — the same values).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import gc
 import itertools
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import cached_property, partial
-from typing import Any, Protocol
+from functools import cached_property, partial, wraps
+from typing import Any, Protocol, TypeVar, cast
 
 import numpy as np
 
 from dprect.core.accounting import Guarantee, add_remove_budget, replace_one
-from dprect.core.cell_draws import CellDraw, draw_cell, draw_cells
+from dprect.core.cell_draws import CellDraw, block_noises, draw_cell, draw_cells
 from dprect.core.describe_stats import (
     CellStatistics,
     bin_blocks,
@@ -129,6 +132,7 @@ from dprect.core.randomness import (
     JointStreams,
     RandomSource,
     expect_draws,
+    kernels,
 )
 from dprect.core.request import DescribeRequest, Neighbouring, check_run_epsilon
 from dprect.core.statistic import noises_drawn
@@ -865,6 +869,31 @@ class BlockDraws:
     pooled: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def collector_paused(fn: _F) -> _F:
+    """``fn`` run with Python's cyclic garbage collector paused (restored after, as it
+    was): a block of cells makes some ten small objects a cell (tuples, cells, views),
+    and each full collection the allocations set off walks every live object of the
+    process — a run's statistics and the cells released so far — about a third of a
+    block's CPU on a many-groups run (issue #42; docs/results.md §3). Nothing is
+    collected later than the block's end, and reference counting frees what has no
+    cycle as before; the values are the same (the collector frees memory, it draws
+    nothing)."""
+    @wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        was = gc.isenabled()
+        gc.disable()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            if was:
+                gc.enable()
+    return cast(_F, run)
+
+
+@collector_paused
 def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | None]
                    ) -> BlockDraws:
     """Round one of ``block`` (docs/privacy.md §11, "Draw order"): group g (local) draws
@@ -892,8 +921,19 @@ def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | N
     picks: list[list[int]] = []
     resume: list[int | None] = []
     centres: list[list[float | None]] = []
+    scale = plan.count_scale
+    # every group's counts' noises first, in one compiled call where it can (each group's
+    # from its own stream, in the order below: the same draws; none on a bounds-alone
+    # plan), else one by one in the loop
+    drawn = (None if scale is None else
+             block_noises(streams, plan.columns, scale.denominator, scale.numerator))
     for g, rng in enumerate(streams):
-        noisy = [_noisy_count(plan, int(hist[1].sum()), rng) for hist in hists[g]]
+        group_noises = (None if drawn is None
+                        else drawn[g * plan.columns:(g + 1) * plan.columns])
+        noisy: list[int | None] = (
+            [_noisy_count(plan, int(hist[1].sum()), rng) for hist in hists[g]]
+            if group_noises is None else
+            [int(hist[1].sum()) + z for hist, z in zip(hists[g], group_noises, strict=True)])
         picked = [plan.tier_index(n) for n in noisy]
         later = any(picked)
         resume.append(rng.randbits(STREAM_SEED_BITS) if later and rng.seeded else None)
@@ -1069,6 +1109,7 @@ def small_centre(own: float | None, anchor: float) -> float:
     return float(own)
 
 
+@collector_paused
 def finish_small(plan: DescribePlan, anchors: Sequence[tuple[float, bool]],
                  block: CellBlock | None, draws: BlockDraws) -> list[list[Cell]]:
     """Round two of the block: each group with cells of smaller splits draws them from its
@@ -1209,9 +1250,79 @@ def _finish_many(plan: DescribePlan, work: Sequence[tuple[int, Tier, float, Cell
                         None if joined is None else joined[0][i])
              for i, (row, tier, centre, stats, _) in enumerate(work)]
     drawn = draw_cells(cells, sources, None if joined is None else joined[1])
-    return [_released(plan, cell, centre, stats, noisy_n, *d)
-            for cell, (_, _, centre, stats, noisy_n), d in zip(cells, work, drawn,
-                                                                strict=True)]
+    return _released_many(plan, cells, work, drawn)
+
+
+#: a noisy count or sum noise the compiled release takes: |v| < 2^62 (S + noise fits)
+_RELEASE_LIMIT = 1 << 62
+
+
+def _released_many(plan: DescribePlan, cells: Sequence[CellDraw],
+                   work: Sequence[tuple[int, Tier, float, CellStatistics, int | None]],
+                   drawn: Sequence[tuple[int, int, list[int]]]
+                   ) -> list[tuple[Cell, float | None]]:
+    """:func:`_released` of each cell in order. Where the compiled samplers run
+    (:func:`~dprect.core.randomness.kernels`) and a cell draws its sum noise alone (a
+    count, sum or mean run: no sum of squares), its exact sum, step, released sum and
+    mean and its intervals are made for the whole block in one compiled call
+    (:func:`dprect.core.release_jit.release_cells`: the same values, bit for bit); the
+    bounds and the pivot are made here as :func:`_released` makes them, and a cell the
+    compiled call cannot make exactly (its module notes) is released by
+    :func:`_released`."""
+    if not (plan.statistics and plan.squares_scale is None and kernels() is not None
+            and any(len(c.noises) == 1 for c in cells)):
+        return [_released(plan, cell, centre, stats, noisy_n, *d)
+                for cell, (_, _, centre, stats, noisy_n), d in zip(cells, work, drawn,
+                                                                    strict=True)]
+    from dprect.core import release_jit  # loaded with the compiled samplers (numba)
+
+    floats: list[tuple[float, float, float, float]] = []  # L, U, p, ε_S
+    ints: list[tuple[int, int, int, int, int]] = []  # steps, ñ, noise, K (−1: Python)
+    parts: list[CellStatistics] = []
+    skip, empty_stats = (0.0, 0.0, 0.0, 0.0), CellStatistics.empty()
+    for cell, (_, tier, centre, stats, noisy_n), (a, b, noises) in zip(cells, work, drawn,
+                                                                       strict=True):
+        k = tier.sum_sensitivity
+        if len(noises) != 1 or noisy_n is None or k & (k - 1) or not 0 < k < _RELEASE_LIMIT \
+                or not -_RELEASE_LIMIT < noises[0] < _RELEASE_LIMIT \
+                or not -_RELEASE_LIMIT < noisy_n < _RELEASE_LIMIT \
+                or not stats.keys.dtype == stats.counts.dtype == stats.sums.dtype == np.int64:
+            parts.append(empty_stats)
+            floats.append(skip)
+            ints.append((0, 0, 0, 0, -1))
+            continue
+        parts.append(stats)
+        lo, hi = cell.lower.value(a), cell.upper.value(b)
+        floats.append((lo, hi, choose_pivot(lo, centre, hi, plan.count_epsilon,
+                                             tier.sum_epsilon), tier.sum_epsilon))
+        ints.append((a, b, noisy_n, noises[0], k.bit_length() - 1))
+    at = np.zeros(len(cells) + 1, dtype=np.int64)
+    np.cumsum([len(p.keys) for p in parts], out=at[1:])
+    empty = np.zeros(0, dtype=np.int64)
+    keys, counts, sums = (np.concatenate([empty] + [getattr(p, f) for p in parts])
+                          for f in ("keys", "counts", "sums"))
+    f = np.array(floats, dtype=np.float64).reshape(-1, 4)
+    i = np.array(ints, dtype=np.int64).reshape(-1, 5)
+    status, values = release_jit.release_cells(
+        keys, counts, sums, at, i[:, 0].copy(), i[:, 1].copy(), f[:, :3], i[:, 2].copy(),
+        i[:, 3].copy(), f[:, 3].copy(), i[:, 4].copy(), plan.count_epsilon,
+        plan.interval_level, "sum" in plan.statistics, "mean" in plan.statistics)
+    want = set(plan.statistics)
+    # each asked interval's columns of the values (count, sum, mean: query_intervals')
+    spans = [(name, 2 + 2 * q) for name in plan.statistics
+             for q, known in enumerate(("count", "sum", "mean")) if name == known]
+    out: list[tuple[Cell, float | None]] = []
+    for ok, row, bound, cell, (_, _, centre, stats, noisy_n), d in zip(
+            status.tolist(), values.tolist(), floats, cells, work, drawn, strict=True):
+        if ok != release_jit.DONE:
+            out.append(_released(plan, cell, centre, stats, noisy_n, *d))
+            continue
+        total, mean = row[0], row[1]
+        out.append((Cell(bound[0], bound[1],
+                         float(max(noisy_n, 0)) if "count" in want else None,
+                         total if "sum" in want else None, mean if "mean" in want else None,
+                         tuple([(name, row[q], row[q + 1]) for name, q in spans])), mean))
+    return out
 
 
 def _cell_draw(plan: DescribePlan, tier: Tier, centre: float, stats: CellStatistics,

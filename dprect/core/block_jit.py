@@ -120,6 +120,33 @@ def block_draws(kind: Any, mts: Any, pool: Any, pos: Any, start: Any, phase: Any
 
 
 @_jit
+def block_noises(kind: Any, mts: Any, pool: Any, pos: Any, per: int, s: Any, th: Any,
+                 tl: Any, wide: bool, noises: Any) -> Any:
+    """``noises.shape[0]`` draws of DLap at scale t/s, ``per`` a row in order, draw i
+    from row i // ``per`` of ``mts`` (kind 0; the one pool for kind 1): the draws
+    :meth:`~dprect.core.randomness.RandomSource.discrete_laplace_int` makes on each row's
+    source one after the other, as (U's high word, U's low word, V, negative), on one
+    word (:func:`~dprect.core.random_jit.discrete_laplace`) or two (``wide``) as it
+    chooses. Returns (draws made, status): ``BOUND`` stops the block at that draw."""
+    n = noises.shape[0]
+    for i in range(n):
+        mt = mts[i // per] if kind == 0 else mts[0]
+        if wide:
+            uh, ul, v, negative, st = discrete_laplace2(kind, mt, pool, pos, s, th, tl)
+        else:
+            u, v, negative, st = discrete_laplace(kind, mt, pool, pos, s, np.int64(tl))
+            uh = np.uint64(0)
+            ul = np.uint64(u)
+        if st != DONE:
+            return i, st
+        noises[i, 0] = uh
+        noises[i, 1] = ul
+        noises[i, 2] = np.uint64(v)
+        noises[i, 3] = np.uint64(1) if negative else np.uint64(0)
+    return n, DONE
+
+
+@_jit
 def block_tails(keys: Any, counts: Any, at: Any, exponent_bits: Any, offset: Any) -> Any:
     """:func:`dprect.core.random_jit.data_tails` of every cell of a block at once: cell
     c's entries are ``keys[at[c] : at[c + 1]]`` (and their counts); returns the tails side
@@ -159,4 +186,75 @@ def block_tails(keys: Any, counts: Any, at: Any, exponent_bits: Any, offset: Any
     return tails, tail_at
 
 
-__all__ = ["PHASES", "block_draws", "block_tails"]
+@_jit
+def _first_at_most(bins: Any, a: int, b: int, x: int) -> int:
+    """The first index in [a, b) of the decreasing ``bins`` with bins[i] ≤ x (b if none)."""
+    while a < b:
+        mid = (a + b) // 2
+        if bins[mid] <= x:
+            b = mid
+        else:
+            a = mid + 1
+    return a
+
+
+@_jit
+def _first_at_least(bins: Any, a: int, b: int, x: int) -> int:
+    """The first index in [a, b) of the increasing ``bins`` with bins[i] ≥ x (b if none)."""
+    while a < b:
+        mid = (a + b) // 2
+        if bins[mid] >= x:
+            b = mid
+        else:
+            a = mid + 1
+    return a
+
+
+@_jit
+def column_cuts(bins: Any, at: Any, lower: Any, upper: Any, low_bin: Any, high_bin: Any,
+                span: int) -> Any:
+    """:func:`dprect.core.describe_stats.range_cuts` of every cell of a column, joined
+    as :func:`~dprect.core.describe_stats.joint_cuts` joins them: cell g's lower and
+    upper candidate streams' made bins are ``bins[at[s] : at[s + 1]]`` for s =
+    ``lower[g]`` (strictly decreasing) and ``upper[g]`` (strictly increasing), made at
+    least as far as the range [``low_bin[g]``, ``high_bin[g]``] needs
+    (:meth:`~dprect.core.tail_bounds.CandidateStream.reach`); ``lower[g]`` < 0: a cell
+    without rows (no cuts, base 0). With ℓ the lower bins > lo (nL of them) and u the
+    upper bins < hi: base = #{u + 1 ≤ lo} − nL, the cuts ℓ ≤ hi ascending then u + 1 > lo,
+    each + g·``span``. Returns (joint, starts, base)."""
+    n = lower.shape[0]
+    starts = np.zeros(n, dtype=np.int64)
+    base = np.zeros(n, dtype=np.int64)
+    # per cell: [i0, nl) of its lower bins (ℓ ≤ hi among ℓ > lo), [j0, nu) of its upper
+    ends = np.zeros((n, 4), dtype=np.int64)
+    total = 0
+    for g in range(n):
+        starts[g] = total
+        if lower[g] < 0:
+            continue
+        lo, hi = low_bin[g], high_bin[g]
+        a, b = at[lower[g]], at[lower[g] + 1]
+        nl = _first_at_most(bins, a, b, lo)  # ℓ > lo: a prefix of the decreasing bins
+        i0 = _first_at_most(bins, a, nl, hi)
+        c, d = at[upper[g]], at[upper[g] + 1]
+        nu = _first_at_least(bins, c, d, hi)  # u < hi: a prefix of the increasing bins
+        j0 = _first_at_least(bins, c, nu, lo)  # u + 1 > lo ⟺ u ≥ lo; the j0 − c before
+        base[g] = (j0 - c) - (nl - a)
+        ends[g, 0], ends[g, 1], ends[g, 2], ends[g, 3] = i0, nl, j0, nu
+        total += (nl - i0) + (nu - j0)
+    joint = np.zeros(total, dtype=np.int64)
+    for g in range(n):
+        if lower[g] < 0:
+            continue
+        k = starts[g]
+        shift = g * span
+        for i in range(ends[g, 1] - 1, ends[g, 0] - 1, -1):
+            joint[k] = bins[i] + shift
+            k += 1
+        for j in range(ends[g, 2], ends[g, 3]):
+            joint[k] = bins[j] + 1 + shift
+            k += 1
+    return joint, starts, base
+
+
+__all__ = ["PHASES", "block_draws", "block_noises", "block_tails", "column_cuts"]

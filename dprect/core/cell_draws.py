@@ -96,6 +96,39 @@ def draw_cell(cell: CellDraw, rng: RandomSource) -> tuple[int, int, list[int]]:
     return kl, ku, [rng.discrete_laplace_int(s, t) for s, t in cell.noises]
 
 
+def noise_value(uh: int, ul: int, v: int, negative: int, s: int, t: int) -> int:
+    """A compiled discrete Laplace draw at scale t/s from its parts (U's two words, V,
+    the sign): ±⌊(U + t·V)/s⌋, as :meth:`~dprect.core.randomness.RandomSource.
+    discrete_laplace_int` makes it."""
+    g = ((uh << 64 | ul) + t * v) // s
+    return -g if negative else g
+
+
+def block_noises(sources: list[RandomSource], per: int, s: int, t: int
+                 ) -> list[int] | None:
+    """``per`` draws of DLap at scale t/s from each source in turn — what
+    ``[src.discrete_laplace_int(s, t) for src in sources for _ in range(per)]`` draws,
+    the same values and bits — in one compiled call
+    (:func:`dprect.core.block_jit.block_noises`), or None where that call cannot make
+    them as that one would (the sources not joinable, :meth:`~dprect.core.randomness.
+    JointStreams.possible`, or s and t past the compiled samplers' integers): the
+    caller then draws them one by one."""
+    if not sources or not JointStreams.possible(sources):
+        return None
+    from dprect.core import block_jit  # loaded with the compiled samplers (numba)
+    from dprect.core import random_jit as jit
+
+    if not (s < jit.LIMIT and t < jit.WIDE):
+        return None
+    out = np.zeros((len(sources) * per, 4), dtype=np.uint64)
+    joint = JointStreams(sources)
+    made, status = joint.run(block_jit.block_noises, per, s, np.uint64(t >> 64),
+                             np.uint64(t & (2**64 - 1)), t >= jit.LIMIT, out)
+    if made < len(out):
+        compiled_status(int(status), jit)  # raises: BOUND
+    return [noise_value(uh, ul, v, negative, s, t) for uh, ul, v, negative in out.tolist()]
+
+
 def draw_cells(cells: Sequence[CellDraw], sources: list[RandomSource],
                joined: tuple[np.ndarray, np.ndarray] | None = None
                ) -> list[tuple[int, int, list[int]]]:
@@ -253,9 +286,9 @@ class _Block:
                 out.append(done[(i, q + 2)])
                 continue
             uh, ul, v, negative = noises[q]
-            g = ((uh << 64 | ul) + scale * v) // rate
-            out.append(-g if negative else g)
+            out.append(noise_value(uh, ul, v, negative, rate, scale))
         return sides[0], sides[1], out
 
 
-__all__ = ["CellDraw", "SideTier", "draw_cell", "draw_cells", "side_step"]
+__all__ = ["CellDraw", "SideTier", "block_noises", "draw_cell", "draw_cells", "noise_value",
+           "side_step"]

@@ -44,10 +44,11 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 import numpy as np
@@ -77,6 +78,8 @@ _SEARCH_GRID = FloatBins(SEARCH_BITS)
 #: key packing of (interval, exponent): interval + OFFSET < 2^16, exponent < 2^11
 _INTERVAL_OFFSET = 1 << 15
 _EXPONENT_BITS = 11
+#: the key layout, public for compiled readers (:mod:`dprect.core.release_jit`)
+INTERVAL_OFFSET, EXPONENT_BITS = _INTERVAL_OFFSET, _EXPONENT_BITS
 _EXPONENT_MASK = (1 << _EXPONENT_BITS) - 1
 
 
@@ -531,8 +534,9 @@ def statistics_of_cells(bins: Mapping[tuple[int, int], BinStatistics],
     """Every (group, column)'s :class:`CellStatistics` from its :class:`BinStatistics`
     (``bins``; a cell missing has no rows, and gets none) and its released centre, a
     column at a time: each cell's cuts made once and only over its bins' range
-    (:func:`range_cuts`), one search for all the column's groups
-    (:func:`joint_statistics_from_bins`)."""
+    (:func:`range_cuts`; the column's in one compiled call where the compiled samplers
+    are loaded, :func:`_column_cuts`: the same cuts), one search for all the column's
+    groups (:func:`joint_statistics_from_bins`)."""
     out: dict[tuple[int, int], CellStatistics] = {}
     mask = (1 << PACKED_BITS) - 1
     none = BinStatistics(*(np.zeros(0, dtype=np.int64),) * 3)
@@ -540,10 +544,11 @@ def statistics_of_cells(bins: Mapping[tuple[int, int], BinStatistics],
         cells = [bins.get((g, j), none) for g in range(groups)]
         streams = [shared_streams(centres[(g, j)]) if len(b.bins) else None
                    for g, b in enumerate(cells)]
-        cuts = joint_cuts([range_cuts(centres[(g, j)], int(b.bins[0]), int(b.bins[-1]),
-                                      streams[g])
-                           if len(b.bins) else CellCuts(np.zeros(0, dtype=np.int64), 0)
-                           for g, b in enumerate(cells)])
+        cuts = (joint_cuts([range_cuts(centres[(g, j)], int(b.bins[0]), int(b.bins[-1]),
+                                       streams[g])
+                            if len(b.bins) else CellCuts(np.zeros(0, dtype=np.int64), 0)
+                            for g, b in enumerate(cells)])
+                if kernels() is None else _column_cuts(cells, streams))
         cell = np.repeat(np.arange(groups, dtype=np.int64), [len(b.bins) for b in cells])
         joined = BinStatistics(*(np.concatenate([getattr(b, name) for b in cells])
                                  for name in ("bins", "counts", "sums")))
@@ -562,6 +567,47 @@ def statistics_of_cells(bins: Mapping[tuple[int, int], BinStatistics],
                 keys[lo:hi] & mask, n[lo:hi], sums[lo:hi], streams[cell_g],
                 None if squares is None else squares[lo:hi])
     return out
+
+
+def _column_cuts(cells: Sequence[BinStatistics],
+                 streams: Sequence[tuple[CandidateStream, CandidateStream] | None]
+                 ) -> JointCuts:
+    """``joint_cuts([range_cuts(…) for each cell])`` of a column's cells (``streams``
+    their centres' shared streams, None for a cell without rows) in one compiled call
+    (:func:`dprect.core.block_jit.column_cuts`): each side made as far as
+    :func:`range_cuts` makes it (:meth:`~dprect.core.tail_bounds.CandidateStream.reach`),
+    the same cuts and bases. Where the compiled samplers are loaded."""
+    from dprect.core import block_jit  # loaded with the compiled samplers (numba)
+
+    n = len(cells)
+    lower = np.full(n, -1, dtype=np.int64)
+    upper = np.full(n, -1, dtype=np.int64)
+    low_bin = np.zeros(n, dtype=np.int64)
+    high_bin = np.zeros(n, dtype=np.int64)
+    slots: dict[int, int] = {}
+    sides: list[CandidateStream] = []
+    for g, (b, pair) in enumerate(zip(cells, streams, strict=True)):
+        if pair is None:
+            continue
+        lo, hi = int(b.bins[0]), int(b.bins[-1])
+        low_side, high_side = pair
+        # range_cuts' two searches, in its order, without their arrays
+        high_side.reach(partial(operator.gt, hi), _SEARCH_GRID.lower_value(hi))  # x < hi
+        low_side.reach(partial(operator.lt, lo), -_SEARCH_GRID.upper_value(lo))  # x > lo
+        for side, out in ((low_side, lower), (high_side, upper)):
+            slot = slots.get(id(side))
+            if slot is None:
+                slot = slots[id(side)] = len(sides)
+                sides.append(side)
+            out[g] = slot
+        low_bin[g], high_bin[g] = lo, hi
+    made = [s._made_array() for s in sides]  # after every reach: each as made at last
+    at = np.zeros(len(made) + 1, dtype=np.int64)
+    np.cumsum([len(m) for m in made], out=at[1:])
+    joint, starts, base = block_jit.column_cuts(
+        np.concatenate([np.zeros(0, dtype=np.int64), *made]), at, lower, upper, low_bin,
+        high_bin, 2 * _SEARCH_GRID.size)
+    return JointCuts(joint, starts, base)
 
 
 @dataclass(frozen=True)
@@ -883,7 +929,8 @@ def dyadic(x: float) -> tuple[int, int]:
     return n, 1 - d.bit_length()
 
 
-__all__ = ["DROPPED_BITS", "EXACT_ROWS", "EXPONENT_BIAS", "SIGNIFICANT_BITS", "SQUARE_WORD",
+__all__ = ["DROPPED_BITS", "EXACT_ROWS", "EXPONENT_BIAS", "EXPONENT_BITS", "INTERVAL_OFFSET",
+           "SIGNIFICANT_BITS", "SQUARE_WORD",
            "SUM_WORD", "BinBlock", "CellCuts", "CellGrid", "CellStatistics", "JointCuts",
            "bin_blocks", "bin_squares", "cell_cuts", "cell_grid", "cell_statistics",
            "centre_counts", "centred_sum", "centred_sum_at", "centred_sum_dyadic", "data_tails",

@@ -186,6 +186,30 @@ def _grid_point(i: int) -> float:
     return GRID_START * 2.0 ** (i / GRID_PER_OCTAVE)
 
 
+@lru_cache(maxsize=1)
+def grid_points() -> np.ndarray:
+    """The grid r_0 … r_{GRID_POINTS − 1} as floats (``_grid_point``'s very values,
+    increasing), read-only: :func:`mixed_quantile_at`'s index is the first of them
+    ≥ |r| (what :mod:`dprect.core.release_jit` finds by bisection)."""
+    points = np.array([_grid_point(i) for i in range(GRID_POINTS)], dtype=np.float64)
+    points.flags.writeable = False
+    return points
+
+
+@lru_cache(maxsize=64)
+def quantile_table(rate: float, alpha: float) -> np.ndarray:
+    """H at each grid point for (rate, α), NaN where not made yet: a compiled reader
+    (:mod:`dprect.core.release_jit`) asks for a missing one, made by
+    :func:`fill_quantile` — the values of ``mixed_quantile_at`` on the grid, made
+    lazily as there (one table per plan's (ε_n, α): a few a process)."""
+    return np.full(GRID_POINTS, np.nan)
+
+
+def fill_quantile(table: np.ndarray, i: int, rate: float, alpha: float) -> None:
+    """Entry ``i`` of ``quantile_table(rate, alpha)``: H at grid point i."""
+    table[i] = _grid_quantile(int(i), rate, alpha)
+
+
 def mixed_quantile_at(r: float, rate: float, alpha: float) -> float:
     """An upper bound on H(|r|) read from the grid (module notes): H at the first grid
     point ≥ |r|; H(GRID_START) below the grid; the discrete regime's bound above it."""
@@ -295,6 +319,6 @@ def rank_error(epsilon_each: float, grid_size: int, level: float, draws: int = 2
 
 __all__ = ["DEFAULT_LEVEL", "GRID_PER_OCTAVE", "GRID_POINTS", "GRID_START", "SPLIT",
            "TAIL_SHARE", "check_level", "count_interval", "count_quantile", "dlap_tail",
-           "mean_interval", "mixed_quantile", "mixed_quantile_at", "query_intervals",
-           "rank_error",
+           "fill_quantile", "grid_points", "mean_interval", "mixed_quantile",
+           "mixed_quantile_at", "quantile_table", "query_intervals", "rank_error",
            "sum_interval"]

@@ -406,13 +406,31 @@ class CandidateStream:
             self._pos = stop
         return out
 
+    def reach(self, keep: Callable[[int], bool], target: float | None = None) -> np.ndarray:
+        """Make every bin :meth:`bins_while` ``(keep, target)`` returns, as it makes
+        them (the stream left in the state it leaves), and return the made bins
+        (:meth:`made`): the bins where ``keep`` holds are their prefix — a compiled
+        reader of many cells finds its end by bisection
+        (:func:`dprect.core.block_jit.column_cuts`)."""
+        if self.count == 1:
+            self.bins_while(keep, target)
+        else:
+            self._made_past(keep)
+        return self._made_array()
+
+    def _made_past(self, keep: Callable[[int], bool]) -> None:
+        """Grown until a made bin fails ``keep`` or the side ends (a stream that has made
+        more than its first candidate)."""
+        while keep(self._bins[-1]) and not self.complete:
+            self._grow(2 * self.count)
+
     def _made_while(self, keep: Callable[[int], bool]) -> np.ndarray:
         """:meth:`bins_while` on a stream that has made more than its first candidate
         (a shared one, :func:`shared_streams`): grown until a made bin fails ``keep`` or
-        the side ends, then the made bins' prefix where ``keep`` holds — the same bins
-        (the stream's bins are the same sequence however far it has been made)."""
-        while keep(self._bins[-1]) and not self.complete:
-            self._grow(2 * self.count)
+        the side ends (:meth:`_made_past`), then the made bins' prefix where ``keep``
+        holds — the same bins (the stream's bins are the same sequence however far it
+        has been made)."""
+        self._made_past(keep)
         bins = self._bins
         end = bisect.bisect_left(range(len(bins)), True, key=lambda i: not keep(bins[i]))
         return self._made_array()[:end]

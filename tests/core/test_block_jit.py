@@ -216,3 +216,87 @@ def test_a_block_s_centre_histograms_are_each_cell_s(unsorted: bool) -> None:
                 [want[0].tolist(), want[1].tolist()], (g, j)
             assert got[g][j][1].dtype == want[1].dtype
     assert any(len(got[g][j][0]) > 3 for g in range(40) for j in range(3))
+
+
+def _stream_state(s: CandidateStream) -> tuple:
+    return s.count, s._pos, list(s._bins), s._last, s._chunk
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_column_s_cuts_in_one_call_are_each_cell_s_range_cuts(seed: int) -> None:
+    """describe_stats._column_cuts (one compiled call, block_jit.column_cuts) gives the
+    joined cuts and bases of range_cuts cell after cell, and leaves every candidate
+    stream as range_cuts leaves it (the same bins made, the same position): cells with
+    their own centre (fresh streams), cells sharing a centre (one stream, reached from
+    several ranges), empty cells, ranges on one side of the centre, across zero, far,
+    rows on candidates (a range's end on a cut)."""
+    from dprect.core import describe_stats as ds
+
+    gen = random.Random(seed)
+    centres = [0.0, 1.5, -3.25, 1e6, 7.0e-5, -2.0e30, 2.0**-1074, 12.0]
+    spec = []
+    for _ in range(120):
+        c = gen.choice(centres) if gen.random() < 0.5 else gen.uniform(-1e4, 1e4)
+        kind = gen.randrange(7)
+        if kind in (5, 6):  # rows on candidates: a range's end bin is a cut's bin
+            side = "lower" if kind == 5 else "upper"
+            x = np.array([CandidateStream(c, side).value(k) for k in (2, 9, 33)])
+        elif kind == 0:
+            x = np.zeros(0)
+        elif kind == 1:  # around the centre
+            x = c + np.random.default_rng(gen.randrange(99)).normal(0, abs(c) + 1, 30)
+        elif kind == 2:  # one side only
+            x = c + np.abs(np.random.default_rng(gen.randrange(99)).normal(0, 5, 10))
+        elif kind == 3:  # across zero, far
+            x = np.array([-1e200, -3.0, 0.0, 5e-300, 2e250])
+        else:
+            x = np.full(4, c)
+        spec.append((c, x))
+
+    def column(share: bool) -> tuple[list[ds.BinStatistics], list]:
+        made: dict[float, tuple[CandidateStream, CandidateStream]] = {}
+        cells, streams = [], []
+        for c, x in spec:
+            b = bin_statistics(x)
+            pair = made.setdefault(c, (CandidateStream(c, "lower"),
+                                       CandidateStream(c, "upper"))) if share else \
+                (CandidateStream(c, "lower"), CandidateStream(c, "upper"))
+            cells.append(b)
+            streams.append(pair if len(b.bins) else None)
+        return cells, streams
+
+    for share in (False, True):
+        cells, ref_streams = column(share)
+        want = ds.joint_cuts([ds.range_cuts(c, int(b.bins[0]), int(b.bins[-1]), s)
+                              if s is not None else ds.CellCuts(np.zeros(0, np.int64), 0)
+                              for (c, _), b, s in zip(spec, cells, ref_streams,
+                                                      strict=True)])
+        _, streams = column(share)
+        got = ds._column_cuts(cells, streams)
+        assert np.array_equal(got.joint, want.joint)
+        assert np.array_equal(got.starts, want.starts)
+        assert np.array_equal(got.base, want.base)
+        for a, b in zip(ref_streams, streams, strict=True):
+            if a is not None:
+                assert [_stream_state(s) for s in a] == [_stream_state(s) for s in b]
+
+
+@pytest.mark.parametrize("scale", [(3, 7), (1, 2**70 + 1),
+                                   ((Fraction(1) / Fraction(0.0123)).denominator,
+                                    (Fraction(1) / Fraction(0.0123)).numerator)])
+def test_a_block_s_count_noises_are_each_group_s_draws_in_turn(
+        scale: tuple[int, int]) -> None:
+    """cell_draws.block_noises (one compiled call, block_jit.block_noises) draws what
+    each source's discrete_laplace_int draws, ``per`` in a row, source after source: the
+    same values and every source's state after (one-word and two-word scales); None
+    where it cannot (a scale past the compiled samplers', sources not joinable)."""
+    s, t = scale
+    one, block = _sources(4, 9), _sources(4, 9)
+    want = [src.discrete_laplace_int(s, t) for src in one for _ in range(3)]
+    assert cell_draws.block_noises(block, 3, s, t) == want
+    for a, b in zip(one, block, strict=True):
+        assert a.randbits(64) == b.randbits(64)
+    assert cell_draws.block_noises(_sources(4, 3), 2, 1, 2**100) is None
+    assert cell_draws.block_noises([RandomSource(), RandomSource()], 2, s, t) is None
+    shared = RandomSource()
+    assert len(cell_draws.block_noises([shared] * 4, 2, s, t) or []) == 8

@@ -280,3 +280,60 @@ def test_the_prefetch_pass_counts_every_row_learned_from(make_frame, monkeypatch
         assert not eng.counts
         with pytest.raises(ParameterError):
             eng.remaining()
+
+
+@pytest.mark.parametrize("policy", ["drop", "error"])
+def test_the_prefetch_pass_counts_from_the_label_count(make_frame, monkeypatch, policy):
+    """``count_first`` with the fit's label count (``labels``, issue #43): the rows learned
+    from are the label count minus the labelled rows ``drop`` leaves out (NaN, ±inf), the
+    count a job over ``positive`` gives, and only those and the rows beyond the thresholds
+    pass the observed metric — not every positive, as before (the metric sits outside
+    whole-stage code generation: observing every positive cost the pass ~15%). Under
+    ``error`` nothing is observed: the label rows are the rows learned from (ties too).
+    The windows stay the numpy engine's."""
+    from dprect.core.ties import TieBreaker
+    from dprect.engines.spark import prefetch
+    from dprect.engines.spark.checks import TableChecks
+
+    monkeypatch.setattr(prefetch, "SAMPLE_ROWS", 60)
+    monkeypatch.setattr(prefetch, "PRUNE_MIN_ROWS", 1)
+    monkeypatch.setattr(prefetch, "SAMPLE_MIN_RANK", 2)
+    observed: list[int] = []
+    real = prefetch.observed_count
+
+    def spy(frame, positive):
+        observed.append(frame.count())  # the rows that reach the metric
+        return real(frame, positive)
+
+    monkeypatch.setattr(prefetch, "observed_count", spy)
+    X = _data(600, seed=23)
+    y = (np.arange(600) % 3 != 0).astype(int)
+    if policy == "drop":
+        X[[4, 7, 9], [1, 0, 2]] = [np.nan, np.inf, -np.inf]  # 4 and 7 labelled, 9 not
+    df = make_frame(X, NAMES, y=y, partitions=3)
+    checks = TableChecks(df, NAMES, "y", invalid_rows=policy, positive_label=1)
+    keep = (y == 1) & np.isfinite(X).all(axis=1)
+    assert int(keep.sum()) == df.where(checks.positive).count()
+    labels = checks.label_count(checks.count_positives())
+    assert labels.rows == int((y == 1).sum())
+    ref = NumpyEngine.from_features(X[keep], DOMAINS)
+    for ties in (None, TieBreaker.for_domains(DOMAINS, (4, 0, 0))):
+        observed.clear()
+        with SparkEngine(df, DOMAINS, NAMES, strategy="prefetch", prefix=10,
+                         size_hint=len(X), positive=checks.positive, problem=checks.problem,
+                         count_first=True, labels=labels, ties=ties,
+                         on_problem=checks.raise_invalid_feature) as eng:
+            eng.prepare()
+            assert eng.stats["pruned"] == 1
+            if policy == "drop" and ties is not None:  # a window below: not observed
+                assert observed == []
+                continue
+            assert eng.remaining() == int(keep.sum())
+            if ties is None:
+                for axis, side in [(0, "hi"), (1, "lo"), (2, "hi")]:
+                    assert np.array_equal(np.sort(eng.window(axis, side, 10, 10)),
+                                          np.sort(ref.window(axis, side, 10, 10)))
+        if policy == "error":
+            assert observed == []
+        else:  # the 2 dropped and the kept rows beyond the thresholds, not 400 positives
+            assert len(observed) == 1 and 2 <= observed[0] <= 2 + 6 * 4 * 10

@@ -12,7 +12,10 @@ pads make that private). It then offers
 * :meth:`TableChecks.count_positives` — one aggregation over the label column: the
   number of rows with the positive label, which the engine uses *inside the driver only*
   to size its sample (a speed aid: no result, message, refusal or exit code depends on
-  it, and it is never output or logged);
+  it, and it is never output or logged) — and, after the reservation, for a pending
+  ``auto`` plan on ``prefetch``, as the start of the exact count of the rows learned from
+  (:meth:`TableChecks.label_count`: minus the labelled rows ``drop`` leaves out, counted
+  by the pass; that count then gets its noise like any other);
 * :attr:`TableChecks.problem` — under the opt-in ``error`` policy, rows with a null, NaN
   or ±inf feature (any label); the engine's pass reports whether one exists, and one
   stops the fit before any row is used. That refusal depends on the data: it is OUTSIDE
@@ -38,6 +41,7 @@ from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.labels import check_label_value, resolve_positive_label
 from dprect.core.request import InvalidRows
 from dprect.engines.input_errors import column_names
+from dprect.engines.spark.prefetch import LabelCount
 from dprect.engines.spark.source import SPARK_ERRORS, spark_message
 from dprect.engines.spark.sql import all_of, any_of, as_double, finite, ident, literal, seen
 
@@ -131,10 +135,15 @@ class TableChecks:
         #: row stops the fit before any row is used, so ``positive`` need not test features.
         self.positive: str = is_positive
         self.problem: str | None = None
+        #: among the rows with the positive label, those not learned from (SQL text; None:
+        #: every one is): ``positive`` ≡ label AND NOT ``dropped`` (:meth:`label_count`)
+        self.dropped: str | None = None
         flat = len(names) > FLAT_CHECKS
         if invalid_rows is InvalidRows.DROP:
-            self.positive = all_of([is_positive, self._all_finite()] if flat
-                                   else [is_positive, *map(self._finite, names)])
+            kept = [self._all_finite()] if flat else list(map(self._finite, names))
+            self.positive = all_of([is_positive, *kept])
+            # a finite check is null on a null feature: coalesced, the row is dropped
+            self.dropped = f"NOT coalesce({all_of(kept)}, false)"
         elif invalid_rows is InvalidRows.ERROR:
             self.problem = (f"NOT {self._all_finite()}" if flat else
                             any_of(f"NOT coalesce({self._finite(c)}, false)" for c in names))
@@ -167,6 +176,13 @@ class TableChecks:
         row = self._collect(self.df.selectExpr(
             f"count(CASE WHEN {self._is_positive} THEN 1 END) AS ones"))
         return int(row["ones"])
+
+    def label_count(self, rows: int) -> LabelCount:
+        """``rows`` — :meth:`count_positives`' answer, the exact number of rows with the
+        positive label — as a :class:`~dprect.engines.spark.prefetch.LabelCount`: with the
+        label predicate and :attr:`dropped`, so that the rows learned from
+        (:attr:`positive`) are those labelled rows on which ``dropped`` does not hold."""
+        return LabelCount(rows, self._is_positive, self.dropped)
 
     def count_learned(self) -> int:
         """One aggregation: the number of rows learned from (:attr:`positive`) — the exact

@@ -51,6 +51,7 @@ from dprect.engines.spark.chooser import (
 from dprect.engines.spark.collect import CollectStrategy
 from dprect.engines.spark.order_pass import PassEngine, PassRunner, PassStrategy
 from dprect.engines.spark.prefetch import (
+    LabelCount,
     PrefetchStrategy,
     PrefixSpec,
     law_quantile,
@@ -118,16 +119,19 @@ class SparkEngine:
     the same table took (:meth:`presample`), used as this engine's own.
     ``count_first`` — ``pass`` and ``prefetch`` only: the first pass counts the rows
     learned from (:meth:`remaining`), ``auto``'s count without a job — ``pass``'s reads
-    every row (no JVM prefilter), ``prefetch``'s counts them between its two filters
-    (:mod:`dprect.engines.spark.prefetch`, "The count"; not with ties: then
-    :attr:`counts` is False).
+    every row (no JVM prefilter), ``prefetch``'s counts them in its one job
+    (:mod:`dprect.engines.spark.prefetch`, "The count"; not with ties unless ``labels``
+    drops none: then :attr:`counts` is False).
+    ``labels`` — ``prefetch`` with ``count_first``: the fit's label count
+    (:class:`~dprect.engines.spark.prefetch.LabelCount`), from which its pass counts the
+    rows learned from observing the dropped rows only (or none: then with ties too).
     ``histograms_only`` — the plan asks :meth:`histograms` only (the quantile box): a
     strategy other than ``collect`` runs no first pass (``prefetch``'s lists, ``pass``'s
     keys: read for windows never asked); each query is one job (the rounds strategy's),
     and :attr:`strategy` names ``rounds`` once prepared (what ran). With ``count_first``
     (the box predicted for a pending plan, :func:`~dprect.engines.spark.fit.prepare_fit`)
-    the one exception is ``prefetch``, whose pass counts the rows learned from between
-    its two filters in its one job; ``pass``'s would ship every positive to the Python
+    the one exception is ``prefetch``, whose pass counts the rows learned from in its
+    one job; ``pass``'s would ship every positive to the Python
     workers only to count them — dearer than one aggregation (issue #43, d = 1,024) — so
     the box on ``pass`` runs no pass and its count is a job (:attr:`counts` False);
     ``collect``'s count (:meth:`remaining`) lists nothing for a window.
@@ -144,7 +148,8 @@ class SparkEngine:
                  never_cuts: bool = False,
                  ready_pass: tuple[PassEngine, PassRunner] | None = None,
                  count_first: bool = False, histograms_only: bool = False,
-                 presampled: Presampled | None = None) -> None:
+                 presampled: Presampled | None = None,
+                 labels: LabelCount | None = None) -> None:
         if strategy not in STRATEGIES:
             raise ParameterError(f"spark strategy must be one of {', '.join(STRATEGIES)}; "
                                  f"got {strategy!r}")
@@ -185,6 +190,7 @@ class SparkEngine:
         self._held = self._never_cuts and self._ties is None
         self._ready_pass = ready_pass
         self._count_first = count_first
+        self._labels = labels
         self._histograms_only = histograms_only
         #: jobs run, rounds that fell back to a job, whether the pass was pruned and whether
         #: it was direct (diagnostics for tests and benchmarks; never part of a result)
@@ -298,7 +304,7 @@ class SparkEngine:
             built = PrefetchStrategy(rows, self._specs,
                                      RoundsStrategy(rows, cache=self._cache),
                                      sample=self._sample, partitions=self._partitions,
-                                     count=self._count_first)
+                                     count=self._count_first, labels=self._labels)
         else:
             built = RoundsStrategy(rows, cache=self._cache)
         bad = built.prepare()

@@ -50,7 +50,7 @@ from dprect.engines.spark.engine import (
     check_budget,
     prefetch_specs,
 )
-from dprect.engines.spark.prefetch import never_cuts
+from dprect.engines.spark.prefetch import LabelCount, never_cuts
 from dprect.engines.spark.shipped import shipped_widths
 from dprect.engines.spark.source import SPARK_ERRORS, opened_source, spark_message
 
@@ -238,10 +238,11 @@ def prepare_fit(
 
     presampled: Presampled | None = None  # a pending plan's sample, for a later engine
 
-    def build(ties: TieBreaker | None, for_plan: Plan, count_first: bool = False
-              ) -> SparkEngine:
+    def build(ties: TieBreaker | None, for_plan: Plan, count_first: bool = False,
+              labels: LabelCount | None = None) -> SparkEngine:
         """An engine readied for ``for_plan``'s chosen method (its lists), with ``ties``
-        (``count_first``: its first pass counts the rows learned from)."""
+        (``count_first``: its first pass counts the rows learned from, ``prefetch``'s from
+        the label count ``labels``)."""
         return SparkEngine(
             df, doms, names, strategy=chosen,
             prefix=prefix_rows if prefix_rows is not None else prefetch_specs(
@@ -253,7 +254,7 @@ def prepare_fit(
                 for_plan.chosen, len(doms), cell_budget=UNLIMITED),
             # a pending plan's engine may serve whichever method the count chooses
             never_cuts=not for_plan.pending and never_cuts(for_plan.chosen),
-            count_first=count_first,
+            count_first=count_first, labels=labels,
             # the quantile box asks histograms only: no first pass for windows (the
             # engine's choice of its first job, with count_first too)
             histograms_only=(not for_plan.pending and for_plan.chosen.method == "quantiles"),
@@ -298,7 +299,8 @@ def prepare_fit(
 
     # pass / prefetch: the first pass of the method the hint predicts (the choice at N =
     # the label count: a speed aid inside the driver) counts the rows learned from (pass:
-    # it reads every row; prefetch: between its two filters) — no count job of its own;
+    # it reads every row; prefetch: the label count minus the dropped labelled rows its
+    # filters observe) — no count job of its own;
     # the engine is kept when the private count chooses that method (nearly always), else
     # closed and the chosen method's built. A predicted quantile box asks no window: on
     # ``collect`` its count lists nothing, and where it would take ``pass`` it is counted
@@ -312,7 +314,8 @@ def prepare_fit(
         chooses it: a predicted box on ``pass`` runs no pass, :class:`SparkEngine`'s
         ``histograms_only``)."""
         assert guess is not None
-        fresh = build(guess.chosen.tie_breaker(doms), guess, count_first=True)
+        fresh = build(guess.chosen.tie_breaker(doms), guess, count_first=True,
+                      labels=checks.label_count(ones))
         early.append(fresh)
         fresh.resolve(size_hint=ones)  # the route first (no job): presample sees prefetch
         fresh.presample()

@@ -55,14 +55,26 @@ an answer; none of them leaves the driver.
 
 The count. Asked (``count``: a pending ``auto`` plan's count of the rows learned from,
 :mod:`dprect.engines.spark.fit`), step 2's job also counts the rows learned from, with no
-job of its own: the filter runs in two steps — the rows learned from (and rows that make
-the input invalid), then the rows beyond the thresholds — and between them an observed
-metric (``DataFrame.observe``, :func:`observed_count`) counts every row passing, as a count
-job over the same predicate would. The rows it counts do not depend on the sample, the
-hint or the shares (they are counted before any of them filters), and step 3, if it runs,
-adds nothing (Spark observes the first action only). Only without ties (a refined pass
-ranks identical rows with a window: a shuffle below the count, whose re-run map tasks
-would count twice) and on a classic session; else the count is a job of its own.
+job of its own. Given the fit's label count (``labels``, a :class:`LabelCount`: the exact
+number L of rows with the positive label, counted by a job before the pass), the rows
+learned from are L minus the labelled rows the fit drops (``drop``: a feature null, NaN
+or ±inf; none under ``error``, whose label rows are the rows learned from — then the count
+is L, and nothing is observed). Those few are counted where few rows pass: the filter runs
+in three steps — the labelled rows, then those beyond the thresholds OR dropped, then the
+rows learned from — and between the second and the third an observed metric
+(``DataFrame.observe``, :func:`observed_count`) counts the dropped rows passing: every
+one of them passes (the second filter keeps them all), so the count is exact, and the
+observed node, outside whole-stage code generation, sees the shipped rows and the dropped
+ones only, not every positive (issue #43: observing every positive cost the pass ~15%).
+Without ``labels`` the filter runs in two steps — the rows learned from (and rows that make
+the input invalid), then the rows beyond the thresholds — and the observed metric between
+them counts every row passing, as a count job over the same predicate would. Either way
+the rows counted do not depend on the sample, the hint or the shares (each counted row
+passes every filter up to the metric, whatever the thresholds), and step 3, if it runs,
+adds nothing (Spark observes the first action only). Observed only without ties (a refined
+pass ranks identical rows with a window: a shuffle below the count, whose re-run map tasks
+would count twice) and on a classic session; else the count is a job of its own (except L
+itself, which needs no observation).
 """
 
 from __future__ import annotations
@@ -302,6 +314,30 @@ def _unknown() -> int | None:
     return None
 
 
+@dataclass(frozen=True)
+class LabelCount:
+    """The fit's label count, for the pass's count of the rows learned from (module
+    notes, "The count"): ``rows``, the exact number of rows on which ``label`` (SQL text)
+    holds — a job over the same table before the pass
+    (:meth:`~dprect.engines.spark.checks.TableChecks.count_positives`) — and ``dropped``
+    (SQL text), which of those rows are not learned from (None: every one is). The rows
+    learned from are then exactly the ``label`` rows on which ``dropped`` does not hold
+    (:meth:`~dprect.engines.spark.checks.TableChecks.label_count` builds both from one
+    set of predicates)."""
+
+    rows: int
+    label: str
+    dropped: str | None = None
+
+    def learned(self, dropped: Callable[[], int | None] | None = None) -> int | None:
+        """The rows learned from: ``rows`` minus the dropped rows (``dropped()``, the
+        observed count; None: none are dropped); None when that count is unknown."""
+        if dropped is None:
+            return self.rows
+        seen = dropped()
+        return None if seen is None else self.rows - seen
+
+
 def observed_count(frame: DataFrame, positive: str | None
                    ) -> tuple[DataFrame, Callable[[], int | None]]:
     """``frame`` with an observed metric (``DataFrame.observe``): the number of its rows on
@@ -363,7 +399,8 @@ def gather(data: DataFrame, value: dict[int, str], domains: Sequence[Domain],
            problem: str | None = None, size_hint: int | None = None,
            sample: dict[int, np.ndarray] | None = None,
            partitions: int | None = None, ties: TieBreaker | None = None,
-           sort: dict[int, str] | None = None, count: bool = False) -> Gathered:
+           sort: dict[int, str] | None = None, count: bool = False,
+           labels: LabelCount | None = None) -> Gathered:
     """Run the pass over ``data`` (see the module notes) and build the lists.
 
     Expressions are Spark SQL text (:mod:`dprect.engines.spark.sql`). ``value[c]``: feature c as a
@@ -374,6 +411,8 @@ def gather(data: DataFrame, value: dict[int, str], domains: Sequence[Domain],
     ``ties``: the engine's refinement (None or inactive: none), with ``sort[j]`` axis j's
     sort-value SQL (:meth:`Domain.sort_sql <dprect.core.domains.Domain.sort_sql>`) for every
     axis; the lists then carry refined sort values on the refined axes (module notes).
+    ``count``: also count the rows learned from (:attr:`Gathered.learned`; None when it
+    could not), from ``labels`` when given (module notes, "The count").
     """
     carried = sorted({c for s in specs for c in s.columns})
     if ties is not None and not ties.active:
@@ -402,12 +441,23 @@ def gather(data: DataFrame, value: dict[int, str], domains: Sequence[Domain],
         then = [any_of([problem, *then])] if then else []
         named.insert(0, (f"coalesce({problem}, false)", topk.BAD))
     cols = [f"{expr} AS {name}" for expr, name in named]
-    rows = data.where(all_of(first)) if first else data
+    observe = count and ties is None and not is_connect(data)
     learned: Callable[[], int | None] = _unknown
-    if count and ties is None and not is_connect(data):
-        # past the first filter every row is learned from, unless problem rows pass too
-        rows, learned = observed_count(rows, positive if problem is not None else None)
-    rows = rows.where(all_of(then)) if then else rows
+    if count and labels is not None and labels.dropped is None:
+        learned = labels.learned  # every labelled row is learned from: L itself
+    if observe and labels is not None and labels.dropped is not None and problem is None:
+        # drop: L minus the dropped labelled rows, observed where few rows pass
+        rows, dropped = observed_count(
+            data.where(all_of([labels.label, *([any_of([labels.dropped, *then])]
+                                                if then else [])])), labels.dropped)
+        learned = partial(labels.learned, dropped)
+        rows = rows.where(all_of(first)) if first else rows
+    else:
+        rows = data.where(all_of(first)) if first else data
+        if observe and labels is None:
+            # past the first filter every row is learned from, unless problem rows pass too
+            rows, learned = observed_count(rows, positive if problem is not None else None)
+        rows = rows.where(all_of(then)) if then else rows
     if ties is None:
         passed = rows.selectExpr(*cols)
     else:  # the hash once per row, then r_j of every refined carried axis (module notes)
@@ -520,17 +570,20 @@ class PrefetchStrategy:
     ``fallback`` (a :class:`~dprect.engines.spark.rounds.RoundsStrategy`: one job).
     ``sample`` and ``partitions``: taken beforehand (the engine's ``presample``; None: by
     the pass when it needs them). ``count``: the pass also counts the rows learned from
-    (:meth:`learned`, when it could: module notes, "The count")."""
+    (:meth:`learned`, when it could: module notes, "The count"), from the fit's label
+    count ``labels`` when given."""
 
     def __init__(self, rows: Rows, specs: Sequence[PrefixSpec], fallback: Strategy, *,
                  sample: dict[int, np.ndarray] | None = None,
-                 partitions: int | None = None, count: bool = False) -> None:
+                 partitions: int | None = None, count: bool = False,
+                 labels: LabelCount | None = None) -> None:
         self.rows = rows
         self.specs = list(specs)
         self.fallback = fallback
         self.sample = sample
         self.partitions = partitions
         self.count = count
+        self.labels = labels
         self.lists: dict[tuple[int, Side], PrefixList] | None = None
         self._learned: int | None = None
 
@@ -543,7 +596,7 @@ class PrefetchStrategy:
         got = gather(r.data, self.values(), r.domains, self.specs, positive=r.positive,
                      problem=r.problem, size_hint=r.size_hint, sample=self.sample,
                      partitions=self.partitions, ties=r.ties, sort=r.sorts,
-                     count=self.count)
+                     count=self.count, labels=self.labels)
         r.stats["prefetch_jobs"] += 1
         r.stats["pruned"] = int(got.pruned)
         r.stats["direct"] = int(got.direct)

@@ -1,0 +1,77 @@
+"""Per-job figures of a Spark session from its event log (benchmarks only).
+
+``benchmarks/spark_fit.py --profile`` turns Spark's event log on (:func:`conf`), tags each
+timed scan and fit with a job group (``scan3``, ``fit3``: ``SparkContext.setJobGroup``)
+and, once the session has stopped (the log is complete then), reads it back with
+:func:`jobs_by_group`: per job its wall seconds (submission to completion), the executor
+CPU and run seconds of its tasks (``Executor CPU Time``, ``Executor Run Time``), its task
+count and the bytes its tasks returned to the driver (``Result Size``). CPU seconds are
+what compares across a shared machine's loads; walls are the load's.
+
+The log holds task metrics and query plans, never rows — but a fit's plans carry its
+sampled thresholds as literals (docs/privacy.md: protect event logs like the data), so
+``--profile`` is for benchmark data, and the log is removed once read.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from pathlib import Path
+
+
+def conf(directory: Path) -> dict[str, str]:
+    """Session settings that write an uncompressed event log into ``directory``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    return {"spark.eventLog.enabled": "true", "spark.eventLog.dir": str(directory),
+            "spark.eventLog.compress": "false"}
+
+
+def _events(directory: Path) -> list[dict]:
+    """Every event of the (one) application logged in ``directory``, in order."""
+    files = sorted(p for p in directory.rglob("*") if p.is_file()
+                   and not p.name.startswith(".") and not p.name.startswith("appstatus"))
+    out: list[dict] = []
+    for path in files:
+        with path.open() as lines:
+            out.extend(json.loads(line) for line in lines if line.strip())
+    return out
+
+
+def jobs_by_group(directory: Path) -> dict[str, list[dict]]:
+    """Per job group (jobs without one under ``""``), its jobs in submission order:
+    ``{"job", "wall_s", "cpu_s", "run_s", "tasks", "result_mb"}``."""
+    jobs: dict[int, dict] = {}
+    stages: dict[int, Counter] = defaultdict(Counter)
+    for event in _events(directory):
+        kind = event.get("Event")
+        if kind == "SparkListenerJobStart":
+            props = event.get("Properties") or {}
+            jobs[event["Job ID"]] = {"group": props.get("spark.jobGroup.id") or "",
+                                     "start": event["Submission Time"],
+                                     "stages": event["Stage IDs"]}
+        elif kind == "SparkListenerJobEnd" and event["Job ID"] in jobs:
+            jobs[event["Job ID"]]["end"] = event["Completion Time"]
+        elif kind == "SparkListenerTaskEnd":
+            metrics = event.get("Task Metrics") or {}
+            tally = stages[event["Stage ID"]]
+            tally["cpu_ns"] += metrics.get("Executor CPU Time", 0)
+            tally["run_ms"] += metrics.get("Executor Run Time", 0)
+            tally["result"] += metrics.get("Result Size", 0)
+            tally["tasks"] += 1
+    out: dict[str, list[dict]] = defaultdict(list)
+    for job_id, job in sorted(jobs.items()):
+        tally = sum((stages[s] for s in job["stages"]), Counter())
+        out[job["group"]].append({
+            "job": job_id, "wall_s": (job.get("end", job["start"]) - job["start"]) / 1e3,
+            "cpu_s": tally["cpu_ns"] / 1e9, "run_s": tally["run_ms"] / 1e3,
+            "tasks": tally["tasks"], "result_mb": tally["result"] / 1e6})
+    return dict(out)
+
+
+def summary(jobs: list[dict]) -> str:
+    """One line: the jobs' executor CPU and returned MB, one entry per job."""
+    parts = [f"{j['cpu_s']:.2f} s CPU/{j['tasks']} tasks/{j['result_mb']:.2f} MB"
+             for j in jobs]
+    total = sum(j["cpu_s"] for j in jobs)
+    return f"{len(jobs)} jobs, executor CPU {total:.2f} s: " + "; ".join(parts)
