@@ -108,6 +108,12 @@ bench-describe-spark: setup
 bench-aggregate-spark: setup
 	SPARK_CONF_DIR=$(abspath conf/spark) $(BIN)/python benchmarks/aggregate_spark.py $(if $(ROWS),--rows $(ROWS)) $(AGG_ARGS)
 
+# the executors' side of that run profiled stage by stage in one process, without Spark (the
+# pass, the blocks' merge, a few blocks' draws: CPU seconds per stage; docs/results.md §5.3b)
+.PHONY: bench-aggregate-profile
+bench-aggregate-profile: setup
+	$(BIN)/python benchmarks/aggregate_pass_profile.py $(if $(ROWS),--rows $(ROWS)) $(PROFILE_ARGS)
+
 # A grouped aggregate of many public groups drawn in the executors (issue #42): 10^6 groups
 # x 8 columns x 10^7 rows on local[2] vs groupBy(g).agg(count, sum, min, max), with the
 # driver's peak memory (GROUPS=100000 ROWS=2000000 for the smaller size).

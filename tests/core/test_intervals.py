@@ -12,7 +12,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from dprect.core import aggregates
+from dprect.core import aggregates, intervals
 from dprect.core.bounds import BoundsRequest, histogram, plan_bounds, run_bounds
 from dprect.core.describe_stats import truncated_value
 from dprect.core.domains import FloatBins
@@ -235,3 +235,38 @@ def test_the_coarsened_count_law_bounds_h_from_above(monkeypatch):
         intervals._count_law.cache_clear()
     for c, e in zip(coarse, exact, strict=True):
         assert e <= c <= 1.01 * e
+
+
+def _laplace_miss_reference(h: float, shifts: np.ndarray) -> np.ndarray:
+    """The miss as first written: both branches at every shift, then selected."""
+    near = 0.5 * np.exp(-(h - np.minimum(shifts, h)))
+    far = 1.0 - 0.5 * np.exp(-np.maximum(shifts - h, 0.0))
+    return np.where(shifts <= h, near, far) + 0.5 * np.exp(-(h + shifts))
+
+
+def test_the_laplace_miss_is_the_branches_bit_for_bit_with_two_exponentials(monkeypatch):
+    """P(|L + c| > h) on the count law's shifts, each branch computed only where it is
+    taken: the same bits as both branches computed everywhere and selected (so every H,
+    hence every released interval, is unchanged) — at h = 0, h on a shift, every shift
+    below or above h, the coarsened law — with 2 exponentials a shift, not 3."""
+    rs = np.random.default_rng(41)
+    laws = [intervals._count_law(rate, 0.0495) for rate in (0.0005078124994921875, 0.02, 3.0)]
+    for z, _p, _far in laws:
+        for _ in range(300):
+            shifts = float(10 ** rs.uniform(-4, 2)) * z
+            h = float(rs.choice([0.0, float(shifts[len(shifts) // 2]),
+                                 float(rs.uniform(0, 2)) * float(shifts[-1]) + 1e-9,
+                                 float(rs.uniform(0, 40)), 2.0 * float(shifts[-1]) + 1.0]))
+            assert np.array_equal(intervals._laplace_miss(h, shifts),
+                                  _laplace_miss_reference(h, shifts)), h
+    exps: list[int] = []
+    real = np.exp
+
+    def counted(x, *args, **kwargs):
+        exps.append(np.size(x))
+        return real(x, *args, **kwargs)
+
+    monkeypatch.setattr(intervals.np, "exp", counted)
+    shifts = 0.01 * laws[0][0]
+    intervals._laplace_miss(50.0, shifts)
+    assert sum(exps) == 2 * len(shifts)

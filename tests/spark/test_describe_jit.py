@@ -76,12 +76,12 @@ def test_the_compiled_step_sums_the_square_words_as_numpy_does(word, monkeypatch
     for name, a, want in zip(("group", "bin", "count", "sum"), got,
                              (gg[order], b[order], c[order], s[order]), strict=True):
         assert np.array_equal(a, want), name
-    calls: list[int] = []
-    real = describe_jit.column_bins
-    monkeypatch.setattr(describe_jit, "column_bins",
-                        lambda *a: (calls.append(a[-1]), real(*a))[1])
+    calls: list[list[int]] = []
+    real = describe_jit.column_words
+    monkeypatch.setattr(describe_jit, "column_words",
+                        lambda *a: (calls.append(list(a[-1])), real(*a))[1])
     kernel = spark_describe.column_lists(g, x, groups, GRID, True, word=word)
-    assert calls == [word]
+    assert calls == [[word]]
     again = np.lexsort((kernel[1], kernel[0]))
     for a, want in zip((v[again] for v in kernel), got, strict=True):
         assert np.array_equal(a, want)
@@ -102,13 +102,13 @@ def test_a_table_too_wide_is_declined_and_the_kernel_counts_with_numpy(monkeypat
 
 def test_the_kernel_uses_the_compiled_step_for_large_chunks_of_its_own_version(monkeypatch):
     calls: list[int] = []
-    real = describe_jit.column_bins
+    real = describe_jit.column_words
 
     def spy(values, *args):
         calls.append(len(values))
         return real(values, *args)
 
-    monkeypatch.setattr(describe_jit, "column_bins", spy)
+    monkeypatch.setattr(describe_jit, "column_words", spy)
     rs = np.random.default_rng(5)
     small, large = rs.normal(size=100), rs.normal(size=spark_describe.JIT_ROWS)
     for x in (small, large):
@@ -195,3 +195,146 @@ def test_the_sorted_count_sums_each_group_and_key(span):
     assert list(zip(gg.tolist(), kk.tolist(), strict=True)) == sorted(want)
     assert [[c, s] for c, s in zip(counts.tolist(), sums.tolist(), strict=True)] == \
         [want[cell] for cell in sorted(want)]
+
+
+def test_every_word_from_one_encoding_equals_each_word_counted_alone():
+    """column_words sums the significands and both square words in the same loops (one
+    encoding of each value): the pairs, counts and each word's sums are those of the
+    one-word step, and of numpy's, for every order of the words asked."""
+    rs = np.random.default_rng(31)
+    n = 20_000
+    x = rs.normal(0.0, 1.0, n) * 10.0 ** rs.integers(-12, 12, n)
+    x[:len(SPECIALS)] = SPECIALS
+    groups = 23
+    g = rs.integers(0, groups, n).astype(np.int32)
+    m = significands(x.view(np.int64))
+    for words in ([0, 1, 2], [2, 0], [1]):
+        got = describe_jit.column_words(x, g, groups, GRID.shift, GRID.size // 2,
+                                        DROPPED_BITS, 1 << 22, words)
+        assert got is not None
+        assert len(got[3]) == len(words)
+        for word, summed in zip(words, got[3], strict=True):
+            alone = describe_jit.column_bins(x, g, groups, GRID.shift, GRID.size // 2,
+                                             DROPPED_BITS, 1 << 22, word)
+            assert alone is not None
+            added = m if word == 0 else square_words(m)[word - 1]
+            gg, b, c, s = chunk_counts(g, GRID.encode(x), added)
+            order = np.lexsort((b, gg))
+            for a, one, want in zip((*got[:3], summed), alone,
+                                    (gg[order], b[order], c[order], s[order]), strict=True):
+                assert np.array_equal(a, one)
+                assert np.array_equal(a, want)
+
+
+def test_a_column_with_squares_is_encoded_once_a_chunk(monkeypatch):
+    """A variance's column is three kernel columns (its significands, the squares' high
+    and low words) on one grid: the kernel counts them in ONE compiled call a chunk, and
+    its blobs are byte for byte those of numpy's step for each word."""
+    import pyarrow as pa
+
+    rs = np.random.default_rng(32)
+    n = 30_000
+    batches = [pa.RecordBatch.from_pydict({
+        "a": rs.normal(3.0, 4.0, n), "b": -rs.lognormal(1.0, 2.0, n),
+        "g": rs.integers(0, 6, n)}) for _ in range(2)]
+    monkeypatch.setattr(spark_describe, "CHUNK_VALUES", 2 * 10_000)  # 10,000 rows a chunk
+    monkeypatch.setattr(spark_describe, "JIT_ROWS", 4_096)
+    spec = QUERY.spec([GRID, GRID], ["count", "variance"])
+    assert all(c.squares for c in spec.columns)
+    kernel, layout = spark_describe.virtual_columns(spec)
+    calls: list[list[int]] = []
+    real = describe_jit.column_words
+    monkeypatch.setattr(describe_jit, "column_words",
+                        lambda *a: (calls.append(list(a[-1])), real(*a))[1])
+
+    def blobs() -> list[tuple[int, bytes]]:
+        out = spark_describe.partial_bins(iter(batches), ["a", "b"], "g", "numeric",
+                                          list(range(6)), 6, 5, kernel, layout)
+        return [(b.column(0)[0].as_py(), b.column(1)[0].as_py()) for b in out]
+
+    compiled = blobs()
+    # each batch is one chunk (30,000 rows ≥ 10,000), each column's chunk one call
+    assert calls == [[0, 1, 2]] * (2 * len(batches))
+    monkeypatch.setattr(spark_describe, "_jit", lambda: None)
+    assert blobs() == compiled
+
+
+def test_the_one_pass_merge_of_many_lists_equals_the_sorting_one(monkeypatch):
+    """A range's partial lists (one or more per partition) merged in ONE pass (a heap of
+    their next keys) equal the sort of their concatenation summed by key, for any number
+    of lists, empty ones and keys shared by several; a list whose keys do not strictly
+    increase is declined (None); the range's merge calls it once."""
+    rs = np.random.default_rng(9)
+    for trial in range(80):
+        lists = []
+        for _ in range(int(rs.integers(1, 18))):
+            size = int(rs.integers(0, 300))
+            k = np.unique(rs.integers(0, 1 + int(rs.integers(1, 900)), size))
+            lists.append((k, rs.integers(1, 1 << 20, len(k)),
+                          rs.integers(-(1 << 40), 1 << 40, len(k))))
+        got = describe_jit.merge_many(lists)
+        want = spark_describe._merge(lists)
+        assert got is not None
+        for a, b in zip(got, want, strict=True):
+            assert np.array_equal(a, b), trial
+    k = np.array([1, 3, 2])
+    ok = (np.array([1, 2]),) * 3
+    assert describe_jit.merge_many([ok, (k, k, k)]) is None
+    twice = np.array([1, 1, 2])
+    assert describe_jit.merge_many([(twice, twice, twice), ok]) is None
+    calls: list[int] = []
+    real = describe_jit.merge_many
+    monkeypatch.setattr(describe_jit, "merge_many",
+                        lambda parts: (calls.append(len(parts)), real(parts))[1])
+    parts = [(np.arange(i, 40, 3, dtype=np.int64), np.ones(len(range(i, 40, 3)), np.int64),
+              np.full(len(range(i, 40, 3)), i, np.int64)) for i in range(5)]
+    merged = spark_describe._merge_sorted(parts)
+    assert calls == [5]
+    for a, b in zip(merged, spark_describe._merge(parts), strict=True):
+        assert np.array_equal(a, b)
+
+
+def test_a_partitions_blobs_split_each_columns_sums_once(monkeypatch):
+    """The ranges' blobs of a partition: each kernel column's sums are split into their two
+    words once (not once per range), each row written once, narrowed, into the codec's
+    input — the blobs read back to the column's lists, range by range."""
+    rs = np.random.default_rng(33)
+    keys = np.unique(rs.integers(0, 10_000, 4_000)).astype(np.int64)
+    acc = [(keys, rs.integers(1, 9, len(keys)), rs.integers(-(1 << 40), 1 << 40, len(keys)))]
+    limits = [np.array([0, 2_000, 4_000, 6_000, 8_000, 10_000], dtype=np.int64)]
+    split: list[int] = []
+    real = spark_describe.sum_words
+    monkeypatch.setattr(spark_describe, "sum_words",
+                        lambda s: (split.append(len(s)), real(s))[1])
+    out = list(spark_describe.range_blobs(acc, limits, 5))
+    assert split == [len(keys)]
+    assert [b.column(0)[0].as_py() for b in out] == [0, 1, 2, 3, 4]
+    got = [spark_describe.from_blob(b.column(1)[0].as_buffer()) for b in out]
+    for i, want in enumerate(acc[0]):
+        assert np.array_equal(np.concatenate([g[i] for g in got]), want)
+
+
+def test_a_blob_read_for_a_key_range_is_the_whole_blob_cut_there():
+    """from_blob given (first, end) decodes the counts and sums of those keys only: the
+    same lists as the whole blob's entries in that range (empty, whole, inside, past
+    either end; sums past int64 too); a block's cells read so are those of the whole
+    block: tests/spark/test_pass_size.py."""
+    rs = np.random.default_rng(34)
+    for big in (False, True):
+        keys = np.unique(rs.integers(0, 50_000, 6_000)).astype(np.int64)
+        counts = rs.integers(1, 1 << 20, len(keys))
+        if big:  # past EXACT_ROWS: such sums come back as Python integers
+            counts[::7] = 1 << 40
+        # a sum of n rows' significands: |sum| < n·2^30
+        sums = np.array([n * m for n, m in zip(counts.tolist(), rs.integers(
+            -(1 << 29), 1 << 29, len(keys)).tolist(), strict=True)], dtype=object)
+        if not big:
+            sums = sums.astype(np.int64)
+        blob = spark_describe.to_blob(keys, counts, sums).buffers()[2]
+        whole = spark_describe.from_blob(blob)
+        for first, end in [(0, 0), (-5, 60_000), (1_000, 20_000), (49_000, 90_000),
+                           (int(keys[3]), int(keys[3]) + 1)]:
+            got = spark_describe.from_blob(blob, (first, end))
+            cut = (whole[0] >= first) & (whole[0] < end)
+            for a, b in zip(got, (w[cut] for w in whole), strict=True):
+                assert np.array_equal(a, b)

@@ -1,6 +1,8 @@
 """The describe pass's per-column step compiled: each row's search bin and truncated
-significand (or a word of its square, for a variance), counted and summed per (group,
-bin), in two loops over the rows (numba).
+significand (and, for a variance, the two 30-bit words of its square), counted and summed
+per (group, bin), in two loops over the rows (numba) — every word a column needs summed in
+the same loops, from one encoding of each value (a column with squares was encoded three
+times, once per word, before: docs/results.md §5.3b).
 
 What :func:`dprect.engines.spark.statistics.partial_bins` computes per chunk and column with
 numpy — ``FloatBins(SEARCH_BITS).encode``, :func:`~dprect.core.describe_stats.significands`
@@ -33,7 +35,7 @@ caller decides); each process keeps the compiled function
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -42,21 +44,22 @@ from dprect.engines.jit import compile_kernel
 
 #: checked by the kernel that calls :func:`column_bins` (it travels by value, this module
 #: is imported on the executor: a different installed version is not used)
-VERSION = 3
+VERSION = 4
 
 def _two_sided_bins(bits: np.ndarray, group: np.ndarray, groups: int, shift: int,
-                    zero_bin: int, drop: int, limit: int, word: int) -> Any:
+                    zero_bin: int, drop: int, limit: int, words: np.ndarray) -> Any:
     """(found, g, b, n, sums): found False when the table would exceed ``limit``
     cells; else the unique (group, bin) pairs in (group, bin) order with their row
-    counts and significand sums (module notes) — ``word`` 1 or 2: the sums of the high
-    or the low 30-bit word of the squared significands instead
-    (:func:`~dprect.core.describe_stats.square_words`). Plain Python, compiled by
-    numba."""
+    counts and, per entry w of ``words``, a row of sums (``sums[w]``): word 0 the
+    significands' sums, 1 or 2 those of the high or the low 30-bit word of the squared
+    significands (:func:`~dprect.core.describe_stats.square_words`) — every word from ONE
+    encoding of each value (module notes). Plain Python, compiled by numba."""
     abs_mask = 0x7FFFFFFFFFFFFFFF
     mantissa = (1 << 52) - 1
     normal = 1 << 52
     top = 1 << (52 - drop)
     rows = bits.shape[0]
+    nw = words.shape[0]
     big = 1 << 62
     neg_lo, neg_hi, pos_lo, pos_hi = big, -1, big, -1
     for i in range(rows):
@@ -73,12 +76,13 @@ def _two_sided_bins(bits: np.ndarray, group: np.ndarray, groups: int, shift: int
     pos_span = pos_hi - pos_lo + 1 if pos_hi >= 0 else 0
     empty = np.zeros(0, dtype=np.int64)
     if groups * (neg_span + pos_span) > limit:
-        return False, empty.astype(np.int32), empty, empty, empty
+        return False, empty.astype(np.int32), empty, empty, np.zeros((nw, 0), dtype=np.int64)
     # one table, bin-major (a bin's groups side by side: rows crowd into few bins, so
-    # the writes stay in a small part of it), the negative bins first
+    # the writes stay in a small part of it), the negative bins first; a cell's sums of
+    # every word side by side
     width = neg_span + pos_span
     counts = np.zeros(groups * width, dtype=np.int64)
-    sums = np.zeros(groups * width, dtype=np.int64)
+    sums = np.zeros(groups * width * nw, dtype=np.int64)
     for i in range(rows):
         b = bits[i]
         mag = b & abs_mask
@@ -91,12 +95,16 @@ def _two_sided_bins(bits: np.ndarray, group: np.ndarray, groups: int, shift: int
             cell = (neg_span + ((mag >> shift) + zero_bin) - pos_lo) * groups + group[i]
         if b < 0:
             m = -m
-        if word == 1:  # M² = hi·2^30 + lo, M² < 2^60
-            m = (m * m) >> 30
-        elif word == 2:
-            m = (m * m) & 0x3FFFFFFF
         counts[cell] += 1
-        sums[cell] += m
+        at = cell * nw
+        for w in range(nw):
+            word = words[w]
+            if word == 1:  # M² = hi·2^30 + lo, M² < 2^60
+                sums[at + w] += (m * m) >> 30
+            elif word == 2:
+                sums[at + w] += (m * m) & 0x3FFFFFFF
+            else:
+                sums[at + w] += m
     found = 0
     for c in range(groups * width):
         if counts[c] > 0:
@@ -104,7 +112,7 @@ def _two_sided_bins(bits: np.ndarray, group: np.ndarray, groups: int, shift: int
     g_out = np.empty(found, dtype=np.int32)
     b_out = np.empty(found, dtype=np.int64)
     n_out = np.empty(found, dtype=np.int64)
-    s_out = np.empty(found, dtype=np.int64)
+    s_out = np.empty((nw, found), dtype=np.int64)
     r = 0
     for g in range(groups):  # read out group by group: the pairs in (group, bin) order
         for t in range(width):
@@ -113,7 +121,8 @@ def _two_sided_bins(bits: np.ndarray, group: np.ndarray, groups: int, shift: int
                 g_out[r] = g
                 b_out[r] = t + neg_lo if t < neg_span else t - neg_span + pos_lo
                 n_out[r] = counts[c]
-                s_out[r] = sums[c]
+                for w in range(nw):
+                    s_out[w, r] = sums[c * nw + w]
                 r += 1
     return True, g_out, b_out, n_out, s_out
 
@@ -150,6 +159,83 @@ def _merge_sorted(k1: np.ndarray, n1: np.ndarray, s1: np.ndarray, k2: np.ndarray
     return True, keys[:r], counts[:r], sums[:r]
 
 
+def _merge_many(keys: np.ndarray, counts: np.ndarray, sums: np.ndarray,
+                offsets: np.ndarray) -> Any:
+    """(ok, keys, counts, sums): the k lists ``keys[offsets[i]:offsets[i + 1]]`` (and
+    their counts and sums), each with strictly increasing keys, merged in ONE pass —
+    a heap of each list's next key, every entry written once — the counts and sums of a
+    key in several lists added; ok False (and empty lists) when a list's keys do not
+    strictly increase. Plain Python, compiled by numba."""
+    k = offsets.shape[0] - 1
+    empty = np.zeros(0, dtype=np.int64)
+    for i in range(k):
+        for t in range(offsets[i] + 1, offsets[i + 1]):
+            if keys[t] <= keys[t - 1]:
+                return False, empty, empty, empty
+    at = offsets[:-1].copy()
+    heap = np.empty(k, dtype=np.int64)  # list indices, a min-heap on their next key
+    size = 0
+    for i in range(k):
+        if at[i] < offsets[i + 1]:
+            heap[size] = i
+            c = size
+            size += 1
+            while c > 0:  # sift up
+                up = (c - 1) >> 1
+                if keys[at[heap[up]]] <= keys[at[heap[c]]]:
+                    break
+                heap[up], heap[c] = heap[c], heap[up]
+                c = up
+    total = offsets[k] - offsets[0]
+    out_k = np.empty(total, dtype=np.int64)
+    out_n = np.empty(total, dtype=np.int64)
+    out_s = np.empty(total, dtype=np.int64)
+    r = -1
+    while size > 0:
+        i = heap[0]
+        t = at[i]
+        if r >= 0 and out_k[r] == keys[t]:
+            out_n[r] += counts[t]
+            out_s[r] += sums[t]
+        else:
+            r += 1
+            out_k[r], out_n[r], out_s[r] = keys[t], counts[t], sums[t]
+        at[i] = t + 1
+        if at[i] == offsets[i + 1]:  # list i done: the last one to the top
+            size -= 1
+            heap[0] = heap[size]
+        c = 0
+        while True:  # sift down
+            left = 2 * c + 1
+            if left >= size:
+                break
+            best = left
+            right = left + 1
+            if right < size and keys[at[heap[right]]] < keys[at[heap[left]]]:
+                best = right
+            if keys[at[heap[c]]] <= keys[at[heap[best]]]:
+                break
+            heap[c], heap[best] = heap[best], heap[c]
+            c = best
+    return True, out_k[:r + 1], out_n[:r + 1], out_s[:r + 1]
+
+
+def merge_many(parts: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]]
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Several (key, count, sum) lists with strictly increasing keys summed by key in one
+    pass (:func:`_merge_many`: a range's partial lists, one or more per partition, where
+    merging them two by two copied every entry log2(parts) times); None without numba or
+    when a list is not strictly increasing (the caller sorts)."""
+    fn = compile_kernel(_merge_many)
+    if fn is None:
+        return None
+    sizes = np.array([0, *(len(p[0]) for p in parts)], dtype=np.int64)
+    joined = [np.concatenate([np.asarray(p[i], dtype=np.int64) for p in parts])
+              if parts else np.zeros(0, dtype=np.int64) for i in range(3)]
+    ok, k, n, s = fn(*joined, np.cumsum(sizes))
+    return (k, n, s) if ok else None
+
+
 def compiled() -> Callable[..., Any] | None:
     """The compiled :func:`_two_sided_bins`, or None where numba is not installed."""
     return compile_kernel(_two_sided_bins)
@@ -169,19 +255,29 @@ def merge_sorted(first: tuple[np.ndarray, np.ndarray, np.ndarray],
     return (k, n, s) if ok else None
 
 
-def column_bins(values: np.ndarray, group: np.ndarray, groups: int, shift: int,
-                zero_bin: int, drop: int, limit: int, word: int = 0
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-    """(group, bin, count, sum) of one chunk's finite ``values`` (float64) and their group
-    indices, compiled (module notes), or None: no numba, or the tables would be too large.
-    ``word`` 1 or 2 sums the high or the low word of the squared significands."""
+def column_words(values: np.ndarray, group: np.ndarray, groups: int, shift: int,
+                 zero_bin: int, drop: int, limit: int, words: Sequence[int]
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]] | None:
+    """(group, bin, count, [sum of each word of ``words``]) of one chunk's finite
+    ``values`` (float64) and their group indices, compiled, every word from one encoding
+    of each value (module notes: 0 the significands, 1 or 2 the high or the low word of
+    their squares), or None: no numba, or the tables would be too large."""
     fn = compiled()
     if fn is None:
         return None
     bits = np.ascontiguousarray(values, dtype=np.float64).view(np.int64)
     found, g, b, n, s = fn(bits, np.ascontiguousarray(group, dtype=np.int64), int(groups),
-                           int(shift), int(zero_bin), int(drop), int(limit), int(word))
-    return (g, b, n, s) if found else None
+                           int(shift), int(zero_bin), int(drop), int(limit),
+                           np.asarray(words, dtype=np.int64))
+    return (g, b, n, list(s)) if found else None
 
 
-__all__ = ["VERSION", "column_bins", "compiled", "merge_sorted"]
+def column_bins(values: np.ndarray, group: np.ndarray, groups: int, shift: int,
+                zero_bin: int, drop: int, limit: int, word: int = 0
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """:func:`column_words` of one word: (group, bin, count, sum), or None."""
+    got = column_words(values, group, groups, shift, zero_bin, drop, limit, (word,))
+    return None if got is None else (got[0], got[1], got[2], got[3][0])
+
+
+__all__ = ["VERSION", "column_bins", "column_words", "compiled", "merge_many", "merge_sorted"]

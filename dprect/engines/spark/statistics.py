@@ -18,13 +18,14 @@ schema and the spec's grids with no Spark job; the prepared run's ``statistics``
 chunk's finite values on the column's grid and counts (and sums) them per (group, column,
 bin) in numpy — a dense table where it is small (:func:`chunk_counts`), else one sort
 of int64 words (a decimal grid's (group, cell) with its at-value bit packed in:
-:func:`_packed_count`), compiled for the
-search grid where the executor has dprect and numba, with each column's running total and a
-chunk's lists merged in one linear pass (in int64 while no key reaches 2^33 rows, exactly
-past it); the input is coalesced to one partition per core. Each partition's lists leave as
-sorted int64 blobs (a sum as two words: exact at any count; compressed,
-:data:`BLOB_CODEC`), one per key range, each range is merged by one task
-(:func:`merge_blobs`: linear merges of the sorted lists, no sort) and the ranges are
+:func:`_packed_count`), compiled for the search grid where the executor has dprect and
+numba (a column's significands and its squares' two words summed from one encoding of
+each value: :func:`shared_lists`), with each column's running total and a chunk's lists
+merged in one linear pass (in int64 while no key reaches 2^33 rows, exactly past it); the
+input is coalesced to one partition per core. Each partition's lists leave as sorted int64
+blobs (a sum as two words: exact at any count; compressed, :data:`BLOB_CODEC`), one per
+key range, each range is merged by one task (:func:`merge_blobs`: one k-way merge of the
+sorted lists, no sort) and the ranges are
 collected in key order. So the number of Spark
 jobs depends on neither the groups nor the columns nor the statistics asked. On a run of
 many groups the draws run in the executors instead, over the same pass cut into blocks of
@@ -115,7 +116,7 @@ JIT_ROWS = 1 << 16
 #: the compiled step's dense tables hold at most this many (group, bin) cells
 JIT_CELLS = 1 << 22
 #: the version of :mod:`dprect.engines.spark.describe_jit` this kernel calls
-JIT_VERSION = 3
+JIT_VERSION = 4
 #: the version of :mod:`dprect.engines.decimal_grid_jit` this kernel calls
 DECIMAL_JIT_VERSION = 1
 #: a blob's int64 rows: key, count, and the sum's two words (hi, lo)
@@ -269,34 +270,36 @@ def to_blob(keys: np.ndarray, counts: np.ndarray, sums: np.ndarray) -> Any:
     """Sorted (key, count, sum) lists as one Arrow ``binary`` array of one value
     (:func:`from_blob` reads it back): keys, counts and each sum's two int64 words
     (:func:`~dprect.core.describe_stats.sum_words`: a sum past int64, a key of 2^33 rows
-    or more, travels exactly) copied once, side by side, into an int64 array, then
-    compressed (:func:`_blob`)."""
-    out = np.empty((BLOB_ROWS, len(keys)), dtype=np.int64)
-    out[0], out[1] = keys, counts
-    out[2], out[3] = sum_words(sums)
-    return _blob(out)
+    or more, travels exactly), compressed (:func:`_blob`)."""
+    hi, lo = sum_words(sums)
+    return _blob((np.asarray(keys, dtype=np.int64), np.asarray(counts, dtype=np.int64),
+                  hi, lo))
 
 
-def _blob(table: np.ndarray) -> Any:
-    """A C-contiguous (BLOB_ROWS, n) int64 array as :func:`to_blob`'s one-value binary
-    array: n (one int64), each row's type (:func:`_narrow`: 1, 2, 4 or 8 bytes; a byte
-    each, padded to 8), then the rows — the first (the keys, sorted) as differences —
-    each in its width, side by side, compressed (:data:`BLOB_CODEC`; the quantiles'
-    cells, one entry per distinct value of 32 bytes raw, take about 1.5 bytes, and the
-    narrowed rows leave the codec about a third of the raw bytes to read). The array is
-    changed in place (each caller makes it for the blob)."""
-    n = table.shape[1]
-    if n > 1:
-        table[0, 1:] = np.diff(table[0])  # sorted keys: small steps
+def _blob(rows: Sequence[np.ndarray]) -> Any:
+    """:data:`BLOB_ROWS` int64 rows of n entries — sorted keys, counts, the sums' high and
+    low words — as :func:`to_blob`'s one-value binary array: n (one int64), each row's
+    type (:func:`_narrow`: 1, 2, 4 or 8 bytes; a byte each, padded to 8), then the rows —
+    the first (the keys) as differences — each in its width, side by side, compressed
+    (:data:`BLOB_CODEC`; the quantiles' cells, one entry per distinct value of 32 bytes
+    raw, take about 1.5 bytes, and the narrowed rows leave the codec about a third of the
+    raw bytes to read). Each row is written once, narrowed, into the codec's input; the
+    rows are not changed."""
+    keys = rows[0]
+    n = len(keys)
     data = np.array([n], dtype=np.int64).tobytes()
     if n:
-        rows = [_narrow(row) for row in table]
-        data += bytes(_ROW_TYPES.index(r.dtype) for r in rows).ljust(8, b"\0")
-        raw = np.empty(sum(r.nbytes for r in rows), dtype=np.uint8)
+        steps = np.empty(n, dtype=np.int64)  # sorted keys: small steps
+        steps[0] = keys[0]
+        np.subtract(keys[1:], keys[:-1], out=steps[1:])
+        table = [steps, *rows[1:]]
+        kinds = [_narrow(row) for row in table]
+        data += bytes(_ROW_TYPES.index(k) for k in kinds).ljust(8, b"\0")
+        raw = np.empty(sum(k.itemsize for k in kinds) * n, dtype=np.uint8)
         at = 0
-        for r in rows:  # each copied once
-            raw[at:at + r.nbytes] = r.view(np.uint8)
-            at += r.nbytes
+        for row, kind in zip(table, kinds, strict=True):  # each written once, narrowed
+            np.copyto(raw[at:at + kind.itemsize * n].view(kind), row, casting="unsafe")
+            at += kind.itemsize * n
         data += _codec().compress(raw, asbytes=True)
     offsets = np.array([0, len(data)], dtype=np.int32)
     return pa.Array.from_buffers(pa.binary(), 1, [None, pa.py_buffer(offsets),
@@ -308,15 +311,15 @@ _ROW_TYPES = tuple(np.dtype(t).newbyteorder("<") for t in
                    ("u1", "i1", "u2", "i2", "u4", "i4", "i8"))
 
 
-def _narrow(row: np.ndarray) -> np.ndarray:
-    """An int64 row in the narrowest integer type that holds its least and its largest
-    value (the same values: counts of mostly ones, at-value rows and a sum's high word of
-    zeros in a byte, a sum's low word below 2^32 in four)."""
+def _narrow(row: np.ndarray) -> np.dtype[Any]:
+    """The narrowest integer type of :data:`_ROW_TYPES` that holds an int64 row's least
+    and largest value (so its values unchanged: counts of mostly ones, at-value rows and
+    a sum's high word of zeros in a byte, a sum's low word below 2^32 in four)."""
     low, high = int(row.min()), int(row.max())
     for kind in _ROW_TYPES:
         info = np.iinfo(kind)
         if info.min <= low and high <= info.max:
-            return row.astype(kind)
+            return kind
     raise AssertionError("an int64 row fits int64")  # pragma: no cover
 
 
@@ -325,10 +328,13 @@ def _codec() -> Any:
     return pa.Codec(BLOB_CODEC, compression_level=BLOB_LEVEL)
 
 
-def from_blob(blob: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def from_blob(blob: Any, keys: tuple[int, int] | None = None
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The (key, count, sum) lists of a blob (bytes or an Arrow buffer: :func:`_blob`'s
     n, its rows' types, then its compressed rows; the sums joined from their words:
-    int64, or Python integers past int64)."""
+    int64, or Python integers past int64) — given ``keys`` (first, end), only its entries
+    with first ≤ key < end: every key is read (the steps' running sum), the counts and
+    sums of those entries only (a block's cells read by one mechanism of a mixed run)."""
     buffer = pa.py_buffer(blob)
     n = int(np.frombuffer(buffer, dtype=np.int64, count=1)[0])
     if n == 0:
@@ -338,12 +344,14 @@ def from_blob(blob: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
                                                   offset=8).tolist()]
     raw = _codec().decompress(buffer.slice(16),
                               decompressed_size=sum(k.itemsize for k in kinds) * n)
-    rows, at = [], 0
-    for kind in kinds:
-        rows.append(np.frombuffer(raw, dtype=kind, count=n, offset=at).astype(np.int64))
-        at += kind.itemsize * n
-    steps, counts, hi, lo = rows
-    return np.cumsum(steps), counts, words_sum(hi, lo, counts)
+    offsets = np.cumsum([0, *(k.itemsize * n for k in kinds)]).tolist()
+    key = np.cumsum(np.frombuffer(raw, dtype=kinds[0], count=n), dtype=np.int64)
+    a, z = (0, n) if keys is None else \
+        (int(i) for i in np.searchsorted(key, np.array(keys, dtype=np.int64)))
+    counts, hi, lo = (np.frombuffer(raw, dtype=kind, count=z - a,
+                                    offset=at + a * kind.itemsize).astype(np.int64)
+                      for kind, at in zip(kinds[1:], offsets[1:-1], strict=True))
+    return key[a:z], counts, words_sum(hi, lo, counts)
 
 
 Lists = tuple[np.ndarray, np.ndarray, np.ndarray]
@@ -435,9 +443,10 @@ def _increasing(keys: np.ndarray) -> bool:
 
 def _merge_sorted(parts: Sequence[Lists]) -> Lists:
     """Partial (key, count, sum) lists, each sorted and unique, summed by key
-    (:func:`_merge`'s lists): merged two by two in linear passes (``describe_jit``'s
-    :func:`merge_sorted`, a balanced tree: each entry copied log2(parts) times) where it
-    runs here and every sum stays an int64 (no key can reach
+    (:func:`_merge`'s lists): merged in one pass (``describe_jit``'s :func:`merge_many`:
+    a heap of the parts' next keys, each entry written once; merged two by two before,
+    each entry was copied log2(parts) times — a range gets one part per partition and per
+    early send) where it runs here and every sum stays an int64 (no key can reach
     :data:`~dprect.core.describe_stats.EXACT_ROWS` rows: the parts' largest counts add up
     to less), else — or when a part is not strictly increasing — by :func:`_merge`'s
     sort."""
@@ -450,15 +459,8 @@ def _merge_sorted(parts: Sequence[Lists]) -> Lists:
     if jit is None or any(p[2].dtype == object for p in kept) \
             or sum(int(p[1].max()) for p in kept) >= EXACT_ROWS:
         return _merge(parts)
-    while len(kept) > 1:
-        paired = []
-        for i in range(0, len(kept) - 1, 2):
-            got = jit.merge_sorted(kept[i], kept[i + 1])
-            if got is None:  # a part not strictly increasing
-                return _merge(parts)
-            paired.append(got)
-        kept = paired + kept[len(kept) - len(kept) % 2:]
-    return kept[0]
+    got = jit.merge_many(kept)
+    return _merge(parts) if got is None else got  # None: a part not strictly increasing
 
 
 def column_lists(group: np.ndarray, values: np.ndarray, groups: int,
@@ -475,13 +477,10 @@ def column_lists(group: np.ndarray, values: np.ndarray, groups: int,
     else with numpy; the same lists either way. ``word`` 1 or 2 sums the high or the low
     30-bit word of the squared significands instead
     (:func:`~dprect.core.describe_stats.square_words`)."""
-    if sums and grid == _GRID and len(values) >= JIT_ROWS:
-        jit = _jit()
-        if jit is not None:
-            got = jit.column_bins(values, group, groups, _GRID.shift, _GRID.size // 2,
-                                  DROPPED_BITS, JIT_CELLS, word)
-            if got is not None:
-                return got
+    if sums and grid == _GRID:
+        got = _compiled_words(group, values, groups, [word])
+        if got is not None:
+            return got[0], got[1], got[2], got[3][0]
     x = np.ascontiguousarray(values, dtype=np.float64)
     keys, at_rows = grid_keys(grid, x, at_value and not sums)
     added = significands(x.view(np.int64)) if sums else at_rows
@@ -492,6 +491,45 @@ def column_lists(group: np.ndarray, values: np.ndarray, groups: int,
     g, b, n, summed = chunk_counts(group, keys, added,
                                    depth=0 if isinstance(grid, DecimalGrid) else 2)
     return g, b, n, np.zeros(len(b), dtype=np.int64) if summed is None else summed
+
+
+def _compiled_words(group: np.ndarray, values: np.ndarray, groups: int,
+                    words: Sequence[int]
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]] | None:
+    """The search grid's (group, bin, count, [sum of each word]) of a chunk of at least
+    :data:`JIT_ROWS` values by the compiled step (:func:`.describe_jit.column_words`:
+    one encoding of each value for every word), or None: a small chunk, no compiled
+    step of this kernel's version here, or too wide a table."""
+    if len(values) < JIT_ROWS:
+        return None
+    jit = _jit()
+    if jit is None:
+        return None
+    got: tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]] | None = \
+        jit.column_words(values, group, groups, _GRID.shift, _GRID.size // 2,
+                         DROPPED_BITS, JIT_CELLS, words)
+    return got
+
+
+def shared_lists(group: np.ndarray, values: np.ndarray, groups: int,
+                 columns: Sequence[tuple[ColumnSpec, int]]
+                 ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """:func:`column_lists` of every kernel column ``(spec, word)`` of one chunk of one
+    column, in that order: the search grid's columns with sums — describe's significands
+    and a variance's two square words — from ONE compiled encoding of each value
+    (:func:`_compiled_words`; they share the pairs and counts), the others (and those,
+    where the compiled step does not run) one by one. The same lists either way."""
+    out: list[Any] = [None] * len(columns)
+    shared = [i for i, (c, _) in enumerate(columns) if c.sums and c.grid == _GRID]
+    if len(shared) > 1:
+        got = _compiled_words(group, values, groups, [columns[i][1] for i in shared])
+        if got is not None:
+            for i, summed in zip(shared, got[3], strict=True):
+                out[i] = (got[0], got[1], got[2], summed)
+    for i, (c, word) in enumerate(columns):
+        if out[i] is None:
+            out[i] = column_lists(group, values, groups, c.grid, c.sums, c.at_value, word)
+    return out
 
 
 def key_bases(spec: StatisticsSpec, groups: int) -> np.ndarray:
@@ -591,15 +629,15 @@ def partial_bins(batches: Iterator[Any], columns: Sequence[str], group_column: s
         starts = cell_starts(spec, groups,
                              np.arange(ranges + 1, dtype=np.int64) * cells // ranges)
         limits = [starts for _ in spec.columns]
+    kernel_of = [[v for v, (of, _) in enumerate(words) if of == j]
+                 for j in range(len(columns))]
     for j, group, x in finite_chunks(batches, chunk_rows, columns, group_column, group_kind,
                                      group_values):
-        for v, (of, word) in enumerate(words):
-            if of != j:
-                continue
-            column = spec.columns[v]
-            g, b, n, sums = column_lists(group, x, groups, column.grid, column.sums,
-                                         column.at_value, word)
-            key = np.int64(base[v]) + g.astype(np.int64) * np.int64(column.grid.size) + b
+        mine = kernel_of[j]  # a column's kernel columns share its encoding where they can
+        lists = shared_lists(group, x, groups, [(spec.columns[v], words[v][1]) for v in mine])
+        for v, (g, b, n, sums) in zip(mine, lists, strict=True):
+            size = np.int64(spec.columns[v].grid.size)
+            key = np.int64(base[v]) + g.astype(np.int64) * size + b
             acc[v] = _merge_into(acc[v], (key, n, sums))  # sorted, one list per column
         if sum(len(t[0]) for t in acc if t is not None) >= HELD_ENTRIES:
             yield from range_blobs(acc, limits, ranges)  # merged with the rest by range
@@ -612,20 +650,16 @@ def range_blobs(acc: Sequence[Lists | None], limits: Sequence[np.ndarray], range
     """:func:`partial_bins`' output: per key range with entries, one (range, blob) batch
     of every kernel column's running (key, count, sum) lists ``acc`` cut at ``limits``."""
     kept = [(total, lim) for total, lim in zip(acc, limits, strict=True) if total is not None]
-    filled = [total for total, _ in kept]  # v-major: in key order
-    edges = [np.searchsorted(total[0], lim) for total, lim in kept]
+    # v-major: in key order; each column's rows (its sums as two words, split once)
+    filled = [(total[0], total[1], *sum_words(total[2])) for total, _ in kept]
+    edges = [np.searchsorted(total[0], lim).tolist() for total, lim in kept]
     for r in range(ranges):  # a batch per range: Arrow's binary holds < 2 GB a batch
-        pieces = [(total, int(e[r]), int(e[r + 1]))
-                  for total, e in zip(filled, edges, strict=True) if e[r + 1] > e[r]]
+        pieces = [(rows, e[r], e[r + 1])
+                  for rows, e in zip(filled, edges, strict=True) if e[r + 1] > e[r]]
         if not pieces:
             continue
-        table = np.empty((BLOB_ROWS, sum(hi - lo for _, lo, hi in pieces)), dtype=np.int64)
-        at = 0
-        for total, lo, hi in pieces:  # each column's part of the range, copied once
-            table[0, at:at + hi - lo] = total[0][lo:hi]
-            table[1, at:at + hi - lo] = total[1][lo:hi]
-            table[2, at:at + hi - lo], table[3, at:at + hi - lo] = sum_words(total[2][lo:hi])
-            at += hi - lo
+        table = [np.concatenate([rows[i][lo:hi] for rows, lo, hi in pieces])
+                 for i in range(BLOB_ROWS)]  # each column's part of the range, copied once
         yield pa.RecordBatch.from_arrays([pa.array([r], pa.int32()), _blob(table)],
                                          names=[PART, BLOB])
 
@@ -741,16 +775,17 @@ def to_cells(table: Any, spec: StatisticsSpec, groups: int,
     mechanism of a mixed run, the others' left undecoded)."""
     order = np.argsort(np.asarray(table.column(PART).to_numpy(), dtype=np.int64))
     blobs = [b.as_buffer() for b in table.column(BLOB)]  # no copies
-    parts = [from_blob(blobs[i]) for i in order]
+    wanted = None
+    if columns is not None:  # the columns' keys, from the first one's base
+        whole = key_bases(spec, groups)
+        wanted = (int(whole[columns[0]]), int(whole[columns[1]]))
+    parts = [from_blob(blobs[i], wanted) for i in order]
     out: GroupedStatistics = {}
     if not parts:
         return out
     keys, n, sums = _joined(parts)  # disjoint ranges in key order: sorted
-    if columns is not None:  # the columns' keys, from the first one's base
-        whole = key_bases(spec, groups)
-        first, end = int(whole[columns[0]]), int(whole[columns[1]])
-        a, z = (int(i) for i in np.searchsorted(keys, [first, end]))
-        keys, n, sums = keys[a:z] - first, n[a:z], sums[a:z]
+    if columns is not None and wanted is not None:
+        keys = keys - wanted[0]
         spec = StatisticsSpec(spec.columns[columns[0]:columns[1]])
         if not len(keys):
             return out

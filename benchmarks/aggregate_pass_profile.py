@@ -1,0 +1,263 @@
+"""Profile: the executors' side of ``dprect aggregate --engine spark`` with every statistic,
+stage by stage, in one process (issue #41; docs/results.md §5.3b).
+
+    python benchmarks/aggregate_pass_profile.py [--rows 2000000] [--columns 64]
+                                                [--groups 1000] [--partitions 2]
+                                                [--blocks 4] [--top 0]
+
+What a Spark run's Python workers do, without Spark: the benchmark's table
+(:func:`spark_bench.ensure_data`, the same file ``aggregate_spark.py`` reads) cut into
+``--partitions`` partitions as ``coalesce(cores)`` cuts it; each partition's Arrow batches
+through the pass's ``mapInArrow`` body
+(:func:`~dprect.engines.spark.statistics.partial_bins`, the executor route's block limits,
+:func:`~dprect.engines.spark.executor_draws.block_starts`), every block's blobs merged
+(:func:`~dprect.engines.spark.statistics.merge_blobs`), then ``--blocks`` blocks drawn by
+each mechanism's phases as the executors draw them
+(:func:`~dprect.engines.spark.executor_draws.query_first`, ``query_second``,
+``quantiles_block``; the draws' CPU then scaled to every block). Every phase runs under
+cProfile on the process's CPU clock; the stages are the cumulative CPU of the functions
+named in :data:`STAGES` (a stage's time includes the stages it calls: read them as a
+tree). Nothing is asserted; quote the load with the figures. ``--top N`` also prints the
+N functions of largest own time per phase.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import os
+import pickle
+import pstats
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+# numpy's BLAS on one thread, as in Spark's Python workers (Spark sets OMP_NUM_THREADS to
+# the task's cores there): on two threads a dot product of the intervals' count law spins
+# for milliseconds (5x the draws' CPU here)
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from spark_bench import OUTPUT, ensure_data
+
+#: the statistics of the run: every one (aggregate_spark.py's ALL)
+ALL = "bounds,count,sum,mean,variance,std,p1,p5,p10,p25,median,p75,p90,p95,p99"
+
+#: per phase, the stages reported: (label, module file suffix, function name)
+STAGES: dict[str, list[tuple[str, str, str]]] = {
+    "pass": [
+        ("the whole mapInArrow body", "statistics.py", "partial_bins"),
+        ("Arrow -> float64 chunks (cast, finite, groups)", "statistics.py", "finite_chunks"),
+        ("  group indices", "row_kernels.py", "table_groups"),
+        ("  cast to float64", "statistics.py", "as_float64"),
+        ("per column's lists", "statistics.py", "column_lists"),
+        ("  search grid with sums, compiled (one word a call)", "describe_jit.py",
+         "column_bins"),
+        ("  search grid with sums, compiled (every word a call)", "describe_jit.py",
+         "column_words"),
+        ("  decimal grid's keys", "statistics.py", "grid_keys"),
+        ("  sorted counts", "statistics.py", "chunk_counts"),
+        ("    packed sort", "statistics.py", "_packed_count"),
+        ("running lists merged", "statistics.py", "_merge_into"),
+        ("ranges' blobs", "statistics.py", "range_blobs"),
+        ("  compression", "statistics.py", "_blob"),
+    ],
+    "merge": [
+        ("the whole applyInArrow body", "statistics.py", "merge_blobs"),
+        ("  decompress", "statistics.py", "from_blob"),
+        ("  merges (two by two, or k-way)", "statistics.py", "_merge_sorted"),
+        ("  compress", "statistics.py", "to_blob"),
+    ],
+    "draws": [
+        ("describe phase 1", "executor_draws.py", "query_first"),
+        ("describe phase 2", "executor_draws.py", "query_second"),
+        ("quantiles", "executor_draws.py", "quantiles_block"),
+        ("  block's cells decoded", "executor_draws.py", "cells"),
+        ("  describe cells drawn", "aggregates.py", "describe_block"),
+        ("  small groups finished", "aggregates.py", "finish_small"),
+        ("  quantiles drawn", "quantile_release.py", "release_groups"),
+    ],
+}
+
+
+def profiled(fn: Callable[[], Any]) -> tuple[Any, pstats.Stats, float]:
+    """``fn()`` under cProfile on this process's CPU clock: its result, the stats and the
+    CPU seconds it took."""
+    prof = cProfile.Profile(time.process_time)
+    t = time.process_time()
+    prof.enable()
+    try:
+        out = fn()
+    finally:
+        prof.disable()
+    return out, pstats.Stats(prof), time.process_time() - t
+
+
+def stage_seconds(stats: pstats.Stats, stages: list[tuple[str, str, str]]
+                  ) -> dict[str, float]:
+    """Each stage's cumulative CPU seconds (0 for a function not called)."""
+    raw: Any = stats.stats  # type: ignore[attr-defined]
+    out = {}
+    for label, suffix, name in stages:
+        total = 0.0
+        for (path, _line, func), (_cc, _nc, _tt, ct, _callers) in raw.items():
+            if func == name and path.endswith(suffix):
+                total += ct
+        out[label] = total
+    return out
+
+
+def partitions(path: Path, parts: int) -> list[list[pa.RecordBatch]]:
+    """The table's batches cut into ``parts`` runs of row groups (coalesce's shape)."""
+    f = pq.ParquetFile(path)
+    groups = list(range(f.num_row_groups))
+    cut = [groups[i * len(groups) // parts:(i + 1) * len(groups) // parts]
+           for i in range(parts)]
+    return [list(f.read_row_groups(g).to_batches(max_chunksize=10_000)) for g in cut if g]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rows", type=int, default=2_000_000)
+    ap.add_argument("--columns", type=int, default=64)
+    ap.add_argument("--groups", type=int, default=1000)
+    ap.add_argument("--partitions", type=int, default=2)
+    ap.add_argument("--blocks", type=int, default=4, help="blocks drawn (0: no draws)")
+    ap.add_argument("--statistics", default=ALL)
+    ap.add_argument("--epsilon", type=float, default=1.0)
+    ap.add_argument("--top", type=int, default=0)
+    ap.add_argument("--label", default="")
+    args = ap.parse_args(argv)
+
+    from dprect.app.aggregate_flow import aggregate_settings
+    from dprect.core.mixed import MixedPlan
+    from dprect.core.randomness import RandomSource
+    from dprect.core.statistic import QUANTILES, QUERY
+    from dprect.engines.spark import executor_draws as ed
+    from dprect.engines.spark import statistics as st
+
+    path = ensure_data(args.rows, args.columns, args.groups)
+    columns = [f"c{j}" for j in range(args.columns)]
+    groups = [str(i) for i in range(args.groups)]
+    settings = aggregate_settings({
+        "input": str(path), "columns": columns, "statistics": args.statistics,
+        "group_by": "g", "groups": groups, "epsilon": args.epsilon,
+        "output": os.path.join(tempfile.mkdtemp(), "unused.json")})
+    spec = settings.spec
+    source_columns = [c for _ in range(len(spec.columns) // len(columns)) for c in columns]
+    kernel, layout = st.virtual_columns(spec)
+    starts = ed.block_starts(args.groups, len(kernel.columns), args.partitions)
+    limits = st.block_limits(kernel, args.groups, starts)
+    values = st.resolve_groups(groups, "numeric", "g")
+    load = [os.getloadavg()[0]]
+    report: dict[str, Any] = {"rows": args.rows, "columns": args.columns,
+                              "groups": args.groups, "partitions": args.partitions,
+                              "statistics": args.statistics,
+                              "kernel_columns": len(kernel.columns), "blocks": len(starts)}
+
+    parts = partitions(path, args.partitions)
+
+    def run_pass() -> list[list[Any]]:
+        return [list(st.partial_bins(iter(batches), source_columns, "g", "numeric", values,
+                                     args.groups, len(starts), kernel, layout, limits))
+                for batches in parts]
+
+    out, stats, cpu = profiled(run_pass)
+    report["pass"] = {"cpu": cpu, "stages": stage_seconds(stats, STAGES["pass"])}
+    pass_stats = stats
+    by_range: dict[int, list[Any]] = {}
+    for batches in out:
+        for b in batches:
+            by_range.setdefault(b.column(0)[0].as_py(), []).append(b.column(1)[0])
+    report["pass"]["blob_bytes"] = sum(len(x.as_buffer()) for v in by_range.values()
+                                       for x in v)
+    del out
+
+    def run_merge() -> dict[int, Any]:
+        return {r: st.merge_blobs(pa.table({st.PART: pa.array([r] * len(v), pa.int32()),
+                                            st.BLOB: pa.array([x.as_py() for x in v],
+                                                              pa.binary())}))
+                for r, v in by_range.items()}
+
+    merged, stats, cpu = profiled(run_merge)
+    report["merge"] = {"cpu": cpu, "stages": stage_seconds(stats, STAGES["merge"])}
+    merge_stats = stats
+    load.append(os.getloadavg()[0])
+
+    draw_stats = None
+    if args.blocks:
+        chosen = sorted(merged)[:args.blocks]
+        blocks = ed.Blocks(kernel, spec, args.groups, starts, len(columns))
+        plan = settings.plan
+        plans = plan.plans if isinstance(plan, MixedPlan) else (plan,)
+        mechanisms = settings.mechanisms
+
+        def batch_of(r: int, extra: dict[str, Any] | None = None) -> Iterator[Any]:
+            cols = {st.PART: pa.array([r], pa.int32()), st.BLOB: merged[r].column(st.BLOB)}
+            cols.update(extra or {})
+            return iter(pa.table(cols).to_batches())
+
+        def run_draws(chosen: list[int] = chosen) -> list[float]:
+            spent = [0.0] * len(chosen)
+            for part, (m, p) in enumerate(zip(mechanisms, plans, strict=True)):
+                blob = pickle.dumps(p)
+                for at, r in enumerate(chosen):
+                    t = time.process_time()
+                    if m is QUERY:
+                        (first,) = ed.query_first(batch_of(r), blob, blocks, part)
+                        pools = pickle.loads(first.column(ed.POOLS)[0].as_py())
+                        anchors = ed.column_centres(p, ed.SmallPools.joined([pools]),
+                                                    RandomSource())
+                        list(ed.query_second(batch_of(r, {ed.DRAWS: first.column(ed.DRAWS)}),
+                                             blob, anchors, blocks, part))
+                    elif m is QUANTILES:
+                        list(ed.quantiles_block(batch_of(r), blob, blocks, part))
+                    spent[at] += time.process_time() - t
+            return spent
+
+        _, stats, cpu = profiled(run_draws)
+        # then as a reused worker draws them: other blocks, unprofiled, caches warm
+        later = sorted(merged)[args.blocks:2 * args.blocks]
+        warm = run_draws(later) if later else []
+        scale = len(starts) / len(chosen)
+        report["draws"] = {"cpu": cpu, "blocks_drawn": len(chosen), "scale": scale,
+                           "cpu_all_blocks": cpu * scale,
+                           "warm_cpu_per_block": warm,
+                           "warm_cpu_all_blocks": sum(warm) / max(1, len(warm)) * len(starts),
+                           "stages": stage_seconds(stats, STAGES["draws"])}
+        draw_stats = stats
+    load.append(os.getloadavg()[0])
+    report["load"] = load
+
+    for phase in ("pass", "merge", "draws"):
+        if phase not in report:
+            continue
+        r = report[phase]
+        extra = f" (x{r['scale']:.1f} for every block: {r['cpu_all_blocks']:.1f} s; " \
+            f"unprofiled, warm: {r['warm_cpu_per_block']} s a block, every block " \
+            f"{r['warm_cpu_all_blocks']:.1f} s)" if phase == "draws" else ""
+        print(f"{phase}: {r['cpu']:.2f} CPU-s{extra}")
+        for label, secs in r["stages"].items():
+            print(f"  {label:<50} {secs:8.2f}")
+    print(f"blob bytes after the pass: {report['pass']['blob_bytes']:,}; load {load}")
+    if args.top:
+        for phase, s in (("pass", pass_stats), ("merge", merge_stats), ("draws", draw_stats)):
+            if s is not None:
+                print(f"--- {phase}: top {args.top} by own time")
+                s.sort_stats("tottime").print_stats(args.top)
+    name = f"aggregate_pass_profile-{args.rows}x{args.columns}x{args.groups}{args.label}.json"
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+    (OUTPUT / name).write_text(json.dumps(report, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
