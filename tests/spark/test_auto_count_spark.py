@@ -279,3 +279,30 @@ def test_the_box_predicted_on_pass_is_counted_by_its_first_histogram_job(make_fr
             assert prepared.engine.stats["passes"] == 0
     assert want.method == "quantiles"
     _same(got, want)
+
+
+def test_a_count_that_fails_leaves_no_rows_held(make_frame, monkeypatch):
+    """If the box's count fails after its first histogram job held the positives (here a
+    failure injected right after that job), the counting engine is closed on the way
+    out: no rows stay persisted in the session, and the failure reaches the caller."""
+    from dprect.engines.spark.engine import SparkEngine
+
+    answer = SparkEngine.count_ahead
+
+    def then_fail(self, first):
+        answer(self, first)
+        raise RuntimeError("injected after the count's job")
+
+    monkeypatch.setattr(SparkEngine, "count_ahead", then_fail)
+    X, y = _table(seed=6)
+    names = [f"x{j}" for j in range(D)]
+    df = make_frame(X, names, y=y, partitions=3)
+    persisted = df.sparkSession.sparkContext._jsc.getPersistentRDDs()
+    before = persisted.size()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with prepare_fit(df, features=names, label="y", epsilon=1.0, delta=1e-6,
+                         strategy="pass") as prepared:
+            with pytest.raises(RuntimeError, match="injected"):
+                prepared.run(seed=7)
+            assert df.sparkSession.sparkContext._jsc.getPersistentRDDs().size() == before

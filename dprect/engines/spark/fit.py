@@ -324,18 +324,25 @@ def prepare_fit(
         assert guess is not None
         fresh = build(guess.chosen.tie_breaker(doms), guess, count_first=True,
                       labels=checks.label_count(ones))
+        try:
+            fresh.resolve(size_hint=ones)  # the route first (no job): presample sees prefetch
+            fresh.presample()
+            fresh.prepare()
+            if fresh.counts:
+                count = fresh.remaining()
+            else:
+                # a first job that did not count (the box on pass, prefetch with ties): the
+                # box's centres' query, public, is its count (no read of its own: kept for
+                # the box's first query, dropped otherwise); else (the origin shape, whose
+                # one query needs the count's target, or another method) a job
+                first = box_first_query(guess.chosen, doms)
+                count = (checks.count_learned() if first is None
+                         else fresh.count_ahead(first))
+        except BaseException:
+            fresh.close()  # its held rows too: nothing stays persisted after a failure
+            raise
         early.append(fresh)
-        fresh.resolve(size_hint=ones)  # the route first (no job): presample sees prefetch
-        fresh.presample()
-        fresh.prepare()
-        if fresh.counts:
-            return fresh.remaining()
-        # a first job that did not count (the box on pass, prefetch with ties): the box's
-        # centres' query, public, is its count (no read of its own: kept for the box's
-        # first query, dropped otherwise); else (the origin shape, whose one query needs
-        # the count's target, or another method) a job
-        first = box_first_query(guess.chosen, doms)
-        return checks.count_learned() if first is None else fresh.count_ahead(first)
+        return count
 
     def ready(for_plan: Plan) -> SparkEngine:
         """The engine for a resolved plan's chosen method, with its first job(s) run."""

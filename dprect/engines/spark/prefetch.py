@@ -344,7 +344,7 @@ def observed_count(frame: DataFrame, positive: str | None
     which ``positive`` holds (every row: None), counted by the first action on the
     returned frame as its rows flow past, in the same job. The function returned reads
     it after that action: the count, or None when Spark has none to give (no action ran,
-    or it failed) — it never waits.
+    or it failed, or the optimizer removed the observed node) — it never waits.
 
     Exact: the observed node must sit in the action's result stage (no shuffle below it
     in the job: :func:`gather` observes only without ties, whose window adds one), where
@@ -357,6 +357,10 @@ def observed_count(frame: DataFrame, positive: str | None
     def read() -> int | None:
         future = watch._jo.future() if watch._jo is not None else None
         if future is None or not future.isCompleted() or future.value().get().isFailure():
+            return None
+        if future.value().get().get().schema() is None:
+            # no metric row (the optimizer folded the observed node away, e.g. on a
+            # column of the null type): unknown, so the count is a job of its own
             return None
         return int(watch.get["learned"])
 
