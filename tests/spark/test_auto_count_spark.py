@@ -31,6 +31,23 @@ def _table(n: int = 600, seed: int = 3) -> tuple[np.ndarray, np.ndarray]:
     return X, y
 
 
+def _frame(make_frame, seed: int):
+    """The test table (:func:`_table`) as a Spark frame of 3 partitions."""
+    X, y = _table(seed=seed)
+    names = [f"x{j}" for j in range(D)]
+    return X, y, names, make_frame(X, names, y=y, partitions=3)
+
+
+def _no_count_job(monkeypatch) -> None:
+    """Make any count job of its own (``TableChecks.count_learned``) fail the test."""
+    from dprect.engines.spark.checks import TableChecks
+
+    def no_job(self):
+        raise AssertionError("a count job")
+
+    monkeypatch.setattr(TableChecks, "count_learned", no_job)
+
+
 def _both(make_frame, X, y, seed, strategies=("collect", "pass")):
     names = [f"x{j}" for j in range(D)]
     with warnings.catch_warnings():
@@ -107,9 +124,7 @@ def test_no_job_for_the_method_not_chosen(make_frame):
     ``collect`` collects once, before the reservation, unrefined (the count is its rows);
     ``pass`` runs no pass before the count. Under ``error`` a table with an invalid
     feature is still refused by ``prepare_fit``, before any reservation."""
-    X, y = _table(seed=6)
-    names = [f"x{j}" for j in range(D)]
-    df = make_frame(X, names, y=y, partitions=3)
+    X, y, names, df = _frame(make_frame, seed=6)
     want = dprect.fit(X, y, epsilon=1.0, delta=1e-6, seed=7, features=names)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -149,14 +164,8 @@ def test_the_pass_counts_without_a_count_job(make_frame, monkeypatch):
     _count_far_above(monkeypatch)
     labels = TableChecks.count_positives
     monkeypatch.setattr(TableChecks, "count_positives", lambda self: labels(self) + 10**12)
-
-    def no_job(self):
-        raise AssertionError("a count job")
-
-    monkeypatch.setattr(TableChecks, "count_learned", no_job)
-    X, y = _table(seed=8)
-    names = [f"x{j}" for j in range(D)]
-    df = make_frame(X, names, y=y, partitions=3)
+    _no_count_job(monkeypatch)
+    X, y, names, df = _frame(make_frame, seed=8)
     want = dprect.fit(X, y, epsilon=1.0, delta=1e-6, seed=9, features=names)
     with prepare_fit(df, features=names, label="y", epsilon=1.0, delta=1e-6,
                      strategy="pass") as prepared:
@@ -179,11 +188,6 @@ def test_the_prefetch_pass_counts_without_a_count_job(make_frame, monkeypatch, f
     rectangle."""
     from dprect import Grid
     from dprect.engines.spark import chooser, engine, prefetch
-    from dprect.engines.spark.checks import TableChecks
-
-    def no_job(self):
-        raise AssertionError("a count job")
-
     samples = []
 
     def counted_sample(*args, **kwargs):
@@ -193,7 +197,7 @@ def test_the_prefetch_pass_counts_without_a_count_job(make_frame, monkeypatch, f
     if far:
         _count_far_above(monkeypatch)
     else:
-        monkeypatch.setattr(TableChecks, "count_learned", no_job)
+        _no_count_job(monkeypatch)
     monkeypatch.setattr(chooser, "PREFETCH_MIN_VALUES", 0)  # prefetch on a small table
     monkeypatch.setattr(engine, "take_sample", counted_sample)
     monkeypatch.setattr(prefetch, "SAMPLE_ROWS", 100)
@@ -258,15 +262,8 @@ def test_the_box_predicted_on_pass_is_counted_by_its_first_histogram_job(make_fr
     thresholds, so its job counts the rows learned from (its first axis's total) — no
     count job (``count_learned`` is never called) — and its counts answer the box's first
     query: two histogram jobs in all, no pass; the numpy engine's count and rectangle."""
-    from dprect.engines.spark.checks import TableChecks
-
-    def no_job(self):
-        raise AssertionError("a count job")
-
-    monkeypatch.setattr(TableChecks, "count_learned", no_job)
-    X, y = _table(seed=6)
-    names = [f"x{j}" for j in range(D)]
-    df = make_frame(X, names, y=y, partitions=3)
+    _no_count_job(monkeypatch)
+    X, y, names, df = _frame(make_frame, seed=6)
     want = dprect.fit(X, y, epsilon=1.0, delta=1e-6, seed=7, features=names)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -294,9 +291,7 @@ def test_a_count_that_fails_leaves_no_rows_held(make_frame, monkeypatch):
         raise RuntimeError("injected after the count's job")
 
     monkeypatch.setattr(SparkEngine, "count_ahead", then_fail)
-    X, y = _table(seed=6)
-    names = [f"x{j}" for j in range(D)]
-    df = make_frame(X, names, y=y, partitions=3)
+    _, _, names, df = _frame(make_frame, seed=6)
     persisted = df.sparkSession.sparkContext._jsc.getPersistentRDDs()
     before = persisted.size()
     with warnings.catch_warnings():
