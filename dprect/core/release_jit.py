@@ -55,7 +55,7 @@ from dprect.core.intervals import (
     grid_points,
     quantile_table,
 )
-from dprect.core.random_jit import _jit
+from dprect.core.random_jit import _ONE, _TOP, _jit, _mul_wide
 
 #: a cell's status: released here, or left to Python
 DONE, PYTHON = 0, 1
@@ -63,12 +63,8 @@ DONE, PYTHON = 0, 1
 #: interval (low, high each), γ
 VALUES = 9
 
-_M32 = np.uint64(0xFFFFFFFF)
 _Z = np.uint64(0)
-_ONE = np.uint64(1)
-_S32 = np.uint64(32)
 _S64 = np.uint64(64)
-_TOP = np.uint64(1 << 63)
 _FRAC = np.uint64((1 << 52) - 1)
 _HIDDEN = np.uint64(1 << 52)
 #: the least normal double: a γ below it is left to Python (subnormal: rounded once)
@@ -88,16 +84,6 @@ def _bitlen(x: Any) -> int:
 @_jit
 def _bitlen2(h: Any, lo: Any) -> int:
     return 64 + _bitlen(h) if h != _Z else _bitlen(lo)
-
-
-@_jit
-def _mul(a: Any, b: Any) -> Any:
-    """The full product of two uint64 as (high, low) words."""
-    a0, a1 = a & _M32, a >> _S32
-    b0, b1 = b & _M32, b >> _S32
-    p0, p1, p2, p3 = a0 * b0, a0 * b1, a1 * b0, a1 * b1
-    mid = (p0 >> _S32) + (p1 & _M32) + (p2 & _M32)
-    return p3 + (p1 >> _S32) + (p2 >> _S32) + (mid >> _S32), (p0 & _M32) | (mid << _S32)
 
 
 @_jit
@@ -163,7 +149,7 @@ def _parts(bits: Any) -> Any:
 @_jit
 def _term(h: Any, lo: Any, neg: bool, m: Any, count: Any, shift: int, limit: int) -> Any:
     """(h, lo) + (−1)^neg·m·count·2^shift, and whether the term kept within 2^limit."""
-    ph, pl = _mul(m, count)
+    ph, pl = _mul_wide(m, count)
     if ph == _Z and pl == _Z:
         return h, lo, True
     if _bitlen2(ph, pl) + shift > limit:
