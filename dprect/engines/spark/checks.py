@@ -177,9 +177,10 @@ class TableChecks:
             f"count(CASE WHEN {self._is_positive} THEN 1 END) AS ones"))
         return int(row["ones"])
 
-    def label_count(self, rows: int) -> LabelCount:
+    def label_count(self, rows: int | None) -> LabelCount:
         """``rows`` — :meth:`count_positives`' answer, the exact number of rows with the
-        positive label — as a :class:`~dprect.engines.spark.prefetch.LabelCount`: with the
+        positive label, or None: counted by the pass itself — as a
+        :class:`~dprect.engines.spark.prefetch.LabelCount`: with the
         label predicate and :attr:`dropped`, so that the rows learned from
         (:attr:`positive`) are those labelled rows on which ``dropped`` does not hold."""
         return LabelCount(rows, self._is_positive, self.dropped)

@@ -65,9 +65,16 @@ def choose_strategy(positives: int | None, dims: int, driver_budget_mb: float | 
         return "pass"
     if may_prefetch(dims, budget) and positives * dims > PREFETCH_MIN_VALUES:
         return "prefetch"
-    fits = collect_bytes(positives, dims, widths, held=held) <= budget * 2**20
-    return "collect" if fits else "pass"
+    return "collect" if collect_fits(positives, dims, budget, widths, held=held) else "pass"
+
+
+def collect_fits(positives: int, dims: int, driver_budget_mb: float | None = None,
+                 widths: Sequence[int] | None = None, *, held: bool = False) -> bool:
+    """Whether ``collect``'s driver memory for ``positives`` rows (:func:`collect_bytes`)
+    is within the budget (MiB); ``widths`` and ``held`` as in :func:`choose_strategy`."""
+    return collect_bytes(positives, dims, widths, held=held) <= \
+        check_budget(driver_budget_mb) * 2**20
 
 
 __all__ = ["DEFAULT_DRIVER_BUDGET_MB", "DEFAULT_STRATEGY", "STRATEGIES", "check_budget",
-           "choose_strategy", "may_prefetch"]
+           "choose_strategy", "collect_fits", "may_prefetch"]

@@ -56,6 +56,7 @@ from dprect.engines.spark.prefetch import (
     PrefixSpec,
     law_quantile,
     prefetch_specs,
+    sampled_positives,
     take_sample,
 )
 from dprect.engines.spark.remote import partition_count
@@ -202,6 +203,9 @@ class SparkEngine:
         #: a histogram query answered ahead (:meth:`count_ahead`): its thresholds and
         #: counts, kept for the first :meth:`histograms` call, dropped by any other
         self._ahead: tuple[list[np.ndarray], list[np.ndarray]] | None = None
+        #: about how many rows ``positive`` selects, from :meth:`presample`'s sample and
+        #: the table's rows (None: not estimated); a speed aid inside the driver only
+        self.estimate: int | None = None
         #: jobs run, rounds that fell back to a job, whether the pass was pruned and whether
         #: it was direct (diagnostics for tests and benchmarks; never part of a result)
         self.stats = {"window_jobs": 0, "prefetch_jobs": 0, "fallbacks": 0, "pruned": 0,
@@ -272,20 +276,28 @@ class SparkEngine:
         assert counted is not None
         return counted
 
-    def presample(self, *, maybe: bool = False) -> Presampled | None:
+    def presample(self, *, maybe: bool = False, rows: int | None = None) -> Presampled | None:
         """For ``prefetch``: take the pass's sample and count the table's partitions now
         (short jobs that a caller may run beside others, e.g. the label checks); returns
         them (None: not taken), for an engine built later on the same table
         (``presampled``). ``maybe``: also for ``auto`` when it may resolve to ``prefetch``
         (:func:`may_prefetch`), sampling every feature (the specs of the method the count
         will choose are not known yet); otherwise not for ``auto``, whose sample may go
-        unused."""
+        unused. ``rows``: the table's row count (file metadata:
+        :func:`~dprect.engines.spark.file_rows.file_rows`); the sample then also gives
+        :attr:`estimate`, about how many rows ``positive`` selects
+        (:func:`~dprect.engines.spark.prefetch.sampled_positives`; a speed aid inside the
+        driver)."""
         every = maybe and self.strategy == "auto" and may_prefetch(self.dims, self._budget_mb)
         if ((self.strategy == "prefetch" or every) and self._sample is None
                 and (self._count_first or not self._histograms_only)):
             values = {j: as_double(n) for j, n in enumerate(self._names)}
             specs = [PrefixSpec(0, "lo", 1, tuple(range(self.dims)))] if every else self._specs
-            self._sample = take_sample(self._data, values, specs, positive=self._positive)
+            ids: list[np.ndarray] | None = None if rows is None else []
+            self._sample = take_sample(self._data, values, specs, positive=self._positive,
+                                       ids=ids)
+            if ids and rows is not None:
+                self.estimate = sampled_positives(ids[0], rows)
             self._partitions = partition_count(self._data)
         return None if self._sample is None else (self._sample, self._partitions)
 

@@ -32,7 +32,7 @@ from dprect.core.result import FitResult
 from dprect.core.ties import TieBreaker
 from dprect.engines.prepared import PreparedRun
 from dprect.engines.spark.checks import TableChecks
-from dprect.engines.spark.chooser import choose_strategy
+from dprect.engines.spark.chooser import choose_strategy, collect_fits, may_prefetch
 from dprect.engines.spark.class_collect import (
     CollectedClass,
     collect_classes,
@@ -50,6 +50,7 @@ from dprect.engines.spark.engine import (
     check_budget,
     prefetch_specs,
 )
+from dprect.engines.spark.file_rows import file_rows
 from dprect.engines.spark.prefetch import LabelCount, never_cuts
 from dprect.engines.spark.shipped import shipped_widths
 from dprect.engines.spark.source import SPARK_ERRORS, opened_source, spark_message
@@ -85,6 +86,43 @@ def _beside(action: Callable[[], T], session: SparkSession) -> Callable[[], T]:
         return box["value"]
 
     return result
+
+
+def _prefetch_rows(df: DataFrame, dims: int, budget: float) -> int | None:
+    """The table's row count from its files (:func:`~dprect.engines.spark.file_rows.file_rows`)
+    where so many rows could make ``auto`` take ``prefetch`` (the positives are at most
+    the rows); else None. Inside the driver only (a speed aid)."""
+    if not may_prefetch(dims, budget):
+        return None
+    rows = file_rows(df)
+    return rows if rows is not None and choose_strategy(rows, dims, budget) == "prefetch" \
+        else None
+
+
+def _estimated(estimate: int | None, rows: int, plan: Plan, domains: list[Domain],
+               budget: float, widths: Sequence[int]) -> int | None:
+    """The sample's estimate of the positives (``estimate``, of a table of ``rows`` rows)
+    as the pending plan's hint, where every choice made on it is safe whatever the true
+    count; None where the fit needs the label count first. ``auto``'s route from the
+    estimate (:func:`choose_strategy`): ``prefetch`` — its driver memory is bounded by
+    its fixed cell budgets — when the method guessed there refines no ties (its pass then
+    counts the labelled rows itself: :func:`~dprect.engines.spark.prefetch.filter_rows`;
+    with ties that count would sit below a shuffle); ``pass`` — bounded by the budget;
+    ``collect`` only when the table's ``rows`` themselves would fit the budget (the
+    positives are no more). A wrong estimate changes the speed only (another route, a
+    guess the drawn count overturns: one more pass; thresholds that ship more or fewer
+    rows), never an answer."""
+    if estimate is None or plan.count is None:
+        return None
+    route = choose_strategy(estimate, len(domains), budget, widths)
+    if route == "collect" and not collect_fits(rows, len(domains), budget, widths):
+        return None
+    if route == "prefetch":
+        ties = plan.resolved(replace(plan.count, noisy=max(estimate, 1))).chosen \
+            .tie_breaker(domains)
+        if ties is not None and ties.active:
+            return None
+    return estimate
 
 
 def validate_dataframe(df: DataFrame, features: Sequence[str], label: str, *,
@@ -273,13 +311,28 @@ def prepare_fit(
     engine: SparkEngine | None
     engine = build(None if pending else the_plan.chosen.tie_breaker(doms), the_plan)
     route = None
+    labelled: int | None = None  # the label count L; None: the pass counts it (below)
     try:
-        count = _beside(checks.count_positives, df.sparkSession)
-        try:  # the pass's sample, while the labels are counted (a pending plan's: in
-            # case auto takes prefetch, for the engine the run readies after its count)
-            presampled = engine.presample(maybe=pending)
-        finally:
-            ones = count()
+        # a pending auto plan on a table whose files say auto may take prefetch: the
+        # sample alone first (no round of the labels before the pass), the route from
+        # its estimate where that is safe, else the label count after it
+        rows = (_prefetch_rows(df, len(doms), budget)
+                if pending and chosen == "auto" and checks.problem is None else None)
+        if rows is not None:
+            presampled = engine.presample(maybe=True, rows=rows)
+            estimate = _estimated(engine.estimate, rows, the_plan, doms, budget,
+                                  shipped_widths(df, names))
+            if estimate is None:
+                ones = labelled = checks.count_positives()
+            else:
+                ones = estimate
+        else:
+            count = _beside(checks.count_positives, df.sparkSession)
+            try:  # the pass's sample, while the labels are counted (a pending plan's: in
+                # case auto takes prefetch, for the engine the run readies after its count)
+                presampled = engine.presample(maybe=pending)
+            finally:
+                ones = labelled = count()
         # speed and memory only: the hint (and auto's choice from it) never changes an answer
         route = engine.resolve(size_hint=ones) if pending else None
         if not pending or route == "collect":
@@ -323,7 +376,7 @@ def prepare_fit(
         ``histograms_only``)."""
         assert guess is not None
         fresh = build(guess.chosen.tie_breaker(doms), guess, count_first=True,
-                      labels=checks.label_count(ones))
+                      labels=checks.label_count(labelled))
         try:
             fresh.resolve(size_hint=ones)  # the route first (no job): presample sees prefetch
             fresh.presample()

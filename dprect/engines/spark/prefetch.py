@@ -131,6 +131,11 @@ KEY_COLUMN = "__k"
 HASH_CHUNK = 32
 #: the column holding a row's occurrence rank among identical rows (:func:`with_ranks`)
 RANK_COLUMN = "__i"
+#: a condition always true but nondeterministic: the filter of the labelled rows that
+#: counts them in the pass (:func:`filter_rows`) is kept apart by it
+LABEL_MARK = "(spark_partition_id() >= 0)"
+#: the column holding a sampled row's ``monotonically_increasing_id`` (:func:`take_sample`)
+SAMPLE_ID = "__rid"
 
 
 def with_ranks(frame: DataFrame, keys: Sequence[str], name: str = RANK_COLUMN
@@ -314,28 +319,39 @@ def _unknown() -> int | None:
     return None
 
 
+def _ran_rows(ran: list[DataFrame]) -> int | None:
+    """The labelled rows counted by the marked filter of the frame step 2 ran
+    (:func:`filter_rows`); None before it ran."""
+    return filter_rows(ran[0]) if ran else None
+
+
 @dataclass(frozen=True)
 class LabelCount:
     """The fit's label count, for the pass's count of the rows learned from (module
     notes, "The count"): ``rows``, the exact number of rows on which ``label`` (SQL text)
     holds — a job over the same table before the pass
-    (:meth:`~dprect.engines.spark.checks.TableChecks.count_positives`) — and ``dropped``
+    (:meth:`~dprect.engines.spark.checks.TableChecks.count_positives`), or None: counted
+    by the pass itself, in its own job (:func:`filter_rows`) — and ``dropped``
     (SQL text), which of those rows are not learned from (None: every one is). The rows
     learned from are then exactly the ``label`` rows on which ``dropped`` does not hold
     (:meth:`~dprect.engines.spark.checks.TableChecks.label_count` builds both from one
     set of predicates)."""
 
-    rows: int
+    rows: int | None
     label: str
     dropped: str | None = None
 
-    def learned(self, dropped: Callable[[], int | None] | None = None) -> int | None:
-        """The rows learned from: ``rows`` minus the dropped rows (``dropped()``, the
-        observed count; None: none are dropped); None when that count is unknown."""
-        if dropped is None:
-            return self.rows
+    def learned(self, dropped: Callable[[], int | None] | None = None,
+                rows: Callable[[], int | None] | None = None) -> int | None:
+        """The rows learned from: the labelled rows (``rows``, or ``rows()`` — the pass's
+        own count, :func:`filter_rows` — where ``rows`` is None) minus the dropped rows
+        (``dropped()``, the observed count; None: none are dropped); None when a count is
+        unknown."""
+        labelled = self.rows if self.rows is not None else (None if rows is None else rows())
+        if labelled is None or dropped is None:
+            return labelled
         seen = dropped()
-        return None if seen is None else self.rows - seen
+        return None if seen is None else labelled - seen
 
 
 def observed_count(frame: DataFrame, positive: str | None
@@ -367,6 +383,38 @@ def observed_count(frame: DataFrame, positive: str | None
     return out, read
 
 
+def filter_rows(frame: DataFrame, mark: str = LABEL_MARK) -> int | None:
+    """After an action on ``frame``: the rows that passed the one filter of its executed
+    plan whose condition holds ``mark`` (its ``numOutputRows`` metric), or None when no
+    single such filter ran (another plan shape, Spark Connect: the count is then a job).
+
+    The filter is the labelled rows' (``label AND mark``, :func:`gather`): ``mark`` is
+    always true but nondeterministic, so the optimizer neither merges the filters above
+    it into it nor pushes them below it (a deterministic filter under it, a read's own,
+    may take its ``label`` conjunct: the rows out of the node are the same), and its count
+    is the table's labelled rows. Exact like :func:`observed_count`: the node lies in the
+    action's result stage (no shuffle in the plan: :func:`gather` uses it only without
+    ties), and Spark applies a result task's metric updates once per partition, retried
+    or speculative tasks included; inside whole-stage code generation it costs one add a
+    labelled row."""
+    if is_connect(frame):
+        return None
+    needle = mark.lower()
+    found: list[int] = []
+    stack = [frame._jdf.queryExecution().executedPlan()]
+    while stack:
+        node = stack.pop()
+        name = node.getClass().getSimpleName()
+        if name == "AdaptiveSparkPlanExec":
+            stack.append(node.executedPlan())
+            continue
+        if name == "FilterExec" and needle in node.condition().sql().lower():
+            found.append(int(node.metrics().apply("numOutputRows").value()))
+        children = node.children()
+        stack.extend(children.apply(i) for i in range(children.size()))
+    return found[0] if len(found) == 1 else None
+
+
 def thresholds(sample: dict[int, np.ndarray], specs: Sequence[PrefixSpec],
                hint: int) -> list[float | None]:
     """Per spec, the value beyond which about SAMPLE_SAFETY × K of ``hint`` rows should
@@ -387,15 +435,41 @@ def thresholds(sample: dict[int, np.ndarray], specs: Sequence[PrefixSpec],
 
 
 def take_sample(data: DataFrame, value: dict[int, str], specs: Sequence[PrefixSpec], *,
-                positive: str | None = None) -> dict[int, np.ndarray]:
+                positive: str | None = None, ids: list[np.ndarray] | None = None
+                ) -> dict[int, np.ndarray]:
     """Step 1's job: up to :data:`SAMPLE_ROWS` rows of ``positive`` — the first ones Spark
     returns (a ``limit``: it reads the first partition, more only if that one has too few)
-    — with the values of every column the specs carry."""
+    — with the values of every column the specs carry. ``ids``: also each sampled row's
+    ``monotonically_increasing_id`` among ``data``'s rows (numbered before the filter:
+    how far into its partition the sample read), appended as one array, for
+    :func:`sampled_positives`."""
     carried = sorted({c for s in specs for c in s.columns})
-    rows = data if positive is None else data.where(positive)
-    got = rows.selectExpr(*[value[c] for c in carried]).limit(SAMPLE_ROWS).collect()
+    numbered = data if ids is None else data.withColumn(SAMPLE_ID,
+                                                        F.monotonically_increasing_id())
+    rows = numbered if positive is None else numbered.where(positive)
+    extra = [] if ids is None else [SAMPLE_ID]
+    got = rows.selectExpr(*[value[c] for c in carried], *extra).limit(SAMPLE_ROWS).collect()
+    if ids is not None:
+        ids.append(np.array([r[-1] for r in got], dtype=np.int64))
+        got = [r[:-1] for r in got]
     arr = np.array([tuple(r) for r in got], dtype=np.float64).reshape(len(got), len(carried))
     return {c: arr[:, i] for i, c in enumerate(carried)}
+
+
+def sampled_positives(ids: np.ndarray, rows: int) -> int:
+    """About how many of a table's ``rows`` rows the sample's filter selects, from the
+    sampled rows' ids (:func:`take_sample`): all of them, exactly, when the sample is
+    short of :data:`SAMPLE_ROWS` (the ``limit`` then read every partition); else ``rows``
+    × the sample's share of the rows it read — in each partition it reached, up to its
+    last sampled row. A speed aid inside the driver (the route, the method guessed, the
+    thresholds' hint: :func:`~dprect.engines.spark.fit.prepare_fit`): a layout whose
+    first rows are not like the rest misleads it, and that changes the speed only."""
+    if len(ids) < SAMPLE_ROWS:
+        return len(ids)
+    parts = ids >> _ROW_BITS
+    last = np.zeros(int(parts.max()) + 1, dtype=np.int64)
+    np.maximum.at(last, parts, (ids & ((1 << _ROW_BITS) - 1)) + 1)
+    return math.ceil(rows * len(ids) / max(1, int(last.sum())))
 
 
 def gather(data: DataFrame, value: dict[int, str], domains: Sequence[Domain],
@@ -447,14 +521,29 @@ def gather(data: DataFrame, value: dict[int, str], domains: Sequence[Domain],
     cols = [f"{expr} AS {name}" for expr, name in named]
     observe = count and ties is None and not is_connect(data)
     learned: Callable[[], int | None] = _unknown
+    ran: list[DataFrame] = []  # the frame step 2's action ran (its filters' metrics)
+    labelled: Callable[[], int | None] | None = None
+    if labels is not None and labels.rows is None:
+        if observe and problem is None:  # L counted here: the labelled rows' filter apart
+            labelled = partial(_ran_rows, ran)
+        else:  # not countable in this pass: the count is a job of its own
+            labels = None
+            observe = False
     if count and labels is not None and labels.dropped is None:
-        learned = labels.learned  # every labelled row is learned from: L itself
+        # every labelled row is learned from: L itself
+        learned = partial(labels.learned, None, labelled)
+        if labelled is not None:  # then ``positive`` is the label (no problem rows)
+            first = [all_of([*first, LABEL_MARK])]
     if observe and labels is not None and labels.dropped is not None and problem is None:
         # drop: L minus the dropped labelled rows, observed where few rows pass
-        rows, dropped = observed_count(
-            data.where(all_of([labels.label, *([any_of([labels.dropped, *then])]
-                                                if then else [])])), labels.dropped)
-        learned = partial(labels.learned, dropped)
+        mine = [labels.label] if labelled is None else [labels.label, LABEL_MARK]
+        near = [any_of([labels.dropped, *then])] if then else []
+        frame = (data.where(all_of([*mine, *near])) if labelled is None
+                 else data.where(all_of(mine)))
+        if labelled is not None and near:  # its own filter, after the marked one
+            frame = frame.where(all_of(near))
+        rows, dropped = observed_count(frame, labels.dropped)
+        learned = partial(labels.learned, dropped, labelled)
         rows = rows.where(all_of(first)) if first else rows
     else:
         rows = data.where(all_of(first)) if first else data
@@ -478,7 +567,7 @@ def gather(data: DataFrame, value: dict[int, str], domains: Sequence[Domain],
     orders = [topk.Order(s.axis, s.side == "hi", s.rows, s.columns) for s in specs]
     if partitions is None:
         partitions = partition_count(data)
-    table = _collect_within_shares(passed, partitions, DIRECT_CELLS)
+    table = _collect_within_shares(passed, partitions, DIRECT_CELLS, ran=ran)
     direct = table is not None
     if table is not None:
         final = next(topk.partition_top(iter(table.to_batches()), orders, carried, integers))
@@ -531,19 +620,23 @@ def _beyond(spec: PrefixSpec, t: float, value: dict[int, str], domains: Sequence
     return f"{sort[spec.axis]} {op} {literal(bound)}"
 
 
-def _collect_within_shares(passed: DataFrame, partitions: int, cells: int) -> pa.Table | None:
+def _collect_within_shares(passed: DataFrame, partitions: int, cells: int, *,
+                           ran: list[DataFrame] | None = None) -> pa.Table | None:
     """Step 2: every row of ``passed`` as one Arrow table, or None when one of its
     ``partitions`` has more than its share of ``cells`` (rows past the share are never
-    shipped).
+    shipped). ``ran``: the frame whose action ran is appended to it (every partition
+    read whole either way: its filters' metrics count every row, :func:`filter_rows`).
 
     A row's number within its partition is the low bits of ``monotonically_increasing_id``,
     evaluated after the filter that made ``passed``; rows numbered up to the share pass, so a
     partition returning share + 1 rows may have had more.
     """
     share = max(1, cells // ((len(passed.columns) + 1) * max(1, partitions)))
-    table = (passed.selectExpr("*", f"monotonically_increasing_id() AS {topk.ROW_ID}")
-             .where(f"({topk.ROW_ID} & {(1 << _ROW_BITS) - 1}) <= {share}")
-             .toArrow())
+    frame = (passed.selectExpr("*", f"monotonically_increasing_id() AS {topk.ROW_ID}")
+             .where(f"({topk.ROW_ID} & {(1 << _ROW_BITS) - 1}) <= {share}"))
+    table = frame.toArrow()
+    if ran is not None:
+        ran.append(frame)
     ids = table.column(topk.ROW_ID).to_numpy()
     if len(ids) and np.unique(ids >> _ROW_BITS, return_counts=True)[1].max() > share:
         return None

@@ -1,0 +1,204 @@
+"""No round of the labels before the ``prefetch`` pass (issue #43, the d = 8 scan-limit fit).
+
+A pending ``auto`` plan on a table whose Parquet footers say ``auto`` may take ``prefetch``
+takes the pass's sample alone (its rows numbered), estimates the positives from it and
+the footers, and — where every choice made on that estimate is safe — runs no label count
+before the pass: the pass counts the labelled rows itself (the marked filter's metric,
+``prefetch.filter_rows``), exactly, so the drawn count and the rectangle are the numpy
+engine's. Where the estimate cannot be trusted with a choice (``collect`` on a table
+whose rows would not fit, ties below a shuffle), the label count runs as before.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import dprect
+from dprect import Grid
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+NAMES = [f"x{j}" for j in range(8)]
+GRID = [Grid(-100.0, 100.0, 2**20)] * 8
+
+
+def _table(n: int = 3000, seed: int = 10) -> tuple[np.ndarray, np.ndarray]:
+    gen = np.random.default_rng(seed)
+    X = gen.normal(size=(n, 8))
+    X[gen.integers(0, n, size=5), gen.integers(0, 8, size=5)] = np.nan  # dropped rows
+    X[7, 3] = np.inf
+    y = (gen.uniform(size=n) < 0.7).astype(int)
+    return X, y
+
+
+def _parquet(spark, tmp_path, X, y, partitions=3):
+    """The table written as Parquet (``partitions`` files) and read back: a plain read."""
+    from pyspark.sql import types as T  # noqa: N812
+
+    fields = [T.StructField(n, T.DoubleType(), True) for n in NAMES]
+    fields.append(T.StructField("y", T.IntegerType(), False))
+    rows = [(*map(float, r), int(v)) for r, v in zip(X, y, strict=True)]
+    path = str(tmp_path / "t.parquet")
+    spark.createDataFrame(rows, T.StructType(fields)).repartition(partitions) \
+        .write.parquet(path)
+    return spark.read.parquet(path)
+
+
+def test_file_rows_reads_the_footers_of_a_plain_parquet_read(spark, tmp_path, make_frame):
+    """The row count of a plain Parquet read (projections kept) from its footers; None for
+    a filtered read, an in-memory frame or another format."""
+    from dprect.engines.spark.file_rows import file_rows
+
+    X, y = _table(500)
+    df = _parquet(spark, tmp_path, X, y)
+    assert file_rows(df) == 500
+    assert file_rows(df.select("x1", "y")) == 500
+    assert file_rows(df.where("x1 > 0")) is None
+    assert file_rows(make_frame(X, NAMES, y=y)) is None
+    df.write.csv(str(tmp_path / "t.csv"))
+    assert file_rows(spark.read.csv(str(tmp_path / "t.csv"))) is None
+
+
+def test_sampled_positives():
+    """A short sample is every selected row (exact); a full one scales the rows by its
+    share of the rows read in each partition it reached."""
+    from dprect.engines.spark import prefetch
+
+    assert prefetch.sampled_positives(np.arange(17, dtype=np.int64), 10**9) == 17
+    m = prefetch.SAMPLE_ROWS
+    one = np.arange(m, dtype=np.int64) * 4  # every 4th row of partition 0: rows 0 … 4m − 4
+    assert prefetch.sampled_positives(one, 1000 * m) == 1000 * m * m // (4 * m - 3) + 1
+    two = np.concatenate([one[: m // 2], (1 << 33) + one[: m // 2]])  # two partitions
+    assert prefetch.sampled_positives(two, 4 * m) == pytest.approx(m, rel=0.01)
+
+
+@pytest.mark.parametrize("shape", ["plain", "filtered", "nulls"])
+def test_the_prefetch_pass_counts_the_labelled_rows_itself(spark, tmp_path, monkeypatch,
+                                                            shape):
+    """``count_first`` with a label count the pass makes itself (``LabelCount.rows``
+    None): the marked filter's metric is the labelled rows of the frame — under a read's
+    own filter too — and the rows learned from are those minus the dropped ones, the
+    count a job over ``positive`` gives, in the pass's one job. With ties (a window below
+    the count) it does not count: :attr:`SparkEngine.counts` says so."""
+    from dprect.core.ties import TieBreaker
+    from dprect.engines.spark import prefetch
+    from dprect.engines.spark.checks import TableChecks
+    from dprect.engines.spark.engine import SparkEngine
+
+    monkeypatch.setattr(prefetch, "SAMPLE_ROWS", 60)
+    monkeypatch.setattr(prefetch, "PRUNE_MIN_ROWS", 1)
+    monkeypatch.setattr(prefetch, "SAMPLE_MIN_RANK", 2)
+    X, y = _table(900, seed=23)
+    if shape == "nulls":
+        X[11, 2] = np.nan  # read back as NaN; nulls below
+    df = _parquet(spark, tmp_path, X, y)
+    if shape == "filtered":
+        df = df.where("x0 > -1.0")
+    if shape == "nulls":
+        df = df.selectExpr(*[f"CASE WHEN x1 > 1.5 THEN NULL ELSE {n} END AS {n}"
+                             if n == "x1" else n for n in NAMES], "y")
+    checks = TableChecks(df, NAMES, "y", invalid_rows="drop", positive_label=1)
+    learned = df.where(checks.positive).count()
+    assert 0 < learned < df.where("y = 1").count()  # some labelled rows are dropped
+    for ties in (None, TieBreaker.for_domains(GRID, (4,) + (0,) * 7)):
+        with SparkEngine(df, GRID, NAMES, strategy="prefetch", prefix=10, size_hint=900,
+                         positive=checks.positive, count_first=True, ties=ties,
+                         labels=checks.label_count(None)) as eng:
+            eng.prepare()
+            assert eng.stats["pruned"] == 1
+            assert eng.counts == (ties is None)
+            if ties is None:
+                assert eng.remaining() == learned
+
+
+@pytest.fixture
+def label_count(monkeypatch) -> list[int]:
+    """Every label count job (``count_positives``) recorded; no count job of its own
+    allowed (``count_learned``); the pass's sample of 100 rows, pruning from any hint."""
+    from dprect.engines.spark import prefetch
+    from dprect.engines.spark.checks import TableChecks
+
+    monkeypatch.setattr(prefetch, "SAMPLE_ROWS", 100)
+    monkeypatch.setattr(prefetch, "PRUNE_MIN_ROWS", 1)
+    jobs: list[int] = []
+    real = TableChecks.count_positives
+
+    def counted(self):
+        jobs.append(1)
+        return real(self)
+
+    def no_job(self):
+        raise AssertionError("a count job")
+
+    monkeypatch.setattr(TableChecks, "count_positives", counted)
+    monkeypatch.setattr(TableChecks, "count_learned", no_job)
+    return jobs
+
+
+def _fit(df, monkeypatch, *, min_values: int, seed: int = 11):
+    """``prepare_fit`` + ``run`` under ``auto`` on ``df``, with ``auto`` taking
+    ``prefetch`` above ``min_values`` positive values: the result and the engine."""
+    from dprect.engines.spark import chooser
+    from dprect.engines.spark.fit import prepare_fit
+
+    monkeypatch.setattr(chooser, "PREFETCH_MIN_VALUES", min_values)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with prepare_fit(df, features=NAMES, label="y", grid=GRID, epsilon=1.0,
+                         delta=1e-6) as prepared:
+            assert prepared.plan.pending
+            got = prepared.run(seed=seed)
+            return got, prepared.engine
+
+
+def _same(a, b) -> None:
+    assert a.parameters["positives_noisy"] == b.parameters["positives_noisy"]
+    assert a.method == b.method
+    assert (a.lower_index, a.upper_index) == (b.lower_index, b.upper_index)
+
+
+def test_no_label_count_before_the_prefetch_pass(spark, tmp_path, monkeypatch, label_count):
+    """The estimate says ``prefetch``: no label count job at all — the pass counts the
+    labelled rows and the dropped ones in its own job — and the numpy engine's count and
+    rectangle."""
+    X, y = _table()
+    want = dprect.fit(X, y, epsilon=1.0, delta=1e-6, seed=11, features=NAMES, grid=GRID)
+    got, engine = _fit(_parquet(spark, tmp_path, X, y), monkeypatch, min_values=0)
+    assert label_count == []
+    assert engine is not None and engine.strategy == "prefetch"
+    assert engine.stats["prefetch_jobs"] == 1 and engine.stats["pruned"] == 1
+    _same(got, want)
+
+
+def test_collect_on_the_estimate_only_where_the_table_fits(spark, tmp_path, monkeypatch,
+                                                           label_count):
+    """The footers' rows say ``auto`` may take ``prefetch``, the estimate says
+    ``collect``: taken without a label count where the table's rows themselves fit the
+    driver budget (the positives are no more), else the label count decides, as before.
+    The numpy engine's count and rectangle either way."""
+    from dprect.engines.spark import fit as fit_module
+
+    X, y = _table()
+    want = dprect.fit(X, y, epsilon=1.0, delta=1e-6, seed=11, features=NAMES, grid=GRID)
+    df = _parquet(spark, tmp_path, X, y)
+    between = 8 * 2600  # rows × d above it, the estimated positives × d below
+    got, engine = _fit(df, monkeypatch, min_values=between)
+    assert label_count == [] and engine.strategy == "collect"
+    _same(got, want)
+    monkeypatch.setattr(fit_module, "collect_fits", lambda *args, **kwargs: False)
+    got, engine = _fit(df, monkeypatch, min_values=between)
+    assert label_count == [1]
+    _same(got, want)
+
+
+def test_a_plain_frame_counts_its_labels_first(spark, make_frame, monkeypatch, label_count):
+    """Without footers (an in-memory frame) nothing is estimated: the label count runs
+    beside the sample, as before."""
+    X, y = _table()
+    want = dprect.fit(X, y, epsilon=1.0, delta=1e-6, seed=11, features=NAMES, grid=GRID)
+    got, engine = _fit(make_frame(X, NAMES, y=y, partitions=3), monkeypatch, min_values=0)
+    assert label_count == [1]
+    _same(got, want)
