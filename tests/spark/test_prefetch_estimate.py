@@ -199,6 +199,6 @@ def test_a_plain_frame_counts_its_labels_first(spark, make_frame, monkeypatch, l
     beside the sample, as before."""
     X, y = _table()
     want = dprect.fit(X, y, epsilon=1.0, delta=1e-6, seed=11, features=NAMES, grid=GRID)
-    got, engine = _fit(make_frame(X, NAMES, y=y, partitions=3), monkeypatch, min_values=0)
+    got, _ = _fit(make_frame(X, NAMES, y=y, partitions=3), monkeypatch, min_values=0)
     assert label_count == [1]
     _same(got, want)

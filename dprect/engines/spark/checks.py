@@ -15,7 +15,9 @@ pads make that private). It then offers
   it, and it is never output or logged) — and, after the reservation, for a pending
   ``auto`` plan on ``prefetch``, as the start of the exact count of the rows learned from
   (:meth:`TableChecks.label_count`: minus the labelled rows ``drop`` leaves out, counted
-  by the pass; that count then gets its noise like any other);
+  by the pass; that count then gets its noise like any other) — unless the fit's route
+  was taken on an estimate, when the pass counts the labelled rows itself
+  (``label_count(None)``, :mod:`dprect.engines.spark.prefetch`, "The count");
 * :attr:`TableChecks.problem` — under the opt-in ``error`` policy, rows with a null, NaN
   or ±inf feature (any label); the engine's pass reports whether one exists, and one
   stops the fit before any row is used. That refusal depends on the data: it is OUTSIDE

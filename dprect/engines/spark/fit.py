@@ -239,7 +239,12 @@ def prepare_fit(
     learned from, draws, and then runs the chosen method's first job — with ``pass`` and
     ``prefetch`` the count is the first job of the method predicted at the label count
     (its pass counts the rows learned from: ``count_first``; kept when the draw chooses
-    that method; a predicted quantile box, which asks no window, is counted — where its
+    that method; where the table is a plain Parquet read whose footers say ``auto`` may
+    take ``prefetch`` (:func:`~dprect.engines.spark.file_rows.file_rows`, no job), the
+    labels are not counted first: the pass's sample alone, its estimate of the positives
+    taking the label count's place in the route, the guess and the hint wherever a wrong
+    estimate is safe (``_estimated``), and the pass counts the labelled rows itself; a
+    predicted quantile box, which asks no window, is counted — where its
     first job would be ``pass``'s — by its first histogram job, the centres' query whose
     thresholds are public (:meth:`SparkEngine.count_ahead
     <dprect.engines.spark.engine.SparkEngine.count_ahead>`; the origin shape: one

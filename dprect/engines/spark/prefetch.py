@@ -75,6 +75,17 @@ adds nothing (Spark observes the first action only). Observed only without ties 
 pass ranks identical rows with a window: a shuffle below the count, whose re-run map tasks
 would count twice) and on a classic session; else the count is a job of its own (except L
 itself, which needs no observation).
+
+L counted by the pass (``labels.rows`` None: the fit ran no label count, its route taken
+on an estimate — :func:`take_sample`'s numbered rows and the table's footers,
+:func:`sampled_positives`). The first filter, the labelled rows, then also holds
+:data:`LABEL_MARK`, always true but nondeterministic: the optimizer merges no filter
+above into it nor pushes one below it, so that filter node's row metric is exactly L
+(:func:`filter_rows`; inside whole-stage code generation, one add a labelled row — no
+observed node over every positive), read after step 2's action, which reads every
+partition whole. Under the same conditions as the observation (no ties, a classic
+session) and without ``problem`` rows (``error``, whose fits count L first); else, or
+where no single marked filter ran, the count is a job of its own.
 """
 
 from __future__ import annotations
