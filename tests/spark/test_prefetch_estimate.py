@@ -75,12 +75,13 @@ def test_sampled_positives():
     assert prefetch.sampled_positives(two, 4 * m) == pytest.approx(m, rel=0.01)
 
 
-@pytest.mark.parametrize("shape", ["plain", "filtered", "nulls"])
+@pytest.mark.parametrize("shape", ["plain", "filtered", "nulls", "shuffled"])
 def test_the_prefetch_pass_counts_the_labelled_rows_itself(spark, tmp_path, monkeypatch,
-                                                            shape):
+                                                            make_frame, shape):
     """``count_first`` with a label count the pass makes itself (``LabelCount.rows``
     None): the marked filter's metric is the labelled rows of the frame — under a read's
-    own filter too — and the rows learned from are those minus the dropped ones, the
+    own filter too, and above the frame's own shuffle (its label conjunct pushed below
+    it) — and the rows learned from are those minus the dropped ones, the
     count a job over ``positive`` gives, in the pass's one job. With ties (a window below
     the count) it does not count: :attr:`SparkEngine.counts` says so."""
     from dprect.core.ties import TieBreaker
@@ -94,7 +95,8 @@ def test_the_prefetch_pass_counts_the_labelled_rows_itself(spark, tmp_path, monk
     X, y = _table(900, seed=23)
     if shape == "nulls":
         X[11, 2] = np.nan  # read back as NaN; nulls below
-    df = _parquet(spark, tmp_path, X, y)
+    df = (make_frame(X, NAMES, y=y, partitions=3) if shape == "shuffled"
+          else _parquet(spark, tmp_path, X, y))
     if shape == "filtered":
         df = df.where("x0 > -1.0")
     if shape == "nulls":
@@ -112,6 +114,41 @@ def test_the_prefetch_pass_counts_the_labelled_rows_itself(spark, tmp_path, monk
             assert eng.counts == (ties is None)
             if ties is None:
                 assert eng.remaining() == learned
+
+
+def test_a_hint_above_the_count_gathers_once_more(make_frame, monkeypatch):
+    """An estimated hint (the pass counts the labels itself) sets thresholds from the
+    estimate less a margin (``ESTIMATE_SLACK``); where that is still above the rows the
+    pass counts (a sample whose first rows are not like the rest: here 100× too many),
+    its thresholds were tighter than the count's would have been, so the pass gathers
+    once more with its count as the hint, and the lists answer as the numpy engine —
+    thresholds that tight leave an order fewer rows beyond its own threshold than its
+    list's length. The count is the first pass's, exact. An estimate below the count
+    gathers once."""
+    from dprect.engines.numpy_engine import NumpyEngine
+    from dprect.engines.spark import prefetch
+    from dprect.engines.spark.checks import TableChecks
+    from dprect.engines.spark.engine import SparkEngine
+
+    monkeypatch.setattr(prefetch, "SAMPLE_ROWS", 60)
+    monkeypatch.setattr(prefetch, "PRUNE_MIN_ROWS", 1)
+    monkeypatch.setattr(prefetch, "SAMPLE_MIN_RANK", 1)
+    X, y = _table(900, seed=29)
+    df = make_frame(X, NAMES, y=y, partitions=3)
+    checks = TableChecks(df, NAMES, "y", invalid_rows="drop", positive_label=1)
+    keep = (y == 1) & np.isfinite(X).all(axis=1)
+    ref = NumpyEngine.from_features(X[keep], GRID)
+    for hint, jobs in [(100 * 900, 2), (600, 1)]:
+        with SparkEngine(df, GRID, NAMES, strategy="prefetch", prefix=40, size_hint=hint,
+                         positive=checks.positive, count_first=True,
+                         labels=checks.label_count(None)) as eng:
+            eng.prepare()
+            assert eng.stats["prefetch_jobs"] == jobs and eng.stats["pruned"] == 1
+            assert eng.remaining() == int(keep.sum())
+            for axis, side in [(0, "hi"), (1, "lo"), (5, "hi")]:
+                assert np.array_equal(np.sort(eng.window(axis, side, 40, 40)),
+                                      np.sort(ref.window(axis, side, 40, 40)))
+            assert eng.stats["fallbacks"] == 0
 
 
 @pytest.fixture

@@ -403,21 +403,28 @@ def filter_rows(frame: DataFrame, mark: str = LABEL_MARK) -> int | None:
     always true but nondeterministic, so the optimizer neither merges the filters above
     it into it nor pushes them below it (a deterministic filter under it, a read's own,
     may take its ``label`` conjunct: the rows out of the node are the same), and its count
-    is the table's labelled rows. Exact like :func:`observed_count`: the node lies in the
-    action's result stage (no shuffle in the plan: :func:`gather` uses it only without
-    ties), and Spark applies a result task's metric updates once per partition, retried
-    or speculative tasks included; inside whole-stage code generation it costs one add a
-    labelled row."""
+    is the table's labelled rows. Exact like :func:`observed_count`: only a node of the
+    action's result stage is read (the plan is walked down to its exchanges, not below:
+    :func:`gather` uses it only without ties, whose window would put a shuffle above it;
+    a shuffle of the table's own lies below it, where the optimizer may push the
+    ``label`` conjunct), and Spark applies a result task's metric updates once per
+    partition, retried or speculative tasks included; inside whole-stage code generation
+    it costs one add a labelled row."""
     if is_connect(frame):
         return None
     needle = mark.lower()
     found: list[int] = []
     stack = [frame._jdf.queryExecution().executedPlan()]
-    while stack:
+    while stack:  # the result stage only: never below an exchange (a map stage)
         node = stack.pop()
         name = node.getClass().getSimpleName()
         if name == "AdaptiveSparkPlanExec":
             stack.append(node.executedPlan())
+            continue
+        if name == "ResultQueryStageExec":
+            stack.append(node.plan())
+            continue
+        if "Exchange" in name or name.endswith("QueryStageExec"):
             continue
         if name == "FilterExec" and needle in node.condition().sql().lower():
             found.append(int(node.metrics().apply("numOutputRows").value()))
@@ -671,6 +678,19 @@ def _top_in_workers(passed: DataFrame, orders: list[topk.Order], carried: list[i
     return next(topk.merge_top(iter(table.to_batches()), orders, carried, integers))
 
 
+#: an estimated hint (the fit counted no labels first) is divided by this before it sets
+#: thresholds: the sample's estimate errs by about 1% on a table whose first rows are
+#: like the rest, so the thresholds are then no tighter than the exact count's
+ESTIMATE_SLACK = 1.1
+
+
+def _misled(got: Gathered, hint: int | None) -> bool:
+    """Whether a pruned pass's thresholds came from a hint above the rows it counted:
+    tighter than the count would have set (an estimate misled by the table's layout)."""
+    return (got.pruned and got.learned is not None and hint is not None
+            and hint > got.learned)
+
+
 class PrefetchStrategy:
     """The ``prefetch`` strategy (:mod:`dprect.engines.spark.strategy`): :func:`gather`'s
     one pass at :meth:`prepare`; a round is answered from its order's list when at least
@@ -701,11 +721,27 @@ class PrefetchStrategy:
 
     def prepare(self) -> bool:
         r = self.rows
+        hint = r.size_hint
+        estimated = self.labels is not None and self.labels.rows is None
+        if estimated and hint is not None:  # an estimate: thresholds a margin looser
+            hint = math.floor(hint / ESTIMATE_SLACK)
         got = gather(r.data, self.values(), r.domains, self.specs, positive=r.positive,
-                     problem=r.problem, size_hint=r.size_hint, sample=self.sample,
+                     problem=r.problem, size_hint=hint, sample=self.sample,
                      partitions=self.partitions, ties=r.ties, sort=r.sorts,
                      count=self.count, labels=self.labels)
         r.stats["prefetch_jobs"] += 1
+        if estimated and _misled(got, hint):
+            # the thresholds came from an estimate above the rows the pass counted:
+            # once more with the count as the hint, so that no threshold is tighter
+            # than the label count's would have been
+            assert got.learned is not None
+            again = gather(r.data, self.values(), r.domains, self.specs,
+                           positive=r.positive, problem=r.problem, size_hint=got.learned,
+                           sample=self.sample, partitions=self.partitions, ties=r.ties,
+                           sort=r.sorts)
+            r.stats["prefetch_jobs"] += 1
+            got = Gathered(again.lists, got.bad or again.bad, again.pruned, again.direct,
+                           got.learned)
         r.stats["pruned"] = int(got.pruned)
         r.stats["direct"] = int(got.direct)
         self.lists = got.lists
