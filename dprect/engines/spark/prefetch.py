@@ -85,7 +85,11 @@ above into it nor pushes one below it, so that filter node's row metric is exact
 observed node over every positive), read after step 2's action, which reads every
 partition whole. Under the same conditions as the observation (no ties, a classic
 session) and without ``problem`` rows (``error``, whose fits count L first); else, or
-where no single marked filter ran, the count is a job of its own.
+where no single marked filter ran, the count is a job of its own. The estimate then sets
+the thresholds, less a margin (:data:`ESTIMATE_SLACK`); where it was still above the
+rows the pass counted (a layout whose first rows are not like the rest), the pass runs
+once more with that count as the hint, so that no threshold is tighter than the label
+count's would have been (speed only, like every hint).
 """
 
 from __future__ import annotations
