@@ -337,3 +337,28 @@ def test_the_prefetch_pass_counts_from_the_label_count(make_frame, monkeypatch, 
             assert observed == []
         else:  # the 2 dropped and the kept rows beyond the thresholds, not 400 positives
             assert len(observed) == 1 and 2 <= observed[0] <= 2 + 6 * 4 * 10
+
+
+def test_prefetch_lists_hold_only_rows_beyond_their_own_threshold(make_frame, monkeypatch):
+    """A table stored sorted by a feature: the sample (its first rows) puts that axis's
+    ``lo`` threshold where far fewer rows than the list's length lie beyond it. The rows
+    shipped for the other orders lie behind them in that order but are not its next
+    rows, so the list keeps only the rows beyond its own threshold — a shorter prefix,
+    a window past it falling back to a job — and answers as the numpy engine (before,
+    the list was filled with those rows: the windows differed)."""
+    from dprect.engines.spark import prefetch
+
+    monkeypatch.setattr(prefetch, "SAMPLE_ROWS", 200)
+    monkeypatch.setattr(prefetch, "PRUNE_MIN_ROWS", 1)
+    X = np.random.default_rng(31).normal(size=(6000, 3))
+    X = X[np.argsort(X[:, 0])]  # the first rows hold the smallest first feature
+    doms = [FloatOrder()] * 3
+    df = make_frame(X, ["a", "b", "c"])  # not repartitioned: stored in that order
+    ref = NumpyEngine.from_features(X, doms)
+    with SparkEngine(df, doms, ["a", "b", "c"], strategy="prefetch", prefix=100,
+                     size_hint=len(X)) as eng:
+        for axis, side in [(0, "lo"), (0, "hi"), (1, "lo"), (2, "hi")]:
+            assert np.array_equal(np.sort(eng.window(axis, side, 100, 100)),
+                                  np.sort(ref.window(axis, side, 100, 100)))
+        assert eng.stats["pruned"] == 1 and eng.stats["prefetch_jobs"] == 1
+        assert eng.stats["fallbacks"] >= 1  # (0, lo): its list is short

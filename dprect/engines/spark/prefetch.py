@@ -604,6 +604,15 @@ def gather(data: DataFrame, value: dict[int, str], domains: Sequence[Domain],
     lists: dict[tuple[int, Side], PrefixList] = {}
     for i, s in enumerate(specs):
         idx = np.flatnonzero(tags == i)
+        t = cuts[i]
+        if pruned and t is not None and ties is None and s.axis not in refined:
+            # only the rows beyond the order's own threshold (the pass's predicate, on
+            # the same float64 values): the rows shipped for other orders lie behind
+            # them in this order but are not the next rows of it — a list of them would
+            # be no prefix where fewer than its length lie beyond (a sample unlike the
+            # rest of the table, e.g. rows stored sorted by a feature)
+            axis_values = values[s.axis][idx]
+            idx = idx[axis_values >= t if s.side == "hi" else axis_values <= t]
         encoded = {c: values[c][idx] if c in refined else domains[c].encode(values[c][idx])
                    for c in s.columns}
         order = np.argsort(encoded[s.axis], kind="stable")
