@@ -23,7 +23,12 @@ The pass (:func:`gather`):
 Exactness. Every row at or beyond an order's threshold is offered to that order — a set
 closed upward in the order — so its merged list is a prefix of the order over *all* rows
 (the prefix property of :mod:`dprect.engines.spark.topk`), of length K when at least K rows
-lie beyond the threshold and shorter otherwise. A short list is never mistaken for the
+lie beyond the threshold and shorter otherwise. The top K are taken over every shipped
+row, so where fewer than K lie beyond an order's threshold its list is cut back to them
+on the driver (the pass's predicate on the same float64 values): the rows shipped for
+other orders lie behind them in its order but are not its next rows. That cut is made
+on untied, unrefined axes; a tied or refined axis's list is not cut yet (its predicate is
+on sort values; open, docs/results.md §3, s28). A short list is never mistaken for the
 whole set: a list is ``complete`` only when it had no threshold and holds fewer than K
 rows. Step 2's result is used only when no partition reached its share, i.e. when it holds
 every kept row. Values of unrefined axes are compared as float64 in the pass and encoded
