@@ -140,6 +140,7 @@ from dprect.core.step_exponential import DECAY, runaway_bound
 from dprect.core.tail_bounds import (
     CENTRE_BITS,
     STEPS_PER_OCTAVE,
+    bin_edges,
     candidate_count,
     draw_centre_from_counts,
     shared_streams,
@@ -780,11 +781,7 @@ def choose_pivot(lower: float, centre: float, upper: float, count_epsilon: float
         except OverflowError:
             return math.inf
 
-    try:
-        share = count_epsilon**2 / (count_epsilon**2 + sum_epsilon**2)
-    except (OverflowError, ZeroDivisionError):  # a huge or tiny ε: the same share
-        ratio = sum_epsilon / count_epsilon
-        share = 1.0 / (1.0 + ratio * ratio)
+    share = pivot_share(count_epsilon, sum_epsilon)
     far = upper if c <= mid else lower
     step = (far / 2 - c / 2) * (2.0 * share)
     best = min(c, mid, key=cost)
@@ -793,6 +790,17 @@ def choose_pivot(lower: float, centre: float, upper: float, count_epsilon: float
         if cost(p_star) < cost(best):
             best = p_star
     return best
+
+
+def pivot_share(count_epsilon: float, sum_epsilon: float) -> float:
+    """ε_n²/(ε_n² + ε_S²): the share of the way from the centre to the far bound that
+    :func:`choose_pivot` moves p (public: the plan's ε only; the compiled pivots of a block,
+    :func:`dprect.core.release_jit.pivot_block`, take it from here)."""
+    try:
+        return count_epsilon**2 / (count_epsilon**2 + sum_epsilon**2)
+    except (OverflowError, ZeroDivisionError):  # a huge or tiny ε: the same share
+        ratio = sum_epsilon / count_epsilon
+        return 1.0 / (1.0 + ratio * ratio)
 
 
 def exact_step(lower: float, upper: float, pivot: float, sensitivity: int) -> Fraction:
@@ -1276,10 +1284,12 @@ def _released_many(plan: DescribePlan, cells: Sequence[CellDraw],
                                                                     strict=True)]
     from dprect.core import release_jit  # loaded with the compiled samplers (numba)
 
-    floats: list[tuple[float, float, float, float]] = []  # L, U, p, ε_S
+    sides: list[tuple[int, int]] = []  # the lower and upper sides' bins
+    given: list[tuple[float, float, float]] = []  # centre, pivot_share, ε_S
     ints: list[tuple[int, int, int, int, int]] = []  # steps, ñ, noise, K (−1: Python)
     parts: list[CellStatistics] = []
-    skip, empty_stats = (0.0, 0.0, 0.0, 0.0), CellStatistics.empty()
+    shares: dict[float, float] = {}
+    empty_stats = CellStatistics.empty()
     for cell, (_, tier, centre, stats, noisy_n), (a, b, noises) in zip(cells, work, drawn,
                                                                        strict=True):
         k = tier.sum_sensitivity
@@ -1288,24 +1298,31 @@ def _released_many(plan: DescribePlan, cells: Sequence[CellDraw],
                 or not -_RELEASE_LIMIT < noisy_n < _RELEASE_LIMIT \
                 or not stats.keys.dtype == stats.counts.dtype == stats.sums.dtype == np.int64:
             parts.append(empty_stats)
-            floats.append(skip)
+            sides.append((0, 0))  # a bin of the grid (NaN-only: ±inf), never read
+            given.append((0.0, 0.0, 1.0))
             ints.append((0, 0, 0, 0, -1))
             continue
         parts.append(stats)
-        lo, hi = cell.lower.value(a), cell.upper.value(b)
-        floats.append((lo, hi, choose_pivot(lo, centre, hi, plan.count_epsilon,
-                                             tier.sum_epsilon), tier.sum_epsilon))
+        eps_s = tier.sum_epsilon
+        share = shares.get(eps_s)
+        if share is None:
+            share = shares[eps_s] = pivot_share(plan.count_epsilon, eps_s)
+        sides.append((cell.lower.bin_at(a), cell.upper.bin_at(b)))
+        given.append((centre, share, eps_s))
         ints.append((a, b, noisy_n, noises[0], k.bit_length() - 1))
     at = np.zeros(len(cells) + 1, dtype=np.int64)
     np.cumsum([len(p.keys) for p in parts], out=at[1:])
     empty = np.zeros(0, dtype=np.int64)
     keys, counts, sums = (np.concatenate([empty] + [getattr(p, f) for p in parts])
                           for f in ("keys", "counts", "sums"))
-    f = np.array(floats, dtype=np.float64).reshape(-1, 4)
     i = np.array(ints, dtype=np.int64).reshape(-1, 5)
+    g = np.array(given, dtype=np.float64).reshape(-1, 3)
+    f = _bounds_and_pivots(plan, np.array(sides, dtype=np.int64).reshape(-1, 2), g,
+                           i[:, 4] >= 0)
+    floats = f.tolist()
     status, values = release_jit.release_cells(
-        keys, counts, sums, at, i[:, 0].copy(), i[:, 1].copy(), f[:, :3], i[:, 2].copy(),
-        i[:, 3].copy(), f[:, 3].copy(), i[:, 4].copy(), plan.count_epsilon,
+        keys, counts, sums, at, i[:, 0].copy(), i[:, 1].copy(), f, i[:, 2].copy(),
+        i[:, 3].copy(), g[:, 2].copy(), i[:, 4].copy(), plan.count_epsilon,
         plan.interval_level, "sum" in plan.statistics, "mean" in plan.statistics)
     want = set(plan.statistics)
     # each asked interval's columns of the values (count, sum, mean: query_intervals')
@@ -1322,6 +1339,30 @@ def _released_many(plan: DescribePlan, cells: Sequence[CellDraw],
                          float(max(noisy_n, 0)) if "count" in want else None,
                          total if "sum" in want else None, mean if "mean" in want else None,
                          tuple([(name, row[q], row[q + 1]) for name, q in spans])), mean))
+    return out
+
+
+def _bounds_and_pivots(plan: DescribePlan, sides: np.ndarray, given: np.ndarray,
+                       wanted: np.ndarray) -> np.ndarray:
+    """(L, U, p) of a block's cells as rows of floats: L and U the edges of the sides'
+    bins (:func:`~dprect.core.tail_bounds.bin_edges`: ``CandidateStream.value``'s floats),
+    p :func:`choose_pivot` of each ``wanted`` cell — compiled
+    (:func:`~dprect.core.release_jit.pivot_block`, from ``given`` = (centre, share, ε_S)),
+    and by ``choose_pivot`` itself for a cell the compiled code leaves to it."""
+    from dprect.core import release_jit  # loaded with the compiled samplers (numba)
+
+    out = np.empty((len(sides), 3), dtype=np.float64)
+    out[:, 0] = bin_edges(sides[:, 0], upper=False)
+    out[:, 1] = bin_edges(sides[:, 1], upper=True)
+    lower, upper = out[:, 0].copy(), out[:, 1].copy()
+    centre, eps_s = given[:, 0].copy(), given[:, 2].copy()
+    pivot, ok = np.zeros(len(sides), dtype=np.float64), np.zeros(len(sides), dtype=np.int64)
+    release_jit.pivot_block(lower, upper, centre, given[:, 1].copy(), plan.count_epsilon,
+                            eps_s, pivot, ok)
+    for c in np.flatnonzero(wanted & (ok == 0)).tolist():
+        pivot[c] = choose_pivot(float(lower[c]), float(centre[c]), float(upper[c]),
+                                plan.count_epsilon, float(eps_s[c]))
+    out[:, 2] = pivot
     return out
 
 
@@ -1588,6 +1629,7 @@ __all__ = [
     "group_blocks",
     "integer_sum",
     "merge_histograms",
+    "pivot_share",
     "plan_describe",
     "pool_anchor",
     "query_split",
