@@ -60,6 +60,7 @@ from dprect.core.tail_bounds import (
     SEARCH_BITS,
     CandidateStream,
     Side,
+    bin_edges,
     shared_streams,
     side_candidates,
 )
@@ -586,14 +587,20 @@ def _column_cuts(cells: Sequence[BinStatistics],
     high_bin = np.zeros(n, dtype=np.int64)
     slots: dict[int, int] = {}
     sides: list[CandidateStream] = []
-    for g, (b, pair) in enumerate(zip(cells, streams, strict=True)):
+    ends = [(int(b.bins[0]), int(b.bins[-1])) if pair is not None else (0, 0)
+            for b, pair in zip(cells, streams, strict=True)]
+    bins = np.array(ends, dtype=np.int64).reshape(-1, 2)
+    # the searches' targets, each cell's lower_value(hi) and −upper_value(lo), at once
+    targets = zip((-bin_edges(bins[:, 0], upper=True)).tolist(),
+                  bin_edges(bins[:, 1], upper=False).tolist(), strict=True)
+    for g, (pair, (lo, hi), (lo_at, hi_at)) in enumerate(zip(streams, ends, targets,
+                                                              strict=True)):
         if pair is None:
             continue
-        lo, hi = int(b.bins[0]), int(b.bins[-1])
         low_side, high_side = pair
         # range_cuts' two searches, in its order, without their arrays
-        high_side.reach(partial(operator.gt, hi), _SEARCH_GRID.lower_value(hi))  # x < hi
-        low_side.reach(partial(operator.lt, lo), -_SEARCH_GRID.upper_value(lo))  # x > lo
+        high_side.reach(partial(operator.gt, hi), hi_at)  # x < hi
+        low_side.reach(partial(operator.lt, lo), lo_at)  # x > lo
         for side, out in ((low_side, lower), (high_side, upper)):
             slot = slots.get(id(side))
             if slot is None:
