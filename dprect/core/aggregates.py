@@ -921,8 +921,7 @@ def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | N
     expect_draws(block.groups * plan.columns * DRAWS_A_CELL)  # public: before the sources
     # groups without a seed read OS entropy: one source serves them all (no draw of one
     # is reproduced, so sharing changes no law; it reads the OS only when drawn from)
-    os_entropy = RandomSource()
-    streams = [os_entropy if s is None else RandomSource.stream(s) for s in seeds]
+    streams = RandomSource.streams(seeds)
     hists = block.centre_histograms()
     tiers = plan.tiers
     counts: list[list[int | None]] = []
@@ -1140,24 +1139,15 @@ def finish_small(plan: DescribePlan, anchors: Sequence[tuple[float, bool]],
     # each group with such cells draws them from its second stream; groups without a
     # seed share one OS source, as in round one (no draw of one is reproduced, so
     # sharing changes no law)
-    os_entropy: RandomSource | None = None
-    sources: list[RandomSource] = []
+    later = [g for g, row in enumerate(draws.cells) if any(cell is None for cell in row)]
+    sources = RandomSource.streams([draws.resume[g] for g in later])
     work: list[tuple[int, Tier, float, CellStatistics, int | None]] = []
-    for g, row in enumerate(draws.cells):
-        if all(cell is not None for cell in row):
-            continue
-        seed = draws.resume[g]
-        if seed is not None:
-            sources.append(RandomSource.stream(seed))
-        else:
-            os_entropy = RandomSource() if os_entropy is None else os_entropy
-            sources.append(os_entropy)
-        for j, cell in enumerate(row):
+    for i, g in enumerate(later):
+        for j, cell in enumerate(draws.cells[g]):
             if cell is None:
                 tier = plan.pooled if anchors[j][1] else tiers[draws.tiers[g][j]]
                 assert tier is not None
-                work.append((len(sources) - 1, tier, wanted[(g, j)], stats[(g, j)],
-                             draws.counts[g][j]))
+                work.append((i, tier, wanted[(g, j)], stats[(g, j)], draws.counts[g][j]))
     finished = iter(_finish_many(plan, work, sources))
     return [[next(finished)[0] if cell is None else cell for cell in row]
             for row in draws.cells]

@@ -163,6 +163,14 @@ def seed_state(mt: Any, key: Any) -> None:
     mt[_N] = np.uint32(_N)
 
 
+
+@_jit
+def seed_states(mts: Any, keys: Any, at: Any) -> None:
+    """:func:`seed_state` of each row: ``mts[r]`` from ``keys[at[r]:at[r + 1]]`` (a block's
+    group streams seeded in one call: :meth:`dprect.core.randomness.RandomSource.streams`)."""
+    for r in range(mts.shape[0]):
+        seed_state(mts[r], keys[at[r]:at[r + 1]])
+
 @_jit
 def _bit_length(n: Any) -> Any:
     """The bit length of 0 ≤ n < 2^64."""

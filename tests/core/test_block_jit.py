@@ -30,6 +30,7 @@ from dprect.core.describe_stats import (
     data_tails,
     joined_tails,
 )
+from dprect.core.errors import ParameterError
 from dprect.core.randomness import JointStreams, RandomSource
 from dprect.core.tail_bounds import CandidateStream
 
@@ -300,3 +301,34 @@ def test_a_block_s_count_noises_are_each_group_s_draws_in_turn(
     assert cell_draws.block_noises([RandomSource(), RandomSource()], 2, s, t) is None
     shared = RandomSource()
     assert len(cell_draws.block_noises([shared] * 4, 2, s, t) or []) == 8
+
+
+def test_streams_seeded_at_once_are_each_seed_s_stream() -> None:
+    """RandomSource.streams seeds a block's group streams in one compiled call, as the
+    rows of one array that JointStreams then draws from in place: each source is
+    RandomSource.stream of its seed (seeds of one to four words, zero), the block's draws
+    and the states after are those of one-by-one streams — also once a source let go of
+    its row (its state in a Python generator: the block copies it back); None seeds share
+    one OS source; a bad seed is refused as stream refuses it."""
+    gen = random.Random(8)
+    seeds = [0, 1, 2**32 - 1, 2**32, 2**64 + 5] + [gen.getrandbits(128) for _ in range(19)]
+    joint, one = RandomSource.streams(seeds), [RandomSource.stream(s) for s in seeds]
+    for a, b in zip(joint, one, strict=True):
+        assert np.array_equal(a._state()[1], b._state()[1])
+    block = JointStreams(joint)
+    assert block.states is joint[0]._home[0]  # drawn in place, not copied
+    cells = _cells(6, 120, len(seeds))
+    want = [draw_cell(c, one[c.row]) for c in _cells(6, 120, len(seeds))]
+    assert draw_cells(cells, joint) == want
+    joint[3]._gen.getrandbits(7)  # a draw in Python: the source lets go of its row
+    one[3].randbits(7)
+    assert JointStreams(joint).states is not joint[0]._home[0]
+    cells = _cells(7, 80, len(seeds))
+    want = [draw_cell(c, one[c.row]) for c in _cells(7, 80, len(seeds))]
+    assert draw_cells(cells, joint) == want
+    for a, b in zip(joint, one, strict=True):
+        assert a.randbits(64) == b.randbits(64)
+    shared = RandomSource.streams([None, None, None])
+    assert shared[0] is shared[1] is shared[2] and not shared[0].seeded
+    with pytest.raises(ParameterError, match="stream seed"):
+        RandomSource.streams([3, -1])
