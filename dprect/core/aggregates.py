@@ -1278,28 +1278,30 @@ def _released_many(plan: DescribePlan, cells: Sequence[CellDraw],
     given: list[tuple[float, float, float]] = []  # centre, pivot_share, ε_S
     ints: list[tuple[int, int, int, int, int]] = []  # steps, ñ, noise, K (−1: Python)
     parts: list[CellStatistics] = []
-    shares: dict[float, float] = {}
-    empty_stats = CellStatistics.empty()
+    # per split (a few a block): K with k = 2^K (−1: k not a power of two in range), ε_S
+    # and the pivot's share
+    splits: dict[int, tuple[int, float, float]] = {}
+    empty_stats, limit, i64 = CellStatistics.empty(), _RELEASE_LIMIT, np.dtype(np.int64)
     for cell, (_, tier, centre, stats, noisy_n), (a, b, noises) in zip(cells, work, drawn,
                                                                        strict=True):
-        k = tier.sum_sensitivity
-        if len(noises) != 1 or noisy_n is None or k & (k - 1) or not 0 < k < _RELEASE_LIMIT \
-                or not -_RELEASE_LIMIT < noises[0] < _RELEASE_LIMIT \
-                or not -_RELEASE_LIMIT < noisy_n < _RELEASE_LIMIT \
-                or not stats.keys.dtype == stats.counts.dtype == stats.sums.dtype == np.int64:
+        split = splits.get(id(tier))
+        if split is None:
+            k = tier.sum_sensitivity
+            split = splits[id(tier)] = (
+                k.bit_length() - 1 if 0 < k < limit and not k & (k - 1) else -1,
+                tier.sum_epsilon, pivot_share(plan.count_epsilon, tier.sum_epsilon))
+        if split[0] < 0 or len(noises) != 1 or noisy_n is None \
+                or not -limit < noises[0] < limit or not -limit < noisy_n < limit \
+                or not stats.keys.dtype == stats.counts.dtype == stats.sums.dtype == i64:
             parts.append(empty_stats)
             sides.append((0, 0))  # a bin of the grid (NaN-only: ±inf), never read
             given.append((0.0, 0.0, 1.0))
             ints.append((0, 0, 0, 0, -1))
             continue
         parts.append(stats)
-        eps_s = tier.sum_epsilon
-        share = shares.get(eps_s)
-        if share is None:
-            share = shares[eps_s] = pivot_share(plan.count_epsilon, eps_s)
         sides.append((cell.lower.bin_at(a), cell.upper.bin_at(b)))
-        given.append((centre, share, eps_s))
-        ints.append((a, b, noisy_n, noises[0], k.bit_length() - 1))
+        given.append((centre, split[2], split[1]))
+        ints.append((a, b, noisy_n, noises[0], split[0]))
     at = np.zeros(len(cells) + 1, dtype=np.int64)
     np.cumsum([len(p.keys) for p in parts], out=at[1:])
     empty = np.zeros(0, dtype=np.int64)
@@ -1315,19 +1317,20 @@ def _released_many(plan: DescribePlan, cells: Sequence[CellDraw],
         i[:, 3].copy(), g[:, 2].copy(), i[:, 4].copy(), plan.count_epsilon,
         plan.interval_level, "sum" in plan.statistics, "mean" in plan.statistics)
     want = set(plan.statistics)
+    has_count, has_sum, has_mean = "count" in want, "sum" in want, "mean" in want
     # each asked interval's columns of the values (count, sum, mean: query_intervals')
     spans = [(name, 2 + 2 * q) for name in plan.statistics
              for q, known in enumerate(("count", "sum", "mean")) if name == known]
     out: list[tuple[Cell, float | None]] = []
+    done = release_jit.DONE
     for ok, row, bound, cell, (_, _, centre, stats, noisy_n), d in zip(
             status.tolist(), values.tolist(), floats, cells, work, drawn, strict=True):
-        if ok != release_jit.DONE:
+        if ok != done:
             out.append(_released(plan, cell, centre, stats, noisy_n, *d))
             continue
-        total, mean = row[0], row[1]
-        out.append((Cell(bound[0], bound[1],
-                         float(max(noisy_n, 0)) if "count" in want else None,
-                         total if "sum" in want else None, mean if "mean" in want else None,
+        mean = row[1]
+        out.append((Cell(bound[0], bound[1], float(max(noisy_n, 0)) if has_count else None,
+                         row[0] if has_sum else None, mean if has_mean else None,
                          tuple([(name, row[q], row[q + 1]) for name, q in spans])), mean))
     return out
 
