@@ -236,9 +236,29 @@ class _Block:
                 break
             done[(i, ph)] = self._in_python(i, ph, status, out)
             start, phase = (i, ph + 1) if ph + 1 < self.phases else (i + 1, 0)
+        if not done:
+            return self._all_compiled()
         # Python ints, made at once
         steps, noises, upto = self.steps.tolist(), self.noises.tolist(), self.has_upto.tolist()
         return [self._cell(i, steps[i], noises[i], upto[i], done) for i in range(n)]
+
+    def _all_compiled(self) -> list[tuple[int, int, list[int]]]:
+        """What :meth:`_cell` makes of every cell when the block made every draw: the
+        sides that read past their candidates made before asked for them (:meth:`_cell`'s
+        check, the same calls in the same order), the steps scaled by the strides at once
+        and the noises made from their parts."""
+        over = (self.steps[:, :, 1] > self.has_upto).any(axis=1)
+        for i in np.flatnonzero(over).tolist():
+            cell = self.cells[i]
+            for ph in (0, 1):
+                known = int(self.steps[i, ph, 1])
+                if known > self.has_upto[i, ph] and not self._steps(cell, ph).has(known - 1):
+                    raise AssertionError("more tail counts than the side has candidates")
+        ks = (self.steps[:, :, 0] * self.strides[self.tier_of][:, None]).tolist()
+        noises = self.noises.tolist()
+        return [(k[0], k[1], [noise_value(z[q][0], z[q][1], z[q][2], z[q][3], rate, scale)
+                              for q, (rate, scale) in enumerate(cell.noises)])
+                for cell, k, z in zip(self.cells, ks, noises, strict=True)]
 
     def _in_python(self, i: int, ph: int, status: int, out: Any) -> int:
         """The draw the block stopped at, made as :func:`draw_cell` makes it, on the

@@ -332,3 +332,40 @@ def test_streams_seeded_at_once_are_each_seed_s_stream() -> None:
     assert shared[0] is shared[1] is shared[2] and not shared[0].seeded
     with pytest.raises(ParameterError, match="stream seed"):
         RandomSource.streams([3, -1])
+
+
+def test_a_block_drawn_without_a_stop_is_its_cells_one_by_one(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A block whose every draw is compiled (every side's candidates made, splits and
+    scales the compiled samplers take: no stop for Python) hands out its steps scaled by
+    the strides and its noises made from their parts at once: what the cells draw one by
+    one, strided sides and two noises among them."""
+    def no_stop(*_: object) -> int:
+        raise AssertionError("a stop for Python")
+
+    monkeypatch.setattr(cell_draws._Block, "_in_python", no_stop)
+    gen = random.Random(12)
+    rows = 10
+
+    def cells() -> list[CellDraw]:
+        gen.seed(12)
+        out = []
+        for i in range(150):
+            centre = gen.choice([0.0, 1.5, -3.25, 1e6])
+            lower, upper = CandidateStream(centre, "lower"), CandidateStream(centre, "upper")
+            lower.has(2000)
+            upper.has(2000)
+            out.append(CellDraw(_tails(gen), _tails(gen), lower, upper,
+                                gen.choice(TIERS[:2]),
+                                gen.choice([((1, 5),), ((3, 2**70 + 1), (1, 7))]), i % rows))
+        return out
+
+    one, block = _sources(13, rows), _sources(13, rows)
+    want = [draw_cell(c, one[c.row]) for c in cells()]
+    drawn = cells()
+    got = draw_cells(drawn, block)
+    assert got == want
+    assert any(c.tier.stride == 2 and (kl or ku) for c, (kl, ku, _) in zip(drawn, got,
+                                                                           strict=True))
+    for a, b in zip(one, block, strict=True):
+        assert a.randbits(64) == b.randbits(64)
