@@ -111,7 +111,7 @@ from typing import Any, Protocol, TypeVar, cast
 import numpy as np
 
 from dprect.core.accounting import Guarantee, add_remove_budget, replace_one
-from dprect.core.cell_draws import CellDraw, block_noises, draw_cell, draw_cells
+from dprect.core.cell_draws import CellDraw, block_bits, block_noises, draw_cell, draw_cells
 from dprect.core.describe_stats import (
     CellStatistics,
     bin_blocks,
@@ -299,12 +299,23 @@ class DescribePlan:
         """The split of a cell whose released count is ``noisy_count`` (None: no count
         drawn, the plan's own): the first tier whose ``min_count`` it reaches — a public
         function of a released value."""
-        if noisy_count is None:
-            return 0
-        for i, tier in enumerate(self.tiers):
-            if tier.min_count is None or noisy_count >= tier.min_count:
-                return i
-        raise AssertionError("a plan's last tier selects every count")
+        return self.tier_indices([noisy_count])[0]
+
+    def tier_indices(self, noisy_counts: Iterable[int | None]) -> list[int]:
+        """:meth:`tier_index` of each count (a block's cells at once)."""
+        mins = [tier.min_count for tier in self.tiers]
+        out = []
+        for n in noisy_counts:
+            if n is None:
+                out.append(0)
+                continue
+            for i, least in enumerate(mins):
+                if least is None or n >= least:
+                    out.append(i)
+                    break
+            else:
+                raise AssertionError("a plan's last tier selects every count")
+        return out
 
     # the exact rates and scales the samplers use (the check re-derives ε from these;
     # made once per plan, not once per cell): the plan's own split's are its first tier's
@@ -924,31 +935,32 @@ def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | N
     streams = RandomSource.streams(seeds)
     hists = block.centre_histograms()
     tiers = plan.tiers
-    counts: list[list[int | None]] = []
-    picks: list[list[int]] = []
-    resume: list[int | None] = []
-    centres: list[list[float | None]] = []
-    scale = plan.count_scale
-    # every group's counts' noises first, in one compiled call where it can (each group's
-    # from its own stream, in the order below: the same draws; none on a bounds-alone
-    # plan), else one by one in the loop
+    columns, scale = plan.columns, plan.count_scale
+    # the draws of each group's stream in order: its counts' noises (columns in order;
+    # none on a bounds-alone plan), its second stream's seed, its centres. Each group
+    # draws from its own stream (or all from one OS source, whose draws are never
+    # reproduced), so they are made phase by phase across the block: the same draws.
+    # Every group's counts' noises in one compiled call where it can, else one by one.
     drawn = (None if scale is None else
-             block_noises(streams, plan.columns, scale.denominator, scale.numerator))
-    for g, rng in enumerate(streams):
-        group_noises = (None if drawn is None
-                        else drawn[g * plan.columns:(g + 1) * plan.columns])
-        noisy: list[int | None] = (
-            [_noisy_count(plan, int(hist[1].sum()), rng) for hist in hists[g]]
-            if group_noises is None else
-            [int(hist[1].sum()) + z for hist, z in zip(hists[g], group_noises, strict=True)])
-        picked = [plan.tier_index(n) for n in noisy]
-        later = any(picked)
-        resume.append(rng.randbits(STREAM_SEED_BITS) if later and rng.seeded else None)
-        counts.append(noisy)
-        picks.append(picked)
-        centres.append([None if tiers[k].anchored else
-                        draw_centre_from_counts(*hist, tiers[k].centre_rate, rng)
-                        for k, hist in zip(picked, hists[g], strict=True)])
+             block_noises(streams, columns, scale.denominator, scale.numerator))
+    rows = _hist_rows(hists)
+    noisy: list[int | None] = (
+        [_noisy_count(plan, n, streams[i // columns]) for i, n in enumerate(rows)]
+        if drawn is None else [n + z for n, z in zip(rows, drawn, strict=True)])
+    flat = plan.tier_indices(noisy)
+    counts = [noisy[g * columns:(g + 1) * columns] for g in range(block.groups)]
+    picks = [flat[g * columns:(g + 1) * columns] for g in range(block.groups)]
+    later = [g for g, picked in enumerate(picks) if any(picked) and streams[g].seeded]
+    second = block_bits(streams, later, STREAM_SEED_BITS) if later else []
+    if second is None:  # not joinable: one by one
+        second = [streams[g].randbits(STREAM_SEED_BITS) for g in later]
+    resume: list[int | None] = [None] * block.groups
+    for g, seed in zip(later, second, strict=True):
+        resume[g] = seed
+    centres = [[None if tiers[k].anchored else
+                draw_centre_from_counts(*hist, tiers[k].centre_rate, rng)
+                for k, hist in zip(picked, row, strict=True)]
+               for rng, picked, row in zip(streams, picks, hists, strict=True)]
     own = {(g, j): c for g, (row, krow) in enumerate(zip(centres, picks, strict=True))
            for j, (c, k) in enumerate(zip(row, krow, strict=True))
            if not k and c is not None}
@@ -969,6 +981,17 @@ def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | N
              and any(picks[g][j] == last for g in range(block.groups))}
     return BlockDraws([[c for c, _ in row] for row in done], picks, centres, counts,
                       resume, [[m for _, m in row] for row in done], pools)
+
+
+def _hist_rows(hists: Sequence[Sequence[tuple[np.ndarray, np.ndarray]]]) -> list[int]:
+    """Each histogram's rows (the sum of its counts), groups then columns in order, in
+    one pass over the joined counts (exact: int64 sums of row counts)."""
+    flat = [counts for row in hists for _, counts in row]
+    sizes = np.array([len(c) for c in flat], dtype=np.int64)
+    ends = np.cumsum(sizes)
+    total = np.concatenate(([0], np.cumsum(np.concatenate(
+        [np.zeros(0, dtype=np.int64), *flat]).astype(np.int64, copy=False))))
+    return (total[ends] - total[ends - sizes]).tolist()
 
 
 def merge_histograms(parts: Iterable[tuple[np.ndarray, np.ndarray]]

@@ -129,6 +129,24 @@ def block_noises(sources: list[RandomSource], per: int, s: int, t: int
     return [noise_value(uh, ul, v, negative, s, t) for uh, ul, v, negative in out.tolist()]
 
 
+def block_bits(sources: list[RandomSource], rows: Sequence[int], k: int
+               ) -> list[int] | None:
+    """``[sources[r].randbits(k) for r in rows]`` — the same values and bits, ``rows``
+    distinct — in one compiled call (:func:`dprect.core.block_jit.block_words`) where the
+    sources are seeded and joinable (:meth:`~dprect.core.randomness.JointStreams.
+    possible`), else None: the caller draws them one by one (a describe block's second
+    streams' seeds)."""
+    if not sources or not sources[0].seeded or not JointStreams.possible(sources):
+        return None
+    from dprect.core import block_jit  # loaded with the compiled samplers (numba)
+
+    joint = JointStreams(sources)
+    out = np.zeros((len(rows), (k + 31) // 32), dtype=np.uint32)
+    block_jit.block_words(joint.states, np.array(rows, dtype=np.int64).reshape(-1), k, out)
+    data, size = out.astype("<u4").tobytes(), out.shape[1] * 4
+    return [int.from_bytes(data[i * size:(i + 1) * size], "little") for i in range(len(rows))]
+
+
 def draw_cells(cells: Sequence[CellDraw], sources: list[RandomSource],
                joined: tuple[np.ndarray, np.ndarray] | None = None
                ) -> list[tuple[int, int, list[int]]]:
@@ -310,5 +328,5 @@ class _Block:
         return sides[0], sides[1], out
 
 
-__all__ = ["CellDraw", "SideTier", "block_noises", "draw_cell", "draw_cells", "noise_value",
-           "side_step"]
+__all__ = ["CellDraw", "SideTier", "block_bits", "block_noises", "draw_cell", "draw_cells",
+           "noise_value", "side_step"]

@@ -369,3 +369,18 @@ def test_a_block_drawn_without_a_stop_is_its_cells_one_by_one(
                                                                            strict=True))
     for a, b in zip(one, block, strict=True):
         assert a.randbits(64) == b.randbits(64)
+
+
+def test_a_block_s_bits_are_each_listed_source_s_randbits() -> None:
+    """cell_draws.block_bits (one compiled call, block_jit.block_words) draws what
+    randbits(k) draws on each listed source, in the listed order: the same values and
+    every source's state after (listed or not; k of one to five words); None where the
+    sources are unseeded or not joinable."""
+    rows = [5, 0, 3, 8]
+    for k in (1, 31, 32, 64, 128, 129):
+        one, block = _sources(6, 9), _sources(6, 9)
+        assert cell_draws.block_bits(block, rows, k) == [one[r].randbits(k) for r in rows]
+        for a, b in zip(one, block, strict=True):
+            assert a.randbits(64) == b.randbits(64)
+    assert cell_draws.block_bits([RandomSource()] * 3, [0, 1], 128) is None
+    assert cell_draws.block_bits([RandomSource(), RandomSource()], [0], 128) is None
