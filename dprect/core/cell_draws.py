@@ -225,8 +225,10 @@ class _Block:
                    for t in (c.lower_tails, c.upper_tails)])
         else:
             self.tails, self.tail_at = joined
-        self.has_upto = np.array([[self._steps(c, 0).count, self._steps(c, 1).count]
-                                  for c in cells], dtype=np.int64).reshape(n, 2)
+        # each side's steps made (:attr:`_Strided.count`: ⌈made / stride⌉), at once
+        made = np.array([(c.lower.count, c.upper.count) for c in cells],
+                        dtype=np.int64).reshape(n, 2)
+        self.has_upto = -(-made // self.strides[self.tier_of][:, None])
         self.steps = np.zeros((n, 2, 2), dtype=np.int64)
         self.noises = np.zeros((n, 2, 4), dtype=np.uint64)
 
