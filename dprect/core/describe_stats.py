@@ -593,14 +593,27 @@ def _column_cuts(cells: Sequence[BinStatistics],
     # the searches' targets, each cell's lower_value(hi) and −upper_value(lo), at once
     targets = zip((-bin_edges(bins[:, 0], upper=True)).tolist(),
                   bin_edges(bins[:, 1], upper=False).tolist(), strict=True)
+    # range_cuts' two searches a cell (x < hi on the upper side, x > lo on the lower),
+    # without their arrays. A side that has made more than its first candidate only
+    # grows along one chain of states (doubling) while its last bin passes the range's
+    # end, so such searches one after the other leave it where the one reaching
+    # farthest does: they are folded into that one (``farthest``), made at the end
+    farthest: dict[int, list[Any]] = {}  # id(side) → [side, farthest end, upper]
     for g, (pair, (lo, hi), (lo_at, hi_at)) in enumerate(zip(streams, ends, targets,
                                                               strict=True)):
         if pair is None:
             continue
         low_side, high_side = pair
-        # range_cuts' two searches, in its order, without their arrays
-        high_side.reach(partial(operator.gt, hi), hi_at)  # x < hi
-        low_side.reach(partial(operator.lt, lo), lo_at)  # x > lo
+        for side, end, at_end, is_upper in ((high_side, hi, hi_at, True),
+                                            (low_side, lo, lo_at, False)):
+            fold = farthest.get(id(side))
+            if fold is not None:
+                if fold[1] is None or (end > fold[1] if is_upper else end < fold[1]):
+                    fold[1] = end
+                continue
+            side.reach(partial(operator.gt if is_upper else operator.lt, end), at_end)
+            if side.count != 1:  # past its first candidate: later searches fold
+                farthest[id(side)] = [side, None, is_upper]
         for side, out in ((low_side, lower), (high_side, upper)):
             slot = slots.get(id(side))
             if slot is None:
@@ -608,6 +621,9 @@ def _column_cuts(cells: Sequence[BinStatistics],
                 sides.append(side)
             out[g] = slot
         low_bin[g], high_bin[g] = lo, hi
+    for side, end, is_upper in farthest.values():
+        if end is not None:
+            side.reach(partial(operator.gt if is_upper else operator.lt, end))
     made = [s._made_array() for s in sides]  # after every reach: each as made at last
     at = np.zeros(len(made) + 1, dtype=np.int64)
     np.cumsum([len(m) for m in made], out=at[1:])
