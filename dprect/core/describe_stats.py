@@ -541,9 +541,21 @@ def statistics_of_cells(bins: Mapping[tuple[int, int], BinStatistics],
     out: dict[tuple[int, int], CellStatistics] = {}
     mask = (1 << PACKED_BITS) - 1
     none = BinStatistics(*(np.zeros(0, dtype=np.int64),) * 3)
+    # each centre's shared streams looked up once (by value: ±0.0 are looked up each time,
+    # equal as keys but not the same centre)
+    pairs: dict[float, tuple[CandidateStream, CandidateStream]] = {}
+
+    def streams_of(c: float) -> tuple[CandidateStream, CandidateStream]:
+        pair = pairs.get(c) if c else None
+        if pair is None:
+            pair = shared_streams(c)
+            if c:
+                pairs[c] = pair
+        return pair
+
     for j in range(columns):
         cells = [bins.get((g, j), none) for g in range(groups)]
-        streams = [shared_streams(centres[(g, j)]) if len(b.bins) else None
+        streams = [streams_of(centres[(g, j)]) if len(b.bins) else None
                    for g, b in enumerate(cells)]
         cuts = (joint_cuts([range_cuts(centres[(g, j)], int(b.bins[0]), int(b.bins[-1]),
                                        streams[g])
