@@ -236,21 +236,23 @@ def laws_tables(laws: _Laws, jit: Any) -> tuple[Any, ...] | None:
 
 
 def _one_bucket_tables(laws: _Laws, jit: Any) -> tuple[Any, ...] | None:
-    """:func:`compiled_tables` of ``laws`` where each has c·kmax < 1 (num·kmax < den:
-    ``ExactSampler.n_max`` = 0, so its buckets are ``ExactSampler._one_bucket``'s — bucket
-    0 holding the whole grid of ``size`` points as the run (0, size, size), single, no
-    interval) and its integers fit as :func:`compiled_tables` requires; None otherwise
-    (then :func:`compiled_tables` decides). The same arrays, without the samplers
+    """:func:`compiled_tables` of ``laws`` where each has c·kmax < 1 (num·kmax < den,
+    i.e. kmax ≤ ⌊(den − 1)/num⌋: ``ExactSampler.n_max`` = 0, so its buckets are
+    ``ExactSampler._one_bucket``'s — bucket 0 holding the whole grid of ``size`` points
+    as the run (0, size, size), single, no interval) and its integers fit as
+    :func:`compiled_tables` requires; None otherwise (then :func:`compiled_tables`
+    decides). The same arrays, without the samplers
     (tests/core/test_quantile_draws_compiled.py)."""
     depths = laws.depths
     if not isinstance(depths, np.ndarray) or depths.dtype != np.int64 \
             or laws.size >= jit.LIMIT:
         return None
-    nums = [r.numerator for r in laws.rates]
-    dens = [r.denominator for r in laws.rates]
-    kmax = depths.max(axis=1).tolist()
-    if any(num >= jit.LIMIT or den >= jit.WIDE or num * k >= den
-           for num, den, k in zip(nums, dens, kmax, strict=True)):
+    words = _rate_words(laws.rates, jit)
+    if words is None:
+        return None
+    nums, most, dens = words
+    kmax = depths.max(axis=1)
+    if not (kmax <= most).all():
         return None
     m = len(nums)
     table = np.zeros((m + 1, 5), dtype=np.int64)
@@ -260,10 +262,38 @@ def _one_bucket_tables(laws: _Laws, jit: Any) -> tuple[Any, ...] | None:
     table[:, 3] = np.arange(m + 1)  # law j's bucket row is j (one row a law)
     rows = np.empty((m, 5), dtype=np.int64)
     rows[:] = (0, laws.size, 0, laws.size, laws.size)  # (n, size, run)
-    return (laws.starts.astype(np.int64), depths,
-            table, np.array([(d >> 64, d & 0xFFFFFFFFFFFFFFFF) for d in dens],
-                            dtype=np.uint64),
-            rows, np.zeros((0, 3), dtype=np.uint64), FIRST_UNIFORM_BITS)
+    return (laws.starts.astype(np.int64), depths, table, dens, rows,
+            np.zeros((0, 3), dtype=np.uint64), FIRST_UNIFORM_BITS)
+
+
+#: :func:`_rate_words` of the rates met, by the rates' identities (a plan's rates are
+#: made once: a few a process)
+_WORDS: dict[tuple[int, ...], tuple[tuple[Fraction, ...], Any]] = {}
+
+
+def _rate_words(rates: Sequence[Fraction], jit: Any) -> Any:
+    """For the rates num_j/den_j: (the nums as int64, ⌊(den_j − 1)/num_j⌋ capped at
+    2^63 − 1 as int64 — the largest kmax with num·kmax < den —, the dens' two words as
+    uint64), or None where a num reaches ``jit.LIMIT`` or a den ``jit.WIDE``
+    (:func:`compiled_tables`' bounds). Made once for the same rate objects."""
+    key = tuple(map(id, rates))
+    hit = _WORDS.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit[0], rates, strict=True)):
+        return hit[1]
+    nums = [r.numerator for r in rates]
+    dens = [r.denominator for r in rates]
+    words = None
+    if all(n < jit.LIMIT and d < jit.WIDE for n, d in zip(nums, dens, strict=True)):
+        words = (np.array(nums, dtype=np.int64),
+                 np.array([min((d - 1) // n, 2**63 - 1) for n, d in zip(nums, dens,
+                                                                       strict=True)],
+                          dtype=np.int64),
+                 np.array([(d >> 64, d & 0xFFFFFFFFFFFFFFFF) for d in dens],
+                          dtype=np.uint64))
+    if len(_WORDS) >= 256:
+        _WORDS.clear()
+    _WORDS[key] = (tuple(rates), words)
+    return words
 
 
 def compiled_tables(samplers: list[ExactSampler], starts: np.ndarray, size: int,

@@ -173,20 +173,21 @@ class QuantilePlan:
         e = Fraction(self.epsilon_each)
         return tuple(e / (2 * q.denominator) for q in self.quantiles)
 
-    @property
+    @cached_property
     def centre_rate(self) -> Fraction:
         """(1 − SIGN_PART)·ε_c/4, exact: the centre block's rate per 1/2 row (the rank law
         of q = 1/2)."""
         return Fraction(self.centre_epsilon) * (1 - SIGN_PART) / 4
 
-    @property
+    @cached_property
     def sign_rate(self) -> Fraction:
         """SIGN_PART·ε_c/4, exact: the sign's rate per 1/2 row."""
         return Fraction(self.centre_epsilon) * SIGN_PART / 4
 
-    @property
+    @cached_property
     def count_scale(self) -> Fraction:
-        """1/ε_n, exact: the flag count's two-sided geometric scale (sensitivity 1)."""
+        """1/ε_n, exact: the flag count's two-sided geometric scale (sensitivity 1).
+        (This and the two rates above are computed once a plan: every cell reads them.)"""
         return 1 / Fraction(self.count_epsilon)
 
     def branch(self, noisy: int) -> QuantilePlan:
