@@ -125,11 +125,11 @@ def rank_depths(frame: RankFrame, quantiles: Sequence[Fraction],
     (m, pieces) where every b_j·n stays in int64 (the condition under which
     ``weighted`` computes in int64: the same integers, by the same operations), else a
     list of each quantile's own rows (Python integers beyond int64)."""
-    if any(q.denominator * max(frame.n, 1) >= MAX_WEIGHTED_ROWS for q in quantiles):
+    a, b, most = _made_once(_quantile_words, quantiles)
+    if most * max(frame.n, 1) >= MAX_WEIGHTED_ROWS:
         return [as_depths(frame.weighted(q, index)) for q in quantiles]
     lo, hi = (frame.lo, frame.hi) if index is None else (frame.lo[index], frame.hi[index])
-    b = np.array([q.denominator for q in quantiles], dtype=np.int64)[:, None]
-    t = np.array([q.numerator * frame.n for q in quantiles], dtype=np.int64)[:, None]
+    t = a * np.int64(frame.n)  # a·n < b·n < 2^62: exact in int64
     weighted = np.maximum(0, np.maximum(lo * b - t, t - hi * b))
     return weighted.max(axis=1, keepdims=True) - weighted
 
@@ -247,7 +247,7 @@ def _one_bucket_tables(laws: _Laws, jit: Any) -> tuple[Any, ...] | None:
     if not isinstance(depths, np.ndarray) or depths.dtype != np.int64 \
             or laws.size >= jit.LIMIT:
         return None
-    words = _rate_words(laws.rates, jit)
+    words = _made_once(_rate_words, laws.rates, jit)
     if words is None:
         return None
     nums, most, dens = words
@@ -266,34 +266,48 @@ def _one_bucket_tables(laws: _Laws, jit: Any) -> tuple[Any, ...] | None:
             np.zeros((0, 3), dtype=np.uint64), FIRST_UNIFORM_BITS)
 
 
-#: :func:`_rate_words` of the rates met, by the rates' identities (a plan's rates are
-#: made once: a few a process)
-_WORDS: dict[tuple[int, ...], tuple[tuple[Fraction, ...], Any]] = {}
+#: what :func:`_made_once` made, by the identities of the fractions it was made from
+_MADE: dict[tuple[Any, ...], tuple[tuple[Fraction, ...], Any]] = {}
+
+
+def _made_once(make: Any, fractions: Sequence[Fraction], *args: Any) -> Any:
+    """``make(fractions, *args)``, made once for the same fraction objects (a plan's
+    quantiles and rates are made once: a few a process; the fractions are kept, so their
+    identities are not reused)."""
+    key = (make, *map(id, fractions), *args)
+    hit = _MADE.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit[0], fractions, strict=True)):
+        return hit[1]
+    if len(_MADE) >= 256:
+        _MADE.clear()
+    made = make(fractions, *args)
+    _MADE[key] = (tuple(fractions), made)
+    return made
 
 
 def _rate_words(rates: Sequence[Fraction], jit: Any) -> Any:
     """For the rates num_j/den_j: (the nums as int64, ⌊(den_j − 1)/num_j⌋ capped at
     2^63 − 1 as int64 — the largest kmax with num·kmax < den —, the dens' two words as
     uint64), or None where a num reaches ``jit.LIMIT`` or a den ``jit.WIDE``
-    (:func:`compiled_tables`' bounds). Made once for the same rate objects."""
-    key = tuple(map(id, rates))
-    hit = _WORDS.get(key)
-    if hit is not None and all(a is b for a, b in zip(hit[0], rates, strict=True)):
-        return hit[1]
+    (:func:`compiled_tables`' bounds)."""
     nums = [r.numerator for r in rates]
     dens = [r.denominator for r in rates]
-    words = None
-    if all(n < jit.LIMIT and d < jit.WIDE for n, d in zip(nums, dens, strict=True)):
-        words = (np.array(nums, dtype=np.int64),
-                 np.array([min((d - 1) // n, 2**63 - 1) for n, d in zip(nums, dens,
-                                                                       strict=True)],
-                          dtype=np.int64),
-                 np.array([(d >> 64, d & 0xFFFFFFFFFFFFFFFF) for d in dens],
-                          dtype=np.uint64))
-    if len(_WORDS) >= 256:
-        _WORDS.clear()
-    _WORDS[key] = (tuple(rates), words)
-    return words
+    if not all(n < jit.LIMIT and d < jit.WIDE for n, d in zip(nums, dens, strict=True)):
+        return None
+    return (np.array(nums, dtype=np.int64),
+            np.array([min((d - 1) // n, 2**63 - 1) for n, d in zip(nums, dens, strict=True)],
+                     dtype=np.int64),
+            np.array([(d >> 64, d & 0xFFFFFFFFFFFFFFFF) for d in dens], dtype=np.uint64))
+
+
+def _quantile_words(quantiles: Sequence[Fraction]) -> tuple[np.ndarray, np.ndarray, int]:
+    """The quantiles q_j = a_j/b_j as (a, b) int64 columns and the largest b (Python
+    integer: the int64 bound of :func:`rank_depths` is checked on it exactly)."""
+    b = [q.denominator for q in quantiles]
+    if max(b) >= MAX_WEIGHTED_ROWS:  # no int64 computation: rank_depths goes by rows
+        return np.zeros((0, 1), np.int64), np.zeros((0, 1), np.int64), max(b)
+    return (np.array([q.numerator for q in quantiles], dtype=np.int64)[:, None],
+            np.array(b, dtype=np.int64)[:, None], max(b))
 
 
 def compiled_tables(samplers: list[ExactSampler], starts: np.ndarray, size: int,

@@ -529,15 +529,26 @@ class QuantileCell:
 
 def release_cell(stats: QuantileStatistics, plan: QuantilePlan, rng: RandomSource
                  ) -> QuantileCell:
-    """The release of one (group, column) (:func:`draws`): the drawn bins' values, sorted
-    (monotone in q by post-processing), the flag and the rank error at the plan's level
-    (post-processing of the count: the split it picked)."""
+    """The release of one (group, column) (:func:`draws`, then :func:`released_cells`):
+    the drawn bins' values, sorted (monotone in q by post-processing), the flag and the
+    rank error at the plan's level (post-processing of the count: the split it picked)."""
     drawn, noisy = draws(stats, plan, rng)
-    values = np.sort(bin_values(plan, np.array(drawn, dtype=np.int64)))
-    split = plan if noisy is None else plan.branch(noisy)
-    return QuantileCell(tuple(float(v) for v in values),
-                        None if noisy is None else noisy < plan.rows_needed(),
-                        split.interval_rank_error)
+    return released_cells(plan, [drawn], [noisy])[0]
+
+
+def released_cells(plan: QuantilePlan, drawn: Sequence[Sequence[int]],
+                   noisy: Sequence[int | None]) -> list[QuantileCell]:
+    """The releases of cells from their :func:`draws` (each cell's m drawn bins and its
+    noisy count), in order: each cell's values sorted, its flag and rank error
+    (post-processing only) — every cell's values found in ONE call of the grid's
+    ``values`` (a block's cells at once: the same floats as cell by cell)."""
+    m = len(plan.quantiles)
+    bins = np.array(drawn, dtype=np.int64).reshape(len(drawn), m)
+    values = np.sort(bin_values(plan, bins.ravel()).reshape(bins.shape), axis=1).tolist()
+    needed = plan.rows_needed()
+    return [QuantileCell(tuple(row), None if n is None else n < needed,
+                         (plan if n is None else plan.branch(n)).interval_rank_error)
+            for row, n in zip(values, noisy, strict=True)]
 
 
 def release_quantiles(stats: QuantileStatistics, plan: QuantilePlan, rng: RandomSource
@@ -583,4 +594,5 @@ __all__ = [
     "rank_error",
     "release_cell",
     "release_quantiles",
+    "released_cells",
 ]
