@@ -27,7 +27,9 @@ laws drawn one by one (:func:`~dprect.core.quantile_centre.draw_near` on each
 **Compiled.** Where numba is loaded (:func:`dprect.core.randomness.kernels`, once a
 process's announced work reaches ``JIT_AFTER`` sampler calls) a cell's laws are drawn in one call of
 :func:`dprect.core.random_jit.unimodal_rounds` — the same attempts and rounds on the same
-stream — from :func:`compiled_tables`: each law's buckets at the first precision and the
+stream — from :func:`laws_tables` (a cell's depth rows in one int64 computation,
+:func:`rank_depths`; a law with c·kmax < 1 has one bucket, its table read off its depths
+without a sampler; else :func:`compiled_tables`): each law's buckets at the first precision and the
 exact intervals of the first uniform's 64 bits on which ``Buckets.decide`` picks each
 bucket (``Buckets.intervals``: each bucket's
 :func:`~dprect.core.interior_point.decision_interval`, which ``decide`` reads); a
