@@ -132,24 +132,28 @@ def path_counts() -> dict[str, int]:
     """Counts, from now on in this process, of the quantile laws by the path they take
     (:mod:`dprect.core.quantile_draws`): ``one_bucket`` laws whose compiled table is read
     off their depths, ``sampler_tables`` laws tabled from their samplers (several
-    buckets), ``python`` laws drawn wholly in Python (no table: an integer past the
-    compiled bounds, or no numba), ``paused`` laws the compiled rounds handed to Python
-    on an undecided uniform (the same draws on every path)."""
+    buckets), ``python`` laws drawn wholly in Python with numba loaded (no table: an
+    integer past the compiled bounds; before numba loads nothing is counted),
+    ``paused`` laws the compiled rounds handed to Python on an undecided uniform (the
+    same draws on every path)."""
     from dprect.core import quantile_draws as qd
 
     counts: dict[str, int] = {"one_bucket": 0, "sampler_tables": 0, "python": 0,
                               "paused": 0}
     tables, one, rounds = qd.laws_tables, qd._one_bucket_tables, qd._rounds
+    shortcut = [False]
 
     def laws_tables(laws: Any, jit: Any) -> Any:
+        shortcut[0] = False
         made = tables(laws, jit)
-        if made is None:
-            counts["python"] += len(laws)
+        path = "python" if made is None else "one_bucket" if shortcut[0] \
+            else "sampler_tables"
+        counts[path] += len(laws)
         return made
 
     def one_bucket(laws: Any, jit: Any) -> Any:
         made = one(laws, jit)
-        counts["one_bucket" if made is not None else "sampler_tables"] += len(laws)
+        shortcut[0] = made is not None
         return made
 
     def finish(sampler: Any, near: Any, rng: Any, u: int | None = None) -> int:
@@ -273,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
         paths = path_counts()
         if args.warm:  # one block first, unprofiled: numba's kernels and caches loaded
             run_draws(sorted(merged)[-1:])
-            paths.clear()
+            paths.update(dict.fromkeys(paths, 0))
         _, stats, cpu = profiled(run_draws)
         # then as a reused worker draws them: other blocks, unprofiled, caches warm
         later = sorted(merged)[args.blocks:2 * args.blocks]
