@@ -14,22 +14,27 @@ it for a round whose list runs short.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from functools import partial
 
 import numpy as np
 import pyarrow as pa
-from pyspark import StorageLevel
+from pyspark import StorageLevel, cloudpickle
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F  # noqa: N812
 
 from dprect.core.domains import Side
 from dprect.engines.numpy_engine import axes_thresholds
+from dprect.engines.spark import by_value, held_kernel  # noqa: F401  (by_value registers)
 from dprect.engines.spark.held_kernel import HELD_SCHEMA, HeldTask, count_held, count_shipped
 from dprect.engines.spark.prefetch import RANK_COLUMN, refine, with_ranks
 from dprect.engines.spark.shipped import shipped_rows, shipped_widths
 from dprect.engines.spark.sql import all_of, ident, literal, seen
 from dprect.engines.spark.strategy import Rows
+
+# the held queries' kernel and its task travel by value, as the pass's (order_pass)
+cloudpickle.register_pickle_by_value(sys.modules[held_kernel.__name__])
 
 #: above this many rows a window is taken by a full sort instead of a top-N heap
 TOP_N_ROWS = 1_000_000
