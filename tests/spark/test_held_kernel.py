@@ -1,8 +1,8 @@
 """The box's held queries' executor kernel (:mod:`dprect.engines.spark.held_kernel`), run
 without Spark on Arrow batches: the packed blocks give back every column bit for bit, at
-most ``PACK_BYTES`` each, and a partition's pairs are the numpy engine's counts of the
-encoded rows that survive the cuts — the first query's (raw shipped columns) and a later
-one's (the held blocks) alike."""
+most ``PACK_BYTES`` each, and a partition's counts row is the numpy engine's counts of
+the encoded rows that survive the cuts — the first query's (raw shipped columns) and a
+later one's (the held blocks) alike — narrowed and compressed."""
 
 from __future__ import annotations
 
@@ -12,7 +12,17 @@ import pyarrow as pa
 from dprect import FloatOrder, Grid
 from dprect.engines.numpy_engine import bucket_counts
 from dprect.engines.spark import held_kernel
-from dprect.engines.spark.held_kernel import HeldTask, count_held, count_shipped, pack, unpack
+from dprect.engines.spark.held_kernel import (
+    BLOCK,
+    COUNTS,
+    HeldTask,
+    count_held,
+    count_shipped,
+    counts_row,
+    pack,
+    sum_counts,
+    unpack,
+)
 from dprect.engines.spark.pass_kernel import feature_column
 
 
@@ -24,12 +34,31 @@ def _columns(n: int, seed: int) -> list[np.ndarray]:
     return [x0, x1]
 
 
-def _dense(pairs: list[pa.RecordBatch], widths: list[int]) -> list[list[int]]:
-    total = np.zeros(sum(widths), dtype=np.int64)
-    for batch in pairs:
-        assert batch.column(2).null_count == batch.num_rows  # pairs only: no block
-        np.add.at(total, batch.column(0).to_numpy(), batch.column(1).to_numpy())
-    return [part.tolist() for part in np.split(total, np.cumsum(widths)[:-1])]
+def _dense(out: list[pa.RecordBatch], widths: list[int]) -> list[list[int]]:
+    table = pa.Table.from_batches(out)
+    counts = table.filter(pa.compute.equal(table.column("k"), COUNTS))
+    assert counts.num_rows == 1  # one counts row a partition
+    return [part.tolist() for part in sum_counts(counts, widths)]
+
+
+def test_counts_rows_narrow_compress_and_sum_exactly() -> None:
+    """A counts row takes the least unsigned type holding its largest count (one byte
+    here where int64 pairs took 16 a non-zero slot) and the driver's sum is exact
+    across rows of different types, up to counts past 2^32."""
+    small = [np.zeros(4097, dtype=np.int64) for _ in range(8)]
+    for j, axis in enumerate(small):
+        axis[1000 + 3 * j:1900:2] = 7
+    row = counts_row(small)
+    assert row.column(1).to_pylist() == [1]
+    assert len(row.column(2)[0].as_py()) < 8 * 4097 // 20
+    big = [np.full(4097, 2**40 + 3, dtype=np.int64) for _ in range(8)]
+    mid = [np.full(4097, 70_000, dtype=np.int64) for _ in range(8)]
+    rows = [counts_row(small), counts_row(big), counts_row(mid)]
+    assert [r.column(1)[0].as_py() for r in rows] == [1, 8, 4]
+    got = sum_counts(pa.Table.from_batches(rows), [4097] * 8)
+    for j in range(8):
+        assert got[j].dtype == np.int64
+        assert got[j].tolist() == (small[j] + big[j] + mid[j]).tolist()
 
 
 def test_packed_blocks_give_the_columns_back(monkeypatch) -> None:
@@ -61,12 +90,10 @@ def test_both_queries_count_as_numpy_with_cuts(monkeypatch) -> None:
                                           names=[feature_column(j) for j in range(2)])
                for s in range(0, 100, 40)]
     out = list(count_shipped(iter(batches), task, hold=True))
-    blocks = pa.Table.from_batches(out).filter(pa.compute.is_valid(
-        pa.Table.from_batches(out).column("b")))
-    pairs = [b for b in out if b.column(2).null_count == b.num_rows and b.num_rows]
-    assert _dense(pairs, widths) == want
+    table = pa.Table.from_batches(out)
+    blocks = table.filter(pa.compute.equal(table.column("k"), BLOCK))
+    assert _dense(out, widths) == want
     assert sum(blocks.column("c").to_pylist()) == 100  # every row held, cut or not
-    assert set(blocks.column("s").to_pylist()) == {-1}
     later = list(count_held(iter(blocks.to_batches(max_chunksize=3)), task))
     assert _dense(later, widths) == want
     no_hold = list(count_shipped(iter(batches), task, hold=False))

@@ -128,19 +128,22 @@ def test_the_box_is_two_jobs_on_spark(make_frame, strategy) -> None:
 
 
 
-def test_a_histogram_job_ships_the_nonzero_counts_only(make_frame, monkeypatch) -> None:
-    """The histogram job's partitions send the driver their non-zero (slot, count) pairs,
-    not every slot of every axis (issue #43: at d = 1,024 the dense counts were 1.5 GB to
-    the driver): 40 rows on 3 partitions, 2 axes of 1,000 thresholds — at most 80 pairs
-    where dense counts are 6,006 — and the numpy engine's counts."""
+def test_a_histogram_job_ships_one_compressed_counts_row_a_partition(make_frame,
+                                                                     monkeypatch) -> None:
+    """The histogram job's partitions send the driver one row each, their dense counts
+    narrowed and compressed (issue #43: at d = 1,024 the dense int64 counts were 1.5 GB
+    to the driver, their non-zero pairs still 83 MB from 6 partitions of 131,072 rows):
+    40 rows on 3 partitions, 2 axes of 1,000 thresholds — 3 rows, far fewer bytes than
+    the 48,048 of dense int64 counts or the 16 a non-zero slot of (slot, count) pairs —
+    and the numpy engine's counts."""
     from pyspark.sql.classic.dataframe import DataFrame
 
-    shipped: list[int] = []
+    shipped: list[tuple[int, int]] = []
     real = DataFrame.toArrow
 
     def counted(self):
         table = real(self)
-        shipped.append(table.num_rows)
+        shipped.append((table.num_rows, sum(len(b) for b in table.column("b").to_pylist())))
         return table
 
     monkeypatch.setattr(DataFrame, "toArrow", counted)
@@ -154,7 +157,8 @@ def test_a_histogram_job_ships_the_nonzero_counts_only(make_frame, monkeypatch) 
     shipped.clear()
     got = eng.histograms(cuts)
     assert [h.tolist() for h in got] == want
-    assert shipped and max(shipped) <= 2 * 40
+    assert len(shipped) == 1 and shipped[0][0] == 3
+    assert shipped[0][1] < 2 * 40 * 16
 
 
 def test_a_query_answered_ahead_counts_the_rows_and_is_kept_once(make_frame) -> None:
@@ -282,8 +286,8 @@ def test_the_held_rows_are_packed_raw_values_and_count_as_numpy(spark, monkeypat
     assert [h.tolist() for h in eng.histograms(queries[0])] == \
         [h.tolist() for h in local.histograms(queries[0])]
     held = eng.implementation._held
-    assert held.columns == ["s", "c", "b"] and held.storageLevel.useMemory
-    blocks = held.where("b IS NOT NULL").select("c").toPandas()["c"]
+    assert held.columns == ["k", "c", "b"] and held.storageLevel.useMemory
+    blocks = held.where("k = 1").select("c").toPandas()["c"]
     assert blocks.sum() == int(y.sum()) and len(blocks) == 3
     for axis, side, t in [(0, "hi", 300), (2, "lo", FloatOrder().encode(np.array([-2.0]))[0])]:
         eng.cut(axis, side, t)

@@ -138,8 +138,10 @@ class SparkEngine:
     ``collect``'s count (:meth:`remaining`) lists nothing for a window.
     ``hold`` — with ``histograms_only``, where the plan asks more than one query (the
     box's centres, then its sides): the rows learned from are persisted in the executors
-    by the first job and read from there by the next (their feature columns as read:
-    :class:`~dprect.engines.spark.rounds.RoundsStrategy`; released by :meth:`close`).
+    by the first job and read from there by the next (their raw values packed in
+    binary blocks, :mod:`~dprect.engines.spark.held_kernel`; with ties their feature
+    columns: :class:`~dprect.engines.spark.rounds.RoundsStrategy`; released by
+    :meth:`close`).
     """
 
     def __init__(self, data: DataFrame, domains: Sequence[Domain],

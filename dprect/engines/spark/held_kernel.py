@@ -18,8 +18,18 @@ strategy persists: the next query reads those few values from the executors' sto
 decodes them with ``np.frombuffer`` (:func:`unpack`, no copy), where holding the 1,024
 feature columns cost a columnar cache build and each read a row-by-row conversion back
 to Arrow. The output of both kinds of rows has one schema (:data:`HELD_SCHEMA`): a
-partition's non-zero (slot, count) pairs with ``b`` null (what the driver sums), then —
-from the first query — the packed blocks with ``s`` = −1, ``c`` = the block's rows.
+partition's counts (``k`` = 0; :func:`counts_row`) and — from the first query — the
+packed blocks (``k`` = 1, ``c`` = the block's rows).
+
+**The counts to the driver** (every histogram query, :meth:`RoundsStrategy.histograms
+<dprect.engines.spark.rounds.RoundsStrategy.histograms>`): a partition's dense counts of
+every slot of every axis, narrowed to the least unsigned integer type that holds its
+largest count and compressed (zlib, level 1), in one row; the driver sums them as int64
+(:func:`sum_counts`; a public shape: the slots are the thresholds'). Issue #43, d = 1,024:
+the dense int64 counts were 1.5 GB to the driver (1,024 axes × 4,097 slots × 45
+partitions), their non-zero (slot, count) pairs still 83 MB from 6 partitions of 131,072
+rows (~850 of an axis's 4,097 slots occupied in each); one byte a slot, mostly zero
+outside the rows' range, compresses to a few hundred kB a partition.
 
 Counting: each axis's sort values by :func:`~dprect.engines.numpy_engine.counter` (the
 numpy engine's own code; compiled where asked), over the rows that survive the recorded
@@ -29,6 +39,7 @@ so a later query sees its own cuts.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -39,12 +50,14 @@ from dprect.core.domains import Domain
 from dprect.engines.numpy_engine import counter
 from dprect.engines.spark.pass_kernel import feature_column, surviving
 
-__all__ = ["HELD_SCHEMA", "PACK_BYTES", "HeldTask", "count_held", "count_shipped", "pack",
-           "unpack"]
+__all__ = ["BLOCK", "COUNTS", "HELD_SCHEMA", "PACK_BYTES", "HeldTask", "count_held",
+           "count_shipped", "counts_row", "pack", "sum_counts", "unpack"]
 
-#: the output of both queries: (slot, count) pairs with ``b`` null; packed blocks of
-#: rows (``s`` = −1, ``c`` = the block's rows, ``b`` its bytes)
-HELD_SCHEMA = "s long, c long, b binary"
+#: the output of every histogram query: rows of kind ``k`` — :data:`COUNTS` (``c`` the
+#: counts' bytes a slot, ``b`` the compressed counts) or :data:`BLOCK` (the first held
+#: query's packed rows: ``c`` the block's rows, ``b`` its bytes)
+HELD_SCHEMA = "k int, c long, b binary"
+COUNTS, BLOCK = 0, 1
 #: at most this many bytes in one packed block (Arrow's binary offsets are 32-bit)
 PACK_BYTES = 64 << 20
 
@@ -106,31 +119,49 @@ class _Counts:
         for j, domain in enumerate(task.domains):
             self.totals[j] += self.count[j](domain.encode(columns[j]))  # widens float32
 
-    def pairs(self) -> pa.RecordBatch:
-        dense = np.concatenate(self.totals)
-        slots = np.flatnonzero(dense)
-        return pa.RecordBatch.from_arrays(
-            [pa.array(slots), pa.array(dense[slots]), pa.nulls(len(slots), pa.binary())],
-            names=["s", "c", "b"])
+
+
+def counts_row(totals: Sequence[np.ndarray]) -> pa.RecordBatch:
+    """A partition's counts of every axis (int64) as one :data:`COUNTS` row (module
+    notes: narrowed, compressed)."""
+    dense = np.concatenate(totals) if totals else np.zeros(0, dtype=np.int64)
+    top = int(dense.max()) if len(dense) else 0
+    narrow = next(np.dtype(t) for t in ("<u1", "<u2", "<u4", "<u8")
+                  if top < 2 ** (8 * np.dtype(t).itemsize))
+    blob = zlib.compress(dense.astype(narrow).tobytes(), 1)
+    return pa.RecordBatch.from_arrays(
+        [pa.array([COUNTS], pa.int32()), pa.array([narrow.itemsize], pa.int64()),
+         pa.array([blob], pa.binary())], names=["k", "c", "b"])
+
+
+def sum_counts(table: pa.Table, widths: Sequence[int]) -> list[np.ndarray]:
+    """The driver's sum of a query's :data:`COUNTS` rows (columns ``c``, ``b``): each
+    axis's int64 counts (``widths``: an axis's slots)."""
+    total = np.zeros(sum(widths), dtype=np.int64)
+    sizes = table.column("c").to_pylist()
+    for size, blob in zip(sizes, table.column("b").to_pylist(), strict=True):
+        # a count is at most a partition's rows: exact as int64 whatever its type
+        total += np.frombuffer(zlib.decompress(blob), dtype=f"<u{size}").astype(np.int64)
+    return np.split(total, np.cumsum(widths)[:-1])
 
 
 def _blocks(columns: Sequence[np.ndarray]) -> pa.RecordBatch:
-    """The packed blocks of ``columns`` as rows of :data:`HELD_SCHEMA`."""
+    """The packed blocks of ``columns`` as :data:`BLOCK` rows."""
     sizes, data = [], []
     for rows, block in pack(columns):
         sizes.append(rows)
         data.append(pa.Array.from_buffers(pa.binary(), 1, [
             None, pa.py_buffer(np.array([0, block.size], dtype=np.int32)), block]))
     return pa.RecordBatch.from_arrays(
-        [pa.array([-1] * len(sizes), pa.int64()), pa.array(sizes, pa.int64()),
+        [pa.array([BLOCK] * len(sizes), pa.int32()), pa.array(sizes, pa.int64()),
          pa.concat_arrays(data) if data else pa.array([], pa.binary())],
-        names=["s", "c", "b"])
+        names=["k", "c", "b"])
 
 
 def count_shipped(batches: Iterator[pa.RecordBatch], task: HeldTask, *, hold: bool
                   ) -> Iterator[pa.RecordBatch]:
     """The first query's partition: its shipped raw rows (columns ``_x{j}``) counted,
-    then their non-zero pairs; ``hold``: each batch's rows packed too (module notes)."""
+    then their counts row; ``hold``: each batch's rows packed too (module notes)."""
     counts = _Counts(task)
     for batch in batches:
         columns = [batch.column(feature_column(j)).to_numpy(zero_copy_only=False)
@@ -139,17 +170,17 @@ def count_shipped(batches: Iterator[pa.RecordBatch], task: HeldTask, *, hold: bo
         if hold and len(columns[0]):
             yield _blocks(columns)
         del columns
-    yield counts.pairs()
+    yield counts_row(counts.totals)
 
 
 def count_held(batches: Iterator[pa.RecordBatch], task: HeldTask
                ) -> Iterator[pa.RecordBatch]:
-    """A later query's partition: its held blocks (``b`` not null) decoded and counted,
-    then the non-zero pairs."""
+    """A later query's partition: its held :data:`BLOCK` rows decoded and counted, then
+    its counts row."""
     counts = _Counts(task)
     for batch in batches:
         sizes = batch.column(1).to_numpy(zero_copy_only=False)
         blocks = batch.column(2)
         for i, rows in enumerate(sizes):
             counts.add(unpack(int(rows), blocks[i].as_buffer(), task.shipped))
-    yield counts.pairs()
+    yield counts_row(counts.totals)

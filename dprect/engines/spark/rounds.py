@@ -27,7 +27,16 @@ from pyspark.sql import functions as F  # noqa: N812
 from dprect.core.domains import Side
 from dprect.engines.numpy_engine import axes_thresholds
 from dprect.engines.spark import by_value, held_kernel  # noqa: F401  (by_value registers)
-from dprect.engines.spark.held_kernel import HELD_SCHEMA, HeldTask, count_held, count_shipped
+from dprect.engines.spark.held_kernel import (
+    BLOCK,
+    COUNTS,
+    HELD_SCHEMA,
+    HeldTask,
+    count_held,
+    count_shipped,
+    counts_row,
+    sum_counts,
+)
 from dprect.engines.spark.prefetch import RANK_COLUMN, refine, with_ranks
 from dprect.engines.spark.shipped import shipped_rows, shipped_widths
 from dprect.engines.spark.sql import all_of, ident, literal, seen
@@ -96,22 +105,18 @@ class RoundsStrategy:
         """:meth:`dprect.core.engine.Engine.histograms` by ONE job over every axis's
         column: each partition's counts of every axis
         (:func:`~dprect.engines.numpy_engine.counter`, the numpy engine's own code on the
-        same sort values; ``compiled``: with numba where the executor has it),
-        concatenated and shipped as its non-zero (slot, count) pairs — at most a
-        partition's rows per axis, where the dense counts are every slot of every axis
-        (issue #43: 1,024 axes × 4,096 slots × 45 partitions was 1.5 GB to the driver) —
-        summed on the driver (a public shape: the slots are the thresholds')."""
+        same sort values; ``compiled``: with numba where the executor has it), shipped
+        as one compressed row of narrow dense counts and summed on the driver
+        (:func:`~dprect.engines.spark.held_kernel.counts_row`, ``sum_counts``: issue #43,
+        the dense int64 counts were 1.5 GB to the driver at d = 1,024)."""
         dtypes = self.rows.dtypes
         cuts = [np.asarray(t, dtype=dtypes[j])
                 for j, t in enumerate(axes_thresholds(thresholds, len(self._vcols)))]
         widths = [len(c) + 1 for c in cuts]
-        ends = np.cumsum(widths)[:-1]
         if self.packed:
             table = self._held_counts(cuts, compiled)
         else:
             def count(batches):  # runs on the executors
-                import pyarrow as pa
-
                 from dprect.engines.numpy_engine import counter
                 counts = [counter(t, dtypes[j], compiled=compiled)
                           for j, t in enumerate(cuts)]
@@ -120,22 +125,15 @@ class RoundsStrategy:
                     for j in range(len(cuts)):
                         values = batch.column(j).to_numpy(zero_copy_only=False)
                         totals[j] += counts[j](np.asarray(values, dtype=dtypes[j]))
-                dense = np.concatenate(totals)
-                slots = np.flatnonzero(dense)
-                yield pa.RecordBatch.from_arrays([pa.array(slots), pa.array(dense[slots])],
-                                                 names=["s", "c"])
+                yield counts_row(totals)
 
-            got = self._remaining().select(*self._vcols).mapInArrow(count, "s long, c long")
-            table = got.toArrow()
+            got = self._remaining().select(*self._vcols).mapInArrow(count, HELD_SCHEMA)
+            table = got.select("c", "b").toArrow()
         self.rows.stats["window_jobs"] += 1
-        slots = np.asarray(table.column(0).to_numpy(zero_copy_only=False), dtype=np.int64)
-        counts = np.asarray(table.column(1).to_numpy(zero_copy_only=False), dtype=np.int64)
-        total = np.zeros(sum(widths), dtype=np.int64)
-        np.add.at(total, slots, counts)  # exact int64 sums (a slot of several partitions)
-        return np.split(total, ends)
+        return sum_counts(table, widths)
 
     def _held_counts(self, cuts: list[np.ndarray], compiled: bool) -> pa.Table:
-        """A histogram query's (slot, count) pairs by :mod:`~dprect.engines.spark.held_kernel`:
+        """A histogram query's counts rows by :mod:`~dprect.engines.spark.held_kernel`:
         the first on the shipped raw rows, whose packed blocks it persists (released by
         :meth:`close`); each later one on those blocks."""
         rows = self.rows
@@ -148,11 +146,11 @@ class RoundsStrategy:
             held = shipped.mapInArrow(partial(count_shipped, task=task, hold=True),
                                       HELD_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
             self._held = held
-            # the action builds the whole cache (every block), then keeps the pairs
-            return held.where("b IS NULL").select("s", "c").toArrow()
-        blocks = self._held.where("b IS NOT NULL")
+            # the action builds the whole cache (every block), then keeps the counts
+            return held.where(f"k = {COUNTS}").select("c", "b").toArrow()
+        blocks = self._held.where(f"k = {BLOCK}")
         return blocks.mapInArrow(partial(count_held, task=task), HELD_SCHEMA) \
-            .select("s", "c").toArrow()
+            .select("c", "b").toArrow()
 
     def cut(self, axis: int, side: Side, threshold: int | float) -> None:
         """Nothing to do: the remaining rows are filtered by the recorded cuts."""
