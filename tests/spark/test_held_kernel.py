@@ -98,3 +98,29 @@ def test_both_queries_count_as_numpy_with_cuts(monkeypatch) -> None:
     assert _dense(later, widths) == want
     no_hold = list(count_shipped(iter(batches), task, hold=False))
     assert len(no_hold) == 1 and _dense(no_hold, widths) == want
+
+
+def test_one_counter_a_distinct_thresholds_compiled_only_for_many(monkeypatch) -> None:
+    """A partition builds one counter per distinct thresholds (the box's first query asks
+    every axis the same ones: 1,024 compiled guides a partition cost more than the
+    counts at d = 1,024), compiled only from ``GUIDED_THRESHOLDS`` on; numpy's counts."""
+    built: list[tuple[int, bool]] = []
+    real = held_kernel.counter
+
+    def spy(t, dtype, *, compiled):
+        built.append((len(t), compiled))
+        return real(t, dtype, compiled=compiled)
+
+    monkeypatch.setattr(held_kernel, "counter", spy)
+    many = np.arange(0, 3000, 10, dtype=np.int64)  # 300 thresholds
+    few = [np.array([5, 50, 500]), np.array([7, 70])]
+    thresholds = [many] * 5 + few + [many.copy()]
+    made = held_kernel.counters(thresholds, [np.dtype(np.int64)] * 8, compiled=True)
+    assert sorted(built) == [(2, False), (3, False), (300, True)]
+    assert made[0] is made[4] is made[7]
+    values = np.random.default_rng(3).integers(0, 3000, 500)
+    for count, t in zip(made, thresholds, strict=True):
+        assert np.asarray(count(values)).tolist() == bucket_counts(values, t).tolist()
+    built.clear()
+    held_kernel.counters(thresholds, [np.dtype(np.int64)] * 8, compiled=False)
+    assert sorted(built) == [(2, False), (3, False), (300, False)]

@@ -34,6 +34,7 @@ from dprect.engines.spark.held_kernel import (
     HeldTask,
     count_held,
     count_shipped,
+    counters,
     counts_row,
     sum_counts,
 )
@@ -105,8 +106,10 @@ class RoundsStrategy:
         """:meth:`dprect.core.engine.Engine.histograms` by ONE job over every axis's
         column: each partition's counts of every axis
         (:func:`~dprect.engines.numpy_engine.counter`, the numpy engine's own code on the
-        same sort values; ``compiled``: with numba where the executor has it), shipped
-        as one compressed row of narrow dense counts and summed on the driver
+        same sort values, one a distinct thresholds; ``compiled``: with numba where the
+        executor has it, for many thresholds:
+        :func:`~dprect.engines.spark.held_kernel.counters`), shipped as one compressed
+        row of narrow dense counts and summed on the driver
         (:func:`~dprect.engines.spark.held_kernel.counts_row`, ``sum_counts``: issue #43,
         the dense int64 counts were 1.5 GB to the driver at d = 1,024)."""
         dtypes = self.rows.dtypes
@@ -117,9 +120,7 @@ class RoundsStrategy:
             table = self._held_counts(cuts, compiled)
         else:
             def count(batches):  # runs on the executors
-                from dprect.engines.numpy_engine import counter
-                counts = [counter(t, dtypes[j], compiled=compiled)
-                          for j, t in enumerate(cuts)]
+                counts = counters(cuts, dtypes, compiled=compiled)
                 totals = [np.zeros(w, dtype=np.int64) for w in widths]
                 for batch in batches:
                     for j in range(len(cuts)):
