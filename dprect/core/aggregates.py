@@ -111,7 +111,7 @@ from typing import Any, Protocol, TypeVar, cast
 import numpy as np
 
 from dprect.core.accounting import Guarantee, add_remove_budget, replace_one
-from dprect.core.cell_draws import CellDraw, block_noises, draw_cell, draw_cells
+from dprect.core.cell_draws import CellDraw, block_bits, block_noises, draw_cell, draw_cells
 from dprect.core.describe_stats import (
     CellStatistics,
     bin_blocks,
@@ -140,6 +140,7 @@ from dprect.core.step_exponential import DECAY, runaway_bound
 from dprect.core.tail_bounds import (
     CENTRE_BITS,
     STEPS_PER_OCTAVE,
+    bin_edges,
     candidate_count,
     draw_centre_from_counts,
     shared_streams,
@@ -298,12 +299,23 @@ class DescribePlan:
         """The split of a cell whose released count is ``noisy_count`` (None: no count
         drawn, the plan's own): the first tier whose ``min_count`` it reaches — a public
         function of a released value."""
-        if noisy_count is None:
-            return 0
-        for i, tier in enumerate(self.tiers):
-            if tier.min_count is None or noisy_count >= tier.min_count:
-                return i
-        raise AssertionError("a plan's last tier selects every count")
+        return self.tier_indices([noisy_count])[0]
+
+    def tier_indices(self, noisy_counts: Iterable[int | None]) -> list[int]:
+        """:meth:`tier_index` of each count (a block's cells at once)."""
+        mins = [tier.min_count for tier in self.tiers]
+        out = []
+        for n in noisy_counts:
+            if n is None:
+                out.append(0)
+                continue
+            for i, least in enumerate(mins):
+                if least is None or n >= least:
+                    out.append(i)
+                    break
+            else:
+                raise AssertionError("a plan's last tier selects every count")
+        return out
 
     # the exact rates and scales the samplers use (the check re-derives ε from these;
     # made once per plan, not once per cell): the plan's own split's are its first tier's
@@ -780,11 +792,7 @@ def choose_pivot(lower: float, centre: float, upper: float, count_epsilon: float
         except OverflowError:
             return math.inf
 
-    try:
-        share = count_epsilon**2 / (count_epsilon**2 + sum_epsilon**2)
-    except (OverflowError, ZeroDivisionError):  # a huge or tiny ε: the same share
-        ratio = sum_epsilon / count_epsilon
-        share = 1.0 / (1.0 + ratio * ratio)
+    share = pivot_share(count_epsilon, sum_epsilon)
     far = upper if c <= mid else lower
     step = (far / 2 - c / 2) * (2.0 * share)
     best = min(c, mid, key=cost)
@@ -793,6 +801,17 @@ def choose_pivot(lower: float, centre: float, upper: float, count_epsilon: float
         if cost(p_star) < cost(best):
             best = p_star
     return best
+
+
+def pivot_share(count_epsilon: float, sum_epsilon: float) -> float:
+    """ε_n²/(ε_n² + ε_S²): the share of the way from the centre to the far bound that
+    :func:`choose_pivot` moves p (public: the plan's ε only; the compiled pivots of a block,
+    :func:`dprect.core.release_jit.pivot_block`, take it from here)."""
+    try:
+        return count_epsilon**2 / (count_epsilon**2 + sum_epsilon**2)
+    except (OverflowError, ZeroDivisionError):  # a huge or tiny ε: the same share
+        ratio = sum_epsilon / count_epsilon
+        return 1.0 / (1.0 + ratio * ratio)
 
 
 def exact_step(lower: float, upper: float, pivot: float, sensitivity: int) -> Fraction:
@@ -913,35 +932,35 @@ def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | N
     expect_draws(block.groups * plan.columns * DRAWS_A_CELL)  # public: before the sources
     # groups without a seed read OS entropy: one source serves them all (no draw of one
     # is reproduced, so sharing changes no law; it reads the OS only when drawn from)
-    os_entropy = RandomSource()
-    streams = [os_entropy if s is None else RandomSource.stream(s) for s in seeds]
+    streams = RandomSource.streams(seeds)
     hists = block.centre_histograms()
     tiers = plan.tiers
-    counts: list[list[int | None]] = []
-    picks: list[list[int]] = []
-    resume: list[int | None] = []
-    centres: list[list[float | None]] = []
-    scale = plan.count_scale
-    # every group's counts' noises first, in one compiled call where it can (each group's
-    # from its own stream, in the order below: the same draws; none on a bounds-alone
-    # plan), else one by one in the loop
+    columns, scale = plan.columns, plan.count_scale
+    # the draws of each group's stream in order: its counts' noises (columns in order;
+    # none on a bounds-alone plan), its second stream's seed, its centres. Each group
+    # draws from its own stream (or all from one OS source, whose draws are never
+    # reproduced), so they are made phase by phase across the block: the same draws.
+    # Every group's counts' noises in one compiled call where it can, else one by one.
     drawn = (None if scale is None else
-             block_noises(streams, plan.columns, scale.denominator, scale.numerator))
-    for g, rng in enumerate(streams):
-        group_noises = (None if drawn is None
-                        else drawn[g * plan.columns:(g + 1) * plan.columns])
-        noisy: list[int | None] = (
-            [_noisy_count(plan, int(hist[1].sum()), rng) for hist in hists[g]]
-            if group_noises is None else
-            [int(hist[1].sum()) + z for hist, z in zip(hists[g], group_noises, strict=True)])
-        picked = [plan.tier_index(n) for n in noisy]
-        later = any(picked)
-        resume.append(rng.randbits(STREAM_SEED_BITS) if later and rng.seeded else None)
-        counts.append(noisy)
-        picks.append(picked)
-        centres.append([None if tiers[k].anchored else
-                        draw_centre_from_counts(*hist, tiers[k].centre_rate, rng)
-                        for k, hist in zip(picked, hists[g], strict=True)])
+             block_noises(streams, columns, scale.denominator, scale.numerator))
+    rows = _hist_rows(hists)
+    noisy: list[int | None] = (
+        [_noisy_count(plan, n, streams[i // columns]) for i, n in enumerate(rows)]
+        if drawn is None else [n + z for n, z in zip(rows, drawn, strict=True)])
+    flat = plan.tier_indices(noisy)
+    counts = [noisy[g * columns:(g + 1) * columns] for g in range(block.groups)]
+    picks = [flat[g * columns:(g + 1) * columns] for g in range(block.groups)]
+    later = [g for g, picked in enumerate(picks) if any(picked) and streams[g].seeded]
+    second = block_bits(streams, later, STREAM_SEED_BITS) if later else []
+    if second is None:  # not joinable: one by one
+        second = [streams[g].randbits(STREAM_SEED_BITS) for g in later]
+    resume: list[int | None] = [None] * block.groups
+    for g, seed in zip(later, second, strict=True):
+        resume[g] = seed
+    centres = [[None if tiers[k].anchored else
+                draw_centre_from_counts(*hist, tiers[k].centre_rate, rng)
+                for k, hist in zip(picked, row, strict=True)]
+               for rng, picked, row in zip(streams, picks, hists, strict=True)]
     own = {(g, j): c for g, (row, krow) in enumerate(zip(centres, picks, strict=True))
            for j, (c, k) in enumerate(zip(row, krow, strict=True))
            if not k and c is not None}
@@ -962,6 +981,17 @@ def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | N
              and any(picks[g][j] == last for g in range(block.groups))}
     return BlockDraws([[c for c, _ in row] for row in done], picks, centres, counts,
                       resume, [[m for _, m in row] for row in done], pools)
+
+
+def _hist_rows(hists: Sequence[Sequence[tuple[np.ndarray, np.ndarray]]]) -> list[int]:
+    """Each histogram's rows (the sum of its counts), groups then columns in order, in
+    one pass over the joined counts (exact: int64 sums of row counts)."""
+    flat = [counts for row in hists for _, counts in row]
+    sizes = np.array([len(c) for c in flat], dtype=np.int64)
+    ends = np.cumsum(sizes)
+    total = np.concatenate(([0], np.cumsum(np.concatenate(
+        [np.zeros(0, dtype=np.int64), *flat]).astype(np.int64, copy=False))))
+    return (total[ends] - total[ends - sizes]).tolist()
 
 
 def merge_histograms(parts: Iterable[tuple[np.ndarray, np.ndarray]]
@@ -1132,24 +1162,15 @@ def finish_small(plan: DescribePlan, anchors: Sequence[tuple[float, bool]],
     # each group with such cells draws them from its second stream; groups without a
     # seed share one OS source, as in round one (no draw of one is reproduced, so
     # sharing changes no law)
-    os_entropy: RandomSource | None = None
-    sources: list[RandomSource] = []
+    later = [g for g, row in enumerate(draws.cells) if any(cell is None for cell in row)]
+    sources = RandomSource.streams([draws.resume[g] for g in later])
     work: list[tuple[int, Tier, float, CellStatistics, int | None]] = []
-    for g, row in enumerate(draws.cells):
-        if all(cell is not None for cell in row):
-            continue
-        seed = draws.resume[g]
-        if seed is not None:
-            sources.append(RandomSource.stream(seed))
-        else:
-            os_entropy = RandomSource() if os_entropy is None else os_entropy
-            sources.append(os_entropy)
-        for j, cell in enumerate(row):
+    for i, g in enumerate(later):
+        for j, cell in enumerate(draws.cells[g]):
             if cell is None:
                 tier = plan.pooled if anchors[j][1] else tiers[draws.tiers[g][j]]
                 assert tier is not None
-                work.append((len(sources) - 1, tier, wanted[(g, j)], stats[(g, j)],
-                             draws.counts[g][j]))
+                work.append((i, tier, wanted[(g, j)], stats[(g, j)], draws.counts[g][j]))
     finished = iter(_finish_many(plan, work, sources))
     return [[next(finished)[0] if cell is None else cell for cell in row]
             for row in draws.cells]
@@ -1276,52 +1297,88 @@ def _released_many(plan: DescribePlan, cells: Sequence[CellDraw],
                                                                     strict=True)]
     from dprect.core import release_jit  # loaded with the compiled samplers (numba)
 
-    floats: list[tuple[float, float, float, float]] = []  # L, U, p, ε_S
+    sides: list[tuple[int, int]] = []  # the lower and upper sides' bins
+    given: list[tuple[float, float, float]] = []  # centre, pivot_share, ε_S
     ints: list[tuple[int, int, int, int, int]] = []  # steps, ñ, noise, K (−1: Python)
     parts: list[CellStatistics] = []
-    skip, empty_stats = (0.0, 0.0, 0.0, 0.0), CellStatistics.empty()
+    # per split (a few a block): K with k = 2^K (−1: k not a power of two in range), ε_S
+    # and the pivot's share
+    splits: dict[int, tuple[int, float, float]] = {}
+    empty_stats, limit, i64 = CellStatistics.empty(), _RELEASE_LIMIT, np.dtype(np.int64)
     for cell, (_, tier, centre, stats, noisy_n), (a, b, noises) in zip(cells, work, drawn,
                                                                        strict=True):
-        k = tier.sum_sensitivity
-        if len(noises) != 1 or noisy_n is None or k & (k - 1) or not 0 < k < _RELEASE_LIMIT \
-                or not -_RELEASE_LIMIT < noises[0] < _RELEASE_LIMIT \
-                or not -_RELEASE_LIMIT < noisy_n < _RELEASE_LIMIT \
-                or not stats.keys.dtype == stats.counts.dtype == stats.sums.dtype == np.int64:
+        split = splits.get(id(tier))
+        if split is None:
+            k = tier.sum_sensitivity
+            split = splits[id(tier)] = (
+                k.bit_length() - 1 if 0 < k < limit and not k & (k - 1) else -1,
+                tier.sum_epsilon, pivot_share(plan.count_epsilon, tier.sum_epsilon))
+        if split[0] < 0 or len(noises) != 1 or noisy_n is None \
+                or not -limit < noises[0] < limit or not -limit < noisy_n < limit \
+                or not stats.keys.dtype == stats.counts.dtype == stats.sums.dtype == i64:
             parts.append(empty_stats)
-            floats.append(skip)
+            sides.append((0, 0))  # a bin of the grid (NaN-only: ±inf), never read
+            given.append((0.0, 0.0, 1.0))
             ints.append((0, 0, 0, 0, -1))
             continue
         parts.append(stats)
-        lo, hi = cell.lower.value(a), cell.upper.value(b)
-        floats.append((lo, hi, choose_pivot(lo, centre, hi, plan.count_epsilon,
-                                             tier.sum_epsilon), tier.sum_epsilon))
-        ints.append((a, b, noisy_n, noises[0], k.bit_length() - 1))
+        sides.append((cell.lower.bin_at(a), cell.upper.bin_at(b)))
+        given.append((centre, split[2], split[1]))
+        ints.append((a, b, noisy_n, noises[0], split[0]))
     at = np.zeros(len(cells) + 1, dtype=np.int64)
     np.cumsum([len(p.keys) for p in parts], out=at[1:])
     empty = np.zeros(0, dtype=np.int64)
     keys, counts, sums = (np.concatenate([empty] + [getattr(p, f) for p in parts])
                           for f in ("keys", "counts", "sums"))
-    f = np.array(floats, dtype=np.float64).reshape(-1, 4)
     i = np.array(ints, dtype=np.int64).reshape(-1, 5)
+    g = np.array(given, dtype=np.float64).reshape(-1, 3)
+    f = _bounds_and_pivots(plan, np.array(sides, dtype=np.int64).reshape(-1, 2), g,
+                           i[:, 4] >= 0)
+    floats = f.tolist()
     status, values = release_jit.release_cells(
-        keys, counts, sums, at, i[:, 0].copy(), i[:, 1].copy(), f[:, :3], i[:, 2].copy(),
-        i[:, 3].copy(), f[:, 3].copy(), i[:, 4].copy(), plan.count_epsilon,
+        keys, counts, sums, at, i[:, 0].copy(), i[:, 1].copy(), f, i[:, 2].copy(),
+        i[:, 3].copy(), g[:, 2].copy(), i[:, 4].copy(), plan.count_epsilon,
         plan.interval_level, "sum" in plan.statistics, "mean" in plan.statistics)
     want = set(plan.statistics)
+    has_count, has_sum, has_mean = "count" in want, "sum" in want, "mean" in want
     # each asked interval's columns of the values (count, sum, mean: query_intervals')
     spans = [(name, 2 + 2 * q) for name in plan.statistics
              for q, known in enumerate(("count", "sum", "mean")) if name == known]
     out: list[tuple[Cell, float | None]] = []
+    done = release_jit.DONE
     for ok, row, bound, cell, (_, _, centre, stats, noisy_n), d in zip(
             status.tolist(), values.tolist(), floats, cells, work, drawn, strict=True):
-        if ok != release_jit.DONE:
+        if ok != done:
             out.append(_released(plan, cell, centre, stats, noisy_n, *d))
             continue
-        total, mean = row[0], row[1]
-        out.append((Cell(bound[0], bound[1],
-                         float(max(noisy_n, 0)) if "count" in want else None,
-                         total if "sum" in want else None, mean if "mean" in want else None,
+        mean = row[1]
+        out.append((Cell(bound[0], bound[1], float(max(noisy_n, 0)) if has_count else None,
+                         row[0] if has_sum else None, mean if has_mean else None,
                          tuple([(name, row[q], row[q + 1]) for name, q in spans])), mean))
+    return out
+
+
+def _bounds_and_pivots(plan: DescribePlan, sides: np.ndarray, given: np.ndarray,
+                       wanted: np.ndarray) -> np.ndarray:
+    """(L, U, p) of a block's cells as rows of floats: L and U the edges of the sides'
+    bins (:func:`~dprect.core.tail_bounds.bin_edges`: ``CandidateStream.value``'s floats),
+    p :func:`choose_pivot` of each ``wanted`` cell — compiled
+    (:func:`~dprect.core.release_jit.pivot_block`, from ``given`` = (centre, share, ε_S)),
+    and by ``choose_pivot`` itself for a cell the compiled code leaves to it."""
+    from dprect.core import release_jit  # loaded with the compiled samplers (numba)
+
+    out = np.empty((len(sides), 3), dtype=np.float64)
+    out[:, 0] = bin_edges(sides[:, 0], upper=False)
+    out[:, 1] = bin_edges(sides[:, 1], upper=True)
+    lower, upper = out[:, 0].copy(), out[:, 1].copy()
+    centre, eps_s = given[:, 0].copy(), given[:, 2].copy()
+    pivot, ok = np.zeros(len(sides), dtype=np.float64), np.zeros(len(sides), dtype=np.int64)
+    release_jit.pivot_block(lower, upper, centre, given[:, 1].copy(), plan.count_epsilon,
+                            eps_s, pivot, ok)
+    for c in np.flatnonzero(wanted & (ok == 0)).tolist():
+        pivot[c] = choose_pivot(float(lower[c]), float(centre[c]), float(upper[c]),
+                                plan.count_epsilon, float(eps_s[c]))
+    out[:, 2] = pivot
     return out
 
 
@@ -1588,6 +1645,7 @@ __all__ = [
     "group_blocks",
     "integer_sum",
     "merge_histograms",
+    "pivot_share",
     "plan_describe",
     "pool_anchor",
     "query_split",

@@ -41,6 +41,7 @@ from dprect.core.random_jit import (
     _jit,
     discrete_laplace,
     discrete_laplace2,
+    fill_words,
     side_draw,
 )
 
@@ -257,4 +258,17 @@ def column_cuts(bins: Any, at: Any, lower: Any, upper: Any, low_bin: Any, high_b
     return joint, starts, base
 
 
-__all__ = ["PHASES", "block_draws", "block_noises", "block_tails", "column_cuts"]
+@_jit
+def block_words(mts: Any, rows: Any, k: int, out: Any) -> None:
+    """getrandbits(k) of each listed row of the seeded sources' joined states, as
+    ⌈k/32⌉ words, least significant first, into ``out[i]`` (row ``rows[i]``): what
+    :meth:`~dprect.core.randomness.RandomSource.randbits` draws on each row's source
+    (:func:`~dprect.core.random_jit.fill_words`, its very kernel), the rows in turn —
+    each draws from its own state, so their order changes no value."""
+    for i in range(rows.shape[0]):
+        fill_words(mts[rows[i]], k, out[i])
+
+
+__all__ = ["PHASES", "block_draws", "block_noises", "block_tails", "block_words",
+           "column_cuts"]
+

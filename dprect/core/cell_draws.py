@@ -129,6 +129,24 @@ def block_noises(sources: list[RandomSource], per: int, s: int, t: int
     return [noise_value(uh, ul, v, negative, s, t) for uh, ul, v, negative in out.tolist()]
 
 
+def block_bits(sources: list[RandomSource], rows: Sequence[int], k: int
+               ) -> list[int] | None:
+    """``[sources[r].randbits(k) for r in rows]`` — the same values and bits, ``rows``
+    distinct — in one compiled call (:func:`dprect.core.block_jit.block_words`) where the
+    sources are seeded and joinable (:meth:`~dprect.core.randomness.JointStreams.
+    possible`), else None: the caller draws them one by one (a describe block's second
+    streams' seeds)."""
+    if not sources or not sources[0].seeded or not JointStreams.possible(sources):
+        return None
+    from dprect.core import block_jit  # loaded with the compiled samplers (numba)
+
+    joint = JointStreams(sources)
+    out = np.zeros((len(rows), (k + 31) // 32), dtype=np.uint32)
+    block_jit.block_words(joint.states, np.array(rows, dtype=np.int64).reshape(-1), k, out)
+    data, size = out.astype("<u4").tobytes(), out.shape[1] * 4
+    return [int.from_bytes(data[i * size:(i + 1) * size], "little") for i in range(len(rows))]
+
+
 def draw_cells(cells: Sequence[CellDraw], sources: list[RandomSource],
                joined: tuple[np.ndarray, np.ndarray] | None = None
                ) -> list[tuple[int, int, list[int]]]:
@@ -207,8 +225,10 @@ class _Block:
                    for t in (c.lower_tails, c.upper_tails)])
         else:
             self.tails, self.tail_at = joined
-        self.has_upto = np.array([[self._steps(c, 0).count, self._steps(c, 1).count]
-                                  for c in cells], dtype=np.int64).reshape(n, 2)
+        # each side's steps made (:attr:`_Strided.count`: ⌈made / stride⌉), at once
+        made = np.array([(c.lower.count, c.upper.count) for c in cells],
+                        dtype=np.int64).reshape(n, 2)
+        self.has_upto = -(-made // self.strides[self.tier_of][:, None])
         self.steps = np.zeros((n, 2, 2), dtype=np.int64)
         self.noises = np.zeros((n, 2, 4), dtype=np.uint64)
 
@@ -236,9 +256,29 @@ class _Block:
                 break
             done[(i, ph)] = self._in_python(i, ph, status, out)
             start, phase = (i, ph + 1) if ph + 1 < self.phases else (i + 1, 0)
+        if not done:
+            return self._all_compiled()
         # Python ints, made at once
         steps, noises, upto = self.steps.tolist(), self.noises.tolist(), self.has_upto.tolist()
         return [self._cell(i, steps[i], noises[i], upto[i], done) for i in range(n)]
+
+    def _all_compiled(self) -> list[tuple[int, int, list[int]]]:
+        """What :meth:`_cell` makes of every cell when the block made every draw: the
+        sides that read past their candidates made before asked for them (:meth:`_cell`'s
+        check, the same calls in the same order), the steps scaled by the strides at once
+        and the noises made from their parts."""
+        over = (self.steps[:, :, 1] > self.has_upto).any(axis=1)
+        for i in np.flatnonzero(over).tolist():
+            cell = self.cells[i]
+            for ph in (0, 1):
+                known = int(self.steps[i, ph, 1])
+                if known > self.has_upto[i, ph] and not self._steps(cell, ph).has(known - 1):
+                    raise AssertionError("more tail counts than the side has candidates")
+        ks = (self.steps[:, :, 0] * self.strides[self.tier_of][:, None]).tolist()
+        noises = self.noises.tolist()
+        return [(k[0], k[1], [noise_value(z[q][0], z[q][1], z[q][2], z[q][3], rate, scale)
+                              for q, (rate, scale) in enumerate(cell.noises)])
+                for cell, k, z in zip(self.cells, ks, noises, strict=True)]
 
     def _in_python(self, i: int, ph: int, status: int, out: Any) -> int:
         """The draw the block stopped at, made as :func:`draw_cell` makes it, on the
@@ -290,5 +330,5 @@ class _Block:
         return sides[0], sides[1], out
 
 
-__all__ = ["CellDraw", "SideTier", "block_noises", "draw_cell", "draw_cells", "noise_value",
-           "side_step"]
+__all__ = ["CellDraw", "SideTier", "block_bits", "block_noises", "draw_cell", "draw_cells",
+           "noise_value", "side_step"]

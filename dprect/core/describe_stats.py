@@ -60,6 +60,7 @@ from dprect.core.tail_bounds import (
     SEARCH_BITS,
     CandidateStream,
     Side,
+    bin_edges,
     shared_streams,
     side_candidates,
 )
@@ -540,9 +541,21 @@ def statistics_of_cells(bins: Mapping[tuple[int, int], BinStatistics],
     out: dict[tuple[int, int], CellStatistics] = {}
     mask = (1 << PACKED_BITS) - 1
     none = BinStatistics(*(np.zeros(0, dtype=np.int64),) * 3)
+    # each centre's shared streams looked up once (by value: ±0.0 are looked up each time,
+    # equal as keys but not the same centre)
+    pairs: dict[float, tuple[CandidateStream, CandidateStream]] = {}
+
+    def streams_of(c: float) -> tuple[CandidateStream, CandidateStream]:
+        pair = pairs.get(c) if c else None
+        if pair is None:
+            pair = shared_streams(c)
+            if c:
+                pairs[c] = pair
+        return pair
+
     for j in range(columns):
         cells = [bins.get((g, j), none) for g in range(groups)]
-        streams = [shared_streams(centres[(g, j)]) if len(b.bins) else None
+        streams = [streams_of(centres[(g, j)]) if len(b.bins) else None
                    for g, b in enumerate(cells)]
         cuts = (joint_cuts([range_cuts(centres[(g, j)], int(b.bins[0]), int(b.bins[-1]),
                                        streams[g])
@@ -586,14 +599,33 @@ def _column_cuts(cells: Sequence[BinStatistics],
     high_bin = np.zeros(n, dtype=np.int64)
     slots: dict[int, int] = {}
     sides: list[CandidateStream] = []
-    for g, (b, pair) in enumerate(zip(cells, streams, strict=True)):
+    ends = [(int(b.bins[0]), int(b.bins[-1])) if pair is not None else (0, 0)
+            for b, pair in zip(cells, streams, strict=True)]
+    bins = np.array(ends, dtype=np.int64).reshape(-1, 2)
+    # the searches' targets, each cell's lower_value(hi) and −upper_value(lo), at once
+    targets = zip((-bin_edges(bins[:, 0], upper=True)).tolist(),
+                  bin_edges(bins[:, 1], upper=False).tolist(), strict=True)
+    # range_cuts' two searches a cell (x < hi on the upper side, x > lo on the lower),
+    # without their arrays. A side that has made more than its first candidate only
+    # grows along one chain of states (doubling) while its last bin passes the range's
+    # end, so such searches one after the other leave it where the one reaching
+    # farthest does: they are folded into that one (``farthest``), made at the end
+    farthest: dict[int, list[Any]] = {}  # id(side) → [side, farthest end, upper]
+    for g, (pair, (lo, hi), (lo_at, hi_at)) in enumerate(zip(streams, ends, targets,
+                                                              strict=True)):
         if pair is None:
             continue
-        lo, hi = int(b.bins[0]), int(b.bins[-1])
         low_side, high_side = pair
-        # range_cuts' two searches, in its order, without their arrays
-        high_side.reach(partial(operator.gt, hi), _SEARCH_GRID.lower_value(hi))  # x < hi
-        low_side.reach(partial(operator.lt, lo), -_SEARCH_GRID.upper_value(lo))  # x > lo
+        for side, end, at_end, is_upper in ((high_side, hi, hi_at, True),
+                                            (low_side, lo, lo_at, False)):
+            fold = farthest.get(id(side))
+            if fold is not None:
+                if fold[1] is None or (end > fold[1] if is_upper else end < fold[1]):
+                    fold[1] = end
+                continue
+            side.reach(partial(operator.gt if is_upper else operator.lt, end), at_end)
+            if side.count != 1:  # past its first candidate: later searches fold
+                farthest[id(side)] = [side, None, is_upper]
         for side, out in ((low_side, lower), (high_side, upper)):
             slot = slots.get(id(side))
             if slot is None:
@@ -601,6 +633,9 @@ def _column_cuts(cells: Sequence[BinStatistics],
                 sides.append(side)
             out[g] = slot
         low_bin[g], high_bin[g] = lo, hi
+    for side, end, is_upper in farthest.values():
+        if end is not None:
+            side.reach(partial(operator.gt if is_upper else operator.lt, end))
     made = [s._made_array() for s in sides]  # after every reach: each as made at last
     at = np.zeros(len(made) + 1, dtype=np.int64)
     np.cumsum([len(m) for m in made], out=at[1:])

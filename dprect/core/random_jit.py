@@ -131,6 +131,13 @@ def seed_state(mt: Any, key: Any) -> None:
     """``init_by_array(key)``: the state of ``random.Random(seed)``, ``key`` the seed's
     32-bit words (uint32, least significant first)."""
     _init_genrand(mt, np.uint64(19650218))
+    _mix_key(mt, key)
+
+
+@_jit
+def _mix_key(mt: Any, key: Any) -> None:
+    """``init_by_array``'s two loops over ``key`` and its last words, on the state
+    ``init_genrand(19650218)`` left in ``mt`` (the same for every seed)."""
     n = key.shape[0]
     i = 1
     j = 0
@@ -161,6 +168,18 @@ def seed_state(mt: Any, key: Any) -> None:
         k -= 1
     mt[0] = np.uint32(0x80000000)
     mt[_N] = np.uint32(_N)
+
+
+@_jit
+def seed_states(mts: Any, keys: Any, at: Any) -> None:
+    """:func:`seed_state` of each row: ``mts[r]`` from ``keys[at[r]:at[r + 1]]`` (a block's
+    group streams seeded in one call: :meth:`dprect.core.randomness.RandomSource.streams`);
+    ``init_genrand(19650218)``, the same for every seed, made once and copied."""
+    start = np.zeros(_N + 1, dtype=np.uint32)
+    _init_genrand(start, np.uint64(19650218))
+    for r in range(mts.shape[0]):
+        mts[r, :] = start
+        _mix_key(mts[r], keys[at[r]:at[r + 1]])
 
 
 @_jit

@@ -57,7 +57,7 @@ import os
 import random
 import warnings
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -225,6 +225,10 @@ class RandomSource:
             self._init_seeded(seed)
             warnings.warn(SEEDED_WARNING, UserWarning, stacklevel=2)
 
+    #: (the joint array, this source's row index, the row) when :meth:`streams` made it
+    #: as a row of one array: :class:`JointStreams` draws in place while it still holds it
+    _home: tuple[np.ndarray, int, np.ndarray] | None = None
+
     def _init_os(self) -> None:
         self._py: random.Random | None = PooledSystemRandom()
         self._mt: np.ndarray | None = None
@@ -239,8 +243,7 @@ class RandomSource:
             self._py, self._mt = random.Random(seed), None
         else:
             self._py, self._mt = None, np.zeros(625, dtype=np.uint32)
-            words = [(seed >> i) & 0xFFFFFFFF for i in range(0, max(seed.bit_length(), 1), 32)]
-            jit.seed_state(self._mt, np.array(words, dtype=np.uint32))
+            jit.seed_state(self._mt, np.array(_seed_words(seed), dtype=np.uint32))
         note_draw()  # counted when made (its draws are not counted one by one)
         self.seeded = True
         self._bind()
@@ -352,6 +355,44 @@ class RandomSource:
             return [None] * n
         getrandbits = self._getrandbits
         return [getrandbits(STREAM_SEED_BITS) for _ in range(n)]
+
+    @classmethod
+    def streams(cls, seeds: Sequence[int | None]) -> list[RandomSource]:
+        """The sources of many blocks of work, ``seeds[i]`` → :meth:`stream` ``(seeds[i])``
+        (the same generators), except that the None entries share ONE OS source (no draw
+        of one is reproduced, so sharing changes no law: a describe block's groups). Where
+        the compiled samplers are loaded, the seeded ones are seeded in one compiled call
+        (:func:`~dprect.core.random_jit.seed_states`) as the rows of one array, which
+        :class:`JointStreams` then draws from in place (issue #42: a stream a group)."""
+        for seed in seeds:
+            if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)
+                                     or seed < 0):
+                raise ParameterError("a stream seed must be a non-negative integer, got "
+                                     f"{seed!r}")
+        jit = kernels()
+        given = [s for s in seeds if s is not None]
+        if jit is None or len(given) != len(seeds) or not seeds:
+            shared: list[RandomSource] = []
+            out = []
+            for seed in seeds:
+                if seed is None and not shared:
+                    shared.append(cls())
+                out.append(shared[0] if seed is None else cls.stream(seed))
+            return out
+        words = [_seed_words(s) for s in given]
+        at = np.zeros(len(words) + 1, dtype=np.int64)
+        np.cumsum([len(w) for w in words], out=at[1:])
+        states = np.zeros((len(words), 625), dtype=np.uint32)
+        jit.seed_states(states, np.array([x for w in words for x in w], dtype=np.uint32), at)
+        sources = []
+        for r, row in enumerate(states):
+            source = cls.__new__(cls)
+            source._py, source._mt, source.seeded = None, row, True
+            source._home = (states, r, row)
+            source._bind()
+            note_draw()  # counted when made, as _init_seeded counts it
+            sources.append(source)
+        return sources
 
     @classmethod
     def stream(cls, seed: int | None) -> RandomSource:
@@ -507,6 +548,10 @@ class JointStreams:
                        else _NO_MT.reshape(1, 625))
         self._rows: list[np.ndarray] = []
         if self.kind == 0:
+            home = _home_array(sources)
+            if home is not None:  # the sources hold the rows of one array, in order
+                self.states, self._rows = home, [s._home[2] for s in sources]  # type: ignore[index]
+                return
             self._rows = [self.states[r] for r in range(len(sources))]
             for r in range(len(sources)):
                 self.adopt(r)
@@ -540,6 +585,26 @@ class JointStreams:
         out = kernel(kind, self.states, pool, pos, *args)
         self.sources[0]._settle(kind, pos)
         return out
+
+
+def _home_array(sources: list[RandomSource]) -> np.ndarray | None:
+    """The array whose row r ``sources[r]`` draws from, for every r (:meth:`RandomSource.
+    streams` made them so and none has let go of its row), else None."""
+    first = sources[0]._home
+    if first is None or first[0].shape[0] != len(sources):
+        return None
+    base = first[0]
+    for r, source in enumerate(sources):
+        home = source._home
+        if home is None or home[0] is not base or home[1] != r or source._mt is not home[2]:
+            return None
+    return base
+
+
+def _seed_words(seed: int) -> list[int]:
+    """The 32-bit words of a seed, least significant first: ``random.Random(seed)``'s
+    key (``init_by_array``)."""
+    return [(seed >> i) & 0xFFFFFFFF for i in range(0, max(seed.bit_length(), 1), 32)]
 
 
 _NO_POOL = np.zeros(1, dtype=np.uint8)  # the pool argument of a seeded source's call

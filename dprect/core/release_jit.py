@@ -270,6 +270,100 @@ def _pmin(a: float, b: float) -> float:
     return b if b < a else a
 
 
+#: a pivot cost's two terms in the compiled comparison: 0 or of magnitude in
+#: [2^−500, 2^500] (their squares and sums normal floats); else the cell's pivot is Python's
+_TERM_LOW, _TERM_HIGH = 2.0 ** -500, 2.0 ** 500
+#: the relative gap between two squared costs that decides their order for CPython's
+#: ``math.hypot`` (:func:`pivot_block`'s proof); closer, the cell's pivot is Python's
+_GAP = 2.0 ** -40
+
+
+@_jit
+def _cost2(p: float, lower: float, upper: float, c: float, count_eps: float,
+           sum_eps: float) -> Any:
+    """(V, ok): V = (w/ε_S)² + ((c − p)/ε_n)² in floats, w = max(U − p, p − L) (the square
+    of :func:`~dprect.core.aggregates.choose_pivot`'s cost, its two terms the same doubles);
+    ok when both terms are 0 or within [2^−500, 2^500] in magnitude."""
+    a = _pmax(upper - p, p - lower) / sum_eps
+    b = (c - p) / count_eps
+    ok = _in_range(abs(a)) and _in_range(abs(b))
+    return (a * a + b * b if ok else 0.0), ok
+
+
+@_jit
+def _in_range(m: float) -> bool:
+    """m (≥ 0) is 0 or within [2^−500, 2^500]."""
+    return m == 0.0 or _TERM_LOW <= m <= _TERM_HIGH
+
+
+@_jit
+def _cheaper(p: float, q: float, lower: float, upper: float, c: float, count_eps: float,
+             sum_eps: float) -> Any:
+    """(cost(p) < cost(q) as CPython decides it, decided): equal arguments (±0 alike: the
+    terms' magnitudes are the same) have equal costs (not less); else the squared costs
+    decide when they differ by the relative gap :data:`_GAP` (:func:`pivot_block`), and
+    nothing is decided closer."""
+    if p == q:
+        return False, True
+    vp, okp = _cost2(p, lower, upper, c, count_eps, sum_eps)
+    vq, okq = _cost2(q, lower, upper, c, count_eps, sum_eps)
+    if not (okp and okq):
+        return False, False
+    if vp <= vq * (1.0 - _GAP):
+        return True, True
+    if vp >= vq * (1.0 + _GAP):
+        return False, True
+    return False, False
+
+
+@_jit
+def pivot_block(lower: Any, upper: Any, centre: Any, share: Any, count_eps: float,
+                sum_eps: Any, pivot: Any, ok: Any) -> None:
+    """Each cell's :func:`~dprect.core.aggregates.choose_pivot` ``(lower[i], centre[i],
+    upper[i], ε_n, sum_eps[i])`` into ``pivot[i]`` with ``ok[i]`` = 1, or ``ok[i]`` = 0
+    where this code cannot decide it as CPython does (the caller calls ``choose_pivot``).
+
+    The pivot is the floats of ``choose_pivot`` in the same order (``share[i]`` its
+    :func:`~dprect.core.aggregates.pivot_share`, made in Python once per split); only the
+    two comparisons of costs differ: CPython compares ``math.hypot(a, b)`` of the same
+    doubles a = w/ε_S, b = (c − p)/ε_n, a function whose rounding numba does not share
+    (CPython ≥ 3.10: error under 1 ulp, not correctly rounded). Here the squares
+    V = a² + b² are compared instead, and only where they are far apart.
+    **The proof.** With a, b zero or in [2^−500, 2^500] no step under- or overflows, so
+    V = t²(1 + δ), t = √(a² + b²) the exact hypot, |δ| ≤ 3·2^−53 < 2^−51 (two squares and
+    a sum, each rounded once); CPython's h = t(1 + η), |η| < 2^−52. If V_p ≤ V_q(1 − 2^−40)
+    then t_p² < t_q²(1 − 2^−40)(1 + 2^−51)/(1 − 2^−51) < t_q²(1 − 2^−41), so
+    t_p < t_q(1 − 2^−42) and h_p < t_q(1 − 2^−42)(1 + 2^−52) < t_q(1 − 2^−52) < h_q: CPython
+    finds cost(p) < cost(q) too; symmetrically V_p ≥ V_q(1 + 2^−40) gives h_p > h_q.
+    Two equal arguments have the same cost in both (±0 alike: hypot reads the terms'
+    magnitudes, which are equal): not less. Anything else — closer squares, a term out
+    of that range, L, U or the centre not finite — is left to Python
+    (tests/core/test_release_jit.py compares with ``choose_pivot`` on random and tied
+    cells)."""
+    for i in range(lower.shape[0]):
+        lo, hi, ctr, se = lower[i], upper[i], centre[i], sum_eps[i]
+        ok[i] = 0
+        if not (math.isfinite(lo) and math.isfinite(hi) and math.isfinite(ctr)):
+            continue
+        mid = lo / 2 + hi / 2
+        c = _pmin(_pmax(ctr, lo), hi)
+        far = hi if c <= mid else lo
+        step = (far / 2 - c / 2) * (2.0 * share[i])
+        less, decided = _cheaper(mid, c, lo, hi, c, count_eps, se)  # min(c, mid, key=cost)
+        if not decided:
+            continue
+        best = mid if less else c
+        if math.isfinite(step):
+            p_star = _pmin(_pmax(c + step, _pmin(c, mid)), _pmax(c, mid))
+            less, decided = _cheaper(p_star, best, lo, hi, c, count_eps, se)
+            if not decided:
+                continue
+            if less:
+                best = p_star
+        pivot[i] = best
+        ok[i] = 1
+
+
 @_jit
 def _quantile(r: float, grid: Any, table: Any, q_far: int, log_far: float) -> Any:
     """(H, grid index needed or −1): ``mixed_quantile_at(r, …)`` from the table."""
@@ -418,4 +512,4 @@ def release_cells(keys: np.ndarray, counts: np.ndarray, sums: np.ndarray, at: np
     return status, out
 
 
-__all__ = ["DONE", "PYTHON", "VALUES", "release_block", "release_cells"]
+__all__ = ["DONE", "PYTHON", "VALUES", "pivot_block", "release_block", "release_cells"]

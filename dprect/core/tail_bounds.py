@@ -166,9 +166,11 @@ def _offsets() -> np.ndarray:
         return np.exp2(k / STEPS_PER_OCTAVE)
 
 
-def _bin_edges(index: np.ndarray, upper: bool) -> np.ndarray:
+def bin_edges(index: np.ndarray, upper: bool) -> np.ndarray:
     """``FloatBins(SEARCH_BITS)`` edges, vectorised: the largest (``upper``) or smallest
-    float of each bin (finite bins only; the callers cap values to the finite floats)."""
+    float of each bin — ``FloatBins.upper_value`` / ``lower_value`` bit for bit (capped at
+    ±inf's pattern as they are: tests/core/test_release_jit.py compares every kind of
+    bin); a block of cells' bounds (:func:`dprect.core.aggregates._released_many`)."""
     g = _SEARCH_GRID
     half = np.int64(1 << (11 + g.bits))
     i = index.astype(np.int64)
@@ -200,7 +202,7 @@ def side_candidates(centre: float, side: Side) -> np.ndarray:
     raw = np.clip(raw, -_MAX_FLOAT, _MAX_FLOAT)
     idx = _SEARCH_GRID.encode(raw)
     keep = np.concatenate([[True], idx[1:] != idx[:-1]])  # the offsets are monotone
-    edges = _bin_edges(idx[keep], upper=side == "upper")
+    edges = bin_edges(idx[keep], upper=side == "upper")
     edges.setflags(write=False)
     return edges
 
@@ -450,17 +452,28 @@ class CandidateStream:
     def upto(self, n: int) -> np.ndarray:
         """The first ``n`` candidates (fewer only if the side has fewer)."""
         self._grow(n)
-        return _bin_edges(np.array(self._bins[:n], dtype=np.int64), upper=self._upper)
+        return bin_edges(np.array(self._bins[:n], dtype=np.int64), upper=self._upper)
 
     def value(self, k: int) -> float:
         """Candidate k (an IndexError past the side's last): the edge of its bin, as
-        :func:`_bin_edges` gives it (``FloatBins.upper_value`` / ``lower_value``)."""
+        :func:`bin_edges` gives it (``FloatBins.upper_value`` / ``lower_value``)."""
+        i = self.bin_at(k)
+        return (_SEARCH_GRID.upper_value(i) if self._upper
+                else _SEARCH_GRID.lower_value(i))
+
+    def bin_at(self, k: int) -> int:
+        """Candidate k's bin (an IndexError past the side's last): :meth:`value` is its
+        edge, :func:`bin_edges` the edges of many."""
         self._grow(k + 1)
         if not 0 <= k < self.count:
             raise IndexError("past the last candidate on this side")
-        i = self._bins[k]
-        return (_SEARCH_GRID.upper_value(i) if self._upper
-                else _SEARCH_GRID.lower_value(i))
+        return self._bins[k]
+
+    @property
+    def upper(self) -> bool:
+        """Whether this is the upper side (its candidates' values are their bins' upper
+        edges)."""
+        return self._upper
 
     def has(self, k: int) -> bool:
         """Whether the side has a candidate k (made as far as needed)."""
@@ -522,6 +535,7 @@ __all__ = [
     "STEPS_PER_OCTAVE",
     "ZERO_RESTART_BITS",
     "CandidateStream",
+    "bin_edges",
     "candidate_count",
     "candidates",
     "centre_pieces",

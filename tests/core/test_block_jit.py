@@ -30,6 +30,7 @@ from dprect.core.describe_stats import (
     data_tails,
     joined_tails,
 )
+from dprect.core.errors import ParameterError
 from dprect.core.randomness import JointStreams, RandomSource
 from dprect.core.tail_bounds import CandidateStream
 
@@ -300,3 +301,86 @@ def test_a_block_s_count_noises_are_each_group_s_draws_in_turn(
     assert cell_draws.block_noises([RandomSource(), RandomSource()], 2, s, t) is None
     shared = RandomSource()
     assert len(cell_draws.block_noises([shared] * 4, 2, s, t) or []) == 8
+
+
+def test_streams_seeded_at_once_are_each_seed_s_stream() -> None:
+    """RandomSource.streams seeds a block's group streams in one compiled call, as the
+    rows of one array that JointStreams then draws from in place: each source is
+    RandomSource.stream of its seed (seeds of one to four words, zero), the block's draws
+    and the states after are those of one-by-one streams — also once a source let go of
+    its row (its state in a Python generator: the block copies it back); None seeds share
+    one OS source; a bad seed is refused as stream refuses it."""
+    gen = random.Random(8)
+    seeds = [0, 1, 2**32 - 1, 2**32, 2**64 + 5] + [gen.getrandbits(128) for _ in range(19)]
+    joint, one = RandomSource.streams(seeds), [RandomSource.stream(s) for s in seeds]
+    for a, b in zip(joint, one, strict=True):
+        assert np.array_equal(a._state()[1], b._state()[1])
+    block = JointStreams(joint)
+    assert block.states is joint[0]._home[0]  # drawn in place, not copied
+    cells = _cells(6, 120, len(seeds))
+    want = [draw_cell(c, one[c.row]) for c in _cells(6, 120, len(seeds))]
+    assert draw_cells(cells, joint) == want
+    joint[3]._gen.getrandbits(7)  # a draw in Python: the source lets go of its row
+    one[3].randbits(7)
+    assert JointStreams(joint).states is not joint[0]._home[0]
+    cells = _cells(7, 80, len(seeds))
+    want = [draw_cell(c, one[c.row]) for c in _cells(7, 80, len(seeds))]
+    assert draw_cells(cells, joint) == want
+    for a, b in zip(joint, one, strict=True):
+        assert a.randbits(64) == b.randbits(64)
+    shared = RandomSource.streams([None, None, None])
+    assert shared[0] is shared[1] is shared[2] and not shared[0].seeded
+    with pytest.raises(ParameterError, match="stream seed"):
+        RandomSource.streams([3, -1])
+
+
+def test_a_block_drawn_without_a_stop_is_its_cells_one_by_one(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A block whose every draw is compiled (every side's candidates made, splits and
+    scales the compiled samplers take: no stop for Python) hands out its steps scaled by
+    the strides and its noises made from their parts at once: what the cells draw one by
+    one, strided sides and two noises among them."""
+    def no_stop(*_: object) -> int:
+        raise AssertionError("a stop for Python")
+
+    monkeypatch.setattr(cell_draws._Block, "_in_python", no_stop)
+    gen = random.Random(12)
+    rows = 10
+
+    def cells() -> list[CellDraw]:
+        gen.seed(12)
+        out = []
+        for i in range(150):
+            centre = gen.choice([0.0, 1.5, -3.25, 1e6])
+            lower, upper = CandidateStream(centre, "lower"), CandidateStream(centre, "upper")
+            lower.has(2000)
+            upper.has(2000)
+            out.append(CellDraw(_tails(gen), _tails(gen), lower, upper,
+                                gen.choice(TIERS[:2]),
+                                gen.choice([((1, 5),), ((3, 2**70 + 1), (1, 7))]), i % rows))
+        return out
+
+    one, block = _sources(13, rows), _sources(13, rows)
+    want = [draw_cell(c, one[c.row]) for c in cells()]
+    drawn = cells()
+    got = draw_cells(drawn, block)
+    assert got == want
+    assert any(c.tier.stride == 2 and (kl or ku) for c, (kl, ku, _) in zip(drawn, got,
+                                                                           strict=True))
+    for a, b in zip(one, block, strict=True):
+        assert a.randbits(64) == b.randbits(64)
+
+
+def test_a_block_s_bits_are_each_listed_source_s_randbits() -> None:
+    """cell_draws.block_bits (one compiled call, block_jit.block_words) draws what
+    randbits(k) draws on each listed source, in the listed order: the same values and
+    every source's state after (listed or not; k of one to five words); None where the
+    sources are unseeded or not joinable."""
+    rows = [5, 0, 3, 8]
+    for k in (1, 31, 32, 64, 128, 129):
+        one, block = _sources(6, 9), _sources(6, 9)
+        assert cell_draws.block_bits(block, rows, k) == [one[r].randbits(k) for r in rows]
+        for a, b in zip(one, block, strict=True):
+            assert a.randbits(64) == b.randbits(64)
+    assert cell_draws.block_bits([RandomSource()] * 3, [0, 1], 128) is None
+    assert cell_draws.block_bits([RandomSource(), RandomSource()], [0], 128) is None

@@ -19,7 +19,7 @@ import pytest
 
 pytest.importorskip("numba")
 
-from dprect.core import aggregates, randomness, release_jit
+from dprect.core import aggregates, randomness, release_jit, tail_bounds
 from dprect.core import random_jit as jit
 from dprect.core.aggregates import (
     Cell,
@@ -221,3 +221,88 @@ def test_half_rounds_up_on_both_signs() -> None:
         ok, s, gamma = _one(stats, ALL, ALL, -1.0, 1.0, 0.0, k_bits=1)
         q = Fraction(x) * 2 + Fraction(1, 2)
         assert ok and s == want == math.floor(q) and gamma == 0.5
+
+
+# -- the bounds and the pivot of a block ----------------------------------------------------
+def test_a_block_of_bin_edges_is_each_candidates_value() -> None:
+    """tail_bounds.bin_edges (a block's bounds at once) gives FloatBins' lower_value /
+    upper_value bit for bit on every kind of bin: the NaN-only ends, ±inf's, the largest
+    finite, the subnormals and zero's two bins, random ones."""
+    grid = tail_bounds._SEARCH_GRID
+    zero, size, per = 1 << (11 + grid.bits), grid.size, 1 << grid.bits
+    edge = [0, 1, per - 1, per, per + 1, zero - per - 1, zero - per, zero - 2, zero - 1,
+            zero, zero + 1, zero + per - 1, zero + per, size - per - 1, size - per,
+            size - per + 1, size - 2, size - 1]
+    rand = np.random.default_rng(3).integers(0, size, 5000).tolist()
+    bins = np.array(edge + rand, dtype=np.int64)
+    for upper, scalar in ((False, grid.lower_value), (True, grid.upper_value)):
+        got = tail_bounds.bin_edges(bins, upper=upper)
+        assert [v.hex() for v in got.tolist()] == [scalar(int(i)).hex() for i in bins]
+
+
+def _pivot_cases(gen: random.Random, n: int) -> list[tuple[float, float, float, float]]:
+    """(L, c, U, ε_S) of many kinds: ordinary, skewed, the centre at a bound or outside,
+    at the midpoint, a point interval, ±0, huge and tiny spans, infinite bounds."""
+    out = []
+    for _ in range(n):
+        kind = gen.randrange(9)
+        scale = 10.0 ** gen.uniform(-5, 6)
+        lo, hi = sorted((gen.uniform(-1, 1) * scale, gen.uniform(-1, 1) * scale))
+        c = gen.uniform(lo, hi)
+        if kind == 1:
+            c = gen.choice([lo, hi, lo - scale, hi + scale])
+        elif kind == 2:
+            c = lo / 2 + hi / 2
+        elif kind == 3:
+            lo = hi = c
+        elif kind == 4:
+            lo, c, hi = gen.choice([(-0.0, 0.0, 0.0), (0.0, -0.0, 1.0), (-1.0, -0.0, 0.0)])
+        elif kind == 5:
+            lo, c, hi = -gen.uniform(1, 1.7) * 1e308, gen.uniform(-1, 1) * 1e300, 1.7e308
+        elif kind == 6:
+            lo, c, hi = 2.0**-1070, 2.0**-1060, 2.0**-1050
+        elif kind == 7:
+            lo, hi = gen.choice([(-math.inf, hi), (lo, math.inf)])
+        out.append((lo, c, hi, gen.choice([0.1, 0.42, 1.0, 3.7, 1e-9, 1e9])))
+    return out
+
+
+@pytest.mark.parametrize("count_eps", [0.18, 1.0, 1e-7, 5e6])
+def test_the_compiled_pivots_are_choose_pivot_bit_for_bit(count_eps: float) -> None:
+    """pivot_block gives choose_pivot's pivot bit for bit wherever it decides (and decides
+    most ordinary cells: the fast path is taken); the rest is left to Python."""
+    cases = _pivot_cases(random.Random(int(count_eps * 1e7)), 4000)
+    lo, c, hi, eps_s = (np.array(t, dtype=np.float64) for t in zip(*cases, strict=True))
+    share = np.array([aggregates.pivot_share(count_eps, e) for e in eps_s.tolist()])
+    pivot, ok = np.zeros(len(cases)), np.zeros(len(cases), dtype=np.int64)
+    release_jit.pivot_block(lo, hi, c, share, count_eps, eps_s, pivot, ok)
+    for (lo_i, c_i, hi_i, e_i), p, decided in zip(cases, pivot.tolist(), ok.tolist(),
+                                                  strict=True):
+        if decided:
+            assert p.hex() == aggregates.choose_pivot(lo_i, c_i, hi_i, count_eps, e_i).hex()
+    assert ok.sum() > 0.4 * len(cases)  # a third of the kinds are out of its range
+
+
+def test_near_ties_of_the_costs_are_left_to_python() -> None:
+    """The costs' order is decided only where CPython's math.hypot must agree: on pivots
+    one float apart (costs within an ulp or so) some are left undecided, and every decided
+    one is CPython's order — with the gap at 0, the squares would decide ties CPython's
+    rounded hypots call equal, and this fails."""
+    gen = random.Random(11)
+    undecided = 0
+    for _ in range(20000):
+        lo, hi = -gen.uniform(1, 100), gen.uniform(1, 100)
+        c, ce, se = gen.uniform(lo, hi), gen.choice([0.18, 1.0]), gen.choice([0.42, 2.0])
+        p = gen.uniform(lo, hi)
+        q = math.nextafter(p, gen.choice([-math.inf, math.inf]))
+
+        def cost(x: float, lo: float = lo, hi: float = hi, c: float = c, ce: float = ce,
+                 se: float = se) -> float:
+            return math.hypot(max(hi - x, x - lo) / se, (c - x) / ce)
+
+        less, decided = release_jit._cheaper(p, q, lo, hi, c, ce, se)
+        if decided:
+            assert less == (cost(p) < cost(q))
+        else:
+            undecided += 1
+    assert undecided > 1000
