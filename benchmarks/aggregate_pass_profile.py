@@ -18,7 +18,9 @@ each mechanism's phases as the executors draw them
 cProfile on the process's CPU clock; the stages are the cumulative CPU of the functions
 named in :data:`STAGES` (a stage's time includes the stages it calls: read them as a
 tree). Nothing is asserted; quote the load with the figures. ``--top N`` also prints the
-N functions of largest own time per phase.
+N functions of largest own time per phase; ``--warm`` draws one block unprofiled first
+(numba's kernels loaded: without it the first block's compiles are in the profile). The
+quantile laws are counted by the path they took (:func:`path_counts`).
 """
 
 from __future__ import annotations
@@ -84,6 +86,17 @@ STAGES: dict[str, list[tuple[str, str, str]]] = {
         ("  describe cells drawn", "aggregates.py", "describe_block"),
         ("  small groups finished", "aggregates.py", "finish_small"),
         ("  quantiles drawn", "quantile_release.py", "release_groups"),
+        ("    a cell's ranks and frame", "quantile_centre.py", "rank_frame"),
+        ("    the centre's and the sign's laws", "quantile_centre.py", "rank_pieces"),
+        ("    the window's cut", "quantile_centre.py", "cut"),
+        ("    a cell's depth rows", "quantile_draws.py", "rank_depths"),
+        ("    the compiled tables", "quantile_draws.py", "laws_tables"),
+        ("    the compiled rounds", "random_jit.py", "unimodal_rounds"),
+        ("    laws finished in Python", "quantile_draws.py", "_rounds"),
+        ("    the block's values", "quantiles.py", "released_cells"),
+        ("  intervals (query)", "intervals.py", "query_intervals"),
+        ("  intervals (variance, std)", "variance.py", "spread_intervals"),
+        ("  interval grid points made", "intervals.py", "mixed_quantile"),
     ],
 }
 
@@ -115,6 +128,42 @@ def stage_seconds(stats: pstats.Stats, stages: list[tuple[str, str, str]]
     return out
 
 
+def path_counts() -> dict[str, int]:
+    """Counts, from now on in this process, of the quantile laws by the path they take
+    (:mod:`dprect.core.quantile_draws`): ``one_bucket`` laws whose compiled table is read
+    off their depths, ``sampler_tables`` laws tabled from their samplers (several
+    buckets), ``python`` laws drawn wholly in Python with numba loaded (no table: an
+    integer past the compiled bounds; before numba loads nothing is counted),
+    ``paused`` laws the compiled rounds handed to Python on an undecided uniform (the
+    same draws on every path)."""
+    from dprect.core import quantile_draws as qd
+
+    counts: dict[str, int] = {"one_bucket": 0, "sampler_tables": 0, "python": 0,
+                              "paused": 0}
+    tables, one, rounds = qd.laws_tables, qd._one_bucket_tables, qd._rounds
+    shortcut = [False]
+
+    def laws_tables(laws: Any, jit: Any) -> Any:
+        shortcut[0] = False
+        made = tables(laws, jit)
+        path = "python" if made is None else "one_bucket" if shortcut[0] \
+            else "sampler_tables"
+        counts[path] += len(laws)
+        return made
+
+    def one_bucket(laws: Any, jit: Any) -> Any:
+        made = one(laws, jit)
+        shortcut[0] = made is not None
+        return made
+
+    def finish(sampler: Any, near: Any, rng: Any, u: int | None = None) -> int:
+        counts["paused"] += u is not None
+        return rounds(sampler, near, rng, u)
+
+    qd.laws_tables, qd._one_bucket_tables, qd._rounds = laws_tables, one_bucket, finish
+    return counts
+
+
 def partitions(path: Path, parts: int) -> list[list[pa.RecordBatch]]:
     """The table's batches cut into ``parts`` runs of row groups (coalesce's shape)."""
     f = pq.ParquetFile(path)
@@ -135,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--epsilon", type=float, default=1.0)
     ap.add_argument("--top", type=int, default=0)
     ap.add_argument("--label", default="")
+    ap.add_argument("--warm", action="store_true",
+                    help="draw one block unprofiled first (numba loaded, caches warm)")
     args = ap.parse_args(argv)
 
     from dprect.app.aggregate_flow import aggregate_settings
@@ -223,6 +274,10 @@ def main(argv: list[str] | None = None) -> int:
                     spent[at] += time.process_time() - t
             return spent
 
+        paths = path_counts()
+        if args.warm:  # one block first, unprofiled: numba's kernels and caches loaded
+            run_draws(sorted(merged)[-1:])
+            paths.update(dict.fromkeys(paths, 0))
         _, stats, cpu = profiled(run_draws)
         # then as a reused worker draws them: other blocks, unprofiled, caches warm
         later = sorted(merged)[args.blocks:2 * args.blocks]
@@ -232,7 +287,8 @@ def main(argv: list[str] | None = None) -> int:
                            "cpu_all_blocks": cpu * scale,
                            "warm_cpu_per_block": warm,
                            "warm_cpu_all_blocks": sum(warm) / max(1, len(warm)) * len(starts),
-                           "stages": stage_seconds(stats, STAGES["draws"])}
+                           "stages": stage_seconds(stats, STAGES["draws"]),
+                           "quantile_paths": dict(paths)}
         draw_stats = stats
     load.append(os.getloadavg()[0])
     report["load"] = load
@@ -245,6 +301,8 @@ def main(argv: list[str] | None = None) -> int:
             f"unprofiled, warm: {r['warm_cpu_per_block']} s a block, every block " \
             f"{r['warm_cpu_all_blocks']:.1f} s)" if phase == "draws" else ""
         print(f"{phase}: {r['cpu']:.2f} CPU-s{extra}")
+        if "quantile_paths" in r:
+            print(f"  the quantiles' laws by path (profiled blocks): {r['quantile_paths']}")
         for label, secs in r["stages"].items():
             print(f"  {label:<50} {secs:8.2f}")
     print(f"blob bytes after the pass: {report['pass']['blob_bytes']:,}; load {load}")

@@ -286,24 +286,28 @@ class Cut:
 
 def cut(starts: np.ndarray, sizes: np.ndarray, ranges: Sequence[tuple[int, int]]) -> Cut:
     """The pieces (``starts``, ``sizes``, tiling a grid) cut to ``ranges`` (sorted,
-    disjoint), laid end to end."""
+    disjoint), laid end to end: range r = [a_r, z_r) keeps the pieces lo_r … hi_r − 1
+    that meet it (lo_r the first piece ending after a_r, hi_r the first starting at or
+    after z_r), each clipped to [a_r, z_r) and moved to the range's offset (the lengths
+    of the ranges before it) — every range at once, in int64."""
     begin = starts.astype(np.int64)
     ends = begin + sizes.astype(np.int64)
-    i_out, s_out, z_out, offsets = [], [], [], []
-    at = 0
-    for a, b in ranges:
-        offsets.append(at)
-        lo = int(np.searchsorted(ends, a, side="right"))
-        hi = int(np.searchsorted(begin, b, side="left"))
-        s = np.maximum(begin[lo:hi], a)
-        e = np.minimum(ends[lo:hi], b)
-        i_out.append(np.arange(lo, hi))
-        s_out.append(s - a + at)
-        z_out.append(e - s)
-        at += b - a
-    return Cut(np.concatenate(i_out), np.concatenate(s_out).astype(np.uint64),
-               np.concatenate(z_out).astype(np.uint64), tuple(a for a, _ in ranges),
-               tuple(offsets), at)
+    a = np.array([r[0] for r in ranges], dtype=np.int64)
+    z = np.array([r[1] for r in ranges], dtype=np.int64)
+    offsets = np.zeros(len(ranges), dtype=np.int64)
+    np.cumsum((z - a)[:-1], out=offsets[1:])
+    lo = np.searchsorted(ends, a, side="right")
+    hi = np.searchsorted(begin, z, side="left")
+    kept = hi - lo
+    of = np.repeat(np.arange(len(ranges)), kept)  # each kept piece's range
+    first = np.zeros(len(ranges), dtype=np.int64)
+    np.cumsum(kept[:-1], out=first[1:])
+    index = np.arange(int(kept.sum()), dtype=np.int64) + (lo - first)[of]
+    s = np.maximum(begin[index], a[of])
+    e = np.minimum(ends[index], z[of])
+    return Cut(index, (s - a[of] + offsets[of]).astype(np.uint64), (e - s).astype(np.uint64),
+               tuple(r[0] for r in ranges), tuple(offsets.tolist()),
+               int(offsets[-1] + z[-1] - a[-1]) if len(ranges) else 0)
 
 
 def restrict(pieces: Pieces, ranges: list[tuple[int, int]]) -> tuple[Pieces, np.ndarray]:

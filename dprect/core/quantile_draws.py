@@ -27,7 +27,9 @@ laws drawn one by one (:func:`~dprect.core.quantile_centre.draw_near` on each
 **Compiled.** Where numba is loaded (:func:`dprect.core.randomness.kernels`, once a
 process's announced work reaches ``JIT_AFTER`` sampler calls) a cell's laws are drawn in one call of
 :func:`dprect.core.random_jit.unimodal_rounds` — the same attempts and rounds on the same
-stream — from :func:`compiled_tables`: each law's buckets at the first precision and the
+stream — from :func:`laws_tables` (a cell's depth rows in one int64 computation,
+:func:`rank_depths`; a law with c·kmax < 1 has one bucket, its table read off its depths
+without a sampler; else :func:`compiled_tables`): each law's buckets at the first precision and the
 exact intervals of the first uniform's 64 bits on which ``Buckets.decide`` picks each
 bucket (``Buckets.intervals``: each bucket's
 :func:`~dprect.core.interior_point.decision_interval`, which ``decide`` reads); a
@@ -49,6 +51,7 @@ from typing import Any
 
 import numpy as np
 
+from dprect.core.bounds import MAX_WEIGHTED_ROWS
 from dprect.core.decimal_grid import DecimalGrid
 from dprect.core.interior_point import (
     FIRST_PRECISION,
@@ -91,11 +94,9 @@ def whole_grid(frame: RankFrame, quantiles: Sequence[Fraction], rates: Sequence[
                rng: RandomSource) -> list[int]:
     """Each quantile's cell under the uniform measure over the whole grid, in order: the
     exact sampler on the rank law of q_j (depths on the shared ``frame``) at rate c_j."""
-    samplers = [unimodal_sampler(Pieces(frame.starts, frame.sizes,
-                                        as_depths(frame.weighted(q)), 2.0 * float(rate),
-                                        frame.grid_size), rate, trusted=True)
-                for q, rate in zip(quantiles, rates, strict=True)]
-    return _draw_all(samplers, frame.starts, frame.grid_size, None, rng)
+    laws = _Laws(frame.starts, frame.sizes, rank_depths(frame, quantiles), rates,
+                 frame.grid_size)
+    return _draw_all(laws, None, rng)
 
 
 def near_centre(frame: RankFrame, quantiles: Sequence[Fraction], rates: Sequence[Fraction],
@@ -105,19 +106,61 @@ def near_centre(frame: RankFrame, quantiles: Sequence[Fraction], rates: Sequence
     round accepted with probability exp(−DECAY·level) (rejection sampling:
     :func:`~dprect.core.quantile_centre.draw_near`'s draws)."""
     c = cut(frame.starts, frame.sizes, window(grid, centre, sign))
-    samplers = [unimodal_sampler(Pieces(c.starts, c.sizes,
-                                        as_depths(frame.weighted(q, c.index)),
-                                        2.0 * float(rate), c.size), rate, trusted=True)
-                for q, rate in zip(quantiles, rates, strict=True)]
-    return _draw_all(samplers, c.starts, c.size, _Window(grid, centre, sign, c), rng)
+    laws = _Laws(c.starts, c.sizes, rank_depths(frame, quantiles, c.index), rates, c.size)
+    return _draw_all(laws, _Window(grid, centre, sign, c), rng)
 
 
 def draw_one(pieces: Pieces, rate: Fraction, rng: RandomSource) -> int:
     """``interior_point.sample_unimodal(pieces, rate, rng)``'s draw and bits, compiled
     where :func:`whole_grid`'s draws are: a small group's centre and sign (the pieces
     ``trusted``, as the quantiles': built from the cell's checked statistics)."""
-    return _draw_all([unimodal_sampler(pieces, rate, trusted=True)], pieces.starts,
-                     pieces.grid_size, None, rng)[0]
+    depths = pieces.depths.reshape(1, -1) if pieces.depths.dtype == np.int64 \
+        else [pieces.depths]
+    return _draw_all(_Laws(pieces.starts, pieces.sizes, depths, [rate],
+                           pieces.grid_size), None, rng)[0]
+
+
+def rank_depths(frame: RankFrame, quantiles: Sequence[Fraction],
+                index: np.ndarray | None = None) -> Any:
+    """Each quantile's depths on the frame's pieces (or the pieces ``index``): row j is
+    ``as_depths(frame.weighted(q_j, index))`` — in ONE int64 computation of shape
+    (m, pieces) where every b_j·n stays in int64 (the condition under which
+    ``weighted`` computes in int64: the same integers, by the same operations), else a
+    list of each quantile's own rows (Python integers beyond int64)."""
+    a, b, most = _made_once(_quantile_words, quantiles)
+    if most * max(frame.n, 1) >= MAX_WEIGHTED_ROWS:
+        return [as_depths(frame.weighted(q, index)) for q in quantiles]
+    lo, hi = (frame.lo, frame.hi) if index is None else (frame.lo[index], frame.hi[index])
+    t = a * np.int64(frame.n)  # a·n < b·n < 2^62: exact in int64
+    weighted = np.maximum(0, np.maximum(lo * b - t, t - hi * b))
+    return weighted.max(axis=1, keepdims=True) - weighted
+
+
+class _Laws:
+    """The laws of one cell's draws, sharing the pieces ``starts`` and ``sizes`` of a
+    grid of ``size`` points: law j has the depths ``depths[j]`` (an (m, pieces) int64
+    array, or m rows of any integer dtype) and the exact rate ``rates[j]``. Its exact
+    sampler (``unimodal_sampler``, ``trusted``) is made only where the Python path
+    draws it (:meth:`sampler`): the compiled tables of one-bucket laws are read off the
+    depths (:func:`_one_bucket_tables`)."""
+
+    def __init__(self, starts: np.ndarray, sizes: np.ndarray, depths: Any,
+                 rates: Sequence[Fraction], size: int) -> None:
+        self.starts, self.sizes, self.depths, self.size = starts, sizes, depths, size
+        self.rates = list(rates)
+        self._samplers: dict[int, ExactSampler] = {}
+
+    def __len__(self) -> int:
+        return len(self.rates)
+
+    def sampler(self, j: int) -> ExactSampler:
+        """Law j's exact sampler (made once)."""
+        if j not in self._samplers:
+            rate = self.rates[j]
+            self._samplers[j] = unimodal_sampler(
+                Pieces(self.starts, self.sizes, self.depths[j], 2.0 * float(rate),
+                       self.size), rate, trusted=True)
+        return self._samplers[j]
 
 
 def _rounds(sampler: ExactSampler, near: _Window | None, rng: RandomSource,
@@ -136,31 +179,30 @@ def _rounds(sampler: ExactSampler, near: _Window | None, rng: RandomSource,
             return i
 
 
-def _draw_all(samplers: list[ExactSampler], starts: np.ndarray, size: int,
-              near: _Window | None, rng: RandomSource) -> list[int]:
+def _draw_all(laws: _Laws, near: _Window | None, rng: RandomSource) -> list[int]:
     """Every law's draw, in order: in one compiled call where numba is loaded and the
-    integers fit (:func:`compiled_tables`; :func:`dprect.core.random_jit.unimodal_rounds`),
+    integers fit (:func:`laws_tables`; :func:`dprect.core.random_jit.unimodal_rounds`),
     a law it pauses on finished by :func:`_rounds` from the drawn bits and the calls
     resumed after it — else by :func:`_rounds`. The same draws and bits either way."""
-    if not samplers:
+    if not len(laws):
         return []
     jit = rng._compiled()
-    tables = None if jit is None else compiled_tables(samplers, starts, size, jit)
+    tables = None if jit is None else laws_tables(laws, jit)
     if tables is None:
-        return [_rounds(s, near, rng) for s in samplers]
-    out = np.zeros(len(samplers), dtype=np.int64)
+        return [_rounds(laws.sampler(j), near, rng) for j in range(len(laws))]
+    out = np.zeros(len(laws), dtype=np.int64)
     window_args = _window_args(near)
     first = 0
-    while first < len(samplers):
+    while first < len(laws):
         status, law, u = rng._run(jit.unimodal_rounds, first, *tables, *window_args, out)
         if status == jit.DONE:
             break
         if status == jit.FAULT:
             raise AssertionError("quantile draws: a point outside its bucket or window")
         compiled_status(status, jit)  # PAUSE here (BOUND raises)
-        out[law] = _rounds(samplers[law], near, rng, int(u))
+        out[law] = _rounds(laws.sampler(int(law)), near, rng, int(u))
         first = int(law) + 1
-    return [int(v) for v in out]
+    return out.tolist()
 
 
 #: the compiled tables hold the buckets of all but about 2^−RARE_BITS of a law's weight
@@ -183,6 +225,91 @@ def _window_args(near: _Window | None) -> tuple[Any, ...]:
                        ZERO_DECADES, SIGN_DECADES], dtype=np.int64)
     return (True, np.array(near.cut.firsts, dtype=np.int64),
             np.array(near.cut.offsets, dtype=np.int64), consts, _ACCEPT)
+
+
+def laws_tables(laws: _Laws, jit: Any) -> tuple[Any, ...] | None:
+    """:func:`compiled_tables` of the laws ``laws``: read off their depths where every
+    law has one bucket (:func:`_one_bucket_tables`), else from their samplers."""
+    fast = _one_bucket_tables(laws, jit)
+    if fast is not None:
+        return fast
+    return compiled_tables([laws.sampler(j) for j in range(len(laws))], laws.starts,
+                           laws.size, jit)
+
+
+def _one_bucket_tables(laws: _Laws, jit: Any) -> tuple[Any, ...] | None:
+    """:func:`compiled_tables` of ``laws`` where each has c·kmax < 1 (num·kmax < den,
+    i.e. kmax ≤ ⌊(den − 1)/num⌋: ``ExactSampler.n_max`` = 0, so its buckets are
+    ``ExactSampler._one_bucket``'s — bucket 0 holding the whole grid of ``size`` points
+    as the run (0, size, size), single, no interval) and its integers fit as
+    :func:`compiled_tables` requires; None otherwise (then :func:`compiled_tables`
+    decides). The same arrays, without the samplers
+    (tests/core/test_quantile_draws_compiled.py)."""
+    depths = laws.depths
+    if not isinstance(depths, np.ndarray) or depths.dtype != np.int64 \
+            or laws.size >= jit.LIMIT:
+        return None
+    words = _made_once(_rate_words, laws.rates, jit)
+    if words is None:
+        return None
+    nums, most, dens = words
+    kmax = depths.max(axis=1)
+    if not (kmax <= most).all():
+        return None
+    m = len(nums)
+    table = np.zeros((m + 1, 5), dtype=np.int64)
+    table[:m, 0] = kmax
+    table[:m, 1] = nums
+    table[:m, 2] = 1  # single
+    table[:, 3] = np.arange(m + 1)  # law j's bucket row is j (one row a law)
+    rows = np.empty((m, 5), dtype=np.int64)
+    rows[:] = (0, laws.size, 0, laws.size, laws.size)  # (n, size, run)
+    return (laws.starts.astype(np.int64), depths, table, dens, rows,
+            np.zeros((0, 3), dtype=np.uint64), FIRST_UNIFORM_BITS)
+
+
+#: what :func:`_made_once` made, by the identities of the fractions it was made from
+_MADE: dict[tuple[Any, ...], tuple[tuple[Fraction, ...], Any]] = {}
+
+
+def _made_once(make: Any, fractions: Sequence[Fraction], *args: Any) -> Any:
+    """``make(fractions, *args)``, made once for the same fraction objects (a plan's
+    quantiles and rates are made once: a few a process; the fractions are kept, so their
+    identities are not reused)."""
+    key = (make, *map(id, fractions), *args)
+    hit = _MADE.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit[0], fractions, strict=True)):
+        return hit[1]
+    if len(_MADE) >= 256:
+        _MADE.clear()
+    made = make(fractions, *args)
+    _MADE[key] = (tuple(fractions), made)
+    return made
+
+
+def _rate_words(rates: Sequence[Fraction], jit: Any) -> Any:
+    """For the rates num_j/den_j: (the nums as int64, ⌊(den_j − 1)/num_j⌋ capped at
+    2^63 − 1 as int64 — the largest kmax with num·kmax < den —, the dens' two words as
+    uint64), or None where a num reaches ``jit.LIMIT`` or a den ``jit.WIDE``
+    (:func:`compiled_tables`' bounds)."""
+    nums = [r.numerator for r in rates]
+    dens = [r.denominator for r in rates]
+    if not all(n < jit.LIMIT and d < jit.WIDE for n, d in zip(nums, dens, strict=True)):
+        return None
+    return (np.array(nums, dtype=np.int64),
+            np.array([min((d - 1) // n, 2**63 - 1) for n, d in zip(nums, dens, strict=True)],
+                     dtype=np.int64),
+            np.array([(d >> 64, d & 0xFFFFFFFFFFFFFFFF) for d in dens], dtype=np.uint64))
+
+
+def _quantile_words(quantiles: Sequence[Fraction]) -> tuple[np.ndarray, np.ndarray, int]:
+    """The quantiles q_j = a_j/b_j as (a, b) int64 columns and the largest b (Python
+    integer: the int64 bound of :func:`rank_depths` is checked on it exactly)."""
+    b = [q.denominator for q in quantiles]
+    if max(b) >= MAX_WEIGHTED_ROWS:  # no int64 computation: rank_depths goes by rows
+        return np.zeros((0, 1), np.int64), np.zeros((0, 1), np.int64), max(b)
+    return (np.array([q.numerator for q in quantiles], dtype=np.int64)[:, None],
+            np.array(b, dtype=np.int64)[:, None], max(b))
 
 
 def compiled_tables(samplers: list[ExactSampler], starts: np.ndarray, size: int,
@@ -228,4 +355,5 @@ def compiled_tables(samplers: list[ExactSampler], starts: np.ndarray, size: int,
             np.array(intervals, dtype=np.uint64).reshape(-1, 3), FIRST_UNIFORM_BITS)
 
 
-__all__ = ["ACCEPT", "compiled_tables", "draw_one", "near_centre", "whole_grid"]
+__all__ = ["ACCEPT", "compiled_tables", "draw_one", "laws_tables", "near_centre",
+           "rank_depths", "whole_grid"]

@@ -9,8 +9,9 @@ any data is read). :func:`release_grouped` draws every (group, column) from the 
 :class:`~dprect.core.quantiles.QuantileStatistics` an engine primitive computed — one
 stream per public group from the run's source, in group order
 (:meth:`~dprect.core.randomness.RandomSource.stream_seeds`), and within a group the
-columns in order (:func:`~dprect.core.quantiles.release_cell`: the count, the centre of a
-small group, the quantiles in increasing q) — so a seed gives the same release on every
+columns in order (:func:`~dprect.core.quantiles.draws`: the count, the centre of a
+small group, the quantiles in increasing q; then a block's values at once,
+:func:`~dprect.core.quantiles.released_cells`) — so a seed gives the same release on every
 engine. Nothing here reads rows.
 """
 
@@ -30,8 +31,9 @@ from dprect.core.quantiles import (
     QuantileCell,
     QuantilePlan,
     QuantileStatistics,
+    draws,
     plan_quantiles,
-    release_cell,
+    released_cells,
 )
 from dprect.core.randomness import SEEDED_WARNING, RandomSource, expect_draws
 from dprect.core.statistic import QUANTILES, STATISTICS, with_rank_error
@@ -128,12 +130,16 @@ def release_groups(plan: QuantilePlan, cells: Mapping[tuple[int, int], QuantileS
     expect_draws(len(seeds) * columns * len(plan.quantiles) * DRAWS_A_QUANTILE)  # public
     none = np.zeros(0, dtype=np.int64)
     empty = QuantileStatistics(none, none, none)
-    out = []
+    drawn: list[list[int]] = []
+    noisy: list[int | None] = []
     for g, seed in enumerate(seeds):
         stream = RandomSource.stream(seed)
-        out.append([release_cell(cells.get((g, j), empty), plan, stream)
-                    for j in range(columns)])
-    return out
+        for j in range(columns):
+            cell, count = draws(cells.get((g, j), empty), plan, stream)
+            drawn.append(cell)
+            noisy.append(count)
+    done = released_cells(plan, drawn, noisy)  # the block's values in one grid call
+    return [done[g * columns:(g + 1) * columns] for g in range(len(seeds))]
 
 
 def quantile_head(plan: QuantilePlan, group_names: Sequence[Any], columns: Sequence[str],

@@ -173,20 +173,21 @@ class QuantilePlan:
         e = Fraction(self.epsilon_each)
         return tuple(e / (2 * q.denominator) for q in self.quantiles)
 
-    @property
+    @cached_property
     def centre_rate(self) -> Fraction:
         """(1 − SIGN_PART)·ε_c/4, exact: the centre block's rate per 1/2 row (the rank law
         of q = 1/2)."""
         return Fraction(self.centre_epsilon) * (1 - SIGN_PART) / 4
 
-    @property
+    @cached_property
     def sign_rate(self) -> Fraction:
         """SIGN_PART·ε_c/4, exact: the sign's rate per 1/2 row."""
         return Fraction(self.centre_epsilon) * SIGN_PART / 4
 
-    @property
+    @cached_property
     def count_scale(self) -> Fraction:
-        """1/ε_n, exact: the flag count's two-sided geometric scale (sensitivity 1)."""
+        """1/ε_n, exact: the flag count's two-sided geometric scale (sensitivity 1).
+        (This and the two rates above are computed once a plan: every cell reads them.)"""
         return 1 / Fraction(self.count_epsilon)
 
     def branch(self, noisy: int) -> QuantilePlan:
@@ -528,15 +529,26 @@ class QuantileCell:
 
 def release_cell(stats: QuantileStatistics, plan: QuantilePlan, rng: RandomSource
                  ) -> QuantileCell:
-    """The release of one (group, column) (:func:`draws`): the drawn bins' values, sorted
-    (monotone in q by post-processing), the flag and the rank error at the plan's level
-    (post-processing of the count: the split it picked)."""
+    """The release of one (group, column) (:func:`draws`, then :func:`released_cells`):
+    the drawn bins' values, sorted (monotone in q by post-processing), the flag and the
+    rank error at the plan's level (post-processing of the count: the split it picked)."""
     drawn, noisy = draws(stats, plan, rng)
-    values = np.sort(bin_values(plan, np.array(drawn, dtype=np.int64)))
-    split = plan if noisy is None else plan.branch(noisy)
-    return QuantileCell(tuple(float(v) for v in values),
-                        None if noisy is None else noisy < plan.rows_needed(),
-                        split.interval_rank_error)
+    return released_cells(plan, [drawn], [noisy])[0]
+
+
+def released_cells(plan: QuantilePlan, drawn: Sequence[Sequence[int]],
+                   noisy: Sequence[int | None]) -> list[QuantileCell]:
+    """The releases of cells from their :func:`draws` (each cell's m drawn bins and its
+    noisy count), in order: each cell's values sorted, its flag and rank error
+    (post-processing only) — every cell's values found in ONE call of the grid's
+    ``values`` (a block's cells at once: the same floats as cell by cell)."""
+    m = len(plan.quantiles)
+    bins = np.array(drawn, dtype=np.int64).reshape(len(drawn), m)
+    values = np.sort(bin_values(plan, bins.ravel()).reshape(bins.shape), axis=1).tolist()
+    needed = plan.rows_needed()
+    return [QuantileCell(tuple(row), None if n is None else n < needed,
+                         (plan if n is None else plan.branch(n)).interval_rank_error)
+            for row, n in zip(values, noisy, strict=True)]
 
 
 def release_quantiles(stats: QuantileStatistics, plan: QuantilePlan, rng: RandomSource
@@ -582,4 +594,5 @@ __all__ = [
     "rank_error",
     "release_cell",
     "release_quantiles",
+    "released_cells",
 ]

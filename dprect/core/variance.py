@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from functools import lru_cache
 
 import numpy as np
 
@@ -59,8 +60,10 @@ SPREAD_PARTS = 2
 _LARGEST = float(np.finfo(np.float64).max)
 
 
+@lru_cache(maxsize=4096)
 def midpoint_and_half(lower: float, upper: float) -> tuple[Fraction, Fraction]:
-    """(m, h) = ((L + U)/2, (U − L)/2) exactly."""
+    """(m, h) = ((L + U)/2, (U − L)/2) exactly (a cell's variance reads it four times:
+    made once; ±0.0 give the same Fractions, so one entry serves both)."""
     lo, hi = Fraction(lower), Fraction(upper)
     return (lo + hi) / 2, (hi - lo) / 2
 

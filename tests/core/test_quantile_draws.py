@@ -25,6 +25,7 @@ from dprect.core.quantile_centre import (
     levels,
     sign_pieces,
 )
+from dprect.core.quantile_release import release_groups
 from dprect.core.quantiles import (
     QuantilePlan,
     QuantileStatistics,
@@ -33,6 +34,7 @@ from dprect.core.quantiles import (
     quantile_grid,
     quantile_law,
     quantile_statistics,
+    release_cell,
 )
 from dprect.core.randomness import RandomSource
 
@@ -131,3 +133,24 @@ def test_level_of_is_levels() -> None:
         for sign in (0, 1, 2):
             want = levels(g, centre, sign, cells).tolist()
             assert [level_of(g, centre, sign, int(i)) for i in cells] == want
+
+
+def test_a_blocks_values_at_once_are_each_cells() -> None:
+    """:func:`release_groups` finds a block's values in one grid call
+    (:func:`released_cells`): the same cells — values sorted, flag, rank error — as
+    :func:`release_cell` one cell at a time on the same streams, small groups (centred)
+    and large (whole grid) in one block."""
+    plan = plan_quantiles(QS, 40.0)
+    cols = _columns(2000, 5)
+    stats = {(g, j): quantile_statistics(c if g % 2 else c[: 30 + 7 * g], plan)
+             for g in range(4) for j, c in enumerate(cols)}
+    seeds = [101, 202, 303, 404]
+    got = release_groups(plan, stats, seeds, len(cols))
+    want = []
+    for g, seed in enumerate(seeds):
+        rng = RandomSource.stream(seed)
+        want.append([release_cell(stats[(g, j)], plan, rng) for j in range(len(cols))])
+    assert got == want
+    flags = {c.small for row in got for c in row}
+    assert flags == {True, False}  # both splits in the block
+    assert all(list(c.values) == sorted(c.values) for row in got for c in row)

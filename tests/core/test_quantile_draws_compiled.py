@@ -26,11 +26,14 @@ pytest.importorskip("numba")
 from dprect.core import quantile_draws, randomness
 from dprect.core import random_jit as jit
 from dprect.core.interior_point import Buckets, Pieces, unimodal_sampler
+from dprect.core.quantile_centre import as_depths, cut, rank_frame, window
 from dprect.core.quantiles import (
     QuantilePlan,
     QuantileStatistics,
+    _cell_ranks,
     draws,
     plan_quantiles,
+    quantile_grid,
     quantile_statistics,
 )
 from dprect.core.randomness import PooledSystemRandom, RandomSource
@@ -296,3 +299,99 @@ def test_out_of_range_laws_take_the_python_path() -> None:
     wide = unimodal_sampler(pieces, Fraction(1, 2**96))
     assert quantile_draws.compiled_tables([wide], pieces.starts, 10, jit) is None
     assert quantile_draws.compiled_tables([ok], pieces.starts, jit.LIMIT, jit) is None
+
+
+def _random_frame(gen: random.Random, edges: bool = False) -> Any:
+    """A random cell's rank frame on the decimal grid (ties, both signs, far decades);
+    ``edges``: values at powers of ten (a decade's first cell: pieces that start or end
+    where a window's range does)."""
+    plan = plan_quantiles(QS, 1.0)
+    values = _random_values(gen)
+    if edges:
+        values = np.array([gen.choice([-1, 1]) * 10.0 ** gen.randrange(-3, 4)
+                           * gen.choice([1.0, 1.0, 9.9999]) for _ in range(gen.randrange(1, 30))])
+    stats = quantile_statistics(values, plan)
+    g = quantile_grid(plan.grid, plan.resolution)
+    return rank_frame(*_cell_ranks(stats, g), g.size), g
+
+
+def test_the_laws_read_off_the_depths_are_the_samplers_tables() -> None:
+    """A cell's laws built at once (:func:`quantile_draws.rank_depths`, one (m, pieces)
+    int64 computation; :func:`quantile_draws.laws_tables`, the one-bucket tables read off
+    the depths, the samplers made only on demand) give, array for array, what each law's
+    own sampler and :func:`quantile_draws.compiled_tables` give — on the whole grid and
+    cut to a window, at rates with one bucket and with many (where the samplers decide);
+    and a law of one more depth unit than c·kmax < 1 allows leaves the shortcut."""
+    gen = random.Random(11)
+    shortcuts = 0
+    for k in range(60):
+        frame, g = _random_frame(gen)
+        qs = [Fraction(q).limit_denominator(100) for q in QS]
+        index = None
+        starts, sizes, size = frame.starts, frame.sizes, frame.grid_size
+        if k % 2:  # cut to a centre's window
+            c = cut(frame.starts, frame.sizes, window(g, gen.randrange(1, 601),
+                                                     gen.choice([0, 1, 2])))
+            index, starts, sizes, size = c.index, c.starts, c.sizes, c.size
+        eps = gen.choice([1e-6, 0.5 / 64, 2.0])
+        rates = [Fraction(eps) / (2 * q.denominator) for q in qs]
+        depths = quantile_draws.rank_depths(frame, qs, index)
+        samplers = []
+        for j, (q, rate) in enumerate(zip(qs, rates, strict=True)):
+            row = as_depths(frame.weighted(q, index))
+            assert row.dtype == depths.dtype == np.int64
+            assert np.array_equal(depths[j], row)
+            samplers.append(unimodal_sampler(Pieces(starts, sizes, row, 1.0, size), rate,
+                                             trusted=True))
+        laws = quantile_draws._Laws(starts, sizes, depths, rates, size)
+        shortcuts += quantile_draws._one_bucket_tables(laws, jit) is not None
+        want = quantile_draws.compiled_tables(samplers, starts, size, jit)
+        got = quantile_draws.laws_tables(laws, jit)
+        assert want is not None and got is not None
+        for a, b in zip(got, want, strict=True):
+            assert np.array_equal(np.asarray(a), np.asarray(b)), k
+            assert np.asarray(a).dtype == np.asarray(b).dtype
+        # the lazy samplers are the laws' own
+        assert laws.sampler(0).buckets(128) == samplers[0].buckets(128)
+    assert 10 <= shortcuts < 60  # both the shortcut and the samplers' tables were met
+    # the shortcut's bound is c·kmax < 1 exactly: at num·kmax = den it must step aside
+    pieces = Pieces(np.array([0, 3], np.uint64), np.array([3, 4], np.uint64),
+                    np.array([[0, 7]], np.int64), 1.0, 7)
+    at = quantile_draws._Laws(pieces.starts, pieces.sizes, pieces.depths,
+                              [Fraction(1, 7)], 7)
+    below = quantile_draws._Laws(pieces.starts, pieces.sizes, pieces.depths,
+                                 [Fraction(1, 8)], 7)
+    assert quantile_draws._one_bucket_tables(at, jit) is None
+    assert quantile_draws._one_bucket_tables(below, jit) is not None
+
+
+def _cut_reference(starts: np.ndarray, sizes: np.ndarray,
+                   ranges: list[tuple[int, int]]) -> tuple[Any, ...]:
+    """:func:`quantile_centre.cut` range by range (its definition, in Python integers)."""
+    pieces = [(int(s), int(s) + int(z)) for s, z in zip(starts, sizes, strict=True)]
+    index, out_s, out_z, offsets, at = [], [], [], [], 0
+    for a, b in ranges:
+        offsets.append(at)
+        for i, (s, e) in enumerate(pieces):
+            if e > a and s < b:
+                index.append(i)
+                out_s.append(max(s, a) - a + at)
+                out_z.append(min(e, b) - max(s, a))
+        at += b - a
+    return index, out_s, out_z, tuple(a for a, _ in ranges), tuple(offsets), at
+
+
+def test_the_window_cut_is_its_definition() -> None:
+    """:func:`quantile_centre.cut` (every range at once) keeps, clips and moves the same
+    pieces as the range-by-range definition, on random cells and windows."""
+    gen = random.Random(12)
+    for k in range(120):
+        frame, g = _random_frame(gen, edges=k % 2 == 1)
+        centre = gen.randrange(0, 601) if k % 2 == 0 else 300 + gen.randrange(-8, 9)
+        ranges = window(g, centre, gen.choice([0, 1, 2]))
+        c = cut(frame.starts, frame.sizes, ranges)
+        want = _cut_reference(frame.starts, frame.sizes, ranges)
+        got = (c.index.tolist(), c.starts.tolist(), c.sizes.tolist(), c.firsts, c.offsets,
+               c.size)
+        assert got == want
+        assert c.starts.dtype == c.sizes.dtype == np.uint64

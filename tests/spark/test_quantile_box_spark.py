@@ -128,19 +128,22 @@ def test_the_box_is_two_jobs_on_spark(make_frame, strategy) -> None:
 
 
 
-def test_a_histogram_job_ships_the_nonzero_counts_only(make_frame, monkeypatch) -> None:
-    """The histogram job's partitions send the driver their non-zero (slot, count) pairs,
-    not every slot of every axis (issue #43: at d = 1,024 the dense counts were 1.5 GB to
-    the driver): 40 rows on 3 partitions, 2 axes of 1,000 thresholds — at most 80 pairs
-    where dense counts are 6,006 — and the numpy engine's counts."""
+def test_a_histogram_job_ships_one_compressed_counts_row_a_partition(make_frame,
+                                                                     monkeypatch) -> None:
+    """The histogram job's partitions send the driver one row each, their dense counts
+    narrowed and compressed (issue #43: at d = 1,024 the dense int64 counts were 1.5 GB
+    to the driver, their non-zero pairs still 83 MB from 6 partitions of 131,072 rows):
+    40 rows on 3 partitions, 2 axes of 1,000 thresholds — 3 rows, far fewer bytes than
+    the 48,048 of dense int64 counts or the 16 a non-zero slot of (slot, count) pairs —
+    and the numpy engine's counts."""
     from pyspark.sql.classic.dataframe import DataFrame
 
-    shipped: list[int] = []
+    shipped: list[tuple[int, int]] = []
     real = DataFrame.toArrow
 
     def counted(self):
         table = real(self)
-        shipped.append(table.num_rows)
+        shipped.append((table.num_rows, sum(len(b) for b in table.column("b").to_pylist())))
         return table
 
     monkeypatch.setattr(DataFrame, "toArrow", counted)
@@ -154,7 +157,8 @@ def test_a_histogram_job_ships_the_nonzero_counts_only(make_frame, monkeypatch) 
     shipped.clear()
     got = eng.histograms(cuts)
     assert [h.tolist() for h in got] == want
-    assert shipped and max(shipped) <= 2 * 40
+    assert len(shipped) == 1 and shipped[0][0] == 3
+    assert shipped[0][1] < 2 * 40 * 16
 
 
 def test_a_query_answered_ahead_counts_the_rows_and_is_kept_once(make_frame) -> None:
@@ -244,3 +248,62 @@ def test_the_box_holds_the_rows_between_its_two_queries(make_frame, monkeypatch,
     else:
         assert held == [True, True]
         assert not kept.storageLevel.useMemory and not kept.storageLevel.useDisk
+
+
+def test_the_held_rows_are_packed_raw_values_and_count_as_numpy(spark, monkeypatch) -> None:
+    """The held queries on raw rows (issue #43, :mod:`dprect.engines.spark.held_kernel`):
+    a FloatType, a LongType and a DoubleType feature (shipped as float32, as Spark's
+    double, as they are), encoded in the Python worker, and a query after cuts — the
+    numpy engine's counts every time; what the first job holds is the packed blocks (one
+    binary value a block of rows: a batch's, here one a partition), and the later
+    queries read those, not the table."""
+    from pyspark.sql import types as T  # noqa: N812
+
+    from dprect.engines.numpy_engine import NumpyEngine
+    rng = np.random.default_rng(29)
+    n = 240
+    x = rng.normal(2, 2, n).astype(np.float32)
+    k = rng.integers(-3, 9, n)
+    z = np.round(rng.normal(0, 1, n), 1)
+    z[:4] = -0.0
+    y = rng.random(n) < 0.7
+    rows = [(float(a), int(b), float(c), int(d)) for a, b, c, d in zip(x, k, z, y, strict=True)]
+    schema = T.StructType([T.StructField("x", T.FloatType(), False),
+                           T.StructField("k", T.LongType(), False),
+                           T.StructField("z", T.DoubleType(), False),
+                           T.StructField("y", T.IntegerType(), False)])
+    df = spark.createDataFrame(rows, schema).repartition(3)
+    doms = [Grid(-4.0, 8.0, 500), IntegerRange(-3, 9), FloatOrder()]
+    local = NumpyEngine([d.encode(c[y]) for d, c in zip(
+        doms, [x.astype(np.float64), k.astype(np.float64), z], strict=True)])
+    eng = SparkEngine(df, doms, ["x", "k", "z"], strategy="pass", positive="y = 1",
+                      histograms_only=True, hold=True, cache=False)
+    eng.prepare()
+    assert eng.implementation.packed
+    queries = [[np.array([10, 200, 200, 480]), np.array([0, 4, 5]),
+                FloatOrder().encode(np.array([-1.0, 0.0, 0.5]))],
+               [np.array([150, 250]), np.array([2, 3, 4]), FloatOrder().encode(np.array([0.0]))]]
+    assert [h.tolist() for h in eng.histograms(queries[0])] == \
+        [h.tolist() for h in local.histograms(queries[0])]
+    held = eng.implementation._held
+    assert held.columns == ["k", "c", "b"] and held.storageLevel.useMemory
+    blocks = held.where("k = 1").select("c").toPandas()["c"]
+    assert blocks.sum() == int(y.sum()) and len(blocks) == 3
+    for axis, side, t in [(0, "hi", 300), (2, "lo", FloatOrder().encode(np.array([-2.0]))[0])]:
+        eng.cut(axis, side, t)
+        local.cut(axis, side, t)
+    from pyspark.sql.classic.dataframe import DataFrame
+
+    plans: list[str] = []
+    real = DataFrame.toArrow
+
+    def spy(self):
+        plans.append(self._jdf.queryExecution().optimizedPlan().toString())
+        return real(self)
+
+    monkeypatch.setattr(DataFrame, "toArrow", spy)
+    assert [h.tolist() for h in eng.histograms(queries[1])] == \
+        [h.tolist() for h in local.histograms(queries[1])]
+    assert len(plans) == 1 and "InMemoryRelation" in plans[0] and "LocalRelation" not in plans[0]
+    eng.close()
+    assert not held.storageLevel.useMemory

@@ -139,8 +139,10 @@ class SparkEngine:
     ``collect``'s count (:meth:`remaining`) lists nothing for a window.
     ``hold`` — with ``histograms_only``, where the plan asks more than one query (the
     box's centres, then its sides): the rows learned from are persisted in the executors
-    by the first job and read from there by the next (their feature columns as read:
-    :class:`~dprect.engines.spark.rounds.RoundsStrategy`; released by :meth:`close`).
+    by the first job and read from there by the next (their raw values packed in
+    binary blocks, :mod:`~dprect.engines.spark.held_kernel`; with ties their feature
+    columns: :class:`~dprect.engines.spark.rounds.RoundsStrategy`; released by
+    :meth:`close`).
     """
 
     def __init__(self, data: DataFrame, domains: Sequence[Domain],
@@ -252,11 +254,8 @@ class SparkEngine:
         (``count_first``; ``prefetch``'s not with ties or on Spark Connect: its module
         notes, "The count"). False before :meth:`prepare` and for the other strategies
         (the fit then counts with a job of its own)."""
-        s = self._strategy
-        if s is None or self._used:
-            return False
-        return isinstance(s, CollectStrategy) or (
-            isinstance(s, PassStrategy | PrefetchStrategy) and s.learned() is not None)
+        return ((isinstance(self._strategy, CollectStrategy) and not self._used)
+                or self._counted() is not None)
 
     def remaining(self) -> int:
         """Where the engine :attr:`counts` only, before any cut: the
@@ -271,10 +270,17 @@ class SparkEngine:
         s = self._strategy
         if isinstance(s, CollectStrategy):
             return s.remaining(lists=not self._histograms_only)
-        assert isinstance(s, PassStrategy | PrefetchStrategy)
-        counted = s.learned()
+        counted = self._counted()
         assert counted is not None
         return counted
+
+    def _counted(self) -> int | None:
+        """The rows learned from as a ``pass`` / ``prefetch`` first pass counted them,
+        before any round (None: not counted, or another strategy)."""
+        s = self._strategy
+        if self._used or not isinstance(s, PassStrategy | PrefetchStrategy):
+            return None
+        return s.learned()
 
     def presample(self, *, maybe: bool = False, rows: int | None = None) -> Presampled | None:
         """For ``prefetch``: take the pass's sample and count the table's partitions now
@@ -371,8 +377,7 @@ class SparkEngine:
         if self._used:
             raise ParameterError("count_ahead must come before the first window or cut")
         asked = [np.array(t, copy=True) for t in axes_thresholds(thresholds, self.dims)]
-        answer = self.histograms(asked)
-        self._used = False  # a query answered ahead is no round of the run
+        answer = self._answer(asked)  # a query answered ahead is no round of the run
         self._ahead = (asked, answer)
         return int(answer[0].sum())
 
@@ -383,11 +388,15 @@ class SparkEngine:
         :meth:`count_ahead` answered, asked first and before any cut, from its counts."""
         cuts = axes_thresholds(thresholds, self.dims)
         ahead, self._ahead = self._ahead, None
+        self._used = True
         if ahead is not None and not self._cuts and all(
                 np.array_equal(a, b) for a, b in zip(ahead[0], cuts, strict=True)):
-            self._used = True
             return ahead[1]
-        self._used = True
+        return self._answer(cuts)
+
+    def _answer(self, cuts: list[np.ndarray]) -> list[np.ndarray]:
+        """The histogram query ``cuts`` (checked thresholds) answered by the strategy:
+        on ``collect``'s rows, else one job (:meth:`histograms`, :meth:`count_ahead`)."""
         self.prepare()
         strat = self._strategy
         assert strat is not None

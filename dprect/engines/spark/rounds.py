@@ -14,18 +14,37 @@ it for a round whose list runs short.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
+from functools import partial
 
 import numpy as np
-from pyspark import StorageLevel
+import pyarrow as pa
+from pyspark import StorageLevel, cloudpickle
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F  # noqa: N812
 
 from dprect.core.domains import Side
 from dprect.engines.numpy_engine import axes_thresholds
+from dprect.engines.spark import by_value, held_kernel  # noqa: F401  (by_value registers)
+from dprect.engines.spark.held_kernel import (
+    BLOCK,
+    COUNTS,
+    HELD_SCHEMA,
+    HeldTask,
+    count_held,
+    count_shipped,
+    counters,
+    counts_row,
+    sum_counts,
+)
 from dprect.engines.spark.prefetch import RANK_COLUMN, refine, with_ranks
+from dprect.engines.spark.shipped import shipped_rows, shipped_widths
 from dprect.engines.spark.sql import all_of, ident, literal, seen
 from dprect.engines.spark.strategy import Rows
+
+# the held queries' kernel and its task travel by value, as the pass's (order_pass)
+cloudpickle.register_pickle_by_value(sys.modules[held_kernel.__name__])
 
 #: above this many rows a window is taken by a full sort instead of a top-N heap
 TOP_N_ROWS = 1_000_000
@@ -36,14 +55,21 @@ _TOP_K_CONF = "spark.sql.execution.topKSortFallbackThreshold"
 class RoundsStrategy:
     """A job a round on the encoded positives (``cache``: persist them, released by
     :meth:`close`; ``hold``: persist instead the rows learned from as they are read —
-    their feature columns, narrower than the sort values — encoded again by each query:
-    the quantile box's two histogram queries, issue #43, where the second read of a wide
-    table, every row decoded to keep the positives, cost as much as the first)."""
+    their raw feature values, narrower than the sort values — encoded again by each
+    query: the quantile box's two histogram queries, issue #43, where the second read of
+    a wide table, every row decoded to keep the positives, cost as much as the first).
+    Without ties, ``hold``'s histogram queries are :mod:`~dprect.engines.spark.held_kernel`'s:
+    the first job ships the raw rows, encodes and counts them in the Python worker and
+    emits them packed, a binary block of rows, which is what is held; with ties (the
+    refinement's ranks are a window over every partition) the held rows are the feature
+    columns, encoded by SQL in each query."""
 
     def __init__(self, rows: Rows, *, cache: bool = True, hold: bool = False) -> None:
         self.rows = rows
         self.cache = cache and not hold
         self.hold = hold
+        #: the histogram queries run on raw rows, the first one's packed rows held
+        self.packed = hold and rows.ties is None
         self._vcols = [f"_v{j}" for j in range(len(rows.names))]
         self._encoded_rows: DataFrame | None = None
         self._held: DataFrame | None = None
@@ -80,40 +106,52 @@ class RoundsStrategy:
         """:meth:`dprect.core.engine.Engine.histograms` by ONE job over every axis's
         column: each partition's counts of every axis
         (:func:`~dprect.engines.numpy_engine.counter`, the numpy engine's own code on the
-        same sort values; ``compiled``: with numba where the executor has it),
-        concatenated and shipped as its non-zero (slot, count) pairs — at most a
-        partition's rows per axis, where the dense counts are every slot of every axis
-        (issue #43: 1,024 axes × 4,096 slots × 45 partitions was 1.5 GB to the driver) —
-        summed on the driver (a public shape: the slots are the thresholds')."""
+        same sort values, one a distinct thresholds; ``compiled``: with numba where the
+        executor has it, for many thresholds:
+        :func:`~dprect.engines.spark.held_kernel.counters`), shipped as one compressed
+        row of narrow dense counts and summed on the driver
+        (:func:`~dprect.engines.spark.held_kernel.counts_row`, ``sum_counts``: issue #43,
+        the dense int64 counts were 1.5 GB to the driver at d = 1,024)."""
         dtypes = self.rows.dtypes
         cuts = [np.asarray(t, dtype=dtypes[j])
                 for j, t in enumerate(axes_thresholds(thresholds, len(self._vcols)))]
         widths = [len(c) + 1 for c in cuts]
-        ends = np.cumsum(widths)[:-1]
+        if self.packed:
+            table = self._held_counts(cuts, compiled)
+        else:
+            def count(batches):  # runs on the executors
+                counts = counters(cuts, dtypes, compiled=compiled)
+                totals = [np.zeros(w, dtype=np.int64) for w in widths]
+                for batch in batches:
+                    for j in range(len(cuts)):
+                        values = batch.column(j).to_numpy(zero_copy_only=False)
+                        totals[j] += counts[j](np.asarray(values, dtype=dtypes[j]))
+                yield counts_row(totals)
 
-        def count(batches):  # runs on the executors
-            import pyarrow as pa
-
-            from dprect.engines.numpy_engine import counter
-            counts = [counter(t, dtypes[j], compiled=compiled) for j, t in enumerate(cuts)]
-            totals = [np.zeros(w, dtype=np.int64) for w in widths]
-            for batch in batches:
-                for j in range(len(cuts)):
-                    values = batch.column(j).to_numpy(zero_copy_only=False)
-                    totals[j] += counts[j](np.asarray(values, dtype=dtypes[j]))
-            dense = np.concatenate(totals)
-            slots = np.flatnonzero(dense)
-            yield pa.RecordBatch.from_arrays([pa.array(slots), pa.array(dense[slots])],
-                                             names=["s", "c"])
-
-        got = self._remaining().select(*self._vcols).mapInArrow(count, "s long, c long")
-        table = got.toArrow()
+            got = self._remaining().select(*self._vcols).mapInArrow(count, HELD_SCHEMA)
+            table = got.select("c", "b").toArrow()
         self.rows.stats["window_jobs"] += 1
-        slots = np.asarray(table.column(0).to_numpy(zero_copy_only=False), dtype=np.int64)
-        counts = np.asarray(table.column(1).to_numpy(zero_copy_only=False), dtype=np.int64)
-        total = np.zeros(sum(widths), dtype=np.int64)
-        np.add.at(total, slots, counts)  # exact int64 sums (a slot of several partitions)
-        return np.split(total, ends)
+        return sum_counts(table, widths)
+
+    def _held_counts(self, cuts: list[np.ndarray], compiled: bool) -> pa.Table:
+        """A histogram query's counts rows by :mod:`~dprect.engines.spark.held_kernel`:
+        the first on the shipped raw rows, whose packed blocks it persists (released by
+        :meth:`close`); each later one on those blocks."""
+        rows = self.rows
+        task = HeldTask(tuple(rows.domains), tuple(
+            np.dtype(np.float32 if w == 4 else np.float64)
+            for w in shipped_widths(rows.data, rows.names)), tuple(cuts),
+            tuple((a, s == "hi", t) for a, s, t in rows.cuts), compiled)
+        if self._held is None:
+            shipped = shipped_rows(rows.data, rows.names, rows.positive, None)
+            held = shipped.mapInArrow(partial(count_shipped, task=task, hold=True),
+                                      HELD_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
+            self._held = held
+            # the action builds the whole cache (every block), then keeps the counts
+            return held.where(f"k = {COUNTS}").select("c", "b").toArrow()
+        blocks = self._held.where(f"k = {BLOCK}")
+        return blocks.mapInArrow(partial(count_held, task=task), HELD_SCHEMA) \
+            .select("c", "b").toArrow()
 
     def cut(self, axis: int, side: Side, threshold: int | float) -> None:
         """Nothing to do: the remaining rows are filtered by the recorded cuts."""
@@ -136,7 +174,7 @@ class RoundsStrategy:
         if self._encoded_rows is None:
             rows = self.rows
             data = rows.data if rows.positive is None else rows.data.where(rows.positive)
-            if self.hold:  # the rows learned from, read once for every query
+            if self.hold and not self.packed:  # the rows learned from, read once
                 data = data.selectExpr(*map(ident, rows.names))
                 data = data.persist(StorageLevel.MEMORY_AND_DISK)
                 self._held = data
