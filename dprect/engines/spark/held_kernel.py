@@ -62,8 +62,10 @@ __all__ = ["BLOCK", "COUNTS", "GUIDED_THRESHOLDS", "HELD_SCHEMA", "PACK_BYTES", 
 #: query's packed rows: ``c`` the block's rows, ``b`` its bytes)
 HELD_SCHEMA = "k int, c long, b binary"
 COUNTS, BLOCK = 0, 1
-#: at most this many bytes in one packed block (Arrow's binary offsets are 32-bit)
-PACK_BYTES = 64 << 20
+#: at most this many bytes in one packed block: small, because the JVM copies each block
+#: whole (Arrow → row → cache) — 64 MiB blocks ran a 4 GiB local driver out of heap on
+#: the d = 1,024 × 10^6-row fit (docs/results.md §3, s28); 2 MiB fitted
+PACK_BYTES = 2 << 20
 #: an axis's counter is compiled from this many thresholds on (:func:`counters`): on
 #: 6,600 int64 values numpy's count takes 0.03–0.07 ms for 3–100 thresholds, 0.37 ms for
 #: 4,096, the compiled count ~0.03 ms after a guide of 0.2–0.6 ms, 1.8 ms at 4,096
