@@ -134,6 +134,7 @@ from dprect.core.randomness import (
     expect_draws,
     kernels,
 )
+from dprect.core.records import quick_init
 from dprect.core.request import DescribeRequest, Neighbouring, check_run_epsilon
 from dprect.core.statistic import noises_drawn
 from dprect.core.step_exponential import DECAY, runaway_bound
@@ -745,6 +746,7 @@ def query_split(query_epsilon: float, statistics: Sequence[str]) -> tuple[float,
 
 
 # -- one (group, column) ----------------------------------------------------------------------
+@quick_init
 @dataclass(frozen=True)
 class Cell:
     """What is released for one (group, column)."""

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from dprect.core.randomness import JointStreams, RandomSource, compiled_status
+from dprect.core.records import quick_init
 from dprect.core.step_exponential import (
     DECAY,
     MAX_LEVEL,
@@ -74,6 +75,7 @@ def side_step(tails: np.ndarray, stream: CandidateStream, tier: SideTier,
                          tier.target, tier.side_rate, rng)
 
 
+@quick_init
 @dataclass(frozen=True)
 class CellDraw:
     """What a cell draws from: its sides' tail counts and candidate streams, its split,

@@ -55,6 +55,7 @@ import numpy as np
 
 from dprect.core.domains import FloatBins
 from dprect.core.randomness import kernels
+from dprect.core.records import quick_init
 from dprect.core.tail_bounds import (
     CENTRE_BITS,
     SEARCH_BITS,
@@ -362,6 +363,7 @@ def sum_by_key(keys: np.ndarray, values: np.ndarray, counts: np.ndarray | None =
                                       np.add.reduceat(lo, starts), rows)
 
 
+@quick_init
 @dataclass(frozen=True)
 class CellStatistics:
     """One (group, column) given its centre: per (interval, exponent) key
@@ -404,6 +406,7 @@ PACKED_BITS = 27
 _ZERO_BIN = _SEARCH_GRID.size // 2  # H: the bin of +0.0
 
 
+@quick_init
 @dataclass(frozen=True)
 class BinStatistics:
     """One cell's rows per ``FloatBins(SEARCH_BITS)`` bin, before any centre: sorted
