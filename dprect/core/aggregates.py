@@ -1269,8 +1269,12 @@ def _finish_many(plan: DescribePlan, work: Sequence[tuple[int, Tier, float, Cell
     run compiled; the same draws as cell after cell), then each cell released."""
     joined = (joined_tails([stats for _, _, _, stats, _ in work])
               if work and JointStreams.possible(sources) else None)
+    scales: dict[int, tuple[tuple[int, int], ...]] = {}  # per split: a few a block
+    for _, tier, _, _, _ in work:
+        if id(tier) not in scales:
+            scales[id(tier)] = _noise_scales(plan, tier)
     cells = [_cell_draw(plan, tier, centre, stats, row,
-                        None if joined is None else joined[0][i])
+                        None if joined is None else joined[0][i], scales[id(tier)])
              for i, (row, tier, centre, stats, _) in enumerate(work)]
     drawn = draw_cells(cells, sources, None if joined is None else joined[1])
     return _released_many(plan, cells, work, drawn)
@@ -1385,15 +1389,23 @@ def _bounds_and_pivots(plan: DescribePlan, sides: np.ndarray, given: np.ndarray,
 
 
 def _cell_draw(plan: DescribePlan, tier: Tier, centre: float, stats: CellStatistics,
-               row: int, tails: tuple[np.ndarray, np.ndarray] | None = None) -> CellDraw:
+               row: int, tails: tuple[np.ndarray, np.ndarray] | None = None,
+               scales: tuple[tuple[int, int], ...] | None = None) -> CellDraw:
     """What the cell draws from (:class:`~dprect.core.cell_draws.CellDraw`): its sides'
     tail counts (``tails`` when made already: :func:`data_tails`) and streams, and its
-    noises' scales — the sum's (none on a bounds-alone or count-only plan), then the sum
-    of squares' (only when a variance or std is asked: §17)."""
+    noises' scales (``scales`` when made already: :func:`_noise_scales`)."""
     lower_tails, upper_tails = data_tails(stats) if tails is None else tails
     made = stats.streams  # the candidates the statistics made, if any, read on
     lower, upper = (made if made is not None and made[0].centre == centre
                     else shared_streams(centre))
+    return CellDraw(lower_tails, upper_tails, lower, upper, tier,
+                    _noise_scales(plan, tier) if scales is None else scales, row)
+
+
+def _noise_scales(plan: DescribePlan, tier: Tier) -> tuple[tuple[int, int], ...]:
+    """The (s, t) of each noise a cell of split ``tier`` draws, DLap at scale t/s, in
+    order: the sum's (none on a bounds-alone or count-only plan), then the sum of
+    squares' (only when a variance or std is asked: §17). Public: the plan's alone."""
     noises: list[tuple[int, int]] = []
     sum_scale = tier.sum_scale
     if plan.statistics and sum_scale is not None:
@@ -1401,7 +1413,7 @@ def _cell_draw(plan: DescribePlan, tier: Tier, centre: float, stats: CellStatist
         squares = plan.squares_scale
         if squares is not None:
             noises.append((squares.denominator, squares.numerator))
-    return CellDraw(lower_tails, upper_tails, lower, upper, tier, tuple(noises), row)
+    return tuple(noises)
 
 
 def _released(plan: DescribePlan, cell: CellDraw, centre: float, stats: CellStatistics,

@@ -258,18 +258,17 @@ class _Block:
                 break
             done[(i, ph)] = self._in_python(i, ph, status, out)
             start, phase = (i, ph + 1) if ph + 1 < self.phases else (i + 1, 0)
-        if not done:
-            return self._all_compiled()
-        # Python ints, made at once
-        steps, noises, upto = self.steps.tolist(), self.noises.tolist(), self.has_upto.tolist()
-        return [self._cell(i, steps[i], noises[i], upto[i], done) for i in range(n)]
+        return self._made(done)
 
-    def _all_compiled(self) -> list[tuple[int, int, list[int]]]:
-        """What :meth:`_cell` makes of every cell when the block made every draw: the
+    def _made(self, done: dict[tuple[int, int], int]) -> list[tuple[int, int, list[int]]]:
+        """What :meth:`_cell` makes of every cell: for the cells the block drew whole, the
         sides that read past their candidates made before asked for them (:meth:`_cell`'s
-        check, the same calls in the same order), the steps scaled by the strides at once
-        and the noises made from their parts."""
-        over = (self.steps[:, :, 1] > self.has_upto).any(axis=1)
+        check, the same calls; the candidates a side makes do not depend on when), the
+        steps scaled by the strides at once and the noises made from their parts; a cell
+        with a draw made in Python (``done``) by :meth:`_cell` itself."""
+        python = sorted({i for i, _ in done})
+        over = np.asarray((self.steps[:, :, 1] > self.has_upto).any(axis=1))
+        over[python] = False
         for i in np.flatnonzero(over).tolist():
             cell = self.cells[i]
             for ph in (0, 1):
@@ -278,9 +277,14 @@ class _Block:
                     raise AssertionError("more tail counts than the side has candidates")
         ks = (self.steps[:, :, 0] * self.strides[self.tier_of][:, None]).tolist()
         noises = self.noises.tolist()
-        return [(k[0], k[1], [noise_value(z[q][0], z[q][1], z[q][2], z[q][3], rate, scale)
-                              for q, (rate, scale) in enumerate(cell.noises)])
-                for cell, k, z in zip(self.cells, ks, noises, strict=True)]
+        out = [(k[0], k[1], [noise_value(z[q][0], z[q][1], z[q][2], z[q][3], rate, scale)
+                             for q, (rate, scale) in enumerate(cell.noises)])
+               for cell, k, z in zip(self.cells, ks, noises, strict=True)]
+        if python:  # Python ints, made at once
+            steps, upto = self.steps.tolist(), self.has_upto.tolist()
+            for i in python:
+                out[i] = self._cell(i, steps[i], noises[i], upto[i], done)
+        return out
 
     def _in_python(self, i: int, ph: int, status: int, out: Any) -> int:
         """The draw the block stopped at, made as :func:`draw_cell` makes it, on the

@@ -577,10 +577,11 @@ def statistics_of_cells(bins: Mapping[tuple[int, int], BinStatistics],
                 [np.asarray(b.squares, dtype=object) for b in cells if len(b.bins)]))
         g = keys >> PACKED_BITS
         starts = np.flatnonzero(np.concatenate(([True], g[1:] != g[:-1])))
-        for lo, hi in zip(starts.tolist(), [*starts[1:].tolist(), len(g)], strict=True):
-            cell_g = int(g[lo])
+        local = keys & mask  # each cell's keys: views of one array
+        for lo, hi, cell_g in zip(starts.tolist(), [*starts[1:].tolist(), len(g)],
+                                  g[starts].tolist(), strict=True):
             out[(cell_g, j)] = CellStatistics(
-                keys[lo:hi] & mask, n[lo:hi], sums[lo:hi], streams[cell_g],
+                local[lo:hi], n[lo:hi], sums[lo:hi], streams[cell_g],
                 None if squares is None else squares[lo:hi])
     return out
 
