@@ -977,10 +977,11 @@ def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | N
                                         if not k], streams))
     done = [[(None, None) if k else next(finished) for k in krow] for krow in picks]
     last = len(tiers) - 1
-    pools = {j: merge_histograms([hists[g][j] for g in range(block.groups)
-                                  if picks[g][j] == last])
-             for j in range(plan.columns) if plan.pooled is not None and last
-             and any(picks[g][j] == last for g in range(block.groups))}
+    pooled: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}  # column → its hists
+    if plan.pooled is not None and last:
+        for i in (i for i, k in enumerate(flat) if k == last):  # groups, then columns
+            pooled.setdefault(i % columns, []).append(hists[i // columns][i % columns])
+    pools = {j: merge_histograms(pooled[j]) for j in range(columns) if j in pooled}
     return BlockDraws([[c for c, _ in row] for row in done], picks, centres, counts,
                       resume, [[m for _, m in row] for row in done], pools)
 
@@ -1334,8 +1335,9 @@ def _released_many(plan: DescribePlan, cells: Sequence[CellDraw],
     at = np.zeros(len(cells) + 1, dtype=np.int64)
     np.cumsum([len(p.keys) for p in parts], out=at[1:])
     empty = np.zeros(0, dtype=np.int64)
-    keys, counts, sums = (np.concatenate([empty] + [getattr(p, f) for p in parts])
-                          for f in ("keys", "counts", "sums"))
+    keys = np.concatenate([empty] + [p.keys for p in parts])
+    counts = np.concatenate([empty] + [p.counts for p in parts])
+    sums = np.concatenate([empty] + [p.sums for p in parts])
     i = np.array(ints, dtype=np.int64).reshape(-1, 5)
     g = np.array(given, dtype=np.float64).reshape(-1, 3)
     f = _bounds_and_pivots(plan, np.array(sides, dtype=np.int64).reshape(-1, 2), g,

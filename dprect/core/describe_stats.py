@@ -566,8 +566,9 @@ def statistics_of_cells(bins: Mapping[tuple[int, int], BinStatistics],
                             for g, b in enumerate(cells)])
                 if kernels() is None else _column_cuts(cells, streams))
         cell = np.repeat(np.arange(groups, dtype=np.int64), [len(b.bins) for b in cells])
-        joined = BinStatistics(*(np.concatenate([getattr(b, name) for b in cells])
-                                 for name in ("bins", "counts", "sums")))
+        joined = BinStatistics(np.concatenate([b.bins for b in cells]),
+                               np.concatenate([b.counts for b in cells]),
+                               np.concatenate([b.sums for b in cells]))
         keys, n, sums = joint_statistics_from_bins(cell, joined, cuts)
         if not len(keys):  # no group of the block has rows in this column
             continue
