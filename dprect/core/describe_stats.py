@@ -598,10 +598,8 @@ def _column_cuts(cells: Sequence[BinStatistics],
     from dprect.core import block_jit  # loaded with the compiled samplers (numba)
 
     n = len(cells)
-    lower = np.full(n, -1, dtype=np.int64)
-    upper = np.full(n, -1, dtype=np.int64)
-    low_bin = np.zeros(n, dtype=np.int64)
-    high_bin = np.zeros(n, dtype=np.int64)
+    # each cell's sides' slots in ``sides`` (−1: no rows), made as lists, then arrays
+    lower, upper = [-1] * n, [-1] * n
     slots: dict[int, int] = {}
     sides: list[CandidateStream] = []
     ends = [(int(b.bins[0]), int(b.bins[-1])) if pair is not None else (0, 0)
@@ -637,7 +635,6 @@ def _column_cuts(cells: Sequence[BinStatistics],
                 slot = slots[id(side)] = len(sides)
                 sides.append(side)
             out[g] = slot
-        low_bin[g], high_bin[g] = lo, hi
     for side, end, is_upper in farthest.values():
         if end is not None:
             side.reach(partial(operator.gt if is_upper else operator.lt, end))
@@ -645,8 +642,9 @@ def _column_cuts(cells: Sequence[BinStatistics],
     at = np.zeros(len(made) + 1, dtype=np.int64)
     np.cumsum([len(m) for m in made], out=at[1:])
     joint, starts, base = block_jit.column_cuts(
-        np.concatenate([np.zeros(0, dtype=np.int64), *made]), at, lower, upper, low_bin,
-        high_bin, 2 * _SEARCH_GRID.size)
+        np.concatenate([np.zeros(0, dtype=np.int64), *made]), at,
+        np.array(lower, dtype=np.int64), np.array(upper, dtype=np.int64),
+        bins[:, 0].copy(), bins[:, 1].copy(), 2 * _SEARCH_GRID.size)
     return JointCuts(joint, starts, base)
 
 
