@@ -208,14 +208,9 @@ def sign_pieces(grid: DecimalGrid, keys: np.ndarray, counts: np.ndarray, epsilon
     (negative, zero, positive; :func:`signs`), every row of a class counted as at its
     value — the class holding the median; ``epsilon`` (the sign's ε) sets only the float
     law."""
-    key, n = np.asarray(keys, dtype=np.int64), np.asarray(counts, dtype=np.int64)
-    if _increasing(key):  # each class a run of the sorted keys: its rows by two searches
-        incl = np.concatenate(([0], np.cumsum(n)))
-        at = np.searchsorted(key, [grid.per_sign, grid.zero + 1])
-        rows = np.diff(incl[[0, at[0], at[1], len(key)]])
-    else:
-        rows = np.zeros(3, dtype=np.int64)
-        np.add.at(rows, signs(grid, key), n)
+    k = signs(grid, np.asarray(keys, dtype=np.int64))
+    rows = np.zeros(3, dtype=np.int64)
+    np.add.at(rows, k, np.asarray(counts, dtype=np.int64))
     used = np.flatnonzero(rows)
     incl = np.cumsum(rows[used])
     return rank_pieces(used, incl - rows[used], incl, incl, 3, Fraction(1, 2), epsilon / 2)
@@ -228,48 +223,14 @@ def centre_pieces(grid: DecimalGrid, keys: np.ndarray, counts: np.ndarray, epsil
     (:func:`rank_pieces`; depths in half rows, drawn at the rate
     ε_c/4); ``epsilon`` (ε_c) sets only the float law ``Pieces.probabilities`` (tests and
     audits)."""
-    key, n = np.asarray(keys, dtype=np.int64), np.asarray(counts, dtype=np.int64)
-    if _increasing(key):  # each block a run of the sorted keys on each sign
-        per_block = _block_rows(grid, key, n)
-    else:
-        per_block = np.zeros(block_count(grid), dtype=np.int64)
-        np.add.at(per_block, blocks(grid, key), n)
+    b = blocks(grid, np.asarray(keys, dtype=np.int64))
+    per_block = np.zeros(block_count(grid), dtype=np.int64)
+    np.add.at(per_block, b, np.asarray(counts, dtype=np.int64))
     ub = np.flatnonzero(per_block)  # the occupied blocks (every count is >= 1)
     rows = per_block[ub]
     incl = np.cumsum(rows)
     return rank_pieces(ub, incl - rows, incl, incl, block_count(grid), Fraction(1, 2),
                        epsilon / 2)
-
-
-def _increasing(keys: np.ndarray) -> bool:
-    """Whether ``keys`` strictly increase (a :class:`~dprect.core.quantiles.QuantileStatistics`'
-    keys always do)."""
-    return bool((keys[1:] > keys[:-1]).all())
-
-
-@lru_cache(maxsize=16)
-def _segment_edges(grid: DecimalGrid) -> np.ndarray:
-    """The grid's index runs of one magnitude block and sign, in index order: the K
-    negative decades (block K first), zero's two cells, the K positive decades (block 1
-    first) — the 2K + 2 edges of :func:`blocks`' constant runs (a public function of the
-    grid)."""
-    k, d = decades(grid), grid.per_decade
-    neg = np.arange(k + 1, dtype=np.int64) * d  # 0, d, …, per_sign
-    pos = grid.zero + 1 + np.arange(k + 1, dtype=np.int64) * d  # …, size
-    return np.concatenate((neg, pos))
-
-
-def _block_rows(grid: DecimalGrid, keys: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """The rows of each magnitude block (:func:`blocks`: both signs of a decade summed)
-    from strictly increasing ``keys``: each run's rows as differences of the cumulative
-    counts at its edges (the same int64 sums as adding each key's count to its block)."""
-    k = decades(grid)
-    incl = np.concatenate(([0], np.cumsum(counts)))
-    run = np.diff(incl[np.searchsorted(keys, _segment_edges(grid))])  # 2K + 1 runs
-    per_block = np.empty(k + 1, dtype=np.int64)
-    per_block[0] = run[k]  # zero's two cells
-    per_block[1:] = run[k - 1::-1] + run[k + 1:]  # decade b: negative run k − b, positive k + b
-    return per_block
 
 
 def window(grid: DecimalGrid, centre: int, sign: int) -> list[tuple[int, int]]:

@@ -60,39 +60,6 @@ def test_blocks_and_window_follow_the_magnitudes() -> None:
         == WINDOW_DECADES
 
 
-def test_centre_and_sign_rows_by_runs_equal_the_rows_added_key_by_key(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """The centre's and the sign's laws read each block's (each class's) rows off the
-    sorted keys' runs (one search per run edge): the same pieces as each key's count added
-    to its block — on small grids and the quantiles' own, keys at every block and sign
-    edge; fails with a run edge off by one or the two signs' runs paired wrongly."""
-    from dprect.core import quantile_centre as qc
-    from dprect.core.decimal_grid import DecimalGrid
-
-    gen = np.random.default_rng(41)
-    for grid in (DecimalGrid(1), DecimalGrid(2), GRID):
-        d = grid.per_decade
-        edges = np.array([0, 1, d - 1, d, d + 1, grid.per_sign - d, grid.per_sign - 1,
-                          grid.per_sign, grid.zero, grid.zero + 1, grid.zero + d,
-                          grid.zero + d + 1, grid.size - 1])
-        for trial in range(60):
-            pool = edges if trial % 2 else gen.integers(0, grid.size, 40)
-            keys = np.unique(gen.choice(pool, int(gen.integers(0, len(pool) + 1))))
-            counts = gen.integers(1, 10**6, len(keys))
-            want = np.zeros(qc.block_count(grid), np.int64)
-            np.add.at(want, blocks(grid, keys), counts)
-            assert qc._block_rows(grid, keys, counts).tolist() == want.tolist()
-            fast = (centre_pieces(grid, keys, counts, 1.0), sign_pieces(grid, keys, counts,
-                                                                        1.0))
-            with monkeypatch.context() as m:
-                m.setattr(qc, "_increasing", lambda _k: False)  # every key added to its block
-                slow = (centre_pieces(grid, keys, counts, 1.0),
-                        sign_pieces(grid, keys, counts, 1.0))
-            for a, b in zip(fast, slow, strict=True):
-                assert all(np.array_equal(x, y) for x, y in
-                           ((a.starts, b.starts), (a.sizes, b.sizes), (a.depths, b.depths)))
-
-
 def test_centre_law_is_centre_epsilon_dp() -> None:
     """The centre's float law on a table and on one-row neighbours: the worst log-ratio is
     within ε_c and above ε_c/2 (the rate ε_c/4 per half row is not doubled or halved)."""
