@@ -445,8 +445,12 @@ def square_words(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def from_words(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
     """Σ M² = 2^30·Σ hi + Σ lo per entry, as Python integers (an object array): joined in
     int64 where the word sums are non-negative int64 whose largest join,
-    2^30·max(hi) + max(lo), is below 2^63 (so none wraps), else one Python integer at a
-    time; the same integers."""
+    2^30·max(hi) + max(lo), is below 2^63 (so none wraps); else, from integer arrays,
+    by numpy's object arithmetic on their Python integers (``astype(object)``: each
+    element's exact int, shifted and added by Python's int operations — about 4× faster
+    than a loop of ``int()`` calls on a cell of a few hundred bins, where a bin of 8 rows
+    or more passes 2^63: every query cell of a variance run, docs/results.md §5.3b); else
+    one Python integer at a time. The same integers every way."""
     h, v = np.asarray(hi), np.asarray(lo)
     if len(h) != len(v):
         raise ValueError("from_words needs equally long word sums")
@@ -454,6 +458,8 @@ def from_words(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
             int(h.min()) >= 0 and int(v.min()) >= 0
             and (int(h.max()) << SQUARE_WORD) + int(v.max()) < 1 << 63)):
         return ((h << SQUARE_WORD) + v).astype(object)
+    if h.dtype.kind in "iu" and v.dtype.kind in "iu" and h.ndim == v.ndim == 1:
+        return np.asarray((h.astype(object) << SQUARE_WORD) + v.astype(object), dtype=object)
     return np.array([(int(a) << SQUARE_WORD) + int(b) for a, b in zip(h, v, strict=True)],
                     dtype=object)
 

@@ -164,10 +164,17 @@ def cell_bins(values: np.ndarray, spec: ColumnSpec) -> CellBins:
 def complete(found: Mapping[tuple[int, int], CellBins], spec: StatisticsSpec, groups: int
              ) -> GroupedStatistics:
     """``found`` with an empty cell (as :func:`cell_bins` of no values) for every
-    (group, column) it lacks."""
+    (group, column) it lacks — made once per distinct column spec (equal specs give equal
+    empty cells; a block of 64 equal columns read in the executors made 64)."""
     out: GroupedStatistics = {}
+    empties: dict[Any, CellBins] = {}
     for j, column in enumerate(spec.columns):
-        empty = cell_bins(np.zeros(0), column)
+        try:
+            empty = empties[column]
+        except KeyError:
+            empty = empties[column] = cell_bins(np.zeros(0), column)
+        except TypeError:  # an unhashable grid: made for this column alone
+            empty = cell_bins(np.zeros(0), column)
         for g in range(groups):
             out[(g, j)] = found.get((g, j)) or empty
     return out

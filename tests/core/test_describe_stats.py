@@ -439,7 +439,9 @@ def test_from_words_joins_in_int64_where_it_fits_and_exactly_past_it() -> None:
     for h, v in ((hi, lo), (hi[:0], lo[:0]), (np.array([2**32, 5]), np.array([0, 2**62])),
                  (np.array([edge, 0]), np.array([2**30 - 1, 0])),
                  (np.array([edge, 0]), np.array([2**30, 0])), (np.array([-1]), np.array([3])),
-                 (np.array([2**40, 1], dtype=object), np.array([2**70, 3], dtype=object))):
+                 (np.array([2**40, 1], dtype=object), np.array([2**70, 3], dtype=object)),
+                 (np.array([2**64 - 1, 7], dtype=np.uint64), np.array([-5, 2**31 - 1],
+                                                                      dtype=np.int32))):
         got = from_words(h, v)
         assert got.dtype == object and all(type(x) is int for x in got)
         assert got.tolist() == [(int(a) << SQUARE_WORD) + int(b) for a, b in zip(h, v, strict=True)]

@@ -783,7 +783,8 @@ def to_cells(table: Any, spec: StatisticsSpec, groups: int,
     out: GroupedStatistics = {}
     if not parts:
         return out
-    keys, n, sums = _joined(parts)  # disjoint ranges in key order: sorted
+    # disjoint ranges in key order: sorted (one range, a block's: its lists as they are)
+    keys, n, sums = parts[0] if len(parts) == 1 else _joined(parts)
     if columns is not None and wanted is not None:
         keys = keys - wanted[0]
         spec = StatisticsSpec(spec.columns[columns[0]:columns[1]])
@@ -799,12 +800,22 @@ def to_cells(table: Any, spec: StatisticsSpec, groups: int,
     size = np.diff(at_edge)
     used = np.flatnonzero(size)
     bins = keys - np.repeat(edges[used], size[used])
-    for c, lo, hi in zip(used.tolist(), at_edge[used].tolist(), at_edge[used + 1].tolist(),
-                         strict=True):
-        j, g = divmod(c, groups)
-        kept = sums[lo:hi] if spec.columns[j].sums else None
-        at = np.asarray(sums[lo:hi]).astype(np.int64) if spec.columns[j].at_value else None
-        out[(g, j)] = CellBins(bins[lo:hi], n[lo:hi], kept, at)
+    # per column, its cells' sums, or None; and its at-value rows as int64, converted a
+    # column's run of entries at a time (not a cell at a time: the same values), or None
+    kept_of = [sums if c.sums else None for c in spec.columns]
+    at_of: list[np.ndarray | None] = [None] * len(spec.columns)
+    if any(c.at_value for c in spec.columns):
+        at_all = np.zeros(len(keys), dtype=np.int64)  # filled on at-value columns' runs
+        for j, c in enumerate(spec.columns):
+            if c.at_value:
+                a, z = int(at_edge[j * groups]), int(at_edge[(j + 1) * groups])
+                at_all[a:z] = np.asarray(sums[a:z]).astype(np.int64)
+                at_of[j] = at_all
+    for j, g, lo, hi in zip((used // groups).tolist(), (used % groups).tolist(),
+                            at_edge[used].tolist(), at_edge[used + 1].tolist(), strict=True):
+        kept, at = kept_of[j], at_of[j]
+        out[(g, j)] = CellBins(bins[lo:hi], n[lo:hi], None if kept is None else kept[lo:hi],
+                               None if at is None else at[lo:hi])
     return out
 
 
