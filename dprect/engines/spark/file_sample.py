@@ -35,6 +35,8 @@ from dprect.engines.spark.file_rows import plain_parquet_files
 
 #: rows per batch read (the read stops after the batch that completes the sample)
 BATCH_ROWS = 65_536
+#: bytes per read of a column chunk (pyarrow's buffered stream)
+READ_BUFFER = 1 << 20
 
 
 def file_sample(df: DataFrame, names: Sequence[str], label: str, kind: str,
@@ -65,10 +67,12 @@ def _read(paths: list[str], names: list[str], label: str, kind: str,
     chunks: list[np.ndarray] = []
     found = read = 0
     for path in paths:
-        source = pq.ParquetFile(path)
+        # no pre-buffered row group, no read-ahead threads: the first pages only
+        source = pq.ParquetFile(path, pre_buffer=False, buffer_size=READ_BUFFER)
         if any(c not in source.schema_arrow.names for c in [*names, label]):
             return None
-        for batch in source.iter_batches(batch_size=BATCH_ROWS, columns=[*names, label]):
+        for batch in source.iter_batches(batch_size=BATCH_ROWS, columns=[*names, label],
+                                         use_threads=False):
             labels = batch.column(label)
             if kind == "numeric":
                 equal = pc.equal(pc.cast(labels, pa.float64(), safe=False), float(value))
