@@ -239,3 +239,100 @@ def test_a_plain_frame_counts_its_labels_first(spark, make_frame, monkeypatch, l
     got, _ = _fit(make_frame(X, NAMES, y=y, partitions=3), monkeypatch, min_values=0)
     assert label_count == [1]
     _same(got, want)
+
+
+@pytest.mark.parametrize("kind", ["numeric", "string", "boolean", "no checks"])
+def test_the_files_sample_is_the_spark_sample_on_one_file(spark, tmp_path, monkeypatch,
+                                                           kind):
+    """The driver's read of the pass's sample (``file_sample``, no Spark job) on one
+    Parquet file read in one split: the same rows, in the same order, as the Spark
+    sample's ``limit`` (the first rows learned from: the positive label, every feature
+    finite under ``drop``), and the same estimate of the positives."""
+    from pyspark.sql import types as T  # noqa: N812
+
+    from dprect.engines.spark import prefetch
+    from dprect.engines.spark.checks import TableChecks
+    from dprect.engines.spark.file_sample import estimated_positives, file_sample
+    from dprect.engines.spark.prefetch import PrefixSpec, sampled_positives, take_sample
+
+    monkeypatch.setattr(prefetch, "SAMPLE_ROWS", 100)
+    X, y = _table(900, seed=31)
+    X[3, 1] = -np.inf
+    label: object
+    if kind == "string":
+        labels, ltype, label = [("yes" if v else "no") for v in y], T.StringType(), "yes"
+    elif kind == "boolean":
+        labels, ltype, label = [bool(v) for v in y], T.BooleanType(), True
+    else:
+        labels, ltype, label = [int(v) for v in y], T.IntegerType(), 1
+    fields = [T.StructField(n, T.DoubleType(), True) for n in NAMES]
+    fields.append(T.StructField("y", ltype, True))
+    rows = [(*map(float, r), v) for r, v in zip(X, labels, strict=True)]
+    path = str(tmp_path / "one.parquet")
+    spark.createDataFrame(rows, T.StructType(fields)).coalesce(1).write.parquet(path)
+    df = spark.read.parquet(path)
+    assert df.rdd.getNumPartitions() == 1
+    checks = TableChecks(df, NAMES, "y", positive_label=label,
+                         invalid_rows=None if kind == "no checks" else "drop")
+    ids: list[np.ndarray] = []
+    want = take_sample(df, {j: n for j, n in enumerate(NAMES)},
+                       [PrefixSpec(0, "lo", 1, tuple(range(8)))], positive=checks.positive,
+                       ids=ids)
+    got = file_sample(df, NAMES, "y", checks.label_kind, checks.positive_label, 100,
+                      finite=checks.dropped is not None)
+    assert got is not None
+    sample, seen = got
+    for j in range(8):
+        np.testing.assert_array_equal(sample[j], want[j])
+    assert len(sample[0]) == 100
+    finite = bool(np.isfinite(np.stack([sample[j] for j in range(8)])).all())
+    assert finite == (kind != "no checks")  # rows 3 and 7 hold ±inf, some rows NaN
+    assert estimated_positives(100, seen, 900, 100) == sampled_positives(ids[0], 900)
+
+
+def test_the_files_sample_declines_other_frames(spark, tmp_path, make_frame):
+    """No driver-side sample (None: the Spark sample runs) for a filtered read, a read
+    whose columns are renamed, an in-memory frame, or a column the files lack."""
+    from dprect.engines.spark.file_sample import file_sample
+
+    X, y = _table(300)
+    df = _parquet(spark, tmp_path, X, y)
+
+    def read(frame, names=NAMES):
+        return file_sample(frame, names, "y", "numeric", 1.0, 50, finite=True)
+
+    assert read(df) is not None
+    assert read(df.select(*NAMES, "y")) is not None
+    assert read(df.where("x0 > 0")) is None
+    assert read(df.selectExpr("x1 AS x0", *NAMES[1:], "y")) is None
+    assert read(make_frame(X, NAMES, y=y)) is None
+    assert read(df.withColumn("z", df.x0), [*NAMES[1:], "z"]) is None
+
+
+def test_the_sample_is_read_from_the_files(spark, tmp_path, monkeypatch, label_count):
+    """A plain Parquet read: the pass's sample is read by the driver (no Spark sample
+    job), and the count and rectangle are the numpy engine's — as with the Spark sample,
+    which runs where the files cannot answer."""
+    from dprect.engines.spark import engine as engine_module
+    from dprect.engines.spark import fit as fit_module
+
+    spark_samples: list[int] = []
+    real = engine_module.take_sample
+
+    def counted(*args, **kwargs):
+        spark_samples.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(engine_module, "take_sample", counted)
+    X, y = _table()
+    want = dprect.fit(X, y, epsilon=1.0, delta=1e-6, seed=11, features=NAMES, grid=GRID)
+    df = _parquet(spark, tmp_path, X, y)
+    got, engine = _fit(df, monkeypatch, min_values=0)
+    assert spark_samples == [] and label_count == []
+    assert engine is not None and engine.strategy == "prefetch"
+    assert engine.stats["prefetch_jobs"] == 1 and engine.stats["pruned"] == 1
+    _same(got, want)
+    monkeypatch.setattr(fit_module, "file_sample", lambda *args, **kwargs: None)
+    got, engine = _fit(df, monkeypatch, min_values=0)
+    assert spark_samples == [1] and label_count == []
+    _same(got, want)

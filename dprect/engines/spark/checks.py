@@ -125,6 +125,8 @@ class TableChecks:
                     f"column {c!r} must be numeric, but its type is {types[c].simpleString()}")
         kind = label_kind(types[label], label)
         self.positive_label = resolve_positive_label(positive_label, kind, label)
+        #: the label column's kind (:func:`label_kind`), for a reader of the files
+        self.label_kind = kind
         self.df = df
         self.features = names
         self.label = label

@@ -40,6 +40,7 @@ from dprect.core.domains import Domain, Side
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.ties import TieBreaker
 from dprect.engines.numpy_engine import JIT_VALUES, axes_thresholds
+from dprect.engines.spark import prefetch as prefetch_module
 from dprect.engines.spark.chooser import (
     DEFAULT_DRIVER_BUDGET_MB,
     DEFAULT_STRATEGY,
@@ -49,6 +50,7 @@ from dprect.engines.spark.chooser import (
     may_prefetch,
 )
 from dprect.engines.spark.collect import CollectStrategy
+from dprect.engines.spark.file_sample import estimated_positives
 from dprect.engines.spark.order_pass import PassEngine, PassRunner, PassStrategy
 from dprect.engines.spark.prefetch import (
     LabelCount,
@@ -74,6 +76,10 @@ DEFAULT_PREFIX_ROWS = 4096
 #: the ``prefetch`` pass's sample (feature index → values) and the table's partition count,
 #: taken by :meth:`SparkEngine.presample`
 Presampled = tuple[dict[int, np.ndarray], int | None]
+#: a driver-side reader of the pass's sample (:func:`~dprect.engines.spark.file_sample.file_sample`
+#: with the table's label and policy bound): given the rows wanted, every feature's values
+#: and the rows read, or None
+SampleReader = Callable[[int], tuple[dict[int, np.ndarray], int] | None]
 
 
 def sort_value(name: str, domain: Domain) -> Column:
@@ -282,7 +288,8 @@ class SparkEngine:
             return None
         return s.learned()
 
-    def presample(self, *, maybe: bool = False, rows: int | None = None) -> Presampled | None:
+    def presample(self, *, maybe: bool = False, rows: int | None = None,
+                  read: SampleReader | None = None) -> Presampled | None:
         """For ``prefetch``: take the pass's sample and count the table's partitions now
         (short jobs that a caller may run beside others, e.g. the label checks); returns
         them (None: not taken), for an engine built later on the same table
@@ -293,17 +300,26 @@ class SparkEngine:
         :func:`~dprect.engines.spark.file_rows.file_rows`); the sample then also gives
         :attr:`estimate`, about how many rows ``positive`` selects
         (:func:`~dprect.engines.spark.prefetch.sampled_positives`; a speed aid inside the
-        driver)."""
+        driver). ``read``: with ``rows``, the sample read by the driver from the table's
+        files where it can (:mod:`dprect.engines.spark.file_sample`: every feature, no
+        Spark job); the Spark sample where it answers None."""
         every = maybe and self.strategy == "auto" and may_prefetch(self.dims, self._budget_mb)
         if ((self.strategy == "prefetch" or every) and self._sample is None
                 and (self._count_first or not self._histograms_only)):
-            values = {j: as_double(n) for j, n in enumerate(self._names)}
-            specs = [PrefixSpec(0, "lo", 1, tuple(range(self.dims)))] if every else self._specs
-            ids: list[np.ndarray] | None = None if rows is None else []
-            self._sample = take_sample(self._data, values, specs, positive=self._positive,
-                                       ids=ids)
-            if ids and rows is not None:
-                self.estimate = sampled_positives(ids[0], rows)
+            limit = prefetch_module.SAMPLE_ROWS
+            local = read(limit) if read is not None and rows is not None else None
+            if local is not None and rows is not None:
+                self._sample, seen = local
+                self.estimate = estimated_positives(len(self._sample[0]), seen, rows, limit)
+            else:
+                values = {j: as_double(n) for j, n in enumerate(self._names)}
+                specs = ([PrefixSpec(0, "lo", 1, tuple(range(self.dims)))] if every
+                         else self._specs)
+                ids: list[np.ndarray] | None = None if rows is None else []
+                self._sample = take_sample(self._data, values, specs,
+                                           positive=self._positive, ids=ids)
+                if ids and rows is not None:
+                    self.estimate = sampled_positives(ids[0], rows)
             self._partitions = partition_count(self._data)
         return None if self._sample is None else (self._sample, self._partitions)
 

@@ -28,11 +28,25 @@ _PASS_THROUGH = ("Project",)
 
 def file_rows(df: DataFrame) -> int | None:
     """The number of rows of ``df`` from its Parquet footers, or None (module notes)."""
+    paths = plain_parquet_files(df)
+    return None if paths is None else _footer_rows(paths)
+
+
+def plain_parquet_files(df: DataFrame, *, renames: bool = True) -> list[str] | None:
+    """The local paths of the Parquet files ``df`` is a plain read of (module notes), in
+    Spark's listing order, or None. ``renames=False``: only projections that keep columns
+    under their names (no expression, no alias), so that each column of ``df`` is the
+    files' column of that name."""
     if is_connect(df):
         return None
     try:
         node = df._jdf.queryExecution().optimizedPlan()
         while node.getClass().getSimpleName() in _PASS_THROUGH:
+            if not renames:
+                items = node.projectList()
+                if any(items.apply(i).getClass().getSimpleName() != "AttributeReference"
+                       for i in range(items.size())):
+                    return None
             node = node.child()
         if node.getClass().getSimpleName() != "LogicalRelation":
             return None
@@ -41,24 +55,25 @@ def file_rows(df: DataFrame) -> int | None:
                 or not relation.fileFormat().getClass().getSimpleName()
                 .endswith("ParquetFileFormat")):
             return None
-        paths = list(relation.location().inputFiles())
-        return _footer_rows(paths)
+        paths = []
+        for path in relation.location().inputFiles():
+            url = urlparse(path)
+            if url.scheme != "file":
+                return None
+            paths.append(unquote(url.path))
+        return paths
     except Exception:  # a speed aid: any failure means "not known"
         return None
 
 
 def _footer_rows(paths: list[str]) -> int | None:
-    """The sum of the Parquet files' ``num_rows``; None unless every path is a local
-    (``file:``) file whose footer pyarrow reads."""
+    """The sum of the Parquet files' ``num_rows``; None where pyarrow reads no footer."""
     import pyarrow.parquet as pq
 
-    total = 0
-    for path in paths:
-        url = urlparse(path)
-        if url.scheme != "file":
-            return None
-        total += int(pq.read_metadata(unquote(url.path)).num_rows)
-    return total
+    try:
+        return sum(int(pq.read_metadata(path).num_rows) for path in paths)
+    except Exception:  # a speed aid: any failure means "not known"
+        return None
 
 
-__all__ = ["file_rows"]
+__all__ = ["file_rows", "plain_parquet_files"]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 from pyspark.sql import DataFrame, SparkSession
@@ -51,6 +52,7 @@ from dprect.engines.spark.engine import (
     prefetch_specs,
 )
 from dprect.engines.spark.file_rows import file_rows
+from dprect.engines.spark.file_sample import file_sample
 from dprect.engines.spark.prefetch import LabelCount, never_cuts
 from dprect.engines.spark.shipped import shipped_widths
 from dprect.engines.spark.source import SPARK_ERRORS, opened_source, spark_message
@@ -324,7 +326,9 @@ def prepare_fit(
         rows = (_prefetch_rows(df, len(doms), budget)
                 if pending and chosen == "auto" and checks.problem is None else None)
         if rows is not None:
-            presampled = engine.presample(maybe=True, rows=rows)
+            presampled = engine.presample(maybe=True, rows=rows, read=partial(
+                file_sample, df, names, checks.label, checks.label_kind,
+                checks.positive_label, finite=checks.dropped is not None))
             estimate = _estimated(engine.estimate, rows, the_plan, doms, budget,
                                   shipped_widths(df, names))
             if estimate is None:

@@ -7,7 +7,9 @@ are replayed on it.
 The pass (:func:`gather`):
 
 1. (optional) a sample of at most :data:`SAMPLE_ROWS` rows — the first ones Spark
-   returns, no full scan — sets a *threshold* per order: its s-th best value, with s
+   returns, no full scan (or, for a plain Parquet read, the first ones in its files, read
+   by the driver: :mod:`dprect.engines.spark.file_sample`) — sets a *threshold* per
+   order: its s-th best value, with s
    chosen from the sample size and a hint n of the number of rows so that about
    :data:`SAMPLE_SAFETY` × K rows lie beyond it;
 2. one Spark job keeps the rows beyond any order's threshold (and rows that make the
