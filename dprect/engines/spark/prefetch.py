@@ -37,10 +37,11 @@ propagation (``Project.getAllValidConstraints``) double the set of the child's
 constraints for every such alias — 2^(orders) copies of the pass's filter, which ran
 the driver out of heap (s28); a packed column's expression appears in no constraint.
 A short list is never mistaken for the whole set: a list is ``complete`` only when it had
-no threshold and holds fewer than K rows. Step 2's result is used only when no partition reached its share, i.e. when it holds
-every kept row. Values of unrefined axes are compared as float64 in the pass and encoded
-on the driver with the core's own :meth:`~dprect.core.domains.Domain.encode`; encodings are
-non-decreasing, so a prefix by value is a prefix by sort value.
+no threshold and holds fewer than K rows. Step 2's result is used only when no partition
+reached its share, i.e. when it holds every kept row. Values of unrefined axes are
+compared as float64 in the pass and encoded on the driver with the core's own
+:meth:`~dprect.core.domains.Domain.encode`; encodings are non-decreasing, so a prefix by
+value is a prefix by sort value.
 
 Ties (:mod:`dprect.core.ties`). When the engine refines axes (b_j > 0), an axis's order is
 the lexicographic (s_j, u) order of its refined sort value r_j, and a prefix by the raw
@@ -744,20 +745,17 @@ class PrefetchStrategy:
         estimated = self.labels is not None and self.labels.rows is None
         if estimated and hint is not None:  # an estimate: thresholds a margin looser
             hint = math.floor(hint / ESTIMATE_SLACK)
-        got = gather(r.data, self.values(), r.domains, self.specs, positive=r.positive,
-                     problem=r.problem, size_hint=hint, sample=self.sample,
-                     partitions=self.partitions, ties=r.ties, sort=r.sorts,
-                     count=self.count, labels=self.labels)
+        run = partial(gather, r.data, self.values(), r.domains, self.specs,
+                      positive=r.positive, problem=r.problem, sample=self.sample,
+                      partitions=self.partitions, ties=r.ties, sort=r.sorts)
+        got = run(size_hint=hint, count=self.count, labels=self.labels)
         r.stats["prefetch_jobs"] += 1
         if estimated and _misled(got, hint):
             # the thresholds came from an estimate above the rows the pass counted:
             # once more with the count as the hint, so that no threshold is tighter
             # than the label count's would have been
             assert got.learned is not None
-            again = gather(r.data, self.values(), r.domains, self.specs,
-                           positive=r.positive, problem=r.problem, size_hint=got.learned,
-                           sample=self.sample, partitions=self.partitions, ties=r.ties,
-                           sort=r.sorts)
+            again = run(size_hint=got.learned)
             r.stats["prefetch_jobs"] += 1
             got = Gathered(again.lists, got.bad or again.bad, again.pruned, again.direct,
                            got.learned)
