@@ -339,26 +339,64 @@ def test_the_prefetch_pass_counts_from_the_label_count(make_frame, monkeypatch, 
             assert len(observed) == 1 and 2 <= observed[0] <= 2 + 6 * 4 * 10
 
 
-def test_prefetch_lists_hold_only_rows_beyond_their_own_threshold(make_frame, monkeypatch):
+@pytest.mark.parametrize("in_workers", [False, True])
+@pytest.mark.parametrize("bits", [None, (4, 0, 0), (0, 4, 0)],
+                         ids=["untied", "refined", "tied-unrefined"])
+def test_prefetch_lists_hold_only_rows_beyond_their_own_threshold(make_frame, monkeypatch,
+                                                                  bits, in_workers):
     """A table stored sorted by a feature: the sample (its first rows) puts that axis's
     ``lo`` threshold where far fewer rows than the list's length lie beyond it. The rows
     shipped for the other orders lie behind them in that order but are not its next
-    rows, so the list keeps only the rows beyond its own threshold — a shorter prefix,
-    a window past it falling back to a job — and answers as the numpy engine (before,
-    the list was filled with those rows: the windows differed)."""
+    rows, so each order is offered only the rows beyond its own threshold (the pass's
+    per-order mask, ``topk.OWN``) — a shorter prefix, a window past it falling back to a
+    job — and answers as the numpy engine: on an untied axis (by value), on a refined
+    one (by refined sort value) and on a tied, unrefined one (by sort value). Before, the
+    list was filled with those rows: the windows differed. ``in_workers``: the same with
+    the top K taken in Spark's Python workers (step 3)."""
+    from dprect.core.ties import TieBreaker
     from dprect.engines.spark import prefetch
 
     monkeypatch.setattr(prefetch, "SAMPLE_ROWS", 200)
     monkeypatch.setattr(prefetch, "PRUNE_MIN_ROWS", 1)
-    X = np.random.default_rng(31).normal(size=(6000, 3))
-    X = X[np.argsort(X[:, 0])]  # the first rows hold the smallest first feature
+    if in_workers:
+        monkeypatch.setattr(prefetch, "DIRECT_CELLS", 1)
+    X = np.round(np.random.default_rng(31).normal(size=(6000, 3)), 2)  # ties
+    X = X[np.argsort(X[:, 0], kind="stable")]  # the first rows hold the smallest x0
     doms = [FloatOrder()] * 3
+    ties = None if bits is None else TieBreaker.for_domains(doms, bits)
     df = make_frame(X, ["a", "b", "c"])  # not repartitioned: stored in that order
     ref = NumpyEngine.from_features(X, doms)
+    if ties is not None:
+        ref.set_ties(ties)
     with SparkEngine(df, doms, ["a", "b", "c"], strategy="prefetch", prefix=100,
-                     size_hint=len(X)) as eng:
+                     size_hint=len(X), ties=ties) as eng:
         for axis, side in [(0, "lo"), (0, "hi"), (1, "lo"), (2, "hi")]:
-            assert np.array_equal(np.sort(eng.window(axis, side, 100, 100)),
-                                  np.sort(ref.window(axis, side, 100, 100)))
+            want = np.sort(ref.window(axis, side, 100, 100))
+            got = np.sort(eng.window(axis, side, 100, 100))
+            assert got.dtype == want.dtype
+            assert np.array_equal(got.view(np.int64), want.view(np.int64)), (axis, side)
         assert eng.stats["pruned"] == 1 and eng.stats["prefetch_jobs"] == 1
+        assert eng.stats["direct"] == int(not in_workers)
         assert eng.stats["fallbacks"] >= 1  # (0, lo): its list is short
+
+
+def test_packed_own_bits_offer_each_order_its_own_rows(make_frame):
+    """``topk.own_sql`` packs 40 predicates into two bigint columns (bits 0…31 and 0…7,
+    bit 31 included) and ``partition_top`` offers order i exactly the rows of predicate
+    i (row i: ``x = i``; a null predicate counts as false), however many rows the other
+    orders have."""
+    from dprect.engines.spark import topk
+
+    df = make_frame(np.arange(40, dtype=np.float64)[:, None], ["x"])
+    preds = [f"x = {i}" for i in range(39)] + ["CAST(NULL AS BOOLEAN)"]
+    packed = topk.own_sql(preds)
+    assert [name for _, name in packed] == ["_w0", "_w1"]
+    table = df.selectExpr("x AS _x0", *(f"{e} AS {n}" for e, n in packed)).toArrow()
+    assert table.column("_w0").type == table.column("_w1").type  # int64
+    orders = [topk.Order(0, False, 5, (0,)) for _ in preds]
+    out = next(topk.partition_top(iter(table.to_batches()), orders, [0]))
+    tags = out.column(topk.ORDER).to_numpy()
+    values = out.column(topk.value_column(0)).to_numpy()
+    for i in range(39):
+        assert values[tags == i].tolist() == [float(i)]
+    assert not (tags == 39).any()

@@ -22,20 +22,28 @@ The pass (:func:`gather`):
    workers (``mapInArrow``), partition by partition, so driver memory stays bounded
    whatever the data; the driver merges the partitions' lists.
 
-Exactness. Every row at or beyond an order's threshold is offered to that order — a set
-closed upward in the order — so its merged list is a prefix of the order over *all* rows
-(the prefix property of :mod:`dprect.engines.spark.topk`), of length K when at least K rows
-lie beyond the threshold and shorter otherwise. The top K are taken over every shipped
-row, so where fewer than K lie beyond an order's threshold its list is cut back to them
-on the driver (the pass's predicate on the same float64 values): the rows shipped for
-other orders lie behind them in its order but are not its next rows. That cut is made
-on untied, unrefined axes; a tied or refined axis's list is not cut yet (its predicate is
-on sort values; open, docs/results.md §3, s28). A short list is never mistaken for the
-whole set: a list is ``complete`` only when it had no threshold and holds fewer than K
-rows. Step 2's result is used only when no partition reached its share, i.e. when it holds
-every kept row. Values of unrefined axes are compared as float64 in the pass and encoded
-on the driver with the core's own :meth:`~dprect.core.domains.Domain.encode`; encodings are
-non-decreasing, so a prefix by value is a prefix by sort value.
+Exactness. Each order is offered only the rows at or beyond its *own* threshold — the
+pass ships, beside the values, one bit per order (packed, :func:`topk.own_sql`) from the
+order's own predicate, and the top K of an order are taken over the rows with its bit
+(:func:`topk.partition_top`). That set is closed upward in the order, so its merged list
+is a prefix of the order over *all* rows (the prefix property of
+:mod:`dprect.engines.spark.topk`), of length K when at least K rows lie beyond the
+threshold and shorter otherwise; rows shipped for other orders lie behind them in its
+order but are not its next rows, and never enter it (a sample unlike the rest of the
+table, e.g. rows stored sorted by a feature, leaves fewer than K beyond a threshold). The
+predicate is the one the pass filters on, on the same values — by value, by sort value
+(ties), or on a refined axis by sort value or coarse bin (below) — so this holds on every
+axis. The bits are packed into bigints rather than shipped as one boolean per order:
+an alias of a filter's own comparison (``x <= t AS _w0``) makes Catalyst's constraint
+propagation (``Project.getAllValidConstraints``) double the set of the child's
+constraints for every such alias — 2^(orders) copies of the pass's filter, which ran
+the driver out of heap (s28); a packed column's expression appears in no constraint.
+A short list is never mistaken for the whole set: a list is ``complete`` only when it had
+no threshold and holds fewer than K rows. Step 2's result is used only when no partition
+reached its share, i.e. when it holds every kept row. Values of unrefined axes are
+compared as float64 in the pass and encoded on the driver with the core's own
+:meth:`~dprect.core.domains.Domain.encode`; encodings are non-decreasing, so a prefix by
+value is a prefix by sort value.
 
 Ties (:mod:`dprect.core.ties`). When the engine refines axes (b_j > 0), an axis's order is
 the lexicographic (s_j, u) order of its refined sort value r_j, and a prefix by the raw
@@ -541,8 +549,11 @@ def gather(data: DataFrame, value: dict[int, str], domains: Sequence[Domain],
     # learned from (with the problem rows), then beyond the thresholds — so that the
     # count, when asked, is observed between them (module notes, "The count")
     first = [] if positive is None else [positive]
-    then = [] if not pruned else [any_of(_beyond(s, t, value, domains, sort, refined, ties)
-                                         for s, t in zip(specs, bounds, strict=True))]
+    own = [] if not pruned else [_beyond(s, t, value, domains, sort, refined, ties)
+                                 for s, t in zip(specs, bounds, strict=True)]
+    then = [any_of(own)] if own else []
+    # each order is offered only the rows beyond its own threshold (module notes)
+    named += topk.own_sql(own)
     if problem is not None:
         first = [any_of([problem, all_of(first)])] if first else []
         then = [any_of([problem, *then])] if then else []
@@ -611,15 +622,6 @@ def gather(data: DataFrame, value: dict[int, str], domains: Sequence[Domain],
     lists: dict[tuple[int, Side], PrefixList] = {}
     for i, s in enumerate(specs):
         idx = np.flatnonzero(tags == i)
-        t = cuts[i]
-        if pruned and t is not None and ties is None and s.axis not in refined:
-            # only the rows beyond the order's own threshold (the pass's predicate, on
-            # the same float64 values): the rows shipped for other orders lie behind
-            # them in this order but are not the next rows of it — a list of them would
-            # be no prefix where fewer than its length lie beyond (a sample unlike the
-            # rest of the table, e.g. rows stored sorted by a feature)
-            axis_values = values[s.axis][idx]
-            idx = idx[axis_values >= t if s.side == "hi" else axis_values <= t]
         encoded = {c: values[c][idx] if c in refined else domains[c].encode(values[c][idx])
                    for c in s.columns}
         order = np.argsort(encoded[s.axis], kind="stable")
@@ -745,20 +747,17 @@ class PrefetchStrategy:
         estimated = self.labels is not None and self.labels.rows is None
         if estimated and hint is not None:  # an estimate: thresholds a margin looser
             hint = math.floor(hint / ESTIMATE_SLACK)
-        got = gather(r.data, self.values(), r.domains, self.specs, positive=r.positive,
-                     problem=r.problem, size_hint=hint, sample=self.sample,
-                     partitions=self.partitions, ties=r.ties, sort=r.sorts,
-                     count=self.count, labels=self.labels)
+        run = partial(gather, r.data, self.values(), r.domains, self.specs,
+                      positive=r.positive, problem=r.problem, sample=self.sample,
+                      partitions=self.partitions, ties=r.ties, sort=r.sorts)
+        got = run(size_hint=hint, count=self.count, labels=self.labels)
         r.stats["prefetch_jobs"] += 1
         if estimated and _misled(got, hint):
             # the thresholds came from an estimate above the rows the pass counted:
             # once more with the count as the hint, so that no threshold is tighter
             # than the label count's would have been
             assert got.learned is not None
-            again = gather(r.data, self.values(), r.domains, self.specs,
-                           positive=r.positive, problem=r.problem, size_hint=got.learned,
-                           sample=self.sample, partitions=self.partitions, ties=r.ties,
-                           sort=r.sorts)
+            again = run(size_hint=got.learned)
             r.stats["prefetch_jobs"] += 1
             got = Gathered(again.lists, got.bad or again.bad, again.pruned, again.direct,
                            got.learned)

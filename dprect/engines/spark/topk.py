@@ -8,15 +8,19 @@ Columns: ``_x{j}`` is the value of feature j as a float64 (Spark's ``cast("doubl
 for the axes in ``integers`` (axes refined for ties, :mod:`dprect.core.ties`), its refined
 sort value as an int64 (up to 2^62: never converted to float64); ``_bad`` (optional)
 marks rows that make the input invalid, ``_id`` (ignored) numbers rows in the direct pass,
-``_o`` tags output rows with their order (−1: the summary row, whose ``_bad`` says whether
-a bad row was seen).
+``_w{k}`` (optional, :func:`own_sql`) packs which orders a row is offered to — bit b of
+``_w{k}`` for order 32k + b (absent: every row to every order) —, ``_o`` tags output rows
+with their order (−1: the summary row, whose ``_bad`` says whether a bad row was seen).
 
 Guarantee (the prefix property used by the engine): for an order with key κ (κ = x for
 ``lo``, −x for ``hi``; x the float64 value or the int64 refined sort value) and length K,
 :class:`TopK` keeps a set S of min(K, n) rows such that no row it was given and did not
 keep has a key strictly smaller than a key in S. Merging the kept sets of disjoint parts
 and keeping K again preserves this (a row dropped in its part is beaten by the K rows kept
-there), so partition → merge → driver is exact.
+there), so partition → merge → driver is exact. An order is given only the rows its bit
+of ``_w`` marks: when those are the rows closed upward in its order (the pass's own
+threshold predicate), S is a prefix of the order — rows marked for other orders only,
+which lie behind them but are not its next rows, never enter it.
 """
 
 from __future__ import annotations
@@ -32,11 +36,37 @@ ORDER = "_o"
 BAD = "_bad"
 ROW_ID = "_id"
 SUMMARY = -1
+#: prefix of the packed columns of which orders a row is offered to (:func:`own_sql`)
+OWN = "_w"
+#: orders per packed column: bits 0…31 of a bigint (as few ``|`` per SQL expression as
+#: :data:`~dprect.engines.spark.prefetch.HASH_CHUNK`'s ``+``: Spark's parser recurses
+#: once per operator)
+OWN_BITS = 32
 
 
 def value_column(axis: int) -> str:
     """The name of feature ``axis``'s float64 column in the pass."""
     return f"_x{axis}"
+
+
+def own_sql(predicates: Sequence[str]) -> list[tuple[str, str]]:
+    """(SQL, column name) of the packed columns ``_w{k}``: bit b of ``_w{k}`` is set on a
+    row where ``predicates[32k + b]`` holds (a null counts as false)."""
+    out = []
+    for k in range(0, len(predicates), OWN_BITS):
+        bits = [f"CASE WHEN {p} THEN {1 << (i - k)} ELSE 0 END"
+                for i, p in enumerate(predicates[k:k + OWN_BITS], start=k)]
+        out.append((f"CAST({' | '.join(bits)} AS BIGINT)", f"{OWN}{k // OWN_BITS}"))
+    return out
+
+
+def _owned(batch: pa.RecordBatch, orders: int) -> list[np.ndarray] | None:
+    """Per order, the mask of ``batch``'s rows offered to it (``_w`` columns), or None:
+    the batch has no ``_w`` column, every row goes to every order."""
+    if f"{OWN}0" not in batch.schema.names:
+        return None
+    packed = [_numpy(batch, f"{OWN}{k}") for k in range(-(-orders // OWN_BITS))]
+    return [(packed[i // OWN_BITS] >> (i % OWN_BITS)) & 1 == 1 for i in range(orders)]
 
 
 @dataclass(frozen=True)
@@ -141,7 +171,8 @@ def output_schema(carried: Iterable[int], integers: Collection[int] = ()) -> str
 def partition_top(batches: Iterator[pa.RecordBatch], orders: Sequence[Order],
                   carried: Sequence[int], integers: Collection[int] = ()
                   ) -> Iterator[pa.RecordBatch]:
-    """mapInArrow body of the pass: every input row is offered to every order.
+    """mapInArrow body of the pass: every input row is offered to every order, or with
+    ``_w`` columns (:func:`own_sql`) to the orders whose bit it has.
 
     Input: ``_x{c}`` for c in ``carried`` (int64 for c in ``integers``, never null) and
     optionally ``_bad``; rows with ``_bad`` true are reported in the summary row and kept
@@ -153,14 +184,21 @@ def partition_top(batches: Iterator[pa.RecordBatch], orders: Sequence[Order],
         if batch.num_rows == 0:
             continue
         columns = {c: _numpy(batch, value_column(c)) for c in carried}
+        owned = _owned(batch, len(tops))
         if BAD in batch.schema.names:
             flags = _numpy(batch, BAD).astype(bool)
             if flags.any():
                 bad = True
+                owned = [m & ~flags for m in owned] if owned is not None else None
                 good = np.flatnonzero(~flags)
-                columns = {c: v[good] for c, v in columns.items()}
-        for top in tops:
-            top.add(columns)
+                if owned is None:
+                    columns = {c: v[good] for c, v in columns.items()}
+        for i, top in enumerate(tops):
+            if owned is None:
+                top.add(columns)
+            elif owned[i].any():
+                rows = np.flatnonzero(owned[i])
+                top.add({c: columns[c][rows] for c in top.order.columns})
     yield _emit(tops, carried, bad, integers)
 
 
