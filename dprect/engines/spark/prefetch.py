@@ -127,6 +127,7 @@ from dprect.core.planner import MethodPlan
 from dprect.core.ties import HASH_PRIME, TieBreaker, coarse_range, key_sql, rank_offset_sql
 from dprect.engines.spark import topk
 from dprect.engines.spark.remote import default_parallelism, is_connect, partition_count
+from dprect.engines.spark.session import constraints_unpropagated
 from dprect.engines.spark.sql import all_of, any_of, as_double, literal
 from dprect.engines.spark.strategy import Rows, Strategy
 
@@ -607,13 +608,18 @@ def gather(data: DataFrame, value: dict[int, str], domains: Sequence[Domain],
     orders = [topk.Order(s.axis, s.side == "hi", s.rows, s.columns) for s in specs]
     if partitions is None:
         partitions = partition_count(data)
-    table = _collect_within_shares(passed, partitions, DIRECT_CELLS, ran=ran)
-    direct = table is not None
-    if table is not None:
-        final = next(topk.partition_top(iter(table.to_batches()), orders, carried, integers))
-    else:
-        final = _top_in_workers(passed, orders, carried, integers,
-                                merge=sum(s.rows * len(s.columns) for s in specs) > MERGE_CELLS)
+    # the pass's filter mentions every shipped feature: planned without constraint
+    # propagation, which would copy it 2^d times (constraints_unpropagated)
+    with constraints_unpropagated(data.sparkSession):
+        table = _collect_within_shares(passed, partitions, DIRECT_CELLS, ran=ran)
+        direct = table is not None
+        if table is not None:
+            final = next(topk.partition_top(iter(table.to_batches()), orders, carried,
+                                            integers))
+        else:
+            final = _top_in_workers(passed, orders, carried, integers,
+                                    merge=sum(s.rows * len(s.columns) for s in specs)
+                                    > MERGE_CELLS)
     tags = final.column(topk.ORDER).to_numpy()
     bad = bool(final.column(topk.BAD).to_numpy(zero_copy_only=False)[tags == topk.SUMMARY]
                .any())

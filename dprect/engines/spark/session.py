@@ -43,7 +43,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -191,6 +191,38 @@ def _launch_options(settings: dict[str, str]) -> str | None:
     path.write_text(LOG4J2_PROPERTIES)
     settings[key] = f"{options} -Dlog4j2.configurationFile={path.as_uri()}".strip()
     return folder
+
+
+#: Catalyst's constraint propagation (an optimizer rule set: it infers filters from other
+#: filters and never changes a query's result)
+CONSTRAINT_PROPAGATION = "spark.sql.constraintPropagation.enabled"
+
+
+@contextlib.contextmanager
+def constraints_unpropagated(spark: SparkSession) -> Iterator[None]:
+    """Plan and run the queries inside with Catalyst's constraint propagation off, then
+    put the session's own setting back (unset stays unset).
+
+    Constraint propagation only adds or drops redundant filters; results are the same
+    with it off. Its cost is exponential where a filter mentions many columns that a
+    projection above it aliases: ``Project.getAllValidConstraints`` adds, for every
+    alias ``e AS a``, a copy of each constraint mentioning ``e`` with ``a`` in its place,
+    so a constraint over d aliased features is copied 2^d times. The prefetch pass's
+    filter is one OR over every order's threshold and ships every feature under an
+    alias: planning it took 2.2 s at d = 8 and 42.4 s at d = 12 with propagation on,
+    5.6 s at d = 12 with it off (s29, loaded machine; docs/results.md §3).
+    The setting is the session's: another thread's query planned meanwhile is planned
+    without it too, with the same results."""
+    conf = spark.conf
+    old = conf.get(CONSTRAINT_PROPAGATION, None)
+    conf.set(CONSTRAINT_PROPAGATION, "false")
+    try:
+        yield
+    finally:
+        if old is None:
+            conf.unset(CONSTRAINT_PROPAGATION)
+        else:
+            conf.set(CONSTRAINT_PROPAGATION, old)
 
 
 def spark_minor_version() -> str:
