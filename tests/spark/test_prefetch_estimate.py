@@ -336,3 +336,32 @@ def test_the_sample_is_read_from_the_files(spark, tmp_path, monkeypatch, label_c
     got, engine = _fit(df, monkeypatch, min_values=0)
     assert spark_samples == [1] and label_count == []
     _same(got, want)
+
+
+def test_the_files_sample_never_scans_the_table(spark, tmp_path, monkeypatch):
+    """The driver reads at most READ_CELLS values: where the positives come late it
+    gives None (the Spark sample finds them), and batches shrink with the width."""
+    from dprect.engines.spark import file_sample as module
+
+    X, y = _table(900, seed=5)
+    y[:] = 0
+    y[850:] = 1  # the positives stored last
+    df = _parquet(spark, tmp_path, X, y, partitions=1)
+    monkeypatch.setattr(module, "BATCH_CELLS", 9 * 100)  # 100 rows of 8 + the label
+    monkeypatch.setattr(module, "READ_CELLS", 9 * 1000)
+    got = module.file_sample(df, NAMES, "y", "numeric", 1.0, 20, finite=False)
+    assert got is not None and len(got[0][0]) == 20 and got[1] > 850
+    monkeypatch.setattr(module, "READ_CELLS", 9 * 800)  # the positives lie past it
+    assert module.file_sample(df, NAMES, "y", "numeric", 1.0, 20, finite=False) is None
+    seen: list[int] = []
+    import pyarrow.parquet as pq  # the read imports it inside: patched there
+
+    class Spy(pq.ParquetFile):
+        def iter_batches(self, batch_size=65536, **kwargs):
+            seen.append(batch_size)
+            return super().iter_batches(batch_size=batch_size, **kwargs)
+
+    monkeypatch.setattr(pq, "ParquetFile", Spy)
+    monkeypatch.setattr(module, "READ_CELLS", 9 * 1000)
+    module.file_sample(df, NAMES[:2], "y", "numeric", 1.0, 20, finite=False)
+    assert seen == [300]  # 900 values a batch over 3 columns

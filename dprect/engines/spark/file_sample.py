@@ -21,6 +21,12 @@ from a file, a type pyarrow cannot cast, an unreadable file) gives None, and the
 sample runs as before. On one file read in one split the rows are the ones Spark's
 ``limit`` returns: the first rows learned from in file order, so the same thresholds.
 Nothing read here is output or logged.
+
+The driver reads at most :data:`READ_CELLS` values (rows × columns read): a table whose
+first rows hold few rows learned from (rare positives, or positives stored last) gives
+None past it, and the Spark sample — a job in the executors — finds them instead; the
+driver never scans the table. Batches hold about :data:`BATCH_CELLS` values whatever
+the width, so a wide table is not read a 65,536-row batch at a time.
 """
 
 from __future__ import annotations
@@ -33,8 +39,12 @@ from pyspark.sql import DataFrame
 
 from dprect.engines.spark.file_rows import plain_parquet_files
 
-#: rows per batch read (the read stops after the batch that completes the sample)
-BATCH_ROWS = 65_536
+#: values (rows × columns read) per batch: 65,536 rows of 8 features and the label (the
+#: read stops after the batch that completes the sample)
+BATCH_CELLS = 65_536 * 9
+#: values the driver reads at most before leaving the sample to Spark (about 10^6 rows
+#: of 8 features and the label)
+READ_CELLS = 1 << 23
 #: bytes per read of a column chunk (pyarrow's buffered stream)
 READ_BUFFER = 1 << 20
 
@@ -66,13 +76,17 @@ def _read(paths: list[str], names: list[str], label: str, kind: str,
 
     chunks: list[np.ndarray] = []
     found = read = 0
+    width = len(names) + 1
+    batch_rows = max(1, BATCH_CELLS // width)
     for path in paths:
         # no pre-buffered row group, no read-ahead threads: the first pages only
         source = pq.ParquetFile(path, pre_buffer=False, buffer_size=READ_BUFFER)
         if any(c not in source.schema_arrow.names for c in [*names, label]):
             return None
-        for batch in source.iter_batches(batch_size=BATCH_ROWS, columns=[*names, label],
+        for batch in source.iter_batches(batch_size=batch_rows, columns=[*names, label],
                                          use_threads=False):
+            if (read + batch.num_rows) * width > READ_CELLS:
+                return None  # not the driver's to scan: the Spark sample runs
             labels = batch.column(label)
             if kind == "numeric":
                 equal = pc.equal(pc.cast(labels, pa.float64(), safe=False), float(value))
@@ -108,4 +122,4 @@ def estimated_positives(found: int, read: int, rows: int, limit: int) -> int:
     return math.ceil(rows * found / max(1, read))
 
 
-__all__ = ["estimated_positives", "file_sample"]
+__all__ = ["BATCH_CELLS", "READ_CELLS", "estimated_positives", "file_sample"]
