@@ -115,8 +115,10 @@ def _columns(chunks: list[np.ndarray], d: int) -> dict[int, np.ndarray]:
 def estimated_positives(found: int, read: int, rows: int, limit: int) -> int:
     """About how many of the table's ``rows`` rows are learned from, from a sample of
     ``found`` of them among the first ``read`` rows: ``found`` itself when the sample is
-    short of ``limit`` (every row was read), else ``rows`` × ``found`` / ``read``
-    (:func:`~dprect.engines.spark.prefetch.sampled_positives`, one partition)."""
+    short of ``limit`` (every row was read), else ``rows`` × ``found`` / ``read`` — the
+    one formula of both samples' estimates
+    (:func:`~dprect.engines.spark.prefetch.sampled_positives` gives it the rows read in
+    each partition it reached)."""
     if found < limit:
         return found
     return math.ceil(rows * found / max(1, read))

@@ -126,6 +126,7 @@ from dprect.core.margins import MarginLaw
 from dprect.core.planner import MethodPlan
 from dprect.core.ties import HASH_PRIME, TieBreaker, coarse_range, key_sql, rank_offset_sql
 from dprect.engines.spark import topk
+from dprect.engines.spark.file_sample import estimated_positives
 from dprect.engines.spark.remote import default_parallelism, is_connect, partition_count
 from dprect.engines.spark.session import constraints_unpropagated
 from dprect.engines.spark.sql import all_of, any_of, as_double, literal
@@ -507,7 +508,7 @@ def sampled_positives(ids: np.ndarray, rows: int) -> int:
     parts = ids >> _ROW_BITS
     last = np.zeros(int(parts.max()) + 1, dtype=np.int64)
     np.maximum.at(last, parts, (ids & ((1 << _ROW_BITS) - 1)) + 1)
-    return math.ceil(rows * len(ids) / max(1, int(last.sum())))
+    return estimated_positives(len(ids), int(last.sum()), rows, SAMPLE_ROWS)
 
 
 def gather(data: DataFrame, value: dict[int, str], domains: Sequence[Domain],
