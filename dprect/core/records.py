@@ -14,8 +14,14 @@ in ONE ``object.__setattr__`` call. Nothing else of the class changes: it stays 
 ``__repr__``, pickling and ``dataclasses.replace`` are the dataclass's own, and an
 instance holds the same attributes with the same values as the generated ``__init__``
 would give it (tests/core/test_records.py compares the two on every class it is used
-on). Only classes without ``__post_init__``, ``InitVar``, ``default_factory``, init-less
-fields or slots qualify; anything else is refused when the class is defined.
+on). Only a class whose generated ``__init__`` that one call reproduces qualifies: frozen,
+its ``__init__`` generated (not ``init=False``), no ``__post_init__``, slots or
+``InitVar``/``ClassVar`` pseudo-fields, and every field an ``__init__`` parameter taken
+by position or keyword (not ``init=False``, not ``kw_only`` — the generated ``__init__``
+takes those by keyword only, after the others) without a ``default_factory``, named
+neither ``self`` nor ``_set`` (the new ``__init__``'s own names). Anything else is
+refused, with a TypeError naming the class (and the field), when the class is
+defined.
 """
 
 from __future__ import annotations
@@ -31,18 +37,22 @@ def quick_init(cls: type[_T]) -> type[_T]:
     (module notes); refused (TypeError) where that would not be the same instance."""
     if not dataclasses.is_dataclass(cls) or not cls.__dataclass_params__.frozen:  # type: ignore[attr-defined]
         raise TypeError(f"quick_init needs a frozen dataclass, got {cls!r}")
+    name = cls.__qualname__
+    if not cls.__dataclass_params__.init:  # type: ignore[attr-defined]
+        raise TypeError(f"quick_init cannot keep {name}'s own __init__ (init=False)")
     if hasattr(cls, "__post_init__") or hasattr(cls, "__slots__"):
-        raise TypeError(f"quick_init cannot keep {cls.__name__}'s __post_init__ or slots")
+        raise TypeError(f"quick_init cannot keep {name}'s __post_init__ or slots")
     fields = dataclasses.fields(cls)
-    every = {f.name for f in getattr(cls, "__dataclass_fields__", {}).values()}
-    if every != {f.name for f in fields}:  # an InitVar or ClassVar pseudo-field
-        raise TypeError(f"quick_init cannot keep {cls.__name__}'s InitVar or ClassVar "
-                        "fields")
+    pseudo = sorted(set(getattr(cls, "__dataclass_fields__", {}))
+                    - {f.name for f in fields})
+    if pseudo:
+        raise TypeError(f"quick_init cannot keep {name}.{pseudo[0]}, an InitVar or "
+                        "ClassVar pseudo-field")
     params, defaults = [], {}
     for f in fields:
-        if not f.init or f.default_factory is not dataclasses.MISSING:
-            raise TypeError(f"quick_init cannot keep {cls.__name__}.{f.name}'s "
-                            "default factory or init=False")
+        why = _refused(f)
+        if why:
+            raise TypeError(f"quick_init cannot keep {name}.{f.name}: {why}")
         if f.default is dataclasses.MISSING:
             params.append(f.name)
         else:
@@ -61,6 +71,24 @@ def quick_init(cls: type[_T]) -> type[_T]:
     init.__annotations__ = dict(made.__annotations__)
     cls.__init__ = init  # type: ignore[method-assign]
     return cls
+
+
+#: the names the one-call ``__init__`` itself uses: its instance and its setter
+_OWN_NAMES = frozenset({"self", "_set"})
+
+
+def _refused(f: dataclasses.Field[Any]) -> str:
+    """Why the one-call ``__init__`` cannot take field ``f`` as the dataclass's own
+    ``__init__`` does ("" where it can)."""
+    if not f.init:
+        return "init=False (not an __init__ parameter)"
+    if f.kw_only:
+        return "kw_only (a keyword-only __init__ parameter)"
+    if f.default_factory is not dataclasses.MISSING:
+        return "a default_factory (a fresh default per instance)"
+    if f.name in _OWN_NAMES:
+        return "a name the one-call __init__ uses itself"
+    return ""
 
 
 __all__ = ["quick_init"]

@@ -7,7 +7,8 @@ import dataclasses
 import inspect
 import pickle
 import random
-from dataclasses import dataclass, field
+import re
+from dataclasses import KW_ONLY, dataclass, field
 from typing import ClassVar
 
 import numpy as np
@@ -116,6 +117,69 @@ def test_refuses_what_it_cannot_keep() -> None:
     class Slots:
         a: int
 
-    for cls in (Mutable, Post, Factory, NoInit, Var, Slots, int):
-        with pytest.raises(TypeError):
+    for cls, why in ((Mutable, "needs a frozen dataclass"), (Post, "Post's __post_init__"),
+                     (Factory, "Factory.a: a default_factory"), (NoInit, "NoInit.a: init=False"),
+                     (Var, "Var.b, an InitVar or ClassVar"),
+                     (Slots, "Slots's __post_init__ or slots"),
+                     (int, "needs a frozen dataclass")):
+        with pytest.raises(TypeError, match=re.escape(why)):
             quick_init(cls)  # type: ignore[type-var]
+
+
+@dataclass(frozen=True)
+class _KeywordField:
+    a: int
+    b: int = field(default=0, kw_only=True)
+
+
+@dataclass(frozen=True)
+class _KeywordFirst:  # the generated __init__ is (self, b, *, a=0)
+    a: int = field(default=0, kw_only=True)
+    b: int = 1
+
+
+@dataclass(frozen=True)
+class _KeywordMarker:
+    a: int
+    _: KW_ONLY
+    b: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class _KeywordClass:
+    a: int
+
+
+@dataclass(frozen=True, init=False)
+class _OwnInit:
+    a: int
+
+    def __init__(self, a: str) -> None:
+        object.__setattr__(self, "a", int(a))
+
+
+@dataclass(frozen=True)
+class _SelfNamed:
+    self: int
+
+
+@dataclass(frozen=True)
+class _SetNamed:
+    _set: int
+
+
+@pytest.mark.parametrize(("cls", "named"), [
+    (_KeywordField, "_KeywordField.b: kw_only"), (_KeywordFirst, "_KeywordFirst.a: kw_only"),
+    (_KeywordMarker, "_KeywordMarker.b: kw_only"), (_KeywordClass, "_KeywordClass.a: kw_only"),
+    (_OwnInit, "_OwnInit's own __init__"), (_SelfNamed, "_SelfNamed.self: a name"),
+    (_SetNamed, "_SetNamed._set: a name")])
+def test_refuses_fields_it_would_take_otherwise(cls: type, named: str) -> None:
+    """Keyword-only fields (the generated __init__ takes them by keyword only, after the
+    others), a class's own __init__, and the one-call __init__'s own names: refused when
+    the class is defined, naming the class and the field — not an __init__ that takes a
+    keyword-only field by position, a SyntaxError, or an instance set by the wrong call."""
+    before = cls.__init__
+    with pytest.raises(TypeError, match=re.escape(f"quick_init cannot keep {named}")):
+        quick_init(cls)
+    assert cls.__init__ is before
+

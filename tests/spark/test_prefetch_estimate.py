@@ -11,7 +11,9 @@ whose rows would not fit, ties below a shuffle), the label count runs as before.
 
 from __future__ import annotations
 
+import math
 import warnings
+from functools import partial
 
 import numpy as np
 import pytest
@@ -247,12 +249,16 @@ def test_the_files_sample_is_the_spark_sample_on_one_file(spark, tmp_path, monke
     """The driver's read of the pass's sample (``file_sample``, no Spark job) on one
     Parquet file read in one split: the same rows, in the same order, as the Spark
     sample's ``limit`` (the first rows learned from: the positive label, every feature
-    finite under ``drop``), and the same estimate of the positives."""
+    finite under ``drop``), and the same estimate of the positives. The engine's
+    ``presample`` takes either reader's record by one path: the files' read, or the
+    Spark sample where the reader answers None or none is given — the same sample and
+    estimate, so the same thresholds."""
     from pyspark.sql import types as T  # noqa: N812
 
     from dprect.engines.spark import prefetch
     from dprect.engines.spark.checks import TableChecks
-    from dprect.engines.spark.file_sample import estimated_positives, file_sample
+    from dprect.engines.spark.engine import SparkEngine
+    from dprect.engines.spark.file_sample import file_sample
     from dprect.engines.spark.prefetch import PrefixSpec, sampled_positives, take_sample
 
     monkeypatch.setattr(prefetch, "SAMPLE_ROWS", 100)
@@ -278,16 +284,30 @@ def test_the_files_sample_is_the_spark_sample_on_one_file(spark, tmp_path, monke
     want = take_sample(df, {j: n for j, n in enumerate(NAMES)},
                        [PrefixSpec(0, "lo", 1, tuple(range(8)))], positive=checks.positive,
                        ids=ids)
-    got = file_sample(df, NAMES, "y", checks.label_kind, checks.positive_label, 100,
+    got = file_sample(df, NAMES, "y", checks.label_kind, checks.positive_label, 100, 900,
                       finite=checks.dropped is not None)
     assert got is not None
-    sample, seen = got
+    sample = got.values
     for j in range(8):
         np.testing.assert_array_equal(sample[j], want[j])
     assert len(sample[0]) == 100
     finite = bool(np.isfinite(np.stack([sample[j] for j in range(8)])).all())
     assert finite == (kind != "no checks")  # rows 3 and 7 hold ±inf, some rows NaN
-    assert estimated_positives(100, seen, 900, 100) == sampled_positives(ids[0], 900)
+    assert got.estimate == sampled_positives(ids[0], 900)
+    assert got.estimate < 900  # a full sample: scaled, not every row
+    # the engine takes either reader's record the same way: the same sample, estimate
+    reader = partial(file_sample, df, NAMES, "y", checks.label_kind, checks.positive_label,
+                     finite=checks.dropped is not None)
+    taken = []
+    for read in (reader, lambda limit, rows: None, None):  # None: the Spark sample
+        eng = SparkEngine(df, GRID, NAMES, positive=checks.positive)
+        presampled = eng.presample(maybe=True, rows=900, read=read)
+        assert presampled is not None
+        taken.append((presampled[0], eng.estimate))
+    for values, estimate in taken:
+        assert estimate == got.estimate
+        for j in range(8):
+            np.testing.assert_array_equal(values[j], want[j])
 
 
 def test_the_files_sample_declines_other_frames(spark, tmp_path, make_frame):
@@ -341,7 +361,10 @@ def test_the_sample_is_read_from_the_files(spark, tmp_path, monkeypatch, label_c
 def test_the_files_sample_never_scans_the_table(spark, tmp_path, monkeypatch):
     """The driver reads at most READ_CELLS values: where the positives come late it
     gives None (the Spark sample finds them), and batches shrink with the width."""
+    import pyarrow.parquet as pq  # the read imports it inside: patched there (below)
+
     from dprect.engines.spark import file_sample as module
+    from dprect.engines.spark.file_rows import plain_parquet_files
 
     X, y = _table(900, seed=5)
     y[:] = 0
@@ -349,12 +372,16 @@ def test_the_files_sample_never_scans_the_table(spark, tmp_path, monkeypatch):
     df = _parquet(spark, tmp_path, X, y, partitions=1)
     monkeypatch.setattr(module, "BATCH_CELLS", 9 * 100)  # 100 rows of 8 + the label
     monkeypatch.setattr(module, "READ_CELLS", 9 * 1000)
-    got = module.file_sample(df, NAMES, "y", "numeric", 1.0, 20, finite=False)
-    assert got is not None and len(got[0][0]) == 20 and got[1] > 850
+    got = module.file_sample(df, NAMES, "y", "numeric", 1.0, 20, 900, finite=False)
+    (path,) = plain_parquet_files(df) or []
+    stored = pq.read_table(path, columns=["y"])
+    read = int(np.flatnonzero(stored.column("y").to_numpy() == 1)[19]) + 1  # 20th positive
+    assert read > 850  # the positives come late, and are read
+    assert got is not None and len(got.values[0]) == 20
+    assert got.estimate == math.ceil(900 * 20 / read)
     monkeypatch.setattr(module, "READ_CELLS", 9 * 800)  # the positives lie past it
     assert module.file_sample(df, NAMES, "y", "numeric", 1.0, 20, finite=False) is None
     seen: list[int] = []
-    import pyarrow.parquet as pq  # the read imports it inside: patched there
 
     class Spy(pq.ParquetFile):
         def iter_batches(self, batch_size=65536, **kwargs):

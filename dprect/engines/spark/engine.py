@@ -50,7 +50,7 @@ from dprect.engines.spark.chooser import (
     may_prefetch,
 )
 from dprect.engines.spark.collect import CollectStrategy
-from dprect.engines.spark.file_sample import estimated_positives
+from dprect.engines.spark.file_sample import PassSample
 from dprect.engines.spark.order_pass import PassEngine, PassRunner, PassStrategy
 from dprect.engines.spark.prefetch import (
     LabelCount,
@@ -77,9 +77,10 @@ DEFAULT_PREFIX_ROWS = 4096
 #: taken by :meth:`SparkEngine.presample`
 Presampled = tuple[dict[int, np.ndarray], int | None]
 #: a driver-side reader of the pass's sample (:func:`~dprect.engines.spark.file_sample.file_sample`
-#: with the table's label and policy bound): given the rows wanted, every feature's values
-#: and the rows read, or None
-SampleReader = Callable[[int], tuple[dict[int, np.ndarray], int] | None]
+#: with the table's label and policy bound): given the rows wanted and the table's row
+#: count (None: unknown), every feature's values and the estimate of the positives — the
+#: record the Spark sample gives too —, or None where it cannot answer
+SampleReader = Callable[[int, int | None], PassSample | None]
 
 
 def sort_value(name: str, domain: Domain) -> Column:
@@ -300,28 +301,34 @@ class SparkEngine:
         :func:`~dprect.engines.spark.file_rows.file_rows`); the sample then also gives
         :attr:`estimate`, about how many rows ``positive`` selects
         (:func:`~dprect.engines.spark.prefetch.sampled_positives`; a speed aid inside the
-        driver). ``read``: with ``rows``, the sample read by the driver from the table's
-        files where it can (:mod:`dprect.engines.spark.file_sample`: every feature, no
-        Spark job); the Spark sample where it answers None."""
+        driver). ``read``: the sample read by the driver from the table's files where it
+        can (:mod:`dprect.engines.spark.file_sample`: every feature, no Spark job); the
+        Spark sample (:meth:`_spark_sample`) where it answers None or is not given. Either
+        reader gives a :class:`~dprect.engines.spark.file_sample.PassSample`, taken the
+        same way."""
         every = maybe and self.strategy == "auto" and may_prefetch(self.dims, self._budget_mb)
         if ((self.strategy == "prefetch" or every) and self._sample is None
                 and (self._count_first or not self._histograms_only)):
-            limit = prefetch_module.SAMPLE_ROWS
-            local = read(limit) if read is not None and rows is not None else None
-            if local is not None and rows is not None:
-                self._sample, seen = local
-                self.estimate = estimated_positives(len(self._sample[0]), seen, rows, limit)
-            else:
-                values = {j: as_double(n) for j, n in enumerate(self._names)}
-                specs = ([PrefixSpec(0, "lo", 1, tuple(range(self.dims)))] if every
-                         else self._specs)
-                ids: list[np.ndarray] | None = None if rows is None else []
-                self._sample = take_sample(self._data, values, specs,
-                                           positive=self._positive, ids=ids)
-                if ids and rows is not None:
-                    self.estimate = sampled_positives(ids[0], rows)
+            got = None if read is None else read(prefetch_module.SAMPLE_ROWS, rows)
+            if got is None:
+                got = self._spark_sample(rows, every=every)
+            self._sample, self.estimate = got.values, got.estimate
             self._partitions = partition_count(self._data)
         return None if self._sample is None else (self._sample, self._partitions)
+
+    def _spark_sample(self, rows: int | None, *, every: bool) -> PassSample:
+        """The Spark sample, the reader that always answers: a job taking the first
+        :data:`~dprect.engines.spark.prefetch.SAMPLE_ROWS` rows learned from
+        (:func:`~dprect.engines.spark.prefetch.take_sample`) with every feature
+        (``every``) or the columns the lists carry, and — given the table's ``rows`` —
+        the estimate of the positives from the sampled rows' ids
+        (:func:`~dprect.engines.spark.prefetch.sampled_positives`)."""
+        values = {j: as_double(n) for j, n in enumerate(self._names)}
+        specs = [PrefixSpec(0, "lo", 1, tuple(range(self.dims)))] if every else self._specs
+        ids: list[np.ndarray] = []  # the sampled rows' ids, numbered where rows is given
+        sample = take_sample(self._data, values, specs, positive=self._positive,
+                             ids=None if rows is None else ids)
+        return PassSample(sample, None if rows is None else sampled_positives(ids[0], rows))
 
     def prepare(self, size_hint: int | None = None) -> None:
         """Build the strategy and run its first job(s) (``prefetch``: the one pass;

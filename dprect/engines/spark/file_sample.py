@@ -15,12 +15,13 @@ and, under ``drop``, every feature a finite number.
 
 A speed aid inside the driver, like the Spark sample it stands in for: the sample sets
 the pass's thresholds and, with the files' row count, the estimate of the positives
-(:func:`estimated_positives`) — both change the speed only, never an answer
-(:mod:`dprect.engines.spark.prefetch`, the module notes). Any doubt (a column missing
-from a file, a type pyarrow cannot cast, an unreadable file) gives None, and the Spark
-sample runs as before. On one file read in one split the rows are the ones Spark's
-``limit`` returns: the first rows learned from in file order, so the same thresholds.
-Nothing read here is output or logged.
+(:func:`estimated_positives`), given together as a :class:`PassSample` — the record the
+Spark sample's reader gives too, so the engine takes either the same way — and both
+change the speed only, never an answer (:mod:`dprect.engines.spark.prefetch`, the
+module notes). Any doubt (a column missing from a file, a type pyarrow cannot cast, an
+unreadable file) gives None, and the Spark sample runs as before. On one file read in
+one split the rows are the ones Spark's ``limit`` returns: the first rows learned from
+in file order, so the same thresholds. Nothing read here is output or logged.
 
 The driver reads at most :data:`READ_CELLS` values (rows × columns read): a table whose
 first rows hold few rows learned from (rare positives, or positives stored last) gives
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from pyspark.sql import DataFrame
@@ -49,22 +51,42 @@ READ_CELLS = 1 << 23
 READ_BUFFER = 1 << 20
 
 
+@dataclass(frozen=True)
+class PassSample:
+    """The pass's sample as each of its readers gives it — :func:`file_sample` here, the
+    Spark sample (:func:`~dprect.engines.spark.prefetch.take_sample`) in
+    :meth:`SparkEngine.presample <dprect.engines.spark.engine.SparkEngine.presample>`:
+    ``values``, feature j's values (float64) of the sampled rows under key j, and
+    ``estimate``, about how many of the table's rows are learned from
+    (:func:`estimated_positives`; None where the table's row count was not given). Inside
+    the driver only (module notes)."""
+
+    values: dict[int, np.ndarray]
+    estimate: int | None
+
+
 def file_sample(df: DataFrame, names: Sequence[str], label: str, kind: str,
-                value: bool | float | str | None, limit: int, *, finite: bool
-                ) -> tuple[dict[int, np.ndarray], int] | None:
-    """Up to ``limit`` rows of ``df`` learned from, read from its files (module notes):
-    feature j's values as float64 under key j, and how many rows were read up to the
-    last sampled one (all of them when fewer than ``limit`` were found); None where the
-    files cannot answer. ``kind``/``value``: the label column's kind and the positive
-    label (:class:`~dprect.engines.spark.checks.TableChecks`); ``finite``: only rows
-    whose features are all finite (``drop``)."""
+                value: bool | float | str | None, limit: int, rows: int | None = None, *,
+                finite: bool) -> PassSample | None:
+    """Up to ``limit`` rows of ``df`` learned from, read from its files (module notes),
+    with the estimate of the positives among the table's ``rows`` rows (None: no
+    estimate) from how many rows were read up to the last sampled one (all of them when
+    fewer than ``limit`` were found); None where the files cannot answer.
+    ``kind``/``value``: the label column's kind and the positive label
+    (:class:`~dprect.engines.spark.checks.TableChecks`); ``finite``: only rows whose
+    features are all finite (``drop``)."""
     paths = plain_parquet_files(df, renames=False)
     if paths is None or value is None or kind not in ("numeric", "boolean", "string"):
         return None
     try:
-        return _read(paths, list(names), label, kind, value, finite, limit)
+        got = _read(paths, list(names), label, kind, value, finite, limit)
     except Exception:  # a speed aid: any failure means the Spark sample runs
         return None
+    if got is None:
+        return None
+    values, read = got
+    return PassSample(values, None if rows is None
+                      else estimated_positives(len(values[0]), read, rows, limit))
 
 
 def _read(paths: list[str], names: list[str], label: str, kind: str,
@@ -124,4 +146,4 @@ def estimated_positives(found: int, read: int, rows: int, limit: int) -> int:
     return math.ceil(rows * found / max(1, read))
 
 
-__all__ = ["BATCH_CELLS", "READ_CELLS", "estimated_positives", "file_sample"]
+__all__ = ["BATCH_CELLS", "READ_CELLS", "PassSample", "estimated_positives", "file_sample"]

@@ -33,11 +33,15 @@ order but are not its next rows, and never enter it (a sample unlike the rest of
 table, e.g. rows stored sorted by a feature, leaves fewer than K beyond a threshold). The
 predicate is the one the pass filters on, on the same values — by value, by sort value
 (ties), or on a refined axis by sort value or coarse bin (below) — so this holds on every
-axis. The bits are packed into bigints rather than shipped as one boolean per order:
-an alias of a filter's own comparison (``x <= t AS _w0``) makes Catalyst's constraint
-propagation (``Project.getAllValidConstraints``) double the set of the child's
-constraints for every such alias — 2^(orders) copies of the pass's filter, which ran
-the driver out of heap (s28); a packed column's expression appears in no constraint.
+axis. The bits are packed 32 to a bigint (:func:`topk.own_sql`) for size: one 8-byte
+field of Spark's rows and one Arrow column for every 32 orders, where a boolean per
+order takes a field (8 bytes) and a column each. What guards the pass against Catalyst's
+blow-up is not the packing but a switch: the pass is planned and run with constraint
+propagation off (:func:`~dprect.engines.spark.session.constraints_unpropagated`), so
+``Project.getAllValidConstraints`` never runs — it copies the constraints a projection
+inherits once per alias of an expression they mention: 2^d copies of the pass's filter
+for the d features it ships under aliases, and 2^(orders) times as many with a boolean
+per order, an alias of the filter's own comparison (s28: the driver out of heap).
 A short list is never mistaken for the whole set: a list is ``complete`` only when it had
 no threshold and holds fewer than K rows. Step 2's result is used only when no partition
 reached its share, i.e. when it holds every kept row. Values of unrefined axes are

@@ -210,7 +210,11 @@ def constraints_unpropagated(spark: SparkSession) -> Iterator[None]:
     so a constraint over d aliased features is copied 2^d times. The prefetch pass's
     filter is one OR over every order's threshold and ships every feature under an
     alias: planning it took 2.2 s at d = 8 and 42.4 s at d = 12 with propagation on,
-    5.6 s at d = 12 with it off (s29, loaded machine; docs/results.md §3).
+    5.6 s at d = 12 with it off (s29, loaded machine; docs/results.md §3). Off, no
+    constraint is computed (``LogicalPlan.constraints`` is empty), whatever the aliases:
+    this switch is the pass's one guard — its per-order bits are packed into bigints
+    for size (:func:`~dprect.engines.spark.topk.own_sql`), not to keep them out of the
+    constraints.
     The setting is the session's: another thread's query planned meanwhile is planned
     without it too, with the same results."""
     conf = spark.conf

@@ -51,7 +51,11 @@ def value_column(axis: int) -> str:
 
 def own_sql(predicates: Sequence[str]) -> list[tuple[str, str]]:
     """(SQL, column name) of the packed columns ``_w{k}``: bit b of ``_w{k}`` is set on a
-    row where ``predicates[32k + b]`` holds (a null counts as false)."""
+    row where ``predicates[32k + b]`` holds (a null counts as false). Packed for size:
+    one bigint (an 8-byte field of Spark's rows, one Arrow column) for every 32 orders,
+    where a boolean per order is a field and a column each. No guard against Catalyst's
+    constraint propagation, which the pass turns off while it is planned and run
+    (:func:`~dprect.engines.spark.session.constraints_unpropagated`)."""
     out = []
     for k in range(0, len(predicates), OWN_BITS):
         bits = [f"CASE WHEN {p} THEN {1 << (i - k)} ELSE 0 END"
