@@ -335,11 +335,6 @@ def noun_of(method: str) -> str:
         SHAPES[m].noun if m in SHAPES else m for m in method.split("+")) + ")"
 
 
-def _number(value: Any) -> float | None:
-    """A recorded number as a float (``"inf"``/``"-inf"`` included; None stays None)."""
-    return None if value is None else float(value)
-
-
 def _bounds_line(row: Mapping[str, Any], plan: Mapping[str, Any]) -> str:
     return f"lower {row['lower']:.6g}, upper {row['upper']:.6g}"
 
@@ -426,18 +421,23 @@ def table_blocks(record: Mapping[str, Any]) -> Iterator[list[dict[str, Any]]]:
     plan = record.get("plan", {})
     keys = outputs(shape.mechanism, plan.get("statistics", ()))
     need: dict[str, int] = {}  # the plan's row need per column (public), read once
+    counted = "count" in keys
     for block in row_blocks(record[shape.rows]):
         rows = []
-        for row in block:
+        for row in block:  # one dict a row, in the table's column order
             column = str(row["column"])
-            found = {key: _number(row.get(key)) for key in keys}
-            count = found.get("count")
+            out = {"group": None if row["group"] is None else str(row["group"]),
+                   "column": column}
+            for key in keys:  # a recorded number as a float ("inf"/"-inf" too)
+                value = row.get(key)
+                out[key] = value if value is None or type(value) is float else float(value)
+            count = out["count"] if counted else None
             if count is not None and column not in need:
                 need[column] = rows_needed(plan, column)
-            flags = {BELOW_ROW_NEED: None if count is None else bool(count < need[column]),
-                     SMALL: row.get(SMALL)}  # the quantiles' flag is released as drawn
-            rows.append({"group": None if row["group"] is None else str(row["group"]),
-                         "column": column, **found, **{f: flags[f] for f in shape.flags}})
+            for flag in shape.flags:  # the quantiles' flag is released as drawn
+                out[flag] = row.get(SMALL) if flag == SMALL else \
+                    None if count is None else bool(count < need[column])
+            rows.append(out)
         yield rows
 
 
