@@ -426,8 +426,9 @@ def table_blocks(record: Mapping[str, Any]) -> Iterator[list[dict[str, Any]]]:
         rows = []
         for row in block:  # one dict a row, in the table's column order
             column = str(row["column"])
-            out = {"group": None if row["group"] is None else str(row["group"]),
-                   "column": column}
+            out: dict[str, Any] = {
+                "group": None if row["group"] is None else str(row["group"]),
+                "column": column}
             for key in keys:  # a recorded number as a float ("inf"/"-inf" too)
                 value = row.get(key)
                 out[key] = value if value is None or type(value) is float else float(value)
