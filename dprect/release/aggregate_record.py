@@ -168,15 +168,46 @@ def describe_rows(result: DescribeResult) -> list[dict[str, Any]]:
     the run's, or of one block of its groups (a block's rows are the run's rows of its
     groups)."""
     plan = jsonable(result.plan.to_json())
-    keys = ("group", "column", *outputs(QUERY, result.plan.statistics))
+    asked = tuple(result.plan.statistics)
     need = {c: rows_needed(plan, c) for c in result.columns}  # public, per column
+    # each output's place in a cell (the rows of :meth:`DescribeResult.rows`, made here in
+    # one pass: no intermediate row a cell): an attribute (the bounds, an asked
+    # statistic), an end of an asked statistic's interval, or None (not asked)
+    places = [(key, _place(key, asked)) for key in outputs(QUERY, asked)]
+    counted = "count" in asked
     rows = []
-    for row in result.rows():
-        out = {key: _json_scalar(row.get(key)) for key in keys}
-        count = row.get("count")
-        out[BELOW_ROW_NEED] = None if count is None else bool(float(count) < need[row["column"]])
-        rows.append(out)
+    for gi, g in enumerate(result.groups):
+        group, cells = _json_scalar(g), result.cells[gi]
+        for j, column in enumerate(result.columns):
+            cell = cells[j]
+            spans: dict[str, tuple[float, float]] = {}
+            for s, lo, hi in reversed(cell.intervals):  # the first of a statistic's wins
+                spans[s] = (lo, hi)
+            out: dict[str, Any] = {"group": group, "column": _json_scalar(column)}
+            for key, (attribute, end) in places:
+                if end is None:
+                    value = None if attribute is None else getattr(cell, attribute)
+                else:
+                    span = spans.get(attribute)  # type: ignore[arg-type]
+                    value = None if span is None else span[end]
+                out[key] = _json_scalar(value)
+            count = cell.count if counted else None
+            out[BELOW_ROW_NEED] = None if count is None else bool(float(count) < need[column])
+            rows.append(out)
     return rows
+
+
+def _place(key: str, asked: Sequence[str]) -> tuple[str | None, int | None]:
+    """Where :meth:`~dprect.core.aggregates.DescribeResult.rows` takes output ``key``
+    of a cell from: (attribute, None) — the bounds, an asked statistic's value — or
+    (statistic, 0 | 1) — the low or high end of an asked statistic's interval — or
+    (None, None): a statistic not asked (None)."""
+    if key in ("lower", "upper") or key in asked:
+        return key, None
+    for end, suffix in enumerate(("_low", "_high")):
+        if key.endswith(suffix) and key[:-len(suffix)] in asked:
+            return key[:-len(suffix)], end
+    return None, None
 
 
 def _json_scalar(value: Any) -> Any:
@@ -304,11 +335,6 @@ def noun_of(method: str) -> str:
         SHAPES[m].noun if m in SHAPES else m for m in method.split("+")) + ")"
 
 
-def _number(value: Any) -> float | None:
-    """A recorded number as a float (``"inf"``/``"-inf"`` included; None stays None)."""
-    return None if value is None else float(value)
-
-
 def _bounds_line(row: Mapping[str, Any], plan: Mapping[str, Any]) -> str:
     return f"lower {row['lower']:.6g}, upper {row['upper']:.6g}"
 
@@ -395,18 +421,24 @@ def table_blocks(record: Mapping[str, Any]) -> Iterator[list[dict[str, Any]]]:
     plan = record.get("plan", {})
     keys = outputs(shape.mechanism, plan.get("statistics", ()))
     need: dict[str, int] = {}  # the plan's row need per column (public), read once
+    counted = "count" in keys
     for block in row_blocks(record[shape.rows]):
         rows = []
-        for row in block:
+        for row in block:  # one dict a row, in the table's column order
             column = str(row["column"])
-            found = {key: _number(row.get(key)) for key in keys}
-            count = found.get("count")
+            out: dict[str, Any] = {
+                "group": None if row["group"] is None else str(row["group"]),
+                "column": column}
+            for key in keys:  # a recorded number as a float ("inf"/"-inf" too)
+                value = row.get(key)
+                out[key] = value if value is None or type(value) is float else float(value)
+            count = out["count"] if counted else None
             if count is not None and column not in need:
                 need[column] = rows_needed(plan, column)
-            flags = {BELOW_ROW_NEED: None if count is None else bool(count < need[column]),
-                     SMALL: row.get(SMALL)}  # the quantiles' flag is released as drawn
-            rows.append({"group": None if row["group"] is None else str(row["group"]),
-                         "column": column, **found, **{f: flags[f] for f in shape.flags}})
+            for flag in shape.flags:  # the quantiles' flag is released as drawn
+                out[flag] = row.get(SMALL) if flag == SMALL else \
+                    None if count is None else bool(count < need[column])
+            rows.append(out)
         yield rows
 
 

@@ -19,13 +19,36 @@ output then copies (:func:`record_chunks`)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 from dprect.release.row_spool import RowSpool, row_blocks
 
 #: a list with more items than this is written one compact item per line
 COMPACT_ITEMS = 1000
+
+
+def _item_encoder() -> Callable[[Any], str]:
+    """``json.dumps(item, allow_nan=False)`` of a long list's items, by ONE encoder made
+    once: each ``json.dumps`` call with an argument makes a ``JSONEncoder`` and its C
+    encoder again (about a quarter of the encoding of a record row, issue #42). The C
+    encoder of CPython's :mod:`json` with the very settings ``json.dumps`` gives it
+    (ASCII strings, ``": "`` and ``", "``, NaN and ±inf refused, an object it cannot
+    encode refused by the same ``default``) — only the check for circular containers
+    left out (a released record's JSON values hold none); without the C encoder,
+    ``json.dumps`` itself."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover (a Python without json's C accelerator)
+        return partial(json.dumps, allow_nan=False)
+    plain = json.JSONEncoder(allow_nan=False)
+    encode = make(None, plain.default, json.encoder.encode_basestring_ascii, None,
+                  plain.key_separator, plain.item_separator, False, False, False)
+    return lambda item: "".join(encode(item, 0))
+
+
+#: a long list's item as its compact JSON (:func:`_item_encoder`)
+_item = _item_encoder()
 
 
 def _over(value: list[Any] | RowSpool) -> bool:
@@ -80,8 +103,7 @@ def _chunks(value: Any, level: int) -> Iterator[str]:
     if _over(value):
         for block in row_blocks(value):
             if block:
-                yield sep + ",\n".join(inner + json.dumps(v, allow_nan=False)
-                                        for v in block)
+                yield sep + ",\n".join(inner + _item(v) for v in block)
                 sep = ",\n"
     else:
         for v in value:

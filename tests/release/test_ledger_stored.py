@@ -80,6 +80,8 @@ def test_a_large_result_is_stored_by_reference_and_read_back_identical(
     assert ref["stored"] == f"{stored_module.RESULTS_DIR}/{path.name}"
     assert path.name == f"{ref['sha256']}.json.gz" and ref["bytes"] == len(text)
     assert gzip.decompress(path.read_bytes()) == text.encode("utf-8")
+    # deflated at the fastest level (the gzip header's XFL byte: 4; issue #42)
+    assert stored_module.LEVEL == 1 and path.read_bytes()[8] == 4
     assert ref["summary"] == {"method": "describe", "guarantee": result["guarantee"]}
     assert ref["sizes"] == {"groups": 200}
     record = Ledger(led.path).run("ds", "r1")

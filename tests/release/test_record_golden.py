@@ -190,3 +190,36 @@ def test_a_long_record_is_encoded_once_for_the_ledger_and_the_json_output(tmp_pa
     assert gzip.decompress(stored.read_bytes()).decode() == out.read_text()
     assert json.loads(out.read_text()) == record
     assert Ledger(led.path).run("ds", "r1").result == record
+
+
+def test_a_long_lists_item_is_json_dumps_text_by_one_encoder(monkeypatch):
+    """A long list's items are written by one encoder made once (issue #42): the text
+    ``json.dumps(item, allow_nan=False)`` gives for rows, names, numbers (a numpy float, a
+    float's shortest repr, ±0.0), nested and non-ASCII values; NaN and ±inf are refused
+    as ``json.dumps`` refuses them, an object JSON has no form for too. No encoder is made
+    per item."""
+    import numpy as np
+
+    items: list[Any] = [
+        {"group": "g1", "column": "x", "lower": -0.0, "upper": 1e300, "count": 3.0,
+         "mean": 0.1 + 0.2, "variance": None, "below_row_need": True},
+        "g\u00e9 \u2603 \"q\"\n", 7, True, None, np.float64(2.5) / 3, [1, [2.0, {"a": "b"}]],
+        {"k": {"nested": [None, False]}}, float(2**53 + 1), -123456789.125]
+    for item in items:
+        assert text_module._item(item) == json.dumps(item, allow_nan=False)
+    for bad in (float("nan"), {"x": float("inf")}, [float("-inf")], {"x": object()}):
+        with pytest.raises((ValueError, TypeError)) as got:
+            text_module._item(bad)
+        with pytest.raises(got.type):
+            json.dumps(bad, allow_nan=False)
+    made: list[int] = []
+    real = json.JSONEncoder.__init__
+
+    def counted(self, *args, **kwargs):
+        made.append(1)
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(json.JSONEncoder, "__init__", counted)
+    record = {"results": [{"group": f"g{i}", "mean": i / 7} for i in range(1500)]}
+    text = record_text(record)
+    assert json.loads(text) == record and not made

@@ -229,3 +229,57 @@ def test_a_blocks_part_reads_its_own_columns_only(monkeypatch) -> None:
                     if a is not None:
                         assert [int(v) for v in a] == [int(v) for v in b]
     assert len(layouts) == 1 and len(layouts[0].columns) == len(spec.columns)
+
+
+def test_a_blocks_cells_search_its_own_groups_edges_only(monkeypatch) -> None:
+    """A block's cells are found among its own groups' cell edges only — work of the
+    block's size, not of the run's groups (at 10^6 groups every block made and searched
+    8·10^6 edges, once a phase: issue #42) — and they are the cells the whole decode gives
+    those groups (with a quantiles' at-value column and a variance's square words): the
+    cells the decode of every group's edges gives."""
+    from dprect.core.decimal_grid import DecimalGrid
+    from dprect.core.mixed import mixed_spec
+
+    groups = 400
+    gen = np.random.default_rng(12)
+    g = gen.integers(0, groups, 9000)
+    batches = [pa.RecordBatch.from_pydict({"g": g, "x": gen.normal(50.0, 10.0, len(g)),
+                                           "y": np.round(gen.lognormal(2.0, 1.0, len(g)),
+                                                         1)})]
+    spec = mixed_spec([QUERY.spec([SEARCH_GRID, SEARCH_GRID], ["variance"]),
+                       QUANTILES.spec([DecimalGrid(5), DecimalGrid(5)])])
+    kern, layout = kernel.virtual_columns(spec)
+    starts = [0, 9, 150, 393]
+    out = list(partial_bins(iter(batches), columns=["x", "y", "x", "y"], group_column="g",
+                            group_kind="numeric",
+                            group_values=[float(i) for i in range(groups)],
+                            groups=groups, ranges=len(starts), spec=kern, layout=layout,
+                            limits=kernel.block_limits(kern, groups, starts)))
+    merged = _merged(out)
+    searched: list[int] = []
+    real = np.searchsorted
+
+    def spy(a, v, *args, **kwargs):
+        searched.append(np.size(v))
+        return real(a, v, *args, **kwargs)
+
+    edges = [*starts, groups]
+    for row in range(merged.num_rows):
+        batch = merged.slice(row, 1).to_batches()[0]
+        block = batch.column(PART)[0].as_py()
+        first, end = edges[block], edges[block + 1]
+        whole = to_cells(batch, kern, groups)  # every group's edges searched
+        searched.clear()
+        monkeypatch.setattr(np, "searchsorted", spy)
+        got = to_cells(batch, kern, groups, block=(first, end))
+        monkeypatch.setattr(np, "searchsorted", real)
+        assert searched and max(searched) <= (end - first + 1) * len(kern.columns)
+        assert whole and got.keys() == whole.keys()
+        assert all(first <= g < end for g, _ in got)
+        for key, cell in whole.items():
+            other = got[key]
+            for a, b in ((cell.keys, other.keys), (cell.counts, other.counts),
+                         (cell.sums, other.sums), (cell.at_value, other.at_value)):
+                assert (a is None) == (b is None)
+                if a is not None:
+                    assert [int(v) for v in a] == [int(v) for v in b]

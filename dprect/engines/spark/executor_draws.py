@@ -184,7 +184,8 @@ class Blocks:
         """Part ``part``'s cells of the block in ``batch``'s row (groups local, every
         cell present): only that part's kernel columns are read into cells
         (:func:`~dprect.engines.spark.statistics.to_cells` of their columns; the same
-        cells as :func:`~dprect.core.mixed.part_cells` of them all)."""
+        cells as :func:`~dprect.core.mixed.part_cells` of them all), the block's groups'
+        edges only (work of the block's size, whatever the run's groups)."""
         block = batch.column(PART)[row].as_py()
         start, n = self.edges[block], self.size(block)
         first, end = self.part_columns(part)
@@ -196,7 +197,8 @@ class Blocks:
             one = pa.table({PART: batch.column(PART).slice(row, 1),
                             BLOB: batch.column(BLOB).slice(row, 1)})
             found = {(g - start, j): c for (g, j), c in
-                     to_cells(one, self.kernel, self.groups, (first, end)).items()}
+                     to_cells(one, self.kernel, self.groups, (first, end),
+                              (start, start + n)).items()}
         return real_cells(complete(found, kernel, n), spec, n)
 
     def part_columns(self, part: int) -> tuple[int, int]:

@@ -768,11 +768,17 @@ def spark_statistics(df: DataFrame, columns: Sequence[str], spec: StatisticsSpec
 
 
 def to_cells(table: Any, spec: StatisticsSpec, groups: int,
-             columns: tuple[int, int] | None = None) -> GroupedStatistics:
+             columns: tuple[int, int] | None = None,
+             block: tuple[int, int] | None = None) -> GroupedStatistics:
     """The collected ranges (any order) as one cell per (group, column) with rows; given
     ``columns`` (a, b), only the cells of ``spec``'s columns a … b − 1, numbered from 0
     (the cells of ``StatisticsSpec(spec.columns[a:b])``: a block's cells read by one
-    mechanism of a mixed run, the others' left undecoded)."""
+    mechanism of a mixed run, the others' left undecoded). Given ``block`` (first, end):
+    the ranges hold the cells of the groups first … end − 1 only (one block's range of
+    the executor draws, :func:`block_limits`), and only those groups' cell edges are
+    made and searched — work of the block's size, not of every group's (a 10^6-group
+    run made and searched 8·10^6 edges for each of its ~2,000 blocks, once per phase:
+    issue #42); the same cells, keyed by their groups' global indices."""
     order = np.argsort(np.asarray(table.column(PART).to_numpy(), dtype=np.int64))
     blobs = [b.as_buffer() for b in table.column(BLOB)]  # no copies
     wanted = None
@@ -783,23 +789,30 @@ def to_cells(table: Any, spec: StatisticsSpec, groups: int,
     out: GroupedStatistics = {}
     if not parts:
         return out
-    # disjoint ranges in key order: sorted (one range, a block's: its lists as they are)
+    # disjoint ranges in key order: sorted (contiguous ranges; a block's range, one row,
+    # holds every column's cells of its groups: its lists as they are)
     keys, n, sums = parts[0] if len(parts) == 1 else _joined(parts)
     if columns is not None and wanted is not None:
         keys = keys - wanted[0]
         spec = StatisticsSpec(spec.columns[columns[0]:columns[1]])
         if not len(keys):
             return out
-    # cell c = j·G + g holds the keys [edges[c], edges[c + 1]): the cells' edges found in
-    # the sorted keys (no division an entry), each entry's bin its key minus its cell's edge
+    # cell c = j·m + (g − first) (m = end − first groups) holds the keys
+    # [edges[j, g − first], edges[j, g − first + 1]): the cells' edges found in the sorted
+    # keys (no division an entry), each entry's bin its key minus its cell's first edge
+    first, end = (0, groups) if block is None else block
+    m = end - first
     base = key_bases(spec, groups)
-    edges = np.concatenate([
-        *(np.int64(base[j]) + np.arange(groups, dtype=np.int64) * np.int64(c.grid.size)
-          for j, c in enumerate(spec.columns)), np.array([int(base[-1])], dtype=np.int64)])
-    at_edge = np.searchsorted(keys, edges)
-    size = np.diff(at_edge)
+    edges = np.stack([
+        np.int64(base[j]) + np.arange(first, end + 1, dtype=np.int64) * np.int64(c.grid.size)
+        for j, c in enumerate(spec.columns)])
+    at_edge = np.searchsorted(keys, edges.ravel()).reshape(edges.shape)
+    starts = edges[:, :-1].ravel()
+    low, high = at_edge[:, :-1].ravel(), at_edge[:, 1:].ravel()
+    size = high - low
     used = np.flatnonzero(size)
-    bins = keys - np.repeat(edges[used], size[used])
+    assert int(size[used].sum()) == len(keys), "a key outside the block's cells"
+    bins = keys - np.repeat(starts[used], size[used])
     # per column, its cells' sums, or None; and its at-value rows as int64, converted a
     # column's run of entries at a time (not a cell at a time: the same values), or None
     kept_of = [sums if c.sums else None for c in spec.columns]
@@ -808,11 +821,11 @@ def to_cells(table: Any, spec: StatisticsSpec, groups: int,
         at_all = np.zeros(len(keys), dtype=np.int64)  # filled on at-value columns' runs
         for j, c in enumerate(spec.columns):
             if c.at_value:
-                a, z = int(at_edge[j * groups]), int(at_edge[(j + 1) * groups])
+                a, z = int(low[j * m]), int(high[(j + 1) * m - 1])
                 at_all[a:z] = np.asarray(sums[a:z]).astype(np.int64)
                 at_of[j] = at_all
-    for j, g, lo, hi in zip((used // groups).tolist(), (used % groups).tolist(),
-                            at_edge[used].tolist(), at_edge[used + 1].tolist(), strict=True):
+    for j, g, lo, hi in zip((used // m).tolist(), (used % m + first).tolist(),
+                            low[used].tolist(), high[used].tolist(), strict=True):
         kept, at = kept_of[j], at_of[j]
         out[(g, j)] = CellBins(bins[lo:hi], n[lo:hi], None if kept is None else kept[lo:hi],
                                None if at is None else at[lo:hi])

@@ -1,0 +1,203 @@
+"""Profile: where a grouped aggregate of many public groups spends its CPU on Spark, drawn
+in the executors (issue #42; docs/results.md §5.3c) — the driver's part by stage, the
+session's split between its JVM and its Python workers.
+
+    python benchmarks/aggregate_groups_profile.py [--rows 1000000] [--groups 100000]
+                                                  [--columns 8] [--cprofile FILE]
+
+One run of ``aggregate_spark_groups.py``'s ``aggregate`` (the describe preset from OS
+entropy, end to end: a fresh budget ledger, the JSON output and a Parquet ``--table``) in
+a local session, with:
+
+* the driver's CPU (``time.process_time``: every thread of this process) cut into
+  stages by timers around the functions that make them (:data:`STAGES`), each stage's
+  time EXCLUSIVE of the stages it calls (a generator's time is taken at each ``next``):
+  the released blocks' fetch and unpickling, the record rows, the spool's writes and
+  reads, the JSON text, the ledger's stored copy (gzip and hash), the JSON output's copy
+  of the kept text, the table's rows, the Parquet feed, the summary; the rest is
+  "other" (the session's client, the pools, the plan, ...);
+* the session's CPU (``/proc``): the JVM's own threads (driver, scheduler and the
+  executors' tasks on a local master) and its Python workers (the pass, the merge and
+  the draws; with ``benchmarks/spark_daemon.py`` every ended worker is counted).
+
+Divide by the cells (groups × columns) for a figure a cell. Nothing is asserted; quote
+the load (printed) with the figures. ``--cprofile FILE`` also runs the driver under
+cProfile (slower: the stages' ratios, not their times) and dumps the stats there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import functools
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from spark_bench import OUTPUT, open_bench, spark_arguments, tree_cpu  # noqa: E402
+
+#: (stage, module, attribute path): the driver's functions timed (exclusive)
+STAGES: list[tuple[str, str, str]] = [
+    ("fetch + unpickle released blocks", "dprect.engines.spark.executor_draws", "_in_order"),
+    ("phase-1 pools collected", "dprect.engines.spark.executor_draws", "_collect"),
+    ("pools joined, anchors", "dprect.engines.spark.executor_draws", "column_centres"),
+    ("record rows of a block", "dprect.app.aggregate_flow", "record_rows"),
+    ("spool append (pickle, zstd)", "dprect.release.row_spool", "RowSpool.append"),
+    ("spool read (zstd, unpickle)", "dprect.release.row_spool", "RowSpool.blocks"),
+    ("JSON text encoded", "dprect.release.record_text", "record_chunks"),
+    ("JSON text kept (zstd)", "dprect.release.row_spool", "RowSpool.keep_text"),
+    ("ledger stored copy (gzip, sha256)", "dprect.release.ledger.reservations", "store"),
+    ("JSON output: kept text read", "dprect.release.row_spool", "RowSpool._read_text"),
+    ("table rows", "dprect.release.row_pass", "table_blocks"),
+    ("Parquet feed", "dprect.release.aggregate_table", "ParquetFeed.__call__"),
+    ("Parquet close", "dprect.release.aggregate_table", "ParquetFeed.close"),
+    ("summary overview", "dprect.release.aggregate_record", "Overview.take"),
+]
+
+
+class Timers:
+    """Exclusive CPU seconds per stage: a stack of running stages, each nested stage's
+    time taken off the stage it runs in."""
+
+    def __init__(self) -> None:
+        self.spent: dict[str, float] = {}
+        self.stack: list[list[Any]] = []  # [stage, started, nested]
+
+    def enter(self, stage: str) -> None:
+        self.stack.append([stage, time.process_time(), 0.0])
+
+    def leave(self) -> None:
+        stage, started, nested = self.stack.pop()
+        took = time.process_time() - started
+        self.spent[stage] = self.spent.get(stage, 0.0) + took - nested
+        if self.stack:
+            self.stack[-1][2] += took
+
+    def wrap(self, stage: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        import inspect
+
+        if inspect.isgeneratorfunction(fn):
+            @functools.wraps(fn)
+            def gen(*args: Any, **kwargs: Any) -> Iterator[Any]:
+                self.enter(stage)
+                try:
+                    it = fn(*args, **kwargs)
+                finally:
+                    self.leave()
+                while True:
+                    self.enter(stage)
+                    try:
+                        item = next(it)
+                    except StopIteration:
+                        return
+                    finally:
+                        self.leave()
+                    yield item
+            return gen
+
+        @functools.wraps(fn)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            self.enter(stage)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.leave()
+        return run
+
+
+def install(timers: Timers) -> None:
+    import importlib
+
+    for stage, module, path in STAGES:
+        owner: Any = importlib.import_module(module)
+        *outer, name = path.split(".")
+        for part in outer:
+            owner = getattr(owner, part)
+        wrapped = timers.wrap(stage, getattr(owner, name))
+        if isinstance(vars(owner).get(name), staticmethod):
+            wrapped = staticmethod(wrapped)
+        setattr(owner, name, wrapped)
+
+
+def jvm_split(jvm_pid: int) -> tuple[float, float]:
+    """(the JVM's own CPU seconds, its Python workers' and daemon's)."""
+    fields = Path(f"/proc/{jvm_pid}/stat").read_text().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    own = (int(fields[11]) + int(fields[12])) / tick
+    return own, tree_cpu(jvm_pid) - own
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    spark_arguments(ap, columns=8, groups=100_000)
+    ap.set_defaults(rows=1_000_000)
+    ap.add_argument("--statistics", default="bounds,count,sum,mean")
+    ap.add_argument("--cprofile", type=Path, default=None)
+    ap.add_argument("--label", default="")
+    args = ap.parse_args(argv)
+
+    from dprect.app.aggregate_flow import aggregate_settings, run_aggregate_flow
+    from dprect.app.spine import Reporter, silent
+    from dprect.engines.spark.grouped_route import SparkGroupedRoute
+    from dprect.release.ledger import Ledger
+
+    bench = open_bench(args, "dprect-bench-aggregate-groups-profile")
+    assert bench.jvm_pid is not None
+    groups = [str(i) for i in range(args.groups)]
+    route = SparkGroupedRoute(lambda: (bench.spark, False))
+    timers = Timers()
+    install(timers)
+
+    def aggregate() -> None:
+        with tempfile.TemporaryDirectory(prefix="aggregate-run-", dir=OUTPUT) as where:
+            Ledger(f"{where}/ledger").init()
+            settings = aggregate_settings({
+                "input": str(bench.path), "columns": bench.columns, "group_by": "g",
+                "groups": groups, "statistics": args.statistics, "epsilon": args.epsilon,
+                "output": f"{where}/result.json", "table": f"{where}/table.parquet",
+                "ledger": f"{where}/ledger", "dataset": "bench", "run_id": "run"})
+            run_aggregate_flow(settings, route, Reporter(say=silent, show=silent))
+
+    load = [os.getloadavg()[0]]
+    jvm0, workers0 = jvm_split(bench.jvm_pid)
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    if args.cprofile is not None:
+        prof = cProfile.Profile(time.process_time)
+        prof.runcall(aggregate)
+        prof.dump_stats(str(args.cprofile))
+    else:
+        aggregate()
+    driver, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    jvm1, workers1 = jvm_split(bench.jvm_pid)
+    load.append(os.getloadavg()[0])
+    cells = args.groups * args.columns
+    stages = dict(sorted(timers.spent.items(), key=lambda kv: -kv[1]))
+    stages["other"] = driver - sum(timers.spent.values())
+    out = {"rows": args.rows, "columns": args.columns, "groups": args.groups,
+           "cells": cells, "statistics": args.statistics, "wall": wall, "load": load,
+           "cpu": {"driver": driver, "jvm": jvm1 - jvm0, "python workers":
+                   workers1 - workers0},
+           "driver_stages": stages, "cprofile": args.cprofile is not None}
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+    name = f"aggregate_groups_profile-{args.rows}x{args.columns}x{args.groups}{args.label}.json"
+    (OUTPUT / name).write_text(json.dumps(out, indent=2) + "\n")
+    print(f"{cells:,} cells, wall {wall:.1f} s, load {load}")
+    for k, v in out["cpu"].items():
+        print(f"  CPU {k:<16} {v:8.1f} s  {1e6 * v / cells:8.1f} us a cell")
+    for k, v in stages.items():
+        print(f"    driver: {k:<40} {v:7.2f} s  {1e6 * v / cells:7.2f} us a cell")
+    bench.spark.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
