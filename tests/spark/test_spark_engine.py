@@ -408,3 +408,63 @@ def test_packed_own_bits_offer_each_order_its_own_rows(make_frame):
     for i in range(39):
         assert values[tags == i].tolist() == [float(i)]
     assert not (tags == 39).any()
+
+
+def test_the_kernels_own_threshold_predicate_is_sparks(spark):
+    """Without ties the pass ships no per-order bits: the top-K kernel evaluates each
+    order's own predicate (``x >= t`` on ``hi``, ``x <= t`` on ``lo``) on the shipped
+    float64 values itself (``topk.beyond``). It must hold on exactly the rows Spark's
+    comparison does — NaN equal to NaN and above every number, −0.0 equal to 0.0, a
+    null never — for every threshold, NaN and ±0.0 included."""
+    from pyspark.sql import types as T  # noqa: N812
+
+    from dprect.core.sql_text import literal
+    from dprect.engines.spark import topk
+
+    values = [float("nan"), -0.0, 0.0, 1.5, -1.5, float("inf"), float("-inf"), None, 2.0]
+    df = spark.createDataFrame([(v,) for v in values],
+                               T.StructType([T.StructField("x", T.DoubleType(), True)]))
+    for t in [float("nan"), -0.0, 0.0, 1.5, float("inf"), float("-inf")]:
+        for hi in (False, True):
+            op = ">=" if hi else "<="
+            table = df.selectExpr("x AS _x0", f"coalesce(x {op} {literal(t)}, false) AS want"
+                                  ).toArrow()
+            got = topk.beyond(table.column("_x0").combine_chunks(), t, hi)
+            want = table.column("want").to_numpy(zero_copy_only=False)
+            assert got.tolist() == want.tolist(), (t, op)
+
+
+@pytest.mark.parametrize("bits", [None, (0, 4, 0)], ids=["untied", "tied"])
+def test_an_untied_pass_ships_no_per_order_bits(make_frame, monkeypatch, bits):
+    """The untied pass's query computes no per-order bits (``_w0``: one ``CASE WHEN``
+    per order, most of the query's optimisation at d = 8) — the kernel evaluates the
+    predicates (``topk.beyond``); the tied pass still ships them (its predicates are on
+    sort values). Both answer as the numpy engine."""
+    from dprect.core.ties import TieBreaker
+    from dprect.engines.spark import prefetch
+
+    monkeypatch.setattr(prefetch, "SAMPLE_ROWS", 200)
+    monkeypatch.setattr(prefetch, "PRUNE_MIN_ROWS", 1)
+    shipped: list[list[str]] = []
+    real = prefetch._collect_within_shares
+
+    def spy(passed, *args, **kwargs):
+        shipped.append(list(passed.columns))
+        return real(passed, *args, **kwargs)
+
+    monkeypatch.setattr(prefetch, "_collect_within_shares", spy)
+    X = np.round(np.random.default_rng(37).normal(size=(3000, 3)), 2)
+    doms = [FloatOrder()] * 3
+    ties = None if bits is None else TieBreaker.for_domains(doms, bits)
+    df = make_frame(X, ["a", "b", "c"], partitions=2)
+    ref = NumpyEngine.from_features(X, doms)
+    if ties is not None:
+        ref.set_ties(ties)
+    with SparkEngine(df, doms, ["a", "b", "c"], strategy="prefetch", prefix=50,
+                     size_hint=len(X), ties=ties) as eng:
+        for axis, side in [(0, "lo"), (1, "hi"), (2, "lo")]:
+            want = np.sort(ref.window(axis, side, 50, 50))
+            assert np.array_equal(np.sort(eng.window(axis, side, 50, 50)), want)
+        assert eng.stats["pruned"] == 1 and eng.stats["fallbacks"] == 0
+    assert len(shipped) == 1
+    assert ("_w0" in shipped[0]) == (ties is not None)
