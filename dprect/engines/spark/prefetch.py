@@ -29,19 +29,18 @@ every order's predicate is a plain comparison of a value the pass ships (``x <= 
 it on that value as Spark does (:func:`topk.beyond`: t is the order's
 :attr:`~dprect.engines.spark.topk.Order.beyond`) — the same predicate on the same float64
 values, so the same rows, with no column computed for them in Spark (16 ``CASE WHEN``
-terms at d = 8 doubled the pass's query optimisation, s30). With ties (predicates on
-sort values, refined values, coarse bins, which the kernel does not see) the pass ships,
-beside the values, one bit per order (packed, :func:`topk.own_sql`) from the order's own
-predicate, and an order is offered the rows with its bit. That set is closed upward in
-the order, so its merged list
-is a prefix of the order over *all* rows (the prefix property of
-:mod:`dprect.engines.spark.topk`), of length K when at least K rows lie beyond the
-threshold and shorter otherwise; rows shipped for other orders lie behind them in its
-order but are not its next rows, and never enter it (a sample unlike the rest of the
-table, e.g. rows stored sorted by a feature, leaves fewer than K beyond a threshold). The
-predicate is the one the pass filters on, on the same values — by value, by sort value
-(ties), or on a refined axis by sort value or coarse bin (below) — so this holds on every
-axis. The bits are packed into bigints rather than shipped as one boolean per order:
+terms at d = 8 were about two thirds of the pass's query optimisation, s30). With ties
+(predicates on sort values, refined values, coarse bins, which the kernel does not see)
+the pass ships, beside the values, one bit per order (packed, :func:`topk.own_sql`) from
+the order's own predicate, and an order is offered the rows with its bit. That set is
+closed upward in the order, so its merged list is a prefix of the order over *all* rows
+(the prefix property of :mod:`dprect.engines.spark.topk`), of length K when at least K
+rows lie beyond the threshold and shorter otherwise; rows shipped for other orders lie
+behind them in its order but are not its next rows, and never enter it (a sample unlike
+the rest of the table, e.g. rows stored sorted by a feature, leaves fewer than K beyond a
+threshold). The predicate is the one the pass filters on, on the same values — by value,
+by sort value (ties), or on a refined axis by sort value or coarse bin (below) — so this
+holds on every axis. The bits are packed into bigints rather than shipped as one boolean per order:
 an alias of a filter's own comparison (``x <= t AS _w0``) makes Catalyst's constraint
 propagation (``Project.getAllValidConstraints``) double the set of the child's
 constraints for every such alias — 2^(orders) copies of the pass's filter, which ran
