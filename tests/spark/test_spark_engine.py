@@ -238,13 +238,15 @@ PLANS_UNDER_TEST = ("rounds", "prefetch")
 
 
 @pytest.mark.parametrize("cells", [DIRECT, IN_WORKERS])
-@pytest.mark.parametrize("problem", [None, "a > 1.5"])
+@pytest.mark.parametrize("problem", [None, "a > 1.5", "a > 100.0"])
 def test_the_prefetch_pass_counts_every_row_learned_from(make_frame, monkeypatch, cells,
                                                          problem):
     """``count_first``: the pruned pass (it ships far fewer rows than it reads) counts
     every row ``positive`` selects — not the rows it keeps — in the same job, the count a
     job over the same predicate gives (issue #43); step 3 adds nothing to it; its windows
     are still the numpy engine's (problem rows, reported, are never listed: not compared).
+    Problem rows pass the counting filter too: where the pass sees one (``a > 1.5``; a fit
+    stops there) it does not count; where it sees none, its count is exact.
     With ties (a window below the count) it does not count: :attr:`SparkEngine.counts`
     says so, :meth:`SparkEngine.remaining` refuses, and the fit counts with a job."""
     from dprect.core.errors import ParameterError
@@ -269,8 +271,11 @@ def test_the_prefetch_pass_counts_every_row_learned_from(make_frame, monkeypatch
         assert not eng.counts  # nothing counted before the pass
         eng.prepare()
         assert eng.stats["pruned"] == 1 and eng.stats["direct"] == direct
-        assert eng.counts and eng.remaining() == learned
-        for axis, side in [] if problem else [(0, "hi"), (1, "lo"), (2, "hi")]:
+        seen = problem is not None and bool((X[:, 0] > float(problem.split()[-1])).any())
+        assert eng.counts == (not seen)
+        if not seen:
+            assert eng.remaining() == learned
+        for axis, side in [] if seen else [(0, "hi"), (1, "lo"), (2, "hi")]:
             assert np.array_equal(np.sort(eng.window(axis, side, 10, 10)),
                                   np.sort(ref.window(axis, side, 10, 10)))
     ties = TieBreaker.for_domains(DOMAINS, (4, 0, 0))
@@ -284,13 +289,14 @@ def test_the_prefetch_pass_counts_every_row_learned_from(make_frame, monkeypatch
 
 @pytest.mark.parametrize("policy", ["drop", "error"])
 def test_the_prefetch_pass_counts_from_the_label_count(make_frame, monkeypatch, policy):
-    """``count_first`` with the fit's label count (``labels``, issue #43): the rows learned
-    from are the label count minus the labelled rows ``drop`` leaves out (NaN, ±inf), the
-    count a job over ``positive`` gives, and only those and the rows beyond the thresholds
-    pass the observed metric — not every positive, as before (the metric sits outside
-    whole-stage code generation: observing every positive cost the pass ~15%). Under
-    ``error`` nothing is observed: the label rows are the rows learned from (ties too).
-    The windows stay the numpy engine's."""
+    """``count_first`` with the fit's label count (``labels``, issue #43): under ``drop``
+    the rows learned from (the labelled rows less those with a NaN or ±inf feature, the
+    count a job over ``positive`` gives) are counted by the pass's first filter itself —
+    its own row metric (``filter_rows``), inside whole-stage code generation: no observed
+    node (``CollectMetrics``) in the pass, as there was (it counted the dropped rows
+    beside the label count). Under ``error`` the label count is the count, read from no
+    metric (ties too). With ties under ``drop`` nothing is counted. The windows stay the
+    numpy engine's."""
     from dprect.core.ties import TieBreaker
     from dprect.engines.spark import prefetch
     from dprect.engines.spark.checks import TableChecks
@@ -298,14 +304,15 @@ def test_the_prefetch_pass_counts_from_the_label_count(make_frame, monkeypatch, 
     monkeypatch.setattr(prefetch, "SAMPLE_ROWS", 60)
     monkeypatch.setattr(prefetch, "PRUNE_MIN_ROWS", 1)
     monkeypatch.setattr(prefetch, "SAMPLE_MIN_RANK", 2)
-    observed: list[int] = []
-    real = prefetch.observed_count
+    read: list[tuple[str, int | None]] = []
+    real = prefetch.filter_rows
 
-    def spy(frame, positive):
-        observed.append(frame.count())  # the rows that reach the metric
-        return real(frame, positive)
+    def spy(frame, mark=prefetch.LEARNED_MARK):
+        got = real(frame, mark)
+        read.append((frame._jdf.queryExecution().executedPlan().toString(), got))
+        return got
 
-    monkeypatch.setattr(prefetch, "observed_count", spy)
+    monkeypatch.setattr(prefetch, "filter_rows", spy)
     X = _data(600, seed=23)
     y = (np.arange(600) % 3 != 0).astype(int)
     if policy == "drop":
@@ -318,15 +325,15 @@ def test_the_prefetch_pass_counts_from_the_label_count(make_frame, monkeypatch, 
     assert labels.rows == int((y == 1).sum())
     ref = NumpyEngine.from_features(X[keep], DOMAINS)
     for ties in (None, TieBreaker.for_domains(DOMAINS, (4, 0, 0))):
-        observed.clear()
+        read.clear()
         with SparkEngine(df, DOMAINS, NAMES, strategy="prefetch", prefix=10,
                          size_hint=len(X), positive=checks.positive, problem=checks.problem,
                          count_first=True, labels=labels, ties=ties,
                          on_problem=checks.raise_invalid_feature) as eng:
             eng.prepare()
             assert eng.stats["pruned"] == 1
-            if policy == "drop" and ties is not None:  # a window below: not observed
-                assert observed == []
+            if policy == "drop" and ties is not None:  # a window above: not counted
+                assert read == [] and not eng.counts
                 continue
             assert eng.remaining() == int(keep.sum())
             if ties is None:
@@ -334,9 +341,10 @@ def test_the_prefetch_pass_counts_from_the_label_count(make_frame, monkeypatch, 
                     assert np.array_equal(np.sort(eng.window(axis, side, 10, 10)),
                                           np.sort(ref.window(axis, side, 10, 10)))
         if policy == "error":
-            assert observed == []
-        else:  # the 2 dropped and the kept rows beyond the thresholds, not 400 positives
-            assert len(observed) == 1 and 2 <= observed[0] <= 2 + 6 * 4 * 10
+            assert read == []
+        else:  # the first filter's own count, in a pass with no observed node
+            assert len(read) == 1 and read[0][1] == int(keep.sum())
+            assert "CollectMetrics" not in read[0][0]
 
 
 @pytest.mark.parametrize("in_workers", [False, True])
@@ -400,3 +408,63 @@ def test_packed_own_bits_offer_each_order_its_own_rows(make_frame):
     for i in range(39):
         assert values[tags == i].tolist() == [float(i)]
     assert not (tags == 39).any()
+
+
+def test_the_kernels_own_threshold_predicate_is_sparks(spark):
+    """Without ties the pass ships no per-order bits: the top-K kernel evaluates each
+    order's own predicate (``x >= t`` on ``hi``, ``x <= t`` on ``lo``) on the shipped
+    float64 values itself (``topk.beyond``). It must hold on exactly the rows Spark's
+    comparison does — NaN equal to NaN and above every number, −0.0 equal to 0.0, a
+    null never — for every threshold, NaN and ±0.0 included."""
+    from pyspark.sql import types as T  # noqa: N812
+
+    from dprect.core.sql_text import literal
+    from dprect.engines.spark import topk
+
+    values = [float("nan"), -0.0, 0.0, 1.5, -1.5, float("inf"), float("-inf"), None, 2.0]
+    df = spark.createDataFrame([(v,) for v in values],
+                               T.StructType([T.StructField("x", T.DoubleType(), True)]))
+    for t in [float("nan"), -0.0, 0.0, 1.5, float("inf"), float("-inf")]:
+        for hi in (False, True):
+            op = ">=" if hi else "<="
+            table = df.selectExpr("x AS _x0", f"coalesce(x {op} {literal(t)}, false) AS want"
+                                  ).toArrow()
+            got = topk.beyond(table.column("_x0").combine_chunks(), t, hi)
+            want = table.column("want").to_numpy(zero_copy_only=False)
+            assert got.tolist() == want.tolist(), (t, op)
+
+
+@pytest.mark.parametrize("bits", [None, (0, 4, 0)], ids=["untied", "tied"])
+def test_an_untied_pass_ships_no_per_order_bits(make_frame, monkeypatch, bits):
+    """The untied pass's query computes no per-order bits (``_w0``: one ``CASE WHEN``
+    per order, most of the query's optimisation at d = 8) — the kernel evaluates the
+    predicates (``topk.beyond``); the tied pass still ships them (its predicates are on
+    sort values). Both answer as the numpy engine."""
+    from dprect.core.ties import TieBreaker
+    from dprect.engines.spark import prefetch
+
+    monkeypatch.setattr(prefetch, "SAMPLE_ROWS", 200)
+    monkeypatch.setattr(prefetch, "PRUNE_MIN_ROWS", 1)
+    shipped: list[list[str]] = []
+    real = prefetch._collect_within_shares
+
+    def spy(passed, *args, **kwargs):
+        shipped.append(list(passed.columns))
+        return real(passed, *args, **kwargs)
+
+    monkeypatch.setattr(prefetch, "_collect_within_shares", spy)
+    X = np.round(np.random.default_rng(37).normal(size=(3000, 3)), 2)
+    doms = [FloatOrder()] * 3
+    ties = None if bits is None else TieBreaker.for_domains(doms, bits)
+    df = make_frame(X, ["a", "b", "c"], partitions=2)
+    ref = NumpyEngine.from_features(X, doms)
+    if ties is not None:
+        ref.set_ties(ties)
+    with SparkEngine(df, doms, ["a", "b", "c"], strategy="prefetch", prefix=50,
+                     size_hint=len(X), ties=ties) as eng:
+        for axis, side in [(0, "lo"), (1, "hi"), (2, "lo")]:
+            want = np.sort(ref.window(axis, side, 50, 50))
+            assert np.array_equal(np.sort(eng.window(axis, side, 50, 50)), want)
+        assert eng.stats["pruned"] == 1 and eng.stats["fallbacks"] == 0
+    assert len(shipped) == 1
+    assert ("_w0" in shipped[0]) == (ties is not None)

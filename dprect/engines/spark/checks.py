@@ -13,11 +13,10 @@ pads make that private). It then offers
   number of rows with the positive label, which the engine uses *inside the driver only*
   to size its sample (a speed aid: no result, message, refusal or exit code depends on
   it, and it is never output or logged) — and, after the reservation, for a pending
-  ``auto`` plan on ``prefetch``, as the start of the exact count of the rows learned from
-  (:meth:`TableChecks.label_count`: minus the labelled rows ``drop`` leaves out, counted
-  by the pass; that count then gets its noise like any other) — unless the fit's route
-  was taken on an estimate, when the pass counts the labelled rows itself
-  (``label_count(None)``, :mod:`dprect.engines.spark.prefetch`, "The count");
+  ``auto`` plan on ``prefetch`` where no labelled row is dropped (not ``drop``), as the exact
+  count of the rows learned from (:meth:`TableChecks.label_count`; that count then gets
+  its noise like any other; elsewhere the pass counts the rows learned from itself,
+  :mod:`dprect.engines.spark.prefetch`, "The count");
 * :attr:`TableChecks.problem` — under the opt-in ``error`` policy, rows with a null, NaN
   or ±inf feature (any label); the engine's pass reports whether one exists, and one
   stops the fit before any row is used. That refusal depends on the data: it is OUTSIDE
@@ -183,11 +182,11 @@ class TableChecks:
 
     def label_count(self, rows: int | None) -> LabelCount:
         """``rows`` — :meth:`count_positives`' answer, the exact number of rows with the
-        positive label, or None: counted by the pass itself — as a
-        :class:`~dprect.engines.spark.prefetch.LabelCount`: with the
-        label predicate and :attr:`dropped`, so that the rows learned from
-        (:attr:`positive`) are those labelled rows on which ``dropped`` does not hold."""
-        return LabelCount(rows, self._is_positive, self.dropped)
+        positive label, or None: not counted — as a
+        :class:`~dprect.engines.spark.prefetch.LabelCount`, with :attr:`dropped`: the
+        rows learned from (:attr:`positive`) are the labelled rows on which ``dropped``
+        does not hold, so ``rows`` is their count where ``dropped`` is None."""
+        return LabelCount(rows, self.dropped)
 
     def count_learned(self) -> int:
         """One aggregation: the number of rows learned from (:attr:`positive`) — the exact

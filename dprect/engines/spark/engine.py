@@ -129,10 +129,11 @@ class SparkEngine:
     learned from (:meth:`remaining`), ``auto``'s count without a job — ``pass``'s reads
     every row (no JVM prefilter), ``prefetch``'s counts them in its one job
     (:mod:`dprect.engines.spark.prefetch`, "The count"; not with ties unless ``labels``
-    drops none: then :attr:`counts` is False).
+    gives them: then :attr:`counts` is False).
     ``labels`` — ``prefetch`` with ``count_first``: the fit's label count
-    (:class:`~dprect.engines.spark.prefetch.LabelCount`), from which its pass counts the
-    rows learned from observing the dropped rows only (or none: then with ties too).
+    (:class:`~dprect.engines.spark.prefetch.LabelCount`): where it is known and drops no
+    labelled row, it is the count (with ties too); its ``rows`` None marks a route
+    taken on an estimate (the pass's thresholds then keep a margin).
     ``histograms_only`` — the plan asks :meth:`histograms` only (the quantile box): a
     strategy other than ``collect`` runs no first pass (``prefetch``'s lists, ``pass``'s
     keys: read for windows never asked); each query is one job (the rounds strategy's),

@@ -108,7 +108,7 @@ def _estimated(estimate: int | None, rows: int, plan: Plan, domains: list[Domain
     count; None where the fit needs the label count first. ``auto``'s route from the
     estimate (:func:`choose_strategy`): ``prefetch`` — its driver memory is bounded by
     its fixed cell budgets — when the method guessed there refines no ties (its pass then
-    counts the labelled rows itself: :func:`~dprect.engines.spark.prefetch.filter_rows`;
+    counts the rows learned from itself: :func:`~dprect.engines.spark.prefetch.filter_rows`;
     with ties that count would sit below a shuffle); ``pass`` — bounded by the budget;
     ``collect`` only when the table's ``rows`` themselves would fit the budget (the
     positives are no more). A wrong estimate changes the speed only (another route, a
@@ -245,7 +245,7 @@ def prepare_fit(
     take ``prefetch`` (:func:`~dprect.engines.spark.file_rows.file_rows`, no job), the
     labels are not counted first: the pass's sample alone, its estimate of the positives
     taking the label count's place in the route, the guess and the hint wherever a wrong
-    estimate is safe (``_estimated``), and the pass counts the labelled rows itself; a
+    estimate is safe (``_estimated``), and the pass counts the rows learned from; a
     predicted quantile box, which asks no window, is counted — where its
     first job would be ``pass``'s — by its first histogram job, the centres' query whose
     thresholds are public (:meth:`SparkEngine.count_ahead
@@ -318,7 +318,7 @@ def prepare_fit(
     engine: SparkEngine | None
     engine = build(None if pending else the_plan.chosen.tie_breaker(doms), the_plan)
     route = None
-    labelled: int | None = None  # the label count L; None: the pass counts it (below)
+    labelled: int | None = None  # the label count L; None: not counted (an estimate)
     try:
         # a pending auto plan on a table whose files say auto may take prefetch: the
         # sample alone first (no round of the labels before the pass), the route from
@@ -367,8 +367,8 @@ def prepare_fit(
 
     # pass / prefetch: the first pass of the method the hint predicts (the choice at N =
     # the label count: a speed aid inside the driver) counts the rows learned from (pass:
-    # it reads every row; prefetch: the label count minus the dropped labelled rows its
-    # filters observe) — no count job of its own;
+    # it reads every row; prefetch: its first filter's own row count, or the label count
+    # where no labelled row is dropped) — no count job of its own;
     # the engine is kept when the private count chooses that method (nearly always), else
     # closed and the chosen method's built. A predicted quantile box asks no window: on
     # ``collect`` its count lists nothing, and where it would take ``pass`` its engine

@@ -22,22 +22,30 @@ The pass (:func:`gather`):
    workers (``mapInArrow``), partition by partition, so driver memory stays bounded
    whatever the data; the driver merges the partitions' lists.
 
-Exactness. Each order is offered only the rows at or beyond its *own* threshold — the
-pass ships, beside the values, one bit per order (packed, :func:`topk.own_sql`) from the
-order's own predicate, and the top K of an order are taken over the rows with its bit
-(:func:`topk.partition_top`). That set is closed upward in the order, so its merged list
-is a prefix of the order over *all* rows (the prefix property of
-:mod:`dprect.engines.spark.topk`), of length K when at least K rows lie beyond the
-threshold and shorter otherwise; rows shipped for other orders lie behind them in its
-order but are not its next rows, and never enter it (a sample unlike the rest of the
-table, e.g. rows stored sorted by a feature, leaves fewer than K beyond a threshold). The
-predicate is the one the pass filters on, on the same values — by value, by sort value
-(ties), or on a refined axis by sort value or coarse bin (below) — so this holds on every
-axis. The bits are packed 32 to a bigint (:func:`topk.own_sql`) for size: one 8-byte
-field of Spark's rows and one Arrow column for every 32 orders, where a boolean per
-order takes a field (8 bytes) and a column each. What guards the pass against Catalyst's
-blow-up is not the packing but a switch: the pass is planned and run with constraint
-propagation off (:func:`~dprect.engines.spark.session.constraints_unpropagated`), so
+Exactness. Each order is offered only the rows at or beyond its *own* threshold, and the
+top K of an order are taken over those rows (:func:`topk.partition_top`). Without ties
+every order's predicate is a plain comparison of a value the pass ships (``x <= t`` on
+``lo``, ``x >= t`` on ``hi``, x the float64 ``_x{axis}``), and the top-K kernel evaluates
+it on that value as Spark does (:func:`topk.beyond`: t is the order's
+:attr:`~dprect.engines.spark.topk.Order.beyond`) — the same predicate on the same float64
+values, so the same rows, with no column computed for them in Spark (16 ``CASE WHEN``
+terms at d = 8 were about two thirds of the pass's query optimisation, s30). With ties
+(predicates on sort values, refined values, coarse bins, which the kernel does not see)
+the pass ships, beside the values, one bit per order (packed, :func:`topk.own_sql`) from
+the order's own predicate, and an order is offered the rows with its bit. That set is
+closed upward in the order, so its merged list is a prefix of the order over *all* rows
+(the prefix property of :mod:`dprect.engines.spark.topk`), of length K when at least K
+rows lie beyond the threshold and shorter otherwise; rows shipped for other orders lie
+behind them in its order but are not its next rows, and never enter it (a sample unlike
+the rest of the table, e.g. rows stored sorted by a feature, leaves fewer than K beyond a
+threshold). The predicate is the one the pass filters on, on the same values — by value,
+by sort value (ties), or on a refined axis by sort value or coarse bin (below) — so this
+holds on every axis. The bits (ties only) are packed 32 to a bigint (:func:`topk.own_sql`)
+for size: one 8-byte field of Spark's rows and one Arrow column for every 32 orders, where
+a boolean per order takes a field (8 bytes) and a column each. What guards the pass
+against Catalyst's blow-up is not the packing but a switch: the pass is planned and run
+with constraint propagation off
+(:func:`~dprect.engines.spark.session.constraints_unpropagated`), so
 ``Project.getAllValidConstraints`` never runs — it copies the constraints a projection
 inherits once per alias of an expression they mention: 2^d copies of the pass's filter
 for the d features it ships under aliases, and 2^(orders) times as many with a boolean
@@ -74,41 +82,34 @@ an answer; none of them leaves the driver.
 
 The count. Asked (``count``: a pending ``auto`` plan's count of the rows learned from,
 :mod:`dprect.engines.spark.fit`), step 2's job also counts the rows learned from, with no
-job of its own. Given the fit's label count (``labels``, a :class:`LabelCount`: the exact
-number L of rows with the positive label, counted by a job before the pass), the rows
-learned from are L minus the labelled rows the fit drops (``drop``: a feature null, NaN
-or ±inf; none under ``error``, whose label rows are the rows learned from — then the count
-is L, and nothing is observed). Those few are counted where few rows pass: the filter runs
-in three steps — the labelled rows, then those beyond the thresholds OR dropped, then the
-rows learned from — and between the second and the third an observed metric
-(``DataFrame.observe``, :func:`observed_count`) counts the dropped rows passing: every
-one of them passes (the second filter keeps them all), so the count is exact, and the
-observed node, outside whole-stage code generation, sees the shipped rows and the dropped
-ones only, not every positive (issue #43: observing every positive cost the pass ~15%).
-Without ``labels`` the filter runs in two steps — the rows learned from (and rows that make
-the input invalid), then the rows beyond the thresholds — and the observed metric between
-them counts every row passing, as a count job over the same predicate would. Either way
-the rows counted do not depend on the sample, the hint or the shares (each counted row
-passes every filter up to the metric, whatever the thresholds), and step 3, if it runs,
-adds nothing (Spark observes the first action only). Observed only without ties (a refined
-pass ranks identical rows with a window: a shuffle below the count, whose re-run map tasks
-would count twice) and on a classic session; else the count is a job of its own (except L
-itself, which needs no observation).
+job and no plan node of its own. The filter runs in two steps — the rows learned from
+(and rows that make the input invalid), then the rows beyond the thresholds — and the
+first also holds :data:`LEARNED_MARK`, a condition always true but nondeterministic: the
+optimizer merges no filter above into it nor pushes one below it, so that filter node's
+row metric (``numOutputRows``; inside whole-stage code generation, one add a row learned
+from) is exactly the rows learned from (:func:`filter_rows`), read after step 2's action,
+which reads every partition whole (a partition's rows past its share are dropped above
+it). The rows counted do not depend on the sample, the hint or the shares (the
+thresholds' filter lies above the count), and step 3, if it runs, adds nothing (only step
+2's frame is read). Rows that make the input invalid (``problem``, under ``error``) pass
+the marked filter too: its metric is the count only where the pass saw none of them (a
+fit stops at the first). Counted only without ties (a refined pass ranks identical rows
+with a window: a shuffle above the filter, which would leave the metric in a map stage,
+whose re-run tasks count twice — :func:`filter_rows` reads the result stage only) and on a
+classic session; else the count is a job of its own — except where the fit's label count
+(``labels``, a :class:`LabelCount`) is known and drops no labelled row (``error``: the
+labelled rows are the rows learned from): the count is then L itself, ties or not.
+(Before, an observed metric — ``DataFrame.observe``, a node outside whole-stage code
+generation — counted the rows learned from, or the dropped ones beside the label count:
+two mechanisms and one more node for the same rows; issue #43.)
 
-L counted by the pass (``labels.rows`` None: the fit ran no label count, its route taken
-on an estimate — :func:`take_sample`'s numbered rows and the table's footers,
-:func:`sampled_positives`). The first filter, the labelled rows, then also holds
-:data:`LABEL_MARK`, always true but nondeterministic: the optimizer merges no filter
-above into it nor pushes one below it, so that filter node's row metric is exactly L
-(:func:`filter_rows`; inside whole-stage code generation, one add a labelled row — no
-observed node over every positive), read after step 2's action, which reads every
-partition whole. Under the same conditions as the observation (no ties, a classic
-session) and without ``problem`` rows (``error``, whose fits count L first); else, or
-where no single marked filter ran, the count is a job of its own. The estimate then sets
-the thresholds, less a margin (:data:`ESTIMATE_SLACK`); where it was still above the
-rows the pass counted (a layout whose first rows are not like the rest), the pass runs
-once more with that count as the hint, so that no threshold is tighter than the label
-count's would have been (speed only, like every hint).
+A route taken on an estimate (``labels.rows`` None: the fit ran no label count —
+:func:`take_sample`'s numbered rows, or the files' sample, and the table's footers,
+:func:`sampled_positives`): the estimate sets the thresholds, less a margin
+(:data:`ESTIMATE_SLACK`); where it was still above the rows the pass counted (a layout
+whose first rows are not like the rest), the pass runs once more with that count as the
+hint, so that no threshold is tighter than the label count's would have been (speed
+only, like every hint).
 """
 
 from __future__ import annotations
@@ -122,7 +123,7 @@ from functools import partial
 import numpy as np
 import pyarrow as pa
 from pyspark import cloudpickle
-from pyspark.sql import DataFrame, Observation, Window
+from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F  # noqa: N812
 
 from dprect.core.domains import Domain, Side
@@ -167,9 +168,9 @@ KEY_COLUMN = "__k"
 HASH_CHUNK = 32
 #: the column holding a row's occurrence rank among identical rows (:func:`with_ranks`)
 RANK_COLUMN = "__i"
-#: a condition always true but nondeterministic: the filter of the labelled rows that
-#: counts them in the pass (:func:`filter_rows`) is kept apart by it
-LABEL_MARK = "(spark_partition_id() >= 0)"
+#: a condition always true but nondeterministic: the filter of the rows learned from
+#: that counts them in the pass (:func:`filter_rows`) is kept apart by it
+LEARNED_MARK = "(spark_partition_id() >= 0)"
 #: the column holding a sampled row's ``monotonically_increasing_id`` (:func:`take_sample`)
 SAMPLE_ID = "__rid"
 
@@ -351,12 +352,12 @@ class Gathered:
 
 
 def _unknown() -> int | None:
-    """No count: the pass did not observe one."""
+    """No count: the pass did not count."""
     return None
 
 
 def _ran_rows(ran: list[DataFrame]) -> int | None:
-    """The labelled rows counted by the marked filter of the frame step 2 ran
+    """The rows learned from, counted by the marked filter of the frame step 2 ran
     (:func:`filter_rows`); None before it ran."""
     return filter_rows(ran[0]) if ran else None
 
@@ -364,77 +365,45 @@ def _ran_rows(ran: list[DataFrame]) -> int | None:
 @dataclass(frozen=True)
 class LabelCount:
     """The fit's label count, for the pass's count of the rows learned from (module
-    notes, "The count"): ``rows``, the exact number of rows on which ``label`` (SQL text)
-    holds — a job over the same table before the pass
-    (:meth:`~dprect.engines.spark.checks.TableChecks.count_positives`), or None: counted
-    by the pass itself, in its own job (:func:`filter_rows`) — and ``dropped``
-    (SQL text), which of those rows are not learned from (None: every one is). The rows
-    learned from are then exactly the ``label`` rows on which ``dropped`` does not hold
-    (:meth:`~dprect.engines.spark.checks.TableChecks.label_count` builds both from one
-    set of predicates)."""
+    notes, "The count"): ``rows``, the exact number of rows with the positive label — a
+    job over the same table before the pass
+    (:meth:`~dprect.engines.spark.checks.TableChecks.count_positives`), or None: the fit
+    ran none (its route taken on an estimate) — and ``dropped`` (SQL text), which of those
+    rows are not learned from (None: every one is;
+    :meth:`~dprect.engines.spark.checks.TableChecks.label_count` builds it from the same
+    predicates as the rows learned from)."""
 
     rows: int | None
-    label: str
     dropped: str | None = None
 
-    def learned(self, dropped: Callable[[], int | None] | None = None,
-                rows: Callable[[], int | None] | None = None) -> int | None:
-        """The rows learned from: the labelled rows (``rows``, or ``rows()`` — the pass's
-        own count, :func:`filter_rows` — where ``rows`` is None) minus the dropped rows
-        (``dropped()``, the observed count; None: none are dropped); None when a count is
-        unknown."""
-        labelled = self.rows if self.rows is not None else (None if rows is None else rows())
-        if labelled is None or dropped is None:
-            return labelled
-        seen = dropped()
-        return None if seen is None else labelled - seen
+    @property
+    def learned(self) -> int | None:
+        """The rows learned from where the label count alone gives them: L itself when it
+        is known and drops no labelled row; else None (the pass counts them)."""
+        return self.rows if self.dropped is None else None
 
 
-def observed_count(frame: DataFrame, positive: str | None
-                   ) -> tuple[DataFrame, Callable[[], int | None]]:
-    """``frame`` with an observed metric (``DataFrame.observe``): the number of its rows on
-    which ``positive`` holds (every row: None), counted by the first action on the
-    returned frame as its rows flow past, in the same job. The function returned reads
-    it after that action: the count, or None when Spark has none to give (no action ran,
-    or it failed, or the optimizer removed the observed node) — it never waits.
-
-    Exact: the observed node must sit in the action's result stage (no shuffle below it
-    in the job: :func:`gather` observes only without ties, whose window adds one), where
-    Spark applies each partition's update once, retried or speculative tasks included
-    (a shuffle map stage that is re-run would add its updates again)."""
-    watch = Observation()
-    expr = "count(1)" if positive is None else f"count(CASE WHEN {positive} THEN 1 END)"
-    out = frame.observe(watch, F.expr(expr).alias("learned"))
-
-    def read() -> int | None:
-        future = watch._jo.future() if watch._jo is not None else None
-        if future is None or not future.isCompleted() or future.value().get().isFailure():
-            return None
-        if future.value().get().get().schema() is None:
-            # no metric row (the optimizer folded the observed node away, e.g. on a
-            # column of the null type): unknown, so the count is a job of its own
-            return None
-        return int(watch.get["learned"])
-
-    return out, read
+def _given(rows: int) -> int | None:
+    """A count known before the pass (:attr:`LabelCount.learned`)."""
+    return rows
 
 
-def filter_rows(frame: DataFrame, mark: str = LABEL_MARK) -> int | None:
+def filter_rows(frame: DataFrame, mark: str = LEARNED_MARK) -> int | None:
     """After an action on ``frame``: the rows that passed the one filter of its executed
     plan whose condition holds ``mark`` (its ``numOutputRows`` metric), or None when no
     single such filter ran (another plan shape, Spark Connect: the count is then a job).
 
-    The filter is the labelled rows' (``label AND mark``, :func:`gather`): ``mark`` is
-    always true but nondeterministic, so the optimizer neither merges the filters above
+    The filter is the rows learned from (``positive AND mark``, :func:`gather`): ``mark``
+    is always true but nondeterministic, so the optimizer neither merges the filters above
     it into it nor pushes them below it (a deterministic filter under it, a read's own,
-    may take its ``label`` conjunct: the rows out of the node are the same), and its count
-    is the table's labelled rows. Exact like :func:`observed_count`: only a node of the
-    action's result stage is read (the plan is walked down to its exchanges, not below:
-    :func:`gather` uses it only without ties, whose window would put a shuffle above it;
-    a shuffle of the table's own lies below it, where the optimizer may push the
-    ``label`` conjunct), and Spark applies a result task's metric updates once per
-    partition, retried or speculative tasks included; inside whole-stage code generation
-    it costs one add a labelled row."""
+    may take its deterministic conjuncts: the rows out of the node are the same), and its
+    count is the table's rows learned from. Exact: only a node of the action's result
+    stage is read (the plan is walked down to its exchanges, not below: :func:`gather`
+    uses it only without ties, whose window would put a shuffle above it; a shuffle of
+    the table's own lies below it, where the optimizer may push those conjuncts), and
+    Spark applies a result task's metric updates once per partition, retried or
+    speculative tasks included; inside whole-stage code generation it costs one add a
+    row that passes."""
     if is_connect(frame):
         return None
     needle = mark.lower()
@@ -533,7 +502,8 @@ def gather(data: DataFrame, value: dict[int, str], domains: Sequence[Domain],
     sort-value SQL (:meth:`Domain.sort_sql <dprect.core.domains.Domain.sort_sql>`) for every
     axis; the lists then carry refined sort values on the refined axes (module notes).
     ``count``: also count the rows learned from (:attr:`Gathered.learned`; None when it
-    could not), from ``labels`` when given (module notes, "The count").
+    could not; ``labels``: the fit's label count, which may give it: module notes, "The
+    count").
     """
     carried = sorted({c for s in specs for c in s.columns})
     if ties is not None and not ties.active:
@@ -553,50 +523,33 @@ def gather(data: DataFrame, value: dict[int, str], domains: Sequence[Domain],
     pruned = len(bounds) == len(cuts)
     # the kept rows: problem OR (positive AND beyond), filtered in two steps — the rows
     # learned from (with the problem rows), then beyond the thresholds — so that the
-    # count, when asked, is observed between them (module notes, "The count")
+    # count, when asked, is the first filter's own (module notes, "The count")
     first = [] if positive is None else [positive]
     own = [] if not pruned else [_beyond(s, t, value, domains, sort, refined, ties)
                                  for s, t in zip(specs, bounds, strict=True)]
     then = [any_of(own)] if own else []
-    # each order is offered only the rows beyond its own threshold (module notes)
-    named += topk.own_sql(own)
+    # each order is offered only the rows beyond its own threshold (module notes): without
+    # ties every predicate compares a shipped value, and the kernel evaluates it
+    # (topk.beyond); else the pass ships the predicates as packed bits
+    plain = ties is None and pruned
+    if not plain:
+        named += topk.own_sql(own)
     if problem is not None:
         first = [any_of([problem, all_of(first)])] if first else []
         then = [any_of([problem, *then])] if then else []
         named.insert(0, (f"coalesce({problem}, false)", topk.BAD))
     cols = [f"{expr} AS {name}" for expr, name in named]
-    observe = count and ties is None and not is_connect(data)
     learned: Callable[[], int | None] = _unknown
     ran: list[DataFrame] = []  # the frame step 2's action ran (its filters' metrics)
-    labelled: Callable[[], int | None] | None = None
-    if labels is not None and labels.rows is None:
-        if observe and problem is None:  # L counted here: the labelled rows' filter apart
-            labelled = partial(_ran_rows, ran)
-        else:  # not countable in this pass: the count is a job of its own
-            labels = None
-            observe = False
-    if count and labels is not None and labels.dropped is None:
-        # every labelled row is learned from: L itself
-        learned = partial(labels.learned, None, labelled)
-        if labelled is not None:  # then ``positive`` is the label (no problem rows)
-            first = [all_of([*first, LABEL_MARK])]
-    if observe and labels is not None and labels.dropped is not None and problem is None:
-        # drop: L minus the dropped labelled rows, observed where few rows pass
-        mine = [labels.label] if labelled is None else [labels.label, LABEL_MARK]
-        near = [any_of([labels.dropped, *then])] if then else []
-        frame = (data.where(all_of([*mine, *near])) if labelled is None
-                 else data.where(all_of(mine)))
-        if labelled is not None and near:  # its own filter, after the marked one
-            frame = frame.where(all_of(near))
-        rows, dropped = observed_count(frame, labels.dropped)
-        learned = partial(labels.learned, dropped, labelled)
-        rows = rows.where(all_of(first)) if first else rows
-    else:
-        rows = data.where(all_of(first)) if first else data
-        if observe and labels is None:
-            # past the first filter every row is learned from, unless problem rows pass too
-            rows, learned = observed_count(rows, positive if problem is not None else None)
-        rows = rows.where(all_of(then)) if then else rows
+    marked = False  # the first filter counts the rows learned from (filter_rows)
+    if count and labels is not None and labels.learned is not None:
+        learned = partial(_given, labels.learned)  # L itself: every labelled row learned from
+    elif count and ties is None and not is_connect(data):
+        first = [all_of([*first, LEARNED_MARK])]
+        learned = partial(_ran_rows, ran)
+        marked = True
+    rows = data.where(all_of(first)) if first else data
+    rows = rows.where(all_of(then)) if then else rows
     if ties is None:
         passed = rows.selectExpr(*cols)
     else:  # the hash once per row, then r_j of every refined carried axis (module notes)
@@ -610,7 +563,8 @@ def gather(data: DataFrame, value: dict[int, str], domains: Sequence[Domain],
                             [*sorts, *([topk.BAD] if problem is not None else [])])
         passed = refine(staged, ties, sorts, {c: topk.value_column(c) for c in refined},
                         [name for _, name in named], fill=True, rank=RANK_COLUMN)
-    orders = [topk.Order(s.axis, s.side == "hi", s.rows, s.columns) for s in specs]
+    orders = [topk.Order(s.axis, s.side == "hi", s.rows, s.columns,
+                         beyond=t if plain else None) for s, t in zip(specs, cuts, strict=True)]
     if partitions is None:
         partitions = partition_count(data)
     # the pass's filter mentions every shipped feature: planned without constraint
@@ -641,7 +595,9 @@ def gather(data: DataFrame, value: dict[int, str], domains: Sequence[Domain],
         lists[(s.axis, s.side)] = PrefixList(
             s, {c: v[order] for c, v in encoded.items()},
             complete=not pruned and len(idx) < s.rows)
-    return Gathered(lists, bad, pruned, direct, learned())
+    # problem rows pass the marked filter too: its count only where the pass saw none
+    return Gathered(lists, bad, pruned, direct,
+                    None if marked and bad and problem is not None else learned())
 
 
 def _beyond(spec: PrefixSpec, t: float, value: dict[int, str], domains: Sequence[Domain],
@@ -731,8 +687,8 @@ class PrefetchStrategy:
     ``fallback`` (a :class:`~dprect.engines.spark.rounds.RoundsStrategy`: one job).
     ``sample`` and ``partitions``: taken beforehand (the engine's ``presample``; None: by
     the pass when it needs them). ``count``: the pass also counts the rows learned from
-    (:meth:`learned`, when it could: module notes, "The count"), from the fit's label
-    count ``labels`` when given."""
+    (:meth:`learned`, when it could: module notes, "The count"; ``labels``: the fit's
+    label count, which may give it)."""
 
     def __init__(self, rows: Rows, specs: Sequence[PrefixSpec], fallback: Strategy, *,
                  sample: dict[int, np.ndarray] | None = None,

@@ -9,8 +9,17 @@ for the axes in ``integers`` (axes refined for ties, :mod:`dprect.core.ties`), i
 sort value as an int64 (up to 2^62: never converted to float64); ``_bad`` (optional)
 marks rows that make the input invalid, ``_id`` (ignored) numbers rows in the direct pass,
 ``_w{k}`` (optional, :func:`own_sql`) packs which orders a row is offered to — bit b of
-``_w{k}`` for order 32k + b (absent: every row to every order) —, ``_o`` tags output rows
-with their order (−1: the summary row, whose ``_bad`` says whether a bad row was seen).
+``_w{k}`` for order 32k + b (absent: every row to every order, or by :attr:`Order.beyond`)
+—, ``_o`` tags output rows with their order (−1: the summary row, whose ``_bad`` says
+whether a bad row was seen).
+
+An order whose own threshold predicate is a plain comparison of its shipped value (the
+pass's ``x >= t`` on ``hi``, ``x <= t`` on ``lo``, x the float64 ``_x{axis}``: an untied
+axis) carries t as :attr:`Order.beyond`, and the kernel evaluates that predicate itself
+(:func:`beyond`) as Spark evaluates it — the same comparison on the same float64 values
+(Spark orders NaN above every number and equal to itself, and −0.0 equal to 0.0; a
+null compares as null, a row not offered) — so the rows offered are the rows the bit
+would mark, without a column computed for them in Spark.
 
 Guarantee (the prefix property used by the engine): for an order with key κ (κ = x for
 ``lo``, −x for ``hi``; x the float64 value or the int64 refined sort value) and length K,
@@ -64,13 +73,41 @@ def own_sql(predicates: Sequence[str]) -> list[tuple[str, str]]:
     return out
 
 
-def _owned(batch: pa.RecordBatch, orders: int) -> list[np.ndarray] | None:
-    """Per order, the mask of ``batch``'s rows offered to it (``_w`` columns), or None:
-    the batch has no ``_w`` column, every row goes to every order."""
-    if f"{OWN}0" not in batch.schema.names:
+def beyond(values: pa.Array, t: float, hi: bool) -> np.ndarray:
+    """Where Spark's ``x >= t`` (``hi``) or ``x <= t`` holds on float64 ``values``: its
+    double comparison (``SQLOrderingUtil.compareDoubles``) treats NaN as equal to NaN and
+    above every other value, and −0.0 as equal to 0.0 (numpy's too); a null row compares
+    as null: False."""
+    x = values.to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+    if hi:  # NaN ≥ anything; a number ≥ NaN never
+        mask = np.isnan(x) | (x >= t)
+    elif np.isnan(t):  # anything ≤ NaN
+        mask = np.ones(len(x), dtype=bool)
+    else:  # NaN ≤ a number never
+        mask = x <= t
+    if values.null_count:
+        mask &= ~values.is_null().to_numpy(zero_copy_only=False)
+    return mask
+
+
+def _owned(batch: pa.RecordBatch, orders: Sequence[Order]) -> list[np.ndarray] | None:
+    """Per order, the mask of ``batch``'s rows offered to it — its ``_w`` bit, or its
+    :attr:`Order.beyond` predicate on its own value column —, or None: neither, every
+    row goes to every order."""
+    bits = f"{OWN}0" in batch.schema.names
+    if not bits and all(o.beyond is None for o in orders):
         return None
-    packed = [_numpy(batch, f"{OWN}{k}") for k in range(-(-orders // OWN_BITS))]
-    return [(packed[i // OWN_BITS] >> (i % OWN_BITS)) & 1 == 1 for i in range(orders)]
+    packed = ([_numpy(batch, f"{OWN}{k}") for k in range(-(-len(orders) // OWN_BITS))]
+              if bits else [])
+    out = []
+    for i, o in enumerate(orders):
+        if o.beyond is not None:
+            out.append(beyond(batch.column(value_column(o.axis)), o.beyond, o.hi))
+        elif bits:
+            out.append((packed[i // OWN_BITS] >> (i % OWN_BITS)) & 1 == 1)
+        else:
+            out.append(np.ones(batch.num_rows, dtype=bool))
+    return out
 
 
 @dataclass(frozen=True)
@@ -81,6 +118,10 @@ class Order:
     hi: bool
     rows: int
     columns: tuple[int, ...]
+    #: the order's own threshold t where its predicate is a plain comparison of its
+    #: shipped value: the rows offered to it are those where :func:`beyond` holds
+    #: (None: its ``_w`` bit, or every row)
+    beyond: float | None = None
 
 
 class TopK:
@@ -176,7 +217,8 @@ def partition_top(batches: Iterator[pa.RecordBatch], orders: Sequence[Order],
                   carried: Sequence[int], integers: Collection[int] = ()
                   ) -> Iterator[pa.RecordBatch]:
     """mapInArrow body of the pass: every input row is offered to every order, or with
-    ``_w`` columns (:func:`own_sql`) to the orders whose bit it has.
+    ``_w`` columns (:func:`own_sql`) to the orders whose bit it has, and to an order with
+    :attr:`Order.beyond` where that predicate holds on it.
 
     Input: ``_x{c}`` for c in ``carried`` (int64 for c in ``integers``, never null) and
     optionally ``_bad``; rows with ``_bad`` true are reported in the summary row and kept
@@ -188,7 +230,7 @@ def partition_top(batches: Iterator[pa.RecordBatch], orders: Sequence[Order],
         if batch.num_rows == 0:
             continue
         columns = {c: _numpy(batch, value_column(c)) for c in carried}
-        owned = _owned(batch, len(tops))
+        owned = _owned(batch, orders)
         if BAD in batch.schema.names:
             flags = _numpy(batch, BAD).astype(bool)
             if flags.any():
