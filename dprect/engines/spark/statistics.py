@@ -128,17 +128,18 @@ DECIMAL_JIT_VERSION = 1
 #: and a collect hold; zstd's fast level −1 on the narrowed rows (docs/results.md §5.3b)
 BLOB_CODEC = "zstd"
 BLOB_LEVEL = -1
-#: a partition's running lists are sent on (one blob per range, merged with the rest by
-#: the range's merge task) once they hold this many entries: 2^24 entries, 384 MB of
+#: a partition's decimal-grid lists are sent on (one blob per range, merged with the rest
+#: by the range's merge task) once they hold this many entries: 2^24 entries, 384 MB of
 #: lists (the quantiles' cells hold about one entry per distinct value: a partition of
 #: 10^6 rows × 64 columns would otherwise hold ~1.5 GB in its Python worker)
 HELD_ENTRIES = 1 << 24
-#: at a send, the lists of grids other than the decimal ones (the search grid's: a few
-#: hundred bins a cell whatever the rows) are kept, summing on, while they hold fewer
-#: than this many entries — a family's entry counted once: 40 bytes with a variance's
-#: words, so about 320 MB — and sent with the rest past it (each send of them is all
-#: their cells again: they were most of a send's entries besides the quantiles')
-KEPT_ENTRIES = 1 << 23
+#: the lists of grids other than the decimal ones (the search grid's: a few hundred bins
+#: a cell, whatever the rows) are kept, summing on across the decimal grids' sends,
+#: until they hold this many entries — a family's entry counted once: 40 bytes with a
+#: variance's words, so at most about 500 MB — and then sent with the rest (each send of
+#: them is all their cells again). The benchmark's 64 columns × 1,000 groups hold about
+#: 8·10^6 at 10^6 rows a partition, 9·10^6 at 2·10^6 (docs/results.md §5.3b)
+KEPT_ENTRIES = 3 << 22
 #: the sums' key ranges (merge tasks) per core of the session, at least
 RANGES_PER_CORE = 8
 #: and at least one range per this many cells (a range's blob stays far below Arrow's
@@ -315,7 +316,8 @@ class Family(NamedTuple):
 #: w int64 key offsets, F (first kernel column, start) int64 pairs, 2 + 2w row codes (a
 #: byte each, padded to 8: the steps between keys, the counts, each word's high and low
 #: sum word; :data:`_ROW_TYPES`' index, or :data:`_ZERO`), then the payload padded to 8
-_HEAD = struct.Struct("<7q")
+_HEAD = "<7q"
+_HEAD_BYTES = struct.calcsize(_HEAD)
 #: a row's code when every value is 0: the row takes no bytes (the quantiles' at-value
 #: sums' high word, a one-entry segment's steps)
 _ZERO = 255
@@ -368,7 +370,7 @@ def _segment(families: Sequence[Family], pieces: Sequence[Piece]) -> bytes:
             at += size
     payload = _codec().compress(raw, asbytes=True) if at else b""
     codes = bytes(_ZERO if k is None else _ROW_TYPES.index(k) for k in kinds)
-    head = _HEAD.pack(families[0].first, len(offsets), len(families), n,
+    head = struct.pack(_HEAD, families[0].first, len(offsets), len(families), n,
                       int(pieces[0][0][0]), int(pieces[-1][0][-1]), len(payload))
     table = np.array([[f.first, f.start] for f in families], dtype="<i8")
     return b"".join((head, np.asarray(offsets, dtype="<i8").tobytes(), table.tobytes(),
@@ -413,8 +415,8 @@ class _Segment:
                  "payload", "size")
 
     def __init__(self, buffer: Any, at: int) -> None:
-        v, w, f, n, first, last, size = _HEAD.unpack_from(buffer, at)
-        at += _HEAD.size
+        v, w, f, n, first, last, size = struct.unpack_from(_HEAD, buffer, at)
+        at += _HEAD_BYTES
         self.buffer, self.column, self.n, self.first, self.last, self.size = \
             buffer, v, n, first, last, size
         self.offsets: tuple[int, ...] = struct.unpack_from(f"<{w}q", buffer, at)
@@ -843,8 +845,8 @@ def partial_bins(batches: Iterator[Any], columns: Sequence[str], group_column: s
     (or, given ``limits``, per kernel column the first key of each range and the end:
     :func:`block_limits`, a range per block of groups), one
     (range, blob) row each (:func:`range_blobs`), each row a batch of its own — sent
-    early, and those lists started again, whenever the lists hold :data:`HELD_ENTRIES`:
-    the decimal grids' (about an entry a value), and the others' too only when they hold
+    early, and those lists started again: the decimal grids' (about an entry a value)
+    whenever they hold :data:`HELD_ENTRIES`, every list whenever the others hold
     :data:`KEPT_ENTRIES` (the range's merge task sums every row of its range, so the
     merged lists are the same whenever a list is sent). Ungrouped
     (``group_column`` None): every row is group 0 (``groups`` 1). ``spec`` is the
@@ -864,9 +866,9 @@ def partial_bins(batches: Iterator[Any], columns: Sequence[str], group_column: s
     family_of = {words[f.first][0]: i for i, f in enumerate(families)}
     runs = _runs(spec, families)
     acc: list[Words | None] = [None for _ in families]
-    # a decimal grid's lists grow about an entry a value: those are sent on when the lists
+    # a decimal grid's lists grow about an entry a value: those are sent on when they
     # hold HELD_ENTRIES; the other grids' (a few hundred bins a cell, whatever the rows)
-    # keep summing across the sends while they hold fewer than KEPT_ENTRIES
+    # keep summing across those sends while they hold fewer than KEPT_ENTRIES
     growing = [isinstance(spec.columns[f.first].grid, DecimalGrid) for f in families]
     for j, group, x in finite_chunks(batches, chunk_rows, columns, group_column, group_kind,
                                      group_values):
@@ -882,9 +884,9 @@ def partial_bins(batches: Iterator[Any], columns: Sequence[str], group_column: s
         key = np.int64(base[v]) + g.astype(np.int64) * np.int64(spec.columns[v].grid.size) + b
         acc[f] = _words_into(acc[f], (key, n, [t[3] for t in lists]))  # sorted, unique
         held = [0 if t is None else len(t[0]) for t in acc]
-        if sum(held) >= HELD_ENTRIES:  # sent on, merged with the rest by range
-            rest = sum(h for h, grows in zip(held, growing, strict=True) if not grows)
-            send = [grows or rest >= KEPT_ENTRIES for grows in growing]
+        rest = sum(h for h, grows in zip(held, growing, strict=True) if not grows)
+        if sum(held) - rest >= HELD_ENTRIES or rest >= KEPT_ENTRIES:  # sent on, merged
+            send = [grows or rest >= KEPT_ENTRIES for grows in growing]  # with the rest
             yield from range_blobs([t if out else None for t, out in zip(acc, send,
                                                                          strict=True)],
                                    limits, ranges, families, runs)
