@@ -94,6 +94,20 @@ def test_a_variances_three_kernel_columns_travel_as_one_segment() -> None:
         assert 3 * seg.n == len(from_blob(blob.as_buffer())[0])
 
 
+def test_ranges_cut_inside_a_family_collect_to_the_numpy_cells() -> None:
+    """The driver route's key ranges are cut by cells, so a range may end inside a
+    family's first word: the family's later words travel with that range's, past the next
+    range's first keys — the collected ranges are read back in key order all the same."""
+    spec = QUERY.spec([SEARCH_GRID, SEARCH_GRID], ["variance"])
+    batches = _batches(3000, 7)
+    kern, out = _pass(spec, ["x", "y"], batches, ranges=20)  # about 2 cells a range
+    got = real_cells(to_cells(_merged(out), kern, GROUPS), spec, GROUPS)
+    table = pa.Table.from_batches(batches)
+    want = grouped_statistics([table.column(c).to_numpy() for c in ("x", "y")],
+                              table.column("g").to_numpy().astype(np.int32), GROUPS, spec)
+    _same_cells(got, {k: c for k, c in want.items() if len(c.keys)})
+
+
 def test_a_family_whole_in_one_blob_and_apart_in_another_merges_exactly() -> None:
     """A range's merge given a family as one segment from one blob and as three from
     another sums each word exactly as the sort does."""

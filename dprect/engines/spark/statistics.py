@@ -1134,8 +1134,13 @@ def to_cells(table: Any, spec: StatisticsSpec, groups: int,
     out: GroupedStatistics = {}
     if not parts:
         return out
-    # disjoint ranges in key order: sorted (one range, a block's: its lists as they are)
+    # disjoint ranges in key order: sorted (one range, a block's: its lists as they are) —
+    # but a family's words travel in its first word's range (range_blobs), so a range cut
+    # inside a family's later words leaves those past the next range's first keys: sorted
     keys, n, sums = parts[0] if len(parts) == 1 else _joined(parts)
+    if len(parts) > 1 and not _increasing(keys):
+        order = np.argsort(keys, kind="stable")
+        keys, n, sums = keys[order], n[order], sums[order]
     if columns is not None and wanted is not None:
         keys = keys - wanted[0]
         spec = StatisticsSpec(spec.columns[columns[0]:columns[1]])
