@@ -284,7 +284,7 @@ def to_blob(keys: np.ndarray, counts: np.ndarray, sums: np.ndarray) -> Any:
         return _binary(b"")
     family = Family(0, (0,), int(keys[0]))
     return _binary(_segment([family], [(keys, np.asarray(counts, dtype=np.int64),
-                                        [sum_words(sums)])]))
+                                        [sum_words(sums)], None, None)]))
 
 
 def _binary(data: bytes) -> Any:
@@ -313,9 +313,11 @@ class Family(NamedTuple):
 #: first word's), counts and a sum row a word for them all — a family's keys and counts
 #: once for its words. Its header: :data:`_HEAD` (the run's first kernel column, the words
 #: w, the families F, the entries n, the first and the last key, the payload's bytes),
-#: w int64 key offsets, F (first kernel column, start) int64 pairs, 2 + 2w row codes (a
-#: byte each, padded to 8: the steps between keys, the counts, each word's high and low
-#: sum word; :data:`_ROW_TYPES`' index, or :data:`_ZERO`), then the payload padded to 8
+#: w int64 key offsets, per family four int64 (its first kernel column, its start, the
+#: first key of its entries here and their number), 2 + 2w row codes (a byte each, padded
+#: to 8: the steps between a family's keys — its first step 0, its first key in the
+#: header —, the counts, each word's high and low sum word; :data:`_ROW_TYPES`' index, or
+#: :data:`_ZERO`), then the payload padded to 8
 _HEAD = "<7q"
 _HEAD_BYTES = struct.calcsize(_HEAD)
 #: a row's code when every value is 0: the row takes no bytes (the quantiles' at-value
@@ -327,52 +329,66 @@ def _pad(n: int) -> int:
     return -(-n // 8) * 8
 
 
-#: one family's (or kernel column's) piece of a segment: keys, counts, per word (hi, lo)
-#: — hi None where it is zeros (:func:`_words`)
-Piece = tuple[np.ndarray, np.ndarray, list[tuple[np.ndarray | None, np.ndarray]]]
+#: one family's piece of a segment: keys, counts, per word (hi, lo) — hi None where it is
+#: zeros (:func:`_words`) — and, or None to find them here, the keys' steps (the first is
+#: not read: 0) and each row's least and largest value (steps, counts, each hi, lo)
+Piece = tuple[np.ndarray, np.ndarray, list[tuple[np.ndarray | None, np.ndarray]],
+              np.ndarray | None, list[tuple[int, int]] | None]
 
 
-def _segment(families: Sequence[Family], pieces: Sequence[Piece]) -> bytes:
+def _bounds(row: np.ndarray | None) -> tuple[int, int]:
+    """A row's least and largest value ((0, 0) for None: zeros, or empty)."""
+    if row is None or not len(row):
+        return 0, 0
+    return int(row.min()), int(row.max())
+
+
+def _segment(families: Sequence[Family], pieces: Sequence[Piece | None]) -> bytes:
     """One segment (:data:`_HEAD`'s notes) of a run of ``families`` (the same offsets),
-    from ``pieces`` in key order (the families' with entries; n ≥ 1 in all): sorted int64
+    ``pieces`` one a family (None or empty: no entries here; n ≥ 1 in all): sorted int64
     keys, their counts and per sum word its (high, low) int64 word rows
-    (:func:`~dprect.core.describe_stats.sum_words`). The rows — the keys as steps from
-    the first — each in its least integer type over every piece (:func:`_narrow`; an
+    (:func:`~dprect.core.describe_stats.sum_words`). The rows — the keys as steps within
+    their family — each in its least integer type over every piece (:func:`_narrow`; an
     all-zero row none), side by side, compressed (:data:`BLOB_CODEC`: the quantiles'
     cells, one entry per distinct value of 32 bytes raw, take about 1.5). Each piece's
     rows are written once, narrowed, into the codec's input; they are not changed."""
-    pieces = [p for p in pieces if len(p[0])]
-    n = sum(len(p[0]) for p in pieces)
+    have = [p for p in pieces if p is not None and len(p[0])]
+    n = sum(len(p[0]) for p in have)
     offsets = families[0].offsets
-    steps = []
-    before = int(pieces[0][0][0])
-    for keys, _, _ in pieces:  # sorted keys: small steps
-        step = np.empty(len(keys), dtype=np.int64)
-        step[0] = int(keys[0]) - before
-        np.subtract(keys[1:], keys[:-1], out=step[1:])
-        steps.append(step)
-        before = int(keys[-1])
-    rows = [[step, p[1], *(r for pair in p[2] for r in pair)]  # a row None: zeros
-            for step, p in zip(steps, pieces, strict=True)]
-    kinds = [_narrow([row[i] for row in rows]) for i in range(2 + 2 * len(offsets))]
+    rows, bounds = [], []
+    for keys, counts, words, steps, known in have:
+        if steps is None:
+            steps = np.empty(len(keys), dtype=np.int64)
+            steps[0] = 0
+            np.subtract(keys[1:], keys[:-1], out=steps[1:])
+        row = [steps, counts, *(r for pair in words for r in pair)]  # a row None: zeros
+        rows.append(row)
+        if known is None:
+            known = [_bounds(steps[1:]), *(_bounds(r) for r in row[1:])]
+        bounds.append(known)
+    kinds = [_narrow([b[i] for b in bounds]) for i in range(2 + 2 * len(offsets))]
     raw = np.empty(sum(k.itemsize for k in kinds if k is not None) * n, dtype=np.uint8)
     at = 0
     for i, kind in enumerate(kinds):  # each row written once, narrowed, piece by piece
         if kind is None:
             continue
-        for row, piece in zip(rows, pieces, strict=True):
+        for row, piece in zip(rows, have, strict=True):
             size = kind.itemsize * len(piece[0])
             target, values = raw[at:at + size].view(kind), row[i]
             if values is None:
                 target[:] = 0
             else:
                 np.copyto(target, values, casting="unsafe")
+                if i == 0:
+                    target[0] = 0  # a family's first key is in the header
             at += size
     payload = _codec().compress(raw, asbytes=True) if at else b""
     codes = bytes(_ZERO if k is None else _ROW_TYPES.index(k) for k in kinds)
     head = struct.pack(_HEAD, families[0].first, len(offsets), len(families), n,
-                      int(pieces[0][0][0]), int(pieces[-1][0][-1]), len(payload))
-    table = np.array([[f.first, f.start] for f in families], dtype="<i8")
+                       int(have[0][0][0]), int(have[-1][0][-1]), len(payload))
+    table = np.array([[f.first, f.start, *((int(p[0][0]), len(p[0]))
+                                            if p is not None and len(p[0]) else (0, 0))]
+                      for f, p in zip(families, pieces, strict=True)], dtype="<i8")
     return b"".join((head, np.asarray(offsets, dtype="<i8").tobytes(), table.tobytes(),
                      codes.ljust(_pad(len(codes)), b"\0"), payload,
                      bytes(_pad(len(payload)) - len(payload))))
@@ -383,14 +399,13 @@ _ROW_TYPES = tuple(np.dtype(t).newbyteorder("<") for t in
                    ("u1", "i1", "u2", "i2", "u4", "i4", "i8"))
 
 
-def _narrow(row: Sequence[np.ndarray | None]) -> np.dtype[Any] | None:
-    """The narrowest integer type of :data:`_ROW_TYPES` that holds the least and the
-    largest value of an int64 row (given in pieces, a piece None for zeros) — so its
-    values unchanged: counts of mostly ones, at-value rows and a sum's high word of small
-    values in a byte, a sum's low word below 2^32 in four — or None for a row of zeros
-    only (no bytes)."""
-    low = min(0 if r is None else int(r.min()) for r in row)
-    high = max(0 if r is None else int(r.max()) for r in row)
+def _narrow(bounds: Sequence[tuple[int, int]]) -> np.dtype[Any] | None:
+    """The narrowest integer type of :data:`_ROW_TYPES` that holds an int64 row whose
+    pieces lie within ``bounds`` (least, largest) — so its values unchanged: counts of
+    mostly ones, at-value rows and a sum's high word of small values in a byte, a sum's
+    low word below 2^32 in four — or None for a row of zeros only (no bytes)."""
+    low = min(b[0] for b in bounds)
+    high = max(b[1] for b in bounds)
     if low == high == 0:
         return None
     for kind in _ROW_TYPES:
@@ -412,7 +427,7 @@ class _Segment:
     decompressed."""
 
     __slots__ = ("buffer", "column", "families", "first", "kinds", "last", "n", "offsets",
-                 "payload", "size")
+                 "payload", "pieces", "size")
 
     def __init__(self, buffer: Any, at: int) -> None:
         v, w, f, n, first, last, size = struct.unpack_from(_HEAD, buffer, at)
@@ -421,10 +436,12 @@ class _Segment:
             buffer, v, n, first, last, size
         self.offsets: tuple[int, ...] = struct.unpack_from(f"<{w}q", buffer, at)
         at += 8 * w
-        table = struct.unpack_from(f"<{2 * f}q", buffer, at)
-        self.families = tuple(Family(table[2 * i], self.offsets, table[2 * i + 1])
+        table = struct.unpack_from(f"<{4 * f}q", buffer, at)
+        self.families = tuple(Family(table[4 * i], self.offsets, table[4 * i + 1])
                               for i in range(f))
-        at += 16 * f
+        #: each family's entries: (its first key, their number)
+        self.pieces = [(table[4 * i + 2], table[4 * i + 3]) for i in range(f)]
+        at += 32 * f
         codes = buffer.slice(at, 2 + 2 * w).to_pybytes()
         self.kinds = [None if c == _ZERO else _ROW_TYPES[c] for c in codes]
         self.payload = at + _pad(2 + 2 * w)
@@ -446,12 +463,18 @@ class _Segment:
         return raw, np.cumsum([0, *widths]).tolist()
 
     def keys(self, raw: Any, at: list[int]) -> np.ndarray:
-        """The first word's keys (the steps' running sum from the first key)."""
+        """The first word's keys: each family's from its first key (the header's) by the
+        running sum of its steps."""
         if self.kinds[0] is None:
-            return np.full(self.n, self.first, dtype=np.int64)
-        keys = np.cumsum(np.frombuffer(raw, dtype=self.kinds[0], count=self.n, offset=at[0]),
-                         dtype=np.int64)
-        keys += self.first
+            keys = np.zeros(self.n, dtype=np.int64)
+        else:
+            keys = np.cumsum(np.frombuffer(raw, dtype=self.kinds[0], count=self.n,
+                                           offset=at[0]), dtype=np.int64)
+        a = 0
+        for first, n in self.pieces:
+            if n:
+                keys[a:a + n] += first - keys[a]
+                a += n
         return keys
 
     def row(self, raw: Any, at: list[int], i: int, a: int, z: int) -> np.ndarray:
@@ -480,10 +503,11 @@ class _Segment:
         if len(self.offsets) == 1:  # one word: the keys are every family's, in place
             whole = [(self.column, 0, 0, self.n)]
         else:
-            at = np.searchsorted(keys, [f.start for f in self.families]).tolist()
-            whole = [(f.first + i, i, a, z)
-                     for f, a, z in zip(self.families, at, [*at[1:], self.n], strict=True)
-                     for i in range(len(self.offsets)) if z > a]
+            whole = []
+            a = 0
+            for f, (_, n) in zip(self.families, self.pieces, strict=True):
+                whole += [(f.first + i, i, a, a + n) for i in range(len(self.offsets)) if n]
+                a += n
         if wanted is None:
             return whole
         edges = [np.searchsorted(keys, [wanted[0] - off, wanted[1] - off]).tolist()
@@ -907,18 +931,35 @@ def range_blobs(acc: Sequence[Words | None], limits: Sequence[np.ndarray], range
                     for v, t in enumerate(acc)]
     if runs is None:
         runs = [[i] for i in range(len(families))]
-    # each family's rows (its sums split once) and where each range starts in them
-    rows = {i: (t[0], t[1], [_words(x) for x in t[2]], np.searchsorted(
-        t[0], limits[families[i].first]).tolist()) for i, t in enumerate(acc) if t is not None}
+    # each family's rows (its sums split once, its keys' steps taken once), the least and
+    # largest value of each (a piece's rows lie within them), where each range starts
+    rows = {}
+    for i, t in enumerate(acc):
+        if t is None or not len(t[0]):
+            continue
+        steps = np.empty(len(t[0]), dtype=np.int64)
+        steps[0] = 0
+        np.subtract(t[0][1:], t[0][:-1], out=steps[1:])
+        split = [_bounded_words(x) for x in t[2]]
+        words = [pair for pair, _ in split]
+        bounds = [_bounds(t[1]), *(b for _, two in split for b in two)]
+        rows[i] = (t[0], t[1], words, steps, bounds,
+                   np.searchsorted(t[0], limits[families[i].first]).tolist())
     for r in range(ranges):  # a batch per range: Arrow's binary holds < 2 GB a batch
         segments = []
         for run in runs:
-            pieces = [(keys[e[r]:e[r + 1]], counts[e[r]:e[r + 1]],
-                       [(None if hi is None else hi[e[r]:e[r + 1]], lo[e[r]:e[r + 1]])
-                        for hi, lo in words])
-                      for keys, counts, words, e in (rows[i] for i in run if i in rows)
-                      if e[r + 1] > e[r]]
-            if pieces:
+            pieces: list[Piece | None] = []
+            for i in run:
+                got = rows.get(i)
+                if got is None or got[5][r + 1] <= got[5][r]:
+                    pieces.append(None)
+                    continue
+                keys, counts, words, steps, bounds, e = got
+                a, z = e[r], e[r + 1]
+                pieces.append((keys[a:z], counts[a:z],
+                               [(None if hi is None else hi[a:z], lo[a:z]) for hi, lo in words],
+                               steps[a:z], [_bounds(steps[a + 1:z]), *bounds]))
+            if any(p is not None for p in pieces):
                 segments.append(_segment([families[i] for i in run], pieces))
         if segments:
             yield pa.RecordBatch.from_arrays([pa.array([r], pa.int32()),
@@ -931,10 +972,18 @@ def _words(sums: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
     one None where every sum lies in [0, 2^32) — the low word is then the sum itself
     (the quantiles' at-value rows, a square word's sums over few rows): no split, no
     copies."""
-    if sums.dtype != object and len(sums) and int(sums.min()) >= 0 \
-            and int(sums.max()) < 1 << SUM_WORD:
-        return None, sums
-    return sum_words(sums)
+    return _bounded_words(sums)[0]
+
+
+def _bounded_words(sums: np.ndarray
+                   ) -> tuple[tuple[np.ndarray | None, np.ndarray], list[tuple[int, int]]]:
+    """:func:`_words` of a sum row, with each word's least and largest value."""
+    if sums.dtype != object and len(sums):
+        low, high = int(sums.min()), int(sums.max())
+        if low >= 0 and high < 1 << SUM_WORD:
+            return (None, sums), [(0, 0), (low, high)]
+    hi, lo = sum_words(sums)
+    return (hi, lo), [_bounds(hi), _bounds(lo)]
 
 
 def _families(spec: StatisticsSpec, words: Sequence[tuple[int, int]], base: np.ndarray
@@ -1004,7 +1053,14 @@ def _merged_segments(blobs: Sequence[Any]) -> bytes:
                                                          piece))
             continue
         keys, counts, sums = _merge_words([lists for _, lists in group])
-        out.append(_segment(group[0][0], [(keys, counts, [_words(x) for x in sums])]))
+        families = group[0][0]
+        at = np.searchsorted(keys, [f.start for f in families[1:]]).tolist() \
+            if len(families) > 1 else []
+        words = [_words(x) for x in sums]
+        out.append(_segment(families, [
+            (keys[a:z], counts[a:z],
+             [(None if hi is None else hi[a:z], lo[a:z]) for hi, lo in words], None, None)
+            for a, z in zip([0, *at], [*at, len(keys)], strict=True)]))
     return b"".join(out)
 
 
