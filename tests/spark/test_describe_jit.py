@@ -314,9 +314,17 @@ def test_the_one_pass_merge_of_several_words_equals_the_sort_word_by_word():
             want = spark_describe._merge([(k, n, s[x]) for k, n, s in lists])
             assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
             assert np.array_equal(got[2][x], want[2]), trial
+        if len(lists) >= 2:  # a running total and a chunk: the linear merge, the same
+            two = describe_jit.merge_two(lists[0], lists[1])
+            want2 = describe_jit.merge_words(lists[:2])
+            assert two is not None and want2 is not None
+            for a, b in zip((two[0], two[1], *two[2]), (want2[0], want2[1], *want2[2]),
+                            strict=True):
+                assert np.array_equal(a, b), trial
     k = np.array([1, 3, 2])
     ok = np.array([1, 2])
     assert describe_jit.merge_words([(ok, ok, [ok, ok]), (k, k, [k, k])]) is None
+    assert describe_jit.merge_two((ok, ok, [ok, ok]), (k, k, [k, k])) is None
 
 
 def test_a_partitions_blobs_split_each_columns_sums_once(monkeypatch):

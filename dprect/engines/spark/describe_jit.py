@@ -265,6 +265,60 @@ def merge_words(parts: Sequence[tuple[np.ndarray, np.ndarray, Sequence[np.ndarra
     return (k, n, list(s)) if ok else None
 
 
+def _merge_two_words(k1: np.ndarray, n1: np.ndarray, s1: np.ndarray, k2: np.ndarray,
+                     n2: np.ndarray, s2: np.ndarray) -> Any:
+    """:func:`_merge_sorted` of two lists of several sum words (``s1``, ``s2``: a row a
+    word): one linear pass, no heap. Plain Python, compiled by numba."""
+    a, b = k1.shape[0], k2.shape[0]
+    w = s1.shape[0]
+    empty = np.zeros(0, dtype=np.int64)
+    for i in range(1, a):
+        if k1[i] <= k1[i - 1]:
+            return False, empty, empty, np.zeros((w, 0), dtype=np.int64)
+    for i in range(1, b):
+        if k2[i] <= k2[i - 1]:
+            return False, empty, empty, np.zeros((w, 0), dtype=np.int64)
+    keys = np.empty(a + b, dtype=np.int64)
+    counts = np.empty(a + b, dtype=np.int64)
+    sums = np.empty((w, a + b), dtype=np.int64)
+    i = j = r = 0
+    while i < a or j < b:
+        if j == b or (i < a and k1[i] < k2[j]):
+            keys[r], counts[r] = k1[i], n1[i]
+            for x in range(w):
+                sums[x, r] = s1[x, i]
+            i += 1
+        elif i == a or k2[j] < k1[i]:
+            keys[r], counts[r] = k2[j], n2[j]
+            for x in range(w):
+                sums[x, r] = s2[x, j]
+            j += 1
+        else:
+            keys[r], counts[r] = k1[i], n1[i] + n2[j]
+            for x in range(w):
+                sums[x, r] = s1[x, i] + s2[x, j]
+            i += 1
+            j += 1
+        r += 1
+    return True, keys[:r], counts[:r], sums[:, :r]
+
+
+def merge_two(first: tuple[np.ndarray, np.ndarray, Sequence[np.ndarray]],
+              second: tuple[np.ndarray, np.ndarray, Sequence[np.ndarray]]
+              ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]] | None:
+    """Two (key, count, [sum of each word]) lists with strictly increasing keys and the
+    same words summed by key in one linear pass (a family's running total and a chunk's
+    lists); None without numba or when a list is not strictly increasing."""
+    fn = compile_kernel(_merge_two_words)
+    if fn is None:
+        return None
+    ok, k, n, s = fn(*(np.ascontiguousarray(x, dtype=np.int64) for x in first[:2]),
+                     np.ascontiguousarray(np.array(first[2], dtype=np.int64)),
+                     *(np.ascontiguousarray(x, dtype=np.int64) for x in second[:2]),
+                     np.ascontiguousarray(np.array(second[2], dtype=np.int64)))
+    return (k, n, list(s)) if ok else None
+
+
 def merge_many(parts: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]]
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """Several (key, count, sum) lists with strictly increasing keys summed by key in one
@@ -319,4 +373,4 @@ def column_bins(values: np.ndarray, group: np.ndarray, groups: int, shift: int,
 
 
 __all__ = ["VERSION", "column_bins", "column_words", "compiled", "merge_many", "merge_sorted",
-           "merge_words"]
+           "merge_two", "merge_words"]

@@ -654,8 +654,8 @@ def _words_into(total: Words | None, chunk: Words) -> Words:
     """A family's running (key, count, [sum of each word]) total — sorted, unique — and a
     chunk's lists summed by key: the chunk itself where it is the first and its keys
     strictly increase (every counting step gives them in key order), one linear merge
-    where ``describe_jit`` runs here (:func:`merge_sorted` of one word,
-    :func:`merge_words` of several), else by a sort (:func:`_sum_words`); the same lists."""
+    where ``describe_jit`` runs here (:func:`merge_sorted` of one word, :func:`merge_two`
+    of several), else by a sort (:func:`_sum_words`); the same lists."""
     if total is None and _increasing(chunk[0]) and all(x.dtype != object for x in chunk[2]):
         return (np.asarray(chunk[0], dtype=np.int64), np.asarray(chunk[1], dtype=np.int64),
                 [np.asarray(x, dtype=np.int64) for x in chunk[2]])
@@ -667,7 +667,7 @@ def _words_into(total: Words | None, chunk: Words) -> Words:
             if one is not None:
                 return one[0], one[1], [one[2]]
         elif jit is not None:
-            got: Words | None = jit.merge_words([total, chunk])
+            got: Words | None = jit.merge_two(total, chunk)
             if got is not None:
                 return got
     return _sum_words([chunk] if total is None else [total, chunk])
