@@ -22,10 +22,10 @@ The tables have at most ``limit`` cells; when the groups times the spans would n
 :func:`column_bins` returns None and the caller counts with numpy.
 
 It also merges a column's running total with each chunk's lists (:func:`merge_sorted`:
-both in key order, one linear pass, where numpy would sort their concatenation), and a
-range's partial lists in one k-way pass (:func:`merge_words`: a heap of the lists' next
-keys; a column's significands and its squares' two words, which share their keys and
-counts, merged together).
+both in key order, one linear pass, where numpy would sort their concatenation; a
+family's several words: :func:`merge_two`), and a range's partial lists in one k-way
+pass (:func:`merge_words`: a heap of the lists' next keys; a column's significands and
+its squares' two words, which share their keys and counts, merged together).
 
 The kernel imports this module on the executor (it does not travel by value with the
 kernel), so it is used where dprect and numba are installed — the compiled code is then
