@@ -283,8 +283,8 @@ def test_the_one_pass_merge_of_many_lists_equals_the_sorting_one(monkeypatch):
     twice = np.array([1, 1, 2])
     assert describe_jit.merge_many([(twice, twice, twice), ok]) is None
     calls: list[int] = []
-    real = describe_jit.merge_many
-    monkeypatch.setattr(describe_jit, "merge_many",
+    real = describe_jit.merge_words
+    monkeypatch.setattr(describe_jit, "merge_words",
                         lambda parts: (calls.append(len(parts)), real(parts))[1])
     parts = [(np.arange(i, 40, 3, dtype=np.int64), np.ones(len(range(i, 40, 3)), np.int64),
               np.full(len(range(i, 40, 3)), i, np.int64)) for i in range(5)]
@@ -294,13 +294,47 @@ def test_the_one_pass_merge_of_many_lists_equals_the_sorting_one(monkeypatch):
         assert np.array_equal(a, b)
 
 
+def test_the_one_pass_merge_of_several_words_equals_the_sort_word_by_word():
+    """A family's lists — keys and counts shared by several sum words (a variance's
+    significands and its squares' two words) — merged in one pass equal each word's
+    lists merged apart (the sort of their concatenation summed by key): the same keys and
+    counts for every word, each word's sums its own."""
+    rs = np.random.default_rng(12)
+    for trial in range(60):
+        words = int(rs.integers(1, 4))
+        lists = []
+        for _ in range(int(rs.integers(1, 20))):
+            k = np.unique(rs.integers(0, 1 + int(rs.integers(1, 2000)),
+                                      int(rs.integers(0, 400))))
+            lists.append((k, rs.integers(1, 1 << 20, len(k)),
+                          [rs.integers(-(1 << 40), 1 << 40, len(k)) for _ in range(words)]))
+        got = describe_jit.merge_words(lists)
+        assert got is not None
+        for x in range(words):
+            want = spark_describe._merge([(k, n, s[x]) for k, n, s in lists])
+            assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+            assert np.array_equal(got[2][x], want[2]), trial
+        if len(lists) >= 2:  # a running total and a chunk: the linear merge, the same
+            two = describe_jit.merge_two(lists[0], lists[1])
+            want2 = describe_jit.merge_words(lists[:2])
+            assert two is not None and want2 is not None
+            for a, b in zip((two[0], two[1], *two[2]), (want2[0], want2[1], *want2[2]),
+                            strict=True):
+                assert np.array_equal(a, b), trial
+    k = np.array([1, 3, 2])
+    ok = np.array([1, 2])
+    assert describe_jit.merge_words([(ok, ok, [ok, ok]), (k, k, [k, k])]) is None
+    assert describe_jit.merge_two((ok, ok, [ok, ok]), (k, k, [k, k])) is None
+
+
 def test_a_partitions_blobs_split_each_columns_sums_once(monkeypatch):
     """The ranges' blobs of a partition: each kernel column's sums are split into their two
     words once (not once per range), each row written once, narrowed, into the codec's
     input — the blobs read back to the column's lists, range by range."""
     rs = np.random.default_rng(33)
     keys = np.unique(rs.integers(0, 10_000, 4_000)).astype(np.int64)
-    acc = [(keys, rs.integers(1, 9, len(keys)), rs.integers(-(1 << 40), 1 << 40, len(keys)))]
+    sums = rs.integers(-(1 << 40), 1 << 40, len(keys))
+    acc = [(keys, rs.integers(1, 9, len(keys)), [sums])]
     limits = [np.array([0, 2_000, 4_000, 6_000, 8_000, 10_000], dtype=np.int64)]
     split: list[int] = []
     real = spark_describe.sum_words
@@ -310,7 +344,7 @@ def test_a_partitions_blobs_split_each_columns_sums_once(monkeypatch):
     assert split == [len(keys)]
     assert [b.column(0)[0].as_py() for b in out] == [0, 1, 2, 3, 4]
     got = [spark_describe.from_blob(b.column(1)[0].as_buffer()) for b in out]
-    for i, want in enumerate(acc[0]):
+    for i, want in enumerate((keys, acc[0][1], sums)):
         assert np.array_equal(np.concatenate([g[i] for g in got]), want)
 
 

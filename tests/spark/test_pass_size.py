@@ -43,8 +43,9 @@ def _merged(out: list[pa.RecordBatch]) -> pa.Table:
 
 
 def _kernel(batches, spec, monkeypatch=None, held=None) -> tuple[int, dict]:
-    if held is not None:
+    if held is not None:  # every list sent on, the search grid's too
         monkeypatch.setattr(kernel, "HELD_ENTRIES", held)
+        monkeypatch.setattr(kernel, "KEPT_ENTRIES", held // 2)
     out = list(partial_bins(iter(batches), columns=["x", "y"], group_column="g",
                             group_kind="numeric", group_values=[float(i) for i in range(7)],
                             groups=7, ranges=3, spec=spec))
@@ -99,6 +100,7 @@ def test_the_pass_with_lists_sent_early_hands_the_numpy_cells(spark, tmp_path, m
     on every 50 entries, the quantiles' and describe's cells of every group still equal
     the numpy primitive's, exactly."""
     monkeypatch.setattr(kernel, "HELD_ENTRIES", 50)
+    monkeypatch.setattr(kernel, "KEPT_ENTRIES", 25)
     gen = np.random.default_rng(8)
     n = 6000
     table = {"x": gen.normal(50.0, 10.0, n), "y": np.round(gen.lognormal(2.0, 1.0, n), 1),
@@ -117,9 +119,9 @@ def test_blob_rows_travel_in_their_least_type_exactly() -> None:
     and every type's edges come back exactly, past int64 sums too."""
     keys = np.array([3, 4, 9, 300], dtype=np.int64)  # steps 3, 1, 5, 291: two bytes
     blob = to_blob(keys, np.ones(4, np.int64), np.array([0, 1, 1, 0], np.int64))
-    data = blob[0].as_py()
-    # bytes a value: key steps 2, counts 1, the sums' high word 1, low word 1
-    assert [kernel._ROW_TYPES[c].itemsize for c in data[8:12]] == [2, 1, 1, 1]
+    (seg,) = kernel._segments(blob[0].as_py())
+    # bytes a value: key steps 2, counts 1, the sums' high word none (zeros), low word 1
+    assert [0 if k is None else k.itemsize for k in seg.kinds] == [2, 1, 0, 1]
     edges = [0, 1, 127, 128, 255, 256, 32767, 32768, 65535, 65536, 2**31 - 1, 2**31,
              2**32 - 1, 2**32, 2**62]
     for signs in (1, -1):

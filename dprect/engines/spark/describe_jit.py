@@ -22,7 +22,10 @@ The tables have at most ``limit`` cells; when the groups times the spans would n
 :func:`column_bins` returns None and the caller counts with numpy.
 
 It also merges a column's running total with each chunk's lists (:func:`merge_sorted`:
-both in key order, one linear pass, where numpy would sort their concatenation).
+both in key order, one linear pass, where numpy would sort their concatenation; a
+family's several words: :func:`merge_two`), and a range's partial lists in one k-way
+pass (:func:`merge_words`: a heap of the lists' next keys; a column's significands and
+its squares' two words, which share their keys and counts, merged together).
 
 The kernel imports this module on the executor (it does not travel by value with the
 kernel), so it is used where dprect and numba are installed — the compiled code is then
@@ -44,7 +47,7 @@ from dprect.engines.jit import compile_kernel
 
 #: checked by the kernel that calls :func:`column_bins` (it travels by value, this module
 #: is imported on the executor: a different installed version is not used)
-VERSION = 4
+VERSION = 5
 
 def _two_sided_bins(bits: np.ndarray, group: np.ndarray, groups: int, shift: int,
                     zero_bin: int, drop: int, limit: int, words: np.ndarray) -> Any:
@@ -159,81 +162,170 @@ def _merge_sorted(k1: np.ndarray, n1: np.ndarray, s1: np.ndarray, k2: np.ndarray
     return True, keys[:r], counts[:r], sums[:r]
 
 
-def _merge_many(keys: np.ndarray, counts: np.ndarray, sums: np.ndarray,
-                offsets: np.ndarray) -> Any:
+def _merge_words(keys: np.ndarray, counts: np.ndarray, sums: np.ndarray,
+                 offsets: np.ndarray) -> Any:
     """(ok, keys, counts, sums): the k lists ``keys[offsets[i]:offsets[i + 1]]`` (and
-    their counts and sums), each with strictly increasing keys, merged in ONE pass —
-    a heap of each list's next key, every entry written once — the counts and sums of a
-    key in several lists added; ok False (and empty lists) when a list's keys do not
-    strictly increase. Plain Python, compiled by numba."""
+    their counts and, per row of the (w, n) table ``sums``, one sum word each: a
+    column's significands, or with its squares' two words three), each with strictly
+    increasing keys, merged in ONE pass — a binary heap of each list's next key, the key
+    held in the heap itself (no indirection to compare), every entry written once — the
+    counts and sums of a key in several lists added; ok False (and empty lists) when a
+    list's keys do not strictly increase. Plain Python, compiled by numba."""
     k = offsets.shape[0] - 1
+    w = sums.shape[0]
     empty = np.zeros(0, dtype=np.int64)
     for i in range(k):
         for t in range(offsets[i] + 1, offsets[i + 1]):
             if keys[t] <= keys[t - 1]:
-                return False, empty, empty, empty
+                return False, empty, empty, np.zeros((w, 0), dtype=np.int64)
     at = offsets[:-1].copy()
-    heap = np.empty(k, dtype=np.int64)  # list indices, a min-heap on their next key
+    hkey = np.empty(k, dtype=np.int64)  # a min-heap of the live lists' next keys
+    hlist = np.empty(k, dtype=np.int64)  # and their lists
     size = 0
     for i in range(k):
         if at[i] < offsets[i + 1]:
-            heap[size] = i
+            key = keys[at[i]]
             c = size
             size += 1
             while c > 0:  # sift up
                 up = (c - 1) >> 1
-                if keys[at[heap[up]]] <= keys[at[heap[c]]]:
+                if hkey[up] <= key:
                     break
-                heap[up], heap[c] = heap[c], heap[up]
+                hkey[c] = hkey[up]
+                hlist[c] = hlist[up]
                 c = up
+            hkey[c] = key
+            hlist[c] = i
     total = offsets[k] - offsets[0]
     out_k = np.empty(total, dtype=np.int64)
     out_n = np.empty(total, dtype=np.int64)
-    out_s = np.empty(total, dtype=np.int64)
+    out_s = np.empty((w, total), dtype=np.int64)
     r = -1
+    last = 0
     while size > 0:
-        i = heap[0]
+        i = hlist[0]
         t = at[i]
-        if r >= 0 and out_k[r] == keys[t]:
+        key = hkey[0]
+        if r >= 0 and last == key:
             out_n[r] += counts[t]
-            out_s[r] += sums[t]
+            for x in range(w):
+                out_s[x, r] += sums[x, t]
         else:
             r += 1
-            out_k[r], out_n[r], out_s[r] = keys[t], counts[t], sums[t]
-        at[i] = t + 1
-        if at[i] == offsets[i + 1]:  # list i done: the last one to the top
+            out_k[r] = key
+            out_n[r] = counts[t]
+            for x in range(w):
+                out_s[x, r] = sums[x, t]
+            last = key
+        t += 1
+        at[i] = t
+        if t == offsets[i + 1]:  # list i done: the heap's last one to the top
             size -= 1
-            heap[0] = heap[size]
+            if size == 0:
+                break
+            key = hkey[size]
+            i = hlist[size]
+        else:
+            key = keys[t]
         c = 0
-        while True:  # sift down
+        while True:  # sift (key, i) down from the top
             left = 2 * c + 1
             if left >= size:
                 break
             best = left
-            right = left + 1
-            if right < size and keys[at[heap[right]]] < keys[at[heap[left]]]:
-                best = right
-            if keys[at[heap[c]]] <= keys[at[heap[best]]]:
+            if left + 1 < size and hkey[left + 1] < hkey[left]:
+                best = left + 1
+            if key <= hkey[best]:
                 break
-            heap[c], heap[best] = heap[best], heap[c]
+            hkey[c] = hkey[best]
+            hlist[c] = hlist[best]
             c = best
-    return True, out_k[:r + 1], out_n[:r + 1], out_s[:r + 1]
+        hkey[c] = key
+        hlist[c] = i
+    return True, out_k[:r + 1], out_n[:r + 1], out_s[:, :r + 1]
+
+
+def merge_words(parts: Sequence[tuple[np.ndarray, np.ndarray, Sequence[np.ndarray]]]
+                ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]] | None:
+    """Several (key, count, [sum of each word]) lists with strictly increasing keys, every
+    part with the same number of words, summed by key in one pass (:func:`_merge_words`:
+    a range's partial lists, one or more per partition); None without numba or when a
+    list is not strictly increasing (the caller sorts)."""
+    fn = compile_kernel(_merge_words)
+    if fn is None or not parts:
+        return None
+    sizes = np.array([0, *(len(p[0]) for p in parts)], dtype=np.int64)
+    keys, counts = (np.concatenate([np.asarray(p[i], dtype=np.int64) for p in parts])
+                    for i in range(2))
+    words = len(parts[0][2])
+    sums = np.empty((words, len(keys)), dtype=np.int64)
+    for x in range(words):
+        np.concatenate([np.asarray(p[2][x], dtype=np.int64) for p in parts], out=sums[x])
+    ok, k, n, s = fn(keys, counts, sums, np.cumsum(sizes))
+    return (k, n, list(s)) if ok else None
+
+
+def _merge_two_words(k1: np.ndarray, n1: np.ndarray, s1: np.ndarray, k2: np.ndarray,
+                     n2: np.ndarray, s2: np.ndarray) -> Any:
+    """:func:`_merge_sorted` of two lists of several sum words (``s1``, ``s2``: a row a
+    word): one linear pass, no heap. Plain Python, compiled by numba."""
+    a, b = k1.shape[0], k2.shape[0]
+    w = s1.shape[0]
+    empty = np.zeros(0, dtype=np.int64)
+    for i in range(1, a):
+        if k1[i] <= k1[i - 1]:
+            return False, empty, empty, np.zeros((w, 0), dtype=np.int64)
+    for i in range(1, b):
+        if k2[i] <= k2[i - 1]:
+            return False, empty, empty, np.zeros((w, 0), dtype=np.int64)
+    keys = np.empty(a + b, dtype=np.int64)
+    counts = np.empty(a + b, dtype=np.int64)
+    sums = np.empty((w, a + b), dtype=np.int64)
+    i = j = r = 0
+    while i < a or j < b:
+        if j == b or (i < a and k1[i] < k2[j]):
+            keys[r], counts[r] = k1[i], n1[i]
+            for x in range(w):
+                sums[x, r] = s1[x, i]
+            i += 1
+        elif i == a or k2[j] < k1[i]:
+            keys[r], counts[r] = k2[j], n2[j]
+            for x in range(w):
+                sums[x, r] = s2[x, j]
+            j += 1
+        else:
+            keys[r], counts[r] = k1[i], n1[i] + n2[j]
+            for x in range(w):
+                sums[x, r] = s1[x, i] + s2[x, j]
+            i += 1
+            j += 1
+        r += 1
+    return True, keys[:r], counts[:r], sums[:, :r]
+
+
+def merge_two(first: tuple[np.ndarray, np.ndarray, Sequence[np.ndarray]],
+              second: tuple[np.ndarray, np.ndarray, Sequence[np.ndarray]]
+              ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]] | None:
+    """Two (key, count, [sum of each word]) lists with strictly increasing keys and the
+    same words summed by key in one linear pass (a family's running total and a chunk's
+    lists); None without numba or when a list is not strictly increasing."""
+    fn = compile_kernel(_merge_two_words)
+    if fn is None:
+        return None
+    ok, k, n, s = fn(*(np.ascontiguousarray(x, dtype=np.int64) for x in first[:2]),
+                     np.ascontiguousarray(np.array(first[2], dtype=np.int64)),
+                     *(np.ascontiguousarray(x, dtype=np.int64) for x in second[:2]),
+                     np.ascontiguousarray(np.array(second[2], dtype=np.int64)))
+    return (k, n, list(s)) if ok else None
 
 
 def merge_many(parts: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]]
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """Several (key, count, sum) lists with strictly increasing keys summed by key in one
-    pass (:func:`_merge_many`: a range's partial lists, one or more per partition, where
-    merging them two by two copied every entry log2(parts) times); None without numba or
-    when a list is not strictly increasing (the caller sorts)."""
-    fn = compile_kernel(_merge_many)
-    if fn is None:
-        return None
-    sizes = np.array([0, *(len(p[0]) for p in parts)], dtype=np.int64)
-    joined = [np.concatenate([np.asarray(p[i], dtype=np.int64) for p in parts])
-              if parts else np.zeros(0, dtype=np.int64) for i in range(3)]
-    ok, k, n, s = fn(*joined, np.cumsum(sizes))
-    return (k, n, s) if ok else None
+    pass (:func:`merge_words` of one word); None without numba or when a list is not
+    strictly increasing (the caller sorts)."""
+    got = merge_words([(k, n, (s,)) for k, n, s in parts])
+    return None if got is None else (got[0], got[1], got[2][0])
 
 
 def compiled() -> Callable[..., Any] | None:
@@ -280,4 +372,5 @@ def column_bins(values: np.ndarray, group: np.ndarray, groups: int, shift: int,
     return None if got is None else (got[0], got[1], got[2], got[3][0])
 
 
-__all__ = ["VERSION", "column_bins", "column_words", "compiled", "merge_many", "merge_sorted"]
+__all__ = ["VERSION", "column_bins", "column_words", "compiled", "merge_many", "merge_sorted",
+           "merge_two", "merge_words"]

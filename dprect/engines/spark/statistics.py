@@ -23,10 +23,11 @@ numba (a column's significands and its squares' two words summed from one encodi
 each value: :func:`shared_lists`), with each column's running total and a chunk's lists
 merged in one linear pass (in int64 while no key reaches 2^33 rows, exactly past it); the
 input is coalesced to one partition per core. Each partition's lists leave as sorted int64
-blobs (a sum as two words: exact at any count; compressed, :data:`BLOB_CODEC`), one per
-key range, each range is merged by one task (:func:`merge_blobs`: one k-way merge of the
-sorted lists, no sort) and the ranges are
-collected in key order. So the number of Spark
+blobs (a sum as two words: exact at any count; compressed, :data:`BLOB_CODEC`; a segment
+per kernel column, a variance's three sharing their keys and counts, so a reader
+decompresses only the columns it reads: :func:`_segment`), one per key range, each range
+is merged by one task (:func:`merge_blobs`: one k-way merge of the sorted lists a
+segment, no sort) and the ranges are collected in key order. So the number of Spark
 jobs depends on neither the groups nor the columns nor the statistics asked. On a run of
 many groups the draws run in the executors instead, over the same pass cut into blocks of
 groups (:func:`counting_pass` with ``blocks``; :mod:`dprect.engines.spark.executor_draws`).
@@ -48,10 +49,11 @@ listed values (or is null) is dropped; numbers are compared as float64, −0.0 a
 from __future__ import annotations
 
 import itertools
+import struct
 import sys
 from collections.abc import Iterator, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -71,6 +73,7 @@ from dprect.core.decimal_grid import DecimalGrid
 from dprect.core.describe_stats import (
     DROPPED_BITS,
     EXACT_ROWS,
+    SUM_WORD,
     from_words,
     significands,
     square_words,
@@ -116,22 +119,27 @@ JIT_ROWS = 1 << 16
 #: the compiled step's dense tables hold at most this many (group, bin) cells
 JIT_CELLS = 1 << 22
 #: the version of :mod:`dprect.engines.spark.describe_jit` this kernel calls
-JIT_VERSION = 4
+JIT_VERSION = 5
 #: the version of :mod:`dprect.engines.decimal_grid_jit` this kernel calls
 DECIMAL_JIT_VERSION = 1
-#: a blob's int64 rows: key, count, and the sum's two words (hi, lo)
-BLOB_ROWS = 4
 #: a blob's lists travel compressed (keys as differences, each row in its least integer
-#: type; :func:`_blob`): the quantiles' decimal grid makes nearly every value a cell of
+#: type; :func:`_segment`): the quantiles' decimal grid makes nearly every value a cell of
 #: its own, 32 bytes raw, about 1.5–2 bytes compressed — what the shuffle, the kept blocks
 #: and a collect hold; zstd's fast level −1 on the narrowed rows (docs/results.md §5.3b)
 BLOB_CODEC = "zstd"
 BLOB_LEVEL = -1
-#: a partition's running lists are sent on (one blob per range, merged with the rest by
-#: the range's merge task) once they hold this many entries: 2^24 entries, 384 MB of
+#: a partition's decimal-grid lists are sent on (one blob per range, merged with the rest
+#: by the range's merge task) once they hold this many entries: 2^24 entries, 384 MB of
 #: lists (the quantiles' cells hold about one entry per distinct value: a partition of
 #: 10^6 rows × 64 columns would otherwise hold ~1.5 GB in its Python worker)
 HELD_ENTRIES = 1 << 24
+#: the lists of grids other than the decimal ones (the search grid's: a few hundred bins
+#: a cell, whatever the rows) are kept, summing on across the decimal grids' sends,
+#: until they hold this many entries — a family's entry counted once: 40 bytes with a
+#: variance's words, so at most about 500 MB — and then sent with the rest (each send of
+#: them is all their cells again). The benchmark's 64 columns × 1,000 groups hold about
+#: 8·10^6 at 10^6 rows a partition, 9·10^6 at 2·10^6 (docs/results.md §5.3b)
+KEPT_ENTRIES = 3 << 22
 #: the sums' key ranges (merge tasks) per core of the session, at least
 RANGES_PER_CORE = 8
 #: and at least one range per this many cells (a range's blob stays far below Arrow's
@@ -268,42 +276,122 @@ def finite_chunks(batches: Iterator[Any], chunk_rows: int, columns: Sequence[str
 
 def to_blob(keys: np.ndarray, counts: np.ndarray, sums: np.ndarray) -> Any:
     """Sorted (key, count, sum) lists as one Arrow ``binary`` array of one value
-    (:func:`from_blob` reads it back): keys, counts and each sum's two int64 words
-    (:func:`~dprect.core.describe_stats.sum_words`: a sum past int64, a key of 2^33 rows
-    or more, travels exactly), compressed (:func:`_blob`)."""
-    hi, lo = sum_words(sums)
-    return _blob((np.asarray(keys, dtype=np.int64), np.asarray(counts, dtype=np.int64),
-                  hi, lo))
+    (:func:`from_blob` reads it back): one segment (:func:`_segment`) of keys, counts and
+    each sum's two int64 words (:func:`~dprect.core.describe_stats.sum_words`: a sum past
+    int64, a key of 2^33 rows or more, travels exactly), compressed."""
+    keys = np.asarray(keys, dtype=np.int64)
+    if not len(keys):
+        return _binary(b"")
+    family = Family(0, (0,), int(keys[0]))
+    return _binary(_segment([family], [(keys, np.asarray(counts, dtype=np.int64),
+                                        [sum_words(sums)], None, None)]))
 
 
-def _blob(rows: Sequence[np.ndarray]) -> Any:
-    """:data:`BLOB_ROWS` int64 rows of n entries — sorted keys, counts, the sums' high and
-    low words — as :func:`to_blob`'s one-value binary array: n (one int64), each row's
-    type (:func:`_narrow`: 1, 2, 4 or 8 bytes; a byte each, padded to 8), then the rows —
-    the first (the keys) as differences — each in its width, side by side, compressed
-    (:data:`BLOB_CODEC`; the quantiles' cells, one entry per distinct value of 32 bytes
-    raw, take about 1.5 bytes, and the narrowed rows leave the codec about a third of the
-    raw bytes to read). Each row is written once, narrowed, into the codec's input; the
-    rows are not changed."""
-    keys = rows[0]
-    n = len(keys)
-    data = np.array([n], dtype=np.int64).tobytes()
-    if n:
-        steps = np.empty(n, dtype=np.int64)  # sorted keys: small steps
-        steps[0] = keys[0]
-        np.subtract(keys[1:], keys[:-1], out=steps[1:])
-        table = [steps, *rows[1:]]
-        kinds = [_narrow(row) for row in table]
-        data += bytes(_ROW_TYPES.index(k) for k in kinds).ljust(8, b"\0")
-        raw = np.empty(sum(k.itemsize for k in kinds) * n, dtype=np.uint8)
-        at = 0
-        for row, kind in zip(table, kinds, strict=True):  # each written once, narrowed
-            np.copyto(raw[at:at + kind.itemsize * n].view(kind), row, casting="unsafe")
-            at += kind.itemsize * n
-        data += _codec().compress(raw, asbytes=True)
+def _binary(data: bytes) -> Any:
+    """``data`` as a one-value Arrow ``binary`` array (no copy)."""
     offsets = np.array([0, len(data)], dtype=np.int32)
     return pa.Array.from_buffers(pa.binary(), 1, [None, pa.py_buffer(offsets),
                                                    pa.py_buffer(data)])
+
+
+class Family(NamedTuple):
+    """A column's kernel columns (:func:`virtual_columns`): its significands (or counts)
+    and, for a variance, its squares' two words — on one grid, so the same bins and
+    counts, their keys a constant apart: ``first`` kernel column, each word's key
+    ``offsets`` (word i's keys are the first word's plus offsets[i]) and ``start``, the
+    first key of the first word's cells (its key base)."""
+
+    first: int
+    offsets: tuple[int, ...]
+    start: int
+
+
+#: a blob is a run of SEGMENTS in key order, each compressed apart, so a reader of some
+#: columns decompresses only theirs (:func:`from_blob`). A segment holds a RUN of
+#: families with the same words on the same kind of grid (:func:`_runs`: a mechanism's
+#: columns, e.g. the query's with their squares, or the quantiles'): one list of keys (the
+#: first word's), counts and a sum row a word for them all — a family's keys and counts
+#: once for its words. Its header: :data:`_HEAD` (the run's first kernel column, the words
+#: w, the families F, the entries n, the first and the last key, the payload's bytes),
+#: w int64 key offsets, per family four int64 (its first kernel column, its start, the
+#: first key of its entries here and their number), 2 + 2w row codes (a byte each, padded
+#: to 8: the steps between a family's keys — its first step 0, its first key in the
+#: header —, the counts, each word's high and low sum word; :data:`_ROW_TYPES`' index, or
+#: :data:`_ZERO`), then the payload padded to 8
+_HEAD = "<7q"
+_HEAD_BYTES = struct.calcsize(_HEAD)
+#: a row's code when every value is 0: the row takes no bytes (the quantiles' at-value
+#: sums' high word, a one-entry segment's steps)
+_ZERO = 255
+
+
+def _pad(n: int) -> int:
+    return -(-n // 8) * 8
+
+
+#: one family's piece of a segment: keys, counts, per word (hi, lo) — hi None where it is
+#: zeros (:func:`_words`) — and, or None to find them here, the keys' steps (the first is
+#: not read: 0) and each row's least and largest value (steps, counts, each hi, lo)
+Piece = tuple[np.ndarray, np.ndarray, list[tuple[np.ndarray | None, np.ndarray]],
+              np.ndarray | None, list[tuple[int, int]] | None]
+
+
+def _bounds(row: np.ndarray | None) -> tuple[int, int]:
+    """A row's least and largest value ((0, 0) for None: zeros, or empty)."""
+    if row is None or not len(row):
+        return 0, 0
+    return int(row.min()), int(row.max())
+
+
+def _segment(families: Sequence[Family], pieces: Sequence[Piece | None]) -> bytes:
+    """One segment (:data:`_HEAD`'s notes) of a run of ``families`` (the same offsets),
+    ``pieces`` one a family (None or empty: no entries here; n ≥ 1 in all): sorted int64
+    keys, their counts and per sum word its (high, low) int64 word rows
+    (:func:`~dprect.core.describe_stats.sum_words`). The rows — the keys as steps within
+    their family — each in its least integer type over every piece (:func:`_narrow`; an
+    all-zero row none), side by side, compressed (:data:`BLOB_CODEC`: the quantiles'
+    cells, one entry per distinct value of 32 bytes raw, take about 1.5). Each piece's
+    rows are written once, narrowed, into the codec's input; they are not changed."""
+    have = [p for p in pieces if p is not None and len(p[0])]
+    n = sum(len(p[0]) for p in have)
+    offsets = families[0].offsets
+    rows, bounds = [], []
+    for keys, counts, words, steps, known in have:
+        if steps is None:
+            steps = np.empty(len(keys), dtype=np.int64)
+            steps[0] = 0
+            np.subtract(keys[1:], keys[:-1], out=steps[1:])
+        row = [steps, counts, *(r for pair in words for r in pair)]  # a row None: zeros
+        rows.append(row)
+        if known is None:
+            known = [_bounds(steps[1:]), *(_bounds(r) for r in row[1:])]
+        bounds.append(known)
+    kinds = [_narrow([b[i] for b in bounds]) for i in range(2 + 2 * len(offsets))]
+    raw = np.empty(sum(k.itemsize for k in kinds if k is not None) * n, dtype=np.uint8)
+    at = 0
+    for i, kind in enumerate(kinds):  # each row written once, narrowed, piece by piece
+        if kind is None:
+            continue
+        for row, piece in zip(rows, have, strict=True):
+            size = kind.itemsize * len(piece[0])
+            target, values = raw[at:at + size].view(kind), row[i]
+            if values is None:
+                target[:] = 0
+            else:
+                np.copyto(target, values, casting="unsafe")
+                if i == 0:
+                    target[0] = 0  # a family's first key is in the header
+            at += size
+    payload = _codec().compress(raw, asbytes=True) if at else b""
+    codes = bytes(_ZERO if k is None else _ROW_TYPES.index(k) for k in kinds)
+    head = struct.pack(_HEAD, families[0].first, len(offsets), len(families), n,
+                       int(have[0][0][0]), int(have[-1][0][-1]), len(payload))
+    table = np.array([[f.first, f.start, *((int(p[0][0]), len(p[0]))
+                                            if p is not None and len(p[0]) else (0, 0))]
+                      for f, p in zip(families, pieces, strict=True)], dtype="<i8")
+    return b"".join((head, np.asarray(offsets, dtype="<i8").tobytes(), table.tobytes(),
+                     codes.ljust(_pad(len(codes)), b"\0"), payload,
+                     bytes(_pad(len(payload)) - len(payload))))
 
 
 #: the types a blob's row may take (its code: the index), narrowest first
@@ -311,11 +399,15 @@ _ROW_TYPES = tuple(np.dtype(t).newbyteorder("<") for t in
                    ("u1", "i1", "u2", "i2", "u4", "i4", "i8"))
 
 
-def _narrow(row: np.ndarray) -> np.dtype[Any]:
-    """The narrowest integer type of :data:`_ROW_TYPES` that holds an int64 row's least
-    and largest value (so its values unchanged: counts of mostly ones, at-value rows and
-    a sum's high word of zeros in a byte, a sum's low word below 2^32 in four)."""
-    low, high = int(row.min()), int(row.max())
+def _narrow(bounds: Sequence[tuple[int, int]]) -> np.dtype[Any] | None:
+    """The narrowest integer type of :data:`_ROW_TYPES` that holds an int64 row whose
+    pieces lie within ``bounds`` (least, largest) — so its values unchanged: counts of
+    mostly ones, at-value rows and a sum's high word of small values in a byte, a sum's
+    low word below 2^32 in four — or None for a row of zeros only (no bytes)."""
+    low = min(b[0] for b in bounds)
+    high = max(b[1] for b in bounds)
+    if low == high == 0:
+        return None
     for kind in _ROW_TYPES:
         info = np.iinfo(kind)
         if info.min <= low and high <= info.max:
@@ -324,37 +416,168 @@ def _narrow(row: np.ndarray) -> np.dtype[Any]:
 
 
 def _codec() -> Any:
-    """The blobs' codec (:data:`BLOB_CODEC` at :data:`BLOB_LEVEL`)."""
-    return pa.Codec(BLOB_CODEC, compression_level=BLOB_LEVEL)
+    """The blobs' codec (:data:`BLOB_CODEC`, at :data:`BLOB_LEVEL` where it has levels)."""
+    if pa.Codec.supports_compression_level(BLOB_CODEC):
+        return pa.Codec(BLOB_CODEC, compression_level=BLOB_LEVEL)
+    return pa.Codec(BLOB_CODEC)
+
+
+class _Segment:
+    """A segment's header read from a blob (:data:`_HEAD`'s notes), its payload not yet
+    decompressed."""
+
+    __slots__ = ("buffer", "column", "families", "first", "kinds", "last", "n", "offsets",
+                 "payload", "pieces", "size")
+
+    def __init__(self, buffer: Any, at: int) -> None:
+        v, w, f, n, first, last, size = struct.unpack_from(_HEAD, buffer, at)
+        at += _HEAD_BYTES
+        self.buffer, self.column, self.n, self.first, self.last, self.size = \
+            buffer, v, n, first, last, size
+        self.offsets: tuple[int, ...] = struct.unpack_from(f"<{w}q", buffer, at)
+        at += 8 * w
+        table = struct.unpack_from(f"<{4 * f}q", buffer, at)
+        self.families = tuple(Family(table[4 * i], self.offsets, table[4 * i + 1])
+                              for i in range(f))
+        #: each family's entries: (its first key, their number)
+        self.pieces = [(table[4 * i + 2], table[4 * i + 3]) for i in range(f)]
+        at += 32 * f
+        codes = buffer.slice(at, 2 + 2 * w).to_pybytes()
+        self.kinds = [None if c == _ZERO else _ROW_TYPES[c] for c in codes]
+        self.payload = at + _pad(2 + 2 * w)
+
+    @property
+    def end(self) -> int:
+        """Where the next segment starts."""
+        return self.payload + _pad(self.size)
+
+    def spans(self) -> list[tuple[int, int]]:
+        """Each word's least and largest key."""
+        return [(self.first + off, self.last + off) for off in self.offsets]
+
+    def rows(self) -> tuple[Any, list[int]]:
+        """The payload decompressed and each row's byte offset in it."""
+        widths = [0 if k is None else k.itemsize * self.n for k in self.kinds]
+        raw = _codec().decompress(self.buffer.slice(self.payload, self.size),
+                                  decompressed_size=sum(widths)) if self.size else b""
+        return raw, np.cumsum([0, *widths]).tolist()
+
+    def keys(self, raw: Any, at: list[int]) -> np.ndarray:
+        """The first word's keys: each family's from its first key (the header's) by the
+        running sum of its steps."""
+        if self.kinds[0] is None:
+            keys = np.zeros(self.n, dtype=np.int64)
+        else:
+            keys = np.cumsum(np.frombuffer(raw, dtype=self.kinds[0], count=self.n,
+                                           offset=at[0]), dtype=np.int64)
+        a = 0
+        for first, n in self.pieces:
+            if n:
+                keys[a:a + n] += first - keys[a]
+                a += n
+        return keys
+
+    def row(self, raw: Any, at: list[int], i: int, a: int, z: int) -> np.ndarray:
+        """Row ``i``'s entries a … z − 1 as int64."""
+        kind = self.kinds[i]
+        if kind is None:
+            return np.zeros(z - a, dtype=np.int64)
+        return np.frombuffer(raw, dtype=kind, count=z - a,
+                             offset=at[i] + a * kind.itemsize).astype(np.int64)
+
+    def sums(self, raw: Any, at: list[int], word: int, a: int, z: int,
+             counts: np.ndarray) -> np.ndarray:
+        """Word ``word``'s sums of the entries a … z − 1 (``counts`` theirs) joined from
+        their high and low words (:func:`~dprect.core.describe_stats.words_sum`; a high
+        word of zeros: the low word itself)."""
+        lo = self.row(raw, at, 3 + 2 * word, a, z)
+        if self.kinds[2 + 2 * word] is None:
+            return lo
+        return words_sum(self.row(raw, at, 2 + 2 * word, a, z), lo, counts)
+
+    def cuts(self, keys: np.ndarray, wanted: tuple[int, int] | None
+             ) -> list[tuple[int, int, int, int]]:
+        """(kernel column, word, a, z): the entries a … z − 1 of each family's word with
+        keys in ``wanted`` (first, end) (None: every entry), in key order — a family's
+        words one after the other, each its keys plus its offset."""
+        if len(self.offsets) == 1:  # one word: the keys are every family's, in place
+            whole = [(self.column, 0, 0, self.n)]
+        else:
+            whole = []
+            a = 0
+            for f, (_, n) in zip(self.families, self.pieces, strict=True):
+                whole += [(f.first + i, i, a, a + n) for i in range(len(self.offsets)) if n]
+                a += n
+        if wanted is None:
+            return whole
+        edges = [np.searchsorted(keys, [wanted[0] - off, wanted[1] - off]).tolist()
+                 for off in self.offsets]
+        out = []
+        for v, i, a, z in whole:
+            lo, hi = max(a, edges[i][0]), min(z, edges[i][1])
+            if hi > lo:
+                out.append((v, i, lo, hi))
+        return out
+
+
+def _segments(blob: Any) -> Iterator[_Segment]:
+    """A blob's segments, in key order (bytes or an Arrow buffer)."""
+    buffer = pa.py_buffer(blob)
+    at = 0
+    while at < buffer.size:
+        seg = _Segment(buffer, at)
+        yield seg
+        at = seg.end
+
+
+def _read(seg: _Segment) -> Words:
+    """A segment's (keys of its first word, counts, [sum of each word]) — the sums joined
+    from their words (int64, or Python integers past int64)."""
+    raw, at = seg.rows()
+    keys = seg.keys(raw, at)
+    counts = seg.row(raw, at, 1, 0, seg.n)
+    return keys, counts, [seg.sums(raw, at, i, 0, seg.n, counts)
+                          for i in range(len(seg.offsets))]
 
 
 def from_blob(blob: Any, keys: tuple[int, int] | None = None
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The (key, count, sum) lists of a blob (bytes or an Arrow buffer: :func:`_blob`'s
-    n, its rows' types, then its compressed rows; the sums joined from their words:
+    """The (key, count, sum) lists of a blob (bytes or an Arrow buffer: its segments,
+    :data:`_HEAD`'s notes; a family's words each as its own kernel column's lists, its
+    keys the first word's plus the word's offset; the sums joined from their words:
     int64, or Python integers past int64) — given ``keys`` (first, end), only its entries
-    with first ≤ key < end: every key is read (the steps' running sum), the counts and
-    sums of those entries only (a block's cells read by one mechanism of a mixed run)."""
-    buffer = pa.py_buffer(blob)
-    n = int(np.frombuffer(buffer, dtype=np.int64, count=1)[0])
-    if n == 0:
+    with first ≤ key < end: a segment with no key there is not even decompressed, and of
+    the others every key is read (the steps' running sum), the counts and sums of those
+    entries only (a block's cells read by one mechanism of a mixed run)."""
+    pieces: list[Lists] = []
+    for seg in _segments(blob):
+        if keys is not None and not any(lo < keys[1] and keys[0] <= hi
+                                        for lo, hi in seg.spans()):
+            continue
+        raw, at = seg.rows()
+        first_keys = seg.keys(raw, at)
+        cuts = seg.cuts(first_keys, keys)
+        if not cuts:
+            continue
+        a, z = min(c[2] for c in cuts), max(c[3] for c in cuts)
+        counts = seg.row(raw, at, 1, a, z)
+        words: dict[int, np.ndarray] = {}  # each word's sums joined once
+        for _, i, lo, hi in cuts:
+            if i not in words:
+                words[i] = seg.sums(raw, at, i, a, z, counts)
+            off = seg.offsets[i]
+            pieces.append((first_keys[lo:hi] + off if off else first_keys[lo:hi],
+                           counts[lo - a:hi - a], words[i][lo - a:hi - a]))
+    if not pieces:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, empty
-    kinds = [_ROW_TYPES[c] for c in np.frombuffer(buffer, dtype=np.uint8, count=BLOB_ROWS,
-                                                  offset=8).tolist()]
-    raw = _codec().decompress(buffer.slice(16),
-                              decompressed_size=sum(k.itemsize for k in kinds) * n)
-    offsets = np.cumsum([0, *(k.itemsize * n for k in kinds)]).tolist()
-    key = np.cumsum(np.frombuffer(raw, dtype=kinds[0], count=n), dtype=np.int64)
-    a, z = (0, n) if keys is None else \
-        (int(i) for i in np.searchsorted(key, np.array(keys, dtype=np.int64)))
-    counts, hi, lo = (np.frombuffer(raw, dtype=kind, count=z - a,
-                                    offset=at + a * kind.itemsize).astype(np.int64)
-                      for kind, at in zip(kinds[1:], offsets[1:-1], strict=True))
-    return key[a:z], counts, words_sum(hi, lo, counts)
+    return pieces[0] if len(pieces) == 1 else _joined(pieces)
 
 
 Lists = tuple[np.ndarray, np.ndarray, np.ndarray]
+#: (key, count, [sum of each word]) lists: a kernel column's, or a family's (keys and
+#: counts shared by a column's significands and its squares' two words)
+Words = tuple[np.ndarray, np.ndarray, list[np.ndarray]]
 
 
 def _joined(parts: Sequence[Lists]) -> Lists:
@@ -412,28 +635,42 @@ def grid_keys(grid: Domain | DecimalGrid, x: np.ndarray, at_value: bool = False
     return keys, at_value_counts(grid, x, keys) if at_value else None
 
 
-def _int64_safe(total: Lists, chunk: Lists) -> bool:
+def _int64_safe(total: Words, chunk: Words) -> bool:
     """Whether every sum of ``total`` and ``chunk`` merged is an int64 — both int64 and no
     key reaching :data:`~dprect.core.describe_stats.EXACT_ROWS` rows — as the compiled
     merge needs (:func:`~dprect.core.describe_stats.sum_by_key` is exact past it)."""
-    return (total[2].dtype != object and chunk[2].dtype != object
+    return (all(x.dtype != object for x in (*total[2], *chunk[2]))
             and int(total[1].max(initial=0)) + int(chunk[1].max(initial=0)) < EXACT_ROWS)
 
 
 def _merge_into(total: Lists | None, chunk: Lists) -> Lists:
-    """A column's running (key, count, sum) total — sorted, unique — and a chunk's lists
-    summed by key: the chunk itself where it is the first and its keys strictly increase
-    (every counting step gives them in key order), one linear merge where
-    ``describe_jit`` runs here, else :func:`_merge`; the same lists."""
-    if total is None and _increasing(chunk[0]) and chunk[2].dtype != object:
+    """:func:`_words_into` of a kernel column's lists of one sum word."""
+    got = _words_into(None if total is None else (total[0], total[1], [total[2]]),
+                      (chunk[0], chunk[1], [chunk[2]]))
+    return got[0], got[1], got[2][0]
+
+
+def _words_into(total: Words | None, chunk: Words) -> Words:
+    """A family's running (key, count, [sum of each word]) total — sorted, unique — and a
+    chunk's lists summed by key: the chunk itself where it is the first and its keys
+    strictly increase (every counting step gives them in key order), one linear merge
+    where ``describe_jit`` runs here (:func:`merge_sorted` of one word, :func:`merge_two`
+    of several), else by a sort (:func:`_sum_words`); the same lists."""
+    if total is None and _increasing(chunk[0]) and all(x.dtype != object for x in chunk[2]):
         return (np.asarray(chunk[0], dtype=np.int64), np.asarray(chunk[1], dtype=np.int64),
-                np.asarray(chunk[2], dtype=np.int64))
+                [np.asarray(x, dtype=np.int64) for x in chunk[2]])
     if total is not None and len(chunk[0]) >= JIT_ROWS // 64 and _int64_safe(total, chunk):
         jit = _jit()
-        got = jit.merge_sorted(total, chunk) if jit is not None else None
-        if got is not None:
-            return got
-    return _merge([chunk] if total is None else [total, chunk])
+        if jit is not None and len(chunk[2]) == 1:
+            one = jit.merge_sorted((total[0], total[1], total[2][0]),
+                                   (chunk[0], chunk[1], chunk[2][0]))
+            if one is not None:
+                return one[0], one[1], [one[2]]
+        elif jit is not None:
+            got: Words | None = jit.merge_two(total, chunk)
+            if got is not None:
+                return got
+    return _sum_words([chunk] if total is None else [total, chunk])
 
 
 def _increasing(keys: np.ndarray) -> bool:
@@ -443,24 +680,41 @@ def _increasing(keys: np.ndarray) -> bool:
 
 def _merge_sorted(parts: Sequence[Lists]) -> Lists:
     """Partial (key, count, sum) lists, each sorted and unique, summed by key
-    (:func:`_merge`'s lists): merged in one pass (``describe_jit``'s :func:`merge_many`:
-    a heap of the parts' next keys, each entry written once; merged two by two before,
-    each entry was copied log2(parts) times — a range gets one part per partition and per
-    early send) where it runs here and every sum stays an int64 (no key can reach
+    (:func:`_merge_words` of one word)."""
+    keys, counts, sums = _merge_words([(k, n, [v]) for k, n, v in parts])
+    return keys, counts, sums[0]
+
+
+def _merge_words(parts: Sequence[Words]) -> Words:
+    """Partial (key, count, [sum of each word]) lists, each sorted and unique, every part
+    with the same words, summed by key: merged in one pass (``describe_jit``'s
+    :func:`merge_words`: a heap of the parts' next keys, each entry written once; a
+    family's words merged together, its keys and counts once) where it runs here and
+    every sum stays an int64 (no key can reach
     :data:`~dprect.core.describe_stats.EXACT_ROWS` rows: the parts' largest counts add up
-    to less), else — or when a part is not strictly increasing — by :func:`_merge`'s
-    sort."""
+    to less), else — or when a part is not strictly increasing — by a sort
+    (:func:`~dprect.core.describe_stats.sum_by_key`, word by word)."""
     kept = [p for p in parts if len(p[0])]
+    exact = all(s.dtype != object for p in kept for s in p[2])
     if len(kept) <= 1:
-        if kept and _increasing(kept[0][0]) and kept[0][2].dtype != object:
+        if kept and exact and _increasing(kept[0][0]):
             return kept[0]
-        return _merge(parts)
+        return _sum_words(parts)
     jit = _jit()
-    if jit is None or any(p[2].dtype == object for p in kept) \
-            or sum(int(p[1].max()) for p in kept) >= EXACT_ROWS:
-        return _merge(parts)
-    got = jit.merge_many(kept)
-    return _merge(parts) if got is None else got  # None: a part not strictly increasing
+    if jit is None or not exact or sum(int(p[1].max()) for p in kept) >= EXACT_ROWS:
+        return _sum_words(parts)
+    got: Words | None = jit.merge_words(kept)
+    return _sum_words(parts) if got is None else got  # None: a part not strictly increasing
+
+
+def _sum_words(parts: Sequence[Words]) -> Words:
+    """:func:`_merge_words` by a sort: each word summed by key
+    (:func:`~dprect.core.describe_stats.sum_by_key`: exact at any count)."""
+    keys = np.concatenate([np.asarray(p[0], dtype=np.int64) for p in parts])
+    counts = np.concatenate([np.asarray(p[1], dtype=np.int64) for p in parts])
+    summed = [sum_by_key(keys, np.concatenate([p[2][x] for p in parts]), counts)
+              for x in range(len(parts[0][2]))]
+    return summed[0][0], summed[0][1], [s[2] for s in summed]
 
 
 def column_lists(group: np.ndarray, values: np.ndarray, groups: int,
@@ -614,14 +868,15 @@ def partial_bins(batches: Iterator[Any], columns: Sequence[str], group_column: s
     :func:`key_bases`, sorted, and cut into ``ranges`` contiguous key ranges of cells
     (or, given ``limits``, per kernel column the first key of each range and the end:
     :func:`block_limits`, a range per block of groups), one
-    (range, blob) row each (:func:`to_blob`), each row a batch of its own — sent early,
-    and the lists started again, whenever they hold :data:`HELD_ENTRIES` (the range's
-    merge task sums every row of its range, so the merged lists are the same). Ungrouped
+    (range, blob) row each (:func:`range_blobs`), each row a batch of its own — sent
+    early, and those lists started again: the decimal grids' (about an entry a value)
+    whenever they hold :data:`HELD_ENTRIES`, every list whenever the others hold
+    :data:`KEPT_ENTRIES` (the range's merge task sums every row of its range, so the
+    merged lists are the same whenever a list is sent). Ungrouped
     (``group_column`` None): every row is group 0 (``groups`` 1). ``spec`` is the
     kernel's (:func:`virtual_columns`), ``layout`` its columns' (column, word); None:
     one kernel column per column, its significands."""
     words = list(layout) if layout is not None else [(j, 0) for j in range(len(columns))]
-    acc: list[Lists | None] = [None for _ in words]
     base = key_bases(spec, groups)
     chunk_rows = -(-CHUNK_VALUES // max(1, len(columns)))
     if limits is None:
@@ -629,47 +884,199 @@ def partial_bins(batches: Iterator[Any], columns: Sequence[str], group_column: s
         starts = cell_starts(spec, groups,
                              np.arange(ranges + 1, dtype=np.int64) * cells // ranges)
         limits = [starts for _ in spec.columns]
-    kernel_of = [[v for v, (of, _) in enumerate(words) if of == j]
-                 for j in range(len(columns))]
+    # a column's kernel columns are one family (its significands and its squares' words:
+    # one list of keys and counts, a sum row a word) or one kernel column
+    families = _families(spec, words, base)
+    family_of = {words[f.first][0]: i for i, f in enumerate(families)}
+    runs = _runs(spec, families)
+    acc: list[Words | None] = [None for _ in families]
+    # a decimal grid's lists grow about an entry a value: those are sent on when they
+    # hold HELD_ENTRIES; the other grids' (a few hundred bins a cell, whatever the rows)
+    # keep summing across those sends while they hold fewer than KEPT_ENTRIES
+    growing = [isinstance(spec.columns[f.first].grid, DecimalGrid) for f in families]
     for j, group, x in finite_chunks(batches, chunk_rows, columns, group_column, group_kind,
                                      group_values):
-        mine = kernel_of[j]  # a column's kernel columns share its encoding where they can
-        lists = shared_lists(group, x, groups, [(spec.columns[v], words[v][1]) for v in mine])
-        for v, (g, b, n, sums) in zip(mine, lists, strict=True):
-            size = np.int64(spec.columns[v].grid.size)
-            key = np.int64(base[v]) + g.astype(np.int64) * size + b
-            acc[v] = _merge_into(acc[v], (key, n, sums))  # sorted, one list per column
-        if sum(len(t[0]) for t in acc if t is not None) >= HELD_ENTRIES:
-            yield from range_blobs(acc, limits, ranges)  # merged with the rest by range
-            acc = [None for _ in words]
-    yield from range_blobs(acc, limits, ranges)
+        f = family_of[j]
+        v = families[f].first
+        mine = range(v, v + len(families[f].offsets))  # they share the column's encoding
+        lists = shared_lists(group, x, groups, [(spec.columns[u], words[u][1]) for u in mine])
+        g, b, n, _ = lists[0]
+        for other in lists[1:]:  # the same rows on the same grid: the same pairs, in order
+            if not (np.array_equal(other[0], g) and np.array_equal(other[1], b)
+                    and np.array_equal(other[2], n)):
+                raise AssertionError("a family's words counted different bins")
+        key = np.int64(base[v]) + g.astype(np.int64) * np.int64(spec.columns[v].grid.size) + b
+        acc[f] = _words_into(acc[f], (key, n, [t[3] for t in lists]))  # sorted, unique
+        held = [0 if t is None else len(t[0]) for t in acc]
+        rest = sum(h for h, grows in zip(held, growing, strict=True) if not grows)
+        if sum(held) - rest >= HELD_ENTRIES or rest >= KEPT_ENTRIES:  # sent on, merged
+            send = [grows or rest >= KEPT_ENTRIES for grows in growing]  # with the rest
+            yield from range_blobs([t if out else None for t, out in zip(acc, send,
+                                                                         strict=True)],
+                                   limits, ranges, families, runs)
+            acc = [None if out else t for t, out in zip(acc, send, strict=True)]
+    yield from range_blobs(acc, limits, ranges, families, runs)
 
 
-def range_blobs(acc: Sequence[Lists | None], limits: Sequence[np.ndarray], ranges: int
-                ) -> Iterator[Any]:
+def range_blobs(acc: Sequence[Words | None], limits: Sequence[np.ndarray], ranges: int,
+                families: Sequence[Family] | None = None,
+                runs: Sequence[Sequence[int]] | None = None) -> Iterator[Any]:
     """:func:`partial_bins`' output: per key range with entries, one (range, blob) batch
-    of every kernel column's running (key, count, sum) lists ``acc`` cut at ``limits``."""
-    kept = [(total, lim) for total, lim in zip(acc, limits, strict=True) if total is not None]
-    # v-major: in key order; each column's rows (its sums as two words, split once)
-    filled = [(total[0], total[1], *sum_words(total[2])) for total, _ in kept]
-    edges = [np.searchsorted(total[0], lim).tolist() for total, lim in kept]
-    for r in range(ranges):  # a batch per range: Arrow's binary holds < 2 GB a batch
-        pieces = [(rows, e[r], e[r + 1])
-                  for rows, e in zip(filled, edges, strict=True) if e[r + 1] > e[r]]
-        if not pieces:
+    of every family's running (key, count, [sum of each word]) lists ``acc`` (family i of
+    ``families``, :func:`_families`; None: a kernel column each, its first key its start)
+    cut at its first kernel column's ``limits``: a segment a run of families (``runs``,
+    :func:`_runs`; None: a run a family) with entries in the range (:func:`_segment`)."""
+    if families is None:
+        families = [Family(v, (0,), 0 if t is None or not len(t[0]) else int(t[0][0]))
+                    for v, t in enumerate(acc)]
+    if runs is None:
+        runs = [[i] for i in range(len(families))]
+    # each family's rows (its sums split once, its keys' steps taken once), the least and
+    # largest value of each (a piece's rows lie within them), where each range starts
+    rows = {}
+    for i, t in enumerate(acc):
+        if t is None or not len(t[0]):
             continue
-        table = [np.concatenate([rows[i][lo:hi] for rows, lo, hi in pieces])
-                 for i in range(BLOB_ROWS)]  # each column's part of the range, copied once
-        yield pa.RecordBatch.from_arrays([pa.array([r], pa.int32()), _blob(table)],
-                                         names=[PART, BLOB])
+        steps = np.empty(len(t[0]), dtype=np.int64)
+        steps[0] = 0
+        np.subtract(t[0][1:], t[0][:-1], out=steps[1:])
+        split = [_bounded_words(x) for x in t[2]]
+        words = [pair for pair, _ in split]
+        bounds = [_bounds(t[1]), *(b for _, two in split for b in two)]
+        rows[i] = (t[0], t[1], words, steps, bounds,
+                   np.searchsorted(t[0], limits[families[i].first]).tolist())
+    for r in range(ranges):  # a batch per range: Arrow's binary holds < 2 GB a batch
+        segments = []
+        for run in runs:
+            pieces: list[Piece | None] = []
+            for i in run:
+                got = rows.get(i)
+                if got is None or got[5][r + 1] <= got[5][r]:
+                    pieces.append(None)
+                    continue
+                keys, counts, words, steps, bounds, e = got
+                a, z = e[r], e[r + 1]
+                pieces.append((keys[a:z], counts[a:z],
+                               [(None if hi is None else hi[a:z], lo[a:z]) for hi, lo in words],
+                               steps[a:z], [_bounds(steps[a + 1:z]), *bounds]))
+            if any(p is not None for p in pieces):
+                segments.append(_segment([families[i] for i in run], pieces))
+        if segments:
+            yield pa.RecordBatch.from_arrays([pa.array([r], pa.int32()),
+                                              _binary(b"".join(segments))],
+                                             names=[PART, BLOB])
+
+
+def _words(sums: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
+    """A sum row's two words (:func:`~dprect.core.describe_stats.sum_words`), the high
+    one None where every sum lies in [0, 2^32) — the low word is then the sum itself
+    (the quantiles' at-value rows, a square word's sums over few rows): no split, no
+    copies."""
+    return _bounded_words(sums)[0]
+
+
+def _bounded_words(sums: np.ndarray
+                   ) -> tuple[tuple[np.ndarray | None, np.ndarray], list[tuple[int, int]]]:
+    """:func:`_words` of a sum row, with each word's least and largest value."""
+    if sums.dtype != object and len(sums):
+        low, high = int(sums.min()), int(sums.max())
+        if low >= 0 and high < 1 << SUM_WORD:
+            return (None, sums), [(0, 0), (low, high)]
+    hi, lo = sum_words(sums)
+    return (hi, lo), [_bounds(hi), _bounds(lo)]
+
+
+def _families(spec: StatisticsSpec, words: Sequence[tuple[int, int]], base: np.ndarray
+              ) -> list[Family]:
+    """The kernel's columns grouped into :class:`Family` s, one a column: its kernel
+    columns (its significands and, for a variance, its squares' two words:
+    :func:`virtual_columns`), on one grid, so with the same bins and counts and keys a
+    constant apart (each word's offset base[v + i] − base[v])."""
+    out = []
+    v = 0
+    while v < len(words):
+        w = 1
+        while v + w < len(words) and words[v + w][0] == words[v][0]:
+            if spec.columns[v + w].grid != spec.columns[v].grid:
+                raise ParameterError("a column's kernel columns must share its grid")
+            w += 1
+        out.append(Family(v, tuple(int(base[v + i]) - int(base[v]) for i in range(w)),
+                          int(base[v])))
+        v += w
+    return out
+
+
+def _runs(spec: StatisticsSpec, families: Sequence[Family]) -> list[list[int]]:
+    """The families cut into runs of consecutive families with the same words (offsets)
+    on the same kind of grid — a segment each (:func:`_segment`): in a mixed run, each
+    mechanism's columns (the query's on the search grid, with or without squares; the
+    quantiles' on decimal grids; the coverage bounds' on their domains), so a mechanism
+    reads its own segments. A public function of the spec."""
+    out: list[list[int]] = []
+    for i, f in enumerate(families):
+        kind = (f.offsets, type(spec.columns[f.first].grid))
+        if out and kind == (families[out[-1][0]].offsets,
+                            type(spec.columns[families[out[-1][0]].first].grid)):
+            out[-1].append(i)
+        else:
+            out.append([i])
+    return out
 
 
 def merge_blobs(table: Any) -> Any:
-    """applyInArrow body: one range's partial lists (one blob per partition) summed."""
+    """applyInArrow body: one range's partial lists (one blob per partition and early
+    send) summed, segment by segment (:func:`_merged_segments`)."""
     part = table.column(PART)[0].as_py()
-    merged = _merge_sorted([from_blob(b.as_buffer()) for b in table.column(BLOB)])
-    return pa.table({PART: pa.array([part], pa.int32()),
-                     BLOB: to_blob(*merged)})
+    merged = _merged_segments([b.as_buffer() for b in table.column(BLOB)])
+    return pa.table({PART: pa.array([part], pa.int32()), BLOB: _binary(merged)})
+
+
+def _merged_segments(blobs: Sequence[Any]) -> bytes:
+    """The segments of several blobs of one range summed run by run (every family's
+    words together, :func:`_merge_words`), in key order, as one blob's bytes. A run
+    whose segments differ in shape from blob to blob (its families, e.g. a blob of
+    :func:`to_blob`'s beside a pass's) is merged kernel column by kernel column."""
+    found: dict[int, list[tuple[tuple[Family, ...], Words]]] = {}
+    for blob in blobs:
+        for seg in _segments(blob):
+            found.setdefault(seg.column, []).append((seg.families, _read(seg)))
+    out = []
+    while found:
+        v = min(found)
+        group = found.pop(v)
+        shapes = {(tuple(f.first for f in families), families[0].offsets)
+                  for families, _ in group}
+        if len(shapes) > 1:  # each kernel column apart
+            for families, lists in group:
+                for column, start, piece in _apart(families, lists):
+                    found.setdefault(column, []).append(((Family(column, (0,), start),),
+                                                         piece))
+            continue
+        keys, counts, sums = _merge_words([lists for _, lists in group])
+        families = group[0][0]
+        at = np.searchsorted(keys, [f.start for f in families[1:]]).tolist() \
+            if len(families) > 1 else []
+        words = [_words(x) for x in sums]
+        out.append(_segment(families, [
+            (keys[a:z], counts[a:z],
+             [(None if hi is None else hi[a:z], lo[a:z]) for hi, lo in words], None, None)
+            for a, z in zip([0, *at], [*at, len(keys)], strict=True)]))
+    return b"".join(out)
+
+
+def _apart(families: Sequence[Family], lists: Words
+           ) -> Iterator[tuple[int, int, Words]]:
+    """A segment's lists (:func:`_read`) as each kernel column's: (kernel column, its
+    start, its lists — keys in place)."""
+    keys, counts, sums = lists
+    offsets = families[0].offsets
+    at = np.searchsorted(keys, [f.start for f in families]).tolist() \
+        if len(families) > 1 else [0]
+    for f, a, z in zip(families, at, [*at[1:], len(keys)], strict=True):
+        for i, off in enumerate(offsets):
+            if z > a:
+                yield f.first + i, f.start + off, (keys[a:z] + off, counts[a:z],
+                                                   [sums[i][a:z]])
 
 
 # executors get the kernel and the core's statistics, candidates and their imports by value
@@ -789,9 +1196,13 @@ def to_cells(table: Any, spec: StatisticsSpec, groups: int,
     out: GroupedStatistics = {}
     if not parts:
         return out
-    # disjoint ranges in key order: sorted (contiguous ranges; a block's range, one row,
-    # holds every column's cells of its groups: its lists as they are)
+    # disjoint ranges in key order: sorted (one range, a block's: its lists as they are) —
+    # but a family's words travel in its first word's range (range_blobs), so a range cut
+    # inside a family's later words leaves those past the next range's first keys: sorted
     keys, n, sums = parts[0] if len(parts) == 1 else _joined(parts)
+    if len(parts) > 1 and not _increasing(keys):
+        order = np.argsort(keys, kind="stable")
+        keys, n, sums = keys[order], n[order], sums[order]
     if columns is not None and wanted is not None:
         keys = keys - wanted[0]
         spec = StatisticsSpec(spec.columns[columns[0]:columns[1]])
