@@ -255,13 +255,14 @@ bench-classes:
 
 # The rectangle on small tables (issue #44): dprect's methods beside the REAL peers' per-feature
 # private boxes (OpenDP, python-dp, diffprivlib; each in its own venv, its boxes cached in
-# benchmarks/output/small_tables_peers/); rewrites docs/figures/small_tables.json.
+# benchmarks/output/small_tables_peers/); 200 runs a cell on the tables of < 1,000 positives,
+# 20 on the others; rewrites docs/figures/small_tables.json.
 .PHONY: bench-small-tables
 bench-small-tables: setup bench-peers-venvs
 	@test -x $(DPL_VENV)/bin/python || $(PYTHON) -m venv $(DPL_VENV)
 	$(DPL_VENV)/bin/pip install --quiet "scikit-learn==1.6.1" "diffprivlib==0.6.6"
 	$(BIN)/pip install --quiet -r benchmarks/requirements-real.txt
-	cd benchmarks && ../$(BIN)/python small_tables.py --trials 20
+	cd benchmarks && ../$(BIN)/python small_tables.py --trials 20 --small-trials 200
 
 # What auto's aimed quantile box would cost as the default (issue #44): auto beside auto with
 # target_miss=0.02 on the Spark job tests' synthetic table, the demo's slice and §1's setting;

@@ -15,7 +15,11 @@ peers: the REAL libraries' per-feature DP-quantile boxes (:data:`PEERS`: OpenDP 
 virtual environment under ``.bench-venvs/``), α = 0.01 and 0.99, 2d quantiles at ε/(2d)
 each. The box's planned miss is the
 planner's ``quantiles_predicted`` at the true N (fine for a benchmark on public data).
-Runs are seeded (one seed per table, ε, method and trial). Writes
+Runs are seeded (one seed per table, ε, method and trial); ``--small-trials`` gives the
+tables of fewer than :data:`SMALL_POSITIVES` positives their own trial count (dprect's and
+the peers' alike: 20 runs on 50 positives leave a standard error of several points, so a
+small table's cell needs more to be decided), and every column records the standard
+error of its balanced error (``se``: the runs' sd / √runs). Writes
 ``small_tables.json`` (docs/figures/, or benchmarks/output/ with ``--quick``) and prints a
 table.
 """
@@ -63,6 +67,8 @@ CACHE = HERE / "output" / "small_tables_peers"
 _K = np.arange(-400, 401) / 100.0
 SCALE_FREE = np.concatenate([-(10.0 ** _K)[::-1], [0.0], 10.0 ** _K])
 FLOAT_RANGE = (-1e4, 1e4)
+#: a table with fewer positives than this is "small": ``--small-trials`` runs per cell
+SMALL_POSITIVES = 1000
 
 
 def peer_keys(domain: Any, column: np.ndarray) -> np.ndarray:
@@ -102,7 +108,8 @@ def peer_boxes(tables: list[Any], runs: int, venvs: dict[str, Path] | None = Non
         path = Path(tmp) / "manifest.json"
         path.write_text(json.dumps(manifest))
         for peer in PEERS:
-            saved = CACHE / f"{peer}-a{ALPHA:g}-runs{runs}-{zlib.crc32(names.encode()):08x}.json"
+            saved = _cached(peer, runs, [t.name for t in tables]) or (
+                CACHE / f"{peer}-a{ALPHA:g}-runs{runs}-{zlib.crc32(names.encode()):08x}.json")
             python = (venvs or {}).get(peer, VENVS / peer) / "bin" / "python"
             if not saved.exists():
                 if not python.exists():
@@ -112,6 +119,19 @@ def peer_boxes(tables: list[Any], runs: int, venvs: dict[str, Path] | None = Non
                                 str(path), str(saved)], check=True)
             out[peer] = json.loads(saved.read_text())
     return out
+
+
+def _cached(peer: str, runs: int, names: list[str]) -> Path | None:
+    """A cached run of ``peer`` with ``runs`` boxes per cell that holds every table of
+    ``names`` (the file of exactly these tables first, else the first such file by name:
+    a run of more tables serves a subset of them)."""
+    exact = CACHE / f"{peer}-a{ALPHA:g}-runs{runs}-{zlib.crc32('+'.join(names).encode()):08x}.json"
+    if exact.exists():
+        return exact
+    for path in sorted(CACHE.glob(f"{peer}-a{ALPHA:g}-runs{runs}-*.json")):
+        if all(n in json.loads(path.read_text()).get("boxes", {}) for n in names):
+            return path
+    return None
 
 
 def peer_cell(t: Any, box_runs: list[dict[str, list[float]]]) -> dict[str, Any]:
@@ -130,8 +150,16 @@ def peer_cell(t: Any, box_runs: list[dict[str, list[float]]]) -> dict[str, Any]:
         fp.append(float(inside[~t.y].mean()) if (~t.y).any() else 0.0)
         empty += bool((lo > hi).any())
     return {"fn": float(np.mean(fn)), "fp": float(np.mean(fp)),
-            "balanced": float((np.mean(fn) + np.mean(fp)) / 2), "empty_runs": empty,
-            "failed_runs": failed}
+            "balanced": float((np.mean(fn) + np.mean(fp)) / 2), "se": _se(fn, fp),
+            "empty_runs": empty, "failed_runs": failed}
+
+
+def _se(fn: list[float], fp: list[float]) -> float:
+    """The standard error of the mean balanced error over runs (0 for one run)."""
+    per_run = (np.asarray(fn) + np.asarray(fp)) / 2
+    if len(per_run) < 2:
+        return 0.0
+    return float(per_run.std(ddof=1) / np.sqrt(len(per_run)))
 
 
 def small_tables(names: list[str] | None) -> list[Any]:
@@ -175,15 +203,32 @@ def _seed(*parts: object) -> int:
     return zlib.crc32(repr(parts).encode())
 
 
-def run(tables: list[Any], trials: int, venvs: dict[str, Path] | None = None
-        ) -> list[dict[str, Any]]:
-    peers = peer_boxes(tables, trials, venvs)
+def trials_for(table: Any, trials: int, small_trials: int | None) -> int:
+    """The runs per cell of ``table``: ``small_trials`` for a small table (fewer than
+    :data:`SMALL_POSITIVES` positives) where given, else ``trials``."""
+    if small_trials is not None and int(table.y.sum()) < SMALL_POSITIVES:
+        return small_trials
+    return trials
+
+
+def run(tables: list[Any], trials: int, venvs: dict[str, Path] | None = None,
+        small_trials: int | None = None) -> list[dict[str, Any]]:
+    runs = {t.name: trials_for(t, trials, small_trials) for t in tables}
+    peers_by: dict[str, dict[str, Any]] = {}  # table -> peer -> its boxes
+    for count in sorted(set(runs.values())):  # the peers' cache is per (tables, runs)
+        group = [t for t in tables if runs[t.name] == count]
+        for peer, got in peer_boxes(group, count, venvs).items():
+            for t in group:
+                peers_by.setdefault(t.name, {})[peer] = got
     rows = []
     for t in tables:
+        trials = runs[t.name]
+        peers = peers_by.get(t.name, {})
         pos, neg = t.X[t.y], t.X[~t.y]
         for eps in EPSILONS:
             cell: dict[str, Any] = {"table": t.name, "positives": len(pos),
-                                    "dims": int(t.X.shape[1]), "epsilon": eps}
+                                    "dims": int(t.X.shape[1]), "epsilon": eps,
+                                    "trials": trials}
             # the box at the public N (its sides' aim needs N); auto draws its count
             plans = {m: dprect.plan(epsilon=eps, delta=DELTA, domains=t.domains,
                                     positives=len(pos) if m == "quantiles" else None,
@@ -204,7 +249,7 @@ def run(tables: list[Any], trials: int, venvs: dict[str, Path] | None = None
                     chosen.append(res.method)
                 cell[method] = {"fn": float(np.mean(fn)), "fp": float(np.mean(fp)),
                                 "balanced": float((np.mean(fn) + np.mean(fp)) / 2),
-                                "chosen": sorted(set(chosen))}
+                                "se": _se(fn, fp), "chosen": sorted(set(chosen))}
             for peer, got in peers.items():
                 cell[peer] = peer_cell(t, got["boxes"][t.name][str(float(eps))])
             judge(cell, [p for p in PEERS if p in peers])
@@ -232,6 +277,9 @@ def judge(cell: dict[str, Any], peers: list[str]) -> None:
         empty = bool(auto["fn"] >= 1.0 and cell[best]["fn"] < 1.0)
         cell[f"{name}_empty_where_peer_not"] = empty
         cell[key] = bool(not empty and auto["balanced"] <= cell[best]["balanced"] + 0.02)
+        cell[f"{name}_margin"] = auto["balanced"] - cell[best]["balanced"]
+        if "se" in auto and "se" in cell[best]:  # the margin's standard error
+            cell[f"{name}_margin_se"] = float(np.hypot(auto["se"], cell[best]["se"]))
 
 
 def _line(c: dict[str, Any]) -> str:
@@ -244,6 +292,7 @@ def _line(c: dict[str, Any]) -> str:
     parts.append(" | ".join(",".join(c[m]["chosen"]) for m in ("auto", "auto-aimed")))
     if "pass" in c:
         parts.append(f"best {c['best_peer']} {'pass' if c['pass'] else 'FAIL'}"
+                     f" ({c['auto_margin']:+.3f} ± {c.get('auto_margin_se', 0.0):.3f})"
                      f" | aimed {'pass' if c['pass_aimed'] else 'FAIL'}")
     return "  ".join(parts)
 
@@ -251,6 +300,9 @@ def _line(c: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trials", type=int, default=10)
+    ap.add_argument("--small-trials", type=int, default=None,
+                    help=f"runs per cell on tables of fewer than {SMALL_POSITIVES} "
+                         "positives (default --trials)")
     ap.add_argument("--tables", nargs="*")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--venv", action="append", default=[], metavar="PEER=PATH",
@@ -261,9 +313,10 @@ def main(argv: list[str] | None = None) -> int:
     print("table          n+    d  eps   FN/FP/bal: composition | quantiles | auto | "
           "auto-aimed | opendp | diffprivlib | pydp   box plan   auto chose (default | "
           "aimed)   verdict (default | aimed)")
-    rows = run(small_tables(args.tables), trials, venvs)
+    small = None if args.quick else args.small_trials
+    rows = run(small_tables(args.tables), trials, venvs, small)
     write_json(output_dir(None, args.quick) / "small_tables.json",
-               {"trials": trials, "cells": rows})
+               {"trials": trials, "small_trials": small, "cells": rows})
     return 0
 
 

@@ -68,3 +68,17 @@ def test_a_library_error_is_a_missing_pair() -> None:
         raise RuntimeError("Can't find a candidate to return")
     assert run_boxes.released(boom, np.zeros(3), {}, 0.01, 0.1) == (None, None)
     assert run_boxes.released(lambda *_: (1.0, 2.0), np.zeros(3), {}, 0.01, 0.1) == (1.0, 2.0)
+
+
+def test_small_tables_get_their_own_trials_and_a_standard_error() -> None:
+    small = SimpleNamespace(y=np.array([True] * (st.SMALL_POSITIVES - 1) + [False]))
+    large = SimpleNamespace(y=np.ones(st.SMALL_POSITIVES, dtype=bool))
+    assert st.trials_for(small, 20, 200) == 200 and st.trials_for(large, 20, 200) == 20
+    assert st.trials_for(small, 20, None) == 20
+    # per run (FN + FP)/2 = 0.1, 0.3: sd 0.1414, se 0.1
+    assert st._se([0.2, 0.2], [0.0, 0.4]) == pytest.approx(0.1)
+    assert st._se([0.2], [0.0]) == 0.0
+    c = _cell((0.1, 0.3), opendp=(0.2, 0.3))
+    c["auto"]["se"], c["opendp"]["se"] = 0.03, 0.04
+    st.judge(c, ["opendp"])
+    assert c["auto_margin"] == pytest.approx(-0.05) and c["auto_margin_se"] == pytest.approx(0.05)
