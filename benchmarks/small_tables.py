@@ -305,6 +305,9 @@ def main(argv: list[str] | None = None) -> int:
                          "positives (default --trials)")
     ap.add_argument("--tables", nargs="*")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--out", default=None,
+                    help="the folder of small_tables.json (default docs/figures, or "
+                         "benchmarks/output with --quick)")
     ap.add_argument("--venv", action="append", default=[], metavar="PEER=PATH",
                     help="a peer's virtual environment (default .bench-venvs/PEER)")
     args = ap.parse_args(argv)
@@ -315,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
           "aimed)   verdict (default | aimed)")
     small = None if args.quick else args.small_trials
     rows = run(small_tables(args.tables), trials, venvs, small)
-    write_json(output_dir(None, args.quick) / "small_tables.json",
+    write_json(output_dir(args.out, args.quick) / "small_tables.json",
                {"trials": trials, "small_trials": small, "cells": rows})
     return 0
 
