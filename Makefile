@@ -255,7 +255,7 @@ bench-classes:
 
 # The rectangle on small tables (issue #44): dprect's methods beside the REAL peers' per-feature
 # private boxes (OpenDP, python-dp, diffprivlib; each in its own venv, its boxes cached in
-# benchmarks/output/small_tables_peers/); 200 runs a cell on the tables of < 1,000 positives,
+# benchmarks/output/small_tables_peers/); 200 runs a cell on the tables of < 2,000 positives,
 # 20 on the others; rewrites docs/figures/small_tables.json.
 .PHONY: bench-small-tables
 bench-small-tables: setup bench-peers-venvs

@@ -68,7 +68,7 @@ _K = np.arange(-400, 401) / 100.0
 SCALE_FREE = np.concatenate([-(10.0 ** _K)[::-1], [0.0], 10.0 ** _K])
 FLOAT_RANGE = (-1e4, 1e4)
 #: a table with fewer positives than this is "small": ``--small-trials`` runs per cell
-SMALL_POSITIVES = 1000
+SMALL_POSITIVES = 2000
 
 
 def peer_keys(domain: Any, column: np.ndarray) -> np.ndarray:
@@ -214,12 +214,8 @@ def trials_for(table: Any, trials: int, small_trials: int | None) -> int:
 def run(tables: list[Any], trials: int, venvs: dict[str, Path] | None = None,
         small_trials: int | None = None) -> list[dict[str, Any]]:
     runs = {t.name: trials_for(t, trials, small_trials) for t in tables}
-    peers_by: dict[str, dict[str, Any]] = {}  # table -> peer -> its boxes
-    for count in sorted(set(runs.values())):  # the peers' cache is per (tables, runs)
-        group = [t for t in tables if runs[t.name] == count]
-        for peer, got in peer_boxes(group, count, venvs).items():
-            for t in group:
-                peers_by.setdefault(t.name, {})[peer] = got
+    # per table: its peers' boxes from any cached run of its runs count that holds it
+    peers_by = {t.name: peer_boxes([t], runs[t.name], venvs) for t in tables}
     rows = []
     for t in tables:
         trials = runs[t.name]
