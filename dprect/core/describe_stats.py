@@ -620,8 +620,31 @@ def _column_cuts(cells: Sequence[BinStatistics],
     # end, so such searches one after the other leave it where the one reaching
     # farthest does: they are folded into that one (``farthest``), made at the end
     farthest: dict[int, list[Any]] = {}  # id(side) → [side, farthest end, upper]
+    # a run of cells after the first of one pair whose two sides are both folded does
+    # nothing but fold its ends and take the same slots: the run's ends are folded at
+    # once (the farthest of a max / min, whatever the order) when it ends
+    run_pair: Any = None
+    run_from = 0
+
+    def end_run(stop: int) -> None:
+        if run_pair is None or stop <= run_from:
+            return
+        low_side, high_side = run_pair
+        top = int(bins[run_from:stop, 1].max())
+        bottom = int(bins[run_from:stop, 0].min())
+        for fold, end, is_upper in ((farthest[id(high_side)], top, True),
+                                    (farthest[id(low_side)], bottom, False)):
+            if fold[1] is None or (end > fold[1] if is_upper else end < fold[1]):
+                fold[1] = end
+        lower[run_from:stop] = [lower[run_from - 1]] * (stop - run_from)
+        upper[run_from:stop] = [upper[run_from - 1]] * (stop - run_from)
+
     for g, (pair, (lo, hi), (lo_at, hi_at)) in enumerate(zip(streams, ends, targets,
                                                               strict=True)):
+        if pair is run_pair:
+            continue
+        end_run(g)
+        run_pair = None
         if pair is None:
             continue
         low_side, high_side = pair
@@ -641,6 +664,9 @@ def _column_cuts(cells: Sequence[BinStatistics],
                 slot = slots[id(side)] = len(sides)
                 sides.append(side)
             out[g] = slot
+        if id(low_side) in farthest and id(high_side) in farthest:
+            run_pair, run_from = pair, g + 1
+    end_run(n)
     for side, end, is_upper in farthest.values():
         if end is not None:
             side.reach(partial(operator.gt if is_upper else operator.lt, end))
