@@ -1310,7 +1310,6 @@ def _released_many(plan: DescribePlan, cells: Sequence[CellDraw],
         made = _release_rows(plan, cells, work, drawn)
     keys, counts, sums, at, ints, given, sides = made
     f = _bounds_and_pivots(plan, sides, given, ints[:, 4] >= 0)
-    floats = f.tolist()
     status, values = release_jit.release_cells(
         keys, counts, sums, at, ints[:, 0].copy(), ints[:, 1].copy(), f, ints[:, 2].copy(),
         ints[:, 3].copy(), given[:, 2].copy(), ints[:, 4].copy(), plan.count_epsilon,
@@ -1320,17 +1319,25 @@ def _released_many(plan: DescribePlan, cells: Sequence[CellDraw],
     # each asked interval's columns of the values (count, sum, mean: query_intervals')
     spans = [(name, 2 + 2 * q) for name in plan.statistics
              for q, known in enumerate(("count", "sum", "mean")) if name == known]
-    out: list[tuple[Cell, float | None]] = []
-    done = release_jit.DONE
-    for ok, row, bound, cell, (_, _, centre, stats, noisy_n), d in zip(
-            status.tolist(), values.tolist(), floats, cells, work, drawn, strict=True):
-        if ok != done:
-            out.append(_released(plan, cell, centre, stats, noisy_n, *d))
-            continue
-        mean = row[1]
-        out.append((Cell(bound[0], bound[1], float(max(noisy_n, 0)) if has_count else None,
-                         row[0] if has_sum else None, mean if has_mean else None,
-                         tuple([(name, row[q], row[q + 1]) for name, q in spans])), mean))
+    # the released cells made a column at a time (each field's values as one list, the
+    # cells made by one map over them), then the cells the compiled call left to Python
+    # released as _released releases them
+    n, none = len(cells), itertools.repeat(None)
+    means = values[:, 1].tolist()
+    count_of: Iterable[float | None] = (
+        np.maximum(ints[:, 2], 0).astype(np.float64).tolist() if has_count else none)
+    intervals = zip(*[zip(itertools.repeat(name), values[:, q].tolist(),
+                          values[:, q + 1].tolist()) for name, q in spans],
+                    strict=True) if spans \
+        else itertools.repeat(())
+    made_cells = list(map(Cell, f[:, 0].tolist(), f[:, 1].tolist(), count_of,
+                          values[:, 0].tolist() if has_sum else none,
+                          means if has_mean else none, intervals))
+    out: list[tuple[Cell, float | None]] = list(zip(made_cells, means, strict=True))
+    for i in np.flatnonzero(status != release_jit.DONE).tolist():
+        _, _, centre, stats, noisy_n = work[i]
+        out[i] = _released(plan, cells[i], centre, stats, noisy_n, *drawn[i])
+    assert len(out) == n
     return out
 
 
