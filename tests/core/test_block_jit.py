@@ -384,3 +384,45 @@ def test_a_block_s_bits_are_each_listed_source_s_randbits() -> None:
             assert a.randbits(64) == b.randbits(64)
     assert cell_draws.block_bits([RandomSource()] * 3, [0, 1], 128) is None
     assert cell_draws.block_bits([RandomSource(), RandomSource()], [0], 128) is None
+
+
+@pytest.mark.parametrize("seed", [21, 22, 23])
+def test_a_block_of_one_noise_a_cell_makes_its_noises_at_once(
+        monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """Every cell one noise of a one-word scale (a count, sum or mean run): the block's
+    noises are made from their parts as int64 arrays at once (_Block._one_noise) — the
+    very integers of noise_value, cell after cell, scales small and near 2^62, sides
+    asked and paused among them (fresh streams): what the cells draw one by one, and
+    the same bits consumed."""
+    made: list[bool] = []
+    real = cell_draws._Block._one_noise
+
+    def spy(self: cell_draws._Block) -> np.ndarray | None:
+        out = real(self)
+        made.append(out is not None)
+        return out
+
+    monkeypatch.setattr(cell_draws._Block, "_one_noise", spy)
+    scales = [((1, 5),), ((7, 2**61 + 1),), ((3, 10**9),), ((2**40, 3),)]
+
+    def cells() -> list[CellDraw]:
+        gen = random.Random(seed)
+        out = []
+        for i in range(180):
+            centre = gen.choice([0.0, 1.5, -3.25, 1e6])
+            lower, upper = CandidateStream(centre, "lower"), CandidateStream(centre, "upper")
+            if gen.random() < 0.5:
+                lower.has(600)
+                upper.has(600)
+            out.append(CellDraw(_tails(gen), _tails(gen), lower, upper,
+                                gen.choice(TIERS[:3]), gen.choice(scales), i % 9))
+        return out
+
+    one, block = _sources(seed, 9), _sources(seed, 9)
+    want = [draw_cell(c, one[c.row]) for c in cells()]
+    got = draw_cells(cells(), block)
+    assert got == want
+    assert made == [True]
+    assert any(abs(n[0]) > 2**40 for _, _, n in got)  # large values made at once too
+    for a, b in zip(one, block, strict=True):
+        assert a.randbits(64) == b.randbits(64)
