@@ -212,7 +212,7 @@ def timed(args: argparse.Namespace) -> int:
     firsts = [ed.query_first(iter([batch(merged, r)]), blob, blocks, 0).__next__()
               for r in [0, *chosen]]
     pools = ed.SmallPools.joined([pickle.loads(f.column(ed.POOLS)[0].as_py())
-                                  for f in firsts])
+                                  for f in firsts[:args.pool_blocks or None]])
     anchors = ed.column_centres(plan, pools, rng)
     list(ed.query_second(iter([batch(merged, 0, {ed.DRAWS: firsts[0].column(ed.DRAWS)})]),
                          blob, anchors, blocks, 0))  # warm: phase 2 once
@@ -243,7 +243,7 @@ def timed(args: argparse.Namespace) -> int:
     report = {"groups": args.groups, "columns": args.columns,
               "rows_per_group": args.rows_per_group, "statistics": args.statistics,
               "blocks": n_blocks, "blocks_timed": len(chosen), "cells_timed": cells,
-              "warm_up_cpu_s": round(whole, 2),
+              "warm_up_cpu_s": round(whole, 2), "anchors": repr(anchors),
               "us_cpu_a_cell": per, "load": load, "label": args.label}
     print(json.dumps(report))
     if prof is not None:
@@ -266,6 +266,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", type=int, default=0,
                     help="profile the timed blocks (cProfile) and print N functions")
     ap.add_argument("--sort", default="tottime")
+    ap.add_argument("--pool-blocks", type=int, default=0,
+                    help="join the pools of this many blocks only (0: every phase-1 "
+                         "block drawn; 1: one block's, as aggregate_pass_profile.py does)")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
     if args.mode == "digest":
