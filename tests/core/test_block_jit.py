@@ -266,14 +266,17 @@ def test_a_column_s_cuts_in_one_call_are_each_cell_s_range_cuts(seed: int) -> No
             streams.append(pair if len(b.bins) else None)
         return cells, streams
 
-    for share in (False, True):
+    for share, given in ((False, False), (True, False), (False, True), (True, True)):
         cells, ref_streams = column(share)
         want = ds.joint_cuts([ds.range_cuts(c, int(b.bins[0]), int(b.bins[-1]), s)
                               if s is not None else ds.CellCuts(np.zeros(0, np.int64), 0)
                               for (c, _), b, s in zip(spec, cells, ref_streams,
                                                       strict=True)])
         _, streams = column(share)
-        got = ds._column_cuts(cells, streams)
+        sizes = np.array([len(b.bins) for b in cells], dtype=np.int64)
+        first_last = ds._first_last(np.concatenate([b.bins for b in cells]), sizes) \
+            if given else None  # each cell's first and last bin made at once, or here
+        got = ds._column_cuts(cells, streams, first_last)
         assert np.array_equal(got.joint, want.joint)
         assert np.array_equal(got.starts, want.starts)
         assert np.array_equal(got.base, want.base)
