@@ -1407,15 +1407,14 @@ def _side_bins(streams: list[CandidateStream], steps: np.ndarray) -> np.ndarray:
     a few streams (a column's anchored cells one), so each stream is grown once to its
     farthest step and its made bins read at every step of its cells (the same bins:
     :meth:`~dprect.core.tail_bounds.CandidateStream.bin_at` reads the made list)."""
-    index: dict[int, int] = {}
-    which = np.fromiter((index.setdefault(id(s), len(index)) for s in streams),
-                        dtype=np.int64, count=len(streams))
-    if 4 * len(index) > len(streams) or (len(steps) and int(steps.min()) < 0):
+    # the streams told apart by identity (an object's id fits int64), at once
+    ids = np.fromiter(map(id, streams), dtype=np.int64, count=len(streams))
+    _, firsts, which = np.unique(ids, return_index=True, return_inverse=True)
+    if 4 * len(firsts) > len(streams) or (len(steps) and int(steps.min()) < 0):
         return np.array([s.bin_at(k) for s, k in zip(streams, steps.tolist(), strict=True)],
                         dtype=np.int64)
     out = np.zeros(len(streams), dtype=np.int64)
-    _, firsts = np.unique(which, return_index=True)  # each stream's first cell
-    for u, first in enumerate(firsts.tolist()):
+    for u, first in enumerate(firsts.tolist()):  # first: the stream's first cell
         at = np.flatnonzero(which == u)
         mine = steps[at]
         stream = streams[first]

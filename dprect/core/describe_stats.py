@@ -623,6 +623,7 @@ def _column_cuts(cells: Sequence[BinStatistics],
     lower, upper = [-1] * n, [-1] * n
     slots: dict[int, int] = {}
     sides: list[CandidateStream] = []
+    ends: list[Any]  # each cell's (first bin, last bin)
     if first_last is None:
         ends = [(int(b.bins[0]), int(b.bins[-1])) if pair is not None else (0, 0)
                 for b, pair in zip(cells, streams, strict=True)]
