@@ -1007,14 +1007,9 @@ def merge_histograms(parts: Iterable[tuple[np.ndarray, np.ndarray]]
                           + [np.asarray(k, dtype=np.int64) for k, _ in pairs])
     counts = np.concatenate([np.zeros(0, dtype=np.int64)]
                             + [np.asarray(c, dtype=np.int64) for _, c in pairs])
-    if not len(keys):
-        return keys, counts
-    # each key's counts summed: one stable sort, the runs of equal keys reduced (exact
-    # int64 sums; what np.unique's keys and an unbuffered np.add.at made, faster)
-    order = np.argsort(keys, kind="stable")
-    keys, counts = keys[order], counts[order]
-    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
-    unique, summed = keys[starts], np.add.reduceat(counts, starts)
+    unique, where = np.unique(keys, return_inverse=True)
+    summed = np.zeros(len(unique), dtype=np.int64)
+    np.add.at(summed, where, counts)
     keep = summed > 0
     return unique[keep], summed[keep]
 
