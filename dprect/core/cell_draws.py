@@ -128,7 +128,29 @@ def block_noises(sources: list[RandomSource], per: int, s: int, t: int
                              np.uint64(t & (2**64 - 1)), t >= jit.LIMIT, out)
     if made < len(out):
         compiled_status(int(status), jit)  # raises: BOUND
+    if t < jit.LIMIT:  # one word (a count's scale): the values at once where they fit
+        at_once = one_word_noises(out[:, 1], out[:, 2], out[:, 3], np.uint64(s),
+                                  np.uint64(t))
+        if at_once is not None:
+            return at_once.tolist()
     return [noise_value(uh, ul, v, negative, s, t) for uh, ul, v, negative in out.tolist()]
+
+
+def one_word_noises(u: np.ndarray, v: np.ndarray, negative: np.ndarray, s: Any, t: Any
+                    ) -> np.ndarray | None:
+    """:func:`noise_value` of many draws of one-word scales (t < 2^62, U < t: U's high
+    word 0) as int64, from their parts as uint64 arrays (``s`` and ``t`` arrays or
+    scalars, uint64): ±⌊(U + t·V)/s⌋ computed in uint64 where U + t·V < 2^64 and the
+    quotient < 2^63 for every draw — then the very integers of ``noise_value`` — else
+    None (the caller makes them one by one)."""
+    top = np.uint64(2**64 - 1)
+    if not (v <= (top - u) // t).all():  # U + t·V past 2^64
+        return None
+    g = (u + t * v) // s
+    if not (g < np.uint64(2**63)).all():
+        return None
+    signed = g.astype(np.int64)
+    return np.where(negative != 0, -signed, signed)
 
 
 def block_bits(sources: list[RandomSource], rows: Sequence[int], k: int
@@ -301,17 +323,9 @@ class _Block:
         kinds = self.tier_of
         if not (self.noise_count[kinds] == 1).all() or not (self.noise_kind[kinds, 0] == 1).all():
             return None
-        s = self.noise_s[kinds, 0].astype(np.uint64)
-        t = self.noise_tl[kinds, 0]
-        u, v, negative = self.noises[:, 0, 1], self.noises[:, 0, 2], self.noises[:, 0, 3]
-        top = np.uint64(2**64 - 1)
-        if not (v <= (top - u) // t).all():  # U + t·V past 2^64
-            return None
-        g = (u + t * v) // s
-        if not (g < np.uint64(2**63)).all():
-            return None
-        signed = g.astype(np.int64)
-        return np.where(negative != 0, -signed, signed)
+        return one_word_noises(self.noises[:, 0, 1], self.noises[:, 0, 2],
+                               self.noises[:, 0, 3], self.noise_s[kinds, 0].astype(np.uint64),
+                               self.noise_tl[kinds, 0])
 
     def _in_python(self, i: int, ph: int, status: int, out: Any) -> int:
         """The draw the block stopped at, made as :func:`draw_cell` makes it, on the
@@ -364,4 +378,4 @@ class _Block:
 
 
 __all__ = ["CellDraw", "SideTier", "block_bits", "block_noises", "draw_cell", "draw_cells",
-           "noise_value", "side_step"]
+           "noise_value", "one_word_noises", "side_step"]

@@ -21,7 +21,7 @@ pytest.importorskip("numba")
 from dprect.core import cell_draws, randomness
 from dprect.core import random_jit as jit
 from dprect.core.aggregates import plan_describe, run_describe
-from dprect.core.cell_draws import CellDraw, draw_cell, draw_cells
+from dprect.core.cell_draws import CellDraw, draw_cell, draw_cells, noise_value
 from dprect.core.describe_stats import (
     BinBlock,
     BinStatistics,
@@ -429,3 +429,30 @@ def test_a_block_of_one_noise_a_cell_makes_its_noises_at_once(
     assert any(abs(n[0]) > 2**40 for _, _, n in got)  # large values made at once too
     for a, b in zip(one, block, strict=True):
         assert a.randbits(64) == b.randbits(64)
+
+
+def test_one_word_noises_are_noise_value_s_integers() -> None:
+    """cell_draws.one_word_noises (uint64 arithmetic on the draws' parts) gives
+    noise_value's integers for one-word scales, signs and large V included, and None
+    where U + t·V or the quotient would leave its words (then made one by one)."""
+    gen = random.Random(31)
+    for s, t in ((1, 5), (3, 2**61 + 1), (7, 10**9), (2**40, 3), (1, 2**62 - 1)):
+        u = [gen.randrange(t) for _ in range(300)]
+        v = [gen.choice([0, 1, 2, gen.randrange(50)]) for _ in range(300)]
+        neg = [gen.randrange(2) for _ in range(300)]
+        got = cell_draws.one_word_noises(
+            np.array(u, dtype=np.uint64), np.array(v, dtype=np.uint64),
+            np.array(neg, dtype=np.uint64), np.uint64(s), np.uint64(t))
+        want = [noise_value(0, a, b, c, s, t) for a, b, c in zip(u, v, neg, strict=True)]
+        fits = all(a + t * b < 2**64 and (a + t * b) // s < 2**63
+                   for a, b in zip(u, v, strict=True))
+        assert (got is not None and got.tolist() == want) if fits else got is None
+    # U + t·V past 2^64, and a quotient past 2^63: None
+    big = cell_draws.one_word_noises(np.array([5], np.uint64), np.array([8], np.uint64),
+                                     np.array([0], np.uint64), np.uint64(1),
+                                     np.uint64(2**61 + 1))
+    assert big is None
+    half = cell_draws.one_word_noises(np.array([0], np.uint64), np.array([4], np.uint64),
+                                      np.array([1], np.uint64), np.uint64(1),
+                                      np.uint64(2**61 + 1))
+    assert half is None  # 2^63 + 4: the quotient leaves int64
