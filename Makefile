@@ -166,6 +166,16 @@ bench-core: setup
 bench-numpy: setup
 	$(BIN)/python benchmarks/numpy_fit.py --copied
 
+# describe's per-cell draws as the executors make them, in one process (issue #42): µs of CPU
+# a cell per phase at 10^5 groups x 8 columns x ~10 rows a group (BLOCK_ARGS=... to change),
+# and `make check-block-draws`: a digest of seeded runs' every released value (compare it
+# before and after a change).
+.PHONY: bench-block-draws check-block-draws
+bench-block-draws: setup
+	$(BIN)/python benchmarks/describe_block_draws.py time $(BLOCK_ARGS)
+check-block-draws: setup
+	$(BIN)/python benchmarks/describe_block_draws.py digest $(BLOCK_ARGS)
+
 # Describe with 10^5 public groups x 4 columns on the numpy engine (issue #42): a plain numpy
 # group-by reduce (the reference), the statistics pass, the mechanism's CPU ms per (group,
 # column) on one core, and the whole `dprect describe` run (wall and CPU); writes

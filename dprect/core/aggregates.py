@@ -141,6 +141,7 @@ from dprect.core.step_exponential import DECAY, runaway_bound
 from dprect.core.tail_bounds import (
     CENTRE_BITS,
     STEPS_PER_OCTAVE,
+    CandidateStream,
     bin_edges,
     candidate_count,
     draw_centre_from_counts,
@@ -1304,6 +1305,62 @@ def _released_many(plan: DescribePlan, cells: Sequence[CellDraw],
                                                                     strict=True)]
     from dprect.core import release_jit  # loaded with the compiled samplers (numba)
 
+    made = _release_columns(plan, cells, work, drawn)
+    if made is None:
+        made = _release_rows(plan, cells, work, drawn)
+    keys, counts, sums, at, ints, given, sides = made
+    f = _bounds_and_pivots(plan, sides, given, ints[:, 4] >= 0)
+    status, values = release_jit.release_cells(
+        keys, counts, sums, at, ints[:, 0].copy(), ints[:, 1].copy(), f, ints[:, 2].copy(),
+        ints[:, 3].copy(), given[:, 2].copy(), ints[:, 4].copy(), plan.count_epsilon,
+        plan.interval_level, "sum" in plan.statistics, "mean" in plan.statistics)
+    want = set(plan.statistics)
+    has_count, has_sum, has_mean = "count" in want, "sum" in want, "mean" in want
+    # each asked interval's columns of the values (count, sum, mean: query_intervals')
+    spans = [(name, 2 + 2 * q) for name in plan.statistics
+             for q, known in enumerate(("count", "sum", "mean")) if name == known]
+    # the released cells made a column at a time (each field's values as one list, the
+    # cells made by one map over them), then the cells the compiled call left to Python
+    # released as _released releases them
+    n, none = len(cells), itertools.repeat(None)
+    means = values[:, 1].tolist()
+    count_of: Iterable[float | None] = (
+        np.maximum(ints[:, 2], 0).astype(np.float64).tolist() if has_count else none)
+    intervals = zip(*[zip(itertools.repeat(name), values[:, q].tolist(),
+                          values[:, q + 1].tolist()) for name, q in spans],
+                    strict=True) if spans \
+        else itertools.repeat(())
+    made_cells = list(map(Cell, f[:, 0].tolist(), f[:, 1].tolist(), count_of,
+                          values[:, 0].tolist() if has_sum else none,
+                          means if has_mean else none, intervals))
+    out: list[tuple[Cell, float | None]] = list(zip(made_cells, means, strict=True))
+    for i in np.flatnonzero(status != release_jit.DONE).tolist():
+        _, _, centre, stats, noisy_n = work[i]
+        out[i] = _released(plan, cells[i], centre, stats, noisy_n, *drawn[i])
+    assert len(out) == n
+    return out
+
+
+#: what the compiled release reads of a block's cells: their statistics joined (keys,
+#: counts, sums) and where each starts, the integers (kl, ku, ñ, noise, K; K = −1: the
+#: cell released in Python), the floats (centre, pivot share, ε_S) and the sides' bins
+_ReleaseArrays = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                       np.ndarray, np.ndarray]
+
+
+def _split_of(plan: DescribePlan, tier: Tier) -> tuple[int, float, float]:
+    """(K with k = 2^K, −1 where k is not a power of two in range; ε_S; the pivot's
+    share) of a split: what the compiled release reads of it."""
+    k, limit = tier.sum_sensitivity, _RELEASE_LIMIT
+    return (k.bit_length() - 1 if 0 < k < limit and not k & (k - 1) else -1,
+            tier.sum_epsilon, pivot_share(plan.count_epsilon, tier.sum_epsilon))
+
+
+def _release_rows(plan: DescribePlan, cells: Sequence[CellDraw],
+                  work: Sequence[tuple[int, Tier, float, CellStatistics, int | None]],
+                  drawn: Sequence[tuple[int, int, list[int]]]) -> _ReleaseArrays:
+    """:data:`_ReleaseArrays` of a block, cell after cell (any cells: integers past
+    int64 too); :func:`_release_columns` makes the same arrays column by column."""
     sides: list[tuple[int, int]] = []  # the lower and upper sides' bins
     given: list[tuple[float, float, float]] = []  # centre, pivot_share, ε_S
     ints: list[tuple[int, int, int, int, int]] = []  # steps, ñ, noise, K (−1: Python)
@@ -1316,10 +1373,7 @@ def _released_many(plan: DescribePlan, cells: Sequence[CellDraw],
                                                                        strict=True):
         split = splits.get(id(tier))
         if split is None:
-            k = tier.sum_sensitivity
-            split = splits[id(tier)] = (
-                k.bit_length() - 1 if 0 < k < limit and not k & (k - 1) else -1,
-                tier.sum_epsilon, pivot_share(plan.count_epsilon, tier.sum_epsilon))
+            split = splits[id(tier)] = _split_of(plan, tier)
         if split[0] < 0 or len(noises) != 1 or noisy_n is None \
                 or not -limit < noises[0] < limit or not -limit < noisy_n < limit \
                 or not stats.keys.dtype == stats.counts.dtype == stats.sums.dtype == i64:
@@ -1338,32 +1392,93 @@ def _released_many(plan: DescribePlan, cells: Sequence[CellDraw],
     keys = np.concatenate([empty] + [p.keys for p in parts])
     counts = np.concatenate([empty] + [p.counts for p in parts])
     sums = np.concatenate([empty] + [p.sums for p in parts])
-    i = np.array(ints, dtype=np.int64).reshape(-1, 5)
-    g = np.array(given, dtype=np.float64).reshape(-1, 3)
-    f = _bounds_and_pivots(plan, np.array(sides, dtype=np.int64).reshape(-1, 2), g,
-                           i[:, 4] >= 0)
-    floats = f.tolist()
-    status, values = release_jit.release_cells(
-        keys, counts, sums, at, i[:, 0].copy(), i[:, 1].copy(), f, i[:, 2].copy(),
-        i[:, 3].copy(), g[:, 2].copy(), i[:, 4].copy(), plan.count_epsilon,
-        plan.interval_level, "sum" in plan.statistics, "mean" in plan.statistics)
-    want = set(plan.statistics)
-    has_count, has_sum, has_mean = "count" in want, "sum" in want, "mean" in want
-    # each asked interval's columns of the values (count, sum, mean: query_intervals')
-    spans = [(name, 2 + 2 * q) for name in plan.statistics
-             for q, known in enumerate(("count", "sum", "mean")) if name == known]
-    out: list[tuple[Cell, float | None]] = []
-    done = release_jit.DONE
-    for ok, row, bound, cell, (_, _, centre, stats, noisy_n), d in zip(
-            status.tolist(), values.tolist(), floats, cells, work, drawn, strict=True):
-        if ok != done:
-            out.append(_released(plan, cell, centre, stats, noisy_n, *d))
-            continue
-        mean = row[1]
-        out.append((Cell(bound[0], bound[1], float(max(noisy_n, 0)) if has_count else None,
-                         row[0] if has_sum else None, mean if has_mean else None,
-                         tuple([(name, row[q], row[q + 1]) for name, q in spans])), mean))
+    return (keys, counts, sums, at, np.array(ints, dtype=np.int64).reshape(-1, 5),
+            np.array(given, dtype=np.float64).reshape(-1, 3),
+            np.array(sides, dtype=np.int64).reshape(-1, 2))
+
+
+def _side_bins(streams: list[CandidateStream], steps: np.ndarray) -> np.ndarray:
+    """``[s.bin_at(k) for s, k in zip(streams, steps)]`` as int64: a block's cells share
+    a few streams (a column's anchored cells one), so each stream is grown once to its
+    farthest step and its made bins read at every step of its cells (the same bins:
+    :meth:`~dprect.core.tail_bounds.CandidateStream.bin_at` reads the made list)."""
+    # the streams told apart by identity (an object's id fits int64), at once
+    ids = np.fromiter(map(id, streams), dtype=np.int64, count=len(streams))
+    _, firsts, which = np.unique(ids, return_index=True, return_inverse=True)
+    if 4 * len(firsts) > len(streams) or (len(steps) and int(steps.min()) < 0):
+        return np.array([s.bin_at(k) for s, k in zip(streams, steps.tolist(), strict=True)],
+                        dtype=np.int64)
+    out = np.zeros(len(streams), dtype=np.int64)
+    for u, first in enumerate(firsts.tolist()):  # first: the stream's first cell
+        at = np.flatnonzero(which == u)
+        mine = steps[at]
+        stream = streams[first]
+        stream.bin_at(int(mine.max()))  # made that far (an IndexError past its last)
+        out[at] = stream._made_array()[mine]
     return out
+
+
+def _release_columns(plan: DescribePlan, cells: Sequence[CellDraw],
+                     work: Sequence[tuple[int, Tier, float, CellStatistics, int | None]],
+                     drawn: Sequence[tuple[int, int, list[int]]]) -> _ReleaseArrays | None:
+    """:func:`_release_rows`'s arrays made a column at a time (each a pass over the
+    block's cells, not a loop of a dozen steps a cell), or None where an integer does
+    not fit int64 or the joined statistics are not int64 (then :func:`_release_rows`
+    makes them, cell after cell). The same arrays: a cell the compiled release cannot
+    make (:func:`_release_rows`'s test, here on the arrays) gets the same placeholder
+    row and no statistics."""
+    n = len(cells)
+    tiers: dict[int, Tier] = {}
+    index: dict[int, int] = {}
+    for w in work:  # the block's splits (a few), in order of first use
+        if id(w[1]) not in index:
+            index[id(w[1])] = len(index)
+            tiers[id(w[1])] = w[1]
+    of = np.fromiter((index[id(w[1])] for w in work), dtype=np.int64, count=n)
+    split = [_split_of(plan, t) for t in tiers.values()]
+    k_bits = np.array([s[0] for s in split], dtype=np.int64)[of]
+    try:
+        noise = np.array([d[2][0] if len(d[2]) == 1 else 0 for d in drawn], dtype=np.int64)
+        noisy = np.array([0 if w[4] is None else w[4] for w in work], dtype=np.int64)
+        steps = np.array([(d[0], d[1]) for d in drawn], dtype=np.int64).reshape(-1, 2)
+    except OverflowError:  # an integer past int64: cell after cell
+        return None
+    limit = _RELEASE_LIMIT
+    one = np.fromiter((len(d[2]) == 1 for d in drawn), dtype=bool, count=n)
+    has_n = np.fromiter((w[4] is not None for w in work), dtype=bool, count=n)
+    good = ((k_bits >= 0) & one & has_n & (-limit < noise) & (noise < limit)
+            & (-limit < noisy) & (noisy < limit))
+    stats = [w[3] for w in work]
+    if not good.all():
+        empty_stats = CellStatistics.empty()
+        stats = [s if ok else empty_stats for s, ok in zip(stats, good.tolist(), strict=True)]
+    at = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.fromiter((len(s.keys) for s in stats), dtype=np.int64, count=n),
+              out=at[1:])
+    empty = np.zeros(0, dtype=np.int64)
+    keys = np.concatenate([empty] + [s.keys for s in stats])
+    counts = np.concatenate([empty] + [s.counts for s in stats])
+    sums = np.concatenate([empty] + [s.sums for s in stats])
+    i64 = np.dtype(np.int64)
+    if not keys.dtype == counts.dtype == sums.dtype == i64:
+        return None
+    ints = np.zeros((n, 5), dtype=np.int64)
+    ints[:, 4] = -1
+    given = np.zeros((n, 3), dtype=np.float64)
+    given[:, 2] = 1.0
+    sides = np.zeros((n, 2), dtype=np.int64)
+    if good.any():
+        ok = np.flatnonzero(good)
+        ints[ok, 0], ints[ok, 1] = steps[ok, 0], steps[ok, 1]
+        ints[ok, 2], ints[ok, 3], ints[ok, 4] = noisy[ok], noise[ok], k_bits[ok]
+        centre = np.fromiter((w[2] for w in work), dtype=np.float64, count=n)
+        given[ok, 0] = centre[ok]
+        given[ok, 1] = np.array([s[2] for s in split], dtype=np.float64)[of[ok]]
+        given[ok, 2] = np.array([s[1] for s in split], dtype=np.float64)[of[ok]]
+        chosen = ok.tolist()
+        sides[ok, 0] = _side_bins([cells[i].lower for i in chosen], steps[ok, 0])
+        sides[ok, 1] = _side_bins([cells[i].upper for i in chosen], steps[ok, 1])
+    return keys, counts, sums, at, ints, given, sides
 
 
 def _bounds_and_pivots(plan: DescribePlan, sides: np.ndarray, given: np.ndarray,

@@ -128,7 +128,29 @@ def block_noises(sources: list[RandomSource], per: int, s: int, t: int
                              np.uint64(t & (2**64 - 1)), t >= jit.LIMIT, out)
     if made < len(out):
         compiled_status(int(status), jit)  # raises: BOUND
+    if t < jit.LIMIT:  # one word (a count's scale): the values at once where they fit
+        at_once = one_word_noises(out[:, 1], out[:, 2], out[:, 3], np.uint64(s),
+                                  np.uint64(t))
+        if at_once is not None:
+            return at_once.tolist()
     return [noise_value(uh, ul, v, negative, s, t) for uh, ul, v, negative in out.tolist()]
+
+
+def one_word_noises(u: np.ndarray, v: np.ndarray, negative: np.ndarray, s: Any, t: Any
+                    ) -> np.ndarray | None:
+    """:func:`noise_value` of many draws of one-word scales (t < 2^62, U < t: U's high
+    word 0) as int64, from their parts as uint64 arrays (``s`` and ``t`` arrays or
+    scalars, uint64): ±⌊(U + t·V)/s⌋ computed in uint64 where U + t·V < 2^64 and the
+    quotient < 2^63 for every draw — then the very integers of ``noise_value`` — else
+    None (the caller makes them one by one)."""
+    top = np.uint64(2**64 - 1)
+    if not (v <= (top - u) // t).all():  # U + t·V past 2^64
+        return None
+    g = (u + t * v) // s
+    if not (g < np.uint64(2**63)).all():
+        return None
+    signed = g.astype(np.int64)
+    return np.where(negative != 0, -signed, signed)
 
 
 def block_bits(sources: list[RandomSource], rows: Sequence[int], k: int
@@ -179,12 +201,13 @@ class _Block:
         self.joint = JointStreams(sources)
         # the cells' kinds: (split, noise scales), a few per block (the plan's splits)
         tiers: dict[tuple[int, tuple[tuple[int, int], ...]], int] = {}
-        firsts: list[CellDraw] = []
-        for c in cells:
-            if (id(c.tier), c.noises) not in tiers:
-                tiers[(id(c.tier), c.noises)] = len(firsts)
-                firsts.append(c)
+        # each cell's kind (numbered in order of first use) in one pass, each kind's
+        # first cell after
+        of = [tiers.setdefault((id(c.tier), c.noises), len(tiers)) for c in cells]
+        self.tier_of = np.array(of, dtype=np.int64)
+        firsts = [cells[i] for i in np.unique(self.tier_of, return_index=True)[1].tolist()]
         kinds = [c.tier for c in firsts]
+        self.noise_count = np.array([len(c.noises) for c in firsts], dtype=np.int64)
         n, m = len(cells), len(kinds)
         self.targets = np.array([min(int(t.target), jit.LIMIT) for t in kinds],
                                 dtype=np.int64)
@@ -211,8 +234,6 @@ class _Block:
                     self.noise_th[r, q] = scale >> 64
                     self.noise_tl[r, q] = scale & (2**64 - 1)
         self.rows = np.array([c.row for c in cells], dtype=np.int64)
-        self.tier_of = np.array([tiers[(id(c.tier), c.noises)] for c in cells],
-                                dtype=np.int64)
         self.strides = np.array([t.stride for t in kinds], dtype=np.int64)
         if joined is None:  # the cells' tails side by side (each side read strided)
             ends = np.cumsum([len(t) for c in cells for t in (c.lower_tails, c.upper_tails)],
@@ -275,16 +296,36 @@ class _Block:
                 known = int(self.steps[i, ph, 1])
                 if known > self.has_upto[i, ph] and not self._steps(cell, ph).has(known - 1):
                     raise AssertionError("more tail counts than the side has candidates")
-        ks = (self.steps[:, :, 0] * self.strides[self.tier_of][:, None]).tolist()
-        noises = self.noises.tolist()
-        out = [(k[0], k[1], [noise_value(z[q][0], z[q][1], z[q][2], z[q][3], rate, scale)
-                             for q, (rate, scale) in enumerate(cell.noises)])
-               for cell, k, z in zip(self.cells, ks, noises, strict=True)]
+        ks = self.steps[:, :, 0] * self.strides[self.tier_of][:, None]
+        noises = self.noises.tolist() if python else []
+        made = self._one_noise()
+        if made is not None:  # one noise a cell, every value made at once
+            out = list(zip(ks[:, 0].tolist(), ks[:, 1].tolist(),
+                           [[v] for v in made.tolist()], strict=True))
+        else:
+            noises = noises or self.noises.tolist()
+            out = [(k[0], k[1], [noise_value(z[q][0], z[q][1], z[q][2], z[q][3], rate,
+                                             scale)
+                                 for q, (rate, scale) in enumerate(cell.noises)])
+                   for cell, k, z in zip(self.cells, ks.tolist(), noises, strict=True)]
         if python:  # Python ints, made at once
             steps, upto = self.steps.tolist(), self.has_upto.tolist()
             for i in python:
                 out[i] = self._cell(i, steps[i], noises[i], upto[i], done)
         return out
+
+    def _one_noise(self) -> np.ndarray | None:
+        """:func:`noise_value` of every cell's one noise as int64, where every cell draws
+        one noise of a one-word scale (t < 2^62: U = the low word) and every
+        U + t·V and its quotient fit (checked on the arrays: then the very integers of
+        ``noise_value``); else None (made cell by cell). A cell whose draw was made in
+        Python gets a value never read."""
+        kinds = self.tier_of
+        if not (self.noise_count[kinds] == 1).all() or not (self.noise_kind[kinds, 0] == 1).all():
+            return None
+        return one_word_noises(self.noises[:, 0, 1], self.noises[:, 0, 2],
+                               self.noises[:, 0, 3], self.noise_s[kinds, 0].astype(np.uint64),
+                               self.noise_tl[kinds, 0])
 
     def _in_python(self, i: int, ph: int, status: int, out: Any) -> int:
         """The draw the block stopped at, made as :func:`draw_cell` makes it, on the
@@ -337,4 +378,4 @@ class _Block:
 
 
 __all__ = ["CellDraw", "SideTier", "block_bits", "block_noises", "draw_cell", "draw_cells",
-           "noise_value", "side_step"]
+           "noise_value", "one_word_noises", "side_step"]

@@ -564,17 +564,19 @@ def statistics_of_cells(bins: Mapping[tuple[int, int], BinStatistics],
 
     for j in range(columns):
         cells = [bins.get((g, j), none) for g in range(groups)]
-        streams = [streams_of(centres[(g, j)]) if len(b.bins) else None
-                   for g, b in enumerate(cells)]
+        sizes = np.fromiter(map(len, (b.bins for b in cells)), dtype=np.int64, count=groups)
+        streams = [streams_of(centres[(g, j)]) if size else None
+                   for g, size in enumerate(sizes.tolist())]
+        joined = BinStatistics(np.concatenate([b.bins for b in cells]),
+                               np.concatenate([b.counts for b in cells]),
+                               np.concatenate([b.sums for b in cells]))
         cuts = (joint_cuts([range_cuts(centres[(g, j)], int(b.bins[0]), int(b.bins[-1]),
                                        streams[g])
                             if len(b.bins) else CellCuts(np.zeros(0, dtype=np.int64), 0)
                             for g, b in enumerate(cells)])
-                if kernels() is None else _column_cuts(cells, streams))
-        cell = np.repeat(np.arange(groups, dtype=np.int64), [len(b.bins) for b in cells])
-        joined = BinStatistics(np.concatenate([b.bins for b in cells]),
-                               np.concatenate([b.counts for b in cells]),
-                               np.concatenate([b.sums for b in cells]))
+                if kernels() is None else
+                _column_cuts(cells, streams, _first_last(joined.bins, sizes)))
+        cell = np.repeat(np.arange(groups, dtype=np.int64), sizes)
         keys, n, sums = joint_statistics_from_bins(cell, joined, cuts)
         if not len(keys):  # no group of the block has rows in this column
             continue
@@ -593,14 +595,27 @@ def statistics_of_cells(bins: Mapping[tuple[int, int], BinStatistics],
     return out
 
 
+def _first_last(joined: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Each cell's (first bin, last bin) — (0, 0) for a cell without bins — from the
+    cells' bins side by side (``joined``) and their numbers (``sizes``), at once."""
+    out = np.zeros((len(sizes), 2), dtype=np.int64)
+    ends = np.cumsum(sizes)
+    has = sizes > 0
+    out[has, 0] = joined[(ends - sizes)[has]]
+    out[has, 1] = joined[ends[has] - 1]
+    return out
+
+
 def _column_cuts(cells: Sequence[BinStatistics],
-                 streams: Sequence[tuple[CandidateStream, CandidateStream] | None]
-                 ) -> JointCuts:
+                 streams: Sequence[tuple[CandidateStream, CandidateStream] | None],
+                 first_last: np.ndarray | None = None) -> JointCuts:
     """``joint_cuts([range_cuts(…) for each cell])`` of a column's cells (``streams``
     their centres' shared streams, None for a cell without rows) in one compiled call
     (:func:`dprect.core.block_jit.column_cuts`): each side made as far as
     :func:`range_cuts` makes it (:meth:`~dprect.core.tail_bounds.CandidateStream.reach`),
-    the same cuts and bases. Where the compiled samplers are loaded."""
+    the same cuts and bases. Where the compiled samplers are loaded. ``first_last``:
+    each cell's (first bin, last bin), (0, 0) without rows, when made already
+    (:func:`_first_last`)."""
     from dprect.core import block_jit  # loaded with the compiled samplers (numba)
 
     n = len(cells)
@@ -608,9 +623,14 @@ def _column_cuts(cells: Sequence[BinStatistics],
     lower, upper = [-1] * n, [-1] * n
     slots: dict[int, int] = {}
     sides: list[CandidateStream] = []
-    ends = [(int(b.bins[0]), int(b.bins[-1])) if pair is not None else (0, 0)
-            for b, pair in zip(cells, streams, strict=True)]
-    bins = np.array(ends, dtype=np.int64).reshape(-1, 2)
+    ends: list[Any]  # each cell's (first bin, last bin)
+    if first_last is None:
+        ends = [(int(b.bins[0]), int(b.bins[-1])) if pair is not None else (0, 0)
+                for b, pair in zip(cells, streams, strict=True)]
+        bins = np.array(ends, dtype=np.int64).reshape(-1, 2)
+    else:
+        bins = first_last
+        ends = bins.tolist()
     # the searches' targets, each cell's lower_value(hi) and −upper_value(lo), at once
     targets = zip((-bin_edges(bins[:, 0], upper=True)).tolist(),
                   bin_edges(bins[:, 1], upper=False).tolist(), strict=True)
@@ -620,8 +640,31 @@ def _column_cuts(cells: Sequence[BinStatistics],
     # end, so such searches one after the other leave it where the one reaching
     # farthest does: they are folded into that one (``farthest``), made at the end
     farthest: dict[int, list[Any]] = {}  # id(side) → [side, farthest end, upper]
+    # a run of cells after the first of one pair whose two sides are both folded does
+    # nothing but fold its ends and take the same slots: the run's ends are folded at
+    # once (the farthest of a max / min, whatever the order) when it ends
+    run_pair: Any = None
+    run_from = 0
+
+    def end_run(stop: int) -> None:
+        if run_pair is None or stop <= run_from:
+            return
+        low_side, high_side = run_pair
+        top = int(bins[run_from:stop, 1].max())
+        bottom = int(bins[run_from:stop, 0].min())
+        for fold, end, is_upper in ((farthest[id(high_side)], top, True),
+                                    (farthest[id(low_side)], bottom, False)):
+            if fold[1] is None or (end > fold[1] if is_upper else end < fold[1]):
+                fold[1] = end
+        lower[run_from:stop] = [lower[run_from - 1]] * (stop - run_from)
+        upper[run_from:stop] = [upper[run_from - 1]] * (stop - run_from)
+
     for g, (pair, (lo, hi), (lo_at, hi_at)) in enumerate(zip(streams, ends, targets,
                                                               strict=True)):
+        if pair is run_pair:
+            continue
+        end_run(g)
+        run_pair = None
         if pair is None:
             continue
         low_side, high_side = pair
@@ -641,6 +684,9 @@ def _column_cuts(cells: Sequence[BinStatistics],
                 slot = slots[id(side)] = len(sides)
                 sides.append(side)
             out[g] = slot
+        if id(low_side) in farthest and id(high_side) in farthest:
+            run_pair, run_from = pair, g + 1
+    end_run(n)
     for side, end, is_upper in farthest.values():
         if end is not None:
             side.reach(partial(operator.gt if is_upper else operator.lt, end))

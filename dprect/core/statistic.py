@@ -68,6 +68,7 @@ from dprect.core.quantiles import (
     as_quantile,
     at_value_counts,
 )
+from dprect.core.records import quick_init
 from dprect.core.tail_bounds import SEARCH_BITS
 
 #: the grid of the query mechanism: every candidate bound is one of its bin edges
@@ -107,6 +108,7 @@ class StatisticsSpec:
             raise ParameterError("a statistics spec needs at least one column")
 
 
+@quick_init
 @dataclass(frozen=True)
 class CellBins:
     """One (group, column)'s merged sufficient statistics: sorted unique int64 bin

@@ -21,7 +21,7 @@ pytest.importorskip("numba")
 from dprect.core import cell_draws, randomness
 from dprect.core import random_jit as jit
 from dprect.core.aggregates import plan_describe, run_describe
-from dprect.core.cell_draws import CellDraw, draw_cell, draw_cells
+from dprect.core.cell_draws import CellDraw, draw_cell, draw_cells, noise_value
 from dprect.core.describe_stats import (
     BinBlock,
     BinStatistics,
@@ -266,14 +266,17 @@ def test_a_column_s_cuts_in_one_call_are_each_cell_s_range_cuts(seed: int) -> No
             streams.append(pair if len(b.bins) else None)
         return cells, streams
 
-    for share in (False, True):
+    for share, given in ((False, False), (True, False), (False, True), (True, True)):
         cells, ref_streams = column(share)
         want = ds.joint_cuts([ds.range_cuts(c, int(b.bins[0]), int(b.bins[-1]), s)
                               if s is not None else ds.CellCuts(np.zeros(0, np.int64), 0)
                               for (c, _), b, s in zip(spec, cells, ref_streams,
                                                       strict=True)])
         _, streams = column(share)
-        got = ds._column_cuts(cells, streams)
+        sizes = np.array([len(b.bins) for b in cells], dtype=np.int64)
+        first_last = ds._first_last(np.concatenate([b.bins for b in cells]), sizes) \
+            if given else None  # each cell's first and last bin made at once, or here
+        got = ds._column_cuts(cells, streams, first_last)
         assert np.array_equal(got.joint, want.joint)
         assert np.array_equal(got.starts, want.starts)
         assert np.array_equal(got.base, want.base)
@@ -384,3 +387,72 @@ def test_a_block_s_bits_are_each_listed_source_s_randbits() -> None:
             assert a.randbits(64) == b.randbits(64)
     assert cell_draws.block_bits([RandomSource()] * 3, [0, 1], 128) is None
     assert cell_draws.block_bits([RandomSource(), RandomSource()], [0], 128) is None
+
+
+@pytest.mark.parametrize("seed", [21, 22, 23])
+def test_a_block_of_one_noise_a_cell_makes_its_noises_at_once(
+        monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """Every cell one noise of a one-word scale (a count, sum or mean run): the block's
+    noises are made from their parts as int64 arrays at once (_Block._one_noise) — the
+    very integers of noise_value, cell after cell, scales small and near 2^62, sides
+    asked and paused among them (fresh streams): what the cells draw one by one, and
+    the same bits consumed."""
+    made: list[bool] = []
+    real = cell_draws._Block._one_noise
+
+    def spy(self: cell_draws._Block) -> np.ndarray | None:
+        out = real(self)
+        made.append(out is not None)
+        return out
+
+    monkeypatch.setattr(cell_draws._Block, "_one_noise", spy)
+    scales = [((1, 5),), ((7, 2**61 + 1),), ((3, 10**9),), ((2**40, 3),)]
+
+    def cells() -> list[CellDraw]:
+        gen = random.Random(seed)
+        out = []
+        for i in range(180):
+            centre = gen.choice([0.0, 1.5, -3.25, 1e6])
+            lower, upper = CandidateStream(centre, "lower"), CandidateStream(centre, "upper")
+            if gen.random() < 0.5:
+                lower.has(600)
+                upper.has(600)
+            out.append(CellDraw(_tails(gen), _tails(gen), lower, upper,
+                                gen.choice(TIERS[:3]), gen.choice(scales), i % 9))
+        return out
+
+    one, block = _sources(seed, 9), _sources(seed, 9)
+    want = [draw_cell(c, one[c.row]) for c in cells()]
+    got = draw_cells(cells(), block)
+    assert got == want
+    assert made == [True]
+    assert any(abs(n[0]) > 2**40 for _, _, n in got)  # large values made at once too
+    for a, b in zip(one, block, strict=True):
+        assert a.randbits(64) == b.randbits(64)
+
+
+def test_one_word_noises_are_noise_value_s_integers() -> None:
+    """cell_draws.one_word_noises (uint64 arithmetic on the draws' parts) gives
+    noise_value's integers for one-word scales, signs and large V included, and None
+    where U + t·V or the quotient would leave its words (then made one by one)."""
+    gen = random.Random(31)
+    for s, t in ((1, 5), (3, 2**61 + 1), (7, 10**9), (2**40, 3), (1, 2**62 - 1)):
+        u = [gen.randrange(t) for _ in range(300)]
+        v = [gen.choice([0, 1, 2, gen.randrange(50)]) for _ in range(300)]
+        neg = [gen.randrange(2) for _ in range(300)]
+        got = cell_draws.one_word_noises(
+            np.array(u, dtype=np.uint64), np.array(v, dtype=np.uint64),
+            np.array(neg, dtype=np.uint64), np.uint64(s), np.uint64(t))
+        want = [noise_value(0, a, b, c, s, t) for a, b, c in zip(u, v, neg, strict=True)]
+        fits = all(a + t * b < 2**64 and (a + t * b) // s < 2**63
+                   for a, b in zip(u, v, strict=True))
+        assert (got is not None and got.tolist() == want) if fits else got is None
+    # U + t·V past 2^64, and a quotient past 2^63: None
+    big = cell_draws.one_word_noises(np.array([5], np.uint64), np.array([8], np.uint64),
+                                     np.array([0], np.uint64), np.uint64(1),
+                                     np.uint64(2**61 + 1))
+    assert big is None
+    half = cell_draws.one_word_noises(np.array([0], np.uint64), np.array([4], np.uint64),
+                                      np.array([1], np.uint64), np.uint64(1),
+                                      np.uint64(2**61 + 1))
+    assert half is None  # 2^63 + 4: the quotient leaves int64

@@ -306,3 +306,52 @@ def test_near_ties_of_the_costs_are_left_to_python() -> None:
         else:
             undecided += 1
     assert undecided > 1000
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_block_s_release_arrays_column_by_column_are_the_cell_by_cell_ones(
+        seed: int) -> None:
+    """aggregates._release_columns (the block's arrays a column at a time, each side's
+    bins read off its shared stream at once: _side_bins) makes the very arrays of
+    _release_rows (cell after cell), on blocks whose cells share a few centres (a
+    column's anchored cells) or have their own, with cells left to Python (huge
+    noises or counts: then None, and _release_rows makes them) among them."""
+    gen = random.Random(100 + seed)
+    plan = PLANS[seed]
+    shared = seed % 2 == 0
+    centres = [0.0, 1.5, -3.25, 1e6, 7.0e-5]
+    cases = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for i in range(300):
+            cell, work, drawn = _case(gen, plan, i)
+            if shared:  # the cell again from one of a few centres (shared streams)
+                centre = gen.choice(centres)
+                x = _values(gen)
+                stats = cell_statistics(x, centre) if len(x) else CellStatistics.empty()
+                cell = _cell_draw(plan, work[1], centre, stats, i)
+                kl, ku = gen.randrange(0, 40), gen.randrange(0, 40)
+                while not cell.lower.has(kl):
+                    kl //= 2
+                while not cell.upper.has(ku):
+                    ku //= 2
+                work = (work[0], work[1], centre, stats, work[4])
+                drawn = (kl, ku, drawn[2])
+            cases.append((cell, work, drawn))
+    cells, work, drawn = (list(t) for t in zip(*cases, strict=True))
+    want = aggregates._release_rows(plan, cells, work, drawn)
+    got = aggregates._release_columns(plan, cells, work, drawn)
+    def fits(v: int | None) -> bool:
+        return v is None or -(2**63) <= v < 2**63
+
+    small = [i for i, d in enumerate(drawn) if all(map(fits, d[2])) and fits(work[i][4])]
+    if len(small) < len(cells):  # an integer past int64: left to the rows, then without
+        assert got is None
+        sub = [cells[i] for i in small], [work[i] for i in small], [drawn[i] for i in small]
+        want = aggregates._release_rows(plan, *sub)
+        got = aggregates._release_columns(plan, *sub)
+    assert got is not None
+    for a, b in zip(got, want, strict=True):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        assert np.array_equal(a, b)
+    assert (got[4][:, 4] >= 0).sum() > 100  # most cells compiled

@@ -285,3 +285,46 @@ def test_a_blocks_cells_search_its_own_groups_edges_only(monkeypatch) -> None:
                 assert (a is None) == (b is None)
                 if a is not None:
                     assert [int(v) for v in a] == [int(v) for v in b]
+
+
+@pytest.mark.parametrize("squares", [False, True])
+def test_a_blocks_describe_bins_are_its_cells_with_rows(squares: bool) -> None:
+    """Blocks.bins — describe's statistics of a block's cells, read in one pass over the
+    decoded cells where no column keeps squares — are the BinStatistics of the cells
+    Blocks.cells gives that have rows, the same arrays (describe's part of a mixed run
+    beside the quantiles'); with a variance's square words, Blocks.cells' own."""
+    from dprect.core.decimal_grid import DecimalGrid
+    from dprect.core.mixed import mixed_spec
+    from dprect.engines.spark.executor_draws import Blocks
+
+    groups = 60
+    gen = np.random.default_rng(3)
+    g = gen.integers(0, groups, 3000)
+    g = g[g % 7 != 3]  # some groups without rows
+    batches = [pa.RecordBatch.from_pydict({"g": g, "x": gen.normal(50.0, 10.0, len(g)),
+                                           "y": -gen.lognormal(2.0, 1.0, len(g))})]
+    spec = mixed_spec([QUERY.spec([SEARCH_GRID, SEARCH_GRID],
+                                  ["variance"] if squares else ["mean"]),
+                       QUANTILES.spec([DecimalGrid(5), DecimalGrid(5)])])
+    kern, layout = kernel.virtual_columns(spec)
+    starts = [0, 17, 40]
+    out = list(partial_bins(iter(batches), columns=["x", "y", "x", "y"], group_column="g",
+                            group_kind="numeric",
+                            group_values=[float(i) for i in range(groups)],
+                            groups=groups, ranges=len(starts), spec=kern, layout=layout,
+                            limits=kernel.block_limits(kern, groups, starts)))
+    merged = _merged(out)
+    blocks = Blocks(kern, spec, groups, starts, 2)
+    for row in range(merged.num_rows):
+        batch = merged.slice(row, 1).to_batches()[0]
+        want = {k: c.bin_statistics() for k, c in blocks.cells(batch, 0, 0).items()
+                if len(c.keys)}
+        got = blocks.bins(batch, 0, 0)
+        assert got.keys() == want.keys() and 0 < len(got) < 2 * blocks.size(row)
+        for key, b in want.items():
+            other = got[key]
+            for x, y in ((b.bins, other.bins), (b.counts, other.counts),
+                         (b.sums, other.sums), (b.squares, other.squares)):
+                assert (x is None) == (y is None)
+                if x is not None:
+                    assert x.dtype == y.dtype and [int(v) for v in x] == [int(v) for v in y]

@@ -1,0 +1,284 @@
+"""Check and measure: describe's per-cell draws as the executors make them (issue #42),
+in one process, without Spark.
+
+    python benchmarks/describe_block_draws.py digest [--groups 3000] [--columns 4]
+    python benchmarks/describe_block_draws.py time [--groups 100000] [--columns 8]
+                                                   [--rows-per-group 10] [--blocks 16]
+
+The table is :func:`spark_bench.ensure_data`'s (about ``--rows-per-group`` rows a group);
+it goes through the executor route's pass and merge
+(:func:`~dprect.engines.spark.statistics.partial_bins`,
+:func:`~dprect.engines.spark.statistics.merge_blobs`, the route's block limits), and the
+merged blocks are cached under ``benchmarks/output``. Then each block is drawn as a
+Spark task draws it: describe's phase 1
+(:func:`~dprect.engines.spark.executor_draws.query_first`), the pools joined and each
+column's anchor or pooled centre taken on the driver
+(:func:`~dprect.core.aggregates.column_centres`), phase 2
+(:func:`~dprect.engines.spark.executor_draws.query_second`).
+
+``digest``: seeded runs (seed 11; the describe preset ``bounds,count,sum,mean``, then
+``count,mean,variance``, then ``count``, then ``bounds,sum``), every block, and the
+SHA-256 of every released value (each cell's fields by ``repr``), of phase 1's draws
+(counts, centres, second streams' seeds) and of the run's source after it (its next 256
+bits): run it on the change and on its base and compare the lines.
+
+``time``: from OS entropy (as the product runs), the describe preset; phase 1 of a
+warm-up block and of ``--blocks`` blocks spread over the run, their pools joined (the
+anchors), phase 2 of the warm-up block; then the ``--blocks`` blocks drawn again and
+timed by ``time.process_time`` per phase, with the block's decode
+(:meth:`~dprect.engines.spark.executor_draws.Blocks.cells`) timed apart; µs of CPU a
+cell. Nothing is asserted; quote the load with the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import hashlib
+import json
+import os
+import pickle
+import pstats
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # as in Spark's Python workers
+
+import pyarrow as pa
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from aggregate_pass_profile import partitions
+from spark_bench import OUTPUT, ensure_data
+
+DIGEST_RUNS = ["bounds,count,sum,mean", "count,mean,variance", "count", "bounds,sum"]
+
+
+def prepared(rows: int, columns: int, groups: int, statistics: str, epsilon: float,
+             seed: int | None) -> dict[str, Any]:
+    """The run's settings, blocks and merged blobs (cached)."""
+    from dprect.app.aggregate_flow import aggregate_settings
+    from dprect.engines.spark import executor_draws as ed
+    from dprect.engines.spark import statistics as st
+
+    path = ensure_data(rows, columns, groups)
+    names = [f"c{j}" for j in range(columns)]
+    group_names = [str(i) for i in range(groups)]
+    given: dict[str, Any] = {
+        "input": str(path), "columns": names, "statistics": statistics, "group_by": "g",
+        "groups": group_names, "epsilon": epsilon,
+        "output": os.path.join(tempfile.mkdtemp(), "unused.json")}
+    if seed is not None:
+        given["seed"] = seed
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        settings = aggregate_settings(given)
+    spec = settings.spec
+    kernel, layout = st.virtual_columns(spec)
+    starts = ed.block_starts(groups, len(kernel.columns), 2)
+    key = f"{rows}x{columns}x{groups}-{'sq' if len(kernel.columns) > columns else 'plain'}"
+    cache = OUTPUT / f"describe_block_draws-{key}.pkl"
+    if cache.exists():
+        merged = pickle.loads(cache.read_bytes())
+    else:
+        limits = st.block_limits(kernel, groups, starts)
+        values = st.resolve_groups(group_names, "numeric", "g")
+        by_range: dict[int, list[Any]] = {}
+        for batches in partitions(path, 2):
+            for b in st.partial_bins(iter(batches), names, "g", "numeric", values, groups,
+                                     len(starts), kernel, layout, limits):
+                by_range.setdefault(b.column(0)[0].as_py(), []).append(b.column(1)[0])
+        merged = {}
+        for r, v in by_range.items():
+            table = st.merge_blobs(pa.table({
+                st.PART: pa.array([r] * len(v), pa.int32()),
+                st.BLOB: pa.array([x.as_py() for x in v], pa.binary())}))
+            merged[r] = table.column(st.BLOB)[0].as_py()
+        cache.write_bytes(pickle.dumps(merged))
+    blocks = ed.Blocks(kernel, spec, groups, starts, columns)
+    return {"settings": settings, "blocks": blocks, "merged": merged,
+            "starts": starts}
+
+
+def batch(merged: dict[int, bytes], r: int, extra: dict[str, Any] | None = None) -> Any:
+    from dprect.engines.spark import statistics as st
+
+    cols: dict[str, Any] = {st.PART: pa.array([r], pa.int32()),
+                            st.BLOB: pa.array([merged.get(r)], pa.binary())}
+    cols.update(extra or {})
+    return pa.table(cols).to_batches()[0]
+
+
+def seed_column(seeds: list[int | None], a: int, z: int) -> dict[str, Any]:
+    from dprect.engines.spark import executor_draws as ed
+
+    if seeds[0] is None:
+        return {}
+    raw = b"".join(int(s or 0).to_bytes(ed.SEED_BYTES, "big") for s in seeds[a:z])
+    return {ed.SEEDS: pa.array([raw], pa.binary())}
+
+
+def cell_text(cell: Any) -> str:
+    return repr((cell.lower, cell.upper, cell.count, cell.sum, cell.mean, cell.intervals,
+                 getattr(cell, "variance", None), getattr(cell, "std", None)))
+
+
+def run_all(run: dict[str, Any], rng: Any) -> tuple[list[Any], list[Any], Any]:
+    """Every block's phase 1, the anchors, every block's phase 2 (block order)."""
+    from dprect.engines.spark import executor_draws as ed
+
+    settings, blocks, merged = run["settings"], run["blocks"], run["merged"]
+    plan = settings.plan
+    blob = pickle.dumps(plan)
+    edges = blocks.edges
+    seeds = rng.stream_seeds(blocks.groups)
+    firsts = []
+    for r in range(len(edges) - 1):
+        (out,) = ed.query_first(iter([batch(merged, r, seed_column(seeds, edges[r],
+                                                                    edges[r + 1]))]),
+                                blob, blocks, 0)
+        firsts.append(out)
+    pools = ed.SmallPools.joined([pickle.loads(f.column(ed.POOLS)[0].as_py())
+                                  for f in firsts])
+    anchors = ed.column_centres(plan, pools, rng)
+    done = []
+    for r, f in enumerate(firsts):
+        (out,) = ed.query_second(iter([batch(merged, r, {ed.DRAWS: f.column(ed.DRAWS)})]),
+                                 blob, anchors, blocks, 0)
+        done.append(pickle.loads(out.column(ed.RESULT)[0].as_py()))
+    return firsts, done, anchors
+
+
+def digest(args: argparse.Namespace) -> int:
+    from dprect.core import randomness
+    from dprect.core.randomness import RandomSource
+    from dprect.engines.spark import executor_draws as ed
+
+    # the compiled samplers from the first draw (a worker's past its first few blocks);
+    # the Python path's equality is the tests' (tests/core/test_random_jit.py and others)
+    randomness.expect_draws(randomness.JIT_AFTER)
+    out = {}
+    for statistics in DIGEST_RUNS:
+        run = prepared(args.groups * args.rows_per_group, args.columns, args.groups,
+                       statistics, args.epsilon, 11)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rng = RandomSource(seed=11)
+        firsts, done, anchors = run_all(run, rng)
+        h1 = hashlib.sha256()
+        for f in firsts:
+            d = pickle.loads(f.column(ed.DRAWS)[0].as_py())
+            h1.update(repr((d.tiers, d.centres, d.counts, d.resume, d.means)).encode())
+        h2 = hashlib.sha256()
+        cells = 0
+        for rows in done:
+            for row in rows:
+                for cell in row:
+                    h2.update(cell_text(cell).encode())
+                    cells += 1
+        out[statistics] = {"cells": cells, "phase1": h1.hexdigest()[:16],
+                           "released": h2.hexdigest()[:16], "anchors": repr(anchors),
+                           "source after": hex(rng.randbits(256))[:18]}
+        print(statistics, json.dumps(out[statistics]), flush=True)
+    if args.out is not None:
+        args.out.write_text(json.dumps(out, indent=2) + "\n")
+    return 0
+
+
+def timed(args: argparse.Namespace) -> int:
+    from dprect.core import randomness
+    from dprect.core.randomness import RandomSource
+    from dprect.engines.spark import executor_draws as ed
+
+    run = prepared(args.groups * args.rows_per_group, args.columns, args.groups,
+                   args.statistics, args.epsilon, None)
+    settings, blocks, merged = run["settings"], run["blocks"], run["merged"]
+    plan = settings.plan
+    blob = pickle.dumps(plan)
+    rng = RandomSource()
+    load = [os.getloadavg()[0]]
+    randomness.expect_draws(randomness.JIT_AFTER)  # compiled from the first draw
+    n_blocks = len(blocks.edges) - 1
+    step = max(1, n_blocks // (args.blocks + 1))
+    chosen = list(range(step, n_blocks, step))[:args.blocks]
+    # the anchors (or pooled centres) from the timed blocks' and a warm-up block's pools
+    # (a whole run's would take every block: the draws' cost is alike)
+    t = time.process_time()
+    firsts = [ed.query_first(iter([batch(merged, r)]), blob, blocks, 0).__next__()
+              for r in [0, *chosen]]
+    pools = ed.SmallPools.joined([pickle.loads(f.column(ed.POOLS)[0].as_py())
+                                  for f in firsts[:args.pool_blocks or None]])
+    anchors = ed.column_centres(plan, pools, rng)
+    list(ed.query_second(iter([batch(merged, 0, {ed.DRAWS: firsts[0].column(ed.DRAWS)})]),
+                         blob, anchors, blocks, 0))  # warm: phase 2 once
+    whole = time.process_time() - t
+    spent = {"decode": 0.0, "phase1": 0.0, "phase2": 0.0}
+    cells = 0
+    prof = cProfile.Profile(time.process_time) if args.profile else None
+    for r in chosen:
+        if prof is not None:
+            prof.enable()
+        cells += blocks.size(r) * args.columns
+        b = batch(merged, r)
+        t = time.process_time()
+        blocks.cells(b, 0, 0)
+        spent["decode"] += time.process_time() - t
+        t = time.process_time()
+        (f,) = ed.query_first(iter([b]), blob, blocks, 0)
+        spent["phase1"] += time.process_time() - t
+        b2 = batch(merged, r, {ed.DRAWS: f.column(ed.DRAWS)})
+        t = time.process_time()
+        list(ed.query_second(iter([b2]), blob, anchors, blocks, 0))
+        spent["phase2"] += time.process_time() - t
+        if prof is not None:
+            prof.disable()
+    load.append(os.getloadavg()[0])
+    per = {k: round(v / cells * 1e6, 2) for k, v in spent.items()}
+    per["phases, decodes included"] = round(per["phase1"] + per["phase2"], 2)
+    report = {"groups": args.groups, "columns": args.columns,
+              "rows_per_group": args.rows_per_group, "statistics": args.statistics,
+              "blocks": n_blocks, "blocks_timed": len(chosen), "cells_timed": cells,
+              "warm_up_cpu_s": round(whole, 2), "anchors": repr(anchors),
+              "us_cpu_a_cell": per, "load": load, "label": args.label}
+    print(json.dumps(report))
+    if prof is not None:
+        pstats.Stats(prof).sort_stats(args.sort).print_stats(args.profile)
+    if args.out is not None:
+        args.out.write_text(json.dumps(report, indent=2) + "\n")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("mode", choices=["digest", "time"])
+    ap.add_argument("--groups", type=int, default=None)
+    ap.add_argument("--columns", type=int, default=None)
+    ap.add_argument("--rows-per-group", type=int, default=10)
+    ap.add_argument("--statistics", default="bounds,count,sum,mean")
+    ap.add_argument("--epsilon", type=float, default=1.0)
+    ap.add_argument("--blocks", type=int, default=16)
+    ap.add_argument("--label", default="")
+    ap.add_argument("--profile", type=int, default=0,
+                    help="profile the timed blocks (cProfile) and print N functions")
+    ap.add_argument("--sort", default="tottime")
+    ap.add_argument("--pool-blocks", type=int, default=0,
+                    help="join the pools of this many blocks only (0: every phase-1 "
+                         "block drawn; 1: one block's, as aggregate_pass_profile.py does)")
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args(argv)
+    if args.mode == "digest":
+        args.groups = args.groups or 3000
+        args.columns = args.columns or 4
+        return digest(args)
+    args.groups = args.groups or 100_000
+    args.columns = args.columns or 8
+    return timed(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
