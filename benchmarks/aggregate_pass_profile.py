@@ -18,15 +18,17 @@ each mechanism's phases as the executors draw them
 cProfile on the process's CPU clock; the stages are the cumulative CPU of the functions
 named in :data:`STAGES` (a stage's time includes the stages it calls: read them as a
 tree). Nothing is asserted; quote the load with the figures. ``--top N`` also prints the
-N functions of largest own time per phase; ``--warm`` draws one block unprofiled first
-(numba's kernels loaded: without it the first block's compiles are in the profile). The
-quantile laws are counted by the path they took (:func:`path_counts`).
+N functions of largest own time per phase; ``--digest`` prints a SHA-256 of the pass's
+and the merge's blobs (the same lists give the same bytes); ``--warm`` draws one block
+unprofiled first (numba's kernels loaded: without it the first block's compiles are in the
+profile). The quantile laws are counted by the path they took (:func:`path_counts`).
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import hashlib
 import json
 import os
 import pickle
@@ -186,6 +188,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--label", default="")
     ap.add_argument("--warm", action="store_true",
                     help="draw one block unprofiled first (numba loaded, caches warm)")
+    ap.add_argument("--digest", action="store_true",
+                    help="also print a SHA-256 of the pass's blobs (every partition's, in "
+                         "order) and of the merged blocks' (two trees giving the same "
+                         "lists give the same bytes)")
     args = ap.parse_args(argv)
 
     from dprect.app.aggregate_flow import aggregate_settings
@@ -230,6 +236,9 @@ def main(argv: list[str] | None = None) -> int:
             by_range.setdefault(b.column(0)[0].as_py(), []).append(b.column(1)[0])
     report["pass"]["blob_bytes"] = sum(len(x.as_buffer()) for v in by_range.values()
                                        for x in v)
+    if args.digest:
+        report["pass"]["digest"] = hashlib.sha256(b"".join(
+            b.column(1)[0].as_py() for batches in out for b in batches)).hexdigest()
     del out
 
     def run_merge() -> dict[int, Any]:
@@ -241,6 +250,9 @@ def main(argv: list[str] | None = None) -> int:
     merged, stats, cpu = profiled(run_merge)
     report["merge"] = {"cpu": cpu, "stages": stage_seconds(stats, STAGES["merge"])}
     merge_stats = stats
+    if args.digest:
+        report["merge"]["digest"] = hashlib.sha256(b"".join(
+            x.as_py() for r in sorted(merged) for x in merged[r].column(st.BLOB))).hexdigest()
     load.append(os.getloadavg()[0])
 
     draw_stats = None
@@ -301,6 +313,8 @@ def main(argv: list[str] | None = None) -> int:
             f"unprofiled, warm: {r['warm_cpu_per_block']} s a block, every block " \
             f"{r['warm_cpu_all_blocks']:.1f} s)" if phase == "draws" else ""
         print(f"{phase}: {r['cpu']:.2f} CPU-s{extra}")
+        if "digest" in r:
+            print(f"  digest of its blobs: {r['digest']}")
         if "quantile_paths" in r:
             print(f"  the quantiles' laws by path (profiled blocks): {r['quantile_paths']}")
         for label, secs in r["stages"].items():

@@ -167,20 +167,26 @@ def variance_interval(noisy_squares: int, noisy_count: int, mean_span: tuple[flo
                       sensitivity: int = 1 << SQUARE_FRACTION_BITS) -> tuple[float, float]:
     """The variance's interval (module notes): Q/n's interval at level 1 − α/:data:`SPREAD_PARTS`
     (:func:`squares_span`) minus (μ − m)² over ``mean_span``, the mean's interval at the
-    same level, clipped to [0, h²]."""
-    m, h = midpoint_and_half(lower, upper)
-    h2 = h * h
-    if h2 == 0:
+    same level, clipped to [0, h²]. Exact, in integers: every quantity is a dyadic
+    rational (floats, their midpoint and half-width, squares of differences), held as an
+    integer times 2^−:data:`_SCALE` (or 2^−2·_SCALE for squares) — the same values as the
+    rationals, so the same floats out (:func:`_down_scaled`, :func:`_up_scaled`)."""
+    lo_s, hi_s = _scaled_float(lower), _scaled_float(upper)
+    m_s, h_s = (lo_s + hi_s) >> 1, (hi_s - lo_s) >> 1  # exact: both scaled floats are even
+    h2_s = h_s * h_s
+    if h2_s == 0:
         return 0.0, 0.0
     inner = 1.0 - (1.0 - level) / SPREAD_PARTS
-    a_lo, a_hi = (Fraction(x) if math.isfinite(x) else h2 for x in squares_span(
-        noisy_squares, noisy_count, h2, count_epsilon, squares_epsilon, inner, sensitivity))
-    a, b = (Fraction(x) - m for x in mean_span)
-    d_min = Fraction(0) if a <= 0 <= b else min(abs(a), abs(b))
+    a_lo_s, a_hi_s = (_scaled_float(x) << _SCALE if math.isfinite(x) else h2_s
+                      for x in _squares_span_scaled(noisy_squares, noisy_count, h2_s,
+                                                    count_epsilon, squares_epsilon, inner,
+                                                    sensitivity))
+    a, b = (_scaled_float(x) - m_s for x in mean_span)
+    d_min = 0 if a <= 0 <= b else min(abs(a), abs(b))
     d_max = max(abs(a), abs(b))
-    v_lo = min(max(a_lo - d_max * d_max, Fraction(0)), h2)
-    v_hi = min(max(min(a_hi, h2) - d_min * d_min, Fraction(0)), h2)
-    return _down(v_lo), _up(v_hi)
+    v_lo = min(max(a_lo_s - d_max * d_max, 0), h2_s)
+    v_hi = min(max(min(a_hi_s, h2_s) - d_min * d_min, 0), h2_s)
+    return _down_scaled(v_lo, 2 * _SCALE), _up_scaled(v_hi, 2 * _SCALE)
 
 
 def squares_span(noisy_squares: int, noisy_count: int, h2: Fraction, count_epsilon: float,
@@ -199,6 +205,73 @@ def squares_span(noisy_squares: int, noisy_count: int, h2: Fraction, count_epsil
         return 0.0, top
     released = Fraction(gamma) * noisy_squares / max(1, noisy_count)
     estimate = float(min(max(released, Fraction(0)), h2))
+    return mean_interval(estimate, noisy_count, noisy_squares, 0.0, gamma, squares_epsilon,
+                         sensitivity, count_epsilon, 0.0, top, level)
+
+
+#: the dyadic rationals of :func:`variance_interval` are held as integers times
+#: 2^−_SCALE: every float is k·2^e with e ≥ −1074, so a float times 2^_SCALE is an
+#: even integer and the midpoint and half-width of two floats integers too
+_SCALE = 1076
+
+
+def _scaled_float(x: float) -> int:
+    """x·2^:data:`_SCALE`, exactly (x finite; its ratio's denominator is 2^j, j ≤ 1074)."""
+    p, q = x.as_integer_ratio()
+    return p << (_SCALE - (q.bit_length() - 1))
+
+
+def _exceeds(f: float, n: int, shift: int) -> int:
+    """The sign of f − n·2^−shift, exactly (f finite, shift ≥ 1074)."""
+    p, q = f.as_integer_ratio()
+    d = (p << (shift - (q.bit_length() - 1))) - n
+    return (d > 0) - (d < 0)
+
+
+def _down_scaled(n: int, shift: int) -> float:
+    """:func:`_down` of x = n·2^−shift: the largest float ≤ x (the int division is
+    correctly rounded, as a Fraction's float is)."""
+    try:
+        f = n / (1 << shift)
+    except OverflowError:
+        return -_LARGEST if n < 0 else _LARGEST
+    f = max(min(f, _LARGEST), -_LARGEST)
+    return math.nextafter(f, -math.inf) if _exceeds(f, n, shift) > 0 else f
+
+
+def _up_scaled(n: int, shift: int) -> float:
+    """:func:`_up` of x = n·2^−shift: the smallest float ≥ x (inf beyond the range)."""
+    try:
+        f = n / (1 << shift)
+    except OverflowError:
+        return math.inf if n > 0 else -_LARGEST
+    if math.isinf(f):
+        return f
+    return math.nextafter(f, math.inf) if _exceeds(f, n, shift) < 0 else f
+
+
+def _squares_span_scaled(noisy_squares: int, noisy_count: int, h2_s: int,
+                         count_epsilon: float, squares_epsilon: float, level: float,
+                         sensitivity: int) -> tuple[float, float]:
+    """:func:`squares_span` of h² = ``h2_s``·2^−2·:data:`_SCALE`, in integers: the same
+    floats (each rational's float correctly rounded by the int division, its comparisons
+    exact)."""
+    shift = 2 * _SCALE
+    top = _up_scaled(h2_s, shift)
+    try:
+        gamma = h2_s / (int(sensitivity) << shift)
+    except OverflowError:
+        gamma = 0.0
+    if gamma == 0.0 or math.isinf(top):
+        return 0.0, top
+    # released = γ·R̃/max(1, ñ) = g·R̃ / (max(1, ñ)·2^_SCALE), g = γ·2^_SCALE
+    num, den = _scaled_float(gamma) * noisy_squares, max(1, noisy_count) << _SCALE
+    if num <= 0:
+        estimate = 0.0
+    elif num << shift >= h2_s * den:  # released ≥ h² (h² = h2_s·2^−shift)
+        estimate = h2_s / (1 << shift)
+    else:
+        estimate = num / den
     return mean_interval(estimate, noisy_count, noisy_squares, 0.0, gamma, squares_epsilon,
                          sensitivity, count_epsilon, 0.0, top, level)
 

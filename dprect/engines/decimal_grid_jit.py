@@ -80,9 +80,11 @@ def _encode(x: Any, pow10: Any, digits: int, low_m: int, per_decade: int, k_min:
             k = min(max(k, k_min), k_max)
             scaled = a / pow10[k] if k >= 0 else a * pow10[-k]
             m = min(max(math.floor(scaled), low_m), high_m)
+            here = -1.0  # f(k, m) where the loops computed it (f ≥ 0), else −1
             while k > k_min or m > low_m:  # down while f(k, m) > a
                 f = m * pow10[k] if k >= 0 else m / pow10[-k]
                 if f <= a:
+                    here = f
                     break
                 m -= 1
                 if m < low_m:
@@ -93,10 +95,12 @@ def _encode(x: Any, pow10: Any, digits: int, low_m: int, per_decade: int, k_min:
                 if f > a:
                     break
                 m, k = m2, k2
+                here = f
             j = (k - k_min) * per_decade + (m - low_m)
             if with_at:
-                f = m * pow10[k] if k >= 0 else m / pow10[-k]
-                at[i] = 1 if a == f else 0
+                if here < 0.0:  # the cell's value not computed above
+                    here = m * pow10[k] if k >= 0 else m / pow10[-k]
+                at[i] = 1 if a == here else 0
         out[i] = zero + 1 + j if v >= 0 else last - j
 
 

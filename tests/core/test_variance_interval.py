@@ -141,3 +141,70 @@ def test_seeded_runs_cover_the_variance_and_the_std_at_least_at_the_level():
     # power: the same region rejects intervals made at 0.5 claimed at 0.95
     low_var, low_std, _ = _coverage(0.5, runs)
     assert not _accepts(low_var, runs, level) and not _accepts(low_std, runs, level)
+
+
+def _reference_interval(noisy_squares: int, noisy_count: int,
+                        mean_span: tuple[float, float], lower: float, upper: float,
+                        count_epsilon: float, squares_epsilon: float, level: float,
+                        sensitivity: int = K) -> tuple[float, float]:
+    """variance_interval as it was computed in Fractions (before s31): the reference the
+    integer computation must equal bit for bit."""
+    lo_f, hi_f = Fraction(lower), Fraction(upper)
+    m, h = (lo_f + hi_f) / 2, (hi_f - lo_f) / 2
+    h2 = h * h
+    if h2 == 0:
+        return 0.0, 0.0
+    inner = 1.0 - (1.0 - level) / SPREAD_PARTS
+    a_lo, a_hi = (Fraction(x) if math.isfinite(x) else h2 for x in squares_span(
+        noisy_squares, noisy_count, h2, count_epsilon, squares_epsilon, inner, sensitivity))
+    a, b = (Fraction(x) - m for x in mean_span)
+    d_min = Fraction(0) if a <= 0 <= b else min(abs(a), abs(b))
+    d_max = max(abs(a), abs(b))
+    v_lo = min(max(a_lo - d_max * d_max, Fraction(0)), h2)
+    v_hi = min(max(min(a_hi, h2) - d_min * d_min, Fraction(0)), h2)
+
+    def down(x: Fraction) -> float:
+        try:
+            f = float(x)
+        except OverflowError:
+            return -1.7976931348623157e308 if x < 0 else 1.7976931348623157e308
+        f = max(min(f, 1.7976931348623157e308), -1.7976931348623157e308)
+        return math.nextafter(f, -math.inf) if Fraction(f) > x else f
+
+    def up(x: Fraction) -> float:
+        try:
+            f = float(x)
+        except OverflowError:
+            return math.inf if x > 0 else -1.7976931348623157e308
+        if math.isinf(f):
+            return f
+        return math.nextafter(f, math.inf) if Fraction(f) < x else f
+
+    return down(v_lo), up(v_hi)
+
+
+def test_the_integer_interval_equals_the_fractions_bit_for_bit():
+    """variance_interval in integers (dyadic rationals scaled by 2^1076) gives the
+    Fraction computation's floats exactly: bounds of both signs and every scale from
+    subnormals to ~10^300 (h²/k past a float, h² past a float), ±0.0, L = U, noisy
+    counts ≤ 0, negative and huge noisy squares, mean spans inside, across and outside
+    the bounds, and every rounding direction (a result that is exactly a float)."""
+    rs = np.random.default_rng(31)
+    cases = [(0, 0, (0.0, 0.0), 0.0, 0.0), (5, 3, (-0.0, 0.0), -0.0, 0.0),
+             (K, 1, (1.0, 1.0), 1.0, 1.0), (K * 4, 4, (0.5, 1.5), 0.0, 2.0),
+             (-K, 7, (-1.0, 2.0), -1.0, 3.0), (10**40, 2, (0.0, 1e300), -1e300, 1e300),
+             (3, 1, (5e-324, 1e-323), 0.0, 2e-323), (K, 10, (-1e308, 1e308), -1.7e308, 1.7e308)]
+    for _ in range(3000):
+        scale = 10.0 ** float(rs.integers(-320, 300))
+        lo = float(rs.normal()) * scale
+        hi = lo + abs(float(rs.normal())) * scale * float(rs.choice([0.0, 1e-9, 1.0, 30.0]))
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            continue
+        n = int(rs.integers(-5, 10**6))
+        squares = int(rs.integers(-(1 << 40), 1 << 62)) * int(rs.choice([1, 1 << 20]))
+        a, b = sorted(float(v) for v in rs.uniform(lo - (hi - lo), hi + (hi - lo), 2))
+        cases.append((squares, n, (a, b), lo, hi))
+    for squares, n, span, lo, hi in cases:
+        for eps in (0.0025, 1.0):
+            args = (squares, n, span, lo, hi, 0.0005, eps, 0.95)
+            assert variance_interval(*args) == _reference_interval(*args), args

@@ -372,3 +372,52 @@ def test_a_blob_read_for_a_key_range_is_the_whole_blob_cut_there():
             cut = (whole[0] >= first) & (whole[0] < end)
             for a, b in zip(got, (w[cut] for w in whole), strict=True):
                 assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("bits", [True, False])
+def test_the_compiled_packed_count_equals_numpys(bits, monkeypatch):
+    """A chunk's packed count (the quantiles' decimal cells with their at-value bit, or
+    pairs without values) made and read compiled (describe_jit.packed_count: the words in
+    one loop, numpy's sort, the runs in one pass) gives numpy's _packed_count exactly —
+    pairs, order, dtypes, counts and bit sums — on groups with no rows, runs of one
+    pair, one group and keys at both ends of the span; _count uses it from JIT_ROWS
+    pairs, of its own version only."""
+    rs = np.random.default_rng(41 + bits)
+    cases = []
+    for n, groups, span in [(20_000, 300, 1 << 40), (5_000, 1, 7), (3_000, 1000, 50),
+                            (2, 4, 1), (70_000, 17, (1 << 62) // 17 - 1)]:
+        g = rs.integers(0, groups, n).astype(np.int32)
+        g[0] = groups - 1  # the last group: its pairs' words reach (groups)·span − 1
+        keys = rs.integers(0, span, n, dtype=np.int64) - 123
+        keys[:2] = (-123, span - 124)
+        at = rs.integers(0, 2, n).astype(np.int64) if bits else None
+        cases.append((g, keys, at))
+    for g, keys, at in cases:
+        low = int(keys.min())
+        span = int(keys.max()) - low + 1
+        want = spark_describe._packed_count(g.astype(np.int64) * span + (keys - low), span,
+                                            low, at)
+        got = describe_jit.packed_count(g, keys, low, span, at)
+        assert got is not None
+        for a, b in zip(got, want, strict=True):
+            if b is None:
+                assert a is None
+                continue
+            assert a.dtype == b.dtype and np.array_equal(a, b)
+    calls: list[int] = []
+    real = describe_jit.packed_count
+
+    def spy(group, *args):
+        calls.append(len(group))
+        return real(group, *args)
+
+    monkeypatch.setattr(describe_jit, "packed_count", spy)
+    g, keys, at = cases[-1]
+    spark_describe._count(g[:100], keys[:100], None if at is None else at[:100])
+    assert calls == []  # a small chunk: numpy's
+    got = spark_describe._count(g, keys, at)
+    assert calls == [len(g)]
+    monkeypatch.setattr(describe_jit, "VERSION", spark_describe.JIT_VERSION + 1)
+    assert all(np.array_equal(a, b) for a, b in zip(spark_describe._count(g, keys, at)[:3],
+                                                     got[:3], strict=True))
+    assert calls == [len(g)]  # another version: not called

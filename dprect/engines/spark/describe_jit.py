@@ -25,7 +25,9 @@ It also merges a column's running total with each chunk's lists (:func:`merge_so
 both in key order, one linear pass, where numpy would sort their concatenation; a
 family's several words: :func:`merge_two`), and a range's partial lists in one k-way
 pass (:func:`merge_words`: a heap of the lists' next keys; a column's significands and
-its squares' two words, which share their keys and counts, merged together).
+its squares' two words, which share their keys and counts, merged together). And it makes
+and reads a decimal grid chunk's packed words around numpy's sort (:func:`packed_count`:
+the quantiles' (group, cell) pairs with their at-value bit, counted).
 
 The kernel imports this module on the executor (it does not travel by value with the
 kernel), so it is used where dprect and numba are installed — the compiled code is then
@@ -47,7 +49,7 @@ from dprect.engines.jit import compile_kernel
 
 #: checked by the kernel that calls :func:`column_bins` (it travels by value, this module
 #: is imported on the executor: a different installed version is not used)
-VERSION = 5
+VERSION = 6
 
 def _two_sided_bins(bits: np.ndarray, group: np.ndarray, groups: int, shift: int,
                     zero_bin: int, drop: int, limit: int, words: np.ndarray) -> Any:
@@ -303,6 +305,81 @@ def _merge_two_words(k1: np.ndarray, n1: np.ndarray, s1: np.ndarray, k2: np.ndar
     return True, keys[:r], counts[:r], sums[:, :r]
 
 
+def _packed_words(group: np.ndarray, keys: np.ndarray, low: int, span: int,
+                  bits: np.ndarray, with_bits: bool) -> np.ndarray:
+    """Each pair's word w = g·span + (key − low), as 2w + bit where ``with_bits`` (the
+    bit each 0 or 1): :func:`~dprect.engines.spark.statistics._packed_count`'s words in
+    one loop (numpy makes three temporaries). Plain Python, compiled by numba."""
+    n = keys.shape[0]
+    out = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        w = np.int64(group[i]) * span + (keys[i] - low)
+        out[i] = (w << 1) | bits[i] if with_bits else w
+    return out
+
+
+def _packed_runs(word: np.ndarray, span: int, low: int, with_bits: bool) -> Any:
+    """The runs of the SORTED words of :func:`_packed_words`: per run of equal pair
+    w = g·span + (key − low) (the word itself, or without its lowest bit where
+    ``with_bits``) its group g = ⌊w/span⌋ (int32), key w mod span + low, length (the
+    count) and its words' lowest bits summed — numpy's ``flatnonzero``, ``diff``,
+    ``reduceat``, ``//`` and ``%`` of ``_packed_count`` in one pass; the group followed
+    along the sorted pairs (g·span ≤ w < (g + 1)·span), no division. Plain Python,
+    compiled by numba."""
+    n = word.shape[0]
+    g_out = np.empty(n, dtype=np.int32)
+    k_out = np.empty(n, dtype=np.int64)
+    n_out = np.empty(n, dtype=np.int64)
+    s_out = np.empty(n if with_bits else 0, dtype=np.int64)
+    r = -1
+    prev = -1  # every pair is >= 0
+    g = 0
+    edge = span  # the first pair of group g + 1
+    for i in range(n):
+        w = word[i]
+        p = w >> 1 if with_bits else w
+        if p != prev:
+            r += 1
+            while p >= edge:
+                g += 1
+                edge += span
+            g_out[r] = g
+            k_out[r] = p - (edge - span) + low
+            n_out[r] = 1
+            if with_bits:
+                s_out[r] = w & 1
+            prev = p
+        else:
+            n_out[r] += 1
+            if with_bits:
+                s_out[r] += w & 1
+    r += 1
+    return g_out[:r], k_out[:r], n_out[:r], s_out[:r]
+
+
+def packed_count(group: np.ndarray, keys: np.ndarray, low: int, span: int,
+                 bits: np.ndarray | None
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None] | None:
+    """:func:`~dprect.engines.spark.statistics._packed_count` of the pairs (``group``,
+    ``keys``), compiled around numpy's sort: the words made in one loop
+    (:func:`_packed_words`), sorted in place by numpy, their runs read in one pass
+    (:func:`_packed_runs`) — the same pairs, order, counts and sums; None without numba.
+    The caller checks what ``_packed_count`` needs: every word below 2^62, each bit 0
+    or 1."""
+    make = compile_kernel(_packed_words)
+    runs = compile_kernel(_packed_runs)
+    if make is None or runs is None:
+        return None
+    with_bits = bits is not None
+    word = make(np.ascontiguousarray(group), np.ascontiguousarray(keys, dtype=np.int64),
+                int(low), int(span),
+                np.ascontiguousarray(bits, dtype=np.int64) if with_bits
+                else np.zeros(1, dtype=np.int64), with_bits)
+    word.sort()
+    g, k, n, s = runs(word, int(span), int(low), with_bits)
+    return g, k, n, s if with_bits else None
+
+
 def merge_two(first: tuple[np.ndarray, np.ndarray, Sequence[np.ndarray]],
               second: tuple[np.ndarray, np.ndarray, Sequence[np.ndarray]]
               ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]] | None:
@@ -373,4 +450,4 @@ def column_bins(values: np.ndarray, group: np.ndarray, groups: int, shift: int,
 
 
 __all__ = ["VERSION", "column_bins", "column_words", "compiled", "merge_many", "merge_sorted",
-           "merge_two", "merge_words"]
+           "merge_two", "merge_words", "packed_count"]

@@ -119,7 +119,7 @@ JIT_ROWS = 1 << 16
 #: the compiled step's dense tables hold at most this many (group, bin) cells
 JIT_CELLS = 1 << 22
 #: the version of :mod:`dprect.engines.spark.describe_jit` this kernel calls
-JIT_VERSION = 5
+JIT_VERSION = 6
 #: the version of :mod:`dprect.engines.decimal_grid_jit` this kernel calls
 DECIMAL_JIT_VERSION = 1
 #: a blob's lists travel compressed (keys as differences, each row in its least integer
@@ -165,16 +165,23 @@ def _count(group: np.ndarray, keys: np.ndarray, values: np.ndarray | None = None
     ``values`` over each pair's rows, None without values). Each pair is one int64 word
     g·span + (key − low) where that fits; without values, or with values that are each 0
     or 1 (the quantiles' at-value rows), the word carries the value as its lowest bit and
-    the words are sorted themselves (:func:`_packed_count`: no permutation gathered);
-    other values follow an argsort of the words (a lexsort of the two arrays past
-    int64)."""
+    the words are sorted themselves (:func:`_packed_count`: no permutation gathered; from
+    :data:`JIT_ROWS` pairs the words made and their runs read compiled around the same
+    sort, ``describe_jit.packed_count``: the same lists, in less than half the CPU on a
+    quantile column's chunk); other values follow an argsort of the words (a lexsort of
+    the two arrays past int64)."""
     if len(keys) == 0:
         empty = np.zeros(0, dtype=np.int64)
         return group[:0].astype(np.int32), empty, empty, None if values is None else empty
     low, span = int(keys.min()), int(keys.max()) - int(keys.min()) + 1
     if (int(group.max()) + 1) * span < 1 << 62:  # one int64 key: argsort, not lexsort
+        packed = values is None or (int(values.min()) >= 0 and int(values.max()) <= 1)
+        jit = _jit() if packed and len(keys) >= JIT_ROWS else None
+        got = None if jit is None else jit.packed_count(group, keys, low, span, values)
+        if got is not None:  # the words made and their runs read compiled, the same lists
+            return got
         word = group.astype(np.int64) * span + (keys - low)
-        if values is None or (int(values.min()) >= 0 and int(values.max()) <= 1):
+        if packed:
             return _packed_count(word, span, low, values)
         order = np.argsort(word)
     else:
