@@ -1409,12 +1409,16 @@ def _side_bins(streams: list[CandidateStream], steps: np.ndarray) -> np.ndarray:
         return np.array([s.bin_at(k) for s, k in zip(streams, steps.tolist(), strict=True)],
                         dtype=np.int64)
     out = np.zeros(len(streams), dtype=np.int64)
+    # each stream's cells as one slice of the cells ordered by stream (one sort, not a
+    # pass over every cell per stream)
+    order = np.argsort(which, kind="stable")
+    ends = np.cumsum(np.bincount(which, minlength=len(firsts)))
     for u, first in enumerate(firsts.tolist()):  # first: the stream's first cell
-        at = np.flatnonzero(which == u)
+        at = order[ends[u - 1] if u else 0:ends[u]]
         mine = steps[at]
         stream = streams[first]
         stream.bin_at(int(mine.max()))  # made that far (an IndexError past its last)
-        out[at] = stream._made_array()[mine]
+        out[at] = stream.made()[mine]
     return out
 
 

@@ -690,7 +690,7 @@ def _column_cuts(cells: Sequence[BinStatistics],
     for side, end, is_upper in farthest.values():
         if end is not None:
             side.reach(partial(operator.gt if is_upper else operator.lt, end))
-    made = [s._made_array() for s in sides]  # after every reach: each as made at last
+    made = [s.made() for s in sides]  # after every reach: each as made at last
     at = np.zeros(len(made) + 1, dtype=np.int64)
     np.cumsum([len(m) for m in made], out=at[1:])
     joint, starts, base = block_jit.column_cuts(

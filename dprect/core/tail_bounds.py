@@ -275,7 +275,7 @@ class CandidateStream:
         self._pos = self._prefix_end(0, lambda p: self._w_at(p) <= edge, edge)
         self._last = first
         self._bins: list[int] = [first]
-        #: the made bins as a read-only array (:meth:`_made_array`), or None
+        #: the made bins as a read-only array (:meth:`made`), or None
         self._array: np.ndarray | None = None
         self._first = first
         self._chunk = 64
@@ -418,7 +418,7 @@ class CandidateStream:
             self.bins_while(keep, target)
         else:
             self._made_past(keep)
-        return self._made_array()
+        return self.made()
 
     def _made_past(self, keep: Callable[[int], bool]) -> None:
         """Grown until a made bin fails ``keep`` or the side ends (a stream that has made
@@ -435,9 +435,9 @@ class CandidateStream:
         self._made_past(keep)
         bins = self._bins
         end = bisect.bisect_left(range(len(bins)), True, key=lambda i: not keep(bins[i]))
-        return self._made_array()[:end]
+        return self.made()[:end]
 
-    def _made_array(self) -> np.ndarray:
+    def made(self) -> np.ndarray:
         """The made bins as an int64 array, read-only (a view of it is handed out), made
         again only once the stream has grown: the bins made never change, only more are
         appended, so an array as long as the list holds its values (many cells of one
