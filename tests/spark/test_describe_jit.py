@@ -421,3 +421,24 @@ def test_the_compiled_packed_count_equals_numpys(bits, monkeypatch):
     assert all(np.array_equal(a, b) for a, b in zip(spark_describe._count(g, keys, at)[:3],
                                                      got[:3], strict=True))
     assert calls == [len(g)]  # another version: not called
+
+
+def test_the_compiled_packed_count_leaves_negative_groups_to_numpy():
+    """describe_jit.packed_count follows the groups up from 0 along the sorted words, so
+    a chunk with a negative group is not its to count: None, and _count gives numpy's
+    lists (floor division: the negative groups first, each pair its own)."""
+    rs = np.random.default_rng(7)
+    n = spark_describe.JIT_ROWS + 10
+    g = rs.integers(-3, 5, n).astype(np.int32)
+    keys = rs.integers(0, 40, n, dtype=np.int64)
+    at = rs.integers(0, 2, n).astype(np.int64)
+    assert describe_jit.packed_count(g, keys, 0, 40, at) is None
+    assert describe_jit.packed_count(g[g >= 0], keys[g >= 0], 0, 40, at[g >= 0]) is not None
+    low = int(keys.min())
+    span = int(keys.max()) - low + 1
+    want = spark_describe._packed_count(g.astype(np.int64) * span + (keys - low), span, low,
+                                        at)
+    got = spark_describe._count(g, keys, at)
+    assert int(want[0].min()) == -3
+    for a, b in zip(got, want, strict=True):
+        assert a.dtype == b.dtype and np.array_equal(a, b)

@@ -363,12 +363,13 @@ def packed_count(group: np.ndarray, keys: np.ndarray, low: int, span: int,
     """:func:`~dprect.engines.spark.statistics._packed_count` of the pairs (``group``,
     ``keys``), compiled around numpy's sort: the words made in one loop
     (:func:`_packed_words`), sorted in place by numpy, their runs read in one pass
-    (:func:`_packed_runs`) — the same pairs, order, counts and sums; None without numba.
-    The caller checks what ``_packed_count`` needs: every word below 2^62, each bit 0
-    or 1."""
+    (:func:`_packed_runs`) — the same pairs, order, counts and sums; None without numba,
+    or where a group is negative (the runs follow the groups up from 0: numpy's floor
+    division then). The caller checks what ``_packed_count`` needs: every word below
+    2^62, each bit 0 or 1."""
     make = compile_kernel(_packed_words)
     runs = compile_kernel(_packed_runs)
-    if make is None or runs is None:
+    if make is None or runs is None or (len(group) and int(group.min()) < 0):
         return None
     with_bits = bits is not None
     word = make(np.ascontiguousarray(group), np.ascontiguousarray(keys, dtype=np.int64),
