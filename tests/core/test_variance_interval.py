@@ -208,3 +208,40 @@ def test_the_integer_interval_equals_the_fractions_bit_for_bit():
         for eps in (0.0025, 1.0):
             args = (squares, n, span, lo, hi, 0.0005, eps, 0.95)
             assert variance_interval(*args) == _reference_interval(*args), args
+
+
+def test_the_integer_squares_span_equals_the_fractions_on_each_branch():
+    """variance._squares_span_scaled (h² as an integer times 2^−2·_SCALE) gives
+    squares_span's floats exactly on each of its branches: h²/k underflowing to 0
+    (subnormal bounds), h² past a float (top = inf), a released Q/n ≤ 0 (R̃ ≤ 0), at or
+    above h² (clipped) and inside. variance_interval calls only the integer one; the
+    coverage tests above test squares_span, so this ties the two."""
+    from dprect.core import variance
+
+    def scaled(h2: Fraction) -> int:  # h2 dyadic: h2·2^(2·_SCALE) is an integer
+        out = h2 * (1 << 2 * variance._SCALE)
+        assert out.denominator == 1
+        return out.numerator
+
+    rs = np.random.default_rng(41)
+    bounds = [(0.0, 5e-324), (0.0, 1e-300), (-1.7e308, 1.7e308), (0.0, 2.0), (-3.5, 1e6)]
+    for _ in range(20):
+        scale = 10.0 ** float(rs.integers(-300, 300))
+        lo = float(rs.normal()) * scale
+        bounds.append((lo, lo + abs(float(rs.normal())) * scale))
+    for lo, hi in bounds:
+        h = (Fraction(hi) - Fraction(lo)) / 2
+        h2 = h * h
+        if h2 == 0:
+            continue
+        for squares, n in ((-K, 3), (0, 5), (K, 1), (4 * K, 1), (K // 3, 7),
+                           (int(rs.integers(0, 1 << 40)), int(rs.integers(-2, 10**4)))):
+            # both ε_Q on the five fixed bounds, one on the random ones (each ~10 ms)
+            for eps in (0.0025, 1.0)[(lo, hi) not in bounds[:5]:]:
+                want = squares_span(squares, n, h2, 0.0005, eps, 0.975, K)
+                got = variance._squares_span_scaled(squares, n, scaled(h2), 0.0005, eps,
+                                                    0.975, K)
+                assert got == want, (lo, hi, squares, n)
+    # the first two bounds' h²/k is 0, the third's h² past a float: [0, top] with no test
+    assert variance._squares_span_scaled(K, 1, 1, 0.0005, 1.0, 0.975, K) == (0.0, 5e-324)
+    assert squares_span(K, 1, Fraction(1.7e308) ** 2, 0.0005, 1.0, 0.975, K) == (0.0, math.inf)
