@@ -85,7 +85,7 @@ def peer_boxes(tables: list[Any], runs: int, venvs: dict[str, Path] | None = Non
     peer whose venv is missing skipped (with a line on stderr). ``venvs``: a peer's
     virtual environment where it is not .bench-venvs/PEER."""
     CACHE.mkdir(parents=True, exist_ok=True)
-    names = "+".join(t.name for t in tables)
+    names = [t.name for t in tables]
     out: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         manifest: dict[str, Any] = {"alpha": ALPHA, "runs": runs, "epsilons": list(EPSILONS),
@@ -108,8 +108,7 @@ def peer_boxes(tables: list[Any], runs: int, venvs: dict[str, Path] | None = Non
         path = Path(tmp) / "manifest.json"
         path.write_text(json.dumps(manifest))
         for peer in PEERS:
-            saved = _cached(peer, runs, [t.name for t in tables]) or (
-                CACHE / f"{peer}-a{ALPHA:g}-runs{runs}-{zlib.crc32(names.encode()):08x}.json")
+            saved = _cached(peer, runs, names) or _cache_file(peer, runs, names)
             python = (venvs or {}).get(peer, VENVS / peer) / "bin" / "python"
             if not saved.exists():
                 if not python.exists():
@@ -121,11 +120,18 @@ def peer_boxes(tables: list[Any], runs: int, venvs: dict[str, Path] | None = Non
     return out
 
 
+def _cache_file(peer: str, runs: int, names: list[str]) -> Path:
+    """The cache file of ``peer``'s run of ``runs`` boxes per cell on exactly the tables
+    ``names`` (in order)."""
+    tag = zlib.crc32("+".join(names).encode())
+    return CACHE / f"{peer}-a{ALPHA:g}-runs{runs}-{tag:08x}.json"
+
+
 def _cached(peer: str, runs: int, names: list[str]) -> Path | None:
     """A cached run of ``peer`` with ``runs`` boxes per cell that holds every table of
     ``names`` (the file of exactly these tables first, else the first such file by name:
     a run of more tables serves a subset of them)."""
-    exact = CACHE / f"{peer}-a{ALPHA:g}-runs{runs}-{zlib.crc32('+'.join(names).encode()):08x}.json"
+    exact = _cache_file(peer, runs, names)
     if exact.exists():
         return exact
     for path in sorted(CACHE.glob(f"{peer}-a{ALPHA:g}-runs{runs}-*.json")):

@@ -82,3 +82,24 @@ def test_small_tables_get_their_own_trials_and_a_standard_error() -> None:
     c["auto"]["se"], c["opendp"]["se"] = 0.03, 0.04
     st.judge(c, ["opendp"])
     assert c["auto_margin"] == pytest.approx(-0.05) and c["auto_margin_se"] == pytest.approx(0.05)
+
+
+def test_a_peer_s_cached_run_is_the_exact_file_else_one_holding_every_table(
+        tmp_path, monkeypatch) -> None:
+    """small_tables._cached: the file of exactly these tables (its name as before s31:
+    the peer, α, the runs and the CRC of the names joined by '+'), else the first file of
+    the same runs holding every asked table, else None."""
+    import json
+    import zlib
+
+    monkeypatch.setattr(st, "CACHE", tmp_path)
+    exact = st._cache_file("opendp", 20, ["iris", "wine"])
+    assert exact == tmp_path / f"opendp-a{st.ALPHA:g}-runs20-{zlib.crc32(b'iris+wine'):08x}.json"
+    assert st._cached("opendp", 20, ["iris"]) is None
+    more = st._cache_file("opendp", 20, ["iris", "wine", "cars"])
+    more.write_text(json.dumps({"boxes": {"iris": {}, "wine": {}, "cars": {}}}))
+    assert st._cached("opendp", 20, ["iris", "wine"]) == more
+    assert st._cached("opendp", 200, ["iris"]) is None and st._cached("pydp", 20, ["iris"]) is None
+    assert st._cached("opendp", 20, ["iris", "adult"]) is None
+    exact.write_text(json.dumps({"boxes": {"iris": {}}}))  # the exact file first
+    assert st._cached("opendp", 20, ["iris", "wine"]) == exact
