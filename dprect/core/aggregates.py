@@ -1402,8 +1402,9 @@ def _side_bins(streams: list[CandidateStream], steps: np.ndarray) -> np.ndarray:
     a few streams (a column's anchored cells one), so each stream is grown once to its
     farthest step and its made bins read at every step of its cells (the same bins:
     :meth:`~dprect.core.tail_bounds.CandidateStream.bin_at` reads the made list)."""
-    # the streams told apart by identity (an object's id fits int64), at once
-    ids = np.fromiter(map(id, streams), dtype=np.int64, count=len(streams))
+    # the streams told apart by identity, at once (CPython's id is the object's address,
+    # an unsigned word: uint64 holds any)
+    ids = np.fromiter(map(id, streams), dtype=np.uint64, count=len(streams))
     _, firsts, which = np.unique(ids, return_index=True, return_inverse=True)
     if 4 * len(firsts) > len(streams) or (len(steps) and int(steps.min()) < 0):
         return np.array([s.bin_at(k) for s, k in zip(streams, steps.tolist(), strict=True)],
