@@ -48,6 +48,7 @@ from spark_bench import OUTPUT, open_bench, spark_arguments, tree_cpu  # noqa: E
 #: (stage, module, attribute path): the driver's functions timed (exclusive)
 STAGES: list[tuple[str, str, str]] = [
     ("fetch + unpickle released blocks", "dprect.engines.spark.executor_draws", "_in_order"),
+    ("fetch + unpickle released blocks", "dprect.engines.spark.executor_draws", "_arriving"),
     ("phase-1 pools collected", "dprect.engines.spark.executor_draws", "_collect"),
     ("pools joined, anchors", "dprect.engines.spark.executor_draws", "column_centres"),
     ("record rows of a block", "dprect.app.aggregate_flow", "record_rows"),
@@ -122,6 +123,8 @@ def install(timers: Timers) -> None:
         *outer, name = path.split(".")
         for part in outer:
             owner = getattr(owner, part)
+        if not hasattr(owner, name):  # another version of the code (a before/after pair)
+            continue
         wrapped = timers.wrap(stage, getattr(owner, name))
         if isinstance(vars(owner).get(name), staticmethod):
             wrapped = staticmethod(wrapped)
