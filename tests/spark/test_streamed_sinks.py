@@ -118,10 +118,10 @@ def test_the_first_block_reaches_the_spool_before_the_last_is_fetched(spark, par
     _spy_batches(monkeypatch, fetched)
     append = RowSpool.append
 
-    def spy(self: RowSpool, rows: Any) -> None:
+    def spy(self: RowSpool, *args: Any) -> None:
         if not at_first:
             at_first.append(len(fetched))
-        append(self, rows)
+        append(self, *args)
 
     monkeypatch.setattr(RowSpool, "append", spy)
     _run(spark, parquet, tmp_path / "s", "count,mean", executors=True,
