@@ -95,6 +95,24 @@ def test_a_streamed_run_writes_the_gathered_runs_outputs(spark, parquet, tmp_pat
     assert len(json.loads((tmp_path / "s" / "r.json").read_text())["results"]) == 1400
 
 
+def test_the_fetch_of_a_session_without_a_jvm_handle_writes_the_same_outputs(
+        spark, parquet, tmp_path, monkeypatch):
+    """A Spark Connect session has no JVM handle to read a job's results as they come
+    (executor_draws._stream): its last phase is drawn whole, kept, and fetched a block at a
+    time (``toLocalIterator``) — the same outputs, byte for byte, as the waves'."""
+    waves = _run(spark, parquet, tmp_path / "w", "count,mean", executors=True,
+                 monkeypatch=monkeypatch)
+    with monkeypatch.context() as m:
+        m.setattr(executor_draws, "is_connect", lambda _: True)
+        m.setattr(executor_draws, "_arrow_batches", None)  # never read
+        fetched = _run(spark, parquet, tmp_path / "f", "count,mean", executors=True,
+                       monkeypatch=monkeypatch)
+    assert isinstance(fetched.result["results"], RowSpool)
+    assert waves.result["results"].block_count == fetched.result["results"].block_count
+    for name in ("r.json", "t.csv"):
+        assert (tmp_path / "w" / name).read_bytes() == (tmp_path / "f" / name).read_bytes()
+
+
 def _spy_batches(monkeypatch: pytest.MonkeyPatch, seen: list[int]) -> None:
     """Record each Arrow batch's rows as it reaches the driver from the streamed phase
     (executor_draws._arrow_batches: a task's result as the task ends)."""

@@ -42,14 +42,18 @@ blocks.
 
 **What reaches the driver**: the per-column small pools (describe only), then each
 block's released cells (pickled, in block order). A run of one mechanism of
-:data:`STREAMED` given ``each_block`` (the product's runs: issue #42) gets them a range of
-:data:`FETCH_BLOCKS` blocks (one) at a time (:func:`_in_order`) and hands each block's result
-on as it comes — the product spools its record rows to disk
-(:mod:`dprect.release.row_spool`) and every sink reads them back a block at a time — so
-the driver holds a range of blocks, not the run's cells; otherwise (the coverage bounds,
-a mixed run, a caller without ``each_block``) the blocks are collected and the run's
-result made as on the driver route. The merged statistics (a histogram of hundreds of
-bins per cell) never reach the driver.
+:data:`STREAMED` given ``each_block`` (the product's runs: issue #42) draws its last phase
+in waves of :data:`WAVE_BLOCKS` blocks, one task a block, and reads each block's result as
+its task ends (:func:`_arriving`), handing each on in block order — the product spools its
+record rows to disk with their JSON text (:mod:`dprect.release.row_spool`) and every sink
+reads them back a block at a time — so the driver holds at most a wave's blocks, not the
+run's cells, and its per-block work runs beside the executors' draws, not after them
+(before: the phase drawn whole, then one job a block, :data:`FETCH_BLOCKS`, fetched in turn
+by ``toLocalIterator`` while the executors stood idle; docs/results.md §5.3c — still the
+route of a Spark Connect session, which has no JVM handle to read a job as it runs);
+otherwise (the coverage bounds, a mixed run, a caller without ``each_block``) the blocks
+are collected and the run's result made as on the driver route. The merged statistics (a
+histogram of hundreds of bins per cell) never reach the driver.
 
 **Progress**: every phase's blocks are counted as their tasks end (a Spark accumulator
 per phase, :mod:`dprect.engines.spark.block_progress`), so the heartbeat prints
@@ -121,7 +125,8 @@ EXECUTOR_CELLS = 4096
 CELLS_PER_BLOCK = 4096
 #: and there are at least this many blocks per core of the session (uneven blocks even out)
 BLOCKS_PER_CORE = 4
-#: a streamed run fetches its released blocks to the driver about this many at a time: one,
+#: a streamed run on a Spark Connect session (no JVM handle: :func:`_in_order`) fetches its
+#: released blocks to the driver about this many at a time: one,
 #: so a fetch's task result is one block's pickled cells (about 0.15 KB a describe cell,
 #: 0.6 MB at CELLS_PER_BLOCK kernel cells of 8 columns), under Spark's 1 MB
 #: ``spark.task.maxDirectResultSize`` — sent back with the task's status. A range of 16
