@@ -48,6 +48,7 @@ from spark_bench import OUTPUT, open_bench, spark_arguments, tree_cpu  # noqa: E
 #: (stage, module, attribute path): the driver's functions timed (exclusive)
 STAGES: list[tuple[str, str, str]] = [
     ("fetch + unpickle released blocks", "dprect.engines.spark.executor_draws", "_in_order"),
+    ("fetch + unpickle released blocks", "dprect.engines.spark.executor_draws", "_arriving"),
     ("phase-1 pools collected", "dprect.engines.spark.executor_draws", "_collect"),
     ("pools joined, anchors", "dprect.engines.spark.executor_draws", "column_centres"),
     ("record rows of a block", "dprect.app.aggregate_flow", "record_rows"),
@@ -122,6 +123,8 @@ def install(timers: Timers) -> None:
         *outer, name = path.split(".")
         for part in outer:
             owner = getattr(owner, part)
+        if not hasattr(owner, name):  # another version of the code (a before/after pair)
+            continue
         wrapped = timers.wrap(stage, getattr(owner, name))
         if isinstance(vars(owner).get(name), staticmethod):
             wrapped = staticmethod(wrapped)
@@ -143,14 +146,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--statistics", default="bounds,count,sum,mean")
     ap.add_argument("--cprofile", type=Path, default=None)
     ap.add_argument("--label", default="")
+    ap.add_argument("--event-log", type=Path, default=None,
+                    help="turn Spark's event log on in this (empty) folder and add the "
+                         "run's job and stage timeline to the output (benchmark data only: "
+                         "the log holds plans; removed once read)")
     args = ap.parse_args(argv)
+
+    import spark_event_log
 
     from dprect.app.aggregate_flow import aggregate_settings, run_aggregate_flow
     from dprect.app.spine import Reporter, silent
     from dprect.engines.spark.grouped_route import SparkGroupedRoute
     from dprect.release.ledger import Ledger
 
-    bench = open_bench(args, "dprect-bench-aggregate-groups-profile")
+    extra = spark_event_log.conf(args.event_log) if args.event_log is not None else None
+    bench = open_bench(args, "dprect-bench-aggregate-groups-profile", extra)
     assert bench.jvm_pid is not None
     groups = [str(i) for i in range(args.groups)]
     route = SparkGroupedRoute(lambda: (bench.spark, False))
@@ -169,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
 
     load = [os.getloadavg()[0]]
     jvm0, workers0 = jvm_split(bench.jvm_pid)
-    cpu0, wall0 = time.process_time(), time.perf_counter()
+    cpu0, wall0, epoch0 = time.process_time(), time.perf_counter(), time.time()
     if args.cprofile is not None:
         prof = cProfile.Profile(time.process_time)
         prof.runcall(aggregate)
@@ -177,6 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         aggregate()
     driver, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    epoch1 = time.time()
     jvm1, workers1 = jvm_split(bench.jvm_pid)
     load.append(os.getloadavg()[0])
     cells = args.groups * args.columns
@@ -196,6 +207,17 @@ def main(argv: list[str] | None = None) -> int:
     for k, v in stages.items():
         print(f"    driver: {k:<40} {v:7.2f} s  {1e6 * v / cells:7.2f} us a cell")
     bench.spark.stop()
+    if args.event_log is not None:  # complete once the session has stopped
+        import shutil
+
+        out["timeline"] = spark_event_log.timeline(args.event_log)
+        out["run_epoch_s"] = [epoch0, epoch1]
+        (OUTPUT / name).write_text(json.dumps(out, indent=2) + "\n")
+        shutil.rmtree(args.event_log, ignore_errors=True)
+        for s in out["timeline"]["stages"]:
+            print(f"    stage {s['stage']:4d} {s['start']:8.1f} -> {s['end']:8.1f} s "
+                  f"{s['tasks']:5d} tasks run {s['run_s']:7.1f} s CPU {s['cpu_s']:7.1f} s "
+                  f"{s['name'][:50]}")
     return 0
 
 

@@ -196,9 +196,10 @@ class Bench:
             grouped.write.format("noop").mode("overwrite").save()
 
 
-def open_bench(args: argparse.Namespace, app_name: str) -> Bench:
+def open_bench(args: argparse.Namespace, app_name: str,
+               extra: dict[str, str] | None = None) -> Bench:
     """The table of ``args`` (:func:`spark_arguments`), cached, read in a new local
-    session."""
+    session (with the settings ``extra`` besides)."""
     from dprect.engines.spark.session import local_session
 
     path = ensure_data(args.rows, args.columns, args.groups)
@@ -207,6 +208,7 @@ def open_bench(args: argparse.Namespace, app_name: str) -> Bench:
         conf.update(DAEMON_CONF)
     if getattr(args, "worker_log", None) is not None:
         conf["spark.executorEnv.DPRECT_BENCH_WORKER_LOG"] = str(args.worker_log.resolve())
+    conf.update(extra or {})
     spark = local_session(args.master, app_name=app_name, conf=conf)
     try:
         jvm_pid: int | None = int(spark.sparkContext._jvm.java.lang.ProcessHandle

@@ -75,3 +75,67 @@ def summary(jobs: list[dict]) -> str:
              for j in jobs]
     total = sum(j["cpu_s"] for j in jobs)
     return f"{len(jobs)} jobs, executor CPU {total:.2f} s: " + "; ".join(parts)
+
+
+def timeline(directory: Path) -> dict:
+    """The session's jobs and stages on one clock (seconds from the first job's
+    submission): per job its start, end, stages and tasks; per stage its start, end,
+    tasks, executor run and CPU seconds — where a run is serial (one job after another,
+    stages of one task) or idle (gaps between jobs: the driver's own work)."""
+    jobs: dict[int, dict] = {}
+    stages: dict[int, dict] = {}
+    spans: list[tuple[int, int]] = []
+    for event in _events(directory):
+        kind = event.get("Event")
+        if kind == "SparkListenerJobStart":
+            jobs[event["Job ID"]] = {"start": event["Submission Time"],
+                                     "stages": event["Stage IDs"]}
+        elif kind == "SparkListenerJobEnd" and event["Job ID"] in jobs:
+            jobs[event["Job ID"]]["end"] = event["Completion Time"]
+        elif kind == "SparkListenerStageCompleted":
+            info = event["Stage Info"]
+            if "Submission Time" in info:
+                stages.setdefault(info["Stage ID"], {"cpu_s": 0.0, "run_s": 0.0,
+                                                     "done": 0}).update(
+                    name=info.get("Stage Name", ""), start=info["Submission Time"],
+                    end=info.get("Completion Time", info["Submission Time"]))
+        elif kind == "SparkListenerTaskEnd":
+            metrics = event.get("Task Metrics") or {}
+            tally = stages.setdefault(event["Stage ID"], {"cpu_s": 0.0, "run_s": 0.0,
+                                                           "done": 0})
+            tally["cpu_s"] += metrics.get("Executor CPU Time", 0) / 1e9
+            tally["run_s"] += metrics.get("Executor Run Time", 0) / 1e3
+            tally["done"] += 1
+            info = event.get("Task Info") or {}
+            if info.get("Launch Time") and info.get("Finish Time"):
+                spans.append((info["Launch Time"], info["Finish Time"]))
+    if not jobs:
+        return {"zero_epoch_s": None, "jobs": [], "stages": []}
+    zero = min(j["start"] for j in jobs.values())
+    out_jobs = [{"job": k, "start": (j["start"] - zero) / 1e3,
+                 "end": (j.get("end", j["start"]) - zero) / 1e3,
+                 "stages": [s for s in j["stages"] if s in stages and "start" in stages[s]]}
+                for k, j in sorted(jobs.items())]
+    out_stages = [{"stage": k, "name": s["name"], "tasks": s["done"],
+                   "start": (s["start"] - zero) / 1e3, "end": (s["end"] - zero) / 1e3,
+                   "run_s": s["run_s"], "cpu_s": s["cpu_s"]}
+                  for k, s in sorted(stages.items()) if "start" in s]
+    return {"zero_epoch_s": zero / 1e3, "jobs": out_jobs, "stages": out_stages,
+            "tasks_running_s": running(spans, zero)}
+
+
+def running(spans: list[tuple[int, int]], zero: int, end: int | None = None
+            ) -> dict[str, float]:
+    """Seconds from ``zero`` to ``end`` (ms; default the last task's end) during which
+    0, 1, 2, ... tasks ran at once, from the tasks' (launch, finish) times (ms): time with
+    fewer tasks than cores is a core idle for the executors (the driver's own work, a
+    job's start, a stage's straggler)."""
+    marks = sorted([(a, 1) for a, _ in spans] + [(z, -1) for _, z in spans])
+    last = end if end is not None else max((z for _, z in spans), default=zero)
+    out: dict[str, float] = {}
+    at, now = zero, 0
+    for t, step in [*marks, (last, 0)]:
+        t = min(max(t, zero), last)
+        out[str(now)] = out.get(str(now), 0.0) + (t - at) / 1e3
+        at, now = t, now + step
+    return out

@@ -95,6 +95,7 @@ from dprect.release.aggregate_record import (
 from dprect.release.aggregate_table import table_sink
 from dprect.release.guarded import Charge, LedgerSettings, Outcome
 from dprect.release.quantile_plot import QuantilesPngSink
+from dprect.release.record_text import item_lines
 from dprect.release.row_pass import RowPass
 from dprect.release.row_spool import RowSpool
 from dprect.release.sinks import Sink
@@ -663,7 +664,7 @@ class AggregateProduct:
             result = prepared.draw(s.mechanisms, s.plan, names, s.source.columns, rng,
                                    None if s.selection is None else names,
                                    lambda: progress(f"{self.verb} {shape}"),
-                                   lambda block: spool.append(record_rows(block)))
+                                   lambda block: _spool_block(spool, record_rows(block)))
         except BaseException:
             spool.close()
             raise
@@ -700,6 +701,13 @@ class AggregateProduct:
         return lambda: ([*overview.lines(),
                          f"not listed here (more than {LISTED_CELLS} cells): every cell is "
                          f"in {' and '.join(holders)}"], [])
+
+
+def _spool_block(spool: RowSpool, rows: list[dict[str, Any]]) -> None:
+    """A streamed block's record rows spooled with their JSON items' text, encoded now,
+    beside the executors' draws, not after the run (:func:`~dprect.release.record_text.
+    item_lines`)."""
+    spool.append(rows, item_lines(rows))
 
 
 def run_aggregate_flow(settings: AggregateSettings, route: GroupedRoute,

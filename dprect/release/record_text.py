@@ -51,6 +51,15 @@ def _item_encoder() -> Callable[[Any], str]:
 _item = _item_encoder()
 
 
+def item_lines(rows: list[dict[str, Any]]) -> str:
+    """``rows`` as a long list's items are written (:func:`_item`: compact JSON, which
+    escapes every control character, so never a newline inside), one a line: a spooled
+    block's text made as the block arrives
+    (:meth:`~dprect.release.row_spool.RowSpool.append`), the record's text then laid out
+    from it without encoding the rows again."""
+    return "\n".join(_item(v) for v in rows)
+
+
 def _over(value: list[Any] | RowSpool) -> bool:
     """Whether a list is long: more than :data:`COMPACT_ITEMS` items (public: its
     length)."""
@@ -100,7 +109,13 @@ def _chunks(value: Any, level: int) -> Iterator[str]:
         yield "\n" + pad + "}"
         return
     sep = "[\n"
-    if _over(value):
+    texts = value.item_texts() if isinstance(value, RowSpool) else None
+    if texts is not None:  # a spool's items encoded as they arrived (item_lines)
+        for text in texts:
+            if text:
+                yield sep + inner + text.replace("\n", ",\n" + inner)
+                sep = ",\n"
+    elif _over(value):
         for block in row_blocks(value):
             if block:
                 yield sep + ",\n".join(inner + _item(v) for v in block)
@@ -175,4 +190,5 @@ def ledger_text(record: dict[str, Any]) -> str:
     return record_text(record) if _long(record) else json.dumps(record)
 
 
-__all__ = ["COMPACT_ITEMS", "ledger_chunks", "ledger_text", "record_chunks", "record_text"]
+__all__ = ["COMPACT_ITEMS", "item_lines", "ledger_chunks", "ledger_text", "record_chunks",
+           "record_text"]

@@ -45,8 +45,9 @@ import pyarrow as pa
 BLOCK_ROWS = 4096
 #: each spooled block's codec and level (module notes)
 CODEC, LEVEL = "zstd", 1
-#: a spooled block's header: the pickle's size, then the compressed size (bytes)
-HEADER = struct.Struct("<QQ")
+#: a spooled block's header: the pickle's size, its compressed size, then the size of the
+#: block's JSON items' text and its compressed size (0 and 0: no text) (bytes)
+HEADER = struct.Struct("<QQQQ")
 #: the kept text is read back in pieces of this many bytes
 TEXT_PIECE = 1 << 20
 
@@ -72,19 +73,29 @@ class RowSpool:
         self._file = os.fdopen(fd, "w+b")
         self._rows = 0
         self._blocks = 0
+        #: whether every block with rows came with its items' text (:meth:`item_texts`)
+        self._texts = True
         self._paths = [self.path]
         #: the record's other entries the kept text was written with (:meth:`keep_text`)
         self._text_of: dict[str, Any] | None = None
         self._finalizer = weakref.finalize(self, _remove, self._file, self._paths)
 
-    def append(self, rows: Sequence[dict[str, Any]]) -> None:
-        """Add one block of rows after the others (pickled, compressed: module notes)."""
+    def append(self, rows: Sequence[dict[str, Any]], items: str | None = None) -> None:
+        """Add one block of rows after the others (pickled, compressed: module notes),
+        with, optionally, their JSON text as the record's long list writes its items
+        (``items``: each row's compact JSON, one a line; made as the block arrives, so
+        the record's text is not encoded after the run: :meth:`item_texts`)."""
+        codec = _codec()
         raw = pickle.dumps(list(rows), protocol=pickle.HIGHEST_PROTOCOL)
-        packed = _codec().compress(raw, asbytes=True)
-        self._file.write(HEADER.pack(len(raw), len(packed)))
+        packed = codec.compress(raw, asbytes=True)
+        text = b"" if items is None else items.encode("ascii")
+        packed_text = codec.compress(text, asbytes=True) if text else b""
+        self._file.write(HEADER.pack(len(raw), len(packed), len(text), len(packed_text)))
         self._file.write(packed)
+        self._file.write(packed_text)
         self._rows += len(rows)
         self._blocks += 1
+        self._texts = self._texts and (items is not None or not rows)
 
     def __len__(self) -> int:
         return self._rows
@@ -96,14 +107,34 @@ class RowSpool:
 
     def blocks(self) -> Iterator[list[dict[str, Any]]]:
         """The rows, one appended block at a time (one block in memory at once)."""
-        self._file.flush()
         codec = _codec()
+        for size, packed, _, _ in self._read():
+            yield pickle.loads(codec.decompress(packed, decompressed_size=size,
+                                                asbytes=True))
+
+    def item_texts(self) -> Iterator[str] | None:
+        """Each block's JSON items' text as :meth:`append` was given it (one compact item a
+        line), one block at a time; None unless every block with rows was given one."""
+        if not self._texts:
+            return None
+        codec = _codec()
+        return (codec.decompress(text, decompressed_size=size, asbytes=True).decode("ascii")
+                if size else "" for _, _, size, text in self._read(text=True))
+
+    def _read(self, text: bool = False) -> Iterator[tuple[int, bytes, int, bytes]]:
+        """Each block's (pickle size, compressed pickle, text size, compressed text):
+        the pickle read unless ``text``, the text only if ``text`` (the other skipped)."""
+        self._file.flush()
         with open(self.path, "rb") as fh:
             for _ in range(self._blocks):
-                size, packed = HEADER.unpack(fh.read(HEADER.size))
-                raw = codec.decompress(fh.read(packed), decompressed_size=size,
-                                       asbytes=True)
-                yield pickle.loads(raw)
+                size, packed, text_size, packed_text = HEADER.unpack(fh.read(HEADER.size))
+                if text:
+                    fh.seek(packed, os.SEEK_CUR)
+                    yield size, b"", text_size, fh.read(packed_text)
+                else:
+                    pickled = fh.read(packed)
+                    fh.seek(packed_text, os.SEEK_CUR)
+                    yield size, pickled, text_size, b""
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         for block in self.blocks():

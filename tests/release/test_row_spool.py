@@ -62,9 +62,9 @@ def test_the_spool_on_disk_is_a_fraction_of_the_rows_pickle() -> None:
         on_disk = os.path.getsize(spool.path)
         assert on_disk < bare / 3, (on_disk, bare)
         with open(spool.path, "rb") as fh:
-            first, packed = HEADER.unpack(fh.read(HEADER.size))
+            first, packed, text, _ = HEADER.unpack(fh.read(HEADER.size))
         assert first == len(pickle.dumps(blocks[0], protocol=pickle.HIGHEST_PROTOCOL))
-        assert packed < first / 3
+        assert packed < first / 3 and text == 0  # no items text given
     finally:
         spool.close()
 
@@ -93,3 +93,35 @@ def test_the_kept_text_is_compressed_and_read_back_whole(monkeypatch) -> None:
         assert os.path.getsize(spool._paths[1]) < len(text.encode()) / 3
     finally:
         spool.close()
+
+
+def test_items_text_made_as_blocks_arrive_lays_out_the_same_record_text() -> None:
+    """A streamed run spools each block with its items' JSON text, made as the block
+    arrives (``item_lines``), and the record's text (the JSON output, the ledger's copy)
+    is laid out from it: the same text, byte for byte, as the rows encoded after the run
+    and as the in-memory record's — strings with newlines and non-ASCII text, −0.0, huge
+    integers and an empty block included; a spool where a block with rows came without
+    its text encodes the rows as before."""
+    from dprect.release.record_text import item_lines, record_chunks, record_text
+
+    odd = [{"group": "a\nb\u00e9\"", "column": "c\td", "sum": -0.0, "count": 2**70,
+            "lower": -1e-310, "nested": {"k": [1, None, "x\ny"]}}]
+    blocks = [_rows(0, 700, 1), odd, [], _rows(700, 400, 2)]
+    head = {"method": "m", "privacy": {"epsilon": 1.0}}
+    want = record_text({**head, "results": [r for b in blocks for r in b]})
+    texts, plain, mixed = RowSpool(), RowSpool(), RowSpool()
+    try:
+        for i, block in enumerate(blocks):
+            texts.append(block, item_lines(block))
+            plain.append(block)
+            mixed.append(block, item_lines(block) if i else None)
+        assert "\n" not in item_lines(odd)  # one item a line
+        assert texts.item_texts() is not None
+        assert plain.item_texts() is None and mixed.item_texts() is None
+        for spool in (texts, plain, mixed):
+            assert "".join(record_chunks({**head, "results": spool})) == want
+            assert [pickle.dumps(b) for b in spool.blocks()] == \
+                [pickle.dumps(b) for b in blocks]
+    finally:
+        for spool in (texts, plain, mixed):
+            spool.close()

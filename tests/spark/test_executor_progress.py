@@ -47,16 +47,16 @@ def test_a_seeded_executor_run_prints_its_blocks_done_of_the_total(
         made[-1].beat()
         return table
 
-    in_order = executor_draws._in_order
+    arriving = executor_draws._arriving
 
-    def fetched(*args: Any) -> Any:  # a streamed phase: its blocks fetched in order
-        yield from in_order(*args)
+    def fetched(*args: Any) -> Any:  # a streamed phase: a wave's blocks, as they end
+        yield from arriving(*args)
         phases.append(progress.current())
         made[-1].beat()
 
     monkeypatch.setattr(spine, "Heartbeat", AtEveryCollect)
     monkeypatch.setattr(executor_draws, "_collect", collected)
-    monkeypatch.setattr(executor_draws, "_in_order", fetched)
+    monkeypatch.setattr(executor_draws, "_arriving", fetched)
     gen = np.random.default_rng(9)
     group = gen.integers(0, GROUPS, 4 * GROUPS)
     pq.write_table(pa.table({"x": gen.normal(50, 10, len(group)),

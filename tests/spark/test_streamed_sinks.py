@@ -47,14 +47,15 @@ def parquet(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _run(spark: Any, parquet: Path, where: Path, statistics: str, *, executors: bool,
          monkeypatch: pytest.MonkeyPatch, ledger: bool = False,
-         fetch_blocks: int | None = 4) -> Any:
+         wave_blocks: int | None = 8) -> Any:
     """A seeded run of ``statistics`` writing the JSON, a CSV and a Parquet table into
-    ``where``; in the executors in blocks of 20 groups (40 cells), fetched
-    ``fetch_blocks`` blocks at a time (None: the route's own), or on the driver."""
+    ``where``; in the executors in blocks of 20 groups (40 cells), the last phase drawn
+    and streamed in waves of ``wave_blocks`` blocks (None: the route's own), or on the
+    driver."""
     monkeypatch.setattr(executor_draws, "EXECUTOR_CELLS", 1 if executors else 10 ** 12)
     monkeypatch.setattr(executor_draws, "CELLS_PER_BLOCK", 40)
-    if fetch_blocks is not None:
-        monkeypatch.setattr(executor_draws, "FETCH_BLOCKS", fetch_blocks)
+    if wave_blocks is not None:
+        monkeypatch.setattr(executor_draws, "WAVE_BLOCKS", wave_blocks)
     where.mkdir(exist_ok=True)
     values: dict[str, Any] = {
         "input": str(parquet), "columns": COLUMNS, "group_by": "g", "groups": LISTED,
@@ -94,54 +95,98 @@ def test_a_streamed_run_writes_the_gathered_runs_outputs(spark, parquet, tmp_pat
     assert len(json.loads((tmp_path / "s" / "r.json").read_text())["results"]) == 1400
 
 
+def test_the_fetch_of_a_session_without_a_jvm_handle_writes_the_same_outputs(
+        spark, parquet, tmp_path, monkeypatch):
+    """A Spark Connect session has no JVM handle to read a job's results as they come
+    (executor_draws._stream): its last phase is drawn whole, kept, and fetched a block at a
+    time (``toLocalIterator``) — the same outputs, byte for byte, as the waves'."""
+    waves = _run(spark, parquet, tmp_path / "w", "count,mean", executors=True,
+                 monkeypatch=monkeypatch)
+    with monkeypatch.context() as m:
+        m.setattr(executor_draws, "is_connect", lambda _: True)
+        m.setattr(executor_draws, "_arrow_batches", None)  # never read
+        fetched = _run(spark, parquet, tmp_path / "f", "count,mean", executors=True,
+                       monkeypatch=monkeypatch)
+    assert isinstance(fetched.result["results"], RowSpool)
+    assert waves.result["results"].block_count == fetched.result["results"].block_count
+    for name in ("r.json", "t.csv"):
+        assert (tmp_path / "w" / name).read_bytes() == (tmp_path / "f" / name).read_bytes()
+
+
+def _spy_batches(monkeypatch: pytest.MonkeyPatch, seen: list[int]) -> None:
+    """Record each Arrow batch's rows as it reaches the driver from the streamed phase
+    (executor_draws._arrow_batches: a task's result as the task ends)."""
+    arrow_batches = executor_draws._arrow_batches
+
+    def counting(df: Any) -> Any:
+        for batch in arrow_batches(df):
+            seen.append(batch.num_rows)
+            yield batch
+
+    monkeypatch.setattr(executor_draws, "_arrow_batches", counting)
+
+
 def test_the_first_block_reaches_the_spool_before_the_last_is_fetched(spark, parquet,
                                                                       tmp_path, monkeypatch):
-    """A spy on the rows the driver fetches from Spark (``toLocalIterator``) and on the
-    spool: when the first block is spooled, only the first range of blocks (4 of 35) has
-    reached the driver — a route that gathered every block first fails here."""
-    DataFrame = type(spark.range(1))  # the session's class (classic or connect)
+    """A spy on the blocks the driver receives from Spark and on the spool: when the
+    first block is spooled, at most the first wave of blocks (4 of 35) has reached the
+    driver — a route that gathered every block first fails here."""
     fetched: list[int] = []
     at_first: list[int] = []
-    local_iterator = DataFrame.toLocalIterator
-
-    def counting(self: Any, *args: Any, **kwargs: Any) -> Any:
-        for row in local_iterator(self, *args, **kwargs):
-            fetched.append(1)
-            yield row
-
+    _spy_batches(monkeypatch, fetched)
     append = RowSpool.append
 
-    def spy(self: RowSpool, rows: Any) -> None:
+    def spy(self: RowSpool, *args: Any) -> None:
         if not at_first:
             at_first.append(len(fetched))
-        append(self, rows)
+        append(self, *args)
 
-    monkeypatch.setattr(DataFrame, "toLocalIterator", counting)
     monkeypatch.setattr(RowSpool, "append", spy)
     _run(spark, parquet, tmp_path / "s", "count,mean", executors=True,
-         monkeypatch=monkeypatch)
-    assert len(fetched) == 35
+         monkeypatch=monkeypatch, wave_blocks=4)
+    assert sum(fetched) == 35
     assert at_first and 1 <= at_first[0] <= 4
 
 
-def test_each_fetch_brings_one_block(spark, parquet, tmp_path, monkeypatch):
-    """The route's own range size: every partition the driver fetches
-    (``toLocalIterator``, one job and one task result each) holds one block, so a task
-    result is one block's cells whatever the number of groups — under Spark's direct
-    result size at CELLS_PER_BLOCK, where a range of 16 blocks went through the block
-    manager and was lost there by a 1 GiB local session (executor_draws.FETCH_BLOCKS)."""
-    DataFrame = type(spark.range(1))  # the session's class (classic or connect)
-    partitions: list[int] = []
-    local_iterator = DataFrame.toLocalIterator
-
-    def counting(self: Any, *args: Any, **kwargs: Any) -> Any:
-        partitions.append(self.rdd.getNumPartitions())
-        return local_iterator(self, *args, **kwargs)
-
-    monkeypatch.setattr(DataFrame, "toLocalIterator", counting)
+def test_each_task_result_is_one_block(spark, parquet, tmp_path, monkeypatch):
+    """The route's own waves: every task result the driver receives (an Arrow batch, as
+    its task ends) holds one block, so a task result is one block's cells whatever the
+    number of groups — under Spark's direct result size at CELLS_PER_BLOCK, where a range
+    of 16 blocks went through the block manager and was lost there by a 1 GiB local
+    session (executor_draws.WAVE_BLOCKS; docs/results.md §5.3c)."""
+    seen: list[int] = []
+    _spy_batches(monkeypatch, seen)
     _run(spark, parquet, tmp_path / "s", "count,mean", executors=True,
-         monkeypatch=monkeypatch, fetch_blocks=None)
-    assert partitions == [35]  # 700 groups in blocks of 20: one partition a block
+         monkeypatch=monkeypatch, wave_blocks=None)
+    assert seen == [1] * 35  # 700 groups in blocks of 20: one batch a block
+
+
+def test_blocks_arriving_out_of_order_are_handed_on_in_order(monkeypatch):
+    """The driver's reorder (executor_draws._arriving): blocks reach it in the order their
+    tasks end; each is handed on once it and every block before it have arrived, and a
+    wave that ends with a block missing fails in one line."""
+    import pickle
+
+    from dprect.core.errors import InputDataError
+
+    order = [3, 1, 2, 5, 4, 6]
+
+    def batches(_: Any) -> Any:
+        for b in order:
+            yield pa.RecordBatch.from_arrays(
+                [pa.array([b], pa.int32()), pa.array([pickle.dumps(f"block {b}")])],
+                names=[executor_draws.PART, executor_draws.RESULT])
+
+    class Frame:
+        def select(self, *_: str) -> Frame:
+            return self
+
+    monkeypatch.setattr(executor_draws, "_arrow_batches", batches)
+    got = list(executor_draws._arriving(Frame(), executor_draws.RESULT, 1, 7))
+    assert got == [(b, f"block {b}") for b in range(1, 7)]
+    order.remove(4)
+    with pytest.raises(InputDataError, match="3 of 6 blocks"):
+        list(executor_draws._arriving(Frame(), executor_draws.RESULT, 1, 7))
 
 
 def test_a_failure_after_the_first_block_writes_nothing(spark, parquet, tmp_path,

@@ -42,14 +42,18 @@ blocks.
 
 **What reaches the driver**: the per-column small pools (describe only), then each
 block's released cells (pickled, in block order). A run of one mechanism of
-:data:`STREAMED` given ``each_block`` (the product's runs: issue #42) gets them a range of
-:data:`FETCH_BLOCKS` blocks (one) at a time (:func:`_in_order`) and hands each block's result
-on as it comes — the product spools its record rows to disk
-(:mod:`dprect.release.row_spool`) and every sink reads them back a block at a time — so
-the driver holds a range of blocks, not the run's cells; otherwise (the coverage bounds,
-a mixed run, a caller without ``each_block``) the blocks are collected and the run's
-result made as on the driver route. The merged statistics (a histogram of hundreds of
-bins per cell) never reach the driver.
+:data:`STREAMED` given ``each_block`` (the product's runs: issue #42) draws its last phase
+in waves of :data:`WAVE_BLOCKS` blocks, one task a block, and reads each block's result as
+its task ends (:func:`_arriving`), handing each on in block order — the product spools its
+record rows to disk with their JSON text (:mod:`dprect.release.row_spool`) and every sink
+reads them back a block at a time — so the driver holds at most a wave's blocks, not the
+run's cells, and its per-block work runs beside the executors' draws, not after them
+(before: the phase drawn whole, then one job a block, :data:`FETCH_BLOCKS`, fetched in turn
+by ``toLocalIterator`` while the executors stood idle; docs/results.md §5.3c — still the
+route of a Spark Connect session, which has no JVM handle to read a job as it runs);
+otherwise (the coverage bounds, a mixed run, a caller without ``each_block``) the blocks
+are collected and the run's result made as on the driver route. The merged statistics (a
+histogram of hundreds of bins per cell) never reach the driver.
 
 **Progress**: every phase's blocks are counted as their tasks end (a Spark accumulator
 per phase, :mod:`dprect.engines.spark.block_progress`), so the heartbeat prints
@@ -75,6 +79,7 @@ from typing import Any
 import pyarrow as pa
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F  # noqa: N812
 
 from dprect.core.aggregates import (
     DescribePlan,
@@ -103,7 +108,7 @@ from dprect.core.statistic import (
     complete,
 )
 from dprect.engines.spark.block_progress import counted, drawing_blocks
-from dprect.engines.spark.remote import default_parallelism
+from dprect.engines.spark.remote import default_parallelism, is_connect
 from dprect.engines.spark.source import SPARK_ERRORS, spark_message
 from dprect.engines.spark.statistics import (
     BLOB,
@@ -120,7 +125,8 @@ EXECUTOR_CELLS = 4096
 CELLS_PER_BLOCK = 4096
 #: and there are at least this many blocks per core of the session (uneven blocks even out)
 BLOCKS_PER_CORE = 4
-#: a streamed run fetches its released blocks to the driver about this many at a time: one,
+#: a streamed run on a Spark Connect session (no JVM handle: :func:`_in_order`) fetches its
+#: released blocks to the driver about this many at a time: one,
 #: so a fetch's task result is one block's pickled cells (about 0.15 KB a describe cell,
 #: 0.6 MB at CELLS_PER_BLOCK kernel cells of 8 columns), under Spark's 1 MB
 #: ``spark.task.maxDirectResultSize`` — sent back with the task's status. A range of 16
@@ -128,10 +134,19 @@ BLOCKS_PER_CORE = 4
 #: with ``--driver-memory 1g`` a local session lost the first range's result there
 #: (TaskResultLost; docs/results.md §5.3c)
 FETCH_BLOCKS = 1
+#: a streamed run (classic session) draws its last phase and hands the released blocks to
+#: the driver in WAVES of at most this many blocks: one Spark job a wave, one task a block,
+#: each block's result read by the driver as its task ends (:func:`_arriving`) while the
+#: wave's other blocks are drawn. A job's task results count towards
+#: ``spark.driver.maxResultSize`` (1 GiB by default): 256 blocks are about 190 MB (0.75 MB a
+#: block of 4,096 describe cells), and the driver holds at most a wave's blocks (those that
+#: arrive before their turn; in practice a few, as tasks start in block order)
+WAVE_BLOCKS = 256
 SEEDS = "_s"
 DRAWS = "_d"
 POOLS = "_a"
 RESULT = "_r"
+RESULT_SCHEMA = f"{PART} int, {RESULT} binary"
 SEED_BYTES = STREAM_SEED_BITS // 8
 
 
@@ -379,6 +394,58 @@ def _in_order(df: DataFrame, column: str, blocks: int) -> Iterator[tuple[int, An
             turn += 1
 
 
+def _arrow_batches(df: DataFrame) -> Iterator[Any]:
+    """``df``'s Arrow record batches as its tasks end, in the order they end: the JVM's
+    own Arrow collect (``collectAsArrowToPython``, what ``toArrow`` runs: it writes each
+    task's batches to the driver's socket as the task ends), read as it arrives instead of
+    gathered first; the trailing batch order is not needed (each batch carries its
+    blocks). The job's failure is raised when the stream ends (the JVM's serving thread
+    joined); a reader that stops early (the consumer failed) closes the socket, which
+    fails the job at its next result, and that job error is not reported over the
+    consumer's own."""
+    from pyspark.sql.pandas.serializers import ArrowCollectSerializer
+    from pyspark.traceback_utils import SCCallSiteSync
+    from pyspark.util import _load_from_socket
+
+    with SCCallSiteSync(df.sparkSession.sparkContext):
+        port, secret, server = df._jdf.collectAsArrowToPython()
+    finished = False
+    try:
+        with _load_from_socket((port, secret), ArrowCollectSerializer()) as stream:
+            for batch in stream:
+                if isinstance(batch, pa.RecordBatch):
+                    yield batch
+        finished = True
+    finally:
+        if finished:
+            server.getResult()  # the job's own error, if any
+        else:
+            with suppress(*SPARK_ERRORS):
+                server.getResult()
+
+
+def _arriving(df: DataFrame, column: str, first: int, end: int
+              ) -> Iterator[tuple[int, Any]]:
+    """Blocks ``first`` … ``end - 1``'s ``column`` (unpickled) in block order, each as
+    soon as it and every block before it have reached the driver (:func:`_arrow_batches`:
+    as their tasks end); a block that arrived before its turn waits for it. A Spark
+    failure as one line."""
+    held: dict[int, bytes] = {}
+    turn = first
+    try:
+        for batch in _arrow_batches(df.select(PART, column)):
+            for block, blob in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist(),
+                                   strict=True):
+                held[int(block)] = blob
+            while turn in held:
+                yield turn, pickle.loads(held.pop(turn))
+                turn += 1
+    except SPARK_ERRORS as exc:
+        raise InputDataError(f"Spark failed while drawing: {spark_message(exc)}") from None
+    if turn != end:  # every block yields one row (module notes)
+        raise InputDataError(f"Spark returned {turn - first} of {end - first} blocks")
+
+
 class ExecutorDraws:
     """One run's draws in the executors (module notes): the pass's merged blocks kept, with
     their seeds joined per part, and each mechanism's phases over them."""
@@ -423,33 +490,49 @@ class ExecutorDraws:
             del parts
             anchors = column_centres(plan, pools, rng)
             del pools
-            second = _run(first.select(PART, DRAWS).join(self.merged.select(PART, BLOB),
-                                                         PART, "left"),
-                          partial(query_second, plan=blob, anchors=anchors,
-                                  blocks=self.blocks, part=part),
-                          f"{PART} int, {RESULT} binary")
+            second_input = first.select(PART, DRAWS).join(self.merged.select(PART, BLOB),
+                                                          PART, "left")
+            second_body = partial(query_second, plan=blob, anchors=anchors,
+                                  blocks=self.blocks, part=part)
             if each_block is not None:  # streamed: each block's result handed on
-                self._stream(second, lambda start, done: each_block(DescribeResult(
-                    cols, group_list[start:start + len(done)], done, plan.guarantee, plan,
-                    rng.seeded)))
+                self._stream(second_input, second_body, lambda start, done: each_block(
+                    DescribeResult(cols, group_list[start:start + len(done)], done,
+                                   plan.guarantee, plan, rng.seeded)))
                 return DescribeResult(cols, group_list, [], plan.guarantee, plan,
                                       rng.seeded)
+            second = _run(second_input, second_body, RESULT_SCHEMA)
             cells = [row for done in _blocks_of(_collect(second, RESULT), RESULT)
                      for row in done]
         finally:
             _unpersist(first)
         return DescribeResult(cols, group_list, cells, plan.guarantee, plan, rng.seeded)
 
-    def _stream(self, done: DataFrame, each: Callable[[int, Any], None]) -> None:
-        """Each block's released cells, in block order, to ``each`` (the block's first
-        group, its cells) a partition at a time (:func:`_in_order`), ``done`` kept while
-        it is read."""
-        kept = done.persist(StorageLevel.MEMORY_AND_DISK)
-        try:
-            for block, cells in _in_order(kept, RESULT, len(self.blocks.edges) - 1):
+    def _stream(self, source: DataFrame, body: Callable[..., Iterator[Any]],
+                each: Callable[[int, Any], None]) -> None:
+        """The last phase (``body`` over ``source``, a row per block) drawn and each
+        block's released cells handed, in block order, to ``each`` (the block's first
+        group, its cells). On a classic session, in waves of :data:`WAVE_BLOCKS` blocks:
+        each wave's blocks are cut one a partition (``repartitionByRange``) and drawn by
+        one job whose blocks reach the driver as their tasks end (:func:`_arriving`), so
+        the driver's sinks work beside the executors' draws instead of after them (docs/
+        results.md §5.3c). A Spark Connect session (no JVM handle): the phase drawn in
+        full and kept, then fetched a range at a time (:func:`_in_order`)."""
+        blocks = len(self.blocks.edges) - 1
+        if is_connect(source):
+            kept = _run(source, body, RESULT_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
+            try:
+                for block, cells in _in_order(kept, RESULT, blocks):
+                    each(self.blocks.edges[block], cells)
+            finally:
+                _unpersist(kept)
+            return
+        for first in range(0, blocks, WAVE_BLOCKS):
+            end = min(blocks, first + WAVE_BLOCKS)
+            wave = source.where((F.col(PART) >= first) & (F.col(PART) < end)) \
+                .repartitionByRange(end - first, PART)
+            for block, cells in _arriving(_run(wave, body, RESULT_SCHEMA), RESULT, first,
+                                          end):
                 each(self.blocks.edges[block], cells)
-        finally:
-            _unpersist(kept)
 
     def quantiles(self, plan: Any, part: int, groups: list[Any], columns: list[str],
                   rng: RandomSource, each_block: EachBlock | None = None) -> QuantileResult:
@@ -457,16 +540,15 @@ class ExecutorDraws:
         if len(columns) != plan.columns:
             raise ParameterError(f"a plan of the quantiles of {plan.columns} column(s) for "
                                  f"{len(columns)} column(s)")
-        done = _run(self._blocks(rng),
-                         partial(quantiles_block, plan=pickle.dumps(plan),
-                                 blocks=self.blocks, part=part),
-                         f"{PART} int, {RESULT} binary")
+        body = partial(quantiles_block, plan=pickle.dumps(plan), blocks=self.blocks,
+                       part=part)
         if each_block is not None:  # streamed: each block's result handed on
-            self._stream(done, lambda start, rows: each_block(QuantileResult(
-                list(columns), list(groups[start:start + len(rows)]), tuple(statistics),
-                rows, plan, rng.seeded)))
+            self._stream(self._blocks(rng), body, lambda start, rows: each_block(
+                QuantileResult(list(columns), list(groups[start:start + len(rows)]),
+                               tuple(statistics), rows, plan, rng.seeded)))
             return QuantileResult(list(columns), list(groups), tuple(statistics), [], plan,
                                   rng.seeded)
+        done = _run(self._blocks(rng), body, RESULT_SCHEMA)
         cells = [row for rows in _blocks_of(_collect(done, RESULT), RESULT) for row in rows]
         return QuantileResult(list(columns), list(groups), tuple(statistics), cells, plan,
                               rng.seeded)
@@ -540,6 +622,7 @@ def draw_in_executors(df: DataFrame, source_columns: Sequence[str], spec: Statis
 
 
 __all__ = ["BLOCKS_PER_CORE", "CELLS_PER_BLOCK", "EXECUTOR_CELLS", "FETCH_BLOCKS", "STREAMED",
+           "WAVE_BLOCKS",
            "Blocks", "EachBlock", "ExecutorDraws", "block_starts", "coverage_block",
            "draw_in_executors", "executor_route", "quantiles_block", "query_first",
            "query_second"]
