@@ -150,7 +150,15 @@ def main(argv: list[str] | None = None) -> int:
                     help="turn Spark's event log on in this (empty) folder and add the "
                          "run's job and stage timeline to the output (benchmark data only: "
                          "the log holds plans; removed once read)")
+    ap.add_argument("--old-fetch", action="store_true",
+                    help="draw the last phase whole, then fetch it a block a job (the "
+                         "route before the waves, still a Spark Connect session's): to "
+                         "compare the Python workers' per-task cost")
     args = ap.parse_args(argv)
+    if args.old_fetch:
+        import dprect.engines.spark.executor_draws as executor_draws
+
+        executor_draws.is_connect = lambda df: True  # type: ignore[assignment]
 
     import spark_event_log
 

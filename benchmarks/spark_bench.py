@@ -161,7 +161,10 @@ def spark_arguments(ap: argparse.ArgumentParser, *, columns: int, groups: int) -
     ap.add_argument("--worker-log", type=Path, default=None,
                     help="append each Python worker's state after each task to this file "
                          "(spark_daemon.py: its sampler calls, the compiled samplers "
-                         "loaded or not)")
+                         "loaded or not, the task's CPU seconds)")
+    ap.add_argument("--worker-profile", type=Path, default=None,
+                    help="with --worker-log: run every Python worker's tasks under "
+                         "cProfile, each worker's stats dumped to this folder")
 
 
 @dataclass
@@ -208,6 +211,10 @@ def open_bench(args: argparse.Namespace, app_name: str,
         conf.update(DAEMON_CONF)
     if getattr(args, "worker_log", None) is not None:
         conf["spark.executorEnv.DPRECT_BENCH_WORKER_LOG"] = str(args.worker_log.resolve())
+    if getattr(args, "worker_profile", None) is not None:
+        args.worker_profile.mkdir(parents=True, exist_ok=True)
+        conf["spark.executorEnv.DPRECT_BENCH_WORKER_PROFILE"] = str(
+            args.worker_profile.resolve())
     conf.update(extra or {})
     spark = local_session(args.master, app_name=app_name, conf=conf)
     try:

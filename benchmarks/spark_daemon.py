@@ -26,7 +26,12 @@ compiled samplers load from ``JIT_AFTER``),
 whether it has loaded the compiled samplers (``randomness.kernels``), how many compiled
 kernel calls its sources made (``RandomSource._run``, counted by a wrapper this module
 puts on it in the worker) and whether numba is imported — so a benchmark can tell
-whether the executors' draws ran compiled. Only
+whether the executors' draws ran compiled — and the task's CPU seconds in the worker
+(``cpu_s``) and its end (``end_s``, epoch seconds), and the CPU seconds and number of
+the full collections (``gc_s``, ``gc_calls``: so far, the last one after the task
+before) pyspark's daemon runs between a reused worker's tasks; ``DPRECT_BENCH_WORKER_PROFILE`` (a
+folder, with the log) runs every task under cProfile and dumps each worker's summed stats
+there (spark_bench.py's ``--worker-profile``). Only
 counts of this benchmark's own work, written to the benchmark's file; nothing is logged
 without the variable.
 """
@@ -68,6 +73,29 @@ class _Signals:
 
 
 _COMPILED_CALLS = [0]
+#: this worker's full collections between its tasks (pyspark's daemon runs
+#: ``gc.collect()`` after every task of a reused worker): [CPU seconds, calls]
+_COLLECTED = [0.0, 0]
+
+
+class _TimedGC:
+    """``gc`` as pyspark's daemon sees it: ``collect`` timed into :data:`_COLLECTED`
+    (CPU seconds of this process); every other name is the real module's."""
+
+    def __getattr__(self, name: str) -> Any:
+        import gc
+
+        return getattr(gc, name)
+
+    def collect(self, *args: Any) -> int:
+        import gc
+        import time
+
+        started = time.process_time()
+        found = gc.collect(*args)
+        _COLLECTED[0] += time.process_time() - started
+        _COLLECTED[1] += 1
+        return found
 
 
 def count_compiled_calls() -> None:
@@ -96,23 +124,41 @@ def worker_state(tasks: int) -> dict[str, Any]:
     return {"pid": os.getpid(), "tasks": tasks,
             "asked": None if randomness is None else int(randomness._EXPECTED),
             "compiled": loaded, "compiled_calls": _COMPILED_CALLS[0],
-            "numba": "numba" in sys.modules}
+            "numba": "numba" in sys.modules,
+            "gc_s": round(_COLLECTED[0], 4), "gc_calls": _COLLECTED[1]}
 
 
-def _logged(work: Any, path: str) -> Any:
+def _logged(work: Any, path: str, profile: str | None = None) -> Any:
     """``pyspark.daemon.worker`` that appends :func:`worker_state` to ``path`` after each
-    task."""
+    task, with the task's CPU seconds in this worker (``cpu_s``: the whole task as the
+    worker runs it — reading the command, the Arrow streams, the UDF, the reply); with
+    ``profile`` (a folder, ``DPRECT_BENCH_WORKER_PROFILE``) every task also runs under
+    one cProfile per worker, its stats (summed over the worker's tasks) dumped to
+    ``profile/worker-<pid>.prof`` after each task."""
     import json
+    import time
 
     tasks = 0
+    profiler: Any = None
 
     def run(sock: Any, authenticated: bool) -> int:
-        nonlocal tasks
+        nonlocal tasks, profiler
         count_compiled_calls()
-        code = int(work(sock, authenticated))
+        started = time.process_time()
+        if profile:
+            import cProfile
+
+            profiler = profiler or cProfile.Profile(time.process_time)
+            code = int(profiler.runcall(work, sock, authenticated))
+        else:
+            code = int(work(sock, authenticated))
+        spent = time.process_time() - started
         tasks += 1
+        if profile:
+            profiler.dump_stats(os.path.join(profile, f"worker-{os.getpid()}.prof"))
         with open(path, "a", encoding="utf-8") as out:
-            out.write(json.dumps(worker_state(tasks)) + "\n")
+            out.write(json.dumps({**worker_state(tasks), "cpu_s": round(spent, 5),
+                                  "end_s": round(time.time(), 3)}) + "\n")
         return code
 
     return run
@@ -126,7 +172,9 @@ def main() -> None:
     daemon.signal = _Signals(signal)  # type: ignore[assignment]
     path = os.environ.get("DPRECT_BENCH_WORKER_LOG")
     if path:
-        daemon.worker = _logged(daemon.worker, path)
+        daemon.gc = _TimedGC()  # type: ignore[assignment]
+        daemon.worker = _logged(daemon.worker, path,
+                                os.environ.get("DPRECT_BENCH_WORKER_PROFILE"))
     daemon.manager()
 
 

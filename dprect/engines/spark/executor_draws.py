@@ -69,6 +69,7 @@ draws import the core there.
 
 from __future__ import annotations
 
+import gc
 import itertools
 import pickle
 from collections.abc import Callable, Iterator, Sequence
@@ -353,8 +354,26 @@ def _unpersist(df: DataFrame) -> None:
 
 def _run(df: DataFrame, body: Callable[..., Iterator[Any]], schema: str) -> DataFrame:
     """One phase over the blocks, its blocks counted for the heartbeat
-    (:mod:`dprect.engines.spark.block_progress`)."""
-    return df.mapInArrow(counted(body), schema)
+    (:mod:`dprect.engines.spark.block_progress`), each task's worker heap settled first
+    (:func:`_settled`)."""
+    return df.mapInArrow(counted(partial(_settled, body=body)), schema)
+
+
+def _settled(batches: Iterator[Any], body: Callable[..., Iterator[Any]]) -> Iterator[Any]:
+    """In the executors: ``body`` over ``batches`` after ``gc.freeze()``. pyspark's worker
+    daemon runs a FULL ``gc.collect()`` after every task of a reused worker
+    (``pyspark/daemon.py``), whose cost grows with every object the worker holds — its
+    modules, numba's compiled samplers, pyarrow — about 0.18 CPU-s a task measured here,
+    whatever the task's size; the streamed waves' one-block tasks (196 at 10^5 groups ×
+    8 columns, 1,954 at 10^6) paid it once a block, 35 of the Python workers' CPU-s in a
+    run (docs/results.md §5.3c). Freezing at the task's start (after the daemon's last
+    collect, so only reachable objects are left) moves what the worker held into the
+    permanent generation: the next collect scans only what the task made. Objects are
+    still freed by their reference counts; what freezing gives up is collecting a cycle
+    among objects the worker held across tasks (its modules and caches, which live as
+    long as it does). No value changes: the draws are the same, bit for bit."""
+    gc.freeze()
+    yield from body(batches)
 
 
 def _blocks_of(table: Any, column: str) -> list[Any]:
