@@ -202,20 +202,26 @@ class Blocks:
         (:func:`~dprect.engines.spark.statistics.to_cells` of their columns; the same
         cells as :func:`~dprect.core.mixed.part_cells` of them all), the block's groups'
         edges only (work of the block's size, whatever the run's groups)."""
-        block = batch.column(PART)[row].as_py()
-        start, n = self.edges[block], self.size(block)
         first, end = self.part_columns(part)
         kernel = StatisticsSpec(self.kernel.columns[first:end])
         spec = StatisticsSpec(self.spec.columns[part * self.columns:
                                                 (part + 1) * self.columns])
-        found: GroupedStatistics = {}
-        if batch.column(BLOB)[row].is_valid:  # else no rows in the block
-            one = pa.table({PART: batch.column(PART).slice(row, 1),
-                            BLOB: batch.column(BLOB).slice(row, 1)})
-            found = {(g - start, j): c for (g, j), c in
-                     to_cells(one, self.kernel, self.groups, (first, end),
-                              (start, start + n)).items()}
-        return real_cells(complete(found, kernel, n), spec, n)
+        n = self.size(batch.column(PART)[row].as_py())
+        return real_cells(complete(self._found(batch, row, part), kernel, n), spec, n)
+
+    def _found(self, batch: Any, row: int, part: int) -> GroupedStatistics:
+        """The cells of part ``part``'s kernel columns that the block in ``batch``'s row
+        holds (groups local; none where the block has no rows): the decode both
+        :meth:`cells` and :meth:`bins` read."""
+        if not batch.column(BLOB)[row].is_valid:  # no rows in the block
+            return {}
+        block = batch.column(PART)[row].as_py()
+        start, n = self.edges[block], self.size(block)
+        one = pa.table({PART: batch.column(PART).slice(row, 1),
+                        BLOB: batch.column(BLOB).slice(row, 1)})
+        return {(g - start, j): c for (g, j), c in
+                to_cells(one, self.kernel, self.groups, self.part_columns(part),
+                         (start, start + n)).items()}
 
     def bins(self, batch: Any, row: int, part: int) -> dict[tuple[int, int], BinStatistics]:
         """Part ``part``'s cells of the block WITH rows as describe reads them (the
@@ -226,18 +232,10 @@ class Blocks:
         :meth:`cells`. The same statistics either way (the same arrays)."""
         first, end = self.part_columns(part)
         columns = self.spec.columns[part * self.columns:(part + 1) * self.columns]
-        if any(c.squares for c in columns) or end - first != len(columns):
-            return {k: c.bin_statistics()
-                    for k, c in self.cells(batch, row, part).items() if len(c.keys)}
-        block = batch.column(PART)[row].as_py()
-        start, n = self.edges[block], self.size(block)
-        if not batch.column(BLOB)[row].is_valid:  # no rows in the block
-            return {}
-        one = pa.table({PART: batch.column(PART).slice(row, 1),
-                        BLOB: batch.column(BLOB).slice(row, 1)})
-        found = to_cells(one, self.kernel, self.groups, (first, end), (start, start + n))
-        return {(g - start, j): c.bin_statistics()
-                for (g, j), c in found.items() if len(c.keys)}
+        read = self.cells if any(c.squares for c in columns) or end - first != len(columns) \
+            else self._found
+        return {k: c.bin_statistics() for k, c in read(batch, row, part).items()
+                if len(c.keys)}
 
     def part_columns(self, part: int) -> tuple[int, int]:
         """The kernel columns [first, end) of part ``part``'s columns (a column with
@@ -391,23 +389,24 @@ def _in_order(df: DataFrame, column: str, blocks: int) -> Iterator[tuple[int, An
     the driver holds a range's blocks, never the run's; a block that arrived before its
     turn waits for it. ``df`` must be kept (persisted): the ranges are sampled from it
     before they are fetched. A Spark failure as one line."""
-    held: dict[int, bytes] = {}
-    turn = 0
     ranges = max(1, -(-blocks // FETCH_BLOCKS))
     try:
         rows = df.select(PART, column).repartitionByRange(ranges, PART) \
             .sortWithinPartitions(PART).toLocalIterator()
+        yield from _block_order(((int(row[0]), row[1]) for row in rows), 0)
     except SPARK_ERRORS as exc:
         raise InputDataError(f"Spark failed while drawing: {spark_message(exc)}") from None
-    while True:
-        try:
-            row = next(rows, None)
-        except SPARK_ERRORS as exc:
-            raise InputDataError(f"Spark failed while drawing: {spark_message(exc)}"
-                                 ) from None
-        if row is None:
-            return
-        held[int(row[0])] = row[1]
+
+
+def _block_order(arrived: Iterator[tuple[int, bytes]], first: int
+                 ) -> Iterator[tuple[int, Any]]:
+    """The (block, pickled result) pairs of ``arrived``, in any order, handed on
+    unpickled in block order from block ``first``: a block that arrived before its turn
+    waits for it."""
+    held: dict[int, bytes] = {}
+    turn = first
+    for block, blob in arrived:
+        held[block] = blob
         while turn in held:
             yield turn, pickle.loads(held.pop(turn))
             turn += 1
@@ -449,16 +448,14 @@ def _arriving(df: DataFrame, column: str, first: int, end: int
     soon as it and every block before it have reached the driver (:func:`_arrow_batches`:
     as their tasks end); a block that arrived before its turn waits for it. A Spark
     failure as one line."""
-    held: dict[int, bytes] = {}
     turn = first
     try:
-        for batch in _arrow_batches(df.select(PART, column)):
-            for block, blob in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist(),
-                                   strict=True):
-                held[int(block)] = blob
-            while turn in held:
-                yield turn, pickle.loads(held.pop(turn))
-                turn += 1
+        for turn, done in _block_order(
+                ((int(block), blob) for batch in _arrow_batches(df.select(PART, column))
+                 for block, blob in zip(batch.column(0).to_pylist(),
+                                        batch.column(1).to_pylist(), strict=True)), first):
+            yield turn, done
+            turn += 1
     except SPARK_ERRORS as exc:
         raise InputDataError(f"Spark failed while drawing: {spark_message(exc)}") from None
     if turn != end:  # every block yields one row (module notes)
