@@ -130,16 +130,6 @@ def released_variance(noisy_squares: int, noisy_count: int, mean: float, lower: 
     return out, math.sqrt(out)
 
 
-def _down(x: Fraction) -> float:
-    """The largest float ≤ x (−largest float below the range, 0 for 0)."""
-    try:
-        f = float(x)
-    except OverflowError:
-        return -_LARGEST if x < 0 else _LARGEST
-    f = max(min(f, _LARGEST), -_LARGEST)
-    return math.nextafter(f, -math.inf) if Fraction(f) > x else f
-
-
 def _up(x: Fraction) -> float:
     """The smallest float ≥ x (inf beyond the range)."""
     try:
@@ -229,8 +219,8 @@ def _exceeds(f: float, n: int, shift: int) -> int:
 
 
 def _down_scaled(n: int, shift: int) -> float:
-    """:func:`_down` of x = n·2^−shift: the largest float ≤ x (the int division is
-    correctly rounded, as a Fraction's float is)."""
+    """The largest float ≤ x = n·2^−shift (−largest float below the range, 0 for 0; the
+    int division is correctly rounded, as a Fraction's float is)."""
     try:
         f = n / (1 << shift)
     except OverflowError:
