@@ -42,6 +42,18 @@ def _merged(out: list[pa.RecordBatch]) -> pa.Table:
     return pa.concat_tables(merged)
 
 
+def _mixed_pass(batches, spec, groups: int, starts: list[int]):
+    """(the kernel spec, the merged blocks) of a mixed run's pass over ``batches``'
+    columns x, y (the query's, then the quantiles'), cut into blocks at ``starts``."""
+    kern, layout = kernel.virtual_columns(spec)
+    out = list(partial_bins(iter(batches), columns=["x", "y", "x", "y"], group_column="g",
+                            group_kind="numeric",
+                            group_values=[float(i) for i in range(groups)],
+                            groups=groups, ranges=len(starts), spec=kern, layout=layout,
+                            limits=kernel.block_limits(kern, groups, starts)))
+    return kern, _merged(out)
+
+
 def _kernel(batches, spec, monkeypatch=None, held=None) -> tuple[int, dict]:
     if held is not None:  # every list sent on, the search grid's too
         monkeypatch.setattr(kernel, "HELD_ENTRIES", held)
@@ -203,13 +215,8 @@ def test_a_blocks_part_reads_its_own_columns_only(monkeypatch) -> None:
     batches = _batches(6000, 7, 9)
     spec = mixed_spec([QUERY.spec([SEARCH_GRID, SEARCH_GRID], ["variance"]),
                        QUANTILES.spec([DecimalGrid(5), DecimalGrid(5)])])
-    kern, layout = kernel.virtual_columns(spec)
     starts = [0, 3, 5]
-    out = list(partial_bins(iter(batches), columns=["x", "y", "x", "y"], group_column="g",
-                            group_kind="numeric", group_values=[float(i) for i in range(7)],
-                            groups=7, ranges=3, spec=kern, layout=layout,
-                            limits=kernel.block_limits(kern, 7, starts)))
-    merged = _merged(out)
+    kern, merged = _mixed_pass(batches, spec, 7, starts)
     blocks = Blocks(kern, spec, 7, starts, 2)
     assert [blocks.part_columns(p) for p in (0, 1)] == [(0, 6), (6, 8)]
     for row in range(merged.num_rows):
@@ -250,14 +257,8 @@ def test_a_blocks_cells_search_its_own_groups_edges_only(monkeypatch) -> None:
                                                          1)})]
     spec = mixed_spec([QUERY.spec([SEARCH_GRID, SEARCH_GRID], ["variance"]),
                        QUANTILES.spec([DecimalGrid(5), DecimalGrid(5)])])
-    kern, layout = kernel.virtual_columns(spec)
     starts = [0, 9, 150, 393]
-    out = list(partial_bins(iter(batches), columns=["x", "y", "x", "y"], group_column="g",
-                            group_kind="numeric",
-                            group_values=[float(i) for i in range(groups)],
-                            groups=groups, ranges=len(starts), spec=kern, layout=layout,
-                            limits=kernel.block_limits(kern, groups, starts)))
-    merged = _merged(out)
+    kern, merged = _mixed_pass(batches, spec, groups, starts)
     searched: list[int] = []
     real = np.searchsorted
 
@@ -306,14 +307,8 @@ def test_a_blocks_describe_bins_are_its_cells_with_rows(squares: bool) -> None:
     spec = mixed_spec([QUERY.spec([SEARCH_GRID, SEARCH_GRID],
                                   ["variance"] if squares else ["mean"]),
                        QUANTILES.spec([DecimalGrid(5), DecimalGrid(5)])])
-    kern, layout = kernel.virtual_columns(spec)
     starts = [0, 17, 40]
-    out = list(partial_bins(iter(batches), columns=["x", "y", "x", "y"], group_column="g",
-                            group_kind="numeric",
-                            group_values=[float(i) for i in range(groups)],
-                            groups=groups, ranges=len(starts), spec=kern, layout=layout,
-                            limits=kernel.block_limits(kern, groups, starts)))
-    merged = _merged(out)
+    kern, merged = _mixed_pass(batches, spec, groups, starts)
     blocks = Blocks(kern, spec, groups, starts, 2)
     for row in range(merged.num_rows):
         batch = merged.slice(row, 1).to_batches()[0]
