@@ -130,17 +130,6 @@ def released_variance(noisy_squares: int, noisy_count: int, mean: float, lower: 
     return out, math.sqrt(out)
 
 
-def _up(x: Fraction) -> float:
-    """The smallest float ≥ x (inf beyond the range)."""
-    try:
-        f = float(x)
-    except OverflowError:
-        return math.inf if x > 0 else -_LARGEST
-    if math.isinf(f):
-        return f
-    return math.nextafter(f, math.inf) if Fraction(f) < x else f
-
-
 def _root_down(v: float) -> float:
     r = math.sqrt(v)
     return math.nextafter(r, 0.0) if r > 0 and r * r > v else r
@@ -168,35 +157,14 @@ def variance_interval(noisy_squares: int, noisy_count: int, mean_span: tuple[flo
         return 0.0, 0.0
     inner = 1.0 - (1.0 - level) / SPREAD_PARTS
     a_lo_s, a_hi_s = (_scaled_float(x) << _SCALE if math.isfinite(x) else h2_s
-                      for x in _squares_span_scaled(noisy_squares, noisy_count, h2_s,
-                                                    count_epsilon, squares_epsilon, inner,
-                                                    sensitivity))
+                      for x in squares_span(noisy_squares, noisy_count, h2_s, count_epsilon,
+                                            squares_epsilon, inner, sensitivity))
     a, b = (_scaled_float(x) - m_s for x in mean_span)
     d_min = 0 if a <= 0 <= b else min(abs(a), abs(b))
     d_max = max(abs(a), abs(b))
     v_lo = min(max(a_lo_s - d_max * d_max, 0), h2_s)
     v_hi = min(max(min(a_hi_s, h2_s) - d_min * d_min, 0), h2_s)
     return _down_scaled(v_lo, 2 * _SCALE), _up_scaled(v_hi, 2 * _SCALE)
-
-
-def squares_span(noisy_squares: int, noisy_count: int, h2: Fraction, count_epsilon: float,
-                 squares_epsilon: float, level: float,
-                 sensitivity: int = 1 << SQUARE_FRACTION_BITS) -> tuple[float, float]:
-    """An interval of Q/n at ``level``: the mean's test inversion
-    (:func:`~dprect.core.intervals.mean_interval`) with the pivot 0, the per-row range h²
-    (γ₂ = h²/k) and the squares' ε_Q in place of the sum's (privacy.md §17, Lemma V3);
-    [0, h²] when h²/k is not a float."""
-    top = _up(h2)
-    try:
-        gamma = float(h2 / int(sensitivity))
-    except OverflowError:
-        gamma = 0.0
-    if gamma == 0.0 or math.isinf(top):
-        return 0.0, top
-    released = Fraction(gamma) * noisy_squares / max(1, noisy_count)
-    estimate = float(min(max(released, Fraction(0)), h2))
-    return mean_interval(estimate, noisy_count, noisy_squares, 0.0, gamma, squares_epsilon,
-                         sensitivity, count_epsilon, 0.0, top, level)
 
 
 #: the dyadic rationals of :func:`variance_interval` are held as integers times
@@ -230,7 +198,7 @@ def _down_scaled(n: int, shift: int) -> float:
 
 
 def _up_scaled(n: int, shift: int) -> float:
-    """:func:`_up` of x = n·2^−shift: the smallest float ≥ x (inf beyond the range)."""
+    """The smallest float ≥ x = n·2^−shift (inf beyond the range)."""
     try:
         f = n / (1 << shift)
     except OverflowError:
@@ -240,12 +208,18 @@ def _up_scaled(n: int, shift: int) -> float:
     return math.nextafter(f, math.inf) if _exceeds(f, n, shift) < 0 else f
 
 
-def _squares_span_scaled(noisy_squares: int, noisy_count: int, h2_s: int,
-                         count_epsilon: float, squares_epsilon: float, level: float,
-                         sensitivity: int) -> tuple[float, float]:
-    """:func:`squares_span` of h² = ``h2_s``·2^−2·:data:`_SCALE`, in integers: the same
-    floats (each rational's float correctly rounded by the int division, its comparisons
-    exact)."""
+def squares_span(noisy_squares: int, noisy_count: int, h2_s: int, count_epsilon: float,
+                 squares_epsilon: float, level: float,
+                 sensitivity: int = 1 << SQUARE_FRACTION_BITS) -> tuple[float, float]:
+    """An interval of Q/n at ``level``, for h² = ``h2_s``·2^−2·:data:`_SCALE` (an integer:
+    h² of two floats is a dyadic rational): the mean's test inversion
+    (:func:`~dprect.core.intervals.mean_interval`) with the pivot 0, the per-row range h²
+    (γ₂ = h²/k) and the squares' ε_Q in place of the sum's (privacy.md §17, Lemma V3);
+    [0, h²] (h² rounded up to a float) when γ₂ = h²/k underflows to 0 or h² is past a
+    float. The released estimate γ₂·R̃/max(1, ñ), clipped to [0, h²], is computed in
+    integers: each rational's float correctly rounded by the int division, its
+    comparisons exact (tests/core/test_variance_interval.py holds it against the same
+    computation in Fractions)."""
     shift = 2 * _SCALE
     top = _up_scaled(h2_s, shift)
     try:

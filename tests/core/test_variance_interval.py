@@ -11,7 +11,9 @@
   doubled, it does not;
 * seeded runs of the whole mechanism cover the clamped values' variance (and std) in at
   least the stated level of runs, and intervals made at 0.5 claimed at 0.95 are rejected
-  (power); an interval always holds the released variance.
+  (power); an interval always holds the released variance;
+* the production computation (in integers: h² held as an integer times 2^−2·_SCALE)
+  equals the same computation in Fractions (the oracles here) bit for bit.
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+from dprect.core import variance
 from dprect.core.aggregates import plan_describe, run_describe
-from dprect.core.intervals import mixed_quantile
+from dprect.core.intervals import mean_interval, mixed_quantile
 from dprect.core.randomness import RandomSource
 from dprect.core.variance import (
     SPREAD_PARTS,
@@ -34,6 +37,54 @@ from dprect.core.variance import (
 )
 
 K = 1 << SQUARE_FRACTION_BITS
+_LARGEST = 1.7976931348623157e308
+
+
+def _scaled(h2: Fraction) -> int:
+    """h² as squares_span takes it: h²·2^(2·_SCALE), an integer (h² of floats is dyadic)."""
+    out = h2 * (1 << 2 * variance._SCALE)
+    assert out.denominator == 1
+    return out.numerator
+
+
+def _up(x: Fraction) -> float:
+    """The smallest float ≥ x (inf beyond the range)."""
+    try:
+        f = float(x)
+    except OverflowError:
+        return math.inf if x > 0 else -_LARGEST
+    if math.isinf(f):
+        return f
+    return math.nextafter(f, math.inf) if Fraction(f) < x else f
+
+
+def _down(x: Fraction) -> float:
+    """The largest float ≤ x (±the largest float beyond the range)."""
+    try:
+        f = float(x)
+    except OverflowError:
+        return -_LARGEST if x < 0 else _LARGEST
+    f = max(min(f, _LARGEST), -_LARGEST)
+    return math.nextafter(f, -math.inf) if Fraction(f) > x else f
+
+
+def _fraction_squares_span(noisy_squares: int, noisy_count: int, h2: Fraction,
+                           count_epsilon: float, squares_epsilon: float, level: float,
+                           sensitivity: int = K) -> tuple[float, float]:
+    """squares_span of h² computed in Fractions (as dprect/core/variance.py had it beside
+    the integer form until s32): the oracle the integer computation must equal bit for
+    bit."""
+    top = _up(h2)
+    try:
+        gamma = float(h2 / int(sensitivity))
+    except OverflowError:
+        gamma = 0.0
+    if gamma == 0.0 or math.isinf(top):
+        return 0.0, top
+    released = Fraction(gamma) * noisy_squares / max(1, noisy_count)
+    estimate = float(min(max(released, Fraction(0)), h2))
+    return mean_interval(estimate, noisy_count, noisy_squares, 0.0, gamma, squares_epsilon,
+                         sensitivity, count_epsilon, 0.0, top, level)
 
 
 def _seeded(seed: int) -> RandomSource:
@@ -66,7 +117,7 @@ def test_q_over_n_is_covered_at_its_level_from_the_noises_laws(level: float, mad
     noisy_r = r + _dlap(rng, eps_q / K, runs)
     covered = 0
     for nn, rr in zip(noisy_n.tolist(), noisy_r.tolist(), strict=True):
-        lo, hi = squares_span(rr, nn, h2, eps_n, eps_q, made, K)
+        lo, hi = squares_span(rr, nn, _scaled(h2), eps_n, eps_q, made, K)
         covered += int(Fraction(lo) <= a_star <= Fraction(hi))
     if made == level:
         assert _accepts(covered, runs, level), covered / runs
@@ -89,7 +140,8 @@ def test_the_interval_is_the_union_bound_of_its_two_events(noisy_r, noisy_n, mea
     lower, upper, eps_n, eps_q, level = 40.0, 160.0, 0.065, 0.325, 0.95
     h2, m = 3600.0, 100.0
     assert SPREAD_PARTS == 2
-    a_lo, a_hi = squares_span(noisy_r, noisy_n, Fraction(3600), eps_n, eps_q, 0.975, K)
+    h2_s = _scaled(Fraction(3600))
+    a_lo, a_hi = squares_span(noisy_r, noisy_n, h2_s, eps_n, eps_q, 0.975, K)
     d = [abs(x - m) for x in mean_span]
     d_min = 0.0 if mean_span[0] <= m <= mean_span[1] else min(d)
     lo, hi = variance_interval(noisy_r, noisy_n, mean_span, lower, upper, eps_n, eps_q,
@@ -102,10 +154,10 @@ def test_the_interval_is_the_union_bound_of_its_two_events(noisy_r, noisy_n, mea
     inside = [a for a in grid.tolist()
               if abs(g - a * noisy_n) <= s * mixed_quantile(a / s, eps_n, 0.025) + 1.5 * gamma]
     assert a_lo <= min(inside) and max(inside) <= a_hi  # holds the hull
-    narrow = squares_span(noisy_r, noisy_n, Fraction(3600), eps_n, eps_q, 0.95, K)
+    narrow = squares_span(noisy_r, noisy_n, h2_s, eps_n, eps_q, 0.95, K)
     assert not narrow[0] <= min(inside) or not max(inside) <= narrow[1]  # α, not α/2
     if noisy_n >= 400:  # where the squares noise dominates (on 151 rows the count's does)
-        doubled = squares_span(noisy_r, noisy_n, Fraction(3600), eps_n, 2 * eps_q, 0.975, K)
+        doubled = squares_span(noisy_r, noisy_n, h2_s, eps_n, 2 * eps_q, 0.975, K)
         assert not doubled[0] <= min(inside) or not max(inside) <= doubled[1]
 
 
@@ -155,32 +207,14 @@ def _reference_interval(noisy_squares: int, noisy_count: int,
     if h2 == 0:
         return 0.0, 0.0
     inner = 1.0 - (1.0 - level) / SPREAD_PARTS
-    a_lo, a_hi = (Fraction(x) if math.isfinite(x) else h2 for x in squares_span(
+    a_lo, a_hi = (Fraction(x) if math.isfinite(x) else h2 for x in _fraction_squares_span(
         noisy_squares, noisy_count, h2, count_epsilon, squares_epsilon, inner, sensitivity))
     a, b = (Fraction(x) - m for x in mean_span)
     d_min = Fraction(0) if a <= 0 <= b else min(abs(a), abs(b))
     d_max = max(abs(a), abs(b))
     v_lo = min(max(a_lo - d_max * d_max, Fraction(0)), h2)
     v_hi = min(max(min(a_hi, h2) - d_min * d_min, Fraction(0)), h2)
-
-    def down(x: Fraction) -> float:
-        try:
-            f = float(x)
-        except OverflowError:
-            return -1.7976931348623157e308 if x < 0 else 1.7976931348623157e308
-        f = max(min(f, 1.7976931348623157e308), -1.7976931348623157e308)
-        return math.nextafter(f, -math.inf) if Fraction(f) > x else f
-
-    def up(x: Fraction) -> float:
-        try:
-            f = float(x)
-        except OverflowError:
-            return math.inf if x > 0 else -1.7976931348623157e308
-        if math.isinf(f):
-            return f
-        return math.nextafter(f, math.inf) if Fraction(f) < x else f
-
-    return down(v_lo), up(v_hi)
+    return _down(v_lo), _up(v_hi)
 
 
 def test_the_integer_interval_equals_the_fractions_bit_for_bit():
@@ -211,18 +245,10 @@ def test_the_integer_interval_equals_the_fractions_bit_for_bit():
 
 
 def test_the_integer_squares_span_equals_the_fractions_on_each_branch():
-    """variance._squares_span_scaled (h² as an integer times 2^−2·_SCALE) gives
-    squares_span's floats exactly on each of its branches: h²/k underflowing to 0
-    (subnormal bounds), h² past a float (top = inf), a released Q/n ≤ 0 (R̃ ≤ 0), at or
-    above h² (clipped) and inside. variance_interval calls only the integer one; the
-    coverage tests above test squares_span, so this ties the two."""
-    from dprect.core import variance
-
-    def scaled(h2: Fraction) -> int:  # h2 dyadic: h2·2^(2·_SCALE) is an integer
-        out = h2 * (1 << 2 * variance._SCALE)
-        assert out.denominator == 1
-        return out.numerator
-
+    """squares_span (h² as an integer times 2^−2·_SCALE) gives the Fraction computation's
+    floats (_fraction_squares_span) exactly on each of its branches: h²/k underflowing to
+    0 (subnormal bounds), h² past a float (top = inf), a released Q/n ≤ 0 (R̃ ≤ 0), at or
+    above h² (clipped) and inside."""
     rs = np.random.default_rng(41)
     bounds = [(0.0, 5e-324), (0.0, 1e-300), (-1.7e308, 1.7e308), (0.0, 2.0), (-3.5, 1e6)]
     for _ in range(20):
@@ -238,10 +264,10 @@ def test_the_integer_squares_span_equals_the_fractions_on_each_branch():
                            (int(rs.integers(0, 1 << 40)), int(rs.integers(-2, 10**4)))):
             # both ε_Q on the five fixed bounds, one on the random ones (each ~10 ms)
             for eps in (0.0025, 1.0)[(lo, hi) not in bounds[:5]:]:
-                want = squares_span(squares, n, h2, 0.0005, eps, 0.975, K)
-                got = variance._squares_span_scaled(squares, n, scaled(h2), 0.0005, eps,
-                                                    0.975, K)
+                want = _fraction_squares_span(squares, n, h2, 0.0005, eps, 0.975, K)
+                got = squares_span(squares, n, _scaled(h2), 0.0005, eps, 0.975, K)
                 assert got == want, (lo, hi, squares, n)
     # the first two bounds' h²/k is 0, the third's h² past a float: [0, top] with no test
-    assert variance._squares_span_scaled(K, 1, 1, 0.0005, 1.0, 0.975, K) == (0.0, 5e-324)
-    assert squares_span(K, 1, Fraction(1.7e308) ** 2, 0.0005, 1.0, 0.975, K) == (0.0, math.inf)
+    assert squares_span(K, 1, 1, 0.0005, 1.0, 0.975, K) == (0.0, 5e-324)
+    assert squares_span(K, 1, _scaled(Fraction(1.7e308) ** 2), 0.0005, 1.0, 0.975,
+                        K) == (0.0, math.inf)
