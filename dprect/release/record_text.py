@@ -109,16 +109,10 @@ def _chunks(value: Any, level: int) -> Iterator[str]:
         yield "\n" + pad + "}"
         return
     sep = "[\n"
-    texts = value.item_texts() if isinstance(value, RowSpool) else None
-    if texts is not None:  # a spool's items encoded as they arrived (item_lines)
-        for text in texts:
+    if _over(value):
+        for text in _block_texts(value):
             if text:
                 yield sep + inner + text.replace("\n", ",\n" + inner)
-                sep = ",\n"
-    elif _over(value):
-        for block in row_blocks(value):
-            if block:
-                yield sep + ",\n".join(inner + _item(v) for v in block)
                 sep = ",\n"
     else:
         for v in value:
@@ -126,6 +120,17 @@ def _chunks(value: Any, level: int) -> Iterator[str]:
             yield from _chunks(v, level + 1)
             sep = ",\n"
     yield "\n" + pad + "]"
+
+
+def _block_texts(value: list[Any] | RowSpool) -> Iterator[str]:
+    """A long list's items a block at a time, as :func:`item_lines` writes them: a
+    spool's texts encoded as its blocks arrived
+    (:meth:`~dprect.release.row_spool.RowSpool.item_texts`), else each block
+    (:func:`~dprect.release.row_spool.row_blocks`) encoded now."""
+    texts = value.item_texts() if isinstance(value, RowSpool) else None
+    if texts is not None:
+        return texts
+    return (item_lines(block) for block in row_blocks(value))
 
 
 #: the last long record encoded and its text: the ledger's stored copy of a run's record
