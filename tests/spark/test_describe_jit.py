@@ -6,6 +6,9 @@ installed module is another version."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -26,6 +29,21 @@ def _numpy_lists(x: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, ...]:
     assert s is not None
     order = np.lexsort((b, gg))
     return gg[order], b[order], n[order], s[order]
+
+
+def _spy(monkeypatch: pytest.MonkeyPatch, module: Any, name: str,
+         seen: Callable[..., Any]) -> list[Any]:
+    """Replace ``module.name`` by a spy that calls it and records ``seen(*args)`` of each
+    call in the list returned."""
+    calls: list[Any] = []
+    real = getattr(module, name)
+
+    def spy(*args: Any) -> Any:
+        calls.append(seen(*args))
+        return real(*args)
+
+    monkeypatch.setattr(module, name, spy)
+    return calls
 
 
 def _compiled(x: np.ndarray, g: np.ndarray, groups: int, limit: int = 1 << 22):
@@ -76,10 +94,7 @@ def test_the_compiled_step_sums_the_square_words_as_numpy_does(word, monkeypatch
     for name, a, want in zip(("group", "bin", "count", "sum"), got,
                              (gg[order], b[order], c[order], s[order]), strict=True):
         assert np.array_equal(a, want), name
-    calls: list[list[int]] = []
-    real = describe_jit.column_words
-    monkeypatch.setattr(describe_jit, "column_words",
-                        lambda *a: (calls.append(list(a[-1])), real(*a))[1])
+    calls = _spy(monkeypatch, describe_jit, "column_words", lambda *a: list(a[-1]))
     kernel = spark_describe.column_lists(g, x, groups, GRID, True, word=word)
     assert calls == [[word]]
     again = np.lexsort((kernel[1], kernel[0]))
@@ -101,14 +116,7 @@ def test_a_table_too_wide_is_declined_and_the_kernel_counts_with_numpy(monkeypat
 
 
 def test_the_kernel_uses_the_compiled_step_for_large_chunks_of_its_own_version(monkeypatch):
-    calls: list[int] = []
-    real = describe_jit.column_words
-
-    def spy(values, *args):
-        calls.append(len(values))
-        return real(values, *args)
-
-    monkeypatch.setattr(describe_jit, "column_words", spy)
+    calls = _spy(monkeypatch, describe_jit, "column_words", lambda values, *_: len(values))
     rs = np.random.default_rng(5)
     small, large = rs.normal(size=100), rs.normal(size=spark_describe.JIT_ROWS)
     for x in (small, large):
@@ -242,10 +250,7 @@ def test_a_column_with_squares_is_encoded_once_a_chunk(monkeypatch):
     spec = QUERY.spec([GRID, GRID], ["count", "variance"])
     assert all(c.squares for c in spec.columns)
     kernel, layout = spark_describe.virtual_columns(spec)
-    calls: list[list[int]] = []
-    real = describe_jit.column_words
-    monkeypatch.setattr(describe_jit, "column_words",
-                        lambda *a: (calls.append(list(a[-1])), real(*a))[1])
+    calls = _spy(monkeypatch, describe_jit, "column_words", lambda *a: list(a[-1]))
 
     def blobs() -> list[tuple[int, bytes]]:
         out = spark_describe.partial_bins(iter(batches), ["a", "b"], "g", "numeric",
@@ -282,10 +287,7 @@ def test_the_one_pass_merge_of_many_lists_equals_the_sorting_one(monkeypatch):
     assert describe_jit.merge_many([ok, (k, k, k)]) is None
     twice = np.array([1, 1, 2])
     assert describe_jit.merge_many([(twice, twice, twice), ok]) is None
-    calls: list[int] = []
-    real = describe_jit.merge_words
-    monkeypatch.setattr(describe_jit, "merge_words",
-                        lambda parts: (calls.append(len(parts)), real(parts))[1])
+    calls = _spy(monkeypatch, describe_jit, "merge_words", len)
     parts = [(np.arange(i, 40, 3, dtype=np.int64), np.ones(len(range(i, 40, 3)), np.int64),
               np.full(len(range(i, 40, 3)), i, np.int64)) for i in range(5)]
     merged = spark_describe._merge_sorted(parts)
@@ -336,10 +338,7 @@ def test_a_partitions_blobs_split_each_columns_sums_once(monkeypatch):
     sums = rs.integers(-(1 << 40), 1 << 40, len(keys))
     acc = [(keys, rs.integers(1, 9, len(keys)), [sums])]
     limits = [np.array([0, 2_000, 4_000, 6_000, 8_000, 10_000], dtype=np.int64)]
-    split: list[int] = []
-    real = spark_describe.sum_words
-    monkeypatch.setattr(spark_describe, "sum_words",
-                        lambda s: (split.append(len(s)), real(s))[1])
+    split = _spy(monkeypatch, spark_describe, "sum_words", len)
     out = list(spark_describe.range_blobs(acc, limits, 5))
     assert split == [len(keys)]
     assert [b.column(0)[0].as_py() for b in out] == [0, 1, 2, 3, 4]
@@ -404,14 +403,7 @@ def test_the_compiled_packed_count_equals_numpys(bits, monkeypatch):
                 assert a is None
                 continue
             assert a.dtype == b.dtype and np.array_equal(a, b)
-    calls: list[int] = []
-    real = describe_jit.packed_count
-
-    def spy(group, *args):
-        calls.append(len(group))
-        return real(group, *args)
-
-    monkeypatch.setattr(describe_jit, "packed_count", spy)
+    calls = _spy(monkeypatch, describe_jit, "packed_count", lambda group, *_: len(group))
     g, keys, at = cases[-1]
     spark_describe._count(g[:100], keys[:100], None if at is None else at[:100])
     assert calls == []  # a small chunk: numpy's
