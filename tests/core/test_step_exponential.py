@@ -94,23 +94,31 @@ def test_a_side_that_ends_in_the_window_draws_only_its_steps():
                for _ in range(300))
 
 
-def test_law_is_eps_private_on_monotone_neighbours():
-    """Adding a row raises the tail counts of a prefix of the steps by one: every step's
-    probability moves by at most e^ε, and by more than e^(ε/2) somewhere (the monotone
-    mechanism spends its whole ε: a check charging ε/2 would fail)."""
-    eps = 0.4
-    n = 80
+def _worst_log_ratio(cases: tuple[tuple[np.ndarray, int], ...], eps: float, n: int = 80,
+                     two_sided: bool = False) -> float:
+    """The largest |log(P′(k)/P(k))| of step_law at rate ``eps`` over its first ``n``
+    steps, each (tails, target) case and each monotone neighbour of its tails: a prefix of
+    the steps' tail counts moved by one, up or down (none below 0)."""
     worst = 0.0
-    for tails in (TAILS, np.array([12, 12, 12, 3, 3, 0, 0, 2])):
-        base = se.step_law(tails, 4, eps, n)
+    for tails, target in cases:
+        base = se.step_law(tails, target, eps, n, two_sided=two_sided)
         for j in range(len(tails) + 2):
             for d in (1, -1):
                 padded = np.r_[tails, np.zeros(n - len(tails), dtype=np.int64)]
                 nb = np.where(np.arange(n) < j, padded + d, padded)
                 if nb.min() < 0:
                     continue
-                other = se.step_law(nb, 4, eps, n)
+                other = se.step_law(nb, target, eps, n, two_sided=two_sided)
                 worst = max(worst, float(np.max(np.abs(np.log(other / base)))))
+    return worst
+
+
+def test_law_is_eps_private_on_monotone_neighbours():
+    """Adding a row raises the tail counts of a prefix of the steps by one: every step's
+    probability moves by at most e^ε, and by more than e^(ε/2) somewhere (the monotone
+    mechanism spends its whole ε: a check charging ε/2 would fail)."""
+    eps = 0.4
+    worst = _worst_log_ratio(((TAILS, 4), (np.array([12, 12, 12, 3, 3, 0, 0, 2]), 4)), eps)
     assert worst <= eps + 1e-9
     assert worst > 0.5 * eps
 
@@ -254,17 +262,7 @@ def test_aimed_law_moves_by_twice_its_rate_on_neighbours():
     e^(1.5ε) somewhere: the aimed pair costs twice its rate, which is why the box draws it
     at ε_s/2 and the guarantee check charges 2·aimed_rate."""
     eps = 0.4
-    n = 80
-    worst = 0.0
-    for tails, target in ((TAILS, 60), (np.array([12, 12, 12, 3, 3, 0, 0, 2]), 4)):
-        base = se.step_law(tails, target, eps, n, two_sided=True)
-        for j in range(len(tails) + 2):
-            for d in (1, -1):
-                padded = np.r_[tails, np.zeros(n - len(tails), dtype=np.int64)]
-                nb = np.where(np.arange(n) < j, padded + d, padded)
-                if nb.min() < 0:
-                    continue
-                other = se.step_law(nb, target, eps, n, two_sided=True)
-                worst = max(worst, float(np.max(np.abs(np.log(other / base)))))
+    worst = _worst_log_ratio(((TAILS, 60), (np.array([12, 12, 12, 3, 3, 0, 0, 2]), 4)), eps,
+                             two_sided=True)
     assert worst <= 2 * eps + 1e-9
     assert worst > 1.5 * eps
