@@ -95,25 +95,17 @@ def _count_far_above(monkeypatch) -> None:
     monkeypatch.setattr(PrivateCount, "draw", far)
 
 
-def test_randmargins_chosen_at_a_large_count_matches_numpy(make_frame, monkeypatch):
+@pytest.mark.parametrize("strategy", ["collect", "pass"])
+def test_randmargins_chosen_at_a_large_count_matches_numpy(make_frame, monkeypatch, strategy):
     """The plan's N = ∞ choice: a count pushed far above RandMargins' need makes every
-    engine run RandMargins on the same stream (``collect``: the collected rows refined
-    on the driver, in place, after the count)."""
+    engine run RandMargins on the same stream, numpy's count and rectangle. ``collect``:
+    the collected rows refined on the driver, in place, after the count; ``pass`` counts
+    with the first pass of composition (the choice at the label count), and a drawn
+    count that chooses RandMargins closes that engine and readies RandMargins' (its tie
+    refinement): a counting pass of the other method is not used."""
     _count_far_above(monkeypatch)
     X, y = _table(seed=4)
-    want, got = _both(make_frame, X, y, 5, strategies=("collect",))
-    assert want.method == "randmargins"
-    for g in got:
-        _same(g, want)
-
-
-def test_a_counting_pass_of_the_other_method_is_not_used(make_frame, monkeypatch):
-    """``pass`` counts with the first pass of composition (the choice at the label
-    count); a drawn count that chooses RandMargins closes that engine and readies
-    RandMargins' (its tie refinement): numpy's count and rectangle."""
-    _count_far_above(monkeypatch)
-    X, y = _table(seed=4)
-    want, got = _both(make_frame, X, y, 5, strategies=("pass",))
+    want, got = _both(make_frame, X, y, 5, strategies=(strategy,))
     assert want.method == "randmargins"
     for g in got:
         _same(g, want)

@@ -104,21 +104,17 @@ def _without_native_delta(monkeypatch):
     monkeypatch.setattr(source, "has_delta_extension", lambda spark: False)
 
 
-def test_delta_column_mapping_is_refused(spark, tmp_path, monkeypatch):
+@pytest.mark.parametrize("feature,configuration", [
+    ("column mapping", {"delta.columnMapping.mode": "name"}),
+    ("deletion vectors", {"delta.enableDeletionVectors": "true"}),
+])
+def test_delta_column_mapping_and_deletion_vectors_are_refused(spark, tmp_path, monkeypatch,
+                                                               feature, configuration):
     _without_native_delta(monkeypatch)  # the delta-rs path is what refuses
-    path = str(tmp_path / "cm")
+    path = str(tmp_path / "t")
     deltalake.write_deltalake(path, pa.table({"x": [1.0], "y": [1]}),
-                              configuration={"delta.columnMapping.mode": "name"})
-    with pytest.raises(InputDataError, match="column mapping"):
-        read_source(spark, path)
-
-
-def test_delta_deletion_vectors_are_refused(spark, tmp_path, monkeypatch):
-    _without_native_delta(monkeypatch)  # the delta-rs path is what refuses
-    path = str(tmp_path / "dv")
-    deltalake.write_deltalake(path, pa.table({"x": [1.0], "y": [1]}),
-                              configuration={"delta.enableDeletionVectors": "true"})
-    with pytest.raises(InputDataError, match="deletion vectors"):
+                              configuration=configuration)
+    with pytest.raises(InputDataError, match=feature):
         read_source(spark, path)
 
 
