@@ -3,23 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from fractions import Fraction
 
 import numpy as np
 import pytest
+from seeded_source import seeded as quiet_rng
 
-from dprect import FloatOrder, Grid, IntegerRange, RandomSource, nonprivate_bounding_box, plan
+from dprect import FloatOrder, Grid, IntegerRange, nonprivate_bounding_box, plan
 from dprect.core.algorithms import run_composition, run_randmargins
 from dprect.core.interior_point import interior_point
 from dprect.core.margins import StaircaseLaw
 from dprect.engines.numpy_engine import NumpyEngine
-
-
-def quiet_rng(seed):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return RandomSource(seed=seed)
 
 
 def synthetic(seed, n, d, positive_rate=0.3):

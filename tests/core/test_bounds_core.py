@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from piece_fit import pieces_fit
 from scipy.stats import chi2, ncx2
+from seeded_source import seeded as quiet_source
 
 from dprect import FloatOrder, IntegerRange, ParameterError, RandomSource
 from dprect.core.accounting import (
@@ -46,12 +47,6 @@ from dprect.core.domains import (
 )
 from dprect.core.interior_point import Pieces, sample_unimodal
 from dprect.core.ties import tie_bits
-
-
-def quiet_source(seed: int) -> RandomSource:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return RandomSource(seed=seed)
 
 
 def float_of_bits(pattern: int) -> float:

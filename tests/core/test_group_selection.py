@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import decimal
 import math
-import warnings
 from decimal import Decimal
 from fractions import Fraction
 
 import pytest
+from seeded_source import seeded as _seeded
 from selection_oracle import expected_kept
 
 from dprect.core import group_selection
@@ -29,16 +29,9 @@ from dprect.core.guarantee_check import (
     check_selected_run,
     check_selection_plan,
 )
-from dprect.core.randomness import RandomSource
 
 CASES = [(1.0, 1e-5, "add-remove"), (0.1, 1e-10, "replace-one"), (3.0, 1e-3, "add-remove"),
          (0.5, 0.05, "add-remove")]
-
-
-def _seeded(seed: int) -> RandomSource:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        return RandomSource(seed=seed)
 
 
 def _optimum(eps: Fraction, delta: Fraction, n: int) -> list[Decimal]:

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from piece_fit import pieces_fit
 from scipy.stats import chisquare
+from seeded_source import seeded as quiet_source
 
 from dprect import ParameterError, RandomSource, interior_point, interior_point_size
 from dprect.core.audit import audit_samples, clopper_pearson
@@ -179,12 +180,6 @@ def test_ip_audit_detects_a_mechanism_run_at_twice_its_claim(rng):
 
 
 # -- exact sampling (issue 10, point 3) -------------------------------------------------------
-def quiet_source(seed):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return RandomSource(seed=seed)
-
-
 class EndOfRangeSource(RandomSource):
     """Draws near the top (or bottom) of their range — a legal outcome of a uniform
     source: the first 2048 random bits are ones and the rest zeros (the lazy uniform is

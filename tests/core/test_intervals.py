@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import functools
 import math
-import warnings
 from fractions import Fraction
 
 import numpy as np
 import pytest
+from seeded_source import seeded as _seeded
 
 from dprect.core import aggregates, intervals
 from dprect.core.bounds import BoundsRequest, histogram, plan_bounds, run_bounds
@@ -24,14 +24,7 @@ from dprect.core.intervals import (
     mixed_quantile_at,
     rank_error,
 )
-from dprect.core.randomness import RandomSource
 from dprect.core.request import DescribeRequest
-
-
-def _seeded(seed: int) -> RandomSource:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return RandomSource(seed=seed)
 
 
 @functools.cache

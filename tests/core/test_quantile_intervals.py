@@ -5,11 +5,11 @@ groups' empty interval, and the level as post-processing."""
 from __future__ import annotations
 
 import math
-import warnings
 from fractions import Fraction
 
 import numpy as np
 import pytest
+from seeded_source import seeded as _seeded
 
 from dprect.core.errors import ParameterError
 from dprect.core.intervals import rank_error as level_rank_error
@@ -22,16 +22,9 @@ from dprect.core.quantiles import (
     rank_error,
     release_cell,
 )
-from dprect.core.randomness import RandomSource
 
 #: the default decimal grid's cells (docs/privacy.md §11a)
 DECIMAL_CELLS = 108_000_002
-
-
-def _seeded(seed: int) -> RandomSource:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return RandomSource(seed=seed)
 
 
 def _excess_miss(plan: QuantilePlan, x: np.ndarray, j: int, t: float) -> float:

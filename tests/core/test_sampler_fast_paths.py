@@ -6,11 +6,11 @@ draw on the statistics' tail counts against the one on the full tail array."""
 from __future__ import annotations
 
 import random
-import warnings
 from fractions import Fraction
 
 import numpy as np
 import pytest
+from seeded_source import seeded
 
 from dprect.core import tail_bounds
 from dprect.core.aggregates import plan_describe
@@ -22,19 +22,12 @@ from dprect.core.describe_stats import (
     side_tails,
 )
 from dprect.core.domains import FloatBins
-from dprect.core.randomness import RandomSource
 from dprect.core.step_exponential import draw_step
 from dprect.core.tail_bounds import (
     CandidateStream,
     centre_value,
     side_candidates,
 )
-
-
-def seeded(seed: int) -> RandomSource:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return RandomSource(seed=seed)
 
 
 class FractionSampler:

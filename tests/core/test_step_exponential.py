@@ -13,6 +13,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 from scipy.stats import chisquare
+from seeded_source import seeded
 
 from dprect.core import step_exponential as se
 from dprect.core.errors import ParameterError
@@ -22,12 +23,6 @@ from dprect.core.tail_bounds import CandidateStream
 TAILS = np.array([900, 500, 200, 100, 60, 40, 30, 30, 30, 30, 30, 12, 5, 2, 1, 1])
 EPS = Fraction(0.225)
 CENTRE = 100.0
-
-
-def seeded(seed: int) -> RandomSource:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return RandomSource(seed=seed)
 
 
 def _counts(tails: np.ndarray, target: int, eps: Fraction, draws: int, seed: int,
@@ -201,7 +196,6 @@ class _CountingSource:
     iterations): a count, not a time."""
 
     def __init__(self, limit: int) -> None:
-        from dprect.core.randomness import RandomSource
 
         self._rng, self.left = RandomSource(seed=0), limit
 

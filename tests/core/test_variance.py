@@ -28,6 +28,7 @@ import numpy as np
 import pytest
 from cli_run import run
 from golden_cases import INPUT
+from seeded_source import seeded as _seeded
 
 from dprect.core.aggregates import SQUARES_SHARE, plan_describe, run_describe
 from dprect.core.describe_stats import (
@@ -37,7 +38,6 @@ from dprect.core.describe_stats import (
     truncated_value,
 )
 from dprect.core.guarantee_check import GuaranteeCheckError, check_describe_plan
-from dprect.core.randomness import RandomSource
 from dprect.core.statistic import QUERY, SEARCH_GRID, outputs
 from dprect.core.variance import (
     SQUARE_FRACTION_BITS,
@@ -48,12 +48,6 @@ from dprect.core.variance import (
 from dprect.engines.grouped import draw_query, grouped_statistics
 
 K = 1 << SQUARE_FRACTION_BITS
-
-
-def _seeded(seed: int) -> RandomSource:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return RandomSource(seed=seed)
 
 
 def _reference(values: np.ndarray, lower: float, upper: float) -> Fraction:

@@ -19,16 +19,15 @@
 from __future__ import annotations
 
 import math
-import warnings
 from fractions import Fraction
 
 import numpy as np
 import pytest
+from seeded_source import seeded as _seeded
 
 from dprect.core import variance
 from dprect.core.aggregates import plan_describe, run_describe
 from dprect.core.intervals import mean_interval, mixed_quantile
-from dprect.core.randomness import RandomSource
 from dprect.core.variance import (
     SPREAD_PARTS,
     SQUARE_FRACTION_BITS,
@@ -85,12 +84,6 @@ def _fraction_squares_span(noisy_squares: int, noisy_count: int, h2: Fraction,
     estimate = float(min(max(released, Fraction(0)), h2))
     return mean_interval(estimate, noisy_count, noisy_squares, 0.0, gamma, squares_epsilon,
                          sensitivity, count_epsilon, 0.0, top, level)
-
-
-def _seeded(seed: int) -> RandomSource:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return RandomSource(seed=seed)
 
 
 def _dlap(rng: np.random.Generator, rate: float, size: int) -> np.ndarray:

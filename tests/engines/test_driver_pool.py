@@ -9,19 +9,13 @@ import warnings
 
 import numpy as np
 import pytest
+from seeded_source import seeded as _seeded
 
 from dprect.core import aggregates
 from dprect.core.aggregates import plan_describe, run_describe
-from dprect.core.randomness import RandomSource
 from dprect.core.statistic import QUERY, SEARCH_GRID
 from dprect.engines import driver_pool
 from dprect.engines.grouped import draw_query, grouped_statistics
-
-
-def _seeded(seed: int) -> RandomSource:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return RandomSource(seed=seed)
 
 
 def _cells(groups: int) -> tuple[list[str], dict[tuple[str, int], np.ndarray]]:

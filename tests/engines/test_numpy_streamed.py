@@ -5,21 +5,13 @@ cells for a seed (describe's streaming: tests/engines/test_driver_pool.py)."""
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
+from seeded_source import seeded as _seeded
 
 from dprect.core.quantile_release import plan_statistics, release_grouped
-from dprect.core.randomness import RandomSource
 from dprect.core.statistic import QUANTILES, SEARCH_GRID
 from dprect.engines import grouped
 from dprect.engines.grouped import draw_statistics, grouped_statistics
-
-
-def _seeded(seed: int) -> RandomSource:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return RandomSource(seed=seed)
 
 
 def test_streamed_quantiles_hand_a_block_on_before_the_last_is_drawn(monkeypatch):
