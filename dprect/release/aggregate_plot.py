@@ -488,6 +488,15 @@ class AggregatePngSink(FileSink):
         shows the values out of view."""
         raise NotImplementedError
 
+    @staticmethod
+    def out_of_view(record: Mapping[str, Any], what: str) -> str:
+        """How the plot shows the ``what`` out of view: counted in the panels' notes past
+        :data:`MANY_GROUPS` listed groups (a public count), else drawn as triangles at the
+        panel's edge."""
+        where = ("counted in the panels' notes" if len(record["groups"]) > MANY_GROUPS else
+                 "drawn as triangles at the panel's edge")
+        return f"{what} out of view, {where}"
+
     def prepare(self, release: Release) -> Write:
         draw, how = self.drawing(release.record, release.rows)
         out: list[int] = []
@@ -508,10 +517,8 @@ class DescribePngSink(AggregatePngSink):
     """``--plot`` of the query mechanism: the released means (:func:`render_describe_figure`)."""
 
     def drawing(self, record: Mapping[str, Any], rows: RowPass) -> tuple[Drawing, str]:
-        how = ("mean(s) out of view, counted in the panels' notes"
-               if len(record["groups"]) > MANY_GROUPS else
-               "mean(s) out of view, drawn as triangles at the panel's edge")
-        return _describe_drawing(record, rows, title=self.title, dpi=110), how
+        return (_describe_drawing(record, rows, title=self.title, dpi=110),
+                self.out_of_view(record, "mean(s)"))
 
 
 __all__ = ["BINS", "HEADROOM", "MANY_GROUPS", "MAX_PANELS", "TRIM", "AggregatePngSink",

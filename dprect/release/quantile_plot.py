@@ -43,7 +43,6 @@ from dprect.core.statistic import QUANTILES
 from dprect.core.statistic import STATISTICS as STATISTIC_OF
 from dprect.release.aggregate_plot import (
     FEW,
-    MANY_GROUPS,
     MAX_TICKS,
     POINT,
     TRIM,
@@ -208,10 +207,8 @@ class QuantilesPngSink(AggregatePngSink):
     """``--plot`` of the quantiles (:func:`quantiles_figure`)."""
 
     def drawing(self, record: Mapping[str, Any], rows: RowPass) -> tuple[Drawing, str]:
-        how = ("value(s) out of view, counted in the panels' notes"
-               if len(record["groups"]) > MANY_GROUPS else
-               "value(s) out of view, drawn as triangles at the panel's edge")
-        return quantiles_drawing(record, rows, title=self.title), how
+        return (quantiles_drawing(record, rows, title=self.title),
+                self.out_of_view(record, "value(s)"))
 
 
 __all__ = ["COLOURS", "QuantilesPngSink", "quantile_names", "quantiles_drawing",
