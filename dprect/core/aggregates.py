@@ -1314,31 +1314,41 @@ def _released_many(plan: DescribePlan, cells: Sequence[CellDraw],
         keys, counts, sums, at, ints[:, 0].copy(), ints[:, 1].copy(), f, ints[:, 2].copy(),
         ints[:, 3].copy(), given[:, 2].copy(), ints[:, 4].copy(), plan.count_epsilon,
         plan.interval_level, "sum" in plan.statistics, "mean" in plan.statistics)
-    want = set(plan.statistics)
-    has_count, has_sum, has_mean = "count" in want, "sum" in want, "mean" in want
-    # each asked interval's columns of the values (count, sum, mean: query_intervals')
-    spans = [(name, 2 + 2 * q) for name in plan.statistics
-             for q, known in enumerate(("count", "sum", "mean")) if name == known]
-    # the released cells made a column at a time (each field's values as one list, the
-    # cells made by one map over them), then the cells the compiled call left to Python
-    # released as _released releases them
-    n, none = len(cells), itertools.repeat(None)
+    # the released cells made a column at a time, then the cells the compiled call left
+    # to Python released as _released releases them
+    n = len(cells)
     means = values[:, 1].tolist()
-    count_of: Iterable[float | None] = (
-        np.maximum(ints[:, 2], 0).astype(np.float64).tolist() if has_count else none)
-    intervals = zip(*[zip(itertools.repeat(name), values[:, q].tolist(),
-                          values[:, q + 1].tolist()) for name, q in spans],
-                    strict=True) if spans \
-        else itertools.repeat(())
-    made_cells = list(map(Cell, f[:, 0].tolist(), f[:, 1].tolist(), count_of,
-                          values[:, 0].tolist() if has_sum else none,
-                          means if has_mean else none, intervals))
+    made_cells = released_cells(plan, f, ints[:, 2], values)
     out: list[tuple[Cell, float | None]] = list(zip(made_cells, means, strict=True))
     for i in np.flatnonzero(status != release_jit.DONE).tolist():
         _, _, centre, stats, noisy_n = work[i]
         out[i] = _released(plan, cells[i], centre, stats, noisy_n, *drawn[i])
     assert len(out) == n
     return out
+
+
+def released_cells(plan: DescribePlan, bounds: np.ndarray, noisy_n: np.ndarray,
+                   values: np.ndarray) -> list[Cell]:
+    """The :class:`Cell` of every cell the compiled release made
+    (:func:`dprect.core.release_jit.release_cells`' ``values``; ``bounds`` its (L, U, p)
+    rows, ``noisy_n`` the released counts ñ): made a column at a time (each field's values
+    as one list, the cells by one map over them); a cell the compiled call left to
+    Python gets a value here that its caller replaces."""
+    want = set(plan.statistics)
+    has_count, has_sum, has_mean = "count" in want, "sum" in want, "mean" in want
+    # each asked interval's columns of the values (count, sum, mean: query_intervals')
+    spans = [(name, 2 + 2 * q) for name in plan.statistics
+             for q, known in enumerate(("count", "sum", "mean")) if name == known]
+    none = itertools.repeat(None)
+    count_of: Iterable[float | None] = (
+        np.maximum(noisy_n, 0).astype(np.float64).tolist() if has_count else none)
+    intervals = zip(*[zip(itertools.repeat(name), values[:, q].tolist(),
+                          values[:, q + 1].tolist()) for name, q in spans],
+                    strict=True) if spans \
+        else itertools.repeat(())
+    return list(map(Cell, bounds[:, 0].tolist(), bounds[:, 1].tolist(), count_of,
+                    values[:, 0].tolist() if has_sum else none,
+                    values[:, 1].tolist() if has_mean else none, intervals))
 
 
 #: what the compiled release reads of a block's cells: their statistics joined (keys,
@@ -1785,6 +1795,7 @@ __all__ = [
     "plan_describe",
     "pool_anchor",
     "query_split",
+    "released_cells",
     "run_describe",
     "small_centre",
     "small_pools",

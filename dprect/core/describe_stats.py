@@ -595,6 +595,41 @@ def statistics_of_cells(bins: Mapping[tuple[int, int], BinStatistics],
     return out
 
 
+def column_statistics(bins: np.ndarray, counts: np.ndarray, sums: np.ndarray, at: np.ndarray,
+                      groups: int, pairs: Sequence[tuple[CandidateStream, CandidateStream]]
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`statistics_of_cells` of a block whose cells are column arrays — cell
+    c = j·``groups`` + g (columns, then groups, in order: as the decode yields them) holds
+    the int64 ``bins``, ``counts`` and ``sums`` at ``at[c]:at[c + 1]`` (none: no rows) —
+    and whose column j searches from ONE centre, the centre of ``pairs[j]`` (its shared
+    streams: a describe column of anchored or pooled cells): the same cuts, made in the
+    same order (:func:`_column_cuts`, a column at a time), and the same statistics, as
+    column arrays too: every cell's (interval, e) keys, counts and sums side by side in
+    cell order and where each cell's start (``at``), no object a cell. Where the compiled
+    samplers are loaded."""
+    mask = (1 << PACKED_BITS) - 1
+    empty = np.zeros(0, dtype=np.int64)
+    keys_of, counts_of, sums_of, cells_of = [empty], [empty], [empty], [empty]
+    for j, pair in enumerate(pairs):
+        a, z = int(at[j * groups]), int(at[(j + 1) * groups])
+        if a == z:  # no group of the block has rows in this column: no search
+            continue
+        sizes = np.diff(at[j * groups:(j + 1) * groups + 1])
+        joined = BinStatistics(bins[a:z], counts[a:z], sums[a:z])
+        cuts = _column_cuts((), [pair if size else None for size in sizes.tolist()],
+                            _first_last(joined.bins, sizes))
+        cell = np.repeat(np.arange(groups, dtype=np.int64), sizes)
+        keys, n, summed = joint_statistics_from_bins(cell, joined, cuts)
+        keys_of.append(keys & mask)
+        counts_of.append(n)
+        sums_of.append(summed)
+        cells_of.append((keys >> PACKED_BITS) + j * groups)
+    cells = np.concatenate(cells_of)
+    starts = np.searchsorted(cells, np.arange(len(pairs) * groups + 1, dtype=np.int64))
+    return (np.concatenate(keys_of), np.concatenate(counts_of), np.concatenate(sums_of),
+            starts.astype(np.int64, copy=False))
+
+
 def _first_last(joined: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     """Each cell's (first bin, last bin) — (0, 0) for a cell without bins — from the
     cells' bins side by side (``joined``) and their numbers (``sizes``), at once."""
@@ -615,10 +650,10 @@ def _column_cuts(cells: Sequence[BinStatistics],
     :func:`range_cuts` makes it (:meth:`~dprect.core.tail_bounds.CandidateStream.reach`),
     the same cuts and bases. Where the compiled samplers are loaded. ``first_last``:
     each cell's (first bin, last bin), (0, 0) without rows, when made already
-    (:func:`_first_last`)."""
+    (:func:`_first_last`; then ``cells`` is not read)."""
     from dprect.core import block_jit  # loaded with the compiled samplers (numba)
 
-    n = len(cells)
+    n = len(streams)
     # each cell's sides' slots in ``sides`` (−1: no rows), made as lists, then arrays
     lower, upper = [-1] * n, [-1] * n
     slots: dict[int, int] = {}
@@ -848,17 +883,27 @@ def joined_tails(cells: Sequence[CellStatistics]
     if kernels() is None or not all(c.keys.dtype == np.int64 and c.counts.dtype == np.int64
                                     for c in cells):
         return None
-    from dprect.core import block_jit  # loaded with the compiled samplers (numba)
-
     at = np.zeros(len(cells) + 1, dtype=np.int64)
     np.cumsum([len(c.keys) for c in cells], out=at[1:])
     empty = np.zeros(0, dtype=np.int64)
-    tails, tail_at = block_jit.block_tails(
-        np.concatenate([empty] + [c.keys for c in cells]),
-        np.concatenate([empty] + [c.counts for c in cells]), at, _EXPONENT_BITS,
-        _INTERVAL_OFFSET)
+    tails, tail_at = joined_tails_of(np.concatenate([empty] + [c.keys for c in cells]),
+                                     np.concatenate([empty] + [c.counts for c in cells]), at)
     views = [(tails[a:b], tails[b:e]) for a, b, e in tail_at.tolist()]
     return views, (tails, tail_at)
+
+
+def joined_tails_of(keys: np.ndarray, counts: np.ndarray, at: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`data_tails` of cells side by side — cell c's int64 ``keys`` and ``counts``
+    at ``at[c]:at[c + 1]`` — in one compiled call
+    (:func:`dprect.core.block_jit.block_tails`): every cell's tails in one array and,
+    per cell, where its lower tails start, its upper tails start and they end. Where the
+    compiled samplers are loaded."""
+    from dprect.core import block_jit  # loaded with the compiled samplers (numba)
+
+    tails, tail_at = block_jit.block_tails(keys, counts, at, _EXPONENT_BITS,
+                                           _INTERVAL_OFFSET)
+    return tails, tail_at
 
 
 def data_tails(stats: CellStatistics) -> tuple[np.ndarray, np.ndarray]:
@@ -1023,8 +1068,9 @@ __all__ = ["DROPPED_BITS", "EXACT_ROWS", "EXPONENT_BIAS", "EXPONENT_BITS", "INTE
            "SIGNIFICANT_BITS", "SQUARE_WORD",
            "SUM_WORD", "BinBlock", "CellCuts", "CellGrid", "CellStatistics", "JointCuts",
            "bin_blocks", "bin_squares", "cell_cuts", "cell_grid", "cell_statistics",
-           "centre_counts", "centred_sum", "centred_sum_at", "centred_sum_dyadic", "data_tails",
-           "dyadic", "edges_hold", "exact_by_key", "from_words", "interval_counts", "joint_cuts",
+           "centre_counts", "centred_sum", "centred_sum_at", "centred_sum_dyadic",
+           "column_statistics", "data_tails", "dyadic", "edges_hold", "exact_by_key",
+           "from_words", "interval_counts", "joined_tails_of", "joint_cuts",
            "joint_intervals", "joint_keys", "joint_positions", "make_cell_grid",
            "pack", "range_cuts", "row_intervals", "side_tails", "square_words",
            "sum_by_key", "sum_words", "sums_array", "truncated", "truncated_value", "unpack",

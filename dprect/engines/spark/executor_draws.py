@@ -77,6 +77,7 @@ from contextlib import suppress
 from functools import cached_property, partial
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame
@@ -94,6 +95,7 @@ from dprect.core.aggregates import (
     small_pools,
 )
 from dprect.core.bounds import bounds_result, checked_bounds, draw_groups
+from dprect.core.column_release import ColumnBins, finish_columns
 from dprect.core.describe_stats import BinBlock, BinStatistics
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.mixed import draw_parts
@@ -117,6 +119,7 @@ from dprect.engines.spark.statistics import (
     counting_pass,
     real_cells,
     to_cells,
+    to_column_arrays,
     virtual_columns,
 )
 
@@ -237,6 +240,27 @@ class Blocks:
         return {k: c.bin_statistics() for k, c in read(batch, row, part).items()
                 if len(c.keys)}
 
+    def column_bins(self, batch: Any, row: int, part: int) -> ColumnBins | None:
+        """:meth:`bins`' cells as column arrays
+        (:class:`~dprect.core.column_release.ColumnBins`, from the decode's own arrays:
+        :func:`~dprect.engines.spark.statistics.to_column_arrays`), or None where a
+        column of the part keeps squares (then :meth:`bins`)."""
+        first, end = self.part_columns(part)
+        columns = self.spec.columns[part * self.columns:(part + 1) * self.columns]
+        if any(c.squares for c in columns) or end - first != len(columns):
+            return None
+        block = batch.column(PART)[row].as_py()
+        start, n = self.edges[block], self.size(block)
+        if not batch.column(BLOB)[row].is_valid:  # no rows in the block
+            empty = np.zeros(0, dtype=np.int64)
+            return ColumnBins(empty, empty, empty, np.zeros(n * len(columns) + 1,
+                                                            dtype=np.int64), n, len(columns))
+        one = pa.table({PART: batch.column(PART).slice(row, 1),
+                        BLOB: batch.column(BLOB).slice(row, 1)})
+        bins, counts, sums, at = to_column_arrays(one, self.kernel, self.groups,
+                                                  (first, end), (start, start + n))
+        return ColumnBins(bins, counts, sums, at, n, len(columns))
+
     def part_columns(self, part: int) -> tuple[int, int]:
         """The kernel columns [first, end) of part ``part``'s columns (a column with
         squares has three: :func:`~dprect.engines.spark.statistics.virtual_columns`)."""
@@ -297,11 +321,17 @@ def query_second(batches: Iterator[Any], plan: bytes,
             block = batch.column(PART)[row].as_py()
             draws = pickle.loads(batch.column(DRAWS)[row].as_py())
             small = any(c is None for cells in draws.cells for c in cells)
-            cell_block = None
-            if small:
-                cell_block = BinBlock(blocks.bins(batch, row, part), blocks.size(block),
-                                      blocks.columns)
-            done = finish_small(the_plan, anchors, cell_block, draws)
+            done = None
+            if small and all(pooled for _, pooled in anchors):  # the column arrays' case
+                arrays = blocks.column_bins(batch, row, part)
+                if arrays is not None:
+                    done = finish_columns(the_plan, anchors, arrays, draws)
+            if done is None:
+                cell_block = None
+                if small:
+                    cell_block = BinBlock(blocks.bins(batch, row, part), blocks.size(block),
+                                          blocks.columns)
+                done = finish_small(the_plan, anchors, cell_block, draws)
             yield _out(block, **{RESULT: pickle.dumps(done)})
 
 
