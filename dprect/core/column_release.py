@@ -116,8 +116,8 @@ def finish_columns(plan: DescribePlan, anchors: Sequence[tuple[float, bool]],
     if (kernels() is None or tier is None or not plan.statistics
             or plan.squares_scale is not None or len(anchors) != columns
             or not all(pooled for _, pooled in anchors) or len(draws.cells) != m
-            or any(c is not None for row in draws.cells for c in row)
-            or any(n is None for row in draws.counts for n in row)
+            or any(map(any, draws.cells))  # a cell drawn in round one (a Cell is true)
+            or any(None in row for row in draws.counts)
             or not block.bins.dtype == block.counts.dtype == block.sums.dtype == np.int64):
         return None
     scales = _noise_scales(plan, tier)

@@ -320,7 +320,7 @@ def query_second(batches: Iterator[Any], plan: bytes,
         for row in range(batch.num_rows):
             block = batch.column(PART)[row].as_py()
             draws = pickle.loads(batch.column(DRAWS)[row].as_py())
-            small = any(c is None for cells in draws.cells for c in cells)
+            small = not all(map(all, draws.cells))  # a cell left to round two (None)
             done = None
             if small and all(pooled for _, pooled in anchors):  # the column arrays' case
                 arrays = blocks.column_bins(batch, row, part)
