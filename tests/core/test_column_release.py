@@ -1,0 +1,125 @@
+"""Describe's round two of an all-pooled block as column arrays
+(dprect.core.column_release.finish_columns) releases what finish_small releases from the
+block's objects, cell for cell (every field, by repr), for a seed: blocks of small groups
+(every cell pooled) with groups without rows, a column without rows, heavy and spread
+groups, a sum-only and a bounds-only plan; seeded and from OS entropy (then the shape and
+laws only). A block it cannot carry (a cell of the plan's own split, a variance's squares,
+no compiled samplers) gets None and nothing is drawn."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+
+from dprect.core import aggregates, randomness
+from dprect.core import random_jit as jit
+from dprect.core.aggregates import describe_block, finish_small, plan_describe
+from dprect.core.column_release import ColumnBins, finish_columns
+from dprect.core.describe_stats import BinBlock, BinStatistics, bin_statistics
+from dprect.core.randomness import RandomSource
+
+
+@pytest.fixture(autouse=True)
+def compiled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiled samplers from the first draw."""
+    monkeypatch.setattr(randomness, "_KERNELS", jit)
+
+
+def _bins(seed: int, groups: int, columns: int, rows: int, empty_column: bool
+          ) -> dict[tuple[int, int], BinStatistics]:
+    """A block's cells: a few rows a group (some groups none), per column a scale."""
+    gen = np.random.default_rng(seed)
+    out = {}
+    for j in range(columns):
+        if empty_column and j == columns - 1:
+            continue
+        shift, scale = gen.normal(0.0, 50.0), [0.01, 1.0, 300.0, 1e6][j % 4]
+        for g in range(groups):
+            n = int(gen.poisson(rows)) if g % 5 else 0
+            if n:
+                x = shift + scale * gen.standard_normal(n)
+                if g % 11 == 1:
+                    x = np.round(x)  # ties
+                out[(g, j)] = bin_statistics(x)
+    return out
+
+
+def _columns(bins: dict[tuple[int, int], BinStatistics], groups: int, columns: int
+             ) -> ColumnBins:
+    """The cells joined column by column (cell c = j·groups + g), as the decode has them."""
+    empty = BinStatistics(*(np.zeros(0, dtype=np.int64),) * 3)
+    cells = [bins.get((g, j), empty) for j in range(columns) for g in range(groups)]
+    at = np.zeros(len(cells) + 1, dtype=np.int64)
+    np.cumsum([len(c.bins) for c in cells], out=at[1:])
+    joined = [np.concatenate([np.zeros(0, dtype=np.int64)]
+                             + [np.asarray(getattr(c, f), dtype=np.int64) for c in cells])
+              for f in ("bins", "counts", "sums")]
+    return ColumnBins(*joined, at, groups, columns)
+
+
+def _round_one(plan: aggregates.DescribePlan, bins: dict[tuple[int, int], BinStatistics],
+               groups: int, columns: int, seed: int | None
+               ) -> tuple[aggregates.BlockDraws, list[tuple[float, bool]]]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rng = RandomSource(seed=seed) if seed is not None else RandomSource()
+    seeds = rng.stream_seeds(groups) if seed is not None else [None] * groups
+    draws = describe_block(plan, BinBlock(bins, groups, columns), seeds)
+    # each column's pooled centre (a run's is drawn from every block's pools: one
+    # block's rows are too few here), one of them 0.0
+    anchors = [(c, True) for c in (48.0, 0.0, -3.25, 1.0e6, 7.0e-5)[:columns]]
+    return draws, anchors
+
+
+def _text(cells: list[list[aggregates.Cell]]) -> list[str]:
+    return [repr(c) for row in cells for c in row]
+
+
+@pytest.mark.parametrize(("seed", "statistics", "empty_column"), [
+    (1, ("count", "sum", "mean"), False), (2, ("count", "sum", "mean"), True),
+    (3, ("sum",), False), (4, ("mean",), True), (5, ("count", "mean"), False)])
+def test_column_arrays_release_what_the_objects_release(seed: int, statistics: tuple[str, ...],
+                                                        empty_column: bool) -> None:
+    groups, columns = 97, 4
+    plan = plan_describe(1.0, columns, statistics=statistics)
+    bins = _bins(seed, groups, columns, 3, empty_column)
+    draws, anchors = _round_one(plan, bins, groups, columns, seed)
+    assert all(c is None for row in draws.cells for c in row)  # every cell pooled
+    want = finish_small(plan, anchors, BinBlock(bins, groups, columns), draws)
+    got = finish_columns(plan, anchors, _columns(bins, groups, columns), draws)
+    assert got is not None
+    assert _text(got) == _text(want)
+    assert len({(c.lower, c.upper) for row in got for c in row}) > 10  # real draws
+
+
+def test_an_unseeded_block_releases_every_cell() -> None:
+    groups, columns = 64, 3
+    plan = plan_describe(1.0, columns)
+    bins = _bins(9, groups, columns, 3, False)
+    draws, anchors = _round_one(plan, bins, groups, columns, None)
+    got = finish_columns(plan, anchors, _columns(bins, groups, columns), draws)
+    assert got is not None and len(got) == groups
+    assert all(len(row) == columns and all(c.lower <= c.upper for c in row) for row in got)
+
+
+def test_a_block_the_arrays_cannot_carry_is_left_to_finish_small(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    groups, columns = 40, 2
+    bins = _bins(4, groups, columns, 3, False)
+    for statistics in (("count", "mean", "variance"), ("count",)):  # squares; no sum noise
+        plan = plan_describe(1.0, columns, statistics=statistics)
+        draws, anchors = _round_one(plan, bins, groups, columns, 4)
+        assert finish_columns(plan, anchors, _columns(bins, groups, columns), draws) is None
+    plan = plan_describe(1.0, columns)
+    draws, anchors = _round_one(plan, bins, groups, columns, 4)
+    # a column whose cells search from their own centres (an anchor, not pooled)
+    assert finish_columns(plan, [(a, False) for a, _ in anchors],
+                          _columns(bins, groups, columns), draws) is None
+    monkeypatch.setattr(randomness, "_KERNELS", None)  # no compiled samplers
+    monkeypatch.setattr(randomness, "kernels", lambda: None)
+    monkeypatch.setattr("dprect.core.column_release.kernels", lambda: None)
+    assert finish_columns(plan, anchors, _columns(bins, groups, columns), draws) is None
