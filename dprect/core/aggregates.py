@@ -1318,7 +1318,7 @@ def _released_many(plan: DescribePlan, cells: Sequence[CellDraw],
     # to Python released as _released releases them
     n = len(cells)
     means = values[:, 1].tolist()
-    made_cells = released_cells(plan, f, ints[:, 2], values)
+    made_cells = released_cells(plan.statistics, f, ints[:, 2], values)
     out: list[tuple[Cell, float | None]] = list(zip(made_cells, means, strict=True))
     for i in np.flatnonzero(status != release_jit.DONE).tolist():
         _, _, centre, stats, noisy_n = work[i]
@@ -1327,17 +1327,17 @@ def _released_many(plan: DescribePlan, cells: Sequence[CellDraw],
     return out
 
 
-def released_cells(plan: DescribePlan, bounds: np.ndarray, noisy_n: np.ndarray,
+def released_cells(statistics: Sequence[str], bounds: np.ndarray, noisy_n: np.ndarray,
                    values: np.ndarray) -> list[Cell]:
     """The :class:`Cell` of every cell the compiled release made
-    (:func:`dprect.core.release_jit.release_cells`' ``values``; ``bounds`` its (L, U, p)
-    rows, ``noisy_n`` the released counts ñ): made a column at a time (each field's values
-    as one list, the cells by one map over them); a cell the compiled call left to
-    Python gets a value here that its caller replaces."""
-    want = set(plan.statistics)
+    (:func:`dprect.core.release_jit.release_cells`' ``values``; ``bounds`` its (L, U, …)
+    rows, ``noisy_n`` the released counts ñ) for a plan asking ``statistics``: made a
+    column at a time (each field's values as one list, the cells by one map over them);
+    a cell the compiled call left to Python gets a value here that its caller replaces."""
+    want = set(statistics)
     has_count, has_sum, has_mean = "count" in want, "sum" in want, "mean" in want
     # each asked interval's columns of the values (count, sum, mean: query_intervals')
-    spans = [(name, 2 + 2 * q) for name in plan.statistics
+    spans = [(name, 2 + 2 * q) for name in statistics
              for q, known in enumerate(("count", "sum", "mean")) if name == known]
     none = itertools.repeat(None)
     count_of: Iterable[float | None] = (

@@ -108,10 +108,11 @@ def _fits(values: list[int]) -> tuple[np.ndarray, np.ndarray]:
 
 @collector_paused
 def finish_columns(plan: DescribePlan, anchors: Sequence[tuple[float, bool]],
-                   block: ColumnBins, draws: BlockDraws) -> list[list[Cell]] | None:
+                   block: ColumnBins, draws: BlockDraws) -> ReleasedColumns | None:
     """:func:`~dprect.core.aggregates.finish_small` of a block whose every cell takes the
-    pooled split (module notes), as column arrays: the same cells, or None — nothing
-    drawn — where the block is not such a block or the arrays cannot carry it."""
+    pooled split (module notes), as column arrays: the same cells
+    (:meth:`ReleasedColumns.rows`), or None — nothing drawn — where the block is not such
+    a block or the arrays cannot carry it."""
     m, columns, tier = block.groups, block.columns, plan.pooled
     if (kernels() is None or tier is None or not plan.statistics
             or plan.squares_scale is not None or len(anchors) != columns
@@ -181,14 +182,52 @@ def finish_columns(plan: DescribePlan, anchors: Sequence[tuple[float, bool]],
         ints[:, 2].copy(), ints[:, 3].copy(), given[:, 2].copy(), ints[:, 4].copy(),
         plan.count_epsilon, plan.interval_level, "sum" in plan.statistics,
         "mean" in plan.statistics)
-    out = released_cells(plan, f, ints[:, 2], values)
+    python: dict[int, Cell] = {}
     for i in np.flatnonzero(status != release_jit.DONE).tolist():  # left to Python
         a, z = int(at[i]), int(at[i + 1])
         stats = CellStatistics(keys[a:z], counts[a:z], sums[a:z],
                                pairs[i // m] if z > a else None)
-        out[i] = _released(plan, cells[i], centres[i // m], stats, draws.counts[i % m][i // m],
-                           int(steps[i, 0]), int(steps[i, 1]), [noise_list[i]])[0]
-    return [out[g::m] for g in range(m)]
+        python[i] = _released(plan, cells[i], centres[i // m], stats,
+                              draws.counts[i % m][i // m], int(steps[i, 0]), int(steps[i, 1]),
+                              [noise_list[i]])[0]
+    return ReleasedColumns(tuple(plan.statistics), m, columns, f[:, :2].copy(),
+                           ints[:, 2].copy(), values, python)
 
 
-__all__ = ["ColumnBins", "finish_columns"]
+@dataclass(frozen=True)
+class ReleasedColumns:
+    """A block's released cells as column arrays — what leaves an executor (pickled: a
+    few arrays, not an object a cell): cell c = j·``groups`` + g's bounds (L, U), its
+    released count ñ and the compiled release's ``values`` row
+    (:func:`~dprect.core.release_jit.release_cells`), and the cells released in Python
+    (``python``: c → its :class:`~dprect.core.aggregates.Cell`). :meth:`rows` makes the
+    very cells ``finish_small`` returns (:func:`~dprect.core.aggregates.released_cells`,
+    the fields made as :func:`~dprect.core.aggregates._released_many` makes them)."""
+
+    statistics: tuple[str, ...]
+    groups: int
+    columns: int
+    bounds: np.ndarray
+    noisy: np.ndarray
+    values: np.ndarray
+    python: dict[int, Cell]
+
+    def __len__(self) -> int:
+        """The block's groups (as the released rows' number)."""
+        return self.groups
+
+    def rows(self) -> list[list[Cell]]:
+        """The released cells, ``[group][column]``."""
+        out = released_cells(self.statistics, self.bounds, self.noisy, self.values)
+        for i, cell in self.python.items():
+            out[i] = cell
+        m = self.groups
+        return [out[g::m] for g in range(m)]
+
+
+def released_rows(done: list[list[Cell]] | ReleasedColumns) -> list[list[Cell]]:
+    """A block's released cells ``[group][column]``, whichever form its draw returned."""
+    return done.rows() if isinstance(done, ReleasedColumns) else done
+
+
+__all__ = ["ColumnBins", "ReleasedColumns", "finish_columns", "released_rows"]

@@ -8,6 +8,7 @@ no compiled samplers) gets None and nothing is drawn."""
 
 from __future__ import annotations
 
+import pickle
 import warnings
 
 import numpy as np
@@ -90,8 +91,9 @@ def test_column_arrays_release_what_the_objects_release(seed: int, statistics: t
     draws, anchors = _round_one(plan, bins, groups, columns, seed)
     assert all(c is None for row in draws.cells for c in row)  # every cell pooled
     want = finish_small(plan, anchors, BinBlock(bins, groups, columns), draws)
-    got = finish_columns(plan, anchors, _columns(bins, groups, columns), draws)
-    assert got is not None
+    made = finish_columns(plan, anchors, _columns(bins, groups, columns), draws)
+    assert made is not None
+    got = pickle.loads(pickle.dumps(made)).rows()  # as it reaches the driver
     assert _text(got) == _text(want)
     assert len({(c.lower, c.upper) for row in got for c in row}) > 10  # real draws
 
@@ -101,8 +103,9 @@ def test_an_unseeded_block_releases_every_cell() -> None:
     plan = plan_describe(1.0, columns)
     bins = _bins(9, groups, columns, 3, False)
     draws, anchors = _round_one(plan, bins, groups, columns, None)
-    got = finish_columns(plan, anchors, _columns(bins, groups, columns), draws)
-    assert got is not None and len(got) == groups
+    made = finish_columns(plan, anchors, _columns(bins, groups, columns), draws)
+    assert made is not None and len(made) == groups
+    got = made.rows()
     assert all(len(row) == columns and all(c.lower <= c.upper for c in row) for row in got)
 
 

@@ -41,7 +41,9 @@ part from its own stream (:func:`~dprect.core.mixed.draw_parts`) from the same k
 blocks.
 
 **What reaches the driver**: the per-column small pools (describe only), then each
-block's released cells (pickled, in block order). A run of one mechanism of
+block's released cells (pickled, in block order; describe's all-pooled blocks as column
+arrays, :class:`~dprect.core.column_release.ReleasedColumns`, whose cells the driver
+makes). A run of one mechanism of
 :data:`STREAMED` given ``each_block`` (the product's runs: issue #42) draws its last phase
 in waves of :data:`WAVE_BLOCKS` blocks, one task a block, and reads each block's result as
 its task ends (:func:`_arriving`), handing each on in block order — the product spools its
@@ -84,6 +86,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F  # noqa: N812
 
 from dprect.core.aggregates import (
+    Cell,
     DescribePlan,
     DescribeResult,
     SmallPools,
@@ -95,7 +98,12 @@ from dprect.core.aggregates import (
     small_pools,
 )
 from dprect.core.bounds import bounds_result, checked_bounds, draw_groups
-from dprect.core.column_release import ColumnBins, finish_columns
+from dprect.core.column_release import (
+    ColumnBins,
+    ReleasedColumns,
+    finish_columns,
+    released_rows,
+)
 from dprect.core.describe_stats import BinBlock, BinStatistics
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.mixed import draw_parts
@@ -314,14 +322,19 @@ def query_second(batches: Iterator[Any], plan: bytes,
                  anchors: Sequence[tuple[float, bool]], blocks: Blocks, part: int
                  ) -> Iterator[Any]:
     """Phase 2 of describe per block: :func:`~dprect.core.aggregates.finish_small` at the
-    run's anchors (or pooled centres); the block's released cells."""
+    run's anchors (or pooled centres); the block's released cells. A block whose every
+    cell takes the pooled split (the many-small-groups run) is drawn as column arrays from
+    the decode on (:meth:`Blocks.column_bins`,
+    :func:`~dprect.core.column_release.finish_columns`: the same cells, bit for bit) and
+    its cells leave as arrays (:class:`~dprect.core.column_release.ReleasedColumns`, made
+    into cells on the driver: :func:`~dprect.core.column_release.released_rows`)."""
     the_plan: DescribePlan = pickle.loads(plan)
     for batch in batches:
         for row in range(batch.num_rows):
             block = batch.column(PART)[row].as_py()
             draws = pickle.loads(batch.column(DRAWS)[row].as_py())
             small = not all(map(all, draws.cells))  # a cell left to round two (None)
-            done = None
+            done: ReleasedColumns | list[list[Cell]] | None = None
             if small and all(pooled for _, pooled in anchors):  # the column arrays' case
                 arrays = blocks.column_bins(batch, row, part)
                 if arrays is not None:
@@ -542,13 +555,14 @@ class ExecutorDraws:
                                   blocks=self.blocks, part=part)
             if each_block is not None:  # streamed: each block's result handed on
                 self._stream(second_input, second_body, lambda start, done: each_block(
-                    DescribeResult(cols, group_list[start:start + len(done)], done,
+                    DescribeResult(cols, group_list[start:start + len(done)],
+                                   released_rows(done),
                                    plan.guarantee, plan, rng.seeded)))
                 return DescribeResult(cols, group_list, [], plan.guarantee, plan,
                                       rng.seeded)
             second = _run(second_input, second_body, RESULT_SCHEMA)
             cells = [row for done in _blocks_of(_collect(second, RESULT), RESULT)
-                     for row in done]
+                     for row in released_rows(done)]
         finally:
             _unpersist(first)
         return DescribeResult(cols, group_list, cells, plan.guarantee, plan, rng.seeded)
