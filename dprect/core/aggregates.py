@@ -122,6 +122,7 @@ from dprect.core.describe_stats import (
     data_tails,
     dyadic,
     joined_tails,
+    merge_histograms,
 )
 from dprect.core.errors import ParameterError
 from dprect.core.guarantee_check import CheckReport, check_describe_plan
@@ -858,6 +859,16 @@ class CellBlock(Protocol):
         """Every cell's :meth:`centre_histogram`, ``[group][column]``."""
         ...
 
+    def cell_rows(self) -> list[int]:
+        """Every cell's rows (its centre histogram's total), groups then columns."""
+        ...
+
+    def pooled_histograms(self, groups: Mapping[int, Sequence[int]]
+                          ) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """Per column j of ``groups``, the sum (:func:`merge_histograms`) of the centre
+        histograms of its cells of the groups ``groups[j]``."""
+        ...
+
     def statistics(self, centres: Sequence[Sequence[float]]) -> list[list[CellStatistics]]:
         """Every cell's statistics given its released centre, ``[group][column]``."""
         ...
@@ -936,7 +947,6 @@ def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | N
     # groups without a seed read OS entropy: one source serves them all (no draw of one
     # is reproduced, so sharing changes no law; it reads the OS only when drawn from)
     streams = RandomSource.streams(seeds)
-    hists = block.centre_histograms()
     tiers = plan.tiers
     columns, scale = plan.columns, plan.count_scale
     # the draws of each group's stream in order: its counts' noises (columns in order;
@@ -946,7 +956,7 @@ def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | N
     # Every group's counts' noises in one compiled call where it can, else one by one.
     drawn = (None if scale is None else
              block_noises(streams, columns, scale.denominator, scale.numerator))
-    rows = _hist_rows(hists)
+    rows = block.cell_rows()
     noisy: list[int | None] = (
         [_noisy_count(plan, n, streams[i // columns]) for i, n in enumerate(rows)]
         if drawn is None else [n + z for n, z in zip(rows, drawn, strict=True)])
@@ -960,10 +970,12 @@ def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | N
     resume: list[int | None] = [None] * block.groups
     for g, seed in zip(later, second, strict=True):
         resume[g] = seed
-    centres = [[None if tiers[k].anchored else
-                draw_centre_from_counts(*hist, tiers[k].centre_rate, rng)
-                for k, hist in zip(picked, row, strict=True)]
-               for rng, picked, row in zip(streams, picks, hists, strict=True)]
+    anchored = [t.anchored for t in tiers]
+    centres = [[None if anchored[k] else
+                draw_centre_from_counts(*block.centre_histogram(g, j), tiers[k].centre_rate,
+                                        rng)
+                for j, k in enumerate(picked)]
+               for g, (rng, picked) in enumerate(zip(streams, picks, strict=True))]
     own = {(g, j): c for g, (row, krow) in enumerate(zip(centres, picks, strict=True))
            for j, (c, k) in enumerate(zip(row, krow, strict=True))
            if not k and c is not None}
@@ -978,40 +990,13 @@ def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | N
                                         if not k], streams))
     done = [[(None, None) if k else next(finished) for k in krow] for krow in picks]
     last = len(tiers) - 1
-    pooled: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}  # column → its hists
+    pooled: dict[int, list[int]] = {}  # column → its groups of the anchored split
     if plan.pooled is not None and last:
         for i in (i for i, k in enumerate(flat) if k == last):  # groups, then columns
-            pooled.setdefault(i % columns, []).append(hists[i // columns][i % columns])
-    pools = {j: merge_histograms(pooled[j]) for j in range(columns) if j in pooled}
+            pooled.setdefault(i % columns, []).append(i // columns)
+    pools = block.pooled_histograms({j: pooled[j] for j in range(columns) if j in pooled})
     return BlockDraws([[c for c, _ in row] for row in done], picks, centres, counts,
                       resume, [[m for _, m in row] for row in done], pools)
-
-
-def _hist_rows(hists: Sequence[Sequence[tuple[np.ndarray, np.ndarray]]]) -> list[int]:
-    """Each histogram's rows (the sum of its counts), groups then columns in order, in
-    one pass over the joined counts (exact: int64 sums of row counts)."""
-    flat = [counts for row in hists for _, counts in row]
-    sizes = np.array([len(c) for c in flat], dtype=np.int64)
-    ends = np.cumsum(sizes)
-    total = np.concatenate(([0], np.cumsum(np.concatenate(
-        [np.zeros(0, dtype=np.int64), *flat]).astype(np.int64, copy=False))))
-    return (total[ends] - total[ends - sizes]).tolist()
-
-
-def merge_histograms(parts: Iterable[tuple[np.ndarray, np.ndarray]]
-                     ) -> tuple[np.ndarray, np.ndarray]:
-    """The sum of centre-grid histograms (sorted keys, counts): the histogram of the union
-    of their rows (exact integer counts, sorted keys, no zero count)."""
-    pairs = list(parts)
-    keys = np.concatenate([np.zeros(0, dtype=np.int64)]
-                          + [np.asarray(k, dtype=np.int64) for k, _ in pairs])
-    counts = np.concatenate([np.zeros(0, dtype=np.int64)]
-                            + [np.asarray(c, dtype=np.int64) for _, c in pairs])
-    unique, where = np.unique(keys, return_inverse=True)
-    summed = np.zeros(len(unique), dtype=np.int64)
-    np.add.at(summed, where, counts)
-    keep = summed > 0
-    return unique[keep], summed[keep]
 
 
 def _noisy_count(plan: DescribePlan, rows: int, rng: RandomSource) -> int | None:

@@ -55,25 +55,10 @@ from dprect.core.aggregates import (
     released_cells,
 )
 from dprect.core.cell_draws import CellDraw, draw_cell_arrays
+from dprect.core.column_block import ColumnBins
 from dprect.core.describe_stats import CellStatistics, column_statistics, joined_tails_of
 from dprect.core.randomness import JointStreams, RandomSource, kernels
 from dprect.core.tail_bounds import CandidateStream, shared_streams
-
-
-@dataclass(frozen=True)
-class ColumnBins:
-    """A block's describe statistics per search bin as column arrays: cell
-    c = j·``groups`` + g (columns, then groups; groups local) holds the sorted int64
-    ``bins``, ``counts`` and ``sums`` at ``at[c]:at[c + 1]`` (an empty range: no rows);
-    ``at`` has ``groups·columns + 1`` entries. The cells of
-    :class:`~dprect.core.describe_stats.BinStatistics`, joined."""
-
-    bins: np.ndarray
-    counts: np.ndarray
-    sums: np.ndarray
-    at: np.ndarray
-    groups: int
-    columns: int
 
 
 class _Cells:
@@ -230,4 +215,4 @@ def released_rows(done: list[list[Cell]] | ReleasedColumns) -> list[list[Cell]]:
     return done.rows() if isinstance(done, ReleasedColumns) else done
 
 
-__all__ = ["ColumnBins", "ReleasedColumns", "finish_columns", "released_rows"]
+__all__ = ["ReleasedColumns", "finish_columns", "released_rows"]

@@ -45,10 +45,10 @@ from __future__ import annotations
 import bisect
 import itertools
 import operator
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import lru_cache, partial
+from functools import cached_property, lru_cache, partial
 from typing import Any
 
 import numpy as np
@@ -548,6 +548,8 @@ def statistics_of_cells(bins: Mapping[tuple[int, int], BinStatistics],
     are loaded, :func:`_column_cuts`: the same cuts), one search for all the column's
     groups (:func:`joint_statistics_from_bins`)."""
     out: dict[tuple[int, int], CellStatistics] = {}
+    if not bins:  # no cell has rows: no statistics, no search (a block of pooled cells)
+        return out
     mask = (1 << PACKED_BITS) - 1
     none = BinStatistics(*(np.zeros(0, dtype=np.int64),) * 3)
     # each centre's shared streams looked up once (by value: ±0.0 are looked up each time,
@@ -735,6 +737,33 @@ def _column_cuts(cells: Sequence[BinStatistics],
     return JointCuts(joint, starts, base)
 
 
+def hist_rows(hists: Sequence[Sequence[tuple[np.ndarray, np.ndarray]]]) -> list[int]:
+    """Each histogram's rows (the sum of its counts), groups then columns in order, in
+    one pass over the joined counts (exact: int64 sums of row counts)."""
+    flat = [counts for row in hists for _, counts in row]
+    sizes = np.array([len(c) for c in flat], dtype=np.int64)
+    ends = np.cumsum(sizes)
+    total = np.concatenate(([0], np.cumsum(np.concatenate(
+        [np.zeros(0, dtype=np.int64), *flat]).astype(np.int64, copy=False))))
+    return (total[ends] - total[ends - sizes]).tolist()
+
+
+def merge_histograms(parts: Iterable[tuple[np.ndarray, np.ndarray]]
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """The sum of centre-grid histograms (sorted keys, counts): the histogram of the union
+    of their rows (exact integer counts, sorted keys, no zero count)."""
+    pairs = list(parts)
+    keys = np.concatenate([np.zeros(0, dtype=np.int64)]
+                          + [np.asarray(k, dtype=np.int64) for k, _ in pairs])
+    counts = np.concatenate([np.zeros(0, dtype=np.int64)]
+                            + [np.asarray(c, dtype=np.int64) for _, c in pairs])
+    unique, where = np.unique(keys, return_inverse=True)
+    summed = np.zeros(len(unique), dtype=np.int64)
+    np.add.at(summed, where, counts)
+    keep = summed > 0
+    return unique[keep], summed[keep]
+
+
 @dataclass(frozen=True)
 class BinBlock:
     """A block of consecutive public groups for :func:`dprect.core.aggregates.describe_block`
@@ -778,7 +807,26 @@ class BinBlock:
         object.__setattr__(self, "groups", state["groups"])
         object.__setattr__(self, "columns", state["columns"])
 
+    @cached_property
+    def _histograms(self) -> list[list[tuple[np.ndarray, np.ndarray]]]:
+        return self.centre_histograms()
+
+    def cell_rows(self) -> list[int]:
+        """Every cell's rows, groups then columns in order (:func:`hist_rows` of
+        :meth:`centre_histograms`, made once and kept for :meth:`centre_histogram`)."""
+        return hist_rows(self._histograms)
+
+    def pooled_histograms(self, groups: Mapping[int, Sequence[int]]
+                          ) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """Per column j of ``groups``, the sum (:func:`merge_histograms`) of the centre
+        histograms of its cells of the groups ``groups[j]``."""
+        return {j: merge_histograms([self._histograms[g][j] for g in gs])
+                for j, gs in groups.items()}
+
     def centre_histogram(self, group: int, column: int) -> tuple[np.ndarray, np.ndarray]:
+        made = self.__dict__.get("_histograms")  # the block's, once made: the same arrays
+        if made is not None:
+            return made[group][column]
         b = self.bins.get((group, column))
         if b is None:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
@@ -1070,8 +1118,9 @@ __all__ = ["DROPPED_BITS", "EXACT_ROWS", "EXPONENT_BIAS", "EXPONENT_BITS", "INTE
            "bin_blocks", "bin_squares", "cell_cuts", "cell_grid", "cell_statistics",
            "centre_counts", "centred_sum", "centred_sum_at", "centred_sum_dyadic",
            "column_statistics", "data_tails", "dyadic", "edges_hold", "exact_by_key",
-           "from_words", "interval_counts", "joined_tails_of", "joint_cuts",
+           "from_words", "hist_rows", "interval_counts", "joined_tails_of", "joint_cuts",
            "joint_intervals", "joint_keys", "joint_positions", "make_cell_grid",
+           "merge_histograms",
            "pack", "range_cuts", "row_intervals", "side_tails", "square_words",
            "sum_by_key", "sum_words", "sums_array", "truncated", "truncated_value", "unpack",
            "words_sum"]

@@ -19,7 +19,8 @@ pytest.importorskip("numba")
 from dprect.core import aggregates, randomness
 from dprect.core import random_jit as jit
 from dprect.core.aggregates import describe_block, finish_small, plan_describe
-from dprect.core.column_release import ColumnBins, finish_columns
+from dprect.core.column_block import ColumnBins
+from dprect.core.column_release import finish_columns
 from dprect.core.describe_stats import BinBlock, BinStatistics, bin_statistics
 from dprect.core.randomness import RandomSource
 
@@ -126,3 +127,34 @@ def test_a_block_the_arrays_cannot_carry_is_left_to_finish_small(
     monkeypatch.setattr(randomness, "kernels", lambda: None)
     monkeypatch.setattr("dprect.core.column_release.kernels", lambda: None)
     assert finish_columns(plan, anchors, _columns(bins, groups, columns), draws) is None
+
+
+@pytest.mark.parametrize(("seed", "rows"), [(1, 3), (2, 1500), (3, 8000)])
+def test_round_one_reads_the_same_from_column_arrays(seed: int, rows: int) -> None:
+    """describe_block of a ColumnBlock (the column arrays) draws what it draws from the
+    BinBlock of the same cells — counts, splits, centres, second seeds, the own split's
+    cells, means and each column's pooled histogram — for small groups (pooled), middling
+    ones and groups large enough for centres of their own (the own split's statistics
+    made for those cells alone)."""
+    from dprect.core.column_block import ColumnBlock
+
+    groups, columns = 30, 3
+    plan = plan_describe(1.0, columns)
+    bins = _bins(seed, groups, columns, rows, seed == 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        seeds = RandomSource(seed=seed).stream_seeds(groups)
+    want = describe_block(plan, BinBlock(bins, groups, columns), seeds)
+    got = describe_block(plan, ColumnBlock(_columns(bins, groups, columns)), seeds)
+    for name in ("cells", "tiers", "centres", "counts", "resume", "means"):
+        assert repr(getattr(got, name)) == repr(getattr(want, name)), name
+    assert got.pooled.keys() == want.pooled.keys()
+    for j, (keys, counts) in want.pooled.items():
+        assert got.pooled[j][0].tolist() == keys.tolist()
+        assert got.pooled[j][1].tolist() == counts.tolist()
+    if rows == 8000:  # some cells of the plan's own split, released here
+        assert any(c is not None for row in got.cells for c in row)
+    if rows == 1500:  # centres of their own, cells of smaller splits
+        assert any(c is not None for row in got.centres for c in row)
+    if rows == 3:
+        assert got.pooled and all(c is None for row in got.cells for c in row)

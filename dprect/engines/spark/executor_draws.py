@@ -98,8 +98,8 @@ from dprect.core.aggregates import (
     small_pools,
 )
 from dprect.core.bounds import bounds_result, checked_bounds, draw_groups
+from dprect.core.column_block import ColumnBins, ColumnBlock
 from dprect.core.column_release import (
-    ColumnBins,
     ReleasedColumns,
     finish_columns,
     released_rows,
@@ -305,15 +305,19 @@ def query_first(batches: Iterator[Any], plan: bytes, blocks: Blocks, part: int
                 ) -> Iterator[Any]:
     """Phase 1 of describe per block: :func:`~dprect.core.aggregates.describe_block` from
     the block's seeds and its small pools (:func:`~dprect.core.aggregates.small_pools`);
-    phase 2 reads the block's statistics from the kept merged blocks again."""
+    phase 2 reads the block's statistics from the kept merged blocks again. The block's
+    cells are read as column arrays (:meth:`Blocks.column_bins`,
+    :class:`~dprect.core.column_block.ColumnBlock`) where no column keeps squares, else
+    as :meth:`Blocks.bins`' cells: the same values."""
     the_plan: DescribePlan = pickle.loads(plan)
     for batch in batches:
         for row in range(batch.num_rows):
             block = batch.column(PART)[row].as_py()
             n = blocks.size(block)
-            bins = blocks.bins(batch, row, part)
-            draws = describe_block(the_plan, BinBlock(bins, n, blocks.columns),
-                                   _seeds(batch, row, n))
+            arrays = blocks.column_bins(batch, row, part)
+            cells = (BinBlock(blocks.bins(batch, row, part), n, blocks.columns)
+                     if arrays is None else ColumnBlock(arrays))
+            draws = describe_block(the_plan, cells, _seeds(batch, row, n))
             pools = small_pools(the_plan, [draws])
             yield _out(block, **{DRAWS: pickle.dumps(draws), POOLS: pickle.dumps(pools)})
 
