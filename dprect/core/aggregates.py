@@ -1462,6 +1462,27 @@ def _release_columns(plan: DescribePlan, cells: Sequence[CellDraw],
     i64 = np.dtype(np.int64)
     if not keys.dtype == counts.dtype == sums.dtype == i64:
         return None
+    centre = np.fromiter((w[2] for w in work), dtype=np.float64, count=n)
+    ints, given, sides = release_rows_of(
+        good, steps, noisy, noise, k_bits, centre,
+        np.array([s[2] for s in split], dtype=np.float64)[of],
+        np.array([s[1] for s in split], dtype=np.float64)[of],
+        lambda ok: ([cells[i].lower for i in ok], [cells[i].upper for i in ok]))
+    return keys, counts, sums, at, ints, given, sides
+
+
+def release_rows_of(good: np.ndarray, steps: np.ndarray, noisy: np.ndarray, noise: np.ndarray,
+                    k_bits: np.ndarray, centre: np.ndarray, share: np.ndarray,
+                    eps_s: np.ndarray,
+                    sides_of: Callable[[list[int]], tuple[list[CandidateStream],
+                                                          list[CandidateStream]]]
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The integers (kl, ku, ñ, noise, K), floats (centre, pivot share, ε_S) and sides'
+    bins of :data:`_ReleaseArrays` from per-cell arrays: a ``good`` cell's own values
+    (its sides' bins read off its streams, ``sides_of(cells)`` = their lower and upper
+    streams: :func:`_side_bins`), any other the placeholder row the compiled release
+    leaves to Python (K = −1)."""
+    n = len(good)
     ints = np.zeros((n, 5), dtype=np.int64)
     ints[:, 4] = -1
     given = np.zeros((n, 3), dtype=np.float64)
@@ -1471,14 +1492,11 @@ def _release_columns(plan: DescribePlan, cells: Sequence[CellDraw],
         ok = np.flatnonzero(good)
         ints[ok, 0], ints[ok, 1] = steps[ok, 0], steps[ok, 1]
         ints[ok, 2], ints[ok, 3], ints[ok, 4] = noisy[ok], noise[ok], k_bits[ok]
-        centre = np.fromiter((w[2] for w in work), dtype=np.float64, count=n)
-        given[ok, 0] = centre[ok]
-        given[ok, 1] = np.array([s[2] for s in split], dtype=np.float64)[of[ok]]
-        given[ok, 2] = np.array([s[1] for s in split], dtype=np.float64)[of[ok]]
-        chosen = ok.tolist()
-        sides[ok, 0] = _side_bins([cells[i].lower for i in chosen], steps[ok, 0])
-        sides[ok, 1] = _side_bins([cells[i].upper for i in chosen], steps[ok, 1])
-    return keys, counts, sums, at, ints, given, sides
+        given[ok, 0], given[ok, 1], given[ok, 2] = centre[ok], share[ok], eps_s[ok]
+        lowers, uppers = sides_of(ok.tolist())
+        sides[ok, 0] = _side_bins(lowers, steps[ok, 0])
+        sides[ok, 1] = _side_bins(uppers, steps[ok, 1])
+    return ints, given, sides
 
 
 def _bounds_and_pivots(plan: DescribePlan, sides: np.ndarray, given: np.ndarray,
@@ -1780,6 +1798,7 @@ __all__ = [
     "plan_describe",
     "pool_anchor",
     "query_split",
+    "release_rows_of",
     "released_cells",
     "run_describe",
     "small_centre",

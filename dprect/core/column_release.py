@@ -49,9 +49,9 @@ from dprect.core.aggregates import (
     _bounds_and_pivots,
     _noise_scales,
     _released,
-    _side_bins,
     _split_of,
     collector_paused,
+    release_rows_of,
     released_cells,
 )
 from dprect.core.cell_draws import CellDraw, draw_cell_arrays
@@ -146,21 +146,11 @@ def finish_columns(plan: DescribePlan, anchors: Sequence[tuple[float, bool]],
         r_keys, r_counts, r_sums = keys[keep], counts[keep], sums[keep]
         r_at = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(np.where(good, sizes, 0), out=r_at[1:])
-    centre = np.repeat(np.array(centres, dtype=np.float64), m)
-    ints = np.zeros((n, 5), dtype=np.int64)
-    ints[:, 4] = -1
-    given = np.zeros((n, 3), dtype=np.float64)
-    given[:, 2] = 1.0
-    sides = np.zeros((n, 2), dtype=np.int64)
-    ok = np.flatnonzero(good)
-    ints[ok, 0], ints[ok, 1] = steps[ok, 0], steps[ok, 1]
-    ints[ok, 2], ints[ok, 3], ints[ok, 4] = noisy[ok], noise[ok], k_bits
-    given[ok, 0], given[ok, 1], given[ok, 2] = centre[ok], share, eps_s
-    for j, (lower, upper) in enumerate(pairs):  # a column's cells share its two streams
-        mine = ok[(ok >= j * m) & (ok < (j + 1) * m)]
-        if len(mine):
-            sides[mine, 0] = _side_bins([lower] * len(mine), steps[mine, 0])
-            sides[mine, 1] = _side_bins([upper] * len(mine), steps[mine, 1])
+    ints, given, sides = release_rows_of(
+        good, steps, noisy, noise, np.full(n, k_bits, dtype=np.int64),
+        np.repeat(np.array(centres, dtype=np.float64), m), np.full(n, share),
+        np.full(n, eps_s), lambda ok: ([pairs[i // m][0] for i in ok],
+                                       [pairs[i // m][1] for i in ok]))
     f = _bounds_and_pivots(plan, sides, given, ints[:, 4] >= 0)
     status, values = release_jit.release_cells(
         r_keys, r_counts, r_sums, r_at, ints[:, 0].copy(), ints[:, 1].copy(), f,

@@ -158,3 +158,24 @@ def test_round_one_reads_the_same_from_column_arrays(seed: int, rows: int) -> No
         assert any(c is not None for row in got.centres for c in row)
     if rows == 3:
         assert got.pooled and all(c is None for row in got.cells for c in row)
+
+
+def test_cells_the_compiled_release_leaves_to_python_are_released_alike(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the compiled release's integer limit lowered (both routes read their own
+    copy), the cells whose ñ or sum noise passes it are cut out of the arrays and
+    released in Python (ReleasedColumns.python): the same cells as finish_small's."""
+    from dprect.core import column_release
+
+    groups, columns = 97, 3
+    plan = plan_describe(1.0, columns)
+    bins = _bins(6, groups, columns, 3, False)
+    draws, anchors = _round_one(plan, bins, groups, columns, 6)
+    limit = 1 << 33  # about a third of the sum noises (scale ~2^30 / 0.13) pass it
+    monkeypatch.setattr(aggregates, "_RELEASE_LIMIT", limit)
+    monkeypatch.setattr(column_release, "_RELEASE_LIMIT", limit)
+    want = finish_small(plan, anchors, BinBlock(bins, groups, columns), draws)
+    made = finish_columns(plan, anchors, _columns(bins, groups, columns), draws)
+    assert made is not None
+    assert 0 < len(made.python) < groups * columns
+    assert _text(pickle.loads(pickle.dumps(made)).rows()) == _text(want)
