@@ -992,9 +992,12 @@ def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | N
     last = len(tiers) - 1
     pooled: dict[int, list[int]] = {}  # column → its groups of the anchored split
     if plan.pooled is not None and last:
-        for i in (i for i, k in enumerate(flat) if k == last):  # groups, then columns
-            pooled.setdefault(i % columns, []).append(i // columns)
-    pools = block.pooled_histograms({j: pooled[j] for j in range(columns) if j in pooled})
+        at_last = np.flatnonzero(np.asarray(flat, dtype=np.int64) == last)  # cells, in order
+        for j in range(columns):
+            of_j = at_last[at_last % columns == j] // columns  # its groups, ascending
+            if len(of_j):
+                pooled[j] = of_j.tolist()
+    pools = block.pooled_histograms(pooled)
     return BlockDraws([[c for c, _ in row] for row in done], picks, centres, counts,
                       resume, [[m for _, m in row] for row in done], pools)
 
@@ -1068,6 +1071,24 @@ class SmallPools:
             {j: sum(part.rows.get(j, 0) for part in parts) for j in keys})
 
 
+def _pooled_rows(draws: BlockDraws, last: int) -> dict[int, int]:
+    """Per column with pooled cells in ``draws``, Σ max(ñ, 0) over its cells of the
+    anchored split (split ``last``): on int64 arrays where every ñ is an int64 (each
+    column's values then summed as Python integers: exact), else cell by cell."""
+    if not draws.pooled:
+        return {}
+    try:
+        counts = np.array(draws.counts, dtype=np.int64)
+    except (TypeError, OverflowError, ValueError):  # a None (no count) or past int64
+        return {j: sum(max(nrow[j] or 0, 0)
+                       for krow, nrow in zip(draws.tiers, draws.counts, strict=True)
+                       if krow[j] == last)
+                for j in draws.pooled}
+    tiers = np.array(draws.tiers, dtype=np.int64)
+    return {j: sum(np.maximum(counts[tiers[:, j] == last, j], 0).tolist())
+            for j in draws.pooled}
+
+
 def small_pools(plan: DescribePlan, draws: Sequence[BlockDraws]) -> SmallPools:
     """The :class:`SmallPools` of ``draws`` (blocks in public order): released values
     and the anchored split's summed histograms only."""
@@ -1075,10 +1096,7 @@ def small_pools(plan: DescribePlan, draws: Sequence[BlockDraws]) -> SmallPools:
     parts = [SmallPools([[] for _ in range(columns)], [[] for _ in range(columns)], {}, {})]
     for d in draws:
         pools = anchor_pools([d], columns)
-        rows = {j: sum(max(nrow[j] or 0, 0)
-                       for krow, nrow in zip(d.tiers, d.counts, strict=True)
-                       if krow[j] == last)
-                for j in d.pooled}
+        rows = _pooled_rows(d, last)
         parts.append(SmallPools([list(f) for f, _ in pools], [list(c) for _, c in pools],
                                 dict(d.pooled), rows))
     return SmallPools.joined(parts)

@@ -179,3 +179,19 @@ def test_cells_the_compiled_release_leaves_to_python_are_released_alike(
     assert made is not None
     assert 0 < len(made.python) < groups * columns
     assert _text(pickle.loads(pickle.dumps(made)).rows()) == _text(want)
+
+
+def test_a_blocks_pooled_rows_are_the_clipped_counts_of_its_pooled_cells() -> None:
+    """small_pools' rows per column: Σ max(ñ, 0) over the column's cells of the anchored
+    split — on arrays, and cell by cell where a count is missing (a bounds-alone plan) or
+    past int64."""
+    from dprect.core.aggregates import BlockDraws, _pooled_rows
+
+    empty = (np.zeros(0, dtype=np.int64),) * 2
+    tiers = [[4, 0], [4, 4], [1, 4], [4, 4]]
+    for counts, want in (([[5, 9], [-3, 2], [7, 1 << 70], [2, 8]], {0: 7, 1: 10 + (1 << 70)}),
+                         ([[5, 9], [-3, 2], [7, 11], [2, 8]], {0: 7, 1: 21}),
+                         ([[None, None]] * 4, {0: 0, 1: 0})):
+        draws = BlockDraws([[None, None]] * 4, tiers, [[None, None]] * 4, counts,
+                           [None] * 4, [[None, None]] * 4, {0: empty, 1: empty})
+        assert _pooled_rows(draws, 4) == want
