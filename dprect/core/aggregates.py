@@ -122,6 +122,7 @@ from dprect.core.describe_stats import (
     data_tails,
     dyadic,
     joined_tails,
+    merge_histograms,
 )
 from dprect.core.errors import ParameterError
 from dprect.core.guarantee_check import CheckReport, check_describe_plan
@@ -858,6 +859,16 @@ class CellBlock(Protocol):
         """Every cell's :meth:`centre_histogram`, ``[group][column]``."""
         ...
 
+    def cell_rows(self) -> list[int]:
+        """Every cell's rows (its centre histogram's total), groups then columns."""
+        ...
+
+    def pooled_histograms(self, groups: Mapping[int, Sequence[int]]
+                          ) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """Per column j of ``groups``, the sum (:func:`merge_histograms`) of the centre
+        histograms of its cells of the groups ``groups[j]``."""
+        ...
+
     def statistics(self, centres: Sequence[Sequence[float]]) -> list[list[CellStatistics]]:
         """Every cell's statistics given its released centre, ``[group][column]``."""
         ...
@@ -936,7 +947,6 @@ def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | N
     # groups without a seed read OS entropy: one source serves them all (no draw of one
     # is reproduced, so sharing changes no law; it reads the OS only when drawn from)
     streams = RandomSource.streams(seeds)
-    hists = block.centre_histograms()
     tiers = plan.tiers
     columns, scale = plan.columns, plan.count_scale
     # the draws of each group's stream in order: its counts' noises (columns in order;
@@ -946,7 +956,7 @@ def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | N
     # Every group's counts' noises in one compiled call where it can, else one by one.
     drawn = (None if scale is None else
              block_noises(streams, columns, scale.denominator, scale.numerator))
-    rows = _hist_rows(hists)
+    rows = block.cell_rows()
     noisy: list[int | None] = (
         [_noisy_count(plan, n, streams[i // columns]) for i, n in enumerate(rows)]
         if drawn is None else [n + z for n, z in zip(rows, drawn, strict=True)])
@@ -960,10 +970,12 @@ def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | N
     resume: list[int | None] = [None] * block.groups
     for g, seed in zip(later, second, strict=True):
         resume[g] = seed
-    centres = [[None if tiers[k].anchored else
-                draw_centre_from_counts(*hist, tiers[k].centre_rate, rng)
-                for k, hist in zip(picked, row, strict=True)]
-               for rng, picked, row in zip(streams, picks, hists, strict=True)]
+    anchored = [t.anchored for t in tiers]
+    centres = [[None if anchored[k] else
+                draw_centre_from_counts(*block.centre_histogram(g, j), tiers[k].centre_rate,
+                                        rng)
+                for j, k in enumerate(picked)]
+               for g, (rng, picked) in enumerate(zip(streams, picks, strict=True))]
     own = {(g, j): c for g, (row, krow) in enumerate(zip(centres, picks, strict=True))
            for j, (c, k) in enumerate(zip(row, krow, strict=True))
            if not k and c is not None}
@@ -978,40 +990,16 @@ def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | N
                                         if not k], streams))
     done = [[(None, None) if k else next(finished) for k in krow] for krow in picks]
     last = len(tiers) - 1
-    pooled: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}  # column → its hists
+    pooled: dict[int, list[int]] = {}  # column → its groups of the anchored split
     if plan.pooled is not None and last:
-        for i in (i for i, k in enumerate(flat) if k == last):  # groups, then columns
-            pooled.setdefault(i % columns, []).append(hists[i // columns][i % columns])
-    pools = {j: merge_histograms(pooled[j]) for j in range(columns) if j in pooled}
+        at_last = np.flatnonzero(np.asarray(flat, dtype=np.int64) == last)  # cells, in order
+        for j in range(columns):
+            of_j = at_last[at_last % columns == j] // columns  # its groups, ascending
+            if len(of_j):
+                pooled[j] = of_j.tolist()
+    pools = block.pooled_histograms(pooled)
     return BlockDraws([[c for c, _ in row] for row in done], picks, centres, counts,
                       resume, [[m for _, m in row] for row in done], pools)
-
-
-def _hist_rows(hists: Sequence[Sequence[tuple[np.ndarray, np.ndarray]]]) -> list[int]:
-    """Each histogram's rows (the sum of its counts), groups then columns in order, in
-    one pass over the joined counts (exact: int64 sums of row counts)."""
-    flat = [counts for row in hists for _, counts in row]
-    sizes = np.array([len(c) for c in flat], dtype=np.int64)
-    ends = np.cumsum(sizes)
-    total = np.concatenate(([0], np.cumsum(np.concatenate(
-        [np.zeros(0, dtype=np.int64), *flat]).astype(np.int64, copy=False))))
-    return (total[ends] - total[ends - sizes]).tolist()
-
-
-def merge_histograms(parts: Iterable[tuple[np.ndarray, np.ndarray]]
-                     ) -> tuple[np.ndarray, np.ndarray]:
-    """The sum of centre-grid histograms (sorted keys, counts): the histogram of the union
-    of their rows (exact integer counts, sorted keys, no zero count)."""
-    pairs = list(parts)
-    keys = np.concatenate([np.zeros(0, dtype=np.int64)]
-                          + [np.asarray(k, dtype=np.int64) for k, _ in pairs])
-    counts = np.concatenate([np.zeros(0, dtype=np.int64)]
-                            + [np.asarray(c, dtype=np.int64) for _, c in pairs])
-    unique, where = np.unique(keys, return_inverse=True)
-    summed = np.zeros(len(unique), dtype=np.int64)
-    np.add.at(summed, where, counts)
-    keep = summed > 0
-    return unique[keep], summed[keep]
 
 
 def _noisy_count(plan: DescribePlan, rows: int, rng: RandomSource) -> int | None:
@@ -1083,6 +1071,24 @@ class SmallPools:
             {j: sum(part.rows.get(j, 0) for part in parts) for j in keys})
 
 
+def _pooled_rows(draws: BlockDraws, last: int) -> dict[int, int]:
+    """Per column with pooled cells in ``draws``, Σ max(ñ, 0) over its cells of the
+    anchored split (split ``last``): on int64 arrays where every ñ is an int64 (each
+    column's values then summed as Python integers: exact), else cell by cell."""
+    if not draws.pooled:
+        return {}
+    try:
+        counts = np.array(draws.counts, dtype=np.int64)
+    except (TypeError, OverflowError, ValueError):  # a None (no count) or past int64
+        return {j: sum(max(nrow[j] or 0, 0)
+                       for krow, nrow in zip(draws.tiers, draws.counts, strict=True)
+                       if krow[j] == last)
+                for j in draws.pooled}
+    tiers = np.array(draws.tiers, dtype=np.int64)
+    return {j: sum(np.maximum(counts[tiers[:, j] == last, j], 0).tolist())
+            for j in draws.pooled}
+
+
 def small_pools(plan: DescribePlan, draws: Sequence[BlockDraws]) -> SmallPools:
     """The :class:`SmallPools` of ``draws`` (blocks in public order): released values
     and the anchored split's summed histograms only."""
@@ -1090,10 +1096,7 @@ def small_pools(plan: DescribePlan, draws: Sequence[BlockDraws]) -> SmallPools:
     parts = [SmallPools([[] for _ in range(columns)], [[] for _ in range(columns)], {}, {})]
     for d in draws:
         pools = anchor_pools([d], columns)
-        rows = {j: sum(max(nrow[j] or 0, 0)
-                       for krow, nrow in zip(d.tiers, d.counts, strict=True)
-                       if krow[j] == last)
-                for j in d.pooled}
+        rows = _pooled_rows(d, last)
         parts.append(SmallPools([list(f) for f, _ in pools], [list(c) for _, c in pools],
                                 dict(d.pooled), rows))
     return SmallPools.joined(parts)
@@ -1314,31 +1317,41 @@ def _released_many(plan: DescribePlan, cells: Sequence[CellDraw],
         keys, counts, sums, at, ints[:, 0].copy(), ints[:, 1].copy(), f, ints[:, 2].copy(),
         ints[:, 3].copy(), given[:, 2].copy(), ints[:, 4].copy(), plan.count_epsilon,
         plan.interval_level, "sum" in plan.statistics, "mean" in plan.statistics)
-    want = set(plan.statistics)
-    has_count, has_sum, has_mean = "count" in want, "sum" in want, "mean" in want
-    # each asked interval's columns of the values (count, sum, mean: query_intervals')
-    spans = [(name, 2 + 2 * q) for name in plan.statistics
-             for q, known in enumerate(("count", "sum", "mean")) if name == known]
-    # the released cells made a column at a time (each field's values as one list, the
-    # cells made by one map over them), then the cells the compiled call left to Python
-    # released as _released releases them
-    n, none = len(cells), itertools.repeat(None)
+    # the released cells made a column at a time, then the cells the compiled call left
+    # to Python released as _released releases them
+    n = len(cells)
     means = values[:, 1].tolist()
-    count_of: Iterable[float | None] = (
-        np.maximum(ints[:, 2], 0).astype(np.float64).tolist() if has_count else none)
-    intervals = zip(*[zip(itertools.repeat(name), values[:, q].tolist(),
-                          values[:, q + 1].tolist()) for name, q in spans],
-                    strict=True) if spans \
-        else itertools.repeat(())
-    made_cells = list(map(Cell, f[:, 0].tolist(), f[:, 1].tolist(), count_of,
-                          values[:, 0].tolist() if has_sum else none,
-                          means if has_mean else none, intervals))
+    made_cells = released_cells(plan.statistics, f, ints[:, 2], values)
     out: list[tuple[Cell, float | None]] = list(zip(made_cells, means, strict=True))
     for i in np.flatnonzero(status != release_jit.DONE).tolist():
         _, _, centre, stats, noisy_n = work[i]
         out[i] = _released(plan, cells[i], centre, stats, noisy_n, *drawn[i])
     assert len(out) == n
     return out
+
+
+def released_cells(statistics: Sequence[str], bounds: np.ndarray, noisy_n: np.ndarray,
+                   values: np.ndarray) -> list[Cell]:
+    """The :class:`Cell` of every cell the compiled release made
+    (:func:`dprect.core.release_jit.release_cells`' ``values``; ``bounds`` its (L, U, …)
+    rows, ``noisy_n`` the released counts ñ) for a plan asking ``statistics``: made a
+    column at a time (each field's values as one list, the cells by one map over them);
+    a cell the compiled call left to Python gets a value here that its caller replaces."""
+    want = set(statistics)
+    has_count, has_sum, has_mean = "count" in want, "sum" in want, "mean" in want
+    # each asked interval's columns of the values (count, sum, mean: query_intervals')
+    spans = [(name, 2 + 2 * q) for name in statistics
+             for q, known in enumerate(("count", "sum", "mean")) if name == known]
+    none = itertools.repeat(None)
+    count_of: Iterable[float | None] = (
+        np.maximum(noisy_n, 0).astype(np.float64).tolist() if has_count else none)
+    intervals = zip(*[zip(itertools.repeat(name), values[:, q].tolist(),
+                          values[:, q + 1].tolist()) for name, q in spans],
+                    strict=True) if spans \
+        else itertools.repeat(())
+    return list(map(Cell, bounds[:, 0].tolist(), bounds[:, 1].tolist(), count_of,
+                    values[:, 0].tolist() if has_sum else none,
+                    values[:, 1].tolist() if has_mean else none, intervals))
 
 
 #: what the compiled release reads of a block's cells: their statistics joined (keys,
@@ -1467,6 +1480,27 @@ def _release_columns(plan: DescribePlan, cells: Sequence[CellDraw],
     i64 = np.dtype(np.int64)
     if not keys.dtype == counts.dtype == sums.dtype == i64:
         return None
+    centre = np.fromiter((w[2] for w in work), dtype=np.float64, count=n)
+    ints, given, sides = release_rows_of(
+        good, steps, noisy, noise, k_bits, centre,
+        np.array([s[2] for s in split], dtype=np.float64)[of],
+        np.array([s[1] for s in split], dtype=np.float64)[of],
+        lambda ok: ([cells[i].lower for i in ok], [cells[i].upper for i in ok]))
+    return keys, counts, sums, at, ints, given, sides
+
+
+def release_rows_of(good: np.ndarray, steps: np.ndarray, noisy: np.ndarray, noise: np.ndarray,
+                    k_bits: np.ndarray, centre: np.ndarray, share: np.ndarray,
+                    eps_s: np.ndarray,
+                    sides_of: Callable[[list[int]], tuple[list[CandidateStream],
+                                                          list[CandidateStream]]]
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The integers (kl, ku, ñ, noise, K), floats (centre, pivot share, ε_S) and sides'
+    bins of :data:`_ReleaseArrays` from per-cell arrays: a ``good`` cell's own values
+    (its sides' bins read off its streams, ``sides_of(cells)`` = their lower and upper
+    streams: :func:`_side_bins`), any other the placeholder row the compiled release
+    leaves to Python (K = −1)."""
+    n = len(good)
     ints = np.zeros((n, 5), dtype=np.int64)
     ints[:, 4] = -1
     given = np.zeros((n, 3), dtype=np.float64)
@@ -1476,14 +1510,11 @@ def _release_columns(plan: DescribePlan, cells: Sequence[CellDraw],
         ok = np.flatnonzero(good)
         ints[ok, 0], ints[ok, 1] = steps[ok, 0], steps[ok, 1]
         ints[ok, 2], ints[ok, 3], ints[ok, 4] = noisy[ok], noise[ok], k_bits[ok]
-        centre = np.fromiter((w[2] for w in work), dtype=np.float64, count=n)
-        given[ok, 0] = centre[ok]
-        given[ok, 1] = np.array([s[2] for s in split], dtype=np.float64)[of[ok]]
-        given[ok, 2] = np.array([s[1] for s in split], dtype=np.float64)[of[ok]]
-        chosen = ok.tolist()
-        sides[ok, 0] = _side_bins([cells[i].lower for i in chosen], steps[ok, 0])
-        sides[ok, 1] = _side_bins([cells[i].upper for i in chosen], steps[ok, 1])
-    return keys, counts, sums, at, ints, given, sides
+        given[ok, 0], given[ok, 1], given[ok, 2] = centre[ok], share[ok], eps_s[ok]
+        lowers, uppers = sides_of(ok.tolist())
+        sides[ok, 0] = _side_bins(lowers, steps[ok, 0])
+        sides[ok, 1] = _side_bins(uppers, steps[ok, 1])
+    return ints, given, sides
 
 
 def _bounds_and_pivots(plan: DescribePlan, sides: np.ndarray, given: np.ndarray,
@@ -1785,6 +1816,8 @@ __all__ = [
     "plan_describe",
     "pool_anchor",
     "query_split",
+    "release_rows_of",
+    "released_cells",
     "run_describe",
     "small_centre",
     "small_pools",

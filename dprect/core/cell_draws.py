@@ -194,21 +194,58 @@ class _Block:
 
     def __init__(self, cells: Sequence[CellDraw], sources: list[RandomSource],
                  block_jit: Any, joined: tuple[np.ndarray, np.ndarray] | None) -> None:
-        from dprect.core import random_jit as jit
-
-        self.cells, self.jit, self.kernel = cells, jit, block_jit.block_draws
-        self.phases = block_jit.PHASES
-        self.joint = JointStreams(sources)
         # the cells' kinds: (split, noise scales), a few per block (the plan's splits)
         tiers: dict[tuple[int, tuple[tuple[int, int], ...]], int] = {}
         # each cell's kind (numbered in order of first use) in one pass, each kind's
         # first cell after
         of = [tiers.setdefault((id(c.tier), c.noises), len(tiers)) for c in cells]
-        self.tier_of = np.array(of, dtype=np.int64)
-        firsts = [cells[i] for i in np.unique(self.tier_of, return_index=True)[1].tolist()]
+        tier_of = np.array(of, dtype=np.int64)
+        firsts = [cells[i] for i in np.unique(tier_of, return_index=True)[1].tolist()]
+        n = len(cells)
+        if joined is None:  # the cells' tails side by side (each side read strided)
+            ends = np.cumsum([len(t) for c in cells for t in (c.lower_tails, c.upper_tails)],
+                             dtype=np.int64)
+            tail_at = np.zeros((n, 3), dtype=np.int64)
+            tail_at[:, 1] = ends[0::2]
+            tail_at[:, 2] = ends[1::2]
+            tail_at[1:, 0] = ends[1::2][:-1]
+            tails = np.concatenate(
+                [np.zeros(0, dtype=np.int64)]
+                + [np.asarray(t, dtype=np.int64) for c in cells
+                   for t in (c.lower_tails, c.upper_tails)])
+            joined = tails, tail_at
+        # each side's candidates made so far
+        made = np.array([(c.lower.count, c.upper.count) for c in cells],
+                        dtype=np.int64).reshape(n, 2)
+        self._setup(cells, sources, block_jit, firsts, tier_of,
+                    np.array([c.row for c in cells], dtype=np.int64), joined, made)
+
+    @classmethod
+    def of_arrays(cls, cells: Sequence[CellDraw], sources: list[RandomSource],
+                  block_jit: Any, kinds: Sequence[CellDraw], tier_of: np.ndarray,
+                  rows: np.ndarray, joined: tuple[np.ndarray, np.ndarray], made: np.ndarray
+                  ) -> _Block:
+        """The block of ``cells`` given as arrays (no cell read unless a draw is left to
+        Python): each kind's first cell (``kinds``: split and noise scales), each cell's
+        kind, source row, tails (``joined``) and sides' candidates made (``made``, n × 2),
+        what :meth:`__init__` reads off the cells."""
+        block = cls.__new__(cls)
+        block._setup(cells, sources, block_jit, kinds, tier_of, rows, joined, made)
+        return block
+
+    def _setup(self, cells: Sequence[CellDraw], sources: list[RandomSource], block_jit: Any,
+               firsts: Sequence[CellDraw], tier_of: np.ndarray, rows: np.ndarray,
+               joined: tuple[np.ndarray, np.ndarray], made: np.ndarray) -> None:
+        from dprect.core import random_jit as jit
+
+        self.cells, self.jit, self.kernel = cells, jit, block_jit.block_draws
+        self.phases = block_jit.PHASES
+        self.joint = JointStreams(sources)
+        self.tier_of = tier_of
+        self.kind_noises = [c.noises for c in firsts]
         kinds = [c.tier for c in firsts]
         self.noise_count = np.array([len(c.noises) for c in firsts], dtype=np.int64)
-        n, m = len(cells), len(kinds)
+        n, m = len(tier_of), len(kinds)
         self.targets = np.array([min(int(t.target), jit.LIMIT) for t in kinds],
                                 dtype=np.int64)
         self.side_ok = np.zeros(m, dtype=np.int64)
@@ -233,24 +270,10 @@ class _Block:
                     self.noise_s[r, q] = rate
                     self.noise_th[r, q] = scale >> 64
                     self.noise_tl[r, q] = scale & (2**64 - 1)
-        self.rows = np.array([c.row for c in cells], dtype=np.int64)
+        self.rows = rows
         self.strides = np.array([t.stride for t in kinds], dtype=np.int64)
-        if joined is None:  # the cells' tails side by side (each side read strided)
-            ends = np.cumsum([len(t) for c in cells for t in (c.lower_tails, c.upper_tails)],
-                             dtype=np.int64)
-            self.tail_at = np.zeros((n, 3), dtype=np.int64)
-            self.tail_at[:, 1] = ends[0::2]
-            self.tail_at[:, 2] = ends[1::2]
-            self.tail_at[1:, 0] = ends[1::2][:-1]
-            self.tails = np.concatenate(
-                [np.zeros(0, dtype=np.int64)]
-                + [np.asarray(t, dtype=np.int64) for c in cells
-                   for t in (c.lower_tails, c.upper_tails)])
-        else:
-            self.tails, self.tail_at = joined
+        self.tails, self.tail_at = joined
         # each side's steps made (:attr:`_Strided.count`: ⌈made / stride⌉), at once
-        made = np.array([(c.lower.count, c.upper.count) for c in cells],
-                        dtype=np.int64).reshape(n, 2)
         self.has_upto = -(-made // self.strides[self.tier_of][:, None])
         self.steps = np.zeros((n, 2, 2), dtype=np.int64)
         self.noises = np.zeros((n, 2, 4), dtype=np.uint64)
@@ -264,9 +287,48 @@ class _Block:
     def draw(self) -> list[tuple[int, int, list[int]]]:
         """Every cell's (lower step, upper step, noises): the block's compiled call, run
         again from the next phase after each draw it leaves to Python."""
+        return self._made(self._run())
+
+    def draw_one_noise(self) -> tuple[np.ndarray, list[int]]:
+        """:meth:`draw` of a block whose every cell draws ONE noise, as arrays: the steps
+        (n × 2, int64) and the noises (Python integers) — the same draws and values,
+        no tuple or list a cell."""
+        done = self._run()
+        python = sorted({i for i, _ in done})
+        self._check_reach(python)
+        ks = self.steps[:, :, 0] * self.strides[self.tier_of][:, None]
+        made = self._one_noise()
+        values = made.tolist() if made is not None else self._noise_values()
+        if python:
+            steps, upto = self.steps.tolist(), self.has_upto.tolist()
+            noises = self.noises.tolist()
+            for i in python:
+                kl, ku, drawn = self._cell(i, steps[i], noises[i], upto[i], done)
+                ks[i, 0], ks[i, 1] = kl, ku
+                values[i] = drawn[0]
+        return ks, values
+
+    def _noise_values(self) -> list[int]:
+        """:func:`noise_value` of every cell's first noise, at once on Python integers
+        (object arrays: ±⌊(U + t·V)/s⌋, U = high·2^64 + low, the very integers); a draw
+        made in Python (its kind's scale past the compiled samplers: s = 0 here) gets a
+        value never read."""
+        kinds = self.tier_of
+        scale = np.array([int(h) << 64 | int(low) for h, low in
+                          zip(self.noise_th[:, 0].tolist(), self.noise_tl[:, 0].tolist(),
+                              strict=True)] or [0], dtype=object)[kinds]
+        rate = np.maximum(self.noise_s[:, 0], 1).astype(object)[kinds]
+        z = self.noises[:, 0]
+        u = z[:, 0].astype(object) * (1 << 64) + z[:, 1].astype(object)
+        g = (u + scale * z[:, 2].astype(object)) // rate
+        return list(np.where(z[:, 3] != 0, -g, g).tolist())
+
+    def _run(self) -> dict[tuple[int, int], int]:
+        """The block's compiled call, run again from the next phase after each draw it
+        leaves to Python; those draws, (cell, phase) → value."""
         done: dict[tuple[int, int], int] = {}  # draws made in Python: (cell, phase) → value
         start, phase = 0, 0
-        n = len(self.cells)
+        n = len(self.tier_of)
         while start < n:
             out = self.joint.run(
                 self.kernel, start, phase, self.rows, self.tier_of, self.tails,
@@ -279,15 +341,12 @@ class _Block:
                 break
             done[(i, ph)] = self._in_python(i, ph, status, out)
             start, phase = (i, ph + 1) if ph + 1 < self.phases else (i + 1, 0)
-        return self._made(done)
+        return done
 
-    def _made(self, done: dict[tuple[int, int], int]) -> list[tuple[int, int, list[int]]]:
-        """What :meth:`_cell` makes of every cell: for the cells the block drew whole, the
-        sides that read past their candidates made before asked for them (:meth:`_cell`'s
-        check, the same calls; the candidates a side makes do not depend on when), the
-        steps scaled by the strides at once and the noises made from their parts; a cell
-        with a draw made in Python (``done``) by :meth:`_cell` itself."""
-        python = sorted({i for i, _ in done})
+    def _check_reach(self, python: list[int]) -> None:
+        """The sides the block drew whole that read past their candidates made before
+        asked for them (:meth:`_cell`'s check, the same calls; the candidates a side
+        makes do not depend on when)."""
         over = np.asarray((self.steps[:, :, 1] > self.has_upto).any(axis=1))
         over[python] = False
         for i in np.flatnonzero(over).tolist():
@@ -296,6 +355,15 @@ class _Block:
                 known = int(self.steps[i, ph, 1])
                 if known > self.has_upto[i, ph] and not self._steps(cell, ph).has(known - 1):
                     raise AssertionError("more tail counts than the side has candidates")
+
+    def _made(self, done: dict[tuple[int, int], int]) -> list[tuple[int, int, list[int]]]:
+        """What :meth:`_cell` makes of every cell: for the cells the block drew whole, the
+        sides that read past their candidates made before asked for them (:meth:`_cell`'s
+        check, the same calls; the candidates a side makes do not depend on when), the
+        steps scaled by the strides at once and the noises made from their parts; a cell
+        with a draw made in Python (``done``) by :meth:`_cell` itself."""
+        python = sorted({i for i, _ in done})
+        self._check_reach(python)
         ks = self.steps[:, :, 0] * self.strides[self.tier_of][:, None]
         noises = self.noises.tolist() if python else []
         made = self._one_noise()
@@ -306,8 +374,9 @@ class _Block:
             noises = noises or self.noises.tolist()
             out = [(k[0], k[1], [noise_value(z[q][0], z[q][1], z[q][2], z[q][3], rate,
                                              scale)
-                                 for q, (rate, scale) in enumerate(cell.noises)])
-                   for cell, k, z in zip(self.cells, ks.tolist(), noises, strict=True)]
+                                 for q, (rate, scale) in enumerate(self.kind_noises[kind])])
+                   for kind, k, z in zip(self.tier_of.tolist(), ks.tolist(), noises,
+                                         strict=True)]
         if python:  # Python ints, made at once
             steps, upto = self.steps.tolist(), self.has_upto.tolist()
             for i in python:
@@ -377,5 +446,26 @@ class _Block:
         return sides[0], sides[1], out
 
 
-__all__ = ["CellDraw", "SideTier", "block_bits", "block_noises", "draw_cell", "draw_cells",
-           "noise_value", "one_word_noises", "side_step"]
+def draw_cell_arrays(cells: Sequence[CellDraw], sources: list[RandomSource],
+                     kinds: Sequence[CellDraw], tier_of: np.ndarray, rows: np.ndarray,
+                     joined: tuple[np.ndarray, np.ndarray], made: np.ndarray
+                     ) -> tuple[np.ndarray, list[int]]:
+    """:func:`draw_cells` of a block given as arrays, every cell drawing ONE noise: each
+    kind's first cell (``kinds``), each cell's kind (``tier_of``), its source's row
+    (``rows``), the cells' tails side by side (``joined``, as
+    :func:`~dprect.core.describe_stats.joined_tails_of` makes them) and each cell's
+    sides' candidates made so far (``made``, n × 2); ``cells[i]`` is read only for a
+    draw left to Python (a sequence that makes cell i when asked). The steps (n × 2) and
+    the noises: the same values and bits consumed as :func:`draw_cells`, in one compiled
+    call; the sources must be joinable (:meth:`~dprect.core.randomness.JointStreams.
+    possible`) and the compiled samplers loaded."""
+    from dprect.core import block_jit  # loaded with the compiled samplers (numba)
+
+    if not all(len(c.noises) == 1 for c in kinds):
+        raise ValueError("every cell of an array block draws one noise")
+    return _Block.of_arrays(cells, sources, block_jit, kinds, tier_of, rows, joined,
+                            made).draw_one_noise()
+
+
+__all__ = ["CellDraw", "SideTier", "block_bits", "block_noises", "draw_cell",
+           "draw_cell_arrays", "draw_cells", "noise_value", "one_word_noises", "side_step"]

@@ -45,10 +45,10 @@ from __future__ import annotations
 import bisect
 import itertools
 import operator
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import lru_cache, partial
+from functools import cached_property, lru_cache, partial
 from typing import Any
 
 import numpy as np
@@ -548,6 +548,8 @@ def statistics_of_cells(bins: Mapping[tuple[int, int], BinStatistics],
     are loaded, :func:`_column_cuts`: the same cuts), one search for all the column's
     groups (:func:`joint_statistics_from_bins`)."""
     out: dict[tuple[int, int], CellStatistics] = {}
+    if not bins:  # no cell has rows: no statistics, no search (a block of pooled cells)
+        return out
     mask = (1 << PACKED_BITS) - 1
     none = BinStatistics(*(np.zeros(0, dtype=np.int64),) * 3)
     # each centre's shared streams looked up once (by value: ±0.0 are looked up each time,
@@ -595,6 +597,41 @@ def statistics_of_cells(bins: Mapping[tuple[int, int], BinStatistics],
     return out
 
 
+def column_statistics(bins: np.ndarray, counts: np.ndarray, sums: np.ndarray, at: np.ndarray,
+                      groups: int, pairs: Sequence[tuple[CandidateStream, CandidateStream]]
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`statistics_of_cells` of a block whose cells are column arrays — cell
+    c = j·``groups`` + g (columns, then groups, in order: as the decode yields them) holds
+    the int64 ``bins``, ``counts`` and ``sums`` at ``at[c]:at[c + 1]`` (none: no rows) —
+    and whose column j searches from ONE centre, the centre of ``pairs[j]`` (its shared
+    streams: a describe column of anchored or pooled cells): the same cuts, made in the
+    same order (:func:`_column_cuts`, a column at a time), and the same statistics, as
+    column arrays too: every cell's (interval, e) keys, counts and sums side by side in
+    cell order and where each cell's start (``at``), no object a cell. Where the compiled
+    samplers are loaded."""
+    mask = (1 << PACKED_BITS) - 1
+    empty = np.zeros(0, dtype=np.int64)
+    keys_of, counts_of, sums_of, cells_of = [empty], [empty], [empty], [empty]
+    for j, pair in enumerate(pairs):
+        a, z = int(at[j * groups]), int(at[(j + 1) * groups])
+        if a == z:  # no group of the block has rows in this column: no search
+            continue
+        sizes = np.diff(at[j * groups:(j + 1) * groups + 1])
+        joined = BinStatistics(bins[a:z], counts[a:z], sums[a:z])
+        cuts = _column_cuts((), [pair if size else None for size in sizes.tolist()],
+                            _first_last(joined.bins, sizes))
+        cell = np.repeat(np.arange(groups, dtype=np.int64), sizes)
+        keys, n, summed = joint_statistics_from_bins(cell, joined, cuts)
+        keys_of.append(keys & mask)
+        counts_of.append(n)
+        sums_of.append(summed)
+        cells_of.append((keys >> PACKED_BITS) + j * groups)
+    cells = np.concatenate(cells_of)
+    starts = np.searchsorted(cells, np.arange(len(pairs) * groups + 1, dtype=np.int64))
+    return (np.concatenate(keys_of), np.concatenate(counts_of), np.concatenate(sums_of),
+            starts.astype(np.int64, copy=False))
+
+
 def _first_last(joined: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     """Each cell's (first bin, last bin) — (0, 0) for a cell without bins — from the
     cells' bins side by side (``joined``) and their numbers (``sizes``), at once."""
@@ -615,10 +652,10 @@ def _column_cuts(cells: Sequence[BinStatistics],
     :func:`range_cuts` makes it (:meth:`~dprect.core.tail_bounds.CandidateStream.reach`),
     the same cuts and bases. Where the compiled samplers are loaded. ``first_last``:
     each cell's (first bin, last bin), (0, 0) without rows, when made already
-    (:func:`_first_last`)."""
+    (:func:`_first_last`; then ``cells`` is not read)."""
     from dprect.core import block_jit  # loaded with the compiled samplers (numba)
 
-    n = len(cells)
+    n = len(streams)
     # each cell's sides' slots in ``sides`` (−1: no rows), made as lists, then arrays
     lower, upper = [-1] * n, [-1] * n
     slots: dict[int, int] = {}
@@ -700,6 +737,33 @@ def _column_cuts(cells: Sequence[BinStatistics],
     return JointCuts(joint, starts, base)
 
 
+def hist_rows(hists: Sequence[Sequence[tuple[np.ndarray, np.ndarray]]]) -> list[int]:
+    """Each histogram's rows (the sum of its counts), groups then columns in order, in
+    one pass over the joined counts (exact: int64 sums of row counts)."""
+    flat = [counts for row in hists for _, counts in row]
+    sizes = np.array([len(c) for c in flat], dtype=np.int64)
+    ends = np.cumsum(sizes)
+    total = np.concatenate(([0], np.cumsum(np.concatenate(
+        [np.zeros(0, dtype=np.int64), *flat]).astype(np.int64, copy=False))))
+    return (total[ends] - total[ends - sizes]).tolist()
+
+
+def merge_histograms(parts: Iterable[tuple[np.ndarray, np.ndarray]]
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """The sum of centre-grid histograms (sorted keys, counts): the histogram of the union
+    of their rows (exact integer counts, sorted keys, no zero count)."""
+    pairs = list(parts)
+    keys = np.concatenate([np.zeros(0, dtype=np.int64)]
+                          + [np.asarray(k, dtype=np.int64) for k, _ in pairs])
+    counts = np.concatenate([np.zeros(0, dtype=np.int64)]
+                            + [np.asarray(c, dtype=np.int64) for _, c in pairs])
+    unique, where = np.unique(keys, return_inverse=True)
+    summed = np.zeros(len(unique), dtype=np.int64)
+    np.add.at(summed, where, counts)
+    keep = summed > 0
+    return unique[keep], summed[keep]
+
+
 @dataclass(frozen=True)
 class BinBlock:
     """A block of consecutive public groups for :func:`dprect.core.aggregates.describe_block`
@@ -743,7 +807,26 @@ class BinBlock:
         object.__setattr__(self, "groups", state["groups"])
         object.__setattr__(self, "columns", state["columns"])
 
+    @cached_property
+    def _histograms(self) -> list[list[tuple[np.ndarray, np.ndarray]]]:
+        return self.centre_histograms()
+
+    def cell_rows(self) -> list[int]:
+        """Every cell's rows, groups then columns in order (:func:`hist_rows` of
+        :meth:`centre_histograms`, made once and kept for :meth:`centre_histogram`)."""
+        return hist_rows(self._histograms)
+
+    def pooled_histograms(self, groups: Mapping[int, Sequence[int]]
+                          ) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """Per column j of ``groups``, the sum (:func:`merge_histograms`) of the centre
+        histograms of its cells of the groups ``groups[j]``."""
+        return {j: merge_histograms([self._histograms[g][j] for g in gs])
+                for j, gs in groups.items()}
+
     def centre_histogram(self, group: int, column: int) -> tuple[np.ndarray, np.ndarray]:
+        made = self.__dict__.get("_histograms")  # the block's, once made: the same arrays
+        if made is not None:
+            return made[group][column]
         b = self.bins.get((group, column))
         if b is None:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
@@ -848,17 +931,27 @@ def joined_tails(cells: Sequence[CellStatistics]
     if kernels() is None or not all(c.keys.dtype == np.int64 and c.counts.dtype == np.int64
                                     for c in cells):
         return None
-    from dprect.core import block_jit  # loaded with the compiled samplers (numba)
-
     at = np.zeros(len(cells) + 1, dtype=np.int64)
     np.cumsum([len(c.keys) for c in cells], out=at[1:])
     empty = np.zeros(0, dtype=np.int64)
-    tails, tail_at = block_jit.block_tails(
-        np.concatenate([empty] + [c.keys for c in cells]),
-        np.concatenate([empty] + [c.counts for c in cells]), at, _EXPONENT_BITS,
-        _INTERVAL_OFFSET)
+    tails, tail_at = joined_tails_of(np.concatenate([empty] + [c.keys for c in cells]),
+                                     np.concatenate([empty] + [c.counts for c in cells]), at)
     views = [(tails[a:b], tails[b:e]) for a, b, e in tail_at.tolist()]
     return views, (tails, tail_at)
+
+
+def joined_tails_of(keys: np.ndarray, counts: np.ndarray, at: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`data_tails` of cells side by side — cell c's int64 ``keys`` and ``counts``
+    at ``at[c]:at[c + 1]`` — in one compiled call
+    (:func:`dprect.core.block_jit.block_tails`): every cell's tails in one array and,
+    per cell, where its lower tails start, its upper tails start and they end. Where the
+    compiled samplers are loaded."""
+    from dprect.core import block_jit  # loaded with the compiled samplers (numba)
+
+    tails, tail_at = block_jit.block_tails(keys, counts, at, _EXPONENT_BITS,
+                                           _INTERVAL_OFFSET)
+    return tails, tail_at
 
 
 def data_tails(stats: CellStatistics) -> tuple[np.ndarray, np.ndarray]:
@@ -1023,9 +1116,11 @@ __all__ = ["DROPPED_BITS", "EXACT_ROWS", "EXPONENT_BIAS", "EXPONENT_BITS", "INTE
            "SIGNIFICANT_BITS", "SQUARE_WORD",
            "SUM_WORD", "BinBlock", "CellCuts", "CellGrid", "CellStatistics", "JointCuts",
            "bin_blocks", "bin_squares", "cell_cuts", "cell_grid", "cell_statistics",
-           "centre_counts", "centred_sum", "centred_sum_at", "centred_sum_dyadic", "data_tails",
-           "dyadic", "edges_hold", "exact_by_key", "from_words", "interval_counts", "joint_cuts",
+           "centre_counts", "centred_sum", "centred_sum_at", "centred_sum_dyadic",
+           "column_statistics", "data_tails", "dyadic", "edges_hold", "exact_by_key",
+           "from_words", "hist_rows", "interval_counts", "joined_tails_of", "joint_cuts",
            "joint_intervals", "joint_keys", "joint_positions", "make_cell_grid",
+           "merge_histograms",
            "pack", "range_cuts", "row_intervals", "side_tails", "square_words",
            "sum_by_key", "sum_words", "sums_array", "truncated", "truncated_value", "unpack",
            "words_sum"]

@@ -323,3 +323,48 @@ def test_a_blocks_describe_bins_are_its_cells_with_rows(squares: bool) -> None:
                 assert (x is None) == (y is None)
                 if x is not None:
                     assert x.dtype == y.dtype and [int(v) for v in x] == [int(v) for v in y]
+
+
+@pytest.mark.parametrize("squares", [False, True])
+def test_a_blocks_column_bins_are_its_describe_bins_joined(squares: bool) -> None:
+    """Blocks.column_bins — a block's describe statistics as column arrays, the decode's
+    own (cell c = j·m + g) — holds, cell for cell, the arrays of Blocks.bins (an empty
+    range for a cell without rows); None with a variance's squares (then Blocks.bins)."""
+    from dprect.core.decimal_grid import DecimalGrid
+    from dprect.core.mixed import mixed_spec
+    from dprect.engines.spark.executor_draws import Blocks
+
+    groups = 60
+    gen = np.random.default_rng(5)
+    g = gen.integers(0, groups, 3000)
+    g = g[g % 7 != 3]  # some groups without rows
+    batches = [pa.RecordBatch.from_pydict({"g": g, "x": gen.normal(50.0, 10.0, len(g)),
+                                           "y": -gen.lognormal(2.0, 1.0, len(g))})]
+    spec = mixed_spec([QUERY.spec([SEARCH_GRID, SEARCH_GRID],
+                                  ["variance"] if squares else ["mean"]),
+                       QUANTILES.spec([DecimalGrid(5), DecimalGrid(5)])])
+    starts = [0, 17, 40]
+    kern, merged = _mixed_pass(batches, spec, groups, starts)
+    blocks = Blocks(kern, spec, groups, starts, 2)
+    for row in range(merged.num_rows):
+        batch = merged.slice(row, 1).to_batches()[0]
+        got = blocks.column_bins(batch, 0, 0)
+        if squares:
+            assert got is None
+            continue
+        assert got is not None
+        m = blocks.size(row)
+        assert (got.groups, got.columns, len(got.at)) == (m, 2, 2 * m + 1)
+        want = blocks.bins(batch, 0, 0)
+        assert len(want) > m // 2
+        for j in range(2):
+            for group in range(m):
+                a, z = int(got.at[j * m + group]), int(got.at[j * m + group + 1])
+                cell = want.get((group, j))
+                if cell is None:
+                    assert a == z
+                    continue
+                for x, y in ((cell.bins, got.bins), (cell.counts, got.counts),
+                             (cell.sums, got.sums)):
+                    assert y.dtype == np.int64 and y[a:z].tolist() == [int(v) for v in x]
+        assert int(got.at[-1]) == len(got.bins) == sum(len(c.bins) for c in want.values())

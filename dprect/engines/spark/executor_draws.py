@@ -41,7 +41,9 @@ part from its own stream (:func:`~dprect.core.mixed.draw_parts`) from the same k
 blocks.
 
 **What reaches the driver**: the per-column small pools (describe only), then each
-block's released cells (pickled, in block order). A run of one mechanism of
+block's released cells (pickled, in block order; describe's all-pooled blocks as column
+arrays, :class:`~dprect.core.column_release.ReleasedColumns`, whose cells the driver
+makes). A run of one mechanism of
 :data:`STREAMED` given ``each_block`` (the product's runs: issue #42) draws its last phase
 in waves of :data:`WAVE_BLOCKS` blocks, one task a block, and reads each block's result as
 its task ends (:func:`_arriving`), handing each on in block order — the product spools its
@@ -77,12 +79,14 @@ from contextlib import suppress
 from functools import cached_property, partial
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F  # noqa: N812
 
 from dprect.core.aggregates import (
+    Cell,
     DescribePlan,
     DescribeResult,
     SmallPools,
@@ -94,6 +98,12 @@ from dprect.core.aggregates import (
     small_pools,
 )
 from dprect.core.bounds import bounds_result, checked_bounds, draw_groups
+from dprect.core.column_block import ColumnBins, ColumnBlock
+from dprect.core.column_release import (
+    ReleasedColumns,
+    finish_columns,
+    released_rows,
+)
 from dprect.core.describe_stats import BinBlock, BinStatistics
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.mixed import draw_parts
@@ -117,6 +127,7 @@ from dprect.engines.spark.statistics import (
     counting_pass,
     real_cells,
     to_cells,
+    to_column_arrays,
     virtual_columns,
 )
 
@@ -237,6 +248,27 @@ class Blocks:
         return {k: c.bin_statistics() for k, c in read(batch, row, part).items()
                 if len(c.keys)}
 
+    def column_bins(self, batch: Any, row: int, part: int) -> ColumnBins | None:
+        """:meth:`bins`' cells as column arrays
+        (:class:`~dprect.core.column_release.ColumnBins`, from the decode's own arrays:
+        :func:`~dprect.engines.spark.statistics.to_column_arrays`), or None where a
+        column of the part keeps squares (then :meth:`bins`)."""
+        first, end = self.part_columns(part)
+        columns = self.spec.columns[part * self.columns:(part + 1) * self.columns]
+        if any(c.squares for c in columns) or end - first != len(columns):
+            return None
+        block = batch.column(PART)[row].as_py()
+        start, n = self.edges[block], self.size(block)
+        if not batch.column(BLOB)[row].is_valid:  # no rows in the block
+            empty = np.zeros(0, dtype=np.int64)
+            return ColumnBins(empty, empty, empty, np.zeros(n * len(columns) + 1,
+                                                            dtype=np.int64), n, len(columns))
+        one = pa.table({PART: batch.column(PART).slice(row, 1),
+                        BLOB: batch.column(BLOB).slice(row, 1)})
+        bins, counts, sums, at = to_column_arrays(one, self.kernel, self.groups,
+                                                  (first, end), (start, start + n))
+        return ColumnBins(bins, counts, sums, at, n, len(columns))
+
     def part_columns(self, part: int) -> tuple[int, int]:
         """The kernel columns [first, end) of part ``part``'s columns (a column with
         squares has three: :func:`~dprect.engines.spark.statistics.virtual_columns`)."""
@@ -273,15 +305,19 @@ def query_first(batches: Iterator[Any], plan: bytes, blocks: Blocks, part: int
                 ) -> Iterator[Any]:
     """Phase 1 of describe per block: :func:`~dprect.core.aggregates.describe_block` from
     the block's seeds and its small pools (:func:`~dprect.core.aggregates.small_pools`);
-    phase 2 reads the block's statistics from the kept merged blocks again."""
+    phase 2 reads the block's statistics from the kept merged blocks again. The block's
+    cells are read as column arrays (:meth:`Blocks.column_bins`,
+    :class:`~dprect.core.column_block.ColumnBlock`) where no column keeps squares, else
+    as :meth:`Blocks.bins`' cells: the same values."""
     the_plan: DescribePlan = pickle.loads(plan)
     for batch in batches:
         for row in range(batch.num_rows):
             block = batch.column(PART)[row].as_py()
             n = blocks.size(block)
-            bins = blocks.bins(batch, row, part)
-            draws = describe_block(the_plan, BinBlock(bins, n, blocks.columns),
-                                   _seeds(batch, row, n))
+            arrays = blocks.column_bins(batch, row, part)
+            cells = (BinBlock(blocks.bins(batch, row, part), n, blocks.columns)
+                     if arrays is None else ColumnBlock(arrays))
+            draws = describe_block(the_plan, cells, _seeds(batch, row, n))
             pools = small_pools(the_plan, [draws])
             yield _out(block, **{DRAWS: pickle.dumps(draws), POOLS: pickle.dumps(pools)})
 
@@ -290,18 +326,29 @@ def query_second(batches: Iterator[Any], plan: bytes,
                  anchors: Sequence[tuple[float, bool]], blocks: Blocks, part: int
                  ) -> Iterator[Any]:
     """Phase 2 of describe per block: :func:`~dprect.core.aggregates.finish_small` at the
-    run's anchors (or pooled centres); the block's released cells."""
+    run's anchors (or pooled centres); the block's released cells. A block whose every
+    cell takes the pooled split (the many-small-groups run) is drawn as column arrays from
+    the decode on (:meth:`Blocks.column_bins`,
+    :func:`~dprect.core.column_release.finish_columns`: the same cells, bit for bit) and
+    its cells leave as arrays (:class:`~dprect.core.column_release.ReleasedColumns`, made
+    into cells on the driver: :func:`~dprect.core.column_release.released_rows`)."""
     the_plan: DescribePlan = pickle.loads(plan)
     for batch in batches:
         for row in range(batch.num_rows):
             block = batch.column(PART)[row].as_py()
             draws = pickle.loads(batch.column(DRAWS)[row].as_py())
-            small = any(c is None for cells in draws.cells for c in cells)
-            cell_block = None
-            if small:
-                cell_block = BinBlock(blocks.bins(batch, row, part), blocks.size(block),
-                                      blocks.columns)
-            done = finish_small(the_plan, anchors, cell_block, draws)
+            small = not all(map(all, draws.cells))  # a cell left to round two (None)
+            done: ReleasedColumns | list[list[Cell]] | None = None
+            if small and all(pooled for _, pooled in anchors):  # the column arrays' case
+                arrays = blocks.column_bins(batch, row, part)
+                if arrays is not None:
+                    done = finish_columns(the_plan, anchors, arrays, draws)
+            if done is None:
+                cell_block = None
+                if small:
+                    cell_block = BinBlock(blocks.bins(batch, row, part), blocks.size(block),
+                                          blocks.columns)
+                done = finish_small(the_plan, anchors, cell_block, draws)
             yield _out(block, **{RESULT: pickle.dumps(done)})
 
 
@@ -512,13 +559,14 @@ class ExecutorDraws:
                                   blocks=self.blocks, part=part)
             if each_block is not None:  # streamed: each block's result handed on
                 self._stream(second_input, second_body, lambda start, done: each_block(
-                    DescribeResult(cols, group_list[start:start + len(done)], done,
+                    DescribeResult(cols, group_list[start:start + len(done)],
+                                   released_rows(done),
                                    plan.guarantee, plan, rng.seeded)))
                 return DescribeResult(cols, group_list, [], plan.guarantee, plan,
                                       rng.seeded)
             second = _run(second_input, second_body, RESULT_SCHEMA)
             cells = [row for done in _blocks_of(_collect(second, RESULT), RESULT)
-                     for row in done]
+                     for row in released_rows(done)]
         finally:
             _unpersist(first)
         return DescribeResult(cols, group_list, cells, plan.guarantee, plan, rng.seeded)

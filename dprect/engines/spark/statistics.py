@@ -1193,6 +1193,60 @@ def to_cells(table: Any, spec: StatisticsSpec, groups: int,
     made and searched — work of the block's size, not of every group's (a 10^6-group
     run made and searched 8·10^6 edges for each of its ~2,000 blocks, once per phase:
     issue #42); the same cells, keyed by their groups' global indices."""
+    out: GroupedStatistics = {}
+    found = _cell_entries(table, spec, groups, columns, block)
+    if found is None:
+        return out
+    spec, first, m, bins, n, sums, low, high = found
+    size = high - low
+    used = np.flatnonzero(size)
+    # per column, its cells' sums, or None; and its at-value rows as int64, converted a
+    # column's run of entries at a time (not a cell at a time: the same values), or None
+    kept_of = [sums if c.sums else None for c in spec.columns]
+    at_of: list[np.ndarray | None] = [None] * len(spec.columns)
+    if any(c.at_value for c in spec.columns):
+        at_all = np.zeros(len(bins), dtype=np.int64)  # filled on at-value columns' runs
+        for j, c in enumerate(spec.columns):
+            if c.at_value:
+                a, z = int(low[j * m]), int(high[(j + 1) * m - 1])
+                at_all[a:z] = np.asarray(sums[a:z]).astype(np.int64)
+                at_of[j] = at_all
+    for j, g, lo, hi in zip((used // m).tolist(), (used % m + first).tolist(),
+                            low[used].tolist(), high[used].tolist(), strict=True):
+        kept, at = kept_of[j], at_of[j]
+        out[(g, j)] = CellBins(bins[lo:hi], n[lo:hi], None if kept is None else kept[lo:hi],
+                               None if at is None else at[lo:hi])
+    return out
+
+
+def to_column_arrays(table: Any, spec: StatisticsSpec, groups: int,
+                     columns: tuple[int, int], block: tuple[int, int]
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`to_cells`' cells of one block as column arrays, no object a cell: cell
+    c = j·m + (g − first) (m = end − first groups; j numbered from ``columns``' first)
+    holds the entries at[c]:at[c + 1] of the bins, their rows and their sums (the
+    decode's own arrays: the same values as the cells' — each a slice of these);
+    ``spec``'s columns a … b − 1 must keep sums."""
+    first, end = block
+    found = _cell_entries(table, spec, groups, columns, block)
+    if found is None:
+        empty = np.zeros(0, dtype=np.int64)
+        return (empty, empty, empty,
+                np.zeros((end - first) * (columns[1] - columns[0]) + 1, dtype=np.int64))
+    _, _, _, bins, n, sums, low, high = found
+    at = np.zeros(len(low) + 1, dtype=np.int64)
+    at[:-1], at[-1] = low, high[-1] if len(high) else 0
+    return bins, n, np.asarray(sums), at
+
+
+def _cell_entries(table: Any, spec: StatisticsSpec, groups: int,
+                  columns: tuple[int, int] | None, block: tuple[int, int] | None
+                  ) -> tuple[StatisticsSpec, int, int, np.ndarray, np.ndarray, Any,
+                             np.ndarray, np.ndarray] | None:
+    """The decode :func:`to_cells` and :func:`to_column_arrays` share: (the columns'
+    spec, the first group, m groups, every entry's bin, rows and sums, and each cell
+    c = j·m + (g − first)'s first entry and end), or None without entries; the entries
+    of cell c are [low[c], high[c]) — consecutive cells' ranges meet."""
     order = np.argsort(np.asarray(table.column(PART).to_numpy(), dtype=np.int64))
     blobs = [b.as_buffer() for b in table.column(BLOB)]  # no copies
     wanted = None
@@ -1200,9 +1254,8 @@ def to_cells(table: Any, spec: StatisticsSpec, groups: int,
         whole = key_bases(spec, groups)
         wanted = (int(whole[columns[0]]), int(whole[columns[1]]))
     parts = [from_blob(blobs[i], wanted) for i in order]
-    out: GroupedStatistics = {}
     if not parts:
-        return out
+        return None
     # disjoint ranges in key order: sorted (one range, a block's: its lists as they are) —
     # but a family's words travel in its first word's range (range_blobs), so a range cut
     # inside a family's later words leaves those past the next range's first keys: sorted
@@ -1214,7 +1267,7 @@ def to_cells(table: Any, spec: StatisticsSpec, groups: int,
         keys = keys - wanted[0]
         spec = StatisticsSpec(spec.columns[columns[0]:columns[1]])
         if not len(keys):
-            return out
+            return None
     # cell c = j·m + (g − first) (m = end − first groups) holds the keys
     # [edges[j, g − first], edges[j, g − first + 1]): the cells' edges found in the sorted
     # keys (no division an entry), each entry's bin its key minus its cell's first edge
@@ -1231,23 +1284,7 @@ def to_cells(table: Any, spec: StatisticsSpec, groups: int,
     used = np.flatnonzero(size)
     assert int(size[used].sum()) == len(keys), "a key outside the block's cells"
     bins = keys - np.repeat(starts[used], size[used])
-    # per column, its cells' sums, or None; and its at-value rows as int64, converted a
-    # column's run of entries at a time (not a cell at a time: the same values), or None
-    kept_of = [sums if c.sums else None for c in spec.columns]
-    at_of: list[np.ndarray | None] = [None] * len(spec.columns)
-    if any(c.at_value for c in spec.columns):
-        at_all = np.zeros(len(keys), dtype=np.int64)  # filled on at-value columns' runs
-        for j, c in enumerate(spec.columns):
-            if c.at_value:
-                a, z = int(low[j * m]), int(high[(j + 1) * m - 1])
-                at_all[a:z] = np.asarray(sums[a:z]).astype(np.int64)
-                at_of[j] = at_all
-    for j, g, lo, hi in zip((used // m).tolist(), (used % m + first).tolist(),
-                            low[used].tolist(), high[used].tolist(), strict=True):
-        kept, at = kept_of[j], at_of[j]
-        out[(g, j)] = CellBins(bins[lo:hi], n[lo:hi], None if kept is None else kept[lo:hi],
-                               None if at is None else at[lo:hi])
-    return out
+    return spec, first, m, bins, n, sums, low, high
 
 
 __all__ = [

@@ -1,0 +1,208 @@
+"""Describe's round two of a block as column arrays (issue #42): the block's statistics,
+draws and release kept as one numpy array per field from the decode to the released
+cells, no Python object a cell on the way.
+
+**What it draws.** :func:`finish_columns` is :func:`~dprect.core.aggregates.finish_small`
+of a block where EVERY cell was left to round two and every column takes the pooled
+split around its column's pooled centre (:func:`~dprect.core.aggregates.column_centres`,
+a ``(centre, True)`` anchor): the many-small-groups run, ~10 rows a group, where no group
+reaches a centre of its own (docs/results.md §5.7b). Every cell of column j then searches
+from the one centre c_j — one pair of shared candidate streams a column
+(:func:`~dprect.core.tail_bounds.shared_streams`) — under the one split
+``plan.pooled``, so the block is a handful of column-wide constants and, per cell, its
+statistics' entries, its group's stream and its released count. It returns None (and
+draws nothing) for any other block, and for one the arrays cannot carry exactly (no
+compiled samplers, sources not joinable, a sum of squares, counts past int64, non-int64
+statistics): the caller then runs ``finish_small``.
+
+**The same release, bit for bit.** Cells are taken column by column (cell c = j·m + g,
+m groups: the decode's order) where ``finish_small`` takes them group by group. Each
+group draws from its own stream (a seeded run) and a group's cells are still drawn in
+its columns' order — the lower side, the upper side, the sum noise of column 0, then of
+column 1, … (docs/privacy.md §11, "Draw order") — so every stream gives each cell the
+same bits; groups without a seed share one OS source, whose draws are never reproduced
+(the law is the same in any order). The statistics given the centres are
+:func:`~dprect.core.describe_stats.statistics_of_cells`' (the same cuts, made column by
+column in the same order: :func:`~dprect.core.describe_stats.column_statistics`), the
+draws :func:`~dprect.core.cell_draws.draw_cells`' (the same compiled kernel:
+:func:`~dprect.core.cell_draws.draw_cell_arrays`), the release
+:func:`~dprect.core.aggregates._released_many`'s (the same compiled
+:func:`~dprect.core.release_jit.release_cells` on the same arrays, and a cell it leaves to
+Python released by ``_released`` from that cell's own objects, made for it alone).
+Checked by ``benchmarks/describe_block_draws.py digest`` (every released value of seeded
+runs) and tests/core/test_column_release.py (equal to ``finish_small`` cell for cell).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import cast
+
+import numpy as np
+
+from dprect.core.aggregates import (
+    _RELEASE_LIMIT,
+    BlockDraws,
+    Cell,
+    DescribePlan,
+    _bounds_and_pivots,
+    _noise_scales,
+    _released,
+    _split_of,
+    collector_paused,
+    release_rows_of,
+    released_cells,
+)
+from dprect.core.cell_draws import CellDraw, draw_cell_arrays
+from dprect.core.column_block import ColumnBins
+from dprect.core.describe_stats import CellStatistics, column_statistics, joined_tails_of
+from dprect.core.randomness import JointStreams, RandomSource, kernels
+from dprect.core.tail_bounds import CandidateStream, shared_streams
+
+
+class _Cells:
+    """Cell i's :class:`~dprect.core.cell_draws.CellDraw` made when asked (a draw or a
+    release left to Python), from the block's arrays."""
+
+    def __init__(self, tails: np.ndarray, tail_at: np.ndarray,
+                 pairs: Sequence[tuple[CandidateStream, CandidateStream]], groups: int,
+                 kind: CellDraw) -> None:
+        self.tails, self.tail_at, self.pairs, self.groups = tails, tail_at, pairs, groups
+        self.kind = kind
+
+    def __len__(self) -> int:
+        return len(self.tail_at)
+
+    def __getitem__(self, i: int) -> CellDraw:
+        a, b, e = self.tail_at[i].tolist()
+        lower, upper = self.pairs[i // self.groups]
+        return CellDraw(self.tails[a:b], self.tails[b:e], lower, upper, self.kind.tier,
+                        self.kind.noises, i % self.groups)
+
+
+def _fits(values: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """``values`` as int64 (0 where one does not fit) and whether each fits."""
+    try:
+        return np.array(values, dtype=np.int64), np.ones(len(values), dtype=bool)
+    except OverflowError:
+        ok = np.array([-(1 << 63) <= v < (1 << 63) for v in values], dtype=bool)
+        return np.array([v if fit else 0 for v, fit in zip(values, ok.tolist(), strict=True)],
+                        dtype=np.int64), ok
+
+
+@collector_paused
+def finish_columns(plan: DescribePlan, anchors: Sequence[tuple[float, bool]],
+                   block: ColumnBins, draws: BlockDraws) -> ReleasedColumns | None:
+    """:func:`~dprect.core.aggregates.finish_small` of a block whose every cell takes the
+    pooled split (module notes), as column arrays: the same cells
+    (:meth:`ReleasedColumns.rows`), or None — nothing drawn — where the block is not such
+    a block or the arrays cannot carry it."""
+    m, columns, tier = block.groups, block.columns, plan.pooled
+    if (kernels() is None or tier is None or not plan.statistics
+            or plan.squares_scale is not None or len(anchors) != columns
+            or not all(pooled for _, pooled in anchors) or len(draws.cells) != m
+            or any(map(any, draws.cells))  # a cell drawn in round one (a Cell is true)
+            or any(None in row for row in draws.counts)
+            or not block.bins.dtype == block.counts.dtype == block.sums.dtype == np.int64):
+        return None
+    scales = _noise_scales(plan, tier)
+    if len(scales) != 1:
+        return None
+    try:  # the released counts, cell c = j·m + g
+        noisy = np.array(draws.counts, dtype=np.int64).reshape(m, columns).T.ravel()
+    except OverflowError:
+        return None
+    # every group has cells left (all of them): its second stream, in group order
+    sources = RandomSource.streams(draws.resume)
+    if not JointStreams.possible(sources):
+        return None
+    from dprect.core import release_jit  # loaded with the compiled samplers (numba)
+
+    n = m * columns
+    centres = [float(c) for c, _ in anchors]
+    pairs = [shared_streams(c) for c in centres]
+    keys, counts, sums, at = column_statistics(block.bins, block.counts, block.sums,
+                                               block.at, m, pairs)
+    tails, tail_at = joined_tails_of(keys, counts, at)
+    made = np.array([(lo.count, hi.count) for lo, hi in pairs], dtype=np.int64)
+    kind = CellDraw(tails[0:0], tails[0:0], pairs[0][0], pairs[0][1], tier, scales, 0)
+    cells = _Cells(tails, tail_at, pairs, m, kind)
+    steps, noise_list = draw_cell_arrays(
+        cast(Sequence[CellDraw], cells), sources, [kind], np.zeros(n, dtype=np.int64),
+        np.tile(np.arange(m, dtype=np.int64), columns), (tails, tail_at),
+        np.repeat(made, m, axis=0))
+    # the release's arrays (_release_columns' for these cells)
+    k_bits, eps_s, share = _split_of(plan, tier)
+    noise, fit = _fits(noise_list)
+    limit = _RELEASE_LIMIT
+    good = (fit & (-limit < noise) & (noise < limit) & (-limit < noisy) & (noisy < limit)
+            & (k_bits >= 0))
+    sizes = np.diff(at)
+    if good.all():
+        r_keys, r_counts, r_sums, r_at = keys, counts, sums, at
+    else:
+        keep = np.repeat(good, sizes)
+        r_keys, r_counts, r_sums = keys[keep], counts[keep], sums[keep]
+        r_at = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.where(good, sizes, 0), out=r_at[1:])
+    ints, given, sides = release_rows_of(
+        good, steps, noisy, noise, np.full(n, k_bits, dtype=np.int64),
+        np.repeat(np.array(centres, dtype=np.float64), m), np.full(n, share),
+        np.full(n, eps_s), lambda ok: ([pairs[i // m][0] for i in ok],
+                                       [pairs[i // m][1] for i in ok]))
+    f = _bounds_and_pivots(plan, sides, given, ints[:, 4] >= 0)
+    status, values = release_jit.release_cells(
+        r_keys, r_counts, r_sums, r_at, ints[:, 0].copy(), ints[:, 1].copy(), f,
+        ints[:, 2].copy(), ints[:, 3].copy(), given[:, 2].copy(), ints[:, 4].copy(),
+        plan.count_epsilon, plan.interval_level, "sum" in plan.statistics,
+        "mean" in plan.statistics)
+    python: dict[int, Cell] = {}
+    for i in np.flatnonzero(status != release_jit.DONE).tolist():  # left to Python
+        a, z = int(at[i]), int(at[i + 1])
+        stats = CellStatistics(keys[a:z], counts[a:z], sums[a:z],
+                               pairs[i // m] if z > a else None)
+        python[i] = _released(plan, cells[i], centres[i // m], stats,
+                              draws.counts[i % m][i // m], int(steps[i, 0]), int(steps[i, 1]),
+                              [noise_list[i]])[0]
+    return ReleasedColumns(tuple(plan.statistics), m, columns, f[:, :2].copy(),
+                           ints[:, 2].copy(), values, python)
+
+
+@dataclass(frozen=True)
+class ReleasedColumns:
+    """A block's released cells as column arrays — what leaves an executor (pickled: a
+    few arrays, not an object a cell): cell c = j·``groups`` + g's bounds (L, U), its
+    released count ñ and the compiled release's ``values`` row
+    (:func:`~dprect.core.release_jit.release_cells`), and the cells released in Python
+    (``python``: c → its :class:`~dprect.core.aggregates.Cell`). :meth:`rows` makes the
+    very cells ``finish_small`` returns (:func:`~dprect.core.aggregates.released_cells`,
+    the fields made as :func:`~dprect.core.aggregates._released_many` makes them)."""
+
+    statistics: tuple[str, ...]
+    groups: int
+    columns: int
+    bounds: np.ndarray
+    noisy: np.ndarray
+    values: np.ndarray
+    python: dict[int, Cell]
+
+    def __len__(self) -> int:
+        """The block's groups (as the released rows' number)."""
+        return self.groups
+
+    def rows(self) -> list[list[Cell]]:
+        """The released cells, ``[group][column]``."""
+        out = released_cells(self.statistics, self.bounds, self.noisy, self.values)
+        for i, cell in self.python.items():
+            out[i] = cell
+        m = self.groups
+        return [out[g::m] for g in range(m)]
+
+
+def released_rows(done: list[list[Cell]] | ReleasedColumns) -> list[list[Cell]]:
+    """A block's released cells ``[group][column]``, whichever form its draw returned."""
+    return done.rows() if isinstance(done, ReleasedColumns) else done
+
+
+__all__ = ["ReleasedColumns", "finish_columns", "released_rows"]

@@ -1,0 +1,197 @@
+"""Describe's round two of an all-pooled block as column arrays
+(dprect.core.column_release.finish_columns) releases what finish_small releases from the
+block's objects, cell for cell (every field, by repr), for a seed: blocks of small groups
+(every cell pooled) with groups without rows, a column without rows, heavy and spread
+groups, a sum-only and a bounds-only plan; seeded and from OS entropy (then the shape and
+laws only). A block it cannot carry (a cell of the plan's own split, a variance's squares,
+no compiled samplers) gets None and nothing is drawn."""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+
+from dprect.core import aggregates, randomness
+from dprect.core import random_jit as jit
+from dprect.core.aggregates import describe_block, finish_small, plan_describe
+from dprect.core.column_block import ColumnBins
+from dprect.core.column_release import finish_columns
+from dprect.core.describe_stats import BinBlock, BinStatistics, bin_statistics
+from dprect.core.randomness import RandomSource
+
+
+@pytest.fixture(autouse=True)
+def compiled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiled samplers from the first draw."""
+    monkeypatch.setattr(randomness, "_KERNELS", jit)
+
+
+def _bins(seed: int, groups: int, columns: int, rows: int, empty_column: bool
+          ) -> dict[tuple[int, int], BinStatistics]:
+    """A block's cells: a few rows a group (some groups none), per column a scale."""
+    gen = np.random.default_rng(seed)
+    out = {}
+    for j in range(columns):
+        if empty_column and j == columns - 1:
+            continue
+        shift, scale = gen.normal(0.0, 50.0), [0.01, 1.0, 300.0, 1e6][j % 4]
+        for g in range(groups):
+            n = int(gen.poisson(rows)) if g % 5 else 0
+            if n:
+                x = shift + scale * gen.standard_normal(n)
+                if g % 11 == 1:
+                    x = np.round(x)  # ties
+                out[(g, j)] = bin_statistics(x)
+    return out
+
+
+def _columns(bins: dict[tuple[int, int], BinStatistics], groups: int, columns: int
+             ) -> ColumnBins:
+    """The cells joined column by column (cell c = j·groups + g), as the decode has them."""
+    empty = BinStatistics(*(np.zeros(0, dtype=np.int64),) * 3)
+    cells = [bins.get((g, j), empty) for j in range(columns) for g in range(groups)]
+    at = np.zeros(len(cells) + 1, dtype=np.int64)
+    np.cumsum([len(c.bins) for c in cells], out=at[1:])
+    joined = [np.concatenate([np.zeros(0, dtype=np.int64)]
+                             + [np.asarray(getattr(c, f), dtype=np.int64) for c in cells])
+              for f in ("bins", "counts", "sums")]
+    return ColumnBins(*joined, at, groups, columns)
+
+
+def _round_one(plan: aggregates.DescribePlan, bins: dict[tuple[int, int], BinStatistics],
+               groups: int, columns: int, seed: int | None
+               ) -> tuple[aggregates.BlockDraws, list[tuple[float, bool]]]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rng = RandomSource(seed=seed) if seed is not None else RandomSource()
+    seeds = rng.stream_seeds(groups) if seed is not None else [None] * groups
+    draws = describe_block(plan, BinBlock(bins, groups, columns), seeds)
+    # each column's pooled centre (a run's is drawn from every block's pools: one
+    # block's rows are too few here), one of them 0.0
+    anchors = [(c, True) for c in (48.0, 0.0, -3.25, 1.0e6, 7.0e-5)[:columns]]
+    return draws, anchors
+
+
+def _text(cells: list[list[aggregates.Cell]]) -> list[str]:
+    return [repr(c) for row in cells for c in row]
+
+
+@pytest.mark.parametrize(("seed", "statistics", "empty_column"), [
+    (1, ("count", "sum", "mean"), False), (2, ("count", "sum", "mean"), True),
+    (3, ("sum",), False), (4, ("mean",), True), (5, ("count", "mean"), False)])
+def test_column_arrays_release_what_the_objects_release(seed: int, statistics: tuple[str, ...],
+                                                        empty_column: bool) -> None:
+    groups, columns = 97, 4
+    plan = plan_describe(1.0, columns, statistics=statistics)
+    bins = _bins(seed, groups, columns, 3, empty_column)
+    draws, anchors = _round_one(plan, bins, groups, columns, seed)
+    assert all(c is None for row in draws.cells for c in row)  # every cell pooled
+    want = finish_small(plan, anchors, BinBlock(bins, groups, columns), draws)
+    made = finish_columns(plan, anchors, _columns(bins, groups, columns), draws)
+    assert made is not None
+    got = pickle.loads(pickle.dumps(made)).rows()  # as it reaches the driver
+    assert _text(got) == _text(want)
+    assert len({(c.lower, c.upper) for row in got for c in row}) > 10  # real draws
+
+
+def test_an_unseeded_block_releases_every_cell() -> None:
+    groups, columns = 64, 3
+    plan = plan_describe(1.0, columns)
+    bins = _bins(9, groups, columns, 3, False)
+    draws, anchors = _round_one(plan, bins, groups, columns, None)
+    made = finish_columns(plan, anchors, _columns(bins, groups, columns), draws)
+    assert made is not None and len(made) == groups
+    got = made.rows()
+    assert all(len(row) == columns and all(c.lower <= c.upper for c in row) for row in got)
+
+
+def test_a_block_the_arrays_cannot_carry_is_left_to_finish_small(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    groups, columns = 40, 2
+    bins = _bins(4, groups, columns, 3, False)
+    for statistics in (("count", "mean", "variance"), ("count",)):  # squares; no sum noise
+        plan = plan_describe(1.0, columns, statistics=statistics)
+        draws, anchors = _round_one(plan, bins, groups, columns, 4)
+        assert finish_columns(plan, anchors, _columns(bins, groups, columns), draws) is None
+    plan = plan_describe(1.0, columns)
+    draws, anchors = _round_one(plan, bins, groups, columns, 4)
+    # a column whose cells search from their own centres (an anchor, not pooled)
+    assert finish_columns(plan, [(a, False) for a, _ in anchors],
+                          _columns(bins, groups, columns), draws) is None
+    monkeypatch.setattr(randomness, "_KERNELS", None)  # no compiled samplers
+    monkeypatch.setattr(randomness, "kernels", lambda: None)
+    monkeypatch.setattr("dprect.core.column_release.kernels", lambda: None)
+    assert finish_columns(plan, anchors, _columns(bins, groups, columns), draws) is None
+
+
+@pytest.mark.parametrize(("seed", "rows"), [(1, 3), (2, 1500), (3, 8000)])
+def test_round_one_reads_the_same_from_column_arrays(seed: int, rows: int) -> None:
+    """describe_block of a ColumnBlock (the column arrays) draws what it draws from the
+    BinBlock of the same cells — counts, splits, centres, second seeds, the own split's
+    cells, means and each column's pooled histogram — for small groups (pooled), middling
+    ones and groups large enough for centres of their own (the own split's statistics
+    made for those cells alone)."""
+    from dprect.core.column_block import ColumnBlock
+
+    groups, columns = 30, 3
+    plan = plan_describe(1.0, columns)
+    bins = _bins(seed, groups, columns, rows, seed == 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        seeds = RandomSource(seed=seed).stream_seeds(groups)
+    want = describe_block(plan, BinBlock(bins, groups, columns), seeds)
+    got = describe_block(plan, ColumnBlock(_columns(bins, groups, columns)), seeds)
+    for name in ("cells", "tiers", "centres", "counts", "resume", "means"):
+        assert repr(getattr(got, name)) == repr(getattr(want, name)), name
+    assert got.pooled.keys() == want.pooled.keys()
+    for j, (keys, counts) in want.pooled.items():
+        assert got.pooled[j][0].tolist() == keys.tolist()
+        assert got.pooled[j][1].tolist() == counts.tolist()
+    if rows == 8000:  # some cells of the plan's own split, released here
+        assert any(c is not None for row in got.cells for c in row)
+    if rows == 1500:  # centres of their own, cells of smaller splits
+        assert any(c is not None for row in got.centres for c in row)
+    if rows == 3:
+        assert got.pooled and all(c is None for row in got.cells for c in row)
+
+
+def test_cells_the_compiled_release_leaves_to_python_are_released_alike(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the compiled release's integer limit lowered (both routes read their own
+    copy), the cells whose ñ or sum noise passes it are cut out of the arrays and
+    released in Python (ReleasedColumns.python): the same cells as finish_small's."""
+    from dprect.core import column_release
+
+    groups, columns = 97, 3
+    plan = plan_describe(1.0, columns)
+    bins = _bins(6, groups, columns, 3, False)
+    draws, anchors = _round_one(plan, bins, groups, columns, 6)
+    limit = 1 << 33  # about a third of the sum noises (scale ~2^30 / 0.13) pass it
+    monkeypatch.setattr(aggregates, "_RELEASE_LIMIT", limit)
+    monkeypatch.setattr(column_release, "_RELEASE_LIMIT", limit)
+    want = finish_small(plan, anchors, BinBlock(bins, groups, columns), draws)
+    made = finish_columns(plan, anchors, _columns(bins, groups, columns), draws)
+    assert made is not None
+    assert 0 < len(made.python) < groups * columns
+    assert _text(pickle.loads(pickle.dumps(made)).rows()) == _text(want)
+
+
+def test_a_blocks_pooled_rows_are_the_clipped_counts_of_its_pooled_cells() -> None:
+    """small_pools' rows per column: Σ max(ñ, 0) over the column's cells of the anchored
+    split — on arrays, and cell by cell where a count is missing (a bounds-alone plan) or
+    past int64."""
+    from dprect.core.aggregates import BlockDraws, _pooled_rows
+
+    empty = (np.zeros(0, dtype=np.int64),) * 2
+    tiers = [[4, 0], [4, 4], [1, 4], [4, 4]]
+    for counts, want in (([[5, 9], [-3, 2], [7, 1 << 70], [2, 8]], {0: 7, 1: 10 + (1 << 70)}),
+                         ([[5, 9], [-3, 2], [7, 11], [2, 8]], {0: 7, 1: 21}),
+                         ([[None, None]] * 4, {0: 0, 1: 0})):
+        draws = BlockDraws([[None, None]] * 4, tiers, [[None, None]] * 4, counts,
+                           [None] * 4, [[None, None]] * 4, {0: empty, 1: empty})
+        assert _pooled_rows(draws, 4) == want
