@@ -16,6 +16,9 @@ box against composition on §1's own metric:
   no early stop), composition and the box on the same datasets, and their mean
   misclassified count.
 
+Also per method: the trials whose rectangle leaves T (a side past T's, possible for the box:
+its sides land up to one step past a hard edge) and the farthest such side, in T's width.
+
 Writes ``sample_complexity_auto.json`` (docs/figures/, or benchmarks/output/ with
 ``--quick``: one trial)."""
 
@@ -34,6 +37,7 @@ from sample_complexity import (
     Setup,
     domains_for,
     large_sizes,
+    leaves_truth,
     make_plans,
     misclassified,
     miss_rate,
@@ -72,6 +76,16 @@ def _run(setup: Setup, p: Plan, columns: list[np.ndarray], seed: int) -> Outcome
     return Outcome(tuple(res.lower_index), tuple(res.upper_index), False)
 
 
+def past_truth(setup: Setup, out: Outcome) -> float:
+    """The farthest a side lies past T's side, in T's width (0: every side inside T;
+    §1 has no negatives, so a side past T costs nothing there but would on a table with
+    negatives beyond T)."""
+    t_lo, t_hi = setup.truth
+    width = t_hi - t_lo + 1
+    past = [max(0, t_lo - lo, hi - t_hi) for lo, hi in zip(out.lo, out.hi, strict=True)]
+    return max(past) / width
+
+
 def cell(setup: Setup, d: int, n: int, datasets: list[tuple[Any, ...]], kind: str
          ) -> dict[str, Any] | None:
     """Composition and auto's box at (d, n) on ``datasets`` ((data key, comp seed, box
@@ -91,13 +105,17 @@ def cell(setup: Setup, d: int, n: int, datasets: list[tuple[Any, ...]], kind: st
                               ("quantiles", chosen, box_seed)):
             res = _run(setup, p, columns, seed)
             rows[name].append({"misclassified": misclassified(columns, res),
-                               "error": miss_rate(setup, res)})
+                               "error": miss_rate(setup, res),
+                               "leaves_truth": leaves_truth(setup, res),
+                               "past_truth": past_truth(setup, res)})
         del columns
     for name, r in rows.items():
         err = [x["error"] for x in r]
         out[name] = {"misclassified": stats([x["misclassified"] for x in r]),
                      "error": stats(err),
                      "passes_0.05": int(sum(e <= setup.target_error for e in err)),
+                     "trials_leaving_truth": int(sum(x["leaves_truth"] for x in r)),
+                     "past_truth_max": max(x["past_truth"] for x in r),
                      "trials": len(r)}
     return out
 
@@ -143,7 +161,8 @@ def _line(c: dict[str, Any] | None) -> str:
         r = c[name]
         parts.append(f"{name}: {r['misclassified']['mean']:,.0f} ± {r['misclassified']['sd']:,.0f}"
                      f" ({100 * r['error']['mean']:.2f}%, ≤0.05 in {r['passes_0.05']}/"
-                     f"{r['trials']}; planned {100 * c['planned_share'][name]:.1f}%)")
+                     f"{r['trials']}; planned {100 * c['planned_share'][name]:.1f}%; past T "
+                     f"in {r['trials_leaving_truth']}, ≤ {r['past_truth_max']:.4f} of T)")
     return "  ".join(parts)
 
 
