@@ -240,6 +240,13 @@ bench-high-d: setup
 bench-sample: setup
 	$(BIN)/python benchmarks/sample_complexity.py
 
+# §1's cells where auto at a public N takes the quantile box (issue #44): the box beside
+# composition on the same datasets and seeds; rewrites docs/figures/sample_complexity_auto.json
+# (about 7 min on this machine; --quick: one trial into benchmarks/output/).
+.PHONY: bench-sample-auto
+bench-sample-auto: setup
+	cd benchmarks && ../$(BIN)/python sample_complexity_auto.py
+
 audit: setup
 	$(BIN)/python benchmarks/privacy_audit.py
 

@@ -186,15 +186,29 @@ def test_quantiles_guarantee_is_the_composition_of_its_mechanisms() -> None:
 
 
 def test_auto_runs_the_aimed_box_on_a_large_table_and_the_old_choice_without_n() -> None:
-    """At flights' N and d the box aims at ⌊N/50⌋ rows a side and is predicted to miss no
-    more than composition plus that aim: auto runs it with a stated miss target; by
-    default it keeps composition, which is predicted to miss fewer positives (the box
-    only where it misses clearly fewer, planner._safe_choice); without N (no count: a
-    classes' fit) the box is no candidate."""
+    """At flights' N and d the box aims at ⌊N/50⌋ rows a side and is predicted to miss
+    more positives than composition (7.5% against 4.6%) but no more than composition plus
+    that aim: auto runs it with a stated miss target, and — MOVED in s32 (issue #44's
+    default allowance, planner.box_excess_allowed) — by default too: its excess, 2.8% of
+    N, is within min(composition's miss, 4% of N). On flights itself at ε = 1 the box's
+    balanced error is 0.458 against composition's 0.490 (docs/results.md §4.1: the positives
+    it gives up lie in tails that hold more of the negatives). At ε = 4 composition's
+    predicted miss (1.2%) is below the excess (6.2%) and auto keeps composition. Without N
+    (no count: a classes' fit) the box is no candidate."""
+    from dprect.core.planner import AUTO_BOX_EXCESS, AUTO_BOX_RELATIVE, box_excess_allowed
+
     doms = [IntegerRange(0, 2359)] * 6
     default = plan(epsilon=1.0, delta=1e-6, domains=doms, positives=80_100)
-    assert default.chosen.method == "composition"
-    assert "it is predicted to miss at most 0.9 times" in default.table()
+    assert default.chosen.method == "quantiles"
+    assert "exceeds the other choice's by at most min(that choice's miss, 4% of N)" \
+        in default.table()
+    q, comp = default.candidates["quantiles"], default.candidates["composition"]
+    excess = predicted_at(q, 80_100) - predicted_at(comp, 80_100)
+    assert 0 < excess <= min(AUTO_BOX_RELATIVE * predicted_at(comp, 80_100),
+                             AUTO_BOX_EXCESS * 80_100)
+    assert box_excess_allowed(q, predicted_at(comp, 80_100), 80_100)
+    strong = plan(epsilon=4.0, delta=1e-6, domains=doms, positives=80_100)
+    assert strong.chosen.method == "composition"
     p = plan(epsilon=1.0, delta=1e-6, domains=doms, positives=80_100, target_miss=0.02)
     assert p.chosen.method == "quantiles"
     assert "aims at 1,602 clipped rows" in p.table()
