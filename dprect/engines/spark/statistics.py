@@ -694,9 +694,10 @@ def _merge_sorted(parts: Sequence[Lists]) -> Lists:
 
 def _merge_words(parts: Sequence[Words]) -> Words:
     """Partial (key, count, [sum of each word]) lists, each sorted and unique, every part
-    with the same words, summed by key: merged in one pass (``describe_jit``'s
-    :func:`merge_words`: a heap of the parts' next keys, each entry written once; a
-    family's words merged together, its keys and counts once) where it runs here and
+    with the same words, summed by key: merged compiled (``describe_jit``'s
+    :func:`merge_words`: a heap of the parts' next keys, or from eight parts windows of
+    sorted words, each entry written once; a family's words merged together, its keys
+    and counts once) where it runs here and
     every sum stays an int64 (no key can reach
     :data:`~dprect.core.describe_stats.EXACT_ROWS` rows: the parts' largest counts add up
     to less), else — or when a part is not strictly increasing — by a sort
