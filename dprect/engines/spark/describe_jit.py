@@ -53,7 +53,7 @@ from dprect.engines.jit import compile_kernel
 
 #: checked by the kernel that calls :func:`column_bins` (it travels by value, this module
 #: is imported on the executor: a different installed version is not used)
-VERSION = 6
+VERSION = 7
 
 def _two_sided_bins(bits: np.ndarray, group: np.ndarray, groups: int, shift: int,
                     zero_bin: int, drop: int, limit: int, words: np.ndarray) -> Any:
@@ -367,8 +367,7 @@ def merge_words(parts: Sequence[tuple[np.ndarray, np.ndarray, Sequence[np.ndarra
     (:func:`_windowed`), else — or where those words would not fit — in one pass of a
     heap (:func:`_merge_words`); the same lists either way. None without numba or when a
     list is not strictly increasing (the caller sorts)."""
-    fn = compile_kernel(_merge_words)
-    if fn is None or not parts:
+    if compile_kernel(_merge_words) is None or not parts:
         return None
     sizes = np.array([0, *(len(p[0]) for p in parts)], dtype=np.int64)
     keys, counts = (np.concatenate([np.asarray(p[i], dtype=np.int64) for p in parts])
@@ -377,8 +376,20 @@ def merge_words(parts: Sequence[tuple[np.ndarray, np.ndarray, Sequence[np.ndarra
     sums = np.empty((words, len(keys)), dtype=np.int64)
     for x in range(words):
         np.concatenate([np.asarray(p[2][x], dtype=np.int64) for p in parts], out=sums[x])
-    offsets = np.cumsum(sizes)
-    got = _windowed(keys, counts, sums, offsets) if len(parts) >= WINDOW_LISTS else None
+    return merge_flat(keys, counts, sums, np.cumsum(sizes))
+
+
+def merge_flat(keys: np.ndarray, counts: np.ndarray, sums: np.ndarray, offsets: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]] | None:
+    """:func:`merge_words` of lists laid end to end: list i is entries
+    ``offsets[i]`` … ``offsets[i + 1]`` − 1 (``offsets[0]`` = 0) of the int64 ``keys``,
+    ``counts`` and each row of the (words, n) int64 table ``sums`` (a range's partial
+    lists decoded in place, no concatenation: ``statistics._merged_segments``). None
+    without numba or when a list is not strictly increasing."""
+    fn = compile_kernel(_merge_words)
+    if fn is None:
+        return None
+    got = _windowed(keys, counts, sums, offsets) if len(offsets) > WINDOW_LISTS else None
     ok, k, n, s = fn(keys, counts, sums, offsets) if got is None else got
     return (k, n, list(s)) if ok else None
 
@@ -566,5 +577,5 @@ def column_bins(values: np.ndarray, group: np.ndarray, groups: int, shift: int,
     return None if got is None else (got[0], got[1], got[2], got[3][0])
 
 
-__all__ = ["VERSION", "column_bins", "column_words", "compiled", "merge_many", "merge_sorted",
-           "merge_two", "merge_words", "packed_count"]
+__all__ = ["VERSION", "column_bins", "column_words", "compiled", "merge_flat", "merge_many",
+           "merge_sorted", "merge_two", "merge_words", "packed_count"]
