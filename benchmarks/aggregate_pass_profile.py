@@ -76,8 +76,11 @@ STAGES: dict[str, list[tuple[str, str, str]]] = {
     ],
     "merge": [
         ("the whole applyInArrow body", "statistics.py", "merge_blobs"),
-        ("  decompress", "statistics.py", "_read"),
-        ("  merges (k-way, a segment at a time)", "statistics.py", "_merge_words"),
+        ("  a run's segments decoded in place and merged", "statistics.py", "_merge_flat"),
+        ("    merged (windows of sorted words, from 8 lists)", "describe_jit.py",
+         "_windowed"),
+        ("  decompress (a run merged apart)", "statistics.py", "_read"),
+        ("  merges (a run merged apart)", "statistics.py", "_merge_words"),
         ("  compress", "statistics.py", "_segment"),
     ],
     "draws": [

@@ -194,3 +194,58 @@ def test_a_segment_of_few_entries_and_zero_rows_reads_back(n) -> None:
         k, c, s = from_blob(kernel.to_blob(keys, counts, sums)[0].as_py())
         assert k.tolist() == keys.tolist() and c.tolist() == counts.tolist()
         assert [int(v) for v in s] == [int(v) for v in sums]
+
+
+def test_many_sends_merge_decoded_in_place_to_the_same_bytes(monkeypatch) -> None:
+    """A range's many partial blobs (a send a chunk: more than the windowed merge's
+    WINDOW_LISTS) are decoded run by run into one flat list each and merged there
+    (``_merge_flat``; no concatenation of decoded parts): the merged blobs are the same
+    bytes as each segment decoded apart and merged by ``_merge_words``, and their cells
+    those of one send at the end."""
+    from dprect.engines.spark import describe_jit
+
+    spec = mixed_spec([QUERY.spec([SEARCH_GRID, SEARCH_GRID], ["variance"]),
+                       QUANTILES.spec([DecimalGrid(5), DecimalGrid(5)])])
+    columns = ["x", "y", "x", "y"]
+    batches = _batches(12000, 9)
+    kern, once = _pass(spec, columns, batches, ranges=2)
+    monkeypatch.setattr(kernel, "CHUNK_VALUES", 4 * 500)
+    monkeypatch.setattr(kernel, "HELD_ENTRIES", 600)
+    monkeypatch.setattr(kernel, "KEPT_ENTRIES", 300)
+    kern, often = _pass(spec, columns, batches, ranges=2)
+    assert max(_columns_of(often).count(c) for c in _columns_of(often)) >= 1
+    assert len(often) >= 2 * describe_jit.WINDOW_LISTS
+    calls: list[int] = []
+    real = kernel._merge_flat
+    monkeypatch.setattr(kernel, "_merge_flat",
+                        lambda run: (calls.append(len(run)), real(run))[1])
+    flat = _merged(often)
+    assert calls and max(calls) > describe_jit.WINDOW_LISTS
+    monkeypatch.setattr(kernel, "_merge_flat", lambda run: None)  # each segment apart
+    apart = _merged(often)
+    assert flat.column(BLOB).to_pylist() == apart.column(BLOB).to_pylist()
+    _same_cells(to_cells(flat, kern, GROUPS), to_cells(_merged(once), kern, GROUPS))
+
+
+@pytest.mark.parametrize("high", [1 << 40, 1 << 70])
+def test_sums_with_a_high_word_merge_decoded_in_place_or_apart(high) -> None:
+    """Sums past 2^32 (a high word: joined in int64, merged in place) and past int64
+    (Python integers, over counts past 2^33 rows: ``_merge_flat`` declines, each segment
+    merged apart by the sort) over many blobs of one range: the exact sums and counts."""
+    keys = np.arange(0, 60, 3, dtype=np.int64)
+    rows = 1 << (28 if high < 1 << 62 else 34)
+    blobs = []
+    for i in range(10):
+        sums = np.array([high + i * 7 + j for j in range(len(keys))], dtype=object)
+        counts = np.full(len(keys), rows + i, dtype=np.int64)
+        if high < 1 << 62:
+            sums = sums.astype(np.int64)
+        blobs.append(kernel.to_blob(keys[i % 3:], counts[i % 3:], sums[i % 3:])[0].as_py())
+    table = pa.table({PART: pa.array([0] * len(blobs), pa.int32()),
+                      BLOB: pa.array(blobs, pa.binary())})
+    k, c, s = from_blob(merge_blobs(table).column(BLOB)[0].as_py())
+    assert k.tolist() == keys.tolist()
+    for at, key in enumerate(keys.tolist()):
+        have = [i for i in range(10) if key >= 3 * (i % 3)]
+        assert int(c[at]) == sum(rows + i for i in have)
+        assert int(s[at]) == sum(high + i * 7 + key // 3 for i in have)

@@ -329,6 +329,56 @@ def test_the_one_pass_merge_of_several_words_equals_the_sort_word_by_word():
     assert describe_jit.merge_two((ok, ok, [ok, ok]), (k, k, [k, k])) is None
 
 
+def test_the_windowed_merge_of_many_lists_equals_the_heap_and_the_sort(monkeypatch):
+    """A range's many partial lists (from WINDOW_LISTS: about 40 at 10^7 rows) are merged by
+    windows of sorted words (each entry's key offset in its window with its index,
+    numpy's sort a window, the runs read once): the same keys, counts and every word's
+    sums as the heap's one pass and as the sort of the concatenation — with windows of a
+    few entries or of every entry, keys spanning a few values or 2^61 (the windows'
+    width clamped so a word fits an int64), empty lists among them; and a list whose
+    keys do not strictly increase is refused (None) as the heap refuses it."""
+    from dprect.engines.jit import compile_kernel
+
+    heap = compile_kernel(describe_jit._merge_words)
+    assert heap is not None
+    ran: list[int] = []
+    real = describe_jit._windowed
+    monkeypatch.setattr(describe_jit, "_windowed",
+                        lambda *a: (ran.append(1), real(*a))[1])
+    rs = np.random.default_rng(41)
+    for trial in range(120):
+        monkeypatch.setattr(describe_jit, "WINDOW_ENTRIES",
+                            int(rs.choice([1, 7, 1 << 18])))
+        words = int(rs.integers(1, 4))
+        span = int(rs.choice([3, 5000, 1 << 40, 1 << 61]))
+        lists = []
+        for _ in range(int(rs.integers(describe_jit.WINDOW_LISTS, 45))):
+            size = int(rs.integers(0, 600)) if rs.random() < 0.9 else 0
+            k = np.unique(rs.integers(0, span, size)) + int(rs.integers(0, 1 << 20))
+            lists.append((k, rs.integers(1, 1 << 20, len(k)),
+                          [rs.integers(-(1 << 40), 1 << 40, len(k)) for _ in range(words)]))
+        ran.clear()
+        got = describe_jit.merge_words(lists)
+        assert got is not None and ran == [1], trial
+        sizes = np.cumsum([0, *(len(k) for k, _, _ in lists)])
+        ok, k2, n2, s2 = heap(np.concatenate([k for k, _, _ in lists]).astype(np.int64),
+                              np.concatenate([n for _, n, _ in lists]).astype(np.int64),
+                              np.array([np.concatenate([s[x] for _, _, s in lists])
+                                        for x in range(words)], dtype=np.int64),
+                              sizes.astype(np.int64))
+        assert ok
+        assert np.array_equal(got[0], k2) and np.array_equal(got[1], n2), trial
+        for x in range(words):
+            assert np.array_equal(got[2][x], s2[x]), trial
+            want = spark_describe._merge([(k, n, s[x]) for k, n, s in lists])
+            assert np.array_equal(got[0], want[0]) and np.array_equal(got[2][x], want[2])
+    ok = np.array([1, 2])
+    bad = np.array([1, 3, 3])
+    many = [(ok, ok, [ok])] * (describe_jit.WINDOW_LISTS - 1)
+    assert describe_jit.merge_words([*many, (bad, bad, [bad])]) is None
+    assert describe_jit.merge_words([(bad, bad, [bad]), *many]) is None
+
+
 def test_a_partitions_blobs_split_each_columns_sums_once(monkeypatch):
     """The ranges' blobs of a partition: each kernel column's sums are split into their two
     words once (not once per range), each row written once, narrowed, into the codec's

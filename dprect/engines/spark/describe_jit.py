@@ -23,9 +23,13 @@ The tables have at most ``limit`` cells; when the groups times the spans would n
 
 It also merges a column's running total with each chunk's lists (:func:`merge_sorted`:
 both in key order, one linear pass, where numpy would sort their concatenation; a
-family's several words: :func:`merge_two`), and a range's partial lists in one k-way
-pass (:func:`merge_words`: a heap of the lists' next keys; a column's significands and
-its squares' two words, which share their keys and counts, merged together). And it makes
+family's several words: :func:`merge_two`), and a range's partial lists
+(:func:`merge_words`: a heap of the lists' next keys — log2(k) sift levels an entry,
+~70 ns at the ~40 lists of a range at 10^7 rows — or, from :data:`WINDOW_LISTS` lists,
+windows of sorted words, each entry's key offset in its window with its index, a
+window sorted by numpy in the cache and its runs read once: ~35 ns whatever k; a
+column's significands and its squares' two words, which share their keys and counts,
+merged together; the same lists either way). And it makes
 and reads a decimal grid chunk's packed words around numpy's sort (:func:`packed_count`:
 the quantiles' (group, cell) pairs with their at-value bit, counted).
 
@@ -49,7 +53,7 @@ from dprect.engines.jit import compile_kernel
 
 #: checked by the kernel that calls :func:`column_bins` (it travels by value, this module
 #: is imported on the executor: a different installed version is not used)
-VERSION = 6
+VERSION = 7
 
 def _two_sided_bins(bits: np.ndarray, group: np.ndarray, groups: int, shift: int,
                     zero_bin: int, drop: int, limit: int, words: np.ndarray) -> Any:
@@ -247,14 +251,123 @@ def _merge_words(keys: np.ndarray, counts: np.ndarray, sums: np.ndarray,
     return True, out_k[:r + 1], out_n[:r + 1], out_s[:, :r + 1]
 
 
+#: the windowed merge (:func:`_window_words`) sorts windows of about this many entries (a
+#: window's words, counts and sums stay in the cache while it is sorted and read)
+WINDOW_ENTRIES = 1 << 18
+#: and runs from this many lists (fewer: the heap, :func:`_merge_words`, is as fast)
+WINDOW_LISTS = 8
+
+
+def _window_words(keys: np.ndarray, offsets: np.ndarray, low: int, shift: int,
+                  windows: int, index_bits: int) -> Any:
+    """(ok, words, starts): every entry t of the k lists ``keys[offsets[i]:offsets[i+1]]``
+    (``offsets[0]`` = 0) as the word ((key − low) mod 2^shift) << index_bits | t in its
+    key window v = (key − low) >> shift, the words laid out window by window (``starts[v]``
+    … ``starts[v + 1]``; within a window in list order); ok False (and empty arrays) when
+    a list's keys do not strictly increase. The caller has checked that shift +
+    index_bits ≤ 62 (every word a non-negative int64) and t < 2^index_bits. Plain Python,
+    compiled by numba."""
+    k = offsets.shape[0] - 1
+    total = offsets[k]
+    empty = np.zeros(0, dtype=np.int64)
+    starts = np.zeros(windows + 1, dtype=np.int64)
+    for i in range(k):
+        prev = np.int64(-1)
+        for t in range(offsets[i], offsets[i + 1]):
+            rel = keys[t] - low
+            if t > offsets[i] and rel <= prev:
+                return False, empty, empty
+            prev = rel
+            starts[(rel >> shift) + 1] += 1
+    for v in range(windows):
+        starts[v + 1] += starts[v]
+    at = starts[:-1].copy()
+    words = np.empty(total, dtype=np.int64)
+    inner = (np.int64(1) << shift) - 1
+    for t in range(total):
+        rel = keys[t] - low
+        v = rel >> shift
+        words[at[v]] = ((rel & inner) << index_bits) | t
+        at[v] += 1
+    return True, words, starts
+
+
+def _window_runs(words: np.ndarray, starts: np.ndarray, low: int, shift: int,
+                 index_bits: int, counts: np.ndarray, sums: np.ndarray) -> Any:
+    """(keys, counts, sums): the runs of equal keys of :func:`_window_words`' words, each
+    window's words sorted — every entry's count and sum words (a row of ``sums`` a word)
+    read at its index t and added to its key's. Plain Python, compiled by numba."""
+    total = words.shape[0]
+    w = sums.shape[0]
+    mask = (np.int64(1) << index_bits) - 1
+    out_k = np.empty(total, dtype=np.int64)
+    out_n = np.empty(total, dtype=np.int64)
+    out_s = np.empty((w, total), dtype=np.int64)
+    r = -1
+    last = np.int64(0)
+    for v in range(starts.shape[0] - 1):
+        base = low + (np.int64(v) << shift)
+        for a in range(starts[v], starts[v + 1]):
+            word = words[a]
+            key = base + (word >> index_bits)
+            t = word & mask
+            if r >= 0 and last == key:
+                out_n[r] += counts[t]
+                for x in range(w):
+                    out_s[x, r] += sums[x, t]
+            else:
+                r += 1
+                out_k[r] = key
+                out_n[r] = counts[t]
+                for x in range(w):
+                    out_s[x, r] = sums[x, t]
+                last = key
+    return out_k[:r + 1], out_n[:r + 1], out_s[:, :r + 1]
+
+
+def _windowed(keys: np.ndarray, counts: np.ndarray, sums: np.ndarray, offsets: np.ndarray
+              ) -> tuple[bool, np.ndarray, np.ndarray, np.ndarray] | None:
+    """:func:`_merge_words` by windows of the keys (:data:`WINDOW_ENTRIES` entries each
+    on average): the entries bucketed by window with their index (:func:`_window_words`),
+    each window's words sorted by numpy (a vectorised sort of an array in the cache),
+    then their runs read in one pass (:func:`_window_runs`) — the same keys, counts and
+    sums (integers added, in any order), where the heap pays a sift of log2(k) levels an
+    entry with k lists (a range's ~40 partial lists at 10^7 rows: docs/results.md §5.3b).
+    None where the windows' words would not fit an int64 (the caller runs the heap)."""
+    bucket = compile_kernel(_window_words)
+    runs = compile_kernel(_window_runs)
+    total = int(offsets[-1])
+    if bucket is None or runs is None or total == 0:
+        return None
+    ends = offsets[1:] - 1
+    have = offsets[:-1] <= ends
+    low = int(keys[offsets[:-1][have]].min())
+    span = int(keys[ends[have]].max()) - low + 1
+    index_bits = max(1, (total - 1).bit_length())
+    # windows of 2^shift keys, about WINDOW_ENTRIES entries each where the keys spread
+    shift = min(62 - index_bits, max(0, (span * WINDOW_ENTRIES // total).bit_length() - 1))
+    windows = ((span - 1) >> shift) + 1 if shift >= 0 else 0
+    if shift < 0 or windows > 4 * total + 64:
+        return None
+    ok, words, starts = bucket(keys, offsets, low, shift, windows, index_bits)
+    if not ok:
+        return False, keys[:0], counts[:0], sums[:, :0]
+    for a, z in zip(starts[:-1].tolist(), starts[1:].tolist(), strict=True):
+        if z - a > 1:
+            words[a:z].sort()
+    k, n, s = runs(words, starts, low, shift, index_bits, counts, sums)
+    return True, k, n, s
+
+
 def merge_words(parts: Sequence[tuple[np.ndarray, np.ndarray, Sequence[np.ndarray]]]
                 ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]] | None:
     """Several (key, count, [sum of each word]) lists with strictly increasing keys, every
-    part with the same number of words, summed by key in one pass (:func:`_merge_words`:
-    a range's partial lists, one or more per partition); None without numba or when a
+    part with the same number of words, summed by key (a range's partial lists, one or
+    more per partition): from :data:`WINDOW_LISTS` lists by windows of sorted words
+    (:func:`_windowed`), else — or where those words would not fit — in one pass of a
+    heap (:func:`_merge_words`); the same lists either way. None without numba or when a
     list is not strictly increasing (the caller sorts)."""
-    fn = compile_kernel(_merge_words)
-    if fn is None or not parts:
+    if compile_kernel(_merge_words) is None or not parts:
         return None
     sizes = np.array([0, *(len(p[0]) for p in parts)], dtype=np.int64)
     keys, counts = (np.concatenate([np.asarray(p[i], dtype=np.int64) for p in parts])
@@ -263,7 +376,21 @@ def merge_words(parts: Sequence[tuple[np.ndarray, np.ndarray, Sequence[np.ndarra
     sums = np.empty((words, len(keys)), dtype=np.int64)
     for x in range(words):
         np.concatenate([np.asarray(p[2][x], dtype=np.int64) for p in parts], out=sums[x])
-    ok, k, n, s = fn(keys, counts, sums, np.cumsum(sizes))
+    return merge_flat(keys, counts, sums, np.cumsum(sizes))
+
+
+def merge_flat(keys: np.ndarray, counts: np.ndarray, sums: np.ndarray, offsets: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]] | None:
+    """:func:`merge_words` of lists laid end to end: list i is entries
+    ``offsets[i]`` … ``offsets[i + 1]`` − 1 (``offsets[0]`` = 0) of the int64 ``keys``,
+    ``counts`` and each row of the (words, n) int64 table ``sums`` (a range's partial
+    lists decoded in place, no concatenation: ``statistics._merged_segments``). None
+    without numba or when a list is not strictly increasing."""
+    fn = compile_kernel(_merge_words)
+    if fn is None:
+        return None
+    got = _windowed(keys, counts, sums, offsets) if len(offsets) > WINDOW_LISTS else None
+    ok, k, n, s = fn(keys, counts, sums, offsets) if got is None else got
     return (k, n, list(s)) if ok else None
 
 
@@ -450,5 +577,5 @@ def column_bins(values: np.ndarray, group: np.ndarray, groups: int, shift: int,
     return None if got is None else (got[0], got[1], got[2], got[3][0])
 
 
-__all__ = ["VERSION", "column_bins", "column_words", "compiled", "merge_many", "merge_sorted",
-           "merge_two", "merge_words", "packed_count"]
+__all__ = ["VERSION", "column_bins", "column_words", "compiled", "merge_flat", "merge_many",
+           "merge_sorted", "merge_two", "merge_words", "packed_count"]

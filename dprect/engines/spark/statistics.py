@@ -119,7 +119,7 @@ JIT_ROWS = 1 << 16
 #: the compiled step's dense tables hold at most this many (group, bin) cells
 JIT_CELLS = 1 << 22
 #: the version of :mod:`dprect.engines.spark.describe_jit` this kernel calls
-JIT_VERSION = 6
+JIT_VERSION = 7
 #: the version of :mod:`dprect.engines.decimal_grid_jit` this kernel calls
 DECIMAL_JIT_VERSION = 1
 #: a blob's lists travel compressed (keys as differences, each row in its least integer
@@ -469,14 +469,15 @@ class _Segment:
                                   decompressed_size=sum(widths)) if self.size else b""
         return raw, np.cumsum([0, *widths]).tolist()
 
-    def keys(self, raw: Any, at: list[int]) -> np.ndarray:
+    def keys(self, raw: Any, at: list[int], out: np.ndarray | None = None) -> np.ndarray:
         """The first word's keys: each family's from its first key (the header's) by the
-        running sum of its steps."""
+        running sum of its steps (written into ``out``, n int64, where given)."""
         if self.kinds[0] is None:
-            keys = np.zeros(self.n, dtype=np.int64)
+            keys = np.zeros(self.n, dtype=np.int64) if out is None else out
+            keys[:] = 0
         else:
             keys = np.cumsum(np.frombuffer(raw, dtype=self.kinds[0], count=self.n,
-                                           offset=at[0]), dtype=np.int64)
+                                           offset=at[0]), dtype=np.int64, out=out)
         a = 0
         for first, n in self.pieces:
             if n:
@@ -484,13 +485,20 @@ class _Segment:
                 a += n
         return keys
 
-    def row(self, raw: Any, at: list[int], i: int, a: int, z: int) -> np.ndarray:
-        """Row ``i``'s entries a … z − 1 as int64."""
+    def row(self, raw: Any, at: list[int], i: int, a: int, z: int,
+            out: np.ndarray | None = None) -> np.ndarray:
+        """Row ``i``'s entries a … z − 1 as int64 (written into ``out`` where given)."""
         kind = self.kinds[i]
         if kind is None:
-            return np.zeros(z - a, dtype=np.int64)
-        return np.frombuffer(raw, dtype=kind, count=z - a,
-                             offset=at[i] + a * kind.itemsize).astype(np.int64)
+            if out is None:
+                return np.zeros(z - a, dtype=np.int64)
+            out[:] = 0
+            return out
+        got = np.frombuffer(raw, dtype=kind, count=z - a, offset=at[i] + a * kind.itemsize)
+        if out is None:
+            return got.astype(np.int64)
+        np.copyto(out, got, casting="unsafe")
+        return out
 
     def sums(self, raw: Any, at: list[int], word: int, a: int, z: int,
              counts: np.ndarray) -> np.ndarray:
@@ -694,9 +702,10 @@ def _merge_sorted(parts: Sequence[Lists]) -> Lists:
 
 def _merge_words(parts: Sequence[Words]) -> Words:
     """Partial (key, count, [sum of each word]) lists, each sorted and unique, every part
-    with the same words, summed by key: merged in one pass (``describe_jit``'s
-    :func:`merge_words`: a heap of the parts' next keys, each entry written once; a
-    family's words merged together, its keys and counts once) where it runs here and
+    with the same words, summed by key: merged compiled (``describe_jit``'s
+    :func:`merge_words`: a heap of the parts' next keys, or from eight parts windows of
+    sorted words, each entry written once; a family's words merged together, its keys
+    and counts once) where it runs here and
     every sum stays an int64 (no key can reach
     :data:`~dprect.core.describe_stats.EXACT_ROWS` rows: the parts' largest counts add up
     to less), else — or when a part is not strictly increasing — by a sort
@@ -1044,9 +1053,20 @@ def _merged_segments(blobs: Sequence[Any]) -> bytes:
     whose segments differ in shape from blob to blob (its families, e.g. a blob of
     :func:`to_blob`'s beside a pass's) is merged kernel column by kernel column."""
     found: dict[int, list[tuple[tuple[Family, ...], Words]]] = {}
+    flat: dict[int, Words] = {}  # a run's lists merged from one flat decode
+    segs: dict[int, list[_Segment]] = {}
     for blob in blobs:
         for seg in _segments(blob):
-            found.setdefault(seg.column, []).append((seg.families, _read(seg)))
+            segs.setdefault(seg.column, []).append(seg)
+    for v, run in segs.items():
+        shapes = {(tuple(f.first for f in seg.families), seg.offsets) for seg in run}
+        merged = _merge_flat(run) if len(shapes) == 1 and len(run) > 1 else None
+        if merged is not None:
+            flat[v] = merged
+            found[v] = [(run[0].families, merged)]
+        else:
+            found[v] = [(seg.families, _read(seg)) for seg in run]
+    del segs
     out = []
     while found:
         v = min(found)
@@ -1059,7 +1079,8 @@ def _merged_segments(blobs: Sequence[Any]) -> bytes:
                     found.setdefault(column, []).append(((Family(column, (0,), start),),
                                                          piece))
             continue
-        keys, counts, sums = _merge_words([lists for _, lists in group])
+        keys, counts, sums = flat.pop(v) if v in flat and len(group) == 1 else \
+            _merge_words([lists for _, lists in group])
         families = group[0][0]
         at = np.searchsorted(keys, [f.start for f in families[1:]]).tolist() \
             if len(families) > 1 else []
@@ -1069,6 +1090,46 @@ def _merged_segments(blobs: Sequence[Any]) -> bytes:
              [(None if hi is None else hi[a:z], lo[a:z]) for hi, lo in words], None, None)
             for a, z in zip([0, *at], [*at, len(keys)], strict=True)]))
     return b"".join(out)
+
+
+def _merge_flat(run: Sequence[_Segment]) -> Words | None:
+    """:func:`_merge_words` of several segments of one shape, each decoded in place into
+    one flat list (no concatenation of the decoded parts: ``describe_jit``'s
+    :func:`merge_flat`), where every list is int64 and they merge compiled as
+    :func:`_merge_words` would merge them; None (the caller decodes and merges them
+    apart, as before) where a sum is past int64, a count past
+    :data:`~dprect.core.describe_stats.EXACT_ROWS` could be reached, or the compiled merge
+    is not here. The same lists."""
+    jit = _jit()
+    if jit is None:
+        return None
+    total = sum(seg.n for seg in run)
+    words = len(run[0].offsets)
+    keys = np.empty(total, dtype=np.int64)
+    counts = np.empty(total, dtype=np.int64)
+    sums = np.empty((words, total), dtype=np.int64)
+    offsets = np.zeros(len(run) + 1, dtype=np.int64)
+    top = 0
+    a = 0
+    for i, seg in enumerate(run):
+        z = a + seg.n
+        raw, at = seg.rows()
+        seg.keys(raw, at, out=keys[a:z])
+        n = seg.row(raw, at, 1, 0, seg.n, out=counts[a:z])
+        top += int(n.max())
+        for x in range(words):
+            if seg.kinds[2 + 2 * x] is None:  # no high word: the low word is the sum
+                seg.row(raw, at, 3 + 2 * x, 0, seg.n, out=sums[x, a:z])
+                continue
+            got = seg.sums(raw, at, x, 0, seg.n, n)
+            if got.dtype == object:
+                return None
+            sums[x, a:z] = got
+        offsets[i + 1] = a = z
+    if top >= EXACT_ROWS:
+        return None
+    merged: Words | None = jit.merge_flat(keys, counts, sums, offsets)
+    return merged
 
 
 def _apart(families: Sequence[Family], lists: Words
