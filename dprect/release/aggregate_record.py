@@ -475,20 +475,9 @@ def is_aggregate_record(record: Mapping[str, Any]) -> bool:
     return shape_of(record) is not None or mixed_names(record) is not None
 
 
-class TableBlock(list[dict[str, Any]]):
-    """A block of table rows (:func:`table_blocks`: a list of dicts, one a row) that also
-    holds the same values a column at a time (:attr:`columns`: each key's values in row
-    order), which a table writer takes as they are (one Arrow array a column:
-    :func:`~dprect.release.aggregate_table._batch`) instead of reading them again row by
-    row (issue #42)."""
-
-    columns: dict[str, list[Any]]
-
-
 def table_blocks(record: Mapping[str, Any]) -> Iterator[list[dict[str, Any]]]:
     """:func:`table_rows` a block of rows at a time (a record's rows spooled on disk are
-    read a block at a time: :func:`~dprect.release.row_spool.row_blocks`), each a
-    :class:`TableBlock`: its values made a column at a time, its rows from them."""
+    read a block at a time: :func:`~dprect.release.row_spool.row_blocks`)."""
     names = mixed_names(record)
     if names is not None:
         yield _merged_rows(record["parts"], names)
@@ -499,29 +488,23 @@ def table_blocks(record: Mapping[str, Any]) -> Iterator[list[dict[str, Any]]]:
     keys = outputs(shape.mechanism, plan.get("statistics", ()))
     need: dict[str, int] = {}  # the plan's row need per column (public), read once
     counted = "count" in keys
-
-    def below(count: Any, column: str) -> bool | None:
-        """The small-group flag of a row (None: no count released)."""
-        if count is None:
-            return None
-        if column not in need:
-            need[column] = rows_needed(plan, column)
-        return bool(count < need[column])
-
     for block in row_blocks(record[shape.rows]):
-        columns: dict[str, list[Any]] = {
-            "group": [None if (g := row["group"]) is None else str(g) for row in block],
-            "column": [str(row["column"]) for row in block]}
-        for key in keys:  # a recorded number as a float ("inf"/"-inf" too)
-            columns[key] = [v if (v := row.get(key)) is None or type(v) is float
-                            else float(v) for row in block]
-        counts = columns["count"] if counted else [None] * len(block)
-        for flag in shape.flags:  # the quantiles' flag is released as drawn
-            columns[flag] = [row.get(SMALL) for row in block] if flag == SMALL else \
-                list(map(below, counts, columns["column"]))
-        rows = TableBlock(dict(zip(columns, values, strict=True))
-                          for values in zip(*columns.values(), strict=True))
-        rows.columns = columns
+        rows = []
+        for row in block:  # one dict a row, in the table's column order
+            column = str(row["column"])
+            out: dict[str, Any] = {
+                "group": None if row["group"] is None else str(row["group"]),
+                "column": column}
+            for key in keys:  # a recorded number as a float ("inf"/"-inf" too)
+                value = row.get(key)
+                out[key] = value if value is None or type(value) is float else float(value)
+            count = out["count"] if counted else None
+            if count is not None and column not in need:
+                need[column] = rows_needed(plan, column)
+            for flag in shape.flags:  # the quantiles' flag is released as drawn
+                out[flag] = row.get(SMALL) if flag == SMALL else \
+                    None if count is None else bool(count < need[column])
+            rows.append(out)
         yield rows
 
 
@@ -646,7 +629,6 @@ __all__ = [
     "SHAPES",
     "Overview",
     "RecordShape",
-    "TableBlock",
     "aggregate_record",
     "below_row_need",
     "bounds_record",

@@ -134,10 +134,6 @@ def _batch(rows: Rows, schema: Any) -> Any:
     is a dict as it is: copying each made the batch about four times as long, issue #42)."""
     import pyarrow as pa
 
-    columns = getattr(rows, "columns", None)  # a TableBlock: its values a column at a time
-    if isinstance(columns, dict) and all(f.name in columns for f in schema):
-        return pa.RecordBatch.from_arrays([pa.array(columns[f.name], type=f.type)
-                                           for f in schema], schema=schema)
     return pa.RecordBatch.from_pylist([r if type(r) is dict else dict(r) for r in rows],
                                       schema=schema)
 

@@ -2,9 +2,7 @@
 gets its record rows from the arrays (no Cell a cell: issue #42) — the very rows, key for
 key and value for value (by repr and JSON), that the block's Cells give: every plan's
 statistics, ±inf and NaN values, cells released in Python among them, group names of
-several types; and the cells read as a sequence are ReleasedColumns.rows(). A table block
-holds its rows a column at a time too, and its Arrow batch from the columns is the batch of
-its rows."""
+several types; and the cells read as a sequence are ReleasedColumns.rows()."""
 
 from __future__ import annotations
 
@@ -71,35 +69,3 @@ def test_the_cells_read_as_a_sequence_are_the_blocks_cells() -> None:
     assert repr(list(cells)) == repr(block.rows()) and repr(cells[3]) == repr(block.rows()[3])
     rows = block.rows()
     assert released_rows(rows) is rows  # a list of cells as it is
-
-
-def test_a_table_block_holds_its_rows_a_column_at_a_time() -> None:
-    """table_blocks' rows (inf written as text, ints, None) and the same values a column
-    at a time; the Arrow batch of a block from its columns is the batch of its rows."""
-    import pyarrow as pa
-
-    from dprect.core.statistic import QUERY
-    from dprect.release.aggregate_record import TableBlock, describe_record, table_blocks
-    from dprect.release.aggregate_table import _arrow_schema, _batch, layout
-
-    statistics = ("count", "sum", "mean")
-    groups, columns = 37, 3
-    plan = plan_describe(1.0, columns, statistics=statistics)
-    block = _block(5, statistics, groups, columns)
-    names = [str(g) if g % 3 else g for g in range(groups)]
-    result = DescribeResult([f"c{j}" for j in range(columns)], names, released_rows(block),
-                            plan.guarantee, plan)
-    record = json.loads(json.dumps(describe_record(result)))
-    record["results"][0]["sum"] = 3  # an int, as a replayed record may hold
-    record["results"][1]["count"] = 1e9  # a group with rows enough
-    (got,) = list(table_blocks(record))
-    assert isinstance(got, TableBlock) and len(got) == groups * columns
-    assert list(got.columns) == list(got[0])
-    for key, values in got.columns.items():
-        assert repr([row[key] for row in got]) == repr(values)
-    assert got[0]["sum"] == 3.0 and type(got[0]["sum"]) is float
-    assert any(row["upper"] == float("inf") for row in got)
-    assert {row["below_row_need"] for row in got} == {True, False, None}
-    schema = _arrow_schema(layout(QUERY, statistics))
-    want = pa.RecordBatch.from_pylist(list(got), schema=schema)
-    assert _batch(got, schema).equals(want)
