@@ -1710,7 +1710,7 @@ class DescribeResult:
 
     columns: list[str]
     groups: list[Any]
-    cells: list[list[Cell]]
+    cells: Sequence[list[Cell]]
     guarantee: Guarantee
     plan: DescribePlan
     seeded: bool = False

@@ -35,9 +35,9 @@ runs) and tests/core/test_column_release.py (equal to ``finish_small`` cell for 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 
@@ -200,9 +200,56 @@ class ReleasedColumns:
         return [out[g::m] for g in range(m)]
 
 
-def released_rows(done: list[list[Cell]] | ReleasedColumns) -> list[list[Cell]]:
-    """A block's released cells ``[group][column]``, whichever form its draw returned."""
-    return done.rows() if isinstance(done, ReleasedColumns) else done
+    def fields(self) -> dict[str, np.ndarray | None]:
+        """Every cell's released fields as arrays in cell order (c = j·``groups`` + g), as
+        :func:`~dprect.core.aggregates.released_cells` makes each :class:`Cell`'s:
+        ``lower``, ``upper``, ``count`` (max(ñ, 0) as a float), ``sum``, ``mean`` (None
+        where not asked) and each asked statistic's interval ends ``<s>_low`` and
+        ``<s>_high``; the cells of :attr:`python` are not in them (their caller takes
+        those from the cells)."""
+        want, v = set(self.statistics), self.values
+        out: dict[str, np.ndarray | None] = {
+            "lower": self.bounds[:, 0], "upper": self.bounds[:, 1],
+            "count": (np.maximum(self.noisy, 0).astype(np.float64)
+                      if "count" in want else None),
+            "sum": v[:, 0] if "sum" in want else None,
+            "mean": v[:, 1] if "mean" in want else None}
+        for q, name in enumerate(("count", "sum", "mean")):  # query_intervals' columns
+            if name in want:
+                out[f"{name}_low"], out[f"{name}_high"] = v[:, 2 + 2 * q], v[:, 3 + 2 * q]
+        return out
 
 
-__all__ = ["ReleasedColumns", "finish_columns", "released_rows"]
+class ColumnRows(Sequence[list[Cell]]):
+    """A block's released cells ``[group][column]`` kept as its :class:`ReleasedColumns`
+    (issue #42): read as a sequence, the very cells :meth:`ReleasedColumns.rows` makes
+    (made at the first read); a reader that can take the arrays
+    (:func:`~dprect.release.aggregate_record.describe_rows`) reads :attr:`released`
+    instead and makes no :class:`Cell` a cell."""
+
+    def __init__(self, released: ReleasedColumns) -> None:
+        self.released = released
+        self._rows: list[list[Cell]] | None = None
+
+    def _made(self) -> list[list[Cell]]:
+        if self._rows is None:
+            self._rows = self.released.rows()
+        return self._rows
+
+    def __len__(self) -> int:
+        return self.released.groups
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._made()[i]
+
+    def __iter__(self) -> Iterator[list[Cell]]:
+        return iter(self._made())
+
+
+def released_rows(done: list[list[Cell]] | ReleasedColumns) -> Sequence[list[Cell]]:
+    """A block's released cells ``[group][column]``, whichever form its draw returned (the
+    arrays kept: :class:`ColumnRows`)."""
+    return ColumnRows(done) if isinstance(done, ReleasedColumns) else done
+
+
+__all__ = ["ColumnRows", "ReleasedColumns", "finish_columns", "released_rows"]

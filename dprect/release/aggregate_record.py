@@ -26,13 +26,17 @@ it reads, so a replay of a record made before the flag existed publishes it too.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
+
 from dprect.core.aggregates import SPREAD, STATISTICS, DescribeResult
 from dprect.core.bounds import BoundsPlan, BoundsResult
+from dprect.core.column_release import ColumnRows, ReleasedColumns
 from dprect.core.mixed import MixedResult
 from dprect.core.quantile_release import SMALL, QuantileResult
 from dprect.core.statistic import COVERAGE, QUANTILES, QUERY, Mechanism, outputs
@@ -175,6 +179,8 @@ def describe_rows(result: DescribeResult) -> list[dict[str, Any]]:
     # statistic), an end of an asked statistic's interval, or None (not asked)
     places = [(key, _place(key, asked)) for key in outputs(QUERY, asked)]
     counted = "count" in asked
+    if isinstance(result.cells, ColumnRows):  # a block's arrays: no Cell a cell
+        return _column_rows(result, result.cells.released, places, counted, need)
     rows = []
     for gi, g in enumerate(result.groups):
         group, cells = _json_scalar(g), result.cells[gi]
@@ -194,6 +200,66 @@ def describe_rows(result: DescribeResult) -> list[dict[str, Any]]:
             count = cell.count if counted else None
             out[BELOW_ROW_NEED] = None if count is None else bool(float(count) < need[column])
             rows.append(out)
+    return rows
+
+
+def _column_rows(result: DescribeResult, released: ReleasedColumns,
+                 places: Sequence[tuple[str, tuple[str | None, int | None]]],
+                 counted: bool, need: Mapping[str, float]) -> list[dict[str, Any]]:
+    """:func:`describe_rows` of a block whose cells came as arrays
+    (:class:`~dprect.core.column_release.ColumnRows`), made a field at a time from
+    :meth:`~dprect.core.column_release.ReleasedColumns.fields` (the values its cells hold,
+    :func:`_json_scalar` each), the rows by one ``zip``; a cell released in Python
+    (:attr:`~dprect.core.column_release.ReleasedColumns.python`) takes its row from its
+    :class:`~dprect.core.aggregates.Cell` as :func:`describe_rows` makes it. The same
+    rows, key for key and value for value."""
+    m, columns = released.groups, len(result.columns)
+    assert m == len(result.groups) and columns == released.columns
+    fields = released.fields()
+
+    def in_rows(a: np.ndarray) -> np.ndarray:  # cell order (j·m + g) to row order
+        return a.reshape(columns, m).T.ravel()
+
+    values: list[list[Any] | itertools.repeat[None]] = [
+        [_json_scalar(g) for g in result.groups for _ in range(columns)],
+        [_json_scalar(c) for c in result.columns] * m]
+    for _key, (attribute, end) in places:
+        name = None if attribute is None else (
+            attribute if end is None else f"{attribute}{('_low', '_high')[end]}")
+        a = None if name is None else fields.get(name)
+        if a is None:
+            values.append(itertools.repeat(None))
+            continue
+        a = in_rows(a)
+        values.append(a.tolist() if np.isfinite(a).all()
+                      else [_json_scalar(x) for x in a.tolist()])
+    if counted:
+        count = fields["count"]
+        assert count is not None
+        needs = [need[c] for c in result.columns]
+        if all(abs(n) < 1 << 53 for n in needs):  # exact as float64 (as float(ñ) < need)
+            values.append((in_rows(count) < np.tile(np.array(needs, dtype=np.float64), m)
+                           ).tolist())
+        else:
+            values.append([bool(x < needs[r % columns])
+                           for r, x in enumerate(in_rows(count).tolist())])
+    else:
+        values.append(itertools.repeat(None))
+    keys = ["group", "column", *(k for k, _ in places), BELOW_ROW_NEED]
+    rows = [dict(zip(keys, v, strict=False)) for v in zip(*values, strict=False)]
+    for c, cell in released.python.items():  # left to Python: its cell's row
+        g, j = c % m, c // m
+        row = rows[g * columns + j]
+        spans = {s: (lo, hi) for s, lo, hi in reversed(cell.intervals)}
+        for key, (attribute, end) in places:
+            if end is None:
+                value = None if attribute is None else getattr(cell, attribute)
+            else:
+                span = spans.get(attribute)  # type: ignore[arg-type]
+                value = None if span is None else span[end]
+            row[key] = _json_scalar(value)
+        n = cell.count if counted else None
+        row[BELOW_ROW_NEED] = None if n is None else bool(float(n) < need[result.columns[j]])
     return rows
 
 
