@@ -379,6 +379,34 @@ def test_the_windowed_merge_of_many_lists_equals_the_heap_and_the_sort(monkeypat
     assert describe_jit.merge_words([(bad, bad, [bad]), *many]) is None
 
 
+def test_the_windowed_merge_refuses_keys_outside_its_windows_before_writing_them():
+    """The windows are sized from the lists' first and last keys, which bound a list's
+    keys only where they increase: a list whose middle key runs past every last key (or
+    below the least first key) is refused — None, as the heap refuses it — before its
+    window is counted (no write past the windows' table: the kernel's plain-Python body
+    raises IndexError there), and keys spanning more than 2^63 (key − low past int64) are
+    merged by the heap, the same lists."""
+    one = np.ones(2, dtype=np.int64)
+    ok = np.array([0, 10], dtype=np.int64)
+    for bad in ([5, 10**6, 7], [5, -(10**6), 7]):
+        k = np.array(bad, dtype=np.int64)
+        keys = np.concatenate([k, ok])
+        got = describe_jit._window_words(keys, np.array([0, 3, 5], dtype=np.int64), 0, 0, 11,
+                                         3)
+        assert got[0] is False and len(got[1]) == 0, bad
+        many = [(ok, one, [one])] * describe_jit.WINDOW_LISTS
+        assert describe_jit.merge_words([(k, np.ones(3, dtype=np.int64), [k]), *many]) is None
+    ends = np.array([-(1 << 63), 0, (1 << 63) - 1], dtype=np.int64)
+    lists = [(ends, np.full(3, i + 1, dtype=np.int64), [np.full(3, i, dtype=np.int64)])
+             for i in range(describe_jit.WINDOW_LISTS + 1)]
+    got = describe_jit.merge_words(lists)
+    assert got is not None
+    total = sum(range(describe_jit.WINDOW_LISTS + 1))
+    assert got[0].tolist() == ends.tolist()
+    assert got[1].tolist() == [total + len(lists)] * 3
+    assert got[2][0].tolist() == [total] * 3
+
+
 def test_a_partitions_blobs_split_each_columns_sums_once(monkeypatch):
     """The ranges' blobs of a partition: each kernel column's sums are split into their two
     words once (not once per range), each row written once, narrowed, into the codec's

@@ -264,7 +264,10 @@ def _window_words(keys: np.ndarray, offsets: np.ndarray, low: int, shift: int,
     (``offsets[0]`` = 0) as the word ((key − low) mod 2^shift) << index_bits | t in its
     key window v = (key − low) >> shift, the words laid out window by window (``starts[v]``
     … ``starts[v + 1]``; within a window in list order); ok False (and empty arrays) when
-    a list's keys do not strictly increase. The caller has checked that shift +
+    a list's keys do not strictly increase or a key lies outside the ``windows`` windows
+    from ``low`` (the caller reads low and the span off the lists' first and last keys,
+    which bound a list's keys only where they increase: checked before a key's window is
+    counted, so nothing is written past ``starts``). The caller has checked that shift +
     index_bits ≤ 62 (every word a non-negative int64) and t < 2^index_bits. Plain Python,
     compiled by numba."""
     k = offsets.shape[0] - 1
@@ -275,7 +278,7 @@ def _window_words(keys: np.ndarray, offsets: np.ndarray, low: int, shift: int,
         prev = np.int64(-1)
         for t in range(offsets[i], offsets[i + 1]):
             rel = keys[t] - low
-            if t > offsets[i] and rel <= prev:
+            if (t > offsets[i] and rel <= prev) or rel < 0 or (rel >> shift) >= windows:
                 return False, empty, empty
             prev = rel
             starts[(rel >> shift) + 1] += 1
@@ -333,7 +336,9 @@ def _windowed(keys: np.ndarray, counts: np.ndarray, sums: np.ndarray, offsets: n
     then their runs read in one pass (:func:`_window_runs`) — the same keys, counts and
     sums (integers added, in any order), where the heap pays a sift of log2(k) levels an
     entry with k lists (a range's ~40 partial lists at 10^7 rows: docs/results.md §5.3b).
-    None where the windows' words would not fit an int64 (the caller runs the heap)."""
+    None where the windows' words would not fit an int64, or a key less the least first
+    key would not (a span past 2^63), or the lists' first and last keys span nothing (a
+    list not increasing): the caller runs the heap."""
     bucket = compile_kernel(_window_words)
     runs = compile_kernel(_window_runs)
     total = int(offsets[-1])
@@ -347,7 +352,8 @@ def _windowed(keys: np.ndarray, counts: np.ndarray, sums: np.ndarray, offsets: n
     # windows of 2^shift keys, about WINDOW_ENTRIES entries each where the keys spread
     shift = min(62 - index_bits, max(0, (span * WINDOW_ENTRIES // total).bit_length() - 1))
     windows = ((span - 1) >> shift) + 1 if shift >= 0 else 0
-    if shift < 0 or windows > 4 * total + 64:
+    # a span below 1 (a list not increasing) or past 2^63 (key − low not an int64): the heap
+    if shift < 0 or not 0 < span <= 1 << 63 or windows > 4 * total + 64:
         return None
     ok, words, starts = bucket(keys, offsets, low, shift, windows, index_bits)
     if not ok:
