@@ -13,7 +13,9 @@ from the one centre c_j — one pair of shared candidate streams a column
 statistics' entries, its group's stream and its released count. It returns None (and
 draws nothing) for any other block, and for one the arrays cannot carry exactly (no
 compiled samplers, sources not joinable, a sum of squares, counts past int64, non-int64
-statistics): the caller then runs ``finish_small``.
+statistics — the block's bins, or the sums given the centres, where a key holds
+:data:`~dprect.core.describe_stats.EXACT_ROWS` rows or more): the caller then runs
+``finish_small``.
 
 **The same release, bit for bit.** Cells are taken column by column (cell c = j·m + g,
 m groups: the decode's order) where ``finish_small`` takes them group by group. Each
@@ -124,6 +126,8 @@ def finish_columns(plan: DescribePlan, anchors: Sequence[tuple[float, bool]],
     pairs = [shared_streams(c) for c in centres]
     keys, counts, sums, at = column_statistics(block.bins, block.counts, block.sums,
                                                block.at, m, pairs)
+    if sums.dtype != np.int64:  # a key of EXACT_ROWS rows or more: its sum a Python int
+        return None
     tails, tail_at = joined_tails_of(keys, counts, at)
     made = np.array([(lo.count, hi.count) for lo, hi in pairs], dtype=np.int64)
     kind = CellDraw(tails[0:0], tails[0:0], pairs[0][0], pairs[0][1], tier, scales, 0)

@@ -129,6 +129,24 @@ def test_a_block_the_arrays_cannot_carry_is_left_to_finish_small(
     assert finish_columns(plan, anchors, _columns(bins, groups, columns), draws) is None
 
 
+def test_statistics_past_int64_are_left_to_finish_small(monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    """Where a key's rows reach EXACT_ROWS given the centres, its sum is a Python integer
+    (an object array the compiled release cannot read): finish_columns returns None
+    before drawing anything, and finish_small then releases what it releases alone."""
+    from dprect.core import describe_stats
+
+    groups, columns = 40, 2
+    plan = plan_describe(1.0, columns)
+    bins = _bins(4, groups, columns, 3, False)
+    draws, anchors = _round_one(plan, bins, groups, columns, 4)
+    monkeypatch.setattr(describe_stats, "EXACT_ROWS", 2)  # a key of 2 rows: a Python int
+    want = finish_small(plan, anchors, BinBlock(bins, groups, columns), draws)
+    assert finish_columns(plan, anchors, _columns(bins, groups, columns), draws) is None
+    got = finish_small(plan, anchors, BinBlock(bins, groups, columns), draws)
+    assert _text(got) == _text(want)
+
+
 @pytest.mark.parametrize(("seed", "rows"), [(1, 3), (2, 1500), (3, 8000)])
 def test_round_one_reads_the_same_from_column_arrays(seed: int, rows: int) -> None:
     """describe_block of a ColumnBlock (the column arrays) draws what it draws from the
