@@ -203,7 +203,6 @@ class ReleasedColumns:
         m = self.groups
         return [out[g::m] for g in range(m)]
 
-
     def fields(self) -> dict[str, np.ndarray | None]:
         """Every cell's released fields as arrays in cell order (c = j·``groups`` + g), as
         :func:`~dprect.core.aggregates.released_cells` makes each :class:`Cell`'s:

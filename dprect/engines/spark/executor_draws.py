@@ -250,12 +250,12 @@ class Blocks:
 
     def column_bins(self, batch: Any, row: int, part: int) -> ColumnBins | None:
         """:meth:`bins`' cells as column arrays
-        (:class:`~dprect.core.column_release.ColumnBins`, from the decode's own arrays:
+        (:class:`~dprect.core.column_block.ColumnBins`, from the decode's own arrays:
         :func:`~dprect.engines.spark.statistics.to_column_arrays`), or None where a
-        column of the part keeps squares (then :meth:`bins`)."""
+        column of the part keeps squares or no sums (then :meth:`bins`)."""
         first, end = self.part_columns(part)
         columns = self.spec.columns[part * self.columns:(part + 1) * self.columns]
-        if any(c.squares for c in columns) or end - first != len(columns):
+        if any(c.squares or not c.sums for c in columns) or end - first != len(columns):
             return None
         block = batch.column(PART)[row].as_py()
         start, n = self.edges[block], self.size(block)
