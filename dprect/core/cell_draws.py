@@ -226,9 +226,10 @@ class _Block:
                   rows: np.ndarray, joined: tuple[np.ndarray, np.ndarray], made: np.ndarray
                   ) -> _Block:
         """The block of ``cells`` given as arrays (no cell read unless a draw is left to
-        Python): each kind's first cell (``kinds``: split and noise scales), each cell's
-        kind, source row, tails (``joined``) and sides' candidates made (``made``, n × 2),
-        what :meth:`__init__` reads off the cells."""
+        Python or a side read past its candidates made: :meth:`_check_reach`): each
+        kind's first cell (``kinds``: split and noise scales), each cell's kind, source
+        row, tails (``joined``) and sides' candidates made (``made``, n × 2), what
+        :meth:`__init__` reads off the cells."""
         block = cls.__new__(cls)
         block._setup(cells, sources, block_jit, kinds, tier_of, rows, joined, made)
         return block
@@ -455,7 +456,8 @@ def draw_cell_arrays(cells: Sequence[CellDraw], sources: list[RandomSource],
     (``rows``), the cells' tails side by side (``joined``, as
     :func:`~dprect.core.describe_stats.joined_tails_of` makes them) and each cell's
     sides' candidates made so far (``made``, n × 2); ``cells[i]`` is read only for a
-    draw left to Python (a sequence that makes cell i when asked). The steps (n × 2) and
+    draw left to Python or a side that read past ``made`` (its reach checked:
+    :meth:`_Block._check_reach`) — a sequence that makes cell i when asked. The steps (n × 2) and
     the noises: the same values and bits consumed as :func:`draw_cells`, in one compiled
     call; the sources must be joinable (:meth:`~dprect.core.randomness.JointStreams.
     possible`) and the compiled samplers loaded."""

@@ -65,7 +65,8 @@ from dprect.core.tail_bounds import CandidateStream, shared_streams
 
 class _Cells:
     """Cell i's :class:`~dprect.core.cell_draws.CellDraw` made when asked (a draw or a
-    release left to Python), from the block's arrays."""
+    release left to Python, or a side's reach checked past its candidates made), from
+    the block's arrays."""
 
     def __init__(self, tails: np.ndarray, tail_at: np.ndarray,
                  pairs: Sequence[tuple[CandidateStream, CandidateStream]], groups: int,
