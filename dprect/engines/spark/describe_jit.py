@@ -275,12 +275,12 @@ def _window_words(keys: np.ndarray, offsets: np.ndarray, low: int, shift: int,
     empty = np.zeros(0, dtype=np.int64)
     starts = np.zeros(windows + 1, dtype=np.int64)
     for i in range(k):
-        prev = np.int64(-1)
         for t in range(offsets[i], offsets[i + 1]):
+            # the order read on the keys themselves (key − low wraps past int64 where a
+            # list's keys fall below low); a key past the windows, or wrapped, refused
             rel = keys[t] - low
-            if (t > offsets[i] and rel <= prev) or rel < 0 or (rel >> shift) >= windows:
+            if (t > offsets[i] and keys[t] <= keys[t - 1]) or rel < 0 or (rel >> shift) >= windows:
                 return False, empty, empty
-            prev = rel
             starts[(rel >> shift) + 1] += 1
     for v in range(windows):
         starts[v + 1] += starts[v]
