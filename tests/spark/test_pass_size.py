@@ -288,18 +288,16 @@ def test_a_blocks_cells_search_its_own_groups_edges_only(monkeypatch) -> None:
                     assert [int(v) for v in a] == [int(v) for v in b]
 
 
-@pytest.mark.parametrize("squares", [False, True])
-def test_a_blocks_describe_bins_are_its_cells_with_rows(squares: bool) -> None:
-    """Blocks.bins — describe's statistics of a block's cells, read in one pass over the
-    decoded cells where no column keeps squares — are the BinStatistics of the cells
-    Blocks.cells gives that have rows, the same arrays (describe's part of a mixed run
-    beside the quantiles'); with a variance's square words, Blocks.cells' own."""
+def _describe_blocks(seed: int, squares: bool):
+    """A mixed run's Blocks (describe's query — mean, or variance with its squares — beside
+    the quantiles, on two columns of 60 groups, some without rows, in three blocks) and its
+    merged table, from the seed's rows."""
     from dprect.core.decimal_grid import DecimalGrid
     from dprect.core.mixed import mixed_spec
     from dprect.engines.spark.executor_draws import Blocks
 
     groups = 60
-    gen = np.random.default_rng(3)
+    gen = np.random.default_rng(seed)
     g = gen.integers(0, groups, 3000)
     g = g[g % 7 != 3]  # some groups without rows
     batches = [pa.RecordBatch.from_pydict({"g": g, "x": gen.normal(50.0, 10.0, len(g)),
@@ -309,7 +307,16 @@ def test_a_blocks_describe_bins_are_its_cells_with_rows(squares: bool) -> None:
                        QUANTILES.spec([DecimalGrid(5), DecimalGrid(5)])])
     starts = [0, 17, 40]
     kern, merged = _mixed_pass(batches, spec, groups, starts)
-    blocks = Blocks(kern, spec, groups, starts, 2)
+    return Blocks(kern, spec, groups, starts, 2), merged
+
+
+@pytest.mark.parametrize("squares", [False, True])
+def test_a_blocks_describe_bins_are_its_cells_with_rows(squares: bool) -> None:
+    """Blocks.bins — describe's statistics of a block's cells, read in one pass over the
+    decoded cells where no column keeps squares — are the BinStatistics of the cells
+    Blocks.cells gives that have rows, the same arrays (describe's part of a mixed run
+    beside the quantiles'); with a variance's square words, Blocks.cells' own."""
+    blocks, merged = _describe_blocks(3, squares)
     for row in range(merged.num_rows):
         batch = merged.slice(row, 1).to_batches()[0]
         want = {k: c.bin_statistics() for k, c in blocks.cells(batch, 0, 0).items()
@@ -330,22 +337,7 @@ def test_a_blocks_column_bins_are_its_describe_bins_joined(squares: bool) -> Non
     """Blocks.column_bins — a block's describe statistics as column arrays, the decode's
     own (cell c = j·m + g) — holds, cell for cell, the arrays of Blocks.bins (an empty
     range for a cell without rows); None with a variance's squares (then Blocks.bins)."""
-    from dprect.core.decimal_grid import DecimalGrid
-    from dprect.core.mixed import mixed_spec
-    from dprect.engines.spark.executor_draws import Blocks
-
-    groups = 60
-    gen = np.random.default_rng(5)
-    g = gen.integers(0, groups, 3000)
-    g = g[g % 7 != 3]  # some groups without rows
-    batches = [pa.RecordBatch.from_pydict({"g": g, "x": gen.normal(50.0, 10.0, len(g)),
-                                           "y": -gen.lognormal(2.0, 1.0, len(g))})]
-    spec = mixed_spec([QUERY.spec([SEARCH_GRID, SEARCH_GRID],
-                                  ["variance"] if squares else ["mean"]),
-                       QUANTILES.spec([DecimalGrid(5), DecimalGrid(5)])])
-    starts = [0, 17, 40]
-    kern, merged = _mixed_pass(batches, spec, groups, starts)
-    blocks = Blocks(kern, spec, groups, starts, 2)
+    blocks, merged = _describe_blocks(5, squares)
     for row in range(merged.num_rows):
         batch = merged.slice(row, 1).to_batches()[0]
         got = blocks.column_bins(batch, 0, 0)
