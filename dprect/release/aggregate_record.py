@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from dprect.core.aggregates import SPREAD, STATISTICS, DescribeResult
+from dprect.core.aggregates import SPREAD, STATISTICS, Cell, DescribeResult
 from dprect.core.bounds import BoundsPlan, BoundsResult
 from dprect.core.column_release import ColumnRows, ReleasedColumns
 from dprect.core.mixed import MixedResult
@@ -185,22 +185,29 @@ def describe_rows(result: DescribeResult) -> list[dict[str, Any]]:
     for gi, g in enumerate(result.groups):
         group, cells = _json_scalar(g), result.cells[gi]
         for j, column in enumerate(result.columns):
-            cell = cells[j]
-            spans: dict[str, tuple[float, float]] = {}
-            for s, lo, hi in reversed(cell.intervals):  # the first of a statistic's wins
-                spans[s] = (lo, hi)
             out: dict[str, Any] = {"group": group, "column": _json_scalar(column)}
-            for key, (attribute, end) in places:
-                if end is None:
-                    value = None if attribute is None else getattr(cell, attribute)
-                else:
-                    span = spans.get(attribute)  # type: ignore[arg-type]
-                    value = None if span is None else span[end]
-                out[key] = _json_scalar(value)
-            count = cell.count if counted else None
-            out[BELOW_ROW_NEED] = None if count is None else bool(float(count) < need[column])
+            _cell_fields(out, cells[j], places, counted, need[column])
             rows.append(out)
     return rows
+
+
+def _cell_fields(row: dict[str, Any], cell: Cell,
+                 places: Sequence[tuple[str, tuple[str | None, int | None]]],
+                 counted: bool, need: float) -> None:
+    """Set ``row``'s statistic fields from one released cell (:func:`describe_rows`'s
+    ``places``: an attribute, or an end of its statistic's interval — the first interval
+    of a statistic wins) and :data:`BELOW_ROW_NEED` from its count against the column's
+    ``need``."""
+    spans = {s: (lo, hi) for s, lo, hi in reversed(cell.intervals)}
+    for key, (attribute, end) in places:
+        if end is None:
+            value = None if attribute is None else getattr(cell, attribute)
+        else:
+            span = spans.get(attribute)  # type: ignore[arg-type]
+            value = None if span is None else span[end]
+        row[key] = _json_scalar(value)
+    count = cell.count if counted else None
+    row[BELOW_ROW_NEED] = None if count is None else bool(float(count) < need)
 
 
 def _column_rows(result: DescribeResult, released: ReleasedColumns,
@@ -249,17 +256,7 @@ def _column_rows(result: DescribeResult, released: ReleasedColumns,
     rows = [dict(zip(keys, v, strict=False)) for v in zip(*values, strict=False)]
     for c, cell in released.python.items():  # left to Python: its cell's row
         g, j = c % m, c // m
-        row = rows[g * columns + j]
-        spans = {s: (lo, hi) for s, lo, hi in reversed(cell.intervals)}
-        for key, (attribute, end) in places:
-            if end is None:
-                value = None if attribute is None else getattr(cell, attribute)
-            else:
-                span = spans.get(attribute)  # type: ignore[arg-type]
-                value = None if span is None else span[end]
-            row[key] = _json_scalar(value)
-        n = cell.count if counted else None
-        row[BELOW_ROW_NEED] = None if n is None else bool(float(n) < need[result.columns[j]])
+        _cell_fields(rows[g * columns + j], cell, places, counted, need[result.columns[j]])
     return rows
 
 
