@@ -26,6 +26,7 @@ from dprect.core.describe_stats import (
     BinStatistics,
     CellStatistics,
     centre_counts_from_bins,
+    merge_histograms,
     statistics_of_cells,
 )
 from dprect.core.tail_bounds import CENTRE_BITS, SEARCH_BITS
@@ -99,11 +100,7 @@ class ColumnBlock:
             chosen[np.asarray(gs, dtype=np.int64)] = True
             take = np.repeat(chosen, np.diff(a.at[j * m:(j + 1) * m + 1]))
             keys = np.asarray(a.bins[lo:hi][take], dtype=np.int64) >> (SEARCH_BITS - CENTRE_BITS)
-            unique, where = np.unique(keys, return_inverse=True)
-            summed = np.zeros(len(unique), dtype=np.int64)
-            np.add.at(summed, where, np.asarray(a.counts[lo:hi][take], dtype=np.int64))
-            keep = summed > 0
-            out[j] = unique[keep], summed[keep]
+            out[j] = merge_histograms([(keys, a.counts[lo:hi][take])])
         return out
 
     def _named(self, centres: Mapping[tuple[int, int], float]
