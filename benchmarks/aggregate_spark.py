@@ -122,7 +122,9 @@ def main(argv: list[str] | None = None) -> int:
         if r:
             print(f"pair {r}: plain {times['plain'][-1]:.1f} s, aggregate "
                   f"{times['aggregate'][-1]:.1f} s (pass {split[-1]['pass']:.1f} s, rest "
-                  f"{split[-1]['rest']:.1f} s); load {load[-1][0]:.1f}", flush=True)
+                  f"{split[-1]['rest']:.1f} s); CPU s (JVM + workers, driver) plain "
+                  f"{_cpu(cpu['plain'][-1])}, aggregate {_cpu(cpu['aggregate'][-1])}; "
+                  f"load {load[-1][0]:.1f}", flush=True)
         else:
             print(f"warm-up pair done; load {load[-1][0]:.1f}", flush=True)
 
@@ -149,6 +151,11 @@ def main(argv: list[str] | None = None) -> int:
           f"({'meets' if ratio <= 2 else 'misses'} the 2x acceptance)")
     spark.stop()
     return 0
+
+
+def _cpu(used: dict[str, float]) -> str:
+    """A run's CPU seconds as printed: the JVM's own + its Python workers', the driver's."""
+    return (f"{used['jvm']:.1f} + {used['workers']:.1f}, {used['driver']:.1f}")
 
 
 if __name__ == "__main__":

@@ -110,6 +110,18 @@ def _proc_cpu(pid: int) -> tuple[int, float]:
     return int(fields[1]), sum(int(x) for x in fields[11:15]) / tick
 
 
+def own_cpu(pid: int | None) -> float:
+    """The CPU seconds of process ``pid`` itself (user + system, no children; 0 off
+    Linux or without a pid): the session's JVM without its Python workers."""
+    if pid is None:
+        return 0.0
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def tree_cpu(root: int | None, exclude: int | None = None) -> float:
     """CPU seconds of process ``root`` and every process below it, leaving out the
     subtree of ``exclude`` (a reaped process's time is in its parent's children fields),
@@ -180,10 +192,10 @@ class Bench:
     jvm_pid: int | None
     cores: int
 
-    def cpu_now(self) -> tuple[float, float]:
+    def cpu_now(self) -> tuple[float, float, float]:
         """(this driver's CPU seconds with its worker processes', the JVM's and its
-        workers')."""
-        return driver_cpu(self.jvm_pid), cluster_cpu(self.jvm_pid)
+        workers', the JVM's own)."""
+        return driver_cpu(self.jvm_pid), cluster_cpu(self.jvm_pid), own_cpu(self.jvm_pid)
 
     def plain(self, *, collect: bool = True) -> None:
         """The baseline: ``groupBy(g).agg(count, sum, min, max)`` of every column,
@@ -240,7 +252,8 @@ def alternate(bench: Bench, runs: list[tuple[str, Callable[[], None]]], rounds: 
     """Time each named run ``rounds`` times, alternating which goes first (the given
     order in even rounds); round 0 only warms up when ``warm_up`` (neither timed nor
     passed on). Returns the wall seconds and the CPU seconds (``driver``, ``cluster``)
-    of each run; ``on_run(name, seconds, cpu)`` sees each timed run (it may add to its
+    of each run (and the cluster's split: ``jvm``, the JVM itself, ``workers``, its Python
+    workers); ``on_run(name, seconds, cpu)`` sees each timed run (it may add to its
     ``cpu`` entry), ``on_round(r, times, cpu)`` the end of each round."""
     times: Times = {name: [] for name, _ in runs}
     cpu: Cpu = {name: [] for name, _ in runs}
@@ -252,7 +265,9 @@ def alternate(bench: Bench, runs: list[tuple[str, Callable[[], None]]], rounds: 
             c2 = bench.cpu_now()
             if warm_up and not r:
                 continue
-            used = {"driver": c2[0] - c[0], "cluster": c2[1] - c[1]}
+            # the cluster's CPU split: the JVM itself, and its Python workers
+            used = {"driver": c2[0] - c[0], "cluster": c2[1] - c[1], "jvm": c2[2] - c[2],
+                    "workers": (c2[1] - c[1]) - (c2[2] - c[2])}
             times[name].append(secs)
             cpu[name].append(used)
             if on_run is not None:

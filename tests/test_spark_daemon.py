@@ -96,3 +96,19 @@ def test_worker_log_counts_compiled_kernel_calls(tmp_path, monkeypatch):
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     assert [(x["tasks"], x["compiled_calls"]) for x in lines] == [(1, 3), (2, 6)]
     assert lines[0]["pid"] == os.getpid() and isinstance(lines[0]["asked"], int)
+
+
+def test_the_cluster_cpu_split_keeps_a_childs_cpu_out_of_the_parents_own():
+    """spark_bench.own_cpu (the JVM's own CPU, the benchmarks' split of the cluster's CPU
+    into the JVM and its Python workers) counts this process only: a reaped child's CPU
+    grows the subtree (tree_cpu) and not own_cpu."""
+    import spark_bench
+
+    me = os.getpid()
+    own, tree = spark_bench.own_cpu(me), spark_bench.tree_cpu(me)
+    assert 0 < own <= tree
+    pid = _burn_child()
+    os.waitpid(pid, 0)
+    assert spark_bench.tree_cpu(me) - tree >= 0.25
+    assert spark_bench.own_cpu(me) - own < 0.2
+    assert spark_bench.own_cpu(None) == 0.0

@@ -347,6 +347,17 @@ def test_the_kernels_read_a_partition_in_chunks_as_a_whole(monkeypatch) -> None:
         col = a if j == 0 else b
         keep = np.isfinite(col) & np.isin(g, ["p", "q"])
         assert joined.tolist() == col[keep].tolist()
+    # a column named twice (a mixed run's, once per mechanism): read once a chunk, the
+    # same rows and values under each of its indices
+    twice = list(spark_bounds.finite_chunks(iter(batches), 5, ["a", "b", "a"], "g",
+                                            "string", ["p", "q"]))
+    assert [j for j, _, _ in twice] == [0, 1, 2, 0, 1, 2]
+    for at in (0, 3):
+        for j in (0, 1):
+            assert twice[at + j][1].tolist() == got[at // 3 * 2 + j][1].tolist()
+            assert twice[at + j][2].tolist() == got[at // 3 * 2 + j][2].tolist()
+        assert twice[at + 2][1].tolist() == got[at // 3 * 2][1].tolist()
+        assert twice[at + 2][2].tolist() == got[at // 3 * 2][2].tolist()
     domains = [Grid(-4.0, 4.0, 64), Grid(0.0, 4.0, 8)]
 
     def histogram(values: int) -> list:

@@ -253,7 +253,9 @@ def finite_chunks(batches: Iterator[Any], chunk_rows: int, columns: Sequence[str
     """A kernel's partition read in chunks: its Arrow ``batches`` buffered until at least
     ``chunk_rows`` rows (the last chunk may hold fewer), then, per chunk and column j,
     (j, group indices, float64 values) of the rows in a listed group whose value is
-    finite — a null, NaN or ±inf is left out of that column only (row-local)."""
+    finite — a null, NaN or ±inf is left out of that column only (row-local). A column
+    named more than once (a mixed run's, once per mechanism) is read once a chunk, its
+    arrays shared (the kernel only reads them)."""
     pending: list[Any] = []
     rows = 0
     for batch in itertools.chain(batches, [None]):  # None: the end, flush the rest
@@ -271,14 +273,16 @@ def finite_chunks(batches: Iterator[Any], chunk_rows: int, columns: Sequence[str
         group = table_groups(table, group_column, group_kind, group_values)
         listed = group >= 0
         every = bool(listed.all())
+        read: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # a column named twice: once
         for j, name in enumerate(columns):
-            x = as_float64(table.column(name).combine_chunks())
-            use = np.isfinite(x)
-            if every and use.all():  # nothing to leave out: no copies
-                yield j, group, x
-                continue
-            use &= listed
-            yield j, group[use], x[use]
+            if name not in read:
+                x = as_float64(table.column(name).combine_chunks())
+                use = np.isfinite(x)
+                # nothing to leave out: no copies
+                read[name] = (group, x) if every and use.all() else \
+                    (group[use & listed], x[use & listed])
+            yield j, *read[name]
+        del read
 
 
 def to_blob(keys: np.ndarray, counts: np.ndarray, sums: np.ndarray) -> Any:
@@ -1194,6 +1198,26 @@ def counting_pass(df: DataFrame, columns: Sequence[str], spec: StatisticsSpec, *
     (:func:`block_limits`; range r is block r), for the draws in
     the executors; None: contiguous key ranges sized for the collect. Schema errors are
     raised here, before any Spark job."""
+    partial, kernel, count = partial_pass(df, columns, spec, group_by=group_by,
+                                          groups=groups, blocks=blocks)
+    merged = partial.groupBy(PART).applyInArrow(merge_blobs, OUTPUT_SCHEMA)
+    return merged, kernel, count
+
+
+def pass_input(df: DataFrame, columns: Sequence[str], group_by: str | None) -> DataFrame:
+    """The rows the pass reads: each column selected once (a mixed run's spec counts a
+    column once per mechanism) with the group column, one partition per core."""
+    read = list(dict.fromkeys([*columns, *([group_by] if group_by is not None else [])]))
+    return df.selectExpr(*[ident(c) for c in read]).coalesce(
+        default_parallelism(df.sparkSession))
+
+
+def partial_pass(df: DataFrame, columns: Sequence[str], spec: StatisticsSpec, *,
+                 group_by: str | None = None, groups: Sequence[str] | None = None,
+                 blocks: Sequence[int] | None = None
+                 ) -> tuple[DataFrame, StatisticsSpec, int]:
+    """:func:`counting_pass` before its merge stage: each partition's (range, blob) rows
+    (:func:`partial_bins`), not yet run, with the kernel's spec and the number of groups."""
     kind = check_schema(df, columns, group_by)
     if len(spec.columns) != len(columns):
         raise ParameterError(f"{len(columns)} column(s) for a spec of {len(spec.columns)}")
@@ -1217,12 +1241,7 @@ def counting_pass(df: DataFrame, columns: Sequence[str], spec: StatisticsSpec, *
                    group_kind=kind or "", group_values=values, groups=count,
                    ranges=ranges, spec=kernel, layout=layout,
                    limits=None if blocks is None else block_limits(kernel, count, blocks))
-    # each column selected once: a mixed run's spec counts a column once per mechanism
-    read = list(dict.fromkeys([*columns, *([group_by] if group_by is not None else [])]))
-    selected = df.selectExpr(*[ident(c) for c in read]).coalesce(cores)
-    merged = (selected.mapInArrow(body, OUTPUT_SCHEMA).groupBy(PART)
-              .applyInArrow(merge_blobs, OUTPUT_SCHEMA))
-    return merged, kernel, count
+    return pass_input(df, columns, group_by).mapInArrow(body, OUTPUT_SCHEMA), kernel, count
 
 
 def spark_statistics(df: DataFrame, columns: Sequence[str], spec: StatisticsSpec, *,

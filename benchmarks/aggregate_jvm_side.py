@@ -1,0 +1,180 @@
+"""Benchmark: the JVM's side of ``dprect aggregate --engine spark``'s one pass, against a
+plain ``groupBy(g).agg(count, sum, min, max)`` of the same columns, in the same run and
+session (issue #41; docs/results.md §5.3b).
+
+    python benchmarks/aggregate_jvm_side.py [--rows 2000000] [--columns 64] [--groups 1000]
+                                            [--pairs 2] [--runs plain,count,pass,merged]
+
+Each run's CPU seconds are split between the session's JVM itself (its own user and system
+time: the Parquet read, the rows made for ``mapInArrow`` and written as Arrow, the socket,
+the shuffle, the tasks) and its Python workers (the JVM's subtree less the JVM: the
+benchmarks' daemon, spark_daemon.py, reaps its workers so their CPU stays counted;
+:mod:`spark_bench`). The runs, alternated pair by pair after a warm-up pair:
+
+* ``plain``: the baseline, collected (spark_bench's :meth:`Bench.plain`);
+* ``read``: the pass's input read and written to Spark's ``noop`` sink (the Parquet read
+  and the rows made, no Python);
+* ``count``: a reference ``mapInArrow`` over the pass's input — the same columns selected
+  and coalesced as :func:`~dprect.engines.spark.statistics.counting_pass` does — whose
+  Python side only counts the rows: what the JVM spends to hand the rows over, with no
+  kernel;
+* ``pass``: the pass's ``mapInArrow`` (:func:`~dprect.engines.spark.statistics.partial_bins`
+  with the executor route's blocks) written to Spark's ``noop`` sink, no merge;
+* ``merged``: the whole pass as the executor route runs it (the pass, the shuffle of the
+  partial blobs and each block's merge, ``counting_pass(..., blocks=...)``) to ``noop``.
+
+A run may carry session settings after ``@`` (runtime SQL settings set before the run and
+restored after it), e.g. ``count@spark.sql.execution.arrow.maxRecordsPerBatch=65536``.
+Nothing is asserted; quote the load with the figures. The result is written to
+``benchmarks/output/aggregate_jvm_side-{rows}x{columns}x{groups}{label}.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from spark_bench import OUTPUT, open_bench, own_cpu, peak_memory, spark_arguments, tree_cpu
+
+#: every statistic of one run (aggregate_spark.py's ALL)
+ALL = "bounds,count,sum,mean,variance,std,p1,p5,p10,p25,median,p75,p90,p95,p99"
+
+
+def count_rows(batches: Iterator[Any]) -> Iterator[Any]:
+    """mapInArrow body of the reference: the partition's rows counted, nothing else."""
+    import pyarrow as pa
+
+    n = 0
+    for b in batches:
+        n += b.num_rows
+    yield pa.RecordBatch.from_arrays([pa.array([n], pa.int64())], names=["n"])
+
+
+def parse_runs(text: str) -> list[tuple[str, str, dict[str, str]]]:
+    """``name[@key=value[@key=value…]]`` items: (label, name, settings)."""
+    out = []
+    for item in text.split(","):
+        name, *pairs = item.split("@")
+        settings = dict(p.split("=", 1) for p in pairs)
+        out.append((item, name, settings))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    spark_arguments(ap, columns=64, groups=1000)
+    ap.set_defaults(rows=2_000_000)
+    ap.add_argument("--pairs", type=int, default=2)
+    ap.add_argument("--runs", default="plain,count,pass,merged")
+    ap.add_argument("--statistics", default=ALL)
+    ap.add_argument("--label", default="")
+    ap.add_argument("--java-options", default="",
+                    help="more options for the session's JVM (after dprect's own)")
+    args = ap.parse_args(argv)
+
+    from dprect.app.aggregate_flow import aggregate_settings
+    from dprect.core.mixed import repeated
+    from dprect.engines.spark import executor_draws as ed
+    from dprect.engines.spark import statistics as st
+
+    extra = {}
+    if args.java_options:
+        from dprect.engines.spark.session import JIT_OPTION
+
+        extra = {"spark.driver.extraJavaOptions": f"{JIT_OPTION} {args.java_options}",
+                 "spark.executor.extraJavaOptions": f"{JIT_OPTION} {args.java_options}"}
+    bench = open_bench(args, "dprect-bench-jvm-side", extra)
+    spark, df, columns = bench.spark, bench.df, bench.columns
+    groups = [str(i) for i in range(args.groups)]
+    settings = aggregate_settings({
+        "input": str(bench.path), "columns": columns, "statistics": args.statistics,
+        "group_by": "g", "groups": groups, "epsilon": args.epsilon,
+        "output": os.path.join(tempfile.mkdtemp(), "unused.json")})
+    spec = settings.spec
+    source = repeated(columns, spec)
+    kernel, _ = st.virtual_columns(spec)
+    starts = ed.block_starts(args.groups, len(kernel.columns), bench.cores)
+
+    def plain() -> None:
+        bench.plain()
+
+    def count() -> None:
+        rows = st.pass_input(df, source, "g").mapInArrow(count_rows, "n bigint").collect()
+        assert sum(r[0] for r in rows) == args.rows
+
+    def read() -> None:
+        st.pass_input(df, source, "g").write.format("noop").mode("overwrite").save()
+
+    def the_pass() -> None:
+        partial, _, _ = st.partial_pass(df, source, spec, group_by="g", groups=groups,
+                                        blocks=starts)
+        partial.write.format("noop").mode("overwrite").save()
+
+    def merged() -> None:
+        out, _, _ = st.counting_pass(df, source, spec, group_by="g", groups=groups,
+                                     blocks=starts)
+        out.write.format("noop").mode("overwrite").save()
+
+    bodies: dict[str, Callable[[], None]] = {"plain": plain, "read": read, "count": count,
+                                             "pass": the_pass, "merged": merged}
+    runs = parse_runs(args.runs)
+    for _, name, _ in runs:
+        if name not in bodies:
+            raise SystemExit(f"unknown run {name!r}: {', '.join(bodies)}")
+    jvm = bench.jvm_pid
+    times: dict[str, list[dict[str, float]]] = {label: [] for label, _, _ in runs}
+    load = [os.getloadavg()]
+    for r in range(args.pairs + 1):
+        for label, name, conf in (runs if r % 2 == 0 else runs[::-1]):
+            old = {k: spark.conf.get(k, None) for k in conf}
+            for k, v in conf.items():
+                spark.conf.set(k, v)
+            try:
+                t, j0, c0 = time.perf_counter(), own_cpu(jvm), tree_cpu(jvm)
+                d0 = time.process_time()
+                bodies[name]()
+                wall = time.perf_counter() - t
+                j1, c1 = own_cpu(jvm), tree_cpu(jvm)
+                d1 = time.process_time()
+            finally:
+                for k, v in old.items():
+                    if v is None:
+                        spark.conf.unset(k)
+                    else:
+                        spark.conf.set(k, v)
+            got = {"wall": wall, "jvm": j1 - j0, "workers": (c1 - c0) - (j1 - j0),
+                   "driver": d1 - d0}
+            if r:
+                times[label].append(got)
+            print(f"{'warm-up' if not r else f'pair {r}'} {label}: wall {wall:.1f} s, CPU "
+                  f"JVM {got['jvm']:.1f} s, workers {got['workers']:.1f} s, driver "
+                  f"{got['driver']:.1f} s; load {os.getloadavg()[0]:.1f}", flush=True)
+        load.append(os.getloadavg())
+    med = {label: {k: statistics.median(x[k] for x in v) for k in v[0]}
+           for label, v in times.items() if v}
+    out = {"rows": args.rows, "java_options": args.java_options, "columns": args.columns,
+           "groups": args.groups,
+           "statistics": args.statistics, "master": args.master, "pairs": args.pairs,
+           "runs": times, "median": med, "load": load, "peak_rss_mb": peak_memory(spark)}
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+    name = f"aggregate_jvm_side-{args.rows}x{args.columns}x{args.groups}{args.label}.json"
+    (OUTPUT / name).write_text(json.dumps(out, indent=2) + "\n")
+    for label, m in med.items():
+        print(f"median {label}: wall {m['wall']:.1f} s, CPU JVM {m['jvm']:.1f} s, workers "
+              f"{m['workers']:.1f} s, driver {m['driver']:.1f} s")
+    spark.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
