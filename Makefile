@@ -108,6 +108,13 @@ bench-describe-spark: setup
 bench-aggregate-spark: setup
 	SPARK_CONF_DIR=$(abspath conf/spark) $(BIN)/python benchmarks/aggregate_spark.py $(if $(ROWS),--rows $(ROWS)) $(AGG_ARGS)
 
+# the JVM's side of that run's pass, in one session: the plain groupBy, the input read, a
+# mapInArrow that only counts the rows, the pass, the pass with its merge — CPU seconds of
+# the JVM itself and of its Python workers (docs/results.md §5.3b)
+.PHONY: bench-aggregate-jvm
+bench-aggregate-jvm: setup
+	$(BIN)/python benchmarks/aggregate_jvm_side.py $(if $(ROWS),--rows $(ROWS)) $(JVM_ARGS)
+
 # the executors' side of that run profiled stage by stage in one process, without Spark (the
 # pass, the blocks' merge, a few blocks' draws: CPU seconds per stage; docs/results.md §5.3b)
 .PHONY: bench-aggregate-profile
