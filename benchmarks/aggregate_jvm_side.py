@@ -12,8 +12,8 @@ benchmarks' daemon, spark_daemon.py, reaps its workers so their CPU stays counte
 :mod:`spark_bench`). The runs, alternated pair by pair after a warm-up pair:
 
 * ``plain``: the baseline, collected (spark_bench's :meth:`Bench.plain`);
-* ``read``: the pass's input read and written to Spark's ``noop`` sink (the Parquet read
-  and the rows made, no Python);
+* ``read``: the pass's input read and written to Spark's ``noop`` sink (the Parquet pages
+  decoded into Spark's column batches; no Python);
 * ``count``: a reference ``mapInArrow`` over the pass's input — the same columns selected
   and coalesced as :func:`~dprect.engines.spark.statistics.counting_pass` does — whose
   Python side only counts the rows: what the JVM spends to hand the rows over, with no

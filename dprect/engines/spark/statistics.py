@@ -278,9 +278,11 @@ def finite_chunks(batches: Iterator[Any], chunk_rows: int, columns: Sequence[str
             if name not in read:
                 x = as_float64(table.column(name).combine_chunks())
                 use = np.isfinite(x)
-                # nothing to leave out: no copies
-                read[name] = (group, x) if every and use.all() else \
-                    (group[use & listed], x[use & listed])
+                if every and use.all():  # nothing to leave out: no copies
+                    read[name] = (group, x)
+                else:
+                    use &= listed
+                    read[name] = (group[use], x[use])
             yield j, *read[name]
         del read
 
