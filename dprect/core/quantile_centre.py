@@ -202,30 +202,73 @@ def rank_pieces(keys: np.ndarray, row_lo: np.ndarray, row_hi: np.ndarray,
     return Pieces(frame.starts, frame.sizes, as_depths(frame.weighted(q)), epsilon, m)
 
 
-def sign_pieces(grid: DecimalGrid, keys: np.ndarray, counts: np.ndarray, epsilon: float
-                ) -> Pieces:
+def sign_pieces(grid: DecimalGrid, keys: np.ndarray, counts: np.ndarray, epsilon: float,
+                incl: np.ndarray | None = None) -> Pieces:
     """The sign's law (step 1): the rank law of q = 1/2 over the three sign classes
     (negative, zero, positive; :func:`signs`), every row of a class counted as at its
     value — the class holding the median; ``epsilon`` (the sign's ε) sets only the float
-    law."""
-    k = signs(grid, np.asarray(keys, dtype=np.int64))
-    rows = np.zeros(3, dtype=np.int64)
-    np.add.at(rows, k, np.asarray(counts, dtype=np.int64))
+    law. ``keys`` sorted (a cell's statistics), ``incl`` their cumulative counts if made
+    already (:func:`sign_rows`)."""
+    rows = sign_rows(grid, keys, np.cumsum(counts) if incl is None else incl)
     used = np.flatnonzero(rows)
     incl = np.cumsum(rows[used])
     return rank_pieces(used, incl - rows[used], incl, incl, 3, Fraction(1, 2), epsilon / 2)
 
 
-def centre_pieces(grid: DecimalGrid, keys: np.ndarray, counts: np.ndarray, epsilon: float
-                  ) -> Pieces:
-    """The centre's law on the blocks (step 1) as pieces: the cells' rows summed per block,
-    then the rank law of q = 1/2 with every row of a block counted as at its value
-    (:func:`rank_pieces`; depths in half rows, drawn at the rate
+def sign_rows(grid: DecimalGrid, keys: np.ndarray, incl: np.ndarray) -> np.ndarray:
+    """The rows of each sign class (:func:`signs`; int64, 3) of a cell whose sorted cells
+    ``keys`` have the cumulative counts ``incl``: the classes are three runs of the sorted
+    keys (below ``per_sign``, up to ``zero``, above), so each class's rows are a
+    difference of ``incl`` at two searches — the sums of the counts per class, exactly
+    (integers added in another order)."""
+    at = np.searchsorted(np.asarray(keys, dtype=np.int64), [grid.per_sign, grid.zero + 1])
+    below, upto = (int(incl[e - 1]) if e else 0 for e in at.tolist())
+    total = int(incl[-1]) if len(incl) else 0
+    return np.array([below, upto - below, total - upto], dtype=np.int64)
+
+
+@lru_cache(maxsize=16)
+def _block_runs(grid: DecimalGrid) -> tuple[np.ndarray, np.ndarray]:
+    """The grid cut into runs of one magnitude block each (:func:`blocks`): each run's
+    first cell (sorted, from 0) and its block — the negative decades from the largest
+    magnitude (block K) down to block 1, zero's two cells (block 0), the positive decades
+    up from block 1 to K."""
+    k, step = decades(grid), grid.per_decade
+    firsts = np.concatenate([np.arange(k, dtype=np.int64) * step, [grid.per_sign],
+                             grid.zero + 1 + np.arange(k, dtype=np.int64) * step])
+    ids = np.concatenate([np.arange(k, 0, -1), [0], np.arange(1, k + 1)]).astype(np.int64)
+    return firsts.astype(np.int64), ids
+
+
+def block_rows(grid: DecimalGrid, keys: np.ndarray, incl: np.ndarray) -> np.ndarray:
+    """The rows of each magnitude block (:func:`blocks`; int64, ``block_count``) of a cell
+    whose sorted cells ``keys`` have the cumulative counts ``incl``: the blocks are runs
+    of the grid (:func:`_block_runs`), so the keys of one run are consecutive and its rows
+    a difference of ``incl`` — only the runs from the first key's to the last key's are
+    searched (a few decades, not a block per key). The sums of the counts per block,
+    exactly (integers added in another order)."""
+    out = np.zeros(block_count(grid), dtype=np.int64)
+    if not len(keys):
+        return out
+    keys = np.asarray(keys, dtype=np.int64)
+    firsts, ids = _block_runs(grid)
+    a, z = (np.searchsorted(firsts, [keys[0], keys[-1]], side="right") - 1).tolist()
+    ends = np.append(np.searchsorted(keys, firsts[a + 1:z + 1]), len(keys))
+    rows = np.asarray(incl, dtype=np.int64)[ends - 1]  # every end >= 1: keys[0] is in run a
+    rows[1:] -= rows[:-1].copy()
+    np.add.at(out, ids[a:z + 1], rows)
+    return out
+
+
+def centre_pieces(grid: DecimalGrid, keys: np.ndarray, counts: np.ndarray, epsilon: float,
+                  incl: np.ndarray | None = None) -> Pieces:
+    """The centre's law on the blocks (step 1) as pieces: the cells' rows summed per block
+    (:func:`block_rows`), then the rank law of q = 1/2 with every row of a block counted
+    as at its value (:func:`rank_pieces`; depths in half rows, drawn at the rate
     ε_c/4); ``epsilon`` (ε_c) sets only the float law ``Pieces.probabilities`` (tests and
-    audits)."""
-    b = blocks(grid, np.asarray(keys, dtype=np.int64))
-    per_block = np.zeros(block_count(grid), dtype=np.int64)
-    np.add.at(per_block, b, np.asarray(counts, dtype=np.int64))
+    audits). ``keys`` sorted (a cell's statistics), ``incl`` their cumulative counts if
+    made already."""
+    per_block = block_rows(grid, keys, np.cumsum(counts) if incl is None else incl)
     ub = np.flatnonzero(per_block)  # the occupied blocks (every count is >= 1)
     rows = per_block[ub]
     incl = np.cumsum(rows)
@@ -367,6 +410,7 @@ __all__ = [
     "as_depths",
     "block_count",
     "block_levels",
+    "block_rows",
     "blocks",
     "centre_pieces",
     "cut",
@@ -379,6 +423,7 @@ __all__ = [
     "rank_pieces",
     "restrict",
     "sign_pieces",
+    "sign_rows",
     "signs",
     "window",
 ]

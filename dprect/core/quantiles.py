@@ -503,13 +503,15 @@ def draws(stats: QuantileStatistics, plan: QuantilePlan, rng: RandomSource
             + rng.discrete_laplace_int(scale.denominator, scale.numerator)
     split = plan if noisy is None else plan.branch(noisy)  # adaptive: follows the count
     g = quantile_grid(plan.grid, plan.resolution)
-    frame = rank_frame(*_cell_ranks(stats, g), g.size)  # every quantile's pieces, once
+    ranks = _cell_ranks(stats, g)
+    frame = rank_frame(*ranks, g.size)  # every quantile's pieces, once
     if not split.centred:
         return whole_grid(frame, split.quantiles, split.rates, rng), noisy
     assert isinstance(g, DecimalGrid)
-    centre = draw_one(centre_pieces(g, stats.keys, stats.counts, split.centre_epsilon),
+    keys, incl = ranks[0], ranks[3]  # the cumulative counts the centre and sign sum
+    centre = draw_one(centre_pieces(g, keys, stats.counts, split.centre_epsilon, incl),
                       split.centre_rate, rng)
-    sign = draw_one(sign_pieces(g, stats.keys, stats.counts, split.centre_epsilon),
+    sign = draw_one(sign_pieces(g, keys, stats.counts, split.centre_epsilon, incl),
                     split.sign_rate, rng)
     return near_centre(frame, split.quantiles, split.rates, g, centre, sign, rng), noisy
 
