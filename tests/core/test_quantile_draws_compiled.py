@@ -23,7 +23,7 @@ import pytest
 
 pytest.importorskip("numba")
 
-from dprect.core import quantile_draws, randomness
+from dprect.core import interior_point, quantile_draws, randomness
 from dprect.core import random_jit as jit
 from dprect.core.interior_point import Buckets, Pieces, unimodal_sampler
 from dprect.core.quantile_centre import as_depths, cut, rank_frame, window
@@ -282,12 +282,15 @@ def test_the_one_bucket_shortcut_is_the_general_buckets() -> None:
         sampler = unimodal_sampler(pieces, Fraction(1, gen.randrange(51, 200)))
         assert sampler.n_max == 0
         for p in (128, 256):
-            short, full = sampler._one_bucket(p), sampler._buckets(p)
+            short = interior_point._one_bucket(sampler.m, p)
+            full = interior_point._general_buckets(sampler.starts, sampler.depths, sampler.m,
+                                                   sampler.kmax, sampler.split, sampler.num,
+                                                   sampler.den, p)
             assert dataclasses.replace(short, runs=full.runs) == full
             (a, b, c), (d, e, f) = short.runs[0], full.runs[0]
             assert [a + r if r < b else c + r - b for r in range(sum(sizes))] == \
                 [d + r if r < e else f + r - e for r in range(sum(sizes))]
-        assert sampler.buckets(128) == sampler._one_bucket(128)
+        assert sampler.buckets(128) == interior_point._one_bucket(sampler.m, 128)
 
 
 def test_out_of_range_laws_take_the_python_path() -> None:
@@ -320,8 +323,9 @@ def test_the_laws_read_off_the_depths_are_the_samplers_tables() -> None:
     int64 computation; :func:`quantile_draws.laws_tables`, the one-bucket tables read off
     the depths, the samplers made only on demand) give, array for array, what each law's
     own sampler and :func:`quantile_draws.compiled_tables` give — on the whole grid and
-    cut to a window, at rates with one bucket and with many (where the samplers decide);
-    and a law of one more depth unit than c·kmax < 1 allows leaves the shortcut."""
+    cut to a window, at rates with one bucket and with many (each law's buckets by
+    ``interior_point.law_buckets`` on its depth row, no sampler made); and a law of one
+    more depth unit than c·kmax < 1 allows leaves the shortcut."""
     gen = random.Random(11)
     shortcuts = 0
     for k in range(60):
@@ -351,6 +355,8 @@ def test_the_laws_read_off_the_depths_are_the_samplers_tables() -> None:
         for a, b in zip(got, want, strict=True):
             assert np.array_equal(np.asarray(a), np.asarray(b)), k
             assert np.asarray(a).dtype == np.asarray(b).dtype
+        # no sampler was made for the tables (several buckets: law_buckets on the rows)
+        assert not laws._samplers
         # the lazy samplers are the laws' own
         assert laws.sampler(0).buckets(128) == samplers[0].buckets(128)
     assert 10 <= shortcuts < 60  # both the shortcut and the samplers' tables were met
