@@ -332,22 +332,24 @@ def cut(starts: np.ndarray, sizes: np.ndarray, ranges: Sequence[tuple[int, int]]
     disjoint), laid end to end: range r = [a_r, z_r) keeps the pieces lo_r … hi_r − 1
     that meet it (lo_r the first piece ending after a_r, hi_r the first starting at or
     after z_r), each clipped to [a_r, z_r) and moved to the range's offset (the lengths
-    of the ranges before it) — every range at once, in int64."""
-    begin = starts.astype(np.int64)
-    ends = begin + sizes.astype(np.int64)
+    of the ranges before it) — every range at once, in int64. As the pieces tile the grid
+    from 0 (their starts increase), the first piece ending after a_r is the last one
+    starting at or before it: both ends are searched on the starts themselves, and only
+    the kept pieces' ends are made (work of the window's pieces, not the grid's)."""
     a = np.array([r[0] for r in ranges], dtype=np.int64)
     z = np.array([r[1] for r in ranges], dtype=np.int64)
     offsets = np.zeros(len(ranges), dtype=np.int64)
     np.cumsum((z - a)[:-1], out=offsets[1:])
-    lo = np.searchsorted(ends, a, side="right")
-    hi = np.searchsorted(begin, z, side="left")
+    lo = np.searchsorted(starts, a.astype(starts.dtype), side="right") - 1
+    hi = np.searchsorted(starts, z.astype(starts.dtype), side="left")
     kept = hi - lo
     of = np.repeat(np.arange(len(ranges)), kept)  # each kept piece's range
     first = np.zeros(len(ranges), dtype=np.int64)
     np.cumsum(kept[:-1], out=first[1:])
     index = np.arange(int(kept.sum()), dtype=np.int64) + (lo - first)[of]
-    s = np.maximum(begin[index], a[of])
-    e = np.minimum(ends[index], z[of])
+    begin = starts[index].astype(np.int64)
+    s = np.maximum(begin, a[of])
+    e = np.minimum(begin + sizes[index].astype(np.int64), z[of])
     return Cut(index, (s - a[of] + offsets[of]).astype(np.uint64), (e - s).astype(np.uint64),
                tuple(r[0] for r in ranges), tuple(offsets.tolist()),
                int(offsets[-1] + z[-1] - a[-1]) if len(ranges) else 0)

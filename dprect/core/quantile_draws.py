@@ -134,8 +134,13 @@ def rank_depths(frame: RankFrame, quantiles: Sequence[Fraction],
         return [as_depths(frame.weighted(q, index)) for q in quantiles]
     lo, hi = (frame.lo, frame.hi) if index is None else (frame.lo[index], frame.hi[index])
     t = a * np.int64(frame.n)  # a·n < b·n < 2^62: exact in int64
-    weighted = np.maximum(0, np.maximum(lo * b - t, t - hi * b))
-    return weighted.max(axis=1, keepdims=True) - weighted
+    weighted = lo * b  # max(0, b·lo − a·n, a·n − b·hi), in place on two arrays
+    weighted -= t
+    above = hi * b
+    np.subtract(t, above, out=above)
+    np.maximum(weighted, above, out=weighted)
+    np.maximum(weighted, 0, out=weighted)
+    return np.subtract(weighted.max(axis=1, keepdims=True), weighted, out=weighted)
 
 
 class _Laws:
