@@ -157,31 +157,51 @@ class RankFrame:
 
 
 def rank_frame(keys: np.ndarray, row_lo: np.ndarray, row_hi: np.ndarray, incl: np.ndarray,
-               m: int) -> RankFrame:
+               m: int, *, before: int = 0, n: int | None = None) -> RankFrame:
     """The pieces of the rank laws over a grid of ``m`` cells (:func:`rank_pieces`),
-    without the quantile."""
+    without the quantile.
+
+    Or the pieces of a run of a cell's keys only (``keys`` … ``incl`` that run's, the
+    cumulative counts the cell's own): ``before`` the cell's rows below the run's first
+    key, ``n`` the cell's rows. Its pieces are the cell's frame's between the run's first
+    and last key; its first gap (from 0) and its last (to m) are longer than the frame's
+    but carry the same ranks (the rows below the first key; the rows up to the last) —
+    so cut to ranges within [the run's first key's previous key + 1, its last key's next
+    key) (:func:`cut`: a window's span, :func:`span_keys`) they give the frame's cut
+    pieces and ranks exactly."""
     u = len(keys)
-    n = int(incl[-1]) if u else 0
+    last = int(incl[-1]) if u else before
+    total = last if n is None else n
     if u == 0:
         starts, sizes = np.zeros(1, np.uint64), np.array([m], np.uint64)
-        lo = hi = np.zeros(1, np.int64)
+        lo = hi = np.full(1, before, np.int64)
     else:
         ukeys = np.asarray(keys, dtype=np.int64).astype(np.uint64)
         starts = np.empty(2 * u + 1, np.uint64)
         sizes = np.empty(2 * u + 1, np.uint64)
         lo = np.empty(2 * u + 1, np.int64)
         hi = np.empty(2 * u + 1, np.int64)
-        starts[0], sizes[0], lo[0], hi[0] = 0, ukeys[0], 0, 0
+        starts[0], sizes[0], lo[0], hi[0] = 0, ukeys[0], before, before
         starts[1::2], sizes[1::2], lo[1::2], hi[1::2] = ukeys, 1, row_lo, row_hi
         starts[2:-1:2] = ukeys[:-1] + np.uint64(1)
         sizes[2:-1:2] = ukeys[1:] - ukeys[:-1] - np.uint64(1)
         # an empty bin between: every row is < or > v, the rows of earlier bins below
         lo[2:-1:2] = hi[2:-1:2] = np.asarray(incl, dtype=np.int64)[:-1]
         starts[-1], sizes[-1] = ukeys[-1] + np.uint64(1), np.uint64(m - 1 - int(keys[-1]))
-        lo[-1] = hi[-1] = n
+        lo[-1] = hi[-1] = last
         keep = sizes > 0
         starts, sizes, lo, hi = starts[keep], sizes[keep], lo[keep], hi[keep]
-    return RankFrame(starts, sizes, lo, hi, n, m)
+    return RankFrame(starts, sizes, lo, hi, total, m)
+
+
+def span_keys(keys: np.ndarray, ranges: Sequence[tuple[int, int]]) -> tuple[int, int]:
+    """The run [first, end) of the sorted ``keys`` inside the span of ``ranges`` (sorted,
+    disjoint): from the first key at or after the first range's start to the last key
+    before the last range's end. The keys around it lie outside the span, so the frame
+    of this run (:func:`rank_frame` with ``before`` and ``n``) cut to ``ranges`` is the
+    cell's frame cut to them."""
+    first, end = np.searchsorted(keys, [ranges[0][0], ranges[-1][1]]).tolist()
+    return first, end
 
 
 def as_depths(weighted: np.ndarray) -> np.ndarray:
@@ -427,5 +447,6 @@ __all__ = [
     "sign_pieces",
     "sign_rows",
     "signs",
+    "span_keys",
     "window",
 ]

@@ -91,6 +91,8 @@ from dprect.core.quantile_centre import (
     rank_frame,
     rank_pieces,
     sign_pieces,
+    span_keys,
+    window,
 )
 from dprect.core.quantile_draws import draw_one, near_centre, whole_grid
 from dprect.core.randomness import RandomSource
@@ -458,12 +460,26 @@ def _cell_ranks(stats: QuantileStatistics, g: QuantileGrid
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The occupied cells' keys, lo = #{x < v}, hi = #{x ≤ v} of each one's value v,
     and the rows of the cells up to each (cumulative counts)."""
+    keys, incl = _cell_rows(stats, g)
+    return _ranks(g, keys, stats.counts, stats.at_value, incl)
+
+
+def _cell_rows(stats: QuantileStatistics, g: QuantileGrid) -> tuple[np.ndarray, np.ndarray]:
+    """The occupied cells' keys (checked on the grid) and their cumulative counts."""
     keys = np.asarray(stats.keys, dtype=np.int64)
-    counts = np.asarray(stats.counts, dtype=np.int64)
-    at = np.asarray(stats.at_value, dtype=np.int64)
     if len(keys) and int(keys[-1]) >= g.size:
         raise ParameterError("a quantile statistic's bin lies outside the plan's grid")
-    incl = np.cumsum(counts)
+    return keys, np.cumsum(np.asarray(stats.counts, dtype=np.int64))
+
+
+def _ranks(g: QuantileGrid, keys: np.ndarray, counts: np.ndarray, at: np.ndarray,
+           incl: np.ndarray, first: int = 0, end: int | None = None
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_cell_ranks` of the keys [first, end) (``incl`` the cell's cumulative
+    counts: each key's ranks are its own, whatever the run)."""
+    keys, incl = keys[first:end], incl[first:end]
+    counts = np.asarray(counts, dtype=np.int64)[first:end]
+    at = np.asarray(at, dtype=np.int64)[first:end]
     before = incl - counts
     neg = g.negative(keys)
     # a bin's value v: rows of earlier bins are < v, of later bins > v; inside the bin
@@ -503,16 +519,20 @@ def draws(stats: QuantileStatistics, plan: QuantilePlan, rng: RandomSource
             + rng.discrete_laplace_int(scale.denominator, scale.numerator)
     split = plan if noisy is None else plan.branch(noisy)  # adaptive: follows the count
     g = quantile_grid(plan.grid, plan.resolution)
-    ranks = _cell_ranks(stats, g)
-    frame = rank_frame(*ranks, g.size)  # every quantile's pieces, once
-    if not split.centred:
+    keys, incl = _cell_rows(stats, g)
+    if not split.centred:  # every quantile's pieces over the whole grid, once
+        frame = rank_frame(*_ranks(g, keys, stats.counts, stats.at_value, incl), g.size)
         return whole_grid(frame, split.quantiles, split.rates, rng), noisy
     assert isinstance(g, DecimalGrid)
-    keys, incl = ranks[0], ranks[3]  # the cumulative counts the centre and sign sum
     centre = draw_one(centre_pieces(g, keys, stats.counts, split.centre_epsilon, incl),
                       split.centre_rate, rng)
     sign = draw_one(sign_pieces(g, keys, stats.counts, split.centre_epsilon, incl),
                     split.sign_rate, rng)
+    # the pieces of the window's span only (the frame cut to the window is the same)
+    first, end = span_keys(keys, window(g, centre, sign))
+    frame = rank_frame(*_ranks(g, keys, stats.counts, stats.at_value, incl, first, end),
+                       g.size, before=int(incl[first - 1]) if first else 0,
+                       n=int(incl[-1]) if len(incl) else 0)
     return near_centre(frame, split.quantiles, split.rates, g, centre, sign, rng), noisy
 
 

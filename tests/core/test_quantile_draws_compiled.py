@@ -26,7 +26,14 @@ pytest.importorskip("numba")
 from dprect.core import interior_point, quantile_draws, randomness
 from dprect.core import random_jit as jit
 from dprect.core.interior_point import Buckets, Pieces, unimodal_sampler
-from dprect.core.quantile_centre import as_depths, cut, rank_frame, window
+from dprect.core.quantile_centre import (
+    as_depths,
+    blocks,
+    cut,
+    rank_frame,
+    span_keys,
+    window,
+)
 from dprect.core.quantiles import (
     QuantilePlan,
     QuantileStatistics,
@@ -369,6 +376,48 @@ def test_the_laws_read_off_the_depths_are_the_samplers_tables() -> None:
                                  [Fraction(1, 8)], 7)
     assert quantile_draws._one_bucket_tables(at, jit) is None
     assert quantile_draws._one_bucket_tables(below, jit) is not None
+
+
+def test_the_window_spans_frame_cut_is_the_frames_cut() -> None:
+    """The pieces of a window's span only (:func:`quantile_centre.span_keys`, the run's
+    :func:`rank_frame` with the rows before it and the cell's rows) cut to the window give
+    the cell's whole frame cut to it: the same pieces, ranks and rows — on random cells
+    and windows (far from the data: an empty run; at its edges; around it), so the draws
+    read the same depths (``rank_depths``)."""
+    gen = random.Random(13)
+    plan = plan_quantiles(QS, 1.0)
+    g = quantile_grid(plan.grid, plan.resolution)
+    qs = [Fraction(q).limit_denominator(100) for q in QS]
+    spans = set()
+    for k in range(150):
+        values = _random_values(gen)
+        if k % 3 == 1:
+            values = np.array([gen.choice([-1, 1]) * 10.0 ** gen.randrange(-3, 4)
+                               * gen.choice([1.0, 1.0, 9.9999])
+                               for _ in range(gen.randrange(1, 30))])
+        stats = quantile_statistics(values, plan)
+        keys = np.asarray(stats.keys, dtype=np.int64)
+        whole = rank_frame(*_cell_ranks(stats, g), g.size)
+        centre = gen.randrange(0, 601) if k % 2 else \
+            int(blocks(g, keys[len(keys) // 2:len(keys) // 2 + 1])[0]) + gen.randrange(-5, 6)
+        ranges = window(g, min(max(centre, 0), 600), gen.choice([0, 1, 2]))
+        first, end = span_keys(keys, ranges)
+        spans.add((first == 0, end == len(keys), first == end))
+        incl = np.cumsum(stats.counts)
+        lo, hi = (np.where(g.negative(keys), incl - stats.at_value, incl - stats.counts),
+                  np.where(g.negative(keys), incl, incl - stats.counts + stats.at_value))
+        part = rank_frame(keys[first:end], lo[first:end], hi[first:end], incl[first:end],
+                          g.size, before=int(incl[first - 1]) if first else 0,
+                          n=int(incl[-1]))
+        a, b = cut(whole.starts, whole.sizes, ranges), cut(part.starts, part.sizes, ranges)
+        assert (a.starts.tolist(), a.sizes.tolist(), a.firsts, a.offsets, a.size) == \
+            (b.starts.tolist(), b.sizes.tolist(), b.firsts, b.offsets, b.size)
+        assert whole.lo[a.index].tolist() == part.lo[b.index].tolist()
+        assert whole.hi[a.index].tolist() == part.hi[b.index].tolist()
+        assert whole.n == part.n
+        assert np.array_equal(quantile_draws.rank_depths(whole, qs, a.index),
+                              quantile_draws.rank_depths(part, qs, b.index))
+    assert len(spans) >= 4  # runs from the first key, to the last, inside, and empty
 
 
 def _cut_reference(starts: np.ndarray, sizes: np.ndarray,
