@@ -157,51 +157,92 @@ class RankFrame:
 
 
 def rank_frame(keys: np.ndarray, row_lo: np.ndarray, row_hi: np.ndarray, incl: np.ndarray,
-               m: int, *, before: int = 0, n: int | None = None) -> RankFrame:
+               m: int) -> RankFrame:
     """The pieces of the rank laws over a grid of ``m`` cells (:func:`rank_pieces`),
-    without the quantile.
-
-    Or the pieces of a run of a cell's keys only (``keys`` … ``incl`` that run's, the
-    cumulative counts the cell's own): ``before`` the cell's rows below the run's first
-    key, ``n`` the cell's rows. Its pieces are the cell's frame's between the run's first
-    and last key; its first gap (from 0) and its last (to m) are longer than the frame's
-    but carry the same ranks (the rows below the first key; the rows up to the last) —
-    so cut to ranges within [the run's first key's previous key + 1, its last key's next
-    key) (:func:`cut`: a window's span, :func:`span_keys`) they give the frame's cut
-    pieces and ranks exactly."""
+    without the quantile."""
     u = len(keys)
-    last = int(incl[-1]) if u else before
-    total = last if n is None else n
+    n = int(incl[-1]) if u else 0
     if u == 0:
         starts, sizes = np.zeros(1, np.uint64), np.array([m], np.uint64)
-        lo = hi = np.full(1, before, np.int64)
+        lo = hi = np.zeros(1, np.int64)
     else:
         ukeys = np.asarray(keys, dtype=np.int64).astype(np.uint64)
         starts = np.empty(2 * u + 1, np.uint64)
         sizes = np.empty(2 * u + 1, np.uint64)
         lo = np.empty(2 * u + 1, np.int64)
         hi = np.empty(2 * u + 1, np.int64)
-        starts[0], sizes[0], lo[0], hi[0] = 0, ukeys[0], before, before
+        starts[0], sizes[0], lo[0], hi[0] = 0, ukeys[0], 0, 0
         starts[1::2], sizes[1::2], lo[1::2], hi[1::2] = ukeys, 1, row_lo, row_hi
         starts[2:-1:2] = ukeys[:-1] + np.uint64(1)
         sizes[2:-1:2] = ukeys[1:] - ukeys[:-1] - np.uint64(1)
         # an empty bin between: every row is < or > v, the rows of earlier bins below
         lo[2:-1:2] = hi[2:-1:2] = np.asarray(incl, dtype=np.int64)[:-1]
         starts[-1], sizes[-1] = ukeys[-1] + np.uint64(1), np.uint64(m - 1 - int(keys[-1]))
-        lo[-1] = hi[-1] = last
+        lo[-1] = hi[-1] = n
         keep = sizes > 0
         starts, sizes, lo, hi = starts[keep], sizes[keep], lo[keep], hi[keep]
-    return RankFrame(starts, sizes, lo, hi, total, m)
+    return RankFrame(starts, sizes, lo, hi, n, m)
 
 
-def span_keys(keys: np.ndarray, ranges: Sequence[tuple[int, int]]) -> tuple[int, int]:
-    """The run [first, end) of the sorted ``keys`` inside the span of ``ranges`` (sorted,
-    disjoint): from the first key at or after the first range's start to the last key
-    before the last range's end. The keys around it lie outside the span, so the frame
-    of this run (:func:`rank_frame` with ``before`` and ``n``) cut to ``ranges`` is the
-    cell's frame cut to them."""
-    first, end = np.searchsorted(keys, [ranges[0][0], ranges[-1][1]]).tolist()
-    return first, end
+def window_runs(keys: np.ndarray, ranges: Sequence[tuple[int, int]]
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """For each range [a_r, z_r) of ``ranges`` (sorted, disjoint), the run [first_r,
+    end_r) of the sorted ``keys`` inside it (int64 arrays): the keys :func:`window_frame`
+    reads."""
+    edges = np.searchsorted(keys, np.array(ranges, dtype=np.int64).ravel())
+    return edges[0::2], edges[1::2]
+
+
+def window_frame(ranges: Sequence[tuple[int, int]], firsts: np.ndarray, ends: np.ndarray,
+                 keys: np.ndarray, row_lo: np.ndarray, row_hi: np.ndarray,
+                 incl: np.ndarray, before: np.ndarray, n: int, m: int) -> RankFrame:
+    """The cell's rank frame (:func:`rank_frame`) restricted to ``ranges`` (sorted,
+    disjoint, as :func:`window` makes them: never adjacent), built from the keys inside
+    them only: per range r its run of keys (:func:`window_runs`: ``firsts``, ``ends``),
+    given concatenated as ``keys`` with their ``row_lo``, ``row_hi`` and cumulative
+    counts ``incl`` (the cell's), and ``before[r]``, the cell's rows below range r's first
+    cell (the cumulative count of the last key before it, 0 if none); ``n`` the cell's
+    rows.
+
+    Range r's pieces: from a_r to its first key (or to z_r without one) a gap of ranks
+    ``before[r]``, each key's cell with its own, after each key to the next key of the
+    run (the last: to z_r) a gap of the key's cumulative count — the frame's pieces
+    clipped to [a_r, z_r) with their ranks: a grid cell between two keys has in the frame
+    the ranks of the gap after the lower key, which is the run's key or, for a cell
+    before the run's first key, the last key before a_r (whose count is ``before[r]``).
+    So :func:`cut` of this frame to ``ranges`` (each range's pieces start at a_r and end
+    at z_r: the same search) gives the whole frame's cut pieces and ranks, from work of
+    the window's keys, not the cell's (tests/core/test_quantile_draws_compiled.py)."""
+    a = np.array([r[0] for r in ranges], dtype=np.int64)
+    z = np.array([r[1] for r in ranges], dtype=np.int64)
+    w = (np.asarray(ends) - np.asarray(firsts)).astype(np.int64)
+    runs = len(ranges)
+    prior = np.zeros(runs, dtype=np.int64)  # the keys of the runs before each run
+    np.cumsum(w[:-1], out=prior[1:])
+    lead = 2 * prior + np.arange(runs, dtype=np.int64)  # each run's first (gap) piece
+    total = 2 * int(w.sum()) + runs
+    begin = np.empty(total, dtype=np.int64)
+    end = np.empty(total, dtype=np.int64)
+    lo = np.empty(total, dtype=np.int64)
+    hi = np.empty(total, dtype=np.int64)
+    k = np.asarray(keys, dtype=np.int64)
+    of = np.repeat(np.arange(runs, dtype=np.int64), w)  # each key's run
+    at = lead[of] + 1 + 2 * (np.arange(len(k), dtype=np.int64) - prior[of])
+    has = w > 0
+    following = np.empty(len(k), dtype=np.int64)  # the next key of the run, or z_r
+    following[:-1] = k[1:]
+    following[prior[has] + w[has] - 1] = z[has]
+    first_key = z.copy()  # each run's first key, or z_r (no key: one gap)
+    first_key[has] = k[prior[has]]
+    begin[lead], end[lead] = a, first_key
+    lo[lead] = hi[lead] = before
+    begin[at], end[at], lo[at], hi[at] = k, k + 1, row_lo, row_hi
+    begin[at + 1], end[at + 1] = k + 1, following
+    lo[at + 1] = hi[at + 1] = incl
+    sizes = end - begin
+    keep = sizes > 0
+    return RankFrame(begin[keep].astype(np.uint64), sizes[keep].astype(np.uint64), lo[keep],
+                     hi[keep], n, m)
 
 
 def as_depths(weighted: np.ndarray) -> np.ndarray:
@@ -348,14 +389,16 @@ class Cut:
 
 
 def cut(starts: np.ndarray, sizes: np.ndarray, ranges: Sequence[tuple[int, int]]) -> Cut:
-    """The pieces (``starts``, ``sizes``, tiling a grid) cut to ``ranges`` (sorted,
+    """The pieces (``starts``, ``sizes``: tiling a grid, or tiling each of ``ranges`` —
+    a frame restricted to them, :func:`window_frame`) cut to ``ranges`` (sorted,
     disjoint), laid end to end: range r = [a_r, z_r) keeps the pieces lo_r … hi_r − 1
     that meet it (lo_r the first piece ending after a_r, hi_r the first starting at or
     after z_r), each clipped to [a_r, z_r) and moved to the range's offset (the lengths
     of the ranges before it) — every range at once, in int64. As the pieces tile the grid
-    from 0 (their starts increase), the first piece ending after a_r is the last one
-    starting at or before it: both ends are searched on the starts themselves, and only
-    the kept pieces' ends are made (work of the window's pieces, not the grid's)."""
+    from 0 (their starts increase), or each range from a_r, the first piece ending after
+    a_r is the last one starting at or before it: both ends are searched on the starts
+    themselves, and only the kept pieces' ends are made (work of the window's pieces,
+    not the grid's)."""
     a = np.array([r[0] for r in ranges], dtype=np.int64)
     z = np.array([r[1] for r in ranges], dtype=np.int64)
     offsets = np.zeros(len(ranges), dtype=np.int64)
@@ -447,6 +490,7 @@ __all__ = [
     "sign_pieces",
     "sign_rows",
     "signs",
-    "span_keys",
     "window",
+    "window_frame",
+    "window_runs",
 ]

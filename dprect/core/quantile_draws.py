@@ -107,8 +107,8 @@ def near_centre(frame: RankFrame, quantiles: Sequence[Fraction], rates: Sequence
     ``sign``, in order: the rank law cut to the window once, the exact sampler on it, each
     round accepted with probability exp(−DECAY·level) (rejection sampling:
     :func:`~dprect.core.quantile_centre.draw_near`'s draws). ``frame``: the cell's rank
-    frame, or the frame of its keys in the window's span only
-    (:func:`~dprect.core.quantile_centre.span_keys`; the same cut pieces and ranks)."""
+    frame, or that frame restricted to the window
+    (:func:`~dprect.core.quantile_centre.window_frame`; the same cut pieces and ranks)."""
     c = cut(frame.starts, frame.sizes, window(grid, centre, sign))
     laws = _Laws(c.starts, c.sizes, rank_depths(frame, quantiles, c.index), rates, c.size)
     return _draw_all(laws, _Window(grid, centre, sign, c), rng)

@@ -91,8 +91,9 @@ from dprect.core.quantile_centre import (
     rank_frame,
     rank_pieces,
     sign_pieces,
-    span_keys,
     window,
+    window_frame,
+    window_runs,
 )
 from dprect.core.quantile_draws import draw_one, near_centre, whole_grid
 from dprect.core.randomness import RandomSource
@@ -473,13 +474,14 @@ def _cell_rows(stats: QuantileStatistics, g: QuantileGrid) -> tuple[np.ndarray, 
 
 
 def _ranks(g: QuantileGrid, keys: np.ndarray, counts: np.ndarray, at: np.ndarray,
-           incl: np.ndarray, first: int = 0, end: int | None = None
+           incl: np.ndarray, index: np.ndarray | None = None
            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`_cell_ranks` of the keys [first, end) (``incl`` the cell's cumulative
-    counts: each key's ranks are its own, whatever the run)."""
-    keys, incl = keys[first:end], incl[first:end]
-    counts = np.asarray(counts, dtype=np.int64)[first:end]
-    at = np.asarray(at, dtype=np.int64)[first:end]
+    """:func:`_cell_ranks` of the keys ``index`` (all without; ``incl`` the cell's
+    cumulative counts: each key's ranks are its own, whichever keys are asked)."""
+    counts = np.asarray(counts, dtype=np.int64)
+    at = np.asarray(at, dtype=np.int64)
+    if index is not None:
+        keys, incl, counts, at = keys[index], incl[index], counts[index], at[index]
     before = incl - counts
     neg = g.negative(keys)
     # a bin's value v: rows of earlier bins are < v, of later bins > v; inside the bin
@@ -528,11 +530,16 @@ def draws(stats: QuantileStatistics, plan: QuantilePlan, rng: RandomSource
                       split.centre_rate, rng)
     sign = draw_one(sign_pieces(g, keys, stats.counts, split.centre_epsilon, incl),
                     split.sign_rate, rng)
-    # the pieces of the window's span only (the frame cut to the window is the same)
-    first, end = span_keys(keys, window(g, centre, sign))
-    frame = rank_frame(*_ranks(g, keys, stats.counts, stats.at_value, incl, first, end),
-                       g.size, before=int(incl[first - 1]) if first else 0,
-                       n=int(incl[-1]) if len(incl) else 0)
+    # the frame's pieces in the window only, from its keys (the same cut, ranks, depths)
+    ranges = window(g, centre, sign)
+    firsts, ends = window_runs(keys, ranges)
+    inside = np.concatenate([np.arange(f, e) for f, e in
+                             zip(firsts.tolist(), ends.tolist(), strict=True)])
+    before = np.where(firsts > 0, incl[np.maximum(firsts - 1, 0)], 0) if len(incl) \
+        else np.zeros(len(ranges), dtype=np.int64)
+    frame = window_frame(ranges, firsts, ends,
+                         *_ranks(g, keys, stats.counts, stats.at_value, incl, inside),
+                         before, int(incl[-1]) if len(incl) else 0, g.size)
     return near_centre(frame, split.quantiles, split.rates, g, centre, sign, rng), noisy
 
 

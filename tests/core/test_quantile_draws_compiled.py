@@ -31,8 +31,9 @@ from dprect.core.quantile_centre import (
     blocks,
     cut,
     rank_frame,
-    span_keys,
     window,
+    window_frame,
+    window_runs,
 )
 from dprect.core.quantiles import (
     QuantilePlan,
@@ -378,20 +379,21 @@ def test_the_laws_read_off_the_depths_are_the_samplers_tables() -> None:
     assert quantile_draws._one_bucket_tables(below, jit) is not None
 
 
-def test_the_window_spans_frame_cut_is_the_frames_cut() -> None:
-    """The pieces of a window's span only (:func:`quantile_centre.span_keys`, the run's
-    :func:`rank_frame` with the rows before it and the cell's rows) cut to the window give
-    the cell's whole frame cut to it: the same pieces, ranks and rows — on random cells
-    and windows (far from the data: an empty run; at its edges; around it), so the draws
-    read the same depths (``rank_depths``)."""
+def test_the_window_frame_cut_is_the_frames_cut() -> None:
+    """The frame restricted to a window from its keys only
+    (:func:`quantile_centre.window_frame` of :func:`quantile_centre.window_runs`) cut to
+    the window gives the cell's whole frame cut to it: the same pieces, ranks and rows —
+    on random cells and windows (far from the data: empty runs; at the data's edges;
+    around it; keys on a range's first and last cell), so the draws read the same depths
+    (``rank_depths``)."""
     gen = random.Random(13)
     plan = plan_quantiles(QS, 1.0)
     g = quantile_grid(plan.grid, plan.resolution)
     qs = [Fraction(q).limit_denominator(100) for q in QS]
-    spans = set()
-    for k in range(150):
+    seen = set()
+    for k in range(200):
         values = _random_values(gen)
-        if k % 3 == 1:
+        if k % 3 == 1:  # powers of ten: keys on a decade's first cell
             values = np.array([gen.choice([-1, 1]) * 10.0 ** gen.randrange(-3, 4)
                                * gen.choice([1.0, 1.0, 9.9999])
                                for _ in range(gen.randrange(1, 30))])
@@ -401,14 +403,17 @@ def test_the_window_spans_frame_cut_is_the_frames_cut() -> None:
         centre = gen.randrange(0, 601) if k % 2 else \
             int(blocks(g, keys[len(keys) // 2:len(keys) // 2 + 1])[0]) + gen.randrange(-5, 6)
         ranges = window(g, min(max(centre, 0), 600), gen.choice([0, 1, 2]))
-        first, end = span_keys(keys, ranges)
-        spans.add((first == 0, end == len(keys), first == end))
-        incl = np.cumsum(stats.counts)
-        lo, hi = (np.where(g.negative(keys), incl - stats.at_value, incl - stats.counts),
-                  np.where(g.negative(keys), incl, incl - stats.counts + stats.at_value))
-        part = rank_frame(keys[first:end], lo[first:end], hi[first:end], incl[first:end],
-                          g.size, before=int(incl[first - 1]) if first else 0,
-                          n=int(incl[-1]))
+        if k % 5 == 4:  # a range ending just after a key, one starting on a key
+            ranges = [(int(keys[0]), int(keys[0]) + 1), (int(keys[-1]) + 2, g.size)] \
+                if keys[-1] + 2 < g.size else ranges
+        firsts, ends = window_runs(keys, ranges)
+        seen.update((int(f == e), int(f == 0), int(e == len(keys)))
+                    for f, e in zip(firsts, ends, strict=True))
+        inside = np.concatenate([np.arange(f, e) for f, e in zip(firsts, ends, strict=True)])
+        _, lo, hi, incl = _cell_ranks(stats, g)
+        before = np.where(firsts > 0, incl[np.maximum(firsts - 1, 0)], 0)
+        part = window_frame(ranges, firsts, ends, keys[inside], lo[inside], hi[inside],
+                            incl[inside], before, int(incl[-1]), g.size)
         a, b = cut(whole.starts, whole.sizes, ranges), cut(part.starts, part.sizes, ranges)
         assert (a.starts.tolist(), a.sizes.tolist(), a.firsts, a.offsets, a.size) == \
             (b.starts.tolist(), b.sizes.tolist(), b.firsts, b.offsets, b.size)
@@ -417,7 +422,7 @@ def test_the_window_spans_frame_cut_is_the_frames_cut() -> None:
         assert whole.n == part.n
         assert np.array_equal(quantile_draws.rank_depths(whole, qs, a.index),
                               quantile_draws.rank_depths(part, qs, b.index))
-    assert len(spans) >= 4  # runs from the first key, to the last, inside, and empty
+    assert {(1, 0, 0), (0, 1, 0), (0, 0, 1), (0, 0, 0)} <= seen  # empty, first, last, inner
 
 
 def _cut_reference(starts: np.ndarray, sizes: np.ndarray,
