@@ -19,17 +19,18 @@ anchors taken (:func:`~dprect.core.aggregates.column_centres`), phase 2
 (:func:`~dprect.engines.spark.executor_draws.query_second`); the quantiles'
 (:func:`~dprect.engines.spark.executor_draws.quantiles_block`).
 
-``digest``: seeded (seed 11; each part's stream and its groups' stream seeds drawn as
-:func:`~dprect.core.mixed.draw_parts` and the executor route draw them), every block (or
-the first ``--blocks`` for the quantiles; describe always draws every block's phase 1:
-its anchors read them all), the SHA-256 of every released value (each describe cell's
-fields by ``repr``, each quantile cell's values, rank error and flag) and of each part's
-stream after it: run it on the change and on its base and compare the lines. The
-compiled samplers load from the first draw (``expect_draws``).
+``digest`` (``make check-every-draws``): seeded (seed 11; each part's stream and its
+groups' stream seeds drawn as :func:`~dprect.core.mixed.draw_parts` and the executor
+route draw them), every block (or the first ``--blocks``; describe's phase 1 always draws
+every block: its anchors read them all), the SHA-256 of every released value (each
+describe cell's fields by ``repr``, each quantile cell's values, rank error and flag) and
+the next bits of each part's stream after it: run it on the change and on its base and
+compare the lines. The compiled samplers load from the first draw (``expect_draws``).
 
-``time``: from OS entropy (as the product runs); every block's phase 1 (the anchors),
-then ``--blocks`` blocks drawn ``--repeat`` times, each phase timed by
-``time.process_time`` (the least of the repeats a block), µs of CPU a cell per phase;
+``time`` (``make bench-every-draws``): from OS entropy (as the product runs); every
+block's phase 1 (the anchors), then ``--blocks`` blocks drawn ``--repeat`` times, each
+phase timed by ``time.process_time`` (the least of the repeats a block; the quantiles'
+phase with its block's decode), µs of CPU a cell per phase;
 ``--profile N`` draws them once more under cProfile and prints N functions. Nothing is
 asserted; quote the load with the figures.
 """
