@@ -183,6 +183,16 @@ bench-block-draws: setup
 check-block-draws: setup
 	$(BIN)/python benchmarks/describe_block_draws.py digest $(BLOCK_ARGS)
 
+# every statistic's draws on LARGE groups as the executors make them, in one process (issue
+# #41): 1,000 groups x 8 columns x 10^4 rows a group at the 64-column run's epsilon a column;
+# µs of CPU a cell per phase, and `make check-every-draws`: a digest of a seeded run's every
+# released describe and quantile value (compare it before and after a change).
+.PHONY: bench-every-draws check-every-draws
+bench-every-draws: setup
+	$(BIN)/python benchmarks/every_block_draws.py time $(EVERY_ARGS)
+check-every-draws: setup
+	$(BIN)/python benchmarks/every_block_draws.py digest $(EVERY_ARGS)
+
 # Describe with 10^5 public groups x 4 columns on the numpy engine (issue #42): a plain numpy
 # group-by reduce (the reference), the statistics pass, the mechanism's CPU ms per (group,
 # column) on one core, and the whole `dprect describe` run (wall and CPU); writes

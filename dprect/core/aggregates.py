@@ -151,8 +151,7 @@ from dprect.core.tail_bounds import (
 from dprect.core.validation import repeat_at
 from dprect.core.variance import (
     SQUARE_FRACTION_BITS,
-    centred_squares,
-    integer_squares,
+    released_squares,
     released_variance,
     spread_intervals,
 )
@@ -1595,8 +1594,7 @@ def _released(plan: DescribePlan, cell: CellDraw, centre: float, stats: CellStat
     spread: tuple[float | None, float | None] = (None, None)
     spread_spans: tuple[tuple[str, float, float], ...] = ()
     if plan.squares_scale is not None:  # after the sum noise: a variance or std asked
-        q_int = integer_squares(centred_squares(stats, kl, ku, lo, hi), lo, hi,
-                                plan.squares_sensitivity)
+        q_int = released_squares(stats, kl, ku, lo, hi, plan.squares_sensitivity)
         noisy_q = q_int + noises[1]
         spread = released_variance(noisy_q, noisy_n, mean, lo, hi, plan.squares_sensitivity)
         spread_spans = spread_intervals(

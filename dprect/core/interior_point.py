@@ -309,6 +309,77 @@ def decision_interval(found: Buckets, j: int, bits: int) -> tuple[int, int]:
     return lo, hi
 
 
+def law_buckets(starts: np.ndarray, depths: np.ndarray, m: int, kmax: int, split: int,
+                num: int, den: int, p: int) -> Buckets:
+    """The buckets at precision p of the law y ∝ exp(c·depth(y)), c = num/den (reduced),
+    on the pieces ``starts`` (uint64) with ``depths`` (unimodal, int64 or Python
+    integers) of a grid of m points, ``kmax`` the largest depth and ``split`` its first
+    piece (module docstring, steps 1–2): :meth:`ExactSampler.buckets`' one derivation,
+    also read by a caller that has these numbers without a sampler (the quantiles'
+    compiled tables, :mod:`dprect.core.quantile_draws`).
+
+    Where c·kmax < 1 every point is in bucket 0: :func:`_one_bucket`."""
+    if (num * kmax) // den == 0:
+        return _one_bucket(m, p)
+    return _general_buckets(starts, depths, m, kmax, split, num, den, p)
+
+
+def _one_bucket(m: int, p: int) -> Buckets:
+    """:func:`_general_buckets` where c·kmax < 1: every point is in bucket 0 (weight e^0,
+    2^p in fixed point), no tail; its run (0, m, m) maps r to the point r, as the general
+    computation's run does (the whole grid as one run split at a piece's start P:
+    (0, P, P)) — without its arrays."""
+    whole = m << p
+    return Buckets((0,), (m,), ((0, m, m),), (whole,), (whole,), whole, whole)
+
+
+def _general_buckets(starts: np.ndarray, depths: np.ndarray, m: int, kmax: int, split: int,
+                     num: int, den: int, p: int) -> Buckets:
+    """:func:`law_buckets` from the depths: the thresholds of each bucket searched on the
+    rising and the falling side, the enclosures summed."""
+    n_max = (num * kmax) // den  # ⌊c·kmax⌋
+    n_cut = min(n_max, _bucket_cut(p))
+    # bucket n holds the depths in (t[n+1], t[n]], t[n] = kmax − ⌈n/c⌉ (d = kmax − depth
+    # has ⌊c·d⌋ = n iff ⌈n/c⌉ ≤ d < ⌈(n+1)/c⌉); t is capped below at −1 (no depth)
+    t = np.array([kmax - min(-((-n * den) // num), kmax + 1) for n in range(n_cut + 2)],
+                 dtype=depths.dtype)
+    left = depths[: split + 1]  # non-decreasing
+    right = depths[split + 1:]  # non-increasing
+    i_left = np.searchsorted(left, t, side="right")  # pieces with depth ≤ t
+    j_right = np.searchsorted(-right, -t, side="left") + (split + 1)  # depth > t
+    pos_left = _positions(starts, m, i_left)
+    pos_right = _positions(starts, m, j_right)
+    lo_tab, hi_tab = _exp_neg_table(p)
+    ns, sizes, runs, x_lo, x_hi = [], [], [], [], []
+    acc_lo = acc_hi = explicit = 0
+    for n in range(n_cut + 1):
+        left_start, left_len = pos_left[n + 1], pos_left[n] - pos_left[n + 1]
+        right_start = pos_right[n]
+        size = left_len + pos_right[n + 1] - right_start
+        if size == 0:
+            continue
+        explicit += size
+        acc_lo += size * lo_tab[n]
+        acc_hi += size * hi_tab[n]
+        ns.append(n)
+        sizes.append(size)
+        runs.append((left_start, left_len, right_start))
+        x_lo.append(acc_lo)
+        x_hi.append(acc_hi)
+    tail = m - explicit  # grid points of the buckets n > n_cut: weight ≤ e^{-n_cut-1}
+    if n_cut == n_max and tail != 0:
+        raise AssertionError("interior point: the buckets do not tile the grid")
+    return Buckets(tuple(ns), tuple(sizes), tuple(runs), tuple(x_lo), tuple(x_hi),
+                   acc_lo, acc_hi + tail * hi_tab[n_cut + 1])
+
+
+def _positions(starts: np.ndarray, m: int, indices: np.ndarray) -> list[int]:
+    """Grid position of the start of each piece index (index = #pieces → m)."""
+    n = len(starts)
+    out = starts[np.minimum(indices, n - 1)].tolist()
+    return [m if i == n else s for i, s in zip(indices.tolist(), out, strict=True)]
+
+
 class ExactSampler:
     """Exact sampler of y ∝ exp(c·depth(y)) on the pieces (module docstring)."""
 
@@ -324,64 +395,12 @@ class ExactSampler:
         self.n_max = (c.numerator * self.kmax) // c.denominator  # ⌊c·kmax⌋
         self._cache: dict[int, Buckets] = {}
 
-    def _position(self, indices: np.ndarray) -> list[int]:
-        """Grid position of the start of each piece index (index = #pieces → m)."""
-        n = len(self.starts)
-        inside = np.minimum(indices, n - 1)
-        out = self.starts[inside].tolist()
-        return [self.m if i == n else s for i, s in zip(indices.tolist(), out, strict=True)]
-
     def buckets(self, p: int) -> Buckets:
-        """The buckets at precision p (computed once)."""
+        """The buckets at precision p (computed once; :func:`law_buckets`)."""
         if p not in self._cache:
-            self._cache[p] = self._one_bucket(p) if self.n_max == 0 else self._buckets(p)
+            self._cache[p] = law_buckets(self.starts, self.depths, self.m, self.kmax,
+                                         self.split, self.num, self.den, p)
         return self._cache[p]
-
-    def _one_bucket(self, p: int) -> Buckets:
-        """:meth:`_buckets` where c·kmax < 1: every point is in bucket 0 (weight e^0,
-        2^p in fixed point), no tail; its run (0, m, m) maps r to the point r, as
-        :meth:`_buckets`' run does (the whole grid as one run split at a piece's start
-        P: (0, P, P)) — without its arrays."""
-        whole = self.m << p
-        return Buckets((0,), (self.m,), ((0, self.m, self.m),), (whole,), (whole,), whole,
-                        whole)
-
-    def _buckets(self, p: int) -> Buckets:
-        c, kmax = self.c, self.kmax
-        n_cut = min(self.n_max, _bucket_cut(p))
-        # bucket n holds the depths in (t[n+1], t[n]], t[n] = kmax − ⌈n/c⌉ (d = kmax − depth
-        # has ⌊c·d⌋ = n iff ⌈n/c⌉ ≤ d < ⌈(n+1)/c⌉); t is capped below at −1 (no depth)
-        num, den = c.numerator, c.denominator
-        t = np.array([kmax - min(-((-n * den) // num), kmax + 1) for n in range(n_cut + 2)],
-                     dtype=self.depths.dtype)
-        left = self.depths[: self.split + 1]  # non-decreasing
-        right = self.depths[self.split + 1:]  # non-increasing
-        i_left = np.searchsorted(left, t, side="right")  # pieces with depth ≤ t
-        j_right = np.searchsorted(-right, -t, side="left") + (self.split + 1)  # depth > t
-        pos_left = self._position(i_left)
-        pos_right = self._position(j_right)
-        lo_tab, hi_tab = _exp_neg_table(p)
-        ns, sizes, runs, x_lo, x_hi = [], [], [], [], []
-        acc_lo = acc_hi = explicit = 0
-        for n in range(n_cut + 1):
-            left_start, left_len = pos_left[n + 1], pos_left[n] - pos_left[n + 1]
-            right_start = pos_right[n]
-            size = left_len + pos_right[n + 1] - right_start
-            if size == 0:
-                continue
-            explicit += size
-            acc_lo += size * lo_tab[n]
-            acc_hi += size * hi_tab[n]
-            ns.append(n)
-            sizes.append(size)
-            runs.append((left_start, left_len, right_start))
-            x_lo.append(acc_lo)
-            x_hi.append(acc_hi)
-        tail = self.m - explicit  # grid points of the buckets n > n_cut: weight ≤ e^{-n_cut-1}
-        if n_cut == self.n_max and tail != 0:
-            raise AssertionError("interior point: the buckets do not tile the grid")
-        return Buckets(tuple(ns), tuple(sizes), tuple(runs), tuple(x_lo), tuple(x_hi),
-                        acc_lo, acc_hi + tail * hi_tab[n_cut + 1])
 
     def choose_bucket(self, rng: RandomSource, u: int | None = None
                       ) -> tuple[Buckets, int]:

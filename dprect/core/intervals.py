@@ -48,6 +48,8 @@ whose rows are not its value); sorting the m values keeps it. A small group's dr
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 from functools import lru_cache
 
@@ -210,12 +212,26 @@ def fill_quantile(table: np.ndarray, i: int, rate: float, alpha: float) -> None:
     table[i] = _grid_quantile(int(i), rate, alpha)
 
 
+@lru_cache(maxsize=1)
+def _point_list() -> list[float]:
+    """:func:`grid_points` as a Python list (searched by :func:`bisect.bisect_left`)."""
+    points = grid_points().tolist()
+    if any(b <= a for a, b in itertools.pairwise(points)):  # cannot happen: 2^(i/64) grows
+        raise AssertionError("the interval grid's points do not increase")
+    return points
+
+
 def mixed_quantile_at(r: float, rate: float, alpha: float) -> float:
     """An upper bound on H(|r|) read from the grid (module notes): H at the first grid
-    point ≥ |r|; H(GRID_START) below the grid; the discrete regime's bound above it."""
+    point ≥ |r| (found by bisection on the points: the index the estimate-and-step
+    search below finds, on increasing points); H(GRID_START) below the grid; the
+    discrete regime's bound above it."""
     r = abs(r)
     if r <= GRID_START:
         return _grid_quantile(0, rate, alpha)
+    points = _point_list()
+    if r <= points[-1]:
+        return _grid_quantile(bisect.bisect_left(points, r), rate, alpha)
     i = math.ceil(math.log2(r / GRID_START) * GRID_PER_OCTAVE)
     while i > 0 and _grid_point(i - 1) >= r:
         i -= 1

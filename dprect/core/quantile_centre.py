@@ -184,6 +184,67 @@ def rank_frame(keys: np.ndarray, row_lo: np.ndarray, row_hi: np.ndarray, incl: n
     return RankFrame(starts, sizes, lo, hi, n, m)
 
 
+def window_runs(keys: np.ndarray, ranges: Sequence[tuple[int, int]]
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """For each range [a_r, z_r) of ``ranges`` (sorted, disjoint), the run [first_r,
+    end_r) of the sorted ``keys`` inside it (int64 arrays): the keys :func:`window_frame`
+    reads."""
+    edges = np.searchsorted(keys, np.array(ranges, dtype=np.int64).ravel())
+    return edges[0::2], edges[1::2]
+
+
+def window_frame(ranges: Sequence[tuple[int, int]], firsts: np.ndarray, ends: np.ndarray,
+                 keys: np.ndarray, row_lo: np.ndarray, row_hi: np.ndarray,
+                 incl: np.ndarray, before: np.ndarray, n: int, m: int) -> RankFrame:
+    """The cell's rank frame (:func:`rank_frame`) restricted to ``ranges`` (sorted,
+    disjoint, as :func:`window` makes them: never adjacent), built from the keys inside
+    them only: per range r its run of keys (:func:`window_runs`: ``firsts``, ``ends``),
+    given concatenated as ``keys`` with their ``row_lo``, ``row_hi`` and cumulative
+    counts ``incl`` (the cell's), and ``before[r]``, the cell's rows below range r's first
+    cell (the cumulative count of the last key before it, 0 if none); ``n`` the cell's
+    rows.
+
+    Range r's pieces: from a_r to its first key (or to z_r without one) a gap of ranks
+    ``before[r]``, each key's cell with its own, after each key to the next key of the
+    run (the last: to z_r) a gap of the key's cumulative count — the frame's pieces
+    clipped to [a_r, z_r) with their ranks: a grid cell between two keys has in the frame
+    the ranks of the gap after the lower key, which is the run's key or, for a cell
+    before the run's first key, the last key before a_r (whose count is ``before[r]``).
+    So :func:`cut` of this frame to ``ranges`` (each range's pieces start at a_r and end
+    at z_r: the same search) gives the whole frame's cut pieces and ranks, from work of
+    the window's keys, not the cell's (tests/core/test_quantile_draws_compiled.py)."""
+    a = np.array([r[0] for r in ranges], dtype=np.int64)
+    z = np.array([r[1] for r in ranges], dtype=np.int64)
+    w = (np.asarray(ends) - np.asarray(firsts)).astype(np.int64)
+    runs = len(ranges)
+    prior = np.zeros(runs, dtype=np.int64)  # the keys of the runs before each run
+    np.cumsum(w[:-1], out=prior[1:])
+    lead = 2 * prior + np.arange(runs, dtype=np.int64)  # each run's first (gap) piece
+    total = 2 * int(w.sum()) + runs
+    begin = np.empty(total, dtype=np.int64)
+    end = np.empty(total, dtype=np.int64)
+    lo = np.empty(total, dtype=np.int64)
+    hi = np.empty(total, dtype=np.int64)
+    k = np.asarray(keys, dtype=np.int64)
+    of = np.repeat(np.arange(runs, dtype=np.int64), w)  # each key's run
+    at = lead[of] + 1 + 2 * (np.arange(len(k), dtype=np.int64) - prior[of])
+    has = w > 0
+    following = np.empty(len(k), dtype=np.int64)  # the next key of the run, or z_r
+    following[:-1] = k[1:]
+    following[prior[has] + w[has] - 1] = z[has]
+    first_key = z.copy()  # each run's first key, or z_r (no key: one gap)
+    first_key[has] = k[prior[has]]
+    begin[lead], end[lead] = a, first_key
+    lo[lead] = hi[lead] = before
+    begin[at], end[at], lo[at], hi[at] = k, k + 1, row_lo, row_hi
+    begin[at + 1], end[at + 1] = k + 1, following
+    lo[at + 1] = hi[at + 1] = incl
+    sizes = end - begin
+    keep = sizes > 0
+    return RankFrame(begin[keep].astype(np.uint64), sizes[keep].astype(np.uint64), lo[keep],
+                     hi[keep], n, m)
+
+
 def as_depths(weighted: np.ndarray) -> np.ndarray:
     """depth = max(b·bad) − b·bad: int64, or Python integers beyond int64."""
     depths = weighted.max() - weighted
@@ -202,30 +263,73 @@ def rank_pieces(keys: np.ndarray, row_lo: np.ndarray, row_hi: np.ndarray,
     return Pieces(frame.starts, frame.sizes, as_depths(frame.weighted(q)), epsilon, m)
 
 
-def sign_pieces(grid: DecimalGrid, keys: np.ndarray, counts: np.ndarray, epsilon: float
-                ) -> Pieces:
+def sign_pieces(grid: DecimalGrid, keys: np.ndarray, counts: np.ndarray, epsilon: float,
+                incl: np.ndarray | None = None) -> Pieces:
     """The sign's law (step 1): the rank law of q = 1/2 over the three sign classes
     (negative, zero, positive; :func:`signs`), every row of a class counted as at its
     value — the class holding the median; ``epsilon`` (the sign's ε) sets only the float
-    law."""
-    k = signs(grid, np.asarray(keys, dtype=np.int64))
-    rows = np.zeros(3, dtype=np.int64)
-    np.add.at(rows, k, np.asarray(counts, dtype=np.int64))
+    law. ``keys`` sorted (a cell's statistics), ``incl`` their cumulative counts if made
+    already (:func:`sign_rows`)."""
+    rows = sign_rows(grid, keys, np.cumsum(counts) if incl is None else incl)
     used = np.flatnonzero(rows)
     incl = np.cumsum(rows[used])
     return rank_pieces(used, incl - rows[used], incl, incl, 3, Fraction(1, 2), epsilon / 2)
 
 
-def centre_pieces(grid: DecimalGrid, keys: np.ndarray, counts: np.ndarray, epsilon: float
-                  ) -> Pieces:
-    """The centre's law on the blocks (step 1) as pieces: the cells' rows summed per block,
-    then the rank law of q = 1/2 with every row of a block counted as at its value
-    (:func:`rank_pieces`; depths in half rows, drawn at the rate
+def sign_rows(grid: DecimalGrid, keys: np.ndarray, incl: np.ndarray) -> np.ndarray:
+    """The rows of each sign class (:func:`signs`; int64, 3) of a cell whose sorted cells
+    ``keys`` have the cumulative counts ``incl``: the classes are three runs of the sorted
+    keys (below ``per_sign``, up to ``zero``, above), so each class's rows are a
+    difference of ``incl`` at two searches — the sums of the counts per class, exactly
+    (integers added in another order)."""
+    at = np.searchsorted(np.asarray(keys, dtype=np.int64), [grid.per_sign, grid.zero + 1])
+    below, upto = (int(incl[e - 1]) if e else 0 for e in at.tolist())
+    total = int(incl[-1]) if len(incl) else 0
+    return np.array([below, upto - below, total - upto], dtype=np.int64)
+
+
+@lru_cache(maxsize=16)
+def _block_runs(grid: DecimalGrid) -> tuple[np.ndarray, np.ndarray]:
+    """The grid cut into runs of one magnitude block each (:func:`blocks`): each run's
+    first cell (sorted, from 0) and its block — the negative decades from the largest
+    magnitude (block K) down to block 1, zero's two cells (block 0), the positive decades
+    up from block 1 to K."""
+    k, step = decades(grid), grid.per_decade
+    firsts = np.concatenate([np.arange(k, dtype=np.int64) * step, [grid.per_sign],
+                             grid.zero + 1 + np.arange(k, dtype=np.int64) * step])
+    ids = np.concatenate([np.arange(k, 0, -1), [0], np.arange(1, k + 1)]).astype(np.int64)
+    return firsts.astype(np.int64), ids
+
+
+def block_rows(grid: DecimalGrid, keys: np.ndarray, incl: np.ndarray) -> np.ndarray:
+    """The rows of each magnitude block (:func:`blocks`; int64, ``block_count``) of a cell
+    whose sorted cells ``keys`` have the cumulative counts ``incl``: the blocks are runs
+    of the grid (:func:`_block_runs`), so the keys of one run are consecutive and its rows
+    a difference of ``incl`` — only the runs from the first key's to the last key's are
+    searched (a few decades, not a block per key). The sums of the counts per block,
+    exactly (integers added in another order)."""
+    out = np.zeros(block_count(grid), dtype=np.int64)
+    if not len(keys):
+        return out
+    keys = np.asarray(keys, dtype=np.int64)
+    firsts, ids = _block_runs(grid)
+    a, z = (np.searchsorted(firsts, [keys[0], keys[-1]], side="right") - 1).tolist()
+    ends = np.append(np.searchsorted(keys, firsts[a + 1:z + 1]), len(keys))
+    rows = np.asarray(incl, dtype=np.int64)[ends - 1]  # every end >= 1: keys[0] is in run a
+    rows[1:] -= rows[:-1].copy()
+    np.add.at(out, ids[a:z + 1], rows)
+    return out
+
+
+def centre_pieces(grid: DecimalGrid, keys: np.ndarray, counts: np.ndarray, epsilon: float,
+                  incl: np.ndarray | None = None) -> Pieces:
+    """The centre's law on the blocks (step 1) as pieces: the cells' rows summed per block
+    (:func:`block_rows`), then the rank law of q = 1/2 with every row of a block counted
+    as at its value (:func:`rank_pieces`; depths in half rows, drawn at the rate
     ε_c/4); ``epsilon`` (ε_c) sets only the float law ``Pieces.probabilities`` (tests and
-    audits)."""
-    b = blocks(grid, np.asarray(keys, dtype=np.int64))
-    per_block = np.zeros(block_count(grid), dtype=np.int64)
-    np.add.at(per_block, b, np.asarray(counts, dtype=np.int64))
+    audits). ``keys`` sorted (a cell's statistics), ``incl`` their cumulative counts if
+    made already."""
+    per_block = block_rows(grid, keys, np.cumsum(counts) if incl is None else incl)
     ub = np.flatnonzero(per_block)  # the occupied blocks (every count is >= 1)
     rows = per_block[ub]
     incl = np.cumsum(rows)
@@ -285,26 +389,30 @@ class Cut:
 
 
 def cut(starts: np.ndarray, sizes: np.ndarray, ranges: Sequence[tuple[int, int]]) -> Cut:
-    """The pieces (``starts``, ``sizes``, tiling a grid) cut to ``ranges`` (sorted,
+    """The pieces (``starts``, ``sizes``: tiling a grid, or tiling each of ``ranges`` —
+    a frame restricted to them, :func:`window_frame`) cut to ``ranges`` (sorted,
     disjoint), laid end to end: range r = [a_r, z_r) keeps the pieces lo_r … hi_r − 1
     that meet it (lo_r the first piece ending after a_r, hi_r the first starting at or
     after z_r), each clipped to [a_r, z_r) and moved to the range's offset (the lengths
-    of the ranges before it) — every range at once, in int64."""
-    begin = starts.astype(np.int64)
-    ends = begin + sizes.astype(np.int64)
+    of the ranges before it) — every range at once, in int64. As the pieces tile the grid
+    from 0 (their starts increase), or each range from a_r, the first piece ending after
+    a_r is the last one starting at or before it: both ends are searched on the starts
+    themselves, and only the kept pieces' ends are made (work of the window's pieces,
+    not the grid's)."""
     a = np.array([r[0] for r in ranges], dtype=np.int64)
     z = np.array([r[1] for r in ranges], dtype=np.int64)
     offsets = np.zeros(len(ranges), dtype=np.int64)
     np.cumsum((z - a)[:-1], out=offsets[1:])
-    lo = np.searchsorted(ends, a, side="right")
-    hi = np.searchsorted(begin, z, side="left")
+    lo = np.searchsorted(starts, a.astype(starts.dtype), side="right") - 1
+    hi = np.searchsorted(starts, z.astype(starts.dtype), side="left")
     kept = hi - lo
     of = np.repeat(np.arange(len(ranges)), kept)  # each kept piece's range
     first = np.zeros(len(ranges), dtype=np.int64)
     np.cumsum(kept[:-1], out=first[1:])
     index = np.arange(int(kept.sum()), dtype=np.int64) + (lo - first)[of]
-    s = np.maximum(begin[index], a[of])
-    e = np.minimum(ends[index], z[of])
+    begin = starts[index].astype(np.int64)
+    s = np.maximum(begin, a[of])
+    e = np.minimum(begin + sizes[index].astype(np.int64), z[of])
     return Cut(index, (s - a[of] + offsets[of]).astype(np.uint64), (e - s).astype(np.uint64),
                tuple(r[0] for r in ranges), tuple(offsets.tolist()),
                int(offsets[-1] + z[-1] - a[-1]) if len(ranges) else 0)
@@ -367,6 +475,7 @@ __all__ = [
     "as_depths",
     "block_count",
     "block_levels",
+    "block_rows",
     "blocks",
     "centre_pieces",
     "cut",
@@ -379,6 +488,9 @@ __all__ = [
     "rank_pieces",
     "restrict",
     "sign_pieces",
+    "sign_rows",
     "signs",
     "window",
+    "window_frame",
+    "window_runs",
 ]

@@ -56,8 +56,10 @@ from dprect.core.decimal_grid import DecimalGrid
 from dprect.core.interior_point import (
     FIRST_PRECISION,
     FIRST_UNIFORM_BITS,
+    Buckets,
     ExactSampler,
     Pieces,
+    law_buckets,
     unimodal_sampler,
 )
 from dprect.core.quantile_centre import (
@@ -104,7 +106,9 @@ def near_centre(frame: RankFrame, quantiles: Sequence[Fraction], rates: Sequence
     """Each quantile's cell under the base measure around the released ``centre`` and
     ``sign``, in order: the rank law cut to the window once, the exact sampler on it, each
     round accepted with probability exp(−DECAY·level) (rejection sampling:
-    :func:`~dprect.core.quantile_centre.draw_near`'s draws)."""
+    :func:`~dprect.core.quantile_centre.draw_near`'s draws). ``frame``: the cell's rank
+    frame, or that frame restricted to the window
+    (:func:`~dprect.core.quantile_centre.window_frame`; the same cut pieces and ranks)."""
     c = cut(frame.starts, frame.sizes, window(grid, centre, sign))
     laws = _Laws(c.starts, c.sizes, rank_depths(frame, quantiles, c.index), rates, c.size)
     return _draw_all(laws, _Window(grid, centre, sign, c), rng)
@@ -132,8 +136,13 @@ def rank_depths(frame: RankFrame, quantiles: Sequence[Fraction],
         return [as_depths(frame.weighted(q, index)) for q in quantiles]
     lo, hi = (frame.lo, frame.hi) if index is None else (frame.lo[index], frame.hi[index])
     t = a * np.int64(frame.n)  # a·n < b·n < 2^62: exact in int64
-    weighted = np.maximum(0, np.maximum(lo * b - t, t - hi * b))
-    return weighted.max(axis=1, keepdims=True) - weighted
+    weighted = lo * b  # max(0, b·lo − a·n, a·n − b·hi), in place on two arrays
+    weighted -= t
+    above = hi * b
+    np.subtract(t, above, out=above)
+    np.maximum(weighted, above, out=weighted)
+    np.maximum(weighted, 0, out=weighted)
+    return np.subtract(weighted.max(axis=1, keepdims=True), weighted, out=weighted)
 
 
 class _Laws:
@@ -233,8 +242,29 @@ def laws_tables(laws: _Laws, jit: Any) -> tuple[Any, ...] | None:
     fast = _one_bucket_tables(laws, jit)
     if fast is not None:
         return fast
-    return compiled_tables([laws.sampler(j) for j in range(len(laws))], laws.starts,
-                           laws.size, jit)
+    depths = laws.depths
+    if not isinstance(depths, np.ndarray) or depths.dtype != np.int64:
+        return compiled_tables([laws.sampler(j) for j in range(len(laws))], laws.starts,
+                               laws.size, jit)
+    return _depth_tables(laws, depths, jit)
+
+
+def _depth_tables(laws: _Laws, depths: np.ndarray, jit: Any) -> tuple[Any, ...] | None:
+    """:func:`compiled_tables` of ``laws`` (int64 depths, one row a law) without their
+    samplers: each law's kmax and split (its first deepest piece) taken for every row at
+    once, its buckets by the samplers' own derivation
+    (:func:`~dprect.core.interior_point.law_buckets`), the tables by the same assembly
+    (:func:`_tables`); None where :func:`compiled_tables` gives None (a grid of
+    ``jit.LIMIT`` points or more, a rate past the compiled words) — the same arrays
+    (tests/core/test_quantile_draws_compiled.py)."""
+    if laws.size >= jit.LIMIT or _made_once(_rate_words, laws.rates, jit) is None:
+        return None
+    kmax, split = depths.max(axis=1).tolist(), depths.argmax(axis=1).tolist()
+    found = [(k, r.numerator, r.denominator,
+              law_buckets(laws.starts, depths[j], laws.size, k, split[j], r.numerator,
+                          r.denominator, FIRST_PRECISION))
+             for j, (k, r) in enumerate(zip(kmax, laws.rates, strict=True))]
+    return _tables(found, laws.starts, depths)
 
 
 def _one_bucket_tables(laws: _Laws, jit: Any) -> tuple[Any, ...] | None:
@@ -329,31 +359,37 @@ def compiled_tables(samplers: list[ExactSampler], starts: np.ndarray, size: int,
     for s in samplers:
         if s.depths.dtype == object or s.num >= jit.LIMIT or s.den >= jit.WIDE:
             return None
+    depths = np.stack([s.depths for s in samplers]) if len(samplers) > 1 \
+        else samplers[0].depths.reshape(1, -1)
+    return _tables([(s.kmax, s.num, s.den, s.buckets(FIRST_PRECISION)) for s in samplers],
+                   starts, depths)
+
+
+def _tables(found: Sequence[tuple[int, int, int, Buckets]], starts: np.ndarray,
+            depths: np.ndarray) -> tuple[Any, ...]:
+    """:func:`compiled_tables`' arrays from each law's (kmax, num, den, buckets at
+    ``FIRST_PRECISION``) and the laws' depth rows: the one assembly of the tables."""
     laws: list[tuple[int, ...]] = []
     dens: list[tuple[int, int]] = []
     rows: list[tuple[int, ...]] = []
     intervals: list[tuple[int, int, int]] = []
-    for s in samplers:
-        found = s.buckets(FIRST_PRECISION)
-        laws.append((s.kmax, s.num, int(found.single), len(rows), len(intervals)))
-        dens.append((s.den >> 64, s.den & 0xFFFFFFFFFFFFFFFF))
-        if not found.single:
+    for kmax, num, den, buckets in found:
+        laws.append((kmax, num, int(buckets.single), len(rows), len(intervals)))
+        dens.append((den >> 64, den & 0xFFFFFFFFFFFFFFFF))
+        if not buckets.single:
             at = len(rows)
-            table = found.intervals(FIRST_UNIFORM_BITS, RARE_BITS)
+            table = buckets.intervals(FIRST_UNIFORM_BITS, RARE_BITS)
             intervals += [(lo, hi, at + j) for lo, hi, j in table]
             used = table[-1][2] + 1 if table else 0
         else:
             used = 1
-        rows += [(n, z, *run) for n, z, run in zip(found.ns[:used], found.sizes[:used],
-                                                     found.runs[:used], strict=True)]
+        rows += [(n, z, *run) for n, z, run in zip(buckets.ns[:used], buckets.sizes[:used],
+                                                     buckets.runs[:used], strict=True)]
     laws.append((0, 0, 0, len(rows), len(intervals)))
-    depths = np.stack([s.depths for s in samplers]) if len(samplers) > 1 \
-        else samplers[0].depths.reshape(1, -1)
     return (starts.astype(np.int64), depths.astype(np.int64, copy=False),
             np.array(laws, dtype=np.int64), np.array(dens, dtype=np.uint64),
             np.array(rows, dtype=np.int64).reshape(-1, 5),
             np.array(intervals, dtype=np.uint64).reshape(-1, 3), FIRST_UNIFORM_BITS)
-
 
 __all__ = ["ACCEPT", "compiled_tables", "draw_one", "laws_tables", "near_centre",
            "rank_depths", "whole_grid"]

@@ -91,6 +91,9 @@ from dprect.core.quantile_centre import (
     rank_frame,
     rank_pieces,
     sign_pieces,
+    window,
+    window_frame,
+    window_runs,
 )
 from dprect.core.quantile_draws import draw_one, near_centre, whole_grid
 from dprect.core.randomness import RandomSource
@@ -458,12 +461,27 @@ def _cell_ranks(stats: QuantileStatistics, g: QuantileGrid
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The occupied cells' keys, lo = #{x < v}, hi = #{x ≤ v} of each one's value v,
     and the rows of the cells up to each (cumulative counts)."""
+    keys, incl = _cell_rows(stats, g)
+    return _ranks(g, keys, stats.counts, stats.at_value, incl)
+
+
+def _cell_rows(stats: QuantileStatistics, g: QuantileGrid) -> tuple[np.ndarray, np.ndarray]:
+    """The occupied cells' keys (checked on the grid) and their cumulative counts."""
     keys = np.asarray(stats.keys, dtype=np.int64)
-    counts = np.asarray(stats.counts, dtype=np.int64)
-    at = np.asarray(stats.at_value, dtype=np.int64)
     if len(keys) and int(keys[-1]) >= g.size:
         raise ParameterError("a quantile statistic's bin lies outside the plan's grid")
-    incl = np.cumsum(counts)
+    return keys, np.cumsum(np.asarray(stats.counts, dtype=np.int64))
+
+
+def _ranks(g: QuantileGrid, keys: np.ndarray, counts: np.ndarray, at: np.ndarray,
+           incl: np.ndarray, index: np.ndarray | None = None
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_cell_ranks` of the keys ``index`` (all without; ``incl`` the cell's
+    cumulative counts: each key's ranks are its own, whichever keys are asked)."""
+    counts = np.asarray(counts, dtype=np.int64)
+    at = np.asarray(at, dtype=np.int64)
+    if index is not None:
+        keys, incl, counts, at = keys[index], incl[index], counts[index], at[index]
     before = incl - counts
     neg = g.negative(keys)
     # a bin's value v: rows of earlier bins are < v, of later bins > v; inside the bin
@@ -503,14 +521,25 @@ def draws(stats: QuantileStatistics, plan: QuantilePlan, rng: RandomSource
             + rng.discrete_laplace_int(scale.denominator, scale.numerator)
     split = plan if noisy is None else plan.branch(noisy)  # adaptive: follows the count
     g = quantile_grid(plan.grid, plan.resolution)
-    frame = rank_frame(*_cell_ranks(stats, g), g.size)  # every quantile's pieces, once
-    if not split.centred:
+    keys, incl = _cell_rows(stats, g)
+    if not split.centred:  # every quantile's pieces over the whole grid, once
+        frame = rank_frame(*_ranks(g, keys, stats.counts, stats.at_value, incl), g.size)
         return whole_grid(frame, split.quantiles, split.rates, rng), noisy
     assert isinstance(g, DecimalGrid)
-    centre = draw_one(centre_pieces(g, stats.keys, stats.counts, split.centre_epsilon),
+    centre = draw_one(centre_pieces(g, keys, stats.counts, split.centre_epsilon, incl),
                       split.centre_rate, rng)
-    sign = draw_one(sign_pieces(g, stats.keys, stats.counts, split.centre_epsilon),
+    sign = draw_one(sign_pieces(g, keys, stats.counts, split.centre_epsilon, incl),
                     split.sign_rate, rng)
+    # the frame's pieces in the window only, from its keys (the same cut, ranks, depths)
+    ranges = window(g, centre, sign)
+    firsts, ends = window_runs(keys, ranges)
+    inside = np.concatenate([np.arange(f, e) for f, e in
+                             zip(firsts.tolist(), ends.tolist(), strict=True)])
+    before = np.where(firsts > 0, incl[np.maximum(firsts - 1, 0)], 0) if len(incl) \
+        else np.zeros(len(ranges), dtype=np.int64)
+    frame = window_frame(ranges, firsts, ends,
+                         *_ranks(g, keys, stats.counts, stats.at_value, incl, inside),
+                         before, int(incl[-1]) if len(incl) else 0, g.size)
     return near_centre(frame, split.quantiles, split.rates, g, centre, sign, rng), noisy
 
 

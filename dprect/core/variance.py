@@ -49,7 +49,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from dprect.core.describe_stats import EXPONENT_BIAS, CellStatistics, unpack
+from dprect.core.describe_stats import EXPONENT_BIAS, CellStatistics, dyadic, unpack
 from dprect.core.intervals import mean_interval
 
 #: K: the integer sum of squares' per-row clip is 2^K units of γ₂ = h²/2^K
@@ -95,6 +95,50 @@ def centred_squares(stats: CellStatistics, lower_step: int, upper_step: int,
     sum_x = _scaled(first, base)
     sum_x2 = _scaled(second, 2 * base)
     return outside * h * h + sum_x2 - 2 * m * sum_x + n_mid * m * m
+
+
+def released_squares(stats: CellStatistics, lower_step: int, upper_step: int,
+                     lower: float, upper: float,
+                     sensitivity: int = 1 << SQUARE_FRACTION_BITS) -> int:
+    """``integer_squares(centred_squares(stats, …), lower, upper, sensitivity)`` — the
+    integer R the noise is added to — in Python integers, no Fraction: L = ℓ·2^e and
+    U = u·2^e (e the lesser of their exponents, :func:`~dprect.core.describe_stats.dyadic`)
+    give m = (ℓ + u)·2^(e−1) and h = (u − ℓ)·2^(e−1); Σx̃ = S·2^b and Σx̃² = S₂·2^(2b) as
+    :func:`centred_squares` sums them; so Q = q·2^E with E = 2·min(e − 1, b) and q an
+    integer, and R = ⌊Q·k/h² + 1/2⌋ = ⌊(2·q·k + D)/(2·D)⌋ with D = (u − ℓ)²·2^(2(e−1)−E):
+    the same rational floored, the same integer (tests/core/test_variance.py). The same
+    checks in the same order: no rows 0, no squares counted raises, h ≤ 0 gives 0."""
+    if not len(stats.keys):  # Q = 0: R = 0 whatever h
+        return 0
+    if stats.squares is None:
+        raise ValueError("these statistics were counted without squares")
+    interval, exponent = unpack(stats.keys)
+    mid = (interval > -lower_step - 1) & (interval < upper_step + 1)
+    outside = int(stats.counts[~mid].sum())
+    n_mid = int(stats.counts[mid].sum())
+    (lm, le), (um, ue) = dyadic(lower), dyadic(upper)
+    e = min(le, ue)
+    low, high = lm << (le - e), um << (ue - e)
+    width = high - low  # h = width·2^(e−1)
+    if width <= 0:
+        return 0
+    em = e - 1  # m = (low + high)·2^em, h = width·2^em
+    centre = low + high
+    if n_mid:
+        e_mid = [int(x) - EXPONENT_BIAS for x in exponent[mid].tolist()]
+        s_mid = [int(x) for x in stats.sums[mid].tolist()]
+        q_mid = [int(x) for x in stats.squares[mid].tolist()]
+        base = min(e_mid)
+        first = sum(x << (y - base) for x, y in zip(s_mid, e_mid, strict=True))
+        second = sum(x << (2 * (y - base)) for x, y in zip(q_mid, e_mid, strict=True))
+    else:
+        first = second = 0
+        base = em
+    low_e = 2 * min(em, base)  # E
+    q = ((outside * width * width + n_mid * centre * centre) << (2 * em - low_e)) \
+        + (second << (2 * base - low_e)) - (2 * centre * first << (em + base - low_e))
+    den = width * width << (2 * em - low_e)
+    return (2 * q * int(sensitivity) + den) // (2 * den)
 
 
 def _scaled(acc: int, exponent: int) -> Fraction:
@@ -262,5 +306,6 @@ def spread_intervals(statistics: tuple[str, ...], level: float, noisy_squares: i
 
 
 __all__ = ["SPREAD_PARTS", "SQUARE_FRACTION_BITS", "centred_squares", "integer_squares",
-           "midpoint_and_half", "released_variance", "spread_intervals", "squares_span",
+           "midpoint_and_half", "released_squares", "released_variance",
+           "spread_intervals", "squares_span",
            "variance_interval"]

@@ -97,6 +97,36 @@ def test_mixed_quantile_grid_reads_never_below_and_close_above():
         assert exact <= read <= exact * 1.0110 + 1e-9
 
 
+def test_mixed_quantile_reads_the_first_grid_point_at_or_above():
+    """``mixed_quantile_at`` reads H at the FIRST grid point ≥ |r| — on every point, a
+    float either side of it, and wide random r — the index the estimate-and-step search
+    finds (here as the reference), by bisection on the points; an index one off (a
+    point either side) would read another H and fails it."""
+    read: list[int] = []
+    real = intervals._grid_quantile
+    try:
+        def noted(i: int, rate: float, alpha: float) -> float:
+            read.append(i)
+            return 0.0
+
+        intervals._grid_quantile = noted  # type: ignore[assignment]
+        gen = np.random.default_rng(3)
+        points = [intervals._grid_point(i) for i in range(intervals.GRID_POINTS)]
+        at_or_above = np.array(points)
+        rs = [*points, *(math.nextafter(p, 0.0) for p in points),
+              *(math.nextafter(p, math.inf) for p in points),
+              *(10.0 ** gen.uniform(-6.0, 4.1, 20_000)).tolist(), -points[5], 0.0]
+        for r in rs:
+            read.clear()
+            intervals.mixed_quantile_at(r, 0.1, 0.05)
+            x = abs(r)
+            want = 0 if x <= intervals.GRID_START else \
+                int(np.searchsorted(at_or_above, x)) if x <= points[-1] else None
+            assert read == ([] if want is None else [want]), r
+    finally:
+        intervals._grid_quantile = real  # type: ignore[assignment]
+
+
 def test_rank_error_constant():
     """T_λ = (2/ε_each)·ln(2m/(1 − λ)) (both sides of a column at (1 − λ)/2 each)."""
     assert rank_error(0.5, 1000, 0.95) == pytest.approx(4 * math.log(40_000), rel=1e-12)

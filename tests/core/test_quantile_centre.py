@@ -19,13 +19,17 @@ from dprect.core.guarantee_check import GuaranteeCheckError, check_quantiles_pla
 from dprect.core.quantile_centre import (
     DECAY,
     WINDOW_DECADES,
+    block_count,
     block_levels,
+    block_rows,
     blocks,
     centre_pieces,
     draw_near,
     levels,
     restrict,
     sign_pieces,
+    sign_rows,
+    signs,
     window,
 )
 from dprect.core.quantiles import (
@@ -58,6 +62,36 @@ def test_blocks_and_window_follow_the_magnitudes() -> None:
     assert not any(a <= int(GRID.encode(np.array([-1e4]))[0]) < z for a, z in ranges)
     assert int(block_levels(GRID, centre, np.array([centre + WINDOW_DECADES]))[0]) \
         == WINDOW_DECADES
+
+
+def test_block_and_sign_rows_are_the_counts_summed_per_key() -> None:
+    """The centre's and the sign's rows per block and per class, read off the sorted
+    keys' cumulative counts (:func:`block_rows`, :func:`sign_rows`), are the counts summed
+    key by key into each key's block and class — on keys at every run's edge (the grid's
+    ends, each sign's last decade, zero's two cells), one key, none, and wide random
+    cells; a run cut one cell off (an edge misplaced) fails it."""
+    gen = np.random.default_rng(5)
+    edges = [0, 1, GRID.per_decade - 1, GRID.per_decade, GRID.per_sign - 1, GRID.per_sign,
+             GRID.zero, GRID.zero + 1, GRID.zero + GRID.per_decade,
+             GRID.zero + 1 + GRID.per_decade, GRID.size - 1]
+    cells = [np.array([k]) for k in edges] + [np.array(edges)]
+    for _ in range(400):
+        near = gen.choice(edges, size=int(gen.integers(0, 4)))
+        spread = gen.integers(0, GRID.size, int(gen.integers(1, 60)))
+        decade = GRID.zero + 1 + 7 * GRID.per_decade + gen.integers(0, 3 * GRID.per_decade, 30)
+        cells.append(np.unique(np.concatenate([near, spread, decade])))
+    for keys in cells:
+        keys = np.asarray(keys, dtype=np.int64)
+        counts = gen.integers(1, 1000, len(keys)).astype(np.int64)
+        per_block = np.zeros(block_count(GRID), dtype=np.int64)
+        np.add.at(per_block, blocks(GRID, keys), counts)
+        per_sign = np.zeros(3, dtype=np.int64)
+        np.add.at(per_sign, signs(GRID, keys), counts)
+        incl = np.cumsum(counts)
+        assert block_rows(GRID, keys, incl).tolist() == per_block.tolist()
+        assert sign_rows(GRID, keys, incl).tolist() == per_sign.tolist()
+    none = np.zeros(0, dtype=np.int64)
+    assert not block_rows(GRID, none, none).any() and not sign_rows(GRID, none, none).any()
 
 
 def test_centre_law_is_centre_epsilon_dp() -> None:

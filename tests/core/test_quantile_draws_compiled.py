@@ -23,10 +23,18 @@ import pytest
 
 pytest.importorskip("numba")
 
-from dprect.core import quantile_draws, randomness
+from dprect.core import interior_point, quantile_draws, randomness
 from dprect.core import random_jit as jit
 from dprect.core.interior_point import Buckets, Pieces, unimodal_sampler
-from dprect.core.quantile_centre import as_depths, cut, rank_frame, window
+from dprect.core.quantile_centre import (
+    as_depths,
+    blocks,
+    cut,
+    rank_frame,
+    window,
+    window_frame,
+    window_runs,
+)
 from dprect.core.quantiles import (
     QuantilePlan,
     QuantileStatistics,
@@ -282,12 +290,15 @@ def test_the_one_bucket_shortcut_is_the_general_buckets() -> None:
         sampler = unimodal_sampler(pieces, Fraction(1, gen.randrange(51, 200)))
         assert sampler.n_max == 0
         for p in (128, 256):
-            short, full = sampler._one_bucket(p), sampler._buckets(p)
+            short = interior_point._one_bucket(sampler.m, p)
+            full = interior_point._general_buckets(sampler.starts, sampler.depths, sampler.m,
+                                                   sampler.kmax, sampler.split, sampler.num,
+                                                   sampler.den, p)
             assert dataclasses.replace(short, runs=full.runs) == full
             (a, b, c), (d, e, f) = short.runs[0], full.runs[0]
             assert [a + r if r < b else c + r - b for r in range(sum(sizes))] == \
                 [d + r if r < e else f + r - e for r in range(sum(sizes))]
-        assert sampler.buckets(128) == sampler._one_bucket(128)
+        assert sampler.buckets(128) == interior_point._one_bucket(sampler.m, 128)
 
 
 def test_out_of_range_laws_take_the_python_path() -> None:
@@ -320,8 +331,9 @@ def test_the_laws_read_off_the_depths_are_the_samplers_tables() -> None:
     int64 computation; :func:`quantile_draws.laws_tables`, the one-bucket tables read off
     the depths, the samplers made only on demand) give, array for array, what each law's
     own sampler and :func:`quantile_draws.compiled_tables` give — on the whole grid and
-    cut to a window, at rates with one bucket and with many (where the samplers decide);
-    and a law of one more depth unit than c·kmax < 1 allows leaves the shortcut."""
+    cut to a window, at rates with one bucket and with many (each law's buckets by
+    ``interior_point.law_buckets`` on its depth row, no sampler made); and a law of one
+    more depth unit than c·kmax < 1 allows leaves the shortcut."""
     gen = random.Random(11)
     shortcuts = 0
     for k in range(60):
@@ -351,6 +363,8 @@ def test_the_laws_read_off_the_depths_are_the_samplers_tables() -> None:
         for a, b in zip(got, want, strict=True):
             assert np.array_equal(np.asarray(a), np.asarray(b)), k
             assert np.asarray(a).dtype == np.asarray(b).dtype
+        # no sampler was made for the tables (several buckets: law_buckets on the rows)
+        assert not laws._samplers
         # the lazy samplers are the laws' own
         assert laws.sampler(0).buckets(128) == samplers[0].buckets(128)
     assert 10 <= shortcuts < 60  # both the shortcut and the samplers' tables were met
@@ -363,6 +377,52 @@ def test_the_laws_read_off_the_depths_are_the_samplers_tables() -> None:
                                  [Fraction(1, 8)], 7)
     assert quantile_draws._one_bucket_tables(at, jit) is None
     assert quantile_draws._one_bucket_tables(below, jit) is not None
+
+
+def test_the_window_frame_cut_is_the_frames_cut() -> None:
+    """The frame restricted to a window from its keys only
+    (:func:`quantile_centre.window_frame` of :func:`quantile_centre.window_runs`) cut to
+    the window gives the cell's whole frame cut to it: the same pieces, ranks and rows —
+    on random cells and windows (far from the data: empty runs; at the data's edges;
+    around it; keys on a range's first and last cell), so the draws read the same depths
+    (``rank_depths``)."""
+    gen = random.Random(13)
+    plan = plan_quantiles(QS, 1.0)
+    g = quantile_grid(plan.grid, plan.resolution)
+    qs = [Fraction(q).limit_denominator(100) for q in QS]
+    seen = set()
+    for k in range(200):
+        values = _random_values(gen)
+        if k % 3 == 1:  # powers of ten: keys on a decade's first cell
+            values = np.array([gen.choice([-1, 1]) * 10.0 ** gen.randrange(-3, 4)
+                               * gen.choice([1.0, 1.0, 9.9999])
+                               for _ in range(gen.randrange(1, 30))])
+        stats = quantile_statistics(values, plan)
+        keys = np.asarray(stats.keys, dtype=np.int64)
+        whole = rank_frame(*_cell_ranks(stats, g), g.size)
+        centre = gen.randrange(0, 601) if k % 2 else \
+            int(blocks(g, keys[len(keys) // 2:len(keys) // 2 + 1])[0]) + gen.randrange(-5, 6)
+        ranges = window(g, min(max(centre, 0), 600), gen.choice([0, 1, 2]))
+        if k % 5 == 4:  # a range ending just after a key, one starting on a key
+            ranges = [(int(keys[0]), int(keys[0]) + 1), (int(keys[-1]) + 2, g.size)] \
+                if keys[-1] + 2 < g.size else ranges
+        firsts, ends = window_runs(keys, ranges)
+        seen.update((int(f == e), int(f == 0), int(e == len(keys)))
+                    for f, e in zip(firsts, ends, strict=True))
+        inside = np.concatenate([np.arange(f, e) for f, e in zip(firsts, ends, strict=True)])
+        _, lo, hi, incl = _cell_ranks(stats, g)
+        before = np.where(firsts > 0, incl[np.maximum(firsts - 1, 0)], 0)
+        part = window_frame(ranges, firsts, ends, keys[inside], lo[inside], hi[inside],
+                            incl[inside], before, int(incl[-1]), g.size)
+        a, b = cut(whole.starts, whole.sizes, ranges), cut(part.starts, part.sizes, ranges)
+        assert (a.starts.tolist(), a.sizes.tolist(), a.firsts, a.offsets, a.size) == \
+            (b.starts.tolist(), b.sizes.tolist(), b.firsts, b.offsets, b.size)
+        assert whole.lo[a.index].tolist() == part.lo[b.index].tolist()
+        assert whole.hi[a.index].tolist() == part.hi[b.index].tolist()
+        assert whole.n == part.n
+        assert np.array_equal(quantile_draws.rank_depths(whole, qs, a.index),
+                              quantile_draws.rank_depths(part, qs, b.index))
+    assert {(1, 0, 0), (0, 1, 0), (0, 0, 1), (0, 0, 0)} <= seen  # empty, first, last, inner
 
 
 def _cut_reference(starts: np.ndarray, sizes: np.ndarray,

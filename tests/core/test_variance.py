@@ -32,6 +32,7 @@ from seeded_source import seeded as _seeded
 
 from dprect.core.aggregates import SQUARES_SHARE, plan_describe, run_describe
 from dprect.core.describe_stats import (
+    CellStatistics,
     bin_statistics,
     cell_grid,
     statistics_of_cells,
@@ -43,6 +44,7 @@ from dprect.core.variance import (
     SQUARE_FRACTION_BITS,
     centred_squares,
     integer_squares,
+    released_squares,
     released_variance,
 )
 from dprect.engines.grouped import draw_query, grouped_statistics
@@ -73,6 +75,41 @@ def test_the_clamped_sum_of_squares_is_exact(seed: int):
     for a, b in ((0, 0), (5, 9), (40, 60), (200, 260)):
         lo, hi = float(grid.lower[a]), float(grid.upper[b])
         assert centred_squares(stats, a, b, lo, hi) == _reference(x, lo, hi)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_released_integer_squares_are_the_fractions(seed: int):
+    """:func:`released_squares` (Python integers) is ``integer_squares(centred_squares
+    (…))`` (Fractions) on every step pair of cells from tiny to huge values, one row,
+    ±0.0, rows all outside or all inside the bounds, L = U and several sensitivities; a
+    cell without rows gives 0 and one counted without squares raises, as the Fractions
+    do."""
+    rs = np.random.default_rng(10 + seed)
+    cells = [
+        np.r_[rs.normal(3.0, 2.0, 300), rs.exponential(50.0, 40), -1e6, 7e7, 0.0, -0.0],
+        rs.uniform(-1e-300, 1e-300, 50), np.array([5.0]), rs.lognormal(0.0, 6.0, 200),
+        np.r_[np.full(30, 1e300), np.full(30, -1e300)], rs.normal(-4e-5, 1e-6, 100)]
+    for x in cells:
+        centre = float(np.median(x))
+        stats = _cell(x, centre)
+        grid = cell_grid(centre)
+        reach = min(len(grid.lower), len(grid.upper))
+        steps = [*range(0, reach, max(1, reach // 12)), reach - 1]
+        for a in steps:
+            for b in steps:
+                lo, hi = float(grid.lower[a]), float(grid.upper[b])
+                for k in (K, 1, 3, 1 << 45):
+                    want = integer_squares(centred_squares(stats, a, b, lo, hi), lo, hi, k)
+                    assert released_squares(stats, a, b, lo, hi, k) == want, (a, b, k)
+        lo = float(grid.lower[0])
+        assert released_squares(stats, 0, 0, lo, lo) == 0  # h = 0
+    empty = CellStatistics.empty()
+    assert released_squares(empty, 0, 0, -1.0, 1.0) == 0 == \
+        integer_squares(centred_squares(empty, 0, 0, -1.0, 1.0), -1.0, 1.0)
+    plain = dataclasses.replace(_cell(np.ones(3), 1.0), squares=None)
+    for made in (released_squares, centred_squares):
+        with pytest.raises(ValueError, match="without squares"):
+            made(plain, 0, 0, -1.0, 1.0)
 
 
 def test_squares_past_int64_stay_exact():
