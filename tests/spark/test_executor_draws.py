@@ -201,3 +201,67 @@ def test_a_task_settles_the_workers_heap_first():
         assert gc.get_freeze_count() >= len(held)
     finally:
         gc.unfreeze()
+
+
+def _small_groups_blocks(groups: int = 120, starts: tuple[int, ...] = (0, 50)):
+    """A describe run's Blocks (two columns, the describe kernel alone) and its merged
+    blocks: a few rows a group, some groups without rows — every cell pooled."""
+    from dprect.core.statistic import SEARCH_GRID
+    from dprect.engines.spark import statistics as kernel
+
+    gen = np.random.default_rng(8)
+    g = gen.integers(0, groups, 4 * groups)
+    g = g[g % 9 != 4]
+    batch = pa.RecordBatch.from_pydict({"g": g, "x": gen.normal(50.0, 10.0, len(g)),
+                                        "y": -gen.lognormal(2.0, 1.0, len(g))})
+    spec = QUERY.spec([SEARCH_GRID, SEARCH_GRID])
+    kern, layout = kernel.virtual_columns(spec)
+    out = pa.Table.from_batches(list(kernel.partial_bins(
+        iter([batch]), columns=["x", "y"], group_column="g", group_kind="numeric",
+        group_values=[float(i) for i in range(groups)], groups=groups,
+        ranges=len(starts), spec=kern, layout=layout,
+        limits=kernel.block_limits(kern, groups, list(starts)))))
+    parts = out.column(kernel.PART).to_pylist()
+    merged = pa.concat_tables([kernel.merge_blobs(out.filter(pa.array([p == r for p in parts])))
+                               for r in sorted(set(parts))])
+    return executor_draws.Blocks(kern, spec, groups, list(starts), 2), merged
+
+
+@pytest.mark.parametrize(("statistics", "arrays"), [
+    (("count", "sum", "mean"), True), (("sum",), True), (("count",), False)])
+def test_phase_two_decodes_a_block_once(monkeypatch, statistics, arrays):
+    """Phase 2 decodes each block once: a plan the column arrays cannot draw (count only:
+    no sum noise) is told before the decode (``pooled_block``), so its block is decoded
+    for ``finish_small`` only — not first as column arrays, then again; the describe
+    preset's and a sum's all-pooled blocks are decoded as column arrays only.
+    In-process."""
+    import pickle
+
+    from dprect.core import random_jit as jit
+    from dprect.core import randomness
+    from dprect.core.aggregates import plan_describe
+    from dprect.engines.spark.executor_draws import DRAWS, RESULT, query_first, query_second
+
+    monkeypatch.setattr(randomness, "_KERNELS", jit)  # compiled from the first draw
+    blocks, merged = _small_groups_blocks()
+    plan = plan_describe(1.0, 2, statistics=statistics)
+    blob = pickle.dumps(plan)
+    decodes: list[str] = []
+    for name in ("to_column_arrays", "to_cells"):
+        real = getattr(executor_draws, name)
+        monkeypatch.setattr(executor_draws, name,
+                            lambda *a, _n=name, _f=real, **k: decodes.append(_n) or _f(*a, **k))
+    anchors = [(48.0, True), (-7.25, True)]
+    for row in range(merged.num_rows):
+        batch = merged.slice(row, 1).to_batches()[0]
+        (first,) = query_first(iter([batch]), blob, blocks, 0)
+        draws = pickle.loads(first.column(DRAWS)[0].as_py())
+        assert all(c is None for cells in draws.cells for c in cells)  # every cell pooled
+        two = pa.RecordBatch.from_arrays(
+            [batch.column(0), batch.column(1), first.column(DRAWS)],
+            names=[*batch.schema.names, DRAWS])
+        decodes.clear()
+        (out,) = query_second(iter([two]), blob, anchors, blocks, 0)
+        assert decodes == (["to_column_arrays"] if arrays else ["to_cells"])
+        done = pickle.loads(out.column(RESULT)[0].as_py())
+        assert len(done) == blocks.size(row)

@@ -102,6 +102,7 @@ from dprect.core.column_block import ColumnBins, ColumnBlock
 from dprect.core.column_release import (
     ReleasedColumns,
     finish_columns,
+    pooled_block,
     released_rows,
 )
 from dprect.core.describe_stats import BinBlock, BinStatistics
@@ -339,7 +340,9 @@ def query_second(batches: Iterator[Any], plan: bytes,
             draws = pickle.loads(batch.column(DRAWS)[row].as_py())
             small = not all(map(all, draws.cells))  # a cell left to round two (None)
             done: ReleasedColumns | list[list[Cell]] | None = None
-            if small and all(pooled for _, pooled in anchors):  # the column arrays' case
+            # the column arrays' case, decided before the decode (a block it is not is
+            # decoded once, for finish_small)
+            if small and pooled_block(the_plan, anchors, draws, blocks.columns):
                 arrays = blocks.column_bins(batch, row, part)
                 if arrays is not None:
                     done = finish_columns(the_plan, anchors, arrays, draws)
