@@ -184,23 +184,31 @@ def test_a_task_settles_the_workers_heap_first():
     (``executor_draws._settled``): the objects alive before the task are out of reach of
     the full ``gc.collect()`` pyspark's daemon runs after every task of a reused worker,
     which otherwise scans them all once a task (0.18 CPU-s a one-block task measured,
-    docs/results.md §5.3c); the body's rows pass through unchanged."""
+    docs/results.md §5.3c); and the collector is paused while the task's body runs
+    (restored after); the body's rows pass through unchanged."""
     import gc
 
     held = [[i] for i in range(3)]  # lists: tracked by the collector
     seen: list[bool] = []
+    paused: list[bool] = []
 
     def body(batches):
         seen.append(any(o is held[0] for o in gc.get_objects()))
-        yield from (b * 2 for b in batches)
+        for b in batches:
+            paused.append(not gc.isenabled())
+            yield b * 2
 
+    assert gc.isenabled()
     try:
         assert any(o is held[0] for o in gc.get_objects())  # tracked before the task
         assert list(executor_draws._settled(iter([1, 2]), body=body)) == [2, 4]
         assert seen == [False]  # frozen: the daemon's collect would not scan it
         assert gc.get_freeze_count() >= len(held)
+        assert paused == [True, True]  # the collector paused through the task's blocks
+        assert gc.isenabled()  # and restored after
     finally:
         gc.unfreeze()
+        gc.enable()
 
 
 def _small_groups_blocks(groups: int = 120, starts: tuple[int, ...] = (0, 50)):
@@ -265,3 +273,58 @@ def test_phase_two_decodes_a_block_once(monkeypatch, statistics, arrays):
         assert decodes == (["to_column_arrays"] if arrays else ["to_cells"])
         done = pickle.loads(out.column(RESULT)[0].as_py())
         assert len(done) == blocks.size(row)
+
+
+def _scanned_rows(df) -> list[int]:
+    """``df`` run, and the rows each of its plan's cache scans (InMemoryTableScan) read."""
+    df.collect()
+    found: list[int] = []
+
+    def walk(node) -> None:
+        name = node.nodeName()
+        if name == "InMemoryTableScan":
+            found.append(int(node.metrics().apply("numOutputRows").value()))
+        children = node.children()
+        for i in range(children.size()):
+            walk(children.apply(i))
+        if name.startswith("AdaptiveSparkPlan"):
+            walk(node.executedPlan())
+        elif "QueryStage" in name:
+            walk(node.plan())
+
+    walk(df._jdf.queryExecution().executedPlan())
+    return found
+
+
+def test_a_wave_reads_its_own_blocks_only(spark):
+    """The streamed waves' input is kept once cut by wave (``executor_draws._by_wave``):
+    each kept partition holds one wave's blocks, so a wave's ``where`` on the block skips
+    the other waves' cached batches — it scans its own blocks' rows, where the same
+    ``where`` on the join of the two kept inputs (hash-partitioned on the block) scans
+    every row of both, once a wave (docs/results.md §5.3c). The same rows."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    from dprect.engines.spark.statistics import PART
+
+    blocks, step = 100, 16
+    merged = spark.createDataFrame([(b, bytes(100)) for b in range(blocks)],
+                                   f"{PART} int, _b binary").repartition(7, PART).persist()
+    drawn = spark.createDataFrame([(b, b"d") for b in range(blocks)],
+                                  f"{PART} int, _d binary").repartition(5, PART).persist()
+    source = drawn.join(merged, PART, "left")
+    staged = executor_draws._by_wave(source, step, -(-blocks // step))
+    try:
+        rows = staged.select(PART, F.spark_partition_id().alias("p")).collect()
+        assert sorted(r[0] for r in rows) == list(range(blocks))
+        waves: dict[int, set[int]] = {}
+        for r in rows:
+            waves.setdefault(r[1], set()).add(r[0] // step)
+        assert all(len(w) == 1 for w in waves.values())  # a partition, one wave
+        wave = (F.col(PART) >= 2 * step) & (F.col(PART) < 3 * step)
+        assert _scanned_rows(staged.where(wave)) == [step]
+        assert sorted(_scanned_rows(source.where(wave))) == [blocks, blocks]
+        assert sorted(r[0] for r in staged.where(wave).collect()) == \
+            list(range(2 * step, 3 * step))
+    finally:
+        for df in (staged, merged, drawn):
+            df.unpersist()

@@ -54,6 +54,7 @@ def _run(spark: Any, parquet: Path, where: Path, statistics: str, *, executors: 
     driver."""
     monkeypatch.setattr(executor_draws, "EXECUTOR_CELLS", 1 if executors else 10 ** 12)
     monkeypatch.setattr(executor_draws, "CELLS_PER_BLOCK", 40)
+    monkeypatch.setattr(executor_draws, "QUERY_BLOCK_FACTOR", 1)  # describe's blocks too
     if wave_blocks is not None:
         monkeypatch.setattr(executor_draws, "WAVE_BLOCKS", wave_blocks)
     where.mkdir(exist_ok=True)
