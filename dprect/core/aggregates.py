@@ -901,56 +901,6 @@ class BlockDraws:
     #: draws its one centre from (:func:`column_centres`)
     pooled: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        """Pickled with each ``[group][column]`` table packed (:func:`_packed_rows`): a
-        table of None, of Python ints or of Python floats as one marker or one numpy
-        array, made back into the very lists (``tolist``: the same ints, the same
-        doubles) — the executors' phase 1 hands a block's draws to phase 2 pickled, and
-        unpickling ~10^4 small lists cost ~0.8 µs a cell (issue #42, docs/results.md
-        §5.3c); any other table travels as it is."""
-        return (_unpacked_draws, (tuple(_packed_rows(t) for t in (
-            self.cells, self.tiers, self.centres, self.counts, self.means)),
-            self.resume, self.pooled))
-
-
-def _packed_rows(rows: list[list[Any]]) -> tuple[Any, ...]:
-    """A ``[group][column]`` table for :meth:`BlockDraws.__reduce__`: ("none", m, w) where
-    every entry is None, ("array", a) where every entry is a Python int (``a`` of the
-    least of int8 … int64 that holds them all) or every one a Python float (float64),
-    else ("rows", rows). Rows of unequal length travel as they are."""
-    m = len(rows)
-    w = len(rows[0]) if m else 0
-    if any(len(r) != w for r in rows):
-        return ("rows", rows)
-    kinds = {type(v) for r in rows for v in r}
-    if not kinds - {type(None)}:
-        return ("none", m, w)
-    if kinds == {float}:
-        return ("array", np.array(rows, dtype=np.float64).reshape(m, w))
-    if kinds == {int}:
-        lo, hi = min(map(min, rows)), max(map(max, rows))
-        for dtype in (np.int8, np.int16, np.int32, np.int64):
-            info = np.iinfo(dtype)
-            if info.min <= lo and hi <= info.max:
-                return ("array", np.array(rows, dtype=dtype).reshape(m, w))
-    return ("rows", rows)
-
-
-def _unpacked_rows(packed: tuple[Any, ...]) -> list[list[Any]]:
-    """The table :func:`_packed_rows` packed, the same entries."""
-    if packed[0] == "none":
-        _, m, w = packed
-        return [[None] * w for _ in range(m)]
-    if packed[0] == "array":
-        return list(packed[1].tolist())
-    return list(packed[1])
-
-
-def _unpacked_draws(tables: tuple[tuple[Any, ...], ...], resume: list[int | None],
-                    pooled: dict[int, tuple[np.ndarray, np.ndarray]]) -> BlockDraws:
-    cells, tiers, centres, counts, means = (_unpacked_rows(t) for t in tables)
-    return BlockDraws(cells, tiers, centres, counts, resume, means, pooled)
-
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 

@@ -213,28 +213,3 @@ def test_a_blocks_pooled_rows_are_the_clipped_counts_of_its_pooled_cells() -> No
         draws = BlockDraws([[None, None]] * 4, tiers, [[None, None]] * 4, counts,
                            [None] * 4, [[None, None]] * 4, {0: empty, 1: empty})
         assert _pooled_rows(draws, 4) == want
-
-
-def test_a_blocks_draws_travel_packed_and_come_back_the_same() -> None:
-    """Phase 1's draws reach phase 2 pickled (the executor route): each ``[group][column]``
-    table of None, ints or floats travels as one marker or array and comes back as the
-    very lists — the same values and types (Python ints and floats, None) — while a
-    mixed table travels as it is."""
-    groups, columns = 97, 4
-    plan = plan_describe(1.0, columns)
-    bins = _bins(6, groups, columns, 3, True)
-    draws, _ = _round_one(plan, bins, groups, columns, 6)
-    back = pickle.loads(pickle.dumps(draws))
-    assert back.resume == draws.resume
-    for name in ("cells", "tiers", "centres", "counts", "means"):
-        want, got = getattr(draws, name), getattr(back, name)
-        assert got == want and [[type(v) for v in r] for r in got] == \
-            [[type(v) for v in r] for r in want], name
-    assert back.pooled.keys() == draws.pooled.keys()
-    kinds = [aggregates._packed_rows(t)[0] for t in (draws.cells, draws.tiers,
-                                                      draws.centres, draws.counts)]
-    assert kinds == ["none", "array", "none", "array"]
-    mixed = [[1.5, None], [None, 2.0]]
-    assert aggregates._packed_rows(mixed) == ("rows", mixed)
-    assert aggregates._unpacked_rows(aggregates._packed_rows([[2**70, 1]])) == [[2**70, 1]]
-    assert aggregates._unpacked_rows(aggregates._packed_rows([[True, 1]])) == [[True, 1]]
