@@ -19,13 +19,15 @@ column's anchor or pooled centre taken on the driver
 ``digest``: seeded runs (seed 11; the describe preset ``bounds,count,sum,mean``, then
 ``count,mean,variance``, then ``count``, then ``bounds,sum``), every block, and the
 SHA-256 of every released value (each cell's fields by ``repr``), of phase 1's draws
-(counts, centres, second streams' seeds) and of the run's source after it (its next 256
+(counts, centres, second streams' seeds; group by group, so the same for any blocks —
+from s33-exec; before, block by block) and of the run's source after it (its next 256
 bits): run it on the change and on its base and compare the lines.
 
 ``time``: from OS entropy (as the product runs), the describe preset; phase 1 of a
 warm-up block and of ``--blocks`` blocks spread over the run, their pools joined (the
 anchors), phase 2 of the warm-up block; then the ``--blocks`` blocks drawn again and
-timed by ``time.process_time`` per phase, with the block's decode
+timed by ``time.process_time`` per phase (each through the route's task wrapper, as a
+task runs it: :func:`as_task`), with the block's decode
 (:meth:`~dprect.engines.spark.executor_draws.Blocks.cells`) timed apart, and the
 driver's part of a block apart too (``driver``: its phase-2 result unpickled and its
 cells made, not in the phases); µs of CPU a cell. Nothing is asserted; quote the load
@@ -82,8 +84,13 @@ def prepared(rows: int, columns: int, groups: int, statistics: str, epsilon: flo
         settings = aggregate_settings(given)
     spec = settings.spec
     kernel, layout = st.virtual_columns(spec)
-    starts = ed.block_starts(groups, len(kernel.columns), 2)
+    # the blocks the product cuts on a classic session (a tree before block_cells: 4,096)
+    cells = ed.block_cells(settings.mechanisms, False) if hasattr(ed, "block_cells") \
+        else ed.CELLS_PER_BLOCK
+    starts = ed.block_starts(groups, len(kernel.columns), 2, *([cells] if cells != 4096
+                                                                else []))
     key = f"{rows}x{columns}x{groups}-{'sq' if len(kernel.columns) > columns else 'plain'}"
+    key += f"-{cells}" if cells != 4096 else ""
     cache = OUTPUT / f"describe_block_draws-{key}.pkl"
     if cache.exists():
         merged = pickle.loads(cache.read_bytes())
@@ -166,6 +173,27 @@ def run_all(run: dict[str, Any], rng: Any) -> tuple[list[Any], list[Any], Any]:
     return firsts, done, anchors
 
 
+def as_task(phase: Any, b: Any, *args: Any) -> list[Any]:
+    """``phase`` over the one batch ``b`` as a Spark task runs it: through the route's
+    task wrapper (``_settled``: the worker's heap frozen, and from s33-exec the collector
+    paused for the task) where the tree has one."""
+    settled = getattr(ed_module(), "_settled", None)
+    if settled is None:
+        return list(phase(iter([b]), *args))
+    try:
+        return list(settled(iter([b]), body=lambda batches: phase(batches, *args)))
+    finally:
+        import gc
+
+        gc.unfreeze()
+
+
+def ed_module() -> Any:
+    from dprect.engines.spark import executor_draws as ed
+
+    return ed
+
+
 def digest(args: argparse.Namespace) -> int:
     from dprect.core import randomness
     from dprect.core.randomness import RandomSource
@@ -183,9 +211,10 @@ def digest(args: argparse.Namespace) -> int:
             rng = RandomSource(seed=11)
         firsts, done, anchors = run_all(run, rng)
         h1 = hashlib.sha256()
-        for f in firsts:
+        for f in firsts:  # group by group: the same text however the groups are blocked
             d = pickle.loads(f.column(ed.DRAWS)[0].as_py())
-            h1.update(repr((d.tiers, d.centres, d.counts, d.resume, d.means)).encode())
+            for row in zip(d.tiers, d.centres, d.counts, d.resume, d.means, strict=True):
+                h1.update(repr(row).encode())
         h2 = hashlib.sha256()
         cells = 0
         for rows in done:
@@ -241,11 +270,11 @@ def timed(args: argparse.Namespace) -> int:
         blocks.cells(b, 0, 0)
         spent["decode"] += time.process_time() - t
         t = time.process_time()
-        (f,) = ed.query_first(iter([b]), blob, blocks, 0)
+        (f,) = as_task(ed.query_first, b, blob, blocks, 0)
         spent["phase1"] += time.process_time() - t
         b2 = batch(merged, r, {ed.DRAWS: f.column(ed.DRAWS)})
         t = time.process_time()
-        (out,) = ed.query_second(iter([b2]), blob, anchors, blocks, 0)
+        (out,) = as_task(ed.query_second, b2, blob, anchors, blocks, 0)
         spent["phase2"] += time.process_time() - t
         t = time.process_time()  # the driver: the block unpickled, its cells
         released_rows(pickle.loads(out.column(ed.RESULT)[0].as_py()))

@@ -94,24 +94,38 @@ def _fits(values: list[int]) -> tuple[np.ndarray, np.ndarray]:
                         dtype=np.int64), ok
 
 
+def pooled_block(plan: DescribePlan, anchors: Sequence[tuple[float, bool]],
+                 draws: BlockDraws, columns: int) -> bool:
+    """Whether :func:`finish_columns` may draw a block of ``columns`` columns with round
+    one's ``draws``: every check of it that does not read the block's statistics — the
+    compiled samplers, the plan (a pooled split with ONE noise, the sum's: not a
+    bounds-alone or count-only plan, no sum of squares), every anchor pooled, every cell
+    left to round two with its released count. Public and block-independent but for
+    ``draws``' shape, so a caller asks it BEFORE it decodes the block as column arrays
+    (:meth:`~dprect.engines.spark.executor_draws.Blocks.column_bins`): a block it refuses
+    is decoded once, for :func:`~dprect.core.aggregates.finish_small`, not twice."""
+    tier = plan.pooled
+    return not (kernels() is None or tier is None or not plan.statistics
+                or plan.squares_scale is not None or len(anchors) != columns
+                or not all(pooled for _, pooled in anchors)
+                or any(map(any, draws.cells))  # a cell drawn in round one (a Cell is true)
+                or any(None in row for row in draws.counts)
+                or len(_noise_scales(plan, tier)) != 1)
+
+
 @collector_paused
 def finish_columns(plan: DescribePlan, anchors: Sequence[tuple[float, bool]],
                    block: ColumnBins, draws: BlockDraws) -> ReleasedColumns | None:
     """:func:`~dprect.core.aggregates.finish_small` of a block whose every cell takes the
     pooled split (module notes), as column arrays: the same cells
     (:meth:`ReleasedColumns.rows`), or None — nothing drawn — where the block is not such
-    a block or the arrays cannot carry it."""
+    a block (:func:`pooled_block`) or the arrays cannot carry it."""
     m, columns, tier = block.groups, block.columns, plan.pooled
-    if (kernels() is None or tier is None or not plan.statistics
-            or plan.squares_scale is not None or len(anchors) != columns
-            or not all(pooled for _, pooled in anchors) or len(draws.cells) != m
-            or any(map(any, draws.cells))  # a cell drawn in round one (a Cell is true)
-            or any(None in row for row in draws.counts)
+    if (not pooled_block(plan, anchors, draws, columns) or len(draws.cells) != m
             or not block.bins.dtype == block.counts.dtype == block.sums.dtype == np.int64):
         return None
+    assert tier is not None  # pooled_block
     scales = _noise_scales(plan, tier)
-    if len(scales) != 1:
-        return None
     try:  # the released counts, cell c = j·m + g
         noisy = np.array(draws.counts, dtype=np.int64).reshape(m, columns).T.ravel()
     except OverflowError:
@@ -256,4 +270,4 @@ def released_rows(done: list[list[Cell]] | ReleasedColumns) -> Sequence[list[Cel
     return ColumnRows(done) if isinstance(done, ReleasedColumns) else done
 
 
-__all__ = ["ColumnRows", "ReleasedColumns", "finish_columns", "released_rows"]
+__all__ = ["ColumnRows", "ReleasedColumns", "finish_columns", "pooled_block", "released_rows"]

@@ -213,3 +213,26 @@ def test_a_blocks_pooled_rows_are_the_clipped_counts_of_its_pooled_cells() -> No
         draws = BlockDraws([[None, None]] * 4, tiers, [[None, None]] * 4, counts,
                            [None] * 4, [[None, None]] * 4, {0: empty, 1: empty})
         assert _pooled_rows(draws, 4) == want
+
+
+def test_a_blocks_tiers_at_once_are_each_counts_first_tier_reached() -> None:
+    """DescribePlan.tier_indices on a block's int64 counts at once (one comparison a
+    tier) picks each count's first tier whose min_count it reaches, as count by count;
+    a block with a None, a float or a count past int64 takes the loop, the same."""
+    plan = plan_describe(1.0, 3)
+    mins = [t.min_count for t in plan.tiers]
+    assert len(mins) > 2 and mins[-1] is None and all(isinstance(m, int) for m in mins[:-1])
+
+    def first(n):
+        return 0 if n is None else next(i for i, m in enumerate(mins) if m is None or n >= m)
+
+    gen = np.random.default_rng(3)
+    edges = [m for m in mins if m is not None]
+    counts = [int(v) for v in gen.integers(-50, 2 * max(edges), 5000)]
+    counts += [e + d for e in edges for d in (-1, 0, 1)]
+    assert plan.tier_indices(counts) == [first(n) for n in counts]
+    assert len(set(plan.tier_indices(counts))) == len(mins)  # every tier reached
+    for odd in ([*counts[:50], None], [*counts[:50], 1 << 70]):
+        assert plan.tier_indices(odd) == [first(n) for n in odd]
+    assert plan.tier_indices(iter(counts[:9])) == [first(n) for n in counts[:9]]
+    assert plan.tier_indices([]) == []

@@ -184,20 +184,147 @@ def test_a_task_settles_the_workers_heap_first():
     (``executor_draws._settled``): the objects alive before the task are out of reach of
     the full ``gc.collect()`` pyspark's daemon runs after every task of a reused worker,
     which otherwise scans them all once a task (0.18 CPU-s a one-block task measured,
-    docs/results.md §5.3c); the body's rows pass through unchanged."""
+    docs/results.md §5.3c); and the collector is paused while the task's body runs
+    (restored after); the body's rows pass through unchanged."""
     import gc
 
     held = [[i] for i in range(3)]  # lists: tracked by the collector
     seen: list[bool] = []
+    paused: list[bool] = []
 
     def body(batches):
         seen.append(any(o is held[0] for o in gc.get_objects()))
-        yield from (b * 2 for b in batches)
+        for b in batches:
+            paused.append(not gc.isenabled())
+            yield b * 2
 
+    assert gc.isenabled()
     try:
         assert any(o is held[0] for o in gc.get_objects())  # tracked before the task
         assert list(executor_draws._settled(iter([1, 2]), body=body)) == [2, 4]
         assert seen == [False]  # frozen: the daemon's collect would not scan it
         assert gc.get_freeze_count() >= len(held)
+        assert paused == [True, True]  # the collector paused through the task's blocks
+        assert gc.isenabled()  # and restored after
     finally:
         gc.unfreeze()
+        gc.enable()
+
+
+def _small_groups_blocks(groups: int = 120, starts: tuple[int, ...] = (0, 50)):
+    """A describe run's Blocks (two columns, the describe kernel alone) and its merged
+    blocks: a few rows a group, some groups without rows — every cell pooled."""
+    from dprect.core.statistic import SEARCH_GRID
+    from dprect.engines.spark import statistics as kernel
+
+    gen = np.random.default_rng(8)
+    g = gen.integers(0, groups, 4 * groups)
+    g = g[g % 9 != 4]
+    batch = pa.RecordBatch.from_pydict({"g": g, "x": gen.normal(50.0, 10.0, len(g)),
+                                        "y": -gen.lognormal(2.0, 1.0, len(g))})
+    spec = QUERY.spec([SEARCH_GRID, SEARCH_GRID])
+    kern, layout = kernel.virtual_columns(spec)
+    out = pa.Table.from_batches(list(kernel.partial_bins(
+        iter([batch]), columns=["x", "y"], group_column="g", group_kind="numeric",
+        group_values=[float(i) for i in range(groups)], groups=groups,
+        ranges=len(starts), spec=kern, layout=layout,
+        limits=kernel.block_limits(kern, groups, list(starts)))))
+    parts = out.column(kernel.PART).to_pylist()
+    merged = pa.concat_tables([kernel.merge_blobs(out.filter(pa.array([p == r for p in parts])))
+                               for r in sorted(set(parts))])
+    return executor_draws.Blocks(kern, spec, groups, list(starts), 2), merged
+
+
+@pytest.mark.parametrize(("statistics", "arrays"), [
+    (("count", "sum", "mean"), True), (("sum",), True), (("count",), False)])
+def test_phase_two_decodes_a_block_once(monkeypatch, statistics, arrays):
+    """Phase 2 decodes each block once: a plan the column arrays cannot draw (count only:
+    no sum noise) is told before the decode (``pooled_block``), so its block is decoded
+    for ``finish_small`` only — not first as column arrays, then again; the describe
+    preset's and a sum's all-pooled blocks are decoded as column arrays only.
+    In-process."""
+    import pickle
+
+    from dprect.core import random_jit as jit
+    from dprect.core import randomness
+    from dprect.core.aggregates import plan_describe
+    from dprect.engines.spark.executor_draws import DRAWS, RESULT, query_first, query_second
+
+    monkeypatch.setattr(randomness, "_KERNELS", jit)  # compiled from the first draw
+    blocks, merged = _small_groups_blocks()
+    plan = plan_describe(1.0, 2, statistics=statistics)
+    blob = pickle.dumps(plan)
+    decodes: list[str] = []
+    for name in ("to_column_arrays", "to_cells"):
+        real = getattr(executor_draws, name)
+        monkeypatch.setattr(executor_draws, name,
+                            lambda *a, _n=name, _f=real, **k: decodes.append(_n) or _f(*a, **k))
+    anchors = [(48.0, True), (-7.25, True)]
+    for row in range(merged.num_rows):
+        batch = merged.slice(row, 1).to_batches()[0]
+        (first,) = query_first(iter([batch]), blob, blocks, 0)
+        draws = pickle.loads(first.column(DRAWS)[0].as_py())
+        assert all(c is None for cells in draws.cells for c in cells)  # every cell pooled
+        two = pa.RecordBatch.from_arrays(
+            [batch.column(0), batch.column(1), first.column(DRAWS)],
+            names=[*batch.schema.names, DRAWS])
+        decodes.clear()
+        (out,) = query_second(iter([two]), blob, anchors, blocks, 0)
+        assert decodes == (["to_column_arrays"] if arrays else ["to_cells"])
+        done = pickle.loads(out.column(RESULT)[0].as_py())
+        assert len(done) == blocks.size(row)
+
+
+def _scanned_rows(df) -> list[int]:
+    """``df`` run, and the rows each of its plan's cache scans (InMemoryTableScan) read."""
+    df.collect()
+    found: list[int] = []
+
+    def walk(node) -> None:
+        name = node.nodeName()
+        if name == "InMemoryTableScan":
+            found.append(int(node.metrics().apply("numOutputRows").value()))
+        children = node.children()
+        for i in range(children.size()):
+            walk(children.apply(i))
+        if name.startswith("AdaptiveSparkPlan"):
+            walk(node.executedPlan())
+        elif "QueryStage" in name:
+            walk(node.plan())
+
+    walk(df._jdf.queryExecution().executedPlan())
+    return found
+
+
+def test_a_wave_reads_its_own_blocks_only(spark):
+    """The streamed waves' input is kept once cut by wave (``executor_draws._by_wave``):
+    each kept partition holds one wave's blocks, so a wave's ``where`` on the block skips
+    the other waves' cached batches — it scans its own blocks' rows, where the same
+    ``where`` on the join of the two kept inputs (hash-partitioned on the block) scans
+    every row of both, once a wave (docs/results.md §5.3c). The same rows."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    from dprect.engines.spark.statistics import PART
+
+    blocks, step = 100, 16
+    merged = spark.createDataFrame([(b, bytes(100)) for b in range(blocks)],
+                                   f"{PART} int, _b binary").repartition(7, PART).persist()
+    drawn = spark.createDataFrame([(b, b"d") for b in range(blocks)],
+                                  f"{PART} int, _d binary").repartition(5, PART).persist()
+    source = drawn.join(merged, PART, "left")
+    staged = executor_draws._by_wave(source, step, -(-blocks // step))
+    try:
+        rows = staged.select(PART, F.spark_partition_id().alias("p")).collect()
+        assert sorted(r[0] for r in rows) == list(range(blocks))
+        waves: dict[int, set[int]] = {}
+        for r in rows:
+            waves.setdefault(r[1], set()).add(r[0] // step)
+        assert all(len(w) == 1 for w in waves.values())  # a partition, one wave
+        wave = (F.col(PART) >= 2 * step) & (F.col(PART) < 3 * step)
+        assert _scanned_rows(staged.where(wave)) == [step]
+        assert sorted(_scanned_rows(source.where(wave))) == [blocks, blocks]
+        assert sorted(r[0] for r in staged.where(wave).collect()) == \
+            list(range(2 * step, 3 * step))
+    finally:
+        for df in (staged, merged, drawn):
+            df.unpersist()

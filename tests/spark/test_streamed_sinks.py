@@ -47,13 +47,15 @@ def parquet(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _run(spark: Any, parquet: Path, where: Path, statistics: str, *, executors: bool,
          monkeypatch: pytest.MonkeyPatch, ledger: bool = False,
-         wave_blocks: int | None = 8) -> Any:
+         wave_blocks: int | None = 8, factor: int = 1) -> Any:
     """A seeded run of ``statistics`` writing the JSON, a CSV and a Parquet table into
     ``where``; in the executors in blocks of 20 groups (40 cells), the last phase drawn
     and streamed in waves of ``wave_blocks`` blocks (None: the route's own), or on the
     driver."""
     monkeypatch.setattr(executor_draws, "EXECUTOR_CELLS", 1 if executors else 10 ** 12)
     monkeypatch.setattr(executor_draws, "CELLS_PER_BLOCK", 40)
+    # describe's blocks too (``factor``: describe's own, QUERY_BLOCK_FACTOR times as large)
+    monkeypatch.setattr(executor_draws, "QUERY_BLOCK_FACTOR", factor)
     if wave_blocks is not None:
         monkeypatch.setattr(executor_draws, "WAVE_BLOCKS", wave_blocks)
     where.mkdir(exist_ok=True)
@@ -93,6 +95,27 @@ def test_a_streamed_run_writes_the_gathered_runs_outputs(spark, parquet, tmp_pat
     assert pq.read_table(tmp_path / "s" / "t.parquet").equals(
         pq.read_table(tmp_path / "g" / "t.parquet"))
     assert len(json.loads((tmp_path / "s" / "r.json").read_text())["results"]) == 1400
+
+
+def test_describes_larger_blocks_write_the_same_outputs(spark, parquet, tmp_path, monkeypatch):
+    """Describe alone cuts its blocks QUERY_BLOCK_FACTOR times as large (here 80 groups,
+    9 blocks, in waves of 2 read from the phase's input kept once cut by wave:
+    ``executor_draws._by_wave``): the same outputs, byte for byte, as the gathered run —
+    each group draws from its own stream wherever its block's edges fall."""
+    staged: list[tuple[int, int]] = []
+    by_wave = executor_draws._by_wave
+    monkeypatch.setattr(executor_draws, "_by_wave", lambda source, step, waves: (
+        staged.append((step, waves)), by_wave(source, step, waves))[1])
+    large = _run(spark, parquet, tmp_path / "l", "count,mean", executors=True,
+                 monkeypatch=monkeypatch, factor=4)
+    _run(spark, parquet, tmp_path / "g", "count,mean", executors=False,
+         monkeypatch=monkeypatch)
+    assert large.result["results"].block_count == 9  # 700 groups, <= 80 a block
+    assert staged == [(2, 5)]  # waves of 2 blocks (8 of 40 cells' results): five
+    for name in ("r.json", "t.csv"):
+        assert (tmp_path / "l" / name).read_bytes() == (tmp_path / "g" / name).read_bytes()
+    assert pq.read_table(tmp_path / "l" / "t.parquet").equals(
+        pq.read_table(tmp_path / "g" / "t.parquet"))
 
 
 def test_the_fetch_of_a_session_without_a_jvm_handle_writes_the_same_outputs(

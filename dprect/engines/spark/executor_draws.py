@@ -102,6 +102,7 @@ from dprect.core.column_block import ColumnBins, ColumnBlock
 from dprect.core.column_release import (
     ReleasedColumns,
     finish_columns,
+    pooled_block,
     released_rows,
 )
 from dprect.core.describe_stats import BinBlock, BinStatistics
@@ -135,6 +136,13 @@ from dprect.engines.spark.statistics import (
 EXECUTOR_CELLS = 4096
 #: a block holds about this many cells (groups × kernel columns), at most
 CELLS_PER_BLOCK = 4096
+#: a run of describe alone on a classic session cuts blocks this many times as large
+#: (:func:`block_cells`): its tasks' fixed costs a block — the phases' numpy calls a
+#: column, the block's streams, the task's Arrow in and out — weigh ~2 µs a cell at 4,096
+#: cells (docs/results.md §5.3c, s33-exec); its released block (~0.75 MB at 4,096 cells)
+#: then passes Spark's 1 MB direct task result and goes through the block manager, so a
+#: Spark Connect session (one block a fetch: :data:`FETCH_BLOCKS`) keeps the small blocks
+QUERY_BLOCK_FACTOR = 4
 #: and there are at least this many blocks per core of the session (uneven blocks even out)
 BLOCKS_PER_CORE = 4
 #: a streamed run on a Spark Connect session (no JVM handle: :func:`_in_order`) fetches its
@@ -170,10 +178,21 @@ def executor_route(mechanisms: Sequence[Mechanism], groups: int, columns: int,
     return not (seeded and any(m is COVERAGE for m in mechanisms))
 
 
-def block_starts(groups: int, kernel_columns: int, cores: int) -> list[int]:
+def block_cells(mechanisms: Sequence[Mechanism], connect: bool) -> int:
+    """The most cells a block holds: :data:`CELLS_PER_BLOCK`, times
+    :data:`QUERY_BLOCK_FACTOR` for a run of describe alone on a classic session. Public:
+    the run's mechanisms and session only."""
+    alone = all(m is QUERY for m in mechanisms) and not connect
+    return CELLS_PER_BLOCK * (QUERY_BLOCK_FACTOR if alone else 1)
+
+
+def block_starts(groups: int, kernel_columns: int, cores: int,
+                 cells: int | None = None) -> list[int]:
     """The first group of each block: at least :data:`BLOCKS_PER_CORE` blocks a core, at
-    most :data:`CELLS_PER_BLOCK` cells a block (:func:`~dprect.core.aggregates.group_blocks`)."""
-    parts = max(BLOCKS_PER_CORE * cores, -(-groups * kernel_columns // CELLS_PER_BLOCK))
+    most ``cells`` (:data:`CELLS_PER_BLOCK`) cells a block
+    (:func:`~dprect.core.aggregates.group_blocks`)."""
+    most = CELLS_PER_BLOCK if cells is None else cells
+    parts = max(BLOCKS_PER_CORE * cores, -(-groups * kernel_columns // most))
     return [b.start for b in group_blocks(groups, parts)]
 
 
@@ -339,7 +358,9 @@ def query_second(batches: Iterator[Any], plan: bytes,
             draws = pickle.loads(batch.column(DRAWS)[row].as_py())
             small = not all(map(all, draws.cells))  # a cell left to round two (None)
             done: ReleasedColumns | list[list[Cell]] | None = None
-            if small and all(pooled for _, pooled in anchors):  # the column arrays' case
+            # the column arrays' case, decided before the decode (a block it is not is
+            # decoded once, for finish_small)
+            if small and pooled_block(the_plan, anchors, draws, blocks.columns):
                 arrays = blocks.column_bins(batch, row, part)
                 if arrays is not None:
                     done = finish_columns(the_plan, anchors, arrays, draws)
@@ -404,6 +425,23 @@ def _run(df: DataFrame, body: Callable[..., Iterator[Any]], schema: str) -> Data
     return df.mapInArrow(counted(partial(_settled, body=body)), schema)
 
 
+def _by_wave(source: DataFrame, step: int, waves: int) -> DataFrame:
+    """``source`` (a row per block) kept once, cut into its ``waves`` waves: partition w
+    holds the blocks
+    w·``step`` … (w + 1)·``step`` − 1 (``repartitionByRange`` on the block's wave, one
+    partition a wave where the range sample sees every wave; a wave split or shared only
+    costs reads). Each kept partition's batches carry their blocks' least and largest
+    number, so a wave's ``where`` on the block skips the other waves' batches
+    (``spark.sql.inMemoryColumnarStorage.partitionPruning``, on by default): the waves
+    read each block once in all, where a wave's ``where`` on ``source`` itself — the join
+    of the kept phase-1 draws and the kept merged blocks, both cut by a hash of the block,
+    so no batch is skipped — read every kept block once a wave (8 waves × 389 MB at 10^6
+    groups × 8 columns; ~80 × 3.9 GB at 10^7: docs/results.md §5.3c). The rows are the
+    same; where they sit changes nothing a block's task draws."""
+    wave = (F.col(PART) / F.lit(step)).cast("int")  # blocks are numbered from 0
+    return source.repartitionByRange(waves, wave).persist(StorageLevel.MEMORY_AND_DISK)
+
+
 def _settled(batches: Iterator[Any], body: Callable[..., Iterator[Any]]) -> Iterator[Any]:
     """In the executors: ``body`` over ``batches`` after ``gc.freeze()``. pyspark's worker
     daemon runs a FULL ``gc.collect()`` after every task of a reused worker
@@ -416,9 +454,21 @@ def _settled(batches: Iterator[Any], body: Callable[..., Iterator[Any]]) -> Iter
     permanent generation: the next collect scans only what the task made. Objects are
     still freed by their reference counts; what freezing gives up is collecting a cycle
     among objects the worker held across tasks (its modules and caches, which live as
-    long as it does). No value changes: the draws are the same, bit for bit."""
+    long as it does). Then the collector is PAUSED for the task (restored after, as it
+    was; the daemon's full collect after the task finds any cycle the task left): a
+    block's steps outside the core's own paused ones — phase 2's unpickling of phase 1's
+    draws, the decode, the result's pickle — allocate ~10^4 objects a block, and the
+    collections they set off cost ~0.8 µs a cell in the unpickling alone (1.8 against
+    17.6 ms a block of 16,328 cells, docs/results.md §5.3c, s33-exec). No value changes:
+    the draws are the same, bit for bit."""
     gc.freeze()
-    yield from body(batches)
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield from body(batches)
+    finally:
+        if was:
+            gc.enable()
 
 
 def _blocks_of(table: Any, column: str) -> list[Any]:
@@ -513,9 +563,11 @@ class ExecutorDraws:
     """One run's draws in the executors (module notes): the pass's merged blocks kept, with
     their seeds joined per part, and each mechanism's phases over them."""
 
-    def __init__(self, merged: DataFrame, blocks: Blocks) -> None:
+    def __init__(self, merged: DataFrame, blocks: Blocks, wave: int | None = None) -> None:
         self.merged = merged.persist(StorageLevel.MEMORY_AND_DISK)
         self.blocks = blocks
+        #: the blocks of a streamed wave (:meth:`_stream`); None: :data:`WAVE_BLOCKS`
+        self.wave = wave
 
     def close(self) -> None:
         _unpersist(self.merged)
@@ -579,8 +631,9 @@ class ExecutorDraws:
         each wave's blocks are cut one a partition (``repartitionByRange``) and drawn by
         one job whose blocks reach the driver as their tasks end (:func:`_arriving`), so
         the driver's sinks work beside the executors' draws instead of after them (docs/
-        results.md §5.3c). A Spark Connect session (no JVM handle): the phase drawn in
-        full and kept, then fetched a range at a time (:func:`_in_order`)."""
+        results.md §5.3c). Several waves read ``source`` staged once (:func:`_by_wave`),
+        each wave its own blocks. A Spark Connect session (no JVM handle): the phase drawn
+        in full and kept, then fetched a range at a time (:func:`_in_order`)."""
         blocks = len(self.blocks.edges) - 1
         if is_connect(source):
             kept = _run(source, body, RESULT_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
@@ -590,13 +643,19 @@ class ExecutorDraws:
             finally:
                 _unpersist(kept)
             return
-        for first in range(0, blocks, WAVE_BLOCKS):
-            end = min(blocks, first + WAVE_BLOCKS)
-            wave = source.where((F.col(PART) >= first) & (F.col(PART) < end)) \
-                .repartitionByRange(end - first, PART)
-            for block, cells in _arriving(_run(wave, body, RESULT_SCHEMA), RESULT, first,
-                                          end):
-                each(self.blocks.edges[block], cells)
+        step = WAVE_BLOCKS if self.wave is None else self.wave
+        staged = _by_wave(source, step, -(-blocks // step)) if blocks > step else source
+        try:
+            for first in range(0, blocks, step):
+                end = min(blocks, first + step)
+                wave = staged.where((F.col(PART) >= first) & (F.col(PART) < end)) \
+                    .repartitionByRange(end - first, PART)
+                for block, cells in _arriving(_run(wave, body, RESULT_SCHEMA), RESULT,
+                                              first, end):
+                    each(self.blocks.edges[block], cells)
+        finally:
+            if staged is not source:
+                _unpersist(staged)
 
     def quantiles(self, plan: Any, part: int, groups: list[Any], columns: list[str],
                   rng: RandomSource, each_block: EachBlock | None = None) -> QuantileResult:
@@ -671,10 +730,13 @@ def draw_in_executors(df: DataFrame, source_columns: Sequence[str], spec: Statis
     cores = default_parallelism(df.sparkSession)
     count = len(group_names)
     kernel_columns = len(spec.columns) + 2 * sum(1 for c in spec.columns if c.squares)
-    starts = block_starts(count, kernel_columns, cores)
+    cells = block_cells(mechanisms, is_connect(df))
+    starts = block_starts(count, kernel_columns, cores, cells)
     merged, kernel, _ = counting_pass(df, source_columns, spec, group_by=group_by,
                                       groups=groups, blocks=starts)
-    run = ExecutorDraws(merged, Blocks(kernel, spec, count, starts, len(columns)))
+    # a wave of blocks holds about WAVE_BLOCKS blocks of CELLS_PER_BLOCK cells' results
+    wave = max(1, WAVE_BLOCKS * CELLS_PER_BLOCK // cells)
+    run = ExecutorDraws(merged, Blocks(kernel, spec, count, starts, len(columns)), wave)
     names, cols = list(group_names), list(columns)
     try:
         if len(mechanisms) > 1:
@@ -685,8 +747,9 @@ def draw_in_executors(df: DataFrame, source_columns: Sequence[str], spec: Statis
         run.close()
 
 
-__all__ = ["BLOCKS_PER_CORE", "CELLS_PER_BLOCK", "EXECUTOR_CELLS", "FETCH_BLOCKS", "STREAMED",
-           "WAVE_BLOCKS",
-           "Blocks", "EachBlock", "ExecutorDraws", "block_starts", "coverage_block",
+__all__ = ["BLOCKS_PER_CORE", "CELLS_PER_BLOCK", "EXECUTOR_CELLS", "FETCH_BLOCKS",
+           "QUERY_BLOCK_FACTOR", "STREAMED", "WAVE_BLOCKS",
+           "Blocks", "EachBlock", "ExecutorDraws", "block_cells", "block_starts",
+           "coverage_block",
            "draw_in_executors", "executor_route", "quantiles_block", "query_first",
            "query_second"]
