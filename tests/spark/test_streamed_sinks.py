@@ -193,16 +193,16 @@ def test_a_failure_after_the_first_block_writes_nothing(spark, parquet, tmp_path
                                                         monkeypatch):
     from dprect.release.ledger import Ledger
 
-    made = aggregate_flow.record_rows
+    made = RowSpool.append
     calls: list[int] = []
 
-    def failing(block: Any) -> Any:
+    def failing(self: RowSpool, block: Any) -> Any:
         calls.append(1)
         if len(calls) == 2:
             raise MemoryError  # a failure after the first block was spooled
-        return made(block)
+        return made(self, block)
 
-    monkeypatch.setattr(aggregate_flow, "record_rows", failing)
+    monkeypatch.setattr(RowSpool, "append", failing)
     with pytest.raises(MemoryError):
         _run(spark, parquet, tmp_path / "s", "count,mean", executors=True,
              monkeypatch=monkeypatch, ledger=True)

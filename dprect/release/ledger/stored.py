@@ -39,6 +39,7 @@ import hashlib
 import itertools
 import json
 import os
+import struct
 import tempfile
 import uuid
 import zlib
@@ -114,6 +115,40 @@ def _fsync_folder(folder: str) -> None:
             os.close(fd)
 
 
+class _GzipPieces:
+    """One gzip member (RFC 1952: no name, time 0, :data:`LEVEL`) written to ``fh`` from
+    pieces of text, each deflated here — or, a spooled block's items' text
+    (:class:`~dprect.release.row_spool.ItemsText`), written as the DEFLATE piece its block
+    was packed with where it was drawn (:func:`~dprect.release.row_spool.deflate_piece`:
+    no reference before it, ended byte-aligned), after a full flush of this side's
+    stream (so nothing after refers to what came before it). The file decompresses to the
+    pieces' text whoever deflated them; its bytes are not promised (module notes)."""
+
+    def __init__(self, fh: Any) -> None:
+        self.fh = fh
+        fh.write(b"\x1f\x8b\x08\x00\x00\x00\x00\x00"  # gzip, deflate, no flags, time 0
+                 + (b"\x04" if LEVEL == 1 else b"\x02" if LEVEL == 9 else b"\x00")
+                 + b"\xff")  # XFL as gzip's own writer sets it; OS unknown
+        self.packer = zlib.compressobj(LEVEL, zlib.DEFLATED, -zlib.MAX_WBITS,
+                                       zlib.DEF_MEM_LEVEL, 0)
+        self.crc, self.size = 0, 0
+
+    def write(self, data: bytes, deflated: bytes | None = None) -> None:
+        """``data``, deflated here, or given as its DEFLATE piece (``deflated``)."""
+        self.crc = zlib.crc32(data, self.crc)
+        self.size += len(data)
+        if deflated is None:
+            self.fh.write(self.packer.compress(data))
+            return
+        self.fh.write(self.packer.flush(zlib.Z_FULL_FLUSH))
+        self.fh.write(deflated)
+
+    def close(self) -> None:
+        """The stream's final block and the member's trailer (CRC-32, length mod 2^32)."""
+        self.fh.write(self.packer.flush(zlib.Z_FINISH))
+        self.fh.write(struct.pack("<II", self.crc, self.size & 0xFFFFFFFF))
+
+
 def store(root: str, text: str | Iterable[str], result: dict[str, Any] | None = None
           ) -> str:
     """The text a ``release`` row records for a result whose JSON is ``text`` (``result``:
@@ -141,13 +176,14 @@ def store(root: str, text: str | Iterable[str], result: dict[str, Any] | None = 
         try:
             sha, length = hashlib.sha256(), 0
             with open(part, "wb") as fh:
-                with gzip.GzipFile(fileobj=fh, mode="wb", compresslevel=LEVEL,
-                                   mtime=0) as gz:
-                    for piece in itertools.chain(head, pieces):
-                        data = piece.encode("utf-8")
-                        sha.update(data)
-                        length += len(data)
-                        gz.write(data)
+                gz = _GzipPieces(fh)
+                for piece in itertools.chain(head, pieces):
+                    data = piece.encode("utf-8")
+                    sha.update(data)
+                    length += len(data)
+                    gz.write(data, getattr(piece, "deflated", None)
+                             if getattr(piece, "level", None) == LEVEL else None)
+                gz.close()
                 fh.flush()
                 os.fsync(fh.fileno())
             del head
