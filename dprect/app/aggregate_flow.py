@@ -91,7 +91,7 @@ from dprect.release.aggregate_record import (
     streamed_rows,
     summary_lines,
 )
-from dprect.release.aggregate_table import layout, table_sink
+from dprect.release.aggregate_table import table_sink
 from dprect.release.block_pack import BlockPacker
 from dprect.release.guarded import Charge, LedgerSettings, Outcome
 from dprect.release.ledger.stored import LEVEL as STORED_LEVEL
@@ -661,9 +661,8 @@ class AggregateProduct:
         # whose blocks of released cells are packed there and spooled as they reach the
         # driver
         spool = RowSpool()
-        packer = BlockPacker(s.mechanisms[0].name, layout(
-            s.mechanisms[0], getattr(s.plan, "statistics", ())),
-            None if s.ledger is None else STORED_LEVEL)  # its stored copy's DEFLATE
+        packer = BlockPacker(s.mechanisms[0].name,  # with a ledger, its stored copy's
+                             None if s.ledger is None else STORED_LEVEL)  # DEFLATE too
         try:
             result = prepared.draw(s.mechanisms, s.plan, names, s.source.columns, rng,
                                    None if s.selection is None else names,

@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from dprect.core.aggregates import SPREAD, STATISTICS, Cell, DescribeResult
@@ -505,34 +506,63 @@ class TableBlock(Sequence[dict[str, Any]]):
         return iter(self._made())
 
 
+#: the Arrow type of a table column of each kind (:func:`table_schema`)
+_KINDS = {"text": pa.string(), "float": pa.float64(), "bool": pa.bool_()}
+
+
+def table_schema(shape: RecordShape, statistics: Sequence[str] = ()) -> pa.Schema:
+    """The Arrow schema of the table rows of a record of ``shape`` asking for
+    ``statistics`` (:meth:`RecordShape.table_columns`): group and column as strings, the
+    flags as booleans, every output float64."""
+    return pa.schema([(key, _KINDS["text" if key in ("group", "column") else
+                                   "bool" if key in shape.flags else "float"])
+                      for key in shape.table_columns(statistics)])
+
+
+def _floats(values: list[Any]) -> pa.Array:
+    """A table column of recorded numbers: each a float (a recorded ``"inf"``/``"-inf"``
+    or integer as ``float`` reads it) or None (a null)."""
+    try:
+        array = pa.array(values)
+    except (pa.ArrowException, OverflowError):
+        array = None
+    if array is None or array.type not in (pa.float64(), pa.null()):
+        array = pa.array([v if v is None or type(v) is float else float(v) for v in values],
+                         pa.float64())
+    return array.cast(pa.float64())
+
+
 def table_block(rows: Sequence[Mapping[str, Any]], shape: RecordShape,
                 plan: Mapping[str, Any], need: dict[str, int] | None = None
-                ) -> list[dict[str, Any]]:
+                ) -> TableBlock:
     """The table rows of a block of a record's rows (:func:`table_rows`' rows: group and
     column as text, each output a float — a recorded ``"inf"``/``"-inf"`` too — or None,
     then the flags: the small-group flag derived again from the released count and the
-    recorded ``plan``, the quantiles' as released). ``need``: the plan's row need per
-    column read so far (filled here; public)."""
-    keys = outputs(shape.mechanism, plan.get("statistics", ()))
+    recorded ``plan``, the quantiles' as released), made a column at a time as one Arrow
+    batch of :func:`table_schema` (:class:`TableBlock`). ``need``: the plan's row need
+    per column read so far (filled here; public)."""
+    statistics = plan.get("statistics", ())
+    keys = outputs(shape.mechanism, statistics)
     need = {} if need is None else need
-    counted = "count" in keys
-    out_rows = []
-    for row in rows:  # one dict a row, in the table's column order
-        column = str(row["column"])
-        out: dict[str, Any] = {
-            "group": None if row["group"] is None else str(row["group"]),
-            "column": column}
-        for key in keys:  # a recorded number as a float ("inf"/"-inf" too)
-            value = row.get(key)
-            out[key] = value if value is None or type(value) is float else float(value)
-        count = out["count"] if counted else None
-        if count is not None and column not in need:
-            need[column] = rows_needed(plan, column)
-        for flag in shape.flags:  # the quantiles' flag is released as drawn
-            out[flag] = row.get(SMALL) if flag == SMALL else \
-                None if count is None else bool(count < need[column])
-        out_rows.append(out)
-    return out_rows
+    columns: list[Any] = [
+        pa.array([None if r["group"] is None else str(r["group"]) for r in rows], pa.string()),
+        pa.array(names := [str(r["column"]) for r in rows], pa.string())]
+    columns += [_floats([r.get(key) for r in rows]) for key in keys]
+    for flag in shape.flags:
+        if flag == SMALL:  # the quantiles' flag is released as drawn
+            columns.append(pa.array([r.get(SMALL) for r in rows], pa.bool_()))
+        elif "count" not in keys:
+            columns.append(pa.nulls(len(rows), pa.bool_()))
+        else:  # count < the column's need; None where no count was released
+            for name in dict.fromkeys(names):
+                if name not in need:
+                    need[name] = rows_needed(plan, name)
+            count = columns[2 + keys.index("count")]
+            below = [None if c is None else bool(c < need[n])
+                     for c, n in zip(count.to_pylist(), names, strict=True)]
+            columns.append(pa.array(below, pa.bool_()))
+    return TableBlock(pa.RecordBatch.from_arrays(columns,
+                                                 schema=table_schema(shape, statistics)))
 
 
 def table_blocks(record: Mapping[str, Any]) -> Iterator[Sequence[dict[str, Any]]]:
@@ -555,7 +585,8 @@ def table_blocks(record: Mapping[str, Any]) -> Iterator[Sequence[dict[str, Any]]
     plan = record.get("plan", {})
     need: dict[str, int] = {}  # the plan's row need per column (public), read once
     for block in row_blocks(rows):
-        yield table_block(block, shape, plan, need)
+        if block:
+            yield table_block(block, shape, plan, need)
 
 
 def table_rows(record: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -716,4 +747,5 @@ __all__ = [
     "table_block",
     "table_blocks",
     "table_rows",
+    "table_schema",
 ]

@@ -23,12 +23,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import pyarrow as pa
-
 from dprect.core.aggregates import DescribeResult
 from dprect.core.quantile_release import QuantileResult
 from dprect.release.aggregate_record import SHAPES, record_plan, record_rows, table_block
-from dprect.release.aggregate_table import TableLayout, arrow_schema
 from dprect.release.record_text import item_lines
 from dprect.release.row_spool import pack_block
 
@@ -38,20 +35,18 @@ class BlockPacker:
     """A block's result (its groups' released cells: a
     :class:`~dprect.core.aggregates.DescribeResult` or a
     :class:`~dprect.core.quantile_release.QuantileResult` of the block's groups) as the
-    spool keeps it (module notes), for a run of the mechanism named ``method`` whose
-    table is ``layout`` (:func:`~dprect.release.aggregate_table.layout`); ``deflate``: the
-    ledger's gzip level when a ledger will store the record (the text's DEFLATE piece
-    made here too, :func:`~dprect.release.row_spool.deflate_piece`), else None."""
+    spool keeps it (module notes), for a run of the mechanism named ``method``;
+    ``deflate``: the ledger's gzip level when a ledger will store the record (the text's
+    DEFLATE piece made here too, :func:`~dprect.release.row_spool.deflate_piece`), else
+    None."""
 
     method: str
-    layout: TableLayout
     deflate: int | None = None
 
     def __call__(self, result: DescribeResult | QuantileResult) -> bytes:
         rows = record_rows(result)
         table = table_block(rows, SHAPES[self.method], record_plan(result))
-        batch = pa.RecordBatch.from_pylist(table, schema=arrow_schema(self.layout))
-        return pack_block(len(rows), item_lines(rows), batch, self.deflate)
+        return pack_block(len(rows), item_lines(rows), table.batch, self.deflate)
 
 
 __all__ = ["BlockPacker"]

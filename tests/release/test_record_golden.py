@@ -126,7 +126,6 @@ def test_a_record_of_spooled_rows_writes_the_recorded_outputs(name, seed, tmp_pa
     the in-memory record's, the CSV, the summary."""
     from dataclasses import replace
 
-    from dprect.release.aggregate_table import layout
     from dprect.release.block_pack import BlockPacker
     from dprect.release.row_spool import RowSpool
 
@@ -134,7 +133,7 @@ def test_a_record_of_spooled_rows_writes_the_recorded_outputs(name, seed, tmp_pa
     plan = _plans()[name]
     result = _drawn(plan, seed)
     spool = RowSpool()
-    pack = BlockPacker(QUERY.name, layout(QUERY, plan.statistics))
+    pack = BlockPacker(QUERY.name)
     for start in range(0, len(result.groups), 7):  # blocks of 7 groups
         spool.append(pack(replace(result, groups=result.groups[start:start + 7],
                                   cells=result.cells[start:start + 7])))
