@@ -12,7 +12,9 @@ whose draw hands the flow blocks of ``--block`` groups, each the pickled result 
 executor's phase 2 (:class:`~dprect.core.column_release.ReleasedColumns`, its arrays
 made up: normal floats, counts in [−3, 30), every cell released by the compiled
 release) unpickled and read as the Spark route reads it
-(:func:`~dprect.core.column_release.released_rows`). The driver's CPU
+(:func:`~dprect.core.column_release.released_rows`) — and, where the flow gives the route
+its ``pack`` (the product's block packer), packed as an executor's task packs it, that
+CPU timed apart (``executors_cpu_s``, not the driver's). The driver's CPU
 (``time.process_time``) is cut into the stages of ``aggregate_groups_profile.py``
 (:data:`aggregate_groups_profile.STAGES`, exclusive); the blocks' made-up arrays are
 made before the clock starts. Divide by the cells; nothing is asserted; quote the load

@@ -18,9 +18,11 @@ driver holds one block at once, never the run's. The spool holds released values
 (post-processing, no privacy cost); its file is removed when the spool is closed or
 collected, and at the latest when the process ends.
 
-A block is its 32-byte :data:`HEADER`, its items' text compressed by zstd at level 1
-(:data:`CODEC`, Arrow's codec: pyarrow is a core dependency) and its batch as an Arrow IPC
-stream with zstd-compressed buffers: a 10^6-group run's spool in ``TMPDIR`` is a fraction
+A block is its 48-byte :data:`HEADER`, its items' text compressed by zstd at level 1
+(:data:`CODEC`, Arrow's codec: pyarrow is a core dependency), its batch as an Arrow IPC
+stream with zstd-compressed buffers and, when a ledger will store the record, its text's
+DEFLATE piece (:func:`deflate_piece`: the stored copy's gzip writes it as it is, so the
+driver deflates none of the rows): a 10^6-group run's spool in ``TMPDIR`` is a fraction
 of the JSON output's size; read back, every output is byte for byte what the same rows
 in a list give (tests/spark/test_streamed_sinks.py, tests/release/test_row_spool.py).
 

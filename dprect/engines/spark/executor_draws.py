@@ -43,7 +43,10 @@ blocks.
 **What reaches the driver**: the per-column small pools (describe only), then each
 block's released cells (pickled, in block order; describe's all-pooled blocks as column
 arrays, :class:`~dprect.core.column_release.ReleasedColumns`, whose cells the driver
-makes). A run of one mechanism of
+makes) — or, given the product's ``pack``, each block's result packed in its task
+(:class:`Packing`: the record text and table rows the sinks read, so the driver makes
+nothing a cell; the block's group names travel with its row, :data:`NAMES`). A run of one
+mechanism of
 :data:`STREAMED` given ``each_block`` (the product's runs: issue #42) draws its last phase
 in waves of :data:`WAVE_BLOCKS` blocks, one task a block, and reads each block's result as
 its task ends (:func:`_arriving`), handing each on in block order — the product spools its

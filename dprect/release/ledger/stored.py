@@ -15,9 +15,12 @@ number of items of every larger list or object (e.g. the groups). The threshold 
 function of the released record's length only, so choosing between the two forms is
 post-processing of released output: it reveals nothing the result does not.
 
-The file is gzip-compressed JSON (at :data:`LEVEL`), content-addressed (its name is the
-SHA-256 of what it holds, so a retried or repeated write of the same result is the same
-file), written
+The file is gzip-compressed JSON (one gzip member, DEFLATE at :data:`LEVEL`; a streamed
+record's blocks deflated where they were drawn, each a piece of the stream:
+:class:`_GzipPieces`), content-addressed (its name is the SHA-256 of what it holds, so a
+retried or repeated write of the same result is the same file; the compressed bytes are
+not promised — a file whose pieces were deflated elsewhere, or at another level, reads
+the same), written
 atomically (a temporary name in the folder, fsync, rename, fsync of the folder) and
 *before* the row that references it is committed: a crash between the two leaves an
 unreferenced file (an orphan, harmless), never a row without its file. The ledger never
@@ -61,10 +64,11 @@ FORMAT = "dprect stored result 1"
 #: the stored files' gzip level: 1, the fastest — a grouped aggregate's record rows
 #: compress about 3.9× at 1 and 4.7× at 6, and level 6 took 8.2 us a record row against
 #: 2.8 (375-byte rows, load ~10; the largest part of the driver's CPU a released cell of a
-#: 10^6-group run after the JSON encoding, issue #42). The level changes the file's bytes
-#: only: its name, its reference and what it decompresses to (the result's text, checked
-#: by its SHA-256) are the same at every level, and a file stored at another level reads
-#: the same
+#: 10^6-group run after the JSON encoding, issue #42 — now made in the executors for a
+#: streamed run's rows: :func:`~dprect.release.row_spool.deflate_piece`). The level changes
+#: the file's bytes only: its name, its reference and what it decompresses to (the
+#: result's text, checked by its SHA-256) are the same at every level, and a file stored
+#: at another level reads the same
 LEVEL = 1
 #: a top-level entry of a stored result is copied into the reference's summary when its
 #: JSON is at most this long
