@@ -12,7 +12,9 @@ whose draw hands the flow blocks of ``--block`` groups, each the pickled result 
 executor's phase 2 (:class:`~dprect.core.column_release.ReleasedColumns`, its arrays
 made up: normal floats, counts in [−3, 30), every cell released by the compiled
 release) unpickled and read as the Spark route reads it
-(:func:`~dprect.core.column_release.released_rows`). The driver's CPU
+(:func:`~dprect.core.column_release.released_rows`) — and, where the flow gives the route
+its ``pack`` (the product's block packer), packed as an executor's task packs it, that
+CPU timed apart (``executors_cpu_s``, not the driver's). The driver's CPU
 (``time.process_time``) is cut into the stages of ``aggregate_groups_profile.py``
 (:data:`aggregate_groups_profile.STAGES`, exclusive); the blocks' made-up arrays are
 made before the clock starts. Divide by the cells; nothing is asserted; quote the load
@@ -68,6 +70,9 @@ class Prepared:
 
     def __init__(self, blocks: list[tuple[int, bytes]]) -> None:
         self.blocks = blocks
+        #: the CPU of the blocks packed as an executor packs them (``pack``: not the
+        #: driver's part, taken off it)
+        self.packed = 0.0
 
     def __enter__(self) -> Prepared:
         return self
@@ -76,26 +81,34 @@ class Prepared:
         return None
 
     def draw(self, mechanisms: Any, plan: Any, group_names: Any, columns: Any, rng: Any,
-             groups: Any = None, drawing: Any = lambda: None, each_block: Any = None
-             ) -> Any:
+             groups: Any = None, drawing: Any = lambda: None, each_block: Any = None,
+             pack: Any = None) -> Any:
         from dprect.core.aggregates import DescribeResult
         from dprect.core.column_release import released_rows
 
         drawing()
         names, cols = list(group_names), list(columns)
         for start, blob in self.blocks:
+            if pack is None:  # the driver makes the block's outputs
+                done = pickle.loads(blob)
+                each_block(DescribeResult(cols, names[start:start + len(done)],
+                                          released_rows(done), plan.guarantee, plan, False))
+                continue
+            began = time.process_time()  # the executor's task: unpickle, pack
             done = pickle.loads(blob)
-            each_block(DescribeResult(cols, names[start:start + len(done)],
-                                      released_rows(done), plan.guarantee, plan, False))
+            packed = pack(DescribeResult(cols, names[start:start + len(done)],
+                                         released_rows(done), plan.guarantee, plan, False))
+            self.packed += time.process_time() - began
+            each_block(packed)
         return DescribeResult(cols, names, [], plan.guarantee, plan, False)
 
 
 class Route:
     def __init__(self, blocks: list[tuple[int, bytes]]) -> None:
-        self.blocks = blocks
+        self.prepared = Prepared(blocks)
 
     def open(self, source: Any, groups: Any, spec: Any, progress: Any) -> Prepared:
-        return Prepared(self.blocks)
+        return self.prepared
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -132,8 +145,11 @@ def main(argv: list[str] | None = None) -> int:
         install(timers)
         load = [os.getloadavg()[0]]
         cpu0, wall0 = time.process_time(), time.perf_counter()
-        run_aggregate_flow(settings, Route(blocks), Reporter(say=silent, show=silent))
+        route = Route(blocks)
+        run_aggregate_flow(settings, route, Reporter(say=silent, show=silent))
         driver, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+        executors = route.prepared.packed
+        driver -= executors
         load.append(os.getloadavg()[0])
         sizes = {str(p.relative_to(where)): p.stat().st_size
                  for p in sorted(Path(where).rglob("*")) if p.is_file()}
@@ -147,6 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     out = {"groups": args.groups, "columns": args.columns, "cells": cells,
            "block": args.block, "label": args.label, "load": load, "wall_s": wall,
            "driver_cpu_s": driver, "us_a_cell": 1e6 * driver / cells,
+           "executors_cpu_s": executors, "executors_us_a_cell": 1e6 * executors / cells,
            "stages_us_a_cell": {k: round(1e6 * v / cells, 3) for k, v in stages.items()},
            "sizes": sizes, "sha256": digests}
     print(json.dumps(out))

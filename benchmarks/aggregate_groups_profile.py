@@ -56,6 +56,7 @@ STAGES: list[tuple[str, str, str]] = [
     ("JSON items of a block", "dprect.app.aggregate_flow", "item_lines"),
     ("spool append (pickle, zstd)", "dprect.release.row_spool", "RowSpool.append"),
     ("spool read (zstd, unpickle)", "dprect.release.row_spool", "RowSpool.blocks"),
+    ("spool texts read (zstd)", "dprect.release.row_spool", "RowSpool.item_texts"),
     ("JSON text encoded", "dprect.release.record_text", "record_chunks"),
     ("JSON text kept (zstd)", "dprect.release.row_spool", "RowSpool.keep_text"),
     ("ledger stored copy (gzip, sha256)", "dprect.release.ledger.reservations", "store"),

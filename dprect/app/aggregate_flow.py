@@ -88,14 +88,14 @@ from dprect.release.aggregate_record import (
     mixed_method,
     mixed_record,
     noun_of,
-    record_rows,
     streamed_rows,
     summary_lines,
 )
 from dprect.release.aggregate_table import table_sink
+from dprect.release.block_pack import BlockPacker
 from dprect.release.guarded import Charge, LedgerSettings, Outcome
+from dprect.release.ledger.stored import LEVEL as STORED_LEVEL
 from dprect.release.quantile_plot import QuantilesPngSink
-from dprect.release.record_text import item_lines
 from dprect.release.row_pass import RowPass
 from dprect.release.row_spool import RowSpool
 from dprect.release.sinks import Sink
@@ -658,13 +658,17 @@ class AggregateProduct:
         progress(f"counting {shape}")  # the engine's pass: a stage of its own
         # several mechanisms: each part from its slice, its own stream (§11b); on Spark
         # with many groups, drawn in the executors (engines/spark/executor_draws.py),
-        # whose blocks of released cells are spooled as they reach the driver
+        # whose blocks of released cells are packed there and spooled as they reach the
+        # driver
         spool = RowSpool()
+        packer = BlockPacker(s.mechanisms[0].name,  # with a ledger, its stored copy's
+                             None if s.ledger is None else STORED_LEVEL)  # DEFLATE too
         try:
             result = prepared.draw(s.mechanisms, s.plan, names, s.source.columns, rng,
                                    None if s.selection is None else names,
                                    lambda: progress(f"{self.verb} {shape}"),
-                                   lambda block: _spool_block(spool, record_rows(block)))
+                                   lambda block: _spool_block(spool, packer, block),
+                                   pack=packer)
         except BaseException:
             spool.close()
             raise
@@ -703,11 +707,12 @@ class AggregateProduct:
                          f"in {' and '.join(holders)}"], [])
 
 
-def _spool_block(spool: RowSpool, rows: list[dict[str, Any]]) -> None:
-    """A streamed block's record rows spooled with their JSON items' text, encoded now,
-    beside the executors' draws, not after the run (:func:`~dprect.release.record_text.
-    item_lines`)."""
-    spool.append(rows, item_lines(rows))
+def _spool_block(spool: RowSpool, packer: BlockPacker, block: Any) -> None:
+    """A streamed block spooled as it arrives, beside the draws of the next, not after
+    the run: its bytes as the route made them where it drew the block (``pack``: in the
+    executors), or a block's result packed here (:class:`~dprect.release.block_pack.
+    BlockPacker`: its record rows' JSON items and table rows)."""
+    spool.append(block if isinstance(block, bytes) else packer(block))
 
 
 def run_aggregate_flow(settings: AggregateSettings, route: GroupedRoute,

@@ -43,7 +43,8 @@ class GroupedPrepared(Prepared, Protocol):
     def draw(self, mechanisms: Sequence[Mechanism], plan: Any, group_names: Sequence[Any],
              columns: Sequence[str], rng: RandomSource, groups: list[str] | None = None,
              drawing: Callable[[], None] = lambda: None,
-             each_block: Callable[[Any], None] | None = None) -> Any:
+             each_block: Callable[[Any], None] | None = None,
+             pack: Callable[[Any], bytes] | None = None) -> Any:
         """The run's release from the statistics under the route's spec (for the listed
         groups, or ``groups`` as :meth:`statistics` reads it; ``drawing`` is called as the
         draws start, for a progress line): the mechanism's result, or a mixed run's
@@ -52,7 +53,9 @@ class GroupedPrepared(Prepared, Protocol):
         :mod:`dprect.engines.spark.executor_draws`). The same result for a seed either
         way. With ``each_block`` a route may stream: hand each block's result (its
         groups' cells) to it in group order and return the result without cells; a
-        route that does not stream never calls it."""
+        route that does not stream never calls it. With ``pack`` too, a route may hand
+        on ``pack`` of each block's result instead (its bytes), made where the block is
+        drawn (Spark's executors)."""
         ...
 
 

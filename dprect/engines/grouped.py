@@ -280,10 +280,12 @@ class NumpyGroupedPrepared(PreparedRun):
     def draw(self, mechanisms: Sequence[Mechanism], plan: Any, group_names: Sequence[Any],
              columns: Sequence[str], rng: RandomSource, groups: list[str] | None = None,
              drawing: Callable[[], None] = lambda: None,
-             each_block: Callable[[Any], None] | None = None) -> Any:
+             each_block: Callable[[Any], None] | None = None,
+             pack: Callable[[Any], bytes] | None = None) -> Any:
         """The run's release: :func:`draw_statistics` of :meth:`statistics` (for
         ``groups``, the keys a private selection kept; ``drawing`` called between), streamed
-        to ``each_block`` where :func:`draw_statistics` can."""
+        to ``each_block`` where :func:`draw_statistics` can (each block's result: the
+        blocks are drawn in this process's pool, ``pack`` is not used)."""
         cells = self.statistics(groups)
         drawing()
         return draw_statistics(mechanisms, plan, cells, group_names, columns, rng, each_block)

@@ -405,7 +405,7 @@ def column_items(rows: RowPass, columns: Sequence[str],
     disk is never read whole; the other columns' rows are not kept)."""
     out: dict[str, list[Any]] = {c: [] for c in columns}
 
-    def read(block: list[dict[str, Any]]) -> None:
+    def read(block: Sequence[dict[str, Any]]) -> None:
         for row in block:
             into = out.get(row["column"])
             if into is not None:

@@ -33,6 +33,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from dprect.core.aggregates import SPREAD, STATISTICS, Cell, DescribeResult
 from dprect.core.bounds import BoundsPlan, BoundsResult
@@ -165,6 +167,12 @@ def _head(result: DescribeResult | QuantileResult) -> dict[str, Any]:
     head = empty.to_dict()
     head["groups"] = list(result.groups)
     return head
+
+
+def record_plan(result: DescribeResult | QuantileResult) -> Any:
+    """The plan as ``result``'s record holds it (:func:`describe_record`,
+    :func:`quantiles_record`: its JSON, ±inf as text)."""
+    return jsonable(_head(result).get("plan", {}))
 
 
 def describe_rows(result: DescribeResult) -> list[dict[str, Any]]:
@@ -472,37 +480,113 @@ def is_aggregate_record(record: Mapping[str, Any]) -> bool:
     return shape_of(record) is not None or mixed_names(record) is not None
 
 
-def table_blocks(record: Mapping[str, Any]) -> Iterator[list[dict[str, Any]]]:
+class TableBlock(Sequence[dict[str, Any]]):
+    """A block of table rows kept as the Arrow record batch it was made as (a spooled
+    block's, made where it was drawn: :class:`~dprect.release.block_pack.BlockPacker`):
+    a reader that takes the batch (the Parquet and Delta tables, the summary) reads
+    :attr:`batch`; read as a sequence, its rows as :func:`table_block` makes them (made
+    at the first read, ``to_pylist``: the same values, None for a null)."""
+
+    def __init__(self, batch: Any) -> None:
+        self.batch = batch
+        self._rows: list[dict[str, Any]] | None = None
+
+    def _made(self) -> list[dict[str, Any]]:
+        if self._rows is None:
+            self._rows = self.batch.to_pylist()
+        return self._rows
+
+    def __len__(self) -> int:
+        return int(self.batch.num_rows)
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._made()[i]
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self._made())
+
+
+#: the Arrow type of a table column of each kind (:func:`table_schema`)
+_KINDS = {"text": pa.string(), "float": pa.float64(), "bool": pa.bool_()}
+
+
+def table_schema(shape: RecordShape, statistics: Sequence[str] = ()) -> pa.Schema:
+    """The Arrow schema of the table rows of a record of ``shape`` asking for
+    ``statistics`` (:meth:`RecordShape.table_columns`): group and column as strings, the
+    flags as booleans, every output float64."""
+    return pa.schema([(key, _KINDS["text" if key in ("group", "column") else
+                                   "bool" if key in shape.flags else "float"])
+                      for key in shape.table_columns(statistics)])
+
+
+def _floats(values: list[Any]) -> pa.Array:
+    """A table column of recorded numbers: each a float (a recorded ``"inf"``/``"-inf"``
+    or integer as ``float`` reads it) or None (a null)."""
+    try:
+        array = pa.array(values)
+    except (pa.ArrowException, OverflowError):
+        array = None
+    if array is None or array.type not in (pa.float64(), pa.null()):
+        array = pa.array([v if v is None or type(v) is float else float(v) for v in values],
+                         pa.float64())
+    return array.cast(pa.float64())
+
+
+def table_block(rows: Sequence[Mapping[str, Any]], shape: RecordShape,
+                plan: Mapping[str, Any], need: dict[str, int] | None = None
+                ) -> TableBlock:
+    """The table rows of a block of a record's rows (:func:`table_rows`' rows: group and
+    column as text, each output a float — a recorded ``"inf"``/``"-inf"`` too — or None,
+    then the flags: the small-group flag derived again from the released count and the
+    recorded ``plan``, the quantiles' as released), made a column at a time as one Arrow
+    batch of :func:`table_schema` (:class:`TableBlock`). ``need``: the plan's row need
+    per column read so far (filled here; public)."""
+    statistics = plan.get("statistics", ())
+    keys = outputs(shape.mechanism, statistics)
+    need = {} if need is None else need
+    columns: list[Any] = [
+        pa.array([None if r["group"] is None else str(r["group"]) for r in rows], pa.string()),
+        pa.array(names := [str(r["column"]) for r in rows], pa.string())]
+    columns += [_floats([r.get(key) for r in rows]) for key in keys]
+    for flag in shape.flags:
+        if flag == SMALL:  # the quantiles' flag is released as drawn
+            columns.append(pa.array([r.get(SMALL) for r in rows], pa.bool_()))
+        elif "count" not in keys:
+            columns.append(pa.nulls(len(rows), pa.bool_()))
+        else:  # count < the column's need; None where no count was released
+            for name in dict.fromkeys(names):
+                if name not in need:
+                    need[name] = rows_needed(plan, name)
+            count = columns[2 + keys.index("count")]
+            below = [None if c is None else bool(c < need[n])
+                     for c, n in zip(count.to_pylist(), names, strict=True)]
+            columns.append(pa.array(below, pa.bool_()))
+    return TableBlock(pa.RecordBatch.from_arrays(columns,
+                                                 schema=table_schema(shape, statistics)))
+
+
+def table_blocks(record: Mapping[str, Any]) -> Iterator[Sequence[dict[str, Any]]]:
     """:func:`table_rows` a block of rows at a time (a record's rows spooled on disk are
-    read a block at a time: :func:`~dprect.release.row_spool.row_blocks`)."""
+    read a block at a time: :func:`~dprect.release.row_spool.row_blocks`; a spool's
+    blocks as the table batches they were spooled with, :class:`TableBlock`)."""
     names = mixed_names(record)
     if names is not None:
         yield _merged_rows(record["parts"], names)
         return
     shape = shape_of(record)
     assert shape is not None, "not a grouped-aggregate record"
+    rows = record[shape.rows]
+    batches = rows.table_batches() if isinstance(rows, RowSpool) else None
+    if batches is not None:
+        for batch in batches:
+            if batch is not None:
+                yield TableBlock(batch)
+        return
     plan = record.get("plan", {})
-    keys = outputs(shape.mechanism, plan.get("statistics", ()))
     need: dict[str, int] = {}  # the plan's row need per column (public), read once
-    counted = "count" in keys
-    for block in row_blocks(record[shape.rows]):
-        rows = []
-        for row in block:  # one dict a row, in the table's column order
-            column = str(row["column"])
-            out: dict[str, Any] = {
-                "group": None if row["group"] is None else str(row["group"]),
-                "column": column}
-            for key in keys:  # a recorded number as a float ("inf"/"-inf" too)
-                value = row.get(key)
-                out[key] = value if value is None or type(value) is float else float(value)
-            count = out["count"] if counted else None
-            if count is not None and column not in need:
-                need[column] = rows_needed(plan, column)
-            for flag in shape.flags:  # the quantiles' flag is released as drawn
-                out[flag] = row.get(SMALL) if flag == SMALL else \
-                    None if count is None else bool(count < need[column])
-            rows.append(out)
-        yield rows
+    for block in row_blocks(rows):
+        if block:
+            yield table_block(block, shape, plan, need)
 
 
 def table_rows(record: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -569,10 +653,20 @@ class Overview:
         self.cells = 0
         self.marked = {BELOW_ROW_NEED: 0, SMALL: 0}
 
-    def take(self, block: list[dict[str, Any]]) -> None:
-        if self.first is None:
-            self.first = block[:1]
+    def take(self, block: Sequence[dict[str, Any]]) -> None:
         self.cells += len(block)
+        if isinstance(block, TableBlock):  # its batch's columns, not a dict a row
+            batch = block.batch
+            if self.first is None:
+                self.first = batch.slice(0, 1).to_pylist()
+            for name, seen in (("group", self.groups), ("column", self.columns)):
+                seen.update(dict.fromkeys(batch.column(name).unique().to_pylist()))
+            for flag in self.marked:
+                if flag in batch.schema.names:
+                    self.marked[flag] += int(pc.sum(batch.column(flag)).as_py() or 0)
+            return
+        if self.first is None:
+            self.first = list(block[:1])
         for row in block:
             self.groups[row["group"]] = None
             self.columns[row["column"]] = None
@@ -626,6 +720,7 @@ __all__ = [
     "SHAPES",
     "Overview",
     "RecordShape",
+    "TableBlock",
     "aggregate_record",
     "below_row_need",
     "bounds_record",
@@ -642,12 +737,15 @@ __all__ = [
     "mixed_record",
     "noun_of",
     "overview_lines",
+    "record_plan",
     "record_rows",
     "released_statistics",
     "rows_needed",
     "shape_of",
     "streamed_rows",
     "summary_lines",
+    "table_block",
     "table_blocks",
     "table_rows",
+    "table_schema",
 ]

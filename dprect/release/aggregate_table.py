@@ -28,7 +28,7 @@ from typing import Any, BinaryIO
 
 from dprect.core.errors import ParameterError
 from dprect.core.statistic import COVERAGE, Mechanism
-from dprect.release.aggregate_record import SHAPES, mixed_columns, mixed_method
+from dprect.release.aggregate_record import SHAPES, TableBlock, mixed_columns, mixed_method
 from dprect.release.files import check_output_path
 from dprect.release.sinks import Feed, Release, Sink, Write, file_write
 
@@ -122,7 +122,8 @@ class CsvFeed:
 ROW_GROUP_ROWS = 1 << 20
 
 
-def _arrow_schema(layout: TableLayout) -> Any:
+def arrow_schema(layout: TableLayout) -> Any:
+    """The table's Arrow schema: text as strings, floats as float64, flags as booleans."""
     import pyarrow as pa
 
     types = {"text": pa.string(), "float": pa.float64(), "bool": pa.bool_()}
@@ -130,10 +131,14 @@ def _arrow_schema(layout: TableLayout) -> Any:
 
 
 def _batch(rows: Rows, schema: Any) -> Any:
-    """A block of rows as one Arrow record batch of the table's ``schema`` (a row that
-    is a dict as it is: copying each made the batch about four times as long, issue #42)."""
+    """A block of rows as one Arrow record batch of the table's ``schema``: a spooled
+    block's own batch (:class:`~dprect.release.aggregate_record.TableBlock`, made where it
+    was drawn), else made from the rows (a row that is a dict as it is: copying each made
+    the batch about four times as long, issue #42)."""
     import pyarrow as pa
 
+    if isinstance(rows, TableBlock) and rows.batch.schema.equals(schema):
+        return rows.batch
     return pa.RecordBatch.from_pylist([r if type(r) is dict else dict(r) for r in rows],
                                       schema=schema)
 
@@ -147,7 +152,7 @@ class ParquetFeed:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        self.schema = _arrow_schema(layout)
+        self.schema = arrow_schema(layout)
         self.writer = pq.ParquetWriter(fh, self.schema)
         self.held = pa.Table.from_batches([], schema=self.schema)
 
@@ -176,7 +181,7 @@ class _ArrowFeed:
     def __init__(self, layout: TableLayout, fh: BinaryIO) -> None:
         import pyarrow as pa
 
-        self.schema = _arrow_schema(layout)
+        self.schema = arrow_schema(layout)
         self.writer = pa.ipc.new_stream(fh, self.schema,
                                         options=pa.ipc.IpcWriteOptions(compression="zstd"))
 
@@ -299,5 +304,6 @@ def table_sink(name: str, path: str, mechanism: Mechanism | Sequence[Mechanism] 
 
 
 __all__ = ["BOUNDS_LAYOUT", "FILE_FEEDS", "ROW_GROUP_ROWS", "CsvFeed", "DeltaTableSink",
-           "FileTableSink", "ParquetFeed", "TableLayout", "layout", "mixed_layout",
+           "FileTableSink", "ParquetFeed", "TableLayout", "arrow_schema", "layout",
+           "mixed_layout",
            "table_sink"]

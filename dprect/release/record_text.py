@@ -12,14 +12,14 @@ and columns), never on a value.
 A record whose rows are spooled on disk (:class:`~dprect.release.row_spool.RowSpool`: a
 run drawn in the executors) is written by :func:`record_chunks` a block of rows at a time,
 the same text as :func:`record_text` gives for the same rows in a list, never held whole
-in memory (the JSON output and the ledger's stored copy stream it), and encoded once: the
-ledger's stored copy keeps its text in the spool (:func:`ledger_chunks`), which the JSON
-output then copies (:func:`record_chunks`)."""
+in memory (the JSON output and the ledger's stored copy stream it), and its rows encoded
+once, where each block was drawn (:func:`item_lines`, laid out as the record's list
+writes them): the record's text is its other entries' around the spool's texts."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from typing import Any
 
@@ -51,13 +51,24 @@ def _item_encoder() -> Callable[[Any], str]:
 _item = _item_encoder()
 
 
-def item_lines(rows: list[dict[str, Any]]) -> str:
-    """``rows`` as a long list's items are written (:func:`_item`: compact JSON, which
-    escapes every control character, so never a newline inside), one a line: a spooled
-    block's text made as the block arrives
-    (:meth:`~dprect.release.row_spool.RowSpool.append`), the record's text then laid out
-    from it without encoding the rows again."""
-    return "\n".join(_item(v) for v in rows)
+#: the nesting level of a record's top-level long list (its ``results``): a spooled
+#: block's items are laid out for it (:func:`item_lines`)
+LIST_LEVEL = 1
+
+
+def _item_separator(level: int) -> str:
+    """What stands between two items of a long list at nesting ``level``."""
+    return ",\n" + "  " * (level + 1)
+
+
+def item_lines(rows: Sequence[Any], level: int = LIST_LEVEL) -> str:
+    """``rows`` as a long list at nesting ``level`` writes its items (:func:`_item`:
+    compact JSON, which escapes every control character, so never a newline inside), one
+    a line, each after the one before's comma and the list's indent: a spooled block's
+    text, made where the block is drawn (:class:`~dprect.release.block_pack.BlockPacker`)
+    for a record's top-level list (:data:`LIST_LEVEL`), the record's text then laid out
+    from it without encoding the rows again (``[`` + the text + ``]`` is their JSON)."""
+    return _item_separator(level).join(_item(v) for v in rows)
 
 
 def _over(value: list[Any] | RowSpool) -> bool:
@@ -110,9 +121,10 @@ def _chunks(value: Any, level: int) -> Iterator[str]:
         return
     sep = "[\n"
     if _over(value):
-        for text in _block_texts(value):
+        for text in _block_texts(value, level):
             if text:
-                yield sep + inner + text.replace("\n", ",\n" + inner)
+                yield sep + inner
+                yield text  # as it is: a spooled text may come with its DEFLATE piece
                 sep = ",\n"
     else:
         for v in value:
@@ -122,15 +134,17 @@ def _chunks(value: Any, level: int) -> Iterator[str]:
     yield "\n" + pad + "]"
 
 
-def _block_texts(value: list[Any] | RowSpool) -> Iterator[str]:
-    """A long list's items a block at a time, as :func:`item_lines` writes them: a
-    spool's texts encoded as its blocks arrived
-    (:meth:`~dprect.release.row_spool.RowSpool.item_texts`), else each block
-    (:func:`~dprect.release.row_spool.row_blocks`) encoded now."""
-    texts = value.item_texts() if isinstance(value, RowSpool) else None
-    if texts is not None:
-        return texts
-    return (item_lines(block) for block in row_blocks(value))
+def _block_texts(value: list[Any] | RowSpool, level: int) -> Iterator[str]:
+    """A long list's items at nesting ``level`` a block at a time, as :func:`item_lines`
+    writes them: a spool's texts as they were made where its blocks were drawn
+    (:meth:`~dprect.release.row_spool.RowSpool.item_texts`, laid out for
+    :data:`LIST_LEVEL`), else each block (:func:`~dprect.release.row_spool.row_blocks`)
+    encoded now."""
+    if isinstance(value, RowSpool):
+        made, wanted = _item_separator(LIST_LEVEL), _item_separator(level)
+        return (t if made == wanted else t.replace(made, wanted)
+                for t in value.item_texts())
+    return (item_lines(block, level) for block in row_blocks(value))
 
 
 #: the last long record encoded and its text: the ledger's stored copy of a run's record
@@ -153,23 +167,11 @@ def record_text(record: dict[str, Any]) -> str:
     return text
 
 
-def _spool_of(record: dict[str, Any]) -> tuple[RowSpool, dict[str, Any]]:
-    """A spooled record's spool and its other entries."""
-    spool = next(v for v in record.values() if isinstance(v, RowSpool))
-    return spool, {k: v for k, v in record.items() if v is not spool}
-
-
 def record_chunks(record: dict[str, Any]) -> Iterator[str]:
     """:func:`record_text` of ``record`` in pieces: a record of spooled rows streamed a
-    block of rows at a time (never whole in memory) — or, when the ledger's stored copy
-    kept its text (:func:`ledger_chunks`), that text copied, not encoded again — any
-    other as its one text."""
+    block of rows at a time (never whole in memory; the rows' text as it was spooled, not
+    encoded again), any other as its one text."""
     if _spooled(record):
-        spool, head = _spool_of(record)
-        kept = spool.kept_text(head)
-        if kept is not None:
-            yield from kept
-            return
         yield from _chunks(record, 0)
         yield "\n"
         return
@@ -178,11 +180,9 @@ def record_chunks(record: dict[str, Any]) -> Iterator[str]:
 
 def ledger_chunks(record: dict[str, Any]) -> Iterator[str]:
     """:func:`ledger_text` in pieces: a record of spooled rows streamed
-    (:func:`record_chunks`), its text kept in the spool for the JSON output
-    (:meth:`~dprect.release.row_spool.RowSpool.keep_text`)."""
+    (:func:`record_chunks`)."""
     if _spooled(record):
-        spool, head = _spool_of(record)
-        yield from spool.keep_text(head, record_chunks(record))
+        yield from record_chunks(record)
         return
     yield ledger_text(record)
 

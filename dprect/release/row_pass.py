@@ -13,13 +13,13 @@ order they were added, one block in memory at a time. A reader must not change a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from dprect.release.aggregate_record import table_blocks
 
 #: a reader of the pass: called with each block of table rows in record order
-Reader = Callable[[list[dict[str, Any]]], None]
+Reader = Callable[[Sequence[dict[str, Any]]], None]
 
 
 class RowPass:

@@ -1,27 +1,30 @@
 """A released record's rows kept on disk in blocks, not in the driver's memory (issue #42).
 
 A grouped aggregate drawn in the executors hands its released rows to the driver a block
-of groups at a time (:mod:`dprect.engines.spark.executor_draws`); each block's record rows
-are appended here (:meth:`RowSpool.append`, pickled then compressed, to a temporary file)
-as they arrive,
-and the record holds the spool where it held the list of rows. Every reader — the JSON
-output, the ledger's stored copy, the table, the summary — then walks the rows a block at
-a time (:meth:`RowSpool.blocks`), so the driver holds one block of rows at once, never the
-run's. The spool holds released values only (post-processing, no privacy cost); its file
-is removed when the spool is closed or collected, and at the latest when the process ends.
+of groups at a time (:mod:`dprect.engines.spark.executor_draws`), each block already made
+into what every output reads (:func:`pack_block`, by
+:class:`~dprect.release.block_pack.BlockPacker` in the task that drew it): its record
+rows' JSON items as the record's long list writes them
+(:func:`~dprect.release.record_text.item_lines`) and its table rows as one Arrow record
+batch (:func:`~dprect.release.aggregate_record.table_block`). The driver appends those
+bytes to a temporary file as they come (:meth:`RowSpool.append`: nothing encoded,
+compressed or made a cell on the driver), and the record holds the spool where it held
+the list of rows. Every reader then walks the blocks: the JSON output and the ledger's
+stored copy lay the record's text out around the items' texts
+(:meth:`RowSpool.item_texts`), the table and the summary read the batches
+(:meth:`RowSpool.table_batches`), and a reader of the rows themselves gets each block's
+items parsed (:meth:`RowSpool.blocks`: the rows are JSON values, so the same rows) — the
+driver holds one block at once, never the run's. The spool holds released values only
+(post-processing, no privacy cost); its file is removed when the spool is closed or
+collected, and at the latest when the process ends.
 
-A block is stored as its pickle compressed by zstd at level 1 (:data:`CODEC`, Arrow's
-codec: pyarrow is a core dependency), behind a 16-byte header (the pickle's size and the
-compressed size): a record's rows repeat their keys and column names in every row, so a
-10^6-group run's spool in ``TMPDIR`` is about a tenth of the JSON output's size
-(docs/results.md §5.3d), a quarter of the bare pickle's; read back, a block is the same rows, so
-every output is byte for byte what it was (tests/spark/test_streamed_sinks.py).
-
-The record's JSON text is encoded ONCE: the ledger's stored copy, written first, keeps the
-text it encodes in a second file of the spool (:meth:`RowSpool.keep_text`), and the JSON
-output then copies that text (:meth:`RowSpool.kept_text`) instead of encoding the rows
-again (:mod:`dprect.release.record_text`). That file is compressed too (a zstd stream,
-Arrow's default level, 1): it is the JSON output's text.
+A block is its 48-byte :data:`HEADER`, its items' text compressed by zstd at level 1
+(:data:`CODEC`, Arrow's codec: pyarrow is a core dependency), its batch as an Arrow IPC
+stream with zstd-compressed buffers and, when a ledger will store the record, its text's
+DEFLATE piece (:func:`deflate_piece`: the stored copy's gzip writes it as it is, so the
+driver deflates none of the rows): a 10^6-group run's spool in ``TMPDIR`` is a fraction
+of the JSON output's size; read back, every output is byte for byte what the same rows
+in a list give (tests/spark/test_streamed_sinks.py, tests/release/test_row_spool.py).
 
 :func:`row_blocks` reads the rows of a record either way: an in-memory list (a run drawn
 on the driver, a replayed record) in slices of :data:`BLOCK_ROWS` rows, or a spool's
@@ -29,14 +32,14 @@ blocks as they were drawn."""
 
 from __future__ import annotations
 
-import codecs
 import contextlib
+import json
 import os
-import pickle
 import struct
 import tempfile
 import weakref
-from collections.abc import Iterable, Iterator, Sequence
+import zlib
+from collections.abc import Iterator, Sequence
 from typing import IO, Any
 
 import pyarrow as pa
@@ -45,11 +48,10 @@ import pyarrow as pa
 BLOCK_ROWS = 4096
 #: each spooled block's codec and level (module notes)
 CODEC, LEVEL = "zstd", 1
-#: a spooled block's header: the pickle's size, its compressed size, then the size of the
-#: block's JSON items' text and its compressed size (0 and 0: no text) (bytes)
-HEADER = struct.Struct("<QQQQ")
-#: the kept text is read back in pieces of this many bytes
-TEXT_PIECE = 1 << 20
+#: a spooled block's header: its rows, the size of its JSON items' text and its compressed
+#: size, the size of its table rows' Arrow IPC stream (0: none), the size of its text's
+#: deflate piece (0: none) (bytes), that piece's level (-1: none)
+HEADER = struct.Struct("<QQQQQq")
 
 
 def _codec() -> pa.Codec:
@@ -64,38 +66,74 @@ def _remove(handle: IO[bytes], paths: list[str]) -> None:
             os.remove(path)
 
 
+class ItemsText(str):
+    """A spooled block's items' text with, where its block was packed with one, its
+    DEFLATE piece (:attr:`deflated`: :func:`deflate_piece` at :attr:`level`), which the
+    ledger's stored copy writes as it is (:func:`~dprect.release.ledger.stored.store`)."""
+
+    deflated: bytes | None = None
+    level: int | None = None
+
+
+def deflate_piece(data: bytes, level: int) -> bytes:
+    """``data`` as a piece of a DEFLATE stream that any piece may precede or follow: a raw
+    stream at ``level`` (``zlib``'s, as ``gzip`` makes it) with no reference to anything
+    before it, ended by a sync flush (byte-aligned, not final): pieces made apart — in
+    several tasks — joined make one stream (the ``pigz`` layout), which the stored copy
+    ends (:func:`~dprect.release.ledger.stored.store`)."""
+    packer = zlib.compressobj(level, zlib.DEFLATED, -zlib.MAX_WBITS, zlib.DEF_MEM_LEVEL, 0)
+    return packer.compress(data) + packer.flush(zlib.Z_SYNC_FLUSH)
+
+
+def pack_block(rows: int, text: str, table: pa.RecordBatch | None = None,
+               deflate: int | None = None) -> bytes:
+    """One block as the spool keeps it (module notes), made where the block is drawn (an
+    executor's task, :class:`~dprect.release.block_pack.BlockPacker`): the :data:`HEADER`
+    (its ``rows``, the text's size and compressed size, the table's size), its JSON items'
+    ``text`` (:func:`~dprect.release.record_text.item_lines`: one compact item a line,
+    ASCII) compressed, and its table rows as one Arrow record batch in an IPC stream
+    (its buffers compressed; ``table`` None: none); with ``deflate`` (a gzip level: a
+    ledger's stored copy will hold the text), the text's :func:`deflate_piece` too."""
+    codec = _codec()
+    raw = text.encode("ascii")
+    packed = codec.compress(raw, asbytes=True) if raw else b""
+    ipc = b""
+    if table is not None:
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, table.schema,
+                               options=pa.ipc.IpcWriteOptions(compression=CODEC)) as out:
+            out.write_batch(table)
+        ipc = sink.getvalue().to_pybytes()
+    piece = deflate_piece(raw, deflate) if deflate is not None and raw else b""
+    level = deflate if piece else -1
+    return b"".join((HEADER.pack(rows, len(raw), len(packed), len(ipc), len(piece), level),
+                     packed, ipc, piece))
+
+
 class RowSpool:
     """Released rows appended a block at a time to a temporary file (module notes); its
     length is the number of rows, its iteration the rows in the order appended."""
 
     def __init__(self) -> None:
-        fd, self.path = tempfile.mkstemp(prefix="dprect-rows-", suffix=".pickle")
+        fd, self.path = tempfile.mkstemp(prefix="dprect-rows-", suffix=".blocks")
         self._file = os.fdopen(fd, "w+b")
         self._rows = 0
         self._blocks = 0
-        #: whether every block with rows came with its items' text (:meth:`item_texts`)
-        self._texts = True
+        #: whether every block came with its table rows (:meth:`table_batches`)
+        self._tables = True
         self._paths = [self.path]
-        #: the record's other entries the kept text was written with (:meth:`keep_text`)
-        self._text_of: dict[str, Any] | None = None
         self._finalizer = weakref.finalize(self, _remove, self._file, self._paths)
 
-    def append(self, rows: Sequence[dict[str, Any]], items: str | None = None) -> None:
-        """Add one block of rows after the others (pickled, compressed: module notes),
-        with, optionally, their JSON text as the record's long list writes its items
-        (``items``: each row's compact JSON, one a line; made as the block arrives, so
-        the record's text is not encoded after the run: :meth:`item_texts`)."""
-        codec = _codec()
-        raw = pickle.dumps(list(rows), protocol=pickle.HIGHEST_PROTOCOL)
-        packed = codec.compress(raw, asbytes=True)
-        text = b"" if items is None else items.encode("ascii")
-        packed_text = codec.compress(text, asbytes=True) if text else b""
-        self._file.write(HEADER.pack(len(raw), len(packed), len(text), len(packed_text)))
-        self._file.write(packed)
-        self._file.write(packed_text)
-        self._rows += len(rows)
+    def append(self, block: bytes) -> None:
+        """Add one block after the others: :func:`pack_block`'s bytes, as they are (made
+        where the block was drawn; the driver neither encodes nor compresses them)."""
+        rows, _, packed, ipc, piece, _ = HEADER.unpack_from(block)
+        if len(block) != HEADER.size + packed + ipc + piece:
+            raise ValueError("a spooled block is not pack_block's bytes")
+        self._file.write(block)
+        self._rows += rows
         self._blocks += 1
-        self._texts = self._texts and (items is not None or not rows)
+        self._tables = self._tables and (ipc > 0 or not rows)
 
     def __len__(self) -> int:
         return self._rows
@@ -106,71 +144,51 @@ class RowSpool:
         return self._blocks
 
     def blocks(self) -> Iterator[list[dict[str, Any]]]:
-        """The rows, one appended block at a time (one block in memory at once)."""
-        codec = _codec()
-        for size, packed, _, _ in self._read():
-            yield pickle.loads(codec.decompress(packed, decompressed_size=size,
-                                                asbytes=True))
+        """The record rows, one appended block at a time (one block in memory at once):
+        its JSON items parsed (the rows are JSON values: the same rows, key for key)."""
+        for text in self.item_texts():
+            yield json.loads("[" + text + "]")
 
-    def item_texts(self) -> Iterator[str] | None:
-        """Each block's JSON items' text as :meth:`append` was given it (one compact item a
-        line), one block at a time; None unless every block with rows was given one."""
-        if not self._texts:
+    def item_texts(self) -> Iterator[ItemsText]:
+        """Each block's JSON items' text (as :func:`~dprect.release.record_text.item_lines`
+        lays out a record's list: one compact item a line), one block at a time, with its
+        DEFLATE piece where it was packed with one (:class:`ItemsText`)."""
+        codec = _codec()
+        for size, text, _, piece, level in self._read(tables=False, pieces=True):
+            out = ItemsText(codec.decompress(text, decompressed_size=size, asbytes=True)
+                            .decode("ascii") if size else "")
+            if piece:
+                out.deflated, out.level = piece, level
+            yield out
+
+    def table_batches(self) -> Iterator[pa.RecordBatch | None] | None:
+        """Each block's table rows as its Arrow record batch (None for a block without
+        rows), one block at a time; None unless every block with rows came with them."""
+        if not self._tables:
             return None
-        codec = _codec()
-        return (codec.decompress(text, decompressed_size=size, asbytes=True).decode("ascii")
-                if size else "" for _, _, size, text in self._read(text=True))
+        return (pa.ipc.open_stream(ipc).read_next_batch() if ipc else None
+                for _, _, ipc, _, _ in self._read(text=False))
 
-    def _read(self, text: bool = False) -> Iterator[tuple[int, bytes, int, bytes]]:
-        """Each block's (pickle size, compressed pickle, text size, compressed text):
-        the pickle read unless ``text``, the text only if ``text`` (the other skipped)."""
+    def _read(self, text: bool = True, tables: bool = True, pieces: bool = False
+              ) -> Iterator[tuple[int, bytes, bytes, bytes, int | None]]:
+        """Each block's (text size, compressed text, table IPC bytes, deflate piece, its
+        level): the parts not asked for skipped (empty)."""
         self._file.flush()
         with open(self.path, "rb") as fh:
             for _ in range(self._blocks):
-                size, packed, text_size, packed_text = HEADER.unpack(fh.read(HEADER.size))
-                if text:
-                    fh.seek(packed, os.SEEK_CUR)
-                    yield size, b"", text_size, fh.read(packed_text)
-                else:
-                    pickled = fh.read(packed)
-                    fh.seek(packed_text, os.SEEK_CUR)
-                    yield size, pickled, text_size, b""
+                _, size, packed, ipc, piece, level = HEADER.unpack(fh.read(HEADER.size))
+                parts = []
+                for length, wanted in ((packed, text), (ipc, tables), (piece, pieces)):
+                    if wanted:
+                        parts.append(fh.read(length))
+                    else:
+                        fh.seek(length, os.SEEK_CUR)
+                        parts.append(b"")
+                yield size, parts[0], parts[1], parts[2], level
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         for block in self.blocks():
             yield from block
-
-    def keep_text(self, head: dict[str, Any], pieces: Iterable[str]) -> Iterator[str]:
-        """``pieces`` (the JSON text of the record holding these rows, whose other entries
-        are ``head``) passed on, and written to a file of the spool as they go: once all
-        are, :meth:`kept_text` gives them again for that record."""
-        self._text_of = None
-        if len(self._paths) == 1:
-            fd, path = tempfile.mkstemp(prefix="dprect-text-", suffix=".json.zst")
-            os.close(fd)
-            self._paths.append(path)
-        with pa.CompressedOutputStream(self._paths[1], CODEC) as fh:  # Arrow's level: 1
-            for piece in pieces:
-                fh.write(piece.encode("utf-8"))
-                yield piece
-        self._text_of = dict(head)
-
-    def kept_text(self, head: dict[str, Any]) -> Iterator[str] | None:
-        """The text :meth:`keep_text` kept for the record whose other entries are
-        ``head``, in pieces; None when none was kept for it."""
-        if self._text_of is None or self._text_of != head:
-            return None
-        return self._read_text(self._paths[1])
-
-    @staticmethod
-    def _read_text(path: str) -> Iterator[str]:
-        decoder = codecs.getincrementaldecoder("utf-8")()  # a piece may end mid-character
-        with pa.CompressedInputStream(path, CODEC) as fh:
-            while piece := fh.read(TEXT_PIECE):
-                if text := decoder.decode(piece):
-                    yield text
-        if rest := decoder.decode(b"", final=True):
-            yield rest
 
     def close(self) -> None:
         """Remove the file (the spool is empty and unreadable after)."""
@@ -187,4 +205,5 @@ def row_blocks(rows: Sequence[dict[str, Any]] | RowSpool) -> Iterator[list[dict[
         yield list(rows[start:start + BLOCK_ROWS])
 
 
-__all__ = ["BLOCK_ROWS", "CODEC", "HEADER", "LEVEL", "RowSpool", "row_blocks"]
+__all__ = ["BLOCK_ROWS", "CODEC", "HEADER", "LEVEL", "ItemsText", "RowSpool", "deflate_piece",
+           "pack_block", "row_blocks"]

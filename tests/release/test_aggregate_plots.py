@@ -188,7 +188,8 @@ def test_a_plot_of_many_groups_keeps_a_few_values_per_group(quantiles: dict, mea
     make."""
     from dprect.release import aggregate_plot, quantile_plot
     from dprect.release.aggregate_plot import png
-    from dprect.release.row_spool import RowSpool
+    from dprect.release.record_text import item_lines
+    from dprect.release.row_spool import RowSpool, pack_block
 
     kept: list[Any] = []
     for module, name in ((aggregate_plot, "_draw_column_spread"),
@@ -206,7 +207,8 @@ def test_a_plot_of_many_groups_keeps_a_few_values_per_group(quantiles: dict, mea
         want = png(figure(wide))
         spool = RowSpool()
         for start in range(0, len(wide["results"]), 128):
-            spool.append(wide["results"][start:start + 128])
+            block = wide["results"][start:start + 128]
+            spool.append(pack_block(len(block), item_lines(block)))  # the rows read
         reads: list[int] = []
         blocks = spool.blocks
         monkeypatch.setattr(spool, "blocks", lambda reads=reads, blocks=blocks: (

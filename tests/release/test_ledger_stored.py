@@ -249,7 +249,7 @@ def test_a_record_of_spooled_rows_is_stored_as_its_rows_in_a_list(
     same file's content and the same result read back as the record of the same rows in a
     list (whose text is the one JSON written at once)."""
     from dprect.release import record_text as text_module
-    from dprect.release.row_spool import RowSpool
+    from dprect.release.row_spool import RowSpool, pack_block
 
     monkeypatch.setattr(text_module, "COMPACT_ITEMS", 10)
     monkeypatch.setattr(stored_module, "INLINE_MAX_CHARS", LIMIT)
@@ -257,7 +257,8 @@ def test_a_record_of_spooled_rows_is_stored_as_its_rows_in_a_list(
             for i in range(700)]
     spool = RowSpool()
     for start in range(0, 700, 64):
-        spool.append(rows[start:start + 64])
+        block = rows[start:start + 64]
+        spool.append(pack_block(len(block), text_module.item_lines(block)))
     a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir()
     b.mkdir()
@@ -275,44 +276,87 @@ def test_a_record_of_spooled_rows_is_stored_as_its_rows_in_a_list(
         json.dumps(small)
 
 
-def test_the_json_output_copies_the_text_the_stored_copy_encoded(
+def test_the_stored_copy_and_the_json_output_lay_out_the_spooled_text(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A spooled record's JSON is encoded ONCE: the ledger's stored copy keeps the text
-    it encodes in the spool, and the JSON output's pieces are that text (byte for byte
-    the text of the same rows in a list) with no row encoded again; a record with other
-    entries around the same spool is encoded afresh."""
+    """A spooled record's rows are encoded ONCE, where their blocks were packed: the
+    ledger's stored copy and the JSON output both lay the record's text out around the
+    spooled items' texts (byte for byte the text of the same rows in a list) with no row
+    encoded again; a record with other entries around the same spool too."""
     from dprect.release import record_text as text_module
-    from dprect.release.row_spool import RowSpool
+    from dprect.release.row_spool import RowSpool, pack_block
 
     monkeypatch.setattr(text_module, "COMPACT_ITEMS", 10)
     monkeypatch.setattr(stored_module, "INLINE_MAX_CHARS", LIMIT)
     rows = [{"group": f"g{i}", "column": "x", "mean": -i / 7} for i in range(500)]
     spool = RowSpool()
     for start in range(0, 500, 64):
-        spool.append(rows[start:start + 64])
+        block = rows[start:start + 64]
+        spool.append(pack_block(len(block), text_module.item_lines(block)))
     listed = {"method": "describe", "results": rows, "privacy": {"epsilon": 1.0}}
     spooled = {**listed, "results": spool}
-    stored_module.store(str(tmp_path), text_module.ledger_chunks(spooled), spooled)
     expected = text_module.record_text(listed)
-    encoded = text_module._chunks
-    monkeypatch.setattr(text_module, "_chunks", lambda *a: pytest.fail("encoded again"))
-    assert "".join(text_module.record_chunks(spooled)) == expected
-    monkeypatch.setattr(text_module, "_chunks", encoded)
     other = {**spooled, "privacy": {"epsilon": 2.0}}
-    assert "".join(text_module.record_chunks(other)) == \
-        text_module.record_text({**listed, "privacy": {"epsilon": 2.0}})
-    path = spool._paths[1]
+    other_text = text_module.record_text({**listed, "privacy": {"epsilon": 2.0}})
+    monkeypatch.setattr(text_module, "_item", lambda *a: pytest.fail("encoded again"))
+    ref = stored_module.store(str(tmp_path), text_module.ledger_chunks(spooled), spooled)
+    assert "".join(text_module.record_chunks(spooled)) == expected
+    (path,) = (tmp_path / stored_module.RESULTS_DIR).glob("*.json.gz")
+    assert gzip.decompress(path.read_bytes()).decode() == expected
+    assert json.loads(ref)["bytes"] == len(expected.encode())
+    assert "".join(text_module.record_chunks(other)) == other_text
     spool.close()
-    assert not Path(path).exists()  # the kept text goes with the spool
+
+
+def test_deflate_pieces_made_where_blocks_were_packed_are_stored_as_they_are(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A spooled record whose blocks were packed with their text's DEFLATE piece at the
+    stored copy's level (a ledger run: the executors deflate, issue #42): the stored file
+    holds each piece byte for byte (the driver deflates only the text around them), is
+    one gzip member any reader takes (``gzip.decompress``, ``gzip.open`` in ``check``),
+    and decompresses to the record's text — the same reference as the record of the same
+    rows in a list; pieces at another level are not used (deflated again)."""
+    from dprect.release import record_text as text_module
+    from dprect.release.row_spool import RowSpool, deflate_piece, pack_block
+
+    monkeypatch.setattr(text_module, "COMPACT_ITEMS", 10)
+    monkeypatch.setattr(stored_module, "INLINE_MAX_CHARS", LIMIT)
+    rows = [{"group": f"g{i}", "column": "x", "mean": -i / 3, "count": i + 0.25}
+            for i in range(700)]
+    listed = {"method": "describe", "results": rows, "privacy": {"epsilon": 1.0}}
+    refs = []
+    for level in (stored_module.LEVEL, 6):
+        spool = RowSpool()
+        texts = []
+        for start in range(0, 700, 64):
+            block = rows[start:start + 64]
+            texts.append(text_module.item_lines(block))
+            spool.append(pack_block(len(block), texts[-1], deflate=level))
+        where = tmp_path / str(level)
+        where.mkdir()
+        spooled = {**listed, "results": spool}
+        refs.append(stored_module.store(str(where), text_module.ledger_chunks(spooled),
+                                        spooled))
+        (path,) = (where / stored_module.RESULTS_DIR).glob("*.json.gz")
+        packed = path.read_bytes()
+        assert packed[:2] == b"\x1f\x8b" and packed[8] == 4  # gzip, XFL of level 1
+        used = [deflate_piece(t.encode(), level) in packed for t in texts]
+        assert all(used) if level == stored_module.LEVEL else not any(used)
+        assert gzip.decompress(packed) == text_module.ledger_text(listed).encode()
+        stored_module.check(str(where), refs[-1])
+        assert stored_module.resolve(str(where), refs[-1]) == listed
+        spool.close()
+    assert refs[0] == refs[1] == stored_module.store(
+        str(tmp_path), text_module.ledger_text(listed), listed)
 
 
 def test_a_streamed_runs_json_is_encoded_once_and_written_byte_for_byte(
         tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """A numpy describe of 1,200 cells (its rows spooled, issue #42) under a ledger: the
-    record is encoded once (for the stored copy; the JSON output copies that text), the
-    JSON output is byte for byte the one the same seeded run writes without a ledger, and
-    the stored copy holds those bytes."""
+    """A numpy describe of 1,200 cells (its rows spooled, issue #42) under a ledger: each
+    row is encoded once (its block's items, as the block is spooled; the stored copy and
+    the JSON output lay the record out around them), the JSON output is byte for byte the
+    one the same seeded run writes without a ledger, and the stored copy holds those
+    bytes."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -324,14 +368,14 @@ def test_a_streamed_runs_json_is_encoded_once_and_written_byte_for_byte(
                              "x": [float(i % 11) for i in range(1800)],
                              "y": [float(i % 5) for i in range(1800)]}), data)
     encodings: list[int] = []
-    chunks = text_module._chunks
+    item = text_module._item
 
-    def counted(value: object, level: int) -> object:
-        if level == 0:
-            encodings.append(level)
-        return chunks(value, level)
+    def counted(value: object) -> str:
+        if isinstance(value, dict) and "lower" in value:  # a record row
+            encodings.append(1)
+        return item(value)
 
-    monkeypatch.setattr(text_module, "_chunks", counted)
+    monkeypatch.setattr(text_module, "_item", counted)
     ledger = tmp_path / "ledger"
     assert run(["budget", "init", "--ledger", str(ledger)], capsys)[0] == 0
     common = ["describe", "--input", str(data), "--columns", "x,y", "--group-by", "g",
@@ -339,7 +383,7 @@ def test_a_streamed_runs_json_is_encoded_once_and_written_byte_for_byte(
     code, _, err = run([*common, "--output", str(tmp_path / "a.json"), "--ledger",
                         str(ledger), "--dataset", "ds"], capsys)
     assert code == 0, err
-    assert len(encodings) == 1  # the stored copy's; the JSON output copied it
+    assert len(encodings) == 1200  # each row once: the outputs laid out around them
     code, _, err = run([*common, "--output", str(tmp_path / "b.json")], capsys)
     assert code == 0, err
     written = (tmp_path / "a.json").read_bytes()

@@ -119,23 +119,24 @@ def test_a_record_of_long_lists_is_the_same_json_one_item_per_line():
 @pytest.mark.parametrize("name,seed", [("default", 11), ("spread", 12)])
 def test_a_record_of_spooled_rows_writes_the_recorded_outputs(name, seed, tmp_path,
                                                              monkeypatch):
-    """The record of a streamed run — its rows appended block by block to a spool on
-    disk (:class:`~dprect.release.row_spool.RowSpool`), each block's rows made from that
-    block's cells alone (:func:`~dprect.release.aggregate_record.record_rows`) — writes
-    the golden outputs: the JSON byte for byte as the in-memory record's, the CSV, the
-    summary."""
+    """The record of a streamed run — its blocks appended to a spool on disk
+    (:class:`~dprect.release.row_spool.RowSpool`), each packed from that block's cells
+    alone as a task packs it (:class:`~dprect.release.block_pack.BlockPacker`: its rows'
+    JSON items and table batch) — writes the golden outputs: the JSON byte for byte as
+    the in-memory record's, the CSV, the summary."""
     from dataclasses import replace
 
-    from dprect.release.aggregate_record import record_rows
+    from dprect.release.block_pack import BlockPacker
     from dprect.release.row_spool import RowSpool
 
     monkeypatch.setattr(text_module, "COMPACT_ITEMS", 100)
     plan = _plans()[name]
     result = _drawn(plan, seed)
     spool = RowSpool()
+    pack = BlockPacker(QUERY.name)
     for start in range(0, len(result.groups), 7):  # blocks of 7 groups
-        spool.append(record_rows(replace(result, groups=result.groups[start:start + 7],
-                                         cells=result.cells[start:start + 7])))
+        spool.append(pack(replace(result, groups=result.groups[start:start + 7],
+                                  cells=result.cells[start:start + 7])))
     assert spool.block_count > 1
     record = aggregate_record(replace(result, cells=[]), plan, spool)
     assert record["results"] is spool

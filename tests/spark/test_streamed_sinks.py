@@ -136,6 +136,50 @@ def test_the_fetch_of_a_session_without_a_jvm_handle_writes_the_same_outputs(
         assert (tmp_path / "w" / name).read_bytes() == (tmp_path / "f" / name).read_bytes()
 
 
+def test_the_driver_makes_no_row_of_a_block_packed_in_the_executors(spark, parquet, tmp_path,
+                                                                    monkeypatch):
+    """Each block is packed in the task that drew it (its record text, its table batch
+    and, under a ledger, its text's DEFLATE piece: executor_draws.Packing): on the driver
+    nothing packs a block, encodes a row or deflates a block's text — every such call
+    fails here (the executors' Python workers import their own, unpatched modules) — and
+    the outputs are the gathered run's, the stored copy the JSON output's bytes."""
+    import gzip
+
+    import dprect.release.ledger.stored as stored
+    from dprect.release import block_pack, record_text
+
+    gathered = tmp_path / "g"
+    _run(spark, parquet, gathered, "count,mean", executors=False, monkeypatch=monkeypatch)
+    fail = lambda *_: pytest.fail("made on the driver")  # noqa: E731
+    monkeypatch.setattr(block_pack.BlockPacker, "__call__", fail)
+    monkeypatch.setattr(record_text, "_item", fail)
+    compress = stored.zlib.compressobj
+
+    def driver_side(*args: Any) -> Any:  # the stored copy's own compressor: the text
+        real = compress(*args)  # around the blocks only, never a row
+
+        class Counted:
+            def compress(self, data: bytes) -> bytes:
+                assert b'"column": ' not in data
+                return real.compress(data)
+
+            def flush(self, *mode: int) -> bytes:
+                return real.flush(*mode)
+
+        return Counted()
+
+    monkeypatch.setattr(stored.zlib, "compressobj", driver_side)
+    streamed = _run(spark, parquet, tmp_path / "s", "count,mean", executors=True,
+                    monkeypatch=monkeypatch, ledger=True)
+    assert isinstance(streamed.result["results"], RowSpool)
+    for name in ("r.json", "t.csv"):
+        assert (tmp_path / "s" / name).read_bytes() == (gathered / name).read_bytes()
+    assert pq.read_table(tmp_path / "s" / "t.parquet").equals(
+        pq.read_table(gathered / "t.parquet"))
+    (path,) = (tmp_path / "s" / "ledger").glob("_dprect_results/*.json.gz")
+    assert gzip.decompress(path.read_bytes()) == (tmp_path / "s" / "r.json").read_bytes()
+
+
 def _spy_batches(monkeypatch: pytest.MonkeyPatch, seen: list[int]) -> None:
     """Record each Arrow batch's rows as it reaches the driver from the streamed phase
     (executor_draws._arrow_batches: a task's result as the task ends)."""
@@ -216,16 +260,16 @@ def test_a_failure_after_the_first_block_writes_nothing(spark, parquet, tmp_path
                                                         monkeypatch):
     from dprect.release.ledger import Ledger
 
-    made = aggregate_flow.record_rows
+    made = RowSpool.append
     calls: list[int] = []
 
-    def failing(block: Any) -> Any:
+    def failing(self: RowSpool, block: Any) -> Any:
         calls.append(1)
         if len(calls) == 2:
             raise MemoryError  # a failure after the first block was spooled
-        return made(block)
+        return made(self, block)
 
-    monkeypatch.setattr(aggregate_flow, "record_rows", failing)
+    monkeypatch.setattr(RowSpool, "append", failing)
     with pytest.raises(MemoryError):
         _run(spark, parquet, tmp_path / "s", "count,mean", executors=True,
              monkeypatch=monkeypatch, ledger=True)

@@ -43,7 +43,10 @@ blocks.
 **What reaches the driver**: the per-column small pools (describe only), then each
 block's released cells (pickled, in block order; describe's all-pooled blocks as column
 arrays, :class:`~dprect.core.column_release.ReleasedColumns`, whose cells the driver
-makes). A run of one mechanism of
+makes) — or, given the product's ``pack``, each block's result packed in its task
+(:class:`Packing`: the record text and table rows the sinks read, so the driver makes
+nothing a cell; the block's group names travel with its row, :data:`NAMES`). A run of one
+mechanism of
 :data:`STREAMED` given ``each_block`` (the product's runs: issue #42) draws its last phase
 in waves of :data:`WAVE_BLOCKS` blocks, one task a block, and reads each block's result as
 its task ends (:func:`_arriving`), handing each on in block order — the product spools its
@@ -76,6 +79,7 @@ import itertools
 import pickle
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import suppress
+from dataclasses import dataclass
 from functools import cached_property, partial
 from typing import Any
 
@@ -166,6 +170,7 @@ SEEDS = "_s"
 DRAWS = "_d"
 POOLS = "_a"
 RESULT = "_r"
+NAMES = "_n"
 RESULT_SCHEMA = f"{PART} int, {RESULT} binary"
 SEED_BYTES = STREAM_SEED_BITS // 8
 
@@ -341,16 +346,55 @@ def query_first(batches: Iterator[Any], plan: bytes, blocks: Blocks, part: int
             yield _out(block, **{DRAWS: pickle.dumps(draws), POOLS: pickle.dumps(pools)})
 
 
+@dataclass(frozen=True)
+class Packing:
+    """How a streamed run's block leaves its task (issue #42): ``pack`` (the product's,
+    :class:`~dprect.release.block_pack.BlockPacker`: the block's record text and table
+    rows) of the block's result — the run's ``columns``, the block's group names (its
+    row's :data:`NAMES`: :meth:`ExecutorDraws._named`) and its released cells — made in
+    the task, so the driver spools those bytes as they come and makes nothing a cell."""
+
+    pack: Callable[[Any], bytes]
+    columns: tuple[str, ...]
+    seeded: bool
+
+    def describe(self, batch: Any, row: int, plan: DescribePlan,
+                 done: ReleasedColumns | list[list[Cell]]) -> bytes:
+        """Describe's block result (the driver's, :meth:`ExecutorDraws.query`) packed."""
+        return self.pack(DescribeResult(list(self.columns), _names(batch, row),
+                                        released_rows(done), plan.guarantee, plan,
+                                        self.seeded))
+
+    def quantiles(self, batch: Any, row: int, plan: Any, rows: list[Any]) -> bytes:
+        """The quantiles' block result (the driver's, :meth:`ExecutorDraws.quantiles`)
+        packed."""
+        return self.pack(QuantileResult(list(self.columns), _names(batch, row),
+                                        tuple(statistic_names(plan)), rows, plan,
+                                        self.seeded))
+
+
+def _names(batch: Any, row: int) -> list[Any]:
+    """A block's group names, as its row carries them (:data:`NAMES`)."""
+    names: list[Any] = pickle.loads(batch.column(NAMES)[row].as_py())
+    return names
+
+
+def _result(done: Any) -> bytes:
+    """A block's result as it leaves its task when nothing packs it: pickled."""
+    return pickle.dumps(done)
+
+
 def query_second(batches: Iterator[Any], plan: bytes,
-                 anchors: Sequence[tuple[float, bool]], blocks: Blocks, part: int
-                 ) -> Iterator[Any]:
+                 anchors: Sequence[tuple[float, bool]], blocks: Blocks, part: int,
+                 packing: Packing | None = None) -> Iterator[Any]:
     """Phase 2 of describe per block: :func:`~dprect.core.aggregates.finish_small` at the
     run's anchors (or pooled centres); the block's released cells. A block whose every
     cell takes the pooled split (the many-small-groups run) is drawn as column arrays from
     the decode on (:meth:`Blocks.column_bins`,
     :func:`~dprect.core.column_release.finish_columns`: the same cells, bit for bit) and
     its cells leave as arrays (:class:`~dprect.core.column_release.ReleasedColumns`, made
-    into cells on the driver: :func:`~dprect.core.column_release.released_rows`)."""
+    into cells on the driver: :func:`~dprect.core.column_release.released_rows`). With
+    ``packing``, the block's result leaves packed (:meth:`Packing.describe`)."""
     the_plan: DescribePlan = pickle.loads(plan)
     for batch in batches:
         for row in range(batch.num_rows):
@@ -370,13 +414,15 @@ def query_second(batches: Iterator[Any], plan: bytes,
                     cell_block = BinBlock(blocks.bins(batch, row, part), blocks.size(block),
                                           blocks.columns)
                 done = finish_small(the_plan, anchors, cell_block, draws)
-            yield _out(block, **{RESULT: pickle.dumps(done)})
+            yield _out(block, **{RESULT: _result(done) if packing is None
+                                 else packing.describe(batch, row, the_plan, done)})
 
 
-def quantiles_block(batches: Iterator[Any], plan: bytes, blocks: Blocks, part: int
-                    ) -> Iterator[Any]:
+def quantiles_block(batches: Iterator[Any], plan: bytes, blocks: Blocks, part: int,
+                    packing: Packing | None = None) -> Iterator[Any]:
     """The quantiles of each block's groups, each from its own stream
-    (:func:`~dprect.core.quantile_release.release_groups`)."""
+    (:func:`~dprect.core.quantile_release.release_groups`); with ``packing``, packed
+    (:meth:`Packing.quantiles`)."""
     the_plan = pickle.loads(plan)
     for batch in batches:
         for row in range(batch.num_rows):
@@ -385,7 +431,8 @@ def quantiles_block(batches: Iterator[Any], plan: bytes, blocks: Blocks, part: i
             stats = {k: c.quantile_statistics()
                      for k, c in blocks.cells(batch, row, part).items()}
             done = release_groups(the_plan, stats, _seeds(batch, row, n), blocks.columns)
-            yield _out(block, **{RESULT: pickle.dumps(done)})
+            yield _out(block, **{RESULT: _result(done) if packing is None
+                                 else packing.quantiles(batch, row, the_plan, done)})
 
 
 def coverage_block(batches: Iterator[Any], plan: bytes, blocks: Blocks, part: int
@@ -479,7 +526,8 @@ def _blocks_of(table: Any, column: str) -> list[Any]:
 EachBlock = Callable[[Any], None]
 
 
-def _in_order(df: DataFrame, column: str, blocks: int) -> Iterator[tuple[int, Any]]:
+def _in_order(df: DataFrame, column: str, blocks: int,
+              load: Callable[[bytes], Any] = pickle.loads) -> Iterator[tuple[int, Any]]:
     """Each of the ``blocks`` blocks' ``column`` (unpickled) in block order, fetched to
     the driver one range of about :data:`FETCH_BLOCKS` blocks at a time
     (``repartitionByRange`` then ``toLocalIterator``: one job per range, in order), so
@@ -490,22 +538,22 @@ def _in_order(df: DataFrame, column: str, blocks: int) -> Iterator[tuple[int, An
     try:
         rows = df.select(PART, column).repartitionByRange(ranges, PART) \
             .sortWithinPartitions(PART).toLocalIterator()
-        yield from _block_order(((int(row[0]), row[1]) for row in rows), 0)
+        yield from _block_order(((int(row[0]), bytes(row[1])) for row in rows), 0, load)
     except SPARK_ERRORS as exc:
         raise InputDataError(f"Spark failed while drawing: {spark_message(exc)}") from None
 
 
-def _block_order(arrived: Iterator[tuple[int, bytes]], first: int
-                 ) -> Iterator[tuple[int, Any]]:
+def _block_order(arrived: Iterator[tuple[int, bytes]], first: int,
+                 load: Callable[[bytes], Any] = pickle.loads) -> Iterator[tuple[int, Any]]:
     """The (block, pickled result) pairs of ``arrived``, in any order, handed on
-    unpickled in block order from block ``first``: a block that arrived before its turn
-    waits for it."""
+    unpickled (``load``: a packed block's bytes as they are) in block order from block
+    ``first``: a block that arrived before its turn waits for it."""
     held: dict[int, bytes] = {}
     turn = first
     for block, blob in arrived:
         held[block] = blob
         while turn in held:
-            yield turn, pickle.loads(held.pop(turn))
+            yield turn, load(held.pop(turn))
             turn += 1
 
 
@@ -539,8 +587,8 @@ def _arrow_batches(df: DataFrame) -> Iterator[Any]:
                 server.getResult()
 
 
-def _arriving(df: DataFrame, column: str, first: int, end: int
-              ) -> Iterator[tuple[int, Any]]:
+def _arriving(df: DataFrame, column: str, first: int, end: int,
+              load: Callable[[bytes], Any] = pickle.loads) -> Iterator[tuple[int, Any]]:
     """Blocks ``first`` … ``end - 1``'s ``column`` (unpickled) in block order, each as
     soon as it and every block before it have reached the driver (:func:`_arrow_batches`:
     as their tasks end); a block that arrived before its turn waits for it. A Spark
@@ -550,7 +598,8 @@ def _arriving(df: DataFrame, column: str, first: int, end: int
         for turn, done in _block_order(
                 ((int(block), blob) for batch in _arrow_batches(df.select(PART, column))
                  for block, blob in zip(batch.column(0).to_pylist(),
-                                        batch.column(1).to_pylist(), strict=True)), first):
+                                        batch.column(1).to_pylist(), strict=True)), first,
+                load):
             yield turn, done
             turn += 1
     except SPARK_ERRORS as exc:
@@ -587,8 +636,20 @@ class ExecutorDraws:
         listed = self.merged.sparkSession.createDataFrame(pa.table(columns))
         return listed.join(self.merged, PART, "left")
 
+    def _named(self, df: DataFrame, groups: Sequence[Any]) -> DataFrame:
+        """``df`` (a row per block) with each block's group names (:data:`NAMES`: the
+        list of its public names, pickled), for a block packed in its task
+        (:class:`Packing`)."""
+        edges = self.blocks.edges
+        names = pa.table({PART: pa.array(range(len(edges) - 1), pa.int32()),
+                          NAMES: pa.array([pickle.dumps(list(groups[a:z]))
+                                           for a, z in itertools.pairwise(edges)],
+                                          pa.binary())})
+        return df.join(self.merged.sparkSession.createDataFrame(names), PART, "left")
+
     def query(self, plan: DescribePlan, part: int, groups: list[Any], columns: list[str],
-              rng: RandomSource, each_block: EachBlock | None = None) -> DescribeResult:
+              rng: RandomSource, each_block: EachBlock | None = None,
+              pack: Callable[[Any], bytes] | None = None) -> DescribeResult:
         group_list, cols = checked_names(plan, groups, columns)
         blob = pickle.dumps(plan)
         # phase 1's draws kept (phase 2 must read the draws whose pools were joined), but
@@ -609,6 +670,13 @@ class ExecutorDraws:
                                                           PART, "left")
             second_body = partial(query_second, plan=blob, anchors=anchors,
                                   blocks=self.blocks, part=part)
+            if each_block is not None and pack is not None:  # streamed, packed there
+                self._stream(self._named(second_input, group_list),
+                             partial(second_body, packing=Packing(pack, tuple(cols),
+                                                                  rng.seeded)),
+                             lambda start, packed: each_block(packed), load=bytes)
+                return DescribeResult(cols, group_list, [], plan.guarantee, plan,
+                                      rng.seeded)
             if each_block is not None:  # streamed: each block's result handed on
                 self._stream(second_input, second_body, lambda start, done: each_block(
                     DescribeResult(cols, group_list[start:start + len(done)],
@@ -624,7 +692,8 @@ class ExecutorDraws:
         return DescribeResult(cols, group_list, cells, plan.guarantee, plan, rng.seeded)
 
     def _stream(self, source: DataFrame, body: Callable[..., Iterator[Any]],
-                each: Callable[[int, Any], None]) -> None:
+                each: Callable[[int, Any], None],
+                load: Callable[[bytes], Any] = pickle.loads) -> None:
         """The last phase (``body`` over ``source``, a row per block) drawn and each
         block's released cells handed, in block order, to ``each`` (the block's first
         group, its cells). On a classic session, in waves of :data:`WAVE_BLOCKS` blocks:
@@ -633,12 +702,13 @@ class ExecutorDraws:
         the driver's sinks work beside the executors' draws instead of after them (docs/
         results.md §5.3c). Several waves read ``source`` staged once (:func:`_by_wave`),
         each wave its own blocks. A Spark Connect session (no JVM handle): the phase drawn
-        in full and kept, then fetched a range at a time (:func:`_in_order`)."""
+        in full and kept, then fetched a range at a time (:func:`_in_order`). ``load``: a
+        block's result from its bytes (unpickled, or a packed block's bytes as they are)."""
         blocks = len(self.blocks.edges) - 1
         if is_connect(source):
             kept = _run(source, body, RESULT_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
             try:
-                for block, cells in _in_order(kept, RESULT, blocks):
+                for block, cells in _in_order(kept, RESULT, blocks, load):
                     each(self.blocks.edges[block], cells)
             finally:
                 _unpersist(kept)
@@ -651,20 +721,27 @@ class ExecutorDraws:
                 wave = staged.where((F.col(PART) >= first) & (F.col(PART) < end)) \
                     .repartitionByRange(end - first, PART)
                 for block, cells in _arriving(_run(wave, body, RESULT_SCHEMA), RESULT,
-                                              first, end):
+                                              first, end, load):
                     each(self.blocks.edges[block], cells)
         finally:
             if staged is not source:
                 _unpersist(staged)
 
     def quantiles(self, plan: Any, part: int, groups: list[Any], columns: list[str],
-                  rng: RandomSource, each_block: EachBlock | None = None) -> QuantileResult:
+                  rng: RandomSource, each_block: EachBlock | None = None,
+                  pack: Callable[[Any], bytes] | None = None) -> QuantileResult:
         statistics = statistic_names(plan)
         if len(columns) != plan.columns:
             raise ParameterError(f"a plan of the quantiles of {plan.columns} column(s) for "
                                  f"{len(columns)} column(s)")
         body = partial(quantiles_block, plan=pickle.dumps(plan), blocks=self.blocks,
                        part=part)
+        if each_block is not None and pack is not None:  # streamed, packed there
+            self._stream(self._named(self._blocks(rng), groups),
+                         partial(body, packing=Packing(pack, tuple(columns), rng.seeded)),
+                         lambda start, packed: each_block(packed), load=bytes)
+            return QuantileResult(list(columns), list(groups), tuple(statistics), [], plan,
+                                  rng.seeded)
         if each_block is not None:  # streamed: each block's result handed on
             self._stream(self._blocks(rng), body, lambda start, rows: each_block(
                 QuantileResult(list(columns), list(groups[start:start + len(rows)]),
@@ -693,10 +770,11 @@ class ExecutorDraws:
                              False)
 
     def draw(self, mechanism: Mechanism, plan: Any, part: int, groups: list[Any],
-             columns: list[str], rng: RandomSource, each_block: EachBlock | None = None
-             ) -> Any:
+             columns: list[str], rng: RandomSource, each_block: EachBlock | None = None,
+             pack: Callable[[Any], bytes] | None = None) -> Any:
         """``mechanism``'s release of part ``part`` (0 for a run of one mechanism); with
-        ``each_block``, streamed where the mechanism can be (:data:`STREAMED`)."""
+        ``each_block``, streamed where the mechanism can be (:data:`STREAMED`), each
+        block's ``pack`` made in its task if given (:class:`Packing`)."""
         runs = {QUERY.name: self.query, QUANTILES.name: self.quantiles,
                 COVERAGE.name: self.coverage}
         if mechanism.name not in runs:
@@ -705,9 +783,9 @@ class ExecutorDraws:
         with drawing_blocks(self.merged.sparkSession, len(self.blocks.edges) - 1,
                             mechanism.name):
             if each_block is not None and mechanism.name == QUERY.name:
-                return self.query(plan, part, groups, columns, rng, each_block)
+                return self.query(plan, part, groups, columns, rng, each_block, pack)
             if each_block is not None and mechanism.name == QUANTILES.name:
-                return self.quantiles(plan, part, groups, columns, rng, each_block)
+                return self.quantiles(plan, part, groups, columns, rng, each_block, pack)
             return runs[mechanism.name](plan, part, groups, columns, rng)
 
 
@@ -719,14 +797,15 @@ STREAMED = frozenset({QUERY.name, QUANTILES.name})
 def draw_in_executors(df: DataFrame, source_columns: Sequence[str], spec: StatisticsSpec,
                       mechanisms: Sequence[Mechanism], plan: Any, group_names: Sequence[Any],
                       columns: Sequence[str], rng: RandomSource, *, group_by: str | None,
-                      groups: Sequence[str] | None, each_block: EachBlock | None = None
-                      ) -> Any:
+                      groups: Sequence[str] | None, each_block: EachBlock | None = None,
+                      pack: Callable[[Any], bytes] | None = None) -> Any:
     """The run's release drawn in the executors (module notes): ``source_columns`` as the
     spec counts them (a mixed spec's repeated), the result of one mechanism or of several
     (:func:`~dprect.core.mixed.draw_parts`), equal for a seed to the driver route's. With
     ``each_block``, a run of one mechanism of :data:`STREAMED` hands each block's result
     (its groups' cells) to it in group order as the blocks reach the driver, and returns
-    its result without cells (the run's groups, guarantee and plan)."""
+    its result without cells (the run's groups, guarantee and plan); with ``pack``, each
+    block's ``pack`` of its result, made in the task that drew it (:class:`Packing`)."""
     cores = default_parallelism(df.sparkSession)
     count = len(group_names)
     kernel_columns = len(spec.columns) + 2 * sum(1 for c in spec.columns if c.squares)
@@ -742,14 +821,14 @@ def draw_in_executors(df: DataFrame, source_columns: Sequence[str], spec: Statis
         if len(mechanisms) > 1:
             return draw_parts(plan, mechanisms, rng, lambda i, m, p, stream: run.draw(
                 m, p, i, names, cols, stream))
-        return run.draw(mechanisms[0], plan, 0, names, cols, rng, each_block)
+        return run.draw(mechanisms[0], plan, 0, names, cols, rng, each_block, pack)
     finally:
         run.close()
 
 
 __all__ = ["BLOCKS_PER_CORE", "CELLS_PER_BLOCK", "EXECUTOR_CELLS", "FETCH_BLOCKS",
            "QUERY_BLOCK_FACTOR", "STREAMED", "WAVE_BLOCKS",
-           "Blocks", "EachBlock", "ExecutorDraws", "block_cells", "block_starts",
+           "Blocks", "EachBlock", "ExecutorDraws", "Packing", "block_cells", "block_starts",
            "coverage_block",
            "draw_in_executors", "executor_route", "quantiles_block", "query_first",
            "query_second"]

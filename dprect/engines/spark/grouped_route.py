@@ -52,7 +52,8 @@ class SparkGroupedPrepared(PreparedRun):
     def draw(self, mechanisms: Sequence[Mechanism], plan: Any, group_names: Sequence[Any],
              columns: Sequence[str], rng: RandomSource, groups: list[str] | None = None,
              drawing: Callable[[], None] = lambda: None,
-             each_block: Callable[[Any], None] | None = None) -> Any:
+             each_block: Callable[[Any], None] | None = None,
+             pack: Callable[[Any], bytes] | None = None) -> Any:
         """The run's release, for the listed groups or ``groups`` (the keys a private
         selection kept): in the executors on a run of many groups
         (:func:`~dprect.engines.spark.executor_draws.executor_route`: public numbers
@@ -61,14 +62,15 @@ class SparkGroupedPrepared(PreparedRun):
         at once in the executors, where the pass and the draws run as one). With
         ``each_block``, a run drawn in the executors may stream: each block's result goes
         to it in group order and the result returned holds no cells
-        (:func:`~dprect.engines.spark.executor_draws.draw_in_executors`)."""
+        (:func:`~dprect.engines.spark.executor_draws.draw_in_executors`) — with ``pack``,
+        each block's ``pack`` made in the executor that drew it."""
         listed = self.groups if groups is None else groups
         if executor_route(mechanisms, len(group_names), len(columns), rng.seeded):
             drawing()
             return draw_in_executors(self.df, repeated(self.source.columns, self.spec),
                                      self.spec, mechanisms, plan, group_names, columns, rng,
                                      group_by=self.source.group_by, groups=listed,
-                                     each_block=each_block)
+                                     each_block=each_block, pack=pack)
         cells = self.statistics(groups)
         drawing()
         return draw_statistics(mechanisms, plan, cells, group_names, columns, rng)

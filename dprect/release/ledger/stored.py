@@ -15,9 +15,12 @@ number of items of every larger list or object (e.g. the groups). The threshold 
 function of the released record's length only, so choosing between the two forms is
 post-processing of released output: it reveals nothing the result does not.
 
-The file is gzip-compressed JSON (at :data:`LEVEL`), content-addressed (its name is the
-SHA-256 of what it holds, so a retried or repeated write of the same result is the same
-file), written
+The file is gzip-compressed JSON (one gzip member, DEFLATE at :data:`LEVEL`; a streamed
+record's blocks deflated where they were drawn, each a piece of the stream:
+:class:`_GzipPieces`), content-addressed (its name is the SHA-256 of what it holds, so a
+retried or repeated write of the same result is the same file; the compressed bytes are
+not promised — a file whose pieces were deflated elsewhere, or at another level, reads
+the same), written
 atomically (a temporary name in the folder, fsync, rename, fsync of the folder) and
 *before* the row that references it is committed: a crash between the two leaves an
 unreferenced file (an orphan, harmless), never a row without its file. The ledger never
@@ -39,6 +42,7 @@ import hashlib
 import itertools
 import json
 import os
+import struct
 import tempfile
 import uuid
 import zlib
@@ -60,10 +64,11 @@ FORMAT = "dprect stored result 1"
 #: the stored files' gzip level: 1, the fastest — a grouped aggregate's record rows
 #: compress about 3.9× at 1 and 4.7× at 6, and level 6 took 8.2 us a record row against
 #: 2.8 (375-byte rows, load ~10; the largest part of the driver's CPU a released cell of a
-#: 10^6-group run after the JSON encoding, issue #42). The level changes the file's bytes
-#: only: its name, its reference and what it decompresses to (the result's text, checked
-#: by its SHA-256) are the same at every level, and a file stored at another level reads
-#: the same
+#: 10^6-group run after the JSON encoding, issue #42 — now made in the executors for a
+#: streamed run's rows: :func:`~dprect.release.row_spool.deflate_piece`). The level changes
+#: the file's bytes only: its name, its reference and what it decompresses to (the
+#: result's text, checked by its SHA-256) are the same at every level, and a file stored
+#: at another level reads the same
 LEVEL = 1
 #: a top-level entry of a stored result is copied into the reference's summary when its
 #: JSON is at most this long
@@ -114,6 +119,40 @@ def _fsync_folder(folder: str) -> None:
             os.close(fd)
 
 
+class _GzipPieces:
+    """One gzip member (RFC 1952: no name, time 0, :data:`LEVEL`) written to ``fh`` from
+    pieces of text, each deflated here — or, a spooled block's items' text
+    (:class:`~dprect.release.row_spool.ItemsText`), written as the DEFLATE piece its block
+    was packed with where it was drawn (:func:`~dprect.release.row_spool.deflate_piece`:
+    no reference before it, ended byte-aligned), after a full flush of this side's
+    stream (so nothing after refers to what came before it). The file decompresses to the
+    pieces' text whoever deflated them; its bytes are not promised (module notes)."""
+
+    def __init__(self, fh: Any) -> None:
+        self.fh = fh
+        fh.write(b"\x1f\x8b\x08\x00\x00\x00\x00\x00"  # gzip, deflate, no flags, time 0
+                 + (b"\x04" if LEVEL == 1 else b"\x02" if LEVEL == 9 else b"\x00")
+                 + b"\xff")  # XFL as gzip's own writer sets it; OS unknown
+        self.packer = zlib.compressobj(LEVEL, zlib.DEFLATED, -zlib.MAX_WBITS,
+                                       zlib.DEF_MEM_LEVEL, 0)
+        self.crc, self.size = 0, 0
+
+    def write(self, data: bytes, deflated: bytes | None = None) -> None:
+        """``data``, deflated here, or given as its DEFLATE piece (``deflated``)."""
+        self.crc = zlib.crc32(data, self.crc)
+        self.size += len(data)
+        if deflated is None:
+            self.fh.write(self.packer.compress(data))
+            return
+        self.fh.write(self.packer.flush(zlib.Z_FULL_FLUSH))
+        self.fh.write(deflated)
+
+    def close(self) -> None:
+        """The stream's final block and the member's trailer (CRC-32, length mod 2^32)."""
+        self.fh.write(self.packer.flush(zlib.Z_FINISH))
+        self.fh.write(struct.pack("<II", self.crc, self.size & 0xFFFFFFFF))
+
+
 def store(root: str, text: str | Iterable[str], result: dict[str, Any] | None = None
           ) -> str:
     """The text a ``release`` row records for a result whose JSON is ``text`` (``result``:
@@ -141,13 +180,14 @@ def store(root: str, text: str | Iterable[str], result: dict[str, Any] | None = 
         try:
             sha, length = hashlib.sha256(), 0
             with open(part, "wb") as fh:
-                with gzip.GzipFile(fileobj=fh, mode="wb", compresslevel=LEVEL,
-                                   mtime=0) as gz:
-                    for piece in itertools.chain(head, pieces):
-                        data = piece.encode("utf-8")
-                        sha.update(data)
-                        length += len(data)
-                        gz.write(data)
+                gz = _GzipPieces(fh)
+                for piece in itertools.chain(head, pieces):
+                    data = piece.encode("utf-8")
+                    sha.update(data)
+                    length += len(data)
+                    gz.write(data, getattr(piece, "deflated", None)
+                             if getattr(piece, "level", None) == LEVEL else None)
+                gz.close()
                 fh.flush()
                 os.fsync(fh.fileno())
             del head
