@@ -1381,6 +1381,8 @@ __all__ = [
     "finite_chunks",
     "grid_keys",
     "partial_bins",
+    "partial_pass",
+    "pass_input",
     "real_cells",
     "spark_statistics",
     "to_cells",
