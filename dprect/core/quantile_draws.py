@@ -29,9 +29,11 @@ process's announced work reaches ``JIT_AFTER`` sampler calls) a cell's laws are 
 :func:`dprect.core.random_jit.unimodal_rounds` — the same attempts and rounds on the same
 stream — from :func:`laws_tables` (a cell's depth rows in one int64 computation,
 :func:`rank_depths`; a law with c·kmax < 1 has one bucket, its table read off its depths
-without a sampler; else :func:`compiled_tables`): each law's buckets at the first precision and the
-exact intervals of the first uniform's 64 bits on which ``Buckets.decide`` picks each
-bucket (``Buckets.intervals``: each bucket's
+without a sampler; else each law's buckets derived from its depth row as its sampler
+derives them, :func:`~dprect.core.interior_point.law_buckets`; a sampler is made only
+for depths beyond int64, :func:`compiled_tables`): each law's buckets at the first
+precision and the exact intervals of the first uniform's 64 bits on which
+``Buckets.decide`` picks each bucket (``Buckets.intervals``: each bucket's
 :func:`~dprect.core.interior_point.decision_interval`, which ``decide`` reads); a
 uniform outside them (``decide`` would draw more bits) pauses the call, the Python
 sampler finishes that law from the drawn bits (:func:`_rounds`), and the call resumes at
@@ -238,7 +240,8 @@ def _window_args(near: _Window | None) -> tuple[Any, ...]:
 
 def laws_tables(laws: _Laws, jit: Any) -> tuple[Any, ...] | None:
     """:func:`compiled_tables` of the laws ``laws``: read off their depths where every
-    law has one bucket (:func:`_one_bucket_tables`), else from their samplers."""
+    law has one bucket (:func:`_one_bucket_tables`), else from their int64 depth rows
+    (:func:`_depth_tables`), else (depths beyond int64) from their samplers."""
     fast = _one_bucket_tables(laws, jit)
     if fast is not None:
         return fast
@@ -270,10 +273,10 @@ def _depth_tables(laws: _Laws, depths: np.ndarray, jit: Any) -> tuple[Any, ...] 
 def _one_bucket_tables(laws: _Laws, jit: Any) -> tuple[Any, ...] | None:
     """:func:`compiled_tables` of ``laws`` where each has c·kmax < 1 (num·kmax < den,
     i.e. kmax ≤ ⌊(den − 1)/num⌋: ``ExactSampler.n_max`` = 0, so its buckets are
-    ``ExactSampler._one_bucket``'s — bucket 0 holding the whole grid of ``size`` points
+    ``interior_point._one_bucket``'s — bucket 0 holding the whole grid of ``size`` points
     as the run (0, size, size), single, no interval) and its integers fit as
-    :func:`compiled_tables` requires; None otherwise (then :func:`compiled_tables`
-    decides). The same arrays, without the samplers
+    :func:`compiled_tables` requires; None otherwise (then :func:`laws_tables` goes
+    on). The same arrays, without the samplers
     (tests/core/test_quantile_draws_compiled.py)."""
     depths = laws.depths
     if not isinstance(depths, np.ndarray) or depths.dtype != np.int64 \

@@ -466,9 +466,11 @@ def _cell_ranks(stats: QuantileStatistics, g: QuantileGrid
 
 
 def _cell_rows(stats: QuantileStatistics, g: QuantileGrid) -> tuple[np.ndarray, np.ndarray]:
-    """The occupied cells' keys (checked on the grid) and their cumulative counts."""
+    """The occupied cells' keys (checked on the grid: both ends, as the sorted keys'
+    searches of :func:`~dprect.core.quantile_centre.block_rows` and
+    :func:`~dprect.core.quantile_centre.window_runs` need) and their cumulative counts."""
     keys = np.asarray(stats.keys, dtype=np.int64)
-    if len(keys) and int(keys[-1]) >= g.size:
+    if len(keys) and (int(keys[0]) < 0 or int(keys[-1]) >= g.size):
         raise ParameterError("a quantile statistic's bin lies outside the plan's grid")
     return keys, np.cumsum(np.asarray(stats.counts, dtype=np.int64))
 

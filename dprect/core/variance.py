@@ -78,20 +78,9 @@ def centred_squares(stats: CellStatistics, lower_step: int, upper_step: int,
     m, h = midpoint_and_half(lower, upper)
     if not len(stats.keys):  # no rows: nothing to sum, whether squares were counted
         return Fraction(0) * h
-    if stats.squares is None:
-        raise ValueError("these statistics were counted without squares")
-    interval, exponent = unpack(stats.keys)
-    mid = (interval > -lower_step - 1) & (interval < upper_step + 1)
-    outside = int(stats.counts[~mid].sum())
-    n_mid = int(stats.counts[mid].sum())
+    outside, n_mid, base, first, second = _clamped_sums(stats, lower_step, upper_step)
     if not n_mid:
         return outside * h * h
-    e_mid = [int(e) - EXPONENT_BIAS for e in exponent[mid].tolist()]
-    s_mid = [int(s) for s in stats.sums[mid].tolist()]
-    q_mid = [int(q) for q in stats.squares[mid].tolist()]
-    base = min(e_mid)
-    first = sum(s << (e - base) for s, e in zip(s_mid, e_mid, strict=True))
-    second = sum(q << (2 * (e - base)) for q, e in zip(q_mid, e_mid, strict=True))
     sum_x = _scaled(first, base)
     sum_x2 = _scaled(second, 2 * base)
     return outside * h * h + sum_x2 - 2 * m * sum_x + n_mid * m * m
@@ -110,12 +99,7 @@ def released_squares(stats: CellStatistics, lower_step: int, upper_step: int,
     checks in the same order: no rows 0, no squares counted raises, h ≤ 0 gives 0."""
     if not len(stats.keys):  # Q = 0: R = 0 whatever h
         return 0
-    if stats.squares is None:
-        raise ValueError("these statistics were counted without squares")
-    interval, exponent = unpack(stats.keys)
-    mid = (interval > -lower_step - 1) & (interval < upper_step + 1)
-    outside = int(stats.counts[~mid].sum())
-    n_mid = int(stats.counts[mid].sum())
+    outside, n_mid, base, first, second = _clamped_sums(stats, lower_step, upper_step)
     (lm, le), (um, ue) = dyadic(lower), dyadic(upper)
     e = min(le, ue)
     low, high = lm << (le - e), um << (ue - e)
@@ -124,21 +108,37 @@ def released_squares(stats: CellStatistics, lower_step: int, upper_step: int,
         return 0
     em = e - 1  # m = (low + high)·2^em, h = width·2^em
     centre = low + high
-    if n_mid:
-        e_mid = [int(x) - EXPONENT_BIAS for x in exponent[mid].tolist()]
-        s_mid = [int(x) for x in stats.sums[mid].tolist()]
-        q_mid = [int(x) for x in stats.squares[mid].tolist()]
-        base = min(e_mid)
-        first = sum(x << (y - base) for x, y in zip(s_mid, e_mid, strict=True))
-        second = sum(x << (2 * (y - base)) for x, y in zip(q_mid, e_mid, strict=True))
-    else:
-        first = second = 0
+    if not n_mid:  # first = second = 0
         base = em
     low_e = 2 * min(em, base)  # E
     q = ((outside * width * width + n_mid * centre * centre) << (2 * em - low_e)) \
         + (second << (2 * base - low_e)) - (2 * centre * first << (em + base - low_e))
     den = width * width << (2 * em - low_e)
     return (2 * q * int(sensitivity) + den) // (2 * den)
+
+
+def _clamped_sums(stats: CellStatistics, lower_step: int, upper_step: int
+                  ) -> tuple[int, int, int, int, int]:
+    """(rows outside [L, U], rows between, b, S, S₂) of a cell with rows: Σx̃ = S·2^b and
+    Σx̃² = S₂·2^(2b) over the rows between L (the lower candidate ``lower_step``) and U
+    (the upper one ``upper_step``), b the least exponent of theirs — integers, the sums
+    :func:`centred_squares` and :func:`released_squares` read (b = 0 and S = S₂ = 0
+    without a row between). Raises where the squares were not counted."""
+    if stats.squares is None:
+        raise ValueError("these statistics were counted without squares")
+    interval, exponent = unpack(stats.keys)
+    mid = (interval > -lower_step - 1) & (interval < upper_step + 1)
+    outside = int(stats.counts[~mid].sum())
+    n_mid = int(stats.counts[mid].sum())
+    if not n_mid:
+        return outside, 0, 0, 0, 0
+    e_mid = [int(e) - EXPONENT_BIAS for e in exponent[mid].tolist()]
+    s_mid = [int(s) for s in stats.sums[mid].tolist()]
+    q_mid = [int(q) for q in stats.squares[mid].tolist()]
+    base = min(e_mid)
+    first = sum(s << (e - base) for s, e in zip(s_mid, e_mid, strict=True))
+    second = sum(q << (2 * (e - base)) for q, e in zip(q_mid, e_mid, strict=True))
+    return outside, n_mid, base, first, second
 
 
 def _scaled(acc: int, exponent: int) -> Fraction:

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from dprect.core.decimal_grid import DecimalGrid
+from dprect.core.errors import ParameterError
 from dprect.core.interior_point import sample_unimodal
 from dprect.core.quantile_centre import (
     blocks,
@@ -107,6 +108,20 @@ def test_fast_draws_on_small_empty_and_uncentred_cells() -> None:
             for seed in (7, 8):
                 _same(quantile_statistics(x, plan), plan, seed)
         _same(empty, plan, 9)
+
+
+def test_a_bin_off_the_grid_is_refused_at_either_end() -> None:
+    """A statistic's bin below the grid's first cell or past its last is refused before
+    any draw (the sorted keys' searches, ``block_rows`` and ``window_runs``, would read a
+    key below 0 as none, or fail otherwise), on both splits."""
+    for plan in (plan_quantiles(QS, 0.5 / 64), plan_quantiles(QS, 40.0),
+                 plan_quantiles([0.5], 1.0, centre=False)):
+        size = quantile_grid(plan.grid, plan.resolution).size
+        for keys in ([-5], [-5, 3], [3, size]):
+            ones = np.ones(len(keys), dtype=np.int64)
+            stats = QuantileStatistics(np.array(keys, dtype=np.int64), ones * 50, ones)
+            with pytest.raises(ParameterError, match="outside the plan's grid"):
+                draws(stats, plan, RandomSource.stream(1))
 
 
 def test_fast_draws_beyond_int64_depths() -> None:

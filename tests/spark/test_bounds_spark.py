@@ -368,3 +368,30 @@ def test_the_kernels_read_a_partition_in_chunks_as_a_whole(monkeypatch) -> None:
                       for cell, c in cells.items())
 
     assert histogram(4) == histogram(10**6)
+
+
+
+def test_finite_chunks_lets_a_column_go_at_its_last_name() -> None:
+    """A column named twice is read once a chunk (its second name yields the same arrays)
+    and kept until then, but no column's arrays are held past its last name: a chunk's
+    columns are not all kept to the chunk's end (a chunk is CHUNK_VALUES values)."""
+    import gc
+    import weakref
+
+    nan = float("nan")
+    table = pa.table({"a": [1.0, nan, 2.0, 3.0], "b": [nan, 4.0, 5.0, 6.0],
+                      "c": [7.0, 8.0, nan, 9.0], "g": ["p", "q", "p", "r"]})
+    chunks = spark_statistics.finite_chunks(iter(table.to_batches()), 100,
+                                            ["a", "b", "a", "c"], "g", "string", ["p", "q"])
+    # every column leaves rows out (a NaN, group "r"): its arrays are copies, held by
+    # nothing but finite_chunks once the kernel lets them go
+    seen: dict[int, weakref.ref] = {}
+    for j, group, x in chunks:
+        if j == 2:
+            assert seen[0]() is x  # "a" again: the arrays read for its first name
+        seen[j] = weakref.ref(x)
+        del group, x
+        gc.collect()
+        alive = {k for k, ref in seen.items() if ref() is not None}
+        assert alive == {0: {0}, 1: {0}, 2: set(), 3: set()}[j], (j, alive)
+    assert sorted(seen) == [0, 1, 2, 3]

@@ -255,7 +255,9 @@ def finite_chunks(batches: Iterator[Any], chunk_rows: int, columns: Sequence[str
     (j, group indices, float64 values) of the rows in a listed group whose value is
     finite — a null, NaN or ±inf is left out of that column only (row-local). A column
     named more than once (a mixed run's, once per mechanism) is read once a chunk, its
-    arrays shared (the kernel only reads them)."""
+    arrays shared (the kernel only reads them) and let go at its last name: a column
+    named once is not held past its own turn (the chunk's columns are not all kept)."""
+    last = {name: j for j, name in enumerate(columns)}  # each column's last index
     pending: list[Any] = []
     rows = 0
     for batch in itertools.chain(batches, [None]):  # None: the end, flush the rest
@@ -283,8 +285,7 @@ def finite_chunks(batches: Iterator[Any], chunk_rows: int, columns: Sequence[str
                 else:
                     use &= listed
                     read[name] = (group[use], x[use])
-            yield j, *read[name]
-        del read
+            yield j, *(read[name] if j < last[name] else read.pop(name))
 
 
 def to_blob(keys: np.ndarray, counts: np.ndarray, sums: np.ndarray) -> Any:
@@ -1380,6 +1381,8 @@ __all__ = [
     "finite_chunks",
     "grid_keys",
     "partial_bins",
+    "partial_pass",
+    "pass_input",
     "real_cells",
     "spark_statistics",
     "to_cells",
