@@ -178,6 +178,62 @@ def partitions(path: Path, parts: int) -> list[list[pa.RecordBatch]]:
     return [list(f.read_row_groups(g).to_batches(max_chunksize=10_000)) for g in cut if g]
 
 
+def by_block(partials: Any) -> dict[int, list[Any]]:
+    """The pass's partial batches gathered by block (the shuffle's key): each block's blobs
+    in the order the partitions made them."""
+    by_range: dict[int, list[Any]] = {}
+    for batches in partials:
+        for b in batches:
+            by_range.setdefault(b.column(0)[0].as_py(), []).append(b.column(1)[0])
+    return by_range
+
+
+def merged_block(r: int, blobs: list[Any]) -> Any:
+    """One block's partial blobs merged as the merge's group does (one Arrow table)."""
+    from dprect.engines.spark import statistics as st
+
+    return st.merge_blobs(pa.table({st.PART: pa.array([r] * len(blobs), pa.int32()),
+                                    st.BLOB: pa.array([x.as_py() for x in blobs],
+                                                      pa.binary())}))
+
+
+def merged_blobs(path: Path, source: list[str], group_names: list[str], starts: list[int],
+                 kernel: Any, layout: Any) -> dict[int, bytes]:
+    """The run's pass over two partitions and its merge, in one process: each block's
+    merged blob, by block (the draws benchmarks' input)."""
+    from dprect.engines.spark import statistics as st
+
+    limits = st.block_limits(kernel, len(group_names), starts)
+    values = st.resolve_groups(group_names, "numeric", "g")
+    partials = (st.partial_bins(iter(batches), source, "g", "numeric", values,
+                                len(group_names), len(starts), kernel, layout, limits)
+                for batches in partitions(path, 2))
+    return {r: merged_block(r, v).column(st.BLOB)[0].as_py()
+            for r, v in by_block(partials).items()}
+
+
+def block_batch(merged: dict[int, bytes], r: int, extra: dict[str, Any] | None = None
+                ) -> Any:
+    """Block ``r``'s merged blob as the draws' one-row input batch (plus ``extra``
+    columns)."""
+    from dprect.engines.spark import statistics as st
+
+    cols: dict[str, Any] = {st.PART: pa.array([r], pa.int32()),
+                            st.BLOB: pa.array([merged.get(r)], pa.binary())}
+    cols.update(extra or {})
+    return pa.table(cols).to_batches()[0]
+
+
+def seed_column(seeds: list[int | None] | None, a: int, z: int) -> dict[str, Any]:
+    """Groups ``a`` to ``z``'s stream seeds as the draws' seed column (none unseeded)."""
+    from dprect.engines.spark import executor_draws as ed
+
+    if seeds is None or seeds[0] is None:
+        return {}
+    raw = b"".join(int(s or 0).to_bytes(ed.SEED_BYTES, "big") for s in seeds[a:z])
+    return {ed.SEEDS: pa.array([raw], pa.binary())}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rows", type=int, default=2_000_000)
@@ -233,10 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     out, stats, cpu = profiled(run_pass)
     report["pass"] = {"cpu": cpu, "stages": stage_seconds(stats, STAGES["pass"])}
     pass_stats = stats
-    by_range: dict[int, list[Any]] = {}
-    for batches in out:
-        for b in batches:
-            by_range.setdefault(b.column(0)[0].as_py(), []).append(b.column(1)[0])
+    by_range = by_block(out)
     report["pass"]["blob_bytes"] = sum(len(x.as_buffer()) for v in by_range.values()
                                        for x in v)
     if args.digest:
@@ -245,10 +298,7 @@ def main(argv: list[str] | None = None) -> int:
     del out
 
     def run_merge() -> dict[int, Any]:
-        return {r: st.merge_blobs(pa.table({st.PART: pa.array([r] * len(v), pa.int32()),
-                                            st.BLOB: pa.array([x.as_py() for x in v],
-                                                              pa.binary())}))
-                for r, v in by_range.items()}
+        return {r: merged_block(r, v) for r, v in by_range.items()}
 
     merged, stats, cpu = profiled(run_merge)
     report["merge"] = {"cpu": cpu, "stages": stage_seconds(stats, STAGES["merge"])}

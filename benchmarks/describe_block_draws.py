@@ -52,12 +52,11 @@ from typing import Any
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # as in Spark's Python workers
 
-import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from aggregate_pass_profile import partitions
+from aggregate_pass_profile import block_batch, merged_blobs, seed_column
 from spark_bench import OUTPUT, ensure_data
 
 DIGEST_RUNS = ["bounds,count,sum,mean", "count,mean,variance", "count", "bounds,sum"]
@@ -95,41 +94,11 @@ def prepared(rows: int, columns: int, groups: int, statistics: str, epsilon: flo
     if cache.exists():
         merged = pickle.loads(cache.read_bytes())
     else:
-        limits = st.block_limits(kernel, groups, starts)
-        values = st.resolve_groups(group_names, "numeric", "g")
-        by_range: dict[int, list[Any]] = {}
-        for batches in partitions(path, 2):
-            for b in st.partial_bins(iter(batches), names, "g", "numeric", values, groups,
-                                     len(starts), kernel, layout, limits):
-                by_range.setdefault(b.column(0)[0].as_py(), []).append(b.column(1)[0])
-        merged = {}
-        for r, v in by_range.items():
-            table = st.merge_blobs(pa.table({
-                st.PART: pa.array([r] * len(v), pa.int32()),
-                st.BLOB: pa.array([x.as_py() for x in v], pa.binary())}))
-            merged[r] = table.column(st.BLOB)[0].as_py()
+        merged = merged_blobs(path, names, group_names, starts, kernel, layout)
         cache.write_bytes(pickle.dumps(merged))
     blocks = ed.Blocks(kernel, spec, groups, starts, columns)
     return {"settings": settings, "blocks": blocks, "merged": merged,
             "starts": starts}
-
-
-def batch(merged: dict[int, bytes], r: int, extra: dict[str, Any] | None = None) -> Any:
-    from dprect.engines.spark import statistics as st
-
-    cols: dict[str, Any] = {st.PART: pa.array([r], pa.int32()),
-                            st.BLOB: pa.array([merged.get(r)], pa.binary())}
-    cols.update(extra or {})
-    return pa.table(cols).to_batches()[0]
-
-
-def seed_column(seeds: list[int | None], a: int, z: int) -> dict[str, Any]:
-    from dprect.engines.spark import executor_draws as ed
-
-    if seeds[0] is None:
-        return {}
-    raw = b"".join(int(s or 0).to_bytes(ed.SEED_BYTES, "big") for s in seeds[a:z])
-    return {ed.SEEDS: pa.array([raw], pa.binary())}
 
 
 def cell_text(cell: Any) -> str:
@@ -158,7 +127,7 @@ def run_all(run: dict[str, Any], rng: Any) -> tuple[list[Any], list[Any], Any]:
     seeds = rng.stream_seeds(blocks.groups)
     firsts = []
     for r in range(len(edges) - 1):
-        (out,) = ed.query_first(iter([batch(merged, r, seed_column(seeds, edges[r],
+        (out,) = ed.query_first(iter([block_batch(merged, r, seed_column(seeds, edges[r],
                                                                     edges[r + 1]))]),
                                 blob, blocks, 0)
         firsts.append(out)
@@ -167,7 +136,7 @@ def run_all(run: dict[str, Any], rng: Any) -> tuple[list[Any], list[Any], Any]:
     anchors = ed.column_centres(plan, pools, rng)
     done = []
     for r, f in enumerate(firsts):
-        (out,) = ed.query_second(iter([batch(merged, r, {ed.DRAWS: f.column(ed.DRAWS)})]),
+        (out,) = ed.query_second(iter([block_batch(merged, r, {ed.DRAWS: f.column(ed.DRAWS)})]),
                                  blob, anchors, blocks, 0)
         done.append(released_rows(pickle.loads(out.column(ed.RESULT)[0].as_py())))
     return firsts, done, anchors
@@ -250,12 +219,12 @@ def timed(args: argparse.Namespace) -> int:
     # the anchors (or pooled centres) from the timed blocks' and a warm-up block's pools
     # (a whole run's would take every block: the draws' cost is alike)
     t = time.process_time()
-    firsts = [ed.query_first(iter([batch(merged, r)]), blob, blocks, 0).__next__()
+    firsts = [ed.query_first(iter([block_batch(merged, r)]), blob, blocks, 0).__next__()
               for r in [0, *chosen]]
     pools = ed.SmallPools.joined([pickle.loads(f.column(ed.POOLS)[0].as_py())
                                   for f in firsts[:args.pool_blocks or None]])
     anchors = ed.column_centres(plan, pools, rng)
-    list(ed.query_second(iter([batch(merged, 0, {ed.DRAWS: firsts[0].column(ed.DRAWS)})]),
+    list(ed.query_second(iter([block_batch(merged, 0, {ed.DRAWS: firsts[0].column(ed.DRAWS)})]),
                          blob, anchors, blocks, 0))  # warm: phase 2 once
     whole = time.process_time() - t
     spent = {"decode": 0.0, "phase1": 0.0, "phase2": 0.0, "driver": 0.0}
@@ -265,14 +234,14 @@ def timed(args: argparse.Namespace) -> int:
         if prof is not None:
             prof.enable()
         cells += blocks.size(r) * args.columns
-        b = batch(merged, r)
+        b = block_batch(merged, r)
         t = time.process_time()
         blocks.cells(b, 0, 0)
         spent["decode"] += time.process_time() - t
         t = time.process_time()
         (f,) = as_task(ed.query_first, b, blob, blocks, 0)
         spent["phase1"] += time.process_time() - t
-        b2 = batch(merged, r, {ed.DRAWS: f.column(ed.DRAWS)})
+        b2 = block_batch(merged, r, {ed.DRAWS: f.column(ed.DRAWS)})
         t = time.process_time()
         (out,) = as_task(ed.query_second, b2, blob, anchors, blocks, 0)
         spent["phase2"] += time.process_time() - t

@@ -53,12 +53,11 @@ from typing import Any
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # as in Spark's Python workers
 
-import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from aggregate_pass_profile import ALL, partitions
+from aggregate_pass_profile import ALL, block_batch, merged_blobs, seed_column
 from spark_bench import OUTPUT, ensure_data
 
 
@@ -89,41 +88,10 @@ def prepared(args: argparse.Namespace, seed: int | None) -> dict[str, Any]:
     if cache.exists():
         merged = pickle.loads(cache.read_bytes())
     else:
-        limits = st.block_limits(kernel, args.groups, starts)
-        values = st.resolve_groups(group_names, "numeric", "g")
-        by_range: dict[int, list[Any]] = {}
-        for batches in partitions(path, 2):
-            for b in st.partial_bins(iter(batches), source, "g", "numeric", values,
-                                     args.groups, len(starts), kernel, layout, limits):
-                by_range.setdefault(b.column(0)[0].as_py(), []).append(b.column(1)[0])
-        merged = {}
-        for r, v in by_range.items():
-            table = st.merge_blobs(pa.table({
-                st.PART: pa.array([r] * len(v), pa.int32()),
-                st.BLOB: pa.array([x.as_py() for x in v], pa.binary())}))
-            merged[r] = table.column(st.BLOB)[0].as_py()
-        del by_range
+        merged = merged_blobs(path, source, group_names, starts, kernel, layout)
         cache.write_bytes(pickle.dumps(merged))
     blocks = ed.Blocks(kernel, spec, args.groups, starts, args.columns)
     return {"settings": settings, "blocks": blocks, "merged": merged}
-
-
-def batch(merged: dict[int, bytes], r: int, extra: dict[str, Any] | None = None) -> Any:
-    from dprect.engines.spark import statistics as st
-
-    cols: dict[str, Any] = {st.PART: pa.array([r], pa.int32()),
-                            st.BLOB: pa.array([merged.get(r)], pa.binary())}
-    cols.update(extra or {})
-    return pa.table(cols).to_batches()[0]
-
-
-def seed_column(seeds: list[int] | None, a: int, z: int) -> dict[str, Any]:
-    from dprect.engines.spark import executor_draws as ed
-
-    if seeds is None:
-        return {}
-    raw = b"".join(int(s or 0).to_bytes(ed.SEED_BYTES, "big") for s in seeds[a:z])
-    return {ed.SEEDS: pa.array([raw], pa.binary())}
 
 
 def describe_text(cell: Any) -> str:
@@ -153,7 +121,7 @@ class Run:
         from dprect.engines.spark import executor_draws as ed
 
         e = self.blocks.edges
-        (out,) = ed.query_first(iter([batch(self.merged, r, seed_column(seeds, e[r],
+        (out,) = ed.query_first(iter([block_batch(self.merged, r, seed_column(seeds, e[r],
                                                                            e[r + 1]))]),
                                 self.blobs[part], self.blocks, part)
         return out
@@ -169,7 +137,7 @@ class Run:
         from dprect.core.column_release import released_rows
         from dprect.engines.spark import executor_draws as ed
 
-        (out,) = ed.query_second(iter([batch(self.merged, r,
+        (out,) = ed.query_second(iter([block_batch(self.merged, r,
                                              {ed.DRAWS: first.column(ed.DRAWS)})]),
                                  self.blobs[part], anchors, self.blocks, part)
         return released_rows(pickle.loads(out.column(ed.RESULT)[0].as_py()))
@@ -178,7 +146,7 @@ class Run:
         from dprect.engines.spark import executor_draws as ed
 
         e = self.blocks.edges
-        (out,) = ed.quantiles_block(iter([batch(self.merged, r, seed_column(seeds, e[r],
+        (out,) = ed.quantiles_block(iter([block_batch(self.merged, r, seed_column(seeds, e[r],
                                                                                e[r + 1]))]),
                                     self.blobs[part], self.blocks, part)
         return pickle.loads(out.column(ed.RESULT)[0].as_py())

@@ -105,6 +105,9 @@ FIT_OPTIONS: dict[str, object] = {}
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "jobs"))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from spark_bench import own_cpu  # noqa: E402
 
 OUTPUT = REPO / "benchmarks" / "output"
 #: where the sweep's Parquet tables are written once and read (``--data-dir``; a large
@@ -359,7 +362,7 @@ def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> N
             warnings.simplefilter("ignore")
             try:
                 group("fit")
-                cpu = time.process_time(), _cpu_s(jvm)
+                cpu = time.process_time(), own_cpu(jvm)
                 t0 = time.perf_counter()
                 prepared = prepare_fit(df, features=features, label="label",
                                        grid=[Grid(-100.0, 100.0, 2**20)] * dims,
@@ -373,7 +376,7 @@ def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> N
                     # after the run: a pending auto plan readies its engine there
                     box["chosen"] = prepared.engine.strategy
                     box["stats"] = dict(prepared.engine.stats)
-                box["cpu"] = (time.process_time() - cpu[0], _cpu_s(jvm) - cpu[1])
+                box["cpu"] = (time.process_time() - cpu[0], own_cpu(jvm) - cpu[1])
             except Exception as exc:  # reported in the table as failed
                 box["error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
 
@@ -406,9 +409,9 @@ def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> N
     for i in range(settle + measured - 1):
         kind = "settling, not counted" if i + 1 < settle else "measured"
         pair[0] = i + 1
-        scan_jvm = _cpu_s(jvm)
+        scan_jvm = own_cpu(jvm)
         scan_s = timed(f"{tag}: aggregate scan ({kind})", scan)[0]
-        scan_jvm = _cpu_s(jvm) - scan_jvm
+        scan_jvm = own_cpu(jvm) - scan_jvm
         t0 = time.perf_counter()
         fit()
         pairs.append((scan_s, time.perf_counter() - t0))
@@ -451,17 +454,6 @@ def sweep_one(dims: int, rows: int, plan: str, master: str, timeout: float) -> N
         _profile(out, groups, settle, settle + measured)
     print("RESULT " + json.dumps(out), flush=True)
     spark.stop()
-
-
-def _cpu_s(pid: int | None) -> float:
-    """CPU seconds (user + system) of process ``pid`` so far; 0 without one."""
-    if pid is None:
-        return 0.0
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _profile(out: dict, groups: dict[str, list[dict]], first: int, stop: int) -> None:
