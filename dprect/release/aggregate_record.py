@@ -38,12 +38,18 @@ import pyarrow.compute as pc
 
 from dprect.core.aggregates import SPREAD, STATISTICS, Cell, DescribeResult
 from dprect.core.bounds import BoundsPlan, BoundsResult
-from dprect.core.column_release import ColumnRows, ReleasedColumns
+from dprect.core.column_release import ColumnRows
 from dprect.core.mixed import MixedResult
 from dprect.core.quantile_release import SMALL, QuantileResult
 from dprect.core.statistic import COVERAGE, QUANTILES, QUERY, Mechanism, outputs
 from dprect.core.statistic import STATISTICS as STATISTIC_OF
-from dprect.release.record_text import COMPACT_ITEMS
+from dprect.release.record_text import (
+    COMPACT_ITEMS,
+    item_lines,
+    item_template,
+    join_items,
+    value_texts,
+)
 from dprect.release.row_spool import RowSpool, row_blocks
 
 #: what the ledger records as the method of a run of each mechanism (its name)
@@ -179,16 +185,10 @@ def describe_rows(result: DescribeResult) -> list[dict[str, Any]]:
     """The rows of a describe record (:func:`describe_record`) of ``result``'s cells: of
     the run's, or of one block of its groups (a block's rows are the run's rows of its
     groups)."""
-    plan = jsonable(result.plan.to_json())
-    asked = tuple(result.plan.statistics)
-    need = {c: rows_needed(plan, c) for c in result.columns}  # public, per column
-    # each output's place in a cell (the rows of :meth:`DescribeResult.rows`, made here in
-    # one pass: no intermediate row a cell): an attribute (the bounds, an asked
-    # statistic), an end of an asked statistic's interval, or None (not asked)
-    places = [(key, _place(key, asked)) for key in outputs(QUERY, asked)]
-    counted = "count" in asked
-    if isinstance(result.cells, ColumnRows):  # a block's arrays: no Cell a cell
-        return _column_rows(result, result.cells.released, places, counted, need)
+    fields = block_fields(result)
+    if fields is not None:  # a block's arrays: no Cell a cell
+        return fields.rows()
+    places, counted, need = _row_plan(result)
     rows = []
     for gi, g in enumerate(result.groups):
         group, cells = _json_scalar(g), result.cells[gi]
@@ -197,6 +197,23 @@ def describe_rows(result: DescribeResult) -> list[dict[str, Any]]:
             _cell_fields(out, cells[j], places, counted, need[column])
             rows.append(out)
     return rows
+
+
+#: an output's place in a cell (:func:`_place`), by the output's key
+Places = list[tuple[str, tuple[str | None, int | None]]]
+
+
+def _row_plan(result: DescribeResult) -> tuple[Places, bool, dict[Any, int]]:
+    """What :func:`describe_rows` reads of ``result``'s public plan: each output's place
+    in a cell (the rows of :meth:`DescribeResult.rows`, made in one pass: no intermediate
+    row a cell): an attribute (the bounds, an asked statistic), an end of an asked
+    statistic's interval, or None (not asked); whether a count was released; the row need
+    per column (:func:`rows_needed`)."""
+    plan = jsonable(result.plan.to_json())
+    asked = tuple(result.plan.statistics)
+    need = {c: rows_needed(plan, c) for c in result.columns}  # public, per column
+    return [(key, _place(key, asked)) for key in outputs(QUERY, asked)], \
+        "count" in asked, need
 
 
 def _cell_fields(row: dict[str, Any], cell: Cell,
@@ -218,54 +235,155 @@ def _cell_fields(row: dict[str, Any], cell: Cell,
     row[BELOW_ROW_NEED] = None if count is None else bool(float(count) < need)
 
 
-def _column_rows(result: DescribeResult, released: ReleasedColumns,
-                 places: Sequence[tuple[str, tuple[str | None, int | None]]],
-                 counted: bool, need: Mapping[str, float]) -> list[dict[str, Any]]:
-    """:func:`describe_rows` of a block whose cells came as arrays
-    (:class:`~dprect.core.column_release.ColumnRows`), made a field at a time from
-    :meth:`~dprect.core.column_release.ReleasedColumns.fields` (the values its cells hold,
-    :func:`_json_scalar` each), the rows by one ``zip``; a cell released in Python
+def block_fields(result: DescribeResult | QuantileResult) -> BlockFields | None:
+    """The record rows of a block whose cells came as arrays
+    (:class:`~dprect.core.column_release.ColumnRows`) a field at a time
+    (:class:`BlockFields`: :meth:`~dprect.core.column_release.ReleasedColumns.fields`, the
+    values its cells hold, in row order); a cell released in Python
     (:attr:`~dprect.core.column_release.ReleasedColumns.python`) takes its row from its
-    :class:`~dprect.core.aggregates.Cell` as :func:`describe_rows` makes it. The same
-    rows, key for key and value for value."""
+    :class:`~dprect.core.aggregates.Cell` as :func:`describe_rows` makes it. None for any
+    other result (its rows: :func:`record_rows`)."""
+    if not isinstance(result, DescribeResult) or not isinstance(result.cells, ColumnRows):
+        return None
+    released = result.cells.released
+    places, counted, need = _row_plan(result)
     m, columns = released.groups, len(result.columns)
     assert m == len(result.groups) and columns == released.columns
-    fields = released.fields()
+    arrays = released.fields()
 
     def in_rows(a: np.ndarray) -> np.ndarray:  # cell order (j·m + g) to row order
         return a.reshape(columns, m).T.ravel()
 
-    values: list[list[Any] | itertools.repeat[None]] = [
-        [_json_scalar(g) for g in result.groups for _ in range(columns)],
-        [_json_scalar(c) for c in result.columns] * m]
-    for _key, (attribute, end) in places:
+    fields: dict[str, np.ndarray | None] = {}
+    for key, (attribute, end) in places:
         name = None if attribute is None else (
             attribute if end is None else f"{attribute}{('_low', '_high')[end]}")
-        a = None if name is None else fields.get(name)
-        if a is None:
-            values.append(itertools.repeat(None))
-            continue
-        a = in_rows(a)
-        values.append(a.tolist() if np.isfinite(a).all()
-                      else [_json_scalar(x) for x in a.tolist()])
+        a = None if name is None else arrays.get(name)
+        fields[key] = None if a is None else in_rows(a)
+    below = None
     if counted:
-        count = fields["count"]
+        count = arrays["count"]
         assert count is not None
         needs = [need[c] for c in result.columns]
         if all(abs(n) < 1 << 53 for n in needs):  # exact as float64 (as float(ñ) < need)
-            values.append((in_rows(count) < np.tile(np.array(needs, dtype=np.float64), m)
-                           ).tolist())
+            below = in_rows(count) < np.tile(np.array(needs, dtype=np.float64), m)
         else:
-            values.append([bool(x < needs[r % columns])
-                           for r, x in enumerate(in_rows(count).tolist())])
-    else:
-        values.append(itertools.repeat(None))
-    keys = ["group", "column", *(k for k, _ in places), BELOW_ROW_NEED]
-    rows = [dict(zip(keys, v, strict=False)) for v in zip(*values, strict=False)]
+            below = np.array([x < needs[r % columns]
+                              for r, x in enumerate(in_rows(count).tolist())], dtype=bool)
+    python: dict[int, dict[str, Any]] = {}
     for c, cell in released.python.items():  # left to Python: its cell's row
         g, j = c % m, c // m
-        _cell_fields(rows[g * columns + j], cell, places, counted, need[result.columns[j]])
-    return rows
+        row = {"group": _json_scalar(result.groups[g]),
+               "column": _json_scalar(result.columns[j])}
+        _cell_fields(row, cell, places, counted, need[result.columns[j]])
+        python[g * columns + j] = row
+    return BlockFields(("group", "column", *(k for k, _ in places), BELOW_ROW_NEED),
+                       [_json_scalar(g) for g in result.groups],
+                       [_json_scalar(c) for c in result.columns], fields, below, python)
+
+
+@dataclass(frozen=True)
+class BlockFields:
+    """A block's record rows (:func:`describe_rows`) kept a field at a time
+    (:func:`block_fields`): ``keys``, a row's keys in order; ``groups`` and ``columns``,
+    their JSON scalars (row r = g·len(columns) + j); ``fields``, each output's float64
+    values in row order as released (±inf and NaN as drawn; None: null in every row);
+    ``below``, the small-group flag (None: no count released); ``python``, the whole rows
+    of the cells released in Python, by row. Every output of the block is made from it a
+    field at a time — :meth:`rows`, :meth:`item_lines`, :meth:`table` — the same as
+    :func:`~dprect.release.record_text.item_lines` and :func:`table_block` of its
+    :meth:`rows`, byte for byte, by the same definitions (the keys' order, the scalars'
+    JSON :func:`_json_scalar`, the encoder's texts, the table's schema and flag), with no
+    dict a row (issue #42)."""
+
+    keys: tuple[str, ...]
+    groups: list[Any]
+    columns: list[Any]
+    fields: dict[str, np.ndarray | None]
+    below: np.ndarray | None
+    python: dict[int, dict[str, Any]]
+
+    def __len__(self) -> int:
+        return len(self.groups) * len(self.columns)
+
+    def _group_of_rows(self, values: list[Any]) -> list[Any]:
+        """One value per group repeated for each of its rows."""
+        c = len(self.columns)
+        return [v for v in values for _ in range(c)]
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The record rows (dicts: a reader of rows, not the packer)."""
+        values: list[list[Any] | itertools.repeat[None]] = [
+            self._group_of_rows(self.groups), self.columns * len(self.groups)]
+        for key in self.keys[2:-1]:
+            a = self.fields[key]
+            values.append(itertools.repeat(None) if a is None else
+                          a.tolist() if np.isfinite(a).all() else
+                          [_json_scalar(x) for x in a.tolist()])
+        values.append(itertools.repeat(None) if self.below is None else self.below.tolist())
+        rows = [dict(zip(self.keys, v, strict=False)) for v in zip(*values, strict=False)]
+        for r, row in self.python.items():
+            rows[r] = dict(row)
+        return rows
+
+    def item_lines(self) -> str:
+        """:func:`~dprect.release.record_text.item_lines` of :meth:`rows`, made a field at
+        a time: each field's values' texts (:func:`~dprect.release.record_text.
+        value_texts`: a float column's ``repr`` in one pass), a row's item by one
+        template (:func:`~dprect.release.record_text.item_template`; a field null in
+        every row written in it)."""
+        texts = [self._group_of_rows(value_texts(self.groups)),
+                 value_texts(self.columns) * len(self.groups)]
+        fixed: dict[str, str] = {}
+        for key in self.keys[2:-1]:
+            a = self.fields[key]
+            if a is None:
+                fixed[key] = "null"
+            elif np.isfinite(a).all():
+                texts.append(value_texts(a.tolist(), "float"))
+            else:
+                texts.append(value_texts([_json_scalar(x) for x in a.tolist()]))
+        if self.below is None:
+            fixed[BELOW_ROW_NEED] = "null"
+        else:
+            texts.append(value_texts(self.below.tolist(), "bool"))
+        items = list(map(item_template(self.keys, fixed).__mod__, zip(*texts, strict=True)))
+        for r, row in self.python.items():
+            items[r] = item_lines([row])
+        return join_items(items)
+
+    def table(self, shape: RecordShape, plan: Mapping[str, Any]) -> TableBlock:
+        """:func:`table_block` of :meth:`rows` (the same batch), made a column at a time
+        from the arrays: an output as :func:`_floats` reads its recorded value (a NaN
+        recorded ``"-inf"``: :func:`_json_scalar`), the flag derived again from that
+        count (:func:`_below_column`)."""
+        statistics = plan.get("statistics", ())
+        keys = outputs(shape.mechanism, statistics)
+        n, m = len(self), len(self.groups)
+        names = [str(c) for c in self.columns] * m
+        columns: list[Any] = [
+            pa.array(self._group_of_rows([None if g is None else str(g) for g in self.groups]),
+                     pa.string()),
+            pa.array(names, pa.string())]
+        for key in keys:
+            a = self.fields.get(key)
+            if a is None:
+                columns.append(_floats([None] * n))
+                continue
+            values = a if np.isfinite(a).all() else np.where(np.isnan(a), -np.inf, a)
+            mask = np.zeros(n, dtype=bool)
+            if self.python:
+                values = values.copy()
+                for r, row in self.python.items():
+                    v = row.get(key)
+                    mask[r] = v is None
+                    values[r] = 0.0 if v is None else float(v)
+            columns.append(pa.array(values, pa.float64(),
+                                    mask=mask if mask.any() else None))
+        columns += _flag_columns(shape, keys, columns, names, plan, {},
+                                 lambda: [None] * n)
+        return TableBlock(pa.RecordBatch.from_arrays(columns,
+                                                     schema=table_schema(shape, statistics)))
 
 
 def _place(key: str, asked: Sequence[str]) -> tuple[str | None, int | None]:
@@ -548,21 +666,40 @@ def table_block(rows: Sequence[Mapping[str, Any]], shape: RecordShape,
         pa.array([None if r["group"] is None else str(r["group"]) for r in rows], pa.string()),
         pa.array(names := [str(r["column"]) for r in rows], pa.string())]
     columns += [_floats([r.get(key) for r in rows]) for key in keys]
+    columns += _flag_columns(shape, keys, columns, names, plan, need,
+                             lambda: [r.get(SMALL) for r in rows])
+    return TableBlock(pa.RecordBatch.from_arrays(columns,
+                                                 schema=table_schema(shape, statistics)))
+
+
+def _flag_columns(shape: RecordShape, keys: Sequence[str], columns: Sequence[pa.Array],
+                  names: Sequence[str], plan: Mapping[str, Any], need: dict[str, int],
+                  small: Callable[[], list[Any]]) -> list[pa.Array]:
+    """A table block's flag columns (:func:`table_block`, :meth:`BlockFields.table`), after
+    its group, column (row by row: ``names``) and outputs' ``columns`` (``keys``): the
+    quantiles' flag as released (``small``: its rows' values), the small-group flag
+    derived again from the released count and the recorded ``plan`` (count < the
+    column's :func:`rows_needed`; null where no count was released; ``need``: the row
+    need per column read so far, filled here)."""
+    out = []
     for flag in shape.flags:
         if flag == SMALL:  # the quantiles' flag is released as drawn
-            columns.append(pa.array([r.get(SMALL) for r in rows], pa.bool_()))
+            out.append(pa.array(small(), pa.bool_()))
         elif "count" not in keys:
-            columns.append(pa.nulls(len(rows), pa.bool_()))
-        else:  # count < the column's need; None where no count was released
+            out.append(pa.nulls(len(names), pa.bool_()))
+        else:
             for name in dict.fromkeys(names):
                 if name not in need:
                     need[name] = rows_needed(plan, name)
-            count = columns[2 + keys.index("count")]
-            below = [None if c is None else bool(c < need[n])
-                     for c, n in zip(count.to_pylist(), names, strict=True)]
-            columns.append(pa.array(below, pa.bool_()))
-    return TableBlock(pa.RecordBatch.from_arrays(columns,
-                                                 schema=table_schema(shape, statistics)))
+            count = columns[2 + list(keys).index("count")]
+            needs = [need[n] for n in names]
+            if all(abs(n) < 1 << 53 for n in need.values()):  # exact as float64
+                out.append(pc.less(count, pa.array(needs, pa.float64())))
+            else:  # Python's exact comparison of a float with an int
+                out.append(pa.array([None if c is None else bool(c < n) for c, n in
+                                     zip(count.to_pylist(), needs, strict=True)],
+                                    pa.bool_()))
+    return out
 
 
 def table_blocks(record: Mapping[str, Any]) -> Iterator[Sequence[dict[str, Any]]]:
@@ -718,11 +855,13 @@ __all__ = [
     "DESCRIBE_METHOD",
     "ROW_KEYS",
     "SHAPES",
+    "BlockFields",
     "Overview",
     "RecordShape",
     "TableBlock",
     "aggregate_record",
     "below_row_need",
+    "block_fields",
     "bounds_record",
     "cell_count",
     "centre_rows_needed",

@@ -19,7 +19,7 @@ writes them): the record's text is its other entries' around the spool's texts."
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -27,6 +27,9 @@ from dprect.release.row_spool import RowSpool, row_blocks
 
 #: a list with more items than this is written one compact item per line
 COMPACT_ITEMS = 1000
+#: the nesting level of a record's top-level long list (its ``results``): a spooled
+#: block's items are laid out for it (:func:`item_lines`)
+LIST_LEVEL = 1
 
 
 def _item_encoder() -> Callable[[Any], str]:
@@ -41,19 +44,51 @@ def _item_encoder() -> Callable[[Any], str]:
     make = getattr(json.encoder, "c_make_encoder", None)
     if make is None:  # pragma: no cover (a Python without json's C accelerator)
         return partial(json.dumps, allow_nan=False)
-    plain = json.JSONEncoder(allow_nan=False)
-    encode = make(None, plain.default, json.encoder.encode_basestring_ascii, None,
-                  plain.key_separator, plain.item_separator, False, False, False)
+    encode = make(None, _PLAIN.default, json.encoder.encode_basestring_ascii, None,
+                  _PLAIN.key_separator, _PLAIN.item_separator, False, False, False)
     return lambda item: "".join(encode(item, 0))
 
 
+#: the settings ``json.dumps`` gives its encoder (compact items' separators ``": "``
+#: and ``", "``), shared by :func:`_item` and :func:`item_template`
+_PLAIN = json.JSONEncoder(allow_nan=False)
 #: a long list's item as its compact JSON (:func:`_item_encoder`)
 _item = _item_encoder()
 
 
-#: the nesting level of a record's top-level long list (its ``results``): a spooled
-#: block's items are laid out for it (:func:`item_lines`)
-LIST_LEVEL = 1
+def item_template(keys: Sequence[str], fixed: Mapping[str, str] | None = None) -> str:
+    """The text :func:`_item` gives a row (a flat dict of JSON scalars) with ``keys`` in
+    this order, as a ``%``-template with one ``%s`` for each value's text
+    (:func:`value_texts`) but those of ``fixed`` (key → its value's text in every row,
+    written in): the keys encoded and separated by the same encoder settings, so the
+    template filled with the values' texts is ``_item(row)`` byte for byte — a block's
+    items made a field at a time (no dict a row, issue #42)."""
+    fixed = fixed or {}
+    return "{" + _PLAIN.item_separator.join(
+        (_item(k) + _PLAIN.key_separator).replace("%", "%%")
+        + (fixed[k].replace("%", "%%") if k in fixed else "%s") for k in keys) + "}"
+
+
+#: a JSON boolean's text as the C encoder writes it, by the bool (``False``, ``True``)
+_BOOL_TEXTS = ("false", "true")
+
+
+def value_texts(values: Sequence[Any], kind: str = "") -> list[str]:
+    """Each of ``values`` (JSON scalars) as :func:`_item` writes it, a field at a time:
+    ``kind`` ``"float"`` — every value a finite float: ``float.__repr__``, what CPython's
+    C encoder writes for one —, ``"bool"`` — every value a bool —, else each encoded by
+    :func:`_item` (a name, a null, ``"inf"``)."""
+    if kind == "float":
+        return list(map(float.__repr__, values))
+    if kind == "bool":
+        return list(map(_BOOL_TEXTS.__getitem__, values))
+    return list(map(_item, values))
+
+
+def join_items(items: Sequence[str], level: int = LIST_LEVEL) -> str:
+    """Items' texts (:func:`_item`'s) laid out as a long list at nesting ``level`` writes
+    them (:func:`item_lines`)."""
+    return _item_separator(level).join(items)
 
 
 def _item_separator(level: int) -> str:
@@ -68,7 +103,7 @@ def item_lines(rows: Sequence[Any], level: int = LIST_LEVEL) -> str:
     text, made where the block is drawn (:class:`~dprect.release.block_pack.BlockPacker`)
     for a record's top-level list (:data:`LIST_LEVEL`), the record's text then laid out
     from it without encoding the rows again (``[`` + the text + ``]`` is their JSON)."""
-    return _item_separator(level).join(_item(v) for v in rows)
+    return join_items([_item(v) for v in rows], level)
 
 
 def _over(value: list[Any] | RowSpool) -> bool:
@@ -195,5 +230,5 @@ def ledger_text(record: dict[str, Any]) -> str:
     return record_text(record) if _long(record) else json.dumps(record)
 
 
-__all__ = ["COMPACT_ITEMS", "item_lines", "ledger_chunks", "ledger_text", "record_chunks",
-           "record_text"]
+__all__ = ["COMPACT_ITEMS", "LIST_LEVEL", "item_lines", "item_template", "join_items",
+           "ledger_chunks", "ledger_text", "record_chunks", "record_text", "value_texts"]

@@ -47,17 +47,18 @@ def test_rows_from_the_arrays_are_the_rows_from_the_cells(
     cols = [f"c{j}" for j in range(columns)]
     want = record_rows(DescribeResult(cols, names, block.rows(), plan.guarantee, plan))
     taken: list[int] = []
-    column_rows = aggregate_record._column_rows
+    fields_of = aggregate_record.block_fields
 
     def spied(*a: Any) -> Any:
-        taken.append(1)
-        return column_rows(*a)
+        made = fields_of(*a)
+        taken.append(made is not None)
+        return made
 
-    monkeypatch.setattr(aggregate_record, "_column_rows", spied)
+    monkeypatch.setattr(aggregate_record, "block_fields", spied)
     cells = released_rows(block)
     assert isinstance(cells, ColumnRows) and len(cells) == groups
     got = record_rows(DescribeResult(cols, names, cells, plan.guarantee, plan))
-    assert taken == [1]  # the arrays' path, not the cells'
+    assert taken == [True]  # the arrays' path, not the cells'
     assert repr(got) == repr(want)  # keys in order, values and their types
     assert json.dumps(got) == json.dumps(want)
     assert len({r["lower"] for r in got}) > 50  # real values
@@ -69,3 +70,68 @@ def test_the_cells_read_as_a_sequence_are_the_blocks_cells() -> None:
     assert repr(list(cells)) == repr(block.rows()) and repr(cells[3]) == repr(block.rows()[3])
     rows = block.rows()
     assert released_rows(rows) is rows  # a list of cells as it is
+
+
+@pytest.mark.parametrize("statistics", [("count", "sum", "mean"), ("sum",), ("mean",),
+                                        ("count",), ("sum", "count")])
+def test_a_block_of_arrays_packs_to_the_bytes_of_its_rows_with_no_row_dict(
+        statistics: tuple[str, ...], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The packer's text and table of a block of arrays, made a field at a time
+    (BlockFields), are byte for byte item_lines and table_block of the block's rows —
+    ±inf and NaN, cells released in Python, groups of several types among them — and the
+    packer makes no row dict of such a block (issue #42)."""
+    from dprect.release.aggregate_record import (
+        SHAPES,
+        BlockFields,
+        block_fields,
+        record_plan,
+        table_block,
+    )
+    from dprect.release.block_pack import BlockPacker
+    from dprect.release.record_text import item_lines
+    from dprect.release.row_spool import pack_block
+
+    groups, columns = 41, 3
+    plan = plan_describe(1.0, columns, statistics=statistics)
+    block = _block(7 + len(statistics), statistics, groups, columns)
+    names: list[Any] = [str(g) if g % 3 else g for g in range(groups)]
+    names[5], names[6] = None, "q%s\"\u00e9"
+    cols = ["c0", "c%1", "c\u00e92"]
+    result = DescribeResult(cols, names, released_rows(block), plan.guarantee, plan)
+    fields = block_fields(result)
+    assert isinstance(fields, BlockFields) and len(fields) == groups * columns
+    rows = fields.rows()
+    assert repr(rows) == repr(record_rows(
+        DescribeResult(cols, names, block.rows(), plan.guarantee, plan)))
+    shape, recorded = SHAPES["describe"], record_plan(result)
+    assert fields.item_lines() == item_lines(rows)
+    want = table_block(rows, shape, recorded).batch
+    got = fields.table(shape, recorded).batch
+    assert got.schema == want.schema and got.equals(want)
+    assert got.to_pylist() == want.to_pylist()
+    for deflate in (None, 1):
+        wanted = pack_block(len(rows), item_lines(rows), want, deflate)
+
+        def no_rows(*a: Any) -> Any:
+            raise AssertionError("a row dict made while packing a block of arrays")
+
+        with monkeypatch.context() as patch:
+            patch.setattr(BlockFields, "rows", no_rows)
+            patch.setattr(aggregate_record, "record_rows", no_rows)
+            patch.setattr(aggregate_record, "describe_rows", no_rows)
+            from dprect.release import block_pack
+            patch.setattr(block_pack, "record_rows", no_rows)
+            packed = BlockPacker("describe", deflate)(result)
+        assert packed == wanted
+
+
+def test_an_item_template_gives_the_encoders_text() -> None:
+    """item_template filled with value_texts is the C encoder's compact item of the row,
+    a % in a key or a fixed text kept as it is."""
+    from dprect.release.record_text import item_lines, item_template, value_texts
+
+    row = {"g%s": "a%d", "x": 1.5, "y%": None, "f": True, "z": -0.0}
+    texts = [value_texts([row["g%s"]])[0], value_texts([row["x"]], "float")[0],
+             value_texts([row["f"]], "bool")[0], value_texts([row["z"]], "float")[0]]
+    template = item_template(list(row), {"y%": "null"})
+    assert template % tuple(texts) == item_lines([row])
