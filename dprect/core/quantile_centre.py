@@ -298,7 +298,9 @@ def _block_runs(grid: DecimalGrid) -> tuple[np.ndarray, np.ndarray]:
     firsts = np.concatenate([np.arange(k, dtype=np.int64) * step, [grid.per_sign],
                              grid.zero + 1 + np.arange(k, dtype=np.int64) * step])
     ids = np.concatenate([np.arange(k, 0, -1), [0], np.arange(1, k + 1)]).astype(np.int64)
-    return firsts.astype(np.int64), ids
+    firsts = firsts.astype(np.int64)
+    firsts.flags.writeable = ids.flags.writeable = False  # cached: shared by every caller
+    return firsts, ids
 
 
 def block_rows(grid: DecimalGrid, keys: np.ndarray, incl: np.ndarray) -> np.ndarray:

@@ -99,9 +99,9 @@ def test_mixed_quantile_grid_reads_never_below_and_close_above():
 
 def test_mixed_quantile_reads_the_first_grid_point_at_or_above():
     """``mixed_quantile_at`` reads H at the FIRST grid point ≥ |r| — on every point, a
-    float either side of it, and wide random r — the index the estimate-and-step search
-    finds (here as the reference), by bisection on the points; an index one off (a
-    point either side) would read another H and fails it."""
+    float either side of it, and wide random r — the index of the first point ≥ |r|
+    (the reference here: ``np.searchsorted`` on the points), found by bisection; an index
+    one off (a point either side) would read another H and fails it."""
     read: list[int] = []
     real = intervals._grid_quantile
     try:
