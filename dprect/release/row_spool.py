@@ -58,12 +58,11 @@ def _codec() -> pa.Codec:
     return pa.Codec(CODEC, compression_level=LEVEL)
 
 
-def _remove(handle: IO[bytes], paths: list[str]) -> None:
+def _remove(handle: IO[bytes], path: str) -> None:
     with contextlib.suppress(OSError):
         handle.close()
-    for path in paths:
-        with contextlib.suppress(OSError):
-            os.remove(path)
+    with contextlib.suppress(OSError):
+        os.remove(path)
 
 
 class ItemsText(str):
@@ -121,8 +120,7 @@ class RowSpool:
         self._blocks = 0
         #: whether every block came with its table rows (:meth:`table_batches`)
         self._tables = True
-        self._paths = [self.path]
-        self._finalizer = weakref.finalize(self, _remove, self._file, self._paths)
+        self._finalizer = weakref.finalize(self, _remove, self._file, self.path)
 
     def append(self, block: bytes) -> None:
         """Add one block after the others: :func:`pack_block`'s bytes, as they are (made
