@@ -135,6 +135,7 @@ class _GzipPieces:
                  + b"\xff")  # XFL as gzip's own writer sets it; OS unknown
         self.packer = zlib.compressobj(LEVEL, zlib.DEFLATED, -zlib.MAX_WBITS,
                                        zlib.DEF_MEM_LEVEL, 0)
+        #: the text's CRC-32 and its length in bytes so far (the reference's ``bytes``)
         self.crc, self.size = 0, 0
 
     def write(self, data: bytes, deflated: bytes | None = None) -> None:
@@ -178,20 +179,19 @@ def store(root: str, text: str | Iterable[str], result: dict[str, Any] | None = 
         os.makedirs(folder, exist_ok=True)
         part = os.path.join(folder, f".part-{uuid.uuid4().hex}")
         try:
-            sha, length = hashlib.sha256(), 0
+            sha = hashlib.sha256()
             with open(part, "wb") as fh:
                 gz = _GzipPieces(fh)
                 for piece in itertools.chain(head, pieces):
                     data = piece.encode("utf-8")
                     sha.update(data)
-                    length += len(data)
                     gz.write(data, getattr(piece, "deflated", None)
                              if getattr(piece, "level", None) == LEVEL else None)
                 gz.close()
                 fh.flush()
                 os.fsync(fh.fileno())
             del head
-            digest = sha.hexdigest()
+            digest, length = sha.hexdigest(), gz.size
             relative = f"{RESULTS_DIR}/{digest}{RESULTS_SUFFIX}"
             where = os.path.join(root, relative)
             if not os.path.exists(where):  # the same result stored before: the same file
