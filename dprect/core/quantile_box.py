@@ -553,15 +553,19 @@ def predicted_clip(side_epsilon: float, rows: float, target: float,
     """A side's expected clipped rows with ``rows`` rows on it (a model, docs/algorithm.md
     §10, calibrated in docs/results.md §4.1): the rows' offsets from the centre are
     half-normal, |Z|·σ, so a candidate at offset σ·z leaves q(z) = rows·erfc(z/√2) rows
-    beyond it; the candidates are the side's steps z_i = 2^((i + φ)/r) (r =
-    :data:`STEPS_PER_OCTAVE`, i from −r·:data:`INSIDE_OCTAVES` to r·:data:`OUTSIDE_OCTAVES`); the
+    beyond it; the candidates are the side's: C itself (z = 0, q = rows: the first of
+    :func:`side_candidates`), then the steps z_i = 2^((i + φ)/r) (r =
+    :data:`STEPS_PER_OCTAVE`, i from −r·:data:`INSIDE_OCTAVES` to r·:data:`OUTSIDE_OCTAVES`),
+    C one step inside the first (without C, a side of a few rows — for which staying at C
+    is about as cheap as covering them — measured 1.2–1.4 times the model on the model's
+    own ground: docs/algorithm.md §10, benchmarks/box_model_shapes.py); the
     draw's law is ∝ exp(−ε·(q_i − t)⁺ − μ·i) and its mean clip, averaged over
     :data:`PHASES` phases φ, at most the side's rows. Its consequence: a side settles where
     one more step outward would add fewer than about μ/ε clipped rows — a thin tail of a
     few rows — whatever its count, where the old model spread the rows evenly. An aimed
     side (t > 0): the bracket score's law ∝ exp(−a·((q_i − t)⁺ + (t − q_{i−1})⁺) − μ·i)
     (:func:`bracket_tails`), a = ``aimed_rate``, on :data:`AIMED_STEPS_PER_OCTAVE` steps
-    per octave (the innermost modelled step's q_{−1} taken as all the side's rows).
+    per octave (C's q_{−1} is +∞: no charge; the next step's is all the side's rows).
     ``room``: the grid's end in σ (None: no end within the modelled steps): the steps at
     or past it are cut and the end is the last candidate (:data:`GRID_ROOM_SIGMAS`)."""
     if rows <= 0:
@@ -579,6 +583,9 @@ def predicted_clip(side_epsilon: float, rows: float, target: float,
             at = np.append(steps[inside], steps[inside][-1] + 1 if inside.any() else 0.0)
             z = np.append(z[inside], room)
         q = rows * np.array([math.erfc(v / math.sqrt(2.0)) for v in z])
+        # C itself, the side's first candidate (side_candidates' k = 0), one step inside
+        # the first offset: it clips every row of the side
+        q, at = np.concatenate([[rows], q]), np.concatenate([[at[0] - 1.0], at])
         if aimed:  # the bracket score (Lemma QB3): the step holding the t-th row is free
             prev = np.concatenate([[rows], q[:-1]])
             bad = float(aimed_rate) * (np.maximum(q - target, 0.0)  # type: ignore[arg-type]
