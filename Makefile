@@ -298,6 +298,14 @@ bench-small-tables: setup bench-peers-venvs
 	$(BIN)/pip install --quiet -r benchmarks/requirements-real.txt
 	cd benchmarks && ../$(BIN)/python small_tables.py --trials 20 --small-trials 200
 
+# The unaimed quantile box's plan term by term (issue #44, s34): the box's code path at the five
+# off cells' public inputs on synthetic positives and on the tables, and a side on the model's
+# own ground; about 2 min; rewrites docs/figures/box_model_shapes.json.
+.PHONY: bench-box-model
+bench-box-model: setup
+	$(BIN)/pip install --quiet -r benchmarks/requirements-real.txt
+	cd benchmarks && ../$(BIN)/python box_model_shapes.py
+
 # What auto's aimed quantile box would cost as the default (issue #44): auto beside auto with
 # target_miss=0.02 on the Spark job tests' synthetic table, the demo's slice and §1's setting;
 # rewrites docs/figures/aimed_default.json (--quick: 2 trials into benchmarks/output/).
