@@ -81,7 +81,8 @@ def measure(X: np.ndarray, domains: list[Domain], eps: float, runs: int, tag: st
                       method="quantiles").chosen
     target = _side_target(box, n)
     side_eps = float(Fraction(box.details["side_epsilon"]))
-    decay = float(Fraction(box.details["decay"]))
+    decay = float(Fraction(box.details["aimed_decay" if target else "decay"]))
+    aimed_rate = float(Fraction(box.details["aimed_rate"]))
     idx = np.stack([dom.to_index(dom.encode(X[:, j])) for j, dom in enumerate(domains)],
                    axis=1)
     fn, clip, minor, inside = [], np.zeros(d), [], []
@@ -106,7 +107,7 @@ def measure(X: np.ndarray, domains: list[Domain], eps: float, runs: int, tag: st
             "measured_se": float(np.std(fn, ddof=1) / np.sqrt(runs)),
             "independent_union_of_measured_axes": float(1 - np.prod(1 - clip / n)),
             "model_axis_clip": predicted_axis_clip(side_eps, n, target, decay,
-                                                   int(domains[0].size), None,
+                                                   int(domains[0].size), aimed_rate,
                                                    isinstance(domains[0], FloatOrder)),
             "measured_axis_clip": float(clip.mean()),
             "measured_axis_clip_range": [float(clip.min()), float(clip.max())],
