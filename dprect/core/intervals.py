@@ -44,6 +44,12 @@ released value's ranks [#{x < v}, #{x ≤ v}] lie within OPT_j + T_λ rows of q_
 the least rank error any cell's value has: 0 unless q_j·n falls strictly inside a cell
 whose rows are not its value); sorting the m values keeps it. A small group's draws
 (centred, in a window) carry no unconditional statement: their ``rank_error`` is None.
+
+**The small-group flag** (:func:`below_need`, :func:`below_needs`): a cell whose released
+noisy count lies below the plan's row need is flagged — post-processing of a released
+count and the public plan, like the intervals; the one rule of describe's
+``below_row_need`` (record rows, column arrays, tables) and the quantiles'
+``below_rows_needed``.
 """
 
 from __future__ import annotations
@@ -51,6 +57,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
+from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -243,6 +250,30 @@ def mixed_quantile_at(r: float, rate: float, alpha: float) -> float:
     return r * count_quantile(rate, alpha * (1.0 - SPLIT)) + math.log(1.0 / (alpha * SPLIT))
 
 
+def below_need(count: float | None, need: int) -> bool | None:
+    """The small-group flag of one cell: whether its released noisy ``count`` lies below
+    the plan's row ``need`` (an integer: the rows the plan's accuracy statements ask of a
+    group; describe's ``below_row_need``, the quantiles' ``below_rows_needed``) — None
+    where no count was released. Post-processing of a released value and the public plan
+    only. The comparison is exact: Python compares a float (or an int) with an int
+    exactly, at any size. THE rule: every record, row and table flag is made by it or by
+    :func:`below_needs`, its array form."""
+    if count is None:
+        return None
+    return bool((count if isinstance(count, int | np.integer) else float(count)) < need)
+
+
+def below_needs(counts: np.ndarray, needs: Sequence[int]) -> np.ndarray:
+    """:func:`below_need` of each released count (float64 ``counts``; a NaN is not below)
+    against its own row need (``needs``, one per count), as a boolean array — float64's
+    comparison where every need is exact as a float64 (below 2^53), else
+    :func:`below_need` count by count."""
+    if all(abs(n) < 1 << 53 for n in set(needs)):
+        return np.asarray(counts, dtype=np.float64) < np.array(needs, dtype=np.float64)
+    return np.array([below_need(c, n) for c, n in zip(counts.tolist(), needs, strict=True)],
+                    dtype=bool)
+
+
 def count_interval(count: float, rate: float, level: float) -> tuple[float, float]:
     """[max(c − q, 0), c + q] for the released count c (module notes, Count)."""
     q = count_quantile(rate, 1.0 - level)
@@ -333,8 +364,26 @@ def rank_error(epsilon_each: float, grid_size: int, level: float, draws: int = 2
     return math.nextafter(t * (1.0 + 2.0**-46), math.inf)
 
 
-__all__ = ["DEFAULT_LEVEL", "GRID_PER_OCTAVE", "GRID_POINTS", "GRID_START", "SPLIT",
-           "TAIL_SHARE", "check_level", "count_interval", "count_quantile", "dlap_tail",
-           "fill_quantile", "grid_points", "mean_interval", "mixed_quantile",
-           "mixed_quantile_at", "quantile_table", "query_intervals", "rank_error",
-           "sum_interval"]
+__all__ = [
+    "DEFAULT_LEVEL",
+    "GRID_PER_OCTAVE",
+    "GRID_POINTS",
+    "GRID_START",
+    "SPLIT",
+    "TAIL_SHARE",
+    "below_need",
+    "below_needs",
+    "check_level",
+    "count_interval",
+    "count_quantile",
+    "dlap_tail",
+    "fill_quantile",
+    "grid_points",
+    "mean_interval",
+    "mixed_quantile",
+    "mixed_quantile_at",
+    "quantile_table",
+    "query_intervals",
+    "rank_error",
+    "sum_interval",
+]

@@ -39,6 +39,7 @@ import pyarrow.compute as pc
 from dprect.core.aggregates import SPREAD, STATISTICS, Cell, DescribeResult
 from dprect.core.bounds import BoundsPlan, BoundsResult
 from dprect.core.column_release import ColumnRows
+from dprect.core.intervals import below_need, below_needs
 from dprect.core.mixed import MixedResult
 from dprect.core.quantile_release import SMALL, QuantileResult
 from dprect.core.statistic import COVERAGE, QUANTILES, QUERY, Mechanism, outputs
@@ -132,9 +133,7 @@ def below_row_need(count: float | None, plan: Mapping[str, Any], column: str
                    ) -> bool | None:
     """Whether a released ``count`` is below the plan's row need for ``column``
     (:func:`rows_needed`); None when no count was released. Post-processing only."""
-    if count is None:
-        return None
-    return bool(float(count) < rows_needed(plan, column))
+    return None if count is None else below_need(count, rows_needed(plan, column))
 
 
 def bounds_record(result: BoundsResult, the_plan: BoundsPlan) -> dict[str, Any]:
@@ -218,7 +217,7 @@ def _row_plan(result: DescribeResult) -> tuple[Places, bool, dict[Any, int]]:
 
 def _cell_fields(row: dict[str, Any], cell: Cell,
                  places: Sequence[tuple[str, tuple[str | None, int | None]]],
-                 counted: bool, need: float) -> None:
+                 counted: bool, need: int) -> None:
     """Set ``row``'s statistic fields from one released cell (:func:`describe_rows`'s
     ``places``: an attribute, or an end of its statistic's interval — the first interval
     of a statistic wins) and :data:`BELOW_ROW_NEED` from its count against the column's
@@ -231,8 +230,7 @@ def _cell_fields(row: dict[str, Any], cell: Cell,
             span = spans.get(attribute)  # type: ignore[arg-type]
             value = None if span is None else span[end]
         row[key] = _json_scalar(value)
-    count = cell.count if counted else None
-    row[BELOW_ROW_NEED] = None if count is None else bool(float(count) < need)
+    row[BELOW_ROW_NEED] = below_need(cell.count if counted else None, need)
 
 
 def block_fields(result: DescribeResult | QuantileResult) -> BlockFields | None:
@@ -264,12 +262,7 @@ def block_fields(result: DescribeResult | QuantileResult) -> BlockFields | None:
     if counted:
         count = arrays["count"]
         assert count is not None
-        needs = [need[c] for c in result.columns]
-        if all(abs(n) < 1 << 53 for n in needs):  # exact as float64 (as float(ñ) < need)
-            below = in_rows(count) < np.tile(np.array(needs, dtype=np.float64), m)
-        else:
-            below = np.array([x < needs[r % columns]
-                              for r, x in enumerate(in_rows(count).tolist())], dtype=bool)
+        below = below_needs(in_rows(count), [need[c] for c in result.columns] * m)
     python: dict[int, dict[str, Any]] = {}
     for c, cell in released.python.items():  # left to Python: its cell's row
         g, j = c % m, c // m
@@ -356,7 +349,7 @@ class BlockFields:
         """:func:`table_block` of :meth:`rows` (the same batch), made a column at a time
         from the arrays: an output as :func:`_floats` reads its recorded value (a NaN
         recorded ``"-inf"``: :func:`_json_scalar`), the flag derived again from that
-        count (:func:`_below_column`)."""
+        count (:func:`_flag_columns`)."""
         statistics = plan.get("statistics", ())
         keys = outputs(shape.mechanism, statistics)
         n, m = len(self), len(self.groups)
@@ -692,13 +685,11 @@ def _flag_columns(shape: RecordShape, keys: Sequence[str], columns: Sequence[pa.
                 if name not in need:
                     need[name] = rows_needed(plan, name)
             count = columns[2 + list(keys).index("count")]
-            needs = [need[n] for n in names]
-            if all(abs(n) < 1 << 53 for n in need.values()):  # exact as float64
-                out.append(pc.less(count, pa.array(needs, pa.float64())))
-            else:  # Python's exact comparison of a float with an int
-                out.append(pa.array([None if c is None else bool(c < n) for c, n in
-                                     zip(count.to_pylist(), needs, strict=True)],
-                                    pa.bool_()))
+            nulls = count.is_null().to_numpy(zero_copy_only=False) if count.null_count \
+                else None  # no count released: a null flag
+            out.append(pa.array(below_needs(count.to_numpy(zero_copy_only=False),
+                                            [need[n] for n in names]),
+                                pa.bool_(), mask=nulls))
     return out
 
 

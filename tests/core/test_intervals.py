@@ -293,3 +293,23 @@ def test_the_laplace_miss_is_the_branches_bit_for_bit_with_two_exponentials(monk
     shifts = 0.01 * laws[0][0]
     intervals._laplace_miss(50.0, shifts)
     assert sum(exps) == 2 * len(shifts)
+
+
+def test_the_small_group_flag_is_exact_at_any_size() -> None:
+    """below_need / below_needs, the one small-group rule (describe's below_row_need, the
+    quantiles' below_rows_needed): a count below its need, None without a count, a NaN
+    never below; exact where float64 is not — 2^53 as a float is below the need 2^53 + 1,
+    which float64 reads as 2^53 (so a float64 comparison says it is not)."""
+    from dprect.core.intervals import below_need, below_needs
+
+    big = (1 << 53) + 1
+    assert below_need(None, 5) is None
+    assert below_need(4.0, 5) is True and below_need(5.0, 5) is False
+    assert below_need(float(1 << 53), big) is True
+    assert not float(1 << 53) < float(big)  # what float64 alone would say
+    assert below_need(float("nan"), 5) is False
+    counts = np.array([4.0, 5.0, np.nan, float(1 << 53), -np.inf])
+    assert below_needs(counts[:3], [5, 5, 5]).tolist() == [True, False, False]
+    assert below_needs(counts, [5, 5, 5, big, 5]).tolist() == \
+        [True, False, False, True, True]
+    assert below_needs(counts[3:4], [1 << 53]).tolist() == [False]
