@@ -64,12 +64,21 @@ ROW_KEYS = ("group", "column", *outputs(QUERY))
 Rows = list[dict[str, Any]] | RowSpool
 
 
+def json_float(value: float) -> float | str | None:
+    """A float as a record writes it — strict JSON has no infinity and no NaN: ±inf as
+    the strings ``"inf"`` / ``"-inf"`` (a bound at ±inf can be drawn for a group with very
+    few rows), NaN as null (None: no number), any other float as itself. The ONE writer
+    of a record's floats (:func:`jsonable`, :func:`_json_scalar`; docs/operations.md)."""
+    if math.isfinite(value):
+        return value
+    return None if math.isnan(value) else "inf" if value > 0 else "-inf"
+
+
 def jsonable(value: Any) -> Any:
-    """``value`` with tuples as lists and ±inf as the strings ``"inf"`` / ``"-inf"`` (a
-    bound at ±inf can be drawn for a group with very few rows; strict JSON has no
-    infinity)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return "inf" if value > 0 else "-inf"
+    """``value`` with tuples as lists and every float as :func:`json_float` writes it
+    (±inf as ``"inf"`` / ``"-inf"``, NaN as null)."""
+    if isinstance(value, float):
+        return json_float(value)
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -348,8 +357,8 @@ class BlockFields:
     def table(self, shape: RecordShape, plan: Mapping[str, Any]) -> TableBlock:
         """:func:`table_block` of :meth:`rows` (the same batch), made a column at a time
         from the arrays: an output as :func:`_floats` reads its recorded value (a NaN
-        recorded ``"-inf"``: :func:`_json_scalar`), the flag derived again from that
-        count (:func:`_flag_columns`)."""
+        recorded null: :func:`json_float`), the flag derived again from that count
+        (:func:`_flag_columns`)."""
         statistics = plan.get("statistics", ())
         keys = outputs(shape.mechanism, statistics)
         n, m = len(self), len(self.groups)
@@ -363,8 +372,8 @@ class BlockFields:
             if a is None:
                 columns.append(_floats([None] * n))
                 continue
-            values = a if np.isfinite(a).all() else np.where(np.isnan(a), -np.inf, a)
-            mask = np.zeros(n, dtype=bool)
+            mask = np.isnan(a)  # recorded null (json_float), 0.0 under it as _floats has
+            values = np.where(mask, 0.0, a) if mask.any() else a
             if self.python:
                 values = values.copy()
                 for r, row in self.python.items():
@@ -396,7 +405,7 @@ def _json_scalar(value: Any) -> Any:
     """:func:`jsonable` of one value of a result row (a float, None, a name: the fast
     path for the 10^5-group records, issue #42)."""
     if type(value) is float:
-        return value if math.isfinite(value) else ("inf" if value > 0 else "-inf")
+        return json_float(value)
     return value if value is None or type(value) in (str, int, bool) else jsonable(value)
 
 
@@ -860,6 +869,7 @@ __all__ = [
     "describe_record",
     "describe_rows",
     "is_aggregate_record",
+    "json_float",
     "jsonable",
     "mixed_columns",
     "mixed_method",
