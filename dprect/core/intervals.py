@@ -230,22 +230,16 @@ def _point_list() -> list[float]:
 
 def mixed_quantile_at(r: float, rate: float, alpha: float) -> float:
     """An upper bound on H(|r|) read from the grid (module notes): H at the first grid
-    point ≥ |r| (found by bisection on the points: the index the estimate-and-step
-    search below finds, on increasing points); H(GRID_START) below the grid; the
-    discrete regime's bound above it."""
+    point ≥ |r| (found by bisection on the points); H(GRID_START) below the grid; the
+    discrete regime's bound above it, as the compiled reader
+    (:mod:`dprect.core.release_jit`) reads it there too."""
     r = abs(r)
     if r <= GRID_START:
         return _grid_quantile(0, rate, alpha)
     points = _point_list()
     if r <= points[-1]:
         return _grid_quantile(bisect.bisect_left(points, r), rate, alpha)
-    i = math.ceil(math.log2(r / GRID_START) * GRID_PER_OCTAVE)
-    while i > 0 and _grid_point(i - 1) >= r:
-        i -= 1
-    while _grid_point(i) < r:
-        i += 1
-    if i < GRID_POINTS:
-        return _grid_quantile(i, rate, alpha)
+    # above the grid: no point is ≥ r (r > the last, the points increasing: _point_list)
     # |L + rZ| ≤ r·|Z| + |L|: P(|Z| > q') + P(|L| > ℓ) = α·(1 − SPLIT) + α·SPLIT
     return r * count_quantile(rate, alpha * (1.0 - SPLIT)) + math.log(1.0 / (alpha * SPLIT))
 

@@ -313,3 +313,19 @@ def test_the_small_group_flag_is_exact_at_any_size() -> None:
     assert below_needs(counts, [5, 5, 5, big, 5]).tolist() == \
         [True, False, False, True, True]
     assert below_needs(counts[3:4], [1 << 53]).tolist() == [False]
+
+
+def test_mixed_quantile_above_the_grid_is_the_discrete_regimes_bound() -> None:
+    """Past the grid's last point no grid point is ≥ r: the bound is the discrete
+    regime's r·q' + ln(1/(α·SPLIT)), for a finite r and for r = inf (the compiled
+    reader's answer there; the removed estimate-and-step search raised on an inf)."""
+    from dprect.core.intervals import SPLIT, count_quantile, grid_points
+
+    rate, alpha = 0.5, 0.05
+    last = float(grid_points()[-1])
+    far = count_quantile(rate, alpha * (1.0 - SPLIT))
+    for r in (math.nextafter(last, math.inf), 3.0 * last, -7.0 * last):
+        assert mixed_quantile_at(r, rate, alpha) == \
+            abs(r) * far + math.log(1.0 / (alpha * SPLIT))
+    assert mixed_quantile_at(math.inf, rate, alpha) == math.inf
+    assert mixed_quantile_at(last, rate, alpha) <= mixed_quantile_at(3.0 * last, rate, alpha)
