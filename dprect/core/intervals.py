@@ -358,26 +358,8 @@ def rank_error(epsilon_each: float, grid_size: int, level: float, draws: int = 2
     return math.nextafter(t * (1.0 + 2.0**-46), math.inf)
 
 
-__all__ = [
-    "DEFAULT_LEVEL",
-    "GRID_PER_OCTAVE",
-    "GRID_POINTS",
-    "GRID_START",
-    "SPLIT",
-    "TAIL_SHARE",
-    "below_need",
-    "below_needs",
-    "check_level",
-    "count_interval",
-    "count_quantile",
-    "dlap_tail",
-    "fill_quantile",
-    "grid_points",
-    "mean_interval",
-    "mixed_quantile",
-    "mixed_quantile_at",
-    "quantile_table",
-    "query_intervals",
-    "rank_error",
-    "sum_interval",
-]
+__all__ = ["DEFAULT_LEVEL", "GRID_PER_OCTAVE", "GRID_POINTS", "GRID_START", "SPLIT",
+           "TAIL_SHARE", "below_need", "below_needs", "check_level", "count_interval",
+           "count_quantile", "dlap_tail", "fill_quantile", "grid_points", "mean_interval",
+           "mixed_quantile", "mixed_quantile_at", "quantile_table", "query_intervals",
+           "rank_error", "sum_interval"]
