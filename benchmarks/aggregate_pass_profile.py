@@ -36,6 +36,7 @@ import pstats
 import sys
 import tempfile
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -117,6 +118,27 @@ def profiled(fn: Callable[[], Any]) -> tuple[Any, pstats.Stats, float]:
     finally:
         prof.disable()
     return out, pstats.Stats(prof), time.process_time() - t
+
+
+def run_settings(path: Path, columns: int, groups: int, statistics: str, epsilon: float,
+                 seed: int | None = None) -> tuple[list[str], list[str], Any]:
+    """A run on the benchmark's table ``path`` (:func:`spark_bench.ensure_data`: columns
+    c0, c1, …, the group column g of groups 0 … ``groups`` − 1) as the product reads its
+    conf (:func:`~dprect.app.aggregate_flow.aggregate_settings`; a seeded run's warning
+    hidden): its column names, group names and settings."""
+    from dprect.app.aggregate_flow import aggregate_settings
+
+    names = [f"c{j}" for j in range(columns)]
+    group_names = [str(i) for i in range(groups)]
+    given: dict[str, Any] = {
+        "input": str(path), "columns": names, "statistics": statistics, "group_by": "g",
+        "groups": group_names, "epsilon": epsilon,
+        "output": os.path.join(tempfile.mkdtemp(), "unused.json")}
+    if seed is not None:
+        given["seed"] = seed
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return names, group_names, aggregate_settings(given)
 
 
 def stage_seconds(stats: pstats.Stats, stages: list[tuple[str, str, str]]
@@ -253,7 +275,6 @@ def main(argv: list[str] | None = None) -> int:
                          "lists give the same bytes)")
     args = ap.parse_args(argv)
 
-    from dprect.app.aggregate_flow import aggregate_settings
     from dprect.core.mixed import MixedPlan
     from dprect.core.randomness import RandomSource
     from dprect.core.statistic import QUANTILES, QUERY
@@ -261,12 +282,8 @@ def main(argv: list[str] | None = None) -> int:
     from dprect.engines.spark import statistics as st
 
     path = ensure_data(args.rows, args.columns, args.groups)
-    columns = [f"c{j}" for j in range(args.columns)]
-    groups = [str(i) for i in range(args.groups)]
-    settings = aggregate_settings({
-        "input": str(path), "columns": columns, "statistics": args.statistics,
-        "group_by": "g", "groups": groups, "epsilon": args.epsilon,
-        "output": os.path.join(tempfile.mkdtemp(), "unused.json")})
+    columns, groups, settings = run_settings(path, args.columns, args.groups,
+                                             args.statistics, args.epsilon)
     spec = settings.spec
     source_columns = [c for _ in range(len(spec.columns) // len(columns)) for c in columns]
     kernel, layout = st.virtual_columns(spec)

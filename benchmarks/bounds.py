@@ -130,6 +130,9 @@ from typing import Any
 import numpy as np
 from evidence_common import (
     Stopwatch,
+    evidence_options,
+    evidence_setup,
+    evidence_tables,
     finite,
     fmt,
     machine_info,
@@ -843,23 +846,17 @@ def markdown(data: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true",
-                    help="smoke run: 3 trials at ε = 1, a small synthetic table")
-    ap.add_argument("--trials", type=int, help="runs per (table, column, method, ε)")
-    ap.add_argument("--tables", help="comma-separated real tables to run (default: all)")
-    ap.add_argument("--no-synthetic", action="store_true", help="skip the synthetic table")
+    evidence_options(ap, quick="smoke run: 3 trials at ε = 1, a small synthetic table",
+                     trials="runs per (table, column, method, ε)",
+                     synthetic="skip the synthetic table",
+                     opendp="cross-check the opendp peers against OpenDP (pip install opendp)")
     ap.add_argument("--no-zcdp", action="store_true",
                     help="skip the δ > 0 dprect diagnostic")
-    ap.add_argument("--entropy", action="store_true",
-                    help="unseeded runs (operating-system entropy) instead of fixed seeds")
-    ap.add_argument("--check-opendp", action="store_true",
-                    help="cross-check the opendp peers against OpenDP (pip install opendp)")
     ap.add_argument("--bits", type=int, help=f"FloatBins bits of dprect's grid ({BITS})")
     ap.add_argument("--beta", type=float, help=f"dprect's coverage failure probability ({BETA})")
     ap.add_argument("--bounds-share", type=float,
                     help=f"share of each ε spent on the bounds, every method ({BOUNDS_SHARE})")
     ap.add_argument("--epsilons", help="comma-separated total ε values (default 0.5,1,4)")
-    ap.add_argument("--out-dir", help="default docs/figures (benchmarks/output with --quick)")
     ap.add_argument("--markdown", metavar="JSON",
                     help="print the docs/results.md tables from a bounds.json and exit")
     args = ap.parse_args(argv)
@@ -868,11 +865,7 @@ def main(argv: list[str] | None = None) -> int:
         with open(args.markdown) as fh:
             print(markdown(json.load(fh)))
         return 0
-    setup = QUICK if args.quick else Setup()
-    if args.trials:
-        setup = dataclasses.replace(setup, trials=args.trials)
-    if args.entropy:
-        setup = dataclasses.replace(setup, entropy=True)
+    setup = evidence_setup(args, QUICK, Setup())
     if args.no_zcdp:
         setup = dataclasses.replace(setup, zcdp=False)
     if args.bits is not None:
@@ -887,12 +880,10 @@ def main(argv: list[str] | None = None) -> int:
         setup = dataclasses.replace(
             setup, epsilons=tuple(float(e) for e in args.epsilons.split(",")))
     clock = Stopwatch()
-    real, missing = load_real(args.tables.split(",") if args.tables else None)
-    for m in missing:
-        print(f"skipped {m} (pip install -r {REQUIREMENTS})", file=sys.stderr)
-    if missing and not args.quick:
-        print(f"missing table packages: pip install -r {REQUIREMENTS}", file=sys.stderr)
+    found = evidence_tables(args, load_real, REQUIREMENTS)
+    if found is None:
         return 2
+    real, missing = found
     tables = [*real, *([] if args.no_synthetic else
                        [heavy_tailed(setup.synthetic_rows, setup.seed)])]
     methods = methods_of(setup)

@@ -42,9 +42,7 @@ import hashlib
 import json
 import os
 import pickle
-import pstats
 import sys
-import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -56,8 +54,8 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # as in Spark's Python workers
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from aggregate_pass_profile import block_batch, merged_blobs, seed_column
-from spark_bench import OUTPUT, ensure_data
+from aggregate_pass_profile import block_batch, merged_blobs, run_settings, seed_column
+from spark_bench import OUTPUT, draws_options, end_report, ensure_data
 
 DIGEST_RUNS = ["bounds,count,sum,mean", "count,mean,variance", "count", "bounds,sum"]
 
@@ -65,22 +63,12 @@ DIGEST_RUNS = ["bounds,count,sum,mean", "count,mean,variance", "count", "bounds,
 def prepared(rows: int, columns: int, groups: int, statistics: str, epsilon: float,
              seed: int | None) -> dict[str, Any]:
     """The run's settings, blocks and merged blobs (cached)."""
-    from dprect.app.aggregate_flow import aggregate_settings
     from dprect.engines.spark import executor_draws as ed
     from dprect.engines.spark import statistics as st
 
     path = ensure_data(rows, columns, groups)
-    names = [f"c{j}" for j in range(columns)]
-    group_names = [str(i) for i in range(groups)]
-    given: dict[str, Any] = {
-        "input": str(path), "columns": names, "statistics": statistics, "group_by": "g",
-        "groups": group_names, "epsilon": epsilon,
-        "output": os.path.join(tempfile.mkdtemp(), "unused.json")}
-    if seed is not None:
-        given["seed"] = seed
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        settings = aggregate_settings(given)
+    names, group_names, settings = run_settings(path, columns, groups, statistics, epsilon,
+                                                seed)
     spec = settings.spec
     kernel, layout = st.virtual_columns(spec)
     # the blocks the product cuts on a classic session (a tree before block_cells: 4,096)
@@ -258,12 +246,7 @@ def timed(args: argparse.Namespace) -> int:
               "blocks": n_blocks, "blocks_timed": len(chosen), "cells_timed": cells,
               "warm_up_cpu_s": round(whole, 2), "anchors": repr(anchors),
               "us_cpu_a_cell": per, "load": load, "label": args.label}
-    print(json.dumps(report))
-    if prof is not None:
-        pstats.Stats(prof).sort_stats(args.sort).print_stats(args.profile)
-    if args.out is not None:
-        args.out.write_text(json.dumps(report, indent=2) + "\n")
-    return 0
+    return end_report(report, args, lambda: prof)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -275,14 +258,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--statistics", default="bounds,count,sum,mean")
     ap.add_argument("--epsilon", type=float, default=1.0)
     ap.add_argument("--blocks", type=int, default=16)
-    ap.add_argument("--label", default="")
-    ap.add_argument("--profile", type=int, default=0,
-                    help="profile the timed blocks (cProfile) and print N functions")
-    ap.add_argument("--sort", default="tottime")
     ap.add_argument("--pool-blocks", type=int, default=0,
                     help="join the pools of this many blocks only (0: every phase-1 "
                          "block drawn; 1: one block's, as aggregate_pass_profile.py does)")
-    ap.add_argument("--out", type=Path, default=None)
+    draws_options(ap)
     args = ap.parse_args(argv)
     if args.mode == "digest":
         args.groups = args.groups or 3000

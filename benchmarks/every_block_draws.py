@@ -43,9 +43,7 @@ import hashlib
 import json
 import os
 import pickle
-import pstats
 import sys
-import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -57,28 +55,18 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # as in Spark's Python workers
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from aggregate_pass_profile import ALL, block_batch, merged_blobs, seed_column
-from spark_bench import OUTPUT, ensure_data
+from aggregate_pass_profile import ALL, block_batch, merged_blobs, run_settings, seed_column
+from spark_bench import OUTPUT, draws_options, end_report, ensure_data
 
 
 def prepared(args: argparse.Namespace, seed: int | None) -> dict[str, Any]:
     """The run's settings, blocks and merged blobs (cached)."""
-    from dprect.app.aggregate_flow import aggregate_settings
     from dprect.engines.spark import executor_draws as ed
     from dprect.engines.spark import statistics as st
 
     path = ensure_data(args.rows, args.columns, args.groups)
-    names = [f"c{j}" for j in range(args.columns)]
-    group_names = [str(i) for i in range(args.groups)]
-    given: dict[str, Any] = {
-        "input": str(path), "columns": names, "statistics": args.statistics,
-        "group_by": "g", "groups": group_names, "epsilon": args.epsilon,
-        "output": os.path.join(tempfile.mkdtemp(), "unused.json")}
-    if seed is not None:
-        given["seed"] = seed
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        settings = aggregate_settings(given)
+    names, group_names, settings = run_settings(path, args.columns, args.groups,
+                                                args.statistics, args.epsilon, seed)
     spec = settings.spec
     kernel, layout = st.virtual_columns(spec)
     starts = ed.block_starts(args.groups, len(kernel.columns), 2)
@@ -253,16 +241,17 @@ def timed(args: argparse.Namespace) -> int:
               "us_cpu_a_cell": per, "cpu_s_a_block": {k: [round(x, 3) for x in v]
                                                       for k, v in best.items()},
               "load": load, "label": args.label}
-    print(json.dumps(report), flush=True)
-    if args.profile:
+
+    def profile() -> cProfile.Profile | None:  # one more pass, profiled
+        if not args.profile:
+            return None
         prof = cProfile.Profile(time.process_time)
         prof.enable()
         one_pass()
         prof.disable()
-        pstats.Stats(prof).sort_stats(args.sort).print_stats(args.profile)
-    if args.out is not None:
-        args.out.write_text(json.dumps(report, indent=2) + "\n")
-    return 0
+        return prof
+
+    return end_report(report, args, profile)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -279,10 +268,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="digest: the quantiles' blocks drawn (0: every block); time: "
                          "blocks timed (2)")
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--label", default="")
-    ap.add_argument("--profile", type=int, default=0)
-    ap.add_argument("--sort", default="tottime")
-    ap.add_argument("--out", type=Path, default=None)
+    draws_options(ap)
     args = ap.parse_args(argv)
     if args.epsilon is None:
         args.epsilon = args.columns / 64

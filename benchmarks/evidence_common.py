@@ -8,6 +8,8 @@ works on public synthetic data), and writes JSON and figures.
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
 import json
 import math
 import os
@@ -16,10 +18,10 @@ import re
 import sys
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import matplotlib
 
@@ -41,6 +43,56 @@ def seeded_runs_allowed() -> Iterator[None]:
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=re.escape(SEEDED_WARNING))
         yield
+
+
+def evidence_options(ap: argparse.ArgumentParser, *, quick: str, trials: str,
+                     synthetic: str, opendp: str) -> None:
+    """The options every real-table evidence script takes (bounds.py, real_data.py), in
+    its own words (``quick``, ``trials``, ``synthetic``, ``opendp``: their helps):
+    ``--quick``, ``--trials``, ``--tables``, ``--no-synthetic``, ``--entropy``,
+    ``--check-opendp``, ``--out-dir`` (:func:`evidence_setup`, :func:`output_dir`)."""
+    ap.add_argument("--quick", action="store_true", help=quick)
+    ap.add_argument("--trials", type=int, help=trials)
+    ap.add_argument("--tables", help="comma-separated real tables to run (default: all)")
+    ap.add_argument("--no-synthetic", action="store_true", help=synthetic)
+    ap.add_argument("--entropy", action="store_true",
+                    help="unseeded runs (operating-system entropy) instead of fixed seeds")
+    ap.add_argument("--check-opendp", action="store_true", help=opendp)
+    ap.add_argument("--out-dir", help="default docs/figures (benchmarks/output with --quick)")
+
+
+S = TypeVar("S")
+
+
+def evidence_setup(args: argparse.Namespace, quick: S, full: S) -> S:
+    """The run's setup (a dataclass with ``trials`` and ``entropy``) from
+    :func:`evidence_options`: ``quick`` with ``--quick``, else ``full``, with
+    ``--trials`` and ``--entropy`` applied."""
+    setup = quick if args.quick else full
+    if args.trials:
+        setup = dataclasses.replace(setup, trials=args.trials)  # type: ignore[type-var]
+    if args.entropy:
+        setup = dataclasses.replace(setup, entropy=True)  # type: ignore[type-var]
+    return setup
+
+
+T = TypeVar("T")
+
+
+def evidence_tables(args: argparse.Namespace,
+                    load_real: Callable[[list[str] | None], tuple[list[T], list[str]]],
+                    requirements: str) -> tuple[list[T], list[str]] | None:
+    """The real tables ``--tables`` names (all by default) as the script's ``load_real``
+    loads them, and what it could not (each said on stderr, with the ``requirements``
+    file that installs it); None — the run ends with exit 2 — when one is missing
+    outside ``--quick``."""
+    real, missing = load_real(args.tables.split(",") if args.tables else None)
+    for m in missing:
+        print(f"skipped {m} (pip install -r {requirements})", file=sys.stderr)
+    if missing and not args.quick:
+        print(f"missing table packages: pip install -r {requirements}", file=sys.stderr)
+        return None
+    return real, missing
 
 
 def machine_info() -> dict[str, Any]:

@@ -93,7 +93,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from evidence_common import Stopwatch, machine_info, output_dir, seeded_runs_allowed, write_json
+from evidence_common import (
+    Stopwatch,
+    evidence_options,
+    evidence_setup,
+    evidence_tables,
+    machine_info,
+    output_dir,
+    seeded_runs_allowed,
+    write_json,
+)
 
 import dprect
 from dprect.core.algorithms import run_plan
@@ -643,29 +652,17 @@ def load_real(names: list[str] | None) -> tuple[list[Table], list[str]]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true",
-                    help="smoke run: 2 trials, small synthetic tables (under a minute)")
-    ap.add_argument("--trials", type=int, help="runs per real table, method and epsilon")
-    ap.add_argument("--tables", help="comma-separated real tables to run (default: all)")
-    ap.add_argument("--no-synthetic", action="store_true", help="skip the synthetic tables")
-    ap.add_argument("--entropy", action="store_true",
-                    help="unseeded runs (operating-system entropy) instead of fixed seeds")
-    ap.add_argument("--check-opendp", action="store_true",
-                    help="cross-check the peer against OpenDP (pip install opendp)")
-    ap.add_argument("--out-dir", help="default docs/figures (benchmarks/output with --quick)")
+    evidence_options(ap, quick="smoke run: 2 trials, small synthetic tables (under a minute)",
+                     trials="runs per real table, method and epsilon",
+                     synthetic="skip the synthetic tables",
+                     opendp="cross-check the peer against OpenDP (pip install opendp)")
     args = ap.parse_args(argv)
-    setup = QUICK if args.quick else Setup()
-    if args.trials:
-        setup = dataclasses.replace(setup, trials=args.trials)
-    if args.entropy:
-        setup = dataclasses.replace(setup, entropy=True)
+    setup = evidence_setup(args, QUICK, Setup())
     clock = Stopwatch()
-    real, missing = load_real(args.tables.split(",") if args.tables else None)
-    for m in missing:
-        print(f"skipped {m} (pip install -r {REQUIREMENTS})", file=sys.stderr)
-    if missing and not args.quick:
-        print(f"missing table packages: pip install -r {REQUIREMENTS}", file=sys.stderr)
+    found = evidence_tables(args, load_real, REQUIREMENTS)
+    if found is None:
         return 2
+    real, missing = found
     synthetic = [] if args.no_synthetic else [
         synthetic_a(setup.synthetic_a_rows, setup.seed),
         *(synthetic_b(n, setup.seed) for n in setup.synthetic_b_rows)]

@@ -20,7 +20,10 @@ negative). Memory: the kernel's high-water marks (:func:`peak_memory`).
 from __future__ import annotations
 
 import argparse
+import cProfile
+import json
 import os
+import pstats
 import resource
 import time
 from collections.abc import Callable
@@ -177,6 +180,31 @@ def spark_arguments(ap: argparse.ArgumentParser, *, columns: int, groups: int) -
     ap.add_argument("--worker-profile", type=Path, default=None,
                     help="with --worker-log: run every Python worker's tasks under "
                          "cProfile, each worker's stats dumped to this folder")
+
+
+def draws_options(ap: argparse.ArgumentParser) -> None:
+    """The options a per-block draws script (describe_block_draws.py,
+    every_block_draws.py) ends with: ``--label``, ``--profile N``, ``--sort``, ``--out``
+    (read by :func:`end_report`)."""
+    ap.add_argument("--label", default="")
+    ap.add_argument("--profile", type=int, default=0,
+                    help="profile the timed blocks (cProfile) and print N functions")
+    ap.add_argument("--sort", default="tottime")
+    ap.add_argument("--out", type=Path, default=None)
+
+
+def end_report(report: dict[str, Any], args: argparse.Namespace,
+               profile: Callable[[], cProfile.Profile | None] = lambda: None) -> int:
+    """A timing run's end (:func:`draws_options`): ``report`` printed as one JSON line,
+    then ``profile()``'s stats (None: not profiled) sorted by ``--sort``, its first
+    ``--profile`` functions printed, and ``report`` written to ``--out``; 0."""
+    print(json.dumps(report), flush=True)
+    prof = profile()
+    if prof is not None:
+        pstats.Stats(prof).sort_stats(args.sort).print_stats(args.profile)
+    if args.out is not None:
+        args.out.write_text(json.dumps(report, indent=2) + "\n")
+    return 0
 
 
 @dataclass

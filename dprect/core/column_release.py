@@ -115,13 +115,18 @@ def pooled_block(plan: DescribePlan, anchors: Sequence[tuple[float, bool]],
 
 @collector_paused
 def finish_columns(plan: DescribePlan, anchors: Sequence[tuple[float, bool]],
-                   block: ColumnBins, draws: BlockDraws) -> ReleasedColumns | None:
+                   block: ColumnBins, draws: BlockDraws, *, pooled: bool | None = None
+                   ) -> ReleasedColumns | None:
     """:func:`~dprect.core.aggregates.finish_small` of a block whose every cell takes the
     pooled split (module notes), as column arrays: the same cells
     (:meth:`ReleasedColumns.rows`), or None — nothing drawn — where the block is not such
-    a block (:func:`pooled_block`) or the arrays cannot carry it."""
+    a block (:func:`pooled_block`) or the arrays cannot carry it. ``pooled``: the
+    caller's own answer of :func:`pooled_block` for this block and ``draws`` (it asks
+    before the decode), passed down so that it is asked once; None: asked here."""
     m, columns, tier = block.groups, block.columns, plan.pooled
-    if (not pooled_block(plan, anchors, draws, columns) or len(draws.cells) != m
+    if pooled is None:
+        pooled = pooled_block(plan, anchors, draws, columns)
+    if (not pooled or len(draws.cells) != m
             or not block.bins.dtype == block.counts.dtype == block.sums.dtype == np.int64):
         return None
     assert tier is not None  # pooled_block

@@ -44,6 +44,12 @@ released value's ranks [#{x < v}, #{x ≤ v}] lie within OPT_j + T_λ rows of q_
 the least rank error any cell's value has: 0 unless q_j·n falls strictly inside a cell
 whose rows are not its value); sorting the m values keeps it. A small group's draws
 (centred, in a window) carry no unconditional statement: their ``rank_error`` is None.
+
+**The small-group flag** (:func:`below_need`, :func:`below_needs`): a cell whose released
+noisy count lies below the plan's row need is flagged — post-processing of a released
+count and the public plan, like the intervals; the one rule of describe's
+``below_row_need`` (record rows, column arrays, tables) and the quantiles'
+``below_rows_needed``.
 """
 
 from __future__ import annotations
@@ -51,6 +57,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
+from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -223,24 +230,42 @@ def _point_list() -> list[float]:
 
 def mixed_quantile_at(r: float, rate: float, alpha: float) -> float:
     """An upper bound on H(|r|) read from the grid (module notes): H at the first grid
-    point ≥ |r| (found by bisection on the points: the index the estimate-and-step
-    search below finds, on increasing points); H(GRID_START) below the grid; the
-    discrete regime's bound above it."""
+    point ≥ |r| (found by bisection on the points); H(GRID_START) below the grid; the
+    discrete regime's bound above it, as the compiled reader
+    (:mod:`dprect.core.release_jit`) reads it there too."""
     r = abs(r)
     if r <= GRID_START:
         return _grid_quantile(0, rate, alpha)
     points = _point_list()
     if r <= points[-1]:
         return _grid_quantile(bisect.bisect_left(points, r), rate, alpha)
-    i = math.ceil(math.log2(r / GRID_START) * GRID_PER_OCTAVE)
-    while i > 0 and _grid_point(i - 1) >= r:
-        i -= 1
-    while _grid_point(i) < r:
-        i += 1
-    if i < GRID_POINTS:
-        return _grid_quantile(i, rate, alpha)
+    # above the grid: no point is ≥ r (r > the last, the points increasing: _point_list)
     # |L + rZ| ≤ r·|Z| + |L|: P(|Z| > q') + P(|L| > ℓ) = α·(1 − SPLIT) + α·SPLIT
     return r * count_quantile(rate, alpha * (1.0 - SPLIT)) + math.log(1.0 / (alpha * SPLIT))
+
+
+def below_need(count: float | None, need: int) -> bool | None:
+    """The small-group flag of one cell: whether its released noisy ``count`` lies below
+    the plan's row ``need`` (an integer: the rows the plan's accuracy statements ask of a
+    group; describe's ``below_row_need``, the quantiles' ``below_rows_needed``) — None
+    where no count was released. Post-processing of a released value and the public plan
+    only. The comparison is exact: Python compares a float (or an int) with an int
+    exactly, at any size. THE rule: every record, row and table flag is made by it or by
+    :func:`below_needs`, its array form."""
+    if count is None:
+        return None
+    return bool((count if isinstance(count, int | np.integer) else float(count)) < need)
+
+
+def below_needs(counts: np.ndarray, needs: Sequence[int]) -> np.ndarray:
+    """:func:`below_need` of each released count (float64 ``counts``; a NaN is not below)
+    against its own row need (``needs``, one per count), as a boolean array — float64's
+    comparison where every need is exact as a float64 (below 2^53), else
+    :func:`below_need` count by count."""
+    if all(abs(n) < 1 << 53 for n in set(needs)):
+        return np.asarray(counts, dtype=np.float64) < np.array(needs, dtype=np.float64)
+    return np.array([below_need(c, n) for c, n in zip(counts.tolist(), needs, strict=True)],
+                    dtype=bool)
 
 
 def count_interval(count: float, rate: float, level: float) -> tuple[float, float]:
@@ -334,7 +359,7 @@ def rank_error(epsilon_each: float, grid_size: int, level: float, draws: int = 2
 
 
 __all__ = ["DEFAULT_LEVEL", "GRID_PER_OCTAVE", "GRID_POINTS", "GRID_START", "SPLIT",
-           "TAIL_SHARE", "check_level", "count_interval", "count_quantile", "dlap_tail",
-           "fill_quantile", "grid_points", "mean_interval", "mixed_quantile",
-           "mixed_quantile_at", "quantile_table", "query_intervals", "rank_error",
-           "sum_interval"]
+           "TAIL_SHARE", "below_need", "below_needs", "check_level", "count_interval",
+           "count_quantile", "dlap_tail", "fill_quantile", "grid_points", "mean_interval",
+           "mixed_quantile", "mixed_quantile_at", "quantile_table", "query_intervals",
+           "rank_error", "sum_interval"]

@@ -79,7 +79,7 @@ from dprect.core.domains import MAX_FLOAT_BINS_BITS, FloatBins
 from dprect.core.errors import ParameterError
 from dprect.core.guarantee_check import CheckReport, check_quantiles_plan
 from dprect.core.interior_point import Pieces
-from dprect.core.intervals import DEFAULT_LEVEL, check_level
+from dprect.core.intervals import DEFAULT_LEVEL, below_need, check_level
 from dprect.core.intervals import rank_error as level_rank_error
 from dprect.core.quantile_centre import (
     DECAY,
@@ -577,7 +577,7 @@ def released_cells(plan: QuantilePlan, drawn: Sequence[Sequence[int]],
     bins = np.array(drawn, dtype=np.int64).reshape(len(drawn), m)
     values = np.sort(bin_values(plan, bins.ravel()).reshape(bins.shape), axis=1).tolist()
     needed = plan.rows_needed()
-    return [QuantileCell(tuple(row), None if n is None else n < needed,
+    return [QuantileCell(tuple(row), below_need(n, needed),
                          (plan if n is None else plan.branch(n)).interval_rank_error)
             for row, n in zip(values, noisy, strict=True)]
 

@@ -39,6 +39,7 @@ import pyarrow.compute as pc
 from dprect.core.aggregates import SPREAD, STATISTICS, Cell, DescribeResult
 from dprect.core.bounds import BoundsPlan, BoundsResult
 from dprect.core.column_release import ColumnRows
+from dprect.core.intervals import below_need, below_needs
 from dprect.core.mixed import MixedResult
 from dprect.core.quantile_release import SMALL, QuantileResult
 from dprect.core.statistic import COVERAGE, QUANTILES, QUERY, Mechanism, outputs
@@ -63,12 +64,21 @@ ROW_KEYS = ("group", "column", *outputs(QUERY))
 Rows = list[dict[str, Any]] | RowSpool
 
 
+def json_float(value: float) -> float | str | None:
+    """A float as a record writes it — strict JSON has no infinity and no NaN: ±inf as
+    the strings ``"inf"`` / ``"-inf"`` (a bound at ±inf can be drawn for a group with very
+    few rows), NaN as null (None: no number), any other float as itself. The ONE writer
+    of a record's floats (:func:`jsonable`, :func:`_json_scalar`; docs/operations.md)."""
+    if math.isfinite(value):
+        return value
+    return None if math.isnan(value) else "inf" if value > 0 else "-inf"
+
+
 def jsonable(value: Any) -> Any:
-    """``value`` with tuples as lists and ±inf as the strings ``"inf"`` / ``"-inf"`` (a
-    bound at ±inf can be drawn for a group with very few rows; strict JSON has no
-    infinity)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return "inf" if value > 0 else "-inf"
+    """``value`` with tuples as lists and every float as :func:`json_float` writes it
+    (±inf as ``"inf"`` / ``"-inf"``, NaN as null)."""
+    if isinstance(value, float):
+        return json_float(value)
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -132,9 +142,7 @@ def below_row_need(count: float | None, plan: Mapping[str, Any], column: str
                    ) -> bool | None:
     """Whether a released ``count`` is below the plan's row need for ``column``
     (:func:`rows_needed`); None when no count was released. Post-processing only."""
-    if count is None:
-        return None
-    return bool(float(count) < rows_needed(plan, column))
+    return None if count is None else below_need(count, rows_needed(plan, column))
 
 
 def bounds_record(result: BoundsResult, the_plan: BoundsPlan) -> dict[str, Any]:
@@ -218,7 +226,7 @@ def _row_plan(result: DescribeResult) -> tuple[Places, bool, dict[Any, int]]:
 
 def _cell_fields(row: dict[str, Any], cell: Cell,
                  places: Sequence[tuple[str, tuple[str | None, int | None]]],
-                 counted: bool, need: float) -> None:
+                 counted: bool, need: int) -> None:
     """Set ``row``'s statistic fields from one released cell (:func:`describe_rows`'s
     ``places``: an attribute, or an end of its statistic's interval — the first interval
     of a statistic wins) and :data:`BELOW_ROW_NEED` from its count against the column's
@@ -231,8 +239,7 @@ def _cell_fields(row: dict[str, Any], cell: Cell,
             span = spans.get(attribute)  # type: ignore[arg-type]
             value = None if span is None else span[end]
         row[key] = _json_scalar(value)
-    count = cell.count if counted else None
-    row[BELOW_ROW_NEED] = None if count is None else bool(float(count) < need)
+    row[BELOW_ROW_NEED] = below_need(cell.count if counted else None, need)
 
 
 def block_fields(result: DescribeResult | QuantileResult) -> BlockFields | None:
@@ -264,12 +271,7 @@ def block_fields(result: DescribeResult | QuantileResult) -> BlockFields | None:
     if counted:
         count = arrays["count"]
         assert count is not None
-        needs = [need[c] for c in result.columns]
-        if all(abs(n) < 1 << 53 for n in needs):  # exact as float64 (as float(ñ) < need)
-            below = in_rows(count) < np.tile(np.array(needs, dtype=np.float64), m)
-        else:
-            below = np.array([x < needs[r % columns]
-                              for r, x in enumerate(in_rows(count).tolist())], dtype=bool)
+        below = below_needs(in_rows(count), [need[c] for c in result.columns] * m)
     python: dict[int, dict[str, Any]] = {}
     for c, cell in released.python.items():  # left to Python: its cell's row
         g, j = c % m, c // m
@@ -355,8 +357,8 @@ class BlockFields:
     def table(self, shape: RecordShape, plan: Mapping[str, Any]) -> TableBlock:
         """:func:`table_block` of :meth:`rows` (the same batch), made a column at a time
         from the arrays: an output as :func:`_floats` reads its recorded value (a NaN
-        recorded ``"-inf"``: :func:`_json_scalar`), the flag derived again from that
-        count (:func:`_below_column`)."""
+        recorded null: :func:`json_float`), the flag derived again from that count
+        (:func:`_flag_columns`)."""
         statistics = plan.get("statistics", ())
         keys = outputs(shape.mechanism, statistics)
         n, m = len(self), len(self.groups)
@@ -370,8 +372,8 @@ class BlockFields:
             if a is None:
                 columns.append(_floats([None] * n))
                 continue
-            values = a if np.isfinite(a).all() else np.where(np.isnan(a), -np.inf, a)
-            mask = np.zeros(n, dtype=bool)
+            mask = np.isnan(a)  # recorded null (json_float), 0.0 under it as _floats has
+            values = np.where(mask, 0.0, a) if mask.any() else a
             if self.python:
                 values = values.copy()
                 for r, row in self.python.items():
@@ -403,7 +405,7 @@ def _json_scalar(value: Any) -> Any:
     """:func:`jsonable` of one value of a result row (a float, None, a name: the fast
     path for the 10^5-group records, issue #42)."""
     if type(value) is float:
-        return value if math.isfinite(value) else ("inf" if value > 0 else "-inf")
+        return json_float(value)
     return value if value is None or type(value) in (str, int, bool) else jsonable(value)
 
 
@@ -692,13 +694,11 @@ def _flag_columns(shape: RecordShape, keys: Sequence[str], columns: Sequence[pa.
                 if name not in need:
                     need[name] = rows_needed(plan, name)
             count = columns[2 + list(keys).index("count")]
-            needs = [need[n] for n in names]
-            if all(abs(n) < 1 << 53 for n in need.values()):  # exact as float64
-                out.append(pc.less(count, pa.array(needs, pa.float64())))
-            else:  # Python's exact comparison of a float with an int
-                out.append(pa.array([None if c is None else bool(c < n) for c, n in
-                                     zip(count.to_pylist(), needs, strict=True)],
-                                    pa.bool_()))
+            nulls = count.is_null().to_numpy(zero_copy_only=False) if count.null_count \
+                else None  # no count released: a null flag
+            out.append(pa.array(below_needs(count.to_numpy(zero_copy_only=False),
+                                            [need[n] for n in names]),
+                                pa.bool_(), mask=nulls))
     return out
 
 
@@ -869,6 +869,7 @@ __all__ = [
     "describe_record",
     "describe_rows",
     "is_aggregate_record",
+    "json_float",
     "jsonable",
     "mixed_columns",
     "mixed_method",

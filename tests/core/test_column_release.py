@@ -236,3 +236,30 @@ def test_a_blocks_tiers_at_once_are_each_counts_first_tier_reached() -> None:
         assert plan.tier_indices(odd) == [first(n) for n in odd]
     assert plan.tier_indices(iter(counts[:9])) == [first(n) for n in counts[:9]]
     assert plan.tier_indices([]) == []
+
+
+def test_the_callers_pooled_answer_is_asked_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A caller that asked pooled_block before the decode passes its answer down
+    (``pooled=``): finish_columns does not ask again and draws the same cells; a refusal
+    passed down draws nothing; without an answer it asks once itself."""
+    from dprect.core import column_release
+
+    groups, columns = 31, 3
+    plan = plan_describe(1.0, columns)
+    bins = _bins(11, groups, columns, 3, False)
+    draws, anchors = _round_one(plan, bins, groups, columns, 11)
+    asked: list[bool] = []
+    real = column_release.pooled_block
+
+    def spied(*a: object) -> bool:
+        asked.append(True)
+        return real(*a)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(column_release, "pooled_block", spied)
+    want = finish_columns(plan, anchors, _columns(bins, groups, columns), draws)
+    assert want is not None and asked == [True]
+    got = finish_columns(plan, anchors, _columns(bins, groups, columns), draws, pooled=True)
+    assert got is not None and asked == [True]
+    assert _text(got.rows()) == _text(want.rows())
+    assert finish_columns(plan, anchors, _columns(bins, groups, columns), draws,
+                          pooled=False) is None and asked == [True]

@@ -293,3 +293,39 @@ def test_the_laplace_miss_is_the_branches_bit_for_bit_with_two_exponentials(monk
     shifts = 0.01 * laws[0][0]
     intervals._laplace_miss(50.0, shifts)
     assert sum(exps) == 2 * len(shifts)
+
+
+def test_the_small_group_flag_is_exact_at_any_size() -> None:
+    """below_need / below_needs, the one small-group rule (describe's below_row_need, the
+    quantiles' below_rows_needed): a count below its need, None without a count, a NaN
+    never below; exact where float64 is not — 2^53 as a float is below the need 2^53 + 1,
+    which float64 reads as 2^53 (so a float64 comparison says it is not)."""
+    from dprect.core.intervals import below_need, below_needs
+
+    big = (1 << 53) + 1
+    assert below_need(None, 5) is None
+    assert below_need(4.0, 5) is True and below_need(5.0, 5) is False
+    assert below_need(float(1 << 53), big) is True
+    assert not float(1 << 53) < float(big)  # what float64 alone would say
+    assert below_need(float("nan"), 5) is False
+    counts = np.array([4.0, 5.0, np.nan, float(1 << 53), -np.inf])
+    assert below_needs(counts[:3], [5, 5, 5]).tolist() == [True, False, False]
+    assert below_needs(counts, [5, 5, 5, big, 5]).tolist() == \
+        [True, False, False, True, True]
+    assert below_needs(counts[3:4], [1 << 53]).tolist() == [False]
+
+
+def test_mixed_quantile_above_the_grid_is_the_discrete_regimes_bound() -> None:
+    """Past the grid's last point no grid point is ≥ r: the bound is the discrete
+    regime's r·q' + ln(1/(α·SPLIT)), for a finite r and for r = inf (the compiled
+    reader's answer there; the removed estimate-and-step search raised on an inf)."""
+    from dprect.core.intervals import SPLIT, count_quantile, grid_points
+
+    rate, alpha = 0.5, 0.05
+    last = float(grid_points()[-1])
+    far = count_quantile(rate, alpha * (1.0 - SPLIT))
+    for r in (math.nextafter(last, math.inf), 3.0 * last, -7.0 * last):
+        assert mixed_quantile_at(r, rate, alpha) == \
+            abs(r) * far + math.log(1.0 / (alpha * SPLIT))
+    assert mixed_quantile_at(math.inf, rate, alpha) == math.inf
+    assert mixed_quantile_at(last, rate, alpha) <= mixed_quantile_at(3.0 * last, rate, alpha)

@@ -135,3 +135,42 @@ def test_an_item_template_gives_the_encoders_text() -> None:
              value_texts([row["f"]], "bool")[0], value_texts([row["z"]], "float")[0]]
     template = item_template(list(row), {"y%": "null"})
     assert template % tuple(texts) == item_lines([row])
+
+
+def test_a_nan_is_recorded_null_in_the_json_the_lines_and_the_table() -> None:
+    """A released NaN (the block's values[9, 1]) is written as JSON null — by the record's
+    one float writer (json_float: jsonable and the rows' scalars alike), in the rows made
+    from the arrays and from the cells, their item lines and the table (a null, not the
+    ``"-inf"`` a NaN was written as before) — while ±inf stay ``"inf"``/``"-inf"``."""
+    from dprect.release.aggregate_record import (
+        SHAPES,
+        block_fields,
+        json_float,
+        jsonable,
+        record_plan,
+    )
+
+    assert json_float(float("nan")) is None
+    assert jsonable({"a": [float("nan"), float("inf"), -float("inf"), 1.5]}) == \
+        {"a": [None, "inf", "-inf", 1.5]}
+    statistics = ("count", "sum", "mean")
+    groups, columns = 37, 3
+    plan = plan_describe(1.0, columns, statistics=statistics)
+    block = _block(len(statistics), statistics, groups, columns)
+    cols = [f"c{j}" for j in range(columns)]
+    names = list(range(groups))
+    result = DescribeResult(cols, names, released_rows(block), plan.guarantee, plan)
+    fields = block_fields(result)
+    assert fields is not None
+    key = next(k for k in fields.keys[2:-1] if fields.fields[k] is not None
+               and np.isnan(fields.fields[k]).any())  # type: ignore[union-attr]
+    a = fields.fields[key]
+    assert a is not None
+    r = int(np.flatnonzero(np.isnan(a))[0])
+    for rows in (fields.rows(), record_rows(
+            DescribeResult(cols, names, block.rows(), plan.guarantee, plan))):
+        assert rows[r][key] is None
+    assert "NaN" not in fields.item_lines()
+    assert json.loads("[" + fields.item_lines() + "]")[r][key] is None
+    table = fields.table(SHAPES["describe"], record_plan(result)).batch
+    assert table.column(table.schema.get_field_index(key))[r].as_py() is None

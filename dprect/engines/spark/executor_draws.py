@@ -407,7 +407,7 @@ def query_second(batches: Iterator[Any], plan: bytes,
             if small and pooled_block(the_plan, anchors, draws, blocks.columns):
                 arrays = blocks.column_bins(batch, row, part)
                 if arrays is not None:
-                    done = finish_columns(the_plan, anchors, arrays, draws)
+                    done = finish_columns(the_plan, anchors, arrays, draws, pooled=True)
             if done is None:
                 cell_block = None
                 if small:
@@ -812,7 +812,7 @@ def draw_in_executors(df: DataFrame, source_columns: Sequence[str], spec: Statis
     cells = block_cells(mechanisms, is_connect(df))
     starts = block_starts(count, kernel_columns, cores, cells)
     merged, kernel, _ = counting_pass(df, source_columns, spec, group_by=group_by,
-                                      groups=groups, blocks=starts)
+                                      groups=groups, blocks=starts, cores=cores)
     # a wave of blocks holds about WAVE_BLOCKS blocks of CELLS_PER_BLOCK cells' results
     wave = max(1, WAVE_BLOCKS * CELLS_PER_BLOCK // cells)
     run = ExecutorDraws(merged, Blocks(kernel, spec, count, starts, len(columns)), wave)

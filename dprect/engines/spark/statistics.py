@@ -1192,35 +1192,39 @@ def check_schema(df: DataFrame, columns: Sequence[str], group_by: str | None) ->
 
 def counting_pass(df: DataFrame, columns: Sequence[str], spec: StatisticsSpec, *,
                   group_by: str | None = None, groups: Sequence[str] | None = None,
-                  blocks: Sequence[int] | None = None
+                  blocks: Sequence[int] | None = None, cores: int | None = None
                   ) -> tuple[DataFrame, StatisticsSpec, int]:
     """The pass as a DataFrame, not yet run (module notes): one (range, blob) row per key
     range of the merged cells, with the kernel's spec (:func:`virtual_columns`) and the
     number of groups. ``blocks``: the first group of each block of consecutive groups, the
     ranges then being the blocks, every column's cells of a block in one row
     (:func:`block_limits`; range r is block r), for the draws in
-    the executors; None: contiguous key ranges sized for the collect. Schema errors are
-    raised here, before any Spark job."""
+    the executors; None: contiguous key ranges sized for the collect. ``cores``: as
+    :func:`partial_pass` takes it. Schema errors are raised here, before any Spark job."""
     partial, kernel, count = partial_pass(df, columns, spec, group_by=group_by,
-                                          groups=groups, blocks=blocks)
+                                          groups=groups, blocks=blocks, cores=cores)
     merged = partial.groupBy(PART).applyInArrow(merge_blobs, OUTPUT_SCHEMA)
     return merged, kernel, count
 
 
-def pass_input(df: DataFrame, columns: Sequence[str], group_by: str | None) -> DataFrame:
+def pass_input(df: DataFrame, columns: Sequence[str], group_by: str | None,
+               cores: int | None = None) -> DataFrame:
     """The rows the pass reads: each column selected once (a mixed run's spec counts a
-    column once per mechanism) with the group column, one partition per core."""
+    column once per mechanism) with the group column, one partition per core (``cores``:
+    the session's default parallelism as the caller read it; None: read here)."""
     read = list(dict.fromkeys([*columns, *([group_by] if group_by is not None else [])]))
     return df.selectExpr(*[ident(c) for c in read]).coalesce(
-        default_parallelism(df.sparkSession))
+        default_parallelism(df.sparkSession) if cores is None else cores)
 
 
 def partial_pass(df: DataFrame, columns: Sequence[str], spec: StatisticsSpec, *,
                  group_by: str | None = None, groups: Sequence[str] | None = None,
-                 blocks: Sequence[int] | None = None
+                 blocks: Sequence[int] | None = None, cores: int | None = None
                  ) -> tuple[DataFrame, StatisticsSpec, int]:
     """:func:`counting_pass` before its merge stage: each partition's (range, blob) rows
-    (:func:`partial_bins`), not yet run, with the kernel's spec and the number of groups."""
+    (:func:`partial_bins`), not yet run, with the kernel's spec and the number of groups.
+    ``cores``: the session's default parallelism as the caller read it (None: read here),
+    read once a pass."""
     kind = check_schema(df, columns, group_by)
     if len(spec.columns) != len(columns):
         raise ParameterError(f"{len(columns)} column(s) for a spec of {len(spec.columns)}")
@@ -1237,14 +1241,16 @@ def partial_pass(df: DataFrame, columns: Sequence[str], spec: StatisticsSpec, *,
     if int(key_bases(kernel, count)[-1]) >= 1 << 62:
         raise ParameterError(f"{len(columns)} columns × {count} groups are too many cells "
                              f"for one run")
-    cores = default_parallelism(df.sparkSession)
+    if cores is None:
+        cores = default_parallelism(df.sparkSession)
     ranges = len(blocks) if blocks is not None else \
         max(RANGES_PER_CORE * cores, -(-len(kernel.columns) * count // CELLS_PER_RANGE))
     body = partial(partial_bins, columns=list(columns), group_column=group_by,
                    group_kind=kind or "", group_values=values, groups=count,
                    ranges=ranges, spec=kernel, layout=layout,
                    limits=None if blocks is None else block_limits(kernel, count, blocks))
-    return pass_input(df, columns, group_by).mapInArrow(body, OUTPUT_SCHEMA), kernel, count
+    return pass_input(df, columns, group_by, cores).mapInArrow(body, OUTPUT_SCHEMA), \
+        kernel, count
 
 
 def spark_statistics(df: DataFrame, columns: Sequence[str], spec: StatisticsSpec, *,
