@@ -37,7 +37,12 @@ indices: the feature's public grid or the float order's 2^64 keys):
    zero) jumped ~190 binades past the data; they are few towards zero and step a binade
    next to ±1, so that a side from a centre among the tiny floats reaches data around
    zero in few steps (Lemma QB4), and the centre keeps its own finer steps within
-   :data:`CENTRE_REACH_BINADES` of it.
+   :data:`CENTRE_REACH_BINADES` of it. An unaimed side keeps the centre's offsets alone,
+   except from a centre among the tiny floats, |c| < 2^−:data:`TINY_BINADES`
+   (:func:`tiny_centre`; standardised features, whose plain centre lands there): it
+   walks c, the magnitude points beyond c and the grid's end — 14–19 steps to data at
+   ±1 to ±4 where the centre's offsets took 26–31, each costing μ (Lemma QB4's count at
+   t = 0). Public functions of c: the proof is unchanged.
 3. **Aimed sides** (t > 0) draw with the *bracket score* at the rate a = ε/2:
    ∝ exp(−a·((q_k − t)⁺ + (t − q_{k−1})⁺) − μ_a·k) (q_{−1} = +∞; :func:`bracket_tails`),
    which charges nothing to the step holding the t-th row from the outside, the rows
