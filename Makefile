@@ -298,6 +298,16 @@ bench-small-tables: setup bench-peers-venvs
 	$(BIN)/pip install --quiet -r benchmarks/requirements-real.txt
 	cd benchmarks && ../$(BIN)/python small_tables.py --trials 20 --small-trials 200
 
+# The rectangle on small standardised tables (issue #44, s34-zero): small_tables.py's harness on
+# synthetic positives around zero (three shapes, N = 50-200, d = 4 and 10) beside the real
+# peers; rewrites docs/figures/standardised_small.json.
+.PHONY: bench-standardised
+bench-standardised: setup bench-peers-venvs
+	@test -x $(DPL_VENV)/bin/python || $(PYTHON) -m venv $(DPL_VENV)
+	$(DPL_VENV)/bin/pip install --quiet "scikit-learn==1.6.1" "diffprivlib==0.6.6"
+	$(BIN)/pip install --quiet -r benchmarks/requirements-real.txt
+	cd benchmarks && ../$(BIN)/python standardised_small.py --trials 40
+
 # The unaimed quantile box's plan term by term (issue #44, s34): the box's code path at the five
 # off cells' public inputs on synthetic positives and on the tables, and a side on the model's
 # own ground; about 2 min; rewrites docs/figures/box_model_shapes.json.

@@ -37,7 +37,12 @@ indices: the feature's public grid or the float order's 2^64 keys):
    zero) jumped ~190 binades past the data; they are few towards zero and step a binade
    next to ±1, so that a side from a centre among the tiny floats reaches data around
    zero in few steps (Lemma QB4), and the centre keeps its own finer steps within
-   :data:`CENTRE_REACH_BINADES` of it.
+   :data:`CENTRE_REACH_BINADES` of it. An unaimed side keeps the centre's offsets alone,
+   except from a centre among the tiny floats, |c| < 2^−:data:`TINY_BINADES`
+   (:func:`tiny_centre`; standardised features, whose plain centre lands there): it
+   walks c, the magnitude points beyond c and the grid's end — 14–19 steps to data at
+   ±1 to ±4 where the centre's offsets took 26–31, each costing μ (Lemma QB4's count at
+   t = 0). Public functions of c: the proof is unchanged.
 3. **Aimed sides** (t > 0) draw with the *bracket score* at the rate a = ε/2:
    ∝ exp(−a·((q_k − t)⁺ + (t − q_{k−1})⁺) − μ_a·k) (q_{−1} = +∞; :func:`bracket_tails`),
    which charges nothing to the step holding the t-th row from the outside, the rows
@@ -101,6 +106,14 @@ MAGNITUDE_FINE_OCTAVES = 4
 #: binade next to ±1, too coarse for data within a binade or two of ±1 around a centre
 #: there
 CENTRE_REACH_BINADES = 2
+#: an unaimed float-order side whose centre C has |C| < 2^−TINY_BINADES (:func:`tiny_centre`:
+#: beyond the magnitude points' fine steps, 2^MAGNITUDE_FINE_OCTAVES binades from ±1)
+#: walks the magnitude points alone, as an aimed side from the zero centre does: on data
+#: around zero (standardised features) its plain centre lands among the tiny floats, and
+#: its own offsets, counting keys, took 26–31 steps to data at ±1 (14–19 this way), each
+#: costing μ — at N = 50 more than staying at C, so the box was empty (docs/algorithm.md
+#: §10, docs/privacy.md §16 Lemma QB4)
+TINY_BINADES = 1 << MAGNITUDE_FINE_OCTAVES
 #: an aimed float-order box's centre: the coarse bin holding 0.0 (bins are binades; its
 #: first point is −0.0, :func:`zero_centre`) carries the public base weight
 #: 2^ZERO_WEIGHT_BITS, every other bin 1 — an exponential mechanism with a public base
@@ -188,14 +201,18 @@ def offsets(domain: Domain, room: int, r: int = STEPS_PER_OCTAVE) -> list[int]:
 
 
 def side_candidates(domain: Domain, centre: int, side: Side,
-                    r: int = STEPS_PER_OCTAVE, magnitudes: bool = False) -> list[int]:
+                    r: int = STEPS_PER_OCTAVE, magnitudes: bool = False,
+                    alone: bool = False) -> list[int]:
     """The side's candidate bounds (grid indices), outward from ``centre``: c, c ± o_k
     inside the grid, then the grid's end (public; r steps per octave); with
     ``magnitudes`` (an aimed side) on the float order merged with the public magnitude
     points beyond c (:func:`magnitude_points`). An unaimed side keeps the centre's offsets
     alone: on a small table its centre often lies far from the data, and the merged
     list's extra steps (each costing the prior μ) held its sides at the centre (iris at
-    ε = 1: 80% of the positives out, against 20% with bounds far past the data)."""
+    ε = 1: 80% of the positives out, against 20% with bounds far past the data) — except
+    from a centre among the tiny floats (``alone``, :func:`tiny_centre`), where it walks
+    c, the magnitude points beyond c and the grid's end, as an aimed side from the zero
+    centre does (s34-zero: standardised features)."""
     m = int(domain.size)
     if side == "hi":
         room = m - 1 - centre
@@ -210,10 +227,11 @@ def side_candidates(domain: Domain, centre: int, side: Side,
     # keys), so that the steps are the finer of the two lists wherever they lie and a side
     # walks no more steps than one list would (each step costs the prior μ) — except that
     # c keeps its own points within CENTRE_REACH_BINADES of it; 0 and the grid's end stay
-    if centre == zero_centre():
-        # the zero bin's centre (−0.0): its own offsets count keys from 0 through the
-        # subnormals and the tiny binades (~50 steps to 2^−512); the magnitude points
-        # there are an octave of binades apart (Lemma QB4: ≤ 34 steps from 0 to ±53)
+    if centre == zero_centre() or alone:
+        # the zero bin's centre (−0.0), or an unaimed side's tiny centre: its own offsets
+        # count keys through the subnormals and the tiny binades (~50 steps to 2^−512);
+        # the magnitude points there are an octave of binades apart (Lemma QB4: ≤ 34
+        # steps from 0 to ±53)
         out = out[:1] + out[-1:]
     units = (FloatOrder.index_of(1.0), FloatOrder.index_of(-1.0))
     keep_always = {FloatOrder.index_of(0.0), 0, m - 1, centre}
@@ -350,6 +368,16 @@ def stall_bound(aimed_rate: Fraction | float, target: int, rows: int, steps: int
     return math.exp(min(log_ratio, 700.0)) / -math.expm1(-mu)
 
 
+def tiny_centre(domain: Domain, centre: int) -> bool:
+    """Whether ``centre`` (a grid index) lies among the float order's tiny floats,
+    |C| < 2^−:data:`TINY_BINADES` (−0.0 included): from there an unaimed side walks the
+    magnitude points alone (:func:`side_candidates` with ``alone``). A function of C and
+    the domain only, as every candidate list is (docs/privacy.md §16, Lemma QB2)."""
+    return isinstance(domain, FloatOrder) and (
+        FloatOrder.index_of(-(2.0 ** -TINY_BINADES)) < centre
+        < FloatOrder.index_of(2.0 ** -TINY_BINADES))
+
+
 def zero_centre() -> int:
     """The first grid point of the float order's coarse bin holding 0.0: −0.0 (the bins
     are binades, offset by one key; no data value is −0.0, so its rows are the negatives
@@ -478,10 +506,14 @@ def run_quantile_box(engine: Engine, domains: list[Domain], *, origin: bool,
         centres = [centre_from_counts(coarse[j], dom, centre_rate, streams[j], aimed)
                    for j, dom in enumerate(domains)]
     r = AIMED_STEPS_PER_OCTAVE if aimed else STEPS_PER_OCTAVE
-    his = [side_candidates(dom, c, "hi", r, aimed)
-           for dom, c in zip(domains, centres, strict=True)]
-    los = [None if origin else side_candidates(dom, c, "lo", r, aimed)
-           for dom, c in zip(domains, centres, strict=True)]
+    # an unaimed float-order side from a centre among the tiny floats walks the magnitude
+    # points alone (a public function of C; docs/privacy.md §16, Lemma QB4)
+    alone = [not aimed and not origin and tiny_centre(dom, c)
+             for dom, c in zip(domains, centres, strict=True)]
+    his = [side_candidates(dom, c, "hi", r, aimed or a, a)
+           for dom, c, a in zip(domains, centres, alone, strict=True)]
+    los = [None if origin else side_candidates(dom, c, "lo", r, aimed or a, a)
+           for dom, c, a in zip(domains, centres, alone, strict=True)]
     fine = engine.histograms([tail_thresholds(dom, lo, hi)
                               for dom, lo, hi in zip(domains, los, his, strict=True)])
     lows, highs = [], []
@@ -669,6 +701,7 @@ __all__ = [
     "OUTSIDE_OCTAVES",
     "PHASES",
     "STEPS_PER_OCTAVE",
+    "TINY_BINADES",
     "ZERO_WEIGHT_BITS",
     "SideTrace",
     "bracket_tails",
@@ -692,6 +725,7 @@ __all__ = [
     "stall_bound",
     "tail_counts",
     "tail_thresholds",
+    "tiny_centre",
     "widening",
     "zero_centre",
 ]

@@ -31,6 +31,7 @@ from dprect.core.quantile_box import (
     run_quantile_box,
     side_candidates,
     stall_bound,
+    tiny_centre,
     zero_centre,
 )
 from dprect.core.randomness import RandomSource
@@ -389,3 +390,57 @@ def test_a_table_of_1000_rows_around_zero_on_the_float_order_is_not_empty() -> N
         if x.max() < 1e-20:
             edge = float(np.abs(x).max())
             assert max(map(abs, [*res.lower, *res.upper])) <= 256 * edge
+
+
+def test_an_unaimed_small_table_around_zero_is_not_empty() -> None:
+    """Standardised features (issue #44, s34-zero; docs/algorithm.md §10): 50 positives
+    normal(0, 1)^4 on the float order, the unaimed box (t = 0 at N = 50). Its centre lands
+    among the tiny floats (the depth is flat over the empty binades between the smallest
+    rows of each sign). Before, a side walked the centre's own offsets, 26–31 steps of μ
+    to the data, and stayed at C: 96% out at ε = 4 and 100% at ε = 1 (20 seeds each,
+    every box empty at ε = 1). Now a side from a tiny centre walks the magnitude points
+    alone (14–19 steps; Lemma QB4): measured 14% out at ε = 4, 52–66% at ε = 1."""
+    from dprect.core.algorithms import run_quantiles
+
+    dom = FloatOrder()
+    doms = [dom] * 4
+    x = np.random.default_rng(50).normal(0.0, 1.0, size=(50, 4))
+    idx = np.stack([dom.to_index(dom.encode(x[:, j])) for j in range(4)], axis=1)
+    for eps, most in ((4.0, 0.35), (1.0, 0.85)):
+        box = plan(epsilon=eps, delta=1e-6, domains=doms, positives=50,
+                   method="quantiles").chosen
+        fn, tiny = [], []
+        for seed in range(12):
+            trace: list[SideTrace] = []
+            res = run_quantiles(NumpyEngine.from_features(x, doms), doms, box,
+                                RandomSource(seed), 50, trace=trace)
+            inside = (idx >= np.array(res.lo, dtype=np.uint64)) & (
+                idx <= np.array(res.hi, dtype=np.uint64))
+            fn.append(1.0 - float(inside.all(axis=1).mean()))
+            tiny += [tiny_centre(dom, s.centre) for s in trace]
+        assert np.mean(tiny) > 0.9  # the centres: among the tiny floats
+        assert float(np.mean(fn)) <= most, (eps, fn)
+
+
+def test_a_tiny_centre_walks_the_magnitude_points_alone() -> None:
+    """From a centre among the tiny floats an unaimed side's candidates are c, the
+    magnitude points beyond c and the grid's end: 14–19 steps to ±1 and ±4 where the
+    centre's own offsets took 26–31; a centre at or above 2^−16 keeps its own offsets
+    (data of a small scale keep their steps), and an aimed side's list is unchanged."""
+    dom = FloatOrder()
+
+    def steps(c: int, side: str, value: float, **kw: bool) -> int:
+        cands = side_candidates(dom, c, side, 2, **kw)  # type: ignore[arg-type]
+        t = FloatOrder.index_of(value)
+        return next(k for k, v in enumerate(cands) if (v >= t if side == "hi" else v <= t))
+
+    s = coarse_shift(dom)
+    for v in (1e-300, 1e-100, 2.0 ** -17, -1e-10, -1e-300):
+        c = (FloatOrder.index_of(v) >> s) << s
+        assert tiny_centre(dom, c)
+        own = [steps(c, sd, val) for sd, val in (("hi", 1.0), ("lo", -1.0))]
+        walk = [steps(c, sd, val, magnitudes=True, alone=True)
+                for sd, val in (("hi", 4.0), ("lo", -4.0))]
+        assert max(walk) <= 19 and min(own) >= 18, (v, own, walk)
+    big = (FloatOrder.index_of(2.0 ** -15) >> s) << s
+    assert not tiny_centre(dom, big) and not tiny_centre(Grid(-1.0, 1.0, 1000), 500)
