@@ -105,7 +105,7 @@ class ContestPlan:
                 "negatives_count": {"epsilon": self.negatives.epsilon,
                                     "scale": str(self.negatives.scale)},
                 "select_epsilon": str(self.select_epsilon),
-                "score": "FN/n+ + FP/n- (monotone, exponential mechanism, exact)"}
+                "utility": "-(FN/n+ + FP/n-): monotone, exponential mechanism, drawn exactly"}
 
 
 def contest_split(eps_add_remove: float, count_epsilon: float
