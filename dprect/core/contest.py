@@ -108,16 +108,17 @@ class ContestPlan:
                 "utility": "-(FN/n+ + FP/n-): monotone, exponential mechanism, drawn exactly"}
 
 
-def contest_split(eps_add_remove: float, count_epsilon: float
+def contest_split(eps_add_remove: float, eps_stated: float, count_epsilon: float
                   ) -> tuple[PrivateCount, Fraction, float]:
-    """The contest's public split of the add/remove ε: the negatives' count (scale
-    rounded up as auto's count's: it spends at most its share), ε_s (an exact rational,
-    ≤ its share, a multiple of 2^-30) and ε_f, each fit's ε, half of the rest rounded
-    down so that the parts' float sum never exceeds the budget."""
+    """The contest's public split: the negatives' count (its share of the add/remove ε
+    ``eps_add_remove``, scale rounded up as auto's count's: it spends at most its share),
+    ε_s (an exact rational, ≤ its share, a multiple of 2^-30) and ε_f, each fit's ε, half
+    of what the plan's statement ``eps_stated`` leaves after the count, the negatives'
+    count and ε_s, rounded down (the planner then checks the parts' sum)."""
     negatives = PrivateCount.for_budget(eps_add_remove, CONTEST_NEGATIVES_SHARE)
     share = Fraction(eps_add_remove) * CONTEST_SELECT_SHARE
     select = Fraction(math.floor(share * 2**30), 2**30)
-    rest = eps_add_remove - count_epsilon - negatives.epsilon - float(select)
+    rest = eps_stated - count_epsilon - negatives.epsilon - float(select)
     fit = math.nextafter(rest / 2, 0.0)
     return negatives, select, fit
 

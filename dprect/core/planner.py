@@ -1010,20 +1010,12 @@ def _counting_candidates(req: PlanRequest, domains: list[Domain],
         eps, dlt, planned[0].guarantee.neighbouring,
         f"private count of the positives ({count.epsilon:.6g}, 0) + the chosen method's "
         f"rounds by basic composition ({bounds})"), eps_ar, delta_ar)
-    contest = (_plan_contest(req, domains, order, ip_beta, eps_ar, delta_ar,
+    # the contest's parts fit inside the one statement g made for the other routes, so a
+    # counting plan states what it stated before the contest existed
+    contest = (_plan_contest(req, domains, order, ip_beta, eps_ar, g.epsilon, g.delta,
                              count.epsilon)
                if names is not None and Method.QUANTILES.value in names
                and Method.COMPOSITION.value in names else None)
-    if contest is not None:  # the one statement covers the contest's parts too
-        total = 0.0
-        for _name, e, _d in contest.parts(count.epsilon):
-            total = _sum_up(total, e)
-        joint = contest.old.guarantee.delta + contest.box.guarantee.delta
-        g = _within_budget(Guarantee(
-            max(g.epsilon, total), max(g.delta, joint), g.neighbouring,
-            f"{g.bound}; or auto's contest (docs/privacy.md §19): the count, a count of "
-            f"the negatives, composition and the aimed box at their shares and an "
-            f"exponential-mechanism selection by basic composition"), eps_ar, delta_ar)
     g_ar = None
     if req.neighbouring is Neighbouring.REPLACE_ONE:
         g_ar, g = g, _within_budget(replace_one(g), req.epsilon, req.delta)
@@ -1038,22 +1030,31 @@ def _counting_candidates(req: PlanRequest, domains: list[Domain],
 
 
 def _plan_contest(req: PlanRequest, domains: list[Domain], order: list[tuple[int, Side]],
-                  ip_beta: float, eps_ar: float, delta_ar: float, count_epsilon: float
-                  ) -> ContestPlan | None:
-    """The contest's two fits at their shares (:func:`~dprect.core.contest.contest_split`:
-    each (ε_f, δ/2) add/remove), the negatives' count and ε_s; None with a stated target
-    miss (the user's rule decides) or where a fit is over a plan-time limit at its share."""
+                  ip_beta: float, eps_ar: float, eps_stated: float, delta_stated: float,
+                  count_epsilon: float) -> ContestPlan | None:
+    """The contest's two fits at their shares (:func:`~dprect.core.contest.contest_split`
+    of the plan's add/remove statement (``eps_stated``, ``delta_stated``): each
+    (ε_f, δ/2)), the negatives' count and ε_s (shares of ``eps_ar``); None with a stated
+    target miss (the user's rule decides), where a fit is over a plan-time limit at its
+    share, or where the parts' sum would exceed the statement (the other routes' total:
+    the contest never changes what a plan states)."""
     if req.target_miss:
         return None
-    negatives, select, fit = contest_split(eps_ar, count_epsilon)
+    negatives, select, fit = contest_split(eps_ar, eps_stated, count_epsilon)
     if fit <= 0:
         return None
     try:
-        old = _plan_composition(fit, delta_ar / 2, domains, order, ip_beta)
-        box = _plan_quantiles(fit, delta_ar / 2, domains, order, ip_beta, 0.0)
+        old = _plan_composition(fit, delta_stated / 2, domains, order, ip_beta)
+        box = _plan_quantiles(fit, delta_stated / 2, domains, order, ip_beta, 0.0)
     except (_OverLimit, ParameterError):
         return None
-    return ContestPlan(old, box, negatives, select)
+    contest = ContestPlan(old, box, negatives, select)
+    total = 0.0
+    for _name, e, _d in contest.parts(count_epsilon):
+        total = _sum_up(total, e)
+    if total > eps_stated or old.guarantee.delta + box.guarantee.delta > delta_stated:
+        return None
+    return contest
 
 
 def contest_fires(candidates: dict[str, MethodPlan], contest: ContestPlan,
