@@ -352,6 +352,25 @@ class Plan:
             text += f"; the count released: {self.count.noisy:,}"
         return text
 
+    def contest_line(self) -> str | None:
+        """``auto``'s contest: its gate, its shares and, once the count is drawn, whether
+        it runs (None when none is planned)."""
+        c = self.contest
+        if c is None:
+            return None
+        fit = c.old.guarantee
+        text = (f"  auto's contest (docs/privacy.md §19), where at the released N "
+                f"composition is kept, the aimed box is predicted to miss at most "
+                f"{CONTEST_RATIO:g} times its positives and the split costs each at most "
+                f"{100 * CONTEST_PRICE:g}% of N: composition and the aimed box each at "
+                f"({fit.epsilon:.6g}, {fit.delta:.3g}), a count of the negatives at "
+                f"epsilon {c.negatives.epsilon:.6g} (discrete Laplace, scale "
+                f"{float(c.negatives.scale):.6g}) and an exact selection at epsilon "
+                f"{float(c.select_epsilon):.6g} by FN/n+ + FP/n-; one rectangle returned")
+        if self.count is not None and self.count.noisy is not None:
+            text += "; runs: " + ("yes" if self.contest_runs else "no")
+        return text
+
     def quantiles_line(self) -> str | None:
         """The quantile box's target and its predicted FP-side widening (None when the
         box is no candidate)."""
@@ -444,6 +463,9 @@ class Plan:
         if said is not None:
             lines.append(said)
         said = self.quantiles_line()
+        if said is not None:
+            lines.append(said)
+        said = self.contest_line()
         if said is not None:
             lines.append(said)
         lines.append("")

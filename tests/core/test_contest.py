@@ -255,3 +255,14 @@ def test_the_in_memory_routes_and_the_file_route_agree(tmp_path):
         assert (r.lower_index, r.upper_index, r.method) == (a.lower_index, a.upper_index,
                                                             a.method)
         assert r.parameters["positives_noisy"] == a.parameters["positives_noisy"]
+
+
+def test_the_plan_prints_the_contest_s_shares():
+    """The shares are public plan constants: the plan's table names them, and whether the
+    contest runs once the count is drawn."""
+    p = plan(epsilon=4.0, delta=1e-6, domains=FLIGHTS)
+    line = p.contest_line()
+    assert line is not None and line in p.table()
+    assert "(1.92, 5e-07)" in line and "scale 25" in line and "epsilon 0.04 by" in line
+    assert p.resolved(replace(p.count, noisy=N_FLIGHTS)).contest_line().endswith("runs: yes")
+    assert p.resolved(replace(p.count, noisy=5_000)).contest_line().endswith("runs: no")
