@@ -102,7 +102,7 @@ class ContestPlan:
                 "fits": {c.method: {"guarantee": c.guarantee.to_json(),
                                     "ip_epsilon": c.ip_epsilon}
                          for c in (self.old, self.box)},
-                "negatives_count": {"epsilon": self.negatives.epsilon,
+                "negatives_noise": {"epsilon": self.negatives.epsilon,
                                     "scale": str(self.negatives.scale)},
                 "select_epsilon": str(self.select_epsilon),
                 "utility": "-(FN/n+ + FP/n-): monotone, exponential mechanism, drawn exactly"}

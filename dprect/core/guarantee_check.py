@@ -628,7 +628,7 @@ def check_contest_plan(contest: Any, count: Any, domains: Sequence[Domain], *, b
         select_eps = _high(_dec(CONTEST_SELECT_FACTOR * select))
         total_eps = total_eps + count_eps + negatives_eps + select_eps
     details.update({"private_count_epsilon": _float_up(count_eps),
-                    "negatives_count_epsilon": _float_up(negatives_eps),
+                    "negatives_noise_epsilon": _float_up(negatives_eps),
                     "select_epsilon": _float_up(select_eps)})
     if total_eps > eps_a or total_delta > delta_a:
         raise _refuse(product, "its parts add up to more than its stated guarantee",
