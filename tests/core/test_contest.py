@@ -210,6 +210,18 @@ def test_the_fit_returns_the_rectangle_with_the_smaller_balanced_error(separable
     for word in ("score", "negatives_noisy", "tally"):
         assert word not in text
 
+    def keys(node):
+        if isinstance(node, dict):
+            for k, v in node.items():
+                yield k
+                yield from keys(v)
+        elif isinstance(node, list):
+            for v in node:
+                yield from keys(v)
+
+    released = {"accounting", "private_count", "private_count_epsilon", "count_share"}
+    assert not [k for k in keys(r.to_json()) if "count" in k.lower() and k not in released]
+
 
 def test_bad_input_is_refused_as_before():
     """Refusals come before the contest and read no value: a y of the wrong length, and
