@@ -26,6 +26,10 @@ rectangle shape and a method. Nothing here looks at data.
   depends on N (exactly when RandMargins is chosen at N = ∞, :mod:`dprect.core.auto_count`)
   both candidates are planned at (ε − ε_c, δ), ε_c = ε/1000 spent on a private count of
   the positives drawn first; the run chooses at N = max(count, 1) (:meth:`Plan.resolved`).
+* ``auto``'s contest (issue #44, :mod:`dprect.core.contest`): a counting plan with the
+  quantile box also plans composition and the aimed box at their shares inside its one
+  statement; where :func:`contest_fires` holds at the released N both run and an exact
+  selection on their measured balanced error picks one (docs/algorithm.md §10).
 * Every per-round ε is shrunk by 10⁻⁹ and the stated guarantee recomputed from it by the
   accountant (its ``bound`` names the bound used), then checked against the request.
 
