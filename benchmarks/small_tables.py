@@ -45,6 +45,7 @@ from dprect.core.algorithms import run_plan
 from dprect.core.domains import FloatOrder, Grid
 from dprect.core.planner import predicted_at
 from dprect.core.randomness import RandomSource
+from dprect.engines.contest_tally import numpy_tally
 from dprect.engines.numpy_engine import NumpyEngine
 
 EPSILONS = (0.5, 1.0, 4.0)
@@ -238,20 +239,25 @@ def run(tables: list[Any], trials: int, venvs: dict[str, Path] | None = None,
                      for m in METHODS}
             cell["planned_quantiles"] = predicted_at(plans["quantiles"].chosen,
                                                      len(pos)) / len(pos)
+            tally = numpy_tally(t.X, t.y, t.domains)  # auto's contest (s34), if it runs
             for method in METHODS:
-                fn, fp, chosen = [], [], []
+                fn, fp, chosen, contests = [], [], [], 0
                 for trial in range(trials):
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
                         res = run_plan(NumpyEngine.from_features(pos, t.domains),
                                        t.domains, t.features, plans[method],
-                                       RandomSource(_seed(t.name, eps, method, trial)))
+                                       RandomSource(_seed(t.name, eps, method, trial)),
+                                       tally=tally)
+                    contests += "contest_chose" in res.parameters
                     fn.append(1 - float(res.contains(pos).mean()))
                     fp.append(float(res.contains(neg).mean()) if len(neg) else 0.0)
                     chosen.append(res.method)
                 cell[method] = {"fn": float(np.mean(fn)), "fp": float(np.mean(fp)),
                                 "balanced": float((np.mean(fn) + np.mean(fp)) / 2),
-                                "se": _se(fn, fp), "chosen": sorted(set(chosen))}
+                                "se": _se(fn, fp), "chosen": sorted(set(chosen)),
+                                "contest_runs": contests,
+                                "chose_counts": {m: chosen.count(m) for m in set(chosen)}}
             for peer, got in peers.items():
                 cell[peer] = peer_cell(t, got["boxes"][t.name][str(float(eps))])
             judge(cell, [p for p in PEERS if p in peers])

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, Unpack, overload
 import numpy as np
 
 from dprect.core.algorithms import run_nonprivate_bounding_box, run_plan
+from dprect.core.contest import Tally
 from dprect.core.domains import Domain, FloatOrder, GridArg, feature_names, resolve_domains
 from dprect.core.engine import Engine
 from dprect.core.errors import InputDataError, ParameterError
@@ -39,6 +40,7 @@ from dprect.core.request import (
     make_request,
 )
 from dprect.core.result import FitResult
+from dprect.engines.contest_tally import numpy_tally
 from dprect.engines.numpy_engine import NumpyEngine
 from dprect.engines.numpy_matrix import MatrixEngine
 from dprect.release.budget import PrivacyBudget, charged, record
@@ -221,11 +223,13 @@ def positive_rows(X: object, y: object, names: Sequence[str] | None = None,
 def fit_engine(engine: Engine, domains: list[Domain], features: list[str],
                request: PlanRequest | None = None, *, seed: int | None = None,
                rng: RandomSource | None = None, trace: list[Any] | None = None,
-               budget: PrivacyBudget | None = None,
+               budget: PrivacyBudget | None = None, tally: Tally | None = None,
                **options: Unpack[BudgetOptions]) -> FitResult:
     """Plan from the budget (a :class:`PlanRequest`, or its fields as keywords), charge the
     plan's guarantee to ``budget`` (if given; refused past its cap before anything is
-    computed), run the chosen method on ``engine``, and package the result."""
+    computed), run the chosen method on ``engine``, and package the result. ``tally``:
+    the table's tally for ``auto``'s contest (:mod:`dprect.core.contest`; without one
+    the contest's default choice runs)."""
     the_plan = plan(make_request(PlanRequest, request, options), domains=domains,
                     features=features)
     if rng is None:
@@ -234,7 +238,7 @@ def fit_engine(engine: Engine, domains: list[Domain], features: list[str],
         raise ParameterError("give either seed or rng, not both")
     with charged(budget, the_plan.chosen.guarantee, "fit", features) as ticket:
         return record(ticket, run_plan(engine, domains, features, the_plan, rng,
-                                       trace=trace))
+                                       trace=trace, tally=tally))
 
 
 def column_names(X: object) -> list[str] | None:
@@ -406,7 +410,27 @@ def fit(X: object, y: object, request: FitRequest | None = None, *, grid: GridAr
                            budget=budget)
     names, domains, engine = _in_memory(X, y, grid, features, req.invalid_rows,
                                         req.positive_label)
-    return fit_engine(engine, domains, names, req.budget(), seed=seed, budget=budget)
+    return fit_engine(engine, domains, names, req.budget(), seed=seed, budget=budget,
+                      tally=_table_tally(X, y, req.positive_label, domains))
+
+
+def _table_tally(X: object, y: object, positive_label: object, domains: list[Domain]
+                 ) -> Tally:
+    """The tally of (X, y) for ``auto``'s contest (:func:`numpy_tally`), made only when the
+    contest runs (X and y were checked by :func:`_in_memory`)."""
+    made: list[Tally] = []
+
+    def tally(rects: Sequence[tuple[tuple[int, ...], tuple[int, ...]]]
+              ) -> tuple[int, list[tuple[int, int]]]:
+        if not made:
+            X_arr = X if isinstance(X, np.ndarray) and X.ndim == 2 else _matrix(
+                X, "X", "features")
+            X_arr = np.asarray(X_arr, dtype=np.float64)
+            made.append(numpy_tally(X_arr, _checked_labels(X_arr, y, positive_label),
+                                    domains))
+        return made[0](rects)
+
+    return tally
 
 
 def fit_classes(X: object, y: object, request: FitRequest, *, grid: GridArg = None,

@@ -36,6 +36,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from dprect.core.contest import Tally, scores, select
 from dprect.core.domains import Domain, Side
 from dprect.core.engine import Engine
 from dprect.core.errors import ParameterError
@@ -203,13 +204,36 @@ def resolve_auto(the_plan: Plan, positives: Callable[[], int], rng: RandomSource
     return the_plan.resolved(the_plan.count.draw(positives(), rng))
 
 
+def run_contest(engine: Engine, domains: list[Domain], the_plan: Plan, rng: RandomSource,
+                tally: Tally) -> tuple[Rectangle, str]:
+    """``auto``'s contest (:mod:`dprect.core.contest`), its draws in a fixed order:
+    composition at its share, the aimed box at its share (aimed at the released N), the
+    negatives' count + DLap(b⁻), then the exact selection on score_j = FN_j/ñ⁺ + FP_j/ñ⁻.
+    ``tally`` counts, engine-side and exactly, the negatives and each rectangle's
+    positives outside and negatives inside; only the chosen rectangle and its method's
+    name are returned (the scores, counts and the other rectangle stay here)."""
+    contest, count = the_plan.contest, the_plan.count
+    assert contest is not None and count is not None and count.noisy is not None
+    n_pos = count.positives
+    rects = [run_composition(engine, domains, contest.old, rng),
+             run_quantiles(engine, domains, contest.box, rng, n_pos)]
+    negatives, tallied = tally([(r.lo, r.hi) for r in rects])
+    n_neg = contest.negatives.draw(negatives, rng).positives  # max(noisy, 1)
+    j = select(scores(tallied, n_pos, n_neg), n_pos, n_neg, contest.select_epsilon, rng)
+    return rects[j], (contest.old.method, contest.box.method)[j]
+
+
 def run_plan(engine: Engine, domains: list[Domain], features: list[str], the_plan: Plan,
              rng: RandomSource, trace: list | None = None,
-             positives: Callable[[], int] | None = None) -> FitResult:
+             positives: Callable[[], int] | None = None,
+             tally: Tally | None = None) -> FitResult:
     """Run an already-made plan on an engine: ``auto``'s private count first if the plan
     is pending (:func:`resolve_auto`; ``positives`` counts the engine's rows, by default
     its ``remaining()``), then the chosen method's rounds (all noise drawn here, in round
-    order), the rectangle in feature units, and the plan's guarantee."""
+    order), the rectangle in feature units, and the plan's guarantee. Where the resolved
+    plan's contest runs (:attr:`Plan.contest_runs`) and the route gives a ``tally`` of
+    its rows (:data:`~dprect.core.contest.Tally`), :func:`run_contest` picks the
+    rectangle; without a tally the default choice runs (spending less than stated)."""
     if the_plan.pending:
         counter = positives if positives is not None else getattr(engine, "remaining", None)
         if counter is None:
@@ -217,6 +241,14 @@ def run_plan(engine: Engine, domains: list[Domain], features: list[str], the_pla
                                  "count (give the plan a public estimate of the positives)")
         the_plan = resolve_auto(the_plan, counter, rng)
     chosen = the_plan.chosen
+    if the_plan.contest_runs and tally is not None:
+        rect, name = run_contest(engine, domains, the_plan, rng, tally)
+        lower, upper = rect.to_units(domains)
+        return FitResult(
+            features=list(features), lower=lower, upper=upper,
+            lower_index=list(rect.lo), upper_index=list(rect.hi), domains=list(domains),
+            method=name, privacy=chosen.guarantee,
+            parameters={**the_plan.to_json(), "contest_chose": name}, seeded=rng.seeded)
     if chosen.method == "quantiles":
         known = (the_plan.sizing.positives if the_plan.sizing.positives is not None else
                  the_plan.count.positives if the_plan.count is not None

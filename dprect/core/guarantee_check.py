@@ -57,6 +57,12 @@ lemma each comes from:
   sensitivity 1 under add/remove, so count + DLap(b) is (1/b, 0)-DP; drawn before the
   rounds, it composes with them by basic composition — the rounds must meet
   (ε_a − 1/b, δ_a) of the add/remove target (ε_a, δ_a);
+* **auto's contest** (docs/privacy.md §19): the count of the positives, a count of the
+  negatives (sensitivity 1: (1/b⁻, 0)), composition and the aimed box each at its own
+  stated add/remove share (each re-derived as a run of its own), and the selection, an
+  exponential mechanism on a monotone utility of sensitivity Δ at rate ε_s/Δ: ε_s-DP
+  (:data:`CONTEST_SELECT_FACTOR` = 1; 2 for a utility that is not monotone); the five
+  compose adaptively by basic composition: Σε ≤ ε_a, Σδ ≤ δ_a;
 * **groups found privately** (docs/privacy.md §18): a key kept with probability p_k on
   its row count k is (ε₁, δ₁)-DP for a ±1 change iff p_0 = 0, p non-decreasing and, at
   every k, p_k ≤ e^{ε₁}·p_{k−1} + δ₁ and 1 − p_k ≥ e^{−ε₁}·(1 − p_{k−1} − δ₁) (DVGM
@@ -126,6 +132,10 @@ DESCRIBE_UNSPENT = Fraction(1, 10**6)
 QUANTILE_AIMED_SHIFTS = {"bracket": 1}
 #: the sensitivity of ``auto``'s count of the positives under add/remove, in rows
 COUNT_SENSITIVITY = 1
+#: the contest's selection: an exponential mechanism at rate ε_s/Δ on a utility whose
+#: every entry moves the same way under add/remove (monotone) is ε_s·this-DP (McSherry &
+#: Talwar: 1 for a monotone utility, 2 otherwise; docs/privacy.md §19, Lemma C1)
+CONTEST_SELECT_FACTOR = 1
 #: the add/remove steps one replace-one neighbour makes among a classes' fit's runs
 #: (docs/privacy.md §12, Theorem K′): two inside one class's run, or one in each of two
 CLASSES_REPLACE_STEPS = 2
@@ -579,6 +589,56 @@ def _count_epsilon(count: Any) -> Decimal | None:
     return _high(_dec(Fraction(COUNT_SENSITIVITY) / scale))
 
 
+def check_contest_plan(contest: Any, count: Any, domains: Sequence[Domain], *, beta: float,
+                       shape: str, stated: tuple[float, float, str]) -> CheckReport:
+    """Re-derive the guarantee of ``auto``'s contest (:class:`~dprect.core.contest.ContestPlan`,
+    ``count`` the plan's private count's JSON) against the plan's statement ``stated`` =
+    (ε, δ, neighbouring): each fit re-derived as ONE run at its own stated add/remove
+    (ε_i, δ_i) (its rounds, rates and failure bounds, as :func:`check_fit_plan`), then
+    the count of the positives (1/b), the count of the negatives (1/b⁻, same sensitivity
+    :data:`COUNT_SENSITIVITY`) and the selection (:data:`CONTEST_SELECT_FACTOR`·ε_s, ε_s
+    the exact rational the sampler uses) added by basic composition; refused unless
+    Σε ≤ ε_a and Σδ ≤ δ_a of the statement's add/remove target."""
+    product = "rectangle (auto's contest)"
+    eps_s, delta_s, neighbouring = stated
+    eps_a, delta_a = _add_remove_target(eps_s, delta_s, neighbouring)
+    total_eps, total_delta = Decimal(0), Decimal(0)
+    names: list[str] = []
+    details: dict[str, Any] = {}
+    for fit in (contest.old, contest.box):
+        g = fit.guarantee
+        if g.neighbouring != "add-remove" or fit.details.get("private_count") is not None:
+            raise _refuse(product, "a fit of the contest is not stated add/remove on its "
+                          "own", eps_s, delta_s)
+        fe, fd = _dec(g.epsilon), _dec(g.delta)
+        best, _ = _run_route(fit, domains, beta, shape, product, fe, fd, eps_s, delta_s)
+        with decimal.localcontext(_CONTEXT):
+            total_eps, total_delta = total_eps + best.epsilon, total_delta + best.delta
+        names.append(f"{fit.method}: {best.name}")
+    count_eps = _count_epsilon(count)
+    negatives_eps = _count_epsilon({"scale": contest.negatives.scale})
+    try:
+        select = Fraction(str(contest.select_epsilon))
+    except (TypeError, ValueError, ZeroDivisionError):
+        raise _refuse(product, "its selection's epsilon cannot be read", eps_s,
+                      delta_s) from None
+    if count_eps is None or negatives_eps is None or select <= 0:
+        raise _refuse(product, "its counts or selection are missing", eps_s, delta_s)
+    with decimal.localcontext(_CONTEXT):
+        select_eps = _high(_dec(CONTEST_SELECT_FACTOR * select))
+        total_eps = total_eps + count_eps + negatives_eps + select_eps
+    details.update({"private_count_epsilon": _float_up(count_eps),
+                    "negatives_noise_epsilon": _float_up(negatives_eps),
+                    "select_epsilon": _float_up(select_eps)})
+    if total_eps > eps_a or total_delta > delta_a:
+        raise _refuse(product, "its parts add up to more than its stated guarantee",
+                      eps_s, delta_s)
+    best = _Route("basic composition of a count of the positives, a count of the "
+                  "negatives, " + ", ".join(names) + " and the monotone selection",
+                  total_eps, total_delta)
+    return _report(product, best, neighbouring, details)
+
+
 def _paper_routes(p: Any, rounds: list[Any], beta_ip: Decimal, big_r: int) -> list[_Route]:
     """The paper's Lemma 3.2: (70·ε·ln(1/δ_p), (R + 2)·δ_p) with its Laplace law."""
     delta_p = _dec(float(p.details.get("paper_delta", 0.0)))
@@ -931,10 +991,12 @@ def check_selected_run(statistics: Any, selection: Any, run: Any, listed: int = 
                       "within its stated guarantee", run.epsilon, run.delta)
 
 
-__all__ = ["BOUNDS_SENSITIVITY", "BR_ZCDP", "CLASSES_REPLACE_STEPS", "DESCRIBE_POOLS_PER_ROW",
+__all__ = ["BOUNDS_SENSITIVITY", "BR_ZCDP", "CLASSES_REPLACE_STEPS",
+           "CONTEST_SELECT_FACTOR", "DESCRIBE_POOLS_PER_ROW",
            "DESCRIBE_SENSITIVITY", "DESCRIBE_SPREAD", "DESCRIBE_SUMMED", "DESCRIBE_UNSPENT",
            "LISTED_GROUP_COST", "PAPER_FACTOR",
            "QUANTILE_SENSITIVITY", "SELECTION_KEYS_CHANGED", "SLACK", "CheckReport",
            "GuaranteeCheckError", "check_bounds_plan", "check_classes_plan",
+           "check_contest_plan",
            "check_describe_plan", "check_fit_plan", "check_mixed_plan", "check_quantiles_plan",
            "check_selected_run", "check_selection_plan"]

@@ -26,6 +26,10 @@ rectangle shape and a method. Nothing here looks at data.
   depends on N (exactly when RandMargins is chosen at N = ∞, :mod:`dprect.core.auto_count`)
   both candidates are planned at (ε − ε_c, δ), ε_c = ε/1000 spent on a private count of
   the positives drawn first; the run chooses at N = max(count, 1) (:meth:`Plan.resolved`).
+* ``auto``'s contest (issue #44, :mod:`dprect.core.contest`): a counting plan with the
+  quantile box also plans composition and the aimed box at their shares inside its one
+  statement; where :func:`contest_fires` holds at the released N both run and an exact
+  selection on their measured balanced error picks one (docs/algorithm.md §10).
 * Every per-round ε is shrunk by 10⁻⁹ and the stated guarantee recomputed from it by the
   accountant (its ``bound`` names the bound used), then checked against the request.
 
@@ -68,6 +72,7 @@ from dprect.core.accounting import (
     replace_one,
 )
 from dprect.core.auto_count import AUTO_COUNT_SHARE, PrivateCount
+from dprect.core.contest import CONTEST_PRICE, CONTEST_RATIO, ContestPlan, contest_split
 from dprect.core.domains import (
     Domain,
     FloatOrder,
@@ -78,7 +83,7 @@ from dprect.core.domains import (
 )
 from dprect.core.errors import ParameterError
 from dprect.core.expectation import DEFAULT_TARGET_SHARE, Expectation, Sizing
-from dprect.core.guarantee_check import CheckReport, check_fit_plan
+from dprect.core.guarantee_check import CheckReport, check_contest_plan, check_fit_plan
 from dprect.core.interior_point import interior_point_size
 from dprect.core.margins import LaplaceLaw, MarginLaw, StaircaseLaw
 from dprect.core.quantile_box import (
@@ -269,8 +274,14 @@ class Plan:
     #: ``auto`` without a public N, when the choice depends on N: the private count of
     #: the positives drawn first (:mod:`dprect.core.auto_count`); None: no count
     count: PrivateCount | None = None
-    #: the check's report of every candidate (a counting plan may run either)
+    #: the check's report of every candidate (a counting plan may run either; "contest":
+    #: the contest's, :func:`~dprect.core.guarantee_check.check_contest_plan`)
     checks: dict[str, CheckReport] = field(default_factory=dict)
+    #: a counting plan's contest between composition and the aimed box, planned at its
+    #: shares (:mod:`dprect.core.contest`); None: none planned
+    contest: ContestPlan | None = None
+    #: the contest runs (its public gate :func:`contest_fires` held at the released N)
+    contest_runs: bool = False
 
     @property
     def pending(self) -> bool:
@@ -284,8 +295,11 @@ class Plan:
                 or count.scale != self.count.scale):
             raise ValueError("resolved() needs a pending plan and its drawn count")
         chosen = _safe_choice(list(self.candidates.values()), count.positives)
-        return dataclasses.replace(self, chosen=chosen, count=count,
-                                   check=self.checks.get(chosen.method, self.check))
+        runs = self.contest is not None and contest_fires(
+            self.candidates, self.contest, chosen, count.positives)
+        check = self.checks["contest"] if runs else self.checks.get(chosen.method, self.check)
+        return dataclasses.replace(self, chosen=chosen, count=count, check=check,
+                                   contest_runs=runs)
 
     def _outside(self, c: MethodPlan) -> float:
         """The positives ``c`` is expected to leave outside: its large-sample count, or,
@@ -322,6 +336,8 @@ class Plan:
             out["private_count"] = self.count.to_json()
             if self.count.noisy is not None:
                 out["positives_noisy"] = self.count.noisy
+        if self.contest is not None:
+            out["contest"] = {**self.contest.to_json(), "runs": self.contest_runs}
         return out
 
     def count_line(self) -> str | None:
@@ -338,6 +354,25 @@ class Plan:
                 f"picks at N = max(count, 1); the methods run at the rest of epsilon={eps:g}")
         if self.count.noisy is not None:
             text += f"; the count released: {self.count.noisy:,}"
+        return text
+
+    def contest_line(self) -> str | None:
+        """``auto``'s contest: its gate, its shares and, once the count is drawn, whether
+        it runs (None when none is planned)."""
+        c = self.contest
+        if c is None:
+            return None
+        fit = c.old.guarantee
+        text = (f"  auto's contest (docs/privacy.md §19), where at the released N "
+                f"composition is kept, the aimed box is predicted to miss at most "
+                f"{CONTEST_RATIO:g} times its positives and the split costs each at most "
+                f"{100 * CONTEST_PRICE:g}% of N: composition and the aimed box each at "
+                f"({fit.epsilon:.6g}, {fit.delta:.3g}), a count of the negatives at "
+                f"epsilon {c.negatives.epsilon:.6g} (discrete Laplace, scale "
+                f"{float(c.negatives.scale):.6g}) and an exact selection at epsilon "
+                f"{float(c.select_epsilon):.6g} by FN/n+ + FP/n-; one rectangle returned")
+        if self.count is not None and self.count.noisy is not None:
+            text += "; runs: " + ("yes" if self.contest_runs else "no")
         return text
 
     def quantiles_line(self) -> str | None:
@@ -432,6 +467,9 @@ class Plan:
         if said is not None:
             lines.append(said)
         said = self.quantiles_line()
+        if said is not None:
+            lines.append(said)
+        said = self.contest_line()
         if said is not None:
             lines.append(said)
         lines.append("")
@@ -942,14 +980,19 @@ def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None 
                                            AUTO_COUNT_SHARE if chosen.method == "randmargins"
                                            else QUANTILES_COUNT_SHARE))
         if counted is not None:
-            count, candidates = counted
+            count, candidates, contest = counted
             chosen = _safe_choice(list(candidates.values()), None)
             checks = {name: check_fit_plan(c, list(domains), beta=beta,
                                            shape=req.shape.value)
                       for name, c in candidates.items()}
+            if contest is not None:
+                g = chosen.guarantee
+                checks["contest"] = check_contest_plan(
+                    contest, count.to_json(), list(domains), beta=beta,
+                    shape=req.shape.value, stated=(g.epsilon, g.delta, g.neighbouring))
             return Plan(chosen=chosen, candidates=candidates, request=asked,
                         excluded=excluded, sizing=sizing, check=checks[chosen.method],
-                        count=count, checks=checks)
+                        count=count, checks=checks, contest=contest)
     # the plan as it will execute, re-derived independently before anything is read
     check = check_fit_plan(chosen, list(domains), beta=beta, shape=req.shape.value)
     return Plan(chosen=chosen, candidates=candidates, request=asked, excluded=excluded,
@@ -961,7 +1004,8 @@ def _counting_candidates(req: PlanRequest, domains: list[Domain],
                          continuous: frozenset[int], eps_ar: float, delta_ar: float, *,
                          paper: bool = False, names: tuple[str, ...] | None = None,
                          share: Fraction = AUTO_COUNT_SHARE
-                         ) -> tuple[PrivateCount, dict[str, MethodPlan]] | None:
+                         ) -> tuple[PrivateCount, dict[str, MethodPlan], ContestPlan | None
+                                    ] | None:
     """``auto``'s counting route (:mod:`dprect.core.auto_count`): the count at ε_c =
     ε/1000 of the add/remove budget, both candidates at (ε − ε_c, δ), each stating the
     same total — the larger of their (method + count) guarantees by basic composition,
@@ -992,6 +1036,12 @@ def _counting_candidates(req: PlanRequest, domains: list[Domain],
         eps, dlt, planned[0].guarantee.neighbouring,
         f"private count of the positives ({count.epsilon:.6g}, 0) + the chosen method's "
         f"rounds by basic composition ({bounds})"), eps_ar, delta_ar)
+    # the contest's parts fit inside the one statement g made for the other routes, so a
+    # counting plan states what it stated before the contest existed
+    contest = (_plan_contest(req, domains, order, ip_beta, eps_ar, g.epsilon, g.delta,
+                             count.epsilon)
+               if names is not None and Method.QUANTILES.value in names
+               and Method.COMPOSITION.value in names else None)
     g_ar = None
     if req.neighbouring is Neighbouring.REPLACE_ONE:
         g_ar, g = g, _within_budget(replace_one(g), req.epsilon, req.delta)
@@ -1002,7 +1052,59 @@ def _counting_candidates(req: PlanRequest, domains: list[Domain],
             details["count_share"] = str(share)
         out[c.method] = MethodPlan(c.method, c.accounting, c.ip_epsilon, c.ip_beta,
                                    c.rounds, g, details, g_ar)
-    return count, out
+    return count, out, contest
+
+
+def _plan_contest(req: PlanRequest, domains: list[Domain], order: list[tuple[int, Side]],
+                  ip_beta: float, eps_ar: float, eps_stated: float, delta_stated: float,
+                  count_epsilon: float) -> ContestPlan | None:
+    """The contest's two fits at their shares (:func:`~dprect.core.contest.contest_split`
+    of the plan's add/remove statement (``eps_stated``, ``delta_stated``): each
+    (ε_f, δ/2)), the negatives' count and ε_s (shares of ``eps_ar``); None with a stated
+    target miss (the user's rule decides), where a fit is over a plan-time limit at its
+    share, or where the parts' sum would exceed the statement (the other routes' total:
+    the contest never changes what a plan states)."""
+    if req.target_miss:
+        return None
+    negatives, select, fit = contest_split(eps_ar, eps_stated, count_epsilon)
+    if fit <= 0:
+        return None
+    try:
+        old = _plan_composition(fit, delta_stated / 2, domains, order, ip_beta)
+        box = _plan_quantiles(fit, delta_stated / 2, domains, order, ip_beta, 0.0)
+    except (_OverLimit, ParameterError):
+        return None
+    contest = ContestPlan(old, box, negatives, select)
+    total = 0.0
+    for _name, e, _d in contest.parts(count_epsilon):
+        total = _sum_up(total, e)
+    if total > eps_stated or old.guarantee.delta + box.guarantee.delta > delta_stated:
+        return None
+    return contest
+
+
+def contest_fires(candidates: dict[str, MethodPlan], contest: ContestPlan,
+                  chosen: MethodPlan, positives: int) -> bool:
+    """The contest's public gate at N = ``positives`` (the released count; docs/algorithm.md
+    §10): (1) the default rule keeps composition (``chosen``) although the aimed box is a
+    candidate whose sides aim (t > 0, at full budget and at the contest's share); (2) the
+    box is a moderate candidate: its predicted miss b (:func:`box_upper`) is at most
+    :data:`~dprect.core.contest.CONTEST_RATIO` times composition's c (at a large N, c → 0,
+    the old choice keeps its one scan); (3) the split is cheap: at the contest's shares
+    each candidate's predicted miss rises by at most
+    :data:`~dprect.core.contest.CONTEST_PRICE`·N (0.01 of balanced error). Public: the
+    plan's predictions at the released N only."""
+    quant = candidates.get(Method.QUANTILES.value)
+    if quant is None or chosen.method != Method.COMPOSITION.value or positives < 1:
+        return False
+    if _side_target(quant, positives) <= 0 or _side_target(contest.box, positives) <= 0:
+        return False
+    c, b = predicted_at(chosen, positives), box_upper(quant, positives)
+    if not b <= CONTEST_RATIO * c:
+        return False
+    price = CONTEST_PRICE * positives
+    return (predicted_at(contest.old, positives) - c <= price
+            and box_upper(contest.box, positives) - b <= price)
 
 
 def _sum_up(a: float, b: float) -> float:

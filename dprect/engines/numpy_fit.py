@@ -20,6 +20,7 @@ from dprect.core.randomness import RandomSource
 from dprect.core.reading import select_rows
 from dprect.core.request import FitRequest, InvalidRows, Source
 from dprect.core.result import FitResult
+from dprect.engines.contest_tally import numpy_tally
 from dprect.engines.prepared import PreparedRun
 
 if TYPE_CHECKING:
@@ -34,10 +35,14 @@ class NumpyPrepared(PreparedRun):
     :class:`NumpyEngine` over ``rows``, the positive rows already selected."""
 
     def __init__(self, rows: np.ndarray, domains: list[Domain], features: list[str],
-                 plan: Plan, positive: np.ndarray | None = None) -> None:
+                 plan: Plan, positive: np.ndarray | None = None,
+                 table: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         super().__init__()
         self.rows = rows
         self.positive = positive
+        #: the whole table and its positive flags, for auto's contest's tally (with
+        #: ``positive`` given: ``rows`` and ``positive`` themselves)
+        self.table = table if table is not None or positive is None else (rows, positive)
         self.domains = domains
         self.features = features
         self.plan = plan
@@ -48,8 +53,10 @@ class NumpyPrepared(PreparedRun):
 
         engine = (NumpyEngine.from_features(self.rows, self.domains) if self.positive is None
                   else MatrixEngine(self.rows, self.positive, self.domains))
+        tally = (None if self.table is None
+                 else numpy_tally(self.table[0], self.table[1], self.domains))
         return run_plan(engine, self.domains, self.features, self.plan,
-                        RandomSource(seed=seed))
+                        RandomSource(seed=seed), tally=tally)
 
 
 
@@ -131,7 +138,8 @@ class NumpyRoute:
                 continue
             rows = select_rows(matrix, positive, source.features,
                                invalid_rows=request.invalid_rows)
-            prepared.append(NumpyPrepared(rows, domains, list(source.features), plan))
+            prepared.append(NumpyPrepared(rows, domains, list(source.features), plan,
+                                          table=(matrix, positive)))
         return prepared
 
 

@@ -23,6 +23,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.util import InheritableThread
 
 from dprect.core.algorithms import box_first_query, resolve_auto, run_plan
+from dprect.core.contest import Tally
 from dprect.core.domains import GridArg, feature_names, resolve_domains
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.planner import Plan
@@ -43,6 +44,7 @@ from dprect.engines.spark.class_collect import (
     tag_classes,
 )
 from dprect.engines.spark.class_pass import prepare_pass_classes
+from dprect.engines.spark.contest_tally import spark_tally
 from dprect.engines.spark.engine import (
     DEFAULT_STRATEGY,
     STRATEGIES,
@@ -155,7 +157,8 @@ class PreparedFit(PreparedRun):
     def __init__(self, engine: SparkEngine | None, domains: list[Domain], features: list[str],
                  plan: Plan, on_close: Callable[[], None] | None = None,
                  count: Callable[[], int] | None = None,
-                 ready: Callable[[Plan], SparkEngine] | None = None) -> None:
+                 ready: Callable[[Plan], SparkEngine] | None = None,
+                 tally: Tally | None = None) -> None:
         super().__init__(on_close)
         #: the engine; for a pending ``auto`` plan None (or, ``collect``, the collected rows
         #: not yet refined) until :meth:`run` has drawn its count
@@ -167,6 +170,8 @@ class PreparedFit(PreparedRun):
         #: engine readied for the method the private count chooses (its first job)
         self.count = count
         self.ready = ready
+        #: auto's contest's tally of the rows (one job, only where the contest runs)
+        self.tally = tally
 
     def run(self, *, seed: int | None = None, trace: list[Any] | None = None) -> FitResult:
         """The fit (:func:`dprect.core.algorithms.run_plan`); a seed is for tests only.
@@ -188,7 +193,7 @@ class PreparedFit(PreparedRun):
             if self.engine is None:
                 raise ParameterError("this prepared fit has no engine")
             return run_plan(self.engine, self.domains, self.features, the_plan, rng,
-                            trace=trace)
+                            trace=trace, tally=self.tally)
         except SPARK_ERRORS as exc:
             raise InputDataError(f"Spark failed while fitting: {spark_message(exc)}") from None
 
@@ -360,10 +365,14 @@ def prepare_fit(
         raise
     if not pending:
         return PreparedFit(engine, doms, names, the_plan)
+    # auto's contest (a counting plan's, where its gate holds at the released count):
+    # its tally is one job over the rows, run only then
+    tally = (spark_tally(df, names, checks.positive, doms)
+             if the_plan.contest is not None else None)
     if engine is not None:  # collect: its rows are the rows learned from; ties at the run
         collected = engine
         return PreparedFit(collected, doms, names, the_plan, count=collected.remaining,
-                           ready=lambda _: collected)
+                           ready=lambda _: collected, tally=tally)
 
     # pass / prefetch: the first pass of the method the hint predicts (the choice at N =
     # the label count: a speed aid inside the driver) counts the rows learned from (pass:
@@ -424,7 +433,7 @@ def prepare_fit(
 
     return PreparedFit(None, doms, names, the_plan,
                        count=checks.count_learned if guess is None else count_by_pass,
-                       ready=ready)
+                       ready=ready, tally=tally)
 
 
 def fit_dataframe(
