@@ -43,7 +43,8 @@ def test_every_strategy_returns_the_numpy_contest(make_frame, separable):
                           features=["x0"])
         df = make_frame(X, ["x0"], y=y, partitions=3)
         got = [fit_dataframe(df, features=["x0"], label="y", epsilon=4.0, delta=1e-6,
-                             seed=3, grid=grid, strategy=s) for s in ("collect", "pass")]
+                             seed=3, grid=grid, strategy=s)
+               for s in ("collect", "pass", "prefetch", "rounds", "auto")]
     assert want.parameters["contest"]["runs"] is True
     assert want.method == ("composition" if separable else "quantiles")
     for g in got:
