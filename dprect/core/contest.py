@@ -36,15 +36,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
 
 from dprect.core.auto_count import PrivateCount
 from dprect.core.randomness import RandomSource
-
-if TYPE_CHECKING:
-    from dprect.core.planner import MethodPlan
 
 #: the share of the add/remove ε spent on the negatives' count (the weight ñ⁻ of an FP):
 #: at ε = 4 its discrete Laplace scale is 25 rows, against thousands of negatives on the
@@ -67,45 +62,6 @@ CONTEST_PRICE = 0.02
 CONTEST_RATIO = 8.0
 #: the neighbouring relation every contest part is stated in (replace-one: its image)
 _ADD_REMOVE = "add-remove"
-
-
-@dataclass(frozen=True)
-class ContestPlan:
-    """The contest's public constants: the two fits at their shares (``old``: the
-    composition baseline; ``box``: the aimed quantile box; each stating its own add/remove
-    guarantee, without the count), the negatives' count (its discrete Laplace scale) and
-    the selection's ε_s (an exact rational)."""
-
-    old: MethodPlan
-    box: MethodPlan
-    negatives: PrivateCount
-    select_epsilon: Fraction
-
-    @property
-    def select_epsilon_float(self) -> float:
-        """ε_s rounded up to a float (what the accounting adds)."""
-        value = float(self.select_epsilon)
-        return value if Fraction(value) >= self.select_epsilon else math.nextafter(
-            value, math.inf)
-
-    def parts(self, count_epsilon: float) -> list[tuple[str, float, float]]:
-        """(name, ε, δ) of each part, add/remove: the count, the negatives' count, the
-        selection, the two fits."""
-        return [("count of the positives", count_epsilon, 0.0),
-                ("count of the negatives", self.negatives.epsilon, 0.0),
-                ("selection", self.select_epsilon_float, 0.0),
-                (self.old.method, self.old.guarantee.epsilon, self.old.guarantee.delta),
-                (self.box.method, self.box.guarantee.epsilon, self.box.guarantee.delta)]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"old": self.old.method,
-                "fits": {c.method: {"guarantee": c.guarantee.to_json(),
-                                    "ip_epsilon": c.ip_epsilon}
-                         for c in (self.old, self.box)},
-                "negatives_noise": {"epsilon": self.negatives.epsilon,
-                                    "scale": str(self.negatives.scale)},
-                "select_epsilon": str(self.select_epsilon),
-                "utility": "-(FN/n+ + FP/n-): monotone, exponential mechanism, drawn exactly"}
 
 
 def contest_split(eps_add_remove: float, eps_stated: float, count_epsilon: float
@@ -168,5 +124,5 @@ def select(score_list: Sequence[Fraction], positives: int, negatives: int,
 
 
 __all__ = ["CONTEST_NEGATIVES_SHARE", "CONTEST_PRICE", "CONTEST_RATIO",
-           "CONTEST_SELECT_SHARE", "ContestPlan", "Tally", "contest_split", "scores",
+           "CONTEST_SELECT_SHARE", "Tally", "contest_split", "scores",
            "select", "selection_probability"]

@@ -591,7 +591,7 @@ def _count_epsilon(count: Any) -> Decimal | None:
 
 def check_contest_plan(contest: Any, count: Any, domains: Sequence[Domain], *, beta: float,
                        shape: str, stated: tuple[float, float, str]) -> CheckReport:
-    """Re-derive the guarantee of ``auto``'s contest (:class:`~dprect.core.contest.ContestPlan`,
+    """Re-derive the guarantee of ``auto``'s contest (:class:`~dprect.core.planner.ContestPlan`,
     ``count`` the plan's private count's JSON) against the plan's statement ``stated`` =
     (ε, δ, neighbouring): each fit re-derived as ONE run at its own stated add/remove
     (ε_i, δ_i) (its rounds, rates and failure bounds, as :func:`check_fit_plan`), then

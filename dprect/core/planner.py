@@ -72,7 +72,7 @@ from dprect.core.accounting import (
     replace_one,
 )
 from dprect.core.auto_count import AUTO_COUNT_SHARE, PrivateCount
-from dprect.core.contest import CONTEST_PRICE, CONTEST_RATIO, ContestPlan, contest_split
+from dprect.core.contest import CONTEST_PRICE, CONTEST_RATIO, contest_split
 from dprect.core.domains import (
     Domain,
     FloatOrder,
@@ -253,6 +253,45 @@ class MethodPlan:
             **self.details,
             "rounds": [r.to_json() for r in self.rounds],
         }
+
+
+@dataclass(frozen=True)
+class ContestPlan:
+    """``auto``'s contest's public constants (:mod:`dprect.core.contest`): the two fits at
+    their shares (``old``: the composition baseline; ``box``: the aimed quantile box; each
+    stating its own add/remove guarantee, without the count), the negatives' count (its
+    discrete Laplace scale) and the selection's ε_s (an exact rational)."""
+
+    old: MethodPlan
+    box: MethodPlan
+    negatives: PrivateCount
+    select_epsilon: Fraction
+
+    @property
+    def select_epsilon_float(self) -> float:
+        """ε_s rounded up to a float (what the accounting adds)."""
+        value = float(self.select_epsilon)
+        return value if Fraction(value) >= self.select_epsilon else math.nextafter(
+            value, math.inf)
+
+    def parts(self, count_epsilon: float) -> list[tuple[str, float, float]]:
+        """(name, ε, δ) of each part, add/remove: the count, the negatives' count, the
+        selection, the two fits."""
+        return [("count of the positives", count_epsilon, 0.0),
+                ("count of the negatives", self.negatives.epsilon, 0.0),
+                ("selection", self.select_epsilon_float, 0.0),
+                (self.old.method, self.old.guarantee.epsilon, self.old.guarantee.delta),
+                (self.box.method, self.box.guarantee.epsilon, self.box.guarantee.delta)]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"old": self.old.method,
+                "fits": {c.method: {"guarantee": c.guarantee.to_json(),
+                                    "ip_epsilon": c.ip_epsilon}
+                         for c in (self.old, self.box)},
+                "negatives_noise": {"epsilon": self.negatives.epsilon,
+                                    "scale": str(self.negatives.scale)},
+                "select_epsilon": str(self.select_epsilon),
+                "utility": "-(FN/n+ + FP/n-): monotone, exponential mechanism, drawn exactly"}
 
 
 @dataclass(frozen=True)

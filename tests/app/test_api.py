@@ -11,6 +11,7 @@ import pytest
 
 import dprect
 from dprect import FitResult, FloatOrder, Grid, InputDataError, ParameterError
+from tests.fit_cases import json_keys
 
 
 @pytest.fixture(scope="module")
@@ -49,16 +50,7 @@ def test_output_holds_no_data_dependent_fields(data):
     X, y = data
     js = quiet_fit(X, y, epsilon=1.0, delta=1e-6, seed=2).to_json()
 
-    def keys(node):
-        if isinstance(node, dict):
-            for k, v in node.items():
-                yield k
-                yield from keys(v)
-        elif isinstance(node, list):
-            for v in node:
-                yield from keys(v)
-
-    all_keys = set(keys(js))
+    all_keys = set(json_keys(js))
     assert "accounting" in all_keys  # the walk sees nested keys
     # auto's private count is a DP release (docs/privacy.md §13): its keys are allowed, and
     # so is the public share of ε it was drawn at (the quantile box's plan)

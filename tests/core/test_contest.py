@@ -20,6 +20,7 @@ from dprect.core.errors import InputDataError
 from dprect.core.planner import plan
 from dprect.core.randomness import RandomSource
 from dprect.engines.contest_tally import numpy_tally
+from tests.fit_cases import contest_table, json_keys
 
 FLIGHTS = [IntegerRange(0, 2359)] * 6  # flights' shape: six axes of 2,360 integers
 N_FLIGHTS = 80_100
@@ -175,18 +176,7 @@ def test_scores_move_one_way_by_at_most_their_weight():
             assert (fn1 - fn0, fp1 - fp0) in ((0, 0), (1, 0) if label else (0, 1))
 
 
-def _table(separable: bool, seed: int = 0, n_pos: int = 5000, n_neg: int = 20_000):
-    """One axis of 0..255: positives around 128; negatives overlapping their tails, or
-    (``separable``) only at the axis's ends, where neither rectangle reaches."""
-    g = np.random.default_rng(seed)
-    pos = np.clip(np.rint(g.normal(128, 25, (n_pos, 1))), 0, 255)
-    if separable:
-        neg = np.r_[g.integers(0, 6, n_neg // 2), g.integers(250, 256, n_neg // 2)]
-        neg = neg.astype(float).reshape(-1, 1)
-    else:
-        neg = np.clip(np.rint(g.normal(128, 60, (n_neg, 1))), 0, 255)
-    X = np.vstack([pos, neg])
-    return X, np.r_[np.ones(n_pos, int), np.zeros(n_neg, int)]
+_table = contest_table
 
 
 def _fit(X, y, seed, **kw):
@@ -210,17 +200,8 @@ def test_the_fit_returns_the_rectangle_with_the_smaller_balanced_error(separable
     for word in ("score", "negatives_noisy", "tally"):
         assert word not in text
 
-    def keys(node):
-        if isinstance(node, dict):
-            for k, v in node.items():
-                yield k
-                yield from keys(v)
-        elif isinstance(node, list):
-            for v in node:
-                yield from keys(v)
-
     released = {"accounting", "private_count", "private_count_epsilon", "count_share"}
-    assert not [k for k in keys(r.to_json()) if "count" in k.lower() and k not in released]
+    assert not [k for k in json_keys(r.to_json()) if "count" in k.lower() and k not in released]
 
 
 def test_bad_input_is_refused_as_before():

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import warnings
 
-import numpy as np
 import pytest
 
 import dprect
@@ -15,22 +14,14 @@ from dprect.core.domains import IntegerRange
 from dprect.engines.contest_tally import numpy_tally
 from dprect.engines.spark.contest_tally import spark_tally
 from dprect.engines.spark.fit import fit_dataframe
+from tests.fit_cases import contest_table
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 
-def _table(separable: bool, seed: int = 0, n_pos: int = 5000, n_neg: int = 20_000):
-    """tests/core/test_contest.py's table: one axis of 0..255, a few NaN rows (dropped)."""
-    g = np.random.default_rng(seed)
-    pos = np.clip(np.rint(g.normal(128, 25, (n_pos, 1))), 0, 255)
-    if separable:
-        neg = np.r_[g.integers(0, 6, n_neg // 2), g.integers(250, 256, n_neg // 2)]
-        neg = neg.astype(float).reshape(-1, 1)
-    else:
-        neg = np.clip(np.rint(g.normal(128, 60, (n_neg, 1))), 0, 255)
-    X = np.vstack([pos, neg])
-    X[[5, 7000]] = np.nan
-    return X, np.r_[np.ones(n_pos, int), np.zeros(n_neg, int)]
+def _table(separable: bool):
+    """tests/core/test_contest.py's table, a few NaN rows (dropped)."""
+    return contest_table(separable, nan_rows=(5, 7000))
 
 
 @pytest.mark.parametrize("separable", [False, True])
