@@ -4,6 +4,8 @@ session's split between its JVM and its Python workers.
 
     python benchmarks/aggregate_groups_profile.py [--rows 1000000] [--groups 100000]
                                                   [--columns 8] [--cprofile FILE]
+                                                  [--event-log DIR] [--jfr FILE]
+                                                  [--java-options OPTS] [--conf K=V]
 
 One run of ``aggregate_spark_groups.py``'s ``aggregate`` (the describe preset from OS
 entropy, end to end: a fresh budget ledger, the JSON output and a Parquet ``--table``) in
@@ -18,7 +20,20 @@ a local session, with:
   "other" (the session's client, the pools, the plan, ...);
 * the session's CPU (``/proc``): the JVM's own threads (driver, scheduler and the
   executors' tasks on a local master) and its Python workers (the pass, the merge and
-  the draws; with ``benchmarks/spark_daemon.py`` every ended worker is counted).
+  the draws; with ``benchmarks/spark_daemon.py`` every ended worker is counted);
+* the JVM's CPU by thread kind (:func:`thread_split`, ``/proc/<jvm>/task``): Spark's
+  task threads (the Arrow hand-over to and from the Python workers, the shuffles, the
+  cache) against the JIT's compiler threads, the GC's threads and the rest — on a local
+  master most of the JVM's CPU is NOT its tasks' (docs/results.md §5.3c, s34);
+* with ``--event-log DIR``, per Spark stage (:func:`spark_event_log.timeline`): its
+  operators, tasks, run and task-thread CPU seconds, GC time, shuffle MB written and
+  read, result MB;
+* with ``--jfr FILE``, Java Flight Recorder over the run (``jcmd JFR.start
+  settings=profile``): the execution samples by thread and by top method, and the
+  compile and GC totals (:func:`jfr_summary`).
+
+``--java-options`` and ``--conf KEY=VALUE`` start the session with other JVM options (the
+JIT flag kept) or Spark settings: a change's pair (e.g. ``--java-options=-XX:+UseParallelGC``).
 
 Divide by the cells (groups × columns) for a figure a cell. Nothing is asserted; quote
 the load (printed) with the figures. ``--cprofile FILE`` also runs the driver under
@@ -28,10 +43,13 @@ cProfile (slower: the stages' ratios, not their times) and dumps the stats there
 from __future__ import annotations
 
 import argparse
+import collections
 import cProfile
 import functools
 import json
 import os
+import re
+import subprocess
 import sys
 import tempfile
 import time
@@ -142,6 +160,78 @@ def jvm_split(jvm_pid: int) -> tuple[float, float]:
     return own, tree_cpu(jvm_pid) - own
 
 
+def jvm_threads(jvm_pid: int) -> dict[int, tuple[str, float]]:
+    """Each live thread of the JVM: (its name as the kernel keeps it, 15 characters, with
+    digits folded to ``#`` so a pool's threads count together; its CPU seconds)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out: dict[int, tuple[str, float]] = {}
+    for entry in Path(f"/proc/{jvm_pid}/task").iterdir():
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        fields = stat.rsplit(")", 1)[1].split()
+        out[int(entry.name)] = (re.sub(r"\d+", "#", name).strip(),
+                                (int(fields[11]) + int(fields[12])) / tick)
+    return out
+
+
+def thread_split(before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]],
+                 total: float) -> dict[str, float]:
+    """The JVM's CPU seconds between two :func:`jvm_threads` readings by thread kind
+    (Spark's task threads, "Executor task l"; the JIT's "C# CompilerThre"; the GC's "GC
+    Thread#", "G# Conc#", "VM Thread"; Python's writer threads, ...), most first, and
+    ``ended threads``: the JVM's CPU not in a thread alive at the end (a thread that
+    ended in the run — each task's Python writer does — takes its CPU with it)."""
+    split: dict[str, float] = {}
+    for tid, (name, cpu) in after.items():
+        used = cpu - before.get(tid, ("", 0.0))[1]
+        if used > 0:
+            split[name] = split.get(name, 0.0) + used
+    split = dict(sorted(split.items(), key=lambda kv: -kv[1]))
+    split["ended threads"] = total - sum(split.values())
+    return split
+
+
+def jfr_summary(recording: Path, top: int = 25) -> dict[str, Any]:
+    """A Java Flight Recorder recording (``jcmd JFR.start settings=profile``) read back
+    with the JDK's ``jfr`` tool: the execution samples (Java code running on a thread;
+    the JVM's own GC and JIT threads are not sampled) by their top frame's method (self
+    time) and by the first frame of a Spark, Arrow, Netty or JDK package (where the
+    time goes, by library), the GC's pause and compile totals."""
+    text = subprocess.run(["jfr", "print", "--events", "jdk.ExecutionSample",
+                           "--stack-depth", "12", str(recording)], capture_output=True,
+                          text=True, check=True).stdout
+    self_time: collections.Counter[str] = collections.Counter()
+    by_thread: collections.Counter[str] = collections.Counter()
+    inclusive: collections.Counter[str] = collections.Counter()
+    samples = 0
+    for event in text.split("jdk.ExecutionSample {")[1:]:
+        thread = re.search(r'sampledThread = "([^"]*)"', event)
+        frames = re.findall(r"^\s+([\w$.<>/]+)\(", event, re.M)
+        if not frames:
+            continue
+        samples += 1
+        by_thread[re.sub(r"\d+", "#", thread.group(1)) if thread else "?"] += 1
+        self_time[frames[0]] += 1
+        for f in dict.fromkeys(".".join(f.split(".")[:-1]) for f in frames):
+            inclusive[f] += 1
+    stats: dict[str, float] = {}
+    for kind, field in (("jdk.GarbageCollection", "sumOfPauses"),
+                        ("jdk.Compilation", "duration")):
+        out = subprocess.run(["jfr", "print", "--events", kind, str(recording)],
+                             capture_output=True, text=True, check=True).stdout
+        total = 0.0
+        for value, unit in re.findall(rf"{field} = ([\d.]+) (ms|s|us)", out):
+            total += float(value) * {"s": 1.0, "ms": 1e-3, "us": 1e-6}[unit]
+        stats[f"{kind} {field} s"] = total
+    return {"samples": samples,
+            "by_thread": dict(by_thread.most_common(top)),
+            "self": dict(self_time.most_common(top)),
+            "inclusive_classes": dict(inclusive.most_common(top)), **stats}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     spark_arguments(ap, columns=8, groups=100_000)
@@ -157,6 +247,14 @@ def main(argv: list[str] | None = None) -> int:
                     help="draw the last phase whole, then fetch it a block a job (the "
                          "route before the waves, still a Spark Connect session's): to "
                          "compare the Python workers' per-task cost")
+    ap.add_argument("--jfr", type=Path, default=None,
+                    help="record the run in the JVM with Java Flight Recorder (jcmd "
+                         "JFR.start settings=profile, stopped after the run) into this "
+                         "file, and add its summary (jfr_summary) to the output")
+    ap.add_argument("--java-options", default=None,
+                    help="the session JVM's options (the JIT flag is kept), e.g. a GC")
+    ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                    help="a Spark setting of the session (repeatable)")
     args = ap.parse_args(argv)
     if args.old_fetch:
         import dprect.engines.spark.executor_draws as executor_draws
@@ -170,7 +268,13 @@ def main(argv: list[str] | None = None) -> int:
     from dprect.engines.spark.grouped_route import SparkGroupedRoute
     from dprect.release.ledger import Ledger
 
-    extra = spark_event_log.conf(args.event_log) if args.event_log is not None else None
+    extra = spark_event_log.conf(args.event_log) if args.event_log is not None else {}
+    if args.java_options is not None:
+        from dprect.engines.spark.session import JIT_OPTION
+
+        for key in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
+            extra[key] = f"{JIT_OPTION} {args.java_options}"
+    extra.update(kv.split("=", 1) for kv in args.conf)
     bench = open_bench(args, "dprect-bench-aggregate-groups-profile", extra)
     assert bench.jvm_pid is not None
     groups = [str(i) for i in range(args.groups)]
@@ -188,7 +292,12 @@ def main(argv: list[str] | None = None) -> int:
                 "ledger": f"{where}/ledger", "dataset": "bench", "run_id": "run"})
             run_aggregate_flow(settings, route, Reporter(say=silent, show=silent))
 
+    if args.jfr is not None:
+        subprocess.run(["jcmd", str(bench.jvm_pid), "JFR.start", "name=dprect-profile",
+                        "settings=profile", f"filename={args.jfr.resolve()}"],
+                       check=True, capture_output=True)
     load = [os.getloadavg()[0]]
+    threads0 = jvm_threads(bench.jvm_pid)
     jvm0, workers0 = jvm_split(bench.jvm_pid)
     cpu0, wall0, epoch0 = time.process_time(), time.perf_counter(), time.time()
     if args.cprofile is not None:
@@ -200,7 +309,11 @@ def main(argv: list[str] | None = None) -> int:
     driver, wall = time.process_time() - cpu0, time.perf_counter() - wall0
     epoch1 = time.time()
     jvm1, workers1 = jvm_split(bench.jvm_pid)
+    threads1 = jvm_threads(bench.jvm_pid)
     load.append(os.getloadavg()[0])
+    if args.jfr is not None:
+        subprocess.run(["jcmd", str(bench.jvm_pid), "JFR.stop", "name=dprect-profile"],
+                       check=True, capture_output=True)
     cells = args.groups * args.columns
     stages = dict(sorted(timers.spent.items(), key=lambda kv: -kv[1]))
     stages["other"] = driver - sum(timers.spent.values())
@@ -208,7 +321,11 @@ def main(argv: list[str] | None = None) -> int:
            "cells": cells, "statistics": args.statistics, "wall": wall, "load": load,
            "cpu": {"driver": driver, "jvm": jvm1 - jvm0, "python workers":
                    workers1 - workers0},
-           "driver_stages": stages, "cprofile": args.cprofile is not None}
+           "driver_stages": stages, "cprofile": args.cprofile is not None,
+           "jvm_threads": thread_split(threads0, threads1, jvm1 - jvm0),
+           "java_options": args.java_options, "conf": args.conf}
+    if args.jfr is not None:
+        out["jfr"] = jfr_summary(args.jfr)
     OUTPUT.mkdir(parents=True, exist_ok=True)
     name = f"aggregate_groups_profile-{args.rows}x{args.columns}x{args.groups}{args.label}.json"
     (OUTPUT / name).write_text(json.dumps(out, indent=2) + "\n")
@@ -217,6 +334,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  CPU {k:<16} {v:8.1f} s  {1e6 * v / cells:8.1f} us a cell")
     for k, v in stages.items():
         print(f"    driver: {k:<40} {v:7.2f} s  {1e6 * v / cells:7.2f} us a cell")
+    for k, v in out["jvm_threads"].items():
+        print(f"    JVM thread: {k:<34} {v:7.2f} s")
+    if args.jfr is not None:
+        print("    JFR samples by thread: " + json.dumps(out["jfr"]["by_thread"]))
+        for k, v in out["jfr"]["self"].items():
+            print(f"    JFR self {v:6d} {k}")
     bench.spark.stop()
     if args.event_log is not None:  # complete once the session has stopped
         import shutil
@@ -228,7 +351,9 @@ def main(argv: list[str] | None = None) -> int:
         for s in out["timeline"]["stages"]:
             print(f"    stage {s['stage']:4d} {s['start']:8.1f} -> {s['end']:8.1f} s "
                   f"{s['tasks']:5d} tasks run {s['run_s']:7.1f} s CPU {s['cpu_s']:7.1f} s "
-                  f"{s['name'][:50]}")
+                  f"GC {s['gc_s']:5.1f} s shuffle w/r {s['shuffle_write_mb']:7.1f}/"
+                  f"{s['shuffle_read_mb']:7.1f} MB result {s['result_mb']:7.1f} MB "
+                  f"{','.join(s['scopes'])[:80]}")
     return 0
 
 

@@ -77,10 +77,58 @@ def summary(jobs: list[dict]) -> str:
     return f"{len(jobs)} jobs, executor CPU {total:.2f} s: " + "; ".join(parts)
 
 
+#: a stage's task metrics summed over its tasks (``timeline``): key -> (the event log's
+#: field, a path "Outer/Inner" for a nested one; the divisor to seconds or MB). On a local
+#: master the executor's CPU is the JVM's task threads' (a Python worker is another
+#: process: its CPU is not in ``cpu_s``); ``gc_s`` is the wall time the tasks spent in GC
+TASK_METRICS: dict[str, tuple[str, float]] = {
+    "gc_s": ("JVM GC Time", 1e3),
+    "deserialize_cpu_s": ("Executor Deserialize CPU Time", 1e9),
+    "result_serialize_s": ("Result Serialization Time", 1e3),
+    "result_mb": ("Result Size", 1e6),
+    "input_mb": ("Input Metrics/Bytes Read", 1e6),
+    "shuffle_read_mb": ("Shuffle Read Metrics/Local Bytes Read", 1e6),
+    "shuffle_remote_mb": ("Shuffle Read Metrics/Remote Bytes Read", 1e6),
+    "shuffle_fetch_wait_s": ("Shuffle Read Metrics/Fetch Wait Time", 1e3),
+    "shuffle_write_mb": ("Shuffle Write Metrics/Shuffle Bytes Written", 1e6),
+    "shuffle_write_s": ("Shuffle Write Metrics/Shuffle Write Time", 1e9),
+    "spill_memory_mb": ("Memory Bytes Spilled", 1e6),
+    "spill_disk_mb": ("Disk Bytes Spilled", 1e6),
+}
+
+
+def _stage_tally() -> dict:
+    return {"cpu_s": 0.0, "run_s": 0.0, "done": 0, **dict.fromkeys(TASK_METRICS, 0.0)}
+
+
+def _metric(metrics: dict, field: str) -> float:
+    """A task metric by its path (``Outer/Inner``), 0 where the task has none."""
+    value: object = metrics
+    for part in field.split("/"):
+        value = value.get(part, 0) if isinstance(value, dict) else 0
+    return float(value) if isinstance(value, int | float) else 0.0
+
+
+def _scopes(info: dict) -> list[str]:
+    """The operators a stage runs (its RDDs' scope names: ``Exchange``, ``MapInArrow``,
+    ``InMemoryTableScan``, ...), each once, in the order listed: what a stage IS when its
+    call-site name (``toArrow at ...``) says only which action ran it."""
+    names: list[str] = []
+    for rdd in info.get("RDD Info") or []:
+        try:
+            name = json.loads(rdd.get("Scope") or "{}").get("name") or ""
+        except ValueError:
+            name = ""
+        if name and name not in names:
+            names.append(name)
+    return names
+
+
 def timeline(directory: Path) -> dict:
     """The session's jobs and stages on one clock (seconds from the first job's
     submission): per job its start, end, stages and tasks; per stage its start, end,
-    tasks, executor run and CPU seconds — where a run is serial (one job after another,
+    tasks, executor run and CPU seconds, :data:`TASK_METRICS` and its operators
+    (:func:`_scopes`) — where a run is serial (one job after another,
     stages of one task) or idle (gaps between jobs: the driver's own work)."""
     jobs: dict[int, dict] = {}
     stages: dict[int, dict] = {}
@@ -95,17 +143,18 @@ def timeline(directory: Path) -> dict:
         elif kind == "SparkListenerStageCompleted":
             info = event["Stage Info"]
             if "Submission Time" in info:
-                stages.setdefault(info["Stage ID"], {"cpu_s": 0.0, "run_s": 0.0,
-                                                     "done": 0}).update(
+                stages.setdefault(info["Stage ID"], _stage_tally()).update(
                     name=info.get("Stage Name", ""), start=info["Submission Time"],
-                    end=info.get("Completion Time", info["Submission Time"]))
+                    end=info.get("Completion Time", info["Submission Time"]),
+                    scopes=_scopes(info))
         elif kind == "SparkListenerTaskEnd":
             metrics = event.get("Task Metrics") or {}
-            tally = stages.setdefault(event["Stage ID"], {"cpu_s": 0.0, "run_s": 0.0,
-                                                           "done": 0})
+            tally = stages.setdefault(event["Stage ID"], _stage_tally())
             tally["cpu_s"] += metrics.get("Executor CPU Time", 0) / 1e9
             tally["run_s"] += metrics.get("Executor Run Time", 0) / 1e3
             tally["done"] += 1
+            for key, (field, scale) in TASK_METRICS.items():
+                tally[key] += _metric(metrics, field) / scale
             info = event.get("Task Info") or {}
             if info.get("Launch Time") and info.get("Finish Time"):
                 spans.append((info["Launch Time"], info["Finish Time"]))
@@ -118,7 +167,8 @@ def timeline(directory: Path) -> dict:
                 for k, j in sorted(jobs.items())]
     out_stages = [{"stage": k, "name": s["name"], "tasks": s["done"],
                    "start": (s["start"] - zero) / 1e3, "end": (s["end"] - zero) / 1e3,
-                   "run_s": s["run_s"], "cpu_s": s["cpu_s"]}
+                   "run_s": s["run_s"], "cpu_s": s["cpu_s"],
+                   **{key: s[key] for key in TASK_METRICS}, "scopes": s.get("scopes", [])}
                   for k, s in sorted(stages.items()) if "start" in s]
     return {"zero_epoch_s": zero / 1e3, "jobs": out_jobs, "stages": out_stages,
             "tasks_running_s": running(spans, zero)}

@@ -1,5 +1,6 @@
 """The JVM options dprect's sessions start with: HotSpot's huge-method flag
-(:data:`dprect.engines.spark.session.JIT_OPTION`) for the driver and executors, beside the
+(:data:`dprect.engines.spark.session.JIT_OPTION`) and the throughput collector
+(:data:`~dprect.engines.spark.session.GC_OPTION`) for the driver and executors, beside the
 log configuration, never over options a caller gave; conf/spark says the same for
 spark-submit; and the pass plan's check that the tasks' JVMs have it."""
 
@@ -29,9 +30,11 @@ def _launch(monkeypatch, settings):
 def test_a_jvm_dprect_starts_compiles_huge_methods(monkeypatch):
     settings: dict[str, str] = {}
     assert _launch(monkeypatch, settings) is not None
-    assert settings[S.EXECUTOR_JAVA_OPTIONS] == S.JIT_OPTION
+    assert settings[S.EXECUTOR_JAVA_OPTIONS] == S.JAVA_OPTIONS
+    assert S.JAVA_OPTIONS.split() == [S.JIT_OPTION, S.GC_OPTION]
     driver = settings[S.DRIVER_JAVA_OPTIONS].split()
-    assert driver[0] == S.JIT_OPTION and driver[1].startswith("-Dlog4j2.configurationFile=")
+    assert driver[:2] == [S.JIT_OPTION, S.GC_OPTION]
+    assert driver[2].startswith("-Dlog4j2.configurationFile=")
 
 
 def test_options_a_caller_gave_are_kept(monkeypatch):
@@ -40,6 +43,7 @@ def test_options_a_caller_gave_are_kept(monkeypatch):
     assert settings[S.EXECUTOR_JAVA_OPTIONS] == "-Xss4m"
     assert settings[S.DRIVER_JAVA_OPTIONS].split()[0] == "-Xss8m"
     assert S.JIT_OPTION not in settings[S.DRIVER_JAVA_OPTIONS]
+    assert S.GC_OPTION not in settings[S.DRIVER_JAVA_OPTIONS]
 
 
 def test_a_configuration_folder_is_left_to_itself(monkeypatch):
@@ -54,6 +58,7 @@ def test_conf_spark_sets_the_flag_for_spark_submit():
                    and not line.startswith("#"))
     for key in (S.DRIVER_JAVA_OPTIONS, S.EXECUTOR_JAVA_OPTIONS):
         assert S.JIT_OPTION in entries[key].split()
+        assert S.GC_OPTION in entries[key].split()
 
 
 def test_compiles_huge_methods(spark):

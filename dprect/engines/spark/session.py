@@ -75,6 +75,17 @@ LOCAL_DELTA_SNAPSHOT_PARTITIONS = 2
 #: and was 1.7x slower than this flag: docs/architecture.md). dprect's sessions and
 #: conf/spark/spark-defaults.conf set it.
 JIT_OPTION = "-XX:-DontCompileHugeMethods"
+#: HotSpot's throughput collector instead of Java 17's default, G1. A dprect job is a
+#: batch: what counts is its CPU, not a pause's length, and G1 spends a concurrent-marking
+#: thread's CPU whenever the heap's old part passes 45% — which a run that keeps blocks
+#: (the many-groups aggregate's merged statistics and staged waves, a quantile box's rows)
+#: does again and again; its blocks of ~1–2.4 MB are also G1 "humongous" objects (above
+#: half a 1 MB region at a few GB of heap). Measured: the JVM's CPU of a grouped aggregate
+#: of 3·10^5 groups, docs/results.md §5.3c (s34). dprect's sessions and
+#: conf/spark/spark-defaults.conf set it beside :data:`JIT_OPTION`.
+GC_OPTION = "-XX:+UseParallelGC"
+#: the Java options a JVM dprect starts gets, driver and executors alike
+JAVA_OPTIONS = f"{JIT_OPTION} {GC_OPTION}"
 DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 EXECUTOR_JAVA_OPTIONS = "spark.executor.extraJavaOptions"
 
@@ -173,15 +184,16 @@ def quiet_task_failures(spark: SparkSession) -> None:
 def _launch_options(settings: dict[str, str]) -> str | None:
     """For a JVM about to be started by this process (not when spark-submit started it,
     it runs already, or ``SPARK_CONF_DIR`` names a configuration — conf/spark's
-    spark-defaults.conf says the same): :data:`JIT_OPTION` for the driver and executors
-    unless their Java options are given, and ``-Dlog4j2.configurationFile`` (a private
-    temporary copy of :data:`LOG4J2_PROPERTIES`) for the driver unless its options name a
-    log4j configuration. Returns the folder to delete once the JVM is up (None: none)."""
+    spark-defaults.conf says the same): :data:`JAVA_OPTIONS` (:data:`JIT_OPTION`,
+    :data:`GC_OPTION`) for the driver and executors unless their Java options are given,
+    and ``-Dlog4j2.configurationFile`` (a private temporary copy of
+    :data:`LOG4J2_PROPERTIES`) for the driver unless its options name a log4j
+    configuration. Returns the folder to delete once the JVM is up (None: none)."""
     if (os.environ.get("PYSPARK_GATEWAY_PORT") or os.environ.get("SPARK_CONF_DIR")
             or SparkContext._gateway is not None):
         return None
     for key in (DRIVER_JAVA_OPTIONS, EXECUTOR_JAVA_OPTIONS):
-        settings.setdefault(key, JIT_OPTION)
+        settings.setdefault(key, JAVA_OPTIONS)
     key = DRIVER_JAVA_OPTIONS
     options = settings[key]
     if "log4j" in options:
