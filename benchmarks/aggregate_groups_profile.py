@@ -152,6 +152,19 @@ def install(timers: Timers) -> None:
         setattr(owner, name, wrapped)
 
 
+def numba_cache_writes(since: float) -> int:
+    """How many of numba's cache files (``*.nbi`` index, ``*.nbc`` code) of dprect's
+    compiled kernels were written at or after ``since`` (epoch seconds): 0 on a warm
+    cache; more means the run's Python workers compiled kernels in their first tasks
+    (a new checkout, or a kernel's source changed: numba keys its cache on the source
+    file's path and time stamp) — about 25 CPU-s a worker a phase's kernels, in the
+    first tasks of each phase (docs/results.md §5.3c, s34-waves), so such a run's
+    first wave is not a figure to compare. ``NUMBA_CACHE_DIR`` is looked in where set."""
+    root = Path(os.environ.get("NUMBA_CACHE_DIR") or REPO / "dprect")
+    return sum(1 for pattern in ("*.nbi", "*.nbc") for f in root.rglob(pattern)
+               if f.stat().st_mtime >= since)
+
+
 def jvm_split(jvm_pid: int) -> tuple[float, float]:
     """(the JVM's own CPU seconds, its Python workers' and daemon's)."""
     fields = Path(f"/proc/{jvm_pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -308,6 +321,7 @@ def main(argv: list[str] | None = None) -> int:
         aggregate()
     driver, wall = time.process_time() - cpu0, time.perf_counter() - wall0
     epoch1 = time.time()
+    compiled = numba_cache_writes(epoch0 - 1)
     jvm1, workers1 = jvm_split(bench.jvm_pid)
     threads1 = jvm_threads(bench.jvm_pid)
     load.append(os.getloadavg()[0])
@@ -323,13 +337,17 @@ def main(argv: list[str] | None = None) -> int:
                    workers1 - workers0},
            "driver_stages": stages, "cprofile": args.cprofile is not None,
            "jvm_threads": thread_split(threads0, threads1, jvm1 - jvm0),
-           "java_options": args.java_options, "conf": args.conf}
+           "java_options": args.java_options, "conf": args.conf,
+           "numba_cache_files_written": compiled}
     if args.jfr is not None:
         out["jfr"] = jfr_summary(args.jfr)
     OUTPUT.mkdir(parents=True, exist_ok=True)
     name = f"aggregate_groups_profile-{args.rows}x{args.columns}x{args.groups}{args.label}.json"
     (OUTPUT / name).write_text(json.dumps(out, indent=2) + "\n")
     print(f"{cells:,} cells, wall {wall:.1f} s, load {load}")
+    if compiled:
+        print(f"  numba's cache was cold: {compiled} cache files written during the run "
+              "(the workers compiled kernels in their first tasks); run again to compare")
     for k, v in out["cpu"].items():
         print(f"  CPU {k:<16} {v:8.1f} s  {1e6 * v / cells:8.1f} us a cell")
     for k, v in stages.items():

@@ -97,21 +97,44 @@ def test_a_streamed_run_writes_the_gathered_runs_outputs(spark, parquet, tmp_pat
     assert len(json.loads((tmp_path / "s" / "r.json").read_text())["results"]) == 1400
 
 
+def _logical_nodes(df: Any) -> list[str]:
+    """The node names of ``df``'s logical plan with the kept DataFrames in it as their
+    cache (``InMemoryRelation``; what made a kept one is not walked)."""
+    found: list[str] = []
+
+    def walk(node: Any) -> None:
+        found.append(str(node.nodeName()))
+        children = node.children()
+        for i in range(children.size()):
+            walk(children.apply(i))
+
+    walk(df._jdf.queryExecution().withCachedData())
+    return found
+
+
 def test_describes_larger_blocks_write_the_same_outputs(spark, parquet, tmp_path, monkeypatch):
     """Describe alone cuts its blocks QUERY_BLOCK_FACTOR times as large (here 80 groups,
     9 blocks, in waves of 2 read from the phase's input kept once cut by wave:
     ``executor_draws._by_wave``): the same outputs, byte for byte, as the gathered run —
-    each group draws from its own stream wherever its block's edges fall."""
+    each group draws from its own stream wherever its block's edges fall. Phase 2 reads
+    phase 1's kept output alone (``executor_draws.CARRIED``: the blocks' statistics and
+    names handed on by phase 1): no join of the kept merged blocks again, each join a
+    shuffle of every block's statistics (docs/results.md §5.3c, s34-waves)."""
     staged: list[tuple[int, int]] = []
+    plans: list[list[str]] = []
     by_wave = executor_draws._by_wave
     monkeypatch.setattr(executor_draws, "_by_wave", lambda source, step, waves: (
-        staged.append((step, waves)), by_wave(source, step, waves))[1])
+        staged.append((step, waves)), plans.append(_logical_nodes(source)),
+        by_wave(source, step, waves))[2])
     large = _run(spark, parquet, tmp_path / "l", "count,mean", executors=True,
                  monkeypatch=monkeypatch, factor=4)
     _run(spark, parquet, tmp_path / "g", "count,mean", executors=False,
          monkeypatch=monkeypatch)
     assert large.result["results"].block_count == 9  # 700 groups, <= 80 a block
     assert staged == [(2, 5)]  # waves of 2 blocks (8 of 40 cells' results): five
+    (nodes,) = plans
+    assert "InMemoryRelation" in nodes  # phase 1's kept output
+    assert not [n for n in nodes if "Join" in n]  # read alone: no join again
     for name in ("r.json", "t.csv"):
         assert (tmp_path / "l" / name).read_bytes() == (tmp_path / "g" / name).read_bytes()
     assert pq.read_table(tmp_path / "l" / "t.parquet").equals(

@@ -319,6 +319,14 @@ def _seeds(batch: Any, row: int, n: int) -> list[int | None]:
             for i in range(0, n * SEED_BYTES, SEED_BYTES)]
 
 
+#: the columns of a block's row that describe's phase 1 hands on to phase 2 as they came
+#: (:func:`query_first`): the block's merged statistics and, on a packed run, its group
+#: names. Phase 2 then reads phase 1's kept output alone: before, it joined the kept
+#: merged blocks again (and the names after), each join one more shuffle of every
+#: block's statistics (~115 MB at 3·10^5 groups × 8 columns; docs/results.md §5.3c)
+CARRIED = (BLOB, NAMES)
+
+
 def _out(block: int, **blobs: bytes) -> Any:
     return pa.RecordBatch.from_arrays(
         [pa.array([block], pa.int32()), *(pa.array([b], pa.binary()) for b in blobs.values())],
@@ -328,13 +336,15 @@ def _out(block: int, **blobs: bytes) -> Any:
 def query_first(batches: Iterator[Any], plan: bytes, blocks: Blocks, part: int
                 ) -> Iterator[Any]:
     """Phase 1 of describe per block: :func:`~dprect.core.aggregates.describe_block` from
-    the block's seeds and its small pools (:func:`~dprect.core.aggregates.small_pools`);
-    phase 2 reads the block's statistics from the kept merged blocks again. The block's
+    the block's seeds and its small pools (:func:`~dprect.core.aggregates.small_pools`),
+    with the block's :data:`CARRIED` columns handed on as they came (its merged
+    statistics, its group names), so phase 2 reads phase 1's kept output alone. The block's
     cells are read as column arrays (:meth:`Blocks.column_bins`,
     :class:`~dprect.core.column_block.ColumnBlock`) where no column keeps squares, else
     as :meth:`Blocks.bins`' cells: the same values."""
     the_plan: DescribePlan = pickle.loads(plan)
     for batch in batches:
+        carried = [c for c in CARRIED if c in batch.schema.names]
         for row in range(batch.num_rows):
             block = batch.column(PART)[row].as_py()
             n = blocks.size(block)
@@ -343,7 +353,10 @@ def query_first(batches: Iterator[Any], plan: bytes, blocks: Blocks, part: int
                      if arrays is None else ColumnBlock(arrays))
             draws = describe_block(the_plan, cells, _seeds(batch, row, n))
             pools = small_pools(the_plan, [draws])
-            yield _out(block, **{DRAWS: pickle.dumps(draws), POOLS: pickle.dumps(pools)})
+            out = _out(block, **{DRAWS: pickle.dumps(draws), POOLS: pickle.dumps(pools)})
+            yield pa.RecordBatch.from_arrays(
+                [*out.columns, *(batch.column(c).slice(row, 1) for c in carried)],
+                names=[*out.schema.names, *carried])
 
 
 @dataclass(frozen=True)
@@ -351,7 +364,7 @@ class Packing:
     """How a streamed run's block leaves its task (issue #42): ``pack`` (the product's,
     :class:`~dprect.release.block_pack.BlockPacker`: the block's record text and table
     rows) of the block's result — the run's ``columns``, the block's group names (its
-    row's :data:`NAMES`: :meth:`ExecutorDraws._named`) and its released cells — made in
+    row's :data:`NAMES`: :meth:`ExecutorDraws._blocks`) and its released cells — made in
     the task, so the driver spools those bytes as they come and makes nothing a cell."""
 
     pack: Callable[[Any], bytes]
@@ -480,9 +493,10 @@ def _by_wave(source: DataFrame, step: int, waves: int) -> DataFrame:
     costs reads). Each kept partition's batches carry their blocks' least and largest
     number, so a wave's ``where`` on the block skips the other waves' batches
     (``spark.sql.inMemoryColumnarStorage.partitionPruning``, on by default): the waves
-    read each block once in all, where a wave's ``where`` on ``source`` itself — the join
-    of the kept phase-1 draws and the kept merged blocks, both cut by a hash of the block,
-    so no batch is skipped — read every kept block once a wave (8 waves × 389 MB at 10^6
+    read each block once in all, where a wave's ``where`` on ``source`` itself — phase 1's
+    kept output (describe) or the join of the blocks' seeds and the kept merged blocks
+    (the quantiles), cut by a hash of the block, so no batch is skipped — read every kept
+    block once a wave (8 waves × 389 MB at 10^6
     groups × 8 columns; ~80 × 3.9 GB at 10^7: docs/results.md §5.3c). The rows are the
     same; where they sit changes nothing a block's task draws."""
     wave = (F.col(PART) / F.lit(step)).cast("int")  # blocks are numbered from 0
@@ -621,12 +635,19 @@ class ExecutorDraws:
     def close(self) -> None:
         _unpersist(self.merged)
 
-    def _blocks(self, rng: RandomSource) -> DataFrame:
+    def _blocks(self, rng: RandomSource, groups: Sequence[Any] | None = None
+                ) -> DataFrame:
         """Every block (one without rows too: its groups are released all the same) with
         its merged statistics and, on a seeded run, its groups' stream seeds, drawn here in
-        the public group order as :meth:`RandomSource.stream_seeds` draws them."""
+        the public group order as :meth:`RandomSource.stream_seeds` draws them; given
+        ``groups``, each block's group names too (:data:`NAMES`: the list of its public
+        names, pickled), for a block packed in its task (:class:`Packing`) — in the one
+        join with the merged blocks."""
         edges = self.blocks.edges
         columns = {PART: pa.array(range(len(edges) - 1), pa.int32())}
+        if groups is not None:
+            columns[NAMES] = pa.array([pickle.dumps(list(groups[a:z]))
+                                       for a, z in itertools.pairwise(edges)], pa.binary())
         if rng.seeded:
             seeds = rng.stream_seeds(self.blocks.groups)
             columns[SEEDS] = pa.array(
@@ -636,28 +657,18 @@ class ExecutorDraws:
         listed = self.merged.sparkSession.createDataFrame(pa.table(columns))
         return listed.join(self.merged, PART, "left")
 
-    def _named(self, df: DataFrame, groups: Sequence[Any]) -> DataFrame:
-        """``df`` (a row per block) with each block's group names (:data:`NAMES`: the
-        list of its public names, pickled), for a block packed in its task
-        (:class:`Packing`)."""
-        edges = self.blocks.edges
-        names = pa.table({PART: pa.array(range(len(edges) - 1), pa.int32()),
-                          NAMES: pa.array([pickle.dumps(list(groups[a:z]))
-                                           for a, z in itertools.pairwise(edges)],
-                                          pa.binary())})
-        return df.join(self.merged.sparkSession.createDataFrame(names), PART, "left")
-
     def query(self, plan: DescribePlan, part: int, groups: list[Any], columns: list[str],
               rng: RandomSource, each_block: EachBlock | None = None,
               pack: Callable[[Any], bytes] | None = None) -> DescribeResult:
         group_list, cols = checked_names(plan, groups, columns)
         blob = pickle.dumps(plan)
-        # phase 1's draws kept (phase 2 must read the draws whose pools were joined), but
-        # not the statistics: phase 2 joins the kept merged blocks again, so the run keeps
-        # one copy of them (self.merged), not two
-        first = _run(self._blocks(rng),
+        to_pack = each_block is not None and pack is not None
+        # phase 1's draws kept with the blocks' statistics (and names) it hands on
+        # (CARRIED): phase 2 reads them with no join
+        named = f", {NAMES} binary" if to_pack else ""
+        first = _run(self._blocks(rng, group_list if to_pack else None),
                      partial(query_first, plan=blob, blocks=self.blocks, part=part),
-                     f"{PART} int, {DRAWS} binary, {POOLS} binary"
+                     f"{PART} int, {DRAWS} binary, {POOLS} binary, {BLOB} binary{named}"
                      ).persist(StorageLevel.MEMORY_AND_DISK)
         try:
             parts = _blocks_of(_collect(first, POOLS), POOLS)
@@ -666,12 +677,13 @@ class ExecutorDraws:
             del parts
             anchors = column_centres(plan, pools, rng)
             del pools
-            second_input = first.select(PART, DRAWS).join(self.merged.select(PART, BLOB),
-                                                          PART, "left")
+            second_input = first.select(PART, DRAWS, BLOB, *([NAMES] if to_pack else []))
+            if each_block is not None:  # one mechanism (draw_in_executors): the kept
+                _unpersist(self.merged)  # blocks are in phase 1's kept output now
             second_body = partial(query_second, plan=blob, anchors=anchors,
                                   blocks=self.blocks, part=part)
             if each_block is not None and pack is not None:  # streamed, packed there
-                self._stream(self._named(second_input, group_list),
+                self._stream(second_input,
                              partial(second_body, packing=Packing(pack, tuple(cols),
                                                                   rng.seeded)),
                              lambda start, packed: each_block(packed), load=bytes)
@@ -737,7 +749,7 @@ class ExecutorDraws:
         body = partial(quantiles_block, plan=pickle.dumps(plan), blocks=self.blocks,
                        part=part)
         if each_block is not None and pack is not None:  # streamed, packed there
-            self._stream(self._named(self._blocks(rng), groups),
+            self._stream(self._blocks(rng, groups),
                          partial(body, packing=Packing(pack, tuple(columns), rng.seeded)),
                          lambda start, packed: each_block(packed), load=bytes)
             return QuantileResult(list(columns), list(groups), tuple(statistics), [], plan,
