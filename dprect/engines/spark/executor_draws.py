@@ -320,10 +320,12 @@ def _seeds(batch: Any, row: int, n: int) -> list[int | None]:
 
 
 #: the columns of a block's row that describe's phase 1 hands on to phase 2 as they came
-#: (:func:`query_first`): the block's merged statistics and, on a packed run, its group
-#: names. Phase 2 then reads phase 1's kept output alone: before, it joined the kept
-#: merged blocks again (and the names after), each join one more shuffle of every
-#: block's statistics (~115 MB at 3·10^5 groups × 8 columns; docs/results.md §5.3c)
+#: on a streamed run (:func:`query_first`): the block's merged statistics and, on a
+#: packed run, its group names. Phase 2 then reads phase 1's kept output alone: before,
+#: it joined the kept merged blocks again (and the names after), each join one more
+#: shuffle of every block's statistics (~115 MB at 3·10^5 groups × 8 columns;
+#: docs/results.md §5.3c). A gathered run (a mixed one: the kept merged blocks serve its
+#: other mechanisms) still joins, so it keeps one copy of the statistics, not two
 CARRIED = (BLOB, NAMES)
 
 
@@ -333,18 +335,19 @@ def _out(block: int, **blobs: bytes) -> Any:
         names=[PART, *blobs])
 
 
-def query_first(batches: Iterator[Any], plan: bytes, blocks: Blocks, part: int
-                ) -> Iterator[Any]:
+def query_first(batches: Iterator[Any], plan: bytes, blocks: Blocks, part: int,
+                carry: bool = False) -> Iterator[Any]:
     """Phase 1 of describe per block: :func:`~dprect.core.aggregates.describe_block` from
-    the block's seeds and its small pools (:func:`~dprect.core.aggregates.small_pools`),
-    with the block's :data:`CARRIED` columns handed on as they came (its merged
-    statistics, its group names), so phase 2 reads phase 1's kept output alone. The block's
+    the block's seeds and its small pools (:func:`~dprect.core.aggregates.small_pools`);
+    with ``carry`` (a streamed run), the block's :data:`CARRIED` columns handed on as they
+    came (its merged statistics, its group names), so phase 2 reads phase 1's kept output
+    alone, else phase 2 joins the kept merged blocks again. The block's
     cells are read as column arrays (:meth:`Blocks.column_bins`,
     :class:`~dprect.core.column_block.ColumnBlock`) where no column keeps squares, else
     as :meth:`Blocks.bins`' cells: the same values."""
     the_plan: DescribePlan = pickle.loads(plan)
     for batch in batches:
-        carried = [c for c in CARRIED if c in batch.schema.names]
+        carried = [c for c in CARRIED if carry and c in batch.schema.names]
         for row in range(batch.num_rows):
             block = batch.column(PART)[row].as_py()
             n = blocks.size(block)
@@ -662,13 +665,18 @@ class ExecutorDraws:
               pack: Callable[[Any], bytes] | None = None) -> DescribeResult:
         group_list, cols = checked_names(plan, groups, columns)
         blob = pickle.dumps(plan)
-        to_pack = each_block is not None and pack is not None
-        # phase 1's draws kept with the blocks' statistics (and names) it hands on
-        # (CARRIED): phase 2 reads them with no join
-        named = f", {NAMES} binary" if to_pack else ""
+        carry = each_block is not None  # one mechanism, streamed (draw_in_executors)
+        to_pack = carry and pack is not None
+        # phase 1's draws kept; on a streamed run with the blocks' statistics (and names)
+        # it hands on (CARRIED), so phase 2 reads them with no join and the kept merged
+        # blocks go; else not the statistics: phase 2 joins the kept merged blocks again,
+        # so the run keeps one copy of them (self.merged), not two
+        carried = (f", {BLOB} binary" + (f", {NAMES} binary" if to_pack else "")
+                   if carry else "")
         first = _run(self._blocks(rng, group_list if to_pack else None),
-                     partial(query_first, plan=blob, blocks=self.blocks, part=part),
-                     f"{PART} int, {DRAWS} binary, {POOLS} binary, {BLOB} binary{named}"
+                     partial(query_first, plan=blob, blocks=self.blocks, part=part,
+                             carry=carry),
+                     f"{PART} int, {DRAWS} binary, {POOLS} binary{carried}"
                      ).persist(StorageLevel.MEMORY_AND_DISK)
         try:
             parts = _blocks_of(_collect(first, POOLS), POOLS)
@@ -677,9 +685,13 @@ class ExecutorDraws:
             del parts
             anchors = column_centres(plan, pools, rng)
             del pools
-            second_input = first.select(PART, DRAWS, BLOB, *([NAMES] if to_pack else []))
-            if each_block is not None:  # one mechanism (draw_in_executors): the kept
-                _unpersist(self.merged)  # blocks are in phase 1's kept output now
+            if carry:  # the kept blocks are in phase 1's kept output now
+                second_input = first.select(PART, DRAWS, BLOB,
+                                            *([NAMES] if to_pack else []))
+                _unpersist(self.merged)
+            else:
+                second_input = first.select(PART, DRAWS).join(
+                    self.merged.select(PART, BLOB), PART, "left")
             second_body = partial(query_second, plan=blob, anchors=anchors,
                                   blocks=self.blocks, part=part)
             if each_block is not None and pack is not None:  # streamed, packed there
