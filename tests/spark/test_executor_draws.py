@@ -249,6 +249,7 @@ def test_phase_two_decodes_a_block_once(monkeypatch, statistics, arrays):
     from dprect.core import randomness
     from dprect.core.aggregates import plan_describe
     from dprect.engines.spark.executor_draws import DRAWS, RESULT, query_first, query_second
+    from dprect.engines.spark.statistics import BLOB
 
     monkeypatch.setattr(randomness, "_KERNELS", jit)  # compiled from the first draw
     blocks, merged = _small_groups_blocks()
@@ -262,12 +263,13 @@ def test_phase_two_decodes_a_block_once(monkeypatch, statistics, arrays):
     anchors = [(48.0, True), (-7.25, True)]
     for row in range(merged.num_rows):
         batch = merged.slice(row, 1).to_batches()[0]
-        (first,) = query_first(iter([batch]), blob, blocks, 0)
+        (first,) = query_first(iter([batch]), blob, blocks, 0, carry=True)
         draws = pickle.loads(first.column(DRAWS)[0].as_py())
         assert all(c is None for cells in draws.cells for c in cells)  # every cell pooled
-        two = pa.RecordBatch.from_arrays(
-            [batch.column(0), batch.column(1), first.column(DRAWS)],
-            names=[*batch.schema.names, DRAWS])
+        # a streamed run's phase 1 hands the block's statistics on as they came
+        # (executor_draws.CARRIED): phase 2 reads its output alone
+        assert first.column(BLOB).equals(batch.column(BLOB))
+        two = first
         decodes.clear()
         (out,) = query_second(iter([two]), blob, anchors, blocks, 0)
         assert decodes == (["to_column_arrays"] if arrays else ["to_cells"])
