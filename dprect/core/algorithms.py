@@ -241,15 +241,11 @@ def run_plan(engine: Engine, domains: list[Domain], features: list[str], the_pla
                                  "count (give the plan a public estimate of the positives)")
         the_plan = resolve_auto(the_plan, counter, rng)
     chosen = the_plan.chosen
+    method, parameters = chosen.method, the_plan.to_json()
     if the_plan.contest_runs and tally is not None:
-        rect, name = run_contest(engine, domains, the_plan, rng, tally)
-        lower, upper = rect.to_units(domains)
-        return FitResult(
-            features=list(features), lower=lower, upper=upper,
-            lower_index=list(rect.lo), upper_index=list(rect.hi), domains=list(domains),
-            method=name, privacy=chosen.guarantee,
-            parameters={**the_plan.to_json(), "contest_chose": name}, seeded=rng.seeded)
-    if chosen.method == "quantiles":
+        rect, method = run_contest(engine, domains, the_plan, rng, tally)
+        parameters["contest_chose"] = method
+    elif chosen.method == "quantiles":
         known = (the_plan.sizing.positives if the_plan.sizing.positives is not None else
                  the_plan.count.positives if the_plan.count is not None
                  and the_plan.count.noisy is not None else None)
@@ -262,6 +258,5 @@ def run_plan(engine: Engine, domains: list[Domain], features: list[str], the_pla
     return FitResult(
         features=list(features), lower=lower, upper=upper,
         lower_index=list(rect.lo), upper_index=list(rect.hi), domains=list(domains),
-        method=chosen.method, privacy=chosen.guarantee,
-        parameters=the_plan.to_json(), seeded=rng.seeded,
+        method=method, privacy=chosen.guarantee, parameters=parameters, seeded=rng.seeded,
     )

@@ -46,6 +46,13 @@ COUNT_SENSITIVITY = 1
 _SCALE_GRID = 2**10  # b is rounded up to a multiple of 1/_SCALE_GRID
 
 
+def float_up(exact: Fraction) -> float:
+    """``exact`` rounded up to a float (an ε the accounting adds: never below what is
+    spent)."""
+    value = float(exact)
+    return value if Fraction(value) >= exact else math.nextafter(value, math.inf)
+
+
 @dataclass(frozen=True)
 class PrivateCount:
     """The count step of an ``auto`` plan: its discrete Laplace scale b (rational) and
@@ -66,9 +73,7 @@ class PrivateCount:
     @property
     def epsilon(self) -> float:
         """The add/remove ε it spends, sensitivity/b, rounded up to a float."""
-        exact = Fraction(COUNT_SENSITIVITY) / self.scale
-        value = float(exact)
-        return value if Fraction(value) >= exact else math.nextafter(value, math.inf)
+        return float_up(Fraction(COUNT_SENSITIVITY) / self.scale)
 
     def draw(self, true_count: int, rng: RandomSource) -> PrivateCount:
         """The released count: ``true_count`` + DLap(b), exactly."""
@@ -89,4 +94,4 @@ class PrivateCount:
         return out
 
 
-__all__ = ["AUTO_COUNT_SHARE", "COUNT_SENSITIVITY", "PrivateCount"]
+__all__ = ["AUTO_COUNT_SHARE", "COUNT_SENSITIVITY", "PrivateCount", "float_up"]

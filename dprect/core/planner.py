@@ -71,7 +71,7 @@ from dprect.core.accounting import (
     refined_guarantee,
     replace_one,
 )
-from dprect.core.auto_count import AUTO_COUNT_SHARE, PrivateCount
+from dprect.core.auto_count import AUTO_COUNT_SHARE, PrivateCount, float_up
 from dprect.core.contest import CONTEST_PRICE, CONTEST_RATIO, contest_split
 from dprect.core.domains import (
     Domain,
@@ -270,9 +270,7 @@ class ContestPlan:
     @property
     def select_epsilon_float(self) -> float:
         """ε_s rounded up to a float (what the accounting adds)."""
-        value = float(self.select_epsilon)
-        return value if Fraction(value) >= self.select_epsilon else math.nextafter(
-            value, math.inf)
+        return float_up(self.select_epsilon)
 
     def parts(self, count_epsilon: float) -> list[tuple[str, float, float]]:
         """(name, ε, δ) of each part, add/remove: the count, the negatives' count, the

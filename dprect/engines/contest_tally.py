@@ -20,19 +20,21 @@ from dprect.core.domains import Domain
 
 def numpy_tally(X: np.ndarray, positive: np.ndarray, domains: Sequence[Domain]) -> Tally:
     """The tally of the table ``X`` (float64, rows × features) with its ``positive`` flags;
-    the grid indices are computed once, at the first call."""
-    finite = np.isfinite(X).all(axis=1)
-    flags = np.asarray(positive, dtype=bool)[finite]
-    rows = X[finite]
-    keys: list[np.ndarray] = []
+    nothing is read until the first call (a fit whose contest does not run pays nothing),
+    which selects the finite rows and computes their grid indices once."""
+    table: list[tuple[np.ndarray, list[np.ndarray]]] = []
 
     def tally(rects: Sequence[tuple[tuple[int, ...], tuple[int, ...]]]
               ) -> tuple[int, list[tuple[int, int]]]:
-        if not keys:
-            keys.extend(d.to_index(d.encode(rows[:, j])) for j, d in enumerate(domains))
+        if not table:
+            finite = np.isfinite(X).all(axis=1)
+            rows = X[finite]
+            table.append((np.asarray(positive, dtype=bool)[finite],
+                          [d.to_index(d.encode(rows[:, j])) for j, d in enumerate(domains)]))
+        flags, keys = table[0]
         out = []
         for lo, hi in rects:
-            inside = np.ones(len(rows), dtype=bool)
+            inside = np.ones(len(flags), dtype=bool)
             for j, key in enumerate(keys):
                 inside &= (key >= np.uint64(lo[j])) & (key <= np.uint64(hi[j]))
             out.append((int((flags & ~inside).sum()), int((~flags & inside).sum())))
