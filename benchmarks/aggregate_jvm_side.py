@@ -21,7 +21,15 @@ benchmarks' daemon, spark_daemon.py, reaps its workers so their CPU stays counte
 * ``pass``: the pass's ``mapInArrow`` (:func:`~dprect.engines.spark.statistics.partial_bins`
   with the executor route's blocks) written to Spark's ``noop`` sink, no merge;
 * ``merged``: the whole pass as the executor route runs it (the pass, the shuffle of the
-  partial blobs and each block's merge, ``counting_pass(..., blocks=...)``) to ``noop``.
+  partial blobs and each block's merge, ``counting_pass(..., blocks=...)``) to ``noop``;
+* ``stacked``: no Python — the columns stacked into (group, column, value) rows and counted
+  per (group, column) by Spark SQL: what one row per value costs the JVM's aggregation;
+* ``sqlbins``: no Python — the same stacked rows counted and their truncated significands
+  summed per (group, column, search bin) by Spark SQL (:func:`sql_bins`): the pass's
+  sufficient statistics counted in the JVM before any hand-over, as far as Spark SQL's
+  built-in functions can (a value's IEEE bits are not one of them);
+* ``sqlmath``: the same bins and significands computed but summed per (group, column) only:
+  the bins' arithmetic without the aggregation over (group, column, bin).
 
 A run may carry session settings after ``@`` (runtime SQL settings set before the run and
 restored after it), e.g. ``count@spark.sql.execution.arrow.maxRecordsPerBatch=65536``.
@@ -58,6 +66,38 @@ def count_rows(batches: Iterator[Any]) -> Iterator[Any]:
     for b in batches:
         n += b.num_rows
     yield pa.RecordBatch.from_arrays([pa.array([n], pa.int64())], names=["n"])
+
+
+def stacked_values(df: Any, columns: list[str]) -> Any:
+    """(g, c, x): one row per (row, column) — ``stack`` over the selected columns."""
+    pairs = ", ".join(f"{i}, `{c}`" for i, c in enumerate(columns))
+    return df.selectExpr("g", f"stack({len(columns)}, {pairs}) as (c, x)")
+
+
+def sql_bins(df: Any, columns: list[str], search_bits: int, *, by_bin: bool = True) -> Any:
+    """Per (g, c, bin): the rows and the sum of their 20-bit truncated significands, the bin
+    a value's binade and its ``search_bits`` leading mantissa bits, mirrored for negatives,
+    0 for ±0 — from Spark SQL's own functions: e = floor(log2|x|) corrected to the exact
+    binade (2^e ≤ |x| < 2^(e+1); powers of two and the divisions by them are exact for
+    normal doubles), then the bits read from |x| / 2^e ∈ [1, 2). ``by_bin`` False: the
+    same bins and significands computed but only summed per (g, c) — the arithmetic's cost
+    without the larger aggregation's keys."""
+    from pyspark.sql import functions as sf
+
+    x = sf.col("x")
+    a = sf.abs(x)
+    two = sf.lit(2.0)
+    e0 = sf.floor(sf.log2(a))
+    e = (sf.when(sf.pow(two, e0) > a, e0 - 1)
+         .when(sf.pow(two, e0 + 1) <= a, e0 + 1).otherwise(e0))
+    frac = a / sf.pow(two, e)
+    bucket = (e + 1100) * (1 << search_bits) + sf.floor((frac - 1) * (1 << search_bits))
+    b = sf.when(a == 0, sf.lit(0)).otherwise(bucket * sf.signum(x)).cast("long")
+    significand = sf.floor(frac * (1 << 20)).cast("long")
+    cells = stacked_values(df, columns).select("g", "c", b.alias("b"), significand.alias("s"))
+    if not by_bin:
+        return cells.groupBy("g", "c").agg(sf.sum("b"), sf.sum("s"))
+    return cells.groupBy("g", "c", "b").agg(sf.count(sf.lit(1)), sf.sum("s"))
 
 
 def parse_runs(text: str) -> list[tuple[str, str, dict[str, str]]]:
@@ -125,8 +165,27 @@ def main(argv: list[str] | None = None) -> int:
                                      blocks=starts)
         out.write.format("noop").mode("overwrite").save()
 
+    def stacked() -> None:
+        from pyspark.sql import functions as sf
+
+        (stacked_values(df, columns).groupBy("g", "c").agg(sf.count(sf.lit(1)))
+         .write.format("noop").mode("overwrite").save())
+
+    def sqlbins() -> None:
+        from dprect.core.tail_bounds import SEARCH_BITS
+
+        sql_bins(df, columns, SEARCH_BITS).write.format("noop").mode("overwrite").save()
+
+    def sqlmath() -> None:
+        from dprect.core.tail_bounds import SEARCH_BITS
+
+        (sql_bins(df, columns, SEARCH_BITS, by_bin=False)
+         .write.format("noop").mode("overwrite").save())
+
     bodies: dict[str, Callable[[], None]] = {"plain": plain, "read": read, "count": count,
-                                             "pass": the_pass, "merged": merged}
+                                             "pass": the_pass, "merged": merged,
+                                             "stacked": stacked, "sqlbins": sqlbins,
+                                             "sqlmath": sqlmath}
     runs = parse_runs(args.runs)
     for _, name, _ in runs:
         if name not in bodies:
