@@ -1,12 +1,13 @@
-"""The describe pass's compiled merges (``dprect.engines.spark.describe_jit``): the heap
-(``_merge_words``) and the windows of sorted words (``merge_flat`` from
-``WINDOW_LISTS`` lists), CPU nanoseconds an entry, against a reference copy of the module
-in the same run — for a change to the merges (issue #41: the two merges' run step shared
-as one compiled callee cost 1.47× on the heap and 2.7× on the windows, numba counting the
-references of the arrays the callee is handed at every entry, even inlined; so the step
-stays written in each kernel: ``describe_jit._window_runs``).
+"""The describe pass's compiled merge of a range's partial lists
+(``dprect.engines.spark.describe_jit.merge_flat``) — CPU nanoseconds an entry at
+``--few`` lists and at ``--lists``, against a reference copy of the module in the same
+run. Issue #41: the merge was a heap of the lists' next keys below 8 lists and windows of
+sorted words from 8, each with its own run step; sharing that step as a numba callee cost
+1.47× the heap's time and 2.7× the windows' (numba counts the references of the arrays a
+callee is handed at every entry, even inlined), so the heap went instead: the windows
+merge any number of lists.
 
-The lists: a range's partial lists as the pass sends them — ``--lists`` lists of strictly
+The lists: a range's partial lists as the pass sends them — k lists of strictly
 increasing int64 keys drawn from one sparse set of (group, bin) keys (each list holds
 about a third of them, so most keys stand in many lists), a count and ``--words`` sum
 words an entry, ``--entries`` entries in all. Each merge runs ``--repeats`` times a side,
@@ -14,7 +15,7 @@ the reference and this tree alternately (interleaved pairs: the machine's load f
 both); the medians and their ratio are printed, the outputs checked equal.
 
     python benchmarks/describe_merge.py --reference /tmp/describe_jit_ref.py \\
-        [--entries 2000000] [--lists 40] [--words 3] [--repeats 7]
+        [--entries 2000000] [--few 4] [--lists 40] [--words 3] [--repeats 7]
 
 ``--reference``: a describe_jit.py of another commit (``git show REV:dprect/engines/spark/
 describe_jit.py > /tmp/describe_jit_ref.py``); without it the tree is timed alone.
@@ -68,42 +69,40 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reference", default=None)
     parser.add_argument("--entries", type=int, default=2_000_000)
+    parser.add_argument("--few", type=int, default=4)
     parser.add_argument("--lists", type=int, default=40)
     parser.add_argument("--words", type=int, default=3)
     parser.add_argument("--repeats", type=int, default=7)
     args = parser.parse_args()
-    keys, counts, sums, offsets = lists(args.entries, args.lists, args.words)
-    n = len(keys)
     sides = {"tree": describe_jit}
     if args.reference:
         sides = {"reference": load(args.reference), **sides}
-    merges: dict[str, dict[str, Any]] = {}
-    for name, module in sides.items():
-        heap = compile_kernel(module._merge_words)
-        if heap is None:
+    for module in sides.values():  # numba loaded, the kernels loaded or compiled
+        if compile_kernel(module._window_runs) is None:
             raise SystemExit("numba is not installed")
-        merges[name] = {"heap": heap, "windows": module.merge_flat}
-        heap(keys[:10], counts[:10], sums[:, :10], np.array([0, 10]))  # load or compile
-        module.merge_flat(keys[:10], counts[:10], sums[:, :10],
-                          np.arange(0, 11, dtype=np.int64))
-    print(f"{n} entries in {args.lists} lists, {args.words} words, "
-          f"{args.repeats} interleaved runs a side")
-    for kind in ("heap", "windows"):
+        for k in (args.few, args.lists):
+            few = lists(1000, k, args.words)
+            module.merge_flat(*few)
+    print(f"{args.entries} entries, {args.words} words, {args.repeats} interleaved runs a "
+          "side")
+    for k in (args.few, args.lists):
+        keys, counts, sums, offsets = lists(args.entries, k, args.words)
         seconds: dict[str, list[float]] = {name: [] for name in sides}
         outs: dict[str, Any] = {}
         for _ in range(args.repeats):
-            for name in sides:
-                outs[name], s = timed(merges[name][kind], keys, counts, sums, offsets)
+            for name, module in sides.items():
+                outs[name], s = timed(module.merge_flat, keys, counts, sums, offsets)
                 seconds[name].append(s)
         got = [outs[name] for name in sides]
+        assert all(o is not None for o in got)
         for other in got[1:]:
             assert all(np.array_equal(np.asarray(a), np.asarray(b))
-                       for a, b in zip(got[0][-3:], other[-3:], strict=True))
-        med = {name: statistics.median(v) * 1e9 / n for name, v in seconds.items()}
+                       for a, b in zip(got[0], other, strict=True))
+        med = {name: statistics.median(v) * 1e9 / len(keys) for name, v in seconds.items()}
         line = ", ".join(f"{name} {m:.1f} ns" for name, m in med.items())
         ratio = (f" (tree/reference {med['tree'] / med['reference']:.3f})"
                  if "reference" in med else "")
-        print(f"{kind}: {line} an entry, median CPU{ratio}")
+        print(f"{k} lists ({len(keys)} entries): {line} an entry, median CPU{ratio}")
     print(f"module: {Path(describe_jit.__file__).name}")
 
 
