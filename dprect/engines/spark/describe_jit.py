@@ -253,8 +253,10 @@ def _windowed(keys: np.ndarray, counts: np.ndarray, sums: np.ndarray, offsets: n
     read in one pass (:func:`_window_runs`) — the keys, counts and sums of a sort of the
     concatenation (integers added, in any order): ~30 ns an entry whatever k, where a
     heap of the lists' next keys paid a sift of log2(k) levels an entry (~70 ns at a
-    range's ~40 partial lists at 10^7 rows: docs/results.md §5.3b; at 2 to 7 lists about
-    the same as the windows, so the heap is gone: benchmarks/describe_merge.py). (ok,
+    range's ~40 partial lists at 10^7 rows: docs/results.md §5.3b). The heap, kept for
+    fewer than 8 lists, went in issue #41 (its run step was this one's written again):
+    at 3 to 7 lists the windows cost 1.1–1.35× its time, on a range's few lists, a small
+    merge; two lists take :func:`merge_flat`'s linear pass (benchmarks/describe_merge.py). (ok,
     keys, counts, sums), ok False where a list's keys do not strictly increase; None
     without numba, or where the windows' words would not fit an int64, or a key less
     the least first key would not (a span past 2^63), or the lists' first and last keys
@@ -291,9 +293,9 @@ def merge_words(parts: Sequence[tuple[np.ndarray, np.ndarray, Sequence[np.ndarra
                 ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]] | None:
     """Several (key, count, [sum of each word]) lists with strictly increasing keys, every
     part with the same number of words, summed by key (a range's partial lists, one or
-    more per partition), by windows of sorted words (:func:`_windowed`). None without
-    numba, when a list is not strictly increasing, or where the words would not fit an
-    int64 (the caller sorts)."""
+    more per partition), by windows of sorted words (:func:`_windowed`; two lists in one
+    linear pass, :func:`merge_two`'s). None without numba, when a list is not strictly
+    increasing, or where the words would not fit an int64 (the caller sorts)."""
     if compile_kernel(_window_runs) is None or not parts:
         return None
     sizes = np.array([0, *(len(p[0]) for p in parts)], dtype=np.int64)
@@ -314,7 +316,14 @@ def merge_flat(keys: np.ndarray, counts: np.ndarray, sums: np.ndarray, offsets: 
     lists decoded in place, no concatenation: ``statistics._merged_segments``). None
     without numba, when a list is not strictly increasing, or where the words would not
     fit an int64."""
-    got = _windowed(keys, counts, sums, offsets)
+    if len(offsets) == 3:  # two lists: one linear pass (windows cost more)
+        two = compile_kernel(_merge_two_words)
+        if two is None:
+            return None
+        a, b, z = (int(x) for x in offsets)
+        got = two(keys[a:b], counts[a:b], sums[:, a:b], keys[b:z], counts[b:z], sums[:, b:z])
+    else:
+        got = _windowed(keys, counts, sums, offsets)
     if got is None or not got[0]:
         return None
     return got[1], got[2], list(got[3])
