@@ -16,7 +16,7 @@ The data's schema (column names and types) decides every refusal; no value does.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from dprect.core.accounting import Guarantee
 from dprect.core.aggregates import STATISTICS, DescribeResult
@@ -79,16 +79,7 @@ def describe(data: object, columns: Sequence[str] | None = None, *,
     upper, count, sum, mean), ``rows()``, ``plan`` (public; ``plan.table()`` is the
     printout with the accuracy statements), ``guarantee``, ``to_dict()``.
     """
-    if isinstance(statistics, str):
-        statistics = (statistics,)
-    result = aggregate(data, columns, statistics=("bounds", *statistics), epsilon=epsilon,
-                       delta=delta, group_by=group_by, groups=groups, seed=seed,
-                       neighbouring=neighbouring, beta=beta, query_epsilon=query_epsilon,
-                       budget=budget, interval_level=interval_level,
-                       select_groups=select_groups, selection_epsilon=selection_epsilon,
-                       selection_delta=selection_delta)
-    assert isinstance(result, DescribeResult | SelectedResult)
-    return result
+    return _preset(("bounds", *_names(statistics)), DescribeResult, locals())
 
 
 def aggregate(data: object, columns: Sequence[str] | None = None, *,
@@ -177,6 +168,22 @@ def aggregate(data: object, columns: Sequence[str] | None = None, *,
                                                        rng), selection, grouping))
 
 
+_R = TypeVar("_R")
+
+
+def _preset(statistics: tuple[str, ...], kind: type[_R], given: dict[str, Any]
+            ) -> _R | SelectedResult:
+    """A preset of :func:`aggregate` (:func:`describe`, :func:`bounds`): its own
+    ``statistics`` with every other parameter its caller was ``given`` (the caller's
+    ``locals()`` on entry: its parameters, each one of :func:`aggregate`'s by name and
+    default — tests/app/test_describe_api.py), and its result type (or a selection's)."""
+    options = {name: value for name, value in given.items() if name != "statistics"}
+    result = aggregate(statistics=statistics, **options)
+    if not isinstance(result, kind | SelectedResult):
+        raise AssertionError(f"the {statistics} preset gave a {type(result).__name__}")
+    return result
+
+
 def _mixed(data: object, columns: Sequence[str] | None, mechanisms: Sequence[Mechanism],
            asked: Sequence[str], *, epsilon: float, delta: float | None,
            group_by: object, groups: Sequence[object] | None, seed: int | None,
@@ -236,10 +243,15 @@ def _selected(result: Any, selection: SelectionPlan | None, grouping: Grouping) 
     return SelectedResult(result, selection, grouping.kept, listed=len(grouping.groups))
 
 
+def _names(statistics: str | Sequence[str]) -> tuple[str, ...]:
+    """The statistics asked: one name, or a sequence of them."""
+    return (statistics,) if isinstance(statistics, str) else tuple(statistics)
+
+
 def _quantiles_asked(statistics: str | Sequence[str]) -> bool:
     """Whether every asked statistic is a quantile (a mixed list is refused by the
     generic path: one run draws one mechanism's statistics)."""
-    names = (statistics,) if isinstance(statistics, str) else tuple(statistics)
+    names = _names(statistics)
     return bool(names) and all(n in STATISTIC_OF and STATISTIC_OF[n].mechanism is QUANTILES
                                for n in names)
 
@@ -255,7 +267,7 @@ def _quantiles(data: object, columns: Sequence[str] | None, statistics: str | Se
     :data:`~dprect.core.statistic.QUANTILES` spec, charged like describe."""
     from dprect.app.api import grouped_columns
 
-    asked = (statistics,) if isinstance(statistics, str) else tuple(statistics)
+    asked = _names(statistics)
     if len(set(asked)) != len(asked):
         raise ParameterError("statistics names a statistic twice")
     if delta not in (None, 0, 0.0):
@@ -318,14 +330,7 @@ def bounds(data: object, columns: Sequence[str] | None = None, *, epsilon: float
     ``upper[g][j]``, ``guarantee``, ``library_forms()``, ``to_json()``). Errors depend
     only on the parameters and on the data's schema (column names and types).
     """
-    result = aggregate(data, columns, statistics=("coverage",), epsilon=epsilon, delta=delta,
-                       coverage=coverage, beta=beta, neighbouring=neighbouring, grid=grid,
-                       group_by=group_by, groups=groups, rows=rows, seed=seed,
-                       budget=budget, interval_level=interval_level,
-                       select_groups=select_groups, selection_epsilon=selection_epsilon,
-                       selection_delta=selection_delta)
-    assert isinstance(result, BoundsResult | SelectedResult)
-    return result
+    return _preset(("coverage",), BoundsResult, locals())
 
 
 def mean_bounds(data: object, columns: Sequence[str] | None = None, *,

@@ -32,10 +32,11 @@ class RunOption:
     line, a list or such a string in a config), ``count`` (a whole number of rows:
     ``1e6`` on the command line), ``spec`` (a grid: text, or in a config a mapping
     column → spec), ``values`` (public group values: text, or a config list), ``flag``
-    (true or false: a switch on the command line, a boolean in a config). ``group``
-    names the command line's argument group (:data:`GROUPS`); ``required`` is the
-    command line's (a job checks its own required keys); ``aliases`` are older
-    spellings of the flag, still accepted, as ``old_key`` is of the config key."""
+    (true or false: a switch on the command line, a boolean in a config; off unless
+    given: its default is always False). ``group`` names the command line's argument
+    group (:data:`GROUPS`); ``required`` is the command line's (a job checks its own
+    required keys); ``aliases`` are older spellings of the flag, still accepted, as
+    ``old_key`` is of the config key."""
 
     name: str
     kind: str
@@ -50,6 +51,14 @@ class RunOption:
     group: str | None = None
     aliases: tuple[str, ...] = ()
     old_key: str | None = None
+
+    def __post_init__(self) -> None:
+        # a switch is off unless it is given: its default is False, not None, on the
+        # command line and in a config alike (declared here once, not per flag)
+        if self.kind == "flag":
+            if self.default not in (None, False):
+                raise ValueError(f"the flag {self.name} is off by default")
+            object.__setattr__(self, "default", False)
 
     @property
     def spelled(self) -> str:
@@ -80,7 +89,7 @@ ENGINE_OPTIONS = (
               default="numpy", choices=("numpy", "spark"), cli_only=True),
     RunOption("quiet", "flag", "no progress lines: without it a run that takes longer "
               "than 10 s names its current stage every 10 s (never a value from the "
-              "data)", default=False),
+              "data)"),
 )
 
 #: the privacy budget ledger
@@ -176,7 +185,7 @@ SELECTION_OPTIONS = (
               "the statistics, or one rectangle per class, on the kept keys, all in one "
               "charge); with a public list of groups, the listed ones are released "
               "whatever their rows and only the other keys are selected",
-              default=False, group="groups"),
+              group="groups"),
     RunOption("selection_epsilon", "float", "the epsilon of --select-groups, charged on "
               "top of --epsilon", metavar="E", group="groups"),
     RunOption("selection_delta", "float", "the delta of --select-groups (> 0: a key of one "

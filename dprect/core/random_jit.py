@@ -718,28 +718,24 @@ def side_rounds(kind: Any, mt: Any, pool: Any, pos: Any, held: Any, starts: Any,
             size = sizes[i]
             start = starts[i]
         uu = below(kind, mt, pool, pos, cap)
-        if uu < size:
+        if uu < size:  # a data step: its (D_k − μℓ)·den, proven exact or left to Python
             k = order[start + uu]
             q = a[k]
-        elif far and uu == size and level >= far_from:
+            num = e_num * q + m_num * k + base - level * m_num
+            est = (float(e_num) * float(q) + float(m_num) * float(k) + float(base)
+                   - float(level) * float(m_num))
+            err = (abs(float(e_num) * float(q)) + abs(float(m_num) * float(k))
+                   + abs(float(base)) + abs(float(level) * float(m_num))) * 2.0 ** -50
+            if not (0 <= num < _LIMIT and abs(float(num) - est) <= err and err < 2.0 ** 61):
+                return PAUSE, k, level
+        elif far and uu == size and level >= far_from:  # the far step: far_num
             k = level - shift
             if k >= has_upto or far_num < 0:
                 return PAUSE, k, level
-            r = bernoulli_exp_int(kind, mt, pool, pos, far_num, den)
-            if r == BOUND:
-                return BOUND, 0, 0
-            if r == 1:
-                return DONE, k, level
-            continue
+            num = far_num
         else:
             continue
-        num = e_num * q + m_num * k + base - level * m_num
-        est = (float(e_num) * float(q) + float(m_num) * float(k) + float(base)
-               - float(level) * float(m_num))
-        err = (abs(float(e_num) * float(q)) + abs(float(m_num) * float(k)) + abs(float(base))
-               + abs(float(level) * float(m_num))) * 2.0 ** -50
-        if not (0 <= num < _LIMIT and abs(float(num) - est) <= err and err < 2.0 ** 61):
-            return PAUSE, k, level
+        # either step accepted with probability exp(−num/den), from the same bits
         r = bernoulli_exp_int(kind, mt, pool, pos, num, den)
         if r == BOUND:
             return BOUND, 0, 0

@@ -82,3 +82,37 @@ def test_aggregate_is_the_general_form_of_both_presets():
         dprect.aggregate(df, ["x"], statistics=["coverage"], epsilon=1.0, query_epsilon=1.0)
     with pytest.raises(ParameterError, match="statistics must be among"):
         dprect.aggregate(df, ["x"], statistics=["p42"], epsilon=1.0)
+
+
+def test_every_parameter_of_a_preset_is_aggregates_with_its_default():
+    """describe and bounds hand every parameter but their statistics on to aggregate by
+    name (issue #41: one preset helper, no forwarding list to keep in step): each of
+    their parameters is one of aggregate's, of the same kind and default, and a preset
+    with every option given is aggregate with them, for a seed."""
+    import inspect
+
+    from dprect.app.describe import aggregate, bounds, describe
+
+    general = inspect.signature(aggregate).parameters
+    for preset in (describe, bounds):
+        for name, p in inspect.signature(preset).parameters.items():
+            if name == "statistics":
+                continue
+            assert name in general, (preset.__name__, name)
+            assert (p.kind, p.default) == (general[name].kind, general[name].default), name
+    df = _frame()
+    options = {"epsilon": 1.0, "group_by": "g", "groups": ["east", "west"], "seed": 7,
+               "neighbouring": "replace-one", "beta": 0.01, "interval_level": 0.9,
+               "select_groups": True, "selection_epsilon": 0.5, "selection_delta": 1e-6}
+    with pytest.warns(UserWarning):
+        preset = dprect.describe(df, ["x"], statistics="mean", query_epsilon=0.5, **options)
+    with pytest.warns(UserWarning):
+        same = dprect.aggregate(df, ["x"], statistics=["bounds", "mean"], query_epsilon=0.5,
+                                **options)
+    assert preset.to_dict() == same.to_dict()
+    with pytest.warns(UserWarning):
+        preset = dprect.bounds(df, ["y"], coverage=0.99, rows=6000, **options)
+    with pytest.warns(UserWarning):
+        same = dprect.aggregate(df, ["y"], statistics="coverage", coverage=0.99, rows=6000,
+                                **options)
+    assert preset.to_dict() == same.to_dict()

@@ -135,3 +135,19 @@ def test_the_strategys_old_spellings_still_read() -> None:
     assert section_values({"fit": {"spark_plan": "rounds"}}, "fit", job)["strategy"] == "rounds"
     with pytest.raises(ConfigError, match="not both"):
         section_values({"fit": {"spark_plan": "rounds", "strategy": "pass"}}, "fit", job)
+
+
+def test_a_switch_is_off_unless_given() -> None:
+    """A flag option's default is False wherever it is declared (issue #41: set once by
+    RunOption, not per flag): on the command line and in a job's config keys alike; a
+    flag declared on by default is refused."""
+    from dprect.app.options import SELECTION_OPTIONS, RunOption
+
+    flags = [o for o in (*RUN_OPTIONS, *SELECTION_OPTIONS) if o.kind == "flag"]
+    assert {o.name for o in flags} >= {"quiet", "select_groups"}
+    for o in flags:
+        assert o.default is False
+        assert run_options(options=(o,))[o.name].default is False
+    assert RunOption("x", "flag", "a switch").default is False
+    with pytest.raises(ValueError, match="off by default"):
+        RunOption("x", "flag", "a switch", default=True)

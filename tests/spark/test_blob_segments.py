@@ -197,13 +197,11 @@ def test_a_segment_of_few_entries_and_zero_rows_reads_back(n) -> None:
 
 
 def test_many_sends_merge_decoded_in_place_to_the_same_bytes(monkeypatch) -> None:
-    """A range's many partial blobs (a send a chunk: more than the windowed merge's
-    WINDOW_LISTS) are decoded run by run into one flat list each and merged there
-    (``_merge_flat``; no concatenation of decoded parts): the merged blobs are the same
+    """A range's many partial blobs (a send a chunk: more than 8) are decoded run by run
+    into one flat list each and merged there (``_merge_flat``; no concatenation of
+    decoded parts): the merged blobs are the same
     bytes as each segment decoded apart and merged by ``_merge_words``, and their cells
     those of one send at the end."""
-    from dprect.engines.spark import describe_jit
-
     spec = mixed_spec([QUERY.spec([SEARCH_GRID, SEARCH_GRID], ["variance"]),
                        QUANTILES.spec([DecimalGrid(5), DecimalGrid(5)])])
     columns = ["x", "y", "x", "y"]
@@ -214,13 +212,13 @@ def test_many_sends_merge_decoded_in_place_to_the_same_bytes(monkeypatch) -> Non
     monkeypatch.setattr(kernel, "KEPT_ENTRIES", 300)
     kern, often = _pass(spec, columns, batches, ranges=2)
     assert max(_columns_of(often).count(c) for c in _columns_of(often)) >= 1
-    assert len(often) >= 2 * describe_jit.WINDOW_LISTS
+    assert len(often) >= 2 * 8
     calls: list[int] = []
     real = kernel._merge_flat
     monkeypatch.setattr(kernel, "_merge_flat",
                         lambda run: (calls.append(len(run)), real(run))[1])
     flat = _merged(often)
-    assert calls and max(calls) > describe_jit.WINDOW_LISTS
+    assert calls and max(calls) > 8
     monkeypatch.setattr(kernel, "_merge_flat", lambda run: None)  # each segment apart
     apart = _merged(often)
     assert flat.column(BLOB).to_pylist() == apart.column(BLOB).to_pylist()

@@ -265,8 +265,8 @@ def test_a_column_with_squares_is_encoded_once_a_chunk(monkeypatch):
 
 
 def test_the_one_pass_merge_of_many_lists_equals_the_sorting_one(monkeypatch):
-    """A range's partial lists (one or more per partition) merged in ONE pass (a heap of
-    their next keys) equal the sort of their concatenation summed by key, for any number
+    """A range's partial lists (one or more per partition) merged compiled (windows of
+    sorted words) equal the sort of their concatenation summed by key, for any number
     of lists, empty ones and keys shared by several; a list whose keys do not strictly
     increase is declined (None); the range's merge calls it once."""
     rs = np.random.default_rng(9)
@@ -329,18 +329,14 @@ def test_the_one_pass_merge_of_several_words_equals_the_sort_word_by_word():
     assert describe_jit.merge_two((ok, ok, [ok, ok]), (k, k, [k, k])) is None
 
 
-def test_the_windowed_merge_of_many_lists_equals_the_heap_and_the_sort(monkeypatch):
-    """A range's many partial lists (from WINDOW_LISTS: about 40 at 10^7 rows) are merged by
-    windows of sorted words (each entry's key offset in its window with its index,
-    numpy's sort a window, the runs read once): the same keys, counts and every word's
-    sums as the heap's one pass and as the sort of the concatenation — with windows of a
-    few entries or of every entry, keys spanning a few values or 2^61 (the windows'
-    width clamped so a word fits an int64), empty lists among them; and a list whose
-    keys do not strictly increase is refused (None) as the heap refuses it."""
-    from dprect.engines.jit import compile_kernel
-
-    heap = compile_kernel(describe_jit._merge_words)
-    assert heap is not None
+def test_the_windowed_merge_of_any_number_of_lists_equals_the_sort(monkeypatch):
+    """A range's partial lists (from one to about 40 at 10^7 rows) are merged by windows
+    of sorted words (each entry's key offset in its window with its index, numpy's sort a
+    window, the runs read once; two lists in one linear pass): the same keys, counts and
+    every word's sums as the sort of the concatenation — with windows of a few entries
+    or of every entry, keys spanning a few values or 2^61 (the windows' width clamped so
+    a word fits an int64), empty lists among them; and a list whose keys do not
+    strictly increase is refused (None), wherever it stands."""
     ran: list[int] = []
     real = describe_jit._windowed
     monkeypatch.setattr(describe_jit, "_windowed",
@@ -352,31 +348,23 @@ def test_the_windowed_merge_of_many_lists_equals_the_heap_and_the_sort(monkeypat
         words = int(rs.integers(1, 4))
         span = int(rs.choice([3, 5000, 1 << 40, 1 << 61]))
         lists = []
-        for _ in range(int(rs.integers(describe_jit.WINDOW_LISTS, 45))):
+        for _ in range(int(rs.choice([rs.integers(1, 8), rs.integers(8, 45)]))):
             size = int(rs.integers(0, 600)) if rs.random() < 0.9 else 0
             k = np.unique(rs.integers(0, span, size)) + int(rs.integers(0, 1 << 20))
             lists.append((k, rs.integers(1, 1 << 20, len(k)),
                           [rs.integers(-(1 << 40), 1 << 40, len(k)) for _ in range(words)]))
         ran.clear()
         got = describe_jit.merge_words(lists)
-        assert got is not None and ran == [1], trial
-        sizes = np.cumsum([0, *(len(k) for k, _, _ in lists)])
-        ok, k2, n2, s2 = heap(np.concatenate([k for k, _, _ in lists]).astype(np.int64),
-                              np.concatenate([n for _, n, _ in lists]).astype(np.int64),
-                              np.array([np.concatenate([s[x] for _, _, s in lists])
-                                        for x in range(words)], dtype=np.int64),
-                              sizes.astype(np.int64))
-        assert ok
-        assert np.array_equal(got[0], k2) and np.array_equal(got[1], n2), trial
+        assert got is not None and ran == ([] if len(lists) == 2 else [1]), trial
         for x in range(words):
-            assert np.array_equal(got[2][x], s2[x]), trial
             want = spark_describe._merge([(k, n, s[x]) for k, n, s in lists])
-            assert np.array_equal(got[0], want[0]) and np.array_equal(got[2][x], want[2])
+            assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+            assert np.array_equal(got[2][x], want[2]), trial
     ok = np.array([1, 2])
     bad = np.array([1, 3, 3])
-    many = [(ok, ok, [ok])] * (describe_jit.WINDOW_LISTS - 1)
-    assert describe_jit.merge_words([*many, (bad, bad, [bad])]) is None
-    assert describe_jit.merge_words([(bad, bad, [bad]), *many]) is None
+    for many in ([(ok, ok, [ok])] * 2, [(ok, ok, [ok])] * 9):
+        assert describe_jit.merge_words([*many, (bad, bad, [bad])]) is None
+        assert describe_jit.merge_words([(bad, bad, [bad]), *many]) is None
 
 
 def test_the_windowed_merge_refuses_keys_outside_its_windows_before_writing_them():
@@ -384,8 +372,9 @@ def test_the_windowed_merge_refuses_keys_outside_its_windows_before_writing_them
     keys only where they increase: a list whose middle key runs past every last key (or
     below the least first key) is refused — None, as the heap refuses it — before its
     window is counted (no write past the windows' table: the kernel's plain-Python body
-    raises IndexError there), and keys spanning more than 2^63 (key − low past int64) are
-    merged by the heap, the same lists."""
+    raises IndexError there); and keys spanning more than 2^63 (key − low past int64) are
+    declined (None), and merged by the caller's sort, the same lists (two lists, merged
+    in one linear pass, at any span)."""
     one = np.ones(2, dtype=np.int64)
     ok = np.array([0, 10], dtype=np.int64)
     for bad in ([5, 10**6, 7], [5, -(10**6), 7]):
@@ -394,14 +383,17 @@ def test_the_windowed_merge_refuses_keys_outside_its_windows_before_writing_them
         got = describe_jit._window_words(keys, np.array([0, 3, 5], dtype=np.int64), 0, 0, 11,
                                          3)
         assert got[0] is False and len(got[1]) == 0, bad
-        many = [(ok, one, [one])] * describe_jit.WINDOW_LISTS
+        many = [(ok, one, [one])] * 8
         assert describe_jit.merge_words([(k, np.ones(3, dtype=np.int64), [k]), *many]) is None
     ends = np.array([-(1 << 63), 0, (1 << 63) - 1], dtype=np.int64)
     lists = [(ends, np.full(3, i + 1, dtype=np.int64), [np.full(3, i, dtype=np.int64)])
-             for i in range(describe_jit.WINDOW_LISTS + 1)]
-    got = describe_jit.merge_words(lists)
-    assert got is not None
-    total = sum(range(describe_jit.WINDOW_LISTS + 1))
+             for i in range(9)]
+    assert describe_jit.merge_words(lists) is None
+    two = describe_jit.merge_words(lists[:2])  # two lists: the linear pass, any span
+    assert two is not None and two[0].tolist() == ends.tolist()
+    assert two[1].tolist() == [3] * 3 and two[2][0].tolist() == [1] * 3
+    got = spark_describe._merge_words(lists)
+    total = sum(range(9))
     assert got[0].tolist() == ends.tolist()
     assert got[1].tolist() == [total + len(lists)] * 3
     assert got[2][0].tolist() == [total] * 3

@@ -24,12 +24,12 @@ The tables have at most ``limit`` cells; when the groups times the spans would n
 It also merges a column's running total with each chunk's lists (:func:`merge_sorted`:
 both in key order, one linear pass, where numpy would sort their concatenation; a
 family's several words: :func:`merge_two`), and a range's partial lists
-(:func:`merge_words`: a heap of the lists' next keys — log2(k) sift levels an entry,
-~70 ns at the ~40 lists of a range at 10^7 rows — or, from :data:`WINDOW_LISTS` lists,
-windows of sorted words, each entry's key offset in its window with its index, a
-window sorted by numpy in the cache and its runs read once: ~35 ns whatever k; a
-column's significands and its squares' two words, which share their keys and counts,
-merged together; the same lists either way). And it makes
+(:func:`merge_words`: windows of sorted words, each entry's key offset in its window
+with its index, a window sorted by numpy in the cache and its runs read once: ~30 ns an
+entry whatever the number of lists, where a heap of the lists' next keys paid log2(k)
+sift levels an entry, ~70 ns at the ~40 lists of a range at 10^7 rows; a column's
+significands and its squares' two words, which share their keys and counts, merged
+together). And it makes
 and reads a decimal grid chunk's packed words around numpy's sort (:func:`packed_count`:
 the quantiles' (group, cell) pairs with their at-value bit, counted).
 
@@ -168,94 +168,9 @@ def _merge_sorted(k1: np.ndarray, n1: np.ndarray, s1: np.ndarray, k2: np.ndarray
     return True, keys[:r], counts[:r], sums[:r]
 
 
-def _merge_words(keys: np.ndarray, counts: np.ndarray, sums: np.ndarray,
-                 offsets: np.ndarray) -> Any:
-    """(ok, keys, counts, sums): the k lists ``keys[offsets[i]:offsets[i + 1]]`` (and
-    their counts and, per row of the (w, n) table ``sums``, one sum word each: a
-    column's significands, or with its squares' two words three), each with strictly
-    increasing keys, merged in ONE pass — a binary heap of each list's next key, the key
-    held in the heap itself (no indirection to compare), every entry written once — the
-    counts and sums of a key in several lists added; ok False (and empty lists) when a
-    list's keys do not strictly increase. Plain Python, compiled by numba."""
-    k = offsets.shape[0] - 1
-    w = sums.shape[0]
-    empty = np.zeros(0, dtype=np.int64)
-    for i in range(k):
-        for t in range(offsets[i] + 1, offsets[i + 1]):
-            if keys[t] <= keys[t - 1]:
-                return False, empty, empty, np.zeros((w, 0), dtype=np.int64)
-    at = offsets[:-1].copy()
-    hkey = np.empty(k, dtype=np.int64)  # a min-heap of the live lists' next keys
-    hlist = np.empty(k, dtype=np.int64)  # and their lists
-    size = 0
-    for i in range(k):
-        if at[i] < offsets[i + 1]:
-            key = keys[at[i]]
-            c = size
-            size += 1
-            while c > 0:  # sift up
-                up = (c - 1) >> 1
-                if hkey[up] <= key:
-                    break
-                hkey[c] = hkey[up]
-                hlist[c] = hlist[up]
-                c = up
-            hkey[c] = key
-            hlist[c] = i
-    total = offsets[k] - offsets[0]
-    out_k = np.empty(total, dtype=np.int64)
-    out_n = np.empty(total, dtype=np.int64)
-    out_s = np.empty((w, total), dtype=np.int64)
-    r = -1
-    last = 0
-    while size > 0:
-        i = hlist[0]
-        t = at[i]
-        key = hkey[0]
-        if r >= 0 and last == key:
-            out_n[r] += counts[t]
-            for x in range(w):
-                out_s[x, r] += sums[x, t]
-        else:
-            r += 1
-            out_k[r] = key
-            out_n[r] = counts[t]
-            for x in range(w):
-                out_s[x, r] = sums[x, t]
-            last = key
-        t += 1
-        at[i] = t
-        if t == offsets[i + 1]:  # list i done: the heap's last one to the top
-            size -= 1
-            if size == 0:
-                break
-            key = hkey[size]
-            i = hlist[size]
-        else:
-            key = keys[t]
-        c = 0
-        while True:  # sift (key, i) down from the top
-            left = 2 * c + 1
-            if left >= size:
-                break
-            best = left
-            if left + 1 < size and hkey[left + 1] < hkey[left]:
-                best = left + 1
-            if key <= hkey[best]:
-                break
-            hkey[c] = hkey[best]
-            hlist[c] = hlist[best]
-            c = best
-        hkey[c] = key
-        hlist[c] = i
-    return True, out_k[:r + 1], out_n[:r + 1], out_s[:, :r + 1]
-
-
-#: the windowed merge (:func:`_window_words`) sorts windows of about this many entries (a
-#: window's words, counts and sums stay in the cache while it is sorted and read)
+#: the merge (:func:`_window_words`) sorts windows of about this many entries (a window's
+#: words, counts and sums stay in the cache while it is sorted and read)
 WINDOW_ENTRIES = 1 << 18
-#: and runs from this many lists (fewer: the heap, :func:`_merge_words`, is as fast)
-WINDOW_LISTS = 8
 
 
 def _window_words(keys: np.ndarray, offsets: np.ndarray, low: int, shift: int,
@@ -330,20 +245,29 @@ def _window_runs(words: np.ndarray, starts: np.ndarray, low: int, shift: int,
 
 def _windowed(keys: np.ndarray, counts: np.ndarray, sums: np.ndarray, offsets: np.ndarray
               ) -> tuple[bool, np.ndarray, np.ndarray, np.ndarray] | None:
-    """:func:`_merge_words` by windows of the keys (:data:`WINDOW_ENTRIES` entries each
-    on average): the entries bucketed by window with their index (:func:`_window_words`),
-    each window's words sorted by numpy (a vectorised sort of an array in the cache),
-    then their runs read in one pass (:func:`_window_runs`) — the same keys, counts and
-    sums (integers added, in any order), where the heap pays a sift of log2(k) levels an
-    entry with k lists (a range's ~40 partial lists at 10^7 rows: docs/results.md §5.3b).
-    None where the windows' words would not fit an int64, or a key less the least first
-    key would not (a span past 2^63), or the lists' first and last keys span nothing (a
-    list not increasing): the caller runs the heap."""
+    """The k lists ``keys[offsets[i]:offsets[i + 1]]`` (with their counts and each row of
+    the (w, n) table ``sums``) merged by windows of the keys (:data:`WINDOW_ENTRIES`
+    entries each on average): the entries bucketed by window, each entry's key offset
+    in its window with its index as one word (:func:`_window_words`), each window's
+    words sorted by numpy (a vectorised sort of an array in the cache), then their runs
+    read in one pass (:func:`_window_runs`) — the keys, counts and sums of a sort of the
+    concatenation (integers added, in any order): ~30 ns an entry whatever k, where a
+    heap of the lists' next keys paid a sift of log2(k) levels an entry (~70 ns at a
+    range's ~40 partial lists at 10^7 rows: docs/results.md §5.3b). The heap, kept for
+    fewer than 8 lists, went in issue #41 (its run step was this one's written again):
+    at 3 to 7 lists the windows cost 1.1–1.35× its time, on a range's few lists, a small
+    merge; two lists take :func:`merge_flat`'s linear pass (benchmarks/describe_merge.py). (ok,
+    keys, counts, sums), ok False where a list's keys do not strictly increase; None
+    without numba, or where the windows' words would not fit an int64, or a key less
+    the least first key would not (a span past 2^63), or the lists' first and last keys
+    span nothing (a list not increasing): the caller sorts."""
     bucket = compile_kernel(_window_words)
     runs = compile_kernel(_window_runs)
-    total = int(offsets[-1])
-    if bucket is None or runs is None or total == 0:
+    if bucket is None or runs is None:
         return None
+    total = int(offsets[-1])
+    if total == 0:
+        return True, keys[:0], counts[:0], sums[:, :0]
     ends = offsets[1:] - 1
     have = offsets[:-1] <= ends
     low = int(keys[offsets[:-1][have]].min())
@@ -352,7 +276,7 @@ def _windowed(keys: np.ndarray, counts: np.ndarray, sums: np.ndarray, offsets: n
     # windows of 2^shift keys, about WINDOW_ENTRIES entries each where the keys spread
     shift = min(62 - index_bits, max(0, (span * WINDOW_ENTRIES // total).bit_length() - 1))
     windows = ((span - 1) >> shift) + 1 if shift >= 0 else 0
-    # a span below 1 (a list not increasing) or past 2^63 (key − low not an int64): the heap
+    # a span below 1 (a list not increasing) or past 2^63 (key − low not an int64)
     if shift < 0 or not 0 < span <= 1 << 63 or windows > 4 * total + 64:
         return None
     ok, words, starts = bucket(keys, offsets, low, shift, windows, index_bits)
@@ -369,11 +293,10 @@ def merge_words(parts: Sequence[tuple[np.ndarray, np.ndarray, Sequence[np.ndarra
                 ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]] | None:
     """Several (key, count, [sum of each word]) lists with strictly increasing keys, every
     part with the same number of words, summed by key (a range's partial lists, one or
-    more per partition): from :data:`WINDOW_LISTS` lists by windows of sorted words
-    (:func:`_windowed`), else — or where those words would not fit — in one pass of a
-    heap (:func:`_merge_words`); the same lists either way. None without numba or when a
-    list is not strictly increasing (the caller sorts)."""
-    if compile_kernel(_merge_words) is None or not parts:
+    more per partition), by windows of sorted words (:func:`_windowed`; two lists in one
+    linear pass, :func:`merge_two`'s). None without numba, when a list is not strictly
+    increasing, or where the words would not fit an int64 (the caller sorts)."""
+    if compile_kernel(_window_runs) is None or not parts:
         return None
     sizes = np.array([0, *(len(p[0]) for p in parts)], dtype=np.int64)
     keys, counts = (np.concatenate([np.asarray(p[i], dtype=np.int64) for p in parts])
@@ -391,13 +314,19 @@ def merge_flat(keys: np.ndarray, counts: np.ndarray, sums: np.ndarray, offsets: 
     ``offsets[i]`` … ``offsets[i + 1]`` − 1 (``offsets[0]`` = 0) of the int64 ``keys``,
     ``counts`` and each row of the (words, n) int64 table ``sums`` (a range's partial
     lists decoded in place, no concatenation: ``statistics._merged_segments``). None
-    without numba or when a list is not strictly increasing."""
-    fn = compile_kernel(_merge_words)
-    if fn is None:
+    without numba, when a list is not strictly increasing, or where the words would not
+    fit an int64."""
+    if len(offsets) == 3:  # two lists: one linear pass (windows cost more)
+        two = compile_kernel(_merge_two_words)
+        if two is None:
+            return None
+        a, b, z = (int(x) for x in offsets)
+        got = two(keys[a:b], counts[a:b], sums[:, a:b], keys[b:z], counts[b:z], sums[:, b:z])
+    else:
+        got = _windowed(keys, counts, sums, offsets)
+    if got is None or not got[0]:
         return None
-    got = _windowed(keys, counts, sums, offsets) if len(offsets) > WINDOW_LISTS else None
-    ok, k, n, s = fn(keys, counts, sums, offsets) if got is None else got
-    return (k, n, list(s)) if ok else None
+    return got[1], got[2], list(got[3])
 
 
 def _merge_two_words(k1: np.ndarray, n1: np.ndarray, s1: np.ndarray, k2: np.ndarray,

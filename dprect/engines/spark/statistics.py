@@ -710,12 +710,11 @@ def _merge_sorted(parts: Sequence[Lists]) -> Lists:
 def _merge_words(parts: Sequence[Words]) -> Words:
     """Partial (key, count, [sum of each word]) lists, each sorted and unique, every part
     with the same words, summed by key: merged compiled (``describe_jit``'s
-    :func:`merge_words`: a heap of the parts' next keys, or from eight parts windows of
-    sorted words, each entry written once; a family's words merged together, its keys
-    and counts once) where it runs here and
-    every sum stays an int64 (no key can reach
-    :data:`~dprect.core.describe_stats.EXACT_ROWS` rows: the parts' largest counts add up
-    to less), else — or when a part is not strictly increasing — by a sort
+    :func:`merge_words`: windows of sorted words, each entry written once; a family's
+    words merged together, its keys and counts once) where it runs here and every sum
+    stays an int64 (no key can reach :data:`~dprect.core.describe_stats.EXACT_ROWS` rows:
+    the parts' largest counts add up to less), else — or when a part is not strictly
+    increasing, or the keys span past 2^63 — by a sort
     (:func:`~dprect.core.describe_stats.sum_by_key`, word by word)."""
     kept = [p for p in parts if len(p[0])]
     exact = all(s.dtype != object for p in kept for s in p[2])
@@ -727,7 +726,8 @@ def _merge_words(parts: Sequence[Words]) -> Words:
     if jit is None or not exact or sum(int(p[1].max()) for p in kept) >= EXACT_ROWS:
         return _sum_words(parts)
     got: Words | None = jit.merge_words(kept)
-    return _sum_words(parts) if got is None else got  # None: a part not strictly increasing
+    # None: a part not strictly increasing, or keys the compiled merge's words cannot hold
+    return _sum_words(parts) if got is None else got
 
 
 def _sum_words(parts: Sequence[Words]) -> Words:
