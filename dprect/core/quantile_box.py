@@ -559,8 +559,9 @@ DATA_BINS = 16
 #: where the unaimed float-order model (:func:`empty_bin_reach`) puts the data, seen from a
 #: centre in an empty coarse bin: 1.0, the magnitude points' anchor (public; the data's
 #: place is not). From a far bin the data's few binades are a sliver of the offset, so the
-#: branch's clip moves little with it: at iris' inputs (N = 50, ε_s = 0.081) 11.8, 12.2,
-#: 12.8 and 13.9 rows for data at 0.3, 1.5, 5 and 1,000 (docs/algorithm.md §10)
+#: model moves little with it: at iris' inputs at ε = 0.5 (N = 50, ε_s = 0.081) an axis
+#: clips 11.7, 11.9, 12.1, 12.6 and 13.7 rows for data at 0.3, 1, 1.5, 5 and 1,000
+#: (docs/algorithm.md §10)
 STAND_IN = 1.0
 
 
