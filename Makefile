@@ -316,6 +316,14 @@ bench-box-model: setup
 	$(BIN)/pip install --quiet -r benchmarks/requirements-real.txt
 	cd benchmarks && ../$(BIN)/python box_model_shapes.py
 
+# The unaimed quantile box's miss from its centre's law, exactly, on §4.1's float-order tables
+# (issue #44, s35), beside its plan, and two candidate changes simulated (--what-if); about
+# 5 min; rewrites docs/figures/box_centre_law.json (reads docs/figures/small_tables.json).
+.PHONY: bench-box-centre-law
+bench-box-centre-law: setup
+	$(BIN)/pip install --quiet -r benchmarks/requirements-real.txt
+	cd benchmarks && ../$(BIN)/python box_centre_law.py --what-if
+
 # What auto's aimed quantile box would cost as the default (issue #44): auto beside auto with
 # target_miss=0.02 on the Spark job tests' synthetic table, the demo's slice and §1's setting;
 # rewrites docs/figures/aimed_default.json (--quick: 2 trials into benchmarks/output/).

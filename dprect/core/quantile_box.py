@@ -556,6 +556,40 @@ GRID_ROOM_SIGMAS = 5.0
 #: the model's data width in coarse bins (:func:`predicted_axis_clip`'s centre): a binade
 #: of the float order; a grid of fewer bins is all data
 DATA_BINS = 16
+#: where the unaimed float-order model (:func:`empty_bin_reach`) puts the data, seen from a
+#: centre in an empty coarse bin: 1.0, the magnitude points' anchor (public; the data's
+#: place is not). From a far bin the data's few binades are a sliver of the offset, so the
+#: model moves little with it: at iris' inputs at ε = 0.5 (N = 50, ε_s = 0.081) an axis
+#: clips 11.7, 11.9, 12.1, 12.6 and 13.7 rows for data at 0.3, 1, 1.5, 5 and 1,000
+#: (docs/algorithm.md §10)
+STAND_IN = 1.0
+
+
+@lru_cache(maxsize=4)
+def empty_bin_reach(r: int = STEPS_PER_OCTAVE) -> tuple[np.ndarray, np.ndarray]:
+    """(k_d, K) over the float order's empty coarse bins, every bin but the
+    :data:`DATA_BINS` centred on :data:`STAND_IN`'s: a centre C = b·2^s there has every
+    row on one side, and that side's candidate list (:func:`side_candidates`, exactly as
+    an unaimed run makes it: C's own offsets, or the magnitude points from a tiny centre)
+    has k_d candidates short of the data (C first: each clips every row) and K in all
+    (the grid's end last). Public: a function of the domain and r only (the mechanism's
+    own candidates; the data stood in by :data:`STAND_IN`); cached per process."""
+    fo = FloatOrder()
+    s, bins = coarse_shift(fo), coarse_bins(fo)
+    key = int(fo.index_of(STAND_IN))
+    b0 = key >> s
+    short, total = [], []
+    for b in range(bins):
+        if b0 - DATA_BINS // 2 <= b < b0 + DATA_BINS // 2:
+            continue
+        c = b << s
+        side: Side = "hi" if b < b0 else "lo"
+        alone = tiny_centre(fo, c)
+        cands = side_candidates(fo, c, side, r, alone, alone)
+        past = [(v >= key) if side == "hi" else (v <= key) for v in cands]
+        short.append(past.index(True) if True in past else len(cands))
+        total.append(len(cands))
+    return (np.asarray(short, dtype=np.float64), np.asarray(total, dtype=np.float64))
 
 
 def overshoot_steps(decay: Fraction = DECAY) -> float:
@@ -652,7 +686,17 @@ def predicted_axis_clip(side_epsilon: float, rows: float, target: float, decay: 
       (:func:`side_steps`) and J = r steps before the grid's end: the side clips them all
       (weight e^{−ε(rows − t)⁺}·Σ_{k<K} e^{−μk}) or none (Σ_{K≤k<K+J} e^{−μk}); an
       aimed side (t > 0, rate a): e^{−a·|rows − t|}·Σ_{k<K} e^{−μk} against
-      e^{−a·t}·Σ_{K≤k<K+J} e^{−μk}, on its finer steps."""
+      e^{−a·t}·Σ_{K≤k<K+J} e^{−μk}, on its finer steps;
+    * except an unaimed side on the float order (s35): there the centre lands off the data
+      in most runs of a small table (every empty bin weighs 1, the data's bins
+      e^{ε·depth}), uniformly over the empty bins, and the distance from C to the data
+      runs from one to ~3,000 binades — not one K for all. The branch is the mean over
+      the empty bins b of the clip from C = b·2^s with that bin's own candidate list
+      (:func:`empty_bin_reach`: k_d candidates short of the data at :data:`STAND_IN`, K in
+      all): rows·S₁/(S₁ + S₂), S₁ = e^{−ε(rows − t)⁺}·Σ_{k<k_d} e^{−μk},
+      S₂ = Σ_{k_d≤k<K} e^{−μk}. At iris' inputs at ε = 0.5 (N = 50, ε_s = 0.081) 11.9 rows
+      an axis where the one K gave 24.7; the mechanism's clip from the empty bins on
+      iris' own rows is 12.1–12.7 (docs/algorithm.md §10)."""
     if rows <= 0:
         return 0.0
     aimed = target > 0 and aimed_rate is not None
@@ -669,6 +713,14 @@ def predicted_axis_clip(side_epsilon: float, rows: float, target: float, decay: 
     p_good = 1.0 if empty <= 0 else 1.0 / (1.0 + empty * math.exp(-min(log_good, 700.0)))
     room = None if float_order else GRID_ROOM_SIGMAS
     good = 2 * predicted_clip(eps, rows / 2, target, mu, aimed_rate, room)
+    if float_order and not aimed:  # the centre's law is uniform on the empty bins
+        short, total = empty_bin_reach(r)
+        # Σ_{k<k_d} e^{−ε(rows − t)⁺ − μk} against Σ_{k_d≤k<K} e^{−μk}, per bin, in logs
+        log_stay = -eps * max(rows - target, 0.0) + np.log(-np.expm1(-mu * short))
+        log_cover = -mu * short + np.log(-np.expm1(-mu * np.maximum(total - short, 1e-300)))
+        bad = rows * float(np.mean(1.0 / (1.0 + np.exp(np.minimum(log_cover - log_stay,
+                                                                   700.0)))))
+        return float(min(rows, p_good * good + (1 - p_good) * bad))
     k = max(1, side_steps(m, r) - 2 * r)
     # in logs (a large t underflows both): Σ_{k'<K} e^{−μk'}·(1 − e^{−μ}), then the J
     # steps past the data
@@ -700,6 +752,7 @@ __all__ = [
     "MAGNITUDE_FINE_OCTAVES",
     "OUTSIDE_OCTAVES",
     "PHASES",
+    "STAND_IN",
     "STEPS_PER_OCTAVE",
     "TINY_BINADES",
     "ZERO_WEIGHT_BITS",
@@ -710,6 +763,7 @@ __all__ = [
     "coarse_bins",
     "coarse_shift",
     "coarse_thresholds",
+    "empty_bin_reach",
     "magnitude_offsets",
     "magnitude_points",
     "offsets",
