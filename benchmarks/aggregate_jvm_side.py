@@ -33,7 +33,8 @@ benchmarks' daemon, spark_daemon.py, reaps its workers so their CPU stays counte
 
 A run may carry session settings after ``@`` (runtime SQL settings set before the run and
 restored after it), e.g. ``count@spark.sql.execution.arrow.maxRecordsPerBatch=65536``.
-Nothing is asserted; quote the load with the figures. The result is written to
+Nothing is asserted; quote the load with the figures (``--pairs 0``: the warm-up round
+alone, kept in the output's ``warm_up``). The result is written to
 ``benchmarks/output/aggregate_jvm_side-{rows}x{columns}x{groups}{label}.json``.
 """
 
@@ -192,6 +193,7 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"unknown run {name!r}: {', '.join(bodies)}")
     jvm = bench.jvm_pid
     times: dict[str, list[dict[str, float]]] = {label: [] for label, _, _ in runs}
+    warm_up: dict[str, dict[str, float]] = {}
     load = [os.getloadavg()]
     for r in range(args.pairs + 1):
         for label, name, conf in (runs if r % 2 == 0 else runs[::-1]):
@@ -215,6 +217,8 @@ def main(argv: list[str] | None = None) -> int:
                    "driver": d1 - d0}
             if r:
                 times[label].append(got)
+            else:
+                warm_up[label] = got
             print(f"{'warm-up' if not r else f'pair {r}'} {label}: wall {wall:.1f} s, CPU "
                   f"JVM {got['jvm']:.1f} s, workers {got['workers']:.1f} s, driver "
                   f"{got['driver']:.1f} s; load {os.getloadavg()[0]:.1f}", flush=True)
@@ -224,7 +228,8 @@ def main(argv: list[str] | None = None) -> int:
     out = {"rows": args.rows, "java_options": args.java_options, "columns": args.columns,
            "groups": args.groups,
            "statistics": args.statistics, "master": args.master, "pairs": args.pairs,
-           "runs": times, "median": med, "load": load, "peak_rss_mb": peak_memory(spark)}
+           "warm_up": warm_up, "runs": times, "median": med, "load": load,
+           "peak_rss_mb": peak_memory(spark)}
     OUTPUT.mkdir(parents=True, exist_ok=True)
     name = f"aggregate_jvm_side-{args.rows}x{args.columns}x{args.groups}{args.label}.json"
     (OUTPUT / name).write_text(json.dumps(out, indent=2) + "\n")
