@@ -132,14 +132,13 @@ def near_window(ranges: Sequence[tuple[int, int]], firsts: np.ndarray, ends: np.
     ``window_frame``, ``cut`` and ``rank_depths``, tests/core/test_quantile_draws_compiled.py),
     else by those three — then the same draws (docs/privacy.md §11a)."""
     jit = rng._compiled()
-    _, _, most = _made_once(_quantile_words, quantiles)
+    qa, qb, most = _made_once(_quantile_words, quantiles)
     if jit is None or most * max(n, 1) >= MAX_WEIGHTED_ROWS:
         frame = window_frame(ranges, firsts, ends, keys, row_lo, row_hi, incl, before, n,
                              grid.size)
         return near_centre(frame, quantiles, rates, grid, centre, sign, rng)
     a = np.array([r[0] for r in ranges], dtype=np.int64)
     z = np.array([r[1] for r in ranges], dtype=np.int64)
-    qa, qb, _ = _made_once(_quantile_words, quantiles)
     starts, sizes, depths, kmax, split = jit.window_depths(
         a, z, (np.asarray(ends) - np.asarray(firsts)).astype(np.int64),
         np.asarray(keys, dtype=np.int64), row_lo, row_hi, np.asarray(incl, dtype=np.int64),

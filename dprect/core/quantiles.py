@@ -538,9 +538,8 @@ def draws(stats: QuantileStatistics, plan: QuantilePlan, rng: RandomSource
                              zip(firsts.tolist(), ends.tolist(), strict=True)])
     before = np.where(firsts > 0, incl[np.maximum(firsts - 1, 0)], 0) if len(incl) \
         else np.zeros(len(ranges), dtype=np.int64)
-    _, row_lo, row_hi, inside_incl = _ranks(g, keys, stats.counts, stats.at_value, incl,
-                                            inside)
-    return near_window(ranges, firsts, ends, keys[inside], row_lo, row_hi, inside_incl,
+    return near_window(ranges, firsts, ends,
+                       *_ranks(g, keys, stats.counts, stats.at_value, incl, inside),
                        before, int(incl[-1]) if len(incl) else 0, split.quantiles,
                        split.rates, g, centre, sign, rng), noisy
 
