@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -318,10 +319,81 @@ def law_buckets(starts: np.ndarray, depths: np.ndarray, m: int, kmax: int, split
     also read by a caller that has these numbers without a sampler (the quantiles'
     compiled tables, :mod:`dprect.core.quantile_draws`).
 
-    Where c·kmax < 1 every point is in bucket 0: :func:`_one_bucket`."""
+    Where c·kmax < 1 every point is in bucket 0: :func:`_one_bucket`; a law of a few
+    pieces (a small group's centre and sign) has its buckets found in Python integers
+    from its pieces, :func:`_sparse_buckets` — the same buckets either way."""
     if (num * kmax) // den == 0:
         return _one_bucket(m, p)
+    if len(depths) <= SPARSE_PIECES:
+        return _sparse_buckets(starts, depths, m, kmax, split, num, den, p)
     return _general_buckets(starts, depths, m, kmax, split, num, den, p)
+
+
+#: :func:`law_buckets` finds the buckets of a law of at most this many pieces in Python
+#: integers, only those a piece falls in (numpy's calls cost more on so few)
+SPARSE_PIECES = 64
+
+
+def _sparse_buckets(starts: np.ndarray, depths: np.ndarray, m: int, kmax: int, split: int,
+                    num: int, den: int, p: int) -> Buckets:
+    """:func:`_general_buckets` searching only the buckets that hold a piece: bucket n
+    holds the points of the pieces with ⌊c·(kmax − depth)⌋ = n (docs/privacy.md §2,
+    "Exact sampling of the interior point", step 1), so a bucket no piece's n falls in
+    is empty — the one the general loop skips (size 0) — and adds nothing to the
+    enclosures. Each occupied bucket's thresholds t[n], t[n + 1], searches and positions
+    are the general computation's (bisections on the two monotone halves, in Python
+    integers), its enclosure terms added in increasing n as there: the same
+    :class:`Buckets`, integer for integer (tests/core/test_interior_point.py)."""
+    n_max = (num * kmax) // den
+    n_cut = min(n_max, _bucket_cut(p))
+    d = depths.tolist()
+    at = starts.tolist()
+    count = len(d)
+    left = d[: split + 1]  # non-decreasing
+    fall = [-x for x in d[split + 1:]]  # the non-increasing right half, negated
+
+    def position(i: int) -> int:  # _positions: the start of piece i (i = count: m)
+        return m if i == count else at[min(i, count - 1)]
+
+    def bounds(n: int) -> tuple[int, int]:  # positions of the searches at t[n]
+        t = _threshold(n, kmax, num, den)
+        return (position(bisect.bisect_right(left, t)),
+                position(bisect.bisect_left(fall, -t) + split + 1))
+
+    occupied = sorted({(num * (kmax - x)) // den for x in d})
+    return _enclosed(((n, *bounds(n + 1), *bounds(n)) for n in occupied if n <= n_cut),
+                     m, n_cut, n_max, p)
+
+
+def _enclosed(found: Iterable[tuple[int, int, int, int, int]], m: int, n_cut: int,
+              n_max: int, p: int) -> Buckets:
+    """The :class:`Buckets` at precision p from each candidate bucket n ≤ ``n_cut``, in
+    increasing n, as (n, the start of its left run, the start of its right run's end,
+    its left run's end, its right run's start) — the positions of the searches at
+    t[n + 1] and t[n]; an empty bucket (size 0) is skipped, the enclosures summed
+    (docs/privacy.md §2, "Exact sampling of the interior point", step 2): the one
+    assembly of :func:`_general_buckets` and :func:`_sparse_buckets`."""
+    lo_tab, hi_tab = _exp_neg_table(p)
+    ns, sizes, runs, x_lo, x_hi = [], [], [], [], []
+    acc_lo = acc_hi = explicit = 0
+    for n, left_start, right_end, left_end, right_start in found:
+        left_len = left_end - left_start
+        size = left_len + right_end - right_start
+        if size == 0:
+            continue
+        explicit += size
+        acc_lo += size * lo_tab[n]
+        acc_hi += size * hi_tab[n]
+        ns.append(n)
+        sizes.append(size)
+        runs.append((left_start, left_len, right_start))
+        x_lo.append(acc_lo)
+        x_hi.append(acc_hi)
+    tail = m - explicit  # grid points of the buckets n > n_cut: weight ≤ e^{-n_cut-1}
+    if n_cut == n_max and tail != 0:
+        raise AssertionError("interior point: the buckets do not tile the grid")
+    return Buckets(tuple(ns), tuple(sizes), tuple(runs), tuple(x_lo), tuple(x_hi),
+                   acc_lo, acc_hi + tail * hi_tab[n_cut + 1])
 
 
 def _one_bucket(m: int, p: int) -> Buckets:
@@ -339,9 +411,7 @@ def _general_buckets(starts: np.ndarray, depths: np.ndarray, m: int, kmax: int, 
     rising and the falling side, the enclosures summed."""
     n_max = (num * kmax) // den  # ⌊c·kmax⌋
     n_cut = min(n_max, _bucket_cut(p))
-    # bucket n holds the depths in (t[n+1], t[n]], t[n] = kmax − ⌈n/c⌉ (d = kmax − depth
-    # has ⌊c·d⌋ = n iff ⌈n/c⌉ ≤ d < ⌈(n+1)/c⌉); t is capped below at −1 (no depth)
-    t = np.array([kmax - min(-((-n * den) // num), kmax + 1) for n in range(n_cut + 2)],
+    t = np.array([_threshold(n, kmax, num, den) for n in range(n_cut + 2)],
                  dtype=depths.dtype)
     left = depths[: split + 1]  # non-decreasing
     right = depths[split + 1:]  # non-increasing
@@ -349,28 +419,15 @@ def _general_buckets(starts: np.ndarray, depths: np.ndarray, m: int, kmax: int, 
     j_right = np.searchsorted(-right, -t, side="left") + (split + 1)  # depth > t
     pos_left = _positions(starts, m, i_left)
     pos_right = _positions(starts, m, j_right)
-    lo_tab, hi_tab = _exp_neg_table(p)
-    ns, sizes, runs, x_lo, x_hi = [], [], [], [], []
-    acc_lo = acc_hi = explicit = 0
-    for n in range(n_cut + 1):
-        left_start, left_len = pos_left[n + 1], pos_left[n] - pos_left[n + 1]
-        right_start = pos_right[n]
-        size = left_len + pos_right[n + 1] - right_start
-        if size == 0:
-            continue
-        explicit += size
-        acc_lo += size * lo_tab[n]
-        acc_hi += size * hi_tab[n]
-        ns.append(n)
-        sizes.append(size)
-        runs.append((left_start, left_len, right_start))
-        x_lo.append(acc_lo)
-        x_hi.append(acc_hi)
-    tail = m - explicit  # grid points of the buckets n > n_cut: weight ≤ e^{-n_cut-1}
-    if n_cut == n_max and tail != 0:
-        raise AssertionError("interior point: the buckets do not tile the grid")
-    return Buckets(tuple(ns), tuple(sizes), tuple(runs), tuple(x_lo), tuple(x_hi),
-                   acc_lo, acc_hi + tail * hi_tab[n_cut + 1])
+    return _enclosed(((n, pos_left[n + 1], pos_right[n + 1], pos_left[n], pos_right[n])
+                      for n in range(n_cut + 1)), m, n_cut, n_max, p)
+
+
+def _threshold(n: int, kmax: int, num: int, den: int) -> int:
+    """t[n] = kmax − ⌈n/c⌉ (c = num/den), capped below at −1 (no depth): bucket n holds
+    the depths in (t[n + 1], t[n]] (d = kmax − depth has ⌊c·d⌋ = n iff
+    ⌈n/c⌉ ≤ d < ⌈(n + 1)/c⌉)."""
+    return kmax - min(-((-n * den) // num), kmax + 1)
 
 
 def _positions(starts: np.ndarray, m: int, indices: np.ndarray) -> list[int]:

@@ -258,9 +258,44 @@ def rank_pieces(keys: np.ndarray, row_lo: np.ndarray, row_hi: np.ndarray,
     #{x ≤ v} and ``incl`` the rows of the cells up to each (their cumulative counts); an
     empty cell's lo = hi = the rows of the cells before it. depth =
     D − b·bad, bad = dist(q·n, [lo, hi]) in 1/b rows (q = a/b). ``epsilon`` sets only the
-    float ``Pieces.epsilon``."""
+    float ``Pieces.epsilon``. A law of a few occupied cells (the centre's blocks, the
+    sign's classes) is made in Python integers: :func:`_few_rank_pieces`."""
+    u = len(keys)
+    if 0 < u <= FEW_KEYS and q.denominator * max(int(incl[-1]), 1) < MAX_WEIGHTED_ROWS:
+        return _few_rank_pieces(keys, row_lo, row_hi, incl, m, q, epsilon)
     frame = rank_frame(keys, row_lo, row_hi, incl, m)
     return Pieces(frame.starts, frame.sizes, as_depths(frame.weighted(q)), epsilon, m)
+
+
+#: :func:`rank_pieces` makes a law of at most this many occupied cells in Python integers
+FEW_KEYS = 16
+
+
+def _few_rank_pieces(keys: np.ndarray, row_lo: np.ndarray, row_hi: np.ndarray,
+                     incl: np.ndarray, m: int, q: Fraction, epsilon: float) -> Pieces:
+    """:func:`rank_pieces` of a few keys (at least one; every b·n below
+    ``MAX_WEIGHTED_ROWS``: ``RankFrame.weighted``'s int64 case) in Python integers: the
+    frame's pieces as :func:`rank_frame` lays them (the gap before the first key, then
+    each key's cell and the gap after it, the empty gaps dropped) and their depths
+    max(b·bad) − b·bad — the same arrays (tests/core/test_quantile_centre.py)."""
+    k, lo, hi, cum = (np.asarray(x, dtype=np.int64).tolist()
+                      for x in (keys, row_lo, row_hi, incl))
+    n = cum[-1]
+    ends = [*k[1:], m]
+    pieces = [(0, k[0], 0)] if k[0] > 0 else []  # (start, size, rank of a gap) or a key's
+    for i, key in enumerate(k):
+        pieces.append((key, 1, -1 - i))
+        if ends[i] > key + 1:
+            pieces.append((key + 1, ends[i] - key - 1, cum[i]))
+    a, b = q.numerator, q.denominator
+    t = a * n
+    weighted = [max(0, b * (r if r >= 0 else lo[-1 - r]) - t, t - b * (r if r >= 0 else
+                                                                        hi[-1 - r]))
+                for _, _, r in pieces]
+    top = max(weighted)
+    return Pieces(np.array([p[0] for p in pieces], dtype=np.uint64),
+                  np.array([p[1] for p in pieces], dtype=np.uint64),
+                  np.array([top - w for w in weighted], dtype=np.int64), epsilon, m)
 
 
 def sign_pieces(grid: DecimalGrid, keys: np.ndarray, counts: np.ndarray, epsilon: float,

@@ -75,6 +75,7 @@ from dprect.core.quantile_centre import (
     cut,
     level_of,
     window,
+    window_frame,
 )
 from dprect.core.randomness import RandomSource, compiled_status
 
@@ -116,6 +117,40 @@ def near_centre(frame: RankFrame, quantiles: Sequence[Fraction], rates: Sequence
     return _draw_all(laws, _Window(grid, centre, sign, c), rng)
 
 
+def near_window(ranges: Sequence[tuple[int, int]], firsts: np.ndarray, ends: np.ndarray,
+                keys: np.ndarray, row_lo: np.ndarray, row_hi: np.ndarray, incl: np.ndarray,
+                before: np.ndarray, n: int, quantiles: Sequence[Fraction],
+                rates: Sequence[Fraction], grid: DecimalGrid, centre: int, sign: int,
+                rng: RandomSource) -> list[int]:
+    """:func:`near_centre` on the cell's frame restricted to the centre's window
+    ``ranges`` (:func:`~dprect.core.quantile_centre.window_frame`'s arguments: the keys
+    inside the window, their ranks, ``before``, the cell's rows ``n``): where the
+    compiled samplers are loaded and every b_j·n fits int64 (:func:`rank_depths`'
+    condition), the window's cut pieces and every law's depths are made in one compiled
+    pass (:func:`dprect.core.random_jit.window_depths`: the window frame's pieces, which
+    tile each range, so the cut keeps them all, laid end to end; the same integers as
+    ``window_frame``, ``cut`` and ``rank_depths``, tests/core/test_quantile_draws_compiled.py),
+    else by those three — then the same draws (docs/privacy.md §11a)."""
+    jit = rng._compiled()
+    qa, qb, most = _made_once(_quantile_words, quantiles)
+    if jit is None or most * max(n, 1) >= MAX_WEIGHTED_ROWS:
+        frame = window_frame(ranges, firsts, ends, keys, row_lo, row_hi, incl, before, n,
+                             grid.size)
+        return near_centre(frame, quantiles, rates, grid, centre, sign, rng)
+    a = np.array([r[0] for r in ranges], dtype=np.int64)
+    z = np.array([r[1] for r in ranges], dtype=np.int64)
+    starts, sizes, depths, kmax, split = jit.window_depths(
+        a, z, (np.asarray(ends) - np.asarray(firsts)).astype(np.int64),
+        np.asarray(keys, dtype=np.int64), row_lo, row_hi, np.asarray(incl, dtype=np.int64),
+        np.asarray(before, dtype=np.int64), qa[:, 0], qb[:, 0], np.int64(n))
+    offsets = np.zeros(len(ranges), dtype=np.int64)
+    np.cumsum((z - a)[:-1], out=offsets[1:])
+    c = Cut(np.arange(len(starts), dtype=np.int64), starts, sizes, tuple(a.tolist()),
+            tuple(offsets.tolist()), int((z - a).sum()))
+    laws = _Laws(c.starts, c.sizes, depths, rates, c.size, (kmax, split))
+    return _draw_all(laws, _Window(grid, centre, sign, c), rng)
+
+
 def draw_one(pieces: Pieces, rate: Fraction, rng: RandomSource) -> int:
     """``interior_point.sample_unimodal(pieces, rate, rng)``'s draw and bits, compiled
     where :func:`whole_grid`'s draws are: a small group's centre and sign (the pieces
@@ -153,13 +188,22 @@ class _Laws:
     array, or m rows of any integer dtype) and the exact rate ``rates[j]``. Its exact
     sampler (``unimodal_sampler``, ``trusted``) is made only where the Python path
     draws it (:meth:`sampler`): the compiled tables of one-bucket laws are read off the
-    depths (:func:`_one_bucket_tables`)."""
+    depths (:func:`_one_bucket_tables`). ``peaks``: each law's largest depth and its
+    first piece, where made already (int64 arrays; else read off the depths)."""
 
     def __init__(self, starts: np.ndarray, sizes: np.ndarray, depths: Any,
-                 rates: Sequence[Fraction], size: int) -> None:
+                 rates: Sequence[Fraction], size: int,
+                 peaks: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         self.starts, self.sizes, self.depths, self.size = starts, sizes, depths, size
         self.rates = list(rates)
+        self._peaks = peaks
         self._samplers: dict[int, ExactSampler] = {}
+
+    def peaks(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each law's largest depth and its first piece (int64 depth rows only)."""
+        if self._peaks is None:
+            self._peaks = (self.depths.max(axis=1), self.depths.argmax(axis=1))
+        return self._peaks
 
     def __len__(self) -> int:
         return len(self.rates)
@@ -262,7 +306,7 @@ def _depth_tables(laws: _Laws, depths: np.ndarray, jit: Any) -> tuple[Any, ...] 
     (tests/core/test_quantile_draws_compiled.py)."""
     if laws.size >= jit.LIMIT or _made_once(_rate_words, laws.rates, jit) is None:
         return None
-    kmax, split = depths.max(axis=1).tolist(), depths.argmax(axis=1).tolist()
+    kmax, split = (x.tolist() for x in laws.peaks())
     found = [(k, r.numerator, r.denominator,
               law_buckets(laws.starts, depths[j], laws.size, k, split[j], r.numerator,
                           r.denominator, FIRST_PRECISION))
@@ -286,7 +330,7 @@ def _one_bucket_tables(laws: _Laws, jit: Any) -> tuple[Any, ...] | None:
     if words is None:
         return None
     nums, most, dens = words
-    kmax = depths.max(axis=1)
+    kmax = laws.peaks()[0]
     if not (kmax <= most).all():
         return None
     m = len(nums)
@@ -395,4 +439,4 @@ def _tables(found: Sequence[tuple[int, int, int, Buckets]], starts: np.ndarray,
             np.array(intervals, dtype=np.uint64).reshape(-1, 3), FIRST_UNIFORM_BITS)
 
 __all__ = ["ACCEPT", "compiled_tables", "draw_one", "laws_tables", "near_centre",
-           "rank_depths", "whole_grid"]
+           "near_window", "rank_depths", "whole_grid"]

@@ -92,10 +92,9 @@ from dprect.core.quantile_centre import (
     rank_pieces,
     sign_pieces,
     window,
-    window_frame,
     window_runs,
 )
-from dprect.core.quantile_draws import draw_one, near_centre, whole_grid
+from dprect.core.quantile_draws import draw_one, near_window, whole_grid
 from dprect.core.randomness import RandomSource
 from dprect.core.request import DescribeRequest
 
@@ -539,10 +538,10 @@ def draws(stats: QuantileStatistics, plan: QuantilePlan, rng: RandomSource
                              zip(firsts.tolist(), ends.tolist(), strict=True)])
     before = np.where(firsts > 0, incl[np.maximum(firsts - 1, 0)], 0) if len(incl) \
         else np.zeros(len(ranges), dtype=np.int64)
-    frame = window_frame(ranges, firsts, ends,
-                         *_ranks(g, keys, stats.counts, stats.at_value, incl, inside),
-                         before, int(incl[-1]) if len(incl) else 0, g.size)
-    return near_centre(frame, split.quantiles, split.rates, g, centre, sign, rng), noisy
+    return near_window(ranges, firsts, ends,
+                       *_ranks(g, keys, stats.counts, stats.at_value, incl, inside),
+                       before, int(incl[-1]) if len(incl) else 0, split.quantiles,
+                       split.rates, g, centre, sign, rng), noisy
 
 
 @dataclass(frozen=True)

@@ -1051,3 +1051,77 @@ def unimodal_rounds(kind: Any, mt: Any, pool: Any, pos: Any, first: Any, starts:
                 out[law] = i
                 break
     return DONE, m, np.uint64(0)
+
+
+@_jit
+def window_depths(a: Any, z: Any, w: Any, keys: Any, row_lo: Any, row_hi: Any,
+                  incl: Any, before: Any, qa: Any, qb: Any, n: Any) -> Any:
+    """A small group's quantile laws on the centre's window in one pass (no draw):
+    ``quantile_centre.window_frame``'s pieces of the ranges [a_r, z_r) — per range its
+    lead gap (ranks ``before[r]``), then per key of its run (``w[r]`` keys of ``keys``,
+    concatenated) the key's cell (``row_lo``, ``row_hi``) and the gap after it to the
+    next key or z_r (ranks ``incl``), the empty ones dropped — laid end to end as
+    ``quantile_centre.cut`` lays them (each range's pieces tile it: the cut keeps them
+    all, moved by the ranges' offsets), and each law j's depths on them,
+    ``quantile_draws.rank_depths``' integers: w = max(0, b·lo − a·n, a·n − b·hi) (q_j =
+    ``qa[j]/qb[j]``, every b·n below 2^62: the caller's condition), depth = max(w) − w.
+    Returns (starts, sizes) as uint64, the depths (laws × pieces, int64) and each law's
+    largest depth and its first piece (``depths.max(axis=1)``, ``depths.argmax(axis=1)``:
+    the least w, first met)."""
+    runs = a.shape[0]
+    bound = runs + 2 * keys.shape[0]
+    starts = np.empty(bound, dtype=np.uint64)
+    sizes = np.empty(bound, dtype=np.uint64)
+    lo = np.empty(bound, dtype=np.int64)
+    hi = np.empty(bound, dtype=np.int64)
+    p = 0
+    key = 0
+    offset = 0
+    for r in range(runs):
+        shift = offset - a[r]  # a cell's place in the window laid end to end
+        stop = z[r] if w[r] == 0 else keys[key]
+        if stop > a[r]:
+            starts[p] = a[r] + shift
+            sizes[p] = stop - a[r]
+            lo[p] = before[r]
+            hi[p] = before[r]
+            p += 1
+        for i in range(key, key + w[r]):
+            starts[p] = keys[i] + shift
+            sizes[p] = 1
+            lo[p] = row_lo[i]
+            hi[p] = row_hi[i]
+            p += 1
+            stop = z[r] if i == key + w[r] - 1 else keys[i + 1]
+            if stop > keys[i] + 1:
+                starts[p] = keys[i] + 1 + shift
+                sizes[p] = stop - keys[i] - 1
+                lo[p] = incl[i]
+                hi[p] = incl[i]
+                p += 1
+        key += w[r]
+        offset += z[r] - a[r]
+    m = qa.shape[0]
+    depths = np.empty((m, p), dtype=np.int64)
+    kmax = np.empty(m, dtype=np.int64)
+    split = np.empty(m, dtype=np.int64)
+    for j in range(m):
+        t = qa[j] * n
+        b = qb[j]
+        top = np.int64(0)
+        least = np.int64(0)
+        first = 0
+        for i in range(p):
+            x = max(lo[i] * b - t, t - hi[i] * b)
+            x = max(x, np.int64(0))
+            depths[j, i] = x
+            if x > top:
+                top = x
+            if i == 0 or x < least:
+                least = x
+                first = i
+        for i in range(p):
+            depths[j, i] = top - depths[j, i]
+        kmax[j] = top - least
+        split[j] = first
+    return starts[:p].copy(), sizes[:p].copy(), depths, kmax, split

@@ -399,3 +399,40 @@ def test_bad_pad_parameters(kwargs, match, rng):
     args = {"values": [1, 2, 3], "epsilon": 1.0, "grid_size": 64} | kwargs
     with pytest.raises(ParameterError, match=match):
         interior_point(args.pop("values"), rng=rng, **args)
+
+
+def test_sparse_buckets_are_the_general_buckets():
+    """A law of a few pieces has its buckets found from its pieces
+    (``_sparse_buckets``, what ``law_buckets`` takes there): the same Buckets as the
+    search over every bucket, integer for integer — rates from below one bucket to past
+    the cut-off (n_cut < n_max), plateaus, one-sided laws, object depths, both
+    precisions."""
+    import random
+
+    from dprect.core import interior_point as ip
+
+    gen = random.Random(35)
+    tried = cut_short = 0
+    for _ in range(600):
+        k = gen.randrange(0, 12)
+        top = gen.choice([3, 60, 5000, 2**40])
+        rise = sorted(gen.randrange(0, top) for _ in range(gen.randrange(0, k + 1)))
+        fall = sorted((gen.randrange(0, top) for _ in range(k - len(rise))), reverse=True)
+        depths = [*rise, top, *([top] * gen.randrange(0, 2)), *fall]
+        sizes = [gen.choice([1, 2, 7, 2**40]) for _ in depths]
+        starts = np.cumsum([0, *sizes[:-1]]).astype(np.uint64)
+        m = sum(sizes)
+        rate = Fraction(gen.randrange(1, 400), gen.randrange(1, 400) * gen.choice([1, top]))
+        num, den = rate.numerator, rate.denominator
+        if (num * top) // den == 0:
+            continue
+        split = depths.index(top)
+        for dtype in (np.int64, object):
+            d = np.array(depths, dtype=dtype)
+            for p in (128, 256):
+                sparse = ip._sparse_buckets(starts, d, m, top, split, num, den, p)
+                assert sparse == ip._general_buckets(starts, d, m, top, split, num, den, p)
+                assert ip.law_buckets(starts, d, m, top, split, num, den, p) == sparse
+                tried += 1
+                cut_short += (num * top) // den > ip._bucket_cut(p)
+    assert tried > 1000 and cut_short > 50  # the cut-off's tail was exercised

@@ -243,3 +243,38 @@ def test_small_groups_land_near_their_data() -> None:
             near.append(all(lo <= v <= hi for v in cell.values))
             assert cell.small is (True if centre is None else None)
         assert all(near) is expect_near
+
+
+def test_a_few_keys_law_is_the_frames_law() -> None:
+    """``rank_pieces`` of a few occupied cells (the centre's blocks, the sign's classes:
+    made in Python integers) gives the frame's pieces and depths, array for array — keys
+    at the grid's ends, adjacent keys (no gap), ties in the ranks, one key, every q."""
+    import random
+    from fractions import Fraction
+
+    from dprect.core import quantile_centre as qc
+
+    gen = random.Random(35)
+    made = 0
+    for _ in range(400):
+        m = gen.choice([3, 7, 601, 10**8])
+        u = gen.randrange(1, min(m, qc.FEW_KEYS) + 1)
+        keys = np.array(sorted(gen.sample(range(m), u)) if m < 100 else
+                        sorted({gen.choice([0, 1, 2, m - 2, m - 1, gen.randrange(m)])
+                                for _ in range(u)}), dtype=np.int64)
+        counts = np.array([gen.choice([1, 2, 5, 10**6]) for _ in keys], dtype=np.int64)
+        incl = np.cumsum(counts)
+        at = np.array([gen.randrange(0, c + 1) for c in counts.tolist()], dtype=np.int64)
+        row_lo, row_hi = incl - counts, incl - counts + at
+        q = Fraction(gen.randrange(0, 101), 100)
+        got = qc.rank_pieces(keys, row_lo, row_hi, incl, m, q, 0.5)
+        frame = qc.rank_frame(keys, row_lo, row_hi, incl, m)
+        want = qc.as_depths(frame.weighted(q))
+        assert got.starts.dtype == got.sizes.dtype == np.uint64
+        assert got.depths.dtype == np.int64
+        assert got.starts.tolist() == frame.starts.tolist()
+        assert got.sizes.tolist() == frame.sizes.tolist()
+        assert got.depths.tolist() == want.tolist()
+        assert (got.epsilon, got.grid_size) == (0.5, m)
+        made += 1
+    assert made == 400

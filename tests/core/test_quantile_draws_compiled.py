@@ -385,7 +385,8 @@ def test_the_window_frame_cut_is_the_frames_cut() -> None:
     the window gives the cell's whole frame cut to it: the same pieces, ranks and rows —
     on random cells and windows (far from the data: empty runs; at the data's edges;
     around it; keys on a range's first and last cell), so the draws read the same depths
-    (``rank_depths``)."""
+    (``rank_depths``); and the compiled pass of :func:`quantile_draws.near_window`
+    (:func:`random_jit.window_depths`) makes those cut pieces and depths."""
     gen = random.Random(13)
     plan = plan_quantiles(QS, 1.0)
     g = quantile_grid(plan.grid, plan.resolution)
@@ -420,8 +421,20 @@ def test_the_window_frame_cut_is_the_frames_cut() -> None:
         assert whole.lo[a.index].tolist() == part.lo[b.index].tolist()
         assert whole.hi[a.index].tolist() == part.hi[b.index].tolist()
         assert whole.n == part.n
-        assert np.array_equal(quantile_draws.rank_depths(whole, qs, a.index),
-                              quantile_draws.rank_depths(part, qs, b.index))
+        depths = quantile_draws.rank_depths(whole, qs, a.index)
+        assert np.array_equal(depths, quantile_draws.rank_depths(part, qs, b.index))
+        # the compiled pass (near_window's): the same cut pieces and depths in one call
+        qa, qb, _ = quantile_draws._quantile_words(qs)
+        starts, sizes, got, kmax, split = jit.window_depths(
+            np.array([r[0] for r in ranges], np.int64), np.array([r[1] for r in ranges],
+                                                                  np.int64),
+            (ends - firsts).astype(np.int64), keys[inside], lo[inside], hi[inside],
+            incl[inside], before.astype(np.int64), qa[:, 0], qb[:, 0], np.int64(whole.n))
+        assert starts.dtype == sizes.dtype == np.uint64 and got.dtype == np.int64
+        assert (starts.tolist(), sizes.tolist()) == (a.starts.tolist(), a.sizes.tolist())
+        assert np.array_equal(got, depths)
+        assert (kmax.tolist(), split.tolist()) == (depths.max(axis=1).tolist(),
+                                                   depths.argmax(axis=1).tolist())
     assert {(1, 0, 0), (0, 1, 0), (0, 0, 1), (0, 0, 0)} <= seen  # empty, first, last, inner
 
 
