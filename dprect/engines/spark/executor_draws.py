@@ -41,10 +41,10 @@ streamed run of one mechanism (the product's) in the merge's own exchange — on
 block, unioned with the pass's rows and merged into its block's row, so every block has a
 row and phase 1 reads the kept merged blocks as they are, with no join (they are drawn
 then before the pass, the run's first draws either way) — else joined to the kept merged
-blocks; an unseeded run ships none (each group reads the OS). So for a seed every released cell equals the driver route's,
-bit for bit (tests/spark/test_executor_draws.py). A run of several mechanisms draws each
-part from its own stream (:func:`~dprect.core.mixed.draw_parts`) from the same kept
-blocks.
+blocks; an unseeded run ships none (each group reads the OS). So for a seed every
+released cell equals the driver route's, bit for bit (tests/spark/test_executor_draws.py,
+tests/spark/test_streamed_sinks.py). A run of several mechanisms draws each part from its
+own stream (:func:`~dprect.core.mixed.draw_parts`) from the same kept blocks.
 
 **What reaches the driver**: the per-column small pools (describe only), then each
 block's released cells (pickled, in block order; describe's all-pooled blocks as column
