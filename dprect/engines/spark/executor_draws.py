@@ -552,14 +552,15 @@ EachBlock = Callable[[Any], None]
 def _in_order(df: DataFrame, column: str, blocks: int,
               load: Callable[[bytes], Any] = pickle.loads) -> Iterator[tuple[int, Any]]:
     """Each of the ``blocks`` blocks' ``column`` (unpickled) in block order, fetched to
-    the driver one range of about :data:`FETCH_BLOCKS` blocks at a time
-    (``repartitionByRange`` then ``toLocalIterator``: one job per range, in order), so
-    the driver holds a range's blocks, never the run's; a block that arrived before its
-    turn waits for it. ``df`` must be kept (persisted): the ranges are sampled from it
-    before they are fetched. A Spark failure as one line."""
+    the driver one range of :data:`FETCH_BLOCKS` blocks at a time (range r: blocks
+    r·FETCH_BLOCKS … by ``repartitionById``, no sampling job; then ``toLocalIterator``:
+    one job per range, in order), so the driver holds a range's blocks, never the run's;
+    a block that arrived before its turn waits for it. ``df`` must be kept (persisted):
+    each range's job reads it. A Spark failure as one line."""
     ranges = max(1, -(-blocks // FETCH_BLOCKS))
     try:
-        rows = df.select(PART, column).repartitionByRange(ranges, PART) \
+        rows = df.select(PART, column) \
+            .repartitionById(ranges, F.expr(f"CAST(`{PART}` DIV {FETCH_BLOCKS} AS INT)")) \
             .sortWithinPartitions(PART).toLocalIterator()
         yield from _block_order(((int(row[0]), bytes(row[1])) for row in rows), 0, load)
     except SPARK_ERRORS as exc:
