@@ -299,34 +299,45 @@ def _scanned_rows(df) -> list[int]:
 
 
 def test_a_wave_reads_its_own_blocks_only(spark):
-    """The streamed waves' input is kept once cut by wave (``executor_draws._by_wave``):
-    each kept partition holds one wave's blocks, so a wave's ``where`` on the block skips
+    """The merge puts each block in its partition by block range
+    (:class:`~dprect.engines.spark.block_ranges.BlockRanges`: runs of consecutive blocks,
+    never across a wave), so a wave (``executor_draws._wave``) over the kept blocks skips
     the other waves' cached batches — it scans its own blocks' rows, where the same
-    ``where`` on the join of the two kept inputs (hash-partitioned on the block) scans
-    every row of both, once a wave (docs/results.md §5.3c). The same rows."""
+    ``where`` on blocks kept by a hash of the block (the merge's exchange before) scans
+    every row, once a wave (docs/results.md §5.3c) — and cuts them one a partition by
+    their place in the wave, with no sampling job (no range partitioning in its plan).
+    The same rows."""
     from pyspark.sql import functions as F  # noqa: N812
 
-    from dprect.engines.spark.statistics import PART
+    from dprect.engines.spark.block_ranges import BlockRanges
+    from dprect.engines.spark.statistics import PART, RANGE
 
     blocks, step = 100, 16
-    merged = spark.createDataFrame([(b, bytes(100)) for b in range(blocks)],
-                                   f"{PART} int, _b binary").repartition(7, PART).persist()
-    drawn = spark.createDataFrame([(b, b"d") for b in range(blocks)],
-                                  f"{PART} int, _d binary").repartition(5, PART).persist()
-    source = drawn.join(merged, PART, "left")
-    staged = executor_draws._by_wave(source, step, -(-blocks // step))
+    ranges = BlockRanges.of(blocks, step, 2)
+    assert (ranges.waves, ranges.per_wave, ranges.partitions) == (7, 2, 14)
+    rows = spark.createDataFrame([(b, bytes(100)) for b in range(blocks)],
+                                 f"{PART} int, _b binary")
+    by_range = rows.withColumn(RANGE, ranges.column(PART)) \
+        .repartitionById(ranges.partitions, RANGE).drop(RANGE).persist()
+    by_hash = rows.repartition(7, PART).persist()
     try:
-        rows = staged.select(PART, F.spark_partition_id().alias("p")).collect()
-        assert sorted(r[0] for r in rows) == list(range(blocks))
+        placed = by_range.select(PART, F.spark_partition_id().alias("p")).collect()
+        assert sorted(r[0] for r in placed) == list(range(blocks))
+        assert all(r[1] == ranges.partition(r[0]) for r in placed)
         waves: dict[int, set[int]] = {}
-        for r in rows:
+        for r in placed:
             waves.setdefault(r[1], set()).add(r[0] // step)
         assert all(len(w) == 1 for w in waves.values())  # a partition, one wave
-        wave = (F.col(PART) >= 2 * step) & (F.col(PART) < 3 * step)
-        assert _scanned_rows(staged.where(wave)) == [step]
-        assert sorted(_scanned_rows(source.where(wave))) == [blocks, blocks]
-        assert sorted(r[0] for r in staged.where(wave).collect()) == \
-            list(range(2 * step, 3 * step))
+        wave = executor_draws._wave(by_range, 2 * step, 3 * step)
+        assert _scanned_rows(wave) == [step]
+        assert _scanned_rows(executor_draws._wave(by_hash, 2 * step, 3 * step)) == [blocks]
+        got = wave.select(PART, F.spark_partition_id().alias("p")).collect()
+        assert sorted((r[1], r[0]) for r in got) == [(i, 2 * step + i) for i in range(step)]
+        plan = wave._jdf.queryExecution().executedPlan().toString().lower()
+        assert "rangepartitioning" not in plan and "shufflepartitionidpassthrough" in plan
+        last = executor_draws._wave(by_range, 6 * step, blocks)  # a short last wave
+        assert sorted(r[0] for r in last.collect()) == list(range(6 * step, blocks))
+        assert last.rdd.getNumPartitions() == blocks - 6 * step
     finally:
-        for df in (staged, merged, drawn):
+        for df in (by_range, by_hash):
             df.unpersist()

@@ -114,27 +114,35 @@ def _logical_nodes(df: Any) -> list[str]:
 
 def test_describes_larger_blocks_write_the_same_outputs(spark, parquet, tmp_path, monkeypatch):
     """Describe alone cuts its blocks QUERY_BLOCK_FACTOR times as large (here 80 groups,
-    9 blocks, in waves of 2 read from the phase's input kept once cut by wave:
-    ``executor_draws._by_wave``): the same outputs, byte for byte, as the gathered run —
-    each group draws from its own stream wherever its block's edges fall. Phase 2 reads
-    phase 1's kept output alone (``executor_draws.CARRIED``: the blocks' statistics and
-    names handed on by phase 1): no join of the kept merged blocks again, each join a
-    shuffle of every block's statistics (docs/results.md §5.3c, s34-waves)."""
-    staged: list[tuple[int, int]] = []
+    9 blocks, in waves of 2, each read where it sits: ``executor_draws._wave``): the same
+    outputs, byte for byte, as the gathered run — each group draws from its own stream
+    wherever its block's edges fall. The blocks' seeds and names travel in the merge's
+    own exchange (``executor_draws.listed_blocks``, by block range), so phase 1 reads the
+    kept merged blocks with no join, and phase 2 reads phase 1's kept output alone
+    (``executor_draws.CARRIED``: the blocks' statistics and names handed on by phase 1):
+    no join of the kept merged blocks, each join a shuffle of every block's statistics,
+    and no copy of them staged for the waves (docs/results.md §5.3c, s34-waves, s35)."""
+    waves: list[tuple[int, int]] = []
     plans: list[list[str]] = []
-    by_wave = executor_draws._by_wave
-    monkeypatch.setattr(executor_draws, "_by_wave", lambda source, step, waves: (
-        staged.append((step, waves)), plans.append(_logical_nodes(source)),
-        by_wave(source, step, waves))[2])
+    wave = executor_draws._wave
+    monkeypatch.setattr(executor_draws, "_wave", lambda source, first, end: (
+        waves.append((first, end)), plans.append(_logical_nodes(source)),
+        wave(source, first, end))[2])
+    firsts: list[list[str]] = []
+    blocks = executor_draws.ExecutorDraws._blocks
+    monkeypatch.setattr(executor_draws.ExecutorDraws, "_blocks", lambda self, *a: (
+        lambda df: (firsts.append(_logical_nodes(df)), df)[1])(blocks(self, *a)))
     large = _run(spark, parquet, tmp_path / "l", "count,mean", executors=True,
                  monkeypatch=monkeypatch, factor=4)
     _run(spark, parquet, tmp_path / "g", "count,mean", executors=False,
          monkeypatch=monkeypatch)
     assert large.result["results"].block_count == 9  # 700 groups, <= 80 a block
-    assert staged == [(2, 5)]  # waves of 2 blocks (8 of 40 cells' results): five
-    (nodes,) = plans
-    assert "InMemoryRelation" in nodes  # phase 1's kept output
-    assert not [n for n in nodes if "Join" in n]  # read alone: no join again
+    # waves of 2 blocks (8 of 40 cells' results): five
+    assert waves == [(0, 2), (2, 4), (4, 6), (6, 8), (8, 9)]
+    assert len(firsts) == 1 and len(plans) == 5
+    for nodes in [*firsts, *plans]:
+        assert "InMemoryRelation" in nodes  # the kept merged blocks; phase 1's output
+        assert not [n for n in nodes if "Join" in n]  # read alone: no join
     for name in ("r.json", "t.csv"):
         assert (tmp_path / "l" / name).read_bytes() == (tmp_path / "g" / name).read_bytes()
     assert pq.read_table(tmp_path / "l" / "t.parquet").equals(

@@ -6,9 +6,11 @@ the driver.
 rows as on the driver route, but its key ranges are BLOCKS of consecutive public groups
 (:func:`~dprect.core.aggregates.group_blocks`; every column's cells of a block in one
 range: :func:`~dprect.engines.spark.statistics.block_limits`), so the merge task of a
-range holds every cell of its block; the merged blocks are kept (persisted) and each
-block is drawn by one task (``mapInArrow``) with the core's own functions — nothing of the
-mechanisms is written twice:
+range holds every cell of its block; the merge's exchange puts the blocks in partitions by
+block range (:mod:`~dprect.engines.spark.block_ranges`: runs of consecutive blocks, never
+across a wave), the merged blocks are kept (persisted) and each block is drawn by one
+task (``mapInArrow``) with the core's own functions — nothing of the mechanisms is
+written twice:
 
 * describe's (:data:`~dprect.core.statistic.QUERY`) in two phases, as
   :func:`~dprect.core.aggregates.describe_blocks` runs them: phase 1, each block's
@@ -34,11 +36,15 @@ mechanisms is written twice:
 
 Seeds: a seeded run's per-group stream seeds are drawn on the driver in the public order
 (:meth:`~dprect.core.randomness.RandomSource.stream_seeds`, as the driver route draws
-them), packed 16 bytes a group and joined to their block; an unseeded run ships none
-(each group reads the OS). So for a seed every released cell equals the driver route's,
-bit for bit (tests/spark/test_executor_draws.py). A run of several mechanisms draws each
-part from its own stream (:func:`~dprect.core.mixed.draw_parts`) from the same kept
-blocks.
+them), packed 16 bytes a group, and reach their block (:func:`listed_blocks`): on a
+streamed run of one mechanism (the product's) in the merge's own exchange — one row a
+block, unioned with the pass's rows and merged into its block's row, so every block has a
+row and phase 1 reads the kept merged blocks as they are, with no join (they are drawn
+then before the pass, the run's first draws either way) — else joined to the kept merged
+blocks; an unseeded run ships none (each group reads the OS). So for a seed every
+released cell equals the driver route's, bit for bit (tests/spark/test_executor_draws.py,
+tests/spark/test_streamed_sinks.py). A run of several mechanisms draws each part from its
+own stream (:func:`~dprect.core.mixed.draw_parts`) from the same kept blocks.
 
 **What reaches the driver**: the per-column small pools (describe only), then each
 block's released cells (pickled, in block order; describe's all-pooled blocks as column
@@ -49,7 +55,8 @@ nothing a cell; the block's group names travel with its row, :data:`NAMES`). A r
 mechanism of
 :data:`STREAMED` given ``each_block`` (the product's runs: issue #42) draws its last phase
 in waves of :data:`WAVE_BLOCKS` blocks, one task a block, and reads each block's result as
-its task ends (:func:`_arriving`), handing each on in block order — the product spools its
+its task ends (:func:`_arriving`; a wave read where its blocks sit, :func:`_wave`),
+handing each on in block order — the product spools its
 record rows to disk with their JSON text (:mod:`dprect.release.row_spool`) and every sink
 reads them back a block at a time — so the driver holds at most a wave's blocks, not the
 run's cells, and its per-block work runs beside the executors' draws, not after them
@@ -124,6 +131,7 @@ from dprect.core.statistic import (
     complete,
 )
 from dprect.engines.spark.block_progress import counted, drawing_blocks
+from dprect.engines.spark.block_ranges import BlockRanges
 from dprect.engines.spark.remote import default_parallelism, is_connect
 from dprect.engines.spark.source import SPARK_ERRORS, spark_message
 from dprect.engines.spark.statistics import (
@@ -488,22 +496,20 @@ def _run(df: DataFrame, body: Callable[..., Iterator[Any]], schema: str) -> Data
     return df.mapInArrow(counted(partial(_settled, body=body)), schema)
 
 
-def _by_wave(source: DataFrame, step: int, waves: int) -> DataFrame:
-    """``source`` (a row per block) kept once, cut into its ``waves`` waves: partition w
-    holds the blocks
-    w·``step`` … (w + 1)·``step`` − 1 (``repartitionByRange`` on the block's wave, one
-    partition a wave where the range sample sees every wave; a wave split or shared only
-    costs reads). Each kept partition's batches carry their blocks' least and largest
-    number, so a wave's ``where`` on the block skips the other waves' batches
+def _wave(source: DataFrame, first: int, end: int) -> DataFrame:
+    """Blocks ``first`` … ``end`` − 1 of ``source`` (a row per block), one a partition
+    (partition i holds block ``first`` + i: ``repartitionById``, so no sampling job as a
+    range repartition runs). ``source`` kept and partitioned by block range
+    (:mod:`~dprect.engines.spark.block_ranges`: each kept partition's batches carry
+    their blocks' least and largest number), the ``where`` skips the other waves' batches
     (``spark.sql.inMemoryColumnarStorage.partitionPruning``, on by default): the waves
-    read each block once in all, where a wave's ``where`` on ``source`` itself — phase 1's
-    kept output (describe) or the join of the blocks' seeds and the kept merged blocks
-    (the quantiles), cut by a hash of the block, so no batch is skipped — read every kept
-    block once a wave (8 waves × 389 MB at 10^6
-    groups × 8 columns; ~80 × 3.9 GB at 10^7: docs/results.md §5.3c). The rows are the
-    same; where they sit changes nothing a block's task draws."""
-    wave = (F.col(PART) / F.lit(step)).cast("int")  # blocks are numbered from 0
-    return source.repartitionByRange(waves, wave).persist(StorageLevel.MEMORY_AND_DISK)
+    read and move each block once in all. Before, ``source`` was staged once more cut by
+    wave (a range repartition) and each wave cut again by range, each a sampling job
+    (docs/results.md §5.3c). The rows are the same; where they sit changes nothing a
+    block's task draws."""
+    block = F.col(PART)
+    return source.where((block >= first) & (block < end)) \
+        .repartitionById(end - first, (block - F.lit(first)).cast("int"))
 
 
 def _settled(batches: Iterator[Any], body: Callable[..., Iterator[Any]]) -> Iterator[Any]:
@@ -546,14 +552,15 @@ EachBlock = Callable[[Any], None]
 def _in_order(df: DataFrame, column: str, blocks: int,
               load: Callable[[bytes], Any] = pickle.loads) -> Iterator[tuple[int, Any]]:
     """Each of the ``blocks`` blocks' ``column`` (unpickled) in block order, fetched to
-    the driver one range of about :data:`FETCH_BLOCKS` blocks at a time
-    (``repartitionByRange`` then ``toLocalIterator``: one job per range, in order), so
-    the driver holds a range's blocks, never the run's; a block that arrived before its
-    turn waits for it. ``df`` must be kept (persisted): the ranges are sampled from it
-    before they are fetched. A Spark failure as one line."""
+    the driver one range of :data:`FETCH_BLOCKS` blocks at a time (range r: blocks
+    r·FETCH_BLOCKS … by ``repartitionById``, no sampling job; then ``toLocalIterator``:
+    one job per range, in order), so the driver holds a range's blocks, never the run's;
+    a block that arrived before its turn waits for it. ``df`` must be kept (persisted):
+    each range's job reads it. A Spark failure as one line."""
     ranges = max(1, -(-blocks // FETCH_BLOCKS))
     try:
-        rows = df.select(PART, column).repartitionByRange(ranges, PART) \
+        rows = df.select(PART, column) \
+            .repartitionById(ranges, F.expr(f"CAST(`{PART}` DIV {FETCH_BLOCKS} AS INT)")) \
             .sortWithinPartitions(PART).toLocalIterator()
         yield from _block_order(((int(row[0]), bytes(row[1])) for row in rows), 0, load)
     except SPARK_ERRORS as exc:
@@ -625,15 +632,43 @@ def _arriving(df: DataFrame, column: str, first: int, end: int,
         raise InputDataError(f"Spark returned {turn - first} of {end - first} blocks")
 
 
+def listed_blocks(session: Any, edges: Sequence[int], rng: RandomSource,
+                  groups: Sequence[Any] | None = None) -> DataFrame:
+    """A row per block (``edges``: the blocks' first groups, then the end): its number
+    (:data:`PART`), on a seeded run its groups' stream seeds (:data:`SEEDS`, 16 bytes a
+    group, drawn here from ``rng`` in the public group order as
+    :meth:`RandomSource.stream_seeds` draws them) and, given ``groups``, its group names
+    (:data:`NAMES`: the list of its public names, pickled). Public names and seeds only."""
+    columns = {PART: pa.array(range(len(edges) - 1), pa.int32())}
+    if groups is not None:
+        columns[NAMES] = pa.array([pickle.dumps(list(groups[a:z]))
+                                   for a, z in itertools.pairwise(edges)], pa.binary())
+    if rng.seeded:
+        seeds = rng.stream_seeds(edges[-1])
+        columns[SEEDS] = pa.array(
+            [b"".join(int(s or 0).to_bytes(SEED_BYTES, "big") for s in seeds[a:z])
+             for a, z in itertools.pairwise(edges)], pa.binary())
+        del seeds
+    return session.createDataFrame(pa.table(columns))
+
+
 class ExecutorDraws:
     """One run's draws in the executors (module notes): the pass's merged blocks kept, with
-    their seeds joined per part, and each mechanism's phases over them."""
+    their seeds joined per part — or, on a streamed run (``listed``), carried in the
+    merged rows themselves (:func:`listed_blocks`, merged with the blocks by
+    :func:`~dprect.engines.spark.statistics.counting_pass`) — and each mechanism's phases
+    over them."""
 
-    def __init__(self, merged: DataFrame, blocks: Blocks, wave: int | None = None) -> None:
+    def __init__(self, merged: DataFrame, blocks: Blocks,
+                 ranges: BlockRanges | None = None, listed: bool = False) -> None:
         self.merged = merged.persist(StorageLevel.MEMORY_AND_DISK)
         self.blocks = blocks
-        #: the blocks of a streamed wave (:meth:`_stream`); None: :data:`WAVE_BLOCKS`
-        self.wave = wave
+        #: where the blocks sit (:mod:`~dprect.engines.spark.block_ranges`): the waves of
+        #: a streamed run (:meth:`_stream`); None: :data:`WAVE_BLOCKS` a wave
+        self.ranges = ranges
+        #: the merged rows carry every block's seeds (and names, on a packed run) drawn
+        #: from the run's source (:func:`draw_in_executors`): :meth:`_blocks` is them
+        self.listed = listed
 
     def close(self) -> None:
         _unpersist(self.merged)
@@ -645,19 +680,12 @@ class ExecutorDraws:
         the public group order as :meth:`RandomSource.stream_seeds` draws them; given
         ``groups``, each block's group names too (:data:`NAMES`: the list of its public
         names, pickled), for a block packed in its task (:class:`Packing`) — in the one
-        join with the merged blocks."""
-        edges = self.blocks.edges
-        columns = {PART: pa.array(range(len(edges) - 1), pa.int32())}
-        if groups is not None:
-            columns[NAMES] = pa.array([pickle.dumps(list(groups[a:z]))
-                                       for a, z in itertools.pairwise(edges)], pa.binary())
-        if rng.seeded:
-            seeds = rng.stream_seeds(self.blocks.groups)
-            columns[SEEDS] = pa.array(
-                [b"".join(int(s or 0).to_bytes(SEED_BYTES, "big") for s in seeds[a:z])
-                 for a, z in itertools.pairwise(edges)], pa.binary())
-            del seeds
-        listed = self.merged.sparkSession.createDataFrame(pa.table(columns))
+        join with the merged blocks (:func:`listed_blocks`). On a run whose merged rows
+        carry them already (``listed``: the one mechanism of a streamed run, ``rng`` its
+        source, drawn from before the pass), the kept merged blocks themselves."""
+        if self.listed:
+            return self.merged
+        listed = listed_blocks(self.merged.sparkSession, self.blocks.edges, rng, groups)
         return listed.join(self.merged, PART, "left")
 
     def query(self, plan: DescribePlan, part: int, groups: list[Any], columns: list[str],
@@ -720,14 +748,17 @@ class ExecutorDraws:
                 load: Callable[[bytes], Any] = pickle.loads) -> None:
         """The last phase (``body`` over ``source``, a row per block) drawn and each
         block's released cells handed, in block order, to ``each`` (the block's first
-        group, its cells). On a classic session, in waves of :data:`WAVE_BLOCKS` blocks:
-        each wave's blocks are cut one a partition (``repartitionByRange``) and drawn by
-        one job whose blocks reach the driver as their tasks end (:func:`_arriving`), so
-        the driver's sinks work beside the executors' draws instead of after them (docs/
-        results.md §5.3c). Several waves read ``source`` staged once (:func:`_by_wave`),
-        each wave its own blocks. A Spark Connect session (no JVM handle): the phase drawn
-        in full and kept, then fetched a range at a time (:func:`_in_order`). ``load``: a
-        block's result from its bytes (unpickled, or a packed block's bytes as they are)."""
+        group, its cells). On a classic session, in waves of :data:`WAVE_BLOCKS` blocks
+        (:attr:`ranges`' wave): each wave's blocks are read from ``source`` where they
+        sit — kept, partitioned by block range
+        (:mod:`~dprect.engines.spark.block_ranges`), so a wave's ``where`` skips the
+        other waves' kept batches — cut one a partition by their place in the wave
+        (``repartitionById``: no sampling job) and drawn by one job whose blocks reach the
+        driver as their tasks end (:func:`_arriving`), so the driver's sinks work beside
+        the executors' draws instead of after them (docs/results.md §5.3c). A Spark
+        Connect session (no JVM handle): the phase drawn in full and kept, then fetched a
+        range at a time (:func:`_in_order`). ``load``: a block's result from its bytes
+        (unpickled, or a packed block's bytes as they are)."""
         blocks = len(self.blocks.edges) - 1
         if is_connect(source):
             kept = _run(source, body, RESULT_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
@@ -737,19 +768,12 @@ class ExecutorDraws:
             finally:
                 _unpersist(kept)
             return
-        step = WAVE_BLOCKS if self.wave is None else self.wave
-        staged = _by_wave(source, step, -(-blocks // step)) if blocks > step else source
-        try:
-            for first in range(0, blocks, step):
-                end = min(blocks, first + step)
-                wave = staged.where((F.col(PART) >= first) & (F.col(PART) < end)) \
-                    .repartitionByRange(end - first, PART)
-                for block, cells in _arriving(_run(wave, body, RESULT_SCHEMA), RESULT,
-                                              first, end, load):
-                    each(self.blocks.edges[block], cells)
-        finally:
-            if staged is not source:
-                _unpersist(staged)
+        step = WAVE_BLOCKS if self.ranges is None else self.ranges.wave
+        for first in range(0, blocks, step):
+            end = min(blocks, first + step)
+            for block, cells in _arriving(_run(_wave(source, first, end), body,
+                                               RESULT_SCHEMA), RESULT, first, end, load):
+                each(self.blocks.edges[block], cells)
 
     def quantiles(self, plan: Any, part: int, groups: list[Any], columns: list[str],
                   rng: RandomSource, each_block: EachBlock | None = None,
@@ -835,11 +859,20 @@ def draw_in_executors(df: DataFrame, source_columns: Sequence[str], spec: Statis
     kernel_columns = len(spec.columns) + 2 * sum(1 for c in spec.columns if c.squares)
     cells = block_cells(mechanisms, is_connect(df))
     starts = block_starts(count, kernel_columns, cores, cells)
-    merged, kernel, _ = counting_pass(df, source_columns, spec, group_by=group_by,
-                                      groups=groups, blocks=starts, cores=cores)
     # a wave of blocks holds about WAVE_BLOCKS blocks of CELLS_PER_BLOCK cells' results
     wave = max(1, WAVE_BLOCKS * CELLS_PER_BLOCK // cells)
-    run = ExecutorDraws(merged, Blocks(kernel, spec, count, starts, len(columns)), wave)
+    ranges = BlockRanges.of(len(starts), wave, cores)
+    # a streamed run's one mechanism reads its blocks' seeds (and names) from the merged
+    # rows: drawn now from the run's source, its first draws as on the driver route
+    streamed = each_block is not None and len(mechanisms) == 1 \
+        and mechanisms[0].name in STREAMED
+    listed = listed_blocks(df.sparkSession, [*starts, count], rng,
+                           group_names if pack is not None else None) if streamed else None
+    merged, kernel, _ = counting_pass(df, source_columns, spec, group_by=group_by,
+                                      groups=groups, blocks=starts, cores=cores,
+                                      ranges=ranges, listed=listed)
+    run = ExecutorDraws(merged, Blocks(kernel, spec, count, starts, len(columns)), ranges,
+                        listed=streamed)
     names, cols = list(group_names), list(columns)
     try:
         if len(mechanisms) > 1:
@@ -854,5 +887,5 @@ __all__ = ["BLOCKS_PER_CORE", "CELLS_PER_BLOCK", "EXECUTOR_CELLS", "FETCH_BLOCKS
            "QUERY_BLOCK_FACTOR", "STREAMED", "WAVE_BLOCKS",
            "Blocks", "EachBlock", "ExecutorDraws", "Packing", "block_cells", "block_starts",
            "coverage_block",
-           "draw_in_executors", "executor_route", "quantiles_block", "query_first",
-           "query_second"]
+           "draw_in_executors", "executor_route", "listed_blocks", "quantiles_block",
+           "query_first", "query_second"]

@@ -97,6 +97,7 @@ from dprect.engines.bounds_input import resolve_groups
 from dprect.engines.input_errors import column_names
 from dprect.engines.row_kernels import table_groups
 from dprect.engines.spark import by_value  # noqa: F401  (registers the core's modules)
+from dprect.engines.spark.block_ranges import BlockRanges
 from dprect.engines.spark.checks import label_kind
 from dprect.engines.spark.remote import default_parallelism
 from dprect.engines.spark.source import SPARK_ERRORS, spark_message
@@ -104,6 +105,8 @@ from dprect.engines.spark.sql import ident
 
 PART = "_p"
 BLOB = "_b"
+#: the merge's partition of a block by block range (:func:`counting_pass` with ``ranges``)
+RANGE = "_w"
 #: the Spark DDL schema of :func:`partial_bins`' and :func:`merge_blobs`' output
 OUTPUT_SCHEMA = f"{PART} int, {BLOB} binary"
 _GRID = SEARCH_GRID
@@ -1054,6 +1057,24 @@ def merge_blobs(table: Any) -> Any:
     return pa.table({PART: pa.array([part], pa.int32()), BLOB: _binary(merged)})
 
 
+def merge_block(table: Any) -> Any:
+    """applyInArrow body of the merge by block range (:func:`counting_pass` with
+    ``ranges``): one block's partial lists summed as :func:`merge_blobs` sums them, or,
+    for a block present by its listed row alone (no rows in the block), a null blob —
+    with the listed row's other columns (its seeds, its group names), as they came, in
+    their order (a plain function: pyspark's ``applyInArrow`` reads a ``partial``'s
+    type hints and fails)."""
+    part = table.column(PART)[0].as_py()
+    carried = [c for c in table.column_names if c not in (PART, BLOB, RANGE)]
+    blobs = [b.as_buffer() for b in table.column(BLOB) if b.is_valid]
+    out = {PART: pa.array([part], pa.int32()),
+           BLOB: _binary(_merged_segments(blobs)) if blobs else pa.nulls(1, pa.binary())}
+    for name in carried:
+        listed = table.column(name).drop_null()
+        out[name] = listed.slice(0, 1) if len(listed) else pa.nulls(1, pa.binary())
+    return pa.table(out)
+
+
 def _merged_segments(blobs: Sequence[Any]) -> bytes:
     """The segments of several blobs of one range summed run by run (every family's
     words together, :func:`_merge_words`), in key order, as one blob's bytes. A run
@@ -1192,7 +1213,8 @@ def check_schema(df: DataFrame, columns: Sequence[str], group_by: str | None) ->
 
 def counting_pass(df: DataFrame, columns: Sequence[str], spec: StatisticsSpec, *,
                   group_by: str | None = None, groups: Sequence[str] | None = None,
-                  blocks: Sequence[int] | None = None, cores: int | None = None
+                  blocks: Sequence[int] | None = None, cores: int | None = None,
+                  ranges: BlockRanges | None = None, listed: DataFrame | None = None
                   ) -> tuple[DataFrame, StatisticsSpec, int]:
     """The pass as a DataFrame, not yet run (module notes): one (range, blob) row per key
     range of the merged cells, with the kernel's spec (:func:`virtual_columns`) and the
@@ -1200,10 +1222,28 @@ def counting_pass(df: DataFrame, columns: Sequence[str], spec: StatisticsSpec, *
     ranges then being the blocks, every column's cells of a block in one row
     (:func:`block_limits`; range r is block r), for the draws in
     the executors; None: contiguous key ranges sized for the collect. ``cores``: as
-    :func:`partial_pass` takes it. Schema errors are raised here, before any Spark job."""
-    partial, kernel, count = partial_pass(df, columns, spec, group_by=group_by,
-                                          groups=groups, blocks=blocks, cores=cores)
-    merged = partial.groupBy(PART).applyInArrow(merge_blobs, OUTPUT_SCHEMA)
+    :func:`partial_pass` takes it. ``ranges`` (with ``blocks``): the merge's exchange puts
+    each block in its partition by block range
+    (:class:`~dprect.engines.spark.block_ranges.BlockRanges`, ``repartitionById``), so the
+    merged blocks lie in runs of consecutive blocks that never cross a wave; else a hash
+    of the range. ``listed`` (with ``ranges``): a row per block (:data:`PART` and binary
+    columns: its seeds, its names), sent in the same exchange and merged into its block's
+    row (:func:`merge_block`), so every block has a row (a null blob where it has no rows)
+    carrying its listed columns. Schema errors are raised here, before any Spark job."""
+    partial_rows, kernel, count = partial_pass(df, columns, spec, group_by=group_by,
+                                               groups=groups, blocks=blocks, cores=cores)
+    if ranges is None:
+        if listed is not None:
+            raise ParameterError("listed blocks are merged by block range only")
+        merged = partial_rows.groupBy(PART).applyInArrow(merge_blobs, OUTPUT_SCHEMA)
+        return merged, kernel, count
+    carried = [] if listed is None else [c for c in listed.columns if c != PART]
+    rows = partial_rows if listed is None else \
+        partial_rows.unionByName(listed, allowMissingColumns=True)
+    schema = ", ".join([OUTPUT_SCHEMA, *(f"{c} binary" for c in carried)])
+    merged = rows.withColumn(RANGE, ranges.column(PART)) \
+        .repartitionById(ranges.partitions, RANGE) \
+        .groupBy(RANGE, PART).applyInArrow(merge_block, schema)
     return merged, kernel, count
 
 
