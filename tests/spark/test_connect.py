@@ -119,6 +119,35 @@ def test_cli_fit_bounds_and_describe_with_remote_write_the_classic_json(
         assert remote_json == json.loads((tmp_path / f"{name}.json").read_text()), name
 
 
+def test_describe_of_many_groups_draws_in_the_executors_through_connect(
+        spark, connect_url: str, tmp_path: Path) -> None:
+    """Past EXECUTOR_CELLS (groups × columns) describe draws in the executors and fetches
+    the blocks in order (``executor_draws._in_order``: cut by ``repartitionById`` on a
+    Connect session): the same JSON as the classic session's in-process route."""
+    from dprect.engines.spark.executor_draws import EXECUTOR_CELLS
+
+    groups = EXECUTOR_CELLS // 2 + 8  # × 2 columns: past the threshold
+    gen = np.random.default_rng(3)
+    folder = tmp_path / "many"
+    folder.mkdir()
+    n = 6 * groups
+    pq.write_table(pa.table({"a": gen.normal(size=n), "b": gen.exponential(size=n),
+                             "g": np.arange(n) % groups}), folder / "part-0.parquet")
+    names = tmp_path / "groups.txt"
+    names.write_text("\n".join(str(g) for g in range(groups)) + "\n")
+    options = ["--columns", "a,b", "--group-by", "g", "--groups-file", str(names),
+               "--epsilon", "2", "--seed", "9", "--engine", "spark"]
+    classic = tmp_path / "classic.json"
+    assert main(["describe", "--input", str(folder), "--output", str(classic), *options,
+                 "--quiet"]) == 0
+    done = _child(["-m", "dprect", "describe", "--input", str(folder), "--output",
+                   str(tmp_path / "remote.json"), *options, "--quiet",
+                   "--remote", connect_url], tmp_path, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (json.loads((tmp_path / "remote.json").read_text())
+            == json.loads(classic.read_text()))
+
+
 def test_fit_job_with_spark_remote_writes_the_classic_result(
         spark, connect_url: str, table: Path, tmp_path: Path) -> None:
     import fit_rectangle
