@@ -34,11 +34,18 @@ benchmarks' daemon, spark_daemon.py, reaps its workers so their CPU stays counte
   bin): the rows, the sum of the truncated significands and, when the statistics hold a
   variance, of their squares' two 30-bit words) counted by a native JVM aggregate,
   benchmarks/jvm/BinsAggregator.java (compiled into benchmarks/output/ when missing,
-  :func:`bins_jar`): one hash lookup a row (its group), then per column the value's IEEE
-  bits' bin and significand added in place in a dense table of its (group, column, sign);
-  each partition's tables shuffled by group and merged exactly. ``--check`` first compares
-  its every count and sum with the pass's own per-chunk lists
-  (:func:`~dprect.engines.spark.statistics.column_lists`) on a small table.
+  :func:`bins_jar`): one hash lookup a row (its group), the rows buffered 2^14 at a time
+  as columns, then column by column each value's IEEE bits' bin and significand added in
+  place in that column's dense bin-major table over every group (one per sign, as
+  describe_jit's numba kernel does); each partition's tables shuffled by group as blobs
+  and merged exactly. ``--check`` first compares its every count and sum (and jvmrows')
+  with the pass's own per-chunk lists
+  (:func:`~dprect.engines.spark.statistics.column_lists`) on a small table;
+* ``jvmrows``: the same a row at a time — each value added to its own (group, column,
+  sign)'s table as the row is read (every column's tables touched a row);
+* ``jvmread``, ``jvmpartial``: jvmbins' stages — the same rows read in the JVM (every
+  value's bits touched, no tables), and each partition's tables counted and written as
+  blobs (no shuffle, no merge).
 
 A run may carry session settings after ``@`` (runtime SQL settings set before the run and
 restored after it), e.g. ``count@spark.sql.execution.arrow.maxRecordsPerBatch=65536``.
@@ -145,11 +152,13 @@ def bins_jar() -> Path:
 
 
 def jvm_bins(df: Any, columns: list[str], groups: list[str], *, squares: bool,
-             reducers: int, collect: bool) -> Any:
+             reducers: int, collect: bool, part: str = "all") -> Any:
     """BinsAggregator.run over ``df`` (the pass's input: the columns and an integer group
     column ``g``): with ``collect``, an int64 array of rows (group index, column, bin,
     count, sum of M[, of M²'s high word, of its low word]) in (group, column, bin) order;
-    without, the number of non-empty (group, column, bin) cells."""
+    without, the number of non-empty (group, column, bin) cells; ``part`` "read" or
+    "partial": only the rows read, or only each partition's tables and blobs made
+    (BinsAggregator.run's stages: ``jvmread``, ``jvmpartial``)."""
     import numpy as np
 
     from dprect.core.describe_stats import DROPPED_BITS
@@ -165,7 +174,7 @@ def jvm_bins(df: Any, columns: list[str], groups: list[str], *, squares: bool,
         values[i] = int(g)
     raw = jvm.dprectbench.BinsAggregator.run(
         df._jdf, "g", names, values, SEARCH_GRID.shift, SEARCH_GRID.size // 2, DROPPED_BITS,
-        squares, reducers, collect)
+        squares, reducers, collect, part)
     out = np.frombuffer(bytes(raw), dtype="<i8")
     return out.reshape(-1, 7 if squares else 5) if collect else int(out[0])
 
@@ -187,8 +196,9 @@ def check_bins(spark: Any, reducers: int, rows: int = 20_000, columns: int = 4,
     public = [str(i) for i in range(groups)]
     table = pq.read_table(path)
     group = table.column("g").to_numpy().astype(np.int32)
-    got = jvm_bins(spark.read.parquet(str(path)).repartition(3), names, public,
-                   squares=True, reducers=reducers, collect=True)
+    source = spark.read.parquet(str(path)).repartition(3)
+    got, rows_got = (jvm_bins(source, names, public, squares=True, reducers=reducers,
+                              collect=True, part=part) for part in ("all", "rowsall"))
     want = []
     for j, name in enumerate(names):
         x = table.column(name).to_numpy()
@@ -201,9 +211,10 @@ def check_bins(spark: Any, reducers: int, rows: int = 20_000, columns: int = 4,
                                      lists[2][3]]).astype(np.int64))
     expected = np.concatenate(want)
     expected = expected[np.lexsort((expected[:, 2], expected[:, 1], expected[:, 0]))]
-    if got.shape != expected.shape or not (got == expected).all():
-        raise SystemExit(f"jvmbins differs from the pass's lists: {got.shape} cells "
-                         f"against {expected.shape}")
+    for name, cells in (("jvmbins", got), ("jvmrows", rows_got)):
+        if cells.shape != expected.shape or not (cells == expected).all():
+            raise SystemExit(f"{name} differs from the pass's lists: {cells.shape} cells "
+                             f"against {expected.shape}")
     return len(got)
 
 
@@ -303,10 +314,24 @@ def main(argv: list[str] | None = None) -> int:
         jvm_bins(st.pass_input(df, columns, "g"), columns, groups, squares=squares,
                  reducers=bench.cores, collect=False)
 
+    def jvmrows() -> None:
+        jvm_bins(st.pass_input(df, columns, "g"), columns, groups, squares=squares,
+                 reducers=bench.cores, collect=False, part="rowsall")
+
+    def jvmread() -> None:
+        jvm_bins(st.pass_input(df, columns, "g"), columns, groups, squares=squares,
+                 reducers=bench.cores, collect=False, part="read")
+
+    def jvmpartial() -> None:
+        jvm_bins(st.pass_input(df, columns, "g"), columns, groups, squares=squares,
+                 reducers=bench.cores, collect=False, part="partial")
+
     bodies: dict[str, Callable[[], None]] = {"plain": plain, "read": read, "count": count,
                                              "pass": the_pass, "merged": merged,
                                              "stacked": stacked, "sqlbins": sqlbins,
-                                             "sqlmath": sqlmath, "jvmbins": jvmbins}
+                                             "sqlmath": sqlmath, "jvmbins": jvmbins,
+                                             "jvmread": jvmread, "jvmpartial": jvmpartial,
+                                             "jvmrows": jvmrows}
     runs = parse_runs(args.runs)
     for _, name, _ in runs:
         if name not in bodies:

@@ -286,6 +286,168 @@ public final class BinsAggregator {
         }
     }
 
+    /**
+     * One (column, sign)'s dense table over every group, bin-major (a bin's groups side by
+     * side, as describe_jit's numba kernel lays it out: rows crowd into few bins, so the
+     * writes stay in a small part of it): bins lo .. lo + cap − 1, G·stride longs each.
+     */
+    static final class ColumnTable {
+        int lo;
+        int cap;
+        long[] d;
+        final int groups;
+        final int stride;
+
+        ColumnTable(int k, int groups, int stride) {
+            this.groups = groups;
+            this.stride = stride;
+            this.lo = k - 4;
+            this.cap = 16;
+            this.d = new long[cap * groups * stride];
+        }
+
+        void grow(int k) {
+            int pad = Math.max(4, cap / 2);
+            int nlo = Math.min(lo, k - pad);
+            int nhi = Math.max(lo + cap - 1, k + pad);
+            int ncap = nhi - nlo + 1;
+            long[] nd = new long[ncap * groups * stride];
+            System.arraycopy(d, 0, nd, (lo - nlo) * groups * stride, d.length);
+            d = nd;
+            lo = nlo;
+            cap = ncap;
+        }
+    }
+
+    /** One group's tables of {@link ColumnTable}s in {@link #encode}'s format. */
+    static byte[] encodeGroup(ColumnTable[] tables, int g, int stride) {
+        Out o = new Out();
+        for (ColumnTable t : tables) {
+            int first = -1;
+            int last = -1;
+            if (t != null) {
+                for (int i = 0; i < t.cap; i++) {
+                    if (t.d[(i * t.groups + g) * stride] > 0) {
+                        if (first < 0) {
+                            first = i;
+                        }
+                        last = i;
+                    }
+                }
+            }
+            if (first < 0) {
+                o.varint(0);
+                continue;
+            }
+            o.varint(last - first + 1);
+            o.zigzag(t.lo + first);
+            for (int i = first; i <= last; i++) {
+                int at = (i * t.groups + g) * stride;
+                long n = t.d[at];
+                o.varint(n);
+                if (n > 0) {
+                    for (int w = 1; w < stride; w++) {
+                        o.zigzag(t.d[at + w]);
+                    }
+                }
+            }
+        }
+        return o.bytes();
+    }
+
+    /**
+     * {@link #partition} column by column: the rows buffered a chunk at a time as columns
+     * (the group indices and each column's values), then each column of the chunk counted
+     * into its own bin-major table over every group — one column's table hot at a time,
+     * as the numba kernel does, where a row at a time touches every column's table.
+     */
+    static Iterator<Tuple2<Integer, byte[]>> partitionByColumn(Iterator<InternalRow> rows,
+            int groupOrdinal, boolean groupIsInt, int[] ordinals, GroupIndex index,
+            int groups, int shift, int zeroBin, int drop, int stride, int chunk) {
+        int columns = ordinals.length;
+        long top = 1L << (52 - drop);
+        ColumnTable[] tables = new ColumnTable[2 * columns];
+        int[] group = new int[chunk];
+        long[][] bits = new long[columns][chunk];
+        boolean[] seen = new boolean[groups];
+        boolean more = true;
+        while (more) {
+            int n = 0;
+            while (n < chunk && rows.hasNext()) {
+                InternalRow r = rows.next();
+                if (r.isNullAt(groupOrdinal)) {
+                    continue;
+                }
+                int gi = index.get(groupIsInt ? r.getInt(groupOrdinal) : r.getLong(groupOrdinal));
+                if (gi < 0) {
+                    continue;
+                }
+                seen[gi] = true;
+                group[n] = gi;
+                for (int j = 0; j < columns; j++) {
+                    int o = ordinals[j];
+                    // a null as a NaN pattern: skipped below with the non-finite values
+                    bits[j][n] = r.isNullAt(o) ? INF_BITS | 1
+                            : Double.doubleToRawLongBits(r.getDouble(o));
+                }
+                n++;
+            }
+            more = rows.hasNext();
+            for (int j = 0; j < columns; j++) {
+                long[] col = bits[j];
+                for (int i = 0; i < n; i++) {
+                    long b = col[i];
+                    long mag = b & ABS;
+                    if (mag >= INF_BITS) {
+                        continue;
+                    }
+                    long m = (mag & MANTISSA) >>> drop;
+                    if (mag >= NORMAL) {
+                        m |= top;
+                    }
+                    int side;
+                    int k;
+                    if (b < 0 && b != Long.MIN_VALUE) {
+                        k = (int) ((~b) >> shift);
+                        side = 2 * j;
+                    } else {
+                        k = (int) ((mag >> shift) + zeroBin);
+                        side = 2 * j + 1;
+                    }
+                    if (b < 0) {
+                        m = -m;
+                    }
+                    ColumnTable t = tables[side];
+                    if (t == null) {
+                        t = new ColumnTable(k, groups, stride);
+                        tables[side] = t;
+                    }
+                    int rel = k - t.lo;
+                    if (rel < 0 || rel >= t.cap) {
+                        t.grow(k);
+                        rel = k - t.lo;
+                    }
+                    int at = (rel * groups + group[i]) * stride;
+                    long[] d = t.d;
+                    d[at] += 1;
+                    d[at + 1] += m;
+                    if (stride > 2) {
+                        long sq = m * m;
+                        d[at + 2] += sq >> 30;
+                        d[at + 3] += sq & 0x3FFFFFFFL;
+                    }
+                }
+            }
+        }
+        List<Tuple2<Integer, byte[]>> out = new ArrayList<>();
+        for (int g = 0; g < groups; g++) {
+            if (seen[g]) {
+                out.add(new Tuple2<>(g, encodeGroup(tables, g, stride)));
+            }
+        }
+        return out.iterator();
+    }
+
     /** Counts one partition's rows into per-group tables: (group index, blob) pairs. */
     static Iterator<Tuple2<Integer, byte[]>> partition(Iterator<InternalRow> rows,
             int groupOrdinal, boolean groupIsInt, int[] ordinals, GroupIndex index,
@@ -359,6 +521,21 @@ public final class BinsAggregator {
      */
     public static byte[] run(Object dataset, String groupColumn, String[] columns, long[] groups,
             int shift, int zeroBin, int drop, boolean squares, int reducers, boolean collect) {
+        return run(dataset, groupColumn, columns, groups, shift, zeroBin, drop, squares,
+                reducers, collect, "all");
+    }
+
+    /**
+     * {@link #run} up to a stage, for the split of its cost: {@code part} "read" reads
+     * every row's group and values as the count does (one word: the XOR of the values'
+     * bits), "partial" counts each partition's tables and writes their blobs (one word:
+     * the blobs' bytes, no shuffle), "all" is {@link #run}; "rowspartial", "rowsall": the
+     * same with each row's values counted into per-(group, column, sign) tables a row at a
+     * time (the first prototype; the default counts a chunk of rows column by column).
+     */
+    public static byte[] run(Object dataset, String groupColumn, String[] columns, long[] groups,
+            int shift, int zeroBin, int drop, boolean squares, int reducers, boolean collect,
+            String part) {
         org.apache.spark.sql.classic.Dataset<?> ds = (org.apache.spark.sql.classic.Dataset<?>) dataset;
         StructType schema = ds.schema();
         int groupOrdinal = schema.fieldIndex(groupColumn);
@@ -379,9 +556,34 @@ public final class BinsAggregator {
         final int stride = squares ? 4 : 2;
         final int cells = 2 * columns.length;
         JavaRDD<InternalRow> rows = ds.queryExecution().toRdd().toJavaRDD();
+        if (part.equals("read")) {
+            long x = rows.mapPartitions(it -> {
+                long acc = 0;
+                while (it.hasNext()) {
+                    InternalRow r = it.next();
+                    acc ^= groupIsInt ? r.getInt(groupOrdinal) : r.getLong(groupOrdinal);
+                    for (int o : ordinals) {
+                        if (!r.isNullAt(o)) {
+                            acc ^= Double.doubleToRawLongBits(r.getDouble(o));
+                        }
+                    }
+                }
+                return List.of(acc).iterator();
+            }).reduce((a, b) -> a ^ b);
+            return ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(x).array();
+        }
+        final int chunk = part.startsWith("rows") ? 0 : 1 << 14;
+        final String stage = part.startsWith("rows") ? part.substring(4) : part;
         JavaPairRDD<Integer, byte[]> partial = rows.mapPartitionsToPair(
-                it -> partition(it, groupOrdinal, groupIsInt, ordinals, index, g, shift, zeroBin,
-                        drop, stride));
+                it -> chunk == 0
+                        ? partition(it, groupOrdinal, groupIsInt, ordinals, index, g, shift,
+                                zeroBin, drop, stride)
+                        : partitionByColumn(it, groupOrdinal, groupIsInt, ordinals, index, g,
+                                shift, zeroBin, drop, stride, chunk));
+        if (stage.equals("partial")) {
+            long bytes = partial.map(t -> (long) t._2().length).reduce(Long::sum);
+            return ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(bytes).array();
+        }
         JavaPairRDD<Integer, Cell[]> merged = partial.combineByKey(
                 blob -> mergeInto(new Cell[cells], blob, stride),
                 (acc, blob) -> mergeInto(acc, blob, stride),
