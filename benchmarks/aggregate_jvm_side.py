@@ -29,7 +29,23 @@ benchmarks' daemon, spark_daemon.py, reaps its workers so their CPU stays counte
   sufficient statistics counted in the JVM before any hand-over, as far as Spark SQL's
   built-in functions can (a value's IEEE bits are not one of them);
 * ``sqlmath``: the same bins and significands computed but summed per (group, column) only:
-  the bins' arithmetic without the aggregation over (group, column, bin).
+  the bins' arithmetic without the aggregation over (group, column, bin);
+* ``jvmbins``: no Python — the pass's sufficient statistics (per (group, column, search
+  bin): the rows, the sum of the truncated significands and, when the statistics hold a
+  variance, of their squares' two 30-bit words) counted by a native JVM aggregate,
+  benchmarks/jvm/BinsAggregator.java (compiled into benchmarks/output/ when missing,
+  :func:`bins_jar`): one hash lookup a row (its group), the rows buffered 2^14 at a time
+  as columns, then column by column each value's IEEE bits' bin and significand added in
+  place in that column's dense bin-major table over every group (one per sign, as
+  describe_jit's numba kernel does); each partition's tables shuffled by group as blobs
+  and merged exactly. ``--check`` first compares its every count and sum (and jvmrows')
+  with the pass's own per-chunk lists
+  (:func:`~dprect.engines.spark.statistics.column_lists`) on a small table;
+* ``jvmrows``: the same a row at a time — each value added to its own (group, column,
+  sign)'s table as the row is read (every column's tables touched a row);
+* ``jvmread``, ``jvmpartial``: jvmbins' stages — the same rows read in the JVM (every
+  value's bits touched, no tables), and each partition's tables counted and written as
+  blobs (no shuffle, no merge).
 
 A run may carry session settings after ``@`` (runtime SQL settings set before the run and
 restored after it), e.g. ``count@spark.sql.execution.arrow.maxRecordsPerBatch=65536``.
@@ -44,16 +60,26 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from spark_bench import OUTPUT, open_bench, own_cpu, peak_memory, spark_arguments, tree_cpu
+from spark_bench import (
+    OUTPUT,
+    ensure_data,
+    open_bench,
+    own_cpu,
+    peak_memory,
+    spark_arguments,
+    tree_cpu,
+)
 
 #: every statistic of one run (aggregate_spark.py's ALL)
 ALL = "bounds,count,sum,mean,variance,std,p1,p5,p10,p25,median,p75,p90,p95,p99"
@@ -101,6 +127,97 @@ def sql_bins(df: Any, columns: list[str], search_bits: int, *, by_bin: bool = Tr
     return cells.groupBy("g", "c", "b").agg(sf.count(sf.lit(1)), sf.sum("s"))
 
 
+JAVA = Path(__file__).resolve().parent / "jvm" / "BinsAggregator.java"
+
+
+def bins_jar() -> Path:
+    """benchmarks/jvm/BinsAggregator.java compiled with ``javac`` against pyspark's jars
+    into benchmarks/output/dprect-bench-bins.jar (again when the source is newer)."""
+    import pyspark
+
+    jar = OUTPUT / "dprect-bench-bins.jar"
+    if jar.exists() and jar.stat().st_mtime >= JAVA.stat().st_mtime:
+        return jar
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+    jars = Path(pyspark.__file__).parent / "jars"
+    with tempfile.TemporaryDirectory() as classes:
+        subprocess.run(["javac", "-nowarn", "--release", "17", "-cp", f"{jars}/*", "-d",
+                        classes, str(JAVA)], check=True)
+        tmp = jar.with_suffix(".tmp")
+        with zipfile.ZipFile(tmp, "w") as z:
+            for f in sorted(Path(classes).rglob("*.class")):
+                z.write(f, f.relative_to(classes).as_posix())
+        tmp.rename(jar)
+    return jar
+
+
+def jvm_bins(df: Any, columns: list[str], groups: list[str], *, squares: bool,
+             reducers: int, collect: bool, part: str = "all") -> Any:
+    """BinsAggregator.run over ``df`` (the pass's input: the columns and an integer group
+    column ``g``): with ``collect``, an int64 array of rows (group index, column, bin,
+    count, sum of M[, of M²'s high word, of its low word]) in (group, column, bin) order;
+    without, the number of non-empty (group, column, bin) cells; ``part`` "read" or
+    "partial": only the rows read, or only each partition's tables and blobs made
+    (BinsAggregator.run's stages: ``jvmread``, ``jvmpartial``)."""
+    import numpy as np
+
+    from dprect.core.describe_stats import DROPPED_BITS
+    from dprect.core.statistic import SEARCH_GRID
+
+    gw = df.sparkSession.sparkContext._gateway
+    jvm = df.sparkSession.sparkContext._jvm
+    names = gw.new_array(jvm.java.lang.String, len(columns))
+    for i, c in enumerate(columns):
+        names[i] = c
+    values = gw.new_array(gw.jvm.long, len(groups))
+    for i, g in enumerate(groups):
+        values[i] = int(g)
+    raw = jvm.dprectbench.BinsAggregator.run(
+        df._jdf, "g", names, values, SEARCH_GRID.shift, SEARCH_GRID.size // 2, DROPPED_BITS,
+        squares, reducers, collect, part)
+    out = np.frombuffer(bytes(raw), dtype="<i8")
+    return out.reshape(-1, 7 if squares else 5) if collect else int(out[0])
+
+
+def check_bins(spark: Any, reducers: int, rows: int = 20_000, columns: int = 4,
+               groups: int = 20) -> int:
+    """Every (group, column, bin)'s count and sums of :func:`jvm_bins` equal to those of
+    the pass's own lists (:func:`~dprect.engines.spark.statistics.column_lists` over the
+    whole column: a chunk's lists, which the pass merges by adding) on a small cached
+    table; raises on the first difference; the number of cells compared."""
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    from dprect.core.statistic import SEARCH_GRID
+    from dprect.engines.spark import statistics as st
+
+    path = ensure_data(rows, columns, groups)
+    names = [f"c{j}" for j in range(columns)]
+    public = [str(i) for i in range(groups)]
+    table = pq.read_table(path)
+    group = table.column("g").to_numpy().astype(np.int32)
+    source = spark.read.parquet(str(path)).repartition(3)
+    got, rows_got = (jvm_bins(source, names, public, squares=True, reducers=reducers,
+                              collect=True, part=part) for part in ("all", "rowsall"))
+    want = []
+    for j, name in enumerate(names):
+        x = table.column(name).to_numpy()
+        lists = [st.column_lists(group, x, groups, SEARCH_GRID, True, word=w)
+                 for w in (0, 1, 2)]
+        g, b, n, s0 = lists[0]
+        for other in lists[1:]:
+            assert (other[0] == g).all() and (other[1] == b).all() and (other[2] == n).all()
+        want.append(np.column_stack([g, np.full(len(g), j), b, n, s0, lists[1][3],
+                                     lists[2][3]]).astype(np.int64))
+    expected = np.concatenate(want)
+    expected = expected[np.lexsort((expected[:, 2], expected[:, 1], expected[:, 0]))]
+    for name, cells in (("jvmbins", got), ("jvmrows", rows_got)):
+        if cells.shape != expected.shape or not (cells == expected).all():
+            raise SystemExit(f"{name} differs from the pass's lists: {cells.shape} cells "
+                             f"against {expected.shape}")
+    return len(got)
+
+
 def parse_runs(text: str) -> list[tuple[str, str, dict[str, str]]]:
     """``name[@key=value[@key=value…]]`` items: (label, name, settings)."""
     out = []
@@ -121,6 +238,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--label", default="")
     ap.add_argument("--java-options", default="",
                     help="more options for the session's JVM (after dprect's own)")
+    ap.add_argument("--check", action="store_true",
+                    help="compare jvmbins' every count and sum with the pass's first")
     args = ap.parse_args(argv)
 
     from dprect.app.aggregate_flow import aggregate_settings
@@ -128,13 +247,19 @@ def main(argv: list[str] | None = None) -> int:
     from dprect.engines.spark import executor_draws as ed
     from dprect.engines.spark import statistics as st
 
-    extra = {}
+    extra: dict[str, str] = {}
     if args.java_options:
         from dprect.engines.spark.session import JIT_OPTION
 
         extra = {"spark.driver.extraJavaOptions": f"{JIT_OPTION} {args.java_options}",
                  "spark.executor.extraJavaOptions": f"{JIT_OPTION} {args.java_options}"}
+    if args.check or "jvmbins" in args.runs:
+        jar = str(bins_jar())
+        extra.update({"spark.jars": jar, "spark.driver.extraClassPath": jar})
     bench = open_bench(args, "dprect-bench-jvm-side", extra)
+    if args.check:
+        print(f"check: jvmbins equal to the pass's lists in all "
+              f"{check_bins(bench.spark, bench.cores)} cells", flush=True)
     spark, df, columns = bench.spark, bench.df, bench.columns
     groups = [str(i) for i in range(args.groups)]
     settings = aggregate_settings({
@@ -183,10 +308,30 @@ def main(argv: list[str] | None = None) -> int:
         (sql_bins(df, columns, SEARCH_BITS, by_bin=False)
          .write.format("noop").mode("overwrite").save())
 
+    squares = any(s in args.statistics.split(",") for s in ("variance", "std"))
+
+    def jvmbins() -> None:
+        jvm_bins(st.pass_input(df, columns, "g"), columns, groups, squares=squares,
+                 reducers=bench.cores, collect=False)
+
+    def jvmrows() -> None:
+        jvm_bins(st.pass_input(df, columns, "g"), columns, groups, squares=squares,
+                 reducers=bench.cores, collect=False, part="rowsall")
+
+    def jvmread() -> None:
+        jvm_bins(st.pass_input(df, columns, "g"), columns, groups, squares=squares,
+                 reducers=bench.cores, collect=False, part="read")
+
+    def jvmpartial() -> None:
+        jvm_bins(st.pass_input(df, columns, "g"), columns, groups, squares=squares,
+                 reducers=bench.cores, collect=False, part="partial")
+
     bodies: dict[str, Callable[[], None]] = {"plain": plain, "read": read, "count": count,
                                              "pass": the_pass, "merged": merged,
                                              "stacked": stacked, "sqlbins": sqlbins,
-                                             "sqlmath": sqlmath}
+                                             "sqlmath": sqlmath, "jvmbins": jvmbins,
+                                             "jvmread": jvmread, "jvmpartial": jvmpartial,
+                                             "jvmrows": jvmrows}
     runs = parse_runs(args.runs)
     for _, name, _ in runs:
         if name not in bodies:
