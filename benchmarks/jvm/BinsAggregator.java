@@ -47,7 +47,7 @@ public final class BinsAggregator {
     }
 
     /** One (group, column, sign)'s dense table: bins lo .. lo + cap − 1, stride longs each. */
-    static final class Cell implements Serializable {
+    static final class Cell implements Serializable, Bins {
         int lo;
         long[] d;
         final int stride;
@@ -58,8 +58,19 @@ public final class BinsAggregator {
             this.d = new long[32 * stride];
         }
 
-        int cap() {
+        @Override
+        public int lo() {
+            return lo;
+        }
+
+        @Override
+        public int cap() {
             return d.length / stride;
+        }
+
+        @Override
+        public long word(int i, int w) {
+            return d[i * stride + w];
         }
 
         void grow(int k) {
@@ -79,14 +90,7 @@ public final class BinsAggregator {
                 grow(k);
                 i = k - lo;
             }
-            int at = i * stride;
-            d[at] += 1;
-            d[at + 1] += m;
-            if (stride > 2) {
-                long sq = m * m;
-                d[at + 2] += sq >> 30;
-                d[at + 3] += sq & 0x3FFFFFFFL;
-            }
+            count(d, i * stride, m, stride);
         }
 
         void addExact(int k, long[] words) {
@@ -159,16 +163,27 @@ public final class BinsAggregator {
         }
     }
 
-    /** One group's tables: cells[2·column + side] (side 0 negative, 1 the others). */
-    static byte[] encode(Cell[] cells, int stride) {
+    /** One (column, sign)'s bins as a blob writes them: bins lo() … lo() + cap() − 1,
+     *  word w of bin i (word 0 its count, then the sums). */
+    interface Bins {
+        int lo();
+
+        int cap();
+
+        long word(int i, int w);
+    }
+
+    /** One group's tables: sides[2·column + side] (side 0 negative, 1 the others; null:
+     *  none), each its count-holding bins' span [first, last] with every bin's words. */
+    static byte[] encode(Bins[] sides, int stride) {
         Out o = new Out();
-        for (Cell c : cells) {
+        for (Bins c : sides) {
             int first = -1;
             int last = -1;
             if (c != null) {
                 int cap = c.cap();
                 for (int i = 0; i < cap; i++) {
-                    if (c.d[i * stride] > 0) {
+                    if (c.word(i, 0) > 0) {
                         if (first < 0) {
                             first = i;
                         }
@@ -181,13 +196,13 @@ public final class BinsAggregator {
                 continue;
             }
             o.varint(last - first + 1);
-            o.zigzag(c.lo + first);
+            o.zigzag(c.lo() + first);
             for (int i = first; i <= last; i++) {
-                long n = c.d[i * stride];
+                long n = c.word(i, 0);
                 o.varint(n);
                 if (n > 0) {
                     for (int w = 1; w < stride; w++) {
-                        o.zigzag(c.d[i * stride + w]);
+                        o.zigzag(c.word(i, w));
                     }
                 }
             }
@@ -306,6 +321,26 @@ public final class BinsAggregator {
             this.d = new long[cap * groups * stride];
         }
 
+        /** Group g's bins of this table, as {@link #encode} reads them. */
+        Bins of(int g) {
+            return new Bins() {
+                @Override
+                public int lo() {
+                    return lo;
+                }
+
+                @Override
+                public int cap() {
+                    return cap;
+                }
+
+                @Override
+                public long word(int i, int w) {
+                    return d[(i * groups + g) * stride + w];
+                }
+            };
+        }
+
         void grow(int k) {
             int pad = Math.max(4, cap / 2);
             int nlo = Math.min(lo, k - pad);
@@ -321,38 +356,11 @@ public final class BinsAggregator {
 
     /** One group's tables of {@link ColumnTable}s in {@link #encode}'s format. */
     static byte[] encodeGroup(ColumnTable[] tables, int g, int stride) {
-        Out o = new Out();
-        for (ColumnTable t : tables) {
-            int first = -1;
-            int last = -1;
-            if (t != null) {
-                for (int i = 0; i < t.cap; i++) {
-                    if (t.d[(i * t.groups + g) * stride] > 0) {
-                        if (first < 0) {
-                            first = i;
-                        }
-                        last = i;
-                    }
-                }
-            }
-            if (first < 0) {
-                o.varint(0);
-                continue;
-            }
-            o.varint(last - first + 1);
-            o.zigzag(t.lo + first);
-            for (int i = first; i <= last; i++) {
-                int at = (i * t.groups + g) * stride;
-                long n = t.d[at];
-                o.varint(n);
-                if (n > 0) {
-                    for (int w = 1; w < stride; w++) {
-                        o.zigzag(t.d[at + w]);
-                    }
-                }
-            }
+        Bins[] sides = new Bins[tables.length];
+        for (int s = 0; s < tables.length; s++) {
+            sides[s] = tables[s] == null ? null : tables[s].of(g);
         }
-        return o.bytes();
+        return encode(sides, stride);
     }
 
     /**
@@ -375,10 +383,7 @@ public final class BinsAggregator {
             int n = 0;
             while (n < chunk && rows.hasNext()) {
                 InternalRow r = rows.next();
-                if (r.isNullAt(groupOrdinal)) {
-                    continue;
-                }
-                int gi = index.get(groupIsInt ? r.getInt(groupOrdinal) : r.getLong(groupOrdinal));
+                int gi = groupOf(r, groupOrdinal, groupIsInt, index);
                 if (gi < 0) {
                     continue;
                 }
@@ -396,46 +401,22 @@ public final class BinsAggregator {
             for (int j = 0; j < columns; j++) {
                 long[] col = bits[j];
                 for (int i = 0; i < n; i++) {
-                    long b = col[i];
-                    long mag = b & ABS;
-                    if (mag >= INF_BITS) {
+                    int side = side(col[i], j);
+                    if (side < 0) {
                         continue;
                     }
-                    long m = (mag & MANTISSA) >>> drop;
-                    if (mag >= NORMAL) {
-                        m |= top;
-                    }
-                    int side;
-                    int k;
-                    if (b < 0 && b != Long.MIN_VALUE) {
-                        k = (int) ((~b) >> shift);
-                        side = 2 * j;
-                    } else {
-                        k = (int) ((mag >> shift) + zeroBin);
-                        side = 2 * j + 1;
-                    }
-                    if (b < 0) {
-                        m = -m;
+                    int k = bin(col[i], shift, zeroBin);
+                    long m = significand(col[i], drop, top);
+                    if (tables[side] == null) {
+                        tables[side] = new ColumnTable(k, groups, stride);
                     }
                     ColumnTable t = tables[side];
-                    if (t == null) {
-                        t = new ColumnTable(k, groups, stride);
-                        tables[side] = t;
-                    }
                     int rel = k - t.lo;
                     if (rel < 0 || rel >= t.cap) {
                         t.grow(k);
                         rel = k - t.lo;
                     }
-                    int at = (rel * groups + group[i]) * stride;
-                    long[] d = t.d;
-                    d[at] += 1;
-                    d[at + 1] += m;
-                    if (stride > 2) {
-                        long sq = m * m;
-                        d[at + 2] += sq >> 30;
-                        d[at + 3] += sq & 0x3FFFFFFFL;
-                    }
+                    count(t.d, (rel * groups + group[i]) * stride, m, stride);
                 }
             }
         }
@@ -448,6 +429,59 @@ public final class BinsAggregator {
         return out.iterator();
     }
 
+    /** Whether the finite pattern b is a negative value's (not −0.0's): its bins lie below
+     *  +0.0's bin H, on the column's negative side. */
+    static boolean below(long b) {
+        return b < 0 && b != Long.MIN_VALUE;
+    }
+
+    /** One value of significand m counted into the bin whose words start at d[at]: its
+     *  row, m, and (stride 4: a variance) the two 30-bit words of m². */
+    static void count(long[] d, int at, long m, int stride) {
+        d[at] += 1;
+        d[at + 1] += m;
+        if (stride > 2) {
+            long sq = m * m;
+            d[at + 2] += sq >> 30;
+            d[at + 3] += sq & 0x3FFFFFFFL;
+        }
+    }
+
+    /** The row's group index: −1 for a null group or a value not listed. */
+    static int groupOf(InternalRow r, int groupOrdinal, boolean groupIsInt, GroupIndex index) {
+        if (r.isNullAt(groupOrdinal)) {
+            return -1;
+        }
+        return index.get(groupIsInt ? r.getInt(groupOrdinal) : r.getLong(groupOrdinal));
+    }
+
+    /** Column j's side of the pattern b: 2j for a negative value (not −0.0), 2j + 1 for
+     *  the others, −1 for a non-finite value (or a null's NaN stand-in): skipped. */
+    static int side(long b, int j) {
+        if ((b & ABS) >= INF_BITS) {
+            return -1;
+        }
+        return 2 * j + (below(b) ? 0 : 1);
+    }
+
+    /** The search bin of the finite pattern b: (~b) >> shift for a negative value, else
+     *  ((b & ABS) >> shift) + H (describe_jit's definition). */
+    static int bin(long b, int shift, int zeroBin) {
+        return below(b) ? (int) ((~b) >> shift) : (int) (((b & ABS) >> shift) + zeroBin);
+    }
+
+    /** The truncated significand M of the finite pattern b: ((|b| & MANTISSA) >> drop)
+     *  with the implicit bit 2^(52 − drop) for a normal value ({@code top}), negated for
+     *  b < 0 (describe_jit's definition). */
+    static long significand(long b, int drop, long top) {
+        long mag = b & ABS;
+        long m = (mag & MANTISSA) >>> drop;
+        if (mag >= NORMAL) {
+            m |= top;
+        }
+        return b < 0 ? -m : m;
+    }
+
     /** Counts one partition's rows into per-group tables: (group index, blob) pairs. */
     static Iterator<Tuple2<Integer, byte[]>> partition(Iterator<InternalRow> rows,
             int groupOrdinal, boolean groupIsInt, int[] ordinals, GroupIndex index,
@@ -457,10 +491,7 @@ public final class BinsAggregator {
         Cell[][] tables = new Cell[groups][];
         while (rows.hasNext()) {
             InternalRow r = rows.next();
-            if (r.isNullAt(groupOrdinal)) {
-                continue;
-            }
-            int gi = index.get(groupIsInt ? r.getInt(groupOrdinal) : r.getLong(groupOrdinal));
+            int gi = groupOf(r, groupOrdinal, groupIsInt, index);
             if (gi < 0) {
                 continue;
             }
@@ -475,32 +506,14 @@ public final class BinsAggregator {
                     continue;
                 }
                 long b = Double.doubleToRawLongBits(r.getDouble(o));
-                long mag = b & ABS;
-                if (mag >= INF_BITS) {
-                    continue;
+                int side = side(b, j);
+                if (side >= 0) {
+                    int k = bin(b, shift, zeroBin);
+                    if (cs[side] == null) {
+                        cs[side] = new Cell(k, stride);
+                    }
+                    cs[side].add(k, significand(b, drop, top));
                 }
-                long m = (mag & MANTISSA) >>> drop;
-                if (mag >= NORMAL) {
-                    m |= top;
-                }
-                int side;
-                int k;
-                if (b < 0 && b != Long.MIN_VALUE) {
-                    k = (int) ((~b) >> shift);
-                    side = 2 * j;
-                } else {
-                    k = (int) ((mag >> shift) + zeroBin);
-                    side = 2 * j + 1;
-                }
-                if (b < 0) {
-                    m = -m;
-                }
-                Cell c = cs[side];
-                if (c == null) {
-                    c = new Cell(k, stride);
-                    cs[side] = c;
-                }
-                c.add(k, m);
             }
         }
         List<Tuple2<Integer, byte[]>> out = new ArrayList<>();
