@@ -282,16 +282,15 @@ def _few_rank_pieces(keys: np.ndarray, row_lo: np.ndarray, row_hi: np.ndarray,
                       for x in (keys, row_lo, row_hi, incl))
     n = cum[-1]
     ends = [*k[1:], m]
-    pieces = [(0, k[0], 0)] if k[0] > 0 else []  # (start, size, rank of a gap) or a key's
+    # (start, size, lo, hi): a gap's lo = hi = the rows before it, a key's its cell's
+    pieces = [(0, k[0], 0, 0)] if k[0] > 0 else []
     for i, key in enumerate(k):
-        pieces.append((key, 1, -1 - i))
+        pieces.append((key, 1, lo[i], hi[i]))
         if ends[i] > key + 1:
-            pieces.append((key + 1, ends[i] - key - 1, cum[i]))
+            pieces.append((key + 1, ends[i] - key - 1, cum[i], cum[i]))
     a, b = q.numerator, q.denominator
     t = a * n
-    weighted = [max(0, b * (r if r >= 0 else lo[-1 - r]) - t, t - b * (r if r >= 0 else
-                                                                        hi[-1 - r]))
-                for _, _, r in pieces]
+    weighted = [max(0, b * below - t, t - b * upto) for _, _, below, upto in pieces]
     top = max(weighted)
     return Pieces(np.array([p[0] for p in pieces], dtype=np.uint64),
                   np.array([p[1] for p in pieces], dtype=np.uint64),
