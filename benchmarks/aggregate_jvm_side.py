@@ -310,21 +310,15 @@ def main(argv: list[str] | None = None) -> int:
 
     squares = any(s in args.statistics.split(",") for s in ("variance", "std"))
 
-    def jvmbins() -> None:
-        jvm_bins(st.pass_input(df, columns, "g"), columns, groups, squares=squares,
-                 reducers=bench.cores, collect=False)
+    def jvm_stage(part: str) -> Callable[[], None]:
+        """A run of BinsAggregator's ``part`` (:func:`jvm_bins`) over the pass's input."""
+        def run() -> None:
+            jvm_bins(st.pass_input(df, columns, "g"), columns, groups, squares=squares,
+                     reducers=bench.cores, collect=False, part=part)
+        return run
 
-    def jvmrows() -> None:
-        jvm_bins(st.pass_input(df, columns, "g"), columns, groups, squares=squares,
-                 reducers=bench.cores, collect=False, part="rowsall")
-
-    def jvmread() -> None:
-        jvm_bins(st.pass_input(df, columns, "g"), columns, groups, squares=squares,
-                 reducers=bench.cores, collect=False, part="read")
-
-    def jvmpartial() -> None:
-        jvm_bins(st.pass_input(df, columns, "g"), columns, groups, squares=squares,
-                 reducers=bench.cores, collect=False, part="partial")
+    jvmbins, jvmrows = jvm_stage("all"), jvm_stage("rowsall")
+    jvmread, jvmpartial = jvm_stage("read"), jvm_stage("partial")
 
     bodies: dict[str, Callable[[], None]] = {"plain": plain, "read": read, "count": count,
                                              "pass": the_pass, "merged": merged,
