@@ -1539,7 +1539,8 @@ def _bounds_and_pivots(plan: DescribePlan, sides: np.ndarray, given: np.ndarray,
     bins (:func:`~dprect.core.tail_bounds.bin_edges`: ``CandidateStream.value``'s floats),
     p :func:`choose_pivot` of each ``wanted`` cell — compiled
     (:func:`~dprect.core.release_jit.pivot_block`, from ``given`` = (centre, share, ε_S)),
-    and by ``choose_pivot`` itself for a cell the compiled code leaves to it."""
+    and by ``choose_pivot`` itself for a cell the compiled code leaves to it: once for
+    each distinct (L, c, U, ε_S) of those cells (:func:`_python_pivots`)."""
     from dprect.core import release_jit  # loaded with the compiled samplers (numba)
 
     out = np.empty((len(sides), 3), dtype=np.float64)
@@ -1550,11 +1551,28 @@ def _bounds_and_pivots(plan: DescribePlan, sides: np.ndarray, given: np.ndarray,
     pivot, ok = np.zeros(len(sides), dtype=np.float64), np.zeros(len(sides), dtype=np.int64)
     release_jit.pivot_block(lower, upper, centre, given[:, 1].copy(), plan.count_epsilon,
                             eps_s, pivot, ok)
-    for c in np.flatnonzero(wanted & (ok == 0)).tolist():
-        pivot[c] = choose_pivot(float(lower[c]), float(centre[c]), float(upper[c]),
-                                plan.count_epsilon, float(eps_s[c]))
+    left = np.flatnonzero(wanted & (ok == 0))
+    if len(left):
+        pivot[left] = _python_pivots(np.stack([lower[left], centre[left], upper[left],
+                                               eps_s[left]], axis=1), plan.count_epsilon)
     out[:, 2] = pivot
     return out
+
+
+def _python_pivots(args: np.ndarray, count_epsilon: float) -> np.ndarray:
+    """:func:`choose_pivot` ``(L, c, U, ε_n, ε_S)`` of each row (L, c, U, ε_S) of ``args``
+    (float64), made once for each distinct row: a pure function of its five floats, so
+    rows of the same bits (±0 and every NaN kept apart: the rows are compared by their
+    bits) get the same pivot. The pivots the compiled code leaves to Python are those
+    whose two candidate costs are too close to order without CPython's ``math.hypot``
+    (:func:`~dprect.core.release_jit.pivot_block`) — on a block of tiny groups, cells
+    with the same bounds around a centre near their midpoint: about 7% of a block's
+    cells, of a few dozen distinct rows (issue #42)."""
+    _, first, inverse = np.unique(np.ascontiguousarray(args).view(np.int64), axis=0,
+                                  return_index=True, return_inverse=True)
+    made = np.array([choose_pivot(lo, c, hi, count_epsilon, e)
+                     for lo, c, hi, e in args[first].tolist()], dtype=np.float64)
+    return made[inverse.reshape(-1)]
 
 
 def _cell_draw(plan: DescribePlan, tier: Tier, centre: float, stats: CellStatistics,
