@@ -46,8 +46,9 @@ from dprect.core.statistic import COVERAGE, QUANTILES, QUERY, Mechanism, outputs
 from dprect.core.statistic import STATISTICS as STATISTIC_OF
 from dprect.release.record_text import (
     COMPACT_ITEMS,
+    fill_items,
     item_lines,
-    item_template,
+    item_pieces,
     join_items,
     value_texts,
 )
@@ -332,9 +333,10 @@ class BlockFields:
         """:func:`~dprect.release.record_text.item_lines` of :meth:`rows`, made a field at
         a time: each field's values' texts (:func:`~dprect.release.record_text.
         value_texts`: a float column's ``repr`` in one pass, each distinct value once
-        where few are: :func:`float_texts`), a row's item by one
-        template (:func:`~dprect.release.record_text.item_template`; a field null in
-        every row written in it)."""
+        where few are: :func:`float_texts`), a row's item by one template's pieces and
+        its values' texts joined (:func:`~dprect.release.record_text.item_pieces`,
+        :func:`~dprect.release.record_text.fill_items`; a field null in every row written
+        in it)."""
         texts = [self._group_of_rows(value_texts(self.groups)),
                  value_texts(self.columns) * len(self.groups)]
         fixed: dict[str, str] = {}
@@ -348,7 +350,7 @@ class BlockFields:
             fixed[BELOW_ROW_NEED] = "null"
         else:
             texts.append(value_texts(self.below.tolist(), "bool"))
-        items = list(map(item_template(self.keys, fixed).__mod__, zip(*texts, strict=True)))
+        items = fill_items(item_pieces(self.keys, fixed), texts)
         for r, row in self.python.items():
             items[r] = item_lines([row])
         return join_items(items)
