@@ -987,24 +987,36 @@ def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | N
     for g, seed in zip(later, second, strict=True):
         resume[g] = seed
     anchored = [t.anchored for t in tiers]
-    centres = [[None if anchored[k] else
-                draw_centre_from_counts(*block.centre_histogram(g, j), tiers[k].centre_rate,
-                                        rng)
-                for j, k in enumerate(picked)]
-               for g, (rng, picked) in enumerate(zip(streams, picks, strict=True))]
-    own = {(g, j): c for g, (row, krow) in enumerate(zip(centres, picks, strict=True))
-           for j, (c, k) in enumerate(zip(row, krow, strict=True))
-           if not k and c is not None}
-    stats = block.statistics_at(own)
-    # the plan's own split's cells, groups then columns in order, each from its group's
-    # stream: drawn together (:func:`_finish_many`)
-    finished = iter(_finish_many(plan, [(g, tiers[0], own[(g, j)], stats[(g, j)], n)
-                                        for g, (nrow, krow) in enumerate(zip(counts, picks,
-                                                                             strict=True))
-                                        for j, (n, k) in enumerate(zip(nrow, krow,
-                                                                       strict=True))
-                                        if not k], streams))
-    done = [[(None, None) if k else next(finished) for k in krow] for krow in picks]
+    cells: list[list[Cell | None]]
+    means: list[list[float | None]]
+    if _anchored_only(flat, anchored):
+        # every cell of an anchored smaller split (a block of tiny groups): no centre, no
+        # cell of the plan's own split — nothing drawn below but the pools; the lists of
+        # the general case below made a group at a time, not a cell
+        centres: list[list[float | None]] = [[None] * columns for _ in range(block.groups)]
+        cells = [[None] * columns for _ in range(block.groups)]
+        means = [[None] * columns for _ in range(block.groups)]
+    else:
+        centres = [[None if anchored[k] else
+                    draw_centre_from_counts(*block.centre_histogram(g, j),
+                                            tiers[k].centre_rate, rng)
+                    for j, k in enumerate(picked)]
+                   for g, (rng, picked) in enumerate(zip(streams, picks, strict=True))]
+        own = {(g, j): c for g, (row, krow) in enumerate(zip(centres, picks, strict=True))
+               for j, (c, k) in enumerate(zip(row, krow, strict=True))
+               if not k and c is not None}
+        stats = block.statistics_at(own)
+        # the plan's own split's cells, groups then columns in order, each from its
+        # group's stream: drawn together (:func:`_finish_many`)
+        finished = iter(_finish_many(plan, [(g, tiers[0], own[(g, j)], stats[(g, j)], n)
+                                            for g, (nrow, krow) in enumerate(
+                                                zip(counts, picks, strict=True))
+                                            for j, (n, k) in enumerate(zip(nrow, krow,
+                                                                           strict=True))
+                                            if not k], streams))
+        done = [[(None, None) if k else next(finished) for k in krow] for krow in picks]
+        cells = [[c for c, _ in row] for row in done]
+        means = [[m for _, m in row] for row in done]
     last = len(tiers) - 1
     pooled: dict[int, list[int]] = {}  # column → its groups of the anchored split
     if plan.pooled is not None and last:
@@ -1014,8 +1026,15 @@ def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | N
             if len(of_j):
                 pooled[j] = of_j.tolist()
     pools = block.pooled_histograms(pooled)
-    return BlockDraws([[c for c, _ in row] for row in done], picks, centres, counts,
-                      resume, [[m for _, m in row] for row in done], pools)
+    return BlockDraws(cells, picks, centres, counts, resume, means, pools)
+
+
+def _anchored_only(flat: Sequence[int], anchored: Sequence[bool]) -> bool:
+    """Whether every cell of a block (its splits ``flat``, indices into the plan's tiers)
+    takes an anchored smaller split: then round one draws no centre and no cell of the
+    plan's own split for it (:func:`describe_block` makes its lists a group at a time).
+    Public: the splits are functions of released counts."""
+    return all(k and anchored[k] for k in set(flat))
 
 
 def _noisy_count(plan: DescribePlan, rows: int, rng: RandomSource) -> int | None:
