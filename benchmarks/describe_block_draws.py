@@ -243,12 +243,14 @@ def timed(args: argparse.Namespace) -> int:
     spent = {"decode": 0.0, "phase1": 0.0, "phase2": 0.0, "driver": 0.0, "pack": 0.0}
     cells = 0
     prof = cProfile.Profile(time.process_time) if args.profile else None
+    ran: set[str] = set()  # the steps profiled that ran (none: no stats to print)
     profiled = {"all": {"decode", "phase1", "phase2", "driver", "pack"}}.get(
         args.profile_phase, {args.profile_phase})
 
     def step(name: str, body: Any, *args: Any) -> Any:
         on = prof is not None and name in profiled
         if on:
+            ran.add(name)
             prof.enable()
         t = time.process_time()
         got = body(*args)
@@ -276,13 +278,16 @@ def timed(args: argparse.Namespace) -> int:
     load.append(os.getloadavg()[0])
     per = {k: round(v / cells * 1e6, 2) for k, v in spent.items()}
     per["phases, decodes included"] = round(per["phase1"] + per["phase2"], 2)
-    per["phases and pack"] = round(per["phase1"] + per["phase2"] + per["pack"], 2)
+    if args.pack:
+        per["phases and pack"] = round(per["phase1"] + per["phase2"] + per["pack"], 2)
+    else:  # not timed
+        del per["pack"]
     report = {"groups": args.groups, "columns": args.columns,
               "rows_per_group": args.rows_per_group, "statistics": args.statistics,
               "blocks": n_blocks, "blocks_timed": len(chosen), "cells_timed": cells,
               "warm_up_cpu_s": round(whole, 2), "anchors": repr(anchors),
               "us_cpu_a_cell": per, "load": load, "label": args.label}
-    return end_report(report, args, lambda: prof)
+    return end_report(report, args, lambda: prof if ran else None)
 
 
 def main(argv: list[str] | None = None) -> int:
