@@ -30,7 +30,11 @@ timed by ``time.process_time`` per phase (each through the route's task wrapper,
 task runs it: :func:`as_task`), with the block's decode
 (:meth:`~dprect.engines.spark.executor_draws.Blocks.cells`) timed apart, and the
 driver's part of a block apart too (``driver``: its phase-2 result unpickled and its
-cells made, not in the phases); µs of CPU a cell. Nothing is asserted; quote the load
+cells made, not in the phases), and the task's packing of the block as a streamed run
+packs it (``pack``: :class:`~dprect.engines.spark.executor_draws.Packing` of the
+product's :class:`~dprect.release.block_pack.BlockPacker` with a ledger's DEFLATE piece,
+from s36-tiny; ``--no-pack``: not timed); µs of CPU a cell. ``--profile N`` profiles
+the steps of ``--profile-phase`` (all by default). Nothing is asserted; quote the load
 with the figures.
 """
 
@@ -86,7 +90,7 @@ def prepared(rows: int, columns: int, groups: int, statistics: str, epsilon: flo
         cache.write_bytes(pickle.dumps(merged))
     blocks = ed.Blocks(kernel, spec, groups, starts, columns)
     return {"settings": settings, "blocks": blocks, "merged": merged,
-            "starts": starts}
+            "starts": starts, "names": names, "group_names": group_names}
 
 
 def cell_text(cell: Any) -> str:
@@ -143,6 +147,27 @@ def as_task(phase: Any, b: Any, *args: Any) -> list[Any]:
         import gc
 
         gc.unfreeze()
+
+
+def packing_of(run: dict[str, Any]) -> Any:
+    """The product's packing of a streamed block (:class:`~dprect.engines.spark.
+    executor_draws.Packing` of :class:`~dprect.release.block_pack.BlockPacker`, with a
+    ledger's DEFLATE piece as ``dprect aggregate`` with a ledger makes it)."""
+    from dprect.engines.spark import executor_draws as ed
+    from dprect.release.block_pack import BlockPacker
+    from dprect.release.ledger.stored import LEVEL
+
+    settings = run["settings"]
+    return ed.Packing(BlockPacker(settings.mechanisms[0].name, LEVEL), tuple(run["names"]),
+                      False)
+
+
+def pa_names(names: list[str]) -> Any:
+    """A block's group names as its row's :data:`~dprect.engines.spark.executor_draws.
+    NAMES` column."""
+    import pyarrow as pa
+
+    return pa.array([pickle.dumps(list(names))], pa.binary())
 
 
 def ed_module() -> Any:
@@ -215,38 +240,54 @@ def timed(args: argparse.Namespace) -> int:
     list(ed.query_second(iter([block_batch(merged, 0, {ed.DRAWS: firsts[0].column(ed.DRAWS)})]),
                          blob, anchors, blocks, 0))  # warm: phase 2 once
     whole = time.process_time() - t
-    spent = {"decode": 0.0, "phase1": 0.0, "phase2": 0.0, "driver": 0.0}
+    spent = {"decode": 0.0, "phase1": 0.0, "phase2": 0.0, "driver": 0.0, "pack": 0.0}
     cells = 0
     prof = cProfile.Profile(time.process_time) if args.profile else None
-    for r in chosen:
-        if prof is not None:
+    ran: set[str] = set()  # the steps profiled that ran (none: no stats to print)
+    profiled = {"all": {"decode", "phase1", "phase2", "driver", "pack"}}.get(
+        args.profile_phase, {args.profile_phase})
+
+    def step(name: str, body: Any, *args: Any) -> Any:
+        on = prof is not None and name in profiled
+        if on:
+            ran.add(name)
             prof.enable()
+        t = time.process_time()
+        got = body(*args)
+        spent[name] += time.process_time() - t
+        if on:
+            prof.disable()
+        return got
+
+    packing = packing_of(run) if args.pack else None
+    for r in chosen:
         cells += blocks.size(r) * args.columns
         b = block_batch(merged, r)
-        t = time.process_time()
-        blocks.cells(b, 0, 0)
-        spent["decode"] += time.process_time() - t
-        t = time.process_time()
-        (f,) = as_task(ed.query_first, b, blob, blocks, 0)
-        spent["phase1"] += time.process_time() - t
+        step("decode", blocks.cells, b, 0, 0)
+        (f,) = step("phase1", as_task, ed.query_first, b, blob, blocks, 0)
         b2 = block_batch(merged, r, {ed.DRAWS: f.column(ed.DRAWS)})
-        t = time.process_time()
-        (out,) = as_task(ed.query_second, b2, blob, anchors, blocks, 0)
-        spent["phase2"] += time.process_time() - t
-        t = time.process_time()  # the driver: the block unpickled, its cells
-        released_rows(pickle.loads(out.column(ed.RESULT)[0].as_py()))
-        spent["driver"] += time.process_time() - t
-        if prof is not None:
-            prof.disable()
+        (out,) = step("phase2", as_task, ed.query_second, b2, blob, anchors, blocks, 0)
+        # the driver's part when nothing packs: the block unpickled, its cells
+        result = out.column(ed.RESULT)[0].as_py()
+        step("driver", lambda raw: released_rows(pickle.loads(raw)), result)
+        if packing is not None:  # the task's packing of the block (Packing.describe)
+            done = pickle.loads(result)
+            a, z = blocks.edges[r], blocks.edges[r + 1]
+            named = block_batch(merged, r, {ed.NAMES: pa_names(run["group_names"][a:z])})
+            step("pack", packing.describe, named, 0, plan, done)
     load.append(os.getloadavg()[0])
     per = {k: round(v / cells * 1e6, 2) for k, v in spent.items()}
     per["phases, decodes included"] = round(per["phase1"] + per["phase2"], 2)
+    if args.pack:
+        per["phases and pack"] = round(per["phase1"] + per["phase2"] + per["pack"], 2)
+    else:  # not timed
+        del per["pack"]
     report = {"groups": args.groups, "columns": args.columns,
               "rows_per_group": args.rows_per_group, "statistics": args.statistics,
               "blocks": n_blocks, "blocks_timed": len(chosen), "cells_timed": cells,
               "warm_up_cpu_s": round(whole, 2), "anchors": repr(anchors),
               "us_cpu_a_cell": per, "load": load, "label": args.label}
-    return end_report(report, args, lambda: prof)
+    return end_report(report, args, lambda: prof if ran else None)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -261,6 +302,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pool-blocks", type=int, default=0,
                     help="join the pools of this many blocks only (0: every phase-1 "
                          "block drawn; 1: one block's, as aggregate_pass_profile.py does)")
+    ap.add_argument("--pack", action=argparse.BooleanOptionalAction, default=True,
+                    help="time the task's packing of each timed block too (``pack``: "
+                         "BlockPacker with a ledger's DEFLATE piece)")
+    ap.add_argument("--profile-phase", default="all",
+                    choices=["all", "decode", "phase1", "phase2", "driver", "pack"],
+                    help="the step(s) profiled with --profile")
     draws_options(ap)
     args = ap.parse_args(argv)
     if args.mode == "digest":

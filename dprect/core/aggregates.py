@@ -987,24 +987,36 @@ def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | N
     for g, seed in zip(later, second, strict=True):
         resume[g] = seed
     anchored = [t.anchored for t in tiers]
-    centres = [[None if anchored[k] else
-                draw_centre_from_counts(*block.centre_histogram(g, j), tiers[k].centre_rate,
-                                        rng)
-                for j, k in enumerate(picked)]
-               for g, (rng, picked) in enumerate(zip(streams, picks, strict=True))]
-    own = {(g, j): c for g, (row, krow) in enumerate(zip(centres, picks, strict=True))
-           for j, (c, k) in enumerate(zip(row, krow, strict=True))
-           if not k and c is not None}
-    stats = block.statistics_at(own)
-    # the plan's own split's cells, groups then columns in order, each from its group's
-    # stream: drawn together (:func:`_finish_many`)
-    finished = iter(_finish_many(plan, [(g, tiers[0], own[(g, j)], stats[(g, j)], n)
-                                        for g, (nrow, krow) in enumerate(zip(counts, picks,
-                                                                             strict=True))
-                                        for j, (n, k) in enumerate(zip(nrow, krow,
-                                                                       strict=True))
-                                        if not k], streams))
-    done = [[(None, None) if k else next(finished) for k in krow] for krow in picks]
+    cells: list[list[Cell | None]]
+    means: list[list[float | None]]
+    if _anchored_only(flat, anchored):
+        # every cell of an anchored smaller split (a block of tiny groups): no centre, no
+        # cell of the plan's own split — nothing drawn below but the pools; the lists of
+        # the general case below made a group at a time, not a cell
+        centres: list[list[float | None]] = [[None] * columns for _ in range(block.groups)]
+        cells = [[None] * columns for _ in range(block.groups)]
+        means = [[None] * columns for _ in range(block.groups)]
+    else:
+        centres = [[None if anchored[k] else
+                    draw_centre_from_counts(*block.centre_histogram(g, j),
+                                            tiers[k].centre_rate, rng)
+                    for j, k in enumerate(picked)]
+                   for g, (rng, picked) in enumerate(zip(streams, picks, strict=True))]
+        own = {(g, j): c for g, (row, krow) in enumerate(zip(centres, picks, strict=True))
+               for j, (c, k) in enumerate(zip(row, krow, strict=True))
+               if not k and c is not None}
+        stats = block.statistics_at(own)
+        # the plan's own split's cells, groups then columns in order, each from its
+        # group's stream: drawn together (:func:`_finish_many`)
+        finished = iter(_finish_many(plan, [(g, tiers[0], own[(g, j)], stats[(g, j)], n)
+                                            for g, (nrow, krow) in enumerate(
+                                                zip(counts, picks, strict=True))
+                                            for j, (n, k) in enumerate(zip(nrow, krow,
+                                                                           strict=True))
+                                            if not k], streams))
+        done = [[(None, None) if k else next(finished) for k in krow] for krow in picks]
+        cells = [[c for c, _ in row] for row in done]
+        means = [[m for _, m in row] for row in done]
     last = len(tiers) - 1
     pooled: dict[int, list[int]] = {}  # column → its groups of the anchored split
     if plan.pooled is not None and last:
@@ -1014,8 +1026,15 @@ def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | N
             if len(of_j):
                 pooled[j] = of_j.tolist()
     pools = block.pooled_histograms(pooled)
-    return BlockDraws([[c for c, _ in row] for row in done], picks, centres, counts,
-                      resume, [[m for _, m in row] for row in done], pools)
+    return BlockDraws(cells, picks, centres, counts, resume, means, pools)
+
+
+def _anchored_only(flat: Sequence[int], anchored: Sequence[bool]) -> bool:
+    """Whether every cell of a block (its splits ``flat``, indices into the plan's tiers)
+    takes an anchored smaller split: then round one draws no centre and no cell of the
+    plan's own split for it (:func:`describe_block` makes its lists a group at a time).
+    Public: the splits are functions of released counts."""
+    return all(k and anchored[k] for k in set(flat))
 
 
 def _noisy_count(plan: DescribePlan, rows: int, rng: RandomSource) -> int | None:
@@ -1539,7 +1558,8 @@ def _bounds_and_pivots(plan: DescribePlan, sides: np.ndarray, given: np.ndarray,
     bins (:func:`~dprect.core.tail_bounds.bin_edges`: ``CandidateStream.value``'s floats),
     p :func:`choose_pivot` of each ``wanted`` cell — compiled
     (:func:`~dprect.core.release_jit.pivot_block`, from ``given`` = (centre, share, ε_S)),
-    and by ``choose_pivot`` itself for a cell the compiled code leaves to it."""
+    and by ``choose_pivot`` itself for a cell the compiled code leaves to it: once for
+    each distinct (L, c, U, ε_S) of those cells (:func:`_python_pivots`)."""
     from dprect.core import release_jit  # loaded with the compiled samplers (numba)
 
     out = np.empty((len(sides), 3), dtype=np.float64)
@@ -1550,11 +1570,28 @@ def _bounds_and_pivots(plan: DescribePlan, sides: np.ndarray, given: np.ndarray,
     pivot, ok = np.zeros(len(sides), dtype=np.float64), np.zeros(len(sides), dtype=np.int64)
     release_jit.pivot_block(lower, upper, centre, given[:, 1].copy(), plan.count_epsilon,
                             eps_s, pivot, ok)
-    for c in np.flatnonzero(wanted & (ok == 0)).tolist():
-        pivot[c] = choose_pivot(float(lower[c]), float(centre[c]), float(upper[c]),
-                                plan.count_epsilon, float(eps_s[c]))
+    left = np.flatnonzero(wanted & (ok == 0))
+    if len(left):
+        pivot[left] = _python_pivots(np.stack([lower[left], centre[left], upper[left],
+                                               eps_s[left]], axis=1), plan.count_epsilon)
     out[:, 2] = pivot
     return out
+
+
+def _python_pivots(args: np.ndarray, count_epsilon: float) -> np.ndarray:
+    """:func:`choose_pivot` ``(L, c, U, ε_n, ε_S)`` of each row (L, c, U, ε_S) of ``args``
+    (float64), made once for each distinct row: a pure function of its five floats, so
+    rows of the same bits (±0 and every NaN kept apart: the rows are compared by their
+    bits) get the same pivot. The pivots the compiled code leaves to Python are those
+    whose two candidate costs are too close to order without CPython's ``math.hypot``
+    (:func:`~dprect.core.release_jit.pivot_block`) — on a block of tiny groups, cells
+    with the same bounds around a centre near their midpoint: about 7% of a block's
+    cells, of a few dozen distinct rows (issue #42)."""
+    _, first, inverse = np.unique(np.ascontiguousarray(args).view(np.int64), axis=0,
+                                  return_index=True, return_inverse=True)
+    made = np.array([choose_pivot(lo, c, hi, count_epsilon, e)
+                     for lo, c, hi, e in args[first].tolist()], dtype=np.float64)
+    return made[inverse.reshape(-1)]
 
 
 def _cell_draw(plan: DescribePlan, tier: Tier, centre: float, stats: CellStatistics,

@@ -46,8 +46,9 @@ from dprect.core.statistic import COVERAGE, QUANTILES, QUERY, Mechanism, outputs
 from dprect.core.statistic import STATISTICS as STATISTIC_OF
 from dprect.release.record_text import (
     COMPACT_ITEMS,
+    fill_items,
     item_lines,
-    item_template,
+    item_pieces,
     join_items,
     value_texts,
 )
@@ -331,9 +332,11 @@ class BlockFields:
     def item_lines(self) -> str:
         """:func:`~dprect.release.record_text.item_lines` of :meth:`rows`, made a field at
         a time: each field's values' texts (:func:`~dprect.release.record_text.
-        value_texts`: a float column's ``repr`` in one pass), a row's item by one
-        template (:func:`~dprect.release.record_text.item_template`; a field null in
-        every row written in it)."""
+        value_texts`: a float column's ``repr`` in one pass, each distinct value once
+        where few are: :func:`float_texts`), a row's item by one template's pieces and
+        its values' texts joined (:func:`~dprect.release.record_text.item_pieces`,
+        :func:`~dprect.release.record_text.fill_items`; a field null in every row written
+        in it)."""
         texts = [self._group_of_rows(value_texts(self.groups)),
                  value_texts(self.columns) * len(self.groups)]
         fixed: dict[str, str] = {}
@@ -341,15 +344,13 @@ class BlockFields:
             a = self.fields[key]
             if a is None:
                 fixed[key] = "null"
-            elif np.isfinite(a).all():
-                texts.append(value_texts(a.tolist(), "float"))
             else:
-                texts.append(value_texts([_json_scalar(x) for x in a.tolist()]))
+                texts.append(float_texts(a))
         if self.below is None:
             fixed[BELOW_ROW_NEED] = "null"
         else:
             texts.append(value_texts(self.below.tolist(), "bool"))
-        items = list(map(item_template(self.keys, fixed).__mod__, zip(*texts, strict=True)))
+        items = fill_items(item_pieces(self.keys, fixed), texts)
         for r, row in self.python.items():
             items[r] = item_lines([row])
         return join_items(items)
@@ -386,6 +387,38 @@ class BlockFields:
                                  lambda: [None] * n)
         return TableBlock(pa.RecordBatch.from_arrays(columns,
                                                      schema=table_schema(shape, statistics)))
+
+
+#: :func:`float_texts` looks at this many first values of a field to choose its way
+_PROBE = 256
+
+
+def float_texts(values: np.ndarray) -> list[str]:
+    """Each float of ``values`` as a record row's item writes it (:func:`_json_scalar`, its
+    text :func:`~dprect.release.record_text.value_texts`': a finite float's ``repr``,
+    ±inf ``"inf"``/``"-inf"``, NaN null), a field of a block at a time (issue #42). A field
+    of few distinct values — a block of tiny groups' bounds (a few bins around each
+    column's centre), its counts and their intervals (small integers) — has each
+    distinct value written once and its text repeated: the values are told apart by
+    their bits (−0.0 and 0.0 are two texts), so every value's text is its own. Whether a
+    field is such a field is guessed from its first :data:`_PROBE` values (at most half
+    of them distinct); the others are written value by value (the probe's cost only).
+    Public: the way taken changes no byte."""
+    a = np.ascontiguousarray(values, dtype=np.float64)
+    probe = a[:_PROBE].view(np.int64)
+    if len(np.unique(probe)) * 2 > len(probe):
+        return _float_texts(a)
+    distinct, inverse = np.unique(a.view(np.int64), return_inverse=True)
+    texts = np.array(_float_texts(distinct.view(np.float64)), dtype=object)
+    out: list[str] = texts[inverse.reshape(-1)].tolist()
+    return out
+
+
+def _float_texts(a: np.ndarray) -> list[str]:
+    """:func:`float_texts` value by value (float64 ``a``)."""
+    if np.isfinite(a).all():
+        return value_texts(a.tolist(), "float")
+    return value_texts([_json_scalar(x) for x in a.tolist()])
 
 
 def _place(key: str, asked: Sequence[str]) -> tuple[str | None, int | None]:
@@ -868,6 +901,7 @@ __all__ = [
     "coverage_statement",
     "describe_record",
     "describe_rows",
+    "float_texts",
     "is_aggregate_record",
     "json_float",
     "jsonable",

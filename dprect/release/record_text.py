@@ -19,8 +19,9 @@ writes them): the record's text is its other entries' around the spool's texts."
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import partial
+from itertools import repeat
 from typing import Any
 
 from dprect.release.row_spool import RowSpool, row_blocks
@@ -67,6 +68,40 @@ def item_template(keys: Sequence[str], fixed: Mapping[str, str] | None = None) -
     return "{" + _PLAIN.item_separator.join(
         (_item(k) + _PLAIN.key_separator).replace("%", "%%")
         + (fixed[k].replace("%", "%%") if k in fixed else "%s") for k in keys) + "}"
+
+
+def item_pieces(keys: Sequence[str], fixed: Mapping[str, str] | None = None) -> list[str]:
+    """:func:`item_template` cut at its values: the texts before, between and after the
+    values' texts (one more than the values), ``fixed`` written in — so the pieces and a
+    row's values' texts alternated and joined are the template filled with them, byte for
+    byte (:func:`fill_items`)."""
+    fixed = fixed or {}
+    pieces: list[str] = []
+    current = "{"
+    for i, k in enumerate(keys):
+        current += (_PLAIN.item_separator if i else "") + _item(k) + _PLAIN.key_separator
+        if k in fixed:
+            current += fixed[k]
+        else:
+            pieces.append(current)
+            current = ""
+    pieces.append(current + "}")
+    return pieces
+
+
+def fill_items(pieces: Sequence[str], texts: Sequence[Sequence[str]]) -> list[str]:
+    """Each row's item: ``pieces`` (:func:`item_pieces`) alternated with the row's values'
+    texts (``texts``: one list a value, the rows in order, all of one length) and joined
+    — ``[template % row for row in zip(*texts)]`` for the same keys' :func:`item_template`,
+    without a template parsed a row (issue #42: a block of tiny groups' ~16,000 items)."""
+    if len(pieces) != len(texts) + 1 or not texts:
+        raise ValueError(f"{len(pieces)} piece(s) for {len(texts)} value(s)")
+    if len({len(t) for t in texts}) != 1:
+        raise ValueError("the values' texts are not of one length")
+    parts: list[Iterable[str]] = [repeat(pieces[0])]
+    for text, piece in zip(texts, pieces[1:], strict=True):
+        parts += [text, repeat(piece)]
+    return list(map("".join, zip(*parts, strict=False)))  # the texts end it (checked)
 
 
 #: a JSON boolean's text as the C encoder writes it, by the bool (``False``, ``True``)
@@ -230,5 +265,6 @@ def ledger_text(record: dict[str, Any]) -> str:
     return record_text(record) if _long(record) else json.dumps(record)
 
 
-__all__ = ["COMPACT_ITEMS", "LIST_LEVEL", "item_lines", "item_template", "join_items",
-           "ledger_chunks", "ledger_text", "record_chunks", "record_text", "value_texts"]
+__all__ = ["COMPACT_ITEMS", "LIST_LEVEL", "fill_items", "item_lines", "item_pieces",
+           "item_template", "join_items", "ledger_chunks", "ledger_text", "record_chunks",
+           "record_text", "value_texts"]

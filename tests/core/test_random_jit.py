@@ -69,6 +69,19 @@ def python_source(seed: int | None, monkeypatch: pytest.MonkeyPatch) -> RandomSo
     return source
 
 
+def test_the_compiled_bit_length_is_ints() -> None:
+    """_bit_length (every randbelow's k) is int.bit_length on 0 … 2^64 − 1: each power of
+    two and its neighbours, the ends and random widths, as uint64 and int64."""
+    gen = random.Random(5)
+    values = [0, 2**64 - 1, *(2**k + d for k in range(64) for d in (-1, 0, 1)
+                              if 0 <= 2**k + d < 2**64),
+              *(gen.getrandbits(gen.randint(1, 64)) for _ in range(5000))]
+    for v in values:
+        assert jit._bit_length(np.uint64(v)) == v.bit_length()
+        if v < 2**63:
+            assert jit._bit_length(np.int64(v)) == v.bit_length()
+
+
 # -- the stream ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("seed", SEEDS)

@@ -137,6 +137,40 @@ def test_an_item_template_gives_the_encoders_text() -> None:
     assert template % tuple(texts) == item_lines([row])
 
 
+@pytest.mark.parametrize("fixed", [{}, {"y%": "null"}, {"g%s": '"a%%d"', "z": "null"},
+                                   {"x": "1.5", "f": "true", "z": "-0.0"}])
+def test_filled_pieces_are_the_filled_template(fixed: dict[str, str]) -> None:
+    """fill_items of item_pieces is item_template filled row by row (issue #42: a block's
+    items made with no template parsed a row) and the encoder's compact items, with a % in
+    a key or a text, fixed fields first, between and last; texts of unequal lengths or a
+    piece too few refused."""
+    from dprect.release.record_text import (
+        fill_items,
+        item_lines,
+        item_pieces,
+        item_template,
+        value_texts,
+    )
+
+    keys = ["g%s", "x", "y%", "f", "z"]
+    rows = [{"g%s": f"a%d{i}", "x": 1.5 * i, "y%": None, "f": i % 2 == 0, "z": -0.0 * i}
+            for i in range(7)]
+    for row in rows:  # the fixed fields hold their fixed value in every row
+        row.update({k: {"null": None, "true": True, "1.5": 1.5, "-0.0": -0.0,
+                        '"a%%d"': "a%%d"}[v] for k, v in fixed.items()})
+    texts = [value_texts([row[k] for row in rows]) for k in keys if k not in fixed]
+    pieces = item_pieces(keys, fixed)
+    assert len(pieces) == len(texts) + 1
+    template = item_template(keys, fixed)
+    got = fill_items(pieces, texts)
+    assert got == [template % values for values in zip(*texts, strict=True)]
+    assert got == [item_lines([row]) for row in rows]
+    with pytest.raises(ValueError):
+        fill_items(pieces, [*texts[:-1], texts[-1][:-1]])
+    with pytest.raises(ValueError):
+        fill_items(pieces[1:], texts)
+
+
 def test_a_nan_is_recorded_null_in_the_json_the_lines_and_the_table() -> None:
     """A released NaN (the block's values[9, 1]) is written as JSON null — by the record's
     one float writer (json_float: jsonable and the rows' scalars alike), in the rows made
