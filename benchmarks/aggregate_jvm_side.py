@@ -37,10 +37,15 @@ benchmarks' daemon, spark_daemon.py, reaps its workers so their CPU stays counte
   :func:`bins_jar`): one hash lookup a row (its group), the rows buffered 2^14 at a time
   as columns, then column by column each value's IEEE bits' bin and significand added in
   place in that column's dense bin-major table over every group (one per sign, as
-  describe_jit's numba kernel does); each partition's tables shuffled by group as blobs
-  and merged exactly. ``--check`` first compares its every count and sum (and jvmrows')
-  with the pass's own per-chunk lists
-  (:func:`~dprect.engines.spark.statistics.column_lists`) on a small table;
+  describe_jit's numba kernel does), capped at ``--dense-cells`` (bin, group) cells — the
+  first chunk's densest window of bins, grown only within it — with the bins outside kept
+  in a sparse tail (a hash of (group, bin)); each partition's tables and tails shuffled by
+  group as sparse blobs and merged exactly into per-(group, column, sign) tables of at
+  most ``--merge-bins`` dense bins and a sparse tail: memory bounded whatever the values'
+  spread. ``--check`` first compares its every count and sum (capped as given and at 2
+  bins, and jvmrows') with the pass's own per-chunk lists
+  (:func:`~dprect.engines.spark.statistics.column_lists`) on two small tables, one with
+  tails over 1e-300 … 1e300, zeros, subnormals, ±inf, NaN and nulls (:func:`wide_table`);
 * ``jvmrows``: the same a row at a time — each value added to its own (group, column,
   sign)'s table as the row is read (every column's tables touched a row);
 * ``jvmread``, ``jvmpartial``: jvmbins' stages — the same rows read in the JVM (every
@@ -151,14 +156,24 @@ def bins_jar() -> Path:
     return jar
 
 
+#: a column-by-column (column, sign) table's most (bin, group) cells (its span: this over
+#: the groups' number of bins; 131 at 1,000 groups, ~4 MB with a variance's words; past it,
+#: sparse) and a merged (group, column, sign)'s most dense bins (BinsAggregator.run)
+DENSE_CELLS = 1 << 17
+MERGE_BINS = 128
+
+
 def jvm_bins(df: Any, columns: list[str], groups: list[str], *, squares: bool,
-             reducers: int, collect: bool, part: str = "all") -> Any:
+             reducers: int, collect: bool, part: str = "all", cells: int = DENSE_CELLS,
+             merge_bins: int = MERGE_BINS) -> Any:
     """BinsAggregator.run over ``df`` (the pass's input: the columns and an integer group
     column ``g``): with ``collect``, an int64 array of rows (group index, column, bin,
     count, sum of M[, of M²'s high word, of its low word]) in (group, column, bin) order;
     without, the number of non-empty (group, column, bin) cells; ``part`` "read" or
     "partial": only the rows read, or only each partition's tables and blobs made
-    (BinsAggregator.run's stages: ``jvmread``, ``jvmpartial``)."""
+    (BinsAggregator.run's stages: ``jvmread``, ``jvmpartial``); ``cells`` and
+    ``merge_bins`` cap the dense tables (:data:`DENSE_CELLS`, :data:`MERGE_BINS`: the bins
+    past them kept sparse, so the memory is bounded whatever the tails)."""
     import numpy as np
 
     from dprect.core.describe_stats import DROPPED_BITS
@@ -174,35 +189,77 @@ def jvm_bins(df: Any, columns: list[str], groups: list[str], *, squares: bool,
         values[i] = int(g)
     raw = jvm.dprectbench.BinsAggregator.run(
         df._jdf, "g", names, values, SEARCH_GRID.shift, SEARCH_GRID.size // 2, DROPPED_BITS,
-        squares, reducers, collect, part)
+        squares, reducers, collect, part, cells, merge_bins)
     out = np.frombuffer(bytes(raw), dtype="<i8")
     return out.reshape(-1, 7 if squares else 5) if collect else int(out[0])
 
 
-def check_bins(spark: Any, reducers: int, rows: int = 20_000, columns: int = 4,
-               groups: int = 20) -> int:
-    """Every (group, column, bin)'s count and sums of :func:`jvm_bins` equal to those of
-    the pass's own lists (:func:`~dprect.engines.spark.statistics.column_lists` over the
-    whole column: a chunk's lists, which the pass merges by adding) on a small cached
-    table; raises on the first difference; the number of cells compared."""
+def wide_table(rows: int = 20_000, groups: int = 20) -> Path:
+    """A check table whose tails are wide (benchmarks/output/jvm-wide-{rows}x{groups}
+    .parquet, written once): ``g`` int64 over the groups plus a group not listed (−1: its
+    rows dropped) and nulls; ``c0`` log-uniform magnitudes over 1e-300 … 1e300 of either
+    sign; ``c1`` the edge values — ±0.0, subnormals of either sign (random mantissas), the
+    least and greatest normal doubles, ±inf, NaN and nulls (the non-finite and the nulls
+    skipped, as the pass skips them) — among normal values; ``c2`` a normal column with
+    one value in a hundred at ±1e±200; ``c3`` a negative exponential's near-zero tail."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = OUTPUT / f"jvm-wide-{rows}x{groups}.parquet"
+    if path.exists():
+        return path
+    gen = np.random.default_rng(4136)
+    g = gen.integers(0, groups, rows)
+    g[gen.random(rows) < 0.02] = -1
+    g_null = gen.random(rows) < 0.01
+    sign = np.where(gen.random(rows) < 0.5, -1.0, 1.0)
+    c0 = sign * 10.0 ** gen.uniform(-300, 300, rows)
+    edges = np.array([0.0, -0.0, 5e-324, -5e-324, 2.2250738585072014e-308,
+                      -2.2250738585072014e-308, 1.7976931348623157e308,
+                      -1.7976931348623157e308, np.inf, -np.inf, np.nan])
+    subnormal = (gen.integers(1, 1 << 52, rows, dtype=np.int64).view(np.float64)
+                 * sign)
+    pick = gen.random(rows)
+    c1 = np.where(pick < 0.3, gen.normal(0.0, 3.0, rows),
+                  np.where(pick < 0.6, subnormal, edges[gen.integers(0, len(edges), rows)]))
+    c1_null = gen.random(rows) < 0.05
+    c2 = gen.normal(50.0, 10.0, rows)
+    out = gen.random(rows) < 0.01
+    c2[out] = sign[out] * 10.0 ** gen.choice([-200.0, 200.0], int(out.sum()))
+    c3 = -gen.exponential(1e-3, rows)
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+    table = pa.table({"g": pa.array(g, pa.int64(), mask=g_null), "c0": pa.array(c0),
+                      "c1": pa.array(c1, mask=c1_null), "c2": pa.array(c2),
+                      "c3": pa.array(c3)})
+    tmp = path.with_suffix(".tmp")
+    pq.write_table(table, tmp)
+    tmp.rename(path)
+    return path
+
+
+def expected_bins(path: Path, names: list[str], groups: int) -> Any:
+    """The pass's own lists (:func:`~dprect.engines.spark.statistics.column_lists` over
+    each whole column's finite values of the listed groups: a chunk's lists, which the pass
+    merges by adding) as :func:`jvm_bins`' collected rows, in (group, column, bin) order."""
     import numpy as np
     import pyarrow.parquet as pq
 
     from dprect.core.statistic import SEARCH_GRID
     from dprect.engines.spark import statistics as st
 
-    path = ensure_data(rows, columns, groups)
-    names = [f"c{j}" for j in range(columns)]
-    public = [str(i) for i in range(groups)]
     table = pq.read_table(path)
-    group = table.column("g").to_numpy().astype(np.int32)
-    source = spark.read.parquet(str(path)).repartition(3)
-    got, rows_got = (jvm_bins(source, names, public, squares=True, reducers=reducers,
-                              collect=True, part=part) for part in ("all", "rowsall"))
+    gcol = table.column("g")
+    group = gcol.to_numpy(zero_copy_only=False)
+    listed = ~np.asarray(gcol.is_null()) & (np.nan_to_num(group, nan=-1) >= 0) & \
+        (np.nan_to_num(group, nan=-1) < groups)
     want = []
     for j, name in enumerate(names):
-        x = table.column(name).to_numpy()
-        lists = [st.column_lists(group, x, groups, SEARCH_GRID, True, word=w)
+        col = table.column(name)
+        x = col.to_numpy(zero_copy_only=False).astype(np.float64)
+        use = listed & ~np.asarray(col.is_null()) & np.isfinite(x)
+        gi = group[use].astype(np.int32)
+        lists = [st.column_lists(gi, x[use], groups, SEARCH_GRID, True, word=w)
                  for w in (0, 1, 2)]
         g, b, n, s0 = lists[0]
         for other in lists[1:]:
@@ -210,12 +267,36 @@ def check_bins(spark: Any, reducers: int, rows: int = 20_000, columns: int = 4,
         want.append(np.column_stack([g, np.full(len(g), j), b, n, s0, lists[1][3],
                                      lists[2][3]]).astype(np.int64))
     expected = np.concatenate(want)
-    expected = expected[np.lexsort((expected[:, 2], expected[:, 1], expected[:, 0]))]
-    for name, cells in (("jvmbins", got), ("jvmrows", rows_got)):
-        if cells.shape != expected.shape or not (cells == expected).all():
-            raise SystemExit(f"{name} differs from the pass's lists: {cells.shape} cells "
-                             f"against {expected.shape}")
-    return len(got)
+    return expected[np.lexsort((expected[:, 2], expected[:, 1], expected[:, 0]))]
+
+
+def check_bins(spark: Any, reducers: int, rows: int = 20_000, columns: int = 4,
+               groups: int = 20) -> int:
+    """Every (group, column, bin)'s count and sums of :func:`jvm_bins` equal to those of
+    the pass's own lists (:func:`expected_bins`) on two small tables — describe_spark.py's
+    and :func:`wide_table`'s (tails over 1e-300 … 1e300, zeros, subnormals, ±inf, NaN,
+    nulls, unlisted groups) — each counted column by column with the default caps and with
+    caps of 2 bins (nearly every value in the sparse tails, map and merge side), and a row
+    at a time (uncapped); raises on the first difference; the number of cells compared."""
+    public = [str(i) for i in range(groups)]
+    names = [f"c{j}" for j in range(columns)]
+    compared = 0
+    for path in (ensure_data(rows, columns, groups), wide_table(rows, groups)):
+        expected = expected_bins(path, names, groups)
+        source = spark.read.parquet(str(path)).repartition(3)
+        variants = {"jvmbins": {}, "jvmbins capped at 2 bins": {"cells": 2 * groups,
+                                                                "merge_bins": 2},
+                    "jvmrows": {"part": "rowsall"}}
+        for label, options in variants.items():
+            cells = jvm_bins(source, names, public, squares=True, reducers=reducers,
+                             collect=True, **options)
+            if cells.shape != expected.shape or not (cells == expected).all():
+                raise SystemExit(f"{label} differs from the pass's lists on {path.name}: "
+                                 f"{cells.shape} cells against {expected.shape}")
+            compared += len(cells)
+        print(f"check: {path.name}: {len(expected)} cells equal in each of "
+              f"{', '.join(variants)}", flush=True)
+    return compared
 
 
 def parse_runs(text: str) -> list[tuple[str, str, dict[str, str]]]:
@@ -240,6 +321,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="more options for the session's JVM (after dprect's own)")
     ap.add_argument("--check", action="store_true",
                     help="compare jvmbins' every count and sum with the pass's first")
+    ap.add_argument("--dense-cells", type=int, default=DENSE_CELLS,
+                    help="jvmbins: a (column, sign) table's most (bin, group) cells")
+    ap.add_argument("--merge-bins", type=int, default=MERGE_BINS,
+                    help="jvmbins: a merged (group, column, sign)'s most dense bins")
     args = ap.parse_args(argv)
 
     from dprect.app.aggregate_flow import aggregate_settings
@@ -259,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
     bench = open_bench(args, "dprect-bench-jvm-side", extra)
     if args.check:
         print(f"check: jvmbins equal to the pass's lists in all "
-              f"{check_bins(bench.spark, bench.cores)} cells", flush=True)
+              f"{check_bins(bench.spark, bench.cores)} cells compared", flush=True)
     spark, df, columns = bench.spark, bench.df, bench.columns
     groups = [str(i) for i in range(args.groups)]
     settings = aggregate_settings({
@@ -314,7 +399,8 @@ def main(argv: list[str] | None = None) -> int:
         """A run of BinsAggregator's ``part`` (:func:`jvm_bins`) over the pass's input."""
         def run() -> None:
             jvm_bins(st.pass_input(df, columns, "g"), columns, groups, squares=squares,
-                     reducers=bench.cores, collect=False, part=part)
+                     reducers=bench.cores, collect=False, part=part,
+                     cells=args.dense_cells, merge_bins=args.merge_bins)
         return run
 
     jvmbins, jvmrows = jvm_stage("all"), jvm_stage("rowsall")
@@ -365,6 +451,8 @@ def main(argv: list[str] | None = None) -> int:
     med = {label: {k: statistics.median(x[k] for x in v) for k in v[0]}
            for label, v in times.items() if v}
     out = {"rows": args.rows, "java_options": args.java_options, "columns": args.columns,
+           "dense_cells": args.dense_cells, "merge_bins": args.merge_bins,
+           "driver_memory": args.driver_memory,
            "groups": args.groups,
            "statistics": args.statistics, "master": args.master, "pairs": args.pairs,
            "warm_up": warm_up, "runs": times, "median": med, "load": load,

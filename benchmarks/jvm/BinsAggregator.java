@@ -29,13 +29,22 @@ import scala.Tuple2;
  * significand M = ((|b| &amp; MANTISSA) &gt;&gt; drop) | [|b| &ge; 2^52]·2^(52 − drop),
  * negated for b &lt; 0 (dprect/engines/spark/describe_jit.py's definitions); the bin's row
  * count and the sum of M (and, with {@code squares}, of the high and low 30-bit words of
- * M²) are added in place in a dense table of that (group, column, sign): a growable range
- * of bins, count and sums side by side. Non-finite and null values are skipped (the pass
- * counts finite values), rows of a group outside the public list are dropped.
+ * M²) are added in place in a dense table (count and sums side by side). Non-finite and
+ * null values are skipped (the pass counts finite values), rows of a group outside the
+ * public list are dropped.
  *
- * <p>Each partition's tables are written as one compact blob per group (varint counts,
- * zigzag varint sums over each table's non-empty range), shuffled by group and merged
- * exactly (int64, {@link Math#addExact}: an overflow raises, never wraps).
+ * <p>Memory is bounded whatever the values' spread (issue #41, s36): column by column, a
+ * (column, sign)'s bin-major table over every group spans at most max(1, cells / groups)
+ * bins — opened on the first chunk's densest window and grown only within that width, as
+ * describe_jit's numba kernel caps its table at {@code JIT_CELLS} — and a value whose bin
+ * lies outside goes to that (column, sign)'s sparse tail, a hash of (group, bin) to its
+ * words. Each partition's dense tables and tails are written merged in bin order as one
+ * blob per group (per side, varint bin steps, varint counts, zigzag varint sums: sparse,
+ * whatever the span), shuffled by group and merged exactly (int64, {@link Math#addExact}:
+ * an overflow raises, never wraps) into per-(group, column, sign) dense tables of at most
+ * {@code mergeBins} bins and one sparse tail a group. So the dense memory is at most
+ * 2 · columns · cells · stride longs a partition and groups · 2 · columns · mergeBins ·
+ * stride longs merged; the tails hold only their distinct (group, column, bin) cells.
  */
 public final class BinsAggregator {
     private static final long ABS = 0x7FFFFFFFFFFFFFFFL;
@@ -46,63 +55,196 @@ public final class BinsAggregator {
     private BinsAggregator() {
     }
 
-    /** One (group, column, sign)'s dense table: bins lo .. lo + cap − 1, stride longs each. */
-    static final class Cell implements Serializable, Bins {
+    /**
+     * A dense table of bins lo … lo + cap − 1, {@code per} slots a bin (the groups of a
+     * bin-major column table, or 1: one group's (column, sign)), stride longs a slot, that
+     * grows toward a value's bin only while its span stays within {@code width} bins: a
+     * bin it cannot take goes to a {@link Tail}. So its memory is at most
+     * width · per · stride longs whatever the values' spread (the numba kernel's
+     * {@code JIT_CELLS} cap, describe_jit.py, past which a chunk is counted sparsely).
+     */
+    static final class Dense implements Serializable {
         int lo;
+        int cap;
         long[] d;
+        final int per;
         final int stride;
+        final int width;
 
-        Cell(int k, int stride) {
+        Dense(int lo, int cap, int per, int stride, int width) {
+            this.lo = lo;
+            this.cap = cap;
+            this.per = per;
             this.stride = stride;
-            this.lo = k - 8;
-            this.d = new long[32 * stride];
+            this.width = width;
+            this.d = new long[cap * per * stride];
         }
 
-        @Override
-        public int lo() {
-            return lo;
-        }
-
-        @Override
-        public int cap() {
-            return d.length / stride;
-        }
-
-        @Override
-        public long word(int i, int w) {
-            return d[i * stride + w];
-        }
-
-        void grow(int k) {
-            int cap = cap();
-            int pad = Math.max(8, cap / 2);
-            int nlo = Math.min(lo, k - pad);
-            int nhi = Math.max(lo + cap - 1, k + pad);
-            long[] nd = new long[(nhi - nlo + 1) * stride];
-            System.arraycopy(d, 0, nd, (lo - nlo) * stride, d.length);
+        /** Whether bin k is inside, growing the table toward it when its span allows. */
+        boolean take(int k) {
+            int rel = k - lo;
+            if (rel >= 0 && rel < cap) {
+                return true;
+            }
+            int hi = lo + cap - 1;
+            int nlo = Math.min(lo, k);
+            int nhi = Math.max(hi, k);
+            if ((long) nhi - nlo + 1 > width) {
+                return false;
+            }
+            int pad = Math.min(Math.max(4, cap / 2), width - (nhi - nlo + 1));
+            if (k < lo) {
+                nlo -= pad;
+            } else {
+                nhi += pad;
+            }
+            int ncap = nhi - nlo + 1;
+            long[] nd = new long[ncap * per * stride];
+            System.arraycopy(d, 0, nd, (lo - nlo) * per * stride, d.length);
             d = nd;
             lo = nlo;
+            cap = ncap;
+            return true;
         }
 
-        void add(int k, long m) {
-            int i = k - lo;
-            if (i < 0 || i >= d.length / stride) {
-                grow(k);
-                i = k - lo;
-            }
-            count(d, i * stride, m, stride);
+        /** The offset of slot {@code s}'s words in bin index i. */
+        int at(int i, int s) {
+            return (i * per + s) * stride;
+        }
+    }
+
+    /**
+     * The sparse tail: (high int, bin) keys — (group, bin) of a (column, sign) on the map
+     * side, (side, bin) of a group on the merge side — to stride words each, open
+     * addressing (keys non-negative, −1 empty). Its memory is its distinct cells', not
+     * their bins' span.
+     */
+    static final class Tail implements Serializable {
+        long[] keys;
+        long[] d;
+        int n;
+        int bits;
+        final int stride;
+
+        Tail(int stride) {
+            this.stride = stride;
+            this.bits = 8;
+            this.keys = new long[1 << bits];
+            Arrays.fill(keys, -1L);
+            this.d = new long[(1 << bits) * stride];
         }
 
-        void addExact(int k, long[] words) {
-            int i = k - lo;
-            if (i < 0 || i >= d.length / stride) {
-                grow(k);
-                i = k - lo;
+        static long key(int high, int k) {
+            return ((long) high << 32) | (k & 0xFFFFFFFFL);
+        }
+
+        int slot(long x) {
+            return (int) ((x * 0x9E3779B97F4A7C15L) >>> (64 - bits));
+        }
+
+        /** The offset of key's words, the key added (zero words) when missing. */
+        int find(long key) {
+            int mask = keys.length - 1;
+            int h = slot(key);
+            while (true) {
+                long c = keys[h];
+                if (c == key) {
+                    return h * stride;
+                }
+                if (c == -1L) {
+                    if (2 * (n + 1) > keys.length) {
+                        rehash();
+                        return find(key);
+                    }
+                    keys[h] = key;
+                    n++;
+                    return h * stride;
+                }
+                h = (h + 1) & mask;
             }
-            int at = i * stride;
+        }
+
+        void rehash() {
+            long[] ok = keys;
+            long[] od = d;
+            bits++;
+            keys = new long[1 << bits];
+            Arrays.fill(keys, -1L);
+            d = new long[(1 << bits) * stride];
+            int mask = keys.length - 1;
+            for (int i = 0; i < ok.length; i++) {
+                if (ok[i] != -1L) {
+                    int h = slot(ok[i]);
+                    while (keys[h] != -1L) {
+                        h = (h + 1) & mask;
+                    }
+                    keys[h] = ok[i];
+                    System.arraycopy(od, i * stride, d, h * stride, stride);
+                }
+            }
+        }
+
+        /** Its keys in increasing order (by high int, then bin). */
+        long[] sorted() {
+            long[] out = new long[n];
+            int r = 0;
+            for (long k : keys) {
+                if (k != -1L) {
+                    out[r++] = k;
+                }
+            }
+            Arrays.sort(out);
+            return out;
+        }
+
+        /** Words added exactly (the merge side). */
+        void addExact(long key, long[] words) {
+            int at = find(key);
             for (int w = 0; w < stride; w++) {
                 d[at + w] = Math.addExact(d[at + w], words[w]);
             }
+        }
+    }
+
+    /** Receives one (side, bin)'s words, in increasing (side, bin) order. */
+    interface Visit {
+        void cell(int side, int k, long[] words);
+    }
+
+    /**
+     * Slot s of {@code dense} (null: none) and the tail entries {@code keys[from .. to)}
+     * (their bins in the low int, increasing; null tail: none) merged in bin order, each
+     * non-empty bin's words (a bin in both: added) passed to {@code v} as {@code side}'s.
+     */
+    static void walk(Dense dense, int s, Tail tail, long[] keys, int from, int to, int side,
+            long[] words, Visit v) {
+        int stride = words.length;
+        int cap = dense == null ? 0 : dense.cap;
+        int i = 0;
+        int q = from;
+        while (true) {
+            while (i < cap && dense.d[dense.at(i, s)] == 0) {
+                i++;
+            }
+            long kd = i < cap ? dense.lo + i : Long.MAX_VALUE;
+            long kt = q < to ? (int) keys[q] : Long.MAX_VALUE;
+            if (kd == Long.MAX_VALUE && kt == Long.MAX_VALUE) {
+                return;
+            }
+            long k = Math.min(kd, kt);
+            Arrays.fill(words, 0);
+            if (kd == k) {
+                System.arraycopy(dense.d, dense.at(i, s), words, 0, stride);
+                i++;
+            }
+            if (kt == k) {
+                int at = tail.find(keys[q]);
+                for (int w = 0; w < stride; w++) {
+                    words[w] = Math.addExact(words[w], tail.d[at + w]);
+                }
+                q++;
+            }
+            v.cell(side, (int) k, words);
         }
     }
 
@@ -163,99 +305,104 @@ public final class BinsAggregator {
         }
     }
 
-    /** One (column, sign)'s bins as a blob writes them: bins lo() … lo() + cap() − 1,
-     *  word w of bin i (word 0 its count, then the sums). */
-    interface Bins {
-        int lo();
+    /**
+     * A blob's writer: per side in order, each non-empty bin as varint (bin − the previous
+     * bin, the first's previous −1: always ≥ 1), varint count, zigzag sums; a 0 ends the
+     * side. Sparse whatever the bins' span.
+     */
+    static final class Blob implements Visit {
+        final Out o = new Out();
+        long prev = -1;
 
-        int cap();
-
-        long word(int i, int w);
-    }
-
-    /** One group's tables: sides[2·column + side] (side 0 negative, 1 the others; null:
-     *  none), each its count-holding bins' span [first, last] with every bin's words. */
-    static byte[] encode(Bins[] sides, int stride) {
-        Out o = new Out();
-        for (Bins c : sides) {
-            int first = -1;
-            int last = -1;
-            if (c != null) {
-                int cap = c.cap();
-                for (int i = 0; i < cap; i++) {
-                    if (c.word(i, 0) > 0) {
-                        if (first < 0) {
-                            first = i;
-                        }
-                        last = i;
-                    }
-                }
-            }
-            if (first < 0) {
-                o.varint(0);
-                continue;
-            }
-            o.varint(last - first + 1);
-            o.zigzag(c.lo() + first);
-            for (int i = first; i <= last; i++) {
-                long n = c.word(i, 0);
-                o.varint(n);
-                if (n > 0) {
-                    for (int w = 1; w < stride; w++) {
-                        o.zigzag(c.word(i, w));
-                    }
-                }
+        @Override
+        public void cell(int side, int k, long[] words) {
+            o.varint(k - prev);
+            prev = k;
+            o.varint(words[0]);
+            for (int w = 1; w < words.length; w++) {
+                o.zigzag(words[w]);
             }
         }
-        return o.bytes();
+
+        void endSide() {
+            o.varint(0);
+            prev = -1;
+        }
     }
 
-    /** Adds a blob of {@link #encode} into merged tables. */
-    static Cell[] mergeInto(Cell[] into, byte[] blob, int stride) {
+    /**
+     * One group's merged statistics: per side a capped dense table (the first bin seen
+     * opens it; {@link Dense#take}) and one tail for the bins outside them, keyed
+     * (side, bin).
+     */
+    static final class Merged implements Serializable {
+        final Dense[] sides;
+        final Tail tail;
+        final int width;
+
+        Merged(int sides, int stride, int width) {
+            this.sides = new Dense[sides];
+            this.tail = new Tail(stride);
+            this.width = width;
+        }
+
+        void add(int s, int k, long[] words) {
+            Dense t = sides[s];
+            if (t == null) {
+                int cap = Math.min(width, 16);
+                t = new Dense(k - Math.min(4, cap - 1), cap, 1, words.length, width);
+                sides[s] = t;
+            }
+            if (t.take(k)) {
+                int at = t.at(k - t.lo, 0);
+                for (int w = 0; w < words.length; w++) {
+                    t.d[at + w] = Math.addExact(t.d[at + w], words[w]);
+                }
+            } else {
+                tail.addExact(Tail.key(s, k), words);
+            }
+        }
+
+        /** Every non-empty (side, bin) in order. */
+        void walkAll(Visit v, int stride) {
+            long[] keys = tail.sorted();
+            long[] words = new long[stride];
+            int q = 0;
+            for (int s = 0; s < sides.length; s++) {
+                int to = q;
+                while (to < keys.length && (keys[to] >>> 32) == s) {
+                    to++;
+                }
+                walk(sides[s], 0, tail, keys, q, to, s, words, v);
+                q = to;
+            }
+        }
+    }
+
+    /** Adds a blob of {@link Blob} into merged statistics. */
+    static Merged mergeInto(Merged into, byte[] blob, int stride) {
         In in = new In(blob);
         long[] words = new long[stride];
-        for (int s = 0; s < into.length; s++) {
-            int len = (int) in.varint();
-            if (len == 0) {
-                continue;
-            }
-            int first = (int) in.zigzag();
-            for (int i = 0; i < len; i++) {
-                long n = in.varint();
-                if (n == 0) {
-                    continue;
+        for (int s = 0; s < into.sides.length; s++) {
+            long k = -1;
+            while (true) {
+                long step = in.varint();
+                if (step == 0) {
+                    break;
                 }
-                words[0] = n;
+                k += step;
+                words[0] = in.varint();
                 for (int w = 1; w < stride; w++) {
                     words[w] = in.zigzag();
                 }
-                if (into[s] == null) {
-                    into[s] = new Cell(first + i, stride);
-                }
-                into[s].addExact(first + i, words);
+                into.add(s, (int) k, words);
             }
         }
         return into;
     }
 
-    static Cell[] mergeCells(Cell[] a, Cell[] b, int stride) {
-        long[] words = new long[stride];
-        for (int s = 0; s < a.length; s++) {
-            Cell c = b[s];
-            if (c == null) {
-                continue;
-            }
-            for (int i = 0; i < c.cap(); i++) {
-                if (c.d[i * stride] == 0) {
-                    continue;
-                }
-                System.arraycopy(c.d, i * stride, words, 0, stride);
-                if (a[s] == null) {
-                    a[s] = new Cell(c.lo + i, stride);
-                }
-                a[s].addExact(c.lo + i, words);
-            }
-        }
+    static Merged mergeMerged(Merged a, Merged b, int stride) {
+        b.walkAll((side, k, words) -> a.add(side, k, words), stride);
         return a;
     }
 
@@ -302,81 +449,56 @@ public final class BinsAggregator {
     }
 
     /**
-     * One (column, sign)'s dense table over every group, bin-major (a bin's groups side by
-     * side, as describe_jit's numba kernel lays it out: rows crowd into few bins, so the
-     * writes stay in a small part of it): bins lo .. lo + cap − 1, G·stride longs each.
+     * A (column, sign)'s capped bin-major table opened on a chunk's bins {@code ks[0 .. n)}
+     * (sorted here): over the window of {@code width} bins that holds most of them — the
+     * chunk's bins there with a little room, the table then growing within that width
+     * ({@link Dense#take}).
      */
-    static final class ColumnTable {
-        int lo;
-        int cap;
-        long[] d;
-        final int groups;
-        final int stride;
-
-        ColumnTable(int k, int groups, int stride) {
-            this.groups = groups;
-            this.stride = stride;
-            this.lo = k - 4;
-            this.cap = 16;
-            this.d = new long[cap * groups * stride];
+    static Dense open(int[] ks, int n, int groups, int stride, int width) {
+        Arrays.sort(ks, 0, n);
+        int best = 0;
+        int bestEnd = 0;
+        int j = 0;
+        for (int i = 0; i < n; i++) {
+            while (j + 1 < n && (long) ks[j + 1] - ks[i] < width) {
+                j++;
+            }
+            if (j - i > bestEnd - best) {
+                best = i;
+                bestEnd = j;
+            }
+            if (j == n - 1) {
+                break;
+            }
         }
-
-        /** Group g's bins of this table, as {@link #encode} reads them. */
-        Bins of(int g) {
-            return new Bins() {
-                @Override
-                public int lo() {
-                    return lo;
-                }
-
-                @Override
-                public int cap() {
-                    return cap;
-                }
-
-                @Override
-                public long word(int i, int w) {
-                    return d[(i * groups + g) * stride + w];
-                }
-            };
-        }
-
-        void grow(int k) {
-            int pad = Math.max(4, cap / 2);
-            int nlo = Math.min(lo, k - pad);
-            int nhi = Math.max(lo + cap - 1, k + pad);
-            int ncap = nhi - nlo + 1;
-            long[] nd = new long[ncap * groups * stride];
-            System.arraycopy(d, 0, nd, (lo - nlo) * groups * stride, d.length);
-            d = nd;
-            lo = nlo;
-            cap = ncap;
-        }
-    }
-
-    /** One group's tables of {@link ColumnTable}s in {@link #encode}'s format. */
-    static byte[] encodeGroup(ColumnTable[] tables, int g, int stride) {
-        Bins[] sides = new Bins[tables.length];
-        for (int s = 0; s < tables.length; s++) {
-            sides[s] = tables[s] == null ? null : tables[s].of(g);
-        }
-        return encode(sides, stride);
+        int lo = ks[best];
+        int hi = ks[bestEnd];
+        int spare = width - (hi - lo + 1);
+        int below = Math.min(4, spare / 2);
+        int above = Math.min(4, spare - below);
+        return new Dense(lo - below, hi - lo + 1 + below + above, groups, stride, width);
     }
 
     /**
      * {@link #partition} column by column: the rows buffered a chunk at a time as columns
      * (the group indices and each column's values), then each column of the chunk counted
      * into its own bin-major table over every group — one column's table hot at a time,
-     * as the numba kernel does, where a row at a time touches every column's table.
+     * as the numba kernel does, where a row at a time touches every column's table. Each
+     * (column, sign)'s table spans at most {@code width} bins (opened on the first chunk's
+     * densest window, {@link #open}); a value outside goes to that (column, sign)'s
+     * {@link Tail}, and each group's blob merges the two in bin order. The partition's
+     * dense memory is at most 2 · columns · width · groups · stride longs.
      */
     static Iterator<Tuple2<Integer, byte[]>> partitionByColumn(Iterator<InternalRow> rows,
             int groupOrdinal, boolean groupIsInt, int[] ordinals, GroupIndex index,
-            int groups, int shift, int zeroBin, int drop, int stride, int chunk) {
+            int groups, int shift, int zeroBin, int drop, int stride, int chunk, int width) {
         int columns = ordinals.length;
         long top = 1L << (52 - drop);
-        ColumnTable[] tables = new ColumnTable[2 * columns];
+        Dense[] tables = new Dense[2 * columns];
+        Tail[] tails = new Tail[2 * columns];
         int[] group = new int[chunk];
         long[][] bits = new long[columns][chunk];
+        int[][] firstBins = {new int[chunk], new int[chunk]};
         boolean[] seen = new boolean[groups];
         boolean more = true;
         while (more) {
@@ -400,6 +522,21 @@ public final class BinsAggregator {
             more = rows.hasNext();
             for (int j = 0; j < columns; j++) {
                 long[] col = bits[j];
+                if (tables[2 * j] == null || tables[2 * j + 1] == null) {
+                    int[] found = new int[2];
+                    for (int i = 0; i < n; i++) {
+                        int side = side(col[i], j);
+                        if (side >= 0 && tables[side] == null) {
+                            firstBins[side & 1][found[side & 1]++] = bin(col[i], shift, zeroBin);
+                        }
+                    }
+                    for (int h = 0; h < 2; h++) {
+                        if (found[h] > 0) {
+                            tables[2 * j + h] = open(firstBins[h], found[h], groups, stride,
+                                    width);
+                        }
+                    }
+                }
                 for (int i = 0; i < n; i++) {
                     int side = side(col[i], j);
                     if (side < 0) {
@@ -407,24 +544,45 @@ public final class BinsAggregator {
                     }
                     int k = bin(col[i], shift, zeroBin);
                     long m = significand(col[i], drop, top);
-                    if (tables[side] == null) {
-                        tables[side] = new ColumnTable(k, groups, stride);
-                    }
-                    ColumnTable t = tables[side];
+                    Dense t = tables[side];
                     int rel = k - t.lo;
-                    if (rel < 0 || rel >= t.cap) {
-                        t.grow(k);
-                        rel = k - t.lo;
+                    if ((rel < 0 || rel >= t.cap) && !t.take(k)) {
+                        if (tails[side] == null) {
+                            tails[side] = new Tail(stride);
+                        }
+                        Tail tail = tails[side];
+                        int at = tail.find(Tail.key(group[i], k)); // may rehash: first
+                        count(tail.d, at, m, stride);
+                        continue;
                     }
-                    count(t.d, (rel * groups + group[i]) * stride, m, stride);
+                    count(t.d, t.at(k - t.lo, group[i]), m, stride);
                 }
             }
         }
+        long[][] tailKeys = new long[2 * columns][];
+        int[] from = new int[2 * columns];
+        for (int s = 0; s < 2 * columns; s++) {
+            tailKeys[s] = tails[s] == null ? new long[0] : tails[s].sorted();
+        }
+        long[] words = new long[stride];
         List<Tuple2<Integer, byte[]>> out = new ArrayList<>();
         for (int g = 0; g < groups; g++) {
-            if (seen[g]) {
-                out.add(new Tuple2<>(g, encodeGroup(tables, g, stride)));
+            if (!seen[g]) {
+                continue;
             }
+            Blob blob = new Blob();
+            for (int s = 0; s < 2 * columns; s++) {
+                long[] keys = tailKeys[s];
+                int q = from[s];
+                int to = q;
+                while (to < keys.length && (keys[to] >>> 32) == g) {
+                    to++;
+                }
+                walk(tables[s], g, tails[s], keys, q, to, s, words, blob);
+                blob.endSide();
+                from[s] = to;
+            }
+            out.add(new Tuple2<>(g, blob.o.bytes()));
         }
         return out.iterator();
     }
@@ -482,22 +640,24 @@ public final class BinsAggregator {
         return b < 0 ? -m : m;
     }
 
-    /** Counts one partition's rows into per-group tables: (group index, blob) pairs. */
+    /** Counts one partition's rows into per-group tables a row at a time (the first
+     *  prototype, uncapped: each (group, column, sign) its own growing table): (group
+     *  index, blob) pairs. */
     static Iterator<Tuple2<Integer, byte[]>> partition(Iterator<InternalRow> rows,
             int groupOrdinal, boolean groupIsInt, int[] ordinals, GroupIndex index,
             int groups, int shift, int zeroBin, int drop, int stride) {
         int columns = ordinals.length;
         long top = 1L << (52 - drop);
-        Cell[][] tables = new Cell[groups][];
+        Dense[][] tables = new Dense[groups][];
         while (rows.hasNext()) {
             InternalRow r = rows.next();
             int gi = groupOf(r, groupOrdinal, groupIsInt, index);
             if (gi < 0) {
                 continue;
             }
-            Cell[] cs = tables[gi];
+            Dense[] cs = tables[gi];
             if (cs == null) {
-                cs = new Cell[2 * columns];
+                cs = new Dense[2 * columns];
                 tables[gi] = cs;
             }
             for (int j = 0; j < columns; j++) {
@@ -510,16 +670,24 @@ public final class BinsAggregator {
                 if (side >= 0) {
                     int k = bin(b, shift, zeroBin);
                     if (cs[side] == null) {
-                        cs[side] = new Cell(k, stride);
+                        cs[side] = new Dense(k - 8, 32, 1, stride, Integer.MAX_VALUE);
                     }
-                    cs[side].add(k, significand(b, drop, top));
+                    cs[side].take(k);
+                    count(cs[side].d, cs[side].at(k - cs[side].lo, 0),
+                            significand(b, drop, top), stride);
                 }
             }
         }
         List<Tuple2<Integer, byte[]>> out = new ArrayList<>();
+        long[] words = new long[stride];
         for (int g = 0; g < groups; g++) {
             if (tables[g] != null) {
-                out.add(new Tuple2<>(g, encode(tables[g], stride)));
+                Blob blob = new Blob();
+                for (int s = 0; s < 2 * columns; s++) {
+                    walk(tables[g][s], 0, null, null, 0, 0, s, words, blob);
+                    blob.endSide();
+                }
+                out.add(new Tuple2<>(g, blob.o.bytes()));
                 tables[g] = null;
             }
         }
@@ -531,24 +699,19 @@ public final class BinsAggregator {
      * little-endian int64: with {@code collect}, every non-empty (group index, column, bin,
      * count, sum of M[, sum of M²'s high word, of its low word]) in (group, column, bin)
      * order; without, one word: the number of non-empty (group, column, bin) cells.
-     */
-    public static byte[] run(Object dataset, String groupColumn, String[] columns, long[] groups,
-            int shift, int zeroBin, int drop, boolean squares, int reducers, boolean collect) {
-        return run(dataset, groupColumn, columns, groups, shift, zeroBin, drop, squares,
-                reducers, collect, "all");
-    }
-
-    /**
-     * {@link #run} up to a stage, for the split of its cost: {@code part} "read" reads
-     * every row's group and values as the count does (one word: the XOR of the values'
-     * bits), "partial" counts each partition's tables and writes their blobs (one word:
-     * the blobs' bytes, no shuffle), "all" is {@link #run}; "rowspartial", "rowsall": the
-     * same with each row's values counted into per-(group, column, sign) tables a row at a
-     * time (the first prototype; the default counts a chunk of rows column by column).
+     * {@code part} splits its cost: "read" reads every row's group and values as the count
+     * does (one word: the XOR of the values' bits), "partial" counts each partition's
+     * tables and writes their blobs (one word: the blobs' bytes, no shuffle), "all" the
+     * whole count; "rowspartial", "rowsall": the same with each row's values counted into
+     * per-(group, column, sign) tables a row at a time (the first prototype, uncapped; the
+     * default counts a chunk of rows column by column into capped tables).
+     * {@code cells}: a column-by-column (column, sign) table's most (bin, group) cells —
+     * its bins' span is at most max(1, cells / groups); {@code mergeBins}: the most bins of
+     * a merged (group, column, sign)'s dense table; past either, the bins are kept sparse.
      */
     public static byte[] run(Object dataset, String groupColumn, String[] columns, long[] groups,
             int shift, int zeroBin, int drop, boolean squares, int reducers, boolean collect,
-            String part) {
+            String part, int cells, int mergeBins) {
         org.apache.spark.sql.classic.Dataset<?> ds = (org.apache.spark.sql.classic.Dataset<?>) dataset;
         StructType schema = ds.schema();
         int groupOrdinal = schema.fieldIndex(groupColumn);
@@ -567,7 +730,9 @@ public final class BinsAggregator {
         final GroupIndex index = new GroupIndex(groups);
         final int g = groups.length;
         final int stride = squares ? 4 : 2;
-        final int cells = 2 * columns.length;
+        final int sides = 2 * columns.length;
+        final int width = Math.max(1, cells / Math.max(1, g));
+        final int mergedWidth = Math.max(1, mergeBins);
         JavaRDD<InternalRow> rows = ds.queryExecution().toRdd().toJavaRDD();
         if (part.equals("read")) {
             long x = rows.mapPartitions(it -> {
@@ -592,55 +757,37 @@ public final class BinsAggregator {
                         ? partition(it, groupOrdinal, groupIsInt, ordinals, index, g, shift,
                                 zeroBin, drop, stride)
                         : partitionByColumn(it, groupOrdinal, groupIsInt, ordinals, index, g,
-                                shift, zeroBin, drop, stride, chunk));
+                                shift, zeroBin, drop, stride, chunk, width));
         if (stage.equals("partial")) {
             long bytes = partial.map(t -> (long) t._2().length).reduce(Long::sum);
             return ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(bytes).array();
         }
-        JavaPairRDD<Integer, Cell[]> merged = partial.combineByKey(
-                blob -> mergeInto(new Cell[cells], blob, stride),
+        JavaPairRDD<Integer, Merged> merged = partial.combineByKey(
+                blob -> mergeInto(new Merged(sides, stride, mergedWidth), blob, stride),
                 (acc, blob) -> mergeInto(acc, blob, stride),
-                (a, b) -> mergeCells(a, b, stride),
+                (a, b) -> mergeMerged(a, b, stride),
                 new HashPartitioner(reducers), false, null);
         if (!collect) {
             long found = merged.map(t -> {
-                long n = 0;
-                for (Cell c : t._2()) {
-                    if (c != null) {
-                        for (int i = 0; i < c.cap(); i++) {
-                            if (c.d[i * stride] > 0) {
-                                n++;
-                            }
-                        }
-                    }
-                }
-                return n;
+                long[] n = new long[1];
+                t._2().walkAll((side, k, words) -> n[0]++, stride);
+                return n[0];
             }).reduce(Long::sum);
             return ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(found).array();
         }
-        List<Tuple2<Integer, Cell[]>> all = new ArrayList<>(merged.collect());
+        List<Tuple2<Integer, Merged>> all = new ArrayList<>(merged.collect());
         all.sort((a, b) -> Integer.compare(a._1(), b._1()));
         List<long[]> out = new ArrayList<>();
-        for (Tuple2<Integer, Cell[]> t : all) {
-            for (int j = 0; j < columns.length; j++) {
-                for (int side = 0; side < 2; side++) {
-                    Cell c = t._2()[2 * j + side];
-                    if (c == null) {
-                        continue;
-                    }
-                    for (int i = 0; i < c.cap(); i++) {
-                        if (c.d[i * stride] == 0) {
-                            continue;
-                        }
-                        long[] e = new long[3 + stride];
-                        e[0] = t._1();
-                        e[1] = j;
-                        e[2] = c.lo + i;
-                        System.arraycopy(c.d, i * stride, e, 3, stride);
-                        out.add(e);
-                    }
-                }
-            }
+        for (Tuple2<Integer, Merged> t : all) {
+            int group = t._1();
+            t._2().walkAll((side, k, words) -> {
+                long[] e = new long[3 + stride];
+                e[0] = group;
+                e[1] = side >> 1;
+                e[2] = k;
+                System.arraycopy(words, 0, e, 3, stride);
+                out.add(e);
+            }, stride);
         }
         ByteBuffer buf = ByteBuffer.allocate(out.size() * (3 + stride) * 8)
                 .order(ByteOrder.LITTLE_ENDIAN);
