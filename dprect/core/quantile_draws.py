@@ -48,6 +48,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from fractions import Fraction
 from typing import Any
 
@@ -298,12 +299,42 @@ def laws_tables(laws: _Laws, jit: Any) -> tuple[Any, ...] | None:
 
 def _depth_tables(laws: _Laws, depths: np.ndarray, jit: Any) -> tuple[Any, ...] | None:
     """:func:`compiled_tables` of ``laws`` (int64 depths, one row a law) without their
-    samplers: each law's kmax and split (its first deepest piece) taken for every row at
-    once, its buckets by the samplers' own derivation
-    (:func:`~dprect.core.interior_point.law_buckets`), the tables by the same assembly
-    (:func:`_tables`); None where :func:`compiled_tables` gives None (a grid of
-    ``jit.LIMIT`` points or more, a rate past the compiled words) — the same arrays
-    (tests/core/test_quantile_draws_compiled.py)."""
+    samplers, in ONE compiled call (:func:`dprect.core.quantile_jit.laws_tables`: each
+    law's kmax and split, its buckets by the samplers' derivation and the tables'
+    assembly, on machine words — the arrays of :func:`_python_depth_tables`,
+    tests/core/test_quantile_jit.py); None where :func:`compiled_tables` gives None (a
+    grid of ``jit.LIMIT`` points or more, a rate past the compiled words). A law whose
+    buckets do not tile the grid goes to the Python derivation, which raises."""
+    words = _made_once(_rate_words, laws.rates, jit)
+    if laws.size >= jit.LIMIT or words is None:
+        return None
+    from dprect.core import quantile_jit  # loaded with the compiled samplers (numba)
+
+    lo, hi = _exp_words()
+    starts = laws.starts.astype(np.int64)
+    status, table, rows, intervals = quantile_jit.laws_tables(
+        starts, depths, words[0], words[2], np.int64(laws.size), lo, hi,
+        FIRST_UNIFORM_BITS, RARE_BITS)
+    if status != quantile_jit.DONE:
+        return _python_depth_tables(laws, depths, jit)
+    return starts, depths, table, words[2], rows, intervals, FIRST_UNIFORM_BITS
+
+
+@lru_cache(maxsize=1)
+def _exp_words() -> tuple[np.ndarray, np.ndarray]:
+    """The first precision's exp(−n) enclosures as words (made once a process)."""
+    from dprect.core import quantile_jit
+
+    return quantile_jit.exp_tables()
+
+
+def _python_depth_tables(laws: _Laws, depths: np.ndarray, jit: Any
+                         ) -> tuple[Any, ...] | None:
+    """:func:`_depth_tables` in Python integers (the reference): each law's kmax and
+    split (its first deepest piece) taken for every row at once, its buckets by the
+    samplers' own derivation (:func:`~dprect.core.interior_point.law_buckets`), the
+    tables by the same assembly (:func:`_tables`) — the arrays of
+    :func:`compiled_tables` (tests/core/test_quantile_draws_compiled.py)."""
     if laws.size >= jit.LIMIT or _made_once(_rate_words, laws.rates, jit) is None:
         return None
     kmax, split = (x.tolist() for x in laws.peaks())

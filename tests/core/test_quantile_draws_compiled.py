@@ -158,16 +158,27 @@ def test_compiled_draws_on_empty_huge_and_binary_cells(calls: dict[str, int],
 
 def test_a_pause_is_finished_in_python(calls: dict[str, int],
                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    """The compiled rounds given narrower decision intervals than ``decide``'s pause on
+    """The compiled rounds given narrower decision intervals than ``decide``'s (the
+    samplers' tables and the compiled tables, :mod:`dprect.core.quantile_jit`) pause on
     the uniforms outside them; the Python sampler finishes the law from the drawn bits
     (more bits, the point, its Bernoulli, the rest of the rounds): the same draws."""
+    from dprect.core import quantile_jit
+
     intervals = Buckets.intervals
+    tables = quantile_jit.laws_tables
 
     def narrow(self: Buckets, bits: int, share: int | None = None
                ) -> list[tuple[int, int, int]]:
         return [(lo, lo + (hi - lo) // 3, j) for lo, hi, j in intervals(self, bits, share)]
 
+    def narrow_tables(*args: Any) -> Any:
+        status, laws, rows, found = tables(*args)
+        found = found.copy()
+        found[:, 1] = found[:, 0] + (found[:, 1] - found[:, 0]) // np.uint64(3)
+        return status, laws, rows, found
+
     monkeypatch.setattr(Buckets, "intervals", narrow)
+    monkeypatch.setattr(quantile_jit, "laws_tables", narrow_tables)
     gen = random.Random(17)
     for epsilon in (40.0, 3000.0 / 64, 1.0):  # many buckets on the whole grid
         plan = plan_quantiles(QS, epsilon)
