@@ -266,7 +266,7 @@ def laws_tables(starts: Any, depths: Any, nums: Any, dens: Any, m: Any, lo_tab: 
         dh = dens[law, 0]
         dl = dens[law, 1]
         qh, ql = _div2(dh, dl, _ZERO, np.uint64(num))  # den = Q·num + R
-        ph, pl = _mul64(ql, np.uint64(num))
+        _, pl = _mul64(ql, np.uint64(num))
         r_step = np.int64(dl - pl)  # R < num: the low word's difference is R
         big = qh != 0 or ql > np.uint64(kmax + 1)  # every n ≥ 1 past the cap
         q = np.int64(0) if big else np.int64(ql)
@@ -376,10 +376,7 @@ def laws_tables(starts: Any, depths: Any, nums: Any, dens: Any, m: Any, lo_tab: 
                 hq_h, hq_l, exact = _divide(x_lo[j], w_hi[0], rem, scratch)
                 if hq_h == _ZERO and hq_l == _ZERO:
                     continue  # hi = −1
-                if hq_h != _ZERO:
-                    hi = _W  # min(q − 1, 2^64 − 1)
-                else:
-                    hi = hq_l - _ONE
+                hi = _W if hq_h != _ZERO else hq_l - _ONE  # min(q − 1, 2^64 − 1)
                 if lo_h != _ZERO or lo_l > hi:
                     continue
                 intervals[n_int, 0] = lo_l
