@@ -26,9 +26,12 @@ compiled_cell`).
    ``WINDOW_DECADES`` of the centre, each sign's decade unless the opposite sign's two
    extra decades put it past, zero's two cells, sorted and joined where adjacent), its
    runs of keys (``window_runs``), their ranks (``quantiles._ranks``) and the rows
-   before each run, the window's pieces and every law's depths
-   (:func:`~dprect.core.random_jit.window_depths`), their tables and the rejection
-   rounds (``quantile_draws.near_window``).
+   before each run, the window's pieces (:func:`~dprect.core.random_jit.window_pieces`,
+   ``window_depths``' layout) and the rejection rounds (``quantile_draws.near_window``)
+   — each law's depths read off the pieces' ranks where they are read
+   (``random_jit.depth_of``: its kmax and split by searches,
+   :func:`~dprect.core.quantile_jit.rank_tables`; the buckets' searches and each drawn
+   piece's depth), not made as a (laws × pieces) array: the same integers.
 
 Every integer is below 2^62 where the caller checked the plan's constants and the cell's
 rows (n < 2^60, every b·n below 2^62). Where a draw would leave compiled code (an
@@ -44,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from dprect.core.quantile_jit import laws_tables
+from dprect.core.quantile_jit import laws_tables, rank_tables
 from dprect.core.random_jit import (
     DONE,
     _div2,
@@ -52,8 +55,9 @@ from dprect.core.random_jit import (
     _mul_small2,
     discrete_laplace,
     discrete_laplace2,
+    rank_rounds,
     unimodal_rounds,
-    window_depths,
+    window_pieces,
 )
 
 #: :func:`cell_draws`' statuses besides random_jit's: the large groups' branch, and a
@@ -332,16 +336,21 @@ def cell_draws(kind: Any, mt: Any, pool: Any, pos: Any, keys: Any, counts: Any, 
                 lo_in[p] = prior
                 hi_in[p] = prior + at[i]
             p += 1
-    starts_u, _, depths, _, _ = window_depths(ra, rz, w, k_in, lo_in, hi_in, incl_in,
-                                              before, qa, qb, total)
+    starts_u, _, lo_p, hi_p = window_pieces(ra, rz, w, k_in, lo_in, hi_in, incl_in, before)
     size = np.int64(0)
     offsets = np.empty(runs, dtype=np.int64)
     for r in range(runs):
         offsets[r] = size
         size += rz[r] - ra[r]
     starts = starts_u.astype(np.int64)
-    status, laws, rows, intervals = laws_tables(starts, depths, nums, dens, size, lo_tab,
-                                                hi_tab, consts[BITS], consts[SHARE])
+    m = qa.shape[0]
+    tq = np.empty(m, dtype=np.int64)
+    for j in range(m):
+        tq[j] = qa[j] * total
+    ranks = (True, lo_p, hi_p, tq, qb, np.zeros(m, dtype=np.int64))
+    status, laws, rows, intervals = rank_tables(starts, one.reshape(1, 1), nums, dens, size,
+                                                lo_tab, hi_tab, consts[BITS], consts[SHARE],
+                                                ranks)
     if status != DONE:
         return PYTHON, noisy
     grid = np.empty(7, dtype=np.int64)
@@ -352,9 +361,9 @@ def cell_draws(kind: Any, mt: Any, pool: Any, pos: Any, keys: Any, counts: Any, 
     grid[4] = sign
     grid[5] = consts[ZERO_DECADES]
     grid[6] = consts[SIGN_DECADES]
-    status, _, _ = unimodal_rounds(kind, mt, pool, pos, 0, starts, depths, laws, dens, rows,
-                                   intervals, consts[BITS], True, ra, offsets, grid, accept,
-                                   out)
+    status, _, _ = rank_rounds(kind, mt, pool, pos, 0, m, starts, one.reshape(1, 1), laws,
+                               dens, rows, intervals, consts[BITS], True, ra, offsets, grid,
+                               accept, out, ranks)
     return status, noisy
 
 

@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from dprect.core.interior_point import FIRST_PRECISION, _bucket_cut, _exp_neg_table
-from dprect.core.random_jit import _div2, _jit
+from dprect.core.random_jit import _div2, _jit, depth_of
 
 DONE, FAULT = 0, 5
 
@@ -202,13 +202,13 @@ def _position(starts: Any, m: Any, i: Any) -> Any:
 
 
 @_jit
-def _rising(depth: Any, split: Any, t: Any) -> Any:
+def _rising(depths: Any, law: Any, split: Any, t: Any, ranks: Any) -> Any:
     """#{i ≤ split: depth[i] ≤ t} on the non-decreasing half (searchsorted right)."""
     lo = 0
     hi = split + 1
     while lo < hi:
         mid = (lo + hi) // 2
-        if depth[mid] <= t:
+        if depth_of(depths, law, mid, ranks) <= t:
             lo = mid + 1
         else:
             hi = mid
@@ -216,13 +216,13 @@ def _rising(depth: Any, split: Any, t: Any) -> Any:
 
 
 @_jit
-def _falling(depth: Any, split: Any, t: Any) -> Any:
+def _falling(depths: Any, law: Any, split: Any, t: Any, ranks: Any) -> Any:
     """split + 1 + #{i > split: depth[i] > t} on the non-increasing half."""
     lo = split + 1
-    hi = depth.shape[0]
+    hi = ranks[1].shape[0] if ranks[0] else depths.shape[1]
     while lo < hi:
         mid = (lo + hi) // 2
-        if depth[mid] > t:
+        if depth_of(depths, law, mid, ranks) > t:
             lo = mid + 1
         else:
             hi = mid
@@ -238,8 +238,61 @@ def laws_tables(starts: Any, depths: Any, nums: Any, dens: Any, m: Any, lo_tab: 
     words below 2^96), at the first precision (``lo_tab``, ``hi_tab``:
     :func:`exp_tables`) and ``bits`` = 64, ``share`` = 24: (status, laws, rows,
     intervals) — ``DONE``, or ``FAULT`` (a law's buckets do not tile the grid)."""
+    none = np.zeros(1, dtype=np.int64)
+    return rank_tables(starts, depths, nums, dens, m, lo_tab, hi_tab, bits, share,
+                       (False, none, none, none, none, none))
+
+
+@_jit
+def _rank_peak(lo: Any, hi: Any, t: Any, b: Any, count: Any) -> Any:
+    """(top, least, split) of w_i = max(0, b·lo_i − t, t − b·hi_i) over the pieces
+    (lo, hi non-decreasing): its largest value (at an end: f_i = b·lo_i − t does not
+    decrease, g_i = t − b·hi_i does not increase, so w falls to its least and rises
+    after), its least and the first piece at it — ``random_jit.window_depths``' top,
+    top − kmax and split, by searches. i* = the first i with f_i ≥ g_i (f − g does not
+    decrease); before it w = max(0, g) (not increasing), from it max(0, f) (not
+    decreasing); the least is w at i* − 1 or at i*, first met where max(0, g) reaches
+    it before i*, else at i*."""
+    top = max(max(b * lo[0] - t, t - b * hi[0]), max(b * lo[count - 1] - t,
+                                                      t - b * hi[count - 1]))
+    top = max(top, np.int64(0))
+    a = 0
+    z = count
+    while a < z:  # i*: the first i with f_i ≥ g_i
+        mid = (a + z) // 2
+        if b * lo[mid] - t >= t - b * hi[mid]:
+            z = mid
+        else:
+            a = mid + 1
+    star = a
+    least = top
+    if star < count:
+        least = max(b * lo[star] - t, np.int64(0))
+    if star > 0:
+        left = max(t - b * hi[star - 1], np.int64(0))
+        if left <= least:
+            least = left
+            a = 0
+            z = star - 1
+            while a < z:  # the first i < i* with max(0, g_i) ≤ least
+                mid = (a + z) // 2
+                if max(t - b * hi[mid], np.int64(0)) <= least:
+                    z = mid
+                else:
+                    a = mid + 1
+            return top, least, a
+    return top, least, star
+
+
+@_jit
+def rank_tables(starts: Any, depths: Any, nums: Any, dens: Any, m: Any, lo_tab: Any,
+                hi_tab: Any, bits: Any, share: Any, ranks: Any) -> Any:
+    """:func:`laws_tables` of the laws whose depths ``random_jit.depth_of`` reads: the
+    rows ``depths``, or where ``ranks`` = (True, lo, hi, t, b, top) the rank laws of the
+    pieces' ranks (each law's kmax and split by :func:`_rank_peak`, its top written to
+    ``top`` for the sampler) — the same tables as of their depth rows."""
     count = starts.shape[0]
-    n_laws = depths.shape[0]
+    n_laws = nums.shape[0]
     laws = np.zeros((n_laws + 1, 5), dtype=np.int64)
     rows = np.empty((n_laws * (CUT + 1), 5), dtype=np.int64)
     intervals = np.empty((n_laws * (CUT + 1), 3), dtype=np.uint64)
@@ -255,13 +308,18 @@ def laws_tables(starts: Any, depths: Any, nums: Any, dens: Any, m: Any, lo_tab: 
     n_rows = 0
     n_int = 0
     for law in range(n_laws):
-        depth = depths[law]
-        kmax = depth[0]
-        split = 0
-        for i in range(1, count):
-            if depth[i] > kmax:
-                kmax = depth[i]
-                split = i
+        if ranks[0]:
+            top, least, split = _rank_peak(ranks[1], ranks[2], ranks[3][law],
+                                           ranks[4][law], count)
+            ranks[5][law] = top
+            kmax = top - least
+        else:
+            kmax = depths[law, 0]
+            split = 0
+            for i in range(1, count):
+                if depths[law, i] > kmax:
+                    kmax = depths[law, i]
+                    split = i
         num = nums[law]
         dh = dens[law, 0]
         dl = dens[law, 1]
@@ -312,13 +370,15 @@ def laws_tables(starts: Any, depths: Any, nums: Any, dens: Any, m: Any, lo_tab: 
             w_hi[0, i] = _ZERO
         found_n = 0
         explicit = np.int64(0)
-        pos_left_next = _position(starts, m, _rising(depth, split, t[0]))
-        pos_right_next = _position(starts, m, _falling(depth, split, t[0]))
+        pos_left_next = _position(starts, m, _rising(depths, law, split, t[0], ranks))
+        pos_right_next = _position(starts, m, _falling(depths, law, split, t[0], ranks))
         for n in range(n_cut + 1):
             left_end = pos_left_next
             right_start = pos_right_next
-            pos_left_next = _position(starts, m, _rising(depth, split, t[n + 1]))
-            pos_right_next = _position(starts, m, _falling(depth, split, t[n + 1]))
+            pos_left_next = _position(starts, m,
+                                      _rising(depths, law, split, t[n + 1], ranks))
+            pos_right_next = _position(starts, m,
+                                       _falling(depths, law, split, t[n + 1], ranks))
             left_start = pos_left_next
             right_end = pos_right_next
             left_len = left_end - left_start
@@ -393,4 +453,4 @@ def laws_tables(starts: Any, depths: Any, nums: Any, dens: Any, m: Any, lo_tab: 
     return DONE, laws, rows[:n_rows].copy(), intervals[:n_int].copy()
 
 
-__all__ = ["CUT", "DONE", "FAULT", "exp_tables", "laws_tables"]
+__all__ = ["CUT", "DONE", "FAULT", "exp_tables", "laws_tables", "rank_tables"]
