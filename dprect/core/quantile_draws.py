@@ -227,7 +227,6 @@ def _made_cell_constants(plan: Any, jit: Any) -> dict[str, Any] | None:
         _block_runs,
         block_count,
     )
-    from dprect.core.quantiles import quantile_grid
 
     if not plan.counted or plan.grid != "decimal":
         return None
@@ -243,8 +242,7 @@ def _made_cell_constants(plan: Any, jit: Any) -> dict[str, Any] | None:
     qa, qb, most = _quantile_words(small.quantiles)
     if most >= MAX_WEIGHTED_ROWS:
         return None
-    g = quantile_grid(plan.grid, plan.resolution)
-    assert isinstance(g, DecimalGrid)
+    g = DecimalGrid(plan.resolution)  # ``quantiles.quantile_grid``'s decimal grid
     firsts, ids = _block_runs(g)
     consts = np.zeros(15, dtype=np.int64)
     consts[[cj.S, cj.SPLIT_ROWS, cj.PER_SIGN, cj.ZERO, cj.PER_DECADE, cj.SIZE,
