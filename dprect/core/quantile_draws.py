@@ -78,7 +78,7 @@ from dprect.core.quantile_centre import (
     window,
     window_frame,
 )
-from dprect.core.randomness import RandomSource, compiled_status
+from dprect.core.randomness import PooledSystemRandom, RandomSource, compiled_status
 
 #: each level's acceptance exp(−DECAY·level) as the integers (a, b) of DECAY·level = a/b
 ACCEPT = tuple(((DECAY * d).numerator, (DECAY * d).denominator)
@@ -157,7 +157,9 @@ def compiled_cell(keys: np.ndarray, counts: np.ndarray, at: np.ndarray, plan: An
     """A small group's whole draws (:func:`dprect.core.quantiles.draws`: the noisy count,
     the centre, the sign, each quantile near them) in ONE compiled call
     (:func:`dprect.core.quantile_cell_jit.cell_draws`), as (the quantiles' cells, the
-    noisy count) — or None, the source's state as it was before the call, where the
+    noisy count) — or None, the source's state as it was before the call (the twister's
+    words; the pool's unread bytes and position, ``PooledSystemRandom.give_back``, and
+    the pools its refills read made the next refills, ``random_jit.GIVEN``), where the
     Python path draws the cell: numba not loaded, a plan whose constants pass the
     compiled words (:func:`_cell_constants`), a cell past int64's rows, the large groups'
     branch, or a draw the compiled call does not finish (an undecided uniform, ...).
@@ -181,19 +183,24 @@ def compiled_cell(keys: np.ndarray, counts: np.ndarray, at: np.ndarray, plan: An
     else:
         first = int(pos[0])
         saved = pool[first:].copy()
+        jit.REFILLS = []  # the pools the call's refills read, in order
     out = np.zeros(consts["m"], dtype=np.int64)
-    status, noisy = cj.cell_draws(
-        kind, mt, pool, pos, np.ascontiguousarray(keys, dtype=np.int64), counts,
-        np.ascontiguousarray(at, dtype=np.int64), *consts["args"], out)
+    try:
+        status, noisy = cj.cell_draws(
+            kind, mt, pool, pos, np.ascontiguousarray(keys, dtype=np.int64), counts,
+            np.ascontiguousarray(at, dtype=np.int64), *consts["args"], out)
+    finally:
+        refills, jit.REFILLS = jit.REFILLS, None
+    rng._settle(kind, pos)
     if status == jit.DONE:
-        rng._settle(kind, pos)
         return out.tolist(), int(noisy)
-    if kind == 0:  # the state before the call: the Python path draws the same bits
+    # the state before the call: the Python path reads the very words or bytes it read
+    if kind == 0:
         mt[:] = saved
     else:
-        pool[first:] = saved
-        pos[0] = first
-        rng._settle(kind, pos)
+        assert isinstance(rng._py, PooledSystemRandom)
+        rng._py.give_back(first, saved)
+        jit.GIVEN[:0] = refills or []  # the pools its refills read: the next refills
     return None
 
 

@@ -143,12 +143,29 @@ def test_a_compiled_cell_reads_the_pool_as_python_does(monkeypatch: pytest.Monke
         assert out[0] == out[1], k
 
 
-@pytest.mark.parametrize("seeded", [True, False])
-def test_a_stopped_call_leaves_the_source_as_it_was(seeded: bool,
+def _os_bytes(entropy: bytes) -> Any:
+    """A stand-in for ``os.urandom`` handing out ``entropy`` in order (each call the
+    next n bytes): the bytes a refill reads depend on how many were read before."""
+    at = [0]
+
+    def urandom(n: int) -> bytes:
+        out = entropy[at[0]:at[0] + n]
+        at[0] += n
+        assert len(out) == n
+        return out
+
+    return urandom
+
+
+@pytest.mark.parametrize("source", ["seeded", "pool", "small pool"])
+def test_a_stopped_call_leaves_the_source_as_it_was(source: str,
                                                     monkeypatch: pytest.MonkeyPatch
                                                     ) -> None:
     """A compiled call that read its bits and then stopped (as on a pause) puts the
-    source back: the Python path then draws the reference's cell and stream."""
+    source back: the Python path then draws the reference's cell and stream. From a
+    pool of 64 bytes the call refills it many times: the pools it read are the next
+    refills' (``give_back``), so the Python path reads the same bytes in the same order
+    (without them it would read the OS's next ones: the comparison fails)."""
     cj = _cj()
     real = cj.cell_draws
     stopped = []
@@ -158,23 +175,25 @@ def test_a_stopped_call_leaves_the_source_as_it_was(seeded: bool,
         stopped.append(1)
         return jit.PAUSE, 0
 
+    if source == "small pool":
+        monkeypatch.setattr(randomness, "POOL_BYTES", 64)
     gen = random.Random(6)
     plan = plan_quantiles(QS, 0.125 / 8)
     for k in range(20):
         st = quantile_statistics(_values(gen), plan)
-        entropy = random.Random(k).randbytes(1 << 17)
-        monkeypatch.setattr(os, "urandom", lambda n, e=entropy: e[:n])
-        ref = RandomSource.stream(k) if seeded else RandomSource()
-        want = _python(st, plan, ref, monkeypatch)
-        monkeypatch.setattr(cj, "cell_draws", stop)
-        src = RandomSource.stream(k) if seeded else RandomSource()
-        got = draws(st, plan, src)
-        monkeypatch.setattr(cj, "cell_draws", real)
-        assert got == want, k
-        if seeded:
-            assert src.randbits(64) == ref.randbits(64)
-        else:
-            assert src._py._at == ref._py._at
+        entropy = random.Random(k).randbytes(1 << 22)
+        runs = []
+        for stopping in (False, True):
+            monkeypatch.setattr(os, "urandom", _os_bytes(entropy))
+            src = RandomSource.stream(k) if source == "seeded" else RandomSource()
+            if stopping:
+                monkeypatch.setattr(cj, "cell_draws", stop)
+                got = draws(st, plan, src)
+                monkeypatch.setattr(cj, "cell_draws", real)
+            else:
+                got = _python(st, plan, src, monkeypatch)
+            runs.append((got, src.randbits(64)))
+        assert runs[0] == runs[1], k
     assert len(stopped) >= 15
 
 
