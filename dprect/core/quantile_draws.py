@@ -159,7 +159,7 @@ def compiled_cell(keys: np.ndarray, counts: np.ndarray, at: np.ndarray, plan: An
     (:func:`dprect.core.quantile_cell_jit.cell_draws`), as (the quantiles' cells, the
     noisy count) — or None, the source's state as it was before the call (the twister's
     words; the pool's unread bytes and position, ``PooledSystemRandom.give_back``, and
-    the pools its refills read made the next refills, ``random_jit.GIVEN``), where the
+    the pools its refills read made the next refills, ``random_jit.REFILLS``), where the
     Python path draws the cell: numba not loaded, a plan whose constants pass the
     compiled words (:func:`_cell_constants`), a cell past int64's rows, the large groups'
     branch, or a draw the compiled call does not finish (an undecided uniform, ...).
@@ -183,14 +183,14 @@ def compiled_cell(keys: np.ndarray, counts: np.ndarray, at: np.ndarray, plan: An
     else:
         first = int(pos[0])
         saved = pool[first:].copy()
-        jit.REFILLS = []  # the pools the call's refills read, in order
+        jit.REFILLS.log = []  # the pools the call's refills read, in order
     out = np.zeros(consts["m"], dtype=np.int64)
     try:
         status, noisy = cj.cell_draws(
             kind, mt, pool, pos, np.ascontiguousarray(keys, dtype=np.int64), counts,
             np.ascontiguousarray(at, dtype=np.int64), *consts["args"], out)
     finally:
-        refills, jit.REFILLS = jit.REFILLS, None
+        refills, jit.REFILLS.log = jit.REFILLS.log, None
     rng._settle(kind, pos)
     if status == jit.DONE:
         return out.tolist(), int(noisy)
@@ -200,7 +200,7 @@ def compiled_cell(keys: np.ndarray, counts: np.ndarray, at: np.ndarray, plan: An
     else:
         assert isinstance(rng._py, PooledSystemRandom)
         rng._py.give_back(first, saved)
-        jit.GIVEN[:0] = refills or []  # the pools its refills read: the next refills
+        jit.REFILLS.given[:0] = refills or []  # the pools its refills read: the next ones
     return None
 
 

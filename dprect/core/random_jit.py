@@ -50,6 +50,7 @@ sampler's AssertionError).
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any
 
 import numba
@@ -85,24 +86,32 @@ def _jit(fn: Any) -> Any:
         raise ImportError("no cache location for the compiled samplers") from e
 
 
-#: where a list, every refill's bytes are appended to it: a caller that may have to put
-#: a compiled call's reads back (``quantile_draws.compiled_cell``) hands them to the
-#: next refills (:data:`GIVEN`), so the same bytes are read again, in the same order
-REFILLS: list[bytes] | None = None
-#: OS bytes read once and put back (their reads undone): the next refills of a pool —
-#: here, and ``PooledSystemRandom``'s own — take them first, in order, then the OS's
-GIVEN: list[bytes] = []
+class _Refills(threading.local):
+    """Per thread: ``log`` — where a list, every refill's bytes are appended to it (a
+    caller that may have to put a compiled call's reads back,
+    ``quantile_draws.compiled_cell``, hands them to the next refills); ``given`` — OS
+    bytes read once and put back (their reads undone): the next refills of a pool, here
+    and ``PooledSystemRandom``'s own, take them first, in order, then the OS's."""
+
+    def __init__(self) -> None:
+        self.log: list[bytes] | None = None
+        self.given: list[bytes] = []
+
+
+#: this thread's refill log and given-back bytes (:class:`_Refills`)
+REFILLS = _Refills()
 
 
 def _refill(pool: np.ndarray) -> None:
     """A new pool of OS bytes, in place (the pool's bytearray sees them): the next given
-    back (:data:`GIVEN`) if one is as long, else the OS's; logged in :data:`REFILLS`
+    back (``REFILLS.given``) if one is as long, else the OS's; logged in ``REFILLS.log``
     where it is a list."""
-    fresh = GIVEN.pop(0) if GIVEN and len(GIVEN[0]) == pool.shape[0] \
+    given = REFILLS.given
+    fresh = given.pop(0) if given and len(given[0]) == pool.shape[0] \
         else os.urandom(pool.shape[0])
     pool[:] = np.frombuffer(fresh, dtype=np.uint8)
-    if REFILLS is not None:
-        REFILLS.append(fresh)
+    if REFILLS.log is not None:
+        REFILLS.log.append(fresh)
 
 
 @_jit

@@ -119,8 +119,9 @@ class PooledSystemRandom(random.SystemRandom):
 
     def _fresh(self, n: int) -> bytearray:
         """A new pool of at least n bytes: the next bytes given back to the compiled
-        samplers' refills (``random_jit.GIVEN``, where loaded), else the OS's."""
-        given = getattr(_KERNELS, "GIVEN", None)
+        samplers' refills (``random_jit.REFILLS.given``, where loaded), else the OS's."""
+        refills = getattr(_KERNELS, "REFILLS", None)
+        given = refills.given if refills is not None else None
         if given and len(given[0]) >= n:
             return bytearray(given.pop(0))
         return bytearray(os.urandom(max(POOL_BYTES, n)))
@@ -128,7 +129,7 @@ class PooledSystemRandom(random.SystemRandom):
     def give_back(self, at: int, unread: np.ndarray) -> None:
         """Undo a compiled call's reads of this pool: its bytes from ``at`` on put back
         as they were (``unread``) and the position at ``at`` (the pools the call's
-        refills read go to ``random_jit.GIVEN``: the caller's)."""
+        refills read go to ``random_jit.REFILLS.given``: the caller's)."""
         view = np.frombuffer(self._pool, dtype=np.uint8)
         view[at:] = unread
         self._at = at
