@@ -49,6 +49,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -77,7 +78,7 @@ from dprect.core.quantile_centre import (
     window,
     window_frame,
 )
-from dprect.core.randomness import RandomSource, compiled_status
+from dprect.core.randomness import PooledSystemRandom, RandomSource, compiled_status
 
 #: each level's acceptance exp(−DECAY·level) as the integers (a, b) of DECAY·level = a/b
 ACCEPT = tuple(((DECAY * d).numerator, (DECAY * d).denominator)
@@ -149,6 +150,126 @@ def near_window(ranges: Sequence[tuple[int, int]], firsts: np.ndarray, ends: np.
             tuple(offsets.tolist()), int((z - a).sum()))
     laws = _Laws(c.starts, c.sizes, depths, rates, c.size, (kmax, split))
     return _draw_all(laws, _Window(grid, centre, sign, c), rng)
+
+
+def compiled_cell(keys: np.ndarray, counts: np.ndarray, at: np.ndarray, plan: Any,
+                  rng: RandomSource) -> tuple[list[int], int] | None:
+    """A small group's whole draws (:func:`dprect.core.quantiles.draws`: the noisy count,
+    the centre, the sign, each quantile near them) in ONE compiled call
+    (:func:`dprect.core.quantile_cell_jit.cell_draws`), as (the quantiles' cells, the
+    noisy count) — or None, the source's state as it was before the call (the twister's
+    words; the pool's unread bytes and position, ``PooledSystemRandom.give_back``, and
+    the pools its refills read made the next refills, ``random_jit.REFILLS``), where the
+    Python path draws the cell: numba not loaded, a plan whose constants pass the
+    compiled words (:func:`_cell_constants`), a cell past int64's rows, the large groups'
+    branch, or a draw the compiled call does not finish (an undecided uniform, ...).
+    The same draws and bits either way (the Python path from the same state;
+    tests/core/test_quantile_cell_jit.py)."""
+    jit = rng._compiled()
+    if jit is None:
+        return None
+    consts = _cell_constants(plan, jit)
+    if consts is None:
+        return None
+    from dprect.core import quantile_cell_jit as cj  # loaded with the compiled samplers
+
+    counts = np.ascontiguousarray(counts, dtype=np.int64)
+    n = int(counts.sum())
+    if max(n, 1) * consts["most"] >= MAX_WEIGHTED_ROWS or n >= 1 << 60:
+        return None
+    kind, mt, pool, pos = rng._state()
+    if kind == 0:
+        saved = mt.copy()
+    else:
+        first = int(pos[0])
+        saved = pool[first:].copy()
+        jit.REFILLS.log = []  # the pools the call's refills read, in order
+    out = np.zeros(consts["m"], dtype=np.int64)
+    try:
+        status, noisy = cj.cell_draws(
+            kind, mt, pool, pos, np.ascontiguousarray(keys, dtype=np.int64), counts,
+            np.ascontiguousarray(at, dtype=np.int64), *consts["args"], out)
+    finally:
+        refills, jit.REFILLS.log = jit.REFILLS.log, None
+    rng._settle(kind, pos)
+    if status == jit.DONE:
+        return out.tolist(), int(noisy)
+    # the state before the call: the Python path reads the very words or bytes it read
+    if kind == 0:
+        mt[:] = saved
+    else:
+        assert isinstance(rng._py, PooledSystemRandom)
+        rng._py.give_back(first, saved)
+        jit.REFILLS.given[:0] = refills or []  # the pools its refills read: the next ones
+    return None
+
+
+#: :func:`_cell_constants` made, by the plan's identity (the plan kept)
+_CELL: dict[int, tuple[Any, dict[str, Any] | None]] = {}
+
+
+def _cell_constants(plan: Any, jit: Any) -> dict[str, Any] | None:
+    """The arguments of :func:`dprect.core.quantile_cell_jit.cell_draws` that the plan
+    fixes (made once a plan), or None where the compiled call cannot draw its cells:
+    no count, not the decimal grid, a small branch without a centre, a count scale's
+    numerator from 2^96 or denominator from 2^62, a rate's numerator from 2^62 or
+    denominator from 2^96, a quantile's denominator from 2^62 (the compiled samplers'
+    bounds: the Python path draws such cells)."""
+    hit = _CELL.get(id(plan))
+    if hit is not None and hit[0] is plan:
+        return hit[1]
+    if len(_CELL) >= 64:
+        _CELL.clear()
+    made = _made_cell_constants(plan, jit)
+    _CELL[id(plan)] = (plan, made)
+    return made
+
+
+def _made_cell_constants(plan: Any, jit: Any) -> dict[str, Any] | None:
+    from dprect.core import quantile_cell_jit as cj
+    from dprect.core.quantile_centre import (
+        SIGN_DECADES,
+        WINDOW_DECADES,
+        ZERO_DECADES,
+        _block_runs,
+        block_count,
+    )
+
+    if not plan.counted or plan.grid != "decimal":
+        return None
+    small = plan.branch(-1)
+    if small is plan or not small.centred:
+        return None
+    scale = plan.count_scale
+    s, t = scale.denominator, scale.numerator
+    rates = [small.centre_rate, small.sign_rate, *small.rates]
+    if s >= jit.LIMIT or t >= jit.WIDE or any(
+            r.numerator >= jit.LIMIT or r.denominator >= jit.WIDE for r in rates):
+        return None
+    qa, qb, most = _quantile_words(small.quantiles)
+    if most >= MAX_WEIGHTED_ROWS:
+        return None
+    g = DecimalGrid(plan.resolution)  # ``quantiles.quantile_grid``'s decimal grid
+    firsts, ids = _block_runs(g)
+    consts = np.zeros(15, dtype=np.int64)
+    consts[[cj.S, cj.SPLIT_ROWS, cj.PER_SIGN, cj.ZERO, cj.PER_DECADE, cj.SIZE,
+            cj.BLOCKS, cj.CENTRE_NUM, cj.SIGN_NUM, cj.BITS, cj.SHARE, cj.WINDOW,
+            cj.ZERO_DECADES, cj.SIGN_DECADES]] = (
+        s, plan.split_rows, g.per_sign, g.zero, g.per_decade, g.size, block_count(g),
+        small.centre_rate.numerator, small.sign_rate.numerator, FIRST_UNIFORM_BITS,
+        RARE_BITS, WINDOW_DECADES, ZERO_DECADES, SIGN_DECADES)
+
+    def words(dens: Sequence[int]) -> np.ndarray:
+        return np.array([(d >> 64, d & 0xFFFFFFFFFFFFFFFF) for d in dens], dtype=np.uint64)
+
+    lo, hi = _exp_words()
+    args = (consts, words([t])[0], words([small.centre_rate.denominator]),
+            words([small.sign_rate.denominator]), np.ascontiguousarray(qa[:, 0]),
+            np.ascontiguousarray(qb[:, 0]),
+            np.array([r.numerator for r in small.rates], dtype=np.int64),
+            words([r.denominator for r in small.rates]), np.asarray(firsts, np.int64),
+            np.asarray(ids, np.int64), lo, hi, _ACCEPT)
+    return {"args": args, "m": len(small.quantiles), "most": most}
 
 
 def draw_one(pieces: Pieces, rate: Fraction, rng: RandomSource) -> int:
@@ -298,12 +419,42 @@ def laws_tables(laws: _Laws, jit: Any) -> tuple[Any, ...] | None:
 
 def _depth_tables(laws: _Laws, depths: np.ndarray, jit: Any) -> tuple[Any, ...] | None:
     """:func:`compiled_tables` of ``laws`` (int64 depths, one row a law) without their
-    samplers: each law's kmax and split (its first deepest piece) taken for every row at
-    once, its buckets by the samplers' own derivation
-    (:func:`~dprect.core.interior_point.law_buckets`), the tables by the same assembly
-    (:func:`_tables`); None where :func:`compiled_tables` gives None (a grid of
-    ``jit.LIMIT`` points or more, a rate past the compiled words) — the same arrays
-    (tests/core/test_quantile_draws_compiled.py)."""
+    samplers, in ONE compiled call (:func:`dprect.core.quantile_jit.laws_tables`: each
+    law's kmax and split, its buckets by the samplers' derivation and the tables'
+    assembly, on machine words — the arrays of :func:`_python_depth_tables`,
+    tests/core/test_quantile_jit.py); None where :func:`compiled_tables` gives None (a
+    grid of ``jit.LIMIT`` points or more, a rate past the compiled words). A law whose
+    buckets do not tile the grid goes to the Python derivation, which raises."""
+    words = _made_once(_rate_words, laws.rates, jit)
+    if laws.size >= jit.LIMIT or words is None:
+        return None
+    from dprect.core import quantile_jit  # loaded with the compiled samplers (numba)
+
+    lo, hi = _exp_words()
+    starts = laws.starts.astype(np.int64)
+    status, table, rows, intervals = quantile_jit.laws_tables(
+        starts, depths, words[0], words[2], np.int64(laws.size), lo, hi,
+        FIRST_UNIFORM_BITS, RARE_BITS)
+    if status != quantile_jit.DONE:
+        return _python_depth_tables(laws, depths, jit)
+    return starts, depths, table, words[2], rows, intervals, FIRST_UNIFORM_BITS
+
+
+@lru_cache(maxsize=1)
+def _exp_words() -> tuple[np.ndarray, np.ndarray]:
+    """The first precision's exp(−n) enclosures as words (made once a process)."""
+    from dprect.core import quantile_jit
+
+    return quantile_jit.exp_tables()
+
+
+def _python_depth_tables(laws: _Laws, depths: np.ndarray, jit: Any
+                         ) -> tuple[Any, ...] | None:
+    """:func:`_depth_tables` in Python integers (the reference): each law's kmax and
+    split (its first deepest piece) taken for every row at once, its buckets by the
+    samplers' own derivation (:func:`~dprect.core.interior_point.law_buckets`), the
+    tables by the same assembly (:func:`_tables`) — the arrays of
+    :func:`compiled_tables` (tests/core/test_quantile_draws_compiled.py)."""
     if laws.size >= jit.LIMIT or _made_once(_rate_words, laws.rates, jit) is None:
         return None
     kmax, split = (x.tolist() for x in laws.peaks())
@@ -438,5 +589,5 @@ def _tables(found: Sequence[tuple[int, int, int, Buckets]], starts: np.ndarray,
             np.array(rows, dtype=np.int64).reshape(-1, 5),
             np.array(intervals, dtype=np.uint64).reshape(-1, 3), FIRST_UNIFORM_BITS)
 
-__all__ = ["ACCEPT", "compiled_tables", "draw_one", "laws_tables", "near_centre",
+__all__ = ["ACCEPT", "compiled_cell", "compiled_tables", "draw_one", "laws_tables", "near_centre",
            "near_window", "rank_depths", "whole_grid"]

@@ -94,7 +94,7 @@ from dprect.core.quantile_centre import (
     window,
     window_runs,
 )
-from dprect.core.quantile_draws import draw_one, near_window, whole_grid
+from dprect.core.quantile_draws import compiled_cell, draw_one, near_window, whole_grid
 from dprect.core.randomness import RandomSource
 from dprect.core.request import DescribeRequest
 
@@ -515,6 +515,9 @@ def draws(stats: QuantileStatistics, plan: QuantilePlan, rng: RandomSource
     picks the split (:meth:`QuantilePlan.branch`), the centre block, and each quantile's
     bin under the base measure around the centre;
     without one each quantile's bin under the uniform measure (count None)."""
+    fast = compiled_cell(stats.keys, stats.counts, stats.at_value, plan, rng)
+    if fast is not None:  # a small group's draws in one compiled call: the same bits
+        return fast
     noisy = None
     if plan.counted:
         scale = plan.count_scale

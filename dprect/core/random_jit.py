@@ -50,6 +50,7 @@ sampler's AssertionError).
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any
 
 import numba
@@ -85,9 +86,32 @@ def _jit(fn: Any) -> Any:
         raise ImportError("no cache location for the compiled samplers") from e
 
 
+class _Refills(threading.local):
+    """Per thread: ``log`` — where a list, every refill's bytes are appended to it (a
+    caller that may have to put a compiled call's reads back,
+    ``quantile_draws.compiled_cell``, hands them to the next refills); ``given`` — OS
+    bytes read once and put back (their reads undone): the next refills of a pool, here
+    and ``PooledSystemRandom``'s own, take them first, in order, then the OS's."""
+
+    def __init__(self) -> None:
+        self.log: list[bytes] | None = None
+        self.given: list[bytes] = []
+
+
+#: this thread's refill log and given-back bytes (:class:`_Refills`)
+REFILLS = _Refills()
+
+
 def _refill(pool: np.ndarray) -> None:
-    """A new pool of OS bytes, in place (the pool's bytearray sees them)."""
-    pool[:] = np.frombuffer(os.urandom(pool.shape[0]), dtype=np.uint8)
+    """A new pool of OS bytes, in place (the pool's bytearray sees them): the next given
+    back (``REFILLS.given``) if one is as long, else the OS's; logged in ``REFILLS.log``
+    where it is a list."""
+    given = REFILLS.given
+    fresh = given.pop(0) if given and len(given[0]) == pool.shape[0] \
+        else os.urandom(pool.shape[0])
+    pool[:] = np.frombuffer(fresh, dtype=np.uint8)
+    if REFILLS.log is not None:
+        REFILLS.log.append(fresh)
 
 
 @_jit
@@ -916,9 +940,10 @@ def _ratio_exp(kind: Any, mt: Any, pool: Any, pos: Any, ah: Any, al: Any, bh: An
 
 
 @_jit
-def _unimodal_sample(kind: Any, mt: Any, pool: Any, pos: Any, starts: Any, depth: Any,
-                     kmax: Any, num: Any, dh: Any, dl: Any, single: Any, b0: Any,
-                     d0: Any, d1: Any, intervals: Any, rows: Any, bits_u: Any) -> Any:
+def _unimodal_sample(kind: Any, mt: Any, pool: Any, pos: Any, starts: Any, depths: Any,
+                     law: Any, kmax: Any, num: Any, dh: Any, dl: Any, single: Any, b0: Any,
+                     d0: Any, d1: Any, intervals: Any, rows: Any, bits_u: Any,
+                     ranks: Any) -> Any:
     """``interior_point.ExactSampler.sample`` of one law as (status, y, u): its
     attempts until one is accepted (``DONE``, y). Each attempt's bucket is decided on
     the first ``bits_u`` bits u of its uniform by the intervals (lo, hi, bucket row)
@@ -928,7 +953,9 @@ def _unimodal_sample(kind: Any, mt: Any, pool: Any, pos: Any, starts: Any, depth
     attempt from u. ``single``: one bucket, no bit drawn (row b0). ``rows``: (n, size,
     left start, left length, right start) of each bucket. The point's γ·den =
     num·(kmax − depth) − n·den is formed on two words (num < 2^62, kmax − depth < 2^63,
-    n ≤ 140, den = (dh, dl) < 2^96) and must lie in [0, den), else ``FAULT``."""
+    n ≤ 140, den = (dh, dl) < 2^96) and must lie in [0, den), else ``FAULT``. The
+    law's depth of piece i: ``depths[law, i]``, or with ``ranks`` read off its ranks
+    (:func:`depth_of`)."""
     while True:
         if single:
             j = b0
@@ -955,7 +982,7 @@ def _unimodal_sample(kind: Any, mt: Any, pool: Any, pos: Any, starts: Any, depth
                 lo = mid + 1
             else:
                 hi = mid
-        ph, pl = _mul_wide(num, kmax - depth[lo - 1])
+        ph, pl = _mul_wide(num, kmax - depth_of(depths, law, lo - 1, ranks))
         qh, ql = _mul_small2(dh, dl, rows[j, 0])
         if _less2(ph, pl, qh, ql):
             return FAULT, np.int64(0), np.uint64(0)
@@ -1014,13 +1041,39 @@ def unimodal_rounds(kind: Any, mt: Any, pool: Any, pos: Any, first: Any, starts:
     ``PAUSE``: law ``law`` stopped at an attempt's undecided u (the caller finishes that
     law in Python, then calls again from ``law`` + 1); ``BOUND``, ``FAULT``: the caller
     raises."""
-    m = depths.shape[0]
+    none = np.zeros(1, dtype=np.int64)  # depth_of's ranks where the depths are given
+    return rank_rounds(kind, mt, pool, pos, first, depths.shape[0], starts, depths, laws,
+                       dens, rows, intervals, bits_u, centred, firsts, offsets, grid,
+                       accept, out, (False, none, none, none, none, none))
+
+
+@_jit
+def depth_of(depths: Any, law: Any, i: Any, ranks: Any) -> Any:
+    """Law ``law``'s depth of piece i: ``depths[law, i]``, or where ``ranks`` = (True,
+    lo, hi, t, b, top) a rank law's, top[law] − max(0, b·lo_i − t, t − b·hi_i) (t =
+    ``t[law]`` = a·n, b = ``b[law]`` for q = a/b: ``quantile_draws.rank_depths``'
+    integers, every b·n below 2^62) — without the (laws × pieces) array."""
+    if not ranks[0]:
+        return depths[law, i]
+    t = ranks[3][law]
+    b = ranks[4][law]
+    w = max(ranks[1][i] * b - t, t - ranks[2][i] * b)
+    return ranks[5][law] - max(w, np.int64(0))
+
+
+@_jit
+def rank_rounds(kind: Any, mt: Any, pool: Any, pos: Any, first: Any, m: Any, starts: Any,
+                depths: Any, laws: Any, dens: Any, rows: Any, intervals: Any, bits_u: Any,
+                centred: Any, firsts: Any, offsets: Any, grid: Any, accept: Any, out: Any,
+                ranks: Any) -> Any:
+    """:func:`unimodal_rounds` of the m laws whose depths :func:`depth_of` reads
+    (``depths``, or their ``ranks``): the same attempts, rounds and statuses."""
     for law in range(first, m):
         while True:
             status, y, u = _unimodal_sample(
-                kind, mt, pool, pos, starts, depths[law], laws[law, 0], laws[law, 1],
+                kind, mt, pool, pos, starts, depths, law, laws[law, 0], laws[law, 1],
                 dens[law, 0], dens[law, 1], laws[law, 2] != 0, laws[law, 3],
-                laws[law, 4], laws[law + 1, 4], intervals, rows, bits_u)
+                laws[law, 4], laws[law + 1, 4], intervals, rows, bits_u, ranks)
             if status != DONE:
                 return status, law, u
             if not centred:
@@ -1068,6 +1121,41 @@ def window_depths(a: Any, z: Any, w: Any, keys: Any, row_lo: Any, row_hi: Any,
     Returns (starts, sizes) as uint64, the depths (laws × pieces, int64) and each law's
     largest depth and its first piece (``depths.max(axis=1)``, ``depths.argmax(axis=1)``:
     the least w, first met)."""
+    starts, sizes, lo, hi = window_pieces(a, z, w, keys, row_lo, row_hi, incl, before)
+    p = starts.shape[0]
+    m = qa.shape[0]
+    depths = np.empty((m, p), dtype=np.int64)
+    kmax = np.empty(m, dtype=np.int64)
+    split = np.empty(m, dtype=np.int64)
+    for j in range(m):
+        t = qa[j] * n
+        b = qb[j]
+        top = np.int64(0)
+        least = np.int64(0)
+        first = 0
+        for i in range(p):
+            x = max(lo[i] * b - t, t - hi[i] * b)
+            x = max(x, np.int64(0))
+            depths[j, i] = x
+            if x > top:
+                top = x
+            if i == 0 or x < least:
+                least = x
+                first = i
+        for i in range(p):
+            depths[j, i] = top - depths[j, i]
+        kmax[j] = top - least
+        split[j] = first
+    return starts, sizes, depths, kmax, split
+
+
+@_jit
+def window_pieces(a: Any, z: Any, w: Any, keys: Any, row_lo: Any, row_hi: Any, incl: Any,
+                  before: Any) -> Any:
+    """:func:`window_depths`' pieces without the laws: (starts, sizes) as uint64 and
+    each piece's ranks (lo, hi) as int64, laid end to end (the one layout of a small
+    group's window frame compiled; :func:`window_depths` and
+    :func:`dprect.core.quantile_cell_jit.cell_draws` read it)."""
     runs = a.shape[0]
     bound = runs + 2 * keys.shape[0]
     starts = np.empty(bound, dtype=np.uint64)
@@ -1101,27 +1189,4 @@ def window_depths(a: Any, z: Any, w: Any, keys: Any, row_lo: Any, row_hi: Any,
                 p += 1
         key += w[r]
         offset += z[r] - a[r]
-    m = qa.shape[0]
-    depths = np.empty((m, p), dtype=np.int64)
-    kmax = np.empty(m, dtype=np.int64)
-    split = np.empty(m, dtype=np.int64)
-    for j in range(m):
-        t = qa[j] * n
-        b = qb[j]
-        top = np.int64(0)
-        least = np.int64(0)
-        first = 0
-        for i in range(p):
-            x = max(lo[i] * b - t, t - hi[i] * b)
-            x = max(x, np.int64(0))
-            depths[j, i] = x
-            if x > top:
-                top = x
-            if i == 0 or x < least:
-                least = x
-                first = i
-        for i in range(p):
-            depths[j, i] = top - depths[j, i]
-        kmax[j] = top - least
-        split[j] = first
-    return starts[:p].copy(), sizes[:p].copy(), depths, kmax, split
+    return starts[:p].copy(), sizes[:p].copy(), lo[:p].copy(), hi[:p].copy()

@@ -117,11 +117,28 @@ class PooledSystemRandom(random.SystemRandom):
         self._viewed: tuple[bytearray, np.ndarray, np.ndarray] | None = None
         _POOLS.add(self)
 
+    def _fresh(self, n: int) -> bytearray:
+        """A new pool of at least n bytes: the next bytes given back to the compiled
+        samplers' refills (``random_jit.REFILLS.given``, where loaded), else the OS's."""
+        refills = getattr(_KERNELS, "REFILLS", None)
+        given = refills.given if refills is not None else None
+        if given and len(given[0]) >= n:
+            return bytearray(given.pop(0))
+        return bytearray(os.urandom(max(POOL_BYTES, n)))
+
+    def give_back(self, at: int, unread: np.ndarray) -> None:
+        """Undo a compiled call's reads of this pool: its bytes from ``at`` on put back
+        as they were (``unread``) and the position at ``at`` (the pools the call's
+        refills read go to ``random_jit.REFILLS.given``: the caller's)."""
+        view = np.frombuffer(self._pool, dtype=np.uint8)
+        view[at:] = unread
+        self._at = at
+
     def _take(self, n: int) -> bytearray:
         at, end = self._at, self._at + n
         if end > len(self._pool):
             note_draw()  # every first draw of a pool comes here
-            self._pool = bytearray(os.urandom(max(POOL_BYTES, n)))
+            self._pool = self._fresh(n)
             at, end = 0, n
         self._at = end
         return self._pool[at:end]
@@ -177,7 +194,7 @@ class PooledSystemRandom(random.SystemRandom):
         an empty one is filled here first). :meth:`settle` takes the position back."""
         if not self._pool:  # nothing unread is dropped: the same law, the same bytes
             note_draw()
-            self._pool, self._at = bytearray(os.urandom(POOL_BYTES)), 0
+            self._pool, self._at = self._fresh(POOL_BYTES), 0
         if self._viewed is None or self._viewed[0] is not self._pool:
             self._viewed = (self._pool, np.frombuffer(self._pool, dtype=np.uint8),
                             np.zeros(1, dtype=np.int64))

@@ -51,9 +51,20 @@ QS = [0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99]
 
 @pytest.fixture
 def calls(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
-    """Counts of the compiled rounds' calls and of the laws a pause handed to Python."""
-    seen = {"compiled": 0, "paused": 0}
+    """Counts of the compiled rounds' calls, of the laws a pause handed to Python and of
+    the cells drawn whole in one compiled call (:mod:`dprect.core.quantile_cell_jit`)."""
+    from dprect.core import quantile_cell_jit
+
+    seen = {"compiled": 0, "paused": 0, "cells": 0}
     rounds, finish = jit.unimodal_rounds, quantile_draws._rounds
+    cell = quantile_cell_jit.cell_draws
+
+    def whole(*args: Any) -> Any:
+        out = cell(*args)
+        seen["cells"] += int(out[0]) == jit.DONE
+        return out
+
+    monkeypatch.setattr(quantile_cell_jit, "cell_draws", whole)
 
     def counted(*args: Any) -> Any:
         seen["compiled"] += 1
@@ -110,7 +121,7 @@ def test_compiled_draws_are_the_python_draws(epsilon: float, calls: dict[str, in
     for k in range(40):
         _both(quantile_statistics(_random_values(gen), plan), plan, 1000 * k + 7,
               monkeypatch)
-    assert calls["compiled"] >= 40
+    assert calls["compiled"] + calls["cells"] >= 40
 
 
 def test_compiled_draws_reject_rounds_in_the_window(calls: dict[str, int],
@@ -132,7 +143,7 @@ def test_compiled_draws_reject_rounds_in_the_window(calls: dict[str, int],
         assert plan.branch(len(values)).centred
         _both(quantile_statistics(values, plan), plan, 50 + k, monkeypatch)
     assert {1, 2, 3, 4} <= set(levels)  # the Python path's rounds: each level was met
-    assert calls["compiled"] == 3 * 4  # the centre, the sign, the quantiles: each cell
+    assert calls["cells"] == 4  # each cell's draws in one compiled call
 
 
 def test_compiled_draws_on_empty_huge_and_binary_cells(calls: dict[str, int],
@@ -158,16 +169,27 @@ def test_compiled_draws_on_empty_huge_and_binary_cells(calls: dict[str, int],
 
 def test_a_pause_is_finished_in_python(calls: dict[str, int],
                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    """The compiled rounds given narrower decision intervals than ``decide``'s pause on
+    """The compiled rounds given narrower decision intervals than ``decide``'s (the
+    samplers' tables and the compiled tables, :mod:`dprect.core.quantile_jit`) pause on
     the uniforms outside them; the Python sampler finishes the law from the drawn bits
     (more bits, the point, its Bernoulli, the rest of the rounds): the same draws."""
+    from dprect.core import quantile_jit
+
     intervals = Buckets.intervals
+    tables = quantile_jit.laws_tables
 
     def narrow(self: Buckets, bits: int, share: int | None = None
                ) -> list[tuple[int, int, int]]:
         return [(lo, lo + (hi - lo) // 3, j) for lo, hi, j in intervals(self, bits, share)]
 
+    def narrow_tables(*args: Any) -> Any:
+        status, laws, rows, found = tables(*args)
+        found = found.copy()
+        found[:, 1] = found[:, 0] + (found[:, 1] - found[:, 0]) // np.uint64(3)
+        return status, laws, rows, found
+
     monkeypatch.setattr(Buckets, "intervals", narrow)
+    monkeypatch.setattr(quantile_jit, "laws_tables", narrow_tables)
     gen = random.Random(17)
     for epsilon in (40.0, 3000.0 / 64, 1.0):  # many buckets on the whole grid
         plan = plan_quantiles(QS, epsilon)
