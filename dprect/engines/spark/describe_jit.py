@@ -191,11 +191,7 @@ def _sparse_bins(bits: np.ndarray, group: np.ndarray, groups: int, shift: int,
         at = slot[group[i]]
         slot[group[i]] = at + 1
         packed[at] = (k << 32) | (m + half)
-    g_out = np.empty(rows, dtype=np.int32)
-    b_out = np.empty(rows, dtype=np.int64)
-    n_out = np.empty(rows, dtype=np.int64)
-    s_out = np.zeros((nw, rows), dtype=np.int64)
-    r = 0
+    found = 0  # each group's words sorted, its distinct bins counted
     for g in range(groups):
         a, z = start[g], start[g + 1]
         if z - a > _INSERTION_ROWS:  # a large group: numpy's sort
@@ -209,12 +205,20 @@ def _sparse_bins(bits: np.ndarray, group: np.ndarray, groups: int, shift: int,
                     j -= 1
                 packed[j + 1] = v
         for i in range(a, z):
+            if i == a or packed[i] >> 32 != packed[i - 1] >> 32:
+                found += 1
+    g_out = np.empty(found, dtype=np.int32)  # the lists at their size: no copies
+    b_out = np.empty(found, dtype=np.int64)
+    n_out = np.zeros(found, dtype=np.int64)
+    s_out = np.zeros((nw, found), dtype=np.int64)
+    r = 0
+    for g in range(groups):
+        for i in range(start[g], start[g + 1]):
             v = packed[i]
             k = v >> 32
-            if i == a or k != packed[i - 1] >> 32:
+            if i == start[g] or k != packed[i - 1] >> 32:
                 g_out[r] = g
                 b_out[r] = k
-                n_out[r] = 0
                 r += 1
             n_out[r - 1] += 1
             m = (v & low) - half
@@ -226,7 +230,7 @@ def _sparse_bins(bits: np.ndarray, group: np.ndarray, groups: int, shift: int,
                     s_out[w, r - 1] += (m * m) & 0x3FFFFFFF
                 else:
                     s_out[w, r - 1] += m
-    return g_out[:r].copy(), b_out[:r].copy(), n_out[:r].copy(), s_out[:, :r].copy()
+    return g_out, b_out, n_out, s_out
 
 
 def _merge_sorted(k1: np.ndarray, n1: np.ndarray, s1: np.ndarray, k2: np.ndarray,
