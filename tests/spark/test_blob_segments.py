@@ -8,6 +8,8 @@ same every way. In-process: no Spark session."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -247,3 +249,19 @@ def test_sums_with_a_high_word_merge_decoded_in_place_or_apart(high) -> None:
         have = [i for i in range(10) if key >= 3 * (i % 3)]
         assert int(c[at]) == sum(rows + i for i in have)
         assert int(s[at]) == sum(high + i * 7 + key // 3 for i in have)
+
+
+def test_every_ranges_step_bounds_at_once_are_each_ranges_own() -> None:
+    """Issue #42: range_blobs takes each range's least and largest step after its first
+    for every range of a family at once (_range_bounds: one reduceat of each over a copy
+    with the ranges' first steps neutral) — the same as _bounds of each range's steps,
+    on ranges of none, one and many entries, entries before the first range and after
+    the last, steps of both signs (so the narrowed rows, hence the blobs, are the same)."""
+    rs = np.random.default_rng(42)
+    for _ in range(400):
+        n = int(rs.integers(1, 80))
+        steps = rs.integers(-300, 70_000, n)
+        steps[0] = 0
+        edges = np.sort(rs.integers(0, n + 1, int(rs.integers(2, 14))))
+        want = [kernel._bounds(steps[a + 1:z]) for a, z in itertools.pairwise(edges)]
+        assert kernel._range_bounds(steps, edges) == want

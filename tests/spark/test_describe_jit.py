@@ -103,16 +103,73 @@ def test_the_compiled_step_sums_the_square_words_as_numpy_does(word, monkeypatch
 
 
 def test_a_table_too_wide_is_declined_and_the_kernel_counts_with_numpy(monkeypatch):
+    """Groups far more than the chunk's rows (past SPARSE_GROUPS_PER_ROW and the dense
+    limit): neither compiled step runs, numpy counts — the same lists."""
     rs = np.random.default_rng(4)
-    x = rs.normal(0.0, 1.0, 5000) * 10.0 ** rs.integers(-300, 300, 5000)
-    g = rs.integers(0, 100, 5000).astype(np.int32)
-    assert _compiled(x, g, 100, limit=1000) is None
+    x = rs.normal(0.0, 1.0, 500) * 10.0 ** rs.integers(-300, 300, 500)
+    groups = describe_jit.SPARSE_GROUPS_PER_ROW * 500 + 1
+    g = rs.integers(0, groups, 500).astype(np.int32)
+    assert _compiled(x, g, groups, limit=1000) is None
     monkeypatch.setattr(spark_describe, "JIT_ROWS", 1)
     monkeypatch.setattr(spark_describe, "JIT_CELLS", 1000)
-    got = spark_describe.column_lists(g, x, 100, GRID, True)
+    got = spark_describe.column_lists(g, x, groups, GRID, True)
     order = np.lexsort((got[1], got[0]))
     for a, b in zip((v[order] for v in got), _numpy_lists(x, g), strict=True):
         assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("shape", ["tiny groups", "skewed", "binades"])
+@pytest.mark.parametrize("words", [(0,), (0, 1, 2)])
+def test_many_groups_are_counted_group_by_group_as_numpy_counts_them(shape, words,
+                                                                     monkeypatch):
+    """Issue #42: a dense (group, bin) table too large (10^6 groups of ~10 rows) — the
+    rows placed group by group (_sparse_bins: a counting sort on the group, each group's
+    rows sorted by bin, by insertion or past _INSERTION_ROWS by a sort) give numpy's
+    lists exactly, in (group, bin) order, every word from one encoding; and the kernel's
+    column_lists takes that step (the dense one declines it first)."""
+    rs = np.random.default_rng(len(shape) + len(words))
+    n = 40_000
+    if shape == "tiny groups":  # ~3 rows a group, some groups empty
+        groups = 13_000
+        g = rs.integers(0, groups, n)
+        x = rs.normal(50.0, 10.0, n)
+    elif shape == "skewed":  # a few groups past the insertion's size, many of one row
+        groups = 9_000
+        g = np.where(rs.random(n) < 0.5, rs.integers(0, 40, n), rs.integers(0, groups, n))
+        x = rs.normal(0.5, 4.0, n)
+    else:
+        groups = 5_000
+        g = rs.integers(0, groups, n)
+        x = rs.normal(0.0, 1.0, n) * 10.0 ** rs.integers(-300, 300, n)
+    x[:len(SPECIALS)] = SPECIALS
+    g = g.astype(np.int32)
+    assert np.bincount(g).max() > describe_jit._INSERTION_ROWS or shape != "skewed"
+    limit = 1 << 12  # the dense table declined
+    dense = describe_jit.compiled()
+    assert dense is not None
+    assert not dense(x.view(np.int64), g.astype(np.int64), groups, GRID.shift,
+                     GRID.size // 2, DROPPED_BITS, limit, np.array(words))[0]
+    got = describe_jit.column_words(x, g, groups, GRID.shift, GRID.size // 2,
+                                    DROPPED_BITS, limit, words)
+    assert got is not None
+    m = significands(x.view(np.int64))
+    for at, word in enumerate(words):
+        added = m if word == 0 else square_words(m)[word - 1]
+        gg, b, c, s = chunk_counts(g, GRID.encode(x), added)
+        assert s is not None
+        order = np.lexsort((b, gg))
+        for name, a, want in zip(("group", "bin", "count", "sum"),
+                                 (*got[:3], got[3][at]),
+                                 (gg[order], b[order], c[order], s[order]), strict=True):
+            assert np.array_equal(a, want), name
+            assert a.dtype.kind == want.dtype.kind, name
+    made = _spy(monkeypatch, describe_jit, "compile_kernel", lambda fn: fn.__name__)
+    monkeypatch.setattr(spark_describe, "JIT_ROWS", 1)
+    monkeypatch.setattr(spark_describe, "JIT_CELLS", limit)
+    kernel = spark_describe.column_lists(g, x, groups, GRID, True)
+    assert made == ["_two_sided_bins", "_sparse_bins"]
+    for a, want in zip(kernel, (*got[:3], got[3][0]), strict=True):
+        assert np.array_equal(a, want)
 
 
 def test_the_kernel_uses_the_compiled_step_for_large_chunks_of_its_own_version(monkeypatch):

@@ -18,8 +18,12 @@ M = ((|b| & MANTISSA) >> DROP) | [|b| ≥ 2^52]·2^(52 − DROP), negated for b 
 and sums are int64 and exact (|M| < 2^30: a sum over fewer than 2^33 rows cannot wrap;
 a chunk has far fewer, and the kernel merges with :func:`merge_sorted` only while no
 merged key reaches 2^33 rows, summing exactly past it: ``describe._int64_safe``).
-The tables have at most ``limit`` cells; when the groups times the spans would need more,
-:func:`column_bins` returns None and the caller counts with numpy.
+The tables have at most ``limit`` cells; when the groups times the spans would need more
+(many groups of few rows: issue #42's 10^6 groups), the rows are placed group by group
+instead (:func:`_sparse_bins`: a counting sort on the group, each group's few rows sorted
+by bin; the same lists in the same order, O(rows + groups)) — and where the groups are
+far more than the chunk's rows (:data:`SPARSE_GROUPS_PER_ROW`) :func:`column_bins`
+returns None and the caller counts with numpy.
 
 It also merges a column's running total with each chunk's lists (:func:`merge_sorted`:
 both in key order, one linear pass, where numpy would sort their concatenation; a
@@ -53,7 +57,11 @@ from dprect.engines.jit import compile_kernel
 
 #: checked by the kernel that calls :func:`column_bins` (it travels by value, this module
 #: is imported on the executor: a different installed version is not used)
-VERSION = 7
+VERSION = 8
+#: :func:`column_words` places a chunk's rows group by group (:func:`_sparse_bins`) when
+#: its dense table is too large and the groups are at most this many a row (or within
+#: the dense table's limit): the groups' table then stays the size of the chunk's arrays
+SPARSE_GROUPS_PER_ROW = 4
 
 def _two_sided_bins(bits: np.ndarray, group: np.ndarray, groups: int, shift: int,
                     zero_bin: int, drop: int, limit: int, words: np.ndarray) -> Any:
@@ -134,6 +142,95 @@ def _two_sided_bins(bits: np.ndarray, group: np.ndarray, groups: int, shift: int
                     s_out[w, r] = sums[c * nw + w]
                 r += 1
     return True, g_out, b_out, n_out, s_out
+
+
+#: a group's rows up to this many are put in bin order by insertion (else by a sort)
+_INSERTION_ROWS = 24
+
+
+def _sparse_bins(bits: np.ndarray, group: np.ndarray, groups: int, shift: int,
+                 zero_bin: int, drop: int, words: np.ndarray) -> Any:
+    """:func:`_two_sided_bins`' lists where its dense table would be too large (many
+    groups, few rows each: issue #42's 10^6 groups of ~10 rows): (g, b, n, sums), the
+    unique (group, bin) pairs in (group, bin) order with their row counts and a row of
+    sums per entry of ``words`` — the same lists. The rows are placed group by group (a
+    counting sort on the group: its sizes, their running sum, each row's bin and
+    significand packed in one word B·2^32 + (M + 2^31) and written at its group's next
+    slot), each group's few words sorted (insertion; numpy's sort past
+    :data:`_INSERTION_ROWS`: bin order, the significands unpacked), and the runs of
+    equal bins read once: O(rows + groups), one random write a row, where numpy's route
+    sorts the (group, bin) words and gathers the sums by the permutation. Each
+    (group, bin)'s count and sums are integers added in any order: exact, the same as
+    the dense table's. The caller checks that a bin is below 2^31 and |M| below 2^31
+    (:func:`column_words`). Plain Python, compiled by numba."""
+    abs_mask = 0x7FFFFFFFFFFFFFFF
+    mantissa = (1 << 52) - 1
+    normal = 1 << 52
+    top = 1 << (52 - drop)
+    half = 1 << 31
+    low = (1 << 32) - 1
+    rows = bits.shape[0]
+    nw = words.shape[0]
+    start = np.zeros(groups + 1, dtype=np.int64)
+    for i in range(rows):
+        start[group[i] + 1] += 1
+    for g in range(groups):
+        start[g + 1] += start[g]
+    slot = start[:groups].copy()
+    packed = np.empty(rows, dtype=np.int64)
+    for i in range(rows):
+        b = bits[i]
+        mag = b & abs_mask
+        m = (mag & mantissa) >> drop
+        if mag >= normal:
+            m |= top
+        negative = b < 0 and b != -0x7FFFFFFFFFFFFFFF - 1
+        k = (~b) >> shift if negative else (mag >> shift) + zero_bin
+        if b < 0:
+            m = -m
+        at = slot[group[i]]
+        slot[group[i]] = at + 1
+        packed[at] = (k << 32) | (m + half)
+    found = 0  # each group's words sorted, its distinct bins counted
+    for g in range(groups):
+        a, z = start[g], start[g + 1]
+        if z - a > _INSERTION_ROWS:  # a large group: numpy's sort
+            packed[a:z] = np.sort(packed[a:z])
+        else:
+            for i in range(a + 1, z):
+                v = packed[i]
+                j = i - 1
+                while j >= a and packed[j] > v:
+                    packed[j + 1] = packed[j]
+                    j -= 1
+                packed[j + 1] = v
+        for i in range(a, z):
+            if i == a or packed[i] >> 32 != packed[i - 1] >> 32:
+                found += 1
+    g_out = np.empty(found, dtype=np.int32)  # the lists at their size: no copies
+    b_out = np.empty(found, dtype=np.int64)
+    n_out = np.zeros(found, dtype=np.int64)
+    s_out = np.zeros((nw, found), dtype=np.int64)
+    r = 0
+    for g in range(groups):
+        for i in range(start[g], start[g + 1]):
+            v = packed[i]
+            k = v >> 32
+            if i == start[g] or k != packed[i - 1] >> 32:
+                g_out[r] = g
+                b_out[r] = k
+                r += 1
+            n_out[r - 1] += 1
+            m = (v & low) - half
+            for w in range(nw):
+                word = words[w]
+                if word == 1:  # M² = hi·2^30 + lo, M² < 2^60
+                    s_out[w, r - 1] += (m * m) >> 30
+                elif word == 2:
+                    s_out[w, r - 1] += (m * m) & 0x3FFFFFFF
+                else:
+                    s_out[w, r - 1] += m
+    return g_out, b_out, n_out, s_out
 
 
 def _merge_sorted(k1: np.ndarray, n1: np.ndarray, s1: np.ndarray, k2: np.ndarray,
@@ -498,10 +595,23 @@ def column_words(values: np.ndarray, group: np.ndarray, groups: int, shift: int,
     if fn is None:
         return None
     bits = np.ascontiguousarray(values, dtype=np.float64).view(np.int64)
-    found, g, b, n, s = fn(bits, np.ascontiguousarray(group, dtype=np.int64), int(groups),
-                           int(shift), int(zero_bin), int(drop), int(limit),
-                           np.asarray(words, dtype=np.int64))
-    return (g, b, n, list(s)) if found else None
+    group = np.ascontiguousarray(group, dtype=np.int64)
+    asked = np.asarray(words, dtype=np.int64)
+    found, g, b, n, s = fn(bits, group, int(groups), int(shift), int(zero_bin), int(drop),
+                           int(limit), asked)
+    if found:
+        return g, b, n, list(s)
+    # the dense table too large: the rows placed group by group instead, where the
+    # groups' table (one int64 a group) is no larger than a dense one or the chunk
+    if groups > max(limit, SPARSE_GROUPS_PER_ROW * len(bits)) \
+            or (1 << (63 - shift)) + zero_bin >= 1 << 31 or 53 - drop > 31:
+        return None  # (or a bin or a significand past 31 bits: not packed in one word)
+    sparse = compile_kernel(_sparse_bins)
+    if sparse is None:  # pragma: no cover (numba ran the dense step above)
+        return None
+    g, b, n, s = sparse(bits, group, int(groups), int(shift), int(zero_bin), int(drop),
+                        asked)
+    return g, b, n, list(s)
 
 
 def column_bins(values: np.ndarray, group: np.ndarray, groups: int, shift: int,

@@ -122,7 +122,7 @@ JIT_ROWS = 1 << 16
 #: the compiled step's dense tables hold at most this many (group, bin) cells
 JIT_CELLS = 1 << 22
 #: the version of :mod:`dprect.engines.spark.describe_jit` this kernel calls
-JIT_VERSION = 7
+JIT_VERSION = 8
 #: the version of :mod:`dprect.engines.decimal_grid_jit` this kernel calls
 DECIMAL_JIT_VERSION = 1
 #: a blob's lists travel compressed (keys as differences, each row in its least integer
@@ -414,6 +414,8 @@ def _segment(families: Sequence[Family], pieces: Sequence[Piece | None]) -> byte
 #: the types a blob's row may take (its code: the index), narrowest first
 _ROW_TYPES = tuple(np.dtype(t).newbyteorder("<") for t in
                    ("u1", "i1", "u2", "i2", "u4", "i4", "i8"))
+#: each of them with its least and largest value (``np.iinfo`` once, not a row a segment)
+_ROW_RANGES = tuple((k, int(np.iinfo(k).min), int(np.iinfo(k).max)) for k in _ROW_TYPES)
 
 
 def _narrow(bounds: Sequence[tuple[int, int]]) -> np.dtype[Any] | None:
@@ -425,9 +427,8 @@ def _narrow(bounds: Sequence[tuple[int, int]]) -> np.dtype[Any] | None:
     high = max(b[1] for b in bounds)
     if low == high == 0:
         return None
-    for kind in _ROW_TYPES:
-        info = np.iinfo(kind)
-        if info.min <= low and high <= info.max:
+    for kind, least, largest in _ROW_RANGES:
+        if least <= low and high <= largest:
             return kind
     raise AssertionError("an int64 row fits int64")  # pragma: no cover
 
@@ -969,8 +970,9 @@ def range_blobs(acc: Sequence[Words | None], limits: Sequence[np.ndarray], range
         split = [_bounded_words(x) for x in t[2]]
         words = [pair for pair, _ in split]
         bounds = [_bounds(t[1]), *(b for _, two in split for b in two)]
-        rows[i] = (t[0], t[1], words, steps, bounds,
-                   np.searchsorted(t[0], limits[families[i].first]).tolist())
+        edges = np.searchsorted(t[0], limits[families[i].first])
+        rows[i] = (t[0], t[1], words, steps, bounds, edges.tolist(),
+                   _range_bounds(steps, edges))
     for r in range(ranges):  # a batch per range: Arrow's binary holds < 2 GB a batch
         segments = []
         for run in runs:
@@ -980,17 +982,41 @@ def range_blobs(acc: Sequence[Words | None], limits: Sequence[np.ndarray], range
                 if got is None or got[5][r + 1] <= got[5][r]:
                     pieces.append(None)
                     continue
-                keys, counts, words, steps, bounds, e = got
+                keys, counts, words, steps, bounds, e, step_bounds = got
                 a, z = e[r], e[r + 1]
                 pieces.append((keys[a:z], counts[a:z],
                                [(None if hi is None else hi[a:z], lo[a:z]) for hi, lo in words],
-                               steps[a:z], [_bounds(steps[a + 1:z]), *bounds]))
+                               steps[a:z], [step_bounds[r], *bounds]))
             if any(p is not None for p in pieces):
                 segments.append(_segment([families[i] for i in run], pieces))
         if segments:
             yield pa.RecordBatch.from_arrays([pa.array([r], pa.int32()),
                                               _binary(b"".join(segments))],
                                              names=[PART, BLOB])
+
+
+def _range_bounds(steps: np.ndarray, edges: np.ndarray) -> list[tuple[int, int]]:
+    """Per range r (entries ``edges[r]`` … ``edges[r + 1]`` − 1 of a family's lists),
+    :func:`_bounds` of its steps after its first (``steps[a + 1:z]``: a range's first key
+    is in its segment's header; (0, 0) for a range of one entry or none) — every range's
+    at once, not a call a range (at 10^6 groups a family's lists are cut into thousands
+    of ranges a send): one ``reduceat`` of the minima and one of the maxima at the
+    indices a + 1, z of each range with steps, every other result read (no copies)."""
+    out = [(0, 0)] * (len(edges) - 1)
+    a, z = edges[:-1], edges[1:]
+    many = np.flatnonzero(z - a > 1)  # ranges with a step after their first
+    if not len(many):
+        return out
+    at = np.empty(2 * len(many), dtype=np.int64)
+    at[0::2] = a[many] + 1
+    at[1::2] = z[many]
+    if at[-1] == len(steps):  # the last range runs to the end: reduceat's last does
+        at = at[:-1]
+    least = np.minimum.reduceat(steps, at)[0::2].tolist()
+    largest = np.maximum.reduceat(steps, at)[0::2].tolist()
+    for r, low, high in zip(many.tolist(), least, largest, strict=True):
+        out[r] = (low, high)
+    return out
 
 
 def _words(sums: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
