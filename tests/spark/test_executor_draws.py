@@ -341,3 +341,67 @@ def test_a_wave_reads_its_own_blocks_only(spark):
     finally:
         for df in (by_range, by_hash):
             df.unpersist()
+
+
+def _plan_nodes(df) -> list[str]:
+    """The node names of ``df``'s executed plan (after it ran), with the adaptive plan's
+    final stages and the plans of the kept DataFrames it scans (InMemoryTableScan)."""
+    found: list[str] = []
+
+    def walk(node) -> None:
+        name = node.nodeName()
+        found.append(name)
+        children = node.children()
+        for i in range(children.size()):
+            walk(children.apply(i))
+        if name.startswith("AdaptiveSparkPlan"):
+            walk(node.executedPlan())
+        elif "QueryStage" in name:
+            walk(node.plan())
+        elif name == "InMemoryTableScan":
+            walk(node.relation().cachedPlan())
+
+    walk(df._jdf.queryExecution().executedPlan())
+    return found
+
+
+@pytest.mark.parametrize("own", ["false", "true"])
+def test_the_routes_own_queries_set_whole_stage_codegen(spark, parquet, monkeypatch, own):
+    """:func:`~dprect.engines.spark.executor_draws.draw_in_executors` plans and runs the
+    route's own queries (the pass and merge, kept; the phases; the fetches) with
+    ``spark.sql.codegen.wholeStage`` at ``OWN_WHOLE_STAGE`` — by default off: each of
+    those queries otherwise generated and compiled new classes (docs/results.md §5.3c,
+    s36) — and puts the session's own setting back after, set or unset, so a caller's
+    queries (the benchmark's plain groupBy) keep theirs. The same release either way."""
+    from dprect.engines.spark.session import WHOLE_STAGE
+
+    assert executor_draws.OWN_WHOLE_STAGE == "false"  # the route's default
+    seen: list[tuple[str | None, list[str]]] = []
+    real = executor_draws._collect
+
+    def spy(df, *columns):  # type: ignore[no-untyped-def]
+        out = real(df, *columns)
+        seen.append((spark.conf.get(WHOLE_STAGE, None), _plan_nodes(df)))
+        return out
+
+    want = _release(spark, parquet, "bounds,count,sum,mean", 3, True, monkeypatch)
+    for before in (None, "true"):
+        with monkeypatch.context() as m:
+            m.setattr(executor_draws, "OWN_WHOLE_STAGE", own)
+            m.setattr(executor_draws, "_collect", spy)
+            if before is None:
+                spark.conf.unset(WHOLE_STAGE)
+            else:
+                spark.conf.set(WHOLE_STAGE, before)
+            try:
+                got = _release(spark, parquet, "bounds,count,sum,mean", 3, True, m)
+                assert spark.conf.get(WHOLE_STAGE, None) == before  # put back
+            finally:
+                spark.conf.unset(WHOLE_STAGE)
+        assert json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True)
+    assert len(seen) == 4  # phase 1's pools and phase 2's cells, twice
+    for setting, nodes in seen:
+        assert setting == own
+        fused = [n for n in nodes if n.startswith("WholeStageCodegen")]
+        assert "MapInArrow" in nodes and "InMemoryTableScan" in nodes, nodes
+        assert bool(fused) == (own == "true"), nodes
