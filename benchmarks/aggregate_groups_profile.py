@@ -36,9 +36,11 @@ a local session, with:
 
 ``--java-options`` and ``--conf KEY=VALUE`` start the session with other JVM options (the
 JIT flag kept) or Spark settings: a change's pair (e.g. ``--java-options=-XX:+UseParallelGC``).
-``--own-whole-stage true`` plans the route's own queries with whole-stage code generation
-(the route before s36: its pair). ``--plain-first`` runs the plain groupBy once before the
-profiled run, in the same JVM, as ``aggregate_spark_groups.py``'s first round does.
+``--own-whole-stage false`` plans and runs the route's own queries without whole-stage
+code generation (:func:`own_whole_stage`; s36's pair, not adopted). ``--plain-first`` runs
+the plain groupBy once before the profiled run, in the same JVM, as
+``aggregate_spark_groups.py``'s first round does; ``--again N`` runs the aggregate N more
+times after it in the same JVM (the JIT warm), each run's CPU split reported.
 
 Divide by the cells (groups × columns) for a figure a cell. Nothing is asserted; quote
 the load (printed) with the figures. ``--cprofile FILE`` also runs the driver under
@@ -313,6 +315,33 @@ def compilations(recording: Path) -> dict[str, Any]:
             "top_classes_s": dict(classes.most_common(20))}
 
 
+def own_whole_stage(value: str) -> None:
+    """The route's own queries (everything
+    :func:`~dprect.engines.spark.executor_draws.draw_in_executors` plans and runs) with
+    ``spark.sql.codegen.wholeStage`` at ``value``, the session's setting put back after
+    (unset stays unset), so the plain groupBy keeps its own: s36's experiment (a), whose
+    pairs showed no change of the JVM's CPU beyond the run-to-run spread
+    (docs/results.md §5.3c), kept here to pair again."""
+    from dprect.engines.spark import grouped_route
+
+    real = grouped_route.draw_in_executors
+    key = "spark.sql.codegen.wholeStage"
+
+    def with_setting(df: Any, *args: Any, **kwargs: Any) -> Any:
+        conf = df.sparkSession.conf
+        old = conf.get(key, None)
+        conf.set(key, value)
+        try:
+            return real(df, *args, **kwargs)
+        finally:
+            if old is None:
+                conf.unset(key)
+            else:
+                conf.set(key, old)
+
+    grouped_route.draw_in_executors = with_setting  # type: ignore[assignment]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     spark_arguments(ap, columns=8, groups=100_000)
@@ -337,9 +366,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                     help="a Spark setting of the session (repeatable)")
     ap.add_argument("--own-whole-stage", choices=("true", "false"), default=None,
-                    help="whole-stage code generation for the route's own queries "
-                         "(executor_draws.OWN_WHOLE_STAGE; default: the route's): 'true' "
-                         "is the route before s36, to pair against")
+                    help="plan and run the route's own queries (the pass, the merge, the "
+                         "phases, the waves: draw_in_executors) with "
+                         "spark.sql.codegen.wholeStage at this value, the session's own "
+                         "put back after (s36's experiment; default: the session's)")
+    ap.add_argument("--again", type=int, default=0,
+                    help="after the profiled run, run it this many times more in the same "
+                         "JVM (its JIT warm): each run's CPU split in the output's 'again'")
     ap.add_argument("--plain-first", action="store_true",
                     help="run the plain groupBy (noop sink) once before the profiled run, "
                          "in the same JVM, as aggregate_spark_groups.py's first round does "
@@ -347,9 +380,7 @@ def main(argv: list[str] | None = None) -> int:
                          "CPU are in the output")
     args = ap.parse_args(argv)
     if args.own_whole_stage is not None:
-        import dprect.engines.spark.executor_draws as executor_draws
-
-        executor_draws.OWN_WHOLE_STAGE = args.own_whole_stage
+        own_whole_stage(args.own_whole_stage)
     if args.old_fetch:
         import dprect.engines.spark.executor_draws as executor_draws
 
@@ -386,11 +417,6 @@ def main(argv: list[str] | None = None) -> int:
                 "ledger": f"{where}/ledger", "dataset": "bench", "run_id": "run"})
             run_aggregate_flow(settings, route, Reporter(say=silent, show=silent))
 
-    if args.jfr is not None:
-        subprocess.run(["jcmd", str(bench.jvm_pid), "JFR.start", "name=dprect-profile",
-                        f"settings={jfr_settings(args.jfr.with_suffix('.jfc')).resolve()}",
-                        f"filename={args.jfr.resolve()}"],
-                       check=True, capture_output=True)
     plain: dict[str, float] | None = None
     if args.plain_first:
         c0, p0 = bench.cpu_now(), time.perf_counter()
@@ -399,6 +425,11 @@ def main(argv: list[str] | None = None) -> int:
         plain = {"wall": time.perf_counter() - p0,
                  **dict(zip(("driver", "cluster", "jvm"),
                             (b - a for a, b in zip(c0, c1, strict=True)), strict=True))}
+    if args.jfr is not None:
+        subprocess.run(["jcmd", str(bench.jvm_pid), "JFR.start", "name=dprect-profile",
+                        f"settings={jfr_settings(args.jfr.with_suffix('.jfc')).resolve()}",
+                        f"filename={args.jfr.resolve()}"],
+                       check=True, capture_output=True)
     load = [os.getloadavg()[0]]
     threads0 = jvm_threads(bench.jvm_pid)
     jvm0, workers0 = jvm_split(bench.jvm_pid)
@@ -432,6 +463,18 @@ def main(argv: list[str] | None = None) -> int:
            "numba_cache_files_written": compiled}
     if args.jfr is not None:
         out["jfr"] = jfr_summary(args.jfr)
+    out["again"] = []
+    for _ in range(args.again):  # the same run again in the same (now warm) JVM
+        t0, (j0, w0), d0 = jvm_threads(bench.jvm_pid), jvm_split(bench.jvm_pid), \
+            time.process_time()
+        p0, l0 = time.perf_counter(), os.getloadavg()[0]
+        aggregate()
+        t1, (j1, w1) = jvm_threads(bench.jvm_pid), jvm_split(bench.jvm_pid)
+        out["again"].append({
+            "wall": time.perf_counter() - p0, "load": [l0, os.getloadavg()[0]],
+            "cpu": {"driver": time.process_time() - d0, "jvm": j1 - j0,
+                    "python workers": w1 - w0},
+            "jvm_threads": thread_split(t0, t1, j1 - j0)})
     OUTPUT.mkdir(parents=True, exist_ok=True)
     name = f"aggregate_groups_profile-{args.rows}x{args.columns}x{args.groups}{args.label}.json"
     (OUTPUT / name).write_text(json.dumps(out, indent=2) + "\n")
@@ -447,6 +490,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"    driver: {k:<40} {v:7.2f} s  {1e6 * v / cells:7.2f} us a cell")
     for k, v in out["jvm_threads"].items():
         print(f"    JVM thread: {k:<34} {v:7.2f} s")
+    for i, again in enumerate(out["again"]):
+        top = list(again["jvm_threads"].items())[:4]
+        print(f"  again {i + 1}: wall {again['wall']:.1f} s, load {again['load']}, CPU "
+              + ", ".join(f"{k} {v:.1f} s" for k, v in again["cpu"].items()) + "; JVM "
+              + ", ".join(f"{k} {v:.1f} s" for k, v in top))
     if args.jfr is not None:
         print("    JFR samples by thread: " + json.dumps(out["jfr"]["by_thread"]))
         for k, v in out["jfr"]["self"].items():

@@ -133,7 +133,6 @@ from dprect.core.statistic import (
 from dprect.engines.spark.block_progress import counted, drawing_blocks
 from dprect.engines.spark.block_ranges import BlockRanges
 from dprect.engines.spark.remote import default_parallelism, is_connect
-from dprect.engines.spark.session import WHOLE_STAGE, session_setting
 from dprect.engines.spark.source import SPARK_ERRORS, spark_message
 from dprect.engines.spark.statistics import (
     BLOB,
@@ -175,14 +174,6 @@ FETCH_BLOCKS = 1
 #: block of 4,096 describe cells), and the driver holds at most a wave's blocks (those that
 #: arrive before their turn; in practice a few, as tasks start in block order)
 WAVE_BLOCKS = 256
-#: whole-stage code generation for the route's own queries (the pass and its merge, the
-#: phases, the waves, the fetches; :func:`draw_in_executors` plans and runs them with
-#: ``spark.sql.codegen.wholeStage`` at this value, then puts the session's own back, so a
-#: caller's queries keep theirs). Off: each of those queries (one a wave: its block range
-#: is in its code's literals) generated and compiled new classes, by janino on the driver
-#: and then again by the JVM's JIT, for operators that move a row per block
-#: (docs/results.md §5.3c, s36)
-OWN_WHOLE_STAGE = "false"
 SEEDS = "_s"
 DRAWS = "_d"
 POOLS = "_a"
@@ -863,18 +854,6 @@ def draw_in_executors(df: DataFrame, source_columns: Sequence[str], spec: Statis
     (its groups' cells) to it in group order as the blocks reach the driver, and returns
     its result without cells (the run's groups, guarantee and plan); with ``pack``, each
     block's ``pack`` of its result, made in the task that drew it (:class:`Packing`)."""
-    with session_setting(df.sparkSession, WHOLE_STAGE, OWN_WHOLE_STAGE):
-        return _draw_in_executors(df, source_columns, spec, mechanisms, plan, group_names,
-                                  columns, rng, group_by=group_by, groups=groups,
-                                  each_block=each_block, pack=pack)
-
-
-def _draw_in_executors(df: DataFrame, source_columns: Sequence[str], spec: StatisticsSpec,
-                       mechanisms: Sequence[Mechanism], plan: Any,
-                       group_names: Sequence[Any], columns: Sequence[str], rng: RandomSource,
-                       *, group_by: str | None, groups: Sequence[str] | None,
-                       each_block: EachBlock | None, pack: Callable[[Any], bytes] | None
-                       ) -> Any:
     cores = default_parallelism(df.sparkSession)
     count = len(group_names)
     kernel_columns = len(spec.columns) + 2 * sum(1 for c in spec.columns if c.squares)
@@ -905,7 +884,7 @@ def _draw_in_executors(df: DataFrame, source_columns: Sequence[str], spec: Stati
 
 
 __all__ = ["BLOCKS_PER_CORE", "CELLS_PER_BLOCK", "EXECUTOR_CELLS", "FETCH_BLOCKS",
-           "OWN_WHOLE_STAGE", "QUERY_BLOCK_FACTOR", "STREAMED", "WAVE_BLOCKS",
+           "QUERY_BLOCK_FACTOR", "STREAMED", "WAVE_BLOCKS",
            "Blocks", "EachBlock", "ExecutorDraws", "Packing", "block_cells", "block_starts",
            "coverage_block",
            "draw_in_executors", "executor_route", "listed_blocks", "quantiles_block",

@@ -208,9 +208,6 @@ def _launch_options(settings: dict[str, str]) -> str | None:
 #: Catalyst's constraint propagation (an optimizer rule set: it infers filters from other
 #: filters and never changes a query's result)
 CONSTRAINT_PROPAGATION = "spark.sql.constraintPropagation.enabled"
-#: Spark's whole-stage code generation (a planner switch: the operators of a stage fused
-#: into one generated class, or run one by one; the same rows either way)
-WHOLE_STAGE = "spark.sql.codegen.wholeStage"
 
 
 @contextlib.contextmanager
@@ -232,27 +229,16 @@ def constraints_unpropagated(spark: SparkSession) -> Iterator[None]:
     constraints.
     The setting is the session's: another thread's query planned meanwhile is planned
     without it too, with the same results."""
-    with session_setting(spark, CONSTRAINT_PROPAGATION, "false"):
-        yield
-
-
-@contextlib.contextmanager
-def session_setting(spark: SparkSession, key: str, value: str) -> Iterator[None]:
-    """Plan and run the queries inside with the session's SQL setting ``key`` at
-    ``value``, then put the session's own setting back (unset stays unset). A runtime SQL
-    setting: on a Spark Connect session it is the server-side session's, set and unset
-    the same way. The setting is the session's: another thread's query planned meanwhile
-    is planned with it too."""
     conf = spark.conf
-    old = conf.get(key, None)
-    conf.set(key, value)
+    old = conf.get(CONSTRAINT_PROPAGATION, None)
+    conf.set(CONSTRAINT_PROPAGATION, "false")
     try:
         yield
     finally:
         if old is None:
-            conf.unset(key)
+            conf.unset(CONSTRAINT_PROPAGATION)
         else:
-            conf.set(key, old)
+            conf.set(CONSTRAINT_PROPAGATION, old)
 
 
 def spark_minor_version() -> str:
