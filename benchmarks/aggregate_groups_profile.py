@@ -28,12 +28,19 @@ a local session, with:
 * with ``--event-log DIR``, per Spark stage (:func:`spark_event_log.timeline`): its
   operators, tasks, run and task-thread CPU seconds, GC time, shuffle MB written and
   read, result MB;
-* with ``--jfr FILE``, Java Flight Recorder over the run (``jcmd JFR.start
-  settings=profile``): the execution samples by thread and by top method, and the
-  compile and GC totals (:func:`jfr_summary`).
+* with ``--jfr FILE``, Java Flight Recorder over the run (``jcmd JFR.start``, the JDK's
+  profile settings with every compilation kept: :func:`jfr_settings`): the execution
+  samples by thread and by top method, the compile and GC totals (:func:`jfr_summary`),
+  and every JIT compilation by kind (:func:`compilations`: the classes a query generates,
+  janino and Spark's code generator, Spark's Arrow and Python paths, ...).
 
 ``--java-options`` and ``--conf KEY=VALUE`` start the session with other JVM options (the
 JIT flag kept) or Spark settings: a change's pair (e.g. ``--java-options=-XX:+UseParallelGC``).
+``--own-whole-stage false`` plans and runs the route's own queries without whole-stage
+code generation (:func:`own_whole_stage`; s36's pair, not adopted). ``--plain-first`` runs
+the plain groupBy once before the profiled run, in the same JVM, as
+``aggregate_spark_groups.py``'s first round does; ``--again N`` runs the aggregate N more
+times after it in the same JVM (the JIT warm), each run's CPU split reported.
 
 Divide by the cells (groups × columns) for a figure a cell. Nothing is asserted; quote
 the load (printed) with the figures. ``--cprofile FILE`` also runs the driver under
@@ -239,10 +246,100 @@ def jfr_summary(recording: Path, top: int = 25) -> dict[str, Any]:
         for value, unit in re.findall(rf"{field} = ([\d.]+) (ms|s|us)", out):
             total += float(value) * {"s": 1.0, "ms": 1e-3, "us": 1e-6}[unit]
         stats[f"{kind} {field} s"] = total
-    return {"samples": samples,
+    return {"samples": samples, "compilations": compilations(recording),
             "by_thread": dict(by_thread.most_common(top)),
             "self": dict(self_time.most_common(top)),
             "inclusive_classes": dict(inclusive.most_common(top)), **stats}
+
+
+#: a compiled method's kind by its class (first match): Spark's whole-stage and expression
+#: code generated for a query (a new class each query, janino's), then by library
+COMPILED_KINDS = [
+    ("generated classes (a query's own)", r"GeneratedClass|SpecificUnsafeProjection|"
+                                          r"SpecificPredicate|SpecificOrdering|"
+                                          r"SpecificSafeProjection"),
+    ("janino, Spark's codegen (the generator)", r"org\.codehaus|catalyst\.expressions\.codegen|"
+                                                r"WholeStageCodegen|CodegenSupport"),
+    ("spark sql arrow / python", r"org\.apache\.spark\.sql\.execution\.(arrow|python)|"
+                                 r"org\.apache\.spark\.api\.python"),
+    ("arrow", r"org\.apache\.arrow"),
+    ("spark sql", r"org\.apache\.spark\.sql"),
+    ("spark core (scheduler, shuffle, storage, rpc)", r"org\.apache\.spark"),
+    ("scala", r"^scala\."),
+    ("netty, py4j, parquet, other libraries", r"io\.netty|py4j|org\.apache\.parquet|"
+                                              r"com\.|org\."),
+    ("jdk", r"^(java|javax|jdk|sun)\."),
+]
+
+def jfr_settings(where: Path) -> Path:
+    """The JDK's profile.jfc with every ``jdk.Compilation`` event kept, written to
+    ``where``."""
+    java = Path(subprocess.run(["readlink", "-f", subprocess.run(
+        ["which", "java"], capture_output=True, text=True, check=True).stdout.strip()],
+        capture_output=True, text=True, check=True).stdout.strip())
+    text = (java.parent.parent / "lib" / "jfr" / "profile.jfc").read_text()
+    text = re.sub(r'(<event name="jdk\.Compilation">\s*<setting name="enabled"[^<]*</setting>'
+                  r'\s*<setting name="threshold"[^>]*>)[^<]*(</setting>)', r"\g<1>0 ms\g<2>",
+                  text)
+    where.write_text(text)
+    return where
+
+
+def compilations(recording: Path) -> dict[str, Any]:
+    """Every JIT compilation of a recording (:func:`jfr_settings`) by :data:`COMPILED_KINDS`
+    and by compiler: count and summed duration (the compile's wall time on its compiler
+    thread), with the classes that took longest."""
+    out = subprocess.run(["jfr", "print", "--events", "jdk.Compilation", str(recording)],
+                         capture_output=True, text=True, check=True).stdout
+    kinds: dict[str, list[float]] = {}
+    compilers: dict[str, list[float]] = {}
+    classes: collections.Counter[str] = collections.Counter()
+    for event in out.split("jdk.Compilation {")[1:]:
+        dur = re.search(r"duration = ([\d.]+) (ms|s|us|ns)", event)
+        method = re.search(r"method = ([^\s(]+)", event)
+        compiler = re.search(r'compiler = "?(\w+)', event)
+        if not dur or not method:
+            continue
+        seconds = float(dur.group(1)) * {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}[
+            dur.group(2)]
+        name = method.group(1)
+        kind = next((k for k, pattern in COMPILED_KINDS if re.search(pattern, name)), "other")
+        for into, key in ((kinds, kind), (compilers, compiler.group(1) if compiler else "?")):
+            into.setdefault(key, [0, 0.0])
+            into[key][0] += 1
+            into[key][1] += seconds
+        classes[re.sub(r"\d+", "#", name.rsplit(".", 1)[0])] += seconds
+    return {"by_kind": {k: {"count": n, "seconds": t} for k, (n, t) in
+                        sorted(kinds.items(), key=lambda kv: -kv[1][1])},
+            "by_compiler": {k: {"count": n, "seconds": t} for k, (n, t) in compilers.items()},
+            "top_classes_s": dict(classes.most_common(20))}
+
+
+def own_whole_stage(value: str) -> None:
+    """The route's own queries (everything
+    :func:`~dprect.engines.spark.executor_draws.draw_in_executors` plans and runs) with
+    ``spark.sql.codegen.wholeStage`` at ``value``, the session's setting put back after
+    (unset stays unset), so the plain groupBy keeps its own: s36's experiment (a), whose
+    pairs showed no change of the JVM's CPU beyond the run-to-run spread
+    (docs/results.md §5.3c), kept here to pair again."""
+    from dprect.engines.spark import grouped_route
+
+    real = grouped_route.draw_in_executors
+    key = "spark.sql.codegen.wholeStage"
+
+    def with_setting(df: Any, *args: Any, **kwargs: Any) -> Any:
+        conf = df.sparkSession.conf
+        old = conf.get(key, None)
+        conf.set(key, value)
+        try:
+            return real(df, *args, **kwargs)
+        finally:
+            if old is None:
+                conf.unset(key)
+            else:
+                conf.set(key, old)
+
+    grouped_route.draw_in_executors = with_setting  # type: ignore[assignment]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -268,7 +365,22 @@ def main(argv: list[str] | None = None) -> int:
                     help="the session JVM's options (the JIT flag is kept), e.g. a GC")
     ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                     help="a Spark setting of the session (repeatable)")
+    ap.add_argument("--own-whole-stage", choices=("true", "false"), default=None,
+                    help="plan and run the route's own queries (the pass, the merge, the "
+                         "phases, the waves: draw_in_executors) with "
+                         "spark.sql.codegen.wholeStage at this value, the session's own "
+                         "put back after (s36's experiment; default: the session's)")
+    ap.add_argument("--again", type=int, default=0,
+                    help="after the profiled run, run it this many times more in the same "
+                         "JVM (its JIT warm): each run's CPU split in the output's 'again'")
+    ap.add_argument("--plain-first", action="store_true",
+                    help="run the plain groupBy (noop sink) once before the profiled run, "
+                         "in the same JVM, as aggregate_spark_groups.py's first round does "
+                         "(the JIT then has Spark's common paths compiled); its wall and "
+                         "CPU are in the output")
     args = ap.parse_args(argv)
+    if args.own_whole_stage is not None:
+        own_whole_stage(args.own_whole_stage)
     if args.old_fetch:
         import dprect.engines.spark.executor_draws as executor_draws
 
@@ -305,9 +417,18 @@ def main(argv: list[str] | None = None) -> int:
                 "ledger": f"{where}/ledger", "dataset": "bench", "run_id": "run"})
             run_aggregate_flow(settings, route, Reporter(say=silent, show=silent))
 
+    plain: dict[str, float] | None = None
+    if args.plain_first:
+        c0, p0 = bench.cpu_now(), time.perf_counter()
+        bench.plain(collect=False)
+        c1 = bench.cpu_now()
+        plain = {"wall": time.perf_counter() - p0,
+                 **dict(zip(("driver", "cluster", "jvm"),
+                            (b - a for a, b in zip(c0, c1, strict=True)), strict=True))}
     if args.jfr is not None:
         subprocess.run(["jcmd", str(bench.jvm_pid), "JFR.start", "name=dprect-profile",
-                        "settings=profile", f"filename={args.jfr.resolve()}"],
+                        f"settings={jfr_settings(args.jfr.with_suffix('.jfc')).resolve()}",
+                        f"filename={args.jfr.resolve()}"],
                        check=True, capture_output=True)
     load = [os.getloadavg()[0]]
     threads0 = jvm_threads(bench.jvm_pid)
@@ -338,13 +459,28 @@ def main(argv: list[str] | None = None) -> int:
            "driver_stages": stages, "cprofile": args.cprofile is not None,
            "jvm_threads": thread_split(threads0, threads1, jvm1 - jvm0),
            "java_options": args.java_options, "conf": args.conf,
+           "own_whole_stage": args.own_whole_stage, "plain_first": plain,
            "numba_cache_files_written": compiled}
     if args.jfr is not None:
         out["jfr"] = jfr_summary(args.jfr)
+    out["again"] = []
+    for _ in range(args.again):  # the same run again in the same (now warm) JVM
+        t0, (j0, w0), d0 = jvm_threads(bench.jvm_pid), jvm_split(bench.jvm_pid), \
+            time.process_time()
+        p0, l0 = time.perf_counter(), os.getloadavg()[0]
+        aggregate()
+        t1, (j1, w1) = jvm_threads(bench.jvm_pid), jvm_split(bench.jvm_pid)
+        out["again"].append({
+            "wall": time.perf_counter() - p0, "load": [l0, os.getloadavg()[0]],
+            "cpu": {"driver": time.process_time() - d0, "jvm": j1 - j0,
+                    "python workers": w1 - w0},
+            "jvm_threads": thread_split(t0, t1, j1 - j0)})
     OUTPUT.mkdir(parents=True, exist_ok=True)
     name = f"aggregate_groups_profile-{args.rows}x{args.columns}x{args.groups}{args.label}.json"
     (OUTPUT / name).write_text(json.dumps(out, indent=2) + "\n")
     print(f"{cells:,} cells, wall {wall:.1f} s, load {load}")
+    if plain is not None:
+        print("  plain groupBy first: " + ", ".join(f"{k} {v:.1f} s" for k, v in plain.items()))
     if compiled:
         print(f"  numba's cache was cold: {compiled} cache files written during the run "
               "(the workers compiled kernels in their first tasks); run again to compare")
@@ -354,10 +490,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"    driver: {k:<40} {v:7.2f} s  {1e6 * v / cells:7.2f} us a cell")
     for k, v in out["jvm_threads"].items():
         print(f"    JVM thread: {k:<34} {v:7.2f} s")
+    for i, again in enumerate(out["again"]):
+        top = list(again["jvm_threads"].items())[:4]
+        print(f"  again {i + 1}: wall {again['wall']:.1f} s, load {again['load']}, CPU "
+              + ", ".join(f"{k} {v:.1f} s" for k, v in again["cpu"].items()) + "; JVM "
+              + ", ".join(f"{k} {v:.1f} s" for k, v in top))
     if args.jfr is not None:
         print("    JFR samples by thread: " + json.dumps(out["jfr"]["by_thread"]))
         for k, v in out["jfr"]["self"].items():
             print(f"    JFR self {v:6d} {k}")
+        for k, c in out["jfr"]["compilations"]["by_kind"].items():
+            print(f"    JIT compiled {k:<48} {c['count']:6d} methods {c['seconds']:7.2f} s")
     bench.spark.stop()
     if args.event_log is not None:  # complete once the session has stopped
         import shutil
