@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from dprect.core.interior_point import FIRST_PRECISION, _bucket_cut, _exp_neg_table
-from dprect.core.random_jit import _div2, _jit, depth_of
+from dprect.core.random_jit import _div2, _jit, _mul_wide, depth_of
 
 DONE, FAULT = 0, 5
 
@@ -53,8 +53,6 @@ CUT = _bucket_cut(FIRST_PRECISION)
 _W = np.uint64(0xFFFFFFFFFFFFFFFF)
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
-_S32 = np.uint64(32)
-_U32 = np.uint64(0xFFFFFFFF)
 
 
 def _words(x: int) -> tuple[int, int, int, int]:
@@ -70,27 +68,11 @@ def exp_tables() -> tuple[np.ndarray, np.ndarray]:
 
 
 @_jit
-def _mul64(x: Any, y: Any) -> Any:
-    """x·y for 64-bit x, y as (high, low) words."""
-    x0 = x & _U32
-    x1 = x >> _S32
-    y0 = y & _U32
-    y1 = y >> _S32
-    p00 = x0 * y0
-    p01 = x0 * y1
-    p10 = x1 * y0
-    p11 = x1 * y1
-    mid = (p00 >> _S32) + (p01 & _U32) + (p10 & _U32)
-    return p11 + (p01 >> _S32) + (p10 >> _S32) + (mid >> _S32), \
-        (p00 & _U32) | ((mid & _U32) << _S32)
-
-
-@_jit
 def _add_into(acc: Any, k: Any, x: Any, t: Any, row: Any) -> None:
     """acc[k] += x·t[row] on four words (x < 2^63; the sum stays below 2^256)."""
     carry = _ZERO
     for i in range(4):
-        h, lo = _mul64(x, t[row, i])
+        h, lo = _mul_wide(x, t[row, i])
         s = acc[k, i] + lo
         c = _ONE if s < lo else _ZERO
         s2 = s + carry
@@ -324,7 +306,7 @@ def rank_tables(starts: Any, depths: Any, nums: Any, dens: Any, m: Any, lo_tab: 
         dh = dens[law, 0]
         dl = dens[law, 1]
         qh, ql = _div2(dh, dl, _ZERO, np.uint64(num))  # den = Q·num + R
-        _, pl = _mul64(ql, np.uint64(num))
+        _, pl = _mul_wide(ql, np.uint64(num))
         r_step = np.int64(dl - pl)  # R < num: the low word's difference is R
         big = qh != 0 or ql > np.uint64(kmax + 1)  # every n ≥ 1 past the cap
         q = np.int64(0) if big else np.int64(ql)
