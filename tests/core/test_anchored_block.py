@@ -13,9 +13,10 @@ import pytest
 
 from dprect.core import aggregates
 from dprect.core.aggregates import describe_block, plan_describe
-from dprect.core.column_block import ColumnBins, ColumnBlock
+from dprect.core.column_block import ColumnBlock
 from dprect.core.describe_stats import BinBlock, BinStatistics, bin_statistics
 from dprect.core.randomness import RandomSource
+from tests.column_cells import joined_columns
 
 
 def _bins(seed: int, groups: int, columns: int, rows: int
@@ -31,18 +32,6 @@ def _bins(seed: int, groups: int, columns: int, rows: int
     return out
 
 
-def _columns(bins: dict[tuple[int, int], BinStatistics], groups: int, columns: int
-             ) -> ColumnBins:
-    empty = BinStatistics(*(np.zeros(0, dtype=np.int64),) * 3)
-    cells = [bins.get((g, j), empty) for j in range(columns) for g in range(groups)]
-    at = np.zeros(len(cells) + 1, dtype=np.int64)
-    np.cumsum([len(c.bins) for c in cells], out=at[1:])
-    joined = [np.concatenate([np.zeros(0, dtype=np.int64)]
-                             + [np.asarray(getattr(c, f), dtype=np.int64) for c in cells])
-              for f in ("bins", "counts", "sums")]
-    return ColumnBins(*joined, at, groups, columns)
-
-
 @pytest.mark.parametrize("rows", [3, 1500, 8000])
 @pytest.mark.parametrize("kind", ["bins", "columns"])
 def test_a_block_of_anchored_cells_draws_what_the_general_path_draws(
@@ -56,7 +45,7 @@ def test_a_block_of_anchored_cells_draws_what_the_general_path_draws(
 
     def block() -> aggregates.CellBlock:
         return (BinBlock(bins, groups, columns) if kind == "bins"
-                else ColumnBlock(_columns(bins, groups, columns)))
+                else ColumnBlock(joined_columns(bins, groups, columns)))
 
     taken = []
     real = aggregates._anchored_only

@@ -19,10 +19,10 @@ pytest.importorskip("numba")
 from dprect.core import aggregates, randomness
 from dprect.core import random_jit as jit
 from dprect.core.aggregates import describe_block, finish_small, plan_describe
-from dprect.core.column_block import ColumnBins
 from dprect.core.column_release import finish_columns
 from dprect.core.describe_stats import BinBlock, BinStatistics, bin_statistics
 from dprect.core.randomness import RandomSource
+from tests.column_cells import joined_columns
 
 
 @pytest.fixture(autouse=True)
@@ -48,19 +48,6 @@ def _bins(seed: int, groups: int, columns: int, rows: int, empty_column: bool
                     x = np.round(x)  # ties
                 out[(g, j)] = bin_statistics(x)
     return out
-
-
-def _columns(bins: dict[tuple[int, int], BinStatistics], groups: int, columns: int
-             ) -> ColumnBins:
-    """The cells joined column by column (cell c = j·groups + g), as the decode has them."""
-    empty = BinStatistics(*(np.zeros(0, dtype=np.int64),) * 3)
-    cells = [bins.get((g, j), empty) for j in range(columns) for g in range(groups)]
-    at = np.zeros(len(cells) + 1, dtype=np.int64)
-    np.cumsum([len(c.bins) for c in cells], out=at[1:])
-    joined = [np.concatenate([np.zeros(0, dtype=np.int64)]
-                             + [np.asarray(getattr(c, f), dtype=np.int64) for c in cells])
-              for f in ("bins", "counts", "sums")]
-    return ColumnBins(*joined, at, groups, columns)
 
 
 def _round_one(plan: aggregates.DescribePlan, bins: dict[tuple[int, int], BinStatistics],
@@ -92,7 +79,7 @@ def test_column_arrays_release_what_the_objects_release(seed: int, statistics: t
     draws, anchors = _round_one(plan, bins, groups, columns, seed)
     assert all(c is None for row in draws.cells for c in row)  # every cell pooled
     want = finish_small(plan, anchors, BinBlock(bins, groups, columns), draws)
-    made = finish_columns(plan, anchors, _columns(bins, groups, columns), draws)
+    made = finish_columns(plan, anchors, joined_columns(bins, groups, columns), draws)
     assert made is not None
     got = pickle.loads(pickle.dumps(made)).rows()  # as it reaches the driver
     assert _text(got) == _text(want)
@@ -104,7 +91,7 @@ def test_an_unseeded_block_releases_every_cell() -> None:
     plan = plan_describe(1.0, columns)
     bins = _bins(9, groups, columns, 3, False)
     draws, anchors = _round_one(plan, bins, groups, columns, None)
-    made = finish_columns(plan, anchors, _columns(bins, groups, columns), draws)
+    made = finish_columns(plan, anchors, joined_columns(bins, groups, columns), draws)
     assert made is not None and len(made) == groups
     got = made.rows()
     assert all(len(row) == columns and all(c.lower <= c.upper for c in row) for row in got)
@@ -117,16 +104,16 @@ def test_a_block_the_arrays_cannot_carry_is_left_to_finish_small(
     for statistics in (("count", "mean", "variance"), ("count",)):  # squares; no sum noise
         plan = plan_describe(1.0, columns, statistics=statistics)
         draws, anchors = _round_one(plan, bins, groups, columns, 4)
-        assert finish_columns(plan, anchors, _columns(bins, groups, columns), draws) is None
+        assert finish_columns(plan, anchors, joined_columns(bins, groups, columns), draws) is None
     plan = plan_describe(1.0, columns)
     draws, anchors = _round_one(plan, bins, groups, columns, 4)
     # a column whose cells search from their own centres (an anchor, not pooled)
     assert finish_columns(plan, [(a, False) for a, _ in anchors],
-                          _columns(bins, groups, columns), draws) is None
+                          joined_columns(bins, groups, columns), draws) is None
     monkeypatch.setattr(randomness, "_KERNELS", None)  # no compiled samplers
     monkeypatch.setattr(randomness, "kernels", lambda: None)
     monkeypatch.setattr("dprect.core.column_release.kernels", lambda: None)
-    assert finish_columns(plan, anchors, _columns(bins, groups, columns), draws) is None
+    assert finish_columns(plan, anchors, joined_columns(bins, groups, columns), draws) is None
 
 
 def test_statistics_past_int64_are_left_to_finish_small(monkeypatch: pytest.MonkeyPatch
@@ -142,7 +129,7 @@ def test_statistics_past_int64_are_left_to_finish_small(monkeypatch: pytest.Monk
     draws, anchors = _round_one(plan, bins, groups, columns, 4)
     monkeypatch.setattr(describe_stats, "EXACT_ROWS", 2)  # a key of 2 rows: a Python int
     want = finish_small(plan, anchors, BinBlock(bins, groups, columns), draws)
-    assert finish_columns(plan, anchors, _columns(bins, groups, columns), draws) is None
+    assert finish_columns(plan, anchors, joined_columns(bins, groups, columns), draws) is None
     got = finish_small(plan, anchors, BinBlock(bins, groups, columns), draws)
     assert _text(got) == _text(want)
 
@@ -163,7 +150,7 @@ def test_round_one_reads_the_same_from_column_arrays(seed: int, rows: int) -> No
         warnings.simplefilter("ignore")
         seeds = RandomSource(seed=seed).stream_seeds(groups)
     want = describe_block(plan, BinBlock(bins, groups, columns), seeds)
-    got = describe_block(plan, ColumnBlock(_columns(bins, groups, columns)), seeds)
+    got = describe_block(plan, ColumnBlock(joined_columns(bins, groups, columns)), seeds)
     for name in ("cells", "tiers", "centres", "counts", "resume", "means"):
         assert repr(getattr(got, name)) == repr(getattr(want, name)), name
     assert got.pooled.keys() == want.pooled.keys()
@@ -193,7 +180,7 @@ def test_cells_the_compiled_release_leaves_to_python_are_released_alike(
     monkeypatch.setattr(aggregates, "_RELEASE_LIMIT", limit)
     monkeypatch.setattr(column_release, "_RELEASE_LIMIT", limit)
     want = finish_small(plan, anchors, BinBlock(bins, groups, columns), draws)
-    made = finish_columns(plan, anchors, _columns(bins, groups, columns), draws)
+    made = finish_columns(plan, anchors, joined_columns(bins, groups, columns), draws)
     assert made is not None
     assert 0 < len(made.python) < groups * columns
     assert _text(pickle.loads(pickle.dumps(made)).rows()) == _text(want)
@@ -256,10 +243,10 @@ def test_the_callers_pooled_answer_is_asked_once(monkeypatch: pytest.MonkeyPatch
         return real(*a)  # type: ignore[arg-type]
 
     monkeypatch.setattr(column_release, "pooled_block", spied)
-    want = finish_columns(plan, anchors, _columns(bins, groups, columns), draws)
+    want = finish_columns(plan, anchors, joined_columns(bins, groups, columns), draws)
     assert want is not None and asked == [True]
-    got = finish_columns(plan, anchors, _columns(bins, groups, columns), draws, pooled=True)
+    got = finish_columns(plan, anchors, joined_columns(bins, groups, columns), draws, pooled=True)
     assert got is not None and asked == [True]
     assert _text(got.rows()) == _text(want.rows())
-    assert finish_columns(plan, anchors, _columns(bins, groups, columns), draws,
+    assert finish_columns(plan, anchors, joined_columns(bins, groups, columns), draws,
                           pooled=False) is None and asked == [True]

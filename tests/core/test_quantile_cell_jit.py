@@ -38,6 +38,7 @@ from dprect.core.quantiles import (
     quantile_statistics,
 )
 from dprect.core.randomness import PooledSystemRandom, RandomSource
+from tests.quantile_values import random_values
 
 QS = [0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99]
 EPSILONS = [0.5 / 64, 0.125 / 8, 0.05, 1.0]
@@ -49,21 +50,8 @@ def _cj() -> Any:
     return quantile_cell_jit
 
 
-def _values(gen: random.Random) -> np.ndarray:
-    rows = gen.choice([0, 1, 2, 3, 7, 40, 300, 2000, 10000])
-    x = np.random.default_rng(gen.randrange(2**32))
-    shape = gen.randrange(6)
-    if shape == 0:
-        return x.normal(gen.uniform(-100, 100), gen.uniform(0.01, 50), rows)
-    if shape == 1:  # ties, both signs and zero
-        return np.round(x.normal(0.0, gen.choice([0.5, 3.0, 30.0]), rows))
-    if shape == 2:
-        return x.lognormal(gen.uniform(-5, 5), 2.0, rows) * gen.choice([-1, 1])
-    if shape == 3:  # one value repeated
-        return np.full(rows, gen.choice([0.0, -3.25, 7.0, 1e300]))
-    if shape == 4:  # far apart: many decades
-        return x.choice([-1e200, -1e-5, 0.0, 1e-300, 3.0, 1e250], rows)
-    return x.exponential(gen.uniform(1e-3, 1e3), rows)
+#: the columns' lengths this file draws from
+ROWS = [0, 1, 2, 3, 7, 40, 300, 2000, 10000]
 
 
 def _python(stats: QuantileStatistics, plan: Any, source: RandomSource,
@@ -94,7 +82,7 @@ def test_the_centre_and_sign_laws_are_the_rank_pieces() -> None:
     g = quantile_grid(plan.grid, plan.resolution)
     gen = random.Random(8)
     for _ in range(300):
-        st = quantile_statistics(_values(gen), plan)
+        st = quantile_statistics(random_values(gen, ROWS), plan)
         incl = np.cumsum(st.counts)
         for rows, m, ref in ((block_rows(g, st.keys, incl), block_count(g),
                               centre_pieces(g, st.keys, st.counts, 1.0)),
@@ -114,7 +102,7 @@ def test_a_compiled_cell_is_the_python_cell(epsilon: float,
     plan = plan_quantiles(QS, epsilon)
     whole = 0
     for k in range(60):
-        st = quantile_statistics(_values(gen), plan)
+        st = quantile_statistics(random_values(gen, ROWS), plan)
         ref = RandomSource.stream(1000 * k + 3)
         want = _python(st, plan, ref, monkeypatch)
         fast = RandomSource.stream(1000 * k + 3)
@@ -131,7 +119,7 @@ def test_a_compiled_cell_reads_the_pool_as_python_does(monkeypatch: pytest.Monke
     gen = random.Random(5)
     for k in range(30):
         plan = plan_quantiles(QS, EPSILONS[k % len(EPSILONS)])
-        st = quantile_statistics(_values(gen), plan)
+        st = quantile_statistics(random_values(gen, ROWS), plan)
         entropy = random.Random(k).randbytes(1 << 17)
         out = []
         for kernels in (None, jit):
@@ -180,7 +168,7 @@ def test_a_stopped_call_leaves_the_source_as_it_was(source: str,
     gen = random.Random(6)
     plan = plan_quantiles(QS, 0.125 / 8)
     for k in range(20):
-        st = quantile_statistics(_values(gen), plan)
+        st = quantile_statistics(random_values(gen, ROWS), plan)
         entropy = random.Random(k).randbytes(1 << 22)
         runs = []
         for stopping in (False, True):

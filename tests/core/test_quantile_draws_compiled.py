@@ -45,6 +45,7 @@ from dprect.core.quantiles import (
     quantile_statistics,
 )
 from dprect.core.randomness import PooledSystemRandom, RandomSource
+from tests.quantile_values import random_values
 
 QS = [0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99]
 
@@ -94,21 +95,8 @@ def _both(stats: QuantileStatistics, plan: QuantilePlan, seed: int,
     return got
 
 
-def _random_values(gen: random.Random) -> np.ndarray:
-    rows = gen.choice([1, 2, 3, 7, 40, 300, 2000])
-    shape = gen.randrange(6)
-    x = np.random.default_rng(gen.randrange(2**32))
-    if shape == 0:
-        return x.normal(gen.uniform(-100, 100), gen.uniform(0.01, 50), rows)
-    if shape == 1:  # ties, both signs and zero
-        return np.round(x.normal(0.0, gen.choice([0.5, 3.0, 30.0]), rows))
-    if shape == 2:
-        return x.lognormal(gen.uniform(-5, 5), 2.0, rows) * gen.choice([-1, 1])
-    if shape == 3:  # one value repeated
-        return np.full(rows, gen.choice([0.0, -3.25, 7.0, 1e300]))
-    if shape == 4:  # far apart: many decades
-        return x.choice([-1e200, -1e-5, 0.0, 1e-300, 3.0, 1e250], rows)
-    return x.exponential(gen.uniform(1e-3, 1e3), rows)
+#: the columns' lengths this file draws from
+ROWS = [1, 2, 3, 7, 40, 300, 2000]
 
 
 @pytest.mark.parametrize("epsilon", [0.5 / 64, 0.05, 1.0, 40.0])
@@ -119,7 +107,7 @@ def test_compiled_draws_are_the_python_draws(epsilon: float, calls: dict[str, in
     gen = random.Random(int(epsilon * 1e6))
     plan = plan_quantiles(QS, epsilon)
     for k in range(40):
-        _both(quantile_statistics(_random_values(gen), plan), plan, 1000 * k + 7,
+        _both(quantile_statistics(random_values(gen, ROWS), plan), plan, 1000 * k + 7,
               monkeypatch)
     assert calls["compiled"] + calls["cells"] >= 40
 
@@ -194,7 +182,7 @@ def test_a_pause_is_finished_in_python(calls: dict[str, int],
     for epsilon in (40.0, 3000.0 / 64, 1.0):  # many buckets on the whole grid
         plan = plan_quantiles(QS, epsilon)
         for k in range(10):
-            _both(quantile_statistics(_random_values(gen), plan), plan, k, monkeypatch)
+            _both(quantile_statistics(random_values(gen, ROWS), plan), plan, k, monkeypatch)
     assert calls["paused"] > 10
 
 
@@ -207,7 +195,7 @@ def test_compiled_draws_read_the_pool_as_python_does(monkeypatch: pytest.MonkeyP
     gen = random.Random(5)
     for k in range(10):
         p = plan if k % 2 else plan_big
-        stats = quantile_statistics(_random_values(gen), p)
+        stats = quantile_statistics(random_values(gen, ROWS), p)
         entropy = random.Random(k).randbytes(1 << 16)
         out = []
         for kernels in (None, jit):
@@ -339,7 +327,7 @@ def _random_frame(gen: random.Random, edges: bool = False) -> Any:
     ``edges``: values at powers of ten (a decade's first cell: pieces that start or end
     where a window's range does)."""
     plan = plan_quantiles(QS, 1.0)
-    values = _random_values(gen)
+    values = random_values(gen, ROWS)
     if edges:
         values = np.array([gen.choice([-1, 1]) * 10.0 ** gen.randrange(-3, 4)
                            * gen.choice([1.0, 1.0, 9.9999]) for _ in range(gen.randrange(1, 30))])
@@ -415,7 +403,7 @@ def test_the_window_frame_cut_is_the_frames_cut() -> None:
     qs = [Fraction(q).limit_denominator(100) for q in QS]
     seen = set()
     for k in range(200):
-        values = _random_values(gen)
+        values = random_values(gen, ROWS)
         if k % 3 == 1:  # powers of ten: keys on a decade's first cell
             values = np.array([gen.choice([-1, 1]) * 10.0 ** gen.randrange(-3, 4)
                                * gen.choice([1.0, 1.0, 9.9999])
