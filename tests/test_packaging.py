@@ -217,14 +217,16 @@ def test_without_extras_each_feature_names_its_extra(tmp_path: Path):
         expect("jobs", lambda: jobs_support.apply_override({}, "epsilon=1", section="fit"))
         expect("sklearn", lambda: dprect.RectangleClassifier)
         # every module outside the Spark package, the scikit-learn classifier (which,
-        # like it, is its extra's own module) and the compiled samplers, block draws and
-        # release (numba's own modules, imported only where numba is: randomness.kernels)
-        # imports without any extra — and without numba the samplers run in Python
+        # like it, is its extra's own module) and the compiled samplers, block draws,
+        # release and quantile tables and cells (numba's own modules, imported only where
+        # numba is: randomness.kernels) imports without any extra — and without numba the
+        # samplers run in Python
         failed = []
         for m in pkgutil.walk_packages(dprect.__path__, prefix="dprect."):
             if m.name.startswith("dprect.engines.spark") or m.name in (
                     "dprect.__main__", "dprect.app.classifier", "dprect.core.random_jit",
-                    "dprect.core.block_jit", "dprect.core.release_jit"):
+                    "dprect.core.block_jit", "dprect.core.release_jit",
+                    "dprect.core.quantile_jit", "dprect.core.quantile_cell_jit"):
                 continue
             try:
                 importlib.import_module(m.name)
