@@ -5,8 +5,10 @@ decades apart, exponential — of a length drawn from ``rows``, all from ``gen``
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -27,3 +29,23 @@ def random_values(gen: random.Random, rows: Sequence[int]) -> np.ndarray:
     if shape == 4:  # far apart: many decades
         return x.choice([-1e200, -1e-5, 0.0, 1e-300, 3.0, 1e250], n)
     return x.exponential(gen.uniform(1e-3, 1e3), n)
+
+
+def pool_draws(stats: Any, plan: Any, entropy: bytes, kernels: Any,
+               monkeypatch: Any) -> list[tuple[Any, int]]:
+    """A cell's quantile draws from a pool of OS bytes (``os.urandom`` giving ``entropy``
+    from its start at every refill), in Python and then with the compiled samplers
+    (``kernels``: :mod:`dprect.core.random_jit`), each with the pool's read position
+    after it — the two entries equal where the compiled path reads as Python does."""
+    from dprect.core import randomness
+    from dprect.core.quantiles import draws
+    from dprect.core.randomness import PooledSystemRandom, RandomSource
+
+    out = []
+    for loaded in (None, kernels):
+        monkeypatch.setattr(randomness, "_KERNELS", loaded)
+        monkeypatch.setattr(os, "urandom", lambda n, e=entropy: e[:n])
+        source = RandomSource()
+        assert isinstance(source._py, PooledSystemRandom)
+        out.append((draws(stats, plan, source), source._py._at))
+    return out

@@ -37,8 +37,8 @@ from dprect.core.quantiles import (
     quantile_grid,
     quantile_statistics,
 )
-from dprect.core.randomness import PooledSystemRandom, RandomSource
-from tests.quantile_values import random_values
+from dprect.core.randomness import RandomSource
+from tests.quantile_values import pool_draws, random_values
 
 QS = [0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99]
 EPSILONS = [0.5 / 64, 0.125 / 8, 0.05, 1.0]
@@ -120,14 +120,7 @@ def test_a_compiled_cell_reads_the_pool_as_python_does(monkeypatch: pytest.Monke
     for k in range(30):
         plan = plan_quantiles(QS, EPSILONS[k % len(EPSILONS)])
         st = quantile_statistics(random_values(gen, ROWS), plan)
-        entropy = random.Random(k).randbytes(1 << 17)
-        out = []
-        for kernels in (None, jit):
-            monkeypatch.setattr(randomness, "_KERNELS", kernels)
-            monkeypatch.setattr(os, "urandom", lambda n, e=entropy: e[:n])
-            source = RandomSource()
-            assert isinstance(source._py, PooledSystemRandom)
-            out.append((draws(st, plan, source), source._py._at))
+        out = pool_draws(st, plan, random.Random(k).randbytes(1 << 17), jit, monkeypatch)
         assert out[0] == out[1], k
 
 

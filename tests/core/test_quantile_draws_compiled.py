@@ -13,7 +13,6 @@ acceptance constant in the compiled path is seen."""
 from __future__ import annotations
 
 import dataclasses
-import os
 import random
 from fractions import Fraction
 from typing import Any
@@ -44,8 +43,8 @@ from dprect.core.quantiles import (
     quantile_grid,
     quantile_statistics,
 )
-from dprect.core.randomness import PooledSystemRandom, RandomSource
-from tests.quantile_values import random_values
+from dprect.core.randomness import RandomSource
+from tests.quantile_values import pool_draws, random_values
 
 QS = [0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99]
 
@@ -196,14 +195,7 @@ def test_compiled_draws_read_the_pool_as_python_does(monkeypatch: pytest.MonkeyP
     for k in range(10):
         p = plan if k % 2 else plan_big
         stats = quantile_statistics(random_values(gen, ROWS), p)
-        entropy = random.Random(k).randbytes(1 << 16)
-        out = []
-        for kernels in (None, jit):
-            monkeypatch.setattr(randomness, "_KERNELS", kernels)
-            monkeypatch.setattr(os, "urandom", lambda n, e=entropy: e[:n])
-            source = RandomSource()
-            assert isinstance(source._py, PooledSystemRandom)
-            out.append((draws(stats, p, source), source._py._at))
+        out = pool_draws(stats, p, random.Random(k).randbytes(1 << 16), jit, monkeypatch)
         assert out[0] == out[1]
 
 
