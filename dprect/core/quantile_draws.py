@@ -204,28 +204,21 @@ def compiled_cell(keys: np.ndarray, counts: np.ndarray, at: np.ndarray, plan: An
     return None
 
 
-#: :func:`_cell_constants` made, by the plan's identity (the plan kept)
-_CELL: dict[int, tuple[Any, dict[str, Any] | None]] = {}
-
-
 def _cell_constants(plan: Any, jit: Any) -> dict[str, Any] | None:
     """The arguments of :func:`dprect.core.quantile_cell_jit.cell_draws` that the plan
-    fixes (made once a plan), or None where the compiled call cannot draw its cells:
-    no count, not the decimal grid, a small branch without a centre, a count scale's
-    numerator from 2^96 or denominator from 2^62, a rate's numerator from 2^62 or
-    denominator from 2^96, a quantile's denominator from 2^62 (the compiled samplers'
-    bounds: the Python path draws such cells)."""
-    hit = _CELL.get(id(plan))
-    if hit is not None and hit[0] is plan:
-        return hit[1]
-    if len(_CELL) >= 64:
-        _CELL.clear()
-    made = _made_cell_constants(plan, jit)
-    _CELL[id(plan)] = (plan, made)
+    fixes (made once a plan: :func:`_made_once`), or None where the compiled call cannot
+    draw its cells: no count, not the decimal grid, a small branch without a centre, a
+    count scale's numerator from 2^96 or denominator from 2^62, a rate's numerator from
+    2^62 or denominator from 2^96, a quantile's denominator from 2^62 (the compiled
+    samplers' bounds: the Python path draws such cells)."""
+    made: dict[str, Any] | None = _made_once(_made_cell_constants, (plan,), jit)
     return made
 
 
-def _made_cell_constants(plan: Any, jit: Any) -> dict[str, Any] | None:
+def _made_cell_constants(plans: Sequence[Any], jit: Any) -> dict[str, Any] | None:
+    """:func:`_cell_constants` of the one plan of ``plans`` (:func:`_made_once`'s shape:
+    the objects first)."""
+    plan = plans[0]
     from dprect.core import quantile_cell_jit as cj
     from dprect.core.quantile_centre import (
         SIGN_DECADES,
@@ -496,13 +489,13 @@ def _one_bucket_tables(laws: _Laws, jit: Any) -> tuple[Any, ...] | None:
             np.zeros((0, 3), dtype=np.uint64), FIRST_UNIFORM_BITS)
 
 
-#: what :func:`_made_once` made, by the identities of the fractions it was made from
-_MADE: dict[tuple[Any, ...], tuple[tuple[Fraction, ...], Any]] = {}
+#: what :func:`_made_once` made, by the identities of the objects it was made from
+_MADE: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] = {}
 
 
-def _made_once(make: Any, fractions: Sequence[Fraction], *args: Any) -> Any:
-    """``make(fractions, *args)``, made once for the same fraction objects (a plan's
-    quantiles and rates are made once: a few a process; the fractions are kept, so their
+def _made_once(make: Any, fractions: Sequence[Any], *args: Any) -> Any:
+    """``make(fractions, *args)``, made once for the same objects (a plan's quantiles and
+    rates, or a plan: made once, a few a process; the objects are kept, so their
     identities are not reused)."""
     key = (make, *map(id, fractions), *args)
     hit = _MADE.get(key)
