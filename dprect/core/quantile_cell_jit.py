@@ -160,8 +160,8 @@ def window_ranges(consts: Any, centre: Any, sign: Any) -> Any:
     spans_a = np.empty(2 * consts[BLOCKS] + 1, dtype=np.int64)
     spans_z = np.empty(2 * consts[BLOCKS] + 1, dtype=np.int64)
     k = 0
-    extra0 = consts[SIGN_DECADES] if sign != 1 and sign == 2 else 0  # s = 0 = 2 − sign
-    extra2 = consts[SIGN_DECADES] if sign != 1 and sign == 0 else 0  # s = 2 = 2 − sign
+    extra0 = consts[SIGN_DECADES] if sign == 2 else 0  # s = 0 = 2 − sign
+    extra2 = consts[SIGN_DECADES] if sign == 0 else 0  # s = 2 = 2 − sign
     lo_b = max(centre - limit, 0)
     hi_b = min(centre + limit, consts[BLOCKS] - 1)
     for b in range(consts[BLOCKS]):
