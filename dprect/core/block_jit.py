@@ -259,6 +259,102 @@ def column_cuts(bins: Any, at: Any, lower: Any, upper: Any, low_bin: Any, high_b
 
 
 @_jit
+def column_entries(bins: Any, counts: Any, sums: Any, sizes: Any, joint: Any, starts: Any,
+                   base: Any, zero_bin: int, search_bits: int, span: int, offset: int,
+                   exponent_bits: int, packed_bits: int, exact_rows: int) -> Any:
+    """:func:`dprect.core.describe_stats.joint_statistics_from_bins` of a column's cells
+    at once, each cell's keys kept apart: cell g holds the next ``sizes[g]`` entries of
+    ``bins`` (its search bins), ``counts`` and ``sums`` (int64), and its cuts are
+    ``joint[starts[g] :]`` of the column's :class:`~dprect.core.describe_stats.JointCuts`
+    (none where the next cell's start is its own). Each entry's key is pack(interval, e)
+    — interval = (the ``searchsorted(joint, bin + g·span, "right")`` of the entry, the
+    cell's start where it has no cuts) − starts[g] + base[g], e = max(top >> search_bits,
+    1) with top the bin's distance from ``zero_bin`` (:func:`~dprect.core.describe_stats.
+    bin_exponents`) — and each cell's equal keys are summed (counts and sums in int64, as
+    numpy's ``add.reduceat`` wraps; integers, so the order of the terms changes no
+    value) into its sorted unique keys. Returns (keys, counts, sums, unique keys a cell,
+    status): status 0, or 1 where the numpy path must run — a packed key outside
+    [0, 2^packed_bits) or a key of ``exact_rows`` rows or more (its sum a Python
+    integer there); the arrays are then not read."""
+    n = bins.shape[0]
+    groups = sizes.shape[0]
+    cuts = joint.shape[0]
+    limit = np.int64(1) << packed_bits
+    keys = np.empty(n, dtype=np.int64)
+    out_n = np.empty(n, dtype=np.int64)
+    out_s = np.empty(n, dtype=np.int64)
+    unique = np.zeros(groups, dtype=np.int64)
+    read = 0
+    write = 0
+    for g in range(groups):
+        size = sizes[g]
+        if size == 0:
+            continue
+        first = starts[g]
+        end = starts[g + 1] if g + 1 < groups else cuts
+        shift = g * span
+        at = write
+        for r in range(read, read + size):
+            b = bins[r]
+            pos = first
+            if end > first:  # np.searchsorted(joint, b + shift, side="right")
+                x = b + shift
+                # within the cell's own cuts where those hold the answer (the cut
+                # before them ≤ x, the one after > x: every cell's cuts lie in its own
+                # span), else over them all
+                lo, hi = first, end
+                if (first > 0 and joint[first - 1] > x) or (end < cuts and joint[end] <= x):
+                    lo, hi = 0, cuts
+                while lo < hi:
+                    mid = (lo + hi) // 2
+                    if joint[mid] <= x:
+                        lo = mid + 1
+                    else:
+                        hi = mid
+                pos = lo
+            top = b - zero_bin if b >= zero_bin else zero_bin - 1 - b
+            e = top >> search_bits
+            if e < 1:
+                e = np.int64(1)
+            key = ((pos - first + base[g] + offset) << exponent_bits) | e
+            if key < 0 or key >= limit:
+                return keys, out_n, out_s, unique, 1
+            keys[write + r - read] = key
+            out_n[write + r - read] = counts[r]
+            out_s[write + r - read] = sums[r]
+        # the cell's entries in key order (insertion a few, a merge sort past that)
+        if size <= 32:
+            for i in range(at + 1, at + size):
+                key, cn, cs = keys[i], out_n[i], out_s[i]
+                k = i
+                while k > at and keys[k - 1] > key:
+                    keys[k], out_n[k], out_s[k] = keys[k - 1], out_n[k - 1], out_s[k - 1]
+                    k -= 1
+                keys[k], out_n[k], out_s[k] = key, cn, cs
+        else:
+            order = np.argsort(keys[at:at + size], kind="mergesort")
+            keys[at:at + size] = keys[at:at + size][order]
+            out_n[at:at + size] = out_n[at:at + size][order]
+            out_s[at:at + size] = out_s[at:at + size][order]
+        # equal keys summed in place: the cell's sorted unique keys from ``at`` on
+        w = at
+        for i in range(at + 1, at + size):
+            if keys[i] == keys[w]:
+                out_n[w] += out_n[i]
+                out_s[w] += out_s[i]
+            else:
+                w += 1
+                keys[w], out_n[w], out_s[w] = keys[i], out_n[i], out_s[i]
+        write = w + 1
+        unique[g] = write - at
+        read += size
+    for k in range(write):
+        if out_n[k] >= exact_rows:
+            return keys, out_n, out_s, unique, 1
+    return keys[:write], out_n[:write], out_s[:write], unique, 0
+
+
+@_jit
 def block_words(mts: Any, rows: Any, k: int, out: Any) -> None:
     """getrandbits(k) of each listed row of the seeded sources' joined states, as
     ⌈k/32⌉ words, least significant first, into ``out[i]`` (row ``rows[i]``): what
@@ -270,5 +366,5 @@ def block_words(mts: Any, rows: Any, k: int, out: Any) -> None:
 
 
 __all__ = ["PHASES", "block_draws", "block_noises", "block_tails", "block_words",
-           "column_cuts"]
+           "column_cuts", "column_entries"]
 

@@ -598,7 +598,8 @@ def statistics_of_cells(bins: Mapping[tuple[int, int], BinStatistics],
 
 
 def column_statistics(bins: np.ndarray, counts: np.ndarray, sums: np.ndarray, at: np.ndarray,
-                      groups: int, pairs: Sequence[tuple[CandidateStream, CandidateStream]]
+                      groups: int, pairs: Sequence[tuple[CandidateStream, CandidateStream]],
+                      compiled_entries: bool = True
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """:func:`statistics_of_cells` of a block whose cells are column arrays — cell
     c = j·``groups`` + g (columns, then groups, in order: as the decode yields them) holds
@@ -608,28 +609,60 @@ def column_statistics(bins: np.ndarray, counts: np.ndarray, sums: np.ndarray, at
     same order (:func:`_column_cuts`, a column at a time), and the same statistics, as
     column arrays too: every cell's (interval, e) keys, counts and sums side by side in
     cell order and where each cell's start (``at``), no object a cell. Where the compiled
-    samplers are loaded."""
-    mask = (1 << PACKED_BITS) - 1
+    samplers are loaded. A column's keys are made and summed cell by cell in one compiled
+    call (:func:`dprect.core.block_jit.column_entries`: the same search, exponents and
+    integer sums) unless ``compiled_entries`` is false or it declines (a key of
+    :data:`EXACT_ROWS` rows or more), then by numpy (:func:`_column_entries`); the
+    same arrays either way (tests/core/test_describe_stats.py)."""
+    from dprect.core import block_jit  # loaded with the compiled samplers (numba)
+
+    compiled = block_jit.column_entries if compiled_entries and all(
+        a.dtype == np.int64 for a in (bins, counts, sums)) else None
     empty = np.zeros(0, dtype=np.int64)
-    keys_of, counts_of, sums_of, cells_of = [empty], [empty], [empty], [empty]
+    keys_of, counts_of, sums_of = [empty], [empty], [empty]
+    unique = np.zeros(len(pairs) * groups, dtype=np.int64)  # each cell's keys
     for j, pair in enumerate(pairs):
         a, z = int(at[j * groups]), int(at[(j + 1) * groups])
         if a == z:  # no group of the block has rows in this column: no search
             continue
         sizes = np.diff(at[j * groups:(j + 1) * groups + 1])
         joined = BinStatistics(bins[a:z], counts[a:z], sums[a:z])
-        cuts = _column_cuts((), [pair if size else None for size in sizes.tolist()],
-                            _first_last(joined.bins, sizes))
-        cell = np.repeat(np.arange(groups, dtype=np.int64), sizes)
-        keys, n, summed = joint_statistics_from_bins(cell, joined, cuts)
-        keys_of.append(keys & mask)
+        has = sizes > 0
+        # each cell's next cell of the other kind (rows, none): the runs of one entry
+        flips = np.flatnonzero(has[1:] != has[:-1]) + 1
+        runs = np.append(flips, groups)[np.searchsorted(flips, np.arange(groups),
+                                                        side="right")]
+        cuts = _column_cuts((), [pair] * groups if has.all() else
+                            [pair if h else None for h in has.tolist()],
+                            _first_last(joined.bins, sizes), runs)
+        made = None if compiled is None else compiled(
+            joined.bins, joined.counts, joined.sums, sizes, cuts.joint, cuts.starts,
+            cuts.base, _ZERO_BIN, SEARCH_BITS, 2 * _SEARCH_GRID.size, _INTERVAL_OFFSET,
+            _EXPONENT_BITS, PACKED_BITS, EXACT_ROWS)
+        if made is None or made[4]:  # the numpy path: one search for the column
+            keys, n, summed, cell_unique = _column_entries(joined, sizes, cuts, groups)
+        else:
+            keys, n, summed, cell_unique = made[:4]
+        keys_of.append(keys)
         counts_of.append(n)
         sums_of.append(summed)
-        cells_of.append((keys >> PACKED_BITS) + j * groups)
-    cells = np.concatenate(cells_of)
-    starts = np.searchsorted(cells, np.arange(len(pairs) * groups + 1, dtype=np.int64))
-    return (np.concatenate(keys_of), np.concatenate(counts_of), np.concatenate(sums_of),
-            starts.astype(np.int64, copy=False))
+        unique[j * groups:(j + 1) * groups] = cell_unique
+    starts = np.zeros(len(unique) + 1, dtype=np.int64)
+    np.cumsum(unique, out=starts[1:])
+    return np.concatenate(keys_of), np.concatenate(counts_of), np.concatenate(sums_of), starts
+
+
+def _column_entries(joined: BinStatistics, sizes: np.ndarray, cuts: JointCuts, groups: int
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A column's cells' statistics as :func:`column_statistics` keeps them — every
+    cell's (interval, e) keys (cell g's ``sizes[g]`` entries of ``joined``, searched in
+    ``cuts``), their counts and sums, in cell order, and each cell's number of keys —
+    by numpy (:func:`joint_statistics_from_bins`: one search for the column): what
+    :func:`dprect.core.block_jit.column_entries` makes compiled, the same arrays."""
+    cell = np.repeat(np.arange(groups, dtype=np.int64), sizes)
+    keys, n, summed = joint_statistics_from_bins(cell, joined, cuts)
+    unique = np.bincount(keys >> PACKED_BITS, minlength=groups).astype(np.int64)
+    return keys & ((1 << PACKED_BITS) - 1), n, summed, unique
 
 
 def _first_last(joined: np.ndarray, sizes: np.ndarray) -> np.ndarray:
@@ -643,16 +676,34 @@ def _first_last(joined: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     return out
 
 
+class _Rows:
+    """Row g of a 2-D array as ``array.tolist()[g]`` gives it (the same Python ints or
+    floats), made when asked: :func:`_column_cuts` reads a few rows of many."""
+
+    def __init__(self, array: np.ndarray) -> None:
+        self.array = array
+
+    def __getitem__(self, g: int) -> list[Any]:
+        row: list[Any] = self.array[g].tolist()
+        return row
+
+
 def _column_cuts(cells: Sequence[BinStatistics],
                  streams: Sequence[tuple[CandidateStream, CandidateStream] | None],
-                 first_last: np.ndarray | None = None) -> JointCuts:
+                 first_last: np.ndarray | None = None, runs: np.ndarray | None = None
+                 ) -> JointCuts:
     """``joint_cuts([range_cuts(…) for each cell])`` of a column's cells (``streams``
     their centres' shared streams, None for a cell without rows) in one compiled call
     (:func:`dprect.core.block_jit.column_cuts`): each side made as far as
     :func:`range_cuts` makes it (:meth:`~dprect.core.tail_bounds.CandidateStream.reach`),
     the same cuts and bases. Where the compiled samplers are loaded. ``first_last``:
     each cell's (first bin, last bin), (0, 0) without rows, when made already
-    (:func:`_first_last`; then ``cells`` is not read)."""
+    (:func:`_first_last`; then ``cells`` is not read). ``runs`` (with ``first_last``):
+    for each cell, the next cell whose ``streams`` entry is not the same object (the
+    next run's first; n past the last run), when known — a run of cells the loop below
+    skips is then skipped at once, and a cell's bins and targets are read only for the
+    cells it visits (a column of one pooled centre: a handful), not made into lists
+    for all of them; the same reaches in the same order, so the same cuts and streams."""
     from dprect.core import block_jit  # loaded with the compiled samplers (numba)
 
     n = len(streams)
@@ -660,17 +711,18 @@ def _column_cuts(cells: Sequence[BinStatistics],
     lower, upper = [-1] * n, [-1] * n
     slots: dict[int, int] = {}
     sides: list[CandidateStream] = []
-    ends: list[Any]  # each cell's (first bin, last bin)
+    ends: Any  # each cell's (first bin, last bin): a list, or _Rows
     if first_last is None:
         ends = [(int(b.bins[0]), int(b.bins[-1])) if pair is not None else (0, 0)
                 for b, pair in zip(cells, streams, strict=True)]
         bins = np.array(ends, dtype=np.int64).reshape(-1, 2)
     else:
         bins = first_last
-        ends = bins.tolist()
+        ends = bins.tolist() if runs is None else _Rows(bins)
     # the searches' targets, each cell's lower_value(hi) and −upper_value(lo), at once
-    targets = zip((-bin_edges(bins[:, 0], upper=True)).tolist(),
-                  bin_edges(bins[:, 1], upper=False).tolist(), strict=True)
+    both = np.stack([-bin_edges(bins[:, 0], upper=True), bin_edges(bins[:, 1], upper=False)],
+                    axis=1)
+    targets: Any = both.tolist() if runs is None or first_last is None else _Rows(both)
     # range_cuts' two searches a cell (x < hi on the upper side, x > lo on the lower),
     # without their arrays. A side that has made more than its first candidate only
     # grows along one chain of states (doubling) while its last bin passes the range's
@@ -696,14 +748,22 @@ def _column_cuts(cells: Sequence[BinStatistics],
         lower[run_from:stop] = [lower[run_from - 1]] * (stop - run_from)
         upper[run_from:stop] = [upper[run_from - 1]] * (stop - run_from)
 
-    for g, (pair, (lo, hi), (lo_at, hi_at)) in enumerate(zip(streams, ends, targets,
-                                                              strict=True)):
+    if len(bins) != n:
+        raise ValueError("_column_cuts needs one (first, last) bin a cell")
+    jump = None if runs is None or first_last is None else runs.tolist()
+    g = -1
+    while g + 1 < n:
+        g += 1
+        pair = streams[g]
         if pair is run_pair:
+            if jump is not None:  # the rest of this run too: the same pair
+                g = jump[g] - 1
             continue
         end_run(g)
         run_pair = None
         if pair is None:
             continue
+        (lo, hi), (lo_at, hi_at) = ends[g], targets[g]
         low_side, high_side = pair
         for side, end, at_end, is_upper in ((high_side, hi, hi_at, True),
                                             (low_side, lo, lo_at, False)):

@@ -32,7 +32,7 @@ from dprect.core.describe_stats import (
 )
 from dprect.core.errors import ParameterError
 from dprect.core.randomness import JointStreams, RandomSource
-from dprect.core.tail_bounds import CandidateStream
+from dprect.core.tail_bounds import SEARCH_BITS, CandidateStream
 
 
 @pytest.fixture(autouse=True)
@@ -266,7 +266,17 @@ def test_a_column_s_cuts_in_one_call_are_each_cell_s_range_cuts(seed: int) -> No
             streams.append(pair if len(b.bins) else None)
         return cells, streams
 
-    for share, given in ((False, False), (True, False), (False, True), (True, True)):
+    def runs_of(streams: list) -> np.ndarray:  # each cell's next of another entry
+        out = np.full(len(streams), len(streams), dtype=np.int64)
+        for g in range(len(streams) - 2, -1, -1):
+            out[g] = g + 1 if streams[g + 1] is not streams[g] else out[g + 1]
+        return out
+
+    for share, given, runs in ((False, False, False), (True, False, False),
+                               (False, True, False), (True, True, False),
+                               (False, True, True), (True, True, True)):
+        if runs and share:  # long runs of one pair, a few cells without rows in them
+            spec = [(12.0 if i % 17 else s[0], s[1]) for i, s in enumerate(spec)]
         cells, ref_streams = column(share)
         want = ds.joint_cuts([ds.range_cuts(c, int(b.bins[0]), int(b.bins[-1]), s)
                               if s is not None else ds.CellCuts(np.zeros(0, np.int64), 0)
@@ -276,7 +286,8 @@ def test_a_column_s_cuts_in_one_call_are_each_cell_s_range_cuts(seed: int) -> No
         sizes = np.array([len(b.bins) for b in cells], dtype=np.int64)
         first_last = ds._first_last(np.concatenate([b.bins for b in cells]), sizes) \
             if given else None  # each cell's first and last bin made at once, or here
-        got = ds._column_cuts(cells, streams, first_last)
+        got = ds._column_cuts(cells, streams, first_last,
+                              runs_of(streams) if runs else None)
         assert np.array_equal(got.joint, want.joint)
         assert np.array_equal(got.starts, want.starts)
         assert np.array_equal(got.base, want.base)
@@ -456,3 +467,114 @@ def test_one_word_noises_are_noise_value_s_integers() -> None:
                                       np.array([1], np.uint64), np.uint64(1),
                                       np.uint64(2**61 + 1))
     assert half is None  # 2^63 + 4: the quotient leaves int64
+
+
+def _column_block(seed: int, groups: int, columns: int) -> tuple[list, dict, dict]:
+    """Random cells of ``groups`` × ``columns`` as column arrays' parts: each cell's
+    values (none, a few, past the insertion size of 32 bins, one side, across zero, far,
+    ties, on candidates), its bins, and each column's centre."""
+    gen = random.Random(seed)
+    centres = [gen.choice([0.0, 1.5, -3.25, 1e6, 7.0e-5, 12.0]) for _ in range(columns)]
+    values, bins = {}, {}
+    for j in range(columns):
+        c = centres[j]
+        for g in range(groups):
+            kind = gen.randrange(8)
+            rs = np.random.default_rng(gen.randrange(10**6))
+            if kind == 0:
+                continue
+            if kind == 1:  # many distinct bins: the kernel's merge sort
+                x = c + rs.normal(0, abs(c) + 10, 400) * rs.lognormal(0, 3, 400)
+            elif kind == 2:  # one side
+                x = c + np.abs(rs.normal(0, 5, 10))
+            elif kind == 3:  # across zero, far, subnormal
+                x = np.array([-1e200, -3.0, -0.0, 0.0, 5e-300, 2e250, -5e-324])
+            elif kind == 4:  # ties
+                x = np.full(6, c)
+            elif kind == 5:  # on candidates
+                x = np.array([CandidateStream(c, "lower").value(k) for k in (1, 4, 9)]
+                             + [CandidateStream(c, "upper").value(k) for k in (2, 3)])
+            else:  # a few around the centre
+                x = c + rs.normal(0, abs(c) + 1, 10)
+            values[(g, j)] = x
+            bins[(g, j)] = bin_statistics(x)
+    return centres, values, bins
+
+
+@pytest.mark.parametrize("seed", [4, 5, 6])
+def test_a_blocks_column_statistics_compiled_are_numpys_and_each_cells(seed: int) -> None:
+    """describe_stats.column_statistics with its keys made and summed compiled
+    (block_jit.column_entries) gives the very arrays of the numpy path (one search a
+    column, sum_by_key), and each cell's statistics are statistics_of_cells' of that
+    cell — keys, counts and sums: a wrong exponent, interval, sort or merge of equal keys
+    fails here (cells past 32 bins take the kernel's merge sort, the rest insertion)."""
+    from dprect.core import describe_stats as ds
+    from dprect.core.tail_bounds import shared_streams
+
+    groups, columns = 37, 3
+    centres, _, cells = _column_block(seed, groups, columns)
+    none = np.zeros(0, dtype=np.int64)
+    parts = [cells.get((g, j), BinStatistics(none, none, none))
+             for j in range(columns) for g in range(groups)]
+    at = np.zeros(len(parts) + 1, dtype=np.int64)
+    np.cumsum([len(p.bins) for p in parts], out=at[1:])
+    arrays = [np.concatenate([getattr(p, f) for p in parts]).astype(np.int64)
+              for f in ("bins", "counts", "sums")]
+    assert max(len(p.bins) for p in parts) > 32 and min(len(p.bins) for p in parts) == 0
+    pairs = [shared_streams(c) for c in centres]
+    compiled = ds.column_statistics(*arrays, at, groups, pairs)
+    numpy = ds.column_statistics(*arrays, at, groups, pairs, compiled_entries=False)
+    for a, b in zip(compiled, numpy, strict=True):
+        assert a.dtype == b.dtype == np.int64 and np.array_equal(a, b)
+    keys, counts, sums, starts = compiled
+    want = ds.statistics_of_cells(cells, {(g, j): centres[j] for g in range(groups)
+                                          for j in range(columns)}, groups, columns)
+    for j in range(columns):
+        for g in range(groups):
+            c = j * groups + g
+            a, z = int(starts[c]), int(starts[c + 1])
+            if (g, j) not in want:
+                assert a == z
+                continue
+            assert np.array_equal(keys[a:z], want[(g, j)].keys)
+            assert np.array_equal(counts[a:z], want[(g, j)].counts)
+            assert np.array_equal(sums[a:z], want[(g, j)].sums)
+
+
+def test_the_compiled_column_statistics_decline_what_int64_cannot_hold() -> None:
+    """block_jit.column_entries declines (status 1) a key of EXACT_ROWS rows or more
+    and a packed key past PACKED_BITS; column_statistics then takes the numpy path,
+    whose sums past int64 are the exact integers."""
+    from dprect.core import block_jit
+    from dprect.core import describe_stats as ds
+    from dprect.core.tail_bounds import shared_streams
+
+    x = np.array([2.0, 2.0])
+    b = bin_statistics(x)
+    big = 1 << 32
+    bins = np.repeat(b.bins, 3).astype(np.int64)[:3]
+    counts = np.array([big] * 3, dtype=np.int64)
+    sums = np.array([((1 << 30) - 1) * big] * 3, dtype=np.int64)
+    at = np.array([0, 3], dtype=np.int64)
+    pair = shared_streams(2.0)
+    keys, n, s, starts = ds.column_statistics(bins, counts, sums, at, 1, [pair])
+    assert n.tolist() == [3 * big] and int(s[0]) == 3 * ((1 << 30) - 1) * big
+    assert starts.tolist() == [0, 1] and len(keys) == 1
+    cuts = ds._column_cuts((), [pair], ds._first_last(bins, np.array([3])))
+    made = block_jit.column_entries(bins, counts, sums, np.array([3]), cuts.joint,
+                                    cuts.starts, cuts.base, ds._ZERO_BIN, SEARCH_BITS,
+                                    2 * ds._SEARCH_GRID.size, ds._INTERVAL_OFFSET,
+                                    ds._EXPONENT_BITS, ds.PACKED_BITS, ds.EXACT_ROWS)
+    assert made[4] == 1
+    far = block_jit.column_entries(bins[:1], counts[:1] // big, sums[:1] // big,
+                                   np.array([1]), cuts.joint, cuts.starts,
+                                   cuts.base + (1 << 20), ds._ZERO_BIN, SEARCH_BITS,
+                                   2 * ds._SEARCH_GRID.size, ds._INTERVAL_OFFSET,
+                                   ds._EXPONENT_BITS, ds.PACKED_BITS, ds.EXACT_ROWS)
+    assert far[4] == 1
+    near = block_jit.column_entries(bins[:1], counts[:1] // big, sums[:1] // big,
+                                    np.array([1]), cuts.joint, cuts.starts, cuts.base,
+                                    ds._ZERO_BIN, SEARCH_BITS, 2 * ds._SEARCH_GRID.size,
+                                    ds._INTERVAL_OFFSET, ds._EXPONENT_BITS,
+                                    ds.PACKED_BITS, ds.EXACT_ROWS)
+    assert near[4] == 0 and near[3].tolist() == [1]
