@@ -1457,15 +1457,26 @@ def _side_bins(streams: list[CandidateStream], steps: np.ndarray) -> np.ndarray:
     if 4 * len(firsts) > len(streams) or (len(steps) and int(steps.min()) < 0):
         return np.array([s.bin_at(k) for s, k in zip(streams, steps.tolist(), strict=True)],
                         dtype=np.int64)
-    out = np.zeros(len(streams), dtype=np.int64)
+    return grouped_side_bins([streams[f] for f in firsts.tolist()], which, steps)
+
+
+def grouped_side_bins(streams: Sequence[CandidateStream], which: np.ndarray,
+                      steps: np.ndarray) -> np.ndarray:
+    """``[streams[w].bin_at(k) for w, k in zip(which, steps)]`` as int64, every step
+    ≥ 0: each stream grown once to its farthest step and its made bins read at every
+    step of its cells (:func:`_side_bins` once it has told the streams apart; a caller
+    that knows each cell's stream — a column's one pooled pair — gives ``which``
+    itself). A stream no cell reads is not grown."""
+    out = np.zeros(len(which), dtype=np.int64)
     # each stream's cells as one slice of the cells ordered by stream (one sort, not a
     # pass over every cell per stream)
     order = np.argsort(which, kind="stable")
-    ends = np.cumsum(np.bincount(which, minlength=len(firsts)))
-    for u, first in enumerate(firsts.tolist()):  # first: the stream's first cell
+    ends = np.cumsum(np.bincount(which, minlength=len(streams)))
+    for u, stream in enumerate(streams):
         at = order[ends[u - 1] if u else 0:ends[u]]
+        if not len(at):
+            continue
         mine = steps[at]
-        stream = streams[first]
         stream.bin_at(int(mine.max()))  # made that far (an IndexError past its last)
         out[at] = stream.made()[mine]
     return out
@@ -1520,21 +1531,23 @@ def _release_columns(plan: DescribePlan, cells: Sequence[CellDraw],
         good, steps, noisy, noise, k_bits, centre,
         np.array([s[2] for s in split], dtype=np.float64)[of],
         np.array([s[1] for s in split], dtype=np.float64)[of],
-        lambda ok: ([cells[i].lower for i in ok], [cells[i].upper for i in ok]))
+        lambda ok, low, high: (_side_bins([cells[i].lower for i in ok.tolist()], low),
+                               _side_bins([cells[i].upper for i in ok.tolist()], high)))
     return keys, counts, sums, at, ints, given, sides
 
 
 def release_rows_of(good: np.ndarray, steps: np.ndarray, noisy: np.ndarray, noise: np.ndarray,
                     k_bits: np.ndarray, centre: np.ndarray, share: np.ndarray,
                     eps_s: np.ndarray,
-                    sides_of: Callable[[list[int]], tuple[list[CandidateStream],
-                                                          list[CandidateStream]]]
+                    side_bins: Callable[[np.ndarray, np.ndarray, np.ndarray],
+                                        tuple[np.ndarray, np.ndarray]]
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The integers (kl, ku, ñ, noise, K), floats (centre, pivot share, ε_S) and sides'
     bins of :data:`_ReleaseArrays` from per-cell arrays: a ``good`` cell's own values
-    (its sides' bins read off its streams, ``sides_of(cells)`` = their lower and upper
-    streams: :func:`_side_bins`), any other the placeholder row the compiled release
-    leaves to Python (K = −1)."""
+    (its sides' bins read off its streams, ``side_bins(cells, lower steps, upper
+    steps)`` = the bins of those cells' lower and upper streams at those steps:
+    :func:`_side_bins`, :func:`grouped_side_bins`), any other the placeholder row the
+    compiled release leaves to Python (K = −1)."""
     n = len(good)
     ints = np.zeros((n, 5), dtype=np.int64)
     ints[:, 4] = -1
@@ -1546,9 +1559,7 @@ def release_rows_of(good: np.ndarray, steps: np.ndarray, noisy: np.ndarray, nois
         ints[ok, 0], ints[ok, 1] = steps[ok, 0], steps[ok, 1]
         ints[ok, 2], ints[ok, 3], ints[ok, 4] = noisy[ok], noise[ok], k_bits[ok]
         given[ok, 0], given[ok, 1], given[ok, 2] = centre[ok], share[ok], eps_s[ok]
-        lowers, uppers = sides_of(ok.tolist())
-        sides[ok, 0] = _side_bins(lowers, steps[ok, 0])
-        sides[ok, 1] = _side_bins(uppers, steps[ok, 1])
+        sides[ok, 0], sides[ok, 1] = side_bins(ok, steps[ok, 0], steps[ok, 1])
     return ints, given, sides
 
 
@@ -1862,6 +1873,7 @@ __all__ = [
     "finish_cell",
     "finish_small",
     "group_blocks",
+    "grouped_side_bins",
     "integer_sum",
     "merge_histograms",
     "pivot_share",

@@ -51,8 +51,10 @@ from dprect.core.aggregates import (
     _bounds_and_pivots,
     _noise_scales,
     _released,
+    _side_bins,
     _split_of,
     collector_paused,
+    grouped_side_bins,
     release_rows_of,
     released_cells,
 )
@@ -111,6 +113,35 @@ def pooled_block(plan: DescribePlan, anchors: Sequence[tuple[float, bool]],
                 or any(map(any, draws.cells))  # a cell drawn in round one (a Cell is true)
                 or any(None in row for row in draws.counts)
                 or len(_noise_scales(plan, tier)) != 1)
+
+
+def _pair_bins(pairs: Sequence[tuple[CandidateStream, CandidateStream]], column: np.ndarray,
+               low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The lower and upper sides' bins of cells of ``column``s (each column's cells
+    search from its one pair of streams, ``pairs[j]``) at their ``low`` and ``high``
+    steps: :func:`~dprect.core.aggregates._side_bins` of those cells' streams — the same
+    bins, each stream grown as there (once, to its cells' farthest step; columns of one
+    centre share their streams) — the cells' streams known without telling 16,000 of
+    them apart by identity (:func:`~dprect.core.aggregates.grouped_side_bins`); where
+    ``_side_bins`` reads cell by cell (a negative step, or more than one stream for
+    every four cells) it is called itself."""
+    out = []
+    used = np.unique(column).tolist()
+    for side, steps in ((0, low), (1, high)):
+        # the distinct streams of the columns read (a few), numbered in order
+        number: dict[int, int] = {}
+        streams: list[CandidateStream] = []
+        of = np.zeros(len(pairs), dtype=np.int64)
+        for j in used:
+            stream = pairs[j][side]
+            of[j] = number.setdefault(id(stream), len(streams))
+            if of[j] == len(streams):
+                streams.append(stream)
+        if 4 * len(streams) > len(steps) or (len(steps) and int(steps.min()) < 0):
+            out.append(_side_bins([pairs[j][side] for j in column.tolist()], steps))
+        else:
+            out.append(grouped_side_bins(streams, of[column], steps))
+    return out[0], out[1]
 
 
 @collector_paused
@@ -173,8 +204,7 @@ def finish_columns(plan: DescribePlan, anchors: Sequence[tuple[float, bool]],
     ints, given, sides = release_rows_of(
         good, steps, noisy, noise, np.full(n, k_bits, dtype=np.int64),
         np.repeat(np.array(centres, dtype=np.float64), m), np.full(n, share),
-        np.full(n, eps_s), lambda ok: ([pairs[i // m][0] for i in ok],
-                                       [pairs[i // m][1] for i in ok]))
+        np.full(n, eps_s), lambda ok, low, high: _pair_bins(pairs, ok // m, low, high))
     f = _bounds_and_pivots(plan, sides, given, ints[:, 4] >= 0)
     status, values = release_jit.release_cells(
         r_keys, r_counts, r_sums, r_at, ints[:, 0].copy(), ints[:, 1].copy(), f,

@@ -250,3 +250,41 @@ def test_the_callers_pooled_answer_is_asked_once(monkeypatch: pytest.MonkeyPatch
     assert _text(got.rows()) == _text(want.rows())
     assert finish_columns(plan, anchors, joined_columns(bins, groups, columns), draws,
                           pooled=False) is None and asked == [True]
+
+
+def test_a_columns_side_bins_are_each_cells_bin_at() -> None:
+    """column_release._pair_bins (each column's cells read off its one pair of streams
+    at once: aggregates.grouped_side_bins) gives each cell's bin_at of its own stream
+    at its step — steps far past what the stream has made, two columns sharing one
+    pair, a column no cell reads (its streams not grown), few cells (_side_bins then
+    reads cell by cell) — and grows each stream as _side_bins grows it; a negative step
+    raises bin_at's IndexError, as _side_bins does."""
+    from dprect.core.column_release import _pair_bins
+    from dprect.core.tail_bounds import CandidateStream
+
+    def pairs() -> list[tuple[CandidateStream, CandidateStream]]:
+        a = (CandidateStream(48.0, "lower"), CandidateStream(48.0, "upper"))
+        b = (CandidateStream(-3.25, "lower"), CandidateStream(-3.25, "upper"))
+        c = (CandidateStream(7.0, "lower"), CandidateStream(7.0, "upper"))
+        return [a, b, a, c]
+
+    gen = np.random.default_rng(3)
+    column = gen.choice([0, 1, 2], 500).astype(np.int64)  # column 3: no cell
+    low, high = gen.integers(0, 60, 500), gen.integers(0, 3, 500)
+    low[7] = 700  # far past the first candidates made
+    for cells in (500, 6):  # _side_bins' grouped read, and its read cell by cell
+        got_pairs, want_pairs, one_pairs = pairs(), pairs(), pairs()
+        c, lo, hi = column[:cells], low[:cells], high[:cells]
+        got = _pair_bins(got_pairs, c, lo, hi)
+        want = (aggregates._side_bins([want_pairs[j][0] for j in c.tolist()], lo),
+                aggregates._side_bins([want_pairs[j][1] for j in c.tolist()], hi))
+        one = ([one_pairs[j][0].bin_at(int(k)) for j, k in zip(c, lo, strict=True)],
+               [one_pairs[j][1].bin_at(int(k)) for j, k in zip(c, hi, strict=True)])
+        assert got[0].tolist() == want[0].tolist() == one[0]
+        assert got[1].tolist() == want[1].tolist() == one[1]
+        for g, w in zip(got_pairs, want_pairs, strict=True):  # grown as _side_bins grows
+            assert [s.count for s in g] == [s.count for s in w]
+        assert got_pairs[3][0].count == CandidateStream(7.0, "lower").count
+    low[3] = -1  # no candidate: bin_at's IndexError, as _side_bins raises it
+    with pytest.raises(IndexError):
+        _pair_bins(pairs(), column, low, high)
