@@ -578,12 +578,14 @@ class JointStreams:
         """Whether :class:`JointStreams` serves ``sources``: every one drawn compiled
         (:meth:`RandomSource._compiled`), and either all seeded and distinct or all one
         unseeded source."""
-        if not sources or any(s._compiled() is None for s in sources):
+        if not sources:
             return False
-        if sources[0].seeded:
-            return all(s.seeded for s in sources) and \
-                len({id(s) for s in sources}) == len(sources)
-        return all(s is sources[0] for s in sources)
+        first = sources[0]
+        if not first.seeded:  # one source for every row: asked once whether compiled
+            return all(s is first for s in sources) and first._compiled() is not None
+        return all(s.seeded for s in sources) and \
+            len({id(s) for s in sources}) == len(sources) and \
+            not any(s._compiled() is None for s in sources)
 
     def adopt(self, r: int) -> None:
         """Row r holds ``sources[r]``'s current state, and the source draws from it."""
