@@ -39,6 +39,7 @@ from dprect.core.random_jit import (
     DONE,
     PYTHON,
     _jit,
+    _mul_wide,
     discrete_laplace,
     discrete_laplace2,
     fill_words,
@@ -355,6 +356,82 @@ def column_entries(bins: Any, counts: Any, sums: Any, sizes: Any, joint: Any, st
 
 
 @_jit
+def _div_wide(u1: Any, u0: Any, v: Any, shift: Any) -> Any:
+    """⌊(u1·2^64 + u0)/v⌋ for u1 < v < 2^64 (the quotient below 2^64), ``shift`` the
+    leading zero bits of v (1 ≤ shift ≤ 63): two 32-bit quotient digits by Knuth's
+    algorithm D on the normalised divisor (Hacker's Delight, ``divlu``), each digit
+    estimated from the divisor's top word and corrected at most twice — exact."""
+    b = np.uint64(1) << np.uint64(32)
+    mask = b - np.uint64(1)
+    sh = np.uint64(shift)
+    v = v << sh
+    vn1 = v >> np.uint64(32)
+    vn0 = v & mask
+    un32 = (u1 << sh) | (u0 >> (np.uint64(64) - sh))
+    un10 = u0 << sh
+    un1 = un10 >> np.uint64(32)
+    un0 = un10 & mask
+    q1 = un32 // vn1
+    rhat = un32 - q1 * vn1
+    while q1 >= b or q1 * vn0 > b * rhat + un1:
+        q1 -= np.uint64(1)
+        rhat += vn1
+        if rhat >= b:
+            break
+    un21 = un32 * b + un1 - q1 * v  # mod 2^64: the true remainder is below v
+    q0 = un21 // vn1
+    rhat = un21 - q0 * vn1
+    while q0 >= b or q0 * vn0 > b * rhat + un0:
+        q0 -= np.uint64(1)
+        rhat += vn1
+        if rhat >= b:
+            break
+    return q1 * b + q0
+
+
+@_jit
+def wide_noise_values(noises: Any, kinds: Any, rate: Any, scale_high: Any, scale_low: Any,
+                      shift: Any, out: Any) -> Any:
+    """:func:`~dprect.core.cell_draws.noise_value` of many draws of two-word scales
+    exactly, in int64: draw i (``noises[i]`` = U's high word, U's low word, V, negative)
+    at the scale t/s of its kind k = ``kinds[i]`` (s = ``rate[k]``, 0 < s < 2^62, whose
+    leading zero bits are ``shift[k]``; t = ``scale_high[k]``·2^64 + ``scale_low[k]``):
+    ±⌊(U + t·V)/s⌋, N = U + t·V formed on two words (the partial products of
+    :func:`~dprect.core.random_jit._mul_wide`, every carry kept) and divided by
+    :func:`_div_wide`. Returns the draws made: a draw whose N reaches 2^128 or whose
+    quotient reaches 2^63 stops the call there (the caller makes the rest as Python
+    integers)."""
+    n = noises.shape[0]
+    top = np.uint64(1) << np.uint64(63)
+    for i in range(n):
+        k = kinds[i]
+        s = np.uint64(rate[k])
+        uh, ul, v = noises[i, 0], noises[i, 1], noises[i, 2]
+        ph, pl = _mul_wide(scale_low[k], v)  # t's low word · V
+        hh, hl = _mul_wide(scale_high[k], v)  # t's high word · V, times 2^64
+        if hh != 0:
+            return i
+        low = ul + pl
+        high = uh + ph
+        if high < uh:
+            return i
+        if low < ul:  # the low words' carry
+            high += np.uint64(1)
+            if high == 0:
+                return i
+        total = high + hl
+        if total < high:
+            return i
+        if total >= s:  # a quotient of 2^64 or more
+            return i
+        q = _div_wide(total, low, s, shift[k])
+        if q >= top:
+            return i
+        out[i] = -np.int64(q) if noises[i, 3] != 0 else np.int64(q)
+    return n
+
+
+@_jit
 def block_words(mts: Any, rows: Any, k: int, out: Any) -> None:
     """getrandbits(k) of each listed row of the seeded sources' joined states, as
     ⌈k/32⌉ words, least significant first, into ``out[i]`` (row ``rows[i]``): what
@@ -366,5 +443,5 @@ def block_words(mts: Any, rows: Any, k: int, out: Any) -> None:
 
 
 __all__ = ["PHASES", "block_draws", "block_noises", "block_tails", "block_words",
-           "column_cuts", "column_entries"]
+           "column_cuts", "column_entries", "wide_noise_values"]
 

@@ -240,6 +240,7 @@ class _Block:
         from dprect.core import random_jit as jit
 
         self.cells, self.jit, self.kernel = cells, jit, block_jit.block_draws
+        self.block_jit = block_jit
         self.phases = block_jit.PHASES
         self.joint = JointStreams(sources)
         self.tier_of = tier_of
@@ -300,21 +301,30 @@ class _Block:
         ks = self.steps[:, :, 0] * self.strides[self.tier_of][:, None]
         made = self._one_noise()
         values = made.tolist() if made is not None else self._noise_values()
-        if python:
-            steps, upto = self.steps.tolist(), self.has_upto.tolist()
-            noises = self.noises.tolist()
-            for i in python:
-                kl, ku, drawn = self._cell(i, steps[i], noises[i], upto[i], done)
-                ks[i, 0], ks[i, 1] = kl, ku
-                values[i] = drawn[0]
+        for i in python:  # a few cells: their rows as lists, not the block's
+            kl, ku, drawn = self._cell(i, self.steps[i].tolist(), self.noises[i].tolist(),
+                                       self.has_upto[i].tolist(), done)
+            ks[i, 0], ks[i, 1] = kl, ku
+            values[i] = drawn[0]
         return ks, values
 
     def _noise_values(self) -> list[int]:
-        """:func:`noise_value` of every cell's first noise, at once on Python integers
-        (object arrays: ±⌊(U + t·V)/s⌋, U = high·2^64 + low, the very integers); a draw
-        made in Python (its kind's scale past the compiled samplers: s = 0 here) gets a
-        value never read."""
+        """:func:`noise_value` of every cell's first noise: in one compiled call where
+        every kind's noise is drawn compiled and every value fits int64
+        (:func:`dprect.core.block_jit.wide_noise_values`: ±⌊(U + t·V)/s⌋ on two words,
+        exact), else at once on Python integers (object arrays: U = high·2^64 + low,
+        the very integers); a draw made in Python (its kind's scale past the compiled
+        samplers: s = 0 here) gets a value never read."""
         kinds = self.tier_of
+        rate = self.noise_s[:, 0]
+        if ((self.noise_kind[:, 0] == 1) | (self.noise_kind[:, 0] == 2)).all() \
+                and (rate > 0).all():
+            shift = np.array([64 - r.bit_length() for r in rate.tolist()], dtype=np.int64)
+            out = np.zeros(len(kinds), dtype=np.int64)
+            if self.block_jit.wide_noise_values(
+                    self.noises[:, 0], kinds, rate, self.noise_th[:, 0],
+                    self.noise_tl[:, 0], shift, out) == len(kinds):
+                return list(out.tolist())
         scale = np.array([int(h) << 64 | int(low) for h, low in
                           zip(self.noise_th[:, 0].tolist(), self.noise_tl[:, 0].tolist(),
                               strict=True)] or [0], dtype=object)[kinds]

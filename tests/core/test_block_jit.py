@@ -139,6 +139,15 @@ def test_an_unseeded_block_shares_one_source() -> None:
     cells = _cells(5, 40, 3)
     assert JointStreams.possible([shared] * 3)
     assert not JointStreams.possible([RandomSource(), RandomSource(), RandomSource()])
+    seeded = _sources(2, 3)
+    assert JointStreams.possible(seeded)
+    assert not JointStreams.possible([*seeded, seeded[0]])  # one seeded source twice
+    assert not JointStreams.possible([shared, *seeded]) and not JointStreams.possible(
+        [*seeded, shared])
+    assert not JointStreams.possible([])
+    python = RandomSource()
+    python._gen = random.Random(3)  # a generator the compiled samplers do not draw
+    assert not JointStreams.possible([python] * 3)
     got = draw_cells(cells, [shared] * 3)
     assert len(got) == 40 and all(len(n) == len(c.noises) for (_, _, n), c in
                                   zip(got, cells, strict=True))
@@ -578,3 +587,76 @@ def test_the_compiled_column_statistics_decline_what_int64_cannot_hold() -> None
                                     ds._INTERVAL_OFFSET, ds._EXPONENT_BITS,
                                     ds.PACKED_BITS, ds.EXACT_ROWS)
     assert near[4] == 0 and near[3].tolist() == [1]
+
+
+def test_wide_noise_values_are_noise_value_or_stop_where_int64_cannot_hold() -> None:
+    """block_jit.wide_noise_values gives noise_value's integer of every draw (two-word
+    and one-word scales, rates near 2^62 and tiny, U near t, V of 0 to 2^64 − 1, both
+    signs) until a draw whose U + t·V reaches 2^128 or whose value is past int64: it
+    stops exactly there. A wrong carry, normalisation or quotient digit fails here."""
+    from dprect.core import block_jit
+
+    gen = random.Random(17)
+    cases = []
+    for _ in range(30000):
+        s = gen.choice([1, 3, (1 << 62) - 1, gen.randrange(1, 1 << 62),
+                        1170935901945393, gen.randrange(1, 1 << 20), 1 << 61])
+        t = gen.choice([1 << 84, gen.randrange(1 << 62, 1 << 96), (1 << 96) - 1,
+                        gen.randrange(1, 1 << 64), 1 << 62, (1 << 64) + 1])
+        v = gen.choice([0, 1, 9, gen.randrange(0, 1 << 10), gen.randrange(0, 1 << 64),
+                        (1 << 64) - 1])
+        u = gen.choice([gen.randrange(0, t), t - 1, 0])
+        cases.append((s, t, u, v, gen.randrange(2)))
+    kinds_of = {k: i for i, k in enumerate(sorted({(s, t) for s, t, *_ in cases}))}
+    rate = np.array([s for s, _ in kinds_of], dtype=np.int64)
+    high = np.array([t >> 64 for _, t in kinds_of], dtype=np.uint64)
+    low = np.array([t & (2**64 - 1) for _, t in kinds_of], dtype=np.uint64)
+    shift = np.array([64 - s.bit_length() for s, _ in kinds_of], dtype=np.int64)
+    z = np.array([[u >> 64, u & (2**64 - 1), v, neg] for _, _, u, v, neg in cases],
+                 dtype=np.uint64)
+    kinds = np.array([kinds_of[(s, t)] for s, t, *_ in cases], dtype=np.int64)
+    out = np.zeros(len(cases), dtype=np.int64)
+    i, made, stops = 0, 0, 0
+    while i < len(cases):
+        m = block_jit.wide_noise_values(z[i:], kinds[i:], rate, high, low, shift, out[i:])
+        for j in range(i, i + m):
+            s, t, u, v, neg = cases[j]
+            assert int(out[j]) == noise_value(u >> 64, u & (2**64 - 1), v, neg, s, t)
+        made += m
+        if i + m < len(cases):
+            s, t, u, v, neg = cases[i + m]
+            value = noise_value(u >> 64, u & (2**64 - 1), v, neg, s, t)
+            assert u + t * v >= 1 << 128 or not -(1 << 63) < value < 1 << 63
+            stops += 1
+        i += m + 1
+    assert made > 10000 and stops > 1000  # both kinds of draw were met
+
+
+def test_a_blocks_noises_compiled_are_the_python_integers(monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    """_Block._noise_values made compiled (wide_noise_values) and as Python integers
+    (the compiled call declined): the same values, cell for cell, on blocks of two-word
+    and one-word scales."""
+    from dprect.core import block_jit
+
+    for seed in (1, 2):
+        rows = 8
+        cells = [c for c in _cells(seed, 200, rows)
+                 if len(c.noises) == 1 and c.noises[0][1] < jit.WIDE]  # compiled scales
+        assert {c.noises[0][1] < jit.LIMIT for c in cells} == {True, False}
+        block = cell_draws._Block(cells, _sources(seed, rows), block_jit, None)
+        block._run()
+        made: list[int] = []
+
+        def spy(*a: object, real: object = block_jit.wide_noise_values,
+                made: list[int] = made) -> int:
+            made.append(real(*a))  # type: ignore[operator]
+            return made[-1]
+
+        monkeypatch.setattr(block_jit, "wide_noise_values", spy)
+        got = block._noise_values()
+        assert made == [len(cells)]  # the compiled call made every value
+        monkeypatch.setattr(block_jit, "wide_noise_values", lambda *a: 0)
+        want = block._noise_values()
+        monkeypatch.undo()
+        assert got == want and len(got) == len(cells)
