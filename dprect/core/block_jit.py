@@ -281,9 +281,8 @@ def column_entries(bins: Any, counts: Any, sums: Any, sizes: Any, joint: Any, st
     groups = sizes.shape[0]
     cuts = joint.shape[0]
     limit = np.int64(1) << packed_bits
-    keys = np.empty(n, dtype=np.int64)
-    out_n = np.empty(n, dtype=np.int64)
-    out_s = np.empty(n, dtype=np.int64)
+    entries = np.empty((3, n), dtype=np.int64)  # each entry's key, count and sum
+    keys, out_n, out_s = entries[0], entries[1], entries[2]
     unique = np.zeros(groups, dtype=np.int64)
     read = 0
     write = 0
@@ -306,13 +305,7 @@ def column_entries(bins: Any, counts: Any, sums: Any, sizes: Any, joint: Any, st
                 lo, hi = first, end
                 if (first > 0 and joint[first - 1] > x) or (end < cuts and joint[end] <= x):
                     lo, hi = 0, cuts
-                while lo < hi:
-                    mid = (lo + hi) // 2
-                    if joint[mid] <= x:
-                        lo = mid + 1
-                    else:
-                        hi = mid
-                pos = lo
+                pos = _first_at_least(joint, lo, hi, x + 1)  # the first cut > x
             top = b - zero_bin if b >= zero_bin else zero_bin - 1 - b
             e = top >> search_bits
             if e < 1:
@@ -371,22 +364,25 @@ def _div_wide(u1: Any, u0: Any, v: Any, shift: Any) -> Any:
     un10 = u0 << sh
     un1 = un10 >> np.uint64(32)
     un0 = un10 & mask
-    q1 = un32 // vn1
-    rhat = un32 - q1 * vn1
-    while q1 >= b or q1 * vn0 > b * rhat + un1:
-        q1 -= np.uint64(1)
-        rhat += vn1
-        if rhat >= b:
-            break
+    q1 = _digit(un32, un1, vn1, vn0)
     un21 = un32 * b + un1 - q1 * v  # mod 2^64: the true remainder is below v
-    q0 = un21 // vn1
-    rhat = un21 - q0 * vn1
-    while q0 >= b or q0 * vn0 > b * rhat + un0:
-        q0 -= np.uint64(1)
+    return q1 * b + _digit(un21, un0, vn1, vn0)
+
+
+@_jit
+def _digit(top: Any, next_word: Any, vn1: Any, vn0: Any) -> Any:
+    """One 32-bit quotient digit of algorithm D (:func:`_div_wide`): ⌊(top·2^32 +
+    ``next_word``)/(vn1·2^32 + vn0)⌋, estimated as ⌊top/vn1⌋ and corrected (at most
+    twice) while the estimate's product exceeds the dividend."""
+    b = np.uint64(1) << np.uint64(32)
+    q = top // vn1
+    rhat = top - q * vn1
+    while q >= b or q * vn0 > b * rhat + next_word:
+        q -= np.uint64(1)
         rhat += vn1
         if rhat >= b:
             break
-    return q1 * b + q0
+    return q
 
 
 @_jit
