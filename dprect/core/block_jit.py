@@ -428,6 +428,30 @@ def wide_noise_values(noises: Any, kinds: Any, rate: Any, scale_high: Any, scale
 
 
 @_jit
+def dense_histogram(keys: Any, counts: Any, low: Any, span: Any) -> Any:
+    """The sorted unique ``keys`` whose summed ``counts`` are positive, and those sums
+    (int64, added as numpy adds them), every key in [``low``, ``low`` + ``span``): one
+    pass into a dense array of the span, then its positive entries in key order — what
+    :func:`dprect.core.describe_stats.merge_histograms` makes by sorting."""
+    dense = np.zeros(span, dtype=np.int64)
+    for i in range(keys.shape[0]):
+        dense[keys[i] - low] += counts[i]
+    kept = 0
+    for i in range(span):
+        if dense[i] > 0:
+            kept += 1
+    out_keys = np.empty(kept, dtype=np.int64)
+    out_counts = np.empty(kept, dtype=np.int64)
+    j = 0
+    for i in range(span):
+        if dense[i] > 0:
+            out_keys[j] = low + i
+            out_counts[j] = dense[i]
+            j += 1
+    return out_keys, out_counts
+
+
+@_jit
 def block_words(mts: Any, rows: Any, k: int, out: Any) -> None:
     """getrandbits(k) of each listed row of the seeded sources' joined states, as
     ⌈k/32⌉ words, least significant first, into ``out[i]`` (row ``rows[i]``): what
@@ -439,5 +463,5 @@ def block_words(mts: Any, rows: Any, k: int, out: Any) -> None:
 
 
 __all__ = ["PHASES", "block_draws", "block_noises", "block_tails", "block_words",
-           "column_cuts", "column_entries", "wide_noise_values"]
+           "column_cuts", "column_entries", "dense_histogram", "wide_noise_values"]
 

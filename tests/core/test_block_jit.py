@@ -660,3 +660,38 @@ def test_a_blocks_noises_compiled_are_the_python_integers(monkeypatch: pytest.Mo
         want = block._noise_values()
         monkeypatch.undo()
         assert got == want and len(got) == len(cells)
+
+
+@pytest.mark.parametrize("spread", [50, 10**5, 2**62])
+def test_merged_histograms_compiled_and_sorted_are_unique_and_add_at(
+        spread: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """describe_stats.merge_histograms — summed over a dense span compiled
+    (block_jit.dense_histogram) where the keys lie close, else by one stable sort, and
+    the sort alone (no compiled samplers) — gives what np.unique and np.add.at give:
+    the sorted keys of positive sums and those int64 sums (keys of zero or negative sum
+    left out, int64 wrapping alike), over parts of repeated and far-apart keys."""
+    from dprect.core import describe_stats as ds
+
+    gen = np.random.default_rng(spread % 1000)
+    for _ in range(20):
+        parts = []
+        for _ in range(int(gen.integers(0, 6))):
+            size = int(gen.integers(0, 300))
+            keys = gen.integers(-spread, spread, size, dtype=np.int64)
+            counts = gen.integers(-3, 40, size, dtype=np.int64)
+            counts[:2] = 2**62  # sums past int64 wrap, as add.at wraps them
+            parts.append((keys, counts))
+        keys = np.concatenate([np.zeros(0, dtype=np.int64)] + [k for k, _ in parts])
+        counts = np.concatenate([np.zeros(0, dtype=np.int64)] + [c for _, c in parts])
+        unique, where = np.unique(keys, return_inverse=True)
+        summed = np.zeros(len(unique), dtype=np.int64)
+        np.add.at(summed, where, counts)
+        want = (unique[summed > 0], summed[summed > 0])
+        monkeypatch.setattr(ds, "kernels", lambda: jit)
+        got = ds.merge_histograms(parts)
+        monkeypatch.setattr(ds, "kernels", lambda: None)
+        sorted_only = ds.merge_histograms(parts)
+        monkeypatch.undo()
+        for made in (got, sorted_only):
+            assert all(a.dtype == np.int64 for a in made)
+            assert np.array_equal(made[0], want[0]) and np.array_equal(made[1], want[1])
