@@ -5,7 +5,10 @@ dprect installed) and the in-memory route can call the very same code.
 :func:`group_index` — each row's position in a PUBLIC list of group values, −1 for a value
 not listed or a null. Numbers are compared as float64 (−0.0 as 0.0, NaN matching nothing),
 booleans as booleans, anything else as its text. Nothing here raises for a value: what a
-row holds decides only which group it counts in (row-local, so it costs no privacy).
+row holds decides only which group it counts in (row-local, so it costs no privacy). The
+list's lookup (:func:`group_lookup`: a dense table for integer values, :class:`DenseGroups`,
+else Arrow's set) is made once for a tuple — an executor's task unpickles its list once —
+and kept in one slot.
 
 :func:`sum_by_digits` — the partial reduction of the Spark kernels (rows to unique keys
 with their counts and exact integer sums) by counting into a dense table when the keys'
