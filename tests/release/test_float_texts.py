@@ -15,6 +15,7 @@ import pytest
 
 from dprect.release import aggregate_record
 from dprect.release.aggregate_record import (
+    _PROBE,
     EXPONENT_FLOATS,
     ONE_DIGIT_EXPONENTS,
     PLAIN_FLOATS,
@@ -45,16 +46,20 @@ FEW = np.array([1.5, -0.0, 0.0, 48.0, 7.25, 1e-300, 5e-324, 79.99999999999999, -
 ODD = np.array([math.inf, -math.inf, math.nan, -0.0, 0.0])
 
 
-@pytest.mark.parametrize("n", [0, 1, 7, 256, 5000])
-@pytest.mark.parametrize("kind", ["few", "few with non-finite", "many", "many with non-finite"])
+@pytest.mark.parametrize("n", [0, 1, 7, _PROBE, 5000])
+@pytest.mark.parametrize("kind", ["few", "few with non-finite", "many", "many with non-finite",
+                                  "many then few", "few then many"])
 def test_float_texts_are_the_encoders(n: int, kind: str) -> None:
+    """Either way (few distinct values: each written once, by its bits; many: each), the
+    encoder's texts."""
     gen = np.random.default_rng(n + len(kind))
     many = gen.normal(size=n) * 10.0 ** gen.integers(-30, 30, n)
     few = gen.choice(FEW, n)
     a = {"few": few, "many": many,
          "few with non-finite": np.where(gen.random(n) < 0.1, gen.choice(ODD, n), few),
-         "many with non-finite": np.where(gen.random(n) < 0.1, gen.choice(ODD, n),
-                                          many)}[kind]
+         "many with non-finite": np.where(gen.random(n) < 0.1, gen.choice(ODD, n), many),
+         "many then few": np.where(np.arange(n) < _PROBE, many, few),
+         "few then many": np.where(np.arange(n) < _PROBE, few, many)}[kind]
     _check(a)
     _check(a[::-1])  # a strided view as given
 
@@ -90,14 +95,16 @@ def test_the_plain_range_and_its_edges() -> None:
     edges = np.concatenate([edges, -edges, [0.0, -0.0, 5e-324, -5e-324, 2.2250738585072014e-308,
                                             1.7976931348623157e308, math.inf, -math.inf,
                                             math.nan]])
-    for a in (spread, decimals, whole, edges):
-        _check(a)
+    for a in (spread, decimals, whole, edges, np.repeat(edges, 4)):  # (the last: by
+        _check(a)                                                  # distinct values)
 
 
 def test_signed_zeros_keep_their_texts() -> None:
     """−0.0 == 0.0 as floats: each keeps its own text."""
     a = np.array([0.0, -0.0] * 400)
-    assert float_texts(a) == ["0.0", "-0.0"] * 400
+    assert float_texts(a) == ["0.0", "-0.0"] * 400  # (few distinct: by the bits)
+    assert float_texts(np.arange(800) * np.where(np.arange(800) % 2, -0.0, 0.0)) == \
+        ["0.0", "-0.0"] * 400
 
 
 def test_python_writes_exactly_the_values_outside_the_plain_range(
