@@ -315,6 +315,18 @@ class BlockFields:
         c = len(self.columns)
         return [v for v in values for _ in range(c)]
 
+    def _by_group(self, values: list[Any]) -> pa.StringArray:
+        """One string (or None) per group as a string array of the rows (each repeated
+        for its group's rows)."""
+        c = len(self.columns)
+        return pa.array(values, pa.string()).take(np.repeat(np.arange(len(values)), c))
+
+    def _by_column(self, values: list[Any]) -> pa.StringArray:
+        """One string per column as a string array of the rows (the columns in turn for
+        each group)."""
+        return pa.array(values, pa.string()).take(np.tile(np.arange(len(values)),
+                                                          len(self.groups)))
+
     def rows(self) -> list[dict[str, Any]]:
         """The record rows (dicts: a reader of rows, not the packer)."""
         values: list[list[Any] | itertools.repeat[None]] = [
@@ -344,11 +356,8 @@ class BlockFields:
         joined (:func:`~dprect.release.record_text.item_pieces`,
         :func:`~dprect.release.record_text.joined_items`; a field null in every row
         written in it), a cell released in Python by its row's own item."""
-        m, c = len(self.groups), len(self.columns)
-        texts = [pa.array(value_texts(self.groups), pa.string()).take(
-                     np.repeat(np.arange(m), c)),
-                 pa.array(value_texts(self.columns), pa.string()).take(
-                     np.tile(np.arange(c), m))]
+        texts = [self._by_group(value_texts(self.groups)),
+                 self._by_column(value_texts(self.columns))]
         fixed: dict[str, str] = {}
         for key in self.keys[2:-1]:
             a = self.fields[key]
@@ -373,9 +382,8 @@ class BlockFields:
         n, m = len(self), len(self.groups)
         names = [str(c) for c in self.columns] * m
         columns: list[Any] = [
-            pa.array(self._group_of_rows([None if g is None else str(g) for g in self.groups]),
-                     pa.string()),
-            pa.array(names, pa.string())]
+            self._by_group([None if g is None else str(g) for g in self.groups]),
+            self._by_column([str(c) for c in self.columns])]
         for key in keys:
             a = self.fields.get(key)
             if a is None:
