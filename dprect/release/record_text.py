@@ -130,9 +130,9 @@ def joined_items(pieces: Sequence[str], texts: Sequence[pa.Array],
     sep = _item_separator(level)
     wide = any(t.type == pa.large_string() for t in texts)
     kind = pa.large_string() if wide else pa.string()
-    args: list[Any] = [pa.repeat(pa.scalar(pieces[0], kind), n)]
+    args: list[Any] = [pa.scalar(pieces[0], kind)]
     for text, piece in zip(texts, [*pieces[1:-1], pieces[-1] + sep], strict=True):
-        args += [text.cast(kind), pa.repeat(pa.scalar(piece, kind), n)]
+        args += [text.cast(kind), pa.scalar(piece, kind)]
     lines = pc.binary_join_element_wise(*args, pa.scalar("", kind))
     if items:
         rows = sorted(items)
