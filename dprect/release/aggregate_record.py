@@ -506,12 +506,6 @@ def _arrow_layout() -> bool:
     return bool(_arrow_texts(a).to_pylist() == _float_texts(a))
 
 
-def float_texts(values: np.ndarray) -> list[str]:
-    """:func:`float_text_array` of ``values`` as a list."""
-    out: list[str] = float_text_array(values).to_pylist()
-    return out
-
-
 def _float_texts(a: np.ndarray) -> list[str]:
     """Each float of ``a`` (float64) written by Python, value by value: a finite one's
     ``repr``, else its :func:`_json_scalar`'s text."""
@@ -1000,7 +994,7 @@ __all__ = [
     "coverage_statement",
     "describe_record",
     "describe_rows",
-    "float_texts",
+    "float_text_array",
     "is_aggregate_record",
     "json_float",
     "jsonable",

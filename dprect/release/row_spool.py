@@ -90,12 +90,14 @@ def pack_block(rows: int, text: str | bytes, table: pa.RecordBatch | None = None
     executor's task, :class:`~dprect.release.block_pack.BlockPacker`): the :data:`HEADER`
     (its ``rows``, the text's size and compressed size, the table's size), its JSON items'
     ``text`` (:func:`~dprect.release.record_text.item_lines`: one compact item a line,
-    ASCII; or those bytes, ASCII-encoded) compressed, and its table rows as one Arrow
-    record batch in an IPC stream (its buffers compressed; ``table`` None: none); with
-    ``deflate`` (a gzip level: a ledger's stored copy will hold the text), the text's
-    :func:`deflate_piece` too."""
+    ASCII; or those bytes, ASCII-encoded: other bytes refused) compressed, and its table
+    rows as one Arrow record batch in an IPC stream (its buffers compressed; ``table``
+    None: none); with ``deflate`` (a gzip level: a ledger's stored copy will hold the
+    text), the text's :func:`deflate_piece` too."""
     codec = _codec()
     raw = text if isinstance(text, bytes) else text.encode("ascii")
+    if not raw.isascii():
+        raise ValueError("a block's items' text is not ASCII")
     packed = codec.compress(raw, asbytes=True) if raw else b""
     ipc = b""
     if table is not None:

@@ -21,8 +21,11 @@ from dprect.release.aggregate_record import (
     PLAIN_FLOATS,
     _json_scalar,
     float_text_array,
-    float_texts,
 )
+
+
+def float_texts(a: np.ndarray) -> list[str]:
+    return list(float_text_array(a).to_pylist())
 
 
 def _encoded(a: np.ndarray) -> list[str]:
