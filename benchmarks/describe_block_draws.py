@@ -33,7 +33,11 @@ driver's part of a block apart too (``driver``: its phase-2 result unpickled and
 cells made, not in the phases), and the task's packing of the block as a streamed run
 packs it (``pack``: :class:`~dprect.engines.spark.executor_draws.Packing` of the
 product's :class:`~dprect.release.block_pack.BlockPacker` with a ledger's DEFLATE piece,
-from s36-tiny; ``--no-pack``: not timed); µs of CPU a cell. ``--profile N`` profiles
+from s36-tiny; ``--no-pack``: not timed); µs of CPU a cell. ``--pack-base REF``: the
+packing of git ``REF``'s ``aggregate_record`` too (``pack_base``, from s37-pack), on the
+same blocks, the two alternated block by block (which goes first too), and their bytes
+checked equal; each packing runs once untimed on the first block first (a worker's
+first packing sets Arrow's cast up, ~0.2 CPU-s once a process). ``--profile N`` profiles
 the steps of ``--profile-phase`` (all by default). Nothing is asserted; quote the load
 with the figures.
 """
@@ -162,6 +166,37 @@ def packing_of(run: dict[str, Any]) -> Any:
                       False)
 
 
+def base_packing(run: dict[str, Any], ref: str) -> Any:
+    """:func:`packing_of` with git ``ref``'s ``dprect/release/aggregate_record.py`` (its
+    ``block_fields``, item lines and table; the rest of this tree), loaded as a module of
+    its own: the old packing beside the new in one process."""
+    import importlib.util
+    import subprocess
+
+    from dprect.engines.spark import executor_draws as ed
+    from dprect.release.ledger.stored import LEVEL
+    from dprect.release.row_spool import pack_block
+
+    root = Path(__file__).resolve().parent.parent
+    source = subprocess.run(["git", "show", f"{ref}:dprect/release/aggregate_record.py"],
+                            cwd=root, check=True, capture_output=True, text=True).stdout
+    name = "base_aggregate_record"
+    spec = importlib.util.spec_from_loader(name, loader=None)
+    assert spec is not None
+    base = importlib.util.module_from_spec(spec)
+    sys.modules[name] = base
+    exec(compile(source, f"{ref}:aggregate_record.py", "exec"), base.__dict__)
+    method = run["settings"].mechanisms[0].name
+
+    def pack(result: Any) -> bytes:
+        fields = base.block_fields(result)
+        return pack_block(len(fields), fields.item_lines(),
+                          fields.table(base.SHAPES[method], base.record_plan(result)).batch,
+                          LEVEL)
+
+    return ed.Packing(pack, tuple(run["names"]), False)
+
+
 def pa_names(names: list[str]) -> Any:
     """A block's group names as its row's :data:`~dprect.engines.spark.executor_draws.
     NAMES` column."""
@@ -240,7 +275,8 @@ def timed(args: argparse.Namespace) -> int:
     list(ed.query_second(iter([block_batch(merged, 0, {ed.DRAWS: firsts[0].column(ed.DRAWS)})]),
                          blob, anchors, blocks, 0))  # warm: phase 2 once
     whole = time.process_time() - t
-    spent = {"decode": 0.0, "phase1": 0.0, "phase2": 0.0, "driver": 0.0, "pack": 0.0}
+    spent = {"decode": 0.0, "phase1": 0.0, "phase2": 0.0, "driver": 0.0, "pack": 0.0,
+             "pack_base": 0.0}
     cells = 0
     prof = cProfile.Profile(time.process_time) if args.profile else None
     ran: set[str] = set()  # the steps profiled that ran (none: no stats to print)
@@ -260,7 +296,8 @@ def timed(args: argparse.Namespace) -> int:
         return got
 
     packing = packing_of(run) if args.pack else None
-    for r in chosen:
+    base = base_packing(run, args.pack_base) if args.pack and args.pack_base else None
+    for i, r in enumerate(chosen):
         cells += blocks.size(r) * args.columns
         b = block_batch(merged, r)
         step("decode", blocks.cells, b, 0, 0)
@@ -274,7 +311,17 @@ def timed(args: argparse.Namespace) -> int:
             done = pickle.loads(result)
             a, z = blocks.edges[r], blocks.edges[r + 1]
             named = block_batch(merged, r, {ed.NAMES: pa_names(run["group_names"][a:z])})
-            step("pack", packing.describe, named, 0, plan, done)
+            if i == 0:  # warm: each packing once (Arrow's first cast sets itself up)
+                for p in (packing, base):
+                    if p is not None:
+                        p.describe(named, 0, plan, done)
+            if base is None:
+                step("pack", packing.describe, named, 0, plan, done)
+                continue
+            order = [("pack", packing), ("pack_base", base)][::1 if i % 2 else -1]
+            made = [step(k, p.describe, named, 0, plan, done) for k, p in order]
+            if made[0] != made[1]:
+                raise SystemExit(f"block {r}: the packings' bytes differ")
     load.append(os.getloadavg()[0])
     per = {k: round(v / cells * 1e6, 2) for k, v in spent.items()}
     per["phases, decodes included"] = round(per["phase1"] + per["phase2"], 2)
@@ -282,6 +329,8 @@ def timed(args: argparse.Namespace) -> int:
         per["phases and pack"] = round(per["phase1"] + per["phase2"] + per["pack"], 2)
     else:  # not timed
         del per["pack"]
+    if not args.pack_base:
+        del per["pack_base"]
     report = {"groups": args.groups, "columns": args.columns,
               "rows_per_group": args.rows_per_group, "statistics": args.statistics,
               "blocks": n_blocks, "blocks_timed": len(chosen), "cells_timed": cells,
@@ -305,6 +354,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pack", action=argparse.BooleanOptionalAction, default=True,
                     help="time the task's packing of each timed block too (``pack``: "
                          "BlockPacker with a ledger's DEFLATE piece)")
+    ap.add_argument("--pack-base", default="",
+                    help="a git ref: its aggregate_record's packing timed too, alternated "
+                         "with this tree's on the same blocks (``pack_base``)")
     ap.add_argument("--profile-phase", default="all",
                     choices=["all", "decode", "phase1", "phase2", "driver", "pack"],
                     help="the step(s) profiled with --profile")

@@ -180,10 +180,9 @@ def compiled_cell(keys: np.ndarray, counts: np.ndarray, at: np.ndarray, plan: An
     kind, mt, pool, pos = rng._state()
     if kind == 0:
         saved = mt.copy()
-    else:
+    else:  # the pool's bytes are not copied: only a refill writes them, and it keeps them
         first = int(pos[0])
-        saved = pool[first:].copy()
-        jit.REFILLS.log = []  # the pools the call's refills read, in order
+        jit.REFILLS.log, jit.REFILLS.kept = [], None  # the pools the refills read, in order
     out = np.zeros(consts["m"], dtype=np.int64)
     try:
         status, noisy = cj.cell_draws(
@@ -191,6 +190,7 @@ def compiled_cell(keys: np.ndarray, counts: np.ndarray, at: np.ndarray, plan: An
             np.ascontiguousarray(at, dtype=np.int64), *consts["args"], out)
     finally:
         refills, jit.REFILLS.log = jit.REFILLS.log, None
+        kept, jit.REFILLS.kept = jit.REFILLS.kept, None
     rng._settle(kind, pos)
     if status == jit.DONE:
         return out.tolist(), int(noisy)
@@ -199,7 +199,11 @@ def compiled_cell(keys: np.ndarray, counts: np.ndarray, at: np.ndarray, plan: An
         mt[:] = saved
     else:
         assert isinstance(rng._py, PooledSystemRandom)
-        rng._py.give_back(first, saved)
+        unread = None  # unrefilled, the pool still holds the bytes the call read
+        if refills:  # else its first refill kept them (random_jit._refill)
+            assert kept is not None
+            unread = np.frombuffer(kept, dtype=np.uint8)[first:]
+        rng._py.give_back(first, unread)
         jit.REFILLS.given[:0] = refills or []  # the pools its refills read: the next ones
     return None
 

@@ -89,12 +89,16 @@ def _jit(fn: Any) -> Any:
 class _Refills(threading.local):
     """Per thread: ``log`` — where a list, every refill's bytes are appended to it (a
     caller that may have to put a compiled call's reads back,
-    ``quantile_draws.compiled_cell``, hands them to the next refills); ``given`` — OS
-    bytes read once and put back (their reads undone): the next refills of a pool, here
-    and ``PooledSystemRandom``'s own, take them first, in order, then the OS's."""
+    ``quantile_draws.compiled_cell``, hands them to the next refills), and ``kept`` the
+    pool as it was before the first of them (a refill is the only write to a pool in a
+    compiled call, so with ``kept`` the caller has every byte the call read: no copy
+    made before each call); ``given`` — OS bytes read once and put back (their reads
+    undone): the next refills of a pool, here and ``PooledSystemRandom``'s own, take
+    them first, in order, then the OS's."""
 
     def __init__(self) -> None:
         self.log: list[bytes] | None = None
+        self.kept: bytes | None = None
         self.given: list[bytes] = []
 
 
@@ -105,13 +109,17 @@ REFILLS = _Refills()
 def _refill(pool: np.ndarray) -> None:
     """A new pool of OS bytes, in place (the pool's bytearray sees them): the next given
     back (``REFILLS.given``) if one is as long, else the OS's; logged in ``REFILLS.log``
-    where it is a list."""
+    where it is a list, the pool's old bytes kept first (``REFILLS.kept``) where the log
+    is empty."""
     given = REFILLS.given
     fresh = given.pop(0) if given and len(given[0]) == pool.shape[0] \
         else os.urandom(pool.shape[0])
+    log = REFILLS.log
+    if log is not None:
+        if not log:  # the call's first refill: the bytes it read before are these
+            REFILLS.kept = pool.tobytes()
+        log.append(fresh)
     pool[:] = np.frombuffer(fresh, dtype=np.uint8)
-    if REFILLS.log is not None:
-        REFILLS.log.append(fresh)
 
 
 @_jit

@@ -126,12 +126,14 @@ class PooledSystemRandom(random.SystemRandom):
             return bytearray(given.pop(0))
         return bytearray(os.urandom(max(POOL_BYTES, n)))
 
-    def give_back(self, at: int, unread: np.ndarray) -> None:
+    def give_back(self, at: int, unread: np.ndarray | None) -> None:
         """Undo a compiled call's reads of this pool: its bytes from ``at`` on put back
-        as they were (``unread``) and the position at ``at`` (the pools the call's
-        refills read go to ``random_jit.REFILLS.given``: the caller's)."""
-        view = np.frombuffer(self._pool, dtype=np.uint8)
-        view[at:] = unread
+        as they were (``unread``; None: the call did not refill the pool, so they are
+        still there) and the position at ``at`` (the pools the call's refills read go to
+        ``random_jit.REFILLS.given``: the caller's)."""
+        if unread is not None:
+            view = np.frombuffer(self._pool, dtype=np.uint8)
+            view[at:] = unread
         self._at = at
 
     def _take(self, n: int) -> bytearray:

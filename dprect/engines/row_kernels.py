@@ -5,7 +5,10 @@ dprect installed) and the in-memory route can call the very same code.
 :func:`group_index` — each row's position in a PUBLIC list of group values, −1 for a value
 not listed or a null. Numbers are compared as float64 (−0.0 as 0.0, NaN matching nothing),
 booleans as booleans, anything else as its text. Nothing here raises for a value: what a
-row holds decides only which group it counts in (row-local, so it costs no privacy).
+row holds decides only which group it counts in (row-local, so it costs no privacy). The
+list's lookup (:func:`group_lookup`: a dense table for integer values, :class:`DenseGroups`,
+else Arrow's set) is made once for a tuple — an executor's task unpickles its list once —
+and kept in one slot.
 
 :func:`sum_by_digits` — the partial reduction of the Spark kernels (rows to unique keys
 with their counts and exact integer sums) by counting into a dense table when the keys'
@@ -27,23 +30,100 @@ import pyarrow.compute as pc
 def group_index(array: Any, kind: str, values: Sequence[Any] | None) -> np.ndarray:
     """For each row, the index of its group value in ``values`` (int32), or −1: another
     value or a null. ``kind`` is the column's kind from its type (numeric, boolean, string,
-    null)."""
+    null). The values' lookup is :func:`group_lookup`'s (made once for a tuple)."""
     n = len(array)
     if values is None or kind == "null" or n == 0:
         return np.full(n, -1, dtype=np.int32)
     col = array
     if pa.types.is_dictionary(col.type):
         col = pc.cast(col, col.type.value_type)
+    lookup = group_lookup(kind, values)
     if kind == "numeric":
         col = pc.add(pc.cast(col, pa.float64(), safe=False), 0.0)
-        value_set = pa.array([float(v) for v in values], pa.float64())
-    elif kind == "boolean":
-        value_set = pa.array([bool(v) for v in values], pa.bool_())
-    else:
+        if isinstance(lookup, DenseGroups):
+            return lookup.index(col.to_numpy(zero_copy_only=False))
+    elif kind != "boolean":
         col = pc.cast(col, pa.string())
-        value_set = pa.array([str(v) for v in values], pa.string())
-    found = pc.index_in(col, value_set=value_set)
+    found = pc.index_in(col, value_set=lookup)
     return np.asarray(pc.fill_null(found, -1).to_numpy(zero_copy_only=False), dtype=np.int32)
+
+
+#: a dense table of integer group values spans at most this many slots a value (plus
+#: :data:`_DENSE_SLACK`); wider lists are looked up by Arrow's hash set
+_DENSE_SLOTS_PER_VALUE = 4
+_DENSE_SLACK = 1 << 16
+#: a dense table's values lie in [−2^53, 2^53], where every float64 integer is exact
+_DENSE_LIMIT = float(1 << 53)
+
+
+class DenseGroups:
+    """Integer group values v_0 … v_{G−1} (distinct, each in [−2^53, 2^53], none −0.0) as
+    a table t of span = max − min + 1 slots, t[v_i − min] = i and −1 elsewhere: a float64
+    x (−0.0 already 0.0) is in group t[x − min] when it is an integer in [min, max], else
+    in none (NaN and ±inf fail the range) — the same index as Arrow's ``index_in``
+    against the values (exact equality of float64s, −1 where none is equal), in O(1) a
+    row where a hash set of G values would be built each call."""
+
+    def __init__(self, low: float, table: np.ndarray) -> None:
+        self.low = low
+        self.high = low + (len(table) - 1)  # exact: both integers within ±2^53
+        self.table = table
+
+    def index(self, x: np.ndarray) -> np.ndarray:
+        """Each float64 of ``x``'s group index (int32), −1 for none."""
+        x = np.asarray(x, dtype=np.float64)
+        inside = (x >= self.low) & (x <= self.high)
+        inside &= np.floor(x) == x
+        slot = np.where(inside, x, self.low).astype(np.int64) - np.int64(self.low)
+        return np.where(inside, self.table[slot], np.int32(-1))
+
+    @classmethod
+    def of(cls, values: Sequence[Any]) -> DenseGroups | None:
+        """The table of float64 ``values``, or None (Arrow's set then): a value not an
+        integer of [−2^53, 2^53], a −0.0, two equal values, or a span past
+        :data:`_DENSE_SLOTS_PER_VALUE` slots a value (plus :data:`_DENSE_SLACK`)."""
+        v = np.asarray(values, dtype=np.float64)
+        if not len(v) or not np.all(np.abs(v) <= _DENSE_LIMIT) \
+                or not np.all(np.floor(v) == v) or np.signbit(v[v == 0]).any():
+            return None
+        low, high = float(v.min()), float(v.max())
+        if high - low + 1 > _DENSE_SLOTS_PER_VALUE * len(v) + _DENSE_SLACK:
+            return None
+        table = np.full(int(high - low) + 1, -1, dtype=np.int32)
+        slot = v.astype(np.int64) - np.int64(low)
+        table[slot] = np.arange(len(v), dtype=np.int32)
+        if np.count_nonzero(table >= 0) != len(v):  # two equal values: Arrow's first
+            return None
+        return cls(low, table)
+
+
+#: the one lookup kept: (values, kind, lookup) of the last tuple of values looked up —
+#: the run's public list, unpickled once a task in an executor, so a task builds its
+#: lookup once (not once a chunk); the tuple itself is held, so its identity is not reused
+_LAST: tuple[Any, str, Any] | None = None
+
+
+def group_lookup(kind: str, values: Sequence[Any]) -> Any:
+    """The values' lookup for ``kind``: a :class:`DenseGroups` for numbers that allow it,
+    else the Arrow array of the values as the column is compared (float64, bool or
+    string) for ``index_in``. Made once for a ``tuple`` of values (immutable, so its
+    identity names its contents): kept in one slot, :data:`_LAST`, until another tuple
+    is looked up; a list is made each call (it could change in place)."""
+    global _LAST
+    last = _LAST
+    if last is not None and last[0] is values and last[1] == kind:
+        return last[2]
+    lookup: Any
+    if kind == "numeric":
+        numbers = [float(v) for v in values]
+        lookup = DenseGroups.of(numbers) or pa.array(numbers, pa.float64())
+    elif kind == "boolean":
+        lookup = pa.array([bool(v) for v in values], pa.bool_())
+    else:
+        lookup = pa.array([str(v) for v in values], pa.string())
+    if isinstance(values, tuple):
+        _LAST = (values, kind, lookup)
+    return lookup
 
 
 def table_groups(table: Any, group_column: str | None, kind: str,
@@ -114,4 +194,4 @@ def sum_by_digits(digits: Sequence[np.ndarray], values: Sequence[np.ndarray],
     return out, counts[cells].astype(np.int64), sums
 
 
-__all__ = ["group_index", "sum_by_digits", "table_groups"]
+__all__ = ["DenseGroups", "group_index", "group_lookup", "sum_by_digits", "table_groups"]

@@ -26,6 +26,7 @@ it reads, so a replay of a record made before the flag existed publishes it too.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -45,11 +46,11 @@ from dprect.core.quantile_release import SMALL, QuantileResult
 from dprect.core.statistic import COVERAGE, QUANTILES, QUERY, Mechanism, outputs
 from dprect.core.statistic import STATISTICS as STATISTIC_OF
 from dprect.release.record_text import (
+    BOOL_TEXTS,
     COMPACT_ITEMS,
-    fill_items,
     item_lines,
     item_pieces,
-    join_items,
+    joined_items,
     value_texts,
 )
 from dprect.release.row_spool import RowSpool, row_blocks
@@ -314,6 +315,18 @@ class BlockFields:
         c = len(self.columns)
         return [v for v in values for _ in range(c)]
 
+    def _by_group(self, values: list[Any]) -> pa.StringArray:
+        """One string (or None) per group as a string array of the rows (each repeated
+        for its group's rows)."""
+        c = len(self.columns)
+        return pa.array(values, pa.string()).take(np.repeat(np.arange(len(values)), c))
+
+    def _by_column(self, values: list[Any]) -> pa.StringArray:
+        """One string per column as a string array of the rows (the columns in turn for
+        each group)."""
+        return pa.array(values, pa.string()).take(np.tile(np.arange(len(values)),
+                                                          len(self.groups)))
+
     def rows(self) -> list[dict[str, Any]]:
         """The record rows (dicts: a reader of rows, not the packer)."""
         values: list[list[Any] | itertools.repeat[None]] = [
@@ -330,30 +343,34 @@ class BlockFields:
         return rows
 
     def item_lines(self) -> str:
-        """:func:`~dprect.release.record_text.item_lines` of :meth:`rows`, made a field at
-        a time: each field's values' texts (:func:`~dprect.release.record_text.
-        value_texts`: a float column's ``repr`` in one pass, each distinct value once
-        where few are: :func:`float_texts`), a row's item by one template's pieces and
-        its values' texts joined (:func:`~dprect.release.record_text.item_pieces`,
-        :func:`~dprect.release.record_text.fill_items`; a field null in every row written
-        in it)."""
-        texts = [self._group_of_rows(value_texts(self.groups)),
-                 value_texts(self.columns) * len(self.groups)]
+        """:func:`~dprect.release.record_text.item_lines` of :meth:`rows`
+        (:meth:`item_bytes` read as text)."""
+        return self.item_bytes().decode("ascii")
+
+    def item_bytes(self) -> bytes:
+        """:func:`~dprect.release.record_text.item_lines` of :meth:`rows`, ASCII-encoded,
+        made a field at a time in Arrow (issue #42): the groups' and columns' texts
+        (:func:`~dprect.release.record_text.value_texts`) each made once and taken for
+        their rows, each float field's texts at once (:func:`float_text_array`), the flag's
+        ``true``/``false``, a row's item by one template's pieces and its values' texts
+        joined (:func:`~dprect.release.record_text.item_pieces`,
+        :func:`~dprect.release.record_text.joined_items`; a field null in every row
+        written in it), a cell released in Python by its row's own item."""
+        texts = [self._by_group(value_texts(self.groups)),
+                 self._by_column(value_texts(self.columns))]
         fixed: dict[str, str] = {}
         for key in self.keys[2:-1]:
             a = self.fields[key]
             if a is None:
                 fixed[key] = "null"
             else:
-                texts.append(float_texts(a))
+                texts.append(float_text_array(a))
         if self.below is None:
             fixed[BELOW_ROW_NEED] = "null"
         else:
-            texts.append(value_texts(self.below.tolist(), "bool"))
-        items = fill_items(item_pieces(self.keys, fixed), texts)
-        for r, row in self.python.items():
-            items[r] = item_lines([row])
-        return join_items(items)
+            texts.append(pc.if_else(pa.array(self.below, pa.bool_()), *BOOL_TEXTS[::-1]))
+        return joined_items(item_pieces(self.keys, fixed), texts,
+                            {r: item_lines([row]) for r, row in self.python.items()})
 
     def table(self, shape: RecordShape, plan: Mapping[str, Any]) -> TableBlock:
         """:func:`table_block` of :meth:`rows` (the same batch), made a column at a time
@@ -365,9 +382,8 @@ class BlockFields:
         n, m = len(self), len(self.groups)
         names = [str(c) for c in self.columns] * m
         columns: list[Any] = [
-            pa.array(self._group_of_rows([None if g is None else str(g) for g in self.groups]),
-                     pa.string()),
-            pa.array(names, pa.string())]
+            self._by_group([None if g is None else str(g) for g in self.groups]),
+            self._by_column([str(c) for c in self.columns])]
         for key in keys:
             a = self.fields.get(key)
             if a is None:
@@ -389,33 +405,110 @@ class BlockFields:
                                                      schema=table_schema(shape, statistics)))
 
 
-#: :func:`float_texts` looks at this many first values of a field to choose its way
+#: the magnitudes (at least the first, below the second) whose finite floats both Arrow's
+#: float → string cast and Python's ``repr`` write positionally, with the same digits
+#: (both the shortest text that reads back as the float, the nearest of those): ``repr``
+#: is positional from 1e-4 up to 1e16, Arrow's cast (its ``double-conversion``, as
+#: pyarrow sets it) from 1e-6 up to 1e10; there the cast writes a whole number without
+#: ``repr``'s ``.0`` (``10`` for ``10.0``; ±0 ``0``/``-0``)
+PLAIN_FLOATS = (1e-4, 1e10)
+#: the magnitudes (nonzero below the first, finite from the second) that both write with
+#: an exponent, the same digits; of those, the cast writes a one-digit exponent (from the
+#: first of :data:`ONE_DIGIT_EXPONENTS`, below the second: e-9 to e-7) without the
+#: leading zero of ``repr``'s (``1.5e-7`` for ``1.5e-07``; a float's shortest text has
+#: the decimal exponent k of 10^k ≤ |x| < 10^(k+1), both powers read as floats)
+EXPONENT_FLOATS = (1e-6, 1e16)
+ONE_DIGIT_EXPONENTS = (1e-9, 1e-6)
+
+
+#: :func:`float_text_array` looks at this many first values of a field to choose its way
 _PROBE = 256
 
 
-def float_texts(values: np.ndarray) -> list[str]:
-    """Each float of ``values`` as a record row's item writes it (:func:`_json_scalar`, its
-    text :func:`~dprect.release.record_text.value_texts`': a finite float's ``repr``,
-    ±inf ``"inf"``/``"-inf"``, NaN null), a field of a block at a time (issue #42). A field
-    of few distinct values — a block of tiny groups' bounds (a few bins around each
-    column's centre), its counts and their intervals (small integers) — has each
-    distinct value written once and its text repeated: the values are told apart by
-    their bits (−0.0 and 0.0 are two texts), so every value's text is its own. Whether a
-    field is such a field is guessed from its first :data:`_PROBE` values (at most half
-    of them distinct); the others are written value by value (the probe's cost only).
-    Public: the way taken changes no byte."""
+def float_text_array(values: np.ndarray) -> pa.StringArray:
+    """Each float of ``values`` as a record row's item writes it (:func:`_json_scalar`,
+    its text :func:`~dprect.release.record_text.value_texts`': a finite float's
+    ``repr``, ±inf ``"inf"``/``"-inf"``, NaN null), a field of a block at once as an
+    Arrow string array (issue #42): Arrow's cast of every value, its layout made
+    ``repr``'s where only the layout differs — ``.0`` added to a whole number of
+    :data:`PLAIN_FLOATS`' range (and ±0), a zero put before a one-digit exponent
+    (:data:`ONE_DIGIT_EXPONENTS`) —, every other value (1e-6 ≤ |x| < 1e-4, 1e10 ≤ |x| <
+    1e16, ±inf, NaN) by Python, value by value (:func:`_float_texts`); all by Python if
+    this Arrow's cast is not laid out so (:func:`_arrow_layout`, once a process). A
+    field of few distinct values — a block of tiny groups' bounds (a few bins around each
+    column's centre), its counts and their intervals (small integers) — has each distinct
+    value (told apart by its bits) written once and its text taken for its rows: a field
+    whose first :data:`_PROBE` values are at most half distinct. The way taken depends
+    on the values but changes no byte
+    (tests/release/test_float_texts.py: against ``json.dumps`` of the row's scalar over
+    millions of random bit patterns and the edges); post-processing of released
+    values."""
     a = np.ascontiguousarray(values, dtype=np.float64)
+    if not len(a):
+        return pa.array([], pa.string())
+    if not _arrow_layout():  # pragma: no cover (an Arrow whose cast is laid out otherwise)
+        return pa.array(_float_texts(a), pa.string())
     probe = a[:_PROBE].view(np.int64)
     if len(np.unique(probe)) * 2 > len(probe):
-        return _float_texts(a)
-    distinct, inverse = np.unique(a.view(np.int64), return_inverse=True)
-    texts = np.array(_float_texts(distinct.view(np.float64)), dtype=object)
-    out: list[str] = texts[inverse.reshape(-1)].tolist()
-    return out
+        return _arrow_texts(a)
+    codes = pa.array(a.view(np.int64)).dictionary_encode()  # by bits: −0.0 is not 0.0
+    return _arrow_texts(codes.dictionary.to_numpy().view(np.float64)).take(codes.indices)
+
+
+def _arrow_texts(a: np.ndarray) -> pa.StringArray:
+    """:func:`float_text_array` of float64 ``a`` (not empty) by Arrow's cast, its layout
+    mended (the function's notes): each set of values mended or written by Python made
+    apart, then every value's text taken from the cast's or its set's."""
+    size = np.abs(a)
+    plain = ((size >= PLAIN_FLOATS[0]) & (size < PLAIN_FLOATS[1])) | (a == 0.0)
+    exponent = ((size < EXPONENT_FLOATS[0]) & (a != 0.0)) | (
+        (size >= EXPONENT_FLOATS[1]) & np.isfinite(a))
+    kept = np.where(plain, a, 0.0)  # (a NaN's floor may signal)
+    texts = pc.cast(pa.array(a), pa.string())
+    parts, index, start = [texts], np.arange(len(a)), len(a)
+    for mask, mend in (
+            (plain & (kept == np.floor(kept)), _whole),
+            ((size >= ONE_DIGIT_EXPONENTS[0]) & (size < ONE_DIGIT_EXPONENTS[1]), _zero_put),
+            (~(plain | exponent), None)):
+        k = int(np.count_nonzero(mask))
+        if not k:
+            continue
+        if k == len(a) and mend is not None:  # every value: mended as a whole
+            return mend(texts)
+        made = pa.array(_float_texts(a[mask]), pa.string()) if mend is None \
+            else mend(texts.filter(pa.array(mask)))
+        index[mask] = np.arange(start, start + k)
+        parts.append(made)
+        start += k
+    return texts if len(parts) == 1 else pa.concat_arrays(parts).take(pa.array(index))
+
+
+def _whole(texts: pa.StringArray) -> pa.StringArray:
+    """The cast's texts of whole numbers with ``repr``'s ``.0``."""
+    return pc.binary_join_element_wise(texts, ".0", "")
+
+
+def _zero_put(texts: pa.StringArray) -> pa.StringArray:
+    """The cast's texts of a one-digit negative exponent with ``repr``'s zero before it."""
+    return pc.replace_substring(texts, "e-", "e-0")
+
+
+@functools.cache
+def _arrow_layout() -> bool:
+    """Whether this Arrow's cast, mended by :func:`_arrow_texts`, writes ``repr``'s text
+    for every power of ten a float holds, its neighbours and a 17-digit value in each
+    decade, both signs (once a process; public values only): the layout's rules are the
+    cast's, not the data's."""
+    powers = np.array([float(f"1e{k}") for k in range(-323, 309)])
+    a = np.concatenate([powers, np.nextafter(powers, 0), np.nextafter(powers, np.inf),
+                        powers * 1.2345678901234567, [0.0, 5e-324]])
+    a = np.concatenate([a, -a])
+    return bool(_arrow_texts(a).to_pylist() == _float_texts(a))
 
 
 def _float_texts(a: np.ndarray) -> list[str]:
-    """:func:`float_texts` value by value (float64 ``a``)."""
+    """Each float of ``a`` (float64) written by Python, value by value: a finite one's
+    ``repr``, else its :func:`_json_scalar`'s text."""
     if np.isfinite(a).all():
         return value_texts(a.tolist(), "float")
     return value_texts([_json_scalar(x) for x in a.tolist()])
@@ -901,7 +994,7 @@ __all__ = [
     "coverage_statement",
     "describe_record",
     "describe_rows",
-    "float_texts",
+    "float_text_array",
     "is_aggregate_record",
     "json_float",
     "jsonable",

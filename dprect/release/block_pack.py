@@ -57,7 +57,7 @@ class BlockPacker:
         shape, plan = SHAPES[self.method], record_plan(result)
         fields = block_fields(result)
         if fields is not None:  # cells as arrays: made a field at a time, no dict a row
-            return pack_block(len(fields), fields.item_lines(),
+            return pack_block(len(fields), fields.item_bytes(),
                               fields.table(shape, plan).batch, self.deflate)
         rows = record_rows(result)
         return pack_block(len(rows), item_lines(rows), table_block(rows, shape, plan).batch,

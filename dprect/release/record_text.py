@@ -24,6 +24,10 @@ from functools import partial
 from itertools import repeat
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from dprect.release.row_spool import RowSpool, row_blocks
 
 #: a list with more items than this is written one compact item per line
@@ -104,8 +108,45 @@ def fill_items(pieces: Sequence[str], texts: Sequence[Sequence[str]]) -> list[st
     return list(map("".join, zip(*parts, strict=False)))  # the texts end it (checked)
 
 
+def joined_items(pieces: Sequence[str], texts: Sequence[pa.Array],
+                 items: Mapping[int, str] | None = None, level: int = LIST_LEVEL) -> bytes:
+    """:func:`join_items` of :func:`fill_items` (``texts``: each value's texts as an Arrow
+    string array, all of one length and no null), ASCII-encoded, made in Arrow: each
+    row's item the pieces and its texts joined element-wise
+    (``binary_join_element_wise``), the list's separator after each, ``items`` (row → its
+    item's whole text: a row made apart) put in their rows, and the strings' one data
+    buffer read as the list's text less the last separator — the same bytes as
+    ``join_items(fill_items(pieces, [t.to_pylist() for t in texts])).encode()`` with the
+    rows of ``items`` replaced, with no Python string a row (issue #42)."""
+    if len(pieces) != len(texts) + 1 or not texts:
+        raise ValueError(f"{len(pieces)} piece(s) for {len(texts)} value(s)")
+    n = len(texts[0])
+    if any(len(t) != n for t in texts):
+        raise ValueError("the values' texts are not of one length")
+    if any(t.null_count for t in texts):
+        raise ValueError("a value's text is missing")
+    if not n:
+        return b""
+    sep = _item_separator(level)
+    wide = any(t.type == pa.large_string() for t in texts)
+    kind = pa.large_string() if wide else pa.string()
+    args: list[Any] = [pa.scalar(pieces[0], kind)]
+    for text, piece in zip(texts, [*pieces[1:-1], pieces[-1] + sep], strict=True):
+        args += [text.cast(kind), pa.scalar(piece, kind)]
+    lines = pc.binary_join_element_wise(*args, pa.scalar("", kind))
+    if items:
+        rows = sorted(items)
+        mask = np.zeros(n, dtype=bool)
+        mask[rows] = True
+        lines = pc.replace_with_mask(lines, pa.array(mask),
+                                     pa.array([items[r] + sep for r in rows], kind))
+    offsets = np.frombuffer(lines.buffers()[1], np.int64 if wide else np.int32)[lines.offset:]
+    start, end = int(offsets[0]), int(offsets[n]) - len(sep)
+    return lines.buffers()[2].slice(start, end - start).to_pybytes()
+
+
 #: a JSON boolean's text as the C encoder writes it, by the bool (``False``, ``True``)
-_BOOL_TEXTS = ("false", "true")
+BOOL_TEXTS = ("false", "true")
 
 
 def value_texts(values: Sequence[Any], kind: str = "") -> list[str]:
@@ -116,7 +157,7 @@ def value_texts(values: Sequence[Any], kind: str = "") -> list[str]:
     if kind == "float":
         return list(map(float.__repr__, values))
     if kind == "bool":
-        return list(map(_BOOL_TEXTS.__getitem__, values))
+        return list(map(BOOL_TEXTS.__getitem__, values))
     return list(map(_item, values))
 
 
@@ -265,6 +306,6 @@ def ledger_text(record: dict[str, Any]) -> str:
     return record_text(record) if _long(record) else json.dumps(record)
 
 
-__all__ = ["COMPACT_ITEMS", "LIST_LEVEL", "fill_items", "item_lines", "item_pieces",
-           "item_template", "join_items", "ledger_chunks", "ledger_text", "record_chunks",
-           "record_text", "value_texts"]
+__all__ = ["BOOL_TEXTS", "COMPACT_ITEMS", "LIST_LEVEL", "fill_items", "item_lines",
+           "item_pieces", "item_template", "join_items", "joined_items", "ledger_chunks",
+           "ledger_text", "record_chunks", "record_text", "value_texts"]

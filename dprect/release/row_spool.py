@@ -84,17 +84,20 @@ def deflate_piece(data: bytes, level: int) -> bytes:
     return packer.compress(data) + packer.flush(zlib.Z_SYNC_FLUSH)
 
 
-def pack_block(rows: int, text: str, table: pa.RecordBatch | None = None,
+def pack_block(rows: int, text: str | bytes, table: pa.RecordBatch | None = None,
                deflate: int | None = None) -> bytes:
     """One block as the spool keeps it (module notes), made where the block is drawn (an
     executor's task, :class:`~dprect.release.block_pack.BlockPacker`): the :data:`HEADER`
     (its ``rows``, the text's size and compressed size, the table's size), its JSON items'
     ``text`` (:func:`~dprect.release.record_text.item_lines`: one compact item a line,
-    ASCII) compressed, and its table rows as one Arrow record batch in an IPC stream
-    (its buffers compressed; ``table`` None: none); with ``deflate`` (a gzip level: a
-    ledger's stored copy will hold the text), the text's :func:`deflate_piece` too."""
+    ASCII; or those bytes, ASCII-encoded: other bytes refused) compressed, and its table
+    rows as one Arrow record batch in an IPC stream (its buffers compressed; ``table``
+    None: none); with ``deflate`` (a gzip level: a ledger's stored copy will hold the
+    text), the text's :func:`deflate_piece` too."""
     codec = _codec()
-    raw = text.encode("ascii")
+    raw = text if isinstance(text, bytes) else text.encode("ascii")
+    if not raw.isascii():
+        raise ValueError("a block's items' text is not ASCII")
     packed = codec.compress(raw, asbytes=True) if raw else b""
     ipc = b""
     if table is not None:

@@ -138,15 +138,12 @@ def _os_bytes(entropy: bytes) -> Any:
     return urandom
 
 
-@pytest.mark.parametrize("source", ["seeded", "pool", "small pool"])
-def test_a_stopped_call_leaves_the_source_as_it_was(source: str,
-                                                    monkeypatch: pytest.MonkeyPatch
-                                                    ) -> None:
-    """A compiled call that read its bits and then stopped (as on a pause) puts the
-    source back: the Python path then draws the reference's cell and stream. From a
-    pool of 64 bytes the call refills it many times: the pools it read are the next
-    refills' (``give_back``), so the Python path reads the same bytes in the same order
-    (without them it would read the OS's next ones: the comparison fails)."""
+def _stopped_and_python(source: str, cells: int, monkeypatch: pytest.MonkeyPatch
+                        ) -> tuple[list[bool], int]:
+    """Per random cell, whether a compiled call that read its bits and then stopped (as
+    on a pause) and the Python path after it give the Python path's cell and stream,
+    from the same OS bytes (each run's ``os.urandom`` the same stand-in); and how many
+    calls stopped."""
     cj = _cj()
     real = cj.cell_draws
     stopped = []
@@ -160,7 +157,8 @@ def test_a_stopped_call_leaves_the_source_as_it_was(source: str,
         monkeypatch.setattr(randomness, "POOL_BYTES", 64)
     gen = random.Random(6)
     plan = plan_quantiles(QS, 0.125 / 8)
-    for k in range(20):
+    same = []
+    for k in range(cells):
         st = quantile_statistics(random_values(gen, ROWS), plan)
         entropy = random.Random(k).randbytes(1 << 22)
         runs = []
@@ -174,8 +172,59 @@ def test_a_stopped_call_leaves_the_source_as_it_was(source: str,
             else:
                 got = _python(st, plan, src, monkeypatch)
             runs.append((got, src.randbits(64)))
-        assert runs[0] == runs[1], k
-    assert len(stopped) >= 15
+        same.append(runs[0] == runs[1])
+    return same, len(stopped)
+
+
+@pytest.mark.parametrize("source", ["seeded", "pool", "small pool"])
+def test_a_stopped_call_leaves_the_source_as_it_was(source: str,
+                                                    monkeypatch: pytest.MonkeyPatch
+                                                    ) -> None:
+    """A compiled call that read its bits and then stopped puts the source back: the
+    Python path then draws the reference's cell and stream. From a pool of 64 bytes the
+    call refills it many times: the pools it read are the next refills' (``give_back``),
+    so the Python path reads the same bytes in the same order (without them it would
+    read the OS's next ones: the comparison fails)."""
+    same, stopped = _stopped_and_python(source, 20, monkeypatch)
+    assert all(same), same
+    assert stopped >= 15
+
+
+def test_a_stopped_call_puts_back_the_bytes_its_first_refill_kept(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """No copy of the pool is made before a call: a refill is its only write, and the
+    call's first refill keeps the pool's old bytes (``REFILLS.kept``). A stopped call
+    that refilled leaves the pool's bytes from its start position as they were, the
+    position there, and its refills' pools given back; and the comparison has power —
+    with the kept bytes not put back (the redo reads the refills' bytes there) the
+    Python path's draws differ."""
+    cj = _cj()
+    real = cj.cell_draws
+    monkeypatch.setattr(randomness, "POOL_BYTES", 64)
+    monkeypatch.setattr(cj, "cell_draws", lambda *a: (real(*a), (jit.PAUSE, 0))[1])
+    monkeypatch.setattr(randomness, "_KERNELS", jit)
+    plan = plan_quantiles(QS, 0.125 / 8)
+    st = quantile_statistics(np.round(np.random.default_rng(3).normal(0.0, 3.0, 300)), plan)
+    src = RandomSource()
+    src.randbits(40)  # the call starts inside the pool
+    first = src._py._at
+    before = bytes(src._py._pool)
+    assert quantile_draws.compiled_cell(st.keys, st.counts, st.at_value, plan, src) is None
+    assert len(jit.REFILLS.given) >= 2  # the call refilled the pool (kept its bytes)
+    assert bytes(src._py._pool)[first:] == before[first:] and src._py._at == first
+    assert jit.REFILLS.kept is None and jit.REFILLS.log is None
+    jit.REFILLS.given.clear()
+    monkeypatch.undo()
+
+    position_only = randomness.PooledSystemRandom.give_back
+
+    def dropped(self: Any, at: int, unread: Any) -> None:
+        position_only(self, at, None)
+
+    monkeypatch.setattr(randomness.PooledSystemRandom, "give_back", dropped)
+    same, stopped = _stopped_and_python("small pool", 20, monkeypatch)
+    assert stopped >= 15 and not all(same), same
+    jit.REFILLS.given.clear()
 
 
 def test_a_wrong_constant_in_the_compiled_cell_is_seen(monkeypatch: pytest.MonkeyPatch

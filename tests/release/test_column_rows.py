@@ -171,6 +171,51 @@ def test_filled_pieces_are_the_filled_template(fixed: dict[str, str]) -> None:
         fill_items(pieces[1:], texts)
 
 
+@pytest.mark.parametrize("fixed", [{}, {"y%": "null"}, {"g%s": '"a%%d"', "z": "null"}])
+@pytest.mark.parametrize("n", [0, 1, 7, 3000])
+@pytest.mark.parametrize("level", [1, 2])
+def test_joined_items_are_the_joined_filled_items(fixed: dict[str, str], n: int,
+                                                  level: int) -> None:
+    """joined_items (Arrow: no string a row) gives the bytes of join_items of fill_items —
+    every row's pieces and texts, the separator of the list's level, rows made apart put
+    in their places (first, middle, last) — and refuses texts of unequal lengths, a piece
+    too few or a missing text (issue #42)."""
+    import pyarrow as pa
+
+    from dprect.release.record_text import (
+        fill_items,
+        item_lines,
+        item_pieces,
+        join_items,
+        joined_items,
+        value_texts,
+    )
+
+    keys = ["g%s", "x", "y%", "f", "z"]
+    rows = [{"g%s": f"a%d{i}\u00e9", "x": 1.5 * i, "y%": None, "f": i % 2 == 0,
+             "z": -0.0 * i} for i in range(n)]
+    texts = [value_texts([row[k] for row in rows]) for k in keys if k not in fixed]
+    pieces = item_pieces(keys, fixed)
+    arrays = [pa.array(t, pa.string()) for t in texts]
+    want = fill_items(pieces, texts) if n else []
+    made = {r: item_lines([{"other": r}]) for r in {0, n // 2, n - 1} if n}
+    for r, item in made.items():
+        want[r] = item
+    got = joined_items(pieces, arrays, made, level)
+    assert got == join_items(want, level).encode("ascii")
+    assert got == joined_items(pieces, [a.cast(pa.large_string()) for a in arrays], made,
+                               level)
+    if n > 1:
+        assert joined_items(pieces, [a.slice(1) for a in arrays], level=level) == \
+            join_items(fill_items(pieces, [t[1:] for t in texts]), level).encode()
+        with pytest.raises(ValueError, match="one length"):
+            joined_items(pieces, [*arrays[:-1], arrays[-1][:-1]])
+        with pytest.raises(ValueError, match="missing"):
+            joined_items(pieces, [*arrays[:-1], pa.array([None] * n, pa.string())])
+    with pytest.raises(ValueError, match="piece"):
+        joined_items(pieces[1:], arrays)
+
+
 def test_a_nan_is_recorded_null_in_the_json_the_lines_and_the_table() -> None:
     """A released NaN (the block's values[9, 1]) is written as JSON null — by the record's
     one float writer (json_float: jsonable and the rows' scalars alike), in the rows made

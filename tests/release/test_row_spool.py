@@ -92,6 +92,20 @@ def test_a_block_is_taken_as_packed_and_nothing_else() -> None:
         spool.close()
 
 
+def test_a_block_text_as_bytes_packs_as_its_text_and_must_be_ascii() -> None:
+    """pack_block takes the items' text as ASCII bytes too (the packer's, made in Arrow):
+    the same block as from the text; bytes that are not ASCII refused, as a text that is
+    not is (issue #42)."""
+    text = item_lines(_rows(0, 10, 1))
+    for deflate in (None, 1):
+        assert pack_block(10, text.encode("ascii"), None, deflate) == \
+            pack_block(10, text, None, deflate)
+    with pytest.raises(ValueError, match="ASCII"):
+        pack_block(1, '{"group": "\u00e9"}'.encode())
+    with pytest.raises(UnicodeEncodeError):
+        pack_block(1, '{"group": "\u00e9"}')
+
+
 def test_the_spool_on_disk_is_a_fraction_of_the_rows_pickle() -> None:
     """Describe's rows, 8 blocks of 4,096: the spool's file — each block its header, its
     compressed text and its batch — is under half the bare pickles' bytes (the bare

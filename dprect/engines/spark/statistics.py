@@ -1300,7 +1300,9 @@ def partial_pass(df: DataFrame, columns: Sequence[str], spec: StatisticsSpec, *,
     if group_by is not None:
         if not groups:
             raise ParameterError("a group column needs the public list of group values")
-        values = resolve_groups(list(groups), kind or "null", group_by)
+        resolved = resolve_groups(list(groups), kind or "null", group_by)
+        # a tuple: an executor's task builds its lookup once (row_kernels.group_lookup)
+        values = None if resolved is None else tuple(resolved)
         count = len(groups)
     else:
         values, count = None, 1
