@@ -14,7 +14,7 @@ export PYTHONHASHSEED        := 0
 
 .PHONY: setup test test-core lint demo bench-core clean
 
-setup: $(STAMP) jars
+setup: $(STAMP) jars bins
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) (Python 3.11) on PATH"; exit 1; }
@@ -52,6 +52,15 @@ jars: $(STAMP)
 	   && ls "$$dir"/delta-spark_2.13-$$dv.jar >/dev/null 2>&1; then \
 	  touch "$$dir/.complete"; ls "$$dir"/*.jar; \
 	else echo "warning: fetching delta-spark $$dv failed (see $$dir/mvn.log); Delta goes through delta-rs"; fi
+
+# The JVM bin count (issue #41): dprect/engines/spark/jvm/BinsAggregator.java compiled with
+# `javac --release 17` against the installed pyspark's jars into
+# .jars/spark-<major.minor>/dprect-bins-<version>.jar (again when the source is newer);
+# dprect's local sessions load it (dprect.engines.spark.session.bins_jar). Without javac
+# it warns, and describe's bins are counted by the mapInArrow pass (the same release).
+.PHONY: bins
+bins: $(STAMP)
+	@$(BIN)/python -m dprect.engines.spark.jvm_bins
 
 lint: setup
 	$(BIN)/ruff check dprect jobs tests benchmarks
