@@ -99,7 +99,9 @@ from dprect.engines.row_kernels import table_groups
 from dprect.engines.spark import by_value  # noqa: F401  (registers the core's modules)
 from dprect.engines.spark.block_ranges import BlockRanges
 from dprect.engines.spark.checks import label_kind
+from dprect.engines.spark.jvm_bins import group_keys, merged_cells, readable
 from dprect.engines.spark.remote import default_parallelism
+from dprect.engines.spark.session import has_bins
 from dprect.engines.spark.source import SPARK_ERRORS, spark_message
 from dprect.engines.spark.sql import ident
 
@@ -907,10 +909,7 @@ def partial_bins(batches: Iterator[Any], columns: Sequence[str], group_column: s
     base = key_bases(spec, groups)
     chunk_rows = -(-CHUNK_VALUES // max(1, len(columns)))
     if limits is None:
-        cells = len(spec.columns) * groups
-        starts = cell_starts(spec, groups,
-                             np.arange(ranges + 1, dtype=np.int64) * cells // ranges)
-        limits = [starts for _ in spec.columns]
+        limits = range_limits(spec, groups, ranges)
     # a column's kernel columns are one family (its significands and its squares' words:
     # one list of keys and counts, a sum row a word) or one kernel column
     families = _families(spec, words, base)
@@ -943,6 +942,60 @@ def partial_bins(batches: Iterator[Any], columns: Sequence[str], group_column: s
                                    limits, ranges, families, runs)
             acc = [None if out else t for t, out in zip(acc, send, strict=True)]
     yield from range_blobs(acc, limits, ranges, families, runs)
+
+
+def range_limits(spec: StatisticsSpec, groups: int, ranges: int) -> list[np.ndarray]:
+    """Per kernel column, the first key of each of ``ranges`` contiguous key ranges of
+    cells, then the end (:func:`partial_bins`' ranges without blocks)."""
+    cells = len(spec.columns) * groups
+    starts = cell_starts(spec, groups, np.arange(ranges + 1, dtype=np.int64) * cells // ranges)
+    return [starts for _ in spec.columns]
+
+
+def jvm_blobs(batches: Iterator[Any], spec: StatisticsSpec, layout: Sequence[tuple[int, int]],
+              groups: int, ranges: int, limits: Sequence[np.ndarray], stride: int
+              ) -> Iterator[Any]:
+    """mapInArrow body of the JVM route (:mod:`dprect.engines.spark.jvm_bins`): the
+    JVM's merged cells — per (group g, column j) row, int64 rows (bin, count, Σ M[, Σ of
+    M²'s high word, of its low word]), ``stride`` the words after the bin (count
+    included) — as :func:`partial_bins`' (range, blob) rows: each column's family's
+    (key, count, [sum of each word]) lists under :func:`key_bases`' keys (a family of one
+    word reads Σ M only), sorted, cut by :func:`range_blobs` — a batch of cells at a time
+    (the merge sums a range's blobs whatever their number). ``spec`` and ``layout`` are
+    the kernel's (:func:`virtual_columns`)."""
+    base = key_bases(spec, groups)
+    families = _families(spec, layout, base)
+    runs = _runs(spec, families)
+    family_of = {layout[f.first][0]: i for i, f in enumerate(families)}
+    columns = len(family_of)
+    family = np.array([family_of[j] for j in range(columns)], dtype=np.int64)
+    start = np.array([families[family_of[j]].start for j in range(columns)], dtype=np.int64)
+    size = np.int64(spec.columns[0].grid.size) if spec.columns else np.int64(0)
+    width = 1 + stride
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        g = batch.column(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        c = batch.column(1).to_numpy(zero_copy_only=False).astype(np.int64)
+        cells = batch.column(2)
+        ends = np.frombuffer(cells.buffers()[1], dtype="<i4")[
+            cells.offset:cells.offset + len(cells) + 1].astype(np.int64)
+        rows = np.frombuffer(cells.buffers()[2], dtype="<i8",
+                             count=int(ends[-1] - ends[0]) // 8,
+                             offset=int(ends[0])).reshape(-1, width)
+        per = np.diff(ends) // (8 * width)
+        col = np.repeat(c, per)
+        keys = start[col] + np.repeat(g, per) * size + rows[:, 0]
+        order = np.argsort(keys, kind="stable")  # families' keys lie in increasing ranges
+        keys, rows = keys[order], rows[order]
+        cuts = np.searchsorted(family[col][order], np.arange(len(families) + 1)).tolist()
+        acc: list[Words | None] = [None] * len(families)
+        for f, fam in enumerate(families):
+            a, z = cuts[f], cuts[f + 1]
+            if z > a:
+                acc[f] = (keys[a:z], rows[a:z, 1].copy(),
+                          [rows[a:z, 2 + w].copy() for w in range(len(fam.offsets))])
+        yield from range_blobs(acc, limits, ranges, families, runs)
 
 
 def range_blobs(acc: Sequence[Words | None], limits: Sequence[np.ndarray], ranges: int,
@@ -1311,12 +1364,40 @@ def partial_pass(df: DataFrame, columns: Sequence[str], spec: StatisticsSpec, *,
         cores = default_parallelism(df.sparkSession)
     ranges = len(blocks) if blocks is not None else \
         max(RANGES_PER_CORE * cores, -(-len(kernel.columns) * count // CELLS_PER_RANGE))
+    limits = None if blocks is None else block_limits(kernel, count, blocks)
+    if jvm_route(df, spec, columns, group_by, kind):
+        squares = any(c.squares for c in spec.columns)
+        cells = merged_cells(pass_input(df, columns, group_by, cores), group_by, list(columns),
+                             group_keys(values or [], kind or ""), shift=_GRID.shift,
+                             zero_bin=_GRID.size // 2, drop=DROPPED_BITS, squares=squares,
+                             reducers=cores)
+        body = partial(jvm_blobs, spec=kernel, layout=layout, groups=count, ranges=ranges,
+                       limits=range_limits(kernel, count, ranges) if limits is None else limits,
+                       stride=4 if squares else 2)
+        return cells.mapInArrow(body, OUTPUT_SCHEMA), kernel, count
     body = partial(partial_bins, columns=list(columns), group_column=group_by,
                    group_kind=kind or "", group_values=values, groups=count,
-                   ranges=ranges, spec=kernel, layout=layout,
-                   limits=None if blocks is None else block_limits(kernel, count, blocks))
+                   ranges=ranges, spec=kernel, layout=layout, limits=limits)
     return pass_input(df, columns, group_by, cores).mapInArrow(body, OUTPUT_SCHEMA), \
         kernel, count
+
+
+def jvm_route(df: DataFrame, spec: StatisticsSpec, columns: Sequence[str],
+              group_by: str | None, kind: str | None) -> bool:
+    """Whether the pass counts in the JVM (:mod:`dprect.engines.spark.jvm_bins`): every
+    column is describe's (the search grid with sums, no at-value rows), the columns and the
+    group column (of ``kind``) have types the JVM reads, and the session's JVM holds the
+    kernel at its version (:func:`~dprect.engines.spark.session.has_bins`). Public: the
+    spec, the schema and the session only; the cells are the same either way."""
+    if not all(c.grid == _GRID and c.sums and not c.at_value for c in spec.columns):
+        return False
+    if group_by is not None and kind not in ("numeric", "boolean"):
+        return False
+    types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
+    if not readable([types[c] for c in columns],
+                    None if group_by is None else types[group_by]):
+        return False
+    return has_bins(df.sparkSession)
 
 
 def spark_statistics(df: DataFrame, columns: Sequence[str], spec: StatisticsSpec, *,
@@ -1452,9 +1533,12 @@ __all__ = [
     "counting_pass",
     "finite_chunks",
     "grid_keys",
+    "jvm_blobs",
+    "jvm_route",
     "partial_bins",
     "partial_pass",
     "pass_input",
+    "range_limits",
     "real_cells",
     "spark_statistics",
     "to_cells",

@@ -622,28 +622,17 @@ public final class BinsAggregator {
     static final int BYTE = 5;
     static final int BOOLEAN = 6;
 
+    /** The types read here, at their codes' indices. */
+    static final DataType[] TYPES = {DataTypes.DoubleType, DataTypes.FloatType,
+        DataTypes.LongType, DataTypes.IntegerType, DataTypes.ShortType, DataTypes.ByteType,
+        DataTypes.BooleanType};
+
     /** The type code of a numeric or boolean column's type, or −1 (not read here). */
     static int typeCode(DataType t) {
-        if (t.equals(DataTypes.DoubleType)) {
-            return DOUBLE;
-        }
-        if (t.equals(DataTypes.FloatType)) {
-            return FLOAT;
-        }
-        if (t.equals(DataTypes.LongType)) {
-            return LONG;
-        }
-        if (t.equals(DataTypes.IntegerType)) {
-            return INT;
-        }
-        if (t.equals(DataTypes.ShortType)) {
-            return SHORT;
-        }
-        if (t.equals(DataTypes.ByteType)) {
-            return BYTE;
-        }
-        if (t.equals(DataTypes.BooleanType)) {
-            return BOOLEAN;
+        for (int i = 0; i < TYPES.length; i++) {
+            if (t.equals(TYPES[i])) {
+                return i;
+            }
         }
         return -1;
     }
