@@ -79,8 +79,12 @@ test-core: $(STAMP)
 # rectangle.png, evaluation.json, bounds.json, bounds.csv, describe.*, aggregate.*).
 # with the jars of `make jars` (native Delta: the results table is written by Spark's Delta);
 # expanded when a recipe runs, after setup has fetched them
+# and the JVM bin count's jar of `make bins` (on the driver's class path too: a local master)
 DELTA_JARS    = $(shell $(BIN)/python -c "from dprect.engines.spark.session import delta_jars; print(','.join(delta_jars()))" 2>/dev/null)
-SPARK_SUBMIT  = SPARK_CONF_DIR=$(abspath conf/spark) $(BIN)/spark-submit --master 'local[2]' --driver-memory 2g $(if $(DELTA_JARS),--jars $(DELTA_JARS))
+BINS_JAR      = $(shell $(BIN)/python -c "from dprect.engines.spark.session import bins_jar; print(bins_jar() or '')" 2>/dev/null)
+comma         := ,
+SUBMIT_JARS   = $(DELTA_JARS)$(if $(and $(DELTA_JARS),$(BINS_JAR)),$(comma))$(BINS_JAR)
+SPARK_SUBMIT  = SPARK_CONF_DIR=$(abspath conf/spark) $(BIN)/spark-submit --master 'local[2]' --driver-memory 2g $(if $(SUBMIT_JARS),--jars $(SUBMIT_JARS)) $(if $(BINS_JAR),--driver-class-path $(BINS_JAR))
 DEMO_CONF    := conf/local.yaml
 .PHONY: bench-spark compose-config
 
