@@ -5,8 +5,9 @@ table with wide tails (1e-300 … 1e300 of both signs, ±0.0, subnormals, the ex
 normals, ±inf, NaN, nulls), a float32, a boolean and an int64 column past 2^53, rows of
 unlisted and null groups and a listed group without rows, its cells equal the pass's and
 the numpy engine's, and the released record for a seed is the same on either route —
-the describe preset (with variance and std) and the bounds preset, drawn on the driver
-and in the executors. A session whose JVM lacks the kernel at this version takes the
+the describe preset (with variance and std), a mixed run with quantiles (describe's columns
+counted in the JVM, the quantiles' by ``mapInArrow``) and the bounds preset, drawn on the
+driver and in the executors. A session whose JVM lacks the kernel at this version takes the
 pass, says so nowhere and prints no value; a session started without the jar gets no
 jar settings."""
 
@@ -24,13 +25,14 @@ import pytest
 from engine_cells import assert_same_cells
 
 from dprect.app.aggregate_flow import asked_mechanisms, plan_for, run_spec
+from dprect.core.mixed import mixed_spec, repeated
 from dprect.core.randomness import RandomSource
 from dprect.core.request import Source
-from dprect.core.statistic import QUERY, SEARCH_GRID
+from dprect.core.statistic import QUANTILES, QUERY, SEARCH_GRID
 from dprect.engines.grouped import grouped_statistics
 from dprect.engines.spark import executor_draws, session, statistics
 from dprect.engines.spark.grouped_route import SparkGroupedRoute
-from dprect.release.aggregate_record import aggregate_record
+from dprect.release.aggregate_record import aggregate_record, mixed_record
 
 pytestmark = pytest.mark.skipif(session.bins_jar() is None,
                                 reason="no JVM bin count jar (make setup builds it; javac)")
@@ -90,7 +92,8 @@ def jvm_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 def _numpy_cells(table: pa.Table, spec: Any, group_by: str | None) -> Any:
     """The numpy engine's cells of ``table`` for :data:`LISTED` (or ungrouped)."""
-    values = [statistics.as_float64(table.column(c).combine_chunks()) for c in COLUMNS]
+    values = [statistics.as_float64(table.column(c).combine_chunks())
+              for c in repeated(COLUMNS, spec)]
     if group_by is None:
         return grouped_statistics(values, np.zeros(table.num_rows, np.int32), 1, spec)
     g = table.column(group_by).to_pylist()
@@ -99,17 +102,26 @@ def _numpy_cells(table: pa.Table, spec: Any, group_by: str | None) -> Any:
     return grouped_statistics(values, index, len(LISTED), spec)
 
 
-@pytest.mark.parametrize("asked", [("count",), ("count", "variance")])
+def _spec(asked: str) -> Any:
+    """describe's spec of ``asked`` (a mixed run's: with the quantiles' columns after)."""
+    query = QUERY.spec([SEARCH_GRID] * len(COLUMNS), tuple(asked.split(",")))
+    if "median" not in asked:
+        return query
+    return mixed_spec([query, QUANTILES.spec([SEARCH_GRID] * len(COLUMNS))])
+
+
+@pytest.mark.parametrize("asked", ["count", "count,variance", "count,variance,median"])
 @pytest.mark.parametrize("group_by", ["g", None])
 def test_the_jvm_cells_equal_the_pass_and_numpy(spark, parquet, monkeypatch, jvm_calls,
                                                 asked, group_by):
     df = spark.read.parquet(str(parquet)).repartition(3)
-    spec = QUERY.spec([SEARCH_GRID] * len(COLUMNS), asked)
+    spec = _spec(asked)
+    names = repeated(COLUMNS, spec)
     listed = LISTED if group_by else None
-    got = statistics.spark_statistics(df, COLUMNS, spec, group_by=group_by, groups=listed)
-    assert jvm_calls == [1]
+    got = statistics.spark_statistics(df, names, spec, group_by=group_by, groups=listed)
+    assert jvm_calls == [1]  # describe's columns; a mixed run's quantiles: mapInArrow
     monkeypatch.setenv(session.BINS_ENV, "off")
-    fallback = statistics.spark_statistics(df, COLUMNS, spec, group_by=group_by,
+    fallback = statistics.spark_statistics(df, names, spec, group_by=group_by,
                                            groups=listed)
     assert jvm_calls == [1]  # the mapInArrow pass
     assert_same_cells(got, fallback)
@@ -134,11 +146,12 @@ def _release(spark: Any, path: Path, asked: str, executors: bool,
     with route.open(Source(str(path), COLUMNS, group_by="g"), LISTED, spec,
                     lambda _: None) as prepared:
         result = prepared.draw(mechanisms, plan, LISTED, COLUMNS, rng)
-    return aggregate_record(result, plan)
+    return mixed_record(result) if len(mechanisms) > 1 else aggregate_record(result, plan)
 
 
 @pytest.mark.parametrize("asked,jvm", [("bounds,count,sum,mean", True),
                                        ("bounds,count,mean,variance,std", True),
+                                       ("count,mean,p25,median", True),
                                        ("coverage", False)])
 @pytest.mark.parametrize("executors", [False, True])
 def test_a_seed_releases_the_same_record_on_either_route(spark, parquet, monkeypatch,

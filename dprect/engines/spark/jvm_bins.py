@@ -3,28 +3,30 @@
 
 On a classic session whose JVM holds ``dprect.spark.BinsAggregator`` at :data:`VERSION`
 (:func:`~dprect.engines.spark.session.has_bins`), the Spark pass
-(:func:`~dprect.engines.spark.statistics.partial_pass`) counts a run whose every column is
-describe's (the search grid ``FloatBins(SEARCH_BITS)`` with sums, and a variance's square
-words) in the JVM instead of in ``mapInArrow``: per row one hash lookup of its group, per
-value its IEEE bits' search bin and truncated significand M
-(:func:`~dprect.core.describe_stats.significands`) added in place to a (column, sign)'s
-dense bin-major table over every group, capped at :data:`DENSE_CELLS` (bin, group) cells,
-the bins outside in a sparse tail — then each partition's tables shuffled by group and
-merged exactly (int64 ``Math.addExact``: an overflow fails the run, never wraps) into at
-most :data:`MERGE_BINS` dense bins a (group, column, sign) and a sparse tail
-(docs/results.md §5.3b, s36). Only the merged cells go to Python
-(:func:`merged_cells`: one row per (group, column) with values), where
+(:func:`~dprect.engines.spark.statistics.partial_pass`) counts a run's describe columns
+(the search grid ``FloatBins(SEARCH_BITS)`` with sums, and a variance's square words) in
+the JVM instead of in ``mapInArrow`` (a mixed run's other columns, quantiles or coverage
+bounds, still in ``mapInArrow``; the two partial outputs are merged as one). The JVM's
+count: per row one hash lookup of its group, per value its IEEE bits' search bin and
+truncated significand M (:func:`~dprect.core.describe_stats.significands`) added in place
+to a (column, sign)'s dense bin-major table over every group, capped at
+:data:`DENSE_CELLS` (bin, group) cells, the bins outside in a sparse tail — then each
+partition's tables shuffled by group and merged exactly (int64 ``Math.addExact``: an
+overflow fails the run, never wraps) into at most :data:`MERGE_BINS` dense bins a (group,
+column, sign) and a sparse tail (docs/results.md §5.3b, s36). Only the merged cells go to
+Python (:func:`merged_cells`: one row per (group, column) with values), where
 :func:`~dprect.engines.spark.statistics.jvm_blobs` writes them as the pass's own partial
 blobs; the merge, the blocks and the draws then run as they do after ``mapInArrow``. The
 cells are the pass's :func:`~dprect.engines.spark.statistics.column_lists`, cell for cell
-(tests/engines/test_jvm_bins.py; benchmarks/aggregate_jvm_side.py ``--check``), so a seed
+(tests/spark/test_jvm_bins.py; benchmarks/aggregate_jvm_side.py ``--check``), so a seed
 gives the same release on either route.
 
 Row rules, the pass's: a value is read as float64 (a long rounded to nearest, a float
 exactly, a boolean as 1.0 or 0.0); a null, NaN or ±inf is left out of its column only; a
 row whose group is null or not listed is dropped; numeric groups are compared as float64
 with −0.0 as 0.0 (:func:`group_keys`). Columns or groups of other types (decimal, string)
-take the ``mapInArrow`` pass (:func:`readable`), decided from the schema alone.
+take the ``mapInArrow`` pass (:func:`readable`), decided from the schema alone
+(:func:`~dprect.engines.spark.statistics.jvm_route`).
 
 **Build** (``make setup``'s ``bins`` target, or ``python -m dprect.engines.spark.jvm_bins``):
 ``javac --release 17`` against the installed pyspark's ``jars/*`` into

@@ -891,7 +891,8 @@ def partial_bins(batches: Iterator[Any], columns: Sequence[str], group_column: s
                  group_kind: str, group_values: Sequence[Any] | None, groups: int,
                  ranges: int, spec: StatisticsSpec,
                  layout: Sequence[tuple[int, int]] | None = None,
-                 limits: Sequence[np.ndarray] | None = None) -> Iterator[Any]:
+                 limits: Sequence[np.ndarray] | None = None,
+                 only: Sequence[int] | None = None) -> Iterator[Any]:
     """mapInArrow body: a partition's rows counted (and summed) per (group g, column j,
     bin b) (module notes; :func:`column_lists` per chunk and column) under the key of
     :func:`key_bases`, sorted, and cut into ``ranges`` contiguous key ranges of cells
@@ -904,10 +905,12 @@ def partial_bins(batches: Iterator[Any], columns: Sequence[str], group_column: s
     merged lists are the same whenever a list is sent). Ungrouped
     (``group_column`` None): every row is group 0 (``groups`` 1). ``spec`` is the
     kernel's (:func:`virtual_columns`), ``layout`` its columns' (column, word); None:
-    one kernel column per column, its significands."""
+    one kernel column per column, its significands. ``only``: the indices of the columns
+    counted here (the others' are counted in the JVM: :func:`partial_pass`); None: all."""
     words = list(layout) if layout is not None else [(j, 0) for j in range(len(columns))]
     base = key_bases(spec, groups)
-    chunk_rows = -(-CHUNK_VALUES // max(1, len(columns)))
+    counted = list(range(len(columns))) if only is None else list(only)
+    chunk_rows = -(-CHUNK_VALUES // max(1, len(counted)))
     if limits is None:
         limits = range_limits(spec, groups, ranges)
     # a column's kernel columns are one family (its significands and its squares' words:
@@ -920,9 +923,9 @@ def partial_bins(batches: Iterator[Any], columns: Sequence[str], group_column: s
     # hold HELD_ENTRIES; the other grids' (a few hundred bins a cell, whatever the rows)
     # keep summing across those sends while they hold fewer than KEPT_ENTRIES
     growing = [isinstance(spec.columns[f.first].grid, DecimalGrid) for f in families]
-    for j, group, x in finite_chunks(batches, chunk_rows, columns, group_column, group_kind,
-                                     group_values):
-        f = family_of[j]
+    for i, group, x in finite_chunks(batches, chunk_rows, [columns[j] for j in counted],
+                                     group_column, group_kind, group_values):
+        f = family_of[counted[i]]
         v = families[f].first
         mine = range(v, v + len(families[f].offsets))  # they share the column's encoding
         lists = shared_lists(group, x, groups, [(spec.columns[u], words[u][1]) for u in mine])
@@ -953,8 +956,8 @@ def range_limits(spec: StatisticsSpec, groups: int, ranges: int) -> list[np.ndar
 
 
 def jvm_blobs(batches: Iterator[Any], spec: StatisticsSpec, layout: Sequence[tuple[int, int]],
-              groups: int, ranges: int, limits: Sequence[np.ndarray], stride: int
-              ) -> Iterator[Any]:
+              groups: int, ranges: int, limits: Sequence[np.ndarray], stride: int,
+              counted: Sequence[int]) -> Iterator[Any]:
     """mapInArrow body of the JVM route (:mod:`dprect.engines.spark.jvm_bins`): the
     JVM's merged cells — per (group g, column j) row, int64 rows (bin, count, Σ M[, Σ of
     M²'s high word, of its low word]), ``stride`` the words after the bin (count
@@ -962,14 +965,14 @@ def jvm_blobs(batches: Iterator[Any], spec: StatisticsSpec, layout: Sequence[tup
     (key, count, [sum of each word]) lists under :func:`key_bases`' keys (a family of one
     word reads Σ M only), sorted, cut by :func:`range_blobs` — a batch of cells at a time
     (the merge sums a range's blobs whatever their number). ``spec`` and ``layout`` are
-    the kernel's (:func:`virtual_columns`)."""
+    the kernel's (:func:`virtual_columns`); the JVM's column c is the spec's column
+    ``counted[c]`` (the others' families are left to :func:`partial_bins`)."""
     base = key_bases(spec, groups)
     families = _families(spec, layout, base)
     runs = _runs(spec, families)
     family_of = {layout[f.first][0]: i for i, f in enumerate(families)}
-    columns = len(family_of)
-    family = np.array([family_of[j] for j in range(columns)], dtype=np.int64)
-    start = np.array([families[family_of[j]].start for j in range(columns)], dtype=np.int64)
+    family = np.array([family_of[j] for j in counted], dtype=np.int64)
+    start = np.array([families[family_of[j]].start for j in counted], dtype=np.int64)
     size = np.int64(spec.columns[0].grid.size) if spec.columns else np.int64(0)
     width = 1 + stride
     for batch in batches:
@@ -1341,7 +1344,10 @@ def partial_pass(df: DataFrame, columns: Sequence[str], spec: StatisticsSpec, *,
                  blocks: Sequence[int] | None = None, cores: int | None = None
                  ) -> tuple[DataFrame, StatisticsSpec, int]:
     """:func:`counting_pass` before its merge stage: each partition's (range, blob) rows
-    (:func:`partial_bins`), not yet run, with the kernel's spec and the number of groups.
+    (:func:`partial_bins`), not yet run, with the kernel's spec and the number of groups —
+    describe's columns, where the session's JVM counts them (:func:`jvm_route`), as the
+    JVM's merged cells written as blobs (:func:`jvm_blobs`), beside the other columns'
+    ``mapInArrow`` rows (the merge sums them alike: the same merged cells either way).
     ``cores``: the session's default parallelism as the caller read it (None: read here),
     read once a pass."""
     kind = check_schema(df, columns, group_by)
@@ -1365,39 +1371,46 @@ def partial_pass(df: DataFrame, columns: Sequence[str], spec: StatisticsSpec, *,
     ranges = len(blocks) if blocks is not None else \
         max(RANGES_PER_CORE * cores, -(-len(kernel.columns) * count // CELLS_PER_RANGE))
     limits = None if blocks is None else block_limits(kernel, count, blocks)
-    if jvm_route(df, spec, columns, group_by, kind):
-        squares = any(c.squares for c in spec.columns)
-        cells = merged_cells(pass_input(df, columns, group_by, cores), group_by, list(columns),
+    jvm = jvm_route(df, spec, columns, group_by, kind)
+    rest = [j for j in range(len(columns)) if j not in set(jvm)]
+    body = partial(partial_bins, columns=list(columns), group_column=group_by,
+                   group_kind=kind or "", group_values=values, groups=count,
+                   ranges=ranges, spec=kernel, layout=layout, limits=limits,
+                   only=rest if jvm else None)
+    rows = pass_input(df, [columns[j] for j in rest], group_by, cores).mapInArrow(
+        body, OUTPUT_SCHEMA) if rest else None
+    if jvm:  # describe's columns counted in the JVM, their cells written as blobs here
+        names = [columns[j] for j in jvm]
+        squares = any(spec.columns[j].squares for j in jvm)
+        cells = merged_cells(pass_input(df, names, group_by, cores), group_by, names,
                              group_keys(values or [], kind or ""), shift=_GRID.shift,
                              zero_bin=_GRID.size // 2, drop=DROPPED_BITS, squares=squares,
                              reducers=cores)
-        body = partial(jvm_blobs, spec=kernel, layout=layout, groups=count, ranges=ranges,
-                       limits=range_limits(kernel, count, ranges) if limits is None else limits,
-                       stride=4 if squares else 2)
-        return cells.mapInArrow(body, OUTPUT_SCHEMA), kernel, count
-    body = partial(partial_bins, columns=list(columns), group_column=group_by,
-                   group_kind=kind or "", group_values=values, groups=count,
-                   ranges=ranges, spec=kernel, layout=layout, limits=limits)
-    return pass_input(df, columns, group_by, cores).mapInArrow(body, OUTPUT_SCHEMA), \
-        kernel, count
+        written = cells.mapInArrow(partial(
+            jvm_blobs, spec=kernel, layout=layout, groups=count, ranges=ranges,
+            limits=range_limits(kernel, count, ranges) if limits is None else limits,
+            stride=4 if squares else 2, counted=jvm), OUTPUT_SCHEMA)
+        rows = written if rows is None else written.unionByName(rows)
+    assert rows is not None  # a spec has columns
+    return rows, kernel, count
 
 
 def jvm_route(df: DataFrame, spec: StatisticsSpec, columns: Sequence[str],
-              group_by: str | None, kind: str | None) -> bool:
-    """Whether the pass counts in the JVM (:mod:`dprect.engines.spark.jvm_bins`): every
-    column is describe's (the search grid with sums, no at-value rows), the columns and the
-    group column (of ``kind``) have types the JVM reads, and the session's JVM holds the
-    kernel at its version (:func:`~dprect.engines.spark.session.has_bins`). Public: the
-    spec, the schema and the session only; the cells are the same either way."""
-    if not all(c.grid == _GRID and c.sums and not c.at_value for c in spec.columns):
-        return False
-    if group_by is not None and kind not in ("numeric", "boolean"):
-        return False
+              group_by: str | None, kind: str | None) -> list[int]:
+    """The indices of the columns the pass counts in the JVM
+    (:mod:`dprect.engines.spark.jvm_bins`): those of describe's (the search grid with
+    sums, no at-value rows) whose types the JVM reads, when the group column (of
+    ``kind``) is one it reads and the session's JVM holds the kernel at its version
+    (:func:`~dprect.engines.spark.session.has_bins`); the others (a mixed run's
+    quantiles or coverage bounds) take ``mapInArrow``. Public: the spec, the schema and
+    the session only; the cells are the same either way."""
     types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
-    if not readable([types[c] for c in columns],
-                    None if group_by is None else types[group_by]):
-        return False
-    return has_bins(df.sparkSession)
+    if group_by is not None and (kind not in ("numeric", "boolean")
+                                 or not readable([], types[group_by])):
+        return []
+    chosen = [j for j, (c, name) in enumerate(zip(spec.columns, columns, strict=True))
+              if c.grid == _GRID and c.sums and not c.at_value and readable([types[name]], None)]
+    return chosen if chosen and has_bins(df.sparkSession) else []
 
 
 def spark_statistics(df: DataFrame, columns: Sequence[str], spec: StatisticsSpec, *,

@@ -837,7 +837,7 @@ public final class BinsAggregator {
      * binary: little-endian int64 rows (bin, count, sum of M[, sum of M²'s high 30-bit
      * word, of its low word]) in increasing bin order. The same rows, cell for cell, as
      * the Python pass's column_lists (benchmarks/aggregate_jvm_side.py --check,
-     * tests/engines/test_jvm_bins.py).
+     * tests/spark/test_jvm_bins.py).
      */
     public static Dataset<Row> cells(Object dataset, String groupColumn, String[] columns,
             long[] groups, int shift, int zeroBin, int drop, boolean squares, int reducers,
