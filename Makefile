@@ -14,7 +14,7 @@ export PYTHONHASHSEED        := 0
 
 .PHONY: setup test test-core lint demo bench-core clean
 
-setup: $(STAMP) jars
+setup: $(STAMP) jars bins
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) (Python 3.11) on PATH"; exit 1; }
@@ -53,6 +53,15 @@ jars: $(STAMP)
 	  touch "$$dir/.complete"; ls "$$dir"/*.jar; \
 	else echo "warning: fetching delta-spark $$dv failed (see $$dir/mvn.log); Delta goes through delta-rs"; fi
 
+# The JVM bin count (issue #41): dprect/engines/spark/jvm/BinsAggregator.java compiled with
+# `javac --release 17` against the installed pyspark's jars into
+# .jars/spark-<major.minor>/dprect-bins-<version>.jar (again when the source is newer);
+# dprect's local sessions load it (dprect.engines.spark.session.bins_jar). Without javac
+# it warns, and describe's bins are counted by the mapInArrow pass (the same release).
+.PHONY: bins
+bins: $(STAMP)
+	@$(BIN)/python -m dprect.engines.spark.jvm_bins
+
 lint: setup
 	$(BIN)/ruff check dprect jobs tests benchmarks
 	$(BIN)/mypy
@@ -70,8 +79,12 @@ test-core: $(STAMP)
 # rectangle.png, evaluation.json, bounds.json, bounds.csv, describe.*, aggregate.*).
 # with the jars of `make jars` (native Delta: the results table is written by Spark's Delta);
 # expanded when a recipe runs, after setup has fetched them
+# and the JVM bin count's jar of `make bins` (on the driver's class path too: a local master)
 DELTA_JARS    = $(shell $(BIN)/python -c "from dprect.engines.spark.session import delta_jars; print(','.join(delta_jars()))" 2>/dev/null)
-SPARK_SUBMIT  = SPARK_CONF_DIR=$(abspath conf/spark) $(BIN)/spark-submit --master 'local[2]' --driver-memory 2g $(if $(DELTA_JARS),--jars $(DELTA_JARS))
+BINS_JAR      = $(shell $(BIN)/python -c "from dprect.engines.spark.session import bins_jar; print(bins_jar() or '')" 2>/dev/null)
+comma         := ,
+SUBMIT_JARS   = $(DELTA_JARS)$(if $(and $(DELTA_JARS),$(BINS_JAR)),$(comma))$(BINS_JAR)
+SPARK_SUBMIT  = SPARK_CONF_DIR=$(abspath conf/spark) $(BIN)/spark-submit --master 'local[2]' --driver-memory 2g $(if $(SUBMIT_JARS),--jars $(SUBMIT_JARS)) $(if $(BINS_JAR),--driver-class-path $(BINS_JAR))
 DEMO_CONF    := conf/local.yaml
 .PHONY: bench-spark compose-config
 

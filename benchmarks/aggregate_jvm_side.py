@@ -33,7 +33,7 @@ benchmarks' daemon, spark_daemon.py, reaps its workers so their CPU stays counte
 * ``jvmbins``: no Python — the pass's sufficient statistics (per (group, column, search
   bin): the rows, the sum of the truncated significands and, when the statistics hold a
   variance, of their squares' two 30-bit words) counted by a native JVM aggregate,
-  benchmarks/jvm/BinsAggregator.java (compiled into benchmarks/output/ when missing,
+  dprect/engines/spark/jvm/BinsAggregator.java (the product's jar, built when missing,
   :func:`bins_jar`): one hash lookup a row (its group), the rows buffered 2^14 at a time
   as columns, then column by column each value's IEEE bits' bin and significand added in
   place in that column's dense bin-major table over every group (one per sign, as
@@ -65,11 +65,9 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -85,6 +83,8 @@ from spark_bench import (
     spark_arguments,
     tree_cpu,
 )
+
+from dprect.engines.spark.jvm_bins import DENSE_CELLS, MERGE_BINS, group_keys
 
 #: every statistic of one run (aggregate_spark.py's ALL)
 ALL = "bounds,count,sum,mean,variance,std,p1,p5,p10,p25,median,p75,p90,p95,p99"
@@ -132,48 +132,31 @@ def sql_bins(df: Any, columns: list[str], search_bits: int, *, by_bin: bool = Tr
     return cells.groupBy("g", "c", "b").agg(sf.count(sf.lit(1)), sf.sum("s"))
 
 
-JAVA = Path(__file__).resolve().parent / "jvm" / "BinsAggregator.java"
-
-
 def bins_jar() -> Path:
-    """benchmarks/jvm/BinsAggregator.java compiled with ``javac`` against pyspark's jars
-    into benchmarks/output/dprect-bench-bins.jar (again when the source is newer)."""
-    import pyspark
+    """The product's jar of dprect/engines/spark/jvm/BinsAggregator.java
+    (:func:`dprect.engines.spark.session.bins_jar`), built with ``javac`` against
+    pyspark's jars when missing or older than the source
+    (:func:`dprect.engines.spark.jvm_bins.build_jar`, ``make setup``'s ``bins``)."""
+    from dprect.engines.spark.jvm_bins import build_jar
+    from dprect.engines.spark.session import bins_jar as product_jar
 
-    jar = OUTPUT / "dprect-bench-bins.jar"
-    if jar.exists() and jar.stat().st_mtime >= JAVA.stat().st_mtime:
-        return jar
-    OUTPUT.mkdir(parents=True, exist_ok=True)
-    jars = Path(pyspark.__file__).parent / "jars"
-    with tempfile.TemporaryDirectory() as classes:
-        subprocess.run(["javac", "-nowarn", "--release", "17", "-cp", f"{jars}/*", "-d",
-                        classes, str(JAVA)], check=True)
-        tmp = jar.with_suffix(".tmp")
-        with zipfile.ZipFile(tmp, "w") as z:
-            for f in sorted(Path(classes).rglob("*.class")):
-                z.write(f, f.relative_to(classes).as_posix())
-        tmp.rename(jar)
-    return jar
-
-
-#: a column-by-column (column, sign) table's most (bin, group) cells (its span: this over
-#: the groups' number of bins; 131 at 1,000 groups, ~4 MB with a variance's words; past it,
-#: sparse) and a merged (group, column, sign)'s most dense bins (BinsAggregator.run)
-DENSE_CELLS = 1 << 17
-MERGE_BINS = 128
+    target = product_jar(existing=False)
+    assert target is not None
+    return build_jar(target)
 
 
 def jvm_bins(df: Any, columns: list[str], groups: list[str], *, squares: bool,
-             reducers: int, collect: bool, part: str = "all", cells: int = DENSE_CELLS,
-             merge_bins: int = MERGE_BINS) -> Any:
+             reducers: int, collect: bool, part: str = "all", cells: int | None = None,
+             merge_bins: int | None = None) -> Any:
     """BinsAggregator.run over ``df`` (the pass's input: the columns and an integer group
     column ``g``): with ``collect``, an int64 array of rows (group index, column, bin,
     count, sum of M[, of M²'s high word, of its low word]) in (group, column, bin) order;
     without, the number of non-empty (group, column, bin) cells; ``part`` "read" or
     "partial": only the rows read, or only each partition's tables and blobs made
     (BinsAggregator.run's stages: ``jvmread``, ``jvmpartial``); ``cells`` and
-    ``merge_bins`` cap the dense tables (:data:`DENSE_CELLS`, :data:`MERGE_BINS`: the bins
-    past them kept sparse, so the memory is bounded whatever the tails)."""
+    ``merge_bins`` cap the dense tables (None: the product's :data:`DENSE_CELLS`,
+    :data:`MERGE_BINS`: the bins past them kept sparse, so the memory is bounded whatever
+    the tails)."""
     import numpy as np
 
     from dprect.core.describe_stats import DROPPED_BITS
@@ -185,11 +168,12 @@ def jvm_bins(df: Any, columns: list[str], groups: list[str], *, squares: bool,
     for i, c in enumerate(columns):
         names[i] = c
     values = gw.new_array(gw.jvm.long, len(groups))
-    for i, g in enumerate(groups):
-        values[i] = int(g)
-    raw = jvm.dprectbench.BinsAggregator.run(
+    for i, key in enumerate(group_keys([float(g) for g in groups], "numeric")):
+        values[i] = key
+    raw = jvm.dprect.spark.BinsAggregator.run(
         df._jdf, "g", names, values, SEARCH_GRID.shift, SEARCH_GRID.size // 2, DROPPED_BITS,
-        squares, reducers, collect, part, cells, merge_bins)
+        squares, reducers, collect, part, DENSE_CELLS if cells is None else cells,
+        MERGE_BINS if merge_bins is None else merge_bins)
     out = np.frombuffer(bytes(raw), dtype="<i8")
     return out.reshape(-1, 7 if squares else 5) if collect else int(out[0])
 

@@ -25,8 +25,11 @@ of many cells the pass and the draws in the executors,
 JVM and its Python workers) as describe_spark.py reports them. Noise comes from OS
 entropy (nothing is seeded). ``--pass-only`` times the engine's part of the command
 instead (the table read and checked, every statistic's counts in the one pass, collected:
-what the Spark kernel costs, the driver's draws left out). Nothing is asserted on times:
-quote the load with them.
+what the Spark kernel costs, the driver's draws left out). ``--routes jvm,pass`` times the
+aggregate once on each route of describe's bins in every round, beside plain: ``jvm``, the
+JVM bin count (:mod:`dprect.engines.spark.jvm_bins`, when the session loads its jar),
+``pass``, the ``mapInArrow`` pass (``DPRECT_JVM_BINS=off`` around the run). Nothing is
+asserted on times: quote the load with them.
 """
 
 from __future__ import annotations
@@ -56,6 +59,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pass-only", action="store_true",
                     help="time the engine's part only (read, checks and the one pass of "
                          "every statistic's counts), not the draws on the driver")
+    ap.add_argument("--routes", default="",
+                    help="jvm,pass: the aggregate on each route of describe's bins (the "
+                         "JVM bin count; the mapInArrow pass), beside plain")
     args = ap.parse_args(argv)
 
     import dprect.engines.spark.grouped_route as grouped_route
@@ -110,45 +116,74 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"dprect aggregate exited with {code}")
         os.unlink(record)
 
-    split: list[dict[str, float]] = []
+    from dprect.engines.spark.session import BINS_ENV
+
+    def on_route(route: str) -> Callable[[], None]:
+        """The aggregate with describe's bins counted on ``route`` (jvm or pass)."""
+        def run() -> None:
+            old = os.environ.pop(BINS_ENV, None)
+            if route == "pass":
+                os.environ[BINS_ENV] = "off"
+            try:
+                aggregate()
+            finally:
+                os.environ.pop(BINS_ENV, None)
+                if old is not None:
+                    os.environ[BINS_ENV] = old
+        return run
+
+    routes = [r for r in args.routes.split(",") if r]
+    for r in routes:
+        if r not in ("jvm", "pass"):
+            raise SystemExit(f"unknown route {r!r}: jvm or pass")
+    runs: list[tuple[str, Callable[[], None]]] = [("plain", bench.plain)]
+    runs += [("aggregate", aggregate)] if not routes else \
+        [(f"aggregate-{r}", on_route(r)) for r in routes]
+    split: dict[str, list[dict[str, float]]] = {name: [] for name, _ in runs[1:]}
     load = [os.getloadavg()]
 
     def on_run(name: str, secs: float, _: dict[str, float]) -> None:
-        if name == "aggregate":
-            split.append({"pass": sum(passes), "rest": secs - sum(passes)})
+        if name in split:
+            split[name].append({"pass": sum(passes), "rest": secs - sum(passes)})
 
     def on_round(r: int, times: Times, cpu: Cpu) -> None:
         load.append(os.getloadavg())
         if r:
-            print(f"pair {r}: plain {times['plain'][-1]:.1f} s, aggregate "
-                  f"{times['aggregate'][-1]:.1f} s (pass {split[-1]['pass']:.1f} s, rest "
-                  f"{split[-1]['rest']:.1f} s); CPU s (JVM + workers, driver) plain "
-                  f"{_cpu(cpu['plain'][-1])}, aggregate {_cpu(cpu['aggregate'][-1])}; "
-                  f"load {load[-1][0]:.1f}", flush=True)
+            ran = "; ".join(
+                f"{name} {times[name][-1]:.1f} s (pass {split[name][-1]['pass']:.1f} s, "
+                f"rest {split[name][-1]['rest']:.1f} s), CPU {_cpu(cpu[name][-1])}"
+                for name in split)
+            print(f"pair {r}: plain {times['plain'][-1]:.1f} s, CPU "
+                  f"{_cpu(cpu['plain'][-1])}; {ran}; load {load[-1][0]:.1f}", flush=True)
         else:
             print(f"warm-up pair done; load {load[-1][0]:.1f}", flush=True)
 
     # pair 0 warms up and is discarded
-    times, cpu = alternate(bench, [("plain", bench.plain), ("aggregate", aggregate)],
-                           args.pairs + 1, warm_up=True, on_run=on_run, on_round=on_round)
+    times, cpu = alternate(bench, runs, args.pairs + 1, warm_up=True, on_run=on_run,
+                           on_round=on_round)
     med = {k: statistics.median(v) for k, v in times.items()}
-    ratio = med["aggregate"] / med["plain"]
+    ratios = {name: med[name] / med["plain"] for name in split}
+    ratio = max(ratios.values())
     peaks = peak_memory(spark)
     out = {"rows": args.rows, "columns": args.columns, "groups": args.groups,
            "statistics": args.statistics, "master": args.master, "pairs": args.pairs,
-           "seconds": times, "median_seconds": med, "ratio": ratio,
-           "aggregate_split": split, "cpu_seconds": cpu, "load": load,
+           "seconds": times, "median_seconds": med, "ratio": ratio, "ratios": ratios,
+           "routes": routes,
+           "aggregate_split": split if routes else split["aggregate"],
+           "cpu_seconds": cpu, "load": load,
            "peak_rss_mb": peaks,
            "acceptance": "aggregate (every statistic) <= 2x the plain groupBy aggregation"}
     out["pass_only"] = args.pass_only
     name = (f"aggregate_spark-{args.rows}x{args.columns}x{args.groups}"
-            f"{'-pass' if args.pass_only else ''}.json")
+            f"{'-pass' if args.pass_only else ''}"
+            f"{'-' + '-'.join(routes) if routes else ''}.json")
     (OUTPUT / name).write_text(json.dumps(out, indent=2) + "\n")
     what = "the engine's part (read, checks, the pass)" if args.pass_only else "aggregate"
-    print(f"{args.rows:,} rows x {args.columns} columns x {args.groups} groups, statistics "
-          f"{args.statistics}: plain groupBy.agg median {med['plain']:.1f} s, {what} "
-          f"median {med['aggregate']:.1f} s, ratio {ratio:.2f} "
-          f"({'meets' if ratio <= 2 else 'misses'} the 2x acceptance)")
+    for name, got in ratios.items():
+        print(f"{args.rows:,} rows x {args.columns} columns x {args.groups} groups, "
+              f"statistics {args.statistics}: plain groupBy.agg median {med['plain']:.1f} s, "
+              f"{what} ({name}) median {med[name]:.1f} s, ratio {got:.2f} "
+              f"({'meets' if got <= 2 else 'misses'} the 2x acceptance)")
     spark.stop()
     return 0
 

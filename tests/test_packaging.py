@@ -105,6 +105,20 @@ def test_build_settings_that_keep_setuptools_quiet():
     assert isinstance(PYPROJECT["project"]["license"], str)  # SPDX, not the deprecated table
 
 
+def test_the_jvm_bin_counts_source_ships_as_package_data():
+    """The wheel carries dprect/engines/spark/jvm/BinsAggregator.java (``make setup``
+    compiles it; dprect.engines.spark.jvm_bins.SOURCE), at the version the session checks."""
+    data = PYPROJECT["tool"]["setuptools"]["package-data"]["dprect.engines.spark"]
+    shipped = {f for pattern in data
+               for f in (REPO / "dprect" / "engines" / "spark").glob(pattern)}
+    source = REPO / "dprect" / "engines" / "spark" / "jvm" / "BinsAggregator.java"
+    assert source in shipped
+    pytest.importorskip("pyspark")
+    from dprect.engines.spark.session import BINS_VERSION
+
+    assert f"public static final int VERSION = {BINS_VERSION};" in source.read_text()
+
+
 @pytest.fixture()
 def tiny_table(tmp_path: Path) -> Path:
     rng = np.random.default_rng(3)

@@ -28,6 +28,14 @@ classes count too. ``delta=False`` (or ``DPRECT_DELTA=off``) keeps a session wit
 Delta, ``delta=True`` (``DPRECT_DELTA=on``) refuses to start without it.
 :func:`has_delta` says whether a session has Delta.
 
+The JVM bin count (issue #41, :mod:`dprect.engines.spark.jvm_bins`): :func:`local_session`
+adds the jar ``make setup`` builds, ``.jars/spark-<major.minor>/dprect-bins-<version>.jar``
+(:func:`bins_jar`), to ``spark.jars`` of a JVM it starts (and, on a ``local`` master, to
+the driver's class path), beside Delta's; ``DPRECT_JVM_BINS=off`` leaves it out.
+:func:`has_bins` says, once per session, whether its JVM holds the class at this kernel's
+:data:`BINS_VERSION`; without it (no jar, another version, Spark Connect) describe's bins
+are counted by the ``mapInArrow`` pass — the same cells, so the same release for a seed.
+
 Spark Connect: :func:`open_session` with ``remote="sc://HOST:PORT"`` returns a Connect
 session (:mod:`dprect.engines.spark.remote`), which has no JVM in this process. Its log
 levels, quiet loggers, JIT flag and jars are the server's configuration (start the server
@@ -43,6 +51,7 @@ import os
 import shutil
 import sys
 import tempfile
+import weakref
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -60,6 +69,11 @@ DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 #: the jar cache ``make jars`` fills: ``spark-<major.minor>/delta-<version>/*.jar``
 JAR_CACHE = Path(__file__).resolve().parents[3] / ".jars"
+#: the JVM bin count's class and version (BinsAggregator.VERSION must agree; the jar's
+#: name carries it: :func:`bins_jar`); ``DPRECT_JVM_BINS`` = auto (default) | off
+BINS_CLASS = "dprect.spark.BinsAggregator"
+BINS_VERSION = 1
+BINS_ENV = "DPRECT_JVM_BINS"
 #: environment: ``DPRECT_DELTA`` = auto (default) | on | off; ``DPRECT_DELTA_JARS`` = jars
 #: or folders of jars (``os.pathsep``-separated) used instead of the cache
 DELTA_ENV = "DPRECT_DELTA"
@@ -273,6 +287,62 @@ def delta_jars() -> list[str]:
     return sorted(str(j) for j in folders[-1].glob("*.jar")) if folders else []
 
 
+def bins_jar(existing: bool = True) -> Path | None:
+    """The JVM bin count's jar, ``.jars/spark-<major.minor>/dprect-bins-<version>.jar``
+    (``make setup`` builds it: :func:`dprect.engines.spark.jvm_bins.build_jar`); with
+    ``existing``, None when it is not there."""
+    jar = JAR_CACHE / f"spark-{spark_minor_version()}" / f"dprect-bins-{BINS_VERSION}.jar"
+    return jar if jar.is_file() or not existing else None
+
+
+def bins_wanted() -> bool:
+    """Whether the JVM bin count may run (``DPRECT_JVM_BINS`` is not off)."""
+    return os.environ.get(BINS_ENV, "auto").strip().lower() not in ("0", "off", "false", "no")
+
+
+def _add_bins(settings: dict[str, str], is_local: bool) -> None:
+    """Add the JVM bin count's jar (:func:`bins_jar`) to ``settings`` of a JVM this
+    process starts: ``spark.jars`` (the executors fetch it) and, on a ``local`` master, the
+    driver's class path (its executors share the driver's JVM). Nothing when the jar is
+    missing, ``DPRECT_JVM_BINS`` is off or a JVM already runs (spark-submit's: its
+    ``--jars`` say; :func:`has_bins` asks it)."""
+    jvm_running = bool(os.environ.get("PYSPARK_GATEWAY_PORT")) or SparkContext._gateway is not None
+    jar = bins_jar()
+    if jar is None or jvm_running or not bins_wanted():
+        return
+    present = [j for j in settings.get("spark.jars", "").split(",") if j]
+    if str(jar) not in present:
+        settings["spark.jars"] = ",".join([*present, str(jar)])
+    if is_local:
+        path = [p for p in settings.get("spark.driver.extraClassPath", "").split(os.pathsep) if p]
+        if str(jar) not in path:
+            settings["spark.driver.extraClassPath"] = os.pathsep.join([*path, str(jar)])
+
+
+#: has_bins' answer per session (its JVM's classes do not change while it runs)
+_BINS: weakref.WeakKeyDictionary[SparkSession, bool] = weakref.WeakKeyDictionary()
+
+
+def has_bins(spark: SparkSession) -> bool:
+    """Whether ``spark`` counts describe's bins in its JVM: ``DPRECT_JVM_BINS`` is not
+    off, it is a classic session (Spark Connect: no JVM here) and its JVM loads
+    :data:`BINS_CLASS` at :data:`BINS_VERSION` — the JVM asked once per session. Public:
+    the session's configuration only."""
+    if not bins_wanted() or is_connect(spark):
+        return False
+    known = _BINS.get(spark)
+    if known is None:
+        known = False
+        try:
+            jvm = spark.sparkContext._jvm
+            if jvm is not None and _jvm_has_class(jvm, BINS_CLASS):
+                known = int(jvm.dprect.spark.BinsAggregator.version()) == BINS_VERSION
+        except Exception:  # a stopped or broken session: the mapInArrow pass
+            known = False
+        _BINS[spark] = known
+    return known
+
+
 def _delta_mode(delta: bool | None) -> bool | None:
     if delta is not None:
         return bool(delta)
@@ -399,6 +469,7 @@ def local_session(master: str | None = None, *, app_name: str = "dprect",
     for key, value in (conf or {}).items():
         settings[str(key)] = str(value)
     _add_delta(settings, delta, is_local)
+    _add_bins(settings, is_local)
     launch_folder = _launch_options(settings)
     builder = SparkSession.builder.master(master)
     for key, value in settings.items():

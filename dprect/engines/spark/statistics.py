@@ -99,7 +99,9 @@ from dprect.engines.row_kernels import table_groups
 from dprect.engines.spark import by_value  # noqa: F401  (registers the core's modules)
 from dprect.engines.spark.block_ranges import BlockRanges
 from dprect.engines.spark.checks import label_kind
+from dprect.engines.spark.jvm_bins import group_keys, merged_cells, readable
 from dprect.engines.spark.remote import default_parallelism
+from dprect.engines.spark.session import has_bins
 from dprect.engines.spark.source import SPARK_ERRORS, spark_message
 from dprect.engines.spark.sql import ident
 
@@ -889,7 +891,8 @@ def partial_bins(batches: Iterator[Any], columns: Sequence[str], group_column: s
                  group_kind: str, group_values: Sequence[Any] | None, groups: int,
                  ranges: int, spec: StatisticsSpec,
                  layout: Sequence[tuple[int, int]] | None = None,
-                 limits: Sequence[np.ndarray] | None = None) -> Iterator[Any]:
+                 limits: Sequence[np.ndarray] | None = None,
+                 only: Sequence[int] | None = None) -> Iterator[Any]:
     """mapInArrow body: a partition's rows counted (and summed) per (group g, column j,
     bin b) (module notes; :func:`column_lists` per chunk and column) under the key of
     :func:`key_bases`, sorted, and cut into ``ranges`` contiguous key ranges of cells
@@ -902,15 +905,14 @@ def partial_bins(batches: Iterator[Any], columns: Sequence[str], group_column: s
     merged lists are the same whenever a list is sent). Ungrouped
     (``group_column`` None): every row is group 0 (``groups`` 1). ``spec`` is the
     kernel's (:func:`virtual_columns`), ``layout`` its columns' (column, word); None:
-    one kernel column per column, its significands."""
+    one kernel column per column, its significands. ``only``: the indices of the columns
+    counted here (the others' are counted in the JVM: :func:`partial_pass`); None: all."""
     words = list(layout) if layout is not None else [(j, 0) for j in range(len(columns))]
     base = key_bases(spec, groups)
-    chunk_rows = -(-CHUNK_VALUES // max(1, len(columns)))
+    counted = list(range(len(columns))) if only is None else list(only)
+    chunk_rows = -(-CHUNK_VALUES // max(1, len(counted)))
     if limits is None:
-        cells = len(spec.columns) * groups
-        starts = cell_starts(spec, groups,
-                             np.arange(ranges + 1, dtype=np.int64) * cells // ranges)
-        limits = [starts for _ in spec.columns]
+        limits = range_limits(spec, groups, ranges)
     # a column's kernel columns are one family (its significands and its squares' words:
     # one list of keys and counts, a sum row a word) or one kernel column
     families = _families(spec, words, base)
@@ -921,9 +923,9 @@ def partial_bins(batches: Iterator[Any], columns: Sequence[str], group_column: s
     # hold HELD_ENTRIES; the other grids' (a few hundred bins a cell, whatever the rows)
     # keep summing across those sends while they hold fewer than KEPT_ENTRIES
     growing = [isinstance(spec.columns[f.first].grid, DecimalGrid) for f in families]
-    for j, group, x in finite_chunks(batches, chunk_rows, columns, group_column, group_kind,
-                                     group_values):
-        f = family_of[j]
+    for i, group, x in finite_chunks(batches, chunk_rows, [columns[j] for j in counted],
+                                     group_column, group_kind, group_values):
+        f = family_of[counted[i]]
         v = families[f].first
         mine = range(v, v + len(families[f].offsets))  # they share the column's encoding
         lists = shared_lists(group, x, groups, [(spec.columns[u], words[u][1]) for u in mine])
@@ -943,6 +945,60 @@ def partial_bins(batches: Iterator[Any], columns: Sequence[str], group_column: s
                                    limits, ranges, families, runs)
             acc = [None if out else t for t, out in zip(acc, send, strict=True)]
     yield from range_blobs(acc, limits, ranges, families, runs)
+
+
+def range_limits(spec: StatisticsSpec, groups: int, ranges: int) -> list[np.ndarray]:
+    """Per kernel column, the first key of each of ``ranges`` contiguous key ranges of
+    cells, then the end (:func:`partial_bins`' ranges without blocks)."""
+    cells = len(spec.columns) * groups
+    starts = cell_starts(spec, groups, np.arange(ranges + 1, dtype=np.int64) * cells // ranges)
+    return [starts for _ in spec.columns]
+
+
+def jvm_blobs(batches: Iterator[Any], spec: StatisticsSpec, layout: Sequence[tuple[int, int]],
+              groups: int, ranges: int, limits: Sequence[np.ndarray], stride: int,
+              counted: Sequence[int]) -> Iterator[Any]:
+    """mapInArrow body of the JVM route (:mod:`dprect.engines.spark.jvm_bins`): the
+    JVM's merged cells — per (group g, column j) row, int64 rows (bin, count, Σ M[, Σ of
+    M²'s high word, of its low word]), ``stride`` the words after the bin (count
+    included) — as :func:`partial_bins`' (range, blob) rows: each column's family's
+    (key, count, [sum of each word]) lists under :func:`key_bases`' keys (a family of one
+    word reads Σ M only), sorted, cut by :func:`range_blobs` — a batch of cells at a time
+    (the merge sums a range's blobs whatever their number). ``spec`` and ``layout`` are
+    the kernel's (:func:`virtual_columns`); the JVM's column c is the spec's column
+    ``counted[c]`` (the others' families are left to :func:`partial_bins`)."""
+    base = key_bases(spec, groups)
+    families = _families(spec, layout, base)
+    runs = _runs(spec, families)
+    family_of = {layout[f.first][0]: i for i, f in enumerate(families)}
+    family = np.array([family_of[j] for j in counted], dtype=np.int64)
+    start = np.array([families[family_of[j]].start for j in counted], dtype=np.int64)
+    size = np.int64(spec.columns[0].grid.size) if spec.columns else np.int64(0)
+    width = 1 + stride
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        g = batch.column(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        c = batch.column(1).to_numpy(zero_copy_only=False).astype(np.int64)
+        cells = batch.column(2)
+        ends = np.frombuffer(cells.buffers()[1], dtype="<i4")[
+            cells.offset:cells.offset + len(cells) + 1].astype(np.int64)
+        rows = np.frombuffer(cells.buffers()[2], dtype="<i8",
+                             count=int(ends[-1] - ends[0]) // 8,
+                             offset=int(ends[0])).reshape(-1, width)
+        per = np.diff(ends) // (8 * width)
+        col = np.repeat(c, per)
+        keys = start[col] + np.repeat(g, per) * size + rows[:, 0]
+        order = np.argsort(keys, kind="stable")  # families' keys lie in increasing ranges
+        keys, rows = keys[order], rows[order]
+        cuts = np.searchsorted(family[col][order], np.arange(len(families) + 1)).tolist()
+        acc: list[Words | None] = [None] * len(families)
+        for f, fam in enumerate(families):
+            a, z = cuts[f], cuts[f + 1]
+            if z > a:
+                acc[f] = (keys[a:z], rows[a:z, 1].copy(),
+                          [rows[a:z, 2 + w].copy() for w in range(len(fam.offsets))])
+        yield from range_blobs(acc, limits, ranges, families, runs)
 
 
 def range_blobs(acc: Sequence[Words | None], limits: Sequence[np.ndarray], ranges: int,
@@ -1288,7 +1344,10 @@ def partial_pass(df: DataFrame, columns: Sequence[str], spec: StatisticsSpec, *,
                  blocks: Sequence[int] | None = None, cores: int | None = None
                  ) -> tuple[DataFrame, StatisticsSpec, int]:
     """:func:`counting_pass` before its merge stage: each partition's (range, blob) rows
-    (:func:`partial_bins`), not yet run, with the kernel's spec and the number of groups.
+    (:func:`partial_bins`), not yet run, with the kernel's spec and the number of groups —
+    describe's columns, where the session's JVM counts them (:func:`jvm_route`), as the
+    JVM's merged cells written as blobs (:func:`jvm_blobs`), beside the other columns'
+    ``mapInArrow`` rows (the merge sums them alike: the same merged cells either way).
     ``cores``: the session's default parallelism as the caller read it (None: read here),
     read once a pass."""
     kind = check_schema(df, columns, group_by)
@@ -1313,12 +1372,47 @@ def partial_pass(df: DataFrame, columns: Sequence[str], spec: StatisticsSpec, *,
         cores = default_parallelism(df.sparkSession)
     ranges = len(blocks) if blocks is not None else \
         max(RANGES_PER_CORE * cores, -(-len(kernel.columns) * count // CELLS_PER_RANGE))
+    limits = None if blocks is None else block_limits(kernel, count, blocks)
+    jvm = jvm_route(df, spec, columns, group_by, kind)
+    rest = [j for j in range(len(columns)) if j not in set(jvm)]
     body = partial(partial_bins, columns=list(columns), group_column=group_by,
                    group_kind=kind or "", group_values=values, groups=count,
-                   ranges=ranges, spec=kernel, layout=layout,
-                   limits=None if blocks is None else block_limits(kernel, count, blocks))
-    return pass_input(df, columns, group_by, cores).mapInArrow(body, OUTPUT_SCHEMA), \
-        kernel, count
+                   ranges=ranges, spec=kernel, layout=layout, limits=limits,
+                   only=rest if jvm else None)
+    rows = pass_input(df, [columns[j] for j in rest], group_by, cores).mapInArrow(
+        body, OUTPUT_SCHEMA) if rest else None
+    if jvm:  # describe's columns counted in the JVM, their cells written as blobs here
+        names = [columns[j] for j in jvm]
+        squares = any(spec.columns[j].squares for j in jvm)
+        cells = merged_cells(pass_input(df, names, group_by, cores), group_by, names,
+                             group_keys(values or [], kind or ""), shift=_GRID.shift,
+                             zero_bin=_GRID.size // 2, drop=DROPPED_BITS, squares=squares,
+                             reducers=cores)
+        written = cells.mapInArrow(partial(
+            jvm_blobs, spec=kernel, layout=layout, groups=count, ranges=ranges,
+            limits=range_limits(kernel, count, ranges) if limits is None else limits,
+            stride=4 if squares else 2, counted=jvm), OUTPUT_SCHEMA)
+        rows = written if rows is None else written.unionByName(rows)
+    assert rows is not None  # a spec has columns
+    return rows, kernel, count
+
+
+def jvm_route(df: DataFrame, spec: StatisticsSpec, columns: Sequence[str],
+              group_by: str | None, kind: str | None) -> list[int]:
+    """The indices of the columns the pass counts in the JVM
+    (:mod:`dprect.engines.spark.jvm_bins`): those of describe's (the search grid with
+    sums, no at-value rows) whose types the JVM reads, when the group column (of
+    ``kind``) is one it reads and the session's JVM holds the kernel at its version
+    (:func:`~dprect.engines.spark.session.has_bins`); the others (a mixed run's
+    quantiles or coverage bounds) take ``mapInArrow``. Public: the spec, the schema and
+    the session only; the cells are the same either way."""
+    types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
+    if group_by is not None and (kind not in ("numeric", "boolean")
+                                 or not readable([], types[group_by])):
+        return []
+    chosen = [j for j, (c, name) in enumerate(zip(spec.columns, columns, strict=True))
+              if c.grid == _GRID and c.sums and not c.at_value and readable([types[name]], None)]
+    return chosen if chosen and has_bins(df.sparkSession) else []
 
 
 def spark_statistics(df: DataFrame, columns: Sequence[str], spec: StatisticsSpec, *,
@@ -1454,9 +1548,12 @@ __all__ = [
     "counting_pass",
     "finite_chunks",
     "grid_keys",
+    "jvm_blobs",
+    "jvm_route",
     "partial_bins",
     "partial_pass",
     "pass_input",
+    "range_limits",
     "real_cells",
     "spark_statistics",
     "to_cells",

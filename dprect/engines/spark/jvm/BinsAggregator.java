@@ -1,4 +1,4 @@
-package dprectbench;
+package dprect.spark;
 
 import java.io.Serializable;
 import java.nio.ByteBuffer;
@@ -11,16 +11,24 @@ import java.util.List;
 import org.apache.spark.HashPartitioner;
 import org.apache.spark.api.java.JavaPairRDD;
 import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 
 import scala.Tuple2;
 
 /**
- * A measure-only prototype (issue #41, benchmarks/aggregate_jvm_side.py's {@code jvmbins}):
- * the describe pass's sufficient statistics counted in the JVM, with no hand-over to Python.
+ * The JVM bin count (issue #41; dprect/engines/spark/jvm_bins.py): describe's sufficient
+ * statistics counted in the JVM, only the merged cells handed to Python ({@link #cells}, the
+ * product's route on a classic session; {@link #run}, benchmarks/aggregate_jvm_side.py's
+ * {@code jvmbins}). Built by {@code make setup} ({@code javac --release 17} against
+ * pyspark's jars) into .jars/spark-&lt;major.minor&gt;/dprect-bins-{@link #VERSION}.jar.
+ * No message of it carries a value: its refusals name types only.
  *
  * <p>Per row: ONE hash lookup (the row's public group, an open-addressing long to int map),
  * then per column the value's IEEE bits b ({@link Double#doubleToRawLongBits}) give its
@@ -490,7 +498,7 @@ public final class BinsAggregator {
      * dense memory is at most 2 · columns · width · groups · stride longs.
      */
     static Iterator<Tuple2<Integer, byte[]>> partitionByColumn(Iterator<InternalRow> rows,
-            int groupOrdinal, boolean groupIsInt, int[] ordinals, GroupIndex index,
+            int groupOrdinal, int groupType, int[] ordinals, int[] types, GroupIndex index,
             int groups, int shift, int zeroBin, int drop, int stride, int chunk, int width) {
         int columns = ordinals.length;
         long top = 1L << (52 - drop);
@@ -505,7 +513,7 @@ public final class BinsAggregator {
             int n = 0;
             while (n < chunk && rows.hasNext()) {
                 InternalRow r = rows.next();
-                int gi = groupOf(r, groupOrdinal, groupIsInt, index);
+                int gi = groupOf(r, groupOrdinal, groupType, index);
                 if (gi < 0) {
                     continue;
                 }
@@ -515,7 +523,7 @@ public final class BinsAggregator {
                     int o = ordinals[j];
                     // a null as a NaN pattern: skipped below with the non-finite values
                     bits[j][n] = r.isNullAt(o) ? INF_BITS | 1
-                            : Double.doubleToRawLongBits(r.getDouble(o));
+                            : Double.doubleToRawLongBits(value(r, o, types[j]));
                 }
                 n++;
             }
@@ -605,12 +613,71 @@ public final class BinsAggregator {
         }
     }
 
-    /** The row's group index: −1 for a null group or a value not listed. */
-    static int groupOf(InternalRow r, int groupOrdinal, boolean groupIsInt, GroupIndex index) {
+    /** A column's type codes: how {@link #value} and {@link #groupOf} read it. */
+    static final int DOUBLE = 0;
+    static final int FLOAT = 1;
+    static final int LONG = 2;
+    static final int INT = 3;
+    static final int SHORT = 4;
+    static final int BYTE = 5;
+    static final int BOOLEAN = 6;
+
+    /** The types read here, at their codes' indices. */
+    static final DataType[] TYPES = {DataTypes.DoubleType, DataTypes.FloatType,
+        DataTypes.LongType, DataTypes.IntegerType, DataTypes.ShortType, DataTypes.ByteType,
+        DataTypes.BooleanType};
+
+    /** The type code of a numeric or boolean column's type, or −1 (not read here). */
+    static int typeCode(DataType t) {
+        for (int i = 0; i < TYPES.length; i++) {
+            if (t.equals(TYPES[i])) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /** The non-null value at ordinal o as a double, as the Python pass reads it (a cast
+     *  to float64: a long rounded to nearest, a float exact, a boolean 1.0 or 0.0). */
+    static double value(InternalRow r, int o, int type) {
+        switch (type) {
+            case DOUBLE:
+                return r.getDouble(o);
+            case FLOAT:
+                return r.getFloat(o);
+            case LONG:
+                return (double) r.getLong(o);
+            case INT:
+                return r.getInt(o);
+            case SHORT:
+                return r.getShort(o);
+            case BYTE:
+                return r.getByte(o);
+            default:
+                return r.getBoolean(o) ? 1.0 : 0.0;
+        }
+    }
+
+    /** A group value's key in the {@link GroupIndex}: a boolean's 1 or 0, a number's
+     *  float64 bits after adding 0.0 (−0.0 as 0.0; the Python pass compares numbers as
+     *  float64: row_kernels.group_index). */
+    static long groupKey(InternalRow r, int o, int type) {
+        if (type == BOOLEAN) {
+            return r.getBoolean(o) ? 1L : 0L;
+        }
+        return Double.doubleToRawLongBits(value(r, o, type) + 0.0);
+    }
+
+    /** The row's group index: 0 for an ungrouped run (ordinal −1), −1 for a null group or
+     *  a value not listed. */
+    static int groupOf(InternalRow r, int groupOrdinal, int groupType, GroupIndex index) {
+        if (groupOrdinal < 0) {
+            return 0;
+        }
         if (r.isNullAt(groupOrdinal)) {
             return -1;
         }
-        return index.get(groupIsInt ? r.getInt(groupOrdinal) : r.getLong(groupOrdinal));
+        return index.get(groupKey(r, groupOrdinal, groupType));
     }
 
     /** Column j's side of the pattern b: 2j for a negative value (not −0.0), 2j + 1 for
@@ -644,14 +711,14 @@ public final class BinsAggregator {
      *  prototype, uncapped: each (group, column, sign) its own growing table): (group
      *  index, blob) pairs. */
     static Iterator<Tuple2<Integer, byte[]>> partition(Iterator<InternalRow> rows,
-            int groupOrdinal, boolean groupIsInt, int[] ordinals, GroupIndex index,
+            int groupOrdinal, int groupType, int[] ordinals, int[] types, GroupIndex index,
             int groups, int shift, int zeroBin, int drop, int stride) {
         int columns = ordinals.length;
         long top = 1L << (52 - drop);
         Dense[][] tables = new Dense[groups][];
         while (rows.hasNext()) {
             InternalRow r = rows.next();
-            int gi = groupOf(r, groupOrdinal, groupIsInt, index);
+            int gi = groupOf(r, groupOrdinal, groupType, index);
             if (gi < 0) {
                 continue;
             }
@@ -665,7 +732,7 @@ public final class BinsAggregator {
                 if (r.isNullAt(o)) {
                     continue;
                 }
-                long b = Double.doubleToRawLongBits(r.getDouble(o));
+                long b = Double.doubleToRawLongBits(value(r, o, types[j]));
                 int side = side(b, j);
                 if (side >= 0) {
                     int k = bin(b, shift, zeroBin);
@@ -694,8 +761,140 @@ public final class BinsAggregator {
         return out.iterator();
     }
 
+    /** The count's inputs read from {@code dataset}'s schema: the group column's ordinal
+     *  and type code (−1, −1: ungrouped, a null name), each column's ordinal and code. */
+    static final class Input implements Serializable {
+        final int groupOrdinal;
+        final int groupType;
+        final int[] ordinals;
+        final int[] types;
+
+        Input(StructType schema, String groupColumn, String[] columns) {
+            if (groupColumn == null) {
+                groupOrdinal = -1;
+                groupType = -1;
+            } else {
+                groupOrdinal = schema.fieldIndex(groupColumn);
+                groupType = typeCode(schema.fields()[groupOrdinal].dataType());
+                if (groupType < 0) {
+                    throw new IllegalArgumentException(
+                            "the JVM count reads a numeric or boolean group column");
+                }
+            }
+            ordinals = new int[columns.length];
+            types = new int[columns.length];
+            for (int j = 0; j < columns.length; j++) {
+                ordinals[j] = schema.fieldIndex(columns[j]);
+                types[j] = typeCode(schema.fields()[ordinals[j]].dataType());
+                if (types[j] < 0) {
+                    throw new IllegalArgumentException(
+                            "the JVM count reads numeric or boolean columns");
+                }
+            }
+        }
+    }
+
+    /** The version of this kernel: dprect's Python side
+     *  (dprect.engines.spark.jvm_bins.VERSION) uses the class only when they agree. */
+    public static final int VERSION = 1;
+
+    /** {@link #VERSION}, for the Python side's check through py4j. */
+    public static int version() {
+        return VERSION;
+    }
+
+    /** Each partition's (group index, blob) pairs: counted a chunk at a time column by
+     *  column (chunk &gt; 0: {@link #partitionByColumn}) or a row at a time (0). */
+    static JavaPairRDD<Integer, byte[]> partials(JavaRDD<InternalRow> rows, Input in,
+            GroupIndex index, int g, int shift, int zeroBin, int drop, int stride, int chunk,
+            int width) {
+        return rows.mapPartitionsToPair(
+                it -> chunk == 0
+                        ? partition(it, in.groupOrdinal, in.groupType, in.ordinals, in.types,
+                                index, g, shift, zeroBin, drop, stride)
+                        : partitionByColumn(it, in.groupOrdinal, in.groupType, in.ordinals,
+                                in.types, index, g, shift, zeroBin, drop, stride, chunk,
+                                width));
+    }
+
+    /** The partial blobs merged exactly per group on {@code reducers} partitions. */
+    static JavaPairRDD<Integer, Merged> merged(JavaPairRDD<Integer, byte[]> partial, int sides,
+            int stride, int mergedWidth, int reducers) {
+        return partial.combineByKey(
+                blob -> mergeInto(new Merged(sides, stride, mergedWidth), blob, stride),
+                (acc, blob) -> mergeInto(acc, blob, stride),
+                (a, b) -> mergeMerged(a, b, stride),
+                new HashPartitioner(reducers), false, null);
+    }
+
     /**
-     * Runs the count over {@code dataset} (a classic Dataset: the pass's input). Returns,
+     * The product's entry (dprect.engines.spark.jvm_bins.merged_cells): describe's search
+     * bins of every listed group and column of {@code dataset} (a classic Dataset: the
+     * pass's input) counted and merged in the JVM, as a Dataset — not yet run — of one
+     * row per (group, column) with values: {@code g} int (the group's index in
+     * {@code groups}: the listed values' keys, {@link #groupKey}; a null group column name:
+     * one group, 0), {@code c} int (the column's index in {@code columns}), {@code b}
+     * binary: little-endian int64 rows (bin, count, sum of M[, sum of M²'s high 30-bit
+     * word, of its low word]) in increasing bin order. The same rows, cell for cell, as
+     * the Python pass's column_lists (benchmarks/aggregate_jvm_side.py --check,
+     * tests/spark/test_jvm_bins.py).
+     */
+    public static Dataset<Row> cells(Object dataset, String groupColumn, String[] columns,
+            long[] groups, int shift, int zeroBin, int drop, boolean squares, int reducers,
+            int cells, int mergeBins) {
+        org.apache.spark.sql.classic.Dataset<?> ds = (org.apache.spark.sql.classic.Dataset<?>) dataset;
+        Input in = new Input(ds.schema(), groupColumn, columns);
+        final GroupIndex index = new GroupIndex(groups);
+        final int g = groupColumn == null ? 1 : groups.length;
+        final int stride = squares ? 4 : 2;
+        final int width = Math.max(1, cells / Math.max(1, g));
+        JavaRDD<InternalRow> rows = ds.queryExecution().toRdd().toJavaRDD();
+        JavaPairRDD<Integer, Merged> merged = merged(
+                partials(rows, in, index, g, shift, zeroBin, drop, stride, 1 << 14, width),
+                2 * columns.length, stride, Math.max(1, mergeBins), reducers);
+        JavaRDD<Row> out = merged.flatMap(t -> {
+            List<Row> got = new ArrayList<>();
+            int group = t._1();
+            int[] column = {-1};
+            ByteBuffer[] buf = {ByteBuffer.allocate(1 << 12).order(ByteOrder.LITTLE_ENDIAN)};
+            t._2().walkAll((side, k, words) -> {
+                int c = side >> 1;
+                if (c != column[0]) {
+                    if (column[0] >= 0) {
+                        got.add(RowFactory.create(group, column[0],
+                                Arrays.copyOf(buf[0].array(), buf[0].position())));
+                    }
+                    column[0] = c;
+                    buf[0].clear();
+                }
+                if (buf[0].remaining() < 8 * (1 + stride)) {
+                    ByteBuffer more = ByteBuffer.allocate(2 * buf[0].capacity())
+                            .order(ByteOrder.LITTLE_ENDIAN);
+                    more.put(buf[0].array(), 0, buf[0].position());
+                    buf[0] = more;
+                }
+                buf[0].putLong(k);
+                for (long w : words) {
+                    buf[0].putLong(w);
+                }
+            }, stride);
+            if (column[0] >= 0) {
+                got.add(RowFactory.create(group, column[0],
+                        Arrays.copyOf(buf[0].array(), buf[0].position())));
+            }
+            return got.iterator();
+        });
+        StructType schema = new StructType(new StructField[] {
+            DataTypes.createStructField("g", DataTypes.IntegerType, false),
+            DataTypes.createStructField("c", DataTypes.IntegerType, false),
+            DataTypes.createStructField("b", DataTypes.BinaryType, false)});
+        return ds.sparkSession().createDataFrame(out, schema);
+    }
+
+    /**
+     * The benchmark's entry (benchmarks/aggregate_jvm_side.py): the count over
+     * {@code dataset} (a classic Dataset: the pass's input; group keys as
+     * {@link #cells} reads them). Returns,
      * little-endian int64: with {@code collect}, every non-empty (group index, column, bin,
      * count, sum of M[, sum of M²'s high word, of its low word]) in (group, column, bin)
      * order; without, one word: the number of non-empty (group, column, bin) cells.
@@ -713,20 +912,7 @@ public final class BinsAggregator {
             int shift, int zeroBin, int drop, boolean squares, int reducers, boolean collect,
             String part, int cells, int mergeBins) {
         org.apache.spark.sql.classic.Dataset<?> ds = (org.apache.spark.sql.classic.Dataset<?>) dataset;
-        StructType schema = ds.schema();
-        int groupOrdinal = schema.fieldIndex(groupColumn);
-        DataType gt = schema.fields()[groupOrdinal].dataType();
-        boolean groupIsInt = gt.equals(DataTypes.IntegerType);
-        if (!groupIsInt && !gt.equals(DataTypes.LongType)) {
-            throw new IllegalArgumentException("the prototype reads an int or long group column");
-        }
-        int[] ordinals = new int[columns.length];
-        for (int j = 0; j < columns.length; j++) {
-            ordinals[j] = schema.fieldIndex(columns[j]);
-            if (!schema.fields()[ordinals[j]].dataType().equals(DataTypes.DoubleType)) {
-                throw new IllegalArgumentException("the prototype reads double columns");
-            }
-        }
+        Input in = new Input(ds.schema(), groupColumn, columns);
         final GroupIndex index = new GroupIndex(groups);
         final int g = groups.length;
         final int stride = squares ? 4 : 2;
@@ -739,10 +925,11 @@ public final class BinsAggregator {
                 long acc = 0;
                 while (it.hasNext()) {
                     InternalRow r = it.next();
-                    acc ^= groupIsInt ? r.getInt(groupOrdinal) : r.getLong(groupOrdinal);
-                    for (int o : ordinals) {
-                        if (!r.isNullAt(o)) {
-                            acc ^= Double.doubleToRawLongBits(r.getDouble(o));
+                    acc ^= groupOf(r, in.groupOrdinal, in.groupType, index);
+                    for (int j = 0; j < in.ordinals.length; j++) {
+                        if (!r.isNullAt(in.ordinals[j])) {
+                            acc ^= Double.doubleToRawLongBits(value(r, in.ordinals[j],
+                                    in.types[j]));
                         }
                     }
                 }
@@ -752,21 +939,14 @@ public final class BinsAggregator {
         }
         final int chunk = part.startsWith("rows") ? 0 : 1 << 14;
         final String stage = part.startsWith("rows") ? part.substring(4) : part;
-        JavaPairRDD<Integer, byte[]> partial = rows.mapPartitionsToPair(
-                it -> chunk == 0
-                        ? partition(it, groupOrdinal, groupIsInt, ordinals, index, g, shift,
-                                zeroBin, drop, stride)
-                        : partitionByColumn(it, groupOrdinal, groupIsInt, ordinals, index, g,
-                                shift, zeroBin, drop, stride, chunk, width));
+        JavaPairRDD<Integer, byte[]> partial = partials(rows, in, index, g, shift, zeroBin,
+                drop, stride, chunk, width);
         if (stage.equals("partial")) {
             long bytes = partial.map(t -> (long) t._2().length).reduce(Long::sum);
             return ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(bytes).array();
         }
-        JavaPairRDD<Integer, Merged> merged = partial.combineByKey(
-                blob -> mergeInto(new Merged(sides, stride, mergedWidth), blob, stride),
-                (acc, blob) -> mergeInto(acc, blob, stride),
-                (a, b) -> mergeMerged(a, b, stride),
-                new HashPartitioner(reducers), false, null);
+        JavaPairRDD<Integer, Merged> merged = merged(partial, sides, stride, mergedWidth,
+                reducers);
         if (!collect) {
             long found = merged.map(t -> {
                 long[] n = new long[1];

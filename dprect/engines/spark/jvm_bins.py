@@ -1,0 +1,144 @@
+"""The JVM count of describe's search bins (issue #41): the kernel shipped as Java source
+(``jvm/BinsAggregator.java``, package data), its jar and the one call that runs it.
+
+On a classic session whose JVM holds ``dprect.spark.BinsAggregator`` at :data:`VERSION`
+(:func:`~dprect.engines.spark.session.has_bins`), the Spark pass
+(:func:`~dprect.engines.spark.statistics.partial_pass`) counts a run's describe columns
+(the search grid ``FloatBins(SEARCH_BITS)`` with sums, and a variance's square words) in
+the JVM instead of in ``mapInArrow`` (a mixed run's other columns, quantiles or coverage
+bounds, still in ``mapInArrow``; the two partial outputs are merged as one). The JVM's
+count: per row one hash lookup of its group, per value its IEEE bits' search bin and
+truncated significand M (:func:`~dprect.core.describe_stats.significands`) added in place
+to a (column, sign)'s dense bin-major table over every group, capped at
+:data:`DENSE_CELLS` (bin, group) cells, the bins outside in a sparse tail — then each
+partition's tables shuffled by group and merged exactly (int64 ``Math.addExact``: an
+overflow fails the run, never wraps) into at most :data:`MERGE_BINS` dense bins a (group,
+column, sign) and a sparse tail (docs/results.md §5.3b, s36). Only the merged cells go to
+Python (:func:`merged_cells`: one row per (group, column) with values), where
+:func:`~dprect.engines.spark.statistics.jvm_blobs` writes them as the pass's own partial
+blobs; the merge, the blocks and the draws then run as they do after ``mapInArrow``. The
+cells are the pass's :func:`~dprect.engines.spark.statistics.column_lists`, cell for cell
+(tests/spark/test_jvm_bins.py; benchmarks/aggregate_jvm_side.py ``--check``), so a seed
+gives the same release on either route.
+
+Row rules, the pass's: a value is read as float64 (a long rounded to nearest, a float
+exactly, a boolean as 1.0 or 0.0); a null, NaN or ±inf is left out of its column only; a
+row whose group is null or not listed is dropped; numeric groups are compared as float64
+with −0.0 as 0.0 (:func:`group_keys`). Columns or groups of other types (decimal, string)
+take the ``mapInArrow`` pass (:func:`readable`), decided from the schema alone
+(:func:`~dprect.engines.spark.statistics.jvm_route`).
+
+**Build** (``make setup``'s ``bins`` target, or ``python -m dprect.engines.spark.jvm_bins``):
+``javac --release 17`` against the installed pyspark's ``jars/*`` into
+``.jars/spark-<major.minor>/dprect-bins-<VERSION>.jar`` (:func:`build_jar`); the class
+uses Spark's and Scala's Java APIs only, so no Maven. No ``javac``: a warning, and every
+run takes the ``mapInArrow`` pass.
+"""
+
+from __future__ import annotations
+
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import zipfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from dprect.engines.spark.session import BINS_CLASS, BINS_VERSION, bins_jar
+
+#: the kernel's version (BinsAggregator.VERSION must agree; the jar's name carries it) and
+#: its class in the JVM: the session's, which loads and checks them
+VERSION = BINS_VERSION
+CLASS = BINS_CLASS
+#: the kernel's source, shipped as package data
+SOURCE = Path(__file__).resolve().parent / "jvm" / "BinsAggregator.java"
+#: a map-side (column, sign) table's most (bin, group) cells: max(1, this / groups) bins
+#: (131 at 1,000 groups, ~4 MB with a variance's four words; past it, the sparse tail)
+DENSE_CELLS = 1 << 17
+#: a merged (group, column, sign)'s most dense bins (past them, the group's sparse tail)
+MERGE_BINS = 128
+#: the Spark types whose values the JVM count reads (the others: the ``mapInArrow`` pass)
+READABLE = frozenset({"double", "float", "bigint", "int", "smallint", "tinyint", "boolean"})
+
+
+def build_jar(out: Path) -> Path:
+    """:data:`SOURCE` compiled with ``javac --release 17`` against pyspark's jars into
+    ``out`` (again when the source is newer); a :class:`FileNotFoundError` without
+    ``javac``."""
+    import pyspark
+
+    if out.exists() and out.stat().st_mtime >= SOURCE.stat().st_mtime:
+        return out
+    javac = shutil.which("javac")
+    if javac is None:
+        raise FileNotFoundError("no javac on PATH")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    jars = Path(pyspark.__file__).parent / "jars"
+    with tempfile.TemporaryDirectory() as classes:
+        subprocess.run([javac, "-nowarn", "--release", "17", "-cp", f"{jars}/*", "-d",
+                        classes, str(SOURCE)], check=True)
+        tmp = out.with_suffix(".tmp")
+        with zipfile.ZipFile(tmp, "w") as z:
+            for f in sorted(Path(classes).rglob("*.class")):
+                z.write(f, f.relative_to(classes).as_posix())
+        tmp.replace(out)
+    return out
+
+
+def readable(types: Sequence[str], group_type: str | None) -> bool:
+    """Whether the JVM count reads these columns' Spark types (``simpleString``) and the
+    group column's (None: ungrouped) — public: the schema only."""
+    return all(t in READABLE for t in types) and (group_type is None or group_type in READABLE)
+
+
+def group_keys(values: Sequence[Any], kind: str) -> list[int]:
+    """The listed group values (:func:`~dprect.engines.bounds_input.resolve_groups`'
+    floats or booleans) as the JVM's keys (BinsAggregator.groupKey): a boolean's 1 or 0,
+    a number's float64 bits after adding 0.0 (−0.0 as 0.0)."""
+    if kind == "boolean":
+        return [1 if v else 0 for v in values]
+    return [struct.unpack("<q", struct.pack("<d", float(v) + 0.0))[0] for v in values]
+
+
+def merged_cells(df: Any, group_by: str | None, columns: Sequence[str], keys: Sequence[int],
+                 *, shift: int, zero_bin: int, drop: int, squares: bool, reducers: int) -> Any:
+    """BinsAggregator.cells over ``df`` (the pass's input): a DataFrame, not yet run, of
+    one row per (group, column) with values — ``g`` the group's index in ``keys``
+    (:func:`group_keys`; ungrouped: 0), ``c`` the column's index in ``columns``, ``b``
+    little-endian int64 rows (bin, count, Σ M[, Σ of M²'s high 30-bit word, of its low])
+    in bin order — merged on ``reducers`` partitions."""
+    from pyspark.sql import DataFrame
+
+    spark = df.sparkSession
+    gateway = spark.sparkContext._gateway
+    names = gateway.new_array(gateway.jvm.java.lang.String, len(columns))
+    for i, c in enumerate(columns):
+        names[i] = c
+    listed = gateway.new_array(gateway.jvm.long, len(keys))
+    for i, k in enumerate(keys):
+        listed[i] = k
+    jdf = spark.sparkContext._jvm.dprect.spark.BinsAggregator.cells(
+        df._jdf, group_by, names, listed, shift, zero_bin, drop, squares, reducers,
+        DENSE_CELLS, MERGE_BINS)
+    return DataFrame(jdf, spark)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m dprect.engines.spark.jvm_bins``: build the jar into the session's jar
+    cache (:func:`~dprect.engines.spark.session.bins_jar`); without ``javac`` a warning
+    (exit 0: every run then takes the ``mapInArrow`` pass)."""
+    target = bins_jar(existing=False)
+    assert target is not None  # existing=False: the path, there or not
+    try:
+        print(build_jar(target))
+    except FileNotFoundError:
+        print("warning: no javac on PATH: the JVM bin count is not built (describe's bins "
+              "are counted by the mapInArrow pass)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
