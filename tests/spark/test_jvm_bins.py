@@ -30,7 +30,7 @@ from dprect.core.randomness import RandomSource
 from dprect.core.request import Source
 from dprect.core.statistic import QUANTILES, QUERY, SEARCH_GRID
 from dprect.engines.grouped import grouped_statistics
-from dprect.engines.spark import executor_draws, session, statistics
+from dprect.engines.spark import executor_draws, jvm_bins, session, statistics
 from dprect.engines.spark.grouped_route import SparkGroupedRoute
 from dprect.release.aggregate_record import aggregate_record, mixed_record
 
@@ -189,6 +189,22 @@ def test_a_decimal_or_string_input_takes_the_pass(spark, monkeypatch, jvm_calls)
     assert not statistics.jvm_route(dec, spec, ["x"], "g", "numeric")
     assert statistics.jvm_route(dec.selectExpr("g", "CAST(x AS DOUBLE) AS x"), spec, ["x"],
                                 "g", "numeric")
+
+
+def test_many_public_groups_take_the_pass(spark, jvm_calls):
+    """Past MAX_GROUPS listed groups the JVM's dense tables would hold under MERGE_BINS
+    bins a group and its hashed tails grow with the groups: the pass counts them, the
+    same cells (the route decided from the list's length alone)."""
+    assert jvm_bins.MAX_GROUPS == jvm_bins.DENSE_CELLS // jvm_bins.MERGE_BINS == 1024
+    df = spark.createDataFrame([(1, 1.5), (2, 2.5)], "g int, x double")
+    spec = QUERY.spec([SEARCH_GRID], ("count",))
+    assert statistics.jvm_route(df, spec, ["x"], "g", "numeric", jvm_bins.MAX_GROUPS)
+    assert not statistics.jvm_route(df, spec, ["x"], "g", "numeric",
+                                    jvm_bins.MAX_GROUPS + 1)
+    listed = [str(g) for g in range(jvm_bins.MAX_GROUPS + 1)]
+    got = statistics.spark_statistics(df, ["x"], spec, group_by="g", groups=listed)
+    assert jvm_calls == []
+    assert len(got) == len(listed)  # every (group, column) cell, from the pass
 
 
 def test_a_session_is_started_with_the_jar_only_when_it_is_there(monkeypatch, tmp_path):

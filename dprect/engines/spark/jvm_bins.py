@@ -60,6 +60,12 @@ SOURCE = Path(__file__).resolve().parent / "jvm" / "BinsAggregator.java"
 DENSE_CELLS = 1 << 17
 #: a merged (group, column, sign)'s most dense bins (past them, the group's sparse tail)
 MERGE_BINS = 128
+#: the most public groups the JVM count takes: DENSE_CELLS / groups ≥ MERGE_BINS dense bins
+#: a group on the map side (1,024). Past it most values would go to the hashed tails, whose
+#: memory grows with the distinct (group, bin) cells: at 10^6 groups × 8 columns × 10^7
+#: rows the session's 3 GB heap ran out (docs/results.md §5.3b, s37); such runs take the
+#: ``mapInArrow`` pass, whose memory is bounded by its blocks
+MAX_GROUPS = DENSE_CELLS // MERGE_BINS
 #: the Spark types whose values the JVM count reads (the others: the ``mapInArrow`` pass)
 READABLE = frozenset({"double", "float", "bigint", "int", "smallint", "tinyint", "boolean"})
 
@@ -86,6 +92,12 @@ def build_jar(out: Path) -> Path:
                 z.write(f, f.relative_to(classes).as_posix())
         tmp.replace(out)
     return out
+
+
+def takes_groups(groups: int) -> bool:
+    """Whether the JVM count takes a run of ``groups`` public groups (at most
+    :data:`MAX_GROUPS`) — public: the length of the public list."""
+    return groups <= MAX_GROUPS
 
 
 def readable(types: Sequence[str], group_type: str | None) -> bool:

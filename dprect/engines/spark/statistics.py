@@ -99,7 +99,7 @@ from dprect.engines.row_kernels import table_groups
 from dprect.engines.spark import by_value  # noqa: F401  (registers the core's modules)
 from dprect.engines.spark.block_ranges import BlockRanges
 from dprect.engines.spark.checks import label_kind
-from dprect.engines.spark.jvm_bins import group_keys, merged_cells, readable
+from dprect.engines.spark.jvm_bins import group_keys, merged_cells, readable, takes_groups
 from dprect.engines.spark.remote import default_parallelism
 from dprect.engines.spark.session import has_bins
 from dprect.engines.spark.source import SPARK_ERRORS, spark_message
@@ -1373,7 +1373,7 @@ def partial_pass(df: DataFrame, columns: Sequence[str], spec: StatisticsSpec, *,
     ranges = len(blocks) if blocks is not None else \
         max(RANGES_PER_CORE * cores, -(-len(kernel.columns) * count // CELLS_PER_RANGE))
     limits = None if blocks is None else block_limits(kernel, count, blocks)
-    jvm = jvm_route(df, spec, columns, group_by, kind)
+    jvm = jvm_route(df, spec, columns, group_by, kind, count)
     rest = [j for j in range(len(columns)) if j not in set(jvm)]
     body = partial(partial_bins, columns=list(columns), group_column=group_by,
                    group_kind=kind or "", group_values=values, groups=count,
@@ -1398,15 +1398,20 @@ def partial_pass(df: DataFrame, columns: Sequence[str], spec: StatisticsSpec, *,
 
 
 def jvm_route(df: DataFrame, spec: StatisticsSpec, columns: Sequence[str],
-              group_by: str | None, kind: str | None) -> list[int]:
+              group_by: str | None, kind: str | None, groups: int = 1) -> list[int]:
     """The indices of the columns the pass counts in the JVM
     (:mod:`dprect.engines.spark.jvm_bins`): those of describe's (the search grid with
     sums, no at-value rows) whose types the JVM reads, when the group column (of
-    ``kind``) is one it reads and the session's JVM holds the kernel at its version
+    ``kind``) is one it reads, the public ``groups`` are at most
+    :data:`~dprect.engines.spark.jvm_bins.MAX_GROUPS` (:func:`~dprect.engines.spark.
+    jvm_bins.takes_groups`: past them its tables' memory grows with the groups) and the
+    session's JVM holds the kernel at its version
     (:func:`~dprect.engines.spark.session.has_bins`); the others (a mixed run's
-    quantiles or coverage bounds) take ``mapInArrow``. Public: the spec, the schema and
-    the session only; the cells are the same either way."""
+    quantiles or coverage bounds) take ``mapInArrow``. Public: the spec, the schema, the
+    number of public groups and the session only; the cells are the same either way."""
     types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
+    if not takes_groups(groups):
+        return []
     if group_by is not None and (kind not in ("numeric", "boolean")
                                  or not readable([], types[group_by])):
         return []
