@@ -191,16 +191,24 @@ def test_a_decimal_or_string_input_takes_the_pass(spark, monkeypatch, jvm_calls)
                                 "g", "numeric")
 
 
-def test_many_public_groups_take_the_pass(spark, jvm_calls):
+def test_many_public_groups_or_columns_take_the_pass(spark, jvm_calls):
     """Past MAX_GROUPS listed groups the JVM's dense tables would hold under MERGE_BINS
-    bins a group and its hashed tails grow with the groups: the pass counts them, the
-    same cells (the route decided from the list's length alone)."""
+    bins a group and its hashed tails grow with the groups, and past MAX_COLUMNS its
+    tables' worst case grows with the columns: the pass counts them, the same cells (the
+    route decided from the list's length and the spec alone)."""
     assert jvm_bins.MAX_GROUPS == jvm_bins.DENSE_CELLS // jvm_bins.MERGE_BINS == 1024
+    assert jvm_bins.MAX_COLUMNS == 64
     df = spark.createDataFrame([(1, 1.5), (2, 2.5)], "g int, x double")
     spec = QUERY.spec([SEARCH_GRID], ("count",))
     assert statistics.jvm_route(df, spec, ["x"], "g", "numeric", jvm_bins.MAX_GROUPS)
     assert not statistics.jvm_route(df, spec, ["x"], "g", "numeric",
                                     jvm_bins.MAX_GROUPS + 1)
+    names = [f"x{j}" for j in range(jvm_bins.MAX_COLUMNS + 1)]
+    wide = df.selectExpr("g", *[f"x AS {n}" for n in names])
+    many = QUERY.spec([SEARCH_GRID] * len(names), ("count",))
+    fewer = QUERY.spec([SEARCH_GRID] * jvm_bins.MAX_COLUMNS, ("count",))
+    assert statistics.jvm_route(wide, fewer, names[:-1], "g", "numeric", 2)
+    assert not statistics.jvm_route(wide, many, names, "g", "numeric", 2)
     listed = [str(g) for g in range(jvm_bins.MAX_GROUPS + 1)]
     got = statistics.spark_statistics(df, ["x"], spec, group_by="g", groups=listed)
     assert jvm_calls == []

@@ -60,12 +60,18 @@ SOURCE = Path(__file__).resolve().parent / "jvm" / "BinsAggregator.java"
 DENSE_CELLS = 1 << 17
 #: a merged (group, column, sign)'s most dense bins (past them, the group's sparse tail)
 MERGE_BINS = 128
-#: the most public groups the JVM count takes: DENSE_CELLS / groups ≥ MERGE_BINS dense bins
-#: a group on the map side (1,024). Past it most values would go to the hashed tails, whose
-#: memory grows with the distinct (group, bin) cells: at 10^6 groups × 8 columns × 10^7
-#: rows the session's 3 GB heap ran out (docs/results.md §5.3b, s37); such runs take the
-#: ``mapInArrow`` pass, whose memory is bounded by its blocks
+#: the most public groups and columns the JVM count takes in one run, so that its memory
+#: is bounded whatever the values: a map-side (column, sign) table holds at most
+#: DENSE_CELLS (bin, group) cells (4 words each with a variance's squares), the merge side
+#: at most MERGE_BINS dense bins a (group, column, sign) — at MAX_COLUMNS × MAX_GROUPS
+#: about 0.5 GB a running partition and 0.5 GB merged, the shape measured (64 columns ×
+#: 1,000 groups × 10^7 rows, docs/results.md §5.3b). Past MAX_GROUPS = DENSE_CELLS /
+#: MERGE_BINS (1,024) a group gets fewer than MERGE_BINS dense bins and the hashed tails,
+#: whose memory grows with the distinct (group, bin) cells, take most values: at 10^6
+#: groups × 8 columns × 10^7 rows the session's 3 GB heap ran out (s37). Such runs take the
+#: ``mapInArrow`` pass, whose memory is bounded by its blocks.
 MAX_GROUPS = DENSE_CELLS // MERGE_BINS
+MAX_COLUMNS = 64
 #: the Spark types whose values the JVM count reads (the others: the ``mapInArrow`` pass)
 READABLE = frozenset({"double", "float", "bigint", "int", "smallint", "tinyint", "boolean"})
 
@@ -94,10 +100,11 @@ def build_jar(out: Path) -> Path:
     return out
 
 
-def takes_groups(groups: int) -> bool:
-    """Whether the JVM count takes a run of ``groups`` public groups (at most
-    :data:`MAX_GROUPS`) — public: the length of the public list."""
-    return groups <= MAX_GROUPS
+def takes(groups: int, columns: int) -> bool:
+    """Whether the JVM count takes a run of ``groups`` public groups and ``columns``
+    columns to count (at most :data:`MAX_GROUPS` and :data:`MAX_COLUMNS`) — public: the
+    public list's length and the spec."""
+    return groups <= MAX_GROUPS and columns <= MAX_COLUMNS
 
 
 def readable(types: Sequence[str], group_type: str | None) -> bool:

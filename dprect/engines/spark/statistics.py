@@ -99,7 +99,7 @@ from dprect.engines.row_kernels import table_groups
 from dprect.engines.spark import by_value  # noqa: F401  (registers the core's modules)
 from dprect.engines.spark.block_ranges import BlockRanges
 from dprect.engines.spark.checks import label_kind
-from dprect.engines.spark.jvm_bins import group_keys, merged_cells, readable, takes_groups
+from dprect.engines.spark.jvm_bins import group_keys, merged_cells, readable, takes
 from dprect.engines.spark.remote import default_parallelism
 from dprect.engines.spark.session import has_bins
 from dprect.engines.spark.source import SPARK_ERRORS, spark_message
@@ -1402,22 +1402,23 @@ def jvm_route(df: DataFrame, spec: StatisticsSpec, columns: Sequence[str],
     """The indices of the columns the pass counts in the JVM
     (:mod:`dprect.engines.spark.jvm_bins`): those of describe's (the search grid with
     sums, no at-value rows) whose types the JVM reads, when the group column (of
-    ``kind``) is one it reads, the public ``groups`` are at most
-    :data:`~dprect.engines.spark.jvm_bins.MAX_GROUPS` (:func:`~dprect.engines.spark.
-    jvm_bins.takes_groups`: past them its tables' memory grows with the groups) and the
-    session's JVM holds the kernel at its version
+    ``kind``) is one it reads, the public ``groups`` and those columns are at most
+    :data:`~dprect.engines.spark.jvm_bins.MAX_GROUPS` and ``MAX_COLUMNS``
+    (:func:`~dprect.engines.spark.jvm_bins.takes`: its memory bounded whatever the
+    values; else every column takes the pass) and the session's JVM holds the kernel at
+    its version
     (:func:`~dprect.engines.spark.session.has_bins`); the others (a mixed run's
     quantiles or coverage bounds) take ``mapInArrow``. Public: the spec, the schema, the
     number of public groups and the session only; the cells are the same either way."""
     types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
-    if not takes_groups(groups):
-        return []
     if group_by is not None and (kind not in ("numeric", "boolean")
                                  or not readable([], types[group_by])):
         return []
     chosen = [j for j, (c, name) in enumerate(zip(spec.columns, columns, strict=True))
               if c.grid == _GRID and c.sums and not c.at_value and readable([types[name]], None)]
-    return chosen if chosen and has_bins(df.sparkSession) else []
+    if not chosen or not takes(groups, len(chosen)):
+        return []
+    return chosen if has_bins(df.sparkSession) else []
 
 
 def spark_statistics(df: DataFrame, columns: Sequence[str], spec: StatisticsSpec, *,
