@@ -1374,7 +1374,8 @@ def partial_pass(df: DataFrame, columns: Sequence[str], spec: StatisticsSpec, *,
         max(RANGES_PER_CORE * cores, -(-len(kernel.columns) * count // CELLS_PER_RANGE))
     limits = None if blocks is None else block_limits(kernel, count, blocks)
     jvm = jvm_route(df, spec, columns, group_by, kind, count)
-    rest = [j for j in range(len(columns)) if j not in set(jvm)]
+    taken = set(jvm)
+    rest = [j for j in range(len(columns)) if j not in taken]
     body = partial(partial_bins, columns=list(columns), group_column=group_by,
                    group_kind=kind or "", group_values=values, groups=count,
                    ranges=ranges, spec=kernel, layout=layout, limits=limits,
@@ -1406,8 +1407,7 @@ def jvm_route(df: DataFrame, spec: StatisticsSpec, columns: Sequence[str],
     :data:`~dprect.engines.spark.jvm_bins.MAX_GROUPS` and ``MAX_COLUMNS``
     (:func:`~dprect.engines.spark.jvm_bins.takes`: its memory bounded whatever the
     values; else every column takes the pass) and the session's JVM holds the kernel at
-    its version
-    (:func:`~dprect.engines.spark.session.has_bins`); the others (a mixed run's
+    its version (:func:`~dprect.engines.spark.session.has_bins`); the others (a mixed run's
     quantiles or coverage bounds) take ``mapInArrow``. Public: the spec, the schema, the
     number of public groups and the session only; the cells are the same either way."""
     types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
