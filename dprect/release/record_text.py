@@ -19,9 +19,8 @@ writes them): the record's text is its other entries' around the spool's texts."
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
-from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -78,7 +77,7 @@ def item_pieces(keys: Sequence[str], fixed: Mapping[str, str] | None = None) -> 
     """:func:`item_template` cut at its values: the texts before, between and after the
     values' texts (one more than the values), ``fixed`` written in — so the pieces and a
     row's values' texts alternated and joined are the template filled with them, byte for
-    byte (:func:`fill_items`)."""
+    byte (:func:`joined_items` joins them so)."""
     fixed = fixed or {}
     pieces: list[str] = []
     current = "{"
@@ -93,31 +92,18 @@ def item_pieces(keys: Sequence[str], fixed: Mapping[str, str] | None = None) -> 
     return pieces
 
 
-def fill_items(pieces: Sequence[str], texts: Sequence[Sequence[str]]) -> list[str]:
-    """Each row's item: ``pieces`` (:func:`item_pieces`) alternated with the row's values'
-    texts (``texts``: one list a value, the rows in order, all of one length) and joined
-    — ``[template % row for row in zip(*texts)]`` for the same keys' :func:`item_template`,
-    without a template parsed a row (issue #42: a block of tiny groups' ~16,000 items)."""
-    if len(pieces) != len(texts) + 1 or not texts:
-        raise ValueError(f"{len(pieces)} piece(s) for {len(texts)} value(s)")
-    if len({len(t) for t in texts}) != 1:
-        raise ValueError("the values' texts are not of one length")
-    parts: list[Iterable[str]] = [repeat(pieces[0])]
-    for text, piece in zip(texts, pieces[1:], strict=True):
-        parts += [text, repeat(piece)]
-    return list(map("".join, zip(*parts, strict=False)))  # the texts end it (checked)
-
-
 def joined_items(pieces: Sequence[str], texts: Sequence[pa.Array],
                  items: Mapping[int, str] | None = None, level: int = LIST_LEVEL) -> bytes:
-    """:func:`join_items` of :func:`fill_items` (``texts``: each value's texts as an Arrow
-    string array, all of one length and no null), ASCII-encoded, made in Arrow: each
-    row's item the pieces and its texts joined element-wise
+    """:func:`join_items` of every row's item — ``pieces`` (:func:`item_pieces`) alternated
+    with the row's values' texts and joined, i.e. :func:`item_template` filled with them —
+    (``texts``: each value's texts as an Arrow string array, all of one length and no
+    null), ASCII-encoded, made in Arrow: each row's item the pieces and its texts joined
+    element-wise
     (``binary_join_element_wise``), the list's separator after each, ``items`` (row → its
     item's whole text: a row made apart) put in their rows, and the strings' one data
     buffer read as the list's text less the last separator — the same bytes as
-    ``join_items(fill_items(pieces, [t.to_pylist() for t in texts])).encode()`` with the
-    rows of ``items`` replaced, with no Python string a row (issue #42)."""
+    ``join_items([template % row for row in zip(*texts)]).encode()`` (the lists' Python
+    texts) with the rows of ``items`` replaced, with no Python string a row (issue #42)."""
     if len(pieces) != len(texts) + 1 or not texts:
         raise ValueError(f"{len(pieces)} piece(s) for {len(texts)} value(s)")
     n = len(texts[0])
@@ -306,6 +292,6 @@ def ledger_text(record: dict[str, Any]) -> str:
     return record_text(record) if _long(record) else json.dumps(record)
 
 
-__all__ = ["BOOL_TEXTS", "COMPACT_ITEMS", "LIST_LEVEL", "fill_items", "item_lines",
+__all__ = ["BOOL_TEXTS", "COMPACT_ITEMS", "LIST_LEVEL", "item_lines",
            "item_pieces", "item_template", "join_items", "joined_items", "ledger_chunks",
            "ledger_text", "record_chunks", "record_text", "value_texts"]

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import pickle
+from collections.abc import Iterable, Sequence
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -137,6 +139,21 @@ def test_an_item_template_gives_the_encoders_text() -> None:
     assert template % tuple(texts) == item_lines([row])
 
 
+def fill_items(pieces: Sequence[str], texts: Sequence[Sequence[str]]) -> list[str]:
+    """The reference for record_text.joined_items: each row's item, ``pieces``
+    (item_pieces) alternated with the row's values' texts (``texts``: one list a value,
+    the rows in order, all of one length) and joined — ``[template % row for row in
+    zip(*texts)]`` for the same keys' item_template, in Python strings."""
+    if len(pieces) != len(texts) + 1 or not texts:
+        raise ValueError(f"{len(pieces)} piece(s) for {len(texts)} value(s)")
+    if len({len(t) for t in texts}) != 1:
+        raise ValueError("the values' texts are not of one length")
+    parts: list[Iterable[str]] = [repeat(pieces[0])]
+    for text, piece in zip(texts, pieces[1:], strict=True):
+        parts += [text, repeat(piece)]
+    return list(map("".join, zip(*parts, strict=False)))  # the texts end it (checked)
+
+
 @pytest.mark.parametrize("fixed", [{}, {"y%": "null"}, {"g%s": '"a%%d"', "z": "null"},
                                    {"x": "1.5", "f": "true", "z": "-0.0"}])
 def test_filled_pieces_are_the_filled_template(fixed: dict[str, str]) -> None:
@@ -145,7 +162,6 @@ def test_filled_pieces_are_the_filled_template(fixed: dict[str, str]) -> None:
     a key or a text, fixed fields first, between and last; texts of unequal lengths or a
     piece too few refused."""
     from dprect.release.record_text import (
-        fill_items,
         item_lines,
         item_pieces,
         item_template,
@@ -183,7 +199,6 @@ def test_joined_items_are_the_joined_filled_items(fixed: dict[str, str], n: int,
     import pyarrow as pa
 
     from dprect.release.record_text import (
-        fill_items,
         item_lines,
         item_pieces,
         join_items,
