@@ -279,14 +279,14 @@ def test_every_word_from_one_encoding_equals_each_word_counted_alone():
                                         DROPPED_BITS, 1 << 22, words)
         assert got is not None
         assert len(got[3]) == len(words)
-        for word, summed in zip(words, got[3], strict=True):
+        for word, word_sums in zip(words, got[3], strict=True):
             alone = describe_jit.column_bins(x, g, groups, GRID.shift, GRID.size // 2,
                                              DROPPED_BITS, 1 << 22, word)
             assert alone is not None
             added = m if word == 0 else square_words(m)[word - 1]
             gg, b, c, s = chunk_counts(g, GRID.encode(x), added)
             order = np.lexsort((b, gg))
-            for a, one, want in zip((*got[:3], summed), alone,
+            for a, one, want in zip((*got[:3], word_sums), alone,
                                     (gg[order], b[order], c[order], s[order]), strict=True):
                 assert np.array_equal(a, one)
                 assert np.array_equal(a, want)
@@ -567,3 +567,25 @@ def test_the_compiled_packed_count_leaves_negative_groups_to_numpy():
     assert int(want[0].min()) == -3
     for a, b in zip(got, want, strict=True):
         assert a.dtype == b.dtype and np.array_equal(a, b)
+
+
+def test_the_row_steps_are_the_numpy_encoding_and_stay_plain_python():
+    """The steps both bin kernels call compiled (_decode, _word: jit.compile_kernel's
+    ``calls``) give, run as plain Python, each value's FloatBins(SEARCH_BITS) bin, its
+    truncated significand and its square's words as numpy does — and compiling the
+    kernels leaves them plain functions in the module (the kernels are compiled over a
+    copy of its globals)."""
+    rs = np.random.default_rng(12)
+    x = np.concatenate([SPECIALS, rs.normal(0.0, 1.0, 300) * 10.0 ** rs.integers(-300, 300, 300)])
+    bits = x.view(np.int64)
+    assert describe_jit.compiled() is not None
+    step = describe_jit._decode
+    assert type(step) is type(_numpy_lists) and type(describe_jit._word) is type(_numpy_lists)
+    got = [step(int(b), GRID.shift, GRID.size // 2, DROPPED_BITS) for b in bits.tolist()]
+    m = significands(bits)
+    assert [k for _, k, _ in got] == GRID.encode(x).tolist()
+    assert [v for _, _, v in got] == m.tolist()
+    assert [bool(n) for n, _, _ in got] == (GRID.encode(x) < GRID.size // 2).tolist()
+    hi, lo = square_words(m)
+    for word, want in ((0, m), (1, hi), (2, lo)):
+        assert [describe_jit._word(v, word) for v in m.tolist()] == want.tolist()
