@@ -190,7 +190,9 @@ def base_packing(run: dict[str, Any], ref: str) -> Any:
 
     def pack(result: Any) -> bytes:
         fields = base.block_fields(result)
-        return pack_block(len(fields), fields.item_lines(),
+        text = fields.item_bytes() if hasattr(fields, "item_bytes") \
+            else fields.item_lines()  # a tree before item_bytes
+        return pack_block(len(fields), text,
                           fields.table(base.SHAPES[method], base.record_plan(result)).batch,
                           LEVEL)
 

@@ -141,7 +141,7 @@ def test_released_run_id_is_idempotent(tmp_path):
     result = {"method": "randmargins", "lower": [1.0], "upper": [2.0]}
     assert led.release("ds", "r1", result) == result
     again = led.reserve("ds", "r1", epsilon=0.5, delta=1e-7, **REQ)
-    assert again.already_released and again.previous_result == result and not again.new_charge
+    assert again.previous_result == result and not again.new_charge
     assert led.spent("ds").epsilon == pytest.approx(0.5)
     # a second release of the same run id returns the first one's result
     assert led.release("ds", "r1", {"method": "other"}) == result
@@ -153,7 +153,7 @@ def test_failed_run_id_is_retried_under_one_charge(tmp_path):
     led.fail("ds", "r1", "boom")
     assert led.run("ds", "r1").status == "failed"
     retry = led.reserve("ds", "r1", epsilon=0.5, delta=1e-7, **REQ)
-    assert not retry.new_charge and not retry.already_released
+    assert not retry.new_charge and retry.previous_result is None
     assert led.spent("ds").epsilon == pytest.approx(0.5)
     with pytest.raises(LedgerError, match="cannot ask for more"):
         led.reserve("ds", "r1", epsilon=0.9, delta=1e-7, **REQ)
