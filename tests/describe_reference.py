@@ -32,12 +32,19 @@ from dprect.core.aggregates import (
     exact_step,
     integer_sum,
 )
-from dprect.core.describe_stats import truncated_value
+from dprect.core.describe_stats import CellGrid, CellStatistics, truncated_value, unpack
 from dprect.core.domains import FloatBins
 from dprect.core.intervals import query_intervals
 from dprect.core.randomness import RandomSource
 from dprect.core.step_exponential import draw_step
-from dprect.core.tail_bounds import CandidateStream, candidates, draw_centre, tail_counts
+from dprect.core.tail_bounds import (
+    SEARCH_BITS,
+    CandidateStream,
+    Side,
+    candidates,
+    draw_centre,
+    tail_counts,
+)
 
 
 def centred_integer_sum(values: np.ndarray, lower: float, upper: float, pivot: float,
@@ -192,3 +199,35 @@ def centre_outside(x: np.ndarray, centre_epsilon: float) -> float:
                                                  pieces.sizes, strict=True)
                  if lo <= int(st) and int(st) + int(sz) - 1 <= hi)
     return 1.0 - inside
+
+
+# -- a cell's tails from its statistics, interval by interval (docs: describe_stats' notes, (b))
+def interval_counts(stats: CellStatistics, grid: CellGrid) -> np.ndarray:
+    """Rows per interval −nL … nU (index i + nL). Moved here, with :func:`side_tails` and
+    :func:`edges_hold`, from dprect/core/describe_stats.py, which reads the tails from the
+    statistics alone (``data_tails``)."""
+    interval, _ = unpack(stats.keys)
+    out = np.zeros(len(grid.lower) + len(grid.upper) + 1, dtype=np.int64)
+    np.add.at(out, interval + grid.below, stats.counts)
+    return out
+
+
+def side_tails(counts: np.ndarray, grid: CellGrid, side: Side) -> np.ndarray:
+    """The tail count at every candidate of ``side``: #{x < L_k} = #{i ≤ −k − 1} or
+    #{x > U_k} = #{i ≥ k + 1} (``counts`` from :func:`interval_counts`)."""
+    nl = grid.below
+    if side == "lower":  # k = 0 … nL − 1: the intervals −nL … −k − 1
+        return np.cumsum(counts[:nl])[::-1].astype(np.int64)
+    return np.cumsum(counts[nl + 1:][::-1])[::-1].astype(np.int64)
+
+
+def edges_hold(grid: CellGrid) -> bool:
+    """Whether every lower candidate is the smallest float of its ``FloatBins(SEARCH_BITS)``
+    bin and every upper one the largest (the sum's exactness rests on it; a public fact
+    about ``tail_bounds.candidates``)."""
+    search = FloatBins(SEARCH_BITS)
+    lo_bins, up_bins = search.encode(grid.lower), search.encode(grid.upper)
+    with np.errstate(over="ignore"):
+        below = search.encode(np.nextafter(grid.lower, -np.inf))
+        above = search.encode(np.nextafter(grid.upper, np.inf))
+    return bool(np.array_equal(below, lo_bins - 1) and np.array_equal(above, up_bins + 1))

@@ -428,12 +428,6 @@ class DescribePlan:
         return max(self.rows_needed_by.values())
 
     @property
-    def rows_needed_per_column(self) -> tuple[int, ...]:
-        """:attr:`rows_needed` for each column, in column order (the same value: the
-        budget is split evenly)."""
-        return (self.rows_needed,) * self.columns
-
-    @property
     def clip_limit(self) -> float | None:
         """Issue #23's per-side clipping limit 1/(2ε_S) + 20/ε_b (ε_b = the bounds' ε per
         column), or None for bounds alone (no sum)."""

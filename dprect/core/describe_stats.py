@@ -17,7 +17,7 @@ The mechanism needs, per (group, column):
     u_k + 1. The sorted cuts ℓ_{nL−1} < … < ℓ_0 ≤ u_0 < u_0 + 1 < … < u_{nU−1} + 1 split
     the line into intervals; a row's interval is i(x) = #{cuts ≤ bin(x)} − nL ∈ [−nL, nU]
     (:func:`row_intervals`), and the tail counts are #{x < L_k} = #{i(x) ≤ −k − 1} and
-    #{x > U_k} = #{i(x) ≥ k + 1} (:func:`side_tails`): per-interval counts suffice;
+    #{x > U_k} = #{i(x) ≥ k + 1} (:func:`data_tails`): per-interval counts suffice;
 (c) **the clamped sum.** Each row is first truncated toward zero to
     ``SIGNIFICANT_BITS`` = 30 significant bits (the low 23 bits of its float64 bit
     pattern cleared): x̃ = ±M·2^(e − 1052) with M < 2^30 an integer and e = max(E, 1)
@@ -60,7 +60,6 @@ from dprect.core.tail_bounds import (
     CENTRE_BITS,
     SEARCH_BITS,
     CandidateStream,
-    Side,
     bin_edges,
     shared_streams,
     side_candidates,
@@ -109,20 +108,9 @@ class CellGrid:
         return len(self.lower)
 
 
-def edges_hold(grid: CellGrid) -> bool:
-    """Whether every lower candidate is the smallest float of its ``FloatBins(SEARCH_BITS)``
-    bin and every upper one the largest (the sum's exactness rests on it; a public fact
-    about :func:`~dprect.core.tail_bounds.candidates`, checked by the tests)."""
-    lo_bins, up_bins = _SEARCH_GRID.encode(grid.lower), _SEARCH_GRID.encode(grid.upper)
-    with np.errstate(over="ignore"):
-        below = _SEARCH_GRID.encode(np.nextafter(grid.lower, -np.inf))
-        above = _SEARCH_GRID.encode(np.nextafter(grid.upper, np.inf))
-    return bool(np.array_equal(below, lo_bins - 1) and np.array_equal(above, up_bins + 1))
-
-
 def make_cell_grid(centre: float) -> CellGrid:
     """The candidates of both sides of ``centre`` and their ``FloatBins(SEARCH_BITS)``
-    cuts (every candidate a bin edge: :func:`edges_hold`). Uncached: what the Spark
+    cuts (every candidate a bin edge, checked by the tests). Uncached: what the Spark
     kernel calls (:func:`cell_grid` is the cached form)."""
     lower = side_candidates(float(centre), "lower")
     upper = side_candidates(float(centre), "upper")
@@ -981,23 +969,6 @@ def bin_blocks(bins: Mapping[tuple[int, int], BinStatistics], columns: int,
 
 
 # -- what the mechanism reads -----------------------------------------------------------------
-def interval_counts(stats: CellStatistics, grid: CellGrid) -> np.ndarray:
-    """Rows per interval −nL … nU (index i + nL)."""
-    interval, _ = unpack(stats.keys)
-    out = np.zeros(len(grid.lower) + len(grid.upper) + 1, dtype=np.int64)
-    np.add.at(out, interval + grid.below, stats.counts)
-    return out
-
-
-def side_tails(counts: np.ndarray, grid: CellGrid, side: Side) -> np.ndarray:
-    """The tail count at every candidate of ``side``: #{x < L_k} = #{i ≤ −k − 1} or
-    #{x > U_k} = #{i ≥ k + 1} (``counts`` from :func:`interval_counts`)."""
-    nl = grid.below
-    if side == "lower":  # k = 0 … nL − 1: the intervals −nL … −k − 1
-        return np.cumsum(counts[:nl])[::-1].astype(np.int64)
-    return np.cumsum(counts[nl + 1:][::-1])[::-1].astype(np.int64)
-
-
 def joined_tails(cells: Sequence[CellStatistics]
                  ) -> tuple[list[tuple[np.ndarray, np.ndarray]],
                             tuple[np.ndarray, np.ndarray]] | None:
@@ -1033,7 +1004,7 @@ def joined_tails_of(keys: np.ndarray, counts: np.ndarray, at: np.ndarray
 
 
 def data_tails(stats: CellStatistics) -> tuple[np.ndarray, np.ndarray]:
-    """The lower and the upper side's tail counts (:func:`side_tails`) at the candidates
+    """The lower and the upper side's tail counts (module notes, (b)) at the candidates
     k = 0 … D − 1 up to the farthest interval holding rows on that side, from the
     statistics alone: every tail count beyond is 0, so no grid is needed (the side's draw,
     :func:`~dprect.core.step_exponential.draw_step`, reads the candidates past them from a
@@ -1195,10 +1166,10 @@ __all__ = ["DROPPED_BITS", "EXACT_ROWS", "EXPONENT_BIAS", "EXPONENT_BITS", "INTE
            "SUM_WORD", "BinBlock", "CellCuts", "CellGrid", "CellStatistics", "JointCuts",
            "bin_blocks", "bin_squares", "cell_cuts", "cell_grid", "cell_statistics",
            "centre_counts", "centred_sum", "centred_sum_at", "centred_sum_dyadic",
-           "column_statistics", "data_tails", "dyadic", "edges_hold", "exact_by_key",
-           "from_words", "hist_rows", "interval_counts", "joined_tails_of", "joint_cuts",
+           "column_statistics", "data_tails", "dyadic", "exact_by_key",
+           "from_words", "hist_rows", "joined_tails_of", "joint_cuts",
            "joint_intervals", "joint_keys", "joint_positions", "make_cell_grid",
            "merge_histograms",
-           "pack", "range_cuts", "row_intervals", "side_tails", "square_words",
+           "pack", "range_cuts", "row_intervals", "square_words",
            "sum_by_key", "sum_words", "sums_array", "truncated", "truncated_value", "unpack",
            "words_sum"]

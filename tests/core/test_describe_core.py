@@ -672,7 +672,6 @@ def test_rows_needed_is_stated_printed_and_exposed():
         assert p.rows_needed_by == (need if p.min_count is not None else
                                     bounds.rows_needed_by)
         assert p.rows_needed == max(p.rows_needed_by.values())
-        assert p.rows_needed_per_column == (p.rows_needed,) * p.columns
         assert f"rows needed: {p.rows_needed:,} per group" in p.table()
         assert p.to_json()["rows_needed"] == p.rows_needed
     # the centre's statement: the centre at its plan's ε, on centre_rows rows, lies in the
