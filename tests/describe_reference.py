@@ -32,7 +32,17 @@ from dprect.core.aggregates import (
     exact_step,
     integer_sum,
 )
-from dprect.core.describe_stats import CellGrid, CellStatistics, truncated_value, unpack
+from dprect.core.describe_stats import (
+    PACKED_BITS,
+    BinStatistics,
+    CellCuts,
+    CellGrid,
+    CellStatistics,
+    joint_cuts,
+    joint_statistics_from_bins,
+    truncated_value,
+    unpack,
+)
 from dprect.core.domains import FloatBins
 from dprect.core.intervals import query_intervals
 from dprect.core.randomness import RandomSource
@@ -231,3 +241,15 @@ def edges_hold(grid: CellGrid) -> bool:
         below = search.encode(np.nextafter(grid.lower, -np.inf))
         above = search.encode(np.nextafter(grid.upper, np.inf))
     return bool(np.array_equal(below, lo_bins - 1) and np.array_equal(above, up_bins + 1))
+
+
+def statistics_from_bins(stats: BinStatistics, cuts: CellCuts) -> CellStatistics:
+    """The :class:`CellStatistics` of one cell from its :class:`BinStatistics` under its
+    centre's ``cuts`` (``cell_cuts`` or ``range_cuts`` over a range holding every bin):
+    ``joint_statistics_from_bins`` of that one cell — each bin's counts and sums to its
+    (interval, exponent), exactly what ``cell_statistics`` sums row by row. Moved here
+    from dprect/core/describe_stats.py (the product reads every cell of a column at once,
+    ``statistics_of_cells``)."""
+    keys, n, s = joint_statistics_from_bins(np.zeros(len(stats.bins), dtype=np.int64),
+                                            stats, joint_cuts([cuts]))
+    return CellStatistics(keys & ((1 << PACKED_BITS) - 1), n, s)

@@ -402,7 +402,7 @@ class BinStatistics:
     (:func:`bin_statistics`). A search bin lies inside one binade, so its rows share the
     exponent e (:func:`bin_exponents`), and every candidate is a search-bin edge, so a bin
     lies inside one interval whatever the centre: the cell's :class:`CellStatistics` given
-    any centre are these summed by (interval, e) (:func:`statistics_from_bins`), and its
+    any centre are these summed by (interval, e) (:func:`statistics_of_cells`), and its
     centre histogram is these coarsened (:func:`centre_counts_from_bins`, as the centre
     grid is coarser). So one pass over the rows serves the centre, both searches and the
     clamped sum (docs/privacy.md §11)."""
@@ -503,7 +503,8 @@ def joint_statistics_from_bins(cell: np.ndarray, stats: BinStatistics, cuts: Joi
                                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Several cells' statistics at once: entry r of ``stats`` belongs to cell ``cell[r]``
     of ``cuts``; returns sorted unique keys cell << PACKED_BITS | pack(interval, e) with
-    their counts and sums (:func:`statistics_from_bins`, one search for all cells)."""
+    their counts and sums (each bin's to its (interval, e) under its cell's cuts, what
+    :func:`cell_statistics` sums row by row; one search for all cells)."""
     return sum_by_key(joint_keys(cell, stats, cuts), stats.sums, stats.counts)
 
 
@@ -514,16 +515,6 @@ def joint_keys(cell: np.ndarray, stats: BinStatistics, cuts: JointCuts) -> np.nd
     pos = bin_positions(stats.bins, cell, cuts)
     interval = pos - cuts.starts[cell] + cuts.base[cell] if len(cell) else pos
     return (cell << PACKED_BITS) | pack(interval, bin_exponents(stats.bins))
-
-
-def statistics_from_bins(stats: BinStatistics, cuts: CellCuts) -> CellStatistics:
-    """The :class:`CellStatistics` of a cell from its :class:`BinStatistics` under its
-    centre's ``cuts`` (:func:`cell_cuts` or :func:`range_cuts` over a range holding every
-    bin): each bin's counts and sums go to its (interval, exponent), exactly what
-    :func:`cell_statistics` sums row by row."""
-    keys, n, s = joint_statistics_from_bins(np.zeros(len(stats.bins), dtype=np.int64),
-                                            stats, joint_cuts([cuts]))
-    return CellStatistics(keys & ((1 << PACKED_BITS) - 1), n, s)
 
 
 def statistics_of_cells(bins: Mapping[tuple[int, int], BinStatistics],

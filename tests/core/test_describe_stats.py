@@ -16,6 +16,7 @@ from describe_reference import (
     interval_counts,
     reference_describe,
     side_tails,
+    statistics_from_bins,
 )
 
 from dprect.core import aggregates, describe_stats
@@ -335,7 +336,7 @@ def test_the_statistics_from_search_bins_are_the_rows():
         for c in [*CENTRES, float(np.median(x)), float(x.max()), float(x.min())]:
             want = cell_statistics(x, c)
             for cuts in (cell_cuts(cell_grid(c)), range_cuts(c, lo, hi)):
-                got = describe_stats.statistics_from_bins(bins, cuts)
+                got = statistics_from_bins(bins, cuts)
                 assert np.array_equal(got.keys, want.keys), c
                 assert np.array_equal(got.counts, want.counts), c
                 assert np.array_equal(got.sums, want.sums), c
@@ -392,7 +393,7 @@ def test_bins_to_cells_are_exact_past_the_wrap():
     bins = np.arange(first, first + 3, dtype=np.int64)
     assert len(set(describe_stats.bin_exponents(bins).tolist())) == 1
     stats = describe_stats.BinStatistics(bins, np.array([_N] * 3), np.array([_PART] * 3))
-    cell = describe_stats.statistics_from_bins(
+    cell = statistics_from_bins(
         stats, describe_stats.CellCuts(np.zeros(0, dtype=np.int64), 0))
     assert cell.counts.tolist() == [3 * _N] and int(cell.sums[0]) == 3 * _PART
     # the clamped sum with every row between the bounds: Σ M·2^(e − bias) − n·p, exactly
