@@ -29,8 +29,6 @@ from dprect.core.aggregates import (
     Cell,
     DescribePlan,
     choose_pivot,
-    exact_step,
-    integer_sum,
 )
 from dprect.core.describe_stats import (
     PACKED_BITS,
@@ -44,6 +42,7 @@ from dprect.core.describe_stats import (
     unpack,
 )
 from dprect.core.domains import FloatBins
+from dprect.core.interior_point import sample_unimodal
 from dprect.core.intervals import query_intervals
 from dprect.core.randomness import RandomSource
 from dprect.core.step_exponential import draw_step
@@ -52,17 +51,43 @@ from dprect.core.tail_bounds import (
     CandidateStream,
     Side,
     candidates,
-    draw_centre,
+    centre_pieces,
+    centre_value,
     tail_counts,
 )
+
+
+def draw_centre(values: np.ndarray, rate: Fraction, rng: RandomSource) -> float:
+    """The private centre of a cell's sorted ``values``: a bin drawn ∝ exp(rate·depth)
+    (rate = ε_c/2, exact) from the rows' pieces — what the product draws from the centre
+    grid's histogram (``tail_bounds.draw_centre_from_counts``). Moved here from
+    dprect/core/tail_bounds.py."""
+    return centre_value(sample_unimodal(centre_pieces(values), rate, rng))
+
+
+def exact_step(lower: float, upper: float, pivot: float, sensitivity: int) -> Fraction:
+    """γ = w/k exactly, w = max(U − p, p − L) in rationals (so |clamp(x) − p| ≤ k·γ holds
+    without rounding). Moved here, with :func:`integer_sum`, from dprect/core/aggregates.py,
+    whose release computes both on integers (``_sum_and_step``)."""
+    lo, hi, p = Fraction(lower), Fraction(upper), Fraction(pivot)
+    return max(hi - p, p - lo, Fraction(0)) / int(sensitivity)
+
+
+def integer_sum(centred: Fraction, step: Fraction) -> int:
+    """S = ⌊T/γ + 1/2⌋ (0 when γ = 0). ⌊· + 1/2⌋ is non-decreasing and commutes with
+    adding an integer, so if a row moves T by at most k·γ, S moves by at most k."""
+    if step <= 0:
+        return 0
+    q = centred / step + Fraction(1, 2)
+    return q.numerator // q.denominator
 
 
 def centred_integer_sum(values: np.ndarray, lower: float, upper: float, pivot: float,
                         sensitivity: int = 1 << SUM_FRACTION_BITS) -> int:
     """S = ⌊Σ (clamp(x̃, L, U) − p)/γ + 1/2⌋ computed row by row in rationals (x̃: x
     truncated to 30 significant bits, :func:`~dprect.core.describe_stats.truncated_value`;
-    γ = :func:`~dprect.core.aggregates.exact_step`): the direct reference the statistics'
-    route (:func:`~dprect.core.describe_stats.centred_sum`) equals. Slow: for tests."""
+    γ = :func:`exact_step`): the direct reference the statistics'
+    route (:func:`~dprect.core.describe_stats.centred_sum_at`) equals. Slow: for tests."""
     x = truncated_value(np.asarray(values, dtype=np.float64))
     if not len(x) or upper < lower:
         return 0

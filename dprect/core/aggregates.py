@@ -828,22 +828,6 @@ def pivot_share(count_epsilon: float, sum_epsilon: float) -> float:
         return 1.0 / (1.0 + ratio * ratio)
 
 
-def exact_step(lower: float, upper: float, pivot: float, sensitivity: int) -> Fraction:
-    """γ = w/k exactly, w = max(U − p, p − L) in rationals (so |clamp(x) − p| ≤ k·γ holds
-    without rounding)."""
-    lo, hi, p = Fraction(lower), Fraction(upper), Fraction(pivot)
-    return max(hi - p, p - lo, Fraction(0)) / int(sensitivity)
-
-
-def integer_sum(centred: Fraction, step: Fraction) -> int:
-    """S = ⌊T/γ + 1/2⌋ (0 when γ = 0). ⌊· + 1/2⌋ is non-decreasing and commutes with
-    adding an integer, so if a row moves T by at most k·γ, S moves by at most k."""
-    if step <= 0:
-        return 0
-    q = centred / step + Fraction(1, 2)
-    return q.numerator // q.denominator
-
-
 # -- the run, block by block (the draw order is the module docstring's) ------------------------
 #: about how many sampler calls a describe cell makes (measured: 11 to 14 with 20 to 2,000
 #: rows a cell): a block announces its cells × this (public), so that a process loads the
@@ -1704,8 +1688,12 @@ _LARGEST = float(np.finfo(np.float64).max)
 
 def _sum_and_step(stats: CellStatistics, lower_step: int, upper_step: int, lower: float,
                   upper: float, pivot: float, sensitivity: int) -> tuple[int, float]:
-    """(S, γ as a float) of :func:`integer_sum` ``(centred_sum_at(…), exact_step(…))``
-    and of ``float(exact_step(…))`` (0 when that overflows), on integers: T = acc·2^base
+    """(S, γ as a float): S = ⌊T/γ + 1/2⌋ (0 when γ = 0) for T = ``centred_sum_at(…)`` and
+    γ = w/k exactly, w = max(U − p, p − L, 0) (so |clamp(x) − p| ≤ k·γ holds without
+    rounding; ⌊· + 1/2⌋ is non-decreasing and commutes with adding an integer, so a row
+    that moves T by at most k·γ moves S by at most k), and float(γ) (0 when that
+    overflows) — the rationals' values (tests/describe_reference.py's ``exact_step`` and
+    ``integer_sum``), computed on integers: T = acc·2^base
     and w = max(U − p, p − L, 0) = W·2^e are dyadic, so S = ⌊T·k/w + 1/2⌋ =
     ⌊(2·num + den)/(2·den)⌋ with T·k/w = num/den, and float(w/k) is the correctly
     rounded quotient of two integers (as Fraction's float is). No Fraction objects: the
@@ -1857,12 +1845,10 @@ __all__ = [
     "describe_blocks",
     "describe_cell",
     "describe_stream",
-    "exact_step",
     "finish_cell",
     "finish_small",
     "group_blocks",
     "grouped_side_bins",
-    "integer_sum",
     "merge_histograms",
     "pivot_share",
     "plan_describe",

@@ -30,7 +30,7 @@ The mechanism needs, per (group, column):
     keep the row count and the exact sum of the signed M (|Σ M| < n·2^30: an int64 below
     2^33 rows per entry, :data:`EXACT_ROWS`; from there on a Python integer, summed in
     two int64 words, :func:`sum_by_key`), so T = Σ clamp(x̃, L, U) − n·p is an exact rational
-    (:func:`centred_sum`): T = n_low·L + n_high·U + Σ_e S_e·2^(e − 1052) − n·p.
+    (:func:`centred_sum_at`): T = n_low·L + n_high·U + Σ_e S_e·2^(e − 1052) − n·p.
 
 The statistics of disjoint row sets add (keys, counts and sums summed per key), which is
 what lets an engine count partitions apart and sum them. (a) and (b)–(c) for every centre
@@ -1068,18 +1068,11 @@ def _data_tails_scalar(keys: list[int], counts: list[int]
     return out[0], out[1]
 
 
-def centred_sum(stats: CellStatistics, grid: CellGrid, lower_step: int, upper_step: int,
-                pivot: float) -> Fraction:
-    """T = Σ clamp(x̃, L, U) − n·p exactly, for L = the lower candidate ``lower_step``,
-    U = the upper candidate ``upper_step`` (module notes, (c))."""
-    return centred_sum_at(stats, lower_step, upper_step, float(grid.lower[lower_step]),
-                          float(grid.upper[upper_step]), pivot)
-
-
 def centred_sum_at(stats: CellStatistics, lower_step: int, upper_step: int, lower: float,
                    upper: float, pivot: float) -> Fraction:
-    """:func:`centred_sum` given the two candidates' values ``lower`` = L_a and
-    ``upper`` = U_b themselves (a = ``lower_step``, b = ``upper_step``)."""
+    """T = Σ clamp(x̃, L, U) − n·p exactly (module notes, (c)), for L = the lower
+    candidate a = ``lower_step`` and U = the upper candidate b = ``upper_step``, given by
+    their values ``lower`` = L_a and ``upper`` = U_b."""
     acc, base = centred_sum_dyadic(stats, lower_step, upper_step, lower, upper, pivot)
     return Fraction(acc, 1 << -base) if base < 0 else Fraction(acc << base)
 
@@ -1156,7 +1149,7 @@ __all__ = ["DROPPED_BITS", "EXACT_ROWS", "EXPONENT_BIAS", "EXPONENT_BITS", "INTE
            "SIGNIFICANT_BITS", "SQUARE_WORD",
            "SUM_WORD", "BinBlock", "CellCuts", "CellGrid", "CellStatistics", "JointCuts",
            "bin_blocks", "bin_squares", "cell_cuts", "cell_grid", "cell_statistics",
-           "centre_counts", "centred_sum", "centred_sum_at", "centred_sum_dyadic",
+           "centre_counts", "centred_sum_at", "centred_sum_dyadic",
            "column_statistics", "data_tails", "dyadic", "exact_by_key",
            "from_words", "hist_rows", "joined_tails_of", "joint_cuts",
            "joint_intervals", "joint_keys", "joint_positions", "make_cell_grid",
