@@ -27,8 +27,10 @@ bits): run it on the change and on its base and compare the lines.
 warm-up block and of ``--blocks`` blocks spread over the run, their pools joined (the
 anchors), phase 2 of the warm-up block; then the ``--blocks`` blocks drawn again and
 timed by ``time.process_time`` per phase (each through the route's task wrapper, as a
-task runs it: :func:`as_task`), with the block's decode
-(:meth:`~dprect.engines.spark.executor_draws.Blocks.cells`) timed apart, and the
+task runs it: :func:`as_task`), with the block's decode as the phases read it
+(:meth:`~dprect.engines.spark.executor_draws.Blocks.column_bins`, or
+:meth:`~dprect.engines.spark.executor_draws.Blocks.bins` where it gives None; before
+s38-shrink ``Blocks.cells``, a decode the describe phases no longer take) timed apart, and the
 driver's part of a block apart too (``driver``: its phase-2 result unpickled and its
 cells made, not in the phases), and the task's packing of the block as a streamed run
 packs it (``pack``: :class:`~dprect.engines.spark.executor_draws.Packing` of the
@@ -190,7 +192,9 @@ def base_packing(run: dict[str, Any], ref: str) -> Any:
 
     def pack(result: Any) -> bytes:
         fields = base.block_fields(result)
-        return pack_block(len(fields), fields.item_lines(),
+        text = fields.item_bytes() if hasattr(fields, "item_bytes") \
+            else fields.item_lines()  # a tree before item_bytes
+        return pack_block(len(fields), text,
                           fields.table(base.SHAPES[method], base.record_plan(result)).batch,
                           LEVEL)
 
@@ -300,7 +304,7 @@ def timed(args: argparse.Namespace) -> int:
     for i, r in enumerate(chosen):
         cells += blocks.size(r) * args.columns
         b = block_batch(merged, r)
-        step("decode", blocks.cells, b, 0, 0)
+        step("decode", lambda b: blocks.column_bins(b, 0, 0) or blocks.bins(b, 0, 0), b)
         (f,) = step("phase1", as_task, ed.query_first, b, blob, blocks, 0)
         b2 = block_batch(merged, r, {ed.DRAWS: f.column(ed.DRAWS)})
         (out,) = step("phase2", as_task, ed.query_second, b2, blob, anchors, blocks, 0)

@@ -5,7 +5,7 @@
 
 A scheduled platform's ledger: ``--datasets`` datasets (20), each with a cap, charged by
 runs that reserve and then release (two events each), round robin. The ledger is grown to
-each size in ``--sizes`` (events) with :func:`dprect.release.ledger.fill.fill` (the
+each size in ``--sizes`` (events) with ``tests/ledger_fill.fill`` (the
 ledger's own rows and checkpoints, written fast) and copied at each size. The copies are
 then measured in turn, round after round (``--repeat`` rounds), so that a change in the
 machine's load falls on every size alike and the ratios between sizes stay comparable.
@@ -49,7 +49,7 @@ from typing import Any
 
 import dprect.release.ledger as ledger_module
 from dprect.release.ledger import Ledger
-from dprect.release.ledger.fill import fill
+from tests.ledger_fill import fill
 
 REQ = {"method": "randmargins", "features": ["a", "b"], "bound": "benchmark",
        "neighbouring": "add-remove"}

@@ -29,23 +29,65 @@ from dprect.core.aggregates import (
     Cell,
     DescribePlan,
     choose_pivot,
-    exact_step,
-    integer_sum,
 )
-from dprect.core.describe_stats import truncated_value
+from dprect.core.describe_stats import (
+    PACKED_BITS,
+    BinStatistics,
+    CellCuts,
+    CellGrid,
+    CellStatistics,
+    joint_cuts,
+    joint_statistics_from_bins,
+    truncated_value,
+    unpack,
+)
 from dprect.core.domains import FloatBins
+from dprect.core.interior_point import sample_unimodal
 from dprect.core.intervals import query_intervals
 from dprect.core.randomness import RandomSource
 from dprect.core.step_exponential import draw_step
-from dprect.core.tail_bounds import CandidateStream, candidates, draw_centre, tail_counts
+from dprect.core.tail_bounds import (
+    SEARCH_BITS,
+    CandidateStream,
+    Side,
+    candidates,
+    centre_pieces,
+    centre_value,
+    tail_counts,
+)
+
+
+def draw_centre(values: np.ndarray, rate: Fraction, rng: RandomSource) -> float:
+    """The private centre of a cell's sorted ``values``: a bin drawn ∝ exp(rate·depth)
+    (rate = ε_c/2, exact) from the rows' pieces — what the product draws from the centre
+    grid's histogram (``tail_bounds.draw_centre_from_counts``). Moved here from
+    dprect/core/tail_bounds.py."""
+    return centre_value(sample_unimodal(centre_pieces(values), rate, rng))
+
+
+def exact_step(lower: float, upper: float, pivot: float, sensitivity: int) -> Fraction:
+    """γ = w/k exactly, w = max(U − p, p − L) in rationals (so |clamp(x) − p| ≤ k·γ holds
+    without rounding). Moved here, with :func:`integer_sum`, from dprect/core/aggregates.py,
+    whose release computes both on integers (``_sum_and_step``)."""
+    lo, hi, p = Fraction(lower), Fraction(upper), Fraction(pivot)
+    return max(hi - p, p - lo, Fraction(0)) / int(sensitivity)
+
+
+def integer_sum(centred: Fraction, step: Fraction) -> int:
+    """S = ⌊T/γ + 1/2⌋ (0 when γ = 0). ⌊· + 1/2⌋ is non-decreasing and commutes with
+    adding an integer, so if a row moves T by at most k·γ, S moves by at most k."""
+    if step <= 0:
+        return 0
+    q = centred / step + Fraction(1, 2)
+    return q.numerator // q.denominator
 
 
 def centred_integer_sum(values: np.ndarray, lower: float, upper: float, pivot: float,
                         sensitivity: int = 1 << SUM_FRACTION_BITS) -> int:
     """S = ⌊Σ (clamp(x̃, L, U) − p)/γ + 1/2⌋ computed row by row in rationals (x̃: x
     truncated to 30 significant bits, :func:`~dprect.core.describe_stats.truncated_value`;
-    γ = :func:`~dprect.core.aggregates.exact_step`): the direct reference the statistics'
-    route (:func:`~dprect.core.describe_stats.centred_sum`) equals. Slow: for tests."""
+    γ = :func:`exact_step`): the direct reference the statistics'
+    route (:func:`~dprect.core.describe_stats.centred_sum_at`) equals. Slow: for tests."""
     x = truncated_value(np.asarray(values, dtype=np.float64))
     if not len(x) or upper < lower:
         return 0
@@ -192,3 +234,47 @@ def centre_outside(x: np.ndarray, centre_epsilon: float) -> float:
                                                  pieces.sizes, strict=True)
                  if lo <= int(st) and int(st) + int(sz) - 1 <= hi)
     return 1.0 - inside
+
+
+# -- a cell's tails from its statistics, interval by interval (docs: describe_stats' notes, (b))
+def interval_counts(stats: CellStatistics, grid: CellGrid) -> np.ndarray:
+    """Rows per interval −nL … nU (index i + nL). Moved here, with :func:`side_tails` and
+    :func:`edges_hold`, from dprect/core/describe_stats.py, which reads the tails from the
+    statistics alone (``data_tails``)."""
+    interval, _ = unpack(stats.keys)
+    out = np.zeros(len(grid.lower) + len(grid.upper) + 1, dtype=np.int64)
+    np.add.at(out, interval + grid.below, stats.counts)
+    return out
+
+
+def side_tails(counts: np.ndarray, grid: CellGrid, side: Side) -> np.ndarray:
+    """The tail count at every candidate of ``side``: #{x < L_k} = #{i ≤ −k − 1} or
+    #{x > U_k} = #{i ≥ k + 1} (``counts`` from :func:`interval_counts`)."""
+    nl = grid.below
+    if side == "lower":  # k = 0 … nL − 1: the intervals −nL … −k − 1
+        return np.cumsum(counts[:nl])[::-1].astype(np.int64)
+    return np.cumsum(counts[nl + 1:][::-1])[::-1].astype(np.int64)
+
+
+def edges_hold(grid: CellGrid) -> bool:
+    """Whether every lower candidate is the smallest float of its ``FloatBins(SEARCH_BITS)``
+    bin and every upper one the largest (the sum's exactness rests on it; a public fact
+    about ``tail_bounds.candidates``)."""
+    search = FloatBins(SEARCH_BITS)
+    lo_bins, up_bins = search.encode(grid.lower), search.encode(grid.upper)
+    with np.errstate(over="ignore"):
+        below = search.encode(np.nextafter(grid.lower, -np.inf))
+        above = search.encode(np.nextafter(grid.upper, np.inf))
+    return bool(np.array_equal(below, lo_bins - 1) and np.array_equal(above, up_bins + 1))
+
+
+def statistics_from_bins(stats: BinStatistics, cuts: CellCuts) -> CellStatistics:
+    """The :class:`CellStatistics` of one cell from its :class:`BinStatistics` under its
+    centre's ``cuts`` (``cell_cuts`` or ``range_cuts`` over a range holding every bin):
+    ``joint_statistics_from_bins`` of that one cell — each bin's counts and sums to its
+    (interval, exponent), exactly what ``cell_statistics`` sums row by row. Moved here
+    from dprect/core/describe_stats.py (the product reads every cell of a column at once,
+    ``statistics_of_cells``)."""
+    keys, n, s = joint_statistics_from_bins(np.zeros(len(stats.bins), dtype=np.int64),
+                                            stats, joint_cuts([cuts]))
+    return CellStatistics(keys & ((1 << PACKED_BITS) - 1), n, s)

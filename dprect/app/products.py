@@ -4,7 +4,7 @@ under a reused run id (:func:`foreign`), the jobs' config sections
 (:data:`dprect.app.jobs_support.SECTIONS`), the command line's product subcommands
 (:func:`dprect.app.cli.build_parser` and its dispatch), the options tests' tables
 (tests/app/test_options_declared_once.py) and docs/architecture.md's product list (a test
-checks the list against :func:`doc_lines`).
+checks the list against the registry: a bullet a product, its name and summary).
 
 A new product is one :class:`ProductInfo` here (with its flow, its record and, where it
 has them, its command and its job). A preset of a product (``bounds`` and ``describe``,
@@ -98,9 +98,4 @@ def foreign(name: str, record: Mapping[str, Any]) -> str | None:
     return None if found is own else f"{found.record}, not {own.record}"
 
 
-def doc_lines() -> list[str]:
-    """docs/architecture.md's product list, one bullet per product."""
-    return [f"- `{p.name}`: {p.summary}" for p in PRODUCTS.values()]
-
-
-__all__ = ["COMMANDS", "PRODUCTS", "ProductInfo", "doc_lines", "foreign", "product_of"]
+__all__ = ["COMMANDS", "PRODUCTS", "ProductInfo", "foreign", "product_of"]

@@ -58,7 +58,7 @@ statistic is asked, each cell's count ñ is released first and picks the split o
 − 1 times, at most ``CENTRE_CAP`` of what the count leaves; the sides keep ε_s, the sum
 takes the rest) for smaller counts by the same rule, and last an anchored split: no
 centre draw — the column's anchor, the lower median of the released means of the cells
-under the plan's own split (:func:`anchor_centres`) — its sides on every
+under the plan's own split (:func:`pool_anchor`) — its sides on every
 ``SMALL_STRIDE``-th candidate. Adaptive composition: every split spends ε_col with the
 count, so the guarantee is the plan's whatever the counts; the anchored centre reads
 other groups' releases only (parallel composition). A column with no cell of an own
@@ -182,7 +182,7 @@ RUNAWAY_STEPS = (2 * STEPS_PER_OCTAVE, 79)
 #: what the centre's share needs gets that share doubled, up to CENTRE_TIERS − 1 times and
 #: to at most CENTRE_CAP of what the count leaves (the sides keep their ε, the sum takes the
 #: rest); below the last of those splits its centre is anchored on the large groups'
-#: released means (no ε: :func:`anchor_centres`)
+#: released means (no ε: :func:`pool_anchor`)
 CENTRE_TIERS = 4
 CENTRE_CAP = 0.5
 #: the anchored split's sides draw among every SMALL_STRIDE-th candidate (four a factor of
@@ -211,7 +211,7 @@ class Tier:
     centre's, the two sides' and the sum's ε, the sides' target, and ``min_count``, the
     least released count that selects it (None: any count the tiers before it leave —
     the last tier). ``centre_epsilon`` 0 is the anchored tier: the centre is a public
-    function of the other groups' released values (:func:`anchor_centres`). A ``pooled``
+    function of the other groups' released values (:func:`pool_anchor`). A ``pooled``
     tier (:attr:`DescribePlan.pooled`) draws ONE centre per column at ``centre_epsilon``
     from the pooled histogram of its cells (:func:`column_centres`; docs/privacy.md §11,
     Lemma D6)."""
@@ -426,12 +426,6 @@ class DescribePlan:
         released count is below it may have bounds and a mean far off (docs/privacy.md
         §11, "Rows needed"); the splits of the tiers above it only lower it."""
         return max(self.rows_needed_by.values())
-
-    @property
-    def rows_needed_per_column(self) -> tuple[int, ...]:
-        """:attr:`rows_needed` for each column, in column order (the same value: the
-        budget is split evenly)."""
-        return (self.rows_needed,) * self.columns
 
     @property
     def clip_limit(self) -> float | None:
@@ -834,22 +828,6 @@ def pivot_share(count_epsilon: float, sum_epsilon: float) -> float:
         return 1.0 / (1.0 + ratio * ratio)
 
 
-def exact_step(lower: float, upper: float, pivot: float, sensitivity: int) -> Fraction:
-    """γ = w/k exactly, w = max(U − p, p − L) in rationals (so |clamp(x) − p| ≤ k·γ holds
-    without rounding)."""
-    lo, hi, p = Fraction(lower), Fraction(upper), Fraction(pivot)
-    return max(hi - p, p - lo, Fraction(0)) / int(sensitivity)
-
-
-def integer_sum(centred: Fraction, step: Fraction) -> int:
-    """S = ⌊T/γ + 1/2⌋ (0 when γ = 0). ⌊· + 1/2⌋ is non-decreasing and commutes with
-    adding an integer, so if a row moves T by at most k·γ, S moves by at most k."""
-    if step <= 0:
-        return 0
-    q = centred / step + Fraction(1, 2)
-    return q.numerator // q.denominator
-
-
 # -- the run, block by block (the draw order is the module docstring's) ------------------------
 #: about how many sampler calls a describe cell makes (measured: 11 to 14 with 20 to 2,000
 #: rows a cell): a block announces its cells × this (public), so that a process loads the
@@ -1049,7 +1027,7 @@ def _noisy_count(plan: DescribePlan, rows: int, rng: RandomSource) -> int | None
 
 def anchor_pools(draws: Sequence[BlockDraws], columns: int
                  ) -> list[tuple[list[float], list[float]]]:
-    """Per column, what its anchor is the lower median of (:func:`anchor_centres`), over
+    """Per column, what its anchor is the lower median of (:func:`pool_anchor`), over
     the groups of ``draws`` in order: the released means of the column's cells under the
     plan's own split (their released centres without a sum noise), and every released own
     centre. Pools of consecutive blocks concatenate to the pools of their union, so blocks
@@ -1070,8 +1048,13 @@ def anchor_pools(draws: Sequence[BlockDraws], columns: int
 
 
 def pool_anchor(first: Sequence[float], centres: Sequence[float]) -> float:
-    """A column's anchor from its pools (:func:`anchor_pools`, in group order): the lower
-    median of ``first``, else of ``centres``, else 0.0."""
+    """A column's anchor, the centre of its cells of smaller splits, from its pools
+    (:func:`anchor_pools`, every group in public order): the lower median of ``first``,
+    the released means of the column's cells under the plan's own split (shrinking a
+    group too small for its own centre towards the typical group; without a sum noise, a
+    count-only plan, their released centres); with no cell of the plan's own split, of
+    ``centres``, every released own centre; 0.0 when there is none. A public function of
+    released values (docs/privacy.md §11, "Small groups")."""
     pool = sorted(first) or sorted(centres)
     return pool[(len(pool) - 1) // 2] if pool else 0.0
 
@@ -1157,16 +1140,6 @@ def column_centres(plan: DescribePlan, pools: SmallPools, rng: RandomSource
             out.append((draw_centre_from_counts(*pools.hists[j], tier.centre_rate, rng),
                         True))
     return out
-
-
-def anchor_centres(draws: Sequence[BlockDraws], columns: int) -> list[float]:
-    """Per column, the anchor of its cells of smaller splits: the lower median, over every
-    group (public order), of the released means of the column's cells under the plan's
-    own split (shrinking a group too small for its own centre towards the typical group);
-    without a sum noise (a count-only plan), of their released centres; with no cell of
-    the plan's own split, of every released own centre; 0.0 when there is none. A public
-    function of released values (docs/privacy.md §11, "Small groups")."""
-    return [pool_anchor(first, centres) for first, centres in anchor_pools(draws, columns)]
 
 
 def small_centre(own: float | None, anchor: float) -> float:
@@ -1715,8 +1688,12 @@ _LARGEST = float(np.finfo(np.float64).max)
 
 def _sum_and_step(stats: CellStatistics, lower_step: int, upper_step: int, lower: float,
                   upper: float, pivot: float, sensitivity: int) -> tuple[int, float]:
-    """(S, γ as a float) of :func:`integer_sum` ``(centred_sum_at(…), exact_step(…))``
-    and of ``float(exact_step(…))`` (0 when that overflows), on integers: T = acc·2^base
+    """(S, γ as a float): S = ⌊T/γ + 1/2⌋ (0 when γ = 0) for T = ``centred_sum_at(…)`` and
+    γ = w/k exactly, w = max(U − p, p − L, 0) (so |clamp(x) − p| ≤ k·γ holds without
+    rounding; ⌊· + 1/2⌋ is non-decreasing and commutes with adding an integer, so a row
+    that moves T by at most k·γ moves S by at most k), and float(γ) (0 when that
+    overflows) — the rationals' values (tests/describe_reference.py's ``exact_step`` and
+    ``integer_sum``), computed on integers: T = acc·2^base
     and w = max(U − p, p − L, 0) = W·2^e are dyadic, so S = ⌊T·k/w + 1/2⌋ =
     ⌊(2·num + den)/(2·den)⌋ with T·k/w = num/den, and float(w/k) is the correctly
     rounded quotient of two integers (as Fraction's float is). No Fraction objects: the
@@ -1859,7 +1836,6 @@ __all__ = [
     "Mapper",
     "SmallPools",
     "Tier",
-    "anchor_centres",
     "anchor_pools",
     "centre_rows_at",
     "checked_names",
@@ -1869,12 +1845,10 @@ __all__ = [
     "describe_blocks",
     "describe_cell",
     "describe_stream",
-    "exact_step",
     "finish_cell",
     "finish_small",
     "group_blocks",
     "grouped_side_bins",
-    "integer_sum",
     "merge_histograms",
     "pivot_share",
     "plan_describe",

@@ -60,8 +60,6 @@ CONTEST_PRICE = 0.02
 #: the old choice keeps its one scan (issue #43's d = 8 route at 10^7 rows: b/c = 27);
 #: flights at ε = 4 is at 6.1
 CONTEST_RATIO = 8.0
-#: the neighbouring relation every contest part is stated in (replace-one: its image)
-_ADD_REMOVE = "add-remove"
 
 
 def contest_split(eps_add_remove: float, eps_stated: float, count_epsilon: float
@@ -94,17 +92,6 @@ def scores(tallied: Sequence[tuple[int, int]], positives: int, negatives: int
     return [Fraction(fn, positives) + Fraction(fp, negatives) for fn, fp in tallied]
 
 
-def selection_probability(score_list: Sequence[Fraction], positives: int, negatives: int,
-                          epsilon: Fraction) -> list[float]:
-    """The law of :func:`select`, P(j) = e^{−ε_s·s_j/Δ}/Σ_i e^{−ε_s·s_i/Δ} (floats: for
-    tests and documentation; the draw is exact)."""
-    delta = Fraction(1, min(positives, negatives))
-    low = min(score_list)
-    logs = [-float(epsilon * (s - low) / delta) for s in score_list]
-    total = sum(math.exp(v) for v in logs)
-    return [math.exp(v) / total for v in logs]
-
-
 def select(score_list: Sequence[Fraction], positives: int, negatives: int,
            epsilon: Fraction, rng: RandomSource) -> int:
     """The exponential mechanism on the monotone utility −score (sensitivity
@@ -125,4 +112,4 @@ def select(score_list: Sequence[Fraction], positives: int, negatives: int,
 
 __all__ = ["CONTEST_NEGATIVES_SHARE", "CONTEST_PRICE", "CONTEST_RATIO",
            "CONTEST_SELECT_SHARE", "Tally", "contest_split", "scores",
-           "select", "selection_probability"]
+           "select"]

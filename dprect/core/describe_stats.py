@@ -17,7 +17,7 @@ The mechanism needs, per (group, column):
     u_k + 1. The sorted cuts ℓ_{nL−1} < … < ℓ_0 ≤ u_0 < u_0 + 1 < … < u_{nU−1} + 1 split
     the line into intervals; a row's interval is i(x) = #{cuts ≤ bin(x)} − nL ∈ [−nL, nU]
     (:func:`row_intervals`), and the tail counts are #{x < L_k} = #{i(x) ≤ −k − 1} and
-    #{x > U_k} = #{i(x) ≥ k + 1} (:func:`side_tails`): per-interval counts suffice;
+    #{x > U_k} = #{i(x) ≥ k + 1} (:func:`data_tails`): per-interval counts suffice;
 (c) **the clamped sum.** Each row is first truncated toward zero to
     ``SIGNIFICANT_BITS`` = 30 significant bits (the low 23 bits of its float64 bit
     pattern cleared): x̃ = ±M·2^(e − 1052) with M < 2^30 an integer and e = max(E, 1)
@@ -30,7 +30,7 @@ The mechanism needs, per (group, column):
     keep the row count and the exact sum of the signed M (|Σ M| < n·2^30: an int64 below
     2^33 rows per entry, :data:`EXACT_ROWS`; from there on a Python integer, summed in
     two int64 words, :func:`sum_by_key`), so T = Σ clamp(x̃, L, U) − n·p is an exact rational
-    (:func:`centred_sum`): T = n_low·L + n_high·U + Σ_e S_e·2^(e − 1052) − n·p.
+    (:func:`centred_sum_at`): T = n_low·L + n_high·U + Σ_e S_e·2^(e − 1052) − n·p.
 
 The statistics of disjoint row sets add (keys, counts and sums summed per key), which is
 what lets an engine count partitions apart and sum them. (a) and (b)–(c) for every centre
@@ -60,7 +60,6 @@ from dprect.core.tail_bounds import (
     CENTRE_BITS,
     SEARCH_BITS,
     CandidateStream,
-    Side,
     bin_edges,
     shared_streams,
     side_candidates,
@@ -109,20 +108,9 @@ class CellGrid:
         return len(self.lower)
 
 
-def edges_hold(grid: CellGrid) -> bool:
-    """Whether every lower candidate is the smallest float of its ``FloatBins(SEARCH_BITS)``
-    bin and every upper one the largest (the sum's exactness rests on it; a public fact
-    about :func:`~dprect.core.tail_bounds.candidates`, checked by the tests)."""
-    lo_bins, up_bins = _SEARCH_GRID.encode(grid.lower), _SEARCH_GRID.encode(grid.upper)
-    with np.errstate(over="ignore"):
-        below = _SEARCH_GRID.encode(np.nextafter(grid.lower, -np.inf))
-        above = _SEARCH_GRID.encode(np.nextafter(grid.upper, np.inf))
-    return bool(np.array_equal(below, lo_bins - 1) and np.array_equal(above, up_bins + 1))
-
-
 def make_cell_grid(centre: float) -> CellGrid:
     """The candidates of both sides of ``centre`` and their ``FloatBins(SEARCH_BITS)``
-    cuts (every candidate a bin edge: :func:`edges_hold`). Uncached: what the Spark
+    cuts (every candidate a bin edge, checked by the tests). Uncached: what the Spark
     kernel calls (:func:`cell_grid` is the cached form)."""
     lower = side_candidates(float(centre), "lower")
     upper = side_candidates(float(centre), "upper")
@@ -414,7 +402,7 @@ class BinStatistics:
     (:func:`bin_statistics`). A search bin lies inside one binade, so its rows share the
     exponent e (:func:`bin_exponents`), and every candidate is a search-bin edge, so a bin
     lies inside one interval whatever the centre: the cell's :class:`CellStatistics` given
-    any centre are these summed by (interval, e) (:func:`statistics_from_bins`), and its
+    any centre are these summed by (interval, e) (:func:`statistics_of_cells`), and its
     centre histogram is these coarsened (:func:`centre_counts_from_bins`, as the centre
     grid is coarser). So one pass over the rows serves the centre, both searches and the
     clamped sum (docs/privacy.md §11)."""
@@ -515,7 +503,8 @@ def joint_statistics_from_bins(cell: np.ndarray, stats: BinStatistics, cuts: Joi
                                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Several cells' statistics at once: entry r of ``stats`` belongs to cell ``cell[r]``
     of ``cuts``; returns sorted unique keys cell << PACKED_BITS | pack(interval, e) with
-    their counts and sums (:func:`statistics_from_bins`, one search for all cells)."""
+    their counts and sums (each bin's to its (interval, e) under its cell's cuts, what
+    :func:`cell_statistics` sums row by row; one search for all cells)."""
     return sum_by_key(joint_keys(cell, stats, cuts), stats.sums, stats.counts)
 
 
@@ -526,16 +515,6 @@ def joint_keys(cell: np.ndarray, stats: BinStatistics, cuts: JointCuts) -> np.nd
     pos = bin_positions(stats.bins, cell, cuts)
     interval = pos - cuts.starts[cell] + cuts.base[cell] if len(cell) else pos
     return (cell << PACKED_BITS) | pack(interval, bin_exponents(stats.bins))
-
-
-def statistics_from_bins(stats: BinStatistics, cuts: CellCuts) -> CellStatistics:
-    """The :class:`CellStatistics` of a cell from its :class:`BinStatistics` under its
-    centre's ``cuts`` (:func:`cell_cuts` or :func:`range_cuts` over a range holding every
-    bin): each bin's counts and sums go to its (interval, exponent), exactly what
-    :func:`cell_statistics` sums row by row."""
-    keys, n, s = joint_statistics_from_bins(np.zeros(len(stats.bins), dtype=np.int64),
-                                            stats, joint_cuts([cuts]))
-    return CellStatistics(keys & ((1 << PACKED_BITS) - 1), n, s)
 
 
 def statistics_of_cells(bins: Mapping[tuple[int, int], BinStatistics],
@@ -981,23 +960,6 @@ def bin_blocks(bins: Mapping[tuple[int, int], BinStatistics], columns: int,
 
 
 # -- what the mechanism reads -----------------------------------------------------------------
-def interval_counts(stats: CellStatistics, grid: CellGrid) -> np.ndarray:
-    """Rows per interval −nL … nU (index i + nL)."""
-    interval, _ = unpack(stats.keys)
-    out = np.zeros(len(grid.lower) + len(grid.upper) + 1, dtype=np.int64)
-    np.add.at(out, interval + grid.below, stats.counts)
-    return out
-
-
-def side_tails(counts: np.ndarray, grid: CellGrid, side: Side) -> np.ndarray:
-    """The tail count at every candidate of ``side``: #{x < L_k} = #{i ≤ −k − 1} or
-    #{x > U_k} = #{i ≥ k + 1} (``counts`` from :func:`interval_counts`)."""
-    nl = grid.below
-    if side == "lower":  # k = 0 … nL − 1: the intervals −nL … −k − 1
-        return np.cumsum(counts[:nl])[::-1].astype(np.int64)
-    return np.cumsum(counts[nl + 1:][::-1])[::-1].astype(np.int64)
-
-
 def joined_tails(cells: Sequence[CellStatistics]
                  ) -> tuple[list[tuple[np.ndarray, np.ndarray]],
                             tuple[np.ndarray, np.ndarray]] | None:
@@ -1033,7 +995,7 @@ def joined_tails_of(keys: np.ndarray, counts: np.ndarray, at: np.ndarray
 
 
 def data_tails(stats: CellStatistics) -> tuple[np.ndarray, np.ndarray]:
-    """The lower and the upper side's tail counts (:func:`side_tails`) at the candidates
+    """The lower and the upper side's tail counts (module notes, (b)) at the candidates
     k = 0 … D − 1 up to the farthest interval holding rows on that side, from the
     statistics alone: every tail count beyond is 0, so no grid is needed (the side's draw,
     :func:`~dprect.core.step_exponential.draw_step`, reads the candidates past them from a
@@ -1106,18 +1068,11 @@ def _data_tails_scalar(keys: list[int], counts: list[int]
     return out[0], out[1]
 
 
-def centred_sum(stats: CellStatistics, grid: CellGrid, lower_step: int, upper_step: int,
-                pivot: float) -> Fraction:
-    """T = Σ clamp(x̃, L, U) − n·p exactly, for L = the lower candidate ``lower_step``,
-    U = the upper candidate ``upper_step`` (module notes, (c))."""
-    return centred_sum_at(stats, lower_step, upper_step, float(grid.lower[lower_step]),
-                          float(grid.upper[upper_step]), pivot)
-
-
 def centred_sum_at(stats: CellStatistics, lower_step: int, upper_step: int, lower: float,
                    upper: float, pivot: float) -> Fraction:
-    """:func:`centred_sum` given the two candidates' values ``lower`` = L_a and
-    ``upper`` = U_b themselves (a = ``lower_step``, b = ``upper_step``)."""
+    """T = Σ clamp(x̃, L, U) − n·p exactly (module notes, (c)), for L = the lower
+    candidate a = ``lower_step`` and U = the upper candidate b = ``upper_step``, given by
+    their values ``lower`` = L_a and ``upper`` = U_b."""
     acc, base = centred_sum_dyadic(stats, lower_step, upper_step, lower, upper, pivot)
     return Fraction(acc, 1 << -base) if base < 0 else Fraction(acc << base)
 
@@ -1194,11 +1149,11 @@ __all__ = ["DROPPED_BITS", "EXACT_ROWS", "EXPONENT_BIAS", "EXPONENT_BITS", "INTE
            "SIGNIFICANT_BITS", "SQUARE_WORD",
            "SUM_WORD", "BinBlock", "CellCuts", "CellGrid", "CellStatistics", "JointCuts",
            "bin_blocks", "bin_squares", "cell_cuts", "cell_grid", "cell_statistics",
-           "centre_counts", "centred_sum", "centred_sum_at", "centred_sum_dyadic",
-           "column_statistics", "data_tails", "dyadic", "edges_hold", "exact_by_key",
-           "from_words", "hist_rows", "interval_counts", "joined_tails_of", "joint_cuts",
+           "centre_counts", "centred_sum_at", "centred_sum_dyadic",
+           "column_statistics", "data_tails", "dyadic", "exact_by_key",
+           "from_words", "hist_rows", "joined_tails_of", "joint_cuts",
            "joint_intervals", "joint_keys", "joint_positions", "make_cell_grid",
            "merge_histograms",
-           "pack", "range_cuts", "row_intervals", "side_tails", "square_words",
+           "pack", "range_cuts", "row_intervals", "square_words",
            "sum_by_key", "sum_words", "sums_array", "truncated", "truncated_value", "unpack",
            "words_sum"]

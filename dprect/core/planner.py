@@ -346,11 +346,6 @@ class Plan:
             return predicted_at(c, self.sizing.positives)
         return c.predicted_misclassified
 
-    def expectations(self) -> dict[str, Expectation]:
-        """Every candidate method's expectation under the plan's :class:`Sizing`."""
-        return {name: self.sizing.expect(name, self._outside(c))
-                for name, c in self.candidates.items()}
-
     def expectation(self) -> Expectation:
         """The chosen method's expectation."""
         return self.sizing.expect(self.chosen.method, self._outside(self.chosen))

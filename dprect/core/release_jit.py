@@ -64,7 +64,6 @@ DONE, PYTHON = 0, 1
 VALUES = 9
 
 _Z = np.uint64(0)
-_S64 = np.uint64(64)
 _FRAC = np.uint64((1 << 52) - 1)
 _HIDDEN = np.uint64(1 << 52)
 #: the least normal double: a γ below it is left to Python (subnormal: rounded once)

@@ -136,14 +136,10 @@ def centre_value(index: int) -> float:
     return min(max(v, -_MAX_FLOAT), _MAX_FLOAT)
 
 
-def draw_centre(values: np.ndarray, rate: Fraction, rng: RandomSource) -> float:
-    """The private centre: a bin drawn ∝ exp(rate·depth) (rate = ε_c/2, exact)."""
-    return centre_value(sample_unimodal(centre_pieces(values), rate, rng))
-
-
 def draw_centre_from_counts(keys: np.ndarray, counts: np.ndarray, rate: Fraction,
                             rng: RandomSource) -> float:
-    """:func:`draw_centre` from the centre grid's histogram (sorted keys, counts). The
+    """The private centre — a bin drawn ∝ exp(rate·depth) (rate = ε_c/2, exact) — from the
+    centre grid's histogram (sorted keys, counts). The
     histogram is checked — keys strictly increasing inside the grid, counts ≥ 1 — which
     makes the pieces valid by construction (they tile the grid; the depth
     min(#{≤ bin}, #{≥ bin}) rises then falls), so the sampler skips its own checks of
@@ -541,7 +537,6 @@ __all__ = [
     "centre_pieces",
     "centre_pieces_from_counts",
     "centre_value",
-    "draw_centre",
     "draw_centre_from_counts",
     "shared_streams",
     "side_candidates",

@@ -14,10 +14,10 @@ row, exactly what the significand sums already are, so the same exact reduction 
 
 **The query.** Given the released bounds L ≤ U (candidate edges, so a row's clamp is
 read off its interval as for the sum), midpoint m = (L + U)/2 and half-width
-h = (U − L)/2, both exact rationals: Q = Σ (clamp(x̃, L, U) − m)² exactly
-(:func:`centred_squares`). A row adds a term in [0, h²], so adding or removing one moves
-Q by at most h², and R = ⌊Q·2^K/h² + 1/2⌋ (K = ``SQUARE_FRACTION_BITS``;
-:func:`integer_squares`) by at most 2^K (⌊· + 1/2⌋ is non-decreasing and commutes with
+h = (U − L)/2, both exact rationals: Q = Σ (clamp(x̃, L, U) − m)² exactly. A row adds a
+term in [0, h²], so adding or removing one moves Q by at most h², and
+R = ⌊Q·2^K/h² + 1/2⌋ (K = ``SQUARE_FRACTION_BITS``; :func:`released_squares`, in
+integers) by at most 2^K (⌊· + 1/2⌋ is non-decreasing and commutes with
 integer shifts). Released: R̃ = R + DLap(2^K/ε_Q) — (ε_Q, 0)-DP given the bounds.
 Centring on m, not 0, cuts the sensitivity from max(L², U²) to ((U − L)/2)².
 
@@ -68,34 +68,19 @@ def midpoint_and_half(lower: float, upper: float) -> tuple[Fraction, Fraction]:
     return (lo + hi) / 2, (hi - lo) / 2
 
 
-def centred_squares(stats: CellStatistics, lower_step: int, upper_step: int,
-                    lower: float, upper: float) -> Fraction:
-    """Q = Σ (clamp(x̃, L, U) − m)² exactly, for L = the lower candidate ``lower_step``
-    and U = the upper one ``upper_step`` (their values ``lower``, ``upper``): a row
-    below L or above U adds h², a row between adds (x̃ − m)², summed as
-    Σx̃² − 2m·Σx̃ + n·m² from the exact sums per (interval, exponent). A cell without
-    rows (a listed group with none) has Q = 0, with or without its squares counted."""
-    m, h = midpoint_and_half(lower, upper)
-    if not len(stats.keys):  # no rows: nothing to sum, whether squares were counted
-        return Fraction(0) * h
-    outside, n_mid, base, first, second = _clamped_sums(stats, lower_step, upper_step)
-    if not n_mid:
-        return outside * h * h
-    sum_x = _scaled(first, base)
-    sum_x2 = _scaled(second, 2 * base)
-    return outside * h * h + sum_x2 - 2 * m * sum_x + n_mid * m * m
-
-
 def released_squares(stats: CellStatistics, lower_step: int, upper_step: int,
                      lower: float, upper: float,
                      sensitivity: int = 1 << SQUARE_FRACTION_BITS) -> int:
-    """``integer_squares(centred_squares(stats, …), lower, upper, sensitivity)`` — the
-    integer R the noise is added to — in Python integers, no Fraction: L = ℓ·2^e and
+    """R = ⌊Q·k/h² + 1/2⌋ (0 when h ≤ 0) for Q = Σ (clamp(x̃, L, U) − m)² (module notes;
+    L = the lower candidate ``lower_step``, U = the upper one ``upper_step``, their values
+    ``lower``, ``upper``; k = ``sensitivity``) — the integer R the noise is added to — in
+    Python integers, no Fraction: L = ℓ·2^e and
     U = u·2^e (e the lesser of their exponents, :func:`~dprect.core.describe_stats.dyadic`)
     give m = (ℓ + u)·2^(e−1) and h = (u − ℓ)·2^(e−1); Σx̃ = S·2^b and Σx̃² = S₂·2^(2b) as
-    :func:`centred_squares` sums them; so Q = q·2^E with E = 2·min(e − 1, b) and q an
+    :func:`_clamped_sums` gives them; so Q = q·2^E with E = 2·min(e − 1, b) and q an
     integer, and R = ⌊Q·k/h² + 1/2⌋ = ⌊(2·q·k + D)/(2·D)⌋ with D = (u − ℓ)²·2^(2(e−1)−E):
-    the same rational floored, the same integer (tests/core/test_variance.py). The same
+    the same rational floored, the same integer (tests/core/test_variance.py's
+    rational ``centred_squares`` and ``integer_squares``). The same
     checks in the same order: no rows 0, no squares counted raises, h ≤ 0 gives 0."""
     if not len(stats.keys):  # Q = 0: R = 0 whatever h
         return 0
@@ -122,7 +107,7 @@ def _clamped_sums(stats: CellStatistics, lower_step: int, upper_step: int
     """(rows outside [L, U], rows between, b, S, S₂) of a cell with rows: Σx̃ = S·2^b and
     Σx̃² = S₂·2^(2b) over the rows between L (the lower candidate ``lower_step``) and U
     (the upper one ``upper_step``), b the least exponent of theirs — integers, the sums
-    :func:`centred_squares` and :func:`released_squares` read (b = 0 and S = S₂ = 0
+    :func:`released_squares` reads (b = 0 and S = S₂ = 0
     without a row between). Raises where the squares were not counted."""
     if stats.squares is None:
         raise ValueError("these statistics were counted without squares")
@@ -139,21 +124,6 @@ def _clamped_sums(stats: CellStatistics, lower_step: int, upper_step: int
     first = sum(s << (e - base) for s, e in zip(s_mid, e_mid, strict=True))
     second = sum(q << (2 * (e - base)) for q, e in zip(q_mid, e_mid, strict=True))
     return outside, n_mid, base, first, second
-
-
-def _scaled(acc: int, exponent: int) -> Fraction:
-    return Fraction(acc, 1 << -exponent) if exponent < 0 else Fraction(acc << exponent)
-
-
-def integer_squares(centred: Fraction, lower: float, upper: float,
-                    sensitivity: int = 1 << SQUARE_FRACTION_BITS) -> int:
-    """R = ⌊Q·k/h² + 1/2⌋ (0 when h = 0): a row moves Q by at most h², so R by at most
-    k (module notes)."""
-    _, h = midpoint_and_half(lower, upper)
-    if h <= 0:
-        return 0
-    q = centred * int(sensitivity) / (h * h) + Fraction(1, 2)
-    return q.numerator // q.denominator
 
 
 def released_variance(noisy_squares: int, noisy_count: int, mean: float, lower: float,
@@ -305,7 +275,7 @@ def spread_intervals(statistics: tuple[str, ...], level: float, noisy_squares: i
     return tuple((s, *((lo, hi) if s == "variance" else roots)) for s in want)
 
 
-__all__ = ["SPREAD_PARTS", "SQUARE_FRACTION_BITS", "centred_squares", "integer_squares",
+__all__ = ["SPREAD_PARTS", "SQUARE_FRACTION_BITS",
            "midpoint_and_half", "released_squares", "released_variance",
            "spread_intervals", "squares_span",
            "variance_interval"]

@@ -294,7 +294,7 @@ class BlockFields:
     values in row order as released (±inf and NaN as drawn; None: null in every row);
     ``below``, the small-group flag (None: no count released); ``python``, the whole rows
     of the cells released in Python, by row. Every output of the block is made from it a
-    field at a time — :meth:`rows`, :meth:`item_lines`, :meth:`table` — the same as
+    field at a time — :meth:`rows`, :meth:`item_bytes`, :meth:`table` — the same as
     :func:`~dprect.release.record_text.item_lines` and :func:`table_block` of its
     :meth:`rows`, byte for byte, by the same definitions (the keys' order, the scalars'
     JSON :func:`_json_scalar`, the encoder's texts, the table's schema and flag), with no
@@ -341,11 +341,6 @@ class BlockFields:
         for r, row in self.python.items():
             rows[r] = dict(row)
         return rows
-
-    def item_lines(self) -> str:
-        """:func:`~dprect.release.record_text.item_lines` of :meth:`rows`
-        (:meth:`item_bytes` read as text)."""
-        return self.item_bytes().decode("ascii")
 
     def item_bytes(self) -> bytes:
         """:func:`~dprect.release.record_text.item_lines` of :meth:`rows`, ASCII-encoded,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from dprect.app.cli import build_parser
 from dprect.app.jobs_support import SECTIONS
-from dprect.app.products import COMMANDS, PRODUCTS, doc_lines, foreign, product_of
+from dprect.app.products import COMMANDS, PRODUCTS, foreign, product_of
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -75,7 +75,7 @@ def test_todays_bounds_and_describe_records_are_the_aggregates_and_their_presets
 
 def test_the_architecture_doc_lists_the_registrys_products():
     text = (ROOT / "docs" / "architecture.md").read_text()
-    block = re.search(r"<!-- products: generated from dprect/app/products.py \(doc_lines\) -->"
+    block = re.search(r"<!-- products: generated from dprect/app/products.py \(PRODUCTS\) -->"
                       r"\n(.*?)\n<!-- /products -->", text, re.S)
     assert block is not None
-    assert block.group(1).splitlines() == doc_lines()
+    assert block.group(1).splitlines() == [f"- `{p.name}`: {p.summary}" for p in PRODUCTS.values()]

@@ -127,11 +127,23 @@ def test_the_check_refuses_a_wrong_constant(monkeypatch):
         check(contest)
 
 
+def selection_probability(score_list: list[Fraction], positives: int, negatives: int,
+                          epsilon: Fraction) -> list[float]:
+    """The law of contest.select, P(j) = e^{−ε_s·s_j/Δ}/Σ_i e^{−ε_s·s_i/Δ}, Δ =
+    1/min(ñ⁺, ñ⁻), in floats (the draw is exact); moved here from dprect/core/contest.py,
+    which never called it."""
+    delta = Fraction(1, min(positives, negatives))
+    low = min(score_list)
+    logs = [-float(epsilon * (s - low) / delta) for s in score_list]
+    total = sum(math.exp(v) for v in logs)
+    return [math.exp(v) / total for v in logs]
+
+
 def test_the_selection_law_is_the_exponential_mechanism():
     """Exact formula: P(j) ∝ exp(−ε_s·s_j/Δ), Δ = 1/min(ñ⁺, ñ⁻); for two candidates
     P(1) = 1/(1 + e^γ), γ = ε_s·(s_1 − s_0)/Δ."""
     s = [Fraction(1, 10), Fraction(3, 10)]
-    probs = contest_mod.selection_probability(s, 20, 50, Fraction(1, 4))
+    probs = selection_probability(s, 20, 50, Fraction(1, 4))
     gamma = 0.25 * 0.2 * 20
     assert probs[1] == pytest.approx(1 / (1 + math.exp(gamma)), rel=1e-12)
     assert sum(probs) == pytest.approx(1.0)
@@ -143,7 +155,7 @@ def test_the_selection_draws_its_law_with_power():
     (0.1192: 47 standard errors away) — the test has the power to see a wrong rate."""
     s = [Fraction(0), Fraction(1, 10)]
     eps, n = Fraction(1, 10), 100  # γ = (1/10)·(1/10)·100 = 1
-    want = contest_mod.selection_probability(s, n, 1000, eps)[1]
+    want = selection_probability(s, n, 1000, eps)[1]
     assert want == pytest.approx(math.exp(-1) / (1 + math.exp(-1)))
     rng = RandomSource(seed=7)
     draws = 20_000

@@ -215,6 +215,11 @@ def test_small_splits_follow_the_documented_draw_order():
     assert picked == set(range(len(plan.tiers)))
 
 
+def _anchors(draws: list[BlockDraws]) -> list[float]:
+    """Each column's anchor over ``draws`` (one column), as the product makes it."""
+    return [aggregates.pool_anchor(f, c) for f, c in aggregates.anchor_pools(draws, 1)]
+
+
 def test_the_anchor_is_the_median_of_the_large_groups_released_means():
     """Post-processing of released values only: the lower median of the means of the
     plan's own split's cells (centres when no sum is drawn, every own centre when no
@@ -224,13 +229,13 @@ def test_the_anchor_is_the_median_of_the_large_groups_released_means():
                    centres=[[1.0], [3.0], [0.5], [None]], counts=[[9], [9], [1], [0]],
                    resume=[None] * 4, means=[[10.0], [30.0], [None], [None]])
     assert aggregates.pool_anchor([], []) == 0.0
-    assert aggregates.anchor_centres([d], 1) == [10.0]
+    assert _anchors([d]) == [10.0]
     no_sum = dataclasses.replace(d, means=[[None]] * 4)
-    assert aggregates.anchor_centres([no_sum], 1) == [1.0]
+    assert _anchors([no_sum]) == [1.0]
     small = dataclasses.replace(d, tiers=[[1], [1], [2], [4]])
-    assert aggregates.anchor_centres([small], 1) == [1.0]  # lower median of 0.5, 1, 3
+    assert _anchors([small]) == [1.0]  # lower median of 0.5, 1, 3
     none = dataclasses.replace(d, tiers=[[4]] * 4, centres=[[None]] * 4)
-    assert aggregates.anchor_centres([none], 1) == [0.0]
+    assert _anchors([none]) == [0.0]
     assert aggregates.small_centre(None, -7.0) == -7.0
     assert aggregates.small_centre(1e-10, -7.0) == -7.0  # in the plateau near zero
     assert aggregates.small_centre(-0.2, -7.0) == -0.2  # 2^-6 of 7 is 0.11

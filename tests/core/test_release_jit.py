@@ -16,6 +16,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from describe_reference import exact_step, integer_sum
 
 pytest.importorskip("numba")
 
@@ -26,8 +27,6 @@ from dprect.core.aggregates import (
     _cell_draw,
     _released,
     _released_many,
-    exact_step,
-    integer_sum,
     plan_describe,
     run_describe,
 )

@@ -10,6 +10,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from describe_reference import interval_counts, side_tails
 from seeded_source import seeded
 
 from dprect.core import tail_bounds
@@ -18,8 +19,6 @@ from dprect.core.describe_stats import (
     cell_grid,
     cell_statistics,
     data_tails,
-    interval_counts,
-    side_tails,
 )
 from dprect.core.domains import FloatBins
 from dprect.core.step_exponential import draw_step

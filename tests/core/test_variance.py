@@ -42,14 +42,49 @@ from dprect.core.guarantee_check import GuaranteeCheckError, check_describe_plan
 from dprect.core.statistic import QUERY, SEARCH_GRID, outputs
 from dprect.core.variance import (
     SQUARE_FRACTION_BITS,
-    centred_squares,
-    integer_squares,
+    _clamped_sums,
+    midpoint_and_half,
     released_squares,
     released_variance,
 )
 from dprect.engines.grouped import draw_query, grouped_statistics
 
 K = 1 << SQUARE_FRACTION_BITS
+
+
+def centred_squares(stats: CellStatistics, lower_step: int, upper_step: int,
+                    lower: float, upper: float) -> Fraction:
+    """Q = Σ (clamp(x̃, L, U) − m)² exactly, for L = the lower candidate ``lower_step``
+    and U = the upper one ``upper_step`` (their values ``lower``, ``upper``): a row
+    below L or above U adds h², a row between adds (x̃ − m)², summed as
+    Σx̃² − 2m·Σx̃ + n·m² from the exact sums per (interval, exponent). A cell without
+    rows (a listed group with none) has Q = 0, with or without its squares counted.
+    Moved here, with :func:`integer_squares`, from dprect/core/variance.py, whose release
+    computes R in integers (``released_squares``): the rationals it must equal."""
+    m, h = midpoint_and_half(lower, upper)
+    if not len(stats.keys):  # no rows: nothing to sum, whether squares were counted
+        return Fraction(0) * h
+    outside, n_mid, base, first, second = _clamped_sums(stats, lower_step, upper_step)
+    if not n_mid:
+        return outside * h * h
+    sum_x = _scaled(first, base)
+    sum_x2 = _scaled(second, 2 * base)
+    return outside * h * h + sum_x2 - 2 * m * sum_x + n_mid * m * m
+
+
+def _scaled(acc: int, exponent: int) -> Fraction:
+    return Fraction(acc, 1 << -exponent) if exponent < 0 else Fraction(acc << exponent)
+
+
+def integer_squares(centred: Fraction, lower: float, upper: float,
+                    sensitivity: int = 1 << SQUARE_FRACTION_BITS) -> int:
+    """R = ⌊Q·k/h² + 1/2⌋ (0 when h = 0): a row moves Q by at most h², so R by at most
+    k (docs/privacy.md §17, Lemma V1)."""
+    _, h = midpoint_and_half(lower, upper)
+    if h <= 0:
+        return 0
+    q = centred * int(sensitivity) / (h * h) + Fraction(1, 2)
+    return q.numerator // q.denominator
 
 
 def _reference(values: np.ndarray, lower: float, upper: float) -> Fraction:

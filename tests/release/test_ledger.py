@@ -141,7 +141,7 @@ def test_released_run_id_is_idempotent(tmp_path):
     result = {"method": "randmargins", "lower": [1.0], "upper": [2.0]}
     assert led.release("ds", "r1", result) == result
     again = led.reserve("ds", "r1", epsilon=0.5, delta=1e-7, **REQ)
-    assert again.already_released and again.previous_result == result and not again.new_charge
+    assert again.previous_result == result and not again.new_charge
     assert led.spent("ds").epsilon == pytest.approx(0.5)
     # a second release of the same run id returns the first one's result
     assert led.release("ds", "r1", {"method": "other"}) == result
@@ -153,7 +153,7 @@ def test_failed_run_id_is_retried_under_one_charge(tmp_path):
     led.fail("ds", "r1", "boom")
     assert led.run("ds", "r1").status == "failed"
     retry = led.reserve("ds", "r1", epsilon=0.5, delta=1e-7, **REQ)
-    assert not retry.new_charge and not retry.already_released
+    assert not retry.new_charge and retry.previous_result is None
     assert led.spent("ds").epsilon == pytest.approx(0.5)
     with pytest.raises(LedgerError, match="cannot ask for more"):
         led.reserve("ds", "r1", epsilon=0.9, delta=1e-7, **REQ)
@@ -444,7 +444,7 @@ def test_replace_one_run_is_refused_against_an_add_remove_cap(tmp_path):
 def test_a_cap_row_without_a_relation_is_add_remove(tmp_path):
     """Ledgers written before caps stated their relation: the cap row's neighbouring is
     null, and it reads as add-remove."""
-    from dprect.release.ledger.fill import fill
+    from ledger_fill import fill
 
     led = new_ledger(tmp_path / "ledger")
     fill(led, [{"event": "cap", "dataset": "ds", "epsilon": 2.0, "delta": 1e-6}])
@@ -511,7 +511,7 @@ def _reserves(n: int, offset: int = 0):
 
 def test_status_reads_no_run_index(tmp_path, monkeypatch):
     """status (spend and cap) never reads a dataset's run index; runs=True does."""
-    from dprect.release.ledger.fill import fill
+    from ledger_fill import fill
 
     led = new_ledger(tmp_path / "ledger")
     led.set_cap("d0", 5.0, 1e-6)
@@ -534,8 +534,9 @@ def test_checkpoints_of_older_state_formats_are_read_and_replaced(tmp_path, monk
     """A ledger whose checkpoints hold the runs inline (state format 1: 16 buckets per
     dataset; format 2: 1,024) is verified, finds its run ids (a retry is not charged
     again), and its next checkpoint is format 3 (the run index in files), read again."""
+    from ledger_fill import fill
+
     from dprect.release.ledger import CHECKPOINT_EVERY, RUNS_DIR
-    from dprect.release.ledger.fill import fill
 
     led = new_ledger(tmp_path / "ledger")
     monkeypatch.setattr(state_module, "_WRITE_FORMAT", old)

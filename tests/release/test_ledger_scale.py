@@ -4,7 +4,7 @@ not damage and leaves a few files; the 12-way race still admits exactly what the
 allows.
 
 The 10^4-event ledger is written once per module through the ledger's own rows and
-checkpoints (:func:`dprect.release.ledger.fill.fill`) and copied per test (after the
+checkpoints (``tests/ledger_fill.fill``) and copied per test (after the
 ledger's own cleanup it is a few hundred files)."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from ledger_fill import fill
 from ledger_race import race
 
 import dprect.release.ledger as ledger_module
@@ -31,7 +32,6 @@ from dprect.release.ledger import (
     LedgerError,
     NoLedgerError,
 )
-from dprect.release.ledger.fill import fill
 
 EVENTS = 10_000
 REQ = {"method": "randmargins", "features": ["a", "b"], "bound": "test bound",

@@ -13,6 +13,7 @@ import itertools
 import numpy as np
 import pyarrow as pa
 import pytest
+from sorted_lists import summed, to_blob
 
 from dprect.core.decimal_grid import DecimalGrid
 from dprect.core.mixed import mixed_spec
@@ -130,7 +131,7 @@ def test_a_family_whole_in_one_blob_and_apart_in_another_merges_exactly() -> Non
                                                                          (2, 1)]]
     merged = merge_blobs(pa.Table.from_batches([*whole, *apart]))
     got = from_blob(merged.column(BLOB)[0].as_buffer())
-    want = [kernel._merge([(a[0] + off, a[1], a[2][i]), (b[0] + off, b[1], b[2][i])])
+    want = [summed([(a[0] + off, a[1], a[2][i]), (b[0] + off, b[1], b[2][i])])
             for i, off in enumerate(offsets)]
     for x, y in zip(got, kernel._joined(want), strict=True):
         assert [int(v) for v in x] == [int(v) for v in y]
@@ -193,7 +194,7 @@ def test_a_segment_of_few_entries_and_zero_rows_reads_back(n) -> None:
     for sums in (np.zeros(n, np.int64), -np.arange(n, dtype=np.int64) * (1 << 40),
                  np.array([(1 << 70) - i for i in range(n)], dtype=object)):
         counts = np.full(n, 1 << 34 if sums.dtype == object else 2, dtype=np.int64)
-        k, c, s = from_blob(kernel.to_blob(keys, counts, sums)[0].as_py())
+        k, c, s = from_blob(to_blob(keys, counts, sums)[0].as_py())
         assert k.tolist() == keys.tolist() and c.tolist() == counts.tolist()
         assert [int(v) for v in s] == [int(v) for v in sums]
 
@@ -240,7 +241,7 @@ def test_sums_with_a_high_word_merge_decoded_in_place_or_apart(high) -> None:
         counts = np.full(len(keys), rows + i, dtype=np.int64)
         if high < 1 << 62:
             sums = sums.astype(np.int64)
-        blobs.append(kernel.to_blob(keys[i % 3:], counts[i % 3:], sums[i % 3:])[0].as_py())
+        blobs.append(to_blob(keys[i % 3:], counts[i % 3:], sums[i % 3:])[0].as_py())
     table = pa.table({PART: pa.array([0] * len(blobs), pa.int32()),
                       BLOB: pa.array(blobs, pa.binary())})
     k, c, s = from_blob(merge_blobs(table).column(BLOB)[0].as_py())

@@ -13,6 +13,7 @@ import itertools
 import numpy as np
 import pyarrow as pa
 import pytest
+from sorted_lists import to_blob
 
 from dprect.engines.spark.block_ranges import PARTITIONS_PER_CORE, BlockRanges
 from dprect.engines.spark.statistics import (
@@ -21,7 +22,6 @@ from dprect.engines.spark.statistics import (
     RANGE,
     merge_blobs,
     merge_block,
-    to_blob,
 )
 
 SHAPES = [(1, 1, 1), (5, 64, 2), (49, 64, 2), (147, 64, 2), (489, 64, 2), (100, 16, 2),

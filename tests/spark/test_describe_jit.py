@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from sorted_lists import summed, to_blob
 
 from dprect.core.describe_stats import DROPPED_BITS, significands, square_words
 from dprect.core.statistic import QUERY
@@ -163,7 +164,7 @@ def test_many_groups_are_counted_group_by_group_as_numpy_counts_them(shape, word
                                  (gg[order], b[order], c[order], s[order]), strict=True):
             assert np.array_equal(a, want), name
             assert a.dtype.kind == want.dtype.kind, name
-    made = _spy(monkeypatch, describe_jit, "compile_kernel", lambda fn: fn.__name__)
+    made = _spy(monkeypatch, describe_jit, "compile_kernel", lambda fn, *_: fn.__name__)
     monkeypatch.setattr(spark_describe, "JIT_ROWS", 1)
     monkeypatch.setattr(spark_describe, "JIT_CELLS", limit)
     kernel = spark_describe.column_lists(g, x, groups, GRID, True)
@@ -203,7 +204,7 @@ def test_the_compiled_merge_equals_the_sorting_one():
             s = rs.integers(-(1 << 40), 1 << 40, len(k))
             lists.append((k, n, s))
         got = describe_jit.merge_sorted(lists[0], lists[1])
-        want = spark_describe._merge(lists)
+        want = summed(lists)
         assert got is not None
         for a, b in zip(got, want, strict=True):
             assert np.array_equal(a, b), trial
@@ -211,7 +212,7 @@ def test_the_compiled_merge_equals_the_sorting_one():
     assert describe_jit.merge_sorted((k, k, k), (k[:0], k[:0], k[:0])) is None
     twice = np.array([1, 1, 2])
     assert describe_jit.merge_sorted((k[:0], k[:0], k[:0]), (twice, twice, twice)) is None
-    assert spark_describe._merge_into(None, (k, k, k))[0].tolist() == [1, 2, 3]
+    assert spark_describe._words_into(None, (k, k, [k]))[0].tolist() == [1, 2, 3]
 
 
 def test_a_partition_gives_the_same_blobs_compiled_or_not(monkeypatch):
@@ -278,14 +279,14 @@ def test_every_word_from_one_encoding_equals_each_word_counted_alone():
                                         DROPPED_BITS, 1 << 22, words)
         assert got is not None
         assert len(got[3]) == len(words)
-        for word, summed in zip(words, got[3], strict=True):
+        for word, word_sums in zip(words, got[3], strict=True):
             alone = describe_jit.column_bins(x, g, groups, GRID.shift, GRID.size // 2,
                                              DROPPED_BITS, 1 << 22, word)
             assert alone is not None
             added = m if word == 0 else square_words(m)[word - 1]
             gg, b, c, s = chunk_counts(g, GRID.encode(x), added)
             order = np.lexsort((b, gg))
-            for a, one, want in zip((*got[:3], summed), alone,
+            for a, one, want in zip((*got[:3], word_sums), alone,
                                     (gg[order], b[order], c[order], s[order]), strict=True):
                 assert np.array_equal(a, one)
                 assert np.array_equal(a, want)
@@ -321,6 +322,11 @@ def test_a_column_with_squares_is_encoded_once_a_chunk(monkeypatch):
     assert blobs() == compiled
 
 
+def _merge_words(lists: list[tuple[np.ndarray, ...]]) -> Any:
+    """describe_jit.merge_words of (key, count, sum) lists, each of one word."""
+    return describe_jit.merge_words([(k, n, (s,)) for k, n, s in lists])
+
+
 def test_the_one_pass_merge_of_many_lists_equals_the_sorting_one(monkeypatch):
     """A range's partial lists (one or more per partition) merged compiled (windows of
     sorted words) equal the sort of their concatenation summed by key, for any number
@@ -334,22 +340,22 @@ def test_the_one_pass_merge_of_many_lists_equals_the_sorting_one(monkeypatch):
             k = np.unique(rs.integers(0, 1 + int(rs.integers(1, 900)), size))
             lists.append((k, rs.integers(1, 1 << 20, len(k)),
                           rs.integers(-(1 << 40), 1 << 40, len(k))))
-        got = describe_jit.merge_many(lists)
-        want = spark_describe._merge(lists)
+        got = _merge_words(lists)
+        want = summed(lists)
         assert got is not None
-        for a, b in zip(got, want, strict=True):
+        for a, b in zip((*got[:2], got[2][0]), want, strict=True):
             assert np.array_equal(a, b), trial
     k = np.array([1, 3, 2])
     ok = (np.array([1, 2]),) * 3
-    assert describe_jit.merge_many([ok, (k, k, k)]) is None
+    assert _merge_words([ok, (k, k, k)]) is None
     twice = np.array([1, 1, 2])
-    assert describe_jit.merge_many([(twice, twice, twice), ok]) is None
+    assert _merge_words([(twice, twice, twice), ok]) is None
     calls = _spy(monkeypatch, describe_jit, "merge_words", len)
     parts = [(np.arange(i, 40, 3, dtype=np.int64), np.ones(len(range(i, 40, 3)), np.int64),
               np.full(len(range(i, 40, 3)), i, np.int64)) for i in range(5)]
     merged = spark_describe._merge_sorted(parts)
     assert calls == [5]
-    for a, b in zip(merged, spark_describe._merge(parts), strict=True):
+    for a, b in zip(merged, summed(parts), strict=True):
         assert np.array_equal(a, b)
 
 
@@ -370,7 +376,7 @@ def test_the_one_pass_merge_of_several_words_equals_the_sort_word_by_word():
         got = describe_jit.merge_words(lists)
         assert got is not None
         for x in range(words):
-            want = spark_describe._merge([(k, n, s[x]) for k, n, s in lists])
+            want = summed([(k, n, s[x]) for k, n, s in lists])
             assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
             assert np.array_equal(got[2][x], want[2]), trial
         if len(lists) >= 2:  # a running total and a chunk: the linear merge, the same
@@ -414,7 +420,7 @@ def test_the_windowed_merge_of_any_number_of_lists_equals_the_sort(monkeypatch):
         got = describe_jit.merge_words(lists)
         assert got is not None and ran == ([] if len(lists) == 2 else [1]), trial
         for x in range(words):
-            want = spark_describe._merge([(k, n, s[x]) for k, n, s in lists])
+            want = summed([(k, n, s[x]) for k, n, s in lists])
             assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
             assert np.array_equal(got[2][x], want[2]), trial
     ok = np.array([1, 2])
@@ -490,7 +496,7 @@ def test_a_blob_read_for_a_key_range_is_the_whole_blob_cut_there():
             -(1 << 29), 1 << 29, len(keys)).tolist(), strict=True)], dtype=object)
         if not big:
             sums = sums.astype(np.int64)
-        blob = spark_describe.to_blob(keys, counts, sums).buffers()[2]
+        blob = to_blob(keys, counts, sums).buffers()[2]
         whole = spark_describe.from_blob(blob)
         for first, end in [(0, 0), (-5, 60_000), (1_000, 20_000), (49_000, 90_000),
                            (int(keys[3]), int(keys[3]) + 1)]:
@@ -561,3 +567,25 @@ def test_the_compiled_packed_count_leaves_negative_groups_to_numpy():
     assert int(want[0].min()) == -3
     for a, b in zip(got, want, strict=True):
         assert a.dtype == b.dtype and np.array_equal(a, b)
+
+
+def test_the_row_steps_are_the_numpy_encoding_and_stay_plain_python():
+    """The steps both bin kernels call compiled (_decode, _word: jit.compile_kernel's
+    ``calls``) give, run as plain Python, each value's FloatBins(SEARCH_BITS) bin, its
+    truncated significand and its square's words as numpy does — and compiling the
+    kernels leaves them plain functions in the module (the kernels are compiled over a
+    copy of its globals)."""
+    rs = np.random.default_rng(12)
+    x = np.concatenate([SPECIALS, rs.normal(0.0, 1.0, 300) * 10.0 ** rs.integers(-300, 300, 300)])
+    bits = x.view(np.int64)
+    assert describe_jit.compiled() is not None
+    step = describe_jit._decode
+    assert type(step) is type(_numpy_lists) and type(describe_jit._word) is type(_numpy_lists)
+    got = [step(int(b), GRID.shift, GRID.size // 2, DROPPED_BITS) for b in bits.tolist()]
+    m = significands(bits)
+    assert [k for _, k, _ in got] == GRID.encode(x).tolist()
+    assert [v for _, _, v in got] == m.tolist()
+    assert [bool(n) for n, _, _ in got] == (GRID.encode(x) < GRID.size // 2).tolist()
+    hi, lo = square_words(m)
+    for word, want in ((0, m), (1, hi), (2, lo)):
+        assert [describe_jit._word(v, word) for v in m.tolist()] == want.tolist()

@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from describe_reference import reference_describe
+from sorted_lists import to_blob
 
 import dprect
 from dprect.core.aggregates import DescribeResult, plan_describe
@@ -316,15 +317,15 @@ def test_the_kernel_sums_are_exact_past_the_int64_wrap():
     sums[1::2] *= -1
     total = None
     for _ in range(3):  # a partition's running total over three chunks
-        total = kernel._merge_into(total, (keys, counts, sums))
+        total = kernel._words_into(total, (keys, counts, [sums]))
     assert total is not None
     want = [3 * int(v) for v in sums]
-    assert total[1].tolist() == [3 * n] * 2000 and [int(v) for v in total[2]] == want
+    assert total[1].tolist() == [3 * n] * 2000 and [int(v) for v in total[2][0]] == want
     # the blob carries it exactly, and merging partitions' blobs stays exact
-    k, c, s = kernel.from_blob(kernel.to_blob(*total).buffers()[2])
+    k, c, s = kernel.from_blob(to_blob(total[0], total[1], total[2][0]).buffers()[2])
     assert k.tolist() == keys.tolist() and c.tolist() == [3 * n] * 2000
     assert [int(v) for v in s] == want
-    blob = kernel.to_blob(*total)
+    blob = to_blob(total[0], total[1], total[2][0])
     merged = kernel.merge_blobs(pa.table({kernel.PART: pa.array([0, 0], pa.int32()),
                                           kernel.BLOB: pa.concat_arrays([blob, blob])}))
     _, c2, s2 = kernel.from_blob(merged.column(kernel.BLOB)[0].as_buffer())

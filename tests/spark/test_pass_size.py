@@ -10,6 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 from engine_cells import assert_same_cells, both_engines
+from sorted_lists import summed, to_blob
 
 from dprect.core.statistic import QUANTILES, QUERY, SEARCH_GRID
 from dprect.engines.spark import statistics as kernel
@@ -18,7 +19,6 @@ from dprect.engines.spark.statistics import (
     from_blob,
     merge_blobs,
     partial_bins,
-    to_blob,
     to_cells,
 )
 
@@ -182,14 +182,14 @@ def test_a_range_merge_merges_sorted_lists_without_sorting(monkeypatch) -> None:
         k = np.unique(gen.integers(0, 20_000, size)).astype(np.int64)
         parts.append((k, gen.integers(1, 5, len(k)).astype(np.int64),
                       gen.integers(-2**40, 2**40, len(k)).astype(np.int64)))
-    want = kernel._merge(parts)
+    want = summed(parts)
     table = pa.table({PART: pa.array([2] * len(parts), pa.int32()),
                       kernel.BLOB: pa.concat_arrays([to_blob(*p) for p in parts])})
 
     def no_sort(_parts):
         raise AssertionError("the merge sorted")
 
-    monkeypatch.setattr(kernel, "_merge", no_sort)
+    monkeypatch.setattr(kernel, "_sum_words", no_sort)
     out = merge_blobs(table)
     assert out.column(PART).to_pylist() == [2]
     got = from_blob(out.column(kernel.BLOB)[0].as_buffer())

@@ -63,6 +63,42 @@ VERSION = 8
 #: the dense table's limit): the groups' table then stays the size of the chunk's arrays
 SPARSE_GROUPS_PER_ROW = 4
 
+
+def _decode(b: int, shift: int, zero_bin: int, drop: int) -> tuple[bool, int, int]:
+    """(negative, k, M) of the value of IEEE pattern ``b`` read as int64 (module notes):
+    negative when its bin lies below +0.0's bin H = ``zero_bin`` (b < 0 but not −0.0's
+    −2^63); its search bin k, (~b) >> shift if negative, else ((b & ABS) >> shift) + H;
+    its truncated significand M = ((|b| & MANTISSA) >> drop) | [|b| ≥ 2^52]·2^(52 − drop),
+    negated for b < 0 (−0.0's 0 stays 0) — what ``FloatBins(SEARCH_BITS).encode`` and
+    :func:`~dprect.core.describe_stats.significands` give it. Plain Python, compiled by
+    numba (the bin kernels call it compiled: :func:`dprect.engines.jit.compile_kernel`'s
+    ``calls``)."""
+    mag = b & 0x7FFFFFFFFFFFFFFF
+    m = (mag & ((1 << 52) - 1)) >> drop
+    if mag >= 1 << 52:
+        m |= 1 << (52 - drop)
+    if b < 0:
+        m = -m
+    if b < 0 and b != -0x7FFFFFFFFFFFFFFF - 1:
+        return True, (~b) >> shift, m
+    return False, (mag >> shift) + zero_bin, m
+
+
+def _word(m: int, word: int) -> int:
+    """What a row of significand ``m`` adds to the sum of ``word``: 0 M itself, 1 or 2 the
+    high or the low 30-bit word of M² = hi·2^30 + lo (M² < 2^60:
+    :func:`~dprect.core.describe_stats.square_words`). Plain Python, compiled by numba."""
+    if word == 1:
+        return (m * m) >> 30
+    if word == 2:
+        return (m * m) & 0x3FFFFFFF
+    return m
+
+
+#: the row helpers the bin kernels call compiled (:func:`dprect.engines.jit.compile_kernel`)
+_ROW_STEPS = (_decode, _word)
+
+
 def _two_sided_bins(bits: np.ndarray, group: np.ndarray, groups: int, shift: int,
                     zero_bin: int, drop: int, limit: int, words: np.ndarray) -> Any:
     """(found, g, b, n, sums): found False when the table would exceed ``limit``
@@ -70,23 +106,18 @@ def _two_sided_bins(bits: np.ndarray, group: np.ndarray, groups: int, shift: int
     counts and, per entry w of ``words``, a row of sums (``sums[w]``): word 0 the
     significands' sums, 1 or 2 those of the high or the low 30-bit word of the squared
     significands (:func:`~dprect.core.describe_stats.square_words`) — every word from ONE
-    encoding of each value (module notes). Plain Python, compiled by numba."""
-    abs_mask = 0x7FFFFFFFFFFFFFFF
-    mantissa = (1 << 52) - 1
-    normal = 1 << 52
-    top = 1 << (52 - drop)
+    encoding of each value (module notes; a row's bin, significand and words:
+    :func:`_decode`, :func:`_word`). Plain Python, compiled by numba."""
     rows = bits.shape[0]
     nw = words.shape[0]
     big = 1 << 62
     neg_lo, neg_hi, pos_lo, pos_hi = big, -1, big, -1
     for i in range(rows):
-        b = bits[i]
-        if b < 0 and b != -0x7FFFFFFFFFFFFFFF - 1:
-            k = (~b) >> shift
+        negative, k, _ = _decode(bits[i], shift, zero_bin, drop)
+        if negative:
             neg_lo = min(neg_lo, k)
             neg_hi = max(neg_hi, k)
         else:
-            k = ((b & abs_mask) >> shift) + zero_bin
             pos_lo = min(pos_lo, k)
             pos_hi = max(pos_hi, k)
     neg_span = neg_hi - neg_lo + 1 if neg_hi >= 0 else 0
@@ -101,27 +132,12 @@ def _two_sided_bins(bits: np.ndarray, group: np.ndarray, groups: int, shift: int
     counts = np.zeros(groups * width, dtype=np.int64)
     sums = np.zeros(groups * width * nw, dtype=np.int64)
     for i in range(rows):
-        b = bits[i]
-        mag = b & abs_mask
-        m = (mag & mantissa) >> drop
-        if mag >= normal:
-            m |= top
-        if b < 0 and b != -0x7FFFFFFFFFFFFFFF - 1:
-            cell = (((~b) >> shift) - neg_lo) * groups + group[i]
-        else:
-            cell = (neg_span + ((mag >> shift) + zero_bin) - pos_lo) * groups + group[i]
-        if b < 0:
-            m = -m
+        negative, k, m = _decode(bits[i], shift, zero_bin, drop)
+        cell = ((k - neg_lo) if negative else (neg_span + k - pos_lo)) * groups + group[i]
         counts[cell] += 1
         at = cell * nw
         for w in range(nw):
-            word = words[w]
-            if word == 1:  # M² = hi·2^30 + lo, M² < 2^60
-                sums[at + w] += (m * m) >> 30
-            elif word == 2:
-                sums[at + w] += (m * m) & 0x3FFFFFFF
-            else:
-                sums[at + w] += m
+            sums[at + w] += _word(m, words[w])
     found = 0
     for c in range(groups * width):
         if counts[c] > 0:
@@ -163,10 +179,6 @@ def _sparse_bins(bits: np.ndarray, group: np.ndarray, groups: int, shift: int,
     (group, bin)'s count and sums are integers added in any order: exact, the same as
     the dense table's. The caller checks that a bin is below 2^31 and |M| below 2^31
     (:func:`column_words`). Plain Python, compiled by numba."""
-    abs_mask = 0x7FFFFFFFFFFFFFFF
-    mantissa = (1 << 52) - 1
-    normal = 1 << 52
-    top = 1 << (52 - drop)
     half = 1 << 31
     low = (1 << 32) - 1
     rows = bits.shape[0]
@@ -179,15 +191,7 @@ def _sparse_bins(bits: np.ndarray, group: np.ndarray, groups: int, shift: int,
     slot = start[:groups].copy()
     packed = np.empty(rows, dtype=np.int64)
     for i in range(rows):
-        b = bits[i]
-        mag = b & abs_mask
-        m = (mag & mantissa) >> drop
-        if mag >= normal:
-            m |= top
-        negative = b < 0 and b != -0x7FFFFFFFFFFFFFFF - 1
-        k = (~b) >> shift if negative else (mag >> shift) + zero_bin
-        if b < 0:
-            m = -m
+        _, k, m = _decode(bits[i], shift, zero_bin, drop)
         at = slot[group[i]]
         slot[group[i]] = at + 1
         packed[at] = (k << 32) | (m + half)
@@ -223,13 +227,7 @@ def _sparse_bins(bits: np.ndarray, group: np.ndarray, groups: int, shift: int,
             n_out[r - 1] += 1
             m = (v & low) - half
             for w in range(nw):
-                word = words[w]
-                if word == 1:  # M² = hi·2^30 + lo, M² < 2^60
-                    s_out[w, r - 1] += (m * m) >> 30
-                elif word == 2:
-                    s_out[w, r - 1] += (m * m) & 0x3FFFFFFF
-                else:
-                    s_out[w, r - 1] += m
+                s_out[w, r - 1] += _word(m, words[w])
     return g_out, b_out, n_out, s_out
 
 
@@ -556,18 +554,9 @@ def merge_two(first: tuple[np.ndarray, np.ndarray, Sequence[np.ndarray]],
     return (k, n, list(s)) if ok else None
 
 
-def merge_many(parts: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]]
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """Several (key, count, sum) lists with strictly increasing keys summed by key in one
-    pass (:func:`merge_words` of one word); None without numba or when a list is not
-    strictly increasing (the caller sorts)."""
-    got = merge_words([(k, n, (s,)) for k, n, s in parts])
-    return None if got is None else (got[0], got[1], got[2][0])
-
-
 def compiled() -> Callable[..., Any] | None:
     """The compiled :func:`_two_sided_bins`, or None where numba is not installed."""
-    return compile_kernel(_two_sided_bins)
+    return compile_kernel(_two_sided_bins, _ROW_STEPS)
 
 
 def merge_sorted(first: tuple[np.ndarray, np.ndarray, np.ndarray],
@@ -606,7 +595,7 @@ def column_words(values: np.ndarray, group: np.ndarray, groups: int, shift: int,
     if groups > max(limit, SPARSE_GROUPS_PER_ROW * len(bits)) \
             or (1 << (63 - shift)) + zero_bin >= 1 << 31 or 53 - drop > 31:
         return None  # (or a bin or a significand past 31 bits: not packed in one word)
-    sparse = compile_kernel(_sparse_bins)
+    sparse = compile_kernel(_sparse_bins, _ROW_STEPS)
     if sparse is None:  # pragma: no cover (numba ran the dense step above)
         return None
     g, b, n, s = sparse(bits, group, int(groups), int(shift), int(zero_bin), int(drop),
@@ -622,5 +611,5 @@ def column_bins(values: np.ndarray, group: np.ndarray, groups: int, shift: int,
     return None if got is None else (got[0], got[1], got[2], got[3][0])
 
 
-__all__ = ["VERSION", "column_bins", "column_words", "compiled", "merge_flat", "merge_many",
+__all__ = ["VERSION", "column_bins", "column_words", "compiled", "merge_flat",
            "merge_sorted", "merge_two", "merge_words", "packed_count"]

@@ -293,19 +293,6 @@ def finite_chunks(batches: Iterator[Any], chunk_rows: int, columns: Sequence[str
             yield j, *(read[name] if j < last[name] else read.pop(name))
 
 
-def to_blob(keys: np.ndarray, counts: np.ndarray, sums: np.ndarray) -> Any:
-    """Sorted (key, count, sum) lists as one Arrow ``binary`` array of one value
-    (:func:`from_blob` reads it back): one segment (:func:`_segment`) of keys, counts and
-    each sum's two int64 words (:func:`~dprect.core.describe_stats.sum_words`: a sum past
-    int64, a key of 2^33 rows or more, travels exactly), compressed."""
-    keys = np.asarray(keys, dtype=np.int64)
-    if not len(keys):
-        return _binary(b"")
-    family = Family(0, (0,), int(keys[0]))
-    return _binary(_segment([family], [(keys, np.asarray(counts, dtype=np.int64),
-                                        [sum_words(sums)], None, None)]))
-
-
 def _binary(data: bytes) -> Any:
     """``data`` as a one-value Arrow ``binary`` array (no copy)."""
     offsets = np.array([0, len(data)], dtype=np.int32)
@@ -614,12 +601,6 @@ def _joined(parts: Sequence[Lists]) -> Lists:
     return keys, n, sums
 
 
-def _merge(parts: Sequence[Lists]) -> Lists:
-    """Partial (key, count, sum) lists summed by key (sorted)."""
-    keys, n, sums = _joined(parts)
-    return sum_by_key(keys, sums, n)
-
-
 def _jit() -> Any:
     """:mod:`dprect.engines.spark.describe_jit` where the executor has dprect of this
     kernel's version (JIT_VERSION), else None (the numpy steps run)."""
@@ -669,13 +650,6 @@ def _int64_safe(total: Words, chunk: Words) -> bool:
     merge needs (:func:`~dprect.core.describe_stats.sum_by_key` is exact past it)."""
     return (all(x.dtype != object for x in (*total[2], *chunk[2]))
             and int(total[1].max(initial=0)) + int(chunk[1].max(initial=0)) < EXACT_ROWS)
-
-
-def _merge_into(total: Lists | None, chunk: Lists) -> Lists:
-    """:func:`_words_into` of a kernel column's lists of one sum word."""
-    got = _words_into(None if total is None else (total[0], total[1], [total[2]]),
-                      (chunk[0], chunk[1], [chunk[2]]))
-    return got[0], got[1], got[2][0]
 
 
 def _words_into(total: Words | None, chunk: Words) -> Words:
@@ -1161,7 +1135,7 @@ def _merged_segments(blobs: Sequence[Any]) -> bytes:
     """The segments of several blobs of one range summed run by run (every family's
     words together, :func:`_merge_words`), in key order, as one blob's bytes. A run
     whose segments differ in shape from blob to blob (its families, e.g. a blob of
-    :func:`to_blob`'s beside a pass's) is merged kernel column by kernel column."""
+    one list's blob beside a pass's) is merged kernel column by kernel column."""
     found: dict[int, list[tuple[tuple[Family, ...], Words]]] = {}
     flat: dict[int, Words] = {}  # a run's lists merged from one flat decode
     segs: dict[int, list[_Segment]] = {}

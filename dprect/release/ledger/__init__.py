@@ -83,9 +83,8 @@ Every :class:`LedgerError` message is one line without terminal escape codes.
 * :mod:`~dprect.release.ledger.writes` — creating the ledger, rows and exclusive commits;
 * :mod:`~dprect.release.ledger.compaction` — checkpoints and compaction;
 * :mod:`~dprect.release.ledger.reservations` — caps set, reserve, release, fail, cancel:
-  :class:`Ledger`;
-* :mod:`~dprect.release.ledger.fill` — a ledger's history written fast (tests and
-  benchmarks only; not imported here).
+  :class:`Ledger` (a history written fast for tests and benchmarks:
+  tests/ledger_fill.py).
 """
 
 from __future__ import annotations

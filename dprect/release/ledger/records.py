@@ -34,10 +34,6 @@ class Reservation:
     new_charge: bool  # False when a failed/crashed run id is retried (charged before)
     previous_result: dict[str, Any] | None  # set when the run id was already released
 
-    @property
-    def already_released(self) -> bool:
-        return self.previous_result is not None
-
 
 @dataclass(frozen=True)
 class DatasetStatus:

@@ -1,4 +1,6 @@
-"""A ledger's history written fast — for tests and benchmarks only.
+"""A ledger's history written fast — for tests and benchmarks only (moved here from
+dprect/release/ledger/fill.py: the package never imported it; benchmarks/ledger.py imports
+it as ``tests.ledger_fill``).
 
 :func:`fill` appends many events to a ledger, one Delta commit per event with the ledger's
 own rows (:meth:`Ledger._row`: versions and hash chain) and the ledger's own checkpoints
