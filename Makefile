@@ -337,6 +337,14 @@ bench-box-centre-law: setup
 	$(BIN)/pip install --quiet -r benchmarks/requirements-real.txt
 	cd benchmarks && ../$(BIN)/python box_centre_law.py --what-if
 
+# The quantile box's off plan cells of §4.1 (issue #44, s38) with 1,000 runs a cell, and each
+# float-order cell's positives rescaled (the same public inputs, the same plan); about 1 min
+# of CPU; rewrites docs/figures/box_plan_cells.json.
+.PHONY: bench-box-plan-cells
+bench-box-plan-cells: setup
+	$(BIN)/pip install --quiet -r benchmarks/requirements-real.txt
+	cd benchmarks && ../$(BIN)/python box_plan_cells.py
+
 # What auto's aimed quantile box would cost as the default (issue #44): auto beside auto with
 # target_miss=0.02 on the Spark job tests' synthetic table, the demo's slice and §1's setting;
 # rewrites docs/figures/aimed_default.json (--quick: 2 trials into benchmarks/output/).

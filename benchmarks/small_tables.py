@@ -19,7 +19,8 @@ Runs are seeded (one seed per table, ε, method and trial); ``--small-trials`` g
 tables of fewer than :data:`SMALL_POSITIVES` positives their own trial count (dprect's and
 the peers' alike: 20 runs on 50 positives leave a standard error of several points, so a
 small table's cell needs more to be decided), and every column records the standard
-error of its balanced error (``se``: the runs' sd / √runs). Writes
+error of its balanced error (``se``: the runs' sd / √runs; ``fn_se``: its FN's, the
+box's planned miss judged against it). Writes
 ``small_tables.json`` (docs/figures/, or benchmarks/output/ with ``--quick``) and prints a
 table.
 """
@@ -255,7 +256,8 @@ def run(tables: list[Any], trials: int, venvs: dict[str, Path] | None = None,
                     chosen.append(res.method)
                 cell[method] = {"fn": float(np.mean(fn)), "fp": float(np.mean(fp)),
                                 "balanced": float((np.mean(fn) + np.mean(fp)) / 2),
-                                "se": _se(fn, fp), "chosen": sorted(set(chosen)),
+                                "se": _se(fn, fp), "fn_se": _se(fn, fn),
+                                "chosen": sorted(set(chosen)),
                                 "contest_runs": contests,
                                 "chose_counts": {m: chosen.count(m) for m in set(chosen)}}
             for peer, got in peers.items():

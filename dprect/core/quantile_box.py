@@ -187,8 +187,15 @@ def _sort_thresholds(domain: Domain, indices: Sequence[int]) -> np.ndarray:
 
 
 def offsets(domain: Domain, room: int, r: int = STEPS_PER_OCTAVE) -> list[int]:
-    """o_1 < o_2 < …: the distinct ⌊2^(s + i/r)⌋ below ``room`` (public)."""
-    s = max(0, coarse_shift(domain) - FINE_BITS)
+    """o_1 < o_2 < …: the distinct ⌊2^(s + i/r)⌋ below ``room`` (public;
+    :func:`grid_offsets` of the domain's size)."""
+    return grid_offsets(int(domain.size), room, r)
+
+
+def grid_offsets(grid_size: int, room: int, r: int = STEPS_PER_OCTAVE) -> list[int]:
+    """:func:`offsets` on a grid of ``grid_size`` points: the distinct ⌊2^(s + i/r)⌋ below
+    ``room``, s = max(0, bitlen(m − 1) − :data:`CENTRE_BITS` − :data:`FINE_BITS`)."""
+    s = max(0, (int(grid_size) - 1).bit_length() - CENTRE_BITS - FINE_BITS)
     out: list[int] = []
     i = 0
     while True:
@@ -613,9 +620,13 @@ def quantile_decay(side_epsilon: Fraction) -> Fraction:
     return min(DECAY, Fraction(side_epsilon))
 
 
+#: the data's centre against C's grid point, in cells: uniform on (−½, ½), PHASES values
+_SHIFTS = (np.arange(PHASES) + 0.5) / PHASES - 0.5
+
+
 def predicted_clip(side_epsilon: float, rows: float, target: float,
                    decay: float = float(DECAY), aimed_rate: float | None = None,
-                   room: float | None = None) -> float:
+                   room: float | None = None, grid: int | None = None) -> float:
     """A side's expected clipped rows with ``rows`` rows on it (a model, docs/algorithm.md
     §10, calibrated in docs/results.md §4.1): the rows' offsets from the centre are
     half-normal, |Z|·σ, so a candidate at offset σ·z leaves q(z) = rows·erfc(z/√2) rows
@@ -633,12 +644,23 @@ def predicted_clip(side_epsilon: float, rows: float, target: float,
     (:func:`bracket_tails`), a = ``aimed_rate``, on :data:`AIMED_STEPS_PER_OCTAVE` steps
     per octave (C's q_{−1} is +∞: no charge; the next step's is all the side's rows).
     ``room``: the grid's end in σ (None: no end within the modelled steps): the steps at
-    or past it are cut and the end is the last candidate (:data:`GRID_ROOM_SIGMAS`)."""
+    or past it are cut and the end is the last candidate (:data:`GRID_ROOM_SIGMAS`).
+    ``grid``: the public grid's size m (None: a continuum, the float order). On a grid the
+    candidates are grid points and the rows grid values (ties; docs/algorithm.md §10): the
+    side's steps are the mechanism's own offsets o = ⌊2^(s + i/r)⌋ cells
+    (:func:`grid_offsets`, each once), a cell w·2^(φ/r) σ wide (w = :func:`grid_cell`: the
+    phase φ is the unknown scale, as on the continuum, whose steps are these at w → 0),
+    those from σ/2^INSIDE_OCTAVES to the room; a row lies on the grid point nearest to
+    it and the data's centre u cells from C, u uniform on (−½, ½) (:data:`PHASES`
+    values: where the data lie against the grid is not public), so q_o = rows·
+    erfc((o + ½ − u)·w_φ/√2) — C itself keeps the rows on its own point (a row = C is in
+    neither side's tails): q_C = rows·erfc((½ − u)·w_φ/√2), not all the side's rows."""
     if rows <= 0:
         return 0.0
     aimed = target > 0 and aimed_rate is not None
     r = AIMED_STEPS_PER_OCTAVE if aimed else STEPS_PER_OCTAVE
-    mu = float(decay)
+    mu, eps = float(decay), float(side_epsilon)
+    rate = float(aimed_rate) if aimed and aimed_rate is not None else None
     steps = np.arange(-INSIDE_OCTAVES * r, OUTSIDE_OCTAVES * r + 1, dtype=np.float64)
     total = 0.0
     for phase in range(PHASES):
@@ -648,20 +670,56 @@ def predicted_clip(side_epsilon: float, rows: float, target: float,
             inside = z < room
             at = np.append(steps[inside], steps[inside][-1] + 1 if inside.any() else 0.0)
             z = np.append(z[inside], room)
-        q = rows * np.array([math.erfc(v / math.sqrt(2.0)) for v in z])
+        start = at[0]
+        if grid is not None:  # the mechanism's own steps, in cells of w·2^(φ/r) σ
+            cell = 2.0 ** ((round(r * math.log2(grid_cell(grid))) + phase / PHASES) / r)
+            ladder = np.asarray(grid_offsets(grid, int(grid), r), dtype=np.float64)
+            z = ladder * cell
+            inner = (z >= 2.0 ** -INSIDE_OCTAVES) & (z < (np.inf if room is None else room))
+            # C, the steps, then the grid's end (at the room); a tie stays inside a bound
+            edges = np.concatenate([[0.5], ladder[inner] + 0.5,
+                                    [] if room is None else [room / cell]])
+            at = start - 1.0 + np.arange(len(edges), dtype=np.float64)
+            total += sum(_side_law(rows * _erfc((edges - u) * cell), at, rows, target, eps,
+                                   mu, rate) for u in _SHIFTS) / PHASES
+            continue
         # C itself, the side's first candidate (side_candidates' k = 0), one step inside
         # the first offset: it clips every row of the side
-        q, at = np.concatenate([[rows], q]), np.concatenate([[at[0] - 1.0], at])
-        if aimed:  # the bracket score (Lemma QB3): the step holding the t-th row is free
-            prev = np.concatenate([[rows], q[:-1]])
-            bad = float(aimed_rate) * (np.maximum(q - target, 0.0)  # type: ignore[arg-type]
-                                       + np.maximum(target - prev, 0.0))
-        else:
-            bad = side_epsilon * np.maximum(q - target, 0.0)
-        logw = -bad - mu * (at - at[0])
-        w = np.exp(logw - logw.max())
-        total += float((w * q).sum() / w.sum())
+        q = np.concatenate([[rows], rows * _erfc(z)])
+        at = np.concatenate([[start - 1.0], at])
+        total += _side_law(q, at, rows, target, eps, mu, rate)
     return float(min(rows, total / PHASES))
+
+
+def grid_cell(grid_size: int) -> float:
+    """w: a public grid's point spacing in the model's σ, 2·:data:`GRID_ROOM_SIGMAS`/(m − 1)
+    — the model's own assumption that the grid ends :data:`GRID_ROOM_SIGMAS` σ past a
+    centre in its middle, so its m − 1 cells span 2·GRID_ROOM_SIGMAS σ (public: m only;
+    docs/algorithm.md §10). 17 points (digits' pixels): 0.625σ, where a side's first
+    offsets and the rows' ties are whole cells; 1,901 (weather's): 0.005σ, a continuum.
+    :func:`predicted_clip` snaps it to its steps' lattice, 2^(round(r·log₂ w)/r), so that
+    a fine grid's steps are the continuum's."""
+    return 2.0 * GRID_ROOM_SIGMAS / max(int(grid_size) - 1, 1)
+
+
+def _erfc(z: np.ndarray) -> np.ndarray:
+    """erfc(z/√2) elementwise: the share of a half-normal's rows beyond z σ."""
+    return np.array([math.erfc(float(v) / math.sqrt(2.0)) for v in z])
+
+
+def _side_law(q: np.ndarray, at: np.ndarray, rows: float, target: float, eps: float,
+              mu: float, aimed_rate: float | None) -> float:
+    """A side's mean clip over its candidates (tail counts ``q``, step indices ``at``):
+    ∝ exp(−ε·(q − t)⁺ − μ·k), or the bracket score's exp(−a·((q_k − t)⁺ +
+    (t − q_{k−1})⁺) − μ·k) with q_{−1} = ``rows`` (Lemma QB3) at a = ``aimed_rate``."""
+    if aimed_rate is not None:  # the bracket score: the step holding the t-th row is free
+        prev = np.concatenate([[rows], q[:-1]])
+        bad = aimed_rate * (np.maximum(q - target, 0.0) + np.maximum(target - prev, 0.0))
+    else:
+        bad = eps * np.maximum(q - target, 0.0)
+    logw = -bad - mu * (at - at[0])
+    w = np.exp(logw - logw.max())
+    return float((w * q).sum() / w.sum())
 
 
 def side_steps(grid_size: int, r: int = STEPS_PER_OCTAVE) -> int:
@@ -671,6 +729,7 @@ def side_steps(grid_size: int, r: int = STEPS_PER_OCTAVE) -> int:
     return max(1, r * ((int(grid_size) - 1).bit_length() - s))
 
 
+@lru_cache(maxsize=256)
 def predicted_axis_clip(side_epsilon: float, rows: float, target: float, decay: float,
                         grid_size: int, aimed_rate: float | None = None,
                         float_order: bool = False) -> float:
@@ -680,8 +739,9 @@ def predicted_axis_clip(side_epsilon: float, rows: float, target: float, decay: 
       W = min(B, :data:`DATA_BINS`) of the B coarse bins with a triangular depth rising to
       rows/2, G = Σ exp(ε·depth), each empty bin weight 1. Then each side holds rows/2
       and clips :func:`predicted_clip`, on a public grid with its end
-      :data:`GRID_ROOM_SIGMAS` σ past the centre (``float_order``, the axis's domain is
-      the float order: no end);
+      :data:`GRID_ROOM_SIGMAS` σ past the centre, its points (the mechanism's whole-cell
+      steps) and its ties (a bound keeps the rows on its point; :func:`grid_cell`)
+      (``float_order``, the axis's domain is the float order: no end, a continuum);
     * otherwise every row lies on one side, K = S − 2r candidate steps out
       (:func:`side_steps`) and J = r steps before the grid's end: the side clips them all
       (weight e^{−ε(rows − t)⁺}·Σ_{k<K} e^{−μk}) or none (Σ_{K≤k<K+J} e^{−μk}); an
@@ -712,7 +772,8 @@ def predicted_axis_clip(side_epsilon: float, rows: float, target: float, decay: 
     empty = bins - w
     p_good = 1.0 if empty <= 0 else 1.0 / (1.0 + empty * math.exp(-min(log_good, 700.0)))
     room = None if float_order else GRID_ROOM_SIGMAS
-    good = 2 * predicted_clip(eps, rows / 2, target, mu, aimed_rate, room)
+    good = 2 * predicted_clip(eps, rows / 2, target, mu, aimed_rate, room,
+                              None if float_order else m)
     if float_order and not aimed:  # the centre's law is uniform on the empty bins
         short, total = empty_bin_reach(r)
         # Σ_{k<k_d} e^{−ε(rows − t)⁺ − μk} against Σ_{k_d≤k<K} e^{−μk}, per bin, in logs
@@ -764,6 +825,8 @@ __all__ = [
     "coarse_shift",
     "coarse_thresholds",
     "empty_bin_reach",
+    "grid_cell",
+    "grid_offsets",
     "magnitude_offsets",
     "magnitude_points",
     "offsets",
