@@ -342,6 +342,7 @@ def test_missing_ledger_is_refused_and_never_created(
     code, out, err = run(argv, capsys)
     assert code == 2 and one_error_line(err) == expected, err
     assert "result written" not in out and not (tmp_path / "result.json").exists()
+    assert "run id" not in out  # a run that never started announces no id to retry
     assert not (tmp_path / "no-such").exists()
 
 
