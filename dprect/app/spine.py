@@ -10,9 +10,10 @@ runs, in this order:
 1. the public checks: no two outputs, inputs or the ledger at one path; every sink's
    location writable (:meth:`Sink.check`); nothing has been read or reserved yet; a
    warning when a seed is set;
-2. the ledger: a missing or damaged ledger, or a run the dataset's cap cannot charge in
-   the plan's neighbouring relation, ends the run here, before its run id is printed (a
-   run that never started has no id to retry);
+2. the ledger: a missing or damaged ledger, or a run the dataset's cap cannot charge (in
+   the plan's neighbouring relation, or on the spend so far: a new charge over the cap)
+   ends the run here, before its run id is printed and before the input is read (a run
+   that never started has no id to retry);
 3. the run id, printed (with a ledger) before the input is read or anything reserved, so
    that a run that dies can be retried; a run id released before is **replayed** — its
    recorded result published again, the input never read, nothing spent;
@@ -212,16 +213,17 @@ def open_run(report: Reporter, sinks: Sequence[Sink], inputs: Sequence[tuple[str
 def release_or_replay(report: Reporter, ledger: LedgerSettings | None, run_id: str,
                       to_sinks: Callable[[dict[str, Any]], None],
                       fresh: Callable[[], Outcome], *,
-                      neighbouring: str | None = None) -> Outcome:
+                      guarantee: Guarantee | None = None) -> Outcome:
     """The end every run shares: a run id the ledger released before is replayed (its
     recorded result published again through ``to_sinks``; the input never read, nothing
     spent), otherwise ``fresh()`` reads, reserves, computes and releases; then one line
-    saying which happened. With ``neighbouring`` (the plan's relation) a run the dataset's
-    cap cannot charge in that relation is refused first, before any read or reservation.
+    saying which happened. With ``guarantee`` (the plan's) a run the dataset's cap cannot
+    charge — in its relation, or as a new charge on the spend so far — is refused first,
+    before any read or reservation (the reservation checks again).
     A ledger run's id is printed once the ledger has been read (a missing or damaged
     ledger, or that refusal, ends a run that never started: it has no id to retry) and
     before anything else, so a run that dies later can be retried under it."""
-    previous = released_result(ledger, neighbouring)
+    previous = released_result(ledger, guarantee)
     if ledger is not None:
         report.say(f"run id {run_id} (dataset {ledger.dataset!r}, ledger {ledger.path})")
     if ledger is not None and previous is not None:
@@ -290,7 +292,7 @@ def run_release(product: Product, route: Any, report: Reporter | None = None) ->
 
     with beat if beat is not None else nullcontext():
         return release_or_replay(report, ledger, run_id, to_sinks, fresh,
-                                 neighbouring=charge.guarantee.neighbouring)
+                                 guarantee=charge.guarantee)
 
 
 __all__ = ["Prepared", "Product", "Reporter", "RunSettings", "Summary", "failure_line",
