@@ -86,6 +86,27 @@ def test_source_checks_the_names():
         Source("t.parquet", [], "y")
 
 
+def test_source_checks_a_delta_timestamp_before_any_engine_starts(tmp_path, capsys):
+    """A Delta snapshot's time that is not ISO-8601 is refused with the settings (the
+    Spark jobs check every parameter before Spark starts), and the command refuses it in
+    one line with nothing started, read or written."""
+    from cli_run import messages
+
+    from dprect.app.cli import main
+
+    with pytest.raises(ParameterError, match="'yesterday' is not an ISO-8601"):
+        Source("t", ["a"], timestamp="yesterday")
+    assert Source("t", ["a"], timestamp="2024-05-01T12:00:00Z").timestamp is not None
+    code = main(["aggregate", "--input", "missing_table", "--format", "delta", "--columns",
+                 "x", "--statistics", "mean", "--epsilon", "1", "--engine", "spark",
+                 "--delta-timestamp", "yesterday", "--output", str(tmp_path / "o.json")])
+    err = capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+    assert code == 2 and messages(err) == [
+        "dprect: error: Delta timestamp 'yesterday' is not an ISO-8601 date or time "
+        "(e.g. 2024-05-01T12:00:00Z)"], err
+
+
 def _actions(parser: argparse.ArgumentParser, command: str) -> dict[str, argparse.Action]:
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     return {a.dest: a for a in sub.choices[command]._actions}
