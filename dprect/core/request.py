@@ -383,6 +383,20 @@ def utc_timestamp(timestamp: str | dt.datetime | dt.date) -> dt.datetime:
 
 
 
+def check_snapshot(version: object, timestamp: str | dt.datetime | dt.date | None
+                   ) -> dt.datetime | None:
+    """A Delta snapshot's settings checked: a version (an integer >= 0) or a timestamp
+    (:func:`utc_timestamp`), not both; returns the timestamp as a zone-aware time (None
+    without one). Parameters only (:class:`Source` checks them before any engine
+    starts)."""
+    if version is not None and timestamp is not None:
+        raise ParameterError("give a Delta version or a timestamp, not both")
+    if version is not None and (isinstance(version, bool) or not isinstance(version, int)
+                                or version < 0):
+        raise ParameterError(f"Delta version must be an integer >= 0, got {version!r}")
+    return None if timestamp is None else utc_timestamp(timestamp)
+
+
 @dataclass(frozen=True)
 class Source:
     """The table a run reads, for every product: where, how, and which columns (public
@@ -419,8 +433,7 @@ class Source:
         if self.group_by is not None and self.group_by in names:
             raise ParameterError(f"the group column {self.group_by!r} is also listed as a "
                                  "column to bound")
-        if self.timestamp is not None:
-            utc_timestamp(self.timestamp)  # refused now, before any engine starts
+        check_snapshot(self.version, self.timestamp)  # now, before any engine starts
         object.__setattr__(self, "columns", names)
 
     @property
@@ -516,5 +529,6 @@ def option_specs(kind: type[Any] = FitRequest) -> tuple[OptionSpec, ...]:
 __all__ = ["COVERAGE_DENOMINATOR", "Accounting", "BoundsRequest", "BudgetOptions", "Choice",
            "DescribeRequest",
            "FitOptions", "FitRequest", "InvalidRows", "MarginLawName", "Method",
-           "Neighbouring", "OptionSpec", "PlanRequest", "Shape", "Source", "coverage_alpha",
+           "Neighbouring", "OptionSpec", "PlanRequest", "Shape", "Source", "check_snapshot",
+           "coverage_alpha",
            "make_request", "option_specs", "request_from", "utc_timestamp"]

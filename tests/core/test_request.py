@@ -86,10 +86,11 @@ def test_source_checks_the_names():
         Source("t.parquet", [], "y")
 
 
-def test_source_checks_a_delta_timestamp_before_any_engine_starts(tmp_path, capsys):
-    """A Delta snapshot's time that is not ISO-8601 is refused with the settings (the
-    Spark jobs check every parameter before Spark starts), and the command refuses it in
-    one line with nothing started, read or written."""
+def test_source_checks_a_delta_snapshot_before_any_engine_starts(tmp_path, capsys):
+    """A Delta snapshot's time that is not ISO-8601, a negative version, or both a
+    version and a time are refused with the settings (the Spark jobs check every
+    parameter before Spark starts), and the command refuses them in one line with nothing
+    started, read or written."""
     from cli_run import messages
 
     from dprect.app.cli import main
@@ -97,6 +98,10 @@ def test_source_checks_a_delta_timestamp_before_any_engine_starts(tmp_path, caps
     with pytest.raises(ParameterError, match="'yesterday' is not an ISO-8601"):
         Source("t", ["a"], timestamp="yesterday")
     assert Source("t", ["a"], timestamp="2024-05-01T12:00:00Z").timestamp is not None
+    with pytest.raises(ParameterError, match="integer >= 0, got -1"):
+        Source("t", ["a"], version=-1)
+    with pytest.raises(ParameterError, match="a version or a timestamp, not both"):
+        Source("t", ["a"], version=0, timestamp="2024-05-01")
     code = main(["aggregate", "--input", "missing_table", "--format", "delta", "--columns",
                  "x", "--statistics", "mean", "--epsilon", "1", "--engine", "spark",
                  "--delta-timestamp", "yesterday", "--output", str(tmp_path / "o.json")])
