@@ -89,8 +89,9 @@ def load_result(path: str) -> FitResult:
         raise InputDataError(f"result file {path!r} does not exist")
     try:
         return FitResult.from_json(json.loads(p.read_text()))
-    except (ValueError, KeyError, TypeError) as exc:
-        raise InputDataError(f"{path!r} is not a dprect result JSON: {exc}") from None
+    except (ValueError, KeyError, TypeError):  # their text can quote the file: not shown
+        raise InputDataError(f"{path!r} is not a dprect result JSON (a fit's record, as "
+                             f"fit.output writes it)") from None
 
 
 def confusion(df: DataFrame, result: FitResult, label: str,

@@ -14,6 +14,8 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "dprect"
+#: the Spark jobs, scanned too (their modules named ``jobs/<file>``)
+JOBS = ROOT.parent / "jobs"
 
 #: (module, function) -> why the caught exception's text holds no data
 VOUCHED = {
@@ -56,9 +58,10 @@ def _uses_text(node: ast.AST, name: str) -> bool:
 
 def offenders() -> set[tuple[str, str]]:
     found = set()
-    for path in sorted(ROOT.rglob("*.py")):
+    paths = [(p, p.relative_to(ROOT).as_posix()) for p in sorted(ROOT.rglob("*.py"))]
+    paths += [(p, p.relative_to(ROOT.parent).as_posix()) for p in sorted(JOBS.rglob("*.py"))]
+    for path, module in paths:
         tree = ast.parse(path.read_text())
-        module = path.relative_to(ROOT).as_posix()
         for func in ast.walk(tree):
             if not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
                 continue

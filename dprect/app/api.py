@@ -723,7 +723,7 @@ def grouped_columns(data: object, columns: Sequence[str] | None, group_by: objec
     column in messages ("column to bound"). Refusals depend on the parameters and the
     schema only."""
     from dprect.engines.arrow_input import numeric_column
-    from dprect.engines.bounds_input import group_kind_of_arrow, resolve_groups
+    from dprect.engines.bounds_input import group_kind_of_arrow, integral_arrow, resolve_groups
     from dprect.engines.row_kernels import group_index
 
     listed: list[object] | None = None
@@ -755,12 +755,15 @@ def grouped_columns(data: object, columns: Sequence[str] | None, group_by: objec
         return names, values, Grouping(np.zeros(table.num_rows, dtype=np.int32), [None])
     label = group_by if isinstance(group_by, str) else "group_by"
     kind = group_kind_of_arrow(table.schema.field(group_name).type, label)
+    integral = integral_arrow(table.schema.field(group_name).type)
     if select:  # the public list beside the selection checked now, before the charge
-        resolve_groups([_group_text(v) for v in listed or ()], kind, label)
+        resolve_groups([_group_text(v) for v in listed or ()], kind, label,
+                       integral=integral)
         return names, values, Grouping(None, list(listed or ()), table.column(group_name),
                                        kind)
     assert listed is not None
-    resolved = resolve_groups([_group_text(v) for v in listed], kind, label)
+    resolved = resolve_groups([_group_text(v) for v in listed], kind, label,
+                              integral=integral)
     return names, values, Grouping(group_index(table.column(group_name), kind, resolved),
                                    listed)
 

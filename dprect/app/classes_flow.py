@@ -86,7 +86,8 @@ def classes_sinks(sinks: Sequence[Sink]) -> list[Sink]:
     out: list[Sink] = []
     for s in sinks:
         if isinstance(s, PngSink):
-            out.append(ClassesPngSink(s.name, s.path, title=s.title, truth=s.truth))
+            out.append(ClassesPngSink(s.name, s.path, title=s.title, truth=s.truth,
+                                      truth_name=s.truth_name))
         elif isinstance(s, ResultsTableSink):
             out.append(ClassesTableSink(s.name, s.path, s.dataset, s.extra_parameters))
         else:

@@ -23,8 +23,8 @@ output and lets the run finish; a run longer than 6 s names its stage on stderr 
 Refusals never depend on the table's values (only ``--invalid-rows error`` refuses a table
 for its values, outside the guarantee). Every output location is checked before the input
 is read; a run prints its plan before it reads the input (``--plan-only``: the plan, then
-stop); with ``--ledger`` it prints its run id, then reserves its (ε, δ) before releasing
-anything.
+stop); with ``--ledger`` it reads the ledger (a run over the cap ends there), prints its
+run id, then reserves its (ε, δ) before releasing anything.
 """
 
 from __future__ import annotations

@@ -8,13 +8,15 @@ plan is made — once, from public inputs — before the run starts. :func:`run_
 runs, in this order:
 
 1. the public checks: no two outputs, inputs or the ledger at one path; every sink's
-   location writable (:meth:`Sink.check`); nothing has been read or reserved yet;
-2. the run id, printed first (with a ledger), so that a run that dies can be retried; a
+   location writable (:meth:`Sink.check`); nothing has been read or reserved yet; a
    warning when a seed is set;
-3. the ledger: a run id released before is **replayed** — its recorded result published
-   again, the input never read, nothing spent; a run the dataset's cap cannot charge in
-   the plan's neighbouring relation is refused (a missing or damaged ledger ends the run
-   here);
+2. the ledger: a missing or damaged ledger, or a run the dataset's cap cannot charge (in
+   the plan's neighbouring relation, or on the spend so far: a new charge over the cap)
+   ends the run here, before its run id is printed and before the input is read (a run
+   that never started has no id to retry);
+3. the run id, printed (with a ledger) before the input is read or anything reserved, so
+   that a run that dies can be retried; a run id released before is **replayed** — its
+   recorded result published again, the input never read, nothing spent;
 4. the product's announcement (the plan's guarantee and what it expects) — public inputs
    only;
 5. the input, read and its schema checked by the chosen engine's route: a refused table
@@ -185,8 +187,9 @@ def open_run(report: Reporter, sinks: Sequence[Sink], inputs: Sequence[tuple[str
              ledger: LedgerSettings | None, seed: int | None, what: str) -> str:
     """The public checks every run starts with, and its run id: no two outputs, inputs or
     the ledger at one path; every sink's location writable; with a ledger, the delta extra
-    and the ledger's run id (printed first, so a run that dies can be retried), else a new
-    id; a warning when a seed is set (``what``: "this result is", "these bounds are")."""
+    and the ledger's run id (printed by :func:`release_or_replay` once the ledger is
+    read), else a new id; a warning when a seed is set (``what``: "this result is",
+    "these bounds are")."""
     from dprect.release.results_table import new_run_id
 
     check_distinct([*((s.name, s.path) for s in sinks), *inputs,
@@ -196,9 +199,8 @@ def open_run(report: Reporter, sinks: Sequence[Sink], inputs: Sequence[tuple[str
     if ledger is not None:
         from dprect.core.extras import require
 
-        require("delta", "the budget ledger")  # before the run id is printed
+        require("delta", "the budget ledger")
         run_id = ledger.run_id
-        report.say(f"run id {run_id} (dataset {ledger.dataset!r}, ledger {ledger.path})")
     else:
         run_id = new_run_id()
         report.progress(f"run id {run_id}")
@@ -211,13 +213,19 @@ def open_run(report: Reporter, sinks: Sequence[Sink], inputs: Sequence[tuple[str
 def release_or_replay(report: Reporter, ledger: LedgerSettings | None, run_id: str,
                       to_sinks: Callable[[dict[str, Any]], None],
                       fresh: Callable[[], Outcome], *,
-                      neighbouring: str | None = None) -> Outcome:
+                      guarantee: Guarantee | None = None) -> Outcome:
     """The end every run shares: a run id the ledger released before is replayed (its
     recorded result published again through ``to_sinks``; the input never read, nothing
     spent), otherwise ``fresh()`` reads, reserves, computes and releases; then one line
-    saying which happened. With ``neighbouring`` (the plan's relation) a run the dataset's
-    cap cannot charge in that relation is refused first, before any read or reservation."""
-    previous = released_result(ledger, neighbouring)
+    saying which happened. With ``guarantee`` (the plan's) a run the dataset's cap cannot
+    charge — in its relation, or as a new charge on the spend so far — is refused first,
+    before any read or reservation (the reservation checks again).
+    A ledger run's id is printed once the ledger has been read (a missing or damaged
+    ledger, or that refusal, ends a run that never started: it has no id to retry) and
+    before anything else, so a run that dies later can be retried under it."""
+    previous = released_result(ledger, guarantee)
+    if ledger is not None:
+        report.say(f"run id {run_id} (dataset {ledger.dataset!r}, ledger {ledger.path})")
     if ledger is not None and previous is not None:
         outcome = replay(ledger, previous, to_sinks)  # the input is never read
     else:
@@ -284,7 +292,7 @@ def run_release(product: Product, route: Any, report: Reporter | None = None) ->
 
     with beat if beat is not None else nullcontext():
         return release_or_replay(report, ledger, run_id, to_sinks, fresh,
-                                 neighbouring=charge.guarantee.neighbouring)
+                                 guarantee=charge.guarantee)
 
 
 __all__ = ["Prepared", "Product", "Reporter", "RunSettings", "Summary", "failure_line",

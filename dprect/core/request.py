@@ -25,6 +25,7 @@ looks at data.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -358,6 +359,44 @@ class FitOptions(BudgetOptions, total=False):
     positive_label: PositiveLabel | LabelText
 
 
+def utc_timestamp(timestamp: str | dt.datetime | dt.date) -> dt.datetime:
+    """A Delta snapshot's time as a zone-aware timestamp; a date is its midnight and a
+    zone-less value is UTC. Text that is not ISO-8601 is refused (:class:`Source` checks
+    it with the other settings, before any engine starts)."""
+    if isinstance(timestamp, dt.datetime):
+        value = timestamp
+    elif isinstance(timestamp, dt.date):
+        value = dt.datetime(timestamp.year, timestamp.month, timestamp.day)
+    elif isinstance(timestamp, str):
+        text = timestamp.strip()
+        if text.endswith(("Z", "z")):
+            text = text[:-1] + "+00:00"
+        try:
+            value = dt.datetime.fromisoformat(text)
+        except ValueError:
+            raise ParameterError(
+                f"Delta timestamp {timestamp!r} is not an ISO-8601 date or time "
+                "(e.g. 2024-05-01T12:00:00Z)") from None
+    else:
+        raise ParameterError(f"Delta timestamp must be a string or datetime, got {timestamp!r}")
+    return value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
+
+
+
+def check_snapshot(version: object, timestamp: str | dt.datetime | dt.date | None
+                   ) -> dt.datetime | None:
+    """A Delta snapshot's settings checked: a version (an integer >= 0) or a timestamp
+    (:func:`utc_timestamp`), not both; returns the timestamp as a zone-aware time (None
+    without one). Parameters only (:class:`Source` checks them before any engine
+    starts)."""
+    if version is not None and timestamp is not None:
+        raise ParameterError("give a Delta version or a timestamp, not both")
+    if version is not None and (isinstance(version, bool) or not isinstance(version, int)
+                                or version < 0):
+        raise ParameterError(f"Delta version must be an integer >= 0, got {version!r}")
+    return None if timestamp is None else utc_timestamp(timestamp)
+
+
 @dataclass(frozen=True)
 class Source:
     """The table a run reads, for every product: where, how, and which columns (public
@@ -394,6 +433,7 @@ class Source:
         if self.group_by is not None and self.group_by in names:
             raise ParameterError(f"the group column {self.group_by!r} is also listed as a "
                                  "column to bound")
+        check_snapshot(self.version, self.timestamp)  # now, before any engine starts
         object.__setattr__(self, "columns", names)
 
     @property
@@ -489,5 +529,6 @@ def option_specs(kind: type[Any] = FitRequest) -> tuple[OptionSpec, ...]:
 __all__ = ["COVERAGE_DENOMINATOR", "Accounting", "BoundsRequest", "BudgetOptions", "Choice",
            "DescribeRequest",
            "FitOptions", "FitRequest", "InvalidRows", "MarginLawName", "Method",
-           "Neighbouring", "OptionSpec", "PlanRequest", "Shape", "Source", "coverage_alpha",
-           "make_request", "option_specs", "request_from"]
+           "Neighbouring", "OptionSpec", "PlanRequest", "Shape", "Source", "check_snapshot",
+           "coverage_alpha",
+           "make_request", "option_specs", "request_from", "utc_timestamp"]

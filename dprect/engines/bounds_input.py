@@ -25,14 +25,23 @@ def group_kind_of_arrow(data_type: Any, column: str) -> str:
     return value_kind(data_type, column, "group")
 
 
-def resolve_groups(groups: Sequence[str], kind: str, column: str
+def integral_arrow(data_type: Any) -> bool:
+    """Whether an Arrow type holds integers only (a dictionary of them too)."""
+    import pyarrow as pa
+
+    t = data_type.value_type if pa.types.is_dictionary(data_type) else data_type
+    return bool(pa.types.is_integer(t))
+
+
+def resolve_groups(groups: Sequence[str], kind: str, column: str, *, integral: bool = False
                    ) -> list[bool | float | str] | None:
     """The listed group values as values comparable with a group column of ``kind`` (from
     its type): floats for a numeric column (compared as float64), booleans for a boolean
     one (true/false, yes/no, 1/0), the text itself for a string one; None for a column of
-    the null type (no row belongs to any group). Text that cannot be such a value, and two
-    texts naming one value (``1`` and ``1.0``), are refused — from the schema and the
-    list only."""
+    the null type (no row belongs to any group). Text that cannot be such a value — a
+    number with a fraction for a column of an integer type (``integral``), which no row
+    can hold — and two texts naming one value (``1`` and ``1.0``), are refused — from the
+    schema and the list only."""
     if kind == "null":
         return None
     out: list[bool | float | str] = []
@@ -58,6 +67,9 @@ def resolve_groups(groups: Sequence[str], kind: str, column: str
                                      f"{text!r} is not a number") from None
             if not math.isfinite(value):
                 raise ParameterError(f"group value {text!r} must be a finite number")
+            if integral and not value.is_integer():
+                raise ParameterError(f"the group column {column!r} holds integers: group "
+                                     f"value {text!r} is not one")
             value = value + 0.0  # -0.0 is 0.0
         if value in seen:
             raise ParameterError(f"group values {out_text(groups, out, value)!r} and "
@@ -102,13 +114,14 @@ def add_key_counts(total: dict[str, int], values: Sequence[Any], counts: Sequenc
     return total
 
 
-def listed_keys(groups: Sequence[str], kind: str, column: str) -> set[str]:
+def listed_keys(groups: Sequence[str], kind: str, column: str, *, integral: bool = False
+                ) -> set[str]:
     """The key texts (:func:`key_text`) of the listed group values, read against a group
-    column of ``kind`` (:func:`resolve_groups`: text that cannot be such a value, or two
-    texts naming one value, refused — from the schema and the list only): the keys a
-    private selection leaves out when a public list is given with it (docs/privacy.md
-    §18)."""
-    values = resolve_groups(list(groups), kind, column) or []
+    column of ``kind`` (:func:`resolve_groups`, with ``integral``: text that cannot be such
+    a value, or two texts naming one value, refused — from the schema and the list only):
+    the keys a private selection leaves out when a public list is given with it
+    (docs/privacy.md §18)."""
+    values = resolve_groups(list(groups), kind, column, integral=integral) or []
     return {text for text in (key_text(v, kind) for v in values) if text is not None}
 
 
@@ -117,5 +130,5 @@ def out_text(groups: Sequence[str], values: Sequence[Any], value: Any) -> str:
     return groups[list(values).index(value)]
 
 
-__all__ = ["add_key_counts", "group_kind_of_arrow", "key_text", "listed_keys", "out_text",
-           "resolve_groups"]
+__all__ = ["add_key_counts", "group_kind_of_arrow", "integral_arrow", "key_text",
+           "listed_keys", "out_text", "resolve_groups"]

@@ -79,6 +79,7 @@ from dprect.engines import decimal_grid_jit
 from dprect.engines.bounds_input import (
     add_key_counts,
     group_kind_of_arrow,
+    integral_arrow,
     listed_keys,
     resolve_groups,
 )
@@ -198,7 +199,8 @@ def read_grouped(source: Source, groups: list[str] | None, progress: Callable[[s
     if column is None:
         return values, np.zeros(len(values[0]) if values else 0, dtype=np.int32), 1
     assert groups is not None
-    resolved = resolve_groups(groups, kind, str(source.group_by))  # schema + list only
+    resolved = resolve_groups(groups, kind, str(source.group_by),  # schema + list only
+                              integral=integral_arrow(column.type))
     return values, group_index(column, kind, resolved), len(groups)
 
 
@@ -266,7 +268,8 @@ class NumpyGroupedPrepared(PreparedRun):
     def listed_keys(self, groups: list[str]) -> set[str]:
         """The key texts of a public list given with a private selection
         (:func:`~dprect.engines.bounds_input.listed_keys`; schema and list only)."""
-        return listed_keys(groups, self.kind, "group")
+        integral = self.column is not None and integral_arrow(self.column.type)
+        return listed_keys(groups, self.kind, "group", integral=integral)
 
     def statistics(self, groups: list[str] | None = None) -> GroupedStatistics:
         group, count = self.group, self.groups

@@ -91,21 +91,27 @@ class Outcome:
     replayed: bool  # True: the run id had been released before; nothing was computed
 
 
-def released_result(settings: LedgerSettings | None, neighbouring: str | None = None
+def released_result(settings: LedgerSettings | None, guarantee: Guarantee | None = None
                     ) -> dict[str, Any] | None:
     """The recorded result of an already released run id (None otherwise): lets a job
     re-publish a finished run without reading its input again. Otherwise, with
-    ``neighbouring`` (the plan's relation), a run the dataset's cap cannot charge in its
-    relation is refused here, at plan time, before any read or reservation
-    (:meth:`Ledger.check_relation`)."""
+    ``guarantee`` (the plan's), a run the dataset's cap cannot charge is refused here, at
+    plan time, before any read or reservation: one whose relation the cap cannot charge
+    (:meth:`Ledger.check_relation`) and, for a new charge (not the retry of a run id
+    reserved before, which is charged already), one the caps cannot take
+    (:meth:`Ledger.check_charge`)."""
     if settings is None:
         return None
     ledger = Ledger(settings.path)
     record = ledger.run(settings.dataset, settings.run_id)
     if record is not None and record.status == "released":
         return record.result
-    if neighbouring is not None:
-        ledger.check_relation(settings.dataset, neighbouring, settings.cap)
+    if guarantee is not None:
+        ledger.check_relation(settings.dataset, guarantee.neighbouring, settings.cap)
+        if record is None or record.status == "cancelled":
+            ledger.check_charge(settings.dataset, epsilon=guarantee.epsilon,
+                                delta=guarantee.delta, neighbouring=guarantee.neighbouring,
+                                cap=settings.cap)
     return None
 
 

@@ -259,12 +259,15 @@ class PngSink(FileSink):
 
     title: str = ""
     truth: str | None = None
+    truth_name: str = "truth"  # how the front end spells the sidecar's option
 
     def check(self) -> None:
         from dprect.core.extras import require
 
         require("plot", "the rectangle plot")
         super().check()
+        if self.truth is not None:
+            check_truth(self.truth, self.truth_name)
 
     def prepare(self, release: Release) -> Write:
         from dprect.release.plotting import edge_note, open_sides, render_png
@@ -389,16 +392,44 @@ def output_sinks(name: Callable[[str], str], *, output: str | None, plot: str | 
     input path, with the public ``input_settings``). ``name`` spells a key as the caller
     does (``--results-table``, ``fit.results_table``)."""
     sinks: list[Sink] = []
+    if truth is not None and plot is None:
+        raise ParameterError(f"{name('truth')} is drawn in the plot: give {name('plot')} "
+                             f"too, or leave {name('truth')} out")
     if output is not None:
         sinks.append(JsonSink(name("output"), output))
     if plot is not None:
         sinks.append(PngSink(name("plot"), plot, title=dataset or Path(input_path).name,
-                             truth=truth))
+                             truth=truth, truth_name=name("truth")))
     if results_table is not None:
         sinks.append(ResultsTableSink(name("results_table"), results_table,
                                       dataset=dataset or input_path,
                                       extra_parameters=dict(input_settings or {})))
     return sinks
+
+
+def check_truth(path: str | os.PathLike[str], what: str) -> None:
+    """Refuse, before anything is read, reserved or written, a sidecar ``path`` that is
+    not a synthetic-data sidecar — a JSON object whose ``features``, ``true_lower`` and
+    ``true_upper`` are lists of one length, the features names and the bounds numbers —
+    so that a plot asked to draw the truth never silently leaves it out. The message
+    names ``what`` and the path only (a public file, but its text is never quoted)."""
+    shown = str(path)
+    if not Path(path).is_file():
+        raise ParameterError(f"{what} {shown!r} does not exist or is not a file")
+    try:
+        truth = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        truth = None
+    shape = isinstance(truth, dict) and all(
+        isinstance(truth.get(k), list) for k in ("features", "true_lower", "true_upper"))
+    if not shape or not (
+            len(truth["features"]) == len(truth["true_lower"]) == len(truth["true_upper"])
+            and all(isinstance(f, str) for f in truth["features"])
+            and all(isinstance(v, int | float) and not isinstance(v, bool)
+                    for v in (*truth["true_lower"], *truth["true_upper"]))):
+        raise ParameterError(f"{what} {shown!r} is not a synthetic-data sidecar: a JSON "
+                             f"object with lists 'features' (names), 'true_lower' and "
+                             f"'true_upper' (numbers) of one length")
 
 
 def read_truth(path: str | os.PathLike[str] | None, features: Sequence[str]
@@ -418,5 +449,6 @@ def read_truth(path: str | os.PathLike[str] | None, features: Sequence[str]
 
 
 __all__ = ["LABEL", "Feed", "FileSink", "JsonSink", "NotPublishedError", "PngSink", "Release",
-           "ResultsTableSink", "Sink", "Write", "around", "check_distinct", "file_write",
-           "fit_result", "label_entry", "output_sinks", "publish", "read_truth"]
+           "ResultsTableSink", "Sink", "Write", "around", "check_distinct", "check_truth",
+           "file_write", "fit_result", "label_entry", "output_sinks", "publish",
+           "read_truth"]

@@ -284,6 +284,11 @@ BAD = [
     (["--group-by", "nope", "--groups", "a"], "t.parquet", "no column"),
     (["--columns", "x", "--group-by", "k", "--groups", "a,b"], "t.parquet", "not a number"),
     (["--columns", "x", "--group-by", "k", "--groups", "1,1.0"], "t.parquet", "same value"),
+    (["--columns", "x", "--group-by", "k", "--groups", "1,2.5"], "t.parquet",
+     "the group column 'k' holds integers: group value '2.5' is not one"),
+    (["--columns", "x", "--group-by", "k", "--groups", "2.5", "--select-groups",
+      "--selection-epsilon", "1", "--selection-delta", "1e-6"], "t.parquet",
+     "holds integers: group value '2.5' is not one"),
     (["--group-by", "g", "--groups", "a,a"], "t.parquet", "listed twice"),
     (["--group-by", "g"], "t.parquet", "PUBLIC list"),
     (["--groups", "a,b"], "t.parquet", "need --group-by"),
@@ -408,6 +413,12 @@ def test_api_refusals() -> None:
         dprect.bounds(table, ["nope"], epsilon=1.0)
     with pytest.raises(dprect.InputDataError, match="must be numeric"):
         dprect.bounds(table, ["g"], epsilon=1.0)
+    for select in (False, True):  # a fraction no row of an integer column can hold
+        with pytest.raises(dprect.ParameterError, match=r"'k' holds integers: .*'2\.5'"):
+            dprect.aggregate(table, ["x"], statistics=["coverage"], epsilon=1.0,
+                             group_by="k", groups=[1, 2.5], select_groups=select,
+                             selection_epsilon=1.0 if select else None,
+                             selection_delta=1e-6 if select else None)
     result = quiet(dprect.bounds, table, epsilon=1.0, group_by="g", groups=["a"], seed=1)
     assert result.columns == ["x", "y", "k"]  # every column but the group column
 

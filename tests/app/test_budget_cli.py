@@ -314,6 +314,44 @@ def ledger_commands(path: Path) -> dict[str, list[str]]:
     }
 
 
+def test_a_run_over_the_cap_is_refused_before_its_input_is_read(
+        data: Path, tmp_path: Path, ledger: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Over the cap, a run ends at the ledger's check: its input (here a damaged file,
+    which would be refused otherwise) is never read, no run id is announced, nothing is
+    written or recorded; the same run under a cap it fits reads the input (and is refused
+    for it), and a retry of a run id charged before is not refused for the cap."""
+    damaged = tmp_path / "damaged.parquet"
+    damaged.write_bytes(b"not parquet")
+    code, _, err = run(["budget", "set-cap", "ds", "--epsilon", "0.5", "--delta", "1e-5",
+                        "--ledger", str(ledger)], capsys)
+    assert code == 0, err
+    before = Ledger(ledger).events("ds")
+    argv = fit_argv(data, tmp_path, "--run-id", "r1")
+    argv[argv.index("--input") + 1] = str(damaged)
+    code, out, err = run(argv, capsys)
+    assert code == 2 and "cap exceeded" in one_error_line(err), err
+    assert "run id" not in out and not (tmp_path / "result.json").exists()
+    assert Ledger(ledger).events("ds") == before
+    code, _, err = run([*argv, "--cap-epsilon", "0.5", "--cap-delta", "1e-5"], capsys)
+    assert code == 2 and "cap exceeded" in one_error_line(err), err  # a config cap too
+    code, _, err = run(["budget", "set-cap", "ds", "--epsilon", "3", "--delta", "1e-5",
+                        "--ledger", str(ledger)], capsys)
+    assert code == 0, err
+    code, out, err = run(argv, capsys)
+    assert code == 2 and "cannot read" in one_error_line(err), err  # read: under the cap
+    assert "run id r1" in out and Ledger(ledger).events("ds")[-1]["event"] == "cap"
+    # a run id reserved before (it died) retries under its charge whatever the cap says
+    Ledger(ledger).reserve("ds", "r2", epsilon=EPSILON, delta=DELTA, method="m",
+                           features=["a", "b"], bound="bound", neighbouring="add-remove")
+    code, _, err = run(["budget", "set-cap", "ds", "--epsilon", "0.5", "--delta", "1e-5",
+                        "--ledger", str(ledger)], capsys)
+    assert code == 0, err
+    argv[argv.index("r1")] = "r2"
+    code, out, err = run(argv, capsys)
+    assert code == 2 and "cannot read" in one_error_line(err), err
+    assert "run id r2" in out
+
+
 def test_budget_init_once(tmp_path: Path, ledger: Path,
                           capsys: pytest.CaptureFixture[str]) -> None:
     assert Ledger(ledger).verify() == 0  # the fixture's `budget init`: version 0, one event
@@ -342,6 +380,7 @@ def test_missing_ledger_is_refused_and_never_created(
     code, out, err = run(argv, capsys)
     assert code == 2 and one_error_line(err) == expected, err
     assert "result written" not in out and not (tmp_path / "result.json").exists()
+    assert "run id" not in out  # a run that never started announces no id to retry
     assert not (tmp_path / "no-such").exists()
 
 

@@ -51,14 +51,30 @@ def test_cli_writes_every_sink_and_replays_them(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("case", ["table is a file", "table not Delta", "plot is a folder",
-                                  "plot = output"])
+                                  "plot = output", "truth missing", "truth not JSON",
+                                  "truth not a sidecar", "truth lists of two lengths",
+                                  "truth without plot"])
 def test_bad_sink_is_refused_before_anything(tmp_path, capsys, case):
     data = write_parquet(tmp_path)
     Ledger(tmp_path / "ledger").init()
     (tmp_path / "a_file").write_text("x")
     (tmp_path / "not_delta").mkdir()
     (tmp_path / "not_delta" / "notes.txt").write_text("x")
+    (tmp_path / "other.json").write_text(json.dumps({"features": ["x0"], "lower": [0]}))
+    (tmp_path / "uneven.json").write_text(json.dumps(
+        {"features": ["x0", "x1"], "true_lower": [0, 0], "true_upper": [1]}))
+    plot = ["--plot", str(tmp_path / "r.png")]
     extra, message = {
+        "truth missing": ([*plot, "--truth", str(tmp_path / "none.json")],
+                          "--truth '{}' does not exist".format(tmp_path / "none.json")),
+        "truth not JSON": ([*plot, "--truth", str(tmp_path / "a_file")],
+                           "is not a synthetic-data sidecar"),
+        "truth not a sidecar": ([*plot, "--truth", str(tmp_path / "other.json")],
+                                "is not a synthetic-data sidecar"),
+        "truth lists of two lengths": ([*plot, "--truth", str(tmp_path / "uneven.json")],
+                                       "is not a synthetic-data sidecar"),
+        "truth without plot": (["--truth", str(tmp_path / "uneven.json")],
+                               "--truth is drawn in the plot: give --plot too"),
         "table is a file": (["--results-table", str(tmp_path / "a_file")],
                             "--results-table"),
         "table not Delta": (["--results-table", str(tmp_path / "not_delta")],
@@ -73,7 +89,7 @@ def test_bad_sink_is_refused_before_anything(tmp_path, capsys, case):
     lines = messages(captured.err)
     assert len(lines) == 1 and lines[0].startswith("dprect: error: ") and message in lines[0]
     assert Ledger(tmp_path / "ledger").events("ds") == []
-    assert not (tmp_path / "r.json").exists()
+    assert not (tmp_path / "r.json").exists() and not (tmp_path / "r.png").exists()
 
 
 def test_seeded_warning_is_filtered_precisely():

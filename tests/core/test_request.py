@@ -86,6 +86,32 @@ def test_source_checks_the_names():
         Source("t.parquet", [], "y")
 
 
+def test_source_checks_a_delta_snapshot_before_any_engine_starts(tmp_path, capsys):
+    """A Delta snapshot's time that is not ISO-8601, a negative version, or both a
+    version and a time are refused with the settings (the Spark jobs check every
+    parameter before Spark starts), and the command refuses them in one line with nothing
+    started, read or written."""
+    from cli_run import messages
+
+    from dprect.app.cli import main
+
+    with pytest.raises(ParameterError, match="'yesterday' is not an ISO-8601"):
+        Source("t", ["a"], timestamp="yesterday")
+    assert Source("t", ["a"], timestamp="2024-05-01T12:00:00Z").timestamp is not None
+    with pytest.raises(ParameterError, match="integer >= 0, got -1"):
+        Source("t", ["a"], version=-1)
+    with pytest.raises(ParameterError, match="a version or a timestamp, not both"):
+        Source("t", ["a"], version=0, timestamp="2024-05-01")
+    code = main(["aggregate", "--input", "missing_table", "--format", "delta", "--columns",
+                 "x", "--statistics", "mean", "--epsilon", "1", "--engine", "spark",
+                 "--delta-timestamp", "yesterday", "--output", str(tmp_path / "o.json")])
+    err = capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+    assert code == 2 and messages(err) == [
+        "dprect: error: Delta timestamp 'yesterday' is not an ISO-8601 date or time "
+        "(e.g. 2024-05-01T12:00:00Z)"], err
+
+
 def _actions(parser: argparse.ArgumentParser, command: str) -> dict[str, argparse.Action]:
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     return {a.dest: a for a in sub.choices[command]._actions}

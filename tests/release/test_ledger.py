@@ -192,6 +192,19 @@ def test_missing_ledger_is_refused_and_nothing_is_written(tmp_path):
     assert list(path.iterdir()) == []
 
 
+@pytest.mark.parametrize("content", [b"hello\n", b"PAR1" + bytes(16) + b"PAR1", b""])
+def test_a_file_is_no_ledger_not_a_damaged_one(tmp_path, content):
+    """A ledger path that is a file (a text, a Parquet-looking or an empty file) is named
+    as such by every operation, never reported as a damaged ledger to restore."""
+    path = tmp_path / "ledger.parquet"
+    path.write_bytes(content)
+    for name, op in every_operation(Ledger(path)).items():
+        with pytest.raises(LedgerError) as info:
+            op()
+        assert str(info.value) == f"no budget ledger at {path}: it is a file", name
+    assert path.read_bytes() == content
+
+
 def test_init_once_in_a_new_or_empty_folder(tmp_path):
     path = tmp_path / "ledger"
     led = new_ledger(path)

@@ -283,6 +283,8 @@ def test_job_entry_point_gives_the_numpy_result(spark, data: Path, tmp_path: Pat
     (["--set", "columns=[x, nope]"], "no column"),
     (["--set", "groups=null"], "PUBLIC list"),
     (["--set", "epsilom=1"], "unknown key bounds.epsilom"),
+    (["--set", "columns=[x]", "--set", "group_by=big", "--set", "groups=[1, 2.5]"],
+     "the group column 'big' holds integers: group value '2.5' is not one"),
     (["--set", "coverage=2"], "coverage"),
     (["--set", "grid=float"], "FloatBins"),
 ])

@@ -102,7 +102,15 @@ class SparkGroupedPrepared(PreparedRun):
         group_by = self.source.group_by
         if group_by is None:
             raise ParameterError("a group selection needs a group column")
-        return listed_keys(groups, check_schema(self.df, [], group_by) or "null", group_by)
+        return listed_keys(groups, check_schema(self.df, [], group_by) or "null", group_by,
+                           integral=integral_spark(self.df, group_by))
+
+
+def integral_spark(df: DataFrame, column: str) -> bool:
+    """Whether ``df``'s column ``column`` is of an integer type (its schema only)."""
+    from pyspark.sql.types import IntegralType
+
+    return isinstance(df.schema[column].dataType, IntegralType)
 
 
 class SparkGroupedRoute:
@@ -122,7 +130,8 @@ class SparkGroupedRoute:
                 check_grid(c.grid)
             kind = check_schema(df, source.columns, source.group_by)
             if source.group_by is not None and groups is not None:  # None: found privately
-                resolve_groups(list(groups), kind or "null", source.group_by)
+                resolve_groups(list(groups), kind or "null", source.group_by,
+                               integral=integral_spark(df, source.group_by))
             return SparkGroupedPrepared(df, source, groups, spec, stop)
 
 

@@ -49,7 +49,7 @@ from pyspark.sql.types import StructType
 
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.extras import require
-from dprect.core.request import Source
+from dprect.core.request import Source, check_snapshot
 from dprect.engines.file_schemas import (
     FileSchema,
     check_agreement,
@@ -302,27 +302,6 @@ def has_delta_extension(spark: SparkSession) -> bool:
     return has_delta(spark)
 
 
-def _utc_timestamp(timestamp: str | dt.datetime | dt.date) -> dt.datetime:
-    """A zone-aware timestamp; a date is its midnight and a zone-less value is UTC."""
-    if isinstance(timestamp, dt.datetime):
-        value = timestamp
-    elif isinstance(timestamp, dt.date):
-        value = dt.datetime(timestamp.year, timestamp.month, timestamp.day)
-    elif isinstance(timestamp, str):
-        text = timestamp.strip()
-        if text.endswith(("Z", "z")):
-            text = text[:-1] + "+00:00"
-        try:
-            value = dt.datetime.fromisoformat(text)
-        except ValueError:
-            raise ParameterError(
-                f"Delta timestamp {timestamp!r} is not an ISO-8601 date or time "
-                "(e.g. 2024-05-01T12:00:00Z)") from None
-    else:
-        raise ParameterError(f"Delta timestamp must be a string or datetime, got {timestamp!r}")
-    return value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
-
-
 def read_source(spark: SparkSession, path: str | os.PathLike[str], *,
                 format: str | None = None, where: str | None = None,
                 version: int | None = None,
@@ -353,11 +332,7 @@ def read_source(spark: SparkSession, path: str | os.PathLike[str], *,
         text = os.path.abspath(text)
     if format is not None and format not in FORMATS:
         raise ParameterError(f"format must be one of {', '.join(FORMATS)}; got {format!r}")
-    if version is not None and timestamp is not None:
-        raise ParameterError("give a Delta version or a timestamp, not both")
-    if version is not None and (isinstance(version, bool) or not isinstance(version, int)
-                                or version < 0):
-        raise ParameterError(f"Delta version must be an integer >= 0, got {version!r}")
+    when = check_snapshot(version, timestamp)
     globbed = any(ch in text for ch in "*?[{")  # Spark expands glob patterns itself
     exists = None if globbed else _exists(spark, text)
     if exists is False:
@@ -367,7 +342,6 @@ def read_source(spark: SparkSession, path: str | os.PathLike[str], *,
         raise ParameterError(
             f"a Delta version or timestamp was given, but {text!r} is read as {fmt}")
     if fmt == "delta":
-        when = _utc_timestamp(timestamp) if timestamp is not None else None
         if has_delta_extension(spark):
             df = _read_delta_native(spark, text, version, when)
         else:

@@ -145,6 +145,8 @@ class LedgerLog:
                     f"released — {RESTORE}") from None
             raise self._missing() from None
         except Exception as exc:  # an empty, truncated or missing commit file, ...
+            if Path(self.path).is_file():  # delta-rs may raise anything for a file
+                raise LedgerError(f"no budget ledger at {self.path}: it is a file") from None
             raise DamageError(delta_reason(exc)) from None
 
     def _commit_files(self, only: Iterable[int] | None = None

@@ -111,6 +111,24 @@ class Ledger(LedgerCompaction):
             if c is not None:
                 self._refuse_relation(dataset, neighbouring, c)
 
+    def check_charge(self, dataset: str, *, epsilon: float, delta: float,
+                     neighbouring: str, cap: Budget | None = None) -> None:
+        """Refuse a new charge of (ε, δ), stated in ``neighbouring``, that the dataset's
+        cap or ``cap`` cannot take on the ledger as it stands — the check :meth:`reserve`
+        makes (:class:`BudgetExceededError`; a relation a cap cannot charge:
+        :class:`ParameterError`), made at plan time so that a run refused for its budget
+        reads no input. Ledger state and parameters only; :meth:`reserve` checks again at
+        the version it commits."""
+        neighbouring = check_neighbouring(neighbouring)
+        ds = self._load().state.of(check_name(dataset, "dataset"))
+        self._check_caps(dataset, ds, cap, epsilon, delta, neighbouring)
+
+    def _check_caps(self, dataset: str, ds: DatasetState, cap: Budget | None,
+                    epsilon: float, delta: float, neighbouring: str) -> None:
+        for c in (self._cap_of(ds), as_cap(cap)):
+            if c is not None:
+                self._check_cap(dataset, ds, c, epsilon, delta, neighbouring)
+
     def reserve(self, dataset: str, run_id: str, *, epsilon: float, delta: float,
                 method: str, features: list[str], bound: str, neighbouring: str,
                 cap: Budget | None = None) -> Reservation:
@@ -146,10 +164,8 @@ class Ledger(LedgerCompaction):
                         f"{previous.delta:g}); a retry cannot ask for more "
                         f"({epsilon:g}, {delta:g}) — use a new run id")
                 return Reservation(run_id, False, None)
-            ds = snap.state.of(dataset)
-            for c in (self._cap_of(ds), as_cap(cap)):
-                if c is not None:
-                    self._check_cap(dataset, ds, c, epsilon, delta, neighbouring)
+            self._check_caps(dataset, snap.state.of(dataset), cap, epsilon, delta,
+                             neighbouring)
             if self._commit(snap, "reserve", dataset, run_id=run_id, epsilon=float(epsilon),
                             delta=float(delta), method=method, bound=bound,
                             neighbouring=neighbouring, features=json.dumps(features)):
