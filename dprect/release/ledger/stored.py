@@ -49,6 +49,7 @@ import zlib
 from collections.abc import Iterable
 from typing import Any
 
+from dprect.release.deflate import crc32, deflater
 from dprect.release.ledger.errors import DamageError, LedgerError
 from dprect.release.row_spool import RowSpool
 
@@ -133,14 +134,13 @@ class _GzipPieces:
         fh.write(b"\x1f\x8b\x08\x00\x00\x00\x00\x00"  # gzip, deflate, no flags, time 0
                  + (b"\x04" if LEVEL == 1 else b"\x02" if LEVEL == 9 else b"\x00")
                  + b"\xff")  # XFL as gzip's own writer sets it; OS unknown
-        self.packer = zlib.compressobj(LEVEL, zlib.DEFLATED, -zlib.MAX_WBITS,
-                                       zlib.DEF_MEM_LEVEL, 0)
+        self.packer = deflater(LEVEL)
         #: the text's CRC-32 and its length in bytes so far (the reference's ``bytes``)
         self.crc, self.size = 0, 0
 
     def write(self, data: bytes, deflated: bytes | None = None) -> None:
         """``data``, deflated here, or given as its DEFLATE piece (``deflated``)."""
-        self.crc = zlib.crc32(data, self.crc)
+        self.crc = crc32(data, self.crc)
         self.size += len(data)
         if deflated is None:
             self.fh.write(self.packer.compress(data))
