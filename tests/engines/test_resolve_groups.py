@@ -57,6 +57,6 @@ def test_repeat_at_finds_the_first_repeat() -> None:
     assert repeat_at([]) is None and repeat_at(["a", "b"]) is None
     assert repeat_at(["a", "b", "c", "b", "a"]) == 3
     assert repeat_at(iter([1, 2, 1.0])) == 2  # a generator, equal values
-    assert repeat_at((x for x in "abca")) == 3
+    assert repeat_at(x for x in "abca") == 3
     with pytest.raises(TypeError):
         repeat_at([[1], [1]])

@@ -17,10 +17,11 @@ post-processing of released output: it reveals nothing the result does not.
 
 The file is gzip-compressed JSON (one gzip member, DEFLATE at :data:`LEVEL`; a streamed
 record's blocks deflated where they were drawn, each a piece of the stream:
-:class:`_GzipPieces`), content-addressed (its name is the SHA-256 of what it holds, so a
-retried or repeated write of the same result is the same file; the compressed bytes are
-not promised — a file whose pieces were deflated elsewhere, or at another level, reads
-the same), written
+:class:`_GzipPieces`; deflated by :func:`~dprect.release.deflate.deflater`, ISA-L's
+where installed, else zlib's — any gzip reader inflates either), content-addressed (its
+name is the SHA-256 of what it holds, so a retried or repeated write of the same result
+is the same file; the compressed bytes are not promised — a file whose pieces were
+deflated elsewhere, by another library or at another level, reads the same), written
 atomically (a temporary name in the folder, fsync, rename, fsync of the folder) and
 *before* the row that references it is committed: a crash between the two leaves an
 unreferenced file (an orphan, harmless), never a row without its file. The ledger never
