@@ -11,6 +11,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from dprect.core.errors import ParameterError
 
 _TRUE_WORDS = frozenset({"1", "true", "t", "yes", "y"})
@@ -44,6 +46,9 @@ def resolve_groups(groups: Sequence[str], kind: str, column: str, *, integral: b
     schema and the list only."""
     if kind == "null":
         return None
+    fast = _distinct_values(groups, kind)
+    if fast is not None:
+        return fast
     out: list[bool | float | str] = []
     seen: set[bool | float | str] = set()  # a list's `in` made 10^5 groups take minutes
     for text in groups:
@@ -77,6 +82,28 @@ def resolve_groups(groups: Sequence[str], kind: str, column: str, *, integral: b
         seen.add(value)
         out.append(value)
     return out
+
+
+def _distinct_values(groups: Sequence[str], kind: str) -> list[bool | float | str] | None:
+    """:func:`resolve_groups` of a string or numeric column's list in C's loops (the same
+    values: each text itself, or ``float`` of it plus 0.0) when every value is accepted
+    and they all differ; else None, and the list is walked item by item for its refusal.
+    10^6 listed groups (a run resolves them twice: the route and the pass) in ~0.1 s
+    against ~0.35 s (issue #42)."""
+    values: list[Any]
+    if kind == "string":
+        values = list(groups)
+    elif kind == "numeric":
+        try:
+            floats = np.fromiter(map(float, groups), np.float64, len(groups))
+        except (ValueError, TypeError):
+            return None
+        if not np.isfinite(floats).all():
+            return None
+        values = (floats + 0.0).tolist()  # -0.0 is 0.0
+    else:
+        return None
+    return values if len(set(values)) == len(values) else None
 
 
 #: integers up to this magnitude are written without a decimal point as keys

@@ -44,6 +44,8 @@ from typing import IO, Any
 
 import pyarrow as pa
 
+from dprect.release.deflate import deflater
+
 #: an in-memory list of rows is read in slices of this many rows (:func:`row_blocks`)
 BLOCK_ROWS = 4096
 #: each spooled block's codec and level (module notes)
@@ -76,11 +78,13 @@ class ItemsText(str):
 
 def deflate_piece(data: bytes, level: int) -> bytes:
     """``data`` as a piece of a DEFLATE stream that any piece may precede or follow: a raw
-    stream at ``level`` (``zlib``'s, as ``gzip`` makes it) with no reference to anything
+    stream at ``level`` (a zlib level, as ``gzip`` takes it) with no reference to anything
     before it, ended by a sync flush (byte-aligned, not final): pieces made apart — in
     several tasks — joined make one stream (the ``pigz`` layout), which the stored copy
-    ends (:func:`~dprect.release.ledger.stored.store`)."""
-    packer = zlib.compressobj(level, zlib.DEFLATED, -zlib.MAX_WBITS, zlib.DEF_MEM_LEVEL, 0)
+    ends (:func:`~dprect.release.ledger.stored.store`). Deflated by
+    :func:`~dprect.release.deflate.deflater` (ISA-L's where installed: the same text
+    inflated, other compressed bytes)."""
+    packer = deflater(level)
     return packer.compress(data) + packer.flush(zlib.Z_SYNC_FLUSH)
 
 

@@ -17,10 +17,11 @@ post-processing of released output: it reveals nothing the result does not.
 
 The file is gzip-compressed JSON (one gzip member, DEFLATE at :data:`LEVEL`; a streamed
 record's blocks deflated where they were drawn, each a piece of the stream:
-:class:`_GzipPieces`), content-addressed (its name is the SHA-256 of what it holds, so a
-retried or repeated write of the same result is the same file; the compressed bytes are
-not promised — a file whose pieces were deflated elsewhere, or at another level, reads
-the same), written
+:class:`_GzipPieces`; deflated by :func:`~dprect.release.deflate.deflater`, ISA-L's
+where installed, else zlib's — any gzip reader inflates either), content-addressed (its
+name is the SHA-256 of what it holds, so a retried or repeated write of the same result
+is the same file; the compressed bytes are not promised — a file whose pieces were
+deflated elsewhere, by another library or at another level, reads the same), written
 atomically (a temporary name in the folder, fsync, rename, fsync of the folder) and
 *before* the row that references it is committed: a crash between the two leaves an
 unreferenced file (an orphan, harmless), never a row without its file. The ledger never
@@ -49,6 +50,7 @@ import zlib
 from collections.abc import Iterable
 from typing import Any
 
+from dprect.release.deflate import crc32, deflater
 from dprect.release.ledger.errors import DamageError, LedgerError
 from dprect.release.row_spool import RowSpool
 
@@ -133,14 +135,13 @@ class _GzipPieces:
         fh.write(b"\x1f\x8b\x08\x00\x00\x00\x00\x00"  # gzip, deflate, no flags, time 0
                  + (b"\x04" if LEVEL == 1 else b"\x02" if LEVEL == 9 else b"\x00")
                  + b"\xff")  # XFL as gzip's own writer sets it; OS unknown
-        self.packer = zlib.compressobj(LEVEL, zlib.DEFLATED, -zlib.MAX_WBITS,
-                                       zlib.DEF_MEM_LEVEL, 0)
+        self.packer = deflater(LEVEL)
         #: the text's CRC-32 and its length in bytes so far (the reference's ``bytes``)
         self.crc, self.size = 0, 0
 
     def write(self, data: bytes, deflated: bytes | None = None) -> None:
         """``data``, deflated here, or given as its DEFLATE piece (``deflated``)."""
-        self.crc = zlib.crc32(data, self.crc)
+        self.crc = crc32(data, self.crc)
         self.size += len(data)
         if deflated is None:
             self.fh.write(self.packer.compress(data))
