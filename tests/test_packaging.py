@@ -30,13 +30,13 @@ from dprect.core.extras import EXTRAS
 REPO = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
 #: distribution name → top-level module, for the optional dependencies
-MODULE_OF = {"pyspark": "pyspark", "pandas": "pandas", "numba": "numba",
+MODULE_OF = {"pyspark": "pyspark", "pandas": "pandas", "numba": "numba", "isal": "isal",
              "deltalake": "deltalake",
              "matplotlib": "matplotlib", "pyyaml": "yaml", "scipy": "scipy",
              "grpcio": "grpc", "grpcio-status": "grpc_status",
              "googleapis-common-protos": "google.rpc", "zstandard": "zstandard",
              "scikit-learn": "sklearn"}
-HIDDEN = ("pyspark", "py4j", "pandas", "numba", "deltalake", "matplotlib", "yaml", "scipy",
+HIDDEN = ("pyspark", "py4j", "pandas", "numba", "isal", "deltalake", "matplotlib", "yaml", "scipy",
           "sklearn")
 SPARK_MESSAGE = ("dprect: error: the Spark engine needs the 'spark' extra: "
                  "pip install 'dprect[spark]'")
@@ -72,7 +72,7 @@ def test_extras_and_the_runtime_table_agree():
     optional = PYPROJECT["project"]["optional-dependencies"]
     assert set(optional) == {"spark", "connect", "delta", "plot", "jobs", "audit", "sklearn",
                              "all", "dev"}
-    assert _own("spark")[0] == {"pyspark", "pandas", "numba"}
+    assert _own("spark")[0] == {"pyspark", "pandas", "numba", "isal"}
     assert "delta-spark" not in {d for name in optional for d in _own(name)[0]}  # never imported
     assert _own("jobs") == ({"pyyaml"}, {"spark", "delta", "plot"})
     assert _own("connect")[1] == {"spark"}

@@ -23,7 +23,7 @@ from dprect.core.errors import DprectError
 #: extra → (the top-level modules it installs, what needs it). Kept in step with
 #: ``[project.optional-dependencies]`` (tests/test_packaging.py checks).
 EXTRAS: dict[str, tuple[tuple[str, ...], str]] = {
-    "spark": (("pyspark", "pandas", "numba"), "the Spark engine"),
+    "spark": (("pyspark", "pandas", "numba", "isal"), "the Spark engine"),
     "connect": (("grpc", "grpc_status", "google.rpc", "zstandard"),
                 "a Spark Connect session"),
     "delta": (("deltalake",), "Delta tables (the budget ledger, the results table, Delta input)"),
