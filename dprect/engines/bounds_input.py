@@ -46,7 +46,7 @@ def resolve_groups(groups: Sequence[str], kind: str, column: str, *, integral: b
     schema and the list only."""
     if kind == "null":
         return None
-    fast = _distinct_values(groups, kind)
+    fast = _distinct_values(groups, kind, integral)
     if fast is not None:
         return fast
     out: list[bool | float | str] = []
@@ -84,10 +84,12 @@ def resolve_groups(groups: Sequence[str], kind: str, column: str, *, integral: b
     return out
 
 
-def _distinct_values(groups: Sequence[str], kind: str) -> list[bool | float | str] | None:
+def _distinct_values(groups: Sequence[str], kind: str, integral: bool
+                     ) -> list[bool | float | str] | None:
     """:func:`resolve_groups` of a string or numeric column's list in C's loops (the same
     values: each text itself, or ``float`` of it plus 0.0) when every value is accepted
-    and they all differ; else None, and the list is walked item by item for its refusal.
+    (for an ``integral`` column, every number whole) and they all differ; else None, and
+    the list is walked item by item for its refusal.
     10^6 listed groups (a run resolves them twice: the route and the pass) in ~0.1 s
     against ~0.35 s (issue #42)."""
     values: list[Any]
@@ -98,7 +100,7 @@ def _distinct_values(groups: Sequence[str], kind: str) -> list[bool | float | st
             floats = np.fromiter(map(float, groups), np.float64, len(groups))
         except (ValueError, TypeError):
             return None
-        if not np.isfinite(floats).all():
+        if not np.isfinite(floats).all() or (integral and (floats % 1 != 0).any()):
             return None
         values = (floats + 0.0).tolist()  # -0.0 is 0.0
     else:
