@@ -25,31 +25,37 @@ LISTS = [
 ]
 
 
-def _walked(groups: list[str], kind: str, monkeypatch: pytest.MonkeyPatch) -> Any:
+def _walked(groups: list[str], kind: str, monkeypatch: pytest.MonkeyPatch,
+            integral: bool = False) -> Any:
     """The item-by-item walk's answer: its values, or its refusal's message."""
     with monkeypatch.context() as m:
         m.setattr(bounds_input, "_distinct_values", lambda *a: None)
-        return _answer(groups, kind)
+        return _answer(groups, kind, integral)
 
 
-def _answer(groups: list[str], kind: str) -> Any:
+def _answer(groups: list[str], kind: str, integral: bool = False) -> Any:
     try:
-        return bounds_input.resolve_groups(groups, kind, "g")
+        return bounds_input.resolve_groups(groups, kind, "g", integral=integral)
     except ParameterError as exc:
         return str(exc)
 
 
+@pytest.mark.parametrize("integral", [False, True])
 @pytest.mark.parametrize("kind", ["numeric", "string", "boolean", "null"])
-def test_the_fast_lists_are_the_walks_values(kind: str,
+def test_the_fast_lists_are_the_walks_values(kind: str, integral: bool,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same values or the same refusal either way — for a column of an integer type
+    (``integral``) too, where a number with a fraction is refused."""
     for groups in LISTS:
-        fast, walked = _answer(groups, kind), _walked(groups, kind, monkeypatch)
+        fast = _answer(groups, kind, integral)
+        walked = _walked(groups, kind, monkeypatch, integral)
         assert fast == walked, (kind, groups)
         if isinstance(fast, list):  # the same values, type and sign included
             assert [(type(v), math.copysign(1, v) if isinstance(v, float) else v)
                     for v in fast] == [(type(v), math.copysign(1, v)
                                         if isinstance(v, float) else v) for v in walked]
     assert _answer(["-0"], "numeric") == [0.0]
+    assert "holds integers" in _answer(["1", "2.5"], "numeric", integral=True)
     assert math.copysign(1, _answer(["-0"], "numeric")[0]) == 1.0
 
 
