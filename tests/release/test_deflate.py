@@ -14,8 +14,8 @@ from types import ModuleType
 import numpy as np
 import pytest
 
+import dprect.release.ledger.stored as stored_module
 from dprect.release import deflate as deflate_module
-from dprect.release.ledger import stored as stored_module
 from dprect.release.row_spool import deflate_piece
 
 
