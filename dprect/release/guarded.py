@@ -99,19 +99,20 @@ def released_result(settings: LedgerSettings | None, guarantee: Guarantee | None
     plan time, before any read or reservation: one whose relation the cap cannot charge
     (:meth:`Ledger.check_relation`) and, for a new charge (not the retry of a run id
     reserved before, which is charged already), one the caps cannot take
-    (:meth:`Ledger.check_charge`)."""
+    (:meth:`Ledger.check_charge`, which makes the relation's check too: one read of the
+    ledger for both)."""
     if settings is None:
         return None
     ledger = Ledger(settings.path)
     record = ledger.run(settings.dataset, settings.run_id)
     if record is not None and record.status == "released":
         return record.result
-    if guarantee is not None:
+    if guarantee is not None and (record is None or record.status == "cancelled"):
+        ledger.check_charge(settings.dataset, epsilon=guarantee.epsilon,
+                            delta=guarantee.delta, neighbouring=guarantee.neighbouring,
+                            cap=settings.cap)  # the relation's refusal included
+    elif guarantee is not None:
         ledger.check_relation(settings.dataset, guarantee.neighbouring, settings.cap)
-        if record is None or record.status == "cancelled":
-            ledger.check_charge(settings.dataset, epsilon=guarantee.epsilon,
-                                delta=guarantee.delta, neighbouring=guarantee.neighbouring,
-                                cap=settings.cap)
     return None
 
 

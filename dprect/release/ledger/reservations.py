@@ -114,13 +114,16 @@ class Ledger(LedgerCompaction):
     def check_charge(self, dataset: str, *, epsilon: float, delta: float,
                      neighbouring: str, cap: Budget | None = None) -> None:
         """Refuse a new charge of (ε, δ), stated in ``neighbouring``, that the dataset's
-        cap or ``cap`` cannot take on the ledger as it stands — the check :meth:`reserve`
-        makes (:class:`BudgetExceededError`; a relation a cap cannot charge:
-        :class:`ParameterError`), made at plan time so that a run refused for its budget
-        reads no input. Ledger state and parameters only; :meth:`reserve` checks again at
-        the version it commits."""
+        cap or ``cap`` cannot take on the ledger as it stands — :meth:`check_relation`'s
+        refusal first (:class:`ParameterError`), then the check :meth:`reserve` makes
+        (:class:`BudgetExceededError`), both on one read of the ledger — made at plan time
+        so that a run refused for its budget reads no input. Ledger state and parameters
+        only; :meth:`reserve` checks again at the version it commits."""
         neighbouring = check_neighbouring(neighbouring)
         ds = self._load().state.of(check_name(dataset, "dataset"))
+        for c in (self._cap_of(ds), as_cap(cap)):  # as check_relation, on this one read
+            if c is not None:
+                self._refuse_relation(dataset, neighbouring, c)
         self._check_caps(dataset, ds, cap, epsilon, delta, neighbouring)
 
     def _check_caps(self, dataset: str, ds: DatasetState, cap: Budget | None,
