@@ -382,7 +382,6 @@ def utc_timestamp(timestamp: str | dt.datetime | dt.date) -> dt.datetime:
     return value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
 
 
-
 def check_snapshot(version: object, timestamp: str | dt.datetime | dt.date | None
                    ) -> dt.datetime | None:
     """A Delta snapshot's settings checked: a version (an integer >= 0) or a timestamp
@@ -530,5 +529,4 @@ __all__ = ["COVERAGE_DENOMINATOR", "Accounting", "BoundsRequest", "BudgetOptions
            "DescribeRequest",
            "FitOptions", "FitRequest", "InvalidRows", "MarginLawName", "Method",
            "Neighbouring", "OptionSpec", "PlanRequest", "Shape", "Source", "check_snapshot",
-           "coverage_alpha",
-           "make_request", "option_specs", "request_from", "utc_timestamp"]
+           "coverage_alpha", "make_request", "option_specs", "request_from", "utc_timestamp"]
