@@ -947,7 +947,9 @@ def jvm_blobs(batches: Iterator[Any], spec: StatisticsSpec, layout: Sequence[tup
     family_of = {layout[f.first][0]: i for i, f in enumerate(families)}
     family = np.array([family_of[j] for j in counted], dtype=np.int64)
     start = np.array([families[family_of[j]].start for j in counted], dtype=np.int64)
-    size = np.int64(spec.columns[0].grid.size) if spec.columns else np.int64(0)
+    # each counted column's own grid size (key_bases' size_j), not an assumed first column's
+    size = np.array([int(spec.columns[families[family_of[j]].first].grid.size)
+                     for j in counted], dtype=np.int64)
     width = 1 + stride
     for batch in batches:
         if batch.num_rows == 0:
@@ -962,7 +964,7 @@ def jvm_blobs(batches: Iterator[Any], spec: StatisticsSpec, layout: Sequence[tup
                              offset=int(ends[0])).reshape(-1, width)
         per = np.diff(ends) // (8 * width)
         col = np.repeat(c, per)
-        keys = start[col] + np.repeat(g, per) * size + rows[:, 0]
+        keys = start[col] + np.repeat(g, per) * size[col] + rows[:, 0]
         order = np.argsort(keys, kind="stable")  # families' keys lie in increasing ranges
         keys, rows = keys[order], rows[order]
         cuts = np.searchsorted(family[col][order], np.arange(len(families) + 1)).tolist()
