@@ -139,11 +139,11 @@ def centre_value(index: int) -> float:
 def draw_centre_from_counts(keys: np.ndarray, counts: np.ndarray, rate: Fraction,
                             rng: RandomSource) -> float:
     """The private centre — a bin drawn ∝ exp(rate·depth) (rate = ε_c/2, exact) — from the
-    centre grid's histogram (sorted keys, counts). The
-    histogram is checked — keys strictly increasing inside the grid, counts ≥ 1 — which
-    makes the pieces valid by construction (they tile the grid; the depth
-    min(#{≤ bin}, #{≥ bin}) rises then falls), so the sampler skips its own checks of
-    them (one draw per (group, column) on a describe run's driver)."""
+    centre grid's histogram (sorted keys, counts). The histogram is checked — keys
+    strictly increasing inside the grid, counts ≥ 1 — which makes the pieces valid by
+    construction (they tile the grid; the depth min(#{≤ bin}, #{≥ bin}) rises then
+    falls), so the sampler skips its own checks of them (one draw per (group, column) on a
+    describe run's driver)."""
     k = np.asarray(keys, dtype=np.int64)
     n = np.asarray(counts, dtype=np.int64)
     if len(k) != len(n) or (len(k) and (k[0] < 0 or k[-1] >= _CENTRE_GRID.size
