@@ -128,3 +128,47 @@ def test_the_describe_grids_in_privacy_md_are_the_codes() -> None:
     assert f"U_k = the largest float of the `FloatBins({SEARCH_BITS})` bin" in PRIVACY
     assert f"`FloatBins({SEARCH_BITS})` bin, the search grid" in PRIVACY
     assert SEARCH_BITS == CENTRE_BITS  # "the search grid is the centre grid"
+
+
+OPERATIONS = (ROOT / "docs" / "operations.md").read_text(encoding="utf-8")
+
+
+def test_the_heartbeats_period_as_the_docs_and_the_help_state() -> None:
+    """The heartbeat's period and promise (dprect/app/heartbeat.py) as README.md,
+    operations.md and ``--quiet``'s help state them: a change of either constant fails here
+    until the docs are updated (the help is built from them)."""
+    from dprect.app.heartbeat import EVERY, PROMISE
+    from dprect.app.options import ENGINE_OPTIONS
+
+    assert f"A run longer than {EVERY:g} s prints a line on stderr every {EVERY:g} s (at " \
+           f"least every {PROMISE:g} s" in _flat(README)
+    assert f"A run that takes longer than {EVERY:g} s writes, every {EVERY:g} s, one line " \
+           f"naming its stage — at least every {PROMISE:g} s" in _flat(OPERATIONS)
+    quiet = next(o for o in ENGINE_OPTIONS if o.name == "quiet")
+    assert f"longer than {EVERY:g} s names its current stage every {EVERY:g} s (at least " \
+           f"every {PROMISE:g} s" in quiet.help
+
+
+def test_the_plan_printout_and_the_ns_in_the_readme(capsys: pytest.CaptureFixture[str]) -> None:
+    """README.md's "How many positives do I need?": the table ``dprect plan --dims 7
+    --positives 200`` prints, the N of composition on the 1024-bin grid at d = 7 and 3, and
+    the chosen method's share at N = 200 as the prose rounds it."""
+    from tests.cli_run import run
+
+    code, out, _ = run(["plan", "--epsilon", "1", "--delta", "1e-6", "--dims", "7",
+                        "--positives", "200"], capsys)
+    assert code == 0
+    lines = out.splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("method         outside"))
+    table = lines[start:start + 5]
+    assert "\n".join(table) in README
+    share = dprect.plan(epsilon=1.0, delta=1e-6, dims=7, positives=200).to_json()[
+        "expectation"]["methods"]["quantiles"]["share"]
+    assert table[-1].startswith("*quantiles")
+    assert f"leave about {share:.1%} of them outside" in _flat(README)
+    for d, phrase in ((7, "instead of the float order: {} for composition"),
+                      (3, "(3 instead of 7 on that grid: {})")):
+        n = dprect.plan(epsilon=1.0, delta=1e-6, dims=d, grid=dprect.Grid(0, 100, 1024),
+                        positives=200).to_json()["expectation"]["methods"]["composition"][
+            "positives_needed"]
+        assert phrase.format(f"{n:,}") in _flat(README)
