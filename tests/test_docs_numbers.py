@@ -172,3 +172,25 @@ def test_the_plan_printout_and_the_ns_in_the_readme(capsys: pytest.CaptureFixtur
                         positives=200).to_json()["expectation"]["methods"]["composition"][
             "positives_needed"]
         assert phrase.format(f"{n:,}") in _flat(README)
+
+
+def test_describes_split_and_row_needs_as_the_readme_states() -> None:
+    """README.md's describe section: the per-column split (centre, sides, query and the
+    query's sum/count), the rows the centre's 5% needs and ``rows_needed`` at ε = 1 for one
+    column, and the runaway bound 79 steps past the data (dprect/core/aggregates.py)."""
+    from dprect.core import aggregates
+    from dprect.core.aggregates import plan_describe
+
+    text = _flat(README)
+    c, s, q = aggregates.CENTRE_SHARE, aggregates.SIDES_SHARE, 1 - aggregates.CENTRE_SHARE \
+        - aggregates.SIDES_SHARE
+    assert f"Per column ε/d is split: {c:.0%} the centre, {s:.0%} the two sides" in text
+    assert f"{q:.0%} the query ({aggregates.SUM_SHARE:.0%} of it the clamped sum, " \
+           f"{1 - aggregates.SUM_SHARE:.0%} the count;" in text
+    p = plan_describe(1.0, 1)
+    assert f"a group below what the centre's {c:.0%} needs ({p.centre_rows:,} rows at ε = 1, " \
+           f"one column)" in text
+    assert f"in the plan's JSON and printout: {p.rows_needed} at ε = 1, one column" in text
+    steps = aggregates.RUNAWAY_STEPS[1]
+    assert f"a bound {steps} steps" in text and p.runaway(steps) < 2e-17
+    assert "probability below 2·10⁻¹⁷" in text
