@@ -194,3 +194,32 @@ def test_describes_split_and_row_needs_as_the_readme_states() -> None:
     steps = aggregates.RUNAWAY_STEPS[1]
     assert f"a bound {steps} steps" in text and p.runaway(steps) < 2e-17
     assert "probability below 2·10⁻¹⁷" in text
+
+
+def test_the_fits_plan_and_empty_lines_in_operations_md(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """operations.md's "How many positives a run needs": the line a fit prints before it
+    reads (the section's command with ``--positives 50000``) and an empty rectangle's
+    explanation, as the command prints them (20 positives: composition's rectangle is
+    empty whatever the draws)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from tests.cli_run import run
+
+    rows = np.random.default_rng(0)
+    path = tmp_path / "few.parquet"
+    pq.write_table(pa.table({"age": rows.integers(18, 90, 1000).astype(float),
+                             "income": rows.lognormal(10, 1, 1000),
+                             "churned": (np.arange(1000) < 20).astype(int)}), path)
+    code, out, _ = run(["fit", "--input", str(path), "--features", "age,income", "--label",
+                        "churned", "--epsilon", "1", "--delta", "1e-6", "--grid",
+                        "age=0:120:1024,income=0:1e6:1048576", "--positives", "50000",
+                        "--method", "composition", "--seed", "1",
+                        "--output", str(tmp_path / "r.json")], capsys)
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] in OPERATIONS and "50,000" in lines[0]
+    empty = [ln for ln in lines if ln.startswith(("the rectangle is empty", "to need fewer"))]
+    assert len(empty) == 2 and all(ln in OPERATIONS for ln in empty)
