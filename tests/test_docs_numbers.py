@@ -223,3 +223,30 @@ def test_the_fits_plan_and_empty_lines_in_operations_md(
     assert lines[0] in OPERATIONS and "50,000" in lines[0]
     empty = [ln for ln in lines if ln.startswith(("the rectangle is empty", "to need fewer"))]
     assert len(empty) == 2 and all(ln in OPERATIONS for ln in empty)
+
+
+def test_the_quantiles_and_autos_count_shares_as_privacy_md_states() -> None:
+    """privacy.md §11a (the quantiles' count and small-split centre shares, their ε_each,
+    the default grid and its size) and §13 (auto's count shares and the scale's grid), and
+    the README's grid of 5-significant-digit decimals, as the code has them."""
+    from dprect.core import auto_count, planner, quantiles
+    from dprect.core.decimal_grid import DecimalGrid
+
+    text = _flat(PRIVACY)
+    count, centre = quantiles.COUNT_SHARE, quantiles.SMALL_CENTRE_SHARE
+    assert f"ε_n = `COUNT_SHARE` ({count:.0%}) of the column's ε" in text
+    assert f"ε_each = {1 - count:.2f}·ε_col/m; below it the centre takes " \
+           f"`SMALL_CENTRE_SHARE` ({centre:.0%}) and the quantiles ε_each = " \
+           f"{1 - count - centre:.2f}·ε_col/m" in text
+    digits = quantiles.QUANTILE_DIGITS
+    assert quantiles.QUANTILE_GRID == "decimal"
+    assert f"The default grid is `DecimalGrid({digits})`" in text
+    assert f"with at most {digits} significant digits" in text
+    assert f"M = {DecimalGrid(digits).size:,}" in text
+    assert f"a grid of every {digits}-significant-digit decimal" in _flat(README)
+    share, boxed = auto_count.AUTO_COUNT_SHARE, planner.QUANTILES_COUNT_SHARE
+    assert share.numerator == boxed.numerator == 1
+    assert f"with ε_c = ε_ar/{share.denominator}" in text
+    assert f"or ε_c = ε_ar/{boxed.denominator} when composition is the N = ∞ choice" in text
+    assert f"ε/{share.denominator} when RandMargins would be chosen at N = ∞, else " \
+           f"ε/{boxed.denominator}" in _flat(README)
