@@ -135,7 +135,7 @@ OPERATIONS = (ROOT / "docs" / "operations.md").read_text(encoding="utf-8")
 
 def test_the_heartbeats_period_as_the_docs_and_the_help_state() -> None:
     """The heartbeat's period and promise (dprect/app/heartbeat.py) as README.md,
-    operations.md and ``--quiet``'s help state them: a change of either constant fails here
+    operations.md, architecture.md and ``--quiet``'s help state them: a change of either constant fails here
     until the docs are updated (the help is built from them)."""
     from dprect.app.heartbeat import EVERY, PROMISE
     from dprect.app.options import ENGINE_OPTIONS
@@ -144,6 +144,9 @@ def test_the_heartbeats_period_as_the_docs_and_the_help_state() -> None:
            f"least every {PROMISE:g} s" in _flat(README)
     assert f"A run that takes longer than {EVERY:g} s writes, every {EVERY:g} s, one line " \
            f"naming its stage — at least every {PROMISE:g} s" in _flat(OPERATIONS)
+    architecture = _flat((ROOT / "docs" / "architecture.md").read_text(encoding="utf-8"))
+    assert f"a line every {EVERY:g} s (`EVERY`, under the {PROMISE:g} s `PROMISE`)" \
+        in architecture
     quiet = next(o for o in ENGINE_OPTIONS if o.name == "quiet")
     assert f"longer than {EVERY:g} s names its current stage every {EVERY:g} s (at least " \
            f"every {PROMISE:g} s" in quiet.help
