@@ -135,8 +135,8 @@ OPERATIONS = (ROOT / "docs" / "operations.md").read_text(encoding="utf-8")
 
 def test_the_heartbeats_period_as_the_docs_and_the_help_state() -> None:
     """The heartbeat's period and promise (dprect/app/heartbeat.py) as README.md,
-    operations.md, architecture.md and ``--quiet``'s help state them: a change of either constant fails here
-    until the docs are updated (the help is built from them)."""
+    operations.md, architecture.md and ``--quiet``'s help state them: a change of either
+    constant fails here until the docs are updated (the help is built from them)."""
     from dprect.app.heartbeat import EVERY, PROMISE
     from dprect.app.options import ENGINE_OPTIONS
 
