@@ -253,3 +253,21 @@ def test_the_quantiles_and_autos_count_shares_as_privacy_md_states() -> None:
     assert f"or ε_c = ε_ar/{boxed.denominator} when composition is the N = ∞ choice" in text
     assert f"ε/{share.denominator} when RandMargins would be chosen at N = ∞, else " \
            f"ε/{boxed.denominator}" in _flat(README)
+
+
+def test_the_selections_constants_as_privacy_md_and_the_readme_state() -> None:
+    """privacy.md §18 (the selection's bits, the exp margin, the longest table) and the
+    class cap README.md and operations.md quote, as the code has them."""
+    from fractions import Fraction
+
+    from dprect.core import group_selection
+    from dprect.core.labels import MAX_CLASSES
+
+    text = _flat(PRIVACY)
+    bits = group_selection.SELECTION_BITS
+    assert f"`randbits({bits}) < P_k`: probability P_k/2^{bits} exactly" in text
+    assert group_selection.EXP_MARGIN == Fraction(1, 10**30)
+    assert "pushed out by a relative 10^−30: `EXP_MARGIN`" in text
+    assert f"`MAX_ALWAYS` = {group_selection.MAX_ALWAYS:,}" in text
+    assert f"At most {MAX_CLASSES} classes a run (`MAX_CLASSES`)" in _flat(README)
+    assert f"at most `MAX_CLASSES` = {MAX_CLASSES} classes" in _flat(OPERATIONS)
