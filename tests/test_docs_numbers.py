@@ -271,3 +271,17 @@ def test_the_selections_constants_as_privacy_md_and_the_readme_state() -> None:
     assert f"`MAX_ALWAYS` = {group_selection.MAX_ALWAYS:,}" in text
     assert f"At most {MAX_CLASSES} classes a run (`MAX_CLASSES`)" in _flat(README)
     assert f"at most `MAX_CLASSES` = {MAX_CLASSES} classes" in _flat(OPERATIONS)
+
+
+def test_the_variances_constants_as_privacy_md_states() -> None:
+    """privacy.md §17: the squares' share of the query, the sum's share of the rest, the
+    squares' fixed-point bits and the interval's number of events."""
+    from dprect.core import aggregates, describe_stats, variance
+
+    text = _flat(PRIVACY)
+    assert f"ε_Q = `SQUARES_SHARE`·ε_q ({aggregates.SQUARES_SHARE:g} of the query's share)" \
+        in text
+    assert f"(ε_S = {aggregates.SUM_SHARE:g} of it)" in text
+    assert f"k = 2^{variance.SQUARE_FRACTION_BITS} (`SQUARE_FRACTION_BITS`" in text
+    assert f"cut into two words of {describe_stats.SQUARE_WORD} bits" in text
+    assert f"`SPREAD_PARTS` = {variance.SPREAD_PARTS} is the number of events" in text
