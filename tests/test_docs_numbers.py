@@ -285,3 +285,22 @@ def test_the_variances_constants_as_privacy_md_states() -> None:
     assert f"k = 2^{variance.SQUARE_FRACTION_BITS} (`SQUARE_FRACTION_BITS`" in text
     assert f"cut into two words of {describe_stats.SQUARE_WORD} bits" in text
     assert f"`SPREAD_PARTS` = {variance.SPREAD_PARTS} is the number of events" in text
+
+
+def test_the_statistics_the_docs_list_are_the_registrys() -> None:
+    """README.md's "Any statistics, one charge" names every statistic of the registry
+    (dprect/core/statistic.py), and operations.md's aggregate section every one that is
+    not a quantile: the lists are hand-kept, so a statistic added to the registry fails
+    here until they name it."""
+    from dprect.core.statistic import STATISTICS
+
+    readme = README.split("**Any statistics, one charge: `dprect aggregate`.**", 1)[1]
+    readme = readme.split("```", 1)[0]
+    missing = [name for name in STATISTICS if f"`{name}`" not in readme]
+    assert not missing, f"README.md's aggregate paragraph does not name {missing}"
+    section = OPERATIONS.split("### Any statistics per group: the aggregate", 1)[1]
+    section = section.split("```", 1)[0]
+    quantiles = {name for name in STATISTICS if name == "median" or name[1:].isdigit()}
+    missing = [name for name in STATISTICS if name not in quantiles
+               and f"`{name}`" not in section]
+    assert not missing, f"operations.md's aggregate section does not name {missing}"
