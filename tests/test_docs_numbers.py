@@ -304,3 +304,17 @@ def test_the_statistics_the_docs_list_are_the_registrys() -> None:
     missing = [name for name in STATISTICS if name not in quantiles
                and f"`{name}`" not in section]
     assert not missing, f"operations.md's aggregate section does not name {missing}"
+
+
+def test_autos_box_rule_as_the_readme_states() -> None:
+    """README.md's `method` entry: the aimed box's default aim a side and the dimensions it
+    holds for (min(AIM_SIDE_SHARE, AIM_TOTAL_SHARE/(2d)) of N), and auto's allowance for
+    the box's extra miss (AUTO_BOX_RELATIVE × the other choice's, AUTO_BOX_EXCESS × N)."""
+    from dprect.core.planner import AUTO_BOX_EXCESS, AUTO_BOX_RELATIVE
+    from dprect.core.quantile_box import AIM_SIDE_SHARE, AIM_TOTAL_SHARE
+
+    d = max(d for d in range(1, 64) if AIM_TOTAL_SHARE / (2 * d) >= AIM_SIDE_SHARE)
+    assert f"the aimed box ({float(AIM_SIDE_SHARE):.0%} of N a side at d ≤ {d})" \
+        in _flat(README)
+    assert AUTO_BOX_RELATIVE == 1.0
+    assert f"by at most min(that choice's miss, {AUTO_BOX_EXCESS:.0%} of N)" in _flat(README)
