@@ -318,3 +318,25 @@ def test_autos_box_rule_as_the_readme_states() -> None:
         in _flat(README)
     assert AUTO_BOX_RELATIVE == 1.0
     assert f"by at most min(that choice's miss, {AUTO_BOX_EXCESS:.0%} of N)" in _flat(README)
+
+
+def test_the_contests_and_the_boxs_constants_as_privacy_md_states() -> None:
+    """privacy.md §19's gate and shares (CONTEST_RATIO, CONTEST_PRICE, the negatives' and
+    the selection's 1/100) and §16's default aim (AIM_SIDE_SHARE, AIM_TOTAL_SHARE) and
+    centre bins (quantile_box.CENTRE_BITS), as the code has them."""
+    from fractions import Fraction
+
+    from dprect.core import contest, quantile_box
+
+    text = _flat(PRIVACY)
+    assert f"the box predicted to miss at most {contest.CONTEST_RATIO:g} times " \
+           f"composition's positives, and the split costing each candidate at most " \
+           f"{contest.CONTEST_PRICE:.0%} of N" in text
+    negatives, select = contest.CONTEST_NEGATIVES_SHARE, contest.CONTEST_SELECT_SHARE
+    assert negatives.numerator == select.numerator == 1
+    assert f"1/b⁻ ≤ ε_ar/{negatives.denominator}, ε_s ≤ ε_ar/{select.denominator}" in text
+    side, total = quantile_box.AIM_SIDE_SHARE, quantile_box.AIM_TOTAL_SHARE
+    assert side == Fraction(1, 50) and total == Fraction(1, 4)
+    assert "α = min(1/50, (1/4)/R)" in text
+    bins = 1 << quantile_box.CENTRE_BITS
+    assert f"bitlen(m − 1) − {quantile_box.CENTRE_BITS}) (at most {bins:,} bins" in text
