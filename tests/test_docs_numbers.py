@@ -7,6 +7,8 @@ this test fail until the docs are updated.
 
 from __future__ import annotations
 
+import re
+from fractions import Fraction
 from functools import cache
 from pathlib import Path
 
@@ -340,3 +342,59 @@ def test_the_contests_and_the_boxs_constants_as_privacy_md_states() -> None:
     assert "α = min(1/50, (1/4)/R)" in text
     bins = 1 << quantile_box.CENTRE_BITS
     assert f"bitlen(m − 1) − {quantile_box.CENTRE_BITS}) (at most {bins:,} bins" in text
+
+
+#: "`NAME` = VALUE" in a doc: a constant quoted with its value (1 − `NAME` = V: its
+#: complement); VALUE a whole number (commas allowed), a decimal, a/b, 2^k, 10^k or N%
+QUOTED = re.compile(r"(1 − )?`([A-Z][A-Z0-9_]{3,})` = ((?:2|10)\^-?\d+|"
+                    r"\d[\d,]*(?:\.\d+)?(?:/\d+)?%?)")
+
+
+def _quoted_value(text: str) -> Fraction:
+    if "^" in text:
+        base, power = text.split("^")
+        return Fraction(int(base)) ** int(power)
+    if text.endswith("%"):
+        return Fraction(text[:-1].replace(",", "")) / 100
+    return Fraction(text.replace(",", ""))
+
+
+def _module_constants(names: set[str]) -> dict[str, list[object]]:
+    """The values of ``names`` in every module of dprect/ that assigns them at its top
+    level (a name defined in several modules has several values), read from the module."""
+    import ast
+    import importlib
+
+    out: dict[str, list[object]] = {}
+    for path in sorted((ROOT / "dprect").rglob("*.py")):
+        assigned = set()
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            targets = node.targets if isinstance(node, ast.Assign) else (
+                [node.target] if isinstance(node, ast.AnnAssign) else [])
+            assigned.update(t.id for t in targets if isinstance(t, ast.Name))
+        wanted = assigned & names
+        if wanted:
+            module = importlib.import_module(".".join(
+                path.relative_to(ROOT).with_suffix("").parts))
+            for name in wanted:
+                out.setdefault(name, []).append(getattr(module, name))
+    return out
+
+
+def test_every_constant_quoted_with_its_value_is_the_codes() -> None:
+    """Each "`NAME` = VALUE" in README.md and docs/ (but results.md, a record of past
+    runs) names a module constant of dprect/ that has that value: a changed constant, or
+    a renamed one, fails here until the docs follow."""
+    quotes = [(path.name, m) for path in [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]
+              if path.name != "results.md"
+              for m in QUOTED.finditer(_flat(path.read_text(encoding="utf-8")))]
+    assert len(quotes) >= 15, "the pattern is out of date"
+    constants = _module_constants({m.group(2) for _, m in quotes})
+    for doc, m in quotes:
+        name, want = m.group(2), _quoted_value(m.group(3))
+        assert name in constants, f"{doc} quotes {name}, which no module defines"
+        values = [Fraction(v) for v in constants[name] if isinstance(v, (int, float, Fraction))]
+        if m.group(1):
+            values = [1 - v for v in values]
+        assert any(abs(float(v - want)) <= 1e-12 * max(1.0, abs(float(want))) for v in values), \
+            f"{doc}: `{name}` = {m.group(3)}, the code: {constants[name]}"
