@@ -398,3 +398,13 @@ def test_every_constant_quoted_with_its_value_is_the_codes() -> None:
             values = [1 - v for v in values]
         assert any(abs(float(v - want)) <= 1e-12 * max(1.0, abs(float(want))) for v in values), \
             f"{doc}: `{name}` = {m.group(3)}, the code: {constants[name]}"
+
+
+def test_the_bounds_rows_in_the_readme_are_the_plans() -> None:
+    """README.md's "How many rows" for private bounds: T, the floor k and the rows from
+    which the coverage share binds at ε = 1, coverage 0.999, two FloatBins(12) columns."""
+    p = plan_bounds(BoundsRequest(1.0), [dprect.FloatBins(12)] * 2)
+    t, k = p.rank_error[0], p.floor_rows[0]
+    rows = int(k / p.alpha)
+    assert f"two columns: T ≈ {round(t)}, k = {k}, and the coverage share α·n takes over " \
+           f"from about {rows:,} rows (k/α)" in _flat(README)
