@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from dprect.app.heartbeat import EVERY, PROMISE
 from dprect.core.expectation import DEFAULT_TARGET_SHARE
 from dprect.core.statistic import STATISTICS
 
@@ -88,8 +89,8 @@ ENGINE_OPTIONS = (
     RunOption("engine", "choice", "execution engine: numpy (in memory) or spark",
               default="numpy", choices=("numpy", "spark"), cli_only=True),
     RunOption("quiet", "flag", "no progress lines: without it a run that takes longer "
-              "than 10 s names its current stage every 10 s (never a value from the "
-              "data)"),
+              f"than {EVERY:g} s names its current stage every {EVERY:g} s (at least every "
+              f"{PROMISE:g} s under load; never a value from the data)"),
 )
 
 #: the privacy budget ledger
