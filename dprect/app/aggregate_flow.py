@@ -67,7 +67,7 @@ from dprect.core.mixed import MixedPlan, mixed_spec, plan_mixed
 from dprect.core.quantile_release import statistic_names
 from dprect.core.quantiles import QuantilePlan
 from dprect.core.randomness import RandomSource
-from dprect.core.request import Source, request_from
+from dprect.core.request import Source, check_pure, request_from
 from dprect.core.statistic import (
     COVERAGE,
     QUANTILES,
@@ -191,6 +191,7 @@ def _query_plan(values: Mapping[str, Any], statistics: Sequence[str],
     if values.get("epsilon") is None:
         raise ParameterError(f"{name('epsilon')} is required")
     columns = _columns(values, name)
+    check_pure(values.get("delta"), name("delta"), "the count, sum, mean and their bounds")
     return QUERY.plan(values["epsilon"], len(columns), delta=values.get("delta"),
                       neighbouring=values.get("neighbouring"), beta=values.get("beta"),
                       statistics=tuple(s for s in statistics if s != "bounds"),
@@ -246,9 +247,8 @@ def mixed_plan_of(mechanisms: Sequence[Mechanism], values: Mapping[str, Any],
         seen |= set(outputs(mechanism))
     if values.get("epsilon") is None:
         raise ParameterError(f"{name('epsilon')} is required")
-    if values.get("delta") not in (None, 0, 0.0):
-        raise ParameterError(f"{name('delta')}: a run of several mechanisms is pure "
-                             "(epsilon, 0)-DP (basic composition): leave it unset")
+    check_pure(values.get("delta"), name("delta"), "the statistics of several mechanisms "
+               "(basic composition)")
     epsilon = values["epsilon"]
     if isinstance(epsilon, bool) or not isinstance(epsilon, float | int) \
             or not math.isfinite(epsilon) or epsilon <= 0:
@@ -337,8 +337,7 @@ def _quantiles_plan(values: Mapping[str, Any], statistics: Sequence[str],
                     name: Callable[[str], str]) -> QuantilePlan:
     if values.get("epsilon") is None:
         raise ParameterError(f"{name('epsilon')} is required")
-    if values.get("delta") not in (None, 0, 0.0):
-        raise ParameterError(f"{name('delta')}: the quantiles are pure (epsilon, 0)-DP")
+    check_pure(values.get("delta"), name("delta"), "the quantiles")
     plan: QuantilePlan = QUANTILES.plan(statistics, values["epsilon"],
                                         len(_columns(values, name)),
                                         neighbouring=values.get("neighbouring"),

@@ -214,6 +214,9 @@ BAD = [
     (["--statistics", "none"], "t.parquet", "query_epsilon"),
     (["--statistics", "sum", "--plot", "p.png"], "t.parquet", "must include count and mean"),
     (["--epsilon", "0"], "t.parquet", "epsilon"),
+    # every mechanism is pure: a delta would be neither used nor charged (s39-edges a)
+    (["--delta", "1e-6"], "t.parquet", "--delta: the count, sum, mean and their bounds are "
+     "pure"),
     (["--format", "delta"], "t.parquet", "needs --engine spark"),
     (["--where", "x > 0"], "t.parquet", "needs --engine spark"),
     (["--columns", "x,g", "--group-by", "g", "--groups", "a"], "t.parquet", "also listed"),
