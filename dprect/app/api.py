@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal, Unpack, overload
 
 import numpy as np
 
+from dprect.app.groups import check_no_empty_group
 from dprect.core.algorithms import run_nonprivate_bounding_box, run_plan
 from dprect.core.contest import Tally
 from dprect.core.domains import Domain, FloatOrder, GridArg, feature_names, resolve_domains
@@ -740,6 +741,7 @@ def grouped_columns(data: object, columns: Sequence[str] | None, group_by: objec
         if not listed:
             raise ParameterError("groups is empty")
         texts = [_group_text(v) for v in listed]
+        check_no_empty_group(texts, "groups")
         if len(set(texts)) != len(texts):
             raise ParameterError("a group value is listed twice")
     if columns is not None and isinstance(columns, str):

@@ -55,6 +55,10 @@ def test_mean_bounds_and_refusals():
         dprect.describe(x, epsilon=0.0)
     with pytest.raises(ParameterError, match="groups"):
         dprect.describe(_frame(), ["x"], group_by="g", epsilon=1.0)
+    for empty in ("", " "):  # as the command line's 'a,,b' (s39-edges b)
+        with pytest.raises(ParameterError, match="empty group value"):
+            dprect.describe(_frame(), ["x"], group_by="g", groups=["east", empty],
+                            epsilon=1.0)
     with pytest.raises(ParameterError, match="statistics"):
         dprect.describe(x, epsilon=1.0, statistics=("max",))
 

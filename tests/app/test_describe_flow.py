@@ -210,6 +210,10 @@ BAD = [
     (["--columns", "x", "--group-by", "k", "--groups", "a,b"], "t.parquet", "not a number"),
     (["--group-by", "g"], "t.parquet", "PUBLIC list"),
     (["--group-by", "g", "--groups", "a,a"], "t.parquet", "listed twice"),
+    # an empty entry was skipped (the API read "" as a value): refused (s39-edges b)
+    (["--group-by", "g", "--groups", "a,,b"], "t.parquet", "--groups holds an empty"),
+    (["--group-by", "g", "--groups", "a,b,"], "t.parquet", "--groups holds an empty"),
+    (["--group-by", "k", "--groups", "1, ,2"], "t.parquet", "--groups holds an empty"),
     (["--statistics", "max"], "t.parquet", "statistics"),
     (["--statistics", "none"], "t.parquet", "query_epsilon"),
     (["--statistics", "sum", "--plot", "p.png"], "t.parquet", "must include count and mean"),
