@@ -170,5 +170,5 @@ def selected_record(record: Mapping[str, Any], statistics: Guarantee,
                  "group_selection": selection_json(selection, kept, listed, past_cap)}
 
 
-__all__ = ["check_no_empty_group", "checked_composition", "group_selection", "public_groups", "read_groups_file",
-           "selected_record", "selection_lines", "split_groups"]
+__all__ = ["check_no_empty_group", "checked_composition", "group_selection", "public_groups",
+           "read_groups_file", "selected_record", "selection_lines", "split_groups"]
