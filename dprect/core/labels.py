@@ -169,6 +169,12 @@ def check_classes(classes: object) -> list[PositiveLabel | LabelText]:
         raise ParameterError(f"at most {MAX_CLASSES} classes in one run")
     values = [check_label_value(v.item() if isinstance(v, np.generic) else v)
               for v in listed]
+    if any(not (v.text if isinstance(v, LabelText) else v).strip() for v in values
+           if isinstance(v, str | LabelText)):
+        # as an empty listed group is (dprect.app.groups.check_no_empty_group): 'a,,b'
+        # was skipped on the command line but read as a class from a list
+        raise ParameterError("the list of classes holds an empty class (e.g. 'a,,b' or a "
+                             "comma at an end): list only non-empty classes")
     keys = [label_key(v) for v in values]
     seen: set[str] = set()
     for k in keys:

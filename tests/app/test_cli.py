@@ -72,6 +72,9 @@ def test_same_seed_same_json_across_formats(table, tmp_path):
     (["--grid", "5:1:10"], "lower must be < upper"),
     (["--features", "a,label"], "also listed as a feature"),
     (["--features", "a,a"], "listed twice"),
+    # s39-edges: an empty class was skipped
+    (["--classes", "0,,1"], "holds an empty class"),
+    (["--classes", "0,1,"], "holds an empty class"),
 ])
 def test_bad_input_exit_2_and_nothing_written(table, tmp_path, args, message, capsys):
     out = tmp_path / "result.json"
