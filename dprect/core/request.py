@@ -345,8 +345,11 @@ class DescribeRequest(AggregateRequest):
 def check_pure(delta: object, name: str, what: str) -> None:
     """Refuse a δ other than None or 0 for a run whose mechanisms are all pure (``what``
     names them): it would be neither used nor charged, so accepting it would let a run
-    appear to spend a δ it does not. Parameters only."""
-    if delta not in (None, 0, 0.0) or isinstance(delta, bool):
+    appear to spend a δ it does not. A δ that is no δ at all (outside [0, 1)) is refused
+    as such first. Parameters only."""
+    if delta is None:
+        return
+    if check_delta(delta, name) != 0:
         raise ParameterError(f"{name}: {what} are pure (epsilon, 0)-DP: delta is not used "
                              "and not charged; leave it unset or 0")
 
