@@ -55,7 +55,7 @@ from dprect.app.products import foreign
 from dprect.app.spine import Reporter, Summary, run_release
 from dprect.app.table_product import GroupedPrepared, GroupedRoute
 from dprect.app.table_run import checked_seed, table_run
-from dprect.core.accounting import Guarantee
+from dprect.core.accounting import Guarantee, unused_delta
 from dprect.core.aggregates import STATISTICS as QUERY_STATISTICS
 from dprect.core.aggregates import DescribePlan
 from dprect.core.bounds import BoundsPlan, BoundsRequest
@@ -295,7 +295,8 @@ def coverage_lines(the_plan: BoundsPlan, columns: Sequence[str], groups: int | N
         f"plan: private bounds for {len(columns)} column(s){where}, "
         f"{the_plan.mechanisms} exponential mechanisms per group (epsilon "
         f"{the_plan.epsilon_each:.4g} each); guarantee ({g.epsilon:.6g}, {g.delta:.3g})-DP, "
-        f"{g.neighbouring}, charged once (groups are disjoint: parallel composition)"]
+        f"{g.neighbouring}, charged once (groups are disjoint: parallel composition)"
+        f"{unused_delta(the_plan.request.delta, g)}"]
     needed = the_plan.rows_needed()
     j = int(np.argmax(needed))
     text = (f"plan: coverage {the_plan.request.coverage:g} (alpha = "
