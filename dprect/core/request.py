@@ -441,6 +441,11 @@ class Source:
         if not names:
             raise ParameterError("give at least one feature column" if fit else
                                  "give at least one column to bound")
+        if any(not n.strip() for n in names) or (fit and not str(self.label).strip()):
+            # a config's [x, ''] (the command line drops empty entries): refused here,
+            # before any engine starts, not by the reader once Spark is up
+            what = "a feature or the label" if fit else "a column"
+            raise ParameterError(f"{what} is named by an empty name")
         if (i := repeat_at(names)) is not None:
             raise ParameterError(f"{'feature' if fit else 'column'} {names[i]!r} is listed "
                                  "twice")
